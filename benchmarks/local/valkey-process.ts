@@ -1,0 +1,231 @@
+/**
+ * Starts and stops real valkey-server processes on this machine, and makes sure none of
+ * them outlives the Node process that started it (normal exit, failure, Ctrl-C, SIGTERM).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { resolveBinaries } from "../binaries.js";
+import { freePort } from "./ports.js";
+import { renderLocalValkeyConf, type LocalServerOptions } from "./valkey-config-file.js";
+
+export type StartOptions = Omit<LocalServerOptions, "port" | "clusterPort" | "dir" | "logfile"> & {
+  /** Fixed port; a free one is chosen when omitted. */
+  port?: number;
+  /** Label used in directory names and error messages. */
+  name?: string;
+};
+
+export interface ValkeyProcess {
+  readonly name: string;
+  readonly host: string;
+  readonly port: number;
+  readonly clusterPort: number | undefined;
+  readonly pid: number;
+  readonly dir: string;
+  readonly logfile: string;
+  /** `host:port`, the key used in zone maps and verifier reports. */
+  readonly address: string;
+  /** True until the process exits. */
+  alive(): boolean;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
+  stop(graceMs?: number): Promise<void>;
+  /** Sends a signal (SIGKILL to crash it, SIGSTOP / SIGCONT to freeze and thaw it). */
+  signal(sig: NodeJS.Signals): void;
+  /** Last lines of the server log, for error messages. */
+  logTail(lines?: number): string;
+}
+
+const live = new Set<ChildProcess>();
+let handlersInstalled = false;
+
+function killAllNow(): void {
+  for (const child of live) {
+    try {
+      if (child.pid !== undefined) process.kill(child.pid, "SIGKILL");
+    } catch {
+      /* already gone */
+    }
+  }
+  live.clear();
+}
+
+/**
+ * Installs exit and signal hooks once, on the first server start (never at import time).
+ * SIGINT / SIGTERM kill every server this process started and exit 130 / 143.
+ */
+function installCleanupHandlers(): void {
+  if (handlersInstalled) return;
+  handlersInstalled = true;
+  process.on("exit", killAllNow);
+  for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]] as const) {
+    process.on(sig, () => {
+      killAllNow();
+      process.exit(code);
+    });
+  }
+}
+
+/** Number of valkey-server processes this Node process has started and not yet reaped. */
+export function liveServerCount(): number {
+  return live.size;
+}
+
+/** Resolves when `host:port` answers a PING (any RESP reply, NOAUTH included). */
+export function waitForPing(host: string, port: number, timeoutMs: number, isDead: () => boolean): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = (): void => {
+      if (isDead()) {
+        reject(new Error(`valkey-server on ${host}:${port} exited during start-up`));
+        return;
+      }
+      if (Date.now() > deadline) {
+        reject(new Error(`valkey-server on ${host}:${port} did not answer PING within ${timeoutMs} ms`));
+        return;
+      }
+      const sock = connect({ host, port });
+      let done = false;
+      const retry = (): void => {
+        if (done) return;
+        done = true;
+        sock.destroy();
+        setTimeout(attempt, 25);
+      };
+      sock.setTimeout(500, retry);
+      sock.on("error", retry);
+      sock.on("connect", () => sock.write("PING\r\n"));
+      sock.on("data", (buf) => {
+        if (done) return;
+        const first = buf.toString("latin1", 0, 1);
+        if (first === "+" || first === "-") {
+          done = true;
+          sock.destroy();
+          resolve();
+        } else retry();
+      });
+    };
+    attempt();
+  });
+}
+
+function tail(path: string, lines: number): string {
+  try {
+    return readFileSync(path, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+  } catch {
+    return "(no log)";
+  }
+}
+
+let counter = 0;
+
+/**
+ * Starts one valkey-server with a generated valkey.conf in a fresh directory under
+ * `baseDir` (a temporary directory by default) and waits until it answers PING.
+ */
+export async function startValkeyServer(opts: StartOptions, baseDir?: string): Promise<ValkeyProcess> {
+  installCleanupHandlers();
+  const server = resolveBinaries().server.path;
+  const host = opts.bind ?? "127.0.0.1";
+  const name = opts.name ?? `valkey-${++counter}`;
+  const root = baseDir ?? mkdtempSync(join(tmpdir(), "valkey-on-eks-"));
+  let lastError: Error | undefined;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const port = opts.port ?? (await freePort(host));
+    const clusterPort = opts.clusterEnabled ? await freePort(host) : undefined;
+    const dir = join(root, `${name}-${port}`);
+    mkdirSync(dir, { recursive: true });
+    const logfile = join(dir, "valkey.log");
+    const confPath = join(dir, "valkey.conf");
+    const { name: _n, port: _p, ...rest } = opts;
+    writeFileSync(confPath, renderLocalValkeyConf({ ...rest, port, clusterPort, dir, logfile }), { mode: 0o600 });
+    const child = spawn(server, [confPath], { stdio: ["ignore", "ignore", "pipe"], cwd: dir });
+    let stderr = "";
+    child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+    live.add(child);
+    let exited = false;
+    const exitPromise = new Promise<void>((resolve) => {
+      child.once("exit", () => {
+        exited = true;
+        live.delete(child);
+        resolve();
+      });
+    });
+    child.once("error", (err) => {
+      exited = true;
+      live.delete(child);
+      lastError = err;
+    });
+    try {
+      await waitForPing(host, port, 15_000, () => exited);
+    } catch (err) {
+      lastError = new Error(
+        `${(err as Error).message} (${name}); log tail:\n${tail(logfile, 15)}${stderr ? `\nstderr: ${stderr.trim()}` : ""}`,
+      );
+      if (!exited) child.kill("SIGKILL");
+      await exitPromise;
+      // A port taken between our probe and the server's bind: try again with new ports.
+      if (opts.port === undefined && /Address already in use/.test(tail(logfile, 15))) continue;
+      throw lastError;
+    }
+    const pid = child.pid;
+    if (pid === undefined) throw new Error(`valkey-server ${name} has no pid`);
+    const proc: ValkeyProcess = {
+      name,
+      host,
+      port,
+      clusterPort,
+      pid,
+      dir,
+      logfile,
+      address: `${host}:${port}`,
+      alive: () => !exited,
+      signal: (sig) => {
+        if (!exited) child.kill(sig);
+      },
+      stop: async (graceMs = 3000) => {
+        if (exited) return;
+        child.kill("SIGCONT");
+        child.kill("SIGTERM");
+        const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+        await exitPromise;
+        clearTimeout(timer);
+      },
+      logTail: (lines = 20) => tail(logfile, lines),
+    };
+    return proc;
+  }
+  throw lastError ?? new Error(`could not start valkey-server ${name}`);
+}
+
+/**
+ * A set of servers started together and stopped together; owns its temporary directory.
+ */
+export class LocalFleet {
+  readonly baseDir: string;
+  readonly servers: ValkeyProcess[] = [];
+  private readonly keepDir: boolean;
+
+  constructor(baseDir?: string) {
+    this.keepDir = baseDir !== undefined;
+    this.baseDir = baseDir ?? mkdtempSync(join(tmpdir(), "valkey-on-eks-fleet-"));
+  }
+
+  async start(opts: StartOptions): Promise<ValkeyProcess> {
+    const proc = await startValkeyServer(opts, this.baseDir);
+    this.servers.push(proc);
+    return proc;
+  }
+
+  /** Starts `count` servers concurrently with the same options. */
+  async startMany(count: number, opts: (i: number) => StartOptions): Promise<ValkeyProcess[]> {
+    return Promise.all(Array.from({ length: count }, (_, i) => this.start(opts(i))));
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all(this.servers.map((s) => s.stop()));
+    if (!this.keepDir) rmSync(this.baseDir, { recursive: true, force: true });
+  }
+}
