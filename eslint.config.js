@@ -4,7 +4,7 @@ import globals from "globals";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", "results/**", "coverage/**"] },
+  { ignores: ["node_modules/**", "results/**", "coverage/**", ".scratch/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

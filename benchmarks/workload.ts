@@ -56,7 +56,7 @@ export interface Workload {
 }
 
 /** The seed page's workload: `-n 500000 -c 50 -P 16 -d 256 --threads 4 -r 1000000 -t set,get,incr`. */
-export const SEED_WORKLOAD: Readonly<Workload> = Object.freeze({
+export const SEED_WORKLOAD: Readonly<Workload> = Object.freeze<Workload>({
   name: "seed",
   requests: 500_000,
   clients: 50,
