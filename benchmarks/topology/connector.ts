@@ -42,7 +42,6 @@ export async function openClient(
   const client = new Redis({
     host,
     port,
-    password: opts.password,
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -56,6 +55,11 @@ export async function openClient(
   });
   try {
     await client.connect();
+    // AUTH explicitly (not ioredis' password option) so a rejected password surfaces here,
+    // as a clear error, rather than as a closed stream on the first command. These clients
+    // never reconnect (retryStrategy null), so there is no re-AUTH to lose.
+    if (opts.password !== undefined) await client.call("AUTH", opts.password);
+    else await client.ping();
   } catch (err) {
     client.disconnect();
     const msg = (err as Error).message;
