@@ -6,6 +6,7 @@ import { endpointKey, type NodeEndpoint } from "../topology/endpoint.js";
 import { parseInfo } from "../topology/info.js";
 import { openClient } from "../topology/connector.js";
 import { roundRobinZones } from "../topology/zones.js";
+import { pollUntil } from "../util/poll-until.js";
 import type { LocalFleet, StartOptions, ValkeyProcess } from "./valkey-process.js";
 
 export interface LocalReplicationOptions {
@@ -35,17 +36,14 @@ export async function waitForReplicaLinks(
   for (const r of replicas) {
     const client = await openClient(r.host, r.port, endpointKey(r), { password });
     try {
-      for (;;) {
-        const info = parseInfo(await client.info("replication"));
-        if (info.get("master_link_status") === "up" && info.get("master_sync_in_progress") !== "1") break;
-        if (Date.now() > deadline) {
-          throw new Error(
-            `replica ${endpointKey(r)} did not link to its primary within ${timeoutMs} ms ` +
-              `(master_link_status=${info.get("master_link_status") ?? "?"})`,
-          );
-        }
-        await new Promise((res) => setTimeout(res, 50));
-      }
+      await pollUntil(
+        async () => {
+          const info = parseInfo(await client.info("replication"));
+          if (info.get("master_link_status") === "up" && info.get("master_sync_in_progress") !== "1") return true;
+          return `master_link_status=${info.get("master_link_status") ?? "?"}`;
+        },
+        { timeoutMs: Math.max(0, deadline - Date.now()), what: `replica ${endpointKey(r)} to link to its primary` },
+      );
     } finally {
       client.disconnect();
     }

@@ -40,6 +40,8 @@ export function renderLocalValkeyConf(o: LocalServerOptions): string {
     `save ${quote(o.save ?? "3600 1 300 100 60 10000")}`,
     `io-threads ${o.ioThreads ?? 1}`,
     `enable-debug-command local`,
+    // Replicas of a local set should sync at once rather than after the 5 s default delay.
+    `repl-diskless-sync-delay 0`,
   ];
   if (o.password !== undefined) {
     lines.push(`requirepass ${quote(o.password)}`, `masterauth ${quote(o.password)}`);

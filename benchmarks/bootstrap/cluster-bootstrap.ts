@@ -1,0 +1,298 @@
+/**
+ * The bootstrap executor: turns a set of empty cluster-enabled Valkey nodes into a cluster
+ * shaped by the AZ-aware planner, over any Connector (loopback, direct pod IPs, or a
+ * Kubernetes port-forward).
+ *
+ * Steps on fresh nodes: distinct config epochs, CLUSTER ADDSLOTSRANGE on each primary
+ * (contiguous ranges, 5461/5461/5462 for 3 primaries), CLUSTER MEET from one node to all
+ * others, wait until every node knows every other, CLUSTER REPLICATE on each replica, then wait until
+ * every node reports cluster_state:ok with all slots and every replica's link is up.
+ *
+ * Idempotent: nodes that already form a healthy cluster of the wanted shape are left alone
+ * (`changed: false`). Scaling and repair of a running cluster are handled by the reconciler.
+ */
+import type { Redis } from "ioredis";
+import { ConnectionPool, type Connector } from "../topology/connector.js";
+import { parseInfo } from "../topology/info.js";
+import { pollUntil } from "../util/poll-until.js";
+import { planCluster, type ClusterPlan } from "./az-aware-planner.js";
+import { checkMembers, type ClusterMember } from "./cluster-member.js";
+import { CLUSTER_SLOT_COUNT } from "./slots.js";
+
+export interface BootstrapOptions {
+  members: readonly ClusterMember[];
+  primaries: number;
+  replicasPerPrimary: number;
+  connector: Connector;
+  /** Upper bound for each wait (gossip, slot propagation, replica sync). @default 60000 */
+  timeoutMs?: number;
+  /** Called with a short line for every step taken, for progress displays and logs. */
+  onStep?: (step: string) => void;
+}
+
+export interface BootstrapResult {
+  /** The plan applied; undefined when the nodes already formed a healthy cluster of this shape. */
+  plan: ClusterPlan | undefined;
+  /** False when the nodes already formed a healthy cluster of this shape. */
+  changed: boolean;
+  /** Member id -> cluster node id (40 hex chars). */
+  nodeIds: Record<string, string>;
+  /** What was done, in order. */
+  steps: string[];
+}
+
+/** One member's own view: its node id and CLUSTER INFO fields. */
+interface MemberState {
+  member: ClusterMember;
+  client: Redis;
+  nodeId: string;
+  info: Map<string, string>;
+}
+
+export class BootstrapError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "BootstrapError";
+  }
+}
+
+async function readState(pool: ConnectionPool, members: readonly ClusterMember[]): Promise<MemberState[]> {
+  return Promise.all(
+    members.map(async (member) => {
+      const client = await pool.get(member.endpoint);
+      let nodeId: string;
+      let infoText: string;
+      try {
+        [nodeId, infoText] = await Promise.all([
+          client.call("CLUSTER", "MYID") as Promise<string>,
+          client.call("CLUSTER", "INFO") as Promise<string>,
+        ]);
+      } catch (err) {
+        const msg = (err as Error).message;
+        throw new BootstrapError(
+          /cluster support disabled/i.test(msg)
+            ? `${member.id} is not cluster-enabled (cluster-enabled yes is missing from its config)`
+            : `${member.id}: ${msg}`,
+        );
+      }
+      return { member, client, nodeId, info: parseInfo(infoText) };
+    }),
+  );
+}
+
+const num = (info: Map<string, string>, key: string): number => Number(info.get(key) ?? "NaN");
+
+function isFresh(s: MemberState): boolean {
+  return num(s.info, "cluster_known_nodes") === 1 && num(s.info, "cluster_slots_assigned") === 0;
+}
+
+/** Every member's CLUSTER INFO shows the full, healthy cluster of this shape. */
+function isFormed(states: readonly MemberState[], primaries: number): boolean {
+  return states.every(
+    (s) =>
+      s.info.get("cluster_state") === "ok" &&
+      num(s.info, "cluster_known_nodes") === states.length &&
+      num(s.info, "cluster_slots_assigned") === CLUSTER_SLOT_COUNT &&
+      num(s.info, "cluster_slots_ok") === CLUSTER_SLOT_COUNT &&
+      num(s.info, "cluster_size") === primaries,
+  );
+}
+
+/** Lists the members whose replication role or link does not match the plan yet. */
+async function replicationLag(states: readonly MemberState[], plan: ClusterPlan): Promise<string[]> {
+  const byId = new Map(states.map((s) => [s.member.id, s]));
+  const pending: string[] = [];
+  await Promise.all(
+    plan.shards.flatMap((shard) =>
+      shard.replicas.map(async (r) => {
+        const s = byId.get(r.id) as MemberState;
+        const info = parseInfo(await s.client.info("replication"));
+        if (info.get("role") !== "slave" || info.get("master_link_status") !== "up") {
+          pending.push(`${r.id} (role=${info.get("role") ?? "?"}, link=${info.get("master_link_status") ?? "-"})`);
+        }
+      }),
+    ),
+  );
+  return pending.sort();
+}
+
+/**
+ * Replicas attached to a primary in one node's CLUSTER NODES view (flags contain `slave`
+ * and the primary id field is set): lets the executor wait until every node agrees.
+ */
+function replicasInView(clusterNodes: string): number {
+  return clusterNodes.split("\n").filter((line) => {
+    const f = line.trim().split(" ");
+    return (f[2] ?? "").split(",").includes("slave") && (f[3] ?? "-") !== "-";
+  }).length;
+}
+
+/** Counts replicas whose link to their primary is up, and names those whose link is down. */
+async function linkedReplicas(states: readonly MemberState[]): Promise<{ up: number; down: string[] }> {
+  const infos = await Promise.all(states.map(async (s) => parseInfo(await s.client.info("replication"))));
+  let up = 0;
+  const down: string[] = [];
+  infos.forEach((info, i) => {
+    if (info.get("role") !== "slave") return;
+    if (info.get("master_link_status") === "up") up++;
+    else down.push(states[i]?.member.id ?? "?");
+  });
+  return { up, down };
+}
+
+async function clusterInfos(states: readonly MemberState[]): Promise<Map<string, string>[]> {
+  return Promise.all(states.map(async (s) => parseInfo((await s.client.call("CLUSTER", "INFO")) as string)));
+}
+
+/** Applies the plan to fresh nodes; see the module comment for the steps. */
+async function bootstrapFresh(
+  states: MemberState[],
+  plan: ClusterPlan,
+  o: BootstrapOptions,
+  step: (s: string) => void,
+): Promise<void> {
+  const timeoutMs = o.timeoutMs ?? 60_000;
+  const byId = new Map(states.map((s) => [s.member.id, s]));
+  const n = states.length;
+
+  // Distinct config epochs up front avoid epoch collisions that gossip would otherwise resolve slowly.
+  await Promise.all(
+    states.map(async (s, i) => {
+      try {
+        await s.client.call("CLUSTER", "SET-CONFIG-EPOCH", String(i + 1));
+      } catch (err) {
+        if (!/epoch/i.test((err as Error).message)) throw err;
+      }
+    }),
+  );
+
+  // Slots first, as valkey-cli does: the MEET handshake then carries them, instead of waiting
+  // for gossip rounds to spread them afterwards.
+  for (const shard of plan.shards) {
+    const s = byId.get(shard.primary.id) as MemberState;
+    await s.client.call("CLUSTER", "ADDSLOTSRANGE", String(shard.slots.start), String(shard.slots.end));
+    step(`${shard.primary.id} (${shard.primary.zone}) owns slots ${shard.slots.start}-${shard.slots.end}`);
+  }
+
+  const [first, ...rest] = states;
+  if (first === undefined) throw new BootstrapError("no members to bootstrap");
+  for (const s of rest) {
+    await first.client.call("CLUSTER", "MEET", s.member.meet.ip, String(s.member.meet.port), String(s.member.meet.busPort));
+  }
+  step(`met ${rest.length} node${rest.length === 1 ? "" : "s"} from ${first.member.id}`);
+
+  await pollUntil(
+    async () => {
+      const views = await Promise.all(states.map(async (s) => (await s.client.call("CLUSTER", "NODES")) as string));
+      const behind = states
+        .map((s, i) => {
+          const lines = (views[i] ?? "").split("\n").filter((l) => l.trim() !== "");
+          const settled = lines.filter((l) => !/handshake|noaddr/.test(l)).length;
+          return settled === n ? undefined : `${s.member.id} knows ${settled}/${n}`;
+        })
+        .filter((x): x is string => x !== undefined);
+      return behind.length === 0 ? true : behind.join(", ");
+    },
+    { timeoutMs, what: "every node to know every other node (CLUSTER MEET gossip)" },
+  );
+  step(`all ${n} nodes know each other`);
+
+  for (const shard of plan.shards) {
+    const primaryId = (byId.get(shard.primary.id) as MemberState).nodeId;
+    for (const r of shard.replicas) {
+      const s = byId.get(r.id) as MemberState;
+      await pollUntil(
+        async () => {
+          try {
+            await s.client.call("CLUSTER", "REPLICATE", primaryId);
+            return true;
+          } catch (err) {
+            const msg = (err as Error).message;
+            // The replica may not have learned the primary's role yet; anything else is fatal.
+            if (/unknown node|not a master|only replicate a master/i.test(msg)) return msg;
+            throw new BootstrapError(`CLUSTER REPLICATE on ${r.id}: ${msg}`);
+          }
+        },
+        { timeoutMs, what: `${r.id} to accept CLUSTER REPLICATE ${shard.primary.id}` },
+      );
+      step(`${r.id} (${r.zone}) replicates ${shard.primary.id} (${shard.primary.zone})`);
+    }
+  }
+}
+
+/** Waits until every member sees a healthy cluster of the planned shape with replicas linked. */
+async function waitHealthy(states: MemberState[], plan: ClusterPlan, o: BootstrapOptions): Promise<void> {
+  await pollUntil(
+    async () => {
+      const infos = await clusterInfos(states);
+      const bad = states
+        .map((s, i) => {
+          const info = infos[i] as Map<string, string>;
+          const ok =
+            info.get("cluster_state") === "ok" &&
+            num(info, "cluster_slots_assigned") === CLUSTER_SLOT_COUNT &&
+            num(info, "cluster_slots_ok") === CLUSTER_SLOT_COUNT &&
+            num(info, "cluster_size") === plan.shards.length;
+          return ok
+            ? undefined
+            : `${s.member.id} state=${info.get("cluster_state")} slots=${info.get("cluster_slots_assigned")}/${info.get("cluster_slots_ok")} size=${info.get("cluster_size")}`;
+        })
+        .filter((x): x is string => x !== undefined);
+      if (bad.length > 0) return bad.join("; ");
+      const wantReplicas = plan.shards.reduce((a, sh) => a + sh.replicas.length, 0);
+      const views = await Promise.all(states.map(async (s) => (await s.client.call("CLUSTER", "NODES")) as string));
+      const disagree = states
+        .map((s, i) => {
+          const seen = replicasInView(views[i] ?? "");
+          return seen === wantReplicas ? undefined : `${s.member.id} sees ${seen}/${wantReplicas} replicas`;
+        })
+        .filter((x): x is string => x !== undefined);
+      if (disagree.length > 0) return disagree.join("; ");
+      const pending = await replicationLag(states, plan);
+      return pending.length === 0 ? true : `replicas not linked: ${pending.join(", ")}`;
+    },
+    { timeoutMs: o.timeoutMs ?? 60_000, what: "cluster_state:ok with all 16384 slots on every node and every replica linked" },
+  );
+}
+
+/** Bootstraps (or confirms) a cluster of `primaries` x (1 + `replicasPerPrimary`) over `members`. */
+export async function bootstrapCluster(o: BootstrapOptions): Promise<BootstrapResult> {
+  checkMembers(o.members);
+  const plan = planCluster({
+    nodes: o.members.map((m) => ({ id: m.id, zone: m.zone })),
+    primaries: o.primaries,
+    replicasPerPrimary: o.replicasPerPrimary,
+  });
+  const steps: string[] = [];
+  const step = (s: string): void => {
+    steps.push(s);
+    o.onStep?.(s);
+  };
+  const pool = new ConnectionPool(o.connector);
+  try {
+    const states = await readState(pool, o.members);
+    const nodeIds = Object.fromEntries(states.map((s) => [s.member.id, s.nodeId]));
+    if (isFormed(states, o.primaries)) {
+      const links = await linkedReplicas(states);
+      if (links.down.length === 0 && links.up === o.primaries * o.replicasPerPrimary) {
+        step("cluster already formed with this shape; nothing to do");
+        return { plan: undefined, changed: false, nodeIds, steps };
+      }
+    }
+    const notFresh = states.filter((s) => !isFresh(s));
+    if (notFresh.length > 0) {
+      throw new BootstrapError(
+        `cannot bootstrap: ${notFresh.map((s) => `${s.member.id} (knows ${s.info.get("cluster_known_nodes")} nodes, ` +
+          `${s.info.get("cluster_slots_assigned")} slots)`).join(", ")} already belong to a cluster that does not have ` +
+          `the wanted shape (${o.primaries} primaries x ${o.replicasPerPrimary} replicas); reconcile it or reset the nodes`,
+      );
+    }
+    for (const w of plan.warnings) step(`warning: ${w}`);
+    await bootstrapFresh(states, plan, o, step);
+    await waitHealthy(states, plan, o);
+    step(`cluster_state:ok: ${plan.shards.length} primaries, ${o.replicasPerPrimary} replica(s) each, all 16384 slots`);
+    return { plan, changed: true, nodeIds, steps };
+  } finally {
+    await pool.closeAll();
+  }
+}
