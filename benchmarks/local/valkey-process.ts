@@ -8,6 +8,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveBinaries } from "../binaries.js";
+import { trackChild } from "../util/process-reaper.js";
 import { freePort } from "./ports.js";
 import { renderLocalValkeyConf, type LocalServerOptions } from "./valkey-config-file.js";
 
@@ -38,39 +39,12 @@ export interface ValkeyProcess {
   logTail(lines?: number): string;
 }
 
-const live = new Set<ChildProcess>();
-let handlersInstalled = false;
-
-function killAllNow(): void {
-  for (const child of live) {
-    try {
-      if (child.pid !== undefined) process.kill(child.pid, "SIGKILL");
-    } catch {
-      /* already gone */
-    }
-  }
-  live.clear();
-}
-
-/**
- * Installs exit and signal hooks once, on the first server start (never at import time).
- * SIGINT / SIGTERM kill every server this process started and exit 130 / 143.
- */
-function installCleanupHandlers(): void {
-  if (handlersInstalled) return;
-  handlersInstalled = true;
-  process.on("exit", killAllNow);
-  for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]] as const) {
-    process.on(sig, () => {
-      killAllNow();
-      process.exit(code);
-    });
-  }
-}
+/** valkey-server children started here and not yet reaped (the reaper kills them on exit or signal). */
+const liveServers = new Set<ChildProcess>();
 
 /** Number of valkey-server processes this Node process has started and not yet reaped. */
 export function liveServerCount(): number {
-  return live.size;
+  return liveServers.size;
 }
 
 /** Resolves when `host:port` answers a PING (any RESP reply, NOAUTH included). */
@@ -126,7 +100,6 @@ let counter = 0;
  * `baseDir` (a temporary directory by default) and waits until it answers PING.
  */
 export async function startValkeyServer(opts: StartOptions, baseDir?: string): Promise<ValkeyProcess> {
-  installCleanupHandlers();
   const server = resolveBinaries().server.path;
   const host = opts.bind ?? "127.0.0.1";
   const name = opts.name ?? `valkey-${++counter}`;
@@ -144,18 +117,19 @@ export async function startValkeyServer(opts: StartOptions, baseDir?: string): P
     const child = spawn(server, [confPath], { stdio: ["ignore", "ignore", "pipe"], cwd: dir });
     let stderr = "";
     child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-    live.add(child);
+    trackChild(child);
+    liveServers.add(child);
     let exited = false;
     const exitPromise = new Promise<void>((resolve) => {
       child.once("exit", () => {
         exited = true;
-        live.delete(child);
+        liveServers.delete(child);
         resolve();
       });
     });
     child.once("error", (err) => {
       exited = true;
-      live.delete(child);
+      liveServers.delete(child);
       lastError = err;
     });
     try {
