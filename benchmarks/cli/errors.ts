@@ -33,3 +33,21 @@ export function nonNegativeInt(flag: string): (value: string) => number {
     return Number(value);
   };
 }
+
+/** Parses a non-negative number flag value (fractions allowed), naming the flag when it is not one. */
+export function nonNegativeNumber(flag: string): (value: string) => number {
+  return (value: string) => {
+    const n = Number(value.trim());
+    if (value.trim() === "" || !Number.isFinite(n) || n < 0) throw new UsageError(`${flag} must be a number ≥ 0 (got '${value}')`);
+    return n;
+  };
+}
+
+/** Something failed while running (a server would not start, a benchmark crashed): exit 1. */
+export class RunFailed extends Error {
+  readonly exitCode = 1;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "RunFailed";
+  }
+}

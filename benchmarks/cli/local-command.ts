@@ -1,8 +1,156 @@
+/**
+ * `vbench local`: the seed's side-by-side comparison on this machine (see
+ * local/local-comparison.ts). Progress goes to stderr, the table (or --json) to stdout.
+ */
 import type { Command } from "commander";
+import { Listr, ListrLogger, ProcessOutput } from "listr2";
+import { runLocalComparison, TopologyCheckError, type ProgressRunner } from "../local/local-comparison.js";
+import { onTerminatingSignal } from "../util/process-reaper.js";
+import { BENCHMARK_TESTS, SEED_WORKLOAD, type BenchmarkTest, type Workload } from "../workload.js";
+import { CheckFailed, nonNegativeInt, nonNegativeNumber, positiveInt, RunFailed, UsageError } from "./errors.js";
 
-// PLACEHOLDER: being written; replaced by the real 'local' subcommand.
+interface LocalFlags {
+  tests: string;
+  requests: number;
+  minDuration: number;
+  maxRequests: number;
+  clients: number;
+  pipeline: number;
+  datasize: number;
+  threads: number;
+  keyspaceLen: number;
+  workloadName: string;
+  replicas: number;
+  primaries: number;
+  replicasPerPrimary: number;
+  zones: string;
+  ioThreads: number;
+  output: string;
+  passwordEnv?: string;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+/** Parses `--tests set,get,incr`, naming any test valkey-benchmark does not know. */
+export function parseTests(text: string): BenchmarkTest[] {
+  const names = text.split(",").map((t) => t.trim().toLowerCase()).filter((t) => t !== "");
+  if (names.length === 0) throw new UsageError("--tests names no test");
+  const unknown = names.filter((t) => !(BENCHMARK_TESTS as readonly string[]).includes(t));
+  if (unknown.length > 0) throw new UsageError(`--tests: unknown test(s) ${unknown.join(", ")} (known: ${BENCHMARK_TESTS.join(", ")})`);
+  return names as BenchmarkTest[];
+}
+
+function parseZones(text: string): string[] {
+  const zones = text.split(",").map((z) => z.trim()).filter((z) => z !== "");
+  if (zones.length === 0) throw new UsageError("--zones names no zone");
+  if (new Set(zones).size !== zones.length) throw new UsageError(`--zones repeats a zone (${text})`);
+  return zones;
+}
+
+function workloadFromFlags(f: LocalFlags): Workload {
+  if (f.maxRequests < f.requests) throw new UsageError(`--max-requests (${f.maxRequests}) must be ≥ --requests (${f.requests})`);
+  return {
+    name: f.workloadName,
+    requests: f.requests,
+    clients: f.clients,
+    pipeline: f.pipeline,
+    dataSize: f.datasize,
+    threads: f.threads,
+    keyspaceLength: f.keyspaceLen,
+    tests: parseTests(f.tests),
+    minDurationSeconds: f.minDuration,
+    maxRequests: f.maxRequests,
+  };
+}
+
+/** listr2 on stderr: a live task list on a terminal, one line per update otherwise. */
+function listrProgress(quiet: boolean): ProgressRunner {
+  return async (steps) => {
+    const processOutput = new ProcessOutput(process.stderr, process.stderr);
+    const list = new Listr(
+      steps.map((s) => ({
+        title: s.title,
+        task: async (_ctx: unknown, task: { output: string }) => {
+          await s.run((line) => {
+            task.output = line;
+          });
+        },
+      })),
+      {
+        concurrent: false,
+        exitOnError: true,
+        registerSignalListeners: false,
+        renderer: quiet ? "silent" : "default",
+        fallbackRenderer: quiet ? "silent" : "simple",
+        rendererOptions: { logger: new ListrLogger({ processOutput }) },
+        fallbackRendererOptions: { logger: new ListrLogger({ processOutput }) },
+      },
+    );
+    await list.run();
+  };
+}
+
 export function registerLocalCommand(program: Command): void {
-  program.command("local").description("(not built yet)").action(() => {
-    throw new Error("vbench local is not built yet");
-  });
+  const d = SEED_WORKLOAD;
+  program
+    .command("local")
+    .description(
+      "start replication (1 + N) and cluster (P × (1 + M)) topologies on 127.0.0.1 with real valkey-server processes, " +
+        "verify them, run the same workload on both, write results/<timestamp>/ and print the side-by-side table",
+    )
+    .option("--tests <csv>", "valkey-benchmark -t tests", d.tests.join(","))
+    .option("--requests <n>", "-n: requests per test", positiveInt("--requests"), d.requests)
+    .option("--min-duration <seconds>", "re-run a test that finished faster than this, with more requests", nonNegativeNumber("--min-duration"), d.minDurationSeconds)
+    .option("--max-requests <n>", "cap on a re-run's request count", positiveInt("--max-requests"), d.maxRequests)
+    .option("--clients <n>", "-c: parallel connections", positiveInt("--clients"), d.clients)
+    .option("--pipeline <n>", "-P: pipeline depth", positiveInt("--pipeline"), d.pipeline)
+    .option("--datasize <bytes>", "-d: value size", positiveInt("--datasize"), d.dataSize)
+    .option("--threads <n>", "--threads: client threads", positiveInt("--threads"), d.threads)
+    .option("--keyspace-len <n>", "-r: random keys over this many names", positiveInt("--keyspace-len"), d.keyspaceLength)
+    .option("--workload-name <name>", "results.csv workload column", "local")
+    .option("--replicas <n>", "replication mode: replicas of the primary", nonNegativeInt("--replicas"), 3)
+    .option("--primaries <n>", "cluster mode: primaries", positiveInt("--primaries"), 3)
+    .option("--replicas-per-primary <n>", "cluster mode: replicas per primary", nonNegativeInt("--replicas-per-primary"), 1)
+    .option("--zones <csv>", "zone names assigned round-robin to the nodes", "zone-a,zone-b,zone-c")
+    .option("--io-threads <n>", "valkey-server io-threads", positiveInt("--io-threads"), 1)
+    .option("--output <dir>", "results root (the run writes <dir>/<timestamp>/)", "results")
+    .option("--password-env <name>", "servers require the password in this env var (the benchmark client must read it from its environment)")
+    .option("--json", "print the result rows and paths as JSON on stdout")
+    .option("--quiet", "no progress display")
+    .action(async (flags: LocalFlags) => {
+      const workload = workloadFromFlags(flags);
+      const zones = parseZones(flags.zones);
+      let password: string | undefined;
+      if (flags.passwordEnv !== undefined) {
+        password = process.env[flags.passwordEnv];
+        if (password === undefined || password === "") throw new UsageError(`--password-env ${flags.passwordEnv}: that environment variable is not set`);
+      }
+      const unhook = onTerminatingSignal((sig) => process.stderr.write(`\nvbench local: ${sig}: stopped every server and benchmark process it started\n`));
+      try {
+        const result = await runLocalComparison(
+          {
+            workload,
+            replicas: flags.replicas,
+            primaries: flags.primaries,
+            replicasPerPrimary: flags.replicasPerPrimary,
+            zones,
+            outputDir: flags.output,
+            ioThreads: flags.ioThreads,
+            password,
+          },
+          listrProgress(flags.quiet === true || flags.json === true),
+        );
+        if (flags.json) {
+          process.stdout.write(`${JSON.stringify({ ok: true, runDir: result.runDir, versions: result.versions, rows: result.rows }, null, 2)}\n`);
+        } else {
+          process.stdout.write(`\n${result.table}\n\nresults: ${result.runDir}/results.csv, summary.md, raw/\n`);
+        }
+      } catch (err) {
+        if (err instanceof UsageError) throw err;
+        if (err instanceof TopologyCheckError) throw new CheckFailed(err.message);
+        throw new RunFailed((err as Error).message, { cause: err });
+      } finally {
+        unhook();
+      }
+    });
 }

@@ -1,0 +1,264 @@
+/**
+ * The main job on the embedded default: both of the seed's topologies started on this machine
+ * with real valkey-server processes, verified, benchmarked with the same workload, and written
+ * out as `results/<timestamp>/{results.csv,summary.md,raw/}`.
+ *
+ * Steps: find binaries → start replication (1 + N) and cluster (P × (1 + M), AZ-aware bootstrap)
+ * → verify both (must pass) → benchmark replication, then cluster → verify again (per-primary
+ * key counts after the run) → write results. Every server is stopped at the end, on failure,
+ * and on Ctrl-C (see util/process-reaper.ts).
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { resolveBinaries, type ValkeyBinaries } from "../binaries.js";
+import { runWorkload } from "../run/benchmark-runner.js";
+import { renderComparisonTable, renderSummaryMarkdown } from "../run/comparison.js";
+import type { ResultRow } from "../run/result-row.js";
+import { renderResultsCsv } from "../run/results-csv.js";
+import { DirectConnector } from "../topology/connector.js";
+import type { NodeEndpoint } from "../topology/endpoint.js";
+import { StaticZoneSource } from "../topology/zones.js";
+import { formatTopologyReport } from "../verify/format-report.js";
+import type { TopologyReport, VerifyExpectations } from "../verify/verify-types.js";
+import { verifyTopology } from "../verify/verify-topology.js";
+import type { Workload } from "../workload.js";
+import { startLocalCluster } from "./local-cluster.js";
+import { startLocalReplication } from "./local-replication.js";
+import { LocalFleet } from "./valkey-process.js";
+
+export type LocalMode = "replication" | "cluster";
+
+export interface LocalComparisonOptions {
+  workload: Workload;
+  /** Replicas of the replication-mode primary. @default 3 */
+  replicas: number;
+  /** Cluster-mode primaries. @default 3 */
+  primaries: number;
+  /** Cluster-mode replicas per primary. @default 1 */
+  replicasPerPrimary: number;
+  /** Zone names assigned round-robin to the nodes (the local stand-in for AZs). */
+  zones: readonly string[];
+  /** Results root; the run writes `<outputDir>/<timestamp>/`. */
+  outputDir: string;
+  /** Server `io-threads`. @default 1 */
+  ioThreads: number;
+  /** Servers require this password; the benchmark client must then read it from the environment. */
+  password?: string;
+  /** Run timestamp, `YYYYMMDD-HHMMSS` (UTC). @default now */
+  timestamp?: string;
+}
+
+export interface LocalComparisonResult {
+  runDir: string;
+  rows: ResultRow[];
+  /** Topology reports before the benchmark (the gate) and after it (key counts). */
+  reports: Record<LocalMode, { before: TopologyReport; after: TopologyReport }>;
+  versions: { server: string; client: string; cli: string };
+  /** The side-by-side table printed at the end. */
+  table: string;
+}
+
+/** The steps a progress display shows; `run` is awaited inside the display. */
+export interface ProgressStep {
+  title: string;
+  run: (update: (line: string) => void) => Promise<void>;
+}
+
+/** Shows steps as they run (listr2 in the CLI, a plain logger in tests). */
+export type ProgressRunner = (steps: ProgressStep[]) => Promise<void>;
+
+/** Runs steps one after another without any display. */
+export const silentProgress: ProgressRunner = async (steps) => {
+  for (const s of steps) await s.run(() => undefined);
+};
+
+/** `YYYYMMDD-HHMMSS` in UTC, the seed's results.csv timestamp format. */
+export function runTimestamp(d: Date = new Date()): string {
+  const p = (n: number): string => String(n).padStart(2, "0");
+  return `${d.getUTCFullYear()}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}-${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}`;
+}
+
+/** A topology that failed its check: the CLI prints the report and exits 1. */
+export class TopologyCheckError extends Error {
+  constructor(
+    readonly mode: LocalMode,
+    readonly report: TopologyReport,
+  ) {
+    super(
+      `${mode} topology failed verification (${report.failures.map((f) => f.code).join(", ")}):\n${formatTopologyReport(report)}`,
+    );
+    this.name = "TopologyCheckError";
+  }
+}
+
+interface StartedTopology {
+  mode: LocalMode;
+  seed: NodeEndpoint;
+  zoneMap: Record<string, string>;
+  expect: VerifyExpectations;
+  describe: string;
+}
+
+export async function runLocalComparison(
+  o: LocalComparisonOptions,
+  progress: ProgressRunner = silentProgress,
+): Promise<LocalComparisonResult> {
+  const timestamp = o.timestamp ?? runTimestamp();
+  const runDir = resolve(o.outputDir, timestamp);
+  const rawDir = join(runDir, "raw");
+  const fleet = new LocalFleet();
+  const server = { ioThreads: o.ioThreads };
+  const connector = new DirectConnector({ password: o.password });
+  const topologies: Partial<Record<LocalMode, StartedTopology>> = {};
+  const reports: Partial<Record<LocalMode, { before?: TopologyReport; after?: TopologyReport }>> = {};
+  const rows: ResultRow[] = [];
+  let binaries: ValkeyBinaries | undefined;
+
+  const verify = async (t: StartedTopology): Promise<TopologyReport> => {
+    const report = await verifyTopology({
+      mode: t.mode,
+      seeds: [t.seed],
+      connector,
+      zones: new StaticZoneSource(t.zoneMap),
+      expect: t.expect,
+    });
+    if (!report.ok) throw new TopologyCheckError(t.mode, report);
+    return report;
+  };
+  const topology = (mode: LocalMode): StartedTopology => {
+    const t = topologies[mode];
+    if (t === undefined) throw new Error(`${mode} topology was not started`);
+    return t;
+  };
+
+  const benchmarkStep = (mode: LocalMode): ProgressStep => ({
+    title: `Benchmark ${mode} (${o.workload.tests.join(",")}, -n ${o.workload.requests} -c ${o.workload.clients} -P ${o.workload.pipeline})`,
+    run: async (update) => {
+      const t = topology(mode);
+      const b = binaries as ValkeyBinaries;
+      const out = await runWorkload({
+        workload: o.workload,
+        target: { host: t.seed.host, port: t.seed.port, cluster: mode === "cluster" },
+        mode,
+        client: b.benchmark,
+        serverVersion: b.server.version,
+        password: o.password,
+        timestamp,
+        rawDir,
+        onProgress: (e) => {
+          if (e.phase === "run") update(`${e.test.toUpperCase()}: ${e.requests} requests`);
+          else if (e.phase === "rerun") update(`${e.test.toUpperCase()}: too short, re-running with ${e.requests} requests`);
+          else if (e.row) update(`${e.row.test}: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms (${e.row.duration_s.toFixed(1)} s)`);
+        },
+      });
+      rows.push(...out);
+    },
+  });
+
+  try {
+    mkdirSync(rawDir, { recursive: true });
+    await progress([
+      {
+        title: "Find valkey-server and the benchmark client",
+        run: (update) => {
+          binaries = resolveBinaries();
+          update(`server ${binaries.server.path} ${binaries.server.version}; client ${binaries.benchmark.path} ${binaries.benchmark.version}`);
+          return Promise.resolve();
+        },
+      },
+      {
+        title: `Start replication: 1 primary + ${o.replicas} replicas`,
+        run: async (update) => {
+          const set = await startLocalReplication(fleet, { replicas: o.replicas, zones: o.zones, password: o.password, server });
+          topologies.replication = {
+            mode: "replication",
+            seed: set.primary,
+            zoneMap: set.zoneMap,
+            expect: { replicas: o.replicas },
+            describe: `replication: 1 primary + ${o.replicas} replicas`,
+          };
+          update(`primary ${set.primary.address}, replicas ${set.replicas.map((r) => r.address).join(", ")}`);
+        },
+      },
+      {
+        title: `Start cluster: ${o.primaries} primaries × ${o.replicasPerPrimary} replica(s), AZ-aware bootstrap`,
+        run: async (update) => {
+          const c = await startLocalCluster(fleet, {
+            primaries: o.primaries,
+            replicasPerPrimary: o.replicasPerPrimary,
+            zones: o.zones,
+            password: o.password,
+            server,
+            onStep: update,
+          });
+          topologies.cluster = {
+            mode: "cluster",
+            seed: c.seed,
+            zoneMap: c.zoneMap,
+            expect: { primaries: o.primaries, replicasPerPrimary: o.replicasPerPrimary },
+            describe: `cluster: ${o.primaries} primaries × ${o.replicasPerPrimary} replica(s), ${c.nodes.length} nodes`,
+          };
+        },
+      },
+      ...(["replication", "cluster"] as const).map(
+        (mode): ProgressStep => ({
+          title: `Verify ${mode} topology`,
+          run: async (update) => {
+            const report = await verify(topology(mode));
+            reports[mode] = { before: report };
+            update(`PASS: ${report.nodeCount} nodes, ${report.shards.length} primary(ies)`);
+          },
+        }),
+      ),
+      benchmarkStep("replication"),
+      benchmarkStep("cluster"),
+      {
+        title: "Verify both topologies after the run (per-primary key counts)",
+        run: async (update) => {
+          for (const mode of ["replication", "cluster"] as const) {
+            const report = await verify(topology(mode));
+            (reports[mode] ??= {}).after = report;
+          }
+          const keys = reports.cluster?.after?.shards.map((s) => `${s.primary.address}: ${s.primary.keys ?? "?"} keys`) ?? [];
+          update(keys.join(", "));
+        },
+      },
+    ]);
+  } catch (err) {
+    // Nothing measured is lost: rows finished before the failure are still written.
+    if (rows.length > 0) {
+      writeFileSync(join(runDir, "results.csv"), renderResultsCsv(rows));
+      (err as Error).message += ` (the ${rows.length} result row(s) measured before the failure are in ${join(runDir, "results.csv")})`;
+    }
+    throw err;
+  } finally {
+    await fleet.stopAll();
+  }
+
+  const b = binaries as ValkeyBinaries;
+  const versions = { server: b.server.version, client: `${b.benchmark.flavor}-benchmark ${b.benchmark.version}`, cli: b.cli.version };
+  const done = reports as Record<LocalMode, { before: TopologyReport; after: TopologyReport }>;
+  const table = renderComparisonTable(rows);
+  writeResults(runDir, rows, done, versions, topologies);
+  return { runDir, rows, reports: done, versions, table };
+}
+
+function writeResults(
+  runDir: string,
+  rows: readonly ResultRow[],
+  reports: Record<LocalMode, { before: TopologyReport; after: TopologyReport }>,
+  versions: { server: string; client: string },
+  topologies: Partial<Record<LocalMode, StartedTopology>>,
+): void {
+  writeFileSync(join(runDir, "results.csv"), renderResultsCsv(rows));
+  const topologyLines: string[] = [];
+  for (const mode of ["replication", "cluster"] as const) {
+    const r = reports[mode];
+    writeFileSync(join(runDir, "raw", `verify-${mode}.json`), JSON.stringify(r, null, 2) + "\n");
+    topologyLines.push(`### ${topologies[mode]?.describe ?? mode}`, "", "```", formatTopologyReport(r.after), "```", "");
+  }
+  writeFileSync(
+    join(runDir, "summary.md"),
+    renderSummaryMarkdown({ rows, title: "Local comparison: replication vs cluster mode", topology: topologyLines, versions }),
+  );
+}

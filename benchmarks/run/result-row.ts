@@ -1,0 +1,42 @@
+/** One measured test: a line of results.csv (the seed's nine columns plus the ones it lacked). */
+
+export type ResultMode = "cluster" | "replication";
+
+export interface ResultRow {
+  /** The workload's name tag. */
+  workload: string;
+  mode: ResultMode;
+  /** Upper case, as the benchmark tool prints it: `SET`. */
+  test: string;
+  /** Requests per second as the tool reports it: requests / elapsed whole milliseconds. */
+  rps: number;
+  p50_ms: number;
+  clients: number;
+  pipeline: number;
+  datasize: number;
+  /** `YYYYMMDD-HHMMSS`, the seed's format (the run's start, UTC). */
+  timestamp: string;
+  p95_ms: number;
+  p99_ms: number;
+  /** Wall time of the benchmark process for this test, connection setup included. */
+  duration_s: number;
+  /** Requests of the run reported (the re-run's when the test was re-run). */
+  requests: number;
+  server_version: string;
+  client_version: string;
+  avg_ms: number;
+  min_ms: number;
+  max_ms: number;
+  /** e.g. `rerun: first run 0.42 s < 5 s; requests scaled 500000→6000000`, or `` */
+  notes: string;
+}
+
+export const RESULT_MODES: readonly ResultMode[] = ["cluster", "replication"];
+
+/** `YYYYMMDD-HHMMSS`. */
+export const RESULT_TIMESTAMP_PATTERN = /^\d{8}-\d{6}$/;
+
+/** `YYYYMMDD-HHMMSS` in UTC. */
+export function formatResultTimestamp(d: Date = new Date()): string {
+  return d.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+}

@@ -1,0 +1,99 @@
+/**
+ * The topology verifier's public types: what it checks (stable failure codes), what it
+ * reports, and how it is asked. Codes are stable strings other tools match on.
+ */
+import type { Connector } from "../topology/connector.js";
+import type { NodeEndpoint } from "../topology/endpoint.js";
+import type { ZoneSource } from "../topology/zones.js";
+
+export type ClusterFailureCode =
+  | "CLUSTER_STATE_NOT_OK"
+  | "SLOTS_UNASSIGNED"
+  | "SLOTS_NOT_OK"
+  | "NODE_FAILED"
+  | "PRIMARY_WITHOUT_REPLICA"
+  | "NO_CROSS_AZ_REPLICA"
+  | "AZ_PRIMARY_MAJORITY"
+  | "ZONE_UNKNOWN"
+  | "SHAPE_MISMATCH";
+
+export type ReplicationFailureCode =
+  | "NOT_PRIMARY"
+  | "REPLICA_LINK_DOWN"
+  | "REPLICA_COUNT"
+  | "REPLICA_LAG"
+  | "NO_CROSS_AZ_REPLICA"
+  | "ZONE_UNKNOWN";
+
+export type FailureCode = ClusterFailureCode | ReplicationFailureCode;
+
+export interface VerifyFailure {
+  code: FailureCode;
+  message: string;
+  /** `host:port` of the node concerned, when one is. */
+  node?: string;
+}
+
+export interface ReplicaReport {
+  address: string;
+  zone: string | undefined;
+  crossAz: boolean;
+  linkUp: boolean;
+  /** Primary's replication offset minus this replica's, when both are known. */
+  lagBytes?: number;
+  nodeId?: string;
+}
+
+export interface ShardReport {
+  primary: {
+    address: string;
+    zone: string | undefined;
+    nodeId?: string;
+    /** e.g. ["0-5460", "6000"]; empty (slotCount 0) in replication mode. */
+    slotRanges: string[];
+    slotCount: number;
+    /** DBSIZE on the primary; undefined when not counted or not reachable. */
+    keys: number | undefined;
+  };
+  replicas: ReplicaReport[];
+}
+
+export interface TopologyReport {
+  ok: boolean;
+  mode: "cluster" | "replication";
+  failures: VerifyFailure[];
+  shards: ShardReport[];
+  /** Primaries per known zone (primaries with no known zone are not counted here). */
+  primariesPerZone: Record<string, number>;
+  nodeCount: number;
+  clusterState?: string;
+  slotsAssigned?: number;
+  slotsOk?: number;
+  /** The seed the topology was discovered from (`host:port` as given). */
+  seed?: string;
+  /** "skipped" when no zone source was given: zone checks were not run (not a failure). */
+  zoneCheck?: "checked" | "skipped";
+  /** Informational observations that are not failures (skipped checks, view disagreements). */
+  notes?: string[];
+}
+
+export interface VerifyExpectations {
+  primaries?: number;
+  replicasPerPrimary?: number;
+  /** Replication mode: replicas of the primary. Cluster mode: replicas in total. */
+  replicas?: number;
+}
+
+export interface VerifyOptions {
+  mode: "cluster" | "replication";
+  seeds: NodeEndpoint[];
+  connector: Connector;
+  zones?: ZoneSource;
+  expect?: VerifyExpectations;
+  /** Replication mode: largest acceptable primary-minus-replica offset. @default 1 MiB */
+  replicaLagBytes?: number;
+  /** DBSIZE per primary. @default true */
+  countKeys?: boolean;
+}
+
+export const DEFAULT_REPLICA_LAG_BYTES = 1024 * 1024;

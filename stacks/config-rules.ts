@@ -1,0 +1,115 @@
+/**
+ * Cross-field rules: combinations of keys that each look fine alone but would fail at
+ * `pulumi up` time or, worse, leave pods Pending or a topology unverifiable. Each rule reports
+ * the key path a user should change.
+ */
+import type { StackInput } from "./config-sections.js";
+import type { ResourceAmounts, StackConfig } from "./config-types.js";
+import { allocatableFor, type Allocatable } from "./instance-types.js";
+import { formatBytes, formatMillicores } from "./quantity.js";
+
+/** Records one problem at a key path (relative to the project namespace). */
+export type Report = (path: ReadonlyArray<string | number>, message: string) => void;
+
+const describeAmounts = (a: ResourceAmounts | Allocatable): string => `${formatMillicores(a.cpuMillicores)} vCPU / ${formatBytes(a.memoryBytes)}`;
+
+function checkTopology(config: StackConfig, report: Report): void {
+  const { valkey, aws, checks } = config;
+  if (valkey.mode === "cluster") {
+    if (valkey.cluster.primaries < 3) report(["valkey", "cluster", "primaries"], `must be ≥ 3 in cluster mode (got ${valkey.cluster.primaries}); Valkey cluster needs a majority of 3 primaries to fail over`);
+    if (valkey.cluster.replicasPerPrimary < 1) report(["valkey", "cluster", "replicasPerPrimary"], "must be ≥ 1 in cluster mode, or a lost primary loses its slots");
+  } else {
+    const { replicas, minReplicasToWrite } = valkey.replication;
+    if (minReplicasToWrite > replicas) report(["valkey", "replication", "minReplicasToWrite"], `must be ≤ valkey.replication.replicas (${replicas}), or every write is refused`);
+    if (replicas < 1 && checks.verify) report(["valkey", "replication", "replicas"], "must be ≥ 1 when checks.verify is on: verify requires a replica in a different AZ from the primary");
+  }
+  const pairsAcrossZones = valkey.mode === "cluster" || valkey.replication.replicas >= 1;
+  if (pairsAcrossZones && aws.zones.length < 2) {
+    report(["aws", "zones"], `cross-AZ primary↔replica pairing needs ≥ 2 zones (got ${aws.zones.length})`);
+  }
+}
+
+function checkZones(config: StackConfig, input: StackInput, report: Report): void {
+  const regionKey = input.aws.region;
+  const providerRegion = input["aws:region"];
+  if (regionKey !== undefined && providerRegion !== undefined && regionKey !== providerRegion) {
+    report(["aws", "region"], `"${regionKey}" differs from aws:region "${providerRegion}"; set one of them`);
+  }
+  if (config.platform !== "eks") return;
+  config.aws.zones.forEach((zone, index) => {
+    if (!zone.startsWith(config.aws.region) || zone.length !== config.aws.region.length + 1) {
+      report(["aws", "zones", index], `"${zone}" is not a zone of region ${config.aws.region}`);
+    }
+  });
+}
+
+function checkPodResources(config: StackConfig, report: Report): void {
+  const { valkey } = config;
+  const { requests, limits } = valkey.resourceAmounts;
+  if (requests.cpuMillicores > limits.cpuMillicores) {
+    report(["valkey", "resources", "requests", "cpu"], `${valkey.resources.requests.cpu} exceeds limits.cpu ${valkey.resources.limits.cpu}`);
+  }
+  if (requests.memoryBytes > limits.memoryBytes) {
+    report(["valkey", "resources", "requests", "memory"], `${valkey.resources.requests.memory} exceeds limits.memory ${valkey.resources.limits.memory}`);
+  }
+  const limitCores = Math.ceil(limits.cpuMillicores / 1000);
+  if (valkey.ioThreads > limitCores) {
+    report(["valkey", "ioThreads"], `${valkey.ioThreads} exceeds the pod's ${formatMillicores(limits.cpuMillicores)} vCPU limit; use at most ${limitCores}`);
+  }
+  if (valkey.maxmemoryBytes >= limits.memoryBytes) {
+    report(["valkey", "maxmemory"], `${valkey.maxmemory} (${formatBytes(valkey.maxmemoryBytes)}) must be below limits.memory ${valkey.resources.limits.memory}, or the pod is OOM-killed before Valkey evicts`);
+  }
+}
+
+/** Reports a pod request that fits no permitted instance type's allocatable capacity. */
+function checkFits(permitted: Array<[string, Allocatable]>, request: ResourceAmounts, path: string[], what: string, report: Report): void {
+  if (permitted.length === 0) return;
+  if (permitted.some(([, a]) => a.cpuMillicores >= request.cpuMillicores && a.memoryBytes >= request.memoryBytes)) return;
+  const cpuFits = permitted.some(([, a]) => a.cpuMillicores >= request.cpuMillicores);
+  const memoryFits = permitted.some(([, a]) => a.memoryBytes >= request.memoryBytes);
+  const leaf = !memoryFits ? ["memory"] : !cpuFits ? ["cpu"] : [];
+  const largest = permitted.reduce((best, entry) => (entry[1].memoryBytes > best[1].memoryBytes ? entry : best));
+  report([...path, ...leaf], `${what} request ${describeAmounts(request)} fits no permitted instance type (largest allocatable: ${largest[0]} ${describeAmounts(largest[1])}); the pod would stay Pending`);
+}
+
+function checkNodePool(config: StackConfig, report: Report): void {
+  const usesNodePool = config.platform === "eks" || config.byo.manageKarpenterNodePool;
+  if (!usesNodePool) return;
+  const { valkey, benchmark, karpenter } = config;
+  const permitted = karpenter.nodePool.permittedInstanceTypes.flatMap((type): Array<[string, Allocatable]> => {
+    const allocatable = allocatableFor(type);
+    return allocatable ? [[type, allocatable]] : [];
+  });
+  checkFits(permitted, valkey.resourceAmounts.requests, ["valkey", "resources", "requests"], "Valkey pod", report);
+  if (benchmark.enabled) checkFits(permitted, benchmark.resourceAmounts, ["benchmark", "resources"], "benchmark pod", report);
+
+  const extra = benchmark.enabled ? benchmark.resourceAmounts : { cpuMillicores: 0, memoryBytes: 0 };
+  const total = {
+    cpuMillicores: valkey.pods * valkey.resourceAmounts.requests.cpuMillicores + extra.cpuMillicores,
+    memoryBytes: valkey.pods * valkey.resourceAmounts.requests.memoryBytes + extra.memoryBytes,
+  };
+  const { limits } = karpenter.nodePool;
+  const pods = `${valkey.pods} Valkey pod${valkey.pods === 1 ? "" : "s"}${benchmark.enabled ? " + the benchmark pod" : ""}`;
+  if (total.cpuMillicores > limits.amounts.cpuMillicores) {
+    report(["karpenter", "nodePool", "limits", "cpu"], `${limits.cpu} is below the ${formatMillicores(total.cpuMillicores)} vCPU that ${pods} request`);
+  }
+  if (total.memoryBytes > limits.amounts.memoryBytes) {
+    report(["karpenter", "nodePool", "limits", "memory"], `${limits.memory} is below the ${formatBytes(total.memoryBytes)} that ${pods} request`);
+  }
+}
+
+function checkBenchmark(config: StackConfig, report: Report): void {
+  const { benchmark } = config;
+  if (benchmark.maxRequests < benchmark.requests) {
+    report(["benchmark", "maxRequests"], `${benchmark.maxRequests} is below benchmark.requests (${benchmark.requests})`);
+  }
+}
+
+/** Runs every cross-field rule over a resolved config. */
+export function checkStackRules(config: StackConfig, input: StackInput, report: Report): void {
+  checkTopology(config, report);
+  checkZones(config, input, report);
+  checkPodResources(config, report);
+  checkNodePool(config, report);
+  checkBenchmark(config, report);
+}

@@ -1,0 +1,303 @@
+/**
+ * The stack-file schema, one zod schema per `valkey-on-eks:<section>` key. Each key carries its
+ * description (`.describe()`) and static default here; defaults that depend on other keys (region
+ * zones, ioThreads, storageClass, workloadName) are optional in the schema, documented through
+ * `.meta({ defaultText })`, and filled in by config-resolve.ts. README's config table is rendered
+ * from these schemas (stacks/render-config-table.ts), so the description text is user-facing.
+ *
+ * Shapes are strict: an unknown key anywhere is an error naming its path.
+ */
+import { z } from "zod";
+import { BENCHMARK_TESTS } from "../benchmarks/workload.js";
+import { KNOWN_INSTANCE_SIZES, isGravitonFamily } from "./instance-types.js";
+import { parseCpuQuantity, parseMemoryQuantity, type QuantityInput } from "./quantity.js";
+
+/** The Pulumi project name: stack keys are `valkey-on-eks:<section>`. */
+export const PROJECT = "valkey-on-eks";
+
+const REGION_RE = /^[a-z]{2}(-gov)?-[a-z]+-\d$/;
+const ZONE_RE = /^[a-z]{2}(-gov)?-[a-z]+-\d[a-z]$/;
+const DNS_LABEL_RE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const CIDR_RE = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
+const INSTANCE_TYPE_RE = /^([a-z]+\d+[a-z]*)\.([a-z0-9]+)$/;
+
+function quantity(kind: "CPU" | "memory", fallback: string) {
+  const parse = kind === "CPU" ? parseCpuQuantity : parseMemoryQuantity;
+  return z
+    .union([z.string(), z.number()], { error: `must be a Kubernetes ${kind} quantity (e.g. ${kind === "CPU" ? '"1", "500m"' : '"12Gi", "512Mi"'})` })
+    .superRefine((value: QuantityInput, ctx) => {
+      try {
+        if (parse(value) <= 0) ctx.addIssue({ code: "custom", message: `must be greater than zero (got ${JSON.stringify(value)})` });
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+      }
+    })
+    .transform((value) => String(value))
+    .default(fallback)
+    .meta({ typeLabel: `${kind} quantity` });
+}
+
+/** A CPU quantity ("1", "500m", 2), kept as written (a string). */
+export const cpuQuantity = (fallback: string) => quantity("CPU", fallback);
+/** A memory quantity ("12Gi", "512Mi"), kept as written (a string). */
+export const memoryQuantity = (fallback: string) => quantity("memory", fallback);
+
+const count = (min: number, fallback: number) => z.int().min(min).default(fallback);
+const flag = (fallback: boolean) => z.boolean().default(fallback);
+
+/** A strict map of keys whose own defaults apply when the map is left out. */
+function section<S extends z.core.$ZodLooseShape>(shape: S, description: string) {
+  return z
+    .strictObject(shape)
+    .prefault({} as z.input<z.ZodObject<S, z.core.$strict>>)
+    .describe(description);
+}
+
+function unique<T>(label: string) {
+  return (items: T[], ctx: z.core.$RefinementCtx<T[]>) => {
+    items.forEach((item, index) => {
+      if (items.indexOf(item) !== index) ctx.addIssue({ code: "custom", path: [index], message: `${label} ${JSON.stringify(item)} is listed twice` });
+    });
+  };
+}
+
+const gravitonInstanceType = z.string().superRefine((value, ctx) => {
+  const match = INSTANCE_TYPE_RE.exec(value);
+  if (!match) ctx.addIssue({ code: "custom", message: `"${value}" is not an EC2 instance type (expected <family>.<size>, e.g. r7g.large)` });
+  else if (!isGravitonFamily(match[1] ?? "")) ctx.addIssue({ code: "custom", message: `"${value}" is not a Graviton (arm64) instance type` });
+});
+
+export const platformSchema = z.enum(["eks", "byo"]).default("eks").describe("Where Valkey runs: a new EKS cluster with Karpenter (eks) or a Kubernetes cluster you bring (byo).");
+
+export const awsSchema = section(
+  {
+    region: z
+      .string()
+      .regex(REGION_RE, { error: "must be an AWS region such as us-west-2" })
+      .optional()
+      .describe("AWS region.")
+      .meta({ defaultText: '`aws:region`, else "us-west-2"' }),
+    zones: z
+      .array(z.string().regex(ZONE_RE, { error: "must be an availability zone such as us-west-2a" }))
+      .min(1)
+      .superRefine(unique("zone"))
+      .optional()
+      .describe("Availability zones Valkey pods spread over (hard AZ spread, DoNotSchedule); unique, and in `region` on eks.")
+      .meta({ defaultText: "`<region>a`, `<region>b`, `<region>c`" }),
+  },
+  "AWS region and availability zones.",
+);
+
+export const eksSchema = section(
+  {
+    version: z.string().regex(/^1\.\d{2}$/, { error: 'must be a Kubernetes minor version such as "1.33"' }).default("1.33").describe("EKS Kubernetes version."),
+    vpcCidr: z
+      .string()
+      .refine((v) => {
+        const m = CIDR_RE.exec(v);
+        return m !== null && m.slice(1, 5).every((o) => Number(o) <= 255) && Number(m[5]) >= 16 && Number(m[5]) <= 24;
+      }, "must be an IPv4 CIDR with a /16 to /24 prefix")
+      .default("10.0.0.0/16")
+      .describe("CIDR of the new VPC."),
+    publicEndpoint: flag(true).describe("Whether the API server endpoint is reachable from the internet."),
+    systemNodes: section(
+      {
+        instanceType: gravitonInstanceType.default("m7g.large").describe("Graviton instance type of the managed node group for system pods (CoreDNS, Karpenter)."),
+        count: count(1, 2).describe("Nodes in the system node group."),
+        diskSizeGiB: count(20, 50).describe("Root volume size of each system node in GiB."),
+      },
+      "The managed node group for system pods.",
+    ),
+  },
+  "The EKS cluster (platform eks only).",
+);
+
+export const karpenterSchema = section(
+  {
+    chartVersion: z.string().regex(/^\d+\.\d+\.\d+$/, { error: 'must be a chart version such as "1.14.1"' }).default("1.14.1").describe("Karpenter Helm chart version."),
+    nodePool: section(
+      {
+        instanceFamilies: z
+          .array(z.string().refine(isGravitonFamily, { error: "must be a Graviton (arm64) instance family such as r7g" }))
+          .min(1)
+          .superRefine(unique("family"))
+          .default(["r7g"])
+          .describe("Instance families the Valkey NodePool may launch."),
+        networkOptimized: flag(false).describe("Also permit each family's network-optimised sibling (r7g → r7gn)."),
+        instanceTypes: z
+          .array(gravitonInstanceType)
+          .min(1)
+          .superRefine(unique("instance type"))
+          .optional()
+          .describe("Explicit instance types; when set they replace families × sizes.")
+          .meta({ defaultText: "families × sizes" }),
+        instanceSizes: z
+          .array(z.enum(KNOWN_INSTANCE_SIZES as [string, ...string[]]))
+          .min(1)
+          .superRefine(unique("size"))
+          .default(["large", "xlarge", "2xlarge"])
+          .describe("Instance sizes combined with instanceFamilies."),
+        capacityType: z
+          .literal("on-demand", { error: 'must be "on-demand": spot interruptions would fail over Valkey primaries' })
+          .default("on-demand")
+          .describe("Capacity type; only on-demand is accepted for the Valkey data pool."),
+        architecture: z
+          .literal("arm64", { error: 'must be "arm64": the NodePool launches Graviton instances only' })
+          .default("arm64")
+          .describe("CPU architecture; only arm64 (Graviton) is accepted."),
+        limits: section(
+          {
+            cpu: cpuQuantity("64").describe("Total vCPU the NodePool may provision."),
+            memory: memoryQuantity("512Gi").describe("Total memory the NodePool may provision."),
+          },
+          "NodePool limits.",
+        ),
+      },
+      "The Karpenter NodePool for Valkey and benchmark pods.",
+    ),
+  },
+  "Karpenter install and the Valkey data NodePool (platform eks, or byo with manageKarpenterNodePool).",
+);
+
+const tolerationSchema = z.strictObject({
+  key: z.string().optional().describe("Taint key."),
+  operator: z.enum(["Equal", "Exists"]).default("Equal").describe("Toleration operator."),
+  value: z.string().optional().describe("Taint value."),
+  effect: z.enum(["NoSchedule", "PreferNoSchedule", "NoExecute"]).optional().describe("Taint effect."),
+  tolerationSeconds: z.int().min(0).optional().describe("Seconds a NoExecute taint is tolerated."),
+});
+
+export const byoSchema = section(
+  {
+    kubeconfig: z.string().min(1).optional().describe("Path of the kubeconfig file.").meta({ defaultText: "the Kubernetes provider's default" }),
+    context: z.string().min(1).optional().describe("kubeconfig context.").meta({ defaultText: "the current context" }),
+    nodeSelector: z.record(z.string(), z.string()).default({}).describe("Node labels Valkey and benchmark pods must match."),
+    tolerations: z.array(tolerationSchema).default([]).describe("Tolerations added to Valkey and benchmark pods."),
+    storageClass: z.string().min(1).optional().describe("Existing StorageClass for Valkey volumes.").meta({ defaultText: "the cluster's default class" }),
+    manageKarpenterNodePool: flag(false).describe("Create a Karpenter NodePool from `karpenter.nodePool` in your cluster (Karpenter must be installed)."),
+  },
+  "Your own Kubernetes cluster (platform byo only).",
+);
+
+const resourcePair = (cpu: string, memory: string, what: string, description: string) =>
+  section({ cpu: cpuQuantity(cpu).describe(`CPU ${what}.`), memory: memoryQuantity(memory).describe(`Memory ${what}.`) }, description);
+
+export const valkeySchema = section(
+  {
+    namespace: z.string().regex(DNS_LABEL_RE, { error: "must be a Kubernetes namespace name (lower-case DNS label)" }).default("valkey").describe("Kubernetes namespace of the Valkey pods."),
+    image: z.string().regex(/^\S+:\S+$|^\S+@sha256:[0-9a-f]{64}$/, { error: "must be an image reference with a tag or digest" }).default("valkey/valkey:9.0.2").describe("Valkey container image."),
+    mode: z.enum(["replication", "cluster"]).default("replication").describe("Topology: one primary with replicas, or sharded cluster mode."),
+    replication: section(
+      {
+        replicas: count(0, 3).describe("Replicas of the one primary."),
+        minReplicasToWrite: count(0, 0).describe("Valkey `min-replicas-to-write`."),
+      },
+      "Replication mode (mode replication).",
+    ),
+    cluster: section(
+      {
+        primaries: count(1, 3).describe("Primaries (shards) over 16384 hash slots; at least 3 in cluster mode."),
+        replicasPerPrimary: count(0, 1).describe("Replicas of each primary; at least 1 in cluster mode."),
+        nodeTimeoutMs: count(100, 15000).describe("Valkey `cluster-node-timeout` in milliseconds."),
+      },
+      "Cluster mode (mode cluster).",
+    ),
+    resources: section(
+      {
+        requests: resourcePair("1", "12Gi", "request of each Valkey pod", "Per-pod requests."),
+        limits: resourcePair("2", "16Gi", "limit of each Valkey pod", "Per-pod limits."),
+      },
+      "Per-pod requests and limits.",
+    ),
+    persistence: section(
+      {
+        aof: flag(true).describe("Append-only file (`appendonly yes`)."),
+        rdb: flag(true).describe("RDB snapshots (`save`)."),
+        appendfsync: z.enum(["always", "everysec", "no"]).default("everysec").describe("Valkey `appendfsync`."),
+        storageClass: z.string().min(1).optional().describe("StorageClass of each pod's PVC.").meta({ defaultText: '"gp3" on eks; `byo.storageClass` on byo' }),
+        size: memoryQuantity("50Gi").describe("PVC size of each pod."),
+      },
+      "Persistence and volumes.",
+    ),
+    ioThreads: z.int().min(1).max(256).optional().describe("Valkey `io-threads`.").meta({ defaultText: "max(1, min(8, floor(limits.cpu) − 2))" }),
+    maxmemory: z
+      .union([z.string(), z.number()], { error: 'must be a memory quantity or a percentage such as "75%"' })
+      .superRefine((value, ctx) => {
+        const percent = typeof value === "string" ? /^(\d+(?:\.\d+)?)%$/.exec(value.trim()) : null;
+        if (percent) {
+          const share = Number(percent[1]);
+          if (share <= 0 || share > 100) ctx.addIssue({ code: "custom", message: `must be a percentage above 0% and at most 100% (got ${String(value)})` });
+          return;
+        }
+        try {
+          if (parseMemoryQuantity(value) <= 0) ctx.addIssue({ code: "custom", message: "must be greater than zero" });
+        } catch (err) {
+          ctx.addIssue({ code: "custom", message: `${(err as Error).message}; or give a percentage of requests.memory such as "75%"` });
+        }
+      })
+      .transform((value) => String(value))
+      .default("75%")
+      .describe("Valkey `maxmemory`: a memory quantity, or a percentage of resources.requests.memory.")
+      .meta({ typeLabel: "memory quantity or percentage" }),
+    maxmemoryPolicy: z
+      .enum(["noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"])
+      .default("noeviction")
+      .describe("Valkey `maxmemory-policy`."),
+    auth: section(
+      { enabled: flag(true).describe("Require a password (`requirepass`/`masterauth`); set it with `pulumi config set --secret password`.") },
+      "Authentication.",
+    ),
+  },
+  "The Valkey deployment.",
+);
+
+export const benchmarkSchema = section(
+  {
+    enabled: flag(true).describe("Run valkey-benchmark after deploying."),
+    workloadName: z.string().regex(/^[\w.-]+$/, { error: "must be letters, digits, '_', '.', '-'" }).optional().describe("Tag in results.csv's `workload` column.").meta({ defaultText: "valkey.mode" }),
+    requests: count(1, 500_000).describe("`-n`: requests per test."),
+    clients: count(1, 50).describe("`-c`: parallel connections."),
+    pipeline: count(1, 16).describe("`-P`: pipeline depth."),
+    dataSize: count(1, 256).describe("`-d`: value size in bytes."),
+    threads: count(1, 4).describe("`--threads`: benchmark client threads."),
+    keyspaceLength: count(1, 1_000_000).describe("`-r`: random keys over this many key names."),
+    tests: z.array(z.enum(BENCHMARK_TESTS)).min(1).superRefine(unique("test")).default(["set", "get", "incr"]).describe("`-t`: valkey-benchmark tests, in order."),
+    minDurationSeconds: z.number().min(0).default(5).describe("A test shorter than this is re-run with a request count scaled from its rate."),
+    maxRequests: count(1, 50_000_000).describe("Upper bound on a re-run's scaled request count; at least `requests`."),
+    resources: resourcePair("1", "1Gi", "of the benchmark pod (requests = limits)", "Benchmark pod CPU and memory."),
+  },
+  "The valkey-benchmark run (the seed workload by default).",
+);
+
+export const checksSchema = section(
+  {
+    bootstrap: flag(true).describe("Assign slots and pair replicas across AZs (cluster mode)."),
+    verify: flag(true).describe("Verify the topology before benchmarking."),
+    connector: z.enum(["port-forward", "direct"]).default("port-forward").describe("How checks reach the Valkey pods."),
+    replicaLagBytes: count(0, 1_048_576).describe("Largest acceptable replica lag in bytes."),
+  },
+  "Post-deploy steps.",
+);
+
+export const passwordSchema = z
+  .union([z.string(), z.strictObject({ secure: z.string().min(1) })], { error: "must be set with `pulumi config set --secret password ...`" })
+  .optional()
+  .describe("Valkey password; set it with `pulumi config set --secret password <value>` (must be `secure:`).")
+  .meta({ typeLabel: "{ secure: <ciphertext> }", defaultText: "none: required when valkey.auth.enabled" });
+
+/** Every `valkey-on-eks:` key, plus Pulumi's `aws:region`, before cross-field rules and resolution. */
+export const stackInputSchema = z.strictObject({
+  platform: platformSchema,
+  aws: awsSchema,
+  "aws:region": z.string().regex(REGION_RE, { error: "must be an AWS region such as us-west-2" }).optional().describe("The AWS provider's region; used when `aws.region` is not set."),
+  eks: eksSchema,
+  karpenter: karpenterSchema,
+  byo: byoSchema,
+  valkey: valkeySchema,
+  benchmark: benchmarkSchema,
+  checks: checksSchema,
+  password: passwordSchema,
+});
+
+/** The stack input after per-key validation and static defaults. */
+export type StackInput = z.output<typeof stackInputSchema>;

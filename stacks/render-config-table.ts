@@ -1,0 +1,56 @@
+/**
+ * README's stack-config table, generated from the schema's own metadata so it cannot drift:
+ *
+ *   npx tsx stacks/render-config-table.ts           print the table
+ *   npx tsx stacks/render-config-table.ts --write   replace it in README.md (between the markers only)
+ *   npx tsx stacks/render-config-table.ts --check   exit 1 when README.md is stale
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describeKeys } from "./config-meta.js";
+import { PROJECT, stackInputSchema } from "./config-sections.js";
+
+export const TABLE_START = "<!-- config-table:start -->";
+export const TABLE_END = "<!-- config-table:end -->";
+
+const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ");
+const code = (text: string) => (text === "—" ? text : `\`${text}\``);
+
+/** The Markdown table of every stack key: key path | type | default | description. */
+export function renderConfigTable(): string {
+  const rows = describeKeys(stackInputSchema).map((key) => {
+    const name = key.path.includes(":") ? key.path : `${PROJECT}:${key.path}`;
+    return `| ${cell(code(name))} | ${cell(key.type)} | ${cell(key.defaultIsValue ? code(key.default) : key.default)} | ${cell(key.description)} |`;
+  });
+  const intro = `Keys of \`stacks/Pulumi.<stack>.yaml\` (\`config:\`). Nested keys live inside their section's map, e.g. \`${PROJECT}:valkey: { mode: cluster, cluster: { primaries: 3 } }\`; unknown keys are errors. Validate with \`npm run --silent vbench -- config --file stacks/Pulumi.<stack>.yaml\`.`;
+  return [intro, "", "| Key | Type | Default | Description |", "|---|---|---|---|", ...rows].join("\n");
+}
+
+/** Replaces the text between the markers; throws when they are missing or out of order. */
+export function replaceConfigTable(readme: string, table: string): string {
+  const start = readme.indexOf(TABLE_START);
+  const end = readme.indexOf(TABLE_END);
+  if (start < 0 || end < start) throw new Error(`README.md must contain ${TABLE_START} followed by ${TABLE_END}`);
+  return `${readme.slice(0, start + TABLE_START.length)}\n${table}\n${readme.slice(end)}`;
+}
+
+function run(args: string[]): number {
+  const readmePath = join(dirname(fileURLToPath(import.meta.url)), "..", "README.md");
+  const table = renderConfigTable();
+  if (!args.includes("--write") && !args.includes("--check")) {
+    process.stdout.write(`${table}\n`);
+    return 0;
+  }
+  const readme = readFileSync(readmePath, "utf8");
+  const updated = replaceConfigTable(readme, table);
+  if (args.includes("--check")) {
+    if (updated === readme) return 0;
+    process.stderr.write("README.md's config table is stale; run: npx tsx stacks/render-config-table.ts --write\n");
+    return 1;
+  }
+  if (updated !== readme) writeFileSync(readmePath, updated);
+  return 0;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) process.exit(run(process.argv.slice(2)));
