@@ -1,0 +1,47 @@
+/**
+ * What the components agree on: label keys, names and the placement every Valkey and benchmark
+ * pod gets. Plain values only (no resources, no side effects), so builders, components and tests
+ * import them freely.
+ */
+import type { Toleration } from "../stacks/config-types.js";
+
+/** The Valkey client port and the cluster bus port. */
+export const VALKEY_PORT = 6379;
+export const VALKEY_BUS_PORT = 16379;
+
+/** Label every Valkey data-plane pod carries; the benchmark Job's anti-affinity keeps away from it. */
+export const DATA_PLANE_LABEL = "valkey-on-eks/data-plane";
+/** Label a pod must carry for the NetworkPolicy to let it reach port 6379. */
+export const CLIENT_LABEL = "valkey-on-eks/client";
+/** Label with the pod's role in replication mode ("primary" | "replica") and in cluster mode ("member"). */
+export const ROLE_LABEL = "valkey-on-eks/role";
+/** Zone label Kubernetes nodes carry (set by the cloud provider; by kwok in the local tests). */
+export const ZONE_LABEL = "topology.kubernetes.io/zone";
+/** Key of the Valkey password in the Secret the Valkey components create. */
+export const PASSWORD_SECRET_KEY = "password";
+
+/** The Karpenter NodePool / EC2NodeClass name for the Valkey data pool, and its taint. */
+export const VALKEY_NODE_POOL = "valkey";
+export const VALKEY_TAINT = { key: "workload", value: "valkey", effect: "NoSchedule" } as const;
+
+/** Where Valkey and benchmark pods may run and where their volumes come from. */
+export interface Placement {
+  /** Zones the data pods spread over (hard spread); the first holds the replication primary. */
+  zones: string[];
+  /** Node labels pods must match (EKS: the Karpenter Valkey pool; byo: `byo.nodeSelector`). */
+  nodeSelector: Record<string, string>;
+  /** Tolerations pods carry (EKS: the Valkey pool's taint; byo: `byo.tolerations`). */
+  tolerations: Toleration[];
+  /** StorageClass of the data PVCs; undefined = the cluster's default class. */
+  storageClass: string | undefined;
+}
+
+/** Labels shared by everything one Valkey release creates. */
+export function releaseLabels(release: string): Record<string, string> {
+  return {
+    "app.kubernetes.io/name": "valkey",
+    "app.kubernetes.io/instance": release,
+    "app.kubernetes.io/part-of": "valkey-on-eks",
+    "app.kubernetes.io/managed-by": "pulumi",
+  };
+}
