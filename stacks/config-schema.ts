@@ -4,9 +4,9 @@
  * the boundary. Every problem is collected into one {@link ConfigError} whose message lists them
  * as `key.path: message` lines, paths relative to the `valkey-on-eks:` namespace.
  *
- * Shape problems (types, ranges, unknown keys) are reported first and all together; the
- * cross-field rules need a well-formed config, so they run, again all together, once the shape
- * is valid.
+ * Shape problems (types, ranges, unknown keys) are reported first; the cross-field rules need a
+ * well-formed config, so they run on the config with the malformed values removed, and their
+ * problems follow in the same error.
  */
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
@@ -144,6 +144,41 @@ function warningsFor(raw: Record<string, unknown>, config: StackConfig, password
   return warnings;
 }
 
+/** A deep copy of `value` without the values at `paths` (so their defaults apply instead). */
+function withoutPaths(value: unknown, paths: readonly (readonly PropertyKey[])[]): unknown {
+  const copy: unknown = structuredClone(value);
+  const at = (path: readonly PropertyKey[]): unknown =>
+    path.reduce<unknown>((node, key) => (node !== null && typeof node === "object" ? (node as Record<PropertyKey, unknown>)[key] : undefined), copy);
+  for (let path of paths) {
+    // A bad list item drops the whole list (a hole would be a new problem of its own).
+    while (path.length > 0 && Array.isArray(at(path.slice(0, -1)))) path = path.slice(0, -1);
+    if (path.length === 0) return {};
+    const parent = at(path.slice(0, -1));
+    if (parent !== null && typeof parent === "object") delete (parent as Record<PropertyKey, unknown>)[path[path.length - 1] as PropertyKey];
+  }
+  return copy;
+}
+
+/**
+ * The cross-field rules only run on a well-formed config, so a config with shape problems would
+ * hide its cross-field problems until the next run. To report everything in one error, the
+ * rules are run once more with every malformed value removed (its default standing in), and
+ * their problems on keys not already reported are added.
+ */
+function crossFieldIssuesDespite(
+  schema: ReturnType<typeof stackConfigSchema>,
+  source: unknown,
+  issues: readonly z.core.$ZodIssue[],
+  reported: readonly ConfigIssue[],
+): ConfigIssue[] {
+  const paths = issues.flatMap((i) => (i.code === "unrecognized_keys" ? i.keys.map((k) => [...i.path, k]) : [i.path]));
+  const retry = schema.safeParse(withoutPaths(source, paths), { error: errorMap });
+  if (retry.success) return [];
+  const seen = new Set(reported.map((i) => i.path));
+  const overlaps = (path: string): boolean => [...seen].some((p) => p === path || p.startsWith(`${path}.`) || path.startsWith(`${p}.`));
+  return toConfigIssues(retry.error.issues).filter((i) => !overlaps(i.path));
+}
+
 /**
  * Parses a stack's config: `raw` holds the `valkey-on-eks:` keys with the prefix stripped, plus
  * Pulumi's `aws:region` under the key "aws:region" when set.
@@ -151,8 +186,12 @@ function warningsFor(raw: Record<string, unknown>, config: StackConfig, password
  */
 export function parseStackConfig(raw: unknown, options: ParseOptions = {}): ParsedStackConfig {
   const source = raw ?? {};
-  const result = stackConfigSchema(options).safeParse(source, { error: errorMap });
-  if (!result.success) throw new ConfigError(toConfigIssues(result.error.issues));
+  const schema = stackConfigSchema(options);
+  const result = schema.safeParse(source, { error: errorMap });
+  if (!result.success) {
+    const shape = toConfigIssues(result.error.issues);
+    throw new ConfigError([...shape, ...crossFieldIssuesDespite(schema, source, result.error.issues, shape)]);
+  }
   const rawRecord = source as Record<string, unknown>;
   const password = passwordState(rawRecord.password as StackInput["password"]);
   return { config: result.data, password, warnings: warningsFor(rawRecord, result.data, password) };

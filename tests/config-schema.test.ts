@@ -119,6 +119,19 @@ describe("parseStackConfig: bad configs name the key path", () => {
     const err = errorOf({ platform: "gke", valkey: { clutser: {}, replication: { replicas: -1 } }, benchmark: { tests: ["nope"] }, bogus: true });
     expect(issuePaths(err).sort()).toEqual(["benchmark.tests.0", "bogus", "platform", "valkey.clutser", "valkey.replication.replicas"]);
   });
+  it("reports shape and cross-field problems together, without inventing problems for the malformed keys", () => {
+    const err = errorOf({
+      valkey: { mode: "cluster", cluster: { primaries: 2 }, ioThreads: 9, resources: { limits: { cpu: "lots" } } },
+      aws: { zones: ["us-west-2a"] },
+      benchmark: { tests: ["set", "sett"] },
+    });
+    // Shape: the bad test name and the bad CPU limit; cross-field: primaries, zones, and ioThreads
+    // against the default 2-vCPU limit that stands in for the malformed one.
+    expect(issuePaths(err).sort()).toEqual(
+      ["aws.zones", "benchmark.tests.1", "valkey.cluster.primaries", "valkey.ioThreads", "valkey.resources.limits.cpu"].sort(),
+    );
+    expect(err.message).toMatch(/^invalid stack config \(5 problems\):/);
+  });
 });
 
 describe("parseStackConfig: defaults", () => {
