@@ -64,6 +64,8 @@ export function resolveStackConfig(input: StackInput): StackConfig {
       tolerations: input.byo.tolerations.map((t) => ({ ...t })),
       storageClass: input.byo.storageClass,
       manageKarpenterNodePool: input.byo.manageKarpenterNodePool,
+      karpenterNodeRole: input.byo.karpenterNodeRole,
+      karpenterDiscoveryTag: input.byo.karpenterDiscoveryTag,
     },
     valkey: {
       namespace: valkey.namespace,

@@ -105,6 +105,13 @@ function checkBenchmark(config: StackConfig, report: Report): void {
   }
 }
 
+function checkByoNodePool(config: StackConfig, report: Report): void {
+  const { byo } = config;
+  if (config.platform !== "byo" || !byo.manageKarpenterNodePool) return;
+  if (byo.karpenterNodeRole === undefined) report(["byo", "karpenterNodeRole"], "is required while byo.manageKarpenterNodePool is true: the EC2NodeClass needs the node IAM role name");
+  if (byo.karpenterDiscoveryTag === undefined) report(["byo", "karpenterDiscoveryTag"], "is required while byo.manageKarpenterNodePool is true: the EC2NodeClass selects subnets and security groups by karpenter.sh/discovery");
+}
+
 /** Runs every cross-field rule over a resolved config. */
 export function checkStackRules(config: StackConfig, input: StackInput, report: Report): void {
   checkTopology(config, report);
@@ -112,4 +119,5 @@ export function checkStackRules(config: StackConfig, input: StackInput, report: 
   checkPodResources(config, report);
   checkNodePool(config, report);
   checkBenchmark(config, report);
+  checkByoNodePool(config, report);
 }

@@ -175,6 +175,18 @@ export const byoSchema = section(
     tolerations: z.array(tolerationSchema).default([]).describe("Tolerations added to Valkey and benchmark pods."),
     storageClass: z.string().min(1).optional().describe("Existing StorageClass for Valkey volumes.").meta({ defaultText: "the cluster's default class" }),
     manageKarpenterNodePool: flag(false).describe("Create a Karpenter NodePool from `karpenter.nodePool` in your cluster (Karpenter must be installed)."),
+    karpenterNodeRole: z
+      .string()
+      .regex(/^[\w+=,.@-]{1,64}$/, { error: "must be an IAM role name (not an ARN)" })
+      .optional()
+      .describe("IAM role name the Valkey EC2NodeClass gives its nodes (it needs an EC2_LINUX access entry); required with manageKarpenterNodePool.")
+      .meta({ defaultText: "none" }),
+    karpenterDiscoveryTag: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Value of the `karpenter.sh/discovery` tag on the subnets and security groups Valkey nodes use; required with manageKarpenterNodePool.")
+      .meta({ defaultText: "none" }),
   },
   "Your own Kubernetes cluster (platform byo only).",
 );

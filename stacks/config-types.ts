@@ -124,6 +124,10 @@ export interface ByoConfig {
   storageClass: string | undefined;
   /** Create a Karpenter NodePool from `karpenter.nodePool` in your cluster (Karpenter must be installed). @default false */
   manageKarpenterNodePool: boolean;
+  /** IAM role name of the Valkey EC2NodeClass's nodes; required with manageKarpenterNodePool. @default undefined */
+  karpenterNodeRole: string | undefined;
+  /** Value of the `karpenter.sh/discovery` tag selecting subnets and security groups; required with manageKarpenterNodePool. @default undefined */
+  karpenterDiscoveryTag: string | undefined;
 }
 
 /** `valkey`: the Valkey deployment. */

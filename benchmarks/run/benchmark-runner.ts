@@ -306,8 +306,13 @@ async function measure(o: RunWorkloadOptions, test: BenchmarkTest, requests: num
   if (line === undefined || lines.length !== 1) {
     throw failure(o, wanted, r, `printed ${lines.length} result line(s) (${lines.map((l) => l.test).join(", ")}), expected one ${wanted} line`);
   }
-  const toolWindow = Number.isFinite(line.rps) && line.rps > 0 ? requests / line.rps : 0;
-  return { line, requests, wallSeconds: r.wallSeconds, windowSeconds: Math.min(r.wallSeconds, toolWindow) };
+  return { line, requests, wallSeconds: r.wallSeconds, windowSeconds: measuredWindow(requests, line.rps, r.wallSeconds) };
+}
+
+/** min(wall time, requests / rps): the window the tool's rps figure was measured over, at most (0 for `inf` rps). */
+export function measuredWindow(requests: number, rps: number, wallSeconds: number): number {
+  const toolWindow = Number.isFinite(rps) && rps > 0 ? requests / rps : 0;
+  return Math.min(wallSeconds, toolWindow);
 }
 
 const round = (x: number, digits: number): number => Number(x.toFixed(digits));
@@ -344,34 +349,63 @@ function toRow(o: RunWorkloadOptions, m: Measured, notes: string): ResultRow {
  * first measurement under-estimated the rate (with --threads ≥ 2 the tool rounds its window up
  * to 250 ms ticks, so a short run's rps is only a lower bound).
  */
-const MAX_RERUNS = 3;
+export const MAX_RERUNS = 3;
+
+/** One finished run as the re-run rule sees it. */
+export interface RunMeasurement {
+  requests: number;
+  /** As the tool reported it; Infinity for `inf`. */
+  rps: number;
+  wallSeconds: number;
+  /** {@link measuredWindow} of the run. */
+  windowSeconds: number;
+}
+
+/**
+ * The re-run rule (module comment), one step: given the latest run and the number `attempt`
+ * (≥ 2) the next run would have, the requests of that next run (undefined: stop) and the notes
+ * to add. Shared with the in-cluster benchmark Job, whose script applies the same rule.
+ */
+export function rerunStep(w: Workload, last: RunMeasurement, attempt: number): { next: number | undefined; notes: string[] } {
+  const min = w.minDurationSeconds;
+  if (!(last.windowSeconds < min) || attempt > MAX_RERUNS + 1) return { next: undefined, notes: [] };
+  // `inf` rps (finished within 1 ms): fall back to the wall-clock rate for scaling.
+  const rate = Number.isFinite(last.rps) ? last.rps : last.requests / last.wallSeconds;
+  const wanted = Math.ceil(rate * min * 1.1);
+  const capped = wanted > w.maxRequests;
+  const next = capped ? w.maxRequests : wanted;
+  const which = attempt === 2 ? "first run" : `re-run ${attempt - 2}`;
+  if (next <= last.requests) {
+    const notes = attempt === 2 ? [`not re-run: first run ${secs(last.windowSeconds)} < ${min} s but maxRequests ${w.maxRequests} ≤ requests ${last.requests}`] : [];
+    return { next: undefined, notes };
+  }
+  const notes = [`rerun: ${which} ${secs(last.windowSeconds)} < ${min} s; requests scaled ${last.requests}→${next}`];
+  if (capped) notes.push(`capped at maxRequests ${w.maxRequests} (wanted ${wanted})`);
+  return { next, notes };
+}
+
+/** The closing note when the last run is still shorter than the minimum after re-runs. */
+export function stillShortNote(w: Workload, final: RunMeasurement, notes: readonly string[]): string[] {
+  const min = w.minDurationSeconds;
+  return final.windowSeconds < min && notes.length > 0 && !notes[0]?.startsWith("not re-run") ? [`re-run still ${secs(final.windowSeconds)} < ${min} s`] : [];
+}
+
+const measurement = (m: Measured): RunMeasurement => ({ requests: m.requests, rps: m.line.rps, wallSeconds: m.wallSeconds, windowSeconds: m.windowSeconds });
 
 /** Runs one test, re-running it with more requests while its window is shorter than the minimum. */
 async function runTest(o: RunWorkloadOptions, test: BenchmarkTest): Promise<ResultRow> {
   const w = o.workload;
-  const min = w.minDurationSeconds;
   o.onProgress?.({ test, phase: "run", requests: w.requests });
   let final = await measure(o, test, w.requests, 1);
   const notes: string[] = [];
-  for (let attempt = 2; final.windowSeconds < min && attempt <= MAX_RERUNS + 1; attempt++) {
-    // `inf` rps (finished within 1 ms): fall back to the wall-clock rate for scaling.
-    const rate = Number.isFinite(final.line.rps) ? final.line.rps : final.requests / final.wallSeconds;
-    const wanted = Math.ceil(rate * min * 1.1);
-    const capped = wanted > w.maxRequests;
-    const next = capped ? w.maxRequests : wanted;
-    const which = attempt === 2 ? "first run" : `re-run ${attempt - 2}`;
-    if (next <= final.requests) {
-      if (attempt === 2) notes.push(`not re-run: first run ${secs(final.windowSeconds)} < ${min} s but maxRequests ${w.maxRequests} ≤ requests ${final.requests}`);
-      break;
-    }
-    notes.push(`rerun: ${which} ${secs(final.windowSeconds)} < ${min} s; requests scaled ${final.requests}→${next}`);
-    if (capped) notes.push(`capped at maxRequests ${w.maxRequests} (wanted ${wanted})`);
-    o.onProgress?.({ test, phase: "rerun", requests: next });
-    final = await measure(o, test, next, attempt);
+  for (let attempt = 2; ; attempt++) {
+    const step = rerunStep(w, measurement(final), attempt);
+    notes.push(...step.notes);
+    if (step.next === undefined) break;
+    o.onProgress?.({ test, phase: "rerun", requests: step.next });
+    final = await measure(o, test, step.next, attempt);
   }
-  if (final.windowSeconds < min && notes.length > 0 && !notes[0]?.startsWith("not re-run")) {
-    notes.push(`re-run still ${secs(final.windowSeconds)} < ${min} s`);
-  }
+  notes.push(...stillShortNote(w, measurement(final), notes));
   if (!Number.isFinite(final.line.rps)) {
     throw new BenchmarkRunError(
       `${clientName(o.client)} ${test.toUpperCase()} against ${describeTarget(o)} reported rps 'inf' ` +

@@ -1,0 +1,124 @@
+/**
+ * The stack's outputs: one documented, versioned JSON object (`report`) meant for dashboards,
+ * plus the kubeconfig and the password as secrets. `STACK_REPORT_VERSION` changes whenever a
+ * field is removed or changes meaning; fields are only ever added within a version.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import type { ResultRow } from "../benchmarks/run/result-row.js";
+import type { TopologyReport } from "../benchmarks/verify/verify-types.js";
+import type { Platform, StackConfig, ValkeyMode } from "./config-types.js";
+
+export const STACK_REPORT_VERSION = 1;
+
+/** Where clients connect (in-cluster DNS names). */
+export interface Endpoints {
+  namespace: string;
+  /** Replication: the primary Service; cluster: the client Service (any member; clients follow MOVED). */
+  write: string;
+  /** Replication: the Service selecting replicas only; cluster: null (reads go to the owning shard). */
+  read: string | null;
+  port: number;
+}
+
+/** The verified topology, as the post-deploy check saw it after the benchmark. */
+export interface TopologySummary {
+  ok: boolean;
+  failureCodes: string[];
+  failures: { code: string; message: string; node?: string }[];
+  primaries: {
+    address: string;
+    zone: string | null;
+    slotRanges: string[];
+    keys: number | null;
+    replicas: { address: string; zone: string | null; crossAz: boolean }[];
+  }[];
+  primariesPerZone: Record<string, number>;
+}
+
+export interface StackReport {
+  schemaVersion: typeof STACK_REPORT_VERSION;
+  project: "valkey-on-eks";
+  stack: string;
+  platform: Platform;
+  mode: ValkeyMode;
+  /** P × (1 + M) or 1 + N. */
+  pods: number;
+  zones: string[];
+  endpoints: Endpoints;
+  /** null when `checks.verify` is false. */
+  topology: TopologySummary | null;
+  /** null when `benchmark.enabled` is false. `csv` is the results.csv text; rows are its rows. */
+  benchmark: { rows: ResultRow[]; csv: string } | null;
+  versions: {
+    valkeyImage: string;
+    /** From the benchmark rows (the server's INFO and the client's --version); null without a benchmark. */
+    server: string | null;
+    client: string | null;
+    kubernetesVersion: string | null;
+    karpenterChart: string | null;
+  };
+}
+
+/** The JSON-safe summary of a verifier report that the stack outputs carry. */
+export function summarizeTopology(r: TopologyReport): TopologySummary {
+  return {
+    ok: r.ok,
+    failureCodes: [...new Set(r.failures.map((f) => f.code))],
+    failures: r.failures.map((f) => ({ code: f.code, message: f.message, ...(f.node === undefined ? {} : { node: f.node }) })),
+    primaries: r.shards.map((s) => ({
+      address: s.primary.address,
+      zone: s.primary.zone ?? null,
+      slotRanges: s.primary.slotRanges,
+      keys: s.primary.keys ?? null,
+      replicas: s.replicas.map((x) => ({ address: x.address, zone: x.zone ?? null, crossAz: x.crossAz })),
+    })),
+    primariesPerZone: r.primariesPerZone,
+  };
+}
+
+export interface StackReportParts {
+  stack: string;
+  config: StackConfig;
+  endpoints: pulumi.Input<Endpoints>;
+  topology: pulumi.Input<TopologyReport> | undefined;
+  benchmark: pulumi.Input<{ rows: ResultRow[]; csv: string }> | undefined;
+}
+
+/** Pure: the report from resolved values. */
+export function stackReport(
+  stack: string,
+  config: StackConfig,
+  endpoints: Endpoints,
+  topology: TopologyReport | undefined,
+  benchmark: { rows: ResultRow[]; csv: string } | undefined,
+): StackReport {
+  const first = benchmark?.rows[0];
+  return {
+    schemaVersion: STACK_REPORT_VERSION,
+    project: "valkey-on-eks",
+    stack,
+    platform: config.platform,
+    mode: config.valkey.mode,
+    pods: config.valkey.pods,
+    zones: config.aws.zones,
+    endpoints,
+    topology: topology === undefined ? null : summarizeTopology(topology),
+    benchmark: benchmark ?? null,
+    versions: {
+      valkeyImage: config.valkey.image,
+      server: first?.server_version ?? null,
+      client: first?.client_version ?? null,
+      kubernetesVersion: config.platform === "eks" ? config.eks.version : null,
+      karpenterChart: config.platform === "eks" ? config.karpenter.chartVersion : null,
+    },
+  };
+}
+
+/** The report as one Output, resolved from the components' outputs. */
+export function buildStackReport(p: StackReportParts): pulumi.Output<StackReport> {
+  return pulumi
+    .all([p.endpoints, p.topology, p.benchmark])
+    .apply(([endpoints, topology, benchmark]) =>
+      stackReport(p.stack, p.config, endpoints as Endpoints, topology as TopologyReport | undefined, benchmark as { rows: ResultRow[]; csv: string } | undefined),
+    );
+}
