@@ -5,7 +5,6 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import type { ResultRow } from "../benchmarks/run/result-row.js";
-import type { TopologyReport } from "../benchmarks/verify/verify-types.js";
 import type { Platform, StackConfig, ValkeyMode } from "./config-types.js";
 
 export const STACK_REPORT_VERSION = 1;
@@ -59,8 +58,22 @@ export interface StackReport {
   };
 }
 
+/**
+ * What the summary reads of a verifier report: the core's TopologyReport and the check
+ * resource's JSON-safe copy of it (zones and keys null instead of undefined) both fit.
+ */
+export interface TopologyLike {
+  ok: boolean;
+  failures: readonly { code: string; message: string; node?: string }[];
+  shards: readonly {
+    primary: { address: string; zone?: string | null; slotRanges: string[]; keys?: number | null };
+    replicas: readonly { address: string; zone?: string | null; crossAz: boolean }[];
+  }[];
+  primariesPerZone: Record<string, number>;
+}
+
 /** The JSON-safe summary of a verifier report that the stack outputs carry. */
-export function summarizeTopology(r: TopologyReport): TopologySummary {
+export function summarizeTopology(r: TopologyLike): TopologySummary {
   return {
     ok: r.ok,
     failureCodes: [...new Set(r.failures.map((f) => f.code))],
@@ -68,7 +81,7 @@ export function summarizeTopology(r: TopologyReport): TopologySummary {
     primaries: r.shards.map((s) => ({
       address: s.primary.address,
       zone: s.primary.zone ?? null,
-      slotRanges: s.primary.slotRanges,
+      slotRanges: [...s.primary.slotRanges],
       keys: s.primary.keys ?? null,
       replicas: s.replicas.map((x) => ({ address: x.address, zone: x.zone ?? null, crossAz: x.crossAz })),
     })),
@@ -80,7 +93,7 @@ export interface StackReportParts {
   stack: string;
   config: StackConfig;
   endpoints: pulumi.Input<Endpoints>;
-  topology: pulumi.Input<TopologyReport> | undefined;
+  topology: pulumi.Input<TopologyLike> | undefined;
   benchmark: pulumi.Input<{ rows: ResultRow[]; csv: string }> | undefined;
 }
 
@@ -89,10 +102,10 @@ export function stackReport(
   stack: string,
   config: StackConfig,
   endpoints: Endpoints,
-  topology: TopologyReport | undefined,
+  topology: TopologyLike | undefined,
   benchmark: { rows: ResultRow[]; csv: string } | undefined,
 ): StackReport {
-  const first = benchmark?.rows[0];
+  const first = benchmark?.rows?.[0];
   return {
     schemaVersion: STACK_REPORT_VERSION,
     project: "valkey-on-eks",
@@ -119,6 +132,6 @@ export function buildStackReport(p: StackReportParts): pulumi.Output<StackReport
   return pulumi
     .all([p.endpoints, p.topology, p.benchmark])
     .apply(([endpoints, topology, benchmark]) =>
-      stackReport(p.stack, p.config, endpoints as Endpoints, topology as TopologyReport | undefined, benchmark as { rows: ResultRow[]; csv: string } | undefined),
+      stackReport(p.stack, p.config, endpoints as Endpoints, topology, benchmark),
     );
 }

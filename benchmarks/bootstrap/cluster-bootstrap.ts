@@ -9,7 +9,8 @@
  * every node reports cluster_state:ok with all slots and every replica's link is up.
  *
  * Idempotent: nodes that already form a healthy cluster of the wanted shape are left alone
- * (`changed: false`). Scaling and repair of a running cluster are handled by the reconciler.
+ * (`changed: false`). A running cluster with fresh nodes added and more primaries wanted is
+ * scaled up (cluster-scale.ts); other changes of a running cluster are refused.
  */
 import type { Redis } from "ioredis";
 import { ConnectionPool, type Connector } from "../topology/connector.js";
@@ -17,6 +18,8 @@ import { parseInfo } from "../topology/info.js";
 import { pollUntil } from "../util/poll-until.js";
 import { planCluster, type ClusterPlan } from "./az-aware-planner.js";
 import { checkMembers, type ClusterMember } from "./cluster-member.js";
+import { meetAndWait, replicateWhenKnown } from "./cluster-gossip.js";
+import { isScaleUp, scaleUp } from "./cluster-scale.js";
 import { CLUSTER_SLOT_COUNT } from "./slots.js";
 
 export interface BootstrapOptions {
@@ -28,6 +31,8 @@ export interface BootstrapOptions {
   timeoutMs?: number;
   /** Called with a short line for every step taken, for progress displays and logs. */
   onStep?: (step: string) => void;
+  /** The Valkey password, for MIGRATE's AUTH when scaling up moves keys (never logged). */
+  password?: string;
 }
 
 export interface BootstrapResult {
@@ -153,7 +158,6 @@ async function bootstrapFresh(
 ): Promise<void> {
   const timeoutMs = o.timeoutMs ?? 60_000;
   const byId = new Map(states.map((s) => [s.member.id, s]));
-  const n = states.length;
 
   // Distinct config epochs up front avoid epoch collisions that gossip would otherwise resolve slowly.
   await Promise.all(
@@ -176,45 +180,15 @@ async function bootstrapFresh(
 
   const [first, ...rest] = states;
   if (first === undefined) throw new BootstrapError("no members to bootstrap");
-  for (const s of rest) {
-    await first.client.call("CLUSTER", "MEET", s.member.meet.ip, String(s.member.meet.port), String(s.member.meet.busPort));
-  }
+  await meetAndWait(first, rest, states, timeoutMs);
   step(`met ${rest.length} node${rest.length === 1 ? "" : "s"} from ${first.member.id}`);
-
-  await pollUntil(
-    async () => {
-      const views = await Promise.all(states.map(async (s) => (await s.client.call("CLUSTER", "NODES")) as string));
-      const behind = states
-        .map((s, i) => {
-          const lines = (views[i] ?? "").split("\n").filter((l) => l.trim() !== "");
-          const settled = lines.filter((l) => !/handshake|noaddr/.test(l)).length;
-          return settled === n ? undefined : `${s.member.id} knows ${settled}/${n}`;
-        })
-        .filter((x): x is string => x !== undefined);
-      return behind.length === 0 ? true : behind.join(", ");
-    },
-    { timeoutMs, what: "every node to know every other node (CLUSTER MEET gossip)" },
-  );
-  step(`all ${n} nodes know each other`);
+  step(`all ${states.length} nodes know each other`);
 
   for (const shard of plan.shards) {
     const primaryId = (byId.get(shard.primary.id) as MemberState).nodeId;
     for (const r of shard.replicas) {
       const s = byId.get(r.id) as MemberState;
-      await pollUntil(
-        async () => {
-          try {
-            await s.client.call("CLUSTER", "REPLICATE", primaryId);
-            return true;
-          } catch (err) {
-            const msg = (err as Error).message;
-            // The replica may not have learned the primary's role yet; anything else is fatal.
-            if (/unknown node|not a master|only replicate a master/i.test(msg)) return msg;
-            throw new BootstrapError(`CLUSTER REPLICATE on ${r.id}: ${msg}`);
-          }
-        },
-        { timeoutMs, what: `${r.id} to accept CLUSTER REPLICATE ${shard.primary.id}` },
-      );
+      await replicateWhenKnown(s, primaryId, shard.primary.id, timeoutMs, (m) => new BootstrapError(m));
       step(`${r.id} (${r.zone}) replicates ${shard.primary.id} (${shard.primary.zone})`);
     }
   }
@@ -280,6 +254,15 @@ export async function bootstrapCluster(o: BootstrapOptions): Promise<BootstrapRe
       }
     }
     const notFresh = states.filter((s) => !isFresh(s));
+    const existing = new Set(notFresh.map((s) => s.member.id));
+    if (notFresh.length > 0 && (await isScaleUp(states, existing, o.primaries))) {
+      const timeoutMs = o.timeoutMs ?? 60_000;
+      const fail = (m: string): Error => new BootstrapError(m);
+      const scaled = await scaleUp({ ...o, members: states, existing, timeoutMs, step, fail });
+      await waitHealthy(states, scaled, o);
+      step(`cluster_state:ok: scaled up to ${scaled.shards.length} primaries, ${o.replicasPerPrimary} replica(s) each`);
+      return { plan: scaled, changed: true, nodeIds, steps };
+    }
     if (notFresh.length > 0) {
       throw new BootstrapError(
         `cannot bootstrap: ${notFresh.map((s) => `${s.member.id} (knows ${s.info.get("cluster_known_nodes")} nodes, ` +

@@ -318,30 +318,45 @@ export function measuredWindow(requests: number, rps: number, wallSeconds: numbe
 const round = (x: number, digits: number): number => Number(x.toFixed(digits));
 const secs = (x: number): string => `${x.toFixed(2)} s`;
 
-function toRow(o: RunWorkloadOptions, m: Measured, notes: string): ResultRow {
-  const w = o.workload;
+/** What a result row says about the run beyond the measurement itself. */
+export interface ResultRowContext {
+  workload: Workload;
+  mode: ResultMode;
+  timestamp: string;
+  serverVersion: string;
+  /** e.g. `valkey-benchmark 9.0.2`. */
+  clientVersion: string;
+}
+
+/** The row for the final run of a test; shared with the benchmark Job's log parser. */
+export function resultRow(c: ResultRowContext, m: { line: BenchmarkLine; requests: number; wallSeconds: number }, notes: string): ResultRow {
+  const w = c.workload;
   const l = m.line;
   return {
     workload: w.name,
-    mode: o.mode,
+    mode: c.mode,
     test: l.test,
     rps: l.rps,
     p50_ms: l.p50Ms,
     clients: w.clients,
     pipeline: w.pipeline,
     datasize: w.dataSize,
-    timestamp: o.timestamp,
+    timestamp: c.timestamp,
     p95_ms: l.p95Ms,
     p99_ms: l.p99Ms,
     duration_s: round(m.wallSeconds, 3),
     requests: m.requests,
-    server_version: o.serverVersion,
-    client_version: `${o.client.flavor}-benchmark ${o.client.version}`,
+    server_version: c.serverVersion,
+    client_version: c.clientVersion,
     avg_ms: l.avgMs,
     min_ms: l.minMs,
     max_ms: l.maxMs,
     notes,
   };
+}
+
+function toRow(o: RunWorkloadOptions, m: Measured, notes: string): ResultRow {
+  return resultRow({ ...o, clientVersion: `${o.client.flavor}-benchmark ${o.client.version}` }, m, notes);
 }
 
 /**

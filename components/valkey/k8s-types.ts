@@ -18,6 +18,7 @@ export type KubeToleration = Plain<k8s.types.input.core.v1.Toleration>;
 export type PersistentVolumeClaim = Plain<k8s.types.input.core.v1.PersistentVolumeClaim>;
 export type Service = Plain<k8s.types.input.core.v1.Service>;
 export type ConfigMap = Plain<k8s.types.input.core.v1.ConfigMap>;
+export type Secret = Plain<k8s.types.input.core.v1.Secret>;
 export type NetworkPolicy = Plain<k8s.types.input.networking.v1.NetworkPolicy>;
 export type PodDisruptionBudget = Plain<k8s.types.input.policy.v1.PodDisruptionBudget>;
 export type EnvVar = Plain<k8s.types.input.core.v1.EnvVar>;

@@ -114,3 +114,27 @@ export function isSecretOutput(output: pulumi.Output<unknown>): Promise<boolean>
 export async function settle(): Promise<void> {
   for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
 }
+
+export const MOCK_ACCOUNT = "123456789012";
+export const MOCK_KUBECONFIG = JSON.stringify({ apiVersion: "v1", kind: "Config", clusters: [] });
+
+/**
+ * Outputs AWS would compute that the components read (ARNs, ids, the EKS kubeconfig), so
+ * apply() callbacks see realistic values under mocks.
+ */
+export function awsMockOutputs(r: RecordedResource): Record<string, unknown> {
+  switch (r.type) {
+    case "awsx:ec2:Vpc":
+      return { vpcId: "vpc-1", privateSubnetIds: ["subnet-p1", "subnet-p2", "subnet-p3"], publicSubnetIds: ["subnet-u1", "subnet-u2", "subnet-u3"] };
+    case "eks:index:Cluster":
+      return { kubeconfigJson: MOCK_KUBECONFIG, clusterSecurityGroupId: "sg-cluster" };
+    case "aws:iam/role:Role":
+      return { arn: `arn:aws:iam::${MOCK_ACCOUNT}:role/${r.name}`, name: r.name };
+    case "aws:sqs/queue:Queue":
+      return { arn: `arn:aws:sqs:us-west-2:${MOCK_ACCOUNT}:${String(r.inputs.name)}`, url: `https://sqs.us-west-2.amazonaws.com/${MOCK_ACCOUNT}/${String(r.inputs.name)}` };
+    case "aws:cloudwatch/eventRule:EventRule":
+      return { name: r.name };
+    default:
+      return {};
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * The Karpenter controller's IAM policy, as Karpenter 1.x documents it (the getting-started
+ * `cloudformation.yaml`, KarpenterControllerPolicy), scoped to one cluster, region and account.
+ */
+import type { PolicyDocument, PolicyStatement } from "./iam.js";
+
+export interface ControllerPolicyInput {
+  partition: string;
+  region: string;
+  accountId: string;
+  clusterName: string;
+  /** ARN of the interruption queue. */
+  queueArn: string;
+  /** ARN of the node role Karpenter passes to the instances it launches. */
+  nodeRoleArn: string;
+}
+
+/** The statements that launch, tag and delete instances and launch templates of this cluster. */
+function ec2Statements(ec2: string, clusterName: string): PolicyStatement[] {
+  const owned = { [`aws:ResourceTag/kubernetes.io/cluster/${clusterName}`]: "owned" };
+  const requestOwned = { [`aws:RequestTag/kubernetes.io/cluster/${clusterName}`]: "owned", "aws:RequestTag/eks:eks-cluster-name": clusterName };
+  const taggedResources = ["fleet", "instance", "volume", "network-interface", "launch-template", "spot-instances-request"].map((r) => `${ec2}:*:${r}/*`);
+  return [
+    {
+      Sid: "AllowScopedEC2InstanceAccessActions",
+      Effect: "Allow",
+      Resource: [`${ec2}::image/*`, `${ec2}::snapshot/*`, `${ec2}:*:security-group/*`, `${ec2}:*:subnet/*`],
+      Action: ["ec2:RunInstances", "ec2:CreateFleet"],
+    },
+    {
+      Sid: "AllowScopedEC2LaunchTemplateAccessActions",
+      Effect: "Allow",
+      Resource: `${ec2}:*:launch-template/*`,
+      Action: ["ec2:RunInstances", "ec2:CreateFleet"],
+      Condition: { StringEquals: owned, StringLike: { "aws:ResourceTag/karpenter.sh/nodepool": "*" } },
+    },
+    {
+      Sid: "AllowScopedEC2InstanceActionsWithTags",
+      Effect: "Allow",
+      Resource: taggedResources,
+      Action: ["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"],
+      Condition: { StringEquals: requestOwned, StringLike: { "aws:RequestTag/karpenter.sh/nodepool": "*" } },
+    },
+    {
+      Sid: "AllowScopedResourceCreationTagging",
+      Effect: "Allow",
+      Resource: taggedResources,
+      Action: "ec2:CreateTags",
+      Condition: {
+        StringEquals: { ...requestOwned, "ec2:CreateAction": ["RunInstances", "CreateFleet", "CreateLaunchTemplate"] },
+        StringLike: { "aws:RequestTag/karpenter.sh/nodepool": "*" },
+      },
+    },
+    {
+      Sid: "AllowScopedResourceTagging",
+      Effect: "Allow",
+      Resource: `${ec2}:*:instance/*`,
+      Action: "ec2:CreateTags",
+      Condition: {
+        StringEquals: owned,
+        StringLike: { "aws:ResourceTag/karpenter.sh/nodepool": "*" },
+        StringEqualsIfExists: { "aws:RequestTag/eks:eks-cluster-name": clusterName },
+        "ForAllValues:StringEquals": { "aws:TagKeys": ["eks:eks-cluster-name", "karpenter.sh/nodeclaim", "Name"] },
+      },
+    },
+    {
+      Sid: "AllowScopedDeletion",
+      Effect: "Allow",
+      Resource: [`${ec2}:*:instance/*`, `${ec2}:*:launch-template/*`],
+      Action: ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"],
+      Condition: { StringEquals: owned, StringLike: { "aws:ResourceTag/karpenter.sh/nodepool": "*" } },
+    },
+  ];
+}
+
+/** The statements that manage the instance profiles Karpenter creates from the EC2NodeClass role. */
+function instanceProfileStatements(profiles: string, clusterName: string, region: string): PolicyStatement[] {
+  const requestTags = { [`aws:RequestTag/kubernetes.io/cluster/${clusterName}`]: "owned", "aws:RequestTag/eks:eks-cluster-name": clusterName, "aws:RequestTag/topology.kubernetes.io/region": region };
+  const resourceTags = { [`aws:ResourceTag/kubernetes.io/cluster/${clusterName}`]: "owned", "aws:ResourceTag/topology.kubernetes.io/region": region };
+  return [
+    {
+      Sid: "AllowScopedInstanceProfileCreationActions",
+      Effect: "Allow",
+      Resource: profiles,
+      Action: ["iam:CreateInstanceProfile"],
+      Condition: { StringEquals: requestTags, StringLike: { "aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*" } },
+    },
+    {
+      Sid: "AllowScopedInstanceProfileTagActions",
+      Effect: "Allow",
+      Resource: profiles,
+      Action: ["iam:TagInstanceProfile"],
+      Condition: {
+        StringEquals: { ...resourceTags, ...requestTags },
+        StringLike: { "aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*", "aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*" },
+      },
+    },
+    {
+      Sid: "AllowScopedInstanceProfileActions",
+      Effect: "Allow",
+      Resource: profiles,
+      Action: ["iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"],
+      Condition: { StringEquals: resourceTags, StringLike: { "aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*" } },
+    },
+    { Sid: "AllowInstanceProfileReadActions", Effect: "Allow", Resource: profiles, Action: "iam:GetInstanceProfile" },
+  ];
+}
+
+/** Karpenter's documented controller policy for one cluster. */
+export function buildKarpenterControllerPolicy(input: ControllerPolicyInput): PolicyDocument {
+  const { partition, region, accountId, clusterName } = input;
+  const ec2 = `arn:${partition}:ec2:${region}`;
+  return {
+    Version: "2012-10-17",
+    Statement: [
+      ...ec2Statements(ec2, clusterName),
+      {
+        Sid: "AllowRegionalReadActions",
+        Effect: "Allow",
+        Resource: "*",
+        Action: [
+          "ec2:DescribeImages",
+          "ec2:DescribeInstances",
+          "ec2:DescribeInstanceTypeOfferings",
+          "ec2:DescribeInstanceTypes",
+          "ec2:DescribeLaunchTemplates",
+          "ec2:DescribeSecurityGroups",
+          "ec2:DescribeSpotPriceHistory",
+          "ec2:DescribeSubnets",
+        ],
+        Condition: { StringEquals: { "aws:RequestedRegion": region } },
+      },
+      { Sid: "AllowSSMReadActions", Effect: "Allow", Resource: `arn:${partition}:ssm:${region}::parameter/aws/service/*`, Action: "ssm:GetParameter" },
+      { Sid: "AllowPricingReadActions", Effect: "Allow", Resource: "*", Action: "pricing:GetProducts" },
+      { Sid: "AllowInterruptionQueueActions", Effect: "Allow", Resource: input.queueArn, Action: ["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"] },
+      {
+        Sid: "AllowPassingInstanceRole",
+        Effect: "Allow",
+        Resource: input.nodeRoleArn,
+        Action: "iam:PassRole",
+        Condition: { StringEquals: { "iam:PassedToService": ["ec2.amazonaws.com", "ec2.amazonaws.com.cn"] } },
+      },
+      ...instanceProfileStatements(`arn:${partition}:iam::${accountId}:instance-profile/*`, clusterName, region),
+      { Sid: "AllowAPIServerEndpointDiscovery", Effect: "Allow", Resource: `arn:${partition}:eks:${region}:${accountId}:cluster/${clusterName}`, Action: "eks:DescribeCluster" },
+    ],
+  };
+}

@@ -1,0 +1,69 @@
+/**
+ * BenchmarkJob: the in-cluster valkey-benchmark run, a batch/v1 Job built by the pure
+ * buildBenchmarkJob (components/benchmark/job-manifest.ts; the script is job-script.ts). Pulumi
+ * does not wait for the Job to finish (`pulumi.com/skipAwait`); BenchmarkResults does, bounded,
+ * and turns its log into rows. The Job is replaced (delete first: its name is fixed) whenever
+ * the workload, target or image changes, which runs the benchmark again.
+ */
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { buildBenchmarkJob, type BenchmarkJobManifestArgs } from "./benchmark/job-manifest.js";
+import { PASSWORD_SECRET_KEY, VALKEY_PORT } from "./shared.js";
+
+/** Manifest options passed through unchanged; documented (with defaults) on BenchmarkJobManifestArgs. */
+type PassThrough = "mode" | "workload" | "placement" | "resources" | "client" | "ttlSecondsAfterFinished" | "activeDeadlineSeconds" | "waitSeconds" | "labels";
+
+export interface BenchmarkJobArgs extends Pick<BenchmarkJobManifestArgs, PassThrough> {
+  /** Namespace of the Valkey release (the Job runs next to it). */
+  namespace: pulumi.Input<string>;
+  /** The Job's metadata.name. @default `vbench-${mode}` */
+  jobName?: string;
+  /** The Valkey SERVER's image, e.g. "docker.io/valkey/valkey:9.0.2": client and server versions match. */
+  image: pulumi.Input<string>;
+  /** Replication: the primary Service host; cluster: the client Service host. */
+  target: { host: pulumi.Input<string>; /** @default VALKEY_PORT */ port?: number };
+  /** Secret with the Valkey password (from the Valkey component); undefined when auth is off. */
+  secretName: pulumi.Input<string> | undefined;
+  /** Key of the password in that Secret. @default PASSWORD_SECRET_KEY */
+  passwordKey?: string;
+}
+
+export class BenchmarkJob extends pulumi.ComponentResource {
+  readonly job: k8s.batch.v1.Job;
+  /** The Job's name and namespace, for BenchmarkResults. */
+  readonly jobName: pulumi.Output<string>;
+  readonly namespace: pulumi.Output<string>;
+  /** Changes whenever the Job is replaced (a new benchmark run). */
+  readonly jobUid: pulumi.Output<string>;
+  /** The image the benchmark ran with. */
+  readonly image: pulumi.Output<string>;
+
+  constructor(name: string, args: BenchmarkJobArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("valkey-on-eks:benchmark:BenchmarkJob", name, {}, opts);
+    const jobName = args.jobName ?? `vbench-${args.mode}`;
+    const { namespace: _ns, jobName: _jn, image: _im, target, secretName: _sn, passwordKey, ...passThrough } = args;
+    const manifest = pulumi
+      .all([args.namespace, args.image, target.host, args.secretName])
+      .apply(([namespace, image, host, secretName]) =>
+        buildBenchmarkJob({
+          ...passThrough,
+          namespace,
+          name: jobName,
+          image,
+          target: { host, port: target.port ?? VALKEY_PORT },
+          secretName,
+          passwordKey: passwordKey ?? PASSWORD_SECRET_KEY,
+        }),
+      );
+    this.job = new k8s.batch.v1.Job(
+      `${name}-job`,
+      { metadata: manifest.metadata, spec: manifest.spec },
+      { parent: this, deleteBeforeReplace: true },
+    );
+    this.jobName = this.job.metadata.name;
+    this.namespace = this.job.metadata.namespace;
+    this.jobUid = this.job.metadata.uid;
+    this.image = pulumi.output(args.image);
+    this.registerOutputs({ jobName: this.jobName, namespace: this.namespace, jobUid: this.jobUid, image: this.image });
+  }
+}

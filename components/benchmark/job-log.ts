@@ -1,0 +1,178 @@
+/**
+ * Turns the benchmark Job's log (the framing of log-frames.ts around each run's --csv output)
+ * into result rows: each run's CSV goes through the core's parseBenchmarkCsv, the final run of
+ * each test is the row (the core's resultRow), and the notes come from replaying the core's
+ * re-run rule (rerunStep) over the logged runs, which also checks that the script in the pod
+ * decided exactly as the local runner would. A truncated or foreign log is a JobLogError naming
+ * what is missing; no field is ever NaN.
+ */
+import { parseToolVersion } from "../../benchmarks/binaries.js";
+import { BenchmarkOutputError, parseBenchmarkCsv, type BenchmarkLine } from "../../benchmarks/run/benchmark-csv.js";
+import { measuredWindow, resultRow, rerunStep, stillShortNote, type RunMeasurement } from "../../benchmarks/run/benchmark-runner.js";
+import type { ResultMode, ResultRow } from "../../benchmarks/run/result-row.js";
+import type { Workload } from "../../benchmarks/workload.js";
+import { parseFrame } from "./log-frames.js";
+
+export interface JobLogMeta {
+  mode: ResultMode;
+  /** The workload the Job ran (the script's requests, tests and re-run limits). */
+  workload: Workload;
+  /** Written to every row's server_version, e.g. `9.0.2`. */
+  serverVersion: string;
+  /** `YYYYMMDD-HHMMSS`. */
+  timestamp: string;
+}
+
+export class JobLogError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "JobLogError";
+  }
+}
+
+interface Run {
+  test: string;
+  run: number;
+  requests: number;
+  lines: string[];
+  exit?: number;
+  wallMs?: number;
+  stderr: string[];
+}
+
+function wholeNumber(raw: string | undefined, what: string): number {
+  const n = Number(raw);
+  if (raw === undefined || !/^\d+$/.test(raw) || !Number.isSafeInteger(n)) {
+    throw new JobLogError(`benchmark Job log: ${what} is ${JSON.stringify(raw)}, not a whole number`);
+  }
+  return n;
+}
+
+interface Scanned {
+  client: string | undefined;
+  runs: Run[];
+  done: number | undefined;
+  errors: string[];
+  stderr: string[];
+}
+
+function scan(log: string): Scanned {
+  const s: Scanned = { client: undefined, runs: [], done: undefined, errors: [], stderr: [] };
+  let open: Run | undefined;
+  for (const line of log.split("\n")) {
+    const f = parseFrame(line.replace(/\r$/, ""));
+    if (f === undefined) {
+      open?.lines.push(line);
+      continue;
+    }
+    const where = open === undefined ? undefined : `${open.test.toUpperCase()} run ${open.run}`;
+    if (f.kind === "begin") {
+      if (where !== undefined) throw new JobLogError(`benchmark Job log: ${where} has no end line (truncated?)`);
+      const test = f.fields.test ?? "";
+      if (test === "") throw new JobLogError(`benchmark Job log: begin line without a test: ${line}`);
+      open = { test, run: wholeNumber(f.fields.run, `run of ${test}`), requests: wholeNumber(f.fields.requests, `requests of ${test}`), lines: [], stderr: [] };
+    } else if (f.kind === "end") {
+      if (open === undefined || f.fields.test !== open.test || f.fields.run !== String(open.run)) {
+        throw new JobLogError(`benchmark Job log: end line without a matching begin: ${line}`);
+      }
+      open.exit = wholeNumber(f.fields.exit, `exit of ${where}`);
+      open.wallMs = wholeNumber(f.fields.wall_ms, `wall_ms of ${where}`);
+      s.runs.push(open);
+      open = undefined;
+    } else if (f.kind === "version") s.client = f.fields.client;
+    else if (f.kind === "done") s.done = wholeNumber(f.fields.status, "done status");
+    else if (f.kind === "error") s.errors.push(f.text);
+    else if (f.kind === "stderr") (s.runs.at(-1)?.stderr ?? s.stderr).push(f.text);
+  }
+  if (open !== undefined) throw new JobLogError(`benchmark Job log ends inside ${open.test.toUpperCase()} run ${open.run} (truncated?)`);
+  return s;
+}
+
+/** `valkey-benchmark 9.0.2` from the client's `--version` line. */
+function clientVersion(raw: string | undefined): string {
+  const flavor = /^(valkey|redis)-benchmark\b/.exec(raw ?? "")?.[1];
+  const version = parseToolVersion(raw ?? "");
+  if (flavor === undefined || version === undefined) {
+    throw new JobLogError(`benchmark Job log has no usable client version line (### vbench-version client=...; got ${JSON.stringify(raw ?? null)})`);
+  }
+  return `${flavor}-benchmark ${version}`;
+}
+
+function resultLine(r: Run): BenchmarkLine {
+  const name = `${r.test.toUpperCase()} run ${r.run}`;
+  if (r.exit !== 0) {
+    throw new JobLogError(`benchmark ${name} exited ${r.exit}; stderr: ${r.stderr.slice(-5).join(" | ") || "(empty)"}`);
+  }
+  let lines: BenchmarkLine[];
+  try {
+    lines = parseBenchmarkCsv(r.lines.join("\n"), { allowInfiniteRps: true });
+  } catch (err) {
+    if (!(err instanceof BenchmarkOutputError)) throw err;
+    throw new JobLogError(`benchmark ${name}: ${err.message}`);
+  }
+  const wanted = r.test.toUpperCase();
+  const line = lines.find((l) => l.test === wanted || l.test.startsWith(`${wanted} `));
+  if (line === undefined || lines.length !== 1) {
+    throw new JobLogError(`benchmark ${name} printed ${lines.length} result line(s) (${lines.map((l) => l.test).join(", ")}), expected one ${wanted} line`);
+  }
+  return line;
+}
+
+/** The row of one test from its runs, in order; checks the runs follow the re-run rule. */
+function testRow(meta: JobLogMeta, client: string, test: string, runs: Run[]): ResultRow {
+  const w = meta.workload;
+  const notes: string[] = [];
+  let last: { line: BenchmarkLine; requests: number; wallSeconds: number; m: RunMeasurement } | undefined;
+  for (const [i, r] of runs.entries()) {
+    const wantRequests = i === 0 ? w.requests : undefined;
+    if (r.run !== i + 1 || (wantRequests !== undefined && r.requests !== wantRequests)) {
+      throw new JobLogError(`benchmark Job log: ${test.toUpperCase()} run ${r.run} with ${r.requests} requests is out of sequence (expected run ${i + 1}${wantRequests === undefined ? "" : ` with ${wantRequests} requests`})`);
+    }
+    const line = resultLine(r);
+    const wallSeconds = (r.wallMs ?? 0) / 1000;
+    const m: RunMeasurement = { requests: r.requests, rps: line.rps, wallSeconds, windowSeconds: measuredWindow(r.requests, line.rps, wallSeconds) };
+    last = { line, requests: r.requests, wallSeconds, m };
+    const step = rerunStep(w, m, i + 2);
+    notes.push(...step.notes);
+    const following = runs[i + 1];
+    if (step.next === undefined && following !== undefined) {
+      throw new JobLogError(`benchmark Job log: ${test.toUpperCase()} was re-run (run ${following.run}) although the re-run rule stops after run ${r.run}`);
+    }
+    if (step.next !== undefined && following === undefined) {
+      throw new JobLogError(`benchmark Job log: ${test.toUpperCase()} run ${r.run + 1} with ${step.next} requests is missing (truncated?)`);
+    }
+    if (step.next !== undefined && following !== undefined && following.requests !== step.next) {
+      throw new JobLogError(`benchmark Job log: ${test.toUpperCase()} run ${following.run} ran ${following.requests} requests, the re-run rule gives ${step.next}`);
+    }
+  }
+  if (last === undefined) throw new JobLogError(`benchmark Job log has no run of ${test.toUpperCase()} (truncated?)`);
+  notes.push(...stillShortNote(w, last.m, notes));
+  if (!Number.isFinite(last.line.rps)) {
+    throw new JobLogError(`benchmark ${test.toUpperCase()} reported rps 'inf' (${last.requests} requests finished within 1 ms); raise requests or minDurationSeconds`);
+  }
+  return resultRow({ ...meta, clientVersion: client }, last, notes.join("; "));
+}
+
+/** Parses a whole benchmark Job log into one row per test of `meta.workload`, in its order. */
+export function parseJobLog(log: string, meta: JobLogMeta): ResultRow[] {
+  if (log.trim() === "") throw new JobLogError("benchmark Job log is empty");
+  const s = scan(log);
+  if (s.errors.length > 0) {
+    throw new JobLogError(`benchmark Job stopped: ${s.errors.join("; ")}${s.stderr.length > 0 ? `; stderr: ${s.stderr.join(" | ")}` : ""}`);
+  }
+  const client = clientVersion(s.client);
+  const known = new Set<string>(meta.workload.tests);
+  const stray = s.runs.find((r) => !known.has(r.test));
+  if (stray !== undefined) throw new JobLogError(`benchmark Job log has a run of ${stray.test}, which the workload does not have`);
+  const rows = meta.workload.tests.map((t) => {
+    const runs = s.runs.filter((r) => r.test === t);
+    if (runs.length === 0) {
+      const seen = [...new Set(s.runs.map((r) => r.test.toUpperCase()))].join(", ") || "none";
+      throw new JobLogError(`benchmark Job log has no run of ${t.toUpperCase()} (truncated? tests with runs: ${seen})`);
+    }
+    return testRow(meta, client, t, runs);
+  });
+  if (s.done === undefined) throw new JobLogError("benchmark Job log has no final `### vbench-done` line (truncated?)");
+  if (s.done !== 0) throw new JobLogError(`benchmark Job script finished with status ${s.done}`);
+  return rows;
+}

@@ -1,0 +1,138 @@
+/**
+ * The benchmark Job's manifest, as plain values (the BenchmarkJob component wraps it). The pod:
+ *
+ * - runs the script of job-script.ts with the SERVER's image (client and server versions match);
+ * - lands on the Valkey node pool (placement's nodeSelector + tolerations) but never on a node
+ *   that runs a Valkey pod: required pod anti-affinity against DATA_PLANE_LABEL="true" per
+ *   hostname, so it gets a node of its own, as the seed's runner pod does;
+ * - carries CLIENT_LABEL="true" so the Valkey NetworkPolicy lets it reach port 6379;
+ * - gets the password only as `env.valueFrom.secretKeyRef` (never in the manifest or argv);
+ * - runs non-root with a read-only root filesystem and an emptyDir /tmp for the script's files;
+ * - has requests = limits (Guaranteed QoS), restartPolicy Never and backoffLimit 0: a failed
+ *   benchmark is reported, not silently retried.
+ */
+import type { Workload } from "../../benchmarks/workload.js";
+import type { ResourceQuantities } from "../../stacks/config-types.js";
+import { CLIENT_LABEL, DATA_PLANE_LABEL, type Placement } from "../shared.js";
+import type { ObjectMeta, Plain, PodSpec } from "../valkey/k8s-types.js";
+import { toKubeTolerations } from "../valkey/pod-placement.js";
+import type * as k8s from "@pulumi/kubernetes";
+import { buildBenchmarkScript } from "./job-script.js";
+import { PASSWORD_ENV } from "./log-frames.js";
+
+export type JobSpec = Plain<k8s.types.input.batch.v1.JobSpec>;
+
+/** Name of the benchmark container (the results read this container's log). */
+export const BENCHMARK_CONTAINER = "benchmark";
+
+/** uid/gid of the `valkey` user in the official Debian-based valkey images. */
+export const VALKEY_IMAGE_UID = 999;
+
+export interface BenchmarkJobManifestArgs {
+  namespace: string;
+  /** The Job's metadata.name. */
+  name: string;
+  /** The Valkey SERVER's image (it ships valkey-benchmark). */
+  image: string;
+  mode: "cluster" | "replication";
+  /** Replication: the primary Service host; cluster: the client Service host. */
+  target: { host: string; port: number };
+  workload: Workload;
+  /** Secret holding the password; undefined when auth is off. */
+  secretName: string | undefined;
+  /** Key of the password in that Secret (PASSWORD_SECRET_KEY). */
+  passwordKey: string;
+  placement: Placement;
+  /** CPU and memory; requests = limits. */
+  resources: ResourceQuantities;
+  /** Benchmark executable in the image. @default "valkey-benchmark" */
+  client?: string;
+  /** Delete the finished Job after this long (its log goes with it). @default undefined (kept) */
+  ttlSecondsAfterFinished?: number;
+  /** Kubernetes kills the Job after this long. @default 7200 */
+  activeDeadlineSeconds?: number;
+  /** How long the script waits for the target to answer PING. @default 300 */
+  waitSeconds?: number;
+  /** Extra labels on the Job and its pod. @default {} */
+  labels?: Record<string, string>;
+}
+
+/** Labels of the benchmark pod: the NetworkPolicy's client label plus names. */
+export function benchmarkPodLabels(a: Pick<BenchmarkJobManifestArgs, "labels" | "mode">): Record<string, string> {
+  return {
+    ...a.labels,
+    "app.kubernetes.io/name": "valkey-benchmark",
+    "app.kubernetes.io/component": `benchmark-${a.mode}`,
+    "app.kubernetes.io/part-of": "valkey-on-eks",
+    [CLIENT_LABEL]: "true",
+  };
+}
+
+function podSpec(a: BenchmarkJobManifestArgs): PodSpec {
+  const script = buildBenchmarkScript({
+    workload: a.workload,
+    mode: a.mode,
+    target: a.target,
+    ...(a.client === undefined ? {} : { client: a.client }),
+    ...(a.waitSeconds === undefined ? {} : { waitSeconds: a.waitSeconds }),
+  });
+  const env = [{ name: "TMPDIR", value: "/tmp" }];
+  const secretEnv =
+    a.secretName === undefined ? [] : [{ name: PASSWORD_ENV, valueFrom: { secretKeyRef: { name: a.secretName, key: a.passwordKey } } }];
+  const quantities = { cpu: a.resources.cpu, memory: a.resources.memory };
+  return {
+    restartPolicy: "Never",
+    automountServiceAccountToken: false,
+    enableServiceLinks: false,
+    nodeSelector: { ...a.placement.nodeSelector },
+    tolerations: toKubeTolerations(a.placement),
+    affinity: {
+      podAntiAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [
+          { labelSelector: { matchLabels: { [DATA_PLANE_LABEL]: "true" } }, topologyKey: "kubernetes.io/hostname" },
+        ],
+      },
+    },
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: VALKEY_IMAGE_UID,
+      runAsGroup: VALKEY_IMAGE_UID,
+      seccompProfile: { type: "RuntimeDefault" },
+    },
+    containers: [
+      {
+        name: BENCHMARK_CONTAINER,
+        image: a.image,
+        command: ["/bin/sh", "-c", script],
+        env: [...env, ...secretEnv],
+        resources: { requests: quantities, limits: { ...quantities } },
+        securityContext: {
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ["ALL"] },
+        },
+        volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
+      },
+    ],
+    volumes: [{ name: "tmp", emptyDir: { sizeLimit: "64Mi" } }],
+  };
+}
+
+/**
+ * metadata + spec of the batch/v1 Job. `pulumi.com/skipAwait`: Pulumi does not wait for the
+ * Job (its await would fail the update without the log and time out after 10 min);
+ * BenchmarkResults waits for it, bounded, and reports the log when it fails.
+ */
+export function buildBenchmarkJob(a: BenchmarkJobManifestArgs): { metadata: ObjectMeta; spec: JobSpec } {
+  const labels = benchmarkPodLabels(a);
+  const spec: JobSpec = {
+    backoffLimit: 0,
+    activeDeadlineSeconds: a.activeDeadlineSeconds ?? 7200,
+    template: { metadata: { labels }, spec: podSpec(a) },
+  };
+  if (a.ttlSecondsAfterFinished !== undefined) spec.ttlSecondsAfterFinished = a.ttlSecondsAfterFinished;
+  return {
+    metadata: { name: a.name, namespace: a.namespace, labels, annotations: { "pulumi.com/skipAwait": "true" } },
+    spec,
+  };
+}

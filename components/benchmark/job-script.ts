@@ -1,0 +1,180 @@
+/**
+ * The POSIX sh script the benchmark Job's container runs (dash, busybox ash and bash all run
+ * it). Every benchmark flag comes from the core's buildBenchmarkArgs; the script only adds:
+ *
+ * - a bounded wait until the target answers a one-request PING run (the core's buildProbeArgs);
+ * - the password, at runtime only: it arrives in $VALKEY_PASSWORD (a secretKeyRef, never in the
+ *   Job spec). The script first exports it as VALKEYCLI_AUTH / REDISCLI_AUTH, which clients that
+ *   read their password from the environment use. valkey-benchmark ≤ 9 and redis-benchmark 7 do
+ *   not: they only take `-a`, so when the probe answers NOAUTH the script falls back to
+ *   `-a "$VALKEY_PASSWORD"`, expanded inside the pod. That argv is visible only inside the pod's
+ *   own PID namespace (one container, no shareProcessNamespace) and to root on the node; it is
+ *   never part of the manifest, the Pulumi state or the log. `### vbench-auth method=...` says
+ *   which way was used.
+ * - wall time of each run in ms (GNU/busybox `date +%s%N`; else /proc/uptime at 10 ms; else
+ *   whole seconds) and the core runner's re-run rule (benchmark-runner.ts rerunStep, written
+ *   again in awk because it runs in the pod): a run whose window min(wall, requests / rps) is
+ *   shorter than minDurationSeconds is re-run with ceil(rate × min × 1.1) requests, capped at
+ *   maxRequests, at most MAX_RERUNS times. The log parser replays rerunStep over the logged
+ *   runs and fails if the script decided differently.
+ * - the framing of log-frames.ts around every run; exit status 1 when any run failed, 2 when the
+ *   target never answered, 3 when authentication failed.
+ */
+import { buildBenchmarkArgs, buildProbeArgs, type BenchmarkTarget } from "../../benchmarks/run/benchmark-args.js";
+import { MAX_RERUNS } from "../../benchmarks/run/benchmark-runner.js";
+import type { Workload } from "../../benchmarks/workload.js";
+import { FRAME_PREFIX, PASSWORD_ENV } from "./log-frames.js";
+
+export interface BenchmarkScriptOptions {
+  workload: Workload;
+  mode: "cluster" | "replication";
+  /** Replication: the primary Service; cluster: the client Service (the client follows MOVED via --cluster). */
+  target: { host: string; port: number };
+  /** The benchmark client executable. @default "valkey-benchmark" (the server image's) */
+  client?: string;
+  /** Give up when the target has not answered a PING run for this long. @default 300 */
+  waitSeconds?: number;
+  /** Kill one benchmark run after this long (uses `timeout` when the image has it). @default 3600 */
+  runTimeoutSeconds?: number;
+}
+
+/** `'…'` with embedded single quotes escaped: safe for any string in POSIX sh. */
+export function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+function positive(name: string, v: number): number {
+  if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${name} must be a whole number ≥ 1 (got ${v})`);
+  return v;
+}
+
+/** One test's argv from the core, with the request count replaced by the script's "$req". */
+function testCommand(o: BenchmarkScriptOptions, target: BenchmarkTarget, test: Workload["tests"][number]): string {
+  const args = buildBenchmarkArgs(o.workload, target, test, o.workload.requests);
+  const n = args.indexOf("-n");
+  return args.map((a, i) => (i === n + 1 ? '"$req"' : shellQuote(a))).join(" ");
+}
+
+/** The awk form of rerunStep: prints the next run's requests, or nothing to stop. */
+const NEXT_REQUESTS_AWK = `
+  $0 ~ /^"?test"?,/ { next }
+  !found && NF >= 8 && $1 ~ /^"[A-Z]/ { v = $2; gsub(/"/, "", v); rps = v; found = 1 }
+  END {
+    wall = wall_ms / 1000
+    finite = (found && rps != "inf")
+    r = finite ? rps + 0 : 0
+    tw = (finite && r > 0) ? req / r : 0
+    win = (tw < wall) ? tw : wall
+    if (!(win < min)) exit
+    if (finite) rate = r; else if (wall > 0) rate = req / wall; else rate = max * 10 + 1
+    wanted = rate * min * 1.1
+    c = int(wanted); if (c < wanted) c = c + 1
+    nxt = (c > max) ? max : c
+    if (nxt <= req) exit
+    printf "%.0f\\n", nxt
+  }`;
+
+/** Builds the script; throws RangeError for a workload or target the core would reject. */
+export function buildBenchmarkScript(o: BenchmarkScriptOptions): string {
+  const w = o.workload;
+  if (w.tests.length === 0) throw new RangeError("the workload has no tests");
+  if (!(w.minDurationSeconds >= 0) || !Number.isFinite(w.minDurationSeconds)) {
+    throw new RangeError(`minDurationSeconds must be a finite number ≥ 0 (got ${w.minDurationSeconds})`);
+  }
+  const target: BenchmarkTarget = { host: o.target.host, port: o.target.port, cluster: o.mode === "cluster" };
+  const client = o.client ?? "valkey-benchmark";
+  const wait = positive("waitSeconds", o.waitSeconds ?? 300);
+  const runTimeout = positive("runTimeoutSeconds", o.runTimeoutSeconds ?? 3600);
+  const probe = buildProbeArgs(target).map(shellQuote).join(" ");
+  const cases = w.tests.map((t) => `    ${t}) bench ${runTimeout} ${testCommand(o, target, t)} ;;`).join("\n");
+  const pw = PASSWORD_ENV;
+  return `#!/bin/sh
+# valkey-on-eks benchmark Job script (generated by components/benchmark/job-script.ts).
+# ${o.mode} target ${o.target.host}:${o.target.port}; workload ${JSON.stringify(w.name)}.
+set -u
+BIN=${shellQuote(client)}
+MIN=${shellQuote(String(w.minDurationSeconds))}
+MAXREQ=${shellQuote(String(positive("maxRequests", w.maxRequests)))}
+MAX_RERUNS=${MAX_RERUNS}
+TMP=$(mktemp -d 2>/dev/null) || TMP="\${TMPDIR:-/tmp}/vbench.$$"
+mkdir -p "$TMP" || exit 1
+trap 'rm -rf "$TMP"' EXIT
+say() { printf '${FRAME_PREFIX}%s\\n' "$*"; }
+now_ms() {
+  n=$(date +%s%N 2>/dev/null) || n=''
+  case "$n" in
+    ''|*[!0-9]*) ;;
+    *) if [ \${#n} -gt 12 ]; then echo "\${n%??????}"; return; fi ;;
+  esac
+  if [ -r /proc/uptime ]; then awk '{ printf "%.0f\\n", $1 * 1000 }' /proc/uptime; return; fi
+  echo "$(( $(date +%s) * 1000 ))"
+}
+bounded() {
+  secs=$1; shift
+  if command -v timeout >/dev/null 2>&1; then timeout "$secs" "$@"; else "$@"; fi
+}
+method=none
+if [ -n "\${${pw}:-}" ]; then
+  method=env
+  VALKEYCLI_AUTH="$${pw}"; REDISCLI_AUTH="$${pw}"; export VALKEYCLI_AUTH REDISCLI_AUTH
+fi
+bench() {
+  secs=$1; shift
+  if [ "$method" = argv ]; then bounded "$secs" "$BIN" -a "$${pw}" "$@"; else bounded "$secs" "$BIN" "$@"; fi
+}
+say "version client=$("$BIN" --version 2>&1 | head -n 1)"
+AUTH_RE='NOAUTH|WRONGPASS|Authentication required|invalid password|invalid username-password'
+deadline=$(( $(date +%s) + ${wait} ))
+while :; do
+  bench 15 ${probe} >"$TMP/probe.out" 2>"$TMP/probe.err"
+  rc=$?
+  if grep -qiE "$AUTH_RE" "$TMP/probe.out" "$TMP/probe.err"; then
+    if [ "$method" = env ]; then method=argv; continue; fi
+    say "error authentication to ${o.target.host}:${o.target.port} failed (auth method $method)"
+    tail -n 5 "$TMP/probe.err" | sed 's/^/${FRAME_PREFIX}stderr /'
+    say "done status=3"
+    exit 3
+  fi
+  if [ "$rc" -eq 0 ] && grep -q PING "$TMP/probe.out"; then break; fi
+  if [ "$(date +%s)" -ge "$deadline" ]; then
+    say "error ${o.target.host}:${o.target.port} did not answer PING within ${wait} s (last exit $rc)"
+    tail -n 5 "$TMP/probe.err" | sed 's/^/${FRAME_PREFIX}stderr /'
+    say "done status=2"
+    exit 2
+  fi
+  sleep 2
+done
+say "auth method=$method"
+run_once() {
+  test=$1; run=$2; req=$3
+  say "begin test=$test run=$run requests=$req"
+  t0=$(now_ms)
+  case "$test" in
+${cases}
+    *) echo "unknown test $test" >"$TMP/err"; false ;;
+  esac >"$TMP/out" 2>"$TMP/err"
+  rc=$?
+  t1=$(now_ms)
+  cat "$TMP/out"
+  say "end test=$test run=$run exit=$rc wall_ms=$((t1 - t0))"
+  tail -n 20 "$TMP/err" | tr -d '\\r' | sed 's/^/${FRAME_PREFIX}stderr /'
+  return "$rc"
+}
+next_requests() {
+  awk -F, -v req="$1" -v wall_ms="$2" -v min="$MIN" -v max="$MAXREQ" '${NEXT_REQUESTS_AWK}' "$TMP/out"
+}
+status=0
+for test in ${w.tests.join(" ")}; do
+  run=1; req=${positive("requests", w.requests)}
+  if ! run_once "$test" "$run" "$req"; then status=1; continue; fi
+  while [ "$run" -le "$MAX_RERUNS" ]; do
+    nxt=$(next_requests "$req" "$((t1 - t0))")
+    [ -n "$nxt" ] || break
+    run=$((run + 1)); req=$nxt
+    if ! run_once "$test" "$run" "$req"; then status=1; break; fi
+  done
+done
+say "done status=$status"
+exit "$status"
+`;
+}

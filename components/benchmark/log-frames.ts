@@ -1,0 +1,49 @@
+/**
+ * The framing the benchmark Job's script prints around each benchmark run, shared by the script
+ * builder (job-script.ts) and the log parser (job-log.ts) so the two cannot drift apart.
+ *
+ *   ### vbench-version client=valkey-benchmark 9.0.2
+ *   ### vbench-auth method=env|argv|none
+ *   ### vbench-begin test=set run=1 requests=500000
+ *   "test","rps",...            (the client's --csv stdout, verbatim)
+ *   ### vbench-end test=set run=1 exit=0 wall_ms=1234
+ *   ### vbench-stderr <a line of the client's stderr>
+ *   ### vbench-error <why the script stopped>
+ *   ### vbench-done status=0
+ */
+
+/** Every frame line starts with this. */
+export const FRAME_PREFIX = "### vbench-";
+
+/** Name of the container environment variable the password arrives in (secretKeyRef). */
+export const PASSWORD_ENV = "VALKEY_PASSWORD";
+
+export type FrameKind = "version" | "auth" | "begin" | "end" | "stderr" | "error" | "done";
+
+export interface Frame {
+  kind: FrameKind;
+  /** `key=value` pairs; for `version` the value runs to the end of the line. */
+  fields: Record<string, string>;
+  /** Everything after the kind, for `stderr` / `error`. */
+  text: string;
+}
+
+const KINDS = new Set<string>(["version", "auth", "begin", "end", "stderr", "error", "done"]);
+
+/** The frame on this line, or undefined for a line that is not one. */
+export function parseFrame(line: string): Frame | undefined {
+  if (!line.startsWith(FRAME_PREFIX)) return undefined;
+  const rest = line.slice(FRAME_PREFIX.length);
+  const space = rest.indexOf(" ");
+  const kind = space < 0 ? rest : rest.slice(0, space);
+  if (!KINDS.has(kind)) return undefined;
+  const text = space < 0 ? "" : rest.slice(space + 1);
+  const fields: Record<string, string> = {};
+  if (kind === "version") {
+    const m = /^client=(.*)$/.exec(text);
+    if (m?.[1] !== undefined) fields.client = m[1].trim();
+  } else if (kind !== "stderr" && kind !== "error") {
+    for (const m of text.matchAll(/(\w+)=(\S*)/g)) if (m[1] !== undefined) fields[m[1]] = m[2] ?? "";
+  }
+  return { kind: kind as FrameKind, fields, text };
+}

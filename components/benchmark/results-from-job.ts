@@ -1,0 +1,191 @@
+/**
+ * What the BenchmarkResults dynamic provider does, as a plain module (the provider shell loads
+ * it with tsx at run time; see components/dynamic/benchmark-results-provider.ts): wait for the
+ * benchmark Job to finish (bounded), read its pod's log, parse it with parseJobLog and render
+ * results.csv. The Kubernetes API sits behind JobLogApi, so tests drive it with a fake;
+ * kubernetesJobLogApi is the @kubernetes/client-node implementation.
+ */
+import { renderResultsCsv } from "../../benchmarks/run/results-csv.js";
+import { formatResultTimestamp, type ResultMode, type ResultRow } from "../../benchmarks/run/result-row.js";
+import type { Workload } from "../../benchmarks/workload.js";
+import { parseJobLog } from "./job-log.js";
+
+export interface JobState {
+  /** Pods that succeeded / failed (backoffLimit 0: at most one). */
+  succeeded: number;
+  failed: number;
+  /** `Complete` / `Failed` conditions with status "True", with their messages. */
+  complete: boolean;
+  failedReason: string | undefined;
+  /** ISO time the Job started, if it has. */
+  startTime?: string | undefined;
+}
+
+export interface JobPod {
+  name: string;
+  phase: string;
+  /** ISO time; the newest pod is the one read. */
+  created: string;
+}
+
+/** The three Kubernetes reads the results need. */
+export interface JobLogApi {
+  /** undefined when the Job does not exist (yet). */
+  jobStatus(namespace: string, name: string): Promise<JobState | undefined>;
+  podsOfJob(namespace: string, name: string): Promise<JobPod[]>;
+  podLog(namespace: string, pod: string): Promise<string>;
+}
+
+/** The dynamic resource's inputs (kubeconfig is a secret; it never reaches the outputs). */
+export interface BenchmarkResultsInputs {
+  namespace: string;
+  jobName: string;
+  /** Changes when the Job is replaced, so the results are read again. */
+  jobUid?: string;
+  kubeconfig: string;
+  /** kubeconfig context. @default the kubeconfig's current context */
+  context?: string;
+  mode: ResultMode;
+  workload: Workload;
+  /** server_version of every row, e.g. `9.0.2`. */
+  serverVersion: string;
+  /** The image the Job ran (recorded in the outputs). */
+  image: string;
+  /** `YYYYMMDD-HHMMSS`. @default the Job's start time (UTC) */
+  timestamp?: string;
+  /** Give up waiting for the Job after this long. */
+  timeoutSeconds: number;
+  /** @default 5 */
+  pollSeconds?: number;
+}
+
+export interface BenchmarkResultsOutputs {
+  rows: ResultRow[];
+  csv: string;
+  /** The pod whose log was read. */
+  podName: string;
+  image: string;
+  /** The rows' timestamp. */
+  timestamp: string;
+}
+
+export class BenchmarkJobError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "BenchmarkJobError";
+  }
+}
+
+export interface WaitDeps {
+  sleep?: (ms: number) => Promise<void>;
+  now?: () => number;
+}
+
+function tail(log: string, lines = 30): string {
+  const t = log.trimEnd().split("\n").slice(-lines).join("\n");
+  return t === "" ? "(empty log)" : t;
+}
+
+async function newestPod(api: JobLogApi, ns: string, job: string): Promise<JobPod | undefined> {
+  const pods = await api.podsOfJob(ns, job);
+  return [...pods].sort((a, b) => a.created.localeCompare(b.created)).at(-1);
+}
+
+async function logTailOf(api: JobLogApi, ns: string, job: string): Promise<string> {
+  const pod = await newestPod(api, ns, job);
+  if (pod === undefined) return "no pod of the Job exists";
+  try {
+    return `pod ${pod.name} (${pod.phase}), last log lines:\n${tail(await api.podLog(ns, pod.name))}`;
+  } catch (err) {
+    return `pod ${pod.name} (${pod.phase}); its log could not be read: ${(err as Error).message}`;
+  }
+}
+
+/** Waits for the Job, then parses its pod's log; fails with the log's tail when the Job did. */
+export async function collectJobResults(api: JobLogApi, i: BenchmarkResultsInputs, deps: WaitDeps = {}): Promise<BenchmarkResultsOutputs> {
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const now = deps.now ?? Date.now;
+  const job = `${i.namespace}/${i.jobName}`;
+  const deadline = now() + i.timeoutSeconds * 1000;
+  let started: string | undefined;
+  for (;;) {
+    const st = await api.jobStatus(i.namespace, i.jobName);
+    if (st !== undefined && (st.failed > 0 || st.failedReason !== undefined)) {
+      throw new BenchmarkJobError(`benchmark Job ${job} failed (${st.failedReason ?? `${st.failed} failed pod(s)`}); ${await logTailOf(api, i.namespace, i.jobName)}`);
+    }
+    started = st?.startTime;
+    if (st !== undefined && (st.complete || st.succeeded > 0)) break;
+    if (now() >= deadline) {
+      const what = st === undefined ? "does not exist" : "has not finished";
+      throw new BenchmarkJobError(`benchmark Job ${job} ${what} after ${i.timeoutSeconds} s; ${await logTailOf(api, i.namespace, i.jobName)}`);
+    }
+    await sleep((i.pollSeconds ?? 5) * 1000);
+  }
+  const pod = await newestPod(api, i.namespace, i.jobName);
+  if (pod === undefined) throw new BenchmarkJobError(`benchmark Job ${job} succeeded but has no pod left to read the log of (ttlSecondsAfterFinished too short?)`);
+  const log = await api.podLog(i.namespace, pod.name);
+  const timestamp = i.timestamp ?? formatResultTimestamp(started === undefined ? new Date(now()) : new Date(started));
+  let rows: ResultRow[];
+  try {
+    rows = parseJobLog(log, { mode: i.mode, workload: i.workload, serverVersion: i.serverVersion, timestamp });
+  } catch (err) {
+    throw new BenchmarkJobError(`benchmark Job ${job}, pod ${pod.name}: ${(err as Error).message}; last log lines:\n${tail(log)}`);
+  }
+  return { rows, csv: renderResultsCsv(rows), podName: pod.name, image: i.image, timestamp };
+}
+
+function isNotFound(err: unknown): boolean {
+  return typeof err === "object" && err !== null && (err as { code?: unknown }).code === 404;
+}
+
+/** JobLogApi over @kubernetes/client-node 2.x (object-style parameters). */
+export async function kubernetesJobLogApi(kubeconfig: string, context?: string): Promise<JobLogApi> {
+  const k8s = await import("@kubernetes/client-node");
+  const kc = new k8s.KubeConfig();
+  kc.loadFromString(kubeconfig);
+  if (context !== undefined && context !== "") kc.setCurrentContext(context);
+  const batch = kc.makeApiClient(k8s.BatchV1Api);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  return {
+    async jobStatus(namespace, name) {
+      try {
+        const job = await batch.readNamespacedJob({ name, namespace });
+        const conds = job.status?.conditions ?? [];
+        const failed = conds.find((c) => c.type === "Failed" && c.status === "True");
+        return {
+          succeeded: job.status?.succeeded ?? 0,
+          failed: job.status?.failed ?? 0,
+          complete: conds.some((c) => c.type === "Complete" && c.status === "True"),
+          failedReason: failed === undefined ? undefined : `${failed.reason ?? "Failed"}: ${failed.message ?? ""}`.trim(),
+          startTime: job.status?.startTime?.toISOString(),
+        };
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        const cause = (err as { cause?: { message?: string } }).cause?.message;
+        throw new BenchmarkJobError(`cannot read Job ${namespace}/${name} from the cluster: ${(err as Error).message}${cause === undefined ? "" : ` (${cause})`}`);
+      }
+    },
+    async podsOfJob(namespace, name) {
+      const list = await core.listNamespacedPod({ namespace, labelSelector: `job-name=${name}` });
+      return list.items.map((p) => ({
+        name: p.metadata?.name ?? "",
+        phase: p.status?.phase ?? "Unknown",
+        created: p.metadata?.creationTimestamp?.toISOString() ?? "",
+      }));
+    },
+    async podLog(namespace, pod) {
+      return core.readNamespacedPodLog({ name: pod, namespace, container: "benchmark" });
+    },
+  };
+}
+
+/** The provider's create: read the results with `api` (default: the kubeconfig's cluster). */
+export async function createBenchmarkResults(
+  inputs: BenchmarkResultsInputs,
+  api?: JobLogApi,
+  deps?: WaitDeps,
+): Promise<{ id: string; outs: BenchmarkResultsOutputs }> {
+  const client = api ?? (await kubernetesJobLogApi(inputs.kubeconfig, inputs.context));
+  const outs = await collectJobResults(client, inputs, deps);
+  return { id: `${inputs.namespace}/${inputs.jobName}/${outs.timestamp}`, outs };
+}

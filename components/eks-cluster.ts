@@ -1,0 +1,110 @@
+/**
+ * EksCluster: the VPC, the EKS control plane (access entries only), a small Graviton managed node
+ * group for system pods and the Karpenter controller, the Pod Identity agent and EBS CSI add-ons,
+ * the Karpenter discovery tag on the cluster security group, and the default gp3 StorageClass.
+ * Thin wiring over the builders in ./aws/.
+ */
+import * as aws from "@pulumi/aws";
+import * as awsx from "@pulumi/awsx";
+import * as eks from "@pulumi/eks";
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import type { AwsConfig, EksConfig } from "../stacks/config-types.js";
+import { buildAddonArgs, buildClusterArgs, buildGp3StorageClass, buildSystemNodeGroupShape } from "./aws/eks.js";
+import { EBS_CSI_POLICY_PATH, NODE_POLICY_NAMES, ec2TrustPolicy, managedPolicyArn, partitionOf, podIdentityTrustPolicy } from "./aws/iam.js";
+import { DISCOVERY_TAG_KEY, buildVpcArgs } from "./aws/vpc.js";
+
+export { SYSTEM_NODE_LABELS, GP3_STORAGE_CLASS } from "./aws/eks.js";
+
+export interface EksClusterArgs {
+  /** `aws` config: region and the zones the VPC spans. */
+  aws: AwsConfig;
+  /** `eks` config: version, VPC CIDR, endpoint access, system nodes. */
+  eks: EksConfig;
+  /** EKS cluster name (also the `karpenter.sh/discovery` tag value). @default `valkey-${pulumi.getStack()}` */
+  clusterName?: string;
+  /** IAM principal ARNs given cluster-admin access entries (the deploying identity is admin already). @default [] */
+  adminPrincipalArns?: pulumi.Input<string>[];
+  /** NAT gateways: one shared, or one per zone. @default "Single" */
+  natGateways?: "Single" | "OnePerAz";
+  /** Tags on the cluster and VPC. @default {} */
+  tags?: Record<string, string>;
+}
+
+export class EksCluster extends pulumi.ComponentResource {
+  /** The EKS cluster name (plain: known before deployment). */
+  readonly clusterName: string;
+  /** The kubeconfig as a JSON string (secret). */
+  readonly kubeconfig: pulumi.Output<string>;
+  /** Kubernetes provider for this cluster. */
+  readonly provider: k8s.Provider;
+  /** The EKS-created cluster security group (tagged for Karpenter discovery). */
+  readonly clusterSecurityGroupId: pulumi.Output<string>;
+  readonly vpcId: pulumi.Output<string>;
+  readonly privateSubnetIds: pulumi.Output<string[]>;
+  readonly publicSubnetIds: pulumi.Output<string[]>;
+  /** The system managed node group, the add-ons and the StorageClass: what in-cluster workloads wait for. */
+  readonly ready: pulumi.Resource[];
+
+  constructor(name: string, args: EksClusterArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("valkey-on-eks:aws:EksCluster", name, {}, opts);
+    const parent = { parent: this };
+    const clusterName = args.clusterName ?? `valkey-${pulumi.getStack()}`;
+    const partition = partitionOf(args.aws.region);
+    const tags = { "valkey-on-eks/cluster": clusterName, ...args.tags };
+
+    const vpc = new awsx.ec2.Vpc(`${name}-vpc`, buildVpcArgs({ cidr: args.eks.vpcCidr, zones: args.aws.zones, clusterName, natGateways: args.natGateways ?? "Single" }), parent);
+    const cluster = new eks.Cluster(
+      `${name}-cluster`,
+      buildClusterArgs({
+        clusterName,
+        eks: args.eks,
+        vpcId: vpc.vpcId,
+        publicSubnetIds: vpc.publicSubnetIds,
+        privateSubnetIds: vpc.privateSubnetIds,
+        adminPrincipalArns: args.adminPrincipalArns ?? [],
+        partition,
+        tags,
+      }),
+      parent,
+    );
+
+    const sgTag = new aws.ec2.Tag(`${name}-cluster-sg-discovery`, { resourceId: cluster.clusterSecurityGroupId, key: DISCOVERY_TAG_KEY, value: clusterName }, parent);
+
+    const nodeRole = new aws.iam.Role(`${name}-system-node-role`, { assumeRolePolicy: JSON.stringify(ec2TrustPolicy()), tags }, parent);
+    const nodePolicies = NODE_POLICY_NAMES.map(
+      (policy) => new aws.iam.RolePolicyAttachment(`${name}-system-node-${policy}`, { role: nodeRole.name, policyArn: managedPolicyArn(partition, policy) }, parent),
+    );
+    const systemNodes = new eks.ManagedNodeGroup(
+      `${name}-system`,
+      { ...buildSystemNodeGroupShape(args.eks.systemNodes), cluster, nodeRole, subnetIds: vpc.privateSubnetIds, tags },
+      { parent: this, dependsOn: nodePolicies },
+    );
+
+    const ebsRole = new aws.iam.Role(`${name}-ebs-csi-role`, { assumeRolePolicy: JSON.stringify(podIdentityTrustPolicy()), tags }, parent);
+    const ebsPolicy = new aws.iam.RolePolicyAttachment(`${name}-ebs-csi-policy`, { role: ebsRole.name, policyArn: managedPolicyArn(partition, EBS_CSI_POLICY_PATH) }, parent);
+    // Plain cluster name: the add-ons wait for the node group, which waits for the cluster.
+    const addonArgs = buildAddonArgs(clusterName, ebsRole.arn);
+    const podIdentityAgent = new aws.eks.Addon(`${name}-pod-identity-agent`, addonArgs.podIdentityAgent, { parent: this, dependsOn: [systemNodes] });
+    const ebsCsi = new aws.eks.Addon(`${name}-ebs-csi`, addonArgs.ebsCsiDriver, { parent: this, dependsOn: [systemNodes, podIdentityAgent, ebsPolicy] });
+
+    this.kubeconfig = pulumi.secret(cluster.kubeconfigJson);
+    this.provider = new k8s.Provider(`${name}-k8s`, { kubeconfig: this.kubeconfig, enableServerSideApply: true }, parent);
+    const gp3 = new k8s.storage.v1.StorageClass(`${name}-gp3`, buildGp3StorageClass(), { parent: this, provider: this.provider, dependsOn: [ebsCsi] });
+
+    this.clusterName = clusterName;
+    this.clusterSecurityGroupId = cluster.clusterSecurityGroupId;
+    this.vpcId = vpc.vpcId;
+    this.privateSubnetIds = vpc.privateSubnetIds;
+    this.publicSubnetIds = vpc.publicSubnetIds;
+    this.ready = [systemNodes, podIdentityAgent, ebsCsi, gp3, sgTag];
+    this.registerOutputs({
+      clusterName,
+      kubeconfig: this.kubeconfig,
+      clusterSecurityGroupId: this.clusterSecurityGroupId,
+      vpcId: this.vpcId,
+      privateSubnetIds: this.privateSubnetIds,
+      publicSubnetIds: this.publicSubnetIds,
+    });
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * Karpenter: the controller's Pod Identity role and policy, the node role with its EC2_LINUX
+ * access entry, the interruption queue and its EventBridge rules, the controller Helm release on
+ * the system nodes, and the Valkey KarpenterNodePool. Thin wiring over ./aws/ builders.
+ */
+import * as aws from "@pulumi/aws";
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import type { KarpenterConfig } from "../stacks/config-types.js";
+import { SYSTEM_NODE_LABELS } from "./aws/eks.js";
+import { KARPENTER_NODE_POLICY_NAMES, accountOfArn, ec2TrustPolicy, managedPolicyArn, partitionOf, podIdentityTrustPolicy } from "./aws/iam.js";
+import { KARPENTER_CHART, KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT, buildKarpenterChartValues } from "./aws/karpenter-chart.js";
+import { buildKarpenterControllerPolicy } from "./aws/karpenter-iam.js";
+import { INTERRUPTION_MESSAGE_RETENTION_SECONDS, INTERRUPTION_RULES, buildInterruptionQueuePolicy } from "./aws/karpenter-interruption.js";
+import { KarpenterNodePool, type KarpenterNodePoolArgs } from "./karpenter-node-pool.js";
+
+export interface KarpenterArgs {
+  /** EKS cluster name (EksCluster.clusterName). */
+  clusterName: string;
+  /** AWS region of the cluster. */
+  region: string;
+  /** Zones the Valkey pool may launch in (aws.zones). */
+  zones: string[];
+  /** `karpenter` config: chart version and the Valkey node pool. */
+  karpenter: KarpenterConfig;
+  /** Kubernetes provider of the cluster (EksCluster.provider). */
+  provider: k8s.Provider;
+  /** Controller replicas; keep ≤ the system node count (one per node). @default 2 */
+  replicas?: number;
+  /** What the controller waits for: the system nodes and the Pod Identity agent (EksCluster.ready). @default [] */
+  dependsOn?: pulumi.Resource[];
+  /** Options passed to the Valkey KarpenterNodePool. @default {} */
+  nodePoolOptions?: Pick<KarpenterNodePoolArgs, "amiAlias" | "rootVolumeGiB" | "consolidateAfter" | "expireAfter" | "extraRequirements">;
+  /** Tags on the AWS resources. @default {} */
+  tags?: Record<string, string>;
+}
+
+export class Karpenter extends pulumi.ComponentResource {
+  readonly controllerRoleArn: pulumi.Output<string>;
+  readonly nodeRoleName: pulumi.Output<string>;
+  readonly nodeRoleArn: pulumi.Output<string>;
+  readonly interruptionQueueName: pulumi.Output<string>;
+  readonly release: k8s.helm.v3.Release;
+  /** The Valkey data pool. */
+  readonly valkeyNodePool: KarpenterNodePool;
+
+  constructor(name: string, args: KarpenterArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("valkey-on-eks:karpenter:Karpenter", name, {}, opts);
+    const parent = { parent: this };
+    const { clusterName, region } = args;
+    const partition = partitionOf(region);
+    const tags = { "valkey-on-eks/cluster": clusterName, ...args.tags };
+
+    const nodeRole = new aws.iam.Role(`${name}-node-role`, { assumeRolePolicy: JSON.stringify(ec2TrustPolicy()), tags }, parent);
+    for (const policy of KARPENTER_NODE_POLICY_NAMES) {
+      new aws.iam.RolePolicyAttachment(`${name}-node-${policy}`, { role: nodeRole.name, policyArn: managedPolicyArn(partition, policy) }, parent);
+    }
+    const after = args.dependsOn ?? [];
+    new aws.eks.AccessEntry(`${name}-node-access`, { clusterName, principalArn: nodeRole.arn, type: "EC2_LINUX", tags }, { parent: this, dependsOn: after });
+
+    const queue = new aws.sqs.Queue(`${name}-interruption`, { name: clusterName, messageRetentionSeconds: INTERRUPTION_MESSAGE_RETENTION_SECONDS, sqsManagedSseEnabled: true, tags }, parent);
+    new aws.sqs.QueuePolicy(`${name}-interruption-policy`, { queueUrl: queue.url, policy: queue.arn.apply((arn) => JSON.stringify(buildInterruptionQueuePolicy(arn))) }, parent);
+    for (const rule of INTERRUPTION_RULES) {
+      const eventRule = new aws.cloudwatch.EventRule(`${name}-${rule.part}`, { description: `Karpenter interruption: ${rule.description}`, eventPattern: JSON.stringify(rule.eventPattern), tags }, parent);
+      new aws.cloudwatch.EventTarget(`${name}-${rule.part}-target`, { rule: eventRule.name, arn: queue.arn, targetId: "KarpenterInterruptionQueueTarget" }, parent);
+    }
+
+    const controllerRole = new aws.iam.Role(`${name}-controller-role`, { assumeRolePolicy: JSON.stringify(podIdentityTrustPolicy()), tags }, parent);
+    const controllerPolicy = new aws.iam.RolePolicy(
+      `${name}-controller-policy`,
+      {
+        role: controllerRole.name,
+        policy: pulumi
+          .all([queue.arn, nodeRole.arn])
+          .apply(([queueArn, nodeRoleArn]) => JSON.stringify(buildKarpenterControllerPolicy({ partition, region, accountId: accountOfArn(nodeRoleArn), clusterName, queueArn, nodeRoleArn }))),
+      },
+      parent,
+    );
+    const association = new aws.eks.PodIdentityAssociation(
+      `${name}-controller-identity`,
+      { clusterName, namespace: KARPENTER_NAMESPACE, serviceAccount: KARPENTER_SERVICE_ACCOUNT, roleArn: controllerRole.arn, tags },
+      { parent: this, dependsOn: after },
+    );
+
+    this.release = new k8s.helm.v3.Release(
+      `${name}-controller`,
+      {
+        name: "karpenter",
+        chart: KARPENTER_CHART,
+        version: args.karpenter.chartVersion,
+        namespace: KARPENTER_NAMESPACE,
+        // The queue is named after the cluster, so the values are plain and known at preview.
+        values: buildKarpenterChartValues({ clusterName, interruptionQueue: clusterName, region, systemNodeLabels: SYSTEM_NODE_LABELS, replicas: args.replicas ?? 2 }),
+      },
+      { parent: this, provider: args.provider, dependsOn: [association, controllerPolicy, queue, ...after] },
+    );
+
+    this.valkeyNodePool = new KarpenterNodePool(
+      `${name}-valkey`,
+      { nodePool: args.karpenter.nodePool, zones: args.zones, provider: args.provider, nodeRoleName: nodeRole.name, discoveryTag: clusterName, dependsOn: [this.release], ...args.nodePoolOptions },
+      parent,
+    );
+
+    this.controllerRoleArn = controllerRole.arn;
+    this.nodeRoleName = nodeRole.name;
+    this.nodeRoleArn = nodeRole.arn;
+    this.interruptionQueueName = queue.name;
+    this.registerOutputs({ controllerRoleArn: this.controllerRoleArn, nodeRoleName: this.nodeRoleName, nodeRoleArn: this.nodeRoleArn, interruptionQueueName: this.interruptionQueueName });
+  }
+}

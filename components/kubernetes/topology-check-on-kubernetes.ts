@@ -1,0 +1,123 @@
+/**
+ * The TopologyCheck resource's implementation (loaded by its dynamic-provider shell, and called
+ * directly by tests): discover the release's pods, run the core's `verifyTopology` through the
+ * chosen connector with zones from pod -> node -> `topology.kubernetes.io/zone`, and either
+ * return a JSON-safe report or throw an error listing the failure codes and the readable table.
+ */
+import { formatTopologyReport } from "../../benchmarks/verify/format-report.js";
+import { verifyTopology } from "../../benchmarks/verify/verify-topology.js";
+import type { TopologyReport, VerifyExpectations } from "../../benchmarks/verify/verify-types.js";
+import { ROLE_LABEL } from "../shared.js";
+import { dynamicProtocol, jsonSafe, oneOf, optInt } from "../dynamic/dynamic-props.js";
+import { kubeDeps, parseTargetInputs, podEndpoint, SECRET_INPUTS, usablePods, type KubeDeps, type KubeTargetInputs } from "./access.js";
+import type { DiscoveredPod } from "./pod-discovery.js";
+import { KubernetesZoneSource } from "./zone-source.js";
+
+export interface TopologyCheckInputs extends KubeTargetInputs {
+  mode: "cluster" | "replication";
+  expect: VerifyExpectations;
+  /** Replication mode: largest acceptable replica lag in bytes. */
+  replicaLagBytes: number | undefined;
+  /** DBSIZE per primary. */
+  countKeys: boolean;
+}
+
+/** The report as plain JSON (no undefined fields): what the stack outputs carry. */
+export interface TopologyCheckReport {
+  ok: boolean;
+  mode: "cluster" | "replication";
+  failures: { code: string; message: string; node?: string }[];
+  shards: {
+    primary: { address: string; zone: string | null; slotRanges: string[]; slotCount: number; keys: number | null };
+    replicas: { address: string; zone: string | null; crossAz: boolean; linkUp: boolean }[];
+  }[];
+  primariesPerZone: Record<string, number>;
+  nodeCount: number;
+}
+
+export interface TopologyCheckOutputs {
+  report: TopologyCheckReport;
+  /** The readable table (formatTopologyReport). */
+  table: string;
+}
+
+export class TopologyCheckError extends Error {
+  constructor(readonly report: TopologyReport) {
+    const codes = [...new Set(report.failures.map((f) => f.code))].join(", ");
+    super(`topology check failed (${report.mode} mode): ${codes}\n${formatTopologyReport(report)}`);
+    this.name = "TopologyCheckError";
+  }
+}
+
+/** Keys whose change re-runs the check (`triggers` carries the after-inputs). */
+export const CHECK_DIFF_KEYS = [
+  "mode", "namespace", "selector", "connector", "context", "headlessService", "expect", "replicaLagBytes", "countKeys", "triggers",
+] as const;
+
+function parseExpect(v: unknown): VerifyExpectations {
+  if (v === undefined || v === null) return {};
+  if (typeof v !== "object") throw new Error("input 'expect' must be an object");
+  const p = v as Record<string, unknown>;
+  return { primaries: optInt(p, "primaries", 1), replicasPerPrimary: optInt(p, "replicasPerPrimary"), replicas: optInt(p, "replicas") };
+}
+
+export function parseCheckInputs(p: Record<string, unknown>): TopologyCheckInputs {
+  return {
+    ...parseTargetInputs(p),
+    mode: oneOf(p, "mode", ["cluster", "replication"] as const, "cluster"),
+    expect: parseExpect(p.expect),
+    replicaLagBytes: optInt(p, "replicaLagBytes"),
+    countKeys: p.countKeys !== false,
+  };
+}
+
+export function toCheckReport(r: TopologyReport): TopologyCheckReport {
+  return jsonSafe({
+    ok: r.ok,
+    mode: r.mode,
+    failures: r.failures,
+    shards: r.shards.map((s) => ({
+      primary: { address: s.primary.address, zone: s.primary.zone ?? null, slotRanges: s.primary.slotRanges, slotCount: s.primary.slotCount, keys: s.primary.keys ?? null },
+      replicas: s.replicas.map((x) => ({ address: x.address, zone: x.zone ?? null, crossAz: x.crossAz, linkUp: x.linkUp })),
+    })),
+    primariesPerZone: r.primariesPerZone,
+    nodeCount: r.nodeCount,
+  });
+}
+
+/** Cluster mode: every pod (discovery starts at the first that answers). Replication: the primary. */
+export function seedPods(mode: "cluster" | "replication", pods: readonly DiscoveredPod[]): DiscoveredPod[] {
+  if (mode === "cluster") return [...pods];
+  const primaries = pods.filter((p) => p.labels[ROLE_LABEL] === "primary");
+  return primaries.length > 0 ? primaries : pods.slice(0, 1);
+}
+
+export async function checkTopologyOnKubernetes(i: TopologyCheckInputs, deps: KubeDeps = kubeDeps(i)): Promise<TopologyCheckOutputs> {
+  const pods = await usablePods(i, deps);
+  const connector = deps.connector(pods);
+  try {
+    const report = await verifyTopology({
+      mode: i.mode,
+      seeds: seedPods(i.mode, pods).map(podEndpoint),
+      connector,
+      zones: new KubernetesZoneSource(deps.podApi, { namespace: i.namespace, selector: i.selector, portsOf: deps.portsOf, headlessService: i.headlessService }),
+      expect: i.expect,
+      replicaLagBytes: i.replicaLagBytes,
+      countKeys: i.countKeys,
+    });
+    if (!report.ok) throw new TopologyCheckError(report);
+    return { report: toCheckReport(report), table: formatTopologyReport(report) };
+  } finally {
+    await connector.close();
+  }
+}
+
+// --- the dynamic-provider protocol (called by components/dynamic/ts-module-provider.ts) ---
+
+export const { create, diff, update } = dynamicProtocol({
+  parse: parseCheckInputs,
+  run: (i) => checkTopologyOnKubernetes(i),
+  idOf: (p) => `${String(p.namespace)}/${String(p.selector)}/${String(p.mode)}`,
+  diffKeys: CHECK_DIFF_KEYS,
+  secretKeys: SECRET_INPUTS,
+});

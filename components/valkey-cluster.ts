@@ -1,0 +1,70 @@
+/**
+ * ValkeyCluster: Valkey in cluster mode, one StatefulSet of primaries × (1 + replicasPerPrimary)
+ * cluster-enabled members spread hard over the zones, as a thin ComponentResource over the pure
+ * builders in components/valkey/. It assigns no slots: the ClusterBootstrap does, AZ-aware,
+ * once the pods exist (depend on this component to wait for them).
+ */
+import * as pulumi from "@pulumi/pulumi";
+import * as k8s from "@pulumi/kubernetes";
+import { buildClusterManifests } from "./valkey/cluster-manifests.js";
+import { createReleaseBase, type ValkeyReleaseArgs } from "./valkey/release-resources.js";
+import { requirePassword } from "./valkey/secret.js";
+
+export interface ValkeyClusterArgs extends ValkeyReleaseArgs {
+  /** Release name: prefix of every Kubernetes object and the `app.kubernetes.io/instance` label. @default "valkey-cluster" */
+  release?: string;
+}
+
+export const DEFAULT_CLUSTER_RELEASE = "valkey-cluster";
+
+export class ValkeyCluster extends pulumi.ComponentResource {
+  public readonly namespace: string;
+  public readonly release: string;
+  /** `<release>.<ns>.svc.cluster.local`: any ready member (a slot-aware client follows redirects). */
+  public readonly clientHost: string;
+  /** Name of the headless Service; pod DNS is `<pod>.<headlessService>.<ns>.svc.cluster.local`. */
+  public readonly headlessService: string;
+  /** Secret holding the password; undefined when auth is off. */
+  public readonly secretName: string | undefined;
+  /** Key of the password in that Secret; undefined when auth is off. */
+  public readonly passwordKey: string | undefined;
+  /** Labels every member carries. */
+  public readonly podSelector: Record<string, string>;
+  /** Every member, by ordinal, with its stable DNS name (what it announces as cluster-announce-hostname). */
+  public readonly pods: { name: string; dnsName: string }[];
+  public readonly port: number;
+  public readonly busPort: number;
+
+  constructor(name: string, args: ValkeyClusterArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("valkey-on-eks:valkey:Cluster", name, {}, opts);
+    const release = args.release ?? DEFAULT_CLUSTER_RELEASE;
+    const password = requirePassword(args.valkey.auth.enabled, args.password, `ValkeyCluster ${name}`);
+    const m = buildClusterManifests({
+      namespace: args.namespace,
+      release,
+      valkey: args.valkey,
+      placement: args.placement,
+      auth: password !== undefined,
+    });
+    const parent = { parent: this };
+    const deps = createReleaseBase(this, name, { namespace: args.namespace, release, password }, { ...m, secretName: m.facts.secretName });
+    new k8s.core.v1.Service(`${name}-client`, m.clientService, parent);
+    new k8s.apps.v1.StatefulSet(`${name}-members`, m.statefulSet, { parent: this, dependsOn: deps });
+    new k8s.policy.v1.PodDisruptionBudget(`${name}-pdb`, m.pdb, parent);
+    new k8s.networking.v1.NetworkPolicy(`${name}-netpol`, m.networkPolicy, parent);
+
+    const f = m.facts;
+    this.namespace = args.namespace;
+    this.release = release;
+    this.clientHost = f.clientHost;
+    this.headlessService = f.headlessService;
+    this.secretName = f.secretName;
+    this.passwordKey = f.passwordKey;
+    this.podSelector = f.podSelector;
+    this.pods = f.pods;
+    this.port = f.port;
+    this.busPort = f.busPort;
+    const { names: _names, ...outputs } = f;
+    this.registerOutputs({ namespace: this.namespace, release, ...outputs });
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * Every Kubernetes object of a cluster-mode release except the password Secret: one StatefulSet
+ * of P × (1 + M) cluster-enabled members (no slots: the ClusterBootstrap assigns them after the
+ * pods exist), headless and client Services, PDB and NetworkPolicy. Pure.
+ */
+import type { ValkeyConfig } from "../../stacks/config-types.js";
+import { PASSWORD_SECRET_KEY, VALKEY_BUS_PORT, VALKEY_PORT, releaseLabels, type Placement } from "../shared.js";
+import { buildConfigMap, configHash } from "./config-map.js";
+import type { ConfigMap, NetworkPolicy, PodDisruptionBudget, Service, StatefulSet } from "./k8s-types.js";
+import { PRESTOP_SCRIPT_KEY, START_SCRIPT_KEY, podDnsName, releaseNames, serviceHost, statefulSetPods, type ReleaseNames } from "./naming.js";
+import { buildNetworkPolicy } from "./network-policy.js";
+import { buildPodDisruptionBudget } from "./pdb.js";
+import { podPlacement } from "./pod-placement.js";
+import { DEFAULT_FAILOVER_TIMEOUT_SECONDS, renderPreStopScript } from "./prestop-script.js";
+import { buildClientService, buildHeadlessService } from "./services.js";
+import { renderStartScript } from "./start-script.js";
+import { DEFAULT_TERMINATION_GRACE_SECONDS, buildValkeyStatefulSet } from "./statefulset.js";
+import { renderValkeyConf } from "./valkey-conf.js";
+
+export const CLUSTER_CONF_KEY = "valkey.conf";
+
+export interface ClusterInput {
+  namespace: string;
+  release: string;
+  valkey: ValkeyConfig;
+  placement: Placement;
+  auth: boolean;
+}
+
+export interface ClusterFacts {
+  names: ReleaseNames & { statefulSet: string; clientService: string };
+  clientHost: string;
+  headlessService: string;
+  secretName: string | undefined;
+  passwordKey: string | undefined;
+  podSelector: Record<string, string>;
+  pods: { name: string; dnsName: string }[];
+  port: number;
+  busPort: number;
+}
+
+export interface ClusterManifests {
+  facts: ClusterFacts;
+  configMap: ConfigMap;
+  headlessService: Service;
+  clientService: Service;
+  statefulSet: StatefulSet;
+  pdb: PodDisruptionBudget;
+  networkPolicy: NetworkPolicy;
+}
+
+/** Members of a cluster: primaries × (1 + replicasPerPrimary). */
+export function clusterPodCount(valkey: ValkeyConfig): number {
+  return valkey.cluster.primaries * (1 + valkey.cluster.replicasPerPrimary);
+}
+
+export function clusterFacts(i: ClusterInput): ClusterFacts {
+  const names = { ...releaseNames(i.release), statefulSet: i.release, clientService: i.release };
+  return {
+    names,
+    clientHost: serviceHost(names.clientService, i.namespace),
+    headlessService: names.headless,
+    secretName: i.auth ? names.secret : undefined,
+    passwordKey: i.auth ? PASSWORD_SECRET_KEY : undefined,
+    podSelector: releaseLabels(i.release),
+    pods: statefulSetPods(names.statefulSet, clusterPodCount(i.valkey)).map((name) => ({
+      name,
+      dnsName: podDnsName(name, names.headless, i.namespace),
+    })),
+    port: VALKEY_PORT,
+    busPort: VALKEY_BUS_PORT,
+  };
+}
+
+export function buildClusterManifests(i: ClusterInput): ClusterManifests {
+  const facts = clusterFacts(i);
+  const { names } = facts;
+  const data = {
+    [CLUSTER_CONF_KEY]: renderValkeyConf(i.valkey, { role: { kind: "cluster-member" } }),
+    [START_SCRIPT_KEY]: renderStartScript({ mode: "cluster", auth: i.auth }),
+    [PRESTOP_SCRIPT_KEY]: renderPreStopScript({ timeoutSeconds: DEFAULT_FAILOVER_TIMEOUT_SECONDS }),
+  };
+  return {
+    facts,
+    configMap: buildConfigMap(names.configMap, i.namespace, i.release, data),
+    headlessService: buildHeadlessService({
+      name: names.headless,
+      namespace: i.namespace,
+      release: i.release,
+      selector: facts.podSelector,
+      busPort: true,
+    }),
+    clientService: buildClientService(names.clientService, i.namespace, i.release, facts.podSelector),
+    statefulSet: buildValkeyStatefulSet({
+      name: names.statefulSet,
+      namespace: i.namespace,
+      release: i.release,
+      role: "member",
+      replicas: clusterPodCount(i.valkey),
+      valkey: i.valkey,
+      placement: podPlacement({ placement: i.placement, releaseSelector: facts.podSelector, spreadOver: facts.podSelector }),
+      headless: names.headless,
+      configMap: names.configMap,
+      confKey: CLUSTER_CONF_KEY,
+      configHash: configHash(data),
+      secretName: facts.secretName,
+      storageClass: i.placement.storageClass ?? i.valkey.persistence.storageClass,
+      clusterMember: true,
+      // Room for the preStop failover and then an RDB save at shutdown.
+      terminationGracePeriodSeconds: DEFAULT_FAILOVER_TIMEOUT_SECONDS + DEFAULT_TERMINATION_GRACE_SECONDS,
+    }),
+    pdb: buildPodDisruptionBudget(names.pdb, i.namespace, i.release, facts.podSelector),
+    networkPolicy: buildNetworkPolicy({
+      name: names.networkPolicy,
+      namespace: i.namespace,
+      release: i.release,
+      podSelector: facts.podSelector,
+      clusterBus: true,
+    }),
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * What both Valkey components share: their common args, and the resources every release has
+ * before its pods (ConfigMap, password Secret when auth is on, headless Service). The one
+ * non-pure module here: it registers resources, always as children of the calling component.
+ */
+import type * as pulumi from "@pulumi/pulumi";
+import * as k8s from "@pulumi/kubernetes";
+import type { ValkeyConfig } from "../../stacks/config-types.js";
+import type { Placement } from "../shared.js";
+import type { ConfigMap, Service } from "./k8s-types.js";
+import { buildPasswordSecret } from "./secret.js";
+
+/** Args common to ValkeyReplication and ValkeyCluster. */
+export interface ValkeyReleaseArgs {
+  /** Namespace the release goes into (must exist). */
+  namespace: string;
+  /** Resolved `valkey` config section. */
+  valkey: ValkeyConfig;
+  /** Zones, node selector, tolerations, StorageClass. */
+  placement: Placement;
+  /** The Valkey password (a Pulumi secret); required when valkey.auth.enabled, ignored otherwise. */
+  password: pulumi.Input<string> | undefined;
+}
+
+export interface ReleaseBase {
+  configMap: ConfigMap;
+  headlessService: Service;
+  /** Secret name, or undefined for no Secret (auth off). */
+  secretName: string | undefined;
+}
+
+/**
+ * Registers `${name}-config`, `${name}-secret` (when a password is given) and `${name}-headless`
+ * under `parent`; returns them, which the StatefulSets depend on.
+ */
+export function createReleaseBase(
+  parent: pulumi.ComponentResource,
+  name: string,
+  args: { namespace: string; release: string; password: pulumi.Input<string> | undefined },
+  m: ReleaseBase,
+): pulumi.Resource[] {
+  const opts = { parent };
+  const created: pulumi.Resource[] = [new k8s.core.v1.ConfigMap(`${name}-config`, m.configMap, opts)];
+  if (args.password !== undefined && m.secretName !== undefined) {
+    const secret = buildPasswordSecret(m.secretName, args.namespace, args.release, args.password);
+    created.push(new k8s.core.v1.Secret(`${name}-secret`, secret, opts));
+  }
+  created.push(new k8s.core.v1.Service(`${name}-headless`, m.headlessService, opts));
+  return created;
+}

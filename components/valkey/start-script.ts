@@ -1,0 +1,96 @@
+/**
+ * The container entrypoint (a POSIX sh script in the ConfigMap): writes the two includes
+ * valkey.conf names, then execs valkey-server.
+ *
+ * - auth.conf: `requirepass`/`masterauth` with the password read from the mounted Secret file,
+ *   quoted for valkey.conf, mode 0600, on a memory-backed volume. The password is never on a
+ *   command line: it goes from a file to a shell variable to the builtin printf and to sed's
+ *   stdin.
+ * - announce.conf: the pod's stable DNS name ($VALKEY_ANNOUNCE_HOST): `replica-announce-ip`
+ *   in replication mode; `cluster-announce-hostname` (+ `cluster-announce-human-nodename`
+ *   $POD_NAME, optional `cluster-announce-ip` $VALKEY_ANNOUNCE_IP) in cluster mode.
+ */
+import type { ValkeyMode } from "../../stacks/config-types.js";
+import { PASSWORD_SECRET_KEY } from "../shared.js";
+import { includeFiles } from "./valkey-conf.js";
+import { DATA_DIR, RUN_DIR, SECRET_MOUNT } from "./naming.js";
+
+export interface StartScriptOptions {
+  mode: ValkeyMode;
+  /** Whether auth.conf gets the password from `passwordFile`; false writes an empty auth.conf. */
+  auth: boolean;
+  /** @default `${SECRET_MOUNT}/${PASSWORD_SECRET_KEY}` */
+  passwordFile?: string;
+  /** @default RUN_DIR */
+  runDir?: string;
+  /** Created if missing. @default DATA_DIR */
+  dataDir?: string;
+}
+
+/** Single-quotes a value for sh. */
+export function shQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+function announceBlock(mode: ValkeyMode): string[] {
+  if (mode === "replication") {
+    return [
+      `if [ -n "\${VALKEY_ANNOUNCE_HOST:-}" ]; then`,
+      `  printf 'replica-announce-ip %s\\n' "$(conf_quote "$VALKEY_ANNOUNCE_HOST")" >> "$announce_tmp"`,
+      `fi`,
+    ];
+  }
+  return [
+    `[ -n "\${VALKEY_ANNOUNCE_HOST:-}" ] || fail "VALKEY_ANNOUNCE_HOST (the pod's stable DNS name) is not set"`,
+    `printf 'cluster-announce-hostname %s\\n' "$(conf_quote "$VALKEY_ANNOUNCE_HOST")" >> "$announce_tmp"`,
+    `if [ -n "\${POD_NAME:-}" ]; then`,
+    `  printf 'cluster-announce-human-nodename %s\\n' "$(conf_quote "$POD_NAME")" >> "$announce_tmp"`,
+    `fi`,
+    `if [ -n "\${VALKEY_ANNOUNCE_IP:-}" ]; then`,
+    `  printf 'cluster-announce-ip %s\\n' "$(conf_quote "$VALKEY_ANNOUNCE_IP")" >> "$announce_tmp"`,
+    `fi`,
+  ];
+}
+
+function authBlock(auth: boolean, passwordFile: string): string[] {
+  if (!auth) return [`: > "$auth_tmp"`];
+  return [
+    `password_file=${shQuote(passwordFile)}`,
+    `[ -r "$password_file" ] || fail "$password_file is not readable"`,
+    `password=$(cat "$password_file")`,
+    `[ -n "$password" ] || fail "the password in $password_file is empty"`,
+    `case "$password" in *"$nl"*) fail "the password must be a single line" ;; esac`,
+    `quoted=$(conf_quote "$password")`,
+    `printf 'requirepass %s\\nmasterauth %s\\n' "$quoted" "$quoted" > "$auth_tmp"`,
+    `unset password quoted`,
+  ];
+}
+
+export function renderStartScript(o: StartScriptOptions): string {
+  const runDir = o.runDir ?? RUN_DIR;
+  const files = includeFiles(runDir);
+  const lines = [
+    `#!/bin/sh`,
+    `# Valkey entrypoint (${o.mode} mode), rendered by valkey-on-eks. Usage: start.sh <valkey.conf>`,
+    `# Writes ${files.auth} and ${files.announce}, which valkey.conf includes, then execs valkey-server.`,
+    `set -eu`,
+    `fail() { echo "start.sh: $*" >&2; exit 1; }`,
+    `[ $# -eq 1 ] || fail "usage: start.sh <valkey.conf>"`,
+    `conf="$1"`,
+    `nl='`,
+    `'`,
+    `# A value for valkey.conf: double-quoted, with backslash and double quote escaped.`,
+    `conf_quote() { printf '"%s"' "$(printf '%s' "$1" | sed -e 's/\\\\/\\\\\\\\/g' -e 's/"/\\\\"/g')"; }`,
+    `umask 077`,
+    `mkdir -p ${shQuote(runDir)} ${shQuote(o.dataDir ?? DATA_DIR)}`,
+    `auth_tmp=${shQuote(`${files.auth}.tmp`)}`,
+    `announce_tmp=${shQuote(`${files.announce}.tmp`)}`,
+    ...authBlock(o.auth, o.passwordFile ?? `${SECRET_MOUNT}/${PASSWORD_SECRET_KEY}`),
+    `: > "$announce_tmp"`,
+    ...announceBlock(o.mode),
+    `mv -f "$auth_tmp" ${shQuote(files.auth)}`,
+    `mv -f "$announce_tmp" ${shQuote(files.announce)}`,
+    `exec valkey-server "$conf"`,
+  ];
+  return lines.join("\n") + "\n";
+}

@@ -1,0 +1,168 @@
+/**
+ * The Valkey StatefulSet shared by both modes: one container running the start script with a
+ * role's valkey.conf, the password only through Secret references (a mounted file for the
+ * start script, VALKEYCLI_AUTH/REDISCLI_AUTH for valkey-cli in probes and hooks), a PVC per pod,
+ * non-root uid 999 like the official image, and the placement rules of pod-placement.ts.
+ */
+import type { ValkeyConfig } from "../../stacks/config-types.js";
+import { DATA_PLANE_LABEL, PASSWORD_SECRET_KEY, ROLE_LABEL, VALKEY_BUS_PORT, VALKEY_PORT, releaseLabels } from "../shared.js";
+import type { Container, EnvVar, PersistentVolumeClaim, PodSpec, StatefulSet } from "./k8s-types.js";
+import { CONFIG_MOUNT, DATA_DIR, PRESTOP_SCRIPT_KEY, RUN_DIR, SECRET_MOUNT, START_SCRIPT_KEY, podDnsTemplate } from "./naming.js";
+import type { PodPlacement } from "./pod-placement.js";
+
+/** uid/gid of the official valkey image's `valkey` user. */
+export const VALKEY_UID = 999;
+export const DATA_VOLUME = "data";
+/** Pod annotation carrying a hash of the ConfigMap, so a config change rolls the pods. */
+export const CONFIG_HASH_ANNOTATION = "valkey-on-eks/config-hash";
+/** @default terminationGracePeriodSeconds: time for an RDB save at shutdown (and the preStop failover). */
+export const DEFAULT_TERMINATION_GRACE_SECONDS = 60;
+
+export type PodRole = "primary" | "replica" | "member";
+
+export interface ValkeyStatefulSetOptions {
+  /** StatefulSet name; pods are `<name>-<ordinal>`. */
+  name: string;
+  namespace: string;
+  release: string;
+  role: PodRole;
+  replicas: number;
+  valkey: ValkeyConfig;
+  placement: PodPlacement;
+  /** Governing headless Service. */
+  headless: string;
+  configMap: string;
+  /** ConfigMap key of this role's valkey.conf. */
+  confKey: string;
+  /** Hash of the ConfigMap data (annotation; rolls pods on change). */
+  configHash: string;
+  /** Password Secret; undefined = auth off (no Secret references at all). */
+  secretName: string | undefined;
+  storageClass: string | undefined;
+  /** Cluster members: expose the bus port and run the preStop failover hook. @default false */
+  clusterMember?: boolean;
+  /** @default DEFAULT_TERMINATION_GRACE_SECONDS */
+  terminationGracePeriodSeconds?: number;
+}
+
+/** Labels of one role's pods (the StatefulSet selector). */
+export function roleSelector(release: string, role: PodRole): Record<string, string> {
+  return { ...releaseLabels(release), [ROLE_LABEL]: role };
+}
+
+/** Labels every pod of the role carries. */
+export function podLabels(release: string, role: PodRole): Record<string, string> {
+  return { ...roleSelector(release, role), [DATA_PLANE_LABEL]: "true" };
+}
+
+function env(o: ValkeyStatefulSetOptions): EnvVar[] {
+  const vars: EnvVar[] = [
+    { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+    { name: "VALKEY_ANNOUNCE_HOST", value: podDnsTemplate(o.headless, o.namespace) },
+  ];
+  if (o.secretName !== undefined) {
+    const ref = { secretKeyRef: { name: o.secretName, key: PASSWORD_SECRET_KEY } };
+    // valkey-cli (probes, preStop) reads either; the value never appears in the manifest.
+    vars.push({ name: "VALKEYCLI_AUTH", valueFrom: ref }, { name: "REDISCLI_AUTH", valueFrom: ref });
+  }
+  return vars;
+}
+
+function container(o: ValkeyStatefulSetOptions): Container {
+  const mounts = [
+    { name: DATA_VOLUME, mountPath: DATA_DIR },
+    { name: "config", mountPath: CONFIG_MOUNT, readOnly: true },
+    { name: "run", mountPath: RUN_DIR },
+  ];
+  if (o.secretName !== undefined) mounts.push({ name: "auth", mountPath: SECRET_MOUNT, readOnly: true });
+  const ports = [{ name: "valkey", containerPort: VALKEY_PORT, protocol: "TCP" }];
+  if (o.clusterMember) ports.push({ name: "cluster-bus", containerPort: VALKEY_BUS_PORT, protocol: "TCP" });
+  const c: Container = {
+    name: "valkey",
+    image: o.valkey.image,
+    imagePullPolicy: "IfNotPresent",
+    command: ["sh", `${CONFIG_MOUNT}/${START_SCRIPT_KEY}`, `${CONFIG_MOUNT}/${o.confKey}`],
+    ports,
+    env: env(o),
+    resources: {
+      requests: { cpu: o.valkey.resources.requests.cpu, memory: o.valkey.resources.requests.memory },
+      limits: { cpu: o.valkey.resources.limits.cpu, memory: o.valkey.resources.limits.memory },
+    },
+    readinessProbe: {
+      exec: { command: ["sh", "-c", `[ "$(valkey-cli -h 127.0.0.1 -p ${VALKEY_PORT} ping)" = PONG ]`] },
+      initialDelaySeconds: 5,
+      periodSeconds: 5,
+      timeoutSeconds: 3,
+      failureThreshold: 3,
+    },
+    // A TCP check: a server loading a large AOF is alive but answers PING with LOADING.
+    livenessProbe: {
+      tcpSocket: { port: VALKEY_PORT },
+      initialDelaySeconds: 15,
+      periodSeconds: 10,
+      timeoutSeconds: 5,
+      failureThreshold: 6,
+    },
+    volumeMounts: mounts,
+    securityContext: {
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ["ALL"] },
+    },
+  };
+  if (o.clusterMember) c.lifecycle = { preStop: { exec: { command: ["sh", `${CONFIG_MOUNT}/${PRESTOP_SCRIPT_KEY}`] } } };
+  return c;
+}
+
+function podSpec(o: ValkeyStatefulSetOptions): PodSpec {
+  const volumes: NonNullable<PodSpec["volumes"]> = [
+    { name: "config", configMap: { name: o.configMap, defaultMode: 0o444 } },
+    { name: "run", emptyDir: { medium: "Memory", sizeLimit: "1Mi" } },
+  ];
+  if (o.secretName !== undefined) volumes.push({ name: "auth", secret: { secretName: o.secretName, defaultMode: 0o400 } });
+  return {
+    ...o.placement,
+    automountServiceAccountToken: false,
+    enableServiceLinks: false,
+    terminationGracePeriodSeconds: o.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_SECONDS,
+    securityContext: {
+      runAsUser: VALKEY_UID,
+      runAsGroup: VALKEY_UID,
+      runAsNonRoot: true,
+      fsGroup: VALKEY_UID,
+      fsGroupChangePolicy: "OnRootMismatch",
+      seccompProfile: { type: "RuntimeDefault" },
+    },
+    containers: [container(o)],
+    volumes,
+  };
+}
+
+export function dataVolumeClaim(release: string, size: string, storageClass: string | undefined): PersistentVolumeClaim {
+  const spec: NonNullable<PersistentVolumeClaim["spec"]> = {
+    accessModes: ["ReadWriteOnce"],
+    resources: { requests: { storage: size } },
+  };
+  if (storageClass !== undefined) spec.storageClassName = storageClass;
+  return { metadata: { name: DATA_VOLUME, labels: releaseLabels(release) }, spec };
+}
+
+export function buildValkeyStatefulSet(o: ValkeyStatefulSetOptions): StatefulSet {
+  return {
+    metadata: { name: o.name, namespace: o.namespace, labels: podLabels(o.release, o.role) },
+    spec: {
+      serviceName: o.headless,
+      replicas: o.replicas,
+      // Cluster members must all start before the bootstrap; replicas need not wait for each other.
+      podManagementPolicy: "Parallel",
+      updateStrategy: { type: "RollingUpdate" },
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
+      selector: { matchLabels: roleSelector(o.release, o.role) },
+      template: {
+        metadata: { labels: podLabels(o.release, o.role), annotations: { [CONFIG_HASH_ANNOTATION]: o.configHash } },
+        spec: podSpec(o),
+      },
+      volumeClaimTemplates: [dataVolumeClaim(o.release, o.valkey.persistence.size, o.storageClass)],
+    },
+  };
+}

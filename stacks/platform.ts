@@ -1,0 +1,115 @@
+/**
+ * Where Valkey runs: a new EKS cluster with Karpenter (platform `eks`), or a Kubernetes cluster
+ * the user brings (platform `byo`: no EKS, no Karpenter install, no AWS resource; the Valkey
+ * NodePool/EC2NodeClass only when `byo.manageKarpenterNodePool`). Either way the rest of the
+ * program gets a Kubernetes provider, the kubeconfig (secret) for the post-deploy checks, the
+ * pod placement, and the resources Valkey must wait for.
+ */
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { resolve } from "node:path";
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { EksCluster } from "../components/eks-cluster.js";
+import { Karpenter } from "../components/karpenter.js";
+import { KarpenterNodePool } from "../components/karpenter-node-pool.js";
+import { VALKEY_NODE_POOL, VALKEY_TAINT, type Placement } from "../components/shared.js";
+import type { StackConfig } from "./config-types.js";
+
+export interface PlatformResult {
+  provider: k8s.Provider;
+  /** Kubeconfig contents, secret: the dynamic check resources reach the cluster with it. */
+  kubeconfig: pulumi.Output<string>;
+  /** kubeconfig context (byo only). */
+  context: string | undefined;
+  placement: Placement;
+  /** What Valkey must wait for (node group, add-ons, StorageClass, Karpenter, NodePool). */
+  ready: pulumi.Resource[];
+}
+
+/** Placement on the Karpenter Valkey pool: its label and its taint. */
+export function karpenterPlacement(config: StackConfig): Placement {
+  return {
+    zones: config.aws.zones,
+    nodeSelector: { "karpenter.sh/nodepool": VALKEY_NODE_POOL },
+    tolerations: [{ key: VALKEY_TAINT.key, operator: "Equal", value: VALKEY_TAINT.value, effect: VALKEY_TAINT.effect }],
+    storageClass: config.valkey.persistence.storageClass,
+  };
+}
+
+/** Placement on a byo cluster: only what the stack configures. */
+export function byoPlacement(config: StackConfig): Placement {
+  return {
+    zones: config.aws.zones,
+    nodeSelector: config.byo.nodeSelector,
+    tolerations: config.byo.tolerations,
+    storageClass: config.valkey.persistence.storageClass,
+  };
+}
+
+/** The kubeconfig file a byo stack names, or the one kubectl would use. */
+export function byoKubeconfigPath(config: StackConfig, env: NodeJS.ProcessEnv = process.env): string {
+  const configured = config.byo.kubeconfig ?? env.KUBECONFIG?.split(":")[0];
+  const path = configured ?? "~/.kube/config";
+  return resolve(path.startsWith("~/") ? `${homedir()}${path.slice(1)}` : path);
+}
+
+export function eksPlatform(config: StackConfig): PlatformResult {
+  const cluster = new EksCluster("eks", { aws: config.aws, eks: config.eks });
+  const karpenter = new Karpenter("karpenter", {
+    clusterName: cluster.clusterName,
+    region: config.aws.region,
+    zones: config.aws.zones,
+    karpenter: config.karpenter,
+    provider: cluster.provider,
+    replicas: Math.min(2, config.eks.systemNodes.count),
+    dependsOn: cluster.ready,
+  });
+  return {
+    provider: cluster.provider,
+    kubeconfig: cluster.kubeconfig,
+    context: undefined,
+    placement: karpenterPlacement(config),
+    ready: [...cluster.ready, karpenter],
+  };
+}
+
+export function byoPlatform(config: StackConfig): PlatformResult {
+  const path = byoKubeconfigPath(config);
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new pulumi.RunError(`byo.kubeconfig: cannot read ${path}: ${(err as Error).message}`);
+  }
+  const kubeconfig = pulumi.secret(text);
+  const provider = new k8s.Provider("byo", { kubeconfig, context: config.byo.context });
+  const ready: pulumi.Resource[] = [];
+  if (config.byo.manageKarpenterNodePool) {
+    // The schema requires both when manageKarpenterNodePool is set.
+    ready.push(
+      new KarpenterNodePool(
+        "karpenter-node-pool",
+        {
+          nodePool: config.karpenter.nodePool,
+          zones: config.aws.zones,
+          provider,
+          nodeRoleName: config.byo.karpenterNodeRole as string,
+          discoveryTag: config.byo.karpenterDiscoveryTag as string,
+        },
+        { provider },
+      ),
+    );
+  }
+  const placement = config.byo.manageKarpenterNodePool ? { ...karpenterPlacement(config), ...mergeByo(config) } : byoPlacement(config);
+  return { provider, kubeconfig, context: config.byo.context, placement, ready };
+}
+
+/** With a managed NodePool on byo, pods target that pool; configured selectors/tolerations add to it. */
+function mergeByo(config: StackConfig): Partial<Placement> {
+  const base = karpenterPlacement(config);
+  return {
+    nodeSelector: { ...base.nodeSelector, ...config.byo.nodeSelector },
+    tolerations: [...base.tolerations, ...config.byo.tolerations],
+  };
+}

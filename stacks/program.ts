@@ -1,0 +1,173 @@
+/**
+ * The Pulumi program: from a parsed, validated stack config to resources and the stack report.
+ * `stacks/index.ts` calls it for `pulumi up`; Automation API users call it inline
+ * (`program: () => runProgram({ stack, config, password })`).
+ *
+ * Order: platform (EKS + Karpenter, or your cluster) → namespace → Valkey (replication or
+ * cluster) → AZ-aware cluster bootstrap (cluster mode) → topology check → benchmark Job →
+ * benchmark results → topology check again (per-primary key counts after the run) → outputs.
+ * Every count and shape comes from the config as plain values; nothing is created in apply().
+ */
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { BenchmarkJob } from "../components/benchmark-job.js";
+import { BenchmarkResults } from "../components/benchmark-results.js";
+import { ClusterBootstrap } from "../components/cluster-bootstrap.js";
+import { TopologyCheck } from "../components/topology-check.js";
+import { ValkeyCluster } from "../components/valkey-cluster.js";
+import { ValkeyReplication } from "../components/valkey-replication.js";
+import type { ResultRow } from "../benchmarks/run/result-row.js";
+import { workloadFromConfig } from "./config-schema.js";
+import type { StackConfig } from "./config-types.js";
+import { buildStackReport, type Endpoints, type StackReport } from "./outputs.js";
+import { byoPlatform, eksPlatform, type PlatformResult } from "./platform.js";
+
+export interface ProgramInput {
+  /** Stack name, for the report. @default pulumi.getStack() */
+  stack?: string;
+  config: StackConfig;
+  /** The Valkey password (a Pulumi secret); required when `valkey.auth.enabled`. */
+  password: pulumi.Input<string> | undefined;
+}
+
+export interface ProgramOutputs {
+  /** The versioned report (stacks/outputs.ts): endpoints, topology, benchmark rows and CSV, versions. */
+  report: pulumi.Output<StackReport>;
+  /** Secret. */
+  kubeconfig: pulumi.Output<string>;
+  /** Secret; undefined when auth is off. */
+  password: pulumi.Output<string> | undefined;
+}
+
+/** `a=b,c=d`: a label selector from labels. */
+export function selectorOf(labels: Record<string, string>): string {
+  return Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+}
+
+/** The image tag as the server version the benchmark rows record ("valkey/valkey:9.0.2" → "9.0.2"). */
+export function imageVersion(image: string): string {
+  const at = image.indexOf("@");
+  if (at >= 0) return image.slice(at + 1);
+  const tag = /:([^:/]+)$/.exec(image)?.[1];
+  return tag ?? "latest";
+}
+
+interface ValkeyRelease {
+  component: pulumi.Resource;
+  endpoints: Endpoints;
+  selector: string;
+  headlessService: string;
+  secretName: string | undefined;
+  passwordKey: string | undefined;
+}
+
+function deployValkey(config: StackConfig, platform: PlatformResult, namespace: k8s.core.v1.Namespace, password: ProgramInput["password"]): ValkeyRelease {
+  const ns = config.valkey.namespace;
+  const opts = { provider: platform.provider, dependsOn: [namespace, ...platform.ready] };
+  const common = { namespace: ns, valkey: config.valkey, placement: platform.placement, password };
+  if (config.valkey.mode === "replication") {
+    const r = new ValkeyReplication("valkey", common, opts);
+    return {
+      component: r,
+      endpoints: { namespace: ns, write: r.primaryHost, read: r.readHost, port: r.port },
+      selector: selectorOf(r.podSelector),
+      headlessService: `${r.release}-headless`,
+      secretName: r.secretName,
+      passwordKey: r.passwordKey,
+    };
+  }
+  const c = new ValkeyCluster("valkey-cluster", common, opts);
+  return {
+    component: c,
+    endpoints: { namespace: ns, write: c.clientHost, read: null, port: c.port },
+    selector: selectorOf(c.podSelector),
+    headlessService: c.headlessService,
+    secretName: c.secretName,
+    passwordKey: c.passwordKey,
+  };
+}
+
+export function runProgram(input: ProgramInput): ProgramOutputs {
+  const { config, password } = input;
+  if (config.valkey.auth.enabled && password === undefined) {
+    throw new pulumi.RunError("password: required while valkey.auth.enabled is true; run `pulumi config set --secret password <value>`");
+  }
+  const secretPassword = password === undefined ? undefined : pulumi.secret(password);
+  const platform = config.platform === "eks" ? eksPlatform(config) : byoPlatform(config);
+  const namespace = new k8s.core.v1.Namespace(
+    "valkey-namespace",
+    { metadata: { name: config.valkey.namespace, labels: { "app.kubernetes.io/part-of": "valkey-on-eks" } } },
+    { provider: platform.provider, dependsOn: platform.ready },
+  );
+  const valkey = deployValkey(config, platform, namespace, secretPassword);
+  const target = {
+    namespace: config.valkey.namespace,
+    selector: valkey.selector,
+    connector: config.checks.connector,
+    kubeconfig: platform.kubeconfig,
+    password: secretPassword,
+    context: platform.context,
+    headlessService: valkey.headlessService,
+  };
+  const mode = config.valkey.mode;
+  const expect =
+    mode === "cluster"
+      ? { primaries: config.valkey.cluster.primaries, replicasPerPrimary: config.valkey.cluster.replicasPerPrimary }
+      : { replicas: config.valkey.replication.replicas };
+
+  let formed: pulumi.Resource = valkey.component;
+  if (mode === "cluster" && config.checks.bootstrap) {
+    formed = new ClusterBootstrap(
+      "valkey-cluster-bootstrap",
+      { ...target, expectedPods: config.valkey.pods, primaries: config.valkey.cluster.primaries, replicasPerPrimary: config.valkey.cluster.replicasPerPrimary },
+      { dependsOn: [valkey.component] },
+    );
+  }
+  const checkOptions = { mode, expect, replicaLagBytes: config.checks.replicaLagBytes };
+  const before = config.checks.verify ? new TopologyCheck("valkey-check", { ...target, ...checkOptions, after: [formed] }) : undefined;
+
+  let benchmark: pulumi.Output<{ rows: ResultRow[]; csv: string }> | undefined;
+  let after: TopologyCheck | undefined;
+  if (config.benchmark.enabled) {
+    const workload = workloadFromConfig(config);
+    const job = new BenchmarkJob(
+      "valkey-benchmark",
+      {
+        namespace: config.valkey.namespace,
+        image: config.valkey.image,
+        mode,
+        target: { host: valkey.endpoints.write, port: valkey.endpoints.port },
+        workload,
+        secretName: valkey.secretName,
+        passwordKey: valkey.passwordKey,
+        placement: platform.placement,
+        resources: config.benchmark.resources,
+      },
+      { provider: platform.provider, dependsOn: [before ?? formed] },
+    );
+    const results = new BenchmarkResults("valkey-benchmark-results", {
+      namespace: job.namespace,
+      jobName: job.jobName,
+      jobUid: job.jobUid,
+      kubeconfig: platform.kubeconfig,
+      context: platform.context,
+      mode,
+      workload,
+      serverVersion: imageVersion(config.valkey.image),
+      image: job.image,
+    });
+    benchmark = pulumi.all([results.rows, results.csv]).apply(([rows, csv]) => ({ rows, csv }));
+    if (config.checks.verify) after = new TopologyCheck("valkey-check-after-benchmark", { ...target, ...checkOptions, after: [results] });
+  }
+
+  const report = buildStackReport({
+    stack: input.stack ?? pulumi.getStack(),
+    config,
+    endpoints: valkey.endpoints,
+    topology: (after ?? before)?.report,
+    benchmark,
+  });
+  return { report, kubeconfig: pulumi.secret(platform.kubeconfig), password: secretPassword };
+}
