@@ -9,19 +9,17 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { ResultMode, ResultRow } from "../benchmarks/run/result-row.js";
 import type { Workload } from "../benchmarks/workload.js";
-import { benchmarkResultsProvider, type BenchmarkResultsProviderOptions } from "./dynamic/benchmark-results-provider.js";
+import { benchmarkResultsProvider } from "./dynamic/benchmark-results-provider.js";
+import { kubeAccessInputs, type KubeAccessArgs } from "./dynamic/target-inputs.js";
 
-export interface BenchmarkResultsArgs {
+/** `kubeconfig` / `context`: those of the cluster the Job runs in (KubeAccessArgs; the kubeconfig is made secret here). */
+export interface BenchmarkResultsArgs extends KubeAccessArgs {
   /** BenchmarkJob.namespace. */
   namespace: pulumi.Input<string>;
   /** BenchmarkJob.jobName. */
   jobName: pulumi.Input<string>;
   /** BenchmarkJob.jobUid: a replaced Job (a new run) means new results. @default undefined */
   jobUid?: pulumi.Input<string>;
-  /** Kubeconfig of the cluster the Job runs in; made secret here. */
-  kubeconfig: pulumi.Input<string>;
-  /** Kubeconfig context. @default the kubeconfig's current context */
-  context?: pulumi.Input<string>;
   mode: ResultMode;
   /** The workload the Job ran (the same object given to BenchmarkJob). */
   workload: Workload;
@@ -37,11 +35,6 @@ export interface BenchmarkResultsArgs {
   pollSeconds?: number;
 }
 
-export interface BenchmarkResultsOptions extends pulumi.CustomResourceOptions {
-  /** Tests only: see BenchmarkResultsProviderOptions. */
-  providerOptions?: BenchmarkResultsProviderOptions;
-}
-
 export class BenchmarkResults extends pulumi.dynamic.Resource {
   /** One row per test of the workload, in its order (results.csv's rows). */
   declare readonly rows: pulumi.Output<ResultRow[]>;
@@ -52,17 +45,15 @@ export class BenchmarkResults extends pulumi.dynamic.Resource {
   /** The rows' timestamp. */
   declare readonly timestamp: pulumi.Output<string>;
 
-  constructor(name: string, args: BenchmarkResultsArgs, opts: BenchmarkResultsOptions = {}) {
-    const { providerOptions, ...resourceOptions } = opts;
+  constructor(name: string, args: BenchmarkResultsArgs, opts: pulumi.CustomResourceOptions = {}) {
     super(
-      benchmarkResultsProvider(providerOptions),
+      benchmarkResultsProvider(),
       name,
       {
         namespace: args.namespace,
         jobName: args.jobName,
         jobUid: args.jobUid,
-        kubeconfig: pulumi.secret(args.kubeconfig),
-        context: args.context,
+        ...kubeAccessInputs(args),
         mode: args.mode,
         workload: args.workload,
         serverVersion: args.serverVersion,
@@ -74,7 +65,7 @@ export class BenchmarkResults extends pulumi.dynamic.Resource {
         csv: undefined,
         podName: undefined,
       },
-      resourceOptions,
+      opts,
       "benchmark",
       "BenchmarkResults",
     );

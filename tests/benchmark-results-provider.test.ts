@@ -1,9 +1,9 @@
 /**
  * BenchmarkResults: the implementation with a fake JobLogApi (no Kubernetes API server can run
  * in this suite, so kubernetesJobLogApi itself is not exercised here), the provider shell's
- * create called in-process (it really loads the implementation through tsx's tsImport), and the
- * dynamic resource under Pulumi mocks (installed before the component is imported), including
- * what the serialized provider contains.
+ * create called in-process (it really loads the implementation through tsx's tsImport, the one
+ * shell all dynamic providers share), and the dynamic resource under Pulumi mocks (installed
+ * before the component is imported), including what the serialized provider contains.
  */
 import { describe, expect, it } from "vitest";
 import { installMocks, settle, valueOf } from "./support/pulumi-mocks.js";
@@ -103,6 +103,13 @@ describe("the provider shell, in-process", () => {
     expect(outs.csv).toMatch(/^workload,mode,test,rps,p50_ms/);
     expect(outs.jobName).toBe("vbench-cluster");
     expect(JSON.stringify(outs)).not.toContain("KUBE-TOKEN");
+  });
+  it("create refuses unusable inputs, naming the key and never the kubeconfig", async () => {
+    const provider = benchmarkResultsProvider({ api: fakeApi([done]), waitDeps: clock() });
+    const err = await provider.create({ ...inputs, timeoutSeconds: undefined }).catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/input 'timeoutSeconds' must be a whole number/);
+    expect((err as Error).message).not.toContain("KUBE-TOKEN");
+    await expect(provider.create({ ...inputs, mode: "sharded" })).rejects.toThrow(/input 'mode' must be one of cluster, replication/);
   });
   it("diff replaces on a new Job or workload, not on a new kubeconfig", async () => {
     const provider = benchmarkResultsProvider();

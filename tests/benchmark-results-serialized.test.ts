@@ -26,6 +26,9 @@ describe("the serialized BenchmarkResults provider in a plain node process", () 
     const provider = benchmarkResultsProvider();
     const { text } = await pulumi.runtime.serializeFunction(() => provider, { allowSecrets: false });
     expect(text).not.toContain("KUBE-TOKEN");
+    // A program's provider captures the two paths only: the tests' injection point is not in it.
+    expect(text).toContain("results-from-job.ts");
+    expect(text).not.toContain("testDeps");
     const dir = mkdtempSync(join(tmpdir(), "vbench-provider-"));
     try {
       writeFileSync(join(dir, "provider.cjs"), text);

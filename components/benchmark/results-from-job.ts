@@ -1,13 +1,14 @@
 /**
- * What the BenchmarkResults dynamic provider does, as a plain module (the provider shell loads
- * it with tsx at run time; see components/dynamic/benchmark-results-provider.ts): wait for the
+ * What the BenchmarkResults dynamic provider does, as a plain module (the dynamic-provider shell
+ * components/dynamic/ts-module-provider.ts loads it with tsx at run time): wait for the
  * benchmark Job to finish (bounded), read its pod's log, parse it with parseJobLog and render
  * results.csv. The Kubernetes API sits behind JobLogApi, so tests drive it with a fake;
  * kubernetesJobLogApi is the @kubernetes/client-node implementation.
  */
 import { renderResultsCsv } from "../../benchmarks/run/results-csv.js";
-import { formatResultTimestamp, type ResultMode, type ResultRow } from "../../benchmarks/run/result-row.js";
+import { formatResultTimestamp, RESULT_MODES, type ResultMode, type ResultRow } from "../../benchmarks/run/result-row.js";
 import type { Workload } from "../../benchmarks/workload.js";
+import { dynamicProtocol, int, oneOf, optInt, optStr, str } from "../dynamic/dynamic-props.js";
 import { parseJobLog } from "./job-log.js";
 
 export interface JobState {
@@ -140,10 +141,8 @@ function isNotFound(err: unknown): boolean {
 
 /** JobLogApi over @kubernetes/client-node 2.x (object-style parameters). */
 export async function kubernetesJobLogApi(kubeconfig: string, context?: string): Promise<JobLogApi> {
-  const k8s = await import("@kubernetes/client-node");
-  const kc = new k8s.KubeConfig();
-  kc.loadFromString(kubeconfig);
-  if (context !== undefined && context !== "") kc.setCurrentContext(context);
+  const [k8s, { loadKubeConfig }] = await Promise.all([import("@kubernetes/client-node"), import("../kubernetes/pod-api.js")]);
+  const kc = loadKubeConfig(kubeconfig, context);
   const batch = kc.makeApiClient(k8s.BatchV1Api);
   const core = kc.makeApiClient(k8s.CoreV1Api);
   return {
@@ -179,13 +178,48 @@ export async function kubernetesJobLogApi(kubeconfig: string, context?: string):
   };
 }
 
-/** The provider's create: read the results with `api` (default: the kubeconfig's cluster). */
-export async function createBenchmarkResults(
-  inputs: BenchmarkResultsInputs,
-  api?: JobLogApi,
-  deps?: WaitDeps,
-): Promise<{ id: string; outs: BenchmarkResultsOutputs }> {
-  const client = api ?? (await kubernetesJobLogApi(inputs.kubeconfig, inputs.context));
-  const outs = await collectJobResults(client, inputs, deps);
-  return { id: `${inputs.namespace}/${inputs.jobName}/${outs.timestamp}`, outs };
+// --- the dynamic-provider protocol (called by components/dynamic/ts-module-provider.ts) ---
+
+/** Inputs that, when changed, mean other results: the resource is replaced (the log read again). */
+export const RESULTS_REPLACE_KEYS = ["namespace", "jobName", "jobUid", "mode", "workload", "serverVersion", "image", "timestamp"] as const;
+
+/** A test's fakes, given to the provider shell as its `testDeps`. */
+export interface ResultsTestDeps {
+  /** Every read goes through this JobLogApi instead of the kubeconfig's cluster. */
+  api?: JobLogApi;
+  /** The wait loop's clock and sleep. */
+  waitDeps?: WaitDeps;
 }
+
+/** The typed inputs from the engine's untyped ones (messages name keys, never values). */
+export function parseResultsInputs(p: Record<string, unknown>): BenchmarkResultsInputs {
+  if (typeof p.workload !== "object" || p.workload === null) throw new Error("input 'workload' must be an object");
+  return {
+    namespace: str(p, "namespace"),
+    jobName: str(p, "jobName"),
+    jobUid: optStr(p, "jobUid"),
+    kubeconfig: str(p, "kubeconfig"),
+    context: optStr(p, "context"),
+    mode: oneOf(p, "mode", RESULT_MODES),
+    workload: p.workload as Workload,
+    serverVersion: str(p, "serverVersion"),
+    image: str(p, "image"),
+    timestamp: optStr(p, "timestamp"),
+    timeoutSeconds: int(p, "timeoutSeconds", 1),
+    pollSeconds: optInt(p, "pollSeconds", 1),
+  };
+}
+
+/**
+ * Reads the results with the test's `api`, or else from the kubeconfig's cluster. Every change
+ * of RESULTS_REPLACE_KEYS replaces the resource (so `update` is never called); `delete` does
+ * nothing: the results are read, not owned (the Job is BenchmarkJob's to delete).
+ */
+export const { create, diff, update } = dynamicProtocol({
+  parse: parseResultsInputs,
+  run: async (i, deps?: ResultsTestDeps) => collectJobResults(deps?.api ?? (await kubernetesJobLogApi(i.kubeconfig, i.context)), i, deps?.waitDeps),
+  idOf: (p, outs) => `${String(p.namespace)}/${String(p.jobName)}/${outs.timestamp}`,
+  diffKeys: RESULTS_REPLACE_KEYS,
+  replaceOnChange: true,
+  secretKeys: ["kubeconfig"],
+});

@@ -31,7 +31,8 @@ export function optInt(p: Props, key: string, min = 0): number | undefined {
   return p[key] === undefined || p[key] === null ? undefined : int(p, key, min);
 }
 
-export function oneOf<T extends string>(p: Props, key: string, allowed: readonly T[], fallback: T): T {
+/** One of `allowed`; `fallback` when absent (required when there is no fallback). */
+export function oneOf<T extends string>(p: Props, key: string, allowed: readonly T[], fallback?: T): T {
   const v = p[key] ?? fallback;
   if (!allowed.includes(v as T)) throw new Error(`input '${key}' must be one of ${allowed.join(", ")}`);
   return v as T;
@@ -42,10 +43,13 @@ export function publicInputs(p: Props, secretKeys: readonly string[]): Props {
   return Object.fromEntries(Object.entries(p).filter(([k]) => !secretKeys.includes(k) && k !== "__provider"));
 }
 
-/** Changes (never replacements) when any of `keys` differs between the stored outputs and the new inputs. */
-export function diffKeys(olds: Props, news: Props, keys: readonly string[]): pulumi.dynamic.DiffResult {
+/**
+ * Changes when any of `keys` differs between the stored outputs and the new inputs: updates in
+ * place, or with `replace` replacements naming the changed keys (in the order of `keys`).
+ */
+export function diffKeys(olds: Props, news: Props, keys: readonly string[], replace = false): pulumi.dynamic.DiffResult {
   const changed = keys.filter((k) => !isDeepStrictEqual(olds[k] ?? null, news[k] ?? null));
-  return { changes: changed.length > 0, replaces: [] };
+  return { changes: changed.length > 0, replaces: replace ? changed : [] };
 }
 
 /** A JSON round trip: drops undefined fields so outputs are plain data. */
@@ -54,34 +58,48 @@ export function jsonSafe<T>(value: T): T {
 }
 
 /** How one implementation module answers the dynamic-provider protocol. */
-export interface ProtocolSpec<I> {
+export interface ProtocolSpec<I, D = never, R extends object = object> {
   /** Typed inputs from the engine's untyped ones. */
   parse(p: Props): I;
-  /** Does the work; its result (JSON-safe) joins the non-secret inputs as the outputs. */
-  run(i: I): Promise<object>;
-  /** The resource id for these inputs. */
-  idOf(p: Props): string;
+  /**
+   * Does the work; its result (JSON-safe) joins the non-secret inputs as the outputs. `deps` are
+   * a test's fakes (see tsModuleProvider); undefined in a program.
+   */
+  run(i: I, deps?: D): Promise<R>;
+  /** The resource id for these inputs (and what `run` returned for them). */
+  idOf(p: Props, result: R): string;
   /** Inputs whose change re-runs `run` (secrets are left out: a rotated token re-runs nothing). */
   diffKeys: readonly string[];
+  /** A change of `diffKeys` replaces the resource instead of updating it. @default false */
+  replaceOnChange?: boolean;
   /** Inputs never echoed into the outputs. */
   secretKeys: readonly string[];
   /** Throws to refuse an update from the stored outputs to the new inputs. */
   checkUpdate?(olds: Props, news: Props): void;
 }
 
-/** `create` / `diff` / `update` for an implementation module to export. */
-export function dynamicProtocol<I>(spec: ProtocolSpec<I>): {
-  create: (inputs: Props) => Promise<{ id: string; outs: Props }>;
+/** What an implementation module loaded by tsModuleProvider exports (`D`: its tests' fakes). */
+export interface DynamicImplModule<D = never> {
+  create: (inputs: Props, deps?: D) => Promise<{ id: string; outs: Props }>;
   diff: (id: string, olds: Props, news: Props) => DiffResult;
-  update: (id: string, olds: Props, news: Props) => Promise<{ outs: Props }>;
-} {
-  const outputsOf = async (news: Props): Promise<Props> => jsonSafe({ ...publicInputs(news, spec.secretKeys), ...(await spec.run(spec.parse(news))) });
+  update: (id: string, olds: Props, news: Props, deps?: D) => Promise<{ outs: Props }>;
+}
+
+/** `create` / `diff` / `update` for an implementation module to export. */
+export function dynamicProtocol<I, D = never, R extends object = object>(spec: ProtocolSpec<I, D, R>): DynamicImplModule<D> {
+  const run = async (news: Props, deps: D | undefined): Promise<{ result: R; outs: Props }> => {
+    const result = await spec.run(spec.parse(news), deps);
+    return { result, outs: jsonSafe({ ...publicInputs(news, spec.secretKeys), ...result }) };
+  };
   return {
-    create: async (inputs) => ({ id: spec.idOf(inputs), outs: await outputsOf(inputs) }),
-    diff: (_id, olds, news) => diffKeys(olds, news, spec.diffKeys),
-    update: async (_id, olds, news) => {
+    create: async (inputs, deps) => {
+      const { result, outs } = await run(inputs, deps);
+      return { id: spec.idOf(inputs, result), outs };
+    },
+    diff: (_id, olds, news) => diffKeys(olds, news, spec.diffKeys, spec.replaceOnChange),
+    update: async (_id, olds, news, deps) => {
       spec.checkUpdate?.(olds, news);
-      return { outs: await outputsOf(news) };
+      return { outs: (await run(news, deps)).outs };
     },
   };
 }

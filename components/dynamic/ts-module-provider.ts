@@ -1,31 +1,35 @@
 /**
- * A dynamic-provider shell that runs a TypeScript implementation module.
+ * The one dynamic-provider shell: it runs a TypeScript implementation module.
  *
  * Pulumi serializes a dynamic provider with its closure serializer and runs it later in a
- * separate plain-`node` process (`@pulumi/pulumi/cmd/dynamic-provider`) that cannot import our
- * `.ts` files. So the provider captures only two strings, the implementation module's absolute
- * path and the URL of tsx's ESM API, and on each call loads the module with tsx's
- * `tsImport(specifier, parentURL)` and calls its `create` / `diff` / `update`. Secrets reach the
+ * separate plain-`node` process (`@pulumi/pulumi/cmd/dynamic-provider`, which evaluates the text
+ * with require-from-string) that cannot import our `.ts` files. So the provider captures only two
+ * strings, the implementation module's absolute path and the URL of tsx's ESM API, and on each
+ * call loads the module with tsx's `tsImport(specifier, parentURL)` and calls its `create` /
+ * `diff` / `update` (see DynamicImplModule; `dynamicProtocol` builds them). Secrets reach the
  * implementation only as resource inputs, never through the serialized provider text.
+ *
+ * Why tsx's ESM API and not its CommonJS `require`: the project is ESM ("type": "module") and
+ * @kubernetes/client-node is ESM-only, so a CommonJS load of the implementations would depend on
+ * Node's require(esm) (and break on any top-level await); `tsImport` loads them as what they are.
  */
 import type * as pulumi from "@pulumi/pulumi";
+import type { DynamicImplModule } from "./dynamic-props.js";
 
 type Props = Record<string, unknown>;
 
-/** What an implementation module loaded by the shell exports. */
-export interface DynamicImplModule {
-  create(inputs: Props): Promise<{ id: string; outs: Props }>;
-  diff(id: string, olds: Props, news: Props): pulumi.dynamic.DiffResult;
-  update(id: string, olds: Props, news: Props): Promise<{ outs: Props }>;
-}
-
 /**
  * The provider for the implementation module at `modulePath` (absolute path to a `.ts` file).
- * `delete` does nothing: what these resources did (a formed cluster, a passed check) is not undone.
+ * `delete` does nothing: what these resources did (a formed cluster, a passed check, read
+ * results) is not undone.
+ *
+ * `testDeps` is for tests that call the provider in-process: it is passed to the module's
+ * `create` / `update` as their last argument (fakes for the outside world). A program never
+ * passes it, so its provider's closure holds the two strings and nothing else.
  */
-export function tsModuleProvider(modulePath: string): pulumi.dynamic.ResourceProvider {
+export function tsModuleProvider<D = never>(modulePath: string, testDeps?: D): pulumi.dynamic.ResourceProvider {
   const tsxApi = import.meta.resolve("tsx/esm/api");
-  const load = async (): Promise<DynamicImplModule> => {
+  const load = async (): Promise<DynamicImplModule<D>> => {
     // A real import() that neither the closure serializer nor a test runner's transform rewrites
     // (vitest turns `import()` into a helper that cannot be serialized), resolved by Node's own
     // ESM loader whatever script calls it. `process` is a global: nothing module-level is captured.
@@ -34,12 +38,19 @@ export function tsModuleProvider(modulePath: string): pulumi.dynamic.ResourcePro
       importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
     }) as (specifier: string) => Promise<{ tsImport: (specifier: string, parentURL: string) => Promise<unknown> }>;
     const { tsImport } = await importer(tsxApi);
-    return (await tsImport(modulePath, tsxApi)) as DynamicImplModule;
+    return (await tsImport(modulePath, tsxApi)) as DynamicImplModule<D>;
   };
-  return {
+  const provider = {
     create: async (inputs: Props) => (await load()).create(inputs),
     diff: async (id: string, olds: Props, news: Props) => (await load()).diff(id, olds, news),
     update: async (id: string, olds: Props, news: Props) => (await load()).update(id, olds, news),
     delete: () => Promise.resolve(),
+  };
+  if (testDeps === undefined) return provider;
+  // Separate functions, so that only a test's provider refers to `testDeps`.
+  return {
+    ...provider,
+    create: async (inputs: Props) => (await load()).create(inputs, testDeps),
+    update: async (id: string, olds: Props, news: Props) => (await load()).update(id, olds, news, testDeps),
   };
 }
