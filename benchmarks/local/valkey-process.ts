@@ -15,6 +15,8 @@ import { renderLocalValkeyConf, type LocalServerOptions } from "./valkey-config-
 export type StartOptions = Omit<LocalServerOptions, "port" | "clusterPort" | "dir" | "logfile"> & {
   /** Fixed port; a free one is chosen when omitted. */
   port?: number;
+  /** Fixed cluster bus port (cluster-enabled only); a free one is chosen when omitted. */
+  clusterPort?: number;
   /** Label used in directory names and error messages. */
   name?: string;
 };
@@ -107,12 +109,12 @@ export async function startValkeyServer(opts: StartOptions, baseDir?: string): P
   let lastError: Error | undefined;
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = opts.port ?? (await freePort(host));
-    const clusterPort = opts.clusterEnabled ? await freePort(host) : undefined;
+    const clusterPort = opts.clusterEnabled ? (opts.clusterPort ?? (await freePort(host))) : undefined;
     const dir = join(root, `${name}-${port}`);
     mkdirSync(dir, { recursive: true });
     const logfile = join(dir, "valkey.log");
     const confPath = join(dir, "valkey.conf");
-    const { name: _n, port: _p, ...rest } = opts;
+    const { name: _n, port: _p, clusterPort: _c, ...rest } = opts;
     writeFileSync(confPath, renderLocalValkeyConf({ ...rest, port, clusterPort, dir, logfile }), { mode: 0o600 });
     const child = spawn(server, [confPath], { stdio: ["ignore", "ignore", "pipe"], cwd: dir });
     let stderr = "";

@@ -1,0 +1,206 @@
+/**
+ * The byo stack under the real Pulumi engine (Automation API, inline program = stacks/index.ts)
+ * against a real local Kubernetes control plane (etcd, kube-apiserver, kube-scheduler,
+ * kube-controller-manager) whose nodes are kwok's: three Valkey-pool nodes, one per zone,
+ * tainted and labelled like the Karpenter pool, and one system node.
+ *
+ * kwok pods run no process. kwok gives them IPs inside 127.0.0.0/8, and a stand-in
+ * (support/pod-valkeys.ts) starts a real valkey-server on each Valkey pod's IP, so the cluster
+ * bootstrap and both topology checks run for real, through the `direct` connector, on servers
+ * whose pod, node and zone are the API server's. The benchmark Job is created and scheduled by
+ * the real scheduler, but kwok cannot run it, so `benchmark.enabled` is false here (an explicit
+ * stack setting); the Job's script runs against real Valkey in tests/benchmark-job-script.test.ts.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KWOK_STORAGE_CLASS, startControlPlane, type ControlPlane } from "./support/control-plane.js";
+import { standInForPods } from "./support/pod-valkeys.js";
+import { createPulumiEnv, createStack, tail, type E2eStack, type PulumiEnv } from "./support/pulumi-harness.js";
+
+const PASSWORD = `e2e-${Math.random().toString(36).slice(2)}-secret`;
+const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
+
+let plane: ControlPlane;
+let env: PulumiEnv;
+let core: k8s.CoreV1Api;
+let apps: k8s.AppsV1Api;
+
+beforeAll(async () => {
+  plane = await startControlPlane();
+  env = await createPulumiEnv();
+  const kc = new k8s.KubeConfig();
+  kc.loadFromString(plane.kubeconfig);
+  core = kc.makeApiClient(k8s.CoreV1Api);
+  apps = kc.makeApiClient(k8s.AppsV1Api);
+}, 180_000);
+
+afterAll(async () => {
+  env?.dispose();
+  await plane?.stop();
+}, 120_000);
+
+/** The byo stack's config for this control plane, in the given mode. */
+function byoConfig(mode: "replication" | "cluster", namespace: string): Record<string, unknown> {
+  return {
+    platform: "byo",
+    aws: { zones: ZONES },
+    byo: {
+      kubeconfig: plane.kubeconfigPath,
+      nodeSelector: { "karpenter.sh/nodepool": "valkey" },
+      tolerations: [{ key: "workload", operator: "Equal", value: "valkey", effect: "NoSchedule" }],
+      storageClass: KWOK_STORAGE_CLASS,
+    },
+    valkey: {
+      namespace,
+      mode,
+      replication: { replicas: 3 },
+      cluster: { primaries: 3, replicasPerPrimary: 1 },
+      resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "1", memory: "256Mi" } },
+      persistence: { size: "1Gi" },
+    },
+    benchmark: { enabled: false },
+    checks: { bootstrap: true, verify: true, connector: "direct" },
+  };
+}
+
+async function zoneOfNode(name: string): Promise<string | undefined> {
+  const node = await core.readNode({ name });
+  return node.metadata?.labels?.["topology.kubernetes.io/zone"];
+}
+
+async function podsByZone(namespace: string): Promise<{ name: string; zone: string | undefined; node: string | undefined; role: string | undefined }[]> {
+  const pods = await core.listNamespacedPod({ namespace });
+  return Promise.all(
+    pods.items.map(async (p) => ({
+      name: p.metadata?.name ?? "?",
+      node: p.spec?.nodeName,
+      role: p.metadata?.labels?.["valkey-on-eks/role"],
+      zone: p.spec?.nodeName === undefined ? undefined : await zoneOfNode(p.spec.nodeName),
+    })),
+  );
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** The stack's state file as the `file://` backend stored it (not an export, which decrypts). */
+function readStoredState(stack: string): string {
+  const root = join(env.dir, "backend", ".pulumi", "stacks");
+  const found = readdirSync(root, { recursive: true, encoding: "utf8" }).find((f) => f.endsWith(`${stack}.json`));
+  if (found === undefined) throw new Error(`no state file for ${stack} under ${root}`);
+  return readFileSync(join(root, found), "utf8");
+}
+
+async function namespaceGone(namespace: string): Promise<boolean> {
+  try {
+    await core.readNamespace({ name: namespace });
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** preview, up, placement, second up without changes, state encryption, destroy: one mode. */
+async function lifecycle(mode: "replication" | "cluster", checkPlacement: (pods: Awaited<ReturnType<typeof podsByZone>>) => void): Promise<void> {
+  const namespace = `valkey-${mode}`;
+  const s: E2eStack = await createStack(env, byoConfig(mode, namespace), { password: PASSWORD });
+  const valkeys = standInForPods(core, namespace, PASSWORD);
+  try {
+    const preview = await s.stack.preview({ onOutput: (o) => s.log.push(o) });
+    expect(preview.changeSummary.create ?? 0, tail(s.log)).toBeGreaterThan(5);
+
+    const up = await s.stack.up({ onOutput: (o) => s.log.push(o) });
+    expect(up.summary.result, tail(s.log)).toBe("succeeded");
+    expect(valkeys.errors).toEqual([]);
+    const report = up.outputs.report?.value as {
+      mode: string;
+      topology: { ok: boolean; primaries: { zone: string; slotRanges: string[]; replicas: { zone: string; crossAz: boolean }[] }[] } | null;
+    };
+    expect(report.mode).toBe(mode);
+    // The check that ran inside `up` saw the real servers, with zones from pod → node → label.
+    expect(report.topology?.ok, tail(s.log)).toBe(true);
+    const primaries = report.topology?.primaries ?? [];
+    expect(primaries).toHaveLength(mode === "cluster" ? 3 : 1);
+    for (const p of primaries) {
+      expect(ZONES).toContain(p.zone);
+      expect(p.replicas.some((r) => r.crossAz && r.zone !== p.zone)).toBe(true);
+    }
+    if (mode === "cluster") expect(primaries.flatMap((p) => p.slotRanges).sort()).toEqual(["0-5460", "10922-16383", "5461-10921"]);
+    expect(up.outputs.password?.secret).toBe(true);
+
+    // The objects exist as the components meant them.
+    const sets = await apps.listNamespacedStatefulSet({ namespace });
+    const want = mode === "cluster" ? ["valkey-cluster"] : ["valkey-primary", "valkey-replica"];
+    expect(sets.items.map((x) => x.metadata?.name).sort()).toEqual(want);
+    const services = (await core.listNamespacedService({ namespace })).items.map((x) => x.metadata?.name);
+    expect(services).toEqual(expect.arrayContaining(mode === "cluster" ? ["valkey-cluster", "valkey-cluster-headless"] : ["valkey-primary", "valkey-read", "valkey-headless"]));
+    const secret = (await core.listNamespacedSecret({ namespace })).items.find((x) => x.metadata?.name?.endsWith("-auth"));
+    expect(secret, "auth Secret").toBeDefined();
+
+    // The real scheduler placed the pods as promised.
+    const pods = await waitFor(`all ${mode} pods scheduled`, async () => {
+      const all = await podsByZone(namespace);
+      const expected = mode === "cluster" ? 6 : 4;
+      return all.length === expected && all.every((p) => p.node !== undefined) ? all : undefined;
+    });
+    checkPlacement(pods);
+
+    // A second up changes nothing.
+    const again = await s.stack.up({ onOutput: (o) => s.log.push(o) });
+    const changes = Object.entries(again.summary.resourceChanges ?? {}).filter(([k, n]) => k !== "same" && n > 0);
+    expect(changes, tail(s.log)).toEqual([]);
+
+    // The state as the backend stores it holds the password only encrypted.
+    const state = readStoredState(s.name);
+    expect(state.includes(PASSWORD), "plain-text password in the stored state").toBe(false);
+    expect(state).toContain("ciphertext");
+  } finally {
+    await valkeys.stop();
+    await s.dispose();
+  }
+  // destroy leaves no object of ours behind.
+  await waitFor(`namespace ${namespace} to be deleted`, async () => ((await namespaceGone(namespace)) ? true : undefined), 90_000);
+}
+
+describe("byo stack under the real engine against a real API server", () => {
+  it("replication: preview, up, primary in the first zone and replicas over all three, idempotent, encrypted, destroyed", async () => {
+    await lifecycle("replication", (pods) => {
+      const primary = pods.filter((p) => p.role === "primary");
+      const replicas = pods.filter((p) => p.role === "replica");
+      expect(primary.map((p) => p.zone)).toEqual([ZONES[0]]);
+      expect(new Set(replicas.map((p) => p.zone))).toEqual(new Set(ZONES));
+    });
+  }, 600_000);
+
+  it("cluster: 3 × (1 + 1) lands two pods per zone", async () => {
+    await lifecycle("cluster", (pods) => {
+      const perZone = new Map<string, number>();
+      for (const p of pods) perZone.set(p.zone ?? "none", (perZone.get(p.zone ?? "none") ?? 0) + 1);
+      expect(Object.fromEntries(perZone)).toEqual({ [ZONES[0] as string]: 2, [ZONES[1] as string]: 2, [ZONES[2] as string]: 2 });
+    });
+  }, 600_000);
+
+  it("a bad config fails up with the schema's message naming the key, and creates nothing", async () => {
+    const bad = byoConfig("cluster", "valkey-bad");
+    (bad.valkey as { cluster: { primaries: number } }).cluster.primaries = 2;
+    const s = await createStack(env, bad, { password: PASSWORD });
+    try {
+      await expect(s.stack.up({ onOutput: (o) => s.log.push(o) })).rejects.toThrow(/valkey\.cluster\.primaries: must be ≥ 3/);
+      const state = (await s.stack.exportStack()) as { deployment?: { resources?: { type: string }[] } };
+      const ours = (state.deployment?.resources ?? []).filter((r) => r.type !== "pulumi:pulumi:Stack");
+      expect(ours).toEqual([]);
+      expect(await namespaceGone("valkey-bad")).toBe(true);
+    } finally {
+      await s.dispose();
+    }
+  }, 300_000);
+});

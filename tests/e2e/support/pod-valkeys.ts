@@ -1,0 +1,91 @@
+/**
+ * kwok's pods run no process. This stand-in makes each Valkey pod of a release real: when the
+ * API server gives a pod an IP (kwok assigns them inside 127.0.0.0/8), a real valkey-server is
+ * started bound to that IP on the pod's ports (6379, and 16379 for cluster members), with the
+ * release's password, as a replica of the primary pod for replication-mode replicas. The
+ * post-deploy steps then reach, through the `direct` connector, servers whose identity
+ * (pod name, IP, node, zone) is the API server's.
+ *
+ * What the real pod's start script adds (announce hostnames, the include files) is not
+ * reproduced: these servers announce their IPs.
+ */
+import type * as k8s from "@kubernetes/client-node";
+import { LocalFleet, type ValkeyProcess } from "../../../benchmarks/local/valkey-process.js";
+
+export interface PodValkeys {
+  /** Pod name → server. */
+  readonly servers: Map<string, ValkeyProcess>;
+  /** Errors from starting servers (reported by the test, never swallowed). */
+  readonly errors: string[];
+  stop(): Promise<void>;
+}
+
+const ROLE = "valkey-on-eks/role";
+
+/** Starts servers for the Valkey pods of `namespace` as they get IPs, until stopped. */
+export function standInForPods(core: k8s.CoreV1Api, namespace: string, password: string | undefined): PodValkeys {
+  const fleet = new LocalFleet();
+  const servers = new Map<string, ValkeyProcess>();
+  const starting = new Set<string>();
+  const errors: string[] = [];
+  let stopped = false;
+
+  const startFor = async (pod: k8s.V1Pod, primaryIp: string | undefined): Promise<void> => {
+    const name = pod.metadata?.name ?? "?";
+    const ip = pod.status?.podIP as string;
+    const role = pod.metadata?.labels?.[ROLE];
+    if (role === "replica" && primaryIp === undefined) return; // wait for the primary's IP
+    starting.add(name);
+    try {
+      const server = await fleet.start({
+        name,
+        bind: ip,
+        port: 6379,
+        password,
+        appendonly: false,
+        save: "",
+        // Outgoing connections (replication, cluster bus) leave from the pod IP, and the server
+        // announces it, as a pod's own network namespace would make it.
+        extra: { "bind-source-addr": ip, ...(role === "member" ? { "cluster-announce-ip": ip } : { "replica-announce-ip": ip }) },
+        ...(role === "member" ? { clusterEnabled: true, clusterPort: 16379, clusterNodeTimeoutMs: 5000 } : {}),
+        ...(role === "replica" ? { replicaOf: { host: primaryIp as string, port: 6379 } } : {}),
+      });
+      servers.set(name, server);
+    } catch (err) {
+      errors.push(`${name} (${ip}): ${(err as Error).message}`);
+    } finally {
+      starting.delete(name);
+    }
+  };
+
+  const tick = async (): Promise<void> => {
+    const pods = (await core.listNamespacedPod({ namespace, labelSelector: "app.kubernetes.io/name=valkey" })).items;
+    const primaryIp = pods.find((p) => p.metadata?.labels?.[ROLE] === "primary")?.status?.podIP;
+    await Promise.all(
+      pods
+        .filter((p) => p.status?.podIP !== undefined && !servers.has(p.metadata?.name ?? "") && !starting.has(p.metadata?.name ?? ""))
+        .map((p) => startFor(p, primaryIp)),
+    );
+  };
+
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        await tick();
+      } catch {
+        /* the namespace may not exist yet */
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  })();
+
+  return {
+    servers,
+    errors,
+    stop: async () => {
+      stopped = true;
+      await loop;
+      await fleet.stopAll();
+    },
+  };
+}
