@@ -150,7 +150,7 @@ describe("cluster bootstrap input errors", () => {
         replicasPerPrimary: 1,
         connector: new DirectConnector(),
       }),
-    ).rejects.toThrow(`${plain[0]?.address} is not cluster-enabled`);
+    ).rejects.toThrow(`${plain[0]?.address} is not cluster-enabled (cluster-enabled yes is missing from its config); ${plain[1]?.address} is not cluster-enabled`);
   });
 
   it("names an unreachable node and a wrong password", async () => {

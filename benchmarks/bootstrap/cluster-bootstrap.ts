@@ -61,8 +61,9 @@ export class BootstrapError extends Error {
   }
 }
 
+/** Reads every member's id and CLUSTER INFO concurrently; names every member that fails, in member order. */
 async function readState(pool: ConnectionPool, members: readonly ClusterMember[]): Promise<MemberState[]> {
-  return Promise.all(
+  const results = await Promise.allSettled(
     members.map(async (member) => {
       const client = await pool.get(member.endpoint);
       let nodeId: string;
@@ -83,6 +84,10 @@ async function readState(pool: ConnectionPool, members: readonly ClusterMember[]
       return { member, client, nodeId, info: parseInfo(infoText) };
     }),
   );
+  const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected").map((r) => r.reason as Error);
+  if (failed.length === 1) throw failed[0] as Error;
+  if (failed.length > 1) throw new BootstrapError(failed.map((e) => e.message).join("; "));
+  return results.map((r) => (r as PromiseFulfilledResult<MemberState>).value);
 }
 
 const num = (info: Map<string, string>, key: string): number => Number(info.get(key) ?? "NaN");

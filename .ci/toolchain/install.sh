@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# Builds the end-to-end toolchain from the Go module proxy only, idempotently, cached under
+# ~/.cache/valkey-on-eks/toolchain/<name>-<version>/bin/ (override: $VALKEY_ON_EKS_TOOLCHAIN):
+#
+#   pulumi-v3.259.0/bin/pulumi                               Pulumi CLI (wrapper module ./pulumi)
+#   pulumi-kubernetes-4.25.0/bin/pulumi-resource-kubernetes  Kubernetes provider (wrapper ./pulumi-kubernetes)
+#   pulumi-nodejs-dynamic-host/bin/pulumi-resource-pulumi-nodejs   dynamic-provider host (sh script)
+#   kubernetes-v1.33.13/bin/{kube-apiserver,kube-controller-manager,kube-scheduler}  (wrapper ./kubernetes)
+#   etcd-v3.5.21/bin/etcd                                    (go.etcd.io/etcd/server/v3, same wrapper)
+#   kwok-v0.8.0/bin/kwok + kwok-v0.8.0/stages/*.yaml         (go install; stages from its module source)
+#   actionlint-v1.7.12/bin/actionlint                        (go install)
+#
+#   bash .ci/toolchain/install.sh          build what is missing; silent when nothing is missing
+#   bash .ci/toolchain/install.sh --env    same, then print `export PATH=...` on stdout (for eval)
+#   source .ci/toolchain/env.sh            put the cached bin dirs on PATH without building
+#
+# Every build writes into a temporary directory next to its target and renames it into place, so
+# an interrupted run leaves nothing half-built; runs are serialised with flock. Builds run under
+# `nice` and log to <cache>/build-logs/<name>.log. Cold on 2 cores: about 35 minutes for all
+# (Pulumi CLI ~12, provider ~11, control plane + kwok + actionlint ~9.5, plus module downloads).
+# Needs `go` (1.24 or newer; GOTOOLCHAIN=auto fetches a newer one from the module proxy if needed).
+set -euo pipefail
+# The whole script is one compound command, read before it runs: editing or checking out a new
+# version of this file while a (long) build runs cannot make bash execute a mix of both.
+{
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+HERE="$ROOT/.ci/toolchain"
+T="${VALKEY_ON_EKS_TOOLCHAIN:-$HOME/.cache/valkey-on-eks/toolchain}"
+LOGS="$T/build-logs"
+
+PULUMI_VERSION=v3.259.0
+K8S_PROVIDER_VERSION=4.25.0
+K8S_PROVIDER_MODULE=github.com/pulumi/pulumi-kubernetes/provider/v4
+K8S_PROVIDER_PSEUDO=v4.0.0-20260115033456-f47bc2d6f199
+KUBERNETES_VERSION=v1.33.13
+ETCD_VERSION=v3.5.21
+KWOK_VERSION=v0.8.0
+ACTIONLINT_VERSION=v1.7.12
+
+want_env=0
+for a in "$@"; do
+  case "$a" in
+    --env) want_env=1 ;;
+    -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) printf '[toolchain] unknown argument: %s\n' "$a" >&2; exit 2 ;;
+  esac
+done
+
+say() { printf '[toolchain] %s\n' "$*" >&2; }
+die() { printf '[toolchain] error: %s\n' "$*" >&2; exit 1; }
+
+mkdir -p "$T" "$LOGS"
+exec 9>"$T/.lock"
+flock -n 9 || { say "waiting for another install.sh run to finish"; flock 9; }
+# Leftovers of interrupted runs (we hold the lock, so no other run is using them).
+rm -rf "$T"/.tmp-* 2>/dev/null || true
+
+export GOFLAGS=-buildvcs=false
+export GOTOOLCHAIN="${GOTOOLCHAIN:-auto}"
+export GOPROXY="${GOPROXY:-https://proxy.golang.org,direct}"
+
+need_go() {
+  command -v go >/dev/null || die "go is needed to build the toolchain (the machine image ships it under /usr/local/go)"
+}
+
+built=()
+# publish NAME-VERSION TMPDIR: atomically put a finished build in place.
+publish() {
+  rm -rf "${T:?}/$1"
+  mv "$2" "$T/$1"
+}
+# newtmp NAME-VERSION: a fresh temporary directory for one build, with bin/.
+newtmp() {
+  local d
+  d="$(mktemp -d "$T/.tmp-$1.XXXXXX")"
+  chmod 755 "$d"
+  mkdir -p "$d/bin"
+  printf '%s' "$d"
+}
+# run_logged NAME CMD...: run a build step, its output to the build log; on failure show the tail.
+run_logged() {
+  local name="$1"; shift
+  if ! "$@" >>"$LOGS/$name.log" 2>&1; then
+    tail -n 40 "$LOGS/$name.log" >&2
+    die "building $name failed (log: $LOGS/$name.log)"
+  fi
+}
+# timed NAME CMD...: run_logged, and record the wall time in the log.
+timed() {
+  local name="$1" s; shift
+  s=$(date +%s)
+  : >"$LOGS/$name.log"
+  say "building $name (not cached yet; log: $LOGS/$name.log)"
+  "$@"
+  printf 'built in %ss\n' "$(( $(date +%s) - s ))" >>"$LOGS/$name.log"
+  say "built $name in $(( $(date +%s) - s ))s"
+  built+=("$name")
+}
+module_dir() { # MODULE@VERSION -> its directory in the module cache (downloads it if needed)
+  (cd "$T" && go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+}
+
+# --- Pulumi CLI -------------------------------------------------------------------------------
+pulumi_name="pulumi-$PULUMI_VERSION"
+build_pulumi() {
+  local tmp; tmp="$(newtmp "$pulumi_name")"
+  run_logged "$pulumi_name" bash -c "cd '$HERE/pulumi' && nice -n 10 go build -trimpath -ldflags '-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION' -o '$tmp/bin/pulumi' github.com/pulumi/pulumi/pkg/v3/cmd/pulumi"
+  publish "$pulumi_name" "$tmp"
+}
+if [ ! -x "$T/$pulumi_name/bin/pulumi" ]; then need_go; timed "$pulumi_name" build_pulumi; fi
+
+# --- Kubernetes provider ------------------------------------------------------------------------
+# The module cache copy of cmd/pulumi-resource-kubernetes lacks the generated schema-embed.json:
+# build from a copy of the wrapper module with that command's sources, generated with VERSION set.
+provider_name="pulumi-kubernetes-$K8S_PROVIDER_VERSION"
+build_provider() {
+  local tmp src b cmd
+  tmp="$(newtmp "$provider_name")"
+  b="$tmp/src"
+  mkdir -p "$b"
+  cp "$HERE/pulumi-kubernetes/go.mod" "$HERE/pulumi-kubernetes/go.sum" "$b/"
+  src="$(cd "$b" && GONOSUMDB=github.com/pulumi GOFLAGS=-mod=mod go mod download -json "$K8S_PROVIDER_MODULE@$K8S_PROVIDER_PSEUDO" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
+  [ -d "$src/cmd/pulumi-resource-kubernetes" ] || die "module $K8S_PROVIDER_MODULE@$K8S_PROVIDER_PSEUDO not found in the module cache"
+  cmd="$b/cmd/pulumi-resource-kubernetes"
+  mkdir -p "$cmd"
+  cp "$src/cmd/pulumi-resource-kubernetes/"{main.go,generate.go,schema.json,terraform-mapping.json} "$cmd/"
+  chmod u+w "$cmd"/*
+  sed -i '/^\/\/go:generate/d' "$cmd/main.go"
+  run_logged "$provider_name" bash -c "cd '$cmd' && VERSION=$K8S_PROVIDER_VERSION GONOSUMDB=github.com/pulumi GOFLAGS='-mod=mod -buildvcs=false' nice -n 10 go run generate.go"
+  run_logged "$provider_name" bash -c "cd '$b' && GONOSUMDB=github.com/pulumi GOFLAGS='-mod=mod -buildvcs=false' nice -n 10 go build -trimpath -ldflags '-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=$K8S_PROVIDER_VERSION' -o '$tmp/bin/pulumi-resource-kubernetes' ./cmd/pulumi-resource-kubernetes"
+  rm -rf "$b"
+  publish "$provider_name" "$tmp"
+}
+if [ ! -x "$T/$provider_name/bin/pulumi-resource-kubernetes" ]; then need_go; timed "$provider_name" build_provider; fi
+
+# --- Dynamic-provider host ----------------------------------------------------------------------
+# `node` is looked up at call time (Node 24 from .ci/setup's PATH: the providers load TypeScript
+# through tsx and need Node >= 22); VALKEY_ON_EKS_ROOT points it at another checkout.
+host_dir="$T/pulumi-nodejs-dynamic-host/bin"
+host="$host_dir/pulumi-resource-pulumi-nodejs"
+host_text="#!/bin/sh
+exec node \"\${VALKEY_ON_EKS_ROOT:-$ROOT}/node_modules/@pulumi/pulumi/cmd/dynamic-provider\" \"\$@\""
+if [ ! -x "$host" ] || [ "$(cat "$host")" != "$host_text" ]; then
+  mkdir -p "$host_dir"
+  printf '%s\n' "$host_text" >"$host.tmp" && chmod 755 "$host.tmp" && mv "$host.tmp" "$host"
+fi
+
+# --- Control plane: kube-apiserver, kube-controller-manager, kube-scheduler, etcd --------------------
+k8s_name="kubernetes-$KUBERNETES_VERSION"
+k8s_ldflags="-s -w"
+for v in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  k8s_ldflags+=" -X $v.gitVersion=$KUBERNETES_VERSION -X $v.gitMajor=1 -X $v.gitMinor=33 -X $v.gitTreeState=clean"
+done
+build_kubernetes() {
+  local tmp b; tmp="$(newtmp "$k8s_name")"
+  for b in kube-apiserver kube-controller-manager kube-scheduler; do
+    run_logged "$k8s_name" bash -c "cd '$HERE/kubernetes' && s=\$(date +%s) && nice -n 10 go build -trimpath -ldflags '$k8s_ldflags' -o '$tmp/bin/$b' k8s.io/kubernetes/cmd/$b && echo \"built $b in \$(( \$(date +%s) - s ))s\""
+  done
+  publish "$k8s_name" "$tmp"
+}
+if [ ! -x "$T/$k8s_name/bin/kube-apiserver" ] || [ ! -x "$T/$k8s_name/bin/kube-controller-manager" ] || [ ! -x "$T/$k8s_name/bin/kube-scheduler" ]; then
+  need_go; timed "$k8s_name" build_kubernetes
+fi
+
+etcd_name="etcd-$ETCD_VERSION"
+build_etcd() {
+  local tmp; tmp="$(newtmp "$etcd_name")"
+  run_logged "$etcd_name" bash -c "cd '$HERE/kubernetes' && nice -n 10 go build -trimpath -ldflags '-s -w' -o '$tmp/bin/etcd' go.etcd.io/etcd/server/v3"
+  publish "$etcd_name" "$tmp"
+}
+if [ ! -x "$T/$etcd_name/bin/etcd" ]; then need_go; timed "$etcd_name" build_etcd; fi
+
+# --- kwok and its lifecycle stages ------------------------------------------------------------------
+kwok_name="kwok-$KWOK_VERSION"
+build_kwok() {
+  local tmp src; tmp="$(newtmp "$kwok_name")"
+  run_logged "$kwok_name" bash -c "cd '$tmp' && GOBIN='$tmp/bin' GOFLAGS=-buildvcs=false nice -n 10 go install -trimpath -ldflags '-s -w' sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  src="$(module_dir "sigs.k8s.io/kwok@$KWOK_VERSION")"
+  [ -d "$src/kustomize/stage" ] || die "kwok's stages not found in the module cache ($src)"
+  mkdir -p "$tmp/stages"
+  # kwok's own "fast" node and pod lifecycles, lease heartbeats, and its volume provisioner stages.
+  cp "$src/kustomize/stage/node/fast/node-initialize.yaml" \
+     "$src/kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml" \
+     "$src/kustomize/stage/pod/fast/pod-ready.yaml" \
+     "$src/kustomize/stage/pod/fast/pod-complete.yaml" \
+     "$src/kustomize/stage/pod/fast/pod-delete.yaml" \
+     "$src/kustomize/stage/volume/fast/pv-bind.yaml" \
+     "$src/kustomize/stage/volume/fast/pv-delete.yaml" \
+     "$src/kustomize/stage/volume/fast/pvc-provision.yaml" \
+     "$src/kustomize/stage/volume/fast/pvc-delete.yaml" \
+     "$tmp/stages/"
+  chmod u+w "$tmp/stages/"*
+  publish "$kwok_name" "$tmp"
+}
+if [ ! -x "$T/$kwok_name/bin/kwok" ] || [ ! -f "$T/$kwok_name/stages/pod-ready.yaml" ]; then need_go; timed "$kwok_name" build_kwok; fi
+
+# --- actionlint ---------------------------------------------------------------------------------
+actionlint_name="actionlint-$ACTIONLINT_VERSION"
+build_actionlint() {
+  local tmp; tmp="$(newtmp "$actionlint_name")"
+  run_logged "$actionlint_name" bash -c "cd '$tmp' && GOBIN='$tmp/bin' GOFLAGS=-buildvcs=false nice -n 10 go install -trimpath -ldflags '-s -w' github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
+  publish "$actionlint_name" "$tmp"
+}
+if [ ! -x "$T/$actionlint_name/bin/actionlint" ]; then need_go; timed "$actionlint_name" build_actionlint; fi
+
+# --- Summary ----------------------------------------------------------------------------------------
+bins="$T/$pulumi_name/bin:$T/$provider_name/bin:$host_dir:$T/$k8s_name/bin:$T/$etcd_name/bin:$T/$kwok_name/bin:$T/$actionlint_name/bin"
+if [ "${#built[@]}" -gt 0 ]; then
+  say "built ${built[*]}; bin dirs: ${bins//:/ }"
+fi
+if [ "$want_env" = 1 ]; then
+  printf 'export PATH="%s:$PATH"\n' "$bins"
+fi
+exit 0
+}

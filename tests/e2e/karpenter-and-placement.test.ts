@@ -1,0 +1,179 @@
+/**
+ * Against a real local API server (see byo-stack.test.ts): Karpenter 1.14.1's own CRDs decide
+ * whether the Valkey NodePool and EC2NodeClass the byo stack creates are valid (OpenAPI schema
+ * and CEL rules run in the API server), and the real scheduler keeps the benchmark Job's pod off
+ * every node that holds a Valkey pod.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import * as pulumik8s from "@pulumi/kubernetes";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BenchmarkJob } from "../../components/benchmark-job.js";
+import { KarpenterNodePool } from "../../components/karpenter-node-pool.js";
+import { karpenterPlacement } from "../../stacks/platform.js";
+import { parseStackConfig } from "../../stacks/config-schema.js";
+import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
+import { KWOK_STORAGE_CLASS, startControlPlane, type ControlPlane } from "./support/control-plane.js";
+import { createPulumiEnv, createStack, tail, type PulumiEnv } from "./support/pulumi-harness.js";
+
+const CRD_DIR = join(import.meta.dirname, "../../../shared/crds/karpenter-1.14.1");
+const PASSWORD = `e2e-${Math.random().toString(36).slice(2)}-karp`;
+const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
+
+let plane: ControlPlane;
+let env: PulumiEnv;
+let core: k8s.CoreV1Api;
+let custom: k8s.CustomObjectsApi;
+
+beforeAll(async () => {
+  plane = await startControlPlane();
+  env = await createPulumiEnv();
+  const kc = new k8s.KubeConfig();
+  kc.loadFromString(plane.kubeconfig);
+  core = kc.makeApiClient(k8s.CoreV1Api);
+  custom = kc.makeApiClient(k8s.CustomObjectsApi);
+  // Server-side apply of Karpenter's CRDs, then wait until the API server serves them.
+  for (const file of readdirSync(CRD_DIR).filter((f) => f.endsWith(".yaml"))) {
+    const text = readFileSync(join(CRD_DIR, file), "utf8");
+    const name = /^\s*name:\s*(\S+)/m.exec(text.slice(text.indexOf("metadata:")))?.[1];
+    if (name === undefined) throw new Error(`no metadata.name in ${file}`);
+    await plane.api("PATCH", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}?fieldManager=valkey-on-eks-e2e&force=true`, text, {
+      contentType: "application/apply-patch+yaml",
+    });
+  }
+  for (const name of ["nodepools.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"]) {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const crd = await plane.api<{ status?: { conditions?: { type: string; status: string }[] } }>("GET", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+      if (crd.body.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) break;
+      if (Date.now() > deadline) throw new Error(`CRD ${name} not established`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}, 180_000);
+
+afterAll(async () => {
+  env?.dispose();
+  await plane?.stop();
+}, 120_000);
+
+function karpenterByoConfig(namespace: string): Record<string, unknown> {
+  return {
+    platform: "byo",
+    aws: { zones: ZONES },
+    byo: { kubeconfig: plane.kubeconfigPath, manageKarpenterNodePool: true, karpenterNodeRole: "KarpenterNodeRole-e2e", karpenterDiscoveryTag: "e2e", storageClass: KWOK_STORAGE_CLASS },
+    valkey: {
+      namespace,
+      mode: "replication",
+      resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "1", memory: "256Mi" } },
+      persistence: { size: "1Gi" },
+    },
+    benchmark: { enabled: false },
+    checks: { bootstrap: false, verify: false },
+  };
+}
+
+describe("Karpenter objects against Karpenter's real CRDs", () => {
+  it("the byo stack's NodePool and EC2NodeClass pass the API server's validation (schema and CEL)", async () => {
+    const s = await createStack(env, karpenterByoConfig("valkey-karpenter"), { password: PASSWORD });
+    try {
+      const up = await s.stack.up({ onOutput: (o) => s.log.push(o) });
+      expect(up.summary.result, tail(s.log)).toBe("succeeded");
+      const pool = (await custom.getClusterCustomObject({ group: "karpenter.sh", version: "v1", plural: "nodepools", name: "valkey" })) as {
+        spec: { template: { spec: { taints: unknown[]; requirements: { key: string }[] } } };
+      };
+      expect(pool.spec.template.spec.taints).toEqual([{ key: "workload", value: "valkey", effect: "NoSchedule" }]);
+      expect(pool.spec.template.spec.requirements.map((r) => r.key)).toEqual(expect.arrayContaining(["kubernetes.io/arch", "karpenter.sh/capacity-type", "topology.kubernetes.io/zone"]));
+      const nodeClass = (await custom.getClusterCustomObject({ group: "karpenter.k8s.aws", version: "v1", plural: "ec2nodeclasses", name: "valkey" })) as { spec: { role: string } };
+      expect(nodeClass.spec.role).toBe("KarpenterNodeRole-e2e");
+    } finally {
+      await s.dispose();
+    }
+  }, 300_000);
+
+  it("an invalid NodePool is rejected by the API server's CEL rules, and its message surfaces in the up error", async () => {
+    const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: plane.kubeconfigPath } });
+    const s = await createStack(env, {}, {
+      program: () => {
+        const provider = new pulumik8s.Provider("e2e", { kubeconfig: plane.kubeconfig });
+        new KarpenterNodePool("bad-pool", {
+          nodePool: config.karpenter.nodePool,
+          zones: ZONES,
+          provider,
+          nodeRoleName: "KarpenterNodeRole-e2e",
+          discoveryTag: "e2e",
+          name: "valkey-bad",
+          // Our builder lets this through; Karpenter's CEL rule in the CRD does not.
+          extraRequirements: [{ key: "karpenter.k8s.aws/instance-cpu", operator: "Gt", values: ["many"] }],
+        }, { provider });
+        return Promise.resolve({});
+      },
+    });
+    try {
+      await expect(s.stack.up({ onOutput: (o) => s.log.push(o) })).rejects.toThrow(/requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value/);
+    } finally {
+      await s.dispose();
+    }
+  }, 300_000);
+});
+
+describe("benchmark pod placement by the real scheduler", () => {
+  it("the benchmark pod never lands on a node that holds a Valkey pod", async () => {
+    const namespace = "valkey-placement";
+    const valkey = await createStack(env, { ...karpenterByoConfig(namespace), byo: { kubeconfig: plane.kubeconfigPath, nodeSelector: { "karpenter.sh/nodepool": "valkey" }, tolerations: [{ key: "workload", operator: "Equal", value: "valkey", effect: "NoSchedule" }], storageClass: KWOK_STORAGE_CLASS } }, { password: PASSWORD });
+    const extraNode = "kwok-valkey-extra";
+    try {
+      const up = await valkey.stack.up({ onOutput: (o) => valkey.log.push(o) });
+      expect(up.summary.result, tail(valkey.log)).toBe("succeeded");
+      // What Karpenter would do for a pod that fits nowhere: one more node in the Valkey pool.
+      await plane.api("POST", "/api/v1/nodes", {
+        apiVersion: "v1",
+        kind: "Node",
+        metadata: {
+          name: extraNode,
+          annotations: { "kwok.x-k8s.io/node": "fake" },
+          labels: { "karpenter.sh/nodepool": "valkey", "topology.kubernetes.io/zone": ZONES[0], "kubernetes.io/hostname": extraNode, type: "kwok" },
+        },
+        spec: { taints: [{ key: "workload", value: "valkey", effect: "NoSchedule" }] },
+      });
+      const { config } = parseStackConfig(karpenterByoConfig(namespace));
+      const job = await createStack(env, {}, {
+        program: () => {
+          const provider = new pulumik8s.Provider("e2e", { kubeconfig: plane.kubeconfig });
+          new BenchmarkJob("bench", {
+            namespace,
+            image: config.valkey.image,
+            mode: "replication",
+            target: { host: `valkey-primary.${namespace}.svc.cluster.local` },
+            workload: { ...SEED_WORKLOAD, requests: 1000 },
+            secretName: "valkey-auth",
+            placement: karpenterPlacement(config),
+            resources: config.benchmark.resources,
+          }, { provider });
+          return Promise.resolve({});
+        },
+      });
+      try {
+        const jobUp = await job.stack.up({ onOutput: (o) => job.log.push(o) });
+        expect(jobUp.summary.result, tail(job.log)).toBe("succeeded");
+        const deadline = Date.now() + 60_000;
+        let benchNode: string | undefined;
+        while (benchNode === undefined && Date.now() < deadline) {
+          const pods = await core.listNamespacedPod({ namespace, labelSelector: "job-name" });
+          benchNode = pods.items[0]?.spec?.nodeName;
+          if (benchNode === undefined) await new Promise((r) => setTimeout(r, 500));
+        }
+        const valkeyNodes = new Set((await core.listNamespacedPod({ namespace, labelSelector: "valkey-on-eks/data-plane=true" })).items.map((p) => p.spec?.nodeName));
+        expect(valkeyNodes.size).toBe(3);
+        expect(benchNode).toBe(extraNode);
+        expect(valkeyNodes.has(benchNode)).toBe(false);
+      } finally {
+        await job.dispose();
+      }
+    } finally {
+      await valkey.dispose();
+      await plane.api("DELETE", `/api/v1/nodes/${extraNode}`, undefined, { allow: [404] });
+    }
+  }, 400_000);
+});

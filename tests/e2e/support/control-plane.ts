@@ -1,0 +1,528 @@
+/**
+ * A real, local Kubernetes control plane for end-to-end tests, on 127.0.0.1 only:
+ * etcd, kube-apiserver, kube-controller-manager and kube-scheduler built from k8s.io/kubernetes
+ * v1.33.13, plus kwok v0.8.0 running four fake nodes whose pods become Running/Ready with pod IPs
+ * inside 127.0.0.0/8 (so a harness can start real processes on them).
+ *
+ * Everything comes from `.ci/toolchain/install.sh` (binaries and kwok's own stage YAMLs, cached
+ * under ~/.cache/valkey-on-eks/toolchain). Certificates (a CA made at start, a serving certificate
+ * for 127.0.0.1/localhost, a service-account key pair) and an admin token are generated per run in
+ * a temporary directory that `stop()` removes.
+ *
+ * Nodes: three Karpenter-Valkey-like nodes (one per zone, labelled `topology.kubernetes.io/zone`
+ * and `karpenter.sh/nodepool=valkey`, tainted `workload=valkey:NoSchedule`) and one untainted
+ * system node. Volumes: kwok's volume stages act as a provisioner for the default StorageClass
+ * (`kwok-volume`, Immediate binding) and for any `extraStorageClasses`, so StatefulSets with
+ * volumeClaimTemplates get bound PVCs and run.
+ */
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { createServer } from "node:net";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { trackChild } from "../../../benchmarks/util/process-reaper.js";
+import { VALKEY_NODE_POOL, VALKEY_TAINT, ZONE_LABEL } from "../../../components/shared.js";
+
+export const KUBERNETES_VERSION = "v1.33.13";
+export const ETCD_VERSION = "v3.5.21";
+export const KWOK_VERSION = "v0.8.0";
+
+const TOOLCHAIN = process.env.VALKEY_ON_EKS_TOOLCHAIN ?? join(homedir(), ".cache/valkey-on-eks/toolchain");
+
+/** Where install.sh puts each control-plane binary (and kwok's stage YAMLs). */
+export const controlPlanePaths = {
+  etcd: join(TOOLCHAIN, `etcd-${ETCD_VERSION}`, "bin", "etcd"),
+  kubeApiserver: join(TOOLCHAIN, `kubernetes-${KUBERNETES_VERSION}`, "bin", "kube-apiserver"),
+  kubeControllerManager: join(TOOLCHAIN, `kubernetes-${KUBERNETES_VERSION}`, "bin", "kube-controller-manager"),
+  kubeScheduler: join(TOOLCHAIN, `kubernetes-${KUBERNETES_VERSION}`, "bin", "kube-scheduler"),
+  kwok: join(TOOLCHAIN, `kwok-${KWOK_VERSION}`, "bin", "kwok"),
+  kwokStages: join(TOOLCHAIN, `kwok-${KWOK_VERSION}`, "stages"),
+};
+
+/** Throws naming the install script when a control-plane binary is missing (never a silent skip). */
+export function requireControlPlaneToolchain(): void {
+  const missing = Object.values(controlPlanePaths).filter((p) => !existsSync(p));
+  if (missing.length > 0) {
+    throw new Error(`local control plane toolchain missing (${missing.join(", ")}): run \`bash .ci/toolchain/install.sh\` (cached under ${TOOLCHAIN})`);
+  }
+}
+
+/** Annotation kwok manages nodes by (`--manage-nodes-with-annotation-selector`). */
+export const FAKE_NODE_ANNOTATION = { key: "kwok.x-k8s.io/node", value: "fake" } as const;
+export const DEFAULT_ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"] as const;
+export const DEFAULT_POD_CIDR = "127.64.0.0/16";
+/** Service ClusterIPs are allocated from loopback too: nothing in these tests may send traffic off-host. */
+export const DEFAULT_SERVICE_CIDR = "127.96.0.0/16";
+/** The default StorageClass; kwok's volume stages provision and bind its PVCs. */
+export const KWOK_STORAGE_CLASS = "kwok-volume";
+/** Name of the untainted system node. */
+export const SYSTEM_NODE = "kwok-system";
+
+export interface ControlPlaneOptions {
+  /** Zones of the three Valkey-pool nodes. @default us-west-2a/b/c */
+  zones?: readonly string[];
+  /** A /16 inside 127.0.0.0/8: node i (0-based, system node last) gets pod CIDR x.y.(i+1).0/24. @default 127.64.0.0/16 */
+  podCidr?: string;
+  /** Further StorageClass names (non-default, Immediate) whose PVCs kwok provisions too. */
+  extraStorageClasses?: readonly string[];
+  /** Allocatable cpu / memory of every fake node. @default "16" / "128Gi" */
+  nodeCpu?: string;
+  nodeMemory?: string;
+  /** Keep the temporary directory (logs, certificates) after stop(), for debugging. */
+  keepDir?: boolean;
+  /** Progress lines (default: none). */
+  log?: (line: string) => void;
+  /** Overall start-up deadline. @default 120 s */
+  startTimeoutMs?: number;
+}
+
+export interface FakeNode {
+  name: string;
+  zone: string;
+  /** True for the three Valkey-pool nodes, false for the system node. */
+  valkeyPool: boolean;
+  podCidr: string;
+  internalIp: string;
+}
+
+export interface ControlPlane {
+  /** Admin kubeconfig (token auth, embedded CA) written to `kubeconfigPath`. */
+  kubeconfigPath: string;
+  kubeconfig: string;
+  /** https://127.0.0.1:<port> */
+  server: string;
+  /** Admin bearer token (group system:masters; authorization is AlwaysAllow anyway). */
+  token: string;
+  /** PEM of the CA that signed the serving certificate. */
+  caPem: string;
+  podCidr: string;
+  serviceCidr: string;
+  nodes: FakeNode[];
+  /** Temporary directory holding logs, certificates and etcd's data. */
+  dir: string;
+  /** Environment marker every process of this plane carries (`/proc/<pid>/environ`). */
+  marker: string;
+  /** Every process of this plane that has not exited yet. */
+  pids(): number[];
+  /** Calls the API server with the admin token; throws on non-2xx unless `allow` lists the status. */
+  api<T = unknown>(method: string, path: string, body?: unknown, opts?: { contentType?: string; allow?: number[] }): Promise<{ status: number; body: T }>;
+  /** The last lines of one component's log (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok). */
+  logTail(component: string, lines?: number): string;
+  /** Stops every process (SIGTERM, SIGKILL after 10 s) and removes the temporary directory. Idempotent. */
+  stop(): Promise<void>;
+}
+
+interface Proc {
+  name: string;
+  child: ChildProcess;
+  logPath: string;
+  exited: Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function openssl(args: string[], cwd: string): void {
+  execFileSync("openssl", args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
+}
+
+/** A CA, a serving certificate for 127.0.0.1/localhost (and the in-cluster names), a service-account key pair. */
+function makeCertificates(dir: string, serviceIp: string): void {
+  const days = "2";
+  openssl(
+    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", days,
+      "-subj", "/CN=valkey-on-eks-e2e-ca", "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature"],
+    dir,
+  );
+  openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "apiserver.key", "-out", "apiserver.csr", "-subj", "/CN=kube-apiserver"], dir);
+  writeFileSync(
+    join(dir, "apiserver.ext"),
+    [
+      "basicConstraints=CA:FALSE",
+      "keyUsage=critical,digitalSignature,keyEncipherment",
+      "extendedKeyUsage=serverAuth",
+      `subjectAltName=IP:127.0.0.1,IP:${serviceIp},DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local`,
+      "",
+    ].join("\n"),
+  );
+  openssl(["x509", "-req", "-in", "apiserver.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "apiserver.crt", "-days", days, "-extfile", "apiserver.ext"], dir);
+  const sa = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  writeFileSync(join(dir, "sa.key"), sa.privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
+  writeFileSync(join(dir, "sa.pub"), sa.publicKey.export({ type: "spki", format: "pem" }));
+}
+
+function kubeconfigText(server: string, caPem: string, token: string): string {
+  const ca = Buffer.from(caPem).toString("base64");
+  return [
+    "apiVersion: v1",
+    "kind: Config",
+    "clusters:",
+    "- name: local",
+    "  cluster:",
+    `    server: ${server}`,
+    `    certificate-authority-data: ${ca}`,
+    "users:",
+    "- name: admin",
+    "  user:",
+    `    token: ${token}`,
+    "contexts:",
+    "- name: local",
+    "  context:",
+    "    cluster: local",
+    "    user: admin",
+    "current-context: local",
+    "",
+  ].join("\n");
+}
+
+/** Splits a /16 inside 127.0.0.0/8 into per-node /24s. */
+function nodeCidrs(podCidr: string, count: number): string[] {
+  const m = /^127\.(\d{1,3})\.0\.0\/16$/.exec(podCidr);
+  if (!m) throw new Error(`podCidr must be a /16 inside 127.0.0.0/8 like 127.64.0.0/16, got ${podCidr}`);
+  return Array.from({ length: count }, (_, i) => `127.${m[1]}.${i + 1}.0/24`);
+}
+
+/** First usable address of a CIDR (the `kubernetes` Service's ClusterIP). */
+function firstIp(cidr: string): string {
+  const [ip] = cidr.split("/");
+  const parts = (ip ?? "").split(".").map(Number);
+  parts[3] = (parts[3] ?? 0) + 1;
+  return parts.join(".");
+}
+
+/**
+ * kwok's own stage YAMLs (node initialise + lease heartbeat, pod fast lifecycle, volume
+ * provisioning), with the volume stages' StorageClass match widened to `storageClasses`.
+ */
+function kwokStages(storageClasses: readonly string[]): string {
+  const dir = controlPlanePaths.kwokStages;
+  const files = readdirSync(dir).filter((f) => f.endsWith(".yaml")).sort();
+  const list = `[${storageClasses.map((s) => `'${s}'`).join(", ")}]`;
+  return files
+    .map((f) => readFileSync(join(dir, f), "utf8").replaceAll(`self.spec.storageClassName == '${KWOK_STORAGE_CLASS}'`, `self.spec.storageClassName in ${list}`).trim())
+    .join("\n---\n");
+}
+
+/**
+ * Starts the plane and waits until it is usable: etcd healthy, the API server's /readyz, the four
+ * nodes Ready without not-ready taints (so the controller manager runs), and the default
+ * ServiceAccount present. On failure everything started is stopped and the error carries the tail
+ * of every component's log. A port taken between choosing and binding it is retried once.
+ */
+export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  requireControlPlaneToolchain();
+  try {
+    return await startOnce(options);
+  } catch (e) {
+    if (!(e instanceof Error && /address already in use/.test(e.message))) throw e;
+    options.log?.("a chosen port was taken meanwhile; starting again on new ports");
+    return startOnce(options);
+  }
+}
+
+async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
+  const log = options.log ?? (() => undefined);
+  const zones = [...(options.zones ?? DEFAULT_ZONES)];
+  const podCidr = options.podCidr ?? DEFAULT_POD_CIDR;
+  const serviceCidr = DEFAULT_SERVICE_CIDR;
+  const storageClasses = [KWOK_STORAGE_CLASS, ...(options.extraStorageClasses ?? [])];
+  const deadline = Date.now() + (options.startTimeoutMs ?? 120_000);
+  const dir = mkdtempSync(join(tmpdir(), "vbench-e2e-k8s-"));
+  const marker = `VALKEY_ON_EKS_CONTROL_PLANE=${randomBytes(6).toString("hex")}`;
+  const procs: Proc[] = [];
+  let stopped = false;
+
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    // In stages: kwok and the controllers, then the API server, then etcd (so none logs the
+    // loss of the one below it); SIGKILL whatever has not exited 10 s after its SIGTERM.
+    const stages = [["kwok", "kube-scheduler", "kube-controller-manager"], ["kube-apiserver"], ["etcd"]];
+    for (const names of stages) {
+      const group = procs.filter((p) => names.includes(p.name));
+      for (const p of group) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGTERM");
+      await Promise.race([Promise.all(group.map((p) => p.exited)), sleep(10_000)]);
+      for (const p of group) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
+      await Promise.all(group.map((p) => p.exited));
+    }
+    if (!options.keepDir) rmSync(dir, { recursive: true, force: true });
+  };
+
+  const logTail = (component: string, lines = 30): string => {
+    const p = procs.find((x) => x.name === component);
+    if (!p || !existsSync(p.logPath)) return "";
+    return readFileSync(p.logPath, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+  };
+
+  const start = (name: string, bin: string, args: string[]): Proc => {
+    const logPath = join(dir, `${name}.log`);
+    const fd = openSync(logPath, "a");
+    const [k, v] = marker.split("=") as [string, string];
+    const child = spawn(bin, args, { cwd: dir, stdio: ["ignore", fd, fd], env: { ...process.env, [k]: v } });
+    closeSync(fd);
+    trackChild(child);
+    const exited = new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve();
+      child.once("exit", () => resolve());
+      child.once("error", () => resolve());
+    });
+    const p = { name, child, logPath, exited };
+    procs.push(p);
+    log(`started ${name} (pid ${child.pid})`);
+    return p;
+  };
+
+  /** Fails with the component's log when any process died during start-up. */
+  const checkAlive = (): void => {
+    for (const p of procs) {
+      if (p.child.exitCode !== null || p.child.signalCode !== null) {
+        throw new Error(`${p.name} exited (${p.child.exitCode ?? p.child.signalCode}) during start-up:\n${logTail(p.name, 40)}`);
+      }
+    }
+  };
+
+  const waitFor = async (what: string, check: () => Promise<boolean>): Promise<void> => {
+    let last: unknown;
+    for (;;) {
+      checkAlive();
+      try {
+        if (await check()) return;
+      } catch (e) {
+        last = e;
+      }
+      if (Date.now() > deadline) throw new Error(`control plane: timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ""}`);
+      await sleep(250);
+    }
+  };
+
+  try {
+    const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const server = `https://127.0.0.1:${apiPort}`;
+    const token = randomBytes(24).toString("hex");
+    makeCertificates(dir, firstIp(serviceCidr));
+    const caPem = readFileSync(join(dir, "ca.crt"), "utf8");
+    writeFileSync(join(dir, "tokens.csv"), `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
+    const kubeconfig = kubeconfigText(server, caPem, token);
+    const kubeconfigPath = join(dir, "kubeconfig");
+    writeFileSync(kubeconfigPath, kubeconfig, { mode: 0o600 });
+
+    const api = <T = unknown>(method: string, path: string, body?: unknown, opts: { contentType?: string; allow?: number[] } = {}) =>
+      new Promise<{ status: number; body: T }>((resolve, reject) => {
+        const payload = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
+        const req = httpsRequest(
+          `${server}${path}`,
+          {
+            method,
+            ca: caPem,
+            headers: {
+              authorization: `Bearer ${token}`,
+              accept: "application/json",
+              ...(payload !== undefined ? { "content-type": opts.contentType ?? "application/json", "content-length": Buffer.byteLength(payload) } : {}),
+            },
+            timeout: 30_000,
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on("data", (c: Buffer) => chunks.push(c));
+            res.on("end", () => {
+              const text = Buffer.concat(chunks).toString("utf8");
+              const status = res.statusCode ?? 0;
+              let parsed: unknown = text;
+              try {
+                parsed = JSON.parse(text);
+              } catch {
+                /* plain text (e.g. /readyz) */
+              }
+              if ((status < 200 || status > 299) && !(opts.allow ?? []).includes(status)) {
+                reject(new Error(`${method} ${path}: HTTP ${status}: ${text.slice(0, 500)}`));
+              } else resolve({ status, body: parsed as T });
+            });
+          },
+        );
+        req.on("timeout", () => req.destroy(new Error(`${method} ${path}: timed out`)));
+        req.on("error", reject);
+        if (payload !== undefined) req.write(payload);
+        req.end();
+      });
+
+    // --- etcd ------------------------------------------------------------------------
+    const etcdUrl = `http://127.0.0.1:${etcdClient}`;
+    start("etcd", controlPlanePaths.etcd, [
+      "--name=default",
+      `--data-dir=${join(dir, "etcd")}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-cluster=default=http://127.0.0.1:${etcdPeer}`,
+      "--unsafe-no-fsync",
+      "--log-level=warn",
+    ]);
+    await waitFor("etcd /health", () =>
+      new Promise<boolean>((resolve) => {
+        const req = httpRequest(`${etcdUrl}/health`, { timeout: 2000 }, (res) => {
+          let t = "";
+          res.on("data", (c: Buffer) => (t += c.toString()));
+          res.on("end", () => resolve(res.statusCode === 200 && t.includes('"health":"true"')));
+        });
+        req.on("error", () => resolve(false));
+        req.on("timeout", () => req.destroy());
+        req.end();
+      }),
+    );
+    log("etcd healthy");
+
+    // --- kube-apiserver ---------------------------------------------------------------
+    start("kube-apiserver", controlPlanePaths.kubeApiserver, [
+      `--etcd-servers=${etcdUrl}`,
+      "--bind-address=127.0.0.1",
+      "--advertise-address=127.0.0.1",
+      `--secure-port=${apiPort}`,
+      `--tls-cert-file=${join(dir, "apiserver.crt")}`,
+      `--tls-private-key-file=${join(dir, "apiserver.key")}`,
+      `--client-ca-file=${join(dir, "ca.crt")}`,
+      `--token-auth-file=${join(dir, "tokens.csv")}`,
+      "--authorization-mode=AlwaysAllow",
+      "--anonymous-auth=false",
+      "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+      `--service-account-key-file=${join(dir, "sa.pub")}`,
+      `--service-account-signing-key-file=${join(dir, "sa.key")}`,
+      `--service-cluster-ip-range=${serviceCidr}`,
+      "--endpoint-reconciler-type=none",
+      "--allow-privileged=true",
+      `--cert-dir=${join(dir, "apiserver-certs")}`,
+      "--profiling=false",
+    ]);
+    await waitFor("kube-apiserver /readyz", async () => (await api<string>("GET", "/readyz", undefined, { allow: [500, 503] })).status === 200);
+    log(`kube-apiserver ready at ${server}`);
+
+    // --- controllers, scheduler, kwok -----------------------------------------------------
+    start("kube-controller-manager", controlPlanePaths.kubeControllerManager, [
+      `--kubeconfig=${kubeconfigPath}`,
+      "--leader-elect=false",
+      "--secure-port=0",
+      "--controllers=*,-node-ipam-controller,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller",
+      "--allocate-node-cidrs=false",
+      `--service-account-private-key-file=${join(dir, "sa.key")}`,
+      `--root-ca-file=${join(dir, "ca.crt")}`,
+      `--cluster-signing-cert-file=${join(dir, "ca.crt")}`,
+      `--cluster-signing-key-file=${join(dir, "ca.key")}`,
+      `--service-cluster-ip-range=${serviceCidr}`,
+      "--use-service-account-credentials=false",
+      "--profiling=false",
+    ]);
+    start("kube-scheduler", controlPlanePaths.kubeScheduler, [`--kubeconfig=${kubeconfigPath}`, "--leader-elect=false", "--secure-port=0", "--profiling=false"]);
+    const stagesPath = join(dir, "kwok-stages.yaml");
+    writeFileSync(stagesPath, kwokStages(storageClasses) + "\n");
+    start("kwok", controlPlanePaths.kwok, [
+      `--config=${stagesPath}`,
+      `--kubeconfig=${kubeconfigPath}`,
+      `--manage-nodes-with-annotation-selector=${FAKE_NODE_ANNOTATION.key}=${FAKE_NODE_ANNOTATION.value}`,
+      `--cidr=${podCidr}`,
+      "--node-ip=127.0.0.1",
+      "--node-lease-duration-seconds=40",
+    ]);
+
+    // --- storage and nodes ----------------------------------------------------------------
+    for (const [i, name] of storageClasses.entries()) {
+      await api("POST", "/apis/storage.k8s.io/v1/storageclasses", {
+        apiVersion: "storage.k8s.io/v1",
+        kind: "StorageClass",
+        metadata: { name, annotations: i === 0 ? { "storageclass.kubernetes.io/is-default-class": "true" } : {} },
+        provisioner: "kwok.x-k8s.io/volume",
+        reclaimPolicy: "Delete",
+        volumeBindingMode: "Immediate",
+        allowVolumeExpansion: true,
+      });
+    }
+
+    const cidrs = nodeCidrs(podCidr, zones.length + 1);
+    const nodes: FakeNode[] = [
+      ...zones.map((zone, i) => ({ name: `kwok-valkey-${zone}`, zone, valkeyPool: true, podCidr: cidrs[i]!, internalIp: `127.63.0.${i + 1}` })),
+      { name: SYSTEM_NODE, zone: zones[0]!, valkeyPool: false, podCidr: cidrs[zones.length]!, internalIp: `127.63.0.${zones.length + 1}` },
+    ];
+    const region = zones[0]!.replace(/[a-z]$/, "");
+    for (const n of nodes) {
+      const resources = { cpu: options.nodeCpu ?? "16", memory: options.nodeMemory ?? "128Gi", pods: "110", "ephemeral-storage": "200Gi" };
+      await api("POST", "/api/v1/nodes", {
+        apiVersion: "v1",
+        kind: "Node",
+        metadata: {
+          name: n.name,
+          annotations: { [FAKE_NODE_ANNOTATION.key]: FAKE_NODE_ANNOTATION.value, "node.alpha.kubernetes.io/ttl": "0" },
+          labels: {
+            "kubernetes.io/hostname": n.name,
+            "kubernetes.io/os": "linux",
+            "kubernetes.io/arch": n.valkeyPool ? "arm64" : "amd64",
+            "node.kubernetes.io/instance-type": n.valkeyPool ? "r7g.xlarge" : "m7i.large",
+            [ZONE_LABEL]: n.zone,
+            "topology.kubernetes.io/region": region,
+            type: "kwok",
+            ...(n.valkeyPool ? { "karpenter.sh/nodepool": VALKEY_NODE_POOL, "karpenter.sh/capacity-type": "on-demand" } : { "valkey-on-eks/system": "true" }),
+          },
+        },
+        spec: { podCIDR: n.podCidr, podCIDRs: [n.podCidr], ...(n.valkeyPool ? { taints: [{ ...VALKEY_TAINT }] } : {}) },
+        status: {
+          capacity: resources,
+          allocatable: resources,
+          addresses: [
+            { type: "InternalIP", address: n.internalIp },
+            { type: "Hostname", address: n.name },
+          ],
+        },
+      });
+    }
+
+    interface NodeList {
+      items: Array<{ metadata: { name: string }; spec: { taints?: Array<{ key: string }> }; status: { conditions?: Array<{ type: string; status: string }> } }>;
+    }
+    await waitFor("four Ready nodes without not-ready taints", async () => {
+      const { body } = await api<NodeList>("GET", "/api/v1/nodes");
+      const ready = body.items.filter(
+        (n) => n.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") && !(n.spec.taints ?? []).some((t) => t.key.startsWith("node.kubernetes.io/")),
+      );
+      return ready.length === nodes.length;
+    });
+    // Pods need the namespace's default ServiceAccount (made by the controller manager).
+    await waitFor("ServiceAccount default/default", async () => (await api("GET", "/api/v1/namespaces/default/serviceaccounts/default", undefined, { allow: [404] })).status === 200);
+    log("nodes Ready, controllers up");
+
+    return {
+      kubeconfigPath,
+      kubeconfig,
+      server,
+      token,
+      caPem,
+      podCidr,
+      serviceCidr,
+      nodes,
+      dir,
+      marker,
+      pids: () => procs.filter((p) => p.child.exitCode === null && p.child.signalCode === null && p.child.pid !== undefined).map((p) => p.child.pid!),
+      api,
+      logTail,
+      stop,
+    };
+  } catch (e) {
+    const tails = procs.map((p) => `--- ${p.name} ---\n${logTail(p.name, 15)}`).join("\n");
+    await stop();
+    throw new Error(`${e instanceof Error ? e.message : String(e)}\n${tails}`, { cause: e });
+  }
+}
+
