@@ -13,33 +13,16 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import * as k8s from "@kubernetes/client-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KWOK_STORAGE_CLASS, startControlPlane, type ControlPlane } from "./support/control-plane.js";
+import { describe, expect, it } from "vitest";
+import { KWOK_STORAGE_CLASS } from "./support/control-plane.js";
+import { useE2eContext } from "./support/e2e-context.js";
 import { standInForPods } from "./support/pod-valkeys.js";
-import { createPulumiEnv, createStack, tail, type E2eStack, type PulumiEnv } from "./support/pulumi-harness.js";
+import { createStack, tail, type E2eStack } from "./support/pulumi-harness.js";
 
 const PASSWORD = `e2e-${Math.random().toString(36).slice(2)}-secret`;
 const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
 
-let plane: ControlPlane;
-let env: PulumiEnv;
-let core: k8s.CoreV1Api;
-let apps: k8s.AppsV1Api;
-
-beforeAll(async () => {
-  plane = await startControlPlane();
-  env = await createPulumiEnv();
-  const kc = new k8s.KubeConfig();
-  kc.loadFromString(plane.kubeconfig);
-  core = kc.makeApiClient(k8s.CoreV1Api);
-  apps = kc.makeApiClient(k8s.AppsV1Api);
-}, 180_000);
-
-afterAll(async () => {
-  env?.dispose();
-  await plane?.stop();
-}, 120_000);
+const ctx = useE2eContext();
 
 /** The byo stack's config for this control plane, in the given mode. */
 function byoConfig(mode: "replication" | "cluster", namespace: string): Record<string, unknown> {
@@ -47,7 +30,7 @@ function byoConfig(mode: "replication" | "cluster", namespace: string): Record<s
     platform: "byo",
     aws: { zones: ZONES },
     byo: {
-      kubeconfig: plane.kubeconfigPath,
+      kubeconfig: ctx.plane.kubeconfigPath,
       nodeSelector: { "karpenter.sh/nodepool": "valkey" },
       tolerations: [{ key: "workload", operator: "Equal", value: "valkey", effect: "NoSchedule" }],
       storageClass: KWOK_STORAGE_CLASS,
@@ -66,12 +49,12 @@ function byoConfig(mode: "replication" | "cluster", namespace: string): Record<s
 }
 
 async function zoneOfNode(name: string): Promise<string | undefined> {
-  const node = await core.readNode({ name });
+  const node = await ctx.core.readNode({ name });
   return node.metadata?.labels?.["topology.kubernetes.io/zone"];
 }
 
 async function podsByZone(namespace: string): Promise<{ name: string; zone: string | undefined; node: string | undefined; role: string | undefined }[]> {
-  const pods = await core.listNamespacedPod({ namespace });
+  const pods = await ctx.core.listNamespacedPod({ namespace });
   return Promise.all(
     pods.items.map(async (p) => ({
       name: p.metadata?.name ?? "?",
@@ -94,7 +77,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
 
 /** The stack's state file as the `file://` backend stored it (not an export, which decrypts). */
 function readStoredState(stack: string): string {
-  const root = join(env.dir, "backend", ".pulumi", "stacks");
+  const root = join(ctx.env.dir, "backend", ".pulumi", "stacks");
   const found = readdirSync(root, { recursive: true, encoding: "utf8" }).find((f) => f.endsWith(`${stack}.json`));
   if (found === undefined) throw new Error(`no state file for ${stack} under ${root}`);
   return readFileSync(join(root, found), "utf8");
@@ -102,7 +85,7 @@ function readStoredState(stack: string): string {
 
 async function namespaceGone(namespace: string): Promise<boolean> {
   try {
-    await core.readNamespace({ name: namespace });
+    await ctx.core.readNamespace({ name: namespace });
     return false;
   } catch {
     return true;
@@ -112,8 +95,8 @@ async function namespaceGone(namespace: string): Promise<boolean> {
 /** preview, up, placement, second up without changes, state encryption, destroy: one mode. */
 async function lifecycle(mode: "replication" | "cluster", checkPlacement: (pods: Awaited<ReturnType<typeof podsByZone>>) => void): Promise<void> {
   const namespace = `valkey-${mode}`;
-  const s: E2eStack = await createStack(env, byoConfig(mode, namespace), { password: PASSWORD });
-  const valkeys = standInForPods(core, namespace, PASSWORD);
+  const s: E2eStack = await createStack(ctx.env, byoConfig(mode, namespace), { password: PASSWORD });
+  const valkeys = standInForPods(ctx.core, namespace, PASSWORD);
   try {
     const preview = await s.stack.preview({ onOutput: (o) => s.log.push(o) });
     expect(preview.changeSummary.create ?? 0, tail(s.log)).toBeGreaterThan(5);
@@ -138,12 +121,12 @@ async function lifecycle(mode: "replication" | "cluster", checkPlacement: (pods:
     expect(up.outputs.password?.secret).toBe(true);
 
     // The objects exist as the components meant them.
-    const sets = await apps.listNamespacedStatefulSet({ namespace });
+    const sets = await ctx.apps.listNamespacedStatefulSet({ namespace });
     const want = mode === "cluster" ? ["valkey-cluster"] : ["valkey-primary", "valkey-replica"];
     expect(sets.items.map((x) => x.metadata?.name).sort()).toEqual(want);
-    const services = (await core.listNamespacedService({ namespace })).items.map((x) => x.metadata?.name);
+    const services = (await ctx.core.listNamespacedService({ namespace })).items.map((x) => x.metadata?.name);
     expect(services).toEqual(expect.arrayContaining(mode === "cluster" ? ["valkey-cluster", "valkey-cluster-headless"] : ["valkey-primary", "valkey-read", "valkey-headless"]));
-    const secret = (await core.listNamespacedSecret({ namespace })).items.find((x) => x.metadata?.name?.endsWith("-auth"));
+    const secret = (await ctx.core.listNamespacedSecret({ namespace })).items.find((x) => x.metadata?.name?.endsWith("-auth"));
     expect(secret, "auth Secret").toBeDefined();
 
     // The real scheduler placed the pods as promised.
@@ -192,7 +175,7 @@ describe("byo stack under the real engine against a real API server", () => {
   it("a bad config fails up with the schema's message naming the key, and creates nothing", async () => {
     const bad = byoConfig("cluster", "valkey-bad");
     (bad.valkey as { cluster: { primaries: number } }).cluster.primaries = 2;
-    const s = await createStack(env, bad, { password: PASSWORD });
+    const s = await createStack(ctx.env, bad, { password: PASSWORD });
     try {
       await expect(s.stack.up({ onOutput: (o) => s.log.push(o) })).rejects.toThrow(/valkey\.cluster\.primaries: must be ≥ 3/);
       const state = (await s.stack.exportStack()) as { deployment?: { resources?: { type: string }[] } };

@@ -6,63 +6,47 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import * as k8s from "@kubernetes/client-node";
 import * as pulumik8s from "@pulumi/kubernetes";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BenchmarkJob } from "../../components/benchmark-job.js";
 import { KarpenterNodePool } from "../../components/karpenter-node-pool.js";
 import { karpenterPlacement } from "../../stacks/platform.js";
 import { parseStackConfig } from "../../stacks/config-schema.js";
 import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
-import { KWOK_STORAGE_CLASS, startControlPlane, type ControlPlane } from "./support/control-plane.js";
-import { createPulumiEnv, createStack, tail, type PulumiEnv } from "./support/pulumi-harness.js";
+import { KWOK_STORAGE_CLASS } from "./support/control-plane.js";
+import { useE2eContext } from "./support/e2e-context.js";
+import { createStack, tail } from "./support/pulumi-harness.js";
 
 const CRD_DIR = join(import.meta.dirname, "../../../shared/crds/karpenter-1.14.1");
 const PASSWORD = `e2e-${Math.random().toString(36).slice(2)}-karp`;
 const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
 
-let plane: ControlPlane;
-let env: PulumiEnv;
-let core: k8s.CoreV1Api;
-let custom: k8s.CustomObjectsApi;
-
-beforeAll(async () => {
-  plane = await startControlPlane();
-  env = await createPulumiEnv();
-  const kc = new k8s.KubeConfig();
-  kc.loadFromString(plane.kubeconfig);
-  core = kc.makeApiClient(k8s.CoreV1Api);
-  custom = kc.makeApiClient(k8s.CustomObjectsApi);
+const ctx = useE2eContext(async (c) => {
   // Server-side apply of Karpenter's CRDs, then wait until the API server serves them.
   for (const file of readdirSync(CRD_DIR).filter((f) => f.endsWith(".yaml"))) {
     const text = readFileSync(join(CRD_DIR, file), "utf8");
     const name = /^\s*name:\s*(\S+)/m.exec(text.slice(text.indexOf("metadata:")))?.[1];
     if (name === undefined) throw new Error(`no metadata.name in ${file}`);
-    await plane.api("PATCH", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}?fieldManager=valkey-on-eks-e2e&force=true`, text, {
+    await c.plane.api("PATCH", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}?fieldManager=valkey-on-eks-e2e&force=true`, text, {
       contentType: "application/apply-patch+yaml",
     });
   }
   for (const name of ["nodepools.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"]) {
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const crd = await plane.api<{ status?: { conditions?: { type: string; status: string }[] } }>("GET", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+      const crd = await c.plane.api<{ status?: { conditions?: { type: string; status: string }[] } }>("GET", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
       if (crd.body.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) break;
       if (Date.now() > deadline) throw new Error(`CRD ${name} not established`);
       await new Promise((r) => setTimeout(r, 250));
     }
   }
-}, 180_000);
-
-afterAll(async () => {
-  env?.dispose();
-  await plane?.stop();
-}, 120_000);
+});
 
 function karpenterByoConfig(namespace: string): Record<string, unknown> {
   return {
     platform: "byo",
     aws: { zones: ZONES },
-    byo: { kubeconfig: plane.kubeconfigPath, manageKarpenterNodePool: true, karpenterNodeRole: "KarpenterNodeRole-e2e", karpenterDiscoveryTag: "e2e", storageClass: KWOK_STORAGE_CLASS },
+    byo: { kubeconfig: ctx.plane.kubeconfigPath, manageKarpenterNodePool: true, karpenterNodeRole: "KarpenterNodeRole-e2e", karpenterDiscoveryTag: "e2e", storageClass: KWOK_STORAGE_CLASS },
     valkey: {
       namespace,
       mode: "replication",
@@ -76,16 +60,16 @@ function karpenterByoConfig(namespace: string): Record<string, unknown> {
 
 describe("Karpenter objects against Karpenter's real CRDs", () => {
   it("the byo stack's NodePool and EC2NodeClass pass the API server's validation (schema and CEL)", async () => {
-    const s = await createStack(env, karpenterByoConfig("valkey-karpenter"), { password: PASSWORD });
+    const s = await createStack(ctx.env, karpenterByoConfig("valkey-karpenter"), { password: PASSWORD });
     try {
       const up = await s.stack.up({ onOutput: (o) => s.log.push(o) });
       expect(up.summary.result, tail(s.log)).toBe("succeeded");
-      const pool = (await custom.getClusterCustomObject({ group: "karpenter.sh", version: "v1", plural: "nodepools", name: "valkey" })) as {
+      const pool = (await ctx.custom.getClusterCustomObject({ group: "karpenter.sh", version: "v1", plural: "nodepools", name: "valkey" })) as {
         spec: { template: { spec: { taints: unknown[]; requirements: { key: string }[] } } };
       };
       expect(pool.spec.template.spec.taints).toEqual([{ key: "workload", value: "valkey", effect: "NoSchedule" }]);
       expect(pool.spec.template.spec.requirements.map((r) => r.key)).toEqual(expect.arrayContaining(["kubernetes.io/arch", "karpenter.sh/capacity-type", "topology.kubernetes.io/zone"]));
-      const nodeClass = (await custom.getClusterCustomObject({ group: "karpenter.k8s.aws", version: "v1", plural: "ec2nodeclasses", name: "valkey" })) as { spec: { role: string } };
+      const nodeClass = (await ctx.custom.getClusterCustomObject({ group: "karpenter.k8s.aws", version: "v1", plural: "ec2nodeclasses", name: "valkey" })) as { spec: { role: string } };
       expect(nodeClass.spec.role).toBe("KarpenterNodeRole-e2e");
     } finally {
       await s.dispose();
@@ -93,10 +77,10 @@ describe("Karpenter objects against Karpenter's real CRDs", () => {
   }, 300_000);
 
   it("an invalid NodePool is rejected by the API server's CEL rules, and its message surfaces in the up error", async () => {
-    const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: plane.kubeconfigPath } });
-    const s = await createStack(env, {}, {
+    const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: ctx.plane.kubeconfigPath } });
+    const s = await createStack(ctx.env, {}, {
       program: () => {
-        const provider = new pulumik8s.Provider("e2e", { kubeconfig: plane.kubeconfig });
+        const provider = new pulumik8s.Provider("e2e", { kubeconfig: ctx.plane.kubeconfig });
         new KarpenterNodePool("bad-pool", {
           nodePool: config.karpenter.nodePool,
           zones: ZONES,
@@ -121,13 +105,13 @@ describe("Karpenter objects against Karpenter's real CRDs", () => {
 describe("benchmark pod placement by the real scheduler", () => {
   it("the benchmark pod never lands on a node that holds a Valkey pod", async () => {
     const namespace = "valkey-placement";
-    const valkey = await createStack(env, { ...karpenterByoConfig(namespace), byo: { kubeconfig: plane.kubeconfigPath, nodeSelector: { "karpenter.sh/nodepool": "valkey" }, tolerations: [{ key: "workload", operator: "Equal", value: "valkey", effect: "NoSchedule" }], storageClass: KWOK_STORAGE_CLASS } }, { password: PASSWORD });
+    const valkey = await createStack(ctx.env, { ...karpenterByoConfig(namespace), byo: { kubeconfig: ctx.plane.kubeconfigPath, nodeSelector: { "karpenter.sh/nodepool": "valkey" }, tolerations: [{ key: "workload", operator: "Equal", value: "valkey", effect: "NoSchedule" }], storageClass: KWOK_STORAGE_CLASS } }, { password: PASSWORD });
     const extraNode = "kwok-valkey-extra";
     try {
       const up = await valkey.stack.up({ onOutput: (o) => valkey.log.push(o) });
       expect(up.summary.result, tail(valkey.log)).toBe("succeeded");
       // What Karpenter would do for a pod that fits nowhere: one more node in the Valkey pool.
-      await plane.api("POST", "/api/v1/nodes", {
+      await ctx.plane.api("POST", "/api/v1/nodes", {
         apiVersion: "v1",
         kind: "Node",
         metadata: {
@@ -138,9 +122,9 @@ describe("benchmark pod placement by the real scheduler", () => {
         spec: { taints: [{ key: "workload", value: "valkey", effect: "NoSchedule" }] },
       });
       const { config } = parseStackConfig(karpenterByoConfig(namespace));
-      const job = await createStack(env, {}, {
+      const job = await createStack(ctx.env, {}, {
         program: () => {
-          const provider = new pulumik8s.Provider("e2e", { kubeconfig: plane.kubeconfig });
+          const provider = new pulumik8s.Provider("e2e", { kubeconfig: ctx.plane.kubeconfig });
           new BenchmarkJob("bench", {
             namespace,
             image: config.valkey.image,
@@ -160,11 +144,11 @@ describe("benchmark pod placement by the real scheduler", () => {
         const deadline = Date.now() + 60_000;
         let benchNode: string | undefined;
         while (benchNode === undefined && Date.now() < deadline) {
-          const pods = await core.listNamespacedPod({ namespace, labelSelector: "job-name" });
+          const pods = await ctx.core.listNamespacedPod({ namespace, labelSelector: "job-name" });
           benchNode = pods.items[0]?.spec?.nodeName;
           if (benchNode === undefined) await new Promise((r) => setTimeout(r, 500));
         }
-        const valkeyNodes = new Set((await core.listNamespacedPod({ namespace, labelSelector: "valkey-on-eks/data-plane=true" })).items.map((p) => p.spec?.nodeName));
+        const valkeyNodes = new Set((await ctx.core.listNamespacedPod({ namespace, labelSelector: "valkey-on-eks/data-plane=true" })).items.map((p) => p.spec?.nodeName));
         expect(valkeyNodes.size).toBe(3);
         expect(benchNode).toBe(extraNode);
         expect(valkeyNodes.has(benchNode)).toBe(false);
@@ -173,7 +157,7 @@ describe("benchmark pod placement by the real scheduler", () => {
       }
     } finally {
       await valkey.dispose();
-      await plane.api("DELETE", `/api/v1/nodes/${extraNode}`, undefined, { allow: [404] });
+      await ctx.plane.api("DELETE", `/api/v1/nodes/${extraNode}`, undefined, { allow: [404] });
     }
   }, 400_000);
 });

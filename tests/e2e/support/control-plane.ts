@@ -20,9 +20,9 @@ import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../../../benchmarks/local/ports.js";
 import { trackChild } from "../../../benchmarks/util/process-reaper.js";
 import { VALKEY_NODE_POOL, VALKEY_TAINT, ZONE_LABEL } from "../../../components/shared.js";
 
@@ -123,20 +123,6 @@ interface Proc {
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/** A TCP port on 127.0.0.1 that was free a moment ago. */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function openssl(args: string[], cwd: string): void {
   execFileSync("openssl", args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
