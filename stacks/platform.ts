@@ -101,14 +101,15 @@ export function byoPlatform(config: StackConfig): PlatformResult {
       ),
     );
   }
-  const placement = config.byo.manageKarpenterNodePool ? { ...karpenterPlacement(config), ...mergeByo(config) } : byoPlacement(config);
+  const placement = config.byo.manageKarpenterNodePool ? byoKarpenterPlacement(config) : byoPlacement(config);
   return { provider, kubeconfig, context: config.byo.context, placement, ready };
 }
 
 /** With a managed NodePool on byo, pods target that pool; configured selectors/tolerations add to it. */
-function mergeByo(config: StackConfig): Partial<Placement> {
+function byoKarpenterPlacement(config: StackConfig): Placement {
   const base = karpenterPlacement(config);
   return {
+    ...base,
     nodeSelector: { ...base.nodeSelector, ...config.byo.nodeSelector },
     tolerations: [...base.tolerations, ...config.byo.tolerations],
   };

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { processesWithMarker } from "./support/processes.js";
 import { runLocalComparison } from "../benchmarks/local/local-comparison.js";
 import { liveServerCount } from "../benchmarks/local/valkey-process.js";
 import { parseResultsCsv, RESULTS_CSV_COLUMNS } from "../benchmarks/run/results-csv.js";
@@ -11,23 +12,6 @@ import { SEED_WORKLOAD } from "../benchmarks/workload.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "vbench-local-test-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-/** PIDs of live processes whose environment carries `marker` (every descendant of a run inherits it). */
-function processesWithMarker(marker: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/environ`, "latin1").includes(marker)) {
-        const stat = readFileSync(`/proc/${entry}/stat`, "latin1");
-        if (!/\) Z /.test(stat)) pids.push(Number(entry));
-      }
-    } catch {
-      /* exited while we looked, or not ours to read */
-    }
-  }
-  return pids;
-}
 
 interface CliRun {
   code: number | null;

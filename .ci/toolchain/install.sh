@@ -96,8 +96,8 @@ timed() {
   say "built $name in $(( $(date +%s) - s ))s"
   built+=("$name")
 }
-module_dir() { # MODULE@VERSION -> its directory in the module cache (downloads it if needed)
-  (cd "$T" && go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+module_dir() { # MODULE@VERSION [DIR] -> its directory in the module cache (downloads it if needed, from DIR, default $T)
+  (cd "${2:-$T}" && go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
 }
 
 # --- Pulumi CLI -------------------------------------------------------------------------------
@@ -119,7 +119,7 @@ build_provider() {
   b="$tmp/src"
   mkdir -p "$b"
   cp "$HERE/pulumi-kubernetes/go.mod" "$HERE/pulumi-kubernetes/go.sum" "$b/"
-  src="$(cd "$b" && GONOSUMDB=github.com/pulumi GOFLAGS=-mod=mod go mod download -json "$K8S_PROVIDER_MODULE@$K8S_PROVIDER_PSEUDO" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
+  src="$(GONOSUMDB=github.com/pulumi GOFLAGS=-mod=mod module_dir "$K8S_PROVIDER_MODULE@$K8S_PROVIDER_PSEUDO" "$b")"
   [ -d "$src/cmd/pulumi-resource-kubernetes" ] || die "module $K8S_PROVIDER_MODULE@$K8S_PROVIDER_PSEUDO not found in the module cache"
   cmd="$b/cmd/pulumi-resource-kubernetes"
   mkdir -p "$cmd"

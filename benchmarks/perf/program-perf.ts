@@ -5,16 +5,10 @@
  * with its ratio to the bar, from this run only.
  */
 import * as pulumi from "@pulumi/pulumi";
+import { awsMockOutputs } from "../../tests/support/pulumi-mocks.js";
 
 const BAR_MS = 3000;
 
-function mockOutputs(type: string, name: string, inputs: Record<string, unknown>): Record<string, unknown> {
-  if (type === "aws:iam/role:Role") return { arn: `arn:aws:iam::123456789012:role/${name}`, name };
-  if (type === "aws:sqs/queue:Queue") return { arn: `arn:aws:sqs:us-west-2:123456789012:${String(inputs.name)}` };
-  if (type === "eks:index:Cluster") return { kubeconfigJson: "{}", clusterSecurityGroupId: "sg-1" };
-  if (type === "awsx:ec2:Vpc") return { vpcId: "vpc-1", privateSubnetIds: ["s1", "s2", "s3"], publicSubnetIds: ["p1", "p2", "p3"] };
-  return {};
-}
 
 let registered = 0;
 let lastRegistration = 0;
@@ -23,7 +17,7 @@ await pulumi.runtime.setMocks(
     newResource: (a) => {
       registered++;
       lastRegistration = performance.now();
-      return { id: `${a.name}-id`, state: { ...(a.inputs as Record<string, unknown>), ...mockOutputs(a.type, a.name, a.inputs as Record<string, unknown>) } };
+      return { id: `${a.name}-id`, state: { ...(a.inputs as Record<string, unknown>), ...awsMockOutputs({ type: a.type, name: a.name, inputs: a.inputs as Record<string, unknown>, redacted: {}, provider: a.provider }) } };
     },
     call: (a) => {
       throw new Error(`unexpected invoke ${a.token}`);

@@ -15,6 +15,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { KWOK_STORAGE_CLASS } from "./support/control-plane.js";
+import { eventually } from "../support/processes.js";
 import { useE2eContext } from "./support/e2e-context.js";
 import { standInForPods } from "./support/pod-valkeys.js";
 import { createStack, tail, type E2eStack } from "./support/pulumi-harness.js";
@@ -65,15 +66,6 @@ async function podsByZone(namespace: string): Promise<{ name: string; zone: stri
   );
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 /** The stack's state file as the `file://` backend stored it (not an export, which decrypts). */
 function readStoredState(stack: string): string {
@@ -130,7 +122,7 @@ async function lifecycle(mode: "replication" | "cluster", checkPlacement: (pods:
     expect(secret, "auth Secret").toBeDefined();
 
     // The real scheduler placed the pods as promised.
-    const pods = await waitFor(`all ${mode} pods scheduled`, async () => {
+    const pods = await eventually(`all ${mode} pods scheduled`, 60_000, async () => {
       const all = await podsByZone(namespace);
       const expected = mode === "cluster" ? 6 : 4;
       return all.length === expected && all.every((p) => p.node !== undefined) ? all : undefined;
@@ -151,7 +143,7 @@ async function lifecycle(mode: "replication" | "cluster", checkPlacement: (pods:
     await s.dispose();
   }
   // destroy leaves no object of ours behind.
-  await waitFor(`namespace ${namespace} to be deleted`, async () => ((await namespaceGone(namespace)) ? true : undefined), 90_000);
+  await eventually(`namespace ${namespace} to be deleted`, 90_000, async () => ((await namespaceGone(namespace)) ? true : undefined));
 }
 
 describe("byo stack under the real engine against a real API server", () => {

@@ -7,44 +7,12 @@
  *
  * Needs the toolchain from `.ci/toolchain/install.sh`; without it this file fails (never skips).
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { VALKEY_NODE_POOL, VALKEY_TAINT, ZONE_LABEL } from "../../components/shared.js";
+import { eventually, processesWithMarker } from "../support/processes.js";
 import { DEFAULT_ZONES, FAKE_NODE_ANNOTATION, KWOK_STORAGE_CLASS, SYSTEM_NODE, startControlPlane, type ControlPlane } from "./support/control-plane.js";
-
-/** PIDs of live (non-zombie) processes whose environment carries `marker` ("KEY=value"). */
-function processesWithMarker(marker: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/environ`, "latin1").split("\0").includes(marker)) {
-        if (!/\) Z /.test(readFileSync(`/proc/${entry}/stat`, "latin1"))) pids.push(Number(entry));
-      }
-    } catch {
-      /* exited while we looked, or not ours to read */
-    }
-  }
-  return pids;
-}
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-async function eventually<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ""}`);
-    await sleep(300);
-  }
-}
 
 interface Meta {
   name: string;

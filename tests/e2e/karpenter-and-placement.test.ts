@@ -4,7 +4,7 @@
  * and CEL rules run in the API server), and the real scheduler keeps the benchmark Job's pod off
  * every node that holds a Valkey pod.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as pulumik8s from "@pulumi/kubernetes";
 import { describe, expect, it } from "vitest";
@@ -12,17 +12,20 @@ import { BenchmarkJob } from "../../components/benchmark-job.js";
 import { KarpenterNodePool } from "../../components/karpenter-node-pool.js";
 import { karpenterPlacement } from "../../stacks/platform.js";
 import { parseStackConfig } from "../../stacks/config-schema.js";
+import { sleep } from "../../benchmarks/util/poll-until.js";
 import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
 import { KWOK_STORAGE_CLASS } from "./support/control-plane.js";
 import { useE2eContext } from "./support/e2e-context.js";
 import { createStack, tail } from "./support/pulumi-harness.js";
 
-const CRD_DIR = join(import.meta.dirname, "../../../shared/crds/karpenter-1.14.1");
+/** Karpenter's CRDs from the shared/ folder beside the checkout (VALKEY_ON_EKS_SHARED overrides). */
+const CRD_DIR = join(process.env.VALKEY_ON_EKS_SHARED ?? join(import.meta.dirname, "../../../shared"), "crds/karpenter-1.14.1");
 const PASSWORD = `e2e-${Math.random().toString(36).slice(2)}-karp`;
 const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
 
 const ctx = useE2eContext(async (c) => {
   // Server-side apply of Karpenter's CRDs, then wait until the API server serves them.
+  if (!existsSync(CRD_DIR)) throw new Error(`Karpenter CRDs not found at ${CRD_DIR}: expected shared/ beside the checkout, or set VALKEY_ON_EKS_SHARED`);
   for (const file of readdirSync(CRD_DIR).filter((f) => f.endsWith(".yaml"))) {
     const text = readFileSync(join(CRD_DIR, file), "utf8");
     const name = /^\s*name:\s*(\S+)/m.exec(text.slice(text.indexOf("metadata:")))?.[1];
@@ -37,7 +40,7 @@ const ctx = useE2eContext(async (c) => {
       const crd = await c.plane.api<{ status?: { conditions?: { type: string; status: string }[] } }>("GET", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
       if (crd.body.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) break;
       if (Date.now() > deadline) throw new Error(`CRD ${name} not established`);
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
   }
 });
@@ -146,7 +149,7 @@ describe("benchmark pod placement by the real scheduler", () => {
         while (benchNode === undefined && Date.now() < deadline) {
           const pods = await ctx.core.listNamespacedPod({ namespace, labelSelector: "job-name" });
           benchNode = pods.items[0]?.spec?.nodeName;
-          if (benchNode === undefined) await new Promise((r) => setTimeout(r, 500));
+          if (benchNode === undefined) await sleep(500);
         }
         const valkeyNodes = new Set((await ctx.core.listNamespacedPod({ namespace, labelSelector: "valkey-on-eks/data-plane=true" })).items.map((p) => p.spec?.nodeName));
         expect(valkeyNodes.size).toBe(3);

@@ -23,6 +23,7 @@ import { request as httpsRequest } from "node:https";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../../../benchmarks/local/ports.js";
+import { sleep } from "../../../benchmarks/util/poll-until.js";
 import { trackChild } from "../../../benchmarks/util/process-reaper.js";
 import { VALKEY_NODE_POOL, VALKEY_TAINT, ZONE_LABEL } from "../../../components/shared.js";
 
@@ -122,7 +123,6 @@ interface Proc {
   exited: Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 function openssl(args: string[], cwd: string): void {
   execFileSync("openssl", args, { cwd, stdio: ["ignore", "ignore", "pipe"] });

@@ -10,6 +10,7 @@
  * reproduced: these servers announce their IPs.
  */
 import type * as k8s from "@kubernetes/client-node";
+import { sleep } from "../../../benchmarks/util/poll-until.js";
 import { LocalFleet, type ValkeyProcess } from "../../../benchmarks/local/valkey-process.js";
 
 export interface PodValkeys {
@@ -75,7 +76,7 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
       } catch {
         /* the namespace may not exist yet */
       }
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
   })();
 
