@@ -9,7 +9,7 @@ import * as awsx from "@pulumi/awsx";
 import * as eks from "@pulumi/eks";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import type { AwsConfig, EksConfig } from "../stacks/config-types.js";
+import type { AwsConfig, EksConfig } from "../config/types.js";
 import { buildAddonArgs, buildClusterArgs, buildGp3StorageClass, buildSystemNodeGroupShape } from "./aws/eks.js";
 import { EBS_CSI_POLICY_PATH, NODE_POLICY_NAMES, ec2TrustPolicy, managedPolicyArn, partitionOf, podIdentityTrustPolicy } from "./aws/iam.js";
 import { DISCOVERY_TAG_KEY, buildVpcArgs } from "./aws/vpc.js";

@@ -5,7 +5,7 @@
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import type { KarpenterConfig } from "../stacks/config-types.js";
+import type { KarpenterConfig } from "../config/types.js";
 import { buildEc2NodeClass, buildValkeyNodePool, type NodeSelectorRequirement } from "./aws/karpenter-manifests.js";
 import { VALKEY_NODE_POOL } from "./shared.js";
 

@@ -6,7 +6,7 @@
 import * as aws from "@pulumi/aws";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import type { KarpenterConfig } from "../stacks/config-types.js";
+import type { KarpenterConfig } from "../config/types.js";
 import { SYSTEM_NODE_LABELS } from "./aws/eks.js";
 import { KARPENTER_NODE_POLICY_NAMES, accountOfArn, ec2TrustPolicy, managedPolicyArn, partitionOf, podIdentityTrustPolicy } from "./aws/iam.js";
 import { KARPENTER_CHART, KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT, buildKarpenterChartValues } from "./aws/karpenter-chart.js";

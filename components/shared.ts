@@ -3,7 +3,7 @@
  * pod gets. Plain values only (no resources, no side effects), so builders, components and tests
  * import them freely.
  */
-import type { Toleration } from "../stacks/config-types.js";
+import type { Toleration } from "../config/types.js";
 
 /** The Valkey client port and the cluster bus port. */
 export const VALKEY_PORT = 6379;

@@ -5,7 +5,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import type { ResultRow } from "../benchmarks/run/result-row.js";
-import type { Platform, StackConfig, ValkeyMode } from "./config-types.js";
+import type { Platform, StackConfig, ValkeyMode } from "../config/types.js";
 
 export const STACK_REPORT_VERSION = 1;
 

@@ -14,7 +14,7 @@ import { EksCluster } from "../components/eks-cluster.js";
 import { Karpenter } from "../components/karpenter.js";
 import { KarpenterNodePool } from "../components/karpenter-node-pool.js";
 import { VALKEY_NODE_POOL, VALKEY_TAINT, type Placement } from "../components/shared.js";
-import type { StackConfig } from "./config-types.js";
+import type { StackConfig } from "../config/types.js";
 
 export interface PlatformResult {
   provider: k8s.Provider;

@@ -17,8 +17,8 @@ import { TopologyCheck } from "../components/topology-check.js";
 import { ValkeyCluster } from "../components/valkey-cluster.js";
 import { ValkeyReplication } from "../components/valkey-replication.js";
 import type { ResultRow } from "../benchmarks/run/result-row.js";
-import { workloadFromConfig } from "./config-schema.js";
-import type { StackConfig } from "./config-types.js";
+import { workloadFromConfig } from "../config/schema.js";
+import type { StackConfig } from "../config/types.js";
 import { buildStackReport, type Endpoints, type StackReport } from "./outputs.js";
 import { byoPlatform, eksPlatform, type PlatformResult } from "./platform.js";
 

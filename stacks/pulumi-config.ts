@@ -5,8 +5,8 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import * as runtimeConfig from "@pulumi/pulumi/runtime/config.js";
-import { ConfigError, parseStackConfig, rawFromPulumiConfig, type ParsedStackConfig } from "./config-schema.js";
-import { PROJECT } from "./config-sections.js";
+import { ConfigError, parseStackConfig, rawFromPulumiConfig, type ParsedStackConfig } from "../config/schema.js";
+import { PROJECT } from "../config/sections.js";
 
 export interface LoadedPulumiConfig extends ParsedStackConfig {
   /** The Valkey password as a Pulumi secret; undefined when auth is off. */

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SEED_WORKLOAD } from "../benchmarks/workload.js";
-import { ConfigError, StackFileError, loadStackFile, parseStackConfig, workloadFromConfig } from "../stacks/config-schema.js";
-import { describeKeys } from "../stacks/config-meta.js";
-import { stackInputSchema } from "../stacks/config-sections.js";
-import { renderConfigTable, replaceConfigTable, TABLE_END, TABLE_START } from "../stacks/render-config-table.js";
+import { ConfigError, StackFileError, loadStackFile, parseStackConfig, workloadFromConfig } from "../config/schema.js";
+import { describeKeys } from "../config/meta.js";
+import { stackInputSchema } from "../config/sections.js";
+import { renderConfigTable, replaceConfigTable, TABLE_END, TABLE_START } from "../config/render-table.js";
 
 /** Parses a config expected to be invalid and returns its ConfigError. */
 function errorOf(raw: unknown, options: { requirePassword?: boolean } = {}): ConfigError {

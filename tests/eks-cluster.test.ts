@@ -4,7 +4,7 @@
  * inputs), and the pure VPC / cluster builders.
  */
 import { describe, expect, it } from "vitest";
-import { parseStackConfig } from "../stacks/config-schema.js";
+import { parseStackConfig } from "../config/schema.js";
 import { awsMockOutputs, installMocks, MOCK_KUBECONFIG, isSecretOutput, settle, valueOf } from "./support/pulumi-mocks.js";
 
 const KUBECONFIG = MOCK_KUBECONFIG;

@@ -4,7 +4,7 @@
  * Helm release; and the pure builders behind them.
  */
 import { describe, expect, it } from "vitest";
-import { parseStackConfig } from "../stacks/config-schema.js";
+import { parseStackConfig } from "../config/schema.js";
 import { awsMockOutputs, installMocks, MOCK_ACCOUNT, settle, valueOf, type RecordedResource } from "./support/pulumi-mocks.js";
 
 const ACCOUNT = MOCK_ACCOUNT;

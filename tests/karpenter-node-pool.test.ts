@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { Ajv, type ValidateFunction } from "ajv";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { parseStackConfig } from "../stacks/config-schema.js";
+import { parseStackConfig } from "../config/schema.js";
 import { installMocks, settle, type MockRecorder } from "./support/pulumi-mocks.js";
 
 const mocks: MockRecorder = installMocks();

@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { decodeConfigValue, loadPulumiConfig } from "../stacks/pulumi-config.js";
 import { stackReport, STACK_REPORT_VERSION } from "../stacks/outputs.js";
-import { parseStackConfig } from "../stacks/config-schema.js";
+import { parseStackConfig } from "../config/schema.js";
 import type { TopologyReport } from "../benchmarks/verify/verify-types.js";
 
 const SECRET = "pw-Z9q-very-distinct";

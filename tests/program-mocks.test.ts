@@ -27,7 +27,7 @@ const recorder = installMocks({
   },
 });
 
-const { parseStackConfig, loadStackFile } = await import("../stacks/config-schema.js");
+const { parseStackConfig, loadStackFile } = await import("../config/schema.js");
 const { runProgram, imageVersion, selectorOf } = await import("../stacks/program.js");
 const pulumi = await import("@pulumi/pulumi");
 

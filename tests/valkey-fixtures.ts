@@ -11,7 +11,7 @@ import { promisify } from "node:util";
 import { resolveBinaries } from "../benchmarks/binaries.js";
 import { freePort } from "../benchmarks/local/ports.js";
 import { waitForPing } from "../benchmarks/local/valkey-process.js";
-import type { ValkeyConfig } from "../stacks/config-types.js";
+import type { ValkeyConfig } from "../config/types.js";
 import type { Placement } from "../components/shared.js";
 import type { Container, PodSpec, StatefulSet } from "../components/valkey/k8s-types.js";
 import type { RecordedResource } from "./support/pulumi-mocks.js";

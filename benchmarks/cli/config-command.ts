@@ -6,7 +6,7 @@
  */
 import type { Command } from "commander";
 import { stringify as toYaml } from "yaml";
-import { ConfigError, StackFileError, loadStackFile, type ConfigIssue, type LoadedStackFile } from "../../stacks/config-schema.js";
+import { ConfigError, StackFileError, loadStackFile, type ConfigIssue, type LoadedStackFile } from "../../config/schema.js";
 import { CheckFailed, UsageError } from "./errors.js";
 
 interface ConfigOptions {

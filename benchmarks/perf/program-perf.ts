@@ -29,7 +29,7 @@ await pulumi.runtime.setMocks(
 );
 
 const started = performance.now();
-const { loadStackFile } = await import("../../stacks/config-schema.js");
+const { loadStackFile } = await import("../../config/schema.js");
 const { runProgram } = await import("../../stacks/program.js");
 const imported = performance.now();
 const { config } = loadStackFile("stacks/Pulumi.cluster.yaml");

@@ -6,7 +6,7 @@ import type * as aws from "@pulumi/aws";
 import type * as eks from "@pulumi/eks";
 import type * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
-import type { EksConfig } from "../../stacks/config-types.js";
+import type { EksConfig } from "../../config/types.js";
 
 /** Node label of the system managed node group; the Karpenter controller is pinned to it. */
 export const SYSTEM_NODE_LABEL_KEY = "valkey-on-eks/node-role";

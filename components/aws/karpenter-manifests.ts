@@ -4,7 +4,7 @@
  * against the CRDs' openAPIV3Schema in the tests.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import type { KarpenterConfig } from "../../stacks/config-types.js";
+import type { KarpenterConfig } from "../../config/types.js";
 import { VALKEY_NODE_POOL, VALKEY_TAINT } from "../shared.js";
 import { DISCOVERY_TAG_KEY } from "./vpc.js";
 

@@ -12,7 +12,7 @@
  *   benchmark is reported, not silently retried.
  */
 import type { Workload } from "../../benchmarks/workload.js";
-import type { ResourceQuantities } from "../../stacks/config-types.js";
+import type { ResourceQuantities } from "../../config/types.js";
 import { CLIENT_LABEL, DATA_PLANE_LABEL, type Placement } from "../shared.js";
 import type { ObjectMeta, Plain, PodSpec } from "../valkey/k8s-types.js";
 import { toKubeTolerations } from "../valkey/pod-placement.js";

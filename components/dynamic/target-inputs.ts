@@ -5,7 +5,7 @@
  * cluster's API server alone, is what every dynamic resource reading the cluster takes.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { CheckConnector } from "../../stacks/config-types.js";
+import type { CheckConnector } from "../../config/types.js";
 
 /** How `pulumi up` reaches the cluster's API server. */
 export interface KubeAccessArgs {

@@ -7,7 +7,7 @@
 import type { Connector } from "../../benchmarks/topology/connector.js";
 import { DirectConnector } from "../../benchmarks/topology/connector.js";
 import type { NodeEndpoint } from "../../benchmarks/topology/endpoint.js";
-import type { CheckConnector } from "../../stacks/config-types.js";
+import type { CheckConnector } from "../../config/types.js";
 import { oneOf, optInt, optStr, str } from "../dynamic/dynamic-props.js";
 import { KubePodApi, loadKubeConfig, type PodApi, type PodRecord } from "./pod-api.js";
 import { discoverPods, unusablePods, type DiscoveredPod } from "./pod-discovery.js";

@@ -3,7 +3,7 @@
  * of P × (1 + M) cluster-enabled members (no slots: the ClusterBootstrap assigns them after the
  * pods exist), headless and client Services, PDB and NetworkPolicy. Pure.
  */
-import type { ValkeyConfig } from "../../stacks/config-types.js";
+import type { ValkeyConfig } from "../../config/types.js";
 import { PASSWORD_SECRET_KEY, VALKEY_BUS_PORT, VALKEY_PORT, releaseLabels, type Placement } from "../shared.js";
 import { buildConfigMap, configHash } from "./config-map.js";
 import type { ConfigMap, NetworkPolicy, PodDisruptionBudget, Service, StatefulSet } from "./k8s-types.js";

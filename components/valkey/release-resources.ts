@@ -5,7 +5,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
-import type { ValkeyConfig } from "../../stacks/config-types.js";
+import type { ValkeyConfig } from "../../config/types.js";
 import type { Placement } from "../shared.js";
 import type { ConfigMap, Service } from "./k8s-types.js";
 import { buildPasswordSecret } from "./secret.js";

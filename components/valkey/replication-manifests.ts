@@ -4,7 +4,7 @@
  * StatefulSet spread over all zones, services, PDB and NetworkPolicy. Pure: plain objects and
  * plain facts (names, pods, hosts) computed from the config.
  */
-import type { ValkeyConfig } from "../../stacks/config-types.js";
+import type { ValkeyConfig } from "../../config/types.js";
 import { PASSWORD_SECRET_KEY, VALKEY_PORT, releaseLabels, type Placement } from "../shared.js";
 import { buildConfigMap, configHash } from "./config-map.js";
 import type { ConfigMap, NetworkPolicy, PodDisruptionBudget, Service, StatefulSet } from "./k8s-types.js";

@@ -10,7 +10,7 @@
  *   in replication mode; `cluster-announce-hostname` (+ `cluster-announce-human-nodename`
  *   $POD_NAME, optional `cluster-announce-ip` $VALKEY_ANNOUNCE_IP) in cluster mode.
  */
-import type { ValkeyMode } from "../../stacks/config-types.js";
+import type { ValkeyMode } from "../../config/types.js";
 import { PASSWORD_SECRET_KEY } from "../shared.js";
 import { includeFiles } from "./valkey-conf.js";
 import { DATA_DIR, RUN_DIR, SECRET_MOUNT } from "./naming.js";

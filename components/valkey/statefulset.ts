@@ -4,7 +4,7 @@
  * start script, VALKEYCLI_AUTH/REDISCLI_AUTH for valkey-cli in probes and hooks), a PVC per pod,
  * non-root uid 999 like the official image, and the placement rules of pod-placement.ts.
  */
-import type { ValkeyConfig } from "../../stacks/config-types.js";
+import type { ValkeyConfig } from "../../config/types.js";
 import { DATA_PLANE_LABEL, PASSWORD_SECRET_KEY, ROLE_LABEL, VALKEY_BUS_PORT, VALKEY_PORT, releaseLabels } from "../shared.js";
 import type { Container, EnvVar, PersistentVolumeClaim, PodSpec, StatefulSet } from "./k8s-types.js";
 import { CONFIG_MOUNT, DATA_DIR, PRESTOP_SCRIPT_KEY, RUN_DIR, SECRET_MOUNT, START_SCRIPT_KEY, podDnsTemplate } from "./naming.js";

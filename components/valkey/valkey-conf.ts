@@ -4,7 +4,7 @@
  * (auth.conf with requirepass/masterauth from the mounted Secret, announce.conf with the pod's
  * stable DNS name), so one ConfigMap serves every pod of a role.
  */
-import type { ValkeyConfig } from "../../stacks/config-types.js";
+import type { ValkeyConfig } from "../../config/types.js";
 import { VALKEY_BUS_PORT, VALKEY_PORT } from "../shared.js";
 import { DATA_DIR, RUN_DIR } from "./naming.js";
 

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { BenchmarkJob } from "../../components/benchmark-job.js";
 import { KarpenterNodePool } from "../../components/karpenter-node-pool.js";
 import { karpenterPlacement } from "../../stacks/platform.js";
-import { parseStackConfig } from "../../stacks/config-schema.js";
+import { parseStackConfig } from "../../config/schema.js";
 import { sleep } from "../../benchmarks/util/poll-until.js";
 import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
 import { KWOK_STORAGE_CLASS } from "./support/control-plane.js";

@@ -1,15 +1,15 @@
 /**
  * README's stack-config table, generated from the schema's own metadata so it cannot drift:
  *
- *   npx tsx stacks/render-config-table.ts           print the table
- *   npx tsx stacks/render-config-table.ts --write   replace it in README.md (between the markers only)
- *   npx tsx stacks/render-config-table.ts --check   exit 1 when README.md is stale
+ *   npx tsx config/render-table.ts           print the table
+ *   npx tsx config/render-table.ts --write   replace it in README.md (between the markers only)
+ *   npx tsx config/render-table.ts --check   exit 1 when README.md is stale
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describeKeys } from "./config-meta.js";
-import { PROJECT, stackInputSchema } from "./config-sections.js";
+import { describeKeys } from "./meta.js";
+import { PROJECT, stackInputSchema } from "./sections.js";
 
 export const TABLE_START = "<!-- config-table:start -->";
 export const TABLE_END = "<!-- config-table:end -->";
@@ -46,7 +46,7 @@ function run(args: string[]): number {
   const updated = replaceConfigTable(readme, table);
   if (args.includes("--check")) {
     if (updated === readme) return 0;
-    process.stderr.write("README.md's config table is stale; run: npx tsx stacks/render-config-table.ts --write\n");
+    process.stderr.write("README.md's config table is stale; run: npx tsx config/render-table.ts --write\n");
     return 1;
   }
   if (updated !== readme) writeFileSync(readmePath, updated);

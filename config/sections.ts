@@ -2,8 +2,9 @@
  * The stack-file schema, one zod schema per `valkey-on-eks:<section>` key. Each key carries its
  * description (`.describe()`) and static default here; defaults that depend on other keys (region
  * zones, ioThreads, storageClass, workloadName) are optional in the schema, documented through
- * `.meta({ defaultText })`, and filled in by config-resolve.ts. README's config table is rendered
- * from these schemas (stacks/render-config-table.ts), so the description text is user-facing.
+ * `.meta({ defaultText })`, and filled in by the resolver (resolve.ts). README's config table is
+ * rendered from these schemas (render-table.ts), so the description text is user-facing. The
+ * types the program uses are inferred from them (types.ts); there is no hand-written copy.
  *
  * Shapes are strict: an unknown key anywhere is an error naming its path.
  */
@@ -311,5 +312,5 @@ export const stackInputSchema = z.strictObject({
   password: passwordSchema,
 });
 
-/** The stack input after per-key validation and static defaults. */
-export type StackInput = z.output<typeof stackInputSchema>;
+/** Whether the stack carries a Valkey password, without its value (never part of the config itself). */
+export const passwordStateSchema = z.enum(["secret", "plaintext", "missing"]);

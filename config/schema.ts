@@ -1,6 +1,6 @@
 /**
- * The whole stack config: the section schemas (config-sections.ts), the cross-field rules
- * (config-rules.ts) and the resolution to {@link StackConfig} (config-resolve.ts), parsed once at
+ * The whole stack config: the section schemas (sections.ts), the cross-field rules (rules.ts)
+ * and the resolution to {@link StackConfig} (resolve.ts), parsed once at
  * the boundary. Every problem is collected into one {@link ConfigError} whose message lists them
  * as `key.path: message` lines, paths relative to the `valkey-on-eks:` namespace.
  *
@@ -13,11 +13,11 @@ import { basename } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
 import type { Workload } from "../benchmarks/workload.js";
-import { knownKeysAt } from "./config-meta.js";
-import { resolveStackConfig } from "./config-resolve.js";
-import { checkStackRules } from "./config-rules.js";
-import { PROJECT, stackInputSchema, type StackInput } from "./config-sections.js";
-import type { PasswordState, StackConfig } from "./config-types.js";
+import { knownKeysAt } from "./meta.js";
+import { resolveStackConfig, stackResolver } from "./resolve.js";
+import { checkStackRules } from "./rules.js";
+import { PROJECT, stackInputSchema } from "./sections.js";
+import type { PasswordState, StackConfig, StackInput } from "./types.js";
 
 /** One problem in a stack config. */
 export interface ConfigIssue {
@@ -72,7 +72,7 @@ export function stackConfigSchema(options: ParseOptions = {}) {
         ctx.addIssue({ code: "custom", path: ["password"], message: `required while valkey.auth.enabled is true; ${SET_PASSWORD}` });
       }
     }, { when: (payload) => payload.issues.length === 0 })
-    .transform(resolveStackConfig);
+    .pipe(stackResolver);
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;

@@ -1,18 +1,23 @@
 /**
- * Turns the validated stack input (config-sections.ts) into the resolved {@link StackConfig}:
- * fills the defaults that depend on other keys and parses every quantity. Pure; runs only on
- * input the section schemas accepted, so the quantity parsers cannot throw here.
+ * Turns the validated stack input (sections.ts) into the resolved config the program uses:
+ * fills the defaults that depend on other keys (zones from the region, ioThreads, storageClass,
+ * workloadName) and keeps every quantity both as written (for manifests) and parsed (for
+ * arithmetic). Pure; runs only on input the section schemas accepted, so the quantity parsers
+ * cannot throw here.
+ *
+ * The resolved type is not written by hand: {@link stackResolver} is the resolver as a zod step,
+ * piped after the section schemas in schema.ts, and `StackConfig` (types.ts) is its `z.output`.
  */
-import type { StackInput } from "./config-sections.js";
-import type { ResourceAmounts, ResourceQuantities, StackConfig } from "./config-types.js";
+import { z } from "zod";
 import { networkOptimizedFamily } from "./instance-types.js";
 import { parseCpuQuantity, parseMemoryQuantity } from "./quantity.js";
+import type { StackInput } from "./types.js";
 
 /** The region a stack uses when neither `aws.region` nor `aws:region` is set. */
 export const DEFAULT_REGION = "us-west-2";
 
-/** Parses written CPU and memory into millicores and bytes. */
-export function amountsOf(quantities: ResourceQuantities): ResourceAmounts {
+/** Parses written CPU and memory into CPU millicores ("1" → 1000) and memory bytes ("12Gi" → 12884901888). */
+export function amountsOf(quantities: StackInput["benchmark"]["resources"]) {
   return { cpuMillicores: parseCpuQuantity(quantities.cpu), memoryBytes: parseMemoryQuantity(quantities.memory) };
 }
 
@@ -37,8 +42,14 @@ export function permittedInstanceTypes(nodePool: StackInput["karpenter"]["nodePo
   return families.flatMap((family) => nodePool.instanceSizes.map((size) => `${family}.${size}`));
 }
 
-/** Resolves validated input into the config the program uses. */
-export function resolveStackConfig(input: StackInput): StackConfig {
+/**
+ * Resolves validated input into the config the program uses. Beyond the stack-file keys it adds:
+ * `karpenter.nodePool.limits.amounts` and `permittedInstanceTypes` (families × sizes, or the
+ * explicit instanceTypes), `valkey.resourceAmounts`, `persistence.sizeBytes`, `maxmemoryBytes`,
+ * `valkey.pods` (1 + replicas, or primaries × (1 + replicasPerPrimary)) and
+ * `benchmark.resourceAmounts`. The Valkey password is never part of it.
+ */
+export function resolveStackConfig(input: StackInput) {
   const region = input.aws.region ?? input["aws:region"] ?? DEFAULT_REGION;
   const { valkey, benchmark, karpenter } = input;
   const requests = amountsOf(valkey.resources.requests);
@@ -97,3 +108,6 @@ export function resolveStackConfig(input: StackInput): StackConfig {
     checks: { ...input.checks },
   };
 }
+
+/** The resolver as a zod step (input: the section schemas' output); its `z.output` is `StackConfig`. */
+export const stackResolver = z.transform(resolveStackConfig);

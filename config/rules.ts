@@ -3,10 +3,9 @@
  * `pulumi up` time or, worse, leave pods Pending or a topology unverifiable. Each rule reports
  * the key path a user should change.
  */
-import type { StackInput } from "./config-sections.js";
-import type { ResourceAmounts, StackConfig } from "./config-types.js";
 import { allocatableFor, type Allocatable } from "./instance-types.js";
 import { formatBytes, formatMillicores } from "./quantity.js";
+import type { ResourceAmounts, StackConfig, StackInput } from "./types.js";
 
 /** Records one problem at a key path (relative to the project namespace). */
 export type Report = (path: ReadonlyArray<string | number>, message: string) => void;
