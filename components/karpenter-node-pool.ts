@@ -2,6 +2,10 @@
  * KarpenterNodePool: the Valkey data pool (`NodePool` + `EC2NodeClass`) as Kubernetes custom
  * resources. Works on the cluster EksCluster makes (composed by Karpenter) and standalone on a
  * bring-your-own cluster that already runs Karpenter 1.x (`byo.manageKarpenterNodePool`).
+ *
+ * The target cluster's Kubernetes provider comes through resource options (`opts.provider`, or
+ * inherited from a parent such as Karpenter), and so does what the custom resources wait for
+ * (`opts.dependsOn`, e.g. the Karpenter Helm release that installs the CRDs).
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
@@ -16,8 +20,6 @@ export interface KarpenterNodePoolArgs {
   nodePool: KarpenterConfig["nodePool"];
   /** Zones the pool may launch in (aws.zones). */
   zones: string[];
-  /** Kubernetes provider of the target cluster. */
-  provider: k8s.Provider;
   /** IAM role name of the nodes (needs an EC2_LINUX access entry; on byo: `byo.karpenterNodeRole`). */
   nodeRoleName: pulumi.Input<string>;
   /** `karpenter.sh/discovery` tag value of the subnets and security groups (EKS: the cluster name; byo: `byo.karpenterDiscoveryTag`). */
@@ -34,8 +36,17 @@ export interface KarpenterNodePoolArgs {
   expireAfter?: string;
   /** Extra NodePool requirements (restricted and config-driven keys are rejected). @default [] */
   extraRequirements?: NodeSelectorRequirement[];
-  /** Resources the custom resources wait for (e.g. the Karpenter Helm release that installs the CRDs). @default [] */
-  dependsOn?: pulumi.Resource[];
+}
+
+/**
+ * Throws unless `component` has a Kubernetes provider (its own `opts.provider`/`opts.providers`
+ * or its parent's): without one, its children would silently go to the ambient kubeconfig's
+ * cluster instead of the one the stack targets.
+ */
+export function requireKubernetesProvider(component: pulumi.ComponentResource, what: string): void {
+  if (component.getProvider("kubernetes::") === undefined) {
+    throw new Error(`${what}: pass the target cluster's Kubernetes provider as a resource option (opts.provider or opts.providers), or create it under a parent that has one`);
+  }
 }
 
 export class KarpenterNodePool extends pulumi.ComponentResource {
@@ -47,6 +58,7 @@ export class KarpenterNodePool extends pulumi.ComponentResource {
 
   constructor(name: string, args: KarpenterNodePoolArgs, opts?: pulumi.ComponentResourceOptions) {
     super("valkey-on-eks:karpenter:KarpenterNodePool", name, {}, opts);
+    requireKubernetesProvider(this, `KarpenterNodePool ${name}`);
     const poolName = args.name ?? VALKEY_NODE_POOL;
     const nodeClass = buildEc2NodeClass({
       role: args.nodeRoleName,
@@ -63,9 +75,8 @@ export class KarpenterNodePool extends pulumi.ComponentResource {
       expireAfter: args.expireAfter,
       extraRequirements: args.extraRequirements,
     });
-    const resourceOpts = { parent: this, provider: args.provider, dependsOn: args.dependsOn ?? [] };
-    this.nodeClass = new k8s.apiextensions.CustomResource(`${name}-node-class`, nodeClass, resourceOpts);
-    this.nodePool = new k8s.apiextensions.CustomResource(`${name}-node-pool`, nodePool, { ...resourceOpts, dependsOn: [...resourceOpts.dependsOn, this.nodeClass] });
+    this.nodeClass = new k8s.apiextensions.CustomResource(`${name}-node-class`, nodeClass, { parent: this });
+    this.nodePool = new k8s.apiextensions.CustomResource(`${name}-node-pool`, nodePool, { parent: this, dependsOn: [this.nodeClass] });
     this.nodePoolName = poolName;
     this.nodeClassName = poolName;
     this.registerOutputs({ nodePoolName: poolName, nodeClassName: poolName });

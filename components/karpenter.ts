@@ -2,6 +2,12 @@
  * Karpenter: the controller's Pod Identity role and policy, the node role with its EC2_LINUX
  * access entry, the interruption queue and its EventBridge rules, the controller Helm release on
  * the system nodes, and the Valkey KarpenterNodePool. Thin wiring over ./aws/ builders.
+ *
+ * Resource options, as pulumi-eks takes them: the cluster's Kubernetes provider goes in
+ * `opts.providers` (or `opts.provider`) and reaches the Helm release and the node pool through
+ * `{ parent: this }`; AWS children keep the ambient AWS provider unless `opts.providers` names one.
+ * What the controller waits for (EksCluster.ready: the system nodes and the Pod Identity agent)
+ * goes in `opts.dependsOn`: the component registers after it, and every child after the component.
  */
 import * as aws from "@pulumi/aws";
 import * as k8s from "@pulumi/kubernetes";
@@ -12,7 +18,7 @@ import { KARPENTER_NODE_POLICY_NAMES, accountOfArn, ec2TrustPolicy, managedPolic
 import { KARPENTER_CHART, KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT, buildKarpenterChartValues } from "./aws/karpenter-chart.js";
 import { buildKarpenterControllerPolicy } from "./aws/karpenter-iam.js";
 import { INTERRUPTION_MESSAGE_RETENTION_SECONDS, INTERRUPTION_RULES, buildInterruptionQueuePolicy } from "./aws/karpenter-interruption.js";
-import { KarpenterNodePool, type KarpenterNodePoolArgs } from "./karpenter-node-pool.js";
+import { KarpenterNodePool, requireKubernetesProvider, type KarpenterNodePoolArgs } from "./karpenter-node-pool.js";
 
 export interface KarpenterArgs {
   /** EKS cluster name (EksCluster.clusterName). */
@@ -23,12 +29,8 @@ export interface KarpenterArgs {
   zones: string[];
   /** `karpenter` config: chart version and the Valkey node pool. */
   karpenter: KarpenterConfig;
-  /** Kubernetes provider of the cluster (EksCluster.provider). */
-  provider: k8s.Provider;
   /** Controller replicas; keep ≤ the system node count (one per node). @default 2 */
   replicas?: number;
-  /** What the controller waits for: the system nodes and the Pod Identity agent (EksCluster.ready). @default [] */
-  dependsOn?: pulumi.Resource[];
   /** Options passed to the Valkey KarpenterNodePool. @default {} */
   nodePoolOptions?: Pick<KarpenterNodePoolArgs, "amiAlias" | "rootVolumeGiB" | "consolidateAfter" | "expireAfter" | "extraRequirements">;
   /** Tags on the AWS resources. @default {} */
@@ -46,6 +48,7 @@ export class Karpenter extends pulumi.ComponentResource {
 
   constructor(name: string, args: KarpenterArgs, opts?: pulumi.ComponentResourceOptions) {
     super("valkey-on-eks:karpenter:Karpenter", name, {}, opts);
+    requireKubernetesProvider(this, `Karpenter ${name}`);
     const parent = { parent: this };
     const { clusterName, region } = args;
     const partition = partitionOf(region);
@@ -55,8 +58,7 @@ export class Karpenter extends pulumi.ComponentResource {
     for (const policy of KARPENTER_NODE_POLICY_NAMES) {
       new aws.iam.RolePolicyAttachment(`${name}-node-${policy}`, { role: nodeRole.name, policyArn: managedPolicyArn(partition, policy) }, parent);
     }
-    const after = args.dependsOn ?? [];
-    new aws.eks.AccessEntry(`${name}-node-access`, { clusterName, principalArn: nodeRole.arn, type: "EC2_LINUX", tags }, { parent: this, dependsOn: after });
+    new aws.eks.AccessEntry(`${name}-node-access`, { clusterName, principalArn: nodeRole.arn, type: "EC2_LINUX", tags }, parent);
 
     const queue = new aws.sqs.Queue(`${name}-interruption`, { name: clusterName, messageRetentionSeconds: INTERRUPTION_MESSAGE_RETENTION_SECONDS, sqsManagedSseEnabled: true, tags }, parent);
     new aws.sqs.QueuePolicy(`${name}-interruption-policy`, { queueUrl: queue.url, policy: queue.arn.apply((arn) => JSON.stringify(buildInterruptionQueuePolicy(arn))) }, parent);
@@ -79,7 +81,7 @@ export class Karpenter extends pulumi.ComponentResource {
     const association = new aws.eks.PodIdentityAssociation(
       `${name}-controller-identity`,
       { clusterName, namespace: KARPENTER_NAMESPACE, serviceAccount: KARPENTER_SERVICE_ACCOUNT, roleArn: controllerRole.arn, tags },
-      { parent: this, dependsOn: after },
+      parent,
     );
 
     this.release = new k8s.helm.v3.Release(
@@ -92,13 +94,14 @@ export class Karpenter extends pulumi.ComponentResource {
         // The queue is named after the cluster, so the values are plain and known at preview.
         values: buildKarpenterChartValues({ clusterName, interruptionQueue: clusterName, region, systemNodeLabels: SYSTEM_NODE_LABELS, replicas: args.replicas ?? 2 }),
       },
-      { parent: this, provider: args.provider, dependsOn: [association, controllerPolicy, queue, ...after] },
+      { parent: this, dependsOn: [association, controllerPolicy, queue] },
     );
 
     this.valkeyNodePool = new KarpenterNodePool(
       `${name}-valkey`,
-      { nodePool: args.karpenter.nodePool, zones: args.zones, provider: args.provider, nodeRoleName: nodeRole.name, discoveryTag: clusterName, dependsOn: [this.release], ...args.nodePoolOptions },
-      parent,
+      { nodePool: args.karpenter.nodePool, zones: args.zones, nodeRoleName: nodeRole.name, discoveryTag: clusterName, ...args.nodePoolOptions },
+      // The CRDs come with the chart: the node pool registers once the release is installed.
+      { parent: this, dependsOn: [this.release] },
     );
 
     this.controllerRoleArn = controllerRole.arn;

@@ -56,15 +56,11 @@ export function byoKubeconfigPath(config: StackConfig, env: NodeJS.ProcessEnv = 
 
 export function eksPlatform(config: StackConfig): PlatformResult {
   const cluster = new EksCluster("eks", { aws: config.aws, eks: config.eks });
-  const karpenter = new Karpenter("karpenter", {
-    clusterName: cluster.clusterName,
-    region: config.aws.region,
-    zones: config.aws.zones,
-    karpenter: config.karpenter,
-    provider: cluster.provider,
-    replicas: Math.min(2, config.eks.systemNodes.count),
-    dependsOn: cluster.ready,
-  });
+  const karpenter = new Karpenter(
+    "karpenter",
+    { clusterName: cluster.clusterName, region: config.aws.region, zones: config.aws.zones, karpenter: config.karpenter, replicas: Math.min(2, config.eks.systemNodes.count) },
+    { providers: [cluster.provider], dependsOn: cluster.ready },
+  );
   return {
     provider: cluster.provider,
     kubeconfig: cluster.kubeconfig,
@@ -93,7 +89,6 @@ export function byoPlatform(config: StackConfig): PlatformResult {
         {
           nodePool: config.karpenter.nodePool,
           zones: config.aws.zones,
-          provider,
           nodeRoleName: config.byo.karpenterNodeRole as string,
           discoveryTag: config.byo.karpenterDiscoveryTag as string,
         },

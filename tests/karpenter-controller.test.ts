@@ -1,8 +1,10 @@
 /**
  * The Karpenter component under Pulumi mocks: IAM roles and trust, the node access entry, the
  * interruption queue and its four EventBridge rules, the controller policy, Pod Identity and the
- * Helm release; and the pure builders behind them.
+ * Helm release; the provider and dependencies it takes as resource options; and the pure
+ * builders behind them.
  */
+import type * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../config/schema.js";
 import { awsMockOutputs, installMocks, MOCK_ACCOUNT, settle, valueOf, type RecordedResource } from "./support/pulumi-mocks.js";
@@ -15,15 +17,23 @@ const { buildKarpenterControllerPolicy } = await import("../components/aws/karpe
 const { partitionOf, accountOfArn } = await import("../components/aws/iam.js");
 
 const { config } = parseStackConfig({ "aws:region": "us-west-2", karpenter: { nodePool: { networkOptimized: true } } });
+const ARGS = { clusterName: "valkey-test", region: "us-west-2", zones: config.aws.zones, karpenter: config.karpenter };
 
 async function deploy() {
   mocks.reset();
   const provider = new k8s.Provider("eks", { kubeconfig: "{}" });
-  const karpenter = new Karpenter("karpenter", { clusterName: "valkey-test", region: "us-west-2", zones: config.aws.zones, karpenter: config.karpenter, provider });
+  const karpenter = new Karpenter("karpenter", ARGS, { providers: [provider] });
   await settle();
   await valueOf(karpenter.nodeRoleArn);
   await settle();
   return karpenter;
+}
+
+/** Waits for registrations that wait on other registrations (dependsOn, parents). */
+async function drain(): Promise<void> {
+  await settle();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  await settle();
 }
 
 const json = (r: RecordedResource, key: string) => JSON.parse(String(r.inputs[key])) as Record<string, unknown>;
@@ -125,6 +135,48 @@ describe("Karpenter", () => {
     const requirements = (pool.inputs.spec as { template: { spec: { requirements: Array<{ key: string; values: string[] }> } } }).template.spec.requirements;
     expect(requirements.find((r) => r.key === "node.kubernetes.io/instance-type")?.values).toEqual(config.karpenter.nodePool.permittedInstanceTypes);
     expect(config.karpenter.nodePool.permittedInstanceTypes).toContain("r7gn.large");
+  });
+});
+
+describe("Karpenter's resource options", () => {
+  const K8S_TYPES = ["kubernetes:helm.sh/v3:Release", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "kubernetes:karpenter.sh/v1:NodePool"];
+
+  it("sends every Kubernetes child (Helm release, EC2NodeClass, NodePool) through the provider in opts.providers, and no AWS child through it", async () => {
+    await deploy();
+    const kubernetes = mocks.resources.filter((r) => r.type.startsWith("kubernetes:"));
+    expect(kubernetes.map((r) => r.type).sort()).toEqual(K8S_TYPES);
+    for (const r of kubernetes) expect(r.provider, `${r.type} ${r.name}`).toMatch(/::pulumi:providers:kubernetes::eks::/);
+    const awsChildren = mocks.resources.filter((r) => r.type.startsWith("aws:"));
+    expect(awsChildren.length).toBeGreaterThanOrEqual(15);
+    for (const r of awsChildren) expect(r.provider ?? "", `${r.type} ${r.name}`).not.toMatch(/kubernetes/);
+  });
+
+  it("refuses to start without a Kubernetes provider instead of falling back to the ambient kubeconfig", () => {
+    expect(() => new Karpenter("no-provider", ARGS)).toThrow(/Karpenter no-provider: pass the target cluster's Kubernetes provider as a resource option/);
+  });
+
+  it("registers none of its resources until opts.dependsOn is ready, then all of them", async () => {
+    mocks.reset();
+    const provider = new k8s.Provider("eks", { kubeconfig: "{}" });
+    let open: (ready: pulumi.Resource[]) => void = () => undefined;
+    const ready = new Promise<pulumi.Resource[]>((resolve) => (open = resolve));
+    new Karpenter("gated", ARGS, { providers: [provider], dependsOn: ready });
+    await drain();
+    expect(mocks.resources.filter((r) => r.name.startsWith("gated")).map((r) => r.name)).toEqual([]);
+    open([provider]);
+    await drain();
+    const names = mocks.resources.filter((r) => r.name.startsWith("gated")).map((r) => r.name);
+    expect(names).toEqual(expect.arrayContaining(["gated", "gated-node-access", "gated-controller-identity", "gated-controller", "gated-valkey-node-class", "gated-valkey-node-pool"]));
+  });
+
+  it("registers the Valkey node pool only after the Helm release that installs its CRDs", async () => {
+    await deploy();
+    await drain();
+    const index = (name: string) => mocks.resources.findIndex((r) => r.name === name);
+    expect(index("karpenter-controller")).toBeGreaterThanOrEqual(0);
+    for (const name of ["karpenter-valkey", "karpenter-valkey-node-class", "karpenter-valkey-node-pool"]) {
+      expect(index(name), name).toBeGreaterThan(index("karpenter-controller"));
+    }
   });
 });
 

@@ -4,7 +4,9 @@
  * ajv, so the restricted-label rules are covered by the builder's own check instead), and the
  * KarpenterNodePool component used standalone as on a bring-your-own cluster.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type * as pulumi from "@pulumi/pulumi";
 import { Ajv, type ValidateFunction } from "ajv";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
@@ -16,10 +18,12 @@ const { buildEc2NodeClass, buildValkeyNodePool } = await import("../components/a
 const { KarpenterNodePool } = await import("../components/karpenter-node-pool.js");
 const k8s = await import("@pulumi/kubernetes");
 
-const CRDS = "/work/shared/crds/karpenter-1.14.1";
+/** Karpenter's CRDs from the shared/ folder beside the checkout (VALKEY_ON_EKS_SHARED overrides). */
+const CRDS = join(process.env.VALKEY_ON_EKS_SHARED ?? join(import.meta.dirname, "../../shared"), "crds/karpenter-1.14.1");
 const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
 
 function crdValidator(file: string): ValidateFunction {
+  if (!existsSync(CRDS)) throw new Error(`Karpenter CRDs not found at ${CRDS}: expected shared/ beside the checkout, or set VALKEY_ON_EKS_SHARED`);
   const crd = parseYaml(readFileSync(`${CRDS}/${file}`, "utf8")) as { spec: { versions: Array<{ name: string; schema: { openAPIV3Schema: object } }> } };
   const v1 = crd.spec.versions.find((v) => v.name === "v1");
   if (!v1) throw new Error(`${file} has no v1`);
@@ -136,13 +140,11 @@ describe("KarpenterNodePool on a bring-your-own cluster", () => {
       byo: { manageKarpenterNodePool: true, karpenterNodeRole: "KarpenterNodeRole-prod", karpenterDiscoveryTag: "prod" },
     });
     const provider = new k8s.Provider("byo", { kubeconfig: "{}" });
-    const pool = new KarpenterNodePool("valkey-pool", {
-      nodePool: config.karpenter.nodePool,
-      zones: config.aws.zones,
-      provider,
-      nodeRoleName: config.byo.karpenterNodeRole ?? "",
-      discoveryTag: config.byo.karpenterDiscoveryTag ?? "",
-    });
+    const pool = new KarpenterNodePool(
+      "valkey-pool",
+      { nodePool: config.karpenter.nodePool, zones: config.aws.zones, nodeRoleName: config.byo.karpenterNodeRole ?? "", discoveryTag: config.byo.karpenterDiscoveryTag ?? "" },
+      { provider },
+    );
     await settle();
     expect(pool.nodePoolName).toBe("valkey");
     const crs = mocks.ofType("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass");
@@ -154,6 +156,29 @@ describe("KarpenterNodePool on a bring-your-own cluster", () => {
     expect(nodePool.provider).toMatch(/::byo::/);
     const spec = nodePool.inputs.spec as { template: { spec: { requirements: Array<{ key: string; values: string[] }> } } };
     expect(spec.template.spec.requirements.find((r) => r.key === "topology.kubernetes.io/zone")?.values).toEqual(["eu-west-1a", "eu-west-1b", "eu-west-1c"]);
+  });
+
+  const ARGS = { nodePool: nodePoolConfig(), zones: ZONES, nodeRoleName: "KarpenterNodeRole-prod", discoveryTag: "prod" };
+
+  it("refuses to start without a Kubernetes provider instead of falling back to the ambient kubeconfig", () => {
+    expect(() => new KarpenterNodePool("no-provider", ARGS)).toThrow(/KarpenterNodePool no-provider: pass the target cluster's Kubernetes provider as a resource option/);
+  });
+
+  it("creates its custom resources only once opts.dependsOn is ready (e.g. the release that installs the CRDs)", async () => {
+    mocks.reset();
+    const provider = new k8s.Provider("byo", { kubeconfig: "{}" });
+    let open: (ready: pulumi.Resource[]) => void = () => undefined;
+    const ready = new Promise<pulumi.Resource[]>((resolve) => (open = resolve));
+    new KarpenterNodePool("gated-pool", ARGS, { provider, dependsOn: ready });
+    await settle();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(mocks.resources.filter((r) => r.name.startsWith("gated-pool")).map((r) => r.name)).toEqual([]);
+    open([provider]);
+    await settle();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const created = mocks.resources.filter((r) => r.name.startsWith("gated-pool-"));
+    expect(created.map((r) => r.name).sort()).toEqual(["gated-pool-node-class", "gated-pool-node-pool"]);
+    for (const r of created) expect(r.provider, r.name).toMatch(/::pulumi:providers:kubernetes::byo::/);
   });
 
   it("the byo config requires the node role and discovery tag with manageKarpenterNodePool", () => {

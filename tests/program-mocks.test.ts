@@ -99,6 +99,22 @@ describe("the program under mocks", () => {
     expect(JSON.stringify(report)).not.toContain(PASSWORD);
   });
 
+  it("eks platform: Karpenter's Kubernetes children go through the cluster's provider, and Karpenter waits for EksCluster.ready", async () => {
+    const { config } = loadStackFile("stacks/Pulumi.cluster.yaml");
+    runProgram({ stack: "cluster", config, password: pulumi.secret(PASSWORD) });
+    await drain();
+    const karpenterK8s = recorder.resources.filter((r) => r.type.startsWith("kubernetes:") && r.name.startsWith("karpenter-"));
+    expect(karpenterK8s.map((r) => r.name).sort()).toEqual(["karpenter-controller", "karpenter-valkey-node-class", "karpenter-valkey-node-pool"]);
+    for (const r of karpenterK8s) expect(r.provider, r.name).toMatch(/\$pulumi:providers:kubernetes::eks-k8s::/);
+    // What the controller needs (system nodes, Pod Identity agent, ...) is registered before Karpenter and any of its children.
+    const index = (name: string) => recorder.resources.findIndex((r) => r.name === name);
+    const ready = ["eks-system", "eks-pod-identity-agent", "eks-ebs-csi", "eks-gp3", "eks-cluster-sg-discovery"].map(index);
+    expect(ready.every((i) => i >= 0), JSON.stringify(ready)).toBe(true);
+    const karpenter = recorder.resources.flatMap((r, i) => (r.name === "karpenter" || r.name.startsWith("karpenter-") ? [i] : []));
+    expect(karpenter.length).toBeGreaterThanOrEqual(20);
+    expect(Math.min(...karpenter)).toBeGreaterThan(Math.max(...ready));
+  });
+
   it("byo replication stack: Kubernetes objects only, no AWS resource at all", async () => {
     const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: kubeconfigPath }, valkey: { resources: { requests: { memory: "1Gi" }, limits: { memory: "2Gi" } } } });
     runProgram({ stack: "byo", config, password: PASSWORD });
@@ -121,6 +137,9 @@ describe("the program under mocks", () => {
     await drain();
     expect(awsTypes()).toEqual([]);
     expect(types()).toEqual(expect.arrayContaining(["kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"]));
+    for (const type of ["kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"]) {
+      expect(recorder.ofType(type)[0]?.provider, type).toMatch(/::pulumi:providers:kubernetes::byo::/);
+    }
     const sts = recorder.ofType("kubernetes:apps/v1:StatefulSet")[0];
     expect(JSON.stringify(sts?.inputs)).toContain('"karpenter.sh/nodepool":"valkey"');
   });

@@ -87,7 +87,6 @@ describe("Karpenter objects against Karpenter's real CRDs", () => {
         new KarpenterNodePool("bad-pool", {
           nodePool: config.karpenter.nodePool,
           zones: ZONES,
-          provider,
           nodeRoleName: "KarpenterNodeRole-e2e",
           discoveryTag: "e2e",
           name: "valkey-bad",
