@@ -19,14 +19,17 @@
 #   bash .ci/toolchain/install.sh          build what is missing; silent when nothing is missing
 #   bash .ci/toolchain/install.sh --env    same, then print `export PATH=...` on stdout (for eval)
 #   bash .ci/toolchain/install.sh --dirs   build nothing; print `<tool>=<bin dir>` lines (env.sh, tests)
+#   bash .ci/toolchain/install.sh --prune  same as no flag, then delete every other key's directory
+#                                          (CI: keeps the cache small; on a shared machine other
+#                                          checkouts' keys go too and get rebuilt when next needed)
 #   source .ci/toolchain/env.sh            put the cached bin dirs on PATH without building
 #
-# Directories of other keys (older versions, other checkouts' wrappers) are left in place; delete
-# them by hand when no checkout needs them. Every build writes into a temporary directory next to
-# its target and renames it into place, so an interrupted run leaves nothing half-built; runs are
-# serialised with flock. Builds run under `nice` and log to <cache>/build-logs/<key>.log. Cold on
-# 2 cores (empty Go module and build caches): 20 minutes measured for all (Pulumi CLI 6 min,
-# provider 8.5 min, control plane + etcd + kwok + actionlint about 6 min).
+# Without --prune, directories of other keys (older versions, other checkouts' wrappers) are left
+# in place. Every build writes into a temporary directory next to its target and renames it into
+# place, so an interrupted run leaves nothing half-built; runs are serialised with flock. Builds
+# run under `nice` and log to <cache>/build-logs/<key>.log. Cold on 2 cores (empty Go module and
+# build caches): 20 minutes measured for all (Pulumi CLI 6 min, provider 8.5 min, control plane +
+# etcd + kwok + actionlint about 6 min).
 # Needs `go` (1.24 or newer; GOTOOLCHAIN=auto fetches a newer one from the module proxy if needed).
 set -euo pipefail
 # The whole script is one compound command, read before it runs: editing or checking out a new
@@ -43,11 +46,13 @@ K8S_PROVIDER_MODULE=github.com/pulumi/pulumi-kubernetes/provider/v4
 
 want_env=0
 want_dirs=0
+want_prune=0
 for a in "$@"; do
   case "$a" in
     --env) want_env=1 ;;
     --dirs) want_dirs=1 ;;
-    -h|--help) sed -n '2,29p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    --prune) want_prune=1 ;;
+    -h|--help) sed -n '2,33p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) printf '[toolchain] unknown argument: %s\n' "$a" >&2; exit 2 ;;
   esac
 done
@@ -224,6 +229,13 @@ if [ ! -x "$T/$actionlint_name/bin/actionlint" ]; then need_go; timed "$actionli
 bins="$T/$pulumi_name/bin:$T/$provider_name/bin:$host_dir:$T/$k8s_name/bin:$T/$etcd_name/bin:$T/$kwok_name/bin:$T/$actionlint_name/bin"
 if [ "${#built[@]}" -gt 0 ]; then
   say "built ${built[*]}; bin dirs: ${bins//:/ }"
+fi
+if [ "$want_prune" = 1 ]; then
+  keep=" $pulumi_name $provider_name pulumi-nodejs-dynamic-host $k8s_name $etcd_name $kwok_name $actionlint_name build-logs "
+  for d in "$T"/*/; do
+    d="$(basename "$d")"
+    case "$keep" in *" $d "*) ;; *) say "pruning $d (not a key of this checkout)"; rm -rf "${T:?}/$d" ;; esac
+  done
 fi
 if [ "$want_env" = 1 ]; then
   printf 'export PATH="%s:$PATH"\n' "$bins"
