@@ -81,7 +81,7 @@ describe("GitHub workflows", () => {
         try {
           const out = join(dir, "output");
           execFileSync("bash", ["-e", "-c", versions?.run ?? "false"], { env: { ...process.env, GITHUB_OUTPUT: out }, stdio: "ignore" });
-          const outputs = Object.fromEntries(readFileSync(out, "utf8").trim().split("\n").map((l) => l.split("=", 2)));
+          const outputs: Record<string, string> = Object.fromEntries(readFileSync(out, "utf8").trim().split("\n").map((l): [string, string] => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
           expect(outputs, name).toMatchObject({ NODE_VERSION: manifest.NODE_VERSION, PULUMI_VERSION: manifest.PULUMI_VERSION.replace(/^v/, "") });
         } finally {
           rmSync(dir, { recursive: true, force: true });

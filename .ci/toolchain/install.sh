@@ -8,13 +8,13 @@
 # Tools installed with `go install module@version` are keyed <name>-<version> (their go.mod is the
 # published module's, fixed by the version):
 #
-#   pulumi-v3.259.0-<hash of pulumi/>/bin/pulumi                     Pulumi CLI
-#   pulumi-kubernetes-4.25.0-<hash of pulumi-kubernetes/>/bin/pulumi-resource-kubernetes
-#   pulumi-nodejs-dynamic-host/bin/pulumi-resource-pulumi-nodejs    dynamic-provider host (sh script, rewritten when it differs)
-#   kubernetes-v1.33.13-<hash of kubernetes/>/bin/{kube-apiserver,kube-controller-manager,kube-scheduler}
-#   etcd-v3.5.21-<hash of kubernetes/>/bin/etcd                      (go.etcd.io/etcd/server/v3, same wrapper)
-#   kwok-v0.8.0/bin/kwok + kwok-v0.8.0/stages/*.yaml                 (go install; stages from its module source)
-#   actionlint-v1.7.12/bin/actionlint                                (go install)
+#   pulumi-<PULUMI_VERSION>-<hash of pulumi/>/bin/pulumi                            Pulumi CLI
+#   pulumi-kubernetes-<K8S_PROVIDER_VERSION>-<hash of pulumi-kubernetes/>/bin/pulumi-resource-kubernetes
+#   pulumi-nodejs-dynamic-host/bin/pulumi-resource-pulumi-nodejs   dynamic-provider host (sh script, rewritten when it differs)
+#   kubernetes-<KUBERNETES_VERSION>-<hash of kubernetes/>/bin/{kube-apiserver,kube-controller-manager,kube-scheduler}
+#   etcd-<ETCD_VERSION>-<hash of kubernetes/>/bin/etcd             (go.etcd.io/etcd/server/v3, same wrapper)
+#   kwok-<KWOK_VERSION>/bin/kwok + kwok-<KWOK_VERSION>/stages/*.yaml   (go install; stages from its module source)
+#   actionlint-<ACTIONLINT_VERSION>/bin/actionlint                 (go install)
 #
 #   bash .ci/toolchain/install.sh          build what is missing; silent when nothing is missing
 #   bash .ci/toolchain/install.sh --env    same, then print `export PATH=...` on stdout (for eval)
