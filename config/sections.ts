@@ -12,6 +12,7 @@ import { z } from "zod";
 import { BENCHMARK_TESTS } from "../benchmarks/workload.js";
 import { KNOWN_INSTANCE_SIZES, isGravitonFamily } from "./instance-types.js";
 import { parseCpuQuantity, parseMemoryQuantity, type QuantityInput } from "./quantity.js";
+import { versions } from "../versions.js";
 
 /** The Pulumi project name: stack keys are `valkey-on-eks:<section>`. */
 export const PROJECT = "valkey-on-eks";
@@ -91,7 +92,7 @@ export const awsSchema = section(
 
 export const eksSchema = section(
   {
-    version: z.string().regex(/^1\.\d{2}$/, { error: 'must be a Kubernetes minor version such as "1.33"' }).default("1.33").describe("EKS Kubernetes version."),
+    version: z.string().regex(/^1\.\d{2}$/, { error: 'must be a Kubernetes minor version such as "1.33"' }).default(versions.EKS_VERSION).describe("EKS Kubernetes version."),
     vpcCidr: z
       .string()
       .refine((v) => {
@@ -115,7 +116,7 @@ export const eksSchema = section(
 
 export const karpenterSchema = section(
   {
-    chartVersion: z.string().regex(/^\d+\.\d+\.\d+$/, { error: 'must be a chart version such as "1.14.1"' }).default("1.14.1").describe("Karpenter Helm chart version."),
+    chartVersion: z.string().regex(/^\d+\.\d+\.\d+$/, { error: 'must be a chart version such as "1.14.1"' }).default(versions.KARPENTER_CHART_VERSION).describe("Karpenter Helm chart version."),
     nodePool: section(
       {
         instanceFamilies: z
@@ -198,7 +199,7 @@ const resourcePair = (cpu: string, memory: string, what: string, description: st
 export const valkeySchema = section(
   {
     namespace: z.string().regex(DNS_LABEL_RE, { error: "must be a Kubernetes namespace name (lower-case DNS label)" }).default("valkey").describe("Kubernetes namespace of the Valkey pods."),
-    image: z.string().regex(/^\S+:\S+$|^\S+@sha256:[0-9a-f]{64}$/, { error: "must be an image reference with a tag or digest" }).default("valkey/valkey:9.0.2").describe("Valkey container image."),
+    image: z.string().regex(/^\S+:\S+$|^\S+@sha256:[0-9a-f]{64}$/, { error: "must be an image reference with a tag or digest" }).default(versions.VALKEY_IMAGE).describe("Valkey container image."),
     mode: z.enum(["replication", "cluster"]).default("replication").describe("Topology: one primary with replicas, or sharded cluster mode."),
     replication: section(
       {

@@ -12,14 +12,14 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { parseStackConfig } from "../config/schema.js";
 import { installMocks, settle, type MockRecorder } from "./support/pulumi-mocks.js";
+import { KARPENTER_CRD_DIR } from "./support/shared-data.js";
 
 const mocks: MockRecorder = installMocks();
 const { buildEc2NodeClass, buildValkeyNodePool } = await import("../components/aws/karpenter-manifests.js");
 const { KarpenterNodePool } = await import("../components/karpenter-node-pool.js");
 const k8s = await import("@pulumi/kubernetes");
 
-/** Karpenter's CRDs from the shared/ folder beside the checkout (VALKEY_ON_EKS_SHARED overrides). */
-const CRDS = join(process.env.VALKEY_ON_EKS_SHARED ?? join(import.meta.dirname, "../../shared"), "crds/karpenter-1.14.1");
+const CRDS = KARPENTER_CRD_DIR;
 const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
 
 function crdValidator(file: string): ValidateFunction {

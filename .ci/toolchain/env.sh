@@ -1,7 +1,20 @@
 # Source this file (bash or zsh) to put the toolchain that .ci/toolchain/install.sh built on PATH,
 # without building anything:  source .ci/toolchain/env.sh
-# Directories that do not exist yet are still added; run install.sh to fill them.
-_vo_t="${VALKEY_ON_EKS_TOOLCHAIN:-$HOME/.cache/valkey-on-eks/toolchain}"
-export VALKEY_ON_EKS_TOOLCHAIN="$_vo_t"
-export PATH="$_vo_t/pulumi-v3.259.0/bin:$_vo_t/pulumi-kubernetes-4.25.0/bin:$_vo_t/pulumi-nodejs-dynamic-host/bin:$_vo_t/kubernetes-v1.33.13/bin:$_vo_t/etcd-v3.5.21/bin:$_vo_t/kwok-v0.8.0/bin:$_vo_t/actionlint-v1.7.12/bin:$PATH"
-unset _vo_t
+# The bin dirs are the ones `install.sh --dirs` prints for this checkout (keyed by versions.env and
+# the wrapper modules' go.mod/go.sum); directories that do not exist yet are still added: run
+# install.sh to fill them.
+if [ -n "${BASH_VERSION:-}" ]; then
+  _vo_here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+elif [ -n "${ZSH_VERSION:-}" ]; then
+  eval '_vo_here="$(cd "$(dirname "${(%):-%x}")" && pwd)"'
+else
+  echo "env.sh: source it from bash or zsh" >&2
+  return 1
+fi
+export VALKEY_ON_EKS_TOOLCHAIN="${VALKEY_ON_EKS_TOOLCHAIN:-$HOME/.cache/valkey-on-eks/toolchain}"
+if _vo_dirs="$(bash "$_vo_here/install.sh" --dirs)"; then
+  export PATH="$(printf '%s\n' "$_vo_dirs" | sed 's/^[^=]*=//' | paste -sd: -):$PATH"
+else
+  echo "env.sh: $_vo_here/install.sh --dirs failed; PATH unchanged" >&2
+fi
+unset _vo_here _vo_dirs

@@ -1,23 +1,35 @@
 #!/usr/bin/env bash
 # Builds the end-to-end toolchain from the Go module proxy only, idempotently, cached under
-# ~/.cache/valkey-on-eks/toolchain/<name>-<version>/bin/ (override: $VALKEY_ON_EKS_TOOLCHAIN):
+# ~/.cache/valkey-on-eks/toolchain/<key>/bin/ (override: $VALKEY_ON_EKS_TOOLCHAIN). Versions come
+# from versions.env at the repository root. A tool built from a wrapper module in this folder is
+# keyed <name>-<version>-<hash>, <hash> being the first 12 hex digits of the sha256 of that
+# module's go.mod followed by its go.sum: a changed version, require or replace line gets a new
+# directory and a rebuild, and checkouts with different wrappers share the cache side by side.
+# Tools installed with `go install module@version` are keyed <name>-<version> (their go.mod is the
+# published module's, fixed by the version):
 #
-#   pulumi-v3.259.0/bin/pulumi                               Pulumi CLI (wrapper module ./pulumi)
-#   pulumi-kubernetes-4.25.0/bin/pulumi-resource-kubernetes  Kubernetes provider (wrapper ./pulumi-kubernetes)
-#   pulumi-nodejs-dynamic-host/bin/pulumi-resource-pulumi-nodejs   dynamic-provider host (sh script)
-#   kubernetes-v1.33.13/bin/{kube-apiserver,kube-controller-manager,kube-scheduler}  (wrapper ./kubernetes)
-#   etcd-v3.5.21/bin/etcd                                    (go.etcd.io/etcd/server/v3, same wrapper)
-#   kwok-v0.8.0/bin/kwok + kwok-v0.8.0/stages/*.yaml         (go install; stages from its module source)
-#   actionlint-v1.7.12/bin/actionlint                        (go install)
+#   pulumi-<PULUMI_VERSION>-<hash of pulumi/>/bin/pulumi                            Pulumi CLI
+#   pulumi-kubernetes-<K8S_PROVIDER_VERSION>-<hash of pulumi-kubernetes/>/bin/pulumi-resource-kubernetes
+#   pulumi-nodejs-dynamic-host/bin/pulumi-resource-pulumi-nodejs   dynamic-provider host (sh script, rewritten when it differs)
+#   kubernetes-<KUBERNETES_VERSION>-<hash of kubernetes/>/bin/{kube-apiserver,kube-controller-manager,kube-scheduler}
+#   etcd-<ETCD_VERSION>-<hash of kubernetes/>/bin/etcd             (go.etcd.io/etcd/server/v3, same wrapper)
+#   kwok-<KWOK_VERSION>/bin/kwok + kwok-<KWOK_VERSION>/stages/*.yaml   (go install; stages from its module source)
+#   actionlint-<ACTIONLINT_VERSION>/bin/actionlint                 (go install)
 #
 #   bash .ci/toolchain/install.sh          build what is missing; silent when nothing is missing
 #   bash .ci/toolchain/install.sh --env    same, then print `export PATH=...` on stdout (for eval)
+#   bash .ci/toolchain/install.sh --dirs   build nothing; print `<tool>=<bin dir>` lines (env.sh, tests)
+#   bash .ci/toolchain/install.sh --prune  same as no flag, then delete every other key's directory
+#                                          (CI: keeps the cache small; on a shared machine other
+#                                          checkouts' keys go too and get rebuilt when next needed)
 #   source .ci/toolchain/env.sh            put the cached bin dirs on PATH without building
 #
-# Every build writes into a temporary directory next to its target and renames it into place, so
-# an interrupted run leaves nothing half-built; runs are serialised with flock. Builds run under
-# `nice` and log to <cache>/build-logs/<name>.log. Cold on 2 cores (empty Go module and build caches): 20 minutes measured for all
-# (Pulumi CLI 6 min, provider 8.5 min, control plane + etcd + kwok + actionlint about 6 min).
+# Without --prune, directories of other keys (older versions, other checkouts' wrappers) are left
+# in place. Every build writes into a temporary directory next to its target and renames it into
+# place, so an interrupted run leaves nothing half-built; runs are serialised with flock. Builds
+# run under `nice` and log to <cache>/build-logs/<key>.log. Cold on 2 cores (empty Go module and
+# build caches): 20 minutes measured for all (Pulumi CLI 6 min, provider 8.5 min, control plane +
+# etcd + kwok + actionlint about 6 min).
 # Needs `go` (1.24 or newer; GOTOOLCHAIN=auto fetches a newer one from the module proxy if needed).
 set -euo pipefail
 # The whole script is one compound command, read before it runs: editing or checking out a new
@@ -28,23 +40,38 @@ HERE="$ROOT/.ci/toolchain"
 T="${VALKEY_ON_EKS_TOOLCHAIN:-$HOME/.cache/valkey-on-eks/toolchain}"
 LOGS="$T/build-logs"
 
-PULUMI_VERSION=v3.259.0
-K8S_PROVIDER_VERSION=4.25.0
+# shellcheck source=../../versions.env
+. "$ROOT/versions.env"
 K8S_PROVIDER_MODULE=github.com/pulumi/pulumi-kubernetes/provider/v4
-K8S_PROVIDER_PSEUDO=v4.0.0-20260115033456-f47bc2d6f199
-KUBERNETES_VERSION=v1.33.13
-ETCD_VERSION=v3.5.21
-KWOK_VERSION=v0.8.0
-ACTIONLINT_VERSION=v1.7.12
 
 want_env=0
+want_dirs=0
+want_prune=0
 for a in "$@"; do
   case "$a" in
     --env) want_env=1 ;;
-    -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    --dirs) want_dirs=1 ;;
+    --prune) want_prune=1 ;;
+    -h|--help) sed -n '2,33p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) printf '[toolchain] unknown argument: %s\n' "$a" >&2; exit 2 ;;
   esac
 done
+
+# wrapper_hash DIR: the key part of wrapper module DIR, first 12 hex of sha256(go.mod then go.sum).
+wrapper_hash() { cat "$HERE/$1/go.mod" "$HERE/$1/go.sum" | sha256sum | cut -c1-12; }
+pulumi_name="pulumi-$PULUMI_VERSION-$(wrapper_hash pulumi)"
+provider_name="pulumi-kubernetes-$K8S_PROVIDER_VERSION-$(wrapper_hash pulumi-kubernetes)"
+host_dir="$T/pulumi-nodejs-dynamic-host/bin"
+k8s_name="kubernetes-$KUBERNETES_VERSION-$(wrapper_hash kubernetes)"
+etcd_name="etcd-$ETCD_VERSION-$(wrapper_hash kubernetes)"
+kwok_name="kwok-$KWOK_VERSION"
+actionlint_name="actionlint-$ACTIONLINT_VERSION"
+if [ "$want_dirs" = 1 ]; then
+  printf '%s\n' "pulumi=$T/$pulumi_name/bin" "pulumi-kubernetes=$T/$provider_name/bin" \
+    "pulumi-nodejs-dynamic-host=$host_dir" "kubernetes=$T/$k8s_name/bin" "etcd=$T/$etcd_name/bin" \
+    "kwok=$T/$kwok_name/bin" "actionlint=$T/$actionlint_name/bin"
+  exit 0
+fi
 
 say() { printf '[toolchain] %s\n' "$*" >&2; }
 die() { printf '[toolchain] error: %s\n' "$*" >&2; exit 1; }
@@ -101,7 +128,6 @@ module_dir() { # MODULE@VERSION [DIR] -> its directory in the module cache (down
 }
 
 # --- Pulumi CLI -------------------------------------------------------------------------------
-pulumi_name="pulumi-$PULUMI_VERSION"
 build_pulumi() {
   local tmp; tmp="$(newtmp "$pulumi_name")"
   run_logged "$pulumi_name" bash -c "cd '$HERE/pulumi' && nice -n 10 go build -trimpath -ldflags '-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION' -o '$tmp/bin/pulumi' github.com/pulumi/pulumi/pkg/v3/cmd/pulumi"
@@ -112,15 +138,14 @@ if [ ! -x "$T/$pulumi_name/bin/pulumi" ]; then need_go; timed "$pulumi_name" bui
 # --- Kubernetes provider ------------------------------------------------------------------------
 # The module cache copy of cmd/pulumi-resource-kubernetes lacks the generated schema-embed.json:
 # build from a copy of the wrapper module with that command's sources, generated with VERSION set.
-provider_name="pulumi-kubernetes-$K8S_PROVIDER_VERSION"
 build_provider() {
   local tmp src b cmd
   tmp="$(newtmp "$provider_name")"
   b="$tmp/src"
   mkdir -p "$b"
   cp "$HERE/pulumi-kubernetes/go.mod" "$HERE/pulumi-kubernetes/go.sum" "$b/"
-  src="$(GONOSUMDB=github.com/pulumi GOFLAGS=-mod=mod module_dir "$K8S_PROVIDER_MODULE@$K8S_PROVIDER_PSEUDO" "$b")"
-  [ -d "$src/cmd/pulumi-resource-kubernetes" ] || die "module $K8S_PROVIDER_MODULE@$K8S_PROVIDER_PSEUDO not found in the module cache"
+  src="$(GONOSUMDB=github.com/pulumi GOFLAGS=-mod=mod module_dir "$K8S_PROVIDER_MODULE@$K8S_PROVIDER_MODULE_VERSION" "$b")"
+  [ -d "$src/cmd/pulumi-resource-kubernetes" ] || die "module $K8S_PROVIDER_MODULE@$K8S_PROVIDER_MODULE_VERSION not found in the module cache"
   cmd="$b/cmd/pulumi-resource-kubernetes"
   mkdir -p "$cmd"
   cp "$src/cmd/pulumi-resource-kubernetes/"{main.go,generate.go,schema.json,terraform-mapping.json} "$cmd/"
@@ -136,7 +161,6 @@ if [ ! -x "$T/$provider_name/bin/pulumi-resource-kubernetes" ]; then need_go; ti
 # --- Dynamic-provider host ----------------------------------------------------------------------
 # `node` is looked up at call time (Node 24 from .ci/setup's PATH: the providers load TypeScript
 # through tsx and need Node >= 22); VALKEY_ON_EKS_ROOT points it at another checkout.
-host_dir="$T/pulumi-nodejs-dynamic-host/bin"
 host="$host_dir/pulumi-resource-pulumi-nodejs"
 host_text="#!/bin/sh
 exec node \"\${VALKEY_ON_EKS_ROOT:-$ROOT}/node_modules/@pulumi/pulumi/cmd/dynamic-provider\" \"\$@\""
@@ -146,10 +170,11 @@ if [ ! -x "$host" ] || [ "$(cat "$host")" != "$host_text" ]; then
 fi
 
 # --- Control plane: kube-apiserver, kube-controller-manager, kube-scheduler, etcd --------------------
-k8s_name="kubernetes-$KUBERNETES_VERSION"
+k8s_major="${KUBERNETES_VERSION#v}"; k8s_major="${k8s_major%%.*}"
+k8s_minor="${KUBERNETES_VERSION#v*.}"; k8s_minor="${k8s_minor%%.*}"
 k8s_ldflags="-s -w"
 for v in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  k8s_ldflags+=" -X $v.gitVersion=$KUBERNETES_VERSION -X $v.gitMajor=1 -X $v.gitMinor=33 -X $v.gitTreeState=clean"
+  k8s_ldflags+=" -X $v.gitVersion=$KUBERNETES_VERSION -X $v.gitMajor=$k8s_major -X $v.gitMinor=$k8s_minor -X $v.gitTreeState=clean"
 done
 build_kubernetes() {
   local tmp b; tmp="$(newtmp "$k8s_name")"
@@ -162,7 +187,6 @@ if [ ! -x "$T/$k8s_name/bin/kube-apiserver" ] || [ ! -x "$T/$k8s_name/bin/kube-c
   need_go; timed "$k8s_name" build_kubernetes
 fi
 
-etcd_name="etcd-$ETCD_VERSION"
 build_etcd() {
   local tmp; tmp="$(newtmp "$etcd_name")"
   run_logged "$etcd_name" bash -c "cd '$HERE/kubernetes' && nice -n 10 go build -trimpath -ldflags '-s -w' -o '$tmp/bin/etcd' go.etcd.io/etcd/server/v3"
@@ -171,7 +195,6 @@ build_etcd() {
 if [ ! -x "$T/$etcd_name/bin/etcd" ]; then need_go; timed "$etcd_name" build_etcd; fi
 
 # --- kwok and its lifecycle stages ------------------------------------------------------------------
-kwok_name="kwok-$KWOK_VERSION"
 build_kwok() {
   local tmp src; tmp="$(newtmp "$kwok_name")"
   run_logged "$kwok_name" bash -c "cd '$tmp' && GOBIN='$tmp/bin' GOFLAGS=-buildvcs=false nice -n 10 go install -trimpath -ldflags '-s -w' sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
@@ -195,7 +218,6 @@ build_kwok() {
 if [ ! -x "$T/$kwok_name/bin/kwok" ] || [ ! -f "$T/$kwok_name/stages/pod-ready.yaml" ]; then need_go; timed "$kwok_name" build_kwok; fi
 
 # --- actionlint ---------------------------------------------------------------------------------
-actionlint_name="actionlint-$ACTIONLINT_VERSION"
 build_actionlint() {
   local tmp; tmp="$(newtmp "$actionlint_name")"
   run_logged "$actionlint_name" bash -c "cd '$tmp' && GOBIN='$tmp/bin' GOFLAGS=-buildvcs=false nice -n 10 go install -trimpath -ldflags '-s -w' github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
@@ -207,6 +229,13 @@ if [ ! -x "$T/$actionlint_name/bin/actionlint" ]; then need_go; timed "$actionli
 bins="$T/$pulumi_name/bin:$T/$provider_name/bin:$host_dir:$T/$k8s_name/bin:$T/$etcd_name/bin:$T/$kwok_name/bin:$T/$actionlint_name/bin"
 if [ "${#built[@]}" -gt 0 ]; then
   say "built ${built[*]}; bin dirs: ${bins//:/ }"
+fi
+if [ "$want_prune" = 1 ]; then
+  keep=" $pulumi_name $provider_name pulumi-nodejs-dynamic-host $k8s_name $etcd_name $kwok_name $actionlint_name build-logs "
+  for d in "$T"/*/; do
+    d="$(basename "$d")"
+    case "$keep" in *" $d "*) ;; *) say "pruning $d (not a key of this checkout)"; rm -rf "${T:?}/$d" ;; esac
+  done
 fi
 if [ "$want_env" = 1 ]; then
   printf 'export PATH="%s:$PATH"\n' "$bins"

@@ -17,9 +17,10 @@ import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
 import { KWOK_STORAGE_CLASS } from "./support/control-plane.js";
 import { useE2eContext } from "./support/e2e-context.js";
 import { createStack, tail } from "./support/pulumi-harness.js";
+import { KARPENTER_CRD_DIR } from "../support/shared-data.js";
 
 /** Karpenter's CRDs from the shared/ folder beside the checkout (VALKEY_ON_EKS_SHARED overrides). */
-const CRD_DIR = join(process.env.VALKEY_ON_EKS_SHARED ?? join(import.meta.dirname, "../../../shared"), "crds/karpenter-1.14.1");
+const CRD_DIR = KARPENTER_CRD_DIR;
 const PASSWORD = `e2e-${Math.random().toString(36).slice(2)}-karp`;
 const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
 

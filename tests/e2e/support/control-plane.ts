@@ -1,8 +1,8 @@
 /**
  * A real, local Kubernetes control plane for end-to-end tests, on 127.0.0.1 only:
  * etcd, kube-apiserver, kube-controller-manager and kube-scheduler built from k8s.io/kubernetes
- * v1.33.13, plus kwok v0.8.0 running four fake nodes whose pods become Running/Ready with pod IPs
- * inside 127.0.0.0/8 (so a harness can start real processes on them).
+ * KUBERNETES_VERSION, plus kwok KWOK_VERSION (both from versions.env) running four fake nodes whose
+ * pods become Running/Ready with pod IPs inside 127.0.0.0/8 (so a harness can start real processes on them).
  *
  * Everything comes from `.ci/toolchain/install.sh` (binaries and kwok's own stage YAMLs, cached
  * under ~/.cache/valkey-on-eks/toolchain). Certificates (a CA made at start, a serving certificate
@@ -20,27 +20,27 @@ import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { homedir, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../../../benchmarks/local/ports.js";
 import { sleep } from "../../../benchmarks/util/poll-until.js";
 import { trackChild } from "../../../benchmarks/util/process-reaper.js";
 import { VALKEY_NODE_POOL, VALKEY_TAINT, ZONE_LABEL } from "../../../components/shared.js";
+import { versions } from "../../../versions.js";
+import { TOOLCHAIN, toolchainDirs } from "../../support/toolchain.js";
 
-export const KUBERNETES_VERSION = "v1.33.13";
-export const ETCD_VERSION = "v3.5.21";
-export const KWOK_VERSION = "v0.8.0";
-
-const TOOLCHAIN = process.env.VALKEY_ON_EKS_TOOLCHAIN ?? join(homedir(), ".cache/valkey-on-eks/toolchain");
+export const KUBERNETES_VERSION = versions.KUBERNETES_VERSION;
+export const ETCD_VERSION = versions.ETCD_VERSION;
+export const KWOK_VERSION = versions.KWOK_VERSION;
 
 /** Where install.sh puts each control-plane binary (and kwok's stage YAMLs). */
 export const controlPlanePaths = {
-  etcd: join(TOOLCHAIN, `etcd-${ETCD_VERSION}`, "bin", "etcd"),
-  kubeApiserver: join(TOOLCHAIN, `kubernetes-${KUBERNETES_VERSION}`, "bin", "kube-apiserver"),
-  kubeControllerManager: join(TOOLCHAIN, `kubernetes-${KUBERNETES_VERSION}`, "bin", "kube-controller-manager"),
-  kubeScheduler: join(TOOLCHAIN, `kubernetes-${KUBERNETES_VERSION}`, "bin", "kube-scheduler"),
-  kwok: join(TOOLCHAIN, `kwok-${KWOK_VERSION}`, "bin", "kwok"),
-  kwokStages: join(TOOLCHAIN, `kwok-${KWOK_VERSION}`, "stages"),
+  etcd: join(toolchainDirs.etcd, "bin", "etcd"),
+  kubeApiserver: join(toolchainDirs.kubernetes, "bin", "kube-apiserver"),
+  kubeControllerManager: join(toolchainDirs.kubernetes, "bin", "kube-controller-manager"),
+  kubeScheduler: join(toolchainDirs.kubernetes, "bin", "kube-scheduler"),
+  kwok: join(toolchainDirs.kwok, "bin", "kwok"),
+  kwokStages: join(toolchainDirs.kwok, "stages"),
 };
 
 /** Throws naming the install script when a control-plane binary is missing (never a silent skip). */

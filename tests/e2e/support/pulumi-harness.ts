@@ -7,24 +7,26 @@
  */
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as pulumi from "@pulumi/pulumi";
 import { LocalWorkspace, PulumiCommand, type OutputMap, type Stack } from "@pulumi/pulumi/automation/index.js";
 import main from "../../../stacks/index.js";
+import { versions } from "../../../versions.js";
+import { TOOLCHAIN, toolchainDirs } from "../../support/toolchain.js";
 
-export const PULUMI_VERSION = "3.259.0";
-export const KUBERNETES_PROVIDER_VERSION = "4.25.0";
+/** From versions.env, without the leading "v" (as `pulumi version` and plugin versions print it). */
+export const PULUMI_VERSION = versions.PULUMI_VERSION.replace(/^v/, "");
+export const KUBERNETES_PROVIDER_VERSION = versions.K8S_PROVIDER_VERSION;
 export const PASSPHRASE = "valkey-on-eks-e2e-passphrase";
 
 const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
-const TOOLCHAIN = process.env.VALKEY_ON_EKS_TOOLCHAIN ?? join(homedir(), ".cache/valkey-on-eks/toolchain");
 
 export const toolchainPaths = {
-  pulumiRoot: join(TOOLCHAIN, `pulumi-v${PULUMI_VERSION}`),
-  pulumi: join(TOOLCHAIN, `pulumi-v${PULUMI_VERSION}`, "bin", "pulumi"),
-  kubernetesProvider: join(TOOLCHAIN, `pulumi-kubernetes-${KUBERNETES_PROVIDER_VERSION}`, "bin", "pulumi-resource-kubernetes"),
+  pulumiRoot: toolchainDirs.pulumi,
+  pulumi: join(toolchainDirs.pulumi, "bin", "pulumi"),
+  kubernetesProvider: join(toolchainDirs["pulumi-kubernetes"], "bin", "pulumi-resource-kubernetes"),
 };
 
 /** Throws naming the install script when a toolchain binary is missing (never a silent skip). */

@@ -1,0 +1,35 @@
+/**
+ * Where .ci/toolchain/install.sh caches each tool, computed the way install.sh computes it (and
+ * checked against `install.sh --dirs` by tests/versions.test.ts): the root is
+ * $VALKEY_ON_EKS_TOOLCHAIN or ~/.cache/valkey-on-eks/toolchain; a tool built from a wrapper module
+ * is keyed `<name>-<version>-<hash>` (hash: first 12 hex digits of sha256(go.mod then go.sum) of
+ * the wrapper), a tool from `go install module@version` `<name>-<version>`. Versions come from
+ * versions.env.
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { versions } from "../../versions.js";
+
+const WRAPPERS = resolve(import.meta.dirname, "../../.ci/toolchain");
+
+export const TOOLCHAIN = process.env.VALKEY_ON_EKS_TOOLCHAIN ?? join(homedir(), ".cache/valkey-on-eks/toolchain");
+
+/** The key part of a wrapper module in .ci/toolchain/ (as install.sh's wrapper_hash). */
+export function wrapperHash(wrapper: "pulumi" | "pulumi-kubernetes" | "kubernetes"): string {
+  const h = createHash("sha256");
+  for (const f of ["go.mod", "go.sum"]) h.update(readFileSync(join(WRAPPERS, wrapper, f)));
+  return h.digest("hex").slice(0, 12);
+}
+
+/** Each tool's cache directory (its binaries are in `bin/`), by the names `install.sh --dirs` prints. */
+export const toolchainDirs = {
+  pulumi: join(TOOLCHAIN, `pulumi-${versions.PULUMI_VERSION}-${wrapperHash("pulumi")}`),
+  "pulumi-kubernetes": join(TOOLCHAIN, `pulumi-kubernetes-${versions.K8S_PROVIDER_VERSION}-${wrapperHash("pulumi-kubernetes")}`),
+  "pulumi-nodejs-dynamic-host": join(TOOLCHAIN, "pulumi-nodejs-dynamic-host"),
+  kubernetes: join(TOOLCHAIN, `kubernetes-${versions.KUBERNETES_VERSION}-${wrapperHash("kubernetes")}`),
+  etcd: join(TOOLCHAIN, `etcd-${versions.ETCD_VERSION}-${wrapperHash("kubernetes")}`),
+  kwok: join(TOOLCHAIN, `kwok-${versions.KWOK_VERSION}`),
+  actionlint: join(TOOLCHAIN, `actionlint-${versions.ACTIONLINT_VERSION}`),
+} as const;
