@@ -4,12 +4,14 @@
  *   vbench config --file stacks/Pulumi.<stack>.yaml [--json]   validate a stack's config offline
  *   vbench verify --mode cluster|replication --seed HOST:PORT  verify a live topology
  *   vbench local [options]                                     run both topologies locally and compare
+ *   vbench report --from DIR|FILE [--from ...] [--output DIR]  render report.html from results, side by side
  *
  * Exit codes: 0 ok, 1 the thing checked is wrong, 2 usage or connection error.
  */
 import { Command, CommanderError } from "commander";
 import { registerConfigCommand } from "./cli/config-command.js";
 import { registerLocalCommand } from "./cli/local-command.js";
+import { registerReportCommand } from "./cli/report-command.js";
 import { registerVerifyCommand } from "./cli/verify-command.js";
 
 export function buildProgram(): Command {
@@ -21,6 +23,7 @@ export function buildProgram(): Command {
   registerConfigCommand(program);
   registerVerifyCommand(program);
   registerLocalCommand(program);
+  registerReportCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

@@ -105,13 +105,21 @@ export function latencyChartSpec(input: ReportInput): TopLevelSpec {
     spec: {
       width: { step: Math.max(14, Math.min(36, 120 / Math.max(1, series.length))) },
       height: 220,
-      mark: { type: "bar", tooltip: false },
       encoding: {
         x: { field: "percentile", type: "nominal", sort: [...LATENCY_PERCENTILES], title: null, axis: { labelAngle: 0 } },
         xOffset: { field: "series", type: "nominal", sort: series },
         y: { field: "ms", type: "quantitative", title: "latency (ms)" },
-        color: { field: "series", type: "nominal", title: null, sort: series, scale: colorScale(series) },
       },
+      layer: [
+        {
+          mark: { type: "bar", tooltip: false },
+          encoding: { color: { field: "series", type: "nominal", title: null, sort: series, scale: colorScale(series) } },
+        },
+        // Value labels while they fit (up to three bars per percentile).
+        ...(series.length <= 3
+          ? [{ mark: { type: "text" as const, dy: -4, fontSize: 9, fill: "#333" }, encoding: { text: { field: "ms", type: "quantitative" as const, format: ".3~r" } } }]
+          : []),
+      ],
     },
     resolve: { scale: { y: "independent" } },
     config: CONFIG,

@@ -162,7 +162,7 @@ function loadRunDir(dir: string): ReportSource {
       }
     : workloadFromRows(rows);
   const versions: [string, string][] = meta
-    ? [["Valkey server", meta.versions.server], ["Benchmark client", meta.versions.client], ["CLI", meta.versions.cli]]
+    ? [["Valkey server", meta.versions.server], ["Benchmark client", meta.versions.client], ["valkey-cli / redis-cli", meta.versions.cli]]
     : versionsFromRows(rows);
   return {
     label: basename(dir),
