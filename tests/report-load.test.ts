@@ -135,3 +135,11 @@ describe("loading several sources", () => {
     expect(() => loadSources([])).toThrow(/no source given/);
   });
 });
+
+describe("loading a file that is neither", () => {
+  it("says it is not a results.csv, a directory or JSON", () => {
+    const path = join(scratch, "notes.txt");
+    writeFileSync(path, "just some text\nwith, commas, here\n");
+    expect(loadError(path)).toMatch(new RegExp(`^${path}: not a results\\.csv \\(and not a directory or JSON\\): results\\.csv `));
+  });
+});

@@ -53,7 +53,10 @@ function readCsv(path: string): ResultRow[] {
     if (rows.length === 0) throw new ReportLoadError(`${path}: has a header but no result rows`);
     return rows;
   } catch (err) {
-    if (err instanceof ResultsCsvError) throw new ReportLoadError(`${path}: ${err.message}`);
+    if (err instanceof ResultsCsvError) {
+      const what = basename(path) === "results.csv" ? "" : "not a results.csv (and not a directory or JSON): ";
+      throw new ReportLoadError(`${path}: ${what}${err.message}`);
+    }
     throw err;
   }
 }
