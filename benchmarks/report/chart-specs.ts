@@ -97,13 +97,17 @@ export function rpsChartSpec(input: ReportInput): TopLevelSpec {
 export function latencyChartSpec(input: ReportInput): TopLevelSpec {
   const tests = testsOf(input);
   const series = seriesOf(input).map((s) => s.name);
+  const step = Math.max(10, Math.min(36, 120 / Math.max(1, series.length)));
+  // Panels wrap to keep the figure within about 1100 px (one panel: 3 percentiles × series bars + axis).
+  const panelWidth = LATENCY_PERCENTILES.length * series.length * step * 1.25 + 70;
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     description: "Latency percentiles per test and mode, in milliseconds",
     data: { values: latencyData(input) },
-    facet: { column: { field: "test", type: "nominal", sort: tests, title: null, header: { labelFontWeight: "bold" } } },
+    facet: { field: "test", type: "nominal", sort: tests, title: null, header: { labelFontWeight: "bold" } },
+    columns: Math.max(1, Math.floor(1100 / panelWidth)),
     spec: {
-      width: { step: Math.max(14, Math.min(36, 120 / Math.max(1, series.length))) },
+      width: { step },
       height: 220,
       encoding: {
         x: { field: "percentile", type: "nominal", sort: [...LATENCY_PERCENTILES], title: null, axis: { labelAngle: 0 } },
@@ -121,7 +125,7 @@ export function latencyChartSpec(input: ReportInput): TopLevelSpec {
           : []),
       ],
     },
-    resolve: { scale: { y: "independent" } },
+    resolve: { scale: { y: "independent" }, axis: { x: "independent" } },
     config: CONFIG,
   };
 }

@@ -35,7 +35,8 @@ function render(v: HtmlValue): string {
   if (isSafe(v)) return v.value;
   if (Array.isArray(v)) return (v as readonly HtmlValue[]).map(render).join("");
   if (typeof v === "number") return Number.isFinite(v) ? String(v) : "—";
-  return escapeHtml(String(v));
+  if (typeof v === "boolean") return String(v);
+  return escapeHtml(v as string);
 }
 
 /** Tagged template: literal parts verbatim, interpolations escaped unless SafeHtml. */

@@ -243,7 +243,7 @@ export type StackReportInput = z.infer<typeof stackReportSchema>;
 function loadStackReport(path: string, json: unknown): ReportSource {
   // `pulumi stack output --json` (all outputs) wraps the report under its output name.
   const candidate =
-    typeof json === "object" && json !== null && !("schemaVersion" in json) && "report" in json ? (json as { report: unknown }).report : json;
+    typeof json === "object" && json !== null && !("schemaVersion" in json) && "report" in json ? json.report : json;
   const parsed = stackReportSchema.safeParse(candidate);
   if (!parsed.success) {
     throw describeIssues(path, "a stack report (`pulumi stack output report --json`, schemaVersion 1)", parsed.error);
