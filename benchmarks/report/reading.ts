@@ -18,7 +18,8 @@ function localCaveat(sources: ReportSource[]): SafeHtml | null {
   return html`<li><strong>Local runs share one machine.</strong> Every valkey-server and the benchmark client of ${local
     .map((s) => s.label)
     .join(", ")} ran on the same machine (${cpus.join(", ")}), on 127.0.0.1. The cluster's primaries, its replicas and the client all compete
-for the same cores, so cluster mode cannot show the per-node scale-out it has when each primary has its own EKS node; and
+for the same cores, so cluster mode cannot show the per-node scale-out it has when each primary has its own EKS node: a
+cluster speedup here only says how much spreading requests over several server processes helped on these few cores. And
 the "zones" are names assigned round-robin, so no cross-zone latency is in these numbers. A local run proves the pipeline
 (start, verify, benchmark, verify again) and gives numbers comparable between runs on the same machine; it is not a capacity
 figure for either topology.</li>`;
@@ -61,7 +62,7 @@ export function howToRead(input: ReportInput): SafeHtml {
   return html`<ul class="reading">
 <li><strong>rps</strong> is what the benchmark client reports: requests divided by the test's elapsed time in whole
 milliseconds. A test shorter than its minimum duration is re-run with more requests, because a sub-second run gives a
-coarse, quantised figure (there is no 1,000,000 rps cap).</li>
+coarse, quantised figure (that quantisation, not a limit of the client, is what looks like a "1,000,000 rps cap").</li>
 <li><strong>p50 / p95 / p99</strong> are the client's per-request latencies, measured with the workload's pipeline depth: with
 pipelining a request also waits for the ones ahead of it in its batch, so these are not single-request round trips.</li>
 ${replicationMeasured ? html`<li><strong>Replication mode</strong> numbers are one primary's: the benchmark sends every request to the primary, the replicas only replicate.</li>` : ""}
