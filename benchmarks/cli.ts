@@ -5,6 +5,7 @@
  *   vbench verify --mode cluster|replication --seed HOST:PORT  verify a live topology
  *   vbench local [options]                                     run both topologies locally and compare
  *   vbench report --from DIR|FILE [--from ...] [--output DIR]  render report.html from results, side by side
+ *   vbench sweep --shards 1,2,4 [--pin] [workload flags]       shard-scaling sweep on this machine
  *
  * Exit codes: 0 ok, 1 the thing checked is wrong, 2 usage or connection error.
  */
@@ -12,6 +13,7 @@ import { Command, CommanderError } from "commander";
 import { registerConfigCommand } from "./cli/config-command.js";
 import { registerLocalCommand } from "./cli/local-command.js";
 import { registerReportCommand } from "./cli/report-command.js";
+import { registerSweepCommand } from "./cli/sweep-command.js";
 import { registerVerifyCommand } from "./cli/verify-command.js";
 
 export function buildProgram(): Command {
@@ -24,6 +26,7 @@ export function buildProgram(): Command {
   registerVerifyCommand(program);
   registerLocalCommand(program);
   registerReportCommand(program);
+  registerSweepCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

@@ -50,7 +50,10 @@ function parseZones(text: string): string[] {
   return zones;
 }
 
-function workloadFromFlags(f: LocalFlags): Workload {
+/** The workload flags `vbench local` and `vbench sweep` share. */
+export type WorkloadFlags = Pick<LocalFlags, "tests" | "requests" | "minDuration" | "maxRequests" | "clients" | "pipeline" | "datasize" | "threads" | "keyspaceLen" | "workloadName">;
+
+export function workloadFromFlags(f: WorkloadFlags): Workload {
   if (f.maxRequests < f.requests) throw new UsageError(`--max-requests (${f.maxRequests}) must be ≥ --requests (${f.requests})`);
   return {
     name: f.workloadName,

@@ -14,6 +14,7 @@ import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { RESULT_MODES, RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "../run/result-row.js";
 import { parseResultsCsv, ResultsCsvError } from "../run/results-csv.js";
+import { parseSweepCsv, SweepCsvError, type SweepRow } from "../sweep/sweep-csv.js";
 import type { ReportSource, TopologyShard, TopologyView, WorkloadView } from "./model.js";
 import { RUN_META_FILE, runMetaSchema, type RunMeta } from "./run-meta.js";
 
@@ -122,7 +123,7 @@ function workloadFromRows(rows: ResultRow[], name?: string): WorkloadView {
   };
 }
 
-function versionsFromRows(rows: ResultRow[]): [string, string][] {
+function versionsFromRows(rows: Pick<ResultRow, "server_version" | "client_version">[]): [string, string][] {
   const list = (k: "server_version" | "client_version") => [...new Set(rows.map((r) => r[k]))].join(", ");
   return [
     ["Valkey server", list("server_version")],
@@ -130,10 +131,26 @@ function versionsFromRows(rows: ResultRow[]): [string, string][] {
   ];
 }
 
+function readSweep(path: string): SweepRow[] {
+  try {
+    const rows = parseSweepCsv(readText(path));
+    if (rows.length === 0) throw new ReportLoadError(`${path}: has a header but no sweep rows`);
+    return rows;
+  } catch (err) {
+    if (err instanceof SweepCsvError) throw new ReportLoadError(`${path}: ${err.message}`);
+    throw err;
+  }
+}
+
 function loadRunDir(dir: string): ReportSource {
   const csvPath = join(dir, "results.csv");
-  if (!existsSync(csvPath)) throw new ReportLoadError(`${dir}: no results.csv in this directory (is it a results/<timestamp>/ run directory?)`);
-  const rows = readCsv(csvPath);
+  const sweepPath = join(dir, "sweep.csv");
+  const hasSweep = existsSync(sweepPath);
+  if (!existsSync(csvPath) && !hasSweep) {
+    throw new ReportLoadError(`${dir}: no results.csv or sweep.csv in this directory (is it a results/<timestamp>/ run directory?)`);
+  }
+  const sweep = hasSweep ? readSweep(sweepPath) : undefined;
+  const rows = existsSync(csvPath) ? readCsv(csvPath) : [];
   let meta: RunMeta | undefined;
   const metaPath = join(dir, RUN_META_FILE);
   if (existsSync(metaPath)) {
@@ -163,11 +180,14 @@ function loadRunDir(dir: string): ReportSource {
         requests: w.requests,
         minDurationSeconds: w.minDurationSeconds,
       }
-    : workloadFromRows(rows);
+    : sweep && rows.length === 0
+      ? { ...workloadFromRows([]), name: [...new Set(sweep.map((r) => r.workload))].join(", "), tests: [...new Set(sweep.map((r) => r.test))] }
+      : workloadFromRows(rows);
   const versions: [string, string][] = meta
     ? [["Valkey server", meta.versions.server], ["Benchmark client", meta.versions.client], ["valkey-cli / redis-cli", meta.versions.cli]]
-    : versionsFromRows(rows);
+    : versionsFromRows(rows.length > 0 ? rows : (sweep ?? []));
   return {
+    ...(sweep ? { sweep } : {}),
     label: basename(dir),
     kind: "local-run",
     path: dir,
@@ -177,7 +197,10 @@ function loadRunDir(dir: string): ReportSource {
     versions,
     machine: meta?.machine ?? null,
     environment: "this machine: every server and the benchmark client on 127.0.0.1, zones are names assigned round-robin",
-    describe: meta?.topologies ?? topology.map((t) => `${t.mode}: ${t.shards.length} primary(ies), ${t.nodeCount} nodes`),
+    describe: meta?.topologies ?? [
+      ...topology.map((t) => `${t.mode}: ${t.shards.length} primary(ies), ${t.nodeCount} nodes`),
+      ...(sweep ? [`shard sweep: ${[...new Set(sweep.map((r) => r.shards))].join(", ")} primaries × (1 + ${sweep[0]?.replicas_per_primary ?? "?"}), one cluster per step`] : []),
+    ],
   };
 }
 

@@ -3,13 +3,14 @@
  * sources (a local run's results directory, a deployed stack's `report` output, a bare
  * results.csv). The page builder and chart specs read only this model, never files.
  *
- * Later sections of issue 14 (fault drills with a write-latency timeline, the shard-scaling
- * sweep, cost per topology) plug in as further optional fields of `ReportSource` plus one entry
- * in the page's section list (see page.ts `SECTIONS`); a section renders only when some source
- * carries its data. None of them is produced yet, so none is declared here: adding one is
- * additive and changes no existing field.
+ * Optional sections plug in as optional fields of `ReportSource` plus one entry in the page's
+ * section list (see page.ts `SECTIONS`); a section renders only when some source carries its
+ * data. The shard-scaling sweep (`sweep`) is the first; fault drills (with a write-latency
+ * timeline) and cost per topology are not produced yet, so they are not declared here: adding
+ * one is additive and changes no existing field.
  */
 import type { ResultMode, ResultRow } from "../run/result-row.js";
+import type { SweepRow } from "../sweep/sweep-csv.js";
 
 export const REPORT_MODES: readonly ResultMode[] = ["replication", "cluster"];
 
@@ -89,6 +90,8 @@ export interface ReportSource {
   environment: string;
   /** The run's topology descriptions, e.g. "cluster: 3 primaries × 1 replica(s), 6 nodes". */
   describe: string[];
+  /** A shard-scaling sweep's rows (sweep.csv), when the source is a sweep. */
+  sweep?: SweepRow[];
 }
 
 export interface ReportInput {

@@ -10,8 +10,9 @@ import { html, jsonForScript, raw, type SafeHtml } from "./html.js";
 import { seriesOf, type ReportInput } from "./model.js";
 import { howToRead } from "./reading.js";
 import { allRowsTable, setupSection, sideBySideTable, topologySection } from "./sections.js";
+import { sweepSection } from "./sweep-section.js";
 
-/** Rendered charts by id (chart-list.ts): SVG markup from Vega, trusted. */
+/** Rendered charts by id (render.ts CHARTS): SVG markup from Vega, trusted. */
 export type RenderedCharts = ReadonlyMap<string, { title: string; caption: string; svg: string }>;
 
 export interface ReportSection {
@@ -36,12 +37,12 @@ export const SECTIONS: readonly ReportSection[] = [
   { id: "side-by-side", title: "Side by side", render: (i) => sideBySideTable(i) },
   { id: "charts", title: "Throughput and latency", render: (_i, c) => figures(c, ["rps", "latency"]) },
   { id: "topology", title: "Verified topology", render: (i) => topologySection(i) },
+  { id: "sweep", title: "Shard-scaling sweep", render: (i, c) => sweepSection(i, figures(c, ["sweep"])) },
   // ── Later sections of issue 14 (not produced yet; add here, each rendering only with data) ──
   //   "drills": the drill table and a write-latency timeline chart around each fault
-  //   "sweep":  the shard-scaling chart, per-step table and the scaling exponent
   //   "cost":   usd_per_hour and usd_per_million_ops_per_s per topology, side by side
   // Each adds an optional field to ReportSource (model.ts), a loader branch (load.ts), and,
-  // for a chart, an entry in chart-list.ts.
+  // for a chart, an entry in render.ts CHARTS.
   { id: "setup", title: "Workload, versions and machine", render: (i) => setupSection(i) },
   { id: "rows", title: "All rows", render: (i) => allRowsTable(i) },
 ];
@@ -85,7 +86,7 @@ ul.reading li { margin-bottom: 6px; }
 @media print { nav { display: none; } section { break-inside: avoid-page; } }
 `;
 
-/** The whole page. `charts` holds SVG rendered from chart-list.ts specs. */
+/** The whole page. `charts` holds SVG rendered from render.ts CHARTS specs. */
 export function buildReportHtml(input: ReportInput, charts: RenderedCharts): string {
   const rendered = SECTIONS.flatMap((s) => {
     const body = s.render(input, charts);

@@ -56,6 +56,17 @@ function rerunNote(input: ReportInput): SafeHtml | null {
   }</li>`;
 }
 
+function sweepNote(input: ReportInput): SafeHtml | null {
+  const rows = input.sources.flatMap((s) => s.sweep ?? []);
+  if (rows.length === 0) return null;
+  const saturated = rows.filter((r) => r.client_saturated).length;
+  const unpinned = rows.some((r) => !r.pinned);
+  return html`<li><strong>Sweep:</strong> scale is rps ÷ rps at the first step, and the exponent p = ln(scale) ÷ ln(shards ÷ first
+shards): 1.0 is linear scaling, 0 is none. ${unpinned ? "Without --pin every shard, the client and the OS share all CPUs, so on a small machine the exponent mostly shows the CPU count, not Valkey. " : ""}${
+    saturated > 0 ? `${saturated} step(s) are flagged client-saturated (client CPU ≥ 90% of what it could use): their rps is the client's limit.` : "No step had a saturated client."
+  }</li>`;
+}
+
 /** The whole "How to read this" list. */
 export function howToRead(input: ReportInput): SafeHtml {
   const replicationMeasured = input.sources.some((s) => s.rows.some((r) => r.mode === "replication"));
@@ -70,5 +81,6 @@ ${localCaveat(input.sources)}
 ${stackCaveat(input.sources)}
 ${mixedCaveat(input)}
 ${rerunNote(input)}
+${sweepNote(input)}
 </ul>`;
 }

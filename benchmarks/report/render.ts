@@ -11,6 +11,7 @@ import { latencyChartSpec, rpsChartSpec } from "./chart-specs.js";
 import { loadSources } from "./load.js";
 import { seriesOf, type ReportInput, type ReportSource } from "./model.js";
 import { buildReportHtml, type RenderedCharts } from "./page.js";
+import { hasSweep, sweepChartSpec } from "./sweep-section.js";
 
 export const REPORT_FILE = "report.html";
 
@@ -33,6 +34,13 @@ export const CHARTS: readonly ChartDef[] = [
     when: hasRows,
     spec: latencyChartSpec,
   },
+  {
+    id: "sweep",
+    title: "Throughput against shard count",
+    caption: "measured rps per test (solid) and linear scaling from the first step (dashed).",
+    when: hasSweep,
+    spec: sweepChartSpec,
+  },
 ];
 
 export async function renderCharts(input: ReportInput): Promise<RenderedCharts> {
@@ -46,8 +54,9 @@ export async function renderCharts(input: ReportInput): Promise<RenderedCharts> 
 
 export function reportTitle(sources: readonly ReportSource[]): string {
   const modes = new Set(sources.flatMap((s) => s.rows.map((r) => r.mode)));
+  if (modes.size === 0) return "Valkey benchmark: shard-scaling sweep";
   const what = modes.size === 2 ? "replication vs cluster mode" : [...modes].join(", ") + " mode";
-  return `Valkey benchmark: ${what}`;
+  return `Valkey benchmark: ${what}${sources.some((s) => s.sweep) ? " and shard-scaling sweep" : ""}`;
 }
 
 export async function renderReport(sources: ReportSource[], now: Date = new Date()): Promise<string> {
