@@ -43,7 +43,7 @@ export function browserProblems(r: BrowserCheckResult): string[] {
   if (r.requests.length > 0) problems.push(`network requests: ${r.requests.join(", ")}`);
   const charts = Object.entries(r.bars);
   if (charts.length === 0) problems.push("no chart on the page");
-  for (const [id, n] of charts) if (n === 0) problems.push(`chart ${id} has no bars`);
+  for (const [id, n] of charts) if (n + (r.points[id] ?? 0) === 0) problems.push(`chart ${id} has no data marks (bars or points)`);
   return problems;
 }
 

@@ -107,7 +107,7 @@ export function buildReportHtml(input: ReportInput, charts: RenderedCharts): str
 <main>
 <header>
 <h1>${input.title}</h1>
-<p>${series.length} series from ${input.sources.length} source${input.sources.length === 1 ? "" : "s"}: ${input.sources
+<p>${series.length > 0 ? `${series.length} series from ` : ""}${input.sources.length} source${input.sources.length === 1 ? "" : "s"}: ${input.sources
     .map((s) => s.label)
     .join(", ")} · rendered ${input.generatedAt}</p>
 </header>

@@ -78,7 +78,7 @@ ${t.notes.length > 0 ? html`<ul class="notes">${t.notes.map((n) => html`<li>${n}
 export function topologySection(input: ReportInput): SafeHtml | null {
   const many = input.sources.length > 1;
   const blocks = input.sources.flatMap((s) => s.topology.map((t) => topologyBlock(s, t, many)));
-  const without = input.sources.filter((s) => s.topology.length === 0).map((s) => s.label);
+  const without = input.sources.filter((s) => s.topology.length === 0 && s.rows.length > 0).map((s) => s.label);
   if (blocks.length === 0 && without.length === 0) return null;
   return html`${blocks}${
     without.length > 0 ? html`<p class="note">No verifier report recorded for: ${without.join(", ")}.</p>` : ""

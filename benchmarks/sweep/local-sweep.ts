@@ -16,6 +16,7 @@ import { startLocalCluster } from "../local/local-cluster.js";
 import { LocalFleet } from "../local/valkey-process.js";
 import { runTimestamp, silentProgress, type ProgressRunner, type ProgressStep } from "../local/local-comparison.js";
 import { writeReport } from "../report/render.js";
+import { buildRunMeta, RUN_META_FILE } from "../report/run-meta.js";
 import { runWorkload } from "../run/benchmark-runner.js";
 import { DirectConnector } from "../topology/connector.js";
 import { StaticZoneSource } from "../topology/zones.js";
@@ -87,7 +88,9 @@ export async function runLocalSweep(o: LocalSweepOptions, progress: ProgressRunn
         const lastPid = new Map<string, number>();
         const rows = await runWorkload({
           workload: o.workload,
-          target: { host: c.seed.host, port: c.seed.port, cluster: true },
+          // redis-/valkey-benchmark --cluster refuses a cluster with one primary ("Invalid cluster:
+          // 1 node(s)"); that primary owns every slot, so a plain client gets no MOVED either.
+          target: { host: (c.primaries[0] ?? c.seed).host, port: (c.primaries[0] ?? c.seed).port, cluster: n > 1 },
           mode: "cluster",
           client: binaries.benchmark,
           serverVersion: binaries.server.version,
@@ -120,7 +123,7 @@ export async function runLocalSweep(o: LocalSweepOptions, progress: ProgressRunn
             timestamp,
             server_version: r.server_version,
             client_version: r.client_version,
-            notes: r.notes,
+            notes: [n === 1 ? "1 shard: client without --cluster against the primary, which owns every slot" : "", r.notes].filter((x) => x !== "").join("; "),
           });
         }
       } finally {
@@ -134,6 +137,9 @@ export async function runLocalSweep(o: LocalSweepOptions, progress: ProgressRunn
   const s = scaling(measured);
   const rows: SweepRow[] = measured.map((r, i) => ({ ...r, scale: s[i]?.scale ?? null, exponent: s[i]?.exponent ?? null }));
   writeFileSync(join(runDir, SWEEP_CSV_FILE), renderSweepCsv(rows));
+  const versions = { server: binaries.server.version, client: `${binaries.benchmark.flavor}-benchmark ${binaries.benchmark.version}`, cli: binaries.cli.version };
+  const describe = [`shard sweep: ${o.shards.join(", ")} primaries × (1 + ${o.replicasPerPrimary}), one cluster per step${o.pin ? ", pinned" : ""}`];
+  writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(buildRunMeta(o.workload, versions, describe), null, 2)}\n`);
   const reportPath = await writeReport([runDir], runDir);
   return { runDir, rows, reportPath };
 }

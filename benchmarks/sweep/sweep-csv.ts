@@ -57,7 +57,7 @@ export class SweepCsvError extends Error {
   }
 }
 
-const cell = (v: unknown): string => (v === null ? "" : typeof v === "number" ? String(Number(v.toFixed(6))) : String(v));
+const cell = (v: string | number | boolean | null): string => (v === null ? "" : typeof v === "number" ? String(Number(v.toFixed(6))) : String(v));
 
 export function renderSweepCsv(rows: readonly SweepRow[]): string {
   return stringify(
