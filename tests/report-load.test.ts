@@ -62,7 +62,7 @@ describe("loading a local run's results directory", () => {
   it("names the directory when it holds no results.csv", () => {
     const dir = join(scratch, "empty");
     mkdirSync(dir);
-    expect(loadError(dir)).toBe(`${dir}: no results.csv in this directory (is it a results/<timestamp>/ run directory?)`);
+    expect(loadError(dir)).toBe(`${dir}: no results.csv or sweep.csv in this directory (is it a results/<timestamp>/ run directory?)`);
   });
 
   it("names the file and the problem for a garbage results.csv", () => {
@@ -141,5 +141,26 @@ describe("loading a file that is neither", () => {
     const path = join(scratch, "notes.txt");
     writeFileSync(path, "just some text\nwith, commas, here\n");
     expect(loadError(path)).toMatch(new RegExp(`^${path}: not a results\\.csv \\(and not a directory or JSON\\): results\\.csv `));
+  });
+});
+
+describe("loading a sweep's results directory", () => {
+  it("reads sweep.csv without a results.csv, and names a bad sweep.csv", () => {
+    const dir = join(scratch, "sweep");
+    mkdirSync(dir);
+    const header = "workload,test,shards,replicas_per_primary,rps,p50_ms,p99_ms,scale,exponent,client_cpus,client_cpu_pct,client_saturated,pinned,duration_s,timestamp,server_version,client_version,notes";
+    writeFileSync(
+      join(dir, "sweep.csv"),
+      `${header}\nsweep,SET,1,0,100,1,2,1,,2,10,false,false,1,20260101-000000,9.1.2,redis-benchmark 7.0.15,\nsweep,SET,2,0,200,1,2,2,1,2,95,true,false,1,20260101-000000,9.1.2,redis-benchmark 7.0.15,\n`,
+    );
+    const s = loadSource(dir);
+    expect(s.rows).toEqual([]);
+    expect(s.sweep?.map((r) => [r.shards, r.exponent, r.client_saturated])).toEqual([
+      [1, null, false],
+      [2, 1, true],
+    ]);
+    expect(s.workload.tests).toEqual(["SET"]);
+    writeFileSync(join(dir, "sweep.csv"), `${header}\nsweep,SET,one,0,100,1,2,1,,2,10,false,false,1,t,v,c,\n`);
+    expect(loadError(dir)).toMatch(new RegExp(`^${join(dir, "sweep.csv")}: sweep\\.csv line 2: shards: `));
   });
 });

@@ -67,7 +67,8 @@ export function sweepChartSpec(input: ReportInput): TopLevelSpec {
         type: "nominal",
         title: null,
         scale: { domain: ["measured", "linear"], range: [[1, 0], [4, 4]] },
-        legend: { symbolType: "stroke", symbolStrokeColor: "#555", labelLimit: 300, labelExpr: "datum.label === 'linear' ? 'linear (first step × shards)' : 'measured'" },
+        // The figure's caption says solid = measured, dashed = linear.
+        legend: null,
       },
     },
     layer: [
