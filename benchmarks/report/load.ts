@@ -189,14 +189,16 @@ function loadRunDir(dir: string): ReportSource {
   return {
     ...(sweep ? { sweep } : {}),
     label: basename(dir),
-    kind: "local-run",
+    kind: meta?.target ? "endpoint" : "local-run",
     path: dir,
     rows,
     topology,
     workload,
     versions,
     machine: meta?.machine ?? null,
-    environment: "this machine: every server and the benchmark client on 127.0.0.1, zones are names assigned round-robin",
+    environment: meta?.target
+      ? `the benchmark client on this machine against the endpoint ${meta.target} (over the network path between them)`
+      : "this machine: every server and the benchmark client on 127.0.0.1, zones are names assigned round-robin",
     describe: meta?.topologies ?? [
       ...topology.map((t) => `${t.mode}: ${t.shards.length} primary(ies), ${t.nodeCount} nodes`),
       ...(sweep ? [`shard sweep: ${[...new Set(sweep.map((r) => r.shards))].join(", ")} primaries × (1 + ${sweep[0]?.replicas_per_primary ?? "?"}), one cluster per step`] : []),

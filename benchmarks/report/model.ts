@@ -70,7 +70,7 @@ export interface MachineView {
   node: string;
 }
 
-export type SourceKind = "local-run" | "stack" | "results-csv";
+export type SourceKind = "local-run" | "endpoint" | "stack" | "results-csv";
 
 /** One source of results, shown side by side with the others. */
 export interface ReportSource {

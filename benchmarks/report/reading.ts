@@ -34,6 +34,16 @@ function stackCaveat(sources: ReportSource[]): SafeHtml | null {
 cluster speedup there may be the client's limit, not the servers'.</li>`;
 }
 
+function endpointCaveat(sources: ReportSource[]): SafeHtml | null {
+  const endpoints = sources.filter((s) => s.kind === "endpoint");
+  if (endpoints.length === 0) return null;
+  return html`<li><strong>Endpoint benchmarks include the path to the endpoint.</strong> ${endpoints
+    .map((s) => s.label)
+    .join(", ")} ran one benchmark client on this machine against an existing endpoint: the latencies include the network between
+them, and a single client machine may saturate before the endpoint does. No zone map is known for a foreign endpoint, so
+its zone checks were skipped.</li>`;
+}
+
 function mixedCaveat(input: ReportInput): SafeHtml | null {
   if (input.sources.length < 2) return null;
   const shape = (s: ReportSource) => `${s.workload.clients ?? "?"}×P${s.workload.pipeline ?? "?"}, ${s.workload.dataSize ?? "?"} B`;
@@ -79,6 +89,7 @@ pipelining a request also waits for the ones ahead of it in its batch, so these 
 ${replicationMeasured ? html`<li><strong>Replication mode</strong> numbers are one primary's: the benchmark sends every request to the primary, the replicas only replicate.</li>` : ""}
 ${localCaveat(input.sources)}
 ${stackCaveat(input.sources)}
+${endpointCaveat(input.sources)}
 ${mixedCaveat(input)}
 ${rerunNote(input)}
 ${sweepNote(input)}

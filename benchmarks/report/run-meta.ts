@@ -1,5 +1,5 @@
 /**
- * run.json: what a local run knows about itself that results.csv does not carry (the full
+ * run.json: what a local run (or a `vbench bench` run against an endpoint) knows about itself that results.csv does not carry (the full
  * workload, tool versions, the machine, the topologies it started). Written next to
  * results.csv by `vbench local`; read by the report loader. Optional: a results directory
  * without it still renders, with those facts marked "not recorded".
@@ -39,6 +39,8 @@ export const runMetaSchema = z.object({
   machine: machineSchema,
   /** e.g. ["replication: 1 primary + 3 replicas", "cluster: 3 primaries × 1 replica(s), 6 nodes"] */
   topologies: z.array(z.string()),
+  /** `vbench bench`: the endpoint measured (`host:port`); absent for runs on local servers. */
+  target: z.string().optional(),
 });
 
 export type RunMeta = z.infer<typeof runMetaSchema>;

@@ -89,6 +89,13 @@ function dl(pairs: [string, string | number | null][]): SafeHtml {
   return html`<dl>${pairs.map(([k, v]) => html`<dt>${k}</dt><dd>${v === null ? "not recorded" : typeof v === "number" ? fmtInt(v) : v}</dd>`)}</dl>`;
 }
 
+const KIND_LABEL: Record<ReportSource["kind"], string> = {
+  "local-run": "local run",
+  endpoint: "endpoint benchmark (vbench bench)",
+  stack: "deployed stack",
+  "results-csv": "results.csv",
+};
+
 /** Workload, versions, machine and environment, one card per source. */
 export function setupSection(input: ReportInput): SafeHtml {
   return html`<div class="cards">${input.sources.map((s) => {
@@ -96,7 +103,7 @@ export function setupSection(input: ReportInput): SafeHtml {
     const m = s.machine;
     return html`<div class="card" data-source="${s.label}">
 <h3>${s.label}</h3>
-<p class="sub">${s.kind === "local-run" ? "local run" : s.kind === "stack" ? "deployed stack" : "results.csv"} · <code>${s.path}</code></p>
+<p class="sub">${KIND_LABEL[s.kind]} · <code>${s.path}</code></p>
 <h4>Workload</h4>
 ${dl([
   ["Name", w.name],
@@ -123,7 +130,7 @@ ${
         ["OS", m.os],
         ["Node.js", m.node],
       ])
-    : s.kind === "local-run"
+    : s.kind === "local-run" || s.kind === "endpoint"
       ? html`<p class="note">Machine not recorded (no run.json: a run from before the report existed).</p>`
       : ""
 }
