@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLocalCluster, type LocalCluster } from "../benchmarks/local/local-cluster.js";
 import { LocalFleet, type ValkeyProcess } from "../benchmarks/local/valkey-process.js";
-import { loadSource } from "../benchmarks/report/load.js";
+import { loadSource, loadSources } from "../benchmarks/report/load.js";
 import type { ResultRow } from "../benchmarks/run/result-row.js";
 import { runVbench } from "./verify-helpers.js";
 
@@ -69,8 +69,8 @@ describe("vbench bench against an existing endpoint", () => {
     const report = await runVbench(["report", "--from", a.runDir, "--from", b.runDir, "--output", out]);
     expect(report.code, report.stderr).toBe(0);
     const page = readFileSync(join(out, "report.html"), "utf8");
-    const la = loadSource(a.runDir).label;
-    const lb = src.label;
+    // Labels as the report makes them (two runs in the same second get "ts" and "ts (2)").
+    const [la, lb] = loadSources([a.runDir, b.runDir]).map((s) => s.label);
     expect(page).toContain(`${lb} vs ${la}`); // one cluster and one replication series: the speedup compares them
     expect(page).toContain("Endpoint benchmarks include the path to the endpoint.");
   }, 180_000);

@@ -165,3 +165,13 @@ describe("the page", () => {
     expect(mixed).toContain("Compare sources with care:");
   });
 });
+
+describe("settings in the workload card", () => {
+  it("keep their fractions (a 0.3 s minimum duration is not shown as 0)", () => {
+    const s = local();
+    s.workload = { ...s.workload, minDurationSeconds: 0.3, keyspaceLength: 1_000_000 };
+    const page = buildReportHtml(input(s), new Map());
+    expect(page).toContain("<dt>Minimum test duration (s)</dt><dd>0.3</dd>");
+    expect(page).toContain("<dt>Keyspace (-r)</dt><dd>1,000,000</dd>");
+  });
+});

@@ -12,8 +12,15 @@ export function fmtMs(ms: number): string {
   return ms.toFixed(3);
 }
 
+const upTo3 = new Intl.NumberFormat("en-US", { maximumFractionDigits: 3 });
+
 export function fmtInt(n: number | null): string {
   return n === null ? "not recorded" : grouped.format(n);
+}
+
+/** A count or a setting: grouped, fractions kept up to 3 digits (0.3 s stays 0.3). */
+export function fmtNumber(n: number | null): string {
+  return n === null ? "not recorded" : upTo3.format(n);
 }
 
 export function fmtRatio(x: number): string {

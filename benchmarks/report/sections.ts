@@ -3,7 +3,7 @@
  * null when its data is absent (the section is then left out, with no placeholder content).
  */
 import type { ResultRow } from "../run/result-row.js";
-import { fmtInt, fmtMs, fmtRps, speedupParts } from "./format.js";
+import { fmtInt, fmtMs, fmtNumber, fmtRps, speedupParts } from "./format.js";
 import { html, join, type SafeHtml } from "./html.js";
 import { rowFor, seriesOf, speedupPairs, testsOf, type ReportInput, type ReportSource, type TopologyView } from "./model.js";
 
@@ -86,7 +86,7 @@ export function topologySection(input: ReportInput): SafeHtml | null {
 }
 
 function dl(pairs: [string, string | number | null][]): SafeHtml {
-  return html`<dl>${pairs.map(([k, v]) => html`<dt>${k}</dt><dd>${v === null ? "not recorded" : typeof v === "number" ? fmtInt(v) : v}</dd>`)}</dl>`;
+  return html`<dl>${pairs.map(([k, v]) => html`<dt>${k}</dt><dd>${v === null ? "not recorded" : typeof v === "number" ? fmtNumber(v) : v}</dd>`)}</dl>`;
 }
 
 const KIND_LABEL: Record<ReportSource["kind"], string> = {
