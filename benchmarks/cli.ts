@@ -4,12 +4,18 @@
  *   vbench config --file stacks/Pulumi.<stack>.yaml [--json]   validate a stack's config offline
  *   vbench verify --mode cluster|replication --seed HOST:PORT  verify a live topology
  *   vbench local [options]                                     run both topologies locally and compare
+ *   vbench report --from DIR|FILE [--from ...] [--output DIR]  render report.html from results, side by side
+ *   vbench sweep --shards 1,2,4 [--pin] [workload flags]       shard-scaling sweep on this machine
+ *   vbench bench --target HOST:PORT [--cluster] [flags]        the same pipeline against an existing endpoint
  *
  * Exit codes: 0 ok, 1 the thing checked is wrong, 2 usage or connection error.
  */
 import { Command, CommanderError } from "commander";
+import { registerBenchCommand } from "./cli/bench-command.js";
 import { registerConfigCommand } from "./cli/config-command.js";
 import { registerLocalCommand } from "./cli/local-command.js";
+import { registerReportCommand } from "./cli/report-command.js";
+import { registerSweepCommand } from "./cli/sweep-command.js";
 import { registerVerifyCommand } from "./cli/verify-command.js";
 
 export function buildProgram(): Command {
@@ -21,6 +27,9 @@ export function buildProgram(): Command {
   registerConfigCommand(program);
   registerVerifyCommand(program);
   registerLocalCommand(program);
+  registerReportCommand(program);
+  registerSweepCommand(program);
+  registerBenchCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

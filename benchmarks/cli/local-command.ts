@@ -5,9 +5,11 @@
 import type { Command } from "commander";
 import { Listr, ListrLogger, ProcessOutput } from "listr2";
 import { runLocalComparison, TopologyCheckError, type ProgressRunner } from "../local/local-comparison.js";
+import { findChromium } from "../report/browser-check.js";
 import { onTerminatingSignal } from "../util/process-reaper.js";
 import { BENCHMARK_TESTS, SEED_WORKLOAD, type BenchmarkTest, type Workload } from "../workload.js";
 import { CheckFailed, nonNegativeInt, nonNegativeNumber, positiveInt, RunFailed, UsageError } from "./errors.js";
+import { screenshotReport } from "./report-command.js";
 
 interface LocalFlags {
   tests: string;
@@ -29,6 +31,7 @@ interface LocalFlags {
   passwordEnv?: string;
   json?: boolean;
   quiet?: boolean;
+  screenshot: boolean;
 }
 
 /** Parses `--tests set,get,incr`, naming any test valkey-benchmark does not know. */
@@ -47,7 +50,10 @@ function parseZones(text: string): string[] {
   return zones;
 }
 
-function workloadFromFlags(f: LocalFlags): Workload {
+/** The workload flags `vbench local` and `vbench sweep` share. */
+export type WorkloadFlags = Pick<LocalFlags, "tests" | "requests" | "minDuration" | "maxRequests" | "clients" | "pipeline" | "datasize" | "threads" | "keyspaceLen" | "workloadName">;
+
+export function workloadFromFlags(f: WorkloadFlags): Workload {
   if (f.maxRequests < f.requests) throw new UsageError(`--max-requests (${f.maxRequests}) must be ≥ --requests (${f.requests})`);
   return {
     name: f.workloadName,
@@ -117,6 +123,7 @@ export function registerLocalCommand(program: Command): void {
     .option("--password-env <name>", "servers require the password in this env var (the benchmark client must read it from its environment)")
     .option("--json", "print the result rows and paths as JSON on stdout")
     .option("--quiet", "no progress display")
+    .option("--no-screenshot", "do not open report.html in headless Chromium for report.png (skipped anyway when no Chromium is found)")
     .action(async (flags: LocalFlags) => {
       const workload = workloadFromFlags(flags);
       const zones = parseZones(flags.zones);
@@ -140,10 +147,13 @@ export function registerLocalCommand(program: Command): void {
           },
           listrProgress(flags.quiet === true || flags.json === true),
         );
+        const shot = flags.screenshot && findChromium() !== undefined ? (await screenshotReport(result.reportPath)).screenshot : undefined;
         if (flags.json) {
-          process.stdout.write(`${JSON.stringify({ ok: true, runDir: result.runDir, versions: result.versions, rows: result.rows }, null, 2)}\n`);
+          const paths = { report: result.reportPath, screenshot: shot ?? null };
+          process.stdout.write(`${JSON.stringify({ ok: true, runDir: result.runDir, ...paths, versions: result.versions, rows: result.rows }, null, 2)}\n`);
         } else {
-          process.stdout.write(`\n${result.table}\n\nresults: ${result.runDir}/results.csv, summary.md, raw/\n`);
+          const files = `results.csv, summary.md, report.html${shot ? ", report.png" : ""}, raw/`;
+          process.stdout.write(`\n${result.table}\n\nresults: ${result.runDir}/{${files}}\n`);
         }
       } catch (err) {
         if (err instanceof UsageError) throw err;

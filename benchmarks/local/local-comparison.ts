@@ -1,7 +1,7 @@
 /**
  * The main job on the embedded default: both of the seed's topologies started on this machine
  * with real valkey-server processes, verified, benchmarked with the same workload, and written
- * out as `results/<timestamp>/{results.csv,summary.md,raw/}`.
+ * out as `results/<timestamp>/{results.csv,summary.md,run.json,report.html,raw/}`.
  *
  * Steps: find binaries → start replication (1 + N) and cluster (P × (1 + M), AZ-aware bootstrap)
  * → verify both (must pass) → benchmark replication, then cluster → verify again (per-primary
@@ -12,6 +12,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { resolveBinaries, type ValkeyBinaries } from "../binaries.js";
 import { runWorkload } from "../run/benchmark-runner.js";
+import { writeReport } from "../report/render.js";
+import { buildRunMeta, RUN_META_FILE } from "../report/run-meta.js";
 import { renderComparisonTable, renderSummaryMarkdown } from "../run/comparison.js";
 import type { ResultRow } from "../run/result-row.js";
 import { renderResultsCsv } from "../run/results-csv.js";
@@ -56,6 +58,8 @@ export interface LocalComparisonResult {
   versions: { server: string; client: string; cli: string };
   /** The side-by-side table printed at the end. */
   table: string;
+  /** `<runDir>/report.html`. */
+  reportPath: string;
 }
 
 /** The steps a progress display shows; `run` is awaited inside the display. */
@@ -240,7 +244,10 @@ export async function runLocalComparison(
   const done = reports as Record<LocalMode, { before: TopologyReport; after: TopologyReport }>;
   const table = renderComparisonTable(rows);
   writeResults(runDir, rows, done, versions, topologies);
-  return { runDir, rows, reports: done, versions, table };
+  const describe = (["replication", "cluster"] as const).map((m) => topologies[m]?.describe ?? m);
+  writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(buildRunMeta(o.workload, versions, describe), null, 2)}\n`);
+  const reportPath = await writeReport([runDir], runDir);
+  return { runDir, rows, reports: done, versions, table, reportPath };
 }
 
 function writeResults(

@@ -1,0 +1,360 @@
+/**
+ * Loads report sources from disk:
+ *
+ * - a local run's results directory (`results/<ts>/`): results.csv (required), run.json and
+ *   raw/verify-<mode>.json (optional);
+ * - a deployed stack's report: `pulumi stack output report --json > stack.json` (or the whole
+ *   `pulumi stack output --json`, whose `report` key is used);
+ * - a bare results.csv file.
+ *
+ * Every problem is a ReportLoadError naming the path and, for JSON, the field.
+ */
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { z } from "zod";
+import { RESULT_MODES, RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "../run/result-row.js";
+import { parseResultsCsv, ResultsCsvError } from "../run/results-csv.js";
+import { parseSweepCsv, SweepCsvError, type SweepRow } from "../sweep/sweep-csv.js";
+import type { ReportSource, TopologyShard, TopologyView, WorkloadView } from "./model.js";
+import { RUN_META_FILE, runMetaSchema, type RunMeta } from "./run-meta.js";
+
+export class ReportLoadError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ReportLoadError";
+  }
+}
+
+function describeIssues(path: string, what: string, error: z.ZodError): ReportLoadError {
+  const lines = error.issues.slice(0, 5).map((i) => `${i.path.length > 0 ? i.path.join(".") : "(top level)"}: ${i.message}`);
+  const more = error.issues.length > 5 ? ` (and ${error.issues.length - 5} more)` : "";
+  return new ReportLoadError(`${path}: not ${what}: ${lines.join("; ")}${more}`);
+}
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ReportLoadError(`${path}: cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+function readJson(path: string): unknown {
+  const text = readText(path);
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ReportLoadError(`${path}: not JSON: ${(err as Error).message}`);
+  }
+}
+
+function readCsv(path: string): ResultRow[] {
+  try {
+    const rows = parseResultsCsv(readText(path));
+    if (rows.length === 0) throw new ReportLoadError(`${path}: has a header but no result rows`);
+    return rows;
+  } catch (err) {
+    if (err instanceof ResultsCsvError) {
+      const what = basename(path) === "results.csv" ? "" : "not a results.csv (and not a directory or JSON): ";
+      throw new ReportLoadError(`${path}: ${what}${err.message}`);
+    }
+    throw err;
+  }
+}
+
+const zone = z.string().nullable().optional();
+
+const verifierReportSchema = z.object({
+  ok: z.boolean(),
+  mode: z.enum(["cluster", "replication"]),
+  failures: z.array(z.object({ code: z.string(), message: z.string() })),
+  shards: z.array(
+    z.object({
+      primary: z.object({ address: z.string(), zone, slotRanges: z.array(z.string()), keys: z.number().nullable().optional() }),
+      replicas: z.array(z.object({ address: z.string(), zone, crossAz: z.boolean(), linkUp: z.boolean().optional() })),
+    }),
+  ),
+  primariesPerZone: z.record(z.string(), z.number()),
+  nodeCount: z.number().int().nonnegative(),
+  notes: z.array(z.string()).optional(),
+});
+
+const verifyFileSchema = z.object({ before: verifierReportSchema.optional(), after: verifierReportSchema.optional() });
+
+type VerifierReport = z.infer<typeof verifierReportSchema>;
+
+function zonesOf(shards: TopologyShard[]): string[] {
+  const all = shards.flatMap((s) => [s.zone, ...s.replicas.map((r) => r.zone)]);
+  return [...new Set(all.filter((z): z is string => z !== null))].sort();
+}
+
+function viewOf(mode: ResultMode, r: VerifierReport): TopologyView {
+  const shards: TopologyShard[] = r.shards.map((s) => ({
+    address: s.primary.address,
+    zone: s.primary.zone ?? null,
+    slotRanges: s.primary.slotRanges,
+    keys: s.primary.keys ?? null,
+    replicas: s.replicas.map((x) => ({ address: x.address, zone: x.zone ?? null, crossAz: x.crossAz, linkUp: x.linkUp ?? null })),
+  }));
+  return {
+    mode,
+    ok: r.ok,
+    failures: r.failures.map((f) => ({ code: f.code, message: f.message })),
+    shards,
+    primariesPerZone: r.primariesPerZone,
+    zones: zonesOf(shards),
+    nodeCount: r.nodeCount,
+    notes: r.notes ?? [],
+  };
+}
+
+function workloadFromRows(rows: ResultRow[], name?: string): WorkloadView {
+  const one = <T>(values: T[]): T | null => (new Set(values).size === 1 ? (values[0] ?? null) : null);
+  return {
+    name: name ?? [...new Set(rows.map((r) => r.workload))].join(", "),
+    tests: [...new Set(rows.map((r) => r.test))],
+    clients: one(rows.map((r) => r.clients)),
+    pipeline: one(rows.map((r) => r.pipeline)),
+    dataSize: one(rows.map((r) => r.datasize)),
+    threads: null,
+    keyspaceLength: null,
+    requests: null,
+    minDurationSeconds: null,
+  };
+}
+
+function versionsFromRows(rows: Pick<ResultRow, "server_version" | "client_version">[]): [string, string][] {
+  const list = (k: "server_version" | "client_version") => [...new Set(rows.map((r) => r[k]))].join(", ");
+  return [
+    ["Valkey server", list("server_version")],
+    ["Benchmark client", list("client_version")],
+  ];
+}
+
+function readSweep(path: string): SweepRow[] {
+  try {
+    const rows = parseSweepCsv(readText(path));
+    if (rows.length === 0) throw new ReportLoadError(`${path}: has a header but no sweep rows`);
+    return rows;
+  } catch (err) {
+    if (err instanceof SweepCsvError) throw new ReportLoadError(`${path}: ${err.message}`);
+    throw err;
+  }
+}
+
+function loadRunDir(dir: string): ReportSource {
+  const csvPath = join(dir, "results.csv");
+  const sweepPath = join(dir, "sweep.csv");
+  const hasSweep = existsSync(sweepPath);
+  if (!existsSync(csvPath) && !hasSweep) {
+    throw new ReportLoadError(`${dir}: no results.csv or sweep.csv in this directory (is it a results/<timestamp>/ run directory?)`);
+  }
+  const sweep = hasSweep ? readSweep(sweepPath) : undefined;
+  const rows = existsSync(csvPath) ? readCsv(csvPath) : [];
+  let meta: RunMeta | undefined;
+  const metaPath = join(dir, RUN_META_FILE);
+  if (existsSync(metaPath)) {
+    const parsed = runMetaSchema.safeParse(readJson(metaPath));
+    if (!parsed.success) throw describeIssues(metaPath, "a run.json this version writes", parsed.error);
+    meta = parsed.data;
+  }
+  const topology: TopologyView[] = [];
+  for (const mode of ["replication", "cluster"] as const) {
+    const path = join(dir, "raw", `verify-${mode}.json`);
+    if (!existsSync(path)) continue;
+    const parsed = verifyFileSchema.safeParse(readJson(path));
+    if (!parsed.success) throw describeIssues(path, "a verifier report ({ before, after })", parsed.error);
+    const r = parsed.data.after ?? parsed.data.before;
+    if (r) topology.push(viewOf(mode, r));
+  }
+  const w = meta?.workload;
+  const workload: WorkloadView = w
+    ? {
+        name: w.name,
+        tests: w.tests.map((t) => t.toUpperCase()),
+        clients: w.clients,
+        pipeline: w.pipeline,
+        dataSize: w.dataSize,
+        threads: w.threads,
+        keyspaceLength: w.keyspaceLength,
+        requests: w.requests,
+        minDurationSeconds: w.minDurationSeconds,
+      }
+    : sweep && rows.length === 0
+      ? { ...workloadFromRows([]), name: [...new Set(sweep.map((r) => r.workload))].join(", "), tests: [...new Set(sweep.map((r) => r.test))] }
+      : workloadFromRows(rows);
+  const versions: [string, string][] = meta
+    ? [["Valkey server", meta.versions.server], ["Benchmark client", meta.versions.client], ["valkey-cli / redis-cli", meta.versions.cli]]
+    : versionsFromRows(rows.length > 0 ? rows : (sweep ?? []));
+  return {
+    ...(sweep ? { sweep } : {}),
+    label: basename(dir),
+    kind: meta?.target ? "endpoint" : "local-run",
+    path: dir,
+    rows,
+    topology,
+    workload,
+    versions,
+    machine: meta?.machine ?? null,
+    environment: meta?.target
+      ? `the benchmark client on this machine against the endpoint ${meta.target} (over the network path between them)`
+      : "this machine: every server and the benchmark client on 127.0.0.1, zones are names assigned round-robin",
+    describe: meta?.topologies ?? [
+      ...topology.map((t) => `${t.mode}: ${t.shards.length} primary(ies), ${t.nodeCount} nodes`),
+      ...(sweep ? [`shard sweep: ${[...new Set(sweep.map((r) => r.shards))].join(", ")} primaries × (1 + ${sweep[0]?.replicas_per_primary ?? "?"}), one cluster per step`] : []),
+    ],
+  };
+}
+
+const resultRowSchema = z.object({
+  workload: z.string(),
+  mode: z.enum(RESULT_MODES as [ResultMode, ...ResultMode[]]),
+  test: z.string().min(1),
+  rps: z.number().nonnegative(),
+  p50_ms: z.number().nonnegative(),
+  clients: z.number().int(),
+  pipeline: z.number().int(),
+  datasize: z.number().int(),
+  timestamp: z.string().regex(RESULT_TIMESTAMP_PATTERN, "not YYYYMMDD-HHMMSS"),
+  p95_ms: z.number().nonnegative(),
+  p99_ms: z.number().nonnegative(),
+  duration_s: z.number().nonnegative(),
+  requests: z.number().int(),
+  server_version: z.string(),
+  client_version: z.string(),
+  avg_ms: z.number(),
+  min_ms: z.number(),
+  max_ms: z.number(),
+  notes: z.string(),
+});
+
+/** The fields of stacks/outputs.ts `StackReport` (schemaVersion 1) the report reads. */
+export const stackReportSchema = z.object({
+  schemaVersion: z.literal(1),
+  project: z.literal("valkey-on-eks"),
+  stack: z.string(),
+  platform: z.string(),
+  mode: z.enum(["cluster", "replication"]),
+  pods: z.number().int(),
+  zones: z.array(z.string()),
+  topology: z
+    .object({
+      ok: z.boolean(),
+      failures: z.array(z.object({ code: z.string(), message: z.string() })),
+      primaries: z.array(
+        z.object({
+          address: z.string(),
+          zone: z.string().nullable(),
+          slotRanges: z.array(z.string()),
+          keys: z.number().nullable(),
+          replicas: z.array(z.object({ address: z.string(), zone: z.string().nullable(), crossAz: z.boolean() })),
+        }),
+      ),
+      primariesPerZone: z.record(z.string(), z.number()),
+    })
+    .nullable(),
+  benchmark: z.object({ rows: z.array(resultRowSchema), csv: z.string() }).nullable(),
+  versions: z.object({
+    valkeyImage: z.string(),
+    server: z.string().nullable(),
+    client: z.string().nullable(),
+    kubernetesVersion: z.string().nullable(),
+    karpenterChart: z.string().nullable(),
+  }),
+});
+
+export type StackReportInput = z.infer<typeof stackReportSchema>;
+
+function loadStackReport(path: string, json: unknown): ReportSource {
+  // `pulumi stack output --json` (all outputs) wraps the report under its output name.
+  const candidate =
+    typeof json === "object" && json !== null && !("schemaVersion" in json) && "report" in json ? json.report : json;
+  const parsed = stackReportSchema.safeParse(candidate);
+  if (!parsed.success) {
+    throw describeIssues(path, "a stack report (`pulumi stack output report --json`, schemaVersion 1)", parsed.error);
+  }
+  const r = parsed.data;
+  if (r.benchmark === null || r.benchmark.rows.length === 0) {
+    throw new ReportLoadError(`${path}: benchmark: the stack report has no benchmark rows (was benchmark.enabled false?)`);
+  }
+  const other = r.benchmark.rows.findIndex((row) => row.mode !== r.mode);
+  if (other >= 0) throw new ReportLoadError(`${path}: benchmark.rows.${other}.mode is ${r.benchmark.rows[other]?.mode}, but the stack's mode is ${r.mode}`);
+  const topology: TopologyView[] = [];
+  if (r.topology !== null) {
+    const shards: TopologyShard[] = r.topology.primaries.map((p) => ({
+      address: p.address,
+      zone: p.zone,
+      slotRanges: p.slotRanges,
+      keys: p.keys,
+      replicas: p.replicas.map((x) => ({ ...x, linkUp: null })),
+    }));
+    topology.push({
+      mode: r.mode,
+      ok: r.topology.ok,
+      failures: r.topology.failures,
+      shards,
+      primariesPerZone: r.topology.primariesPerZone,
+      zones: zonesOf(shards),
+      nodeCount: shards.reduce((n, s) => n + 1 + s.replicas.length, 0),
+      notes: [],
+    });
+  }
+  const v = r.versions;
+  const versions: [string, string][] = [["Valkey image", v.valkeyImage]];
+  if (v.server) versions.push(["Valkey server", v.server]);
+  if (v.client) versions.push(["Benchmark client", v.client]);
+  if (v.kubernetesVersion) versions.push(["Kubernetes (EKS)", v.kubernetesVersion]);
+  if (v.karpenterChart) versions.push(["Karpenter chart", v.karpenterChart]);
+  return {
+    label: `stack ${r.stack}`,
+    kind: "stack",
+    path,
+    rows: r.benchmark.rows,
+    topology,
+    workload: workloadFromRows(r.benchmark.rows),
+    versions,
+    machine: null,
+    environment: `${r.platform} stack "${r.stack}": ${r.mode} mode, ${r.pods} Valkey pods over zones ${r.zones.join(", ")}; benchmark from one client pod (a Job) inside the cluster`,
+    describe: [`${r.mode}: ${r.pods} pods`],
+  };
+}
+
+/** Loads one `--from` path: a results directory, a stack report JSON file, or a results.csv file. */
+export function loadSource(path: string): ReportSource {
+  let isDir: boolean;
+  try {
+    isDir = statSync(path).isDirectory();
+  } catch (err) {
+    throw new ReportLoadError(`${path}: ${(err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (err as Error).message}`);
+  }
+  if (isDir) return loadRunDir(path);
+  const text = readText(path);
+  if (/^\s*[[{]/.test(text)) return loadStackReport(path, readJson(path));
+  const rows = readCsv(path);
+  const parent = basename(dirname(path));
+  return {
+    label: RESULT_TIMESTAMP_PATTERN.test(parent) ? parent : basename(path),
+    kind: "results-csv",
+    path,
+    rows,
+    topology: [],
+    workload: workloadFromRows(rows),
+    versions: versionsFromRows(rows),
+    machine: null,
+    environment: "not recorded (a bare results.csv)",
+    describe: [],
+  };
+}
+
+/** Loads every path in order; labels are made unique ("x", "x (2)"). */
+export function loadSources(paths: readonly string[]): ReportSource[] {
+  if (paths.length === 0) throw new ReportLoadError("no source given: pass --from <results dir | stack report .json | results.csv>");
+  const sources = paths.map(loadSource);
+  const seen = new Map<string, number>();
+  for (const s of sources) {
+    const n = (seen.get(s.label) ?? 0) + 1;
+    seen.set(s.label, n);
+    if (n > 1) s.label = `${s.label} (${n})`;
+  }
+  return sources;
+}

@@ -1,0 +1,74 @@
+/**
+ * Renders the report: the charts (Vega-Lite → SVG, in Node) and the page, and writes
+ * `report.html`. The chart list is data-driven like the sections: a chart is rendered only when
+ * its data is present (later charts, e.g. the sweep or a drill timeline, are more entries).
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { TopLevelSpec } from "vega-lite";
+import { renderChartSvg } from "./chart-render.js";
+import { latencyChartSpec, rpsChartSpec } from "./chart-specs.js";
+import { loadSources } from "./load.js";
+import { seriesOf, type ReportInput, type ReportSource } from "./model.js";
+import { buildReportHtml, type RenderedCharts } from "./page.js";
+import { hasSweep, sweepChartSpec } from "./sweep-section.js";
+
+export const REPORT_FILE = "report.html";
+
+export interface ChartDef {
+  id: string;
+  title: string;
+  caption: string;
+  when: (input: ReportInput) => boolean;
+  spec: (input: ReportInput) => TopLevelSpec;
+}
+
+const hasRows = (i: ReportInput) => seriesOf(i).length > 0;
+
+export const CHARTS: readonly ChartDef[] = [
+  { id: "rps", title: "Requests per second", caption: "per test, one bar per mode (higher is better).", when: hasRows, spec: rpsChartSpec },
+  {
+    id: "latency",
+    title: "Latency percentiles",
+    caption: "p50, p95 and p99 in ms per test, one bar per mode (lower is better; each test has its own scale).",
+    when: hasRows,
+    spec: latencyChartSpec,
+  },
+  {
+    id: "sweep",
+    title: "Throughput against shard count",
+    caption: "measured rps per test (solid) and linear scaling from the first step (dashed).",
+    when: hasSweep,
+    spec: sweepChartSpec,
+  },
+];
+
+export async function renderCharts(input: ReportInput): Promise<RenderedCharts> {
+  const out = new Map<string, { title: string; caption: string; svg: string }>();
+  for (const c of CHARTS) {
+    if (!c.when(input)) continue;
+    out.set(c.id, { title: c.title, caption: c.caption, svg: await renderChartSvg(c.id, c.spec(input)) });
+  }
+  return out;
+}
+
+export function reportTitle(sources: readonly ReportSource[]): string {
+  const modes = new Set(sources.flatMap((s) => s.rows.map((r) => r.mode)));
+  if (modes.size === 0) return "Valkey benchmark: shard-scaling sweep";
+  const what = modes.size === 2 ? "replication vs cluster mode" : [...modes].join(", ") + " mode";
+  return `Valkey benchmark: ${what}${sources.some((s) => s.sweep) ? " and shard-scaling sweep" : ""}`;
+}
+
+export async function renderReport(sources: ReportSource[], now: Date = new Date()): Promise<string> {
+  const input: ReportInput = { title: reportTitle(sources), generatedAt: now.toISOString().replace(/\.\d{3}Z$/, "Z"), sources };
+  return buildReportHtml(input, await renderCharts(input));
+}
+
+/** Loads `from` paths, renders, and writes `<outputDir>/report.html`; returns its path. */
+export async function writeReport(from: readonly string[], outputDir: string): Promise<string> {
+  const html = await renderReport(loadSources(from));
+  mkdirSync(outputDir, { recursive: true });
+  const path = join(outputDir, REPORT_FILE);
+  writeFileSync(path, html);
+  return path;
+}

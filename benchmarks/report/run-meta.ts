@@ -1,0 +1,67 @@
+/**
+ * run.json: what a local run (or a `vbench bench` run against an endpoint) knows about itself that results.csv does not carry (the full
+ * workload, tool versions, the machine, the topologies it started). Written next to
+ * results.csv by `vbench local`; read by the report loader. Optional: a results directory
+ * without it still renders, with those facts marked "not recorded".
+ */
+import { cpus, release, totalmem, type as osType } from "node:os";
+import { z } from "zod";
+import type { Workload } from "../workload.js";
+import type { MachineView } from "./model.js";
+
+export const RUN_META_VERSION = 1;
+export const RUN_META_FILE = "run.json";
+
+export const machineSchema = z.object({
+  cpuModel: z.string(),
+  cpus: z.number().int().positive(),
+  memoryGiB: z.number().positive(),
+  os: z.string(),
+  node: z.string(),
+});
+
+export const runMetaSchema = z.object({
+  schemaVersion: z.literal(RUN_META_VERSION),
+  kind: z.literal("local-run"),
+  workload: z.object({
+    name: z.string(),
+    requests: z.number(),
+    clients: z.number(),
+    pipeline: z.number(),
+    dataSize: z.number(),
+    threads: z.number(),
+    keyspaceLength: z.number(),
+    tests: z.array(z.string()),
+    minDurationSeconds: z.number(),
+    maxRequests: z.number(),
+  }),
+  versions: z.object({ server: z.string(), client: z.string(), cli: z.string() }),
+  machine: machineSchema,
+  /** e.g. ["replication: 1 primary + 3 replicas", "cluster: 3 primaries × 1 replica(s), 6 nodes"] */
+  topologies: z.array(z.string()),
+  /** `vbench bench`: the endpoint measured (`host:port`); absent for runs on local servers. */
+  target: z.string().optional(),
+});
+
+export type RunMeta = z.infer<typeof runMetaSchema>;
+
+/** This machine, as the report shows it. */
+export function captureMachine(): MachineView {
+  const list = cpus();
+  return {
+    cpuModel: list[0]?.model.trim() || "unknown",
+    cpus: list.length,
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    os: `${osType()} ${release()} ${process.arch}`,
+    node: process.version,
+  };
+}
+
+export function buildRunMeta(
+  workload: Workload,
+  versions: { server: string; client: string; cli: string },
+  topologies: string[],
+  machine: MachineView = captureMachine(),
+): RunMeta {
+  return { schemaVersion: RUN_META_VERSION, kind: "local-run", workload: { ...workload, tests: [...workload.tests] }, versions, machine, topologies };
+}

@@ -1,0 +1,99 @@
+/**
+ * Benchmarks an endpoint you already have (your own Valkey, a managed service reachable from
+ * here) with the same pipeline as the local comparison: verify the topology (recorded, not a
+ * gate: the verifier has no zone map for a foreign endpoint), run the workload with re-runs,
+ * verify again, and write `<outputDir>/<timestamp>/{results.csv,summary.md,run.json,report.html,raw/}`.
+ * The password reaches the benchmark client only through its environment and the verifier only
+ * through AUTH (see benchmark-runner.ts).
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { resolveBinaries } from "../binaries.js";
+import { runTimestamp } from "../local/local-comparison.js";
+import { writeReport } from "../report/render.js";
+import { buildRunMeta, RUN_META_FILE } from "../report/run-meta.js";
+import { DirectConnector } from "../topology/connector.js";
+import { endpointKey, type NodeEndpoint } from "../topology/endpoint.js";
+import { parseInfo } from "../topology/info.js";
+import { formatTopologyReport } from "../verify/format-report.js";
+import type { TopologyReport } from "../verify/verify-types.js";
+import { verifyTopology } from "../verify/verify-topology.js";
+import type { Workload } from "../workload.js";
+import { runWorkload, type RunProgressEvent } from "./benchmark-runner.js";
+import { renderComparisonTable, renderSummaryMarkdown } from "./comparison.js";
+import type { ResultMode, ResultRow } from "./result-row.js";
+import { renderResultsCsv } from "./results-csv.js";
+
+export interface EndpointBenchOptions {
+  target: NodeEndpoint;
+  /** Cluster mode (`--cluster`: the client follows the slot map); otherwise a primary. */
+  cluster: boolean;
+  workload: Workload;
+  password?: string;
+  outputDir: string;
+  timestamp?: string;
+  onProgress?: (e: RunProgressEvent) => void;
+}
+
+export interface EndpointBenchResult {
+  runDir: string;
+  rows: ResultRow[];
+  table: string;
+  reportPath: string;
+  /** The verifier's view after the run; `ok` false is reported, not fatal. */
+  topology: TopologyReport;
+}
+
+/** `valkey_version` (or `redis_version` for a Redis-compatible server) from INFO server. */
+async function serverVersion(target: NodeEndpoint, password: string | undefined): Promise<string> {
+  const client = await new DirectConnector({ password }).connect(target);
+  try {
+    const info = parseInfo(await client.info("server"));
+    return info.get("valkey_version") ?? info.get("redis_version") ?? "unknown";
+  } finally {
+    client.disconnect();
+  }
+}
+
+export async function runEndpointBench(o: EndpointBenchOptions): Promise<EndpointBenchResult> {
+  const mode: ResultMode = o.cluster ? "cluster" : "replication";
+  const timestamp = o.timestamp ?? runTimestamp();
+  const runDir = resolve(o.outputDir, timestamp);
+  const rawDir = join(runDir, "raw");
+  const binaries = resolveBinaries();
+  const version = await serverVersion(o.target, o.password);
+  const connector = new DirectConnector({ password: o.password });
+  const verify = () => verifyTopology({ mode, seeds: [o.target], connector });
+  const before = await verify();
+  mkdirSync(rawDir, { recursive: true });
+  const rows = await runWorkload({
+    workload: o.workload,
+    target: { host: o.target.host, port: o.target.port, cluster: o.cluster },
+    mode,
+    client: binaries.benchmark,
+    serverVersion: version,
+    password: o.password,
+    timestamp,
+    rawDir,
+    onProgress: o.onProgress,
+  });
+  const after = await verify();
+  await connector.close();
+  const versions = { server: version, client: `${binaries.benchmark.flavor}-benchmark ${binaries.benchmark.version}`, cli: binaries.cli.version };
+  const describe = `${mode === "cluster" ? "cluster" : "primary"} endpoint ${endpointKey(o.target)}: ${after.shards.length} primar${after.shards.length === 1 ? "y" : "ies"}, ${after.nodeCount} nodes`;
+  writeFileSync(join(runDir, "results.csv"), renderResultsCsv(rows));
+  writeFileSync(join(rawDir, `verify-${mode}.json`), `${JSON.stringify({ before, after }, null, 2)}\n`);
+  writeFileSync(
+    join(runDir, "summary.md"),
+    renderSummaryMarkdown({
+      rows,
+      title: `Endpoint benchmark: ${endpointKey(o.target)} (${mode})`,
+      topology: [`### ${describe}`, "", "```", formatTopologyReport(after), "```", ""],
+      versions,
+    }),
+  );
+  const meta = { ...buildRunMeta(o.workload, versions, [describe]), target: endpointKey(o.target) };
+  writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(meta, null, 2)}\n`);
+  const reportPath = await writeReport([runDir], runDir);
+  return { runDir, rows, table: renderComparisonTable(rows), reportPath, topology: after };
+}
