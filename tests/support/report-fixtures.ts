@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { parseResultsCsv, renderResultsCsv } from "../../benchmarks/run/results-csv.js";
 import type { ResultMode } from "../../benchmarks/run/result-row.js";
 import type { TopologyReport } from "../../benchmarks/verify/verify-types.js";
-import { loadStackFile } from "../../stacks/config-schema.js";
+import { loadStackFile } from "../../config/schema.js";
 import { stackReport, type StackReport } from "../../stacks/outputs.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
