@@ -6,10 +6,11 @@
  */
 import { Redis } from "ioredis";
 import type { NodeEndpoint } from "../topology/endpoint.js";
-import { parseInfo } from "../topology/info.js";
 import { sleep } from "../util/poll-until.js";
 
 export interface ProbeWrite {
+  /** Sequence number: writes are sent in this order, one at a time. */
+  seq: number;
   /** Date.now() when the write was acknowledged. */
   at: number;
   key: string;
@@ -18,58 +19,75 @@ export interface ProbeWrite {
 export class WriteProbe {
   readonly acked: ProbeWrite[] = [];
   errors = 0;
+  /** The last write error's message. */
+  lastError: string | undefined;
   private stopped = false;
   private loop: Promise<void> | undefined;
-  private readonly client: Redis;
+  private client: Redis;
   private n = 0;
 
   constructor(
-    endpoint: NodeEndpoint,
-    password: string | undefined,
+    private readonly endpoint: NodeEndpoint,
+    private readonly password: string | undefined,
     private readonly prefix = "probe",
   ) {
-    this.client = new Redis({
-      host: endpoint.host,
-      port: endpoint.port,
-      password,
+    this.client = this.dial();
+  }
+
+  private dial(): Redis {
+    const client = new Redis({
+      host: this.endpoint.host,
+      port: this.endpoint.port,
+      password: this.password,
       lazyConnect: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       connectTimeout: 1000,
       commandTimeout: 1000,
-      retryStrategy: () => 20,
+      retryStrategy: () => null,
       enableReadyCheck: false,
     });
-    this.client.on("error", () => {
+    client.on("error", () => {
       /* counted per failed write */
     });
+    return client;
   }
 
   start(): this {
     this.loop = (async () => {
       await this.client.connect().catch(() => undefined);
       while (!this.stopped) {
-        const key = `${this.prefix}:${++this.n}`;
+        const seq = ++this.n;
+        const key = `${this.prefix}:${seq}`;
         try {
-          await this.client.set(key, String(this.n));
-          this.acked.push({ at: Date.now(), key });
-        } catch {
+          await this.client.set(key, String(seq));
+          this.acked.push({ seq, at: Date.now(), key });
+        } catch (err) {
           this.errors++;
+          this.lastError = (err as Error).message;
+          // A fresh connection after any failed write, as an application's pool would do
+          // (ioredis can stay "ready" on a socket the proxy already closed).
+          this.client.disconnect();
           await sleep(10);
+          this.client = this.dial();
+          await this.client.connect().catch(() => undefined);
         }
       }
     })();
     return this;
   }
 
-  /** The first write acknowledged at or after `t` (ms since epoch). */
-  firstAckAfter(t: number): ProbeWrite | undefined {
-    return this.acked.find((w) => w.at >= t);
+  /**
+   * A mark in the write sequence: writes after it are sent after this call returns (one
+   * write is in flight at a time, and this runs on the same event loop as the sender).
+   */
+  mark(): number {
+    return this.n;
   }
 
-  /** The `tcp_port` of the server the endpoint currently sends this client to. */
-  async serverPort(): Promise<number> {
-    return Number(parseInfo(await this.client.info("server")).get("tcp_port"));
+  /** The first acknowledged write sent after `mark` (a value of `mark()`). */
+  firstAckAfter(mark: number): ProbeWrite | undefined {
+    return this.acked.find((w) => w.seq > mark);
   }
 
   async stop(): Promise<void> {
