@@ -15,7 +15,7 @@ import { dirname, join } from "node:path";
 import { renderHaproxyCfg } from "../../components/valkey/haproxy-cfg.js";
 import { DEFAULT_MASTER_NAME } from "../../components/valkey/replication-start.js";
 import { renderSentinelConf, type SentinelTimings } from "../../components/valkey/sentinel-conf.js";
-import { renderStartScript, replicationIncludeFile } from "../../components/valkey/start-script.js";
+import { renderStartScript, replicationIncludeFile, type StartScriptOptions } from "../../components/valkey/start-script.js";
 import { includeFiles } from "../../components/valkey/valkey-conf.js";
 import { resolveBinaries, which } from "../binaries.js";
 import { openClient } from "../topology/connector.js";
@@ -25,7 +25,7 @@ import { pollUntil } from "../util/poll-until.js";
 import { waitForReplicaLinks } from "./local-replication.js";
 import { freePort } from "./ports.js";
 import { renderLocalValkeyConf } from "./valkey-config-file.js";
-import { LocalFleet, type StartOptions, type ValkeyProcess } from "./valkey-process.js";
+import { LocalFleet, type LaunchCommand, type LaunchContext, type StartOptions, type ValkeyProcess } from "./valkey-process.js";
 
 export interface SentinelTopologyOptions extends Partial<SentinelTimings> {
   /** Replicas besides the first primary (members = replicas + 1). */
@@ -138,7 +138,6 @@ export class SentinelTopology {
     const m = this.members[ordinal];
     if (m === undefined) throw new Error(`no member ${ordinal}`);
     if (m.proc?.alive()) throw new Error(`${m.name} is still running`);
-    const bin = resolveBinaries();
     const waitSeconds = this.o.memberWaitSeconds ?? 60;
     const failoverRetrySeconds = Math.max(1, Math.ceil((2 * this.timings.failoverTimeoutMs) / 1000));
     m.proc = await this.fleet.start({
@@ -146,46 +145,18 @@ export class SentinelTopology {
       bind: m.host,
       port: m.port,
       startTimeoutMs: (waitSeconds + 15) * 1000,
-      launch: ({ dir, logfile }) => {
-        const dataDir = join(dir, "data");
-        const runDir = join(dir, "run");
-        const passwordFile = join(dir, "secret", "password");
-        m.dataDir = dataDir;
-        if (opts.wipeData) rmSync(dataDir, { recursive: true, force: true });
-        mkdirSync(dirname(passwordFile), { recursive: true, mode: 0o700 });
-        if (this.o.password !== undefined) writeFileSync(passwordFile, this.o.password, { mode: 0o600 });
-        const files = includeFiles(runDir);
-        const conf = renderLocalValkeyConf({
-          ...this.o.server,
-          port: m.port,
-          bind: m.host,
-          dir: dataDir,
-          logfile,
-          includes: [files.auth, files.announce, replicationIncludeFile(runDir)],
-        });
-        writeFileSync(join(dir, "valkey.conf"), conf, { mode: 0o600 });
-        const script = renderStartScript({
-          mode: "replication",
-          auth: this.o.password !== undefined,
-          passwordFile,
-          runDir,
-          dataDir,
-          sentinel: { masterName: this.masterName, waitSeconds, firstStartGraceSeconds: 2, agreementSeconds: 5, failoverRetrySeconds },
-        });
-        writeFileSync(join(dir, "start.sh"), script, { mode: 0o700 });
-        return {
-          command: "sh",
-          args: [join(dir, "start.sh"), join(dir, "valkey.conf")],
-          env: {
-            PATH: `${dirname(bin.server.path)}:${process.env.PATH ?? ""}`,
-            VALKEY_CLI: bin.cli.path,
-            VALKEY_SENTINELS: this.sentinels.map((s) => s.address).join(","),
-            VALKEY_ANNOUNCE_HOST: m.host,
-            VALKEY_PORT: String(m.port),
-            VALKEY_ORDINAL: String(ordinal),
-          },
-        };
-      },
+      launch: memberLaunch({
+        ordinal,
+        host: m.host,
+        port: m.port,
+        password: this.o.password,
+        sentinels: this.sentinels.map((x) => x.address),
+        masterName: this.masterName,
+        server: this.o.server,
+        wipeData: opts.wipeData,
+        sentinel: { waitSeconds, firstStartGraceSeconds: 2, agreementSeconds: 5, failoverRetrySeconds },
+        onDataDir: (d) => (m.dataDir = d),
+      }),
     });
     return m;
   }
@@ -306,6 +277,70 @@ export class SentinelTopology {
   async stopAll(): Promise<void> {
     await this.fleet.stopAll();
   }
+}
+
+export interface MemberLaunchOptions {
+  ordinal: number;
+  host: string;
+  port: number;
+  password?: string;
+  sentinels: readonly string[];
+  masterName: string;
+  server?: SentinelTopologyOptions["server"];
+  /** Empty the data dir first (a lost volume). */
+  wipeData?: boolean;
+  /** Timings of the start decision. */
+  sentinel?: Omit<NonNullable<StartScriptOptions["sentinel"]>, "masterName" | "sentinels" | "port">;
+  onDataDir?: (dir: string) => void;
+}
+
+/**
+ * How a member starts locally: the rendered entrypoint (the pods' start.sh with the Sentinel
+ * decision) under `sh`, per-member values in the environment, the password in a 0600 file.
+ * Layout of the member dir: data/ (the data dir), run/ (the includes), secret/password.
+ */
+export function memberLaunch(o: MemberLaunchOptions): (ctx: LaunchContext) => LaunchCommand {
+  return ({ dir, logfile }) => {
+    const bin = resolveBinaries();
+    const dataDir = join(dir, "data");
+    const runDir = join(dir, "run");
+    const passwordFile = join(dir, "secret", "password");
+    o.onDataDir?.(dataDir);
+    if (o.wipeData) rmSync(dataDir, { recursive: true, force: true });
+    mkdirSync(dirname(passwordFile), { recursive: true, mode: 0o700 });
+    if (o.password !== undefined) writeFileSync(passwordFile, o.password, { mode: 0o600 });
+    const files = includeFiles(runDir);
+    const conf = renderLocalValkeyConf({
+      ...o.server,
+      port: o.port,
+      bind: o.host,
+      dir: dataDir,
+      logfile,
+      includes: [files.auth, files.announce, replicationIncludeFile(runDir)],
+    });
+    writeFileSync(join(dir, "valkey.conf"), conf, { mode: 0o600 });
+    const script = renderStartScript({
+      mode: "replication",
+      auth: o.password !== undefined,
+      passwordFile,
+      runDir,
+      dataDir,
+      sentinel: { ...o.sentinel, masterName: o.masterName },
+    });
+    writeFileSync(join(dir, "start.sh"), script, { mode: 0o700 });
+    return {
+      command: "sh",
+      args: [join(dir, "start.sh"), join(dir, "valkey.conf")],
+      env: {
+        PATH: `${dirname(bin.server.path)}:${process.env.PATH ?? ""}`,
+        VALKEY_CLI: bin.cli.path,
+        VALKEY_SENTINELS: o.sentinels.join(","),
+        VALKEY_ANNOUNCE_HOST: o.host,
+        VALKEY_PORT: String(o.port),
+        VALKEY_ORDINAL: String(o.ordinal),
+      },
+    };
+  };
 }
 
 /** SIGKILL and wait for the exit. */
