@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { killHard, SentinelTopology, type Member } from "../benchmarks/local/sentinel-topology.js";
 import { WriteProbe } from "../benchmarks/local/write-probe.js";
 import { waitForReplicaLinks } from "../benchmarks/local/local-replication.js";
-import { openClient } from "../benchmarks/topology/connector.js";
+import { DirectConnector, openClient } from "../benchmarks/topology/connector.js";
+import { verifyTopology } from "../benchmarks/verify/verify-topology.js";
 import { parseInfo } from "../benchmarks/topology/info.js";
 import { pollUntil } from "../benchmarks/util/poll-until.js";
 
@@ -95,7 +96,7 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
     const probe = new WriteProbe(t.proxy!.write, password).start();
     let killMark = 0;
     try {
-      await pollUntil(async () => (probe.acked.length >= 50 ? true : `${probe.acked.length} writes`), { timeoutMs: 10_000, what: "writes through the endpoint" });
+      await pollUntil(() => Promise.resolve(probe.acked.length >= 50 ? true : `${probe.acked.length} writes`), { timeoutMs: 10_000, what: "writes through the endpoint" });
       const killedAt = Date.now();
       killMark = probe.mark();
       await killHard(old.proc);
@@ -103,7 +104,7 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
       const promotedMark = probe.mark();
       expect(promoted.address).not.toBe(old.address);
       expect(await t.role(promoted)).toBe("master");
-      await pollUntil(async () => (probe.firstAckAfter(promotedMark) ? true : "no write acknowledged since the promotion"), { timeoutMs: 5000, what: "a write through the endpoint" });
+      await pollUntil(() => Promise.resolve(probe.firstAckAfter(promotedMark) ? true : "no write acknowledged since the promotion"), { timeoutMs: 5000, what: "a write through the endpoint" });
       await waitForEndpointOn(promoted, 1000);
       expect(probe.firstAckAfter(killMark)!.at - killedAt).toBeLessThan(DOWN_AFTER_MS + 15_000);
     } finally {
@@ -122,6 +123,11 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
     await t.startMember(old.ordinal);
     expect(old.proc!.stderr()).toContain(`primary of ${t.masterName} is ${primary.host} ${primary.port}: starting as its replica`);
     await expectReplicaOf(old, primary);
+    // The verifier finds the promoted primary through the Sentinels and sees both replicas linked.
+    const connector = new DirectConnector({ password, connectTimeoutMs: 1000 });
+    const report = await verifyTopology({ mode: "replication", seeds: [], connector, expect: { replicas: 2 }, sentinel: { endpoints: t.sentinelEndpoints, masterName: t.masterName, connector } });
+    expect(report.failures).toEqual([]);
+    expect(report.seed).toBe(primary.address);
   }, 90_000);
 
   it("the primary restarts with an EMPTY data dir before the Sentinels notice: failover first, no replica loses a key", async () => {
@@ -143,12 +149,18 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
     } finally {
       await eachSentinel("SET", t.masterName, "down-after-milliseconds", String(DOWN_AFTER_MS));
     }
+    // No member loses a key: every member (the emptied one included, once resynced) holds them all.
+    await pollUntil(
+      async () => {
+        const counts = await Promise.all(t.members.map((m) => dbsize(m).catch(() => -1)));
+        return counts.every((n) => n === expected) ? true : `keys per member: ${counts.join(", ")} (expected ${expected})`;
+      },
+      { timeoutMs: 20_000, intervalMs: 250, what: "every member to hold every key" },
+    );
     expect(old.proc!.stderr()).toContain("its data dir is empty and 2 live replica(s) hold the data: asking a Sentinel for SENTINEL FAILOVER first");
     const primary = t.member(await t.primaryFromSentinels());
     expect(primary.address).not.toBe(old.address);
     await expectReplicaOf(old, primary);
-    await pollUntil(async () => ((await dbsize(old)) === expected ? true : "old primary resyncing"), { timeoutMs: 15_000, what: "the emptied member to get every key back" });
-    expect(await Promise.all(t.members.map(dbsize))).toEqual(t.members.map(() => expected));
   }, 90_000);
 
   it("manual SENTINEL FAILOVER: the write endpoint follows within 10 s", async () => {

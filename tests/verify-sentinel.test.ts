@@ -43,7 +43,7 @@ describe("verify --sentinel on real valkey-server and Sentinel processes", () =>
     expect(r.failures).toEqual([]);
     expect(r).toMatchObject({ ok: true, seed: t.members[0]!.address, masterName: t.masterName, nodeCount: 3, zoneCheck: "checked" });
     expect(r.sentinels).toEqual(
-      t.sentinels.map((s) => expect.objectContaining({ address: s.address, zone: s.zone, reachable: true, agrees: true, primary: t.members[0]!.address, quorum: 2 })),
+      t.sentinels.map((s): unknown => expect.objectContaining({ address: s.address, zone: s.zone, reachable: true, agrees: true, primary: t.members[0]!.address, quorum: 2 })),
     );
   });
 

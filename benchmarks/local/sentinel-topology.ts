@@ -347,5 +347,5 @@ export function memberLaunch(o: MemberLaunchOptions): (ctx: LaunchContext) => La
 export async function killHard(p: ValkeyProcess | undefined): Promise<void> {
   if (p === undefined || !p.alive()) return;
   p.signal("SIGKILL");
-  await pollUntil(async () => (p.alive() ? "still running" : true), { timeoutMs: 10_000, what: `${p.name} to exit after SIGKILL` });
+  await pollUntil(() => Promise.resolve(p.alive() ? "still running" : true), { timeoutMs: 10_000, what: `${p.name} to exit after SIGKILL` });
 }

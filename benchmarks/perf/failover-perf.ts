@@ -59,7 +59,7 @@ async function main(): Promise<void> {
       let promoted = killed.address;
       let promotionMs = 0;
       try {
-        await pollUntil(async () => (probe.acked.length >= 100 ? true : `${probe.acked.length} writes`), { timeoutMs: 15_000, what: "writes through the endpoint" });
+        await pollUntil(() => Promise.resolve(probe.acked.length >= 100 ? true : `${probe.acked.length} writes`), { timeoutMs: 15_000, what: "writes through the endpoint" });
         const errorsBefore = probe.errors;
         const killedAt = Date.now();
         const mark = probe.mark();
@@ -72,7 +72,7 @@ async function main(): Promise<void> {
           { timeoutMs: downAfterMs + failoverTimeoutMs + 30_000, intervalMs: 20, what: "a promotion" },
         );
         promotionMs = Date.now() - killedAt;
-        await pollUntil(async () => (probe.firstAckAfter(mark) ? true : `no write since the kill (${probe.errors} errors, last: ${probe.lastError ?? "none"}; ${probe.acked.length} acked)`), { timeoutMs: 30_000, intervalMs: 20, what: "a write through the endpoint" });
+        await pollUntil(() => Promise.resolve(probe.firstAckAfter(mark) ? true : `no write since the kill (${probe.errors} errors, last: ${probe.lastError ?? "none"}; ${probe.acked.length} acked)`), { timeoutMs: 30_000, intervalMs: 20, what: "a write through the endpoint" });
         const first = probe.firstAckAfter(mark)!;
         results.push({ run, killed: killed.address, promoted, promotionMs, firstWriteMs: first.at - killedAt, failedWrites: probe.errors - errorsBefore });
       } finally {
