@@ -14,7 +14,7 @@ import { authCommandHex, renderHaproxyCfg } from "../components/valkey/haproxy-c
 import { DEFAULT_MASTER_NAME, renderReplicationStartBlock } from "../components/valkey/replication-start.js";
 import { renderSentinelConf } from "../components/valkey/sentinel-conf.js";
 import { renderStartScript } from "../components/valkey/start-script.js";
-import { which } from "../benchmarks/binaries.js";
+import { resolveBinaries, which } from "../benchmarks/binaries.js";
 import { memberLaunch } from "../benchmarks/local/sentinel-topology.js";
 import { freePort } from "../benchmarks/local/ports.js";
 import { LocalFleet } from "../benchmarks/local/valkey-process.js";
@@ -186,5 +186,19 @@ describe("start decision with no Sentinel answering (real sh, real valkey-server
     }
     await first.stop();
     await expect(start(0, port, [dead], "second")).rejects.toThrow(/only ordinal 0 with an empty data dir may become the first primary/);
+  }, 30_000);
+
+  it("ordinal 0 with an empty data dir does NOT take the primary role when a Sentinel answers with an error (wrong password)", async () => {
+    const sentinel = await fleet.start({
+      name: "sentinel-other-password",
+      bind: "127.0.0.1",
+      launch: ({ dir, port, logfile }) => {
+        const conf = join(dir, "sentinel.conf");
+        const text = renderSentinelConf({ port, bind: "127.0.0.1", dir, logfile, primary: { host: "127.0.0.1", port: 1 }, quorum: 1, downAfterMs: 1000, failoverTimeoutMs: 1000, parallelSyncs: 1, password: "another-password" });
+        writeFileSync(conf, text, { mode: 0o600 });
+        return { command: resolveBinaries().server.path, args: [conf, "--sentinel"] };
+      },
+    });
+    await expect(start(0, await freePort(), [sentinel.address], "noauth")).rejects.toThrow(new RegExp(`1 reachable; errors: ${sentinel.address.replace(/\./g, "\\.")}: NOAUTH`));
   }, 30_000);
 });

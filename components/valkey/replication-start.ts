@@ -29,7 +29,8 @@
  *    and meanwhile the Sentinels see this member down and fail over by themselves). With no
  *    live replica known there is nothing to protect: start as primary.
  * 4. No reachable Sentinel knows a primary: only ordinal 0 with an empty data dir (the very
- *    first start) becomes primary, after a short grace for the Sentinels to come up. Everyone
+ *    first start) becomes primary, after a short grace for the Sentinels to come up, and only
+ *    if no Sentinel answered with an error (a NOAUTH Sentinel may know a primary). Everyone
  *    else (ordinal > 0, or ordinal 0 holding data, which may be a primary demoted while the
  *    Sentinels were away) waits and fails after the bounded wait.
  */
@@ -96,14 +97,17 @@ export function renderReplicationStartBlock(o: ReplicationStartOptions): string[
     `scli() { h=$1; p=$2; shift 2`,
     `  if command -v timeout >/dev/null 2>&1; then timeout ${cliTimeout} "$cli_bin" -h "$h" -p "$p" --raw "$@" 2>/dev/null`,
     `  else "$cli_bin" -h "$h" -p "$p" --raw "$@" 2>/dev/null; fi; }`,
-    `# Sets reachable (Sentinels that answered) and answers ("host port" lines, one per Sentinel that knows a primary).`,
+    `# Sets reachable (Sentinels that answered), answers ("host port" lines, one per Sentinel that knows a`,
+    `# primary) and errors (error replies, e.g. NOAUTH: such a Sentinel may know a primary we cannot see).`,
     `ask_sentinels() {`,
-    `  reachable=0; answers=""`,
+    `  reachable=0; answers=""; errors=""`,
     `  for s in $sentinels; do`,
     `    out=$(scli "\${s%:*}" "\${s##*:}" SENTINEL GET-MASTER-ADDR-BY-NAME "$master_name") || continue`,
     `    reachable=$((reachable + 1))`,
     `    set -- $out`,
-    `    if [ $# -eq 2 ]; then case "$2" in *[!0-9]*) ;; *) answers="$answers$1 $2$nl" ;; esac; fi`,
+    `    if [ $# -eq 0 ]; then continue; fi`,
+    `    case "$#:\${2:-x}" in 2:*[!0-9]*) ;; 2:*) answers="$answers$1 $2$nl"; continue ;; esac`,
+    `    errors="$errors $s: $(printf '%s' "$out" | tr '\n' ' ');"`,
     `  done`,
     `}`,
     `distinct() { printf '%s' "$answers" | sed '/^$/d' | sort -u | wc -l | tr -d ' '; }`,
@@ -127,11 +131,11 @@ export function renderReplicationStartBlock(o: ReplicationStartOptions): string[
     `  if [ -n "$answers" ]; then`,
     `    if [ "$(distinct)" -eq 1 ] || [ "$elapsed" -ge ${agree} ]; then primary=$(most_frequent); break; fi`,
     `    say "the Sentinels disagree on the primary ($(printf '%s' "$answers" | sed '/^$/d' | tr '\\n' ';')): asking again"`,
-    `  elif [ "$ordinal" -eq 0 ] && ! has_data && [ "$elapsed" -ge ${grace} ]; then`,
+    `  elif [ "$ordinal" -eq 0 ] && [ -z "$errors" ] && ! has_data && [ "$elapsed" -ge ${grace} ]; then`,
     `    say "no Sentinel of [$sentinels] knows a primary for $master_name ($reachable reachable) and this is ordinal 0 with an empty data dir: first start, becoming the primary"`,
     `    break`,
     `  fi`,
-    `  [ "$elapsed" -lt ${wait} ] || fail "no Sentinel of [$sentinels] named a primary for $master_name within ${wait}s ($reachable reachable); only ordinal 0 with an empty data dir may become the first primary"`,
+    `  [ "$elapsed" -lt ${wait} ] || fail "no Sentinel of [$sentinels] named a primary for $master_name within ${wait}s ($reachable reachable\${errors:+; errors:$errors}); only ordinal 0 with an empty data dir may become the first primary"`,
     `  sleep 1`,
     `done`,
     `if [ -n "$primary" ] && is_me "$primary" && ! has_data; then`,
