@@ -112,6 +112,19 @@ describe("start script with the Sentinel decision", () => {
     expect(renderStartScript({ mode: "cluster", auth: true, sentinel: {} })).not.toContain("SENTINEL");
   });
 
+  it("fails with a clear message when a per-member value is missing (real sh)", async () => {
+    const root = mkdtempSync(join(dir, "member-"));
+    const path = join(root, "start.sh");
+    writeFileSync(path, renderStartScript({ mode: "replication", auth: false, runDir: join(root, "run"), dataDir: join(root, "data"), sentinel: {} }));
+    const sh = (env: Record<string, string>): Promise<{ code: number; out: string }> =>
+      new Promise((resolve) => execFile("sh", [path, join(root, "valkey.conf")], { env: { PATH: process.env.PATH ?? "", ...env } }, (err, stdout, stderr) => resolve({ code: err === null ? 0 : Number(err.code ?? -1), out: stdout + stderr })));
+    const base = { VALKEY_SENTINELS: "127.0.0.1:1", VALKEY_ANNOUNCE_HOST: "127.0.0.1" };
+    expect(await sh({ ...base })).toEqual({ code: 1, out: "start.sh: cannot tell this member's ordinal: set POD_NAME (<statefulset>-<n>) or VALKEY_ORDINAL\n" });
+    expect(await sh({ ...base, POD_NAME: "valkey" })).toEqual({ code: 1, out: "start.sh: cannot tell this member's ordinal: set POD_NAME (<statefulset>-<n>) or VALKEY_ORDINAL\n" });
+    expect(await sh({ VALKEY_ANNOUNCE_HOST: "127.0.0.1", POD_NAME: "valkey-1" })).toEqual({ code: 1, out: "start.sh: VALKEY_SENTINELS (the Sentinels' host:port list) is empty\n" });
+    expect(await sh({ VALKEY_SENTINELS: "127.0.0.1:1", POD_NAME: "valkey-1" })).toEqual({ code: 1, out: "start.sh: VALKEY_ANNOUNCE_HOST (this member's stable name) is not set\n" });
+  });
+
   it("rejects bad options naming the key", () => {
     const b = { dataDir: "/data", includeFile: "/run/valkey/replication.conf" };
     expect(() => renderReplicationStartBlock({ ...b, sentinels: ["no-port"] })).toThrow(/sentinel 'no-port' is not host:port/);
