@@ -5,6 +5,8 @@
  * SENTINEL_SAME_ZONE from a zone map; SENTINEL_DISAGREE from a Sentinel re-pointed at a
  * replica; usage / connection errors exit 2.
  */
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { killHard, SentinelTopology } from "../benchmarks/local/sentinel-topology.js";
 import { freePort } from "../benchmarks/local/ports.js";
@@ -89,6 +91,11 @@ describe("verify --sentinel on real valkey-server and Sentinel processes", () =>
       for (const s of [s0!, s1!]) if (!s.proc?.alive()) await t.startSentinel(t.sentinels.indexOf(s));
     }
     await t.waitForSentinelViews();
+    // Their state survived the restart: the file Sentinel rewrote (known replicas and peers) was kept, not re-rendered.
+    const state = readFileSync(join(s0!.proc!.dir, "sentinel.conf"), "utf8");
+    expect(state).toMatch(new RegExp(`sentinel known-replica ${t.masterName} `));
+    expect(state).toMatch(new RegExp(`sentinel known-sentinel ${t.masterName} `));
+    expect(statSync(join(s0!.proc!.dir, "sentinel.conf")).mode & 0o777).toBe(0o600);
     // Restarted Sentinels keep their state; their peers count them usable again within seconds.
     await pollUntil(async () => {
       const r = await verify(t.zoneMap);

@@ -188,7 +188,8 @@ export class SentinelTopology {
           });
           writeFileSync(conf, text, { mode: 0o600 });
         }
-        return { command: resolveBinaries().server.path, args: [conf, "--sentinel"] };
+        // Sentinel rewrites its file (with the passwords) as 0644 & ~umask: umask 077 keeps it 0600.
+        return { command: "sh", args: ["-c", 'umask 077 && exec "$0" "$@"', resolveBinaries().server.path, conf, "--sentinel"] };
       },
     });
     return s;
