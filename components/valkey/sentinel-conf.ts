@@ -3,6 +3,8 @@
  * password (`requirepass`, `sentinel auth-pass`, `sentinel sentinel-pass`), so whoever writes
  * it writes it mode 0600; Sentinel rewrites it with its state (epochs, known replicas and
  * Sentinels), so it must live where a restart keeps it and is written only on first start.
+ * Sentinel's rewrite creates the file as `0644 & ~umask`: run it under `umask 077`, or the
+ * rewritten file (passwords included) becomes world-readable.
  */
 import type { NodeEndpoint } from "../../benchmarks/topology/endpoint.js";
 import { DEFAULT_MASTER_NAME } from "./replication-start.js";
