@@ -14,6 +14,7 @@ import type { ValkeyMode } from "../../config/types.js";
 import { PASSWORD_SECRET_KEY } from "../shared.js";
 import { includeFiles } from "./valkey-conf.js";
 import { DATA_DIR, RUN_DIR, SECRET_MOUNT } from "./naming.js";
+import { renderReplicationStartBlock, type ReplicationStartOptions } from "./replication-start.js";
 
 export interface StartScriptOptions {
   mode: ValkeyMode;
@@ -25,6 +26,16 @@ export interface StartScriptOptions {
   runDir?: string;
   /** Created if missing. @default DATA_DIR */
   dataDir?: string;
+  /**
+   * Replication mode with Sentinel: the member asks the Sentinels who the primary is and writes
+   * `replicaof` (or nothing) to `${runDir}/replication.conf`, which valkey.conf must include.
+   */
+  sentinel?: Omit<ReplicationStartOptions, "dataDir" | "includeFile">;
+}
+
+/** The include the Sentinel-aware start decision writes (`replicaof host port`, or empty). */
+export function replicationIncludeFile(runDir: string = RUN_DIR): string {
+  return `${runDir}/replication.conf`;
 }
 
 /** Single-quotes a value for sh. */
@@ -90,6 +101,9 @@ export function renderStartScript(o: StartScriptOptions): string {
     ...announceBlock(o.mode),
     `mv -f "$auth_tmp" ${shQuote(files.auth)}`,
     `mv -f "$announce_tmp" ${shQuote(files.announce)}`,
+    ...(o.sentinel === undefined || o.mode !== "replication"
+      ? []
+      : renderReplicationStartBlock({ ...o.sentinel, dataDir: o.dataDir ?? DATA_DIR, includeFile: replicationIncludeFile(runDir) })),
     `exec valkey-server "$conf"`,
   ];
   return lines.join("\n") + "\n";
