@@ -25,6 +25,11 @@ export interface StartScriptOptions {
   runDir?: string;
   /** Created if missing. @default DATA_DIR */
   dataDir?: string;
+  /**
+   * Cluster mode: a script (cluster-heal-script.ts) started in the background with the server's
+   * pid just before the exec; it re-meets peers whose addresses changed, then exits.
+   */
+  healScript?: string;
 }
 
 /** Single-quotes a value for sh. */
@@ -66,6 +71,13 @@ function authBlock(auth: boolean, passwordFile: string): string[] {
   ];
 }
 
+/** After the exec, $$ is valkey-server's pid: the heal step stops when that process is gone. */
+function healBlock(o: StartScriptOptions): string[] {
+  if (o.healScript === undefined) return [];
+  if (o.mode !== "cluster") throw new Error("start script: healScript is for cluster mode only");
+  return [`sh ${shQuote(o.healScript)} "$$" </dev/null &`];
+}
+
 export function renderStartScript(o: StartScriptOptions): string {
   const runDir = o.runDir ?? RUN_DIR;
   const files = includeFiles(runDir);
@@ -90,6 +102,7 @@ export function renderStartScript(o: StartScriptOptions): string {
     ...announceBlock(o.mode),
     `mv -f "$auth_tmp" ${shQuote(files.auth)}`,
     `mv -f "$announce_tmp" ${shQuote(files.announce)}`,
+    ...healBlock(o),
     `exec valkey-server "$conf"`,
   ];
   return lines.join("\n") + "\n";
