@@ -4,6 +4,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { renderStartScript } from "../components/valkey/start-script.js";
 import { RDB_SAVE_SCHEDULE, renderValkeyConf, valkeyConfLines } from "../components/valkey/valkey-conf.js";
 import { renderPreStopScript } from "../components/valkey/prestop-script.js";
+import { renderClusterHealScript } from "../components/valkey/cluster-heal-script.js";
+import { renderReadinessScript } from "../components/valkey/readiness-script.js";
 import { PASSWORD, cli, freePort, podTree, rmSync, run, startWithScript, valkeyConfig, type ScriptServer } from "./valkey-fixtures.js";
 
 const started: ScriptServer[] = [];
@@ -84,13 +86,35 @@ describe("scripts", () => {
     const scripts = {
       "start-repl.sh": renderStartScript({ mode: "replication", auth: true }),
       "start-cluster.sh": renderStartScript({ mode: "cluster", auth: false }),
+      "start-cluster-heal.sh": renderStartScript({ mode: "cluster", auth: true, healScript: "/etc/valkey/heal.sh" }),
       "prestop.sh": renderPreStopScript(),
+      "heal.sh": renderClusterHealScript(),
+      "readiness-cluster.sh": renderReadinessScript({ mode: "cluster" }),
+      "readiness-repl.sh": renderReadinessScript({ mode: "replication" }),
     };
     for (const [file, text] of Object.entries(scripts)) {
       const path = join(tree.root, file);
       writeFileSync(path, text);
       await expect(run("sh", ["-n", path])).resolves.toBeDefined();
     }
+  });
+
+  it("starts the heal step only in cluster mode, in the background, before the exec", () => {
+    expect(() => renderStartScript({ mode: "replication", auth: true, healScript: "/x/heal.sh" })).toThrow(/cluster mode only/);
+    expect(renderStartScript({ mode: "cluster", auth: true })).not.toContain("heal");
+    const s = renderStartScript({ mode: "cluster", auth: true, healScript: "/x/heal.sh" });
+    expect(s).toMatch(/^sh '\/x\/heal\.sh' "\$\$" <\/dev\/null &\nexec valkey-server "\$conf"\n$/m);
+  });
+
+  it("bounds every valkey-cli call and never passes the password on argv", () => {
+    for (const s of [renderClusterHealScript(), renderReadinessScript({ mode: "cluster" }), renderPreStopScript()]) {
+      expect(s).toContain(`cli() { timeout "$cli_timeout" "$cli_bin" "$@" </dev/null; }`);
+      // Every call goes through cli/local_cli: valkey-cli is named only in the binary default.
+      expect(s.match(/valkey-cli/g)).toEqual(["valkey-cli"]);
+      expect(s).not.toMatch(/ -a |--pass|--user/);
+    }
+    expect(() => renderClusterHealScript({ deadlineSeconds: 0 })).toThrow(/deadlineSeconds/);
+    expect(() => renderReadinessScript({ mode: "cluster", localHost: "$(reboot)" })).toThrow(/local host/);
   });
 
   it("keeps the password off every command line: read from the file, written with builtins", () => {

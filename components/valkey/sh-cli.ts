@@ -3,7 +3,8 @@
  * runs under `timeout`, which bounds the connect and the command together, so a peer that
  * accepts TCP but never answers (or a SYN into a dead address) cannot hang the script. The
  * password comes from VALKEYCLI_AUTH / REDISCLI_AUTH in the environment, never from argv.
- * `$VALKEY_CLI` names the binary (tests point it at the client this machine has).
+ * `$VALKEY_CLI` names the binary (tests point it at the client this machine has). stdin is
+ * /dev/null: a call inside a `while read` loop must not eat the loop's input.
  */
 
 /** Seconds one valkey-cli call may take, connect included. */
@@ -29,10 +30,10 @@ export function boundedCliLines(timeoutSeconds: number = DEFAULT_CLI_TIMEOUT_SEC
     `cli_bin="\${VALKEY_CLI:-valkey-cli}"`,
     `cli_timeout=${timeoutSeconds}`,
     `if command -v timeout >/dev/null 2>&1; then`,
-    `  cli() { timeout "$cli_timeout" "$cli_bin" "$@"; }`,
+    `  cli() { timeout "$cli_timeout" "$cli_bin" "$@" </dev/null; }`,
     `else`,
-    `  echo "$0: no timeout command; valkey-cli calls are unbounded" >&2`,
-    `  cli() { "$cli_bin" "$@"; }`,
+    `  echo "$0: no timeout command: client calls are unbounded" >&2`,
+    `  cli() { "$cli_bin" "$@" </dev/null; }`,
     `fi`,
     `local_cli() { cli -h "$local_host" -p "$port" "$@"; }`,
   ];
