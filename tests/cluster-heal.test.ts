@@ -130,7 +130,7 @@ async function restartAsPods(root: string, members: Member[], base: number, heal
           passwordFile: join(root, "password"),
           runDir,
           dataDir: m.dataDir,
-          healScript: heal ? join(dir, "heal.sh") : undefined,
+          backgroundScripts: heal ? [join(dir, "heal.sh")] : [],
         }),
         "readiness.sh": renderReadinessScript({ mode: "cluster", port: m.port, localHost: host }),
       };

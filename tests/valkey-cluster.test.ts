@@ -103,6 +103,11 @@ describe("ValkeyCluster", () => {
     expect(c.readinessProbe?.timeoutSeconds).toBeGreaterThanOrEqual(7);
     const data = manifest<ConfigMap>(mocks.get("kubernetes:core/v1:ConfigMap", "vc-config")).data ?? {};
     expect(data["start.sh"]).toContain(`sh '/etc/valkey/heal.sh' "$$" </dev/null &`);
+    expect(data["start.sh"]).toContain(`sh '/etc/valkey/failback.sh' "$$" </dev/null &`);
+    expect(data["failback.sh"]).toContain("cluster failover");
+    expect((c.env ?? []).find((e) => e.name === "VALKEY_AVAILABILITY_ZONE")?.valueFrom).toEqual({
+      fieldRef: { fieldPath: "metadata.labels['topology.kubernetes.io/zone']" },
+    });
     expect(data["start.sh"]?.indexOf("heal.sh")).toBeLessThan(data["start.sh"]?.indexOf("exec valkey-server") ?? -1);
     expect(data["heal.sh"]).toContain("getent hosts");
     expect(data["heal.sh"]).toContain("cluster meet");

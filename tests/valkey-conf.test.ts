@@ -6,6 +6,7 @@ import { RDB_SAVE_SCHEDULE, renderValkeyConf, valkeyConfLines } from "../compone
 import { renderPreStopScript } from "../components/valkey/prestop-script.js";
 import { renderClusterHealScript } from "../components/valkey/cluster-heal-script.js";
 import { renderReadinessScript } from "../components/valkey/readiness-script.js";
+import { renderAzFailbackScript } from "../components/valkey/az-failback-script.js";
 import { PASSWORD, cli, freePort, podTree, rmSync, run, startWithScript, valkeyConfig, type ScriptServer } from "./valkey-fixtures.js";
 
 const started: ScriptServer[] = [];
@@ -86,7 +87,8 @@ describe("scripts", () => {
     const scripts = {
       "start-repl.sh": renderStartScript({ mode: "replication", auth: true }),
       "start-cluster.sh": renderStartScript({ mode: "cluster", auth: false }),
-      "start-cluster-heal.sh": renderStartScript({ mode: "cluster", auth: true, healScript: "/etc/valkey/heal.sh" }),
+      "start-cluster-heal.sh": renderStartScript({ mode: "cluster", auth: true, backgroundScripts: ["/etc/valkey/heal.sh", "/etc/valkey/failback.sh"] }),
+      "failback.sh": renderAzFailbackScript(),
       "prestop.sh": renderPreStopScript(),
       "heal.sh": renderClusterHealScript(),
       "readiness-cluster.sh": renderReadinessScript({ mode: "cluster" }),
@@ -100,14 +102,14 @@ describe("scripts", () => {
   });
 
   it("starts the heal step only in cluster mode, in the background, before the exec", () => {
-    expect(() => renderStartScript({ mode: "replication", auth: true, healScript: "/x/heal.sh" })).toThrow(/cluster mode only/);
+    expect(() => renderStartScript({ mode: "replication", auth: true, backgroundScripts: ["/x/heal.sh"] })).toThrow(/cluster mode only/);
     expect(renderStartScript({ mode: "cluster", auth: true })).not.toContain("heal");
-    const s = renderStartScript({ mode: "cluster", auth: true, healScript: "/x/heal.sh" });
-    expect(s).toMatch(/^sh '\/x\/heal\.sh' "\$\$" <\/dev\/null &\nexec valkey-server "\$conf"\n$/m);
+    const s = renderStartScript({ mode: "cluster", auth: true, backgroundScripts: ["/x/heal.sh", "/x/failback.sh"] });
+    expect(s).toMatch(/^sh '\/x\/heal\.sh' "\$\$" <\/dev\/null &\nsh '\/x\/failback\.sh' "\$\$" <\/dev\/null &\nexec valkey-server "\$conf"\n$/m);
   });
 
   it("bounds every valkey-cli call and never passes the password on argv", () => {
-    for (const s of [renderClusterHealScript(), renderReadinessScript({ mode: "cluster" }), renderPreStopScript()]) {
+    for (const s of [renderClusterHealScript(), renderReadinessScript({ mode: "cluster" }), renderPreStopScript(), renderAzFailbackScript()]) {
       expect(s).toContain(`cli() { timeout "$cli_timeout" "$cli_bin" "$@" </dev/null; }`);
       // Every call goes through cli/local_cli: valkey-cli is named only in the binary default.
       expect(s.match(/valkey-cli/g)).toEqual(["valkey-cli"]);

@@ -7,7 +7,7 @@ import type { ValkeyConfig } from "../../stacks/config-types.js";
 import { PASSWORD_SECRET_KEY, VALKEY_BUS_PORT, VALKEY_PORT, releaseLabels, type Placement } from "../shared.js";
 import { buildConfigMap, configHash } from "./config-map.js";
 import type { ConfigMap, NetworkPolicy, PodDisruptionBudget, Service, StatefulSet } from "./k8s-types.js";
-import { CONFIG_MOUNT, HEAL_SCRIPT_KEY, PRESTOP_SCRIPT_KEY, READINESS_SCRIPT_KEY, START_SCRIPT_KEY, podDnsName, releaseNames, serviceHost, statefulSetPods, type ReleaseNames } from "./naming.js";
+import { CONFIG_MOUNT, FAILBACK_SCRIPT_KEY, HEAL_SCRIPT_KEY, PRESTOP_SCRIPT_KEY, READINESS_SCRIPT_KEY, START_SCRIPT_KEY, podDnsName, releaseNames, serviceHost, statefulSetPods, type ReleaseNames } from "./naming.js";
 import { buildNetworkPolicy } from "./network-policy.js";
 import { buildPodDisruptionBudget } from "./pdb.js";
 import { podPlacement } from "./pod-placement.js";
@@ -16,6 +16,7 @@ import { buildClientService, buildHeadlessService } from "./services.js";
 import { renderStartScript } from "./start-script.js";
 import { renderClusterHealScript } from "./cluster-heal-script.js";
 import { renderReadinessScript } from "./readiness-script.js";
+import { renderAzFailbackScript } from "./az-failback-script.js";
 import { DEFAULT_TERMINATION_GRACE_SECONDS, buildValkeyStatefulSet } from "./statefulset.js";
 import { renderValkeyConf } from "./valkey-conf.js";
 
@@ -81,8 +82,13 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
   const { names } = facts;
   const data = {
     [CLUSTER_CONF_KEY]: renderValkeyConf(i.valkey, { role: { kind: "cluster-member" } }),
-    [START_SCRIPT_KEY]: renderStartScript({ mode: "cluster", auth: i.auth, healScript: `${CONFIG_MOUNT}/${HEAL_SCRIPT_KEY}` }),
+    [START_SCRIPT_KEY]: renderStartScript({
+      mode: "cluster",
+      auth: i.auth,
+      backgroundScripts: [`${CONFIG_MOUNT}/${HEAL_SCRIPT_KEY}`, `${CONFIG_MOUNT}/${FAILBACK_SCRIPT_KEY}`],
+    }),
     [HEAL_SCRIPT_KEY]: renderClusterHealScript(),
+    [FAILBACK_SCRIPT_KEY]: renderAzFailbackScript(),
     [READINESS_SCRIPT_KEY]: renderReadinessScript({ mode: "cluster" }),
     [PRESTOP_SCRIPT_KEY]: renderPreStopScript({ timeoutSeconds: DEFAULT_FAILOVER_TIMEOUT_SECONDS }),
   };

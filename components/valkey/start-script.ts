@@ -26,10 +26,10 @@ export interface StartScriptOptions {
   /** Created if missing. @default DATA_DIR */
   dataDir?: string;
   /**
-   * Cluster mode: a script (cluster-heal-script.ts) started in the background with the server's
-   * pid just before the exec; it re-meets peers whose addresses changed, then exits.
+   * Cluster mode: scripts started in the background with the server's pid just before the exec
+   * (cluster-heal-script.ts: re-meets peers whose addresses changed; az-failback-script.ts).
    */
-  healScript?: string;
+  backgroundScripts?: string[];
 }
 
 /** Single-quotes a value for sh. */
@@ -54,6 +54,23 @@ function announceBlock(mode: ValkeyMode): string[] {
     `if [ -n "\${VALKEY_ANNOUNCE_IP:-}" ]; then`,
     `  printf 'cluster-announce-ip %s\\n' "$(conf_quote "$VALKEY_ANNOUNCE_IP")" >> "$announce_tmp"`,
     `fi`,
+    ...availabilityZoneBlock(),
+  ];
+}
+
+/** `availability-zone` (Valkey >= 8.1, gossiped to every node) from $VALKEY_AVAILABILITY_ZONE. */
+function availabilityZoneBlock(): string[] {
+  return [
+    `if [ -n "\${VALKEY_AVAILABILITY_ZONE:-}" ]; then`,
+    `  v=$(valkey-server --version 2>/dev/null | sed -n 's/.* v=\\([0-9]*\\)\\.\\([0-9]*\\)\\..*/\\1 \\2/p')`,
+    `  major=\${v%% *}`,
+    `  minor=\${v#* }`,
+    `  if [ -n "$v" ] && { [ "$major" -gt 8 ] || { [ "$major" -eq 8 ] && [ "$minor" -ge 1 ]; }; }; then`,
+    `    printf 'availability-zone %s\\n' "$(conf_quote "$VALKEY_AVAILABILITY_ZONE")" >> "$announce_tmp"`,
+    `  else`,
+    `    echo "start.sh: this valkey-server ($v) predates availability-zone (8.1); not setting it" >&2`,
+    `  fi`,
+    `fi`,
   ];
 }
 
@@ -71,11 +88,11 @@ function authBlock(auth: boolean, passwordFile: string): string[] {
   ];
 }
 
-/** After the exec, $$ is valkey-server's pid: the heal step stops when that process is gone. */
-function healBlock(o: StartScriptOptions): string[] {
-  if (o.healScript === undefined) return [];
-  if (o.mode !== "cluster") throw new Error("start script: healScript is for cluster mode only");
-  return [`sh ${shQuote(o.healScript)} "$$" </dev/null &`];
+/** After the exec, $$ is valkey-server's pid: each script stops when that process is gone. */
+function backgroundBlock(o: StartScriptOptions): string[] {
+  const scripts = o.backgroundScripts ?? [];
+  if (scripts.length > 0 && o.mode !== "cluster") throw new Error("start script: backgroundScripts are for cluster mode only");
+  return scripts.map((s) => `sh ${shQuote(s)} "$$" </dev/null &`);
 }
 
 export function renderStartScript(o: StartScriptOptions): string {
@@ -102,7 +119,7 @@ export function renderStartScript(o: StartScriptOptions): string {
     ...announceBlock(o.mode),
     `mv -f "$auth_tmp" ${shQuote(files.auth)}`,
     `mv -f "$announce_tmp" ${shQuote(files.announce)}`,
-    ...healBlock(o),
+    ...backgroundBlock(o),
     `exec valkey-server "$conf"`,
   ];
   return lines.join("\n") + "\n";

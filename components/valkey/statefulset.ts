@@ -5,7 +5,7 @@
  * non-root uid 999 like the official image, and the placement rules of pod-placement.ts.
  */
 import type { ValkeyConfig } from "../../stacks/config-types.js";
-import { DATA_PLANE_LABEL, PASSWORD_SECRET_KEY, ROLE_LABEL, VALKEY_BUS_PORT, VALKEY_PORT, releaseLabels } from "../shared.js";
+import { DATA_PLANE_LABEL, PASSWORD_SECRET_KEY, ROLE_LABEL, VALKEY_BUS_PORT, VALKEY_PORT, ZONE_LABEL, releaseLabels } from "../shared.js";
 import type { Container, EnvVar, PersistentVolumeClaim, PodSpec, StatefulSet } from "./k8s-types.js";
 import { CONFIG_MOUNT, DATA_DIR, PRESTOP_SCRIPT_KEY, RUN_DIR, SECRET_MOUNT, START_SCRIPT_KEY, podDnsTemplate } from "./naming.js";
 import type { PodPlacement } from "./pod-placement.js";
@@ -69,7 +69,15 @@ function env(o: ValkeyStatefulSetOptions): EnvVar[] {
   ];
   // Cluster members announce their current pod IP (cluster-announce-ip), so a restarted member
   // reports its new address in CLUSTER NODES / CLUSTER SLOTS instead of the one in nodes.conf.
-  if (o.clusterMember) vars.push({ name: "VALKEY_ANNOUNCE_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } });
+  // The pod's zone as Valkey's `availability-zone` (gossiped; read by the AZ failback loop and
+  // zone-aware clients). Kubernetes copies the node's zone label onto the pod from 1.35 (KEP-4742,
+  // beta); before that the value is empty and the start script leaves the setting out.
+  if (o.clusterMember) {
+    vars.push(
+      { name: "VALKEY_ANNOUNCE_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
+      { name: "VALKEY_AVAILABILITY_ZONE", valueFrom: { fieldRef: { fieldPath: `metadata.labels['${ZONE_LABEL}']` } } },
+    );
+  }
   if (o.secretName !== undefined) {
     const ref = { secretKeyRef: { name: o.secretName, key: PASSWORD_SECRET_KEY } };
     // valkey-cli (probes, preStop) reads either; the value never appears in the manifest.
