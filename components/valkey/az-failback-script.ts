@@ -8,7 +8,7 @@
  *
  * A member acts (`CLUSTER FAILOVER` on itself, the safe manual failover that waits for the offsets
  * to match with clients paused) only when all of these hold, in `confirmRounds` rounds in a row:
- * - `cluster_state:ok`, and every primary that serves slots is online with a known zone;
+ * - `cluster_state:ok`, and every online primary of a shard with slots has a known zone;
  * - it is an online replica whose primary's zone Z holds more than half of the primaries;
  * - moving one primary into its own zone leaves that zone at no more than half;
  * - its replication offset is within `maxLagBytes` of its primary's, and its own INFO says
@@ -68,8 +68,8 @@ END {
   flush()
   total = 0
   for (i = 1; i <= n; i++) {
-    if (nrole[i] != "master" || slotcount[nshard[i]] == 0) continue
-    if (nhealth[i] != "online") { print "wait primary " nid[i] " is " nhealth[i]; exit }
+    # A failed old primary lingers in its shard as "master": only online primaries count.
+    if (nrole[i] != "master" || slotcount[nshard[i]] == 0 || nhealth[i] != "online") continue
     if (nzone[i] == "") { print "wait primary " nid[i] " has no availability-zone"; exit }
     total++; primaries[nzone[i]]++; pzone[nshard[i]] = nzone[i]; poff[nshard[i]] = noff[i]
   }
