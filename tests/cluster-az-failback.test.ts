@@ -17,6 +17,7 @@ import { DirectConnector } from "../benchmarks/topology/connector.js";
 import { StaticZoneSource } from "../benchmarks/topology/zones.js";
 import { trackChild } from "../benchmarks/util/process-reaper.js";
 import { countPrimariesPerZone } from "../benchmarks/verify/analysis-common.js";
+import { announcedZones, mergeZones } from "../benchmarks/verify/announced-zones.js";
 import { verifyTopology } from "../benchmarks/verify/verify-topology.js";
 import type { TopologyReport } from "../benchmarks/verify/verify-types.js";
 import { renderAzFailbackScript } from "../components/valkey/az-failback-script.js";
@@ -132,4 +133,31 @@ describe("AZ failback (rendered failback.sh beside every member of a real cluste
     },
     150_000,
   );
+
+  it("the verifier prefers the zones the nodes announce (availability-zone) over the zone source", async () => {
+    // A zone source that puts every node in one zone would mean AZ_PRIMARY_MAJORITY and
+    // NO_CROSS_AZ_REPLICA; the announced zones win.
+    const wrong = new StaticZoneSource(Object.fromEntries(c.nodes.map((n) => [n.address, "x"])));
+    const r = await verifyTopology({ mode: "cluster", seeds: [c.seed], connector, zones: wrong });
+    expect(r.failures).toEqual([]);
+    expect(countPrimariesPerZone(r.shards)).toEqual({ a: 1, b: 1, c: 1 });
+    // With no zone source at all, the announced zones still enable the zone checks.
+    const announcedOnly = await verifyTopology({ mode: "cluster", seeds: [c.seed], connector });
+    expect(countPrimariesPerZone(announcedOnly.shards)).toEqual({ a: 1, b: 1, c: 1 });
+    expect(JSON.stringify(announcedOnly)).not.toContain("no zone source given");
+  });
+});
+
+describe("announced zones", () => {
+  it("maps ip:port to availability-zone; nodes without one fall back to the zone source", () => {
+    const reply = [
+      ["slots", [0, 16383], "nodes", [["id", "n1", "port", 7000, "ip", "10.0.0.1", "availability-zone", "use1-az1"], ["id", "n2", "port", 7001, "ip", "10.0.0.2", "availability-zone", ""]], "id", "s1"],
+    ];
+    const announced = announcedZones(reply);
+    expect([...announced]).toEqual([["10.0.0.1:7000", "use1-az1"]]);
+    const merged = mergeZones(announced, new Map([["10.0.0.1:7000", "label-a"], ["10.0.0.2:7001", "label-b"]]));
+    expect(Object.fromEntries(merged ?? [])).toEqual({ "10.0.0.1:7000": "use1-az1", "10.0.0.2:7001": "label-b" });
+    expect(mergeZones(new Map(), undefined)).toBeUndefined();
+    expect(announcedZones("not an array").size).toBe(0);
+  });
 });
