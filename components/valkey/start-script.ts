@@ -26,8 +26,9 @@ export interface StartScriptOptions {
   /** Created if missing. @default DATA_DIR */
   dataDir?: string;
   /**
-   * Cluster mode: scripts started in the background with the server's pid just before the exec
-   * (cluster-heal-script.ts: re-meets peers whose addresses changed; az-failback-script.ts).
+   * Cluster mode: scripts run one after the other in the background, with the server's pid, from
+   * just before the exec (cluster-heal-script.ts: re-meets peers whose addresses changed, then
+   * exits; az-failback-script.ts: runs as long as the server).
    */
   backgroundScripts?: string[];
 }
@@ -88,11 +89,18 @@ function authBlock(auth: boolean, passwordFile: string): string[] {
   ];
 }
 
-/** After the exec, $$ is valkey-server's pid: each script stops when that process is gone. */
+/**
+ * One background subshell runs the scripts in order, the last one exec'd; after the exec, $$ is
+ * valkey-server's pid (PID 1 in the container), and each script stops when that process is gone.
+ * One long-lived child, not one per script: valkey-server reaps children only around its own
+ * forks, so a script that exited early would linger as a zombie.
+ */
 function backgroundBlock(o: StartScriptOptions): string[] {
   const scripts = o.backgroundScripts ?? [];
-  if (scripts.length > 0 && o.mode !== "cluster") throw new Error("start script: backgroundScripts are for cluster mode only");
-  return scripts.map((s) => `sh ${shQuote(s)} "$$" </dev/null &`);
+  if (scripts.length === 0) return [];
+  if (o.mode !== "cluster") throw new Error("start script: backgroundScripts are for cluster mode only");
+  const steps = scripts.map((s, i) => `${i === scripts.length - 1 ? "exec " : ""}sh ${shQuote(s)} "$$"`);
+  return [`( ${steps.join("; ")} ) </dev/null &`];
 }
 
 export function renderStartScript(o: StartScriptOptions): string {
