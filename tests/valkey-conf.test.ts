@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { renderStartScript } from "../components/valkey/start-script.js";
@@ -186,6 +186,24 @@ describe("rendered config against a real valkey-server", () => {
     expect(await cli(port, ["config", "get", "cluster-node-timeout"])).toBe("cluster-node-timeout\n12000");
     expect(await cli(port, ["info", "cluster"])).toMatch(/cluster_enabled:1/);
     expect(existsSync(join(t.dataDir, "nodes.conf"))).toBe(true);
+  });
+
+  it("cluster start writes availability-zone for this valkey-server (>= 8.1), and leaves it out when --version reports 8.0 (a version-string stub)", async () => {
+    const t = podTree(undefined);
+    dirs.push(t.root);
+    writeFileSync(join(t.root, "start.sh"), renderStartScript({ mode: "cluster", auth: false, runDir: t.runDir, dataDir: t.dataDir }));
+    const env = { ...process.env, VALKEY_ANNOUNCE_HOST: "m-0.test", VALKEY_AVAILABILITY_ZONE: "use1-az1" };
+    // The exec fails on the missing conf; announce.conf is written before it.
+    await expect(run("sh", [join(t.root, "start.sh"), "/nonexistent.conf"], { env })).rejects.toThrow();
+    expect(readFileSync(join(t.runDir, "announce.conf"), "utf8")).toContain('availability-zone "use1-az1"\n');
+
+    const bin = join(t.root, "bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "valkey-server"), '#!/bin/sh\necho "Valkey server v=8.0.2 sha=00000000:0 malloc=libc bits=64"\nexit 1\n', { mode: 0o755 });
+    const old = { ...env, PATH: `${bin}:${process.env.PATH ?? ""}` };
+    const failed = await run("sh", [join(t.root, "start.sh"), "/nonexistent.conf"], { env: old }).catch((e: { stderr: string }) => e);
+    expect(failed.stderr).toContain("(version 8.0) predates availability-zone (8.1); not setting it");
+    expect(readFileSync(join(t.runDir, "announce.conf"), "utf8")).not.toContain("availability-zone");
   });
 
   it("cluster start refuses to run without the pod's DNS name", async () => {

@@ -69,7 +69,7 @@ function availabilityZoneBlock(): string[] {
     `  if [ -n "$v" ] && { [ "$major" -gt 8 ] || { [ "$major" -eq 8 ] && [ "$minor" -ge 1 ]; }; }; then`,
     `    printf 'availability-zone %s\\n' "$(conf_quote "$VALKEY_AVAILABILITY_ZONE")" >> "$announce_tmp"`,
     `  else`,
-    `    echo "start.sh: this valkey-server ($v) predates availability-zone (8.1); not setting it" >&2`,
+    `    echo "start.sh: this valkey-server (version \${major:-?}.\${minor:-?}) predates availability-zone (8.1); not setting it" >&2`,
     `  fi`,
     `fi`,
   ];
