@@ -210,6 +210,8 @@ describe("full cluster restart on new addresses (real valkey-server, rendered po
         expect(await ready(p), `readiness of ${p.name}`).toBe(true);
       }
       expect(logs).toMatch(/met member-\d\.heal-headless\.test/);
+      // The heal step stops by itself once healed: every member logged its exit condition.
+      for (const p of started) expect(p.log(), p.name).toContain("heal: cluster_state:ok with all 5 peers connected");
 
       // Clients get hostnames (cluster-preferred-endpoint-type hostname); map them like DNS would.
       const natMap = Object.fromEntries(members.map((m, i) => [`${m.hostname}:${m.port}`, { host: (started[i] as PodProcess).host, port: m.port }]));
