@@ -163,7 +163,14 @@ describe("rendered config against a real valkey-server", () => {
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(info).toMatch(/slave0:ip=valkey-replica-0\.test,port=\d+,state=online/);
-    expect(await cli(rPort, ["info", "replication"], PASSWORD)).toMatch(/master_link_status:up/);
+    // The primary lists the replica online before the replica has loaded the RDB: poll its side too.
+    let replicaInfo = "";
+    while (Date.now() < deadline + 15_000) {
+      replicaInfo = await cli(rPort, ["info", "replication"], PASSWORD);
+      if (/master_link_status:up/.test(replicaInfo)) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(replicaInfo).toMatch(/master_link_status:up/);
 
     // The generated include is private to the valkey user.
     expect(statSync(join(pt.runDir, "auth.conf")).mode & 0o077).toBe(0);
