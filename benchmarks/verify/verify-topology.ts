@@ -1,10 +1,12 @@
 /**
  * The topology verifier's entry point: discover the topology from the seeds (replication mode:
- * from the Sentinels when given), look up zones, analyse. Throws ConnectionError
+ * from the Sentinels when given), look up zones (cluster mode: the zones nodes announce via
+ * `availability-zone` first, then the zone source), analyse. Throws ConnectionError
  * (topology/connector.ts) when no seed, or no Sentinel, can be reached.
  */
 import { ConnectionError } from "../topology/connector.js";
 import { parseEndpoint } from "../topology/endpoint.js";
+import { collectAnnouncedZones, mergeZones } from "./announced-zones.js";
 import { analyseCluster } from "./cluster-analysis.js";
 import { collectCluster, collectReplication } from "./collect.js";
 import { analyseReplication } from "./replication-analysis.js";
@@ -15,7 +17,8 @@ export async function verifyTopology(o: VerifyOptions): Promise<TopologyReport> 
   const countKeys = o.countKeys ?? true;
   if (o.mode === "cluster") {
     const { capture, endpoints } = await collectCluster(o.connector, o.seeds, countKeys);
-    const zones = o.zones === undefined ? undefined : await o.zones.zonesFor(endpoints);
+    const fromSource = o.zones === undefined ? undefined : await o.zones.zonesFor(endpoints);
+    const zones = mergeZones(await collectAnnouncedZones(o.connector, o.seeds), fromSource);
     return analyseCluster(capture, { zones, expect: o.expect });
   }
   if (o.sentinel === undefined) {
