@@ -5,22 +5,23 @@
  * KarpenterNodePool component used standalone as on a bring-your-own cluster.
  */
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { Ajv, type ValidateFunction } from "ajv";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { parseStackConfig } from "../stacks/config-schema.js";
 import { installMocks, settle, type MockRecorder } from "./support/pulumi-mocks.js";
+import { karpenterCrdDir } from "./support/shared-files.js";
 
 const mocks: MockRecorder = installMocks();
 const { buildEc2NodeClass, buildValkeyNodePool } = await import("../components/aws/karpenter-manifests.js");
 const { KarpenterNodePool } = await import("../components/karpenter-node-pool.js");
 const k8s = await import("@pulumi/kubernetes");
 
-const CRDS = "/work/shared/crds/karpenter-1.14.1";
 const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
 
 function crdValidator(file: string): ValidateFunction {
-  const crd = parseYaml(readFileSync(`${CRDS}/${file}`, "utf8")) as { spec: { versions: Array<{ name: string; schema: { openAPIV3Schema: object } }> } };
+  const crd = parseYaml(readFileSync(join(karpenterCrdDir(), file), "utf8")) as { spec: { versions: Array<{ name: string; schema: { openAPIV3Schema: object } }> } };
   const v1 = crd.spec.versions.find((v) => v.name === "v1");
   if (!v1) throw new Error(`${file} has no v1`);
   return new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(v1.schema.openAPIV3Schema);
