@@ -8,8 +8,9 @@
  * Short tests are re-run with more requests by the re-run rule of rerun-rule.ts, and the row is
  * built by result-rows.ts (both shared with the in-cluster benchmark Job).
  *
- * Children. Every benchmark child is registered with util/process-reaper.ts, which SIGKILLs it
- * if this Node process exits or is signalled first.
+ * Children. Every benchmark child is registered with util/process-reaper.ts (trackChild), which
+ * SIGKILLs it if this Node process exits first; the reaper's SIGINT / SIGTERM / SIGHUP handlers,
+ * installed with the first child, kill it and exit with 128 + signal.
  *
  * Passwords. The password reaches the child only through its environment (VALKEYCLI_AUTH and
  * REDISCLI_AUTH), never argv, which any local user can read in the process list. A probe run
