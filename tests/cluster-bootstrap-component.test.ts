@@ -1,6 +1,7 @@
 /**
  * ClusterBootstrap under Pulumi mocks: one dynamic resource `${name}-run`, parented to the
- * component, with the inputs the implementation reads; kubeconfig and password are secrets,
+ * component (checked through the recorded parent), with the inputs the implementation reads;
+ * kubeconfig and password are secrets,
  * and the serialized provider text carries neither (nor anything but the module path).
  */
 import { beforeAll, describe, expect, it } from "vitest";
@@ -37,8 +38,9 @@ describe("ClusterBootstrap component (mocks)", () => {
     expect(await valueOf(c.nodeIds)).toEqual({ "valkey-0": "a".repeat(40) });
     await settle();
     const comp = mocks.get("valkey-on-eks:checks:ClusterBootstrap", "vc");
-    expect(comp).toBeDefined();
+    expect(comp.parent).toBeUndefined();
     const run = mocks.get(DYNAMIC, "vc-run");
+    expect([run.parent, run.parentUrn]).toEqual(["vc", await valueOf(c.urn)]);
     expect(run.inputs).toMatchObject({
       namespace: "valkey",
       selector: "app.kubernetes.io/instance=vc",
@@ -75,9 +77,20 @@ describe("ClusterBootstrap component (mocks)", () => {
     await valueOf(c.plan);
     await settle();
     const run = mocks.get(DYNAMIC, "vd-run");
-    expect(run.inputs).toMatchObject({ connector: "direct", context: "ctx", timeoutMs: 5000 });
+    expect(run.inputs).toMatchObject({
+      namespace: "valkey",
+      selector: "a=b",
+      expectedPods: 3,
+      primaries: 3,
+      replicasPerPrimary: 0,
+      connector: "direct",
+      context: "ctx",
+      timeoutMs: 5000,
+      kubeconfig,
+    });
     expect(run.inputs).not.toHaveProperty("password");
-    const parentUrn = await valueOf(c.urn);
-    expect(parentUrn).toContain("ClusterBootstrap");
+    // Already a secret when given: it stays one.
+    expect(run.redacted.kubeconfig).toBe("[secret]");
+    expect([run.parent, run.parentUrn]).toEqual(["vd", await valueOf(c.urn)]);
   });
 });

@@ -80,10 +80,13 @@ describe("the program under mocks", () => {
       expect(t, want).toContain(want);
     }
     expect(recorder.resources.some((r) => r.type.includes("ClusterBootstrap") || r.name.startsWith("valkey-cluster-bootstrap"))).toBe(true);
-    // The benchmark runs after the check, and a second check follows the results.
-    expect(recorder.resources.filter((r) => r.name.startsWith("valkey-check")).map((r) => r.name)).toEqual(
-      expect.arrayContaining(["valkey-check", "valkey-check-after-benchmark"]),
-    );
+    // The benchmark runs after the check (dependsOn, which the SDK expands to the check's resource),
+    // and a second check follows the results (its `after` input).
+    expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-run").parent).toBe("valkey-check");
+    expect(recorder.get("valkey-on-eks:benchmark:BenchmarkJob", "valkey-benchmark").dependsOn).toContain("valkey-check-run");
+    expect(recorder.get("kubernetes:batch/v1:Job", "valkey-benchmark-job").parent).toBe("valkey-benchmark");
+    expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-after-benchmark-run").parent).toBe("valkey-check-after-benchmark");
+    expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-after-benchmark-run").dependencies).toContain("valkey-benchmark-results");
     expectNoPlainPassword();
     expect(await isSecretOutput(out.kubeconfig)).toBe(true);
     if (out.password === undefined) throw new Error("password output expected");

@@ -1,7 +1,7 @@
 /** Pure verifier analysis from captured replies: parser edge cases and each failure code. */
 import { describe, expect, it } from "vitest";
 import { analyseCluster } from "../benchmarks/verify/cluster-analysis.js";
-import { digestClusterNodes, parseClusterNodeLine, parseClusterNodes, parseNodeAddress } from "../benchmarks/verify/cluster-nodes-parser.js";
+import { digestClusterNodes, parseClusterNodeLine, parseClusterNodes, parseNodeAddress } from "../benchmarks/topology/cluster-nodes-parser.js";
 import { formatTopologyReport } from "../benchmarks/verify/format-report.js";
 import { analyseReplication } from "../benchmarks/verify/replication-analysis.js";
 import { replicaReplicationInfo, synthesiseCluster, synthesiseReplication, syntheticClusterInfo } from "../benchmarks/verify/synthetic.js";
