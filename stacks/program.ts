@@ -11,9 +11,9 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { BenchmarkJob } from "../components/benchmark-job.js";
-import { BenchmarkResults } from "../components/benchmark-results.js";
-import { ClusterBootstrap } from "../components/cluster-bootstrap.js";
-import { TopologyCheck } from "../components/topology-check.js";
+import { BenchmarkResults } from "../components/steps/benchmark-results/component.js";
+import { ClusterBootstrap } from "../components/steps/cluster-bootstrap/component.js";
+import { TopologyCheck } from "../components/steps/topology-check/component.js";
 import { ValkeyCluster } from "../components/valkey-cluster.js";
 import { ValkeyReplication } from "../components/valkey-replication.js";
 import type { ResultRow } from "../benchmarks/run/result-row.js";

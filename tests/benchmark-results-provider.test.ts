@@ -10,12 +10,12 @@ import { installMocks, settle, valueOf } from "./support/pulumi-mocks.js";
 import * as pulumi from "@pulumi/pulumi";
 import { parseResultsCsv } from "../benchmarks/run/results-csv.js";
 import type { Workload } from "../benchmarks/workload.js";
-import type { BenchmarkResultsInputs, JobLogApi, JobState } from "../components/benchmark/results-from-job.js";
+import type { BenchmarkResultsInputs, JobLogApi, JobState } from "../components/steps/benchmark-results/implementation.js";
 
 const mocks = installMocks();
-const { BenchmarkResults } = await import("../components/benchmark-results.js");
-const { collectJobResults, BenchmarkJobError } = await import("../components/benchmark/results-from-job.js");
-const { benchmarkResultsProvider } = await import("../components/dynamic/benchmark-results-provider.js");
+const { BenchmarkResults } = await import("../components/steps/benchmark-results/component.js");
+const { collectJobResults, BenchmarkJobError } = await import("../components/steps/benchmark-results/implementation.js");
+const { benchmarkResultsProvider } = await import("../components/steps/benchmark-results/component.js");
 
 const PASSWORD = "Zq-distinctive-PASSWORD-8841";
 const KUBECONFIG = `apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    token: KUBE-TOKEN-distinctive-5521\n`;
@@ -143,7 +143,7 @@ describe("BenchmarkResults (mocked engine)", () => {
     const provider = r.inputs.__provider;
     expect(typeof provider).toBe("string");
     expect((provider as string).length).toBeGreaterThan(100);
-    expect(provider).toContain("results-from-job.ts");
+    expect(provider).toContain("benchmark-results/implementation.ts");
     expect(provider).not.toContain(PASSWORD);
     expect(provider).not.toContain("KUBE-TOKEN");
     for (const x of mocks.resources) expect(JSON.stringify(x.redacted)).not.toContain(PASSWORD);

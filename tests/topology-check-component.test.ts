@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import * as pulumi from "@pulumi/pulumi";
-import type * as CheckModule from "../components/topology-check.js";
+import type * as CheckModule from "../components/steps/topology-check/component.js";
 import { installMocks, settle, valueOf, type MockRecorder } from "./support/pulumi-mocks.js";
 
 const DYNAMIC = "pulumi-nodejs:dynamic:Resource";
@@ -25,7 +25,7 @@ describe("TopologyCheck component (mocks)", () => {
 
   beforeAll(async () => {
     mocks = installMocks({ outputs: (r) => (r.type === DYNAMIC ? { report, table: "VERIFY: PASS" } : {}) });
-    mod = await import("../components/topology-check.js");
+    mod = await import("../components/steps/topology-check/component.js");
   });
 
   it("registers the check with its inputs, defaults, secrets and after-triggers", async () => {
@@ -56,7 +56,7 @@ describe("TopologyCheck component (mocks)", () => {
     expect(run.redacted.kubeconfig).toBe("[secret]");
     expect(run.redacted.password).toBe("[secret]");
     const provider = run.inputs.__provider as string;
-    expect(provider).toContain("topology-check-on-kubernetes.ts");
+    expect(provider).toContain("topology-check/implementation.ts");
     expect(provider).not.toContain(password);
     expect(provider).not.toContain(kubeconfig);
   });

@@ -8,7 +8,7 @@ import { startLocalCluster, type LocalCluster } from "../benchmarks/local/local-
 import { startLocalReplication, type LocalReplication } from "../benchmarks/local/local-replication.js";
 import { LocalFleet, type ValkeyProcess } from "../benchmarks/local/valkey-process.js";
 import { DirectConnector, openClient } from "../benchmarks/topology/connector.js";
-import type { KubeDeps } from "../components/kubernetes/access.js";
+import type { KubeDeps } from "../components/steps/kit/kube-access.js";
 import { StaticPodApi } from "../components/kubernetes/static-pod-api.js";
 import {
   checkTopologyOnKubernetes,
@@ -16,7 +16,7 @@ import {
   parseCheckInputs,
   TopologyCheckError,
   type TopologyCheckInputs,
-} from "../components/kubernetes/topology-check-on-kubernetes.js";
+} from "../components/steps/topology-check/implementation.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
 const zones = ["us-west-2a", "us-west-2b", "us-west-2c"];
