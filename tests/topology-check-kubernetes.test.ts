@@ -155,4 +155,14 @@ describe("the check's dynamic-provider protocol", () => {
     expect(diff("id", base, { ...base, triggers: ["urn:1", "abd"] }).changes).toBe(true);
     expect(diff("id", base, { ...base, expect: { primaries: 4 } }).changes).toBe(true);
   });
+
+  it("re-runs when checks.runId changes, not when it stays the same", () => {
+    const base = { mode: "cluster", namespace: "d", selector: "a=b", connector: "direct", triggers: [], runId: "2026-11-23" };
+    expect(diff("id", base, { ...base }).changes).toBe(false);
+    expect(diff("id", base, { ...base, runId: "2026-11-24" }).changes).toBe(true);
+    const { runId: _none, ...without } = base;
+    expect(diff("id", without, { ...without, runId: "first" }).changes).toBe(true);
+    expect(diff("id", without, { ...without }).changes).toBe(false);
+  });
+
 });
