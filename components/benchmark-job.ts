@@ -3,7 +3,7 @@
  * buildBenchmarkJob (components/benchmark/job-manifest.ts; the script is job-script.ts). Pulumi
  * does not wait for the Job to finish (`pulumi.com/skipAwait`); BenchmarkResults does, bounded,
  * and turns its log into rows. The Job is replaced (delete first: its name is fixed) whenever
- * the workload, target or image changes, which runs the benchmark again.
+ * the workload, target, image or `runId` changes, which runs the benchmark again.
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
@@ -11,7 +11,7 @@ import { buildBenchmarkJob, type BenchmarkJobManifestArgs } from "./benchmark/jo
 import { PASSWORD_SECRET_KEY, VALKEY_PORT } from "./shared.js";
 
 /** Manifest options passed through unchanged; documented (with defaults) on BenchmarkJobManifestArgs. */
-type PassThrough = "mode" | "workload" | "placement" | "resources" | "client" | "ttlSecondsAfterFinished" | "activeDeadlineSeconds" | "waitSeconds" | "labels";
+type PassThrough = "mode" | "workload" | "placement" | "resources" | "client" | "ttlSecondsAfterFinished" | "activeDeadlineSeconds" | "waitSeconds" | "labels" | "runId";
 
 export interface BenchmarkJobArgs extends Pick<BenchmarkJobManifestArgs, PassThrough> {
   /** Namespace of the Valkey release (the Job runs next to it). */

@@ -201,6 +201,8 @@ export interface BenchmarkConfig extends Omit<Workload, "name"> {
   resources: ResourceQuantities;
   /** The same parsed. */
   resourceAmounts: ResourceAmounts;
+  /** Changing it re-runs the benchmark Job, its results and the check after them. @default undefined */
+  runId?: string | undefined;
 }
 
 /** `checks`: post-deploy steps. */
@@ -213,6 +215,8 @@ export interface ChecksConfig {
   connector: CheckConnector;
   /** Largest acceptable replica lag in bytes. @default 1048576 */
   replicaLagBytes: number;
+  /** Changing it re-runs the topology checks. @default undefined */
+  runId?: string | undefined;
 }
 
 /** A stack's whole resolved configuration. The Valkey password is never part of it. */

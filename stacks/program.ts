@@ -125,7 +125,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
       { dependsOn: [valkey.component] },
     );
   }
-  const checkOptions = { mode, expect, replicaLagBytes: config.checks.replicaLagBytes };
+  const checkOptions = { mode, expect, replicaLagBytes: config.checks.replicaLagBytes, runId: config.checks.runId };
   const before = config.checks.verify ? new TopologyCheck("valkey-check", { ...target, ...checkOptions, after: [formed] }) : undefined;
 
   let benchmark: pulumi.Output<{ rows: ResultRow[]; csv: string }> | undefined;
@@ -144,6 +144,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
         passwordKey: valkey.passwordKey,
         placement: platform.placement,
         resources: config.benchmark.resources,
+        runId: config.benchmark.runId,
       },
       { provider: platform.provider, dependsOn: [before ?? formed] },
     );
@@ -157,8 +158,10 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
       workload,
       serverVersion: imageVersion(config.valkey.image),
       image: job.image,
+      runId: config.benchmark.runId,
     });
     benchmark = pulumi.all([results.rows, results.csv]).apply(([rows, csv]) => ({ rows, csv }));
+    // `after: [results]` follows the results' runStamp: every benchmark run re-runs this check.
     if (config.checks.verify) after = new TopologyCheck("valkey-check-after-benchmark", { ...target, ...checkOptions, after: [results] });
   }
 

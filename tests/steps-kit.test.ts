@@ -57,7 +57,7 @@ describe("step inputs from one field list", () => {
     expect(inputs.flag).toBe(true);
     expect(inputs.label).toBeUndefined();
     expect(pulumi.Output.isInstance(inputs.token)).toBe(true);
-    expect(await (inputs.token as pulumi.Output<string>).isSecret).toBe(true);
+    expect(await pulumi.isSecret(inputs.token as pulumi.Output<string>)).toBe(true);
   });
 });
 

@@ -55,7 +55,16 @@ export interface BenchmarkJobManifestArgs {
   waitSeconds?: number;
   /** Extra labels on the Job and its pod. @default {} */
   labels?: Record<string, string>;
+  /**
+   * A re-run token (config `benchmark.runId`), recorded as the pod template's RUN_ID_ANNOTATION:
+   * the template is immutable, so a new value replaces the Job, i.e. runs the benchmark again.
+   * @default undefined (no annotation)
+   */
+  runId?: string;
 }
+
+/** The pod-template annotation carrying `runId`. */
+export const RUN_ID_ANNOTATION = "valkey-on-eks/run-id";
 
 /** Labels of the benchmark pod: the NetworkPolicy's client label plus names. */
 export function benchmarkPodLabels(a: Pick<BenchmarkJobManifestArgs, "labels" | "mode">): Record<string, string> {
@@ -128,7 +137,7 @@ export function buildBenchmarkJob(a: BenchmarkJobManifestArgs): { metadata: Obje
   const spec: JobSpec = {
     backoffLimit: 0,
     activeDeadlineSeconds: a.activeDeadlineSeconds ?? 7200,
-    template: { metadata: { labels }, spec: podSpec(a) },
+    template: { metadata: a.runId === undefined ? { labels } : { labels, annotations: { [RUN_ID_ANNOTATION]: a.runId } }, spec: podSpec(a) },
   };
   if (a.ttlSecondsAfterFinished !== undefined) spec.ttlSecondsAfterFinished = a.ttlSecondsAfterFinished;
   return {
