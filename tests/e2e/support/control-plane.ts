@@ -78,7 +78,15 @@ export interface ControlPlaneOptions {
   log?: (line: string) => void;
   /** Overall start-up deadline. @default 120 s */
   startTimeoutMs?: number;
+  /**
+   * kwok completes a Job's pod only once it carries JOB_POD_RELEASE_LABEL=true (a stand-in that
+   * ran the pod's command sets it), instead of as soon as it runs. @default false
+   */
+  holdJobPods?: boolean;
 }
+
+/** The pod label that lets kwok complete a held Job pod (see ControlPlaneOptions.holdJobPods). */
+export const JOB_POD_RELEASE_LABEL = "kwokrelease";
 
 export interface FakeNode {
   name: string;
@@ -104,6 +112,11 @@ export interface ControlPlane {
   nodes: FakeNode[];
   /** Temporary directory holding logs, certificates and etcd's data. */
   dir: string;
+  /**
+   * The file kwok's kubelet-like server serves every `benchmark` container's log from (CRI log
+   * format): `pods/log` through the API server reads it. Written by a stand-in.
+   */
+  benchmarkLogFile: string;
   /** Environment marker every process of this plane carries (`/proc/<pid>/environ`). */
   marker: string;
   /** Every process of this plane that has not exited yet. */
@@ -196,13 +209,36 @@ function firstIp(cidr: string): string {
  * kwok's own stage YAMLs (node initialise + lease heartbeat, pod fast lifecycle, volume
  * provisioning), with the volume stages' StorageClass match widened to `storageClasses`.
  */
-function kwokStages(storageClasses: readonly string[]): string {
+function kwokStages(storageClasses: readonly string[], holdJobPods: boolean): string {
   const dir = controlPlanePaths.kwokStages;
   const files = readdirSync(dir).filter((f) => f.endsWith(".yaml")).sort();
   const list = `[${storageClasses.map((s) => `'${s}'`).join(", ")}]`;
+  const jobOwned = "      - 'Job'\n";
+  const held = `${jobOwned}    - key: '.metadata.labels.${JOB_POD_RELEASE_LABEL}'\n      operator: 'In'\n      values:\n      - 'true'\n`;
   return files
-    .map((f) => readFileSync(join(dir, f), "utf8").replaceAll(`self.spec.storageClassName == '${KWOK_STORAGE_CLASS}'`, `self.spec.storageClassName in ${list}`).trim())
+    .map((f) => {
+      let text = readFileSync(join(dir, f), "utf8").replaceAll(`self.spec.storageClassName == '${KWOK_STORAGE_CLASS}'`, `self.spec.storageClassName in ${list}`);
+      if (holdJobPods && f === "pod-complete.yaml") {
+        if (!text.includes(jobOwned)) throw new Error(`kwok's pod-complete stage no longer matches Job-owned pods as expected (${join(dir, f)})`);
+        text = text.replace(jobOwned, held);
+      }
+      return text.trim();
+    })
     .join("\n---\n");
+}
+
+/** kwok serves every `benchmark` container's log from `logFile` (a static ClusterLogs). */
+function kwokBenchmarkLogs(logFile: string): string {
+  return [
+    "apiVersion: kwok.x-k8s.io/v1alpha1",
+    "kind: ClusterLogs",
+    "metadata:",
+    "  name: benchmark-container-logs",
+    "spec:",
+    "  logs:",
+    "  - containers: ['benchmark']",
+    `    logsFile: ${JSON.stringify(logFile)}`,
+  ].join("\n");
 }
 
 /**
@@ -298,7 +334,8 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
   };
 
   try {
-    const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const [etcdClient, etcdPeer, apiPort, kwokPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const benchmarkLogFile = join(dir, "container-logs", "benchmark.log");
     const server = `https://127.0.0.1:${apiPort}`;
     const token = randomBytes(24).toString("hex");
     makeCertificates(dir, firstIp(serviceCidr));
@@ -391,6 +428,8 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       `--service-account-signing-key-file=${join(dir, "sa.key")}`,
       `--service-cluster-ip-range=${serviceCidr}`,
       "--endpoint-reconciler-type=none",
+      // kwok's nodes have no resolvable hostname: reach their kubelet (kwok's server) by InternalIP.
+      "--kubelet-preferred-address-types=InternalIP",
       "--allow-privileged=true",
       `--cert-dir=${join(dir, "apiserver-certs")}`,
       "--profiling=false",
@@ -415,7 +454,7 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     ]);
     start("kube-scheduler", controlPlanePaths.kubeScheduler, [`--kubeconfig=${kubeconfigPath}`, "--leader-elect=false", "--secure-port=0", "--profiling=false"]);
     const stagesPath = join(dir, "kwok-stages.yaml");
-    writeFileSync(stagesPath, kwokStages(storageClasses) + "\n");
+    writeFileSync(stagesPath, `${kwokStages(storageClasses, options.holdJobPods ?? false)}\n---\n${kwokBenchmarkLogs(benchmarkLogFile)}\n`);
     start("kwok", controlPlanePaths.kwok, [
       `--config=${stagesPath}`,
       `--kubeconfig=${kubeconfigPath}`,
@@ -423,6 +462,10 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       `--cidr=${podCidr}`,
       "--node-ip=127.0.0.1",
       "--node-lease-duration-seconds=40",
+      // kwok's kubelet-like server (pods/log, port-forward), the port every node advertises as
+      // its kubelet endpoint; on all addresses, as the nodes' InternalIPs span 127.63.0.0/24.
+      `--node-port=${kwokPort}`,
+      `--server-address=0.0.0.0:${kwokPort}`,
     ]);
 
     // --- storage and nodes ----------------------------------------------------------------
@@ -499,6 +542,7 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       serviceCidr,
       nodes,
       dir,
+      benchmarkLogFile,
       marker,
       pids: () => procs.filter((p) => p.child.exitCode === null && p.child.signalCode === null && p.child.pid !== undefined).map((p) => p.child.pid!),
       api,
