@@ -93,15 +93,15 @@ export const rerunKeys = (fields: Fields): string[] => Object.keys(fields).filte
 export const secretKeys = (fields: Fields): string[] => Object.keys(fields).filter((k) => fields[k]?.role === "secret");
 
 /** The dynamic resource's inputs from the component's args: defaults filled in, secrets wrapped. */
-export function resourceInputs<F extends Fields>(fields: F, args: ArgsOf<F>): Record<keyof F, pulumi.Input<unknown> | undefined> {
-  const given = args as Record<string, pulumi.Input<unknown> | undefined>;
-  const entries = Object.entries(fields).map(([k, f]): [string, pulumi.Input<unknown> | undefined] => {
+export function resourceInputs<F extends Fields>(fields: F, args: ArgsOf<F>): Record<keyof F, unknown> {
+  const given = args as Record<string, unknown>;
+  const entries = Object.entries(fields).map(([k, f]): [string, unknown] => {
     let v = given[k];
     if (v === undefined) {
       const d = f.schema.safeParse(undefined);
-      if (d.success) v = d.data as unknown;
+      if (d.success) v = d.data;
     }
     return [k, f.role === "secret" && v !== undefined ? pulumi.secret(v) : v];
   });
-  return Object.fromEntries(entries) as Record<keyof F, pulumi.Input<unknown> | undefined>;
+  return Object.fromEntries(entries) as Record<keyof F, unknown>;
 }
