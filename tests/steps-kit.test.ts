@@ -6,7 +6,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { nonEmptyString, parserOf, rerun, rerunKeys, resourceInputs, secret, secretKeys, setting, wholeNumber } from "../components/steps/kit/inputs.js";
+import { nonEmptyString, parserOf, rerun, rerunKeys, secret, secretKeys, setting, wholeNumber } from "../components/steps/kit/inputs.js";
+import { resourceInputs } from "../components/steps/kit/resource-inputs.js";
 import { dynamicProtocol } from "../components/steps/kit/protocol.js";
 import { bootstrapFields } from "../components/steps/cluster-bootstrap/inputs.js";
 import { checkFields } from "../components/steps/topology-check/inputs.js";

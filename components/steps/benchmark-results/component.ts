@@ -9,7 +9,7 @@
 import { fileURLToPath } from "node:url";
 import * as pulumi from "@pulumi/pulumi";
 import type { ResultRow } from "../../../benchmarks/run/result-row.js";
-import { resourceInputs } from "../kit/inputs.js";
+import { resourceInputs } from "../kit/resource-inputs.js";
 import { tsModuleProvider } from "../kit/ts-module-provider.js";
 import type { ResultsTestDeps } from "./implementation.js";
 import { resultsFields, type BenchmarkResultsArgs } from "./inputs.js";

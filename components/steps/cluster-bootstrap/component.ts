@@ -9,7 +9,7 @@
  */
 import { fileURLToPath } from "node:url";
 import * as pulumi from "@pulumi/pulumi";
-import { resourceInputs } from "../kit/inputs.js";
+import { resourceInputs } from "../kit/resource-inputs.js";
 import { tsModuleProvider } from "../kit/ts-module-provider.js";
 import type { PlanSummary } from "./implementation.js";
 import { bootstrapFields, type ClusterBootstrapArgs } from "./inputs.js";

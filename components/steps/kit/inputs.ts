@@ -7,14 +7,17 @@
  *  - `Parsed<F>`: the typed inputs the implementation works on;
  *  - `parserOf(F)`: the dynamic provider's parser (errors name the key, never the value);
  *  - `rerunKeys(F)` / `secretKeys(F)`: the diff keys and the keys never echoed into outputs;
- *  - `resourceInputs(F, args)`: the dynamic resource's inputs from the component's args
- *    (schema defaults filled in, secret fields wrapped in pulumi.secret).
+ *  - `resourceInputs(F, args)` (resource-inputs.ts, the components' side): the dynamic
+ *    resource's inputs from the component's args (defaults filled in, secrets wrapped).
+ *
+ * Only types come from @pulumi/pulumi here: the implementations load this module in the
+ * dynamic-provider process.
  *
  * Roles: `rerun` (a change re-runs the step), `setting` (read, echoed, re-runs nothing: bounds
  * and poll intervals), `secret` (read, never echoed, re-runs nothing: a rotated token re-runs
  * nothing).
  */
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 
 export type FieldRole = "rerun" | "setting" | "secret";
@@ -91,17 +94,3 @@ export function parserOf<F extends Fields>(fields: F): (p: Record<string, unknow
 export const rerunKeys = (fields: Fields): string[] => Object.keys(fields).filter((k) => fields[k]?.role === "rerun");
 /** Keys never echoed into outputs. */
 export const secretKeys = (fields: Fields): string[] => Object.keys(fields).filter((k) => fields[k]?.role === "secret");
-
-/** The dynamic resource's inputs from the component's args: defaults filled in, secrets wrapped. */
-export function resourceInputs<F extends Fields>(fields: F, args: ArgsOf<F>): Record<keyof F, unknown> {
-  const given = args as Record<string, unknown>;
-  const entries = Object.entries(fields).map(([k, f]): [string, unknown] => {
-    let v = given[k];
-    if (v === undefined) {
-      const d = f.schema.safeParse(undefined);
-      if (d.success) v = d.data;
-    }
-    return [k, f.role === "secret" && v !== undefined ? pulumi.secret(v) : v];
-  });
-  return Object.fromEntries(entries) as Record<keyof F, unknown>;
-}

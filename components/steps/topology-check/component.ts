@@ -8,7 +8,7 @@
  */
 import { fileURLToPath } from "node:url";
 import * as pulumi from "@pulumi/pulumi";
-import { resourceInputs } from "../kit/inputs.js";
+import { resourceInputs } from "../kit/resource-inputs.js";
 import { tsModuleProvider } from "../kit/ts-module-provider.js";
 import type { TopologyCheckReport } from "./implementation.js";
 import { checkFields, type TopologyCheckFieldArgs } from "./inputs.js";
