@@ -1,7 +1,7 @@
 /**
  * TopologyCheck under Pulumi mocks: one dynamic resource `${name}-run` with the check's inputs,
- * secrets marked, `after` values (resources by URN) as re-run triggers, and a serialized
- * provider that carries no secret.
+ * secrets marked, `after` values as re-run triggers (a step with a runStamp by that stamp, any
+ * other resource by URN), runId, and a serialized provider that carries no secret.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import * as pulumi from "@pulumi/pulumi";
@@ -16,6 +16,16 @@ const report = { ok: true, mode: "cluster", failures: [], shards: [], primariesP
 class Step extends pulumi.CustomResource {
   constructor(name: string) {
     super("test:index:Step", name, {});
+  }
+}
+
+/** A post-deploy step: each run gives a new runStamp. */
+class StampedStep extends pulumi.ComponentResource {
+  readonly runStamp: pulumi.Output<string>;
+  constructor(name: string, stamp: string) {
+    super("test:index:StampedStep", name, {});
+    this.runStamp = pulumi.output(stamp);
+    this.registerOutputs({ runStamp: this.runStamp });
   }
 }
 
@@ -59,6 +69,15 @@ describe("TopologyCheck component (mocks)", () => {
     expect(provider).toContain("topology-check/implementation.ts");
     expect(provider).not.toContain(password);
     expect(provider).not.toContain(kubeconfig);
+  });
+
+  it("follows a step with a runStamp by its stamp (its URN never changes), and passes runId", async () => {
+    const results = new StampedStep("results", "2026-11-23T10:00:00.000Z/1234abcd");
+    new mod.TopologyCheck("after-results", { mode: "replication", namespace: "valkey", selector: "app=r", kubeconfig, runId: "verify-2", after: [results] });
+    await settle();
+    const run = mocks.get(DYNAMIC, "after-results-run");
+    expect(run.inputs.triggers).toEqual(["2026-11-23T10:00:00.000Z/1234abcd"]);
+    expect(run.inputs.runId).toBe("verify-2");
   });
 
   it("replication mode with the lag threshold and key counting off", async () => {
