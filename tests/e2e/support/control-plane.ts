@@ -79,8 +79,11 @@ export interface ControlPlaneOptions {
   /** Overall start-up deadline. @default 120 s */
   startTimeoutMs?: number;
   /**
-   * kwok completes a Job's pod only once it carries JOB_POD_RELEASE_LABEL=true (a stand-in that
-   * ran the pod's command sets it), instead of as soon as it runs. @default false
+   * For a stand-in that runs Job pods (support/benchmark-pods.ts): kwok completes a Job's pod
+   * only once it carries JOB_POD_RELEASE_LABEL=true instead of as soon as it runs, serves every
+   * `benchmark` container's log from `benchmarkLogFile` through its kubelet-like server (on a free
+   * port every node advertises), and the API server reaches that server by the nodes'
+   * InternalIP, so `pods/log` works. @default false
    */
   holdJobPods?: boolean;
 }
@@ -114,7 +117,7 @@ export interface ControlPlane {
   dir: string;
   /**
    * The file kwok's kubelet-like server serves every `benchmark` container's log from (CRI log
-   * format): `pods/log` through the API server reads it. Written by a stand-in.
+   * format) when `holdJobPods`: `pods/log` through the API server reads it. Written by a stand-in.
    */
   benchmarkLogFile: string;
   /** Environment marker every process of this plane carries (`/proc/<pid>/environ`). */
@@ -429,7 +432,7 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       `--service-cluster-ip-range=${serviceCidr}`,
       "--endpoint-reconciler-type=none",
       // kwok's nodes have no resolvable hostname: reach their kubelet (kwok's server) by InternalIP.
-      "--kubelet-preferred-address-types=InternalIP",
+      ...(options.holdJobPods ? ["--kubelet-preferred-address-types=InternalIP"] : []),
       "--allow-privileged=true",
       `--cert-dir=${join(dir, "apiserver-certs")}`,
       "--profiling=false",
@@ -454,7 +457,8 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     ]);
     start("kube-scheduler", controlPlanePaths.kubeScheduler, [`--kubeconfig=${kubeconfigPath}`, "--leader-elect=false", "--secure-port=0", "--profiling=false"]);
     const stagesPath = join(dir, "kwok-stages.yaml");
-    writeFileSync(stagesPath, `${kwokStages(storageClasses, options.holdJobPods ?? false)}\n---\n${kwokBenchmarkLogs(benchmarkLogFile)}\n`);
+    const logsConfig = options.holdJobPods ? `\n---\n${kwokBenchmarkLogs(benchmarkLogFile)}` : "";
+    writeFileSync(stagesPath, `${kwokStages(storageClasses, options.holdJobPods ?? false)}${logsConfig}\n`);
     start("kwok", controlPlanePaths.kwok, [
       `--config=${stagesPath}`,
       `--kubeconfig=${kubeconfigPath}`,
@@ -462,10 +466,9 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       `--cidr=${podCidr}`,
       "--node-ip=127.0.0.1",
       "--node-lease-duration-seconds=40",
-      // kwok's kubelet-like server (pods/log, port-forward), the port every node advertises as
-      // its kubelet endpoint; on all addresses, as the nodes' InternalIPs span 127.63.0.0/24.
-      `--node-port=${kwokPort}`,
-      `--server-address=0.0.0.0:${kwokPort}`,
+      // kwok's kubelet-like server (pods/log), the port every node advertises as its kubelet
+      // endpoint; on all addresses, as the nodes' InternalIPs span 127.63.0.0/24.
+      ...(options.holdJobPods ? [`--node-port=${kwokPort}`, `--server-address=0.0.0.0:${kwokPort}`] : []),
     ]);
 
     // --- storage and nodes ----------------------------------------------------------------
