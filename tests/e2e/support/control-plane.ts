@@ -17,7 +17,7 @@
  */
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { generateKeyPairSync, randomBytes } from "node:crypto";
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { homedir, tmpdir } from "node:os";
@@ -26,6 +26,7 @@ import { freePort } from "../../../benchmarks/local/ports.js";
 import { sleep } from "../../../benchmarks/util/poll-until.js";
 import { trackChild } from "../../../benchmarks/util/process-reaper.js";
 import { VALKEY_NODE_POOL, VALKEY_TAINT, ZONE_LABEL } from "../../../components/shared.js";
+import { KWOK_STORAGE_CLASS, kwokBenchmarkLogs, kwokStages } from "./kwok-config.js";
 
 export const KUBERNETES_VERSION = "v1.33.13";
 export const ETCD_VERSION = "v3.5.21";
@@ -57,8 +58,7 @@ export const DEFAULT_ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"] as const
 export const DEFAULT_POD_CIDR = "127.64.0.0/16";
 /** Service ClusterIPs are allocated from loopback too: nothing in these tests may send traffic off-host. */
 export const DEFAULT_SERVICE_CIDR = "127.96.0.0/16";
-/** The default StorageClass; kwok's volume stages provision and bind its PVCs. */
-export const KWOK_STORAGE_CLASS = "kwok-volume";
+export { KWOK_STORAGE_CLASS };
 /** Name of the untainted system node. */
 export const SYSTEM_NODE = "kwok-system";
 
@@ -88,8 +88,7 @@ export interface ControlPlaneOptions {
   holdJobPods?: boolean;
 }
 
-/** The pod label that lets kwok complete a held Job pod (see ControlPlaneOptions.holdJobPods). */
-export const JOB_POD_RELEASE_LABEL = "kwokrelease";
+export { JOB_POD_RELEASE_LABEL } from "./kwok-config.js";
 
 export interface FakeNode {
   name: string;
@@ -206,42 +205,6 @@ function firstIp(cidr: string): string {
   const parts = (ip ?? "").split(".").map(Number);
   parts[3] = (parts[3] ?? 0) + 1;
   return parts.join(".");
-}
-
-/**
- * kwok's own stage YAMLs (node initialise + lease heartbeat, pod fast lifecycle, volume
- * provisioning), with the volume stages' StorageClass match widened to `storageClasses`.
- */
-function kwokStages(storageClasses: readonly string[], holdJobPods: boolean): string {
-  const dir = controlPlanePaths.kwokStages;
-  const files = readdirSync(dir).filter((f) => f.endsWith(".yaml")).sort();
-  const list = `[${storageClasses.map((s) => `'${s}'`).join(", ")}]`;
-  const jobOwned = "      - 'Job'\n";
-  const held = `${jobOwned}    - key: '.metadata.labels.${JOB_POD_RELEASE_LABEL}'\n      operator: 'In'\n      values:\n      - 'true'\n`;
-  return files
-    .map((f) => {
-      let text = readFileSync(join(dir, f), "utf8").replaceAll(`self.spec.storageClassName == '${KWOK_STORAGE_CLASS}'`, `self.spec.storageClassName in ${list}`);
-      if (holdJobPods && f === "pod-complete.yaml") {
-        if (!text.includes(jobOwned)) throw new Error(`kwok's pod-complete stage no longer matches Job-owned pods as expected (${join(dir, f)})`);
-        text = text.replace(jobOwned, held);
-      }
-      return text.trim();
-    })
-    .join("\n---\n");
-}
-
-/** kwok serves every `benchmark` container's log from `logFile` (a static ClusterLogs). */
-function kwokBenchmarkLogs(logFile: string): string {
-  return [
-    "apiVersion: kwok.x-k8s.io/v1alpha1",
-    "kind: ClusterLogs",
-    "metadata:",
-    "  name: benchmark-container-logs",
-    "spec:",
-    "  logs:",
-    "  - containers: ['benchmark']",
-    `    logsFile: ${JSON.stringify(logFile)}`,
-  ].join("\n");
 }
 
 /**
@@ -458,7 +421,7 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     start("kube-scheduler", controlPlanePaths.kubeScheduler, [`--kubeconfig=${kubeconfigPath}`, "--leader-elect=false", "--secure-port=0", "--profiling=false"]);
     const stagesPath = join(dir, "kwok-stages.yaml");
     const logsConfig = options.holdJobPods ? `\n---\n${kwokBenchmarkLogs(benchmarkLogFile)}` : "";
-    writeFileSync(stagesPath, `${kwokStages(storageClasses, options.holdJobPods ?? false)}${logsConfig}\n`);
+    writeFileSync(stagesPath, `${kwokStages(controlPlanePaths.kwokStages, storageClasses, options.holdJobPods ?? false)}${logsConfig}\n`);
     start("kwok", controlPlanePaths.kwok, [
       `--config=${stagesPath}`,
       `--kubeconfig=${kubeconfigPath}`,
