@@ -11,6 +11,7 @@
  * - has requests = limits (Guaranteed QoS), restartPolicy Never and backoffLimit 0: a failed
  *   benchmark is reported, not silently retried.
  */
+import { createHash } from "node:crypto";
 import type { Workload } from "../../benchmarks/workload.js";
 import type { ResourceQuantities } from "../../stacks/config-types.js";
 import { CLIENT_LABEL, DATA_PLANE_LABEL, type Placement } from "../shared.js";
@@ -61,6 +62,16 @@ export interface BenchmarkJobManifestArgs {
    * @default undefined (no annotation)
    */
   runId?: string;
+}
+
+/**
+ * `${base}-<8 hex>`: a Job name that changes with the Job's spec (workload, target, image,
+ * runId). A replaced Job then never collides with the previous one while Kubernetes is still
+ * deleting it (the delete is not awaited: `pulumi.com/skipAwait`), which fails the apply with a
+ * field-manager conflict on the immutable template.
+ */
+export function runScopedJobName(base: string, spec: JobSpec): string {
+  return `${base}-${createHash("sha256").update(JSON.stringify(spec)).digest("hex").slice(0, 8)}`;
 }
 
 /** The pod-template annotation carrying `runId`. */
