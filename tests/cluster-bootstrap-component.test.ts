@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import * as pulumi from "@pulumi/pulumi";
-import type * as BootstrapModule from "../components/cluster-bootstrap.js";
+import type * as BootstrapModule from "../components/steps/cluster-bootstrap/component.js";
 import { installMocks, settle, valueOf, type MockRecorder } from "./support/pulumi-mocks.js";
 
 const DYNAMIC = "pulumi-nodejs:dynamic:Resource";
@@ -21,7 +21,7 @@ describe("ClusterBootstrap component (mocks)", () => {
     mocks = installMocks({
       outputs: (r) => (r.type === DYNAMIC ? { changed: true, nodeIds: { "valkey-0": "a".repeat(40) }, plan: { shards: [], primariesPerZone: {} } } : {}),
     });
-    mod = await import("../components/cluster-bootstrap.js");
+    mod = await import("../components/steps/cluster-bootstrap/component.js");
   });
 
   it("registers the dynamic resource with the inputs, secrets marked, and exposes its outputs", async () => {
@@ -55,7 +55,7 @@ describe("ClusterBootstrap component (mocks)", () => {
     expect(run.redacted.password).toBe("[secret]");
     const provider = run.inputs.__provider as string;
     expect(typeof provider).toBe("string");
-    expect(provider).toContain("bootstrap-on-kubernetes.ts");
+    expect(provider).toContain("cluster-bootstrap/implementation.ts");
     expect(provider).not.toContain(password);
     expect(provider).not.toContain("kube-token-do-not-leak");
     expect(JSON.stringify(run.redacted)).not.toContain(password);

@@ -19,9 +19,10 @@ const CHECK_REPORT = {
   ok: true, mode: "cluster", failures: [], nodeCount: 6, primariesPerZone: { "us-west-2a": 1, "us-west-2b": 1, "us-west-2c": 1 },
   shards: [{ primary: { address: "valkey-cluster-0:6379", zone: "us-west-2a", slotRanges: ["0-5460"], slotCount: 5461, keys: 42 }, replicas: [{ address: "valkey-cluster-4:6379", zone: "us-west-2b", crossAz: true, linkUp: true }] }],
 };
+const BENCH_RUN_STAMP = "2026-11-23T14:00:00.000Z/abcd1234";
 const recorder = installMocks({
   outputs: (r) => {
-    if (r.name === "valkey-benchmark-results") return { rows: [ROW], csv: "workload,...\n" };
+    if (r.name === "valkey-benchmark-results") return { rows: [ROW], csv: "workload,...\n", runStamp: BENCH_RUN_STAMP };
     if (r.name === "valkey-check-after-benchmark-run") return { report: CHECK_REPORT, table: "VERIFY: PASS" };
     return awsMockOutputs(r);
   },
@@ -145,6 +146,39 @@ describe("the program under mocks", () => {
     }
     const sts = recorder.ofType("kubernetes:apps/v1:StatefulSet")[0];
     expect(JSON.stringify(sts?.inputs)).toContain('"karpenter.sh/nodepool":"valkey"');
+  });
+
+  it("re-runs on demand: checks.runId reaches both checks, benchmark.runId the Job's pod template and the results", async () => {
+    const { config } = parseStackConfig({
+      platform: "byo",
+      byo: { kubeconfig: kubeconfigPath },
+      valkey: { mode: "cluster" },
+      checks: { runId: "verify-7" },
+      benchmark: { runId: "bench-3" },
+    });
+    runProgram({ stack: "byo", config, password: PASSWORD });
+    await drain();
+    const before = recorder.resources.find((r) => r.name === "valkey-check-run");
+    const after = recorder.resources.find((r) => r.name === "valkey-check-after-benchmark-run");
+    expect(before?.inputs.runId).toBe("verify-7");
+    expect(after?.inputs.runId).toBe("verify-7");
+    const job = recorder.ofType("kubernetes:batch/v1:Job")[0];
+    expect(job?.inputs).toMatchObject({ spec: { template: { metadata: { annotations: { "valkey-on-eks/run-id": "bench-3" } } } } });
+    const results = recorder.resources.find((r) => r.name === "valkey-benchmark-results");
+    expect(results?.inputs.runId).toBe("bench-3");
+    // The runId is no workload setting: the results' workload (and the Job's args) do not carry it.
+    expect(JSON.stringify(results?.inputs.workload)).not.toContain("bench-3");
+  });
+
+  it("the check after the benchmark follows the results' runStamp (new each run), not their URN (fixed)", async () => {
+    const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: kubeconfigPath }, valkey: { mode: "cluster" } });
+    runProgram({ stack: "byo", config, password: PASSWORD });
+    await drain();
+    const after = recorder.resources.find((r) => r.name === "valkey-check-after-benchmark-run");
+    expect(after?.inputs.triggers).toEqual([BENCH_RUN_STAMP]);
+    expect(after?.inputs).not.toHaveProperty("runId");
+    const job = recorder.ofType("kubernetes:batch/v1:Job")[0];
+    expect(JSON.stringify(job?.inputs)).not.toContain("run-id");
   });
 
   it("without auth there is no password output and no Secret", async () => {
