@@ -4,7 +4,7 @@
  * ajv, so the restricted-label rules are covered by the builder's own check instead), and the
  * KarpenterNodePool component used standalone as on a bring-your-own cluster.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import { Ajv, type ValidateFunction } from "ajv";
@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { parseStackConfig } from "../config/schema.js";
 import { installMocks, settle, type MockRecorder } from "./support/pulumi-mocks.js";
-import { KARPENTER_CRD_DIR } from "./support/shared-data.js";
+import { KARPENTER_CRD_DIR, requireInstalled } from "./support/toolchain.js";
 
 const mocks: MockRecorder = installMocks();
 const { buildEc2NodeClass, buildValkeyNodePool } = await import("../components/aws/karpenter-manifests.js");
@@ -23,8 +23,8 @@ const CRDS = KARPENTER_CRD_DIR;
 const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
 
 function crdValidator(file: string): ValidateFunction {
-  if (!existsSync(CRDS)) throw new Error(`Karpenter CRDs not found at ${CRDS}: expected shared/ beside the checkout, or set VALKEY_ON_EKS_SHARED`);
-  const crd = parseYaml(readFileSync(`${CRDS}/${file}`, "utf8")) as { spec: { versions: Array<{ name: string; schema: { openAPIV3Schema: object } }> } };
+  requireInstalled(join(CRDS, file), "Karpenter's CRD");
+  const crd = parseYaml(readFileSync(join(CRDS, file), "utf8")) as { spec: { versions: Array<{ name: string; schema: { openAPIV3Schema: object } }> } };
   const v1 = crd.spec.versions.find((v) => v.name === "v1");
   if (!v1) throw new Error(`${file} has no v1`);
   return new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(v1.schema.openAPIV3Schema);
