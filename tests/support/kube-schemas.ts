@@ -72,8 +72,8 @@ export function manifestOf(r: RecordedObject): ManifestOf {
   if (kind.endsWith("Patch")) return { skipped: `${r.type} ${r.name}: a server-side-apply patch (a partial object)` };
   const apiVersion = group === "core" ? version : `${group}/${version}`;
   const { apiVersion: inApiVersion, kind: inKind, ...rest } = redactLeaves(r.inputs, r.redacted) as Record<string, unknown>;
-  if (inApiVersion !== undefined && inApiVersion !== apiVersion) throw new Error(`${r.type} ${r.name}: inputs say apiVersion ${String(inApiVersion)}, the type token ${apiVersion}`);
-  if (inKind !== undefined && inKind !== kind) throw new Error(`${r.type} ${r.name}: inputs say kind ${String(inKind)}, the type token ${kind}`);
+  if (inApiVersion !== undefined && inApiVersion !== apiVersion) throw new Error(`${r.type} ${r.name}: inputs say apiVersion ${JSON.stringify(inApiVersion)}, the type token ${apiVersion}`);
+  if (inKind !== undefined && inKind !== kind) throw new Error(`${r.type} ${r.name}: inputs say kind ${JSON.stringify(inKind)}, the type token ${kind}`);
   return { manifest: { apiVersion, kind, ...rest } };
 }
 
