@@ -66,7 +66,7 @@ for a in "$@"; do
     --prune) want_prune=1 ;;
     --data) want_data=1 ;;
     --schemas) only_schemas=1 ;;
-    -h|--help) sed -n '2,44p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,43p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) printf '[toolchain] unknown argument: %s\n' "$a" >&2; exit 2 ;;
   esac
 done
