@@ -3,20 +3,20 @@
  * buildBenchmarkJob (components/benchmark/job-manifest.ts; the script is job-script.ts). Pulumi
  * does not wait for the Job to finish (`pulumi.com/skipAwait`); BenchmarkResults does, bounded,
  * and turns its log into rows. The Job is replaced (delete first: its name is fixed) whenever
- * the workload, target or image changes, which runs the benchmark again.
+ * the workload, target, image or `runId` changes, which runs the benchmark again.
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { buildBenchmarkJob, type BenchmarkJobManifestArgs } from "./benchmark/job-manifest.js";
+import { buildBenchmarkJob, runScopedJobName, type BenchmarkJobManifestArgs } from "./benchmark/job-manifest.js";
 import { PASSWORD_SECRET_KEY, VALKEY_PORT } from "./shared.js";
 
 /** Manifest options passed through unchanged; documented (with defaults) on BenchmarkJobManifestArgs. */
-type PassThrough = "mode" | "workload" | "placement" | "resources" | "client" | "ttlSecondsAfterFinished" | "activeDeadlineSeconds" | "waitSeconds" | "labels";
+type PassThrough = "mode" | "workload" | "placement" | "resources" | "client" | "ttlSecondsAfterFinished" | "activeDeadlineSeconds" | "waitSeconds" | "labels" | "runId";
 
 export interface BenchmarkJobArgs extends Pick<BenchmarkJobManifestArgs, PassThrough> {
   /** Namespace of the Valkey release (the Job runs next to it). */
   namespace: pulumi.Input<string>;
-  /** The Job's metadata.name. @default `vbench-${mode}` */
+  /** The Job's metadata.name. @default `vbench-${mode}-<hash of the Job's spec>` (runScopedJobName) */
   jobName?: string;
   /** The Valkey SERVER's image, e.g. "docker.io/valkey/valkey:9.0.2": client and server versions match. */
   image: pulumi.Input<string>;
@@ -41,11 +41,12 @@ export class BenchmarkJob extends pulumi.ComponentResource {
   constructor(name: string, args: BenchmarkJobArgs, opts?: pulumi.ComponentResourceOptions) {
     super("valkey-on-eks:benchmark:BenchmarkJob", name, {}, opts);
     const jobName = args.jobName ?? `vbench-${args.mode}`;
+    const scoped = args.jobName === undefined;
     const { namespace: _ns, jobName: _jn, image: _im, target, secretName: _sn, passwordKey, ...passThrough } = args;
     const manifest = pulumi
       .all([args.namespace, args.image, target.host, args.secretName])
-      .apply(([namespace, image, host, secretName]) =>
-        buildBenchmarkJob({
+      .apply(([namespace, image, host, secretName]) => {
+        const m = buildBenchmarkJob({
           ...passThrough,
           namespace,
           name: jobName,
@@ -53,8 +54,9 @@ export class BenchmarkJob extends pulumi.ComponentResource {
           target: { host, port: target.port ?? VALKEY_PORT },
           secretName,
           passwordKey: passwordKey ?? PASSWORD_SECRET_KEY,
-        }),
-      );
+        });
+        return scoped ? { ...m, metadata: { ...m.metadata, name: runScopedJobName(jobName, m.spec) } } : m;
+      });
     this.job = new k8s.batch.v1.Job(
       `${name}-job`,
       { metadata: manifest.metadata, spec: manifest.spec },

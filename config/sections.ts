@@ -265,6 +265,10 @@ export const valkeySchema = section(
   "The Valkey deployment.",
 );
 
+/** An optional re-run token: only its changes matter. */
+const runId = (description: string) =>
+  z.string().min(1, { error: "must be a non-empty string" }).optional().describe(description).meta({ defaultText: "none" });
+
 export const benchmarkSchema = section(
   {
     enabled: flag(true).describe("Run valkey-benchmark after deploying."),
@@ -279,6 +283,7 @@ export const benchmarkSchema = section(
     minDurationSeconds: z.number().min(0).default(5).describe("A test shorter than this is re-run with a request count scaled from its rate."),
     maxRequests: count(1, 50_000_000).describe("Upper bound on a re-run's scaled request count; at least `requests`."),
     resources: resourcePair("1", "1Gi", "of the benchmark pod (requests = limits)", "Benchmark pod CPU and memory."),
+    runId: runId("Change it (any new value, e.g. a date) to run the benchmark Job again on an unchanged stack: new results, then the topology check after them."),
   },
   "The valkey-benchmark run (the seed workload by default).",
 );
@@ -289,6 +294,7 @@ export const checksSchema = section(
     verify: flag(true).describe("Verify the topology before benchmarking."),
     connector: z.enum(["port-forward", "direct"]).default("port-forward").describe("How checks reach the Valkey pods."),
     replicaLagBytes: count(0, 1_048_576).describe("Largest acceptable replica lag in bytes."),
+    runId: runId("Change it (any new value, e.g. a date) to run the topology checks again on an unchanged stack."),
   },
   "Post-deploy steps.",
 );

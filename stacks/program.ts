@@ -11,9 +11,9 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { BenchmarkJob } from "../components/benchmark-job.js";
-import { BenchmarkResults } from "../components/benchmark-results.js";
-import { ClusterBootstrap } from "../components/cluster-bootstrap.js";
-import { TopologyCheck } from "../components/topology-check.js";
+import { BenchmarkResults } from "../components/steps/benchmark-results/component.js";
+import { ClusterBootstrap } from "../components/steps/cluster-bootstrap/component.js";
+import { TopologyCheck } from "../components/steps/topology-check/component.js";
 import { ValkeyCluster } from "../components/valkey-cluster.js";
 import { ValkeyReplication } from "../components/valkey-replication.js";
 import type { ResultRow } from "../benchmarks/run/result-row.js";
@@ -125,7 +125,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
       { dependsOn: [valkey.component] },
     );
   }
-  const checkOptions = { mode, expect, replicaLagBytes: config.checks.replicaLagBytes };
+  const checkOptions = { mode, expect, replicaLagBytes: config.checks.replicaLagBytes, runId: config.checks.runId };
   const before = config.checks.verify ? new TopologyCheck("valkey-check", { ...target, ...checkOptions, after: [formed] }) : undefined;
 
   let benchmark: pulumi.Output<{ rows: ResultRow[]; csv: string }> | undefined;
@@ -144,6 +144,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
         passwordKey: valkey.passwordKey,
         placement: platform.placement,
         resources: config.benchmark.resources,
+        runId: config.benchmark.runId,
       },
       { provider: platform.provider, dependsOn: [before ?? formed] },
     );
@@ -157,8 +158,10 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
       workload,
       serverVersion: imageVersion(config.valkey.image),
       image: job.image,
+      runId: config.benchmark.runId,
     });
     benchmark = pulumi.all([results.rows, results.csv]).apply(([rows, csv]) => ({ rows, csv }));
+    // `after: [results]` follows the results' runStamp: every benchmark run re-runs this check.
     if (config.checks.verify) after = new TopologyCheck("valkey-check-after-benchmark", { ...target, ...checkOptions, after: [results] });
   }
 

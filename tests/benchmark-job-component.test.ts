@@ -49,7 +49,8 @@ describe("BenchmarkJob (mocked engine)", () => {
     await settle();
     const job = mocks.get("kubernetes:batch/v1:Job", "bench-cluster-job");
     expect(mocks.get("valkey-on-eks:benchmark:BenchmarkJob", "bench-cluster")).toBeDefined();
-    expect(await valueOf(component.jobName)).toBe("vbench-cluster");
+    // Named after its spec: a replaced Job (new workload or runId) never collides with the old one.
+    expect(await valueOf(component.jobName)).toMatch(/^vbench-cluster-[0-9a-f]{8}$/);
     const spec = at(job.inputs, "spec") as Obj;
     expect(spec.backoffLimit).toBe(0);
     expect(at(job.inputs, "metadata", "annotations")).toEqual({ "pulumi.com/skipAwait": "true" });

@@ -10,12 +10,12 @@ import { installMocks, settle, valueOf } from "./support/pulumi-mocks.js";
 import * as pulumi from "@pulumi/pulumi";
 import { parseResultsCsv } from "../benchmarks/run/results-csv.js";
 import type { Workload } from "../benchmarks/workload.js";
-import type { BenchmarkResultsInputs, JobLogApi, JobState } from "../components/benchmark/results-from-job.js";
+import type { BenchmarkResultsInputs, JobLogApi, JobState } from "../components/steps/benchmark-results/implementation.js";
 
 const mocks = installMocks();
-const { BenchmarkResults } = await import("../components/benchmark-results.js");
-const { collectJobResults, BenchmarkJobError } = await import("../components/benchmark/results-from-job.js");
-const { benchmarkResultsProvider } = await import("../components/dynamic/benchmark-results-provider.js");
+const { BenchmarkResults } = await import("../components/steps/benchmark-results/component.js");
+const { collectJobResults, BenchmarkJobError } = await import("../components/steps/benchmark-results/implementation.js");
+const { benchmarkResultsProvider } = await import("../components/steps/benchmark-results/component.js");
 
 const PASSWORD = "Zq-distinctive-PASSWORD-8841";
 const KUBECONFIG = `apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    token: KUBE-TOKEN-distinctive-5521\n`;
@@ -106,9 +106,10 @@ describe("the provider shell, in-process", () => {
   });
   it("create refuses unusable inputs, naming the key and never the kubeconfig", async () => {
     const provider = benchmarkResultsProvider({ api: fakeApi([done]), waitDeps: clock() });
-    const err = await provider.create({ ...inputs, timeoutSeconds: undefined }).catch((e: unknown) => e);
-    expect((err as Error).message).toMatch(/input 'timeoutSeconds' must be a whole number/);
+    const err = await provider.create({ ...inputs, timeoutSeconds: 0 }).catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/input 'timeoutSeconds' must be a whole number ≥ 1/);
     expect((err as Error).message).not.toContain("KUBE-TOKEN");
+    await expect(provider.create({ ...inputs, kubeconfig: undefined })).rejects.toThrow(/input 'kubeconfig' must be a non-empty string/);
     await expect(provider.create({ ...inputs, mode: "sharded" })).rejects.toThrow(/input 'mode' must be one of cluster, replication/);
   });
   it("diff replaces on a new Job or workload, not on a new kubeconfig", async () => {
@@ -118,6 +119,15 @@ describe("the provider shell, in-process", () => {
     const olds = { ...inputs, kubeconfig: undefined } as unknown as Record<string, unknown>;
     expect(await diff("id", olds, { ...inputs, kubeconfig: "other" })).toMatchObject({ changes: false, replaces: [] });
     expect(await diff("id", olds, { ...inputs, jobUid: "u2", workload: { ...W, requests: 5 } })).toMatchObject({ changes: true, replaces: ["jobUid", "workload"] });
+  });
+  it("diff: a changed benchmark runId re-reads the results (replace), an unchanged one does not", async () => {
+    const provider = benchmarkResultsProvider();
+    const diff = provider.diff?.bind(provider);
+    if (diff === undefined) throw new Error("no diff");
+    const olds = { ...inputs, runId: "r1", kubeconfig: undefined } as unknown as Record<string, unknown>;
+    expect(await diff("id", olds, { ...inputs, runId: "r1" })).toMatchObject({ changes: false, replaces: [] });
+    expect(await diff("id", olds, { ...inputs, runId: "r2" })).toMatchObject({ changes: true, replaces: ["runId"] });
+    expect(await diff("id", { ...olds, runId: undefined }, { ...inputs, runId: "first" })).toMatchObject({ changes: true, replaces: ["runId"] });
   });
 });
 
@@ -143,7 +153,7 @@ describe("BenchmarkResults (mocked engine)", () => {
     const provider = r.inputs.__provider;
     expect(typeof provider).toBe("string");
     expect((provider as string).length).toBeGreaterThan(100);
-    expect(provider).toContain("results-from-job.ts");
+    expect(provider).toContain("benchmark-results/implementation.ts");
     expect(provider).not.toContain(PASSWORD);
     expect(provider).not.toContain("KUBE-TOKEN");
     for (const x of mocks.resources) expect(JSON.stringify(x.redacted)).not.toContain(PASSWORD);

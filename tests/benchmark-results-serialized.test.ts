@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
-import { benchmarkResultsProvider } from "../components/dynamic/benchmark-results-provider.js";
+import { benchmarkResultsProvider } from "../components/steps/benchmark-results/component.js";
 
 const KUBECONFIG = `apiVersion: v1
 kind: Config
@@ -27,7 +27,7 @@ describe("the serialized BenchmarkResults provider in a plain node process", () 
     const { text } = await pulumi.runtime.serializeFunction(() => provider, { allowSecrets: false });
     expect(text).not.toContain("KUBE-TOKEN");
     // A program's provider captures the two paths only: the tests' injection point is not in it.
-    expect(text).toContain("results-from-job.ts");
+    expect(text).toContain("benchmark-results/implementation.ts");
     expect(text).not.toContain("testDeps");
     const dir = mkdtempSync(join(tmpdir(), "vbench-provider-"));
     try {

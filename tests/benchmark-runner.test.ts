@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,6 +18,7 @@ import {
 import type { ResultRow } from "../benchmarks/run/result-row.js";
 import { openClient } from "../benchmarks/topology/connector.js";
 import type { Workload } from "../benchmarks/workload.js";
+import { eventually, processesWithMarker } from "./support/processes.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}-secret`;
 const timestamp = "20260522-231743";
@@ -216,6 +218,40 @@ describe("runWorkload against real valkey-server processes", () => {
     expect(pids).toHaveLength(2);
     expect(() => process.kill(pids[1] as number, 0)).toThrow(/ESRCH/); // the child is gone
     expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  /** Starts tests/support/benchmark-host.ts (a real runner, real client) and waits for its benchmark child. */
+  async function hostWithRunningBenchmark(end: "signal" | "exit"): Promise<{ host: ChildProcess; pid: number; marker: string; exited: Promise<unknown> }> {
+    const marker = `VBENCH_HOST_MARKER=${Math.random().toString(36).slice(2)}`;
+    const [k, v] = marker.split("=") as [string, string];
+    const host = spawn(process.execPath, ["--import", "tsx", "tests/support/benchmark-host.ts"], {
+      env: { ...process.env, [k]: v, BENCH_HOST: standalone.host, BENCH_PORT: String(standalone.port), BENCH_END: end },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const exited = new Promise((resolve) => host.once("exit", (code, sig) => resolve({ code, sig })));
+    let out = "";
+    host.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+    host.stderr.setEncoding("utf8").on("data", (d: string) => (out += d));
+    const pid = await eventually("the benchmark child to start", 30_000, () => {
+      if (host.exitCode !== null) throw new Error(`benchmark host exited early: ${out}`);
+      const m = /spawned (\d+)/.exec(out);
+      return Promise.resolve(m === null ? undefined : Number(m[1]));
+    }, 100);
+    return { host, pid, marker, exited };
+  }
+
+  it.each(["signal", "exit"] as const)("a benchmark child does not outlive its parent process (parent ends by %s)", async (end) => {
+    const { host, pid, marker, exited } = await hostWithRunningBenchmark(end);
+    try {
+      expect(processesWithMarker(marker)).toContain(pid); // the real client is running, under its parent
+      if (end === "signal") host.kill("SIGTERM");
+      expect(await exited).toEqual(end === "signal" ? { code: 143, sig: null } : { code: 3, sig: null });
+      // The reaper SIGKILLs the child before the parent exits; give the kernel a moment to reap it.
+      const left = await eventually("the benchmark child to be gone", 5_000, () => Promise.resolve(processesWithMarker(marker).length === 0 ? [] : undefined), 100).catch(() => processesWithMarker(marker));
+      expect(left).toEqual([]);
+    } finally {
+      for (const p of processesWithMarker(marker)) process.kill(p, "SIGKILL"); // a failed run leaves nothing behind
+    }
   });
 });
 

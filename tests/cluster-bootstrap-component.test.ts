@@ -1,11 +1,12 @@
 /**
  * ClusterBootstrap under Pulumi mocks: one dynamic resource `${name}-run`, parented to the
- * component, with the inputs the implementation reads; kubeconfig and password are secrets,
+ * component (checked through the recorded parent), with the inputs the implementation reads;
+ * kubeconfig and password are secrets,
  * and the serialized provider text carries neither (nor anything but the module path).
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import * as pulumi from "@pulumi/pulumi";
-import type * as BootstrapModule from "../components/cluster-bootstrap.js";
+import type * as BootstrapModule from "../components/steps/cluster-bootstrap/component.js";
 import { installMocks, settle, valueOf, type MockRecorder } from "./support/pulumi-mocks.js";
 
 const DYNAMIC = "pulumi-nodejs:dynamic:Resource";
@@ -20,7 +21,7 @@ describe("ClusterBootstrap component (mocks)", () => {
     mocks = installMocks({
       outputs: (r) => (r.type === DYNAMIC ? { changed: true, nodeIds: { "valkey-0": "a".repeat(40) }, plan: { shards: [], primariesPerZone: {} } } : {}),
     });
-    mod = await import("../components/cluster-bootstrap.js");
+    mod = await import("../components/steps/cluster-bootstrap/component.js");
   });
 
   it("registers the dynamic resource with the inputs, secrets marked, and exposes its outputs", async () => {
@@ -37,8 +38,9 @@ describe("ClusterBootstrap component (mocks)", () => {
     expect(await valueOf(c.nodeIds)).toEqual({ "valkey-0": "a".repeat(40) });
     await settle();
     const comp = mocks.get("valkey-on-eks:checks:ClusterBootstrap", "vc");
-    expect(comp).toBeDefined();
+    expect(comp.parent).toBeUndefined();
     const run = mocks.get(DYNAMIC, "vc-run");
+    expect([run.parent, run.parentUrn]).toEqual(["vc", await valueOf(c.urn)]);
     expect(run.inputs).toMatchObject({
       namespace: "valkey",
       selector: "app.kubernetes.io/instance=vc",
@@ -53,7 +55,7 @@ describe("ClusterBootstrap component (mocks)", () => {
     expect(run.redacted.password).toBe("[secret]");
     const provider = run.inputs.__provider as string;
     expect(typeof provider).toBe("string");
-    expect(provider).toContain("bootstrap-on-kubernetes.ts");
+    expect(provider).toContain("cluster-bootstrap/implementation.ts");
     expect(provider).not.toContain(password);
     expect(provider).not.toContain("kube-token-do-not-leak");
     expect(JSON.stringify(run.redacted)).not.toContain(password);
@@ -75,9 +77,20 @@ describe("ClusterBootstrap component (mocks)", () => {
     await valueOf(c.plan);
     await settle();
     const run = mocks.get(DYNAMIC, "vd-run");
-    expect(run.inputs).toMatchObject({ connector: "direct", context: "ctx", timeoutMs: 5000 });
+    expect(run.inputs).toMatchObject({
+      namespace: "valkey",
+      selector: "a=b",
+      expectedPods: 3,
+      primaries: 3,
+      replicasPerPrimary: 0,
+      connector: "direct",
+      context: "ctx",
+      timeoutMs: 5000,
+      kubeconfig,
+    });
     expect(run.inputs).not.toHaveProperty("password");
-    const parentUrn = await valueOf(c.urn);
-    expect(parentUrn).toContain("ClusterBootstrap");
+    // Already a secret when given: it stays one.
+    expect(run.redacted.kubeconfig).toBe("[secret]");
+    expect([run.parent, run.parentUrn]).toEqual(["vd", await valueOf(c.urn)]);
   });
 });

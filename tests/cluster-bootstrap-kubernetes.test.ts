@@ -7,15 +7,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalFleet, type ValkeyProcess } from "../benchmarks/local/valkey-process.js";
 import { DirectConnector } from "../benchmarks/topology/connector.js";
-import type { KubeDeps } from "../components/kubernetes/access.js";
+import type { KubeDeps } from "../components/steps/kit/kube-access.js";
 import {
   bootstrapOnKubernetes,
-  checkNoScaling,
+  refuseUnsupportedReshape,
   diff,
   parseBootstrapInputs,
   type ClusterBootstrapInputs,
   type ClusterBootstrapOutputs,
-} from "../components/kubernetes/bootstrap-on-kubernetes.js";
+} from "../components/steps/cluster-bootstrap/implementation.js";
 import { StaticPodApi } from "../components/kubernetes/static-pod-api.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
@@ -121,12 +121,12 @@ describe("the bootstrap's dynamic-provider protocol", () => {
   });
 
   it("update allows adding primaries on new pods, and refuses other shape changes with a clear message", () => {
-    expect(() => checkNoScaling(base, { ...base, primaries: 4, expectedPods: 8 })).not.toThrow();
-    expect(() => checkNoScaling(base, { ...base, primaries: 2, expectedPods: 4 })).toThrow(
+    expect(() => refuseUnsupportedReshape(base, { ...base, primaries: 4, expectedPods: 8 })).not.toThrow();
+    expect(() => refuseUnsupportedReshape(base, { ...base, primaries: 2, expectedPods: 4 })).toThrow(
       "scaling an existing cluster from 3 primaries x 1 replicas (6 pods) to 2 primaries x 1 replicas (4 pods) is not supported yet",
     );
-    expect(() => checkNoScaling(base, { ...base, replicasPerPrimary: 2, expectedPods: 9 })).toThrow(/is not supported yet/);
-    expect(() => checkNoScaling(base, { ...base, selector: "x=y" })).not.toThrow();
+    expect(() => refuseUnsupportedReshape(base, { ...base, replicasPerPrimary: 2, expectedPods: 9 })).toThrow(/is not supported yet/);
+    expect(() => refuseUnsupportedReshape(base, { ...base, selector: "x=y" })).not.toThrow();
   });
 
   it("input errors name the key, never a secret value", () => {

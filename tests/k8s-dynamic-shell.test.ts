@@ -16,8 +16,8 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalFleet, type ValkeyProcess } from "../benchmarks/local/valkey-process.js";
 import { openClient } from "../benchmarks/topology/connector.js";
-import { clusterBootstrapProvider } from "../components/dynamic/cluster-bootstrap-provider.js";
-import { topologyCheckProvider } from "../components/dynamic/topology-check-provider.js";
+import { clusterBootstrapProvider } from "../components/steps/cluster-bootstrap/component.js";
+import { topologyCheckProvider } from "../components/steps/topology-check/component.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
 const token = `tok-${Math.random().toString(36).slice(2)}`;
@@ -144,14 +144,14 @@ describe("the serialized provider in a plain node process (as @pulumi/pulumi/cmd
         serialize,
         [
           `import * as pulumi from ${JSON.stringify(createRequire(import.meta.url).resolve("@pulumi/pulumi"))};`,
-          `import { clusterBootstrapProvider } from ${JSON.stringify(join(root, "components/dynamic/cluster-bootstrap-provider.ts"))};`,
+          `import { clusterBootstrapProvider } from ${JSON.stringify(join(root, "components/steps/cluster-bootstrap/component.ts"))};`,
           `const provider = clusterBootstrapProvider();`,
           `const sf = await pulumi.runtime.serializeFunction(() => provider, { allowSecrets: true });`,
           `process.stdout.write(sf.text);`,
         ].join("\n"),
       );
       const text = execFileSync(process.execPath, ["--import", "tsx", serialize], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-      expect(text).toContain("bootstrap-on-kubernetes.ts");
+      expect(text).toContain("cluster-bootstrap/implementation.ts");
       writeFileSync(join(dir, "provider.js"), text);
       const run = join(dir, "run.cjs");
       writeFileSync(

@@ -5,8 +5,8 @@
  * KarpenterNodePool component used standalone as on a bring-your-own cluster.
  */
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
+import { join } from "node:path";
 import { Ajv, type ValidateFunction } from "ajv";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
@@ -19,12 +19,11 @@ const { buildEc2NodeClass, buildValkeyNodePool } = await import("../components/a
 const { KarpenterNodePool } = await import("../components/karpenter-node-pool.js");
 const k8s = await import("@pulumi/kubernetes");
 
-const CRDS = KARPENTER_CRD_DIR;
 const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
 
 function crdValidator(file: string): ValidateFunction {
-  requireInstalled(join(CRDS, file), "Karpenter's CRD");
-  const crd = parseYaml(readFileSync(join(CRDS, file), "utf8")) as { spec: { versions: Array<{ name: string; schema: { openAPIV3Schema: object } }> } };
+  requireInstalled(join(KARPENTER_CRD_DIR, file), "Karpenter's CRD");
+  const crd = parseYaml(readFileSync(join(KARPENTER_CRD_DIR, file), "utf8")) as { spec: { versions: Array<{ name: string; schema: { openAPIV3Schema: object } }> } };
   const v1 = crd.spec.versions.find((v) => v.name === "v1");
   if (!v1) throw new Error(`${file} has no v1`);
   return new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(v1.schema.openAPIV3Schema);

@@ -19,9 +19,10 @@ const CHECK_REPORT = {
   ok: true, mode: "cluster", failures: [], nodeCount: 6, primariesPerZone: { "us-west-2a": 1, "us-west-2b": 1, "us-west-2c": 1 },
   shards: [{ primary: { address: "valkey-cluster-0:6379", zone: "us-west-2a", slotRanges: ["0-5460"], slotCount: 5461, keys: 42 }, replicas: [{ address: "valkey-cluster-4:6379", zone: "us-west-2b", crossAz: true, linkUp: true }] }],
 };
+const BENCH_RUN_STAMP = "2026-11-23T14:00:00.000Z/abcd1234";
 const recorder = installMocks({
   outputs: (r) => {
-    if (r.name === "valkey-benchmark-results") return { rows: [ROW], csv: "workload,...\n" };
+    if (r.name === "valkey-benchmark-results") return { rows: [ROW], csv: "workload,...\n", runStamp: BENCH_RUN_STAMP };
     if (r.name === "valkey-check-after-benchmark-run") return { report: CHECK_REPORT, table: "VERIFY: PASS" };
     return awsMockOutputs(r);
   },
@@ -80,10 +81,13 @@ describe("the program under mocks", () => {
       expect(t, want).toContain(want);
     }
     expect(recorder.resources.some((r) => r.type.includes("ClusterBootstrap") || r.name.startsWith("valkey-cluster-bootstrap"))).toBe(true);
-    // The benchmark runs after the check, and a second check follows the results.
-    expect(recorder.resources.filter((r) => r.name.startsWith("valkey-check")).map((r) => r.name)).toEqual(
-      expect.arrayContaining(["valkey-check", "valkey-check-after-benchmark"]),
-    );
+    // The benchmark runs after the check (dependsOn, which the SDK expands to the check's resource),
+    // and a second check follows the results (its `after` input).
+    expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-run").parent).toBe("valkey-check");
+    expect(recorder.get("valkey-on-eks:benchmark:BenchmarkJob", "valkey-benchmark").dependsOn).toContain("valkey-check-run");
+    expect(recorder.get("kubernetes:batch/v1:Job", "valkey-benchmark-job").parent).toBe("valkey-benchmark");
+    expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-after-benchmark-run").parent).toBe("valkey-check-after-benchmark");
+    expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-after-benchmark-run").dependencies).toContain("valkey-benchmark-results");
     expectNoPlainPassword();
     expect(await isSecretOutput(out.kubeconfig)).toBe(true);
     if (out.password === undefined) throw new Error("password output expected");
@@ -142,6 +146,39 @@ describe("the program under mocks", () => {
     }
     const sts = recorder.ofType("kubernetes:apps/v1:StatefulSet")[0];
     expect(JSON.stringify(sts?.inputs)).toContain('"karpenter.sh/nodepool":"valkey"');
+  });
+
+  it("re-runs on demand: checks.runId reaches both checks, benchmark.runId the Job's pod template and the results", async () => {
+    const { config } = parseStackConfig({
+      platform: "byo",
+      byo: { kubeconfig: kubeconfigPath },
+      valkey: { mode: "cluster" },
+      checks: { runId: "verify-7" },
+      benchmark: { runId: "bench-3" },
+    });
+    runProgram({ stack: "byo", config, password: PASSWORD });
+    await drain();
+    const before = recorder.resources.find((r) => r.name === "valkey-check-run");
+    const after = recorder.resources.find((r) => r.name === "valkey-check-after-benchmark-run");
+    expect(before?.inputs.runId).toBe("verify-7");
+    expect(after?.inputs.runId).toBe("verify-7");
+    const job = recorder.ofType("kubernetes:batch/v1:Job")[0];
+    expect(job?.inputs).toMatchObject({ spec: { template: { metadata: { annotations: { "valkey-on-eks/run-id": "bench-3" } } } } });
+    const results = recorder.resources.find((r) => r.name === "valkey-benchmark-results");
+    expect(results?.inputs.runId).toBe("bench-3");
+    // The runId is no workload setting: the results' workload (and the Job's args) do not carry it.
+    expect(JSON.stringify(results?.inputs.workload)).not.toContain("bench-3");
+  });
+
+  it("the check after the benchmark follows the results' runStamp (new each run), not their URN (fixed)", async () => {
+    const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: kubeconfigPath }, valkey: { mode: "cluster" } });
+    runProgram({ stack: "byo", config, password: PASSWORD });
+    await drain();
+    const after = recorder.resources.find((r) => r.name === "valkey-check-after-benchmark-run");
+    expect(after?.inputs.triggers).toEqual([BENCH_RUN_STAMP]);
+    expect(after?.inputs).not.toHaveProperty("runId");
+    const job = recorder.ofType("kubernetes:batch/v1:Job")[0];
+    expect(JSON.stringify(job?.inputs)).not.toContain("run-id");
   });
 
   it("without auth there is no password output and no Secret", async () => {

@@ -8,7 +8,7 @@ import { startLocalCluster, type LocalCluster } from "../benchmarks/local/local-
 import { startLocalReplication, type LocalReplication } from "../benchmarks/local/local-replication.js";
 import { LocalFleet, type ValkeyProcess } from "../benchmarks/local/valkey-process.js";
 import { DirectConnector, openClient } from "../benchmarks/topology/connector.js";
-import type { KubeDeps } from "../components/kubernetes/access.js";
+import type { KubeDeps } from "../components/steps/kit/kube-access.js";
 import { StaticPodApi } from "../components/kubernetes/static-pod-api.js";
 import {
   checkTopologyOnKubernetes,
@@ -16,7 +16,7 @@ import {
   parseCheckInputs,
   TopologyCheckError,
   type TopologyCheckInputs,
-} from "../components/kubernetes/topology-check-on-kubernetes.js";
+} from "../components/steps/topology-check/implementation.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
 const zones = ["us-west-2a", "us-west-2b", "us-west-2c"];
@@ -155,4 +155,14 @@ describe("the check's dynamic-provider protocol", () => {
     expect(diff("id", base, { ...base, triggers: ["urn:1", "abd"] }).changes).toBe(true);
     expect(diff("id", base, { ...base, expect: { primaries: 4 } }).changes).toBe(true);
   });
+
+  it("re-runs when checks.runId changes, not when it stays the same", () => {
+    const base = { mode: "cluster", namespace: "d", selector: "a=b", connector: "direct", triggers: [], runId: "2026-11-23" };
+    expect(diff("id", base, { ...base }).changes).toBe(false);
+    expect(diff("id", base, { ...base, runId: "2026-11-24" }).changes).toBe(true);
+    const { runId: _none, ...without } = base;
+    expect(diff("id", without, { ...without, runId: "first" }).changes).toBe(true);
+    expect(diff("id", without, { ...without }).changes).toBe(false);
+  });
+
 });

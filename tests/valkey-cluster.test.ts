@@ -74,7 +74,7 @@ describe("ValkeyCluster", () => {
     expect(c.lifecycle?.preStop?.exec?.command).toEqual(["sh", "/etc/valkey/prestop.sh"]);
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(30);
     expect(c.resources).toEqual({ requests: { cpu: "1", memory: "12Gi" }, limits: { cpu: "2", memory: "16Gi" } });
-    expect((c.readinessProbe?.exec?.command ?? []).join(" ")).toContain("ping");
+    expect(c.readinessProbe?.exec?.command).toEqual(["sh", "/etc/valkey/readiness.sh"]);
     expect(c.livenessProbe?.tcpSocket?.port).toBe(6379);
     expect(sts.spec?.volumeClaimTemplates?.[0]?.spec).toEqual({
       accessModes: ["ReadWriteOnce"],
@@ -89,6 +89,29 @@ describe("ValkeyCluster", () => {
     expect(data["valkey.conf"]).not.toMatch(/cluster-announce-hostname/);
     expect(data["start.sh"]).toContain("cluster-announce-hostname");
     expect(data["prestop.sh"]).toContain("cluster failover");
+  });
+
+  it("announces the pod IP, starts the heal step, probes readiness with the synced check, and sets minReadySeconds", () => {
+    const c = containerOf(sts);
+    // cluster-announce-ip from the downward API: a restarted member reports its new address.
+    expect((c.env ?? []).find((e) => e.name === "VALKEY_ANNOUNCE_IP")).toEqual({
+      name: "VALKEY_ANNOUNCE_IP",
+      valueFrom: { fieldRef: { fieldPath: "status.podIP" } },
+    });
+    expect(sts.spec?.minReadySeconds).toBe(10);
+    // The probe's timeout covers its three bounded valkey-cli calls.
+    expect(c.readinessProbe?.timeoutSeconds).toBeGreaterThanOrEqual(7);
+    const data = manifest<ConfigMap>(mocks.get("kubernetes:core/v1:ConfigMap", "vc-config")).data ?? {};
+    expect(data["start.sh"]).toContain(`( sh '/etc/valkey/heal.sh' "$$"; exec sh '/etc/valkey/failback.sh' "$$" ) </dev/null &`);
+    expect(data["failback.sh"]).toContain("cluster failover");
+    expect((c.env ?? []).find((e) => e.name === "VALKEY_AVAILABILITY_ZONE")?.valueFrom).toEqual({
+      fieldRef: { fieldPath: "metadata.labels['topology.kubernetes.io/zone']" },
+    });
+    expect(data["start.sh"]?.indexOf("heal.sh")).toBeLessThan(data["start.sh"]?.indexOf("exec valkey-server") ?? -1);
+    expect(data["heal.sh"]).toContain("getent hosts");
+    expect(data["heal.sh"]).toContain("cluster meet");
+    expect(data["readiness.sh"]).toContain("master_link_status:up");
+    expect(data["readiness.sh"]).toContain("cluster_state:ok");
   });
 
   it("publishes not-ready members on the headless Service; NetworkPolicy keeps 16379 between members", () => {

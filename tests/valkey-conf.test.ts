@@ -1,9 +1,12 @@
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { renderStartScript } from "../components/valkey/start-script.js";
 import { RDB_SAVE_SCHEDULE, renderValkeyConf, valkeyConfLines } from "../components/valkey/valkey-conf.js";
 import { renderPreStopScript } from "../components/valkey/prestop-script.js";
+import { renderClusterHealScript } from "../components/valkey/cluster-heal-script.js";
+import { renderReadinessScript } from "../components/valkey/readiness-script.js";
+import { renderAzFailbackScript } from "../components/valkey/az-failback-script.js";
 import { PASSWORD, cli, freePort, podTree, rmSync, run, startWithScript, valkeyConfig, type ScriptServer } from "./valkey-fixtures.js";
 
 const started: ScriptServer[] = [];
@@ -84,13 +87,36 @@ describe("scripts", () => {
     const scripts = {
       "start-repl.sh": renderStartScript({ mode: "replication", auth: true }),
       "start-cluster.sh": renderStartScript({ mode: "cluster", auth: false }),
+      "start-cluster-heal.sh": renderStartScript({ mode: "cluster", auth: true, backgroundScripts: ["/etc/valkey/heal.sh", "/etc/valkey/failback.sh"] }),
+      "failback.sh": renderAzFailbackScript(),
       "prestop.sh": renderPreStopScript(),
+      "heal.sh": renderClusterHealScript(),
+      "readiness-cluster.sh": renderReadinessScript({ mode: "cluster" }),
+      "readiness-repl.sh": renderReadinessScript({ mode: "replication" }),
     };
     for (const [file, text] of Object.entries(scripts)) {
       const path = join(tree.root, file);
       writeFileSync(path, text);
       await expect(run("sh", ["-n", path])).resolves.toBeDefined();
     }
+  });
+
+  it("starts the heal step only in cluster mode, in the background, before the exec", () => {
+    expect(() => renderStartScript({ mode: "replication", auth: true, backgroundScripts: ["/x/heal.sh"] })).toThrow(/cluster mode only/);
+    expect(renderStartScript({ mode: "cluster", auth: true })).not.toContain("heal");
+    const s = renderStartScript({ mode: "cluster", auth: true, backgroundScripts: ["/x/heal.sh", "/x/failback.sh"] });
+    expect(s.endsWith(`\n( sh '/x/heal.sh' "$$"; exec sh '/x/failback.sh' "$$" ) </dev/null &\nexec valkey-server "$conf"\n`)).toBe(true);
+  });
+
+  it("bounds every valkey-cli call and never passes the password on argv", () => {
+    for (const s of [renderClusterHealScript(), renderReadinessScript({ mode: "cluster" }), renderPreStopScript(), renderAzFailbackScript()]) {
+      expect(s).toContain(`cli() { timeout "$cli_timeout" "$cli_bin" "$@" </dev/null; }`);
+      // Every call goes through cli/local_cli: valkey-cli is named only in the binary default.
+      expect(s.match(/valkey-cli/g)).toEqual(["valkey-cli"]);
+      expect(s).not.toMatch(/ -a |--pass|--user/);
+    }
+    expect(() => renderClusterHealScript({ deadlineSeconds: 0 })).toThrow(/deadlineSeconds/);
+    expect(() => renderReadinessScript({ mode: "cluster", localHost: "$(reboot)" })).toThrow(/local host/);
   });
 
   it("keeps the password off every command line: read from the file, written with builtins", () => {
@@ -137,7 +163,14 @@ describe("rendered config against a real valkey-server", () => {
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(info).toMatch(/slave0:ip=valkey-replica-0\.test,port=\d+,state=online/);
-    expect(await cli(rPort, ["info", "replication"], PASSWORD)).toMatch(/master_link_status:up/);
+    // The primary lists the replica online before the replica has loaded the RDB: poll its side too.
+    let replicaInfo = "";
+    while (Date.now() < deadline + 15_000) {
+      replicaInfo = await cli(rPort, ["info", "replication"], PASSWORD);
+      if (/master_link_status:up/.test(replicaInfo)) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(replicaInfo).toMatch(/master_link_status:up/);
 
     // The generated include is private to the valkey user.
     expect(statSync(join(pt.runDir, "auth.conf")).mode & 0o077).toBe(0);
@@ -160,6 +193,24 @@ describe("rendered config against a real valkey-server", () => {
     expect(await cli(port, ["config", "get", "cluster-node-timeout"])).toBe("cluster-node-timeout\n12000");
     expect(await cli(port, ["info", "cluster"])).toMatch(/cluster_enabled:1/);
     expect(existsSync(join(t.dataDir, "nodes.conf"))).toBe(true);
+  });
+
+  it("cluster start writes availability-zone for this valkey-server (>= 8.1), and leaves it out when --version reports 8.0 (a version-string stub)", async () => {
+    const t = podTree(undefined);
+    dirs.push(t.root);
+    writeFileSync(join(t.root, "start.sh"), renderStartScript({ mode: "cluster", auth: false, runDir: t.runDir, dataDir: t.dataDir }));
+    const env = { ...process.env, VALKEY_ANNOUNCE_HOST: "m-0.test", VALKEY_AVAILABILITY_ZONE: "use1-az1" };
+    // The exec fails on the missing conf; announce.conf is written before it.
+    await expect(run("sh", [join(t.root, "start.sh"), "/nonexistent.conf"], { env })).rejects.toThrow();
+    expect(readFileSync(join(t.runDir, "announce.conf"), "utf8")).toContain('availability-zone "use1-az1"\n');
+
+    const bin = join(t.root, "bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "valkey-server"), '#!/bin/sh\necho "Valkey server v=8.0.2 sha=00000000:0 malloc=libc bits=64"\nexit 1\n', { mode: 0o755 });
+    const old = { ...env, PATH: `${bin}:${process.env.PATH ?? ""}` };
+    const failed = await run("sh", [join(t.root, "start.sh"), "/nonexistent.conf"], { env: old }).catch((e: { stderr: string }) => e);
+    expect(failed.stderr).toContain("(version 8.0) predates availability-zone (8.1); not setting it");
+    expect(readFileSync(join(t.runDir, "announce.conf"), "utf8")).not.toContain("availability-zone");
   });
 
   it("cluster start refuses to run without the pod's DNS name", async () => {

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { installMocks, settle } from "./support/pulumi-mocks.js";
+import { installMocks, settle, valueOf } from "./support/pulumi-mocks.js";
 import { CLIENT_LABEL, DATA_PLANE_LABEL, ROLE_LABEL, ZONE_LABEL, releaseLabels } from "../components/shared.js";
 import { PASSWORD, PLACEMENT, containerOf, manifest, podSpecOf, valkeyConfig } from "./valkey-fixtures.js";
 import type { ConfigMap, NetworkPolicy, PodDisruptionBudget, Secret, Service, StatefulSet } from "../components/valkey/k8s-types.js";
@@ -26,8 +26,10 @@ describe("ValkeyReplication", () => {
     await settle();
   });
 
-  it("creates exactly the expected children, named <name>-<part>, parented to the component", () => {
+  it("creates exactly the expected children, named <name>-<part>, parented to the component", async () => {
     const children = mocks.resources.filter((r) => r.type.startsWith("kubernetes:"));
+    const componentUrn = await valueOf(comp.urn);
+    for (const c of children) expect({ child: c.name, parent: c.parent, parentUrn: c.parentUrn }).toEqual({ child: c.name, parent: "repl", parentUrn: componentUrn });
     expect(children.map((r) => `${r.type} ${r.name}`).sort()).toEqual(
       [
         "kubernetes:apps/v1:StatefulSet repl-primary",

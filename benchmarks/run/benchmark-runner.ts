@@ -2,21 +2,15 @@
  * Runs a workload with the benchmark client (valkey-benchmark or redis-benchmark), one child
  * process per test, and turns each test into a ResultRow.
  *
- * Timing. The tool reports rps = requests / elapsed whole milliseconds of its own test window,
- * so a short run is quantised (a 20 ms run can only report 1/20, 1/21, ... of its requests per
- * ms) and a run inside 1 ms reports `inf`. Each row's `duration_s` is the wall time of the
- * benchmark process, measured with process.hrtime around spawn → exit: it is what we can
- * measure independently, and it includes process start, the CONFIG fetch, connection set-up and
- * (with --cluster) slot discovery, so it is slightly longer than the tool's window. The window
- * implied by the tool's own figures, requests / rps, is the cross-check: the re-run decision
- * uses the smaller of the two, so set-up overhead can never hide a test window that was too
- * short for a precise rps.
+ * Timing. Each row's `duration_s` is the wall time of the benchmark process, measured with
+ * process.hrtime around spawn → exit: it includes process start, the CONFIG fetch, connection
+ * set-up and (with --cluster) slot discovery, so it is slightly longer than the tool's window.
+ * Short tests are re-run with more requests by the re-run rule of rerun-rule.ts, and the row is
+ * built by result-rows.ts (both shared with the in-cluster benchmark Job).
  *
- * Re-runs. A test whose window is shorter than `workload.minDurationSeconds` is run again with
- * requests = ceil(measured rps × minDurationSeconds × 1.1), capped at `workload.maxRequests`,
- * up to MAX_RERUNS times while the window stays short (each time scaling from the latest,
- * longer, more precise measurement); the last run's figures are the row, and `notes` says what
- * happened.
+ * Children. Every benchmark child is registered with util/process-reaper.ts (trackChild), which
+ * SIGKILLs it if this Node process exits first; the reaper's SIGINT / SIGTERM / SIGHUP handlers,
+ * installed with the first child, kill it and exit with 128 + signal.
  *
  * Passwords. The password reaches the child only through its environment (VALKEYCLI_AUTH and
  * REDISCLI_AUTH), never argv, which any local user can read in the process list. A probe run
@@ -24,15 +18,18 @@
  * only take `-a` (redis-benchmark 7.x does) fail it with BenchmarkAuthError. Every message
  * this module builds has the password redacted.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { basename, join } from "node:path";
 import type { ResolvedTool } from "../binaries.js";
+import { trackChild } from "../util/process-reaper.js";
 import type { BenchmarkTest, Workload } from "../workload.js";
 import { buildBenchmarkArgs, buildProbeArgs, type BenchmarkTarget } from "./benchmark-args.js";
 import { BenchmarkOutputError, parseBenchmarkCsv, type BenchmarkLine } from "./benchmark-csv.js";
 import { RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "./result-row.js";
+import { resultRow } from "./result-rows.js";
+import { measuredWindow, rerunStep, stillShortNote, type RunMeasurement } from "./rerun-rule.js";
 
 export interface RunProgressEvent {
   test: string;
@@ -96,18 +93,6 @@ interface ChildResult {
   killedFor?: string;
 }
 
-/** Benchmark children still running, killed if this Node process exits first. */
-const liveChildren = new Set<ChildProcess>();
-let exitHookInstalled = false;
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on("exit", () => {
-    for (const c of liveChildren) c.kill("SIGKILL");
-  });
-}
-
 const CONNECT_FAILURE = /Could not connect to \S+ at \S+: [^\n]*/;
 const AUTH_FAILURE = /NOAUTH|WRONGPASS|Authentication required|invalid password|invalid username-password/i;
 const MAX_CAPTURE = 1 << 20;
@@ -155,11 +140,10 @@ function abortReason(signal: AbortSignal): Error {
 function runChild(o: RunWorkloadOptions, args: string[]): Promise<ChildResult> {
   const { signal } = o;
   if (signal?.aborted) return Promise.reject(abortReason(signal));
-  installExitHook();
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
     const child = spawn(o.client.path, args, { stdio: ["ignore", "pipe", "pipe"], env: childEnv(o.password) });
-    liveChildren.add(child);
+    trackChild(child);
     let stdout = "";
     let stderr = "";
     let killedFor: string | undefined;
@@ -189,7 +173,6 @@ function runChild(o: RunWorkloadOptions, args: string[]): Promise<ChildResult> {
       spawnError = err;
     });
     child.once("close", (code, sig) => {
-      liveChildren.delete(child);
       clearTimeout(graceTimer);
       clearTimeout(timeout);
       signal?.removeEventListener("abort", onAbort);
@@ -309,100 +292,8 @@ async function measure(o: RunWorkloadOptions, test: BenchmarkTest, requests: num
   return { line, requests, wallSeconds: r.wallSeconds, windowSeconds: measuredWindow(requests, line.rps, r.wallSeconds) };
 }
 
-/** min(wall time, requests / rps): the window the tool's rps figure was measured over, at most (0 for `inf` rps). */
-export function measuredWindow(requests: number, rps: number, wallSeconds: number): number {
-  const toolWindow = Number.isFinite(rps) && rps > 0 ? requests / rps : 0;
-  return Math.min(wallSeconds, toolWindow);
-}
-
-const round = (x: number, digits: number): number => Number(x.toFixed(digits));
-const secs = (x: number): string => `${x.toFixed(2)} s`;
-
-/** What a result row says about the run beyond the measurement itself. */
-export interface ResultRowContext {
-  workload: Workload;
-  mode: ResultMode;
-  timestamp: string;
-  serverVersion: string;
-  /** e.g. `valkey-benchmark 9.0.2`. */
-  clientVersion: string;
-}
-
-/** The row for the final run of a test; shared with the benchmark Job's log parser. */
-export function resultRow(c: ResultRowContext, m: { line: BenchmarkLine; requests: number; wallSeconds: number }, notes: string): ResultRow {
-  const w = c.workload;
-  const l = m.line;
-  return {
-    workload: w.name,
-    mode: c.mode,
-    test: l.test,
-    rps: l.rps,
-    p50_ms: l.p50Ms,
-    clients: w.clients,
-    pipeline: w.pipeline,
-    datasize: w.dataSize,
-    timestamp: c.timestamp,
-    p95_ms: l.p95Ms,
-    p99_ms: l.p99Ms,
-    duration_s: round(m.wallSeconds, 3),
-    requests: m.requests,
-    server_version: c.serverVersion,
-    client_version: c.clientVersion,
-    avg_ms: l.avgMs,
-    min_ms: l.minMs,
-    max_ms: l.maxMs,
-    notes,
-  };
-}
-
 function toRow(o: RunWorkloadOptions, m: Measured, notes: string): ResultRow {
   return resultRow({ ...o, clientVersion: `${o.client.flavor}-benchmark ${o.client.version}` }, m, notes);
-}
-
-/**
- * At most this many re-runs of one test. One is usually enough; a second is needed when the
- * first measurement under-estimated the rate (with --threads ≥ 2 the tool rounds its window up
- * to 250 ms ticks, so a short run's rps is only a lower bound).
- */
-export const MAX_RERUNS = 3;
-
-/** One finished run as the re-run rule sees it. */
-export interface RunMeasurement {
-  requests: number;
-  /** As the tool reported it; Infinity for `inf`. */
-  rps: number;
-  wallSeconds: number;
-  /** {@link measuredWindow} of the run. */
-  windowSeconds: number;
-}
-
-/**
- * The re-run rule (module comment), one step: given the latest run and the number `attempt`
- * (≥ 2) the next run would have, the requests of that next run (undefined: stop) and the notes
- * to add. Shared with the in-cluster benchmark Job, whose script applies the same rule.
- */
-export function rerunStep(w: Workload, last: RunMeasurement, attempt: number): { next: number | undefined; notes: string[] } {
-  const min = w.minDurationSeconds;
-  if (!(last.windowSeconds < min) || attempt > MAX_RERUNS + 1) return { next: undefined, notes: [] };
-  // `inf` rps (finished within 1 ms): fall back to the wall-clock rate for scaling.
-  const rate = Number.isFinite(last.rps) ? last.rps : last.requests / last.wallSeconds;
-  const wanted = Math.ceil(rate * min * 1.1);
-  const capped = wanted > w.maxRequests;
-  const next = capped ? w.maxRequests : wanted;
-  const which = attempt === 2 ? "first run" : `re-run ${attempt - 2}`;
-  if (next <= last.requests) {
-    const notes = attempt === 2 ? [`not re-run: first run ${secs(last.windowSeconds)} < ${min} s but maxRequests ${w.maxRequests} ≤ requests ${last.requests}`] : [];
-    return { next: undefined, notes };
-  }
-  const notes = [`rerun: ${which} ${secs(last.windowSeconds)} < ${min} s; requests scaled ${last.requests}→${next}`];
-  if (capped) notes.push(`capped at maxRequests ${w.maxRequests} (wanted ${wanted})`);
-  return { next, notes };
-}
-
-/** The closing note when the last run is still shorter than the minimum after re-runs. */
-export function stillShortNote(w: Workload, final: RunMeasurement, notes: readonly string[]): string[] {
-  const min = w.minDurationSeconds;
-  return final.windowSeconds < min && notes.length > 0 && !notes[0]?.startsWith("not re-run") ? [`re-run still ${secs(final.windowSeconds)} < ${min} s`] : [];
 }
 
 const measurement = (m: Measured): RunMeasurement => ({ requests: m.requests, rps: m.line.rps, wallSeconds: m.wallSeconds, windowSeconds: m.windowSeconds });

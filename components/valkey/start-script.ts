@@ -14,6 +14,7 @@ import type { ValkeyMode } from "../../config/types.js";
 import { PASSWORD_SECRET_KEY } from "../shared.js";
 import { includeFiles } from "./valkey-conf.js";
 import { DATA_DIR, RUN_DIR, SECRET_MOUNT } from "./naming.js";
+import { renderReplicationStartBlock, type ReplicationStartOptions } from "./replication-start.js";
 
 export interface StartScriptOptions {
   mode: ValkeyMode;
@@ -25,6 +26,22 @@ export interface StartScriptOptions {
   runDir?: string;
   /** Created if missing. @default DATA_DIR */
   dataDir?: string;
+  /**
+   * Replication mode with Sentinel: the member asks the Sentinels who the primary is and writes
+   * `replicaof` (or nothing) to `${runDir}/replication.conf`, which valkey.conf must include.
+   */
+  sentinel?: Omit<ReplicationStartOptions, "dataDir" | "includeFile">;
+  /**
+   * Cluster mode: scripts run one after the other in the background, with the server's pid, from
+   * just before the exec (cluster-heal-script.ts: re-meets peers whose addresses changed, then
+   * exits; az-failback-script.ts: runs as long as the server).
+   */
+  backgroundScripts?: string[];
+}
+
+/** The include the Sentinel-aware start decision writes (`replicaof host port`, or empty). */
+export function replicationIncludeFile(runDir: string = RUN_DIR): string {
+  return `${runDir}/replication.conf`;
 }
 
 /** Single-quotes a value for sh. */
@@ -49,6 +66,23 @@ function announceBlock(mode: ValkeyMode): string[] {
     `if [ -n "\${VALKEY_ANNOUNCE_IP:-}" ]; then`,
     `  printf 'cluster-announce-ip %s\\n' "$(conf_quote "$VALKEY_ANNOUNCE_IP")" >> "$announce_tmp"`,
     `fi`,
+    ...availabilityZoneBlock(),
+  ];
+}
+
+/** `availability-zone` (Valkey >= 8.1, gossiped to every node) from $VALKEY_AVAILABILITY_ZONE. */
+function availabilityZoneBlock(): string[] {
+  return [
+    `if [ -n "\${VALKEY_AVAILABILITY_ZONE:-}" ]; then`,
+    `  v=$(valkey-server --version 2>/dev/null | sed -n 's/.* v=\\([0-9]*\\)\\.\\([0-9]*\\)\\..*/\\1 \\2/p')`,
+    `  major=\${v%% *}`,
+    `  minor=\${v#* }`,
+    `  if [ -n "$v" ] && { [ "$major" -gt 8 ] || { [ "$major" -eq 8 ] && [ "$minor" -ge 1 ]; }; }; then`,
+    `    printf 'availability-zone %s\\n' "$(conf_quote "$VALKEY_AVAILABILITY_ZONE")" >> "$announce_tmp"`,
+    `  else`,
+    `    echo "start.sh: this valkey-server (version \${major:-?}.\${minor:-?}) predates availability-zone (8.1); not setting it" >&2`,
+    `  fi`,
+    `fi`,
   ];
 }
 
@@ -64,6 +98,20 @@ function authBlock(auth: boolean, passwordFile: string): string[] {
     `printf 'requirepass %s\\nmasterauth %s\\n' "$quoted" "$quoted" > "$auth_tmp"`,
     `unset password quoted`,
   ];
+}
+
+/**
+ * One background subshell runs the scripts in order, the last one exec'd; after the exec, $$ is
+ * valkey-server's pid (PID 1 in the container), and each script stops when that process is gone.
+ * One long-lived child, not one per script: valkey-server reaps children only around its own
+ * forks, so a script that exited early would linger as a zombie.
+ */
+function backgroundBlock(o: StartScriptOptions): string[] {
+  const scripts = o.backgroundScripts ?? [];
+  if (scripts.length === 0) return [];
+  if (o.mode !== "cluster") throw new Error("start script: backgroundScripts are for cluster mode only");
+  const steps = scripts.map((s, i) => `${i === scripts.length - 1 ? "exec " : ""}sh ${shQuote(s)} "$$"`);
+  return [`( ${steps.join("; ")} ) </dev/null &`];
 }
 
 export function renderStartScript(o: StartScriptOptions): string {
@@ -90,6 +138,10 @@ export function renderStartScript(o: StartScriptOptions): string {
     ...announceBlock(o.mode),
     `mv -f "$auth_tmp" ${shQuote(files.auth)}`,
     `mv -f "$announce_tmp" ${shQuote(files.announce)}`,
+    ...(o.sentinel === undefined || o.mode !== "replication"
+      ? []
+      : renderReplicationStartBlock({ ...o.sentinel, dataDir: o.dataDir ?? DATA_DIR, includeFile: replicationIncludeFile(runDir) })),
+    ...backgroundBlock(o),
     `exec valkey-server "$conf"`,
   ];
   return lines.join("\n") + "\n";

@@ -4,23 +4,17 @@
  * chosen connector with zones from pod -> node -> `topology.kubernetes.io/zone`, and either
  * return a JSON-safe report or throw an error listing the failure codes and the readable table.
  */
-import { formatTopologyReport } from "../../benchmarks/verify/format-report.js";
-import { verifyTopology } from "../../benchmarks/verify/verify-topology.js";
-import type { TopologyReport, VerifyExpectations } from "../../benchmarks/verify/verify-types.js";
-import { ROLE_LABEL } from "../shared.js";
-import { dynamicProtocol, jsonSafe, oneOf, optInt } from "../dynamic/dynamic-props.js";
-import { kubeDeps, parseTargetInputs, podEndpoint, SECRET_INPUTS, usablePods, type KubeDeps, type KubeTargetInputs } from "./access.js";
-import type { DiscoveredPod } from "./pod-discovery.js";
-import { KubernetesZoneSource } from "./zone-source.js";
+import { formatTopologyReport } from "../../../benchmarks/verify/format-report.js";
+import { verifyTopology } from "../../../benchmarks/verify/verify-topology.js";
+import type { TopologyReport } from "../../../benchmarks/verify/verify-types.js";
+import type { DiscoveredPod } from "../../kubernetes/pod-discovery.js";
+import { KubernetesZoneSource } from "../../kubernetes/zone-source.js";
+import { ROLE_LABEL } from "../../shared.js";
+import { kubeDeps, podEndpoint, usablePods, type KubeDeps } from "../kit/kube-access.js";
+import { dynamicProtocol, jsonSafe } from "../kit/protocol.js";
+import { checkFields, type TopologyCheckInputs } from "./inputs.js";
 
-export interface TopologyCheckInputs extends KubeTargetInputs {
-  mode: "cluster" | "replication";
-  expect: VerifyExpectations;
-  /** Replication mode: largest acceptable replica lag in bytes. */
-  replicaLagBytes: number | undefined;
-  /** DBSIZE per primary. */
-  countKeys: boolean;
-}
+export { parseCheckInputs, type TopologyCheckInputs } from "./inputs.js";
 
 /** The report as plain JSON (no undefined fields): what the stack outputs carry. */
 export interface TopologyCheckReport {
@@ -47,28 +41,6 @@ export class TopologyCheckError extends Error {
     super(`topology check failed (${report.mode} mode): ${codes}\n${formatTopologyReport(report)}`);
     this.name = "TopologyCheckError";
   }
-}
-
-/** Keys whose change re-runs the check (`triggers` carries the after-inputs). */
-export const CHECK_DIFF_KEYS = [
-  "mode", "namespace", "selector", "connector", "context", "headlessService", "expect", "replicaLagBytes", "countKeys", "triggers",
-] as const;
-
-function parseExpect(v: unknown): VerifyExpectations {
-  if (v === undefined || v === null) return {};
-  if (typeof v !== "object") throw new Error("input 'expect' must be an object");
-  const p = v as Record<string, unknown>;
-  return { primaries: optInt(p, "primaries", 1), replicasPerPrimary: optInt(p, "replicasPerPrimary"), replicas: optInt(p, "replicas") };
-}
-
-export function parseCheckInputs(p: Record<string, unknown>): TopologyCheckInputs {
-  return {
-    ...parseTargetInputs(p),
-    mode: oneOf(p, "mode", ["cluster", "replication"] as const, "cluster"),
-    expect: parseExpect(p.expect),
-    replicaLagBytes: optInt(p, "replicaLagBytes"),
-    countKeys: p.countKeys !== false,
-  };
 }
 
 export function toCheckReport(r: TopologyReport): TopologyCheckReport {
@@ -101,7 +73,7 @@ export async function checkTopologyOnKubernetes(i: TopologyCheckInputs, deps: Ku
       seeds: seedPods(i.mode, pods).map(podEndpoint),
       connector,
       zones: new KubernetesZoneSource(deps.podApi, { namespace: i.namespace, selector: i.selector, portsOf: deps.portsOf, headlessService: i.headlessService }),
-      expect: i.expect,
+      expect: i.expect ?? {},
       replicaLagBytes: i.replicaLagBytes,
       countKeys: i.countKeys,
     });
@@ -112,12 +84,10 @@ export async function checkTopologyOnKubernetes(i: TopologyCheckInputs, deps: Ku
   }
 }
 
-// --- the dynamic-provider protocol (called by components/dynamic/ts-module-provider.ts) ---
+// --- the dynamic-provider protocol (called by ../kit/ts-module-provider.ts) ---
 
 export const { create, diff, update } = dynamicProtocol({
-  parse: parseCheckInputs,
+  fields: checkFields,
   run: (i) => checkTopologyOnKubernetes(i),
   idOf: (p) => `${String(p.namespace)}/${String(p.selector)}/${String(p.mode)}`,
-  diffKeys: CHECK_DIFF_KEYS,
-  secretKeys: SECRET_INPUTS,
 });

@@ -14,7 +14,7 @@
  * Node's require(esm) (and break on any top-level await); `tsImport` loads them as what they are.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import type { DynamicImplModule } from "./dynamic-props.js";
+import type { DynamicImplModule } from "./protocol.js";
 
 type Props = Record<string, unknown>;
 

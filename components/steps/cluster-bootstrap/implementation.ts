@@ -6,23 +6,19 @@
  * Idempotent: a healthy cluster of the same shape is left alone (`changed: false`); more
  * primaries on new pods scale the running cluster up (the core moves slots and keys).
  */
-import type { ClusterMember } from "../../benchmarks/bootstrap/cluster-member.js";
-import { bootstrapCluster } from "../../benchmarks/bootstrap/cluster-bootstrap.js";
-import { endpointKey } from "../../benchmarks/topology/endpoint.js";
-import { StaticZoneSource } from "../../benchmarks/topology/zones.js";
-import { verifyTopology } from "../../benchmarks/verify/verify-topology.js";
-import type { TopologyReport } from "../../benchmarks/verify/verify-types.js";
-import { dynamicProtocol, int } from "../dynamic/dynamic-props.js";
-import { kubeDeps, parseTargetInputs, podEndpoint, SECRET_INPUTS, usablePods, type KubeDeps, type KubeTargetInputs } from "./access.js";
-import type { DiscoveredPod } from "./pod-discovery.js";
-import { zoneMapForPods } from "./zone-source.js";
+import type { ClusterMember } from "../../../benchmarks/bootstrap/cluster-member.js";
+import { bootstrapCluster } from "../../../benchmarks/bootstrap/cluster-bootstrap.js";
+import { endpointKey } from "../../../benchmarks/topology/endpoint.js";
+import { StaticZoneSource } from "../../../benchmarks/topology/zones.js";
+import { verifyTopology } from "../../../benchmarks/verify/verify-topology.js";
+import type { TopologyReport } from "../../../benchmarks/verify/verify-types.js";
+import type { DiscoveredPod } from "../../kubernetes/pod-discovery.js";
+import { zoneMapForPods } from "../../kubernetes/zone-source.js";
+import { kubeDeps, podEndpoint, usablePods, type KubeDeps } from "../kit/kube-access.js";
+import { dynamicProtocol } from "../kit/protocol.js";
+import { bootstrapFields, type ClusterBootstrapInputs } from "./inputs.js";
 
-export interface ClusterBootstrapInputs extends KubeTargetInputs {
-  /** Pods the selector must find (all ready, scheduled, in a zone). */
-  expectedPods: number;
-  primaries: number;
-  replicasPerPrimary: number;
-}
+export { parseBootstrapInputs, type ClusterBootstrapInputs } from "./inputs.js";
 
 export interface ShardSummary {
   primary: { pod: string; zone: string | null; nodeId: string | null };
@@ -45,20 +41,6 @@ export interface ClusterBootstrapOutputs {
   nodeIds: Record<string, string>;
   /** What the executor did, in order. */
   steps: string[];
-}
-
-/** Keys whose change re-runs the bootstrap; secrets (kubeconfig, password) are not among them. */
-export const BOOTSTRAP_DIFF_KEYS = [
-  "namespace", "selector", "expectedPods", "primaries", "replicasPerPrimary", "connector", "context", "headlessService",
-] as const;
-
-export function parseBootstrapInputs(p: Record<string, unknown>): ClusterBootstrapInputs {
-  return {
-    ...parseTargetInputs(p),
-    expectedPods: int(p, "expectedPods", 1),
-    primaries: int(p, "primaries", 1),
-    replicasPerPrimary: int(p, "replicasPerPrimary", 0),
-  };
 }
 
 export function memberFor(p: DiscoveredPod): ClusterMember {
@@ -105,15 +87,16 @@ export async function bootstrapOnKubernetes(i: ClusterBootstrapInputs, deps: Kub
   }
 }
 
-// --- the dynamic-provider protocol (called by components/dynamic/ts-module-provider.ts) ---
+// --- the dynamic-provider protocol (called by ../kit/ts-module-provider.ts) ---
 
 type Props = Record<string, unknown>;
 
 /**
- * Refuses a change of shape the core cannot apply to a formed cluster, naming both shapes.
- * Adding primaries (with their new pods, same replicas per primary) is a scale-up the core does.
+ * Refuses every change of shape except a scale-up, naming both shapes: adding primaries (with
+ * their new pods, the same replicas per primary) is what the core applies to a formed cluster;
+ * fewer primaries or another replica count is not.
  */
-export function checkNoScaling(olds: Props, news: Props): void {
+export function refuseUnsupportedReshape(olds: Props, news: Props): void {
   const shape = (p: Props): string => `${String(p.primaries)} primaries x ${String(p.replicasPerPrimary)} replicas (${String(p.expectedPods)} pods)`;
   const same = olds.primaries === news.primaries && olds.replicasPerPrimary === news.replicasPerPrimary && olds.expectedPods === news.expectedPods;
   const n = (v: unknown): number => (typeof v === "number" ? v : NaN);
@@ -128,10 +111,8 @@ export function checkNoScaling(olds: Props, news: Props): void {
 }
 
 export const { create, diff, update } = dynamicProtocol({
-  parse: parseBootstrapInputs,
   run: (i) => bootstrapOnKubernetes(i),
+  fields: bootstrapFields,
   idOf: (p) => `${String(p.namespace)}/${String(p.selector)}`,
-  diffKeys: BOOTSTRAP_DIFF_KEYS,
-  secretKeys: SECRET_INPUTS,
-  checkUpdate: checkNoScaling,
+  checkUpdate: refuseUnsupportedReshape,
 });

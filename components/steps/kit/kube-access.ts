@@ -1,52 +1,20 @@
 /**
- * How the checks reach a Valkey release on Kubernetes: the inputs they share (namespace, pod
- * selector, connector kind, kubeconfig, password), the PodApi and connector built from them,
- * and the `connectorFor` factory (`direct` = the core's DirectConnector on pod IPs,
+ * How the steps reach a Valkey release on Kubernetes from their shared inputs (kube-target.ts):
+ * the PodApi and connector built from them, the usable pods, and the `connectorFor` factory (`direct` = the core's DirectConnector on pod IPs,
  * `port-forward` = PortForwardConnector through the API server).
  */
-import type { Connector } from "../../benchmarks/topology/connector.js";
-import { DirectConnector } from "../../benchmarks/topology/connector.js";
-import type { NodeEndpoint } from "../../benchmarks/topology/endpoint.js";
-import type { CheckConnector } from "../../config/types.js";
-import { oneOf, optInt, optStr, str } from "../dynamic/dynamic-props.js";
-import { KubePodApi, loadKubeConfig, type PodApi, type PodRecord } from "./pod-api.js";
-import { discoverPods, unusablePods, type DiscoveredPod } from "./pod-discovery.js";
-import { KubePortForwarder, PortForwardConnector, type Forwarder } from "./port-forward-connector.js";
+import type { Connector } from "../../../benchmarks/topology/connector.js";
+import { DirectConnector } from "../../../benchmarks/topology/connector.js";
+import type { NodeEndpoint } from "../../../benchmarks/topology/endpoint.js";
+import type { CheckConnector } from "../../../config/types.js";
+import { KubePodApi, loadKubeConfig, type PodApi, type PodRecord } from "../../kubernetes/pod-api.js";
+import { discoverPods, unusablePods, type DiscoveredPod } from "../../kubernetes/pod-discovery.js";
+import { KubePortForwarder, PortForwardConnector, type Forwarder } from "../../kubernetes/port-forward-connector.js";
+import type { Parsed } from "./inputs.js";
+import type { kubeTargetFields } from "./kube-target.js";
 
-export const CONNECTOR_KINDS: readonly CheckConnector[] = ["port-forward", "direct"];
-/** Inputs that are secrets: never echoed into outputs, never named with their value in errors. */
-export const SECRET_INPUTS = ["kubeconfig", "password"] as const;
-
-/** Inputs both checks share. */
-export interface KubeTargetInputs {
-  namespace: string;
-  /** Label selector of the release's Valkey pods. */
-  selector: string;
-  connector: CheckConnector;
-  /** Secret. */
-  kubeconfig: string;
-  /** Secret. */
-  password: string | undefined;
-  /** kubeconfig context; its current context when undefined. */
-  context: string | undefined;
-  /** Headless Service of the pods' DNS names; each pod's spec.subdomain when undefined. */
-  headlessService: string | undefined;
-  /** Upper bound of each wait, in ms. */
-  timeoutMs: number | undefined;
-}
-
-export function parseTargetInputs(p: Record<string, unknown>): KubeTargetInputs {
-  return {
-    namespace: str(p, "namespace"),
-    selector: str(p, "selector"),
-    connector: oneOf(p, "connector", CONNECTOR_KINDS, "port-forward"),
-    kubeconfig: str(p, "kubeconfig"),
-    password: optStr(p, "password"),
-    context: optStr(p, "context"),
-    headlessService: optStr(p, "headlessService"),
-    timeoutMs: optInt(p, "timeoutMs", 1),
-  };
-}
+/** The shared target inputs as the implementations read them (kube-target.ts declares them). */
+export type KubeTargetInputs = Parsed<typeof kubeTargetFields>;
 
 /** What the implementations need from the outside world; tests pass fakes. */
 export interface KubeDeps {

@@ -1,42 +1,15 @@
 /**
- * Helpers the implementation modules share for the dynamic-provider protocol: reading typed
- * values out of the engine's untyped inputs, echoing the non-secret inputs into the outputs,
- * and a diff over named keys.
+ * The dynamic-provider protocol the step implementations answer (ts-module-provider.ts calls
+ * it): parse the inputs with the step's fields (inputs.ts), run, echo the non-secret inputs plus
+ * the result and a fresh `runStamp` into the outputs, and diff over the step's `rerun` fields.
  */
+import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
+import { parserOf, rerunKeys, secretKeys, type Fields, type Parsed } from "./inputs.js";
 
 type Props = Record<string, unknown>;
 export type DiffResult = pulumi.dynamic.DiffResult;
-
-/** Reads a required string; the message names the key, never a value. */
-export function str(p: Props, key: string): string {
-  const v = p[key];
-  if (typeof v !== "string" || v === "") throw new Error(`input '${key}' must be a non-empty string`);
-  return v;
-}
-
-export function optStr(p: Props, key: string): string | undefined {
-  const v = p[key];
-  return v === undefined || v === null || v === "" ? undefined : str(p, key);
-}
-
-export function int(p: Props, key: string, min = 0): number {
-  const v = p[key];
-  if (typeof v !== "number" || !Number.isInteger(v) || v < min) throw new Error(`input '${key}' must be a whole number ≥ ${min}`);
-  return v;
-}
-
-export function optInt(p: Props, key: string, min = 0): number | undefined {
-  return p[key] === undefined || p[key] === null ? undefined : int(p, key, min);
-}
-
-/** One of `allowed`; `fallback` when absent (required when there is no fallback). */
-export function oneOf<T extends string>(p: Props, key: string, allowed: readonly T[], fallback?: T): T {
-  const v = p[key] ?? fallback;
-  if (!allowed.includes(v as T)) throw new Error(`input '${key}' must be one of ${allowed.join(", ")}`);
-  return v as T;
-}
 
 /** The inputs without the secret keys: what may be stored as plain outputs. */
 export function publicInputs(p: Props, secretKeys: readonly string[]): Props {
@@ -58,24 +31,25 @@ export function jsonSafe<T>(value: T): T {
 }
 
 /** How one implementation module answers the dynamic-provider protocol. */
-export interface ProtocolSpec<I, D = never, R extends object = object> {
-  /** Typed inputs from the engine's untyped ones. */
-  parse(p: Props): I;
+export interface ProtocolSpec<F extends Fields, D = never, R extends object = object> {
+  /** The step's inputs (steps/<step>/inputs.ts): parser, diff keys and secret keys come from them. */
+  fields: F;
   /**
    * Does the work; its result (JSON-safe) joins the non-secret inputs as the outputs. `deps` are
    * a test's fakes (see tsModuleProvider); undefined in a program.
    */
-  run(i: I, deps?: D): Promise<R>;
+  run(i: Parsed<F>, deps?: D): Promise<R>;
   /** The resource id for these inputs (and what `run` returned for them). */
   idOf(p: Props, result: R): string;
-  /** Inputs whose change re-runs `run` (secrets are left out: a rotated token re-runs nothing). */
-  diffKeys: readonly string[];
-  /** A change of `diffKeys` replaces the resource instead of updating it. @default false */
+  /** A change of a `rerun` field replaces the resource instead of updating it. @default false */
   replaceOnChange?: boolean;
-  /** Inputs never echoed into the outputs. */
-  secretKeys: readonly string[];
   /** Throws to refuse an update from the stored outputs to the new inputs. */
   checkUpdate?(olds: Props, news: Props): void;
+}
+
+/** A new value each time a step runs (create or update): what the steps after it follow. */
+export function newRunStamp(): string {
+  return `${new Date().toISOString()}/${randomUUID().slice(0, 8)}`;
 }
 
 /** What an implementation module loaded by tsModuleProvider exports (`D`: its tests' fakes). */
@@ -86,17 +60,20 @@ export interface DynamicImplModule<D = never> {
 }
 
 /** `create` / `diff` / `update` for an implementation module to export. */
-export function dynamicProtocol<I, D = never, R extends object = object>(spec: ProtocolSpec<I, D, R>): DynamicImplModule<D> {
+export function dynamicProtocol<F extends Fields, D = never, R extends object = object>(spec: ProtocolSpec<F, D, R>): DynamicImplModule<D> {
+  const parse = parserOf(spec.fields);
+  const keys = rerunKeys(spec.fields);
+  const secrets = secretKeys(spec.fields);
   const run = async (news: Props, deps: D | undefined): Promise<{ result: R; outs: Props }> => {
-    const result = await spec.run(spec.parse(news), deps);
-    return { result, outs: jsonSafe({ ...publicInputs(news, spec.secretKeys), ...result }) };
+    const result = await spec.run(parse(news), deps);
+    return { result, outs: jsonSafe({ ...publicInputs(news, secrets), ...result, runStamp: newRunStamp() }) };
   };
   return {
     create: async (inputs, deps) => {
       const { result, outs } = await run(inputs, deps);
       return { id: spec.idOf(inputs, result), outs };
     },
-    diff: (_id, olds, news) => diffKeys(olds, news, spec.diffKeys, spec.replaceOnChange),
+    diff: (_id, olds, news) => diffKeys(olds, news, keys, spec.replaceOnChange),
     update: async (_id, olds, news, deps) => {
       spec.checkUpdate?.(olds, news);
       return { outs: (await run(news, deps)).outs };

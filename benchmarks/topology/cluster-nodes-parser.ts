@@ -9,7 +9,7 @@
  * shape are returned in `invalid` rather than thrown on.
  */
 import type { NodeEndpoint } from "../topology/endpoint.js";
-import type { SlotRange } from "../bootstrap/slots.js";
+import type { SlotRange } from "./slots.js";
 
 export interface ClusterNodeEntry {
   id: string;

@@ -1,15 +1,17 @@
 /**
  * What the BenchmarkResults dynamic provider does, as a plain module (the dynamic-provider shell
- * components/dynamic/ts-module-provider.ts loads it with tsx at run time): wait for the
+ * ../kit/ts-module-provider.ts loads it with tsx at run time): wait for the
  * benchmark Job to finish (bounded), read its pod's log, parse it with parseJobLog and render
  * results.csv. The Kubernetes API sits behind JobLogApi, so tests drive it with a fake;
  * kubernetesJobLogApi is the @kubernetes/client-node implementation.
  */
-import { renderResultsCsv } from "../../benchmarks/run/results-csv.js";
-import { formatResultTimestamp, RESULT_MODES, type ResultMode, type ResultRow } from "../../benchmarks/run/result-row.js";
-import type { Workload } from "../../benchmarks/workload.js";
-import { dynamicProtocol, int, oneOf, optInt, optStr, str } from "../dynamic/dynamic-props.js";
-import { parseJobLog } from "./job-log.js";
+import { renderResultsCsv } from "../../../benchmarks/run/results-csv.js";
+import { formatResultTimestamp, type ResultRow } from "../../../benchmarks/run/result-row.js";
+import { parseJobLog } from "../../benchmark/job-log.js";
+import { dynamicProtocol } from "../kit/protocol.js";
+import { resultsFields, type BenchmarkResultsInputs } from "./inputs.js";
+
+export { parseResultsInputs, type BenchmarkResultsInputs } from "./inputs.js";
 
 export interface JobState {
   /** Pods that succeeded / failed (backoffLimit 0: at most one). */
@@ -35,29 +37,6 @@ export interface JobLogApi {
   jobStatus(namespace: string, name: string): Promise<JobState | undefined>;
   podsOfJob(namespace: string, name: string): Promise<JobPod[]>;
   podLog(namespace: string, pod: string): Promise<string>;
-}
-
-/** The dynamic resource's inputs (kubeconfig is a secret; it never reaches the outputs). */
-export interface BenchmarkResultsInputs {
-  namespace: string;
-  jobName: string;
-  /** Changes when the Job is replaced, so the results are read again. */
-  jobUid?: string;
-  kubeconfig: string;
-  /** kubeconfig context. @default the kubeconfig's current context */
-  context?: string;
-  mode: ResultMode;
-  workload: Workload;
-  /** server_version of every row, e.g. `9.0.2`. */
-  serverVersion: string;
-  /** The image the Job ran (recorded in the outputs). */
-  image: string;
-  /** `YYYYMMDD-HHMMSS`. @default the Job's start time (UTC) */
-  timestamp?: string;
-  /** Give up waiting for the Job after this long. */
-  timeoutSeconds: number;
-  /** @default 5 */
-  pollSeconds?: number;
 }
 
 export interface BenchmarkResultsOutputs {
@@ -141,7 +120,7 @@ function isNotFound(err: unknown): boolean {
 
 /** JobLogApi over @kubernetes/client-node 2.x (object-style parameters). */
 export async function kubernetesJobLogApi(kubeconfig: string, context?: string): Promise<JobLogApi> {
-  const [k8s, { loadKubeConfig }] = await Promise.all([import("@kubernetes/client-node"), import("../kubernetes/pod-api.js")]);
+  const [k8s, { loadKubeConfig }] = await Promise.all([import("@kubernetes/client-node"), import("../../kubernetes/pod-api.js")]);
   const kc = loadKubeConfig(kubeconfig, context);
   const batch = kc.makeApiClient(k8s.BatchV1Api);
   const core = kc.makeApiClient(k8s.CoreV1Api);
@@ -178,10 +157,7 @@ export async function kubernetesJobLogApi(kubeconfig: string, context?: string):
   };
 }
 
-// --- the dynamic-provider protocol (called by components/dynamic/ts-module-provider.ts) ---
-
-/** Inputs that, when changed, mean other results: the resource is replaced (the log read again). */
-export const RESULTS_REPLACE_KEYS = ["namespace", "jobName", "jobUid", "mode", "workload", "serverVersion", "image", "timestamp"] as const;
+// --- the dynamic-provider protocol (called by ../kit/ts-module-provider.ts) ---
 
 /** A test's fakes, given to the provider shell as its `testDeps`. */
 export interface ResultsTestDeps {
@@ -191,35 +167,14 @@ export interface ResultsTestDeps {
   waitDeps?: WaitDeps;
 }
 
-/** The typed inputs from the engine's untyped ones (messages name keys, never values). */
-export function parseResultsInputs(p: Record<string, unknown>): BenchmarkResultsInputs {
-  if (typeof p.workload !== "object" || p.workload === null) throw new Error("input 'workload' must be an object");
-  return {
-    namespace: str(p, "namespace"),
-    jobName: str(p, "jobName"),
-    jobUid: optStr(p, "jobUid"),
-    kubeconfig: str(p, "kubeconfig"),
-    context: optStr(p, "context"),
-    mode: oneOf(p, "mode", RESULT_MODES),
-    workload: p.workload as Workload,
-    serverVersion: str(p, "serverVersion"),
-    image: str(p, "image"),
-    timestamp: optStr(p, "timestamp"),
-    timeoutSeconds: int(p, "timeoutSeconds", 1),
-    pollSeconds: optInt(p, "pollSeconds", 1),
-  };
-}
-
 /**
  * Reads the results with the test's `api`, or else from the kubeconfig's cluster. Every change
- * of RESULTS_REPLACE_KEYS replaces the resource (so `update` is never called); `delete` does
+ * of a `rerun` field (inputs.ts) replaces the resource (so `update` is never called); `delete` does
  * nothing: the results are read, not owned (the Job is BenchmarkJob's to delete).
  */
 export const { create, diff, update } = dynamicProtocol({
-  parse: parseResultsInputs,
+  fields: resultsFields,
   run: async (i, deps?: ResultsTestDeps) => collectJobResults(deps?.api ?? (await kubernetesJobLogApi(i.kubeconfig, i.context)), i, deps?.waitDeps),
   idOf: (p, outs) => `${String(p.namespace)}/${String(p.jobName)}/${outs.timestamp}`,
-  diffKeys: RESULTS_REPLACE_KEYS,
   replaceOnChange: true,
-  secretKeys: ["kubeconfig"],
 });
