@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { parseStackConfig } from "../../config/schema.js";
 import { installMocks, settle, type MockRecorder } from "../support/pulumi-mocks.js";
-import { karpenterCrdDir } from "../support/shared-files.js";
+import { KARPENTER_CRD_DIR, requireInstalled } from "../support/toolchain.js";
 
 const mocks: MockRecorder = installMocks();
 const { buildEc2NodeClass, buildValkeyNodePool } = await import("../../components/aws/karpenter-manifests.js");
@@ -22,7 +22,8 @@ const k8s = await import("@pulumi/kubernetes");
 const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
 
 function crdValidator(file: string): ValidateFunction {
-  const crd = parseYaml(readFileSync(join(karpenterCrdDir(), file), "utf8")) as { spec: { versions: Array<{ name: string; schema: { openAPIV3Schema: object } }> } };
+  requireInstalled(join(KARPENTER_CRD_DIR, file), "Karpenter's CRD");
+  const crd = parseYaml(readFileSync(join(KARPENTER_CRD_DIR, file), "utf8")) as { spec: { versions: Array<{ name: string; schema: { openAPIV3Schema: object } }> } };
   const v1 = crd.spec.versions.find((v) => v.name === "v1");
   if (!v1) throw new Error(`${file} has no v1`);
   return new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(v1.schema.openAPIV3Schema);

@@ -17,17 +17,19 @@ import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
 import { KWOK_STORAGE_CLASS } from "./support/control-plane.js";
 import { useE2eContext } from "./support/e2e-context.js";
 import { createStack, tail } from "./support/pulumi-harness.js";
-import { karpenterCrdDir } from "../support/shared-files.js";
+import { KARPENTER_CRD_DIR, requireInstalled } from "../support/toolchain.js";
 
+/** Karpenter's CRDs from the Karpenter module at the chart version (.ci/toolchain/install.sh caches them). */
+const CRD_DIR = KARPENTER_CRD_DIR;
 const PASSWORD = `e2e-${Math.random().toString(36).slice(2)}-karp`;
 const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
 
 const ctx = useE2eContext(async (c) => {
   // Server-side apply of Karpenter's CRDs, then wait until the API server serves them.
-  // Karpenter's CRDs from the shared/ folder beside the checkout (VALKEY_ON_EKS_SHARED overrides).
-  const crdDir = karpenterCrdDir();
-  for (const file of readdirSync(crdDir).filter((f) => f.endsWith(".yaml"))) {
-    const text = readFileSync(join(crdDir, file), "utf8");
+  requireInstalled(CRD_DIR, "Karpenter's CRDs");
+  // Karpenter's own (karpenter.sh, karpenter.k8s.aws); the module's folder also has autoscaling.x-k8s.io's CapacityBuffer.
+  for (const file of readdirSync(CRD_DIR).filter((f) => f.startsWith("karpenter.") && f.endsWith(".yaml"))) {
+    const text = readFileSync(join(CRD_DIR, file), "utf8");
     const name = /^\s*name:\s*(\S+)/m.exec(text.slice(text.indexOf("metadata:")))?.[1];
     if (name === undefined) throw new Error(`no metadata.name in ${file}`);
     await c.plane.api("PATCH", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}?fieldManager=valkey-on-eks-e2e&force=true`, text, {

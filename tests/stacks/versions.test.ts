@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { VERSION_KEYS, parseVersions, versions, type Versions } from "../../versions.js";
-import { toolchainDirs } from "../support/toolchain.js";
+import { toolchainData, toolchainDirs } from "../support/toolchain.js";
 
 const MANIFEST = readFileSync("versions.env", "utf8");
 const tmpDirs: string[] = [];
@@ -149,6 +149,8 @@ describe("no other file repeats a pinned version", () => {
     versions.ETCD_VERSION.replace(/^v/, ""),
     versions.KWOK_VERSION,
     versions.ACTIONLINT_VERSION.replace(/^v/, ""),
+    versions.KUBECONFORM_VERSION,
+    versions.KUBERNETES_VALIDATE_VERSION,
     versions.KARPENTER_CHART_VERSION,
     versions.VALKEY_IMAGE,
   ];
@@ -175,9 +177,9 @@ describe("no other file repeats a pinned version", () => {
 });
 
 describe("install.sh cache keys", () => {
-  const dirs = (root: string, toolchain: string): Record<string, string> =>
+  const dirs = (root: string, toolchain: string, flag = "--dirs"): Record<string, string> =>
     Object.fromEntries(
-      execFileSync("bash", [join(root, ".ci/toolchain/install.sh"), "--dirs"], { encoding: "utf8", env: { ...process.env, VALKEY_ON_EKS_TOOLCHAIN: toolchain } })
+      execFileSync("bash", [join(root, ".ci/toolchain/install.sh"), flag], { encoding: "utf8", env: { ...process.env, VALKEY_ON_EKS_TOOLCHAIN: toolchain } })
         .trim()
         .split("\n")
         .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
@@ -186,6 +188,17 @@ describe("install.sh cache keys", () => {
   it("install.sh --dirs names the directories tests/support/toolchain.ts computes", () => {
     const fromSh = dirs(".", process.env.VALKEY_ON_EKS_TOOLCHAIN ?? join(process.env.HOME ?? "", ".cache/valkey-on-eks/toolchain"));
     expect(fromSh).toEqual(Object.fromEntries(Object.entries(toolchainDirs).map(([k, d]) => [k, join(d, "bin")])));
+  });
+
+  it("install.sh --data names the data directories tests/support/toolchain.ts computes, keyed by their versions", () => {
+    const root = process.env.VALKEY_ON_EKS_TOOLCHAIN ?? join(process.env.HOME ?? "", ".cache/valkey-on-eks/toolchain");
+    expect(dirs(".", root, "--data")).toEqual(toolchainData);
+    const data = dirs(".", "/t", "--data");
+    expect(data).toEqual({
+      "karpenter-crds": `/t/karpenter-crds-${versions.KARPENTER_CHART_VERSION}`,
+      "kubernetes-schemas": `/t/kubernetes-schemas-${versions.KUBERNETES_VALIDATE_VERSION}-${versions.EKS_VERSION}`,
+    });
+    expect(dirs(".", "/t").kubeconform).toBe(`/t/kubeconform-${versions.KUBECONFORM_VERSION}/bin`);
   });
 
   it("a changed replace line in a wrapper go.mod changes that wrapper's keys and no other", () => {
@@ -202,6 +215,25 @@ describe("install.sh cache keys", () => {
     expect({ ...after, pulumi: "" }).toEqual({ ...before, pulumi: "" });
   });
 
+  it("--schemas builds only kubeconform, the CRDs and the schemas, and names go when it must build without it", () => {
+    const t = tmp();
+    const data = dirs(".", t, "--data");
+    mkdirSync(data["karpenter-crds"] ?? "", { recursive: true });
+    for (const f of ["karpenter.sh_nodepools.yaml", "karpenter.k8s.aws_ec2nodeclasses.yaml"]) writeFileSync(join(data["karpenter-crds"] ?? "", f), "x");
+    mkdirSync(data["kubernetes-schemas"] ?? "", { recursive: true });
+    for (const f of ["_definitions.json", "statefulset-apps-v1.json"]) writeFileSync(join(data["kubernetes-schemas"] ?? "", f), "{}");
+    const run = () => execFileSync("bash", [".ci/toolchain/install.sh", "--schemas"], { env: { HOME: process.env.HOME ?? "", PATH: "/usr/bin:/bin", VALKEY_ON_EKS_TOOLCHAIN: t }, stdio: "pipe", encoding: "utf8" });
+    // kubeconform missing, go not on PATH: a clear error, and nothing of the e2e toolchain attempted.
+    expect(run).toThrow(/go is needed/);
+    const kubeconform = dirs(".", t).kubeconform ?? "";
+    mkdirSync(kubeconform, { recursive: true });
+    writeFileSync(join(kubeconform, "kubeconform"), "#!/bin/sh\n");
+    chmodSync(join(kubeconform, "kubeconform"), 0o755);
+    // All three cached: nothing to build, although Pulumi, the control plane and kwok are missing.
+    expect(run()).toBe("");
+    expect(readdirSync(t).sort()).toEqual([".lock", "build-logs", ...[kubeconform, ...Object.values(data)].map((d) => d.slice(t.length + 1).split("/")[0] ?? "")].sort());
+  });
+
   it("--prune keeps this checkout's keys and drops every other key's directory", () => {
     const t = tmp();
     // Every tool already "built" (stand-in executables), so install.sh builds nothing; go is kept
@@ -214,6 +246,7 @@ describe("install.sh cache keys", () => {
         etcd: ["etcd"],
         kwok: ["kwok"],
         actionlint: ["actionlint"],
+        kubeconform: ["kubeconform"],
       };
       mkdirSync(bin, { recursive: true });
       for (const n of names[tool] ?? []) {
@@ -225,9 +258,14 @@ describe("install.sh cache keys", () => {
         writeFileSync(join(dirname(bin), "stages", "pod-ready.yaml"), "");
       }
     }
-    const stale = [`pulumi-${versions.PULUMI_VERSION}`, `kubernetes-${versions.KUBERNETES_VERSION}-000000000000`, "kwok-v0.7.0"];
+    const data = dirs(".", t, "--data");
+    for (const [name, files] of [["karpenter-crds", ["karpenter.sh_nodepools.yaml", "karpenter.k8s.aws_ec2nodeclasses.yaml"]], ["kubernetes-schemas", ["_definitions.json", "statefulset-apps-v1.json"]]] as const) {
+      mkdirSync(data[name] ?? "", { recursive: true });
+      for (const f of files) writeFileSync(join(data[name] ?? "", f), "{}");
+    }
+    const stale = [`pulumi-${versions.PULUMI_VERSION}`, `kubernetes-${versions.KUBERNETES_VERSION}-000000000000`, "kwok-v0.7.0", "karpenter-crds-1.13.0", "kubernetes-schemas-1.33.1-1.33"];
     for (const s of stale) mkdirSync(join(t, s, "bin"), { recursive: true });
-    const kept = Object.values(dirs(".", t)).map((b) => b.slice(t.length + 1).split("/")[0]);
+    const kept = [...Object.values(dirs(".", t)), ...Object.values(data)].map((b) => b.slice(t.length + 1).split("/")[0]);
     execFileSync("bash", [".ci/toolchain/install.sh", "--prune"], { env: { HOME: process.env.HOME ?? "", PATH: "/usr/bin:/bin", VALKEY_ON_EKS_TOOLCHAIN: t }, stdio: "pipe" });
     expect(readdirSync(t).sort()).toEqual([...new Set([...kept, "build-logs", ".lock"])].sort());
   });

@@ -52,16 +52,17 @@ describe("GitHub workflows", () => {
     expect(readFileSync(".ci/run", "utf8")).toMatch(/^exec bash \.ci\/setup --e2e npm test$/m);
     const test = steps.find((s) => s.run === "bash .ci/run");
     expect(test).toBeDefined();
-    // The shared/ folder: made by karpenter-crds.sh before the tests, handed to them by env var.
-    const crds = runs.findIndex((r) => r === 'bash .ci/karpenter-crds.sh "$RUNNER_TEMP/shared"');
-    expect(crds).toBeGreaterThanOrEqual(0);
-    expect(crds).toBeLessThan(steps.indexOf(test as Step));
-    expect(test?.env).toEqual({ VALKEY_ON_EKS_SHARED: "${{ runner.temp }}/shared" });
+    // Karpenter's CRDs and the Kubernetes schemas come from install.sh (before the tests), not from
+    // a shared/ folder: no step or env var refers to one.
+    const install = runs.indexOf("bash .ci/toolchain/install.sh --prune");
+    expect(install).toBeGreaterThanOrEqual(0);
+    expect(install).toBeLessThan(steps.indexOf(test as Step));
+    expect(test?.env).toBeUndefined();
+    expect(readFileSync(".github/workflows/ci.yml", "utf8")).not.toMatch(/VALKEY_ON_EKS_SHARED|karpenter-crds\.sh|shared\//);
     // The cache: install.sh's whole cache root, keyed by every input of install.sh's keys.
     const cache = steps.find((s) => s.uses?.startsWith("actions/cache@"));
     expect(cache?.with?.path).toBe("~/.cache/valkey-on-eks");
     expect(cache?.with?.key).toBe("valkey-on-eks-${{ runner.os }}-${{ hashFiles('versions.env', '.ci/toolchain/*/go.mod', '.ci/toolchain/*/go.sum') }}");
-    expect(runs).toContain("bash .ci/toolchain/install.sh --prune");
   });
 
   it("preview and up take Node and the Pulumi CLI versions from versions.env", () => {
