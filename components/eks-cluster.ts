@@ -23,7 +23,7 @@ export interface EksClusterArgs {
   eks: EksConfig;
   /** EKS cluster name (also the `karpenter.sh/discovery` tag value). @default `valkey-${pulumi.getStack()}` */
   clusterName?: string;
-  /** IAM principal ARNs given cluster-admin access entries (the deploying identity is admin already). @default [] */
+  /** IAM principal ARNs given cluster-admin access entries (the deploying identity is admin already). @default args.eks.adminPrincipalArns */
   adminPrincipalArns?: pulumi.Input<string>[];
   /** NAT gateways: one shared, or one per zone. @default "Single" */
   natGateways?: "Single" | "OnePerAz";
@@ -52,8 +52,12 @@ export class EksCluster extends pulumi.ComponentResource {
     const clusterName = args.clusterName ?? `valkey-${pulumi.getStack()}`;
     const partition = partitionOf(args.aws.region);
     const tags = { "valkey-on-eks/cluster": clusterName, ...args.tags };
+    // Custom AWS children inherit the AWS provider through `parent`; multi-language components
+    // (awsx, pulumi-eks) do not: the engine only forwards the providers their own options name.
+    const awsProvider = this.getProvider("aws::");
+    const remote = { parent: this, ...(awsProvider === undefined ? {} : { providers: [awsProvider] }) };
 
-    const vpc = new awsx.ec2.Vpc(`${name}-vpc`, buildVpcArgs({ cidr: args.eks.vpcCidr, zones: args.aws.zones, clusterName, natGateways: args.natGateways ?? "Single" }), parent);
+    const vpc = new awsx.ec2.Vpc(`${name}-vpc`, buildVpcArgs({ cidr: args.eks.vpcCidr, zones: args.aws.zones, clusterName, natGateways: args.natGateways ?? "Single" }), remote);
     const cluster = new eks.Cluster(
       `${name}-cluster`,
       buildClusterArgs({
@@ -62,11 +66,12 @@ export class EksCluster extends pulumi.ComponentResource {
         vpcId: vpc.vpcId,
         publicSubnetIds: vpc.publicSubnetIds,
         privateSubnetIds: vpc.privateSubnetIds,
-        adminPrincipalArns: args.adminPrincipalArns ?? [],
+        adminPrincipalArns: args.adminPrincipalArns ?? args.eks.adminPrincipalArns,
+        credentials: { profile: args.aws.profile, roleArn: args.aws.roleArn },
         partition,
         tags,
       }),
-      parent,
+      remote,
     );
 
     const sgTag = new aws.ec2.Tag(`${name}-cluster-sg-discovery`, { resourceId: cluster.clusterSecurityGroupId, key: DISCOVERY_TAG_KEY, value: clusterName }, parent);
@@ -78,7 +83,7 @@ export class EksCluster extends pulumi.ComponentResource {
     const systemNodes = new eks.ManagedNodeGroup(
       `${name}-system`,
       { ...buildSystemNodeGroupShape(args.eks.systemNodes), cluster, nodeRole, subnetIds: vpc.privateSubnetIds, tags },
-      { parent: this, dependsOn: nodePolicies },
+      { ...remote, dependsOn: nodePolicies },
     );
 
     const ebsRole = new aws.iam.Role(`${name}-ebs-csi-role`, { assumeRolePolicy: JSON.stringify(podIdentityTrustPolicy()), tags }, parent);

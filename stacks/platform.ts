@@ -8,6 +8,7 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { resolve } from "node:path";
+import type * as aws from "@pulumi/aws";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { EksCluster } from "../components/eks-cluster.js";
@@ -54,12 +55,13 @@ export function byoKubeconfigPath(config: StackConfig, env: NodeJS.ProcessEnv = 
   return resolve(path.startsWith("~/") ? `${homedir()}${path.slice(1)}` : path);
 }
 
-export function eksPlatform(config: StackConfig): PlatformResult {
-  const cluster = new EksCluster("eks", { aws: config.aws, eks: config.eks });
+/** EKS + Karpenter; every AWS resource of both (and of the components inside them) uses `awsProvider`. */
+export function eksPlatform(config: StackConfig, awsProvider: aws.Provider): PlatformResult {
+  const cluster = new EksCluster("eks", { aws: config.aws, eks: config.eks }, { providers: [awsProvider] });
   const karpenter = new Karpenter(
     "karpenter",
     { clusterName: cluster.clusterName, region: config.aws.region, zones: config.aws.zones, karpenter: config.karpenter, replicas: Math.min(2, config.eks.systemNodes.count) },
-    { providers: [cluster.provider], dependsOn: cluster.ready },
+    { providers: [cluster.provider, awsProvider], dependsOn: cluster.ready },
   );
   return {
     provider: cluster.provider,

@@ -5,6 +5,7 @@
  * mock monitor when resources are constructed).
  */
 import * as pulumi from "@pulumi/pulumi";
+import * as settings from "@pulumi/pulumi/runtime/settings.js";
 
 export interface RecordedResource {
   /** Type token, e.g. "kubernetes:apps/v1:StatefulSet". */
@@ -17,6 +18,18 @@ export interface RecordedResource {
   redacted: Record<string, unknown>;
   /** Provider reference string, when one was passed. */
   provider: string | undefined;
+  /**
+   * Provider references by package sent with a component's registration (`opts.providers`): what a
+   * multi-language component (awsx, pulumi-eks) hands to the resources it creates.
+   */
+  providers?: Record<string, string>;
+}
+
+/** One invoke a test expected: its token, inputs and the provider reference it went to. */
+export interface RecordedInvoke {
+  token: string;
+  inputs: Record<string, unknown>;
+  provider: string | undefined;
 }
 
 export interface MockRecorder {
@@ -27,6 +40,8 @@ export interface MockRecorder {
   get(type: string, name: string): RecordedResource;
   /** Invoke tokens that were called (all of them were expected ones). */
   readonly calls: string[];
+  /** The same invokes with their inputs and provider. */
+  readonly invokes: RecordedInvoke[];
   reset(): void;
 }
 
@@ -55,9 +70,12 @@ function mapSecrets(v: unknown, onSecret: (value: unknown) => unknown): unknown 
 export function installMocks(o: MockOptions = {}): MockRecorder {
   const resources: RecordedResource[] = [];
   const calls: string[] = [];
+  const invokes: RecordedInvoke[] = [];
+  const providerMaps = new Map<string, Record<string, string>>();
   const recorder: MockRecorder = {
     resources,
     calls,
+    invokes,
     ofType: (type) => resources.filter((r) => r.type === type),
     get: (type, name) => {
       const found = resources.find((r) => r.type === type && r.name === name);
@@ -70,6 +88,7 @@ export function installMocks(o: MockOptions = {}): MockRecorder {
     reset: () => {
       resources.length = 0;
       calls.length = 0;
+      invokes.length = 0;
     },
   };
   void pulumi.runtime.setMocks(
@@ -81,6 +100,7 @@ export function installMocks(o: MockOptions = {}): MockRecorder {
           inputs: mapSecrets(args.inputs, (x) => x) as Record<string, unknown>,
           redacted: mapSecrets(args.inputs, () => "[secret]") as Record<string, unknown>,
           provider: args.provider,
+          providers: providerMaps.get(`${args.type}::${args.name}`) ?? {},
         };
         resources.push(rec);
         const extra = o.outputs?.(rec) ?? {};
@@ -90,6 +110,7 @@ export function installMocks(o: MockOptions = {}): MockRecorder {
         const handler = o.invokes?.[args.token];
         if (handler === undefined) throw new Error(`unexpected invoke ${args.token} (${JSON.stringify(args.inputs)})`);
         calls.push(args.token);
+        invokes.push({ token: args.token, inputs: args.inputs as Record<string, unknown>, provider: args.provider });
         return handler(args.inputs as Record<string, unknown>);
       },
     },
@@ -97,6 +118,14 @@ export function installMocks(o: MockOptions = {}): MockRecorder {
     o.stack ?? "test",
     false,
   );
+  // The mock API hands newResource no providers map: read it off the registration request.
+  type ProvidersRequest = { getType(): string; getName(): string; getProvidersMap(): { toArray(): Array<[string, string]> } };
+  const monitor = settings.getMonitor() as unknown as { registerResource(req: ProvidersRequest, cb: unknown): unknown };
+  const register = monitor.registerResource.bind(monitor);
+  monitor.registerResource = (req, cb) => {
+    providerMaps.set(`${req.getType()}::${req.getName()}`, Object.fromEntries(req.getProvidersMap().toArray()));
+    return register(req, cb);
+  };
   return recorder;
 }
 
