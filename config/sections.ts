@@ -116,6 +116,9 @@ export const eksSchema = section(
       }, "must be an IPv4 CIDR with a /16 to /24 prefix")
       .default("10.0.0.0/16")
       .describe("CIDR of the new VPC."),
+    autoMode: flag(false).describe(
+      "EKS Auto Mode: EKS runs Karpenter, the node add-ons and EBS CSI; the stack adds the Valkey NodePool on its own NodeClass (no Karpenter Helm release, no interruption queue, no system node group).",
+    ),
     publicEndpoint: flag(true).describe("Whether the API server endpoint is reachable from the internet; false needs `checks.connector: direct` and a deploy from inside the VPC."),
     publicAccessCidrs: z
       .array(

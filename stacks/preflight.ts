@@ -42,10 +42,9 @@ export function createAwsProvider(config: StackConfig): aws.Provider {
 
 /** The instance types that must be offered in every configured zone, by the key that sets them. */
 export function requiredInstanceTypes(config: StackConfig): Array<{ key: string; types: string[] }> {
-  return [
-    { key: "eks.systemNodes.instanceType", types: [config.eks.systemNodes.instanceType] },
-    { key: "karpenter.nodePool (permitted instance types)", types: [...config.karpenter.nodePool.permittedInstanceTypes] },
-  ];
+  const pool = { key: "karpenter.nodePool (permitted instance types)", types: [...config.karpenter.nodePool.permittedInstanceTypes] };
+  // Auto Mode has no system node group (EKS picks its built-in system pool's types).
+  return config.eks.autoMode ? [pool] : [{ key: "eks.systemNodes.instanceType", types: [config.eks.systemNodes.instanceType] }, pool];
 }
 
 export interface PreflightResult {

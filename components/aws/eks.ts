@@ -7,6 +7,7 @@ import type * as eks from "@pulumi/eks";
 import type * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
 import type { EksConfig } from "../../config/types.js";
+import { buildAutoModeOptions } from "./auto-mode.js";
 
 /** Node label of the system managed node group; the Karpenter controller is pinned to it. */
 export const SYSTEM_NODE_LABEL_KEY = "valkey-on-eks/node-role";
@@ -20,7 +21,7 @@ export const GP3_STORAGE_CLASS = "gp3";
 
 export interface ClusterBuildInput {
   clusterName: string;
-  eks: Pick<EksConfig, "version" | "publicEndpoint" | "publicAccessCidrs">;
+  eks: Pick<EksConfig, "version" | "publicEndpoint" | "publicAccessCidrs"> & { autoMode?: boolean };
   /** The AWS provider's profile / role: the kubeconfig's `aws eks get-token` uses the same identity. */
   credentials?: { profile?: string; roleArn?: string };
   vpcId: pulumi.Input<string>;
@@ -68,6 +69,7 @@ export function buildClusterArgs(input: ClusterBuildInput): eks.ClusterArgs {
     endpointPublicAccess: input.eks.publicEndpoint,
     ...(input.eks.publicEndpoint ? { publicAccessCidrs: [...input.eks.publicAccessCidrs] } : {}),
     ...buildCredentialOpts(input.credentials),
+    ...(input.eks.autoMode === true ? { autoMode: buildAutoModeOptions() } : {}),
     endpointPrivateAccess: true,
     nodeAssociatePublicIpAddress: false,
     tags: { ...input.tags },

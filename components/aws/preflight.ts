@@ -82,7 +82,7 @@ export interface VcpuEstimate {
 /**
  * vCPUs the stack's nodes may take from the regional On-Demand Standard quota.
  *
- * The system node group is fixed: `count × vCPU(instanceType)`. The Valkey pods are spread over
+ * The system node group is fixed: `count × vCPU(instanceType)` (none under Auto Mode). The Valkey pods are spread over
  * `aws.zones` with a hard topology spread, so zone z holds `ceil` or `floor` of pods / zones pods,
  * and a node hosts `podsPerNode(type)` of them (allocatable after kube-reserved, DaemonSets and
  * VM overhead, as config/instance-types.ts computes it). If Karpenter used only `type`, zone z
@@ -95,7 +95,9 @@ export interface VcpuEstimate {
  */
 export function estimateVcpus(config: StackConfig): VcpuEstimate {
   const { eks, karpenter, valkey, benchmark, aws } = config;
-  const system = eks.systemNodes.count * vcpusOf(eks.systemNodes.instanceType);
+  // Auto Mode: no system node group; its built-in system pool starts nodes only for pods that
+  // tolerate CriticalAddonsOnly, and this stack runs none.
+  const system = eks.autoMode ? 0 : eks.systemNodes.count * vcpusOf(eks.systemNodes.instanceType);
   const pod = valkey.resourceAmounts.requests;
   const zones = aws.zones.length;
   const perZone = Array.from({ length: zones }, (_, i) => Math.floor(valkey.pods / zones) + (i < valkey.pods % zones ? 1 : 0));
@@ -112,7 +114,7 @@ export function estimateVcpus(config: StackConfig): VcpuEstimate {
   const benchmarkMin = benchmark.enabled && sizes.length > 0 ? Math.min(...sizes) : 0;
   const benchmarkMax = benchmark.enabled && sizes.length > 0 ? Math.max(...sizes) : 0;
   const explain =
-    `${eks.systemNodes.count} × ${eks.systemNodes.instanceType} system = ${system}, ` +
+    (eks.autoMode ? "Auto Mode, no system nodes, " : `${eks.systemNodes.count} × ${eks.systemNodes.instanceType} system = ${system}, `) +
     `${valkey.pods} Valkey pod${valkey.pods === 1 ? "" : "s"} over ${zones} zone${zones === 1 ? "" : "s"} = ${valkeyMin}–${valkeyMax}` +
     (benchmark.enabled ? `, benchmark node = ${benchmarkMin}–${benchmarkMax}` : "");
   return { system, valkeyMin, valkeyMax, benchmarkMin, benchmarkMax, min: system + valkeyMin + benchmarkMin, max: system + valkeyMax + benchmarkMax, explain };
