@@ -10,7 +10,7 @@ import * as eks from "@pulumi/eks";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { AwsConfig, EksConfig } from "../config/types.js";
-import { buildAutoModeGp3StorageClass } from "./aws/auto-mode.js";
+import { buildAutoModeGp3StorageClass, buildAutoModeNetworkPolicyConfigMap } from "./aws/auto-mode.js";
 import { buildAddonArgs, buildClusterArgs, buildGp3StorageClass, buildSystemNodeGroupShape } from "./aws/eks.js";
 import { EBS_CSI_POLICY_PATH, NODE_POLICY_NAMES, ec2TrustPolicy, managedPolicyArn, partitionOf, podIdentityTrustPolicy } from "./aws/iam.js";
 import { DISCOVERY_TAG_KEY, buildVpcArgs } from "./aws/vpc.js";
@@ -103,7 +103,10 @@ export class EksCluster extends pulumi.ComponentResource {
     this.vpcId = vpc.vpcId;
     this.privateSubnetIds = vpc.privateSubnetIds;
     this.publicSubnetIds = vpc.publicSubnetIds;
-    this.ready = [...compute, gp3, sgTag];
+    const networkPolicy = args.eks.autoMode
+      ? [new k8s.core.v1.ConfigMap(`${name}-network-policy`, buildAutoModeNetworkPolicyConfigMap(), { parent: this, provider: this.provider, dependsOn: [cluster] })]
+      : [];
+    this.ready = [...compute, ...networkPolicy, gp3, sgTag];
     this.registerOutputs({
       clusterName,
       kubeconfig: this.kubeconfig,

@@ -76,6 +76,12 @@ describe("EKS Auto Mode under mocks", () => {
     });
     expect(spec.taints).toEqual([{ key: "workload", value: "valkey", effect: "NoSchedule" }]);
     expect(spec.expireAfter).toBe("480h");
+    expect((nodeClass.inputs.spec as { networkPolicy: string }).networkPolicy).toBe("DefaultAllow");
+    // NetworkPolicies are enforced only with Auto Mode's network policy controller turned on.
+    expect(recorder.get("kubernetes:core/v1:ConfigMap", "eks-network-policy").inputs).toMatchObject({
+      metadata: { name: "amazon-vpc-cni", namespace: "kube-system" },
+      data: { "enable-network-policy-controller": "true" },
+    });
     expect(recorder.get("aws:eks/accessEntry:AccessEntry", "auto-mode-valkey-node-access").inputs).toMatchObject({ clusterName: "valkey-test", type: "EC2" });
     expect(recorder.get("aws:eks/accessPolicyAssociation:AccessPolicyAssociation", "auto-mode-valkey-node-access-policy").inputs).toMatchObject({
       policyArn: "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAutoNodePolicy",

@@ -43,6 +43,7 @@ export interface AutoNodeClassManifest {
     subnetSelectorTerms: Array<{ tags: Record<string, string> }>;
     securityGroupSelectorTerms: Array<{ tags: Record<string, string> }>;
     ephemeralStorage: { size: string };
+    networkPolicy: "DefaultAllow" | "DefaultDeny";
     tags: Record<string, string>;
   };
 }
@@ -61,6 +62,8 @@ export function buildAutoNodeClass(input: { role: pulumi.Input<string>; discover
       subnetSelectorTerms: [{ tags: { [DISCOVERY_TAG_KEY]: input.discoveryTag } }],
       securityGroupSelectorTerms: [{ tags: { [DISCOVERY_TAG_KEY]: input.discoveryTag } }],
       ephemeralStorage: { size: `${size}Gi` },
+      // Pods no NetworkPolicy selects keep all traffic; the Valkey policies restrict the rest.
+      networkPolicy: "DefaultAllow",
       tags: { "valkey-on-eks/node-pool": name },
     },
   };
@@ -99,6 +102,15 @@ export function buildAutoNodePool(input: { nodePool: KarpenterConfig["nodePool"]
       },
     },
   };
+}
+
+/**
+ * Auto Mode enforces NetworkPolicies only once this ConfigMap turns on the network policy
+ * controller (EKS docs: "Use Network Policies with EKS Auto Mode"); without it the Valkey
+ * NetworkPolicies would be objects nobody enforces.
+ */
+export function buildAutoModeNetworkPolicyConfigMap(): k8s.core.v1.ConfigMapArgs {
+  return { metadata: { name: "amazon-vpc-cni", namespace: "kube-system" }, data: { "enable-network-policy-controller": "true" } };
 }
 
 /** The default gp3 StorageClass on Auto Mode's EBS provisioner. */
