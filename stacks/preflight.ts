@@ -8,7 +8,7 @@
 import { spawnSync } from "node:child_process";
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { ON_DEMAND_STANDARD_VCPU_QUOTA, checkAwsCli, checkOfferings, checkQuota, checkZonesAvailable, estimateVcpus, type AwsCliProbe } from "../components/aws/preflight.js";
+import { ON_DEMAND_STANDARD_VCPU_QUOTA, checkAdminPrincipals, checkAwsCli, checkOfferings, checkQuota, checkZonesAvailable, estimateVcpus, type AwsCliProbe } from "../components/aws/preflight.js";
 import type { StackConfig } from "../config/types.js";
 
 /** Runs `aws --version` (no shell); ENOENT and a non-zero exit are "not found". */
@@ -58,6 +58,12 @@ export async function collectPreflight(config: StackConfig, provider: aws.Provid
   const { region, zones } = config.aws;
   const problems: string[] = [];
   const warnings: string[] = [];
+
+  // Who deploys: also proves the credentials work before anything is created.
+  const caller = await aws.getCallerIdentity({}, opts);
+  const deployer = caller.arn.includes(":assumed-role/") ? (await aws.iam.getSessionContext({ arn: caller.arn }, opts)).issuerArn : caller.arn;
+  void pulumi.log.info(`AWS preflight: deploying as ${deployer} in ${region}`);
+  problems.push(...checkAdminPrincipals(deployer, config.eks.adminPrincipalArns));
 
   const available = await aws.getAvailabilityZones({ state: "available" }, opts);
   const zoneProblems = checkZonesAvailable(region, zones, available.names);

@@ -10,18 +10,27 @@ import { awsMockOutputs, installMocks, settle } from "./support/pulumi-mocks.js"
 const ZONES_TOKEN = "aws:index/getAvailabilityZones:getAvailabilityZones";
 const OFFERINGS_TOKEN = "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings";
 const QUOTA_TOKEN = "aws:servicequotas/getServiceQuota:getServiceQuota";
+const CALLER_TOKEN = "aws:index/getCallerIdentity:getCallerIdentity";
+const SESSION_TOKEN = "aws:iam/getSessionContext:getSessionContext";
 
 /** The account the mocks answer for: zones, what each zone offers, and the vCPU quota. */
 const account = {
   zones: ["eu-west-1a", "eu-west-1b", "eu-west-1c"],
   offered: {} as Record<string, string[]>,
   quota: 64 as number | Error,
+  caller: "arn:aws:sts::123456789012:assumed-role/deployer/session-1",
 };
 const ALL_TYPES = ["m7g.large", "r7g.large", "r7g.xlarge", "r7g.2xlarge"];
 
 const recorder = installMocks({
   outputs: awsMockOutputs,
   invokes: {
+    [CALLER_TOKEN]: () => ({ accountId: "123456789012", arn: account.caller, userId: "AROAEXAMPLE:session-1", id: "123456789012" }),
+    [SESSION_TOKEN]: (inputs) => {
+      const m = /^arn:aws:sts::(\d+):assumed-role\/([^/]+)\/(.+)$/.exec(String(inputs.arn));
+      if (!m) throw new Error(`not a session ARN: ${String(inputs.arn)}`);
+      return { arn: inputs.arn, issuerArn: `arn:aws:iam::${m[1]}:role/${m[2]}`, issuerId: "AROAEXAMPLE", issuerName: m[2], sessionName: m[3] };
+    },
     [ZONES_TOKEN]: () => ({ names: account.zones, zoneIds: account.zones.map((_, i) => `euw1-az${i + 1}`), state: "available" }),
     [OFFERINGS_TOKEN]: (inputs) => {
       const filters = inputs.filters as Array<{ name: string; values: string[] }>;
@@ -50,6 +59,7 @@ beforeEach(() => {
   account.zones = ["eu-west-1a", "eu-west-1b", "eu-west-1c"];
   account.offered = {};
   account.quota = 64;
+  account.caller = "arn:aws:sts::123456789012:assumed-role/deployer/session-1";
 });
 
 describe("preflight invokes", () => {
@@ -58,7 +68,7 @@ describe("preflight invokes", () => {
   it("passes on an account that offers everything, every invoke through the stack's provider", async () => {
     const provider = createAwsProvider(config);
     await expect(preflightEks(config, provider)).resolves.toBeUndefined();
-    expect(recorder.calls).toEqual([ZONES_TOKEN, OFFERINGS_TOKEN, OFFERINGS_TOKEN, OFFERINGS_TOKEN, QUOTA_TOKEN]);
+    expect(recorder.calls).toEqual([CALLER_TOKEN, SESSION_TOKEN, ZONES_TOKEN, OFFERINGS_TOKEN, OFFERINGS_TOKEN, OFFERINGS_TOKEN, QUOTA_TOKEN]);
     for (const call of recorder.invokes) expect(call.provider, call.token).toMatch(PROVIDER_REF);
     const offerings = recorder.invokes.filter((c) => c.token === OFFERINGS_TOKEN).map((c) => c.inputs);
     expect(offerings[0]).toEqual({
@@ -95,6 +105,19 @@ describe("preflight invokes", () => {
     const result = await collectPreflight(config, createAwsProvider(config));
     expect(result.problems).toEqual([]);
     expect(result.warnings).toEqual([expect.stringMatching(/could not read EC2 quota L-1216C47A in eu-west-1 .*needs 14–36 vCPUs/)]);
+  });
+});
+
+describe("the deploying identity", () => {
+  it("refuses the deployer (an assumed role, resolved to its role) listed in eks.adminPrincipalArns; a user ARN is compared as is", async () => {
+    const admins = { eks: { adminPrincipalArns: ["arn:aws:iam::123456789012:role/oncall", "arn:aws:iam::123456789012:role/deployer"] } };
+    const { config } = parseStackConfig({ "aws:region": "eu-west-1", ...admins });
+    const { problems } = await collectPreflight(config, createAwsProvider(config));
+    expect(problems).toEqual([expect.stringMatching(/^eks\.adminPrincipalArns\.1: arn:aws:iam::123456789012:role\/deployer is the identity running pulumi up/)]);
+    recorder.reset();
+    account.caller = "arn:aws:iam::123456789012:user/alice";
+    expect((await collectPreflight(config, createAwsProvider(config))).problems).toEqual([]);
+    expect(recorder.calls).not.toContain(SESSION_TOKEN);
   });
 });
 

@@ -27,6 +27,18 @@ export function checkAwsCli(probe: AwsCliProbe): string | undefined {
   return undefined;
 }
 
+/**
+ * The identity running `pulumi up` is the cluster creator and gets cluster admin from EKS itself;
+ * an access entry for it in `eks.adminPrincipalArns` makes EKS refuse the cluster's access entries
+ * (ResourceInUseException) after the control plane's ~10 minutes. `deployer` is the IAM principal
+ * (for an assumed role, the role's ARN as getSessionContext reports it).
+ */
+export function checkAdminPrincipals(deployer: string, admins: readonly string[]): string[] {
+  return admins.flatMap((arn, index) =>
+    arn === deployer ? [`eks.adminPrincipalArns.${index}: ${arn} is the identity running pulumi up, which is cluster admin as the creator already; EKS refuses a second access entry for it: remove it`] : [],
+  );
+}
+
 /** Configured zones that are not available zones of the region (`aws.getAvailabilityZones` names). */
 export function checkZonesAvailable(region: string, zones: readonly string[], available: readonly string[]): string[] {
   return zones.flatMap((zone, index) =>
