@@ -223,12 +223,23 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
  * keys without the prefix, plus `aws:region`. Other providers' keys are left alone; a key
  * without a namespace is an issue (Pulumi rejects it too).
  */
+/**
+ * AWS provider keys the stack's explicit AWS provider (stacks/preflight.ts) does not read: set,
+ * they would look in force while the stack deployed, and fetched cluster tokens, as someone else.
+ */
+const IGNORED_AWS_KEYS: Readonly<Record<string, string>> = Object.fromEntries([
+  ["aws:profile", `is not read by the stack's AWS provider; set ${PROJECT}:aws.profile (the kubeconfig uses it too)`],
+  ...["aws:assumeRole", "aws:assumeRoles"].map((key) => [key, `is not read by the stack's AWS provider; set ${PROJECT}:aws.roleArn (the kubeconfig assumes it too)`]),
+  ...["aws:accessKey", "aws:secretKey", "aws:token", "aws:sharedCredentialsFiles"].map((key) => [key, `is not read by the stack's AWS provider; use a profile (${PROJECT}:aws.profile) or the AWS_* environment variables`]),
+]);
+
 export function rawFromPulumiConfig(config: Record<string, unknown>): { raw: Record<string, unknown>; issues: ConfigIssue[] } {
   const raw: Record<string, unknown> = {};
   const issues: ConfigIssue[] = [];
   for (const [key, value] of Object.entries(config)) {
     if (key.startsWith(`${PROJECT}:`)) raw[key.slice(PROJECT.length + 1)] = value;
     else if (key === "aws:region") raw[key] = value;
+    else if (IGNORED_AWS_KEYS[key] !== undefined) issues.push({ path: key, message: IGNORED_AWS_KEYS[key] });
     else if (!key.includes(":")) issues.push({ path: key, message: `config keys must be namespaced; did you mean ${PROJECT}:${key}?` });
   }
   return { raw, issues };

@@ -7,7 +7,7 @@ import type { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { buildClusterArgs } from "../components/aws/eks.js";
 import { checkAwsCli, checkOfferings, checkQuota, checkZonesAvailable, estimateVcpus, vcpusOf } from "../components/aws/preflight.js";
-import { ConfigError, loadStackFile, parseStackConfig } from "../config/schema.js";
+import { ConfigError, loadStackFile, parseStackConfig, rawFromPulumiConfig } from "../config/schema.js";
 import { awsProviderArgs, probeAwsCli, requireAwsCli } from "../stacks/preflight.js";
 
 const issuesOf = (raw: unknown): string[] => {
@@ -111,6 +111,15 @@ describe("credential and endpoint config", () => {
     expect(config.aws).toMatchObject({ profile: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" });
     expect(config.eks.publicAccessCidrs).toEqual(["0.0.0.0/0"]);
     expect(config.eks.adminPrincipalArns).toEqual(["arn:aws:iam::123456789012:user/alice"]);
+  });
+
+  it("names the aws:* credential keys the stack's own AWS provider would ignore", () => {
+    const { raw, issues } = rawFromPulumiConfig({ "aws:region": "eu-west-1", "aws:profile": "ops", "aws:assumeRole": "{}", "aws:skipMetadataApiCheck": "false", "valkey-on-eks:platform": "eks" });
+    expect(raw).toEqual({ "aws:region": "eu-west-1", platform: "eks" });
+    expect(issues).toEqual([
+      { path: "aws:profile", message: "is not read by the stack's AWS provider; set valkey-on-eks:aws.profile (the kubeconfig uses it too)" },
+      { path: "aws:assumeRole", message: "is not read by the stack's AWS provider; set valkey-on-eks:aws.roleArn (the kubeconfig assumes it too)" },
+    ]);
   });
 
   it("refuses a private-only endpoint unless the checks connect directly, saying why", () => {
