@@ -57,8 +57,13 @@ export function resolveStackConfig(input: StackInput) {
   const pods = valkey.mode === "cluster" ? valkey.cluster.primaries * (1 + valkey.cluster.replicasPerPrimary) : 1 + valkey.replication.replicas;
   return {
     platform: input.platform,
-    aws: { region, zones: input.aws.zones ? [...input.aws.zones] : ["a", "b", "c"].map((letter) => `${region}${letter}`) },
-    eks: { ...input.eks, systemNodes: { ...input.eks.systemNodes } },
+    aws: {
+      region,
+      zones: input.aws.zones ? [...input.aws.zones] : ["a", "b", "c"].map((letter) => `${region}${letter}`),
+      profile: input.aws.profile,
+      roleArn: input.aws.roleArn,
+    },
+    eks: { ...input.eks, publicAccessCidrs: [...input.eks.publicAccessCidrs], adminPrincipalArns: [...input.eks.adminPrincipalArns], systemNodes: { ...input.eks.systemNodes } },
     karpenter: {
       chartVersion: karpenter.chartVersion,
       nodePool: {

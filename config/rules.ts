@@ -104,6 +104,20 @@ function checkBenchmark(config: StackConfig, report: Report): void {
   }
 }
 
+/**
+ * A private-only API endpoint is reachable from inside the VPC alone, but the Kubernetes provider,
+ * the Helm release and the port-forward connector all call it from where `pulumi up` runs.
+ */
+function checkEndpoint(config: StackConfig, report: Report): void {
+  if (config.platform !== "eks" || config.eks.publicEndpoint) return;
+  if (config.checks.connector !== "direct") {
+    report(
+      ["eks", "publicEndpoint"],
+      "false needs checks.connector: direct: with a private-only endpoint the Kubernetes provider and the port-forward connector cannot reach the API from outside the VPC; run `pulumi up` from inside the VPC (a bastion, VPN or CI runner in the VPC) with checks.connector: direct, or keep publicEndpoint true and narrow eks.publicAccessCidrs",
+    );
+  }
+}
+
 function checkByoNodePool(config: StackConfig, report: Report): void {
   const { byo } = config;
   if (config.platform !== "byo" || !byo.manageKarpenterNodePool) return;
@@ -119,4 +133,5 @@ export function checkStackRules(config: StackConfig, input: StackInput, report: 
   checkNodePool(config, report);
   checkBenchmark(config, report);
   checkByoNodePool(config, report);
+  checkEndpoint(config, report);
 }

@@ -22,6 +22,9 @@ const ZONE_RE = /^[a-z]{2}(-gov)?-[a-z]+-\d[a-z]$/;
 const DNS_LABEL_RE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const CIDR_RE = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
 const INSTANCE_TYPE_RE = /^([a-z]+\d+[a-z]*)\.([a-z0-9]+)$/;
+const IAM_PRINCIPAL_RE = /^arn:aws[a-z-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]{1,512}$/;
+const IAM_ROLE_ARN_RE = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/;
+const ANY_CIDR_RE = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
 
 function quantity(kind: "CPU" | "memory", fallback: string) {
   const parse = kind === "CPU" ? parseCpuQuantity : parseMemoryQuantity;
@@ -86,8 +89,20 @@ export const awsSchema = section(
       .optional()
       .describe("Availability zones Valkey pods spread over (hard AZ spread, DoNotSchedule); unique, and in `region` on eks.")
       .meta({ defaultText: "`<region>a`, `<region>b`, `<region>c`" }),
+    profile: z
+      .string()
+      .regex(/^[\w+=,.@-]{1,128}$/, { error: "must be a profile name from ~/.aws/config (letters, digits, _+=,.@-)" })
+      .optional()
+      .describe("AWS CLI profile the AWS provider and the cluster's `aws eks get-token` both use.")
+      .meta({ defaultText: "the ambient credentials (AWS_PROFILE, env, instance role)" }),
+    roleArn: z
+      .string()
+      .regex(IAM_ROLE_ARN_RE, { error: "must be an IAM role ARN such as arn:aws:iam::123456789012:role/deployer" })
+      .optional()
+      .describe("IAM role the AWS provider assumes; the kubeconfig's `aws eks get-token --role-arn` assumes the same one.")
+      .meta({ defaultText: "none" }),
   },
-  "AWS region and availability zones.",
+  "AWS region, availability zones and credentials (platform eks).",
 );
 
 export const eksSchema = section(
@@ -101,7 +116,26 @@ export const eksSchema = section(
       }, "must be an IPv4 CIDR with a /16 to /24 prefix")
       .default("10.0.0.0/16")
       .describe("CIDR of the new VPC."),
-    publicEndpoint: flag(true).describe("Whether the API server endpoint is reachable from the internet."),
+    autoMode: flag(false).describe(
+      "EKS Auto Mode: EKS runs Karpenter, the node add-ons and EBS CSI; the stack adds the Valkey NodePool on its own NodeClass (no Karpenter Helm release, no interruption queue, no system node group).",
+    ),
+    publicEndpoint: flag(true).describe("Whether the API server endpoint is reachable from the internet; false needs `checks.connector: direct` and a deploy from inside the VPC."),
+    publicAccessCidrs: z
+      .array(
+        z.string().refine((v) => {
+          const m = ANY_CIDR_RE.exec(v);
+          return m !== null && m.slice(1, 5).every((o) => Number(o) <= 255) && Number(m[5]) <= 32;
+        }, "must be an IPv4 CIDR such as 203.0.113.0/24"),
+      )
+      .min(1)
+      .superRefine(unique("CIDR"))
+      .default(["0.0.0.0/0"])
+      .describe("CIDRs that may reach the public API endpoint (IAM authentication still applies). The default admits any address because CI runners have no fixed IP; narrow it to your egress IPs."),
+    adminPrincipalArns: z
+      .array(z.string().regex(IAM_PRINCIPAL_RE, { error: "must be an IAM role or user ARN such as arn:aws:iam::123456789012:role/admin" }))
+      .superRefine(unique("principal"))
+      .default([])
+      .describe("More IAM roles/users given cluster-admin access entries (AmazonEKSClusterAdminPolicy); the deploying identity is admin already and must not be listed."),
     systemNodes: section(
       {
         instanceType: gravitonInstanceType.default("m7g.large").describe("Graviton instance type of the managed node group for system pods (CoreDNS, Karpenter)."),

@@ -8,6 +8,7 @@
  * benchmark results → topology check again (per-primary key counts after the run) → outputs.
  * Every count and shape comes from the config as plain values; nothing is created in apply().
  */
+import type * as aws from "@pulumi/aws";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { BenchmarkJob } from "../components/benchmark-job.js";
@@ -21,6 +22,7 @@ import { workloadFromConfig } from "../config/schema.js";
 import type { StackConfig } from "../config/types.js";
 import { buildStackReport, type Endpoints, type StackReport } from "./outputs.js";
 import { byoPlatform, eksPlatform, type PlatformResult } from "./platform.js";
+import { createAwsProvider } from "./preflight.js";
 
 export interface ProgramInput {
   /** Stack name, for the report. @default pulumi.getStack() */
@@ -28,6 +30,8 @@ export interface ProgramInput {
   config: StackConfig;
   /** The Valkey password (a Pulumi secret); required when `valkey.auth.enabled`. */
   password: pulumi.Input<string> | undefined;
+  /** The AWS provider of platform eks (stacks/index.ts passes the one the preflight used). @default createAwsProvider(config) */
+  awsProvider?: aws.Provider;
 }
 
 export interface ProgramOutputs {
@@ -95,7 +99,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
     throw new pulumi.RunError("password: required while valkey.auth.enabled is true; run `pulumi config set --secret password <value>`");
   }
   const secretPassword = password === undefined ? undefined : pulumi.secret(password);
-  const platform = config.platform === "eks" ? eksPlatform(config) : byoPlatform(config);
+  const platform = config.platform === "eks" ? eksPlatform(config, input.awsProvider ?? createAwsProvider(config)) : byoPlatform(config);
   const namespace = new k8s.core.v1.Namespace(
     "valkey-namespace",
     { metadata: { name: config.valkey.namespace, labels: { "app.kubernetes.io/part-of": "valkey-on-eks" } } },

@@ -26,6 +26,11 @@ export interface RecordedResource {
   redacted: Record<string, unknown>;
   /** Provider reference string, when one was passed. */
   provider: string | undefined;
+  /**
+   * Provider references by package sent with a component's registration (`opts.providers`): what a
+   * multi-language component (awsx, pulumi-eks) hands to the resources it creates.
+   */
+  providers: Record<string, string>;
   /** Logical name of the parent resource (`opts.parent`); undefined for a top-level resource. */
   parent: string | undefined;
   /** URN of the parent resource, when there is one. */
@@ -36,6 +41,13 @@ export interface RecordedResource {
   dependsOn: string[];
 }
 
+/** One invoke a caller expected: its token, inputs and the provider reference it went to. */
+export interface RecordedInvoke {
+  token: string;
+  inputs: Record<string, unknown>;
+  provider: string | undefined;
+}
+
 export interface MockRecorder {
   readonly resources: RecordedResource[];
   /** Every resource of a type. */
@@ -44,6 +56,8 @@ export interface MockRecorder {
   get(type: string, name: string): RecordedResource;
   /** Invoke tokens that were called (all of them were expected ones). */
   readonly calls: string[];
+  /** The same invokes with their inputs and provider. */
+  readonly invokes: RecordedInvoke[];
   reset(): void;
 }
 
@@ -82,11 +96,14 @@ interface ResourceRequest {
   getName(): string;
   getParent(): string;
   getDependenciesList(): string[];
+  /** Register requests only: provider references by package (`opts.providers`). */
+  getProvidersMap?: () => { toArray(): Array<[string, string]> };
   /** Register requests only: the dependencies each input property brought. */
   getPropertydependenciesMap?: () => { forEach(cb: (deps: { getUrnsList(): string[] }) => void): void };
 }
 
 interface Wiring {
+  providers: Record<string, string>;
   parentUrn: string | undefined;
   dependencies: string[];
   dependsOn: string[];
@@ -98,6 +115,7 @@ function wiringOf(req: ResourceRequest): Wiring {
   const all = req.getDependenciesList();
   const parent = req.getParent();
   return {
+    providers: Object.fromEntries(req.getProvidersMap?.().toArray() ?? []),
     parentUrn: parent === "" ? undefined : parent,
     dependencies: all.map(nameOfUrn),
     dependsOn: all.filter((u) => !fromInputs.has(u)).map(nameOfUrn),
@@ -127,9 +145,11 @@ function captureWiring(): Map<string, Wiring> {
 export function installMocks(o: MockOptions = {}): MockRecorder {
   const resources: RecordedResource[] = [];
   const calls: string[] = [];
+  const invokes: RecordedInvoke[] = [];
   const recorder: MockRecorder = {
     resources,
     calls,
+    invokes,
     ofType: (type) => resources.filter((r) => r.type === type),
     get: (type, name) => {
       const found = resources.find((r) => r.type === type && r.name === name);
@@ -142,6 +162,7 @@ export function installMocks(o: MockOptions = {}): MockRecorder {
     reset: () => {
       resources.length = 0;
       calls.length = 0;
+      invokes.length = 0;
     },
   };
   let wiring = new Map<string, Wiring>();
@@ -169,6 +190,7 @@ export function installMocks(o: MockOptions = {}): MockRecorder {
         const handler = o.invokes?.[args.token];
         if (handler === undefined) throw new Error(`unexpected invoke ${args.token} (${JSON.stringify(args.inputs)})`);
         calls.push(args.token);
+        invokes.push({ token: args.token, inputs: args.inputs as Record<string, unknown>, provider: args.provider });
         return handler(args.inputs as Record<string, unknown>);
       },
     },

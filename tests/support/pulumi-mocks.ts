@@ -12,6 +12,7 @@ export {
   MOCK_KUBECONFIG,
   type MockOptions,
   type MockRecorder,
+  type RecordedInvoke,
   type RecordedResource,
 } from "../../benchmarks/perf/pulumi-mock-recorder.js";
 
