@@ -72,8 +72,10 @@ describe("Karpenter", () => {
       "AllowScopedInstanceProfileCreationActions",
       "AllowScopedInstanceProfileTagActions",
       "AllowScopedInstanceProfileActions",
+      "AllowUnscopedInstanceProfileListAction",
       "AllowInstanceProfileReadActions",
       "AllowAPIServerEndpointDiscovery",
+      "AllowZonalShiftStatusReadOnly",
     ]);
   });
 
@@ -89,7 +91,7 @@ describe("Karpenter", () => {
     expect(entry.inputs).toMatchObject({ clusterName: "valkey-test", type: "EC2_LINUX", principalArn: `arn:aws:iam::${ACCOUNT}:role/karpenter-node-role` });
   });
 
-  it("creates an encrypted interruption queue, its policy and the four rules targeting it", async () => {
+  it("creates an encrypted interruption queue, its policy and the five rules targeting it", async () => {
     await deploy();
     const queue = mocks.get("aws:sqs/queue:Queue", "karpenter-interruption");
     expect(queue.inputs).toMatchObject({ name: "valkey-test", sqsManagedSseEnabled: true, messageRetentionSeconds: 300 });
@@ -103,6 +105,7 @@ describe("Karpenter", () => {
       "karpenter-spot-interruption": { source: ["aws.ec2"], "detail-type": ["EC2 Spot Instance Interruption Warning"] },
       "karpenter-rebalance": { source: ["aws.ec2"], "detail-type": ["EC2 Instance Rebalance Recommendation"] },
       "karpenter-instance-state-change": { source: ["aws.ec2"], "detail-type": ["EC2 Instance State-change Notification"] },
+      "karpenter-capacity-reservation-interruption": { source: ["aws.ec2"], "detail-type": ["EC2 Capacity Reservation Instance Interruption Warning"] },
     });
     const targets = mocks.ofType("aws:cloudwatch/eventTarget:EventTarget");
     expect(targets.map((t) => [t.name, t.inputs.rule, t.inputs.arn])).toEqual(Object.keys(patterns).map((rule) => [`${rule}-target`, rule, queueArn]));
