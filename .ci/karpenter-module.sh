@@ -4,7 +4,7 @@
 # proxy first when it is missing (the same module and cache .ci/karpenter-crds.sh uses). Only the
 # module proxy is asked (GOPROXY is forced to it, never `direct`), so no git clone happens.
 #
-#   dir="$(bash .ci/karpenter-module.sh)"   # e.g. ~/go/pkg/mod/github.com/aws/karpenter-provider-aws@v1.14.1
+#   dir="$(bash .ci/karpenter-module.sh)"   # e.g. ~/go/pkg/mod/github.com/aws/karpenter-provider-aws@v<version>
 #
 # Needs `go`; exits 1 with a message naming what is missing otherwise. Override the proxy with
 # VALKEY_ON_EKS_GOPROXY (a module proxy URL) where proxy.golang.org is not reachable.

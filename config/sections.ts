@@ -102,6 +102,11 @@ export const eksSchema = section(
       .default("10.0.0.0/16")
       .describe("CIDR of the new VPC."),
     publicEndpoint: flag(true).describe("Whether the API server endpoint is reachable from the internet."),
+    // Match Karpenter 1.14 and today's EKS (issue 13): no silent extended-support billing.
+    supportType: z
+      .enum(["STANDARD", "EXTENDED"])
+      .default("STANDARD")
+      .describe("EKS upgrade policy: STANDARD (auto-upgraded when standard support ends) or EXTENDED (kept on the version at the extended-support rate)."),
     systemNodes: section(
       {
         instanceType: gravitonInstanceType.default("m7g.large").describe("Graviton instance type of the managed node group for system pods (CoreDNS, Karpenter)."),

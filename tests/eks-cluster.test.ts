@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../config/schema.js";
+import { versions } from "../versions.js";
 import { awsMockOutputs, installMocks, MOCK_KUBECONFIG, isSecretOutput, settle, valueOf } from "./support/pulumi-mocks.js";
 
 const KUBECONFIG = MOCK_KUBECONFIG;
@@ -39,7 +40,8 @@ describe("EksCluster", () => {
     const cluster = mocks.get("eks:index:Cluster", "eks-cluster");
     expect(cluster.inputs).toMatchObject({
       name: "valkey-test",
-      version: "1.33",
+      version: versions.EKS_VERSION,
+      upgradePolicy: { supportType: "STANDARD" },
       authenticationMode: "API",
       skipDefaultNodeGroup: true,
       skipDefaultSecurityGroups: true,

@@ -17,7 +17,7 @@ import { buildKarpenterControllerPolicy } from "../components/aws/karpenter-iam.
 import { INTERRUPTION_RULES } from "../components/aws/karpenter-interruption.js";
 import type { PolicyStatement } from "../components/aws/iam.js";
 import { versions } from "../versions.js";
-import { karpenterInterruptionEvents, karpenterModuleDir, karpenterSdkActions } from "./support/karpenter-module.js";
+import { karpenterInterruptionEvents, karpenterKubernetesRange, karpenterModuleDir, karpenterSdkActions } from "./support/karpenter-module.js";
 
 const INPUT = {
   partition: "aws",
@@ -53,6 +53,13 @@ describe(`Karpenter v${versions.KARPENTER_CHART_VERSION} Go module`, () => {
     expect(needed.filter((a) => !granted.includes(a)), "APIs the controller calls that the policy does not grant").toEqual([]);
     // iam:PassRole is not an API call of its own: RunInstances/CreateFleet with the node role need it.
     expect(granted.filter((a) => !needed.includes(a) && a !== "iam:PassRole"), "actions granted that the controller never calls").toEqual([]);
+  });
+
+  it("supports the default EKS version (versions.env EKS_VERSION) per its compatibility matrix", () => {
+    const range = karpenterKubernetesRange(versions.KARPENTER_CHART_VERSION.split(".").slice(0, 2).join("."));
+    const minor = (v: string) => Number(v.split(".")[1]);
+    expect(minor(versions.EKS_VERSION), `Karpenter supports ${range.min}-${range.max}`).toBeGreaterThanOrEqual(minor(range.min));
+    expect(minor(versions.EKS_VERSION), `Karpenter supports ${range.min}-${range.max}`).toBeLessThanOrEqual(minor(range.max));
   });
 
   it("has one EventBridge rule per interruption message the controller parses, with its source and detail-type", () => {

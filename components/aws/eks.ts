@@ -20,7 +20,7 @@ export const GP3_STORAGE_CLASS = "gp3";
 
 export interface ClusterBuildInput {
   clusterName: string;
-  eks: Pick<EksConfig, "version" | "publicEndpoint">;
+  eks: Pick<EksConfig, "version" | "publicEndpoint" | "supportType">;
   vpcId: pulumi.Input<string>;
   publicSubnetIds: pulumi.Input<pulumi.Input<string>[]>;
   privateSubnetIds: pulumi.Input<pulumi.Input<string>[]>;
@@ -65,8 +65,9 @@ export function buildClusterArgs(input: ClusterBuildInput): eks.ClusterArgs {
     createOidcProvider: false,
     endpointPublicAccess: input.eks.publicEndpoint,
     endpointPrivateAccess: true,
-    nodeAssociatePublicIpAddress: false,
     tags: { ...input.tags },
+    // Standard support by default: a version past standard support is upgraded, not billed at the extended rate.
+    upgradePolicy: { supportType: input.eks.supportType },
   };
 }
 

@@ -74,3 +74,12 @@ export function karpenterInterruptionEvents(dir = karpenterModuleDir()): Array<{
   if (events.length === 0) throw new Error(`no interruption message parsers under ${root}`);
   return events.sort((a, b) => a.kind.localeCompare(b.kind));
 }
+
+/** The Kubernetes minors Karpenter supports at `appVersion` (e.g. "1.14"), from hack/docs/compatibilitymatrix_gen/compatibility.yaml. */
+export function karpenterKubernetesRange(appMinor: string, dir = karpenterModuleDir()): { min: string; max: string } {
+  const file = join(dir, "hack/docs/compatibilitymatrix_gen/compatibility.yaml");
+  const text = readFileSync(file, "utf8");
+  const entry = new RegExp(`appVersion: ${appMinor.replace(".", "\\.")}\\.x\\s+minK8sVersion: (\\S+)\\s+maxK8sVersion: (\\S+)`).exec(text);
+  if (!entry?.[1] || !entry[2]) throw new Error(`${file} has no entry for Karpenter ${appMinor}.x`);
+  return { min: entry[1], max: entry[2] };
+}
