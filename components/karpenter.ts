@@ -27,7 +27,7 @@ export interface KarpenterArgs {
   region: string;
   /** Zones the Valkey pool may launch in (aws.zones). */
   zones: string[];
-  /** `karpenter` config: chart version and the Valkey node pool. */
+  /** `karpenter` config: chart version, AMI alias and the Valkey node pool. */
   karpenter: KarpenterConfig;
   /** Controller replicas; keep ≤ the system node count (one per node). @default 2 */
   replicas?: number;
@@ -55,10 +55,10 @@ export class Karpenter extends pulumi.ComponentResource {
     const tags = { "valkey-on-eks/cluster": clusterName, ...args.tags };
 
     const nodeRole = new aws.iam.Role(`${name}-node-role`, { assumeRolePolicy: JSON.stringify(ec2TrustPolicy()), tags }, parent);
-    for (const policy of KARPENTER_NODE_POLICY_NAMES) {
-      new aws.iam.RolePolicyAttachment(`${name}-node-${policy}`, { role: nodeRole.name, policyArn: managedPolicyArn(partition, policy) }, parent);
-    }
-    new aws.eks.AccessEntry(`${name}-node-access`, { clusterName, principalArn: nodeRole.arn, type: "EC2_LINUX", tags }, parent);
+    const nodePolicies = KARPENTER_NODE_POLICY_NAMES.map(
+      (policy) => new aws.iam.RolePolicyAttachment(`${name}-node-${policy}`, { role: nodeRole.name, policyArn: managedPolicyArn(partition, policy) }, parent),
+    );
+    const nodeAccess = new aws.eks.AccessEntry(`${name}-node-access`, { clusterName, principalArn: nodeRole.arn, type: "EC2_LINUX", tags }, parent);
 
     const queue = new aws.sqs.Queue(`${name}-interruption`, { name: clusterName, messageRetentionSeconds: INTERRUPTION_MESSAGE_RETENTION_SECONDS, sqsManagedSseEnabled: true, tags }, parent);
     new aws.sqs.QueuePolicy(`${name}-interruption-policy`, { queueUrl: queue.url, policy: queue.arn.apply((arn) => JSON.stringify(buildInterruptionQueuePolicy(arn))) }, parent);
@@ -99,9 +99,11 @@ export class Karpenter extends pulumi.ComponentResource {
 
     this.valkeyNodePool = new KarpenterNodePool(
       `${name}-valkey`,
-      { nodePool: args.karpenter.nodePool, zones: args.zones, nodeRoleName: nodeRole.name, discoveryTag: clusterName, ...args.nodePoolOptions },
-      // The CRDs come with the chart: the node pool registers once the release is installed.
-      { parent: this, dependsOn: [this.release] },
+      { nodePool: args.karpenter.nodePool, zones: args.zones, nodeRoleName: nodeRole.name, discoveryTag: clusterName, amiAlias: args.karpenter.amiAlias, ...args.nodePoolOptions },
+      // The CRDs come with the chart: the node pool registers once the release is installed. The
+      // node role's policies and access entry are dependencies too, so on destroy they outlive the
+      // NodePool/EC2NodeClass: its nodes keep joining rights while Karpenter drains and deletes them.
+      { parent: this, dependsOn: [this.release, ...nodePolicies, nodeAccess] },
     );
 
     this.controllerRoleArn = controllerRole.arn;

@@ -61,6 +61,7 @@ export function resolveStackConfig(input: StackInput) {
     eks: { ...input.eks, systemNodes: { ...input.eks.systemNodes } },
     karpenter: {
       chartVersion: karpenter.chartVersion,
+      amiAlias: karpenter.amiAlias,
       nodePool: {
         ...karpenter.nodePool,
         instanceTypes: karpenter.nodePool.instanceTypes,

@@ -122,6 +122,12 @@ export const eksSchema = section(
 export const karpenterSchema = section(
   {
     chartVersion: z.string().regex(/^\d+\.\d+\.\d+$/, { error: 'must be a chart version such as "1.14.1"' }).default(versions.KARPENTER_CHART_VERSION).describe("Karpenter Helm chart version."),
+    // No surprise node replacement (issue 13): a pinned AMI release by default.
+    amiAlias: z
+      .string()
+      .regex(/^al2023@(latest|v\d{8})$/, { error: 'must be an AL2023 alias: "al2023@vYYYYMMDD" (pinned) or "al2023@latest"' })
+      .default(versions.KARPENTER_AMI_ALIAS)
+      .describe("EC2NodeClass AMI alias of the Valkey nodes; `al2023@latest` follows every new EKS AMI (and drifts the nodes to it when drift is allowed)."),
     nodePool: section(
       {
         instanceFamilies: z
@@ -152,6 +158,9 @@ export const karpenterSchema = section(
           .literal("arm64", { error: 'must be "arm64": the NodePool launches Graviton instances only' })
           .default("arm64")
           .describe("CPU architecture; only arm64 (Graviton) is accepted."),
+        allowDrift: flag(false).describe(
+          "Let Karpenter replace drifted Valkey nodes (changed AMI, EC2NodeClass or NodePool), one at a time; off: a `Drifted` budget of 0 nodes blocks it.",
+        ),
         limits: section(
           {
             cpu: cpuQuantity("64").describe("Total vCPU the NodePool may provision."),

@@ -74,7 +74,7 @@ describe("EksCluster", () => {
       subnetIds: ["subnet-p1", "subnet-p2", "subnet-p3"],
     });
     const policies = mocks.ofType("aws:iam/rolePolicyAttachment:RolePolicyAttachment").filter((r) => r.name.startsWith("eks-system-node-"));
-    expect(policies.map((p) => p.inputs.policyArn).sort()).toEqual(["AmazonEC2ContainerRegistryReadOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy"].map((p) => `arn:aws:iam::aws:policy/${p}`));
+    expect(policies.map((p) => p.inputs.policyArn).sort()).toEqual(["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy"].map((p) => `arn:aws:iam::aws:policy/${p}`));
   });
 
   it("installs the Pod Identity agent and the EBS CSI driver with a Pod Identity role", async () => {

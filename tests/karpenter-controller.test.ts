@@ -85,7 +85,7 @@ describe("Karpenter", () => {
     expect(json(role, "assumeRolePolicy")).toMatchObject({ Statement: [{ Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" }] });
     const attached = mocks.ofType("aws:iam/rolePolicyAttachment:RolePolicyAttachment").map((r) => r.inputs.policyArn);
     expect(attached.sort()).toEqual(
-      ["AmazonEC2ContainerRegistryReadOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonSSMManagedInstanceCore"].map((p) => `arn:aws:iam::aws:policy/${p}`),
+      ["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonSSMManagedInstanceCore"].map((p) => `arn:aws:iam::aws:policy/${p}`),
     );
     const entry = mocks.get("aws:eks/accessEntry:AccessEntry", "karpenter-node-access");
     expect(entry.inputs).toMatchObject({ clusterName: "valkey-test", type: "EC2_LINUX", principalArn: `arn:aws:iam::${ACCOUNT}:role/karpenter-node-role` });

@@ -15,7 +15,7 @@
 import { describe, expect, it } from "vitest";
 import { buildKarpenterControllerPolicy } from "../components/aws/karpenter-iam.js";
 import { INTERRUPTION_RULES } from "../components/aws/karpenter-interruption.js";
-import type { PolicyStatement } from "../components/aws/iam.js";
+import { KARPENTER_NODE_POLICY_NAMES, type PolicyStatement } from "../components/aws/iam.js";
 import { versions } from "../versions.js";
 import { karpenterInterruptionEvents, karpenterKubernetesRange, karpenterModuleDir, karpenterSdkActions } from "./support/karpenter-module.js";
 
@@ -127,5 +127,11 @@ describe("controller policy, statement by statement as the v1.14 CloudFormation"
     const sid = (s: string) => policy.Statement.find((x) => x.Sid === s);
     expect(sid("AllowRegionalReadActions")?.Condition).toEqual({ StringEquals: { "aws:RequestedRegion": "us-west-2" } });
     expect(sid("AllowZonalShiftStatusReadOnly")?.Condition).toEqual({ StringEquals: { "arc-zonal-shift:ResourceIdentifier": "arn:aws:eks:us-west-2:123456789012:cluster/valkey-test" } });
+  });
+});
+
+describe("node role, as the v1.14 CloudFormation's KarpenterNodeRole", () => {
+  it("has exactly its managed policies (ECR pull-only, not ReadOnly)", () => {
+    expect([...KARPENTER_NODE_POLICY_NAMES].sort()).toEqual(["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonSSMManagedInstanceCore"]);
   });
 });
