@@ -302,6 +302,16 @@ export const checksSchema = section(
     bootstrap: flag(true).describe("Assign slots and pair replicas across AZs (cluster mode)."),
     verify: flag(true).describe("Verify the topology before benchmarking."),
     connector: z.enum(["port-forward", "direct"]).default("port-forward").describe("How checks reach the Valkey pods."),
+    directSourceCidrs: z
+      .array(
+        z.string().refine((v) => {
+          const m = CIDR_RE.exec(v);
+          return m !== null && m.slice(1, 5).every((o) => Number(o) <= 255) && Number(m[5]) <= 32;
+        }, "must be an IPv4 CIDR such as 10.0.0.0/16"),
+      )
+      .superRefine(unique("CIDR"))
+      .default([])
+      .describe("With connector direct: the CIDRs the checks connect from, which the Valkey NetworkPolicy admits to port 6379 (port-forward needs none)."),
     replicaLagBytes: count(0, 1_048_576).describe("Largest acceptable replica lag in bytes."),
   },
   "Post-deploy steps.",

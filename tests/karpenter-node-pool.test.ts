@@ -5,7 +5,6 @@
  * KarpenterNodePool component used standalone as on a bring-your-own cluster.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import { Ajv, type ValidateFunction } from "ajv";
 import { beforeAll, describe, expect, it } from "vitest";

@@ -68,6 +68,10 @@ export function buildClusterArgs(input: ClusterBuildInput): eks.ClusterArgs {
     tags: { ...input.tags },
     // Standard support by default: a version past standard support is upgraded, not billed at the extended rate.
     upgradePolicy: { supportType: input.eks.supportType },
+    // NetworkPolicy is enforced on EKS only when the VPC CNI's network policy agent is on: install
+    // the vpc-cni managed add-on through pulumi-eks (not the default self-managed one) with it on.
+    useDefaultVpcCni: false,
+    vpcCniOptions: { enableNetworkPolicy: true },
   };
 }
 

@@ -18,8 +18,8 @@ export function karpenterModuleDir(): string {
   try {
     cached = execFileSync("bash", [SCRIPT], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 300_000 }).trim();
   } catch (err) {
-    const stderr = String((err as { stderr?: unknown }).stderr ?? "").trim();
-    throw new Error(`the Karpenter Go module is needed (bash .ci/karpenter-module.sh failed): ${stderr || (err as Error).message}`);
+    const stderr = (err as { stderr?: string | Buffer }).stderr?.toString().trim() ?? "";
+    throw new Error(`the Karpenter Go module is needed (bash .ci/karpenter-module.sh failed): ${stderr || (err as Error).message}`, { cause: err });
   }
   return cached;
 }
