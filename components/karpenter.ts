@@ -1,6 +1,6 @@
 /**
  * Karpenter: the controller's Pod Identity role and policy, the node role with its EC2_LINUX
- * access entry, the interruption queue and its EventBridge rules, the controller Helm release on
+ * access entry, the interruption queue and its EventBridge rules, the karpenter-crd and controller Helm releases on
  * the system nodes, and the Valkey KarpenterNodePool. Thin wiring over ./aws/ builders.
  *
  * Resource options, as pulumi-eks takes them: the cluster's Kubernetes provider goes in
@@ -15,7 +15,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { KarpenterConfig } from "../config/types.js";
 import { SYSTEM_NODE_LABELS } from "./aws/eks.js";
 import { KARPENTER_NODE_POLICY_NAMES, accountOfArn, ec2TrustPolicy, managedPolicyArn, partitionOf, podIdentityTrustPolicy } from "./aws/iam.js";
-import { KARPENTER_CHART, KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT, buildKarpenterChartValues } from "./aws/karpenter-chart.js";
+import { KARPENTER_CHART, KARPENTER_CRD_CHART, KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT, buildKarpenterChartValues } from "./aws/karpenter-chart.js";
 import { buildKarpenterControllerPolicy } from "./aws/karpenter-iam.js";
 import { INTERRUPTION_MESSAGE_RETENTION_SECONDS, INTERRUPTION_RULES, buildInterruptionQueuePolicy } from "./aws/karpenter-interruption.js";
 import { KarpenterNodePool, requireKubernetesProvider, type KarpenterNodePoolArgs } from "./karpenter-node-pool.js";
@@ -43,6 +43,8 @@ export class Karpenter extends pulumi.ComponentResource {
   readonly nodeRoleArn: pulumi.Output<string>;
   readonly interruptionQueueName: pulumi.Output<string>;
   readonly release: k8s.helm.v3.Release;
+  /** The karpenter-crd release: the CRDs, upgraded with the chart version. */
+  readonly crdRelease: k8s.helm.v3.Release;
   /** The Valkey data pool. */
   readonly valkeyNodePool: KarpenterNodePool;
 
@@ -84,6 +86,12 @@ export class Karpenter extends pulumi.ComponentResource {
       parent,
     );
 
+    // The CRDs as a release of their own, before the controller, so a chart bump upgrades them.
+    this.crdRelease = new k8s.helm.v3.Release(
+      `${name}-crd`,
+      { name: "karpenter-crd", chart: KARPENTER_CRD_CHART, version: args.karpenter.chartVersion, namespace: KARPENTER_NAMESPACE },
+      parent,
+    );
     this.release = new k8s.helm.v3.Release(
       `${name}-controller`,
       {
@@ -93,17 +101,19 @@ export class Karpenter extends pulumi.ComponentResource {
         namespace: KARPENTER_NAMESPACE,
         // The queue is named after the cluster, so the values are plain and known at preview.
         values: buildKarpenterChartValues({ clusterName, interruptionQueue: clusterName, region, systemNodeLabels: SYSTEM_NODE_LABELS, replicas: args.replicas ?? 2 }),
+        // The karpenter-crd release owns the CRDs.
+        skipCrds: true,
       },
-      { parent: this, dependsOn: [association, controllerPolicy, queue] },
+      { parent: this, dependsOn: [association, controllerPolicy, queue, this.crdRelease] },
     );
 
     this.valkeyNodePool = new KarpenterNodePool(
       `${name}-valkey`,
       { nodePool: args.karpenter.nodePool, zones: args.zones, nodeRoleName: nodeRole.name, discoveryTag: clusterName, amiAlias: args.karpenter.amiAlias, ...args.nodePoolOptions },
-      // The CRDs come with the chart: the node pool registers once the release is installed. The
+      // The CRDs come from the karpenter-crd release: the node pool registers once both are installed. The
       // node role's policies and access entry are dependencies too, so on destroy they outlive the
       // NodePool/EC2NodeClass: its nodes keep joining rights while Karpenter drains and deletes them.
-      { parent: this, dependsOn: [this.release, ...nodePolicies, nodeAccess] },
+      { parent: this, dependsOn: [this.crdRelease, this.release, ...nodePolicies, nodeAccess] },
     );
 
     this.controllerRoleArn = controllerRole.arn;

@@ -142,9 +142,9 @@ describe("Karpenter", () => {
 });
 
 describe("Karpenter's resource options", () => {
-  const K8S_TYPES = ["kubernetes:helm.sh/v3:Release", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "kubernetes:karpenter.sh/v1:NodePool"];
+  const K8S_TYPES = ["kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Release", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "kubernetes:karpenter.sh/v1:NodePool"];
 
-  it("sends every Kubernetes child (Helm release, EC2NodeClass, NodePool) through the provider in opts.providers, and no AWS child through it", async () => {
+  it("sends every Kubernetes child (CRD and controller Helm releases, EC2NodeClass, NodePool) through the provider in opts.providers, and no AWS child through it", async () => {
     await deploy();
     const kubernetes = mocks.resources.filter((r) => r.type.startsWith("kubernetes:"));
     expect(kubernetes.map((r) => r.type).sort()).toEqual(K8S_TYPES);

@@ -93,3 +93,17 @@ describe("destroy order", () => {
     for (const custom of ["karpenter-valkey-node-pool", "karpenter-valkey-node-class"]) expect(deps.parentOf(custom)).toBe("karpenter-valkey");
   });
 });
+
+describe("CRDs upgraded with the chart", () => {
+  it("installs karpenter-crd at the chart version as its own release, before a controller that skips the chart's crds/", async () => {
+    await deploy();
+    const crd = mocks.get("kubernetes:helm.sh/v3:Release", "karpenter-crd");
+    expect(crd.inputs).toMatchObject({ name: "karpenter-crd", chart: "oci://public.ecr.aws/karpenter/karpenter-crd", version: versions.KARPENTER_CHART_VERSION, namespace: "kube-system" });
+    expect(crd.provider).toMatch(/::eks::/);
+    const controller = mocks.get("kubernetes:helm.sh/v3:Release", "karpenter-controller");
+    expect(controller.inputs.skipCrds).toBe(true);
+    expect(deps.dependsOn("karpenter-controller", "karpenter-crd")).toBe(true);
+    expect(deps.dependsOn("karpenter-valkey", "karpenter-crd")).toBe(true);
+  });
+});
+

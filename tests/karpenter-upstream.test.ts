@@ -12,6 +12,8 @@
  *   in aws/karpenter-provider-aws; the website is a separate nested Go module, so it is not in
  *   the module zip, and its actions/resources are transcribed below).
  */
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildKarpenterControllerPolicy } from "../components/aws/karpenter-iam.js";
 import { INTERRUPTION_RULES } from "../components/aws/karpenter-interruption.js";
@@ -53,6 +55,11 @@ describe(`Karpenter v${versions.KARPENTER_CHART_VERSION} Go module`, () => {
     expect(needed.filter((a) => !granted.includes(a)), "APIs the controller calls that the policy does not grant").toEqual([]);
     // iam:PassRole is not an API call of its own: RunInstances/CreateFleet with the node role need it.
     expect(granted.filter((a) => !needed.includes(a) && a !== "iam:PassRole"), "actions granted that the controller never calls").toEqual([]);
+  });
+
+  it("ships the NodePool, NodeClaim and EC2NodeClass CRDs as templates of the karpenter-crd chart (so helm upgrade upgrades them)", () => {
+    const templates = readdirSync(join(karpenterModuleDir(), "charts/karpenter-crd/templates"));
+    expect(templates).toEqual(expect.arrayContaining(["karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml", "karpenter.k8s.aws_ec2nodeclasses.yaml"]));
   });
 
   it("supports the default EKS version (versions.env EKS_VERSION) per its compatibility matrix", () => {
