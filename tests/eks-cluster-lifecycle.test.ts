@@ -6,9 +6,14 @@
 import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../config/schema.js";
 import { versions } from "../versions.js";
+import { recordDependencies } from "./support/dependency-recorder.js";
 import { awsMockOutputs, installMocks, settle, valueOf } from "./support/pulumi-mocks.js";
 
 const mocks = installMocks({ outputs: awsMockOutputs });
+const deps = recordDependencies();
+const pulumi = await import("@pulumi/pulumi");
+const { runProgram } = await import("../stacks/program.js");
+const { loadStackFile } = await import("../config/schema.js");
 const { EksCluster } = await import("../components/eks-cluster.js");
 const { buildClusterArgs } = await import("../components/aws/eks.js");
 
@@ -43,3 +48,24 @@ describe("EKS version and support policy", () => {
     expect(Object.keys(args)).not.toContain("nodeAssociatePublicIpAddress");
   });
 });
+
+describe("destroy order: volumes before the EBS CSI driver", () => {
+  // The engine deletes dependents first: the Valkey namespace (and with it the PVCs; the
+  // Kubernetes provider waits until the namespace is gone) and the StatefulSets go before the
+  // EBS CSI add-on and the gp3 StorageClass, so the driver is still there to delete the volumes.
+  it("the Valkey namespace and release depend on the EBS CSI add-on and the gp3 StorageClass", async () => {
+    mocks.reset();
+    deps.reset();
+    runProgram({ stack: "cluster", config: loadStackFile("stacks/Pulumi.cluster.yaml").config, password: pulumi.secret("pw") });
+    for (let i = 0; i < 4; i++) {
+      await settle();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    for (const dependent of ["valkey-namespace", "valkey-cluster"]) {
+      expect(deps.dependsOn(dependent, "eks-ebs-csi"), `${dependent}: ${deps.of(dependent).join(", ")}`).toBe(true);
+      expect(deps.dependsOn(dependent, "eks-gp3"), `${dependent}: ${deps.of(dependent).join(", ")}`).toBe(true);
+    }
+    expect(deps.parentOf("valkey-cluster-members")).toBe("valkey-cluster");
+  });
+});
+
