@@ -14,7 +14,7 @@
  */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { buildKarpenterControllerPolicy } from "../components/aws/karpenter-iam.js";
 import { INTERRUPTION_RULES } from "../components/aws/karpenter-interruption.js";
 import { KARPENTER_NODE_POLICY_NAMES, type PolicyStatement } from "../components/aws/iam.js";
@@ -44,6 +44,9 @@ const NOT_GRANTED: Readonly<Record<string, string>> = {
 };
 
 describe(`Karpenter v${versions.KARPENTER_CHART_VERSION} Go module`, () => {
+  // The first run may download the module from the Go module proxy (a few MB).
+  beforeAll(() => void karpenterModuleDir(), 300_000);
+
   it("is found in the Go module cache (downloaded through the module proxy when missing)", () => {
     expect(karpenterModuleDir()).toMatch(new RegExp(`karpenter-provider-aws@v${versions.KARPENTER_CHART_VERSION.replaceAll(".", "\\.")}$`));
   });
