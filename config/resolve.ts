@@ -66,6 +66,7 @@ export function resolveStackConfig(input: StackInput) {
     eks: { ...input.eks, publicAccessCidrs: [...input.eks.publicAccessCidrs], adminPrincipalArns: [...input.eks.adminPrincipalArns], systemNodes: { ...input.eks.systemNodes } },
     karpenter: {
       chartVersion: karpenter.chartVersion,
+      amiAlias: karpenter.amiAlias,
       nodePool: {
         ...karpenter.nodePool,
         instanceTypes: karpenter.nodePool.instanceTypes,

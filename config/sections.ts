@@ -136,6 +136,11 @@ export const eksSchema = section(
       .superRefine(unique("principal"))
       .default([])
       .describe("More IAM roles/users given cluster-admin access entries (AmazonEKSClusterAdminPolicy); the deploying identity is admin already and must not be listed."),
+    // Match Karpenter 1.14 and today's EKS (issue 13): no silent extended-support billing.
+    supportType: z
+      .enum(["STANDARD", "EXTENDED"])
+      .default("STANDARD")
+      .describe("EKS upgrade policy: STANDARD (auto-upgraded when standard support ends) or EXTENDED (kept on the version at the extended-support rate)."),
     systemNodes: section(
       {
         instanceType: gravitonInstanceType.default("m7g.large").describe("Graviton instance type of the managed node group for system pods (CoreDNS, Karpenter)."),
@@ -151,6 +156,12 @@ export const eksSchema = section(
 export const karpenterSchema = section(
   {
     chartVersion: z.string().regex(/^\d+\.\d+\.\d+$/, { error: 'must be a chart version such as "1.14.1"' }).default(versions.KARPENTER_CHART_VERSION).describe("Karpenter Helm chart version."),
+    // No surprise node replacement (issue 13): a pinned AMI release by default.
+    amiAlias: z
+      .string()
+      .regex(/^al2023@(latest|v\d{8})$/, { error: 'must be an AL2023 alias: "al2023@vYYYYMMDD" (pinned) or "al2023@latest"' })
+      .default(versions.KARPENTER_AMI_ALIAS)
+      .describe("EC2NodeClass AMI alias of the Valkey nodes; `al2023@latest` follows every new EKS AMI (and drifts the nodes to it when drift is allowed)."),
     nodePool: section(
       {
         instanceFamilies: z
@@ -181,6 +192,9 @@ export const karpenterSchema = section(
           .literal("arm64", { error: 'must be "arm64": the NodePool launches Graviton instances only' })
           .default("arm64")
           .describe("CPU architecture; only arm64 (Graviton) is accepted."),
+        allowDrift: flag(false).describe(
+          "Let Karpenter replace drifted Valkey nodes (changed AMI, EC2NodeClass or NodePool), one at a time; off: a `Drifted` budget of 0 nodes blocks it.",
+        ),
         limits: section(
           {
             cpu: cpuQuantity("64").describe("Total vCPU the NodePool may provision."),
@@ -327,6 +341,16 @@ export const checksSchema = section(
     bootstrap: flag(true).describe("Assign slots and pair replicas across AZs (cluster mode)."),
     verify: flag(true).describe("Verify the topology before benchmarking."),
     connector: z.enum(["port-forward", "direct"]).default("port-forward").describe("How checks reach the Valkey pods."),
+    directSourceCidrs: z
+      .array(
+        z.string().refine((v) => {
+          const m = CIDR_RE.exec(v);
+          return m !== null && m.slice(1, 5).every((o) => Number(o) <= 255) && Number(m[5]) <= 32;
+        }, "must be an IPv4 CIDR such as 10.0.0.0/16"),
+      )
+      .superRefine(unique("CIDR"))
+      .default([])
+      .describe("With connector direct: the CIDRs the checks connect from, which the Valkey NetworkPolicy admits to port 6379 (port-forward needs none)."),
     replicaLagBytes: count(0, 1_048_576).describe("Largest acceptable replica lag in bytes."),
     runId: runId("Change it (any new value, e.g. a date) to run the topology checks again on an unchanged stack."),
   },

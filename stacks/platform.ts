@@ -104,6 +104,7 @@ export function byoPlatform(config: StackConfig): PlatformResult {
           zones: config.aws.zones,
           nodeRoleName: config.byo.karpenterNodeRole as string,
           discoveryTag: config.byo.karpenterDiscoveryTag as string,
+          amiAlias: config.karpenter.amiAlias,
         },
         { provider },
       ),

@@ -60,6 +60,8 @@ export function imageVersion(image: string): string {
 
 interface ValkeyRelease {
   component: pulumi.Resource;
+  /** Labels every Valkey pod of the release carries. */
+  podSelector: Record<string, string>;
   endpoints: Endpoints;
   selector: string;
   headlessService: string;
@@ -70,11 +72,14 @@ interface ValkeyRelease {
 function deployValkey(config: StackConfig, platform: PlatformResult, namespace: k8s.core.v1.Namespace, password: ProgramInput["password"]): ValkeyRelease {
   const ns = config.valkey.namespace;
   const opts = { provider: platform.provider, dependsOn: [namespace, ...platform.ready] };
-  const common = { namespace: ns, valkey: config.valkey, placement: platform.placement, password };
+  // The `direct` checks connect from outside the pod network: their CIDRs get a NetworkPolicy rule.
+  const checkSourceCidrs = config.checks.connector === "direct" ? config.checks.directSourceCidrs : [];
+  const common = { namespace: ns, valkey: config.valkey, placement: platform.placement, password, checkSourceCidrs };
   if (config.valkey.mode === "replication") {
     const r = new ValkeyReplication("valkey", common, opts);
     return {
       component: r,
+      podSelector: r.podSelector,
       endpoints: { namespace: ns, write: r.primaryHost, read: r.readHost, port: r.port },
       selector: selectorOf(r.podSelector),
       headlessService: `${r.release}-headless`,
@@ -85,6 +90,7 @@ function deployValkey(config: StackConfig, platform: PlatformResult, namespace: 
   const c = new ValkeyCluster("valkey-cluster", common, opts);
   return {
     component: c,
+    podSelector: c.podSelector,
     endpoints: { namespace: ns, write: c.clientHost, read: null, port: c.port },
     selector: selectorOf(c.podSelector),
     headlessService: c.headlessService,
@@ -149,6 +155,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
         placement: platform.placement,
         resources: config.benchmark.resources,
         runId: config.benchmark.runId,
+        valkeyPodSelector: valkey.podSelector,
       },
       { provider: platform.provider, dependsOn: [before ?? formed] },
     );

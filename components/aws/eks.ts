@@ -21,7 +21,7 @@ export const GP3_STORAGE_CLASS = "gp3";
 
 export interface ClusterBuildInput {
   clusterName: string;
-  eks: Pick<EksConfig, "version" | "publicEndpoint" | "publicAccessCidrs"> & { autoMode?: boolean };
+  eks: Pick<EksConfig, "version" | "publicEndpoint" | "publicAccessCidrs" | "supportType"> & { autoMode?: boolean };
   /** The AWS provider's profile / role: the kubeconfig's `aws eks get-token` uses the same identity. */
   credentials?: { profile?: string; roleArn?: string };
   vpcId: pulumi.Input<string>;
@@ -71,8 +71,13 @@ export function buildClusterArgs(input: ClusterBuildInput): eks.ClusterArgs {
     ...buildCredentialOpts(input.credentials),
     ...(input.eks.autoMode === true ? { autoMode: buildAutoModeOptions() } : {}),
     endpointPrivateAccess: true,
-    nodeAssociatePublicIpAddress: false,
     tags: { ...input.tags },
+    // Standard support by default: a version past standard support is upgraded, not billed at the extended rate.
+    upgradePolicy: { supportType: input.eks.supportType },
+    // NetworkPolicy is enforced on EKS only when the VPC CNI's network policy agent is on: install
+    // the vpc-cni managed add-on through pulumi-eks (not the default self-managed one) with it on.
+    useDefaultVpcCni: false,
+    vpcCniOptions: { enableNetworkPolicy: true },
   };
 }
 

@@ -30,6 +30,8 @@ export interface ClusterInput {
   valkey: ValkeyConfig;
   placement: Placement;
   auth: boolean;
+  /** CIDRs the `direct` checks connect from; the NetworkPolicy admits them to 6379. @default [] */
+  checkSourceCidrs?: string[];
 }
 
 export interface ClusterFacts {
@@ -130,6 +132,7 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
       release: i.release,
       podSelector: facts.podSelector,
       clusterBus: true,
+      checkSourceCidrs: i.checkSourceCidrs,
     }),
   };
 }

@@ -125,7 +125,7 @@ describe("Auto Mode builders", () => {
     const pool = buildAutoNodePool({ nodePool: config.karpenter.nodePool, zones: ["us-west-2a"] });
     expect(pool.spec.template.spec.requirements.map((r) => r.key)).not.toContain("kubernetes.io/os");
     expect(pool.spec.limits).toEqual({ cpu: "64", memory: "512Gi" });
-    expect(pool.spec.disruption).toEqual({ consolidationPolicy: "WhenEmpty", consolidateAfter: "5m", budgets: [{ nodes: "1" }] });
+    expect(pool.spec.disruption).toEqual({ consolidationPolicy: "WhenEmpty", consolidateAfter: "5m", budgets: [{ nodes: "1" }, { nodes: "0", reasons: ["Drifted"] }] });
     expect(buildAutoNodeClass({ role: "r", discoveryTag: "c" }).spec.ephemeralStorage).toEqual({ size: "80Gi" });
     expect(() => buildAutoNodeClass({ role: "r", discoveryTag: "c", ephemeralStorageGiB: 10 })).toThrow(/≥ 20/);
   });

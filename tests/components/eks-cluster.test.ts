@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
+import { versions } from "../../versions.js";
 import { awsMockOutputs, installMocks, MOCK_KUBECONFIG, isSecretOutput, settle, valueOf } from "../support/pulumi-mocks.js";
 
 const KUBECONFIG = MOCK_KUBECONFIG;
@@ -39,7 +40,8 @@ describe("EksCluster", () => {
     const cluster = mocks.get("eks:index:Cluster", "eks-cluster");
     expect(cluster.inputs).toMatchObject({
       name: "valkey-test",
-      version: "1.33",
+      version: versions.EKS_VERSION,
+      upgradePolicy: { supportType: "STANDARD" },
       authenticationMode: "API",
       skipDefaultNodeGroup: true,
       skipDefaultSecurityGroups: true,
@@ -72,7 +74,7 @@ describe("EksCluster", () => {
       subnetIds: ["subnet-p1", "subnet-p2", "subnet-p3"],
     });
     const policies = mocks.ofType("aws:iam/rolePolicyAttachment:RolePolicyAttachment").filter((r) => r.name.startsWith("eks-system-node-"));
-    expect(policies.map((p) => p.inputs.policyArn).sort()).toEqual(["AmazonEC2ContainerRegistryReadOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy"].map((p) => `arn:aws:iam::aws:policy/${p}`));
+    expect(policies.map((p) => p.inputs.policyArn).sort()).toEqual(["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy"].map((p) => `arn:aws:iam::aws:policy/${p}`));
   });
 
   it("installs the Pod Identity agent and the EBS CSI driver with a Pod Identity role", async () => {

@@ -45,7 +45,7 @@ describe("buildValkeyNodePool", () => {
     expect(pool.spec.template.spec.taints).toEqual([{ key: "workload", value: "valkey", effect: "NoSchedule" }]);
     expect(pool.spec.template.spec.nodeClassRef).toEqual({ group: "karpenter.k8s.aws", kind: "EC2NodeClass", name: "valkey" });
     expect(pool.spec.template.spec.expireAfter).toBe("Never");
-    expect(pool.spec.disruption).toEqual({ consolidationPolicy: "WhenEmpty", consolidateAfter: "5m", budgets: [{ nodes: "1" }] });
+    expect(pool.spec.disruption).toEqual({ consolidationPolicy: "WhenEmpty", consolidateAfter: "5m", budgets: [{ nodes: "1" }, { nodes: "0", reasons: ["Drifted"] }] });
     expect(pool.spec.limits).toEqual({ cpu: "64", memory: "512Gi" });
   });
 
@@ -76,7 +76,7 @@ describe("buildEc2NodeClass", () => {
     const nodeClass = buildEc2NodeClass({ role: "valkey-node-role", discoveryTag: "valkey-test" });
     expect(nodeClass.metadata.name).toBe("valkey");
     expect(nodeClass.spec.role).toBe("valkey-node-role");
-    expect(nodeClass.spec.amiSelectorTerms).toEqual([{ alias: "al2023@latest" }]);
+    expect(nodeClass.spec.amiSelectorTerms).toEqual([{ alias: "al2023@v20260827" }]);
     expect(nodeClass.spec.subnetSelectorTerms).toEqual([{ tags: { "karpenter.sh/discovery": "valkey-test" } }]);
     expect(nodeClass.spec.securityGroupSelectorTerms).toEqual([{ tags: { "karpenter.sh/discovery": "valkey-test" } }]);
     expect(nodeClass.spec.blockDeviceMappings).toEqual([{ deviceName: "/dev/xvda", rootVolume: true, ebs: { volumeSize: "50Gi", volumeType: "gp3", encrypted: true, deleteOnTermination: true } }]);

@@ -72,8 +72,10 @@ describe("Karpenter", () => {
       "AllowScopedInstanceProfileCreationActions",
       "AllowScopedInstanceProfileTagActions",
       "AllowScopedInstanceProfileActions",
+      "AllowUnscopedInstanceProfileListAction",
       "AllowInstanceProfileReadActions",
       "AllowAPIServerEndpointDiscovery",
+      "AllowZonalShiftStatusReadOnly",
     ]);
   });
 
@@ -83,13 +85,13 @@ describe("Karpenter", () => {
     expect(json(role, "assumeRolePolicy")).toMatchObject({ Statement: [{ Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" }] });
     const attached = mocks.ofType("aws:iam/rolePolicyAttachment:RolePolicyAttachment").map((r) => r.inputs.policyArn);
     expect(attached.sort()).toEqual(
-      ["AmazonEC2ContainerRegistryReadOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonSSMManagedInstanceCore"].map((p) => `arn:aws:iam::aws:policy/${p}`),
+      ["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonSSMManagedInstanceCore"].map((p) => `arn:aws:iam::aws:policy/${p}`),
     );
     const entry = mocks.get("aws:eks/accessEntry:AccessEntry", "karpenter-node-access");
     expect(entry.inputs).toMatchObject({ clusterName: "valkey-test", type: "EC2_LINUX", principalArn: `arn:aws:iam::${ACCOUNT}:role/karpenter-node-role` });
   });
 
-  it("creates an encrypted interruption queue, its policy and the four rules targeting it", async () => {
+  it("creates an encrypted interruption queue, its policy and the five rules targeting it", async () => {
     await deploy();
     const queue = mocks.get("aws:sqs/queue:Queue", "karpenter-interruption");
     expect(queue.inputs).toMatchObject({ name: "valkey-test", sqsManagedSseEnabled: true, messageRetentionSeconds: 300 });
@@ -103,6 +105,7 @@ describe("Karpenter", () => {
       "karpenter-spot-interruption": { source: ["aws.ec2"], "detail-type": ["EC2 Spot Instance Interruption Warning"] },
       "karpenter-rebalance": { source: ["aws.ec2"], "detail-type": ["EC2 Instance Rebalance Recommendation"] },
       "karpenter-instance-state-change": { source: ["aws.ec2"], "detail-type": ["EC2 Instance State-change Notification"] },
+      "karpenter-capacity-reservation-interruption": { source: ["aws.ec2"], "detail-type": ["EC2 Capacity Reservation Instance Interruption Warning"] },
     });
     const targets = mocks.ofType("aws:cloudwatch/eventTarget:EventTarget");
     expect(targets.map((t) => [t.name, t.inputs.rule, t.inputs.arn])).toEqual(Object.keys(patterns).map((rule) => [`${rule}-target`, rule, queueArn]));
@@ -139,9 +142,9 @@ describe("Karpenter", () => {
 });
 
 describe("Karpenter's resource options", () => {
-  const K8S_TYPES = ["kubernetes:helm.sh/v3:Release", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "kubernetes:karpenter.sh/v1:NodePool"];
+  const K8S_TYPES = ["kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Release", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "kubernetes:karpenter.sh/v1:NodePool"];
 
-  it("sends every Kubernetes child (Helm release, EC2NodeClass, NodePool) through the provider in opts.providers, and no AWS child through it", async () => {
+  it("sends every Kubernetes child (CRD and controller Helm releases, EC2NodeClass, NodePool) through the provider in opts.providers, and no AWS child through it", async () => {
     await deploy();
     const kubernetes = mocks.resources.filter((r) => r.type.startsWith("kubernetes:"));
     expect(kubernetes.map((r) => r.type).sort()).toEqual(K8S_TYPES);

@@ -121,7 +121,7 @@ describe("ValkeyCluster", () => {
     const np = manifest<NetworkPolicy>(mocks.get("kubernetes:networking.k8s.io/v1:NetworkPolicy", "vc-netpol")).spec;
     expect(np?.ingress).toEqual([
       {
-        from: [{ namespaceSelector: {}, podSelector: { matchLabels: { [CLIENT_LABEL]: "true" } } }, { podSelector: { matchLabels: members } }],
+        from: [{ podSelector: { matchLabels: { [CLIENT_LABEL]: "true" } } }, { podSelector: { matchLabels: members } }],
         ports: [{ protocol: "TCP", port: 6379 }],
       },
       { from: [{ podSelector: { matchLabels: members } }], ports: [{ protocol: "TCP", port: 16379 }] },

@@ -145,13 +145,13 @@ describe("ValkeyReplication", () => {
     expect(headless).toMatchObject({ clusterIP: "None", publishNotReadyAddresses: true, selector: releaseLabels("valkey") });
   });
 
-  it("admits 6379 only from client-labelled pods and the release's pods; PDB allows one eviction", () => {
+  it("admits 6379 only from client-labelled pods of its namespace and the release's pods; PDB allows one eviction", () => {
     const np = manifest<NetworkPolicy>(mocks.get("kubernetes:networking.k8s.io/v1:NetworkPolicy", "repl-netpol")).spec;
     expect(np?.podSelector).toEqual({ matchLabels: releaseLabels("valkey") });
-    expect(np?.policyTypes).toEqual(["Ingress"]);
+    expect(np?.policyTypes).toEqual(["Ingress", "Egress"]);
     expect(np?.ingress).toEqual([
       {
-        from: [{ namespaceSelector: {}, podSelector: { matchLabels: { [CLIENT_LABEL]: "true" } } }, { podSelector: { matchLabels: releaseLabels("valkey") } }],
+        from: [{ podSelector: { matchLabels: { [CLIENT_LABEL]: "true" } } }, { podSelector: { matchLabels: releaseLabels("valkey") } }],
         ports: [{ protocol: "TCP", port: 6379 }],
       },
     ]);

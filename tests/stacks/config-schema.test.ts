@@ -153,7 +153,7 @@ describe("parseStackConfig: defaults", () => {
     expect(config.valkey.maxmemoryBytes).toBe(9 * 2 ** 30);
     expect(config.valkey.pods).toBe(4);
     expect(config.valkey.auth.enabled).toBe(true);
-    expect(config.checks).toEqual({ bootstrap: true, verify: true, connector: "port-forward", replicaLagBytes: 1_048_576 });
+    expect(config.checks).toEqual({ bootstrap: true, verify: true, connector: "port-forward", directSourceCidrs: [], replicaLagBytes: 1_048_576 });
   });
 
   it("runs exactly the seed workload", () => {

@@ -108,7 +108,7 @@ describe("the program under mocks", () => {
     runProgram({ stack: "cluster", config, password: pulumi.secret(PASSWORD) });
     await drain();
     const karpenterK8s = recorder.resources.filter((r) => r.type.startsWith("kubernetes:") && r.name.startsWith("karpenter-"));
-    expect(karpenterK8s.map((r) => r.name).sort()).toEqual(["karpenter-controller", "karpenter-valkey-node-class", "karpenter-valkey-node-pool"]);
+    expect(karpenterK8s.map((r) => r.name).sort()).toEqual(["karpenter-controller", "karpenter-crd", "karpenter-valkey-node-class", "karpenter-valkey-node-pool"]);
     for (const r of karpenterK8s) expect(r.provider, r.name).toMatch(/\$pulumi:providers:kubernetes::eks-k8s::/);
     // What the controller needs (system nodes, Pod Identity agent, ...) is registered before Karpenter and any of its children.
     const index = (name: string) => recorder.resources.findIndex((r) => r.name === name);

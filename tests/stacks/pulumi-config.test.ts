@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { decodeConfigValue, loadPulumiConfig } from "../../stacks/pulumi-config.js";
 import { stackReport, STACK_REPORT_VERSION } from "../../stacks/outputs.js";
 import { parseStackConfig } from "../../config/schema.js";
+import { versions } from "../../versions.js";
 import type { TopologyReport } from "../../benchmarks/verify/verify-types.js";
 
 const SECRET = "pw-Z9q-very-distinct";
@@ -88,7 +89,7 @@ describe("stack report", () => {
     expect(r).toMatchObject({ project: "valkey-on-eks", stack: "cluster", platform: "eks", mode: "cluster", pods: 6, benchmark: null });
     expect(r.topology?.failureCodes).toEqual(["NO_CROSS_AZ_REPLICA"]);
     expect(r.topology?.primaries[0]?.replicas[0]).toEqual({ address: "b:6379", zone: null, crossAz: false });
-    expect(r.versions).toEqual({ valkeyImage: "valkey/valkey:9.0.2", server: null, client: null, kubernetesVersion: "1.33", karpenterChart: "1.14.1" });
+    expect(r.versions).toEqual({ valkeyImage: "valkey/valkey:9.0.2", server: null, client: null, kubernetesVersion: versions.EKS_VERSION, karpenterChart: "1.14.1" });
     // JSON-safe: no undefined anywhere (dashboards read it as JSON).
     expect(JSON.parse(JSON.stringify(r))).toEqual(r);
     expect(stackReport("cluster", config, endpoints, undefined, undefined).topology).toBeNull();

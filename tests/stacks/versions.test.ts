@@ -122,8 +122,18 @@ describe("copies that cannot read versions.env agree with it", () => {
     expect(pkg.dependencies["@pulumi/kubernetes"]).toBe(versions.K8S_PROVIDER_VERSION);
   });
 
-  it("EKS_VERSION is KUBERNETES_VERSION's minor (the e2e control plane stands in for EKS)", () => {
-    expect(versions.KUBERNETES_VERSION).toMatch(new RegExp(`^v${versions.EKS_VERSION.replace(".", "\\.")}\\.\\d+$`));
+  // The e2e control plane stands in for the EKS API server. It used to be EKS_VERSION's minor
+  // exactly; EKS_VERSION moved to 1.36 (1.33 is in extended support) while the e2e build stays at
+  // 1.33 until the lead rebuilds it (KUBERNETES_VERSION, ETCD_VERSION and the wrapper go.mod in
+  // .ci/toolchain/kubernetes/: a 20-minute build). The program renders only GA APIs
+  // (apps/v1, policy/v1, networking.k8s.io/v1, storage.k8s.io/v1, karpenter v1 CRDs) served
+  // unchanged from 1.33 to 1.36, so the e2e suite still checks what it checks; the bound below keeps
+  // the gap from growing past the 3 minors one EKS standard-support window spans (14 months).
+  it("the e2e control plane (KUBERNETES_VERSION) is EKS_VERSION's minor or at most 3 minors older", () => {
+    const minor = (v: string) => Number(/^v?1\.(\d+)(\.\d+)?$/.exec(v)?.[1] ?? Number.NaN);
+    const gap = minor(versions.EKS_VERSION) - minor(versions.KUBERNETES_VERSION);
+    expect(gap, `EKS_VERSION=${versions.EKS_VERSION}, KUBERNETES_VERSION=${versions.KUBERNETES_VERSION}`).toBeGreaterThanOrEqual(0);
+    expect(gap, `EKS_VERSION=${versions.EKS_VERSION}, KUBERNETES_VERSION=${versions.KUBERNETES_VERSION}`).toBeLessThanOrEqual(3);
   });
 
   it("the example stacks that set valkey.image set the manifest's VALKEY_IMAGE", () => {
