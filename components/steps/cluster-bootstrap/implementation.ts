@@ -110,7 +110,7 @@ export function refuseUnsupportedReshape(olds: Props, news: Props): void {
   }
 }
 
-export const { create, diff, update } = dynamicProtocol({
+export const { check, create, diff, update } = dynamicProtocol({
   run: (i) => bootstrapOnKubernetes(i),
   fields: bootstrapFields,
   idOf: (p) => `${String(p.namespace)}/${String(p.selector)}`,
