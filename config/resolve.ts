@@ -53,7 +53,12 @@ export function resolveStackConfig(input: StackInput) {
   const region = input.aws.region ?? input["aws:region"] ?? DEFAULT_REGION;
   const { valkey, benchmark, karpenter } = input;
   const requests = amountsOf(valkey.resources.requests);
-  const limits = amountsOf(valkey.resources.limits);
+  // Limits left out equal the requests (Guaranteed QoS).
+  const limitQuantities = {
+    cpu: valkey.resources.limits.cpu ?? valkey.resources.requests.cpu,
+    memory: valkey.resources.limits.memory ?? valkey.resources.requests.memory,
+  };
+  const limits = amountsOf(limitQuantities);
   const pods = valkey.mode === "cluster" ? valkey.cluster.primaries * (1 + valkey.cluster.replicasPerPrimary) : 1 + valkey.replication.replicas;
   return {
     platform: input.platform,
@@ -90,7 +95,7 @@ export function resolveStackConfig(input: StackInput) {
       mode: valkey.mode,
       replication: { ...valkey.replication },
       cluster: { ...valkey.cluster },
-      resources: { requests: { ...valkey.resources.requests }, limits: { ...valkey.resources.limits } },
+      resources: { requests: { ...valkey.resources.requests }, limits: limitQuantities },
       resourceAmounts: { requests, limits },
       persistence: {
         ...valkey.persistence,

@@ -26,7 +26,7 @@ const IAM_PRINCIPAL_RE = /^arn:aws[a-z-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]{1
 const IAM_ROLE_ARN_RE = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/;
 const ANY_CIDR_RE = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
 
-function quantity(kind: "CPU" | "memory", fallback: string) {
+function quantityOf(kind: "CPU" | "memory") {
   const parse = kind === "CPU" ? parseCpuQuantity : parseMemoryQuantity;
   return z
     .union([z.string(), z.number()], { error: `must be a Kubernetes ${kind} quantity (e.g. ${kind === "CPU" ? '"1", "500m"' : '"12Gi", "512Mi"'})` })
@@ -37,10 +37,15 @@ function quantity(kind: "CPU" | "memory", fallback: string) {
         ctx.addIssue({ code: "custom", message: (err as Error).message });
       }
     })
-    .transform((value) => String(value))
-    .default(fallback)
-    .meta({ typeLabel: `${kind} quantity` });
+    .transform((value) => String(value));
 }
+
+function quantity(kind: "CPU" | "memory", fallback: string) {
+  return quantityOf(kind).default(fallback).meta({ typeLabel: `${kind} quantity` });
+}
+
+/** A quantity that, left out, takes another key's value (`sameAs`, resolved in resolve.ts). */
+const quantityLike = (kind: "CPU" | "memory", sameAs: string) => quantityOf(kind).optional().meta({ typeLabel: `${kind} quantity`, defaultText: `= ${sameAs}` });
 
 /** A CPU quantity ("1", "500m", 2), kept as written (a string). */
 export const cpuQuantity = (fallback: string) => quantity("CPU", fallback);
@@ -266,8 +271,17 @@ export const valkeySchema = section(
     ),
     resources: section(
       {
-        requests: resourcePair("1", "12Gi", "request of each Valkey pod", "Per-pod requests."),
-        limits: resourcePair("2", "16Gi", "limit of each Valkey pod", "Per-pod limits."),
+        // Defaults: Guaranteed QoS (limits = requests) that fits r7g.large, the smallest default
+        // size: 1.73 vCPU / 13.9 GiB allocatable after the EKS reserves and DaemonSets
+        // (instance-types.ts), so 1.5 vCPU / 12 GiB leaves room for one more small DaemonSet.
+        requests: resourcePair("1500m", "12Gi", "request of each Valkey pod", "Per-pod requests."),
+        limits: section(
+          {
+            cpu: quantityLike("CPU", "requests.cpu").describe("CPU limit of each Valkey pod; left out, equal to the request (Guaranteed QoS)."),
+            memory: quantityLike("memory", "requests.memory").describe("Memory limit of each Valkey pod; left out, equal to the request (Guaranteed QoS)."),
+          },
+          "Per-pod limits; left out, equal to the requests: a Guaranteed pod is the last the kubelet evicts under memory pressure.",
+        ),
       },
       "Per-pod requests and limits.",
     ),

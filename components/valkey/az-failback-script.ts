@@ -16,6 +16,10 @@
  * - of every member that qualifies, it has the lowest node ID (one failback at a time; all
  *   members compute the same answer from the same gossip).
  * After acting it waits `cooldownSeconds`. The loop ends when the server is gone.
+ *
+ * With `zoneFile`, each round also keeps the server's `availability-zone` (set by the start
+ * script, or by the ClusterBootstrap's CONFIG SET where the pod has no zone label: Kubernetes
+ * < 1.35) in that file on the data volume, which the start script reads on the next start.
  */
 import { VALKEY_PORT } from "../shared.js";
 import { boundedCliLines, DEFAULT_CLI_TIMEOUT_SECONDS, localHostLine } from "./sh-cli.js";
@@ -35,6 +39,23 @@ export interface AzFailbackScriptOptions {
   maxLagBytes?: number;
   /** @default DEFAULT_CLI_TIMEOUT_SECONDS */
   cliTimeoutSeconds?: number;
+  /** Keep the server's `availability-zone` in this file (start-script.ts zoneFileOf). @default not kept */
+  zoneFile?: string;
+}
+
+/** sh lines: `keep_zone` writes the server's availability-zone to $zone_file when it changed. */
+function keepZoneLines(zoneFile: string | undefined): string[] {
+  if (zoneFile === undefined) return [`keep_zone() { :; }`];
+  if (zoneFile.includes("'")) throw new Error("AZ failback: zoneFile must not contain a single quote");
+  return [
+    `zone_file='${zoneFile}'`,
+    `keep_zone() {`,
+    `  z=$(local_cli config get availability-zone 2>/dev/null | sed -n 2p) || return 0`,
+    `  [ -n "$z" ] || return 0`,
+    `  [ "$(head -n 1 "$zone_file" 2>/dev/null)" != "$z" ] || return 0`,
+    `  if printf '%s\\n' "$z" > "$zone_file.tmp" && mv -f "$zone_file.tmp" "$zone_file"; then log "availability-zone $z kept in $zone_file"; fi`,
+    `}`,
+  ];
 }
 
 function wholeNumber(name: string, v: number, min: number): number {
@@ -110,11 +131,13 @@ export function renderAzFailbackScript(o: AzFailbackScriptOptions = {}): string 
     `log() { echo "failback: $*" >&2; }`,
     ...boundedCliLines(o.cliTimeoutSeconds ?? DEFAULT_CLI_TIMEOUT_SECONDS),
     `server_alive() { [ -z "$server_pid" ] || kill -0 "$server_pid" 2>/dev/null; }`,
+    ...keepZoneLines(o.zoneFile),
     `decide_awk='${FAILBACK_DECISION_AWK}'`,
     `seen=0`,
     `last=""`,
     `while server_alive; do`,
     `  sleep "$interval"`,
+    `  keep_zone`,
     `  case "$(local_cli cluster info 2>/dev/null)" in *cluster_state:ok*) ;; *) seen=0; continue ;; esac`,
     `  me=$(local_cli cluster myid 2>/dev/null) || continue`,
     `  shards=$(local_cli cluster shards 2>/dev/null) || continue`,

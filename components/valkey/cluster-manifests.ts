@@ -13,7 +13,7 @@ import { buildPodDisruptionBudget } from "./pdb.js";
 import { podPlacement } from "./pod-placement.js";
 import { DEFAULT_FAILOVER_TIMEOUT_SECONDS, renderPreStopScript } from "./prestop-script.js";
 import { buildClientService, buildHeadlessService } from "./services.js";
-import { renderStartScript } from "./start-script.js";
+import { renderStartScript, zoneFileOf } from "./start-script.js";
 import { renderClusterHealScript } from "./cluster-heal-script.js";
 import { renderReadinessScript } from "./readiness-script.js";
 import { renderAzFailbackScript } from "./az-failback-script.js";
@@ -90,7 +90,7 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
       backgroundScripts: [`${CONFIG_MOUNT}/${HEAL_SCRIPT_KEY}`, `${CONFIG_MOUNT}/${FAILBACK_SCRIPT_KEY}`],
     }),
     [HEAL_SCRIPT_KEY]: renderClusterHealScript(),
-    [FAILBACK_SCRIPT_KEY]: renderAzFailbackScript(),
+    [FAILBACK_SCRIPT_KEY]: renderAzFailbackScript({ zoneFile: zoneFileOf() }),
     [READINESS_SCRIPT_KEY]: renderReadinessScript({ mode: "cluster" }),
     [PRESTOP_SCRIPT_KEY]: renderPreStopScript({ timeoutSeconds: DEFAULT_FAILOVER_TIMEOUT_SECONDS }),
   };

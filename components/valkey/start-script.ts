@@ -8,7 +8,12 @@
  *   stdin.
  * - announce.conf: the pod's stable DNS name ($VALKEY_ANNOUNCE_HOST): `replica-announce-ip`
  *   in replication mode; `cluster-announce-hostname` (+ `cluster-announce-human-nodename`
- *   $POD_NAME, optional `cluster-announce-ip` $VALKEY_ANNOUNCE_IP) in cluster mode.
+ *   $POD_NAME, optional `cluster-announce-ip` $VALKEY_ANNOUNCE_IP, and `availability-zone`) in
+ *   cluster mode. The zone is $VALKEY_AVAILABILITY_ZONE (the pod's zone label, which Kubernetes
+ *   sets from 1.35) or, when that is empty, the zone kept in `<dataDir>/availability-zone`: the
+ *   ClusterBootstrap sets each member's zone with CONFIG SET (it knows pod -> node -> zone) and
+ *   the member's failback loop writes it there; a zonal EBS volume keeps the pod in its zone,
+ *   so the file stays true across restarts.
  */
 import type { ValkeyMode } from "../../config/types.js";
 import { PASSWORD_SECRET_KEY } from "../shared.js";
@@ -49,7 +54,12 @@ export function shQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
-function announceBlock(mode: ValkeyMode): string[] {
+/** Where a cluster member keeps its `availability-zone` across restarts (on the data volume). */
+export function zoneFileOf(dataDir: string = DATA_DIR): string {
+  return `${dataDir}/availability-zone`;
+}
+
+function announceBlock(mode: ValkeyMode, dataDir: string): string[] {
   if (mode === "replication") {
     return [
       `if [ -n "\${VALKEY_ANNOUNCE_HOST:-}" ]; then`,
@@ -66,19 +76,25 @@ function announceBlock(mode: ValkeyMode): string[] {
     `if [ -n "\${VALKEY_ANNOUNCE_IP:-}" ]; then`,
     `  printf 'cluster-announce-ip %s\\n' "$(conf_quote "$VALKEY_ANNOUNCE_IP")" >> "$announce_tmp"`,
     `fi`,
-    ...availabilityZoneBlock(),
+    ...availabilityZoneBlock(zoneFileOf(dataDir)),
   ];
 }
 
-/** `availability-zone` (Valkey >= 8.1, gossiped to every node) from $VALKEY_AVAILABILITY_ZONE. */
-function availabilityZoneBlock(): string[] {
+/**
+ * `availability-zone` (Valkey >= 8.1, gossiped to every node) from $VALKEY_AVAILABILITY_ZONE, or
+ * else from the zone file a previous run kept (see the header).
+ */
+function availabilityZoneBlock(zoneFile: string): string[] {
   return [
-    `if [ -n "\${VALKEY_AVAILABILITY_ZONE:-}" ]; then`,
+    `zone="\${VALKEY_AVAILABILITY_ZONE:-}"`,
+    `zone_file=${shQuote(zoneFile)}`,
+    `if [ -z "$zone" ] && [ -r "$zone_file" ]; then zone=$(head -n 1 "$zone_file"); fi`,
+    `if [ -n "$zone" ]; then`,
     `  v=$(valkey-server --version 2>/dev/null | sed -n 's/.* v=\\([0-9]*\\)\\.\\([0-9]*\\)\\..*/\\1 \\2/p')`,
     `  major=\${v%% *}`,
     `  minor=\${v#* }`,
     `  if [ -n "$v" ] && { [ "$major" -gt 8 ] || { [ "$major" -eq 8 ] && [ "$minor" -ge 1 ]; }; }; then`,
-    `    printf 'availability-zone %s\\n' "$(conf_quote "$VALKEY_AVAILABILITY_ZONE")" >> "$announce_tmp"`,
+    `    printf 'availability-zone %s\\n' "$(conf_quote "$zone")" >> "$announce_tmp"`,
     `  else`,
     `    echo "start.sh: this valkey-server (version \${major:-?}.\${minor:-?}) predates availability-zone (8.1); not setting it" >&2`,
     `  fi`,
@@ -135,7 +151,7 @@ export function renderStartScript(o: StartScriptOptions): string {
     `announce_tmp=${shQuote(`${files.announce}.tmp`)}`,
     ...authBlock(o.auth, o.passwordFile ?? `${SECRET_MOUNT}/${PASSWORD_SECRET_KEY}`),
     `: > "$announce_tmp"`,
-    ...announceBlock(o.mode),
+    ...announceBlock(o.mode, o.dataDir ?? DATA_DIR),
     `mv -f "$auth_tmp" ${shQuote(files.auth)}`,
     `mv -f "$announce_tmp" ${shQuote(files.announce)}`,
     ...(o.sentinel === undefined || o.mode !== "replication"

@@ -71,7 +71,8 @@ function env(o: ValkeyStatefulSetOptions): EnvVar[] {
   // reports its new address in CLUSTER NODES / CLUSTER SLOTS instead of the one in nodes.conf.
   // The pod's zone as Valkey's `availability-zone` (gossiped; read by the AZ failback loop and
   // zone-aware clients). Kubernetes copies the node's zone label onto the pod from 1.35 (KEP-4742,
-  // beta); before that the value is empty and the start script leaves the setting out.
+  // beta); before that the value is empty: the ClusterBootstrap sets the zone with CONFIG SET, the
+  // failback loop keeps it on the data volume, and the start script reads it back on restart.
   if (o.clusterMember) {
     vars.push(
       { name: "VALKEY_ANNOUNCE_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },

@@ -94,6 +94,13 @@ describe("bootstrapOnKubernetes on real valkey-server processes", () => {
     expect(Object.keys(first.nodeIds).sort()).toEqual(["vc-0", "vc-1", "vc-2", "vc-3", "vc-4", "vc-5"]);
     expect(first.steps.some((x) => /replicates/.test(x))).toBe(true);
     expect(JSON.stringify(first)).not.toContain(password);
+    // Each member announces its pod's zone (pod -> node -> label), which pods lack before Kubernetes 1.35.
+    for (const [i, s] of servers.entries()) {
+      const c = await new DirectConnector({ password }).connect({ host: "127.0.0.1", port: s.port });
+      expect(await c.call("CONFIG", "GET", "availability-zone")).toEqual(["availability-zone", podZone.get(`vc-${i}`)]);
+      c.disconnect();
+    }
+    expect(first.steps).toContain("vc-1: availability-zone us-west-2b");
   });
 
   it("a second run on the healthy cluster changes nothing and reports the same cluster", async () => {

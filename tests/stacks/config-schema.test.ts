@@ -38,10 +38,10 @@ const BAD_CONFIGS: Array<[string, Record<string, unknown>, string, string]> = [
   ["cluster in one zone", { valkey: { mode: "cluster" }, aws: { zones: ["us-west-2a"] } }, "aws.zones", "≥ 2 zones"],
   ["replication without replicas while verifying", { valkey: { replication: { replicas: 0 } } }, "valkey.replication.replicas", "different AZ"],
   ["minReplicasToWrite above replicas", { valkey: { replication: { replicas: 1, minReplicasToWrite: 2 } } }, "valkey.replication.minReplicasToWrite", "≤ valkey.replication.replicas (1)"],
-  ["ioThreads above the vCPU limit", { valkey: { ioThreads: 4 } }, "valkey.ioThreads", "exceeds the pod's 2 vCPU limit"],
+  ["ioThreads above the vCPU limit", { valkey: { ioThreads: 4 } }, "valkey.ioThreads", "exceeds the pod's 1.5 vCPU limit"],
   ["ioThreads zero", { valkey: { ioThreads: 0 } }, "valkey.ioThreads", "must be ≥ 1"],
-  ["cpu request above limit", { valkey: { resources: { requests: { cpu: "3" } } } }, "valkey.resources.requests.cpu", "exceeds limits.cpu 2"],
-  ["memory request above limit", { valkey: { resources: { requests: { memory: "20Gi" } } } }, "valkey.resources.requests.memory", "exceeds limits.memory 16Gi"],
+  ["cpu request above limit", { valkey: { resources: { requests: { cpu: "3" }, limits: { cpu: "2" } } } }, "valkey.resources.requests.cpu", "exceeds limits.cpu 2"],
+  ["memory request above limit", { valkey: { resources: { requests: { memory: "20Gi" }, limits: { memory: "16Gi" } } } }, "valkey.resources.requests.memory", "exceeds limits.memory 16Gi"],
   ["GB instead of Gi", { valkey: { resources: { requests: { memory: "12GB" } } } }, "valkey.resources.requests.memory", "did you mean 12Gi"],
   ["cpu limit not a quantity", { valkey: { resources: { limits: { cpu: "two" } } } }, "valkey.resources.limits.cpu", "not a Kubernetes quantity"],
   ["maxmemory at the memory limit", { valkey: { maxmemory: "16Gi" } }, "valkey.maxmemory", "below limits.memory"],
@@ -56,7 +56,7 @@ const BAD_CONFIGS: Array<[string, Record<string, unknown>, string, string]> = [
   ["x86 architecture", { karpenter: { nodePool: { architecture: "amd64" } } }, "karpenter.nodePool.architecture", "arm64"],
   ["non-Graviton family", { karpenter: { nodePool: { instanceFamilies: ["r7i"] } } }, "karpenter.nodePool.instanceFamilies.0", "Graviton"],
   ["NodePool memory limit below the pods", { karpenter: { nodePool: { limits: { memory: "32Gi" } } } }, "karpenter.nodePool.limits.memory", "below the 49Gi"],
-  ["NodePool cpu limit below the pods", { karpenter: { nodePool: { limits: { cpu: "4" } } } }, "karpenter.nodePool.limits.cpu", "below the 5 vCPU"],
+  ["NodePool cpu limit below the pods", { karpenter: { nodePool: { limits: { cpu: "4" } } } }, "karpenter.nodePool.limits.cpu", "below the 7 vCPU"],
   ["unknown benchmark test", { benchmark: { tests: ["set", "getx"] } }, "benchmark.tests.1", '"getx"'],
   ["zero requests", { benchmark: { requests: 0 } }, "benchmark.requests", "must be ≥ 1"],
   ["maxRequests below requests", { benchmark: { requests: 1000, maxRequests: 999 } }, "benchmark.maxRequests", "below benchmark.requests (1000)"],
@@ -103,7 +103,7 @@ describe("parseStackConfig: bad configs name the key path", () => {
 
   it("reports every cross-field problem in one error", () => {
     const err = errorOf({
-      valkey: { mode: "cluster", cluster: { primaries: 2, replicasPerPrimary: 0 }, ioThreads: 5, resources: { requests: { cpu: "3" } } },
+      valkey: { mode: "cluster", cluster: { primaries: 2, replicasPerPrimary: 0 }, ioThreads: 5, resources: { requests: { cpu: "3" }, limits: { cpu: "2" } } },
       aws: { zones: ["us-west-2a"] },
       benchmark: { maxRequests: 10 },
       password: "plain",
@@ -147,8 +147,9 @@ describe("parseStackConfig: defaults", () => {
     expect(config.valkey.mode).toBe("replication");
     expect(config.valkey.replication).toEqual({ replicas: 3, minReplicasToWrite: 0 });
     expect(config.valkey.cluster).toEqual({ primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: 15000 });
-    expect(config.valkey.resources).toEqual({ requests: { cpu: "1", memory: "12Gi" }, limits: { cpu: "2", memory: "16Gi" } });
-    expect(config.valkey.resourceAmounts.limits).toEqual({ cpuMillicores: 2000, memoryBytes: 16 * 2 ** 30 });
+    // Guaranteed QoS by default: limits = requests, fitting r7g.large.
+    expect(config.valkey.resources).toEqual({ requests: { cpu: "1500m", memory: "12Gi" }, limits: { cpu: "1500m", memory: "12Gi" } });
+    expect(config.valkey.resourceAmounts.limits).toEqual({ cpuMillicores: 1500, memoryBytes: 12 * 2 ** 30 });
     expect(config.valkey.persistence).toEqual({ aof: true, rdb: true, appendfsync: "everysec", storageClass: "gp3", size: "50Gi", sizeBytes: 50 * 2 ** 30 });
     expect(config.valkey.maxmemoryBytes).toBe(9 * 2 ** 30);
     expect(config.valkey.pods).toBe(4);
@@ -199,9 +200,9 @@ describe("parseStackConfig: defaults", () => {
   });
 
   it("accepts numbers and percentages for quantities", () => {
-    const { config: c } = parseStackConfig({ valkey: { resources: { limits: { cpu: 4 } }, maxmemory: "10Gi" } });
+    const { config: c } = parseStackConfig({ valkey: { resources: { limits: { cpu: 4 } }, maxmemory: "9Gi" } });
     expect(c.valkey.resources.limits.cpu).toBe("4");
-    expect(c.valkey.maxmemoryBytes).toBe(10 * 2 ** 30);
+    expect(c.valkey.maxmemoryBytes).toBe(9 * 2 ** 30);
   });
 
   it("on byo, uses byo.storageClass and skips NodePool capacity rules", () => {

@@ -172,7 +172,7 @@ export interface ResultsTestDeps {
  * of a `rerun` field (inputs.ts) replaces the resource (so `update` is never called); `delete` does
  * nothing: the results are read, not owned (the Job is BenchmarkJob's to delete).
  */
-export const { create, diff, update } = dynamicProtocol({
+export const { check, create, diff, update } = dynamicProtocol({
   fields: resultsFields,
   run: async (i, deps?: ResultsTestDeps) => collectJobResults(deps?.api ?? (await kubernetesJobLogApi(i.kubeconfig, i.context)), i, deps?.waitDeps),
   idOf: (p, outs) => `${String(p.namespace)}/${String(p.jobName)}/${outs.timestamp}`,

@@ -1,7 +1,8 @@
 /**
  * ClusterBootstrap: forms the cluster-mode Valkey pods into an AZ-aware cluster (P primaries x
  * M replicas, every replica in another zone than its primary) during `pulumi up`, through the
- * core bootstrap executor. A dynamic resource (no provider plugin) whose implementation is
+ * core bootstrap executor, and sets each member's `availability-zone` from its pod's zone (pods
+ * carry no zone label before Kubernetes 1.35). A dynamic resource (no provider plugin) whose implementation is
  * ./implementation.ts, loaded by the kit's tsx shell. A second `up` with the same inputs changes
  * nothing; adding primaries (with their new pods, the same replicas per primary) scales the
  * running cluster up, moving slots and keys; any other change of shape (fewer primaries, another

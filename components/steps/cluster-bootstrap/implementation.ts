@@ -2,7 +2,8 @@
  * The ClusterBootstrap resource's implementation (loaded by its dynamic-provider shell, and
  * called directly by tests): discover the cluster-mode pods, build one ClusterMember per pod
  * (id = pod name, zone = its node's zone, endpoint and MEET address = pod IP), run the core's
- * AZ-aware `bootstrapCluster` through the chosen connector, and summarise the cluster as it is.
+ * AZ-aware `bootstrapCluster` through the chosen connector, set each member's
+ * `availability-zone` from its pod's zone (announce-zones.ts), and summarise the cluster as it is.
  * Idempotent: a healthy cluster of the same shape is left alone (`changed: false`); more
  * primaries on new pods scale the running cluster up (the core moves slots and keys).
  */
@@ -16,6 +17,7 @@ import type { DiscoveredPod } from "../../kubernetes/pod-discovery.js";
 import { zoneMapForPods } from "../../kubernetes/zone-source.js";
 import { kubeDeps, podEndpoint, usablePods, type KubeDeps } from "../kit/kube-access.js";
 import { dynamicProtocol } from "../kit/protocol.js";
+import { announceZones } from "./announce-zones.js";
 import { bootstrapFields, type ClusterBootstrapInputs } from "./inputs.js";
 
 export { parseBootstrapInputs, type ClusterBootstrapInputs } from "./inputs.js";
@@ -65,15 +67,18 @@ export function summarise(report: TopologyReport, pods: readonly DiscoveredPod[]
 export async function bootstrapOnKubernetes(i: ClusterBootstrapInputs, deps: KubeDeps = kubeDeps(i)): Promise<ClusterBootstrapOutputs> {
   const pods = await usablePods(i, deps, i.expectedPods);
   const connector = deps.connector(pods);
+  const members = pods.map(memberFor);
   try {
     const result = await bootstrapCluster({
-      members: pods.map(memberFor),
+      members,
       primaries: i.primaries,
       replicasPerPrimary: i.replicasPerPrimary,
       connector,
       timeoutMs: i.timeoutMs,
       password: i.password,
     });
+    // Before the summary, so the verifier reads the zones the members now announce.
+    const zones = await announceZones(members, connector);
     const report = await verifyTopology({
       mode: "cluster",
       seeds: pods.map(podEndpoint),
@@ -81,7 +86,7 @@ export async function bootstrapOnKubernetes(i: ClusterBootstrapInputs, deps: Kub
       zones: new StaticZoneSource(zoneMapForPods(pods, i)),
       countKeys: false,
     });
-    return { plan: summarise(report, pods), changed: result.changed, nodeIds: result.nodeIds, steps: result.steps };
+    return { plan: summarise(report, pods), changed: result.changed || zones.set.length > 0, nodeIds: result.nodeIds, steps: [...result.steps, ...zones.set, ...zones.unsupported] };
   } finally {
     await connector.close();
   }
@@ -110,7 +115,7 @@ export function refuseUnsupportedReshape(olds: Props, news: Props): void {
   }
 }
 
-export const { create, diff, update } = dynamicProtocol({
+export const { check, create, diff, update } = dynamicProtocol({
   run: (i) => bootstrapOnKubernetes(i),
   fields: bootstrapFields,
   idOf: (p) => `${String(p.namespace)}/${String(p.selector)}`,

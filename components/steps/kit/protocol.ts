@@ -1,7 +1,8 @@
 /**
  * The dynamic-provider protocol the step implementations answer (ts-module-provider.ts calls
  * it): parse the inputs with the step's fields (inputs.ts), run, echo the non-secret inputs plus
- * the result and a fresh `runStamp` into the outputs, and diff over the step's `rerun` fields.
+ * the result and a fresh `runStamp` into the outputs, diff over the step's `rerun` fields, and
+ * check the new inputs against the last applied ones (a step's optional `check` hook).
  */
 import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
@@ -45,6 +46,18 @@ export interface ProtocolSpec<F extends Fields, D = never, R extends object = ob
   replaceOnChange?: boolean;
   /** Throws to refuse an update from the stored outputs to the new inputs. */
   checkUpdate?(olds: Props, news: Props): void;
+  /**
+   * Refusals of the new inputs given the last applied ones (`olds` is `{}` for a resource not
+   * yet created). Called by the engine's Check, which runs in `pulumi preview` and, in `up`,
+   * before the resource (and anything that depends on it) changes: a refusal here stops both.
+   */
+  check?(olds: Props, news: Props): CheckFailure[];
+}
+
+/** One refusal from a step's `check`: the input key and why, naming what to do instead. */
+export interface CheckFailure {
+  property: string;
+  reason: string;
 }
 
 /** A new value each time a step runs (create or update): what the steps after it follow. */
@@ -54,13 +67,15 @@ export function newRunStamp(): string {
 
 /** What an implementation module loaded by tsModuleProvider exports (`D`: its tests' fakes). */
 export interface DynamicImplModule<D = never> {
+  /** Optional for modules written by hand; dynamicProtocol always gives it. */
+  check?: (olds: Props, news: Props) => { inputs: Props; failures: CheckFailure[] };
   create: (inputs: Props, deps?: D) => Promise<{ id: string; outs: Props }>;
   diff: (id: string, olds: Props, news: Props) => DiffResult;
   update: (id: string, olds: Props, news: Props, deps?: D) => Promise<{ outs: Props }>;
 }
 
 /** `create` / `diff` / `update` for an implementation module to export. */
-export function dynamicProtocol<F extends Fields, D = never, R extends object = object>(spec: ProtocolSpec<F, D, R>): DynamicImplModule<D> {
+export function dynamicProtocol<F extends Fields, D = never, R extends object = object>(spec: ProtocolSpec<F, D, R>): Required<DynamicImplModule<D>> {
   const parse = parserOf(spec.fields);
   const keys = rerunKeys(spec.fields);
   const secrets = secretKeys(spec.fields);
@@ -69,6 +84,8 @@ export function dynamicProtocol<F extends Fields, D = never, R extends object = 
     return { result, outs: jsonSafe({ ...publicInputs(news, secrets), ...result, runStamp: newRunStamp() }) };
   };
   return {
+    // The new inputs unchanged (as without a check), plus the step's refusals if it has a hook.
+    check: (olds, news) => ({ inputs: news, failures: spec.check?.(olds, news) ?? [] }),
     create: async (inputs, deps) => {
       const { result, outs } = await run(inputs, deps);
       return { id: spec.idOf(inputs, result), outs };

@@ -5,8 +5,8 @@
  * separate plain-`node` process (`@pulumi/pulumi/cmd/dynamic-provider`, which evaluates the text
  * with require-from-string) that cannot import our `.ts` files. So the provider captures only two
  * strings, the implementation module's absolute path and the URL of tsx's ESM API, and on each
- * call loads the module with tsx's `tsImport(specifier, parentURL)` and calls its `create` /
- * `diff` / `update` (see DynamicImplModule; `dynamicProtocol` builds them). Secrets reach the
+ * call loads the module with tsx's `tsImport(specifier, parentURL)` and calls its `check` /
+ * `create` / `diff` / `update` (see DynamicImplModule; `dynamicProtocol` builds them). Secrets reach the
  * implementation only as resource inputs, never through the serialized provider text.
  *
  * Why tsx's ESM API and not its CommonJS `require`: the project is ESM ("type": "module") and
@@ -41,6 +41,8 @@ export function tsModuleProvider<D = never>(modulePath: string, testDeps?: D): p
     return (await tsImport(modulePath, tsxApi)) as DynamicImplModule<D>;
   };
   const provider = {
+    // A module without `check` (not built by dynamicProtocol) passes the new inputs as they are.
+    check: async (olds: Props, news: Props) => (await load()).check?.(olds, news) ?? { inputs: news, failures: [] },
     create: async (inputs: Props) => (await load()).create(inputs),
     diff: async (id: string, olds: Props, news: Props) => (await load()).diff(id, olds, news),
     update: async (id: string, olds: Props, news: Props) => (await load()).update(id, olds, news),

@@ -86,7 +86,7 @@ export async function checkTopologyOnKubernetes(i: TopologyCheckInputs, deps: Ku
 
 // --- the dynamic-provider protocol (called by ../kit/ts-module-provider.ts) ---
 
-export const { create, diff, update } = dynamicProtocol({
+export const { check, create, diff, update } = dynamicProtocol({
   fields: checkFields,
   run: (i) => checkTopologyOnKubernetes(i),
   idOf: (p) => `${String(p.namespace)}/${String(p.selector)}/${String(p.mode)}`,
