@@ -12,7 +12,7 @@ import { dynamicProtocol } from "../../components/steps/kit/protocol.js";
 import { rerun, wholeNumber } from "../../components/steps/kit/inputs.js";
 import { refuseShapeChange, check, update } from "../../components/steps/cluster-shape/implementation.js";
 import { tsModuleProvider } from "../../components/steps/kit/ts-module-provider.js";
-import { PLACEMENT, valkeyConfig } from "../valkey-fixtures.js";
+import { PLACEMENT, valkeyConfig } from "../support/valkey-fixtures.js";
 
 const mocks = installMocks();
 const { ValkeyCluster } = await import("../../components/valkey-cluster.js");

@@ -17,7 +17,7 @@ import { renderStartScript, zoneFileOf } from "../../components/valkey/start-scr
 import { renderValkeyConf } from "../../components/valkey/valkey-conf.js";
 import { startPod, type PodProcess } from "../support/pod-process.js";
 import { eventually } from "../support/processes.js";
-import { PASSWORD, cli, cliPath, valkeyConfig } from "../valkey-fixtures.js";
+import { PASSWORD, cli, cliPath, valkeyConfig } from "../support/valkey-fixtures.js";
 
 const HOST = "127.0.0.1";
 const PORT = 27811;
