@@ -22,6 +22,7 @@ export const VERSION_KEYS = [
   "EKS_VERSION",
   "KARPENTER_CHART_VERSION",
   "VALKEY_IMAGE",
+  "HAPROXY_IMAGE",
 ] as const;
 
 export type VersionKey = (typeof VERSION_KEYS)[number];
