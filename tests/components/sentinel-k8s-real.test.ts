@@ -39,7 +39,7 @@ function depsFor(t: SentinelTopology): CheckDeps {
   };
 }
 
-const inputs = (t: SentinelTopology): TopologyCheckInputs => ({
+const inputs = (t: SentinelTopology, timeoutMs = 3000): TopologyCheckInputs => ({
   ...parseCheckInputs({
     mode: "replication",
     namespace: "data",
@@ -48,6 +48,7 @@ const inputs = (t: SentinelTopology): TopologyCheckInputs => ({
     connector: "direct",
     expect: { replicas: 2 },
     sentinel: { selector: "app=s", port: 26379, masterName: t.masterName },
+    timeoutMs,
   }),
   password,
 });

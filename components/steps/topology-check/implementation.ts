@@ -79,6 +79,9 @@ export function seedPods(mode: "cluster" | "replication", pods: readonly Discove
   return primaries.length > 0 ? primaries : pods.slice(0, 1);
 }
 
+/** How long a check under Sentinel waits for a failing verdict to turn (timeoutMs overrides). */
+export const SENTINEL_CONVERGE_MS = 60_000;
+
 /** The check's outside world: the kit's, plus the Sentinel pods' port (tests with local Sentinels map each pod). */
 export type CheckDeps = KubeDeps & { sentinelPortsOf?: (pod: PodRecord) => { port: number; busPort: number } };
 
@@ -127,8 +130,8 @@ export async function checkTopologyOnKubernetes(i: TopologyCheckInputs, deps: Ch
     s === undefined
       ? memberZones
       : new MergedZoneSource([memberZones, new KubernetesZoneSource(deps.podApi, { namespace: i.namespace, selector: s.selector, portsOf: sentinelPortsOf, headlessService: s.headlessService })]);
-  try {
-    const report = await verifyTopology({
+  const verify = (): Promise<TopologyReport> =>
+    verifyTopology({
       mode: i.mode,
       seeds: s === undefined ? seedPods(i.mode, pods).map(podEndpoint) : [],
       connector,
@@ -138,6 +141,15 @@ export async function checkTopologyOnKubernetes(i: TopologyCheckInputs, deps: Ch
       countKeys: i.countKeys,
       ...(s === undefined ? {} : { sentinel: { endpoints: sentinelPods.map(podEndpoint), masterName: s.masterName, connector } }),
     });
+  try {
+    // Fresh Sentinels learn their peers (hello, every 2 s) and the replicas (INFO, every 10 s)
+    // after they start: under Sentinel a failing verdict is asked again, bounded by timeoutMs.
+    const deadline = Date.now() + (s === undefined ? 0 : (i.timeoutMs ?? SENTINEL_CONVERGE_MS));
+    let report = await verify();
+    while (!report.ok && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      report = await verify();
+    }
     if (!report.ok) throw new TopologyCheckError(report);
     return { report: toCheckReport(report), table: formatTopologyReport(report) };
   } finally {
