@@ -123,8 +123,9 @@ async function up(s: E2eStack): Promise<Run> {
 }
 
 async function primaryDbsize(valkeys: ReturnType<typeof standInForPods>): Promise<number> {
-  const primary = valkeys.servers.get("valkey-primary-0");
-  if (primary === undefined) throw new Error("no server for valkey-primary-0");
+  // Ordinal 0 is the primary after the first start under Sentinel (no failover in this test).
+  const primary = valkeys.servers.get("valkey-0");
+  if (primary === undefined) throw new Error("no server for valkey-0");
   const client = await openClient(primary.host, primary.port, "primary", { password: PASSWORD });
   try {
     return await client.dbsize();
