@@ -25,6 +25,7 @@ export const VERSION_KEYS = [
   "KARPENTER_CHART_VERSION",
   "KARPENTER_AMI_ALIAS",
   "VALKEY_IMAGE",
+  "HAPROXY_IMAGE",
 ] as const;
 
 export type VersionKey = (typeof VERSION_KEYS)[number];

@@ -1,10 +1,14 @@
 /**
- * ValkeyReplication: Valkey in replication mode (one writable primary in the placement's first
- * zone, N read replicas spread over every zone), as a thin ComponentResource over the pure
- * builders in components/valkey/. Every count, name and host is a plain value from the config.
+ * ValkeyReplication: Valkey in replication mode with automatic failover, as a thin
+ * ComponentResource over the pure builders in components/valkey/: one StatefulSet of equal
+ * members (no fixed primary: each asks the Sentinels at start), the Sentinels, HAProxy write
+ * and read endpoints that follow the primary, a PDB and a NetworkPolicy each. No RBAC: no pod
+ * of the release talks to the Kubernetes API. Every count, name and host is a plain value from
+ * the config; the password reaches only Secrets.
  */
 import * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
+import { HAPROXY_CFG_KEY } from "./valkey/haproxy-manifests.js";
 import { buildReplicationManifests, type ReplicationPod } from "./valkey/replication-manifests.js";
 import { createReleaseBase, type ValkeyReleaseArgs } from "./valkey/release-resources.js";
 import { requirePassword } from "./valkey/secret.js";
@@ -19,20 +23,31 @@ export const DEFAULT_REPLICATION_RELEASE = "valkey";
 export class ValkeyReplication extends pulumi.ComponentResource {
   public readonly namespace: string;
   public readonly release: string;
-  /** `<release>-primary.<ns>.svc.cluster.local`: the writable endpoint. */
-  public readonly primaryHost: string;
-  /** `<release>-read.<ns>.svc.cluster.local`: ready replicas only. */
+  /** `<release>-write.<ns>.svc.cluster.local`: HAProxy's write endpoint, always the current primary. */
+  public readonly writeHost: string;
+  /** `<release>-read.<ns>.svc.cluster.local`: HAProxy's read endpoint, replicas only. */
   public readonly readHost: string;
+  /** `<release>-sentinel.<ns>.svc.cluster.local`: the Sentinels, for Sentinel-aware clients. */
+  public readonly sentinelHost: string;
+  public readonly sentinelPort: number;
+  /** The Sentinel master name. */
+  public readonly masterName: string;
   /** Secret holding the password; undefined when auth is off. */
   public readonly secretName: string | undefined;
   /** Key of the password in that Secret; undefined when auth is off. */
   public readonly passwordKey: string | undefined;
-  /** Labels every Valkey pod of the release carries. */
+  /** Labels every data member carries (not the Sentinels or the proxies). */
   public readonly podSelector: Record<string, string>;
-  public readonly primaryPod: string;
-  public readonly replicaPods: string[];
-  /** Every pod with its role and stable DNS name, primary first. */
+  /** Labels every Sentinel pod carries. */
+  public readonly sentinelSelector: Record<string, string>;
+  /** Name of the members' headless Service. */
+  public readonly headlessService: string;
+  /** Name of the Sentinels' headless Service. */
+  public readonly sentinelHeadlessService: string;
+  /** Every data member by ordinal with its stable DNS name. */
   public readonly pods: ReplicationPod[];
+  /** Every Sentinel by ordinal with its stable DNS name. */
+  public readonly sentinels: ReplicationPod[];
   public readonly port: number;
 
   constructor(name: string, args: ValkeyReplicationArgs, opts?: pulumi.ComponentResourceOptions) {
@@ -49,25 +64,43 @@ export class ValkeyReplication extends pulumi.ComponentResource {
     });
     const parent = { parent: this };
     const deps = createReleaseBase(this, name, { namespace: args.namespace, release, password }, { ...m, secretName: m.facts.secretName });
-    new k8s.core.v1.Service(`${name}-primary-svc`, m.primaryService, parent);
-    new k8s.core.v1.Service(`${name}-read-svc`, m.readService, parent);
     const podDeps = { parent: this, dependsOn: deps };
-    new k8s.apps.v1.StatefulSet(`${name}-primary`, m.primary, podDeps);
-    new k8s.apps.v1.StatefulSet(`${name}-replica`, m.replica, podDeps);
+    new k8s.apps.v1.StatefulSet(`${name}-members`, m.statefulSet, podDeps);
     new k8s.policy.v1.PodDisruptionBudget(`${name}-pdb`, m.pdb, parent);
-    new k8s.networking.v1.NetworkPolicy(`${name}-netpol`, m.networkPolicy, parent);
+    new k8s.networking.v1.NetworkPolicy(`${name}-netpol`, m.networkPolicies.members, parent);
+
+    const sentinelHeadless = new k8s.core.v1.Service(`${name}-sentinel-headless`, m.sentinel.headlessService, parent);
+    new k8s.core.v1.Service(`${name}-sentinel-svc`, m.sentinel.service, parent);
+    new k8s.apps.v1.StatefulSet(`${name}-sentinel`, m.sentinel.statefulSet, { parent: this, dependsOn: [...deps, sentinelHeadless] });
+    new k8s.policy.v1.PodDisruptionBudget(`${name}-sentinel-pdb`, m.sentinel.pdb, parent);
+    new k8s.networking.v1.NetworkPolicy(`${name}-sentinel-netpol`, m.networkPolicies.sentinels, parent);
+
+    // haproxy.cfg holds the password (its health check logs in): a Secret, its text a Pulumi secret.
+    const cfg =
+      password === undefined ? m.haproxy.renderCfg(undefined) : pulumi.secret(pulumi.output(password).apply((p) => m.haproxy.renderCfg(p)));
+    const cfgSecret = new k8s.core.v1.Secret(`${name}-haproxy-cfg`, { metadata: m.haproxySecretMeta, type: "Opaque", stringData: { [HAPROXY_CFG_KEY]: cfg } }, parent);
+    new k8s.apps.v1.Deployment(`${name}-haproxy`, m.haproxy.deployment, { parent: this, dependsOn: [cfgSecret] });
+    new k8s.core.v1.Service(`${name}-write-svc`, m.haproxy.writeService, parent);
+    new k8s.core.v1.Service(`${name}-read-svc`, m.haproxy.readService, parent);
+    new k8s.policy.v1.PodDisruptionBudget(`${name}-haproxy-pdb`, m.haproxy.pdb, parent);
+    new k8s.networking.v1.NetworkPolicy(`${name}-haproxy-netpol`, m.networkPolicies.haproxy, parent);
 
     const f = m.facts;
     this.namespace = args.namespace;
     this.release = release;
-    this.primaryHost = f.primaryHost;
+    this.writeHost = f.writeHost;
     this.readHost = f.readHost;
+    this.sentinelHost = f.sentinelHost;
+    this.sentinelPort = f.sentinelPort;
+    this.masterName = f.masterName;
     this.secretName = f.secretName;
     this.passwordKey = f.passwordKey;
     this.podSelector = f.podSelector;
-    this.primaryPod = f.primaryPod;
-    this.replicaPods = f.replicaPods;
+    this.sentinelSelector = f.sentinelSelector;
+    this.headlessService = f.names.headless;
+    this.sentinelHeadlessService = f.names.sentinelHeadless;
     this.pods = f.pods;
+    this.sentinels = f.sentinels;
     this.port = f.port;
     const { names: _names, ...outputs } = f;
     this.registerOutputs({ namespace: this.namespace, release, ...outputs });

@@ -31,10 +31,34 @@ function checkTopology(config: StackConfig, report: Report): void {
     const { replicas, minReplicasToWrite } = valkey.replication;
     if (minReplicasToWrite > replicas) report(["valkey", "replication", "minReplicasToWrite"], `must be ≤ valkey.replication.replicas (${replicas}), or every write is refused`);
     if (replicas < 1 && checks.verify) report(["valkey", "replication", "replicas"], "must be ≥ 1 when checks.verify is on: verify requires a replica in a different AZ from the primary");
+    checkSentinel(config, report);
   }
   const pairsAcrossZones = valkey.mode === "cluster" || valkey.replication.replicas >= 1;
   if (pairsAcrossZones && aws.zones.length < 2) {
     report(["aws", "zones"], `cross-AZ primary↔replica pairing needs ≥ 2 zones (got ${aws.zones.length})`);
+  }
+}
+
+/** Sentinel: a quorum the Sentinels can reach, a majority that can authorise a failover, one Sentinel per zone. */
+function checkSentinel(config: StackConfig, report: Report): void {
+  const { sentinel, replicas } = config.valkey.replication;
+  const path = ["valkey", "replication", "sentinel"];
+  const majority = Math.floor(sentinel.replicas / 2) + 1;
+  if (sentinel.quorum > sentinel.replicas) {
+    report([...path, "quorum"], `must be ≤ valkey.replication.sentinel.replicas (${sentinel.replicas}), or no failover can ever be agreed`);
+  } else if (sentinel.quorum < majority) {
+    report([...path, "quorum"], `must be a majority of the ${sentinel.replicas} Sentinels (≥ ${majority}), or a minority cut off by a partition can declare the primary down`);
+  }
+  if (sentinel.replicas < 3) report([...path, "replicas"], `must be ≥ 3 (got ${sentinel.replicas}): with fewer, losing one Sentinel (or its zone) loses the majority a failover needs`);
+  const zones = config.aws.zones.length;
+  if (sentinel.replicas > zones) {
+    report([...path, "replicas"], `${sentinel.replicas} Sentinels do not fit one per zone over the ${zones} zone${zones === 1 ? "" : "s"} of aws.zones (hard zone spread); use at most ${zones}`);
+  }
+  if (sentinel.failoverTimeoutMs <= sentinel.downAfterMilliseconds) {
+    report([...path, "failoverTimeoutMs"], `must be above downAfterMilliseconds (${sentinel.downAfterMilliseconds}): a failover cannot time out before the primary is even seen down`);
+  }
+  if (sentinel.parallelSyncs > Math.max(1, replicas)) {
+    report([...path, "parallelSyncs"], `must be ≤ max(1, valkey.replication.replicas) (${Math.max(1, replicas)}): there are no more replicas to resync`);
   }
 }
 

@@ -256,8 +256,19 @@ export const valkeySchema = section(
     mode: z.enum(["replication", "cluster"]).default("replication").describe("Topology: one primary with replicas, or sharded cluster mode."),
     replication: section(
       {
-        replicas: count(0, 3).describe("Replicas of the one primary."),
-        minReplicasToWrite: count(0, 0).describe("Valkey `min-replicas-to-write`."),
+        replicas: count(0, 3).describe("Replicas of the one primary: the release runs 1 + replicas equal members, any of which Sentinel may promote."),
+        minReplicasToWrite: count(0, 0).describe("Valkey `min-replicas-to-write`, applied on every member so whichever is primary refuses writes with fewer synced replicas."),
+        minReplicasMaxLag: count(1, 10).describe("Valkey `min-replicas-max-lag` in seconds: a replica that has not acknowledged for longer does not count towards minReplicasToWrite."),
+        sentinel: section(
+          {
+            replicas: count(1, 3).describe("Sentinels (one StatefulSet, one per zone: hard zone spread); at most one per zone in `aws.zones`."),
+            quorum: count(1, 2).describe("Sentinels that must agree the primary is down before a failover; at most `replicas`, and a majority of them."),
+            downAfterMilliseconds: count(100, 5000).describe("Sentinel `down-after-milliseconds`: no valid reply for this long marks the primary down."),
+            failoverTimeoutMs: count(1000, 60000).describe("Sentinel `failover-timeout` in milliseconds."),
+            parallelSyncs: count(1, 1).describe("Sentinel `parallel-syncs`: replicas resynced from the new primary at once after a failover."),
+          },
+          "Sentinel: automatic failover of the primary (mode replication).",
+        ),
       },
       "Replication mode (mode replication).",
     ),

@@ -17,6 +17,21 @@ export interface Endpoints {
   /** Replication: the Service selecting replicas only; cluster: null (reads go to the owning shard). */
   read: string | null;
   port: number;
+  /** Replication: the Sentinel Service for Sentinel-aware clients (ask it for `masterName`); cluster: null. */
+  sentinel?: string | null;
+  /** Replication: the Sentinels' port (26379); cluster: null. */
+  sentinelPort?: number | null;
+  /** Replication: the Sentinel master name; cluster: null. */
+  masterName?: string | null;
+}
+
+/** One Sentinel as the post-deploy check saw it. */
+export interface SentinelSummary {
+  address: string;
+  zone: string | null;
+  reachable: boolean;
+  /** Whether it names the primary the check verified. */
+  agrees: boolean;
 }
 
 /** The verified topology, as the post-deploy check saw it after the benchmark. */
@@ -46,6 +61,8 @@ export interface StackReport {
   endpoints: Endpoints;
   /** null when `checks.verify` is false. */
   topology: TopologySummary | null;
+  /** Replication: every Sentinel as the topology check saw it; null in cluster mode or when `checks.verify` is false. */
+  sentinels: SentinelSummary[] | null;
   /** null when `benchmark.enabled` is false. `csv` is the results.csv text; rows are its rows. */
   benchmark: { rows: ResultRow[]; csv: string } | null;
   versions: {
@@ -70,6 +87,13 @@ export interface TopologyLike {
     replicas: readonly { address: string; zone?: string | null; crossAz: boolean }[];
   }[];
   primariesPerZone: Record<string, number>;
+  sentinels?: readonly { address: string; zone?: string | null; reachable: boolean; agrees: boolean }[] | null;
+}
+
+/** The Sentinels of a verifier report, JSON-safe; null when the check did not go through Sentinel. */
+export function summarizeSentinels(r: TopologyLike | undefined): SentinelSummary[] | null {
+  if (r?.sentinels === undefined || r.sentinels === null) return null;
+  return r.sentinels.map((s) => ({ address: s.address, zone: s.zone ?? null, reachable: s.reachable, agrees: s.agrees }));
 }
 
 /** The JSON-safe summary of a verifier report that the stack outputs carry. */
@@ -114,8 +138,10 @@ export function stackReport(
     mode: config.valkey.mode,
     pods: config.valkey.pods,
     zones: config.aws.zones,
-    endpoints,
+    // The report always carries the Sentinel fields (null where they do not apply).
+    endpoints: { sentinel: null, sentinelPort: null, masterName: null, ...endpoints },
     topology: topology === undefined ? null : summarizeTopology(topology),
+    sentinels: summarizeSentinels(topology),
     benchmark: benchmark ?? null,
     versions: {
       valkeyImage: config.valkey.image,

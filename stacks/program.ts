@@ -16,6 +16,7 @@ import { BenchmarkResults } from "../components/steps/benchmark-results/componen
 import { ClusterBootstrap } from "../components/steps/cluster-bootstrap/component.js";
 import { TopologyCheck } from "../components/steps/topology-check/component.js";
 import { ValkeyCluster } from "../components/valkey-cluster.js";
+import { releaseLabels } from "../components/shared.js";
 import { ValkeyReplication } from "../components/valkey-replication.js";
 import type { ResultRow } from "../benchmarks/run/result-row.js";
 import { workloadFromConfig } from "../config/schema.js";
@@ -67,6 +68,8 @@ interface ValkeyRelease {
   headlessService: string;
   secretName: string | undefined;
   passwordKey: string | undefined;
+  /** Replication: how the topology check finds the Sentinels. */
+  sentinel?: { selector: string; headlessService: string; port: number; masterName: string };
 }
 
 function deployValkey(config: StackConfig, platform: PlatformResult, namespace: k8s.core.v1.Namespace, password: ProgramInput["password"]): ValkeyRelease {
@@ -79,19 +82,21 @@ function deployValkey(config: StackConfig, platform: PlatformResult, namespace: 
     const r = new ValkeyReplication("valkey", common, opts);
     return {
       component: r,
-      podSelector: r.podSelector,
-      endpoints: { namespace: ns, write: r.primaryHost, read: r.readHost, port: r.port },
+      // The benchmark reaches the release through HAProxy: its egress admits every pod of the release.
+      podSelector: releaseLabels(r.release),
+      endpoints: { namespace: ns, write: r.writeHost, read: r.readHost, port: r.port, sentinel: r.sentinelHost, sentinelPort: r.sentinelPort, masterName: r.masterName },
       selector: selectorOf(r.podSelector),
-      headlessService: `${r.release}-headless`,
+      headlessService: r.headlessService,
       secretName: r.secretName,
       passwordKey: r.passwordKey,
+      sentinel: { selector: selectorOf(r.sentinelSelector), headlessService: r.sentinelHeadlessService, port: r.sentinelPort, masterName: r.masterName },
     };
   }
   const c = new ValkeyCluster("valkey-cluster", common, opts);
   return {
     component: c,
     podSelector: c.podSelector,
-    endpoints: { namespace: ns, write: c.clientHost, read: null, port: c.port },
+    endpoints: { namespace: ns, write: c.clientHost, read: null, port: c.port, sentinel: null, sentinelPort: null, masterName: null },
     selector: selectorOf(c.podSelector),
     headlessService: c.headlessService,
     secretName: c.secretName,
@@ -135,7 +140,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
       { dependsOn: [valkey.component] },
     );
   }
-  const checkOptions = { mode, expect, replicaLagBytes: config.checks.replicaLagBytes, runId: config.checks.runId };
+  const checkOptions = { mode, expect, replicaLagBytes: config.checks.replicaLagBytes, runId: config.checks.runId, sentinel: valkey.sentinel };
   const before = config.checks.verify ? new TopologyCheck("valkey-check", { ...target, ...checkOptions, after: [formed] }) : undefined;
 
   let benchmark: pulumi.Output<{ rows: ResultRow[]; csv: string }> | undefined;

@@ -33,7 +33,15 @@ export interface HaproxyCfgOptions {
   idleTimeoutMs?: number;
   /** @default 4096 */
   maxConnections?: number;
+  /**
+   * Servers are DNS names that may not resolve yet and may change address (Kubernetes pods):
+   * re-resolve them through the nameservers of /etc/resolv.conf, and start even when a name
+   * does not resolve (`init-addr last,libc,none`: the server stays down until it does).
+   */
+  dnsResolve?: boolean;
 }
+
+const RESOLVERS = "cluster-dns";
 
 function hex(text: string): string {
   return Buffer.from(text, "utf8").toString("hex");
@@ -73,12 +81,16 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
   const inter = ms("checkIntervalMs", o.checkIntervalMs ?? 1000);
   const checkTimeout = ms("checkTimeoutMs", o.checkTimeoutMs ?? 1000);
   const idle = ms("idleTimeoutMs", o.idleTimeoutMs ?? 3_600_000);
+  const dns = o.dnsResolve ? ` resolvers ${RESOLVERS} resolve-prefer ipv4 init-addr last,libc,none` : "";
   const bind = (e: NodeEndpoint): string => (e.host.includes(":") ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`);
   const backend = (name: string, role: "master" | "slave"): string[] => [
     `backend ${name}`,
     ...healthCheck(role, o.password),
-    ...o.servers.map((s) => `  server ${s.name} ${bind(s)} check inter ${inter} fall 1 rise 1 on-marked-down shutdown-sessions`),
+    ...o.servers.map((s) => `  server ${s.name} ${bind(s)} check inter ${inter} fall 1 rise 1 on-marked-down shutdown-sessions${dns}`),
   ];
+  const resolvers = o.dnsResolve
+    ? [`resolvers ${RESOLVERS}`, `  parse-resolv-conf`, `  resolve_retries 3`, `  timeout resolve 1s`, `  timeout retry 1s`, `  hold valid 5s`, `  hold nx 1s`, `  hold obsolete 5s`]
+    : [];
   const lines = [
     `# haproxy.cfg rendered by valkey-on-eks: write endpoint -> role:master only, read endpoint -> role:slave only.`,
     `global`,
@@ -89,6 +101,7 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
     `  timeout check ${checkTimeout}`,
     `  timeout client ${idle}`,
     `  timeout server ${idle}`,
+    ...resolvers,
     `frontend valkey-write`,
     `  bind ${bind(o.write)}`,
     `  default_backend valkey-primary`,

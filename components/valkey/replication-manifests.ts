@@ -1,24 +1,35 @@
 /**
- * Every Kubernetes object of a replication-mode release except the password Secret (which
- * needs the secret input): one primary StatefulSet pinned to the first zone, a replica
- * StatefulSet spread over all zones, services, PDB and NetworkPolicy. Pure: plain objects and
- * plain facts (names, pods, hosts) computed from the config.
+ * Every Kubernetes object of a replication-mode release except the two Secrets that need the
+ * secret password (the password Secret and HAProxy's cfg, whose renderer is returned). No fixed
+ * primary: ONE StatefulSet of equal members whose entrypoint asks the Sentinels who the primary
+ * is (replication-start.ts) and writes `replicaof` (or nothing) into the replication include
+ * every member's valkey.conf includes; the first ordinal is primary only on the very first
+ * start. The Sentinels (sentinel-manifests.ts), the HAProxy write/read endpoints
+ * (haproxy-manifests.ts), a PDB each, NetworkPolicies (replication-network-policy.ts). No RBAC:
+ * nothing here talks to the Kubernetes API. Pure: plain objects and plain facts.
  */
 import type { ValkeyConfig } from "../../config/types.js";
+import { versions } from "../../versions.js";
 import { PASSWORD_SECRET_KEY, VALKEY_PORT, releaseLabels, type Placement } from "../shared.js";
 import { buildConfigMap, configHash } from "./config-map.js";
+import { buildHaproxyManifests, haproxyLabels, type HaproxyManifests } from "./haproxy-manifests.js";
 import type { ConfigMap, NetworkPolicy, PodDisruptionBudget, Service, StatefulSet } from "./k8s-types.js";
-import { START_SCRIPT_KEY, podDnsName, releaseNames, serviceHost, statefulSetPods, type ReleaseNames } from "./naming.js";
-import { buildNetworkPolicy } from "./network-policy.js";
+import { CONFIG_MOUNT, PRESTOP_SCRIPT_KEY, READINESS_SCRIPT_KEY, SECRET_MOUNT, START_SCRIPT_KEY, podDnsName, releaseNames, serviceHost, statefulSetPods, type ReleaseNames } from "./naming.js";
 import { buildPodDisruptionBudget } from "./pdb.js";
 import { podPlacement } from "./pod-placement.js";
-import { buildClientService, buildHeadlessService } from "./services.js";
+import { renderReadinessScript } from "./readiness-script.js";
+import { buildReplicationNetworkPolicies } from "./replication-network-policy.js";
+import { DEFAULT_SWITCHOVER_TIMEOUT_SECONDS, renderReplicationPreStopScript } from "./replication-prestop-script.js";
+import { DEFAULT_MASTER_NAME } from "./replication-start.js";
+import { renderSentinelConf } from "./sentinel-conf.js";
+import { SENTINEL_CONF_KEY, SENTINEL_DATA_DIR, SENTINEL_PORT, SENTINEL_START_KEY, SENTINEL_STATE_FILE, buildSentinelManifests, sentinelLabels } from "./sentinel-manifests.js";
+import { renderSentinelStartScript } from "./sentinel-start-script.js";
+import { buildHeadlessService } from "./services.js";
 import { renderStartScript } from "./start-script.js";
-import { buildValkeyStatefulSet, roleSelector } from "./statefulset.js";
+import { DEFAULT_TERMINATION_GRACE_SECONDS, buildValkeyStatefulSet, roleSelector } from "./statefulset.js";
 import { renderValkeyConf } from "./valkey-conf.js";
 
-export const PRIMARY_CONF_KEY = "valkey-primary.conf";
-export const REPLICA_CONF_KEY = "valkey-replica.conf";
+export const MEMBER_CONF_KEY = "valkey.conf";
 
 export interface ReplicationInput {
   namespace: string;
@@ -33,20 +44,43 @@ export interface ReplicationInput {
 
 export interface ReplicationPod {
   name: string;
-  role: "primary" | "replica";
+  /** `<pod>.<headless>.<ns>.svc.cluster.local`: what the member announces and the Sentinels report. */
   dnsName: string;
 }
 
+export interface ReplicationNames extends ReleaseNames {
+  statefulSet: string;
+  writeService: string;
+  readService: string;
+  sentinelStatefulSet: string;
+  sentinelHeadless: string;
+  sentinelService: string;
+  sentinelPdb: string;
+  sentinelNetworkPolicy: string;
+  haproxyDeployment: string;
+  haproxySecret: string;
+  haproxyPdb: string;
+  haproxyNetworkPolicy: string;
+}
+
 export interface ReplicationFacts {
-  names: ReleaseNames & { primaryStatefulSet: string; replicaStatefulSet: string; primaryService: string; readService: string };
-  primaryHost: string;
+  names: ReplicationNames;
+  /** The write Service (HAProxy → the current primary). */
+  writeHost: string;
+  /** The read Service (HAProxy → replicas only). */
   readHost: string;
+  /** The Sentinel Service, for Sentinel-aware clients (with `masterName`). */
+  sentinelHost: string;
+  sentinelPort: number;
+  masterName: string;
   secretName: string | undefined;
   passwordKey: string | undefined;
+  /** Labels of the data members (not the Sentinels or proxies). */
   podSelector: Record<string, string>;
-  primaryPod: string;
-  replicaPods: string[];
+  sentinelSelector: Record<string, string>;
+  /** Data members by ordinal; ordinal 0 is primary only on the very first start. */
   pods: ReplicationPod[];
+  sentinels: ReplicationPod[];
   port: number;
 }
 
@@ -54,39 +88,46 @@ export interface ReplicationManifests {
   facts: ReplicationFacts;
   configMap: ConfigMap;
   headlessService: Service;
-  primaryService: Service;
-  readService: Service;
-  primary: StatefulSet;
-  replica: StatefulSet;
+  statefulSet: StatefulSet;
   pdb: PodDisruptionBudget;
-  networkPolicy: NetworkPolicy;
+  sentinel: ReturnType<typeof buildSentinelManifests>;
+  haproxy: HaproxyManifests;
+  haproxySecretMeta: { name: string; namespace: string; labels: Record<string, string> };
+  networkPolicies: { members: NetworkPolicy; sentinels: NetworkPolicy; haproxy: NetworkPolicy };
 }
 
 export function replicationFacts(i: ReplicationInput): ReplicationFacts {
-  const base = releaseNames(i.release);
-  const names = {
-    ...base,
-    primaryStatefulSet: `${i.release}-primary`,
-    replicaStatefulSet: `${i.release}-replica`,
-    primaryService: `${i.release}-primary`,
-    readService: `${i.release}-read`,
+  const r = i.release;
+  const names: ReplicationNames = {
+    ...releaseNames(r),
+    statefulSet: r,
+    writeService: `${r}-write`,
+    readService: `${r}-read`,
+    sentinelStatefulSet: `${r}-sentinel`,
+    sentinelHeadless: `${r}-sentinel-headless`,
+    sentinelService: `${r}-sentinel`,
+    sentinelPdb: `${r}-sentinel-pdb`,
+    sentinelNetworkPolicy: `${r}-sentinel-ingress`,
+    haproxyDeployment: `${r}-haproxy`,
+    haproxySecret: `${r}-haproxy`,
+    haproxyPdb: `${r}-haproxy-pdb`,
+    haproxyNetworkPolicy: `${r}-haproxy-ingress`,
   };
-  const [primaryPod] = statefulSetPods(names.primaryStatefulSet, 1) as [string];
-  const replicaPods = statefulSetPods(names.replicaStatefulSet, i.valkey.replication.replicas);
-  const dns = (pod: string): string => podDnsName(pod, names.headless, i.namespace);
+  const members = statefulSetPods(names.statefulSet, 1 + i.valkey.replication.replicas);
+  const sentinels = statefulSetPods(names.sentinelStatefulSet, i.valkey.replication.sentinel.replicas);
   return {
     names,
-    primaryHost: serviceHost(names.primaryService, i.namespace),
+    writeHost: serviceHost(names.writeService, i.namespace),
     readHost: serviceHost(names.readService, i.namespace),
+    sentinelHost: serviceHost(names.sentinelService, i.namespace),
+    sentinelPort: SENTINEL_PORT,
+    masterName: DEFAULT_MASTER_NAME,
     secretName: i.auth ? names.secret : undefined,
     passwordKey: i.auth ? PASSWORD_SECRET_KEY : undefined,
-    podSelector: releaseLabels(i.release),
-    primaryPod,
-    replicaPods,
-    pods: [
-      { name: primaryPod, role: "primary", dnsName: dns(primaryPod) },
-      ...replicaPods.map((name) => ({ name, role: "replica" as const, dnsName: dns(name) })),
-    ],
+    podSelector: releaseLabels(r),
+    sentinelSelector: sentinelLabels(r),
+    pods: members.map((name) => ({ name, dnsName: podDnsName(name, names.headless, i.namespace) })),
+    sentinels: sentinels.map((name) => ({ name, dnsName: podDnsName(name, names.sentinelHeadless, i.namespace) })),
     port: VALKEY_PORT,
   };
 }
@@ -94,46 +135,100 @@ export function replicationFacts(i: ReplicationInput): ReplicationFacts {
 export function buildReplicationManifests(i: ReplicationInput): ReplicationManifests {
   const facts = replicationFacts(i);
   const { names } = facts;
-  const primaryDns = facts.pods[0]?.dnsName ?? "";
-  const data = {
-    [PRIMARY_CONF_KEY]: renderValkeyConf(i.valkey, { role: { kind: "primary" } }),
-    [REPLICA_CONF_KEY]: renderValkeyConf(i.valkey, { role: { kind: "replica", primaryHost: primaryDns } }),
-    [START_SCRIPT_KEY]: renderStartScript({ mode: "replication", auth: i.auth }),
+  const s = i.valkey.replication.sentinel;
+  const sentinelAddrs = facts.sentinels.map((x) => `${x.dnsName}:${SENTINEL_PORT}`);
+  const first = facts.pods[0]?.dnsName ?? "";
+  const memberData = {
+    [MEMBER_CONF_KEY]: renderValkeyConf(i.valkey, { role: { kind: "replication-member" } }),
+    [START_SCRIPT_KEY]: renderStartScript({ mode: "replication", auth: i.auth, sentinel: { masterName: facts.masterName, sentinels: sentinelAddrs } }),
+    [READINESS_SCRIPT_KEY]: renderReadinessScript({ mode: "replication" }),
+    [PRESTOP_SCRIPT_KEY]: renderReplicationPreStopScript({ masterName: facts.masterName, sentinels: sentinelAddrs, timeoutSeconds: DEFAULT_SWITCHOVER_TIMEOUT_SECONDS }),
   };
-  const hash = configHash(data);
-  const statefulSet = (role: "primary" | "replica"): StatefulSet => {
-    const primary = role === "primary";
-    return buildValkeyStatefulSet({
-      name: primary ? names.primaryStatefulSet : names.replicaStatefulSet,
-      namespace: i.namespace,
-      release: i.release,
-      role,
-      replicas: primary ? 1 : i.valkey.replication.replicas,
-      valkey: i.valkey,
-      placement: podPlacement({
-        placement: i.placement,
-        releaseSelector: facts.podSelector,
-        spreadOver: roleSelector(i.release, role),
-        // The primary lives in the first zone; replicas spread over all of them.
-        zones: primary ? i.placement.zones.slice(0, 1) : i.placement.zones,
-      }),
-      headless: names.headless,
-      configMap: names.configMap,
-      confKey: primary ? PRIMARY_CONF_KEY : REPLICA_CONF_KEY,
-      configHash: hash,
-      secretName: facts.secretName,
-      storageClass: i.placement.storageClass ?? i.valkey.persistence.storageClass,
-    });
+  const sentinelData = {
+    [SENTINEL_CONF_KEY]: renderSentinelConf({
+      port: SENTINEL_PORT,
+      dir: SENTINEL_DATA_DIR,
+      masterName: facts.masterName,
+      primary: { host: first, port: VALKEY_PORT },
+      quorum: s.quorum,
+      downAfterMs: s.downAfterMilliseconds,
+      failoverTimeoutMs: s.failoverTimeoutMs,
+      parallelSyncs: s.parallelSyncs,
+      hostnames: true,
+    }),
+    [SENTINEL_START_KEY]: renderSentinelStartScript({
+      templateFile: `${CONFIG_MOUNT}/${SENTINEL_CONF_KEY}`,
+      stateFile: SENTINEL_STATE_FILE,
+      masterName: facts.masterName,
+      passwordFile: i.auth ? `${SECRET_MOUNT}/${PASSWORD_SECRET_KEY}` : undefined,
+    }),
   };
+  const storageClass = i.placement.storageClass ?? i.valkey.persistence.storageClass;
+  const memberSelector = roleSelector(i.release, "member");
   return {
     facts,
-    configMap: buildConfigMap(names.configMap, i.namespace, i.release, data),
+    configMap: buildConfigMap(names.configMap, i.namespace, i.release, { ...memberData, ...sentinelData }),
     headlessService: buildHeadlessService({ name: names.headless, namespace: i.namespace, release: i.release, selector: facts.podSelector }),
-    primaryService: buildClientService(names.primaryService, i.namespace, i.release, roleSelector(i.release, "primary")),
-    readService: buildClientService(names.readService, i.namespace, i.release, roleSelector(i.release, "replica")),
-    primary: statefulSet("primary"),
-    replica: statefulSet("replica"),
+    statefulSet: buildValkeyStatefulSet({
+      name: names.statefulSet,
+      namespace: i.namespace,
+      release: i.release,
+      role: "member",
+      replicas: 1 + i.valkey.replication.replicas,
+      valkey: i.valkey,
+      // Every member may become primary: all of them spread hard over every zone.
+      placement: podPlacement({ placement: i.placement, releaseSelector: facts.podSelector, spreadOver: memberSelector }),
+      headless: names.headless,
+      configMap: names.configMap,
+      confKey: MEMBER_CONF_KEY,
+      configHash: configHash(memberData),
+      secretName: facts.secretName,
+      storageClass,
+      readinessScriptKey: READINESS_SCRIPT_KEY,
+      preStopScriptKey: PRESTOP_SCRIPT_KEY,
+      // Room for the preStop switchover and then an RDB save at shutdown.
+      terminationGracePeriodSeconds: DEFAULT_SWITCHOVER_TIMEOUT_SECONDS + DEFAULT_TERMINATION_GRACE_SECONDS,
+    }),
     pdb: buildPodDisruptionBudget(names.pdb, i.namespace, i.release, facts.podSelector),
-    networkPolicy: buildNetworkPolicy({ name: names.networkPolicy, namespace: i.namespace, release: i.release, podSelector: facts.podSelector, checkSourceCidrs: i.checkSourceCidrs }),
+    sentinel: buildSentinelManifests({
+      namespace: i.namespace,
+      release: i.release,
+      image: i.valkey.image,
+      replicas: s.replicas,
+      placement: i.placement,
+      statefulSet: names.sentinelStatefulSet,
+      headless: names.sentinelHeadless,
+      service: names.sentinelService,
+      pdb: names.sentinelPdb,
+      configMap: names.configMap,
+      configHash: configHash(sentinelData),
+      secretName: facts.secretName,
+      storageClass,
+      memberSelector: facts.podSelector,
+    }),
+    haproxy: buildHaproxyManifests({
+      namespace: i.namespace,
+      release: i.release,
+      image: versions.HAPROXY_IMAGE,
+      placement: i.placement,
+      deployment: names.haproxyDeployment,
+      cfgSecret: names.haproxySecret,
+      writeService: names.writeService,
+      readService: names.readService,
+      pdb: names.haproxyPdb,
+      members: facts.pods,
+      memberPort: VALKEY_PORT,
+      memberSelector: facts.podSelector,
+    }),
+    haproxySecretMeta: { name: names.haproxySecret, namespace: i.namespace, labels: releaseLabels(i.release) },
+    networkPolicies: buildReplicationNetworkPolicies({
+      namespace: i.namespace,
+      release: i.release,
+      names: { members: names.networkPolicy, sentinels: names.sentinelNetworkPolicy, haproxy: names.haproxyNetworkPolicy },
+      members: facts.podSelector,
+      sentinels: facts.sentinelSelector,
+      haproxy: haproxyLabels(i.release),
+      checkSourceCidrs: i.checkSourceCidrs,
+    }),
   };
 }

@@ -46,7 +46,7 @@ export interface StartScriptOptions {
 
 /** The include the Sentinel-aware start decision writes (`replicaof host port`, or empty). */
 export function replicationIncludeFile(runDir: string = RUN_DIR): string {
-  return `${runDir}/replication.conf`;
+  return includeFiles(runDir).replication;
 }
 
 /** Single-quotes a value for sh. */

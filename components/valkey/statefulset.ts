@@ -50,6 +50,8 @@ export interface ValkeyStatefulSetOptions {
   readinessScriptKey?: string;
   /** Seconds a pod must stay ready before the rollout counts it available. @default 0 */
   minReadySeconds?: number;
+  /** ConfigMap key of a preStop script run with sh (cluster members: PRESTOP_SCRIPT_KEY). */
+  preStopScriptKey?: string;
 }
 
 /** Labels of one role's pods (the StatefulSet selector). */
@@ -139,7 +141,8 @@ function container(o: ValkeyStatefulSetOptions): Container {
       capabilities: { drop: ["ALL"] },
     },
   };
-  if (o.clusterMember) c.lifecycle = { preStop: { exec: { command: ["sh", `${CONFIG_MOUNT}/${PRESTOP_SCRIPT_KEY}`] } } };
+  const preStop = o.preStopScriptKey ?? (o.clusterMember ? PRESTOP_SCRIPT_KEY : undefined);
+  if (preStop !== undefined) c.lifecycle = { preStop: { exec: { command: ["sh", `${CONFIG_MOUNT}/${preStop}`] } } };
   return c;
 }
 

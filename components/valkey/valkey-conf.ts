@@ -10,14 +10,16 @@ import { DATA_DIR, RUN_DIR } from "./naming.js";
 
 /** The RDB schedule used when `persistence.rdb` is on (Valkey's own default schedule). */
 export const RDB_SAVE_SCHEDULE = "3600 1 300 100 60 10000";
-/** Seconds a replica may lag and still count towards `min-replicas-to-write`. */
+/** The default of `valkey.replication.minReplicasMaxLag` (seconds a replica may lag and still count towards `min-replicas-to-write`). */
 export const MIN_REPLICAS_MAX_LAG_SECONDS = 10;
 
 /** What one valkey.conf is for. */
 export type ConfRole =
   | { kind: "primary" }
   | { kind: "replica"; primaryHost: string; primaryPort?: number }
-  | { kind: "cluster-member" };
+  | { kind: "cluster-member" }
+  /** A replication member under Sentinel: no fixed role, `replicaof` (or nothing) comes from the start decision's include. */
+  | { kind: "replication-member" };
 
 export interface ValkeyConfOptions {
   role: ConfRole;
@@ -34,8 +36,8 @@ export interface ValkeyConfOptions {
 }
 
 /** The generated include files, in the order valkey.conf includes them. */
-export function includeFiles(runDir: string = RUN_DIR): { auth: string; announce: string } {
-  return { auth: `${runDir}/auth.conf`, announce: `${runDir}/announce.conf` };
+export function includeFiles(runDir: string = RUN_DIR): { auth: string; announce: string; replication: string } {
+  return { auth: `${runDir}/auth.conf`, announce: `${runDir}/announce.conf`, replication: `${runDir}/replication.conf` };
 }
 
 function quote(value: string): string {
@@ -77,12 +79,13 @@ export function valkeyConfLines(valkey: ValkeyConfig, o: ValkeyConfOptions): str
   } else {
     lines.push(
       `min-replicas-to-write ${valkey.replication.minReplicasToWrite}`,
-      `min-replicas-max-lag ${MIN_REPLICAS_MAX_LAG_SECONDS}`,
+      `min-replicas-max-lag ${valkey.replication.minReplicasMaxLag}`,
       `replica-read-only yes`,
     );
     if (role.kind === "replica") lines.push(`replicaof ${role.primaryHost} ${role.primaryPort ?? VALKEY_PORT}`);
   }
   lines.push(`include ${quote(includes.auth)}`, `include ${quote(includes.announce)}`);
+  if (role.kind === "replication-member") lines.push(`include ${quote(includes.replication)}`);
   return lines;
 }
 

@@ -31,7 +31,7 @@ describe("step inputs from one field list", () => {
     expect(secretKeys(bootstrapFields).sort()).toEqual(["kubeconfig", "password"]);
     expect(rerunKeys(bootstrapFields).sort()).toEqual(["connector", "context", "expectedPods", "headlessService", "namespace", "primaries", "replicasPerPrimary", "selector"]);
     expect(rerunKeys(checkFields).sort()).toEqual(
-      ["connector", "context", "countKeys", "expect", "headlessService", "mode", "namespace", "replicaLagBytes", "runId", "selector", "triggers"],
+      ["connector", "context", "countKeys", "expect", "headlessService", "mode", "namespace", "replicaLagBytes", "runId", "selector", "sentinel", "triggers"],
     );
     expect(secretKeys(resultsFields)).toEqual(["kubeconfig"]);
     expect(rerunKeys(resultsFields)).toEqual(["namespace", "jobName", "jobUid", "mode", "workload", "serverVersion", "image", "timestamp", "runId"]);

@@ -114,17 +114,27 @@ async function lifecycle(mode: "replication" | "cluster", checkPlacement: (pods:
 
     // The objects exist as the components meant them.
     const sets = await ctx.apps.listNamespacedStatefulSet({ namespace });
-    const want = mode === "cluster" ? ["valkey-cluster"] : ["valkey-primary", "valkey-replica"];
+    const want = mode === "cluster" ? ["valkey-cluster"] : ["valkey", "valkey-sentinel"];
     expect(sets.items.map((x) => x.metadata?.name).sort()).toEqual(want);
     const services = (await ctx.core.listNamespacedService({ namespace })).items.map((x) => x.metadata?.name);
-    expect(services).toEqual(expect.arrayContaining(mode === "cluster" ? ["valkey-cluster", "valkey-cluster-headless"] : ["valkey-primary", "valkey-read", "valkey-headless"]));
+    expect(services).toEqual(
+      expect.arrayContaining(mode === "cluster" ? ["valkey-cluster", "valkey-cluster-headless"] : ["valkey-write", "valkey-read", "valkey-headless", "valkey-sentinel", "valkey-sentinel-headless"]),
+    );
+    if (mode === "replication") {
+      // The post-deploy check went through the Sentinels: all three reachable, agreeing, one per zone.
+      const sentinels = (up.outputs.report?.value as { sentinels: { zone: string; reachable: boolean; agrees: boolean }[] | null }).sentinels ?? [];
+      expect(sentinels.map((x) => [x.reachable, x.agrees])).toEqual([[true, true], [true, true], [true, true]]);
+      expect(new Set(sentinels.map((x) => x.zone))).toEqual(new Set(ZONES));
+      expect((await ctx.apps.listNamespacedDeployment({ namespace })).items.map((x) => x.metadata?.name)).toEqual(["valkey-haproxy"]);
+    }
     const secret = (await ctx.core.listNamespacedSecret({ namespace })).items.find((x) => x.metadata?.name?.endsWith("-auth"));
     expect(secret, "auth Secret").toBeDefined();
 
     // The real scheduler placed the pods as promised.
     const pods = await eventually(`all ${mode} pods scheduled`, 60_000, async () => {
       const all = await podsByZone(namespace);
-      const expected = mode === "cluster" ? 6 : 4;
+      // Replication: 4 members, 3 Sentinels, 2 HAProxy pods.
+      const expected = mode === "cluster" ? 6 : 9;
       return all.length === expected && all.every((p) => p.node !== undefined) ? all : undefined;
     });
     checkPlacement(pods);
@@ -147,12 +157,16 @@ async function lifecycle(mode: "replication" | "cluster", checkPlacement: (pods:
 }
 
 describe("byo stack under the real engine against a real API server", () => {
-  it("replication: preview, up, primary in the first zone and replicas over all three, idempotent, encrypted, destroyed", async () => {
+  it("replication under Sentinel: preview, up (check through the Sentinels), members over all zones, one Sentinel per zone, idempotent, encrypted, destroyed", async () => {
     await lifecycle("replication", (pods) => {
-      const primary = pods.filter((p) => p.role === "primary");
-      const replicas = pods.filter((p) => p.role === "replica");
-      expect(primary.map((p) => p.zone)).toEqual([ZONES[0]]);
-      expect(new Set(replicas.map((p) => p.zone))).toEqual(new Set(ZONES));
+      const members = pods.filter((p) => p.role === "member");
+      const sentinels = pods.filter((p) => p.name.startsWith("valkey-sentinel-"));
+      const proxies = pods.filter((p) => p.name.startsWith("valkey-haproxy-"));
+      expect(members).toHaveLength(4);
+      expect(new Set(members.map((p) => p.zone))).toEqual(new Set(ZONES));
+      expect(sentinels.map((p) => p.zone).sort()).toEqual([...ZONES].sort());
+      expect(proxies).toHaveLength(2);
+      expect(new Set(proxies.map((p) => p.zone)).size).toBe(2);
     });
   }, 600_000);
 

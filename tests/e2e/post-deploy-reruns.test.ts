@@ -5,7 +5,9 @@
  * runs the Job's own script with a real benchmark client against them (support/benchmark-pods.ts);
  * its output is the container log kwok's kubelet-like server serves, which BenchmarkResults reads
  * through the API server (`pods/log`). kwok completes the Job's pod only after that (the plane
- * holds Job pods).
+ * holds Job pods). The Job targets the write Service, whose pods are HAProxy: the stand-in runs a
+ * real haproxy with the release's haproxy.cfg, so the benchmark goes through the write endpoint
+ * (HAProxy's role:master health check) to the primary the Sentinels chose.
  *
  * Four `up`s of one replication stack:
  *  1. the first: benchmark, then the check after it counts the keys the benchmark wrote;
@@ -123,8 +125,9 @@ async function up(s: E2eStack): Promise<Run> {
 }
 
 async function primaryDbsize(valkeys: ReturnType<typeof standInForPods>): Promise<number> {
-  const primary = valkeys.servers.get("valkey-primary-0");
-  if (primary === undefined) throw new Error("no server for valkey-primary-0");
+  // Ordinal 0 is the primary after the first start under Sentinel (no failover in this test).
+  const primary = valkeys.servers.get("valkey-0");
+  if (primary === undefined) throw new Error("no server for valkey-0");
   const client = await openClient(primary.host, primary.port, "primary", { password: PASSWORD });
   try {
     return await client.dbsize();

@@ -145,7 +145,12 @@ describe("parseStackConfig: defaults", () => {
     expect(config.karpenter.nodePool.limits.amounts).toEqual({ cpuMillicores: 64_000, memoryBytes: 512 * 2 ** 30 });
     expect(config.valkey.image).toBe("valkey/valkey:9.0.2");
     expect(config.valkey.mode).toBe("replication");
-    expect(config.valkey.replication).toEqual({ replicas: 3, minReplicasToWrite: 0 });
+    expect(config.valkey.replication).toEqual({
+      replicas: 3,
+      minReplicasToWrite: 0,
+      minReplicasMaxLag: 10,
+      sentinel: { replicas: 3, quorum: 2, downAfterMilliseconds: 5000, failoverTimeoutMs: 60000, parallelSyncs: 1 },
+    });
     expect(config.valkey.cluster).toEqual({ primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: 15000 });
     // Guaranteed QoS by default: limits = requests, fitting r7g.large.
     expect(config.valkey.resources).toEqual({ requests: { cpu: "1500m", memory: "12Gi" }, limits: { cpu: "1500m", memory: "12Gi" } });

@@ -95,7 +95,7 @@ describe("the program under mocks", () => {
     expect(await isSecretOutput(out.report)).toBe(false);
     const report = await valueOf(out.report);
     expect(report).toMatchObject({ schemaVersion: 1, stack: "cluster", platform: "eks", mode: "cluster", pods: 6 });
-    expect(report.endpoints).toEqual({ namespace: "valkey", write: "valkey-cluster.valkey.svc.cluster.local", read: null, port: 6379 });
+    expect(report.endpoints).toEqual({ namespace: "valkey", write: "valkey-cluster.valkey.svc.cluster.local", read: null, port: 6379, sentinel: null, sentinelPort: null, masterName: null });
     expect(report.benchmark?.rows).toEqual([ROW]);
     expect(report.versions).toMatchObject({ valkeyImage: "valkey/valkey:9.0.2", server: "9.0.2", client: "valkey-benchmark 9.0.2", karpenterChart: "1.14.1" });
     // The report carries the check that ran AFTER the benchmark (per-primary keys).
@@ -186,11 +186,12 @@ describe("the program under mocks", () => {
     const out = runProgram({ stack: "byo", config, password: undefined });
     await drain();
     expect(out.password).toBeUndefined();
-    expect(recorder.ofType("kubernetes:core/v1:Secret")).toEqual([]);
+    // Only HAProxy's cfg Secret (no password in it without auth), never the password Secret.
+    expect(recorder.ofType("kubernetes:core/v1:Secret").map((r) => r.name)).toEqual(["valkey-haproxy-cfg"]);
     expect(recorder.ofType("kubernetes:batch/v1:Job")).toEqual([]);
     const report = await valueOf(out.report);
     expect(report.benchmark).toBeNull();
-    expect(report.endpoints.write).toBe("valkey-primary.valkey.svc.cluster.local");
+    expect(report.endpoints.write).toBe("valkey-write.valkey.svc.cluster.local");
   });
 
   it("refuses to run without the password when auth is on, before creating anything", () => {

@@ -24,7 +24,12 @@ export function valkeyConfig(over: Partial<ValkeyConfig> = {}): ValkeyConfig {
     namespace: "valkey",
     image: "valkey/valkey:9.0.2",
     mode: "replication",
-    replication: { replicas: 3, minReplicasToWrite: 1 },
+    replication: {
+      replicas: 3,
+      minReplicasToWrite: 1,
+      minReplicasMaxLag: 7,
+      sentinel: { replicas: 3, quorum: 2, downAfterMilliseconds: 4000, failoverTimeoutMs: 45000, parallelSyncs: 2 },
+    },
     cluster: { primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: 12000 },
     resources: { requests: { cpu: "1", memory: "12Gi" }, limits: { cpu: "2", memory: "16Gi" } },
     resourceAmounts: {

@@ -7,7 +7,13 @@
 import { formatTopologyReport } from "../../../benchmarks/verify/format-report.js";
 import { verifyTopology } from "../../../benchmarks/verify/verify-topology.js";
 import type { TopologyReport } from "../../../benchmarks/verify/verify-types.js";
-import type { DiscoveredPod } from "../../kubernetes/pod-discovery.js";
+import type { Redis } from "ioredis";
+import type { Connector } from "../../../benchmarks/topology/connector.js";
+import type { NodeEndpoint } from "../../../benchmarks/topology/endpoint.js";
+import type { ZoneSource } from "../../../benchmarks/topology/zones.js";
+import { normalHost, podsByHost } from "../../kubernetes/pod-addresses.js";
+import type { PodApi, PodRecord } from "../../kubernetes/pod-api.js";
+import { discoverPods, unusablePods, type DiscoveredPod } from "../../kubernetes/pod-discovery.js";
 import { KubernetesZoneSource } from "../../kubernetes/zone-source.js";
 import { ROLE_LABEL } from "../../shared.js";
 import { kubeDeps, podEndpoint, usablePods, type KubeDeps } from "../kit/kube-access.js";
@@ -27,6 +33,9 @@ export interface TopologyCheckReport {
   }[];
   primariesPerZone: Record<string, number>;
   nodeCount: number;
+  /** Replication under Sentinel: the master name asked and every Sentinel's view; absent otherwise. */
+  masterName?: string;
+  sentinels?: { address: string; zone: string | null; reachable: boolean; agrees: boolean; primary: string | null }[];
 }
 
 export interface TopologyCheckOutputs {
@@ -54,6 +63,12 @@ export function toCheckReport(r: TopologyReport): TopologyCheckReport {
     })),
     primariesPerZone: r.primariesPerZone,
     nodeCount: r.nodeCount,
+    ...(r.sentinels === undefined
+      ? {}
+      : {
+          masterName: r.masterName,
+          sentinels: r.sentinels.map((x) => ({ address: x.address, zone: x.zone ?? null, reachable: x.reachable, agrees: x.agrees, primary: x.primary ?? null })),
+        }),
   });
 }
 
@@ -64,24 +79,91 @@ export function seedPods(mode: "cluster" | "replication", pods: readonly Discove
   return primaries.length > 0 ? primaries : pods.slice(0, 1);
 }
 
-export async function checkTopologyOnKubernetes(i: TopologyCheckInputs, deps: KubeDeps = kubeDeps(i)): Promise<TopologyCheckOutputs> {
+/** How long a check under Sentinel waits for a failing verdict to turn (timeoutMs overrides). */
+export const SENTINEL_CONVERGE_MS = 60_000;
+
+/** The check's outside world: the kit's, plus the Sentinel pods' port (tests with local Sentinels map each pod). */
+export type CheckDeps = KubeDeps & { sentinelPortsOf?: (pod: PodRecord) => { port: number; busPort: number } };
+
+/** Both zone sources: the data members and the Sentinels (one key space of `host:port`). */
+class MergedZoneSource implements ZoneSource {
+  constructor(private readonly sources: readonly ZoneSource[]) {}
+  async zonesFor(endpoints: readonly NodeEndpoint[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (const m of await Promise.all(this.sources.map((s) => s.zonesFor(endpoints)))) for (const [k, v] of m) if (!out.has(k)) out.set(k, v);
+    return out;
+  }
+}
+
+/**
+ * The Sentinels answer with the names members announce (stable pod DNS names); a caller outside
+ * the cluster DNS (the `direct` connector) dials the pod IP the API server gives for that name.
+ */
+export class PodNameConnector implements Connector {
+  private readonly byHost: Map<string, DiscoveredPod>;
+  constructor(
+    private readonly inner: Connector,
+    pods: readonly DiscoveredPod[],
+    o: { namespace: string; headlessService?: string },
+  ) {
+    this.byHost = podsByHost(pods, o);
+  }
+  connect(endpoint: NodeEndpoint): Promise<Redis> {
+    const pod = this.byHost.get(normalHost(endpoint.host));
+    const ip = pod?.podIP;
+    return this.inner.connect(ip === undefined ? endpoint : { host: ip, port: endpoint.port });
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+export async function checkTopologyOnKubernetes(i: TopologyCheckInputs, deps: CheckDeps = kubeDeps(i)): Promise<TopologyCheckOutputs> {
   const pods = await usablePods(i, deps);
-  const connector = deps.connector(pods);
-  try {
-    const report = await verifyTopology({
+  const s = i.mode === "replication" ? i.sentinel : undefined;
+  const sentinelPortsOf = deps.sentinelPortsOf ?? (() => ({ port: s?.port ?? 26379, busPort: 0 }));
+  const sentinelPods = s === undefined ? [] : await usableSentinels(i.namespace, s.selector, deps.podApi, sentinelPortsOf);
+  const reach = deps.connector([...pods, ...sentinelPods]);
+  const connector = i.connector === "direct" ? new PodNameConnector(reach, pods, { namespace: i.namespace, headlessService: i.headlessService }) : reach;
+  const memberZones = new KubernetesZoneSource(deps.podApi, { namespace: i.namespace, selector: i.selector, portsOf: deps.portsOf, headlessService: i.headlessService });
+  const zones =
+    s === undefined
+      ? memberZones
+      : new MergedZoneSource([memberZones, new KubernetesZoneSource(deps.podApi, { namespace: i.namespace, selector: s.selector, portsOf: sentinelPortsOf, headlessService: s.headlessService })]);
+  const verify = (): Promise<TopologyReport> =>
+    verifyTopology({
       mode: i.mode,
-      seeds: seedPods(i.mode, pods).map(podEndpoint),
+      seeds: s === undefined ? seedPods(i.mode, pods).map(podEndpoint) : [],
       connector,
-      zones: new KubernetesZoneSource(deps.podApi, { namespace: i.namespace, selector: i.selector, portsOf: deps.portsOf, headlessService: i.headlessService }),
+      zones,
       expect: i.expect ?? {},
       replicaLagBytes: i.replicaLagBytes,
       countKeys: i.countKeys,
+      ...(s === undefined ? {} : { sentinel: { endpoints: sentinelPods.map(podEndpoint), masterName: s.masterName, connector } }),
     });
+  try {
+    // Fresh Sentinels learn their peers (hello, every 2 s) and the replicas (INFO, every 10 s)
+    // after they start: under Sentinel a failing verdict is asked again, bounded by timeoutMs.
+    const deadline = Date.now() + (s === undefined ? 0 : (i.timeoutMs ?? SENTINEL_CONVERGE_MS));
+    let report = await verify();
+    while (!report.ok && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      report = await verify();
+    }
     if (!report.ok) throw new TopologyCheckError(report);
     return { report: toCheckReport(report), table: formatTopologyReport(report) };
   } finally {
     await connector.close();
   }
+}
+
+/** The Sentinel pods (every one must have an IP: a Sentinel without one is reported, not skipped). */
+async function usableSentinels(namespace: string, selector: string, podApi: PodApi, portsOf: NonNullable<CheckDeps["sentinelPortsOf"]>): Promise<DiscoveredPod[]> {
+  const pods = await discoverPods(podApi, { namespace, selector, portsOf });
+  if (pods.length === 0) throw new Error(`no Sentinel pods in namespace ${namespace} with selector '${selector}'`);
+  const bad = unusablePods(pods);
+  if (bad.length > 0) throw new Error(`Sentinel pods in namespace ${namespace} are not usable yet: ${bad.join("; ")}`);
+  return pods;
 }
 
 // --- the dynamic-provider protocol (called by ../kit/ts-module-provider.ts) ---

@@ -19,6 +19,18 @@ export const checkFields = {
   ),
   /** Replication mode: largest acceptable replica lag in bytes (the verifier's 1048576 when absent). */
   replicaLagBytes: rerun(wholeNumber(0).optional()),
+  /**
+   * Replication mode under Sentinel: discover the primary from the Sentinels (pods matching
+   * `selector`, on `port`) and check them too (SENTINEL_QUORUM / _DISAGREE / _SAME_ZONE).
+   */
+  sentinel: rerun(
+    z
+      .object(
+        { selector: nonEmptyString(), headlessService: nonEmptyString().optional(), port: wholeNumber(1), masterName: nonEmptyString() },
+        { error: "must be an object { selector, headlessService?, port, masterName }" },
+      )
+      .optional(),
+  ),
   /** Count keys (DBSIZE) per primary. */
   countKeys: rerun(z.boolean({ error: "must be true or false" }).default(true)),
   /** What the steps this check follows last produced (their run stamps): a change re-runs the check. */

@@ -6,12 +6,15 @@
  * post-deploy steps then reach, through the `direct` connector, servers whose identity
  * (pod name, IP, node, zone) is the API server's.
  *
- * What the real pod's start script adds (announce hostnames, the include files) is not
- * reproduced: these servers announce their IPs.
+ * Replication mode under Sentinel (pod-sentinels.ts): each Sentinel pod gets a real
+ * `valkey-server --sentinel` from the release's rendered sentinel.conf, each member runs the
+ * rendered entrypoint with the Sentinel start decision. Pod DNS names become pod IPs (kwok has
+ * no cluster DNS): these servers announce their IPs, not the hostnames the real pods announce.
  */
 import type * as k8s from "@kubernetes/client-node";
 import { sleep } from "../../../benchmarks/util/poll-until.js";
 import { LocalFleet, type ValkeyProcess } from "../../../benchmarks/local/valkey-process.js";
+import { HAPROXY_NAME_LABEL, SENTINEL_NAME_LABEL, startHaproxyPod, startMemberPod, startSentinelPod } from "./pod-sentinels.js";
 
 export interface PodValkeys {
   /** Pod name → server. */
@@ -31,13 +34,23 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
   const errors: string[] = [];
   let stopped = false;
 
-  const startFor = async (pod: k8s.V1Pod, primaryIp: string | undefined): Promise<void> => {
+  const startFor = async (pod: k8s.V1Pod, primaryIp: string | undefined, ips: Map<string, string>): Promise<void> => {
     const name = pod.metadata?.name ?? "?";
     const ip = pod.status?.podIP as string;
     const role = pod.metadata?.labels?.[ROLE];
     if (role === "replica" && primaryIp === undefined) return; // wait for the primary's IP
+    const kind = pod.metadata?.labels?.["app.kubernetes.io/name"];
+    const sentinelPod = kind === SENTINEL_NAME_LABEL;
+    // A replication member under Sentinel: role "member" without the cluster bus port.
+    const clusterMember = (pod.spec?.containers ?? []).some((c) => (c.ports ?? []).some((p) => p.name === "cluster-bus"));
     starting.add(name);
     try {
+      if (sentinelPod || kind === HAPROXY_NAME_LABEL || (role === "member" && !clusterMember)) {
+        const ctx = { core, namespace, fleet, password, ips };
+        const server = sentinelPod ? await startSentinelPod(ctx, pod) : kind === HAPROXY_NAME_LABEL ? await startHaproxyPod(ctx, pod) : await startMemberPod(ctx, pod);
+        if (server !== undefined) servers.set(name, server);
+        return;
+      }
       const server = await fleet.start({
         name,
         bind: ip,
@@ -60,12 +73,14 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
   };
 
   const tick = async (): Promise<void> => {
-    const pods = (await core.listNamespacedPod({ namespace, labelSelector: "app.kubernetes.io/name=valkey" })).items;
+    const all = (await core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/name in (valkey,${SENTINEL_NAME_LABEL},${HAPROXY_NAME_LABEL})` })).items;
+    const pods = all;
+    const ips = new Map(all.flatMap((p) => (p.status?.podIP === undefined ? [] : [[p.metadata?.name ?? "", p.status.podIP] as [string, string]])));
     const primaryIp = pods.find((p) => p.metadata?.labels?.[ROLE] === "primary")?.status?.podIP;
     await Promise.all(
       pods
         .filter((p) => p.status?.podIP !== undefined && !servers.has(p.metadata?.name ?? "") && !starting.has(p.metadata?.name ?? ""))
-        .map((p) => startFor(p, primaryIp)),
+        .map((p) => startFor(p, primaryIp, ips)),
     );
   };
 

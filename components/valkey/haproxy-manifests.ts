@@ -1,0 +1,127 @@
+/**
+ * The write and read endpoints of a replication release for clients that do not speak
+ * Sentinel: an HAProxy Deployment (2 replicas over the zones) whose health checks follow the
+ * primary (haproxy-cfg.ts: write backend = members saying `role:master`, read backend =
+ * members saying `role:slave`), the write and read Services in front of it, and its own
+ * PodDisruptionBudget. haproxy.cfg holds the password (the health check's AUTH), so it lives in
+ * a Secret, rendered by the component from the secret password; the builder here returns the
+ * renderer and everything else. HAProxy needs no Kubernetes API access (no RBAC): it re-resolves
+ * the members' stable DNS names through the cluster DNS. Pure.
+ */
+import { releaseLabels, type Placement } from "../shared.js";
+import { configHash } from "./config-map.js";
+import { renderHaproxyCfg } from "./haproxy-cfg.js";
+import type { PodDisruptionBudget, Service } from "./k8s-types.js";
+import { HOSTNAME_LABEL, podAffinity, toKubeTolerations, zoneSpread } from "./pod-placement.js";
+import type * as pulumi from "@pulumi/pulumi";
+import type * as k8s from "@pulumi/kubernetes";
+
+export const HAPROXY_WRITE_PORT = 6379;
+export const HAPROXY_READ_PORT = 6380;
+export const HAPROXY_REPLICAS = 2;
+export const HAPROXY_CFG_KEY = "haproxy.cfg";
+export const HAPROXY_CFG_DIR = "/usr/local/etc/haproxy";
+/** uid/gid of the official haproxy image's `haproxy` user. */
+export const HAPROXY_UID = 99;
+export const HAPROXY_RESOURCES = { requests: { cpu: "250m", memory: "128Mi" }, limits: { cpu: "1", memory: "256Mi" } };
+
+export type Deployment = pulumi.Unwrap<k8s.types.input.apps.v1.Deployment>;
+
+export function haproxyLabels(release: string): Record<string, string> {
+  return { ...releaseLabels(release), "app.kubernetes.io/name": "valkey-haproxy", "app.kubernetes.io/component": "haproxy" };
+}
+
+export interface HaproxyManifestOptions {
+  namespace: string;
+  release: string;
+  image: string;
+  placement: Placement;
+  deployment: string;
+  cfgSecret: string;
+  writeService: string;
+  readService: string;
+  pdb: string;
+  /** The data members: `name` and stable DNS name each. */
+  members: readonly { name: string; dnsName: string }[];
+  memberPort: number;
+  memberSelector: Record<string, string>;
+}
+
+export interface HaproxyManifests {
+  /** haproxy.cfg for a password (undefined = auth off): the component renders it into the Secret. */
+  renderCfg: (password: string | undefined) => string;
+  deployment: Deployment;
+  writeService: Service;
+  readService: Service;
+  pdb: PodDisruptionBudget;
+}
+
+export function buildHaproxyManifests(o: HaproxyManifestOptions): HaproxyManifests {
+  const labels = haproxyLabels(o.release);
+  const renderCfg = (password: string | undefined): string =>
+    renderHaproxyCfg({
+      servers: o.members.map((m) => ({ name: m.name, host: m.dnsName, port: o.memberPort })),
+      write: { host: "*", port: HAPROXY_WRITE_PORT },
+      read: { host: "*", port: HAPROXY_READ_PORT },
+      password,
+      dnsResolve: true,
+    });
+  // Rolls the proxies when the members change; the hash is of a password-free rendering.
+  const hash = configHash({ [HAPROXY_CFG_KEY]: renderCfg(undefined) });
+  const affinity = podAffinity(o.memberSelector, o.placement.zones);
+  affinity.podAntiAffinity = {
+    preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: HOSTNAME_LABEL, labelSelector: { matchLabels: { ...labels } } } }],
+  };
+  const deployment: Deployment = {
+    metadata: { name: o.deployment, namespace: o.namespace, labels },
+    spec: {
+      replicas: HAPROXY_REPLICAS,
+      selector: { matchLabels: { ...labels } },
+      strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+      template: {
+        metadata: { labels: { ...labels }, annotations: { "valkey-on-eks/config-hash": hash } },
+        spec: {
+          nodeSelector: { ...o.placement.nodeSelector },
+          tolerations: toKubeTolerations(o.placement),
+          affinity,
+          // Two proxies over the zones (hard spread): losing a zone keeps one.
+          topologySpreadConstraints: [zoneSpread(labels, o.placement.zones.length)],
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          terminationGracePeriodSeconds: 10,
+          securityContext: { runAsUser: HAPROXY_UID, runAsGroup: HAPROXY_UID, runAsNonRoot: true, fsGroup: HAPROXY_UID, seccompProfile: { type: "RuntimeDefault" } },
+          containers: [
+            {
+              name: "haproxy",
+              image: o.image,
+              imagePullPolicy: "IfNotPresent",
+              command: ["haproxy", "-W", "-db", "-f", `${HAPROXY_CFG_DIR}/${HAPROXY_CFG_KEY}`],
+              ports: [
+                { name: "write", containerPort: HAPROXY_WRITE_PORT, protocol: "TCP" },
+                { name: "read", containerPort: HAPROXY_READ_PORT, protocol: "TCP" },
+              ],
+              resources: HAPROXY_RESOURCES,
+              readinessProbe: { tcpSocket: { port: HAPROXY_WRITE_PORT }, initialDelaySeconds: 2, periodSeconds: 5, timeoutSeconds: 2, failureThreshold: 3 },
+              livenessProbe: { tcpSocket: { port: HAPROXY_WRITE_PORT }, initialDelaySeconds: 10, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 6 },
+              volumeMounts: [{ name: "cfg", mountPath: HAPROXY_CFG_DIR, readOnly: true }],
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+            },
+          ],
+          volumes: [{ name: "cfg", secret: { secretName: o.cfgSecret, defaultMode: 0o440 } }],
+        },
+      },
+    },
+  };
+  const meta = (name: string): { name: string; namespace: string; labels: Record<string, string> } => ({ name, namespace: o.namespace, labels: releaseLabels(o.release) });
+  const service = (name: string, target: string): Service => ({
+    metadata: meta(name),
+    spec: { type: "ClusterIP", selector: { ...labels }, ports: [{ name: "valkey", port: HAPROXY_WRITE_PORT, targetPort: target, protocol: "TCP" }] },
+  });
+  return {
+    renderCfg,
+    deployment,
+    writeService: service(o.writeService, "write"),
+    readService: service(o.readService, "read"),
+    pdb: { metadata: meta(o.pdb), spec: { minAvailable: 1, selector: { matchLabels: { ...labels } } } },
+  };
+}

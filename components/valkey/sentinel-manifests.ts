@@ -1,0 +1,144 @@
+/**
+ * The Sentinels of a replication release: one StatefulSet (one Sentinel per zone: a hard zone
+ * spread plus a required per-zone anti-affinity), a headless Service publishing not-ready
+ * addresses (each Sentinel's stable DNS name is what it announces, so a restarted Sentinel
+ * with a new IP is still found), a client Service for Sentinel-aware clients, a PVC per
+ * Sentinel for its state file, and its own PodDisruptionBudget. Pure.
+ */
+import { PASSWORD_SECRET_KEY, ZONE_LABEL, releaseLabels, type Placement } from "../shared.js";
+import type { EnvVar, PodDisruptionBudget, PodSpec, Service, StatefulSet } from "./k8s-types.js";
+import { CONFIG_MOUNT, SECRET_MOUNT, podDnsTemplate } from "./naming.js";
+import { podAffinity, toKubeTolerations, zoneSpread } from "./pod-placement.js";
+import { VALKEY_UID } from "./statefulset.js";
+
+export const SENTINEL_PORT = 26379;
+export const SENTINEL_CONF_KEY = "sentinel.conf";
+export const SENTINEL_START_KEY = "sentinel-start.sh";
+/** The Sentinel's volume: its state file (sentinel.conf, rewritten by Sentinel). */
+export const SENTINEL_DATA_DIR = "/data";
+export const SENTINEL_STATE_FILE = `${SENTINEL_DATA_DIR}/sentinel.conf`;
+export const SENTINEL_VOLUME_SIZE = "1Gi";
+export const SENTINEL_RESOURCES = { requests: { cpu: "100m", memory: "64Mi" }, limits: { cpu: "500m", memory: "256Mi" } };
+
+/** Labels of the Sentinel pods: the release's, but a different name, so the data-member selector never matches them. */
+export function sentinelLabels(release: string): Record<string, string> {
+  return { ...releaseLabels(release), "app.kubernetes.io/name": "valkey-sentinel", "app.kubernetes.io/component": "sentinel" };
+}
+
+export interface SentinelManifestOptions {
+  namespace: string;
+  release: string;
+  image: string;
+  replicas: number;
+  placement: Placement;
+  statefulSet: string;
+  headless: string;
+  service: string;
+  pdb: string;
+  configMap: string;
+  configHash: string;
+  secretName: string | undefined;
+  storageClass: string | undefined;
+  /** Labels of the data members (the soft per-node anti-affinity keeps Sentinels off their nodes when it can). */
+  memberSelector: Record<string, string>;
+}
+
+export interface SentinelManifests {
+  statefulSet: StatefulSet;
+  headlessService: Service;
+  service: Service;
+  pdb: PodDisruptionBudget;
+}
+
+const sentinelPort = { name: "sentinel", port: SENTINEL_PORT, targetPort: "sentinel", protocol: "TCP" };
+
+export function buildSentinelManifests(o: SentinelManifestOptions): SentinelManifests {
+  const labels = sentinelLabels(o.release);
+  const affinity = podAffinity(o.memberSelector, o.placement.zones);
+  // At most one Sentinel per zone: losing a zone loses one vote, never the quorum.
+  affinity.podAntiAffinity = {
+    ...affinity.podAntiAffinity,
+    requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: ZONE_LABEL, labelSelector: { matchLabels: { ...labels } } }],
+  };
+  const env: EnvVar[] = [
+    { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+    { name: "VALKEY_ANNOUNCE_HOST", value: podDnsTemplate(o.headless, o.namespace) },
+  ];
+  const mounts = [
+    { name: "data", mountPath: SENTINEL_DATA_DIR },
+    { name: "config", mountPath: CONFIG_MOUNT, readOnly: true },
+  ];
+  const volumes: NonNullable<PodSpec["volumes"]> = [
+    { name: "config", configMap: { name: o.configMap, defaultMode: 0o444 } },
+  ];
+  if (o.secretName !== undefined) {
+    const ref = { secretKeyRef: { name: o.secretName, key: PASSWORD_SECRET_KEY } };
+    env.push({ name: "VALKEYCLI_AUTH", valueFrom: ref }, { name: "REDISCLI_AUTH", valueFrom: ref });
+    mounts.push({ name: "auth", mountPath: SECRET_MOUNT, readOnly: true });
+    volumes.push({ name: "auth", secret: { secretName: o.secretName, defaultMode: 0o400 } });
+  }
+  const pvcSpec: Record<string, unknown> = { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: SENTINEL_VOLUME_SIZE } } };
+  if (o.storageClass !== undefined) pvcSpec.storageClassName = o.storageClass;
+  const statefulSet: StatefulSet = {
+    metadata: { name: o.statefulSet, namespace: o.namespace, labels },
+    spec: {
+      serviceName: o.headless,
+      replicas: o.replicas,
+      podManagementPolicy: "Parallel",
+      updateStrategy: { type: "RollingUpdate" },
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
+      selector: { matchLabels: { ...labels } },
+      template: {
+        metadata: { labels: { ...labels }, annotations: { "valkey-on-eks/config-hash": o.configHash } },
+        spec: {
+          nodeSelector: { ...o.placement.nodeSelector },
+          tolerations: toKubeTolerations(o.placement),
+          affinity,
+          topologySpreadConstraints: [zoneSpread(labels, o.placement.zones.length)],
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          terminationGracePeriodSeconds: 10,
+          securityContext: {
+            runAsUser: VALKEY_UID,
+            runAsGroup: VALKEY_UID,
+            runAsNonRoot: true,
+            fsGroup: VALKEY_UID,
+            fsGroupChangePolicy: "OnRootMismatch",
+            seccompProfile: { type: "RuntimeDefault" },
+          },
+          containers: [
+            {
+              name: "sentinel",
+              image: o.image,
+              imagePullPolicy: "IfNotPresent",
+              command: ["sh", `${CONFIG_MOUNT}/${SENTINEL_START_KEY}`],
+              ports: [{ name: "sentinel", containerPort: SENTINEL_PORT, protocol: "TCP" }],
+              env,
+              resources: SENTINEL_RESOURCES,
+              readinessProbe: {
+                exec: { command: ["sh", "-c", `[ "$(timeout 3 valkey-cli -h 127.0.0.1 -p ${SENTINEL_PORT} ping)" = PONG ]`] },
+                initialDelaySeconds: 3,
+                periodSeconds: 5,
+                timeoutSeconds: 4,
+                failureThreshold: 3,
+              },
+              livenessProbe: { tcpSocket: { port: SENTINEL_PORT }, initialDelaySeconds: 15, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
+              volumeMounts: mounts,
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+            },
+          ],
+          volumes,
+        },
+      },
+      volumeClaimTemplates: [{ metadata: { name: "data", labels: releaseLabels(o.release) }, spec: pvcSpec }],
+    },
+  };
+  const meta = (name: string): { name: string; namespace: string; labels: Record<string, string> } => ({ name, namespace: o.namespace, labels: releaseLabels(o.release) });
+  return {
+    statefulSet,
+    headlessService: { metadata: meta(o.headless), spec: { clusterIP: "None", publishNotReadyAddresses: true, selector: { ...labels }, ports: [sentinelPort] } },
+    service: { metadata: meta(o.service), spec: { type: "ClusterIP", selector: { ...labels }, ports: [sentinelPort] } },
+    // One Sentinel at a time: 2 of 3 keep the quorum through a drain.
+    pdb: { metadata: meta(o.pdb), spec: { maxUnavailable: 1, selector: { matchLabels: { ...labels } } } },
+  };
+}

@@ -1,0 +1,143 @@
+/**
+ * The Kubernetes side of replication under Sentinel, on REAL local processes: a SentinelTopology
+ * (members started by the rendered entrypoint with the Sentinel start decision, 3 real
+ * `valkey-server --sentinel`). Faked: only the Kubernetes API (a StaticPodApi whose pods are
+ * these servers, on fake nodes carrying their zones).
+ *
+ * - the TopologyCheck implementation discovers the primary from the Sentinels, reports them
+ *   (address, zone, agrees), follows a failover, and fails with SENTINEL_QUORUM when two of
+ *   three Sentinels are gone;
+ * - the members' preStop (replication-prestop-script.ts) run by sh on the primary: SENTINEL
+ *   FAILOVER, and it returns once another member is primary; on a replica it returns at once.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resolveBinaries } from "../../benchmarks/binaries.js";
+import { killHard, SentinelTopology } from "../../benchmarks/local/sentinel-topology.js";
+import { DirectConnector } from "../../benchmarks/topology/connector.js";
+import { pollUntil } from "../../benchmarks/util/poll-until.js";
+import { StaticPodApi } from "../../components/kubernetes/static-pod-api.js";
+import { checkTopologyOnKubernetes, parseCheckInputs, TopologyCheckError, type CheckDeps, type TopologyCheckInputs } from "../../components/steps/topology-check/implementation.js";
+import { renderReplicationPreStopScript } from "../../components/valkey/replication-prestop-script.js";
+
+const password = `pw-${Math.random().toString(36).slice(2)}`;
+const zones = ["us-west-2a", "us-west-2b", "us-west-2c"];
+
+function depsFor(t: SentinelTopology): CheckDeps {
+  const pods = [
+    ...t.members.map((m, i) => ({ name: `valkey-${i}`, podIP: m.host, nodeName: `node-${m.zone}`, labels: { app: "v" }, ports: { valkey: m.port } })),
+    ...t.sentinels.map((s, i) => ({ name: `valkey-sentinel-${i}`, podIP: s.host, nodeName: `node-${s.zone}`, labels: { app: "s" }, ports: { sentinel: s.port } })),
+  ];
+  const api = new StaticPodApi(pods, Object.fromEntries(zones.map((z) => [`node-${z}`, z])));
+  return {
+    podApi: api,
+    connector: () => new DirectConnector({ password }),
+    sentinelPortsOf: (pod) => ({ port: pod.ports.sentinel ?? 0, busPort: 0 }),
+  };
+}
+
+const inputs = (t: SentinelTopology, timeoutMs = 3000): TopologyCheckInputs => ({
+  ...parseCheckInputs({
+    mode: "replication",
+    namespace: "data",
+    selector: "app=v",
+    kubeconfig: "unused",
+    connector: "direct",
+    expect: { replicas: 2 },
+    sentinel: { selector: "app=s", port: 26379, masterName: t.masterName },
+    timeoutMs,
+  }),
+  password,
+});
+
+function runSh(script: string, env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; stderr: string; ms: number }> {
+  const dir = mkdtempSync(join(tmpdir(), "prestop-"));
+  const file = join(dir, "prestop.sh");
+  writeFileSync(file, script, { mode: 0o600 });
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const p = spawn("sh", [file], { env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    p.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => p.kill("SIGKILL"), timeoutMs);
+    p.on("error", reject);
+    p.on("exit", (code) => {
+      clearTimeout(timer);
+      rmSync(dir, { recursive: true, force: true });
+      resolve({ code, stderr, ms: Date.now() - started });
+    });
+  });
+}
+
+describe("replication under Sentinel on real processes (fake Kubernetes API only)", () => {
+  let t: SentinelTopology;
+  beforeAll(async () => {
+    t = await SentinelTopology.start({ replicas: 2, zones, password, downAfterMs: 1000, failoverTimeoutMs: 3000, proxy: false, hostBase: 140 });
+  }, 120_000);
+  afterAll(async () => {
+    await t?.stopAll();
+  });
+
+  it("TopologyCheck discovers the primary from the Sentinels and reports every Sentinel with its zone", async () => {
+    const primary = await t.primaryFromSentinels();
+    const out = await checkTopologyOnKubernetes(inputs(t), depsFor(t));
+    expect(out.report.ok).toBe(true);
+    expect(out.report.shards[0]?.primary.address).toBe(primary);
+    expect(out.report.shards[0]?.replicas).toHaveLength(2);
+    expect(out.report.masterName).toBe(t.masterName);
+    expect(out.report.sentinels).toEqual(
+      t.sentinels.map((s) => ({ address: s.address, zone: s.zone, reachable: true, agrees: true, primary })),
+    );
+    expect(out.table).toContain("Sentinels");
+  }, 60_000);
+
+  it("preStop on a replica stops at once; on the primary it triggers SENTINEL FAILOVER and returns once another member is primary", async () => {
+    const cli = resolveBinaries().cli.path;
+    const before = await t.primaryFromSentinels();
+    const primary = t.member(before);
+    const replica = t.members.find((m) => m !== primary);
+    if (replica === undefined) throw new Error("no replica");
+    const sentinels = t.sentinels.map((s) => s.address);
+    const env = (m: typeof primary): Record<string, string> => ({ VALKEY_CLI: cli, REDISCLI_AUTH: password, VALKEY_ANNOUNCE_HOST: m.host });
+    const onReplica = await runSh(renderReplicationPreStopScript({ masterName: t.masterName, sentinels, port: replica.port, localHost: replica.host, timeoutSeconds: 20 }), env(replica), 30_000);
+    expect(onReplica.code).toBe(0);
+    expect(onReplica.stderr).toContain("not the primary");
+    expect(await t.primaryFromSentinels()).toBe(before);
+
+    const res = await runSh(renderReplicationPreStopScript({ masterName: t.masterName, sentinels, port: primary.port, localHost: primary.host, timeoutSeconds: 20 }), env(primary), 40_000);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain("SENTINEL FAILOVER via");
+    expect(res.stderr).toContain("switchover done");
+    const after = await t.primaryFromSentinels();
+    expect(after).not.toBe(before);
+    // A switchover, not a down-after outage: generous bound for a shared 2-core machine.
+    expect(res.ms).toBeLessThan(15_000);
+    expect(res.stderr).not.toContain(password);
+    // The check follows the new primary once the old one has rejoined as a replica.
+    await pollUntil(
+      async () => {
+        const r = await checkTopologyOnKubernetes(inputs(t), depsFor(t)).catch((e: Error) => e);
+        return r instanceof Error ? r.message.split("\n")[0] ?? "error" : true;
+      },
+      { timeoutMs: 30_000, intervalMs: 500, what: "the check passing after the switchover" },
+    );
+    const out = await checkTopologyOnKubernetes(inputs(t), depsFor(t));
+    expect(out.report.shards[0]?.primary.address).toBe(after);
+  }, 120_000);
+
+  it("fails with SENTINEL_QUORUM when two of the three Sentinels are gone", async () => {
+    await killHard(t.sentinels[1]?.proc);
+    await killHard(t.sentinels[2]?.proc);
+    let err: unknown;
+    try {
+      await checkTopologyOnKubernetes(inputs(t), depsFor(t));
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(TopologyCheckError);
+    expect((err as TopologyCheckError).report.failures.map((f) => f.code)).toContain("SENTINEL_QUORUM");
+  }, 60_000);
+});

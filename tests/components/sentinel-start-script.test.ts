@@ -1,0 +1,117 @@
+/**
+ * The Sentinel pod's entrypoint (sentinel-start-script.ts) run by sh against a REAL
+ * `valkey-server --sentinel` monitoring a real valkey-server: first start writes the state file
+ * from the template plus announce and auth lines (mode 0600, umask 077 also for Sentinel's own
+ * rewrites), Sentinel requires the password, the password is in no argv, and a restart keeps
+ * the state Sentinel wrote.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resolveBinaries } from "../../benchmarks/binaries.js";
+import { freePort } from "../../benchmarks/local/ports.js";
+import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
+import { openClient } from "../../benchmarks/topology/connector.js";
+import { pollUntil } from "../../benchmarks/util/poll-until.js";
+import { renderSentinelConf } from "../../components/valkey/sentinel-conf.js";
+import { renderSentinelStartScript } from "../../components/valkey/sentinel-start-script.js";
+
+const password = `pw-${Math.random().toString(36).slice(2)}-"q\\`;
+const HOST = "127.0.0.1";
+
+describe("the Sentinel entrypoint on a real Sentinel", () => {
+  const fleet = new LocalFleet();
+  let primary: ValkeyProcess;
+  let dir: string;
+  let port: number;
+  let script: string;
+  let proc: ChildProcess | undefined;
+  let log = "";
+
+  const start = async (): Promise<void> => {
+    const path = `${dirname(resolveBinaries().server.path)}:${process.env.PATH ?? ""}`;
+    proc = spawn("sh", [script], { env: { PATH: path, VALKEY_ANNOUNCE_HOST: HOST }, stdio: ["ignore", "pipe", "pipe"] });
+    proc.stdout?.on("data", (d: Buffer) => (log += d.toString()));
+    proc.stderr?.on("data", (d: Buffer) => (log += d.toString()));
+    await pollUntil(
+      async () => {
+        const c = await openClient(HOST, port, "sentinel", { password }).catch(() => undefined);
+        if (c === undefined) return "not answering";
+        const pong = await c.ping().catch((e: Error) => e.message);
+        c.disconnect();
+        return pong === "PONG" ? true : pong;
+      },
+      { timeoutMs: 20_000, intervalMs: 200, what: `the Sentinel on ${port}; log: ${log}` },
+    );
+  };
+  const stop = async (): Promise<void> => {
+    const p = proc;
+    if (p === undefined || p.exitCode !== null) return;
+    await new Promise((resolve) => {
+      p.once("exit", resolve);
+      p.kill("SIGKILL");
+    });
+  };
+
+  beforeAll(async () => {
+    primary = await fleet.start({ name: "p", bind: HOST, port: await freePort(HOST), password, appendonly: false, save: "" });
+    dir = mkdtempSync(join(tmpdir(), "sentinel-start-"));
+    port = await freePort(HOST);
+    const template = join(dir, "sentinel.conf.template");
+    writeFileSync(
+      template,
+      renderSentinelConf({ port, bind: HOST, dir, masterName: "vk", primary: { host: HOST, port: primary.port }, quorum: 1, downAfterMs: 5000, failoverTimeoutMs: 10000, parallelSyncs: 1, hostnames: true }),
+    );
+    writeFileSync(join(dir, "password"), password, { mode: 0o600 });
+    script = join(dir, "sentinel-start.sh");
+    writeFileSync(script, renderSentinelStartScript({ templateFile: template, stateFile: join(dir, "state", "sentinel.conf"), masterName: "vk", passwordFile: join(dir, "password"), resolveWaitSeconds: 5 }));
+    await start();
+  }, 60_000);
+  afterAll(async () => {
+    await stop();
+    await fleet.stopAll();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("writes the state file 0600 with announce and auth lines, and Sentinel requires the password", async () => {
+    const state = join(dir, "state", "sentinel.conf");
+    expect(statSync(state).mode & 0o777).toBe(0o600);
+    const text = readFileSync(state, "utf8");
+    expect(text).toContain(`sentinel announce-ip "${HOST}"`);
+    expect(text).toMatch(/^requirepass /m);
+    expect(text).toMatch(/^sentinel auth-pass vk /m);
+    await expect(openClient(HOST, port, "anon", {})).rejects.toThrow(/NOAUTH/);
+    const c = await openClient(HOST, port, "auth", { password });
+    expect(await c.call("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "vk")).toEqual([HOST, String(primary.port)]);
+    // Sentinel reached the password-protected primary with auth-pass.
+    await pollUntil(async () => {
+      const m = (await c.call("SENTINEL", "MASTER", "vk")) as string[];
+      const flags = m[m.indexOf("flags") + 1] ?? "";
+      return flags === "master" ? true : flags;
+    }, { timeoutMs: 15_000, intervalMs: 200, what: "the primary seen healthy by Sentinel" });
+    c.disconnect();
+    const cmdline = readFileSync(`/proc/${proc?.pid}/cmdline`, "utf8");
+    expect(cmdline).toContain("sentinel");
+    expect(cmdline).not.toContain(password);
+    expect(log).not.toContain(password);
+  }, 30_000);
+
+  it("keeps Sentinel's own rewrite private and its state across a restart", async () => {
+    const c = await openClient(HOST, port, "auth", { password });
+    expect(await c.call("SENTINEL", "SET", "vk", "down-after-milliseconds", "4321")).toBe("OK");
+    c.disconnect();
+    const state = join(dir, "state", "sentinel.conf");
+    expect(readFileSync(state, "utf8")).toContain("down-after-milliseconds vk 4321");
+    expect(statSync(state).mode & 0o777).toBe(0o600);
+    await stop();
+    log = "";
+    await start();
+    expect(log).toContain("keeping the Sentinel state");
+    const again = await openClient(HOST, port, "auth", { password });
+    const m = (await again.call("SENTINEL", "MASTER", "vk")) as string[];
+    expect(m[m.indexOf("down-after-milliseconds") + 1]).toBe("4321");
+    again.disconnect();
+  }, 60_000);
+});

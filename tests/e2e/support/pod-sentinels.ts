@@ -1,0 +1,143 @@
+/**
+ * The stand-in's replication-under-Sentinel half (pod-valkeys.ts calls it): for a Sentinel pod, a
+ * real `valkey-server --sentinel` on the pod IP with the config the pod would write (the
+ * release ConfigMap's sentinel.conf template, plus the announce and auth lines its
+ * sentinel-start.sh appends); for a data member, the rendered entrypoint itself with the
+ * Sentinel start decision (memberLaunch, as local mode runs it). kwok pods have no cluster DNS,
+ * so every pod DNS name the rendered files carry (ordinal 0's in `sentinel monitor`, the
+ * Sentinels' in the members' list) is replaced by that pod's IP, and each server announces its
+ * pod IP.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type * as k8s from "@kubernetes/client-node";
+import { resolveBinaries } from "../../../benchmarks/binaries.js";
+import { memberLaunch } from "../../../benchmarks/local/sentinel-topology.js";
+import type { LocalFleet, ValkeyProcess } from "../../../benchmarks/local/valkey-process.js";
+
+const INSTANCE = "app.kubernetes.io/instance";
+export const SENTINEL_NAME_LABEL = "valkey-sentinel";
+
+/** `<pod>.<headless>.<ns>.svc.cluster.local` → the pod's name. */
+const podOf = (dns: string): string => dns.split(".")[0] ?? dns;
+
+const quote = (v: string): string => `"${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+
+export interface SentinelStandInContext {
+  core: k8s.CoreV1Api;
+  namespace: string;
+  fleet: LocalFleet;
+  password: string | undefined;
+  /** Pod name → IP of every pod of the namespace (this tick). */
+  ips: Map<string, string>;
+}
+
+async function configOf(ctx: SentinelStandInContext, pod: k8s.V1Pod): Promise<Record<string, string>> {
+  const release = pod.metadata?.labels?.[INSTANCE] ?? "valkey";
+  const cm = await ctx.core.readNamespacedConfigMap({ name: `${release}-config`, namespace: ctx.namespace });
+  return cm.data ?? {};
+}
+
+/** Starts the Sentinel of `pod`, or returns undefined while ordinal 0 has no IP yet. */
+export async function startSentinelPod(ctx: SentinelStandInContext, pod: k8s.V1Pod): Promise<ValkeyProcess | undefined> {
+  const name = pod.metadata?.name ?? "?";
+  const ip = pod.status?.podIP as string;
+  const template = (await configOf(ctx, pod))["sentinel.conf"];
+  if (template === undefined) throw new Error(`${name}: the release ConfigMap has no sentinel.conf`);
+  const monitor = /^sentinel monitor (\S+) (\S+) (\d+) (\d+)$/m.exec(template);
+  if (monitor === null) throw new Error(`${name}: sentinel.conf has no 'sentinel monitor' line`);
+  const [, masterName = "", primaryDns = ""] = monitor;
+  const primaryIp = ctx.ips.get(podOf(primaryDns));
+  if (primaryIp === undefined) return undefined;
+  return ctx.fleet.start({
+    name,
+    bind: ip,
+    port: 26379,
+    launch: ({ dir, logfile }) => {
+      const lines = template
+        .replace(primaryDns, primaryIp)
+        .replace(/^bind .*$/m, `bind ${ip}`)
+        .replace(/^dir .*$/m, `dir ${quote(dir)}`)
+        .replace(/^logfile .*$/m, `logfile ${quote(logfile)}`)
+        .trimEnd()
+        .split("\n");
+      lines.push(`sentinel announce-ip ${quote(ip)}`);
+      if (ctx.password !== undefined) {
+        const p = quote(ctx.password);
+        lines.push(`requirepass ${p}`, `sentinel sentinel-pass ${p}`, `sentinel auth-pass ${masterName} ${p}`);
+      }
+      const conf = join(dir, "sentinel.conf");
+      writeFileSync(conf, lines.join("\n") + "\n", { mode: 0o600 });
+      return { command: "sh", args: ["-c", 'umask 077 && exec "$0" "$@"', resolveBinaries().server.path, conf, "--sentinel"] };
+    },
+  });
+}
+
+/** Starts the data member of `pod` by the rendered entrypoint, or undefined while a Sentinel has no IP yet. */
+export async function startMemberPod(ctx: SentinelStandInContext, pod: k8s.V1Pod): Promise<ValkeyProcess | undefined> {
+  const name = pod.metadata?.name ?? "?";
+  const ip = pod.status?.podIP as string;
+  const start = (await configOf(ctx, pod))["start.sh"] ?? "";
+  const list = /VALKEY_SENTINELS:-([^}]*)\}/.exec(start)?.[1]?.trim();
+  const master = /^master_name='([^']+)'$/m.exec(start)?.[1];
+  if (list === undefined || list === "" || master === undefined) throw new Error(`${name}: start.sh carries no Sentinel list or master name`);
+  const sentinels: string[] = [];
+  for (const s of list.split(/\s+/)) {
+    const sip = ctx.ips.get(podOf(s));
+    if (sip === undefined) return undefined;
+    sentinels.push(`${sip}:${s.split(":").pop() ?? "26379"}`);
+  }
+  const ordinal = Number(name.split("-").pop());
+  return ctx.fleet.start({
+    name,
+    bind: ip,
+    port: 6379,
+    startTimeoutMs: 90_000,
+    launch: memberLaunch({
+      ordinal,
+      host: ip,
+      port: 6379,
+      password: ctx.password,
+      sentinels,
+      masterName: master,
+      server: { appendonly: false, save: "" },
+      sentinel: { waitSeconds: 60, firstStartGraceSeconds: 2, agreementSeconds: 5, failoverRetrySeconds: 20 },
+    }),
+  });
+}
+
+export const HAPROXY_NAME_LABEL = "valkey-haproxy";
+
+/**
+ * Starts a real HAProxy for an HAProxy pod: the haproxy.cfg from the release's Secret (what the
+ * pod mounts), with the members' DNS names replaced by their pod IPs and the frontends bound to
+ * the pod IP; undefined while a member has no IP yet.
+ */
+export async function startHaproxyPod(ctx: SentinelStandInContext, pod: k8s.V1Pod): Promise<ValkeyProcess | undefined> {
+  const name = pod.metadata?.name ?? "?";
+  const ip = pod.status?.podIP as string;
+  const release = pod.metadata?.labels?.[INSTANCE] ?? "valkey";
+  const secret = await ctx.core.readNamespacedSecret({ name: `${release}-haproxy`, namespace: ctx.namespace });
+  const b64 = secret.data?.["haproxy.cfg"];
+  if (b64 === undefined) throw new Error(`${name}: Secret ${release}-haproxy has no haproxy.cfg`);
+  let cfg = Buffer.from(b64, "base64").toString("utf8");
+  for (const m of cfg.matchAll(/^ {2}server (\S+) (\S+):(\d+) /gm)) {
+    const memberIp = ctx.ips.get(m[1] ?? "");
+    if (memberIp === undefined) return undefined;
+    cfg = cfg.replace(`${m[2]}:${m[3]}`, `${memberIp}:${m[3]}`);
+  }
+  cfg = cfg.replace(/ resolvers \S+ resolve-prefer ipv4 init-addr \S+/g, "").replace(/^ {2}bind \*:/gm, `  bind ${ip}:`);
+  const haproxy = process.env.HAPROXY ?? "haproxy";
+  return ctx.fleet.start({
+    name,
+    bind: ip,
+    port: 6379,
+    // The proxy answers PING once its write backend has the primary up.
+    startTimeoutMs: 60_000,
+    launch: ({ dir }) => {
+      const file = join(dir, "haproxy.cfg");
+      writeFileSync(file, cfg, { mode: 0o600 });
+      return { command: haproxy, args: ["-f", file, "-db"] };
+    },
+  });
+}
