@@ -299,7 +299,7 @@ export class ClusterTarget implements DrillTarget {
   }
 
   async readBack(keys: readonly string[]): Promise<Map<string, string | undefined>> {
-    const c = clusterClient(this.pods.map((p) => ({ host: p.hostname, port: p.port })), this.o.password, 5000, this.resolve);
+    const c = clusterClient(this.pods.map((p) => ({ host: p.hostname, port: p.port })), this.o.password, 5000, this.resolve, true);
     try {
       // Keys span every slot: one GET each (a pipeline must stay within one slot).
       return await readInBatches(keys, (batch) => Promise.all(batch.map((k) => c.get(k))));

@@ -13,6 +13,8 @@ export const DRILL_CSV_COLUMNS = [
   "writeOutageMs",
   "recoveryMs",
   "detectionMs",
+  "writes",
+  "failedWrites",
   "ackedWrites",
   "lostAckedWrites",
   "waitedWrites",
@@ -29,7 +31,7 @@ export const DRILL_CSV_COLUMNS = [
   "fault_description",
 ] as const;
 
-type Row = Pick<DrillResult, "mode" | "fault" | "ok" | "healed" | "writeOutageMs" | "recoveryMs" | "detectionMs" | "ackedWrites" | "lostAckedWrites" | "waitedWrites" | "lostWaitedWrites" | "p50MsBefore" | "p99MsBefore" | "maxMsBefore" | "p50MsDuring" | "p99MsDuring" | "maxMsDuring" | "rate" | "faultDescription" | "timings"> & { streams: { stream: string }[] };
+type Row = Pick<DrillResult, "mode" | "fault" | "ok" | "healed" | "writes" | "failedWrites" | "writeOutageMs" | "recoveryMs" | "detectionMs" | "ackedWrites" | "lostAckedWrites" | "waitedWrites" | "lostWaitedWrites" | "p50MsBefore" | "p99MsBefore" | "maxMsBefore" | "p50MsDuring" | "p99MsDuring" | "maxMsDuring" | "rate" | "faultDescription" | "timings"> & { streams: { stream: string }[] };
 
 const cell = (v: number | null | boolean | string): string => (v === null ? "" : String(v));
 
@@ -49,7 +51,7 @@ export function renderDrillsCsv(rows: readonly Row[]): string {
 const ms = (v: number | null): string => (v === null ? "—" : String(Math.round(v)));
 const lat = (v: number | null): string => (v === null ? "—" : v.toFixed(1));
 
-const HEADER = ["mode", "fault", "healed", "outage ms", "recovery ms", "detect ms", "acked", "lost acked", "waited", "lost waited", "p99 before", "p99 during", "max during"];
+const HEADER = ["mode", "fault", "healed", "outage ms", "recovery ms", "detect ms", "failed", "acked", "lost acked", "waited", "lost waited", "p99 before", "p99 during", "max during"];
 
 function cells(r: Row): string[] {
   return [
@@ -59,6 +61,7 @@ function cells(r: Row): string[] {
     ms(r.writeOutageMs),
     ms(r.recoveryMs),
     ms(r.detectionMs),
+    String(r.failedWrites),
     String(r.ackedWrites),
     String(r.lostAckedWrites),
     String(r.waitedWrites),
@@ -89,6 +92,8 @@ export function renderDrillMarkdown(rows: readonly Row[]): string[] {
     "",
     "- outage: longest gap between two acknowledged writes (any load stream); recovery: fault → every member back and the",
     "  verifier passing (zones included); detect: fault → first node marking a killed member failed (— where nobody can see it).",
+    "- failed: writes that errored or timed out (cluster mode: only the killed shard's slots fail, so the outage column stays",
+    "  short while the other shards keep taking writes; failed shows the writes the fault cost).",
     "- lost acked: acknowledged writes missing after recovery (asynchronous replication may lose them); lost waited: writes",
     "  also confirmed by `WAIT 1` (replicated to a replica) and then lost. Latencies in ms: p99 of acknowledged writes in the",
     "  10 s before the fault, and from the fault to the end of the write outage.",

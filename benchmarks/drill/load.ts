@@ -146,10 +146,16 @@ export function sentinelRedis(sentinels: { host: string; port: number }[], name:
  * ioredis' slot-aware Cluster client. Seeds are stable names resolved by `resolve` (the local
  * stand-in for pod DNS), so a cluster restarted on new addresses is found again.
  */
-export function clusterClient(seeds: { host: string; port: number }[], password: string | undefined, commandTimeoutMs: number, resolve: (name: string) => string | undefined): Cluster {
+export function clusterClient(
+  seeds: { host: string; port: number }[],
+  password: string | undefined,
+  commandTimeoutMs: number,
+  resolve: (name: string) => string | undefined,
+  queueWhileConnecting = false,
+): Cluster {
   const c = new Cluster(seeds, {
     redisOptions: { password, connectTimeout: 1000, commandTimeout: commandTimeoutMs, maxRetriesPerRequest: 0 },
-    enableOfflineQueue: false,
+    enableOfflineQueue: queueWhileConnecting,
     clusterRetryStrategy: () => 100,
     retryDelayOnFailover: 100,
     retryDelayOnClusterDown: 100,

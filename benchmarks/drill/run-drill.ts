@@ -50,6 +50,9 @@ export interface DrillResult {
   /** Load streams: cluster-client; replication: sentinel-client AND write-endpoint, concurrently. */
   streams: StreamFigures[];
   writeOutageMs: number;
+  /** Writes sent / failed (error or timeout), all streams. */
+  writes: number;
+  failedWrites: number;
   recoveryMs: number | null;
   detectionMs: number | null;
   detectionNote?: string;
@@ -90,7 +93,7 @@ export async function runDrill(o: DrillOptions): Promise<DrillResult> {
   }
 }
 
-async function drillOn(target: DrillTarget, o: DrillOptions): Promise<DrillResult> {
+export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<DrillResult> {
   const step = o.onStep ?? (() => undefined);
   const before = await target.verify();
   if (!before.ok) throw new Error(`the ${o.mode} topology failed verification before the fault: ${before.failures.map((f) => f.code).join(", ")}`);
@@ -163,6 +166,8 @@ async function drillOn(target: DrillTarget, o: DrillOptions): Promise<DrillResul
       faultDescription: handle.description,
       streams: perStream,
       writeOutageMs: total.writeOutageMs,
+      writes: total.writes,
+      failedWrites: total.writes - total.ackedWrites,
       recoveryMs: healed ? (recoveredAt as number) - faultAt : null,
       detectionMs: detectedAt === undefined ? null : detectedAt - faultAt,
       detectionNote: handle.detectionNote ?? (detectedAt === undefined ? "no failure mark seen" : undefined),
