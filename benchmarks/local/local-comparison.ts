@@ -21,6 +21,10 @@ import { buildRunMeta, RUN_META_FILE } from "../report/run-meta.js";
 import { renderComparisonTable, renderSummaryMarkdown } from "../run/comparison.js";
 import type { ResultRow } from "../run/result-row.js";
 import { renderResultsCsv } from "../run/results-csv.js";
+import { renderDrillMarkdown, renderDrillTable } from "../drill/drill-table.js";
+import type { Fault } from "../drill/ledger.js";
+import { DRILL_MODES, LOCAL_DRILL_DEFAULTS, runOneLocalDrill, writeDrillFiles } from "../drill/local-drills.js";
+import type { DrillResult } from "../drill/run-drill.js";
 import { renderReplicationPathMarkdown, renderReplicationPathTable, replicationPathPairs } from "../run/replication-paths.js";
 import { DirectConnector } from "../topology/connector.js";
 import type { NodeEndpoint } from "../topology/endpoint.js";
@@ -51,6 +55,8 @@ export interface LocalComparisonOptions {
   ioThreads: number;
   /** Servers require this password; the benchmark client must then read it from the environment. */
   password?: string;
+  /** Failure drills appended after the comparison, in both modes (`--drills primary,zone`). */
+  drills?: readonly Fault[];
   /** Run timestamp, `YYYYMMDD-HHMMSS` (UTC). @default now */
   timestamp?: string;
 }
@@ -65,6 +71,8 @@ export interface LocalComparisonResult {
   table: string;
   /** `<runDir>/report.html`. */
   reportPath: string;
+  /** One per mode × fault, when drills were asked for. */
+  drills: DrillResult[];
 }
 
 /** The steps a progress display shows; `run` is awaited inside the display. */
@@ -131,6 +139,7 @@ export async function runLocalComparison(
   let sentinelTopology: SentinelTopology | undefined;
   const reports: Partial<Record<LocalMode, { before?: TopologyReport; after?: TopologyReport }>> = {};
   const rows: ResultRow[] = [];
+  const drills: DrillResult[] = [];
   let binaries: ValkeyBinaries | undefined;
 
   const verify = async (t: StartedTopology): Promise<TopologyReport> => {
@@ -253,9 +262,29 @@ export async function runLocalComparison(
           update(keys.join(", "));
         },
       },
+      {
+        title: "Stop the benchmarked topologies",
+        run: async () => {
+          await Promise.all([fleet.stopAll(), sentinelTopology?.stopAll()]);
+        },
+      },
+      ...(o.drills ?? []).flatMap((fault) =>
+        DRILL_MODES.map(
+          (mode): ProgressStep => ({
+            title: `Drill ${mode} ${fault}: write load, fault, measured until the verifier passes`,
+            run: async (update) => {
+              const shape = { replicas: Math.max(1, o.replicas), primaries: o.primaries, replicasPerPrimary: Math.max(1, o.replicasPerPrimary), zones: o.zones };
+              const r = await runOneLocalDrill(mode, fault, shape, update);
+              drills.push(r);
+              update(`${r.healed ? "healed" : "NOT healed"}: outage ${r.writeOutageMs} ms, recovery ${r.recoveryMs ?? "—"} ms, lost acked ${r.lostAckedWrites}, lost waited ${r.lostWaitedWrites}`);
+            },
+          }),
+        ),
+      ),
     ]);
   } catch (err) {
     // Nothing measured is lost: rows finished before the failure are still written.
+    if (drills.length > 0) writeDrillFiles(runDir, drills);
     if (rows.length > 0) {
       writeFileSync(join(runDir, "results.csv"), renderResultsCsv(rows));
       (err as Error).message += ` (the ${rows.length} result row(s) measured before the failure are in ${join(runDir, "results.csv")})`;
@@ -269,12 +298,14 @@ export async function runLocalComparison(
   const versions = { server: b.server.version, client: `${b.benchmark.flavor}-benchmark ${b.benchmark.version}`, cli: b.cli.version };
   const done = reports as Record<LocalMode, { before: TopologyReport; after: TopologyReport }>;
   const pathPairs = replicationPathPairs(rows, REPLICATION_PATH_NOTES);
-  const table = [renderComparisonTable(rows), renderReplicationPathTable(pathPairs)].filter((t) => t !== "").join("\n\n");
-  writeResults(runDir, rows, done, versions, topologies, renderReplicationPathMarkdown(pathPairs));
+  const drillTable = drills.length === 0 ? "" : `failure drills (local timeouts: detection ${LOCAL_DRILL_DEFAULTS.failureDetectionMs} ms, restart after ${LOCAL_DRILL_DEFAULTS.restartDelayMs} ms, zone down ${LOCAL_DRILL_DEFAULTS.zoneDownMs} ms)\n${renderDrillTable(drills)}`;
+  const table = [renderComparisonTable(rows), renderReplicationPathTable(pathPairs), drillTable].filter((t) => t !== "").join("\n\n");
+  if (drills.length > 0) writeDrillFiles(runDir, drills);
+  writeResults(runDir, rows, done, versions, topologies, [...renderReplicationPathMarkdown(pathPairs), ...renderDrillMarkdown(drills)]);
   const describe = (["replication", "cluster"] as const).map((m) => topologies[m]?.describe ?? m);
   writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(buildRunMeta(o.workload, versions, describe), null, 2)}\n`);
   const reportPath = await writeReport([runDir], runDir);
-  return { runDir, rows, reports: done, versions, table, reportPath };
+  return { runDir, rows, reports: done, versions, table, reportPath, drills };
 }
 
 function writeResults(
