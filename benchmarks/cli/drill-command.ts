@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { renderDrillTable } from "../drill/drill-table.js";
-import { FAULTS, type DrillMode, type Fault } from "../drill/ledger.js";
+import { FAULTS, type Fault } from "../drill/ledger.js";
 import { runDrill, type DrillOptions, type DrillResult } from "../drill/run-drill.js";
 import { onTerminatingSignal } from "../util/process-reaper.js";
 import { nonNegativeInt, positiveInt, RunFailed, UsageError } from "./errors.js";
@@ -50,7 +50,7 @@ export function drillOptionsFromFlags(f: DrillFlags): Omit<DrillOptions, "onStep
   const zones = f.zones.split(",").map((z) => z.trim()).filter((z) => z !== "");
   if (zones.length < 2 || new Set(zones).size !== zones.length) throw new UsageError(`--zones must name at least two distinct zones (got '${f.zones}')`);
   return {
-    mode: f.mode as DrillMode,
+    mode: f.mode,
     fault: f.fault as Fault,
     durationMs: f.durationS * 1000,
     warmupMs: f.warmupS * 1000,

@@ -14,6 +14,7 @@ import { DirectConnector } from "../topology/connector.js";
 import { StaticZoneSource } from "../topology/zones.js";
 import { pollUntil, sleep } from "../util/poll-until.js";
 import { verifyTopology } from "../verify/verify-topology.js";
+import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "./ledger.js";
 import { plainRedis, sentinelRedis } from "./load.js";
 import { readInBatches, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
@@ -160,7 +161,7 @@ export class ReplicationTarget implements DrillTarget {
     };
   }
 
-  async verify(): Promise<import("../verify/verify-types.js").TopologyReport> {
+  async verify(): Promise<TopologyReport> {
     const connector = new DirectConnector({ password: this.o.password, connectTimeoutMs: 1000 });
     return verifyTopology({
       mode: "replication",

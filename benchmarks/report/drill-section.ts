@@ -109,7 +109,7 @@ export function drillTimelineSpec(input: ReportInput): TopLevelSpec {
     },
     resolve: { scale: { x: "independent" } },
     config: { font: CHART_FONT, view: { stroke: "#d9dde5" }, legend: { orient: "bottom", labelFontSize: 12 }, axis: { labelFontSize: 11, titleFontSize: 11 } },
-  } as TopLevelSpec;
+  };
 }
 
 const ms = (v: number | null): string => (v === null ? "—" : String(Math.round(v)));

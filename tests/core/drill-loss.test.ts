@@ -34,8 +34,9 @@ async function freezeAndFill(t: DrillTarget): Promise<void> {
   await sleep(800);
 }
 
-async function thaw(t: DrillTarget): Promise<void> {
+function thaw(t: DrillTarget): Promise<void> {
   for (const m of (t as ReplicationTarget).t.members) m.proc?.signal("SIGCONT");
+  return Promise.resolve();
 }
 
 describe("the lost-write ledger sees asynchronous loss (real Sentinel topology)", () => {
