@@ -49,7 +49,7 @@ export function renderDrillsCsv(rows: readonly Row[]): string {
 }
 
 const ms = (v: number | null): string => (v === null ? "—" : String(Math.round(v)));
-const lat = (v: number | null): string => (v === null ? "—" : v.toFixed(1));
+const lat = (v: number | null): string => (v === null ? "—" : v.toFixed(v < 10 ? 2 : 1));
 
 const HEADER = ["mode", "fault", "healed", "outage ms", "recovery ms", "detect ms", "failed", "acked", "lost acked", "waited", "lost waited", "p99 before", "p99 during", "max during"];
 

@@ -10,6 +10,9 @@
 import { Cluster, Redis } from "ioredis";
 import type { WriteRecord } from "./ledger.js";
 
+/** Epoch ms with sub-millisecond resolution (Date.now() would round every local latency to 0 or 1 ms). */
+export const preciseNow = (): number => performance.timeOrigin + performance.now();
+
 export type LoadClient = { kind: "redis"; client: Redis; redial?: () => Redis } | { kind: "cluster"; client: Cluster };
 
 export interface StreamOptions {
@@ -58,16 +61,16 @@ export class WriteStream {
   }
 
   private async write(key: string, value: string): Promise<void> {
-    const sentAt = Date.now();
+    const sentAt = preciseNow();
     const c = this.client;
     try {
       await c.client.set(key, value);
     } catch (err) {
-      this.records.push({ stream: this.o.stream, key, value, sentAt, doneAt: Date.now(), ok: false, error: (err as Error).message, waited: false });
+      this.records.push({ stream: this.o.stream, key, value, sentAt, doneAt: preciseNow(), ok: false, error: (err as Error).message, waited: false });
       this.maybeRedial();
       return;
     }
-    const doneAt = Date.now();
+    const doneAt = preciseNow();
     let waited = false;
     if (this.o.waitTimeoutMs > 0) {
       try {
