@@ -43,7 +43,7 @@ export interface StreamFigures {
   lostAckedWrites: number;
   waitedWrites: number;
   lostWaitedWrites: number;
-  /** Longest gap between two successful acknowledgements (or load start/stop and the nearest one). */
+  /** Longest gap between two successful acknowledgements (or the last one and the load's stop). */
   writeOutageMs: number;
   /** Ack time of the last success before the longest gap and of the first after it (ms from the fault). */
   outageFromMs: number;
@@ -73,10 +73,14 @@ export function latencyStats(records: readonly WriteRecord[], from: number, to: 
   };
 }
 
-/** The longest gap between successful acks, counting the load's start and stop as edges. */
+/**
+ * The longest gap between successful acks, the load's stop counting as an edge (a load that
+ * never writes again has its outage to the end). Measured from the first ack, so the client's
+ * connection set-up is not an outage; with no ack at all, the whole load.
+ */
 export function longestGap(records: readonly WriteRecord[], loadStart: number, loadStop: number): { ms: number; from: number; to: number } {
   const acks = records.filter((r) => r.ok).map((r) => r.doneAt).sort((a, b) => a - b);
-  const edges = [loadStart, ...acks, loadStop];
+  const edges = acks.length === 0 ? [loadStart, loadStop] : [...acks, loadStop];
   let best = { ms: 0, from: loadStart, to: loadStart };
   for (let i = 1; i < edges.length; i++) {
     const gap = (edges[i] as number) - (edges[i - 1] as number);

@@ -15,9 +15,11 @@ describe("drill ledger", () => {
     expect(percentile(Array.from({ length: 100 }, (_, i) => i + 1), 99)).toBe(99);
   });
 
-  it("the longest gap between acknowledgements counts the load's edges", () => {
+  it("the longest gap between acknowledgements: from the first ack (set-up is no outage) to the load's stop", () => {
     const rs = [rec("a", 1, 100, 1), rec("a", 2, 200, 1), rec("a", 3, 300, null), rec("a", 4, 900, 1)];
     expect(longestGap(rs, 0, 1000)).toEqual({ ms: 700, from: 201, to: 901 });
+    // 500 ms to the first ack (connecting) is not counted; writes that never come back are.
+    expect(longestGap([rec("a", 1, 500, 1), rec("a", 2, 600, 1)], 0, 2000)).toEqual({ ms: 1399, from: 601, to: 2000 });
     expect(longestGap([], 0, 1000).ms).toBe(1000);
   });
 
