@@ -155,6 +155,8 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
     const input = { records, readBack, faultAt, loadStart, loadStop, beforeMs: 10_000 };
     const perStream = streams.map((s) => streamFigures(s.stream, input));
     const total = combineStreams(perStream);
+    const whole = (v: number): number => Math.round(v);
+    const lat = (v: number | null): number | null => (v === null ? null : Math.round(v * 100) / 100);
     const detectedAt = handle.detectedAt();
     const healed = recoveredAt !== undefined;
     return {
@@ -165,27 +167,27 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
       topology: target.describe,
       faultDescription: handle.description,
       streams: perStream,
-      writeOutageMs: total.writeOutageMs,
+      writeOutageMs: whole(total.writeOutageMs),
       writes: total.writes,
       failedWrites: total.writes - total.ackedWrites,
-      recoveryMs: healed ? (recoveredAt as number) - faultAt : null,
-      detectionMs: detectedAt === undefined ? null : detectedAt - faultAt,
+      recoveryMs: healed ? whole((recoveredAt as number) - faultAt) : null,
+      detectionMs: detectedAt === undefined ? null : whole(detectedAt - faultAt),
       detectionNote: handle.detectionNote ?? (detectedAt === undefined ? "no failure mark seen" : undefined),
       ackedWrites: total.ackedWrites,
       lostAckedWrites: total.lostAckedWrites,
       waitedWrites: total.waitedWrites,
       lostWaitedWrites: total.lostWaitedWrites,
-      p50MsBefore: total.p50MsBefore,
-      p99MsBefore: total.p99MsBefore,
-      maxMsBefore: total.maxMsBefore,
-      p50MsDuring: total.p50MsDuring,
-      p99MsDuring: total.p99MsDuring,
-      maxMsDuring: total.maxMsDuring,
+      p50MsBefore: lat(total.p50MsBefore),
+      p99MsBefore: lat(total.p99MsBefore),
+      maxMsBefore: lat(total.maxMsBefore),
+      p50MsDuring: lat(total.p50MsDuring),
+      p99MsDuring: lat(total.p99MsDuring),
+      maxMsDuring: lat(total.maxMsDuring),
       rate: o.rate,
       waitTimeoutMs: o.waitTimeoutMs,
       timings: { failureDetectionMs: o.failureDetectionMs, failoverTimeoutMs: o.failoverTimeoutMs, restartDelayMs: o.restartDelayMs, zoneDownMs: o.zoneDownMs },
       after,
-      timeline: records.map((r) => ({ stream: r.stream, t: r.sentAt - faultAt, latencyMs: r.ok ? r.doneAt - r.sentAt : null })),
+      timeline: records.map((r) => ({ stream: r.stream, t: whole(r.sentAt - faultAt), latencyMs: r.ok ? lat(r.doneAt - r.sentAt) : null })),
     };
   } finally {
     await stopLoad();
