@@ -9,6 +9,7 @@ import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { renderDrillTable } from "../drill/drill-table.js";
 import { FAULTS, type Fault } from "../drill/ledger.js";
+import { LOCAL_DRILL_DEFAULTS } from "../drill/local-drills.js";
 import { runDrill, type DrillOptions, type DrillResult } from "../drill/run-drill.js";
 import { onTerminatingSignal } from "../util/process-reaper.js";
 import { nonNegativeInt, positiveInt, RunFailed, UsageError } from "./errors.js";
@@ -32,16 +33,16 @@ interface DrillFlags {
   json?: boolean;
 }
 
-/** Local defaults: a drill finishes well under a minute. */
+/** Local defaults (the same as `vbench local --drills`): a drill finishes well under a minute. */
 export const DRILL_DEFAULTS = {
-  durationS: 20,
-  warmupS: 5,
-  rate: 100,
-  waitTimeoutMs: 500,
-  detectionMs: 2000,
-  failoverTimeoutMs: 6000,
-  restartDelayMs: 3000,
-  zoneDownMs: 8000,
+  durationS: LOCAL_DRILL_DEFAULTS.durationMs / 1000,
+  warmupS: LOCAL_DRILL_DEFAULTS.warmupMs / 1000,
+  rate: LOCAL_DRILL_DEFAULTS.rate,
+  waitTimeoutMs: LOCAL_DRILL_DEFAULTS.waitTimeoutMs,
+  detectionMs: LOCAL_DRILL_DEFAULTS.failureDetectionMs,
+  failoverTimeoutMs: LOCAL_DRILL_DEFAULTS.failoverTimeoutMs,
+  restartDelayMs: LOCAL_DRILL_DEFAULTS.restartDelayMs,
+  zoneDownMs: LOCAL_DRILL_DEFAULTS.zoneDownMs,
 } as const;
 
 export function drillOptionsFromFlags(f: DrillFlags): Omit<DrillOptions, "onStep"> {
