@@ -7,12 +7,14 @@
  *   vbench report --from DIR|FILE [--from ...] [--output DIR]  render report.html from results, side by side
  *   vbench sweep --shards 1,2,4 [--pin] [workload flags]       shard-scaling sweep on this machine
  *   vbench bench --target HOST:PORT [--cluster] [flags]        the same pipeline against an existing endpoint
+ *   vbench drill --mode cluster|replication --fault F [flags]  failure drill on a local topology
  *
  * Exit codes: 0 ok, 1 the thing checked is wrong, 2 usage or connection error.
  */
 import { Command, CommanderError } from "commander";
 import { registerBenchCommand } from "./cli/bench-command.js";
 import { registerConfigCommand } from "./cli/config-command.js";
+import { registerDrillCommand } from "./cli/drill-command.js";
 import { registerLocalCommand } from "./cli/local-command.js";
 import { registerReportCommand } from "./cli/report-command.js";
 import { registerSweepCommand } from "./cli/sweep-command.js";
@@ -30,6 +32,7 @@ export function buildProgram(): Command {
   registerReportCommand(program);
   registerSweepCommand(program);
   registerBenchCommand(program);
+  registerDrillCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

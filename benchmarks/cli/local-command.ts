@@ -4,6 +4,7 @@
  */
 import type { Command } from "commander";
 import { Listr, ListrLogger, ProcessOutput } from "listr2";
+import { parseFaults, type Fault } from "../drill/ledger.js";
 import { runLocalComparison, TopologyCheckError, type ProgressRunner } from "../local/local-comparison.js";
 import { findChromium } from "../report/browser-check.js";
 import { onTerminatingSignal } from "../util/process-reaper.js";
@@ -32,6 +33,7 @@ interface LocalFlags {
   json?: boolean;
   quiet?: boolean;
   screenshot: boolean;
+  drills?: string;
 }
 
 /** Parses `--tests set,get,incr`, naming any test valkey-benchmark does not know. */
@@ -135,10 +137,19 @@ export function registerLocalCommand(program: Command): void {
     .option("--password-env <name>", "servers require the password in this env var (the benchmark client must read it from its environment)")
     .option("--json", "print the result rows and paths as JSON on stdout")
     .option("--quiet", "no progress display")
+    .option("--drills <faults>", "append failure drills in both modes: primary,replica,zone,all,switchover (drills.csv, summary.md, terminal)")
     .option("--no-screenshot", "do not open report.html in headless Chromium for report.png (skipped anyway when no Chromium is found)")
     .action(async (flags: LocalFlags) => {
       const workload = workloadFromFlags(flags);
       const zones = parseZones(flags.zones);
+      let drills: Fault[] | undefined;
+      if (flags.drills !== undefined) {
+        try {
+          drills = parseFaults(flags.drills);
+        } catch (err) {
+          throw new UsageError(`--drills: ${(err as Error).message}`);
+        }
+      }
       let password: string | undefined;
       if (flags.passwordEnv !== undefined) {
         password = process.env[flags.passwordEnv];
@@ -156,15 +167,17 @@ export function registerLocalCommand(program: Command): void {
             outputDir: flags.output,
             ioThreads: flags.ioThreads,
             password,
+            drills,
           },
           listrProgress(flags.quiet === true || flags.json === true),
         );
         const shot = flags.screenshot && findChromium() !== undefined ? (await screenshotReport(result.reportPath)).screenshot : undefined;
         if (flags.json) {
           const paths = { report: result.reportPath, screenshot: shot ?? null };
-          process.stdout.write(`${JSON.stringify({ ok: true, runDir: result.runDir, ...paths, versions: result.versions, rows: result.rows }, null, 2)}\n`);
+          const drillFigures = result.drills.map(({ timeline: _t, ...rest }) => rest);
+          process.stdout.write(`${JSON.stringify({ ok: true, runDir: result.runDir, ...paths, versions: result.versions, rows: result.rows, drills: drillFigures }, null, 2)}\n`);
         } else {
-          const files = `results.csv, summary.md, report.html${shot ? ", report.png" : ""}, raw/`;
+          const files = `results.csv, ${result.drills.length > 0 ? "drills.csv, " : ""}summary.md, report.html${shot ? ", report.png" : ""}, raw/`;
           process.stdout.write(`\n${result.table}\n\nresults: ${result.runDir}/{${files}}\n`);
         }
       } catch (err) {

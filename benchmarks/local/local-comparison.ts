@@ -3,9 +3,13 @@
  * with real valkey-server processes, verified, benchmarked with the same workload, and written
  * out as `results/<timestamp>/{results.csv,summary.md,run.json,report.html,raw/}`.
  *
- * Steps: find binaries → start replication (1 + N) and cluster (P × (1 + M), AZ-aware bootstrap)
- * → verify both (must pass) → benchmark replication, then cluster → verify again (per-primary
- * key counts after the run) → write results. Every server is stopped at the end, on failure,
+ * Steps: find binaries → start replication (1 + N members, 3 Sentinels, the HAProxy write
+ * endpoint: the Sentinel topology the stack deploys) and cluster (P × (1 + M), AZ-aware
+ * bootstrap) → verify both (must pass; replication through the Sentinels) → benchmark
+ * replication through the write endpoint (the path an in-cluster client without Sentinel
+ * support takes) AND direct to the primary (the seed's path, so its numbers stay comparable),
+ * then cluster → verify again (per-primary key counts after the run) → write results. Each
+ * replication row says its path in `notes` (REPLICATION_PATH_NOTES). Every server is stopped at the end, on failure,
  * and on Ctrl-C (see util/process-reaper.ts).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -17,6 +21,11 @@ import { buildRunMeta, RUN_META_FILE } from "../report/run-meta.js";
 import { renderComparisonTable, renderSummaryMarkdown } from "../run/comparison.js";
 import type { ResultRow } from "../run/result-row.js";
 import { renderResultsCsv } from "../run/results-csv.js";
+import { renderDrillMarkdown, renderDrillTable } from "../drill/drill-table.js";
+import type { Fault } from "../drill/ledger.js";
+import { DRILL_MODES, LOCAL_DRILL_DEFAULTS, runOneLocalDrill, writeDrillFiles } from "../drill/local-drills.js";
+import type { DrillResult } from "../drill/run-drill.js";
+import { renderReplicationPathMarkdown, renderReplicationPathTable, replicationPathPairs } from "../run/replication-paths.js";
 import { DirectConnector } from "../topology/connector.js";
 import type { NodeEndpoint } from "../topology/endpoint.js";
 import { StaticZoneSource } from "../topology/zones.js";
@@ -25,7 +34,7 @@ import type { TopologyReport, VerifyExpectations } from "../verify/verify-types.
 import { verifyTopology } from "../verify/verify-topology.js";
 import type { Workload } from "../workload.js";
 import { startLocalCluster } from "./local-cluster.js";
-import { startLocalReplication } from "./local-replication.js";
+import { SentinelTopology } from "./sentinel-topology.js";
 import { LocalFleet } from "./valkey-process.js";
 
 export type LocalMode = "replication" | "cluster";
@@ -46,6 +55,8 @@ export interface LocalComparisonOptions {
   ioThreads: number;
   /** Servers require this password; the benchmark client must then read it from the environment. */
   password?: string;
+  /** Failure drills appended after the comparison, in both modes (`--drills primary,zone`). */
+  drills?: readonly Fault[];
   /** Run timestamp, `YYYYMMDD-HHMMSS` (UTC). @default now */
   timestamp?: string;
 }
@@ -60,6 +71,8 @@ export interface LocalComparisonResult {
   table: string;
   /** `<runDir>/report.html`. */
   reportPath: string;
+  /** One per mode × fault, when drills were asked for. */
+  drills: DrillResult[];
 }
 
 /** The steps a progress display shows; `run` is awaited inside the display. */
@@ -95,9 +108,18 @@ export class TopologyCheckError extends Error {
   }
 }
 
+/** The `notes` prefix of a replication row: which path the benchmark client took. */
+export const REPLICATION_PATH_NOTES = {
+  endpoint: "path: HAProxy write endpoint (role:master check) -> primary",
+  direct: "path: direct to the primary",
+} as const;
+
 interface StartedTopology {
   mode: LocalMode;
   seed: NodeEndpoint;
+  /** Replication: the HAProxy write endpoint and the Sentinels the verifier asks. */
+  writeEndpoint?: NodeEndpoint;
+  sentinels?: { endpoints: NodeEndpoint[]; masterName: string };
   zoneMap: Record<string, string>;
   expect: VerifyExpectations;
   describe: string;
@@ -114,17 +136,20 @@ export async function runLocalComparison(
   const server = { ioThreads: o.ioThreads };
   const connector = new DirectConnector({ password: o.password });
   const topologies: Partial<Record<LocalMode, StartedTopology>> = {};
+  let sentinelTopology: SentinelTopology | undefined;
   const reports: Partial<Record<LocalMode, { before?: TopologyReport; after?: TopologyReport }>> = {};
   const rows: ResultRow[] = [];
+  const drills: DrillResult[] = [];
   let binaries: ValkeyBinaries | undefined;
 
   const verify = async (t: StartedTopology): Promise<TopologyReport> => {
     const report = await verifyTopology({
       mode: t.mode,
-      seeds: [t.seed],
+      seeds: t.sentinels === undefined ? [t.seed] : [],
       connector,
       zones: new StaticZoneSource(t.zoneMap),
       expect: t.expect,
+      sentinel: t.sentinels === undefined ? undefined : { ...t.sentinels, connector },
     });
     if (!report.ok) throw new TopologyCheckError(t.mode, report);
     return report;
@@ -135,14 +160,15 @@ export async function runLocalComparison(
     return t;
   };
 
-  const benchmarkStep = (mode: LocalMode): ProgressStep => ({
-    title: `Benchmark ${mode} (${o.workload.tests.join(",")}, -n ${o.workload.requests} -c ${o.workload.clients} -P ${o.workload.pipeline})`,
+  const benchmarkStep = (mode: LocalMode, path?: keyof typeof REPLICATION_PATH_NOTES): ProgressStep => ({
+    title: `Benchmark ${mode}${path === undefined ? "" : path === "endpoint" ? " through the write endpoint" : " direct to the primary"} (${o.workload.tests.join(",")}, -n ${o.workload.requests} -c ${o.workload.clients} -P ${o.workload.pipeline})`,
     run: async (update) => {
       const t = topology(mode);
       const b = binaries as ValkeyBinaries;
+      const target = path === "endpoint" ? (t.writeEndpoint as NodeEndpoint) : t.seed;
       const out = await runWorkload({
         workload: o.workload,
-        target: { host: t.seed.host, port: t.seed.port, cluster: mode === "cluster" },
+        target: { host: target.host, port: target.port, cluster: mode === "cluster" },
         mode,
         client: b.benchmark,
         serverVersion: b.server.version,
@@ -155,7 +181,8 @@ export async function runLocalComparison(
           else if (e.row) update(`${e.row.test}: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms (${e.row.duration_s.toFixed(1)} s)`);
         },
       });
-      rows.push(...out);
+      const note = path === undefined ? undefined : REPLICATION_PATH_NOTES[path];
+      rows.push(...out.map((r) => (note === undefined ? r : { ...r, notes: r.notes === "" ? note : `${note}; ${r.notes}` })));
     },
   });
 
@@ -171,17 +198,24 @@ export async function runLocalComparison(
         },
       },
       {
-        title: `Start replication: 1 primary + ${o.replicas} replicas`,
+        title: `Start replication: 1 primary + ${o.replicas} replicas, 3 Sentinels, HAProxy write endpoint`,
         run: async (update) => {
-          const set = await startLocalReplication(fleet, { replicas: o.replicas, zones: o.zones, password: o.password, server });
+          sentinelTopology = await SentinelTopology.start({ replicas: o.replicas, zones: o.zones, password: o.password, server });
+          const t = sentinelTopology;
+          const primary = t.member(await t.primaryFromSentinels());
+          const write = t.proxy?.write as NodeEndpoint;
           topologies.replication = {
             mode: "replication",
-            seed: set.primary,
-            zoneMap: set.zoneMap,
+            seed: primary,
+            writeEndpoint: write,
+            sentinels: { endpoints: t.sentinelEndpoints, masterName: t.masterName },
+            zoneMap: t.zoneMap,
             expect: { replicas: o.replicas },
-            describe: `replication: 1 primary + ${o.replicas} replicas`,
+            describe:
+              `replication: 1 primary + ${o.replicas} replicas, ${t.sentinels.length} Sentinels (quorum 2, zones round-robin), ` +
+              `HAProxy write endpoint ${write.host}:${write.port}; benchmarked through the endpoint and direct to the primary`,
           };
-          update(`primary ${set.primary.address}, replicas ${set.replicas.map((r) => r.address).join(", ")}`);
+          update(`primary ${primary.address}, Sentinels ${t.sentinels.map((s) => s.address).join(", ")}, write endpoint ${write.host}:${write.port}`);
         },
       },
       {
@@ -214,7 +248,8 @@ export async function runLocalComparison(
           },
         }),
       ),
-      benchmarkStep("replication"),
+      benchmarkStep("replication", "direct"),
+      benchmarkStep("replication", "endpoint"),
       benchmarkStep("cluster"),
       {
         title: "Verify both topologies after the run (per-primary key counts)",
@@ -227,27 +262,50 @@ export async function runLocalComparison(
           update(keys.join(", "));
         },
       },
+      {
+        title: "Stop the benchmarked topologies",
+        run: async () => {
+          await Promise.all([fleet.stopAll(), sentinelTopology?.stopAll()]);
+        },
+      },
+      ...(o.drills ?? []).flatMap((fault) =>
+        DRILL_MODES.map(
+          (mode): ProgressStep => ({
+            title: `Drill ${mode} ${fault}: write load, fault, measured until the verifier passes`,
+            run: async (update) => {
+              const shape = { replicas: Math.max(1, o.replicas), primaries: o.primaries, replicasPerPrimary: Math.max(1, o.replicasPerPrimary), zones: o.zones };
+              const r = await runOneLocalDrill(mode, fault, shape, update);
+              drills.push(r);
+              update(`${r.healed ? "healed" : "NOT healed"}: outage ${r.writeOutageMs} ms, recovery ${r.recoveryMs ?? "—"} ms, lost acked ${r.lostAckedWrites}, lost waited ${r.lostWaitedWrites}`);
+            },
+          }),
+        ),
+      ),
     ]);
   } catch (err) {
     // Nothing measured is lost: rows finished before the failure are still written.
+    if (drills.length > 0) writeDrillFiles(runDir, drills);
     if (rows.length > 0) {
       writeFileSync(join(runDir, "results.csv"), renderResultsCsv(rows));
       (err as Error).message += ` (the ${rows.length} result row(s) measured before the failure are in ${join(runDir, "results.csv")})`;
     }
     throw err;
   } finally {
-    await fleet.stopAll();
+    await Promise.all([fleet.stopAll(), sentinelTopology?.stopAll()]);
   }
 
   const b = binaries as ValkeyBinaries;
   const versions = { server: b.server.version, client: `${b.benchmark.flavor}-benchmark ${b.benchmark.version}`, cli: b.cli.version };
   const done = reports as Record<LocalMode, { before: TopologyReport; after: TopologyReport }>;
-  const table = renderComparisonTable(rows);
-  writeResults(runDir, rows, done, versions, topologies);
+  const pathPairs = replicationPathPairs(rows, REPLICATION_PATH_NOTES);
+  const drillTable = drills.length === 0 ? "" : `failure drills (local timeouts: detection ${LOCAL_DRILL_DEFAULTS.failureDetectionMs} ms, restart after ${LOCAL_DRILL_DEFAULTS.restartDelayMs} ms, zone down ${LOCAL_DRILL_DEFAULTS.zoneDownMs} ms)\n${renderDrillTable(drills)}`;
+  const table = [renderComparisonTable(rows), renderReplicationPathTable(pathPairs), drillTable].filter((t) => t !== "").join("\n\n");
+  if (drills.length > 0) writeDrillFiles(runDir, drills);
+  writeResults(runDir, rows, done, versions, topologies, [...renderReplicationPathMarkdown(pathPairs), ...renderDrillMarkdown(drills)]);
   const describe = (["replication", "cluster"] as const).map((m) => topologies[m]?.describe ?? m);
   writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(buildRunMeta(o.workload, versions, describe), null, 2)}\n`);
   const reportPath = await writeReport([runDir], runDir);
-  return { runDir, rows, reports: done, versions, table, reportPath };
+  return { runDir, rows, reports: done, versions, table, reportPath, drills };
 }
 
 function writeResults(
@@ -256,6 +314,7 @@ function writeResults(
   reports: Record<LocalMode, { before: TopologyReport; after: TopologyReport }>,
   versions: { server: string; client: string },
   topologies: Partial<Record<LocalMode, StartedTopology>>,
+  extraSummary: string[],
 ): void {
   writeFileSync(join(runDir, "results.csv"), renderResultsCsv(rows));
   const topologyLines: string[] = [];
@@ -266,6 +325,6 @@ function writeResults(
   }
   writeFileSync(
     join(runDir, "summary.md"),
-    renderSummaryMarkdown({ rows, title: "Local comparison: replication vs cluster mode", topology: topologyLines, versions }),
+    [renderSummaryMarkdown({ rows, title: "Local comparison: replication vs cluster mode", topology: topologyLines, versions }), ...extraSummary].join("\n"),
   );
 }

@@ -15,6 +15,7 @@ import { z } from "zod";
 import { RESULT_MODES, RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "../run/result-row.js";
 import { parseResultsCsv, ResultsCsvError } from "../run/results-csv.js";
 import { parseSweepCsv, SweepCsvError, type SweepRow } from "../sweep/sweep-csv.js";
+import { loadDrills } from "./drill-section.js";
 import type { ReportSource, TopologyShard, TopologyView, WorkloadView } from "./model.js";
 import { RUN_META_FILE, runMetaSchema, type RunMeta } from "./run-meta.js";
 
@@ -150,6 +151,12 @@ function loadRunDir(dir: string): ReportSource {
     throw new ReportLoadError(`${dir}: no results.csv or sweep.csv in this directory (is it a results/<timestamp>/ run directory?)`);
   }
   const sweep = hasSweep ? readSweep(sweepPath) : undefined;
+  let drills: ReturnType<typeof loadDrills>;
+  try {
+    drills = loadDrills(dir);
+  } catch (err) {
+    throw new ReportLoadError((err as Error).message);
+  }
   const rows = existsSync(csvPath) ? readCsv(csvPath) : [];
   let meta: RunMeta | undefined;
   const metaPath = join(dir, RUN_META_FILE);
@@ -188,6 +195,7 @@ function loadRunDir(dir: string): ReportSource {
     : versionsFromRows(rows.length > 0 ? rows : (sweep ?? []));
   return {
     ...(sweep ? { sweep } : {}),
+    ...(drills ? { drills } : {}),
     label: basename(dir),
     kind: meta?.target ? "endpoint" : "local-run",
     path: dir,

@@ -11,6 +11,7 @@
  */
 import type { ResultMode, ResultRow } from "../run/result-row.js";
 import type { SweepRow } from "../sweep/sweep-csv.js";
+import type { DrillView } from "./drill-section.js";
 
 export const REPORT_MODES: readonly ResultMode[] = ["replication", "cluster"];
 
@@ -92,6 +93,8 @@ export interface ReportSource {
   describe: string[];
   /** A shard-scaling sweep's rows (sweep.csv), when the source is a sweep. */
   sweep?: SweepRow[];
+  /** Failure drills (raw/drill-<mode>-<fault>.json), when the run had any. */
+  drills?: DrillView[];
 }
 
 export interface ReportInput {

@@ -12,6 +12,7 @@ import { loadSources } from "./load.js";
 import { seriesOf, type ReportInput, type ReportSource } from "./model.js";
 import { buildReportHtml, type RenderedCharts } from "./page.js";
 import { hasSweep, sweepChartSpec } from "./sweep-section.js";
+import { drillTimelineSpec, hasDrills } from "./drill-section.js";
 
 export const REPORT_FILE = "report.html";
 
@@ -40,6 +41,13 @@ export const CHARTS: readonly ChartDef[] = [
     caption: "measured rps per test (solid) and linear scaling from the first step (dashed).",
     when: hasSweep,
     spec: sweepChartSpec,
+  },
+  {
+    id: "drill-timeline",
+    title: "Write latency around each fault",
+    caption: "per drill, the slowest acknowledged write per 0.2 s by load stream (log scale); red ticks at the top: failed writes; dashed line: the fault.",
+    when: hasDrills,
+    spec: drillTimelineSpec,
   },
 ];
 

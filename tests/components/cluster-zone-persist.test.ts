@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { freePorts } from "../../benchmarks/local/ports.js";
 import { DirectConnector } from "../../benchmarks/topology/connector.js";
 import { announceZones } from "../../components/steps/cluster-bootstrap/announce-zones.js";
 import { renderAzFailbackScript } from "../../components/valkey/az-failback-script.js";
@@ -20,7 +21,8 @@ import { eventually } from "../support/processes.js";
 import { PASSWORD, cli, cliPath, valkeyConfig } from "../support/valkey-fixtures.js";
 
 const HOST = "127.0.0.1";
-const PORT = 27811;
+// Free ports at load time (a fixed port, or port + 10000 for the bus, can be taken on a busy machine).
+const [PORT, BUS_PORT] = (await freePorts(2)) as [number, number];
 const dir = mkdtempSync(join(tmpdir(), "valkey-on-eks-zone-"));
 const dataDir = join(dir, "data");
 const podDir = join(dir, "pod");
@@ -32,7 +34,7 @@ function files(): Record<string, string> {
   const valkey = valkeyConfig({ mode: "cluster", ioThreads: 1, maxmemoryBytes: 128 * 2 ** 20, cluster: { primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: 2000 } });
   writeFileSync(join(dir, "password"), PASSWORD, { mode: 0o600 });
   return {
-    "valkey.conf": renderValkeyConf(valkey, { role: { kind: "cluster-member" }, port: PORT, busPort: PORT + 10000, dataDir, runDir: join(podDir, "run"), bind: HOST }),
+    "valkey.conf": renderValkeyConf(valkey, { role: { kind: "cluster-member" }, port: PORT, busPort: BUS_PORT, dataDir, runDir: join(podDir, "run"), bind: HOST }),
     "failback.sh": renderAzFailbackScript({ port: PORT, localHost: HOST, intervalSeconds: 1, zoneFile }),
     "start.sh": renderStartScript({ mode: "cluster", auth: true, passwordFile: join(dir, "password"), runDir: join(podDir, "run"), dataDir, backgroundScripts: [join(podDir, "failback.sh")] }),
   };

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { processesWithMarker } from "../support/processes.js";
-import { runLocalComparison } from "../../benchmarks/local/local-comparison.js";
+import { REPLICATION_PATH_NOTES, runLocalComparison } from "../../benchmarks/local/local-comparison.js";
 import { liveServerCount } from "../../benchmarks/local/valkey-process.js";
 import { parseResultsCsv, RESULTS_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
 import { trackedChildCount } from "../../benchmarks/util/process-reaper.js";
@@ -63,7 +63,11 @@ describe("local comparison on real valkey-server processes", () => {
     expect(csv.split("\n")[0]?.split(",").slice(0, 9)).toEqual(["workload", "mode", "test", "rps", "p50_ms", "clients", "pipeline", "datasize", "timestamp"]);
     expect(csv.split("\n")[0]).toBe(RESULTS_CSV_COLUMNS.join(","));
     const rows = parseResultsCsv(csv);
-    expect(rows.map((r) => `${r.mode}/${r.test}`)).toEqual(["replication/SET", "replication/GET", "cluster/SET", "cluster/GET"]);
+    expect(rows.map((r) => `${r.mode}/${r.test}`)).toEqual(["replication/SET", "replication/GET", "replication/SET", "replication/GET", "cluster/SET", "cluster/GET"]);
+    // Replication: direct to the primary first, then through the HAProxy write endpoint; each row says its path.
+    expect(rows.slice(0, 2).map((r) => r.notes.split(";")[0])).toEqual([REPLICATION_PATH_NOTES.direct, REPLICATION_PATH_NOTES.direct]);
+    expect(rows.slice(2, 4).map((r) => r.notes.split(";")[0])).toEqual([REPLICATION_PATH_NOTES.endpoint, REPLICATION_PATH_NOTES.endpoint]);
+    expect(rows.filter((r) => r.mode === "cluster").every((r) => !r.notes.includes("path:"))).toBe(true);
     for (const r of rows) {
       expect(r.rps).toBeGreaterThan(0);
       expect(r.p50_ms).toBeGreaterThan(0);
@@ -72,12 +76,22 @@ describe("local comparison on real valkey-server processes", () => {
       expect(r.timestamp).toBe("20260101-000000");
     }
     expect(result.reports.replication.before.ok).toBe(true);
+    // The verifier went through the Sentinels: three, all agreeing, one per zone.
+    const sentinels = result.reports.replication.before.sentinels ?? [];
+    expect(sentinels).toHaveLength(3);
+    expect(sentinels.every((x) => x.reachable && x.agrees)).toBe(true);
+    expect(new Set(sentinels.map((x) => x.zone))).toEqual(new Set(["zone-a", "zone-b", "zone-c"]));
+    expect(result.reports.replication.before.shards[0]?.replicas).toHaveLength(3);
     expect(result.reports.cluster.before.ok).toBe(true);
     expect(result.reports.cluster.before.shards).toHaveLength(3);
     // After SET ran on the cluster, keys are spread over all three primaries.
     for (const s of result.reports.cluster.after.shards) expect(s.primary.keys).toBeGreaterThan(0);
     const summary = readFileSync(join(result.runDir, "summary.md"), "utf8");
     expect(summary).toContain("SET");
+    expect(summary).toContain("## Replication: write endpoint vs direct to the primary");
+    expect(summary).toContain(REPLICATION_PATH_NOTES.endpoint);
+    expect(summary).toMatch(/3 Sentinels .*HAProxy write endpoint/);
+    expect(result.table).toContain("replication: HAProxy write endpoint vs direct to the primary");
     expect(readdirSync(join(result.runDir, "raw")).some((f) => f.startsWith("verify-cluster"))).toBe(true);
     expect(result.table).toMatch(/SET/);
     expect(liveServerCount()).toBe(0);

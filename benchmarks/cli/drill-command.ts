@@ -1,0 +1,119 @@
+/**
+ * `vbench drill`: one failure drill on a local topology (benchmarks/drill/). Progress on stderr;
+ * the drill table line (or --json) on stdout; `--output DIR` writes drill-<mode>-<fault>.json
+ * (figures, verifier report, per-write timeline). Exit 0 healed and no WAIT-confirmed write lost,
+ * 1 otherwise, 2 usage.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { Command } from "commander";
+import { renderDrillTable } from "../drill/drill-table.js";
+import { FAULTS, type Fault } from "../drill/ledger.js";
+import { LOCAL_DRILL_DEFAULTS } from "../drill/local-drills.js";
+import { runDrill, type DrillOptions, type DrillResult } from "../drill/run-drill.js";
+import { onTerminatingSignal } from "../util/process-reaper.js";
+import { nonNegativeInt, positiveInt, RunFailed, UsageError } from "./errors.js";
+
+interface DrillFlags {
+  mode: string;
+  fault: string;
+  durationS: number;
+  warmupS: number;
+  rate: number;
+  waitTimeoutMs: number;
+  detectionMs: number;
+  failoverTimeoutMs: number;
+  restartDelayMs: number;
+  zoneDownMs: number;
+  replicas: number;
+  primaries: number;
+  replicasPerPrimary: number;
+  zones: string;
+  output?: string;
+  json?: boolean;
+}
+
+/** Local defaults (the same as `vbench local --drills`): a drill finishes well under a minute. */
+export const DRILL_DEFAULTS = {
+  durationS: LOCAL_DRILL_DEFAULTS.durationMs / 1000,
+  warmupS: LOCAL_DRILL_DEFAULTS.warmupMs / 1000,
+  rate: LOCAL_DRILL_DEFAULTS.rate,
+  waitTimeoutMs: LOCAL_DRILL_DEFAULTS.waitTimeoutMs,
+  detectionMs: LOCAL_DRILL_DEFAULTS.failureDetectionMs,
+  failoverTimeoutMs: LOCAL_DRILL_DEFAULTS.failoverTimeoutMs,
+  restartDelayMs: LOCAL_DRILL_DEFAULTS.restartDelayMs,
+  zoneDownMs: LOCAL_DRILL_DEFAULTS.zoneDownMs,
+} as const;
+
+export function drillOptionsFromFlags(f: DrillFlags): Omit<DrillOptions, "onStep"> {
+  if (f.mode !== "cluster" && f.mode !== "replication") throw new UsageError(`--mode must be cluster or replication (got '${f.mode}')`);
+  if (!(FAULTS as readonly string[]).includes(f.fault)) throw new UsageError(`--fault must be one of ${FAULTS.join(", ")} (got '${f.fault}')`);
+  const zones = f.zones.split(",").map((z) => z.trim()).filter((z) => z !== "");
+  if (zones.length < 2 || new Set(zones).size !== zones.length) throw new UsageError(`--zones must name at least two distinct zones (got '${f.zones}')`);
+  return {
+    mode: f.mode,
+    fault: f.fault as Fault,
+    durationMs: f.durationS * 1000,
+    warmupMs: f.warmupS * 1000,
+    rate: f.rate,
+    waitTimeoutMs: f.waitTimeoutMs,
+    failureDetectionMs: f.detectionMs,
+    failoverTimeoutMs: f.failoverTimeoutMs,
+    restartDelayMs: f.restartDelayMs,
+    zoneDownMs: f.zoneDownMs,
+    replicas: f.replicas,
+    primaries: f.primaries,
+    replicasPerPrimary: f.replicasPerPrimary,
+    zones,
+  };
+}
+
+export function writeDrillFile(dir: string, r: DrillResult): string {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `drill-${r.mode}-${r.fault}.json`);
+  writeFileSync(path, `${JSON.stringify(r, null, 2)}\n`);
+  return path;
+}
+
+export function registerDrillCommand(program: Command): void {
+  const d = DRILL_DEFAULTS;
+  program
+    .command("drill")
+    .description("failure drill on a local topology: write load, one fault, measured until the verifier passes again (exit 0 healed with no WAIT-confirmed write lost, 1 otherwise)")
+    .requiredOption("--mode <mode>", "cluster | replication")
+    .requiredOption("--fault <fault>", FAULTS.join(" | "))
+    .option("--duration-s <n>", "minimum load duration in seconds (the load runs until recovery + 2 s anyway)", positiveInt("--duration-s"), d.durationS)
+    .option("--warmup-s <n>", "load before the fault, in seconds", positiveInt("--warmup-s"), d.warmupS)
+    .option("--rate <n>", "writes per second per load stream", positiveInt("--rate"), d.rate)
+    .option("--wait-timeout-ms <n>", "WAIT 1 <ms> after each acknowledged write; 0 disables WAIT", nonNegativeInt("--wait-timeout-ms"), d.waitTimeoutMs)
+    .option("--detection-ms <n>", "Sentinel down-after-milliseconds / cluster-node-timeout", positiveInt("--detection-ms"), d.detectionMs)
+    .option("--failover-timeout-ms <n>", "Sentinel failover-timeout", positiveInt("--failover-timeout-ms"), d.failoverTimeoutMs)
+    .option("--restart-delay-ms <n>", "how long a killed member stays down before its pod starts again", nonNegativeInt("--restart-delay-ms"), d.restartDelayMs)
+    .option("--zone-down-ms <n>", "how long a killed zone stays down (its pods Pending)", nonNegativeInt("--zone-down-ms"), d.zoneDownMs)
+    .option("--replicas <n>", "replication: replicas of the primary", positiveInt("--replicas"), 2)
+    .option("--primaries <n>", "cluster: primaries", positiveInt("--primaries"), 3)
+    .option("--replicas-per-primary <n>", "cluster: replicas per primary", positiveInt("--replicas-per-primary"), 1)
+    .option("--zones <csv>", "zone names assigned round-robin", "zone-a,zone-b,zone-c")
+    .option("--output <dir>", "write drill-<mode>-<fault>.json here")
+    .option("--json", "print the result as one JSON object")
+    .action(async (flags: DrillFlags) => {
+      const options = drillOptionsFromFlags(flags);
+      const unhook = onTerminatingSignal((sig) => process.stderr.write(`\nvbench drill: ${sig}: stopped every process it started\n`));
+      let result: DrillResult;
+      try {
+        result = await runDrill({ ...options, onStep: (line) => process.stderr.write(`drill: ${line}\n`) });
+      } catch (err) {
+        throw new RunFailed((err as Error).message, { cause: err });
+      } finally {
+        unhook();
+      }
+      const file = flags.output === undefined ? undefined : writeDrillFile(resolve(flags.output), result);
+      if (flags.json) {
+        const { timeline: _t, ...rest } = result;
+        process.stdout.write(`${JSON.stringify({ ...rest, file: file ?? null }, null, 2)}\n`);
+      } else {
+        process.stdout.write(`${renderDrillTable([result])}\n${file === undefined ? "" : `\nresult: ${file}\n`}`);
+      }
+      if (!result.ok) process.exitCode = 1;
+    });
+}

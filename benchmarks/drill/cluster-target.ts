@@ -1,0 +1,348 @@
+/**
+ * The cluster drill target: P × (1 + M) members run the way pods run them: the rendered start.sh
+ * (cluster mode, announce hostname/IP, availability-zone) with the rendered heal.sh and AZ
+ * failback loop in the background, each on its own 127.0.0.x, data dir kept across restarts;
+ * formed by the AZ-aware bootstrap. A hosts file (heal.sh's VALKEY_HEAL_HOSTS_FILE) and the load
+ * client's DNS lookup stand in for pod DNS, so the `all` fault can bring every member back on a
+ * NEW address. Faults: SIGKILL a primary / a replica; a zone (every member in the zone of a
+ * primary, down for `zoneDownMs`); all members (new addresses); a switchover (the rendered preStop
+ * script, then SIGTERM and restart). Detection: CLUSTER NODES of the survivors, polled every
+ * 100 ms, first `fail?`/`fail` flag on a killed node.
+ */
+import { execFile } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
+import { Redis } from "ioredis";
+import { renderAzFailbackScript } from "../../components/valkey/az-failback-script.js";
+import { renderClusterHealScript } from "../../components/valkey/cluster-heal-script.js";
+import { renderPreStopScript } from "../../components/valkey/prestop-script.js";
+import { renderStartScript } from "../../components/valkey/start-script.js";
+import { includeFiles } from "../../components/valkey/valkey-conf.js";
+import { resolveBinaries } from "../binaries.js";
+import { bootstrapCluster } from "../bootstrap/cluster-bootstrap.js";
+import { localMember } from "../local/local-cluster.js";
+import { freePort } from "../local/ports.js";
+import { killHard } from "../local/sentinel-topology.js";
+import { renderLocalValkeyConf } from "../local/valkey-config-file.js";
+import { LocalFleet, type ValkeyProcess } from "../local/valkey-process.js";
+import { DirectConnector } from "../topology/connector.js";
+import { parseClusterNodes } from "../topology/cluster-nodes-parser.js";
+import { StaticZoneSource } from "../topology/zones.js";
+import { sleep } from "../util/poll-until.js";
+import { verifyTopology } from "../verify/verify-topology.js";
+import type { TopologyReport } from "../verify/verify-types.js";
+import type { Fault } from "./ledger.js";
+import { clusterClient } from "./load.js";
+import { readInBatches, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
+
+export interface ClusterTargetOptions extends DrillTimings {
+  primaries: number;
+  replicasPerPrimary: number;
+  zones: readonly string[];
+  password: string;
+  baseDir?: string;
+  /** First octet-4 of the member addresses; the `all` fault moves them to base + 50. @default 140 */
+  hostBase?: number;
+}
+
+interface Pod {
+  index: number;
+  name: string;
+  hostname: string;
+  zone: string;
+  host: string;
+  port: number;
+  busPort: number;
+  dataDir: string;
+  nodeId: string;
+  proc: ValkeyProcess | undefined;
+}
+
+export class ClusterTarget implements DrillTarget {
+  readonly mode = "cluster" as const;
+  readonly describe: string;
+  readonly pods: Pod[] = [];
+  private readonly fleet: LocalFleet;
+  private readonly hostsFile: string;
+  private readonly passwordFile: string;
+
+  private constructor(private readonly o: ClusterTargetOptions) {
+    this.fleet = new LocalFleet(o.baseDir);
+    this.hostsFile = join(this.fleet.baseDir, "hosts");
+    this.passwordFile = join(this.fleet.baseDir, "secret", "password");
+    this.describe = `cluster: ${o.primaries} primaries × ${o.replicasPerPrimary} replica(s) (cluster-node-timeout ${o.failureDetectionMs} ms), rendered start/heal/failback scripts`;
+  }
+
+  static async start(o: ClusterTargetOptions): Promise<ClusterTarget> {
+    const t = new ClusterTarget(o);
+    try {
+      await t.boot();
+    } catch (err) {
+      await t.stop();
+      throw err;
+    }
+    return t;
+  }
+
+  private async boot(): Promise<void> {
+    const base = this.o.hostBase ?? 140;
+    mkdirSync(dirname(this.passwordFile), { recursive: true, mode: 0o700 });
+    writeFileSync(this.passwordFile, this.o.password, { mode: 0o600 });
+    const count = this.o.primaries * (1 + this.o.replicasPerPrimary);
+    for (let i = 0; i < count; i++) {
+      const host = `127.0.0.${base + i}`;
+      this.pods.push({
+        index: i,
+        name: `member-${i}`,
+        hostname: `member-${i}.valkey-headless.drill`,
+        zone: this.o.zones[i % this.o.zones.length] as string,
+        host,
+        port: await freePort(host),
+        busPort: await freePort(host),
+        dataDir: join(this.fleet.baseDir, `member-${i}-data`),
+        nodeId: "",
+        proc: undefined,
+      });
+    }
+    this.writeHosts();
+    await Promise.all(this.pods.map((p) => this.startPod(p)));
+    const connector = new DirectConnector({ password: this.o.password });
+    const result = await bootstrapCluster({
+      members: this.pods.map((p) => localMember(p.proc as ValkeyProcess, p.zone)),
+      primaries: this.o.primaries,
+      replicasPerPrimary: this.o.replicasPerPrimary,
+      connector,
+      password: this.o.password,
+    });
+    for (const p of this.pods) p.nodeId = result.nodeIds[`${p.host}:${p.port}`] as string;
+  }
+
+  private writeHosts(): void {
+    writeFileSync(this.hostsFile, this.pods.map((p) => `${p.host} ${p.hostname}`).join("\n") + "\n");
+  }
+
+  private cliEnv(): Record<string, string> {
+    return { VALKEY_CLI: resolveBinaries().cli.path, REDISCLI_AUTH: this.o.password, VALKEYCLI_AUTH: this.o.password };
+  }
+
+  /** Starts a member as its pod does: start.sh (heal + failback in the background) on its current address. */
+  private async startPod(p: Pod): Promise<void> {
+    const bin = resolveBinaries();
+    p.proc = await this.fleet.start({
+      name: p.name,
+      bind: p.host,
+      port: p.port,
+      clusterEnabled: true,
+      clusterPort: p.busPort,
+      launch: ({ dir, logfile }) => {
+        const runDir = join(dir, "run");
+        mkdirSync(p.dataDir, { recursive: true });
+        const files = includeFiles(runDir);
+        const conf = renderLocalValkeyConf({
+          port: p.port,
+          clusterPort: p.busPort,
+          bind: p.host,
+          dir: p.dataDir,
+          logfile,
+          clusterEnabled: true,
+          clusterNodeTimeoutMs: this.o.failureDetectionMs,
+          includes: [files.auth, files.announce],
+        });
+        writeFileSync(join(dir, "valkey.conf"), conf, { mode: 0o600 });
+        writeFileSync(join(dir, "heal.sh"), renderClusterHealScript({ port: p.port, localHost: p.host, intervalSeconds: 1, deadlineSeconds: 120 }));
+        writeFileSync(join(dir, "failback.sh"), renderAzFailbackScript({ port: p.port, localHost: p.host, intervalSeconds: 1, confirmRounds: 2, cooldownSeconds: 5 }));
+        writeFileSync(join(dir, "prestop.sh"), renderPreStopScript({ port: p.port, localHost: p.host, timeoutSeconds: 20 }));
+        const start = renderStartScript({
+          mode: "cluster",
+          auth: true,
+          passwordFile: this.passwordFile,
+          runDir,
+          dataDir: p.dataDir,
+          backgroundScripts: [join(dir, "heal.sh"), join(dir, "failback.sh")],
+        });
+        writeFileSync(join(dir, "start.sh"), start, { mode: 0o700 });
+        return {
+          command: "sh",
+          args: [join(dir, "start.sh"), join(dir, "valkey.conf")],
+          env: {
+            ...this.cliEnv(),
+            PATH: `${dirname(bin.server.path)}:${process.env.PATH ?? ""}`,
+            POD_NAME: p.name,
+            VALKEY_ANNOUNCE_HOST: p.hostname,
+            VALKEY_ANNOUNCE_IP: p.host,
+            VALKEY_AVAILABILITY_ZONE: p.zone,
+            VALKEY_HEAL_HOSTS_FILE: this.hostsFile,
+          },
+        };
+      },
+    });
+  }
+
+  private resolve = (name: string): string | undefined => this.pods.find((p) => p.hostname === name)?.host;
+
+  loadClients(commandTimeoutMs: number): ReturnType<DrillTarget["loadClients"]> {
+    const seeds = this.pods.map((p) => ({ host: p.hostname, port: p.port }));
+    return [{ stream: "cluster-client", client: { kind: "cluster", client: clusterClient(seeds, this.o.password, commandTimeoutMs, this.resolve) } }];
+  }
+
+  private async nodesView(): Promise<ReturnType<typeof parseClusterNodes>["nodes"]> {
+    for (const p of this.pods) {
+      if (!p.proc?.alive()) continue;
+      const c = new Redis({ host: p.host, port: p.port, password: this.o.password, connectTimeout: 500, commandTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+      c.on("error", () => undefined);
+      try {
+        await c.connect();
+        return parseClusterNodes(String(await c.call("CLUSTER", "NODES"))).nodes;
+      } catch {
+        /* next */
+      } finally {
+        c.disconnect();
+      }
+    }
+    throw new Error("no member answers CLUSTER NODES");
+  }
+
+  /** Polls the survivors' CLUSTER NODES for a fail?/fail flag on a killed node. */
+  private watch(killed: readonly Pod[]): { detectedAt: () => number | undefined; stop: () => void } {
+    let at: number | undefined;
+    let stopped = false;
+    const ids = new Set(killed.map((k) => k.nodeId));
+    void (async () => {
+      while (!stopped && at === undefined) {
+        for (const p of this.pods) {
+          if (stopped || at !== undefined || killed.includes(p) || !p.proc?.alive()) continue;
+          const c = new Redis({ host: p.host, port: p.port, password: this.o.password, connectTimeout: 300, commandTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+          c.on("error", () => undefined);
+          try {
+            await c.connect();
+            const nodes = parseClusterNodes(String(await c.call("CLUSTER", "NODES"))).nodes;
+            if (nodes.some((n) => ids.has(n.id) && (n.failed || n.pfail))) at ??= Date.now();
+          } catch {
+            /* a member that is down or restarting */
+          } finally {
+            c.disconnect();
+          }
+        }
+        await sleep(100);
+      }
+    })();
+    return { detectedAt: () => at, stop: () => (stopped = true) };
+  }
+
+  async inject(fault: Fault): Promise<FaultHandle> {
+    const nodes = await this.nodesView();
+    const primaryIds = new Set(nodes.filter((n) => n.role === "primary" && n.slots.length > 0 && !n.failed).map((n) => n.id));
+    const primary = this.pods.find((p) => primaryIds.has(p.nodeId)) as Pod;
+    const replica = this.pods.find((p) => !primaryIds.has(p.nodeId)) as Pod;
+    const label = (p: Pod): string => `${p.name} (${p.host}:${p.port}, zone ${p.zone})`;
+    const killAndReturn = async (victims: Pod[], downMs: number, newAddress: boolean): Promise<{ restored: Promise<void>; w: ReturnType<ClusterTarget["watch"]> }> => {
+      const w = this.watch(victims);
+      await Promise.all(victims.map((v) => killHard(v.proc)));
+      const restored = (async () => {
+        await sleep(downMs);
+        if (newAddress) {
+          const base = Number(victims[0]?.host.split(".")[3]) >= (this.o.hostBase ?? 140) + 50 ? (this.o.hostBase ?? 140) : (this.o.hostBase ?? 140) + 50;
+          for (const v of victims) v.host = `127.0.0.${base + v.index}`;
+          this.writeHosts();
+        }
+        await Promise.all(victims.map((v) => this.startPod(v)));
+      })();
+      return { restored, w };
+    };
+    if (fault === "primary" || fault === "replica") {
+      const victim = fault === "primary" ? primary : replica;
+      const { restored, w } = await killAndReturn([victim], this.o.restartDelayMs, false);
+      return { description: `SIGKILL ${fault} ${label(victim)}; restarted after ${this.o.restartDelayMs} ms`, restored, detectedAt: w.detectedAt, stopWatching: w.stop };
+    }
+    if (fault === "zone") {
+      const victims = this.pods.filter((p) => p.zone === primary.zone);
+      const { restored, w } = await killAndReturn(victims, this.o.zoneDownMs, false);
+      return { description: `zone ${primary.zone} down: SIGKILL ${victims.map((v) => v.name).join(", ")}; back after ${this.o.zoneDownMs} ms`, restored, detectedAt: w.detectedAt, stopWatching: w.stop };
+    }
+    if (fault === "all") {
+      const { restored, w } = await killAndReturn([...this.pods], this.o.restartDelayMs, true);
+      return {
+        description: `SIGKILL every member (${this.pods.length}); restarted after ${this.o.restartDelayMs} ms on NEW addresses`,
+        restored,
+        detectedAt: w.detectedAt,
+        detectionNote: "every member is down: no survivor to mark a failure",
+        stopWatching: w.stop,
+      };
+    }
+    // switchover: the pod's preStop script, then SIGTERM, then the pod starts again.
+    const dir = dirname(primary.proc?.logfile ?? "");
+    const restored = (async () => {
+      await promisify(execFile)("sh", [join(dir, "prestop.sh")], { env: { ...process.env, ...this.cliEnv() }, timeout: 30_000 });
+      await primary.proc?.stop(10_000);
+      await sleep(this.o.restartDelayMs);
+      await this.startPod(primary);
+    })();
+    return {
+      description: `preStop of primary ${label(primary)} (CLUSTER FAILOVER to a synced replica), then SIGTERM; restarted after ${this.o.restartDelayMs} ms`,
+      restored,
+      detectedAt: () => undefined,
+      detectionNote: "planned: nothing to detect",
+      stopWatching: () => undefined,
+    };
+  }
+
+  async verify(): Promise<TopologyReport> {
+    const connector = new DirectConnector({ password: this.o.password, connectTimeoutMs: 1000 });
+    return verifyTopology({
+      mode: "cluster",
+      seeds: this.pods.map((p) => ({ host: p.host, port: p.port })),
+      connector,
+      zones: new StaticZoneSource(Object.fromEntries(this.pods.map((p) => [`${p.host}:${p.port}`, p.zone]))),
+      expect: { primaries: this.o.primaries, replicasPerPrimary: this.o.replicasPerPrimary },
+    });
+  }
+
+  async readBack(keys: readonly string[]): Promise<Map<string, string | undefined>> {
+    const c = clusterClient(this.pods.map((p) => ({ host: p.hostname, port: p.port })), this.o.password, 5000, this.resolve, true);
+    try {
+      // Keys span every slot: one GET each (a pipeline must stay within one slot).
+      return await readInBatches(keys, (batch) => Promise.all(batch.map((k) => c.get(k))));
+    } finally {
+      c.disconnect();
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.fleet.stopAll();
+    await reapBackgroundScripts(`VALKEY_HEAL_HOSTS_FILE=${this.hostsFile}`);
+  }
+}
+
+/**
+ * The heal and failback loops (and their cli calls) run beside each server and end on their own
+ * about a second after it; wait for them, then SIGKILL the rest, found by this topology's own
+ * environment marker (our hosts file path) and killed by pid. Linux /proc only; elsewhere a no-op.
+ */
+async function reapBackgroundScripts(marker: string, graceMs = 4000): Promise<void> {
+  const find = (): number[] => {
+    let entries: string[];
+    try {
+      entries = readdirSync("/proc");
+    } catch {
+      return [];
+    }
+    return entries.flatMap((e) => {
+      if (!/^\d+$/.test(e)) return [];
+      try {
+        return readFileSync(`/proc/${e}/environ`, "latin1").split("\0").includes(marker) && !/\) Z /.test(readFileSync(`/proc/${e}/stat`, "latin1")) ? [Number(e)] : [];
+      } catch {
+        return [];
+      }
+    });
+  };
+  const deadline = Date.now() + graceMs;
+  while (find().length > 0 && Date.now() < deadline) await sleep(100);
+  for (const pid of find()) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      /* gone */
+    }
+  }
+}

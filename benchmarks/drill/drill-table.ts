@@ -1,0 +1,104 @@
+/**
+ * The drill table: one row per mode × fault, the figures as columns (drills.csv, summary.md,
+ * terminal). Pure.
+ */
+import { stringify } from "csv-stringify/sync";
+import type { DrillResult } from "./run-drill.js";
+
+export const DRILL_CSV_COLUMNS = [
+  "mode",
+  "fault",
+  "ok",
+  "healed",
+  "writeOutageMs",
+  "recoveryMs",
+  "detectionMs",
+  "writes",
+  "failedWrites",
+  "ackedWrites",
+  "lostAckedWrites",
+  "waitedWrites",
+  "lostWaitedWrites",
+  "p50MsBefore",
+  "p99MsBefore",
+  "maxMsBefore",
+  "p50MsDuring",
+  "p99MsDuring",
+  "maxMsDuring",
+  "rate",
+  "failureDetectionMs",
+  "streams",
+  "fault_description",
+] as const;
+
+type Row = Pick<DrillResult, "mode" | "fault" | "ok" | "healed" | "writes" | "failedWrites" | "writeOutageMs" | "recoveryMs" | "detectionMs" | "ackedWrites" | "lostAckedWrites" | "waitedWrites" | "lostWaitedWrites" | "p50MsBefore" | "p99MsBefore" | "maxMsBefore" | "p50MsDuring" | "p99MsDuring" | "maxMsDuring" | "rate" | "faultDescription" | "timings"> & { streams: { stream: string }[] };
+
+const cell = (v: number | null | boolean | string): string => (v === null ? "" : String(v));
+
+export function drillCsvRow(r: Row): string[] {
+  return DRILL_CSV_COLUMNS.map((c) => {
+    if (c === "failureDetectionMs") return String(r.timings.failureDetectionMs);
+    if (c === "streams") return r.streams.map((s) => s.stream).join("+");
+    if (c === "fault_description") return r.faultDescription;
+    return cell(r[c]);
+  });
+}
+
+export function renderDrillsCsv(rows: readonly Row[]): string {
+  return stringify(rows.map(drillCsvRow), { header: true, columns: [...DRILL_CSV_COLUMNS], eof: true, record_delimiter: "unix" });
+}
+
+const ms = (v: number | null): string => (v === null ? "—" : String(Math.round(v)));
+const lat = (v: number | null): string => (v === null ? "—" : v.toFixed(v < 10 ? 2 : 1));
+
+const HEADER = ["mode", "fault", "healed", "outage ms", "recovery ms", "detect ms", "failed", "acked", "lost acked", "waited", "lost waited", "p99 before", "p99 during", "max during"];
+
+function cells(r: Row): string[] {
+  return [
+    r.mode,
+    r.fault,
+    r.healed ? "yes" : "NO",
+    ms(r.writeOutageMs),
+    ms(r.recoveryMs),
+    ms(r.detectionMs),
+    String(r.failedWrites),
+    String(r.ackedWrites),
+    String(r.lostAckedWrites),
+    String(r.waitedWrites),
+    String(r.lostWaitedWrites),
+    lat(r.p99MsBefore),
+    lat(r.p99MsDuring),
+    lat(r.maxMsDuring),
+  ];
+}
+
+/** Terminal table, columns aligned. */
+export function renderDrillTable(rows: readonly Row[]): string {
+  const all = [HEADER, ...rows.map(cells)];
+  const widths = HEADER.map((_, c) => Math.max(...all.map((r) => (r[c] ?? "").length)));
+  const line = (r: string[]): string => r.map((v, c) => (c < 2 ? v.padEnd(widths[c] ?? 0) : v.padStart(widths[c] ?? 0))).join("  ");
+  return [line(HEADER), widths.map((w) => "-".repeat(w)).join("  "), ...rows.slice().map((r) => line(cells(r)))].join("\n");
+}
+
+/** summary.md section: the table side by side (modes as row groups) and how to read it. */
+export function renderDrillMarkdown(rows: readonly Row[]): string[] {
+  if (rows.length === 0) return [];
+  return [
+    "## Failure drills",
+    "",
+    `| ${HEADER.join(" | ")} |`,
+    `|${HEADER.map(() => "---").join("|")}|`,
+    ...rows.map((r) => `| ${cells(r).join(" | ")} |`),
+    "",
+    "- outage: longest gap between two acknowledged writes (any load stream); recovery: fault → every member back and the",
+    "  verifier passing (zones included); detect: fault → first node marking a killed member failed (— where nobody can see it).",
+    "- failed: writes that errored or timed out (cluster mode: only the killed shard's slots fail, so the outage column stays",
+    "  short while the other shards keep taking writes; failed shows the writes the fault cost).",
+    "- lost acked: acknowledged writes missing after recovery (asynchronous replication may lose them); lost waited: writes",
+    "  also confirmed by `WAIT 1` (replicated to a replica) and then lost. Latencies in ms: p99 of acknowledged writes in the",
+    "  10 s before the fault, and from the fault to the end of the write outage.",
+    "",
+    ...rows.map((r) => `- ${r.mode} ${r.fault}: ${r.faultDescription.replace(/\|/g, "\\|")}`),
+    "",
+  ];
+}

@@ -1,0 +1,190 @@
+/**
+ * The replication drill target: the local Sentinel topology (1 + N members through the rendered
+ * start script, 3 Sentinels, HAProxy write endpoint; benchmarks/local/sentinel-topology.ts).
+ * Faults: SIGKILL of the primary / a replica; a zone (every member and Sentinel in the zone of the
+ * primary, down for `zoneDownMs`); all members; a switchover (SENTINEL FAILOVER, the replication
+ * pod's preStop path, then the old primary's pod stops and starts again). Killed members return
+ * through the same start script with their data dir on their OLD address: locally Sentinel has no
+ * DNS to follow a member to a new one (in Kubernetes it follows the stable hostname).
+ * Detection: the Sentinels' +sdown / +odown events (pub/sub), first one naming a killed member.
+ */
+import { Redis } from "ioredis";
+import { killHard, SentinelTopology, type Member, type TopologyNode } from "../local/sentinel-topology.js";
+import { DirectConnector } from "../topology/connector.js";
+import { StaticZoneSource } from "../topology/zones.js";
+import { pollUntil, sleep } from "../util/poll-until.js";
+import { verifyTopology } from "../verify/verify-topology.js";
+import type { TopologyReport } from "../verify/verify-types.js";
+import type { Fault } from "./ledger.js";
+import { plainRedis, sentinelRedis } from "./load.js";
+import { readInBatches, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
+
+export interface ReplicationTargetOptions extends DrillTimings {
+  replicas: number;
+  zones: readonly string[];
+  password: string;
+  baseDir?: string;
+}
+
+interface SentinelEvent {
+  at: number;
+  channel: string;
+  payload: string;
+}
+
+export class ReplicationTarget implements DrillTarget {
+  readonly mode = "replication" as const;
+  readonly describe: string;
+  private readonly events: SentinelEvent[] = [];
+  private readonly subscribers: Redis[] = [];
+
+  private constructor(
+    readonly t: SentinelTopology,
+    private readonly o: ReplicationTargetOptions,
+  ) {
+    this.describe = `replication: 1 primary + ${o.replicas} replicas, ${t.sentinels.length} Sentinels (down-after ${t.timings.downAfterMs} ms, failover-timeout ${t.timings.failoverTimeoutMs} ms), HAProxy write endpoint`;
+  }
+
+  static async start(o: ReplicationTargetOptions): Promise<ReplicationTarget> {
+    const t = await SentinelTopology.start({
+      replicas: o.replicas,
+      zones: o.zones,
+      password: o.password,
+      downAfterMs: o.failureDetectionMs,
+      failoverTimeoutMs: o.failoverTimeoutMs,
+      checkIntervalMs: 200,
+      memberWaitSeconds: 30,
+      server: { appendonly: true },
+      baseDir: o.baseDir,
+    });
+    const target = new ReplicationTarget(t, o);
+    try {
+      await target.subscribe();
+    } catch (err) {
+      await target.stop();
+      throw err;
+    }
+    return target;
+  }
+
+  private async subscribe(): Promise<void> {
+    for (const s of this.t.sentinels) {
+      const sub = new Redis({ host: s.host, port: s.port, password: this.o.password, lazyConnect: true, retryStrategy: () => 200, maxRetriesPerRequest: 0 });
+      sub.on("error", () => undefined);
+      await sub.connect();
+      sub.on("message", (channel: string, payload: string) => this.events.push({ at: Date.now(), channel, payload }));
+      await sub.subscribe("+sdown", "+odown");
+      this.subscribers.push(sub);
+    }
+  }
+
+  loadClients(commandTimeoutMs: number): ReturnType<DrillTarget["loadClients"]> {
+    const w = this.t.proxy!.write;
+    const pw = this.o.password;
+    return [
+      { stream: "sentinel-client", client: { kind: "redis", client: sentinelRedis(this.t.sentinelEndpoints, this.t.masterName, pw, commandTimeoutMs) } },
+      { stream: "write-endpoint", client: { kind: "redis", client: plainRedis(w.host, w.port, pw, commandTimeoutMs), redial: () => plainRedis(w.host, w.port, pw, commandTimeoutMs) } },
+    ];
+  }
+
+  async inject(fault: Fault): Promise<FaultHandle> {
+    const primary = this.t.member(await this.t.primaryFromSentinels());
+    const replicas = this.t.members.filter((m) => m !== primary);
+    const faultAt = Date.now();
+    const detectionOf = (killed: readonly TopologyNode[]): (() => number | undefined) => {
+      const wanted = new Set(killed.map((k) => `${k.host} ${k.port}`));
+      return () => this.events.find((e) => e.at >= faultAt && wanted.has(e.payload.split(" ").slice(2, 4).join(" ")))?.at;
+    };
+    const stopWatching = (): void => undefined;
+    const label = (m: Member): string => `${m.name} (${m.address}, zone ${m.zone})`;
+    if (fault === "primary" || fault === "replica") {
+      const victim = fault === "primary" ? primary : (replicas[0] as Member);
+      if (victim === undefined) throw new Error("the replica fault needs at least one replica");
+      await killHard(victim.proc);
+      const restored = (async () => {
+        await sleep(this.o.restartDelayMs);
+        await this.t.startMember(victim.ordinal);
+      })();
+      return { description: `SIGKILL ${fault} ${label(victim)}; restarted after ${this.o.restartDelayMs} ms`, restored, detectedAt: detectionOf([victim]), stopWatching };
+    }
+    if (fault === "zone") {
+      const zone = primary.zone;
+      const members = this.t.members.filter((m) => m.zone === zone);
+      const sentinels = this.t.sentinels.filter((s) => s.zone === zone);
+      await Promise.all([...members.map((m) => killHard(m.proc)), ...sentinels.map((s) => killHard(s.proc))]);
+      const restored = (async () => {
+        await sleep(this.o.zoneDownMs);
+        await Promise.all(sentinels.map((s) => this.t.startSentinel(this.t.sentinels.indexOf(s))));
+        await Promise.all(members.map((m) => this.t.startMember(m.ordinal)));
+      })();
+      const what = `${members.map((m) => m.name).join(", ")} and ${sentinels.map((s) => s.name).join(", ") || "no Sentinel"}`;
+      return { description: `zone ${zone} (the primary's) down: SIGKILL ${what}; back after ${this.o.zoneDownMs} ms`, restored, detectedAt: detectionOf(members), stopWatching };
+    }
+    if (fault === "all") {
+      const all = [...this.t.members];
+      await Promise.all(all.map((m) => killHard(m.proc)));
+      const restored = (async () => {
+        await sleep(this.o.restartDelayMs);
+        await Promise.all(all.map((m) => this.t.startMember(m.ordinal)));
+      })();
+      return {
+        description: `SIGKILL every member (${all.length}); restarted after ${this.o.restartDelayMs} ms on their old addresses (locally Sentinel has no DNS to follow a new one)`,
+        restored,
+        detectedAt: detectionOf(all),
+        stopWatching,
+      };
+    }
+    // switchover: the preStop path of the primary's pod, then the pod stops and comes back.
+    const s = this.t.sentinels.find((x) => x.proc?.alive()) as TopologyNode;
+    const c = new Redis({ host: s.host, port: s.port, password: this.o.password, maxRetriesPerRequest: 0 });
+    try {
+      await c.call("SENTINEL", "FAILOVER", this.t.masterName);
+    } finally {
+      c.disconnect();
+    }
+    const restored = (async () => {
+      await pollUntil(async () => ((await this.t.primaryFromSentinels()) !== primary.address ? true : "not switched yet"), {
+        timeoutMs: this.o.failoverTimeoutMs + 30_000,
+        intervalMs: 50,
+        what: "the Sentinels to name a new primary after SENTINEL FAILOVER",
+      });
+      await primary.proc?.stop(10_000);
+      await sleep(this.o.restartDelayMs);
+      await this.t.startMember(primary.ordinal);
+    })();
+    return {
+      description: `SENTINEL FAILOVER (the preStop path) away from ${label(primary)}, then its pod stops (SIGTERM) and restarts after ${this.o.restartDelayMs} ms`,
+      restored,
+      detectedAt: () => undefined,
+      detectionNote: "planned: nothing to detect",
+      stopWatching,
+    };
+  }
+
+  async verify(): Promise<TopologyReport> {
+    const connector = new DirectConnector({ password: this.o.password, connectTimeoutMs: 1000 });
+    return verifyTopology({
+      mode: "replication",
+      seeds: [],
+      connector,
+      zones: new StaticZoneSource(this.t.zoneMap),
+      expect: { replicas: this.o.replicas },
+      sentinel: { endpoints: this.t.sentinelEndpoints, masterName: this.t.masterName, connector },
+    });
+  }
+
+  async readBack(keys: readonly string[]): Promise<Map<string, string | undefined>> {
+    const p = this.t.member(await this.t.primaryFromSentinels());
+    const c = new Redis({ host: p.host, port: p.port, password: this.o.password, maxRetriesPerRequest: 1 });
+    try {
+      return await readInBatches(keys, (batch) => c.mget(batch));
+    } finally {
+      c.disconnect();
+    }
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.subscribers) s.disconnect();
+    await this.t.stopAll();
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * One drill on a local topology: start it, run the write load, inject the fault, wait until every
+ * killed member runs again and the verifier passes (zones included), keep the load running a
+ * little longer, read every acknowledged key back, and compute the figures (ledger.ts).
+ */
+import { randomBytes } from "node:crypto";
+import { sleep } from "../util/poll-until.js";
+import type { TopologyReport } from "../verify/verify-types.js";
+import { ClusterTarget } from "./cluster-target.js";
+import { combineStreams, streamFigures, type DrillMode, type Fault, type StreamFigures, type WriteRecord } from "./ledger.js";
+import { WriteStream } from "./load.js";
+import { ReplicationTarget } from "./replication-target.js";
+import type { DrillTarget, DrillTimings } from "./target.js";
+
+export interface DrillOptions extends DrillTimings {
+  mode: DrillMode;
+  fault: Fault;
+  /** Writes per second per stream. @default 100 */
+  rate: number;
+  /** Minimum load duration in ms (fault included); the load always runs until recovery + tailMs. */
+  durationMs: number;
+  /** Load before the fault; the "before" latency window is the last 10 s of it (or all of it). */
+  warmupMs: number;
+  /** Load kept after the verifier passes. @default 2000 */
+  tailMs?: number;
+  /** Give up waiting for the verifier after this long from the fault. @default 120000 */
+  recoveryTimeoutMs?: number;
+  /** WAIT 1 <ms>; 0 disables WAIT on purpose (no write is then confirmed). @default 500 */
+  waitTimeoutMs: number;
+  /** Bound on every command; a write is acknowledged or failed within it. @default 1000 */
+  commandTimeoutMs?: number;
+  replicas: number;
+  primaries: number;
+  replicasPerPrimary: number;
+  zones: readonly string[];
+  /** Test hook: runs on the healthy topology right before the fault (with the load running). */
+  beforeFault?: (target: DrillTarget) => Promise<void>;
+  /** Test hook: runs right after the fault was injected. */
+  afterFault?: (target: DrillTarget) => Promise<void>;
+  onStep?: (line: string) => void;
+}
+
+export interface DrillResult {
+  mode: DrillMode;
+  fault: Fault;
+  ok: boolean;
+  healed: boolean;
+  topology: string;
+  faultDescription: string;
+  /** Load streams: cluster-client; replication: sentinel-client AND write-endpoint, concurrently. */
+  streams: StreamFigures[];
+  writeOutageMs: number;
+  /** Writes sent / failed (error or timeout), all streams. */
+  writes: number;
+  failedWrites: number;
+  recoveryMs: number | null;
+  detectionMs: number | null;
+  detectionNote?: string;
+  ackedWrites: number;
+  lostAckedWrites: number;
+  waitedWrites: number;
+  lostWaitedWrites: number;
+  p50MsBefore: number | null;
+  p99MsBefore: number | null;
+  maxMsBefore: number | null;
+  p50MsDuring: number | null;
+  p99MsDuring: number | null;
+  maxMsDuring: number | null;
+  rate: number;
+  waitTimeoutMs: number;
+  timings: DrillTimings;
+  /** The verifier's report once healed (or its last failing one). */
+  after: TopologyReport | { error: string };
+  /** Every write: ms from the fault, latency ms (null if failed), stream: for the timeline chart. */
+  timeline: { stream: string; t: number; latencyMs: number | null }[];
+}
+
+export async function startTarget(o: DrillOptions, password: string): Promise<DrillTarget> {
+  return o.mode === "cluster"
+    ? ClusterTarget.start({ ...o, password })
+    : ReplicationTarget.start({ ...o, password });
+}
+
+export async function runDrill(o: DrillOptions): Promise<DrillResult> {
+  const step = o.onStep ?? (() => undefined);
+  const password = randomBytes(12).toString("hex");
+  step(`starting the ${o.mode} topology`);
+  const target = await startTarget(o, password);
+  try {
+    return await drillOn(target, o);
+  } finally {
+    await target.stop();
+  }
+}
+
+export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<DrillResult> {
+  const step = o.onStep ?? (() => undefined);
+  const before = await target.verify();
+  if (!before.ok) throw new Error(`the ${o.mode} topology failed verification before the fault: ${before.failures.map((f) => f.code).join(", ")}`);
+  const prefix = `drill-${Date.now().toString(36)}`;
+  const commandTimeoutMs = o.commandTimeoutMs ?? 1000;
+  const streams = target.loadClients(commandTimeoutMs).map((s) => new WriteStream({ stream: s.stream, prefix, rate: o.rate, waitTimeoutMs: o.waitTimeoutMs, client: s.client }));
+  const loadStart = Date.now();
+  streams.forEach((s) => s.start());
+  let stopped = false;
+  const stopLoad = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await Promise.all(streams.map((s) => s.stop()));
+  };
+  try {
+    step(`${target.describe}; load: ${streams.length} stream(s) × ${o.rate} writes/s, warm-up ${o.warmupMs} ms`);
+    await sleep(o.warmupMs);
+    await o.beforeFault?.(target);
+    const faultAt = Date.now();
+    const handle = await target.inject(o.fault);
+    step(`fault: ${handle.description}`);
+    await o.afterFault?.(target);
+    let after: TopologyReport | { error: string } = { error: "not verified yet" };
+    let recoveredAt: number | undefined;
+    const deadline = faultAt + (o.recoveryTimeoutMs ?? 120_000);
+    let restoredError: Error | undefined;
+    let restoredDone = false;
+    handle.restored.then(
+      () => (restoredDone = true),
+      (e: unknown) => ((restoredError = e as Error), (restoredDone = true)),
+    );
+    while (Date.now() < deadline) {
+      if (restoredError !== undefined) {
+        after = { error: `a member did not come back: ${restoredError.message}` };
+        break;
+      }
+      if (restoredDone) {
+        try {
+          after = await target.verify();
+          if (after.ok) {
+            recoveredAt = Date.now();
+            break;
+          }
+        } catch (e) {
+          after = { error: (e as Error).message };
+        }
+      }
+      await sleep(250);
+    }
+    handle.stopWatching();
+    step(recoveredAt === undefined ? `not healed: ${"error" in after ? after.error : after.failures.map((f) => f.code).join(", ")}` : `verifier passes ${recoveredAt - faultAt} ms after the fault`);
+    const until = Math.max(loadStart + o.durationMs, (recoveredAt ?? Date.now()) + (o.tailMs ?? 2000));
+    await sleep(Math.max(0, until - Date.now()));
+    const loadStop = Date.now();
+    await stopLoad();
+    const records: WriteRecord[] = streams.flatMap((s) => s.records);
+    step(`reading back ${records.filter((r) => r.ok).length} acknowledged keys`);
+    const readBack = recoveredAt === undefined ? new Map<string, string | undefined>() : await target.readBack(records.filter((r) => r.ok).map((r) => r.key));
+    const input = { records, readBack, faultAt, loadStart, loadStop, beforeMs: 10_000 };
+    const perStream = streams.map((s) => streamFigures(s.stream, input));
+    const total = combineStreams(perStream);
+    const whole = (v: number): number => Math.round(v);
+    const lat = (v: number | null): number | null => (v === null ? null : Math.round(v * 100) / 100);
+    const detectedAt = handle.detectedAt();
+    const healed = recoveredAt !== undefined;
+    return {
+      mode: o.mode,
+      fault: o.fault,
+      ok: healed && total.lostWaitedWrites === 0,
+      healed,
+      topology: target.describe,
+      faultDescription: handle.description,
+      streams: perStream,
+      writeOutageMs: whole(total.writeOutageMs),
+      writes: total.writes,
+      failedWrites: total.writes - total.ackedWrites,
+      recoveryMs: healed ? whole((recoveredAt as number) - faultAt) : null,
+      detectionMs: detectedAt === undefined ? null : whole(detectedAt - faultAt),
+      detectionNote: handle.detectionNote ?? (detectedAt === undefined ? "no failure mark seen" : undefined),
+      ackedWrites: total.ackedWrites,
+      lostAckedWrites: total.lostAckedWrites,
+      waitedWrites: total.waitedWrites,
+      lostWaitedWrites: total.lostWaitedWrites,
+      p50MsBefore: lat(total.p50MsBefore),
+      p99MsBefore: lat(total.p99MsBefore),
+      maxMsBefore: lat(total.maxMsBefore),
+      p50MsDuring: lat(total.p50MsDuring),
+      p99MsDuring: lat(total.p99MsDuring),
+      maxMsDuring: lat(total.maxMsDuring),
+      rate: o.rate,
+      waitTimeoutMs: o.waitTimeoutMs,
+      timings: { failureDetectionMs: o.failureDetectionMs, failoverTimeoutMs: o.failoverTimeoutMs, restartDelayMs: o.restartDelayMs, zoneDownMs: o.zoneDownMs },
+      after,
+      timeline: records.map((r) => ({ stream: r.stream, t: whole(r.sentAt - faultAt), latencyMs: r.ok ? lat(r.doneAt - r.sentAt) : null })),
+    };
+  } finally {
+    await stopLoad();
+  }
+}

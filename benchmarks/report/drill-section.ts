@@ -1,0 +1,135 @@
+/**
+ * Failure drills in the report: the drill table (one row per mode × fault) and a timeline chart
+ * of write latency around each fault (acknowledged writes by stream, failed writes apart), read
+ * from a run's raw/drill-<mode>-<fault>.json (benchmarks/drill/). Renders only when some source
+ * carries drills.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { TopLevelSpec } from "vega-lite";
+import { z } from "zod";
+import { CHART_FONT } from "./chart-specs.js";
+import { html, type SafeHtml } from "./html.js";
+import type { ReportInput, ReportSource } from "./model.js";
+
+const num = z.number().nullable();
+export const drillFileSchema = z.object({
+  mode: z.enum(["cluster", "replication"]),
+  fault: z.string(),
+  ok: z.boolean(),
+  healed: z.boolean(),
+  faultDescription: z.string(),
+  writeOutageMs: z.number(),
+  recoveryMs: num,
+  detectionMs: num,
+  writes: z.number(),
+  failedWrites: z.number(),
+  ackedWrites: z.number(),
+  lostAckedWrites: z.number(),
+  waitedWrites: z.number(),
+  lostWaitedWrites: z.number(),
+  p99MsBefore: num,
+  p99MsDuring: num,
+  maxMsDuring: num,
+  timeline: z.array(z.object({ stream: z.string(), t: z.number(), latencyMs: num })),
+});
+export type DrillView = z.infer<typeof drillFileSchema>;
+
+/** raw/drill-*.json of a run directory, in mode × fault order; a malformed file names itself. */
+export function loadDrills(dir: string): DrillView[] | undefined {
+  const raw = join(dir, "raw");
+  if (!existsSync(raw)) return undefined;
+  const files = readdirSync(raw).filter((f) => /^drill-[a-z]+-[a-z]+\.json$/.test(f)).sort();
+  if (files.length === 0) return undefined;
+  return files.map((f) => {
+    const parsed = drillFileSchema.safeParse(JSON.parse(readFileSync(join(raw, f), "utf8")));
+    if (!parsed.success) throw new Error(`${join(raw, f)}: not a drill result (${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message})`);
+    return parsed.data;
+  });
+}
+
+const drillSources = (input: ReportInput): (ReportSource & { drills: DrillView[] })[] =>
+  input.sources.filter((s): s is ReportSource & { drills: DrillView[] } => (s.drills?.length ?? 0) > 0);
+
+export const hasDrills = (input: ReportInput): boolean => drillSources(input).length > 0;
+
+export interface TimelineDatum {
+  drill: string;
+  stream: string;
+  /** Seconds from the fault (bucket start, 0.2 s buckets). */
+  t: number;
+  /** Acknowledged: the bucket's slowest write; failed: the bucket's failed-write count. */
+  latencyMs: number;
+  outcome: "acknowledged" | "failed";
+}
+
+/** Per drill and stream, 0.2 s buckets from 10 s before the fault: the slowest acknowledged write, and failures. */
+export function timelineData(input: ReportInput): TimelineDatum[] {
+  const out: TimelineDatum[] = [];
+  for (const s of drillSources(input)) {
+    for (const d of s.drills) {
+      const drill = `${d.mode} · ${d.fault}`;
+      const buckets = new Map<string, TimelineDatum>();
+      for (const w of d.timeline) {
+        if (w.t < -10_000) continue;
+        const t = Math.floor(w.t / 200) / 5;
+        const outcome = w.latencyMs === null ? "failed" : "acknowledged";
+        const key = `${w.stream}|${t}|${outcome}`;
+        const b = buckets.get(key) ?? { drill, stream: w.stream, t, latencyMs: 0, outcome };
+        b.latencyMs = w.latencyMs === null ? b.latencyMs + 1 : Math.max(b.latencyMs, w.latencyMs);
+        buckets.set(key, b);
+      }
+      out.push(...[...buckets.values()].filter((b) => b.outcome === "acknowledged"));
+      // Failed writes drawn as ticks at the top of the panel (their count is in the table).
+      out.push(...[...buckets.values()].filter((b) => b.outcome === "failed").map((b) => ({ ...b, latencyMs: 2000 })));
+    }
+  }
+  return out;
+}
+
+export function drillTimelineSpec(input: ReportInput): TopLevelSpec {
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    description: "Write latency around each fault, per drill",
+    data: { values: timelineData(input) },
+    facet: { field: "drill", type: "nominal", title: null },
+    columns: 2,
+    spec: {
+      width: 420,
+      height: 150,
+      layer: [
+        { transform: [{ filter: "datum.outcome === 'acknowledged'" }], mark: { type: "point", filled: true, size: 12 }, encoding: { color: { field: "stream", type: "nominal", title: "acknowledged write (slowest per 0.2 s)" } } },
+        { transform: [{ filter: "datum.outcome === 'failed'" }], mark: { type: "tick", color: "#cf222e", thickness: 2 }, encoding: {} },
+        { data: { values: [{ t: 0 }] }, mark: { type: "rule", color: "#1d2330", strokeDash: [4, 3] }, encoding: { x: { field: "t", type: "quantitative" } } },
+      ],
+      encoding: {
+        x: { field: "t", type: "quantitative", title: "seconds from the fault" },
+        y: { field: "latencyMs", type: "quantitative", title: "write latency ms (log)", scale: { type: "log", domain: [0.1, 2000], clamp: true } },
+      },
+    },
+    resolve: { scale: { x: "independent" } },
+    config: { font: CHART_FONT, view: { stroke: "#d9dde5" }, legend: { orient: "bottom", labelFontSize: 12 }, axis: { labelFontSize: 11, titleFontSize: 11 } },
+  };
+}
+
+const ms = (v: number | null): string => (v === null ? "—" : String(Math.round(v)));
+
+export function drillSection(input: ReportInput, chart: SafeHtml | null): SafeHtml | null {
+  const sources = drillSources(input);
+  if (sources.length === 0) return null;
+  return html`<p class="note">Each drill: a write load (unique keys at a fixed rate; replication: ioredis' Sentinel-aware client and the HAProxy write endpoint at once; cluster: ioredis' Cluster client), one fault, measured until every member is back and the verifier passes. outage: longest gap between acknowledged writes; recovery: fault → verifier passing; detect: fault → first node marking the failure; lost: acknowledged (or also WAIT-confirmed) writes missing when read back. In the chart, red ticks at the top are failed writes.</p>
+${chart}${sources.map(
+    (s) => html`<table class="drills" data-source="${s.label}">
+<thead><tr><th>Mode</th><th>Fault</th><th>Healed</th><th class="num">Outage ms</th><th class="num">Recovery ms</th><th class="num">Detect ms</th><th class="num">Failed</th><th class="num">Acked</th><th class="num">Lost acked</th><th class="num">WAIT-confirmed</th><th class="num">Lost confirmed</th><th class="num">p99 before</th><th class="num">p99 during</th><th>Fault injected</th></tr></thead>
+<tbody>
+${s.drills.map(
+  (d) =>
+    html`<tr><td>${d.mode}</td><td>${d.fault}</td><td class="${d.healed ? "pass" : "fail"}">${d.healed ? "yes" : "NO"}</td><td class="num">${ms(d.writeOutageMs)}</td><td class="num">${ms(d.recoveryMs)}</td><td class="num">${ms(
+      d.detectionMs,
+    )}</td><td class="num">${d.failedWrites}</td><td class="num">${d.ackedWrites}</td><td class="num ${d.lostAckedWrites > 0 ? "warn" : ""}">${d.lostAckedWrites}</td><td class="num">${d.waitedWrites}</td><td class="num ${
+      d.lostWaitedWrites > 0 ? "fail" : ""
+    }">${d.lostWaitedWrites}</td><td class="num">${ms(d.p99MsBefore)}</td><td class="num">${ms(d.p99MsDuring)}</td><td class="notes">${d.faultDescription}</td></tr>\n`,
+)}</tbody>
+</table>`,
+  )}`;
+}

@@ -1,0 +1,85 @@
+/**
+ * Replication mode is benchmarked on two paths (local-comparison.ts): through the HAProxy write
+ * endpoint (the path a client without Sentinel support takes) and direct to the primary (the
+ * seed's path). The side-by-side table compares cluster with the endpoint rows (the last
+ * replication row per test); this table shows what the proxy hop costs, per test.
+ */
+import type { ResultRow } from "./result-row.js";
+
+/** The replication rows whose notes start with `prefix`, by test. */
+function byPath(rows: readonly ResultRow[], prefix: string): Map<string, ResultRow> {
+  return new Map(rows.filter((r) => r.mode === "replication" && r.notes.startsWith(prefix)).map((r) => [r.test, r]));
+}
+
+export interface PathPair {
+  test: string;
+  endpoint: ResultRow;
+  direct: ResultRow;
+  /** endpoint rps / direct rps. */
+  rpsRatio: number;
+  /** endpoint p50 - direct p50, ms. */
+  p50AddedMs: number;
+}
+
+export function replicationPathPairs(rows: readonly ResultRow[], notes: { endpoint: string; direct: string }): PathPair[] {
+  const endpoint = byPath(rows, notes.endpoint);
+  const direct = byPath(rows, notes.direct);
+  const out: PathPair[] = [];
+  for (const [test, e] of endpoint) {
+    const d = direct.get(test);
+    if (d === undefined) continue;
+    out.push({ test, endpoint: e, direct: d, rpsRatio: d.rps > 0 ? e.rps / d.rps : Number.NaN, p50AddedMs: e.p50_ms - d.p50_ms });
+  }
+  return out;
+}
+
+const fmt = (n: number, digits: number): string => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
+
+/** Plain rows: test, endpoint rps/p50/p99, direct rps/p50/p99, endpoint÷direct rps, added p50. */
+export function replicationPathCells(pairs: readonly PathPair[]): string[][] {
+  return pairs.map((p) => [
+    p.test,
+    String(Math.round(p.endpoint.rps)),
+    fmt(p.endpoint.p50_ms, 3),
+    fmt(p.endpoint.p99_ms, 3),
+    String(Math.round(p.direct.rps)),
+    fmt(p.direct.p50_ms, 3),
+    fmt(p.direct.p99_ms, 3),
+    `${fmt(p.rpsRatio, 2)}×`,
+    `${p.p50AddedMs >= 0 ? "+" : ""}${fmt(p.p50AddedMs, 3)}`,
+  ]);
+}
+
+export const REPLICATION_PATH_HEADER = ["test", "endpoint rps", "p50 ms", "p99 ms", "direct rps", "p50 ms", "p99 ms", "endpoint ÷ direct rps", "p50 added ms"];
+
+/** Terminal text: a title line and aligned columns. */
+export function renderReplicationPathTable(pairs: readonly PathPair[]): string {
+  if (pairs.length === 0) return "";
+  const all = [REPLICATION_PATH_HEADER, ...replicationPathCells(pairs)];
+  const widths = REPLICATION_PATH_HEADER.map((_, c) => Math.max(...all.map((r) => [...(r[c] ?? "")].length)));
+  const line = (r: string[]): string => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0))).join("  ");
+  return [
+    "replication: HAProxy write endpoint vs direct to the primary (the side-by-side table above uses the endpoint rows)",
+    line(REPLICATION_PATH_HEADER),
+    widths.map((w) => "-".repeat(w)).join("  "),
+    ...replicationPathCells(pairs).map(line),
+  ].join("\n");
+}
+
+/** summary.md section. */
+export function renderReplicationPathMarkdown(pairs: readonly PathPair[]): string[] {
+  if (pairs.length === 0) return [];
+  const cell = (s: string): string => s.replace(/\|/g, "\\|");
+  return [
+    "## Replication: write endpoint vs direct to the primary",
+    "",
+    "The Cluster-vs-Replication table above compares with the rows measured through the HAProxy write endpoint (the path an",
+    "in-cluster client without Sentinel support takes). The seed benchmarked the primary directly; those rows are here, so the",
+    "comparison with the seed's numbers stays fair.",
+    "",
+    `| ${REPLICATION_PATH_HEADER.map(cell).join(" | ")} |`,
+    `|${REPLICATION_PATH_HEADER.map(() => "---").join("|")}|`,
+    ...replicationPathCells(pairs).map((r) => `| ${r.map(cell).join(" | ")} |`),
+    "",
+  ];
+}

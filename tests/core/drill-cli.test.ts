@@ -1,0 +1,102 @@
+/**
+ * `vbench drill` as a user runs it (a child node process): --json figures and exit code, usage
+ * errors (exit 2 before anything starts), Ctrl-C leaves no process behind; and
+ * `vbench local --drills` appends drills.csv, the summary section and the terminal table.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { DRILL_CSV_COLUMNS } from "../../benchmarks/drill/drill-table.js";
+import { runLocalComparison } from "../../benchmarks/local/local-comparison.js";
+import { liveServerCount } from "../../benchmarks/local/valkey-process.js";
+import { trackedChildCount } from "../../benchmarks/util/process-reaper.js";
+import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
+import { processesWithMarker } from "../support/processes.js";
+
+const scratch = mkdtempSync(join(tmpdir(), "vbench-drill-test-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+function vbench(args: string[], interruptWhen?: RegExp): Promise<{ code: number | null; stdout: string; stderr: string; marker: string }> {
+  const marker = `VBENCH_DRILL_MARKER=${Math.random().toString(36).slice(2)}`;
+  const [k, v] = marker.split("=") as [string, string];
+  const child = spawn(process.execPath, ["--import", "tsx", "benchmarks/cli.ts", ...args], { env: { ...process.env, [k]: v }, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  let sent = false;
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+    if (interruptWhen && !sent && interruptWhen.test(stderr)) {
+      sent = true;
+      child.kill("SIGINT");
+    }
+  });
+  return new Promise((resolve) => child.on("exit", (code) => resolve({ code, stdout, stderr, marker })));
+}
+
+const FAST = ["--duration-s", "1", "--warmup-s", "2", "--rate", "50"];
+
+describe("vbench drill (CLI, real processes)", () => {
+  it("--json: one object with the figures, the verifier's report, exit 0 when healed with nothing WAIT-confirmed lost", async () => {
+    const out = join(scratch, "json");
+    const run = await vbench(["drill", "--mode", "cluster", "--fault", "replica", ...FAST, "--json", "--output", out]);
+    expect(run.code, run.stderr).toBe(0);
+    const r = JSON.parse(run.stdout) as Record<string, unknown>;
+    for (const key of ["mode", "fault", "ok", "writeOutageMs", "recoveryMs", "ackedWrites", "lostAckedWrites", "waitedWrites", "lostWaitedWrites", "p99MsBefore", "p99MsDuring", "after"]) {
+      expect(r, key).toHaveProperty(key);
+    }
+    expect(r).toMatchObject({ mode: "cluster", fault: "replica", ok: true, lostWaitedWrites: 0 });
+    expect((r.after as { ok: boolean }).ok).toBe(true);
+    expect(r.ackedWrites as number).toBeGreaterThan(0);
+    expect(existsSync(join(out, "drill-cluster-replica.json"))).toBe(true);
+    expect(processesWithMarker(run.marker)).toEqual([]);
+  }, 120_000);
+
+  it("usage errors exit 2 and name the flag", async () => {
+    const bad = await vbench(["drill", "--mode", "cluster", "--fault", "meteor"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--fault must be one of primary, replica, zone, all, switchover (got 'meteor')");
+    const mode = await vbench(["drill", "--mode", "sharded", "--fault", "primary"]);
+    expect(mode.code).toBe(2);
+    expect(mode.stderr).toContain("--mode must be cluster or replication");
+    const local = await vbench(["local", "--drills", "primary,flood"]);
+    expect(local.code).toBe(2);
+    expect(local.stderr).toContain("--drills: unknown fault(s) flood");
+  }, 60_000);
+
+  it("Ctrl-C in the middle of a drill leaves no process behind", async () => {
+    const run = await vbench(["drill", "--mode", "replication", "--fault", "primary", ...FAST], /fault: /);
+    expect(run.code, run.stderr).toBe(130);
+    expect(run.stderr).toContain("SIGINT: stopped every process it started");
+    expect(processesWithMarker(run.marker)).toEqual([]);
+  }, 120_000);
+});
+
+describe("vbench local --drills (real processes)", () => {
+  it("appends the drills in both modes: drills.csv beside results.csv, the summary section, the terminal table", async () => {
+    const result = await runLocalComparison({
+      workload: { ...SEED_WORKLOAD, name: "test", requests: 2000, tests: ["set"], minDurationSeconds: 0 },
+      replicas: 2,
+      primaries: 3,
+      replicasPerPrimary: 1,
+      zones: ["zone-a", "zone-b", "zone-c"],
+      outputDir: join(scratch, "local"),
+      ioThreads: 1,
+      timestamp: "20260101-000000",
+      drills: ["replica"],
+    });
+    expect(result.drills.map((d) => `${d.mode}/${d.fault}`)).toEqual(["replication/replica", "cluster/replica"]);
+    const csv = readFileSync(join(result.runDir, "drills.csv"), "utf8").trim().split("\n");
+    expect(csv[0]).toBe(DRILL_CSV_COLUMNS.join(","));
+    expect(csv.slice(1).map((l) => l.split(",").slice(0, 4).join(","))).toEqual(["replication,replica,true,true", "cluster,replica,true,true"]);
+    expect(existsSync(join(result.runDir, "results.csv"))).toBe(true);
+    const summary = readFileSync(join(result.runDir, "summary.md"), "utf8");
+    expect(summary).toContain("## Failure drills");
+    expect(summary).toMatch(/\| replication \| replica \| yes \|/);
+    expect(result.table).toMatch(/failure drills[\s\S]*replication\s+replica\s+yes[\s\S]*cluster\s+replica\s+yes/);
+    expect(liveServerCount()).toBe(0);
+    expect(trackedChildCount()).toBe(0);
+  }, 240_000);
+});

@@ -1,0 +1,63 @@
+/**
+ * Every fault on a local cluster whose members run the rendered pod scripts (start.sh with the
+ * heal and AZ-failback loops), one 3 × 1 cluster drilled five times in a row. Load: ioredis'
+ * Cluster client. The `all` fault brings every member back on a NEW address (heal.sh re-meets).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
+import { drillOn } from "../../benchmarks/drill/run-drill.js";
+import { expectDetected, expectMeasured, log, testOptions, TIMINGS } from "./drill-faults.js";
+
+let target: ClusterTarget;
+beforeAll(async () => {
+  target = await ClusterTarget.start({ ...TIMINGS, primaries: 3, replicasPerPrimary: 1, zones: ["zone-a", "zone-b", "zone-c"], password: "drill-test-password" });
+}, 60_000);
+afterAll(async () => target?.stop());
+
+describe("cluster drills (rendered pod scripts, real processes)", () => {
+  it("primary: SIGKILL → replica promoted, the killed shard's writes fail meanwhile; no WAIT-confirmed write lost", async () => {
+    const r = await drillOn(target, testOptions("cluster", "primary"));
+    log(r);
+    expectMeasured(r, "primary");
+    expectDetected(r);
+    expect(r.failedWrites).toBeGreaterThan(0);
+    expect(r.lostWaitedWrites, `WAIT-confirmed writes lost: ${JSON.stringify(r.streams.map((s) => s.lostKeys))}`).toBe(0);
+  }, 120_000);
+
+  it("replica: SIGKILL → writes go on (short gap at most), the replica comes back", async () => {
+    const r = await drillOn(target, testOptions("cluster", "replica"));
+    log(r);
+    expectMeasured(r, "replica");
+    expectDetected(r);
+    expect(r.writeOutageMs).toBeLessThan(3000);
+    expect(r.lostAckedWrites).toBe(0);
+  }, 120_000);
+
+  it("zone: every member of a primary's zone down → its shard fails over, zone back later, primaries rebalanced", async () => {
+    const r = await drillOn(target, testOptions("cluster", "zone"));
+    log(r);
+    expectMeasured(r, "zone");
+    expectDetected(r);
+    expect(r.failedWrites).toBeGreaterThan(0);
+  }, 120_000);
+
+  it("all: every member down, back on NEW addresses → healed (no survivor can detect: detection not observable)", async () => {
+    const before = target.pods.map((p) => p.host);
+    const r = await drillOn(target, testOptions("cluster", "all"));
+    log(r);
+    expectMeasured(r, "all");
+    expect(target.pods.map((p) => p.host).every((h, i) => h !== before[i])).toBe(true);
+    expect(r.detectionMs).toBeNull();
+    expect(r.detectionNote).toMatch(/no survivor/);
+    expect(r.writeOutageMs).toBeGreaterThanOrEqual(TIMINGS.restartDelayMs);
+  }, 120_000);
+
+  it("switchover: the rendered preStop (CLUSTER FAILOVER) → short outage, no WAIT-confirmed write lost", async () => {
+    const r = await drillOn(target, testOptions("cluster", "switchover"));
+    log(r);
+    expectMeasured(r, "switchover");
+    expect(r.detectionMs).toBeNull();
+    expect(r.writeOutageMs).toBeLessThanOrEqual(10_000);
+    expect(r.lostWaitedWrites, `WAIT-confirmed writes lost: ${JSON.stringify(r.streams.map((s) => s.lostKeys))}`).toBe(0);
+  }, 120_000);
+});

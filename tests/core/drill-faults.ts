@@ -1,0 +1,61 @@
+/**
+ * Shared by the real-process drill tests: the local timeouts the bounds are stated for, and the
+ * assertions every drill must meet (figures measured, not defaulted; healed; within bounds).
+ */
+import { expect } from "vitest";
+import type { Fault } from "../../benchmarks/drill/ledger.js";
+import type { DrillOptions, DrillResult } from "../../benchmarks/drill/run-drill.js";
+
+export const TIMINGS = { failureDetectionMs: 2000, failoverTimeoutMs: 6000, restartDelayMs: 3000, zoneDownMs: 8000 };
+
+export function testOptions(mode: DrillOptions["mode"], fault: Fault): DrillOptions {
+  return {
+    ...TIMINGS,
+    mode,
+    fault,
+    rate: 50,
+    durationMs: 0,
+    warmupMs: 2000,
+    tailMs: 1000,
+    waitTimeoutMs: 500,
+    recoveryTimeoutMs: 90_000,
+    replicas: 2,
+    primaries: 3,
+    replicasPerPrimary: 1,
+    zones: ["zone-a", "zone-b", "zone-c"],
+  };
+}
+
+/** The stated bound for a whole local recovery (fault → verifier passing) under these timeouts. */
+export const RECOVERY_BOUND_MS = 60_000;
+
+export function log(r: DrillResult): void {
+  const { timeline: _t, after: _a, streams, ...figures } = r;
+  console.log(`[drill] ${JSON.stringify(figures)} streams=${JSON.stringify(streams.map((s) => ({ s: s.stream, acked: s.ackedWrites, lost: s.lostAckedWrites, waited: s.waitedWrites, lostWaited: s.lostWaitedWrites, outage: s.writeOutageMs })))}`);
+}
+
+/** What every drill must show: healed within the bound, the figures measured from real writes. */
+export function expectMeasured(r: DrillResult, fault: Fault): void {
+  const why = JSON.stringify({ ...r, timeline: undefined });
+  expect(r.healed, why).toBe(true);
+  expect("ok" in r.after && r.after.ok, why).toBe(true);
+  expect(r.recoveryMs, why).not.toBeNull();
+  const minRecovery = fault === "zone" ? TIMINGS.zoneDownMs : fault === "switchover" ? 0 : TIMINGS.restartDelayMs;
+  expect(r.recoveryMs as number, why).toBeGreaterThanOrEqual(minRecovery);
+  expect(r.recoveryMs as number, why).toBeLessThanOrEqual(RECOVERY_BOUND_MS);
+  expect(r.ackedWrites, why).toBeGreaterThan(50);
+  expect(r.writes, why).toBe(r.timeline.length);
+  expect(r.waitedWrites, why).toBeGreaterThan(0);
+  expect(r.writeOutageMs, why).toBeGreaterThan(0);
+  expect(r.p99MsBefore, why).not.toBeNull();
+  expect(r.p99MsDuring, why).not.toBeNull();
+  expect(r.maxMsDuring as number, why).toBeGreaterThanOrEqual(r.p99MsDuring as number);
+}
+
+/** Detection where a survivor can see the failure: after the detection timeout-ish, bounded. */
+export function expectDetected(r: DrillResult): void {
+  const why = JSON.stringify({ ...r, timeline: undefined });
+  expect(r.detectionMs, why).not.toBeNull();
+  expect(r.detectionMs as number, why).toBeGreaterThanOrEqual(TIMINGS.failureDetectionMs / 2);
+  expect(r.detectionMs as number, why).toBeLessThanOrEqual(TIMINGS.failureDetectionMs + 6000);
+}

@@ -1,0 +1,57 @@
+/** report.html's drill section: the table and the Vega-Lite timeline from a run's raw/drill-*.json. */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { timelineData } from "../../benchmarks/report/drill-section.js";
+import { loadSources } from "../../benchmarks/report/load.js";
+import { renderReport } from "../../benchmarks/report/render.js";
+import { renderResultsCsv } from "../../benchmarks/run/results-csv.js";
+
+const scratch = mkdtempSync(join(tmpdir(), "drill-report-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+const row = { workload: "t", mode: "cluster" as const, test: "SET", rps: 1000, p50_ms: 1, clients: 1, pipeline: 1, datasize: 3, timestamp: "20260101-000000", p95_ms: 1, p99_ms: 1, duration_s: 1, requests: 1000, server_version: "9.0.0", client_version: "x", avg_ms: 1, min_ms: 1, max_ms: 1, notes: "" };
+
+function drill(mode: string, fault: string, lostWaited: number): object {
+  const timeline = [
+    { stream: "s1", t: -500, latencyMs: 1.5 },
+    { stream: "s1", t: 100, latencyMs: null },
+    { stream: "s1", t: 150, latencyMs: null },
+    { stream: "s1", t: 2500, latencyMs: 40 },
+  ];
+  return { mode, fault, ok: lostWaited === 0, healed: true, faultDescription: `SIGKILL ${fault} <b>`, writeOutageMs: 2400, recoveryMs: 7000, detectionMs: fault === "all" ? null : 2100, writes: 4, failedWrites: 2, ackedWrites: 2, lostAckedWrites: lostWaited, waitedWrites: 2, lostWaitedWrites: lostWaited, p99MsBefore: 1.5, p99MsDuring: 40, maxMsDuring: 40, timeline };
+}
+
+describe("report.html drill section", () => {
+  it("renders the drill table (escaped, lost confirmed writes flagged) and the timeline chart when a run has drills", async () => {
+    const dir = join(scratch, "run");
+    mkdirSync(join(dir, "raw"), { recursive: true });
+    writeFileSync(join(dir, "results.csv"), renderResultsCsv([row]));
+    writeFileSync(join(dir, "raw", "drill-cluster-all.json"), JSON.stringify(drill("cluster", "all", 0)));
+    writeFileSync(join(dir, "raw", "drill-replication-switchover.json"), JSON.stringify(drill("replication", "switchover", 3)));
+    const sources = loadSources([dir]);
+    expect(sources[0]?.drills?.map((d) => `${d.mode}/${d.fault}`)).toEqual(["cluster/all", "replication/switchover"]);
+    const data = timelineData({ title: "", generatedAt: "", sources });
+    // Two failed writes in the same 0.2 s bucket become one failure tick; acknowledged keep their latency.
+    expect(data.filter((d) => d.drill === "cluster · all")).toEqual([
+      { drill: "cluster · all", stream: "s1", t: -0.6, latencyMs: 1.5, outcome: "acknowledged" },
+      { drill: "cluster · all", stream: "s1", t: 2.4, latencyMs: 40, outcome: "acknowledged" },
+      { drill: "cluster · all", stream: "s1", t: 0, latencyMs: 2000, outcome: "failed" },
+    ]);
+    const page = await renderReport(sources);
+    expect(page).toContain('data-chart="drill-timeline"');
+    expect(page).toContain("Failure drills");
+    expect(page).toContain("SIGKILL all &lt;b&gt;");
+    expect(page).toMatch(/<td>replication<\/td><td>switchover<\/td>.*<td class="num fail">3<\/td>/);
+  }, 60_000);
+
+  it("a run without drills has no drill section; a malformed drill file names itself", async () => {
+    const dir = join(scratch, "plain");
+    mkdirSync(join(dir, "raw"), { recursive: true });
+    writeFileSync(join(dir, "results.csv"), renderResultsCsv([row]));
+    expect(await renderReport(loadSources([dir]))).not.toContain('data-chart="drill-timeline"');
+    writeFileSync(join(dir, "raw", "drill-cluster-zone.json"), JSON.stringify({ mode: "cluster" }));
+    expect(() => loadSources([dir])).toThrow(/drill-cluster-zone\.json: not a drill result/);
+  }, 60_000);
+});
