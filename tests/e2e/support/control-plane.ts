@@ -15,8 +15,8 @@
  * (`kwok-volume`, Immediate binding) and for any `extraStorageClasses`, so StatefulSets with
  * volumeClaimTemplates get bound PVCs and run.
  */
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
@@ -28,6 +28,8 @@ import { trackChild } from "../../../benchmarks/util/process-reaper.js";
 import { VALKEY_NODE_POOL, VALKEY_TAINT, ZONE_LABEL } from "../../../components/shared.js";
 import { versions } from "../../../versions.js";
 import { TOOLCHAIN, toolchainDirs } from "../../support/toolchain.js";
+import type { ControlPlane, ControlPlaneOptions, FakeNode } from "./control-plane-types.js";
+import { firstIp, kubeconfigText, makeCertificates, nodeCidrs } from "./control-plane-pki.js";
 import { KWOK_STORAGE_CLASS, kwokBenchmarkLogs, kwokStages } from "./kwok-config.js";
 
 export const KUBERNETES_VERSION = versions.KUBERNETES_VERSION;
@@ -62,74 +64,8 @@ export { KWOK_STORAGE_CLASS };
 /** Name of the untainted system node. */
 export const SYSTEM_NODE = "kwok-system";
 
-export interface ControlPlaneOptions {
-  /** Zones of the three Valkey-pool nodes. @default us-west-2a/b/c */
-  zones?: readonly string[];
-  /** A /16 inside 127.0.0.0/8: node i (0-based, system node last) gets pod CIDR x.y.(i+1).0/24. @default 127.64.0.0/16 */
-  podCidr?: string;
-  /** Further StorageClass names (non-default, Immediate) whose PVCs kwok provisions too. */
-  extraStorageClasses?: readonly string[];
-  /** Allocatable cpu / memory of every fake node. @default "16" / "128Gi" */
-  nodeCpu?: string;
-  nodeMemory?: string;
-  /** Keep the temporary directory (logs, certificates) after stop(), for debugging. */
-  keepDir?: boolean;
-  /** Progress lines (default: none). */
-  log?: (line: string) => void;
-  /** Overall start-up deadline. @default 120 s */
-  startTimeoutMs?: number;
-  /**
-   * For a stand-in that runs Job pods (support/benchmark-pods.ts): kwok completes a Job's pod
-   * only once it carries JOB_POD_RELEASE_LABEL=true instead of as soon as it runs, serves every
-   * `benchmark` container's log from `benchmarkLogFile` through its kubelet-like server (on a free
-   * port every node advertises), and the API server reaches that server by the nodes'
-   * InternalIP, so `pods/log` works. @default false
-   */
-  holdJobPods?: boolean;
-}
-
 export { JOB_POD_RELEASE_LABEL } from "./kwok-config.js";
-
-export interface FakeNode {
-  name: string;
-  zone: string;
-  /** True for the three Valkey-pool nodes, false for the system node. */
-  valkeyPool: boolean;
-  podCidr: string;
-  internalIp: string;
-}
-
-export interface ControlPlane {
-  /** Admin kubeconfig (token auth, embedded CA) written to `kubeconfigPath`. */
-  kubeconfigPath: string;
-  kubeconfig: string;
-  /** https://127.0.0.1:<port> */
-  server: string;
-  /** Admin bearer token (group system:masters; authorization is AlwaysAllow anyway). */
-  token: string;
-  /** PEM of the CA that signed the serving certificate. */
-  caPem: string;
-  podCidr: string;
-  serviceCidr: string;
-  nodes: FakeNode[];
-  /** Temporary directory holding logs, certificates and etcd's data. */
-  dir: string;
-  /**
-   * The file kwok's kubelet-like server serves every `benchmark` container's log from (CRI log
-   * format) when `holdJobPods`: `pods/log` through the API server reads it. Written by a stand-in.
-   */
-  benchmarkLogFile: string;
-  /** Environment marker every process of this plane carries (`/proc/<pid>/environ`). */
-  marker: string;
-  /** Every process of this plane that has not exited yet. */
-  pids(): number[];
-  /** Calls the API server with the admin token; throws on non-2xx unless `allow` lists the status. */
-  api<T = unknown>(method: string, path: string, body?: unknown, opts?: { contentType?: string; allow?: number[] }): Promise<{ status: number; body: T }>;
-  /** The last lines of one component's log (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok). */
-  logTail(component: string, lines?: number): string;
-  /** Stops every process (SIGTERM, SIGKILL after 10 s) and removes the temporary directory. Idempotent. */
-  stop(): Promise<void>;
-}
+export type { ControlPlane, ControlPlaneOptions, FakeNode } from "./control-plane-types.js";
 
 interface Proc {
   name: string;
@@ -138,74 +74,6 @@ interface Proc {
   exited: Promise<void>;
 }
 
-
-function openssl(args: string[], cwd: string): void {
-  execFileSync("openssl", args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
-}
-
-/** A CA, a serving certificate for 127.0.0.1/localhost (and the in-cluster names), a service-account key pair. */
-function makeCertificates(dir: string, serviceIp: string): void {
-  const days = "2";
-  openssl(
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", days,
-      "-subj", "/CN=valkey-on-eks-e2e-ca", "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature"],
-    dir,
-  );
-  openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "apiserver.key", "-out", "apiserver.csr", "-subj", "/CN=kube-apiserver"], dir);
-  writeFileSync(
-    join(dir, "apiserver.ext"),
-    [
-      "basicConstraints=CA:FALSE",
-      "keyUsage=critical,digitalSignature,keyEncipherment",
-      "extendedKeyUsage=serverAuth",
-      `subjectAltName=IP:127.0.0.1,IP:${serviceIp},DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local`,
-      "",
-    ].join("\n"),
-  );
-  openssl(["x509", "-req", "-in", "apiserver.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "apiserver.crt", "-days", days, "-extfile", "apiserver.ext"], dir);
-  const sa = generateKeyPairSync("rsa", { modulusLength: 2048 });
-  writeFileSync(join(dir, "sa.key"), sa.privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
-  writeFileSync(join(dir, "sa.pub"), sa.publicKey.export({ type: "spki", format: "pem" }));
-}
-
-function kubeconfigText(server: string, caPem: string, token: string): string {
-  const ca = Buffer.from(caPem).toString("base64");
-  return [
-    "apiVersion: v1",
-    "kind: Config",
-    "clusters:",
-    "- name: local",
-    "  cluster:",
-    `    server: ${server}`,
-    `    certificate-authority-data: ${ca}`,
-    "users:",
-    "- name: admin",
-    "  user:",
-    `    token: ${token}`,
-    "contexts:",
-    "- name: local",
-    "  context:",
-    "    cluster: local",
-    "    user: admin",
-    "current-context: local",
-    "",
-  ].join("\n");
-}
-
-/** Splits a /16 inside 127.0.0.0/8 into per-node /24s. */
-function nodeCidrs(podCidr: string, count: number): string[] {
-  const m = /^127\.(\d{1,3})\.0\.0\/16$/.exec(podCidr);
-  if (!m) throw new Error(`podCidr must be a /16 inside 127.0.0.0/8 like 127.64.0.0/16, got ${podCidr}`);
-  return Array.from({ length: count }, (_, i) => `127.${m[1]}.${i + 1}.0/24`);
-}
-
-/** First usable address of a CIDR (the `kubernetes` Service's ClusterIP). */
-function firstIp(cidr: string): string {
-  const [ip] = cidr.split("/");
-  const parts = (ip ?? "").split(".").map(Number);
-  parts[3] = (parts[3] ?? 0) + 1;
-  return parts.join(".");
-}
 
 /**
  * Starts the plane and waits until it is usable: etcd healthy, the API server's /readyz, the four
