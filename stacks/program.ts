@@ -16,15 +16,20 @@ import { ClusterBootstrap } from "../components/cluster-bootstrap.js";
 import { TopologyCheck } from "../components/topology-check.js";
 import { ValkeyCluster } from "../components/valkey-cluster.js";
 import { ValkeyReplication } from "../components/valkey-replication.js";
+import { withCostColumns, type StackCost } from "../benchmarks/cost/cost-model.js";
 import type { ResultRow } from "../benchmarks/run/result-row.js";
+import { renderResultsCsv } from "../benchmarks/run/results-csv.js";
 import { workloadFromConfig } from "../config/schema.js";
 import type { StackConfig } from "../config/types.js";
+import { costInputsFromConfig, stackCostOutput } from "./cost.js";
 import { buildStackReport, type Endpoints, type StackReport } from "./outputs.js";
 import { byoPlatform, eksPlatform, type PlatformResult } from "./platform.js";
 
 export interface ProgramInput {
   /** Stack name, for the report. @default pulumi.getStack() */
   stack?: string;
+  /** Ask the AWS Pricing API for live EC2 prices (eks only); false: the price table only. @default true */
+  usePricingApi?: boolean;
   config: StackConfig;
   /** The Valkey password (a Pulumi secret); required when `valkey.auth.enabled`. */
   password: pulumi.Input<string> | undefined;
@@ -162,12 +167,25 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
     if (config.checks.verify) after = new TopologyCheck("valkey-check-after-benchmark", { ...target, ...checkOptions, after: [results] });
   }
 
+  // Cost (eks only): the estimate of stacks/cost.ts, appended to every result row.
+  let cost: pulumi.Output<StackCost> | undefined;
+  if (config.platform === "eks") {
+    cost = stackCostOutput(costInputsFromConfig(config, config.benchmark.enabled ? 1 : 0), { usePricingApi: input.usePricingApi ?? true });
+    if (benchmark) {
+      benchmark = pulumi.all([benchmark, cost]).apply(([b, c]) => {
+        const rows = withCostColumns(b.rows, c.usdPerHour);
+        return { rows, csv: renderResultsCsv(rows) };
+      });
+    }
+  }
+
   const report = buildStackReport({
     stack: input.stack ?? pulumi.getStack(),
     config,
     endpoints: valkey.endpoints,
     topology: (after ?? before)?.report,
     benchmark,
+    cost,
   });
   return { report, kubeconfig: pulumi.secret(platform.kubeconfig), password: secretPassword };
 }

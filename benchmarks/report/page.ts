@@ -10,6 +10,7 @@ import { html, jsonForScript, raw, type SafeHtml } from "./html.js";
 import { seriesOf, type ReportInput } from "./model.js";
 import { howToRead } from "./reading.js";
 import { allRowsTable, setupSection, sideBySideTable, topologySection } from "./sections.js";
+import { costSection } from "./cost-section.js";
 import { sweepSection } from "./sweep-section.js";
 
 /** Rendered charts by id (render.ts CHARTS): SVG markup from Vega, trusted. */
@@ -38,9 +39,9 @@ export const SECTIONS: readonly ReportSection[] = [
   { id: "charts", title: "Throughput and latency", render: (_i, c) => figures(c, ["rps", "latency"]) },
   { id: "topology", title: "Verified topology", render: (i) => topologySection(i) },
   { id: "sweep", title: "Shard-scaling sweep", render: (i, c) => sweepSection(i, figures(c, ["sweep"])) },
+  { id: "cost", title: "Cost per topology", render: (i) => costSection(i) },
   // ── Later sections of issue 14 (not produced yet; add here, each rendering only with data) ──
   //   "drills": the drill table and a write-latency timeline chart around each fault
-  //   "cost":   usd_per_hour and usd_per_million_ops_per_s per topology, side by side
   // Each adds an optional field to ReportSource (model.ts), a loader branch (load.ts), and,
   // for a chart, an entry in render.ts CHARTS.
   { id: "setup", title: "Workload, versions and machine", render: (i) => setupSection(i) },
