@@ -40,6 +40,21 @@ export function typesToPrice(inputs: CostInputs): string[] {
   return [...new Set(types.filter((t): t is string => t !== undefined))];
 }
 
+/** An invoke's failure as text; some runtimes reject with an empty Error that carries the cause in a `promise`. */
+async function errorText(err: unknown): Promise<string> {
+  const own = err instanceof Error ? err.message : String(err);
+  if (own.trim() !== "") return own;
+  const inner = (err as { promise?: unknown }).promise;
+  if (inner instanceof Promise) {
+    try {
+      await inner;
+    } catch (cause) {
+      return cause instanceof Error ? cause.message : String(cause);
+    }
+  }
+  return "";
+}
+
 async function askPricingApi(region: string, types: string[], provider: aws.Provider): Promise<{ live: LivePrices; error: string | null }> {
   try {
     const entries = await Promise.all(
@@ -50,7 +65,8 @@ async function askPricingApi(region: string, types: string[], provider: aws.Prov
     );
     return { live: Object.fromEntries(entries), error: null };
   } catch (err) {
-    return { live: {}, error: (err as Error).message.split("\n")[0] ?? String(err) };
+    const text = await errorText(err);
+    return { live: {}, error: text.replace(/\s+/g, " ").trim().slice(0, 300) || "the invoke failed without a message" };
   }
 }
 
