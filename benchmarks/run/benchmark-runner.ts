@@ -33,6 +33,13 @@ import type { BenchmarkTest, Workload } from "../workload.js";
 import { buildBenchmarkArgs, buildProbeArgs, type BenchmarkTarget } from "./benchmark-args.js";
 import { BenchmarkOutputError, parseBenchmarkCsv, type BenchmarkLine } from "./benchmark-csv.js";
 import { RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "./result-row.js";
+import { combineClients, perClientNote, type ClientMeasurement, type CombinedMeasurement } from "./multi-client.js";
+import { measuredWindow, rerunStep, stillShortNote, type RunMeasurement } from "./rerun-rule.js";
+import { resultRow } from "./result-row-build.js";
+
+export { resultRow, type ResultRowContext } from "./result-row-build.js";
+
+export { MAX_RERUNS, measuredWindow, rerunStep, stillShortNote, type RunMeasurement } from "./rerun-rule.js";
 
 export interface RunProgressEvent {
   test: string;
@@ -62,6 +69,12 @@ export interface RunWorkloadOptions {
   processTimeoutMs?: number;
   /** TCP connect check before anything is spawned. @default 5000 */
   connectTimeoutMs?: number;
+  /**
+   * Benchmark processes per run, started together, each with the workload's `-n` and `-c`; their
+   * results combine into one row (multi-client.ts: rps summed, worst client's percentiles).
+   * @default 1
+   */
+  clientProcesses?: number;
 }
 
 /** The client could not authenticate with the password from its environment. */
@@ -231,7 +244,7 @@ function failure(o: RunWorkloadOptions, test: string, r: ChildResult, what: stri
   );
 }
 
-function writeRaw(o: RunWorkloadOptions, test: string, n: number, args: string[], r: ChildResult): void {
+function writeRaw(o: RunWorkloadOptions, test: string, n: number, args: string[], r: ChildResult, client?: number): void {
   if (o.rawDir === undefined) return;
   mkdirSync(o.rawDir, { recursive: true });
   const redact = redactor(o.password);
@@ -244,7 +257,7 @@ function writeRaw(o: RunWorkloadOptions, test: string, n: number, args: string[]
     r.stderr.trimEnd(),
     "",
   ].join("\n");
-  writeFileSync(join(o.rawDir, `${o.mode}-${test}-${n}.txt`), redact(text));
+  writeFileSync(join(o.rawDir, `${o.mode}-${test}-${n}${client === undefined ? "" : `-client${client}`}.txt`), redact(text));
 }
 
 /** Checks the target answers and the client authenticates from its environment. */
@@ -287,12 +300,14 @@ interface Measured {
   wallSeconds: number;
   /** min(wall time, requests / rps): the window the rps figure was measured over, at most. */
   windowSeconds: number;
+  /** With several client processes: each one's measurement (requests and rps above are the sums). */
+  perClient?: CombinedMeasurement["perClient"];
 }
 
-async function measure(o: RunWorkloadOptions, test: BenchmarkTest, requests: number, n: number): Promise<Measured> {
+async function measureOne(o: RunWorkloadOptions, test: BenchmarkTest, requests: number, n: number, client?: number): Promise<ClientMeasurement> {
   const args = buildBenchmarkArgs(o.workload, o.target, test, requests);
   const r = await runChild(o, args);
-  writeRaw(o, test, n, args, r);
+  writeRaw(o, test, n, args, r, client);
   if (r.code !== 0 || r.signal !== null || r.killedFor !== undefined) throw failure(o, test.toUpperCase(), r, "failed");
   let lines: BenchmarkLine[];
   try {
@@ -306,103 +321,25 @@ async function measure(o: RunWorkloadOptions, test: BenchmarkTest, requests: num
   if (line === undefined || lines.length !== 1) {
     throw failure(o, wanted, r, `printed ${lines.length} result line(s) (${lines.map((l) => l.test).join(", ")}), expected one ${wanted} line`);
   }
-  return { line, requests, wallSeconds: r.wallSeconds, windowSeconds: measuredWindow(requests, line.rps, r.wallSeconds) };
+  return { line, requests, wallSeconds: r.wallSeconds };
 }
 
-/** min(wall time, requests / rps): the window the tool's rps figure was measured over, at most (0 for `inf` rps). */
-export function measuredWindow(requests: number, rps: number, wallSeconds: number): number {
-  const toolWindow = Number.isFinite(rps) && rps > 0 ? requests / rps : 0;
-  return Math.min(wallSeconds, toolWindow);
+/** One run of a test: `requests` per client process, all processes spawned in the same tick. */
+async function measure(o: RunWorkloadOptions, test: BenchmarkTest, requests: number, n: number): Promise<Measured> {
+  const count = o.clientProcesses ?? 1;
+  const m =
+    count === 1
+      ? await measureOne(o, test, requests, n)
+      : combineClients(await Promise.all(Array.from({ length: count }, (_, i) => measureOne(o, test, requests, n, i + 1))));
+  return { ...m, windowSeconds: measuredWindow(m.requests, m.line.rps, m.wallSeconds) };
 }
 
-const round = (x: number, digits: number): number => Number(x.toFixed(digits));
-const secs = (x: number): string => `${x.toFixed(2)} s`;
-
-/** What a result row says about the run beyond the measurement itself. */
-export interface ResultRowContext {
-  workload: Workload;
-  mode: ResultMode;
-  timestamp: string;
-  serverVersion: string;
-  /** e.g. `valkey-benchmark 9.0.2`. */
-  clientVersion: string;
-}
-
-/** The row for the final run of a test; shared with the benchmark Job's log parser. */
-export function resultRow(c: ResultRowContext, m: { line: BenchmarkLine; requests: number; wallSeconds: number }, notes: string): ResultRow {
-  const w = c.workload;
-  const l = m.line;
-  return {
-    workload: w.name,
-    mode: c.mode,
-    test: l.test,
-    rps: l.rps,
-    p50_ms: l.p50Ms,
-    clients: w.clients,
-    pipeline: w.pipeline,
-    datasize: w.dataSize,
-    timestamp: c.timestamp,
-    p95_ms: l.p95Ms,
-    p99_ms: l.p99Ms,
-    duration_s: round(m.wallSeconds, 3),
-    requests: m.requests,
-    server_version: c.serverVersion,
-    client_version: c.clientVersion,
-    avg_ms: l.avgMs,
-    min_ms: l.minMs,
-    max_ms: l.maxMs,
-    notes,
-  };
-}
 
 function toRow(o: RunWorkloadOptions, m: Measured, notes: string): ResultRow {
-  return resultRow({ ...o, clientVersion: `${o.client.flavor}-benchmark ${o.client.version}` }, m, notes);
-}
-
-/**
- * At most this many re-runs of one test. One is usually enough; a second is needed when the
- * first measurement under-estimated the rate (with --threads ≥ 2 the tool rounds its window up
- * to 250 ms ticks, so a short run's rps is only a lower bound).
- */
-export const MAX_RERUNS = 3;
-
-/** One finished run as the re-run rule sees it. */
-export interface RunMeasurement {
-  requests: number;
-  /** As the tool reported it; Infinity for `inf`. */
-  rps: number;
-  wallSeconds: number;
-  /** {@link measuredWindow} of the run. */
-  windowSeconds: number;
-}
-
-/**
- * The re-run rule (module comment), one step: given the latest run and the number `attempt`
- * (≥ 2) the next run would have, the requests of that next run (undefined: stop) and the notes
- * to add. Shared with the in-cluster benchmark Job, whose script applies the same rule.
- */
-export function rerunStep(w: Workload, last: RunMeasurement, attempt: number): { next: number | undefined; notes: string[] } {
-  const min = w.minDurationSeconds;
-  if (!(last.windowSeconds < min) || attempt > MAX_RERUNS + 1) return { next: undefined, notes: [] };
-  // `inf` rps (finished within 1 ms): fall back to the wall-clock rate for scaling.
-  const rate = Number.isFinite(last.rps) ? last.rps : last.requests / last.wallSeconds;
-  const wanted = Math.ceil(rate * min * 1.1);
-  const capped = wanted > w.maxRequests;
-  const next = capped ? w.maxRequests : wanted;
-  const which = attempt === 2 ? "first run" : `re-run ${attempt - 2}`;
-  if (next <= last.requests) {
-    const notes = attempt === 2 ? [`not re-run: first run ${secs(last.windowSeconds)} < ${min} s but maxRequests ${w.maxRequests} ≤ requests ${last.requests}`] : [];
-    return { next: undefined, notes };
-  }
-  const notes = [`rerun: ${which} ${secs(last.windowSeconds)} < ${min} s; requests scaled ${last.requests}→${next}`];
-  if (capped) notes.push(`capped at maxRequests ${w.maxRequests} (wanted ${wanted})`);
-  return { next, notes };
-}
-
-/** The closing note when the last run is still shorter than the minimum after re-runs. */
-export function stillShortNote(w: Workload, final: RunMeasurement, notes: readonly string[]): string[] {
-  const min = w.minDurationSeconds;
-  return final.windowSeconds < min && notes.length > 0 && !notes[0]?.startsWith("not re-run") ? [`re-run still ${secs(final.windowSeconds)} < ${min} s`] : [];
+  const row = resultRow({ ...o, clientVersion: `${o.client.flavor}-benchmark ${o.client.version}` }, m, notes);
+  if (m.perClient === undefined) return row;
+  // Several processes: connections and notes cover all of them (multi-client.ts).
+  return { ...row, clients: row.clients * m.perClient.length, notes: [perClientNote(m.perClient), notes].filter((x) => x !== "").join("; ") };
 }
 
 const measurement = (m: Measured): RunMeasurement => ({ requests: m.requests, rps: m.line.rps, wallSeconds: m.wallSeconds, windowSeconds: m.windowSeconds });
@@ -418,7 +355,8 @@ async function runTest(o: RunWorkloadOptions, test: BenchmarkTest): Promise<Resu
     notes.push(...step.notes);
     if (step.next === undefined) break;
     o.onProgress?.({ test, phase: "rerun", requests: step.next });
-    final = await measure(o, test, step.next, attempt);
+    // step.next is the total over all client processes; each gets its share.
+    final = await measure(o, test, Math.ceil(step.next / (o.clientProcesses ?? 1)), attempt);
   }
   notes.push(...stillShortNote(w, measurement(final), notes));
   if (!Number.isFinite(final.line.rps)) {
