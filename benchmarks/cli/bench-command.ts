@@ -21,6 +21,7 @@ interface BenchFlags extends WorkloadFlags {
   passwordEnv?: string;
   output: string;
   json?: boolean;
+  clientProcesses: number;
 }
 
 function target(value: string): NodeEndpoint {
@@ -47,6 +48,7 @@ export async function runBenchCommand(f: BenchFlags): Promise<void> {
       workload,
       password,
       outputDir: f.output,
+      clientProcesses: f.clientProcesses,
       onProgress: (e) => {
         if (!f.json && e.phase === "done" && e.row) process.stderr.write(`${e.row.test}: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms\n`);
       },
@@ -84,6 +86,7 @@ export function registerBenchCommand(program: Command): void {
     .option("--threads <n>", "--threads: client threads", positiveInt("--threads"), d.threads)
     .option("--keyspace-len <n>", "-r: random keys over this many names", positiveInt("--keyspace-len"), d.keyspaceLength)
     .option("--workload-name <name>", "results.csv workload column", "bench")
+    .option("--client-processes <n>", "benchmark processes per test, started together (rps summed, worst client's percentiles)", positiveInt("--client-processes"), 1)
     .option("--output <dir>", "results root (the run writes <dir>/<timestamp>/)", "results")
     .option("--json", "print the rows and paths as JSON on stdout")
     .action(async (flags: BenchFlags) => runBenchCommand(flags));

@@ -27,6 +27,7 @@ interface LocalFlags {
   replicasPerPrimary: number;
   zones: string;
   ioThreads: number;
+  clientProcesses: number;
   output: string;
   passwordEnv?: string;
   json?: boolean;
@@ -119,6 +120,7 @@ export function registerLocalCommand(program: Command): void {
     .option("--replicas-per-primary <n>", "cluster mode: replicas per primary", nonNegativeInt("--replicas-per-primary"), 1)
     .option("--zones <csv>", "zone names assigned round-robin to the nodes", "zone-a,zone-b,zone-c")
     .option("--io-threads <n>", "valkey-server io-threads", positiveInt("--io-threads"), 1)
+    .option("--client-processes <n>", "benchmark processes per test, started together (rps summed, worst client's percentiles)", positiveInt("--client-processes"), 1)
     .option("--output <dir>", "results root (the run writes <dir>/<timestamp>/)", "results")
     .option("--password-env <name>", "servers require the password in this env var (the benchmark client must read it from its environment)")
     .option("--json", "print the result rows and paths as JSON on stdout")
@@ -143,6 +145,7 @@ export function registerLocalCommand(program: Command): void {
             zones,
             outputDir: flags.output,
             ioThreads: flags.ioThreads,
+            clientProcesses: flags.clientProcesses,
             password,
           },
           listrProgress(flags.quiet === true || flags.json === true),

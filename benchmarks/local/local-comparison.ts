@@ -46,6 +46,8 @@ export interface LocalComparisonOptions {
   ioThreads: number;
   /** Servers require this password; the benchmark client must then read it from the environment. */
   password?: string;
+  /** Benchmark processes per test, started together (runWorkload clientProcesses). @default 1 */
+  clientProcesses?: number;
   /** Run timestamp, `YYYYMMDD-HHMMSS` (UTC). @default now */
   timestamp?: string;
 }
@@ -149,6 +151,7 @@ export async function runLocalComparison(
         password: o.password,
         timestamp,
         rawDir,
+        clientProcesses: o.clientProcesses ?? 1,
         onProgress: (e) => {
           if (e.phase === "run") update(`${e.test.toUpperCase()}: ${e.requests} requests`);
           else if (e.phase === "rerun") update(`${e.test.toUpperCase()}: too short, re-running with ${e.requests} requests`);
