@@ -170,7 +170,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
   // Cost (eks only): the estimate of stacks/cost.ts, appended to every result row.
   let cost: pulumi.Output<StackCost> | undefined;
   if (config.platform === "eks") {
-    cost = stackCostOutput(costInputsFromConfig(config, config.benchmark.enabled ? 1 : 0), { usePricingApi: input.usePricingApi ?? true });
+    cost = stackCostOutput(costInputsFromConfig(config, config.benchmark.enabled ? config.benchmark.clientPods : 0), { usePricingApi: input.usePricingApi ?? true });
     if (benchmark) {
       benchmark = pulumi.all([benchmark, cost]).apply(([b, c]) => {
         const rows = withCostColumns(b.rows, c.usdPerHour);
