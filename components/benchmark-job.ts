@@ -11,7 +11,7 @@ import { buildBenchmarkJob, type BenchmarkJobManifestArgs } from "./benchmark/jo
 import { PASSWORD_SECRET_KEY, VALKEY_PORT } from "./shared.js";
 
 /** Manifest options passed through unchanged; documented (with defaults) on BenchmarkJobManifestArgs. */
-type PassThrough = "mode" | "workload" | "placement" | "resources" | "client" | "ttlSecondsAfterFinished" | "activeDeadlineSeconds" | "waitSeconds" | "labels";
+type PassThrough = "mode" | "workload" | "placement" | "resources" | "client" | "ttlSecondsAfterFinished" | "activeDeadlineSeconds" | "waitSeconds" | "labels" | "clientPods";
 
 export interface BenchmarkJobArgs extends Pick<BenchmarkJobManifestArgs, PassThrough> {
   /** Namespace of the Valkey release (the Job runs next to it). */

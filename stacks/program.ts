@@ -149,6 +149,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
         passwordKey: valkey.passwordKey,
         placement: platform.placement,
         resources: config.benchmark.resources,
+        clientPods: config.benchmark.clientPods,
       },
       { provider: platform.provider, dependsOn: [before ?? formed] },
     );

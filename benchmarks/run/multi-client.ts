@@ -18,6 +18,7 @@
  * - requests and clients (connections): summed over the clients; duration: the longest client's.
  */
 import type { BenchmarkLine } from "./benchmark-csv.js";
+import type { ResultRow } from "./result-row.js";
 
 export interface ClientMeasurement {
   line: BenchmarkLine;
@@ -60,4 +61,43 @@ export function perClientNote(perClient: readonly ClientMeasurement[], unit = "c
     `${perClient.length} ${unit}: rps summed, p50/p95/p99 are the worst client's; ` +
     `per client rps ${list((c) => c.line.rps)}, p50 ${list((c) => c.line.p50Ms)} ms, p99 ${list((c) => c.line.p99Ms)} ms`
   );
+}
+
+/**
+ * The rows of several clients (one list per client, same tests in the same order, e.g. the
+ * parsed logs of the Job's pods) as one list: per test, combineClients over the clients' rows;
+ * `clients` and `requests` summed, duration the longest; notes: the per-client note, then each
+ * client's own notes (re-runs) prefixed with its number.
+ */
+export function combineClientRows(perClient: readonly (readonly ResultRow[])[], unit = "client pods"): ResultRow[] {
+  const [first] = perClient;
+  if (first === undefined) throw new RangeError("combineClientRows: no clients");
+  if (perClient.length === 1) return [...first];
+  const tests = first.map((r) => r.test);
+  perClient.forEach((rows, i) => {
+    if (rows.map((r) => r.test).join(",") !== tests.join(",")) {
+      throw new RangeError(`combineClientRows: client ${i + 1} measured ${rows.map((r) => r.test).join(",") || "nothing"}, client 1 ${tests.join(",")}`);
+    }
+  });
+  return first.map((base, t) => {
+    const rows = perClient.map((c) => c[t] as ResultRow);
+    const m = combineClients(
+      rows.map((r) => ({ line: { test: r.test, rps: r.rps, avgMs: r.avg_ms, minMs: r.min_ms, p50Ms: r.p50_ms, p95Ms: r.p95_ms, p99Ms: r.p99_ms, maxMs: r.max_ms }, requests: r.requests, wallSeconds: r.duration_s })),
+    );
+    const own = rows.flatMap((r, i) => (r.notes === "" ? [] : [`client ${i + 1}: ${r.notes}`]));
+    return {
+      ...base,
+      rps: m.line.rps,
+      p50_ms: m.line.p50Ms,
+      p95_ms: m.line.p95Ms,
+      p99_ms: m.line.p99Ms,
+      avg_ms: m.line.avgMs,
+      min_ms: m.line.minMs,
+      max_ms: m.line.maxMs,
+      requests: m.requests,
+      duration_s: m.wallSeconds,
+      clients: rows.reduce((n, r) => n + r.clients, 0),
+      notes: [perClientNote(m.perClient, unit), ...own].join("; "),
+    };
+  });
 }
