@@ -12,6 +12,7 @@ import { LocalFleet, type ValkeyProcess } from "../benchmarks/local/valkey-proce
 import { combineClientRows } from "../benchmarks/run/multi-client.js";
 import { SEED_WORKLOAD, type Workload } from "../benchmarks/workload.js";
 import { parseJobLog } from "../components/benchmark/job-log.js";
+import { collectJobResults, type JobLogApi } from "../components/benchmark/results-from-job.js";
 import { buildBenchmarkJob, type BenchmarkJobManifestArgs } from "../components/benchmark/job-manifest.js";
 import { buildBenchmarkScript, RUN_ID_ENV } from "../components/benchmark/job-script.js";
 
@@ -102,5 +103,20 @@ describe("two client pods' scripts against a real server", () => {
       expect(r.requests).toBe(40_000);
       expect(r.notes).toMatch(/^2 client pods: rps summed/);
     });
+    // The results step reads every pod of the Job: waits until both succeeded, then combines their logs.
+    let polls = 0;
+    const api: JobLogApi = {
+      jobStatus: () => Promise.resolve({ succeeded: polls++ === 0 ? 1 : 2, failed: 0, complete: false, failedReason: undefined }),
+      podsOfJob: () => Promise.resolve([
+        { name: "vbench-0-abc", phase: "Succeeded", created: "2026-01-01T00:00:00Z" },
+        { name: "vbench-1-def", phase: polls > 1 ? "Succeeded" : "Running", created: "2026-01-01T00:00:00Z" },
+      ]),
+      podLog: (_ns, pod) => Promise.resolve(pod.startsWith("vbench-0") ? a.stdout : b.stdout),
+    };
+    const inputs = { namespace: "valkey", jobName: "vbench", kubeconfig: "", mode: "replication" as const, workload: WORKLOAD, serverVersion: "9", image: "i", timestamp: "20260101-000000", timeoutSeconds: 60 };
+    const collected = await collectJobResults(api, inputs, { sleep: () => Promise.resolve(), now: () => 0 });
+    expect(polls).toBe(2);
+    expect(collected.podName).toBe("vbench-0-abc,vbench-1-def");
+    expect(collected.rows).toEqual(combined);
   }, 120_000);
 });

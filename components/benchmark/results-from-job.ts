@@ -5,6 +5,7 @@
  * results.csv. The Kubernetes API sits behind JobLogApi, so tests drive it with a fake;
  * kubernetesJobLogApi is the @kubernetes/client-node implementation.
  */
+import { combineClientRows } from "../../benchmarks/run/multi-client.js";
 import { renderResultsCsv } from "../../benchmarks/run/results-csv.js";
 import { formatResultTimestamp, RESULT_MODES, type ResultMode, type ResultRow } from "../../benchmarks/run/result-row.js";
 import type { Workload } from "../../benchmarks/workload.js";
@@ -63,7 +64,7 @@ export interface BenchmarkResultsInputs {
 export interface BenchmarkResultsOutputs {
   rows: ResultRow[];
   csv: string;
-  /** The pod whose log was read. */
+  /** The pod whose log was read; with several client pods, their names joined by ",". */
   podName: string;
   image: string;
   /** The rows' timestamp. */
@@ -115,24 +116,30 @@ export async function collectJobResults(api: JobLogApi, i: BenchmarkResultsInput
       throw new BenchmarkJobError(`benchmark Job ${job} failed (${st.failedReason ?? `${st.failed} failed pod(s)`}); ${await logTailOf(api, i.namespace, i.jobName)}`);
     }
     started = st?.startTime;
-    if (st !== undefined && (st.complete || st.succeeded > 0)) break;
+    if (st !== undefined && st.complete) break;
+    // A pod succeeded before the Complete condition: done once every pod (all client pods) has.
+    if (st !== undefined && st.succeeded > 0 && (await api.podsOfJob(i.namespace, i.jobName)).every((p) => p.phase === "Succeeded")) break;
     if (now() >= deadline) {
       const what = st === undefined ? "does not exist" : "has not finished";
       throw new BenchmarkJobError(`benchmark Job ${job} ${what} after ${i.timeoutSeconds} s; ${await logTailOf(api, i.namespace, i.jobName)}`);
     }
     await sleep((i.pollSeconds ?? 5) * 1000);
   }
-  const pod = await newestPod(api, i.namespace, i.jobName);
-  if (pod === undefined) throw new BenchmarkJobError(`benchmark Job ${job} succeeded but has no pod left to read the log of (ttlSecondsAfterFinished too short?)`);
-  const log = await api.podLog(i.namespace, pod.name);
+  // One pod, or every pod of an Indexed Job with several client pods (benchmark.clientPods).
+  const pods = [...(await api.podsOfJob(i.namespace, i.jobName))].sort((x, y) => x.name.localeCompare(y.name));
+  if (pods.length === 0) throw new BenchmarkJobError(`benchmark Job ${job} succeeded but has no pod left to read the log of (ttlSecondsAfterFinished too short?)`);
   const timestamp = i.timestamp ?? formatResultTimestamp(started === undefined ? new Date(now()) : new Date(started));
-  let rows: ResultRow[];
-  try {
-    rows = parseJobLog(log, { mode: i.mode, workload: i.workload, serverVersion: i.serverVersion, timestamp });
-  } catch (err) {
-    throw new BenchmarkJobError(`benchmark Job ${job}, pod ${pod.name}: ${(err as Error).message}; last log lines:\n${tail(log)}`);
+  const perPod: ResultRow[][] = [];
+  for (const pod of pods) {
+    const log = await api.podLog(i.namespace, pod.name);
+    try {
+      perPod.push(parseJobLog(log, { mode: i.mode, workload: i.workload, serverVersion: i.serverVersion, timestamp }));
+    } catch (err) {
+      throw new BenchmarkJobError(`benchmark Job ${job}, pod ${pod.name}: ${(err as Error).message}; last log lines:\n${tail(log)}`);
+    }
   }
-  return { rows, csv: renderResultsCsv(rows), podName: pod.name, image: i.image, timestamp };
+  const rows = combineClientRows(perPod);
+  return { rows, csv: renderResultsCsv(rows), podName: pods.map((p) => p.name).join(","), image: i.image, timestamp };
 }
 
 function isNotFound(err: unknown): boolean {
