@@ -283,6 +283,12 @@ export const stackReportSchema = z.object({
 
 export type StackReportInput = z.infer<typeof stackReportSchema>;
 
+/** "one client pod (a Job)", or "N client pods (an Indexed Job)" as the combined rows' notes record it. */
+function clientPodsText(rows: readonly ResultRow[]): string {
+  const n = Math.max(1, ...rows.map((r) => Number(/^(\d+) client pods:/.exec(r.notes)?.[1] ?? 1)));
+  return n === 1 ? "one client pod (a Job)" : `${n} client pods (an Indexed Job; rps summed, worst pod's percentiles)`;
+}
+
 function loadStackReport(path: string, json: unknown): ReportSource {
   // `pulumi stack output --json` (all outputs) wraps the report under its output name.
   const candidate =
@@ -332,7 +338,7 @@ function loadStackReport(path: string, json: unknown): ReportSource {
     workload: workloadFromRows(r.benchmark.rows),
     versions,
     machine: null,
-    environment: `${r.platform} stack "${r.stack}": ${r.mode} mode, ${r.pods} Valkey pods over zones ${r.zones.join(", ")}; benchmark from one client pod (a Job) inside the cluster`,
+    environment: `${r.platform} stack "${r.stack}": ${r.mode} mode, ${r.pods} Valkey pods over zones ${r.zones.join(", ")}; benchmark from ${clientPodsText(r.benchmark.rows)} inside the cluster`,
     describe: [`${r.mode}: ${r.pods} pods`],
     ...(r.cost ? { cost: r.cost } : {}),
   };
