@@ -2,13 +2,19 @@ import { defineConfig } from "vitest/config";
 
 // Integration tests start real valkey-server processes; keep files in separate forks so a
 // crashed test cannot leave another file's servers behind, and give them room to settle.
+// Two projects: `unit` needs only Node and valkey-server, `e2e` needs the toolchain of
+// .ci/toolchain (tests/e2e: the real Pulumi engine, kube-apiserver, kwok; tests/stacks/workflows.test.ts:
+// actionlint). `npm run test:unit` / `npm run test:e2e` pick one (`vitest run --project <name>`).
 export default defineConfig({
   test: {
-    include: ["tests/**/*.test.ts"],
     pool: "forks",
     testTimeout: 60_000,
     hookTimeout: 60_000,
     maxWorkers: 2,
     reporters: ["default", "./tests/support/closing-line-reporter.ts"],
+    projects: [
+      { extends: true, test: { name: "unit", include: ["tests/**/*.test.ts"], exclude: ["tests/e2e/**", "tests/stacks/workflows.test.ts"] } },
+      { extends: true, test: { name: "e2e", include: ["tests/e2e/**/*.test.ts", "tests/stacks/workflows.test.ts"] } },
+    ],
   },
 });

@@ -3,20 +3,23 @@
  * buildBenchmarkJob (components/benchmark/job-manifest.ts; the script is job-script.ts). Pulumi
  * does not wait for the Job to finish (`pulumi.com/skipAwait`); BenchmarkResults does, bounded,
  * and turns its log into rows. The Job is replaced (delete first: its name is fixed) whenever
- * the workload, target or image changes, which runs the benchmark again.
+ * the workload, target, image or `runId` changes, which runs the benchmark again. With
+ * `valkeyPodSelector` it also gets its own NetworkPolicy (no ingress; egress to DNS and the Valkey
+ * pods' 6379 only).
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { buildBenchmarkJob, type BenchmarkJobManifestArgs } from "./benchmark/job-manifest.js";
+import { benchmarkPodLabels, buildBenchmarkJob, runScopedJobName, type BenchmarkJobManifestArgs } from "./benchmark/job-manifest.js";
+import { buildBenchmarkNetworkPolicy } from "./valkey/network-policy.js";
 import { PASSWORD_SECRET_KEY, VALKEY_PORT } from "./shared.js";
 
 /** Manifest options passed through unchanged; documented (with defaults) on BenchmarkJobManifestArgs. */
-type PassThrough = "mode" | "workload" | "placement" | "resources" | "client" | "ttlSecondsAfterFinished" | "activeDeadlineSeconds" | "waitSeconds" | "labels" | "clientPods";
+type PassThrough = "mode" | "workload" | "placement" | "resources" | "client" | "ttlSecondsAfterFinished" | "activeDeadlineSeconds" | "waitSeconds" | "labels" | "runId" | "clientPods";
 
 export interface BenchmarkJobArgs extends Pick<BenchmarkJobManifestArgs, PassThrough> {
   /** Namespace of the Valkey release (the Job runs next to it). */
   namespace: pulumi.Input<string>;
-  /** The Job's metadata.name. @default `vbench-${mode}` */
+  /** The Job's metadata.name. @default `vbench-${mode}-<hash of the Job's spec>` (runScopedJobName) */
   jobName?: string;
   /** The Valkey SERVER's image, e.g. "docker.io/valkey/valkey:9.0.2": client and server versions match. */
   image: pulumi.Input<string>;
@@ -26,6 +29,8 @@ export interface BenchmarkJobArgs extends Pick<BenchmarkJobManifestArgs, PassThr
   secretName: pulumi.Input<string> | undefined;
   /** Key of the password in that Secret. @default PASSWORD_SECRET_KEY */
   passwordKey?: string;
+  /** Labels of the Valkey pods it benchmarks: when set, a NetworkPolicy `${name}-netpol` confines the pod to them. @default undefined (no policy) */
+  valkeyPodSelector?: Record<string, string>;
 }
 
 export class BenchmarkJob extends pulumi.ComponentResource {
@@ -41,11 +46,12 @@ export class BenchmarkJob extends pulumi.ComponentResource {
   constructor(name: string, args: BenchmarkJobArgs, opts?: pulumi.ComponentResourceOptions) {
     super("valkey-on-eks:benchmark:BenchmarkJob", name, {}, opts);
     const jobName = args.jobName ?? `vbench-${args.mode}`;
-    const { namespace: _ns, jobName: _jn, image: _im, target, secretName: _sn, passwordKey, ...passThrough } = args;
+    const scoped = args.jobName === undefined;
+    const { namespace: _ns, jobName: _jn, image: _im, target, secretName: _sn, passwordKey, valkeyPodSelector, ...passThrough } = args;
     const manifest = pulumi
       .all([args.namespace, args.image, target.host, args.secretName])
-      .apply(([namespace, image, host, secretName]) =>
-        buildBenchmarkJob({
+      .apply(([namespace, image, host, secretName]) => {
+        const m = buildBenchmarkJob({
           ...passThrough,
           namespace,
           name: jobName,
@@ -53,12 +59,20 @@ export class BenchmarkJob extends pulumi.ComponentResource {
           target: { host, port: target.port ?? VALKEY_PORT },
           secretName,
           passwordKey: passwordKey ?? PASSWORD_SECRET_KEY,
-        }),
-      );
+        });
+        return scoped ? { ...m, metadata: { ...m.metadata, name: runScopedJobName(jobName, m.spec) } } : m;
+      });
+    const policies: pulumi.Resource[] = [];
+    if (valkeyPodSelector !== undefined) {
+      const podLabels = benchmarkPodLabels({ labels: args.labels, mode: args.mode });
+      const policy = pulumi.output(args.namespace).apply((namespace) => buildBenchmarkNetworkPolicy({ name: `${jobName}-netpol`, namespace, podLabels, valkeyPodSelector }));
+      policies.push(new k8s.networking.v1.NetworkPolicy(`${name}-netpol`, { metadata: policy.metadata, spec: policy.spec }, { parent: this }));
+    }
+    // After its NetworkPolicy: the benchmark pod never runs unconfined.
     this.job = new k8s.batch.v1.Job(
       `${name}-job`,
       { metadata: manifest.metadata, spec: manifest.spec },
-      { parent: this, deleteBeforeReplace: true },
+      { parent: this, deleteBeforeReplace: true, dependsOn: policies },
     );
     this.jobName = this.job.metadata.name;
     this.namespace = this.job.metadata.namespace;

@@ -10,6 +10,7 @@ import * as eks from "@pulumi/eks";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { AwsConfig, EksConfig } from "../config/types.js";
+import { buildAutoModeGp3StorageClass, buildAutoModeNetworkPolicyConfigMap } from "./aws/auto-mode.js";
 import { buildAddonArgs, buildClusterArgs, buildGp3StorageClass, buildSystemNodeGroupShape } from "./aws/eks.js";
 import { EBS_CSI_POLICY_PATH, NODE_POLICY_NAMES, ec2TrustPolicy, managedPolicyArn, partitionOf, podIdentityTrustPolicy } from "./aws/iam.js";
 import { DISCOVERY_TAG_KEY, buildVpcArgs } from "./aws/vpc.js";
@@ -23,12 +24,22 @@ export interface EksClusterArgs {
   eks: EksConfig;
   /** EKS cluster name (also the `karpenter.sh/discovery` tag value). @default `valkey-${pulumi.getStack()}` */
   clusterName?: string;
-  /** IAM principal ARNs given cluster-admin access entries (the deploying identity is admin already). @default [] */
+  /** IAM principal ARNs given cluster-admin access entries (the deploying identity is admin already). @default args.eks.adminPrincipalArns */
   adminPrincipalArns?: pulumi.Input<string>[];
   /** NAT gateways: one shared, or one per zone. @default "Single" */
   natGateways?: "Single" | "OnePerAz";
   /** Tags on the cluster and VPC. @default {} */
   tags?: Record<string, string>;
+}
+
+interface SelfManagedComputeInput {
+  cluster: eks.Cluster;
+  subnetIds: pulumi.Input<pulumi.Input<string>[]>;
+  systemNodes: EksConfig["systemNodes"];
+  clusterName: string;
+  partition: string;
+  tags: Record<string, string>;
+  remote: pulumi.CustomResourceOptions;
 }
 
 export class EksCluster extends pulumi.ComponentResource {
@@ -52,8 +63,12 @@ export class EksCluster extends pulumi.ComponentResource {
     const clusterName = args.clusterName ?? `valkey-${pulumi.getStack()}`;
     const partition = partitionOf(args.aws.region);
     const tags = { "valkey-on-eks/cluster": clusterName, ...args.tags };
+    // Custom AWS children inherit the AWS provider through `parent`; multi-language components
+    // (awsx, pulumi-eks) do not: the engine only forwards the providers their own options name.
+    const awsProvider = this.getProvider("aws::");
+    const remote = { parent: this, ...(awsProvider === undefined ? {} : { providers: [awsProvider] }) };
 
-    const vpc = new awsx.ec2.Vpc(`${name}-vpc`, buildVpcArgs({ cidr: args.eks.vpcCidr, zones: args.aws.zones, clusterName, natGateways: args.natGateways ?? "Single" }), parent);
+    const vpc = new awsx.ec2.Vpc(`${name}-vpc`, buildVpcArgs({ cidr: args.eks.vpcCidr, zones: args.aws.zones, clusterName, natGateways: args.natGateways ?? "Single" }), remote);
     const cluster = new eks.Cluster(
       `${name}-cluster`,
       buildClusterArgs({
@@ -62,42 +77,36 @@ export class EksCluster extends pulumi.ComponentResource {
         vpcId: vpc.vpcId,
         publicSubnetIds: vpc.publicSubnetIds,
         privateSubnetIds: vpc.privateSubnetIds,
-        adminPrincipalArns: args.adminPrincipalArns ?? [],
+        adminPrincipalArns: args.adminPrincipalArns ?? args.eks.adminPrincipalArns,
+        credentials: { profile: args.aws.profile, roleArn: args.aws.roleArn },
         partition,
         tags,
       }),
-      parent,
+      remote,
     );
 
     const sgTag = new aws.ec2.Tag(`${name}-cluster-sg-discovery`, { resourceId: cluster.clusterSecurityGroupId, key: DISCOVERY_TAG_KEY, value: clusterName }, parent);
 
-    const nodeRole = new aws.iam.Role(`${name}-system-node-role`, { assumeRolePolicy: JSON.stringify(ec2TrustPolicy()), tags }, parent);
-    const nodePolicies = NODE_POLICY_NAMES.map(
-      (policy) => new aws.iam.RolePolicyAttachment(`${name}-system-node-${policy}`, { role: nodeRole.name, policyArn: managedPolicyArn(partition, policy) }, parent),
-    );
-    const systemNodes = new eks.ManagedNodeGroup(
-      `${name}-system`,
-      { ...buildSystemNodeGroupShape(args.eks.systemNodes), cluster, nodeRole, subnetIds: vpc.privateSubnetIds, tags },
-      { parent: this, dependsOn: nodePolicies },
-    );
-
-    const ebsRole = new aws.iam.Role(`${name}-ebs-csi-role`, { assumeRolePolicy: JSON.stringify(podIdentityTrustPolicy()), tags }, parent);
-    const ebsPolicy = new aws.iam.RolePolicyAttachment(`${name}-ebs-csi-policy`, { role: ebsRole.name, policyArn: managedPolicyArn(partition, EBS_CSI_POLICY_PATH) }, parent);
-    // Plain cluster name: the add-ons wait for the node group, which waits for the cluster.
-    const addonArgs = buildAddonArgs(clusterName, ebsRole.arn);
-    const podIdentityAgent = new aws.eks.Addon(`${name}-pod-identity-agent`, addonArgs.podIdentityAgent, { parent: this, dependsOn: [systemNodes] });
-    const ebsCsi = new aws.eks.Addon(`${name}-ebs-csi`, addonArgs.ebsCsiDriver, { parent: this, dependsOn: [systemNodes, podIdentityAgent, ebsPolicy] });
+    // Auto Mode: EKS runs the nodes' add-ons and Karpenter; no node group, no add-on resources.
+    const compute = args.eks.autoMode ? [] : this.selfManagedCompute(name, { cluster, subnetIds: vpc.privateSubnetIds, systemNodes: args.eks.systemNodes, clusterName, partition, tags, remote });
 
     this.kubeconfig = pulumi.secret(cluster.kubeconfigJson);
     this.provider = new k8s.Provider(`${name}-k8s`, { kubeconfig: this.kubeconfig, enableServerSideApply: true }, parent);
-    const gp3 = new k8s.storage.v1.StorageClass(`${name}-gp3`, buildGp3StorageClass(), { parent: this, provider: this.provider, dependsOn: [ebsCsi] });
+    const gp3 = new k8s.storage.v1.StorageClass(`${name}-gp3`, args.eks.autoMode ? buildAutoModeGp3StorageClass() : buildGp3StorageClass(), {
+      parent: this,
+      provider: this.provider,
+      dependsOn: compute.length > 0 ? compute : [cluster],
+    });
 
     this.clusterName = clusterName;
     this.clusterSecurityGroupId = cluster.clusterSecurityGroupId;
     this.vpcId = vpc.vpcId;
     this.privateSubnetIds = vpc.privateSubnetIds;
     this.publicSubnetIds = vpc.publicSubnetIds;
-    this.ready = [systemNodes, podIdentityAgent, ebsCsi, gp3, sgTag];
+    const networkPolicy = args.eks.autoMode
+      ? [new k8s.core.v1.ConfigMap(`${name}-network-policy`, buildAutoModeNetworkPolicyConfigMap(), { parent: this, provider: this.provider, dependsOn: [cluster] })]
+      : [];
+    this.ready = [...compute, ...networkPolicy, gp3, sgTag];
     this.registerOutputs({
       clusterName,
       kubeconfig: this.kubeconfig,
@@ -106,5 +115,28 @@ export class EksCluster extends pulumi.ComponentResource {
       privateSubnetIds: this.privateSubnetIds,
       publicSubnetIds: this.publicSubnetIds,
     });
+  }
+
+  /** The system managed node group and its role, the Pod Identity agent and the EBS CSI add-on (platform eks without Auto Mode). */
+  private selfManagedCompute(name: string, c: SelfManagedComputeInput): pulumi.Resource[] {
+    const parent = { parent: this };
+    const { partition, tags, clusterName } = c;
+    const nodeRole = new aws.iam.Role(`${name}-system-node-role`, { assumeRolePolicy: JSON.stringify(ec2TrustPolicy()), tags }, parent);
+    const nodePolicies = NODE_POLICY_NAMES.map(
+      (policy) => new aws.iam.RolePolicyAttachment(`${name}-system-node-${policy}`, { role: nodeRole.name, policyArn: managedPolicyArn(partition, policy) }, parent),
+    );
+    const systemNodes = new eks.ManagedNodeGroup(
+      `${name}-system`,
+      { ...buildSystemNodeGroupShape(c.systemNodes), cluster: c.cluster, nodeRole, subnetIds: c.subnetIds, tags },
+      { ...c.remote, dependsOn: nodePolicies },
+    );
+
+    const ebsRole = new aws.iam.Role(`${name}-ebs-csi-role`, { assumeRolePolicy: JSON.stringify(podIdentityTrustPolicy()), tags }, parent);
+    const ebsPolicy = new aws.iam.RolePolicyAttachment(`${name}-ebs-csi-policy`, { role: ebsRole.name, policyArn: managedPolicyArn(partition, EBS_CSI_POLICY_PATH) }, parent);
+    // Plain cluster name: the add-ons wait for the node group, which waits for the cluster.
+    const addonArgs = buildAddonArgs(clusterName, ebsRole.arn);
+    const podIdentityAgent = new aws.eks.Addon(`${name}-pod-identity-agent`, addonArgs.podIdentityAgent, { parent: this, dependsOn: [systemNodes] });
+    const ebsCsi = new aws.eks.Addon(`${name}-ebs-csi`, addonArgs.ebsCsiDriver, { parent: this, dependsOn: [systemNodes, podIdentityAgent, ebsPolicy] });
+    return [systemNodes, podIdentityAgent, ebsCsi];
   }
 }

@@ -26,7 +26,7 @@ export interface KarpenterNodePoolArgs {
   discoveryTag: string;
   /** NodePool and EC2NodeClass name. @default VALKEY_NODE_POOL ("valkey") */
   name?: string;
-  /** AMI alias; see buildEc2NodeClass. @default "al2023@latest" */
+  /** AMI alias (config `karpenter.amiAlias`); see buildEc2NodeClass. @default versions.env KARPENTER_AMI_ALIAS */
   amiAlias?: string;
   /** Node root volume in GiB. @default 50 */
   rootVolumeGiB?: number;

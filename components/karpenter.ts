@@ -1,6 +1,6 @@
 /**
  * Karpenter: the controller's Pod Identity role and policy, the node role with its EC2_LINUX
- * access entry, the interruption queue and its EventBridge rules, the controller Helm release on
+ * access entry, the interruption queue and its EventBridge rules, the karpenter-crd and controller Helm releases on
  * the system nodes, and the Valkey KarpenterNodePool. Thin wiring over ./aws/ builders.
  *
  * Resource options, as pulumi-eks takes them: the cluster's Kubernetes provider goes in
@@ -15,7 +15,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { KarpenterConfig } from "../config/types.js";
 import { SYSTEM_NODE_LABELS } from "./aws/eks.js";
 import { KARPENTER_NODE_POLICY_NAMES, accountOfArn, ec2TrustPolicy, managedPolicyArn, partitionOf, podIdentityTrustPolicy } from "./aws/iam.js";
-import { KARPENTER_CHART, KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT, buildKarpenterChartValues } from "./aws/karpenter-chart.js";
+import { KARPENTER_CHART, KARPENTER_CRD_CHART, KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT, buildKarpenterChartValues } from "./aws/karpenter-chart.js";
 import { buildKarpenterControllerPolicy } from "./aws/karpenter-iam.js";
 import { INTERRUPTION_MESSAGE_RETENTION_SECONDS, INTERRUPTION_RULES, buildInterruptionQueuePolicy } from "./aws/karpenter-interruption.js";
 import { KarpenterNodePool, requireKubernetesProvider, type KarpenterNodePoolArgs } from "./karpenter-node-pool.js";
@@ -27,7 +27,7 @@ export interface KarpenterArgs {
   region: string;
   /** Zones the Valkey pool may launch in (aws.zones). */
   zones: string[];
-  /** `karpenter` config: chart version and the Valkey node pool. */
+  /** `karpenter` config: chart version, AMI alias and the Valkey node pool. */
   karpenter: KarpenterConfig;
   /** Controller replicas; keep ≤ the system node count (one per node). @default 2 */
   replicas?: number;
@@ -43,6 +43,8 @@ export class Karpenter extends pulumi.ComponentResource {
   readonly nodeRoleArn: pulumi.Output<string>;
   readonly interruptionQueueName: pulumi.Output<string>;
   readonly release: k8s.helm.v3.Release;
+  /** The karpenter-crd release: the CRDs, upgraded with the chart version. */
+  readonly crdRelease: k8s.helm.v3.Release;
   /** The Valkey data pool. */
   readonly valkeyNodePool: KarpenterNodePool;
 
@@ -55,10 +57,10 @@ export class Karpenter extends pulumi.ComponentResource {
     const tags = { "valkey-on-eks/cluster": clusterName, ...args.tags };
 
     const nodeRole = new aws.iam.Role(`${name}-node-role`, { assumeRolePolicy: JSON.stringify(ec2TrustPolicy()), tags }, parent);
-    for (const policy of KARPENTER_NODE_POLICY_NAMES) {
-      new aws.iam.RolePolicyAttachment(`${name}-node-${policy}`, { role: nodeRole.name, policyArn: managedPolicyArn(partition, policy) }, parent);
-    }
-    new aws.eks.AccessEntry(`${name}-node-access`, { clusterName, principalArn: nodeRole.arn, type: "EC2_LINUX", tags }, parent);
+    const nodePolicies = KARPENTER_NODE_POLICY_NAMES.map(
+      (policy) => new aws.iam.RolePolicyAttachment(`${name}-node-${policy}`, { role: nodeRole.name, policyArn: managedPolicyArn(partition, policy) }, parent),
+    );
+    const nodeAccess = new aws.eks.AccessEntry(`${name}-node-access`, { clusterName, principalArn: nodeRole.arn, type: "EC2_LINUX", tags }, parent);
 
     const queue = new aws.sqs.Queue(`${name}-interruption`, { name: clusterName, messageRetentionSeconds: INTERRUPTION_MESSAGE_RETENTION_SECONDS, sqsManagedSseEnabled: true, tags }, parent);
     new aws.sqs.QueuePolicy(`${name}-interruption-policy`, { queueUrl: queue.url, policy: queue.arn.apply((arn) => JSON.stringify(buildInterruptionQueuePolicy(arn))) }, parent);
@@ -84,6 +86,12 @@ export class Karpenter extends pulumi.ComponentResource {
       parent,
     );
 
+    // The CRDs as a release of their own, before the controller, so a chart bump upgrades them.
+    this.crdRelease = new k8s.helm.v3.Release(
+      `${name}-crd`,
+      { name: "karpenter-crd", chart: KARPENTER_CRD_CHART, version: args.karpenter.chartVersion, namespace: KARPENTER_NAMESPACE },
+      parent,
+    );
     this.release = new k8s.helm.v3.Release(
       `${name}-controller`,
       {
@@ -93,15 +101,19 @@ export class Karpenter extends pulumi.ComponentResource {
         namespace: KARPENTER_NAMESPACE,
         // The queue is named after the cluster, so the values are plain and known at preview.
         values: buildKarpenterChartValues({ clusterName, interruptionQueue: clusterName, region, systemNodeLabels: SYSTEM_NODE_LABELS, replicas: args.replicas ?? 2 }),
+        // The karpenter-crd release owns the CRDs.
+        skipCrds: true,
       },
-      { parent: this, dependsOn: [association, controllerPolicy, queue] },
+      { parent: this, dependsOn: [association, controllerPolicy, queue, this.crdRelease] },
     );
 
     this.valkeyNodePool = new KarpenterNodePool(
       `${name}-valkey`,
-      { nodePool: args.karpenter.nodePool, zones: args.zones, nodeRoleName: nodeRole.name, discoveryTag: clusterName, ...args.nodePoolOptions },
-      // The CRDs come with the chart: the node pool registers once the release is installed.
-      { parent: this, dependsOn: [this.release] },
+      { nodePool: args.karpenter.nodePool, zones: args.zones, nodeRoleName: nodeRole.name, discoveryTag: clusterName, amiAlias: args.karpenter.amiAlias, ...args.nodePoolOptions },
+      // The CRDs come from the karpenter-crd release: the node pool registers once both are installed. The
+      // node role's policies and access entry are dependencies too, so on destroy they outlive the
+      // NodePool/EC2NodeClass: its nodes keep joining rights while Karpenter drains and deletes them.
+      { parent: this, dependsOn: [this.crdRelease, this.release, ...nodePolicies, nodeAccess] },
     );
 
     this.controllerRoleArn = controllerRole.arn;

@@ -2,10 +2,12 @@
  * ValkeyCluster: Valkey in cluster mode, one StatefulSet of primaries × (1 + replicasPerPrimary)
  * cluster-enabled members spread hard over the zones, as a thin ComponentResource over the pure
  * builders in components/valkey/. It assigns no slots: the ClusterBootstrap does, AZ-aware,
- * once the pods exist (depend on this component to wait for them).
+ * once the pods exist (depend on this component to wait for them). A ClusterShape guard
+ * (`${name}-shape`) comes first: a shape change the cluster cannot take fails `pulumi preview`.
  */
 import * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
+import { ClusterShape } from "./steps/cluster-shape/component.js";
 import { buildClusterManifests } from "./valkey/cluster-manifests.js";
 import { createReleaseBase, type ValkeyReleaseArgs } from "./valkey/release-resources.js";
 import { requirePassword } from "./valkey/secret.js";
@@ -45,11 +47,15 @@ export class ValkeyCluster extends pulumi.ComponentResource {
       valkey: args.valkey,
       placement: args.placement,
       auth: password !== undefined,
+      checkSourceCidrs: args.checkSourceCidrs,
     });
     const parent = { parent: this };
     const deps = createReleaseBase(this, name, { namespace: args.namespace, release, password }, { ...m, secretName: m.facts.secretName });
     new k8s.core.v1.Service(`${name}-client`, m.clientService, parent);
-    new k8s.apps.v1.StatefulSet(`${name}-members`, m.statefulSet, { parent: this, dependsOn: deps });
+    // The StatefulSet waits for the shape guard: a shape it refuses (fewer primaries, another
+    // replica count) fails preview, and up before the StatefulSet could delete a pod.
+    const shape = new ClusterShape(`${name}-shape`, { primaries: args.valkey.cluster.primaries, replicasPerPrimary: args.valkey.cluster.replicasPerPrimary }, parent);
+    new k8s.apps.v1.StatefulSet(`${name}-members`, m.statefulSet, { parent: this, dependsOn: [...deps, shape] });
     new k8s.policy.v1.PodDisruptionBudget(`${name}-pdb`, m.pdb, parent);
     new k8s.networking.v1.NetworkPolicy(`${name}-netpol`, m.networkPolicy, parent);
 

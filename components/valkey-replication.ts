@@ -45,6 +45,7 @@ export class ValkeyReplication extends pulumi.ComponentResource {
       valkey: args.valkey,
       placement: args.placement,
       auth: password !== undefined,
+      checkSourceCidrs: args.checkSourceCidrs,
     });
     const parent = { parent: this };
     const deps = createReleaseBase(this, name, { namespace: args.namespace, release, password }, { ...m, secretName: m.facts.secretName });

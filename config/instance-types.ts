@@ -53,10 +53,13 @@ export const VM_MEMORY_OVERHEAD = 0.075;
 /** Kubelet hard eviction threshold (`memory.available<100Mi`). */
 export const EVICTION_THRESHOLD_BYTES = 100 * 2 ** 20;
 /**
- * Requests of the DaemonSets every node runs (aws-node 25m, kube-proxy 100m, ebs-csi-node and
- * eks-pod-identity-agent), rounded up.
+ * Requests of the DaemonSets every EKS node runs, as assumed here (add-on defaults; a cluster
+ * with more DaemonSets has less room): aws-node (VPC CNI) 25m CPU; kube-proxy 100m CPU;
+ * ebs-csi-node, three containers (driver, node-driver-registrar, liveness-probe) at 10m / 40Mi
+ * each = 30m / 120Mi; eks-pod-identity-agent budgeted at 25m / 64Mi. Sum 180m / 184Mi, rounded
+ * up to 200m / 256Mi. (Memory requests of aws-node and kube-proxy are unset by default.)
  */
-export const DAEMONSET_OVERHEAD: Readonly<Allocatable> = Object.freeze({ cpuMillicores: 150, memoryBytes: 256 * 2 ** 20 });
+export const DAEMONSET_OVERHEAD: Readonly<Allocatable> = Object.freeze({ cpuMillicores: 200, memoryBytes: 256 * 2 ** 20 });
 
 /** kube-reserved CPU as the EKS AMI computes it: 6% of the first core, 1% of the second, 0.5% of cores 3–4, 0.25% above. */
 export function kubeReservedMillicores(vcpu: number): number {
@@ -85,7 +88,9 @@ export function kubeReservedMemoryBytes(maxPods: number): number {
 /**
  * Capacity left for pods on an instance type: vCPU minus kube-reserved and DaemonSets; memory
  * minus VM overhead, kube-reserved, the eviction threshold and DaemonSets. `undefined` when the
- * type is not in {@link INSTANCE_CAPACITY}.
+ * type is not in {@link INSTANCE_CAPACITY}. r7g.large (2 vCPU / 16 GiB, 29 pods): CPU 2000m −
+ * 70m (6% + 1%) − 200m = 1730m; memory 16 GiB × 0.925 − (255 + 11 × 29)Mi − 100Mi − 256Mi
+ * ≈ 13.89 GiB: the default Guaranteed Valkey pod (1.5 vCPU / 12 GiB) fits, with 230m / 1.89 GiB to spare.
  */
 export function allocatableFor(instanceType: string): Allocatable | undefined {
   const capacity = INSTANCE_CAPACITY[instanceType];

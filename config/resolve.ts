@@ -53,14 +53,25 @@ export function resolveStackConfig(input: StackInput) {
   const region = input.aws.region ?? input["aws:region"] ?? DEFAULT_REGION;
   const { valkey, benchmark, karpenter } = input;
   const requests = amountsOf(valkey.resources.requests);
-  const limits = amountsOf(valkey.resources.limits);
+  // Limits left out equal the requests (Guaranteed QoS).
+  const limitQuantities = {
+    cpu: valkey.resources.limits.cpu ?? valkey.resources.requests.cpu,
+    memory: valkey.resources.limits.memory ?? valkey.resources.requests.memory,
+  };
+  const limits = amountsOf(limitQuantities);
   const pods = valkey.mode === "cluster" ? valkey.cluster.primaries * (1 + valkey.cluster.replicasPerPrimary) : 1 + valkey.replication.replicas;
   return {
     platform: input.platform,
-    aws: { region, zones: input.aws.zones ? [...input.aws.zones] : ["a", "b", "c"].map((letter) => `${region}${letter}`) },
-    eks: { ...input.eks, systemNodes: { ...input.eks.systemNodes } },
+    aws: {
+      region,
+      zones: input.aws.zones ? [...input.aws.zones] : ["a", "b", "c"].map((letter) => `${region}${letter}`),
+      profile: input.aws.profile,
+      roleArn: input.aws.roleArn,
+    },
+    eks: { ...input.eks, publicAccessCidrs: [...input.eks.publicAccessCidrs], adminPrincipalArns: [...input.eks.adminPrincipalArns], systemNodes: { ...input.eks.systemNodes } },
     karpenter: {
       chartVersion: karpenter.chartVersion,
+      amiAlias: karpenter.amiAlias,
       nodePool: {
         ...karpenter.nodePool,
         instanceTypes: karpenter.nodePool.instanceTypes,
@@ -84,7 +95,7 @@ export function resolveStackConfig(input: StackInput) {
       mode: valkey.mode,
       replication: { ...valkey.replication },
       cluster: { ...valkey.cluster },
-      resources: { requests: { ...valkey.resources.requests }, limits: { ...valkey.resources.limits } },
+      resources: { requests: { ...valkey.resources.requests }, limits: limitQuantities },
       resourceAmounts: { requests, limits },
       persistence: {
         ...valkey.persistence,

@@ -7,6 +7,16 @@ import { allocatableFor, type Allocatable } from "./instance-types.js";
 import { formatBytes, formatMillicores } from "./quantity.js";
 import type { ResourceAmounts, StackConfig, StackInput } from "./types.js";
 
+/**
+ * The largest share of limits.memory `maxmemory` may take while RDB or AOF is on. A BGSAVE or
+ * AOF rewrite forks; every page the parent writes meanwhile is copied (copy-on-write), so a
+ * write-heavy shard needs headroom in proportion to its dataset, on top of replica output
+ * buffers (256 MiB hard limit each) and allocator fragmentation (~10%). ElastiCache reserves 25%
+ * by default for the same reason (`reserved-memory-percent`); the default `maxmemory` is 75%,
+ * and above 80% the rule refuses.
+ */
+export const MAXMEMORY_SHARE_WITH_FORK = 0.8;
+
 /** Records one problem at a key path (relative to the project namespace). */
 export type Report = (path: ReadonlyArray<string | number>, message: string) => void;
 
@@ -57,6 +67,13 @@ function checkPodResources(config: StackConfig, report: Report): void {
   }
   if (valkey.maxmemoryBytes >= limits.memoryBytes) {
     report(["valkey", "maxmemory"], `${valkey.maxmemory} (${formatBytes(valkey.maxmemoryBytes)}) must be below limits.memory ${valkey.resources.limits.memory}, or the pod is OOM-killed before Valkey evicts`);
+  } else if ((valkey.persistence.rdb || valkey.persistence.aof) && valkey.maxmemoryBytes > MAXMEMORY_SHARE_WITH_FORK * limits.memoryBytes) {
+    report(
+      ["valkey", "maxmemory"],
+      `${valkey.maxmemory} (${formatBytes(valkey.maxmemoryBytes)}) leaves less than ${100 - 100 * MAXMEMORY_SHARE_WITH_FORK}% of limits.memory ` +
+        `${valkey.resources.limits.memory} for the copy-on-write pages of the RDB/AOF-rewrite fork, replica output buffers and fragmentation; ` +
+        `use at most ${formatBytes(Math.floor(MAXMEMORY_SHARE_WITH_FORK * limits.memoryBytes))} (or turn persistence off)`,
+    );
   }
 }
 
@@ -68,7 +85,11 @@ function checkFits(permitted: Array<[string, Allocatable]>, request: ResourceAmo
   const memoryFits = permitted.some(([, a]) => a.memoryBytes >= request.memoryBytes);
   const leaf = !memoryFits ? ["memory"] : !cpuFits ? ["cpu"] : [];
   const largest = permitted.reduce((best, entry) => (entry[1].memoryBytes > best[1].memoryBytes ? entry : best));
-  report([...path, ...leaf], `${what} request ${describeAmounts(request)} fits no permitted instance type (largest allocatable: ${largest[0]} ${describeAmounts(largest[1])}); the pod would stay Pending`);
+  report(
+    [...path, ...leaf],
+    `${what} request ${describeAmounts(request)} fits no permitted instance type; the largest pod that fits is ${describeAmounts(largest[1])} ` +
+      `(${largest[0]}'s allocatable after kube-reserved, eviction threshold and DaemonSets); the pod would stay Pending`,
+  );
 }
 
 function checkNodePool(config: StackConfig, report: Report): void {
@@ -106,6 +127,20 @@ function checkBenchmark(config: StackConfig, report: Report): void {
   }
 }
 
+/**
+ * A private-only API endpoint is reachable from inside the VPC alone, but the Kubernetes provider,
+ * the Helm release and the port-forward connector all call it from where `pulumi up` runs.
+ */
+function checkEndpoint(config: StackConfig, report: Report): void {
+  if (config.platform !== "eks" || config.eks.publicEndpoint) return;
+  if (config.checks.connector !== "direct") {
+    report(
+      ["eks", "publicEndpoint"],
+      "false needs checks.connector: direct: with a private-only endpoint the Kubernetes provider and the port-forward connector cannot reach the API from outside the VPC; run `pulumi up` from inside the VPC (a bastion, VPN or CI runner in the VPC) with checks.connector: direct, or keep publicEndpoint true and narrow eks.publicAccessCidrs",
+    );
+  }
+}
+
 function checkByoNodePool(config: StackConfig, report: Report): void {
   const { byo } = config;
   if (config.platform !== "byo" || !byo.manageKarpenterNodePool) return;
@@ -121,4 +156,5 @@ export function checkStackRules(config: StackConfig, input: StackInput, report: 
   checkNodePool(config, report);
   checkBenchmark(config, report);
   checkByoNodePool(config, report);
+  checkEndpoint(config, report);
 }

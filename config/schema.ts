@@ -199,7 +199,7 @@ export function parseStackConfig(raw: unknown, options: ParseOptions = {}): Pars
 
 /** The benchmark workload a stack runs. */
 export function workloadFromConfig(config: StackConfig): Workload {
-  const { enabled: _enabled, workloadName, resources: _resources, resourceAmounts: _amounts, clientPods: _clientPods, tests, ...settings } = config.benchmark;
+  const { enabled: _enabled, workloadName, resources: _resources, resourceAmounts: _amounts, clientPods: _clientPods, runId: _runId, tests, ...settings } = config.benchmark;
   return { name: workloadName, ...settings, tests: [...tests] };
 }
 
@@ -219,8 +219,21 @@ export interface LoadedStackFile extends ParsedStackConfig {
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
+ * AWS provider keys the stack's explicit AWS provider (stacks/preflight.ts) does not read: set,
+ * they would look in force while the stack deployed, and fetched cluster tokens, as someone else.
+ */
+const IGNORED_AWS_KEYS: Readonly<Record<string, string>> = Object.fromEntries(
+  [
+    [["aws:profile"], `set ${PROJECT}:aws.profile (the kubeconfig uses it too)`] as const,
+    [["aws:assumeRole", "aws:assumeRoles"], `set ${PROJECT}:aws.roleArn (the kubeconfig assumes it too)`] as const,
+    [["aws:accessKey", "aws:secretKey", "aws:token", "aws:sharedCredentialsFiles"], `use a profile (${PROJECT}:aws.profile) or the AWS_* environment variables`] as const,
+  ].flatMap(([keys, fix]): Array<[string, string]> => keys.map((key) => [key, `is not read by the stack's AWS provider; ${fix}`])),
+);
+
+/**
  * Splits a Pulumi stack file's `config:` map into parseStackConfig's raw input: `valkey-on-eks:`
- * keys without the prefix, plus `aws:region`. Other providers' keys are left alone; a key
+ * keys without the prefix, plus `aws:region`. AWS credential keys the stack's own provider ignores
+ * ({@link IGNORED_AWS_KEYS}) are issues; other providers' keys are left alone; a key
  * without a namespace is an issue (Pulumi rejects it too).
  */
 export function rawFromPulumiConfig(config: Record<string, unknown>): { raw: Record<string, unknown>; issues: ConfigIssue[] } {
@@ -229,6 +242,7 @@ export function rawFromPulumiConfig(config: Record<string, unknown>): { raw: Rec
   for (const [key, value] of Object.entries(config)) {
     if (key.startsWith(`${PROJECT}:`)) raw[key.slice(PROJECT.length + 1)] = value;
     else if (key === "aws:region") raw[key] = value;
+    else if (IGNORED_AWS_KEYS[key] !== undefined) issues.push({ path: key, message: IGNORED_AWS_KEYS[key] });
     else if (!key.includes(":")) issues.push({ path: key, message: `config keys must be namespaced; did you mean ${PROJECT}:${key}?` });
   }
   return { raw, issues };

@@ -22,8 +22,11 @@ const ZONE_RE = /^[a-z]{2}(-gov)?-[a-z]+-\d[a-z]$/;
 const DNS_LABEL_RE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const CIDR_RE = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
 const INSTANCE_TYPE_RE = /^([a-z]+\d+[a-z]*)\.([a-z0-9]+)$/;
+const IAM_PRINCIPAL_RE = /^arn:aws[a-z-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]{1,512}$/;
+const IAM_ROLE_ARN_RE = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/;
+const ANY_CIDR_RE = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
 
-function quantity(kind: "CPU" | "memory", fallback: string) {
+function quantityOf(kind: "CPU" | "memory") {
   const parse = kind === "CPU" ? parseCpuQuantity : parseMemoryQuantity;
   return z
     .union([z.string(), z.number()], { error: `must be a Kubernetes ${kind} quantity (e.g. ${kind === "CPU" ? '"1", "500m"' : '"12Gi", "512Mi"'})` })
@@ -34,10 +37,15 @@ function quantity(kind: "CPU" | "memory", fallback: string) {
         ctx.addIssue({ code: "custom", message: (err as Error).message });
       }
     })
-    .transform((value) => String(value))
-    .default(fallback)
-    .meta({ typeLabel: `${kind} quantity` });
+    .transform((value) => String(value));
 }
+
+function quantity(kind: "CPU" | "memory", fallback: string) {
+  return quantityOf(kind).default(fallback).meta({ typeLabel: `${kind} quantity` });
+}
+
+/** A quantity that, left out, takes another key's value (`sameAs`, resolved in resolve.ts). */
+const quantityLike = (kind: "CPU" | "memory", sameAs: string) => quantityOf(kind).optional().meta({ typeLabel: `${kind} quantity`, defaultText: `= ${sameAs}` });
 
 /** A CPU quantity ("1", "500m", 2), kept as written (a string). */
 export const cpuQuantity = (fallback: string) => quantity("CPU", fallback);
@@ -86,8 +94,20 @@ export const awsSchema = section(
       .optional()
       .describe("Availability zones Valkey pods spread over (hard AZ spread, DoNotSchedule); unique, and in `region` on eks.")
       .meta({ defaultText: "`<region>a`, `<region>b`, `<region>c`" }),
+    profile: z
+      .string()
+      .regex(/^[\w+=,.@-]{1,128}$/, { error: "must be a profile name from ~/.aws/config (letters, digits, _+=,.@-)" })
+      .optional()
+      .describe("AWS CLI profile the AWS provider and the cluster's `aws eks get-token` both use.")
+      .meta({ defaultText: "the ambient credentials (AWS_PROFILE, env, instance role)" }),
+    roleArn: z
+      .string()
+      .regex(IAM_ROLE_ARN_RE, { error: "must be an IAM role ARN such as arn:aws:iam::123456789012:role/deployer" })
+      .optional()
+      .describe("IAM role the AWS provider assumes; the kubeconfig's `aws eks get-token --role-arn` assumes the same one.")
+      .meta({ defaultText: "none" }),
   },
-  "AWS region and availability zones.",
+  "AWS region, availability zones and credentials (platform eks).",
 );
 
 export const eksSchema = section(
@@ -101,7 +121,31 @@ export const eksSchema = section(
       }, "must be an IPv4 CIDR with a /16 to /24 prefix")
       .default("10.0.0.0/16")
       .describe("CIDR of the new VPC."),
-    publicEndpoint: flag(true).describe("Whether the API server endpoint is reachable from the internet."),
+    autoMode: flag(false).describe(
+      "EKS Auto Mode: EKS runs Karpenter, the node add-ons and EBS CSI; the stack adds the Valkey NodePool on its own NodeClass (no Karpenter Helm release, no interruption queue, no system node group).",
+    ),
+    publicEndpoint: flag(true).describe("Whether the API server endpoint is reachable from the internet; false needs `checks.connector: direct` and a deploy from inside the VPC."),
+    publicAccessCidrs: z
+      .array(
+        z.string().refine((v) => {
+          const m = ANY_CIDR_RE.exec(v);
+          return m !== null && m.slice(1, 5).every((o) => Number(o) <= 255) && Number(m[5]) <= 32;
+        }, "must be an IPv4 CIDR such as 203.0.113.0/24"),
+      )
+      .min(1)
+      .superRefine(unique("CIDR"))
+      .default(["0.0.0.0/0"])
+      .describe("CIDRs that may reach the public API endpoint (IAM authentication still applies). The default admits any address because CI runners have no fixed IP; narrow it to your egress IPs."),
+    adminPrincipalArns: z
+      .array(z.string().regex(IAM_PRINCIPAL_RE, { error: "must be an IAM role or user ARN such as arn:aws:iam::123456789012:role/admin" }))
+      .superRefine(unique("principal"))
+      .default([])
+      .describe("More IAM roles/users given cluster-admin access entries (AmazonEKSClusterAdminPolicy); the deploying identity is admin already and must not be listed."),
+    // Match Karpenter 1.14 and today's EKS (issue 13): no silent extended-support billing.
+    supportType: z
+      .enum(["STANDARD", "EXTENDED"])
+      .default("STANDARD")
+      .describe("EKS upgrade policy: STANDARD (auto-upgraded when standard support ends) or EXTENDED (kept on the version at the extended-support rate)."),
     systemNodes: section(
       {
         instanceType: gravitonInstanceType.default("m7g.large").describe("Graviton instance type of the managed node group for system pods (CoreDNS, Karpenter)."),
@@ -117,6 +161,12 @@ export const eksSchema = section(
 export const karpenterSchema = section(
   {
     chartVersion: z.string().regex(/^\d+\.\d+\.\d+$/, { error: 'must be a chart version such as "1.14.1"' }).default(versions.KARPENTER_CHART_VERSION).describe("Karpenter Helm chart version."),
+    // No surprise node replacement (issue 13): a pinned AMI release by default.
+    amiAlias: z
+      .string()
+      .regex(/^al2023@(latest|v\d{8})$/, { error: 'must be an AL2023 alias: "al2023@vYYYYMMDD" (pinned) or "al2023@latest"' })
+      .default(versions.KARPENTER_AMI_ALIAS)
+      .describe("EC2NodeClass AMI alias of the Valkey nodes; `al2023@latest` follows every new EKS AMI (and drifts the nodes to it when drift is allowed)."),
     nodePool: section(
       {
         instanceFamilies: z
@@ -147,6 +197,9 @@ export const karpenterSchema = section(
           .literal("arm64", { error: 'must be "arm64": the NodePool launches Graviton instances only' })
           .default("arm64")
           .describe("CPU architecture; only arm64 (Graviton) is accepted."),
+        allowDrift: flag(false).describe(
+          "Let Karpenter replace drifted Valkey nodes (changed AMI, EC2NodeClass or NodePool), one at a time; off: a `Drifted` budget of 0 nodes blocks it.",
+        ),
         limits: section(
           {
             cpu: cpuQuantity("64").describe("Total vCPU the NodePool may provision."),
@@ -218,8 +271,17 @@ export const valkeySchema = section(
     ),
     resources: section(
       {
-        requests: resourcePair("1", "12Gi", "request of each Valkey pod", "Per-pod requests."),
-        limits: resourcePair("2", "16Gi", "limit of each Valkey pod", "Per-pod limits."),
+        // Defaults: Guaranteed QoS (limits = requests) that fits r7g.large, the smallest default
+        // size: 1.73 vCPU / 13.9 GiB allocatable after the EKS reserves and DaemonSets
+        // (instance-types.ts), so 1.5 vCPU / 12 GiB leaves room for one more small DaemonSet.
+        requests: resourcePair("1500m", "12Gi", "request of each Valkey pod", "Per-pod requests."),
+        limits: section(
+          {
+            cpu: quantityLike("CPU", "requests.cpu").describe("CPU limit of each Valkey pod; left out, equal to the request (Guaranteed QoS)."),
+            memory: quantityLike("memory", "requests.memory").describe("Memory limit of each Valkey pod; left out, equal to the request (Guaranteed QoS)."),
+          },
+          "Per-pod limits; left out, equal to the requests: a Guaranteed pod is the last the kubelet evicts under memory pressure.",
+        ),
       },
       "Per-pod requests and limits.",
     ),
@@ -265,6 +327,10 @@ export const valkeySchema = section(
   "The Valkey deployment.",
 );
 
+/** An optional re-run token: only its changes matter. */
+const runId = (description: string) =>
+  z.string().min(1, { error: "must be a non-empty string" }).optional().describe(description).meta({ defaultText: "none" });
+
 export const benchmarkSchema = section(
   {
     enabled: flag(true).describe("Run valkey-benchmark after deploying."),
@@ -279,12 +345,8 @@ export const benchmarkSchema = section(
     minDurationSeconds: z.number().min(0).default(5).describe("A test shorter than this is re-run with a request count scaled from its rate."),
     maxRequests: count(1, 50_000_000).describe("Upper bound on a re-run's scaled request count; at least `requests`."),
     resources: resourcePair("1", "1Gi", "of the benchmark pod (requests = limits)", "Benchmark pod CPU and memory."),
-    clientPods: z
-      .int()
-      .min(1)
-      .max(64)
-      .default(1)
-      .describe("Benchmark client pods (an Indexed Job, one pod per node, spread over zones, never on a Valkey node); each test starts on all pods together, rps is summed, p99 is the worst pod's."),
+    clientPods: z.int().min(1).max(64).default(1).describe("Benchmark client pods (an Indexed Job, one pod per node, spread over zones, never on a Valkey node); each test starts on all pods together, rps is summed, p99 is the worst pod's."),
+    runId: runId("Change it (any new value, e.g. a date) to run the benchmark Job again on an unchanged stack: new results, then the topology check after them."),
   },
   "The valkey-benchmark run (the seed workload by default).",
 );
@@ -294,7 +356,18 @@ export const checksSchema = section(
     bootstrap: flag(true).describe("Assign slots and pair replicas across AZs (cluster mode)."),
     verify: flag(true).describe("Verify the topology before benchmarking."),
     connector: z.enum(["port-forward", "direct"]).default("port-forward").describe("How checks reach the Valkey pods."),
+    directSourceCidrs: z
+      .array(
+        z.string().refine((v) => {
+          const m = CIDR_RE.exec(v);
+          return m !== null && m.slice(1, 5).every((o) => Number(o) <= 255) && Number(m[5]) <= 32;
+        }, "must be an IPv4 CIDR such as 10.0.0.0/16"),
+      )
+      .superRefine(unique("CIDR"))
+      .default([])
+      .describe("With connector direct: the CIDRs the checks connect from, which the Valkey NetworkPolicy admits to port 6379 (port-forward needs none)."),
     replicaLagBytes: count(0, 1_048_576).describe("Largest acceptable replica lag in bytes."),
+    runId: runId("Change it (any new value, e.g. a date) to run the topology checks again on an unchanged stack."),
   },
   "Post-deploy steps.",
 );

@@ -135,7 +135,8 @@ export function stackReport(
       server: first?.server_version ?? null,
       client: first?.client_version ?? null,
       kubernetesVersion: config.platform === "eks" ? config.eks.version : null,
-      karpenterChart: config.platform === "eks" ? config.karpenter.chartVersion : null,
+      // Auto Mode runs the Karpenter EKS operates, not our chart.
+      karpenterChart: config.platform === "eks" && !config.eks.autoMode ? config.karpenter.chartVersion : null,
     },
   };
 }

@@ -1,5 +1,6 @@
 /**
- * Where Valkey runs: a new EKS cluster with Karpenter (platform `eks`), or a Kubernetes cluster
+ * Where Valkey runs: a new EKS cluster with Karpenter (platform `eks`; with `eks.autoMode` the
+ * Karpenter EKS runs, and only our Valkey NodePool), or a Kubernetes cluster
  * the user brings (platform `byo`: no EKS, no Karpenter install, no AWS resource; the Valkey
  * NodePool/EC2NodeClass only when `byo.manageKarpenterNodePool`). Either way the rest of the
  * program gets a Kubernetes provider, the kubeconfig (secret) for the post-deploy checks, the
@@ -8,8 +9,10 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { resolve } from "node:path";
+import type * as aws from "@pulumi/aws";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { AutoModeNodePool } from "../components/auto-mode-node-pool.js";
 import { EksCluster } from "../components/eks-cluster.js";
 import { Karpenter } from "../components/karpenter.js";
 import { KarpenterNodePool } from "../components/karpenter-node-pool.js";
@@ -54,12 +57,22 @@ export function byoKubeconfigPath(config: StackConfig, env: NodeJS.ProcessEnv = 
   return resolve(path.startsWith("~/") ? `${homedir()}${path.slice(1)}` : path);
 }
 
-export function eksPlatform(config: StackConfig): PlatformResult {
-  const cluster = new EksCluster("eks", { aws: config.aws, eks: config.eks });
+/** EKS + Karpenter; every AWS resource of both (and of the components inside them) uses `awsProvider`. */
+export function eksPlatform(config: StackConfig, awsProvider: aws.Provider): PlatformResult {
+  const cluster = new EksCluster("eks", { aws: config.aws, eks: config.eks }, { providers: [awsProvider] });
+  if (config.eks.autoMode) {
+    // EKS runs Karpenter: only the Valkey NodePool on our NodeClass.
+    const pool = new AutoModeNodePool(
+      "auto-mode-valkey",
+      { clusterName: cluster.clusterName, region: config.aws.region, zones: config.aws.zones, nodePool: config.karpenter.nodePool },
+      { providers: [cluster.provider, awsProvider], dependsOn: cluster.ready },
+    );
+    return { provider: cluster.provider, kubeconfig: cluster.kubeconfig, context: undefined, placement: karpenterPlacement(config), ready: [...cluster.ready, pool] };
+  }
   const karpenter = new Karpenter(
     "karpenter",
     { clusterName: cluster.clusterName, region: config.aws.region, zones: config.aws.zones, karpenter: config.karpenter, replicas: Math.min(2, config.eks.systemNodes.count) },
-    { providers: [cluster.provider], dependsOn: cluster.ready },
+    { providers: [cluster.provider, awsProvider], dependsOn: cluster.ready },
   );
   return {
     provider: cluster.provider,
@@ -91,6 +104,7 @@ export function byoPlatform(config: StackConfig): PlatformResult {
           zones: config.aws.zones,
           nodeRoleName: config.byo.karpenterNodeRole as string,
           discoveryTag: config.byo.karpenterDiscoveryTag as string,
+          amiAlias: config.karpenter.amiAlias,
         },
         { provider },
       ),

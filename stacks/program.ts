@@ -8,12 +8,13 @@
  * benchmark results → topology check again (per-primary key counts after the run) → outputs.
  * Every count and shape comes from the config as plain values; nothing is created in apply().
  */
+import type * as aws from "@pulumi/aws";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { BenchmarkJob } from "../components/benchmark-job.js";
-import { BenchmarkResults } from "../components/benchmark-results.js";
-import { ClusterBootstrap } from "../components/cluster-bootstrap.js";
-import { TopologyCheck } from "../components/topology-check.js";
+import { BenchmarkResults } from "../components/steps/benchmark-results/component.js";
+import { ClusterBootstrap } from "../components/steps/cluster-bootstrap/component.js";
+import { TopologyCheck } from "../components/steps/topology-check/component.js";
 import { ValkeyCluster } from "../components/valkey-cluster.js";
 import { ValkeyReplication } from "../components/valkey-replication.js";
 import { withCostColumns, type StackCost } from "../benchmarks/cost/cost-model.js";
@@ -24,6 +25,7 @@ import type { StackConfig } from "../config/types.js";
 import { costInputsFromConfig, stackCostOutput } from "./cost.js";
 import { buildStackReport, type Endpoints, type StackReport } from "./outputs.js";
 import { byoPlatform, eksPlatform, type PlatformResult } from "./platform.js";
+import { createAwsProvider } from "./preflight.js";
 
 export interface ProgramInput {
   /** Stack name, for the report. @default pulumi.getStack() */
@@ -33,6 +35,8 @@ export interface ProgramInput {
   config: StackConfig;
   /** The Valkey password (a Pulumi secret); required when `valkey.auth.enabled`. */
   password: pulumi.Input<string> | undefined;
+  /** The AWS provider of platform eks (stacks/index.ts passes the one the preflight used). @default createAwsProvider(config) */
+  awsProvider?: aws.Provider;
 }
 
 export interface ProgramOutputs {
@@ -61,6 +65,8 @@ export function imageVersion(image: string): string {
 
 interface ValkeyRelease {
   component: pulumi.Resource;
+  /** Labels every Valkey pod of the release carries. */
+  podSelector: Record<string, string>;
   endpoints: Endpoints;
   selector: string;
   headlessService: string;
@@ -71,11 +77,14 @@ interface ValkeyRelease {
 function deployValkey(config: StackConfig, platform: PlatformResult, namespace: k8s.core.v1.Namespace, password: ProgramInput["password"]): ValkeyRelease {
   const ns = config.valkey.namespace;
   const opts = { provider: platform.provider, dependsOn: [namespace, ...platform.ready] };
-  const common = { namespace: ns, valkey: config.valkey, placement: platform.placement, password };
+  // The `direct` checks connect from outside the pod network: their CIDRs get a NetworkPolicy rule.
+  const checkSourceCidrs = config.checks.connector === "direct" ? config.checks.directSourceCidrs : [];
+  const common = { namespace: ns, valkey: config.valkey, placement: platform.placement, password, checkSourceCidrs };
   if (config.valkey.mode === "replication") {
     const r = new ValkeyReplication("valkey", common, opts);
     return {
       component: r,
+      podSelector: r.podSelector,
       endpoints: { namespace: ns, write: r.primaryHost, read: r.readHost, port: r.port },
       selector: selectorOf(r.podSelector),
       headlessService: `${r.release}-headless`,
@@ -86,6 +95,7 @@ function deployValkey(config: StackConfig, platform: PlatformResult, namespace: 
   const c = new ValkeyCluster("valkey-cluster", common, opts);
   return {
     component: c,
+    podSelector: c.podSelector,
     endpoints: { namespace: ns, write: c.clientHost, read: null, port: c.port },
     selector: selectorOf(c.podSelector),
     headlessService: c.headlessService,
@@ -100,7 +110,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
     throw new pulumi.RunError("password: required while valkey.auth.enabled is true; run `pulumi config set --secret password <value>`");
   }
   const secretPassword = password === undefined ? undefined : pulumi.secret(password);
-  const platform = config.platform === "eks" ? eksPlatform(config) : byoPlatform(config);
+  const platform = config.platform === "eks" ? eksPlatform(config, input.awsProvider ?? createAwsProvider(config)) : byoPlatform(config);
   const namespace = new k8s.core.v1.Namespace(
     "valkey-namespace",
     { metadata: { name: config.valkey.namespace, labels: { "app.kubernetes.io/part-of": "valkey-on-eks" } } },
@@ -130,7 +140,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
       { dependsOn: [valkey.component] },
     );
   }
-  const checkOptions = { mode, expect, replicaLagBytes: config.checks.replicaLagBytes };
+  const checkOptions = { mode, expect, replicaLagBytes: config.checks.replicaLagBytes, runId: config.checks.runId };
   const before = config.checks.verify ? new TopologyCheck("valkey-check", { ...target, ...checkOptions, after: [formed] }) : undefined;
 
   let benchmark: pulumi.Output<{ rows: ResultRow[]; csv: string }> | undefined;
@@ -150,6 +160,8 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
         placement: platform.placement,
         resources: config.benchmark.resources,
         clientPods: config.benchmark.clientPods,
+        runId: config.benchmark.runId,
+        valkeyPodSelector: valkey.podSelector,
       },
       { provider: platform.provider, dependsOn: [before ?? formed] },
     );
@@ -163,8 +175,11 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
       workload,
       serverVersion: imageVersion(config.valkey.image),
       image: job.image,
+      runId: config.benchmark.runId,
+      clientPods: config.benchmark.clientPods,
     });
     benchmark = pulumi.all([results.rows, results.csv]).apply(([rows, csv]) => ({ rows, csv }));
+    // `after: [results]` follows the results' runStamp: every benchmark run re-runs this check.
     if (config.checks.verify) after = new TopologyCheck("valkey-check-after-benchmark", { ...target, ...checkOptions, after: [results] });
   }
 

@@ -15,10 +15,19 @@
 #   etcd-<ETCD_VERSION>-<hash of kubernetes/>/bin/etcd             (go.etcd.io/etcd/server/v3, same wrapper)
 #   kwok-<KWOK_VERSION>/bin/kwok + kwok-<KWOK_VERSION>/stages/*.yaml   (go install; stages from its module source)
 #   actionlint-<ACTIONLINT_VERSION>/bin/actionlint                 (go install)
+#   kubeconform-<KUBECONFORM_VERSION>/bin/kubeconform              (go install)
+#   karpenter-crds-<KARPENTER_CHART_VERSION>/*.yaml                Karpenter's CRDs: pkg/apis/crds/ of the
+#                                                                  github.com/aws/karpenter-provider-aws module
+#   kubernetes-schemas-<KUBERNETES_VALIDATE_VERSION>-<EKS_VERSION>/*.json   the strict JSON schemas of
+#                                    Kubernetes <EKS_VERSION> from the PyPI package kubernetes-validate,
+#                                    made loadable by kubeconform (see build_kubernetes_schemas)
 #
 #   bash .ci/toolchain/install.sh          build what is missing; silent when nothing is missing
+#   bash .ci/toolchain/install.sh --schemas  only kubeconform, the Karpenter CRDs and the Kubernetes
+#                                          schemas (what the non-e2e tests need; .ci/setup runs it)
 #   bash .ci/toolchain/install.sh --env    same, then print `export PATH=...` on stdout (for eval)
 #   bash .ci/toolchain/install.sh --dirs   build nothing; print `<tool>=<bin dir>` lines (env.sh, tests)
+#   bash .ci/toolchain/install.sh --data   build nothing; print `<data>=<dir>` lines (tests)
 #   bash .ci/toolchain/install.sh --prune  same as no flag, then delete every other key's directory
 #                                          (CI: keeps the cache small; on a shared machine other
 #                                          checkouts' keys go too and get rebuilt when next needed)
@@ -30,7 +39,8 @@
 # run under `nice` and log to <cache>/build-logs/<key>.log. Cold on 2 cores (empty Go module and
 # build caches): 20 minutes measured for all (Pulumi CLI 6 min, provider 8.5 min, control plane +
 # etcd + kwok + actionlint about 6 min).
-# Needs `go` (1.24 or newer; GOTOOLCHAIN=auto fetches a newer one from the module proxy if needed).
+# Needs `go` (1.24 or newer; GOTOOLCHAIN=auto fetches a newer one from the module proxy if needed),
+# and python3 with pip for the Kubernetes schemas.
 set -euo pipefail
 # The whole script is one compound command, read before it runs: editing or checking out a new
 # version of this file while a (long) build runs cannot make bash execute a mix of both.
@@ -47,12 +57,16 @@ K8S_PROVIDER_MODULE=github.com/pulumi/pulumi-kubernetes/provider/v4
 want_env=0
 want_dirs=0
 want_prune=0
+want_data=0
+only_schemas=0
 for a in "$@"; do
   case "$a" in
     --env) want_env=1 ;;
     --dirs) want_dirs=1 ;;
     --prune) want_prune=1 ;;
-    -h|--help) sed -n '2,33p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    --data) want_data=1 ;;
+    --schemas) only_schemas=1 ;;
+    -h|--help) sed -n '2,43p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) printf '[toolchain] unknown argument: %s\n' "$a" >&2; exit 2 ;;
   esac
 done
@@ -66,10 +80,17 @@ k8s_name="kubernetes-$KUBERNETES_VERSION-$(wrapper_hash kubernetes)"
 etcd_name="etcd-$ETCD_VERSION-$(wrapper_hash kubernetes)"
 kwok_name="kwok-$KWOK_VERSION"
 actionlint_name="actionlint-$ACTIONLINT_VERSION"
+kubeconform_name="kubeconform-$KUBECONFORM_VERSION"
+crds_name="karpenter-crds-$KARPENTER_CHART_VERSION"
+schemas_name="kubernetes-schemas-$KUBERNETES_VALIDATE_VERSION-$EKS_VERSION"
 if [ "$want_dirs" = 1 ]; then
   printf '%s\n' "pulumi=$T/$pulumi_name/bin" "pulumi-kubernetes=$T/$provider_name/bin" \
     "pulumi-nodejs-dynamic-host=$host_dir" "kubernetes=$T/$k8s_name/bin" "etcd=$T/$etcd_name/bin" \
-    "kwok=$T/$kwok_name/bin" "actionlint=$T/$actionlint_name/bin"
+    "kwok=$T/$kwok_name/bin" "actionlint=$T/$actionlint_name/bin" "kubeconform=$T/$kubeconform_name/bin"
+  exit 0
+fi
+if [ "$want_data" = 1 ]; then
+  printf '%s\n' "karpenter-crds=$T/$crds_name" "kubernetes-schemas=$T/$schemas_name"
   exit 0
 fi
 
@@ -127,6 +148,76 @@ module_dir() { # MODULE@VERSION [DIR] -> its directory in the module cache (down
   (cd "${2:-$T}" && go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
 }
 
+# --- Schemas for the tests: kubeconform, Karpenter's CRDs, the Kubernetes JSON schemas --------------
+build_kubeconform() {
+  local tmp; tmp="$(newtmp "$kubeconform_name")"
+  run_logged "$kubeconform_name" bash -c "cd '$tmp' && GOBIN='$tmp/bin' GOFLAGS=-buildvcs=false nice -n 10 go install -trimpath -ldflags '-s -w' github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION"
+  publish "$kubeconform_name" "$tmp"
+}
+if [ ! -x "$T/$kubeconform_name/bin/kubeconform" ]; then need_go; timed "$kubeconform_name" build_kubeconform; fi
+
+# Karpenter's CRDs exactly as the Karpenter module publishes them at the chart's version.
+build_karpenter_crds() {
+  local tmp src module="github.com/aws/karpenter-provider-aws@v$KARPENTER_CHART_VERSION"
+  tmp="$(newtmp "$crds_name")"
+  rmdir "$tmp/bin"
+  src="$(module_dir "$module" 2>>"$LOGS/$crds_name.log")" || true
+  [ -n "$src" ] && [ -d "$src/pkg/apis/crds" ] || die "module $module has no pkg/apis/crds in the module cache (log: $LOGS/$crds_name.log)"
+  cp "$src/pkg/apis/crds/"*.yaml "$tmp/"
+  chmod 644 "$tmp/"*.yaml
+  publish "$crds_name" "$tmp"
+}
+if [ ! -s "$T/$crds_name/karpenter.sh_nodepools.yaml" ] || [ ! -s "$T/$crds_name/karpenter.k8s.aws_ec2nodeclasses.yaml" ]; then
+  need_go; timed "$crds_name" build_karpenter_crds
+fi
+
+# kubernetes-validate ships v<minor>.0-local-strict/: one schema per kind whose "$id" is
+# https://kubernetes.io/api/<kind>/<version> and whose $refs point at "/api/_definitions.json#/$defs/..."
+# (the "$id" of _definitions.json beside it). kubeconform compiles each kind's file on its own, so
+# those refs resolve nowhere: drop the root "$id"s and make the refs relative ("_definitions.json#..."),
+# which resolves to the file beside it. Nothing else changes (strict: additionalProperties false).
+build_kubernetes_schemas() {
+  local tmp src
+  command -v python3 >/dev/null || die "python3 (pip) is needed to fetch kubernetes-validate==$KUBERNETES_VALIDATE_VERSION from PyPI"
+  tmp="$(newtmp "$schemas_name")"
+  rmdir "$tmp/bin"
+  run_logged "$schemas_name" python3 -m pip install --disable-pip-version-check --root-user-action=ignore --no-deps --target "$tmp/pip" "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
+  src="$tmp/pip/kubernetes_validate/kubernetes-json-schema/v$EKS_VERSION.0-local-strict"
+  [ -f "$src/_definitions.json" ] || die "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION has no schemas for Kubernetes $EKS_VERSION (it has: $(ls "$tmp/pip/kubernetes_validate/kubernetes-json-schema" | tr '\n' ' '))"
+  run_logged "$schemas_name" python3 - "$src" "$tmp" <<'PY'
+import json, os, sys
+src, dest = sys.argv[1], sys.argv[2]
+prefix = "/api/_definitions.json#"
+def fix(node):
+    if isinstance(node, list):
+        return [fix(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    out = {k: fix(v) for k, v in node.items()}
+    if isinstance(ref, str) and ref.startswith(prefix):
+        out["$ref"] = "_definitions.json#" + ref[len(prefix):]
+    return out
+n = 0
+for name in sorted(os.listdir(src)):
+    if not name.endswith(".json"):
+        continue
+    with open(os.path.join(src, name)) as f:
+        schema = json.load(f)
+    schema.pop("$id", None)
+    with open(os.path.join(dest, name), "w") as f:
+        json.dump(fix(schema), f)
+    n += 1
+print(f"{n} schemas from {src}")
+PY
+  rm -rf "$tmp/pip"
+  publish "$schemas_name" "$tmp"
+}
+if [ ! -s "$T/$schemas_name/_definitions.json" ] || [ ! -s "$T/$schemas_name/statefulset-apps-v1.json" ]; then
+  timed "$schemas_name" build_kubernetes_schemas
+fi
+
+if [ "$only_schemas" = 0 ]; then
 # --- Pulumi CLI -------------------------------------------------------------------------------
 build_pulumi() {
   local tmp; tmp="$(newtmp "$pulumi_name")"
@@ -225,13 +316,15 @@ build_actionlint() {
 }
 if [ ! -x "$T/$actionlint_name/bin/actionlint" ]; then need_go; timed "$actionlint_name" build_actionlint; fi
 
+fi # only_schemas
+
 # --- Summary ----------------------------------------------------------------------------------------
-bins="$T/$pulumi_name/bin:$T/$provider_name/bin:$host_dir:$T/$k8s_name/bin:$T/$etcd_name/bin:$T/$kwok_name/bin:$T/$actionlint_name/bin"
+bins="$T/$pulumi_name/bin:$T/$provider_name/bin:$host_dir:$T/$k8s_name/bin:$T/$etcd_name/bin:$T/$kwok_name/bin:$T/$actionlint_name/bin:$T/$kubeconform_name/bin"
 if [ "${#built[@]}" -gt 0 ]; then
   say "built ${built[*]}; bin dirs: ${bins//:/ }"
 fi
 if [ "$want_prune" = 1 ]; then
-  keep=" $pulumi_name $provider_name pulumi-nodejs-dynamic-host $k8s_name $etcd_name $kwok_name $actionlint_name build-logs "
+  keep=" $pulumi_name $provider_name pulumi-nodejs-dynamic-host $k8s_name $etcd_name $kwok_name $actionlint_name $kubeconform_name $crds_name $schemas_name build-logs "
   for d in "$T"/*/; do
     d="$(basename "$d")"
     case "$keep" in *" $d "*) ;; *) say "pruning $d (not a key of this checkout)"; rm -rf "${T:?}/$d" ;; esac

@@ -18,7 +18,7 @@
  * total). The planner derives per-zone caps on c_z from this and fills primaries under them.
  */
 import { FlowGraph } from "./min-cost-flow.js";
-import { splitSlots, type SlotRange } from "./slots.js";
+import { splitSlots, type SlotRange } from "../topology/slots.js";
 
 /** A node the planner may use: a stable id (e.g. `host:port` or a pod name) and its zone. */
 export interface PlannerNode {

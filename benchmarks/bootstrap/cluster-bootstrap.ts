@@ -20,7 +20,7 @@ import { planCluster, type ClusterPlan } from "./az-aware-planner.js";
 import { checkMembers, type ClusterMember } from "./cluster-member.js";
 import { meetAndWait, replicateWhenKnown } from "./cluster-gossip.js";
 import { isScaleUp, scaleUp } from "./cluster-scale.js";
-import { CLUSTER_SLOT_COUNT } from "./slots.js";
+import { CLUSTER_SLOT_COUNT } from "../topology/slots.js";
 
 export interface BootstrapOptions {
   members: readonly ClusterMember[];

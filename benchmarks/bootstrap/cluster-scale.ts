@@ -9,11 +9,11 @@
 import type { Redis } from "ioredis";
 import { parseInfo } from "../topology/info.js";
 import { pollUntil } from "../util/poll-until.js";
-import { parseClusterNodes, type ClusterNodeEntry } from "../verify/cluster-nodes-parser.js";
+import { parseClusterNodes, type ClusterNodeEntry } from "../topology/cluster-nodes-parser.js";
 import { planCluster, type ClusterPlan } from "./az-aware-planner.js";
 import { meetAndWait, replicateWhenKnown } from "./cluster-gossip.js";
 import type { ClusterMember } from "./cluster-member.js";
-import { slotCount, splitSlots } from "./slots.js";
+import { slotCount, splitSlots } from "../topology/slots.js";
 
 /** Slots moved concurrently. */
 const SLOTS_IN_FLIGHT = 256;

@@ -11,9 +11,8 @@ import { runEndpointBench } from "../run/endpoint-bench.js";
 import { ConnectionError } from "../topology/connector.js";
 import { parseEndpoint, type NodeEndpoint } from "../topology/endpoint.js";
 import { onTerminatingSignal } from "../util/process-reaper.js";
-import { SEED_WORKLOAD } from "../workload.js";
-import { nonNegativeNumber, positiveInt, RunFailed, UsageError } from "./errors.js";
-import { workloadFromFlags, type WorkloadFlags } from "./local-command.js";
+import { RunFailed, UsageError } from "./errors.js";
+import { addWorkloadOptions, CLIENT_PROCESSES_OPTION, workloadFromFlags, type WorkloadFlags } from "./local-command.js";
 
 interface BenchFlags extends WorkloadFlags {
   target?: NodeEndpoint;
@@ -69,24 +68,17 @@ export async function runBenchCommand(f: BenchFlags): Promise<void> {
 }
 
 export function registerBenchCommand(program: Command): void {
-  const d = SEED_WORKLOAD;
-  program
+  addWorkloadOptions(
+    program
     .command("bench")
-    .description("benchmark an endpoint you already have with the same pipeline (verify, re-runs, results.csv, summary.md, report.html)")
+    .description("benchmark an endpoint you already have with the same pipeline (verify, re-runs, results.csv, summary.md, report.html)"),
+    "bench",
+    "results.csv",
+  )
     .option("--target <host:port>", "the endpoint: a primary, or any cluster node with --cluster", target)
     .option("--cluster", "cluster mode: the client follows the slot map (--cluster)")
     .option("--password-env <name>", "the password is in this environment variable (given to the client only through its environment)")
-    .option("--tests <csv>", "valkey-benchmark -t tests", d.tests.join(","))
-    .option("--requests <n>", "-n: requests per test", positiveInt("--requests"), d.requests)
-    .option("--min-duration <seconds>", "re-run a test that finished faster than this, with more requests", nonNegativeNumber("--min-duration"), d.minDurationSeconds)
-    .option("--max-requests <n>", "cap on a re-run's request count", positiveInt("--max-requests"), d.maxRequests)
-    .option("--clients <n>", "-c: parallel connections", positiveInt("--clients"), d.clients)
-    .option("--pipeline <n>", "-P: pipeline depth", positiveInt("--pipeline"), d.pipeline)
-    .option("--datasize <bytes>", "-d: value size", positiveInt("--datasize"), d.dataSize)
-    .option("--threads <n>", "--threads: client threads", positiveInt("--threads"), d.threads)
-    .option("--keyspace-len <n>", "-r: random keys over this many names", positiveInt("--keyspace-len"), d.keyspaceLength)
-    .option("--workload-name <name>", "results.csv workload column", "bench")
-    .option("--client-processes <n>", "benchmark processes per test, started together (rps summed, worst client's percentiles)", positiveInt("--client-processes"), 1)
+    .option(...CLIENT_PROCESSES_OPTION)
     .option("--output <dir>", "results root (the run writes <dir>/<timestamp>/)", "results")
     .option("--json", "print the rows and paths as JSON on stdout")
     .action(async (flags: BenchFlags) => runBenchCommand(flags));

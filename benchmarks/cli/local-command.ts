@@ -97,14 +97,13 @@ function listrProgress(quiet: boolean): ProgressRunner {
   };
 }
 
-export function registerLocalCommand(program: Command): void {
+/**
+ * The workload flags every benchmarking command shares (`local`, `bench`, `sweep`), with the seed
+ * workload's defaults; `workloadName` is the default of the CSV's workload column.
+ */
+export function addWorkloadOptions(command: Command, workloadName: string, csv: string): Command {
   const d = SEED_WORKLOAD;
-  program
-    .command("local")
-    .description(
-      "start replication (1 + N) and cluster (P × (1 + M)) topologies on 127.0.0.1 with real valkey-server processes, " +
-        "verify them, run the same workload on both, write results/<timestamp>/ and print the side-by-side table",
-    )
+  return command
     .option("--tests <csv>", "valkey-benchmark -t tests", d.tests.join(","))
     .option("--requests <n>", "-n: requests per test", positiveInt("--requests"), d.requests)
     .option("--min-duration <seconds>", "re-run a test that finished faster than this, with more requests", nonNegativeNumber("--min-duration"), d.minDurationSeconds)
@@ -114,13 +113,34 @@ export function registerLocalCommand(program: Command): void {
     .option("--datasize <bytes>", "-d: value size", positiveInt("--datasize"), d.dataSize)
     .option("--threads <n>", "--threads: client threads", positiveInt("--threads"), d.threads)
     .option("--keyspace-len <n>", "-r: random keys over this many names", positiveInt("--keyspace-len"), d.keyspaceLength)
-    .option("--workload-name <name>", "results.csv workload column", "local")
+    .option("--workload-name <name>", `${csv} workload column`, workloadName);
+}
+
+/** `--client-processes N` (local and bench): benchmark processes per test, started together. */
+export const CLIENT_PROCESSES_OPTION = [
+  "--client-processes <n>",
+  "benchmark processes per test, started together (rps summed, worst client's percentiles)",
+  positiveInt("--client-processes"),
+  1,
+] as const;
+
+export function registerLocalCommand(program: Command): void {
+  addWorkloadOptions(
+    program
+    .command("local")
+    .description(
+      "start replication (1 + N) and cluster (P × (1 + M)) topologies on 127.0.0.1 with real valkey-server processes, " +
+        "verify them, run the same workload on both, write results/<timestamp>/ and print the side-by-side table",
+    ),
+    "local",
+    "results.csv",
+  )
     .option("--replicas <n>", "replication mode: replicas of the primary", nonNegativeInt("--replicas"), 3)
     .option("--primaries <n>", "cluster mode: primaries", positiveInt("--primaries"), 3)
     .option("--replicas-per-primary <n>", "cluster mode: replicas per primary", nonNegativeInt("--replicas-per-primary"), 1)
     .option("--zones <csv>", "zone names assigned round-robin to the nodes", "zone-a,zone-b,zone-c")
     .option("--io-threads <n>", "valkey-server io-threads", positiveInt("--io-threads"), 1)
-    .option("--client-processes <n>", "benchmark processes per test, started together (rps summed, worst client's percentiles)", positiveInt("--client-processes"), 1)
+    .option(...CLIENT_PROCESSES_OPTION)
     .option("--output <dir>", "results root (the run writes <dir>/<timestamp>/)", "results")
     .option("--password-env <name>", "servers require the password in this env var (the benchmark client must read it from its environment)")
     .option("--json", "print the result rows and paths as JSON on stdout")

@@ -10,9 +10,8 @@ import { checkPin, runLocalSweep } from "../sweep/local-sweep.js";
 import type { SweepRow } from "../sweep/sweep-csv.js";
 import { parseShardList, SweepInputError } from "../sweep/sweep-math.js";
 import { onTerminatingSignal } from "../util/process-reaper.js";
-import { SEED_WORKLOAD } from "../workload.js";
-import { nonNegativeInt, nonNegativeNumber, positiveInt, RunFailed, UsageError } from "./errors.js";
-import { workloadFromFlags, type WorkloadFlags } from "./local-command.js";
+import { nonNegativeInt, positiveInt, RunFailed, UsageError } from "./errors.js";
+import { addWorkloadOptions, workloadFromFlags, type WorkloadFlags } from "./local-command.js";
 
 interface SweepFlags extends WorkloadFlags {
   shards: string;
@@ -76,23 +75,16 @@ export async function runSweepCommand(flags: SweepFlags): Promise<void> {
 }
 
 export function registerSweepCommand(program: Command): void {
-  const d = SEED_WORKLOAD;
-  program
+  addWorkloadOptions(
+    program
     .command("sweep")
     .description("shard-scaling sweep on this machine: a cluster per shard count, the same workload on each; rps, p50, p99, scale and the scaling exponent per step")
-    .requiredOption("--shards <list>", "shard counts, strictly increasing, e.g. 1,2,4")
+    .requiredOption("--shards <list>", "shard counts, strictly increasing, e.g. 1,2,4"),
+    "sweep",
+    "sweep.csv",
+  )
     .option("--replicas-per-primary <m>", "replicas per primary in every step", nonNegativeInt("--replicas-per-primary"), 0)
     .option("--pin", "pin primary i to CPU i and the client to the CPUs left (taskset); refused when the machine has too few CPUs")
-    .option("--tests <csv>", "valkey-benchmark -t tests", d.tests.join(","))
-    .option("--requests <n>", "-n: requests per test", positiveInt("--requests"), d.requests)
-    .option("--min-duration <seconds>", "re-run a test that finished faster than this, with more requests", nonNegativeNumber("--min-duration"), d.minDurationSeconds)
-    .option("--max-requests <n>", "cap on a re-run's request count", positiveInt("--max-requests"), d.maxRequests)
-    .option("--clients <n>", "-c: parallel connections", positiveInt("--clients"), d.clients)
-    .option("--pipeline <n>", "-P: pipeline depth", positiveInt("--pipeline"), d.pipeline)
-    .option("--datasize <bytes>", "-d: value size", positiveInt("--datasize"), d.dataSize)
-    .option("--threads <n>", "--threads: client threads", positiveInt("--threads"), d.threads)
-    .option("--keyspace-len <n>", "-r: random keys over this many names", positiveInt("--keyspace-len"), d.keyspaceLength)
-    .option("--workload-name <name>", "sweep.csv workload column", "sweep")
     .option("--zones <csv>", "zone names assigned round-robin to the nodes", "zone-a,zone-b,zone-c")
     .option("--io-threads <n>", "valkey-server io-threads", positiveInt("--io-threads"), 1)
     .option("--output <dir>", "results root (the run writes <dir>/<timestamp>/)", "results")

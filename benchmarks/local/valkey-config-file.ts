@@ -21,6 +21,8 @@ export interface LocalServerOptions {
   /** RDB snapshot schedule; empty string disables RDB. */
   save?: string;
   ioThreads?: number;
+  /** Files included at the end (after `replicaof`), in order. */
+  includes?: readonly string[];
   /** Extra raw `key value` lines. */
   extra?: Record<string, string | number>;
 }
@@ -59,5 +61,6 @@ export function renderLocalValkeyConf(o: LocalServerOptions): string {
     if (o.clusterPort !== undefined) lines.push(`cluster-port ${o.clusterPort}`);
   }
   for (const [k, v] of Object.entries(o.extra ?? {})) lines.push(`${k} ${typeof v === "number" ? v : quote(v)}`);
+  for (const file of o.includes ?? []) lines.push(`include ${quote(file)}`);
   return lines.join("\n") + "\n";
 }

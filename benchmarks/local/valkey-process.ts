@@ -19,7 +19,28 @@ export type StartOptions = Omit<LocalServerOptions, "port" | "clusterPort" | "di
   clusterPort?: number;
   /** Label used in directory names and error messages. */
   name?: string;
+  /**
+   * How to start the process instead of `valkey-server <generated valkey.conf>` (a start
+   * script, a Sentinel): writes its files into `dir` and returns the command to run there.
+   */
+  launch?: (ctx: LaunchContext) => LaunchCommand;
+  /** How long to wait for the first PING reply. @default 15000 */
+  startTimeoutMs?: number;
 };
+
+export interface LaunchContext {
+  host: string;
+  port: number;
+  dir: string;
+  logfile: string;
+}
+
+export interface LaunchCommand {
+  command: string;
+  args: string[];
+  /** Merged over process.env. */
+  env?: Record<string, string>;
+}
 
 export interface ValkeyProcess {
   readonly name: string;
@@ -39,6 +60,8 @@ export interface ValkeyProcess {
   signal(sig: NodeJS.Signals): void;
   /** Last lines of the server log, for error messages. */
   logTail(lines?: number): string;
+  /** What the process (or its start script) wrote to stderr. */
+  stderr(): string;
 }
 
 /** valkey-server children started here and not yet reaped (the reaper kills them on exit or signal). */
@@ -113,10 +136,15 @@ export async function startValkeyServer(opts: StartOptions, baseDir?: string): P
     const dir = join(root, `${name}-${port}`);
     mkdirSync(dir, { recursive: true });
     const logfile = join(dir, "valkey.log");
-    const confPath = join(dir, "valkey.conf");
-    const { name: _n, port: _p, clusterPort: _c, ...rest } = opts;
-    writeFileSync(confPath, renderLocalValkeyConf({ ...rest, port, clusterPort, dir, logfile }), { mode: 0o600 });
-    const child = spawn(server, [confPath], { stdio: ["ignore", "ignore", "pipe"], cwd: dir });
+    const { name: _n, port: _p, clusterPort: _c, launch, startTimeoutMs, ...rest } = opts;
+    let cmd: LaunchCommand;
+    if (launch) cmd = launch({ host, port, dir, logfile });
+    else {
+      const confPath = join(dir, "valkey.conf");
+      writeFileSync(confPath, renderLocalValkeyConf({ ...rest, port, clusterPort, dir, logfile }), { mode: 0o600 });
+      cmd = { command: server, args: [confPath] };
+    }
+    const child = spawn(cmd.command, cmd.args, { stdio: ["ignore", "ignore", "pipe"], cwd: dir, env: cmd.env === undefined ? process.env : { ...process.env, ...cmd.env } });
     let stderr = "";
     child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
     trackChild(child);
@@ -135,7 +163,7 @@ export async function startValkeyServer(opts: StartOptions, baseDir?: string): P
       lastError = err;
     });
     try {
-      await waitForPing(host, port, 15_000, () => exited);
+      await waitForPing(host, port, startTimeoutMs ?? 15_000, () => exited);
     } catch (err) {
       lastError = new Error(
         `${(err as Error).message} (${name}); log tail:\n${tail(logfile, 15)}${stderr ? `\nstderr: ${stderr.trim()}` : ""}`,
@@ -170,6 +198,7 @@ export async function startValkeyServer(opts: StartOptions, baseDir?: string): P
         clearTimeout(timer);
       },
       logTail: (lines = 20) => tail(logfile, lines),
+      stderr: () => stderr,
     };
     return proc;
   }

@@ -2,21 +2,15 @@
  * Runs a workload with the benchmark client (valkey-benchmark or redis-benchmark), one child
  * process per test, and turns each test into a ResultRow.
  *
- * Timing. The tool reports rps = requests / elapsed whole milliseconds of its own test window,
- * so a short run is quantised (a 20 ms run can only report 1/20, 1/21, ... of its requests per
- * ms) and a run inside 1 ms reports `inf`. Each row's `duration_s` is the wall time of the
- * benchmark process, measured with process.hrtime around spawn → exit: it is what we can
- * measure independently, and it includes process start, the CONFIG fetch, connection set-up and
- * (with --cluster) slot discovery, so it is slightly longer than the tool's window. The window
- * implied by the tool's own figures, requests / rps, is the cross-check: the re-run decision
- * uses the smaller of the two, so set-up overhead can never hide a test window that was too
- * short for a precise rps.
+ * Timing. Each row's `duration_s` is the wall time of the benchmark process, measured with
+ * process.hrtime around spawn → exit: it includes process start, the CONFIG fetch, connection
+ * set-up and (with --cluster) slot discovery, so it is slightly longer than the tool's window.
+ * Short tests are re-run with more requests by the re-run rule of rerun-rule.ts, and the row is
+ * built by result-rows.ts (both shared with the in-cluster benchmark Job).
  *
- * Re-runs. A test whose window is shorter than `workload.minDurationSeconds` is run again with
- * requests = ceil(measured rps × minDurationSeconds × 1.1), capped at `workload.maxRequests`,
- * up to MAX_RERUNS times while the window stays short (each time scaling from the latest,
- * longer, more precise measurement); the last run's figures are the row, and `notes` says what
- * happened.
+ * Children. Every benchmark child is registered with util/process-reaper.ts (trackChild), which
+ * SIGKILLs it if this Node process exits first; the reaper's SIGINT / SIGTERM / SIGHUP handlers,
+ * installed with the first child, kill it and exit with 128 + signal.
  *
  * Passwords. The password reaches the child only through its environment (VALKEYCLI_AUTH and
  * REDISCLI_AUTH), never argv, which any local user can read in the process list. A probe run
@@ -24,22 +18,19 @@
  * only take `-a` (redis-benchmark 7.x does) fail it with BenchmarkAuthError. Every message
  * this module builds has the password redacted.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { basename, join } from "node:path";
 import type { ResolvedTool } from "../binaries.js";
+import { trackChild } from "../util/process-reaper.js";
 import type { BenchmarkTest, Workload } from "../workload.js";
 import { buildBenchmarkArgs, buildProbeArgs, type BenchmarkTarget } from "./benchmark-args.js";
 import { BenchmarkOutputError, parseBenchmarkCsv, type BenchmarkLine } from "./benchmark-csv.js";
 import { RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "./result-row.js";
 import { combineClients, perClientNote, type ClientMeasurement, type CombinedMeasurement } from "./multi-client.js";
+import { resultRow } from "./result-rows.js";
 import { measuredWindow, rerunStep, stillShortNote, type RunMeasurement } from "./rerun-rule.js";
-import { resultRow } from "./result-row-build.js";
-
-export { resultRow, type ResultRowContext } from "./result-row-build.js";
-
-export { MAX_RERUNS, measuredWindow, rerunStep, stillShortNote, type RunMeasurement } from "./rerun-rule.js";
 
 export interface RunProgressEvent {
   test: string;
@@ -109,18 +100,6 @@ interface ChildResult {
   killedFor?: string;
 }
 
-/** Benchmark children still running, killed if this Node process exits first. */
-const liveChildren = new Set<ChildProcess>();
-let exitHookInstalled = false;
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on("exit", () => {
-    for (const c of liveChildren) c.kill("SIGKILL");
-  });
-}
-
 const CONNECT_FAILURE = /Could not connect to \S+ at \S+: [^\n]*/;
 const AUTH_FAILURE = /NOAUTH|WRONGPASS|Authentication required|invalid password|invalid username-password/i;
 const MAX_CAPTURE = 1 << 20;
@@ -168,11 +147,10 @@ function abortReason(signal: AbortSignal): Error {
 function runChild(o: RunWorkloadOptions, args: string[]): Promise<ChildResult> {
   const { signal } = o;
   if (signal?.aborted) return Promise.reject(abortReason(signal));
-  installExitHook();
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
     const child = spawn(o.client.path, args, { stdio: ["ignore", "pipe", "pipe"], env: childEnv(o.password) });
-    liveChildren.add(child);
+    trackChild(child);
     let stdout = "";
     let stderr = "";
     let killedFor: string | undefined;
@@ -202,7 +180,6 @@ function runChild(o: RunWorkloadOptions, args: string[]): Promise<ChildResult> {
       spawnError = err;
     });
     child.once("close", (code, sig) => {
-      liveChildren.delete(child);
       clearTimeout(graceTimer);
       clearTimeout(timeout);
       signal?.removeEventListener("abort", onAbort);
@@ -333,7 +310,6 @@ async function measure(o: RunWorkloadOptions, test: BenchmarkTest, requests: num
       : combineClients(await Promise.all(Array.from({ length: count }, (_, i) => measureOne(o, test, requests, n, i + 1))));
   return { ...m, windowSeconds: measuredWindow(m.requests, m.line.rps, m.wallSeconds) };
 }
-
 
 function toRow(o: RunWorkloadOptions, m: Measured, notes: string): ResultRow {
   const row = resultRow({ ...o, clientVersion: `${o.client.flavor}-benchmark ${o.client.version}` }, m, notes);

@@ -1,17 +1,20 @@
 /**
- * The re-run rule, pure (moved out of benchmark-runner.ts, which re-exports it): a run whose
- * measured window is shorter than `minDurationSeconds` is re-run with a request count scaled
- * from its rate. Shared with the in-cluster Job's script and log parser.
+ * The re-run rule, shared by the local runner (benchmark-runner.ts), the benchmark Job's script
+ * (components/benchmark/job-script.ts writes it again in awk) and the Job's log parser
+ * (components/benchmark/job-log.ts replays it). Pure: no process, no I/O.
+ *
+ * The tool reports rps = requests / elapsed whole milliseconds of its own test window, so a
+ * short run is quantised and a run inside 1 ms reports `inf`. The window a run's rps was
+ * measured over is at most min(wall time, requests / rps) ({@link measuredWindow}): set-up
+ * overhead in the wall time can never hide a test window that was too short for a precise rps.
+ *
+ * A test whose window is shorter than `workload.minDurationSeconds` is run again with
+ * requests = ceil(measured rps × minDurationSeconds × 1.1), capped at `workload.maxRequests`,
+ * up to MAX_RERUNS times while the window stays short (each time scaling from the latest,
+ * longer, more precise measurement); the last run's figures are the row, and its notes say what
+ * happened.
  */
 import type { Workload } from "../workload.js";
-
-const secs = (x: number): string => `${x.toFixed(2)} s`;
-
-/** min(wall time, requests / rps): the window the tool's rps figure was measured over, at most (0 for `inf` rps). */
-export function measuredWindow(requests: number, rps: number, wallSeconds: number): number {
-  const toolWindow = Number.isFinite(rps) && rps > 0 ? requests / rps : 0;
-  return Math.min(wallSeconds, toolWindow);
-}
 
 /**
  * At most this many re-runs of one test. One is usually enough; a second is needed when the
@@ -30,10 +33,18 @@ export interface RunMeasurement {
   windowSeconds: number;
 }
 
+/** min(wall time, requests / rps): the window the tool's rps figure was measured over, at most (0 for `inf` rps). */
+export function measuredWindow(requests: number, rps: number, wallSeconds: number): number {
+  const toolWindow = Number.isFinite(rps) && rps > 0 ? requests / rps : 0;
+  return Math.min(wallSeconds, toolWindow);
+}
+
+const secs = (x: number): string => `${x.toFixed(2)} s`;
+
 /**
  * The re-run rule (module comment), one step: given the latest run and the number `attempt`
  * (≥ 2) the next run would have, the requests of that next run (undefined: stop) and the notes
- * to add. Shared with the in-cluster benchmark Job, whose script applies the same rule.
+ * to add.
  */
 export function rerunStep(w: Workload, last: RunMeasurement, attempt: number): { next: number | undefined; notes: string[] } {
   const min = w.minDurationSeconds;
@@ -58,4 +69,3 @@ export function stillShortNote(w: Workload, final: RunMeasurement, notes: readon
   const min = w.minDurationSeconds;
   return final.windowSeconds < min && notes.length > 0 && !notes[0]?.startsWith("not re-run") ? [`re-run still ${secs(final.windowSeconds)} < ${min} s`] : [];
 }
-

@@ -20,7 +20,7 @@
  * - CLUSTER INFO conditions seen by several nodes become one failure naming the first of
  *   them (the seed when it is one) and listing the others.
  */
-import { CLUSTER_SLOT_COUNT, mergeSlotRanges, type SlotRange } from "../bootstrap/slots.js";
+import { CLUSTER_SLOT_COUNT, mergeSlotRanges, type SlotRange } from "../topology/slots.js";
 import { endpointKey } from "../topology/endpoint.js";
 import {
   checkZones,
@@ -33,7 +33,7 @@ import {
   type AnalysisContext,
   type NodeCapture,
 } from "./analysis-common.js";
-import { parseClusterNodeLine, parseClusterNodes, type ClusterNodeEntry, type ClusterNodesDigest } from "./cluster-nodes-parser.js";
+import { parseClusterNodeLine, parseClusterNodes, type ClusterNodeEntry, type ClusterNodesDigest } from "../topology/cluster-nodes-parser.js";
 import type { ReplicaReport, ShardReport, TopologyReport } from "./verify-types.js";
 
 export interface ClusterNodeCapture extends NodeCapture {

@@ -8,7 +8,7 @@ import { ConnectionError, type Connector } from "../topology/connector.js";
 import { endpointKey, type NodeEndpoint } from "../topology/endpoint.js";
 import { parseInfo } from "../topology/info.js";
 import type { ClusterCapture, ClusterNodeCapture } from "./cluster-analysis.js";
-import { digestClusterNodes, parseClusterNodes } from "./cluster-nodes-parser.js";
+import { digestClusterNodes, parseClusterNodes } from "../topology/cluster-nodes-parser.js";
 import type { NodeCapture } from "./analysis-common.js";
 import { listedReplicas, type ReplicationCapture } from "./replication-analysis.js";
 

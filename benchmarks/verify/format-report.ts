@@ -1,5 +1,5 @@
 /** Renders a TopologyReport as the human table the seed's verify-cluster.sh prints. */
-import type { ReplicaReport, TopologyReport } from "./verify-types.js";
+import type { ReplicaReport, SentinelReport, TopologyReport } from "./verify-types.js";
 
 const zoneText = (z: string | undefined): string => z ?? "(zone unknown)";
 
@@ -8,6 +8,12 @@ function replicaLine(r: ReplicaReport): string {
   const link = r.linkUp ? "" : "  link DOWN";
   const lag = r.lagBytes === undefined ? "" : `  lag ${r.lagBytes} B`;
   return `  replica ${r.address}  ${zoneText(r.zone)}  ${az}${link}${lag}`;
+}
+
+function sentinelLine(s: SentinelReport): string {
+  const view = !s.reachable ? `UNREACHABLE (${s.error ?? "?"})` : s.agrees ? `agrees ✓` : `names ${s.primary ?? "no primary"} ✗`;
+  const quorum = s.ckquorum === undefined ? "" : `  ckquorum: ${s.ckquorum}`;
+  return `SENTINEL ${s.address}  ${zoneText(s.zone)}  ${view}${quorum}`;
 }
 
 export function formatTopologyReport(r: TopologyReport): string {
@@ -31,6 +37,10 @@ export function formatTopologyReport(r: TopologyReport): string {
     out.push(`PRIMARY ${p.address}  ${zoneText(p.zone)}${slots}${keys}`);
     for (const rep of s.replicas) out.push(replicaLine(rep));
     if (s.replicas.length === 0) out.push("  (no replicas)");
+  }
+  if (r.sentinels !== undefined) {
+    out.push(`=== Sentinels (master name ${r.masterName ?? "?"}) ===`);
+    for (const s of r.sentinels) out.push(sentinelLine(s));
   }
   const perZone = Object.entries(r.primariesPerZone).sort(([a], [b]) => a.localeCompare(b));
   if (perZone.length > 0) out.push(`primaries per zone: ${perZone.map(([z, n]) => `${z}=${n}`).join(" ")}`);

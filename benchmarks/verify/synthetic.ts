@@ -2,7 +2,7 @@
  * Synthetic captured replies for a healthy cluster or replication set of any size: what the
  * collector would capture from real nodes. Used by the perf script and the unit tests.
  */
-import { splitSlots } from "../bootstrap/slots.js";
+import { splitSlots } from "../topology/slots.js";
 import type { ClusterCapture, ClusterNodeCapture } from "./cluster-analysis.js";
 import type { ReplicationCapture } from "./replication-analysis.js";
 

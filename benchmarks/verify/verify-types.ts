@@ -25,7 +25,10 @@ export type ReplicationFailureCode =
   | "NO_CROSS_AZ_REPLICA"
   | "ZONE_UNKNOWN";
 
-export type FailureCode = ClusterFailureCode | ReplicationFailureCode;
+/** Replication mode with --sentinel. */
+export type SentinelFailureCode = "SENTINEL_QUORUM" | "SENTINEL_DISAGREE" | "SENTINEL_SAME_ZONE";
+
+export type FailureCode = ClusterFailureCode | ReplicationFailureCode | SentinelFailureCode;
 
 export interface VerifyFailure {
   code: FailureCode;
@@ -42,6 +45,23 @@ export interface ReplicaReport {
   /** Primary's replication offset minus this replica's, when both are known. */
   lagBytes?: number;
   nodeId?: string;
+}
+
+/** One Sentinel as the verifier saw it. */
+export interface SentinelReport {
+  /** `host:port` as given. */
+  address: string;
+  zone: string | undefined;
+  reachable: boolean;
+  /** The primary it names (`host:port`); undefined when unreachable or it knows none. */
+  primary?: string;
+  /** Whether it names the primary the verifier checked. */
+  agrees: boolean;
+  /** `quorum` from SENTINEL MASTER. */
+  quorum?: number;
+  /** SENTINEL CKQUORUM reply (or its error). */
+  ckquorum?: string;
+  error?: string;
 }
 
 export interface ShardReport {
@@ -75,6 +95,9 @@ export interface TopologyReport {
   zoneCheck?: "checked" | "skipped";
   /** Informational observations that are not failures (skipped checks, view disagreements). */
   notes?: string[];
+  /** Replication mode with --sentinel: the master name asked and every Sentinel's view. */
+  masterName?: string;
+  sentinels?: SentinelReport[];
 }
 
 export interface VerifyExpectations {
@@ -94,6 +117,18 @@ export interface VerifyOptions {
   replicaLagBytes?: number;
   /** DBSIZE per primary. @default true */
   countKeys?: boolean;
+  /**
+   * Replication mode: discover the primary from these Sentinels (any reachable one) and check
+   * the Sentinels themselves; `seeds` may then be empty (extra seeds keep their meaning).
+   */
+  sentinel?: SentinelOptions;
+}
+
+export interface SentinelOptions {
+  endpoints: NodeEndpoint[];
+  masterName: string;
+  /** Reaches the Sentinels (their password may differ from the data nodes'). */
+  connector: Connector;
 }
 
 export const DEFAULT_REPLICA_LAG_BYTES = 1024 * 1024;

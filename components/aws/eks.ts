@@ -7,6 +7,7 @@ import type * as eks from "@pulumi/eks";
 import type * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
 import type { EksConfig } from "../../config/types.js";
+import { buildAutoModeOptions } from "./auto-mode.js";
 
 /** Node label of the system managed node group; the Karpenter controller is pinned to it. */
 export const SYSTEM_NODE_LABEL_KEY = "valkey-on-eks/node-role";
@@ -20,7 +21,9 @@ export const GP3_STORAGE_CLASS = "gp3";
 
 export interface ClusterBuildInput {
   clusterName: string;
-  eks: Pick<EksConfig, "version" | "publicEndpoint">;
+  eks: Pick<EksConfig, "version" | "publicEndpoint" | "publicAccessCidrs" | "supportType"> & { autoMode?: boolean };
+  /** The AWS provider's profile / role: the kubeconfig's `aws eks get-token` uses the same identity. */
+  credentials?: { profile?: string; roleArn?: string };
   vpcId: pulumi.Input<string>;
   publicSubnetIds: pulumi.Input<pulumi.Input<string>[]>;
   privateSubnetIds: pulumi.Input<pulumi.Input<string>[]>;
@@ -64,10 +67,31 @@ export function buildClusterArgs(input: ClusterBuildInput): eks.ClusterArgs {
     skipDefaultSecurityGroups: true,
     createOidcProvider: false,
     endpointPublicAccess: input.eks.publicEndpoint,
+    ...(input.eks.publicEndpoint ? { publicAccessCidrs: [...input.eks.publicAccessCidrs] } : {}),
+    ...buildCredentialOpts(input.credentials),
+    ...(input.eks.autoMode === true ? { autoMode: buildAutoModeOptions() } : {}),
     endpointPrivateAccess: true,
-    nodeAssociatePublicIpAddress: false,
     tags: { ...input.tags },
+    // Standard support by default: a version past standard support is upgraded, not billed at the extended rate.
+    upgradePolicy: { supportType: input.eks.supportType },
+    // NetworkPolicy is enforced on EKS only when the VPC CNI's network policy agent is on: install
+    // the vpc-cni managed add-on through pulumi-eks (not the default self-managed one) with it on.
+    useDefaultVpcCni: false,
+    vpcCniOptions: { enableNetworkPolicy: true },
   };
+}
+
+/**
+ * `providerCredentialOpts` for the kubeconfig pulumi-eks writes (`aws eks get-token` with
+ * `AWS_PROFILE` and `--role-arn`), so the identity that gets a cluster token is the one the AWS
+ * provider created the cluster with (the cluster creator's admin access entry). Omitted when
+ * neither is set: both then use the ambient credentials.
+ */
+export function buildCredentialOpts(credentials: ClusterBuildInput["credentials"]): Pick<eks.ClusterArgs, "providerCredentialOpts"> {
+  const profileName = credentials?.profile;
+  const roleArn = credentials?.roleArn;
+  if (profileName === undefined && roleArn === undefined) return {};
+  return { providerCredentialOpts: { ...(profileName === undefined ? {} : { profileName }), ...(roleArn === undefined ? {} : { roleArn }) } };
 }
 
 /** The system node group's shape (without cluster, role and subnets, which are resources). */

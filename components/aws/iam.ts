@@ -47,8 +47,12 @@ export function ec2TrustPolicy(): PolicyDocument {
   return { Version: "2012-10-17", Statement: [{ Effect: "Allow", Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" }] };
 }
 
-/** The policies every EKS worker node role needs; Karpenter's nodes add SSM (documented by Karpenter). */
-export const NODE_POLICY_NAMES = ["AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly"] as const;
+/**
+ * The policies every EKS worker node role needs; Karpenter's nodes add SSM (as Karpenter v1.14's
+ * KarpenterNodeRole). Image pulls need only AmazonEC2ContainerRegistryPullOnly (ECR's pull-only
+ * managed policy, which the EKS and Karpenter docs now name instead of the wider ReadOnly).
+ */
+export const NODE_POLICY_NAMES = ["AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryPullOnly"] as const;
 export const KARPENTER_NODE_POLICY_NAMES = [...NODE_POLICY_NAMES, "AmazonSSMManagedInstanceCore"] as const;
 /** The EBS CSI driver's AWS-managed policy (under `service-role/`). */
 export const EBS_CSI_POLICY_PATH = "service-role/AmazonEBSCSIDriverPolicy";

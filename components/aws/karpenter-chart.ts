@@ -5,6 +5,12 @@
 
 /** The chart's OCI location; the version is `karpenter.chartVersion`. */
 export const KARPENTER_CHART = "oci://public.ecr.aws/karpenter/karpenter";
+/**
+ * Karpenter's CRDs as their own chart, at the same version. Helm installs a chart's `crds/` once
+ * and never upgrades them; karpenter-crd ships them as templates, so `helm upgrade` (a chart
+ * version bump here) upgrades the CRDs with the controller, as Karpenter's upgrade guide advises.
+ */
+export const KARPENTER_CRD_CHART = "oci://public.ecr.aws/karpenter/karpenter-crd";
 /** Namespace and service account of the controller (the Pod Identity association names them). */
 export const KARPENTER_NAMESPACE = "kube-system";
 export const KARPENTER_SERVICE_ACCOUNT = "karpenter";

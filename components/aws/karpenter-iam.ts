@@ -1,6 +1,10 @@
 /**
- * The Karpenter controller's IAM policy, as Karpenter 1.x documents it (the getting-started
- * `cloudformation.yaml`, KarpenterControllerPolicy), scoped to one cluster, region and account.
+ * The Karpenter controller's IAM policy, statement for statement as Karpenter v1.14 documents it
+ * (website/content/en/v1.14/getting-started/getting-started-with-karpenter/cloudformation.yaml:
+ * NodeLifecyclePolicy, IAMIntegrationPolicy, EKSIntegrationPolicy, InterruptionPolicy,
+ * ZonalShiftPolicy, ResourceDiscoveryPolicy merged into one document), scoped to one cluster,
+ * region and account. tests/karpenter-upstream.test.ts compares its actions with the AWS APIs the
+ * controller of the pinned module calls (pkg/aws/sdk.go), so a chart bump shows the drift.
  */
 import type { PolicyDocument, PolicyStatement } from "./iam.js";
 
@@ -24,7 +28,8 @@ function ec2Statements(ec2: string, clusterName: string): PolicyStatement[] {
     {
       Sid: "AllowScopedEC2InstanceAccessActions",
       Effect: "Allow",
-      Resource: [`${ec2}::image/*`, `${ec2}::snapshot/*`, `${ec2}:*:security-group/*`, `${ec2}:*:subnet/*`],
+      // Capacity reservations (ODCR) and placement groups an EC2NodeClass may select (Karpenter ≥ 1.3 / 1.11).
+      Resource: [`${ec2}::image/*`, `${ec2}::snapshot/*`, `${ec2}:*:security-group/*`, `${ec2}:*:subnet/*`, `${ec2}:*:capacity-reservation/*`, `${ec2}:*:placement-group/*`],
       Action: ["ec2:RunInstances", "ec2:CreateFleet"],
     },
     {
@@ -102,6 +107,7 @@ function instanceProfileStatements(profiles: string, clusterName: string, region
       Action: ["iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"],
       Condition: { StringEquals: resourceTags, StringLike: { "aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*" } },
     },
+    { Sid: "AllowUnscopedInstanceProfileListAction", Effect: "Allow", Resource: "*", Action: "iam:ListInstanceProfiles" },
     { Sid: "AllowInstanceProfileReadActions", Effect: "Allow", Resource: profiles, Action: "iam:GetInstanceProfile" },
   ];
 }
@@ -110,6 +116,7 @@ function instanceProfileStatements(profiles: string, clusterName: string, region
 export function buildKarpenterControllerPolicy(input: ControllerPolicyInput): PolicyDocument {
   const { partition, region, accountId, clusterName } = input;
   const ec2 = `arn:${partition}:ec2:${region}`;
+  const clusterArn = `arn:${partition}:eks:${region}:${accountId}:cluster/${clusterName}`;
   return {
     Version: "2012-10-17",
     Statement: [
@@ -119,11 +126,14 @@ export function buildKarpenterControllerPolicy(input: ControllerPolicyInput): Po
         Effect: "Allow",
         Resource: "*",
         Action: [
+          "ec2:DescribeCapacityReservations",
           "ec2:DescribeImages",
           "ec2:DescribeInstances",
+          "ec2:DescribeInstanceStatus",
           "ec2:DescribeInstanceTypeOfferings",
           "ec2:DescribeInstanceTypes",
           "ec2:DescribeLaunchTemplates",
+          "ec2:DescribePlacementGroups",
           "ec2:DescribeSecurityGroups",
           "ec2:DescribeSpotPriceHistory",
           "ec2:DescribeSubnets",
@@ -141,7 +151,15 @@ export function buildKarpenterControllerPolicy(input: ControllerPolicyInput): Po
         Condition: { StringEquals: { "iam:PassedToService": ["ec2.amazonaws.com", "ec2.amazonaws.com.cn"] } },
       },
       ...instanceProfileStatements(`arn:${partition}:iam::${accountId}:instance-profile/*`, clusterName, region),
-      { Sid: "AllowAPIServerEndpointDiscovery", Effect: "Allow", Resource: `arn:${partition}:eks:${region}:${accountId}:cluster/${clusterName}`, Action: "eks:DescribeCluster" },
+      { Sid: "AllowAPIServerEndpointDiscovery", Effect: "Allow", Resource: clusterArn, Action: "eks:DescribeCluster" },
+      {
+        // The controller reads whether ARC zonal autoshift covers the cluster (operator start-up).
+        Sid: "AllowZonalShiftStatusReadOnly",
+        Effect: "Allow",
+        Resource: "*",
+        Action: "arc-zonal-shift:GetManagedResource",
+        Condition: { StringEquals: { "arc-zonal-shift:ResourceIdentifier": clusterArn } },
+      },
     ],
   };
 }

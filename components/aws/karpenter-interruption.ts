@@ -1,7 +1,9 @@
 /**
- * Karpenter's interruption handling: the SQS queue's policy and the four EventBridge rules
- * Karpenter documents (scheduled change, spot interruption, rebalance recommendation, instance
- * state change), each targeting the queue.
+ * Karpenter's interruption handling: the SQS queue's policy and the five EventBridge rules
+ * Karpenter v1.14 documents (scheduled change, spot interruption, rebalance recommendation,
+ * instance state change, capacity reservation interruption), each targeting the queue.
+ * tests/karpenter-upstream.test.ts compares the patterns with the messages the pinned
+ * controller parses (pkg/controllers/interruption/messages/).
  */
 import type { PolicyDocument } from "./iam.js";
 
@@ -17,6 +19,11 @@ export const INTERRUPTION_RULES: readonly InterruptionRule[] = [
   { part: "spot-interruption", description: "EC2 Spot interruption warnings", eventPattern: { source: ["aws.ec2"], "detail-type": ["EC2 Spot Instance Interruption Warning"] } },
   { part: "rebalance", description: "EC2 instance rebalance recommendations", eventPattern: { source: ["aws.ec2"], "detail-type": ["EC2 Instance Rebalance Recommendation"] } },
   { part: "instance-state-change", description: "EC2 instance state changes", eventPattern: { source: ["aws.ec2"], "detail-type": ["EC2 Instance State-change Notification"] } },
+  {
+    part: "capacity-reservation-interruption",
+    description: "EC2 capacity reservation interruption warnings",
+    eventPattern: { source: ["aws.ec2"], "detail-type": ["EC2 Capacity Reservation Instance Interruption Warning"] },
+  },
 ];
 
 /** Messages Karpenter cannot act on within 5 minutes are stale (the documented retention). */

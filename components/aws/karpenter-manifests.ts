@@ -5,6 +5,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import type { KarpenterConfig } from "../../config/types.js";
+import { versions } from "../../versions.js";
 import { VALKEY_NODE_POOL, VALKEY_TAINT } from "../shared.js";
 import { DISCOVERY_TAG_KEY } from "./vpc.js";
 
@@ -29,7 +30,7 @@ export interface NodePoolManifest {
         expireAfter: string;
       };
     };
-    disruption: { consolidationPolicy: "WhenEmpty" | "WhenEmptyOrUnderutilized"; consolidateAfter: string; budgets: Array<{ nodes: string }> };
+    disruption: { consolidationPolicy: "WhenEmpty" | "WhenEmptyOrUnderutilized"; consolidateAfter: string; budgets: DisruptionBudget[] };
     limits: { cpu: string; memory: string };
   };
 }
@@ -47,6 +48,21 @@ export interface Ec2NodeClassManifest {
     metadataOptions: { httpEndpoint: "enabled"; httpTokens: "required"; httpPutResponseHopLimit: number; httpProtocolIPv6: "disabled" };
     tags: Record<string, string>;
   };
+}
+
+/** A NodePool disruption budget; with `reasons`, it applies to those disruption reasons only. */
+export interface DisruptionBudget {
+  nodes: string;
+  reasons?: Array<"Empty" | "Drifted" | "Underutilized">;
+}
+
+/**
+ * The Valkey pool's budgets: one node at a time for any reason, and none for drift unless
+ * `allowDrift` (a new AMI, or an edited EC2NodeClass/NodePool, would otherwise replace data nodes
+ * on Karpenter's schedule, not the operator's).
+ */
+export function valkeyDisruptionBudgets(allowDrift: boolean): DisruptionBudget[] {
+  return allowDrift ? [{ nodes: "1" }] : [{ nodes: "1" }, { nodes: "0", reasons: ["Drifted"] }];
 }
 
 /** Labels a NodePool requirement may not use (Karpenter's CEL rules reject them at admission). */
@@ -110,7 +126,7 @@ export function buildValkeyNodePool(input: NodePoolBuildInput): NodePoolManifest
         },
       },
       // Valkey pods hold data: never move them to pack nodes tighter, only remove empty nodes.
-      disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: input.consolidateAfter ?? "5m", budgets: [{ nodes: "1" }] },
+      disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: input.consolidateAfter ?? "5m", budgets: valkeyDisruptionBudgets(nodePool.allowDrift) },
       limits: { cpu: nodePool.limits.cpu, memory: nodePool.limits.memory },
     },
   };
@@ -124,9 +140,9 @@ export interface Ec2NodeClassBuildInput {
   /** @default VALKEY_NODE_POOL */
   name?: string;
   /**
-   * AMI alias. `al2023@latest` follows new EKS-optimised AL2023 releases (drift then replaces
-   * nodes one at a time per the budget); pin e.g. `al2023@v20250715` for repeatable benchmarks.
-   * @default "al2023@latest"
+   * AMI alias. Pinned by default (versions.env KARPENTER_AMI_ALIAS, config `karpenter.amiAlias`):
+   * `al2023@latest` follows new EKS-optimised AL2023 releases, which drift the nodes.
+   * @default versions.KARPENTER_AMI_ALIAS
    */
   amiAlias?: string;
   /** Root volume size in GiB. @default 50 */
@@ -137,8 +153,8 @@ export interface Ec2NodeClassBuildInput {
 
 /** The EC2NodeClass of the Valkey pool: AL2023, discovery-tag selectors, encrypted gp3 root, IMDSv2 only. */
 export function buildEc2NodeClass(input: Ec2NodeClassBuildInput): Ec2NodeClassManifest {
-  const alias = input.amiAlias ?? "al2023@latest";
-  if (!/^al2023@.+$/.test(alias)) throw new Error(`AMI alias "${alias}" must be an al2023 alias (al2023@latest or al2023@vYYYYMMDD)`);
+  const alias = input.amiAlias ?? versions.KARPENTER_AMI_ALIAS;
+  if (!/^al2023@(latest|v\d{8})$/.test(alias)) throw new Error(`AMI alias "${alias}" must be an al2023 alias (al2023@latest or al2023@vYYYYMMDD)`);
   const size = input.rootVolumeGiB ?? 50;
   if (!Number.isInteger(size) || size < 20) throw new Error(`root volume must be a whole number of GiB ≥ 20 (got ${size})`);
   const selector = [{ tags: { [DISCOVERY_TAG_KEY]: input.discoveryTag } }];

@@ -1,15 +1,16 @@
 /**
  * Turns the benchmark Job's log (the framing of log-frames.ts around each run's --csv output)
  * into result rows: each run's CSV goes through the core's parseBenchmarkCsv, the final run of
- * each test is the row (the core's resultRow), and the notes come from replaying the core's
- * re-run rule (rerunStep) over the logged runs, which also checks that the script in the pod
- * decided exactly as the local runner would. A truncated or foreign log is a JobLogError naming
+ * each test is the row (result-rows.ts resultRow), and the notes come from replaying the core's
+ * re-run rule (rerun-rule.ts rerunStep) over the logged runs, which also checks that the script
+ * in the pod decided exactly as the local runner would. A truncated or foreign log is a JobLogError naming
  * what is missing; no field is ever NaN.
  */
 import { parseToolVersion } from "../../benchmarks/binaries.js";
 import { BenchmarkOutputError, parseBenchmarkCsv, type BenchmarkLine } from "../../benchmarks/run/benchmark-csv.js";
-import { measuredWindow, resultRow, rerunStep, stillShortNote, type RunMeasurement } from "../../benchmarks/run/benchmark-runner.js";
+import { measuredWindow, rerunStep, stillShortNote, type RunMeasurement } from "../../benchmarks/run/rerun-rule.js";
 import type { ResultMode, ResultRow } from "../../benchmarks/run/result-row.js";
+import { resultRow } from "../../benchmarks/run/result-rows.js";
 import type { Workload } from "../../benchmarks/workload.js";
 import { parseFrame } from "./log-frames.js";
 

@@ -11,6 +11,7 @@
  * - has requests = limits (Guaranteed QoS), restartPolicy Never and backoffLimit 0: a failed
  *   benchmark is reported, not silently retried.
  */
+import { createHash } from "node:crypto";
 import type { Workload } from "../../benchmarks/workload.js";
 import type { ResourceQuantities } from "../../config/types.js";
 import { CLIENT_LABEL, DATA_PLANE_LABEL, type Placement } from "../shared.js";
@@ -56,12 +57,31 @@ export interface BenchmarkJobManifestArgs {
   /** Extra labels on the Job and its pod. @default {} */
   labels?: Record<string, string>;
   /**
+   * A re-run token (config `benchmark.runId`), recorded as the pod template's RUN_ID_ANNOTATION:
+   * the template is immutable, so a new value replaces the Job, i.e. runs the benchmark again.
+   * @default undefined (no annotation)
+   */
+  runId?: string;
+  /**
    * Client pods: above 1 an Indexed Job (completions = parallelism = N) whose pods meet at a
    * barrier before each test (job-script.ts), one per node (anti-affinity among themselves) and
    * spread over the zones (maxSkew 1). @default 1
    */
   clientPods?: number;
 }
+
+/**
+ * `${base}-<8 hex>`: a Job name that changes with the Job's spec (workload, target, image,
+ * runId). A replaced Job then never collides with the previous one while Kubernetes is still
+ * deleting it (the delete is not awaited: `pulumi.com/skipAwait`), which fails the apply with a
+ * field-manager conflict on the immutable template.
+ */
+export function runScopedJobName(base: string, spec: JobSpec): string {
+  return `${base}-${createHash("sha256").update(JSON.stringify(spec)).digest("hex").slice(0, 8)}`;
+}
+
+/** The pod-template annotation carrying `runId`. */
+export const RUN_ID_ANNOTATION = "valkey-on-eks/run-id";
 
 /** Labels of the benchmark pod: the NetworkPolicy's client label plus names. */
 export function benchmarkPodLabels(a: Pick<BenchmarkJobManifestArgs, "labels" | "mode">): Record<string, string> {
@@ -143,7 +163,7 @@ export function buildBenchmarkJob(a: BenchmarkJobManifestArgs): { metadata: Obje
   const spec: JobSpec = {
     backoffLimit: 0,
     activeDeadlineSeconds: a.activeDeadlineSeconds ?? 7200,
-    template: { metadata: { labels }, spec: podSpec(a) },
+    template: { metadata: a.runId === undefined ? { labels } : { labels, annotations: { [RUN_ID_ANNOTATION]: a.runId } }, spec: podSpec(a) },
   };
   const pods = a.clientPods ?? 1;
   if (pods > 1) Object.assign(spec, { completionMode: "Indexed", completions: pods, parallelism: pods });

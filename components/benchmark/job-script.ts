@@ -12,7 +12,7 @@
  *   never part of the manifest, the Pulumi state or the log. `### vbench-auth method=...` says
  *   which way was used.
  * - wall time of each run in ms (GNU/busybox `date +%s%N`; else /proc/uptime at 10 ms; else
- *   whole seconds) and the core runner's re-run rule (benchmark-runner.ts rerunStep, written
+ *   whole seconds) and the core's re-run rule (benchmarks/run/rerun-rule.ts rerunStep, written
  *   again in awk because it runs in the pod): a run whose window min(wall, requests / rps) is
  *   shorter than minDurationSeconds is re-run with ceil(rate × min × 1.1) requests, capped at
  *   maxRequests, at most MAX_RERUNS times. The log parser replays rerunStep over the logged
@@ -21,7 +21,7 @@
  *   target never answered, 3 when authentication failed.
  */
 import { buildBenchmarkArgs, buildProbeArgs, type BenchmarkTarget } from "../../benchmarks/run/benchmark-args.js";
-import { MAX_RERUNS } from "../../benchmarks/run/benchmark-runner.js";
+import { MAX_RERUNS } from "../../benchmarks/run/rerun-rule.js";
 import type { Workload } from "../../benchmarks/workload.js";
 import { FRAME_PREFIX, PASSWORD_ENV } from "./log-frames.js";
 

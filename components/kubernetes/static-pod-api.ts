@@ -1,6 +1,7 @@
 /**
- * A PodApi over fixed data: pods and nodes held in memory, equality label selectors. The test
- * double for discovery, zones and the bootstrap (no API server can run in the test suite), and
+ * A PodApi over fixed data: pods and nodes held in memory, equality label selectors. The unit
+ * and integration tests' double for discovery, zones and the bootstrap when they need no API
+ * server (the e2e suite, tests/e2e/, runs a real kube-apiserver with kwok nodes instead), and
  * usable wherever the pods are known up front.
  */
 import { ZONE_LABEL } from "../shared.js";

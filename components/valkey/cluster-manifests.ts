@@ -7,17 +7,22 @@ import type { ValkeyConfig } from "../../config/types.js";
 import { PASSWORD_SECRET_KEY, VALKEY_BUS_PORT, VALKEY_PORT, releaseLabels, type Placement } from "../shared.js";
 import { buildConfigMap, configHash } from "./config-map.js";
 import type { ConfigMap, NetworkPolicy, PodDisruptionBudget, Service, StatefulSet } from "./k8s-types.js";
-import { PRESTOP_SCRIPT_KEY, START_SCRIPT_KEY, podDnsName, releaseNames, serviceHost, statefulSetPods, type ReleaseNames } from "./naming.js";
+import { CONFIG_MOUNT, FAILBACK_SCRIPT_KEY, HEAL_SCRIPT_KEY, PRESTOP_SCRIPT_KEY, READINESS_SCRIPT_KEY, START_SCRIPT_KEY, podDnsName, releaseNames, serviceHost, statefulSetPods, type ReleaseNames } from "./naming.js";
 import { buildNetworkPolicy } from "./network-policy.js";
 import { buildPodDisruptionBudget } from "./pdb.js";
 import { podPlacement } from "./pod-placement.js";
 import { DEFAULT_FAILOVER_TIMEOUT_SECONDS, renderPreStopScript } from "./prestop-script.js";
 import { buildClientService, buildHeadlessService } from "./services.js";
-import { renderStartScript } from "./start-script.js";
+import { renderStartScript, zoneFileOf } from "./start-script.js";
+import { renderClusterHealScript } from "./cluster-heal-script.js";
+import { renderReadinessScript } from "./readiness-script.js";
+import { renderAzFailbackScript } from "./az-failback-script.js";
 import { DEFAULT_TERMINATION_GRACE_SECONDS, buildValkeyStatefulSet } from "./statefulset.js";
 import { renderValkeyConf } from "./valkey-conf.js";
 
 export const CLUSTER_CONF_KEY = "valkey.conf";
+/** A member must stay ready (synced, cluster ok) this long before a rollout moves on. */
+export const CLUSTER_MIN_READY_SECONDS = 10;
 
 export interface ClusterInput {
   namespace: string;
@@ -25,6 +30,8 @@ export interface ClusterInput {
   valkey: ValkeyConfig;
   placement: Placement;
   auth: boolean;
+  /** CIDRs the `direct` checks connect from; the NetworkPolicy admits them to 6379. @default [] */
+  checkSourceCidrs?: string[];
 }
 
 export interface ClusterFacts {
@@ -77,7 +84,14 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
   const { names } = facts;
   const data = {
     [CLUSTER_CONF_KEY]: renderValkeyConf(i.valkey, { role: { kind: "cluster-member" } }),
-    [START_SCRIPT_KEY]: renderStartScript({ mode: "cluster", auth: i.auth }),
+    [START_SCRIPT_KEY]: renderStartScript({
+      mode: "cluster",
+      auth: i.auth,
+      backgroundScripts: [`${CONFIG_MOUNT}/${HEAL_SCRIPT_KEY}`, `${CONFIG_MOUNT}/${FAILBACK_SCRIPT_KEY}`],
+    }),
+    [HEAL_SCRIPT_KEY]: renderClusterHealScript(),
+    [FAILBACK_SCRIPT_KEY]: renderAzFailbackScript({ zoneFile: zoneFileOf() }),
+    [READINESS_SCRIPT_KEY]: renderReadinessScript({ mode: "cluster" }),
     [PRESTOP_SCRIPT_KEY]: renderPreStopScript({ timeoutSeconds: DEFAULT_FAILOVER_TIMEOUT_SECONDS }),
   };
   return {
@@ -106,6 +120,8 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
       secretName: facts.secretName,
       storageClass: i.placement.storageClass ?? i.valkey.persistence.storageClass,
       clusterMember: true,
+      readinessScriptKey: READINESS_SCRIPT_KEY,
+      minReadySeconds: CLUSTER_MIN_READY_SECONDS,
       // Room for the preStop failover and then an RDB save at shutdown.
       terminationGracePeriodSeconds: DEFAULT_FAILOVER_TIMEOUT_SECONDS + DEFAULT_TERMINATION_GRACE_SECONDS,
     }),
@@ -116,6 +132,7 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
       release: i.release,
       podSelector: facts.podSelector,
       clusterBus: true,
+      checkSourceCidrs: i.checkSourceCidrs,
     }),
   };
 }

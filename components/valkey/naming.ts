@@ -18,6 +18,9 @@ export const DATA_DIR = "/data";
 /** ConfigMap keys. */
 export const START_SCRIPT_KEY = "start.sh";
 export const PRESTOP_SCRIPT_KEY = "prestop.sh";
+export const HEAL_SCRIPT_KEY = "heal.sh";
+export const READINESS_SCRIPT_KEY = "readiness.sh";
+export const FAILBACK_SCRIPT_KEY = "failback.sh";
 
 /** `<service>.<namespace>.svc.cluster.local`. */
 export function serviceHost(service: string, namespace: string): string {

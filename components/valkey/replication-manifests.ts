@@ -27,6 +27,8 @@ export interface ReplicationInput {
   placement: Placement;
   /** Whether the pods reference the password Secret. */
   auth: boolean;
+  /** CIDRs the `direct` checks connect from; the NetworkPolicy admits them to 6379. @default [] */
+  checkSourceCidrs?: string[];
 }
 
 export interface ReplicationPod {
@@ -132,6 +134,6 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
     primary: statefulSet("primary"),
     replica: statefulSet("replica"),
     pdb: buildPodDisruptionBudget(names.pdb, i.namespace, i.release, facts.podSelector),
-    networkPolicy: buildNetworkPolicy({ name: names.networkPolicy, namespace: i.namespace, release: i.release, podSelector: facts.podSelector }),
+    networkPolicy: buildNetworkPolicy({ name: names.networkPolicy, namespace: i.namespace, release: i.release, podSelector: facts.podSelector, checkSourceCidrs: i.checkSourceCidrs }),
   };
 }

@@ -8,12 +8,18 @@
  *   stdin.
  * - announce.conf: the pod's stable DNS name ($VALKEY_ANNOUNCE_HOST): `replica-announce-ip`
  *   in replication mode; `cluster-announce-hostname` (+ `cluster-announce-human-nodename`
- *   $POD_NAME, optional `cluster-announce-ip` $VALKEY_ANNOUNCE_IP) in cluster mode.
+ *   $POD_NAME, optional `cluster-announce-ip` $VALKEY_ANNOUNCE_IP, and `availability-zone`) in
+ *   cluster mode. The zone is $VALKEY_AVAILABILITY_ZONE (the pod's zone label, which Kubernetes
+ *   sets from 1.35) or, when that is empty, the zone kept in `<dataDir>/availability-zone`: the
+ *   ClusterBootstrap sets each member's zone with CONFIG SET (it knows pod -> node -> zone) and
+ *   the member's failback loop writes it there; a zonal EBS volume keeps the pod in its zone,
+ *   so the file stays true across restarts.
  */
 import type { ValkeyMode } from "../../config/types.js";
 import { PASSWORD_SECRET_KEY } from "../shared.js";
 import { includeFiles } from "./valkey-conf.js";
 import { DATA_DIR, RUN_DIR, SECRET_MOUNT } from "./naming.js";
+import { renderReplicationStartBlock, type ReplicationStartOptions } from "./replication-start.js";
 
 export interface StartScriptOptions {
   mode: ValkeyMode;
@@ -25,6 +31,22 @@ export interface StartScriptOptions {
   runDir?: string;
   /** Created if missing. @default DATA_DIR */
   dataDir?: string;
+  /**
+   * Replication mode with Sentinel: the member asks the Sentinels who the primary is and writes
+   * `replicaof` (or nothing) to `${runDir}/replication.conf`, which valkey.conf must include.
+   */
+  sentinel?: Omit<ReplicationStartOptions, "dataDir" | "includeFile">;
+  /**
+   * Cluster mode: scripts run one after the other in the background, with the server's pid, from
+   * just before the exec (cluster-heal-script.ts: re-meets peers whose addresses changed, then
+   * exits; az-failback-script.ts: runs as long as the server).
+   */
+  backgroundScripts?: string[];
+}
+
+/** The include the Sentinel-aware start decision writes (`replicaof host port`, or empty). */
+export function replicationIncludeFile(runDir: string = RUN_DIR): string {
+  return `${runDir}/replication.conf`;
 }
 
 /** Single-quotes a value for sh. */
@@ -32,7 +54,12 @@ export function shQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
-function announceBlock(mode: ValkeyMode): string[] {
+/** Where a cluster member keeps its `availability-zone` across restarts (on the data volume). */
+export function zoneFileOf(dataDir: string = DATA_DIR): string {
+  return `${dataDir}/availability-zone`;
+}
+
+function announceBlock(mode: ValkeyMode, dataDir: string): string[] {
   if (mode === "replication") {
     return [
       `if [ -n "\${VALKEY_ANNOUNCE_HOST:-}" ]; then`,
@@ -49,6 +76,29 @@ function announceBlock(mode: ValkeyMode): string[] {
     `if [ -n "\${VALKEY_ANNOUNCE_IP:-}" ]; then`,
     `  printf 'cluster-announce-ip %s\\n' "$(conf_quote "$VALKEY_ANNOUNCE_IP")" >> "$announce_tmp"`,
     `fi`,
+    ...availabilityZoneBlock(zoneFileOf(dataDir)),
+  ];
+}
+
+/**
+ * `availability-zone` (Valkey >= 8.1, gossiped to every node) from $VALKEY_AVAILABILITY_ZONE, or
+ * else from the zone file a previous run kept (see the header).
+ */
+function availabilityZoneBlock(zoneFile: string): string[] {
+  return [
+    `zone="\${VALKEY_AVAILABILITY_ZONE:-}"`,
+    `zone_file=${shQuote(zoneFile)}`,
+    `if [ -z "$zone" ] && [ -r "$zone_file" ]; then zone=$(head -n 1 "$zone_file"); fi`,
+    `if [ -n "$zone" ]; then`,
+    `  v=$(valkey-server --version 2>/dev/null | sed -n 's/.* v=\\([0-9]*\\)\\.\\([0-9]*\\)\\..*/\\1 \\2/p')`,
+    `  major=\${v%% *}`,
+    `  minor=\${v#* }`,
+    `  if [ -n "$v" ] && { [ "$major" -gt 8 ] || { [ "$major" -eq 8 ] && [ "$minor" -ge 1 ]; }; }; then`,
+    `    printf 'availability-zone %s\\n' "$(conf_quote "$zone")" >> "$announce_tmp"`,
+    `  else`,
+    `    echo "start.sh: this valkey-server (version \${major:-?}.\${minor:-?}) predates availability-zone (8.1); not setting it" >&2`,
+    `  fi`,
+    `fi`,
   ];
 }
 
@@ -64,6 +114,20 @@ function authBlock(auth: boolean, passwordFile: string): string[] {
     `printf 'requirepass %s\\nmasterauth %s\\n' "$quoted" "$quoted" > "$auth_tmp"`,
     `unset password quoted`,
   ];
+}
+
+/**
+ * One background subshell runs the scripts in order, the last one exec'd; after the exec, $$ is
+ * valkey-server's pid (PID 1 in the container), and each script stops when that process is gone.
+ * One long-lived child, not one per script: valkey-server reaps children only around its own
+ * forks, so a script that exited early would linger as a zombie.
+ */
+function backgroundBlock(o: StartScriptOptions): string[] {
+  const scripts = o.backgroundScripts ?? [];
+  if (scripts.length === 0) return [];
+  if (o.mode !== "cluster") throw new Error("start script: backgroundScripts are for cluster mode only");
+  const steps = scripts.map((s, i) => `${i === scripts.length - 1 ? "exec " : ""}sh ${shQuote(s)} "$$"`);
+  return [`( ${steps.join("; ")} ) </dev/null &`];
 }
 
 export function renderStartScript(o: StartScriptOptions): string {
@@ -87,9 +151,13 @@ export function renderStartScript(o: StartScriptOptions): string {
     `announce_tmp=${shQuote(`${files.announce}.tmp`)}`,
     ...authBlock(o.auth, o.passwordFile ?? `${SECRET_MOUNT}/${PASSWORD_SECRET_KEY}`),
     `: > "$announce_tmp"`,
-    ...announceBlock(o.mode),
+    ...announceBlock(o.mode, o.dataDir ?? DATA_DIR),
     `mv -f "$auth_tmp" ${shQuote(files.auth)}`,
     `mv -f "$announce_tmp" ${shQuote(files.announce)}`,
+    ...(o.sentinel === undefined || o.mode !== "replication"
+      ? []
+      : renderReplicationStartBlock({ ...o.sentinel, dataDir: o.dataDir ?? DATA_DIR, includeFile: replicationIncludeFile(runDir) })),
+    ...backgroundBlock(o),
     `exec valkey-server "$conf"`,
   ];
   return lines.join("\n") + "\n";

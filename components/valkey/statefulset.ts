@@ -5,7 +5,7 @@
  * non-root uid 999 like the official image, and the placement rules of pod-placement.ts.
  */
 import type { ValkeyConfig } from "../../config/types.js";
-import { DATA_PLANE_LABEL, PASSWORD_SECRET_KEY, ROLE_LABEL, VALKEY_BUS_PORT, VALKEY_PORT, releaseLabels } from "../shared.js";
+import { DATA_PLANE_LABEL, PASSWORD_SECRET_KEY, ROLE_LABEL, VALKEY_BUS_PORT, VALKEY_PORT, ZONE_LABEL, releaseLabels } from "../shared.js";
 import type { Container, EnvVar, PersistentVolumeClaim, PodSpec, StatefulSet } from "./k8s-types.js";
 import { CONFIG_MOUNT, DATA_DIR, PRESTOP_SCRIPT_KEY, RUN_DIR, SECRET_MOUNT, START_SCRIPT_KEY, podDnsTemplate } from "./naming.js";
 import type { PodPlacement } from "./pod-placement.js";
@@ -43,6 +43,13 @@ export interface ValkeyStatefulSetOptions {
   clusterMember?: boolean;
   /** @default DEFAULT_TERMINATION_GRACE_SECONDS */
   terminationGracePeriodSeconds?: number;
+  /**
+   * ConfigMap key of a readiness script (readiness-script.ts) run with sh; undefined = ready on
+   * PONG. The probe's timeout leaves room for its bounded valkey-cli calls.
+   */
+  readinessScriptKey?: string;
+  /** Seconds a pod must stay ready before the rollout counts it available. @default 0 */
+  minReadySeconds?: number;
 }
 
 /** Labels of one role's pods (the StatefulSet selector). */
@@ -60,12 +67,40 @@ function env(o: ValkeyStatefulSetOptions): EnvVar[] {
     { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
     { name: "VALKEY_ANNOUNCE_HOST", value: podDnsTemplate(o.headless, o.namespace) },
   ];
+  // Cluster members announce their current pod IP (cluster-announce-ip), so a restarted member
+  // reports its new address in CLUSTER NODES / CLUSTER SLOTS instead of the one in nodes.conf.
+  // The pod's zone as Valkey's `availability-zone` (gossiped; read by the AZ failback loop and
+  // zone-aware clients). Kubernetes copies the node's zone label onto the pod from 1.35 (KEP-4742,
+  // beta); before that the value is empty: the ClusterBootstrap sets the zone with CONFIG SET, the
+  // failback loop keeps it on the data volume, and the start script reads it back on restart.
+  if (o.clusterMember) {
+    vars.push(
+      { name: "VALKEY_ANNOUNCE_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
+      { name: "VALKEY_AVAILABILITY_ZONE", valueFrom: { fieldRef: { fieldPath: `metadata.labels['${ZONE_LABEL}']` } } },
+    );
+  }
   if (o.secretName !== undefined) {
     const ref = { secretKeyRef: { name: o.secretName, key: PASSWORD_SECRET_KEY } };
     // valkey-cli (probes, preStop) reads either; the value never appears in the manifest.
     vars.push({ name: "VALKEYCLI_AUTH", valueFrom: ref }, { name: "REDISCLI_AUTH", valueFrom: ref });
   }
   return vars;
+}
+
+export const READINESS_SCRIPT_TIMEOUT_SECONDS = 8;
+
+function readinessProbe(o: ValkeyStatefulSetOptions): NonNullable<Container["readinessProbe"]> {
+  const command =
+    o.readinessScriptKey === undefined
+      ? ["sh", "-c", `[ "$(valkey-cli -h 127.0.0.1 -p ${VALKEY_PORT} ping)" = PONG ]`]
+      : ["sh", `${CONFIG_MOUNT}/${o.readinessScriptKey}`];
+  return {
+    exec: { command },
+    initialDelaySeconds: 5,
+    periodSeconds: 5,
+    timeoutSeconds: o.readinessScriptKey === undefined ? 3 : READINESS_SCRIPT_TIMEOUT_SECONDS,
+    failureThreshold: 3,
+  };
 }
 
 function container(o: ValkeyStatefulSetOptions): Container {
@@ -88,13 +123,7 @@ function container(o: ValkeyStatefulSetOptions): Container {
       requests: { cpu: o.valkey.resources.requests.cpu, memory: o.valkey.resources.requests.memory },
       limits: { cpu: o.valkey.resources.limits.cpu, memory: o.valkey.resources.limits.memory },
     },
-    readinessProbe: {
-      exec: { command: ["sh", "-c", `[ "$(valkey-cli -h 127.0.0.1 -p ${VALKEY_PORT} ping)" = PONG ]`] },
-      initialDelaySeconds: 5,
-      periodSeconds: 5,
-      timeoutSeconds: 3,
-      failureThreshold: 3,
-    },
+    readinessProbe: readinessProbe(o),
     // A TCP check: a server loading a large AOF is alive but answers PING with LOADING.
     livenessProbe: {
       tcpSocket: { port: VALKEY_PORT },
@@ -155,6 +184,7 @@ export function buildValkeyStatefulSet(o: ValkeyStatefulSetOptions): StatefulSet
       replicas: o.replicas,
       // Cluster members must all start before the bootstrap; replicas need not wait for each other.
       podManagementPolicy: "Parallel",
+      ...(o.minReadySeconds !== undefined ? { minReadySeconds: o.minReadySeconds } : {}),
       updateStrategy: { type: "RollingUpdate" },
       persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
       selector: { matchLabels: roleSelector(o.release, o.role) },

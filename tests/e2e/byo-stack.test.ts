@@ -7,9 +7,9 @@
  * kwok pods run no process. kwok gives them IPs inside 127.0.0.0/8, and a stand-in
  * (support/pod-valkeys.ts) starts a real valkey-server on each Valkey pod's IP, so the cluster
  * bootstrap and both topology checks run for real, through the `direct` connector, on servers
- * whose pod, node and zone are the API server's. The benchmark Job is created and scheduled by
- * the real scheduler, but kwok cannot run it, so `benchmark.enabled` is false here (an explicit
- * stack setting); the Job's script runs against real Valkey in tests/benchmark-job-script.test.ts.
+ * whose pod, node and zone are the API server's. `benchmark.enabled` is false here (an explicit
+ * stack setting): post-deploy-reruns.test.ts runs the benchmark Job's pod for real (its script
+ * against these servers, its log served through the API server) and checks the re-runs.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -4,7 +4,7 @@
  * and CEL rules run in the API server), and the real scheduler keeps the benchmark Job's pod off
  * every node that holds a Valkey pod.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as pulumik8s from "@pulumi/kubernetes";
 import { describe, expect, it } from "vitest";
@@ -17,17 +17,18 @@ import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
 import { KWOK_STORAGE_CLASS } from "./support/control-plane.js";
 import { useE2eContext } from "./support/e2e-context.js";
 import { createStack, tail } from "./support/pulumi-harness.js";
-import { KARPENTER_CRD_DIR } from "../support/shared-data.js";
+import { KARPENTER_CRD_DIR, requireInstalled } from "../support/toolchain.js";
 
-/** Karpenter's CRDs from the shared/ folder beside the checkout (VALKEY_ON_EKS_SHARED overrides). */
+/** Karpenter's CRDs from the Karpenter module at the chart version (.ci/toolchain/install.sh caches them). */
 const CRD_DIR = KARPENTER_CRD_DIR;
 const PASSWORD = `e2e-${Math.random().toString(36).slice(2)}-karp`;
 const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
 
 const ctx = useE2eContext(async (c) => {
   // Server-side apply of Karpenter's CRDs, then wait until the API server serves them.
-  if (!existsSync(CRD_DIR)) throw new Error(`Karpenter CRDs not found at ${CRD_DIR}: expected shared/ beside the checkout, or set VALKEY_ON_EKS_SHARED`);
-  for (const file of readdirSync(CRD_DIR).filter((f) => f.endsWith(".yaml"))) {
+  requireInstalled(CRD_DIR, "Karpenter's CRDs");
+  // Karpenter's own (karpenter.sh, karpenter.k8s.aws); the module's folder also has autoscaling.x-k8s.io's CapacityBuffer.
+  for (const file of readdirSync(CRD_DIR).filter((f) => f.startsWith("karpenter.") && f.endsWith(".yaml"))) {
     const text = readFileSync(join(CRD_DIR, file), "utf8");
     const name = /^\s*name:\s*(\S+)/m.exec(text.slice(text.indexOf("metadata:")))?.[1];
     if (name === undefined) throw new Error(`no metadata.name in ${file}`);

@@ -1,13 +1,13 @@
 /**
  * Where .ci/toolchain/install.sh caches each tool, computed the way install.sh computes it (and
- * checked against `install.sh --dirs` by tests/versions.test.ts): the root is
+ * checked against `install.sh --dirs` by tests/stacks/versions.test.ts): the root is
  * $VALKEY_ON_EKS_TOOLCHAIN or ~/.cache/valkey-on-eks/toolchain; a tool built from a wrapper module
  * is keyed `<name>-<version>-<hash>` (hash: first 12 hex digits of sha256(go.mod then go.sum) of
- * the wrapper), a tool from `go install module@version` `<name>-<version>`. Versions come from
- * versions.env.
+ * the wrapper), a tool from `go install module@version` `<name>-<version>`, data by its versions.
+ * Versions come from versions.env.
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { versions } from "../../versions.js";
@@ -32,4 +32,27 @@ export const toolchainDirs = {
   etcd: join(TOOLCHAIN, `etcd-${versions.ETCD_VERSION}-${wrapperHash("kubernetes")}`),
   kwok: join(TOOLCHAIN, `kwok-${versions.KWOK_VERSION}`),
   actionlint: join(TOOLCHAIN, `actionlint-${versions.ACTIONLINT_VERSION}`),
+  kubeconform: join(TOOLCHAIN, `kubeconform-${versions.KUBECONFORM_VERSION}`),
 } as const;
+
+/**
+ * The data install.sh caches beside the tools (by the names `install.sh --data` prints): Karpenter's
+ * CRDs as the github.com/aws/karpenter-provider-aws module publishes them at the chart version
+ * (pkg/apis/crds/*.yaml), and the strict JSON schemas of Kubernetes EKS_VERSION from the PyPI
+ * package kubernetes-validate, made loadable by kubeconform.
+ */
+export const toolchainData = {
+  "karpenter-crds": join(TOOLCHAIN, `karpenter-crds-${versions.KARPENTER_CHART_VERSION}`),
+  "kubernetes-schemas": join(TOOLCHAIN, `kubernetes-schemas-${versions.KUBERNETES_VALIDATE_VERSION}-${versions.EKS_VERSION}`),
+} as const;
+
+/** Karpenter's CRDs at the chart version the program installs (versions.env KARPENTER_CHART_VERSION). */
+export const KARPENTER_CRD_DIR = toolchainData["karpenter-crds"];
+
+/** `path` when it exists; otherwise an error naming what is missing and the command that installs it. */
+export function requireInstalled(path: string, what: string): string {
+  if (!existsSync(path)) {
+    throw new Error(`${what} not found at ${path}: run \`bash .ci/toolchain/install.sh --schemas\` (or run the tests through \`bash .ci/setup\`, which does)`);
+  }
+  return path;
+}

@@ -17,7 +17,7 @@
  */
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { generateKeyPairSync, randomBytes } from "node:crypto";
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
@@ -28,6 +28,7 @@ import { trackChild } from "../../../benchmarks/util/process-reaper.js";
 import { VALKEY_NODE_POOL, VALKEY_TAINT, ZONE_LABEL } from "../../../components/shared.js";
 import { versions } from "../../../versions.js";
 import { TOOLCHAIN, toolchainDirs } from "../../support/toolchain.js";
+import { KWOK_STORAGE_CLASS, kwokBenchmarkLogs, kwokStages } from "./kwok-config.js";
 
 export const KUBERNETES_VERSION = versions.KUBERNETES_VERSION;
 export const ETCD_VERSION = versions.ETCD_VERSION;
@@ -57,8 +58,7 @@ export const DEFAULT_ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"] as const
 export const DEFAULT_POD_CIDR = "127.64.0.0/16";
 /** Service ClusterIPs are allocated from loopback too: nothing in these tests may send traffic off-host. */
 export const DEFAULT_SERVICE_CIDR = "127.96.0.0/16";
-/** The default StorageClass; kwok's volume stages provision and bind its PVCs. */
-export const KWOK_STORAGE_CLASS = "kwok-volume";
+export { KWOK_STORAGE_CLASS };
 /** Name of the untainted system node. */
 export const SYSTEM_NODE = "kwok-system";
 
@@ -78,7 +78,17 @@ export interface ControlPlaneOptions {
   log?: (line: string) => void;
   /** Overall start-up deadline. @default 120 s */
   startTimeoutMs?: number;
+  /**
+   * For a stand-in that runs Job pods (support/benchmark-pods.ts): kwok completes a Job's pod
+   * only once it carries JOB_POD_RELEASE_LABEL=true instead of as soon as it runs, serves every
+   * `benchmark` container's log from `benchmarkLogFile` through its kubelet-like server (on a free
+   * port every node advertises), and the API server reaches that server by the nodes'
+   * InternalIP, so `pods/log` works. @default false
+   */
+  holdJobPods?: boolean;
 }
+
+export { JOB_POD_RELEASE_LABEL } from "./kwok-config.js";
 
 export interface FakeNode {
   name: string;
@@ -104,6 +114,11 @@ export interface ControlPlane {
   nodes: FakeNode[];
   /** Temporary directory holding logs, certificates and etcd's data. */
   dir: string;
+  /**
+   * The file kwok's kubelet-like server serves every `benchmark` container's log from (CRI log
+   * format) when `holdJobPods`: `pods/log` through the API server reads it. Written by a stand-in.
+   */
+  benchmarkLogFile: string;
   /** Environment marker every process of this plane carries (`/proc/<pid>/environ`). */
   marker: string;
   /** Every process of this plane that has not exited yet. */
@@ -190,19 +205,6 @@ function firstIp(cidr: string): string {
   const parts = (ip ?? "").split(".").map(Number);
   parts[3] = (parts[3] ?? 0) + 1;
   return parts.join(".");
-}
-
-/**
- * kwok's own stage YAMLs (node initialise + lease heartbeat, pod fast lifecycle, volume
- * provisioning), with the volume stages' StorageClass match widened to `storageClasses`.
- */
-function kwokStages(storageClasses: readonly string[]): string {
-  const dir = controlPlanePaths.kwokStages;
-  const files = readdirSync(dir).filter((f) => f.endsWith(".yaml")).sort();
-  const list = `[${storageClasses.map((s) => `'${s}'`).join(", ")}]`;
-  return files
-    .map((f) => readFileSync(join(dir, f), "utf8").replaceAll(`self.spec.storageClassName == '${KWOK_STORAGE_CLASS}'`, `self.spec.storageClassName in ${list}`).trim())
-    .join("\n---\n");
 }
 
 /**
@@ -298,7 +300,8 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
   };
 
   try {
-    const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const [etcdClient, etcdPeer, apiPort, kwokPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const benchmarkLogFile = join(dir, "container-logs", "benchmark.log");
     const server = `https://127.0.0.1:${apiPort}`;
     const token = randomBytes(24).toString("hex");
     makeCertificates(dir, firstIp(serviceCidr));
@@ -391,6 +394,8 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       `--service-account-signing-key-file=${join(dir, "sa.key")}`,
       `--service-cluster-ip-range=${serviceCidr}`,
       "--endpoint-reconciler-type=none",
+      // kwok's nodes have no resolvable hostname: reach their kubelet (kwok's server) by InternalIP.
+      ...(options.holdJobPods ? ["--kubelet-preferred-address-types=InternalIP"] : []),
       "--allow-privileged=true",
       `--cert-dir=${join(dir, "apiserver-certs")}`,
       "--profiling=false",
@@ -415,7 +420,8 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     ]);
     start("kube-scheduler", controlPlanePaths.kubeScheduler, [`--kubeconfig=${kubeconfigPath}`, "--leader-elect=false", "--secure-port=0", "--profiling=false"]);
     const stagesPath = join(dir, "kwok-stages.yaml");
-    writeFileSync(stagesPath, kwokStages(storageClasses) + "\n");
+    const logsConfig = options.holdJobPods ? `\n---\n${kwokBenchmarkLogs(benchmarkLogFile)}` : "";
+    writeFileSync(stagesPath, `${kwokStages(controlPlanePaths.kwokStages, storageClasses, options.holdJobPods ?? false)}${logsConfig}\n`);
     start("kwok", controlPlanePaths.kwok, [
       `--config=${stagesPath}`,
       `--kubeconfig=${kubeconfigPath}`,
@@ -423,6 +429,9 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       `--cidr=${podCidr}`,
       "--node-ip=127.0.0.1",
       "--node-lease-duration-seconds=40",
+      // kwok's kubelet-like server (pods/log), the port every node advertises as its kubelet
+      // endpoint; on all addresses, as the nodes' InternalIPs span 127.63.0.0/24.
+      ...(options.holdJobPods ? [`--node-port=${kwokPort}`, `--server-address=0.0.0.0:${kwokPort}`] : []),
     ]);
 
     // --- storage and nodes ----------------------------------------------------------------
@@ -499,6 +508,7 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       serviceCidr,
       nodes,
       dir,
+      benchmarkLogFile,
       marker,
       pids: () => procs.filter((p) => p.child.exitCode === null && p.child.signalCode === null && p.child.pid !== undefined).map((p) => p.child.pid!),
       api,

@@ -4,7 +4,7 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll } from "vitest";
-import { startControlPlane, type ControlPlane } from "./control-plane.js";
+import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from "./control-plane.js";
 import { createPulumiEnv, type PulumiEnv } from "./pulumi-harness.js";
 
 export interface E2eContext {
@@ -16,10 +16,10 @@ export interface E2eContext {
 }
 
 /** Registers beforeAll/afterAll hooks; the returned object is filled in before the first test. */
-export function useE2eContext(setup?: (ctx: E2eContext) => Promise<void>): E2eContext {
+export function useE2eContext(setup?: (ctx: E2eContext) => Promise<void>, planeOptions: ControlPlaneOptions = {}): E2eContext {
   const ctx = {} as E2eContext;
   beforeAll(async () => {
-    ctx.plane = await startControlPlane();
+    ctx.plane = await startControlPlane(planeOptions);
     ctx.env = await createPulumiEnv();
     const kc = new k8s.KubeConfig();
     kc.loadFromString(ctx.plane.kubeconfig);

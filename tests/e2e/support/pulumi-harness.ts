@@ -30,9 +30,9 @@ export const toolchainPaths = {
 };
 
 /** Throws naming the install script when a toolchain binary is missing (never a silent skip). */
-export function requireToolchain(): void {
+export function requireToolchain(options: { kubernetes?: boolean } = {}): void {
   const missing = Object.entries(toolchainPaths)
-    .filter(([k]) => k !== "pulumiRoot")
+    .filter(([k]) => k !== "pulumiRoot" && (k !== "kubernetesProvider" || options.kubernetes !== false))
     .filter(([, p]) => !existsSync(p))
     .map(([, p]) => p);
   if (missing.length > 0) {
@@ -47,9 +47,12 @@ export interface PulumiEnv {
   dispose(): void;
 }
 
-/** A fresh backend + PULUMI_HOME with the Kubernetes plugin and the dynamic-provider host. */
-export async function createPulumiEnv(): Promise<PulumiEnv> {
-  requireToolchain();
+/**
+ * A fresh backend + PULUMI_HOME with the Kubernetes plugin (unless `kubernetes: false`, for
+ * programs of dynamic resources only) and the dynamic-provider host.
+ */
+export async function createPulumiEnv(options: { kubernetes?: boolean } = {}): Promise<PulumiEnv> {
+  requireToolchain(options);
   const dir = mkdtempSync(join(tmpdir(), "vbench-e2e-pulumi-"));
   const bin = join(dir, "bin");
   mkdirSync(bin);
@@ -66,10 +69,12 @@ export async function createPulumiEnv(): Promise<PulumiEnv> {
     PATH: `${bin}:${dirname(toolchainPaths.pulumi)}:${process.env.PATH ?? ""}`,
   };
   mkdirSync(join(dir, "backend"));
-  execFileSync(toolchainPaths.pulumi, ["plugin", "install", "resource", "kubernetes", KUBERNETES_PROVIDER_VERSION, "--file", toolchainPaths.kubernetesProvider], {
-    env: { ...process.env, ...envVars },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  if (options.kubernetes !== false) {
+    execFileSync(toolchainPaths.pulumi, ["plugin", "install", "resource", "kubernetes", KUBERNETES_PROVIDER_VERSION, "--file", toolchainPaths.kubernetesProvider], {
+      env: { ...process.env, ...envVars },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+  }
   const command = await PulumiCommand.get({ root: toolchainPaths.pulumiRoot, skipVersionCheck: true });
   return { dir, envVars, command, dispose: () => rmSync(dir, { recursive: true, force: true }) };
 }

@@ -1,0 +1,101 @@
+/**
+ * Measures what a primary crash costs a client of the HAProxy write endpoint: on a local
+ * Sentinel topology (real processes: members started by the rendered start script, 3
+ * Sentinels, HAProxy), a client writes back to back through the write endpoint; the primary
+ * is SIGKILLed; printed: time to the Sentinels' promotion and to the first acknowledged write
+ * through the endpoint. The killed member is restarted (same data dir, same start script) and
+ * rejoins as a replica before the next run.
+ *
+ *   bash .ci/setup npx tsx benchmarks/perf/failover-perf.ts [--runs 3] [--down-after-ms 5000]
+ *       [--failover-timeout-ms 10000] [--replicas 2] [--check-interval-ms 500] [--json]
+ */
+import { parseArgs } from "node:util";
+import { waitForReplicaLinks } from "../local/local-replication.js";
+import { killHard, SentinelTopology } from "../local/sentinel-topology.js";
+import { WriteProbe } from "../local/write-probe.js";
+import { pollUntil } from "../util/poll-until.js";
+
+interface RunResult {
+  run: number;
+  killed: string;
+  promoted: string;
+  /** SIGKILL -> the Sentinels name another primary. */
+  promotionMs: number;
+  /** SIGKILL -> first write acknowledged through the write endpoint. */
+  firstWriteMs: number;
+  failedWrites: number;
+}
+
+function int(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number ≥ 1 (got ${value})`);
+  return n;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      runs: { type: "string" },
+      "down-after-ms": { type: "string" },
+      "failover-timeout-ms": { type: "string" },
+      replicas: { type: "string" },
+      "check-interval-ms": { type: "string" },
+      json: { type: "boolean" },
+    },
+  });
+  const runs = int("runs", values.runs, 3);
+  const downAfterMs = int("down-after-ms", values["down-after-ms"], 5000);
+  const failoverTimeoutMs = int("failover-timeout-ms", values["failover-timeout-ms"], 10_000);
+  const checkIntervalMs = int("check-interval-ms", values["check-interval-ms"], 500);
+  const replicas = int("replicas", values.replicas, 2);
+  const password = `perf-${Math.random().toString(36).slice(2)}`;
+  const t = await SentinelTopology.start({ replicas, zones: ["a", "b", "c"], password, downAfterMs, failoverTimeoutMs, checkIntervalMs });
+  const results: RunResult[] = [];
+  try {
+    for (let run = 1; run <= runs; run++) {
+      const killed = t.member(await t.primaryFromSentinels());
+      const probe = new WriteProbe(t.proxy!.write, password, `perf${run}`).start();
+      let promoted = killed.address;
+      let promotionMs = 0;
+      try {
+        await pollUntil(() => Promise.resolve(probe.acked.length >= 100 ? true : `${probe.acked.length} writes`), { timeoutMs: 15_000, what: "writes through the endpoint" });
+        const errorsBefore = probe.errors;
+        const killedAt = Date.now();
+        const mark = probe.mark();
+        await killHard(killed.proc);
+        await pollUntil(
+          async () => {
+            promoted = await t.primaryFromSentinels().catch(() => killed.address);
+            return promoted !== killed.address ? true : "no promotion yet";
+          },
+          { timeoutMs: downAfterMs + failoverTimeoutMs + 30_000, intervalMs: 20, what: "a promotion" },
+        );
+        promotionMs = Date.now() - killedAt;
+        await pollUntil(() => Promise.resolve(probe.firstAckAfter(mark) ? true : `no write since the kill (${probe.errors} errors, last: ${probe.lastError ?? "none"}; ${probe.acked.length} acked)`), { timeoutMs: 30_000, intervalMs: 20, what: "a write through the endpoint" });
+        const first = probe.firstAckAfter(mark)!;
+        results.push({ run, killed: killed.address, promoted, promotionMs, firstWriteMs: first.at - killedAt, failedWrites: probe.errors - errorsBefore });
+      } finally {
+        await probe.stop();
+      }
+      await t.startMember(killed.ordinal);
+      await waitForReplicaLinks([killed], password, 30_000);
+      await t.waitForSentinelViews();
+    }
+  } finally {
+    await t.stopAll();
+  }
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify({ downAfterMs, failoverTimeoutMs, checkIntervalMs, replicas, results }, null, 2)}\n`);
+    return;
+  }
+  process.stdout.write(`failover: SIGKILL of the primary -> first write through the HAProxy write endpoint (down-after ${downAfterMs} ms, failover-timeout ${failoverTimeoutMs} ms, health check every ${checkIntervalMs} ms, 1+${replicas} members, 3 Sentinels, quorum 2)\n`);
+  for (const r of results) {
+    process.stdout.write(`run ${r.run}: killed ${r.killed}, promoted ${r.promoted} after ${r.promotionMs} ms, first write after ${r.firstWriteMs} ms (${r.failedWrites} failed attempts)\n`);
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`failover-perf: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,136 @@
+/**
+ * The Sentinel side of the replication verifier: ask every given Sentinel (concurrently) who
+ * the primary is, its quorum and `SENTINEL CKQUORUM`; then a PURE analysis picks the primary
+ * to check and records the Sentinel failures:
+ *
+ * - SENTINEL_QUORUM: fewer Sentinels reachable than the quorum, or a reachable Sentinel's
+ *   CKQUORUM fails (it cannot reach enough peers to authorise a failover).
+ * - SENTINEL_DISAGREE: reachable Sentinels name different primaries, or one does not
+ *   monitor the master name at all.
+ * - SENTINEL_SAME_ZONE (zone map given): two Sentinels in one zone, so losing that zone can
+ *   lose the quorum. A Sentinel missing from the zone map is ZONE_UNKNOWN.
+ *
+ * The primary checked is the one most reachable Sentinels name (ties: the first Sentinel's).
+ */
+import { ConnectionError, type Connector } from "../topology/connector.js";
+import { endpointKey, type NodeEndpoint } from "../topology/endpoint.js";
+import { FailureList } from "./analysis-common.js";
+import type { SentinelReport } from "./verify-types.js";
+
+export interface SentinelCapture {
+  address: string;
+  endpoint: NodeEndpoint;
+  /** Set when the Sentinel could not be reached (or AUTH failed). */
+  error?: string;
+  /** GET-MASTER-ADDR-BY-NAME: `host:port`, or null when it knows no such master. */
+  primary?: string | null;
+  quorum?: number;
+  /** CKQUORUM reply text, or the error it returned. */
+  ckquorum?: { ok: boolean; text: string };
+}
+
+const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/** Asks every Sentinel; throws ConnectionError only when none can be reached. */
+export async function collectSentinels(connector: Connector, endpoints: readonly NodeEndpoint[], masterName: string): Promise<SentinelCapture[]> {
+  const captures = await Promise.all(
+    endpoints.map(async (endpoint): Promise<SentinelCapture> => {
+      const cap: SentinelCapture = { address: endpointKey(endpoint), endpoint };
+      let client;
+      try {
+        client = await connector.connect(endpoint);
+      } catch (err) {
+        cap.error = message(err).replace(/^cannot reach [^:]+:\d+: /, "");
+        return cap;
+      }
+      try {
+        const addr = (await client.call("SENTINEL", "GET-MASTER-ADDR-BY-NAME", masterName)) as [string, string] | null;
+        cap.primary = addr === null ? null : endpointKey({ host: addr[0], port: Number(addr[1]) });
+        if (addr !== null) {
+          const flat = (await client.call("SENTINEL", "MASTER", masterName)) as string[];
+          const i = flat.indexOf("quorum");
+          if (i >= 0) cap.quorum = Number(flat[i + 1]);
+          try {
+            cap.ckquorum = { ok: true, text: String(await client.call("SENTINEL", "CKQUORUM", masterName)) };
+          } catch (err) {
+            cap.ckquorum = { ok: false, text: message(err) };
+          }
+        }
+      } catch (err) {
+        cap.error = message(err);
+      } finally {
+        client.disconnect();
+      }
+      return cap;
+    }),
+  );
+  if (captures.every((c) => c.error !== undefined)) {
+    throw new ConnectionError(
+      captures.map((c) => c.address).join(","),
+      `no Sentinel answered: ${captures.map((c) => `${c.address}: ${c.error ?? "?"}`).join("; ")}`,
+    );
+  }
+  return captures;
+}
+
+export interface SentinelAnalysis {
+  /** The primary to check; undefined when no reachable Sentinel knows one. */
+  primary: string | undefined;
+  sentinels: SentinelReport[];
+  failures: FailureList;
+}
+
+/** The primary most Sentinels name; ties go to the earliest-listed Sentinel's answer. */
+export function chosenPrimary(captures: readonly SentinelCapture[]): string | undefined {
+  const votes = new Map<string, number>();
+  for (const c of captures) if (c.error === undefined && typeof c.primary === "string") votes.set(c.primary, (votes.get(c.primary) ?? 0) + 1);
+  let best: string | undefined;
+  for (const [p, n] of votes) if (best === undefined || n > (votes.get(best) ?? 0)) best = p;
+  return best;
+}
+
+export function analyseSentinels(captures: readonly SentinelCapture[], masterName: string, zones: Map<string, string> | undefined): SentinelAnalysis {
+  const failures = new FailureList();
+  const primary = chosenPrimary(captures);
+  const reachable = captures.filter((c) => c.error === undefined);
+  const quorum = Math.max(0, ...reachable.map((c) => c.quorum ?? 0));
+
+  if (quorum > 0 && reachable.length < quorum) {
+    const down = captures.filter((c) => c.error !== undefined).map((c) => c.address);
+    failures.add("SENTINEL_QUORUM", `only ${reachable.length} of ${captures.length} Sentinels reachable, quorum is ${quorum} (unreachable: ${down.join(", ")})`);
+  }
+  for (const c of reachable) {
+    if (c.ckquorum !== undefined && !c.ckquorum.ok) failures.add("SENTINEL_QUORUM", `Sentinel ${c.address}: SENTINEL CKQUORUM ${masterName} failed: ${c.ckquorum.text}`, c.address);
+  }
+
+  const named = new Set(reachable.map((c) => c.primary).filter((p): p is string => typeof p === "string"));
+  if (named.size > 1) {
+    const who = reachable.map((c) => `${c.address} -> ${c.primary ?? "none"}`).join(", ");
+    failures.add("SENTINEL_DISAGREE", `the Sentinels name different primaries for ${masterName}: ${who}`);
+  }
+  for (const c of reachable) {
+    if (c.primary === null) failures.add("SENTINEL_DISAGREE", `Sentinel ${c.address} does not monitor ${masterName}`, c.address);
+  }
+
+  if (zones !== undefined) {
+    const byZone = new Map<string, string[]>();
+    for (const c of captures) {
+      const z = zones.get(c.address);
+      if (z === undefined) failures.add("ZONE_UNKNOWN", `Sentinel ${c.address} is not in the zone map`, c.address);
+      else byZone.set(z, [...(byZone.get(z) ?? []), c.address]);
+    }
+    for (const [z, list] of byZone) {
+      if (list.length > 1) failures.add("SENTINEL_SAME_ZONE", `Sentinels ${list.join(", ")} share zone ${z}: losing ${z} loses ${list.length} of ${captures.length} Sentinels`, list[1]);
+    }
+  }
+
+  const sentinels: SentinelReport[] = captures.map((c) => {
+    const r: SentinelReport = { address: c.address, zone: zones?.get(c.address), reachable: c.error === undefined, agrees: primary !== undefined && c.primary === primary };
+    if (typeof c.primary === "string") r.primary = c.primary;
+    if (c.quorum !== undefined) r.quorum = c.quorum;
+    if (c.ckquorum !== undefined) r.ckquorum = c.ckquorum.text;
+    if (c.error !== undefined) r.error = c.error;
+    return r;
+  });
+  return { primary, sentinels, failures };
+}

@@ -1,0 +1,126 @@
+/**
+ * EKS Auto Mode (`eks.autoMode: true`): the pulumi-eks `autoMode` options, and the Valkey pool
+ * as Auto Mode objects — a `NodePool` (karpenter.sh/v1, run by the Karpenter EKS operates) on our
+ * own `NodeClass` (eks.amazonaws.com/v1) — plus the StorageClass on Auto Mode's EBS provisioner.
+ * Pure: plain config in, plain manifests out.
+ */
+import type * as eks from "@pulumi/eks";
+import type * as k8s from "@pulumi/kubernetes";
+import type * as pulumi from "@pulumi/pulumi";
+import type { KarpenterConfig } from "../../config/types.js";
+import { VALKEY_NODE_POOL } from "../shared.js";
+import { GP3_STORAGE_CLASS } from "./eks.js";
+import { buildValkeyNodePool, type NodeSelectorRequirement } from "./karpenter-manifests.js";
+import { DISCOVERY_TAG_KEY } from "./vpc.js";
+
+/** Auto Mode's built-in EBS CSI provisioner (not the add-on's `ebs.csi.aws.com`). */
+export const AUTO_MODE_EBS_PROVISIONER = "ebs.csi.eks.amazonaws.com";
+/** The access policy a custom NodeClass's node role needs (access entry type EC2). */
+export const AUTO_NODE_ACCESS_POLICY = "AmazonEKSAutoNodePolicy";
+/** Managed policies of a custom NodeClass's node role (as the role pulumi-eks creates for Auto Mode). */
+export const AUTO_NODE_POLICY_NAMES = ["AmazonEKSWorkerNodeMinimalPolicy", "AmazonEC2ContainerRegistryPullOnly"] as const;
+/**
+ * Auto Mode replaces every node after at most 21 days (336h by default); a NodePool may not ask
+ * for longer. 20 days leaves EKS's own deadline unreached, so the replacement follows our budget.
+ */
+export const AUTO_MODE_EXPIRE_AFTER = "480h";
+
+/**
+ * pulumi-eks `autoMode`: EKS runs Karpenter, the VPC CNI, kube-proxy, CoreDNS, the EBS CSI driver
+ * and the Pod Identity agent. Only the built-in `system` pool stays on (it starts nodes only for
+ * pods tolerating CriticalAddonsOnly); `general-purpose` is off, Valkey gets its own pool.
+ */
+export function buildAutoModeOptions(): NonNullable<eks.ClusterArgs["autoMode"]> {
+  return { enabled: true, createNodeRole: true, computeConfig: { nodePools: ["system"] } };
+}
+
+export interface AutoNodeClassManifest {
+  apiVersion: "eks.amazonaws.com/v1";
+  kind: "NodeClass";
+  metadata: { name: string };
+  spec: {
+    role: pulumi.Input<string>;
+    subnetSelectorTerms: Array<{ tags: Record<string, string> }>;
+    securityGroupSelectorTerms: Array<{ tags: Record<string, string> }>;
+    ephemeralStorage: { size: string };
+    networkPolicy: "DefaultAllow" | "DefaultDeny";
+    tags: Record<string, string>;
+  };
+}
+
+/** The Valkey NodeClass: the node role, private subnets and cluster security group by discovery tag, the node's disk. */
+export function buildAutoNodeClass(input: { role: pulumi.Input<string>; discoveryTag: string; name?: string; ephemeralStorageGiB?: number }): AutoNodeClassManifest {
+  const size = input.ephemeralStorageGiB ?? 80;
+  if (!Number.isInteger(size) || size < 20) throw new Error(`ephemeral storage must be a whole number of GiB ≥ 20 (got ${size})`);
+  const name = input.name ?? VALKEY_NODE_POOL;
+  return {
+    apiVersion: "eks.amazonaws.com/v1",
+    kind: "NodeClass",
+    metadata: { name },
+    spec: {
+      role: input.role,
+      subnetSelectorTerms: [{ tags: { [DISCOVERY_TAG_KEY]: input.discoveryTag } }],
+      securityGroupSelectorTerms: [{ tags: { [DISCOVERY_TAG_KEY]: input.discoveryTag } }],
+      ephemeralStorage: { size: `${size}Gi` },
+      // Pods no NetworkPolicy selects keep all traffic; the Valkey policies restrict the rest.
+      networkPolicy: "DefaultAllow",
+      tags: { "valkey-on-eks/node-pool": name },
+    },
+  };
+}
+
+export type AutoNodePoolManifest = Omit<ReturnType<typeof buildValkeyNodePool>, "spec"> & {
+  spec: Omit<ReturnType<typeof buildValkeyNodePool>["spec"], "template"> & {
+    template: {
+      spec: Omit<ReturnType<typeof buildValkeyNodePool>["spec"]["template"]["spec"], "nodeClassRef"> & {
+        nodeClassRef: { group: "eks.amazonaws.com"; kind: "NodeClass"; name: string };
+      };
+    };
+  };
+};
+
+/**
+ * The same Valkey pool as on self-managed Karpenter (Graviton, on-demand, permitted types, the
+ * configured zones, the Valkey taint, WhenEmpty consolidation, one node at a time), on the Auto
+ * Mode NodeClass. `kubernetes.io/os` is left out (Auto Mode nodes are Linux only), and
+ * `expireAfter` is {@link AUTO_MODE_EXPIRE_AFTER} because Auto Mode refuses "Never".
+ */
+export function buildAutoNodePool(input: { nodePool: KarpenterConfig["nodePool"]; zones: string[]; name?: string; extraRequirements?: NodeSelectorRequirement[] }): AutoNodePoolManifest {
+  const name = input.name ?? VALKEY_NODE_POOL;
+  const base = buildValkeyNodePool({ nodePool: input.nodePool, zones: input.zones, name, expireAfter: AUTO_MODE_EXPIRE_AFTER, extraRequirements: input.extraRequirements });
+  const { template } = base.spec;
+  return {
+    ...base,
+    spec: {
+      ...base.spec,
+      template: {
+        spec: {
+          ...template.spec,
+          nodeClassRef: { group: "eks.amazonaws.com", kind: "NodeClass", name },
+          requirements: template.spec.requirements.filter((r) => r.key !== "kubernetes.io/os"),
+        },
+      },
+    },
+  };
+}
+
+/**
+ * Auto Mode enforces NetworkPolicies only once this ConfigMap turns on the network policy
+ * controller (EKS docs: "Use Network Policies with EKS Auto Mode"); without it the Valkey
+ * NetworkPolicies would be objects nobody enforces.
+ */
+export function buildAutoModeNetworkPolicyConfigMap(): k8s.core.v1.ConfigMapArgs {
+  return { metadata: { name: "amazon-vpc-cni", namespace: "kube-system" }, data: { "enable-network-policy-controller": "true" } };
+}
+
+/** The default gp3 StorageClass on Auto Mode's EBS provisioner. */
+export function buildAutoModeGp3StorageClass(): k8s.storage.v1.StorageClassArgs {
+  return {
+    metadata: { name: GP3_STORAGE_CLASS, annotations: { "storageclass.kubernetes.io/is-default-class": "true" } },
+    provisioner: AUTO_MODE_EBS_PROVISIONER,
+    parameters: { type: "gp3", encrypted: "true" },
+    volumeBindingMode: "WaitForFirstConsumer",
+    allowVolumeExpansion: true,
+    reclaimPolicy: "Delete",
+  };
+}

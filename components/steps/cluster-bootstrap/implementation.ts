@@ -1,0 +1,123 @@
+/**
+ * The ClusterBootstrap resource's implementation (loaded by its dynamic-provider shell, and
+ * called directly by tests): discover the cluster-mode pods, build one ClusterMember per pod
+ * (id = pod name, zone = its node's zone, endpoint and MEET address = pod IP), run the core's
+ * AZ-aware `bootstrapCluster` through the chosen connector, set each member's
+ * `availability-zone` from its pod's zone (announce-zones.ts), and summarise the cluster as it is.
+ * Idempotent: a healthy cluster of the same shape is left alone (`changed: false`); more
+ * primaries on new pods scale the running cluster up (the core moves slots and keys).
+ */
+import type { ClusterMember } from "../../../benchmarks/bootstrap/cluster-member.js";
+import { bootstrapCluster } from "../../../benchmarks/bootstrap/cluster-bootstrap.js";
+import { endpointKey } from "../../../benchmarks/topology/endpoint.js";
+import { StaticZoneSource } from "../../../benchmarks/topology/zones.js";
+import { verifyTopology } from "../../../benchmarks/verify/verify-topology.js";
+import type { TopologyReport } from "../../../benchmarks/verify/verify-types.js";
+import type { DiscoveredPod } from "../../kubernetes/pod-discovery.js";
+import { zoneMapForPods } from "../../kubernetes/zone-source.js";
+import { kubeDeps, podEndpoint, usablePods, type KubeDeps } from "../kit/kube-access.js";
+import { dynamicProtocol } from "../kit/protocol.js";
+import { announceZones } from "./announce-zones.js";
+import { bootstrapFields, type ClusterBootstrapInputs } from "./inputs.js";
+
+export { parseBootstrapInputs, type ClusterBootstrapInputs } from "./inputs.js";
+
+export interface ShardSummary {
+  primary: { pod: string; zone: string | null; nodeId: string | null };
+  replicas: { pod: string; zone: string | null }[];
+  /** e.g. ["0-5460"]. */
+  slotRanges: string[];
+}
+
+export interface PlanSummary {
+  shards: ShardSummary[];
+  primariesPerZone: Record<string, number>;
+}
+
+export interface ClusterBootstrapOutputs {
+  /** The cluster as it stands after the bootstrap, by pod name. */
+  plan: PlanSummary;
+  /** False when the pods already formed a healthy cluster of this shape. */
+  changed: boolean;
+  /** Pod name -> cluster node id. */
+  nodeIds: Record<string, string>;
+  /** What the executor did, in order. */
+  steps: string[];
+}
+
+export function memberFor(p: DiscoveredPod): ClusterMember {
+  const e = podEndpoint(p);
+  return { id: p.name, zone: p.zone ?? "", endpoint: e, meet: { ip: e.host, port: e.port, busPort: p.busPort } };
+}
+
+/** The report's shards by pod name (addresses are the pods' announced `ip:port`). */
+export function summarise(report: TopologyReport, pods: readonly DiscoveredPod[]): PlanSummary {
+  const byAddress = new Map(pods.map((p) => [endpointKey(podEndpoint(p)), p.name]));
+  const pod = (address: string): string => byAddress.get(address) ?? address;
+  return {
+    shards: report.shards.map((s) => ({
+      primary: { pod: pod(s.primary.address), zone: s.primary.zone ?? null, nodeId: s.primary.nodeId ?? null },
+      replicas: s.replicas.map((r) => ({ pod: pod(r.address), zone: r.zone ?? null })),
+      slotRanges: s.primary.slotRanges,
+    })),
+    primariesPerZone: report.primariesPerZone,
+  };
+}
+
+export async function bootstrapOnKubernetes(i: ClusterBootstrapInputs, deps: KubeDeps = kubeDeps(i)): Promise<ClusterBootstrapOutputs> {
+  const pods = await usablePods(i, deps, i.expectedPods);
+  const connector = deps.connector(pods);
+  const members = pods.map(memberFor);
+  try {
+    const result = await bootstrapCluster({
+      members,
+      primaries: i.primaries,
+      replicasPerPrimary: i.replicasPerPrimary,
+      connector,
+      timeoutMs: i.timeoutMs,
+      password: i.password,
+    });
+    // Before the summary, so the verifier reads the zones the members now announce.
+    const zones = await announceZones(members, connector);
+    const report = await verifyTopology({
+      mode: "cluster",
+      seeds: pods.map(podEndpoint),
+      connector,
+      zones: new StaticZoneSource(zoneMapForPods(pods, i)),
+      countKeys: false,
+    });
+    return { plan: summarise(report, pods), changed: result.changed || zones.set.length > 0, nodeIds: result.nodeIds, steps: [...result.steps, ...zones.set, ...zones.unsupported] };
+  } finally {
+    await connector.close();
+  }
+}
+
+// --- the dynamic-provider protocol (called by ../kit/ts-module-provider.ts) ---
+
+type Props = Record<string, unknown>;
+
+/**
+ * Refuses every change of shape except a scale-up, naming both shapes: adding primaries (with
+ * their new pods, the same replicas per primary) is what the core applies to a formed cluster;
+ * fewer primaries or another replica count is not.
+ */
+export function refuseUnsupportedReshape(olds: Props, news: Props): void {
+  const shape = (p: Props): string => `${String(p.primaries)} primaries x ${String(p.replicasPerPrimary)} replicas (${String(p.expectedPods)} pods)`;
+  const same = olds.primaries === news.primaries && olds.replicasPerPrimary === news.replicasPerPrimary && olds.expectedPods === news.expectedPods;
+  const n = (v: unknown): number => (typeof v === "number" ? v : NaN);
+  const scaleUp =
+    olds.replicasPerPrimary === news.replicasPerPrimary && n(news.primaries) > n(olds.primaries) && n(news.expectedPods) > n(olds.expectedPods);
+  if (!same && !scaleUp) {
+    throw new Error(
+      `scaling an existing cluster from ${shape(olds)} to ${shape(news)} is not supported yet: ` +
+        "only adding primaries (with their new pods, the same replicas per primary) is",
+    );
+  }
+}
+
+export const { check, create, diff, update } = dynamicProtocol({
+  run: (i) => bootstrapOnKubernetes(i),
+  fields: bootstrapFields,
+  idOf: (p) => `${String(p.namespace)}/${String(p.selector)}`,
+  checkUpdate: refuseUnsupportedReshape,
+});

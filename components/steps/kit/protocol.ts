@@ -1,0 +1,99 @@
+/**
+ * The dynamic-provider protocol the step implementations answer (ts-module-provider.ts calls
+ * it): parse the inputs with the step's fields (inputs.ts), run, echo the non-secret inputs plus
+ * the result and a fresh `runStamp` into the outputs, diff over the step's `rerun` fields, and
+ * check the new inputs against the last applied ones (a step's optional `check` hook).
+ */
+import { randomUUID } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
+import type * as pulumi from "@pulumi/pulumi";
+import { parserOf, rerunKeys, secretKeys, type Fields, type Parsed } from "./inputs.js";
+
+type Props = Record<string, unknown>;
+export type DiffResult = pulumi.dynamic.DiffResult;
+
+/** The inputs without the secret keys: what may be stored as plain outputs. */
+export function publicInputs(p: Props, secretKeys: readonly string[]): Props {
+  return Object.fromEntries(Object.entries(p).filter(([k]) => !secretKeys.includes(k) && k !== "__provider"));
+}
+
+/**
+ * Changes when any of `keys` differs between the stored outputs and the new inputs: updates in
+ * place, or with `replace` replacements naming the changed keys (in the order of `keys`).
+ */
+export function diffKeys(olds: Props, news: Props, keys: readonly string[], replace = false): pulumi.dynamic.DiffResult {
+  const changed = keys.filter((k) => !isDeepStrictEqual(olds[k] ?? null, news[k] ?? null));
+  return { changes: changed.length > 0, replaces: replace ? changed : [] };
+}
+
+/** A JSON round trip: drops undefined fields so outputs are plain data. */
+export function jsonSafe<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+/** How one implementation module answers the dynamic-provider protocol. */
+export interface ProtocolSpec<F extends Fields, D = never, R extends object = object> {
+  /** The step's inputs (steps/<step>/inputs.ts): parser, diff keys and secret keys come from them. */
+  fields: F;
+  /**
+   * Does the work; its result (JSON-safe) joins the non-secret inputs as the outputs. `deps` are
+   * a test's fakes (see tsModuleProvider); undefined in a program.
+   */
+  run(i: Parsed<F>, deps?: D): Promise<R>;
+  /** The resource id for these inputs (and what `run` returned for them). */
+  idOf(p: Props, result: R): string;
+  /** A change of a `rerun` field replaces the resource instead of updating it. @default false */
+  replaceOnChange?: boolean;
+  /** Throws to refuse an update from the stored outputs to the new inputs. */
+  checkUpdate?(olds: Props, news: Props): void;
+  /**
+   * Refusals of the new inputs given the last applied ones (`olds` is `{}` for a resource not
+   * yet created). Called by the engine's Check, which runs in `pulumi preview` and, in `up`,
+   * before the resource (and anything that depends on it) changes: a refusal here stops both.
+   */
+  check?(olds: Props, news: Props): CheckFailure[];
+}
+
+/** One refusal from a step's `check`: the input key and why, naming what to do instead. */
+export interface CheckFailure {
+  property: string;
+  reason: string;
+}
+
+/** A new value each time a step runs (create or update): what the steps after it follow. */
+export function newRunStamp(): string {
+  return `${new Date().toISOString()}/${randomUUID().slice(0, 8)}`;
+}
+
+/** What an implementation module loaded by tsModuleProvider exports (`D`: its tests' fakes). */
+export interface DynamicImplModule<D = never> {
+  /** Optional for modules written by hand; dynamicProtocol always gives it. */
+  check?: (olds: Props, news: Props) => { inputs: Props; failures: CheckFailure[] };
+  create: (inputs: Props, deps?: D) => Promise<{ id: string; outs: Props }>;
+  diff: (id: string, olds: Props, news: Props) => DiffResult;
+  update: (id: string, olds: Props, news: Props, deps?: D) => Promise<{ outs: Props }>;
+}
+
+/** `create` / `diff` / `update` for an implementation module to export. */
+export function dynamicProtocol<F extends Fields, D = never, R extends object = object>(spec: ProtocolSpec<F, D, R>): Required<DynamicImplModule<D>> {
+  const parse = parserOf(spec.fields);
+  const keys = rerunKeys(spec.fields);
+  const secrets = secretKeys(spec.fields);
+  const run = async (news: Props, deps: D | undefined): Promise<{ result: R; outs: Props }> => {
+    const result = await spec.run(parse(news), deps);
+    return { result, outs: jsonSafe({ ...publicInputs(news, secrets), ...result, runStamp: newRunStamp() }) };
+  };
+  return {
+    // The new inputs unchanged (as without a check), plus the step's refusals if it has a hook.
+    check: (olds, news) => ({ inputs: news, failures: spec.check?.(olds, news) ?? [] }),
+    create: async (inputs, deps) => {
+      const { result, outs } = await run(inputs, deps);
+      return { id: spec.idOf(inputs, result), outs };
+    },
+    diff: (_id, olds, news) => diffKeys(olds, news, keys, spec.replaceOnChange),
+    update: async (_id, olds, news, deps) => {
+      spec.checkUpdate?.(olds, news);
+      return { outs: (await run(news, deps)).outs };
+    },
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * haproxy.cfg for the write endpoint that follows the primary (and a read endpoint of replicas
+ * only), for clients that do not speak Sentinel. Pure; the Kubernetes side renders the same
+ * text. Classic pattern: every data member is a server of both backends; a TCP health check
+ * logs in, PINGs and reads `INFO replication`, and a member is up in the write backend only
+ * while it says `role:master`, in the read backend only while it says `role:slave`.
+ * `on-marked-down shutdown-sessions` cuts the connections of a member that stops being the
+ * primary, so clients reconnect to the new one instead of writing into a read-only replica.
+ *
+ * The AUTH command is sent as a RESP array in hex (`tcp-check send-binary`): any password
+ * byte works and nothing needs escaping for the cfg syntax. The file therefore holds the
+ * password: write it mode 0600 (locally) or keep it in a Secret (Kubernetes); never argv.
+ */
+import type { NodeEndpoint } from "../../benchmarks/topology/endpoint.js";
+
+export interface HaproxyServer extends NodeEndpoint {
+  /** HAProxy server name: [A-Za-z0-9._-]+. */
+  name: string;
+}
+
+export interface HaproxyCfgOptions {
+  servers: readonly HaproxyServer[];
+  /** Where the write endpoint listens (`bind host:port`, host may be `*`). */
+  write: NodeEndpoint;
+  /** Where the read endpoint (replicas only) listens; omitted = no read endpoint. */
+  read?: NodeEndpoint;
+  password?: string;
+  /** Health check interval. @default 1000 */
+  checkIntervalMs?: number;
+  /** Connect and check timeout. @default 1000 */
+  checkTimeoutMs?: number;
+  /** Idle client/server timeout (benchmarks keep connections open). @default 3600000 */
+  idleTimeoutMs?: number;
+  /** @default 4096 */
+  maxConnections?: number;
+}
+
+function hex(text: string): string {
+  return Buffer.from(text, "utf8").toString("hex");
+}
+
+/** `*2\r\n$4\r\nAUTH\r\n$<n>\r\n<password>\r\n` in hex. */
+export function authCommandHex(password: string): string {
+  const bytes = Buffer.byteLength(password, "utf8");
+  return hex(`*2\r\n$4\r\nAUTH\r\n$${bytes}\r\n${password}\r\n`);
+}
+
+function ms(name: string, value: number): string {
+  if (!Number.isInteger(value) || value < 1) throw new Error(`haproxy.cfg: ${name} must be a whole number of milliseconds ≥ 1 (got ${value})`);
+  return `${value}ms`;
+}
+
+function healthCheck(role: "master" | "slave", password: string | undefined): string[] {
+  const lines = [`  option tcp-check`, `  tcp-check connect`];
+  if (password !== undefined) lines.push(`  tcp-check send-binary ${authCommandHex(password)}`, `  tcp-check expect string +OK`);
+  lines.push(
+    `  tcp-check send-binary ${hex("*1\r\n$4\r\nPING\r\n")}`,
+    `  tcp-check expect string +PONG`,
+    `  tcp-check send-binary ${hex("*2\r\n$4\r\nINFO\r\n$11\r\nreplication\r\n")}`,
+    `  tcp-check expect string role:${role}`,
+    `  tcp-check send-binary ${hex("*1\r\n$4\r\nQUIT\r\n")}`,
+    `  tcp-check expect string +OK`,
+  );
+  return lines;
+}
+
+export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
+  if (o.servers.length === 0) throw new Error("haproxy.cfg: servers must name at least one Valkey member");
+  for (const s of o.servers) {
+    if (!/^[A-Za-z0-9._-]+$/.test(s.name)) throw new Error(`haproxy.cfg: server name '${s.name}' must match [A-Za-z0-9._-]+`);
+  }
+  if (new Set(o.servers.map((s) => s.name)).size !== o.servers.length) throw new Error("haproxy.cfg: server names must be unique");
+  const inter = ms("checkIntervalMs", o.checkIntervalMs ?? 1000);
+  const checkTimeout = ms("checkTimeoutMs", o.checkTimeoutMs ?? 1000);
+  const idle = ms("idleTimeoutMs", o.idleTimeoutMs ?? 3_600_000);
+  const bind = (e: NodeEndpoint): string => (e.host.includes(":") ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`);
+  const backend = (name: string, role: "master" | "slave"): string[] => [
+    `backend ${name}`,
+    ...healthCheck(role, o.password),
+    ...o.servers.map((s) => `  server ${s.name} ${bind(s)} check inter ${inter} fall 1 rise 1 on-marked-down shutdown-sessions`),
+  ];
+  const lines = [
+    `# haproxy.cfg rendered by valkey-on-eks: write endpoint -> role:master only, read endpoint -> role:slave only.`,
+    `global`,
+    `  maxconn ${o.maxConnections ?? 4096}`,
+    `defaults`,
+    `  mode tcp`,
+    `  timeout connect ${checkTimeout}`,
+    `  timeout check ${checkTimeout}`,
+    `  timeout client ${idle}`,
+    `  timeout server ${idle}`,
+    `frontend valkey-write`,
+    `  bind ${bind(o.write)}`,
+    `  default_backend valkey-primary`,
+    ...backend("valkey-primary", "master"),
+  ];
+  if (o.read) lines.push(`frontend valkey-read`, `  bind ${bind(o.read)}`, `  default_backend valkey-replicas`, ...backend("valkey-replicas", "slave"));
+  return lines.join("\n") + "\n";
+}

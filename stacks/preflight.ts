@@ -1,0 +1,111 @@
+/**
+ * What platform eks checks before any cluster resource: the AWS CLI v2 on this machine, the
+ * explicit AWS provider built from the validated `aws` keys (region, profile, role), and, through
+ * invokes on that provider, the zones, the instance types offered in them and the EC2 vCPU quota.
+ * Thin wiring over the pure checks in components/aws/preflight.ts; every failure is a
+ * `pulumi.RunError` (printed without a stack trace) naming the key, tool, zone, type or quota.
+ */
+import { spawnSync } from "node:child_process";
+import * as aws from "@pulumi/aws";
+import * as pulumi from "@pulumi/pulumi";
+import { ON_DEMAND_STANDARD_VCPU_QUOTA, checkAdminPrincipals, checkAwsCli, checkOfferings, checkQuota, checkZonesAvailable, estimateVcpus, type AwsCliProbe } from "../components/aws/preflight.js";
+import type { StackConfig } from "../config/types.js";
+
+/** Runs `aws --version` (no shell); ENOENT and a non-zero exit are "not found". */
+export function probeAwsCli(run: typeof spawnSync = spawnSync): AwsCliProbe {
+  const result = run("aws", ["--version"], { encoding: "utf8", timeout: 15_000 });
+  if (result.error) return { found: false, error: (result.error as NodeJS.ErrnoException).code === "ENOENT" ? "`aws` is not on PATH" : result.error.message };
+  if (result.status !== 0) return { found: false, error: `exit ${String(result.status)}: ${String(result.stderr).trim().slice(0, 200)}` };
+  return { found: true, output: `${String(result.stdout)}${String(result.stderr)}` };
+}
+
+/** @throws pulumi.RunError naming the missing tool and how to install it. */
+export function requireAwsCli(probe: AwsCliProbe = probeAwsCli()): void {
+  const problem = checkAwsCli(probe);
+  if (problem !== undefined) throw new pulumi.RunError(problem);
+}
+
+/** The AWS provider's arguments: the validated region, and the profile / role when configured. */
+export function awsProviderArgs(config: StackConfig): aws.ProviderArgs {
+  const { region, profile, roleArn } = config.aws;
+  return {
+    region,
+    ...(profile === undefined ? {} : { profile }),
+    ...(roleArn === undefined ? {} : { assumeRoles: [{ roleArn, sessionName: "valkey-on-eks" }] }),
+  };
+}
+
+/** The one AWS provider every AWS resource and invoke of the stack uses. */
+export function createAwsProvider(config: StackConfig): aws.Provider {
+  return new aws.Provider("aws", awsProviderArgs(config));
+}
+
+/** The instance types that must be offered in every configured zone, by the key that sets them. */
+export function requiredInstanceTypes(config: StackConfig): Array<{ key: string; types: string[] }> {
+  const pool = { key: "karpenter.nodePool (permitted instance types)", types: [...config.karpenter.nodePool.permittedInstanceTypes] };
+  // Auto Mode has no system node group (EKS picks its built-in system pool's types).
+  return config.eks.autoMode ? [pool] : [{ key: "eks.systemNodes.instanceType", types: [config.eks.systemNodes.instanceType] }, pool];
+}
+
+export interface PreflightResult {
+  problems: string[];
+  warnings: string[];
+}
+
+/** Runs the invokes and the pure checks; returns problems instead of throwing (see {@link preflightEks}). */
+export async function collectPreflight(config: StackConfig, provider: aws.Provider): Promise<PreflightResult> {
+  const opts = { provider };
+  const { region, zones } = config.aws;
+  const problems: string[] = [];
+  const warnings: string[] = [];
+
+  // Who deploys: also proves the credentials work before anything is created.
+  const caller = await aws.getCallerIdentity({}, opts);
+  const deployer = caller.arn.includes(":assumed-role/") ? (await aws.iam.getSessionContext({ arn: caller.arn }, opts)).issuerArn : caller.arn;
+  void pulumi.log.info(`AWS preflight: deploying as ${deployer} in ${region}`);
+  problems.push(...checkAdminPrincipals(deployer, config.eks.adminPrincipalArns));
+
+  const available = await aws.getAvailabilityZones({ state: "available" }, opts);
+  const zoneProblems = checkZonesAvailable(region, zones, available.names);
+  problems.push(...zoneProblems);
+
+  const required = requiredInstanceTypes(config);
+  const allTypes = [...new Set(required.flatMap((r) => r.types))];
+  const offered: Record<string, string[]> = {};
+  for (const zone of zones.filter((z) => available.names.includes(z))) {
+    const result = await aws.ec2.getInstanceTypeOfferings(
+      {
+        locationType: "availability-zone",
+        filters: [
+          { name: "location", values: [zone] },
+          { name: "instance-type", values: allTypes },
+        ],
+      },
+      opts,
+    );
+    offered[zone] = result.instanceTypes;
+  }
+  problems.push(...checkOfferings(required, offered));
+
+  const estimate = estimateVcpus(config);
+  try {
+    const quota = await aws.servicequotas.getServiceQuota({ serviceCode: "ec2", quotaCode: ON_DEMAND_STANDARD_VCPU_QUOTA }, opts);
+    const verdict = checkQuota(region, quota.value, estimate);
+    if (verdict.error !== undefined) problems.push(verdict.error);
+    if (verdict.warning !== undefined) warnings.push(verdict.warning);
+  } catch (err) {
+    // Reading quotas needs servicequotas:GetServiceQuota, which a deployer may lack: say so, go on.
+    warnings.push(`could not read EC2 quota ${ON_DEMAND_STANDARD_VCPU_QUOTA} in ${region} (${(err as Error).message.split("\n")[0]}); this stack needs ${estimate.min}–${estimate.max} vCPUs of it`);
+  }
+  return { problems, warnings };
+}
+
+/**
+ * The preview-time checks of platform eks.
+ * @throws pulumi.RunError listing every problem, before any cluster resource is registered.
+ */
+export async function preflightEks(config: StackConfig, provider: aws.Provider): Promise<void> {
+  const { problems, warnings } = await collectPreflight(config, provider);
+  for (const warning of warnings) void pulumi.log.warn(warning);
+  if (problems.length > 0) throw new pulumi.RunError(`AWS preflight failed (nothing was created):\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+}

@@ -1,0 +1,125 @@
+/**
+ * BenchmarkJob under Pulumi mocks (installed before the component is imported): the Job's
+ * manifest as the engine receives it, and the pure builder directly.
+ */
+import { describe, expect, it } from "vitest";
+import { installMocks, settle, valueOf } from "../support/pulumi-mocks.js";
+import * as pulumi from "@pulumi/pulumi";
+import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
+import { CLIENT_LABEL, DATA_PLANE_LABEL, PASSWORD_SECRET_KEY, type Placement } from "../../components/shared.js";
+
+const mocks = installMocks();
+const { BenchmarkJob } = await import("../../components/benchmark-job.js");
+const { buildBenchmarkJob } = await import("../../components/benchmark/job-manifest.js");
+
+const PASSWORD = "Zq-distinctive-PASSWORD-8841";
+const placement: Placement = {
+  zones: ["us-west-2a", "us-west-2b", "us-west-2c"],
+  nodeSelector: { "karpenter.sh/nodepool": "valkey" },
+  tolerations: [{ key: "workload", operator: "Equal", value: "valkey", effect: "NoSchedule" }],
+  storageClass: "gp3",
+};
+const workload = { ...SEED_WORKLOAD, tests: [...SEED_WORKLOAD.tests], name: "cluster" };
+
+type Obj = Record<string, unknown>;
+const at = (o: unknown, ...path: (string | number)[]): unknown =>
+  path.reduce<unknown>((v, k) => (v === null || v === undefined ? undefined : (v as Obj)[k as string]), o);
+
+function deploy(mode: "cluster" | "replication"): { component: InstanceType<typeof BenchmarkJob> } {
+  // The Secret's value exists in the program (as the Valkey component's would); the Job must not carry it.
+  const secretName = pulumi.secret(PASSWORD).apply(() => "valkey-auth");
+  const component = new BenchmarkJob(`bench-${mode}`, {
+    namespace: pulumi.output("valkey"),
+    image: "docker.io/valkey/valkey:9.0.2",
+    mode,
+    target: { host: pulumi.output(mode === "cluster" ? "valkey-cluster.valkey.svc" : "valkey-primary.valkey.svc") },
+    workload,
+    secretName,
+    placement,
+    resources: { cpu: "1", memory: "1Gi" },
+  });
+  return { component };
+}
+
+describe("BenchmarkJob (mocked engine)", () => {
+  it("registers one batch/v1 Job under the component with every benchmark flag, the password only by reference", async () => {
+    mocks.reset();
+    const { component } = deploy("cluster");
+    await valueOf(component.jobName);
+    await settle();
+    const job = mocks.get("kubernetes:batch/v1:Job", "bench-cluster-job");
+    expect(mocks.get("valkey-on-eks:benchmark:BenchmarkJob", "bench-cluster")).toBeDefined();
+    // Named after its spec: a replaced Job (new workload or runId) never collides with the old one.
+    expect(await valueOf(component.jobName)).toMatch(/^vbench-cluster-[0-9a-f]{8}$/);
+    const spec = at(job.inputs, "spec") as Obj;
+    expect(spec.backoffLimit).toBe(0);
+    expect(at(job.inputs, "metadata", "annotations")).toEqual({ "pulumi.com/skipAwait": "true" });
+    const pod = at(spec, "template", "spec") as Obj;
+    expect(pod.restartPolicy).toBe("Never");
+    const c = at(pod, "containers", 0) as Obj;
+    expect(c.image).toBe("docker.io/valkey/valkey:9.0.2");
+    const [sh, flag, script] = c.command as string[];
+    expect([sh, flag]).toEqual(["/bin/sh", "-c"]);
+    for (const t of ["set", "get", "incr"]) {
+      expect(script).toContain(
+        `${t}) bench 3600 '-h' 'valkey-cluster.valkey.svc' '-p' '6379' '--cluster' '-n' "$req" '-c' '50' '-P' '16' '-d' '256' '--threads' '4' '-r' '1000000' '-t' '${t}' '--csv' ;;`,
+      );
+    }
+    expect(script).toContain("req=500000");
+    expect(script).toContain("MAXREQ='50000000'");
+    expect(script).toContain("MIN='5'");
+    expect(c.env).toEqual([
+      { name: "TMPDIR", value: "/tmp" },
+      { name: "VALKEY_PASSWORD", valueFrom: { secretKeyRef: { name: "valkey-auth", key: PASSWORD_SECRET_KEY } } },
+    ]);
+    expect(c.resources).toEqual({ requests: { cpu: "1", memory: "1Gi" }, limits: { cpu: "1", memory: "1Gi" } });
+    expect(at(c, "securityContext", "allowPrivilegeEscalation")).toBe(false);
+    expect(at(pod, "securityContext", "runAsNonRoot")).toBe(true);
+    expect(pod.nodeSelector).toEqual({ "karpenter.sh/nodepool": "valkey" });
+    expect(pod.tolerations).toEqual([{ key: "workload", operator: "Equal", value: "valkey", effect: "NoSchedule" }]);
+    expect(at(pod, "affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution")).toEqual([
+      { labelSelector: { matchLabels: { [DATA_PLANE_LABEL]: "true" } }, topologyKey: "kubernetes.io/hostname" },
+    ]);
+    expect(at(pod, "affinity", "podAntiAffinity", "preferredDuringSchedulingIgnoredDuringExecution")).toBeUndefined();
+    expect(at(spec, "template", "metadata", "labels", CLIENT_LABEL)).toBe("true");
+    for (const r of mocks.resources) expect(JSON.stringify(r.redacted)).not.toContain(PASSWORD);
+    expect(JSON.stringify(job.inputs)).not.toContain(PASSWORD);
+  });
+
+  it("replication mode targets the primary Service without --cluster", async () => {
+    mocks.reset();
+    const { component } = deploy("replication");
+    await valueOf(component.jobName);
+    await settle();
+    const job = mocks.get("kubernetes:batch/v1:Job", "bench-replication-job");
+    const script = (at(job.inputs, "spec", "template", "spec", "containers", 0, "command") as string[])[2] ?? "";
+    expect(script).toContain("'-h' 'valkey-primary.valkey.svc' '-p' '6379' '-n' \"$req\"");
+    expect(script).not.toContain("--cluster");
+  });
+});
+
+describe("buildBenchmarkJob (pure)", () => {
+  const base = {
+    namespace: "valkey",
+    name: "vbench",
+    image: "valkey/valkey:9.0.2",
+    mode: "replication" as const,
+    target: { host: "p", port: 6379 },
+    workload,
+    secretName: undefined,
+    passwordKey: PASSWORD_SECRET_KEY,
+    placement,
+    resources: { cpu: "500m", memory: "512Mi" },
+  };
+  it("auth off: no password env at all; ttl only when asked", () => {
+    const j = buildBenchmarkJob(base);
+    expect(j.spec.template.spec?.containers[0]?.env).toEqual([{ name: "TMPDIR", value: "/tmp" }]);
+    expect(j.spec.ttlSecondsAfterFinished).toBeUndefined();
+    expect(buildBenchmarkJob({ ...base, ttlSecondsAfterFinished: 600 }).spec.ttlSecondsAfterFinished).toBe(600);
+  });
+  it("rejects what the core rejects", () => {
+    expect(() => buildBenchmarkJob({ ...base, target: { host: "-x", port: 6379 } })).toThrow(/invalid benchmark host/);
+    expect(() => buildBenchmarkJob({ ...base, workload: { ...workload, clients: 0 } })).toThrow(/clients must be/);
+    expect(() => buildBenchmarkJob({ ...base, workload: { ...workload, tests: [] } })).toThrow(/no tests/);
+  });
+});

@@ -1,0 +1,56 @@
+/**
+ * The BenchmarkResults provider as Pulumi runs it: serialized by the closure serializer and
+ * evaluated in a separate plain `node` process (no vitest, no tsx loader). Its create must load
+ * the TypeScript implementation and reach the real @kubernetes/client-node code; with no API
+ * server in this suite, the proof is the client's connection error for an unreachable cluster.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import * as pulumi from "@pulumi/pulumi";
+import { describe, expect, it } from "vitest";
+import { benchmarkResultsProvider } from "../../components/steps/benchmark-results/component.js";
+
+const KUBECONFIG = `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: KUBE-TOKEN-distinctive-7731}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`;
+
+describe("the serialized BenchmarkResults provider in a plain node process", () => {
+  it("loads the implementation and calls the Kubernetes API", async () => {
+    const provider = benchmarkResultsProvider();
+    const { text } = await pulumi.runtime.serializeFunction(() => provider, { allowSecrets: false });
+    expect(text).not.toContain("KUBE-TOKEN");
+    // A program's provider captures the two paths only: the tests' injection point is not in it.
+    expect(text).toContain("benchmark-results/implementation.ts");
+    expect(text).not.toContain("testDeps");
+    const dir = mkdtempSync(join(tmpdir(), "vbench-provider-"));
+    try {
+      writeFileSync(join(dir, "provider.cjs"), text);
+      const inputs = {
+        namespace: "valkey",
+        jobName: "vbench",
+        kubeconfig: KUBECONFIG,
+        mode: "cluster",
+        workload: { name: "w", requests: 1, clients: 1, pipeline: 1, dataSize: 1, threads: 1, keyspaceLength: 1, tests: ["set"], minDurationSeconds: 0, maxRequests: 1 },
+        serverVersion: "9.0.2",
+        image: "valkey/valkey:9.0.2",
+        timeoutSeconds: 1,
+      };
+      writeFileSync(
+        join(dir, "run.cjs"),
+        `require("./provider.cjs").handler().create(${JSON.stringify(inputs)})` +
+          `.then((r) => console.log("CREATED " + JSON.stringify(r)), (e) => console.log("ERROR " + e.message));`,
+      );
+      const { stdout } = await promisify(execFile)(process.execPath, [join(dir, "run.cjs")], { cwd: dir, timeout: 30_000 });
+      expect(stdout).toMatch(/^ERROR cannot read Job valkey\/vbench from the cluster: .*(ECONNREFUSED|fetch failed)/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

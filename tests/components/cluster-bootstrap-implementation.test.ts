@@ -1,0 +1,144 @@
+/**
+ * The ClusterBootstrap implementation against REAL fresh cluster-enabled valkey-server
+ * processes. Faked: the Kubernetes API (a StaticPodApi whose pods point at the local servers:
+ * pod IP 127.0.0.1, the real client and bus ports as named container ports, three fake nodes
+ * in three zones). Real: discovery, the core planner and executor, DirectConnector, Valkey.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
+import { DirectConnector } from "../../benchmarks/topology/connector.js";
+import type { KubeDeps } from "../../components/steps/kit/kube-access.js";
+import {
+  bootstrapOnKubernetes,
+  refuseUnsupportedReshape,
+  diff,
+  parseBootstrapInputs,
+  type ClusterBootstrapInputs,
+  type ClusterBootstrapOutputs,
+} from "../../components/steps/cluster-bootstrap/implementation.js";
+import { StaticPodApi } from "../../components/kubernetes/static-pod-api.js";
+
+const password = `pw-${Math.random().toString(36).slice(2)}`;
+const selector = "app.kubernetes.io/instance=vc";
+
+function podApi(servers: readonly ValkeyProcess[], zoneOfNode: Record<string, string>): StaticPodApi {
+  const nodes = Object.keys(zoneOfNode);
+  return new StaticPodApi(
+    servers.map((s, i) => ({
+      name: `vc-${i}`,
+      podIP: "127.0.0.1",
+      nodeName: nodes[i % nodes.length],
+      labels: { "app.kubernetes.io/instance": "vc" },
+      ports: { valkey: s.port, "cluster-bus": s.clusterPort ?? 0 },
+    })),
+    zoneOfNode,
+  );
+}
+
+const inputs = (over: Partial<ClusterBootstrapInputs> = {}): ClusterBootstrapInputs => ({
+  ...parseBootstrapInputs({ namespace: "data", selector, kubeconfig: "unused", connector: "direct", expectedPods: 6, primaries: 3, replicasPerPrimary: 1 }),
+  password,
+  timeoutMs: 30_000,
+  ...over,
+});
+
+describe("bootstrapOnKubernetes on real valkey-server processes", () => {
+  const fleet = new LocalFleet();
+  let servers: ValkeyProcess[];
+  let deps: KubeDeps;
+  let first: ClusterBootstrapOutputs;
+  const zones = { "node-a": "us-west-2a", "node-b": "us-west-2b", "node-c": "us-west-2c" };
+
+  beforeAll(async () => {
+    servers = await fleet.startMany(6, (i) => ({ name: `kb-${i}`, clusterEnabled: true, password, clusterNodeTimeoutMs: 2000 }));
+    deps = { podApi: podApi(servers, zones), connector: () => new DirectConnector({ password }) };
+  });
+  afterAll(() => fleet.stopAll());
+
+  it("refuses a bad zone layout (every pod in one zone) before touching any node", async () => {
+    const oneZone = { podApi: podApi(servers, { "node-a": "us-west-2a" }), connector: deps.connector };
+    await expect(bootstrapOnKubernetes(inputs(), oneZone)).rejects.toThrow(/zone|us-west-2a/);
+  });
+
+  it("refuses when the pod count differs from expectedPods, naming the pods", async () => {
+    await expect(bootstrapOnKubernetes(inputs({ expectedPods: 7 }), deps)).rejects.toThrow(
+      `expected 7 Valkey pods in namespace data with selector '${selector}', found 6 (vc-0, vc-1, vc-2, vc-3, vc-4, vc-5)`,
+    );
+  });
+
+  it("refuses pods that are not ready, naming them", async () => {
+    const api = podApi(servers, zones);
+    const first = api.pods[0];
+    if (first) first.ready = false;
+    await expect(bootstrapOnKubernetes(inputs(), { podApi: api, connector: deps.connector })).rejects.toThrow(
+      `Valkey pods in namespace data with selector '${selector}' are not usable yet: vc-0 (not ready)`,
+    );
+  });
+
+  it("forms a 3x1 cluster with every replica in another zone than its primary", async () => {
+    first = await bootstrapOnKubernetes(inputs(), deps);
+    expect(first.changed).toBe(true);
+    expect(first.plan.shards).toHaveLength(3);
+    expect(first.plan.shards.map((s) => s.slotRanges)).toEqual([["0-5460"], ["5461-10921"], ["10922-16383"]]);
+    expect(first.plan.primariesPerZone).toEqual({ "us-west-2a": 1, "us-west-2b": 1, "us-west-2c": 1 });
+    const podZone = new Map(servers.map((_, i) => [`vc-${i}`, Object.values(zones)[i % 3]]));
+    for (const s of first.plan.shards) {
+      expect(s.primary.zone).toBe(podZone.get(s.primary.pod));
+      expect(s.replicas).toHaveLength(1);
+      for (const r of s.replicas) {
+        expect(r.zone).toBe(podZone.get(r.pod));
+        expect(r.zone).not.toBe(s.primary.zone);
+      }
+      expect(s.primary.nodeId).toBe(first.nodeIds[s.primary.pod]);
+    }
+    expect(Object.keys(first.nodeIds).sort()).toEqual(["vc-0", "vc-1", "vc-2", "vc-3", "vc-4", "vc-5"]);
+    expect(first.steps.some((x) => /replicates/.test(x))).toBe(true);
+    expect(JSON.stringify(first)).not.toContain(password);
+    // Each member announces its pod's zone (pod -> node -> label), which pods lack before Kubernetes 1.35.
+    for (const [i, s] of servers.entries()) {
+      const c = await new DirectConnector({ password }).connect({ host: "127.0.0.1", port: s.port });
+      expect(await c.call("CONFIG", "GET", "availability-zone")).toEqual(["availability-zone", podZone.get(`vc-${i}`)]);
+      c.disconnect();
+    }
+    expect(first.steps).toContain("vc-1: availability-zone us-west-2b");
+  });
+
+  it("a second run on the healthy cluster changes nothing and reports the same cluster", async () => {
+    const again = await bootstrapOnKubernetes(inputs(), deps);
+    expect(again.changed).toBe(false);
+    expect(again.steps).toEqual(["cluster already formed with this shape; nothing to do"]);
+    expect(again.nodeIds).toEqual(first.nodeIds);
+    expect(again.plan).toEqual(first.plan);
+  });
+
+  it("refuses another shape on the formed cluster", async () => {
+    await expect(bootstrapOnKubernetes(inputs({ primaries: 2, replicasPerPrimary: 2 }), deps)).rejects.toThrow(/already belong to a cluster/);
+  });
+});
+
+describe("the bootstrap's dynamic-provider protocol", () => {
+  const base = { namespace: "data", selector, expectedPods: 6, primaries: 3, replicasPerPrimary: 1, connector: "direct", kubeconfig: "k1", password: "p1" };
+
+  it("diff: no change for the same inputs or new secrets; a change for a new shape or selector", () => {
+    const outs = { namespace: "data", selector, expectedPods: 6, primaries: 3, replicasPerPrimary: 1, connector: "direct", plan: {}, changed: true };
+    expect(diff("id", outs, base)).toEqual({ changes: false, replaces: [] });
+    expect(diff("id", outs, { ...base, kubeconfig: "k2", password: "p2" }).changes).toBe(false);
+    expect(diff("id", outs, { ...base, primaries: 4 }).changes).toBe(true);
+    expect(diff("id", outs, { ...base, selector: "x=y" }).changes).toBe(true);
+  });
+
+  it("update allows adding primaries on new pods, and refuses other shape changes with a clear message", () => {
+    expect(() => refuseUnsupportedReshape(base, { ...base, primaries: 4, expectedPods: 8 })).not.toThrow();
+    expect(() => refuseUnsupportedReshape(base, { ...base, primaries: 2, expectedPods: 4 })).toThrow(
+      "scaling an existing cluster from 3 primaries x 1 replicas (6 pods) to 2 primaries x 1 replicas (4 pods) is not supported yet",
+    );
+    expect(() => refuseUnsupportedReshape(base, { ...base, replicasPerPrimary: 2, expectedPods: 9 })).toThrow(/is not supported yet/);
+    expect(() => refuseUnsupportedReshape(base, { ...base, selector: "x=y" })).not.toThrow();
+  });
+
+  it("input errors name the key, never a secret value", () => {
+    expect(() => parseBootstrapInputs({ ...base, primaries: 0 })).toThrow("input 'primaries' must be a whole number ≥ 1");
+    expect(() => parseBootstrapInputs({ ...base, connector: "ssh" })).toThrow("input 'connector' must be one of port-forward, direct");
+    expect(() => parseBootstrapInputs({ ...base, kubeconfig: 42 })).toThrow("input 'kubeconfig' must be a non-empty string");
+  });
+});

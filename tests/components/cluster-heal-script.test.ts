@@ -1,0 +1,246 @@
+/**
+ * Full restart of a cluster on NEW addresses, on real valkey-server processes: a 3 x 1 cluster
+ * (built by the local bootstrap) with keys and announced hostnames is stopped; every member is
+ * started again on a different loopback address with its data dir, through the same rendered
+ * start.sh + heal.sh + valkey.conf a pod runs, with a hosts file standing in for DNS.
+ * With the heal step the cluster is ok again with the same node IDs and every key; without it
+ * (today's entrypoint) it stays down: the second test shows the first one can fail.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Cluster } from "ioredis";
+import { afterAll, describe, expect, it } from "vitest";
+import { LocalFleet } from "../../benchmarks/local/valkey-process.js";
+import { startLocalCluster } from "../../benchmarks/local/local-cluster.js";
+import { openClient } from "../../benchmarks/topology/connector.js";
+import { sleep } from "../../benchmarks/util/poll-until.js";
+import { renderClusterHealScript } from "../../components/valkey/cluster-heal-script.js";
+import { renderReadinessScript } from "../../components/valkey/readiness-script.js";
+import { renderStartScript } from "../../components/valkey/start-script.js";
+import { renderValkeyConf } from "../../components/valkey/valkey-conf.js";
+import { startPod, type PodProcess } from "../support/pod-process.js";
+import { PASSWORD, cliPath, run, valkeyConfig } from "../support/valkey-fixtures.js";
+
+const NODE_TIMEOUT_MS = 3000;
+/** The stated bound for the whole heal, from the last member started to every member ok. */
+const HEAL_BOUND_MS = 60_000;
+const KEYS = 300;
+
+const valkey = valkeyConfig({
+  mode: "cluster",
+  ioThreads: 1,
+  maxmemoryBytes: 256 * 2 ** 20,
+  cluster: { primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: NODE_TIMEOUT_MS },
+});
+
+interface Member {
+  index: number;
+  hostname: string;
+  id: string;
+  port: number;
+  busPort: number;
+  dataDir: string;
+}
+
+const roots: string[] = [];
+const pods: PodProcess[] = [];
+afterAll(async () => {
+  await Promise.all(pods.map((p) => p.stop(2000)));
+  for (const r of roots) rmSync(r, { recursive: true, force: true });
+});
+
+function cliEnv(): Record<string, string> {
+  return { VALKEY_CLI: cliPath(), REDISCLI_AUTH: PASSWORD, VALKEYCLI_AUTH: PASSWORD };
+}
+
+async function clusterCall(host: string, port: number, ...args: string[]): Promise<string> {
+  const c = await openClient(host, port, `${host}:${port}`, { password: PASSWORD });
+  try {
+    return String(await c.call(args[0] as string, ...args.slice(1)));
+  } finally {
+    c.disconnect();
+  }
+}
+
+/** A bootstrapped 3 x 1 cluster with KEYS keys and announced hostnames, stopped gracefully. */
+async function formAndStop(root: string): Promise<Member[]> {
+  const fleet = new LocalFleet(join(root, "fleet"));
+  const c = await startLocalCluster(fleet, {
+    primaries: 3,
+    replicasPerPrimary: 1,
+    zones: ["a", "b", "c"],
+    password: PASSWORD,
+    clusterNodeTimeoutMs: NODE_TIMEOUT_MS,
+  });
+  const client = new Cluster([{ host: c.seed.host, port: c.seed.port }], { redisOptions: { password: PASSWORD } });
+  try {
+    for (let i = 0; i < KEYS; i++) await client.set(`heal:${i}`, `v${i}`);
+  } finally {
+    client.disconnect();
+  }
+  const members: Member[] = c.nodes.map((n, index) => ({
+    index,
+    hostname: `member-${index}.heal-headless.test`,
+    id: c.nodeIds[n.address] as string,
+    port: n.port,
+    busPort: n.clusterPort as number,
+    dataDir: n.dir,
+  }));
+  // What the pods announce: their stable DNS names (gossiped into every nodes.conf).
+  for (const [i, n] of c.nodes.entries()) {
+    await clusterCall(n.host, n.port, "CONFIG", "SET", "cluster-announce-hostname", (members[i] as Member).hostname);
+  }
+  const deadline = Date.now() + 20_000;
+  for (const n of c.nodes) {
+    for (;;) {
+      const nodes = await clusterCall(n.host, n.port, "CLUSTER", "NODES");
+      if (members.every((m) => nodes.includes(m.hostname))) break;
+      if (Date.now() > deadline) throw new Error(`hostnames did not reach ${n.address}:\n${nodes}`);
+      await sleep(200);
+    }
+  }
+  // Replicas carry the keys before the stop (WAIT on every primary).
+  for (const p of c.primaries) await clusterCall(p.host, p.port, "WAIT", "1", "5000");
+  await Promise.all(c.nodes.map((n) => n.stop(10_000)));
+  for (const m of members) {
+    const conf = readFileSync(join(m.dataDir, "nodes.conf"), "utf8");
+    for (const peer of members) expect(conf, `nodes.conf of member ${m.index}`).toContain(peer.hostname);
+    expect(conf).toContain("127.0.0.1:");
+  }
+  return members;
+}
+
+/** Starts every member as a pod on 127.0.0.<base + index>, the old ports, the old data dirs. */
+async function restartAsPods(root: string, members: Member[], base: number, heal: boolean): Promise<PodProcess[]> {
+  const hostsFile = join(root, "hosts");
+  writeFileSync(hostsFile, members.map((m) => `127.0.0.${base + m.index} ${m.hostname}`).join("\n") + "\n");
+  writeFileSync(join(root, "password"), PASSWORD, { mode: 0o600 });
+  const started = await Promise.all(
+    members.map((m) => {
+      const host = `127.0.0.${base + m.index}`;
+      const dir = join(root, `pod-${m.index}`);
+      const runDir = join(dir, "run");
+      const files: Record<string, string> = {
+        "valkey.conf": renderValkeyConf(valkey, { role: { kind: "cluster-member" }, port: m.port, busPort: m.busPort, dataDir: m.dataDir, runDir, bind: host }),
+        "heal.sh": renderClusterHealScript({ port: m.port, localHost: host, intervalSeconds: 1, deadlineSeconds: 120 }),
+        "start.sh": renderStartScript({
+          mode: "cluster",
+          auth: true,
+          passwordFile: join(root, "password"),
+          runDir,
+          dataDir: m.dataDir,
+          backgroundScripts: heal ? [join(dir, "heal.sh")] : [],
+        }),
+        "readiness.sh": renderReadinessScript({ mode: "cluster", port: m.port, localHost: host }),
+      };
+      return startPod(`member-${m.index}`, dir, host, m.port, { files, conf: "valkey.conf" }, {
+        ...cliEnv(),
+        POD_NAME: `member-${m.index}`,
+        VALKEY_ANNOUNCE_HOST: m.hostname,
+        VALKEY_ANNOUNCE_IP: host,
+        VALKEY_HEAL_HOSTS_FILE: hostsFile,
+      });
+    }),
+  );
+  pods.push(...started);
+  return started;
+}
+
+/**
+ * Healed = cluster_state:ok and every peer's link connected at its new address. (cluster_state
+ * alone reads ok for a moment after a restart, before the dead links are detected.)
+ */
+async function healed(p: PodProcess, pods: PodProcess[], members: Member[]): Promise<boolean> {
+  if ((await clusterState(p)) !== "ok") return false;
+  const lines = (await clusterCall(p.host, p.port, "CLUSTER", "NODES")).split("\n");
+  return members.every((m, i) => {
+    const line = lines.find((l) => l.startsWith(`${m.id} `)) ?? "";
+    const at = `${(pods[i] as PodProcess).host}:${m.port}@${m.busPort}`;
+    return line.split(" ")[1]?.startsWith(at) === true && (line.includes("myself") || / connected/.test(line));
+  });
+}
+
+async function clusterState(p: PodProcess): Promise<string> {
+  const info = await clusterCall(p.host, p.port, "CLUSTER", "INFO");
+  return /cluster_state:(\w+)/.exec(info)?.[1] ?? "unknown";
+}
+
+async function ready(p: PodProcess): Promise<boolean> {
+  try {
+    await run("sh", [join(p.dir, "readiness.sh")], { env: { ...process.env, ...cliEnv() } });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("full cluster restart on new addresses (real valkey-server, rendered pod scripts)", () => {
+  it(
+    "heals: cluster_state:ok on every member within the bound, same node IDs, new addresses, every key",
+    async () => {
+      const root = mkdtempSync(join(tmpdir(), "valkey-on-eks-heal-"));
+      roots.push(root);
+      const members = await formAndStop(root);
+      const t0 = Date.now();
+      const started = await restartAsPods(root, members, 101, true);
+
+      let healedMs = -1;
+      while (Date.now() - t0 < HEAL_BOUND_MS) {
+        const states = await Promise.all(started.map((p) => healed(p, started, members)));
+        if (states.every(Boolean)) {
+          healedMs = Date.now() - t0;
+          break;
+        }
+        await sleep(250);
+      }
+      const logs = started.map((p) => `--- ${p.name}\n${p.log().split("\n").filter((l) => l.startsWith("heal:")).join("\n")}`).join("\n");
+      expect(healedMs, `not every member was ok with every peer connected at its new address within ${HEAL_BOUND_MS} ms\n${logs}`).toBeGreaterThan(0);
+      console.log(`[heal] all 6 members ok, every peer connected at its new address, ${healedMs} ms after the restart`);
+
+      // Still ok after twice the node timeout (no transient ok before failure detection).
+      await sleep(2 * NODE_TIMEOUT_MS + 1000);
+      expect(await Promise.all(started.map(clusterState))).toEqual(started.map(() => "ok"));
+
+      for (const [i, p] of started.entries()) {
+        const m = members[i] as Member;
+        expect(await clusterCall(p.host, p.port, "CLUSTER", "MYID")).toBe(m.id);
+        const myself = (await clusterCall(p.host, p.port, "CLUSTER", "NODES")).split("\n").find((l) => l.includes("myself")) ?? "";
+        expect(myself).toContain(`${m.id} ${p.host}:${m.port}@${m.busPort},${m.hostname}`);
+        expect(await ready(p), `readiness of ${p.name}`).toBe(true);
+      }
+      expect(logs).toMatch(/met member-\d\.heal-headless\.test/);
+      // The heal step stops by itself once healed: every member logged its exit condition.
+      for (const p of started) expect(p.log(), p.name).toContain("heal: cluster_state:ok with all 5 peers connected");
+
+      // Clients get hostnames (cluster-preferred-endpoint-type hostname); map them like DNS would.
+      const natMap = Object.fromEntries(members.map((m, i) => [`${m.hostname}:${m.port}`, { host: (started[i] as PodProcess).host, port: m.port }]));
+      const first = started[0] as PodProcess;
+      const client = new Cluster([{ host: first.host, port: first.port }], { natMap, redisOptions: { password: PASSWORD } });
+      try {
+        const values = await Promise.all(Array.from({ length: KEYS }, (_, i) => client.get(`heal:${i}`)));
+        expect(values).toEqual(Array.from({ length: KEYS }, (_, i) => `v${i}`));
+      } finally {
+        client.disconnect();
+      }
+      await Promise.all(started.map((p) => p.stop()));
+    },
+    180_000,
+  );
+
+  it(
+    "without the heal step (today's entrypoint) the cluster stays down and no member is ready",
+    async () => {
+      const root = mkdtempSync(join(tmpdir(), "valkey-on-eks-noheal-"));
+      roots.push(root);
+      const members = await formAndStop(root);
+      const started = await restartAsPods(root, members, 121, false);
+      await sleep(6 * NODE_TIMEOUT_MS + 2000);
+      const states = await Promise.all(started.map(clusterState));
+      expect(states.filter((s) => s === "ok")).toEqual([]);
+      expect(await Promise.all(started.map(ready))).toEqual(started.map(() => false));
+      await Promise.all(started.map((p) => p.stop()));
+    },
+    180_000,
+  );
+});

@@ -1,0 +1,71 @@
+/**
+ * EksCluster against today's EKS (issue 13, "Match Karpenter 1.14 and today's EKS"): the default
+ * version and standard-support upgrade policy, VPC CNI network-policy enforcement, the node role's
+ * managed policies, and what the add-ons must outlive on destroy. Under Pulumi mocks.
+ */
+import { describe, expect, it } from "vitest";
+import { parseStackConfig } from "../../config/schema.js";
+import { versions } from "../../versions.js";
+import { recordDependencies } from "../support/dependency-recorder.js";
+import { awsMockOutputs, installMocks, settle, valueOf } from "../support/pulumi-mocks.js";
+
+const mocks = installMocks({ outputs: awsMockOutputs });
+const deps = recordDependencies(mocks);
+const pulumi = await import("@pulumi/pulumi");
+const { runProgram } = await import("../../stacks/program.js");
+const { loadStackFile } = await import("../../config/schema.js");
+const { EksCluster } = await import("../../components/eks-cluster.js");
+const { buildClusterArgs } = await import("../../components/aws/eks.js");
+
+async function deploy(raw: Record<string, unknown> = {}) {
+  const { config } = parseStackConfig({ "aws:region": "us-west-2", ...raw });
+  mocks.reset();
+  const cluster = new EksCluster("eks", { aws: config.aws, eks: config.eks, clusterName: "valkey-test" });
+  await settle();
+  await valueOf(cluster.kubeconfig);
+  await settle();
+  return cluster;
+}
+
+describe("EKS version and support policy", () => {
+  it("defaults to versions.env EKS_VERSION (1.36) on standard support", async () => {
+    expect(versions.EKS_VERSION).toBe("1.36");
+    await deploy();
+    const cluster = mocks.get("eks:index:Cluster", "eks-cluster");
+    expect(cluster.inputs.version).toBe("1.36");
+    expect(cluster.inputs.upgradePolicy).toEqual({ supportType: "STANDARD" });
+  });
+
+  it("takes eks.supportType EXTENDED when asked, and names the key on a bad value", async () => {
+    await deploy({ eks: { supportType: "EXTENDED" } });
+    expect(mocks.get("eks:index:Cluster", "eks-cluster").inputs.upgradePolicy).toEqual({ supportType: "EXTENDED" });
+    expect(() => parseStackConfig({ "aws:region": "us-west-2", eks: { supportType: "standard" } })).toThrow(/eks\.supportType/);
+  });
+
+  it("does not set nodeAssociatePublicIpAddress (it has no effect on managed node groups)", () => {
+    const { config } = parseStackConfig({ "aws:region": "us-west-2" });
+    const args = buildClusterArgs({ clusterName: "c", eks: config.eks, vpcId: "v", publicSubnetIds: [], privateSubnetIds: [], adminPrincipalArns: [], partition: "aws", tags: {} });
+    expect(Object.keys(args)).not.toContain("nodeAssociatePublicIpAddress");
+  });
+});
+
+describe("destroy order: volumes before the EBS CSI driver", () => {
+  // The engine deletes dependents first: the Valkey namespace (and with it the PVCs; the
+  // Kubernetes provider waits until the namespace is gone) and the StatefulSets go before the
+  // EBS CSI add-on and the gp3 StorageClass, so the driver is still there to delete the volumes.
+  it("the Valkey namespace and release depend on the EBS CSI add-on and the gp3 StorageClass", async () => {
+    mocks.reset();
+    deps.reset();
+    runProgram({ stack: "cluster", config: loadStackFile("stacks/Pulumi.cluster.yaml").config, password: pulumi.secret("pw") });
+    for (let i = 0; i < 4; i++) {
+      await settle();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    for (const dependent of ["valkey-namespace", "valkey-cluster"]) {
+      expect(deps.dependsOn(dependent, "eks-ebs-csi"), `${dependent}: ${deps.of(dependent).join(", ")}`).toBe(true);
+      expect(deps.dependsOn(dependent, "eks-gp3"), `${dependent}: ${deps.of(dependent).join(", ")}`).toBe(true);
+    }
+    expect(deps.parentOf("valkey-cluster-members")).toBe("valkey-cluster");
+  });
+});
+

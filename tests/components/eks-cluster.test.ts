@@ -1,0 +1,132 @@
+/**
+ * The EksCluster component under Pulumi mocks (awsx.ec2.Vpc, eks.Cluster and
+ * eks.ManagedNodeGroup are multi-language components: recorded as one resource with their
+ * inputs), and the pure VPC / cluster builders.
+ */
+import { describe, expect, it } from "vitest";
+import { parseStackConfig } from "../../config/schema.js";
+import { versions } from "../../versions.js";
+import { awsMockOutputs, installMocks, MOCK_KUBECONFIG, isSecretOutput, settle, valueOf } from "../support/pulumi-mocks.js";
+
+const KUBECONFIG = MOCK_KUBECONFIG;
+const mocks = installMocks({ outputs: awsMockOutputs });
+const { EksCluster } = await import("../../components/eks-cluster.js");
+const { buildVpcArgs, subnetPrefixes } = await import("../../components/aws/vpc.js");
+
+const { config } = parseStackConfig({ "aws:region": "us-west-2", eks: { systemNodes: { instanceType: "m7g.xlarge", count: 3, diskSizeGiB: 80 } } });
+
+async function deploy(extra: { adminPrincipalArns?: string[] } = {}) {
+  mocks.reset();
+  const cluster = new EksCluster("eks", { aws: config.aws, eks: config.eks, clusterName: "valkey-test", ...extra });
+  await settle();
+  await valueOf(cluster.kubeconfig);
+  await settle();
+  return cluster;
+}
+
+describe("EksCluster", () => {
+  it("builds the VPC over the configured zones with discovery and ELB tags", async () => {
+    await deploy();
+    const vpc = mocks.get("awsx:ec2:Vpc", "eks-vpc");
+    expect(vpc.inputs).toMatchObject({ cidrBlock: "10.0.0.0/16", availabilityZoneNames: ["us-west-2a", "us-west-2b", "us-west-2c"], subnetStrategy: "Auto", natGateways: { strategy: "Single" } });
+    expect(vpc.inputs.subnetSpecs).toEqual([
+      { type: "Private", name: "private", cidrMask: 19, tags: { "karpenter.sh/discovery": "valkey-test", "kubernetes.io/role/internal-elb": "1" } },
+      { type: "Public", name: "public", cidrMask: 20, tags: { "kubernetes.io/role/elb": "1" } },
+    ]);
+  });
+
+  it("creates the cluster with API authentication, access entries and no default node group", async () => {
+    await deploy({ adminPrincipalArns: ["arn:aws:iam::123456789012:role/admin"] });
+    const cluster = mocks.get("eks:index:Cluster", "eks-cluster");
+    expect(cluster.inputs).toMatchObject({
+      name: "valkey-test",
+      version: versions.EKS_VERSION,
+      upgradePolicy: { supportType: "STANDARD" },
+      authenticationMode: "API",
+      skipDefaultNodeGroup: true,
+      skipDefaultSecurityGroups: true,
+      createOidcProvider: false,
+      endpointPublicAccess: true,
+      endpointPrivateAccess: true,
+      vpcId: "vpc-1",
+      privateSubnetIds: ["subnet-p1", "subnet-p2", "subnet-p3"],
+      publicSubnetIds: ["subnet-u1", "subnet-u2", "subnet-u3"],
+    });
+    expect(cluster.inputs.accessEntries).toEqual({
+      "admin-0": {
+        principalArn: "arn:aws:iam::123456789012:role/admin",
+        type: "STANDARD",
+        accessPolicies: { admin: { policyArn: "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy", accessScope: { type: "cluster" } } },
+      },
+    });
+  });
+
+  it("adds the Graviton system node group from config.eks.systemNodes in private subnets", async () => {
+    await deploy();
+    const group = mocks.get("eks:index:ManagedNodeGroup", "eks-system");
+    expect(group.inputs).toMatchObject({
+      amiType: "AL2023_ARM_64_STANDARD",
+      capacityType: "ON_DEMAND",
+      instanceTypes: ["m7g.xlarge"],
+      diskSize: 80,
+      scalingConfig: { minSize: 3, maxSize: 3, desiredSize: 3 },
+      labels: { "valkey-on-eks/node-role": "system" },
+      subnetIds: ["subnet-p1", "subnet-p2", "subnet-p3"],
+    });
+    const policies = mocks.ofType("aws:iam/rolePolicyAttachment:RolePolicyAttachment").filter((r) => r.name.startsWith("eks-system-node-"));
+    expect(policies.map((p) => p.inputs.policyArn).sort()).toEqual(["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy"].map((p) => `arn:aws:iam::aws:policy/${p}`));
+  });
+
+  it("installs the Pod Identity agent and the EBS CSI driver with a Pod Identity role", async () => {
+    await deploy();
+    expect(mocks.get("aws:eks/addon:Addon", "eks-pod-identity-agent").inputs).toMatchObject({ clusterName: "valkey-test", addonName: "eks-pod-identity-agent" });
+    expect(mocks.get("aws:eks/addon:Addon", "eks-ebs-csi").inputs).toMatchObject({
+      clusterName: "valkey-test",
+      addonName: "aws-ebs-csi-driver",
+      podIdentityAssociations: [{ roleArn: "arn:aws:iam::123456789012:role/eks-ebs-csi-role", serviceAccount: "ebs-csi-controller-sa" }],
+    });
+    const role = mocks.get("aws:iam/role:Role", "eks-ebs-csi-role");
+    expect(JSON.parse(String(role.inputs.assumeRolePolicy))).toEqual({
+      Version: "2012-10-17",
+      Statement: [{ Effect: "Allow", Principal: { Service: "pods.eks.amazonaws.com" }, Action: ["sts:AssumeRole", "sts:TagSession"] }],
+    });
+    expect(mocks.get("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "eks-ebs-csi-policy").inputs.policyArn).toBe("arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy");
+  });
+
+  it("tags the cluster security group for Karpenter discovery", async () => {
+    await deploy();
+    expect(mocks.get("aws:ec2/tag:Tag", "eks-cluster-sg-discovery").inputs).toEqual({ resourceId: "sg-cluster", key: "karpenter.sh/discovery", value: "valkey-test" });
+  });
+
+  it("creates the default gp3 StorageClass through the cluster's provider and keeps the kubeconfig secret", async () => {
+    const cluster = await deploy();
+    const sc = mocks.get("kubernetes:storage.k8s.io/v1:StorageClass", "eks-gp3");
+    expect(sc.provider).toMatch(/::eks-k8s::/);
+    expect(sc.inputs).toMatchObject({
+      metadata: { name: "gp3", annotations: { "storageclass.kubernetes.io/is-default-class": "true" } },
+      provisioner: "ebs.csi.aws.com",
+      parameters: { type: "gp3", encrypted: "true" },
+      volumeBindingMode: "WaitForFirstConsumer",
+      allowVolumeExpansion: true,
+    });
+    expect(await isSecretOutput(cluster.kubeconfig)).toBe(true);
+    expect(await valueOf(cluster.kubeconfig)).toBe(KUBECONFIG);
+    expect(mocks.get("pulumi:providers:kubernetes", "eks-k8s").redacted.kubeconfig).toBe("[secret]");
+    expect(cluster.clusterName).toBe("valkey-test");
+  });
+});
+
+describe("VPC builders", () => {
+  it("sizes subnets from the VPC prefix and zone count", () => {
+    expect(subnetPrefixes("10.0.0.0/16", 3)).toEqual({ zone: 18, private: 19, public: 20 });
+    expect(subnetPrefixes("10.0.0.0/16", 2)).toEqual({ zone: 17, private: 18, public: 19 });
+    expect(subnetPrefixes("10.0.0.0/24", 3)).toEqual({ zone: 26, private: 27, public: 28 });
+    expect(() => subnetPrefixes("10.0.0.0/24", 5)).toThrow(/too small/);
+  });
+
+  it("uses one NAT gateway per zone when asked", () => {
+    const args = buildVpcArgs({ cidr: "10.1.0.0/20", zones: ["eu-west-1a", "eu-west-1b"], clusterName: "c", natGateways: "OnePerAz" });
+    expect(args.natGateways).toEqual({ strategy: "OnePerAz" });
+    expect(args.availabilityZoneCidrMask).toBe(21);
+  });
+});

@@ -1,0 +1,158 @@
+/**
+ * The benchmark Job's script, run for real: /bin/sh (dash here) against real valkey-server
+ * processes with the local benchmark client in place of the image's valkey-benchmark, the
+ * password given through the same env var the Job's secretKeyRef fills. The logs it prints are
+ * the fixtures parseJobLog is tested on (captured in this run, not checked in).
+ */
+import { spawn } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resolveBinaries } from "../../benchmarks/binaries.js";
+import { startLocalCluster, type LocalCluster } from "../../benchmarks/local/local-cluster.js";
+import { freePort } from "../../benchmarks/local/ports.js";
+import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
+import { SEED_WORKLOAD, type Workload } from "../../benchmarks/workload.js";
+import { JobLogError, parseJobLog, type JobLogMeta } from "../../components/benchmark/job-log.js";
+import { buildBenchmarkScript, type BenchmarkScriptOptions } from "../../components/benchmark/job-script.js";
+import { PASSWORD_ENV } from "../../components/benchmark/log-frames.js";
+
+const client = resolveBinaries().benchmark;
+const password = `pw-${Math.random().toString(36).slice(2)}-job`;
+const server = { save: "", appendonly: false };
+
+/** 20k requests take well under 0.5 s here: every test is re-run. One thread: see benchmark-runner.ts. */
+const SMALL: Workload = {
+  ...SEED_WORKLOAD,
+  ...{ name: "job-it", requests: 20_000, threads: 1, keyspaceLength: 100_000, tests: ["set", "get"] },
+  ...{ minDurationSeconds: 0.5, maxRequests: 5_000_000 },
+};
+
+interface ScriptRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runScript(o: Omit<BenchmarkScriptOptions, "client">, env: Record<string, string> = {}): Promise<ScriptRun> {
+  const script = buildBenchmarkScript({ ...o, client: client.path });
+  return new Promise((resolve, reject) => {
+    const child = spawn("/bin/sh", ["-c", script], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.once("error", reject);
+    child.once("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const meta = (mode: JobLogMeta["mode"], workload = SMALL): JobLogMeta => ({ mode, workload, serverVersion: "9.1.2", timestamp: "20260523-101500" });
+const frames = (log: string, kind: string): string[] => log.split("\n").filter((l) => l.startsWith(`### vbench-${kind}`));
+
+describe("the benchmark Job script against real valkey-server processes", () => {
+  const fleet = new LocalFleet();
+  let open: ValkeyProcess;
+  let locked: ValkeyProcess;
+  let cluster: LocalCluster;
+  let openLog = "";
+
+  beforeAll(async () => {
+    [open, locked, cluster] = await Promise.all([
+      fleet.start({ ...server, name: "open" }),
+      fleet.start({ ...server, name: "locked", password }),
+      startLocalCluster(fleet, { primaries: 3, replicasPerPrimary: 1, zones: ["a", "b", "c"], server }),
+    ]);
+    const r = await runScript({ workload: SMALL, mode: "replication", target: { host: open.host, port: open.port } });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    openLog = r.stdout;
+  });
+  afterAll(() => fleet.stopAll());
+
+  it("prints a complete framed log and re-runs the short tests", () => {
+    expect(frames(openLog, "version")).toEqual([expect.stringMatching(/^### vbench-version client=(valkey|redis)-benchmark \d+\.\d+\.\d+/)]);
+    expect(frames(openLog, "auth")).toEqual(["### vbench-auth method=none"]);
+    const begins = frames(openLog, "begin");
+    const ends = frames(openLog, "end");
+    expect(begins.length).toBe(ends.length);
+    for (const test of ["set", "get"]) {
+      expect(begins).toContain(`### vbench-begin test=${test} run=1 requests=20000`);
+      // The first run took < 0.5 s: a second run with scaled requests follows.
+      expect(begins.some((b) => new RegExp(`^### vbench-begin test=${test} run=2 requests=\\d+$`).test(b))).toBe(true);
+    }
+    for (const e of ends) expect(e).toMatch(/^### vbench-end test=(set|get) run=\d exit=0 wall_ms=\d+$/);
+    expect(openLog.trimEnd().split("\n").at(-1)).toBe("### vbench-done status=0");
+    expect(openLog).toMatch(/^"SET","[\d.]+"/m);
+  });
+
+  it("parseJobLog turns the real log into the local runner's rows and notes", () => {
+    const rows = parseJobLog(openLog, meta("replication"));
+    expect(rows.map((r) => r.test)).toEqual(["SET", "GET"]);
+    for (const r of rows) {
+      expect(r.client_version).toBe(`${client.flavor}-benchmark ${client.version}`);
+      expect([r.workload, r.mode, r.server_version, r.timestamp, r.clients, r.pipeline, r.datasize]).toEqual(["job-it", "replication", "9.1.2", "20260523-101500", 50, 16, 256]);
+      expect(r.notes).toMatch(/^rerun: first run 0\.\d\d s < 0\.5 s; requests scaled 20000→\d+/);
+      expect(r.requests).toBe(Number([...r.notes.matchAll(/→(\d+)/g)].at(-1)?.[1]));
+      for (const v of [r.rps, r.p50_ms, r.p95_ms, r.p99_ms, r.avg_ms, r.min_ms, r.max_ms, r.duration_s]) expect(Number.isFinite(v)).toBe(true);
+      expect(r.rps).toBeGreaterThan(0);
+      expect(r.duration_s).toBeGreaterThan(0.35);
+    }
+  });
+
+  it("a truncated real log is an error naming what is missing, never a row with NaN", () => {
+    const lines = openLog.split("\n");
+    const lastEnd = lines.findLastIndex((l) => l.startsWith("### vbench-end"));
+    const cut = (n: number): string => lines.slice(0, n).join("\n");
+    expect(() => parseJobLog(cut(lastEnd), meta("replication"))).toThrow(/ends inside GET run \d \(truncated\?\)/);
+    expect(() => parseJobLog(cut(lastEnd + 1), meta("replication"))).toThrow(/no final `### vbench-done` line/);
+    const firstGet = lines.findIndex((l) => l.startsWith("### vbench-begin test=get"));
+    expect(() => parseJobLog(cut(firstGet), meta("replication"))).toThrow(/no run of GET \(truncated\? tests with runs: SET\)/);
+    // Cut after a re-run was due but before it was logged.
+    const firstSetEnd = lines.findIndex((l) => l.startsWith("### vbench-end test=set"));
+    expect(() => parseJobLog(cut(firstSetEnd + 1), meta("replication"))).toThrow(/SET run 2 with \d+ requests is missing \(truncated\?\)/);
+    // A data line cut in half.
+    const setLine = lines.findIndex((l) => l.startsWith('"SET"'));
+    const halved = [...lines.slice(0, setLine), lines[setLine]?.slice(0, 20) ?? "", ...lines.slice(setLine + 1)].join("\n");
+    expect(() => parseJobLog(halved, meta("replication"))).toThrow(/SET run 1: benchmark output line \d+ is not valid CSV/);
+    expect(() => parseJobLog("Error from server (NotFound): pods not found\n", meta("replication"))).toThrow(JobLogError);
+    expect(() => parseJobLog("", meta("replication"))).toThrow(/empty/);
+  });
+
+  it("the log does not match another workload: the re-run rule check catches a different minimum", () => {
+    expect(() => parseJobLog(openLog, meta("replication", { ...SMALL, minDurationSeconds: 0.01 }))).toThrow(/re-run rule stops after run 1/);
+  });
+
+  it("password-protected target: the password comes from the env var, the log never contains it", async () => {
+    const r = await runScript({ workload: { ...SMALL, tests: ["incr"] }, mode: "replication", target: { host: locked.host, port: locked.port } }, { [PASSWORD_ENV]: password });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    // redis-benchmark 7 / valkey-benchmark do not read VALKEYCLI_AUTH: the in-pod fallback is -a.
+    expect(frames(r.stdout, "auth")).toEqual([expect.stringMatching(/^### vbench-auth method=(env|argv)$/)]);
+    expect(r.stdout + r.stderr).not.toContain(password);
+    const rows = parseJobLog(r.stdout, meta("replication", { ...SMALL, tests: ["incr"] }));
+    expect(rows.map((x) => x.test)).toEqual(["INCR"]);
+  });
+
+  it("without the password: exit 3 and an error frame", async () => {
+    const r = await runScript({ workload: SMALL, mode: "replication", target: { host: locked.host, port: locked.port } });
+    expect(r.code).toBe(3);
+    expect(r.stdout).toContain("### vbench-error authentication to");
+    expect(() => parseJobLog(r.stdout, meta("replication"))).toThrow(/benchmark Job stopped: authentication .*NOAUTH/);
+  });
+
+  it("an unreachable target: bounded wait, exit 2", async () => {
+    const port = await freePort();
+    const started = Date.now();
+    const r = await runScript({ workload: SMALL, mode: "replication", target: { host: "127.0.0.1", port }, waitSeconds: 1 });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/### vbench-error 127\.0\.0\.1:\d+ did not answer PING within 1 s/);
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it("cluster mode through one seed with --cluster", async () => {
+    const w: Workload = { ...SMALL, tests: ["set"] };
+    const r = await runScript({ workload: w, mode: "cluster", target: { host: cluster.seed.host, port: cluster.seed.port } });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const rows = parseJobLog(r.stdout, meta("cluster", w));
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.mode).toBe("cluster");
+    expect(rows[0]?.notes).toMatch(/^rerun: first run/);
+  });
+});

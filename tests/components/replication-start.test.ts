@@ -1,0 +1,217 @@
+/**
+ * The Sentinel-mode builders: haproxy.cfg (checked by the real `haproxy -c`), sentinel.conf,
+ * and the rendered start decision, including its no-Sentinel paths run for real under `sh`
+ * with a real valkey-server (first start of ordinal 0, ordinal 1 refused, ordinal 0 with data
+ * refused) and the password reaching the cli through REDISCLI_AUTH, never argv.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { authCommandHex, renderHaproxyCfg } from "../../components/valkey/haproxy-cfg.js";
+import { DEFAULT_MASTER_NAME, renderReplicationStartBlock } from "../../components/valkey/replication-start.js";
+import { renderSentinelConf } from "../../components/valkey/sentinel-conf.js";
+import { renderStartScript } from "../../components/valkey/start-script.js";
+import { resolveBinaries, which } from "../../benchmarks/binaries.js";
+import { memberLaunch } from "../../benchmarks/local/sentinel-topology.js";
+import { freePort } from "../../benchmarks/local/ports.js";
+import { LocalFleet } from "../../benchmarks/local/valkey-process.js";
+import { openClient } from "../../benchmarks/topology/connector.js";
+import { parseInfo } from "../../benchmarks/topology/info.js";
+import { sleep } from "../../benchmarks/util/poll-until.js";
+import { processesWithMarker } from "../support/processes.js";
+
+const PASSWORD = `s3cr3t "with" spaces\\`;
+const dir = mkdtempSync(join(tmpdir(), "sentinel-builders-"));
+const run = (cmd: string, args: string[]): Promise<{ code: number; out: string }> =>
+  new Promise((resolve) => execFile(cmd, args, (err, stdout, stderr) => resolve({ code: err === null ? 0 : Number(err.code ?? -1), out: stdout + stderr })));
+
+describe("haproxy.cfg", () => {
+  const servers = [0, 1, 2].map((i) => ({ name: `member-${i}`, host: `127.0.0.${20 + i}`, port: 7000 + i }));
+  const cfg = renderHaproxyCfg({ servers, write: { host: "127.0.0.1", port: 6400 }, read: { host: "127.0.0.1", port: 6401 }, password: PASSWORD });
+
+  it("is valid for the real haproxy (-c), write backend role:master only, read backend role:slave only", async () => {
+    const haproxy = process.env.HAPROXY ?? which("haproxy");
+    expect(haproxy, "haproxy must be installed (.ci/setup does it)").toBeDefined();
+    const path = join(dir, "haproxy.cfg");
+    writeFileSync(path, cfg, { mode: 0o600 });
+    const r = await run(haproxy!, ["-c", "-f", path]);
+    expect(r.out).toContain("Configuration file is valid");
+    expect(r.code).toBe(0);
+    const write = cfg.slice(cfg.indexOf("backend valkey-primary"), cfg.indexOf("frontend valkey-read"));
+    const read = cfg.slice(cfg.indexOf("backend valkey-replicas"));
+    expect(write).toContain("tcp-check expect string role:master");
+    expect(write).not.toContain("role:slave");
+    expect(read).toContain("tcp-check expect string role:slave");
+    for (const s of servers) expect(cfg).toContain(`server ${s.name} ${s.host}:${s.port} check inter 1000ms fall 1 rise 1 on-marked-down shutdown-sessions`);
+  });
+
+  it("sends AUTH as a RESP array in hex: any password byte survives, the text never appears in clear", () => {
+    const hex = authCommandHex(PASSWORD);
+    expect(Buffer.from(hex, "hex").toString("utf8")).toBe(`*2\r\n$4\r\nAUTH\r\n$${Buffer.byteLength(PASSWORD)}\r\n${PASSWORD}\r\n`);
+    expect(cfg).toContain(`tcp-check send-binary ${hex}`);
+    expect(cfg).not.toContain("s3cr3t");
+    expect(renderHaproxyCfg({ servers, write: { host: "*", port: 6400 } })).not.toContain("AUTH".split("").map((c) => c.charCodeAt(0).toString(16)).join(""));
+  });
+
+  it("rejects bad input naming the fault", () => {
+    expect(() => renderHaproxyCfg({ servers: [], write: { host: "*", port: 1 } })).toThrow(/servers must name at least one/);
+    expect(() => renderHaproxyCfg({ servers: [{ name: "a b", host: "h", port: 1 }], write: { host: "*", port: 1 } })).toThrow(/server name 'a b'/);
+    expect(() => renderHaproxyCfg({ servers, write: { host: "*", port: 1 }, checkIntervalMs: 0 })).toThrow(/checkIntervalMs/);
+  });
+});
+
+describe("sentinel.conf", () => {
+  const base = { port: 26379, dir: "/sentinel", primary: { host: "valkey-0.valkey-headless", port: 6379 }, quorum: 2, downAfterMs: 5000, failoverTimeoutMs: 60_000, parallelSyncs: 1 };
+
+  it("monitors the primary with the timings, authenticates everywhere, announces hostnames", () => {
+    const text = renderSentinelConf({ ...base, password: PASSWORD, hostnames: true, announce: { host: "sentinel-0.sentinel-headless" } });
+    const lines = text.trim().split("\n");
+    const name = DEFAULT_MASTER_NAME;
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        "sentinel resolve-hostnames yes",
+        "sentinel announce-hostnames yes",
+        'sentinel announce-ip "sentinel-0.sentinel-headless"',
+        `sentinel monitor ${name} valkey-0.valkey-headless 6379 2`,
+        `sentinel down-after-milliseconds ${name} 5000`,
+        `sentinel failover-timeout ${name} 60000`,
+        `sentinel parallel-syncs ${name} 1`,
+        'requirepass "s3cr3t \\"with\\" spaces\\\\"',
+        'sentinel sentinel-pass "s3cr3t \\"with\\" spaces\\\\"',
+        `sentinel auth-pass ${name} "s3cr3t \\"with\\" spaces\\\\"`,
+      ]),
+    );
+    // Hostname resolution must be on before the monitor line names a hostname.
+    expect(lines.indexOf("sentinel resolve-hostnames yes")).toBeLessThan(lines.findIndex((l) => l.startsWith("sentinel monitor")));
+    expect(renderSentinelConf(base)).toContain("protected-mode no");
+  });
+
+  it("rejects bad input naming the key", () => {
+    expect(() => renderSentinelConf({ ...base, quorum: 0 })).toThrow(/quorum must be a whole number ≥ 1/);
+    expect(() => renderSentinelConf({ ...base, downAfterMs: 1.5 })).toThrow(/downAfterMs/);
+    expect(() => renderSentinelConf({ ...base, masterName: "my master" })).toThrow(/masterName 'my master'/);
+    expect(() => renderSentinelConf({ ...base, password: "a\nb" })).toThrow(/single line/);
+  });
+});
+
+describe("start script with the Sentinel decision", () => {
+  const script = renderStartScript({ mode: "replication", auth: true, sentinel: { sentinels: ["sentinel-0.s:26379", "sentinel-1.s:26379"] } });
+
+  it("is valid sh, hands the password to the cli by environment only, and is absent without Sentinel", async () => {
+    const path = join(dir, "start.sh");
+    writeFileSync(path, script);
+    expect((await run("sh", ["-n", path])).code).toBe(0);
+    expect(script).toContain(`REDISCLI_AUTH=$(cat "$password_file"); export REDISCLI_AUTH`);
+    expect(script).toContain('"${VALKEY_SENTINELS:-sentinel-0.s:26379 sentinel-1.s:26379}"');
+    expect(script).not.toMatch(/ -a |--pass|--askpass/);
+    expect(script).toMatch(/exec valkey-server "\$conf"$/m);
+    expect(renderStartScript({ mode: "replication", auth: true })).not.toContain("SENTINEL");
+    expect(renderStartScript({ mode: "cluster", auth: true, sentinel: {} })).not.toContain("SENTINEL");
+  });
+
+  it("fails with a clear message when a per-member value is missing (real sh)", async () => {
+    const root = mkdtempSync(join(dir, "member-"));
+    const path = join(root, "start.sh");
+    writeFileSync(path, renderStartScript({ mode: "replication", auth: false, runDir: join(root, "run"), dataDir: join(root, "data"), sentinel: {} }));
+    const sh = (env: Record<string, string>): Promise<{ code: number; out: string }> =>
+      new Promise((resolve) => execFile("sh", [path, join(root, "valkey.conf")], { env: { PATH: process.env.PATH ?? "", ...env } }, (err, stdout, stderr) => resolve({ code: err === null ? 0 : Number(err.code ?? -1), out: stdout + stderr })));
+    const base = { VALKEY_SENTINELS: "127.0.0.1:1", VALKEY_ANNOUNCE_HOST: "127.0.0.1" };
+    expect(await sh({ ...base })).toEqual({ code: 1, out: "start.sh: cannot tell this member's ordinal: set POD_NAME (<statefulset>-<n>) or VALKEY_ORDINAL\n" });
+    expect(await sh({ ...base, POD_NAME: "valkey" })).toEqual({ code: 1, out: "start.sh: cannot tell this member's ordinal: set POD_NAME (<statefulset>-<n>) or VALKEY_ORDINAL\n" });
+    expect(await sh({ VALKEY_ANNOUNCE_HOST: "127.0.0.1", POD_NAME: "valkey-1" })).toEqual({ code: 1, out: "start.sh: VALKEY_SENTINELS (the Sentinels' host:port list) is empty\n" });
+    expect(await sh({ VALKEY_SENTINELS: "127.0.0.1:1", POD_NAME: "valkey-1" })).toEqual({ code: 1, out: "start.sh: VALKEY_ANNOUNCE_HOST (this member's stable name) is not set\n" });
+  });
+
+  it("rejects bad options naming the key", () => {
+    const b = { dataDir: "/data", includeFile: "/run/valkey/replication.conf" };
+    expect(() => renderReplicationStartBlock({ ...b, sentinels: ["no-port"] })).toThrow(/sentinel 'no-port' is not host:port/);
+    expect(() => renderReplicationStartBlock({ ...b, waitSeconds: 0 })).toThrow(/waitSeconds must be a whole number ≥ 1/);
+    expect(() => renderReplicationStartBlock({ ...b, masterName: "a;b" })).toThrow(/masterName 'a;b'/);
+  });
+});
+
+describe("start decision with no Sentinel answering (real sh, real valkey-server)", () => {
+  const fleet = new LocalFleet();
+  const silent: Socket[] = [];
+  let mute: Server | undefined;
+  afterAll(async () => {
+    for (const s of silent) s.destroy();
+    mute?.close();
+    await fleet.stopAll();
+  });
+  const start = async (ordinal: number, port: number, sentinels: string[], marker: string) =>
+    fleet.start({
+      name: `member-${ordinal}`,
+      bind: "127.0.0.1",
+      port,
+      startTimeoutMs: 20_000,
+      launch: (ctx) => {
+        const cmd = memberLaunch({ ordinal, host: "127.0.0.1", port, password: PASSWORD, sentinels, masterName: DEFAULT_MASTER_NAME, sentinel: { waitSeconds: 2, firstStartGraceSeconds: 1 } })(ctx);
+        return { ...cmd, env: { ...cmd.env, SENTINEL_TEST_MARKER: marker } };
+      },
+    });
+
+  it("ordinal 1 waits, then fails with a clear message, the cli never carrying the password in argv", async () => {
+    // A "Sentinel" that accepts and never answers: each cli call hangs until its timeout, so it can be inspected.
+    mute = createServer((s) => silent.push(s));
+    const mutePort = await freePort();
+    await new Promise<void>((resolve) => mute!.listen(mutePort, "127.0.0.1", resolve));
+    const marker = `run-${Math.random().toString(36).slice(2)}`;
+    const starting = start(1, await freePort(), [`127.0.0.1:${mutePort}`], marker).then(
+      () => "started",
+      (err: Error) => err.message,
+    );
+    const seen: { cmdline: string; environ: string }[] = [];
+    for (let i = 0; i < 40 && seen.length === 0; i++) {
+      await sleep(100);
+      for (const pid of processesWithMarker(`SENTINEL_TEST_MARKER=${marker}`)) {
+        try {
+          const cmdline = readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0").join(" ");
+          if (/redis-cli|valkey-cli/.test(cmdline)) seen.push({ cmdline, environ: readFileSync(`/proc/${pid}/environ`, "latin1") });
+        } catch {
+          /* exited */
+        }
+      }
+    }
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen[0]!.cmdline).toContain("SENTINEL GET-MASTER-ADDR-BY-NAME");
+    expect(seen[0]!.cmdline).not.toContain("s3cr3t");
+    expect(seen[0]!.environ.split("\0")).toContain(`REDISCLI_AUTH=${PASSWORD}`);
+    const outcome = await starting;
+    expect(outcome).toContain("exited during start-up");
+    expect(outcome).toContain(`no Sentinel of [127.0.0.1:${mutePort}] named a primary for ${DEFAULT_MASTER_NAME} within 2s (0 reachable); only ordinal 0 with an empty data dir may become the first primary`);
+  }, 30_000);
+
+  it("ordinal 0 with an empty data dir becomes the first primary; restarted WITH data and still no Sentinel, it refuses", async () => {
+    const dead = `127.0.0.1:${await freePort()}`;
+    const port = await freePort();
+    const first = await start(0, port, [dead], "first");
+    expect(first.stderr()).toContain("first start, becoming the primary");
+    const c = await openClient("127.0.0.1", port, "member-0", { password: PASSWORD });
+    try {
+      await c.set("k", "v");
+      expect(parseInfo(await c.info("replication")).get("role")).toBe("master");
+    } finally {
+      c.disconnect();
+    }
+    await first.stop();
+    await expect(start(0, port, [dead], "second")).rejects.toThrow(/only ordinal 0 with an empty data dir may become the first primary/);
+  }, 30_000);
+
+  it("ordinal 0 with an empty data dir does NOT take the primary role when a Sentinel answers with an error (wrong password)", async () => {
+    const sentinel = await fleet.start({
+      name: "sentinel-other-password",
+      bind: "127.0.0.1",
+      launch: ({ dir, port, logfile }) => {
+        const conf = join(dir, "sentinel.conf");
+        const text = renderSentinelConf({ port, bind: "127.0.0.1", dir, logfile, primary: { host: "127.0.0.1", port: 1 }, quorum: 1, downAfterMs: 1000, failoverTimeoutMs: 1000, parallelSyncs: 1, password: "another-password" });
+        writeFileSync(conf, text, { mode: 0o600 });
+        return { command: resolveBinaries().server.path, args: [conf, "--sentinel"] };
+      },
+    });
+    await expect(start(0, await freePort(), [sentinel.address], "noauth")).rejects.toThrow(new RegExp(`1 reachable; errors: ${sentinel.address.replace(/\./g, "\\.")}: NOAUTH`));
+  }, 30_000);
+});

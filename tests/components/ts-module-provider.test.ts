@@ -1,0 +1,174 @@
+/**
+ * The dynamic-provider shells called directly in-process: each loads its implementation module
+ * with tsx's tsImport (as the dynamic-provider process does) and talks to a FAKE Kubernetes API
+ * server (a local HTTP server answering pod list and node reads, requiring the kubeconfig's
+ * bearer token) through the REAL client-node CoreV1Api, then to REAL cluster-enabled
+ * valkey-server processes through the direct connector.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
+import { openClient } from "../../benchmarks/topology/connector.js";
+import { clusterBootstrapProvider } from "../../components/steps/cluster-bootstrap/component.js";
+import { topologyCheckProvider } from "../../components/steps/topology-check/component.js";
+
+const password = `pw-${Math.random().toString(36).slice(2)}`;
+const token = `tok-${Math.random().toString(36).slice(2)}`;
+const zones = ["eu-west-1a", "eu-west-1b", "eu-west-1c"];
+
+/** Answers GET pods (label selector ignored: every pod is the release's) and GET node. */
+function fakeApiServer(servers: readonly ValkeyProcess[]): Server {
+  const pods = servers.map((s, i) => ({
+    metadata: { name: `valkey-${i}`, namespace: "data", labels: { app: "valkey" } },
+    spec: {
+      nodeName: `node-${i % 3}`,
+      containers: [{ name: "valkey", ports: [{ name: "valkey", containerPort: s.port }, { name: "cluster-bus", containerPort: s.clusterPort }] }],
+    },
+    status: { podIP: "127.0.0.1", conditions: [{ type: "Ready", status: "True" }] },
+  }));
+  return createServer((req, res) => {
+    const send = (code: number, body: unknown): void => {
+      res.writeHead(code, { "content-type": "application/json" });
+      res.end(JSON.stringify(body));
+    };
+    if (req.headers.authorization !== `Bearer ${token}`) return send(401, { kind: "Status", code: 401, message: "Unauthorized" });
+    const url = new URL(req.url ?? "/", "http://x");
+    if (url.pathname === "/api/v1/namespaces/data/pods" && url.searchParams.get("labelSelector") === "app=valkey") {
+      return send(200, { kind: "PodList", apiVersion: "v1", metadata: {}, items: pods });
+    }
+    const node = /^\/api\/v1\/nodes\/(node-\d)$/.exec(url.pathname)?.[1];
+    if (node !== undefined) {
+      return send(200, { kind: "Node", apiVersion: "v1", metadata: { name: node, labels: { "topology.kubernetes.io/zone": zones[Number(node.slice(5))] } } });
+    }
+    send(404, { kind: "Status", code: 404, message: `no route ${url.pathname}` });
+  });
+}
+
+describe("dynamic-provider shells, in-process, against a fake API server and real Valkey", () => {
+  const fleet = new LocalFleet();
+  let servers: ValkeyProcess[];
+  let api: Server;
+  let inputs: Record<string, unknown>;
+
+  beforeAll(async () => {
+    servers = await fleet.startMany(6, (i) => ({ name: `sh-${i}`, clusterEnabled: true, password, clusterNodeTimeoutMs: 2000 }));
+    api = fakeApiServer(servers);
+    await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
+    const kubeconfig = JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "fake", cluster: { server: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, "insecure-skip-tls-verify": true } }],
+      users: [{ name: "u", user: { token } }],
+      contexts: [{ name: "fake", context: { cluster: "fake", user: "u" } }],
+      "current-context": "fake",
+    });
+    inputs = { namespace: "data", selector: "app=valkey", connector: "direct", kubeconfig, password };
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => api.close(resolve));
+    await fleet.stopAll();
+  });
+
+  it("ClusterBootstrap: create forms the cluster; diff/update with the same inputs change nothing", async () => {
+    const provider = clusterBootstrapProvider();
+    const bootInputs = { ...inputs, expectedPods: 6, primaries: 3, replicasPerPrimary: 1, timeoutMs: 30_000 };
+    const created = await provider.create(bootInputs);
+    const outs = created.outs as Record<string, unknown> & { changed: boolean; nodeIds: unknown; plan: { shards: { primary: { zone: string }; replicas: { zone: string }[] }[] } };
+    expect(created.id).toBe("data/app=valkey");
+    expect(outs.changed).toBe(true);
+    expect(outs.plan.shards).toHaveLength(3);
+    for (const s of outs.plan.shards) expect(s.replicas.every((r) => r.zone !== s.primary.zone)).toBe(true);
+    expect(outs).not.toHaveProperty("kubeconfig");
+    expect(outs).not.toHaveProperty("password");
+    expect(JSON.stringify(outs)).not.toContain(password);
+    expect(JSON.stringify(outs)).not.toContain(token);
+    expect(outs).toMatchObject({ namespace: "data", selector: "app=valkey", primaries: 3, replicasPerPrimary: 1, expectedPods: 6 });
+
+    expect(await provider.diff?.(created.id, outs, bootInputs)).toEqual({ changes: false, replaces: [] });
+    const updated = await provider.update?.(created.id, outs, bootInputs);
+    expect(updated?.outs).toMatchObject({ changed: false, nodeIds: outs.nodeIds });
+    await expect(provider.update?.(created.id, outs, { ...bootInputs, primaries: 2, replicasPerPrimary: 2 })).rejects.toThrow(
+      /scaling an existing cluster from 3 primaries x 1 replicas \(6 pods\) to 2 primaries x 2 replicas \(6 pods\) is not supported yet/,
+    );
+  });
+
+  it("TopologyCheck: create passes on the formed cluster, and fails pulumi up with codes and the table when slots are missing", async () => {
+    const provider = topologyCheckProvider();
+    const checkInputs = { ...inputs, mode: "cluster", expect: { primaries: 3, replicasPerPrimary: 1 }, triggers: ["x"] };
+    const ok = await provider.create(checkInputs);
+    expect((ok.outs as { report: { ok: boolean; primariesPerZone: unknown } }).report).toMatchObject({
+      ok: true,
+      primariesPerZone: { "eu-west-1a": 1, "eu-west-1b": 1, "eu-west-1c": 1 },
+    });
+    expect(JSON.stringify(ok.outs)).not.toContain(password);
+
+    const owner = await ownerOfSlot(0);
+    const oc = await openClient("127.0.0.1", owner, "owner", { password });
+    try {
+      await oc.call("CLUSTER", "DELSLOTSRANGE", "0", "99");
+      await expect(provider.create(checkInputs)).rejects.toThrow(/topology check failed \(cluster mode\): .*SLOTS_UNASSIGNED[^]*VERIFY: FAIL/);
+    } finally {
+      await oc.call("CLUSTER", "ADDSLOTSRANGE", "0", "99");
+      oc.disconnect();
+    }
+  });
+
+  /** The client port of the primary owning `slot` (from CLUSTER SLOTS on the first server). */
+  async function ownerOfSlot(slot: number): Promise<number> {
+    const c = await openClient("127.0.0.1", (servers[0] as ValkeyProcess).port, "n0", { password });
+    try {
+      const ranges = (await c.call("CLUSTER", "SLOTS")) as [number, number, [string, number]][];
+      const r = ranges.find(([a, b]) => a <= slot && slot <= b);
+      if (r === undefined) throw new Error(`slot ${slot} has no owner`);
+      return r[2][1];
+    } finally {
+      c.disconnect();
+    }
+  }
+});
+
+describe("the serialized provider in a plain node process (as @pulumi/pulumi/cmd/dynamic-provider runs it)", () => {
+  it("serializes under tsx, loads with require-from-string in plain node, and reaches the implementation", () => {
+    const root = fileURLToPath(new URL("../..", import.meta.url));
+    const dir = mkdtempSync(join(tmpdir(), "valkey-shell-"));
+    try {
+      const serialize = join(dir, "serialize.mts");
+      writeFileSync(
+        serialize,
+        [
+          `import * as pulumi from ${JSON.stringify(createRequire(import.meta.url).resolve("@pulumi/pulumi"))};`,
+          `import { clusterBootstrapProvider } from ${JSON.stringify(join(root, "components/steps/cluster-bootstrap/component.ts"))};`,
+          `const provider = clusterBootstrapProvider();`,
+          `const sf = await pulumi.runtime.serializeFunction(() => provider, { allowSecrets: true });`,
+          `process.stdout.write(sf.text);`,
+        ].join("\n"),
+      );
+      const text = execFileSync(process.execPath, ["--import", "tsx", serialize], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+      expect(text).toContain("cluster-bootstrap/implementation.ts");
+      writeFileSync(join(dir, "provider.js"), text);
+      const run = join(dir, "run.cjs");
+      writeFileSync(
+        run,
+        [
+          `const load = require(${JSON.stringify(join(root, "node_modules/require-from-string"))});`,
+          `const p = load(require("fs").readFileSync(${JSON.stringify(join(dir, "provider.js"))}, "utf8")).handler();`,
+          `const same = { namespace: "d", selector: "a=b", primaries: 3, replicasPerPrimary: 1, expectedPods: 6 };`,
+          `Promise.all([p.diff("id", same, same), p.diff("id", same, { ...same, primaries: 4 })])`,
+          `  .then((r) => process.stdout.write(JSON.stringify(r)), (e) => { process.stderr.write(String(e)); process.exit(1); });`,
+        ].join("\n"),
+      );
+      // A plain node, outside the project directory, with no loader flags: like the provider process.
+      const out = execFileSync(process.execPath, [run], { cwd: tmpdir(), encoding: "utf8" });
+      expect(JSON.parse(out)).toEqual([{ changes: false, replaces: [] }, { changes: true, replaces: [] }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

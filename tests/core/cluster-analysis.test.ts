@@ -1,0 +1,201 @@
+/** Pure verifier analysis from captured replies: parser edge cases and each failure code. */
+import { describe, expect, it } from "vitest";
+import { analyseCluster } from "../../benchmarks/verify/cluster-analysis.js";
+import { digestClusterNodes, parseClusterNodeLine, parseClusterNodes, parseNodeAddress } from "../../benchmarks/topology/cluster-nodes-parser.js";
+import { formatTopologyReport } from "../../benchmarks/verify/format-report.js";
+import { analyseReplication } from "../../benchmarks/verify/replication-analysis.js";
+import { replicaReplicationInfo, synthesiseCluster, synthesiseReplication, syntheticClusterInfo } from "../../benchmarks/verify/synthetic.js";
+
+const zones = ["a", "b", "c"];
+const codes = (r: { failures: { code: string }[] }): string[] => [...new Set(r.failures.map((f) => f.code))].sort();
+
+const SAMPLE = `07c37dfeb235213a872192d90877d0cd55635b91 127.0.0.1:30004@31004,replica-4 slave e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 0 1426238317239 4 connected
+67ed2db8d677e59ec4a4cefb06858cf2a1a89fa1 127.0.0.1:30002@31002 master - 0 1426238316232 2 connected 5461-10922 [10923->-292f8b365bb7edb5e285caf0b7e6ddc7265a2f4f]
+292f8b365bb7edb5e285caf0b7e6ddc7265a2f4f 127.0.0.1:30003@31003 master - 0 1426238318243 3 connected 10923-16383 [10922-<-67ed2db8d677e59ec4a4cefb06858cf2a1a89fa1]
+6ec23923021cf3ffec47632106199cb7f496ce01 127.0.0.1:30005@31005 slave,fail? 67ed2db8d677e59ec4a4cefb06858cf2a1a89fa1 0 1426238316232 5 connected
+824fe116063bc5fcf9f4ffd895bc17aee7731ac3 127.0.0.1:30006@31006 slave,fail,nofailover 292f8b365bb7edb5e285caf0b7e6ddc7265a2f4f 0 1426238317741 6 disconnected
+e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.1:30001@31001 myself,master - 0 0 1 connected 0-5460
+this is not a cluster nodes line
+abcdef :0@0 master,noaddr - 0 0 0 disconnected
+`;
+
+describe("CLUSTER NODES parser", () => {
+  it("parses flags, roles, hostnames, slots, and skips migrating/importing entries", () => {
+    const { nodes, invalid } = parseClusterNodes(SAMPLE);
+    expect(nodes).toHaveLength(6);
+    expect(invalid).toEqual(["this is not a cluster nodes line", "abcdef :0@0 master,noaddr - 0 0 0 disconnected"]);
+    const [r4, p2, p3, r5, r6, self] = nodes;
+    expect(r4).toMatchObject({ role: "replica", hostname: "replica-4", endpoint: { host: "127.0.0.1", port: 30004 }, busPort: 31004 });
+    expect(p2?.slots).toEqual([{ start: 5461, end: 10922 }]);
+    expect(p3?.slots).toEqual([{ start: 10923, end: 16383 }]);
+    expect(r5).toMatchObject({ pfail: true, failed: false, primaryId: p2?.id });
+    expect(r6).toMatchObject({ failed: true, pfail: false, linkState: "disconnected" });
+    expect(r6?.flags).toContain("nofailover");
+    expect(self).toMatchObject({ myself: true, role: "primary", slots: [{ start: 0, end: 5460 }] });
+  });
+
+  it("reads single slots, IPv6 and address-less nodes", () => {
+    const id = "a".repeat(40);
+    expect(parseClusterNodeLine(`${id} 127.0.0.1:7000@17000 master - 0 0 1 connected 42 100-101`)?.slots).toEqual([
+      { start: 42, end: 42 },
+      { start: 100, end: 101 },
+    ]);
+    expect(parseNodeAddress("::1:7000@17000")?.endpoint).toEqual({ host: "::1", port: 7000 });
+    expect(parseNodeAddress(":0@0")?.endpoint).toBeUndefined();
+    expect(parseClusterNodeLine(`${id} :7000@17000 myself,master - 0 0 1 connected`)?.endpoint).toBeUndefined();
+    expect(parseClusterNodeLine(`${id} 127.0.0.1:7000@17000 master - 0 0 1 connected 99999`)).toBeUndefined();
+    expect(parseClusterNodeLine(`${id} 127.0.0.1:7000@17000 master`)).toBeUndefined();
+  });
+
+  it("digests a view to its own line and the nodes it flags", () => {
+    const d = digestClusterNodes(SAMPLE);
+    expect(d.self).toMatch(/^e7d1eecce/);
+    expect(d.flagged.map((l) => l.slice(0, 8))).toEqual(["6ec23923", "824fe116"]);
+    expect(d.knownNodes).toBe(8);
+  });
+});
+
+describe("cluster analysis", () => {
+  it("passes a healthy 3x1 cluster and formats the seed's table", () => {
+    const s = synthesiseCluster(3, 1, zones);
+    const r = analyseCluster(s.capture, { zones: s.zones, expect: { primaries: 3, replicasPerPrimary: 1, replicas: 3 } });
+    expect(r.failures).toEqual([]);
+    expect(r).toMatchObject({ ok: true, mode: "cluster", nodeCount: 6, clusterState: "ok", slotsAssigned: 16384, slotsOk: 16384, zoneCheck: "checked" });
+    expect(r.primariesPerZone).toEqual({ a: 1, b: 1, c: 1 });
+    expect(r.shards.map((x) => x.primary.slotRanges)).toEqual([["0-5460"], ["5461-10921"], ["10922-16383"]]);
+    expect(r.shards.every((x) => x.replicas.length === 1 && x.replicas[0]?.crossAz && x.replicas[0].linkUp)).toBe(true);
+    const text = formatTopologyReport(r);
+    expect(text).toMatch(/PRIMARY 10\.0\.0\.1:6379 {2}a {2}slots 0-5460 \(5461\) {2}keys 1000/);
+    expect(text).toContain("replica 10.0.0.4:6379  b  cross-AZ ✓");
+    expect(text).toMatch(/VERIFY: PASS — cluster_state=ok/);
+  });
+
+  it("flags fail/fail? seen in any node's view as NODE_FAILED, and failed slot owners as SLOTS_NOT_OK", () => {
+    const s = synthesiseCluster(3, 1, zones);
+    const primary2 = s.nodes[1]!;
+    const view = s.capture.nodes[4]!;
+    view.clusterNodes = { ...view.clusterNodes!, flagged: [s.line(primary2, ["fail?"])] };
+    const r = analyseCluster(s.capture, { zones: s.zones });
+    expect(codes(r)).toEqual(["NODE_FAILED", "SLOTS_NOT_OK"]);
+    expect(r.failures.find((f) => f.code === "NODE_FAILED")).toMatchObject({ node: primary2.address, message: expect.stringContaining(`fail? by ${view.address}`) as string });
+  });
+
+  it("ignores migrating/importing slot entries for ownership, counts a hole as SLOTS_UNASSIGNED", () => {
+    const s = synthesiseCluster(3, 1, zones);
+    const text = s.capture.seedClusterNodes!.replace(" 0-5460", " 0-5359 [5360->-" + s.nodes[1]!.id + "]");
+    const r = analyseCluster({ ...s.capture, seedClusterNodes: text }, { zones: s.zones });
+    expect(codes(r)).toEqual(["SLOTS_UNASSIGNED"]);
+    expect(r.failures[0]?.message).toContain("101 of 16384 slots have no primary");
+    expect(r.failures[0]?.message).toContain("5360-5460");
+  });
+
+  it("reports CLUSTER INFO trouble from any node, once per code, naming the node", () => {
+    const s = synthesiseCluster(3, 1, zones);
+    const n = s.capture.nodes[2]!;
+    n.clusterInfo = syntheticClusterInfo("fail", 16284, 16284);
+    const r = analyseCluster(s.capture, { zones: s.zones });
+    expect(codes(r)).toEqual(["CLUSTER_STATE_NOT_OK", "SLOTS_UNASSIGNED"]);
+    expect(r.failures.every((f) => f.node === n.address)).toBe(true);
+  });
+
+  it("PRIMARY_WITHOUT_REPLICA for a primary whose replica's link is down or that has none", () => {
+    const s = synthesiseCluster(3, 1, zones);
+    const replica = s.nodes[3]!;
+    s.capture.nodes[3]!.replicationInfo = replicaReplicationInfo(s.nodes[0]!.address, 1, false);
+    const r = analyseCluster(s.capture, { zones: s.zones });
+    expect(r.failures).toEqual([expect.objectContaining({ code: "PRIMARY_WITHOUT_REPLICA", node: s.nodes[0]!.address })]);
+    expect(r.shards[0]?.replicas[0]).toMatchObject({ address: replica.address, linkUp: false });
+    const without = s.capture.seedClusterNodes!.split("\n").filter((l) => !l.startsWith(replica.id)).join("\n");
+    expect(codes(analyseCluster({ ...s.capture, seedClusterNodes: without }, { zones: s.zones }))).toEqual(["PRIMARY_WITHOUT_REPLICA"]);
+  });
+
+  it("zone checks: same-zone replica, primary majority, unknown zone, and skipped without zones", () => {
+    const s = synthesiseCluster(3, 1, zones);
+    const [p1, p2, , r1] = s.nodes;
+    const sameZone = new Map(s.zones).set(r1!.address, "a");
+    expect(analyseCluster(s.capture, { zones: sameZone }).failures).toEqual([expect.objectContaining({ code: "NO_CROSS_AZ_REPLICA", node: p1!.address })]);
+    const majority = new Map(s.zones).set(p2!.address, "a");
+    expect(codes(analyseCluster(s.capture, { zones: majority }))).toContain("AZ_PRIMARY_MAJORITY");
+    const unknown = new Map(s.zones);
+    unknown.delete(r1!.address);
+    expect(analyseCluster(s.capture, { zones: unknown }).failures).toEqual([expect.objectContaining({ code: "ZONE_UNKNOWN", node: r1!.address })]);
+    const skipped = analyseCluster(s.capture, { zones: undefined });
+    expect(skipped.ok).toBe(true);
+    expect(skipped.zoneCheck).toBe("skipped");
+    expect(skipped.notes?.join()).toContain("zone checks skipped");
+  });
+
+  it("AZ_PRIMARY_MAJORITY only when ≥ 3 zones are in use", () => {
+    const s = synthesiseCluster(3, 1, ["a", "b"]);
+    const r = analyseCluster(s.capture, { zones: s.zones });
+    expect(r.ok).toBe(true);
+    expect(r.notes?.join()).toContain("primary-majority check skipped");
+  });
+
+  it("SHAPE_MISMATCH against expectations", () => {
+    const s = synthesiseCluster(3, 1, zones);
+    const r = analyseCluster(s.capture, { zones: s.zones, expect: { primaries: 4, replicasPerPrimary: 2 } });
+    expect(codes(r)).toEqual(["SHAPE_MISMATCH"]);
+    expect(r.failures).toHaveLength(4);
+  });
+
+  it("a seed without cluster support fails CLUSTER_STATE_NOT_OK with the reason", () => {
+    const r = analyseCluster({ seed: "h:1", seedAddress: "h:1", seedError: "ERR This instance has cluster support disabled", nodes: [] }, { zones: undefined });
+    expect(r.failures).toEqual([expect.objectContaining({ code: "CLUSTER_STATE_NOT_OK", node: "h:1", message: expect.stringContaining("cluster support disabled") as string })]);
+  });
+
+  // The 50 ms bar is a performance claim: `npm run bench:verify` measures it and prints the ratio.
+  // Here only a generous ceiling (a 2-core CI machine under load), which still catches a
+  // quadratic analysis (seconds at this size).
+  it("analyses 1000 primaries + 1000 replicas, median of 7 runs under a generous 1 s ceiling", () => {
+    const s = synthesiseCluster(1000, 1, zones);
+    const times: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const t = performance.now();
+      const r = analyseCluster(s.capture, { zones: s.zones });
+      times.push(performance.now() - t);
+      expect(r.ok).toBe(true);
+      expect(r.shards).toHaveLength(1000);
+    }
+    times.sort((a, b) => a - b);
+    expect(times[3]).toBeLessThan(1000);
+  });
+});
+
+describe("replication analysis", () => {
+  it("passes a healthy primary with 3 replicas", () => {
+    const s = synthesiseReplication(3, zones);
+    const r = analyseReplication(s.capture, { zones: s.zones, expect: { replicas: 3 } });
+    expect(r).toMatchObject({ ok: true, mode: "replication", nodeCount: 4, primariesPerZone: { a: 1 } });
+    expect(r.shards[0]?.replicas.map((x) => [x.address, x.crossAz, x.linkUp, x.lagBytes])).toEqual([
+      [s.replicas[0], true, true, 0],
+      [s.replicas[1], true, true, 0],
+      [s.replicas[2], false, true, 0],
+    ]);
+  });
+
+  it("NOT_PRIMARY names the primary the seed follows", () => {
+    const r = analyseReplication({ seed: "10.0.1.1:6379", seedReplicationInfo: replicaReplicationInfo("10.0.0.1:6379", 1), replicas: [] }, { zones: undefined });
+    expect(r.failures).toEqual([expect.objectContaining({ code: "NOT_PRIMARY", node: "10.0.1.1:6379", message: expect.stringContaining("10.0.0.1:6379") as string })]);
+  });
+
+  it("link down, lag, count, cross-AZ and unknown zone", () => {
+    const s = synthesiseReplication(3, zones);
+    const [r1, r2, r3] = s.capture.replicas;
+    r1!.replicationInfo = replicaReplicationInfo("10.0.0.1:6379", 5000, false);
+    r2!.replicationInfo = replicaReplicationInfo("10.0.0.1:6379", 100);
+    r3!.error = "timeout";
+    const r = analyseReplication(s.capture, { zones: s.zones, expect: { replicas: 2 }, replicaLagBytes: 1000 });
+    expect(r.failures.map((f) => [f.code, f.node])).toEqual([
+      ["REPLICA_LINK_DOWN", r1!.address],
+      ["REPLICA_LAG", r2!.address],
+      ["REPLICA_LINK_DOWN", r3!.address],
+      ["REPLICA_COUNT", s.capture.seed],
+    ]);
+    const all = new Map([...s.zones].map(([k]) => [k, "a"]));
+    all.delete(s.replicas[1]!);
+    expect(codes(analyseReplication(synthesiseReplication(3, zones).capture, { zones: all }))).toEqual(["ZONE_UNKNOWN"]);
+    all.set(s.replicas[1]!, "a");
+    expect(codes(analyseReplication(synthesiseReplication(3, zones).capture, { zones: all }))).toEqual(["NO_CROSS_AZ_REPLICA"]);
+  });
+});

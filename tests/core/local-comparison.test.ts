@@ -1,0 +1,116 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { processesWithMarker } from "../support/processes.js";
+import { runLocalComparison } from "../../benchmarks/local/local-comparison.js";
+import { liveServerCount } from "../../benchmarks/local/valkey-process.js";
+import { parseResultsCsv, RESULTS_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
+import { trackedChildCount } from "../../benchmarks/util/process-reaper.js";
+import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
+
+const scratch = mkdtempSync(join(tmpdir(), "vbench-local-test-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+interface CliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  marker: string;
+}
+
+/**
+ * Runs `vbench local` in a child node process, tagged with a marker env var. `interruptWhen`
+ * sends SIGINT once stderr matches it.
+ */
+function runCli(args: string[], interruptWhen?: RegExp): Promise<CliRun> {
+  const marker = `VBENCH_TEST_MARKER=${Math.random().toString(36).slice(2)}`;
+  const [k, v] = marker.split("=") as [string, string];
+  const child = spawn(process.execPath, ["--import", "tsx", "benchmarks/cli.ts", "local", ...args], {
+    env: { ...process.env, [k]: v },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  let interrupted = false;
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+    if (interruptWhen && !interrupted && interruptWhen.test(stderr)) {
+      interrupted = true;
+      child.kill("SIGINT");
+    }
+  });
+  return new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal, stdout, stderr, marker })));
+}
+
+describe("local comparison on real valkey-server processes", () => {
+  it("starts both topologies, verifies them, benchmarks both, writes results and stops every server", async () => {
+    const result = await runLocalComparison({
+      workload: { ...SEED_WORKLOAD, name: "test", requests: 20_000, tests: ["set", "get"], minDurationSeconds: 0.3 },
+      replicas: 3,
+      primaries: 3,
+      replicasPerPrimary: 1,
+      zones: ["zone-a", "zone-b", "zone-c"],
+      outputDir: join(scratch, "results"),
+      ioThreads: 1,
+      timestamp: "20260101-000000",
+    });
+    expect(result.runDir).toBe(join(scratch, "results", "20260101-000000"));
+    const csv = readFileSync(join(result.runDir, "results.csv"), "utf8");
+    expect(csv.split("\n")[0]?.split(",").slice(0, 9)).toEqual(["workload", "mode", "test", "rps", "p50_ms", "clients", "pipeline", "datasize", "timestamp"]);
+    expect(csv.split("\n")[0]).toBe(RESULTS_CSV_COLUMNS.join(","));
+    const rows = parseResultsCsv(csv);
+    expect(rows.map((r) => `${r.mode}/${r.test}`)).toEqual(["replication/SET", "replication/GET", "cluster/SET", "cluster/GET"]);
+    for (const r of rows) {
+      expect(r.rps).toBeGreaterThan(0);
+      expect(r.p50_ms).toBeGreaterThan(0);
+      expect(r.duration_s).toBeGreaterThanOrEqual(0.3 * 0.8);
+      expect(r.server_version).toMatch(/^\d+\.\d+\.\d+$/);
+      expect(r.timestamp).toBe("20260101-000000");
+    }
+    expect(result.reports.replication.before.ok).toBe(true);
+    expect(result.reports.cluster.before.ok).toBe(true);
+    expect(result.reports.cluster.before.shards).toHaveLength(3);
+    // After SET ran on the cluster, keys are spread over all three primaries.
+    for (const s of result.reports.cluster.after.shards) expect(s.primary.keys).toBeGreaterThan(0);
+    const summary = readFileSync(join(result.runDir, "summary.md"), "utf8");
+    expect(summary).toContain("SET");
+    expect(readdirSync(join(result.runDir, "raw")).some((f) => f.startsWith("verify-cluster"))).toBe(true);
+    expect(result.table).toMatch(/SET/);
+    expect(liveServerCount()).toBe(0);
+    expect(trackedChildCount()).toBe(0);
+  });
+
+  it("leaves no process behind when interrupted with Ctrl-C mid-benchmark", async () => {
+    const out = join(scratch, "interrupted");
+    const run = await runCli(
+      ["--requests", "2000000", "--min-duration", "30", "--tests", "set", "--output", out],
+      /Benchmark replication/,
+    );
+    expect(run.code, run.stderr).toBe(130);
+    expect(run.stderr).toContain("SIGINT: stopped every server and benchmark process");
+    expect(processesWithMarker(run.marker)).toEqual([]);
+  });
+
+  it("stops the servers it started when a later step fails, and says why", async () => {
+    // One zone: the AZ-aware planner cannot put any replica in a zone other than its primary's.
+    const run = await runCli(["--zones", "only-one", "--requests", "1000", "--tests", "set", "--output", join(scratch, "fail"), "--quiet"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/vbench: .*zone/);
+    expect(run.stderr).not.toMatch(/^\s+at /m);
+    expect(processesWithMarker(run.marker)).toEqual([]);
+  });
+
+  it("rejects bad flags with exit 2 before starting anything", async () => {
+    const run = await runCli(["--tests", "set,bogus", "--output", join(scratch, "usage")]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("unknown test(s) bogus");
+    expect(existsSync(join(scratch, "usage"))).toBe(false);
+    const bad = await runCli(["--requests", "lots"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--requests must be a positive integer (got 'lots')");
+  });
+});

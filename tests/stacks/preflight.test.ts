@@ -1,0 +1,193 @@
+/**
+ * Platform eks under Pulumi mocks: the preflight's invokes (zones, instance type offerings per
+ * zone, the vCPU quota) go to the stack's own AWS provider and fail naming the zone, type or
+ * quota; and the program hands that provider to every AWS resource, including the ones awsx and
+ * pulumi-eks create (their components get it in their providers map), whatever AWS_REGION says.
+ */
+import { beforeEach, describe, expect, it } from "vitest";
+import { awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
+
+const ZONES_TOKEN = "aws:index/getAvailabilityZones:getAvailabilityZones";
+const OFFERINGS_TOKEN = "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings";
+const QUOTA_TOKEN = "aws:servicequotas/getServiceQuota:getServiceQuota";
+const CALLER_TOKEN = "aws:index/getCallerIdentity:getCallerIdentity";
+const SESSION_TOKEN = "aws:iam/getSessionContext:getSessionContext";
+
+/** The account the mocks answer for: zones, what each zone offers, and the vCPU quota. */
+const account = {
+  zones: ["eu-west-1a", "eu-west-1b", "eu-west-1c"],
+  offered: {} as Record<string, string[]>,
+  quota: 64 as number | Error,
+  caller: "arn:aws:sts::123456789012:assumed-role/deployer/session-1",
+};
+const ALL_TYPES = ["m7g.large", "r7g.large", "r7g.xlarge", "r7g.2xlarge"];
+
+const recorder = installMocks({
+  outputs: awsMockOutputs,
+  invokes: {
+    [CALLER_TOKEN]: () => ({ accountId: "123456789012", arn: account.caller, userId: "AROAEXAMPLE:session-1", id: "123456789012" }),
+    [SESSION_TOKEN]: (inputs) => {
+      const m = /^arn:aws:sts::(\d+):assumed-role\/([^/]+)\/(.+)$/.exec(String(inputs.arn));
+      if (!m) throw new Error(`not a session ARN: ${String(inputs.arn)}`);
+      return { arn: inputs.arn, issuerArn: `arn:aws:iam::${m[1]}:role/${m[2]}`, issuerId: "AROAEXAMPLE", issuerName: m[2], sessionName: m[3] };
+    },
+    [ZONES_TOKEN]: () => ({ names: account.zones, zoneIds: account.zones.map((_, i) => `euw1-az${i + 1}`), state: "available" }),
+    [OFFERINGS_TOKEN]: (inputs) => {
+      const filters = inputs.filters as Array<{ name: string; values: string[] }>;
+      const zone = filters.find((f) => f.name === "location")?.values[0] ?? "";
+      const wanted = filters.find((f) => f.name === "instance-type")?.values ?? [];
+      const types = (account.offered[zone] ?? ALL_TYPES).filter((t) => wanted.includes(t));
+      return { instanceTypes: types, locations: types.map(() => zone), locationTypes: types.map(() => "availability-zone") };
+    },
+    [QUOTA_TOKEN]: () => {
+      if (account.quota instanceof Error) throw account.quota;
+      return { value: account.quota, quotaName: "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances", adjustable: true };
+    },
+  },
+});
+
+const { parseStackConfig, loadStackFile } = await import("../../config/schema.js");
+const { collectPreflight, createAwsProvider, preflightEks } = await import("../../stacks/preflight.js");
+const { runProgram } = await import("../../stacks/program.js");
+const { runStack } = await import("../../stacks/index.js");
+const pulumi = await import("@pulumi/pulumi");
+
+const PROVIDER_REF = /::pulumi:providers:aws::aws::aws-id$/;
+
+beforeEach(() => {
+  recorder.reset();
+  account.zones = ["eu-west-1a", "eu-west-1b", "eu-west-1c"];
+  account.offered = {};
+  account.quota = 64;
+  account.caller = "arn:aws:sts::123456789012:assumed-role/deployer/session-1";
+});
+
+describe("preflight invokes", () => {
+  const { config } = parseStackConfig({ "aws:region": "eu-west-1" });
+
+  it("passes on an account that offers everything, every invoke through the stack's provider", async () => {
+    const provider = createAwsProvider(config);
+    await expect(preflightEks(config, provider)).resolves.toBeUndefined();
+    expect(recorder.calls).toEqual([CALLER_TOKEN, SESSION_TOKEN, ZONES_TOKEN, OFFERINGS_TOKEN, OFFERINGS_TOKEN, OFFERINGS_TOKEN, QUOTA_TOKEN]);
+    for (const call of recorder.invokes) expect(call.provider, call.token).toMatch(PROVIDER_REF);
+    const offerings = recorder.invokes.filter((c) => c.token === OFFERINGS_TOKEN).map((c) => c.inputs);
+    expect(offerings[0]).toEqual({
+      locationType: "availability-zone",
+      filters: [
+        { name: "location", values: ["eu-west-1a"] },
+        { name: "instance-type", values: ["m7g.large", "r7g.large", "r7g.xlarge", "r7g.2xlarge"] },
+      ],
+    });
+    expect(recorder.invokes.find((c) => c.token === QUOTA_TOKEN)?.inputs).toEqual({ serviceCode: "ec2", quotaCode: "L-1216C47A" });
+    expect(recorder.get("pulumi:providers:aws", "aws").inputs).toMatchObject({ region: "eu-west-1" });
+  });
+
+  it("names a zone the account lacks, a type a zone does not offer, and the quota with the vCPUs needed", async () => {
+    account.zones = ["eu-west-1a", "eu-west-1b"];
+    account.offered = { "eu-west-1b": ["m7g.large", "r7g.large", "r7g.xlarge"] };
+    account.quota = 8;
+    const { problems } = await collectPreflight(config, createAwsProvider(config));
+    expect(problems).toEqual([
+      'aws.zones.2: "eu-west-1c" is not an available zone of eu-west-1 for this account (available: eu-west-1a, eu-west-1b)',
+      "karpenter.nodePool (permitted instance types): r7g.2xlarge is not offered in eu-west-1b; pick types offered in every zone of aws.zones, or other zones",
+      expect.stringMatching(/^EC2 quota L-1216C47A .* in eu-west-1 is 8 vCPUs; this stack needs at least 14 vCPUs .*--desired-value 36 --region eu-west-1$/),
+    ]);
+    // No offerings invoke for the zone that does not exist.
+    expect(recorder.calls.filter((t) => t === OFFERINGS_TOKEN)).toHaveLength(2);
+  });
+
+  it("throws a RunError listing every problem (no stack trace), and only warns when the quota cannot be read", async () => {
+    account.quota = 4;
+    const err = await preflightEks(config, createAwsProvider(config)).catch((e: unknown) => e);
+    expect(pulumi.RunError.isInstance(err)).toBe(true);
+    expect((err as Error).message).toMatch(/^AWS preflight failed \(nothing was created\):\n {2}- EC2 quota L-1216C47A/);
+    account.quota = new Error("AccessDeniedException: not authorized to perform servicequotas:GetServiceQuota");
+    const result = await collectPreflight(config, createAwsProvider(config));
+    expect(result.problems).toEqual([]);
+    expect(result.warnings).toEqual([expect.stringMatching(/could not read EC2 quota L-1216C47A in eu-west-1 .*needs 14–36 vCPUs/)]);
+  });
+});
+
+describe("the deploying identity", () => {
+  it("refuses the deployer (an assumed role, resolved to its role) listed in eks.adminPrincipalArns; a user ARN is compared as is", async () => {
+    const admins = { eks: { adminPrincipalArns: ["arn:aws:iam::123456789012:role/oncall", "arn:aws:iam::123456789012:role/deployer"] } };
+    const { config } = parseStackConfig({ "aws:region": "eu-west-1", ...admins });
+    const { problems } = await collectPreflight(config, createAwsProvider(config));
+    expect(problems).toEqual([expect.stringMatching(/^eks\.adminPrincipalArns\.1: arn:aws:iam::123456789012:role\/deployer is the identity running pulumi up/)]);
+    recorder.reset();
+    account.caller = "arn:aws:iam::123456789012:user/alice";
+    expect((await collectPreflight(config, createAwsProvider(config))).problems).toEqual([]);
+    expect(recorder.calls).not.toContain(SESSION_TOKEN);
+  });
+});
+
+describe("one AWS provider for the whole eks program", () => {
+  it("every AWS resource and every awsx/pulumi-eks component uses the validated region's provider, whatever AWS_REGION says", async () => {
+    const before = process.env.AWS_REGION;
+    process.env.AWS_REGION = "ap-south-1";
+    try {
+      const { config } = loadStackFile("stacks/Pulumi.cluster.yaml");
+      const awsProvider = createAwsProvider(config);
+      runProgram({ stack: "cluster", config, password: pulumi.secret("pw"), awsProvider });
+      await settle();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await settle();
+    } finally {
+      if (before === undefined) delete process.env.AWS_REGION;
+      else process.env.AWS_REGION = before;
+    }
+    expect(recorder.ofType("pulumi:providers:aws").map((p) => [p.name, p.inputs.region])).toEqual([["aws", "us-west-2"]]);
+    const custom = recorder.resources.filter((r) => r.type.startsWith("aws:"));
+    expect(custom.length).toBeGreaterThan(15);
+    for (const r of custom) expect(r.provider, `${r.type} ${r.name}`).toMatch(PROVIDER_REF);
+    const remote = recorder.resources.filter((r) => /^(awsx|eks):/.test(r.type));
+    expect(remote.map((r) => r.type).sort()).toEqual(["awsx:ec2:Vpc", "eks:index:Cluster", "eks:index:ManagedNodeGroup"]);
+    for (const r of remote) expect(r.providers?.aws, `${r.type} ${r.name}`).toMatch(PROVIDER_REF);
+  });
+
+  it("passes the profile / role to the cluster's kubeconfig, the endpoint CIDRs and the configured admins", async () => {
+    const { config } = parseStackConfig({
+      aws: { profile: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" },
+      eks: { publicAccessCidrs: ["203.0.113.0/24"], adminPrincipalArns: ["arn:aws:iam::123456789012:role/oncall"] },
+    });
+    runProgram({ stack: "t", config, password: pulumi.secret("pw") });
+    await settle();
+    const cluster = recorder.get("eks:index:Cluster", "eks-cluster");
+    expect(cluster.inputs.providerCredentialOpts).toEqual({ profileName: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" });
+    expect(cluster.inputs.publicAccessCidrs).toEqual(["203.0.113.0/24"]);
+    expect(Object.values(cluster.inputs.accessEntries as Record<string, { principalArn: string }>).map((e) => e.principalArn)).toEqual(["arn:aws:iam::123456789012:role/oncall"]);
+    const provider = recorder.get("pulumi:providers:aws", "aws").inputs;
+    expect(provider).toMatchObject({ region: "us-west-2", profile: "ops" });
+    // Provider inputs reach the engine JSON-encoded.
+    expect(JSON.parse(String(provider.assumeRoles))).toEqual([{ roleArn: "arn:aws:iam::123456789012:role/deployer", sessionName: "valkey-on-eks" }]);
+  });
+});
+
+describe("the stack entry point on platform eks", () => {
+  const config = { "aws:region": "eu-west-1", "valkey-on-eks:valkey": JSON.stringify({ auth: { enabled: false } }) };
+
+  it("stops on a missing AWS CLI before any resource, naming the tool", async () => {
+    pulumi.runtime.setAllConfig(config);
+    const err = await runStack(() => ({ found: false, error: "`aws` is not on PATH" })).catch((e: unknown) => e);
+    expect(pulumi.RunError.isInstance(err)).toBe(true);
+    expect((err as Error).message).toMatch(/^platform eks needs the AWS CLI v2 \(`aws`\)/);
+    await settle();
+    expect(recorder.resources).toEqual([]);
+  });
+
+  it("stops on a failed preflight with only the AWS provider registered, and deploys once it passes", async () => {
+    pulumi.runtime.setAllConfig(config);
+    account.quota = 4;
+    const v2 = () => ({ found: true as const, output: "aws-cli/2.17.40 Python/3.11.9" });
+    const err = await runStack(v2).catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/EC2 quota L-1216C47A .* is 4 vCPUs/);
+    await settle();
+    expect(recorder.resources.map((r) => r.type)).toEqual(["pulumi:providers:aws"]);
+    recorder.reset();
+    account.quota = 64;
+    await runStack(v2);
+    await settle();
+    expect(recorder.ofType("eks:index:Cluster")).toHaveLength(1);
+    expect(recorder.ofType("pulumi:providers:aws")).toHaveLength(1);
+  });
+});

@@ -1,0 +1,217 @@
+/**
+ * The whole program under Pulumi mocks, per stack shape: which resources exist, that nothing
+ * calls an invoke it did not declare, that the password never reaches a plain-text input or
+ * output, and the report's shape.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeEach, describe, expect, it } from "vitest";
+import { awsMockOutputs, installMocks, isSecretOutput, settle, valueOf } from "../support/pulumi-mocks.js";
+
+/** What the dynamic check/results resources return once they ran (they do not run under mocks). */
+const ROW = {
+  workload: "cluster", mode: "cluster", test: "SET", rps: 1000, p50_ms: 0.5, clients: 50, pipeline: 16, datasize: 256, timestamp: "20260101-000000",
+  p95_ms: 0.9, p99_ms: 1.2, duration_s: 5.1, requests: 5100, server_version: "9.0.2", client_version: "valkey-benchmark 9.0.2",
+  avg_ms: 0.6, min_ms: 0.1, max_ms: 3, notes: "",
+};
+const CHECK_REPORT = {
+  ok: true, mode: "cluster", failures: [], nodeCount: 6, primariesPerZone: { "us-west-2a": 1, "us-west-2b": 1, "us-west-2c": 1 },
+  shards: [{ primary: { address: "valkey-cluster-0:6379", zone: "us-west-2a", slotRanges: ["0-5460"], slotCount: 5461, keys: 42 }, replicas: [{ address: "valkey-cluster-4:6379", zone: "us-west-2b", crossAz: true, linkUp: true }] }],
+};
+const BENCH_RUN_STAMP = "2026-11-23T14:00:00.000Z/abcd1234";
+const recorder = installMocks({
+  outputs: (r) => {
+    if (r.name === "valkey-benchmark-results") return { rows: [ROW], csv: "workload,...\n", runStamp: BENCH_RUN_STAMP };
+    if (r.name === "valkey-check-after-benchmark-run") return { report: CHECK_REPORT, table: "VERIFY: PASS" };
+    return awsMockOutputs(r);
+  },
+});
+
+const { parseStackConfig, loadStackFile } = await import("../../config/schema.js");
+const { runProgram, imageVersion, selectorOf } = await import("../../stacks/program.js");
+const pulumi = await import("@pulumi/pulumi");
+
+const PASSWORD = "pw-mock-7Qx!unique";
+const dir = mkdtempSync(join(tmpdir(), "vbench-program-"));
+const kubeconfigPath = join(dir, "kubeconfig");
+writeFileSync(kubeconfigPath, "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n");
+
+/** Waits for registrations issued from apply callbacks too. */
+async function drain(): Promise<void> {
+  await settle();
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await settle();
+}
+
+const types = (): string[] => [...new Set(recorder.resources.map((r) => r.type))].sort();
+const awsTypes = (): string[] => types().filter((t) => /^(aws|awsx|eks):/.test(t) || t === "pulumi:providers:aws");
+
+function expectNoPlainPassword(): void {
+  for (const r of recorder.resources) {
+    expect(JSON.stringify(r.redacted), `${r.type} ${r.name}`).not.toContain(PASSWORD);
+    // Dynamic providers are serialized code: neither the password nor a kubeconfig may be inside.
+    const provider = (r.inputs as { __provider?: unknown }).__provider;
+    if (typeof provider === "string") expect(provider).not.toContain(PASSWORD);
+  }
+}
+
+beforeEach(() => recorder.reset());
+
+describe("the program under mocks", () => {
+  it("cluster stack on EKS: EKS, Karpenter, the cluster release, bootstrap, checks, benchmark; no plain password", async () => {
+    const { config } = loadStackFile("stacks/Pulumi.cluster.yaml");
+    const out = runProgram({ stack: "cluster", config, password: pulumi.secret(PASSWORD) });
+    await drain();
+    const t = types();
+    for (const want of [
+      "valkey-on-eks:valkey:Cluster",
+      "valkey-on-eks:benchmark:BenchmarkJob",
+      "valkey-on-eks:checks:TopologyCheck",
+      "kubernetes:apps/v1:StatefulSet",
+      "kubernetes:core/v1:Namespace",
+      "kubernetes:batch/v1:Job",
+      "kubernetes:karpenter.sh/v1:NodePool",
+      "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
+      "kubernetes:helm.sh/v3:Release",
+      "awsx:ec2:Vpc",
+      "eks:index:Cluster",
+      "aws:sqs/queue:Queue",
+    ]) {
+      expect(t, want).toContain(want);
+    }
+    expect(recorder.resources.some((r) => r.type.includes("ClusterBootstrap") || r.name.startsWith("valkey-cluster-bootstrap"))).toBe(true);
+    // The benchmark runs after the check (dependsOn, which the SDK expands to the check's resource),
+    // and a second check follows the results (its `after` input).
+    expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-run").parent).toBe("valkey-check");
+    expect(recorder.get("valkey-on-eks:benchmark:BenchmarkJob", "valkey-benchmark").dependsOn).toContain("valkey-check-run");
+    expect(recorder.get("kubernetes:batch/v1:Job", "valkey-benchmark-job").parent).toBe("valkey-benchmark");
+    expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-after-benchmark-run").parent).toBe("valkey-check-after-benchmark");
+    expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-after-benchmark-run").dependencies).toContain("valkey-benchmark-results");
+    expectNoPlainPassword();
+    expect(await isSecretOutput(out.kubeconfig)).toBe(true);
+    if (out.password === undefined) throw new Error("password output expected");
+    expect(await isSecretOutput(out.password)).toBe(true);
+    expect(await isSecretOutput(out.report)).toBe(false);
+    const report = await valueOf(out.report);
+    expect(report).toMatchObject({ schemaVersion: 1, stack: "cluster", platform: "eks", mode: "cluster", pods: 6 });
+    expect(report.endpoints).toEqual({ namespace: "valkey", write: "valkey-cluster.valkey.svc.cluster.local", read: null, port: 6379 });
+    // Cost columns appended; us-west-2 has no table prices and the mocks refuse the Pricing API
+    // invoke, so the cost is missing (null), never invented (tests/cost-program.test.ts: live and fallback).
+    expect(report.benchmark?.rows).toEqual([{ ...ROW, usd_per_hour: null, usd_per_million_ops_per_s: null }]);
+    expect(report.cost).toMatchObject({ region: "us-west-2", usdPerHour: null, priceSource: "table", valkeyInstanceType: "r7g.large" });
+    expect(report.cost?.pricingApiError).toEqual(expect.any(String));
+    expect(report.versions).toMatchObject({ valkeyImage: "valkey/valkey:9.0.2", server: "9.0.2", client: "valkey-benchmark 9.0.2", karpenterChart: "1.14.1" });
+    // The report carries the check that ran AFTER the benchmark (per-primary keys).
+    expect(report.topology?.primaries[0]).toMatchObject({ address: "valkey-cluster-0:6379", keys: 42, replicas: [{ zone: "us-west-2b", crossAz: true }] });
+    expect(JSON.stringify(report)).not.toContain(PASSWORD);
+  });
+
+  it("eks platform: Karpenter's Kubernetes children go through the cluster's provider, and Karpenter waits for EksCluster.ready", async () => {
+    const { config } = loadStackFile("stacks/Pulumi.cluster.yaml");
+    runProgram({ stack: "cluster", config, password: pulumi.secret(PASSWORD) });
+    await drain();
+    const karpenterK8s = recorder.resources.filter((r) => r.type.startsWith("kubernetes:") && r.name.startsWith("karpenter-"));
+    expect(karpenterK8s.map((r) => r.name).sort()).toEqual(["karpenter-controller", "karpenter-crd", "karpenter-valkey-node-class", "karpenter-valkey-node-pool"]);
+    for (const r of karpenterK8s) expect(r.provider, r.name).toMatch(/\$pulumi:providers:kubernetes::eks-k8s::/);
+    // What the controller needs (system nodes, Pod Identity agent, ...) is registered before Karpenter and any of its children.
+    const index = (name: string) => recorder.resources.findIndex((r) => r.name === name);
+    const ready = ["eks-system", "eks-pod-identity-agent", "eks-ebs-csi", "eks-gp3", "eks-cluster-sg-discovery"].map(index);
+    expect(ready.every((i) => i >= 0), JSON.stringify(ready)).toBe(true);
+    const karpenter = recorder.resources.flatMap((r, i) => (r.name === "karpenter" || r.name.startsWith("karpenter-") ? [i] : []));
+    expect(karpenter.length).toBeGreaterThanOrEqual(20);
+    expect(Math.min(...karpenter)).toBeGreaterThan(Math.max(...ready));
+  });
+
+  it("byo replication stack: Kubernetes objects only, no AWS resource at all", async () => {
+    const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: kubeconfigPath }, valkey: { resources: { requests: { memory: "1Gi" }, limits: { memory: "2Gi" } } } });
+    runProgram({ stack: "byo", config, password: PASSWORD });
+    await drain();
+    expect(awsTypes()).toEqual([]);
+    expect(types()).toContain("valkey-on-eks:valkey:Replication");
+    expect(types()).toContain("pulumi:providers:kubernetes");
+    expect(types()).not.toContain("kubernetes:karpenter.sh/v1:NodePool");
+    expect(recorder.resources.some((r) => r.name.startsWith("valkey-cluster-bootstrap"))).toBe(false);
+    expectNoPlainPassword();
+  });
+
+  it("byo with manageKarpenterNodePool creates the NodePool and EC2NodeClass and still no AWS resource", async () => {
+    const { config } = parseStackConfig({
+      platform: "byo",
+      byo: { kubeconfig: kubeconfigPath, manageKarpenterNodePool: true, karpenterNodeRole: "KarpenterNodeRole-demo", karpenterDiscoveryTag: "demo" },
+      valkey: { mode: "cluster" },
+    });
+    runProgram({ stack: "byo", config, password: PASSWORD });
+    await drain();
+    expect(awsTypes()).toEqual([]);
+    expect(types()).toEqual(expect.arrayContaining(["kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"]));
+    for (const type of ["kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"]) {
+      expect(recorder.ofType(type)[0]?.provider, type).toMatch(/::pulumi:providers:kubernetes::byo::/);
+    }
+    const sts = recorder.ofType("kubernetes:apps/v1:StatefulSet")[0];
+    expect(JSON.stringify(sts?.inputs)).toContain('"karpenter.sh/nodepool":"valkey"');
+  });
+
+  it("re-runs on demand: checks.runId reaches both checks, benchmark.runId the Job's pod template and the results", async () => {
+    const { config } = parseStackConfig({
+      platform: "byo",
+      byo: { kubeconfig: kubeconfigPath },
+      valkey: { mode: "cluster" },
+      checks: { runId: "verify-7" },
+      benchmark: { runId: "bench-3" },
+    });
+    runProgram({ stack: "byo", config, password: PASSWORD });
+    await drain();
+    const before = recorder.resources.find((r) => r.name === "valkey-check-run");
+    const after = recorder.resources.find((r) => r.name === "valkey-check-after-benchmark-run");
+    expect(before?.inputs.runId).toBe("verify-7");
+    expect(after?.inputs.runId).toBe("verify-7");
+    const job = recorder.ofType("kubernetes:batch/v1:Job")[0];
+    expect(job?.inputs).toMatchObject({ spec: { template: { metadata: { annotations: { "valkey-on-eks/run-id": "bench-3" } } } } });
+    const results = recorder.resources.find((r) => r.name === "valkey-benchmark-results");
+    expect(results?.inputs.runId).toBe("bench-3");
+    // The runId is no workload setting: the results' workload (and the Job's args) do not carry it.
+    expect(JSON.stringify(results?.inputs.workload)).not.toContain("bench-3");
+  });
+
+  it("the check after the benchmark follows the results' runStamp (new each run), not their URN (fixed)", async () => {
+    const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: kubeconfigPath }, valkey: { mode: "cluster" } });
+    runProgram({ stack: "byo", config, password: PASSWORD });
+    await drain();
+    const after = recorder.resources.find((r) => r.name === "valkey-check-after-benchmark-run");
+    expect(after?.inputs.triggers).toEqual([BENCH_RUN_STAMP]);
+    expect(after?.inputs).not.toHaveProperty("runId");
+    const job = recorder.ofType("kubernetes:batch/v1:Job")[0];
+    expect(JSON.stringify(job?.inputs)).not.toContain("run-id");
+  });
+
+  it("without auth there is no password output and no Secret", async () => {
+    const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: kubeconfigPath }, valkey: { auth: { enabled: false } }, benchmark: { enabled: false } });
+    const out = runProgram({ stack: "byo", config, password: undefined });
+    await drain();
+    expect(out.password).toBeUndefined();
+    expect(recorder.ofType("kubernetes:core/v1:Secret")).toEqual([]);
+    expect(recorder.ofType("kubernetes:batch/v1:Job")).toEqual([]);
+    const report = await valueOf(out.report);
+    expect(report.benchmark).toBeNull();
+    expect(report.endpoints.write).toBe("valkey-primary.valkey.svc.cluster.local");
+  });
+
+  it("refuses to run without the password when auth is on, before creating anything", () => {
+    const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: kubeconfigPath } });
+    expect(() => runProgram({ config, password: undefined })).toThrow(/password: required/);
+    expect(recorder.resources).toEqual([]);
+  });
+
+  it("names an unreadable byo kubeconfig", () => {
+    const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: join(dir, "missing") } });
+    expect(() => runProgram({ config, password: PASSWORD })).toThrow(/byo\.kubeconfig: cannot read .*missing/);
+  });
+
+  it("helpers", () => {
+    expect(imageVersion("valkey/valkey:9.0.2")).toBe("9.0.2");
+    expect(imageVersion("registry:5000/valkey/valkey:9.0.2-alpine")).toBe("9.0.2-alpine");
+    expect(imageVersion("valkey/valkey")).toBe("latest");
+    expect(selectorOf({ a: "1", b: "2" })).toBe("a=1,b=2");
+  });
+});
