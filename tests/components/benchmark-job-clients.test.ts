@@ -56,6 +56,20 @@ describe("the Indexed Job manifest", () => {
   });
 });
 
+describe("the results step with several client pods", () => {
+  it("refuses to combine fewer logs than clientPods (a pod already gone), naming the count", async () => {
+    const api: JobLogApi = {
+      jobStatus: () => Promise.resolve({ succeeded: 2, failed: 0, complete: true, failedReason: undefined }),
+      podsOfJob: () => Promise.resolve([{ name: "vbench-0-abc", phase: "Succeeded", created: "2026-01-01T00:00:00Z" }]),
+      podLog: () => Promise.reject(new Error("no log should be read")),
+    };
+    const inputs = { namespace: "valkey", jobName: "vbench", kubeconfig: "", mode: "replication" as const, workload: WORKLOAD, serverVersion: "9", image: "i", timeoutSeconds: 60, pollSeconds: 5, clientPods: 2 };
+    await expect(collectJobResults(api, inputs, { sleep: () => Promise.resolve(), now: () => 0 })).rejects.toThrow(
+      "benchmark Job valkey/vbench succeeded but 1 of its 2 client pods are left to read the logs of",
+    );
+  });
+});
+
 function runPod(script: string, index: number, runId: string): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolve, reject) => {
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", JOB_COMPLETION_INDEX: String(index), [RUN_ID_ENV]: runId };
