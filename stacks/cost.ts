@@ -71,13 +71,19 @@ async function askPricingApi(region: string, types: string[], provider: aws.Prov
 }
 
 /**
- * The stack's cost as an Output. `parent` is the resource the pricing provider hangs under.
- * Never fails the deployment: a failed invoke means table prices and `pricingApiError` set.
+ * The stack's cost as an Output. `providerArgs`: the stack's AWS provider args (credentials);
+ * the pricing provider (the one AWS provider besides the stack's, used by this invoke only and
+ * by no resource) keeps them and only changes the region. Never fails the deployment: a failed
+ * invoke means table prices and `pricingApiError` set.
  */
-export function stackCostOutput(inputs: CostInputs, opts: { usePricingApi: boolean } = { usePricingApi: true }): pulumi.Output<StackCost> {
+export function stackCostOutput(
+  inputs: CostInputs,
+  opts: { usePricingApi: boolean; providerArgs?: aws.ProviderArgs } = { usePricingApi: true },
+): pulumi.Output<StackCost> {
   const table = loadPriceTable();
   if (!opts.usePricingApi) return pulumi.output(stackCost(inputs, table));
-  const provider = new aws.Provider("pricing-api", { region: PRICING_API_REGIONS[0] });
+  // The stack's credentials (profile, assumed role: stacks/preflight.ts awsProviderArgs), the API's region.
+  const provider = new aws.Provider("pricing-api", { ...opts.providerArgs, region: PRICING_API_REGIONS[0] });
   const asked = askPricingApi(inputs.region, typesToPrice(inputs), provider);
   return pulumi.output(asked.then(({ live, error }) => stackCost(inputs, table, live, error)));
 }

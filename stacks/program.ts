@@ -25,7 +25,7 @@ import type { StackConfig } from "../config/types.js";
 import { costInputsFromConfig, stackCostOutput } from "./cost.js";
 import { buildStackReport, type Endpoints, type StackReport } from "./outputs.js";
 import { byoPlatform, eksPlatform, type PlatformResult } from "./platform.js";
-import { createAwsProvider } from "./preflight.js";
+import { awsProviderArgs, createAwsProvider } from "./preflight.js";
 
 export interface ProgramInput {
   /** Stack name, for the report. @default pulumi.getStack() */
@@ -186,10 +186,11 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
   // Cost (eks only): the estimate of stacks/cost.ts, appended to every result row.
   let cost: pulumi.Output<StackCost> | undefined;
   if (config.platform === "eks") {
-    cost = stackCostOutput(costInputsFromConfig(config, config.benchmark.enabled ? config.benchmark.clientPods : 0), { usePricingApi: input.usePricingApi ?? true });
+    cost = stackCostOutput(costInputsFromConfig(config, config.benchmark.enabled ? config.benchmark.clientPods : 0), { usePricingApi: input.usePricingApi ?? true, providerArgs: awsProviderArgs(config) });
     if (benchmark) {
       benchmark = pulumi.all([benchmark, cost]).apply(([b, c]) => {
-        const rows = withCostColumns(b.rows, c.usdPerHour);
+        // Rows are absent while the results are unknown (preview) or under mocks that give none.
+        const rows = withCostColumns(b.rows ?? [], c.usdPerHour);
         return { rows, csv: renderResultsCsv(rows) };
       });
     }
