@@ -45,18 +45,22 @@ async function run() {
   recorder.reset();
   asked.length = 0;
   const { config } = loadStackFile("stacks/Pulumi.cluster.yaml");
-  const out = runProgram({ stack: "cluster", config, password: pulumi.secret("pw") });
+  // The stack's credentials (aws.profile, aws.roleArn) must reach the pricing provider too.
+  const withCredentials = { ...config, aws: { ...config.aws, profile: "bench", roleArn: "arn:aws:iam::123456789012:role/bench" } };
+  const out = runProgram({ stack: "cluster", config: withCredentials, password: pulumi.secret("pw") });
   await settle();
   await new Promise((resolve) => setTimeout(resolve, 200));
   return valueOf(out.report);
 }
 
 describe("cost wiring under mocks", () => {
-  it("prices from the Pricing API (us-east-1 provider, the stack's region in the filters): priceSource aws-pricing-api, cost columns on rows and CSV", async () => {
+  it("prices from the Pricing API (us-east-1 provider with the stack's profile and role, the stack's region in the filters): priceSource aws-pricing-api, cost columns on rows and CSV", async () => {
     pricingFails = false;
     const report = await run();
     const provider = recorder.get("pulumi:providers:aws", "pricing-api");
     expect(provider.inputs.region).toBe("us-east-1");
+    expect(provider.inputs.profile).toBe("bench");
+    expect(JSON.stringify(provider.inputs.assumeRoles)).toContain("arn:aws:iam::123456789012:role/bench");
     expect(asked.map((a) => a.region)).toEqual(["us-west-2", "us-west-2", "us-west-2"].slice(0, asked.length));
     expect(asked.map((a) => a.type).sort()).toEqual(["m7g.large", "r7g.large"]);
     const cost = report.cost;
