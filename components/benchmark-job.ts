@@ -14,7 +14,7 @@ import { buildBenchmarkNetworkPolicy } from "./valkey/network-policy.js";
 import { PASSWORD_SECRET_KEY, VALKEY_PORT } from "./shared.js";
 
 /** Manifest options passed through unchanged; documented (with defaults) on BenchmarkJobManifestArgs. */
-type PassThrough = "mode" | "workload" | "placement" | "resources" | "client" | "ttlSecondsAfterFinished" | "activeDeadlineSeconds" | "waitSeconds" | "labels" | "runId";
+type PassThrough = "mode" | "workload" | "placement" | "resources" | "client" | "ttlSecondsAfterFinished" | "activeDeadlineSeconds" | "waitSeconds" | "labels" | "runId" | "clientPods";
 
 export interface BenchmarkJobArgs extends Pick<BenchmarkJobManifestArgs, PassThrough> {
   /** Namespace of the Valkey release (the Job runs next to it). */

@@ -127,13 +127,15 @@ function checkNodePool(config: StackConfig, report: Report): void {
   checkFits(permitted, valkey.resourceAmounts.requests, ["valkey", "resources", "requests"], "Valkey pod", report);
   if (benchmark.enabled) checkFits(permitted, benchmark.resourceAmounts, ["benchmark", "resources"], "benchmark pod", report);
 
-  const extra = benchmark.enabled ? benchmark.resourceAmounts : { cpuMillicores: 0, memoryBytes: 0 };
+  const clients = benchmark.enabled ? benchmark.clientPods : 0;
+  const extra = { cpuMillicores: clients * benchmark.resourceAmounts.cpuMillicores, memoryBytes: clients * benchmark.resourceAmounts.memoryBytes };
   const total = {
     cpuMillicores: valkey.pods * valkey.resourceAmounts.requests.cpuMillicores + extra.cpuMillicores,
     memoryBytes: valkey.pods * valkey.resourceAmounts.requests.memoryBytes + extra.memoryBytes,
   };
   const { limits } = karpenter.nodePool;
-  const pods = `${valkey.pods} Valkey pod${valkey.pods === 1 ? "" : "s"}${benchmark.enabled ? " + the benchmark pod" : ""}`;
+  const benchmarkPods = clients === 0 ? "" : clients === 1 ? " + the benchmark pod" : ` + ${clients} benchmark pods`;
+  const pods = `${valkey.pods} Valkey pod${valkey.pods === 1 ? "" : "s"}${benchmarkPods}`;
   if (total.cpuMillicores > limits.amounts.cpuMillicores) {
     report(["karpenter", "nodePool", "limits", "cpu"], `${limits.cpu} is below the ${formatMillicores(total.cpuMillicores)} vCPU that ${pods} request`);
   }

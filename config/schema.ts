@@ -199,7 +199,7 @@ export function parseStackConfig(raw: unknown, options: ParseOptions = {}): Pars
 
 /** The benchmark workload a stack runs. */
 export function workloadFromConfig(config: StackConfig): Workload {
-  const { enabled: _enabled, workloadName, resources: _resources, resourceAmounts: _amounts, runId: _runId, tests, ...settings } = config.benchmark;
+  const { enabled: _enabled, workloadName, resources: _resources, resourceAmounts: _amounts, clientPods: _clientPods, runId: _runId, tests, ...settings } = config.benchmark;
   return { name: workloadName, ...settings, tests: [...tests] };
 }
 

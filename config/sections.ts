@@ -356,6 +356,7 @@ export const benchmarkSchema = section(
     minDurationSeconds: z.number().min(0).default(5).describe("A test shorter than this is re-run with a request count scaled from its rate."),
     maxRequests: count(1, 50_000_000).describe("Upper bound on a re-run's scaled request count; at least `requests`."),
     resources: resourcePair("1", "1Gi", "of the benchmark pod (requests = limits)", "Benchmark pod CPU and memory."),
+    clientPods: z.int().min(1).max(64).default(1).describe("Benchmark client pods (an Indexed Job, one pod per node, spread over zones, never on a Valkey node); each test starts on all pods together, rps is summed, p99 is the worst pod's."),
     runId: runId("Change it (any new value, e.g. a date) to run the benchmark Job again on an unchanged stack: new results, then the topology check after them."),
   },
   "The valkey-benchmark run (the seed workload by default).",

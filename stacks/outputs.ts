@@ -4,6 +4,7 @@
  * field is removed or changes meaning; fields are only ever added within a version.
  */
 import * as pulumi from "@pulumi/pulumi";
+import type { StackCost } from "../benchmarks/cost/cost-model.js";
 import type { ResultRow } from "../benchmarks/run/result-row.js";
 import type { Platform, StackConfig, ValkeyMode } from "../config/types.js";
 
@@ -63,8 +64,17 @@ export interface StackReport {
   topology: TopologySummary | null;
   /** Replication: every Sentinel as the topology check saw it; null in cluster mode or when `checks.verify` is false. */
   sentinels: SentinelSummary[] | null;
-  /** null when `benchmark.enabled` is false. `csv` is the results.csv text; rows are its rows. */
+  /**
+   * null when `benchmark.enabled` is false. `csv` is the results.csv text; rows are its rows. On
+   * eks the rows (and csv) carry the appended `usd_per_hour` and `usd_per_million_ops_per_s`.
+   */
   benchmark: { rows: ResultRow[]; csv: string } | null;
+  /**
+   * Added within schemaVersion 1: the estimated on-demand cost per hour (benchmarks/cost/), its
+   * lines, which instance types were assumed, and `priceSource` ("aws-pricing-api", "table" or
+   * "aws-pricing-api+table"); null on byo (the cluster is yours, its price unknown here).
+   */
+  cost: StackCost | null;
   versions: {
     valkeyImage: string;
     /** From the benchmark rows (the server's INFO and the client's --version); null without a benchmark. */
@@ -119,6 +129,7 @@ export interface StackReportParts {
   endpoints: pulumi.Input<Endpoints>;
   topology: pulumi.Input<TopologyLike> | undefined;
   benchmark: pulumi.Input<{ rows: ResultRow[]; csv: string }> | undefined;
+  cost?: pulumi.Input<StackCost> | undefined;
 }
 
 /** Pure: the report from resolved values. */
@@ -128,6 +139,7 @@ export function stackReport(
   endpoints: Endpoints,
   topology: TopologyLike | undefined,
   benchmark: { rows: ResultRow[]; csv: string } | undefined,
+  cost: StackCost | undefined = undefined,
 ): StackReport {
   const first = benchmark?.rows?.[0];
   return {
@@ -143,6 +155,7 @@ export function stackReport(
     topology: topology === undefined ? null : summarizeTopology(topology),
     sentinels: summarizeSentinels(topology),
     benchmark: benchmark ?? null,
+    cost: cost ?? null,
     versions: {
       valkeyImage: config.valkey.image,
       server: first?.server_version ?? null,
@@ -157,8 +170,8 @@ export function stackReport(
 /** The report as one Output, resolved from the components' outputs. */
 export function buildStackReport(p: StackReportParts): pulumi.Output<StackReport> {
   return pulumi
-    .all([p.endpoints, p.topology, p.benchmark])
-    .apply(([endpoints, topology, benchmark]) =>
-      stackReport(p.stack, p.config, endpoints as Endpoints, topology, benchmark),
+    .all([p.endpoints, p.topology, p.benchmark, p.cost])
+    .apply(([endpoints, topology, benchmark, cost]) =>
+      stackReport(p.stack, p.config, endpoints as Endpoints, topology, benchmark, cost),
     );
 }

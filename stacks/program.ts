@@ -18,16 +18,21 @@ import { TopologyCheck } from "../components/steps/topology-check/component.js";
 import { ValkeyCluster } from "../components/valkey-cluster.js";
 import { releaseLabels } from "../components/shared.js";
 import { ValkeyReplication } from "../components/valkey-replication.js";
+import { withCostColumns, type StackCost } from "../benchmarks/cost/cost-model.js";
 import type { ResultRow } from "../benchmarks/run/result-row.js";
+import { renderResultsCsv } from "../benchmarks/run/results-csv.js";
 import { workloadFromConfig } from "../config/schema.js";
 import type { StackConfig } from "../config/types.js";
+import { costInputsFromConfig, stackCostOutput } from "./cost.js";
 import { buildStackReport, type Endpoints, type StackReport } from "./outputs.js";
 import { byoPlatform, eksPlatform, type PlatformResult } from "./platform.js";
-import { createAwsProvider } from "./preflight.js";
+import { awsProviderArgs, createAwsProvider } from "./preflight.js";
 
 export interface ProgramInput {
   /** Stack name, for the report. @default pulumi.getStack() */
   stack?: string;
+  /** Ask the AWS Pricing API for live EC2 prices (eks only); false: the price table only. @default true */
+  usePricingApi?: boolean;
   config: StackConfig;
   /** The Valkey password (a Pulumi secret); required when `valkey.auth.enabled`. */
   password: pulumi.Input<string> | undefined;
@@ -159,6 +164,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
         passwordKey: valkey.passwordKey,
         placement: platform.placement,
         resources: config.benchmark.resources,
+        clientPods: config.benchmark.clientPods,
         runId: config.benchmark.runId,
         valkeyPodSelector: valkey.podSelector,
       },
@@ -175,10 +181,24 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
       serverVersion: imageVersion(config.valkey.image),
       image: job.image,
       runId: config.benchmark.runId,
+      clientPods: config.benchmark.clientPods,
     });
     benchmark = pulumi.all([results.rows, results.csv]).apply(([rows, csv]) => ({ rows, csv }));
     // `after: [results]` follows the results' runStamp: every benchmark run re-runs this check.
     if (config.checks.verify) after = new TopologyCheck("valkey-check-after-benchmark", { ...target, ...checkOptions, after: [results] });
+  }
+
+  // Cost (eks only): the estimate of stacks/cost.ts, appended to every result row.
+  let cost: pulumi.Output<StackCost> | undefined;
+  if (config.platform === "eks") {
+    cost = stackCostOutput(costInputsFromConfig(config, config.benchmark.enabled ? config.benchmark.clientPods : 0), { usePricingApi: input.usePricingApi ?? true, providerArgs: awsProviderArgs(config) });
+    if (benchmark) {
+      benchmark = pulumi.all([benchmark, cost]).apply(([b, c]) => {
+        // Rows are absent while the results are unknown (preview) or under mocks that give none.
+        const rows = withCostColumns(b.rows ?? [], c.usdPerHour);
+        return { rows, csv: renderResultsCsv(rows) };
+      });
+    }
   }
 
   const report = buildStackReport({
@@ -187,6 +207,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
     endpoints: valkey.endpoints,
     topology: (after ?? before)?.report,
     benchmark,
+    cost,
   });
   return { report, kubeconfig: pulumi.secret(platform.kubeconfig), password: secretPassword };
 }

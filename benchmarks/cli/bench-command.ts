@@ -12,7 +12,7 @@ import { ConnectionError } from "../topology/connector.js";
 import { parseEndpoint, type NodeEndpoint } from "../topology/endpoint.js";
 import { onTerminatingSignal } from "../util/process-reaper.js";
 import { RunFailed, UsageError } from "./errors.js";
-import { addWorkloadOptions, workloadFromFlags, type WorkloadFlags } from "./local-command.js";
+import { addWorkloadOptions, CLIENT_PROCESSES_OPTION, workloadFromFlags, type WorkloadFlags } from "./local-command.js";
 
 interface BenchFlags extends WorkloadFlags {
   target?: NodeEndpoint;
@@ -20,6 +20,7 @@ interface BenchFlags extends WorkloadFlags {
   passwordEnv?: string;
   output: string;
   json?: boolean;
+  clientProcesses: number;
 }
 
 function target(value: string): NodeEndpoint {
@@ -46,6 +47,7 @@ export async function runBenchCommand(f: BenchFlags): Promise<void> {
       workload,
       password,
       outputDir: f.output,
+      clientProcesses: f.clientProcesses,
       onProgress: (e) => {
         if (!f.json && e.phase === "done" && e.row) process.stderr.write(`${e.row.test}: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms\n`);
       },
@@ -76,6 +78,7 @@ export function registerBenchCommand(program: Command): void {
     .option("--target <host:port>", "the endpoint: a primary, or any cluster node with --cluster", target)
     .option("--cluster", "cluster mode: the client follows the slot map (--cluster)")
     .option("--password-env <name>", "the password is in this environment variable (given to the client only through its environment)")
+    .option(...CLIENT_PROCESSES_OPTION)
     .option("--output <dir>", "results root (the run writes <dir>/<timestamp>/)", "results")
     .option("--json", "print the rows and paths as JSON on stdout")
     .action(async (flags: BenchFlags) => runBenchCommand(flags));

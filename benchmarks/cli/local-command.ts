@@ -28,6 +28,7 @@ interface LocalFlags {
   replicasPerPrimary: number;
   zones: string;
   ioThreads: number;
+  clientProcesses: number;
   output: string;
   passwordEnv?: string;
   json?: boolean;
@@ -117,6 +118,14 @@ export function addWorkloadOptions(command: Command, workloadName: string, csv: 
     .option("--workload-name <name>", `${csv} workload column`, workloadName);
 }
 
+/** `--client-processes N` (local and bench): benchmark processes per test, started together. */
+export const CLIENT_PROCESSES_OPTION = [
+  "--client-processes <n>",
+  "benchmark processes per test, started together (rps summed, worst client's percentiles)",
+  positiveInt("--client-processes"),
+  1,
+] as const;
+
 export function registerLocalCommand(program: Command): void {
   addWorkloadOptions(
     program
@@ -133,6 +142,7 @@ export function registerLocalCommand(program: Command): void {
     .option("--replicas-per-primary <n>", "cluster mode: replicas per primary", nonNegativeInt("--replicas-per-primary"), 1)
     .option("--zones <csv>", "zone names assigned round-robin to the nodes", "zone-a,zone-b,zone-c")
     .option("--io-threads <n>", "valkey-server io-threads", positiveInt("--io-threads"), 1)
+    .option(...CLIENT_PROCESSES_OPTION)
     .option("--output <dir>", "results root (the run writes <dir>/<timestamp>/)", "results")
     .option("--password-env <name>", "servers require the password in this env var (the benchmark client must read it from its environment)")
     .option("--json", "print the result rows and paths as JSON on stdout")
@@ -166,6 +176,7 @@ export function registerLocalCommand(program: Command): void {
             zones,
             outputDir: flags.output,
             ioThreads: flags.ioThreads,
+            clientProcesses: flags.clientProcesses,
             password,
             drills,
           },

@@ -57,6 +57,8 @@ export interface LocalComparisonOptions {
   password?: string;
   /** Failure drills appended after the comparison, in both modes (`--drills primary,zone`). */
   drills?: readonly Fault[];
+  /** Benchmark processes per test, started together (runWorkload clientProcesses). @default 1 */
+  clientProcesses?: number;
   /** Run timestamp, `YYYYMMDD-HHMMSS` (UTC). @default now */
   timestamp?: string;
 }
@@ -175,6 +177,7 @@ export async function runLocalComparison(
         password: o.password,
         timestamp,
         rawDir,
+        clientProcesses: o.clientProcesses ?? 1,
         onProgress: (e) => {
           if (e.phase === "run") update(`${e.test.toUpperCase()}: ${e.requests} requests`);
           else if (e.phase === "rerun") update(`${e.test.toUpperCase()}: too short, re-running with ${e.requests} requests`);

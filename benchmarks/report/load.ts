@@ -234,6 +234,8 @@ const resultRowSchema = z.object({
   min_ms: z.number(),
   max_ms: z.number(),
   notes: z.string(),
+  usd_per_hour: z.number().nonnegative().nullable().optional(),
+  usd_per_million_ops_per_s: z.number().nonnegative().nullable().optional(),
 });
 
 /** The fields of stacks/outputs.ts `StackReport` (schemaVersion 1) the report reads. */
@@ -262,6 +264,22 @@ export const stackReportSchema = z.object({
     })
     .nullable(),
   benchmark: z.object({ rows: z.array(resultRowSchema), csv: z.string() }).nullable(),
+  /** Added within schemaVersion 1 (cost estimate); older reports lack it. */
+  cost: z
+    .object({
+      region: z.string(),
+      usdPerHour: z.number().nullable(),
+      priceSource: z.string(),
+      pricingApiError: z.string().nullable(),
+      valkeyInstanceType: z.string().nullable(),
+      clientInstanceType: z.string().nullable(),
+      lines: z.array(
+        z.object({ item: z.string(), quantity: z.number(), unit: z.string(), usdPerHour: z.number().nullable(), source: z.string().nullable(), missing: z.string().optional() }),
+      ),
+      missing: z.array(z.string()),
+    })
+    .nullable()
+    .optional(),
   versions: z.object({
     valkeyImage: z.string(),
     server: z.string().nullable(),
@@ -272,6 +290,12 @@ export const stackReportSchema = z.object({
 });
 
 export type StackReportInput = z.infer<typeof stackReportSchema>;
+
+/** "one client pod (a Job)", or "N client pods (an Indexed Job)" as the combined rows' notes record it. */
+function clientPodsText(rows: readonly ResultRow[]): string {
+  const n = Math.max(1, ...rows.map((r) => Number(/^(\d+) client pods:/.exec(r.notes)?.[1] ?? 1)));
+  return n === 1 ? "one client pod (a Job)" : `${n} client pods (an Indexed Job; rps summed, worst pod's percentiles)`;
+}
 
 function loadStackReport(path: string, json: unknown): ReportSource {
   // `pulumi stack output --json` (all outputs) wraps the report under its output name.
@@ -322,8 +346,9 @@ function loadStackReport(path: string, json: unknown): ReportSource {
     workload: workloadFromRows(r.benchmark.rows),
     versions,
     machine: null,
-    environment: `${r.platform} stack "${r.stack}": ${r.mode} mode, ${r.pods} Valkey pods over zones ${r.zones.join(", ")}; benchmark from one client pod (a Job) inside the cluster`,
+    environment: `${r.platform} stack "${r.stack}": ${r.mode} mode, ${r.pods} Valkey pods over zones ${r.zones.join(", ")}; benchmark from ${clientPodsText(r.benchmark.rows)} inside the cluster`,
     describe: [`${r.mode}: ${r.pods} pods`],
+    ...(r.cost ? { cost: r.cost } : {}),
   };
 }
 

@@ -95,6 +95,20 @@ export interface ReportSource {
   sweep?: SweepRow[];
   /** Failure drills (raw/drill-<mode>-<fault>.json), when the run had any. */
   drills?: DrillView[];
+  /** A deployed stack's cost estimate (stack report `cost`), when recorded. */
+  cost?: CostView;
+}
+
+/** What the cost section shows of a stack's estimate (benchmarks/cost/cost-model.ts StackCost). */
+export interface CostView {
+  region: string;
+  usdPerHour: number | null;
+  priceSource: string;
+  pricingApiError: string | null;
+  valkeyInstanceType: string | null;
+  clientInstanceType: string | null;
+  lines: { item: string; quantity: number; unit: string; usdPerHour: number | null; source: string | null; missing?: string }[];
+  missing: string[];
 }
 
 export interface ReportInput {

@@ -10,6 +10,7 @@ import { html, jsonForScript, raw, type SafeHtml } from "./html.js";
 import { seriesOf, type ReportInput } from "./model.js";
 import { howToRead } from "./reading.js";
 import { allRowsTable, setupSection, sideBySideTable, topologySection } from "./sections.js";
+import { costSection } from "./cost-section.js";
 import { sweepSection } from "./sweep-section.js";
 import { drillSection } from "./drill-section.js";
 
@@ -40,10 +41,9 @@ export const SECTIONS: readonly ReportSection[] = [
   { id: "topology", title: "Verified topology", render: (i) => topologySection(i) },
   { id: "sweep", title: "Shard-scaling sweep", render: (i, c) => sweepSection(i, figures(c, ["sweep"])) },
   { id: "drills", title: "Failure drills", render: (i, c) => drillSection(i, figures(c, ["drill-timeline"])) },
-  // ── Later sections of issue 14 (not produced yet; add here, each rendering only with data) ──
-  //   "cost":   usd_per_hour and usd_per_million_ops_per_s per topology, side by side
-  // Each adds an optional field to ReportSource (model.ts), a loader branch (load.ts), and,
-  // for a chart, an entry in render.ts CHARTS.
+  { id: "cost", title: "Cost per topology", render: (i) => costSection(i) },
+  // A new section adds an optional field to ReportSource (model.ts), a loader branch (load.ts),
+  // and, for a chart, an entry in render.ts CHARTS; it renders only when its data is present.
   { id: "setup", title: "Workload, versions and machine", render: (i) => setupSection(i) },
   { id: "rows", title: "All rows", render: (i) => allRowsTable(i) },
 ];

@@ -28,6 +28,7 @@ import type { BenchmarkTest, Workload } from "../workload.js";
 import { buildBenchmarkArgs, buildProbeArgs, type BenchmarkTarget } from "./benchmark-args.js";
 import { BenchmarkOutputError, parseBenchmarkCsv, type BenchmarkLine } from "./benchmark-csv.js";
 import { RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "./result-row.js";
+import { combineClients, perClientNote, type ClientMeasurement, type CombinedMeasurement } from "./multi-client.js";
 import { resultRow } from "./result-rows.js";
 import { measuredWindow, rerunStep, stillShortNote, type RunMeasurement } from "./rerun-rule.js";
 
@@ -59,6 +60,12 @@ export interface RunWorkloadOptions {
   processTimeoutMs?: number;
   /** TCP connect check before anything is spawned. @default 5000 */
   connectTimeoutMs?: number;
+  /**
+   * Benchmark processes per run, started together, each with the workload's `-n` and `-c`; their
+   * results combine into one row (multi-client.ts: rps summed, worst client's percentiles).
+   * @default 1
+   */
+  clientProcesses?: number;
 }
 
 /** The client could not authenticate with the password from its environment. */
@@ -214,7 +221,7 @@ function failure(o: RunWorkloadOptions, test: string, r: ChildResult, what: stri
   );
 }
 
-function writeRaw(o: RunWorkloadOptions, test: string, n: number, args: string[], r: ChildResult): void {
+function writeRaw(o: RunWorkloadOptions, test: string, n: number, args: string[], r: ChildResult, client?: number): void {
   if (o.rawDir === undefined) return;
   mkdirSync(o.rawDir, { recursive: true });
   const redact = redactor(o.password);
@@ -227,7 +234,7 @@ function writeRaw(o: RunWorkloadOptions, test: string, n: number, args: string[]
     r.stderr.trimEnd(),
     "",
   ].join("\n");
-  writeFileSync(join(o.rawDir, `${o.mode}-${test}-${n}.txt`), redact(text));
+  writeFileSync(join(o.rawDir, `${o.mode}-${test}-${n}${client === undefined ? "" : `-client${client}`}.txt`), redact(text));
 }
 
 /** Checks the target answers and the client authenticates from its environment. */
@@ -270,12 +277,14 @@ interface Measured {
   wallSeconds: number;
   /** min(wall time, requests / rps): the window the rps figure was measured over, at most. */
   windowSeconds: number;
+  /** With several client processes: each one's measurement (requests and rps above are the sums). */
+  perClient?: CombinedMeasurement["perClient"];
 }
 
-async function measure(o: RunWorkloadOptions, test: BenchmarkTest, requests: number, n: number): Promise<Measured> {
+async function measureOne(o: RunWorkloadOptions, test: BenchmarkTest, requests: number, n: number, client?: number): Promise<ClientMeasurement> {
   const args = buildBenchmarkArgs(o.workload, o.target, test, requests);
   const r = await runChild(o, args);
-  writeRaw(o, test, n, args, r);
+  writeRaw(o, test, n, args, r, client);
   if (r.code !== 0 || r.signal !== null || r.killedFor !== undefined) throw failure(o, test.toUpperCase(), r, "failed");
   let lines: BenchmarkLine[];
   try {
@@ -289,11 +298,24 @@ async function measure(o: RunWorkloadOptions, test: BenchmarkTest, requests: num
   if (line === undefined || lines.length !== 1) {
     throw failure(o, wanted, r, `printed ${lines.length} result line(s) (${lines.map((l) => l.test).join(", ")}), expected one ${wanted} line`);
   }
-  return { line, requests, wallSeconds: r.wallSeconds, windowSeconds: measuredWindow(requests, line.rps, r.wallSeconds) };
+  return { line, requests, wallSeconds: r.wallSeconds };
+}
+
+/** One run of a test: `requests` per client process, all processes spawned in the same tick. */
+async function measure(o: RunWorkloadOptions, test: BenchmarkTest, requests: number, n: number): Promise<Measured> {
+  const count = o.clientProcesses ?? 1;
+  const m =
+    count === 1
+      ? await measureOne(o, test, requests, n)
+      : combineClients(await Promise.all(Array.from({ length: count }, (_, i) => measureOne(o, test, requests, n, i + 1))));
+  return { ...m, windowSeconds: measuredWindow(m.requests, m.line.rps, m.wallSeconds) };
 }
 
 function toRow(o: RunWorkloadOptions, m: Measured, notes: string): ResultRow {
-  return resultRow({ ...o, clientVersion: `${o.client.flavor}-benchmark ${o.client.version}` }, m, notes);
+  const row = resultRow({ ...o, clientVersion: `${o.client.flavor}-benchmark ${o.client.version}` }, m, notes);
+  if (m.perClient === undefined) return row;
+  // Several processes: connections and notes cover all of them (multi-client.ts).
+  return { ...row, clients: row.clients * m.perClient.length, notes: [perClientNote(m.perClient), notes].filter((x) => x !== "").join("; ") };
 }
 
 const measurement = (m: Measured): RunMeasurement => ({ requests: m.requests, rps: m.line.rps, wallSeconds: m.wallSeconds, windowSeconds: m.windowSeconds });
@@ -309,7 +331,8 @@ async function runTest(o: RunWorkloadOptions, test: BenchmarkTest): Promise<Resu
     notes.push(...step.notes);
     if (step.next === undefined) break;
     o.onProgress?.({ test, phase: "rerun", requests: step.next });
-    final = await measure(o, test, step.next, attempt);
+    // step.next is the total over all client processes; each gets its share.
+    final = await measure(o, test, Math.ceil(step.next / (o.clientProcesses ?? 1)), attempt);
   }
   notes.push(...stillShortNote(w, measurement(final), notes));
   if (!Number.isFinite(final.line.rps)) {

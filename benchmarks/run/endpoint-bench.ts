@@ -33,6 +33,8 @@ export interface EndpointBenchOptions {
   outputDir: string;
   timestamp?: string;
   onProgress?: (e: RunProgressEvent) => void;
+  /** Benchmark processes per test, started together (runWorkload clientProcesses). @default 1 */
+  clientProcesses?: number;
 }
 
 export interface EndpointBenchResult {
@@ -76,6 +78,7 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
     timestamp,
     rawDir,
     onProgress: o.onProgress,
+    clientProcesses: o.clientProcesses ?? 1,
   });
   const after = await verify();
   await connector.close();

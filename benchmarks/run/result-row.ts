@@ -29,6 +29,12 @@ export interface ResultRow {
   max_ms: number;
   /** e.g. `rerun: first run 0.42 s < 5 s; requests scaled 500000→6000000`, or `` */
   notes: string;
+  /**
+   * Appended cost columns (deployed stacks only; benchmarks/cost/): the stack's estimated on-demand
+   * USD per hour, and that ÷ (rps ÷ 1e6). Absent on local runs; null when a price is missing.
+   */
+  usd_per_hour?: number | null;
+  usd_per_million_ops_per_s?: number | null;
 }
 
 export const RESULT_MODES: readonly ResultMode[] = ["cluster", "replication"];

@@ -29,7 +29,16 @@ export const RESULTS_CSV_COLUMNS = [
   "notes",
 ] as const satisfies readonly (keyof ResultRow)[];
 
+/**
+ * Appended after `notes` when any row carries a cost (a deployed stack's rows): written only
+ * then, so a local results.csv keeps its columns; an empty field is a missing price (null).
+ */
+export const COST_CSV_COLUMNS = ["usd_per_hour", "usd_per_million_ops_per_s"] as const satisfies readonly (keyof ResultRow)[];
+
 type Column = (typeof RESULTS_CSV_COLUMNS)[number];
+type CostColumn = (typeof COST_CSV_COLUMNS)[number];
+
+const hasCost = (rows: readonly ResultRow[]): boolean => rows.some((r) => COST_CSV_COLUMNS.some((c) => r[c] !== undefined));
 
 const STRING_COLUMNS = new Set<Column>(["workload", "mode", "test", "timestamp", "server_version", "client_version", "notes"]);
 const INTEGER_COLUMNS = new Set<Column>(["clients", "pipeline", "datasize", "requests"]);
@@ -42,21 +51,30 @@ export class ResultsCsvError extends Error {
 }
 
 export function renderResultsCsv(rows: readonly ResultRow[]): string {
+  const columns: (Column | CostColumn)[] = hasCost(rows) ? [...RESULTS_CSV_COLUMNS, ...COST_CSV_COLUMNS] : [...RESULTS_CSV_COLUMNS];
   return stringify(
     rows.map((r) =>
-      RESULTS_CSV_COLUMNS.map((c) => {
+      columns.map((c) => {
         const v = r[c];
         if (typeof v === "number" && !Number.isFinite(v)) {
           throw new ResultsCsvError(`cannot write ${c}=${v} for ${r.mode} ${r.test}: not a finite number`);
         }
-        return String(v);
+        return v === null || v === undefined ? "" : String(v);
       }),
     ),
-    { header: true, columns: [...RESULTS_CSV_COLUMNS], eof: true, record_delimiter: "unix" },
+    { header: true, columns, eof: true, record_delimiter: "unix" },
   );
 }
 
-function toRow(rec: Record<string, string>, lineNo: number): ResultRow {
+function costValue(rec: Record<string, string>, c: CostColumn, lineNo: number): number | null {
+  const raw = (rec[c] ?? "").trim();
+  if (raw === "") return null;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new ResultsCsvError(`results.csv line ${lineNo}: ${c} is ${JSON.stringify(rec[c])}, not a non-negative number or empty`);
+  return n;
+}
+
+function toRow(rec: Record<string, string>, lineNo: number, withCost: boolean): ResultRow {
   const out: Record<string, string | number> = {};
   for (const c of RESULTS_CSV_COLUMNS) {
     const raw = rec[c] ?? "";
@@ -76,10 +94,12 @@ function toRow(rec: Record<string, string>, lineNo: number): ResultRow {
   if (!RESULT_TIMESTAMP_PATTERN.test(String(out.timestamp))) {
     throw new ResultsCsvError(`results.csv line ${lineNo}: timestamp ${JSON.stringify(out.timestamp)} is not YYYYMMDD-HHMMSS`);
   }
-  return out as unknown as ResultRow;
+  const row = out as unknown as ResultRow;
+  if (withCost) for (const c of COST_CSV_COLUMNS) row[c] = costValue(rec, c, lineNo);
+  return row;
 }
 
-/** Reads what renderResultsCsv wrote (the header must be exactly RESULTS_CSV_COLUMNS). */
+/** Reads what renderResultsCsv wrote (the header is RESULTS_CSV_COLUMNS, optionally + COST_CSV_COLUMNS). */
 export function parseResultsCsv(text: string): ResultRow[] {
   let records: string[][];
   try {
@@ -89,13 +109,15 @@ export function parseResultsCsv(text: string): ResultRow[] {
   }
   const [header, ...body] = records;
   if (header === undefined) throw new ResultsCsvError("results.csv is empty");
-  if (header.join(",") !== RESULTS_CSV_COLUMNS.join(",")) {
-    throw new ResultsCsvError(`results.csv header is ${JSON.stringify(header.join(","))}, expected ${JSON.stringify(RESULTS_CSV_COLUMNS.join(","))}`);
+  const base = RESULTS_CSV_COLUMNS.join(",");
+  const withCost = [...RESULTS_CSV_COLUMNS, ...COST_CSV_COLUMNS].join(",");
+  if (header.join(",") !== base && header.join(",") !== withCost) {
+    throw new ResultsCsvError(`results.csv header is ${JSON.stringify(header.join(","))}, expected ${JSON.stringify(base)} (optionally followed by ,${COST_CSV_COLUMNS.join(",")})`);
   }
   return body.map((fields, i) => {
     if (fields.length !== header.length) {
       throw new ResultsCsvError(`results.csv line ${i + 2} has ${fields.length} fields, expected ${header.length}`);
     }
-    return toRow(Object.fromEntries(header.map((h, j) => [h, fields[j] ?? ""])), i + 2);
+    return toRow(Object.fromEntries(header.map((h, j) => [h, fields[j] ?? ""])), i + 2, header.length > RESULTS_CSV_COLUMNS.length);
   });
 }

@@ -18,7 +18,7 @@ import { CLIENT_LABEL, DATA_PLANE_LABEL, type Placement } from "../shared.js";
 import type { ObjectMeta, Plain, PodSpec } from "../valkey/k8s-types.js";
 import { toKubeTolerations } from "../valkey/pod-placement.js";
 import type * as k8s from "@pulumi/kubernetes";
-import { buildBenchmarkScript } from "./job-script.js";
+import { buildBenchmarkScript, RUN_ID_ENV } from "./job-script.js";
 import { PASSWORD_ENV } from "./log-frames.js";
 
 export type JobSpec = Plain<k8s.types.input.batch.v1.JobSpec>;
@@ -62,6 +62,12 @@ export interface BenchmarkJobManifestArgs {
    * @default undefined (no annotation)
    */
   runId?: string;
+  /**
+   * Client pods: above 1 an Indexed Job (completions = parallelism = N) whose pods meet at a
+   * barrier before each test (job-script.ts), one per node (anti-affinity among themselves) and
+   * spread over the zones (maxSkew 1). @default 1
+   */
+  clientPods?: number;
 }
 
 /**
@@ -95,7 +101,14 @@ function podSpec(a: BenchmarkJobManifestArgs): PodSpec {
     target: a.target,
     ...(a.client === undefined ? {} : { client: a.client }),
     ...(a.waitSeconds === undefined ? {} : { waitSeconds: a.waitSeconds }),
+    ...(a.clientPods === undefined ? {} : { clientPods: a.clientPods }),
   });
+  const many = (a.clientPods ?? 1) > 1;
+  const clientSelector = { matchLabels: { "app.kubernetes.io/component": `benchmark-${a.mode}`, [CLIENT_LABEL]: "true" } };
+  // Several clients: the Job's uid names the barrier keys; one client per node; spread over zones.
+  const runIdEnv = many ? [{ name: RUN_ID_ENV, valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/controller-uid']" } } }] : [];
+  const ownNode = many ? [{ labelSelector: clientSelector, topologyKey: "kubernetes.io/hostname" }] : [];
+  const spread = many ? { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: "topology.kubernetes.io/zone", whenUnsatisfiable: "DoNotSchedule", labelSelector: clientSelector }] } : {};
   const env = [{ name: "TMPDIR", value: "/tmp" }];
   const secretEnv =
     a.secretName === undefined ? [] : [{ name: PASSWORD_ENV, valueFrom: { secretKeyRef: { name: a.secretName, key: a.passwordKey } } }];
@@ -110,9 +123,11 @@ function podSpec(a: BenchmarkJobManifestArgs): PodSpec {
       podAntiAffinity: {
         requiredDuringSchedulingIgnoredDuringExecution: [
           { labelSelector: { matchLabels: { [DATA_PLANE_LABEL]: "true" } }, topologyKey: "kubernetes.io/hostname" },
+          ...ownNode,
         ],
       },
     },
+    ...spread,
     securityContext: {
       runAsNonRoot: true,
       runAsUser: VALKEY_IMAGE_UID,
@@ -124,7 +139,7 @@ function podSpec(a: BenchmarkJobManifestArgs): PodSpec {
         name: BENCHMARK_CONTAINER,
         image: a.image,
         command: ["/bin/sh", "-c", script],
-        env: [...env, ...secretEnv],
+        env: [...env, ...runIdEnv, ...secretEnv],
         resources: { requests: quantities, limits: { ...quantities } },
         securityContext: {
           allowPrivilegeEscalation: false,
@@ -150,6 +165,8 @@ export function buildBenchmarkJob(a: BenchmarkJobManifestArgs): { metadata: Obje
     activeDeadlineSeconds: a.activeDeadlineSeconds ?? 7200,
     template: { metadata: a.runId === undefined ? { labels } : { labels, annotations: { [RUN_ID_ANNOTATION]: a.runId } }, spec: podSpec(a) },
   };
+  const pods = a.clientPods ?? 1;
+  if (pods > 1) Object.assign(spec, { completionMode: "Indexed", completions: pods, parallelism: pods });
   if (a.ttlSecondsAfterFinished !== undefined) spec.ttlSecondsAfterFinished = a.ttlSecondsAfterFinished;
   return {
     metadata: { name: a.name, namespace: a.namespace, labels, annotations: { "pulumi.com/skipAwait": "true" } },

@@ -38,6 +38,7 @@ const inputs: BenchmarkResultsInputs = {
   jobName: "vbench-cluster",
   kubeconfig: KUBECONFIG,
   mode: "cluster",
+  clientPods: 1,
   workload: W,
   serverVersion: "9.0.2",
   image: "valkey/valkey:9.0.2",

@@ -34,7 +34,7 @@ describe("step inputs from one field list", () => {
       ["connector", "context", "countKeys", "expect", "headlessService", "mode", "namespace", "replicaLagBytes", "runId", "selector", "sentinel", "triggers"],
     );
     expect(secretKeys(resultsFields)).toEqual(["kubeconfig"]);
-    expect(rerunKeys(resultsFields)).toEqual(["namespace", "jobName", "jobUid", "mode", "workload", "serverVersion", "image", "timestamp", "runId"]);
+    expect(rerunKeys(resultsFields)).toEqual(["namespace", "jobName", "jobUid", "mode", "workload", "serverVersion", "image", "timestamp", "runId", "clientPods"]);
   });
 
   it("parses with defaults, treats null and empty optional values as absent, and names the faulty key only", () => {

@@ -96,7 +96,11 @@ describe("the program under mocks", () => {
     const report = await valueOf(out.report);
     expect(report).toMatchObject({ schemaVersion: 1, stack: "cluster", platform: "eks", mode: "cluster", pods: 6 });
     expect(report.endpoints).toEqual({ namespace: "valkey", write: "valkey-cluster.valkey.svc.cluster.local", read: null, port: 6379, sentinel: null, sentinelPort: null, masterName: null });
-    expect(report.benchmark?.rows).toEqual([ROW]);
+    // Cost columns appended; us-west-2 has no table prices and the mocks refuse the Pricing API
+    // invoke, so the cost is missing (null), never invented (tests/cost-program.test.ts: live and fallback).
+    expect(report.benchmark?.rows).toEqual([{ ...ROW, usd_per_hour: null, usd_per_million_ops_per_s: null }]);
+    expect(report.cost).toMatchObject({ region: "us-west-2", usdPerHour: null, priceSource: "table", valkeyInstanceType: "r7g.large" });
+    expect(report.cost?.pricingApiError).toEqual(expect.any(String));
     expect(report.versions).toMatchObject({ valkeyImage: "valkey/valkey:9.0.2", server: "9.0.2", client: "valkey-benchmark 9.0.2", karpenterChart: "1.14.1" });
     // The report carries the check that ran AFTER the benchmark (per-primary keys).
     expect(report.topology?.primaries[0]).toMatchObject({ address: "valkey-cluster-0:6379", keys: 42, replicas: [{ zone: "us-west-2b", crossAz: true }] });

@@ -1,6 +1,6 @@
 /**
- * BenchmarkResults: a dynamic resource that waits (bounded) for a BenchmarkJob to finish, reads
- * its pod's log and publishes the rows and results.csv as outputs. It fails the update with the
+ * BenchmarkResults: a dynamic resource that waits (bounded) for a BenchmarkJob to finish (every
+ * client pod of it, `clientPods`), reads each pod's log, combines them and publishes the rows and results.csv as outputs. It fails the update with the
  * pod's last log lines when the Job failed or did not finish in time. The provider is the kit's
  * tsx shell over ./implementation.ts. The kubeconfig is passed as a secret and is never part of
  * the outputs or of the serialized provider. Each read (a new Job, a changed workload or
@@ -29,7 +29,7 @@ export class BenchmarkResults extends pulumi.dynamic.Resource {
   declare readonly rows: pulumi.Output<ResultRow[]>;
   /** results.csv (renderResultsCsv). */
   declare readonly csv: pulumi.Output<string>;
-  /** The pod whose log was read. */
+  /** The pod whose log was read; with several client pods, their names joined by ",". */
   declare readonly podName: pulumi.Output<string>;
   /** The rows' timestamp. */
   declare readonly timestamp: pulumi.Output<string>;

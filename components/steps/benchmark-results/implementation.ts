@@ -1,10 +1,12 @@
 /**
  * What the BenchmarkResults dynamic provider does, as a plain module (the dynamic-provider shell
- * ../kit/ts-module-provider.ts loads it with tsx at run time): wait for the
- * benchmark Job to finish (bounded), read its pod's log, parse it with parseJobLog and render
- * results.csv. The Kubernetes API sits behind JobLogApi, so tests drive it with a fake;
- * kubernetesJobLogApi is the @kubernetes/client-node implementation.
+ * ../kit/ts-module-provider.ts loads it with tsx at run time): wait for the benchmark Job to
+ * finish (bounded; every one of its `clientPods`), read each pod's log, parse it with parseJobLog,
+ * combine the pods' rows (combineClientRows) and render results.csv. The Kubernetes API sits
+ * behind JobLogApi, so tests drive it with a fake; kubernetesJobLogApi is the
+ * @kubernetes/client-node implementation.
  */
+import { combineClientRows } from "../../../benchmarks/run/multi-client.js";
 import { renderResultsCsv } from "../../../benchmarks/run/results-csv.js";
 import { formatResultTimestamp, type ResultRow } from "../../../benchmarks/run/result-row.js";
 import { parseJobLog } from "../../benchmark/job-log.js";
@@ -14,7 +16,7 @@ import { resultsFields, type BenchmarkResultsInputs } from "./inputs.js";
 export { parseResultsInputs, type BenchmarkResultsInputs } from "./inputs.js";
 
 export interface JobState {
-  /** Pods that succeeded / failed (backoffLimit 0: at most one). */
+  /** Pods that succeeded / failed (backoffLimit 0: at most one failed; up to `clientPods` succeeded). */
   succeeded: number;
   failed: number;
   /** `Complete` / `Failed` conditions with status "True", with their messages. */
@@ -42,7 +44,7 @@ export interface JobLogApi {
 export interface BenchmarkResultsOutputs {
   rows: ResultRow[];
   csv: string;
-  /** The pod whose log was read. */
+  /** The pod whose log was read; with several client pods, their names joined by ",". */
   podName: string;
   image: string;
   /** The rows' timestamp. */
@@ -81,7 +83,7 @@ async function logTailOf(api: JobLogApi, ns: string, job: string): Promise<strin
   }
 }
 
-/** Waits for the Job, then parses its pod's log; fails with the log's tail when the Job did. */
+/** Waits for the Job (all its client pods), then parses each pod's log and combines the rows; fails with the log's tail when the Job did. */
 export async function collectJobResults(api: JobLogApi, i: BenchmarkResultsInputs, deps: WaitDeps = {}): Promise<BenchmarkResultsOutputs> {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const now = deps.now ?? Date.now;
@@ -94,24 +96,32 @@ export async function collectJobResults(api: JobLogApi, i: BenchmarkResultsInput
       throw new BenchmarkJobError(`benchmark Job ${job} failed (${st.failedReason ?? `${st.failed} failed pod(s)`}); ${await logTailOf(api, i.namespace, i.jobName)}`);
     }
     started = st?.startTime;
-    if (st !== undefined && (st.complete || st.succeeded > 0)) break;
+    // Done when Complete, or once every client pod (benchmark.clientPods) has succeeded.
+    if (st !== undefined && (st.complete || st.succeeded >= i.clientPods)) break;
     if (now() >= deadline) {
       const what = st === undefined ? "does not exist" : "has not finished";
       throw new BenchmarkJobError(`benchmark Job ${job} ${what} after ${i.timeoutSeconds} s; ${await logTailOf(api, i.namespace, i.jobName)}`);
     }
     await sleep((i.pollSeconds ?? 5) * 1000);
   }
-  const pod = await newestPod(api, i.namespace, i.jobName);
-  if (pod === undefined) throw new BenchmarkJobError(`benchmark Job ${job} succeeded but has no pod left to read the log of (ttlSecondsAfterFinished too short?)`);
-  const log = await api.podLog(i.namespace, pod.name);
-  const timestamp = i.timestamp ?? formatResultTimestamp(started === undefined ? new Date(now()) : new Date(started));
-  let rows: ResultRow[];
-  try {
-    rows = parseJobLog(log, { mode: i.mode, workload: i.workload, serverVersion: i.serverVersion, timestamp });
-  } catch (err) {
-    throw new BenchmarkJobError(`benchmark Job ${job}, pod ${pod.name}: ${(err as Error).message}; last log lines:\n${tail(log)}`);
+  // One pod, or every pod of an Indexed Job with several client pods (benchmark.clientPods).
+  const pods = (await api.podsOfJob(i.namespace, i.jobName)).filter((p) => p.phase === "Succeeded").sort((x, y) => x.name.localeCompare(y.name));
+  if (pods.length === 0) throw new BenchmarkJobError(`benchmark Job ${job} succeeded but has no pod left to read the log of (ttlSecondsAfterFinished too short?)`);
+  if (pods.length !== i.clientPods) {
+    throw new BenchmarkJobError(`benchmark Job ${job} succeeded but ${pods.length} of its ${i.clientPods} client pods are left to read the logs of (ttlSecondsAfterFinished too short?)`);
   }
-  return { rows, csv: renderResultsCsv(rows), podName: pod.name, image: i.image, timestamp };
+  const timestamp = i.timestamp ?? formatResultTimestamp(started === undefined ? new Date(now()) : new Date(started));
+  const perPod: ResultRow[][] = [];
+  for (const pod of pods) {
+    const log = await api.podLog(i.namespace, pod.name);
+    try {
+      perPod.push(parseJobLog(log, { mode: i.mode, workload: i.workload, serverVersion: i.serverVersion, timestamp }));
+    } catch (err) {
+      throw new BenchmarkJobError(`benchmark Job ${job}, pod ${pod.name}: ${(err as Error).message}; last log lines:\n${tail(log)}`);
+    }
+  }
+  const rows = combineClientRows(perPod);
+  return { rows, csv: renderResultsCsv(rows), podName: pods.map((p) => p.name).join(","), image: i.image, timestamp };
 }
 
 function isNotFound(err: unknown): boolean {

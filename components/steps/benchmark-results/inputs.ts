@@ -30,6 +30,8 @@ export const resultsFields = {
   timestamp: rerun(nonEmptyString().optional()),
   /** Any new value reads the results again (config `benchmark.runId`; it also replaces the Job). */
   runId: rerun(nonEmptyString().optional()),
+  /** BenchmarkJob's client pods (config `benchmark.clientPods`): every one must succeed; their rows are combined. */
+  clientPods: rerun(wholeNumber(1).default(1)),
   /** Fail when the Job has not finished after this long. */
   timeoutSeconds: setting(wholeNumber(1).default(3600)),
   /** Poll interval while waiting. */

@@ -1,0 +1,141 @@
+/**
+ * What a deployed stack costs per hour, and per million ops/s of what it measured. Pure: inputs
+ * are plain values (the resolved config's counts, a price table, optional live EC2 prices).
+ *
+ * Which instance type runs a pod? The NodePool permits several and Karpenter picks at launch
+ * time, so this is an estimate, by one stated rule: **the smallest permitted instance type
+ * (fewest vCPU, then least memory, then the order the NodePool lists them) whose allocatable
+ * capacity (config/instance-types.ts: capacity minus kube-reserved, VM overhead, eviction
+ * threshold and DaemonSets) fits the pod's requests, one pod per node**. One Valkey pod per node
+ * holds by the StatefulSets' required pod anti-affinity; one benchmark client pod per node is
+ * assumed likewise (its requests are sized to take a node's CPU). A stack whose pods pack
+ * differently (a bigger type chosen for capacity reasons) costs more than this estimate.
+ *
+ * Counted per hour: the Valkey nodes, the benchmark client nodes (they exist while the benchmark
+ * runs, which is when the rps was measured), the system node group, the Valkey volumes and the
+ * system nodes' root volumes at the gp3 rate, the EKS control plane and the NAT gateways.
+ * Not counted: data transfer (cross-AZ replication and client traffic, NAT per-GB processing),
+ * gp3 IOPS/throughput above the included baseline, load balancers, CloudWatch, public IPv4
+ * addresses, and the Karpenter controller's share of the system nodes.
+ */
+import { allocatableFor } from "../../config/instance-types.js";
+import type { ResultRow } from "../run/result-row.js";
+import { eksControlPlaneHourly, gp3PerGiBMonth, instanceHourly, natGatewayHourly, type Lookup, type PriceTable } from "./prices.js";
+
+export interface PodRequest {
+  cpuMillicores: number;
+  memoryBytes: number;
+}
+
+/** The estimate rule above: the smallest permitted type whose allocatable fits `request`. */
+export function estimateInstanceType(permitted: readonly string[], request: PodRequest): string | undefined {
+  const fitting = permitted.flatMap((type, index) => {
+    const a = allocatableFor(type);
+    return a && a.cpuMillicores >= request.cpuMillicores && a.memoryBytes >= request.memoryBytes ? [{ type, index, ...a }] : [];
+  });
+  fitting.sort((x, y) => x.cpuMillicores - y.cpuMillicores || x.memoryBytes - y.memoryBytes || x.index - y.index);
+  return fitting[0]?.type;
+}
+
+export interface CostInputs {
+  region: string;
+  /** The NodePool's permitted types (config `karpenter.nodePool.permittedInstanceTypes`). */
+  permittedInstanceTypes: readonly string[];
+  valkeyPods: number;
+  valkeyRequest: PodRequest;
+  /** PVC size of each Valkey pod, GiB. */
+  volumeGiB: number;
+  /** Benchmark client pods (0 when the benchmark is off). */
+  clientPods: number;
+  clientRequest: PodRequest;
+  systemNodes: { instanceType: string; count: number; diskSizeGiB: number };
+  natGateways: number;
+  controlPlaneSupport: "standard" | "extended";
+}
+
+/** Live EC2 on-demand prices by instance type (from the AWS Pricing API). */
+export type LivePrices = Readonly<Record<string, number>>;
+
+export type PriceSource = "aws-pricing-api" | "table" | "aws-pricing-api+table";
+
+export interface CostLine {
+  item: string;
+  quantity: number;
+  /** e.g. "node-hour", "GiB-month", "cluster-hour". */
+  unit: string;
+  unitUsd: number | null;
+  usdPerHour: number | null;
+  /** A source id of the table, "aws-pricing-api", or null when missing. */
+  source: string | null;
+  missing?: string;
+}
+
+export interface StackCost {
+  region: string;
+  /** Sum of the lines; null when any counted line's price is missing (never a partial sum). */
+  usdPerHour: number | null;
+  /** Where the EC2 prices came from; EBS, NAT and the control plane always come from the table. */
+  priceSource: PriceSource;
+  /** Why the Pricing API was not used, when it was asked and failed. */
+  pricingApiError: string | null;
+  valkeyInstanceType: string | null;
+  clientInstanceType: string | null;
+  lines: CostLine[];
+  missing: string[];
+}
+
+const round = (n: number, digits: number) => Number(n.toFixed(digits));
+
+/** The hourly cost of a stack from a table, optional live EC2 prices overriding it. */
+export function stackCost(inputs: CostInputs, table: PriceTable, live: LivePrices = {}, pricingApiError: string | null = null): StackCost {
+  const lines: CostLine[] = [];
+  const ec2Sources = new Set<"live" | "table">();
+  const ec2 = (type: string): Lookup => {
+    const usd = live[type];
+    if (usd !== undefined) {
+      ec2Sources.add("live");
+      return { usd, source: "aws-pricing-api" };
+    }
+    ec2Sources.add("table");
+    return instanceHourly(table, inputs.region, type);
+  };
+  const add = (item: string, quantity: number, unit: string, price: Lookup, perHour: (unitUsd: number) => number) => {
+    if (quantity === 0) return;
+    lines.push(
+      price.usd === null
+        ? { item, quantity, unit, unitUsd: null, usdPerHour: null, source: null, missing: price.missing }
+        : { item, quantity, unit, unitUsd: price.usd, usdPerHour: round(perHour(price.usd), 6), source: price.source },
+    );
+  };
+  const noFit = (what: string): Lookup => ({ usd: null, missing: `${what}: no permitted instance type fits its requests` });
+
+  const valkeyType = estimateInstanceType(inputs.permittedInstanceTypes, inputs.valkeyRequest);
+  add(`Valkey nodes (${valkeyType ?? "none fits"})`, inputs.valkeyPods, "node-hour", valkeyType ? ec2(valkeyType) : noFit("Valkey pod"), (u) => u * inputs.valkeyPods);
+  const clientType = inputs.clientPods > 0 ? estimateInstanceType(inputs.permittedInstanceTypes, inputs.clientRequest) : undefined;
+  add(`benchmark client nodes (${clientType ?? "none fits"})`, inputs.clientPods, "node-hour", clientType ? ec2(clientType) : noFit("benchmark pod"), (u) => u * inputs.clientPods);
+  const sys = inputs.systemNodes;
+  add(`system nodes (${sys.instanceType})`, sys.count, "node-hour", ec2(sys.instanceType), (u) => u * sys.count);
+  const gp3 = gp3PerGiBMonth(table, inputs.region);
+  const valkeyGiB = inputs.valkeyPods * inputs.volumeGiB;
+  add("Valkey volumes (gp3)", valkeyGiB, "GiB-month", gp3, (u) => (u * valkeyGiB) / table.hoursPerMonth);
+  const rootGiB = sys.count * sys.diskSizeGiB;
+  add("system node root volumes (gp3 rate)", rootGiB, "GiB-month", gp3, (u) => (u * rootGiB) / table.hoursPerMonth);
+  add(`EKS control plane (${inputs.controlPlaneSupport} support)`, 1, "cluster-hour", eksControlPlaneHourly(table, inputs.controlPlaneSupport), (u) => u);
+  add("NAT gateways", inputs.natGateways, "gateway-hour", natGatewayHourly(table, inputs.region), (u) => u * inputs.natGateways);
+
+  const missing = lines.flatMap((l) => (l.missing ? [l.missing] : []));
+  const total = missing.length > 0 ? null : round(lines.reduce((sum, l) => sum + (l.usdPerHour ?? 0), 0), 6);
+  const priceSource: PriceSource = ec2Sources.has("live") ? (ec2Sources.has("table") ? "aws-pricing-api+table" : "aws-pricing-api") : "table";
+  return { region: inputs.region, usdPerHour: total, priceSource, pricingApiError, valkeyInstanceType: valkeyType ?? null, clientInstanceType: clientType ?? null, lines, missing };
+}
+
+/** USD per hour ÷ (rps ÷ 1e6): what a million ops/s of this measurement costs per hour. */
+export function usdPerMillionOpsPerSecond(usdPerHour: number | null, rps: number): number | null {
+  if (usdPerHour === null || !(rps > 0)) return null;
+  return round(usdPerHour / (rps / 1e6), 4);
+}
+
+/** The rows with the two cost columns appended. */
+export function withCostColumns(rows: readonly ResultRow[], usdPerHour: number | null): ResultRow[] {
+  return rows.map((r) => ({ ...r, usd_per_hour: usdPerHour, usd_per_million_ops_per_s: usdPerMillionOpsPerSecond(usdPerHour, r.rps) }));
+}

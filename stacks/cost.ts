@@ -1,0 +1,89 @@
+/**
+ * Cost wiring for an EKS stack: the live EC2 prices from the AWS Pricing API (the
+ * `aws.pricing.getProduct` invoke, through an explicit provider in us-east-1, the API's
+ * endpoint region), falling back to benchmarks/cost/prices.json when the invoke fails (no
+ * credentials, no pricing:GetProducts permission, no network). Runs at preview and at up. The
+ * arithmetic is benchmarks/cost/cost-model.ts; this file only asks and catches.
+ */
+import * as aws from "@pulumi/aws";
+import * as pulumi from "@pulumi/pulumi";
+import { estimateInstanceType, stackCost, type CostInputs, type LivePrices, type StackCost } from "../benchmarks/cost/cost-model.js";
+import { ec2ProductFilters, onDemandHourlyUsd, PRICING_API_REGIONS } from "../benchmarks/cost/pricing-api.js";
+import { loadPriceTable } from "../benchmarks/cost/prices.js";
+import type { StackConfig } from "../config/types.js";
+
+/** Plain cost inputs from the resolved config (EKS platform). */
+export function costInputsFromConfig(config: StackConfig, clientPods: number): CostInputs {
+  return {
+    region: config.aws.region,
+    permittedInstanceTypes: config.karpenter.nodePool.permittedInstanceTypes,
+    valkeyPods: config.valkey.pods,
+    valkeyRequest: config.valkey.resourceAmounts.requests,
+    volumeGiB: config.valkey.persistence.sizeBytes / 2 ** 30,
+    clientPods,
+    clientRequest: config.benchmark.resourceAmounts,
+    systemNodes: { ...config.eks.systemNodes },
+    // stacks/platform.ts builds EksCluster without natGateways, i.e. its default "Single".
+    natGateways: 1,
+    // versions.env pins an EKS version in standard support; a version past it bills $0.60/h (prices.json).
+    controlPlaneSupport: "standard",
+  };
+}
+
+/** The EC2 instance types whose prices the estimate needs. */
+export function typesToPrice(inputs: CostInputs): string[] {
+  const types = [
+    estimateInstanceType(inputs.permittedInstanceTypes, inputs.valkeyRequest),
+    inputs.clientPods > 0 ? estimateInstanceType(inputs.permittedInstanceTypes, inputs.clientRequest) : undefined,
+    inputs.systemNodes.instanceType,
+  ];
+  return [...new Set(types.filter((t): t is string => t !== undefined))];
+}
+
+/** An invoke's failure as text; some runtimes reject with an empty Error that carries the cause in a `promise`. */
+async function errorText(err: unknown): Promise<string> {
+  const own = err instanceof Error ? err.message : String(err);
+  if (own.trim() !== "") return own;
+  const inner = (err as { promise?: unknown }).promise;
+  if (inner instanceof Promise) {
+    try {
+      await inner;
+    } catch (cause) {
+      return cause instanceof Error ? cause.message : String(cause);
+    }
+  }
+  return "";
+}
+
+async function askPricingApi(region: string, types: string[], provider: aws.Provider): Promise<{ live: LivePrices; error: string | null }> {
+  try {
+    const entries = await Promise.all(
+      types.map(async (type) => {
+        const product = await aws.pricing.getProduct({ serviceCode: "AmazonEC2", filters: ec2ProductFilters(region, type) }, { provider });
+        return [type, onDemandHourlyUsd(product.result, `${type} in ${region}`)] as const;
+      }),
+    );
+    return { live: Object.fromEntries(entries), error: null };
+  } catch (err) {
+    const text = await errorText(err);
+    return { live: {}, error: text.replace(/\s+/g, " ").trim().slice(0, 300) || "the invoke failed without a message" };
+  }
+}
+
+/**
+ * The stack's cost as an Output. `providerArgs`: the stack's AWS provider args (credentials);
+ * the pricing provider (the one AWS provider besides the stack's, used by this invoke only and
+ * by no resource) keeps them and only changes the region. Never fails the deployment: a failed
+ * invoke means table prices and `pricingApiError` set.
+ */
+export function stackCostOutput(
+  inputs: CostInputs,
+  opts: { usePricingApi: boolean; providerArgs?: aws.ProviderArgs } = { usePricingApi: true },
+): pulumi.Output<StackCost> {
+  const table = loadPriceTable();
+  if (!opts.usePricingApi) return pulumi.output(stackCost(inputs, table));
+  // The stack's credentials (profile, assumed role: stacks/preflight.ts awsProviderArgs), the API's region.
+  const provider = new aws.Provider("pricing-api", { ...opts.providerArgs, region: PRICING_API_REGIONS[0] });
+  const asked = askPricingApi(inputs.region, typesToPrice(inputs), provider);
+  return pulumi.output(asked.then(({ live, error }) => stackCost(inputs, table, live, error)));
+}
