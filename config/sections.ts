@@ -10,72 +10,12 @@
  */
 import { z } from "zod";
 import { BENCHMARK_TESTS } from "../benchmarks/workload.js";
+import { ipv4Cidr, DNS_LABEL_RE, IAM_PRINCIPAL_RE, IAM_ROLE_ARN_RE, REGION_RE, ZONE_RE, count, cpuQuantity, flag, gravitonInstanceType, memoryQuantity, quantityLike, section, unique } from "./fields.js";
 import { KNOWN_INSTANCE_SIZES, isGravitonFamily } from "./instance-types.js";
-import { parseCpuQuantity, parseMemoryQuantity, type QuantityInput } from "./quantity.js";
+import { parseMemoryQuantity } from "./quantity.js";
 import { versions } from "../versions.js";
 
-/** The Pulumi project name: stack keys are `valkey-on-eks:<section>`. */
-export const PROJECT = "valkey-on-eks";
-
-const REGION_RE = /^[a-z]{2}(-gov)?-[a-z]+-\d$/;
-const ZONE_RE = /^[a-z]{2}(-gov)?-[a-z]+-\d[a-z]$/;
-const DNS_LABEL_RE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const CIDR_RE = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
-const INSTANCE_TYPE_RE = /^([a-z]+\d+[a-z]*)\.([a-z0-9]+)$/;
-const IAM_PRINCIPAL_RE = /^arn:aws[a-z-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]{1,512}$/;
-const IAM_ROLE_ARN_RE = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/;
-const ANY_CIDR_RE = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
-
-function quantityOf(kind: "CPU" | "memory") {
-  const parse = kind === "CPU" ? parseCpuQuantity : parseMemoryQuantity;
-  return z
-    .union([z.string(), z.number()], { error: `must be a Kubernetes ${kind} quantity (e.g. ${kind === "CPU" ? '"1", "500m"' : '"12Gi", "512Mi"'})` })
-    .superRefine((value: QuantityInput, ctx) => {
-      try {
-        if (parse(value) <= 0) ctx.addIssue({ code: "custom", message: `must be greater than zero (got ${JSON.stringify(value)})` });
-      } catch (err) {
-        ctx.addIssue({ code: "custom", message: (err as Error).message });
-      }
-    })
-    .transform((value) => String(value));
-}
-
-function quantity(kind: "CPU" | "memory", fallback: string) {
-  return quantityOf(kind).default(fallback).meta({ typeLabel: `${kind} quantity` });
-}
-
-/** A quantity that, left out, takes another key's value (`sameAs`, resolved in resolve.ts). */
-const quantityLike = (kind: "CPU" | "memory", sameAs: string) => quantityOf(kind).optional().meta({ typeLabel: `${kind} quantity`, defaultText: `= ${sameAs}` });
-
-/** A CPU quantity ("1", "500m", 2), kept as written (a string). */
-export const cpuQuantity = (fallback: string) => quantity("CPU", fallback);
-/** A memory quantity ("12Gi", "512Mi"), kept as written (a string). */
-export const memoryQuantity = (fallback: string) => quantity("memory", fallback);
-
-const count = (min: number, fallback: number) => z.int().min(min).default(fallback);
-const flag = (fallback: boolean) => z.boolean().default(fallback);
-
-/** A strict map of keys whose own defaults apply when the map is left out. */
-function section<S extends z.core.$ZodLooseShape>(shape: S, description: string) {
-  return z
-    .strictObject(shape)
-    .prefault({} as z.input<z.ZodObject<S, z.core.$strict>>)
-    .describe(description);
-}
-
-function unique<T>(label: string) {
-  return (items: T[], ctx: z.core.$RefinementCtx<T[]>) => {
-    items.forEach((item, index) => {
-      if (items.indexOf(item) !== index) ctx.addIssue({ code: "custom", path: [index], message: `${label} ${JSON.stringify(item)} is listed twice` });
-    });
-  };
-}
-
-const gravitonInstanceType = z.string().superRefine((value, ctx) => {
-  const match = INSTANCE_TYPE_RE.exec(value);
-  if (!match) ctx.addIssue({ code: "custom", message: `"${value}" is not an EC2 instance type (expected <family>.<size>, e.g. r7g.large)` });
-  else if (!isGravitonFamily(match[1] ?? "")) ctx.addIssue({ code: "custom", message: `"${value}" is not a Graviton (arm64) instance type` });
-});
+export { PROJECT, cpuQuantity, memoryQuantity } from "./fields.js";
 
 export const platformSchema = z.enum(["eks", "byo"]).default("eks").describe("Where Valkey runs: a new EKS cluster with Karpenter (eks) or a Kubernetes cluster you bring (byo).");
 
@@ -113,12 +53,7 @@ export const awsSchema = section(
 export const eksSchema = section(
   {
     version: z.string().regex(/^1\.\d{2}$/, { error: 'must be a Kubernetes minor version such as "1.33"' }).default(versions.EKS_VERSION).describe("EKS Kubernetes version."),
-    vpcCidr: z
-      .string()
-      .refine((v) => {
-        const m = CIDR_RE.exec(v);
-        return m !== null && m.slice(1, 5).every((o) => Number(o) <= 255) && Number(m[5]) >= 16 && Number(m[5]) <= 24;
-      }, "must be an IPv4 CIDR with a /16 to /24 prefix")
+    vpcCidr: ipv4Cidr("must be an IPv4 CIDR with a /16 to /24 prefix", 16, 24)
       .default("10.0.0.0/16")
       .describe("CIDR of the new VPC."),
     autoMode: flag(false).describe(
@@ -127,10 +62,7 @@ export const eksSchema = section(
     publicEndpoint: flag(true).describe("Whether the API server endpoint is reachable from the internet; false needs `checks.connector: direct` and a deploy from inside the VPC."),
     publicAccessCidrs: z
       .array(
-        z.string().refine((v) => {
-          const m = ANY_CIDR_RE.exec(v);
-          return m !== null && m.slice(1, 5).every((o) => Number(o) <= 255) && Number(m[5]) <= 32;
-        }, "must be an IPv4 CIDR such as 203.0.113.0/24"),
+        ipv4Cidr("must be an IPv4 CIDR such as 203.0.113.0/24"),
       )
       .min(1)
       .superRefine(unique("CIDR"))
@@ -369,10 +301,7 @@ export const checksSchema = section(
     connector: z.enum(["port-forward", "direct"]).default("port-forward").describe("How checks reach the Valkey pods."),
     directSourceCidrs: z
       .array(
-        z.string().refine((v) => {
-          const m = CIDR_RE.exec(v);
-          return m !== null && m.slice(1, 5).every((o) => Number(o) <= 255) && Number(m[5]) <= 32;
-        }, "must be an IPv4 CIDR such as 10.0.0.0/16"),
+        ipv4Cidr("must be an IPv4 CIDR such as 10.0.0.0/16"),
       )
       .superRefine(unique("CIDR"))
       .default([])
