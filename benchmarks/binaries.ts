@@ -77,12 +77,7 @@ function flavorOf(path: string): ToolFlavor {
   return /redis-[a-z]+$/.test(path) ? "redis" : "valkey";
 }
 
-function resolveTool(
-  tool: string,
-  envVar: string,
-  names: string[],
-  env: NodeJS.ProcessEnv,
-): ResolvedTool {
+function resolveTool(tool: string, envVar: string, names: string[], env: NodeJS.ProcessEnv): ResolvedTool {
   const fromEnv = env[envVar];
   if (fromEnv) {
     if (!isExecutable(fromEnv)) throw new Error(`${envVar}=${fromEnv} is not an executable file`);

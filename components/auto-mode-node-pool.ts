@@ -66,7 +66,10 @@ export class AutoModeNodePool extends pulumi.ComponentResource {
       buildAutoNodeClass({ role: role.name, discoveryTag: args.clusterName, name: poolName }),
       { parent: this, dependsOn: [...policies, entry, association] },
     );
-    new k8s.apiextensions.CustomResource(`${name}-node-pool`, buildAutoNodePool({ nodePool: args.nodePool, zones: args.zones, name: poolName }), { parent: this, dependsOn: [nodeClass] });
+    new k8s.apiextensions.CustomResource(`${name}-node-pool`, buildAutoNodePool({ nodePool: args.nodePool, zones: args.zones, name: poolName }), {
+      parent: this,
+      dependsOn: [nodeClass],
+    });
 
     this.nodePoolName = poolName;
     this.nodeRoleName = role.name;

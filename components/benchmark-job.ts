@@ -14,7 +14,18 @@ import { buildBenchmarkNetworkPolicy } from "./valkey/network-policy.js";
 import { PASSWORD_SECRET_KEY, VALKEY_PORT } from "./shared.js";
 
 /** Manifest options passed through unchanged; documented (with defaults) on BenchmarkJobManifestArgs. */
-type PassThrough = "mode" | "workload" | "placement" | "resources" | "client" | "ttlSecondsAfterFinished" | "activeDeadlineSeconds" | "waitSeconds" | "labels" | "runId" | "clientPods";
+type PassThrough =
+  | "mode"
+  | "workload"
+  | "placement"
+  | "resources"
+  | "client"
+  | "ttlSecondsAfterFinished"
+  | "activeDeadlineSeconds"
+  | "waitSeconds"
+  | "labels"
+  | "runId"
+  | "clientPods";
 
 export interface BenchmarkJobArgs extends Pick<BenchmarkJobManifestArgs, PassThrough> {
   /** Namespace of the Valkey release (the Job runs next to it). */
@@ -48,24 +59,24 @@ export class BenchmarkJob extends pulumi.ComponentResource {
     const jobName = args.jobName ?? `vbench-${args.mode}`;
     const scoped = args.jobName === undefined;
     const { namespace: _ns, jobName: _jn, image: _im, target, secretName: _sn, passwordKey, valkeyPodSelector, ...passThrough } = args;
-    const manifest = pulumi
-      .all([args.namespace, args.image, target.host, args.secretName])
-      .apply(([namespace, image, host, secretName]) => {
-        const m = buildBenchmarkJob({
-          ...passThrough,
-          namespace,
-          name: jobName,
-          image,
-          target: { host, port: target.port ?? VALKEY_PORT },
-          secretName,
-          passwordKey: passwordKey ?? PASSWORD_SECRET_KEY,
-        });
-        return scoped ? { ...m, metadata: { ...m.metadata, name: runScopedJobName(jobName, m.spec) } } : m;
+    const manifest = pulumi.all([args.namespace, args.image, target.host, args.secretName]).apply(([namespace, image, host, secretName]) => {
+      const m = buildBenchmarkJob({
+        ...passThrough,
+        namespace,
+        name: jobName,
+        image,
+        target: { host, port: target.port ?? VALKEY_PORT },
+        secretName,
+        passwordKey: passwordKey ?? PASSWORD_SECRET_KEY,
       });
+      return scoped ? { ...m, metadata: { ...m.metadata, name: runScopedJobName(jobName, m.spec) } } : m;
+    });
     const policies: pulumi.Resource[] = [];
     if (valkeyPodSelector !== undefined) {
       const podLabels = benchmarkPodLabels({ labels: args.labels, mode: args.mode });
-      const policy = pulumi.output(args.namespace).apply((namespace) => buildBenchmarkNetworkPolicy({ name: `${jobName}-netpol`, namespace, podLabels, valkeyPodSelector }));
+      const policy = pulumi
+        .output(args.namespace)
+        .apply((namespace) => buildBenchmarkNetworkPolicy({ name: `${jobName}-netpol`, namespace, podLabels, valkeyPodSelector }));
       policies.push(new k8s.networking.v1.NetworkPolicy(`${name}-netpol`, { metadata: policy.metadata, spec: policy.spec }, { parent: this }));
     }
     // After its NetworkPolicy: the benchmark pod never runs unconfined.

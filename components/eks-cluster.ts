@@ -68,7 +68,11 @@ export class EksCluster extends pulumi.ComponentResource {
     const awsProvider = this.getProvider("aws::");
     const remote = { parent: this, ...(awsProvider === undefined ? {} : { providers: [awsProvider] }) };
 
-    const vpc = new awsx.ec2.Vpc(`${name}-vpc`, buildVpcArgs({ cidr: args.eks.vpcCidr, zones: args.aws.zones, clusterName, natGateways: args.natGateways ?? "Single" }), remote);
+    const vpc = new awsx.ec2.Vpc(
+      `${name}-vpc`,
+      buildVpcArgs({ cidr: args.eks.vpcCidr, zones: args.aws.zones, clusterName, natGateways: args.natGateways ?? "Single" }),
+      remote,
+    );
     const cluster = new eks.Cluster(
       `${name}-cluster`,
       buildClusterArgs({
@@ -85,10 +89,16 @@ export class EksCluster extends pulumi.ComponentResource {
       remote,
     );
 
-    const sgTag = new aws.ec2.Tag(`${name}-cluster-sg-discovery`, { resourceId: cluster.clusterSecurityGroupId, key: DISCOVERY_TAG_KEY, value: clusterName }, parent);
+    const sgTag = new aws.ec2.Tag(
+      `${name}-cluster-sg-discovery`,
+      { resourceId: cluster.clusterSecurityGroupId, key: DISCOVERY_TAG_KEY, value: clusterName },
+      parent,
+    );
 
     // Auto Mode: EKS runs the nodes' add-ons and Karpenter; no node group, no add-on resources.
-    const compute = args.eks.autoMode ? [] : this.selfManagedCompute(name, { cluster, subnetIds: vpc.privateSubnetIds, systemNodes: args.eks.systemNodes, clusterName, partition, tags, remote });
+    const compute = args.eks.autoMode
+      ? []
+      : this.selfManagedCompute(name, { cluster, subnetIds: vpc.privateSubnetIds, systemNodes: args.eks.systemNodes, clusterName, partition, tags, remote });
 
     this.kubeconfig = pulumi.secret(cluster.kubeconfigJson);
     this.provider = new k8s.Provider(`${name}-k8s`, { kubeconfig: this.kubeconfig, enableServerSideApply: true }, parent);
@@ -104,7 +114,13 @@ export class EksCluster extends pulumi.ComponentResource {
     this.privateSubnetIds = vpc.privateSubnetIds;
     this.publicSubnetIds = vpc.publicSubnetIds;
     const networkPolicy = args.eks.autoMode
-      ? [new k8s.core.v1.ConfigMap(`${name}-network-policy`, buildAutoModeNetworkPolicyConfigMap(), { parent: this, provider: this.provider, dependsOn: [cluster] })]
+      ? [
+          new k8s.core.v1.ConfigMap(`${name}-network-policy`, buildAutoModeNetworkPolicyConfigMap(), {
+            parent: this,
+            provider: this.provider,
+            dependsOn: [cluster],
+          }),
+        ]
       : [];
     this.ready = [...compute, ...networkPolicy, gp3, sgTag];
     this.registerOutputs({
@@ -123,7 +139,8 @@ export class EksCluster extends pulumi.ComponentResource {
     const { partition, tags, clusterName } = c;
     const nodeRole = new aws.iam.Role(`${name}-system-node-role`, { assumeRolePolicy: JSON.stringify(ec2TrustPolicy()), tags }, parent);
     const nodePolicies = NODE_POLICY_NAMES.map(
-      (policy) => new aws.iam.RolePolicyAttachment(`${name}-system-node-${policy}`, { role: nodeRole.name, policyArn: managedPolicyArn(partition, policy) }, parent),
+      (policy) =>
+        new aws.iam.RolePolicyAttachment(`${name}-system-node-${policy}`, { role: nodeRole.name, policyArn: managedPolicyArn(partition, policy) }, parent),
     );
     const systemNodes = new eks.ManagedNodeGroup(
       `${name}-system`,
@@ -132,7 +149,11 @@ export class EksCluster extends pulumi.ComponentResource {
     );
 
     const ebsRole = new aws.iam.Role(`${name}-ebs-csi-role`, { assumeRolePolicy: JSON.stringify(podIdentityTrustPolicy()), tags }, parent);
-    const ebsPolicy = new aws.iam.RolePolicyAttachment(`${name}-ebs-csi-policy`, { role: ebsRole.name, policyArn: managedPolicyArn(partition, EBS_CSI_POLICY_PATH) }, parent);
+    const ebsPolicy = new aws.iam.RolePolicyAttachment(
+      `${name}-ebs-csi-policy`,
+      { role: ebsRole.name, policyArn: managedPolicyArn(partition, EBS_CSI_POLICY_PATH) },
+      parent,
+    );
     // Plain cluster name: the add-ons wait for the node group, which waits for the cluster.
     const addonArgs = buildAddonArgs(clusterName, ebsRole.arn);
     const podIdentityAgent = new aws.eks.Addon(`${name}-pod-identity-agent`, addonArgs.podIdentityAgent, { parent: this, dependsOn: [systemNodes] });

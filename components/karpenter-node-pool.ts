@@ -45,7 +45,9 @@ export interface KarpenterNodePoolArgs {
  */
 export function requireKubernetesProvider(component: pulumi.ComponentResource, what: string): void {
   if (component.getProvider("kubernetes::") === undefined) {
-    throw new Error(`${what}: pass the target cluster's Kubernetes provider as a resource option (opts.provider or opts.providers), or create it under a parent that has one`);
+    throw new Error(
+      `${what}: pass the target cluster's Kubernetes provider as a resource option (opts.provider or opts.providers), or create it under a parent that has one`,
+    );
   }
 }
 

@@ -62,11 +62,27 @@ export class Karpenter extends pulumi.ComponentResource {
     );
     const nodeAccess = new aws.eks.AccessEntry(`${name}-node-access`, { clusterName, principalArn: nodeRole.arn, type: "EC2_LINUX", tags }, parent);
 
-    const queue = new aws.sqs.Queue(`${name}-interruption`, { name: clusterName, messageRetentionSeconds: INTERRUPTION_MESSAGE_RETENTION_SECONDS, sqsManagedSseEnabled: true, tags }, parent);
-    new aws.sqs.QueuePolicy(`${name}-interruption-policy`, { queueUrl: queue.url, policy: queue.arn.apply((arn) => JSON.stringify(buildInterruptionQueuePolicy(arn))) }, parent);
+    const queue = new aws.sqs.Queue(
+      `${name}-interruption`,
+      { name: clusterName, messageRetentionSeconds: INTERRUPTION_MESSAGE_RETENTION_SECONDS, sqsManagedSseEnabled: true, tags },
+      parent,
+    );
+    new aws.sqs.QueuePolicy(
+      `${name}-interruption-policy`,
+      { queueUrl: queue.url, policy: queue.arn.apply((arn) => JSON.stringify(buildInterruptionQueuePolicy(arn))) },
+      parent,
+    );
     for (const rule of INTERRUPTION_RULES) {
-      const eventRule = new aws.cloudwatch.EventRule(`${name}-${rule.part}`, { description: `Karpenter interruption: ${rule.description}`, eventPattern: JSON.stringify(rule.eventPattern), tags }, parent);
-      new aws.cloudwatch.EventTarget(`${name}-${rule.part}-target`, { rule: eventRule.name, arn: queue.arn, targetId: "KarpenterInterruptionQueueTarget" }, parent);
+      const eventRule = new aws.cloudwatch.EventRule(
+        `${name}-${rule.part}`,
+        { description: `Karpenter interruption: ${rule.description}`, eventPattern: JSON.stringify(rule.eventPattern), tags },
+        parent,
+      );
+      new aws.cloudwatch.EventTarget(
+        `${name}-${rule.part}-target`,
+        { rule: eventRule.name, arn: queue.arn, targetId: "KarpenterInterruptionQueueTarget" },
+        parent,
+      );
     }
 
     const controllerRole = new aws.iam.Role(`${name}-controller-role`, { assumeRolePolicy: JSON.stringify(podIdentityTrustPolicy()), tags }, parent);
@@ -76,7 +92,9 @@ export class Karpenter extends pulumi.ComponentResource {
         role: controllerRole.name,
         policy: pulumi
           .all([queue.arn, nodeRole.arn])
-          .apply(([queueArn, nodeRoleArn]) => JSON.stringify(buildKarpenterControllerPolicy({ partition, region, accountId: accountOfArn(nodeRoleArn), clusterName, queueArn, nodeRoleArn }))),
+          .apply(([queueArn, nodeRoleArn]) =>
+            JSON.stringify(buildKarpenterControllerPolicy({ partition, region, accountId: accountOfArn(nodeRoleArn), clusterName, queueArn, nodeRoleArn })),
+          ),
       },
       parent,
     );
@@ -100,7 +118,13 @@ export class Karpenter extends pulumi.ComponentResource {
         version: args.karpenter.chartVersion,
         namespace: KARPENTER_NAMESPACE,
         // The queue is named after the cluster, so the values are plain and known at preview.
-        values: buildKarpenterChartValues({ clusterName, interruptionQueue: clusterName, region, systemNodeLabels: SYSTEM_NODE_LABELS, replicas: args.replicas ?? 2 }),
+        values: buildKarpenterChartValues({
+          clusterName,
+          interruptionQueue: clusterName,
+          region,
+          systemNodeLabels: SYSTEM_NODE_LABELS,
+          replicas: args.replicas ?? 2,
+        }),
         // The karpenter-crd release owns the CRDs.
         skipCrds: true,
       },
@@ -109,7 +133,14 @@ export class Karpenter extends pulumi.ComponentResource {
 
     this.valkeyNodePool = new KarpenterNodePool(
       `${name}-valkey`,
-      { nodePool: args.karpenter.nodePool, zones: args.zones, nodeRoleName: nodeRole.name, discoveryTag: clusterName, amiAlias: args.karpenter.amiAlias, ...args.nodePoolOptions },
+      {
+        nodePool: args.karpenter.nodePool,
+        zones: args.zones,
+        nodeRoleName: nodeRole.name,
+        discoveryTag: clusterName,
+        amiAlias: args.karpenter.amiAlias,
+        ...args.nodePoolOptions,
+      },
       // The CRDs come from the karpenter-crd release: the node pool registers once both are installed. The
       // node role's policies and access entry are dependencies too, so on destroy they outlive the
       // NodePool/EC2NodeClass: its nodes keep joining rights while Karpenter drains and deletes them.
@@ -120,6 +151,11 @@ export class Karpenter extends pulumi.ComponentResource {
     this.nodeRoleName = nodeRole.name;
     this.nodeRoleArn = nodeRole.arn;
     this.interruptionQueueName = queue.name;
-    this.registerOutputs({ controllerRoleArn: this.controllerRoleArn, nodeRoleName: this.nodeRoleName, nodeRoleArn: this.nodeRoleArn, interruptionQueueName: this.interruptionQueueName });
+    this.registerOutputs({
+      controllerRoleArn: this.controllerRoleArn,
+      nodeRoleName: this.nodeRoleName,
+      nodeRoleArn: this.nodeRoleArn,
+      interruptionQueueName: this.interruptionQueueName,
+    });
   }
 }

@@ -54,7 +54,11 @@ export class ValkeyCluster extends pulumi.ComponentResource {
     new k8s.core.v1.Service(`${name}-client`, m.clientService, parent);
     // The StatefulSet waits for the shape guard: a shape it refuses (fewer primaries, another
     // replica count) fails preview, and up before the StatefulSet could delete a pod.
-    const shape = new ClusterShape(`${name}-shape`, { primaries: args.valkey.cluster.primaries, replicasPerPrimary: args.valkey.cluster.replicasPerPrimary }, parent);
+    const shape = new ClusterShape(
+      `${name}-shape`,
+      { primaries: args.valkey.cluster.primaries, replicasPerPrimary: args.valkey.cluster.replicasPerPrimary },
+      parent,
+    );
     new k8s.apps.v1.StatefulSet(`${name}-members`, m.statefulSet, { parent: this, dependsOn: [...deps, shape] });
     new k8s.policy.v1.PodDisruptionBudget(`${name}-pdb`, m.pdb, parent);
     new k8s.networking.v1.NetworkPolicy(`${name}-netpol`, m.networkPolicy, parent);

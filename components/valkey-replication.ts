@@ -76,9 +76,12 @@ export class ValkeyReplication extends pulumi.ComponentResource {
     new k8s.networking.v1.NetworkPolicy(`${name}-sentinel-netpol`, m.networkPolicies.sentinels, parent);
 
     // haproxy.cfg holds the password (its health check logs in): a Secret, its text a Pulumi secret.
-    const cfg =
-      password === undefined ? m.haproxy.renderCfg(undefined) : pulumi.secret(pulumi.output(password).apply((p) => m.haproxy.renderCfg(p)));
-    const cfgSecret = new k8s.core.v1.Secret(`${name}-haproxy-cfg`, { metadata: m.haproxySecretMeta, type: "Opaque", stringData: { [HAPROXY_CFG_KEY]: cfg } }, parent);
+    const cfg = password === undefined ? m.haproxy.renderCfg(undefined) : pulumi.secret(pulumi.output(password).apply((p) => m.haproxy.renderCfg(p)));
+    const cfgSecret = new k8s.core.v1.Secret(
+      `${name}-haproxy-cfg`,
+      { metadata: m.haproxySecretMeta, type: "Opaque", stringData: { [HAPROXY_CFG_KEY]: cfg } },
+      parent,
+    );
     new k8s.apps.v1.Deployment(`${name}-haproxy`, m.haproxy.deployment, { parent: this, dependsOn: [cfgSecret] });
     new k8s.core.v1.Service(`${name}-write-svc`, m.haproxy.writeService, parent);
     new k8s.core.v1.Service(`${name}-read-svc`, m.haproxy.readService, parent);

@@ -33,11 +33,16 @@ export function quantityOf(kind: "CPU" | "memory") {
 }
 
 export function quantity(kind: "CPU" | "memory", fallback: string) {
-  return quantityOf(kind).default(fallback).meta({ typeLabel: `${kind} quantity` });
+  return quantityOf(kind)
+    .default(fallback)
+    .meta({ typeLabel: `${kind} quantity` });
 }
 
 /** A quantity that, left out, takes another key's value (`sameAs`, resolved in resolve.ts). */
-export const quantityLike = (kind: "CPU" | "memory", sameAs: string) => quantityOf(kind).optional().meta({ typeLabel: `${kind} quantity`, defaultText: `= ${sameAs}` });
+export const quantityLike = (kind: "CPU" | "memory", sameAs: string) =>
+  quantityOf(kind)
+    .optional()
+    .meta({ typeLabel: `${kind} quantity`, defaultText: `= ${sameAs}` });
 
 /** A CPU quantity ("1", "500m", 2), kept as written (a string). */
 export const cpuQuantity = (fallback: string) => quantity("CPU", fallback);

@@ -68,7 +68,12 @@ export function resolveStackConfig(input: StackInput) {
       profile: input.aws.profile,
       roleArn: input.aws.roleArn,
     },
-    eks: { ...input.eks, publicAccessCidrs: [...input.eks.publicAccessCidrs], adminPrincipalArns: [...input.eks.adminPrincipalArns], systemNodes: { ...input.eks.systemNodes } },
+    eks: {
+      ...input.eks,
+      publicAccessCidrs: [...input.eks.publicAccessCidrs],
+      adminPrincipalArns: [...input.eks.adminPrincipalArns],
+      systemNodes: { ...input.eks.systemNodes },
+    },
     karpenter: {
       chartVersion: karpenter.chartVersion,
       amiAlias: karpenter.amiAlias,

@@ -25,12 +25,19 @@ const describeAmounts = (a: ResourceAmounts | Allocatable): string => `${formatM
 function checkTopology(config: StackConfig, report: Report): void {
   const { valkey, aws, checks } = config;
   if (valkey.mode === "cluster") {
-    if (valkey.cluster.primaries < 3) report(["valkey", "cluster", "primaries"], `must be ≥ 3 in cluster mode (got ${valkey.cluster.primaries}); Valkey cluster needs a majority of 3 primaries to fail over`);
-    if (valkey.cluster.replicasPerPrimary < 1) report(["valkey", "cluster", "replicasPerPrimary"], "must be ≥ 1 in cluster mode, or a lost primary loses its slots");
+    if (valkey.cluster.primaries < 3)
+      report(
+        ["valkey", "cluster", "primaries"],
+        `must be ≥ 3 in cluster mode (got ${valkey.cluster.primaries}); Valkey cluster needs a majority of 3 primaries to fail over`,
+      );
+    if (valkey.cluster.replicasPerPrimary < 1)
+      report(["valkey", "cluster", "replicasPerPrimary"], "must be ≥ 1 in cluster mode, or a lost primary loses its slots");
   } else {
     const { replicas, minReplicasToWrite } = valkey.replication;
-    if (minReplicasToWrite > replicas) report(["valkey", "replication", "minReplicasToWrite"], `must be ≤ valkey.replication.replicas (${replicas}), or every write is refused`);
-    if (replicas < 1 && checks.verify) report(["valkey", "replication", "replicas"], "must be ≥ 1 when checks.verify is on: verify requires a replica in a different AZ from the primary");
+    if (minReplicasToWrite > replicas)
+      report(["valkey", "replication", "minReplicasToWrite"], `must be ≤ valkey.replication.replicas (${replicas}), or every write is refused`);
+    if (replicas < 1 && checks.verify)
+      report(["valkey", "replication", "replicas"], "must be ≥ 1 when checks.verify is on: verify requires a replica in a different AZ from the primary");
     checkSentinel(config, report);
   }
   const pairsAcrossZones = valkey.mode === "cluster" || valkey.replication.replicas >= 1;
@@ -47,15 +54,25 @@ function checkSentinel(config: StackConfig, report: Report): void {
   if (sentinel.quorum > sentinel.replicas) {
     report([...path, "quorum"], `must be ≤ valkey.replication.sentinel.replicas (${sentinel.replicas}), or no failover can ever be agreed`);
   } else if (sentinel.quorum < majority) {
-    report([...path, "quorum"], `must be a majority of the ${sentinel.replicas} Sentinels (≥ ${majority}), or a minority cut off by a partition can declare the primary down`);
+    report(
+      [...path, "quorum"],
+      `must be a majority of the ${sentinel.replicas} Sentinels (≥ ${majority}), or a minority cut off by a partition can declare the primary down`,
+    );
   }
-  if (sentinel.replicas < 3) report([...path, "replicas"], `must be ≥ 3 (got ${sentinel.replicas}): with fewer, losing one Sentinel (or its zone) loses the majority a failover needs`);
+  if (sentinel.replicas < 3)
+    report([...path, "replicas"], `must be ≥ 3 (got ${sentinel.replicas}): with fewer, losing one Sentinel (or its zone) loses the majority a failover needs`);
   const zones = config.aws.zones.length;
   if (sentinel.replicas > zones) {
-    report([...path, "replicas"], `${sentinel.replicas} Sentinels do not fit one per zone over the ${zones} zone${zones === 1 ? "" : "s"} of aws.zones (hard zone spread); use at most ${zones}`);
+    report(
+      [...path, "replicas"],
+      `${sentinel.replicas} Sentinels do not fit one per zone over the ${zones} zone${zones === 1 ? "" : "s"} of aws.zones (hard zone spread); use at most ${zones}`,
+    );
   }
   if (sentinel.failoverTimeoutMs <= sentinel.downAfterMilliseconds) {
-    report([...path, "failoverTimeoutMs"], `must be above downAfterMilliseconds (${sentinel.downAfterMilliseconds}): a failover cannot time out before the primary is even seen down`);
+    report(
+      [...path, "failoverTimeoutMs"],
+      `must be above downAfterMilliseconds (${sentinel.downAfterMilliseconds}): a failover cannot time out before the primary is even seen down`,
+    );
   }
   if (sentinel.parallelSyncs > Math.max(1, replicas)) {
     report([...path, "parallelSyncs"], `must be ≤ max(1, valkey.replication.replicas) (${Math.max(1, replicas)}): there are no more replicas to resync`);
@@ -90,7 +107,10 @@ function checkPodResources(config: StackConfig, report: Report): void {
     report(["valkey", "ioThreads"], `${valkey.ioThreads} exceeds the pod's ${formatMillicores(limits.cpuMillicores)} vCPU limit; use at most ${limitCores}`);
   }
   if (valkey.maxmemoryBytes >= limits.memoryBytes) {
-    report(["valkey", "maxmemory"], `${valkey.maxmemory} (${formatBytes(valkey.maxmemoryBytes)}) must be below limits.memory ${valkey.resources.limits.memory}, or the pod is OOM-killed before Valkey evicts`);
+    report(
+      ["valkey", "maxmemory"],
+      `${valkey.maxmemory} (${formatBytes(valkey.maxmemoryBytes)}) must be below limits.memory ${valkey.resources.limits.memory}, or the pod is OOM-killed before Valkey evicts`,
+    );
   } else if ((valkey.persistence.rdb || valkey.persistence.aof) && valkey.maxmemoryBytes > MAXMEMORY_SHARE_WITH_FORK * limits.memoryBytes) {
     report(
       ["valkey", "maxmemory"],
@@ -168,8 +188,13 @@ function checkEndpoint(config: StackConfig, report: Report): void {
 function checkByoNodePool(config: StackConfig, report: Report): void {
   const { byo } = config;
   if (config.platform !== "byo" || !byo.manageKarpenterNodePool) return;
-  if (byo.karpenterNodeRole === undefined) report(["byo", "karpenterNodeRole"], "is required while byo.manageKarpenterNodePool is true: the EC2NodeClass needs the node IAM role name");
-  if (byo.karpenterDiscoveryTag === undefined) report(["byo", "karpenterDiscoveryTag"], "is required while byo.manageKarpenterNodePool is true: the EC2NodeClass selects subnets and security groups by karpenter.sh/discovery");
+  if (byo.karpenterNodeRole === undefined)
+    report(["byo", "karpenterNodeRole"], "is required while byo.manageKarpenterNodePool is true: the EC2NodeClass needs the node IAM role name");
+  if (byo.karpenterDiscoveryTag === undefined)
+    report(
+      ["byo", "karpenterDiscoveryTag"],
+      "is required while byo.manageKarpenterNodePool is true: the EC2NodeClass selects subnets and security groups by karpenter.sh/discovery",
+    );
 }
 
 /** Runs every cross-field rule over a resolved config. */

@@ -63,21 +63,35 @@ const SET_PASSWORD = "run `pulumi config set --secret password <value>`";
 /** The whole schema: sections, then cross-field rules and password rules, then the resolved config. */
 export function stackConfigSchema(options: ParseOptions = {}) {
   return stackInputSchema
-    .superRefine((input, ctx) => {
-      checkStackRules(resolveStackConfig(input), input, (path, message) => ctx.addIssue({ code: "custom", path: [...path], message }));
-      const state = passwordState(input.password);
-      if (state === "plaintext") {
-        ctx.addIssue({ code: "custom", path: ["password"], message: `${PROJECT}:password is stored in plain text in the stack file; remove it and ${SET_PASSWORD}` });
-      } else if (state === "missing" && input.valkey.auth.enabled && options.requirePassword) {
-        ctx.addIssue({ code: "custom", path: ["password"], message: `required while valkey.auth.enabled is true; ${SET_PASSWORD}` });
-      }
-    }, { when: (payload) => payload.issues.length === 0 })
+    .superRefine(
+      (input, ctx) => {
+        checkStackRules(resolveStackConfig(input), input, (path, message) => ctx.addIssue({ code: "custom", path: [...path], message }));
+        const state = passwordState(input.password);
+        if (state === "plaintext") {
+          ctx.addIssue({
+            code: "custom",
+            path: ["password"],
+            message: `${PROJECT}:password is stored in plain text in the stack file; remove it and ${SET_PASSWORD}`,
+          });
+        } else if (state === "missing" && input.valkey.auth.enabled && options.requirePassword) {
+          ctx.addIssue({ code: "custom", path: ["password"], message: `required while valkey.auth.enabled is true; ${SET_PASSWORD}` });
+        }
+      },
+      { when: (payload) => payload.issues.length === 0 },
+    )
     .pipe(stackResolver);
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-const EXPECTED: Readonly<Record<string, string>> = { int: "an integer", number: "a number", string: "a string", boolean: "true or false", object: "a map", array: "a list" };
+const EXPECTED: Readonly<Record<string, string>> = {
+  int: "an integer",
+  number: "a number",
+  string: "a string",
+  boolean: "true or false",
+  object: "a map",
+  array: "a list",
+};
 
 /** Friendlier messages for zod's built-in issues. */
 const errorMap: z.core.$ZodErrorMap = (issue) => {
@@ -85,7 +99,9 @@ const errorMap: z.core.$ZodErrorMap = (issue) => {
     case "invalid_type": {
       const input = issue.input;
       const got = input === null ? "null" : Array.isArray(input) ? "a list" : typeof input === "object" ? "a map" : JSON.stringify(input);
-      return input === undefined ? `is required (${EXPECTED[issue.expected] ?? issue.expected})` : `must be ${EXPECTED[issue.expected] ?? issue.expected} (got ${got})`;
+      return input === undefined
+        ? `is required (${EXPECTED[issue.expected] ?? issue.expected})`
+        : `must be ${EXPECTED[issue.expected] ?? issue.expected} (got ${got})`;
     }
     case "too_small": {
       const min = Number(issue.minimum);
@@ -94,7 +110,9 @@ const errorMap: z.core.$ZodErrorMap = (issue) => {
       return `must be ${issue.inclusive ? "≥" : ">"} ${min} (got ${String(issue.input)})`;
     }
     case "too_big":
-      return issue.origin === "array" || issue.origin === "string" ? undefined : `must be ${issue.inclusive ? "≤" : "<"} ${String(issue.maximum)} (got ${String(issue.input)})`;
+      return issue.origin === "array" || issue.origin === "string"
+        ? undefined
+        : `must be ${issue.inclusive ? "≤" : "<"} ${String(issue.maximum)} (got ${String(issue.input)})`;
     case "invalid_value":
       return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")} (got ${JSON.stringify(issue.input)})`;
     default:
@@ -117,7 +135,8 @@ function editDistance(a: string, b: string): number {
 function unknownKeyMessage(key: string, known: string[], topLevel: boolean): string {
   const name = (k: string) => (topLevel && !k.includes(":") ? `${PROJECT}:${k}` : k);
   const best = known.map((k) => [k, editDistance(key, k)] as const).sort((x, y) => x[1] - y[1])[0];
-  const hint = best && best[1] <= Math.max(1, Math.floor(key.length / 3)) ? ` (did you mean ${name(best[0])}?)` : ` (known keys: ${known.map(name).join(", ")})`;
+  const hint =
+    best && best[1] <= Math.max(1, Math.floor(key.length / 3)) ? ` (did you mean ${name(best[0])}?)` : ` (known keys: ${known.map(name).join(", ")})`;
   return `unknown key ${name(key)}${hint}`;
 }
 
@@ -199,7 +218,16 @@ export function parseStackConfig(raw: unknown, options: ParseOptions = {}): Pars
 
 /** The benchmark workload a stack runs. */
 export function workloadFromConfig(config: StackConfig): Workload {
-  const { enabled: _enabled, workloadName, resources: _resources, resourceAmounts: _amounts, clientPods: _clientPods, runId: _runId, tests, ...settings } = config.benchmark;
+  const {
+    enabled: _enabled,
+    workloadName,
+    resources: _resources,
+    resourceAmounts: _amounts,
+    clientPods: _clientPods,
+    runId: _runId,
+    tests,
+    ...settings
+  } = config.benchmark;
   return { name: workloadName, ...settings, tests: [...tests] };
 }
 
@@ -226,7 +254,10 @@ const IGNORED_AWS_KEYS: Readonly<Record<string, string>> = Object.fromEntries(
   [
     [["aws:profile"], `set ${PROJECT}:aws.profile (the kubeconfig uses it too)`] as const,
     [["aws:assumeRole", "aws:assumeRoles"], `set ${PROJECT}:aws.roleArn (the kubeconfig assumes it too)`] as const,
-    [["aws:accessKey", "aws:secretKey", "aws:token", "aws:sharedCredentialsFiles"], `use a profile (${PROJECT}:aws.profile) or the AWS_* environment variables`] as const,
+    [
+      ["aws:accessKey", "aws:secretKey", "aws:token", "aws:sharedCredentialsFiles"],
+      `use a profile (${PROJECT}:aws.profile) or the AWS_* environment variables`,
+    ] as const,
   ].flatMap(([keys, fix]): Array<[string, string]> => keys.map((key) => [key, `is not read by the stack's AWS provider; ${fix}`])),
 );
 

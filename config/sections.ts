@@ -10,14 +10,32 @@
  */
 import { z } from "zod";
 import { BENCHMARK_TESTS } from "../benchmarks/workload.js";
-import { ipv4Cidr, DNS_LABEL_RE, IAM_PRINCIPAL_RE, IAM_ROLE_ARN_RE, REGION_RE, ZONE_RE, count, cpuQuantity, flag, gravitonInstanceType, memoryQuantity, quantityLike, section, unique } from "./fields.js";
+import {
+  ipv4Cidr,
+  DNS_LABEL_RE,
+  IAM_PRINCIPAL_RE,
+  IAM_ROLE_ARN_RE,
+  REGION_RE,
+  ZONE_RE,
+  count,
+  cpuQuantity,
+  flag,
+  gravitonInstanceType,
+  memoryQuantity,
+  quantityLike,
+  section,
+  unique,
+} from "./fields.js";
 import { KNOWN_INSTANCE_SIZES, isGravitonFamily } from "./instance-types.js";
 import { parseMemoryQuantity } from "./quantity.js";
 import { versions } from "../versions.js";
 
 export { PROJECT, cpuQuantity, memoryQuantity } from "./fields.js";
 
-export const platformSchema = z.enum(["eks", "byo"]).default("eks").describe("Where Valkey runs: a new EKS cluster with Karpenter (eks) or a Kubernetes cluster you bring (byo).");
+export const platformSchema = z
+  .enum(["eks", "byo"])
+  .default("eks")
+  .describe("Where Valkey runs: a new EKS cluster with Karpenter (eks) or a Kubernetes cluster you bring (byo).");
 
 export const awsSchema = section(
   {
@@ -52,27 +70,33 @@ export const awsSchema = section(
 
 export const eksSchema = section(
   {
-    version: z.string().regex(/^1\.\d{2}$/, { error: 'must be a Kubernetes minor version such as "1.33"' }).default(versions.EKS_VERSION).describe("EKS Kubernetes version."),
-    vpcCidr: ipv4Cidr("must be an IPv4 CIDR with a /16 to /24 prefix", 16, 24)
-      .default("10.0.0.0/16")
-      .describe("CIDR of the new VPC."),
+    version: z
+      .string()
+      .regex(/^1\.\d{2}$/, { error: 'must be a Kubernetes minor version such as "1.33"' })
+      .default(versions.EKS_VERSION)
+      .describe("EKS Kubernetes version."),
+    vpcCidr: ipv4Cidr("must be an IPv4 CIDR with a /16 to /24 prefix", 16, 24).default("10.0.0.0/16").describe("CIDR of the new VPC."),
     autoMode: flag(false).describe(
       "EKS Auto Mode: EKS runs Karpenter, the node add-ons and EBS CSI; the stack adds the Valkey NodePool on its own NodeClass (no Karpenter Helm release, no interruption queue, no system node group).",
     ),
-    publicEndpoint: flag(true).describe("Whether the API server endpoint is reachable from the internet; false needs `checks.connector: direct` and a deploy from inside the VPC."),
+    publicEndpoint: flag(true).describe(
+      "Whether the API server endpoint is reachable from the internet; false needs `checks.connector: direct` and a deploy from inside the VPC.",
+    ),
     publicAccessCidrs: z
-      .array(
-        ipv4Cidr("must be an IPv4 CIDR such as 203.0.113.0/24"),
-      )
+      .array(ipv4Cidr("must be an IPv4 CIDR such as 203.0.113.0/24"))
       .min(1)
       .superRefine(unique("CIDR"))
       .default(["0.0.0.0/0"])
-      .describe("CIDRs that may reach the public API endpoint (IAM authentication still applies). The default admits any address because CI runners have no fixed IP; narrow it to your egress IPs."),
+      .describe(
+        "CIDRs that may reach the public API endpoint (IAM authentication still applies). The default admits any address because CI runners have no fixed IP; narrow it to your egress IPs.",
+      ),
     adminPrincipalArns: z
       .array(z.string().regex(IAM_PRINCIPAL_RE, { error: "must be an IAM role or user ARN such as arn:aws:iam::123456789012:role/admin" }))
       .superRefine(unique("principal"))
       .default([])
-      .describe("More IAM roles/users given cluster-admin access entries (AmazonEKSClusterAdminPolicy); the deploying identity is admin already and must not be listed."),
+      .describe(
+        "More IAM roles/users given cluster-admin access entries (AmazonEKSClusterAdminPolicy); the deploying identity is admin already and must not be listed.",
+      ),
     // Match Karpenter 1.14 and today's EKS (issue 13): no silent extended-support billing.
     supportType: z
       .enum(["STANDARD", "EXTENDED"])
@@ -80,7 +104,9 @@ export const eksSchema = section(
       .describe("EKS upgrade policy: STANDARD (auto-upgraded when standard support ends) or EXTENDED (kept on the version at the extended-support rate)."),
     systemNodes: section(
       {
-        instanceType: gravitonInstanceType.default("m7g.large").describe("Graviton instance type of the managed node group for system pods (CoreDNS, Karpenter)."),
+        instanceType: gravitonInstanceType
+          .default("m7g.large")
+          .describe("Graviton instance type of the managed node group for system pods (CoreDNS, Karpenter)."),
         count: count(1, 2).describe("Nodes in the system node group."),
         diskSizeGiB: count(20, 50).describe("Root volume size of each system node in GiB."),
       },
@@ -92,7 +118,11 @@ export const eksSchema = section(
 
 export const karpenterSchema = section(
   {
-    chartVersion: z.string().regex(/^\d+\.\d+\.\d+$/, { error: 'must be a chart version such as "1.14.1"' }).default(versions.KARPENTER_CHART_VERSION).describe("Karpenter Helm chart version."),
+    chartVersion: z
+      .string()
+      .regex(/^\d+\.\d+\.\d+$/, { error: 'must be a chart version such as "1.14.1"' })
+      .default(versions.KARPENTER_CHART_VERSION)
+      .describe("Karpenter Helm chart version."),
     // No surprise node replacement (issue 13): a pinned AMI release by default.
     amiAlias: z
       .string()
@@ -183,14 +213,26 @@ const resourcePair = (cpu: string, memory: string, what: string, description: st
 
 export const valkeySchema = section(
   {
-    namespace: z.string().regex(DNS_LABEL_RE, { error: "must be a Kubernetes namespace name (lower-case DNS label)" }).default("valkey").describe("Kubernetes namespace of the Valkey pods."),
-    image: z.string().regex(/^\S+:\S+$|^\S+@sha256:[0-9a-f]{64}$/, { error: "must be an image reference with a tag or digest" }).default(versions.VALKEY_IMAGE).describe("Valkey container image."),
+    namespace: z
+      .string()
+      .regex(DNS_LABEL_RE, { error: "must be a Kubernetes namespace name (lower-case DNS label)" })
+      .default("valkey")
+      .describe("Kubernetes namespace of the Valkey pods."),
+    image: z
+      .string()
+      .regex(/^\S+:\S+$|^\S+@sha256:[0-9a-f]{64}$/, { error: "must be an image reference with a tag or digest" })
+      .default(versions.VALKEY_IMAGE)
+      .describe("Valkey container image."),
     mode: z.enum(["replication", "cluster"]).default("replication").describe("Topology: one primary with replicas, or sharded cluster mode."),
     replication: section(
       {
         replicas: count(0, 3).describe("Replicas of the one primary: the release runs 1 + replicas equal members, any of which Sentinel may promote."),
-        minReplicasToWrite: count(0, 0).describe("Valkey `min-replicas-to-write`, applied on every member so whichever is primary refuses writes with fewer synced replicas."),
-        minReplicasMaxLag: count(1, 10).describe("Valkey `min-replicas-max-lag` in seconds: a replica that has not acknowledged for longer does not count towards minReplicasToWrite."),
+        minReplicasToWrite: count(0, 0).describe(
+          "Valkey `min-replicas-to-write`, applied on every member so whichever is primary refuses writes with fewer synced replicas.",
+        ),
+        minReplicasMaxLag: count(1, 10).describe(
+          "Valkey `min-replicas-max-lag` in seconds: a replica that has not acknowledged for longer does not count towards minReplicasToWrite.",
+        ),
         sentinel: section(
           {
             replicas: count(1, 3).describe("Sentinels (one StatefulSet, one per zone: hard zone spread); at most one per zone in `aws.zones`."),
@@ -277,19 +319,38 @@ const runId = (description: string) =>
 export const benchmarkSchema = section(
   {
     enabled: flag(true).describe("Run valkey-benchmark after deploying."),
-    workloadName: z.string().regex(/^[\w.-]+$/, { error: "must be letters, digits, '_', '.', '-'" }).optional().describe("Tag in results.csv's `workload` column.").meta({ defaultText: "valkey.mode" }),
+    workloadName: z
+      .string()
+      .regex(/^[\w.-]+$/, { error: "must be letters, digits, '_', '.', '-'" })
+      .optional()
+      .describe("Tag in results.csv's `workload` column.")
+      .meta({ defaultText: "valkey.mode" }),
     requests: count(1, 500_000).describe("`-n`: requests per test."),
     clients: count(1, 50).describe("`-c`: parallel connections."),
     pipeline: count(1, 16).describe("`-P`: pipeline depth."),
     dataSize: count(1, 256).describe("`-d`: value size in bytes."),
     threads: count(1, 4).describe("`--threads`: benchmark client threads."),
     keyspaceLength: count(1, 1_000_000).describe("`-r`: random keys over this many key names."),
-    tests: z.array(z.enum(BENCHMARK_TESTS)).min(1).superRefine(unique("test")).default(["set", "get", "incr"]).describe("`-t`: valkey-benchmark tests, in order."),
+    tests: z
+      .array(z.enum(BENCHMARK_TESTS))
+      .min(1)
+      .superRefine(unique("test"))
+      .default(["set", "get", "incr"])
+      .describe("`-t`: valkey-benchmark tests, in order."),
     minDurationSeconds: z.number().min(0).default(5).describe("A test shorter than this is re-run with a request count scaled from its rate."),
     maxRequests: count(1, 50_000_000).describe("Upper bound on a re-run's scaled request count; at least `requests`."),
     resources: resourcePair("1", "1Gi", "of the benchmark pod (requests = limits)", "Benchmark pod CPU and memory."),
-    clientPods: z.int().min(1).max(64).default(1).describe("Benchmark client pods (an Indexed Job, one pod per node, spread over zones, never on a Valkey node); each test starts on all pods together, rps is summed, p99 is the worst pod's."),
-    runId: runId("Change it (any new value, e.g. a date) to run the benchmark Job again on an unchanged stack: new results, then the topology check after them."),
+    clientPods: z
+      .int()
+      .min(1)
+      .max(64)
+      .default(1)
+      .describe(
+        "Benchmark client pods (an Indexed Job, one pod per node, spread over zones, never on a Valkey node); each test starts on all pods together, rps is summed, p99 is the worst pod's.",
+      ),
+    runId: runId(
+      "Change it (any new value, e.g. a date) to run the benchmark Job again on an unchanged stack: new results, then the topology check after them.",
+    ),
   },
   "The valkey-benchmark run (the seed workload by default).",
 );
@@ -300,9 +361,7 @@ export const checksSchema = section(
     verify: flag(true).describe("Verify the topology before benchmarking."),
     connector: z.enum(["port-forward", "direct"]).default("port-forward").describe("How checks reach the Valkey pods."),
     directSourceCidrs: z
-      .array(
-        ipv4Cidr("must be an IPv4 CIDR such as 10.0.0.0/16"),
-      )
+      .array(ipv4Cidr("must be an IPv4 CIDR such as 10.0.0.0/16"))
       .superRefine(unique("CIDR"))
       .default([])
       .describe("With connector direct: the CIDRs the checks connect from, which the Valkey NetworkPolicy admits to port 6379 (port-forward needs none)."),
@@ -320,16 +379,20 @@ export const passwordSchema = z
 
 /** Every `valkey-on-eks:` key, plus Pulumi's `aws:region`, before cross-field rules and resolution. */
 export const stackInputSchema = z.strictObject({
-  platform: platformSchema,
-  aws: awsSchema,
-  "aws:region": z.string().regex(REGION_RE, { error: "must be an AWS region such as us-west-2" }).optional().describe("The AWS provider's region; used when `aws.region` is not set."),
-  eks: eksSchema,
-  karpenter: karpenterSchema,
-  byo: byoSchema,
-  valkey: valkeySchema,
-  benchmark: benchmarkSchema,
-  checks: checksSchema,
-  password: passwordSchema,
+  "platform": platformSchema,
+  "aws": awsSchema,
+  "aws:region": z
+    .string()
+    .regex(REGION_RE, { error: "must be an AWS region such as us-west-2" })
+    .optional()
+    .describe("The AWS provider's region; used when `aws.region` is not set."),
+  "eks": eksSchema,
+  "karpenter": karpenterSchema,
+  "byo": byoSchema,
+  "valkey": valkeySchema,
+  "benchmark": benchmarkSchema,
+  "checks": checksSchema,
+  "password": passwordSchema,
 });
 
 /** Whether the stack carries a Valkey password, without its value (never part of the config itself). */

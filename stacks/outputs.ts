@@ -171,7 +171,5 @@ export function stackReport(
 export function buildStackReport(p: StackReportParts): pulumi.Output<StackReport> {
   return pulumi
     .all([p.endpoints, p.topology, p.benchmark, p.cost])
-    .apply(([endpoints, topology, benchmark, cost]) =>
-      stackReport(p.stack, p.config, endpoints as Endpoints, topology, benchmark, cost),
-    );
+    .apply(([endpoints, topology, benchmark, cost]) => stackReport(p.stack, p.config, endpoints as Endpoints, topology, benchmark, cost));
 }

@@ -67,11 +67,23 @@ export function eksPlatform(config: StackConfig, awsProvider: aws.Provider): Pla
       { clusterName: cluster.clusterName, region: config.aws.region, zones: config.aws.zones, nodePool: config.karpenter.nodePool },
       { providers: [cluster.provider, awsProvider], dependsOn: cluster.ready },
     );
-    return { provider: cluster.provider, kubeconfig: cluster.kubeconfig, context: undefined, placement: karpenterPlacement(config), ready: [...cluster.ready, pool] };
+    return {
+      provider: cluster.provider,
+      kubeconfig: cluster.kubeconfig,
+      context: undefined,
+      placement: karpenterPlacement(config),
+      ready: [...cluster.ready, pool],
+    };
   }
   const karpenter = new Karpenter(
     "karpenter",
-    { clusterName: cluster.clusterName, region: config.aws.region, zones: config.aws.zones, karpenter: config.karpenter, replicas: Math.min(2, config.eks.systemNodes.count) },
+    {
+      clusterName: cluster.clusterName,
+      region: config.aws.region,
+      zones: config.aws.zones,
+      karpenter: config.karpenter,
+      replicas: Math.min(2, config.eks.systemNodes.count),
+    },
     { providers: [cluster.provider, awsProvider], dependsOn: cluster.ready },
   );
   return {

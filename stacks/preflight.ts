@@ -8,7 +8,16 @@
 import { spawnSync } from "node:child_process";
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { ON_DEMAND_STANDARD_VCPU_QUOTA, checkAdminPrincipals, checkAwsCli, checkOfferings, checkQuota, checkZonesAvailable, estimateVcpus, type AwsCliProbe } from "../components/aws/preflight.js";
+import {
+  ON_DEMAND_STANDARD_VCPU_QUOTA,
+  checkAdminPrincipals,
+  checkAwsCli,
+  checkOfferings,
+  checkQuota,
+  checkZonesAvailable,
+  estimateVcpus,
+  type AwsCliProbe,
+} from "../components/aws/preflight.js";
 import type { StackConfig } from "../config/types.js";
 
 /** Runs `aws --version` (no shell); ENOENT and a non-zero exit are "not found". */
@@ -95,7 +104,9 @@ export async function collectPreflight(config: StackConfig, provider: aws.Provid
     if (verdict.warning !== undefined) warnings.push(verdict.warning);
   } catch (err) {
     // Reading quotas needs servicequotas:GetServiceQuota, which a deployer may lack: say so, go on.
-    warnings.push(`could not read EC2 quota ${ON_DEMAND_STANDARD_VCPU_QUOTA} in ${region} (${(err as Error).message.split("\n")[0]}); this stack needs ${estimate.min}–${estimate.max} vCPUs of it`);
+    warnings.push(
+      `could not read EC2 quota ${ON_DEMAND_STANDARD_VCPU_QUOTA} in ${region} (${(err as Error).message.split("\n")[0]}); this stack needs ${estimate.min}–${estimate.max} vCPUs of it`,
+    );
   }
   return { problems, warnings };
 }

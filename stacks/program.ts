@@ -89,7 +89,15 @@ function deployValkey(config: StackConfig, platform: PlatformResult, namespace: 
       component: r,
       // The benchmark reaches the release through HAProxy: its egress admits every pod of the release.
       podSelector: releaseLabels(r.release),
-      endpoints: { namespace: ns, write: r.writeHost, read: r.readHost, port: r.port, sentinel: r.sentinelHost, sentinelPort: r.sentinelPort, masterName: r.masterName },
+      endpoints: {
+        namespace: ns,
+        write: r.writeHost,
+        read: r.readHost,
+        port: r.port,
+        sentinel: r.sentinelHost,
+        sentinelPort: r.sentinelPort,
+        masterName: r.masterName,
+      },
       selector: selectorOf(r.podSelector),
       headlessService: r.headlessService,
       secretName: r.secretName,
@@ -191,7 +199,10 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
   // Cost (eks only): the estimate of stacks/cost.ts, appended to every result row.
   let cost: pulumi.Output<StackCost> | undefined;
   if (config.platform === "eks") {
-    cost = stackCostOutput(costInputsFromConfig(config, config.benchmark.enabled ? config.benchmark.clientPods : 0), { usePricingApi: input.usePricingApi ?? true, providerArgs: awsProviderArgs(config) });
+    cost = stackCostOutput(costInputsFromConfig(config, config.benchmark.enabled ? config.benchmark.clientPods : 0), {
+      usePricingApi: input.usePricingApi ?? true,
+      providerArgs: awsProviderArgs(config),
+    });
     if (benchmark) {
       benchmark = pulumi.all([benchmark, cost]).apply(([b, c]) => {
         // Rows are absent while the results are unknown (preview) or under mocks that give none.

@@ -69,10 +69,7 @@ async function readState(pool: ConnectionPool, members: readonly ClusterMember[]
       let nodeId: string;
       let infoText: string;
       try {
-        [nodeId, infoText] = await Promise.all([
-          client.call("CLUSTER", "MYID") as Promise<string>,
-          client.call("CLUSTER", "INFO") as Promise<string>,
-        ]);
+        [nodeId, infoText] = await Promise.all([client.call("CLUSTER", "MYID") as Promise<string>, client.call("CLUSTER", "INFO") as Promise<string>]);
       } catch (err) {
         const msg = (err as Error).message;
         throw new BootstrapError(
@@ -155,12 +152,7 @@ async function clusterInfos(states: readonly MemberState[]): Promise<Map<string,
 }
 
 /** Applies the plan to fresh nodes; see the module comment for the steps. */
-async function bootstrapFresh(
-  states: MemberState[],
-  plan: ClusterPlan,
-  o: BootstrapOptions,
-  step: (s: string) => void,
-): Promise<void> {
+async function bootstrapFresh(states: MemberState[], plan: ClusterPlan, o: BootstrapOptions, step: (s: string) => void): Promise<void> {
   const timeoutMs = o.timeoutMs ?? 60_000;
   const byId = new Map(states.map((s) => [s.member.id, s]));
 
@@ -270,8 +262,9 @@ export async function bootstrapCluster(o: BootstrapOptions): Promise<BootstrapRe
     }
     if (notFresh.length > 0) {
       throw new BootstrapError(
-        `cannot bootstrap: ${notFresh.map((s) => `${s.member.id} (knows ${s.info.get("cluster_known_nodes")} nodes, ` +
-          `${s.info.get("cluster_slots_assigned")} slots)`).join(", ")} already belong to a cluster that does not have ` +
+        `cannot bootstrap: ${notFresh
+          .map((s) => `${s.member.id} (knows ${s.info.get("cluster_known_nodes")} nodes, ` + `${s.info.get("cluster_slots_assigned")} slots)`)
+          .join(", ")} already belong to a cluster that does not have ` +
           `the wanted shape (${o.primaries} primaries x ${o.replicasPerPrimary} replicas); reconcile it or reset the nodes`,
       );
     }

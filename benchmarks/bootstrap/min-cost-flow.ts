@@ -61,12 +61,12 @@ export class FlowGraph {
       }
       if ((dist[sink] ?? Infinity) === Infinity) break;
       let push = limit - flow;
-      for (let v = sink; v !== source; ) {
+      for (let v = sink; v !== source;) {
         const [u, i] = prev[v] as [number, number];
         push = Math.min(push, (this.list(u)[i] as Edge).cap);
         v = u;
       }
-      for (let v = sink; v !== source; ) {
+      for (let v = sink; v !== source;) {
         const [u, i] = prev[v] as [number, number];
         const e = this.list(u)[i] as Edge;
         e.cap -= push;

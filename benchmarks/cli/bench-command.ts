@@ -70,8 +70,8 @@ export async function runBenchCommand(f: BenchFlags): Promise<void> {
 export function registerBenchCommand(program: Command): void {
   addWorkloadOptions(
     program
-    .command("bench")
-    .description("benchmark an endpoint you already have with the same pipeline (verify, re-runs, results.csv, summary.md, report.html)"),
+      .command("bench")
+      .description("benchmark an endpoint you already have with the same pipeline (verify, re-runs, results.csv, summary.md, report.html)"),
     "bench",
     "results.csv",
   )

@@ -48,7 +48,10 @@ export const DRILL_DEFAULTS = {
 export function drillOptionsFromFlags(f: DrillFlags): Omit<DrillOptions, "onStep"> {
   if (f.mode !== "cluster" && f.mode !== "replication") throw new UsageError(`--mode must be cluster or replication (got '${f.mode}')`);
   if (!(FAULTS as readonly string[]).includes(f.fault)) throw new UsageError(`--fault must be one of ${FAULTS.join(", ")} (got '${f.fault}')`);
-  const zones = f.zones.split(",").map((z) => z.trim()).filter((z) => z !== "");
+  const zones = f.zones
+    .split(",")
+    .map((z) => z.trim())
+    .filter((z) => z !== "");
   if (zones.length < 2 || new Set(zones).size !== zones.length) throw new UsageError(`--zones must name at least two distinct zones (got '${f.zones}')`);
   return {
     mode: f.mode,
@@ -79,7 +82,9 @@ export function registerDrillCommand(program: Command): void {
   const d = DRILL_DEFAULTS;
   program
     .command("drill")
-    .description("failure drill on a local topology: write load, one fault, measured until the verifier passes again (exit 0 healed with no WAIT-confirmed write lost, 1 otherwise)")
+    .description(
+      "failure drill on a local topology: write load, one fault, measured until the verifier passes again (exit 0 healed with no WAIT-confirmed write lost, 1 otherwise)",
+    )
     .requiredOption("--mode <mode>", "cluster | replication")
     .requiredOption("--fault <fault>", FAULTS.join(" | "))
     .option("--duration-s <n>", "minimum load duration in seconds (the load runs until recovery + 2 s anyway)", positiveInt("--duration-s"), d.durationS)

@@ -39,7 +39,10 @@ interface LocalFlags {
 
 /** Parses `--tests set,get,incr`, naming any test valkey-benchmark does not know. */
 export function parseTests(text: string): BenchmarkTest[] {
-  const names = text.split(",").map((t) => t.trim().toLowerCase()).filter((t) => t !== "");
+  const names = text
+    .split(",")
+    .map((t) => t.trim().toLowerCase())
+    .filter((t) => t !== "");
   if (names.length === 0) throw new UsageError("--tests names no test");
   const unknown = names.filter((t) => !(BENCHMARK_TESTS as readonly string[]).includes(t));
   if (unknown.length > 0) throw new UsageError(`--tests: unknown test(s) ${unknown.join(", ")} (known: ${BENCHMARK_TESTS.join(", ")})`);
@@ -47,14 +50,20 @@ export function parseTests(text: string): BenchmarkTest[] {
 }
 
 function parseZones(text: string): string[] {
-  const zones = text.split(",").map((z) => z.trim()).filter((z) => z !== "");
+  const zones = text
+    .split(",")
+    .map((z) => z.trim())
+    .filter((z) => z !== "");
   if (zones.length === 0) throw new UsageError("--zones names no zone");
   if (new Set(zones).size !== zones.length) throw new UsageError(`--zones repeats a zone (${text})`);
   return zones;
 }
 
 /** The workload flags `vbench local` and `vbench sweep` share. */
-export type WorkloadFlags = Pick<LocalFlags, "tests" | "requests" | "minDuration" | "maxRequests" | "clients" | "pipeline" | "datasize" | "threads" | "keyspaceLen" | "workloadName">;
+export type WorkloadFlags = Pick<
+  LocalFlags,
+  "tests" | "requests" | "minDuration" | "maxRequests" | "clients" | "pipeline" | "datasize" | "threads" | "keyspaceLen" | "workloadName"
+>;
 
 export function workloadFromFlags(f: WorkloadFlags): Workload {
   if (f.maxRequests < f.requests) throw new UsageError(`--max-requests (${f.maxRequests}) must be ≥ --requests (${f.requests})`);
@@ -108,7 +117,12 @@ export function addWorkloadOptions(command: Command, workloadName: string, csv: 
   return command
     .option("--tests <csv>", "valkey-benchmark -t tests", d.tests.join(","))
     .option("--requests <n>", "-n: requests per test", positiveInt("--requests"), d.requests)
-    .option("--min-duration <seconds>", "re-run a test that finished faster than this, with more requests", nonNegativeNumber("--min-duration"), d.minDurationSeconds)
+    .option(
+      "--min-duration <seconds>",
+      "re-run a test that finished faster than this, with more requests",
+      nonNegativeNumber("--min-duration"),
+      d.minDurationSeconds,
+    )
     .option("--max-requests <n>", "cap on a re-run's request count", positiveInt("--max-requests"), d.maxRequests)
     .option("--clients <n>", "-c: parallel connections", positiveInt("--clients"), d.clients)
     .option("--pipeline <n>", "-P: pipeline depth", positiveInt("--pipeline"), d.pipeline)
@@ -129,11 +143,11 @@ export const CLIENT_PROCESSES_OPTION = [
 export function registerLocalCommand(program: Command): void {
   addWorkloadOptions(
     program
-    .command("local")
-    .description(
-      "start replication (1 + N) and cluster (P × (1 + M)) topologies on 127.0.0.1 with real valkey-server processes, " +
-        "verify them, run the same workload on both, write results/<timestamp>/ and print the side-by-side table",
-    ),
+      .command("local")
+      .description(
+        "start replication (1 + N) and cluster (P × (1 + M)) topologies on 127.0.0.1 with real valkey-server processes, " +
+          "verify them, run the same workload on both, write results/<timestamp>/ and print the side-by-side table",
+      ),
     "local",
     "results.csv",
   )
@@ -186,7 +200,9 @@ export function registerLocalCommand(program: Command): void {
         if (flags.json) {
           const paths = { report: result.reportPath, screenshot: shot ?? null };
           const drillFigures = result.drills.map(({ timeline: _t, ...rest }) => rest);
-          process.stdout.write(`${JSON.stringify({ ok: true, runDir: result.runDir, ...paths, versions: result.versions, rows: result.rows, drills: drillFigures }, null, 2)}\n`);
+          process.stdout.write(
+            `${JSON.stringify({ ok: true, runDir: result.runDir, ...paths, versions: result.versions, rows: result.rows, drills: drillFigures }, null, 2)}\n`,
+          );
         } else {
           const files = `results.csv, ${result.drills.length > 0 ? "drills.csv, " : ""}summary.md, report.html${shot ? ", report.png" : ""}, raw/`;
           process.stdout.write(`\n${result.table}\n\nresults: ${result.runDir}/{${files}}\n`);

@@ -28,9 +28,23 @@ const f2 = (x: number | null) => (x === null ? "—" : x.toFixed(2));
 /** The terminal table: one line per step × test. */
 export function renderSweepTable(rows: readonly SweepRow[]): string {
   const header = ["test", "shards", "rps", "p50 ms", "p99 ms", "scale", "exponent", "client CPU %", ""];
-  const body = rows.map((r) => [r.test, String(r.shards), String(Math.round(r.rps)), r.p50_ms.toFixed(3), r.p99_ms.toFixed(3), f2(r.scale), f2(r.exponent), r.client_cpu_pct.toFixed(1), r.client_saturated ? "client saturated" : ""]);
+  const body = rows.map((r) => [
+    r.test,
+    String(r.shards),
+    String(Math.round(r.rps)),
+    r.p50_ms.toFixed(3),
+    r.p99_ms.toFixed(3),
+    f2(r.scale),
+    f2(r.exponent),
+    r.client_cpu_pct.toFixed(1),
+    r.client_saturated ? "client saturated" : "",
+  ]);
   const widths = header.map((h, c) => Math.max(h.length, ...body.map((b) => (b[c] ?? "").length)));
-  const line = (cells: string[]) => cells.map((cell, c) => (c === 0 || c === cells.length - 1 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0))).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, c) => (c === 0 || c === cells.length - 1 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0)))
+      .join("  ")
+      .trimEnd();
   return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join("\n");
 }
 
@@ -44,7 +58,10 @@ export async function runSweepCommand(flags: SweepFlags): Promise<void> {
     throw err;
   }
   const workload = workloadFromFlags(flags);
-  const zones = flags.zones.split(",").map((z) => z.trim()).filter((z) => z !== "");
+  const zones = flags.zones
+    .split(",")
+    .map((z) => z.trim())
+    .filter((z) => z !== "");
   if (zones.length === 0) throw new UsageError("--zones names no zone");
   const unhook = onTerminatingSignal((sig) => process.stderr.write(`\nvbench sweep: ${sig}: stopped every server and benchmark process it started\n`));
   try {
@@ -64,7 +81,9 @@ export async function runSweepCommand(flags: SweepFlags): Promise<void> {
       process.stdout.write(`${JSON.stringify({ ok: true, runDir: result.runDir, report: result.reportPath, rows: result.rows }, null, 2)}\n`);
     } else {
       const cpus = [...new Set(result.rows.map((r) => r.client_cpus))].join("/");
-      process.stdout.write(`\n${renderSweepTable(result.rows)}\n\nclient CPUs: ${cpus}${flags.pin ? " (pinned)" : " (not pinned: shared with the servers)"}\nresults: ${result.runDir}/{sweep.csv, report.html, raw/}\n`);
+      process.stdout.write(
+        `\n${renderSweepTable(result.rows)}\n\nclient CPUs: ${cpus}${flags.pin ? " (pinned)" : " (not pinned: shared with the servers)"}\nresults: ${result.runDir}/{sweep.csv, report.html, raw/}\n`,
+      );
     }
   } catch (err) {
     if (err instanceof UsageError) throw err;
@@ -77,9 +96,11 @@ export async function runSweepCommand(flags: SweepFlags): Promise<void> {
 export function registerSweepCommand(program: Command): void {
   addWorkloadOptions(
     program
-    .command("sweep")
-    .description("shard-scaling sweep on this machine: a cluster per shard count, the same workload on each; rps, p50, p99, scale and the scaling exponent per step")
-    .requiredOption("--shards <list>", "shard counts, strictly increasing, e.g. 1,2,4"),
+      .command("sweep")
+      .description(
+        "shard-scaling sweep on this machine: a cluster per shard count, the same workload on each; rps, p50, p99, scale and the scaling exponent per step",
+      )
+      .requiredOption("--shards <list>", "shard counts, strictly increasing, e.g. 1,2,4"),
     "sweep",
     "sweep.csv",
   )

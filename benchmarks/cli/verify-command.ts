@@ -87,8 +87,12 @@ export async function runVerify(f: VerifyFlags): Promise<void> {
   const sentinelConnector =
     f.sentinel === undefined
       ? undefined
-      : new DirectConnector({ password: f.sentinelPasswordEnv === undefined ? dataPassword : password(f.sentinelPasswordEnv, "--sentinel-password-env"), connectTimeoutMs: 2000 });
-  const sentinel = f.sentinel === undefined || sentinelConnector === undefined ? undefined : { endpoints: f.sentinel, masterName: f.masterName, connector: sentinelConnector };
+      : new DirectConnector({
+          password: f.sentinelPasswordEnv === undefined ? dataPassword : password(f.sentinelPasswordEnv, "--sentinel-password-env"),
+          connectTimeoutMs: 2000,
+        });
+  const sentinel =
+    f.sentinel === undefined || sentinelConnector === undefined ? undefined : { endpoints: f.sentinel, masterName: f.masterName, connector: sentinelConnector };
   let report;
   try {
     report = await verifyTopology({ mode: f.mode, seeds: f.seed ?? [], connector, zones, expect, sentinel });
@@ -112,7 +116,11 @@ export function registerVerifyCommand(program: Command): void {
     .description("verify a live topology: cluster state and slots, replica links, cross-AZ pairing, expected shape")
     .addOption(new Option("--mode <mode>", "topology mode").choices(["cluster", "replication"]))
     .option("--seed <list>", "HOST:PORT[,HOST:PORT...] to discover from (first that answers)", endpointList("--seed"))
-    .option("--sentinel <list>", "replication mode: Sentinels HOST:PORT[,HOST:PORT...]; the primary is discovered from any reachable one", endpointList("--sentinel"))
+    .option(
+      "--sentinel <list>",
+      "replication mode: Sentinels HOST:PORT[,HOST:PORT...]; the primary is discovered from any reachable one",
+      endpointList("--sentinel"),
+    )
     .option("--master-name <name>", "Sentinel master name (the stack's)", DEFAULT_MASTER_NAME)
     .option("--sentinel-password-env <name>", "name of the environment variable holding the Sentinels' password (default: the --password-env one)")
     .option("--zones <file>", 'JSON zone map {"host:port": "zone"}; without it zone checks are skipped')

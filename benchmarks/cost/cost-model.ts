@@ -110,9 +110,21 @@ export function stackCost(inputs: CostInputs, table: PriceTable, live: LivePrice
   const noFit = (what: string): Lookup => ({ usd: null, missing: `${what}: no permitted instance type fits its requests` });
 
   const valkeyType = estimateInstanceType(inputs.permittedInstanceTypes, inputs.valkeyRequest);
-  add(`Valkey nodes (${valkeyType ?? "none fits"})`, inputs.valkeyPods, "node-hour", valkeyType ? ec2(valkeyType) : noFit("Valkey pod"), (u) => u * inputs.valkeyPods);
+  add(
+    `Valkey nodes (${valkeyType ?? "none fits"})`,
+    inputs.valkeyPods,
+    "node-hour",
+    valkeyType ? ec2(valkeyType) : noFit("Valkey pod"),
+    (u) => u * inputs.valkeyPods,
+  );
   const clientType = inputs.clientPods > 0 ? estimateInstanceType(inputs.permittedInstanceTypes, inputs.clientRequest) : undefined;
-  add(`benchmark client nodes (${clientType ?? "none fits"})`, inputs.clientPods, "node-hour", clientType ? ec2(clientType) : noFit("benchmark pod"), (u) => u * inputs.clientPods);
+  add(
+    `benchmark client nodes (${clientType ?? "none fits"})`,
+    inputs.clientPods,
+    "node-hour",
+    clientType ? ec2(clientType) : noFit("benchmark pod"),
+    (u) => u * inputs.clientPods,
+  );
   const sys = inputs.systemNodes;
   add(`system nodes (${sys.instanceType})`, sys.count, "node-hour", ec2(sys.instanceType), (u) => u * sys.count);
   const gp3 = gp3PerGiBMonth(table, inputs.region);
@@ -124,9 +136,24 @@ export function stackCost(inputs: CostInputs, table: PriceTable, live: LivePrice
   add("NAT gateways", inputs.natGateways, "gateway-hour", natGatewayHourly(table, inputs.region), (u) => u * inputs.natGateways);
 
   const missing = lines.flatMap((l) => (l.missing ? [l.missing] : []));
-  const total = missing.length > 0 ? null : round(lines.reduce((sum, l) => sum + (l.usdPerHour ?? 0), 0), 6);
+  const total =
+    missing.length > 0
+      ? null
+      : round(
+          lines.reduce((sum, l) => sum + (l.usdPerHour ?? 0), 0),
+          6,
+        );
   const priceSource: PriceSource = ec2Sources.has("live") ? (ec2Sources.has("table") ? "aws-pricing-api+table" : "aws-pricing-api") : "table";
-  return { region: inputs.region, usdPerHour: total, priceSource, pricingApiError, valkeyInstanceType: valkeyType ?? null, clientInstanceType: clientType ?? null, lines, missing };
+  return {
+    region: inputs.region,
+    usdPerHour: total,
+    priceSource,
+    pricingApiError,
+    valkeyInstanceType: valkeyType ?? null,
+    clientInstanceType: clientType ?? null,
+    lines,
+    missing,
+  };
 }
 
 /** USD per hour ÷ (rps ÷ 1e6): what a million ops/s of this measurement costs per hour. */

@@ -51,6 +51,7 @@ export function onDemandHourlyUsd(result: string, what: string): number {
     throw new PricingResultError(`${what}: expected one on-demand hourly price in the Pricing API result, found ${hourly.length}`);
   }
   const usd = Number(hourly[0]?.pricePerUnit?.USD);
-  if (!Number.isFinite(usd) || usd <= 0) throw new PricingResultError(`${what}: the Pricing API price ${JSON.stringify(hourly[0]?.pricePerUnit?.USD)} is not a positive number`);
+  if (!Number.isFinite(usd) || usd <= 0)
+    throw new PricingResultError(`${what}: the Pricing API price ${JSON.stringify(hourly[0]?.pricePerUnit?.USD)} is not a positive number`);
   return usd;
 }

@@ -151,7 +151,10 @@ export class ClusterTarget implements DrillTarget {
         });
         writeFileSync(join(dir, "valkey.conf"), conf, { mode: 0o600 });
         writeFileSync(join(dir, "heal.sh"), renderClusterHealScript({ port: p.port, localHost: p.host, intervalSeconds: 1, deadlineSeconds: 120 }));
-        writeFileSync(join(dir, "failback.sh"), renderAzFailbackScript({ port: p.port, localHost: p.host, intervalSeconds: 1, confirmRounds: 2, cooldownSeconds: 5 }));
+        writeFileSync(
+          join(dir, "failback.sh"),
+          renderAzFailbackScript({ port: p.port, localHost: p.host, intervalSeconds: 1, confirmRounds: 2, cooldownSeconds: 5 }),
+        );
         writeFileSync(join(dir, "prestop.sh"), renderPreStopScript({ port: p.port, localHost: p.host, timeoutSeconds: 20 }));
         const start = renderStartScript({
           mode: "cluster",
@@ -189,7 +192,16 @@ export class ClusterTarget implements DrillTarget {
   private async nodesView(): Promise<ReturnType<typeof parseClusterNodes>["nodes"]> {
     for (const p of this.pods) {
       if (!p.proc?.alive()) continue;
-      const c = new Redis({ host: p.host, port: p.port, password: this.o.password, connectTimeout: 500, commandTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+      const c = new Redis({
+        host: p.host,
+        port: p.port,
+        password: this.o.password,
+        connectTimeout: 500,
+        commandTimeout: 1000,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => null,
+        lazyConnect: true,
+      });
       c.on("error", () => undefined);
       try {
         await c.connect();
@@ -212,7 +224,16 @@ export class ClusterTarget implements DrillTarget {
       while (!stopped && at === undefined) {
         for (const p of this.pods) {
           if (stopped || at !== undefined || killed.includes(p) || !p.proc?.alive()) continue;
-          const c = new Redis({ host: p.host, port: p.port, password: this.o.password, connectTimeout: 300, commandTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+          const c = new Redis({
+            host: p.host,
+            port: p.port,
+            password: this.o.password,
+            connectTimeout: 300,
+            commandTimeout: 500,
+            maxRetriesPerRequest: 0,
+            retryStrategy: () => null,
+            lazyConnect: true,
+          });
           c.on("error", () => undefined);
           try {
             await c.connect();
@@ -236,7 +257,11 @@ export class ClusterTarget implements DrillTarget {
     const primary = this.pods.find((p) => primaryIds.has(p.nodeId)) as Pod;
     const replica = this.pods.find((p) => !primaryIds.has(p.nodeId)) as Pod;
     const label = (p: Pod): string => `${p.name} (${p.host}:${p.port}, zone ${p.zone})`;
-    const killAndReturn = async (victims: Pod[], downMs: number, newAddress: boolean): Promise<{ restored: Promise<void>; w: ReturnType<ClusterTarget["watch"]> }> => {
+    const killAndReturn = async (
+      victims: Pod[],
+      downMs: number,
+      newAddress: boolean,
+    ): Promise<{ restored: Promise<void>; w: ReturnType<ClusterTarget["watch"]> }> => {
       const w = this.watch(victims);
       await Promise.all(victims.map((v) => killHard(v.proc)));
       const restored = (async () => {
@@ -253,12 +278,22 @@ export class ClusterTarget implements DrillTarget {
     if (fault === "primary" || fault === "replica") {
       const victim = fault === "primary" ? primary : replica;
       const { restored, w } = await killAndReturn([victim], this.o.restartDelayMs, false);
-      return { description: `SIGKILL ${fault} ${label(victim)}; restarted after ${this.o.restartDelayMs} ms`, restored, detectedAt: w.detectedAt, stopWatching: w.stop };
+      return {
+        description: `SIGKILL ${fault} ${label(victim)}; restarted after ${this.o.restartDelayMs} ms`,
+        restored,
+        detectedAt: w.detectedAt,
+        stopWatching: w.stop,
+      };
     }
     if (fault === "zone") {
       const victims = this.pods.filter((p) => p.zone === primary.zone);
       const { restored, w } = await killAndReturn(victims, this.o.zoneDownMs, false);
-      return { description: `zone ${primary.zone} down: SIGKILL ${victims.map((v) => v.name).join(", ")}; back after ${this.o.zoneDownMs} ms`, restored, detectedAt: w.detectedAt, stopWatching: w.stop };
+      return {
+        description: `zone ${primary.zone} down: SIGKILL ${victims.map((v) => v.name).join(", ")}; back after ${this.o.zoneDownMs} ms`,
+        restored,
+        detectedAt: w.detectedAt,
+        stopWatching: w.stop,
+      };
     }
     if (fault === "all") {
       const { restored, w } = await killAndReturn([...this.pods], this.o.restartDelayMs, true);
@@ -299,7 +334,13 @@ export class ClusterTarget implements DrillTarget {
   }
 
   async readBack(keys: readonly string[]): Promise<Map<string, string | undefined>> {
-    const c = clusterClient(this.pods.map((p) => ({ host: p.hostname, port: p.port })), this.o.password, 5000, this.resolve, true);
+    const c = clusterClient(
+      this.pods.map((p) => ({ host: p.hostname, port: p.port })),
+      this.o.password,
+      5000,
+      this.resolve,
+      true,
+    );
     try {
       // Keys span every slot: one GET each (a pipeline must stay within one slot).
       return await readInBatches(keys, (batch) => Promise.all(batch.map((k) => c.get(k))));
@@ -330,7 +371,9 @@ async function reapBackgroundScripts(marker: string, graceMs = 4000): Promise<vo
     return entries.flatMap((e) => {
       if (!/^\d+$/.test(e)) return [];
       try {
-        return readFileSync(`/proc/${e}/environ`, "latin1").split("\0").includes(marker) && !/\) Z /.test(readFileSync(`/proc/${e}/stat`, "latin1")) ? [Number(e)] : [];
+        return readFileSync(`/proc/${e}/environ`, "latin1").split("\0").includes(marker) && !/\) Z /.test(readFileSync(`/proc/${e}/stat`, "latin1"))
+          ? [Number(e)]
+          : [];
       } catch {
         return [];
       }

@@ -31,7 +31,31 @@ export const DRILL_CSV_COLUMNS = [
   "fault_description",
 ] as const;
 
-type Row = Pick<DrillResult, "mode" | "fault" | "ok" | "healed" | "writes" | "failedWrites" | "writeOutageMs" | "recoveryMs" | "detectionMs" | "ackedWrites" | "lostAckedWrites" | "waitedWrites" | "lostWaitedWrites" | "p50MsBefore" | "p99MsBefore" | "maxMsBefore" | "p50MsDuring" | "p99MsDuring" | "maxMsDuring" | "rate" | "faultDescription" | "timings"> & { streams: { stream: string }[] };
+type Row = Pick<
+  DrillResult,
+  | "mode"
+  | "fault"
+  | "ok"
+  | "healed"
+  | "writes"
+  | "failedWrites"
+  | "writeOutageMs"
+  | "recoveryMs"
+  | "detectionMs"
+  | "ackedWrites"
+  | "lostAckedWrites"
+  | "waitedWrites"
+  | "lostWaitedWrites"
+  | "p50MsBefore"
+  | "p99MsBefore"
+  | "maxMsBefore"
+  | "p50MsDuring"
+  | "p99MsDuring"
+  | "maxMsDuring"
+  | "rate"
+  | "faultDescription"
+  | "timings"
+> & { streams: { stream: string }[] };
 
 const cell = (v: number | null | boolean | string): string => (v === null ? "" : String(v));
 
@@ -51,7 +75,22 @@ export function renderDrillsCsv(rows: readonly Row[]): string {
 const ms = (v: number | null): string => (v === null ? "—" : String(Math.round(v)));
 const lat = (v: number | null): string => (v === null ? "—" : v.toFixed(v < 10 ? 2 : 1));
 
-const HEADER = ["mode", "fault", "healed", "outage ms", "recovery ms", "detect ms", "failed", "acked", "lost acked", "waited", "lost waited", "p99 before", "p99 during", "max during"];
+const HEADER = [
+  "mode",
+  "fault",
+  "healed",
+  "outage ms",
+  "recovery ms",
+  "detect ms",
+  "failed",
+  "acked",
+  "lost acked",
+  "waited",
+  "lost waited",
+  "p99 before",
+  "p99 during",
+  "max during",
+];
 
 function cells(r: Row): string[] {
   return [

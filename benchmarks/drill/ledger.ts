@@ -63,7 +63,10 @@ export function percentile(sorted: readonly number[], p: number): number | null 
 
 export function latencyStats(records: readonly WriteRecord[], from: number, to: number): LatencyStats {
   const inWindow = records.filter((r) => r.sentAt >= from && r.sentAt < to);
-  const lat = inWindow.filter((r) => r.ok).map((r) => r.doneAt - r.sentAt).sort((a, b) => a - b);
+  const lat = inWindow
+    .filter((r) => r.ok)
+    .map((r) => r.doneAt - r.sentAt)
+    .sort((a, b) => a - b);
   return {
     count: lat.length,
     failed: inWindow.length - lat.length,
@@ -79,7 +82,10 @@ export function latencyStats(records: readonly WriteRecord[], from: number, to: 
  * connection set-up is not an outage; with no ack at all, the whole load.
  */
 export function longestGap(records: readonly WriteRecord[], loadStart: number, loadStop: number): { ms: number; from: number; to: number } {
-  const acks = records.filter((r) => r.ok).map((r) => r.doneAt).sort((a, b) => a - b);
+  const acks = records
+    .filter((r) => r.ok)
+    .map((r) => r.doneAt)
+    .sort((a, b) => a - b);
   const edges = acks.length === 0 ? [loadStart, loadStop] : [...acks, loadStop];
   let best = { ms: 0, from: loadStart, to: loadStart };
   for (let i = 1; i < edges.length; i++) {
@@ -130,7 +136,10 @@ export function streamFigures(stream: string, i: FigureInput): StreamFigures {
 }
 
 /** Sums and worst cases over the streams: what the drill's one-line figures report. */
-export function combineStreams(streams: readonly StreamFigures[]): Omit<StreamFigures, "stream" | "lostKeys" | "outageFromMs" | "outageToMs" | "before" | "during"> & {
+export function combineStreams(streams: readonly StreamFigures[]): Omit<
+  StreamFigures,
+  "stream" | "lostKeys" | "outageFromMs" | "outageToMs" | "before" | "during"
+> & {
   p50MsBefore: number | null;
   p99MsBefore: number | null;
   maxMsBefore: number | null;
@@ -161,7 +170,10 @@ export function combineStreams(streams: readonly StreamFigures[]): Omit<StreamFi
 
 /** Parses `primary,zone` (or `all-faults`-free lists), naming an unknown fault. */
 export function parseFaults(text: string): Fault[] {
-  const names = text.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const names = text
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
   if (names.length === 0) throw new Error("no fault named (known: primary, replica, zone, all, switchover)");
   const bad = names.filter((n) => !(FAULTS as readonly string[]).includes(n));
   if (bad.length > 0) throw new Error(`unknown fault(s) ${bad.join(", ")} (known: ${FAULTS.join(", ")})`);

@@ -83,7 +83,10 @@ export class ReplicationTarget implements DrillTarget {
     const pw = this.o.password;
     return [
       { stream: "sentinel-client", client: { kind: "redis", client: sentinelRedis(this.t.sentinelEndpoints, this.t.masterName, pw, commandTimeoutMs) } },
-      { stream: "write-endpoint", client: { kind: "redis", client: plainRedis(w.host, w.port, pw, commandTimeoutMs), redial: () => plainRedis(w.host, w.port, pw, commandTimeoutMs) } },
+      {
+        stream: "write-endpoint",
+        client: { kind: "redis", client: plainRedis(w.host, w.port, pw, commandTimeoutMs), redial: () => plainRedis(w.host, w.port, pw, commandTimeoutMs) },
+      },
     ];
   }
 
@@ -105,7 +108,12 @@ export class ReplicationTarget implements DrillTarget {
         await sleep(this.o.restartDelayMs);
         await this.t.startMember(victim.ordinal);
       })();
-      return { description: `SIGKILL ${fault} ${label(victim)}; restarted after ${this.o.restartDelayMs} ms`, restored, detectedAt: detectionOf([victim]), stopWatching };
+      return {
+        description: `SIGKILL ${fault} ${label(victim)}; restarted after ${this.o.restartDelayMs} ms`,
+        restored,
+        detectedAt: detectionOf([victim]),
+        stopWatching,
+      };
     }
     if (fault === "zone") {
       const zone = primary.zone;
@@ -118,7 +126,12 @@ export class ReplicationTarget implements DrillTarget {
         await Promise.all(members.map((m) => this.t.startMember(m.ordinal)));
       })();
       const what = `${members.map((m) => m.name).join(", ")} and ${sentinels.map((s) => s.name).join(", ") || "no Sentinel"}`;
-      return { description: `zone ${zone} (the primary's) down: SIGKILL ${what}; back after ${this.o.zoneDownMs} ms`, restored, detectedAt: detectionOf(members), stopWatching };
+      return {
+        description: `zone ${zone} (the primary's) down: SIGKILL ${what}; back after ${this.o.zoneDownMs} ms`,
+        restored,
+        detectedAt: detectionOf(members),
+        stopWatching,
+      };
     }
     if (fault === "all") {
       const all = [...this.t.members];

@@ -76,9 +76,7 @@ export interface DrillResult {
 }
 
 export async function startTarget(o: DrillOptions, password: string): Promise<DrillTarget> {
-  return o.mode === "cluster"
-    ? ClusterTarget.start({ ...o, password })
-    : ReplicationTarget.start({ ...o, password });
+  return o.mode === "cluster" ? ClusterTarget.start({ ...o, password }) : ReplicationTarget.start({ ...o, password });
 }
 
 export async function runDrill(o: DrillOptions): Promise<DrillResult> {
@@ -99,7 +97,9 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
   if (!before.ok) throw new Error(`the ${o.mode} topology failed verification before the fault: ${before.failures.map((f) => f.code).join(", ")}`);
   const prefix = `drill-${Date.now().toString(36)}`;
   const commandTimeoutMs = o.commandTimeoutMs ?? 1000;
-  const streams = target.loadClients(commandTimeoutMs).map((s) => new WriteStream({ stream: s.stream, prefix, rate: o.rate, waitTimeoutMs: o.waitTimeoutMs, client: s.client }));
+  const streams = target
+    .loadClients(commandTimeoutMs)
+    .map((s) => new WriteStream({ stream: s.stream, prefix, rate: o.rate, waitTimeoutMs: o.waitTimeoutMs, client: s.client }));
   const loadStart = Date.now();
   streams.forEach((s) => s.start());
   let stopped = false;
@@ -144,7 +144,11 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
       await sleep(250);
     }
     handle.stopWatching();
-    step(recoveredAt === undefined ? `not healed: ${"error" in after ? after.error : after.failures.map((f) => f.code).join(", ")}` : `verifier passes ${recoveredAt - faultAt} ms after the fault`);
+    step(
+      recoveredAt === undefined
+        ? `not healed: ${"error" in after ? after.error : after.failures.map((f) => f.code).join(", ")}`
+        : `verifier passes ${recoveredAt - faultAt} ms after the fault`,
+    );
     const until = Math.max(loadStart + o.durationMs, (recoveredAt ?? Date.now()) + (o.tailMs ?? 2000));
     await sleep(Math.max(0, until - Date.now()));
     const loadStop = Date.now();

@@ -40,7 +40,10 @@ export interface DrillTarget {
 }
 
 /** Reads keys in batches through `get` (a pipeline per batch). */
-export async function readInBatches(keys: readonly string[], getMany: (batch: string[]) => Promise<(string | null)[]>): Promise<Map<string, string | undefined>> {
+export async function readInBatches(
+  keys: readonly string[],
+  getMany: (batch: string[]) => Promise<(string | null)[]>,
+): Promise<Map<string, string | undefined>> {
   const out = new Map<string, string | undefined>();
   for (let i = 0; i < keys.length; i += 500) {
     const batch = keys.slice(i, i + 500);

@@ -103,9 +103,7 @@ export class TopologyCheckError extends Error {
     readonly mode: LocalMode,
     readonly report: TopologyReport,
   ) {
-    super(
-      `${mode} topology failed verification (${report.failures.map((f) => f.code).join(", ")}):\n${formatTopologyReport(report)}`,
-    );
+    super(`${mode} topology failed verification (${report.failures.map((f) => f.code).join(", ")}):\n${formatTopologyReport(report)}`);
     this.name = "TopologyCheckError";
   }
 }
@@ -127,10 +125,7 @@ interface StartedTopology {
   describe: string;
 }
 
-export async function runLocalComparison(
-  o: LocalComparisonOptions,
-  progress: ProgressRunner = silentProgress,
-): Promise<LocalComparisonResult> {
+export async function runLocalComparison(o: LocalComparisonOptions, progress: ProgressRunner = silentProgress): Promise<LocalComparisonResult> {
   const timestamp = o.timestamp ?? runTimestamp();
   const runDir = resolve(o.outputDir, timestamp);
   const rawDir = join(runDir, "raw");
@@ -241,16 +236,14 @@ export async function runLocalComparison(
           };
         },
       },
-      ...(["replication", "cluster"] as const).map(
-        (mode): ProgressStep => ({
-          title: `Verify ${mode} topology`,
-          run: async (update) => {
-            const report = await verify(topology(mode));
-            reports[mode] = { before: report };
-            update(`PASS: ${report.nodeCount} nodes, ${report.shards.length} primary(ies)`);
-          },
-        }),
-      ),
+      ...(["replication", "cluster"] as const).map((mode): ProgressStep => ({
+        title: `Verify ${mode} topology`,
+        run: async (update) => {
+          const report = await verify(topology(mode));
+          reports[mode] = { before: report };
+          update(`PASS: ${report.nodeCount} nodes, ${report.shards.length} primary(ies)`);
+        },
+      })),
       benchmarkStep("replication", "direct"),
       benchmarkStep("replication", "endpoint"),
       benchmarkStep("cluster"),
@@ -272,17 +265,17 @@ export async function runLocalComparison(
         },
       },
       ...(o.drills ?? []).flatMap((fault) =>
-        DRILL_MODES.map(
-          (mode): ProgressStep => ({
-            title: `Drill ${mode} ${fault}: write load, fault, measured until the verifier passes`,
-            run: async (update) => {
-              const shape = { replicas: Math.max(1, o.replicas), primaries: o.primaries, replicasPerPrimary: Math.max(1, o.replicasPerPrimary), zones: o.zones };
-              const r = await runOneLocalDrill(mode, fault, shape, update);
-              drills.push(r);
-              update(`${r.healed ? "healed" : "NOT healed"}: outage ${r.writeOutageMs} ms, recovery ${r.recoveryMs ?? "—"} ms, lost acked ${r.lostAckedWrites}, lost waited ${r.lostWaitedWrites}`);
-            },
-          }),
-        ),
+        DRILL_MODES.map((mode): ProgressStep => ({
+          title: `Drill ${mode} ${fault}: write load, fault, measured until the verifier passes`,
+          run: async (update) => {
+            const shape = { replicas: Math.max(1, o.replicas), primaries: o.primaries, replicasPerPrimary: Math.max(1, o.replicasPerPrimary), zones: o.zones };
+            const r = await runOneLocalDrill(mode, fault, shape, update);
+            drills.push(r);
+            update(
+              `${r.healed ? "healed" : "NOT healed"}: outage ${r.writeOutageMs} ms, recovery ${r.recoveryMs ?? "—"} ms, lost acked ${r.lostAckedWrites}, lost waited ${r.lostWaitedWrites}`,
+            );
+          },
+        })),
       ),
     ]);
   } catch (err) {
@@ -301,7 +294,10 @@ export async function runLocalComparison(
   const versions = { server: b.server.version, client: `${b.benchmark.flavor}-benchmark ${b.benchmark.version}`, cli: b.cli.version };
   const done = reports as Record<LocalMode, { before: TopologyReport; after: TopologyReport }>;
   const pathPairs = replicationPathPairs(rows, REPLICATION_PATH_NOTES);
-  const drillTable = drills.length === 0 ? "" : `failure drills (local timeouts: detection ${LOCAL_DRILL_DEFAULTS.failureDetectionMs} ms, restart after ${LOCAL_DRILL_DEFAULTS.restartDelayMs} ms, zone down ${LOCAL_DRILL_DEFAULTS.zoneDownMs} ms)\n${renderDrillTable(drills)}`;
+  const drillTable =
+    drills.length === 0
+      ? ""
+      : `failure drills (local timeouts: detection ${LOCAL_DRILL_DEFAULTS.failureDetectionMs} ms, restart after ${LOCAL_DRILL_DEFAULTS.restartDelayMs} ms, zone down ${LOCAL_DRILL_DEFAULTS.zoneDownMs} ms)\n${renderDrillTable(drills)}`;
   const table = [renderComparisonTable(rows), renderReplicationPathTable(pathPairs), drillTable].filter((t) => t !== "").join("\n\n");
   if (drills.length > 0) writeDrillFiles(runDir, drills);
   writeResults(runDir, rows, done, versions, topologies, [...renderReplicationPathMarkdown(pathPairs), ...renderDrillMarkdown(drills)]);

@@ -27,11 +27,7 @@ export interface LocalReplication {
   zoneMap: Record<string, string>;
 }
 
-export async function waitForReplicaLinks(
-  replicas: readonly NodeEndpoint[],
-  password: string | undefined,
-  timeoutMs: number,
-): Promise<void> {
+export async function waitForReplicaLinks(replicas: readonly NodeEndpoint[], password: string | undefined, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (const r of replicas) {
     const client = await openClient(r.host, r.port, endpointKey(r), { password });

@@ -144,7 +144,11 @@ export async function startValkeyServer(opts: StartOptions, baseDir?: string): P
       writeFileSync(confPath, renderLocalValkeyConf({ ...rest, port, clusterPort, dir, logfile }), { mode: 0o600 });
       cmd = { command: server, args: [confPath] };
     }
-    const child = spawn(cmd.command, cmd.args, { stdio: ["ignore", "ignore", "pipe"], cwd: dir, env: cmd.env === undefined ? process.env : { ...process.env, ...cmd.env } });
+    const child = spawn(cmd.command, cmd.args, {
+      stdio: ["ignore", "ignore", "pipe"],
+      cwd: dir,
+      env: cmd.env === undefined ? process.env : { ...process.env, ...cmd.env },
+    });
     let stderr = "";
     child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
     trackChild(child);
@@ -165,9 +169,7 @@ export async function startValkeyServer(opts: StartOptions, baseDir?: string): P
     try {
       await waitForPing(host, port, startTimeoutMs ?? 15_000, () => exited);
     } catch (err) {
-      lastError = new Error(
-        `${(err as Error).message} (${name}); log tail:\n${tail(logfile, 15)}${stderr ? `\nstderr: ${stderr.trim()}` : ""}`,
-      );
+      lastError = new Error(`${(err as Error).message} (${name}); log tail:\n${tail(logfile, 15)}${stderr ? `\nstderr: ${stderr.trim()}` : ""}`);
       if (!exited) child.kill("SIGKILL");
       await exitPromise;
       // A port taken between our probe and the server's bind: try again with new ports.

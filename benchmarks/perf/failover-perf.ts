@@ -36,12 +36,12 @@ function int(name: string, value: string | undefined, fallback: number): number 
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      runs: { type: "string" },
+      "runs": { type: "string" },
       "down-after-ms": { type: "string" },
       "failover-timeout-ms": { type: "string" },
-      replicas: { type: "string" },
+      "replicas": { type: "string" },
       "check-interval-ms": { type: "string" },
-      json: { type: "boolean" },
+      "json": { type: "boolean" },
     },
   });
   const runs = int("runs", values.runs, 3);
@@ -59,7 +59,10 @@ async function main(): Promise<void> {
       let promoted = killed.address;
       let promotionMs = 0;
       try {
-        await pollUntil(() => Promise.resolve(probe.acked.length >= 100 ? true : `${probe.acked.length} writes`), { timeoutMs: 15_000, what: "writes through the endpoint" });
+        await pollUntil(() => Promise.resolve(probe.acked.length >= 100 ? true : `${probe.acked.length} writes`), {
+          timeoutMs: 15_000,
+          what: "writes through the endpoint",
+        });
         const errorsBefore = probe.errors;
         const killedAt = Date.now();
         const mark = probe.mark();
@@ -72,7 +75,15 @@ async function main(): Promise<void> {
           { timeoutMs: downAfterMs + failoverTimeoutMs + 30_000, intervalMs: 20, what: "a promotion" },
         );
         promotionMs = Date.now() - killedAt;
-        await pollUntil(() => Promise.resolve(probe.firstAckAfter(mark) ? true : `no write since the kill (${probe.errors} errors, last: ${probe.lastError ?? "none"}; ${probe.acked.length} acked)`), { timeoutMs: 30_000, intervalMs: 20, what: "a write through the endpoint" });
+        await pollUntil(
+          () =>
+            Promise.resolve(
+              probe.firstAckAfter(mark)
+                ? true
+                : `no write since the kill (${probe.errors} errors, last: ${probe.lastError ?? "none"}; ${probe.acked.length} acked)`,
+            ),
+          { timeoutMs: 30_000, intervalMs: 20, what: "a write through the endpoint" },
+        );
         const first = probe.firstAckAfter(mark)!;
         results.push({ run, killed: killed.address, promoted, promotionMs, firstWriteMs: first.at - killedAt, failedWrites: probe.errors - errorsBefore });
       } finally {
@@ -89,9 +100,13 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify({ downAfterMs, failoverTimeoutMs, checkIntervalMs, replicas, results }, null, 2)}\n`);
     return;
   }
-  process.stdout.write(`failover: SIGKILL of the primary -> first write through the HAProxy write endpoint (down-after ${downAfterMs} ms, failover-timeout ${failoverTimeoutMs} ms, health check every ${checkIntervalMs} ms, 1+${replicas} members, 3 Sentinels, quorum 2)\n`);
+  process.stdout.write(
+    `failover: SIGKILL of the primary -> first write through the HAProxy write endpoint (down-after ${downAfterMs} ms, failover-timeout ${failoverTimeoutMs} ms, health check every ${checkIntervalMs} ms, 1+${replicas} members, 3 Sentinels, quorum 2)\n`,
+  );
   for (const r of results) {
-    process.stdout.write(`run ${r.run}: killed ${r.killed}, promoted ${r.promoted} after ${r.promotionMs} ms, first write after ${r.firstWriteMs} ms (${r.failedWrites} failed attempts)\n`);
+    process.stdout.write(
+      `run ${r.run}: killed ${r.killed}, promoted ${r.promoted} after ${r.promotionMs} ms, first write after ${r.firstWriteMs} ms (${r.failedWrites} failed attempts)\n`,
+    );
   }
 }
 

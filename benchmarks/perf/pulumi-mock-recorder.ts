@@ -218,7 +218,10 @@ export function awsMockOutputs(r: RecordedResource): Record<string, unknown> {
     case "aws:iam/role:Role":
       return { arn: `arn:aws:iam::${MOCK_ACCOUNT}:role/${r.name}`, name: r.name };
     case "aws:sqs/queue:Queue":
-      return { arn: `arn:aws:sqs:us-west-2:${MOCK_ACCOUNT}:${String(r.inputs.name)}`, url: `https://sqs.us-west-2.amazonaws.com/${MOCK_ACCOUNT}/${String(r.inputs.name)}` };
+      return {
+        arn: `arn:aws:sqs:us-west-2:${MOCK_ACCOUNT}:${String(r.inputs.name)}`,
+        url: `https://sqs.us-west-2.amazonaws.com/${MOCK_ACCOUNT}/${String(r.inputs.name)}`,
+      };
     case "aws:cloudwatch/eventRule:EventRule":
       return { name: r.name };
     default:

@@ -121,7 +121,12 @@ export function latencyChartSpec(input: ReportInput): TopLevelSpec {
         },
         // Value labels while they fit (up to three bars per percentile).
         ...(series.length <= 3
-          ? [{ mark: { type: "text" as const, dy: -4, fontSize: 9, fill: "#333" }, encoding: { text: { field: "ms", type: "quantitative" as const, format: ".3~r" } } }]
+          ? [
+              {
+                mark: { type: "text" as const, dy: -4, fontSize: 9, fill: "#333" },
+                encoding: { text: { field: "ms", type: "quantitative" as const, format: ".3~r" } },
+              },
+            ]
           : []),
       ],
     },

@@ -28,7 +28,8 @@ function estimateCard(source: ReportSource): SafeHtml | null {
 <p>${usd(c.usdPerHour, 4)} per hour · Valkey nodes: ${c.valkeyInstanceType ?? "none fits"}${c.clientInstanceType ? ` · client nodes: ${c.clientInstanceType}` : ""}</p>
 <table><thead><tr><th>Counted</th><th class="num">Quantity</th><th class="num">USD/h</th><th>Source</th></tr></thead><tbody>
 ${c.lines.map(
-  (l) => html`<tr><td>${l.item}</td><td class="num">${l.quantity} ${l.unit}</td><td class="num">${usd(l.usdPerHour, 4)}</td><td>${l.missing ? html`<span class="warn">missing: ${l.missing}</span>` : (l.source ?? "")}</td></tr>\n`,
+  (l) =>
+    html`<tr><td>${l.item}</td><td class="num">${l.quantity} ${l.unit}</td><td class="num">${usd(l.usdPerHour, 4)}</td><td>${l.missing ? html`<span class="warn">missing: ${l.missing}</span>` : (l.source ?? "")}</td></tr>\n`,
 )}</tbody></table>
 <p class="note">${where}.</p>
 </div>`;

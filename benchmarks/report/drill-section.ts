@@ -39,7 +39,9 @@ export type DrillView = z.infer<typeof drillFileSchema>;
 export function loadDrills(dir: string): DrillView[] | undefined {
   const raw = join(dir, "raw");
   if (!existsSync(raw)) return undefined;
-  const files = readdirSync(raw).filter((f) => /^drill-[a-z]+-[a-z]+\.json$/.test(f)).sort();
+  const files = readdirSync(raw)
+    .filter((f) => /^drill-[a-z]+-[a-z]+\.json$/.test(f))
+    .sort();
   if (files.length === 0) return undefined;
   return files.map((f) => {
     const parsed = drillFileSchema.safeParse(JSON.parse(readFileSync(join(raw, f), "utf8")));
@@ -98,7 +100,11 @@ export function drillTimelineSpec(input: ReportInput): TopLevelSpec {
       width: 420,
       height: 150,
       layer: [
-        { transform: [{ filter: "datum.outcome === 'acknowledged'" }], mark: { type: "point", filled: true, size: 12 }, encoding: { color: { field: "stream", type: "nominal", title: "acknowledged write (slowest per 0.2 s)" } } },
+        {
+          transform: [{ filter: "datum.outcome === 'acknowledged'" }],
+          mark: { type: "point", filled: true, size: 12 },
+          encoding: { color: { field: "stream", type: "nominal", title: "acknowledged write (slowest per 0.2 s)" } },
+        },
         { transform: [{ filter: "datum.outcome === 'failed'" }], mark: { type: "tick", color: "#cf222e", thickness: 2 }, encoding: {} },
         { data: { values: [{ t: 0 }] }, mark: { type: "rule", color: "#1d2330", strokeDash: [4, 3] }, encoding: { x: { field: "t", type: "quantitative" } } },
       ],

@@ -12,7 +12,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
-import { RESULT_MODES, RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "../run/result-row.js";
+import { RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "../run/result-row.js";
 import { parseResultsCsv, ResultsCsvError } from "../run/results-csv.js";
 import { parseSweepCsv, SweepCsvError, type SweepRow } from "../sweep/sweep-csv.js";
 import { loadDrills } from "./drill-section.js";
@@ -191,7 +191,11 @@ function loadRunDir(dir: string): ReportSource {
       ? { ...workloadFromRows([]), name: [...new Set(sweep.map((r) => r.workload))].join(", "), tests: [...new Set(sweep.map((r) => r.test))] }
       : workloadFromRows(rows);
   const versions: [string, string][] = meta
-    ? [["Valkey server", meta.versions.server], ["Benchmark client", meta.versions.client], ["valkey-cli / redis-cli", meta.versions.cli]]
+    ? [
+        ["Valkey server", meta.versions.server],
+        ["Benchmark client", meta.versions.client],
+        ["valkey-cli / redis-cli", meta.versions.cli],
+      ]
     : versionsFromRows(rows.length > 0 ? rows : (sweep ?? []));
   return {
     ...(sweep ? { sweep } : {}),
@@ -209,87 +213,18 @@ function loadRunDir(dir: string): ReportSource {
       : "this machine: every server and the benchmark client on 127.0.0.1, zones are names assigned round-robin",
     describe: meta?.topologies ?? [
       ...topology.map((t) => `${t.mode}: ${t.shards.length} primary(ies), ${t.nodeCount} nodes`),
-      ...(sweep ? [`shard sweep: ${[...new Set(sweep.map((r) => r.shards))].join(", ")} primaries × (1 + ${sweep[0]?.replicas_per_primary ?? "?"}), one cluster per step`] : []),
+      ...(sweep
+        ? [
+            `shard sweep: ${[...new Set(sweep.map((r) => r.shards))].join(", ")} primaries × (1 + ${sweep[0]?.replicas_per_primary ?? "?"}), one cluster per step`,
+          ]
+        : []),
     ],
   };
 }
 
-const resultRowSchema = z.object({
-  workload: z.string(),
-  mode: z.enum(RESULT_MODES as [ResultMode, ...ResultMode[]]),
-  test: z.string().min(1),
-  rps: z.number().nonnegative(),
-  p50_ms: z.number().nonnegative(),
-  clients: z.number().int(),
-  pipeline: z.number().int(),
-  datasize: z.number().int(),
-  timestamp: z.string().regex(RESULT_TIMESTAMP_PATTERN, "not YYYYMMDD-HHMMSS"),
-  p95_ms: z.number().nonnegative(),
-  p99_ms: z.number().nonnegative(),
-  duration_s: z.number().nonnegative(),
-  requests: z.number().int(),
-  server_version: z.string(),
-  client_version: z.string(),
-  avg_ms: z.number(),
-  min_ms: z.number(),
-  max_ms: z.number(),
-  notes: z.string(),
-  usd_per_hour: z.number().nonnegative().nullable().optional(),
-  usd_per_million_ops_per_s: z.number().nonnegative().nullable().optional(),
-});
+import { stackReportSchema } from "./stack-report-schema.js";
 
-/** The fields of stacks/outputs.ts `StackReport` (schemaVersion 1) the report reads. */
-export const stackReportSchema = z.object({
-  schemaVersion: z.literal(1),
-  project: z.literal("valkey-on-eks"),
-  stack: z.string(),
-  platform: z.string(),
-  mode: z.enum(["cluster", "replication"]),
-  pods: z.number().int(),
-  zones: z.array(z.string()),
-  topology: z
-    .object({
-      ok: z.boolean(),
-      failures: z.array(z.object({ code: z.string(), message: z.string() })),
-      primaries: z.array(
-        z.object({
-          address: z.string(),
-          zone: z.string().nullable(),
-          slotRanges: z.array(z.string()),
-          keys: z.number().nullable(),
-          replicas: z.array(z.object({ address: z.string(), zone: z.string().nullable(), crossAz: z.boolean() })),
-        }),
-      ),
-      primariesPerZone: z.record(z.string(), z.number()),
-    })
-    .nullable(),
-  benchmark: z.object({ rows: z.array(resultRowSchema), csv: z.string() }).nullable(),
-  /** Added within schemaVersion 1 (cost estimate); older reports lack it. */
-  cost: z
-    .object({
-      region: z.string(),
-      usdPerHour: z.number().nullable(),
-      priceSource: z.string(),
-      pricingApiError: z.string().nullable(),
-      valkeyInstanceType: z.string().nullable(),
-      clientInstanceType: z.string().nullable(),
-      lines: z.array(
-        z.object({ item: z.string(), quantity: z.number(), unit: z.string(), usdPerHour: z.number().nullable(), source: z.string().nullable(), missing: z.string().optional() }),
-      ),
-      missing: z.array(z.string()),
-    })
-    .nullable()
-    .optional(),
-  versions: z.object({
-    valkeyImage: z.string(),
-    server: z.string().nullable(),
-    client: z.string().nullable(),
-    kubernetesVersion: z.string().nullable(),
-    karpenterChart: z.string().nullable(),
-  }),
-});
-
-export type StackReportInput = z.infer<typeof stackReportSchema>;
+export { stackReportSchema, type StackReportInput } from "./stack-report-schema.js";
 
 /** "one client pod (a Job)", or "N client pods (an Indexed Job)" as the combined rows' notes record it. */
 function clientPodsText(rows: readonly ResultRow[]): string {
@@ -299,8 +234,7 @@ function clientPodsText(rows: readonly ResultRow[]): string {
 
 function loadStackReport(path: string, json: unknown): ReportSource {
   // `pulumi stack output --json` (all outputs) wraps the report under its output name.
-  const candidate =
-    typeof json === "object" && json !== null && !("schemaVersion" in json) && "report" in json ? json.report : json;
+  const candidate = typeof json === "object" && json !== null && !("schemaVersion" in json) && "report" in json ? json.report : json;
   const parsed = stackReportSchema.safeParse(candidate);
   if (!parsed.success) {
     throw describeIssues(path, "a stack report (`pulumi stack output report --json`, schemaVersion 1)", parsed.error);

@@ -113,11 +113,13 @@ export function buildReportHtml(input: ReportInput, charts: RenderedCharts): str
     .join(", ")} · rendered ${input.generatedAt}</p>
 </header>
 <nav>${rendered.map((s) => html`<a href="#${s.id}">${s.title}</a>`)}</nav>
-${rendered.map((s) => html`<section id="${s.id}">
+${rendered.map(
+  (s) => html`<section id="${s.id}">
 <h2>${s.title}</h2>
 <div class="table-wrap">${s.body}</div>
 </section>
-`)}
+`,
+)}
 </main>
 <script type="application/json" id="report-data">${raw(jsonForScript(data))}</script>
 </body>

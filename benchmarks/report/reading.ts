@@ -73,7 +73,9 @@ function sweepNote(input: ReportInput): SafeHtml | null {
   const unpinned = rows.some((r) => !r.pinned);
   return html`<li><strong>Sweep:</strong> scale is rps ÷ rps at the first step, and the exponent p = ln(scale) ÷ ln(shards ÷ first
 shards): 1.0 is linear scaling, 0 is none. ${unpinned ? "Without --pin every shard, the client and the OS share all CPUs, so on a small machine the exponent mostly shows the CPU count, not Valkey. " : ""}${
-    saturated > 0 ? `${saturated} step(s) are flagged client-saturated (client CPU ≥ 90% of what it could use): their rps is the client's limit.` : "No step had a saturated client."
+    saturated > 0
+      ? `${saturated} step(s) are flagged client-saturated (client CPU ≥ 90% of what it could use): their rps is the client's limit.`
+      : "No step had a saturated client."
   }</li>`;
 }
 

@@ -43,7 +43,10 @@ function yesNo(b: boolean | null): string {
 function topologyBlock(source: ReportSource, t: TopologyView, showSource: boolean): SafeHtml {
   const verdict = t.ok
     ? html`<span class="pass">PASS</span>`
-    : html`<span class="fail">FAIL</span> ${join(t.failures.map((f) => html`<code>${f.code}</code>`), ", ")}`;
+    : html`<span class="fail">FAIL</span> ${join(
+        t.failures.map((f) => html`<code>${f.code}</code>`),
+        ", ",
+      )}`;
   const perZone = Object.entries(t.primariesPerZone)
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([z, n]) => `${z}: ${n}`)
@@ -91,8 +94,8 @@ function dl(pairs: [string, string | number | null][]): SafeHtml {
 
 const KIND_LABEL: Record<ReportSource["kind"], string> = {
   "local-run": "local run",
-  endpoint: "endpoint benchmark (vbench bench)",
-  stack: "deployed stack",
+  "endpoint": "endpoint benchmark (vbench bench)",
+  "stack": "deployed stack",
   "results-csv": "results.csv",
 };
 

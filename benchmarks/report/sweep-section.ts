@@ -58,7 +58,13 @@ export function sweepChartSpec(input: ReportInput): TopLevelSpec {
     width: 520,
     height: 280,
     encoding: {
-      x: { field: "shards", type: "quantitative", title: "shards (primaries)", scale: { domain: [0, Math.max(...shards) * 1.05] }, axis: { values: shards, format: "d" } },
+      x: {
+        field: "shards",
+        type: "quantitative",
+        title: "shards (primaries)",
+        scale: { domain: [0, Math.max(...shards) * 1.05] },
+        axis: { values: shards, format: "d" },
+      },
       y: { field: "rps", type: "quantitative", title: "requests per second", axis: { format: "~s" } },
       color,
       detail: { field: "series", type: "nominal" },
@@ -66,7 +72,13 @@ export function sweepChartSpec(input: ReportInput): TopLevelSpec {
         field: "kind",
         type: "nominal",
         title: null,
-        scale: { domain: ["measured", "linear"], range: [[1, 0], [4, 4]] },
+        scale: {
+          domain: ["measured", "linear"],
+          range: [
+            [1, 0],
+            [4, 4],
+          ],
+        },
         // The figure's caption says solid = measured, dashed = linear.
         legend: null,
       },

@@ -97,9 +97,7 @@ function numberField(raw: string, column: string, allowInfinite: boolean, line: 
   if (allowInfinite && column === "rps" && v === "inf") return Number.POSITIVE_INFINITY;
   if (!DECIMAL.test(v)) {
     const hint = v === "inf" ? " (the test finished within 1 ms; run more requests)" : "";
-    throw new BenchmarkOutputError(
-      `benchmark output line ${lineNo}: ${column} is ${JSON.stringify(raw)}, not a number${hint}: ${quote(line)}`,
-    );
+    throw new BenchmarkOutputError(`benchmark output line ${lineNo}: ${column} is ${JSON.stringify(raw)}, not a number${hint}: ${quote(line)}`);
   }
   return Number(v);
 }
@@ -145,9 +143,7 @@ export function parseBenchmarkCsv(text: string, opts: ParseBenchmarkCsvOptions =
     out.push(row);
   });
   if (header === undefined) {
-    throw new BenchmarkOutputError(
-      text.trim() === "" ? "benchmark output is empty (no CSV header, no results)" : "benchmark output has no CSV header line",
-    );
+    throw new BenchmarkOutputError(text.trim() === "" ? "benchmark output is empty (no CSV header, no results)" : "benchmark output has no CSV header line");
   }
   if (out.length === 0) throw new BenchmarkOutputError("benchmark output has a CSV header but no result lines (truncated?)");
   return out;

@@ -110,7 +110,12 @@ function redactor(password: string | undefined): (s: string) => string {
 }
 
 function tailOf(text: string, lines = 8): string {
-  const t = text.trimEnd().split(/\r\n|\r|\n/).filter((l) => l.trim() !== "").slice(-lines).join("\n");
+  const t = text
+    .trimEnd()
+    .split(/\r\n|\r|\n/)
+    .filter((l) => l.trim() !== "")
+    .slice(-lines)
+    .join("\n");
   return t === "" ? "(empty)" : t;
 }
 
@@ -172,8 +177,7 @@ function runChild(o: RunWorkloadOptions, args: string[]): Promise<ChildResult> {
     });
     const onAbort = (): void => kill("aborted");
     signal?.addEventListener("abort", onAbort, { once: true });
-    const timeout =
-      o.processTimeoutMs === undefined ? undefined : setTimeout(() => kill(`ran longer than ${o.processTimeoutMs} ms`), o.processTimeoutMs);
+    const timeout = o.processTimeoutMs === undefined ? undefined : setTimeout(() => kill(`ran longer than ${o.processTimeoutMs} ms`), o.processTimeoutMs);
     if (child.pid !== undefined) o.onSpawn?.(child.pid, args);
     let spawnError: Error | undefined;
     child.once("error", (err) => {
@@ -210,10 +214,7 @@ function failure(o: RunWorkloadOptions, test: string, r: ChildResult, what: stri
   const status = r.killedFor !== undefined ? `killed: ${r.killedFor}` : r.signal !== null ? `signal ${r.signal}` : `exit code ${r.code}`;
   const stdoutPart = r.stdout.trim() === "" ? "" : `; stdout tail:\n${tailOf(r.stdout)}`;
   return new BenchmarkRunError(
-    redact(
-      `${clientName(o.client)} ${test} against ${describeTarget(o)} (${o.mode}) ${what} (${status}); ` +
-        `stderr tail:\n${tailOf(r.stderr)}${stdoutPart}`,
-    ),
+    redact(`${clientName(o.client)} ${test} against ${describeTarget(o)} (${o.mode}) ${what} (${status}); ` + `stderr tail:\n${tailOf(r.stderr)}${stdoutPart}`),
     test,
     r.code,
     r.signal,

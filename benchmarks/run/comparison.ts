@@ -100,11 +100,7 @@ function mdCell(s: string | number): string {
 }
 
 function mdTable(header: string[], body: (string | number)[][]): string[] {
-  return [
-    `| ${header.map(mdCell).join(" | ")} |`,
-    `|${header.map(() => "---").join("|")}|`,
-    ...body.map((r) => `| ${r.map(mdCell).join(" | ")} |`),
-  ];
+  return [`| ${header.map(mdCell).join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...body.map((r) => `| ${r.map(mdCell).join(" | ")} |`)];
 }
 
 function distinct<T>(values: T[]): T[] {

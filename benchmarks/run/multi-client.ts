@@ -43,7 +43,10 @@ export function combineClients(clients: readonly ClientMeasurement[]): CombinedM
   const worst = (k: "p50Ms" | "p95Ms" | "p99Ms") => Math.max(...clients.map((c) => c.line[k]));
   const line: BenchmarkLine = {
     test: first.line.test,
-    rps: round(clients.reduce((n, c) => n + c.line.rps, 0), 2),
+    rps: round(
+      clients.reduce((n, c) => n + c.line.rps, 0),
+      2,
+    ),
     avgMs: round(clients.reduce((n, c) => n + c.line.avgMs * c.requests, 0) / requests, 3),
     minMs: Math.min(...clients.map((c) => c.line.minMs)),
     p50Ms: worst("p50Ms"),
@@ -82,7 +85,11 @@ export function combineClientRows(perClient: readonly (readonly ResultRow[])[], 
   return first.map((base, t) => {
     const rows = perClient.map((c) => c[t] as ResultRow);
     const m = combineClients(
-      rows.map((r) => ({ line: { test: r.test, rps: r.rps, avgMs: r.avg_ms, minMs: r.min_ms, p50Ms: r.p50_ms, p95Ms: r.p95_ms, p99Ms: r.p99_ms, maxMs: r.max_ms }, requests: r.requests, wallSeconds: r.duration_s })),
+      rows.map((r) => ({
+        line: { test: r.test, rps: r.rps, avgMs: r.avg_ms, minMs: r.min_ms, p50Ms: r.p50_ms, p95Ms: r.p95_ms, p99Ms: r.p99_ms, maxMs: r.max_ms },
+        requests: r.requests,
+        wallSeconds: r.duration_s,
+      })),
     );
     const own = rows.flatMap((r, i) => (r.notes === "" ? [] : [`client ${i + 1}: ${r.notes}`]));
     return {

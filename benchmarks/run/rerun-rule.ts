@@ -56,7 +56,8 @@ export function rerunStep(w: Workload, last: RunMeasurement, attempt: number): {
   const next = capped ? w.maxRequests : wanted;
   const which = attempt === 2 ? "first run" : `re-run ${attempt - 2}`;
   if (next <= last.requests) {
-    const notes = attempt === 2 ? [`not re-run: first run ${secs(last.windowSeconds)} < ${min} s but maxRequests ${w.maxRequests} ≤ requests ${last.requests}`] : [];
+    const notes =
+      attempt === 2 ? [`not re-run: first run ${secs(last.windowSeconds)} < ${min} s but maxRequests ${w.maxRequests} ≤ requests ${last.requests}`] : [];
     return { next: undefined, notes };
   }
   const notes = [`rerun: ${which} ${secs(last.windowSeconds)} < ${min} s; requests scaled ${last.requests}→${next}`];

@@ -70,7 +70,8 @@ function costValue(rec: Record<string, string>, c: CostColumn, lineNo: number): 
   const raw = (rec[c] ?? "").trim();
   if (raw === "") return null;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0) throw new ResultsCsvError(`results.csv line ${lineNo}: ${c} is ${JSON.stringify(rec[c])}, not a non-negative number or empty`);
+  if (!Number.isFinite(n) || n < 0)
+    throw new ResultsCsvError(`results.csv line ${lineNo}: ${c} is ${JSON.stringify(rec[c])}, not a non-negative number or empty`);
   return n;
 }
 
@@ -112,7 +113,9 @@ export function parseResultsCsv(text: string): ResultRow[] {
   const base = RESULTS_CSV_COLUMNS.join(",");
   const withCost = [...RESULTS_CSV_COLUMNS, ...COST_CSV_COLUMNS].join(",");
   if (header.join(",") !== base && header.join(",") !== withCost) {
-    throw new ResultsCsvError(`results.csv header is ${JSON.stringify(header.join(","))}, expected ${JSON.stringify(base)} (optionally followed by ,${COST_CSV_COLUMNS.join(",")})`);
+    throw new ResultsCsvError(
+      `results.csv header is ${JSON.stringify(header.join(","))}, expected ${JSON.stringify(base)} (optionally followed by ,${COST_CSV_COLUMNS.join(",")})`,
+    );
   }
   return body.map((fields, i) => {
     if (fields.length !== header.length) {

@@ -76,12 +76,23 @@ export async function runLocalSweep(o: LocalSweepOptions, progress: ProgressRunn
       const connector = new DirectConnector({});
       const sampler = new CpuSampler();
       try {
-        const c = await startLocalCluster(fleet, { primaries: n, replicasPerPrimary: o.replicasPerPrimary, zones: o.zones, server: { ioThreads: o.ioThreads } });
+        const c = await startLocalCluster(fleet, {
+          primaries: n,
+          replicasPerPrimary: o.replicasPerPrimary,
+          zones: o.zones,
+          server: { ioThreads: o.ioThreads },
+        });
         if (plan) {
           c.primaries.forEach((p, i) => pinProcess(p.pid, [plan.primaryCpus[i] as number]));
           for (const node of c.nodes) if (!c.primaries.includes(node)) pinProcess(node.pid, plan.clientCpus);
         }
-        const report = await verifyTopology({ mode: "cluster", seeds: [c.seed], connector, zones: new StaticZoneSource(c.zoneMap), expect: { primaries: n, replicasPerPrimary: o.replicasPerPrimary } });
+        const report = await verifyTopology({
+          mode: "cluster",
+          seeds: [c.seed],
+          connector,
+          zones: new StaticZoneSource(c.zoneMap),
+          expect: { primaries: n, replicasPerPrimary: o.replicasPerPrimary },
+        });
         const tolerated = o.replicasPerPrimary === 0 && report.failures.every((f) => NO_REPLICA_CODES.has(f.code));
         if (!report.ok && !tolerated) throw new Error(`the ${n}-shard cluster failed verification:\n${formatTopologyReport(report)}`);
         writeFileSync(join(rawDir, `verify-${n}-shards.json`), `${JSON.stringify(report, null, 2)}\n`);
@@ -137,7 +148,11 @@ export async function runLocalSweep(o: LocalSweepOptions, progress: ProgressRunn
   const s = scaling(measured);
   const rows: SweepRow[] = measured.map((r, i) => ({ ...r, scale: s[i]?.scale ?? null, exponent: s[i]?.exponent ?? null }));
   writeFileSync(join(runDir, SWEEP_CSV_FILE), renderSweepCsv(rows));
-  const versions = { server: binaries.server.version, client: `${binaries.benchmark.flavor}-benchmark ${binaries.benchmark.version}`, cli: binaries.cli.version };
+  const versions = {
+    server: binaries.server.version,
+    client: `${binaries.benchmark.flavor}-benchmark ${binaries.benchmark.version}`,
+    cli: binaries.cli.version,
+  };
   const describe = [`shard sweep: ${o.shards.join(", ")} primaries × (1 + ${o.replicasPerPrimary}), one cluster per step${o.pin ? ", pinned" : ""}`];
   writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(buildRunMeta(o.workload, versions, describe), null, 2)}\n`);
   const reportPath = await writeReport([runDir], runDir);

@@ -67,7 +67,11 @@ export function renderSweepCsv(rows: readonly SweepRow[]): string {
 }
 
 const num = z.string().trim().min(1, "empty").transform(Number).pipe(z.number().finite());
-const optNum = z.string().trim().transform((s) => (s === "" ? null : Number(s))).pipe(z.number().finite().nullable());
+const optNum = z
+  .string()
+  .trim()
+  .transform((s) => (s === "" ? null : Number(s)))
+  .pipe(z.number().finite().nullable());
 const bool = z.enum(["true", "false"]).transform((s) => s === "true");
 
 const rowSchema = z.object({

@@ -82,7 +82,7 @@ export function pinPlan(cpuCount: number, shards: number): PinPlan {
 export function cpuList(cpus: readonly number[]): string {
   const sorted = [...new Set(cpus)].sort((a, b) => a - b);
   const out: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
+  for (let i = 0; i < sorted.length;) {
     let j = i;
     while (j + 1 < sorted.length && (sorted[j + 1] as number) === (sorted[j] as number) + 1) j++;
     out.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);

@@ -33,12 +33,7 @@ export class ConnectionError extends Error {
 }
 
 /** Opens an ioredis client to host:port and waits for it to be ready (AUTH done). */
-export async function openClient(
-  host: string,
-  port: number,
-  label: string,
-  opts: ConnectOptions,
-): Promise<Redis> {
+export async function openClient(host: string, port: number, label: string, opts: ConnectOptions): Promise<Redis> {
   const client = new Redis({
     host,
     port,

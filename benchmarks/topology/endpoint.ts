@@ -23,7 +23,10 @@ export function parseEndpoint(text: string): NodeEndpoint {
 
 /** Parses a comma-separated `HOST:PORT[,HOST:PORT...]` list. */
 export function parseEndpointList(text: string): NodeEndpoint[] {
-  const parts = text.split(",").map((p) => p.trim()).filter((p) => p.length > 0);
+  const parts = text
+    .split(",")
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0);
   if (parts.length === 0) throw new Error(`'${text}' names no HOST:PORT`);
   return parts.map(parseEndpoint);
 }

@@ -83,7 +83,12 @@ export function analyseCluster(c: ClusterCapture, ctx: AnalysisContext): Topolog
 
   const parsed = parseClusterNodes(c.seedClusterNodes);
   if (parsed.invalid.length > 0) {
-    notes.push(`ignored ${parsed.invalid.length} unparseable CLUSTER NODES line(s) from the seed: ${listSome(parsed.invalid.map((l) => JSON.stringify(l.slice(0, 80))), 3)}`);
+    notes.push(
+      `ignored ${parsed.invalid.length} unparseable CLUSTER NODES line(s) from the seed: ${listSome(
+        parsed.invalid.map((l) => JSON.stringify(l.slice(0, 80))),
+        3,
+      )}`,
+    );
   }
   const entries = parsed.nodes;
   const byId = new Map(entries.map((n) => [n.id, n]));

@@ -63,10 +63,7 @@ async function firstSeed(session: Session, seeds: readonly NodeEndpoint[]): Prom
   }
   if (errors.length === 1) throw errors[0] as ConnectionError;
   if (errors.length === 0) throw new ConnectionError("(no seed)", "no seed given");
-  throw new ConnectionError(
-    seeds.map(endpointKey).join(","),
-    `no seed answered: ${errors.map((e) => e.message.replace(/^cannot reach /, "")).join("; ")}`,
-  );
+  throw new ConnectionError(seeds.map(endpointKey).join(","), `no seed answered: ${errors.map((e) => e.message.replace(/^cannot reach /, "")).join("; ")}`);
 }
 
 async function captureNode<T extends NodeCapture>(session: Session, endpoint: NodeEndpoint, ask: (c: Redis, capture: T) => Promise<void>): Promise<T> {

@@ -87,8 +87,7 @@ export function analyseReplication(c: ReplicationCapture, ctx: AnalysisContext &
     if (cap?.error !== undefined) reasons.push(`not reachable from the verifier (${cap.error})`);
     else if (rinfo !== undefined && infoValue(rinfo, "master_link_status") !== "up") {
       reasons.push(`it reports master_link_status:${infoValue(rinfo, "master_link_status") ?? "?"}`);
-    }
-    else if (rinfo === undefined) reasons.push("no INFO replication from it");
+    } else if (rinfo === undefined) reasons.push("no INFO replication from it");
     const linkUp = reasons.length === 0;
     if (!linkUp) failures.add("REPLICA_LINK_DOWN", `replica ${l.address}: ${reasons.join("; ")}`, l.address);
     const zone = zoneOf(l.address);
@@ -111,7 +110,8 @@ export function analyseReplication(c: ReplicationCapture, ctx: AnalysisContext &
     let why: string;
     if (cap?.error !== undefined) why = `not reachable from the verifier (${cap.error})`;
     else if (rinfo?.get("role") === "master") why = "is a primary itself, not a replica";
-    else why = `replicates from ${rinfo?.get("master_host") ?? "?"}:${rinfo?.get("master_port") ?? "?"} (master_link_status:${rinfo?.get("master_link_status") ?? "?"})`;
+    else
+      why = `replicates from ${rinfo?.get("master_host") ?? "?"}:${rinfo?.get("master_port") ?? "?"} (master_link_status:${rinfo?.get("master_link_status") ?? "?"})`;
     failures.add("REPLICA_LINK_DOWN", `seed ${address} is not a replica of ${c.seed} (the primary does not list it): ${why}`, address);
     if (rinfo?.get("role") !== "master") {
       const zone = zoneOf(address);

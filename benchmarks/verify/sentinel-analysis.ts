@@ -97,10 +97,14 @@ export function analyseSentinels(captures: readonly SentinelCapture[], masterNam
 
   if (quorum > 0 && reachable.length < quorum) {
     const down = captures.filter((c) => c.error !== undefined).map((c) => c.address);
-    failures.add("SENTINEL_QUORUM", `only ${reachable.length} of ${captures.length} Sentinels reachable, quorum is ${quorum} (unreachable: ${down.join(", ")})`);
+    failures.add(
+      "SENTINEL_QUORUM",
+      `only ${reachable.length} of ${captures.length} Sentinels reachable, quorum is ${quorum} (unreachable: ${down.join(", ")})`,
+    );
   }
   for (const c of reachable) {
-    if (c.ckquorum !== undefined && !c.ckquorum.ok) failures.add("SENTINEL_QUORUM", `Sentinel ${c.address}: SENTINEL CKQUORUM ${masterName} failed: ${c.ckquorum.text}`, c.address);
+    if (c.ckquorum !== undefined && !c.ckquorum.ok)
+      failures.add("SENTINEL_QUORUM", `Sentinel ${c.address}: SENTINEL CKQUORUM ${masterName} failed: ${c.ckquorum.text}`, c.address);
   }
 
   const named = new Set(reachable.map((c) => c.primary).filter((p): p is string => typeof p === "string"));
@@ -120,12 +124,22 @@ export function analyseSentinels(captures: readonly SentinelCapture[], masterNam
       else byZone.set(z, [...(byZone.get(z) ?? []), c.address]);
     }
     for (const [z, list] of byZone) {
-      if (list.length > 1) failures.add("SENTINEL_SAME_ZONE", `Sentinels ${list.join(", ")} share zone ${z}: losing ${z} loses ${list.length} of ${captures.length} Sentinels`, list[1]);
+      if (list.length > 1)
+        failures.add(
+          "SENTINEL_SAME_ZONE",
+          `Sentinels ${list.join(", ")} share zone ${z}: losing ${z} loses ${list.length} of ${captures.length} Sentinels`,
+          list[1],
+        );
     }
   }
 
   const sentinels: SentinelReport[] = captures.map((c) => {
-    const r: SentinelReport = { address: c.address, zone: zones?.get(c.address), reachable: c.error === undefined, agrees: primary !== undefined && c.primary === primary };
+    const r: SentinelReport = {
+      address: c.address,
+      zone: zones?.get(c.address),
+      reachable: c.error === undefined,
+      agrees: primary !== undefined && c.primary === primary,
+    };
     if (typeof c.primary === "string") r.primary = c.primary;
     if (c.quorum !== undefined) r.quorum = c.quorum;
     if (c.ckquorum !== undefined) r.ckquorum = c.ckquorum.text;

@@ -98,7 +98,9 @@ export function synthesiseCluster(primaries: number, replicasPerPrimary: number,
     clusterInfo: info,
     clusterNodes: { self: line(n).replace(/ (master|slave)/, " myself,$1"), flagged: [], knownNodes: nodes.length },
     replicationInfo:
-      n.role === "primary" ? primaryReplicationInfo(offset, replicasByShard.get(n.shard) ?? []) : replicaReplicationInfo(primaryAddrs[n.shard] as string, offset),
+      n.role === "primary"
+        ? primaryReplicationInfo(offset, replicasByShard.get(n.shard) ?? [])
+        : replicaReplicationInfo(primaryAddrs[n.shard] as string, offset),
     ...(n.role === "primary" ? { dbsize: 1000 } : {}),
   }));
   return {
@@ -110,7 +112,10 @@ export function synthesiseCluster(primaries: number, replicasPerPrimary: number,
 }
 
 /** A healthy primary with `replicas` replicas, primary in zones[0], replicas round-robin after it. */
-export function synthesiseReplication(replicas: number, zones: readonly string[]): { capture: ReplicationCapture; zones: Map<string, string>; replicas: string[] } {
+export function synthesiseReplication(
+  replicas: number,
+  zones: readonly string[],
+): { capture: ReplicationCapture; zones: Map<string, string>; replicas: string[] } {
   const primary = "10.0.0.1:6379";
   const addrs = Array.from({ length: replicas }, (_, i) => `10.0.1.${i + 1}:6379`);
   const offset = 5000;

@@ -17,13 +17,7 @@ export type ClusterFailureCode =
   | "ZONE_UNKNOWN"
   | "SHAPE_MISMATCH";
 
-export type ReplicationFailureCode =
-  | "NOT_PRIMARY"
-  | "REPLICA_LINK_DOWN"
-  | "REPLICA_COUNT"
-  | "REPLICA_LAG"
-  | "NO_CROSS_AZ_REPLICA"
-  | "ZONE_UNKNOWN";
+export type ReplicationFailureCode = "NOT_PRIMARY" | "REPLICA_LINK_DOWN" | "REPLICA_COUNT" | "REPLICA_LAG" | "NO_CROSS_AZ_REPLICA" | "ZONE_UNKNOWN";
 
 /** Replication mode with --sentinel. */
 export type SentinelFailureCode = "SENTINEL_QUORUM" | "SENTINEL_DISAGREE" | "SENTINEL_SAME_ZONE";

@@ -49,7 +49,12 @@ export interface AutoNodeClassManifest {
 }
 
 /** The Valkey NodeClass: the node role, private subnets and cluster security group by discovery tag, the node's disk. */
-export function buildAutoNodeClass(input: { role: pulumi.Input<string>; discoveryTag: string; name?: string; ephemeralStorageGiB?: number }): AutoNodeClassManifest {
+export function buildAutoNodeClass(input: {
+  role: pulumi.Input<string>;
+  discoveryTag: string;
+  name?: string;
+  ephemeralStorageGiB?: number;
+}): AutoNodeClassManifest {
   const size = input.ephemeralStorageGiB ?? 80;
   if (!Number.isInteger(size) || size < 20) throw new Error(`ephemeral storage must be a whole number of GiB ≥ 20 (got ${size})`);
   const name = input.name ?? VALKEY_NODE_POOL;
@@ -85,9 +90,20 @@ export type AutoNodePoolManifest = Omit<ReturnType<typeof buildValkeyNodePool>, 
  * Mode NodeClass. `kubernetes.io/os` is left out (Auto Mode nodes are Linux only), and
  * `expireAfter` is {@link AUTO_MODE_EXPIRE_AFTER} because Auto Mode refuses "Never".
  */
-export function buildAutoNodePool(input: { nodePool: KarpenterConfig["nodePool"]; zones: string[]; name?: string; extraRequirements?: NodeSelectorRequirement[] }): AutoNodePoolManifest {
+export function buildAutoNodePool(input: {
+  nodePool: KarpenterConfig["nodePool"];
+  zones: string[];
+  name?: string;
+  extraRequirements?: NodeSelectorRequirement[];
+}): AutoNodePoolManifest {
   const name = input.name ?? VALKEY_NODE_POOL;
-  const base = buildValkeyNodePool({ nodePool: input.nodePool, zones: input.zones, name, expireAfter: AUTO_MODE_EXPIRE_AFTER, extraRequirements: input.extraRequirements });
+  const base = buildValkeyNodePool({
+    nodePool: input.nodePool,
+    zones: input.zones,
+    name,
+    expireAfter: AUTO_MODE_EXPIRE_AFTER,
+    extraRequirements: input.extraRequirements,
+  });
   const { template } = base.spec;
   return {
     ...base,

@@ -95,7 +95,9 @@ export function buildCredentialOpts(credentials: ClusterBuildInput["credentials"
 }
 
 /** The system node group's shape (without cluster, role and subnets, which are resources). */
-export function buildSystemNodeGroupShape(nodes: EksConfig["systemNodes"]): Pick<eks.ManagedNodeGroupArgs, "amiType" | "capacityType" | "instanceTypes" | "diskSize" | "scalingConfig" | "labels"> {
+export function buildSystemNodeGroupShape(
+  nodes: EksConfig["systemNodes"],
+): Pick<eks.ManagedNodeGroupArgs, "amiType" | "capacityType" | "instanceTypes" | "diskSize" | "scalingConfig" | "labels"> {
   return {
     amiType: "AL2023_ARM_64_STANDARD",
     capacityType: "ON_DEMAND",
@@ -107,11 +109,18 @@ export function buildSystemNodeGroupShape(nodes: EksConfig["systemNodes"]): Pick
 }
 
 /** The managed add-ons: the Pod Identity agent, and the EBS CSI driver using Pod Identity. */
-export function buildAddonArgs(clusterName: pulumi.Input<string>, ebsCsiRoleArn: pulumi.Input<string>): { podIdentityAgent: aws.eks.AddonArgs; ebsCsiDriver: aws.eks.AddonArgs } {
+export function buildAddonArgs(
+  clusterName: pulumi.Input<string>,
+  ebsCsiRoleArn: pulumi.Input<string>,
+): { podIdentityAgent: aws.eks.AddonArgs; ebsCsiDriver: aws.eks.AddonArgs } {
   const common = { clusterName, resolveConflictsOnCreate: "OVERWRITE", resolveConflictsOnUpdate: "OVERWRITE" };
   return {
     podIdentityAgent: { ...common, addonName: "eks-pod-identity-agent" },
-    ebsCsiDriver: { ...common, addonName: "aws-ebs-csi-driver", podIdentityAssociations: [{ roleArn: ebsCsiRoleArn, serviceAccount: EBS_CSI_SERVICE_ACCOUNT }] },
+    ebsCsiDriver: {
+      ...common,
+      addonName: "aws-ebs-csi-driver",
+      podIdentityAssociations: [{ roleArn: ebsCsiRoleArn, serviceAccount: EBS_CSI_SERVICE_ACCOUNT }],
+    },
   };
 }
 
@@ -120,7 +129,7 @@ export function buildGp3StorageClass(): k8s.storage.v1.StorageClassArgs {
   return {
     metadata: { name: GP3_STORAGE_CLASS, annotations: { "storageclass.kubernetes.io/is-default-class": "true" } },
     provisioner: "ebs.csi.aws.com",
-    parameters: { type: "gp3", encrypted: "true", "csi.storage.k8s.io/fstype": "ext4" },
+    parameters: { "type": "gp3", "encrypted": "true", "csi.storage.k8s.io/fstype": "ext4" },
     volumeBindingMode: "WaitForFirstConsumer",
     allowVolumeExpansion: true,
     reclaimPolicy: "Delete",

@@ -46,7 +46,9 @@ export function buildKarpenterChartValues(input: ChartValuesInput): Record<strin
         },
       },
       podAntiAffinity: {
-        requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: "kubernetes.io/hostname", labelSelector: { matchLabels: { "app.kubernetes.io/name": "karpenter" } } }],
+        requiredDuringSchedulingIgnoredDuringExecution: [
+          { topologyKey: "kubernetes.io/hostname", labelSelector: { matchLabels: { "app.kubernetes.io/name": "karpenter" } } },
+        ],
       },
     },
   };

@@ -29,7 +29,14 @@ function ec2Statements(ec2: string, clusterName: string): PolicyStatement[] {
       Sid: "AllowScopedEC2InstanceAccessActions",
       Effect: "Allow",
       // Capacity reservations (ODCR) and placement groups an EC2NodeClass may select (Karpenter ≥ 1.3 / 1.11).
-      Resource: [`${ec2}::image/*`, `${ec2}::snapshot/*`, `${ec2}:*:security-group/*`, `${ec2}:*:subnet/*`, `${ec2}:*:capacity-reservation/*`, `${ec2}:*:placement-group/*`],
+      Resource: [
+        `${ec2}::image/*`,
+        `${ec2}::snapshot/*`,
+        `${ec2}:*:security-group/*`,
+        `${ec2}:*:subnet/*`,
+        `${ec2}:*:capacity-reservation/*`,
+        `${ec2}:*:placement-group/*`,
+      ],
       Action: ["ec2:RunInstances", "ec2:CreateFleet"],
     },
     {
@@ -62,9 +69,9 @@ function ec2Statements(ec2: string, clusterName: string): PolicyStatement[] {
       Resource: `${ec2}:*:instance/*`,
       Action: "ec2:CreateTags",
       Condition: {
-        StringEquals: owned,
-        StringLike: { "aws:ResourceTag/karpenter.sh/nodepool": "*" },
-        StringEqualsIfExists: { "aws:RequestTag/eks:eks-cluster-name": clusterName },
+        "StringEquals": owned,
+        "StringLike": { "aws:ResourceTag/karpenter.sh/nodepool": "*" },
+        "StringEqualsIfExists": { "aws:RequestTag/eks:eks-cluster-name": clusterName },
         "ForAllValues:StringEquals": { "aws:TagKeys": ["eks:eks-cluster-name", "karpenter.sh/nodeclaim", "Name"] },
       },
     },
@@ -80,7 +87,11 @@ function ec2Statements(ec2: string, clusterName: string): PolicyStatement[] {
 
 /** The statements that manage the instance profiles Karpenter creates from the EC2NodeClass role. */
 function instanceProfileStatements(profiles: string, clusterName: string, region: string): PolicyStatement[] {
-  const requestTags = { [`aws:RequestTag/kubernetes.io/cluster/${clusterName}`]: "owned", "aws:RequestTag/eks:eks-cluster-name": clusterName, "aws:RequestTag/topology.kubernetes.io/region": region };
+  const requestTags = {
+    [`aws:RequestTag/kubernetes.io/cluster/${clusterName}`]: "owned",
+    "aws:RequestTag/eks:eks-cluster-name": clusterName,
+    "aws:RequestTag/topology.kubernetes.io/region": region,
+  };
   const resourceTags = { [`aws:ResourceTag/kubernetes.io/cluster/${clusterName}`]: "owned", "aws:ResourceTag/topology.kubernetes.io/region": region };
   return [
     {
@@ -142,7 +153,12 @@ export function buildKarpenterControllerPolicy(input: ControllerPolicyInput): Po
       },
       { Sid: "AllowSSMReadActions", Effect: "Allow", Resource: `arn:${partition}:ssm:${region}::parameter/aws/service/*`, Action: "ssm:GetParameter" },
       { Sid: "AllowPricingReadActions", Effect: "Allow", Resource: "*", Action: "pricing:GetProducts" },
-      { Sid: "AllowInterruptionQueueActions", Effect: "Allow", Resource: input.queueArn, Action: ["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"] },
+      {
+        Sid: "AllowInterruptionQueueActions",
+        Effect: "Allow",
+        Resource: input.queueArn,
+        Action: ["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"],
+      },
       {
         Sid: "AllowPassingInstanceRole",
         Effect: "Allow",

@@ -11,18 +11,34 @@ import type { PolicyDocument } from "./iam.js";
 export interface InterruptionRule {
   part: string;
   description: string;
-  eventPattern: { source: string[]; "detail-type": string[] };
+  eventPattern: { "source": string[]; "detail-type": string[] };
 }
 
 export const INTERRUPTION_RULES: readonly InterruptionRule[] = [
-  { part: "scheduled-change", description: "AWS Health scheduled changes (maintenance events)", eventPattern: { source: ["aws.health"], "detail-type": ["AWS Health Event"] } },
-  { part: "spot-interruption", description: "EC2 Spot interruption warnings", eventPattern: { source: ["aws.ec2"], "detail-type": ["EC2 Spot Instance Interruption Warning"] } },
-  { part: "rebalance", description: "EC2 instance rebalance recommendations", eventPattern: { source: ["aws.ec2"], "detail-type": ["EC2 Instance Rebalance Recommendation"] } },
-  { part: "instance-state-change", description: "EC2 instance state changes", eventPattern: { source: ["aws.ec2"], "detail-type": ["EC2 Instance State-change Notification"] } },
+  {
+    part: "scheduled-change",
+    description: "AWS Health scheduled changes (maintenance events)",
+    eventPattern: { "source": ["aws.health"], "detail-type": ["AWS Health Event"] },
+  },
+  {
+    part: "spot-interruption",
+    description: "EC2 Spot interruption warnings",
+    eventPattern: { "source": ["aws.ec2"], "detail-type": ["EC2 Spot Instance Interruption Warning"] },
+  },
+  {
+    part: "rebalance",
+    description: "EC2 instance rebalance recommendations",
+    eventPattern: { "source": ["aws.ec2"], "detail-type": ["EC2 Instance Rebalance Recommendation"] },
+  },
+  {
+    part: "instance-state-change",
+    description: "EC2 instance state changes",
+    eventPattern: { "source": ["aws.ec2"], "detail-type": ["EC2 Instance State-change Notification"] },
+  },
   {
     part: "capacity-reservation-interruption",
     description: "EC2 capacity reservation interruption warnings",
-    eventPattern: { source: ["aws.ec2"], "detail-type": ["EC2 Capacity Reservation Instance Interruption Warning"] },
+    eventPattern: { "source": ["aws.ec2"], "detail-type": ["EC2 Capacity Reservation Instance Interruption Warning"] },
   },
 ];
 
@@ -35,7 +51,13 @@ export function buildInterruptionQueuePolicy(queueArn: string): PolicyDocument {
     Version: "2012-10-17",
     Id: "EC2InterruptionPolicy",
     Statement: [
-      { Sid: "AllowEventBridge", Effect: "Allow", Principal: { Service: ["events.amazonaws.com", "sqs.amazonaws.com"] }, Action: "sqs:SendMessage", Resource: queueArn },
+      {
+        Sid: "AllowEventBridge",
+        Effect: "Allow",
+        Principal: { Service: ["events.amazonaws.com", "sqs.amazonaws.com"] },
+        Action: "sqs:SendMessage",
+        Resource: queueArn,
+      },
       { Sid: "DenyHTTP", Effect: "Deny", Principal: "*", Action: "sqs:*", Resource: queueArn, Condition: { Bool: { "aws:SecureTransport": false } } },
     ],
   };

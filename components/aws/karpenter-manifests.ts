@@ -44,7 +44,11 @@ export interface Ec2NodeClassManifest {
     amiSelectorTerms: Array<{ alias: string }>;
     subnetSelectorTerms: Array<{ tags: Record<string, string> }>;
     securityGroupSelectorTerms: Array<{ tags: Record<string, string> }>;
-    blockDeviceMappings: Array<{ deviceName: string; rootVolume: boolean; ebs: { volumeSize: string; volumeType: "gp3"; encrypted: boolean; deleteOnTermination: boolean } }>;
+    blockDeviceMappings: Array<{
+      deviceName: string;
+      rootVolume: boolean;
+      ebs: { volumeSize: string; volumeType: "gp3"; encrypted: boolean; deleteOnTermination: boolean };
+    }>;
     metadataOptions: { httpEndpoint: "enabled"; httpTokens: "required"; httpPutResponseHopLimit: number; httpProtocolIPv6: "disabled" };
     tags: Record<string, string>;
   };
@@ -69,7 +73,13 @@ export function valkeyDisruptionBudgets(allowDrift: boolean): DisruptionBudget[]
 const RESTRICTED_LABELS = ["karpenter.sh/nodepool", "kubernetes.io/hostname"];
 const ALLOWED_KARPENTER_SH = ["karpenter.sh/capacity-type"];
 /** Keys this builder sets itself; extra requirements on them would contradict the config. */
-const MANAGED_KEYS = ["kubernetes.io/arch", "kubernetes.io/os", "karpenter.sh/capacity-type", "node.kubernetes.io/instance-type", "topology.kubernetes.io/zone"];
+const MANAGED_KEYS = [
+  "kubernetes.io/arch",
+  "kubernetes.io/os",
+  "karpenter.sh/capacity-type",
+  "node.kubernetes.io/instance-type",
+  "topology.kubernetes.io/zone",
+];
 
 export interface NodePoolBuildInput {
   nodePool: KarpenterConfig["nodePool"];
@@ -92,7 +102,8 @@ export function checkExtraRequirements(requirements: NodeSelectorRequirement[]):
     if (RESTRICTED_LABELS.includes(key) || (domain.endsWith("karpenter.sh") && key.includes("/") && !ALLOWED_KARPENTER_SH.includes(key))) {
       throw new Error(`NodePool requirement on "${key}" is restricted by Karpenter`);
     }
-    if (MANAGED_KEYS.includes(key)) throw new Error(`NodePool requirement on "${key}" comes from the stack config; change karpenter.nodePool or aws.zones instead`);
+    if (MANAGED_KEYS.includes(key))
+      throw new Error(`NodePool requirement on "${key}" comes from the stack config; change karpenter.nodePool or aws.zones instead`);
     if (operator === "In" && (values === undefined || values.length === 0)) throw new Error(`NodePool requirement "${key}" In needs at least one value`);
   }
 }
@@ -167,7 +178,9 @@ export function buildEc2NodeClass(input: Ec2NodeClassBuildInput): Ec2NodeClassMa
       amiSelectorTerms: [{ alias }],
       subnetSelectorTerms: selector,
       securityGroupSelectorTerms: selector.map((s) => ({ tags: { ...s.tags } })),
-      blockDeviceMappings: [{ deviceName: "/dev/xvda", rootVolume: true, ebs: { volumeSize: `${size}Gi`, volumeType: "gp3", encrypted: true, deleteOnTermination: true } }],
+      blockDeviceMappings: [
+        { deviceName: "/dev/xvda", rootVolume: true, ebs: { volumeSize: `${size}Gi`, volumeType: "gp3", encrypted: true, deleteOnTermination: true } },
+      ],
       // Hop limit 1: pods cannot reach the node's IMDS credentials (they use Pod Identity).
       metadataOptions: { httpEndpoint: "enabled", httpTokens: "required", httpPutResponseHopLimit: 1, httpProtocolIPv6: "disabled" },
       tags: { "valkey-on-eks/node-pool": input.name ?? VALKEY_NODE_POOL, ...input.tags },

@@ -20,7 +20,8 @@ export type AwsCliProbe = { found: false; error: string } | { found: true; outpu
  */
 export function checkAwsCli(probe: AwsCliProbe): string | undefined {
   const how = `install AWS CLI v2 (${AWS_CLI_INSTALL_URL}) and make sure \`aws\` is on PATH`;
-  if (!probe.found) return `platform eks needs the AWS CLI v2 (\`aws\`): the cluster's kubeconfig runs \`aws eks get-token\`, and \`aws --version\` failed (${probe.error}); ${how}`;
+  if (!probe.found)
+    return `platform eks needs the AWS CLI v2 (\`aws\`): the cluster's kubeconfig runs \`aws eks get-token\`, and \`aws --version\` failed (${probe.error}); ${how}`;
   const match = /aws-cli\/(\d+)\.(\d+)\.(\d+)/.exec(probe.output);
   if (!match) return `platform eks needs the AWS CLI v2: \`aws --version\` printed "${probe.output.trim().slice(0, 80)}", not aws-cli/2.x; ${how}`;
   if (Number(match[1]) < 2) return `platform eks needs the AWS CLI v2 for \`aws eks get-token\`; found aws-cli/${match[1]}.${match[2]}.${match[3]}; ${how}`;
@@ -35,24 +36,36 @@ export function checkAwsCli(probe: AwsCliProbe): string | undefined {
  */
 export function checkAdminPrincipals(deployer: string, admins: readonly string[]): string[] {
   return admins.flatMap((arn, index) =>
-    arn === deployer ? [`eks.adminPrincipalArns.${index}: ${arn} is the identity running pulumi up, which is cluster admin as the creator already; EKS refuses a second access entry for it: remove it`] : [],
+    arn === deployer
+      ? [
+          `eks.adminPrincipalArns.${index}: ${arn} is the identity running pulumi up, which is cluster admin as the creator already; EKS refuses a second access entry for it: remove it`,
+        ]
+      : [],
   );
 }
 
 /** Configured zones that are not available zones of the region (`aws.getAvailabilityZones` names). */
 export function checkZonesAvailable(region: string, zones: readonly string[], available: readonly string[]): string[] {
   return zones.flatMap((zone, index) =>
-    available.includes(zone) ? [] : [`aws.zones.${index}: "${zone}" is not an available zone of ${region} for this account (available: ${available.join(", ") || "none"})`],
+    available.includes(zone)
+      ? []
+      : [`aws.zones.${index}: "${zone}" is not an available zone of ${region} for this account (available: ${available.join(", ") || "none"})`],
   );
 }
 
 /** Instance types not offered in a zone: `offered` maps each zone to `getInstanceTypeOfferings(...).instanceTypes`. */
-export function checkOfferings(required: ReadonlyArray<{ key: string; types: readonly string[] }>, offered: Readonly<Record<string, readonly string[]>>): string[] {
+export function checkOfferings(
+  required: ReadonlyArray<{ key: string; types: readonly string[] }>,
+  offered: Readonly<Record<string, readonly string[]>>,
+): string[] {
   const problems: string[] = [];
   for (const [zone, types] of Object.entries(offered)) {
     for (const { key, types: wanted } of required) {
       const missing = wanted.filter((t) => !types.includes(t));
-      if (missing.length > 0) problems.push(`${key}: ${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} not offered in ${zone}; pick types offered in every zone of aws.zones, or other zones`);
+      if (missing.length > 0)
+        problems.push(
+          `${key}: ${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} not offered in ${zone}; pick types offered in every zone of aws.zones, or other zones`,
+        );
     }
   }
   return problems;
@@ -147,10 +160,14 @@ export function checkQuota(region: string, quotaVcpus: number, estimate: VcpuEst
     `request an increase: aws service-quotas request-service-quota-increase --service-code ec2 --quota-code ${ON_DEMAND_STANDARD_VCPU_QUOTA} --desired-value ${n} --region ${region}`;
   const head = `EC2 quota ${ON_DEMAND_STANDARD_VCPU_QUOTA} (Running On-Demand Standard instances) in ${region} is ${quotaVcpus} vCPUs`;
   if (quotaVcpus < estimate.min) {
-    return { error: `${head}; this stack needs at least ${estimate.min} vCPUs (${estimate.explain}), plus whatever else runs in the account; ${raise(estimate.max)}` };
+    return {
+      error: `${head}; this stack needs at least ${estimate.min} vCPUs (${estimate.explain}), plus whatever else runs in the account; ${raise(estimate.max)}`,
+    };
   }
   if (quotaVcpus < estimate.max) {
-    return { warning: `${head}; this stack may need up to ${estimate.max} vCPUs (${estimate.explain}) depending on the types Karpenter picks, plus whatever else runs in the account; ${raise(estimate.max)}` };
+    return {
+      warning: `${head}; this stack may need up to ${estimate.max} vCPUs (${estimate.explain}) depending on the types Karpenter picks, plus whatever else runs in the account; ${raise(estimate.max)}`,
+    };
   }
   return {};
 }

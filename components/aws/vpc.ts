@@ -31,7 +31,9 @@ export function subnetPrefixes(cidr: string, zoneCount: number): { zone: number;
   const zone = vpcPrefix + Math.ceil(Math.log2(zoneCount));
   const prefixes = { zone, private: zone + 1, public: zone + 2 };
   if (prefixes.public > MAX_SUBNET_PREFIX) {
-    throw new Error(`VPC CIDR ${cidr} is too small for ${zoneCount} zones (public subnets would be /${prefixes.public}, AWS allows at most /${MAX_SUBNET_PREFIX})`);
+    throw new Error(
+      `VPC CIDR ${cidr} is too small for ${zoneCount} zones (public subnets would be /${prefixes.public}, AWS allows at most /${MAX_SUBNET_PREFIX})`,
+    );
   }
   return prefixes;
 }

@@ -127,7 +127,9 @@ function testRow(meta: JobLogMeta, client: string, test: string, runs: Run[]): R
   for (const [i, r] of runs.entries()) {
     const wantRequests = i === 0 ? w.requests : undefined;
     if (r.run !== i + 1 || (wantRequests !== undefined && r.requests !== wantRequests)) {
-      throw new JobLogError(`benchmark Job log: ${test.toUpperCase()} run ${r.run} with ${r.requests} requests is out of sequence (expected run ${i + 1}${wantRequests === undefined ? "" : ` with ${wantRequests} requests`})`);
+      throw new JobLogError(
+        `benchmark Job log: ${test.toUpperCase()} run ${r.run} with ${r.requests} requests is out of sequence (expected run ${i + 1}${wantRequests === undefined ? "" : ` with ${wantRequests} requests`})`,
+      );
     }
     const line = resultLine(r);
     const wallSeconds = (r.wallMs ?? 0) / 1000;
@@ -143,13 +145,17 @@ function testRow(meta: JobLogMeta, client: string, test: string, runs: Run[]): R
       throw new JobLogError(`benchmark Job log: ${test.toUpperCase()} run ${r.run + 1} with ${step.next} requests is missing (truncated?)`);
     }
     if (step.next !== undefined && following !== undefined && following.requests !== step.next) {
-      throw new JobLogError(`benchmark Job log: ${test.toUpperCase()} run ${following.run} ran ${following.requests} requests, the re-run rule gives ${step.next}`);
+      throw new JobLogError(
+        `benchmark Job log: ${test.toUpperCase()} run ${following.run} ran ${following.requests} requests, the re-run rule gives ${step.next}`,
+      );
     }
   }
   if (last === undefined) throw new JobLogError(`benchmark Job log has no run of ${test.toUpperCase()} (truncated?)`);
   notes.push(...stillShortNote(w, last.m, notes));
   if (!Number.isFinite(last.line.rps)) {
-    throw new JobLogError(`benchmark ${test.toUpperCase()} reported rps 'inf' (${last.requests} requests finished within 1 ms); raise requests or minDurationSeconds`);
+    throw new JobLogError(
+      `benchmark ${test.toUpperCase()} reported rps 'inf' (${last.requests} requests finished within 1 ms); raise requests or minDurationSeconds`,
+    );
   }
   return resultRow({ ...meta, clientVersion: client }, last, notes.join("; "));
 }

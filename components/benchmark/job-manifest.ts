@@ -108,10 +108,15 @@ function podSpec(a: BenchmarkJobManifestArgs): PodSpec {
   // Several clients: the Job's uid names the barrier keys; one client per node; spread over zones.
   const runIdEnv = many ? [{ name: RUN_ID_ENV, valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/controller-uid']" } } }] : [];
   const ownNode = many ? [{ labelSelector: clientSelector, topologyKey: "kubernetes.io/hostname" }] : [];
-  const spread = many ? { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: "topology.kubernetes.io/zone", whenUnsatisfiable: "DoNotSchedule", labelSelector: clientSelector }] } : {};
+  const spread = many
+    ? {
+        topologySpreadConstraints: [
+          { maxSkew: 1, topologyKey: "topology.kubernetes.io/zone", whenUnsatisfiable: "DoNotSchedule", labelSelector: clientSelector },
+        ],
+      }
+    : {};
   const env = [{ name: "TMPDIR", value: "/tmp" }];
-  const secretEnv =
-    a.secretName === undefined ? [] : [{ name: PASSWORD_ENV, valueFrom: { secretKeyRef: { name: a.secretName, key: a.passwordKey } } }];
+  const secretEnv = a.secretName === undefined ? [] : [{ name: PASSWORD_ENV, valueFrom: { secretKeyRef: { name: a.secretName, key: a.passwordKey } } }];
   const quantities = { cpu: a.resources.cpu, memory: a.resources.memory };
   return {
     restartPolicy: "Never",

@@ -66,7 +66,14 @@ export function loadKubeConfig(kubeconfig: string, context?: string): KubeConfig
   }
   if (context !== undefined && context !== "") {
     if (!kc.getContexts().some((c) => c.name === context)) {
-      throw new Error(`the kubeconfig has no context named '${context}' (has: ${kc.getContexts().map((c) => c.name).join(", ") || "none"})`);
+      throw new Error(
+        `the kubeconfig has no context named '${context}' (has: ${
+          kc
+            .getContexts()
+            .map((c) => c.name)
+            .join(", ") || "none"
+        })`,
+      );
     }
     kc.setCurrentContext(context);
   }

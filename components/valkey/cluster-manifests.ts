@@ -7,7 +7,19 @@ import type { ValkeyConfig } from "../../config/types.js";
 import { PASSWORD_SECRET_KEY, VALKEY_BUS_PORT, VALKEY_PORT, releaseLabels, type Placement } from "../shared.js";
 import { buildConfigMap, configHash } from "./config-map.js";
 import type { ConfigMap, NetworkPolicy, PodDisruptionBudget, Service, StatefulSet } from "./k8s-types.js";
-import { CONFIG_MOUNT, FAILBACK_SCRIPT_KEY, HEAL_SCRIPT_KEY, PRESTOP_SCRIPT_KEY, READINESS_SCRIPT_KEY, START_SCRIPT_KEY, podDnsName, releaseNames, serviceHost, statefulSetPods, type ReleaseNames } from "./naming.js";
+import {
+  CONFIG_MOUNT,
+  FAILBACK_SCRIPT_KEY,
+  HEAL_SCRIPT_KEY,
+  PRESTOP_SCRIPT_KEY,
+  READINESS_SCRIPT_KEY,
+  START_SCRIPT_KEY,
+  podDnsName,
+  releaseNames,
+  serviceHost,
+  statefulSetPods,
+  type ReleaseNames,
+} from "./naming.js";
 import { buildNetworkPolicy } from "./network-policy.js";
 import { buildPodDisruptionBudget } from "./pdb.js";
 import { podPlacement } from "./pod-placement.js";

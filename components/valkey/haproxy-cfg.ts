@@ -89,7 +89,16 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
     ...o.servers.map((s) => `  server ${s.name} ${bind(s)} check inter ${inter} fall 1 rise 1 on-marked-down shutdown-sessions${dns}`),
   ];
   const resolvers = o.dnsResolve
-    ? [`resolvers ${RESOLVERS}`, `  parse-resolv-conf`, `  resolve_retries 3`, `  timeout resolve 1s`, `  timeout retry 1s`, `  hold valid 5s`, `  hold nx 1s`, `  hold obsolete 5s`]
+    ? [
+        `resolvers ${RESOLVERS}`,
+        `  parse-resolv-conf`,
+        `  resolve_retries 3`,
+        `  timeout resolve 1s`,
+        `  timeout retry 1s`,
+        `  hold valid 5s`,
+        `  hold nx 1s`,
+        `  hold obsolete 5s`,
+      ]
     : [];
   const lines = [
     `# haproxy.cfg rendered by valkey-on-eks: write endpoint -> role:master only, read endpoint -> role:slave only.`,

@@ -70,7 +70,9 @@ export function buildHaproxyManifests(o: HaproxyManifestOptions): HaproxyManifes
   const hash = configHash({ [HAPROXY_CFG_KEY]: renderCfg(undefined) });
   const affinity = podAffinity(o.memberSelector, o.placement.zones);
   affinity.podAntiAffinity = {
-    preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: HOSTNAME_LABEL, labelSelector: { matchLabels: { ...labels } } } }],
+    preferredDuringSchedulingIgnoredDuringExecution: [
+      { weight: 100, podAffinityTerm: { topologyKey: HOSTNAME_LABEL, labelSelector: { matchLabels: { ...labels } } } },
+    ],
   };
   const deployment: Deployment = {
     metadata: { name: o.deployment, namespace: o.namespace, labels },
@@ -89,7 +91,13 @@ export function buildHaproxyManifests(o: HaproxyManifestOptions): HaproxyManifes
           automountServiceAccountToken: false,
           enableServiceLinks: false,
           terminationGracePeriodSeconds: 10,
-          securityContext: { runAsUser: HAPROXY_UID, runAsGroup: HAPROXY_UID, runAsNonRoot: true, fsGroup: HAPROXY_UID, seccompProfile: { type: "RuntimeDefault" } },
+          securityContext: {
+            runAsUser: HAPROXY_UID,
+            runAsGroup: HAPROXY_UID,
+            runAsNonRoot: true,
+            fsGroup: HAPROXY_UID,
+            seccompProfile: { type: "RuntimeDefault" },
+          },
           containers: [
             {
               name: "haproxy",
@@ -112,7 +120,11 @@ export function buildHaproxyManifests(o: HaproxyManifestOptions): HaproxyManifes
       },
     },
   };
-  const meta = (name: string): { name: string; namespace: string; labels: Record<string, string> } => ({ name, namespace: o.namespace, labels: releaseLabels(o.release) });
+  const meta = (name: string): { name: string; namespace: string; labels: Record<string, string> } => ({
+    name,
+    namespace: o.namespace,
+    labels: releaseLabels(o.release),
+  });
   const service = (name: string, target: string): Service => ({
     metadata: meta(name),
     spec: { type: "ClusterIP", selector: { ...labels }, ports: [{ name: "valkey", port: HAPROXY_WRITE_PORT, targetPort: target, protocol: "TCP" }] },

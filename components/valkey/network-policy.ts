@@ -21,7 +21,12 @@ type Peer = { podSelector?: { matchLabels: Record<string, string> }; ipBlock?: {
 type Port = { protocol: "TCP" | "UDP"; port: number };
 
 /** DNS, to whichever resolver the pod is given (CoreDNS pods, or a node-local cache). */
-export const DNS_EGRESS: { ports: Port[] } = { ports: [{ protocol: "UDP", port: 53 }, { protocol: "TCP", port: 53 }] };
+export const DNS_EGRESS: { ports: Port[] } = {
+  ports: [
+    { protocol: "UDP", port: 53 },
+    { protocol: "TCP", port: 53 },
+  ],
+};
 
 /** A NetworkPolicy with its spec always set. */
 export type BuiltNetworkPolicy = NetworkPolicy & { metadata: NonNullable<NetworkPolicy["metadata"]>; spec: NonNullable<NetworkPolicy["spec"]> };
@@ -43,7 +48,8 @@ export interface NetworkPolicyOptions {
 function checkCidrs(cidrs: string[]): void {
   for (const cidr of cidrs) {
     const m = CIDR_RE.exec(cidr);
-    if (!m || m.slice(1, 5).some((o) => Number(o) > 255) || Number(m[5]) > 32) throw new Error(`check source "${cidr}" is not an IPv4 CIDR such as 10.0.0.0/16`);
+    if (!m || m.slice(1, 5).some((o) => Number(o) > 255) || Number(m[5]) > 32)
+      throw new Error(`check source "${cidr}" is not an IPv4 CIDR such as 10.0.0.0/16`);
   }
 }
 
@@ -63,7 +69,10 @@ export function buildNetworkPolicy(o: NetworkPolicyOptions): BuiltNetworkPolicy 
       podSelector: { matchLabels: { ...o.podSelector } },
       policyTypes: ["Ingress", "Egress"],
       ingress,
-      egress: [{ ...DNS_EGRESS, ports: [...DNS_EGRESS.ports] }, { to: [members], ports: memberPorts }],
+      egress: [
+        { ...DNS_EGRESS, ports: [...DNS_EGRESS.ports] },
+        { to: [members], ports: memberPorts },
+      ],
     },
   };
 }

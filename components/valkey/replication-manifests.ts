@@ -14,7 +14,18 @@ import { PASSWORD_SECRET_KEY, VALKEY_PORT, releaseLabels, type Placement } from 
 import { buildConfigMap, configHash } from "./config-map.js";
 import { buildHaproxyManifests, haproxyLabels, type HaproxyManifests } from "./haproxy-manifests.js";
 import type { ConfigMap, NetworkPolicy, PodDisruptionBudget, Service, StatefulSet } from "./k8s-types.js";
-import { CONFIG_MOUNT, PRESTOP_SCRIPT_KEY, READINESS_SCRIPT_KEY, SECRET_MOUNT, START_SCRIPT_KEY, podDnsName, releaseNames, serviceHost, statefulSetPods, type ReleaseNames } from "./naming.js";
+import {
+  CONFIG_MOUNT,
+  PRESTOP_SCRIPT_KEY,
+  READINESS_SCRIPT_KEY,
+  SECRET_MOUNT,
+  START_SCRIPT_KEY,
+  podDnsName,
+  releaseNames,
+  serviceHost,
+  statefulSetPods,
+  type ReleaseNames,
+} from "./naming.js";
 import { buildPodDisruptionBudget } from "./pdb.js";
 import { podPlacement } from "./pod-placement.js";
 import { renderReadinessScript } from "./readiness-script.js";
@@ -22,7 +33,15 @@ import { buildReplicationNetworkPolicies } from "./replication-network-policy.js
 import { DEFAULT_SWITCHOVER_TIMEOUT_SECONDS, renderReplicationPreStopScript } from "./replication-prestop-script.js";
 import { DEFAULT_MASTER_NAME } from "./replication-start.js";
 import { renderSentinelConf } from "./sentinel-conf.js";
-import { SENTINEL_CONF_KEY, SENTINEL_DATA_DIR, SENTINEL_PORT, SENTINEL_START_KEY, SENTINEL_STATE_FILE, buildSentinelManifests, sentinelLabels } from "./sentinel-manifests.js";
+import {
+  SENTINEL_CONF_KEY,
+  SENTINEL_DATA_DIR,
+  SENTINEL_PORT,
+  SENTINEL_START_KEY,
+  SENTINEL_STATE_FILE,
+  buildSentinelManifests,
+  sentinelLabels,
+} from "./sentinel-manifests.js";
 import { renderSentinelStartScript } from "./sentinel-start-script.js";
 import { buildHeadlessService } from "./services.js";
 import { renderStartScript } from "./start-script.js";
@@ -142,7 +161,11 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
     [MEMBER_CONF_KEY]: renderValkeyConf(i.valkey, { role: { kind: "replication-member" } }),
     [START_SCRIPT_KEY]: renderStartScript({ mode: "replication", auth: i.auth, sentinel: { masterName: facts.masterName, sentinels: sentinelAddrs } }),
     [READINESS_SCRIPT_KEY]: renderReadinessScript({ mode: "replication" }),
-    [PRESTOP_SCRIPT_KEY]: renderReplicationPreStopScript({ masterName: facts.masterName, sentinels: sentinelAddrs, timeoutSeconds: DEFAULT_SWITCHOVER_TIMEOUT_SECONDS }),
+    [PRESTOP_SCRIPT_KEY]: renderReplicationPreStopScript({
+      masterName: facts.masterName,
+      sentinels: sentinelAddrs,
+      timeoutSeconds: DEFAULT_SWITCHOVER_TIMEOUT_SECONDS,
+    }),
   };
   const sentinelData = {
     [SENTINEL_CONF_KEY]: renderSentinelConf({

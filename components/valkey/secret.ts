@@ -6,12 +6,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type * as k8s from "@pulumi/kubernetes";
 import { PASSWORD_SECRET_KEY, releaseLabels } from "../shared.js";
 
-export function buildPasswordSecret(
-  name: string,
-  namespace: string,
-  release: string,
-  password: pulumi.Input<string>,
-): k8s.types.input.core.v1.Secret {
+export function buildPasswordSecret(name: string, namespace: string, release: string, password: pulumi.Input<string>): k8s.types.input.core.v1.Secret {
   return {
     metadata: { name, namespace, labels: releaseLabels(release) },
     type: "Opaque",
@@ -23,11 +18,7 @@ export function buildPasswordSecret(
  * Checks that a password is given exactly when auth is on; returns it (undefined = auth off).
  * Throws before any resource exists, naming the problem.
  */
-export function requirePassword(
-  authEnabled: boolean,
-  password: pulumi.Input<string> | undefined,
-  component: string,
-): pulumi.Input<string> | undefined {
+export function requirePassword(authEnabled: boolean, password: pulumi.Input<string> | undefined, component: string): pulumi.Input<string> | undefined {
   if (!authEnabled) return undefined;
   if (password === undefined) {
     throw new Error(`${component}: valkey.auth.enabled is true but no password was given (set the valkey password as a Pulumi secret)`);

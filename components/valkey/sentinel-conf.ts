@@ -46,13 +46,7 @@ function check(name: string, value: number, min: number): number {
 export function renderSentinelConf(o: SentinelConfOptions): string {
   const name = o.masterName ?? DEFAULT_MASTER_NAME;
   if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new Error(`sentinel.conf: masterName '${name}' must match [A-Za-z0-9._-]+`);
-  const lines = [
-    `port ${check("port", o.port, 1)}`,
-    `bind ${o.bind ?? "* -::*"}`,
-    `daemonize no`,
-    `dir ${quote(o.dir)}`,
-    `logfile ${quote(o.logfile ?? "")}`,
-  ];
+  const lines = [`port ${check("port", o.port, 1)}`, `bind ${o.bind ?? "* -::*"}`, `daemonize no`, `dir ${quote(o.dir)}`, `logfile ${quote(o.logfile ?? "")}`];
   if (o.hostnames) lines.push(`sentinel resolve-hostnames yes`, `sentinel announce-hostnames yes`);
   if (o.announce) {
     lines.push(`sentinel announce-ip ${quote(o.announce.host)}`);

@@ -68,9 +68,7 @@ export function buildSentinelManifests(o: SentinelManifestOptions): SentinelMani
     { name: "data", mountPath: SENTINEL_DATA_DIR },
     { name: "config", mountPath: CONFIG_MOUNT, readOnly: true },
   ];
-  const volumes: NonNullable<PodSpec["volumes"]> = [
-    { name: "config", configMap: { name: o.configMap, defaultMode: 0o444 } },
-  ];
+  const volumes: NonNullable<PodSpec["volumes"]> = [{ name: "config", configMap: { name: o.configMap, defaultMode: 0o444 } }];
   if (o.secretName !== undefined) {
     const ref = { secretKeyRef: { name: o.secretName, key: PASSWORD_SECRET_KEY } };
     env.push({ name: "VALKEYCLI_AUTH", valueFrom: ref }, { name: "REDISCLI_AUTH", valueFrom: ref });
@@ -133,10 +131,17 @@ export function buildSentinelManifests(o: SentinelManifestOptions): SentinelMani
       volumeClaimTemplates: [{ metadata: { name: "data", labels: releaseLabels(o.release) }, spec: pvcSpec }],
     },
   };
-  const meta = (name: string): { name: string; namespace: string; labels: Record<string, string> } => ({ name, namespace: o.namespace, labels: releaseLabels(o.release) });
+  const meta = (name: string): { name: string; namespace: string; labels: Record<string, string> } => ({
+    name,
+    namespace: o.namespace,
+    labels: releaseLabels(o.release),
+  });
   return {
     statefulSet,
-    headlessService: { metadata: meta(o.headless), spec: { clusterIP: "None", publishNotReadyAddresses: true, selector: { ...labels }, ports: [sentinelPort] } },
+    headlessService: {
+      metadata: meta(o.headless),
+      spec: { clusterIP: "None", publishNotReadyAddresses: true, selector: { ...labels }, ports: [sentinelPort] },
+    },
     service: { metadata: meta(o.service), spec: { type: "ClusterIP", selector: { ...labels }, ports: [sentinelPort] } },
     // One Sentinel at a time: 2 of 3 keep the quorum through a drain.
     pdb: { metadata: meta(o.pdb), spec: { maxUnavailable: 1, selector: { matchLabels: { ...labels } } } },

@@ -66,7 +66,11 @@ describe("EKS Auto Mode under mocks", () => {
       },
     });
     const pool = recorder.get("kubernetes:karpenter.sh/v1:NodePool", "auto-mode-valkey-node-pool");
-    const spec = (pool.inputs.spec as { template: { spec: { nodeClassRef: unknown; requirements: Array<{ key: string; values?: string[] }>; taints: unknown; expireAfter: string } } }).template.spec;
+    const spec = (
+      pool.inputs.spec as {
+        template: { spec: { nodeClassRef: unknown; requirements: Array<{ key: string; values?: string[] }>; taints: unknown; expireAfter: string } };
+      }
+    ).template.spec;
     expect(spec.nodeClassRef).toEqual({ group: "eks.amazonaws.com", kind: "NodeClass", name: "valkey" });
     expect(Object.fromEntries(spec.requirements.map((r) => [r.key, r.values]))).toEqual({
       "kubernetes.io/arch": ["arm64"],
@@ -94,14 +98,25 @@ describe("EKS Auto Mode under mocks", () => {
 
   it("puts the default gp3 class on Auto Mode's EBS provisioner, runs the same Valkey, checks and benchmark, one AWS provider, no plain password", async () => {
     const out = await deploy();
-    expect(recorder.get("kubernetes:storage.k8s.io/v1:StorageClass", "eks-gp3").inputs).toMatchObject({ metadata: { name: "gp3" }, provisioner: "ebs.csi.eks.amazonaws.com", parameters: { type: "gp3", encrypted: "true" } });
+    expect(recorder.get("kubernetes:storage.k8s.io/v1:StorageClass", "eks-gp3").inputs).toMatchObject({
+      metadata: { name: "gp3" },
+      provisioner: "ebs.csi.eks.amazonaws.com",
+      parameters: { type: "gp3", encrypted: "true" },
+    });
     const t = types();
-    for (const want of ["valkey-on-eks:valkey:Cluster", "kubernetes:apps/v1:StatefulSet", "valkey-on-eks:checks:TopologyCheck", "valkey-on-eks:benchmark:BenchmarkJob", "kubernetes:batch/v1:Job"]) {
+    for (const want of [
+      "valkey-on-eks:valkey:Cluster",
+      "kubernetes:apps/v1:StatefulSet",
+      "valkey-on-eks:checks:TopologyCheck",
+      "valkey-on-eks:benchmark:BenchmarkJob",
+      "kubernetes:batch/v1:Job",
+    ]) {
       expect(t.has(want), want).toBe(true);
     }
     const statefulSet = recorder.ofType("kubernetes:apps/v1:StatefulSet")[0];
     expect(JSON.stringify(statefulSet?.inputs)).toContain('"karpenter.sh/nodepool":"valkey"');
-    for (const r of recorder.resources.filter((x) => x.type.startsWith("aws:"))) expect(r.provider, `${r.type} ${r.name}`).toMatch(/::pulumi:providers:aws::aws::/);
+    for (const r of recorder.resources.filter((x) => x.type.startsWith("aws:")))
+      expect(r.provider, `${r.type} ${r.name}`).toMatch(/::pulumi:providers:aws::aws::/);
     for (const r of recorder.resources) expect(JSON.stringify(r.redacted), `${r.type} ${r.name}`).not.toContain("pw-auto");
     const report = await new Promise<{ versions: { karpenterChart: string | null } }>((resolve) => out.report.apply((v) => resolve(v as never)));
     expect(report.versions.karpenterChart).toBeNull();
@@ -125,7 +140,11 @@ describe("Auto Mode builders", () => {
     const pool = buildAutoNodePool({ nodePool: config.karpenter.nodePool, zones: ["us-west-2a"] });
     expect(pool.spec.template.spec.requirements.map((r) => r.key)).not.toContain("kubernetes.io/os");
     expect(pool.spec.limits).toEqual({ cpu: "64", memory: "512Gi" });
-    expect(pool.spec.disruption).toEqual({ consolidationPolicy: "WhenEmpty", consolidateAfter: "5m", budgets: [{ nodes: "1" }, { nodes: "0", reasons: ["Drifted"] }] });
+    expect(pool.spec.disruption).toEqual({
+      consolidationPolicy: "WhenEmpty",
+      consolidateAfter: "5m",
+      budgets: [{ nodes: "1" }, { nodes: "0", reasons: ["Drifted"] }],
+    });
     expect(buildAutoNodeClass({ role: "r", discoveryTag: "c" }).spec.ephemeralStorage).toEqual({ size: "80Gi" });
     expect(() => buildAutoNodeClass({ role: "r", discoveryTag: "c", ephemeralStorageGiB: 10 })).toThrow(/≥ 20/);
   });

@@ -50,15 +50,20 @@ function startLoop(p: ValkeyProcess): void {
 }
 
 const connector = new DirectConnector({ password: PASSWORD, connectTimeoutMs: 1000, commandTimeoutMs: 1000 });
-const verify = (): Promise<TopologyReport> =>
-  verifyTopology({ mode: "cluster", seeds: [c.seed], connector, zones: new StaticZoneSource(c.zoneMap) });
+const verify = (): Promise<TopologyReport> => verifyTopology({ mode: "cluster", seeds: [c.seed], connector, zones: new StaticZoneSource(c.zoneMap) });
 
 async function primaryZones(): Promise<Record<string, number>> {
   return countPrimariesPerZone((await verify()).shards);
 }
 
 beforeAll(async () => {
-  c = await startLocalCluster(fleet, { primaries: 3, replicasPerPrimary: 1, zones: ["a", "b", "c"], password: PASSWORD, clusterNodeTimeoutMs: NODE_TIMEOUT_MS });
+  c = await startLocalCluster(fleet, {
+    primaries: 3,
+    replicasPerPrimary: 1,
+    zones: ["a", "b", "c"],
+    password: PASSWORD,
+    clusterNodeTimeoutMs: NODE_TIMEOUT_MS,
+  });
   for (const n of c.nodes) await cli(n.port, ["config", "set", "availability-zone", c.zoneMap[n.address] as string], PASSWORD);
   for (const n of c.nodes) startLoop(n);
 }, 90_000);
@@ -77,62 +82,82 @@ describe("AZ failback (rendered failback.sh beside every member of a real cluste
     expect(await primaryZones()).toEqual({ a: 1, b: 1, c: 1 });
   }, 30_000);
 
-  it(
-    "primary killed -> its replica's zone holds 2 of 3 primaries; after the member returns, failback restores one per zone and the verifier passes",
-    async () => {
-      const victim = c.primaries[2] as ValkeyProcess;
-      const victimZone = c.zoneMap[victim.address] as string;
-      const id = c.nodeIds[victim.address] as string;
-      victim.signal("SIGKILL");
-      const majority = await eventually("a zone holding 2 primaries after the failover", 30_000, async () => {
-        const zones = await primaryZones();
-        return Object.values(zones).some((n) => n >= 2) ? zones : undefined;
-      });
-      expect(majority[victimZone] ?? 0).toBe(0);
-      expect((await verify()).failures.map((f) => f.code)).toContain("AZ_PRIMARY_MAJORITY");
+  it("primary killed -> its replica's zone holds 2 of 3 primaries; after the member returns, failback restores one per zone and the verifier passes", async () => {
+    const victim = c.primaries[2] as ValkeyProcess;
+    const victimZone = c.zoneMap[victim.address] as string;
+    const id = c.nodeIds[victim.address] as string;
+    victim.signal("SIGKILL");
+    const majority = await eventually("a zone holding 2 primaries after the failover", 30_000, async () => {
+      const zones = await primaryZones();
+      return Object.values(zones).some((n) => n >= 2) ? zones : undefined;
+    });
+    expect(majority[victimZone] ?? 0).toBe(0);
+    expect((await verify()).failures.map((f) => f.code)).toContain("AZ_PRIMARY_MAJORITY");
 
-      // The member comes back the way a pod does: same data dir and address, zone from the env.
-      const podDir = join(dir, "returned");
-      const runDir = join(podDir, "run");
-      writeFileSync(join(dir, "password"), PASSWORD, { mode: 0o600 });
-      const valkey = valkeyConfig({ mode: "cluster", ioThreads: 1, maxmemoryBytes: 256 * 2 ** 20, cluster: { primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: NODE_TIMEOUT_MS } });
-      const files = {
-        "valkey.conf": renderValkeyConf(valkey, { role: { kind: "cluster-member" }, port: victim.port, busPort: victim.clusterPort, dataDir: victim.dir, runDir, bind: victim.host }),
-        "heal.sh": renderClusterHealScript({ port: victim.port, intervalSeconds: 1, deadlineSeconds: 60 }),
-        "failback.sh": renderAzFailbackScript({ port: victim.port, ...failbackOptions }),
-        "start.sh": renderStartScript({
-          mode: "cluster",
-          auth: true,
-          passwordFile: join(dir, "password"),
-          runDir,
-          dataDir: victim.dir,
-          backgroundScripts: [join(podDir, "heal.sh"), join(podDir, "failback.sh")],
-        }),
-      };
-      returned = await startPod("returned", podDir, victim.host, victim.port, { files, conf: "valkey.conf" }, {
+    // The member comes back the way a pod does: same data dir and address, zone from the env.
+    const podDir = join(dir, "returned");
+    const runDir = join(podDir, "run");
+    writeFileSync(join(dir, "password"), PASSWORD, { mode: 0o600 });
+    const valkey = valkeyConfig({
+      mode: "cluster",
+      ioThreads: 1,
+      maxmemoryBytes: 256 * 2 ** 20,
+      cluster: { primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: NODE_TIMEOUT_MS },
+    });
+    const files = {
+      "valkey.conf": renderValkeyConf(valkey, {
+        role: { kind: "cluster-member" },
+        port: victim.port,
+        busPort: victim.clusterPort,
+        dataDir: victim.dir,
+        runDir,
+        bind: victim.host,
+      }),
+      "heal.sh": renderClusterHealScript({ port: victim.port, intervalSeconds: 1, deadlineSeconds: 60 }),
+      "failback.sh": renderAzFailbackScript({ port: victim.port, ...failbackOptions }),
+      "start.sh": renderStartScript({
+        mode: "cluster",
+        auth: true,
+        passwordFile: join(dir, "password"),
+        runDir,
+        dataDir: victim.dir,
+        backgroundScripts: [join(podDir, "heal.sh"), join(podDir, "failback.sh")],
+      }),
+    };
+    returned = await startPod(
+      "returned",
+      podDir,
+      victim.host,
+      victim.port,
+      { files, conf: "valkey.conf" },
+      {
         ...cliEnv,
         POD_NAME: "returned",
         VALKEY_ANNOUNCE_HOST: victim.host,
         VALKEY_AVAILABILITY_ZONE: victimZone,
-      });
-      expect(await cli(victim.port, ["cluster", "myid"], PASSWORD)).toBe(id);
-      expect(await cli(victim.port, ["config", "get", "availability-zone"], PASSWORD)).toBe(`availability-zone\n${victimZone}`);
+      },
+    );
+    expect(await cli(victim.port, ["cluster", "myid"], PASSWORD)).toBe(id);
+    expect(await cli(victim.port, ["config", "get", "availability-zone"], PASSWORD)).toBe(`availability-zone\n${victimZone}`);
 
-      const t0 = Date.now();
-      const report = await eventually("failback to one primary per zone with a passing verifier", 90_000, async () => {
+    const t0 = Date.now();
+    const report = await eventually(
+      "failback to one primary per zone with a passing verifier",
+      90_000,
+      async () => {
         const r = await verify();
         return r.failures.length === 0 ? r : undefined;
-      }, 500);
-      console.log(`[failback] verifier passes ${Date.now() - t0} ms after the member returned`);
-      expect(countPrimariesPerZone(report.shards)).toEqual({ a: 1, b: 1, c: 1 });
-      expect((await cli(victim.port, ["role"], PASSWORD)).split("\n")[0]).toBe("master");
-      const log = returned.log();
-      expect(log).toMatch(new RegExp(`failback: a zone held a primary majority; CLUSTER FAILOVER on ${id} answered: OK`));
-      // Only the returned member failed back.
-      expect(loops.map((l) => l.log()).join("")).not.toContain("CLUSTER FAILOVER");
-    },
-    150_000,
-  );
+      },
+      500,
+    );
+    console.log(`[failback] verifier passes ${Date.now() - t0} ms after the member returned`);
+    expect(countPrimariesPerZone(report.shards)).toEqual({ a: 1, b: 1, c: 1 });
+    expect((await cli(victim.port, ["role"], PASSWORD)).split("\n")[0]).toBe("master");
+    const log = returned.log();
+    expect(log).toMatch(new RegExp(`failback: a zone held a primary majority; CLUSTER FAILOVER on ${id} answered: OK`));
+    // Only the returned member failed back.
+    expect(loops.map((l) => l.log()).join("")).not.toContain("CLUSTER FAILOVER");
+  }, 150_000);
 
   it("the verifier prefers the zones the nodes announce (availability-zone) over the zone source", async () => {
     // A zone source that puts every node in one zone would mean AZ_PRIMARY_MAJORITY and
@@ -151,11 +176,27 @@ describe("AZ failback (rendered failback.sh beside every member of a real cluste
 describe("announced zones", () => {
   it("maps ip:port to availability-zone; nodes without one fall back to the zone source", () => {
     const reply = [
-      ["slots", [0, 16383], "nodes", [["id", "n1", "port", 7000, "ip", "10.0.0.1", "availability-zone", "use1-az1"], ["id", "n2", "port", 7001, "ip", "10.0.0.2", "availability-zone", ""]], "id", "s1"],
+      [
+        "slots",
+        [0, 16383],
+        "nodes",
+        [
+          ["id", "n1", "port", 7000, "ip", "10.0.0.1", "availability-zone", "use1-az1"],
+          ["id", "n2", "port", 7001, "ip", "10.0.0.2", "availability-zone", ""],
+        ],
+        "id",
+        "s1",
+      ],
     ];
     const announced = announcedZones(reply);
     expect([...announced]).toEqual([["10.0.0.1:7000", "use1-az1"]]);
-    const merged = mergeZones(announced, new Map([["10.0.0.1:7000", "label-a"], ["10.0.0.2:7001", "label-b"]]));
+    const merged = mergeZones(
+      announced,
+      new Map([
+        ["10.0.0.1:7000", "label-a"],
+        ["10.0.0.2:7001", "label-b"],
+      ]),
+    );
     expect(Object.fromEntries(merged ?? [])).toEqual({ "10.0.0.1:7000": "use1-az1", "10.0.0.2:7001": "label-b" });
     expect(mergeZones(new Map(), undefined)).toBeUndefined();
     expect(announcedZones("not an array").size).toBe(0);

@@ -17,7 +17,16 @@ import { buildBenchmarkJob, type BenchmarkJobManifestArgs } from "../../componen
 import { buildBenchmarkScript, RUN_ID_ENV } from "../../components/benchmark/job-script.js";
 
 const tools = resolveBinaries();
-const WORKLOAD: Workload = { ...SEED_WORKLOAD, name: "pods", requests: 20_000, threads: 1, keyspaceLength: 1000, tests: ["set", "get"], minDurationSeconds: 0, maxRequests: 20_000 };
+const WORKLOAD: Workload = {
+  ...SEED_WORKLOAD,
+  name: "pods",
+  requests: 20_000,
+  threads: 1,
+  keyspaceLength: 1000,
+  tests: ["set", "get"],
+  minDurationSeconds: 0,
+  maxRequests: 20_000,
+};
 
 const ARGS: BenchmarkJobManifestArgs = {
   namespace: "valkey",
@@ -43,9 +52,17 @@ describe("the Indexed Job manifest", () => {
       [{ "app.kubernetes.io/component": "benchmark-cluster", "valkey-on-eks/client": "true" }, "kubernetes.io/hostname"],
     ]);
     expect(pod?.topologySpreadConstraints).toEqual([
-      { maxSkew: 1, topologyKey: "topology.kubernetes.io/zone", whenUnsatisfiable: "DoNotSchedule", labelSelector: { matchLabels: { "app.kubernetes.io/component": "benchmark-cluster", "valkey-on-eks/client": "true" } } },
+      {
+        maxSkew: 1,
+        topologyKey: "topology.kubernetes.io/zone",
+        whenUnsatisfiable: "DoNotSchedule",
+        labelSelector: { matchLabels: { "app.kubernetes.io/component": "benchmark-cluster", "valkey-on-eks/client": "true" } },
+      },
     ]);
-    expect(pod?.containers[0]?.env).toContainEqual({ name: RUN_ID_ENV, valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/controller-uid']" } } });
+    expect(pod?.containers[0]?.env).toContainEqual({
+      name: RUN_ID_ENV,
+      valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/controller-uid']" } },
+    });
     expect(pod?.containers[0]?.command?.[2]).toContain('barrier "$test"');
   });
   it("clientPods 1 (the default) keeps the single-pod Job: no Indexed mode, no barrier, no spread", () => {
@@ -63,7 +80,18 @@ describe("the results step with several client pods", () => {
       podsOfJob: () => Promise.resolve([{ name: "vbench-0-abc", phase: "Succeeded", created: "2026-01-01T00:00:00Z" }]),
       podLog: () => Promise.reject(new Error("no log should be read")),
     };
-    const inputs = { namespace: "valkey", jobName: "vbench", kubeconfig: "", mode: "replication" as const, workload: WORKLOAD, serverVersion: "9", image: "i", timeoutSeconds: 60, pollSeconds: 5, clientPods: 2 };
+    const inputs = {
+      namespace: "valkey",
+      jobName: "vbench",
+      kubeconfig: "",
+      mode: "replication" as const,
+      workload: WORKLOAD,
+      serverVersion: "9",
+      image: "i",
+      timeoutSeconds: 60,
+      pollSeconds: 5,
+      clientPods: 2,
+    };
     await expect(collectJobResults(api, inputs, { sleep: () => Promise.resolve(), now: () => 0 })).rejects.toThrow(
       "benchmark Job valkey/vbench succeeded but 1 of its 2 client pods are left to read the logs of",
     );
@@ -91,7 +119,15 @@ describe("two client pods' scripts against a real server", () => {
   afterAll(() => fleet.stopAll());
 
   it("meet at the barrier before each test, share one start time, and their rows sum", async () => {
-    const script = buildBenchmarkScript({ workload: WORKLOAD, mode: "replication", target: { host: server.host, port: server.port }, client: tools.benchmark.path, cli: tools.cli.path, clientPods: 2, startMarginSeconds: 1 });
+    const script = buildBenchmarkScript({
+      workload: WORKLOAD,
+      mode: "replication",
+      target: { host: server.host, port: server.port },
+      client: tools.benchmark.path,
+      cli: tools.cli.path,
+      clientPods: 2,
+      startMarginSeconds: 1,
+    });
     const runId = `it-${Date.now()}`;
     // The second pod arrives 1.5 s late: the first must wait for it at the barrier.
     const first = runPod(script, 0, runId);
@@ -100,7 +136,11 @@ describe("two client pods' scripts against a real server", () => {
     const [a, b] = await Promise.all([first, runPod(script, 1, runId)]);
     expect(a.code, a.stdout).toBe(0);
     expect(b.code, b.stdout).toBe(0);
-    const barriers = (log: string) => log.split("\n").filter((l) => l.startsWith("### vbench-barrier")).map((l) => l.replace(/ index=\d+/, ""));
+    const barriers = (log: string) =>
+      log
+        .split("\n")
+        .filter((l) => l.startsWith("### vbench-barrier"))
+        .map((l) => l.replace(/ index=\d+/, ""));
     expect(barriers(a.stdout)).toHaveLength(2);
     expect(barriers(a.stdout)).toEqual(barriers(b.stdout));
     // The shared start of SET is fixed only once the late pod arrived, plus the 1 s margin.
@@ -121,13 +161,26 @@ describe("two client pods' scripts against a real server", () => {
     let polls = 0;
     const api: JobLogApi = {
       jobStatus: () => Promise.resolve({ succeeded: polls++ === 0 ? 1 : 2, failed: 0, complete: false, failedReason: undefined }),
-      podsOfJob: () => Promise.resolve([
-        { name: "vbench-0-abc", phase: "Succeeded", created: "2026-01-01T00:00:00Z" },
-        { name: "vbench-1-def", phase: polls > 1 ? "Succeeded" : "Running", created: "2026-01-01T00:00:00Z" },
-      ]),
+      podsOfJob: () =>
+        Promise.resolve([
+          { name: "vbench-0-abc", phase: "Succeeded", created: "2026-01-01T00:00:00Z" },
+          { name: "vbench-1-def", phase: polls > 1 ? "Succeeded" : "Running", created: "2026-01-01T00:00:00Z" },
+        ]),
       podLog: (_ns, pod) => Promise.resolve(pod.startsWith("vbench-0") ? a.stdout : b.stdout),
     };
-    const inputs = { namespace: "valkey", jobName: "vbench", kubeconfig: "", mode: "replication" as const, workload: WORKLOAD, serverVersion: "9", image: "i", timestamp: "20260101-000000", timeoutSeconds: 60, pollSeconds: 5, clientPods: 2 };
+    const inputs = {
+      namespace: "valkey",
+      jobName: "vbench",
+      kubeconfig: "",
+      mode: "replication" as const,
+      workload: WORKLOAD,
+      serverVersion: "9",
+      image: "i",
+      timestamp: "20260101-000000",
+      timeoutSeconds: 60,
+      pollSeconds: 5,
+      clientPods: 2,
+    };
     const collected = await collectJobResults(api, inputs, { sleep: () => Promise.resolve(), now: () => 0 });
     expect(polls).toBe(2);
     expect(collected.podName).toBe("vbench-0-abc,vbench-1-def");

@@ -20,7 +20,18 @@ const { benchmarkResultsProvider } = await import("../../components/steps/benchm
 const PASSWORD = "Zq-distinctive-PASSWORD-8841";
 const KUBECONFIG = `apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    token: KUBE-TOKEN-distinctive-5521\n`;
 /** minDurationSeconds 0: no re-runs, so the synthetic log below follows the re-run rule. */
-const W: Workload = { name: "w", requests: 1000, clients: 50, pipeline: 16, dataSize: 256, threads: 4, keyspaceLength: 1000, tests: ["set", "get"], minDurationSeconds: 0, maxRequests: 10_000 };
+const W: Workload = {
+  name: "w",
+  requests: 1000,
+  clients: 50,
+  pipeline: 16,
+  dataSize: 256,
+  threads: 4,
+  keyspaceLength: 1000,
+  tests: ["set", "get"],
+  minDurationSeconds: 0,
+  maxRequests: 10_000,
+};
 const HEADER = '"test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"';
 
 function syntheticLog(tests = W.tests): string {
@@ -80,7 +91,9 @@ describe("collectJobResults with a fake JobLogApi", () => {
     const failed: JobState = { ...running, failed: 1, failedReason: "BackoffLimitExceeded: Job has reached the specified backoff limit" };
     const err = await collectJobResults(fakeApi([running, failed], log), inputs, clock()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BenchmarkJobError);
-    expect((err as Error).message).toMatch(/Job valkey\/vbench-cluster failed \(BackoffLimitExceeded.*pod vbench-cluster-abcde .*authentication to h:6379 failed/s);
+    expect((err as Error).message).toMatch(
+      /Job valkey\/vbench-cluster failed \(BackoffLimitExceeded.*pod vbench-cluster-abcde .*authentication to h:6379 failed/s,
+    );
   });
   it("a Job still running at the timeout fails with the log so far", async () => {
     const err = await collectJobResults(fakeApi([running], "### vbench-begin test=set run=1 requests=1000\n"), inputs, clock()).catch((e: unknown) => e);
@@ -119,7 +132,10 @@ describe("the provider shell, in-process", () => {
     if (diff === undefined) throw new Error("no diff");
     const olds = { ...inputs, kubeconfig: undefined } as unknown as Record<string, unknown>;
     expect(await diff("id", olds, { ...inputs, kubeconfig: "other" })).toMatchObject({ changes: false, replaces: [] });
-    expect(await diff("id", olds, { ...inputs, jobUid: "u2", workload: { ...W, requests: 5 } })).toMatchObject({ changes: true, replaces: ["jobUid", "workload"] });
+    expect(await diff("id", olds, { ...inputs, jobUid: "u2", workload: { ...W, requests: 5 } })).toMatchObject({
+      changes: true,
+      replaces: ["jobUid", "workload"],
+    });
   });
   it("diff: a changed benchmark runId re-reads the results (replace), an unchanged one does not", async () => {
     const provider = benchmarkResultsProvider();

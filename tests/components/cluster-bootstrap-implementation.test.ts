@@ -29,7 +29,7 @@ function podApi(servers: readonly ValkeyProcess[], zoneOfNode: Record<string, st
       podIP: "127.0.0.1",
       nodeName: nodes[i % nodes.length],
       labels: { "app.kubernetes.io/instance": "vc" },
-      ports: { valkey: s.port, "cluster-bus": s.clusterPort ?? 0 },
+      ports: { "valkey": s.port, "cluster-bus": s.clusterPort ?? 0 },
     })),
     zoneOfNode,
   );

@@ -134,13 +134,20 @@ async function restartAsPods(root: string, members: Member[], base: number, heal
         }),
         "readiness.sh": renderReadinessScript({ mode: "cluster", port: m.port, localHost: host }),
       };
-      return startPod(`member-${m.index}`, dir, host, m.port, { files, conf: "valkey.conf" }, {
-        ...cliEnv(),
-        POD_NAME: `member-${m.index}`,
-        VALKEY_ANNOUNCE_HOST: m.hostname,
-        VALKEY_ANNOUNCE_IP: host,
-        VALKEY_HEAL_HOSTS_FILE: hostsFile,
-      });
+      return startPod(
+        `member-${m.index}`,
+        dir,
+        host,
+        m.port,
+        { files, conf: "valkey.conf" },
+        {
+          ...cliEnv(),
+          POD_NAME: `member-${m.index}`,
+          VALKEY_ANNOUNCE_HOST: m.hostname,
+          VALKEY_ANNOUNCE_IP: host,
+          VALKEY_HEAL_HOSTS_FILE: hostsFile,
+        },
+      );
     }),
   );
   pods.push(...started);
@@ -176,71 +183,72 @@ async function ready(p: PodProcess): Promise<boolean> {
 }
 
 describe("full cluster restart on new addresses (real valkey-server, rendered pod scripts)", () => {
-  it(
-    "heals: cluster_state:ok on every member within the bound, same node IDs, new addresses, every key",
-    async () => {
-      const root = mkdtempSync(join(tmpdir(), "valkey-on-eks-heal-"));
-      roots.push(root);
-      const members = await formAndStop(root);
-      const t0 = Date.now();
-      const started = await restartAsPods(root, members, 101, true);
+  it("heals: cluster_state:ok on every member within the bound, same node IDs, new addresses, every key", async () => {
+    const root = mkdtempSync(join(tmpdir(), "valkey-on-eks-heal-"));
+    roots.push(root);
+    const members = await formAndStop(root);
+    const t0 = Date.now();
+    const started = await restartAsPods(root, members, 101, true);
 
-      let healedMs = -1;
-      while (Date.now() - t0 < HEAL_BOUND_MS) {
-        const states = await Promise.all(started.map((p) => healed(p, started, members)));
-        if (states.every(Boolean)) {
-          healedMs = Date.now() - t0;
-          break;
-        }
-        await sleep(250);
+    let healedMs = -1;
+    while (Date.now() - t0 < HEAL_BOUND_MS) {
+      const states = await Promise.all(started.map((p) => healed(p, started, members)));
+      if (states.every(Boolean)) {
+        healedMs = Date.now() - t0;
+        break;
       }
-      const logs = started.map((p) => `--- ${p.name}\n${p.log().split("\n").filter((l) => l.startsWith("heal:")).join("\n")}`).join("\n");
-      expect(healedMs, `not every member was ok with every peer connected at its new address within ${HEAL_BOUND_MS} ms\n${logs}`).toBeGreaterThan(0);
-      console.log(`[heal] all 6 members ok, every peer connected at its new address, ${healedMs} ms after the restart`);
+      await sleep(250);
+    }
+    const logs = started
+      .map(
+        (p) =>
+          `--- ${p.name}\n${p
+            .log()
+            .split("\n")
+            .filter((l) => l.startsWith("heal:"))
+            .join("\n")}`,
+      )
+      .join("\n");
+    expect(healedMs, `not every member was ok with every peer connected at its new address within ${HEAL_BOUND_MS} ms\n${logs}`).toBeGreaterThan(0);
+    console.log(`[heal] all 6 members ok, every peer connected at its new address, ${healedMs} ms after the restart`);
 
-      // Still ok after twice the node timeout (no transient ok before failure detection).
-      await sleep(2 * NODE_TIMEOUT_MS + 1000);
-      expect(await Promise.all(started.map(clusterState))).toEqual(started.map(() => "ok"));
+    // Still ok after twice the node timeout (no transient ok before failure detection).
+    await sleep(2 * NODE_TIMEOUT_MS + 1000);
+    expect(await Promise.all(started.map(clusterState))).toEqual(started.map(() => "ok"));
 
-      for (const [i, p] of started.entries()) {
-        const m = members[i] as Member;
-        expect(await clusterCall(p.host, p.port, "CLUSTER", "MYID")).toBe(m.id);
-        const myself = (await clusterCall(p.host, p.port, "CLUSTER", "NODES")).split("\n").find((l) => l.includes("myself")) ?? "";
-        expect(myself).toContain(`${m.id} ${p.host}:${m.port}@${m.busPort},${m.hostname}`);
-        expect(await ready(p), `readiness of ${p.name}`).toBe(true);
-      }
-      expect(logs).toMatch(/met member-\d\.heal-headless\.test/);
-      // The heal step stops by itself once healed: every member logged its exit condition.
-      for (const p of started) expect(p.log(), p.name).toContain("heal: cluster_state:ok with all 5 peers connected");
+    for (const [i, p] of started.entries()) {
+      const m = members[i] as Member;
+      expect(await clusterCall(p.host, p.port, "CLUSTER", "MYID")).toBe(m.id);
+      const myself = (await clusterCall(p.host, p.port, "CLUSTER", "NODES")).split("\n").find((l) => l.includes("myself")) ?? "";
+      expect(myself).toContain(`${m.id} ${p.host}:${m.port}@${m.busPort},${m.hostname}`);
+      expect(await ready(p), `readiness of ${p.name}`).toBe(true);
+    }
+    expect(logs).toMatch(/met member-\d\.heal-headless\.test/);
+    // The heal step stops by itself once healed: every member logged its exit condition.
+    for (const p of started) expect(p.log(), p.name).toContain("heal: cluster_state:ok with all 5 peers connected");
 
-      // Clients get hostnames (cluster-preferred-endpoint-type hostname); map them like DNS would.
-      const natMap = Object.fromEntries(members.map((m, i) => [`${m.hostname}:${m.port}`, { host: (started[i] as PodProcess).host, port: m.port }]));
-      const first = started[0] as PodProcess;
-      const client = new Cluster([{ host: first.host, port: first.port }], { natMap, redisOptions: { password: PASSWORD } });
-      try {
-        const values = await Promise.all(Array.from({ length: KEYS }, (_, i) => client.get(`heal:${i}`)));
-        expect(values).toEqual(Array.from({ length: KEYS }, (_, i) => `v${i}`));
-      } finally {
-        client.disconnect();
-      }
-      await Promise.all(started.map((p) => p.stop()));
-    },
-    180_000,
-  );
+    // Clients get hostnames (cluster-preferred-endpoint-type hostname); map them like DNS would.
+    const natMap = Object.fromEntries(members.map((m, i) => [`${m.hostname}:${m.port}`, { host: (started[i] as PodProcess).host, port: m.port }]));
+    const first = started[0] as PodProcess;
+    const client = new Cluster([{ host: first.host, port: first.port }], { natMap, redisOptions: { password: PASSWORD } });
+    try {
+      const values = await Promise.all(Array.from({ length: KEYS }, (_, i) => client.get(`heal:${i}`)));
+      expect(values).toEqual(Array.from({ length: KEYS }, (_, i) => `v${i}`));
+    } finally {
+      client.disconnect();
+    }
+    await Promise.all(started.map((p) => p.stop()));
+  }, 180_000);
 
-  it(
-    "without the heal step (today's entrypoint) the cluster stays down and no member is ready",
-    async () => {
-      const root = mkdtempSync(join(tmpdir(), "valkey-on-eks-noheal-"));
-      roots.push(root);
-      const members = await formAndStop(root);
-      const started = await restartAsPods(root, members, 121, false);
-      await sleep(6 * NODE_TIMEOUT_MS + 2000);
-      const states = await Promise.all(started.map(clusterState));
-      expect(states.filter((s) => s === "ok")).toEqual([]);
-      expect(await Promise.all(started.map(ready))).toEqual(started.map(() => false));
-      await Promise.all(started.map((p) => p.stop()));
-    },
-    180_000,
-  );
+  it("without the heal step (today's entrypoint) the cluster stays down and no member is ready", async () => {
+    const root = mkdtempSync(join(tmpdir(), "valkey-on-eks-noheal-"));
+    roots.push(root);
+    const members = await formAndStop(root);
+    const started = await restartAsPods(root, members, 121, false);
+    await sleep(6 * NODE_TIMEOUT_MS + 2000);
+    const states = await Promise.all(started.map(clusterState));
+    expect(states.filter((s) => s === "ok")).toEqual([]);
+    expect(await Promise.all(started.map(ready))).toEqual(started.map(() => false));
+    await Promise.all(started.map((p) => p.stop()));
+  }, 180_000);
 });

@@ -31,22 +31,48 @@ const cliEnv = { VALKEY_CLI: cliPath(), REDISCLI_AUTH: PASSWORD, VALKEYCLI_AUTH:
 let pod: PodProcess | undefined;
 
 function files(): Record<string, string> {
-  const valkey = valkeyConfig({ mode: "cluster", ioThreads: 1, maxmemoryBytes: 128 * 2 ** 20, cluster: { primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: 2000 } });
+  const valkey = valkeyConfig({
+    mode: "cluster",
+    ioThreads: 1,
+    maxmemoryBytes: 128 * 2 ** 20,
+    cluster: { primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: 2000 },
+  });
   writeFileSync(join(dir, "password"), PASSWORD, { mode: 0o600 });
   return {
-    "valkey.conf": renderValkeyConf(valkey, { role: { kind: "cluster-member" }, port: PORT, busPort: BUS_PORT, dataDir, runDir: join(podDir, "run"), bind: HOST }),
+    "valkey.conf": renderValkeyConf(valkey, {
+      role: { kind: "cluster-member" },
+      port: PORT,
+      busPort: BUS_PORT,
+      dataDir,
+      runDir: join(podDir, "run"),
+      bind: HOST,
+    }),
     "failback.sh": renderAzFailbackScript({ port: PORT, localHost: HOST, intervalSeconds: 1, zoneFile }),
-    "start.sh": renderStartScript({ mode: "cluster", auth: true, passwordFile: join(dir, "password"), runDir: join(podDir, "run"), dataDir, backgroundScripts: [join(podDir, "failback.sh")] }),
+    "start.sh": renderStartScript({
+      mode: "cluster",
+      auth: true,
+      passwordFile: join(dir, "password"),
+      runDir: join(podDir, "run"),
+      dataDir,
+      backgroundScripts: [join(podDir, "failback.sh")],
+    }),
   };
 }
 
 const start = (zoneLabel?: string): Promise<PodProcess> =>
-  startPod("zone-pod", podDir, HOST, PORT, { files: files(), conf: "valkey.conf" }, {
-    ...cliEnv,
-    POD_NAME: "zone-pod",
-    VALKEY_ANNOUNCE_HOST: HOST,
-    ...(zoneLabel === undefined ? {} : { VALKEY_AVAILABILITY_ZONE: zoneLabel }),
-  });
+  startPod(
+    "zone-pod",
+    podDir,
+    HOST,
+    PORT,
+    { files: files(), conf: "valkey.conf" },
+    {
+      ...cliEnv,
+      POD_NAME: "zone-pod",
+      VALKEY_ANNOUNCE_HOST: HOST,
+      ...(zoneLabel === undefined ? {} : { VALKEY_AVAILABILITY_ZONE: zoneLabel }),
+    },
+  );
 
 const zoneOf = async (): Promise<string> => (await cli(PORT, ["config", "get", "availability-zone"], PASSWORD)).split("\n")[1] ?? "";
 const fileZone = (): string | undefined => (existsSync(zoneFile) ? readFileSync(zoneFile, "utf8").trim() : undefined);

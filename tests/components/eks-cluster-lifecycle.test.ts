@@ -39,12 +39,21 @@ describe("EKS version and support policy", () => {
   it("takes eks.supportType EXTENDED when asked, and names the key on a bad value", async () => {
     await deploy({ eks: { supportType: "EXTENDED" } });
     expect(mocks.get("eks:index:Cluster", "eks-cluster").inputs.upgradePolicy).toEqual({ supportType: "EXTENDED" });
-    expect(() => parseStackConfig({ "aws:region": "us-west-2", eks: { supportType: "standard" } })).toThrow(/eks\.supportType/);
+    expect(() => parseStackConfig({ "aws:region": "us-west-2", "eks": { supportType: "standard" } })).toThrow(/eks\.supportType/);
   });
 
   it("does not set nodeAssociatePublicIpAddress (it has no effect on managed node groups)", () => {
     const { config } = parseStackConfig({ "aws:region": "us-west-2" });
-    const args = buildClusterArgs({ clusterName: "c", eks: config.eks, vpcId: "v", publicSubnetIds: [], privateSubnetIds: [], adminPrincipalArns: [], partition: "aws", tags: {} });
+    const args = buildClusterArgs({
+      clusterName: "c",
+      eks: config.eks,
+      vpcId: "v",
+      publicSubnetIds: [],
+      privateSubnetIds: [],
+      adminPrincipalArns: [],
+      partition: "aws",
+      tags: {},
+    });
     expect(Object.keys(args)).not.toContain("nodeAssociatePublicIpAddress");
   });
 });
@@ -68,4 +77,3 @@ describe("destroy order: volumes before the EBS CSI driver", () => {
     expect(deps.parentOf("valkey-cluster-members")).toBe("valkey-cluster");
   });
 });
-

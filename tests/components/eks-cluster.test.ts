@@ -13,7 +13,7 @@ const mocks = installMocks({ outputs: awsMockOutputs });
 const { EksCluster } = await import("../../components/eks-cluster.js");
 const { buildVpcArgs, subnetPrefixes } = await import("../../components/aws/vpc.js");
 
-const { config } = parseStackConfig({ "aws:region": "us-west-2", eks: { systemNodes: { instanceType: "m7g.xlarge", count: 3, diskSizeGiB: 80 } } });
+const { config } = parseStackConfig({ "aws:region": "us-west-2", "eks": { systemNodes: { instanceType: "m7g.xlarge", count: 3, diskSizeGiB: 80 } } });
 
 async function deploy(extra: { adminPrincipalArns?: string[] } = {}) {
   mocks.reset();
@@ -28,7 +28,12 @@ describe("EksCluster", () => {
   it("builds the VPC over the configured zones with discovery and ELB tags", async () => {
     await deploy();
     const vpc = mocks.get("awsx:ec2:Vpc", "eks-vpc");
-    expect(vpc.inputs).toMatchObject({ cidrBlock: "10.0.0.0/16", availabilityZoneNames: ["us-west-2a", "us-west-2b", "us-west-2c"], subnetStrategy: "Auto", natGateways: { strategy: "Single" } });
+    expect(vpc.inputs).toMatchObject({
+      cidrBlock: "10.0.0.0/16",
+      availabilityZoneNames: ["us-west-2a", "us-west-2b", "us-west-2c"],
+      subnetStrategy: "Auto",
+      natGateways: { strategy: "Single" },
+    });
     expect(vpc.inputs.subnetSpecs).toEqual([
       { type: "Private", name: "private", cidrMask: 19, tags: { "karpenter.sh/discovery": "valkey-test", "kubernetes.io/role/internal-elb": "1" } },
       { type: "Public", name: "public", cidrMask: 20, tags: { "kubernetes.io/role/elb": "1" } },
@@ -74,12 +79,17 @@ describe("EksCluster", () => {
       subnetIds: ["subnet-p1", "subnet-p2", "subnet-p3"],
     });
     const policies = mocks.ofType("aws:iam/rolePolicyAttachment:RolePolicyAttachment").filter((r) => r.name.startsWith("eks-system-node-"));
-    expect(policies.map((p) => p.inputs.policyArn).sort()).toEqual(["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy"].map((p) => `arn:aws:iam::aws:policy/${p}`));
+    expect(policies.map((p) => p.inputs.policyArn).sort()).toEqual(
+      ["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy"].map((p) => `arn:aws:iam::aws:policy/${p}`),
+    );
   });
 
   it("installs the Pod Identity agent and the EBS CSI driver with a Pod Identity role", async () => {
     await deploy();
-    expect(mocks.get("aws:eks/addon:Addon", "eks-pod-identity-agent").inputs).toMatchObject({ clusterName: "valkey-test", addonName: "eks-pod-identity-agent" });
+    expect(mocks.get("aws:eks/addon:Addon", "eks-pod-identity-agent").inputs).toMatchObject({
+      clusterName: "valkey-test",
+      addonName: "eks-pod-identity-agent",
+    });
     expect(mocks.get("aws:eks/addon:Addon", "eks-ebs-csi").inputs).toMatchObject({
       clusterName: "valkey-test",
       addonName: "aws-ebs-csi-driver",
@@ -90,12 +100,18 @@ describe("EksCluster", () => {
       Version: "2012-10-17",
       Statement: [{ Effect: "Allow", Principal: { Service: "pods.eks.amazonaws.com" }, Action: ["sts:AssumeRole", "sts:TagSession"] }],
     });
-    expect(mocks.get("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "eks-ebs-csi-policy").inputs.policyArn).toBe("arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy");
+    expect(mocks.get("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "eks-ebs-csi-policy").inputs.policyArn).toBe(
+      "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy",
+    );
   });
 
   it("tags the cluster security group for Karpenter discovery", async () => {
     await deploy();
-    expect(mocks.get("aws:ec2/tag:Tag", "eks-cluster-sg-discovery").inputs).toEqual({ resourceId: "sg-cluster", key: "karpenter.sh/discovery", value: "valkey-test" });
+    expect(mocks.get("aws:ec2/tag:Tag", "eks-cluster-sg-discovery").inputs).toEqual({
+      resourceId: "sg-cluster",
+      key: "karpenter.sh/discovery",
+      value: "valkey-test",
+    });
   });
 
   it("creates the default gp3 StorageClass through the cluster's provider and keeps the kubeconfig secret", async () => {

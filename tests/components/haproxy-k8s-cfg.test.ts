@@ -22,7 +22,10 @@ describe("the HAProxy pods' haproxy.cfg", () => {
 
   it("lists every member by DNS name with DNS re-resolution and init-addr none, and holds the AUTH only when given", () => {
     expect(cfg).toContain("resolvers cluster-dns\n  parse-resolv-conf");
-    for (const p of m.facts.pods) expect(cfg).toContain(`server ${p.name} ${p.dnsName}:6379 check inter 1000ms fall 1 rise 1 on-marked-down shutdown-sessions resolvers cluster-dns resolve-prefer ipv4 init-addr last,libc,none`);
+    for (const p of m.facts.pods)
+      expect(cfg).toContain(
+        `server ${p.name} ${p.dnsName}:6379 check inter 1000ms fall 1 rise 1 on-marked-down shutdown-sessions resolvers cluster-dns resolve-prefer ipv4 init-addr last,libc,none`,
+      );
     expect(cfg).toContain("bind *:6379");
     expect(cfg).toContain("bind *:6380");
     expect(cfg).toContain(authCommandHex("pw-k8s"));
@@ -35,7 +38,9 @@ describe("the HAProxy pods' haproxy.cfg", () => {
     const path = join(dir, "haproxy.cfg");
     writeFileSync(path, cfg, { mode: 0o600 });
     const out = await new Promise<{ code: number; text: string }>((resolve) =>
-      execFile(haproxy as string, ["-c", "-f", path], (err, stdout, stderr) => resolve({ code: err === null ? 0 : Number(err.code ?? -1), text: stdout + stderr })),
+      execFile(haproxy as string, ["-c", "-f", path], (err, stdout, stderr) =>
+        resolve({ code: err === null ? 0 : Number(err.code ?? -1), text: stdout + stderr }),
+      ),
     );
     expect(out.text).toContain("Configuration file is valid");
     expect(out.code).toBe(0);

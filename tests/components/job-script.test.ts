@@ -88,7 +88,15 @@ describe("the benchmark Job script against real valkey-server processes", () => 
     expect(rows.map((r) => r.test)).toEqual(["SET", "GET"]);
     for (const r of rows) {
       expect(r.client_version).toBe(`${client.flavor}-benchmark ${client.version}`);
-      expect([r.workload, r.mode, r.server_version, r.timestamp, r.clients, r.pipeline, r.datasize]).toEqual(["job-it", "replication", "9.1.2", "20260523-101500", 50, 16, 256]);
+      expect([r.workload, r.mode, r.server_version, r.timestamp, r.clients, r.pipeline, r.datasize]).toEqual([
+        "job-it",
+        "replication",
+        "9.1.2",
+        "20260523-101500",
+        50,
+        16,
+        256,
+      ]);
       expect(r.notes).toMatch(/^rerun: first run 0\.\d\d s < 0\.5 s; requests scaled 20000→\d+/);
       expect(r.requests).toBe(Number([...r.notes.matchAll(/→(\d+)/g)].at(-1)?.[1]));
       for (const v of [r.rps, r.p50_ms, r.p95_ms, r.p99_ms, r.avg_ms, r.min_ms, r.max_ms, r.duration_s]) expect(Number.isFinite(v)).toBe(true);
@@ -121,7 +129,10 @@ describe("the benchmark Job script against real valkey-server processes", () => 
   });
 
   it("password-protected target: the password comes from the env var, the log never contains it", async () => {
-    const r = await runScript({ workload: { ...SMALL, tests: ["incr"] }, mode: "replication", target: { host: locked.host, port: locked.port } }, { [PASSWORD_ENV]: password });
+    const r = await runScript(
+      { workload: { ...SMALL, tests: ["incr"] }, mode: "replication", target: { host: locked.host, port: locked.port } },
+      { [PASSWORD_ENV]: password },
+    );
     expect(r.code, r.stdout + r.stderr).toBe(0);
     // redis-benchmark 7 / valkey-benchmark do not read VALKEYCLI_AUTH: the in-pod fallback is -a.
     expect(frames(r.stdout, "auth")).toEqual([expect.stringMatching(/^### vbench-auth method=(env|argv)$/)]);

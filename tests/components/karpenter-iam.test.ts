@@ -55,9 +55,15 @@ describe(`Karpenter v${versions.KARPENTER_CHART_VERSION} Go module`, () => {
     const calls = karpenterSdkActions();
     for (const action of Object.keys(NOT_GRANTED)) expect(calls, `${action} is listed in NOT_GRANTED but no longer in pkg/aws/sdk.go`).toContain(action);
     const needed = calls.filter((a) => !(a in NOT_GRANTED));
-    expect(needed.filter((a) => !granted.includes(a)), "APIs the controller calls that the policy does not grant").toEqual([]);
+    expect(
+      needed.filter((a) => !granted.includes(a)),
+      "APIs the controller calls that the policy does not grant",
+    ).toEqual([]);
     // iam:PassRole is not an API call of its own: RunInstances/CreateFleet with the node role need it.
-    expect(granted.filter((a) => !needed.includes(a) && a !== "iam:PassRole"), "actions granted that the controller never calls").toEqual([]);
+    expect(
+      granted.filter((a) => !needed.includes(a) && a !== "iam:PassRole"),
+      "actions granted that the controller never calls",
+    ).toEqual([]);
   });
 
   it("ships the NodePool, NodeClaim and EC2NodeClass CRDs as templates of the karpenter-crd chart (so helm upgrade upgrades them)", () => {
@@ -73,9 +79,9 @@ describe(`Karpenter v${versions.KARPENTER_CHART_VERSION} Go module`, () => {
   });
 
   it("has one EventBridge rule per interruption message the controller parses, with its source and detail-type", () => {
-    const upstream = karpenterInterruptionEvents().map((e) => ({ source: [e.source], "detail-type": [e.detailType] }));
+    const upstream = karpenterInterruptionEvents().map((e) => ({ "source": [e.source], "detail-type": [e.detailType] }));
     const ours = INTERRUPTION_RULES.map((r) => r.eventPattern);
-    const key = (p: { source: string[]; "detail-type": string[] }) => `${p.source.join()}|${p["detail-type"].join()}`;
+    const key = (p: { "source": string[]; "detail-type": string[] }) => `${p.source.join()}|${p["detail-type"].join()}`;
     expect(ours.map(key).sort()).toEqual(upstream.map(key).sort());
     expect(new Set(INTERRUPTION_RULES.map((r) => r.part)).size).toBe(INTERRUPTION_RULES.length);
   });
@@ -88,7 +94,14 @@ describe("controller policy, statement by statement as the v1.14 CloudFormation"
   const expected: Record<string, { Action: string[]; Resource: string[] }> = {
     AllowScopedEC2InstanceAccessActions: {
       Action: ["ec2:RunInstances", "ec2:CreateFleet"],
-      Resource: [`${ec2}::image/*`, `${ec2}::snapshot/*`, `${ec2}:*:security-group/*`, `${ec2}:*:subnet/*`, `${ec2}:*:capacity-reservation/*`, `${ec2}:*:placement-group/*`],
+      Resource: [
+        `${ec2}::image/*`,
+        `${ec2}::snapshot/*`,
+        `${ec2}:*:security-group/*`,
+        `${ec2}:*:subnet/*`,
+        `${ec2}:*:capacity-reservation/*`,
+        `${ec2}:*:placement-group/*`,
+      ],
     },
     AllowScopedEC2LaunchTemplateAccessActions: { Action: ["ec2:RunInstances", "ec2:CreateFleet"], Resource: [`${ec2}:*:launch-template/*`] },
     AllowScopedEC2InstanceActionsWithTags: { Action: ["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"], Resource: tagged },
@@ -98,7 +111,10 @@ describe("controller policy, statement by statement as the v1.14 CloudFormation"
     AllowPassingInstanceRole: { Action: ["iam:PassRole"], Resource: [INPUT.nodeRoleArn] },
     AllowScopedInstanceProfileCreationActions: { Action: ["iam:CreateInstanceProfile"], Resource: [profiles] },
     AllowScopedInstanceProfileTagActions: { Action: ["iam:TagInstanceProfile"], Resource: [profiles] },
-    AllowScopedInstanceProfileActions: { Action: ["iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"], Resource: [profiles] },
+    AllowScopedInstanceProfileActions: {
+      Action: ["iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"],
+      Resource: [profiles],
+    },
     AllowAPIServerEndpointDiscovery: { Action: ["eks:DescribeCluster"], Resource: ["arn:aws:eks:us-west-2:123456789012:cluster/valkey-test"] },
     AllowInterruptionQueueActions: { Action: ["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"], Resource: [INPUT.queueArn] },
     AllowZonalShiftStatusReadOnly: { Action: ["arc-zonal-shift:GetManagedResource"], Resource: ["*"] },
@@ -130,18 +146,28 @@ describe("controller policy, statement by statement as the v1.14 CloudFormation"
 
   it.each(Object.entries(expected))("%s: same actions and resources", (sid, want) => {
     const statement = policy.Statement.find((s) => s.Sid === sid) as PolicyStatement;
-    expect({ Action: list(statement.Action), Resource: list(statement.Resource) }).toEqual({ Action: [...want.Action].sort(), Resource: [...want.Resource].sort() });
+    expect({ Action: list(statement.Action), Resource: list(statement.Resource) }).toEqual({
+      Action: [...want.Action].sort(),
+      Resource: [...want.Resource].sort(),
+    });
   });
 
   it("scopes the regional reads to the region and the zonal-shift read to this cluster", () => {
     const sid = (s: string) => policy.Statement.find((x) => x.Sid === s);
     expect(sid("AllowRegionalReadActions")?.Condition).toEqual({ StringEquals: { "aws:RequestedRegion": "us-west-2" } });
-    expect(sid("AllowZonalShiftStatusReadOnly")?.Condition).toEqual({ StringEquals: { "arc-zonal-shift:ResourceIdentifier": "arn:aws:eks:us-west-2:123456789012:cluster/valkey-test" } });
+    expect(sid("AllowZonalShiftStatusReadOnly")?.Condition).toEqual({
+      StringEquals: { "arc-zonal-shift:ResourceIdentifier": "arn:aws:eks:us-west-2:123456789012:cluster/valkey-test" },
+    });
   });
 });
 
 describe("node role, as the v1.14 CloudFormation's KarpenterNodeRole", () => {
   it("has exactly its managed policies (ECR pull-only, not ReadOnly)", () => {
-    expect([...KARPENTER_NODE_POLICY_NAMES].sort()).toEqual(["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonSSMManagedInstanceCore"]);
+    expect([...KARPENTER_NODE_POLICY_NAMES].sort()).toEqual([
+      "AmazonEC2ContainerRegistryPullOnly",
+      "AmazonEKSWorkerNodePolicy",
+      "AmazonEKS_CNI_Policy",
+      "AmazonSSMManagedInstanceCore",
+    ]);
   });
 });

@@ -31,7 +31,11 @@ async function deploy(raw: Record<string, unknown> = {}) {
   mocks.reset();
   deps.reset();
   const provider = new k8s.Provider("eks", { kubeconfig: "{}" });
-  const karpenter = new Karpenter("karpenter", { clusterName: "valkey-test", region: "us-west-2", zones: ZONES, karpenter: config.karpenter }, { providers: [provider] });
+  const karpenter = new Karpenter(
+    "karpenter",
+    { clusterName: "valkey-test", region: "us-west-2", zones: ZONES, karpenter: config.karpenter },
+    { providers: [provider] },
+  );
   await settle();
   await valueOf(karpenter.nodeRoleArn);
   for (let i = 0; i < 3; i++) {
@@ -60,7 +64,9 @@ describe("no surprise node replacement", () => {
   });
 
   it("both budget shapes are valid NodePools for the Karpenter CRD, and a bogus reason is not", () => {
-    const crd = parseYaml(readFileSync(`${requireInstalled(KARPENTER_CRD_DIR, "Karpenter CRDs")}/karpenter.sh_nodepools.yaml`, "utf8")) as { spec: { versions: Array<{ name: string; schema: { openAPIV3Schema: object } }> } };
+    const crd = parseYaml(readFileSync(`${requireInstalled(KARPENTER_CRD_DIR, "Karpenter CRDs")}/karpenter.sh_nodepools.yaml`, "utf8")) as {
+      spec: { versions: Array<{ name: string; schema: { openAPIV3Schema: object } }> };
+    };
     const schema = crd.spec.versions.find((v) => v.name === "v1")?.schema.openAPIV3Schema;
     const validate = new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(schema as object);
     for (const allowDrift of [false, true]) {
@@ -98,7 +104,12 @@ describe("CRDs upgraded with the chart", () => {
   it("installs karpenter-crd at the chart version as its own release, before a controller that skips the chart's crds/", async () => {
     await deploy();
     const crd = mocks.get("kubernetes:helm.sh/v3:Release", "karpenter-crd");
-    expect(crd.inputs).toMatchObject({ name: "karpenter-crd", chart: "oci://public.ecr.aws/karpenter/karpenter-crd", version: versions.KARPENTER_CHART_VERSION, namespace: "kube-system" });
+    expect(crd.inputs).toMatchObject({
+      name: "karpenter-crd",
+      chart: "oci://public.ecr.aws/karpenter/karpenter-crd",
+      version: versions.KARPENTER_CHART_VERSION,
+      namespace: "kube-system",
+    });
     expect(crd.provider).toMatch(/::eks::/);
     const controller = mocks.get("kubernetes:helm.sh/v3:Release", "karpenter-controller");
     expect(controller.inputs.skipCrds).toBe(true);
@@ -106,4 +117,3 @@ describe("CRDs upgraded with the chart", () => {
     expect(deps.dependsOn("karpenter-valkey", "karpenter-crd")).toBe(true);
   });
 });
-

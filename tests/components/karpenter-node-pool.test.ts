@@ -23,7 +23,9 @@ const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
 
 function crdValidator(file: string): ValidateFunction {
   requireInstalled(join(KARPENTER_CRD_DIR, file), "Karpenter's CRD");
-  const crd = parseYaml(readFileSync(join(KARPENTER_CRD_DIR, file), "utf8")) as { spec: { versions: Array<{ name: string; schema: { openAPIV3Schema: object } }> } };
+  const crd = parseYaml(readFileSync(join(KARPENTER_CRD_DIR, file), "utf8")) as {
+    spec: { versions: Array<{ name: string; schema: { openAPIV3Schema: object } }> };
+  };
   const v1 = crd.spec.versions.find((v) => v.name === "v1");
   if (!v1) throw new Error(`${file} has no v1`);
   return new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(v1.schema.openAPIV3Schema);
@@ -45,7 +47,11 @@ describe("buildValkeyNodePool", () => {
     expect(pool.spec.template.spec.taints).toEqual([{ key: "workload", value: "valkey", effect: "NoSchedule" }]);
     expect(pool.spec.template.spec.nodeClassRef).toEqual({ group: "karpenter.k8s.aws", kind: "EC2NodeClass", name: "valkey" });
     expect(pool.spec.template.spec.expireAfter).toBe("Never");
-    expect(pool.spec.disruption).toEqual({ consolidationPolicy: "WhenEmpty", consolidateAfter: "5m", budgets: [{ nodes: "1" }, { nodes: "0", reasons: ["Drifted"] }] });
+    expect(pool.spec.disruption).toEqual({
+      consolidationPolicy: "WhenEmpty",
+      consolidateAfter: "5m",
+      budgets: [{ nodes: "1" }, { nodes: "0", reasons: ["Drifted"] }],
+    });
     expect(pool.spec.limits).toEqual({ cpu: "64", memory: "512Gi" });
   });
 
@@ -60,13 +66,17 @@ describe("buildValkeyNodePool", () => {
 
   it("appends valid extra requirements and rejects restricted or config-owned keys", () => {
     const extra = [{ key: "karpenter.k8s.aws/instance-generation", operator: "Gt" as const, values: ["6"] }];
-    expect(buildValkeyNodePool({ nodePool: nodePoolConfig(), zones: ZONES, extraRequirements: extra }).spec.template.spec.requirements.at(-1)).toEqual(extra[0]);
+    expect(buildValkeyNodePool({ nodePool: nodePoolConfig(), zones: ZONES, extraRequirements: extra }).spec.template.spec.requirements.at(-1)).toEqual(
+      extra[0],
+    );
     const build = (key: string) => () => buildValkeyNodePool({ nodePool: nodePoolConfig(), zones: ZONES, extraRequirements: [{ key, operator: "Exists" }] });
     expect(build("karpenter.sh/nodepool")).toThrow(/karpenter.sh\/nodepool" is restricted/);
     expect(build("kubernetes.io/hostname")).toThrow(/restricted/);
     expect(build("karpenter.sh/anything")).toThrow(/restricted/);
     expect(build("kubernetes.io/arch")).toThrow(/comes from the stack config/);
-    expect(() => buildValkeyNodePool({ nodePool: nodePoolConfig(), zones: ZONES, extraRequirements: [{ key: "example.com/x", operator: "In", values: [] }] })).toThrow(/at least one value/);
+    expect(() =>
+      buildValkeyNodePool({ nodePool: nodePoolConfig(), zones: ZONES, extraRequirements: [{ key: "example.com/x", operator: "In", values: [] }] }),
+    ).toThrow(/at least one value/);
     expect(() => buildValkeyNodePool({ nodePool: nodePoolConfig(), zones: [] })).toThrow(/zone/);
   });
 });
@@ -79,7 +89,9 @@ describe("buildEc2NodeClass", () => {
     expect(nodeClass.spec.amiSelectorTerms).toEqual([{ alias: "al2023@v20260827" }]);
     expect(nodeClass.spec.subnetSelectorTerms).toEqual([{ tags: { "karpenter.sh/discovery": "valkey-test" } }]);
     expect(nodeClass.spec.securityGroupSelectorTerms).toEqual([{ tags: { "karpenter.sh/discovery": "valkey-test" } }]);
-    expect(nodeClass.spec.blockDeviceMappings).toEqual([{ deviceName: "/dev/xvda", rootVolume: true, ebs: { volumeSize: "50Gi", volumeType: "gp3", encrypted: true, deleteOnTermination: true } }]);
+    expect(nodeClass.spec.blockDeviceMappings).toEqual([
+      { deviceName: "/dev/xvda", rootVolume: true, ebs: { volumeSize: "50Gi", volumeType: "gp3", encrypted: true, deleteOnTermination: true } },
+    ]);
     expect(nodeClass.spec.metadataOptions.httpTokens).toBe("required");
   });
 
@@ -134,14 +146,19 @@ describe("KarpenterNodePool on a bring-your-own cluster", () => {
   it("creates the EC2NodeClass and NodePool through the given provider from byo config", async () => {
     mocks.reset();
     const { config } = parseStackConfig({
-      platform: "byo",
+      "platform": "byo",
       "aws:region": "eu-west-1",
-      byo: { manageKarpenterNodePool: true, karpenterNodeRole: "KarpenterNodeRole-prod", karpenterDiscoveryTag: "prod" },
+      "byo": { manageKarpenterNodePool: true, karpenterNodeRole: "KarpenterNodeRole-prod", karpenterDiscoveryTag: "prod" },
     });
     const provider = new k8s.Provider("byo", { kubeconfig: "{}" });
     const pool = new KarpenterNodePool(
       "valkey-pool",
-      { nodePool: config.karpenter.nodePool, zones: config.aws.zones, nodeRoleName: config.byo.karpenterNodeRole ?? "", discoveryTag: config.byo.karpenterDiscoveryTag ?? "" },
+      {
+        nodePool: config.karpenter.nodePool,
+        zones: config.aws.zones,
+        nodeRoleName: config.byo.karpenterNodeRole ?? "",
+        discoveryTag: config.byo.karpenterDiscoveryTag ?? "",
+      },
       { provider },
     );
     await settle();
@@ -150,7 +167,10 @@ describe("KarpenterNodePool on a bring-your-own cluster", () => {
     expect(crs.map((r) => r.name)).toEqual(["valkey-pool-node-class"]);
     const nodeClass = mocks.get("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "valkey-pool-node-class");
     expect(nodeClass.provider).toMatch(/::byo::/);
-    expect(nodeClass.inputs).toMatchObject({ metadata: { name: "valkey" }, spec: { role: "KarpenterNodeRole-prod", subnetSelectorTerms: [{ tags: { "karpenter.sh/discovery": "prod" } }] } });
+    expect(nodeClass.inputs).toMatchObject({
+      metadata: { name: "valkey" },
+      spec: { role: "KarpenterNodeRole-prod", subnetSelectorTerms: [{ tags: { "karpenter.sh/discovery": "prod" } }] },
+    });
     const nodePool = mocks.get("kubernetes:karpenter.sh/v1:NodePool", "valkey-pool-node-pool");
     expect(nodePool.provider).toMatch(/::byo::/);
     const spec = nodePool.inputs.spec as { template: { spec: { requirements: Array<{ key: string; values: string[] }> } } };
@@ -160,7 +180,9 @@ describe("KarpenterNodePool on a bring-your-own cluster", () => {
   const ARGS = { nodePool: nodePoolConfig(), zones: ZONES, nodeRoleName: "KarpenterNodeRole-prod", discoveryTag: "prod" };
 
   it("refuses to start without a Kubernetes provider instead of falling back to the ambient kubeconfig", () => {
-    expect(() => new KarpenterNodePool("no-provider", ARGS)).toThrow(/KarpenterNodePool no-provider: pass the target cluster's Kubernetes provider as a resource option/);
+    expect(() => new KarpenterNodePool("no-provider", ARGS)).toThrow(
+      /KarpenterNodePool no-provider: pass the target cluster's Kubernetes provider as a resource option/,
+    );
   });
 
   it("creates its custom resources only once opts.dependsOn is ready (e.g. the release that installs the CRDs)", async () => {
@@ -181,7 +203,11 @@ describe("KarpenterNodePool on a bring-your-own cluster", () => {
   });
 
   it("the byo config requires the node role and discovery tag with manageKarpenterNodePool", () => {
-    expect(() => parseStackConfig({ platform: "byo", byo: { manageKarpenterNodePool: true } })).toThrow(/byo.karpenterNodeRole: is required[\s\S]*byo.karpenterDiscoveryTag: is required/);
-    expect(() => parseStackConfig({ platform: "byo", byo: { manageKarpenterNodePool: true, karpenterNodeRole: "arn:aws:iam::1:role/x", karpenterDiscoveryTag: "t" } })).toThrow(/IAM role name/);
+    expect(() => parseStackConfig({ platform: "byo", byo: { manageKarpenterNodePool: true } })).toThrow(
+      /byo.karpenterNodeRole: is required[\s\S]*byo.karpenterDiscoveryTag: is required/,
+    );
+    expect(() =>
+      parseStackConfig({ platform: "byo", byo: { manageKarpenterNodePool: true, karpenterNodeRole: "arn:aws:iam::1:role/x", karpenterDiscoveryTag: "t" } }),
+    ).toThrow(/IAM role name/);
   });
 });

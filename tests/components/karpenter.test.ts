@@ -16,7 +16,7 @@ const { Karpenter } = await import("../../components/karpenter.js");
 const { buildKarpenterControllerPolicy } = await import("../../components/aws/karpenter-iam.js");
 const { partitionOf, accountOfArn } = await import("../../components/aws/iam.js");
 
-const { config } = parseStackConfig({ "aws:region": "us-west-2", karpenter: { nodePool: { networkOptimized: true } } });
+const { config } = parseStackConfig({ "aws:region": "us-west-2", "karpenter": { nodePool: { networkOptimized: true } } });
 const ARGS = { clusterName: "valkey-test", region: "us-west-2", zones: config.aws.zones, karpenter: config.karpenter };
 
 async function deploy() {
@@ -37,15 +37,30 @@ async function drain(): Promise<void> {
 }
 
 const json = (r: RecordedResource, key: string) => JSON.parse(String(r.inputs[key])) as Record<string, unknown>;
-type Statement = { Sid?: string; Effect: string; Action: string | string[]; Resource?: string | string[]; Principal?: unknown; Condition?: Record<string, Record<string, unknown>> };
+type Statement = {
+  Sid?: string;
+  Effect: string;
+  Action: string | string[];
+  Resource?: string | string[];
+  Principal?: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
+};
 
 describe("Karpenter", () => {
   it("gives the controller a Pod Identity role (AssumeRole + TagSession) bound to kube-system/karpenter", async () => {
     await deploy();
     const role = mocks.get("aws:iam/role:Role", "karpenter-controller-role");
-    expect(json(role, "assumeRolePolicy")).toEqual({ Version: "2012-10-17", Statement: [{ Effect: "Allow", Principal: { Service: "pods.eks.amazonaws.com" }, Action: ["sts:AssumeRole", "sts:TagSession"] }] });
+    expect(json(role, "assumeRolePolicy")).toEqual({
+      Version: "2012-10-17",
+      Statement: [{ Effect: "Allow", Principal: { Service: "pods.eks.amazonaws.com" }, Action: ["sts:AssumeRole", "sts:TagSession"] }],
+    });
     const association = mocks.get("aws:eks/podIdentityAssociation:PodIdentityAssociation", "karpenter-controller-identity");
-    expect(association.inputs).toMatchObject({ clusterName: "valkey-test", namespace: "kube-system", serviceAccount: "karpenter", roleArn: `arn:aws:iam::${ACCOUNT}:role/karpenter-controller-role` });
+    expect(association.inputs).toMatchObject({
+      clusterName: "valkey-test",
+      namespace: "kube-system",
+      serviceAccount: "karpenter",
+      roleArn: `arn:aws:iam::${ACCOUNT}:role/karpenter-controller-role`,
+    });
   });
 
   it("scopes the controller policy to the cluster, queue and node role", async () => {
@@ -85,7 +100,9 @@ describe("Karpenter", () => {
     expect(json(role, "assumeRolePolicy")).toMatchObject({ Statement: [{ Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" }] });
     const attached = mocks.ofType("aws:iam/rolePolicyAttachment:RolePolicyAttachment").map((r) => r.inputs.policyArn);
     expect(attached.sort()).toEqual(
-      ["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonSSMManagedInstanceCore"].map((p) => `arn:aws:iam::aws:policy/${p}`),
+      ["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonSSMManagedInstanceCore"].map(
+        (p) => `arn:aws:iam::aws:policy/${p}`,
+      ),
     );
     const entry = mocks.get("aws:eks/accessEntry:AccessEntry", "karpenter-node-access");
     expect(entry.inputs).toMatchObject({ clusterName: "valkey-test", type: "EC2_LINUX", principalArn: `arn:aws:iam::${ACCOUNT}:role/karpenter-node-role` });
@@ -97,15 +114,20 @@ describe("Karpenter", () => {
     expect(queue.inputs).toMatchObject({ name: "valkey-test", sqsManagedSseEnabled: true, messageRetentionSeconds: 300 });
     const queueArn = `arn:aws:sqs:us-west-2:${ACCOUNT}:valkey-test`;
     const policy = json(mocks.get("aws:sqs/queuePolicy:QueuePolicy", "karpenter-interruption-policy"), "policy") as { Statement: Statement[] };
-    expect(policy.Statement[0]).toMatchObject({ Effect: "Allow", Principal: { Service: ["events.amazonaws.com", "sqs.amazonaws.com"] }, Action: "sqs:SendMessage", Resource: queueArn });
+    expect(policy.Statement[0]).toMatchObject({
+      Effect: "Allow",
+      Principal: { Service: ["events.amazonaws.com", "sqs.amazonaws.com"] },
+      Action: "sqs:SendMessage",
+      Resource: queueArn,
+    });
     expect(policy.Statement[1]).toMatchObject({ Effect: "Deny", Condition: { Bool: { "aws:SecureTransport": false } } });
     const patterns = Object.fromEntries(mocks.ofType("aws:cloudwatch/eventRule:EventRule").map((r) => [r.name, json(r, "eventPattern")]));
     expect(patterns).toEqual({
-      "karpenter-scheduled-change": { source: ["aws.health"], "detail-type": ["AWS Health Event"] },
-      "karpenter-spot-interruption": { source: ["aws.ec2"], "detail-type": ["EC2 Spot Instance Interruption Warning"] },
-      "karpenter-rebalance": { source: ["aws.ec2"], "detail-type": ["EC2 Instance Rebalance Recommendation"] },
-      "karpenter-instance-state-change": { source: ["aws.ec2"], "detail-type": ["EC2 Instance State-change Notification"] },
-      "karpenter-capacity-reservation-interruption": { source: ["aws.ec2"], "detail-type": ["EC2 Capacity Reservation Instance Interruption Warning"] },
+      "karpenter-scheduled-change": { "source": ["aws.health"], "detail-type": ["AWS Health Event"] },
+      "karpenter-spot-interruption": { "source": ["aws.ec2"], "detail-type": ["EC2 Spot Instance Interruption Warning"] },
+      "karpenter-rebalance": { "source": ["aws.ec2"], "detail-type": ["EC2 Instance Rebalance Recommendation"] },
+      "karpenter-instance-state-change": { "source": ["aws.ec2"], "detail-type": ["EC2 Instance State-change Notification"] },
+      "karpenter-capacity-reservation-interruption": { "source": ["aws.ec2"], "detail-type": ["EC2 Capacity Reservation Instance Interruption Warning"] },
     });
     const targets = mocks.ofType("aws:cloudwatch/eventTarget:EventTarget");
     expect(targets.map((t) => [t.name, t.inputs.rule, t.inputs.arn])).toEqual(Object.keys(patterns).map((rule) => [`${rule}-target`, rule, queueArn]));
@@ -123,7 +145,14 @@ describe("Karpenter", () => {
     expect(values.affinity).toMatchObject({
       nodeAffinity: {
         requiredDuringSchedulingIgnoredDuringExecution: {
-          nodeSelectorTerms: [{ matchExpressions: [{ key: "karpenter.sh/nodepool", operator: "DoesNotExist" }, { key: "valkey-on-eks/node-role", operator: "In", values: ["system"] }] }],
+          nodeSelectorTerms: [
+            {
+              matchExpressions: [
+                { key: "karpenter.sh/nodepool", operator: "DoesNotExist" },
+                { key: "valkey-on-eks/node-role", operator: "In", values: ["system"] },
+              ],
+            },
+          ],
         },
       },
     });
@@ -133,7 +162,9 @@ describe("Karpenter", () => {
     const karpenter = await deploy();
     expect(karpenter.valkeyNodePool.nodePoolName).toBe("valkey");
     const nodeClass = mocks.get("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "karpenter-valkey-node-class");
-    expect(nodeClass.inputs).toMatchObject({ spec: { role: "karpenter-node-role", securityGroupSelectorTerms: [{ tags: { "karpenter.sh/discovery": "valkey-test" } }] } });
+    expect(nodeClass.inputs).toMatchObject({
+      spec: { role: "karpenter-node-role", securityGroupSelectorTerms: [{ tags: { "karpenter.sh/discovery": "valkey-test" } }] },
+    });
     const pool = mocks.get("kubernetes:karpenter.sh/v1:NodePool", "karpenter-valkey-node-pool");
     const requirements = (pool.inputs.spec as { template: { spec: { requirements: Array<{ key: string; values: string[] }> } } }).template.spec.requirements;
     expect(requirements.find((r) => r.key === "node.kubernetes.io/instance-type")?.values).toEqual(config.karpenter.nodePool.permittedInstanceTypes);
@@ -142,7 +173,12 @@ describe("Karpenter", () => {
 });
 
 describe("Karpenter's resource options", () => {
-  const K8S_TYPES = ["kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Release", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "kubernetes:karpenter.sh/v1:NodePool"];
+  const K8S_TYPES = [
+    "kubernetes:helm.sh/v3:Release",
+    "kubernetes:helm.sh/v3:Release",
+    "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
+    "kubernetes:karpenter.sh/v1:NodePool",
+  ];
 
   it("sends every Kubernetes child (CRD and controller Helm releases, EC2NodeClass, NodePool) through the provider in opts.providers, and no AWS child through it", async () => {
     await deploy();
@@ -169,7 +205,16 @@ describe("Karpenter's resource options", () => {
     open([provider]);
     await drain();
     const names = mocks.resources.filter((r) => r.name.startsWith("gated")).map((r) => r.name);
-    expect(names).toEqual(expect.arrayContaining(["gated", "gated-node-access", "gated-controller-identity", "gated-controller", "gated-valkey-node-class", "gated-valkey-node-pool"]));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "gated",
+        "gated-node-access",
+        "gated-controller-identity",
+        "gated-controller",
+        "gated-valkey-node-class",
+        "gated-valkey-node-pool",
+      ]),
+    );
   });
 
   it("registers the Valkey node pool only after the Helm release that installs its CRDs", async () => {
@@ -193,7 +238,14 @@ describe("IAM helpers", () => {
   });
 
   it("writes the partition into every ARN of the controller policy", () => {
-    const doc = buildKarpenterControllerPolicy({ partition: "aws-cn", region: "cn-north-1", accountId: ACCOUNT, clusterName: "c", queueArn: "q", nodeRoleArn: "n" });
+    const doc = buildKarpenterControllerPolicy({
+      partition: "aws-cn",
+      region: "cn-north-1",
+      accountId: ACCOUNT,
+      clusterName: "c",
+      queueArn: "q",
+      nodeRoleArn: "n",
+    });
     const arns = doc.Statement.flatMap((s) => [s.Resource ?? []].flat()).filter((r) => r.startsWith("arn:"));
     expect(arns.length).toBeGreaterThan(10);
     for (const arn of arns) expect(arn).toMatch(/^arn:aws-cn:/);

@@ -26,7 +26,12 @@ const { buildClusterArgs } = await import("../../components/aws/eks.js");
 
 const MEMBERS = releaseLabels("valkey");
 const base = { name: "np", namespace: "valkey", release: "valkey", podSelector: MEMBERS };
-const DNS = { ports: [{ protocol: "UDP", port: 53 }, { protocol: "TCP", port: 53 }] };
+const DNS = {
+  ports: [
+    { protocol: "UDP", port: 53 },
+    { protocol: "TCP", port: 53 },
+  ],
+};
 const spec = (o: Parameters<typeof buildNetworkPolicy>[0]) => buildNetworkPolicy(o).spec;
 
 async function drain(): Promise<void> {
@@ -62,7 +67,10 @@ describe("Valkey release NetworkPolicy, rule by rule", () => {
 
   it("egress: DNS on 53, and the members on 6379 (+16379 in cluster mode), nothing else", () => {
     expect(spec(base).egress).toEqual([DNS, { to: [{ podSelector: { matchLabels: MEMBERS } }], ports: [{ protocol: "TCP", port: 6379 }] }]);
-    expect(spec({ ...base, clusterBus: true }).egress?.[1]?.ports).toEqual([{ protocol: "TCP", port: 6379 }, { protocol: "TCP", port: 16379 }]);
+    expect(spec({ ...base, clusterBus: true }).egress?.[1]?.ports).toEqual([
+      { protocol: "TCP", port: 6379 },
+      { protocol: "TCP", port: 16379 },
+    ]);
   });
 });
 
@@ -84,7 +92,16 @@ describe("benchmark pod NetworkPolicy", () => {
 
   it("BenchmarkJob creates it before the Job when given the Valkey pods' labels, and not otherwise", async () => {
     const placement = { zones: ["us-west-2a"], nodeSelector: {}, tolerations: [], storageClass: undefined };
-    const args = { namespace: "valkey", image: "valkey/valkey:9.0.2", mode: "cluster" as const, target: { host: "h" }, workload: SEED_WORKLOAD, secretName: undefined, placement, resources: { cpu: "1", memory: "1Gi" } };
+    const args = {
+      namespace: "valkey",
+      image: "valkey/valkey:9.0.2",
+      mode: "cluster" as const,
+      target: { host: "h" },
+      workload: SEED_WORKLOAD,
+      secretName: undefined,
+      placement,
+      resources: { cpu: "1", memory: "1Gi" },
+    };
     mocks.reset();
     new BenchmarkJob("b", { ...args, valkeyPodSelector: MEMBERS });
     await drain();
@@ -104,13 +121,25 @@ describe("the program wires the policies", () => {
   writeFileSync(kubeconfig, "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n");
 
   it("the benchmark policy targets the release's pods; direct checks' CIDRs reach the Valkey policy, port-forward adds none", async () => {
-    const raw = { platform: "byo", byo: { kubeconfig }, valkey: { auth: { enabled: false }, resources: { requests: { memory: "1Gi" }, limits: { memory: "2Gi" } } } };
+    const raw = {
+      platform: "byo",
+      byo: { kubeconfig },
+      valkey: { auth: { enabled: false }, resources: { requests: { memory: "1Gi" }, limits: { memory: "2Gi" } } },
+    };
     mocks.reset();
-    runProgram({ stack: "byo", config: parseStackConfig({ ...raw, checks: { connector: "direct", directSourceCidrs: ["10.1.0.0/16"] } }).config, password: undefined });
+    runProgram({
+      stack: "byo",
+      config: parseStackConfig({ ...raw, checks: { connector: "direct", directSourceCidrs: ["10.1.0.0/16"] } }).config,
+      password: undefined,
+    });
     await drain();
-    const valkeyPolicy = mocks.get("kubernetes:networking.k8s.io/v1:NetworkPolicy", "valkey-netpol").inputs as { spec: { ingress: Array<{ from: unknown[] }> } };
+    const valkeyPolicy = mocks.get("kubernetes:networking.k8s.io/v1:NetworkPolicy", "valkey-netpol").inputs as {
+      spec: { ingress: Array<{ from: unknown[] }> };
+    };
     expect(valkeyPolicy.spec.ingress[0]?.from).toContainEqual({ ipBlock: { cidr: "10.1.0.0/16" } });
-    const bench = mocks.get("kubernetes:networking.k8s.io/v1:NetworkPolicy", "valkey-benchmark-netpol").inputs as { spec: { egress: Array<{ to?: unknown[] }> } };
+    const bench = mocks.get("kubernetes:networking.k8s.io/v1:NetworkPolicy", "valkey-benchmark-netpol").inputs as {
+      spec: { egress: Array<{ to?: unknown[] }> };
+    };
     expect(bench.spec.egress[1]?.to).toEqual([{ podSelector: { matchLabels: releaseLabels("valkey") } }]);
 
     mocks.reset();
@@ -120,14 +149,23 @@ describe("the program wires the policies", () => {
   });
 
   it("checks.directSourceCidrs names a bad CIDR", () => {
-    expect(() => parseStackConfig({ "aws:region": "us-west-2", checks: { directSourceCidrs: ["10.0.0.0"] } })).toThrow(/checks\.directSourceCidrs/);
+    expect(() => parseStackConfig({ "aws:region": "us-west-2", "checks": { directSourceCidrs: ["10.0.0.0"] } })).toThrow(/checks\.directSourceCidrs/);
   });
 });
 
 describe("enforcement on EKS", () => {
   it("installs the vpc-cni add-on through pulumi-eks with the network policy agent on", async () => {
     const { config } = parseStackConfig({ "aws:region": "us-west-2" });
-    const args = buildClusterArgs({ clusterName: "c", eks: config.eks, vpcId: "v", publicSubnetIds: [], privateSubnetIds: [], adminPrincipalArns: [], partition: "aws", tags: {} });
+    const args = buildClusterArgs({
+      clusterName: "c",
+      eks: config.eks,
+      vpcId: "v",
+      publicSubnetIds: [],
+      privateSubnetIds: [],
+      adminPrincipalArns: [],
+      partition: "aws",
+      tags: {},
+    });
     expect(args.useDefaultVpcCni).toBe(false);
     expect(args.vpcCniOptions).toEqual({ enableNetworkPolicy: true });
     mocks.reset();

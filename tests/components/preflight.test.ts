@@ -105,17 +105,28 @@ describe("credential and endpoint config", () => {
   it("validates aws.profile, aws.roleArn, eks.adminPrincipalArns and eks.publicAccessCidrs", () => {
     expect(issuesOf({ aws: { roleArn: "deployer" } })).toEqual([expect.stringMatching(/^aws\.roleArn: must be an IAM role ARN/)]);
     expect(issuesOf({ aws: { profile: "my profile" } })).toEqual([expect.stringMatching(/^aws\.profile: must be a profile name/)]);
-    expect(issuesOf({ eks: { adminPrincipalArns: ["arn:aws:iam::123456789012:group/ops"] } })).toEqual([expect.stringMatching(/^eks\.adminPrincipalArns\.0: must be an IAM role or user ARN/)]);
+    expect(issuesOf({ eks: { adminPrincipalArns: ["arn:aws:iam::123456789012:group/ops"] } })).toEqual([
+      expect.stringMatching(/^eks\.adminPrincipalArns\.0: must be an IAM role or user ARN/),
+    ]);
     expect(issuesOf({ eks: { publicAccessCidrs: ["203.0.113.0/33"] } })).toEqual([expect.stringMatching(/^eks\.publicAccessCidrs\.0: must be an IPv4 CIDR/)]);
-    const { config } = parseStackConfig({ aws: { profile: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" }, eks: { adminPrincipalArns: ["arn:aws:iam::123456789012:user/alice"] } });
+    const { config } = parseStackConfig({
+      aws: { profile: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" },
+      eks: { adminPrincipalArns: ["arn:aws:iam::123456789012:user/alice"] },
+    });
     expect(config.aws).toMatchObject({ profile: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" });
     expect(config.eks.publicAccessCidrs).toEqual(["0.0.0.0/0"]);
     expect(config.eks.adminPrincipalArns).toEqual(["arn:aws:iam::123456789012:user/alice"]);
   });
 
   it("names the aws:* credential keys the stack's own AWS provider would ignore", () => {
-    const { raw, issues } = rawFromPulumiConfig({ "aws:region": "eu-west-1", "aws:profile": "ops", "aws:assumeRole": "{}", "aws:skipMetadataApiCheck": "false", "valkey-on-eks:platform": "eks" });
-    expect(raw).toEqual({ "aws:region": "eu-west-1", platform: "eks" });
+    const { raw, issues } = rawFromPulumiConfig({
+      "aws:region": "eu-west-1",
+      "aws:profile": "ops",
+      "aws:assumeRole": "{}",
+      "aws:skipMetadataApiCheck": "false",
+      "valkey-on-eks:platform": "eks",
+    });
+    expect(raw).toEqual({ "aws:region": "eu-west-1", "platform": "eks" });
     expect(issues).toEqual([
       { path: "aws:profile", message: "is not read by the stack's AWS provider; set valkey-on-eks:aws.profile (the kubeconfig uses it too)" },
       { path: "aws:assumeRole", message: "is not read by the stack's AWS provider; set valkey-on-eks:aws.roleArn (the kubeconfig assumes it too)" },
@@ -124,14 +135,22 @@ describe("credential and endpoint config", () => {
 
   it("refuses a private-only endpoint unless the checks connect directly, saying why", () => {
     const issues = issuesOf({ eks: { publicEndpoint: false } });
-    expect(issues).toEqual([expect.stringMatching(/^eks\.publicEndpoint: false needs checks\.connector: direct: .*cannot reach the API from outside the VPC; run `pulumi up` from inside the VPC/)]);
+    expect(issues).toEqual([
+      expect.stringMatching(
+        /^eks\.publicEndpoint: false needs checks\.connector: direct: .*cannot reach the API from outside the VPC; run `pulumi up` from inside the VPC/,
+      ),
+    ]);
     expect(issuesOf({ eks: { publicEndpoint: false }, checks: { connector: "direct" } })).toEqual([]);
     expect(issuesOf({ platform: "byo", eks: { publicEndpoint: false } })).toEqual([]);
   });
 
   it("builds the AWS provider and the kubeconfig credentials from the same keys", () => {
-    const { config } = parseStackConfig({ "aws:region": "eu-west-1", aws: { profile: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" } });
-    expect(awsProviderArgs(config)).toEqual({ region: "eu-west-1", profile: "ops", assumeRoles: [{ roleArn: "arn:aws:iam::123456789012:role/deployer", sessionName: "valkey-on-eks" }] });
+    const { config } = parseStackConfig({ "aws:region": "eu-west-1", "aws": { profile: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" } });
+    expect(awsProviderArgs(config)).toEqual({
+      region: "eu-west-1",
+      profile: "ops",
+      assumeRoles: [{ roleArn: "arn:aws:iam::123456789012:role/deployer", sessionName: "valkey-on-eks" }],
+    });
     expect(awsProviderArgs(parseStackConfig({}).config)).toEqual({ region: "us-west-2" });
     const args = buildClusterArgs({
       clusterName: "c",
@@ -146,7 +165,16 @@ describe("credential and endpoint config", () => {
     });
     expect(args.providerCredentialOpts).toEqual({ profileName: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" });
     expect(args.publicAccessCidrs).toEqual(["203.0.113.0/24"]);
-    const ambient = buildClusterArgs({ clusterName: "c", eks: { ...config.eks, publicEndpoint: false }, vpcId: "v", publicSubnetIds: [], privateSubnetIds: [], adminPrincipalArns: [], partition: "aws", tags: {} });
+    const ambient = buildClusterArgs({
+      clusterName: "c",
+      eks: { ...config.eks, publicEndpoint: false },
+      vpcId: "v",
+      publicSubnetIds: [],
+      privateSubnetIds: [],
+      adminPrincipalArns: [],
+      partition: "aws",
+      tags: {},
+    });
     expect(ambient.providerCredentialOpts).toBeUndefined();
     expect(ambient.publicAccessCidrs).toBeUndefined();
   });

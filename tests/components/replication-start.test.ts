@@ -53,7 +53,12 @@ describe("haproxy.cfg", () => {
     expect(Buffer.from(hex, "hex").toString("utf8")).toBe(`*2\r\n$4\r\nAUTH\r\n$${Buffer.byteLength(PASSWORD)}\r\n${PASSWORD}\r\n`);
     expect(cfg).toContain(`tcp-check send-binary ${hex}`);
     expect(cfg).not.toContain("s3cr3t");
-    expect(renderHaproxyCfg({ servers, write: { host: "*", port: 6400 } })).not.toContain("AUTH".split("").map((c) => c.charCodeAt(0).toString(16)).join(""));
+    expect(renderHaproxyCfg({ servers, write: { host: "*", port: 6400 } })).not.toContain(
+      "AUTH"
+        .split("")
+        .map((c) => c.charCodeAt(0).toString(16))
+        .join(""),
+    );
   });
 
   it("rejects bad input naming the fault", () => {
@@ -64,7 +69,15 @@ describe("haproxy.cfg", () => {
 });
 
 describe("sentinel.conf", () => {
-  const base = { port: 26379, dir: "/sentinel", primary: { host: "valkey-0.valkey-headless", port: 6379 }, quorum: 2, downAfterMs: 5000, failoverTimeoutMs: 60_000, parallelSyncs: 1 };
+  const base = {
+    port: 26379,
+    dir: "/sentinel",
+    primary: { host: "valkey-0.valkey-headless", port: 6379 },
+    quorum: 2,
+    downAfterMs: 5000,
+    failoverTimeoutMs: 60_000,
+    parallelSyncs: 1,
+  };
 
   it("monitors the primary with the timings, authenticates everywhere, announces hostnames", () => {
     const text = renderSentinelConf({ ...base, password: PASSWORD, hostnames: true, announce: { host: "sentinel-0.sentinel-headless" } });
@@ -117,12 +130,28 @@ describe("start script with the Sentinel decision", () => {
     const path = join(root, "start.sh");
     writeFileSync(path, renderStartScript({ mode: "replication", auth: false, runDir: join(root, "run"), dataDir: join(root, "data"), sentinel: {} }));
     const sh = (env: Record<string, string>): Promise<{ code: number; out: string }> =>
-      new Promise((resolve) => execFile("sh", [path, join(root, "valkey.conf")], { env: { PATH: process.env.PATH ?? "", ...env } }, (err, stdout, stderr) => resolve({ code: err === null ? 0 : Number(err.code ?? -1), out: stdout + stderr })));
+      new Promise((resolve) =>
+        execFile("sh", [path, join(root, "valkey.conf")], { env: { PATH: process.env.PATH ?? "", ...env } }, (err, stdout, stderr) =>
+          resolve({ code: err === null ? 0 : Number(err.code ?? -1), out: stdout + stderr }),
+        ),
+      );
     const base = { VALKEY_SENTINELS: "127.0.0.1:1", VALKEY_ANNOUNCE_HOST: "127.0.0.1" };
-    expect(await sh({ ...base })).toEqual({ code: 1, out: "start.sh: cannot tell this member's ordinal: set POD_NAME (<statefulset>-<n>) or VALKEY_ORDINAL\n" });
-    expect(await sh({ ...base, POD_NAME: "valkey" })).toEqual({ code: 1, out: "start.sh: cannot tell this member's ordinal: set POD_NAME (<statefulset>-<n>) or VALKEY_ORDINAL\n" });
-    expect(await sh({ VALKEY_ANNOUNCE_HOST: "127.0.0.1", POD_NAME: "valkey-1" })).toEqual({ code: 1, out: "start.sh: VALKEY_SENTINELS (the Sentinels' host:port list) is empty\n" });
-    expect(await sh({ VALKEY_SENTINELS: "127.0.0.1:1", POD_NAME: "valkey-1" })).toEqual({ code: 1, out: "start.sh: VALKEY_ANNOUNCE_HOST (this member's stable name) is not set\n" });
+    expect(await sh({ ...base })).toEqual({
+      code: 1,
+      out: "start.sh: cannot tell this member's ordinal: set POD_NAME (<statefulset>-<n>) or VALKEY_ORDINAL\n",
+    });
+    expect(await sh({ ...base, POD_NAME: "valkey" })).toEqual({
+      code: 1,
+      out: "start.sh: cannot tell this member's ordinal: set POD_NAME (<statefulset>-<n>) or VALKEY_ORDINAL\n",
+    });
+    expect(await sh({ VALKEY_ANNOUNCE_HOST: "127.0.0.1", POD_NAME: "valkey-1" })).toEqual({
+      code: 1,
+      out: "start.sh: VALKEY_SENTINELS (the Sentinels' host:port list) is empty\n",
+    });
+    expect(await sh({ VALKEY_SENTINELS: "127.0.0.1:1", POD_NAME: "valkey-1" })).toEqual({
+      code: 1,
+      out: "start.sh: VALKEY_ANNOUNCE_HOST (this member's stable name) is not set\n",
+    });
   });
 
   it("rejects bad options naming the key", () => {
@@ -149,7 +178,15 @@ describe("start decision with no Sentinel answering (real sh, real valkey-server
       port,
       startTimeoutMs: 20_000,
       launch: (ctx) => {
-        const cmd = memberLaunch({ ordinal, host: "127.0.0.1", port, password: PASSWORD, sentinels, masterName: DEFAULT_MASTER_NAME, sentinel: { waitSeconds: 2, firstStartGraceSeconds: 1 } })(ctx);
+        const cmd = memberLaunch({
+          ordinal,
+          host: "127.0.0.1",
+          port,
+          password: PASSWORD,
+          sentinels,
+          masterName: DEFAULT_MASTER_NAME,
+          sentinel: { waitSeconds: 2, firstStartGraceSeconds: 1 },
+        })(ctx);
         return { ...cmd, env: { ...cmd.env, SENTINEL_TEST_MARKER: marker } };
       },
     });
@@ -182,7 +219,9 @@ describe("start decision with no Sentinel answering (real sh, real valkey-server
     expect(seen[0]!.environ.split("\0")).toContain(`REDISCLI_AUTH=${PASSWORD}`);
     const outcome = await starting;
     expect(outcome).toContain("exited during start-up");
-    expect(outcome).toContain(`no Sentinel of [127.0.0.1:${mutePort}] named a primary for ${DEFAULT_MASTER_NAME} within 2s (0 reachable); only ordinal 0 with an empty data dir may become the first primary`);
+    expect(outcome).toContain(
+      `no Sentinel of [127.0.0.1:${mutePort}] named a primary for ${DEFAULT_MASTER_NAME} within 2s (0 reachable); only ordinal 0 with an empty data dir may become the first primary`,
+    );
   }, 30_000);
 
   it("ordinal 0 with an empty data dir becomes the first primary; restarted WITH data and still no Sentinel, it refuses", async () => {
@@ -207,11 +246,24 @@ describe("start decision with no Sentinel answering (real sh, real valkey-server
       bind: "127.0.0.1",
       launch: ({ dir, port, logfile }) => {
         const conf = join(dir, "sentinel.conf");
-        const text = renderSentinelConf({ port, bind: "127.0.0.1", dir, logfile, primary: { host: "127.0.0.1", port: 1 }, quorum: 1, downAfterMs: 1000, failoverTimeoutMs: 1000, parallelSyncs: 1, password: "another-password" });
+        const text = renderSentinelConf({
+          port,
+          bind: "127.0.0.1",
+          dir,
+          logfile,
+          primary: { host: "127.0.0.1", port: 1 },
+          quorum: 1,
+          downAfterMs: 1000,
+          failoverTimeoutMs: 1000,
+          parallelSyncs: 1,
+          password: "another-password",
+        });
         writeFileSync(conf, text, { mode: 0o600 });
         return { command: resolveBinaries().server.path, args: [conf, "--sentinel"] };
       },
     });
-    await expect(start(0, await freePort(), [sentinel.address], "noauth")).rejects.toThrow(new RegExp(`1 reachable; errors: ${sentinel.address.replace(/\./g, "\\.")}: NOAUTH`));
+    await expect(start(0, await freePort(), [sentinel.address], "noauth")).rejects.toThrow(
+      new RegExp(`1 reachable; errors: ${sentinel.address.replace(/\./g, "\\.")}: NOAUTH`),
+    );
   }, 30_000);
 });

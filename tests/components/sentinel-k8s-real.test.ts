@@ -20,7 +20,13 @@ import { killHard, SentinelTopology } from "../../benchmarks/local/sentinel-topo
 import { DirectConnector } from "../../benchmarks/topology/connector.js";
 import { pollUntil } from "../../benchmarks/util/poll-until.js";
 import { StaticPodApi } from "../../components/kubernetes/static-pod-api.js";
-import { checkTopologyOnKubernetes, parseCheckInputs, TopologyCheckError, type CheckDeps, type TopologyCheckInputs } from "../../components/steps/topology-check/implementation.js";
+import {
+  checkTopologyOnKubernetes,
+  parseCheckInputs,
+  TopologyCheckError,
+  type CheckDeps,
+  type TopologyCheckInputs,
+} from "../../components/steps/topology-check/implementation.js";
 import { renderReplicationPreStopScript } from "../../components/valkey/replication-prestop-script.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
@@ -29,7 +35,13 @@ const zones = ["us-west-2a", "us-west-2b", "us-west-2c"];
 function depsFor(t: SentinelTopology): CheckDeps {
   const pods = [
     ...t.members.map((m, i) => ({ name: `valkey-${i}`, podIP: m.host, nodeName: `node-${m.zone}`, labels: { app: "v" }, ports: { valkey: m.port } })),
-    ...t.sentinels.map((s, i) => ({ name: `valkey-sentinel-${i}`, podIP: s.host, nodeName: `node-${s.zone}`, labels: { app: "s" }, ports: { sentinel: s.port } })),
+    ...t.sentinels.map((s, i) => ({
+      name: `valkey-sentinel-${i}`,
+      podIP: s.host,
+      nodeName: `node-${s.zone}`,
+      labels: { app: "s" },
+      ports: { sentinel: s.port },
+    })),
   ];
   const api = new StaticPodApi(pods, Object.fromEntries(zones.map((z) => [`node-${z}`, z])));
   return {
@@ -88,9 +100,7 @@ describe("replication under Sentinel on real processes (fake Kubernetes API only
     expect(out.report.shards[0]?.primary.address).toBe(primary);
     expect(out.report.shards[0]?.replicas).toHaveLength(2);
     expect(out.report.masterName).toBe(t.masterName);
-    expect(out.report.sentinels).toEqual(
-      t.sentinels.map((s) => ({ address: s.address, zone: s.zone, reachable: true, agrees: true, primary })),
-    );
+    expect(out.report.sentinels).toEqual(t.sentinels.map((s) => ({ address: s.address, zone: s.zone, reachable: true, agrees: true, primary })));
     expect(out.table).toContain("Sentinels");
   }, 60_000);
 
@@ -102,12 +112,20 @@ describe("replication under Sentinel on real processes (fake Kubernetes API only
     if (replica === undefined) throw new Error("no replica");
     const sentinels = t.sentinels.map((s) => s.address);
     const env = (m: typeof primary): Record<string, string> => ({ VALKEY_CLI: cli, REDISCLI_AUTH: password, VALKEY_ANNOUNCE_HOST: m.host });
-    const onReplica = await runSh(renderReplicationPreStopScript({ masterName: t.masterName, sentinels, port: replica.port, localHost: replica.host, timeoutSeconds: 20 }), env(replica), 30_000);
+    const onReplica = await runSh(
+      renderReplicationPreStopScript({ masterName: t.masterName, sentinels, port: replica.port, localHost: replica.host, timeoutSeconds: 20 }),
+      env(replica),
+      30_000,
+    );
     expect(onReplica.code).toBe(0);
     expect(onReplica.stderr).toContain("not the primary");
     expect(await t.primaryFromSentinels()).toBe(before);
 
-    const res = await runSh(renderReplicationPreStopScript({ masterName: t.masterName, sentinels, port: primary.port, localHost: primary.host, timeoutSeconds: 20 }), env(primary), 40_000);
+    const res = await runSh(
+      renderReplicationPreStopScript({ masterName: t.masterName, sentinels, port: primary.port, localHost: primary.host, timeoutSeconds: 20 }),
+      env(primary),
+      40_000,
+    );
     expect(res.code, res.stderr).toBe(0);
     expect(res.stderr).toContain("SENTINEL FAILOVER via");
     expect(res.stderr).toContain("switchover done");
@@ -120,7 +138,7 @@ describe("replication under Sentinel on real processes (fake Kubernetes API only
     await pollUntil(
       async () => {
         const r = await checkTopologyOnKubernetes(inputs(t), depsFor(t)).catch((e: Error) => e);
-        return r instanceof Error ? r.message.split("\n")[0] ?? "error" : true;
+        return r instanceof Error ? (r.message.split("\n")[0] ?? "error") : true;
       },
       { timeoutMs: 30_000, intervalMs: 500, what: "the check passing after the switchover" },
     );

@@ -62,11 +62,31 @@ describe("the Sentinel entrypoint on a real Sentinel", () => {
     const template = join(dir, "sentinel.conf.template");
     writeFileSync(
       template,
-      renderSentinelConf({ port, bind: HOST, dir, masterName: "vk", primary: { host: HOST, port: primary.port }, quorum: 1, downAfterMs: 5000, failoverTimeoutMs: 10000, parallelSyncs: 1, hostnames: true }),
+      renderSentinelConf({
+        port,
+        bind: HOST,
+        dir,
+        masterName: "vk",
+        primary: { host: HOST, port: primary.port },
+        quorum: 1,
+        downAfterMs: 5000,
+        failoverTimeoutMs: 10000,
+        parallelSyncs: 1,
+        hostnames: true,
+      }),
     );
     writeFileSync(join(dir, "password"), password, { mode: 0o600 });
     script = join(dir, "sentinel-start.sh");
-    writeFileSync(script, renderSentinelStartScript({ templateFile: template, stateFile: join(dir, "state", "sentinel.conf"), masterName: "vk", passwordFile: join(dir, "password"), resolveWaitSeconds: 5 }));
+    writeFileSync(
+      script,
+      renderSentinelStartScript({
+        templateFile: template,
+        stateFile: join(dir, "state", "sentinel.conf"),
+        masterName: "vk",
+        passwordFile: join(dir, "password"),
+        resolveWaitSeconds: 5,
+      }),
+    );
     await start();
   }, 60_000);
   afterAll(async () => {
@@ -86,11 +106,14 @@ describe("the Sentinel entrypoint on a real Sentinel", () => {
     const c = await openClient(HOST, port, "auth", { password });
     expect(await c.call("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "vk")).toEqual([HOST, String(primary.port)]);
     // Sentinel reached the password-protected primary with auth-pass.
-    await pollUntil(async () => {
-      const m = (await c.call("SENTINEL", "MASTER", "vk")) as string[];
-      const flags = m[m.indexOf("flags") + 1] ?? "";
-      return flags === "master" ? true : flags;
-    }, { timeoutMs: 15_000, intervalMs: 200, what: "the primary seen healthy by Sentinel" });
+    await pollUntil(
+      async () => {
+        const m = (await c.call("SENTINEL", "MASTER", "vk")) as string[];
+        const flags = m[m.indexOf("flags") + 1] ?? "";
+        return flags === "master" ? true : flags;
+      },
+      { timeoutMs: 15_000, intervalMs: 200, what: "the primary seen healthy by Sentinel" },
+    );
     c.disconnect();
     const cmdline = readFileSync(`/proc/${proc?.pid}/cmdline`, "utf8");
     expect(cmdline).toContain("sentinel");

@@ -29,12 +29,43 @@ describe("step inputs from one field list", () => {
 
   it("the real steps: secrets are kubeconfig/password, bounds re-run nothing, runId re-runs", () => {
     expect(secretKeys(bootstrapFields).sort()).toEqual(["kubeconfig", "password"]);
-    expect(rerunKeys(bootstrapFields).sort()).toEqual(["connector", "context", "expectedPods", "headlessService", "namespace", "primaries", "replicasPerPrimary", "selector"]);
-    expect(rerunKeys(checkFields).sort()).toEqual(
-      ["connector", "context", "countKeys", "expect", "headlessService", "mode", "namespace", "replicaLagBytes", "runId", "selector", "sentinel", "triggers"],
-    );
+    expect(rerunKeys(bootstrapFields).sort()).toEqual([
+      "connector",
+      "context",
+      "expectedPods",
+      "headlessService",
+      "namespace",
+      "primaries",
+      "replicasPerPrimary",
+      "selector",
+    ]);
+    expect(rerunKeys(checkFields).sort()).toEqual([
+      "connector",
+      "context",
+      "countKeys",
+      "expect",
+      "headlessService",
+      "mode",
+      "namespace",
+      "replicaLagBytes",
+      "runId",
+      "selector",
+      "sentinel",
+      "triggers",
+    ]);
     expect(secretKeys(resultsFields)).toEqual(["kubeconfig"]);
-    expect(rerunKeys(resultsFields)).toEqual(["namespace", "jobName", "jobUid", "mode", "workload", "serverVersion", "image", "timestamp", "runId", "clientPods"]);
+    expect(rerunKeys(resultsFields)).toEqual([
+      "namespace",
+      "jobName",
+      "jobUid",
+      "mode",
+      "workload",
+      "serverVersion",
+      "image",
+      "timestamp",
+      "runId",
+      "clientPods",
+    ]);
   });
 
   it("parses with defaults, treats null and empty optional values as absent, and names the faulty key only", () => {

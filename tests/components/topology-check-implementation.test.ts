@@ -133,7 +133,11 @@ describe("checkTopologyOnKubernetes, replication mode", () => {
 
   it("seeds at the pod labelled primary and passes with cross-zone replicas", async () => {
     const all = [...rep.replicas, rep.primary];
-    const deps = depsFor(all, (s) => rep.zoneMap[s.address] ?? "?", (s) => (s === rep.primary ? "primary" : "replica"));
+    const deps = depsFor(
+      all,
+      (s) => rep.zoneMap[s.address] ?? "?",
+      (s) => (s === rep.primary ? "primary" : "replica"),
+    );
     const out = await checkTopologyOnKubernetes(inputs("replication", { expect: { replicas: 2 } }), deps);
     expect(out.report.ok).toBe(true);
     expect(out.report.shards[0]?.primary.address).toBe(rep.primary.address);
@@ -164,5 +168,4 @@ describe("the check's dynamic-provider protocol", () => {
     expect(diff("id", without, { ...without, runId: "first" }).changes).toBe(true);
     expect(diff("id", without, { ...without }).changes).toBe(false);
   });
-
 });

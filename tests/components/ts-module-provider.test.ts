@@ -29,7 +29,15 @@ function fakeApiServer(servers: readonly ValkeyProcess[]): Server {
     metadata: { name: `valkey-${i}`, namespace: "data", labels: { app: "valkey" } },
     spec: {
       nodeName: `node-${i % 3}`,
-      containers: [{ name: "valkey", ports: [{ name: "valkey", containerPort: s.port }, { name: "cluster-bus", containerPort: s.clusterPort }] }],
+      containers: [
+        {
+          name: "valkey",
+          ports: [
+            { name: "valkey", containerPort: s.port },
+            { name: "cluster-bus", containerPort: s.clusterPort },
+          ],
+        },
+      ],
     },
     status: { podIP: "127.0.0.1", conditions: [{ type: "Ready", status: "True" }] },
   }));
@@ -62,11 +70,11 @@ describe("dynamic-provider shells, in-process, against a fake API server and rea
     api = fakeApiServer(servers);
     await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
     const kubeconfig = JSON.stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{ name: "fake", cluster: { server: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, "insecure-skip-tls-verify": true } }],
-      users: [{ name: "u", user: { token } }],
-      contexts: [{ name: "fake", context: { cluster: "fake", user: "u" } }],
+      "apiVersion": "v1",
+      "kind": "Config",
+      "clusters": [{ name: "fake", cluster: { "server": `http://127.0.0.1:${(api.address() as AddressInfo).port}`, "insecure-skip-tls-verify": true } }],
+      "users": [{ name: "u", user: { token } }],
+      "contexts": [{ name: "fake", context: { cluster: "fake", user: "u" } }],
       "current-context": "fake",
     });
     inputs = { namespace: "data", selector: "app=valkey", connector: "direct", kubeconfig, password };
@@ -80,7 +88,11 @@ describe("dynamic-provider shells, in-process, against a fake API server and rea
     const provider = clusterBootstrapProvider();
     const bootInputs = { ...inputs, expectedPods: 6, primaries: 3, replicasPerPrimary: 1, timeoutMs: 30_000 };
     const created = await provider.create(bootInputs);
-    const outs = created.outs as Record<string, unknown> & { changed: boolean; nodeIds: unknown; plan: { shards: { primary: { zone: string }; replicas: { zone: string }[] }[] } };
+    const outs = created.outs as Record<string, unknown> & {
+      changed: boolean;
+      nodeIds: unknown;
+      plan: { shards: { primary: { zone: string }; replicas: { zone: string }[] }[] };
+    };
     expect(created.id).toBe("data/app=valkey");
     expect(outs.changed).toBe(true);
     expect(outs.plan.shards).toHaveLength(3);
@@ -166,7 +178,10 @@ describe("the serialized provider in a plain node process (as @pulumi/pulumi/cmd
       );
       // A plain node, outside the project directory, with no loader flags: like the provider process.
       const out = execFileSync(process.execPath, [run], { cwd: tmpdir(), encoding: "utf8" });
-      expect(JSON.parse(out)).toEqual([{ changes: false, replaces: [] }, { changes: true, replaces: [] }]);
+      expect(JSON.parse(out)).toEqual([
+        { changes: false, replaces: [] },
+        { changes: true, replaces: [] },
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

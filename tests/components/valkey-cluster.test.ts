@@ -33,9 +33,12 @@ describe("ValkeyCluster", () => {
   });
 
   it("creates the expected children and plain outputs; P x (1 + M) pods", () => {
-    expect(mocks.resources.filter((r) => r.type.startsWith("kubernetes:")).map((r) => r.name).sort()).toEqual(
-      ["vc-client", "vc-config", "vc-headless", "vc-members", "vc-netpol", "vc-pdb", "vc-secret"].sort(),
-    );
+    expect(
+      mocks.resources
+        .filter((r) => r.type.startsWith("kubernetes:"))
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(["vc-client", "vc-config", "vc-headless", "vc-members", "vc-netpol", "vc-pdb", "vc-secret"].sort());
     expect(sts.spec?.replicas).toBe(3 * (1 + 2));
     expect(comp.pods).toHaveLength(9);
     expect(comp.pods[8]).toEqual({ name: "valkey-cluster-8", dnsName: "valkey-cluster-8.valkey-cluster-headless.data.svc.cluster.local" });
@@ -68,9 +71,7 @@ describe("ValkeyCluster", () => {
       { name: "valkey", containerPort: 6379, protocol: "TCP" },
       { name: "cluster-bus", containerPort: 16379, protocol: "TCP" },
     ]);
-    expect((c.env ?? []).find((e) => e.name === "VALKEY_ANNOUNCE_HOST")?.value).toBe(
-      "$(POD_NAME).valkey-cluster-headless.data.svc.cluster.local",
-    );
+    expect((c.env ?? []).find((e) => e.name === "VALKEY_ANNOUNCE_HOST")?.value).toBe("$(POD_NAME).valkey-cluster-headless.data.svc.cluster.local");
     expect(c.lifecycle?.preStop?.exec?.command).toEqual(["sh", "/etc/valkey/prestop.sh"]);
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(30);
     expect(c.resources).toEqual({ requests: { cpu: "1", memory: "12Gi" }, limits: { cpu: "2", memory: "16Gi" } });

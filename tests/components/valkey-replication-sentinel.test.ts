@@ -81,9 +81,20 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
       { matchExpressions: [{ key: ZONE_LABEL, operator: "In", values: PLACEMENT.zones }] },
     ]);
     expect(p.topologySpreadConstraints).toEqual([
-      { maxSkew: 1, topologyKey: ZONE_LABEL, whenUnsatisfiable: "DoNotSchedule", minDomains: 3, labelSelector: { matchLabels: { ...members, [ROLE_LABEL]: "member" } } },
+      {
+        maxSkew: 1,
+        topologyKey: ZONE_LABEL,
+        whenUnsatisfiable: "DoNotSchedule",
+        minDomains: 3,
+        labelSelector: { matchLabels: { ...members, [ROLE_LABEL]: "member" } },
+      },
     ]);
-    expect(mocks.resources.filter((r) => r.type === STS).map((r) => r.name).sort()).toEqual(["repl-members", "repl-sentinel"]);
+    expect(
+      mocks.resources
+        .filter((r) => r.type === STS)
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(["repl-members", "repl-sentinel"]);
   });
 
   it("members: the Sentinel start decision, valkey.conf including replication.conf, min-replicas on every member", () => {
@@ -116,10 +127,18 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
     expect(s.spec?.serviceName).toBe("valkey-sentinel-headless");
     expect(s.spec?.selector.matchLabels).toEqual(sentinels);
     const p = podSpecOf(s);
-    expect(p.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution).toEqual([{ topologyKey: ZONE_LABEL, labelSelector: { matchLabels: sentinels } }]);
-    expect(p.topologySpreadConstraints).toEqual([{ maxSkew: 1, topologyKey: ZONE_LABEL, whenUnsatisfiable: "DoNotSchedule", minDomains: 3, labelSelector: { matchLabels: sentinels } }]);
+    expect(p.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution).toEqual([
+      { topologyKey: ZONE_LABEL, labelSelector: { matchLabels: sentinels } },
+    ]);
+    expect(p.topologySpreadConstraints).toEqual([
+      { maxSkew: 1, topologyKey: ZONE_LABEL, whenUnsatisfiable: "DoNotSchedule", minDomains: 3, labelSelector: { matchLabels: sentinels } },
+    ]);
     expect(p.tolerations).toEqual([{ key: "workload", operator: "Equal", value: "valkey", effect: "NoSchedule" }]);
-    expect(s.spec?.volumeClaimTemplates?.[0]?.spec).toMatchObject({ accessModes: ["ReadWriteOnce"], storageClassName: "gp3-valkey", resources: { requests: { storage: "1Gi" } } });
+    expect(s.spec?.volumeClaimTemplates?.[0]?.spec).toMatchObject({
+      accessModes: ["ReadWriteOnce"],
+      storageClassName: "gp3-valkey",
+      resources: { requests: { storage: "1Gi" } },
+    });
     const c = containerOf(s);
     expect(c.command).toEqual(["sh", "/etc/valkey/sentinel-start.sh"]);
     expect(c.volumeMounts).toContainEqual({ name: "data", mountPath: "/data" });
@@ -151,7 +170,9 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
     const d = manifest<Deployment>(mocks.get("kubernetes:apps/v1:Deployment", "repl-haproxy"));
     expect(d.spec?.replicas).toBe(2);
     const p = d.spec?.template.spec;
-    expect(p?.topologySpreadConstraints).toEqual([{ maxSkew: 1, topologyKey: ZONE_LABEL, whenUnsatisfiable: "DoNotSchedule", minDomains: 3, labelSelector: { matchLabels: proxies } }]);
+    expect(p?.topologySpreadConstraints).toEqual([
+      { maxSkew: 1, topologyKey: ZONE_LABEL, whenUnsatisfiable: "DoNotSchedule", minDomains: 3, labelSelector: { matchLabels: proxies } },
+    ]);
     expect(p?.automountServiceAccountToken).toBe(false);
     expect(p?.volumes).toEqual([{ name: "cfg", secret: { secretName: "valkey-haproxy", defaultMode: 0o440 } }]);
     const cfgSecret = mocks.get("kubernetes:core/v1:Secret", "repl-haproxy-cfg");
@@ -181,7 +202,12 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
     // A podSelector alone: labelled clients in the release's own namespace, no other namespace.
     const clients = { podSelector: { matchLabels: { [CLIENT_LABEL]: "true" } } };
     const pods = (l: Record<string, string>): unknown => ({ podSelector: { matchLabels: l } });
-    const dns = { ports: [{ protocol: "UDP", port: 53 }, { protocol: "TCP", port: 53 }] };
+    const dns = {
+      ports: [
+        { protocol: "UDP", port: 53 },
+        { protocol: "TCP", port: 53 },
+      ],
+    };
     const toMembers = { to: [pods(members)], ports: [{ protocol: "TCP", port: 6379 }] };
     const toSentinels = { to: [pods(sentinels)], ports: [{ protocol: "TCP", port: 26379 }] };
     expect(np("repl-netpol")).toEqual({
@@ -192,7 +218,15 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
     });
     expect(np("repl-sentinel-netpol")?.ingress).toEqual([{ from: [clients, pods(members), pods(sentinels)], ports: [{ protocol: "TCP", port: 26379 }] }]);
     expect(np("repl-sentinel-netpol")?.egress).toEqual([dns, toMembers, toSentinels]);
-    expect(np("repl-haproxy-netpol")?.ingress).toEqual([{ from: [clients], ports: [{ protocol: "TCP", port: 6379 }, { protocol: "TCP", port: 6380 }] }]);
+    expect(np("repl-haproxy-netpol")?.ingress).toEqual([
+      {
+        from: [clients],
+        ports: [
+          { protocol: "TCP", port: 6379 },
+          { protocol: "TCP", port: 6380 },
+        ],
+      },
+    ]);
     expect(np("repl-haproxy-netpol")?.egress).toEqual([dns, toMembers]);
   });
 
@@ -214,7 +248,13 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
   });
 
   it("without auth: no password Secret, no auth lines, HAProxy checks without AUTH", async () => {
-    new ValkeyReplication("open", { namespace: "valkey", release: "open", valkey: valkeyConfig({ auth: { enabled: false } }), placement: PLACEMENT, password: undefined });
+    new ValkeyReplication("open", {
+      namespace: "valkey",
+      release: "open",
+      valkey: valkeyConfig({ auth: { enabled: false } }),
+      placement: PLACEMENT,
+      password: undefined,
+    });
     await settle();
     expect(mocks.resources.filter((r) => r.name === "open-secret")).toEqual([]);
     const start = manifest<ConfigMap>(mocks.get("kubernetes:core/v1:ConfigMap", "open-config")).data?.["sentinel-start.sh"] ?? "";

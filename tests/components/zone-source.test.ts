@@ -25,10 +25,12 @@ const pod = (i: number, node: string, extra: Partial<StaticPod> = {}): StaticPod
 });
 
 function fixture(): StaticPodApi {
-  return new StaticPodApi(
-    [pod(10, "n-c"), pod(2, "n-b"), pod(0, "n-a"), pod(1, "n-a"), { ...pod(9, "n-a"), labels: { other: "x" } }],
-    { "n-a": "us-west-2a", "n-b": "us-west-2b", "n-c": "us-west-2c", "n-x": "us-west-2x" },
-  );
+  return new StaticPodApi([pod(10, "n-c"), pod(2, "n-b"), pod(0, "n-a"), pod(1, "n-a"), { ...pod(9, "n-a"), labels: { other: "x" } }], {
+    "n-a": "us-west-2a",
+    "n-b": "us-west-2b",
+    "n-c": "us-west-2c",
+    "n-x": "us-west-2x",
+  });
 }
 
 describe("discoverPods", () => {
@@ -46,10 +48,10 @@ describe("discoverPods", () => {
   });
 
   it("names unusable pods: not ready, unscheduled, no IP, node without a zone label", async () => {
-    const api = new StaticPodApi(
-      [pod(0, "n-a", { ready: false }), { name: "valkey-1", labels }, pod(2, "n-nozone"), pod(3, "n-a")],
-      { "n-a": "z1", "n-nozone": { "kubernetes.io/hostname": "n-nozone" } },
-    );
+    const api = new StaticPodApi([pod(0, "n-a", { ready: false }), { name: "valkey-1", labels }, pod(2, "n-nozone"), pod(3, "n-a")], {
+      "n-a": "z1",
+      "n-nozone": { "kubernetes.io/hostname": "n-nozone" },
+    });
     const pods = await discoverPods(api, { namespace: "d", selector: sel });
     expect(unusablePods(pods)).toEqual([
       "valkey-0 (not ready)",
@@ -106,7 +108,9 @@ describe("client-node mapping and kubeconfig", () => {
       spec: {
         nodeName: "ip-10-0-1-1",
         subdomain: "valkey-headless",
-        containers: [{ name: "valkey", ports: [{ name: "valkey", containerPort: 6379 }, { containerPort: 9000 }, { name: "cluster-bus", containerPort: 16379 }] }],
+        containers: [
+          { name: "valkey", ports: [{ name: "valkey", containerPort: 6379 }, { containerPort: 9000 }, { name: "cluster-bus", containerPort: 16379 }] },
+        ],
       },
       status: { podIP: "10.0.1.1", conditions: [{ type: "Ready", status: "True" }] },
     };
@@ -117,7 +121,7 @@ describe("client-node mapping and kubeconfig", () => {
       ready: true,
       labels,
       subdomain: "valkey-headless",
-      ports: { valkey: 6379, "cluster-bus": 16379 },
+      ports: { "valkey": 6379, "cluster-bus": 16379 },
     });
     expect(podRecordFromV1({ metadata: { name: "p" }, status: { podIP: "", conditions: [{ type: "Ready", status: "False" }] } })).toMatchObject({
       podIP: undefined,
@@ -129,11 +133,14 @@ describe("client-node mapping and kubeconfig", () => {
   it("selects a context, and never echoes the kubeconfig in errors", () => {
     const token = "tok-very-secret-123";
     const kubeconfig = JSON.stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{ name: "c", cluster: { server: "http://127.0.0.1:1" } }],
-      users: [{ name: "u", user: { token } }],
-      contexts: [{ name: "one", context: { cluster: "c", user: "u" } }, { name: "two", context: { cluster: "c", user: "u" } }],
+      "apiVersion": "v1",
+      "kind": "Config",
+      "clusters": [{ name: "c", cluster: { server: "http://127.0.0.1:1" } }],
+      "users": [{ name: "u", user: { token } }],
+      "contexts": [
+        { name: "one", context: { cluster: "c", user: "u" } },
+        { name: "two", context: { cluster: "c", user: "u" } },
+      ],
       "current-context": "one",
     });
     expect(loadKubeConfig(kubeconfig, "two").getCurrentContext()).toBe("two");

@@ -102,9 +102,7 @@ describe("AZ-aware planner", () => {
   });
 
   it("fails clearly when one zone holds too many nodes to pair across zones", () => {
-    expect(() => planCluster({ nodes: nodesFor([4, 1, 1]), primaries: 3, replicasPerPrimary: 1 })).toThrow(
-      /zone zone-a holds 4 of 6 nodes/,
-    );
+    expect(() => planCluster({ nodes: nodesFor([4, 1, 1]), primaries: 3, replicasPerPrimary: 1 })).toThrow(/zone zone-a holds 4 of 6 nodes/);
   });
 
   it("fails clearly when there are too few nodes", () => {
@@ -115,15 +113,11 @@ describe("AZ-aware planner", () => {
 
   it("warns, without failing, when two zones leave a primary majority in one zone", () => {
     const plan = planCluster({ nodes: nodesFor([3, 3]), primaries: 3, replicasPerPrimary: 1 });
-    expect(plan.warnings).toEqual([
-      "zone zone-a holds 2 of 3 primaries: losing that zone loses the primary majority (only 2 zones; use 3 or more)",
-    ]);
+    expect(plan.warnings).toEqual(["zone zone-a holds 2 of 3 primaries: losing that zone loses the primary majority (only 2 zones; use 3 or more)"]);
   });
 
   it("rejects bad shapes and duplicate nodes by name", () => {
-    expect(() => planCluster({ nodes: nodesFor([2, 2]), primaries: 0, replicasPerPrimary: 1 })).toThrow(
-      "primaries must be a whole number ≥ 1 (got 0)",
-    );
+    expect(() => planCluster({ nodes: nodesFor([2, 2]), primaries: 0, replicasPerPrimary: 1 })).toThrow("primaries must be a whole number ≥ 1 (got 0)");
     expect(() => planCluster({ nodes: nodesFor([2, 2]), primaries: 1, replicasPerPrimary: -1 })).toThrow(
       "replicasPerPrimary must be a whole number ≥ 0 (got -1)",
     );

@@ -8,13 +8,7 @@ import { startLocalCluster, type LocalCluster } from "../../benchmarks/local/loc
 import { freePort } from "../../benchmarks/local/ports.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
 import type { BenchmarkTarget } from "../../benchmarks/run/benchmark-args.js";
-import {
-  BenchmarkAuthError,
-  BenchmarkRunError,
-  runWorkload,
-  type RunProgressEvent,
-  type RunWorkloadOptions,
-} from "../../benchmarks/run/benchmark-runner.js";
+import { BenchmarkAuthError, BenchmarkRunError, runWorkload, type RunProgressEvent, type RunWorkloadOptions } from "../../benchmarks/run/benchmark-runner.js";
 import type { ResultRow } from "../../benchmarks/run/result-row.js";
 import { openClient } from "../../benchmarks/topology/connector.js";
 import type { Workload } from "../../benchmarks/workload.js";
@@ -118,7 +112,11 @@ describe("runWorkload against real valkey-server processes", () => {
     // One raw file per process: run 1, re-runs 2.. (as many as the events say).
     const reruns = (t: string): number => events.filter((e) => e.test === t && e.phase === "rerun").length;
     const wantRaw = ["get", "set"].flatMap((t) => Array.from({ length: 1 + reruns(t) }, (_, i) => `replication-${t}-${i + 1}.txt`));
-    expect(readdirSync(rawDir).filter((f) => f.startsWith("replication-")).sort()).toEqual(wantRaw.sort());
+    expect(
+      readdirSync(rawDir)
+        .filter((f) => f.startsWith("replication-"))
+        .sort(),
+    ).toEqual(wantRaw.sort());
     const raw = readFileSync(join(rawDir, `replication-set-${1 + reruns("set")}.txt`), "utf8");
     expect(raw).toContain(`-n ${rows[0]?.requests} -c 50 -P 16 -d 256 --threads 1 -r 100000 -t set --csv`);
     expect(raw).toMatch(/"SET","[\d.]+"/);
@@ -143,7 +141,9 @@ describe("runWorkload against real valkey-server processes", () => {
     const w: Workload = { ...SMALL, requests: 2000, tests: ["get"], minDurationSeconds: 3, maxRequests: 9000 };
     const [row] = await runWorkload(opts(at(standalone), { workload: w }));
     expect(row?.requests).toBe(9000);
-    expect(row?.notes).toMatch(/^rerun: first run \d\.\d\d s < 3 s; requests scaled 2000→9000; capped at maxRequests 9000 \(wanted \d+\); re-run still \d\.\d\d s < 3 s$/);
+    expect(row?.notes).toMatch(
+      /^rerun: first run \d\.\d\d s < 3 s; requests scaled 2000→9000; capped at maxRequests 9000 \(wanted \d+\); re-run still \d\.\d\d s < 3 s$/,
+    );
   });
 
   it("does not re-run a test that ran long enough", async () => {
@@ -232,11 +232,16 @@ describe("runWorkload against real valkey-server processes", () => {
     let out = "";
     host.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
     host.stderr.setEncoding("utf8").on("data", (d: string) => (out += d));
-    const pid = await eventually("the benchmark child to start", 30_000, () => {
-      if (host.exitCode !== null) throw new Error(`benchmark host exited early: ${out}`);
-      const m = /spawned (\d+)/.exec(out);
-      return Promise.resolve(m === null ? undefined : Number(m[1]));
-    }, 100);
+    const pid = await eventually(
+      "the benchmark child to start",
+      30_000,
+      () => {
+        if (host.exitCode !== null) throw new Error(`benchmark host exited early: ${out}`);
+        const m = /spawned (\d+)/.exec(out);
+        return Promise.resolve(m === null ? undefined : Number(m[1]));
+      },
+      100,
+    );
     return { host, pid, marker, exited };
   }
 
@@ -247,7 +252,12 @@ describe("runWorkload against real valkey-server processes", () => {
       if (end === "signal") host.kill("SIGTERM");
       expect(await exited).toEqual(end === "signal" ? { code: 143, sig: null } : { code: 3, sig: null });
       // The reaper SIGKILLs the child before the parent exits; give the kernel a moment to reap it.
-      const left = await eventually("the benchmark child to be gone", 5_000, () => Promise.resolve(processesWithMarker(marker).length === 0 ? [] : undefined), 100).catch(() => processesWithMarker(marker));
+      const left = await eventually(
+        "the benchmark child to be gone",
+        5_000,
+        () => Promise.resolve(processesWithMarker(marker).length === 0 ? [] : undefined),
+        100,
+      ).catch(() => processesWithMarker(marker));
       expect(left).toEqual([]);
     } finally {
       for (const p of processesWithMarker(marker)) process.kill(p, "SIGKILL"); // a failed run leaves nothing behind
@@ -295,7 +305,9 @@ describe("runWorkload failure reporting (scripted client)", () => {
     expect(err).toBeInstanceOf(BenchmarkRunError);
     const e = err as BenchmarkRunError;
     expect([e.test, e.exitCode, e.exitSignal]).toEqual(["INCR", 3, null]);
-    expect(e.message).toMatch(/^exit3 INCR against 127\.0\.0\.1:\d+ \(replication\) failed \(exit code 3\); stderr tail:\nline one\nfatal: the end \(\*\*\*\)$/);
+    expect(e.message).toMatch(
+      /^exit3 INCR against 127\.0\.0\.1:\d+ \(replication\) failed \(exit code 3\); stderr tail:\nline one\nfatal: the end \(\*\*\*\)$/,
+    );
     expect(e.message).not.toContain(password);
     expect(e.stderrTail).not.toContain(password);
   });

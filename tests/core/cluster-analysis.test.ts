@@ -77,7 +77,10 @@ describe("cluster analysis", () => {
     view.clusterNodes = { ...view.clusterNodes!, flagged: [s.line(primary2, ["fail?"])] };
     const r = analyseCluster(s.capture, { zones: s.zones });
     expect(codes(r)).toEqual(["NODE_FAILED", "SLOTS_NOT_OK"]);
-    expect(r.failures.find((f) => f.code === "NODE_FAILED")).toMatchObject({ node: primary2.address, message: expect.stringContaining(`fail? by ${view.address}`) as string });
+    expect(r.failures.find((f) => f.code === "NODE_FAILED")).toMatchObject({
+      node: primary2.address,
+      message: expect.stringContaining(`fail? by ${view.address}`) as string,
+    });
   });
 
   it("ignores migrating/importing slot entries for ownership, counts a hole as SLOTS_UNASSIGNED", () => {
@@ -105,7 +108,10 @@ describe("cluster analysis", () => {
     const r = analyseCluster(s.capture, { zones: s.zones });
     expect(r.failures).toEqual([expect.objectContaining({ code: "PRIMARY_WITHOUT_REPLICA", node: s.nodes[0]!.address })]);
     expect(r.shards[0]?.replicas[0]).toMatchObject({ address: replica.address, linkUp: false });
-    const without = s.capture.seedClusterNodes!.split("\n").filter((l) => !l.startsWith(replica.id)).join("\n");
+    const without = s.capture
+      .seedClusterNodes!.split("\n")
+      .filter((l) => !l.startsWith(replica.id))
+      .join("\n");
     expect(codes(analyseCluster({ ...s.capture, seedClusterNodes: without }, { zones: s.zones }))).toEqual(["PRIMARY_WITHOUT_REPLICA"]);
   });
 
@@ -141,7 +147,9 @@ describe("cluster analysis", () => {
 
   it("a seed without cluster support fails CLUSTER_STATE_NOT_OK with the reason", () => {
     const r = analyseCluster({ seed: "h:1", seedAddress: "h:1", seedError: "ERR This instance has cluster support disabled", nodes: [] }, { zones: undefined });
-    expect(r.failures).toEqual([expect.objectContaining({ code: "CLUSTER_STATE_NOT_OK", node: "h:1", message: expect.stringContaining("cluster support disabled") as string })]);
+    expect(r.failures).toEqual([
+      expect.objectContaining({ code: "CLUSTER_STATE_NOT_OK", node: "h:1", message: expect.stringContaining("cluster support disabled") as string }),
+    ]);
   });
 
   // The 50 ms bar is a performance claim: `npm run bench:verify` measures it and prints the ratio.
@@ -175,8 +183,13 @@ describe("replication analysis", () => {
   });
 
   it("NOT_PRIMARY names the primary the seed follows", () => {
-    const r = analyseReplication({ seed: "10.0.1.1:6379", seedReplicationInfo: replicaReplicationInfo("10.0.0.1:6379", 1), replicas: [] }, { zones: undefined });
-    expect(r.failures).toEqual([expect.objectContaining({ code: "NOT_PRIMARY", node: "10.0.1.1:6379", message: expect.stringContaining("10.0.0.1:6379") as string })]);
+    const r = analyseReplication(
+      { seed: "10.0.1.1:6379", seedReplicationInfo: replicaReplicationInfo("10.0.0.1:6379", 1), replicas: [] },
+      { zones: undefined },
+    );
+    expect(r.failures).toEqual([
+      expect.objectContaining({ code: "NOT_PRIMARY", node: "10.0.1.1:6379", message: expect.stringContaining("10.0.0.1:6379") as string }),
+    ]);
   });
 
   it("link down, lag, count, cross-AZ and unknown zone", () => {

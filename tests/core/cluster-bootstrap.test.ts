@@ -150,7 +150,9 @@ describe("cluster bootstrap input errors", () => {
         replicasPerPrimary: 1,
         connector: new DirectConnector(),
       }),
-    ).rejects.toThrow(`${plain[0]?.address} is not cluster-enabled (cluster-enabled yes is missing from its config); ${plain[1]?.address} is not cluster-enabled`);
+    ).rejects.toThrow(
+      `${plain[0]?.address} is not cluster-enabled (cluster-enabled yes is missing from its config); ${plain[1]?.address} is not cluster-enabled`,
+    );
   });
 
   it("names an unreachable node and a wrong password", async () => {
@@ -158,7 +160,12 @@ describe("cluster bootstrap input errors", () => {
     const member = localMember(node!, "us-west-2a");
     const dead = { ...member, id: "127.0.0.1:1", endpoint: { host: "127.0.0.1", port: 1 }, meet: { ip: "127.0.0.1", port: 1, busPort: 2 } };
     await expect(
-      bootstrapCluster({ members: [member, { ...dead, zone: "us-west-2b" }], primaries: 1, replicasPerPrimary: 1, connector: new DirectConnector({ password }) }),
+      bootstrapCluster({
+        members: [member, { ...dead, zone: "us-west-2b" }],
+        primaries: 1,
+        replicasPerPrimary: 1,
+        connector: new DirectConnector({ password }),
+      }),
     ).rejects.toThrow(/cannot reach 127\.0\.0\.1:1/);
     await expect(
       bootstrapCluster({ members: [member], primaries: 1, replicasPerPrimary: 0, connector: new DirectConnector({ password: "wrong" }) }),

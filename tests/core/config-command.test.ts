@@ -65,7 +65,12 @@ describe("vbench config", () => {
   it("prints the resolved config as JSON with --json", async () => {
     const run = await vbench("config", "--file", "stacks/Pulumi.replication.yaml", "--json");
     expect(run.code).toBe(0);
-    const out = JSON.parse(run.stdout) as { ok: boolean; stack: string; password: string; config: { valkey: { pods: number }; benchmark: { tests: string[] } } };
+    const out = JSON.parse(run.stdout) as {
+      ok: boolean;
+      stack: string;
+      password: string;
+      config: { valkey: { pods: number }; benchmark: { tests: string[] } };
+    };
     expect(out.ok).toBe(true);
     expect(out.stack).toBe("replication");
     expect(out.password).toBe("missing");

@@ -134,8 +134,25 @@ describe("stackCost from a known table", () => {
 
 describe("usd_per_million_ops_per_s and the appended CSV columns", () => {
   const row: ResultRow = {
-    workload: "w", mode: "cluster", test: "SET", rps: 500000, p50_ms: 0.5, clients: 50, pipeline: 16, datasize: 256, timestamp: "20260101-000000",
-    p95_ms: 0.9, p99_ms: 1.2, duration_s: 5, requests: 2500000, server_version: "9.0.2", client_version: "9.0.2", avg_ms: 0.6, min_ms: 0.1, max_ms: 3, notes: "",
+    workload: "w",
+    mode: "cluster",
+    test: "SET",
+    rps: 500000,
+    p50_ms: 0.5,
+    clients: 50,
+    pipeline: 16,
+    datasize: 256,
+    timestamp: "20260101-000000",
+    p95_ms: 0.9,
+    p99_ms: 1.2,
+    duration_s: 5,
+    requests: 2500000,
+    server_version: "9.0.2",
+    client_version: "9.0.2",
+    avg_ms: 0.6,
+    min_ms: 0.1,
+    max_ms: 3,
+    notes: "",
   };
   it("is hourly cost ÷ (rps ÷ 1e6); null without a cost or without throughput", () => {
     expect(usdPerMillionOpsPerSecond(1.14226, 500000)).toBe(2.2845);
@@ -165,7 +182,10 @@ describe("usd_per_million_ops_per_s and the appended CSV columns", () => {
 
 describe("the Pricing API result", () => {
   const product = (usd: string) =>
-    JSON.stringify({ product: { sku: "X" }, terms: { OnDemand: { "X.JRTCKXETXF": { priceDimensions: { "X.JRTCKXETXF.6YS6EN2CT7": { unit: "Hrs", pricePerUnit: { USD: usd } } } } } } });
+    JSON.stringify({
+      product: { sku: "X" },
+      terms: { OnDemand: { "X.JRTCKXETXF": { priceDimensions: { "X.JRTCKXETXF.6YS6EN2CT7": { unit: "Hrs", pricePerUnit: { USD: usd } } } } } },
+    });
   it("reads the one on-demand hourly USD", () => {
     expect(onDemandHourlyUsd(product("0.1071000000"), "r7g.large")).toBe(0.1071);
   });
@@ -176,7 +196,12 @@ describe("the Pricing API result", () => {
   });
   it("filters select Linux, shared tenancy, the instance type and the region code", () => {
     expect(ec2ProductFilters("us-west-2", "r7g.large")).toEqual(
-      expect.arrayContaining([{ field: "instanceType", value: "r7g.large" }, { field: "regionCode", value: "us-west-2" }, { field: "operatingSystem", value: "Linux" }, { field: "tenancy", value: "Shared" }]),
+      expect.arrayContaining([
+        { field: "instanceType", value: "r7g.large" },
+        { field: "regionCode", value: "us-west-2" },
+        { field: "operatingSystem", value: "Linux" },
+        { field: "tenancy", value: "Shared" },
+      ]),
     );
   });
 });

@@ -21,7 +21,10 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 function vbench(args: string[], interruptWhen?: RegExp): Promise<{ code: number | null; stdout: string; stderr: string; marker: string }> {
   const marker = `VBENCH_DRILL_MARKER=${Math.random().toString(36).slice(2)}`;
   const [k, v] = marker.split("=") as [string, string];
-  const child = spawn(process.execPath, ["--import", "tsx", "benchmarks/cli.ts", ...args], { env: { ...process.env, [k]: v }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", "benchmarks/cli.ts", ...args], {
+    env: { ...process.env, [k]: v },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   let sent = false;
@@ -44,7 +47,20 @@ describe("vbench drill (CLI, real processes)", () => {
     const run = await vbench(["drill", "--mode", "cluster", "--fault", "replica", ...FAST, "--json", "--output", out]);
     expect(run.code, run.stderr).toBe(0);
     const r = JSON.parse(run.stdout) as Record<string, unknown>;
-    for (const key of ["mode", "fault", "ok", "writeOutageMs", "recoveryMs", "ackedWrites", "lostAckedWrites", "waitedWrites", "lostWaitedWrites", "p99MsBefore", "p99MsDuring", "after"]) {
+    for (const key of [
+      "mode",
+      "fault",
+      "ok",
+      "writeOutageMs",
+      "recoveryMs",
+      "ackedWrites",
+      "lostAckedWrites",
+      "waitedWrites",
+      "lostWaitedWrites",
+      "p99MsBefore",
+      "p99MsDuring",
+      "after",
+    ]) {
       expect(r, key).toHaveProperty(key);
     }
     expect(r).toMatchObject({ mode: "cluster", fault: "replica", ok: true, lostWaitedWrites: 0 });

@@ -10,7 +10,13 @@ import { expectDetected, expectMeasured, log, testOptions, TIMINGS } from "./dri
 
 let target: ClusterTarget;
 beforeAll(async () => {
-  target = await ClusterTarget.start({ ...TIMINGS, primaries: 3, replicasPerPrimary: 1, zones: ["zone-a", "zone-b", "zone-c"], password: "drill-test-password" });
+  target = await ClusterTarget.start({
+    ...TIMINGS,
+    primaries: 3,
+    replicasPerPrimary: 1,
+    zones: ["zone-a", "zone-b", "zone-c"],
+    password: "drill-test-password",
+  });
 }, 60_000);
 afterAll(async () => target?.stop());
 

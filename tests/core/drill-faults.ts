@@ -31,7 +31,9 @@ export const RECOVERY_BOUND_MS = 60_000;
 
 export function log(r: DrillResult): void {
   const { timeline: _t, after: _a, streams, ...figures } = r;
-  console.log(`[drill] ${JSON.stringify(figures)} streams=${JSON.stringify(streams.map((s) => ({ s: s.stream, acked: s.ackedWrites, lost: s.lostAckedWrites, waited: s.waitedWrites, lostWaited: s.lostWaitedWrites, outage: s.writeOutageMs })))}`);
+  console.log(
+    `[drill] ${JSON.stringify(figures)} streams=${JSON.stringify(streams.map((s) => ({ s: s.stream, acked: s.ackedWrites, lost: s.lostAckedWrites, waited: s.waitedWrites, lostWaited: s.lostWaitedWrites, outage: s.writeOutageMs })))}`,
+  );
 }
 
 /** What every drill must show: healed within the bound, the figures measured from real writes. */

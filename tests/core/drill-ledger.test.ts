@@ -4,7 +4,15 @@ import { DRILL_CSV_COLUMNS, renderDrillsCsv, renderDrillTable } from "../../benc
 import { combineStreams, latencyStats, longestGap, parseFaults, percentile, streamFigures, type WriteRecord } from "../../benchmarks/drill/ledger.js";
 
 function rec(stream: string, n: number, sentAt: number, latency: number | null, waited = false): WriteRecord {
-  return { stream, key: `k:${stream}:${n}`, value: `v${n}`, sentAt, doneAt: sentAt + (latency ?? 1000), ok: latency !== null, waited: latency !== null && waited };
+  return {
+    stream,
+    key: `k:${stream}:${n}`,
+    value: `v${n}`,
+    sentAt,
+    doneAt: sentAt + (latency ?? 1000),
+    ok: latency !== null,
+    waited: latency !== null && waited,
+  };
 }
 
 describe("drill ledger", () => {
@@ -12,7 +20,12 @@ describe("drill ledger", () => {
     expect(percentile([], 99)).toBeNull();
     expect(percentile([1, 2, 3, 4], 50)).toBe(2);
     expect(percentile([1, 2, 3, 4], 99)).toBe(4);
-    expect(percentile(Array.from({ length: 100 }, (_, i) => i + 1), 99)).toBe(99);
+    expect(
+      percentile(
+        Array.from({ length: 100 }, (_, i) => i + 1),
+        99,
+      ),
+    ).toBe(99);
   });
 
   it("the longest gap between acknowledgements: from the first ack (set-up is no outage) to the load's stop", () => {

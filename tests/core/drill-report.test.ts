@@ -11,7 +11,27 @@ import { renderResultsCsv } from "../../benchmarks/run/results-csv.js";
 const scratch = mkdtempSync(join(tmpdir(), "drill-report-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-const row = { workload: "t", mode: "cluster" as const, test: "SET", rps: 1000, p50_ms: 1, clients: 1, pipeline: 1, datasize: 3, timestamp: "20260101-000000", p95_ms: 1, p99_ms: 1, duration_s: 1, requests: 1000, server_version: "9.0.0", client_version: "x", avg_ms: 1, min_ms: 1, max_ms: 1, notes: "" };
+const row = {
+  workload: "t",
+  mode: "cluster" as const,
+  test: "SET",
+  rps: 1000,
+  p50_ms: 1,
+  clients: 1,
+  pipeline: 1,
+  datasize: 3,
+  timestamp: "20260101-000000",
+  p95_ms: 1,
+  p99_ms: 1,
+  duration_s: 1,
+  requests: 1000,
+  server_version: "9.0.0",
+  client_version: "x",
+  avg_ms: 1,
+  min_ms: 1,
+  max_ms: 1,
+  notes: "",
+};
 
 function drill(mode: string, fault: string, lostWaited: number): object {
   const timeline = [
@@ -20,7 +40,26 @@ function drill(mode: string, fault: string, lostWaited: number): object {
     { stream: "s1", t: 150, latencyMs: null },
     { stream: "s1", t: 2500, latencyMs: 40 },
   ];
-  return { mode, fault, ok: lostWaited === 0, healed: true, faultDescription: `SIGKILL ${fault} <b>`, writeOutageMs: 2400, recoveryMs: 7000, detectionMs: fault === "all" ? null : 2100, writes: 4, failedWrites: 2, ackedWrites: 2, lostAckedWrites: lostWaited, waitedWrites: 2, lostWaitedWrites: lostWaited, p99MsBefore: 1.5, p99MsDuring: 40, maxMsDuring: 40, timeline };
+  return {
+    mode,
+    fault,
+    ok: lostWaited === 0,
+    healed: true,
+    faultDescription: `SIGKILL ${fault} <b>`,
+    writeOutageMs: 2400,
+    recoveryMs: 7000,
+    detectionMs: fault === "all" ? null : 2100,
+    writes: 4,
+    failedWrites: 2,
+    ackedWrites: 2,
+    lostAckedWrites: lostWaited,
+    waitedWrites: 2,
+    lostWaitedWrites: lostWaited,
+    p99MsBefore: 1.5,
+    p99MsDuring: 40,
+    maxMsDuring: 40,
+    timeline,
+  };
 }
 
 describe("report.html drill section", () => {

@@ -53,7 +53,10 @@ describe("vbench bench against an existing endpoint", () => {
       expect(r.server_version).toMatch(/^\d+\.\d+\.\d+$/);
     }
     expect(b.topologyOk).toBe(true);
-    for (const [dir, mode] of [[a.runDir, "replication"], [b.runDir, "cluster"]] as const) {
+    for (const [dir, mode] of [
+      [a.runDir, "replication"],
+      [b.runDir, "cluster"],
+    ] as const) {
       for (const f of ["results.csv", "summary.md", "run.json", "report.html", `raw/verify-${mode}.json`]) {
         expect(existsSync(join(dir, f)), `${dir}/${f}`).toBe(true);
       }

@@ -63,7 +63,14 @@ describe("local comparison on real valkey-server processes", () => {
     expect(csv.split("\n")[0]?.split(",").slice(0, 9)).toEqual(["workload", "mode", "test", "rps", "p50_ms", "clients", "pipeline", "datasize", "timestamp"]);
     expect(csv.split("\n")[0]).toBe(RESULTS_CSV_COLUMNS.join(","));
     const rows = parseResultsCsv(csv);
-    expect(rows.map((r) => `${r.mode}/${r.test}`)).toEqual(["replication/SET", "replication/GET", "replication/SET", "replication/GET", "cluster/SET", "cluster/GET"]);
+    expect(rows.map((r) => `${r.mode}/${r.test}`)).toEqual([
+      "replication/SET",
+      "replication/GET",
+      "replication/SET",
+      "replication/GET",
+      "cluster/SET",
+      "cluster/GET",
+    ]);
     // Replication: direct to the primary first, then through the HAProxy write endpoint; each row says its path.
     expect(rows.slice(0, 2).map((r) => r.notes.split(";")[0])).toEqual([REPLICATION_PATH_NOTES.direct, REPLICATION_PATH_NOTES.direct]);
     expect(rows.slice(2, 4).map((r) => r.notes.split(";")[0])).toEqual([REPLICATION_PATH_NOTES.endpoint, REPLICATION_PATH_NOTES.endpoint]);
@@ -100,10 +107,7 @@ describe("local comparison on real valkey-server processes", () => {
 
   it("leaves no process behind when interrupted with Ctrl-C mid-benchmark", async () => {
     const out = join(scratch, "interrupted");
-    const run = await runCli(
-      ["--requests", "2000000", "--min-duration", "30", "--tests", "set", "--output", out],
-      /Benchmark replication/,
-    );
+    const run = await runCli(["--requests", "2000000", "--min-duration", "30", "--tests", "set", "--output", out], /Benchmark replication/);
     expect(run.code, run.stderr).toBe(130);
     expect(run.stderr).toContain("SIGINT: stopped every server and benchmark process");
     expect(processesWithMarker(run.marker)).toEqual([]);

@@ -17,7 +17,16 @@ import { combineClients, perClientNote } from "../../benchmarks/run/multi-client
 import type { ResultRow } from "../../benchmarks/run/result-row.js";
 import { runVbench } from "../support/verify-helpers.js";
 
-const line = (rps: number, p50: number, p99: number, avg: number): BenchmarkLine => ({ test: "SET", rps, avgMs: avg, minMs: 0.1, p50Ms: p50, p95Ms: p99 - 0.1, p99Ms: p99, maxMs: p99 * 3 });
+const line = (rps: number, p50: number, p99: number, avg: number): BenchmarkLine => ({
+  test: "SET",
+  rps,
+  avgMs: avg,
+  minMs: 0.1,
+  p50Ms: p50,
+  p95Ms: p99 - 0.1,
+  p99Ms: p99,
+  maxMs: p99 * 3,
+});
 
 describe("combineClients", () => {
   it("sums rps and requests, takes the worst client's percentiles, the request-weighted mean, min of min and max of max", () => {
@@ -28,18 +37,25 @@ describe("combineClients", () => {
     expect(c.line).toEqual({ test: "SET", rps: 150_000, avgMs: 0.725, minMs: 0.1, p50Ms: 0.6, p95Ms: 1.9, p99Ms: 2.0, maxMs: 6 });
     expect(c.requests).toBe(4000);
     expect(c.wallSeconds).toBe(3);
-    expect(perClientNote(c.perClient)).toBe("2 client processes: rps summed, p50/p95/p99 are the worst client's; per client rps 100000|50000, p50 0.4|0.6 ms, p99 1|2 ms");
+    expect(perClientNote(c.perClient)).toBe(
+      "2 client processes: rps summed, p50/p95/p99 are the worst client's; per client rps 100000|50000, p50 0.4|0.6 ms, p99 1|2 ms",
+    );
   });
   it("refuses nothing to combine and clients that measured different tests", () => {
     expect(() => combineClients([])).toThrow(/no client measurements/);
-    expect(() => combineClients([{ line: line(1, 1, 1, 1), requests: 1, wallSeconds: 1 }, { line: { ...line(1, 1, 1, 1), test: "GET" }, requests: 1, wallSeconds: 1 }])).toThrow(/different tests \(SET, GET\)/);
+    expect(() =>
+      combineClients([
+        { line: line(1, 1, 1, 1), requests: 1, wallSeconds: 1 },
+        { line: { ...line(1, 1, 1, 1), test: "GET" }, requests: 1, wallSeconds: 1 },
+      ]),
+    ).toThrow(/different tests \(SET, GET\)/);
   });
   it("the worst client's p99 bounds the true combined p99 from above, the best one's from below (synthetic latencies)", () => {
     const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.ceil(q * xs.length) - 1] ?? NaN;
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let trial = 0; trial < 50; trial++) {
-      const a = Array.from({ length: 500 + trial * 7 }, () => rand() * (1 + trial % 5));
+      const a = Array.from({ length: 500 + trial * 7 }, () => rand() * (1 + (trial % 5)));
       const b = Array.from({ length: 300 + trial * 11 }, () => rand() ** 2 * 4);
       const merged = quantile([...a, ...b], 0.99);
       expect(merged).toBeLessThanOrEqual(Math.max(quantile(a, 0.99), quantile(b, 0.99)));
@@ -65,7 +81,24 @@ describe("two benchmark processes against a real server", () => {
     await redis.connect();
     await redis.config("RESETSTAT");
     const n = 20000;
-    const r = await runVbench(["bench", "--target", server.address, "--client-processes", "2", "--requests", String(n), "--min-duration", "0", "--tests", "set", "--clients", "10", "--output", scratch, "--json"]);
+    const r = await runVbench([
+      "bench",
+      "--target",
+      server.address,
+      "--client-processes",
+      "2",
+      "--requests",
+      String(n),
+      "--min-duration",
+      "0",
+      "--tests",
+      "set",
+      "--clients",
+      "10",
+      "--output",
+      scratch,
+      "--json",
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as { runDir: string; rows: ResultRow[] };
     expect(out.rows).toHaveLength(1);

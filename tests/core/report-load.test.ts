@@ -148,7 +148,8 @@ describe("loading a sweep's results directory", () => {
   it("reads sweep.csv without a results.csv, and names a bad sweep.csv", () => {
     const dir = join(scratch, "sweep");
     mkdirSync(dir);
-    const header = "workload,test,shards,replicas_per_primary,rps,p50_ms,p99_ms,scale,exponent,client_cpus,client_cpu_pct,client_saturated,pinned,duration_s,timestamp,server_version,client_version,notes";
+    const header =
+      "workload,test,shards,replicas_per_primary,rps,p50_ms,p99_ms,scale,exponent,client_cpus,client_cpu_pct,client_saturated,pinned,duration_s,timestamp,server_version,client_version,notes";
     writeFileSync(
       join(dir, "sweep.csv"),
       `${header}\nsweep,SET,1,0,100,1,2,1,,2,10,false,false,1,20260101-000000,9.1.2,redis-benchmark 7.0.15,\nsweep,SET,2,0,200,1,2,2,1,2,95,true,false,1,20260101-000000,9.1.2,redis-benchmark 7.0.15,\n`,

@@ -107,7 +107,11 @@ describe("comparison", () => {
   });
 
   it("a missing side and a slower cluster are shown as such", () => {
-    const table = renderComparisonTable([row({ test: "INCR", p50_ms: 2 }), row({ test: "INCR", mode: "replication", rps: 2_500_001, p50_ms: 1 }), row({ test: "LPUSH" })]);
+    const table = renderComparisonTable([
+      row({ test: "INCR", p50_ms: 2 }),
+      row({ test: "INCR", mode: "replication", rps: 2_500_001, p50_ms: 1 }),
+      row({ test: "LPUSH" }),
+    ]);
     expect(table).toMatch(/INCR .*0\.50× rps · 2\.00× higher p50/);
     expect(table).toMatch(/LPUSH .*\|\s+—\s+—\s+—\s+\|\s+—$/m);
     expect(renderComparisonTable([])).toBe("(no results)");

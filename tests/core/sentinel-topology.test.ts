@@ -96,7 +96,10 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
     const probe = new WriteProbe(t.proxy!.write, password).start();
     let killMark = 0;
     try {
-      await pollUntil(() => Promise.resolve(probe.acked.length >= 50 ? true : `${probe.acked.length} writes`), { timeoutMs: 10_000, what: "writes through the endpoint" });
+      await pollUntil(() => Promise.resolve(probe.acked.length >= 50 ? true : `${probe.acked.length} writes`), {
+        timeoutMs: 10_000,
+        what: "writes through the endpoint",
+      });
       const killedAt = Date.now();
       killMark = probe.mark();
       await killHard(old.proc);
@@ -104,7 +107,10 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
       const promotedMark = probe.mark();
       expect(promoted.address).not.toBe(old.address);
       expect(await t.role(promoted)).toBe("master");
-      await pollUntil(() => Promise.resolve(probe.firstAckAfter(promotedMark) ? true : "no write acknowledged since the promotion"), { timeoutMs: 5000, what: "a write through the endpoint" });
+      await pollUntil(() => Promise.resolve(probe.firstAckAfter(promotedMark) ? true : "no write acknowledged since the promotion"), {
+        timeoutMs: 5000,
+        what: "a write through the endpoint",
+      });
       await waitForEndpointOn(promoted, 1000);
       expect(probe.firstAckAfter(killMark)!.at - killedAt).toBeLessThan(DOWN_AFTER_MS + 15_000);
     } finally {
@@ -125,7 +131,13 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
     await expectReplicaOf(old, primary);
     // The verifier finds the promoted primary through the Sentinels and sees both replicas linked.
     const connector = new DirectConnector({ password, connectTimeoutMs: 1000 });
-    const report = await verifyTopology({ mode: "replication", seeds: [], connector, expect: { replicas: 2 }, sentinel: { endpoints: t.sentinelEndpoints, masterName: t.masterName, connector } });
+    const report = await verifyTopology({
+      mode: "replication",
+      seeds: [],
+      connector,
+      expect: { replicas: 2 },
+      sentinel: { endpoints: t.sentinelEndpoints, masterName: t.masterName, connector },
+    });
     expect(report.failures).toEqual([]);
     expect(report.seed).toBe(primary.address);
   }, 90_000);
@@ -140,7 +152,10 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
     const others = t.members.filter((m) => m !== old);
     await waitForReplicaLinks(others, password, 30_000);
     const expected = await dbsize(old);
-    await pollUntil(async () => ((await Promise.all(others.map(dbsize))).every((n) => n === expected) ? true : "replicas catching up"), { timeoutMs: 10_000, what: "replicas to hold every key" });
+    await pollUntil(async () => ((await Promise.all(others.map(dbsize))).every((n) => n === expected) ? true : "replicas catching up"), {
+      timeoutMs: 10_000,
+      what: "replicas to hold every key",
+    });
     // Slow detection down so the restart certainly beats it: the start script must act itself.
     await eachSentinel("SET", t.masterName, "down-after-milliseconds", "30000");
     try {
@@ -194,7 +209,10 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
         c.disconnect();
       }
     };
-    await pollUntil(async () => ((await readRole()) === "slave" ? true : "read endpoint still on the old role"), { timeoutMs: 5000, what: "the read endpoint to settle" });
+    await pollUntil(async () => ((await readRole()) === "slave" ? true : "read endpoint still on the old role"), {
+      timeoutMs: 5000,
+      what: "the read endpoint to settle",
+    });
     await new Promise((r) => setTimeout(r, 1500));
     const roles = [];
     for (let i = 0; i < 12; i++) roles.push(await readRole());

@@ -29,10 +29,13 @@ describe("verify: failed nodes in a real cluster", () => {
     const primary = cluster.primaries[1]!;
     const replica = cluster.replicasOf.get(primary.address)![0]!;
     replica.signal("SIGKILL");
-    await pollUntil(async () => ((await verify()).failures.some((f) => f.code === "NODE_FAILED" && /flagged fail by/.test(f.message)) ? true : "not flagged fail yet"), {
-      timeoutMs: 15_000,
-      what: `${replica.address} to be flagged fail`,
-    });
+    await pollUntil(
+      async () => ((await verify()).failures.some((f) => f.code === "NODE_FAILED" && /flagged fail by/.test(f.message)) ? true : "not flagged fail yet"),
+      {
+        timeoutMs: 15_000,
+        what: `${replica.address} to be flagged fail`,
+      },
+    );
     const r = await verify();
     expect(failureCodes(r)).toEqual(["NODE_FAILED", "PRIMARY_WITHOUT_REPLICA"]);
     expect(r.failures.find((f) => f.code === "NODE_FAILED")?.node).toBe(replica.address);

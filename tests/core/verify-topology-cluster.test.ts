@@ -24,7 +24,8 @@ describe("verify: cluster mode on real valkey-server processes", () => {
   const seedArg = (): string => cluster.seed.address;
   const verify = (zoneMap: Record<string, string> | undefined, expect?: { primaries?: number; replicasPerPrimary?: number }): Promise<TopologyReport> =>
     verifyTopology({ mode: "cluster", seeds: [cluster.seed], connector, zones: zoneMap && new StaticZoneSource(zoneMap), expect });
-  const run = (...args: string[]) => runVbench(["verify", "--mode", "cluster", "--seed", seedArg(), "--password-env", "VERIFY_TEST_PW", ...args], { VERIFY_TEST_PW: password });
+  const run = (...args: string[]) =>
+    runVbench(["verify", "--mode", "cluster", "--seed", seedArg(), "--password-env", "VERIFY_TEST_PW", ...args], { VERIFY_TEST_PW: password });
   const client = (p: { host: string; port: number; address: string }) => openClient(p.host, p.port, p.address, { password });
 
   beforeAll(async () => {
@@ -152,7 +153,9 @@ describe("verify: cluster mode on real valkey-server processes", () => {
     await pollUntil(
       async () => {
         const r = await verify(cluster.zoneMap);
-        return r.shards.every((s) => s.replicas.length === 1 && s.replicas[0]!.linkUp && s.replicas[0]!.zone === s.primary.zone) ? true : "re-pairing not visible yet";
+        return r.shards.every((s) => s.replicas.length === 1 && s.replicas[0]!.linkUp && s.replicas[0]!.zone === s.primary.zone)
+          ? true
+          : "re-pairing not visible yet";
       },
       { timeoutMs: 20_000, what: "the re-pairing to settle" },
     );

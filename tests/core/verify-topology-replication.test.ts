@@ -20,7 +20,9 @@ describe("verify: replication mode on real valkey-server processes", () => {
   const fleet = new LocalFleet();
   let set: LocalReplication;
   const connector = new DirectConnector({ password, connectTimeoutMs: 500, commandTimeoutMs: 500 });
-  const verify = (o: { seeds?: { host: string; port: number }[]; zones?: Record<string, string>; replicas?: number; lag?: number } = {}): Promise<TopologyReport> =>
+  const verify = (
+    o: { seeds?: { host: string; port: number }[]; zones?: Record<string, string>; replicas?: number; lag?: number } = {},
+  ): Promise<TopologyReport> =>
     verifyTopology({
       mode: "replication",
       seeds: o.seeds ?? [set.primary],
@@ -85,7 +87,10 @@ describe("verify: replication mode on real valkey-server processes", () => {
       await c.call("REPLICAOF", "127.0.0.1", String(await freePort("127.0.0.1")));
       const r = await verify({ seeds: [set.primary, replica], replicas: 3 });
       expect(failureCodes(r)).toEqual(["REPLICA_COUNT", "REPLICA_LINK_DOWN"]);
-      expect(r.failures.find((f) => f.code === "REPLICA_LINK_DOWN")).toMatchObject({ node: replica.address, message: expect.stringContaining("master_link_status:down") as string });
+      expect(r.failures.find((f) => f.code === "REPLICA_LINK_DOWN")).toMatchObject({
+        node: replica.address,
+        message: expect.stringContaining("master_link_status:down") as string,
+      });
     } finally {
       await c.call("REPLICAOF", set.primary.host, String(set.primary.port));
       c.disconnect();
@@ -124,11 +129,15 @@ describe("verify: replication mode on real valkey-server processes", () => {
   });
 
   it("wrong password and unset password variable: exit 2, password never echoed", async () => {
-    const wrong = await runVbench(["verify", "--mode", "replication", "--seed", set.primary.address, "--password-env", "VERIFY_TEST_PW"], { VERIFY_TEST_PW: "not-it" });
+    const wrong = await runVbench(["verify", "--mode", "replication", "--seed", set.primary.address, "--password-env", "VERIFY_TEST_PW"], {
+      VERIFY_TEST_PW: "not-it",
+    });
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/^vbench: cannot reach .*authentication failed.*\n$/);
     expect(wrong.stderr).not.toContain("not-it");
-    const unset = await runVbench(["verify", "--mode", "replication", "--seed", set.primary.address, "--password-env", "VERIFY_NO_SUCH_VAR"], { VERIFY_NO_SUCH_VAR: undefined });
+    const unset = await runVbench(["verify", "--mode", "replication", "--seed", set.primary.address, "--password-env", "VERIFY_NO_SUCH_VAR"], {
+      VERIFY_NO_SUCH_VAR: undefined,
+    });
     expect(unset.code).toBe(2);
     expect(unset.stderr).toBe("vbench: --password-env VERIFY_NO_SUCH_VAR: environment variable VERIFY_NO_SUCH_VAR is not set\n");
   });
@@ -140,8 +149,16 @@ describe("verify CLI usage errors (exit 2, one clear line)", () => {
     ["missing --seed", ["--mode", "cluster"], /--seed HOST:PORT\[,HOST:PORT\.\.\.\] is required/],
     ["bad --mode", ["--mode", "sharded", "--seed", "127.0.0.1:6379"], /sharded/],
     ["bad --seed", ["--mode", "cluster", "--seed", "nohost"], /--seed: 'nohost' is not HOST:PORT/],
-    ["bad --expect-primaries", ["--mode", "cluster", "--seed", "127.0.0.1:6379", "--expect-primaries", "zero"], /--expect-primaries must be a positive integer/],
-    ["unreadable zones file", ["--mode", "cluster", "--seed", "127.0.0.1:6379", "--zones", "/nonexistent/zones.json"], /cannot read zone file \/nonexistent\/zones\.json/],
+    [
+      "bad --expect-primaries",
+      ["--mode", "cluster", "--seed", "127.0.0.1:6379", "--expect-primaries", "zero"],
+      /--expect-primaries must be a positive integer/,
+    ],
+    [
+      "unreadable zones file",
+      ["--mode", "cluster", "--seed", "127.0.0.1:6379", "--zones", "/nonexistent/zones.json"],
+      /cannot read zone file \/nonexistent\/zones\.json/,
+    ],
     ["password flag value", ["--mode", "cluster", "--seed", "127.0.0.1:6379", "--password", "x"], /unknown option '--password'/],
     ["expect-primaries in replication mode", ["--mode", "replication", "--seed", "127.0.0.1:6379", "--expect-primaries", "2"], /exactly one primary/],
   ];

@@ -33,7 +33,8 @@ describe("verify --sentinel on real valkey-server and Sentinel processes", () =>
       sentinel: { endpoints: t.sentinelEndpoints, masterName: t.masterName, connector },
     });
   const sentinelList = (): string => t.sentinels.map((s) => s.address).join(",");
-  const cli = (...args: string[]) => runVbench(["verify", "--mode", "replication", "--sentinel", sentinelList(), "--password-env", "SENTINEL_TEST_PW", ...args], env);
+  const cli = (...args: string[]) =>
+    runVbench(["verify", "--mode", "replication", "--sentinel", sentinelList(), "--password-env", "SENTINEL_TEST_PW", ...args], env);
 
   beforeAll(async () => {
     t = await SentinelTopology.start({ replicas: 2, zones: ["a", "b", "c"], password, downAfterMs: 1000, failoverTimeoutMs: 3000, proxy: false });
@@ -45,7 +46,9 @@ describe("verify --sentinel on real valkey-server and Sentinel processes", () =>
     expect(r.failures).toEqual([]);
     expect(r).toMatchObject({ ok: true, seed: t.members[0]!.address, masterName: t.masterName, nodeCount: 3, zoneCheck: "checked" });
     expect(r.sentinels).toEqual(
-      t.sentinels.map((s): unknown => expect.objectContaining({ address: s.address, zone: s.zone, reachable: true, agrees: true, primary: t.members[0]!.address, quorum: 2 })),
+      t.sentinels.map((s): unknown =>
+        expect.objectContaining({ address: s.address, zone: s.zone, reachable: true, agrees: true, primary: t.members[0]!.address, quorum: 2 }),
+      ),
     );
   });
 
@@ -97,17 +100,23 @@ describe("verify --sentinel on real valkey-server and Sentinel processes", () =>
     expect(state).toMatch(new RegExp(`sentinel known-sentinel ${t.masterName} `));
     expect(statSync(join(s0!.proc!.dir, "sentinel.conf")).mode & 0o777).toBe(0o600);
     // Restarted Sentinels keep their state; their peers count them usable again within seconds.
-    await pollUntil(async () => {
-      const r = await verify(t.zoneMap);
-      return r.ok ? true : r.failures.map((f) => f.message).join("; ");
-    }, { timeoutMs: 15_000, intervalMs: 250, what: "the verifier to pass again with 3 Sentinels" });
+    await pollUntil(
+      async () => {
+        const r = await verify(t.zoneMap);
+        return r.ok ? true : r.failures.map((f) => f.message).join("; ");
+      },
+      { timeoutMs: 15_000, intervalMs: 250, what: "the verifier to pass again with 3 Sentinels" },
+    );
   }, 60_000);
 
   it("wrong Sentinel password, or no Sentinel reachable: exit 2, one line, password never echoed", async () => {
     const wrong = await cli("--sentinel-password-env", "SENTINEL_OTHER_PW");
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toBe("vbench: --sentinel-password-env SENTINEL_OTHER_PW: environment variable SENTINEL_OTHER_PW is not set\n");
-    const bad = await runVbench(["verify", "--mode", "replication", "--sentinel", sentinelList(), "--password-env", "SENTINEL_TEST_PW", "--sentinel-password-env", "SENTINEL_OTHER_PW"], { ...env, SENTINEL_OTHER_PW: "not-it" });
+    const bad = await runVbench(
+      ["verify", "--mode", "replication", "--sentinel", sentinelList(), "--password-env", "SENTINEL_TEST_PW", "--sentinel-password-env", "SENTINEL_OTHER_PW"],
+      { ...env, SENTINEL_OTHER_PW: "not-it" },
+    );
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^vbench: cannot reach .*no Sentinel answered: .*authentication failed.*\n$/);
     expect(bad.stderr).not.toContain("not-it");

@@ -66,7 +66,6 @@ async function podsByZone(namespace: string): Promise<{ name: string; zone: stri
   );
 }
 
-
 /** The stack's state file as the `file://` backend stored it (not an export, which decrypts). */
 function readStoredState(stack: string): string {
   const root = join(ctx.env.dir, "backend", ".pulumi", "stacks");
@@ -118,12 +117,20 @@ async function lifecycle(mode: "replication" | "cluster", checkPlacement: (pods:
     expect(sets.items.map((x) => x.metadata?.name).sort()).toEqual(want);
     const services = (await ctx.core.listNamespacedService({ namespace })).items.map((x) => x.metadata?.name);
     expect(services).toEqual(
-      expect.arrayContaining(mode === "cluster" ? ["valkey-cluster", "valkey-cluster-headless"] : ["valkey-write", "valkey-read", "valkey-headless", "valkey-sentinel", "valkey-sentinel-headless"]),
+      expect.arrayContaining(
+        mode === "cluster"
+          ? ["valkey-cluster", "valkey-cluster-headless"]
+          : ["valkey-write", "valkey-read", "valkey-headless", "valkey-sentinel", "valkey-sentinel-headless"],
+      ),
     );
     if (mode === "replication") {
       // The post-deploy check went through the Sentinels: all three reachable, agreeing, one per zone.
       const sentinels = (up.outputs.report?.value as { sentinels: { zone: string; reachable: boolean; agrees: boolean }[] | null }).sentinels ?? [];
-      expect(sentinels.map((x) => [x.reachable, x.agrees])).toEqual([[true, true], [true, true], [true, true]]);
+      expect(sentinels.map((x) => [x.reachable, x.agrees])).toEqual([
+        [true, true],
+        [true, true],
+        [true, true],
+      ]);
       expect(new Set(sentinels.map((x) => x.zone))).toEqual(new Set(ZONES));
       expect((await ctx.apps.listNamespacedDeployment({ namespace })).items.map((x) => x.metadata?.name)).toEqual(["valkey-haproxy"]);
     }

@@ -80,7 +80,10 @@ async function readAll(valkeys: PodValkeys): Promise<number> {
 
 async function podNames(): Promise<string[]> {
   const pods = await ctx.core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: "app.kubernetes.io/name=valkey" });
-  return pods.items.filter((p) => p.metadata?.deletionTimestamp == null).map((p) => p.metadata?.name ?? "?").sort();
+  return pods.items
+    .filter((p) => p.metadata?.deletionTimestamp == null)
+    .map((p) => p.metadata?.name ?? "?")
+    .sort();
 }
 
 describe("cluster shape changes are refused at preview, before anything changes", () => {
@@ -125,7 +128,9 @@ describe("cluster shape changes are refused at preview, before anything changes"
 
       // 3. Another replicas-per-primary: refused by preview.
       await setValkey(4, 2);
-      await expect(s.stack.preview({ onOutput: (o) => s.log.push(o) })).rejects.toThrow(/valkey\.cluster\.replicasPerPrimary: changing it from 1 to 2 on a running cluster is refused/);
+      await expect(s.stack.preview({ onOutput: (o) => s.log.push(o) })).rejects.toThrow(
+        /valkey\.cluster\.replicasPerPrimary: changing it from 1 to 2 on a running cluster is refused/,
+      );
       expect(await podNames()).toEqual(eight);
 
       // Back to the applied shape: nothing to change.

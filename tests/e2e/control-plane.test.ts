@@ -170,7 +170,9 @@ describe("local Kubernetes control plane (etcd, kube-apiserver, controller-manag
 
     const running = await eventually("3 StatefulSet pods and 1 Deployment pod Running and Ready", 90_000, async () => {
       const { body } = await plane.api<List<Pod>>("GET", `/api/v1/namespaces/${NS}/pods`);
-      const ok = body.items.filter((p) => p.status.phase === "Running" && p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") && p.status.podIP);
+      const ok = body.items.filter(
+        (p) => p.status.phase === "Running" && p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") && p.status.podIP,
+      );
       return ok.length === 4 ? body.items : undefined;
     });
     const zoneOf = new Map(plane.nodes.map((n) => [n.name, n]));

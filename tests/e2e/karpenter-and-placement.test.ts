@@ -39,7 +39,10 @@ const ctx = useE2eContext(async (c) => {
   for (const name of ["nodepools.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"]) {
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const crd = await c.plane.api<{ status?: { conditions?: { type: string; status: string }[] } }>("GET", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+      const crd = await c.plane.api<{ status?: { conditions?: { type: string; status: string }[] } }>(
+        "GET",
+        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
+      );
       if (crd.body.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) break;
       if (Date.now() > deadline) throw new Error(`CRD ${name} not established`);
       await sleep(250);
@@ -51,7 +54,13 @@ function karpenterByoConfig(namespace: string): Record<string, unknown> {
   return {
     platform: "byo",
     aws: { zones: ZONES },
-    byo: { kubeconfig: ctx.plane.kubeconfigPath, manageKarpenterNodePool: true, karpenterNodeRole: "KarpenterNodeRole-e2e", karpenterDiscoveryTag: "e2e", storageClass: KWOK_STORAGE_CLASS },
+    byo: {
+      kubeconfig: ctx.plane.kubeconfigPath,
+      manageKarpenterNodePool: true,
+      karpenterNodeRole: "KarpenterNodeRole-e2e",
+      karpenterDiscoveryTag: "e2e",
+      storageClass: KWOK_STORAGE_CLASS,
+    },
     valkey: {
       namespace,
       mode: "replication",
@@ -73,8 +82,12 @@ describe("Karpenter objects against Karpenter's real CRDs", () => {
         spec: { template: { spec: { taints: unknown[]; requirements: { key: string }[] } } };
       };
       expect(pool.spec.template.spec.taints).toEqual([{ key: "workload", value: "valkey", effect: "NoSchedule" }]);
-      expect(pool.spec.template.spec.requirements.map((r) => r.key)).toEqual(expect.arrayContaining(["kubernetes.io/arch", "karpenter.sh/capacity-type", "topology.kubernetes.io/zone"]));
-      const nodeClass = (await ctx.custom.getClusterCustomObject({ group: "karpenter.k8s.aws", version: "v1", plural: "ec2nodeclasses", name: "valkey" })) as { spec: { role: string } };
+      expect(pool.spec.template.spec.requirements.map((r) => r.key)).toEqual(
+        expect.arrayContaining(["kubernetes.io/arch", "karpenter.sh/capacity-type", "topology.kubernetes.io/zone"]),
+      );
+      const nodeClass = (await ctx.custom.getClusterCustomObject({ group: "karpenter.k8s.aws", version: "v1", plural: "ec2nodeclasses", name: "valkey" })) as {
+        spec: { role: string };
+      };
       expect(nodeClass.spec.role).toBe("KarpenterNodeRole-e2e");
     } finally {
       await s.dispose();
@@ -83,23 +96,33 @@ describe("Karpenter objects against Karpenter's real CRDs", () => {
 
   it("an invalid NodePool is rejected by the API server's CEL rules, and its message surfaces in the up error", async () => {
     const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: ctx.plane.kubeconfigPath } });
-    const s = await createStack(ctx.env, {}, {
-      program: () => {
-        const provider = new pulumik8s.Provider("e2e", { kubeconfig: ctx.plane.kubeconfig });
-        new KarpenterNodePool("bad-pool", {
-          nodePool: config.karpenter.nodePool,
-          zones: ZONES,
-          nodeRoleName: "KarpenterNodeRole-e2e",
-          discoveryTag: "e2e",
-          name: "valkey-bad",
-          // Our builder lets this through; Karpenter's CEL rule in the CRD does not.
-          extraRequirements: [{ key: "karpenter.k8s.aws/instance-cpu", operator: "Gt", values: ["many"] }],
-        }, { provider });
-        return Promise.resolve({});
+    const s = await createStack(
+      ctx.env,
+      {},
+      {
+        program: () => {
+          const provider = new pulumik8s.Provider("e2e", { kubeconfig: ctx.plane.kubeconfig });
+          new KarpenterNodePool(
+            "bad-pool",
+            {
+              nodePool: config.karpenter.nodePool,
+              zones: ZONES,
+              nodeRoleName: "KarpenterNodeRole-e2e",
+              discoveryTag: "e2e",
+              name: "valkey-bad",
+              // Our builder lets this through; Karpenter's CEL rule in the CRD does not.
+              extraRequirements: [{ key: "karpenter.k8s.aws/instance-cpu", operator: "Gt", values: ["many"] }],
+            },
+            { provider },
+          );
+          return Promise.resolve({});
+        },
       },
-    });
+    );
     try {
-      await expect(s.stack.up({ onOutput: (o) => s.log.push(o) })).rejects.toThrow(/requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value/);
+      await expect(s.stack.up({ onOutput: (o) => s.log.push(o) })).rejects.toThrow(
+        /requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value/,
+      );
     } finally {
       await s.dispose();
     }
@@ -109,7 +132,19 @@ describe("Karpenter objects against Karpenter's real CRDs", () => {
 describe("benchmark pod placement by the real scheduler", () => {
   it("the benchmark pod never lands on a node that holds a Valkey pod", async () => {
     const namespace = "valkey-placement";
-    const valkey = await createStack(ctx.env, { ...karpenterByoConfig(namespace), byo: { kubeconfig: ctx.plane.kubeconfigPath, nodeSelector: { "karpenter.sh/nodepool": "valkey" }, tolerations: [{ key: "workload", operator: "Equal", value: "valkey", effect: "NoSchedule" }], storageClass: KWOK_STORAGE_CLASS } }, { password: PASSWORD });
+    const valkey = await createStack(
+      ctx.env,
+      {
+        ...karpenterByoConfig(namespace),
+        byo: {
+          kubeconfig: ctx.plane.kubeconfigPath,
+          nodeSelector: { "karpenter.sh/nodepool": "valkey" },
+          tolerations: [{ key: "workload", operator: "Equal", value: "valkey", effect: "NoSchedule" }],
+          storageClass: KWOK_STORAGE_CLASS,
+        },
+      },
+      { password: PASSWORD },
+    );
     const extraNode = "kwok-valkey-extra";
     try {
       const up = await valkey.stack.up({ onOutput: (o) => valkey.log.push(o) });
@@ -121,27 +156,35 @@ describe("benchmark pod placement by the real scheduler", () => {
         metadata: {
           name: extraNode,
           annotations: { "kwok.x-k8s.io/node": "fake" },
-          labels: { "karpenter.sh/nodepool": "valkey", "topology.kubernetes.io/zone": ZONES[0], "kubernetes.io/hostname": extraNode, type: "kwok" },
+          labels: { "karpenter.sh/nodepool": "valkey", "topology.kubernetes.io/zone": ZONES[0], "kubernetes.io/hostname": extraNode, "type": "kwok" },
         },
         spec: { taints: [{ key: "workload", value: "valkey", effect: "NoSchedule" }] },
       });
       const { config } = parseStackConfig(karpenterByoConfig(namespace));
-      const job = await createStack(ctx.env, {}, {
-        program: () => {
-          const provider = new pulumik8s.Provider("e2e", { kubeconfig: ctx.plane.kubeconfig });
-          new BenchmarkJob("bench", {
-            namespace,
-            image: config.valkey.image,
-            mode: "replication",
-            target: { host: `valkey-primary.${namespace}.svc.cluster.local` },
-            workload: { ...SEED_WORKLOAD, requests: 1000 },
-            secretName: "valkey-auth",
-            placement: karpenterPlacement(config),
-            resources: config.benchmark.resources,
-          }, { provider });
-          return Promise.resolve({});
+      const job = await createStack(
+        ctx.env,
+        {},
+        {
+          program: () => {
+            const provider = new pulumik8s.Provider("e2e", { kubeconfig: ctx.plane.kubeconfig });
+            new BenchmarkJob(
+              "bench",
+              {
+                namespace,
+                image: config.valkey.image,
+                mode: "replication",
+                target: { host: `valkey-primary.${namespace}.svc.cluster.local` },
+                workload: { ...SEED_WORKLOAD, requests: 1000 },
+                secretName: "valkey-auth",
+                placement: karpenterPlacement(config),
+                resources: config.benchmark.resources,
+              },
+              { provider },
+            );
+            return Promise.resolve({});
+          },
         },
-      });
+      );
       try {
         const jobUp = await job.stack.up({ onOutput: (o) => job.log.push(o) });
         expect(jobUp.summary.result, tail(job.log)).toBe("succeeded");
@@ -152,7 +195,9 @@ describe("benchmark pod placement by the real scheduler", () => {
           benchNode = pods.items[0]?.spec?.nodeName;
           if (benchNode === undefined) await sleep(500);
         }
-        const valkeyNodes = new Set((await ctx.core.listNamespacedPod({ namespace, labelSelector: "valkey-on-eks/data-plane=true" })).items.map((p) => p.spec?.nodeName));
+        const valkeyNodes = new Set(
+          (await ctx.core.listNamespacedPod({ namespace, labelSelector: "valkey-on-eks/data-plane=true" })).items.map((p) => p.spec?.nodeName),
+        );
         expect(valkeyNodes.size).toBe(3);
         expect(benchNode).toBe(extraNode);
         expect(valkeyNodes.has(benchNode)).toBe(false);

@@ -50,7 +50,7 @@ async function addBenchNodeOnceValkeyPlaced(): Promise<void> {
     metadata: {
       name: BENCH_NODE,
       annotations: { "kwok.x-k8s.io/node": "fake" },
-      labels: { "karpenter.sh/nodepool": "valkey", "topology.kubernetes.io/zone": ZONES[0], "kubernetes.io/hostname": BENCH_NODE, type: "kwok" },
+      labels: { "karpenter.sh/nodepool": "valkey", "topology.kubernetes.io/zone": ZONES[0], "kubernetes.io/hostname": BENCH_NODE, "type": "kwok" },
     },
     spec: { taints: [{ key: "workload", value: "valkey", effect: "NoSchedule" }] },
   });

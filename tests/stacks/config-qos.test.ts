@@ -76,7 +76,9 @@ describe("a pod that fits no permitted instance type is refused", () => {
   });
 
   it("the same pod passes once a larger size is permitted", () => {
-    expect(issuesOf({ karpenter: { nodePool: { instanceSizes: ["large", "xlarge"] } }, valkey: { resources: { requests: { cpu: "2", memory: "16Gi" } } } })).toEqual([]);
+    expect(
+      issuesOf({ karpenter: { nodePool: { instanceSizes: ["large", "xlarge"] } }, valkey: { resources: { requests: { cpu: "2", memory: "16Gi" } } } }),
+    ).toEqual([]);
   });
 });
 

@@ -32,16 +32,31 @@ const BAD_CONFIGS: Array<[string, Record<string, unknown>, string, string]> = [
   ["zone outside the region", { aws: { region: "us-east-1", zones: ["us-west-2a", "us-east-1b"] } }, "aws.zones.0", "not a zone of region us-east-1"],
   ["no zones", { aws: { zones: [] } }, "aws.zones", "at least 1 item"],
   ["malformed region", { aws: { region: "Oregon" } }, "aws.region", "AWS region"],
-  ["aws.region disagrees with aws:region", { "aws:region": "us-east-1", aws: { region: "us-west-2" } }, "aws.region", "differs from aws:region"],
+  ["aws.region disagrees with aws:region", { "aws:region": "us-east-1", "aws": { region: "us-west-2" } }, "aws.region", "differs from aws:region"],
   ["cluster with 2 primaries", { valkey: { mode: "cluster", cluster: { primaries: 2 } } }, "valkey.cluster.primaries", "must be ≥ 3"],
   ["cluster without replicas", { valkey: { mode: "cluster", cluster: { replicasPerPrimary: 0 } } }, "valkey.cluster.replicasPerPrimary", "must be ≥ 1"],
   ["cluster in one zone", { valkey: { mode: "cluster" }, aws: { zones: ["us-west-2a"] } }, "aws.zones", "≥ 2 zones"],
   ["replication without replicas while verifying", { valkey: { replication: { replicas: 0 } } }, "valkey.replication.replicas", "different AZ"],
-  ["minReplicasToWrite above replicas", { valkey: { replication: { replicas: 1, minReplicasToWrite: 2 } } }, "valkey.replication.minReplicasToWrite", "≤ valkey.replication.replicas (1)"],
+  [
+    "minReplicasToWrite above replicas",
+    { valkey: { replication: { replicas: 1, minReplicasToWrite: 2 } } },
+    "valkey.replication.minReplicasToWrite",
+    "≤ valkey.replication.replicas (1)",
+  ],
   ["ioThreads above the vCPU limit", { valkey: { ioThreads: 4 } }, "valkey.ioThreads", "exceeds the pod's 1.5 vCPU limit"],
   ["ioThreads zero", { valkey: { ioThreads: 0 } }, "valkey.ioThreads", "must be ≥ 1"],
-  ["cpu request above limit", { valkey: { resources: { requests: { cpu: "3" }, limits: { cpu: "2" } } } }, "valkey.resources.requests.cpu", "exceeds limits.cpu 2"],
-  ["memory request above limit", { valkey: { resources: { requests: { memory: "20Gi" }, limits: { memory: "16Gi" } } } }, "valkey.resources.requests.memory", "exceeds limits.memory 16Gi"],
+  [
+    "cpu request above limit",
+    { valkey: { resources: { requests: { cpu: "3" }, limits: { cpu: "2" } } } },
+    "valkey.resources.requests.cpu",
+    "exceeds limits.cpu 2",
+  ],
+  [
+    "memory request above limit",
+    { valkey: { resources: { requests: { memory: "20Gi" }, limits: { memory: "16Gi" } } } },
+    "valkey.resources.requests.memory",
+    "exceeds limits.memory 16Gi",
+  ],
   ["GB instead of Gi", { valkey: { resources: { requests: { memory: "12GB" } } } }, "valkey.resources.requests.memory", "did you mean 12Gi"],
   ["cpu limit not a quantity", { valkey: { resources: { limits: { cpu: "two" } } } }, "valkey.resources.limits.cpu", "not a Kubernetes quantity"],
   ["maxmemory at the memory limit", { valkey: { maxmemory: "16Gi" } }, "valkey.maxmemory", "below limits.memory"],
@@ -109,7 +124,15 @@ describe("parseStackConfig: bad configs name the key path", () => {
       password: "plain",
     });
     expect(issuePaths(err).sort()).toEqual(
-      ["aws.zones", "benchmark.maxRequests", "password", "valkey.cluster.primaries", "valkey.cluster.replicasPerPrimary", "valkey.ioThreads", "valkey.resources.requests.cpu"].sort(),
+      [
+        "aws.zones",
+        "benchmark.maxRequests",
+        "password",
+        "valkey.cluster.primaries",
+        "valkey.cluster.replicasPerPrimary",
+        "valkey.ioThreads",
+        "valkey.resources.requests.cpu",
+      ].sort(),
     );
     expect(err.message.split("\n")).toHaveLength(8);
     expect(err.message).toMatch(/^invalid stack config \(7 problems\):/);
@@ -245,7 +268,10 @@ describe("stack files", () => {
     expect(() => loadStackFile(join(dir, "Pulumi.none.yaml"))).toThrow(StackFileError);
     writeFileSync(join(dir, "Pulumi.bad.yaml"), "config:\n  a: [1,\n");
     expect(() => loadStackFile(join(dir, "Pulumi.bad.yaml"))).toThrow(/not valid YAML/);
-    writeFileSync(join(dir, "Pulumi.ns.yaml"), "config:\n  valkey: {}\n  kubernetes:context: x\n  valkey-on-eks:valkey: { mode: cluster, cluster: { primaries: 1 } }\n");
+    writeFileSync(
+      join(dir, "Pulumi.ns.yaml"),
+      "config:\n  valkey: {}\n  kubernetes:context: x\n  valkey-on-eks:valkey: { mode: cluster, cluster: { primaries: 1 } }\n",
+    );
     const err = (() => {
       try {
         loadStackFile(join(dir, "Pulumi.ns.yaml"));

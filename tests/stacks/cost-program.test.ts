@@ -8,9 +8,25 @@ import { describe, expect, it } from "vitest";
 import { awsMockOutputs, installMocks, settle, valueOf } from "../support/pulumi-mocks.js";
 
 const ROW = {
-  workload: "cluster", mode: "cluster", test: "SET", rps: 400000, p50_ms: 0.5, clients: 50, pipeline: 16, datasize: 256, timestamp: "20260101-000000",
-  p95_ms: 0.9, p99_ms: 1.2, duration_s: 5.1, requests: 5100, server_version: "9.0.2", client_version: "valkey-benchmark 9.0.2",
-  avg_ms: 0.6, min_ms: 0.1, max_ms: 3, notes: "",
+  workload: "cluster",
+  mode: "cluster",
+  test: "SET",
+  rps: 400000,
+  p50_ms: 0.5,
+  clients: 50,
+  pipeline: 16,
+  datasize: 256,
+  timestamp: "20260101-000000",
+  p95_ms: 0.9,
+  p99_ms: 1.2,
+  duration_s: 5.1,
+  requests: 5100,
+  server_version: "9.0.2",
+  client_version: "valkey-benchmark 9.0.2",
+  avg_ms: 0.6,
+  min_ms: 0.1,
+  max_ms: 3,
+  notes: "",
 };
 /** Live prices the mocked Pricing API answers (deliberately not the table's). */
 const LIVE: Record<string, string> = { "r7g.large": "0.1000000000", "m7g.large": "0.0800000000" };
@@ -31,7 +47,8 @@ const recorder = installMocks({
   },
   outputs: (r) => {
     if (r.name === "valkey-benchmark-results") return { rows: [ROW], csv: "" };
-    if (r.name === "valkey-check-after-benchmark-run" || r.name === "valkey-check-run") return { report: { ok: true, mode: "cluster", failures: [], shards: [], primariesPerZone: {} }, table: "" };
+    if (r.name === "valkey-check-after-benchmark-run" || r.name === "valkey-check-run")
+      return { report: { ok: true, mode: "cluster", failures: [], shards: [], primariesPerZone: {} }, table: "" };
     return awsMockOutputs(r);
   },
 });
@@ -68,7 +85,11 @@ describe("cost wiring under mocks", () => {
     // EC2 lines are live (6 Valkey + 1 client r7g.large at 0.10, 2 m7g.large at 0.08); the rest needs
     // us-west-2 table prices (gp3, NAT), which are missing: the total stays null rather than partial.
     const ec2 = cost?.lines.filter((l) => l.unit === "node-hour").map((l) => [l.usdPerHour, l.source]);
-    expect(ec2).toEqual([[0.6, "aws-pricing-api"], [0.1, "aws-pricing-api"], [0.16, "aws-pricing-api"]]);
+    expect(ec2).toEqual([
+      [0.6, "aws-pricing-api"],
+      [0.1, "aws-pricing-api"],
+      [0.16, "aws-pricing-api"],
+    ]);
     expect(cost?.usdPerHour).toBeNull();
     expect(cost?.missing).toEqual(expect.arrayContaining([expect.stringMatching(/^EBS gp3 in us-west-2/), expect.stringMatching(/^NAT gateway in us-west-2/)]));
     expect(report.benchmark?.rows[0]).toMatchObject({ usd_per_hour: null, usd_per_million_ops_per_s: null });

@@ -109,7 +109,8 @@ beforeAll(async () => {
 }, 120_000);
 
 const resultsUnder = (prefix: string): KubeconformResult[] => results.filter((r) => r.filename.startsWith(join(dir, prefix) + "/"));
-const failures = (rs: KubeconformResult[]): string[] => rs.filter((r) => r.status !== "statusValid").map((r) => `${r.filename.slice(dir.length + 1)}: ${r.status} ${r.msg}`);
+const failures = (rs: KubeconformResult[]): string[] =>
+  rs.filter((r) => r.status !== "statusValid").map((r) => `${r.filename.slice(dir.length + 1)}: ${r.status} ${r.msg}`);
 
 describe("every Kubernetes object the stacks render passes kubeconform -strict (Kubernetes schemas + Karpenter CRDs)", () => {
   for (const c of CASES) {
@@ -139,7 +140,14 @@ describe("every Kubernetes object the stacks render passes kubeconform -strict (
 
   it("fails a bogus field, a wrong type and an unknown kind (injected into the same run)", () => {
     const byName = Object.fromEntries(resultsUnder("negative").map((r) => [r.filename.slice(r.filename.lastIndexOf("/") + 1, -".yaml".length), r]));
-    expect(Object.keys(byName).sort()).toEqual(["container-field", "metadata-field", "nodepool-field", "nodepool-metadata-field", "unknown-kind", "wrong-type"]);
+    expect(Object.keys(byName).sort()).toEqual([
+      "container-field",
+      "metadata-field",
+      "nodepool-field",
+      "nodepool-metadata-field",
+      "unknown-kind",
+      "wrong-type",
+    ]);
     expectResult(byName["container-field"], "statusInvalid", /\/spec\/template\/spec\/containers\/0.*'bogusField' not allowed/);
     expectResult(byName["wrong-type"], "statusInvalid", /\/spec\/replicas.*got string, want (null or )?integer/);
     expectResult(byName["metadata-field"], "statusInvalid", /\/metadata.*'bogusMeta' not allowed/);
@@ -164,7 +172,9 @@ describe("manifestOf", () => {
     const inputs = { stringData: { password: PASSWORD, port: 6379 }, metadata: { name: "s" }, data: [PASSWORD] };
     const redacted = { stringData: "[secret]", metadata: { name: "s" }, data: ["[secret]"] };
     const got = manifestOf({ type: "kubernetes:core/v1:Secret", name: "s", inputs, redacted });
-    expect(got).toEqual({ manifest: { apiVersion: "v1", kind: "Secret", stringData: { password: "[secret]", port: 6379 }, metadata: { name: "s" }, data: ["[secret]"] } });
+    expect(got).toEqual({
+      manifest: { apiVersion: "v1", kind: "Secret", stringData: { password: "[secret]", port: 6379 }, metadata: { name: "s" }, data: ["[secret]"] },
+    });
   });
 
   it("no manifest file of the stacks holds the password", () => {
@@ -175,9 +185,20 @@ describe("manifestOf", () => {
   });
 
   it("takes apiVersion and kind from the type token, core group as v1", () => {
-    expect(manifestOf({ type: "kubernetes:apps/v1:StatefulSet", name: "s", inputs: { metadata: { name: "s" } }, redacted: { metadata: { name: "s" } } })).toEqual({ manifest: { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name: "s" } } });
-    expect(manifestOf({ type: "kubernetes:core/v1:Service", name: "s", inputs: { apiVersion: "v1", kind: "Service" }, redacted: { apiVersion: "v1", kind: "Service" } })).toEqual({ manifest: { apiVersion: "v1", kind: "Service" } });
-    expect(manifestOf({ type: "kubernetes:karpenter.sh/v1:NodePool", name: "p", inputs: {}, redacted: {} })).toEqual({ manifest: { apiVersion: "karpenter.sh/v1", kind: "NodePool" } });
+    expect(
+      manifestOf({ type: "kubernetes:apps/v1:StatefulSet", name: "s", inputs: { metadata: { name: "s" } }, redacted: { metadata: { name: "s" } } }),
+    ).toEqual({ manifest: { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name: "s" } } });
+    expect(
+      manifestOf({
+        type: "kubernetes:core/v1:Service",
+        name: "s",
+        inputs: { apiVersion: "v1", kind: "Service" },
+        redacted: { apiVersion: "v1", kind: "Service" },
+      }),
+    ).toEqual({ manifest: { apiVersion: "v1", kind: "Service" } });
+    expect(manifestOf({ type: "kubernetes:karpenter.sh/v1:NodePool", name: "p", inputs: {}, redacted: {} })).toEqual({
+      manifest: { apiVersion: "karpenter.sh/v1", kind: "NodePool" },
+    });
   });
 
   it("skips Helm releases and patches, ignores non-Kubernetes types, and rejects a disagreeing kind", () => {
@@ -185,11 +206,15 @@ describe("manifestOf", () => {
       const m = manifestOf({ type, name: "x", inputs: {}, redacted: {} });
       return m !== undefined && "skipped" in m ? m.skipped : "(not skipped)";
     };
-    expect(skipped("kubernetes:helm.sh/v3:Release")).toBe("kubernetes:helm.sh/v3:Release x: a Helm release (its chart's objects are rendered by Helm, not by this program)");
+    expect(skipped("kubernetes:helm.sh/v3:Release")).toBe(
+      "kubernetes:helm.sh/v3:Release x: a Helm release (its chart's objects are rendered by Helm, not by this program)",
+    );
     expect(skipped("kubernetes:apps/v1:DeploymentPatch")).toContain("a server-side-apply patch");
     expect(manifestOf({ type: "aws:iam/role:Role", name: "r", inputs: {}, redacted: {} })).toBeUndefined();
     expect(manifestOf({ type: "pulumi:providers:kubernetes", name: "k", inputs: {}, redacted: {} })).toBeUndefined();
-    expect(() => manifestOf({ type: "kubernetes:apps/v1:StatefulSet", name: "s", inputs: { kind: "Deployment" }, redacted: { kind: "Deployment" } })).toThrow(/inputs say kind "Deployment"/);
+    expect(() => manifestOf({ type: "kubernetes:apps/v1:StatefulSet", name: "s", inputs: { kind: "Deployment" }, redacted: { kind: "Deployment" } })).toThrow(
+      /inputs say kind "Deployment"/,
+    );
     expect(() => manifestOf({ type: "kubernetes:weird", name: "w", inputs: {}, redacted: {} })).toThrow(/not a pulumi-kubernetes object type token/);
   });
 });

@@ -113,7 +113,9 @@ describe("the deploying identity", () => {
     const admins = { eks: { adminPrincipalArns: ["arn:aws:iam::123456789012:role/oncall", "arn:aws:iam::123456789012:role/deployer"] } };
     const { config } = parseStackConfig({ "aws:region": "eu-west-1", ...admins });
     const { problems } = await collectPreflight(config, createAwsProvider(config));
-    expect(problems).toEqual([expect.stringMatching(/^eks\.adminPrincipalArns\.1: arn:aws:iam::123456789012:role\/deployer is the identity running pulumi up/)]);
+    expect(problems).toEqual([
+      expect.stringMatching(/^eks\.adminPrincipalArns\.1: arn:aws:iam::123456789012:role\/deployer is the identity running pulumi up/),
+    ]);
     recorder.reset();
     account.caller = "arn:aws:iam::123456789012:user/alice";
     expect((await collectPreflight(config, createAwsProvider(config))).problems).toEqual([]);
@@ -137,7 +139,10 @@ describe("one AWS provider for the whole eks program", () => {
       else process.env.AWS_REGION = before;
     }
     // Besides the stack's provider, only the Pricing API's (its endpoint region; stacks/cost.ts), which no resource uses.
-    expect(recorder.ofType("pulumi:providers:aws").map((p) => [p.name, p.inputs.region])).toEqual([["aws", "us-west-2"], ["pricing-api", "us-east-1"]]);
+    expect(recorder.ofType("pulumi:providers:aws").map((p) => [p.name, p.inputs.region])).toEqual([
+      ["aws", "us-west-2"],
+      ["pricing-api", "us-east-1"],
+    ]);
     const custom = recorder.resources.filter((r) => r.type.startsWith("aws:"));
     expect(custom.length).toBeGreaterThan(15);
     for (const r of custom) expect(r.provider, `${r.type} ${r.name}`).toMatch(PROVIDER_REF);
@@ -156,7 +161,9 @@ describe("one AWS provider for the whole eks program", () => {
     const cluster = recorder.get("eks:index:Cluster", "eks-cluster");
     expect(cluster.inputs.providerCredentialOpts).toEqual({ profileName: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" });
     expect(cluster.inputs.publicAccessCidrs).toEqual(["203.0.113.0/24"]);
-    expect(Object.values(cluster.inputs.accessEntries as Record<string, { principalArn: string }>).map((e) => e.principalArn)).toEqual(["arn:aws:iam::123456789012:role/oncall"]);
+    expect(Object.values(cluster.inputs.accessEntries as Record<string, { principalArn: string }>).map((e) => e.principalArn)).toEqual([
+      "arn:aws:iam::123456789012:role/oncall",
+    ]);
     const provider = recorder.get("pulumi:providers:aws", "aws").inputs;
     expect(provider).toMatchObject({ region: "us-west-2", profile: "ops" });
     // Provider inputs reach the engine JSON-encoded.

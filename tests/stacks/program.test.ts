@@ -11,13 +11,38 @@ import { awsMockOutputs, installMocks, isSecretOutput, settle, valueOf } from ".
 
 /** What the dynamic check/results resources return once they ran (they do not run under mocks). */
 const ROW = {
-  workload: "cluster", mode: "cluster", test: "SET", rps: 1000, p50_ms: 0.5, clients: 50, pipeline: 16, datasize: 256, timestamp: "20260101-000000",
-  p95_ms: 0.9, p99_ms: 1.2, duration_s: 5.1, requests: 5100, server_version: "9.0.2", client_version: "valkey-benchmark 9.0.2",
-  avg_ms: 0.6, min_ms: 0.1, max_ms: 3, notes: "",
+  workload: "cluster",
+  mode: "cluster",
+  test: "SET",
+  rps: 1000,
+  p50_ms: 0.5,
+  clients: 50,
+  pipeline: 16,
+  datasize: 256,
+  timestamp: "20260101-000000",
+  p95_ms: 0.9,
+  p99_ms: 1.2,
+  duration_s: 5.1,
+  requests: 5100,
+  server_version: "9.0.2",
+  client_version: "valkey-benchmark 9.0.2",
+  avg_ms: 0.6,
+  min_ms: 0.1,
+  max_ms: 3,
+  notes: "",
 };
 const CHECK_REPORT = {
-  ok: true, mode: "cluster", failures: [], nodeCount: 6, primariesPerZone: { "us-west-2a": 1, "us-west-2b": 1, "us-west-2c": 1 },
-  shards: [{ primary: { address: "valkey-cluster-0:6379", zone: "us-west-2a", slotRanges: ["0-5460"], slotCount: 5461, keys: 42 }, replicas: [{ address: "valkey-cluster-4:6379", zone: "us-west-2b", crossAz: true, linkUp: true }] }],
+  ok: true,
+  mode: "cluster",
+  failures: [],
+  nodeCount: 6,
+  primariesPerZone: { "us-west-2a": 1, "us-west-2b": 1, "us-west-2c": 1 },
+  shards: [
+    {
+      primary: { address: "valkey-cluster-0:6379", zone: "us-west-2a", slotRanges: ["0-5460"], slotCount: 5461, keys: 42 },
+      replicas: [{ address: "valkey-cluster-4:6379", zone: "us-west-2b", crossAz: true, linkUp: true }],
+    },
+  ],
 };
 const BENCH_RUN_STAMP = "2026-11-23T14:00:00.000Z/abcd1234";
 const recorder = installMocks({
@@ -95,7 +120,15 @@ describe("the program under mocks", () => {
     expect(await isSecretOutput(out.report)).toBe(false);
     const report = await valueOf(out.report);
     expect(report).toMatchObject({ schemaVersion: 1, stack: "cluster", platform: "eks", mode: "cluster", pods: 6 });
-    expect(report.endpoints).toEqual({ namespace: "valkey", write: "valkey-cluster.valkey.svc.cluster.local", read: null, port: 6379, sentinel: null, sentinelPort: null, masterName: null });
+    expect(report.endpoints).toEqual({
+      namespace: "valkey",
+      write: "valkey-cluster.valkey.svc.cluster.local",
+      read: null,
+      port: 6379,
+      sentinel: null,
+      sentinelPort: null,
+      masterName: null,
+    });
     // Cost columns appended; us-west-2 has no table prices and the mocks refuse the Pricing API
     // invoke, so the cost is missing (null), never invented (tests/cost-program.test.ts: live and fallback).
     expect(report.benchmark?.rows).toEqual([{ ...ROW, usd_per_hour: null, usd_per_million_ops_per_s: null }]);
@@ -112,19 +145,31 @@ describe("the program under mocks", () => {
     runProgram({ stack: "cluster", config, password: pulumi.secret(PASSWORD) });
     await drain();
     const karpenterK8s = recorder.resources.filter((r) => r.type.startsWith("kubernetes:") && r.name.startsWith("karpenter-"));
-    expect(karpenterK8s.map((r) => r.name).sort()).toEqual(["karpenter-controller", "karpenter-crd", "karpenter-valkey-node-class", "karpenter-valkey-node-pool"]);
+    expect(karpenterK8s.map((r) => r.name).sort()).toEqual([
+      "karpenter-controller",
+      "karpenter-crd",
+      "karpenter-valkey-node-class",
+      "karpenter-valkey-node-pool",
+    ]);
     for (const r of karpenterK8s) expect(r.provider, r.name).toMatch(/\$pulumi:providers:kubernetes::eks-k8s::/);
     // What the controller needs (system nodes, Pod Identity agent, ...) is registered before Karpenter and any of its children.
     const index = (name: string) => recorder.resources.findIndex((r) => r.name === name);
     const ready = ["eks-system", "eks-pod-identity-agent", "eks-ebs-csi", "eks-gp3", "eks-cluster-sg-discovery"].map(index);
-    expect(ready.every((i) => i >= 0), JSON.stringify(ready)).toBe(true);
+    expect(
+      ready.every((i) => i >= 0),
+      JSON.stringify(ready),
+    ).toBe(true);
     const karpenter = recorder.resources.flatMap((r, i) => (r.name === "karpenter" || r.name.startsWith("karpenter-") ? [i] : []));
     expect(karpenter.length).toBeGreaterThanOrEqual(20);
     expect(Math.min(...karpenter)).toBeGreaterThan(Math.max(...ready));
   });
 
   it("byo replication stack: Kubernetes objects only, no AWS resource at all", async () => {
-    const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: kubeconfigPath }, valkey: { resources: { requests: { memory: "1Gi" }, limits: { memory: "2Gi" } } } });
+    const { config } = parseStackConfig({
+      platform: "byo",
+      byo: { kubeconfig: kubeconfigPath },
+      valkey: { resources: { requests: { memory: "1Gi" }, limits: { memory: "2Gi" } } },
+    });
     runProgram({ stack: "byo", config, password: PASSWORD });
     await drain();
     expect(awsTypes()).toEqual([]);
@@ -186,7 +231,12 @@ describe("the program under mocks", () => {
   });
 
   it("without auth there is no password output and no Secret", async () => {
-    const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: kubeconfigPath }, valkey: { auth: { enabled: false } }, benchmark: { enabled: false } });
+    const { config } = parseStackConfig({
+      platform: "byo",
+      byo: { kubeconfig: kubeconfigPath },
+      valkey: { auth: { enabled: false } },
+      benchmark: { enabled: false },
+    });
     const out = runProgram({ stack: "byo", config, password: undefined });
     await drain();
     expect(out.password).toBeUndefined();

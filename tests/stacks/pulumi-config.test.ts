@@ -33,10 +33,9 @@ describe("reading the stack config from the Pulumi runtime", () => {
   });
 
   it("parses a valid stack and keeps the password a secret Output", async () => {
-    withConfig(
-      { "valkey-on-eks:valkey": '{"mode":"cluster","cluster":{"primaries":3}}', "valkey-on-eks:password": SECRET, "aws:region": "us-west-2" },
-      ["valkey-on-eks:password"],
-    );
+    withConfig({ "valkey-on-eks:valkey": '{"mode":"cluster","cluster":{"primaries":3}}', "valkey-on-eks:password": SECRET, "aws:region": "us-west-2" }, [
+      "valkey-on-eks:password",
+    ]);
     const loaded = loadPulumiConfig();
     expect(loaded.config.valkey.mode).toBe("cluster");
     expect(loaded.config.valkey.pods).toBe(6);
@@ -47,7 +46,7 @@ describe("reading the stack config from the Pulumi runtime", () => {
   });
 
   it("fails with the schema's message naming every bad key, as a RunError (no stack trace), never echoing the password", () => {
-    withConfig({ "valkey-on-eks:valkey": '{"mode":"cluster","cluster":{"primaries":2}}', "valkey-on-eks:password": SECRET, replicas: "3" });
+    withConfig({ "valkey-on-eks:valkey": '{"mode":"cluster","cluster":{"primaries":2}}', "valkey-on-eks:password": SECRET, "replicas": "3" });
     const err = runErrorOf(() => loadPulumiConfig());
     expect(err.message).toContain("valkey.cluster.primaries: must be ≥ 3");
     expect(err.message).toContain("password: valkey-on-eks:password is stored in plain text");
@@ -89,7 +88,13 @@ describe("stack report", () => {
     expect(r).toMatchObject({ project: "valkey-on-eks", stack: "cluster", platform: "eks", mode: "cluster", pods: 6, benchmark: null });
     expect(r.topology?.failureCodes).toEqual(["NO_CROSS_AZ_REPLICA"]);
     expect(r.topology?.primaries[0]?.replicas[0]).toEqual({ address: "b:6379", zone: null, crossAz: false });
-    expect(r.versions).toEqual({ valkeyImage: "valkey/valkey:9.0.2", server: null, client: null, kubernetesVersion: versions.EKS_VERSION, karpenterChart: "1.14.1" });
+    expect(r.versions).toEqual({
+      valkeyImage: "valkey/valkey:9.0.2",
+      server: null,
+      client: null,
+      kubernetesVersion: versions.EKS_VERSION,
+      karpenterChart: "1.14.1",
+    });
     // JSON-safe: no undefined anywhere (dashboards read it as JSON).
     expect(JSON.parse(JSON.stringify(r))).toEqual(r);
     expect(stackReport("cluster", config, endpoints, undefined, undefined).topology).toBeNull();

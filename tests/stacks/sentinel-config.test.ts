@@ -11,7 +11,10 @@ function issuesOf(raw: unknown): { path: string; message: string }[] {
   return [];
 }
 
-const repl = (replication: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ valkey: { mode: "replication", replication }, ...extra });
+const repl = (replication: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  valkey: { mode: "replication", replication },
+  ...extra,
+});
 
 describe("valkey.replication.sentinel and minReplicasMaxLag", () => {
   it("defaults: 3 Sentinels, quorum 2, the documented timings, max lag 10 s", () => {
@@ -21,7 +24,9 @@ describe("valkey.replication.sentinel and minReplicasMaxLag", () => {
   });
 
   it("accepts 5 Sentinels with quorum 3 over 5 zones", () => {
-    expect(issuesOf(repl({ sentinel: { replicas: 5, quorum: 3 } }, { aws: { zones: ["us-west-2a", "us-west-2b", "us-west-2c", "us-west-2d", "us-west-2e"] } }))).toEqual([]);
+    expect(
+      issuesOf(repl({ sentinel: { replicas: 5, quorum: 3 } }, { aws: { zones: ["us-west-2a", "us-west-2b", "us-west-2c", "us-west-2d", "us-west-2e"] } })),
+    ).toEqual([]);
   });
 
   // [description, raw, exact key path, message fragment]
@@ -30,8 +35,18 @@ describe("valkey.replication.sentinel and minReplicasMaxLag", () => {
     ["quorum not a majority", repl({ sentinel: { replicas: 3, quorum: 1 } }), "valkey.replication.sentinel.quorum", "majority of the 3 Sentinels (≥ 2)"],
     ["two Sentinels", repl({ sentinel: { replicas: 2, quorum: 2 } }), "valkey.replication.sentinel.replicas", "must be ≥ 3"],
     ["more Sentinels than zones", repl({ sentinel: { replicas: 5, quorum: 3 } }), "valkey.replication.sentinel.replicas", "one per zone over the 3 zones"],
-    ["failover timeout not above down-after", repl({ sentinel: { downAfterMilliseconds: 30000, failoverTimeoutMs: 20000 } }), "valkey.replication.sentinel.failoverTimeoutMs", "above downAfterMilliseconds (30000)"],
-    ["parallel syncs above the replicas", repl({ replicas: 2, sentinel: { parallelSyncs: 3 } }), "valkey.replication.sentinel.parallelSyncs", "≤ max(1, valkey.replication.replicas) (2)"],
+    [
+      "failover timeout not above down-after",
+      repl({ sentinel: { downAfterMilliseconds: 30000, failoverTimeoutMs: 20000 } }),
+      "valkey.replication.sentinel.failoverTimeoutMs",
+      "above downAfterMilliseconds (30000)",
+    ],
+    [
+      "parallel syncs above the replicas",
+      repl({ replicas: 2, sentinel: { parallelSyncs: 3 } }),
+      "valkey.replication.sentinel.parallelSyncs",
+      "≤ max(1, valkey.replication.replicas) (2)",
+    ],
     ["down-after below 100 ms", repl({ sentinel: { downAfterMilliseconds: 10 } }), "valkey.replication.sentinel.downAfterMilliseconds", "must be ≥ 100"],
     ["max lag 0", repl({ minReplicasMaxLag: 0 }), "valkey.replication.minReplicasMaxLag", "must be ≥ 1"],
     ["unknown Sentinel key", repl({ sentinel: { qourum: 2 } }), "valkey.replication.sentinel.qourum", "unknown key"],
@@ -44,9 +59,17 @@ describe("valkey.replication.sentinel and minReplicasMaxLag", () => {
   });
 
   it("reports several Sentinel problems in one error, by key path", () => {
-    const issues = issuesOf(repl({ sentinel: { replicas: 2, quorum: 3, downAfterMilliseconds: 9000, failoverTimeoutMs: 8000 } }, { aws: { zones: ["us-west-2a"] } }));
+    const issues = issuesOf(
+      repl({ sentinel: { replicas: 2, quorum: 3, downAfterMilliseconds: 9000, failoverTimeoutMs: 8000 } }, { aws: { zones: ["us-west-2a"] } }),
+    );
     expect(issues.map((i) => i.path).sort()).toEqual(
-      ["aws.zones", "valkey.replication.sentinel.failoverTimeoutMs", "valkey.replication.sentinel.quorum", "valkey.replication.sentinel.replicas", "valkey.replication.sentinel.replicas"].sort(),
+      [
+        "aws.zones",
+        "valkey.replication.sentinel.failoverTimeoutMs",
+        "valkey.replication.sentinel.quorum",
+        "valkey.replication.sentinel.replicas",
+        "valkey.replication.sentinel.replicas",
+      ].sort(),
     );
   });
 

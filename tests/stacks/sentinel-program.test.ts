@@ -9,10 +9,24 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { installMocks, settle, valueOf } from "../support/pulumi-mocks.js";
 
-const SENTINELS = [0, 1, 2].map((i) => ({ address: `10.0.${i}.9:26379`, zone: `us-west-2${"abc"[i]}`, reachable: true, agrees: i !== 2, primary: "valkey-1.valkey-headless.valkey.svc.cluster.local:6379" }));
+const SENTINELS = [0, 1, 2].map((i) => ({
+  address: `10.0.${i}.9:26379`,
+  zone: `us-west-2${"abc"[i]}`,
+  reachable: true,
+  agrees: i !== 2,
+  primary: "valkey-1.valkey-headless.valkey.svc.cluster.local:6379",
+}));
 const CHECK_REPORT = {
-  ok: true, mode: "replication", failures: [], nodeCount: 4, primariesPerZone: { "us-west-2b": 1 }, masterName: "valkey-primary", sentinels: SENTINELS,
-  shards: [{ primary: { address: "valkey-1.valkey-headless.valkey.svc.cluster.local:6379", zone: "us-west-2b", slotRanges: [], slotCount: 0, keys: 0 }, replicas: [] }],
+  ok: true,
+  mode: "replication",
+  failures: [],
+  nodeCount: 4,
+  primariesPerZone: { "us-west-2b": 1 },
+  masterName: "valkey-primary",
+  sentinels: SENTINELS,
+  shards: [
+    { primary: { address: "valkey-1.valkey-headless.valkey.svc.cluster.local:6379", zone: "us-west-2b", slotRanges: [], slotCount: 0, keys: 0 }, replicas: [] },
+  ],
 };
 const recorder = installMocks({ outputs: (r) => (r.name === "valkey-check-run" ? { report: CHECK_REPORT, table: "VERIFY: PASS" } : {}) });
 const { parseStackConfig } = await import("../../config/schema.js");
@@ -25,7 +39,13 @@ writeFileSync(kubeconfig, "apiVersion: v1\nkind: Config\nclusters: []\ncontexts:
 
 describe("replication stack with Sentinel (mocks)", () => {
   it("checks through the Sentinels and reports them with the endpoints", async () => {
-    const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig }, valkey: { mode: "replication" }, benchmark: { enabled: false }, checks: { connector: "direct" } });
+    const { config } = parseStackConfig({
+      platform: "byo",
+      byo: { kubeconfig },
+      valkey: { mode: "replication" },
+      benchmark: { enabled: false },
+      checks: { connector: "direct" },
+    });
     const out = runProgram({ stack: "byo", config, password: PASSWORD });
     await settle();
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -36,7 +56,8 @@ describe("replication stack with Sentinel (mocks)", () => {
       selector: "app.kubernetes.io/name=valkey,app.kubernetes.io/instance=valkey,app.kubernetes.io/part-of=valkey-on-eks,app.kubernetes.io/managed-by=pulumi",
       headlessService: "valkey-headless",
       sentinel: {
-        selector: "app.kubernetes.io/name=valkey-sentinel,app.kubernetes.io/instance=valkey,app.kubernetes.io/part-of=valkey-on-eks,app.kubernetes.io/managed-by=pulumi,app.kubernetes.io/component=sentinel",
+        selector:
+          "app.kubernetes.io/name=valkey-sentinel,app.kubernetes.io/instance=valkey,app.kubernetes.io/part-of=valkey-on-eks,app.kubernetes.io/managed-by=pulumi,app.kubernetes.io/component=sentinel",
         headlessService: "valkey-sentinel-headless",
         port: 26379,
         masterName: "valkey-primary",

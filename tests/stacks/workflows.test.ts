@@ -15,7 +15,9 @@ import { versions as manifest } from "../../versions.js";
 import { toolchainDirs } from "../support/toolchain.js";
 
 const ACTIONLINT = join(toolchainDirs.actionlint, "bin", "actionlint");
-const WORKFLOWS = readdirSync(".github/workflows").filter((f) => /\.ya?ml$/.test(f)).sort();
+const WORKFLOWS = readdirSync(".github/workflows")
+  .filter((f) => /\.ya?ml$/.test(f))
+  .sort();
 
 interface Step {
   id?: string;
@@ -27,7 +29,7 @@ interface Step {
 
 interface Workflow {
   on: Record<string, unknown>;
-  jobs: Record<string, { "runs-on"?: string; strategy?: { matrix?: { stack?: unknown } }; steps?: Step[] }>;
+  jobs: Record<string, { "runs-on"?: string; "strategy"?: { matrix?: { stack?: unknown } }; "steps"?: Step[] }>;
 }
 
 const load = (name: string): Workflow => parse(readFileSync(join(".github/workflows", name), "utf8")) as Workflow;
@@ -36,7 +38,10 @@ describe("GitHub workflows", () => {
   it("all pass actionlint", () => {
     expect(WORKFLOWS).toEqual(["ci.yml", "preview.yml", "up.yml"]);
     if (!existsSync(ACTIONLINT)) throw new Error(`actionlint not found at ${ACTIONLINT}: run \`bash .ci/toolchain/install.sh\``);
-    const out = execFileSync(ACTIONLINT, ["-color=false", ...WORKFLOWS.map((f) => join(".github/workflows", f))], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    const out = execFileSync(ACTIONLINT, ["-color=false", ...WORKFLOWS.map((f) => join(".github/workflows", f))], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     expect(out.trim()).toBe("");
   });
 
@@ -82,7 +87,12 @@ describe("GitHub workflows", () => {
         try {
           const out = join(dir, "output");
           execFileSync("bash", ["-e", "-c", versions?.run ?? "false"], { env: { ...process.env, GITHUB_OUTPUT: out }, stdio: "ignore" });
-          const outputs: Record<string, string> = Object.fromEntries(readFileSync(out, "utf8").trim().split("\n").map((l): [string, string] => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
+          const outputs: Record<string, string> = Object.fromEntries(
+            readFileSync(out, "utf8")
+              .trim()
+              .split("\n")
+              .map((l): [string, string] => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+          );
           expect(outputs, name).toMatchObject({ NODE_VERSION: manifest.NODE_VERSION, PULUMI_VERSION: manifest.PULUMI_VERSION.replace(/^v/, "") });
         } finally {
           rmSync(dir, { recursive: true, force: true });
@@ -97,7 +107,7 @@ describe("GitHub workflows", () => {
     const job = w.jobs.preview;
     expect(job?.strategy?.matrix?.stack).toEqual(["replication", "cluster"]);
     const step = job?.steps?.find((s) => s.uses?.startsWith("pulumi/actions@"));
-    expect(step?.with).toMatchObject({ command: "preview", "comment-on-pr": true });
+    expect(step?.with).toMatchObject({ "command": "preview", "comment-on-pr": true });
     for (const stack of ["replication", "cluster"]) expect(existsSync(`stacks/Pulumi.${stack}.yaml`)).toBe(true);
   });
 

@@ -42,7 +42,13 @@ export const REDACTED = "[secret]";
  */
 export function redactLeaves(inputs: unknown, redacted: unknown): unknown {
   const scrub = (v: unknown): unknown =>
-    typeof v === "string" ? REDACTED : Array.isArray(v) ? v.map(scrub) : v !== null && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, scrub(x)])) : v;
+    typeof v === "string"
+      ? REDACTED
+      : Array.isArray(v)
+        ? v.map(scrub)
+        : v !== null && typeof v === "object"
+          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, scrub(x)]))
+          : v;
   if (redacted === REDACTED && inputs !== REDACTED) return scrub(inputs);
   if (Array.isArray(inputs) && Array.isArray(redacted)) return inputs.map((x, i) => redactLeaves(x, redacted[i]));
   if (inputs !== null && typeof inputs === "object" && redacted !== null && typeof redacted === "object") {
@@ -64,7 +70,8 @@ const K8S_OBJECT = /^kubernetes:([a-z0-9.-]+)\/(v[a-z0-9]+):([A-Z][A-Za-z0-9]*)$
  */
 export function manifestOf(r: RecordedObject): ManifestOf {
   if (!r.type.startsWith("kubernetes:")) return undefined;
-  if (/^kubernetes:helm\.sh\//.test(r.type)) return { skipped: `${r.type} ${r.name}: a Helm release (its chart's objects are rendered by Helm, not by this program)` };
+  if (/^kubernetes:helm\.sh\//.test(r.type))
+    return { skipped: `${r.type} ${r.name}: a Helm release (its chart's objects are rendered by Helm, not by this program)` };
   if (/^kubernetes:(yaml|kustomize)(\/v\d+)?:/.test(r.type)) return { skipped: `${r.type} ${r.name}: a group of objects read from files` };
   const m = K8S_OBJECT.exec(r.type);
   if (!m) throw new Error(`${r.type} ${r.name}: not a pulumi-kubernetes object type token (kubernetes:<group>/<version>:<Kind>)`);
@@ -72,7 +79,8 @@ export function manifestOf(r: RecordedObject): ManifestOf {
   if (kind.endsWith("Patch")) return { skipped: `${r.type} ${r.name}: a server-side-apply patch (a partial object)` };
   const apiVersion = group === "core" ? version : `${group}/${version}`;
   const { apiVersion: inApiVersion, kind: inKind, ...rest } = redactLeaves(r.inputs, r.redacted) as Record<string, unknown>;
-  if (inApiVersion !== undefined && inApiVersion !== apiVersion) throw new Error(`${r.type} ${r.name}: inputs say apiVersion ${JSON.stringify(inApiVersion)}, the type token ${apiVersion}`);
+  if (inApiVersion !== undefined && inApiVersion !== apiVersion)
+    throw new Error(`${r.type} ${r.name}: inputs say apiVersion ${JSON.stringify(inApiVersion)}, the type token ${apiVersion}`);
   if (inKind !== undefined && inKind !== kind) throw new Error(`${r.type} ${r.name}: inputs say kind ${JSON.stringify(inKind)}, the type token ${kind}`);
   return { manifest: { apiVersion, kind, ...rest } };
 }
@@ -89,10 +97,14 @@ export function strictSchema(node: unknown): unknown {
   const out: Schema = {};
   for (const [k, v] of Object.entries(s)) {
     // properties/patternProperties map names to schemas; every other key holds a schema, a list of them, or a value.
-    out[k] = k === "properties" && v !== null && typeof v === "object" ? Object.fromEntries(Object.entries(v as Schema).map(([p, x]) => [p, strictSchema(x)])) : strictSchema(v);
+    out[k] =
+      k === "properties" && v !== null && typeof v === "object"
+        ? Object.fromEntries(Object.entries(v as Schema).map(([p, x]) => [p, strictSchema(x)]))
+        : strictSchema(v);
   }
   if (s.nullable === true && typeof s.type === "string") out.type = [s.type, "null"];
-  if (s.properties !== undefined && s.additionalProperties === undefined && s["x-kubernetes-preserve-unknown-fields"] !== true) out.additionalProperties = false;
+  if (s.properties !== undefined && s.additionalProperties === undefined && s["x-kubernetes-preserve-unknown-fields"] !== true)
+    out.additionalProperties = false;
   return out;
 }
 
@@ -159,7 +171,17 @@ export function kubeconform(manifestsDir: string, crdSchemaDir: string): Kubecon
   const k8s = requireInstalled(toolchainData["kubernetes-schemas"], "The Kubernetes JSON schemas (kubernetes-validate)");
   const definitions = requireInstalled(join(k8s, "_definitions.json"), "The Kubernetes JSON schemas' _definitions.json");
   const crds = writeCrdSchemas(crdJsonSchemas(requireInstalled(KARPENTER_CRD_DIR, "Karpenter's CRDs"), definitions), crdSchemaDir);
-  const args = ["-strict", "-output", "json", "-verbose", "-schema-location", join(k8s, "{{ .ResourceKind }}{{ .KindSuffix }}.json"), "-schema-location", crds, manifestsDir];
+  const args = [
+    "-strict",
+    "-output",
+    "json",
+    "-verbose",
+    "-schema-location",
+    join(k8s, "{{ .ResourceKind }}{{ .KindSuffix }}.json"),
+    "-schema-location",
+    crds,
+    manifestsDir,
+  ];
   const run = spawnSync(bin, args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
   if (run.error) throw run.error;
   // Exit 1 means "some resource is invalid"; anything else without JSON is a failure of kubeconform itself.

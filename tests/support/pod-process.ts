@@ -27,14 +27,7 @@ export interface PodProcess {
   stop(graceMs?: number): Promise<void>;
 }
 
-export async function startPod(
-  name: string,
-  dir: string,
-  host: string,
-  port: number,
-  pod: PodFiles,
-  env: Record<string, string>,
-): Promise<PodProcess> {
+export async function startPod(name: string, dir: string, host: string, port: number, pod: PodFiles, env: Record<string, string>): Promise<PodProcess> {
   mkdirSync(dir, { recursive: true });
   for (const [file, text] of Object.entries(pod.files)) writeFileSync(join(dir, file), text, { mode: 0o600 });
   const logPath = join(dir, "pod.log");

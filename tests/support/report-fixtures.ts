@@ -29,7 +29,12 @@ export function fixtureStackReport(mode: ResultMode): StackReport {
   const config = loadStackFile(join(ROOT, "stacks", `Pulumi.${mode}.yaml`)).config;
   const verify = JSON.parse(readFileSync(join(LOCAL_RUN_DIR, "raw", `verify-${mode}.json`), "utf8")) as { after: TopologyReport };
   const rows = fixtureRows(mode);
-  const endpoints = { namespace: "valkey", write: `valkey-${mode}.valkey.svc.cluster.local`, read: mode === "cluster" ? null : "valkey-replicas.valkey.svc.cluster.local", port: 6379 };
+  const endpoints = {
+    namespace: "valkey",
+    write: `valkey-${mode}.valkey.svc.cluster.local`,
+    read: mode === "cluster" ? null : "valkey-replicas.valkey.svc.cluster.local",
+    port: 6379,
+  };
   return stackReport(mode, config, endpoints, verify.after, { rows, csv: renderResultsCsv(rows) });
 }
 

@@ -25,14 +25,14 @@ export function wrapperHash(wrapper: "pulumi" | "pulumi-kubernetes" | "kubernete
 
 /** Each tool's cache directory (its binaries are in `bin/`), by the names `install.sh --dirs` prints. */
 export const toolchainDirs = {
-  pulumi: join(TOOLCHAIN, `pulumi-${versions.PULUMI_VERSION}-${wrapperHash("pulumi")}`),
+  "pulumi": join(TOOLCHAIN, `pulumi-${versions.PULUMI_VERSION}-${wrapperHash("pulumi")}`),
   "pulumi-kubernetes": join(TOOLCHAIN, `pulumi-kubernetes-${versions.K8S_PROVIDER_VERSION}-${wrapperHash("pulumi-kubernetes")}`),
   "pulumi-nodejs-dynamic-host": join(TOOLCHAIN, "pulumi-nodejs-dynamic-host"),
-  kubernetes: join(TOOLCHAIN, `kubernetes-${versions.KUBERNETES_VERSION}-${wrapperHash("kubernetes")}`),
-  etcd: join(TOOLCHAIN, `etcd-${versions.ETCD_VERSION}-${wrapperHash("kubernetes")}`),
-  kwok: join(TOOLCHAIN, `kwok-${versions.KWOK_VERSION}`),
-  actionlint: join(TOOLCHAIN, `actionlint-${versions.ACTIONLINT_VERSION}`),
-  kubeconform: join(TOOLCHAIN, `kubeconform-${versions.KUBECONFORM_VERSION}`),
+  "kubernetes": join(TOOLCHAIN, `kubernetes-${versions.KUBERNETES_VERSION}-${wrapperHash("kubernetes")}`),
+  "etcd": join(TOOLCHAIN, `etcd-${versions.ETCD_VERSION}-${wrapperHash("kubernetes")}`),
+  "kwok": join(TOOLCHAIN, `kwok-${versions.KWOK_VERSION}`),
+  "actionlint": join(TOOLCHAIN, `actionlint-${versions.ACTIONLINT_VERSION}`),
+  "kubeconform": join(TOOLCHAIN, `kubeconform-${versions.KUBECONFORM_VERSION}`),
 } as const;
 
 /**

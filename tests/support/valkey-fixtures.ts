@@ -85,13 +85,7 @@ export function podTree(password: string | undefined): { root: string; dataDir: 
 }
 
 /** Starts `sh start.sh conf` (the rendered files) with `env`, and waits for PING. */
-export async function startWithScript(
-  root: string,
-  port: number,
-  script: string,
-  conf: string,
-  env: Record<string, string>,
-): Promise<ScriptServer> {
+export async function startWithScript(root: string, port: number, script: string, conf: string, env: Record<string, string>): Promise<ScriptServer> {
   const scriptPath = join(root, "start.sh");
   const confPath = join(root, `valkey-${port}.conf`);
   writeFileSync(scriptPath, script);

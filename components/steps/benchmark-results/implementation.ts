@@ -93,7 +93,9 @@ export async function collectJobResults(api: JobLogApi, i: BenchmarkResultsInput
   for (;;) {
     const st = await api.jobStatus(i.namespace, i.jobName);
     if (st !== undefined && (st.failed > 0 || st.failedReason !== undefined)) {
-      throw new BenchmarkJobError(`benchmark Job ${job} failed (${st.failedReason ?? `${st.failed} failed pod(s)`}); ${await logTailOf(api, i.namespace, i.jobName)}`);
+      throw new BenchmarkJobError(
+        `benchmark Job ${job} failed (${st.failedReason ?? `${st.failed} failed pod(s)`}); ${await logTailOf(api, i.namespace, i.jobName)}`,
+      );
     }
     started = st?.startTime;
     // Done when Complete, or once every client pod (benchmark.clientPods) has succeeded.
@@ -106,9 +108,12 @@ export async function collectJobResults(api: JobLogApi, i: BenchmarkResultsInput
   }
   // One pod, or every pod of an Indexed Job with several client pods (benchmark.clientPods).
   const pods = (await api.podsOfJob(i.namespace, i.jobName)).filter((p) => p.phase === "Succeeded").sort((x, y) => x.name.localeCompare(y.name));
-  if (pods.length === 0) throw new BenchmarkJobError(`benchmark Job ${job} succeeded but has no pod left to read the log of (ttlSecondsAfterFinished too short?)`);
+  if (pods.length === 0)
+    throw new BenchmarkJobError(`benchmark Job ${job} succeeded but has no pod left to read the log of (ttlSecondsAfterFinished too short?)`);
   if (pods.length !== i.clientPods) {
-    throw new BenchmarkJobError(`benchmark Job ${job} succeeded but ${pods.length} of its ${i.clientPods} client pods are left to read the logs of (ttlSecondsAfterFinished too short?)`);
+    throw new BenchmarkJobError(
+      `benchmark Job ${job} succeeded but ${pods.length} of its ${i.clientPods} client pods are left to read the logs of (ttlSecondsAfterFinished too short?)`,
+    );
   }
   const timestamp = i.timestamp ?? formatResultTimestamp(started === undefined ? new Date(now()) : new Date(started));
   const perPod: ResultRow[][] = [];
@@ -150,7 +155,9 @@ export async function kubernetesJobLogApi(kubeconfig: string, context?: string):
       } catch (err) {
         if (isNotFound(err)) return undefined;
         const cause = (err as { cause?: { message?: string } }).cause?.message;
-        throw new BenchmarkJobError(`cannot read Job ${namespace}/${name} from the cluster: ${(err as Error).message}${cause === undefined ? "" : ` (${cause})`}`);
+        throw new BenchmarkJobError(
+          `cannot read Job ${namespace}/${name} from the cluster: ${(err as Error).message}${cause === undefined ? "" : ` (${cause})`}`,
+        );
       }
     },
     async podsOfJob(namespace, name) {

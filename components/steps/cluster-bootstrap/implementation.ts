@@ -86,7 +86,12 @@ export async function bootstrapOnKubernetes(i: ClusterBootstrapInputs, deps: Kub
       zones: new StaticZoneSource(zoneMapForPods(pods, i)),
       countKeys: false,
     });
-    return { plan: summarise(report, pods), changed: result.changed || zones.set.length > 0, nodeIds: result.nodeIds, steps: [...result.steps, ...zones.set, ...zones.unsupported] };
+    return {
+      plan: summarise(report, pods),
+      changed: result.changed || zones.set.length > 0,
+      nodeIds: result.nodeIds,
+      steps: [...result.steps, ...zones.set, ...zones.unsupported],
+    };
   } finally {
     await connector.close();
   }
@@ -105,8 +110,7 @@ export function refuseUnsupportedReshape(olds: Props, news: Props): void {
   const shape = (p: Props): string => `${String(p.primaries)} primaries x ${String(p.replicasPerPrimary)} replicas (${String(p.expectedPods)} pods)`;
   const same = olds.primaries === news.primaries && olds.replicasPerPrimary === news.replicasPerPrimary && olds.expectedPods === news.expectedPods;
   const n = (v: unknown): number => (typeof v === "number" ? v : NaN);
-  const scaleUp =
-    olds.replicasPerPrimary === news.replicasPerPrimary && n(news.primaries) > n(olds.primaries) && n(news.expectedPods) > n(olds.expectedPods);
+  const scaleUp = olds.replicasPerPrimary === news.replicasPerPrimary && n(news.primaries) > n(olds.primaries) && n(news.expectedPods) > n(olds.expectedPods);
   if (!same && !scaleUp) {
     throw new Error(
       `scaling an existing cluster from ${shape(olds)} to ${shape(news)} is not supported yet: ` +

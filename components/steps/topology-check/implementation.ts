@@ -58,7 +58,13 @@ export function toCheckReport(r: TopologyReport): TopologyCheckReport {
     mode: r.mode,
     failures: r.failures,
     shards: r.shards.map((s) => ({
-      primary: { address: s.primary.address, zone: s.primary.zone ?? null, slotRanges: s.primary.slotRanges, slotCount: s.primary.slotCount, keys: s.primary.keys ?? null },
+      primary: {
+        address: s.primary.address,
+        zone: s.primary.zone ?? null,
+        slotRanges: s.primary.slotRanges,
+        slotCount: s.primary.slotCount,
+        keys: s.primary.keys ?? null,
+      },
       replicas: s.replicas.map((x) => ({ address: x.address, zone: x.zone ?? null, crossAz: x.crossAz, linkUp: x.linkUp })),
     })),
     primariesPerZone: r.primariesPerZone,
@@ -67,7 +73,13 @@ export function toCheckReport(r: TopologyReport): TopologyCheckReport {
       ? {}
       : {
           masterName: r.masterName,
-          sentinels: r.sentinels.map((x) => ({ address: x.address, zone: x.zone ?? null, reachable: x.reachable, agrees: x.agrees, primary: x.primary ?? null })),
+          sentinels: r.sentinels.map((x) => ({
+            address: x.address,
+            zone: x.zone ?? null,
+            reachable: x.reachable,
+            agrees: x.agrees,
+            primary: x.primary ?? null,
+          })),
         }),
   });
 }
@@ -125,11 +137,19 @@ export async function checkTopologyOnKubernetes(i: TopologyCheckInputs, deps: Ch
   const sentinelPods = s === undefined ? [] : await usableSentinels(i.namespace, s.selector, deps.podApi, sentinelPortsOf);
   const reach = deps.connector([...pods, ...sentinelPods]);
   const connector = i.connector === "direct" ? new PodNameConnector(reach, pods, { namespace: i.namespace, headlessService: i.headlessService }) : reach;
-  const memberZones = new KubernetesZoneSource(deps.podApi, { namespace: i.namespace, selector: i.selector, portsOf: deps.portsOf, headlessService: i.headlessService });
+  const memberZones = new KubernetesZoneSource(deps.podApi, {
+    namespace: i.namespace,
+    selector: i.selector,
+    portsOf: deps.portsOf,
+    headlessService: i.headlessService,
+  });
   const zones =
     s === undefined
       ? memberZones
-      : new MergedZoneSource([memberZones, new KubernetesZoneSource(deps.podApi, { namespace: i.namespace, selector: s.selector, portsOf: sentinelPortsOf, headlessService: s.headlessService })]);
+      : new MergedZoneSource([
+          memberZones,
+          new KubernetesZoneSource(deps.podApi, { namespace: i.namespace, selector: s.selector, portsOf: sentinelPortsOf, headlessService: s.headlessService }),
+        ]);
   const verify = (): Promise<TopologyReport> =>
     verifyTopology({
       mode: i.mode,
@@ -158,7 +178,12 @@ export async function checkTopologyOnKubernetes(i: TopologyCheckInputs, deps: Ch
 }
 
 /** The Sentinel pods (every one must have an IP: a Sentinel without one is reported, not skipped). */
-async function usableSentinels(namespace: string, selector: string, podApi: PodApi, portsOf: NonNullable<CheckDeps["sentinelPortsOf"]>): Promise<DiscoveredPod[]> {
+async function usableSentinels(
+  namespace: string,
+  selector: string,
+  podApi: PodApi,
+  portsOf: NonNullable<CheckDeps["sentinelPortsOf"]>,
+): Promise<DiscoveredPod[]> {
   const pods = await discoverPods(podApi, { namespace, selector, portsOf });
   if (pods.length === 0) throw new Error(`no Sentinel pods in namespace ${namespace} with selector '${selector}'`);
   const bad = unusablePods(pods);

@@ -14,7 +14,10 @@ export const checkFields = {
   /** Expected shape (SHAPE_MISMATCH / REPLICA_COUNT when different); not checked when absent. */
   expect: rerun(
     z
-      .object({ primaries: wholeNumber(1).optional(), replicasPerPrimary: wholeNumber(0).optional(), replicas: wholeNumber(0).optional() }, { error: "must be an object" })
+      .object(
+        { primaries: wholeNumber(1).optional(), replicasPerPrimary: wholeNumber(0).optional(), replicas: wholeNumber(0).optional() },
+        { error: "must be an object" },
+      )
       .optional(),
   ),
   /** Replication mode: largest acceptable replica lag in bytes (the verifier's 1048576 when absent). */

@@ -33,7 +33,12 @@ export interface BenchmarkPods {
 /** `text` as a CRI container log file (what kubelet and kwok's log server read). */
 export function criLog(stdout: string, stderr: string, at = new Date()): string {
   const lines = (stream: string, text: string): string[] =>
-    text === "" ? [] : text.replace(/\n$/, "").split("\n").map((l) => `${at.toISOString()} ${stream} F ${l}`);
+    text === ""
+      ? []
+      : text
+          .replace(/\n$/, "")
+          .split("\n")
+          .map((l) => `${at.toISOString()} ${stream} F ${l}`);
   return [...lines("stdout", stdout), ...lines("stderr", stderr)].map((l) => `${l}\n`).join("");
 }
 
@@ -42,7 +47,9 @@ async function serviceIp(core: k8s.CoreV1Api, host: string): Promise<string | un
   if (m === null) return undefined;
   const [, name = "", namespace = ""] = m;
   const svc = await core.readNamespacedService({ name, namespace });
-  const selector = Object.entries(svc.spec?.selector ?? {}).map(([k, v]) => `${k}=${v}`).join(",");
+  const selector = Object.entries(svc.spec?.selector ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
   const pods = (await core.listNamespacedPod({ namespace, labelSelector: selector })).items;
   const ready = pods.filter((p) => p.status?.podIP !== undefined && p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
   ready.sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""));

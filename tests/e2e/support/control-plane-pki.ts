@@ -16,11 +16,46 @@ function openssl(args: string[], cwd: string): void {
 export function makeCertificates(dir: string, serviceIp: string): void {
   const days = "2";
   openssl(
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", days,
-      "-subj", "/CN=valkey-on-eks-e2e-ca", "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature"],
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.crt",
+      "-days",
+      days,
+      "-subj",
+      "/CN=valkey-on-eks-e2e-ca",
+      "-addext",
+      "basicConstraints=critical,CA:TRUE",
+      "-addext",
+      "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
+    ],
     dir,
   );
-  openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "apiserver.key", "-out", "apiserver.csr", "-subj", "/CN=kube-apiserver"], dir);
+  openssl(
+    [
+      "req",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      "apiserver.key",
+      "-out",
+      "apiserver.csr",
+      "-subj",
+      "/CN=kube-apiserver",
+    ],
+    dir,
+  );
   writeFileSync(
     join(dir, "apiserver.ext"),
     [
@@ -31,7 +66,26 @@ export function makeCertificates(dir: string, serviceIp: string): void {
       "",
     ].join("\n"),
   );
-  openssl(["x509", "-req", "-in", "apiserver.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "apiserver.crt", "-days", days, "-extfile", "apiserver.ext"], dir);
+  openssl(
+    [
+      "x509",
+      "-req",
+      "-in",
+      "apiserver.csr",
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      "apiserver.crt",
+      "-days",
+      days,
+      "-extfile",
+      "apiserver.ext",
+    ],
+    dir,
+  );
   const sa = generateKeyPairSync("rsa", { modulusLength: 2048 });
   writeFileSync(join(dir, "sa.key"), sa.privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
   writeFileSync(join(dir, "sa.pub"), sa.publicKey.export({ type: "spki", format: "pem" }));
@@ -75,4 +129,3 @@ export function firstIp(cidr: string): string {
   parts[3] = (parts[3] ?? 0) + 1;
   return parts.join(".");
 }
-

@@ -1,4 +1,27 @@
-/** The local control plane's options and handle (control-plane.ts starts it). */
+/** The local control plane's binaries, options and handle (control-plane.ts starts it). */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { TOOLCHAIN, toolchainDirs } from "../../support/toolchain.js";
+
+/** Where install.sh puts each control-plane binary (and kwok's stage YAMLs). */
+export const controlPlanePaths = {
+  etcd: join(toolchainDirs.etcd, "bin", "etcd"),
+  kubeApiserver: join(toolchainDirs.kubernetes, "bin", "kube-apiserver"),
+  kubeControllerManager: join(toolchainDirs.kubernetes, "bin", "kube-controller-manager"),
+  kubeScheduler: join(toolchainDirs.kubernetes, "bin", "kube-scheduler"),
+  kwok: join(toolchainDirs.kwok, "bin", "kwok"),
+  kwokStages: join(toolchainDirs.kwok, "stages"),
+};
+
+/** Throws naming the install script when a control-plane binary is missing (never a silent skip). */
+export function requireControlPlaneToolchain(): void {
+  const missing = Object.values(controlPlanePaths).filter((p) => !existsSync(p));
+  if (missing.length > 0) {
+    throw new Error(`local control plane toolchain missing (${missing.join(", ")}): run \`bash .ci/toolchain/install.sh\` (cached under ${TOOLCHAIN})`);
+  }
+}
+
+/** Annotation kwok manages nodes by (`--manage-nodes-with-annotation-selector`). */
 export interface ControlPlaneOptions {
   /** Zones of the three Valkey-pool nodes. @default us-west-2a/b/c */
   zones?: readonly string[];
@@ -24,7 +47,6 @@ export interface ControlPlaneOptions {
    */
   holdJobPods?: boolean;
 }
-
 
 export interface FakeNode {
   name: string;
@@ -66,4 +88,3 @@ export interface ControlPlane {
   /** Stops every process (SIGTERM, SIGKILL after 10 s) and removes the temporary directory. Idempotent. */
   stop(): Promise<void>;
 }
-

@@ -27,8 +27,7 @@ import { sleep } from "../../../benchmarks/util/poll-until.js";
 import { trackChild } from "../../../benchmarks/util/process-reaper.js";
 import { VALKEY_NODE_POOL, VALKEY_TAINT, ZONE_LABEL } from "../../../components/shared.js";
 import { versions } from "../../../versions.js";
-import { TOOLCHAIN, toolchainDirs } from "../../support/toolchain.js";
-import type { ControlPlane, ControlPlaneOptions, FakeNode } from "./control-plane-types.js";
+import { controlPlanePaths, requireControlPlaneToolchain, type ControlPlane, type ControlPlaneOptions, type FakeNode } from "./control-plane-types.js";
 import { firstIp, kubeconfigText, makeCertificates, nodeCidrs } from "./control-plane-pki.js";
 import { KWOK_STORAGE_CLASS, kwokBenchmarkLogs, kwokStages } from "./kwok-config.js";
 
@@ -36,25 +35,8 @@ export const KUBERNETES_VERSION = versions.KUBERNETES_VERSION;
 export const ETCD_VERSION = versions.ETCD_VERSION;
 export const KWOK_VERSION = versions.KWOK_VERSION;
 
-/** Where install.sh puts each control-plane binary (and kwok's stage YAMLs). */
-export const controlPlanePaths = {
-  etcd: join(toolchainDirs.etcd, "bin", "etcd"),
-  kubeApiserver: join(toolchainDirs.kubernetes, "bin", "kube-apiserver"),
-  kubeControllerManager: join(toolchainDirs.kubernetes, "bin", "kube-controller-manager"),
-  kubeScheduler: join(toolchainDirs.kubernetes, "bin", "kube-scheduler"),
-  kwok: join(toolchainDirs.kwok, "bin", "kwok"),
-  kwokStages: join(toolchainDirs.kwok, "stages"),
-};
+export { controlPlanePaths, requireControlPlaneToolchain } from "./control-plane-types.js";
 
-/** Throws naming the install script when a control-plane binary is missing (never a silent skip). */
-export function requireControlPlaneToolchain(): void {
-  const missing = Object.values(controlPlanePaths).filter((p) => !existsSync(p));
-  if (missing.length > 0) {
-    throw new Error(`local control plane toolchain missing (${missing.join(", ")}): run \`bash .ci/toolchain/install.sh\` (cached under ${TOOLCHAIN})`);
-  }
-}
-
-/** Annotation kwok manages nodes by (`--manage-nodes-with-annotation-selector`). */
 export const FAKE_NODE_ANNOTATION = { key: "kwok.x-k8s.io/node", value: "fake" } as const;
 export const DEFAULT_ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"] as const;
 export const DEFAULT_POD_CIDR = "127.64.0.0/16";
@@ -73,7 +55,6 @@ interface Proc {
   logPath: string;
   exited: Promise<void>;
 }
-
 
 /**
  * Starts the plane and waits until it is usable: etcd healthy, the API server's /readyz, the four
@@ -231,17 +212,19 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       "--unsafe-no-fsync",
       "--log-level=warn",
     ]);
-    await waitFor("etcd /health", () =>
-      new Promise<boolean>((resolve) => {
-        const req = httpRequest(`${etcdUrl}/health`, { timeout: 2000 }, (res) => {
-          let t = "";
-          res.on("data", (c: Buffer) => (t += c.toString()));
-          res.on("end", () => resolve(res.statusCode === 200 && t.includes('"health":"true"')));
-        });
-        req.on("error", () => resolve(false));
-        req.on("timeout", () => req.destroy());
-        req.end();
-      }),
+    await waitFor(
+      "etcd /health",
+      () =>
+        new Promise<boolean>((resolve) => {
+          const req = httpRequest(`${etcdUrl}/health`, { timeout: 2000 }, (res) => {
+            let t = "";
+            res.on("data", (c: Buffer) => (t += c.toString()));
+            res.on("end", () => resolve(res.statusCode === 200 && t.includes('"health":"true"')));
+          });
+          req.on("error", () => resolve(false));
+          req.on("timeout", () => req.destroy());
+          req.end();
+        }),
     );
     log("etcd healthy");
 
@@ -286,7 +269,12 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       "--use-service-account-credentials=false",
       "--profiling=false",
     ]);
-    start("kube-scheduler", controlPlanePaths.kubeScheduler, [`--kubeconfig=${kubeconfigPath}`, "--leader-elect=false", "--secure-port=0", "--profiling=false"]);
+    start("kube-scheduler", controlPlanePaths.kubeScheduler, [
+      `--kubeconfig=${kubeconfigPath}`,
+      "--leader-elect=false",
+      "--secure-port=0",
+      "--profiling=false",
+    ]);
     const stagesPath = join(dir, "kwok-stages.yaml");
     const logsConfig = options.holdJobPods ? `\n---\n${kwokBenchmarkLogs(benchmarkLogFile)}` : "";
     writeFileSync(stagesPath, `${kwokStages(controlPlanePaths.kwokStages, storageClasses, options.holdJobPods ?? false)}${logsConfig}\n`);
@@ -322,7 +310,7 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     ];
     const region = zones[0]!.replace(/[a-z]$/, "");
     for (const n of nodes) {
-      const resources = { cpu: options.nodeCpu ?? "16", memory: options.nodeMemory ?? "128Gi", pods: "110", "ephemeral-storage": "200Gi" };
+      const resources = { "cpu": options.nodeCpu ?? "16", "memory": options.nodeMemory ?? "128Gi", "pods": "110", "ephemeral-storage": "200Gi" };
       await api("POST", "/api/v1/nodes", {
         apiVersion: "v1",
         kind: "Node",
@@ -336,7 +324,7 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
             "node.kubernetes.io/instance-type": n.valkeyPool ? "r7g.xlarge" : "m7i.large",
             [ZONE_LABEL]: n.zone,
             "topology.kubernetes.io/region": region,
-            type: "kwok",
+            "type": "kwok",
             ...(n.valkeyPool ? { "karpenter.sh/nodepool": VALKEY_NODE_POOL, "karpenter.sh/capacity-type": "on-demand" } : { "valkey-on-eks/system": "true" }),
           },
         },
@@ -358,12 +346,17 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     await waitFor("four Ready nodes without not-ready taints", async () => {
       const { body } = await api<NodeList>("GET", "/api/v1/nodes");
       const ready = body.items.filter(
-        (n) => n.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") && !(n.spec.taints ?? []).some((t) => t.key.startsWith("node.kubernetes.io/")),
+        (n) =>
+          n.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") &&
+          !(n.spec.taints ?? []).some((t) => t.key.startsWith("node.kubernetes.io/")),
       );
       return ready.length === nodes.length;
     });
     // Pods need the namespace's default ServiceAccount (made by the controller manager).
-    await waitFor("ServiceAccount default/default", async () => (await api("GET", "/api/v1/namespaces/default/serviceaccounts/default", undefined, { allow: [404] })).status === 200);
+    await waitFor(
+      "ServiceAccount default/default",
+      async () => (await api("GET", "/api/v1/namespaces/default/serviceaccounts/default", undefined, { allow: [404] })).status === 200,
+    );
     log("nodes Ready, controllers up");
 
     return {
@@ -389,4 +382,3 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     throw new Error(`${e instanceof Error ? e.message : String(e)}\n${tails}`, { cause: e });
   }
 }
-

@@ -18,13 +18,18 @@ export const JOB_POD_RELEASE_LABEL = "kwokrelease";
  * JOB_POD_RELEASE_LABEL=true on a Job's pod.
  */
 export function kwokStages(dir: string, storageClasses: readonly string[], holdJobPods: boolean): string {
-  const files = readdirSync(dir).filter((f) => f.endsWith(".yaml")).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(".yaml"))
+    .sort();
   const list = `[${storageClasses.map((s) => `'${s}'`).join(", ")}]`;
   const jobOwned = "      - 'Job'\n";
   const held = `${jobOwned}    - key: '.metadata.labels.${JOB_POD_RELEASE_LABEL}'\n      operator: 'In'\n      values:\n      - 'true'\n`;
   return files
     .map((f) => {
-      let text = readFileSync(join(dir, f), "utf8").replaceAll(`self.spec.storageClassName == '${KWOK_STORAGE_CLASS}'`, `self.spec.storageClassName in ${list}`);
+      let text = readFileSync(join(dir, f), "utf8").replaceAll(
+        `self.spec.storageClassName == '${KWOK_STORAGE_CLASS}'`,
+        `self.spec.storageClassName in ${list}`,
+      );
       if (holdJobPods && f === "pod-complete.yaml") {
         if (!text.includes(jobOwned)) throw new Error(`kwok's pod-complete stage no longer matches Job-owned pods as expected (${join(dir, f)})`);
         text = text.replace(jobOwned, held);
@@ -47,4 +52,3 @@ export function kwokBenchmarkLogs(logFile: string): string {
     `    logsFile: ${JSON.stringify(logFile)}`,
   ].join("\n");
 }
-

@@ -47,7 +47,11 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
     try {
       if (sentinelPod || kind === HAPROXY_NAME_LABEL || (role === "member" && !clusterMember)) {
         const ctx = { core, namespace, fleet, password, ips };
-        const server = sentinelPod ? await startSentinelPod(ctx, pod) : kind === HAPROXY_NAME_LABEL ? await startHaproxyPod(ctx, pod) : await startMemberPod(ctx, pod);
+        const server = sentinelPod
+          ? await startSentinelPod(ctx, pod)
+          : kind === HAPROXY_NAME_LABEL
+            ? await startHaproxyPod(ctx, pod)
+            : await startMemberPod(ctx, pod);
         if (server !== undefined) servers.set(name, server);
         return;
       }
@@ -73,7 +77,8 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
   };
 
   const tick = async (): Promise<void> => {
-    const all = (await core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/name in (valkey,${SENTINEL_NAME_LABEL},${HAPROXY_NAME_LABEL})` })).items;
+    const all = (await core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/name in (valkey,${SENTINEL_NAME_LABEL},${HAPROXY_NAME_LABEL})` }))
+      .items;
     const pods = all;
     const ips = new Map(all.flatMap((p) => (p.status?.podIP === undefined ? [] : [[p.metadata?.name ?? "", p.status.podIP] as [string, string]])));
     const primaryIp = pods.find((p) => p.metadata?.labels?.[ROLE] === "primary")?.status?.podIP;

@@ -70,10 +70,14 @@ export async function createPulumiEnv(options: { kubernetes?: boolean } = {}): P
   };
   mkdirSync(join(dir, "backend"));
   if (options.kubernetes !== false) {
-    execFileSync(toolchainPaths.pulumi, ["plugin", "install", "resource", "kubernetes", KUBERNETES_PROVIDER_VERSION, "--file", toolchainPaths.kubernetesProvider], {
-      env: { ...process.env, ...envVars },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
+    execFileSync(
+      toolchainPaths.pulumi,
+      ["plugin", "install", "resource", "kubernetes", KUBERNETES_PROVIDER_VERSION, "--file", toolchainPaths.kubernetesProvider],
+      {
+        env: { ...process.env, ...envVars },
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
   }
   const command = await PulumiCommand.get({ root: toolchainPaths.pulumiRoot, skipVersionCheck: true });
   return { dir, envVars, command, dispose: () => rmSync(dir, { recursive: true, force: true }) };
