@@ -1,7 +1,7 @@
 /**
  * Pulumi mocks that record every resource the program registers and throw on any invoke the
  * caller did not expect (so a component cannot quietly start calling AWS). Used by the program
- * perf script (program-perf.ts) and, through tests/support/pulumi-mocks.ts, by the Pulumi-mock
+ * perf script (stacks/program-perf.ts) and, through tests/support/pulumi-mocks.ts, by the Pulumi-mock
  * tests. Call `installMocks()` BEFORE importing the components (Pulumi reads the mock monitor
  * when resources are constructed).
  *

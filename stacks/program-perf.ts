@@ -5,7 +5,7 @@
  * with its ratio to the bar, from this run only.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { awsMockOutputs, installMocks } from "./pulumi-mock-recorder.js";
+import { awsMockOutputs, installMocks } from "../benchmarks/perf/pulumi-mock-recorder.js";
 
 const BAR_MS = 3000;
 
@@ -19,8 +19,8 @@ const recorder = installMocks({
 });
 
 const started = performance.now();
-const { loadStackFile } = await import("../../config/schema.js");
-const { runProgram } = await import("../../stacks/program.js");
+const { loadStackFile } = await import("../config/schema.js");
+const { runProgram } = await import("./program.js");
 const imported = performance.now();
 const { config } = loadStackFile("stacks/Pulumi.cluster.yaml");
 const out = runProgram({ stack: "cluster", config, password: pulumi.secret("perf-password") });
