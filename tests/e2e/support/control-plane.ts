@@ -39,7 +39,12 @@ export { controlPlanePaths, requireControlPlaneToolchain } from "./control-plane
 
 export const FAKE_NODE_ANNOTATION = { key: "kwok.x-k8s.io/node", value: "fake" } as const;
 export const DEFAULT_ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"] as const;
-export const DEFAULT_POD_CIDR = "127.64.0.0/16";
+/**
+ * Pod IPs are real loopback addresses here (the stand-ins bind valkey-server, Sentinel and HAProxy
+ * to them), so two control planes running at once (vitest runs e2e files two at a time) must not
+ * share a pod CIDR: each vitest worker gets its own /16 (127.64+n.0.0/16, n = VITEST_POOL_ID).
+ */
+export const DEFAULT_POD_CIDR = `127.${64 + (Number(process.env.VITEST_POOL_ID ?? "0") % 32)}.0.0/16`;
 /** Service ClusterIPs are allocated from loopback too: nothing in these tests may send traffic off-host. */
 export const DEFAULT_SERVICE_CIDR = "127.96.0.0/16";
 export { KWOK_STORAGE_CLASS };
