@@ -60,6 +60,14 @@ export function byoKubeconfigPath(config: StackConfig, env: NodeJS.ProcessEnv = 
 /** EKS + Karpenter; every AWS resource of both (and of the components inside them) uses `awsProvider`. */
 export function eksPlatform(config: StackConfig, awsProvider: aws.Provider): PlatformResult {
   const cluster = new EksCluster("eks", { aws: config.aws, eks: config.eks }, { providers: [awsProvider] });
+  // The Kubernetes side is ready once the cluster and whatever provides the Valkey nodes are.
+  const onEks = (nodes: pulumi.Resource): PlatformResult => ({
+    provider: cluster.provider,
+    kubeconfig: cluster.kubeconfig,
+    context: undefined,
+    placement: karpenterPlacement(config),
+    ready: [...cluster.ready, nodes],
+  });
   if (config.eks.autoMode) {
     // EKS runs Karpenter: only the Valkey NodePool on our NodeClass.
     const pool = new AutoModeNodePool(
@@ -67,13 +75,7 @@ export function eksPlatform(config: StackConfig, awsProvider: aws.Provider): Pla
       { clusterName: cluster.clusterName, region: config.aws.region, zones: config.aws.zones, nodePool: config.karpenter.nodePool },
       { providers: [cluster.provider, awsProvider], dependsOn: cluster.ready },
     );
-    return {
-      provider: cluster.provider,
-      kubeconfig: cluster.kubeconfig,
-      context: undefined,
-      placement: karpenterPlacement(config),
-      ready: [...cluster.ready, pool],
-    };
+    return onEks(pool);
   }
   const karpenter = new Karpenter(
     "karpenter",
@@ -86,13 +88,7 @@ export function eksPlatform(config: StackConfig, awsProvider: aws.Provider): Pla
     },
     { providers: [cluster.provider, awsProvider], dependsOn: cluster.ready },
   );
-  return {
-    provider: cluster.provider,
-    kubeconfig: cluster.kubeconfig,
-    context: undefined,
-    placement: karpenterPlacement(config),
-    ready: [...cluster.ready, karpenter],
-  };
+  return onEks(karpenter);
 }
 
 export function byoPlatform(config: StackConfig): PlatformResult {

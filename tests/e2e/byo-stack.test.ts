@@ -14,8 +14,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { KWOK_STORAGE_CLASS } from "./support/control-plane.js";
 import { eventually } from "../support/processes.js";
+import { byoPlatformConfig, SMALL_VALKEY_PODS } from "./support/byo-config.js";
 import { useE2eContext } from "./support/e2e-context.js";
 import { standInForPods } from "./support/pod-valkeys.js";
 import { createStack, tail, type E2eStack } from "./support/pulumi-harness.js";
@@ -28,21 +28,13 @@ const ctx = useE2eContext();
 /** The byo stack's config for this control plane, in the given mode. */
 function byoConfig(mode: "replication" | "cluster", namespace: string): Record<string, unknown> {
   return {
-    platform: "byo",
-    aws: { zones: ZONES },
-    byo: {
-      kubeconfig: ctx.plane.kubeconfigPath,
-      nodeSelector: { "karpenter.sh/nodepool": "valkey" },
-      tolerations: [{ key: "workload", operator: "Equal", value: "valkey", effect: "NoSchedule" }],
-      storageClass: KWOK_STORAGE_CLASS,
-    },
+    ...byoPlatformConfig(ctx.plane.kubeconfigPath, ZONES),
     valkey: {
       namespace,
       mode,
       replication: { replicas: 3 },
       cluster: { primaries: 3, replicasPerPrimary: 1 },
-      resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "1", memory: "256Mi" } },
-      persistence: { size: "1Gi" },
+      ...SMALL_VALKEY_PODS,
     },
     benchmark: { enabled: false },
     checks: { bootstrap: true, verify: true, connector: "direct" },

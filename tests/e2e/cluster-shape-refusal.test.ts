@@ -15,8 +15,8 @@
  */
 import { Cluster } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { KWOK_STORAGE_CLASS } from "./support/control-plane.js";
 import { eventually } from "../support/processes.js";
+import { byoPlatformConfig } from "./support/byo-config.js";
 import { useE2eContext } from "./support/e2e-context.js";
 import { standInForPods, type PodValkeys } from "./support/pod-valkeys.js";
 import { createStack, tail, type E2eStack } from "./support/pulumi-harness.js";
@@ -40,14 +40,7 @@ function clusterConfig(primaries: number, replicasPerPrimary: number): Record<st
 
 function stackConfig(): Record<string, unknown> {
   return {
-    platform: "byo",
-    aws: { zones: ZONES },
-    byo: {
-      kubeconfig: ctx.plane.kubeconfigPath,
-      nodeSelector: { "karpenter.sh/nodepool": "valkey" },
-      tolerations: [{ key: "workload", operator: "Equal", value: "valkey", effect: "NoSchedule" }],
-      storageClass: KWOK_STORAGE_CLASS,
-    },
+    ...byoPlatformConfig(ctx.plane.kubeconfigPath, ZONES),
     valkey: clusterConfig(3, 1),
     benchmark: { enabled: false },
     checks: { bootstrap: true, verify: true, connector: "direct" },

@@ -22,7 +22,7 @@ import { describe, expect, it } from "vitest";
 import { openClient } from "../../benchmarks/topology/connector.js";
 import { eventually } from "../support/processes.js";
 import { standInForBenchmarkJobs } from "./support/benchmark-pods.js";
-import { KWOK_STORAGE_CLASS } from "./support/control-plane.js";
+import { byoPlatformConfig, SMALL_VALKEY_PODS } from "./support/byo-config.js";
 import { useE2eContext } from "./support/e2e-context.js";
 import { standInForPods } from "./support/pod-valkeys.js";
 import { createStack, tail, type E2eStack } from "./support/pulumi-harness.js";
@@ -68,20 +68,12 @@ function checksConfig(runId?: string): Record<string, unknown> {
 
 function stackConfig(): Record<string, unknown> {
   return {
-    platform: "byo",
-    aws: { zones: ZONES },
-    byo: {
-      kubeconfig: ctx.plane.kubeconfigPath,
-      nodeSelector: { "karpenter.sh/nodepool": "valkey" },
-      tolerations: [{ key: "workload", operator: "Equal", value: "valkey", effect: "NoSchedule" }],
-      storageClass: KWOK_STORAGE_CLASS,
-    },
+    ...byoPlatformConfig(ctx.plane.kubeconfigPath, ZONES),
     valkey: {
       namespace: NAMESPACE,
       mode: "replication",
       replication: { replicas: 3 },
-      resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "1", memory: "256Mi" } },
-      persistence: { size: "1Gi" },
+      ...SMALL_VALKEY_PODS,
     },
     benchmark: benchmarkConfig(200),
     checks: checksConfig(),
