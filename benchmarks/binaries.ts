@@ -8,6 +8,7 @@
 import { execFileSync } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
+import { parseToolVersion } from "./run/tool-version.js";
 
 export type ToolFlavor = "valkey" | "redis";
 
@@ -53,12 +54,6 @@ export function which(name: string, pathVar: string = process.env.PATH ?? ""): s
     if (isExecutable(candidate)) return candidate;
   }
   return undefined;
-}
-
-/** Pulls a dotted version out of a tool's `--version` output. */
-export function parseToolVersion(output: string): string | undefined {
-  const v = /v=(\d+\.\d+\.\d+)/.exec(output) ?? /(\d+\.\d+\.\d+)/.exec(output);
-  return v?.[1];
 }
 
 function versionOf(path: string): string {

@@ -6,7 +6,7 @@
  * in the pod decided exactly as the local runner would. A truncated or foreign log is a JobLogError naming
  * what is missing; no field is ever NaN.
  */
-import { parseToolVersion } from "../../benchmarks/binaries.js";
+import { parseToolVersion } from "../../benchmarks/run/tool-version.js";
 import { BenchmarkOutputError, parseBenchmarkCsv, type BenchmarkLine } from "../../benchmarks/run/benchmark-csv.js";
 import { measuredWindow, rerunStep, stillShortNote, type RunMeasurement } from "../../benchmarks/run/rerun-rule.js";
 import type { ResultMode, ResultRow } from "../../benchmarks/run/result-row.js";

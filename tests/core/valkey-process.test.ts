@@ -1,7 +1,8 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { parseToolVersion, resolveBinaries, MissingBinaryError } from "../../benchmarks/binaries.js";
+import { resolveBinaries, MissingBinaryError } from "../../benchmarks/binaries.js";
+import { parseToolVersion } from "../../benchmarks/run/tool-version.js";
 import { renderLocalValkeyConf } from "../../benchmarks/local/valkey-config-file.js";
 import { LocalFleet, liveServerCount } from "../../benchmarks/local/valkey-process.js";
 import { startLocalReplication } from "../../benchmarks/local/local-replication.js";
