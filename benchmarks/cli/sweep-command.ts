@@ -37,7 +37,7 @@ export function renderSweepTable(rows: readonly SweepRow[]): string {
     r.p99_ms.toFixed(3),
     f2(r.scale),
     f2(r.exponent),
-    r.client_cpu_pct.toFixed(1),
+    r.client_cpu_pct === null ? "—" : r.client_cpu_pct.toFixed(1),
     r.client_saturated ? "client saturated" : "",
   ]);
   const widths = header.map((h, c) => Math.max(h.length, ...body.map((b) => (b[c] ?? "").length)));
