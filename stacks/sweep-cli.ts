@@ -41,8 +41,15 @@ export async function selectProjectStack(name: string): Promise<SweepStack> {
   try {
     return await LocalWorkspace.selectStack({ stackName: name, projectName: "valkey-on-eks", program: main }, { workDir: PROJECT_ROOT });
   } catch (err) {
-    throw new SweepRefused(`--stack ${name}: cannot select it (${(err as Error).message.split("\n").find((l) => l.trim() !== "") ?? "unknown error"})`);
+    throw new SweepRefused(`--stack ${name}: cannot select it: ${selectFailure((err as Error).message)}`);
   }
+}
+
+/** The line of a failed `pulumi stack select` that says why (the CommandError text wraps it). */
+export function selectFailure(message: string): string {
+  if (/ENOENT: pulumi/.test(message)) return "the pulumi CLI is not on PATH (install it: https://www.pulumi.com/docs/iac/download-install/)";
+  const reason = message.split("\n").find((l) => /^error: /.test(l.trim()));
+  return reason?.trim().replace(/^error: /, "") ?? message.split("\n")[0] ?? "unknown error";
 }
 
 export async function sweepMain(argv: string[], select: (name: string) => Promise<SweepStack> = selectProjectStack): Promise<number> {
