@@ -35,7 +35,13 @@ const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
 const NAMESPACE = "valkey-sweep";
 const WORKLOAD = { requests: 2000, clients: 4, pipeline: 1, dataSize: 16, threads: 1, tests: ["set", "get"], minDurationSeconds: 0, maxRequests: 2000 };
 
-const ctx = useE2eContext(undefined, { holdJobPods: true });
+/**
+ * A pod CIDR outside the per-worker defaults (127.64-95.0.0/16, control-plane.ts), so this file's
+ * stand-in servers never share an address with another e2e file's running at the same time.
+ */
+const POD_CIDR = "127.120.0.0/16";
+
+const ctx = useE2eContext(undefined, { holdJobPods: true, podCidr: POD_CIDR });
 const scratch = mkdtempSync(join(tmpdir(), "vbench-e2e-sweep-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -140,7 +146,13 @@ describe("the shard-scaling sweep of a deployed stack, under the real engine", (
       }
 
       // Files: sweep.csv (what the rows say), run.json naming the stack, the report with the sweep.
-      expect(parseSweepCsv(readFileSync(join(result.runDir, "sweep.csv"), "utf8"))).toEqual(result.rows);
+      // (sweep.csv keeps 6 decimals of scale and exponent.)
+      const csv = parseSweepCsv(readFileSync(join(result.runDir, "sweep.csv"), "utf8"));
+      expect(csv.map(({ scale: _s, exponent: _e, ...rest }) => rest)).toEqual(result.rows.map(({ scale: _s, exponent: _e, ...rest }) => rest));
+      csv.forEach((r, i) => {
+        expect(r.scale).toBeCloseTo(result.rows[i]?.scale ?? Number.NaN, 5);
+        if (r.exponent !== null) expect(r.exponent).toBeCloseTo(result.rows[i]?.exponent ?? Number.NaN, 5);
+      });
       const meta = JSON.parse(readFileSync(join(result.runDir, "run.json"), "utf8")) as { stack: { name: string; platform: string }; machine?: unknown };
       expect(meta.stack).toMatchObject({ name: s.name, platform: "byo" });
       expect(meta.machine).toBeUndefined();
