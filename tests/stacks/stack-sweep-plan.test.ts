@@ -250,6 +250,25 @@ describe("runStackSweep's failure path", () => {
   });
 });
 
+describe("runStackSweep with --keep", () => {
+  it("leaves the stack up at the last step with its config saying so: no destroy, no undo; files written", async () => {
+    const stack = recordingStack([report(3, 1, [1000, 2000]), report(4, 1, [1300, 2600])]);
+    const r = await runStackSweep({ stack, shards: [3, 4], keep: true, outputDir: scratch, timestamp: "20261123-171000" });
+    expect(r.destroyed).toBe(false);
+    expect(stack.calls.filter((c) => c === "up")).toHaveLength(2);
+    expect(stack.calls.at(-1)).toBe("up");
+    expect(r.rows.map((x) => [x.shards, x.test, x.scale])).toEqual([
+      [3, "SET", 1],
+      [3, "GET", 1],
+      [4, "SET", 1.3],
+      [4, "GET", 1.3],
+    ]);
+    expect(r.rows[2]?.exponent).toBeCloseTo(Math.log(1.3) / Math.log(4 / 3), 9);
+    expect(r.stepReports.map((p) => p.slice(r.runDir.length))).toEqual(["/raw/stack-report-3-shards.json", "/raw/stack-report-4-shards.json"]);
+    expect(r.reportPath).toBe(join(r.runDir, "report.html"));
+  });
+});
+
 describe("sweep:stack flags", () => {
   it("exits 2 naming the flag, before selecting any stack", async () => {
     const err = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
