@@ -33,17 +33,28 @@ const SIZES: ReadonlyArray<readonly [size: string, vcpu: number, maxPods: number
   ["metal", 64, 737],
 ];
 
-/** GiB of memory per vCPU of each family in the table (r = memory optimised, m = general purpose). */
-const FAMILY_GIB_PER_VCPU: Readonly<Record<string, number>> = { r7g: 8, r7gn: 8, m7g: 4, m7gn: 4 };
+/**
+ * GiB of memory per vCPU of each family in the table (r = memory optimised, m = general purpose):
+ * the default families (r7g, m7g, Graviton 3) and the Graviton 4 families whose network-optimised
+ * siblings exist (r8g → r8gn, m8g → m8gn; see NETWORK_OPTIMIZED_SIBLING).
+ */
+const FAMILY_GIB_PER_VCPU: Readonly<Record<string, number>> = { r7g: 8, m7g: 4, r8g: 8, r8gn: 8, m8g: 4, m8gn: 4 };
 
-/** The instance sizes this module knows, smallest first. */
+/** The instance sizes this module knows, smallest first ("metal" is Graviton 3's only: Graviton 4 has metal-24xl / metal-48xl). */
 export const KNOWN_INSTANCE_SIZES: readonly string[] = SIZES.map(([size]) => size);
 
-/** Capacity of r7g, r7gn, m7g and m7gn (Graviton 3) in every size; e.g. r7g.large = 2 vCPU / 16 GiB. */
+/** The sizes of `family` this module knows: every size, minus "metal" for the 8th generation. */
+export function knownSizesOf(family: string): string[] {
+  return KNOWN_INSTANCE_SIZES.filter((size) => size !== "metal" || /^[a-z]+7g[a-z]*$/.test(family));
+}
+
+/** Capacity of the families above in every size; e.g. r7g.large = 2 vCPU / 16 GiB. */
 export const INSTANCE_CAPACITY: Readonly<Record<string, InstanceCapacity>> = Object.freeze(
   Object.fromEntries(
     Object.entries(FAMILY_GIB_PER_VCPU).flatMap(([family, gibPerVcpu]) =>
-      SIZES.map(([size, vcpu, maxPods]) => [`${family}.${size}`, { vcpu, memoryGiB: vcpu * gibPerVcpu, maxPods }] as const),
+      SIZES.filter(([size]) => knownSizesOf(family).includes(size)).map(
+        ([size, vcpu, maxPods]) => [`${family}.${size}`, { vcpu, memoryGiB: vcpu * gibPerVcpu, maxPods }] as const,
+      ),
     ),
   ),
 );
@@ -109,7 +120,25 @@ export function isGravitonFamily(family: string): boolean {
   return /^[a-z]+\d+g[a-z]*$/.test(family);
 }
 
-/** The network-optimised sibling of a family ("r7g" → "r7gn"), or undefined when it already is one. */
+/**
+ * The Graviton families that have a network-optimised ("gn") sibling, as EC2 lists them: the
+ * InstanceType enum of the AWS API (as @pulumi/aws 7.48 ships it, types/enums/ec2) has c6gn, c7gn,
+ * c8gn, m8gn and r8gn, and no r7gn or m7gn (nor does Karpenter's generated price list).
+ */
+export const NETWORK_OPTIMIZED_SIBLING: Readonly<Record<string, string>> = Object.freeze({
+  c6g: "c6gn",
+  c7g: "c7gn",
+  c8g: "c8gn",
+  m8g: "m8gn",
+  r8g: "r8gn",
+});
+
+/** The network-optimised sibling of a family ("r8g" → "r8gn"), or undefined when EC2 has none (r7g, m7g) or it already is one. */
 export function networkOptimizedFamily(family: string): string | undefined {
-  return /^[a-z]+\d+g$/.test(family) ? `${family}n` : undefined;
+  return NETWORK_OPTIMIZED_SIBLING[family];
+}
+
+/** Whether `family` is itself a network-optimised family ("c7gn", "r8gn"). */
+export function isNetworkOptimizedFamily(family: string): boolean {
+  return Object.values(NETWORK_OPTIMIZED_SIBLING).includes(family);
 }

@@ -3,7 +3,7 @@
  * `pulumi up` time or, worse, leave pods Pending or a topology unverifiable. Each rule reports
  * the key path a user should change.
  */
-import { allocatableFor, type Allocatable } from "./instance-types.js";
+import { allocatableFor, isNetworkOptimizedFamily, NETWORK_OPTIMIZED_SIBLING, networkOptimizedFamily, type Allocatable } from "./instance-types.js";
 import { formatBytes, formatMillicores } from "./quantity.js";
 import type { ResourceAmounts, StackConfig, StackInput } from "./types.js";
 
@@ -140,6 +140,18 @@ function checkNodePool(config: StackConfig, report: Report): void {
   const usesNodePool = config.platform === "eks" || config.byo.manageKarpenterNodePool;
   if (!usesNodePool) return;
   const { valkey, benchmark, karpenter } = config;
+  const { nodePool } = karpenter;
+  if (nodePool.networkOptimized && nodePool.instanceTypes === undefined) {
+    const without = nodePool.instanceFamilies.filter((f) => networkOptimizedFamily(f) === undefined && !isNetworkOptimizedFamily(f));
+    if (without.length > 0) {
+      const pairs = Object.entries(NETWORK_OPTIMIZED_SIBLING).map(([f, n]) => `${f} → ${n}`);
+      report(
+        ["karpenter", "nodePool", "networkOptimized"],
+        `${without.join(", ")} ha${without.length === 1 ? "s" : "ve"} no network-optimised sibling in EC2 (the Graviton ones are ${pairs.join(", ")}); ` +
+          `pick families from that list (e.g. instanceFamilies: [r8g]), or drop networkOptimized`,
+      );
+    }
+  }
   const permitted = karpenter.nodePool.permittedInstanceTypes.flatMap((type): Array<[string, Allocatable]> => {
     const allocatable = allocatableFor(type);
     return allocatable ? [[type, allocatable]] : [];

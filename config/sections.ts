@@ -137,7 +137,9 @@ export const karpenterSchema = section(
           .superRefine(unique("family"))
           .default(["r7g"])
           .describe("Instance families the Valkey NodePool may launch."),
-        networkOptimized: flag(false).describe("Also permit each family's network-optimised sibling (r7g → r7gn)."),
+        networkOptimized: flag(false).describe(
+          "Also permit each family's network-optimised sibling (r8g → r8gn; EC2 has them for c6g, c7g, c8g, m8g and r8g only, not r7g or m7g).",
+        ),
         instanceTypes: z
           .array(gravitonInstanceType)
           .min(1)

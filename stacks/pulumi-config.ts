@@ -35,28 +35,41 @@ function isSecretKey(key: string): boolean {
 }
 
 /**
+ * Parses config values as Pulumi hands them over (`key → text`, e.g. `pulumi.runtime.allConfig()`
+ * or the Automation API's `getAllConfig()` values) with the stack schema, requiring the password
+ * when auth is on. The password's value never enters the schema: only whether it is set, and
+ * whether as a secret (`isSecret`).
+ * @throws ConfigError naming every problem by key path.
+ */
+export function parseConfigValues(all: Record<string, string>, isSecret: (key: string) => boolean): ParsedStackConfig {
+  const decoded: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(all)) {
+    decoded[key] = key === `${PROJECT}:password` ? (isSecret(key) ? { secure: "(set)" } : "(plain text)") : decodeConfigValue(value);
+  }
+  const { raw, issues } = rawFromPulumiConfig(decoded);
+  try {
+    const parsed = parseStackConfig(raw, { requirePassword: true });
+    if (issues.length > 0) throw new ConfigError(issues);
+    return parsed;
+  } catch (err) {
+    if (err instanceof ConfigError && err.issues !== issues && issues.length > 0) throw new ConfigError([...issues, ...err.issues]);
+    throw err;
+  }
+}
+
+/**
  * Parses `allConfig` (the `valkey-on-eks:*` keys and `aws:region`) with the stack schema,
  * requiring the password when auth is on.
  * @throws pulumi.RunError carrying the schema's message (every problem by key path), so
  * `pulumi up` prints it without a stack trace and creates nothing.
  */
 export function loadPulumiConfig(all: Record<string, string> = pulumi.runtime.allConfig()): LoadedPulumiConfig {
-  const decoded: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(all)) {
-    // The password's value never enters the schema: only whether it is set, and how.
-    decoded[key] = key === `${PROJECT}:password` ? (isSecretKey(key) ? { secure: "(set)" } : "(plain text)") : decodeConfigValue(value);
-  }
-  const { raw, issues } = rawFromPulumiConfig(decoded);
   try {
-    const parsed = parseStackConfig(raw, { requirePassword: true });
-    if (issues.length > 0) throw new ConfigError(issues);
+    const parsed = parseConfigValues(all, isSecretKey);
     const passwordSecret = parsed.config.valkey.auth.enabled ? new pulumi.Config(PROJECT).requireSecret("password") : undefined;
     return { ...parsed, passwordSecret };
   } catch (err) {
-    if (err instanceof ConfigError) {
-      const all = err.issues === issues ? issues : [...issues, ...err.issues];
-      throw new pulumi.RunError(new ConfigError(all).message);
-    }
+    if (err instanceof ConfigError) throw new pulumi.RunError(err.message);
     throw err;
   }
 }

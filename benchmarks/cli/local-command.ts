@@ -132,7 +132,7 @@ export function addWorkloadOptions(command: Command, workloadName: string, csv: 
     .option("--workload-name <name>", `${csv} workload column`, workloadName);
 }
 
-/** `--client-processes N` (local and bench): benchmark processes per test, started together. */
+/** `--client-processes N` (local, bench and sweep): benchmark processes per test, started together. */
 export const CLIENT_PROCESSES_OPTION = [
   "--client-processes <n>",
   "benchmark processes per test, started together (rps summed, worst client's percentiles)",

@@ -1,5 +1,5 @@
 /**
- * `vbench sweep --shards 1,2,4 [--replicas-per-primary M] [--pin] [workload flags] [--json]`:
+ * `vbench sweep --shards 1,2,4 [--replicas-per-primary M] [--pin] [--client-processes N] [workload flags] [--json]`:
  * the shard-scaling sweep on this machine (see sweep/local-sweep.ts). Writes
  * `<output>/<timestamp>/{sweep.csv,report.html,raw/}`; prints a table (or --json) on stdout.
  * Exit 2 for bad flags and for --pin on a machine with too few CPUs, before anything starts.
@@ -11,7 +11,7 @@ import type { SweepRow } from "../sweep/sweep-csv.js";
 import { parseShardList, SweepInputError } from "../sweep/sweep-math.js";
 import { onTerminatingSignal } from "../util/process-reaper.js";
 import { nonNegativeInt, positiveInt, RunFailed, UsageError } from "./errors.js";
-import { addWorkloadOptions, workloadFromFlags, type WorkloadFlags } from "./local-command.js";
+import { addWorkloadOptions, CLIENT_PROCESSES_OPTION, workloadFromFlags, type WorkloadFlags } from "./local-command.js";
 
 interface SweepFlags extends WorkloadFlags {
   shards: string;
@@ -19,6 +19,7 @@ interface SweepFlags extends WorkloadFlags {
   pin?: boolean;
   zones: string;
   ioThreads: number;
+  clientProcesses: number;
   output: string;
   json?: boolean;
 }
@@ -36,7 +37,7 @@ export function renderSweepTable(rows: readonly SweepRow[]): string {
     r.p99_ms.toFixed(3),
     f2(r.scale),
     f2(r.exponent),
-    r.client_cpu_pct.toFixed(1),
+    r.client_cpu_pct === null ? "—" : r.client_cpu_pct.toFixed(1),
     r.client_saturated ? "client saturated" : "",
   ]);
   const widths = header.map((h, c) => Math.max(h.length, ...body.map((b) => (b[c] ?? "").length)));
@@ -69,7 +70,16 @@ export async function runSweepCommand(flags: SweepFlags): Promise<void> {
       if (!flags.json) process.stderr.write(`${line}\n`);
     };
     const result = await runLocalSweep(
-      { workload, shards, replicasPerPrimary: flags.replicasPerPrimary, zones, pin: flags.pin === true, outputDir: flags.output, ioThreads: flags.ioThreads },
+      {
+        workload,
+        shards,
+        replicasPerPrimary: flags.replicasPerPrimary,
+        zones,
+        pin: flags.pin === true,
+        outputDir: flags.output,
+        ioThreads: flags.ioThreads,
+        clientProcesses: flags.clientProcesses,
+      },
       async (list) => {
         for (const s of list) {
           steps(s.title);
@@ -108,6 +118,7 @@ export function registerSweepCommand(program: Command): void {
     .option("--pin", "pin primary i to CPU i and the client to the CPUs left (taskset); refused when the machine has too few CPUs")
     .option("--zones <csv>", "zone names assigned round-robin to the nodes", "zone-a,zone-b,zone-c")
     .option("--io-threads <n>", "valkey-server io-threads", positiveInt("--io-threads"), 1)
+    .option(...CLIENT_PROCESSES_OPTION)
     .option("--output <dir>", "results root (the run writes <dir>/<timestamp>/)", "results")
     .option("--json", "print the rows and paths as JSON on stdout")
     .action(async (flags: SweepFlags) => runSweepCommand(flags));

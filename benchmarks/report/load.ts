@@ -201,16 +201,18 @@ function loadRunDir(dir: string): ReportSource {
     ...(sweep ? { sweep } : {}),
     ...(drills ? { drills } : {}),
     label: basename(dir),
-    kind: meta?.target ? "endpoint" : "local-run",
+    kind: meta?.stack ? "stack" : meta?.target ? "endpoint" : "local-run",
     path: dir,
     rows,
     topology,
     workload,
     versions,
     machine: meta?.machine ?? null,
-    environment: meta?.target
-      ? `the benchmark client on this machine against the endpoint ${meta.target} (over the network path between them)`
-      : "this machine: every server and the benchmark client on 127.0.0.1, zones are names assigned round-robin",
+    environment: meta?.stack
+      ? `${meta.stack.platform} stack "${meta.stack.name}": one cluster-mode deployment scaled up step by step over zones ${meta.stack.zones.join(", ")}; the benchmark ran as the stack's Job inside the cluster (this machine only drove Pulumi)`
+      : meta?.target
+        ? `the benchmark client on this machine against the endpoint ${meta.target} (over the network path between them)`
+        : "this machine: every server and the benchmark client on 127.0.0.1, zones are names assigned round-robin",
     describe: meta?.topologies ?? [
       ...topology.map((t) => `${t.mode}: ${t.shards.length} primary(ies), ${t.nodeCount} nodes`),
       ...(sweep

@@ -69,13 +69,20 @@ function rerunNote(input: ReportInput): SafeHtml | null {
 function sweepNote(input: ReportInput): SafeHtml | null {
   const rows = input.sources.flatMap((s) => s.sweep ?? []);
   if (rows.length === 0) return null;
-  const saturated = rows.filter((r) => r.client_saturated).length;
-  const unpinned = rows.some((r) => !r.pinned);
+  const saturated = rows.filter((r) => r.client_saturated === true).length;
+  const unpinned = rows.some((r) => !r.pinned && r.client_cpus !== null);
+  const unmeasured = rows.some((r) => r.client_saturated === null);
   return html`<li><strong>Sweep:</strong> scale is rps ÷ rps at the first step, and the exponent p = ln(scale) ÷ ln(shards ÷ first
 shards): 1.0 is linear scaling, 0 is none. ${unpinned ? "Without --pin every shard, the client and the OS share all CPUs, so on a small machine the exponent mostly shows the CPU count, not Valkey. " : ""}${
     saturated > 0
       ? `${saturated} step(s) are flagged client-saturated (client CPU ≥ 90% of what it could use): their rps is the client's limit.`
-      : "No step had a saturated client."
+      : unmeasured
+        ? ""
+        : "No step had a saturated client."
+  }${
+    unmeasured
+      ? " Steps of a deployed stack were measured by the stack's benchmark Job inside the cluster, whose CPU is not sampled: a flat exponent there may be the client pods' limit (raise benchmark.clientPods), not the servers'."
+      : ""
   }</li>`;
 }
 

@@ -36,11 +36,17 @@ export const runMetaSchema = z.object({
     maxRequests: z.number(),
   }),
   versions: z.object({ server: z.string(), client: z.string(), cli: z.string() }),
-  machine: machineSchema,
+  /** The machine the benchmark ran on; absent for a deployed stack's sweep (it ran in the cluster). */
+  machine: machineSchema.optional(),
   /** e.g. ["replication: 1 primary + 3 replicas", "cluster: 3 primaries × 1 replica(s), 6 nodes"] */
   topologies: z.array(z.string()),
   /** `vbench bench`: the endpoint measured (`host:port`); absent for runs on local servers. */
   target: z.string().optional(),
+  /**
+   * A sweep of a deployed stack (`npm run sweep:stack`): the stack, its platform and zones. The
+   * benchmark ran as the stack's Job inside its cluster; this machine only drove Pulumi.
+   */
+  stack: z.object({ name: z.string(), platform: z.string(), zones: z.array(z.string()) }).optional(),
 });
 
 export type RunMeta = z.infer<typeof runMetaSchema>;

@@ -110,14 +110,18 @@ export function sweepSection(input: ReportInput, chartSvg: SafeHtml | null): Saf
   if (sources.length === 0) return null;
   const many = sources.length > 1;
   return html`${chartSvg}${sources.map((s) => {
-    const cpus = [...new Set(s.sweep.map((r) => r.client_cpus))].join("/");
+    const cpus = [...new Set(s.sweep.flatMap((r) => (r.client_cpus === null ? [] : [r.client_cpus])))].join("/");
     const pinned = s.sweep.some((r) => r.pinned);
+    const clientNote =
+      cpus === ""
+        ? "Client CPU not measured: the benchmark ran as the stack's Job inside the cluster (see the notes of each step's rows for its client pods)"
+        : `${pinned ? "Pinned (--pin): each primary on its own CPU" : "Not pinned: servers and client share every CPU"}; the client had ${cpus} CPU(s)`;
     return html`<div class="sweep" data-source="${s.label}">
 ${many ? html`<h3>${s.label}</h3>` : ""}
 <p><strong>Scaling exponent</strong> p = ln(scale) ÷ ln(shards ÷ first shards), 1.0 is linear: ${sweepExponents(s.sweep).map(
       (e, i) => html`${i > 0 ? " · " : ""}<span class="exponent" data-test="${e.test}">${e.test} ${e.from}→${e.to} shards: p = ${fmt(e.exponent, 2)}</span>`,
     )}</p>
-<p class="note">${pinned ? "Pinned (--pin): each primary on its own CPU" : "Not pinned: servers and client share every CPU"}; the client had ${cpus} CPU(s).</p>
+<p class="note">${clientNote}.</p>
 <table class="sweep-steps">
 <thead><tr><th>Test</th><th class="num">Shards</th><th class="num">rps</th><th class="num">p50 ms</th><th class="num">p99 ms</th><th class="num">Scale</th><th class="num">Exponent</th><th class="num">Client CPU %</th><th>Limit</th></tr></thead>
 <tbody>
@@ -125,7 +129,7 @@ ${s.sweep.map(
   (r) =>
     html`<tr><td>${r.test}</td><td class="num">${r.shards}</td><td class="num">${fmtRps(r.rps)}</td><td class="num">${fmtMs(r.p50_ms)}</td><td class="num">${fmtMs(
       r.p99_ms,
-    )}</td><td class="num">${fmt(r.scale, 2)}</td><td class="num">${fmt(r.exponent, 2)}</td><td class="num">${r.client_cpu_pct.toFixed(1)}</td><td class="${
+    )}</td><td class="num">${fmt(r.scale, 2)}</td><td class="num">${fmt(r.exponent, 2)}</td><td class="num">${fmt(r.client_cpu_pct, 1)}</td><td class="${
       r.client_saturated ? "warn" : ""
     }">${r.client_saturated ? "client saturated: rps is the client's limit" : ""}</td></tr>\n`,
 )}</tbody>

@@ -6,7 +6,8 @@
  * With `pin`, each primary i runs on CPU i and the client (and any replicas) on the CPUs left;
  * the run is refused up front when the largest step would leave the client no CPU. Every row
  * records how many CPUs the client had and how busy it was, so a step the client limited is
- * flagged instead of being read as the servers' limit.
+ * flagged instead of being read as the servers' limit. With several client processes per test
+ * (`clientProcesses`), the CPU share is that of all of them over min(threads × processes, CPUs).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
@@ -38,6 +39,11 @@ export interface LocalSweepOptions {
   pin: boolean;
   outputDir: string;
   ioThreads: number;
+  /**
+   * Benchmark processes per test, started together (runWorkload clientProcesses: rps summed,
+   * the worst client's percentiles). The client CPU share counts all of them. @default 1
+   */
+  clientProcesses?: number;
   /** @default os.availableParallelism() */
   cpuCount?: number;
   timestamp?: string;
@@ -60,6 +66,7 @@ export function checkPin(o: Pick<LocalSweepOptions, "pin" | "shards" | "cpuCount
 
 export async function runLocalSweep(o: LocalSweepOptions, progress: ProgressRunner = silentProgress): Promise<LocalSweepResult> {
   const cpuCount = o.cpuCount ?? availableParallelism();
+  const clientProcesses = o.clientProcesses ?? 1;
   checkPin({ ...o, cpuCount });
   const timestamp = o.timestamp ?? runTimestamp();
   const runDir = resolve(o.outputDir, timestamp);
@@ -96,7 +103,8 @@ export async function runLocalSweep(o: LocalSweepOptions, progress: ProgressRunn
         const tolerated = o.replicasPerPrimary === 0 && report.failures.every((f) => NO_REPLICA_CODES.has(f.code));
         if (!report.ok && !tolerated) throw new Error(`the ${n}-shard cluster failed verification:\n${formatTopologyReport(report)}`);
         writeFileSync(join(rawDir, `verify-${n}-shards.json`), `${JSON.stringify(report, null, 2)}\n`);
-        const lastPid = new Map<string, number>();
+        // Per test, the pids of its runs in spawn order; the last `clientProcesses` are the final run's.
+        const pidsOf = new Map<string, number[]>();
         const rows = await runWorkload({
           workload: o.workload,
           // redis-/valkey-benchmark --cluster refuses a cluster with one primary ("Invalid cluster:
@@ -107,17 +115,19 @@ export async function runLocalSweep(o: LocalSweepOptions, progress: ProgressRunn
           serverVersion: binaries.server.version,
           timestamp,
           rawDir: join(rawDir, `${n}-shards`),
+          clientProcesses,
           onSpawn: (pid, args) => {
             if (plan) pinProcess(pid, plan.clientCpus);
             sampler.track(pid);
             const t = args[args.indexOf("-t") + 1];
-            if (args.includes("-t") && t) lastPid.set(t.toUpperCase(), pid);
+            if (args.includes("-t") && t) pidsOf.set(t.toUpperCase(), [...(pidsOf.get(t.toUpperCase()) ?? []), pid]);
           },
           onProgress: (e) => update(`${e.test.toUpperCase()}: ${e.phase} ${e.requests} requests`),
         });
         for (const r of rows) {
-          const pid = lastPid.get(r.test);
-          const share = pid === undefined ? 0 : clientCpuShare(sampler.cpuSeconds(pid), r.duration_s, o.workload.threads, clientCpus);
+          const pids = (pidsOf.get(r.test) ?? []).slice(-clientProcesses);
+          const cpuSeconds = pids.reduce((sum, pid) => sum + sampler.cpuSeconds(pid), 0);
+          const share = pids.length === 0 ? 0 : clientCpuShare(cpuSeconds, r.duration_s, o.workload.threads * clientProcesses, clientCpus);
           measured.push({
             workload: r.workload,
             test: r.test,
@@ -153,7 +163,10 @@ export async function runLocalSweep(o: LocalSweepOptions, progress: ProgressRunn
     client: `${binaries.benchmark.flavor}-benchmark ${binaries.benchmark.version}`,
     cli: binaries.cli.version,
   };
-  const describe = [`shard sweep: ${o.shards.join(", ")} primaries × (1 + ${o.replicasPerPrimary}), one cluster per step${o.pin ? ", pinned" : ""}`];
+  const clientsText = clientProcesses > 1 ? `, ${clientProcesses} benchmark processes per test` : "";
+  const describe = [
+    `shard sweep: ${o.shards.join(", ")} primaries × (1 + ${o.replicasPerPrimary}), one cluster per step${o.pin ? ", pinned" : ""}${clientsText}`,
+  ];
   writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(buildRunMeta(o.workload, versions, describe), null, 2)}\n`);
   const reportPath = await writeReport([runDir], runDir);
   return { runDir, rows, reportPath };

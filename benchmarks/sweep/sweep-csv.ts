@@ -1,4 +1,8 @@
-/** sweep.csv: one row per shard count × test of a shard-scaling sweep. */
+/**
+ * sweep.csv: one row per shard count × test of a shard-scaling sweep. The client CPU columns are
+ * empty when the client's CPU was not measured (a sweep of a deployed stack: the client is the
+ * in-cluster benchmark Job, not a process on this machine).
+ */
 import { parse } from "csv-parse/sync";
 import { stringify } from "csv-stringify/sync";
 import { z } from "zod";
@@ -36,12 +40,12 @@ export interface SweepRow {
   scale: number | null;
   /** ln(scale) ÷ ln(shards ÷ first shards); null at the first step. */
   exponent: number | null;
-  /** CPUs the benchmark client could run on. */
-  client_cpus: number;
-  /** Client CPU use as a percentage of min(client threads, client CPUs). */
-  client_cpu_pct: number;
-  /** The client, not the servers, was probably the limit (client_cpu_pct ≥ 90). */
-  client_saturated: boolean;
+  /** CPUs the benchmark client could run on; null when not measured. */
+  client_cpus: number | null;
+  /** Client CPU use as a percentage of min(client threads, client CPUs); null when not measured. */
+  client_cpu_pct: number | null;
+  /** The client, not the servers, was probably the limit (client_cpu_pct ≥ 90); null when not measured. */
+  client_saturated: boolean | null;
   pinned: boolean;
   duration_s: number;
   timestamp: string;
@@ -84,9 +88,9 @@ const rowSchema = z.object({
   p99_ms: num,
   scale: optNum,
   exponent: optNum,
-  client_cpus: num.pipe(z.number().int().nonnegative()),
-  client_cpu_pct: num,
-  client_saturated: bool,
+  client_cpus: optNum.pipe(z.number().int().nonnegative().nullable()),
+  client_cpu_pct: optNum,
+  client_saturated: z.enum(["true", "false", ""]).transform((s) => (s === "" ? null : s === "true")),
   pinned: bool,
   duration_s: num,
   timestamp: z.string(),

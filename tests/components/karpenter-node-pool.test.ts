@@ -56,9 +56,11 @@ describe("buildValkeyNodePool", () => {
   });
 
   it("permits the network-optimised siblings and the configured limits", () => {
-    const config = nodePoolConfig({ karpenter: { nodePool: { networkOptimized: true, instanceSizes: ["large"], limits: { cpu: 32, memory: "256Gi" } } } });
+    const config = nodePoolConfig({
+      karpenter: { nodePool: { networkOptimized: true, instanceFamilies: ["r8g"], instanceSizes: ["large"], limits: { cpu: 32, memory: "256Gi" } } },
+    });
     const pool = buildValkeyNodePool({ nodePool: config, zones: ["us-west-2a", "us-west-2b"], consolidateAfter: "10m" });
-    expect(pool.spec.template.spec.requirements.find((r) => r.key === "node.kubernetes.io/instance-type")?.values).toEqual(["r7g.large", "r7gn.large"]);
+    expect(pool.spec.template.spec.requirements.find((r) => r.key === "node.kubernetes.io/instance-type")?.values).toEqual(["r8g.large", "r8gn.large"]);
     expect(pool.spec.template.spec.requirements.find((r) => r.key === "topology.kubernetes.io/zone")?.values).toEqual(["us-west-2a", "us-west-2b"]);
     expect(pool.spec.limits).toEqual({ cpu: "32", memory: "256Gi" });
     expect(pool.spec.disruption.consolidateAfter).toBe("10m");
@@ -113,7 +115,7 @@ describe("the built objects against the Karpenter 1.14.1 CRD schemas", () => {
   });
 
   it("accepts the NodePool and EC2NodeClass for default and network-optimised configs", () => {
-    for (const raw of [{}, { karpenter: { nodePool: { networkOptimized: true, instanceFamilies: ["r7g", "m7g"] } } }]) {
+    for (const raw of [{}, { karpenter: { nodePool: { networkOptimized: true, instanceFamilies: ["r8g", "m8g"] } } }]) {
       const pool = buildValkeyNodePool({ nodePool: nodePoolConfig(raw), zones: ZONES });
       expect(validateNodePool(pool), JSON.stringify(validateNodePool.errors)).toBe(true);
     }

@@ -16,7 +16,7 @@ const { Karpenter } = await import("../../components/karpenter.js");
 const { buildKarpenterControllerPolicy } = await import("../../components/aws/karpenter-iam.js");
 const { partitionOf, accountOfArn } = await import("../../components/aws/iam.js");
 
-const { config } = parseStackConfig({ "aws:region": "us-west-2", "karpenter": { nodePool: { networkOptimized: true } } });
+const { config } = parseStackConfig({ "aws:region": "us-west-2", "karpenter": { nodePool: { networkOptimized: true, instanceFamilies: ["r8g"] } } });
 const ARGS = { clusterName: "valkey-test", region: "us-west-2", zones: config.aws.zones, karpenter: config.karpenter };
 
 async function deploy() {
@@ -168,7 +168,7 @@ describe("Karpenter", () => {
     const pool = mocks.get("kubernetes:karpenter.sh/v1:NodePool", "karpenter-valkey-node-pool");
     const requirements = (pool.inputs.spec as { template: { spec: { requirements: Array<{ key: string; values: string[] }> } } }).template.spec.requirements;
     expect(requirements.find((r) => r.key === "node.kubernetes.io/instance-type")?.values).toEqual(config.karpenter.nodePool.permittedInstanceTypes);
-    expect(config.karpenter.nodePool.permittedInstanceTypes).toContain("r7gn.large");
+    expect(config.karpenter.nodePool.permittedInstanceTypes).toContain("r8gn.large");
   });
 });
 

@@ -62,11 +62,11 @@ describe("zones, offerings, quota", () => {
   it("names the key, the type and the zone it is missing in", () => {
     const required = [
       { key: "eks.systemNodes.instanceType", types: ["m7g.large"] },
-      { key: "karpenter.nodePool (permitted instance types)", types: ["r7g.large", "r7gn.large"] },
+      { key: "karpenter.nodePool (permitted instance types)", types: ["r7g.large", "r8gn.large"] },
     ];
-    expect(checkOfferings(required, { "us-east-1a": ["m7g.large", "r7g.large", "r7gn.large"], "us-east-1e": ["r7g.large"] })).toEqual([
+    expect(checkOfferings(required, { "us-east-1a": ["m7g.large", "r7g.large", "r8gn.large"], "us-east-1e": ["r7g.large"] })).toEqual([
       "eks.systemNodes.instanceType: m7g.large is not offered in us-east-1e; pick types offered in every zone of aws.zones, or other zones",
-      "karpenter.nodePool (permitted instance types): r7gn.large is not offered in us-east-1e; pick types offered in every zone of aws.zones, or other zones",
+      "karpenter.nodePool (permitted instance types): r8gn.large is not offered in us-east-1e; pick types offered in every zone of aws.zones, or other zones",
     ]);
   });
 

@@ -9,7 +9,7 @@ import { ec2ProductFilters, onDemandHourlyUsd, PricingResultError } from "../../
 import { instanceHourly, loadPriceTable, parsePriceTable, PriceTableError, type PriceTable } from "../../benchmarks/cost/prices.js";
 import type { ResultRow } from "../../benchmarks/run/result-row.js";
 import { COST_CSV_COLUMNS, parseResultsCsv, renderResultsCsv, ResultsCsvError, RESULTS_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
-import { KNOWN_INSTANCE_SIZES } from "../../config/instance-types.js";
+import { knownSizesOf } from "../../config/instance-types.js";
 
 const GiB = 2 ** 30;
 
@@ -26,7 +26,7 @@ const KNOWN: PriceTable = parsePriceTable({
         "r7g.large": { usd: 0.1, source: "t" },
         "r7g.xlarge": { usd: 0.2, source: "t" },
         "m7g.large": { usd: 0.08, source: "t" },
-        "r7gn.large": { usd: null, source: null, note: "not listed" },
+        "r8gn.large": { usd: null, source: null, note: "not listed" },
       },
       ebsGp3PerGiBMonth: { usd: 0.08, source: "t" },
       natGatewayPerHour: { usd: 0.045, source: "t" },
@@ -53,8 +53,8 @@ describe("the shipped price table (benchmarks/cost/prices.json)", () => {
     for (const region of ["us-west-2", "us-east-1", "eu-west-1"]) {
       const r = table.regions[region];
       expect(r, region).toBeDefined();
-      for (const family of ["r7g", "r7gn", "m7g", "m7gn"]) {
-        for (const size of KNOWN_INSTANCE_SIZES) expect(r?.ec2OnDemandPerHour[`${family}.${size}`], `${region} ${family}.${size}`).toBeDefined();
+      for (const family of ["r7g", "m7g", "r8g", "r8gn", "m8g", "m8gn"]) {
+        for (const size of knownSizesOf(family)) expect(r?.ec2OnDemandPerHour[`${family}.${size}`], `${region} ${family}.${size}`).toBeDefined();
       }
     }
     for (const s of Object.values(table.sources)) {
@@ -119,9 +119,9 @@ describe("stackCost from a known table", () => {
     expect(standard.lines.some((l) => l.item.startsWith("benchmark"))).toBe(false);
   });
   it("a missing price makes the total null (never a partial sum) and says which", () => {
-    const c = stackCost({ ...INPUTS, permittedInstanceTypes: ["r7gn.large"], clientPods: 0 }, KNOWN);
+    const c = stackCost({ ...INPUTS, permittedInstanceTypes: ["r8gn.large"], clientPods: 0 }, KNOWN);
     expect(c.usdPerHour).toBeNull();
-    expect(c.missing).toEqual(["r7gn.large in us-test-1: not listed"]);
+    expect(c.missing).toEqual(["r8gn.large in us-test-1: not listed"]);
   });
   it("live EC2 prices override the table and priceSource says which were used", () => {
     const all = stackCost(INPUTS, KNOWN, { "r7g.large": 0.11, "r7g.xlarge": 0.22, "m7g.large": 0.09 });

@@ -164,4 +164,46 @@ describe("loading a sweep's results directory", () => {
     writeFileSync(join(dir, "sweep.csv"), `${header}\nsweep,SET,one,0,100,1,2,1,,2,10,false,false,1,t,v,c,\n`);
     expect(loadError(dir)).toMatch(new RegExp(`^${join(dir, "sweep.csv")}: sweep\\.csv line 2: shards: `));
   });
+
+  it("a deployed stack's sweep (run.json names the stack): kind stack, where it ran, no machine", () => {
+    const dir = join(scratch, "stack-sweep");
+    mkdirSync(dir);
+    const header =
+      "workload,test,shards,replicas_per_primary,rps,p50_ms,p99_ms,scale,exponent,client_cpus,client_cpu_pct,client_saturated,pinned,duration_s,timestamp,server_version,client_version,notes";
+    writeFileSync(
+      join(dir, "sweep.csv"),
+      `${header}\ncluster,SET,3,1,100,1,2,1,,,,,false,1,20260101-000000,9.0.2,valkey-benchmark 9.0.2,\ncluster,SET,6,1,190,1,2,1.9,0.93,,,,false,1,20260101-000000,9.0.2,valkey-benchmark 9.0.2,\n`,
+    );
+    const workload = {
+      name: "cluster",
+      requests: 1000,
+      clients: 4,
+      pipeline: 1,
+      dataSize: 16,
+      threads: 1,
+      keyspaceLength: 200,
+      tests: ["set"],
+      minDurationSeconds: 0,
+      maxRequests: 1000,
+    };
+    const meta = {
+      schemaVersion: 1,
+      kind: "local-run",
+      workload,
+      versions: { server: "9.0.2", client: "valkey-benchmark 9.0.2", cli: "not used" },
+      topologies: ["shard sweep: 3, 6"],
+      stack: { name: "sw", platform: "eks", zones: ["a", "b"] },
+    };
+    writeFileSync(join(dir, "run.json"), JSON.stringify(meta));
+    const s = loadSource(dir);
+    expect(s.kind).toBe("stack");
+    expect(s.machine).toBeNull();
+    expect(s.environment).toMatch(
+      /^eks stack "sw": one cluster-mode deployment scaled up step by step over zones a, b; the benchmark ran as the stack's Job inside the cluster/,
+    );
+    expect(s.sweep?.map((r) => [r.shards, r.client_cpus, r.client_saturated])).toEqual([
+      [3, null, null],
+      [6, null, null],
+    ]);
+  });
 });

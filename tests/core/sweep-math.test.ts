@@ -113,6 +113,13 @@ describe("sweep.csv", () => {
     expect(parseSweepCsv(renderSweepCsv([first, row]))).toEqual([first, row]);
   });
 
+  it("round-trips a deployed sweep's row, whose client CPU columns are empty (not measured in the cluster)", () => {
+    const deployed = { ...row, client_cpus: null, client_cpu_pct: null, client_saturated: null };
+    const text = renderSweepCsv([deployed]);
+    expect(text.split("\n")[1]).toContain(",1.145888,,,,false,");
+    expect(parseSweepCsv(text)).toEqual([deployed]);
+  });
+
   it("names the line and column of a bad value", () => {
     const text = renderSweepCsv([row]).replace(",243246.56,", ",lots,");
     expect(() => parseSweepCsv(text)).toThrow(SweepCsvError);

@@ -223,8 +223,24 @@ describe("parseStackConfig: defaults", () => {
   });
 
   it("adds network-optimised siblings on request", () => {
-    const { config: c } = parseStackConfig({ karpenter: { nodePool: { networkOptimized: true, instanceSizes: ["large"] } } });
-    expect(c.karpenter.nodePool.permittedInstanceTypes).toEqual(["r7g.large", "r7gn.large"]);
+    const { config: c } = parseStackConfig({
+      karpenter: { nodePool: { networkOptimized: true, instanceFamilies: ["r8g", "c7gn"], instanceSizes: ["large"] } },
+    });
+    expect(c.karpenter.nodePool.permittedInstanceTypes).toEqual(["r8g.large", "r8gn.large", "c7gn.large"]);
+  });
+
+  it("refuses networkOptimized for families EC2 has no network-optimised sibling of (r7g, m7g: there is no r7gn or m7gn)", () => {
+    for (const families of [undefined, ["r7g"], ["m7g", "r8g"]]) {
+      const err = errorOf({ karpenter: { nodePool: { networkOptimized: true, ...(families ? { instanceFamilies: families } : {}) } } });
+      expect(issuePaths(err)).toEqual(["karpenter.nodePool.networkOptimized"]);
+      expect(err.message).toMatch(
+        /(r7g|m7g) has no network-optimised sibling in EC2 \(the Graviton ones are c6g → c6gn, c7g → c7gn, c8g → c8gn, m8g → m8gn, r8g → r8gn\)/,
+      );
+    }
+    // Without networkOptimized, or with explicit instance types, r7g is fine.
+    expect(parseStackConfig({ karpenter: { nodePool: { instanceFamilies: ["r7g"] } } }).config.karpenter.nodePool.permittedInstanceTypes).toContain(
+      "r7g.large",
+    );
   });
 
   it("accepts numbers and percentages for quantities", () => {
