@@ -196,6 +196,6 @@ export function buildStackReport(p: StackReportParts): pulumi.Output<StackReport
   return pulumi
     .all([p.endpoints, p.topology, p.benchmark, p.cost, p.drills])
     .apply(([endpoints, topology, benchmark, cost, drills]) =>
-      stackReport(p.stack, p.config, endpoints as Endpoints, topology, benchmark, cost, drills as DrillsPart | undefined),
+      stackReport(p.stack, p.config, endpoints as Endpoints, topology, benchmark, cost, drills),
     );
 }
