@@ -14,6 +14,9 @@ import { bundleLoadScript } from "../../benchmarks/drill/load-bundle.js";
 import { parseRecordLines, type LoadOutput } from "../../benchmarks/drill/record-lines.js";
 import { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
 import type { DrillTarget } from "../../benchmarks/drill/target.js";
+import { DirectConnector } from "../../benchmarks/topology/connector.js";
+import { readBackKeys } from "../../components/steps/failure-drill/read-back.js";
+import { toCheckReport } from "../../components/steps/topology-check/implementation.js";
 import { TIMINGS } from "./drill-faults.js";
 
 const PASSWORD = "bundle-test-password-7f3a";
@@ -69,13 +72,23 @@ async function expectMeasuredAndStored(out: LoadOutput, target: DrillTarget, pre
   const back = await target.readBack(keys);
   const missing = out.records.filter((r) => r.ok && back.get(r.key) !== r.value);
   expect(missing.map((r) => r.key)).toEqual([]);
+  // The step's read-back (through a connector, to the primaries of the verifier's report) finds the same.
+  const connector = new DirectConnector({ password: PASSWORD });
+  try {
+    const step = await readBackKeys([...keys, `${prefix}:never-written`], toCheckReport(await target.verify()), connector);
+    expect(out.records.filter((r) => r.ok && step.get(r.key) !== r.value).map((r) => r.key)).toEqual([]);
+    expect(step.get(`${prefix}:never-written`)).toBeUndefined();
+    expect(step.size).toBe(keys.length + 1);
+  } finally {
+    await connector.close();
+  }
 }
 
 describe("load.mjs (the bundled in-cluster load) against real local topologies", () => {
   let replication: ReplicationTarget | undefined;
   afterAll(async () => replication?.stop());
 
-  it("replication: two streams (Sentinel-aware, write endpoint) measured, parsed back, every acked key stored; the password never printed", async () => {
+  it("replication: two streams (Sentinel-aware, write endpoint) measured, parsed back, every acked key stored and read back by the step's readBackKeys; the password never printed", async () => {
     replication = await ReplicationTarget.start({ ...TIMINGS, replicas: 1, zones: ["zone-a", "zone-b", "zone-c"], password: PASSWORD });
     const s = replication.t.sentinelEndpoints[0]!;
     const w = replication.t.proxy!.write;
@@ -100,7 +113,7 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
   let cluster: ClusterTarget | undefined;
   afterAll(async () => cluster?.stop());
 
-  it("cluster: one slot-aware stream over every shard, measured, parsed back, every acked key stored", async () => {
+  it("cluster: one slot-aware stream over every shard, measured, parsed back, every acked key stored and read back by the step's readBackKeys (MOVED from the other primaries)", async () => {
     cluster = await ClusterTarget.start({
       ...TIMINGS,
       primaries: 3,
