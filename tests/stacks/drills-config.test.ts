@@ -72,6 +72,13 @@ describe("config drills: cross-field rules", () => {
     expect(p[0]!.message).toContain("use at least 30");
   });
 
+  it("the load's records must fit the pod log (rate × loadS per stream)", () => {
+    const p = problems({ drills: { enabled: true, rate: 500, loadS: 61 } });
+    expect(p.map((x) => x.path)).toEqual(["drills.rate"]);
+    expect(p[0]!.message).toContain("500 writes/s × drills.loadS 61 s is over 30000 writes per stream");
+    expect(problems({ drills: { enabled: true, rate: 500, loadS: 60 } })).toEqual([]);
+  });
+
   it("applies no drill rule while drills are off", () => {
     expect(problems({ drills: { enabled: false, preFaultS: 20, loadS: 25 }, checks: { verify: false }, valkey: { mode: "cluster" } })).toEqual([]);
   });
