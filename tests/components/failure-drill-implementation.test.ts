@@ -183,6 +183,17 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
     expect(kube.created).toEqual([]);
   });
 
+  it("a topology still settling before the fault (two failing verdicts) is asked again, then drilled", async () => {
+    const { kube, deps, clock } = setup("replication");
+    let asked = 0;
+    const start = clock.now();
+    const settling: DrillDeps = { ...deps, verify: () => (++asked <= 2 ? Promise.reject(new Error("SENTINEL_DISAGREE")) : kube.verify()) };
+    const r = await drillOnce(inputs("replication"), "primary", settling);
+    expect(r.healed).toBe(true);
+    expect(kube.created).toHaveLength(1);
+    expect(kube.loadRunningAt[0]! - start).toBeGreaterThanOrEqual(2000);
+  });
+
   it.each<Fault>(["primary", "replica", "zone", "all", "switchover"])("runDrills: one CSV row per fault (%s)", async (fault) => {
     const { deps } = setup("cluster");
     const out = await runDrills(inputs("cluster", { faults: [fault] }), deps);

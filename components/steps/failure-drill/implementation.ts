@@ -27,6 +27,8 @@ export { parseDrillInputs, type FailureDrillInputs } from "./inputs.js";
 
 export const CLOCK_NOTE =
   "The fault time is the clock of the process running `pulumi up`; write times are the load pod's clock. Latencies and the write outage are differences on the pod's clock alone; the split of writes into 'before' and 'during' the fault assumes both clocks agree (NTP), off by their skew.";
+/** How long a failing verdict before a fault is asked again. */
+export const PRE_FAULT_SETTLE_MS = 60_000;
 export const DETECTION_NOTE = "not observable in the deployed stack (nothing watches the survivors' failure marks); see the local drills";
 
 /** One drill's figures: the local DrillResult's, minus the timeline, plus where they came from. */
@@ -117,15 +119,35 @@ async function logTail(api: DrillKubeApi, namespace: string, pod: string): Promi
   }
 }
 
+/**
+ * The verifier's report of the healthy topology before a fault. Right after the previous drill the
+ * Sentinels may still be settling: a failing verdict is asked again for up to PRE_FAULT_SETTLE_MS.
+ */
+async function healthyBefore(
+  i: FailureDrillInputs,
+  fault: Fault,
+  deps: DrillDeps,
+  sleep: (ms: number) => Promise<void>,
+  now: () => number,
+): Promise<TopologyCheckReport> {
+  const deadline = now() + Math.min(PRE_FAULT_SETTLE_MS, i.timeoutS * 1000);
+  for (;;) {
+    try {
+      return await deps.verify();
+    } catch (e) {
+      if (now() >= deadline) throw new DrillError(`the ${fault} drill did not start: the topology fails verification before the fault: ${failureText(e)}`);
+    }
+    await sleep(i.pollMs);
+  }
+}
+
 /** Runs one fault's drill; throws DrillError when the topology does not heal in time. */
 export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: DrillDeps): Promise<DeployedDrill> {
   const { api } = deps;
   const sleep = deps.sleep ?? realSleep;
   const now = deps.now ?? Date.now;
   const ns = i.namespace;
-  const healthy = await deps.verify().catch((e: unknown) => {
-    throw new DrillError(`the ${fault} drill did not start: the topology fails verification before the fault: ${failureText(e)}`);
-  });
+  const healthy = await healthyBefore(i, fault, deps, sleep, now);
   const runKey = deps.runKey?.() ?? randomBytes(3).toString("hex");
   const name = `valkey-drill-${fault}-${runKey}`;
   const t = i.loadTarget;
