@@ -216,7 +216,7 @@ export class FakeDrillKube implements DrillKubeApi {
   verify = (): Promise<TopologyCheckReport> => {
     const pods = this.view().filter((p) => p.labels["app"] !== undefined);
     const bad = pods.filter((p) => !p.ready);
-    if ((this.o.neverHeals === true && this.faultAt !== undefined) || bad.length > 0 || pods.length < (this.o.mode === "replication" ? 6 : 6)) {
+    if ((this.o.neverHeals === true && this.faultAt !== undefined) || bad.length > 0 || pods.length < 6) {
       return Promise.reject(new Error(`topology check failed: NODE_UNREACHABLE ${bad.map((p) => p.name).join(",")}`));
     }
     const members = pods.filter((p) => p.labels["app"] === "valkey");
