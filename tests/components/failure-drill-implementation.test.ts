@@ -194,6 +194,44 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
     expect(kube.loadRunningAt[0]! - start).toBeGreaterThanOrEqual(2000);
   });
 
+  it("detectionMs: the watcher is armed at the fault with the deleted pods, and its first mark is measured from the fault", async () => {
+    const { kube, deps, clock } = setup("replication");
+    const armed: string[][] = [];
+    let faultSeen = 0;
+    let stopped = 0;
+    const withWatch: DrillDeps = {
+      ...deps,
+      watchDetection: () =>
+        Promise.resolve({
+          arm: (pods, faultAt) => (armed.push(pods.map((p) => p.name)), (faultSeen = faultAt)),
+          detectedAt: () => faultSeen + 5123,
+          stop: () => Promise.resolve(void stopped++),
+        }),
+    };
+    const r = await drillOnce(inputs("replication"), "zone", withWatch);
+    expect(armed).toEqual([["valkey-0", "sentinel-0"]]);
+    expect(faultSeen).toBe(kube.faultAt);
+    expect(r.detectionMs).toBe(5123);
+    expect(r).not.toHaveProperty("detectionNote");
+    expect(stopped).toBe(1);
+    expect(clock.now()).toBeGreaterThan(faultSeen);
+  });
+
+  it("detectionMs is null with the reason when not observable (switchover; cluster all) or when the watcher cannot start", async () => {
+    const { deps } = setup("cluster");
+    let asked = 0;
+    const failing: DrillDeps = { ...deps, watchDetection: () => (asked++, Promise.reject(new Error("cannot reach 10.0.0.3:6379\nmore"))) };
+    const switchover = await drillOnce(inputs("cluster"), "switchover", failing);
+    const all = await drillOnce(inputs("cluster"), "all", failing);
+    expect(asked).toBe(0);
+    expect([switchover.detectionMs, switchover.detectionNote]).toEqual([null, "planned: nothing to detect"]);
+    expect([all.detectionMs, all.detectionNote]).toEqual([null, "every member is down: no survivor to mark a failure"]);
+    const primary = await drillOnce(inputs("cluster"), "primary", failing);
+    expect(asked).toBe(1);
+    expect(primary.healed).toBe(true);
+    expect([primary.detectionMs, primary.detectionNote]).toEqual([null, "not watched: cannot reach 10.0.0.3:6379"]);
+  });
+
   it.each<Fault>(["primary", "replica", "zone", "all", "switchover"])("runDrills: one CSV row per fault (%s)", async (fault) => {
     const { deps } = setup("cluster");
     const out = await runDrills(inputs("cluster", { faults: [fault] }), deps);
