@@ -27,7 +27,7 @@ import { drillFields, type FailureDrillInputs } from "./inputs.js";
 export { parseDrillInputs, type FailureDrillInputs } from "./inputs.js";
 
 export const CLOCK_NOTE =
-  "The fault time is the clock of the process running `pulumi up`; write times are the load pod's clock. Latencies and the write outage are differences on the pod's clock alone; the split of writes into 'before' and 'during' the fault assumes both clocks agree (NTP), off by their skew.";
+  "The fault time is the clock of the process running `pulumi up`; write times are the load pod's clock. Latencies and the write outage are differences on the pod's clock alone; the split of writes into 'before' and 'during' the fault assumes both clocks agree (NTP), off by their skew. recoveryMs and detectionMs are on the step's clock alone (detection: when the step received the mark, through the connector).";
 /** How long a failing verdict before a fault is asked again. */
 export const PRE_FAULT_SETTLE_MS = 60_000;
 export const DETECTION_NOTE = "not watched (no detection watcher)";
