@@ -3,8 +3,9 @@
  * directly by tests with a fake DrillKubeApi). Per fault, in order:
  * 1. verify the topology is healthy (the TopologyCheck's verifier, zones included);
  * 2. create the load ConfigMap + Job (load-job.ts) and wait for its pod to run;
- * 3. wait `preFaultS`, inject the fault (faults.ts), and poll until every deleted pod runs again
- *    and the verifier passes: recoveryMs. Not within `timeoutS`: the drill fails `pulumi up`,
+ * 3. wait `preFaultS`, start watching the survivors for failure marks (detection.ts), inject the
+ *    fault (faults.ts), and poll until every deleted pod runs again and the verifier passes:
+ *    recoveryMs (and detectionMs, fault → first mark). Not within `timeoutS`: the drill fails `pulumi up`,
  *    naming the fault (the topology did not heal);
  * 4. wait for the Job, parse its pod's log (record-lines.ts), read every acknowledged key back
  *    through the connector, and compute the local drills' figures (ledger.ts);
