@@ -8,14 +8,8 @@
  * DNS to follow a member to a new one (in Kubernetes it follows the stable hostname).
  * Detection: the Sentinels' +sdown / +odown events (pub/sub), first one naming a killed member.
  */
-import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
 import { Redis } from "ioredis";
-import { renderReplicationPreStopScript } from "../../components/valkey/replication-prestop-script.js";
-import { resolveBinaries } from "../binaries.js";
+import { runReplicationPreStop } from "../local/replication-prestop.js";
 import { killHard, SentinelTopology, type Member, type TopologyNode } from "../local/sentinel-topology.js";
 import { DirectConnector } from "../topology/connector.js";
 import { StaticZoneSource } from "../topology/zones.js";
@@ -47,6 +41,8 @@ export class ReplicationTarget implements DrillTarget {
   readonly describe: string;
   private readonly events: SentinelEvent[] = [];
   private readonly subscribers: Redis[] = [];
+  /** The last switchover's preStop log (the script's stderr). */
+  preStopLog = "";
 
   private constructor(
     readonly t: SentinelTopology,
@@ -159,7 +155,7 @@ export class ReplicationTarget implements DrillTarget {
     }
     // switchover: the pod's preStop script (rendered, run by sh), then the pod stops and comes back.
     const restored = (async () => {
-      this.preStopLog = await this.runPreStop(primary);
+      this.preStopLog = await runReplicationPreStop(this.t, primary, this.o.password);
       await primary.proc?.stop(10_000);
       await sleep(this.o.restartDelayMs);
       await this.t.startMember(primary.ordinal);
@@ -171,34 +167,6 @@ export class ReplicationTarget implements DrillTarget {
       detectionNote: "planned: nothing to detect",
       stopWatching,
     };
-  }
-
-  /** The last switchover's preStop log (stderr of the script). */
-  preStopLog = "";
-
-  /**
-   * Runs the members' rendered preStop (components/valkey/replication-prestop-script.ts) with sh
-   * against `m`, as the kubelet runs it in the pod; the password reaches it in the environment.
-   * Resolves with its stderr; rejects when it fails or outlives its bound.
-   */
-  async runPreStop(m: Member, timeoutSeconds = 20): Promise<string> {
-    const dir = mkdtempSync(join(tmpdir(), "valkey-prestop-"));
-    const file = join(dir, "prestop.sh");
-    try {
-      const script = renderReplicationPreStopScript({
-        masterName: this.t.masterName,
-        sentinels: this.t.sentinels.map((s) => s.address),
-        port: m.port,
-        localHost: m.host,
-        timeoutSeconds,
-      });
-      writeFileSync(file, script, { mode: 0o600 });
-      const env = { PATH: process.env.PATH ?? "", VALKEY_CLI: resolveBinaries().cli.path, REDISCLI_AUTH: this.o.password, VALKEY_ANNOUNCE_HOST: m.host };
-      const { stderr } = await promisify(execFile)("sh", [file], { env, timeout: (timeoutSeconds + 15) * 1000 });
-      return stderr;
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   }
 
   async verify(): Promise<TopologyReport> {

@@ -29,6 +29,10 @@ export interface HaproxyCfgOptions {
   checkIntervalMs?: number;
   /** Connect and check timeout. @default 1000 */
   checkTimeoutMs?: number;
+  /** Consecutive failed checks before a server is marked down (and its sessions cut). @default 1 */
+  fall?: number;
+  /** Consecutive passed checks before a server is marked up. @default 1 */
+  rise?: number;
   /** Idle client/server timeout (benchmarks keep connections open). @default 3600000 */
   idleTimeoutMs?: number;
   /** @default 4096 */
@@ -51,6 +55,11 @@ function hex(text: string): string {
 export function authCommandHex(password: string): string {
   const bytes = Buffer.byteLength(password, "utf8");
   return hex(`*2\r\n$4\r\nAUTH\r\n$${bytes}\r\n${password}\r\n`);
+}
+
+function count(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1 || value > 100) throw new Error(`haproxy.cfg: ${name} must be a whole number from 1 to 100 (got ${value})`);
+  return value;
 }
 
 function ms(name: string, value: number): string {
@@ -80,13 +89,15 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
   if (new Set(o.servers.map((s) => s.name)).size !== o.servers.length) throw new Error("haproxy.cfg: server names must be unique");
   const inter = ms("checkIntervalMs", o.checkIntervalMs ?? 1000);
   const checkTimeout = ms("checkTimeoutMs", o.checkTimeoutMs ?? 1000);
+  const fall = count("fall", o.fall ?? 1);
+  const rise = count("rise", o.rise ?? 1);
   const idle = ms("idleTimeoutMs", o.idleTimeoutMs ?? 3_600_000);
   const dns = o.dnsResolve ? ` resolvers ${RESOLVERS} resolve-prefer ipv4 init-addr last,libc,none` : "";
   const bind = (e: NodeEndpoint): string => (e.host.includes(":") ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`);
   const backend = (name: string, role: "master" | "slave"): string[] => [
     `backend ${name}`,
     ...healthCheck(role, o.password),
-    ...o.servers.map((s) => `  server ${s.name} ${bind(s)} check inter ${inter} fall 1 rise 1 on-marked-down shutdown-sessions${dns}`),
+    ...o.servers.map((s) => `  server ${s.name} ${bind(s)} check inter ${inter} fall ${fall} rise ${rise} on-marked-down shutdown-sessions${dns}`),
   ];
   const resolvers = o.dnsResolve
     ? [
