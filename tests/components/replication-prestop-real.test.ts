@@ -15,7 +15,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveBinaries } from "../../benchmarks/binaries.js";
 import { SentinelTopology, type Member } from "../../benchmarks/local/sentinel-topology.js";
-import { pollUntil } from "../../benchmarks/util/poll-until.js";
+import { pollUntil, sleep } from "../../benchmarks/util/poll-until.js";
 import { renderReplicationPreStopScript, type ReplicationPreStopOptions } from "../../components/valkey/replication-prestop-script.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
@@ -127,29 +127,56 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
     }
   }, 60_000);
 
-  it("on the primary: writes held during the switch are never acknowledged by the old primary; it ends a replica of the new one, unpaused", async () => {
+  it("on the primary: every write the old primary acknowledged is on the new one; held writes fail (READONLY); it ends a replica, unpaused", async () => {
     await t.waitForSentinelViews();
     const old = await primary();
-    const run = startPreStop(old);
-    await waitForPause(run);
-    // Sent while paused, on the old primary: it must fail (READONLY / killed), never say OK.
+    // A client of the old primary firing a SET every 10 ms (not waiting for the previous one)
+    // from before the preStop until after it: what the old primary says OK to must survive.
     const c = client(old, 30_000);
     await c.connect();
-    const held = c.set("held-during-switch", "x").then(
-      (v) => `acked: ${v}`,
-      (e: Error) => `failed: ${e.message}`,
-    );
-    const r = await run.done;
+    const acked: string[] = [];
+    const failed: string[] = [];
+    const inFlight: Promise<void>[] = [];
+    let n = 0;
+    const timer = setInterval(() => {
+      const key = `sw:${n++}`;
+      inFlight.push(
+        c.set(key, "x").then(
+          () => void acked.push(key),
+          (e: Error) => void failed.push(e.message),
+        ),
+      );
+    }, 10);
+    let r: Awaited<PreStopRun["done"]>;
+    try {
+      await sleep(300);
+      r = await startPreStop(old).done;
+      await sleep(500);
+    } finally {
+      clearInterval(timer);
+    }
+    await Promise.all(inFlight);
+    c.disconnect();
     expect(r.code, r.stderr).toBe(0);
+    const now = await primary();
+    expect(now.address).not.toBe(old.address);
+    const reader = client(now, 5000);
+    await reader.connect();
+    const values = await reader.mget(acked);
+    reader.disconnect();
+    const lost = acked.filter((_, i) => values[i] !== "x");
+    expect(acked.length).toBeGreaterThan(10);
+    expect(lost, `acknowledged by the old primary, missing on the new one (${acked.length} acked)`).toEqual([]);
+    expect(
+      failed.some((m) => /READONLY/.test(m)),
+      `held writes should fail with READONLY: ${failed.slice(0, 3).join("; ")}`,
+    ).toBe(true);
+    expect(r.stderr).toContain("writes paused");
     expect(r.stderr).toMatch(/all 2 replicas at offset \d+/);
     expect(r.stderr).toContain("SENTINEL FAILOVER via");
     expect(r.stderr).toContain("switchover done");
     expect(r.stderr).toContain("writes unpaused");
     expect(r.stderr).not.toContain(password);
-    expect(await held).toMatch(/^failed: .*READONLY/);
-    c.disconnect();
-    const now = await primary();
-    expect(now.address).not.toBe(old.address);
     expect(await t.role(old)).toBe("slave");
     await expectWritable(now, "after-switch");
     expect(r.ms).toBeLessThan(15_000);
