@@ -26,6 +26,8 @@ interface Figures {
   run: number;
   /** The long-lived client's connection was closed by the endpoint. */
   sessionCut: boolean;
+  /** When it was cut, ms from the stall / preStop start (negative: before it). */
+  cutAtMs: number | null;
   /** Longest gap between two acknowledged writes through the endpoint, ms. */
   longestGapMs: number;
   failedWrites: number;
@@ -39,15 +41,17 @@ function int(name: string, value: string | undefined, fallback: number): number 
 }
 
 /** A client that never reconnects, like a benchmark's connection: did it survive? */
-function longLived(t: SentinelTopology, password: string): { stop: () => Promise<boolean> } {
+function longLived(t: SentinelTopology, password: string): { stop: () => Promise<number | null> } {
   const c = new Redis({ ...t.proxy!.write, password, retryStrategy: () => null, maxRetriesPerRequest: 0, enableOfflineQueue: false });
   c.on("error", () => undefined);
-  let cut = false;
+  let cut: number | null = null;
   let stopped = false;
-  c.on("close", () => (cut ||= !stopped));
+  c.on("close", () => {
+    if (!stopped && cut === null) cut = Date.now();
+  });
   const loop = (async () => {
     let n = 0;
-    while (!stopped && !cut) await c.set(`long:${n++}`, "1").catch(() => sleep(10));
+    while (!stopped && cut === null) await c.set(`long:${n++}`, "1").catch(() => sleep(10));
   })();
   return {
     stop: async () => {
@@ -75,12 +79,20 @@ async function measure(t: SentinelTopology, password: string, fall: number, scen
     await runReplicationPreStop(t, primary, password);
   }
   await sleep(5000);
-  const sessionCut = await long.stop();
+  const cutAt = await long.stop();
   await probe.stop();
   const acks = probe.acked.filter((w) => w.at >= at - 1000).map((w) => w.at);
   let longestGapMs = 0;
   for (let i = 1; i < acks.length; i++) longestGapMs = Math.max(longestGapMs, (acks[i] as number) - (acks[i - 1] as number));
-  return { fall, scenario, run, sessionCut, longestGapMs, failedWrites: probe.errors - errorsBefore };
+  return {
+    fall,
+    scenario,
+    run,
+    sessionCut: cutAt !== null,
+    cutAtMs: cutAt === null ? null : cutAt - at,
+    longestGapMs,
+    failedWrites: probe.errors - errorsBefore,
+  };
 }
 
 async function main(): Promise<void> {

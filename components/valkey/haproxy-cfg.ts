@@ -7,6 +7,19 @@
  * `on-marked-down shutdown-sessions` cuts the connections of a member that stops being the
  * primary, so clients reconnect to the new one instead of writing into a read-only replica.
  *
+ * `fall 2 rise 1`: one failed check is not enough to mark a member down (and cut every session
+ * of the write endpoint). With `fall 1` a single check slower than the check timeout (a primary
+ * stalled for 1.5 s: a fork, a starved node, a benchmark saturating it) cut the sessions in 2 of
+ * 4 steady-state runs and stretched the write gap from 1.5 s to 2.4-2.6 s (the endpoint had no
+ * primary until the next check); with `fall 2`, 0 of 4, gap 1.5 s. The price, a member that
+ * really stopped being primary stays in the backend one check longer (its writes fail with
+ * READONLY, clients redial): the preStop switchover's longest write gap was the same within the
+ * noise (fall 1: 1.7-3.0 s, fall 2: 2.0-2.7 s; benchmarks/perf/haproxy-check-perf.ts, checks every
+ * 1 s, check timeout 1 s). A new primary joins after one passing check. Not covered: the first
+ * check after HAProxy starts, which marks a server down whatever `fall` says (HAProxy starts
+ * servers "up, going down"; `init-state fully-up` changes that from HAProxy 3.1, the local 2.6
+ * does not know it).
+ *
  * The AUTH command is sent as a RESP array in hex (`tcp-check send-binary`): any password
  * byte works and nothing needs escaping for the cfg syntax. The file therefore holds the
  * password: write it mode 0600 (locally) or keep it in a Secret (Kubernetes); never argv.
@@ -29,7 +42,7 @@ export interface HaproxyCfgOptions {
   checkIntervalMs?: number;
   /** Connect and check timeout. @default 1000 */
   checkTimeoutMs?: number;
-  /** Consecutive failed checks before a server is marked down (and its sessions cut). @default 1 */
+  /** Consecutive failed checks before a server is marked down (and its sessions cut). @default 2 */
   fall?: number;
   /** Consecutive passed checks before a server is marked up. @default 1 */
   rise?: number;
@@ -89,7 +102,7 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
   if (new Set(o.servers.map((s) => s.name)).size !== o.servers.length) throw new Error("haproxy.cfg: server names must be unique");
   const inter = ms("checkIntervalMs", o.checkIntervalMs ?? 1000);
   const checkTimeout = ms("checkTimeoutMs", o.checkTimeoutMs ?? 1000);
-  const fall = count("fall", o.fall ?? 1);
+  const fall = count("fall", o.fall ?? 2);
   const rise = count("rise", o.rise ?? 1);
   const idle = ms("idleTimeoutMs", o.idleTimeoutMs ?? 3_600_000);
   const dns = o.dnsResolve ? ` resolvers ${RESOLVERS} resolve-prefer ipv4 init-addr last,libc,none` : "";

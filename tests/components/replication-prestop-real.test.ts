@@ -183,6 +183,31 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
   }, 60_000);
 });
 
+describe("replication preStop rendering", () => {
+  const base = { masterName: "valkey-primary", sentinels: ["s-0.sentinel:26379"] };
+  it("renders a script dash accepts, with the pause bounded by the deadline and released by a trap", async () => {
+    const script = renderReplicationPreStopScript({ ...base, timeoutSeconds: 30, catchUpSeconds: 4 });
+    expect(script).toContain("timeout_s=30");
+    expect(script).toContain("catch_up_s=4");
+    expect(script).toContain('CLIENT PAUSE "$pause_ms" WRITE');
+    expect(script).toContain("trap release EXIT");
+    const file = join(dir, "syntax.sh");
+    writeFileSync(file, script);
+    const code = await new Promise<number | null>((resolve) => spawn("sh", ["-n", file], { stdio: "ignore" }).on("exit", resolve));
+    expect(code).toBe(0);
+  });
+  it("rejects bad input naming the option", () => {
+    expect(() => renderReplicationPreStopScript({ ...base, timeoutSeconds: 1 })).toThrow(/timeoutSeconds must be a whole number ≥ 2 \(got 1\)/);
+    expect(() => renderReplicationPreStopScript({ ...base, timeoutSeconds: 10, catchUpSeconds: 10 })).toThrow(
+      /catchUpSeconds .* below timeoutSeconds 10 \(got 10\)/,
+    );
+    expect(() => renderReplicationPreStopScript({ ...base, catchUpSeconds: 0 })).toThrow(/catchUpSeconds/);
+    expect(() => renderReplicationPreStopScript({ ...base, masterName: "a;b" })).toThrow(/masterName 'a;b'/);
+    expect(() => renderReplicationPreStopScript({ ...base, sentinels: [] })).toThrow(/at least one Sentinel/);
+    expect(() => renderReplicationPreStopScript({ ...base, sentinels: ["nohost"] })).toThrow(/sentinel 'nohost' is not host:port/);
+  });
+});
+
 function waitForPause(run: PreStopRun): Promise<void> {
   return pollUntil(() => Promise.resolve(/writes paused/.test(run.log()) ? true : "not paused yet"), {
     timeoutMs: 10_000,
