@@ -8,17 +8,19 @@
  * primary, so clients reconnect to the new one instead of writing into a read-only replica.
  *
  * `fall 2 rise 1`: one failed check is not enough to mark a member down (and cut every session
- * of the write endpoint). With `fall 1` a single check slower than the check timeout (a primary
- * stalled for 1.5 s: a fork, a starved node, a benchmark saturating it) cut the sessions in 2 of
- * 4 steady-state runs and stretched the write gap from 1.5 s to 2.4-2.6 s (the endpoint had no
- * primary until the next check); with `fall 2`, 0 of 4, gap 1.5 s. The price, a member that
- * really stopped being primary stays in the backend one check longer (its writes fail with
- * READONLY, clients redial): the preStop switchover's longest write gap was the same within the
- * noise (fall 1: 1.7-3.0 s, fall 2: 2.0-2.7 s; benchmarks/perf/haproxy-check-perf.ts, checks every
- * 1 s, check timeout 1 s). A new primary joins after one passing check. Not covered: the first
- * check after HAProxy starts, which marks a server down whatever `fall` says (HAProxy starts
- * servers "up, going down"; `init-state fully-up` changes that from HAProxy 3.1, the local 2.6
- * does not know it).
+ * of the write endpoint). Measured (benchmarks/perf/haproxy-check-perf.ts: checks every 1 s,
+ * check timeout 1 s, the primary frozen 1.5 s, i.e. a fork, a starved node or a benchmark
+ * saturating it, nothing failing over): with `fall 1` the sessions were cut in 3 of 7
+ * steady-state runs and the write gap grew from 1.5 s to 2.2-2.6 s (no primary in the backend
+ * until the next check); with `fall 2`, 0 of 7, gap 1.5 s. The price: a member that really
+ * stopped being primary stays in the backend one check longer (its writes fail with READONLY,
+ * clients redial); the preStop switchover's longest write gap stayed within the noise (fall 1:
+ * 1.6-2.9 s, fall 2: 1.6-2.7 s). A new primary joins after one passing check. INFO and QUIT go in
+ * one send, so a member with the other role fails its check at once (the server closes the
+ * connection) instead of after the check timeout, which with `fall 2` would keep it in the
+ * backend for two timeouts. Not covered: the first check after HAProxy starts marks a server
+ * down whatever `fall` says (servers start "up, going down"; `init-state fully-up` changes that
+ * from HAProxy 3.1, the local 2.6 does not know it).
  *
  * The AUTH command is sent as a RESP array in hex (`tcp-check send-binary`): any password
  * byte works and nothing needs escaping for the cfg syntax. The file therefore holds the
