@@ -45,6 +45,9 @@ describe("haproxy.cfg", () => {
     expect(write).toContain("tcp-check expect string role:master");
     expect(write).not.toContain("role:slave");
     expect(read).toContain("tcp-check expect string role:slave");
+    // INFO and QUIT in one send: a member with the other role fails at once (the server closes).
+    const infoQuit = Buffer.from("*2\r\n$4\r\nINFO\r\n$11\r\nreplication\r\n*1\r\n$4\r\nQUIT\r\n").toString("hex");
+    expect(write).toContain(`tcp-check send-binary ${infoQuit}\n  tcp-check expect string role:master`);
     for (const s of servers) expect(cfg).toContain(`server ${s.name} ${s.host}:${s.port} check inter 1000ms fall 2 rise 1 on-marked-down shutdown-sessions`);
   });
 
