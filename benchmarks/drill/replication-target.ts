@@ -2,22 +2,26 @@
  * The replication drill target: the local Sentinel topology (1 + N members through the rendered
  * start script, 3 Sentinels, HAProxy write endpoint; benchmarks/local/sentinel-topology.ts).
  * Faults: SIGKILL of the primary / a replica; a zone (every member and Sentinel in the zone of the
- * primary, down for `zoneDownMs`); all members; a switchover (SENTINEL FAILOVER, the replication
- * pod's preStop path, then the old primary's pod stops and starts again). Killed members return
+ * primary, down for `zoneDownMs`); all members; a switchover (the members' rendered preStop run by
+ * sh on the primary, then the old primary's pod stops and starts again). Killed members return
  * through the same start script with their data dir on their OLD address: locally Sentinel has no
  * DNS to follow a member to a new one (in Kubernetes it follows the stable hostname).
  * Detection: the Sentinels' +sdown / +odown events (pub/sub), first one naming a killed member.
  */
 import { Redis } from "ioredis";
+import { runReplicationPreStop } from "../local/replication-prestop.js";
 import { killHard, SentinelTopology, type Member, type TopologyNode } from "../local/sentinel-topology.js";
 import { DirectConnector } from "../topology/connector.js";
 import { StaticZoneSource } from "../topology/zones.js";
-import { pollUntil, sleep } from "../util/poll-until.js";
+import { sleep } from "../util/poll-until.js";
 import { verifyTopology } from "../verify/verify-topology.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "./ledger.js";
 import { plainRedis, sentinelRedis } from "./load.js";
 import { readInBatches, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
+
+/** What the members' preStop does on the primary (for the fault description). */
+const PRESTOP_SUMMARY = "pause writes, replicas catch up, SENTINEL FAILOVER, follow the new primary, unpause";
 
 export interface ReplicationTargetOptions extends DrillTimings {
   replicas: number;
@@ -37,6 +41,8 @@ export class ReplicationTarget implements DrillTarget {
   readonly describe: string;
   private readonly events: SentinelEvent[] = [];
   private readonly subscribers: Redis[] = [];
+  /** The last switchover's preStop log (the script's stderr). */
+  preStopLog = "";
 
   private constructor(
     readonly t: SentinelTopology,
@@ -147,26 +153,15 @@ export class ReplicationTarget implements DrillTarget {
         stopWatching,
       };
     }
-    // switchover: the preStop path of the primary's pod, then the pod stops and comes back.
-    const s = this.t.sentinels.find((x) => x.proc?.alive()) as TopologyNode;
-    const c = new Redis({ host: s.host, port: s.port, password: this.o.password, maxRetriesPerRequest: 0 });
-    try {
-      await c.call("SENTINEL", "FAILOVER", this.t.masterName);
-    } finally {
-      c.disconnect();
-    }
+    // switchover: the pod's preStop script (rendered, run by sh), then the pod stops and comes back.
     const restored = (async () => {
-      await pollUntil(async () => ((await this.t.primaryFromSentinels()) !== primary.address ? true : "not switched yet"), {
-        timeoutMs: this.o.failoverTimeoutMs + 30_000,
-        intervalMs: 50,
-        what: "the Sentinels to name a new primary after SENTINEL FAILOVER",
-      });
+      this.preStopLog = await runReplicationPreStop(this.t, primary, this.o.password);
       await primary.proc?.stop(10_000);
       await sleep(this.o.restartDelayMs);
       await this.t.startMember(primary.ordinal);
     })();
     return {
-      description: `SENTINEL FAILOVER (the preStop path) away from ${label(primary)}, then its pod stops (SIGTERM) and restarts after ${this.o.restartDelayMs} ms`,
+      description: `preStop of primary ${label(primary)} (${PRESTOP_SUMMARY}), then its pod stops (SIGTERM) and restarts after ${this.o.restartDelayMs} ms`,
       restored,
       detectedAt: () => undefined,
       detectionNote: "planned: nothing to detect",

@@ -12,7 +12,7 @@
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { renderHaproxyCfg } from "../../components/valkey/haproxy-cfg.js";
+import { renderHaproxyCfg, type HaproxyCfgOptions } from "../../components/valkey/haproxy-cfg.js";
 import { DEFAULT_MASTER_NAME } from "../../components/valkey/replication-start.js";
 import { renderSentinelConf, type SentinelTimings } from "../../components/valkey/sentinel-conf.js";
 import { renderStartScript, replicationIncludeFile, type StartScriptOptions } from "../../components/valkey/start-script.js";
@@ -39,6 +39,8 @@ export interface SentinelTopologyOptions extends Partial<SentinelTimings> {
   masterName?: string;
   /** HAProxy health check interval. @default 500 */
   checkIntervalMs?: number;
+  /** HAProxy health-check settings (haproxy-cfg.ts defaults otherwise). */
+  haproxy?: Pick<HaproxyCfgOptions, "fall" | "rise" | "checkTimeoutMs">;
   /** Start the HAProxy endpoints. @default true */
   proxy?: boolean;
   /** Member persistence options. */
@@ -214,6 +216,7 @@ export class SentinelTopology {
           read,
           password: this.o.password,
           checkIntervalMs: this.o.checkIntervalMs ?? 500,
+          ...this.o.haproxy,
         });
         writeFileSync(cfg, text, { mode: 0o600 });
         return { command: haproxy, args: ["-f", cfg, "-db"] };

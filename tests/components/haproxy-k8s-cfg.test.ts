@@ -24,7 +24,7 @@ describe("the HAProxy pods' haproxy.cfg", () => {
     expect(cfg).toContain("resolvers cluster-dns\n  parse-resolv-conf");
     for (const p of m.facts.pods)
       expect(cfg).toContain(
-        `server ${p.name} ${p.dnsName}:6379 check inter 1000ms fall 1 rise 1 on-marked-down shutdown-sessions resolvers cluster-dns resolve-prefer ipv4 init-addr last,libc,none`,
+        `server ${p.name} ${p.dnsName}:6379 check inter 1000ms fall 2 rise 1 on-marked-down shutdown-sessions resolvers cluster-dns resolve-prefer ipv4 init-addr last,libc,none`,
       );
     expect(cfg).toContain("bind *:6379");
     expect(cfg).toContain("bind *:6380");

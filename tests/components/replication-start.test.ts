@@ -45,7 +45,10 @@ describe("haproxy.cfg", () => {
     expect(write).toContain("tcp-check expect string role:master");
     expect(write).not.toContain("role:slave");
     expect(read).toContain("tcp-check expect string role:slave");
-    for (const s of servers) expect(cfg).toContain(`server ${s.name} ${s.host}:${s.port} check inter 1000ms fall 1 rise 1 on-marked-down shutdown-sessions`);
+    // INFO and QUIT in one send: a member with the other role fails at once (the server closes).
+    const infoQuit = Buffer.from("*2\r\n$4\r\nINFO\r\n$11\r\nreplication\r\n*1\r\n$4\r\nQUIT\r\n").toString("hex");
+    expect(write).toContain(`tcp-check send-binary ${infoQuit}\n  tcp-check expect string role:master`);
+    for (const s of servers) expect(cfg).toContain(`server ${s.name} ${s.host}:${s.port} check inter 1000ms fall 2 rise 1 on-marked-down shutdown-sessions`);
   });
 
   it("sends AUTH as a RESP array in hex: any password byte survives, the text never appears in clear", () => {
@@ -65,6 +68,8 @@ describe("haproxy.cfg", () => {
     expect(() => renderHaproxyCfg({ servers: [], write: { host: "*", port: 1 } })).toThrow(/servers must name at least one/);
     expect(() => renderHaproxyCfg({ servers: [{ name: "a b", host: "h", port: 1 }], write: { host: "*", port: 1 } })).toThrow(/server name 'a b'/);
     expect(() => renderHaproxyCfg({ servers, write: { host: "*", port: 1 }, checkIntervalMs: 0 })).toThrow(/checkIntervalMs/);
+    expect(() => renderHaproxyCfg({ servers, write: { host: "*", port: 1 }, fall: 0 })).toThrow(/fall must be a whole number from 1 to 100 \(got 0\)/);
+    expect(() => renderHaproxyCfg({ servers, write: { host: "*", port: 1 }, rise: 1.5 })).toThrow(/rise must be a whole number/);
   });
 });
 

@@ -116,6 +116,8 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
     expect(c.lifecycle?.preStop?.exec?.command).toEqual(["sh", "/etc/valkey/prestop.sh"]);
     const pre = data["prestop.sh"] ?? "";
     expect(pre).toContain("SENTINEL FAILOVER");
+    expect(pre).toContain('CLIENT PAUSE "$pause_ms" WRITE');
+    expect(pre).toContain("CLIENT UNPAUSE");
     expect(pre).toContain('timeout "$cli_timeout"');
     expect(pre).toContain("timeout_s=30");
     expect(podSpecOf(sts("repl-members")).terminationGracePeriodSeconds).toBe(90);

@@ -56,24 +56,32 @@ describe("replication drills (Sentinel topology, real processes)", () => {
   }, 120_000);
 
   let switchover: DrillResult | undefined;
-  it("switchover: SENTINEL FAILOVER (the preStop path) → short outage, measured; the drill's verdict follows its ledger", async () => {
+  it("switchover: the rendered preStop (pause writes, replicas catch up, SENTINEL FAILOVER, follow, unpause) → short outage, measured", async () => {
     const r = await drillOn(target, testOptions("replication", "switchover"));
     log(r);
     switchover = r;
     expectMeasured(r, "switchover");
     expect(r.detectionMs).toBeNull();
     expect(r.detectionNote).toMatch(/planned/);
+    expect(r.faultDescription).toMatch(/^preStop of primary/);
+    // The preStop that ran is the paused one, and it ended the way the zero-loss argument needs.
+    expect(target.preStopLog).toContain("writes paused");
+    expect(target.preStopLog).toMatch(/all 2 replicas at offset \d+/);
+    expect(target.preStopLog).toMatch(/REPLICAOF \S+ \d+: OK/);
+    expect(target.preStopLog).toContain("writes unpaused");
+    // Writes stop for the pause + the Sentinel switch; generous bound for a shared 2-core machine.
     expect(r.writeOutageMs).toBeLessThanOrEqual(10_000);
     expect(r.ok).toBe(r.lostWaitedWrites === 0);
   }, 120_000);
 
-  // FINDING (see the drills report): a bare SENTINEL FAILOVER does not pause writes on the old
-  // primary; the replica not yet reconfigured still acknowledges WAIT for writes the promoted
-  // replica never gets, and they are dropped when Sentinel repoints everyone. The strict
-  // assertion stays; it.fails marks it known and turns red once the preStop pauses writes first.
-  it.fails("switchover: no WAIT-confirmed write lost (KNOWN FINDING: fails with a bare SENTINEL FAILOVER)", () => {
-    // Not run: pass here, which it.fails turns into a failure (nothing is masked).
-    if (switchover === undefined) return;
-    expect(switchover.lostWaitedWrites).toBe(0);
+  // Was a finding (it.fails) while the preStop sent a bare SENTINEL FAILOVER: the old primary kept
+  // taking writes, the replica not yet re-pointed confirmed them (WAIT), and lost them in the full
+  // resync from the promoted one. The preStop now holds writes until the switch is done.
+  it("switchover: no WAIT-confirmed write lost", () => {
+    expect(switchover, "the switchover drill above did not produce a result").toBeDefined();
+    const r = switchover as DrillResult;
+    expect(r.lostWaitedWrites, `WAIT-confirmed writes lost: ${JSON.stringify(r.streams.map((s) => s.lostKeys))}`).toBe(0);
+    expect(r.waitedWrites).toBeGreaterThan(50);
+    expect(r.ok).toBe(true);
   });
 });

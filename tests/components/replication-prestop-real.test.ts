@@ -1,0 +1,217 @@
+/**
+ * The members' preStop (components/valkey/replication-prestop-script.ts), rendered and run by
+ * `sh` (dash here) on REAL processes: a SentinelTopology (1 primary + 2 replicas through the
+ * rendered entrypoint, 3 real Sentinels). What it must do on the primary:
+ * - hold writes while the Sentinels switch (a write sent during the pause is never acknowledged
+ *   by the old primary), leave the old primary a replica of the new one, and release the pause;
+ * - release the pause on every other way out: no Sentinel accepts the failover, the script is
+ *   stopped by SIGTERM mid-way (a replica frozen, so it sits in the catch-up wait).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resolveBinaries } from "../../benchmarks/binaries.js";
+import { SentinelTopology, type Member } from "../../benchmarks/local/sentinel-topology.js";
+import { pollUntil, sleep } from "../../benchmarks/util/poll-until.js";
+import { renderReplicationPreStopScript, type ReplicationPreStopOptions } from "../../components/valkey/replication-prestop-script.js";
+
+const password = `pw-${Math.random().toString(36).slice(2)}`;
+let t: SentinelTopology;
+let dir: string;
+
+interface PreStopRun {
+  proc: ChildProcess;
+  /** stderr so far. */
+  log: () => string;
+  done: Promise<{ code: number | null; stderr: string; ms: number }>;
+}
+
+function startPreStop(m: Member, o: Partial<ReplicationPreStopOptions> = {}): PreStopRun {
+  const file = join(dir, `prestop-${Date.now()}.sh`);
+  const script = renderReplicationPreStopScript({
+    masterName: t.masterName,
+    sentinels: t.sentinels.map((s) => s.address),
+    port: m.port,
+    localHost: m.host,
+    timeoutSeconds: 20,
+    ...o,
+  });
+  writeFileSync(file, script, { mode: 0o600 });
+  const started = Date.now();
+  const env = { PATH: process.env.PATH ?? "", VALKEY_CLI: resolveBinaries().cli.path, REDISCLI_AUTH: password, VALKEY_ANNOUNCE_HOST: m.host };
+  const proc = spawn("sh", [file], { env, stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  proc.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<{ code: number | null; stderr: string; ms: number }>((resolve, reject) => {
+    const timer = setTimeout(() => proc.kill("SIGKILL"), 60_000);
+    proc.on("error", reject);
+    proc.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr, ms: Date.now() - started });
+    });
+  });
+  return { proc, log: () => stderr, done };
+}
+
+function client(m: Member, commandTimeout: number): Redis {
+  const c = new Redis({ host: m.host, port: m.port, password, maxRetriesPerRequest: 0, enableOfflineQueue: false, commandTimeout, lazyConnect: true });
+  c.on("error", () => undefined);
+  return c;
+}
+
+/** A SET on `m` answers within 1 s: its writes are not paused. */
+async function expectWritable(m: Member, key: string): Promise<void> {
+  const c = client(m, 1000);
+  try {
+    await c.connect();
+    expect(await c.set(key, "1")).toBe("OK");
+  } finally {
+    c.disconnect();
+  }
+}
+
+async function primary(): Promise<Member> {
+  return t.member(await t.primaryFromSentinels());
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "repl-prestop-"));
+  t = await SentinelTopology.start({ replicas: 2, zones: ["a", "b", "c"], password, downAfterMs: 2000, failoverTimeoutMs: 6000, proxy: false, hostBase: 160 });
+}, 120_000);
+afterAll(async () => {
+  await t?.stopAll();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("replication preStop on real processes (rendered script, sh)", () => {
+  it("no Sentinel accepts the failover: the pause is released, the primary stays primary and writable", async () => {
+    const p = await primary();
+    // Nothing listens on port 1: every SENTINEL FAILOVER fails fast.
+    const r = await startPreStop(p, { sentinels: [`${p.host}:1`] }).done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("writes paused");
+    expect(r.stderr).toContain("no Sentinel accepted the failover");
+    expect(r.stderr).toContain("writes unpaused");
+    expect(r.ms).toBeLessThan(15_000);
+    await expectWritable(p, "after-no-sentinel");
+    expect(await t.primaryFromSentinels()).toBe(p.address);
+  }, 60_000);
+
+  it("SIGTERM while it waits for a frozen replica: the pause is released at once, not at its expiry", async () => {
+    const p = await primary();
+    const frozen = t.members.find((m) => m !== p) as Member;
+    // A write the frozen replica never acknowledges: the catch-up wait (10 s here) cannot end early.
+    await expectWritable(p, "before-freeze");
+    frozen.proc?.signal("SIGSTOP");
+    try {
+      await expectWritable(p, "while-frozen");
+      const run = startPreStop(p, { catchUpSeconds: 10 });
+      await waitForPause(run);
+      // Paused: a write does not answer within 500 ms.
+      const c = client(p, 500);
+      await c.connect();
+      await expect(c.set("during-pause", "1")).rejects.toThrow(/timed out/i);
+      c.disconnect();
+      run.proc.kill("SIGTERM");
+      const r = await run.done;
+      expect(r.stderr).toContain("writes unpaused");
+      expect(r.stderr).not.toContain("SENTINEL FAILOVER via");
+      expect(r.ms).toBeLessThan(8000);
+      await expectWritable(p, "after-sigterm");
+      expect(await t.primaryFromSentinels()).toBe(p.address);
+    } finally {
+      frozen.proc?.signal("SIGCONT");
+    }
+  }, 60_000);
+
+  it("on the primary: every write the old primary acknowledged is on the new one; held writes fail (READONLY); it ends a replica, unpaused", async () => {
+    await t.waitForSentinelViews();
+    const old = await primary();
+    // A client of the old primary firing a SET every 10 ms (not waiting for the previous one)
+    // from before the preStop until after it: what the old primary says OK to must survive.
+    const c = client(old, 30_000);
+    await c.connect();
+    const acked: string[] = [];
+    const failed: string[] = [];
+    const inFlight: Promise<void>[] = [];
+    let n = 0;
+    const timer = setInterval(() => {
+      const key = `sw:${n++}`;
+      inFlight.push(
+        c.set(key, "x").then(
+          () => void acked.push(key),
+          (e: Error) => void failed.push(e.message),
+        ),
+      );
+    }, 10);
+    let r: Awaited<PreStopRun["done"]>;
+    try {
+      await sleep(300);
+      r = await startPreStop(old).done;
+      await sleep(500);
+    } finally {
+      clearInterval(timer);
+    }
+    await Promise.all(inFlight);
+    c.disconnect();
+    expect(r.code, r.stderr).toBe(0);
+    const now = await primary();
+    expect(now.address).not.toBe(old.address);
+    const reader = client(now, 5000);
+    await reader.connect();
+    const values = await reader.mget(acked);
+    reader.disconnect();
+    const lost = acked.filter((_, i) => values[i] !== "x");
+    expect(acked.length).toBeGreaterThan(10);
+    expect(lost, `acknowledged by the old primary, missing on the new one (${acked.length} acked)`).toEqual([]);
+    expect(
+      failed.some((m) => /READONLY/.test(m)),
+      `held writes should fail with READONLY: ${failed.slice(0, 3).join("; ")}`,
+    ).toBe(true);
+    expect(r.stderr).toContain("writes paused");
+    expect(r.stderr).toMatch(/all 2 replicas at offset \d+/);
+    expect(r.stderr).toContain("SENTINEL FAILOVER via");
+    expect(r.stderr).toContain("switchover done");
+    expect(r.stderr).toContain("writes unpaused");
+    expect(r.stderr).not.toContain(password);
+    expect(await t.role(old)).toBe("slave");
+    await expectWritable(now, "after-switch");
+    expect(r.ms).toBeLessThan(15_000);
+  }, 60_000);
+});
+
+describe("replication preStop rendering", () => {
+  const base = { masterName: "valkey-primary", sentinels: ["s-0.sentinel:26379"] };
+  it("renders a script dash accepts, with the pause bounded by the deadline and released by a trap", async () => {
+    const script = renderReplicationPreStopScript({ ...base, timeoutSeconds: 30, catchUpSeconds: 4 });
+    expect(script).toContain("timeout_s=30");
+    expect(script).toContain("catch_up_s=4");
+    expect(script).toContain('CLIENT PAUSE "$pause_ms" WRITE');
+    expect(script).toContain("trap release EXIT");
+    const file = join(dir, "syntax.sh");
+    writeFileSync(file, script);
+    const code = await new Promise<number | null>((resolve) => spawn("sh", ["-n", file], { stdio: "ignore" }).on("exit", resolve));
+    expect(code).toBe(0);
+  });
+  it("rejects bad input naming the option", () => {
+    expect(() => renderReplicationPreStopScript({ ...base, timeoutSeconds: 1 })).toThrow(/timeoutSeconds must be a whole number ≥ 2 \(got 1\)/);
+    expect(() => renderReplicationPreStopScript({ ...base, timeoutSeconds: 10, catchUpSeconds: 10 })).toThrow(
+      /catchUpSeconds .* below timeoutSeconds 10 \(got 10\)/,
+    );
+    expect(() => renderReplicationPreStopScript({ ...base, catchUpSeconds: 0 })).toThrow(/catchUpSeconds/);
+    expect(() => renderReplicationPreStopScript({ ...base, masterName: "a;b" })).toThrow(/masterName 'a;b'/);
+    expect(() => renderReplicationPreStopScript({ ...base, sentinels: [] })).toThrow(/at least one Sentinel/);
+    expect(() => renderReplicationPreStopScript({ ...base, sentinels: ["nohost"] })).toThrow(/sentinel 'nohost' is not host:port/);
+  });
+});
+
+function waitForPause(run: PreStopRun): Promise<void> {
+  return pollUntil(() => Promise.resolve(/writes paused/.test(run.log()) ? true : "not paused yet"), {
+    timeoutMs: 10_000,
+    intervalMs: 20,
+    what: "the preStop to pause writes",
+  });
+}
