@@ -17,9 +17,10 @@ import { BenchmarkResults } from "../components/steps/benchmark-results/componen
 import { ClusterBootstrap } from "../components/steps/cluster-bootstrap/component.js";
 import { FailureDrill, type FailureDrillArgs } from "../components/steps/failure-drill/component.js";
 import { TopologyCheck } from "../components/steps/topology-check/component.js";
-import { ValkeyCluster } from "../components/valkey-cluster.js";
+import { VolumeRelease } from "../components/steps/volume-release/component.js";
+import { DEFAULT_CLUSTER_RELEASE, ValkeyCluster } from "../components/valkey-cluster.js";
 import { releaseLabels } from "../components/shared.js";
-import { ValkeyReplication } from "../components/valkey-replication.js";
+import { DEFAULT_REPLICATION_RELEASE, ValkeyReplication } from "../components/valkey-replication.js";
 import { withCostColumns, type StackCost } from "../benchmarks/cost/cost-model.js";
 import type { ResultRow } from "../benchmarks/run/result-row.js";
 import { renderResultsCsv } from "../benchmarks/run/results-csv.js";
@@ -79,9 +80,16 @@ interface ValkeyRelease {
   sentinel?: { selector: string; headlessService: string; port: number; masterName: string };
 }
 
-function deployValkey(config: StackConfig, platform: PlatformResult, namespace: k8s.core.v1.Namespace, password: ProgramInput["password"]): ValkeyRelease {
+function deployValkey(
+  config: StackConfig,
+  platform: PlatformResult,
+  namespace: k8s.core.v1.Namespace,
+  password: ProgramInput["password"],
+  volumes: VolumeRelease,
+): ValkeyRelease {
   const ns = config.valkey.namespace;
-  const opts = { provider: platform.provider, dependsOn: [namespace, ...platform.ready] };
+  // `volumes` too: destroy deletes the release first, then VolumeRelease waits for its disks to go.
+  const opts = { provider: platform.provider, dependsOn: [namespace, volumes, ...platform.ready] };
   // The `direct` checks connect from outside the pod network: their CIDRs get a NetworkPolicy rule.
   const checkSourceCidrs = config.checks.connector === "direct" ? config.checks.directSourceCidrs : [];
   const common = { namespace: ns, valkey: config.valkey, placement: platform.placement, password, checkSourceCidrs };
@@ -159,6 +167,23 @@ function failureDrills(
   });
 }
 
+/**
+ * The destroy-order guard (components/steps/volume-release/): deleted after the Valkey release
+ * (which depends on it) and before the namespace and the platform (EBS CSI add-on, node groups,
+ * Karpenter), it deletes the release's PVCs and waits until their volumes are gone.
+ */
+function releaseVolumesOnDestroy(config: StackConfig, platform: PlatformResult, namespace: k8s.core.v1.Namespace): VolumeRelease {
+  const release = config.valkey.mode === "cluster" ? DEFAULT_CLUSTER_RELEASE : DEFAULT_REPLICATION_RELEASE;
+  // Instance and part-of only: the Sentinel StatefulSet's own selector relabels its PVCs' name.
+  const { "app.kubernetes.io/instance": instance, "app.kubernetes.io/part-of": partOf } = releaseLabels(release);
+  const selector = selectorOf({ "app.kubernetes.io/instance": instance as string, "app.kubernetes.io/part-of": partOf as string });
+  return new VolumeRelease(
+    "valkey-volume-release",
+    { namespace: config.valkey.namespace, selector, kubeconfig: platform.kubeconfig, context: platform.context },
+    { dependsOn: [namespace, ...platform.ready] },
+  );
+}
+
 export function runProgram(input: ProgramInput): ProgramOutputs {
   const { config, password } = input;
   if (config.valkey.auth.enabled && password === undefined) {
@@ -171,7 +196,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
     { metadata: { name: config.valkey.namespace, labels: { "app.kubernetes.io/part-of": "valkey-on-eks" } } },
     { provider: platform.provider, dependsOn: platform.ready },
   );
-  const valkey = deployValkey(config, platform, namespace, secretPassword);
+  const valkey = deployValkey(config, platform, namespace, secretPassword, releaseVolumesOnDestroy(config, platform, namespace));
   const target = {
     namespace: config.valkey.namespace,
     selector: valkey.selector,

@@ -146,11 +146,18 @@ async function lifecycle(mode: "replication" | "cluster", checkPlacement: (pods:
     // The state as the backend stores it holds the password only encrypted.
     const state = readStoredState(s.name);
     expect(state.includes(PASSWORD), "plain-text password in the stored state").toBe(false);
+    // Nor the kubeconfig's credentials (VolumeRelease stores the kubeconfig for its delete: secret).
+    const token = /token: (\S+)/.exec(ctx.plane.kubeconfig)?.[1];
+    expect(token, "the plane's kubeconfig has a token").toBeDefined();
+    expect(state.includes(token as string), "plain-text kubeconfig token in the stored state").toBe(false);
     expect(state).toContain("ciphertext");
   } finally {
     await valkeys.stop();
     await s.dispose();
   }
+  // destroy returned only once the release's volumes were gone (VolumeRelease waited for them).
+  const volumes = (await ctx.core.listPersistentVolume()).items.filter((v) => v.spec?.claimRef?.namespace === namespace);
+  expect(volumes.map((v) => `${v.metadata?.name ?? "?"} (${v.status?.phase ?? "?"})`)).toEqual([]);
   // destroy leaves no object of ours behind.
   await eventually(`namespace ${namespace} to be deleted`, 90_000, async () => ((await namespaceGone(namespace)) ? true : undefined));
 }
