@@ -72,10 +72,14 @@ export interface DynamicImplModule<D = never> {
   create: (inputs: Props, deps?: D) => Promise<{ id: string; outs: Props }>;
   diff: (id: string, olds: Props, news: Props) => DiffResult;
   update: (id: string, olds: Props, news: Props, deps?: D) => Promise<{ outs: Props }>;
+  /** What `pulumi destroy` undoes; called only when the provider was made with `{ undoes: true }` (ts-module-provider.ts). */
+  destroy?: (id: string, props: Props) => Promise<unknown>;
 }
 
 /** `create` / `diff` / `update` for an implementation module to export. */
-export function dynamicProtocol<F extends Fields, D = never, R extends object = object>(spec: ProtocolSpec<F, D, R>): Required<DynamicImplModule<D>> {
+export function dynamicProtocol<F extends Fields, D = never, R extends object = object>(
+  spec: ProtocolSpec<F, D, R>,
+): Required<Omit<DynamicImplModule<D>, "destroy">> {
   const parse = parserOf(spec.fields);
   const keys = rerunKeys(spec.fields);
   const secrets = secretKeys(spec.fields);

@@ -21,13 +21,14 @@ type Props = Record<string, unknown>;
 /**
  * The provider for the implementation module at `modulePath` (absolute path to a `.ts` file).
  * `delete` does nothing: what these resources did (a formed cluster, a passed check, read
- * results) is not undone.
+ * results) is not undone; with `options.undoes` it calls the module's `destroy(id, props)`
+ * (volume-release/: destroy waits for the volumes).
  *
  * `testDeps` is for tests that call the provider in-process: it is passed to the module's
  * `create` / `update` as their last argument (fakes for the outside world). A program never
  * passes it, so its provider's closure holds the two strings and nothing else.
  */
-export function tsModuleProvider<D = never>(modulePath: string, testDeps?: D): pulumi.dynamic.ResourceProvider {
+export function tsModuleProvider<D = never>(modulePath: string, testDeps?: D, options: { undoes?: boolean } = {}): pulumi.dynamic.ResourceProvider {
   const tsxApi = import.meta.resolve("tsx/esm/api");
   const load = async (): Promise<DynamicImplModule<D>> => {
     // A real import() that neither the closure serializer nor a test runner's transform rewrites
@@ -40,13 +41,17 @@ export function tsModuleProvider<D = never>(modulePath: string, testDeps?: D): p
     const { tsImport } = await importer(tsxApi);
     return (await tsImport(modulePath, tsxApi)) as DynamicImplModule<D>;
   };
+  // Chosen before the provider is built, so only the chosen function is serialized.
+  const undo = async (id: string, props: Props): Promise<void> => {
+    await (await load()).destroy?.(id, props);
+  };
   const provider = {
     // A module without `check` (not built by dynamicProtocol) passes the new inputs as they are.
     check: async (olds: Props, news: Props) => (await load()).check?.(olds, news) ?? { inputs: news, failures: [] },
     create: async (inputs: Props) => (await load()).create(inputs),
     diff: async (id: string, olds: Props, news: Props) => (await load()).diff(id, olds, news),
     update: async (id: string, olds: Props, news: Props) => (await load()).update(id, olds, news),
-    delete: () => Promise.resolve(),
+    delete: options.undoes === true ? undo : () => Promise.resolve(),
   };
   if (testDeps === undefined) return provider;
   // Separate functions, so that only a test's provider refers to `testDeps`.

@@ -17,30 +17,9 @@ import { volumeReleaseFields, type VolumeReleaseArgs } from "./inputs.js";
 
 export type { VolumeReleaseArgs } from "./inputs.js";
 
-type Props = Record<string, unknown>;
-
-/**
- * The dynamic provider: the kit's shell over ./implementation.ts (check/create/diff/update),
- * plus a `delete` that calls the module's `destroy` (the kit's shell undoes nothing). `delete`
- * loads the module as the shell does (tsx's ESM API through Node's own loader) and captures only
- * the two strings; secrets reach it only as the stored outputs.
- */
+/** The dynamic provider: the kit's shell over ./implementation.ts, whose `destroy` runs on delete. */
 export function volumeReleaseProvider(): pulumi.dynamic.ResourceProvider {
-  const modulePath = fileURLToPath(new URL("./implementation.ts", import.meta.url));
-  const tsxApi = import.meta.resolve("tsx/esm/api");
-  const shell = tsModuleProvider(modulePath);
-  return {
-    ...shell,
-    delete: async (id: string, props: Props): Promise<void> => {
-      const vm = process.getBuiltinModule("node:vm");
-      const importer = vm.compileFunction("return import(specifier)", ["specifier"], {
-        importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-      }) as (specifier: string) => Promise<{ tsImport: (specifier: string, parentURL: string) => Promise<unknown> }>;
-      const { tsImport } = await importer(tsxApi);
-      const impl = (await tsImport(modulePath, tsxApi)) as { destroy: (id: string, props: Props) => Promise<unknown> };
-      await impl.destroy(id, props);
-    },
-  };
+  return tsModuleProvider(fileURLToPath(new URL("./implementation.ts", import.meta.url)), undefined, { undoes: true });
 }
 
 export class VolumeRelease extends pulumi.dynamic.Resource {
