@@ -1,7 +1,8 @@
 /**
- * Test helpers shared by the integration and e2e suites: which processes a run left behind, and
- * waiting for a value to appear.
+ * Test helpers shared by the integration and e2e suites: running the vbench CLI as a user does,
+ * which processes a run left behind, and waiting for a value to appear.
  */
+import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { sleep } from "../../benchmarks/util/poll-until.js";
 
@@ -38,4 +39,38 @@ export async function eventually<T>(what: string, timeoutMs: number, probe: () =
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ""}`);
     await sleep(intervalMs);
   }
+}
+
+/** What a vbench run printed and how it ended; `marker` ("KEY=value") tags every process it started. */
+export interface CliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  marker: string;
+}
+
+/**
+ * Runs `vbench <args>` in a child node process (from the repository root, the tests' cwd), its
+ * environment tagged with a fresh `<markerName>=<random>` (see processesWithMarker).
+ * `interruptWhen` sends SIGINT once stderr matches it.
+ */
+export function runVbench(args: string[], markerName: string, interruptWhen?: RegExp): Promise<CliRun> {
+  const value = Math.random().toString(36).slice(2);
+  const child = spawn(process.execPath, ["--import", "tsx", "benchmarks/cli.ts", ...args], {
+    env: { ...process.env, [markerName]: value },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  let interrupted = false;
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+    if (interruptWhen && !interrupted && interruptWhen.test(stderr)) {
+      interrupted = true;
+      child.kill("SIGINT");
+    }
+  });
+  return new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal, stdout, stderr, marker: `${markerName}=${value}` })));
 }
