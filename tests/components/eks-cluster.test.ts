@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
 import { versions } from "../../versions.js";
 import { deployEksCluster } from "../support/eks-fixtures.js";
-import { awsMockOutputs, installMocks, MOCK_KUBECONFIG, isSecretOutput, settle, valueOf } from "../support/pulumi-mocks.js";
+import { awsMockOutputs, installMocks, MOCK_KUBECONFIG, isSecretOutput, valueOf } from "../support/pulumi-mocks.js";
 
 const KUBECONFIG = MOCK_KUBECONFIG;
 const mocks = installMocks({ outputs: awsMockOutputs });
