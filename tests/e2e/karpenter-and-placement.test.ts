@@ -14,6 +14,7 @@ import { karpenterPlacement } from "../../stacks/platform.js";
 import { parseStackConfig } from "../../config/schema.js";
 import { sleep } from "../../benchmarks/util/poll-until.js";
 import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
+import { addValkeyPoolNode } from "./support/byo-config.js";
 import { KWOK_STORAGE_CLASS } from "./support/control-plane.js";
 import { useE2eContext } from "./support/e2e-context.js";
 import { createStack, tail } from "./support/pulumi-harness.js";
@@ -150,16 +151,7 @@ describe("benchmark pod placement by the real scheduler", () => {
       const up = await valkey.stack.up({ onOutput: (o) => valkey.log.push(o) });
       expect(up.summary.result, tail(valkey.log)).toBe("succeeded");
       // What Karpenter would do for a pod that fits nowhere: one more node in the Valkey pool.
-      await ctx.plane.api("POST", "/api/v1/nodes", {
-        apiVersion: "v1",
-        kind: "Node",
-        metadata: {
-          name: extraNode,
-          annotations: { "kwok.x-k8s.io/node": "fake" },
-          labels: { "karpenter.sh/nodepool": "valkey", "topology.kubernetes.io/zone": ZONES[0], "kubernetes.io/hostname": extraNode, "type": "kwok" },
-        },
-        spec: { taints: [{ key: "workload", value: "valkey", effect: "NoSchedule" }] },
-      });
+      await addValkeyPoolNode(ctx.plane, extraNode, ZONES[0]!);
       const { config } = parseStackConfig(karpenterByoConfig(namespace));
       const job = await createStack(
         ctx.env,
