@@ -5,7 +5,6 @@
  * valkey-server meet at the barrier, read the same start time, and their parsed logs combine
  * into rows whose rps is the sum of the two pods' rps.
  */
-import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveBinaries } from "../../benchmarks/binaries.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
@@ -15,6 +14,7 @@ import { parseJobLog } from "../../components/benchmark/job-log.js";
 import { collectJobResults, type JobLogApi } from "../../components/steps/benchmark-results/implementation.js";
 import { buildBenchmarkJob, type BenchmarkJobManifestArgs } from "../../components/benchmark/job-manifest.js";
 import { buildBenchmarkScript, RUN_ID_ENV } from "../../components/benchmark/job-script.js";
+import { runShellScript } from "../support/processes.js";
 
 const tools = resolveBinaries();
 const WORKLOAD: Workload = {
@@ -105,16 +105,9 @@ describe("the results step with several client pods", () => {
   });
 });
 
-function runPod(script: string, index: number, runId: string): Promise<{ code: number | null; stdout: string }> {
-  return new Promise((resolve, reject) => {
-    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", JOB_COMPLETION_INDEX: String(index), [RUN_ID_ENV]: runId };
-    const child = spawn("/bin/sh", ["-c", script], { env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.resume();
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, stdout }));
-  });
+/** One Indexed Job pod's script: its completion index and the run id in its environment. */
+function runPod(script: string, index: number, runId: string) {
+  return runShellScript(script, { JOB_COMPLETION_INDEX: String(index), [RUN_ID_ENV]: runId });
 }
 
 describe("two client pods' scripts against a real server", () => {

@@ -1,8 +1,10 @@
 /**
  * Test helpers shared by the integration and e2e suites: running the vbench CLI as a user does,
+ * running a shell script as a pod would,
  * which processes a run left behind, and waiting for a value to appear.
  */
 import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { readdirSync, readFileSync } from "node:fs";
 import { sleep } from "../../benchmarks/util/poll-until.js";
 
@@ -73,4 +75,18 @@ export function runVbench(args: string[], markerName: string, interruptWhen?: Re
     }
   });
   return new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal, stdout, stderr, marker: `${markerName}=${value}` })));
+}
+
+/**
+ * Runs `script` with `/bin/sh -c` in an environment of only `env` (plus this process's PATH unless
+ * `env` sets one), as a container's command runs; resolves once it closed.
+ */
+export async function runShellScript(script: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn("/bin/sh", ["-c", script], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const out: string[] = [];
+  const err: string[] = [];
+  child.stdout.setEncoding("utf8").on("data", (d: string) => out.push(d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => err.push(d));
+  const [code] = (await once(child, "close")) as [number | null];
+  return { code, stdout: out.join(""), stderr: err.join("") };
 }
