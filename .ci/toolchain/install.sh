@@ -147,22 +147,37 @@ timed() {
 module_dir() { # MODULE@VERSION [DIR] -> its directory in the module cache (downloads it if needed, from DIR, default $T)
   (cd "${2:-$T}" && go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
 }
+# module_src NAME MODULE@VERSION SUBDIR [DIR]: module_dir, its errors to NAME's build log; dies
+# unless the module's directory has SUBDIR.
+module_src() {
+  local src
+  src="$(module_dir "$2" "${4:-$T}" 2>>"$LOGS/$1.log")" || true
+  [ -n "$src" ] && [ -d "$src/$3" ] || die "module $2 has no $3 in the module cache (log: $LOGS/$1.log)"
+  printf '%s' "$src"
+}
+# go_install NAME TMP PACKAGE@VERSION: `go install` a published command (its own go.mod) into TMP/bin.
+go_install() {
+  run_logged "$1" bash -c "cd '$2' && GOBIN='$2/bin' GOFLAGS=-buildvcs=false nice -n 10 go install -trimpath -ldflags '-s -w' $3"
+}
+# go_build NAME WRAPPER LDFLAGS OUT PACKAGE: `go build` PACKAGE in the wrapper module WRAPPER (a folder here) to OUT.
+go_build() {
+  run_logged "$1" bash -c "cd '$HERE/$2' && nice -n 10 go build -trimpath -ldflags '$3' -o '$4' $5"
+}
 
 # --- Schemas for the tests: kubeconform, Karpenter's CRDs, the Kubernetes JSON schemas --------------
 build_kubeconform() {
   local tmp; tmp="$(newtmp "$kubeconform_name")"
-  run_logged "$kubeconform_name" bash -c "cd '$tmp' && GOBIN='$tmp/bin' GOFLAGS=-buildvcs=false nice -n 10 go install -trimpath -ldflags '-s -w' github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION"
+  go_install "$kubeconform_name" "$tmp" "github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION"
   publish "$kubeconform_name" "$tmp"
 }
 if [ ! -x "$T/$kubeconform_name/bin/kubeconform" ]; then need_go; timed "$kubeconform_name" build_kubeconform; fi
 
 # Karpenter's CRDs exactly as the Karpenter module publishes them at the chart's version.
 build_karpenter_crds() {
-  local tmp src module="github.com/aws/karpenter-provider-aws@v$KARPENTER_CHART_VERSION"
+  local tmp src
   tmp="$(newtmp "$crds_name")"
   rmdir "$tmp/bin"
-  src="$(module_dir "$module" 2>>"$LOGS/$crds_name.log")" || true
-  [ -n "$src" ] && [ -d "$src/pkg/apis/crds" ] || die "module $module has no pkg/apis/crds in the module cache (log: $LOGS/$crds_name.log)"
+  src="$(module_src "$crds_name" "github.com/aws/karpenter-provider-aws@v$KARPENTER_CHART_VERSION" pkg/apis/crds)"
   cp "$src/pkg/apis/crds/"*.yaml "$tmp/"
   chmod 644 "$tmp/"*.yaml
   publish "$crds_name" "$tmp"
@@ -221,7 +236,7 @@ if [ "$only_schemas" = 0 ]; then
 # --- Pulumi CLI -------------------------------------------------------------------------------
 build_pulumi() {
   local tmp; tmp="$(newtmp "$pulumi_name")"
-  run_logged "$pulumi_name" bash -c "cd '$HERE/pulumi' && nice -n 10 go build -trimpath -ldflags '-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION' -o '$tmp/bin/pulumi' github.com/pulumi/pulumi/pkg/v3/cmd/pulumi"
+  go_build "$pulumi_name" pulumi "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" "$tmp/bin/pulumi" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
   publish "$pulumi_name" "$tmp"
 }
 if [ ! -x "$T/$pulumi_name/bin/pulumi" ]; then need_go; timed "$pulumi_name" build_pulumi; fi
@@ -235,8 +250,7 @@ build_provider() {
   b="$tmp/src"
   mkdir -p "$b"
   cp "$HERE/pulumi-kubernetes/go.mod" "$HERE/pulumi-kubernetes/go.sum" "$b/"
-  src="$(GONOSUMDB=github.com/pulumi GOFLAGS=-mod=mod module_dir "$K8S_PROVIDER_MODULE@$K8S_PROVIDER_MODULE_VERSION" "$b")"
-  [ -d "$src/cmd/pulumi-resource-kubernetes" ] || die "module $K8S_PROVIDER_MODULE@$K8S_PROVIDER_MODULE_VERSION not found in the module cache"
+  src="$(GONOSUMDB=github.com/pulumi GOFLAGS=-mod=mod module_src "$provider_name" "$K8S_PROVIDER_MODULE@$K8S_PROVIDER_MODULE_VERSION" cmd/pulumi-resource-kubernetes "$b")"
   cmd="$b/cmd/pulumi-resource-kubernetes"
   mkdir -p "$cmd"
   cp "$src/cmd/pulumi-resource-kubernetes/"{main.go,generate.go,schema.json,terraform-mapping.json} "$cmd/"
@@ -268,9 +282,11 @@ for v in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   k8s_ldflags+=" -X $v.gitVersion=$KUBERNETES_VERSION -X $v.gitMajor=$k8s_major -X $v.gitMinor=$k8s_minor -X $v.gitTreeState=clean"
 done
 build_kubernetes() {
-  local tmp b; tmp="$(newtmp "$k8s_name")"
+  local tmp b s; tmp="$(newtmp "$k8s_name")"
   for b in kube-apiserver kube-controller-manager kube-scheduler; do
-    run_logged "$k8s_name" bash -c "cd '$HERE/kubernetes' && s=\$(date +%s) && nice -n 10 go build -trimpath -ldflags '$k8s_ldflags' -o '$tmp/bin/$b' k8s.io/kubernetes/cmd/$b && echo \"built $b in \$(( \$(date +%s) - s ))s\""
+    s=$(date +%s)
+    go_build "$k8s_name" kubernetes "$k8s_ldflags" "$tmp/bin/$b" "k8s.io/kubernetes/cmd/$b"
+    echo "built $b in $(( $(date +%s) - s ))s" >>"$LOGS/$k8s_name.log"
   done
   publish "$k8s_name" "$tmp"
 }
@@ -280,7 +296,7 @@ fi
 
 build_etcd() {
   local tmp; tmp="$(newtmp "$etcd_name")"
-  run_logged "$etcd_name" bash -c "cd '$HERE/kubernetes' && nice -n 10 go build -trimpath -ldflags '-s -w' -o '$tmp/bin/etcd' go.etcd.io/etcd/server/v3"
+  go_build "$etcd_name" kubernetes "-s -w" "$tmp/bin/etcd" go.etcd.io/etcd/server/v3
   publish "$etcd_name" "$tmp"
 }
 if [ ! -x "$T/$etcd_name/bin/etcd" ]; then need_go; timed "$etcd_name" build_etcd; fi
@@ -288,9 +304,8 @@ if [ ! -x "$T/$etcd_name/bin/etcd" ]; then need_go; timed "$etcd_name" build_etc
 # --- kwok and its lifecycle stages ------------------------------------------------------------------
 build_kwok() {
   local tmp src; tmp="$(newtmp "$kwok_name")"
-  run_logged "$kwok_name" bash -c "cd '$tmp' && GOBIN='$tmp/bin' GOFLAGS=-buildvcs=false nice -n 10 go install -trimpath -ldflags '-s -w' sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
-  src="$(module_dir "sigs.k8s.io/kwok@$KWOK_VERSION")"
-  [ -d "$src/kustomize/stage" ] || die "kwok's stages not found in the module cache ($src)"
+  go_install "$kwok_name" "$tmp" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  src="$(module_src "$kwok_name" "sigs.k8s.io/kwok@$KWOK_VERSION" kustomize/stage)"
   mkdir -p "$tmp/stages"
   # kwok's own "fast" node and pod lifecycles, lease heartbeats, and its volume provisioner stages.
   cp "$src/kustomize/stage/node/fast/node-initialize.yaml" \
@@ -311,7 +326,7 @@ if [ ! -x "$T/$kwok_name/bin/kwok" ] || [ ! -f "$T/$kwok_name/stages/pod-ready.y
 # --- actionlint ---------------------------------------------------------------------------------
 build_actionlint() {
   local tmp; tmp="$(newtmp "$actionlint_name")"
-  run_logged "$actionlint_name" bash -c "cd '$tmp' && GOBIN='$tmp/bin' GOFLAGS=-buildvcs=false nice -n 10 go install -trimpath -ldflags '-s -w' github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
+  go_install "$actionlint_name" "$tmp" "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
   publish "$actionlint_name" "$tmp"
 }
 if [ ! -x "$T/$actionlint_name/bin/actionlint" ]; then need_go; timed "$actionlint_name" build_actionlint; fi

@@ -10,8 +10,8 @@ import type { Command } from "commander";
 import { runEndpointBench } from "../run/endpoint-bench.js";
 import { ConnectionError } from "../topology/connector.js";
 import { parseEndpoint, type NodeEndpoint } from "../topology/endpoint.js";
-import { onTerminatingSignal } from "../util/process-reaper.js";
-import { RunFailed, UsageError } from "./errors.js";
+import { UsageError } from "./errors.js";
+import { guarded, passwordFromEnv } from "./guard.js";
 import { addWorkloadOptions, CLIENT_PROCESSES_OPTION, workloadFromFlags, type WorkloadFlags } from "./local-command.js";
 
 interface BenchFlags extends WorkloadFlags {
@@ -32,39 +32,35 @@ function target(value: string): NodeEndpoint {
 }
 
 export async function runBenchCommand(f: BenchFlags): Promise<void> {
-  if (f.target === undefined) throw new UsageError("bench: --target HOST:PORT is required");
+  const endpoint = f.target;
+  if (endpoint === undefined) throw new UsageError("bench: --target HOST:PORT is required");
   const workload = workloadFromFlags(f);
-  let password: string | undefined;
-  if (f.passwordEnv !== undefined) {
-    password = process.env[f.passwordEnv];
-    if (password === undefined || password === "") throw new UsageError(`--password-env ${f.passwordEnv}: that environment variable is not set`);
-  }
-  const unhook = onTerminatingSignal((sig) => process.stderr.write(`\nvbench bench: ${sig}: stopped every benchmark process it started\n`));
-  try {
-    const r = await runEndpointBench({
-      target: f.target,
-      cluster: f.cluster === true,
-      workload,
-      password,
-      outputDir: f.output,
-      clientProcesses: f.clientProcesses,
-      onProgress: (e) => {
-        if (!f.json && e.phase === "done" && e.row) process.stderr.write(`${e.row.test}: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms\n`);
-      },
-    });
-    if (!r.topology.ok) process.stderr.write(`warning: the verifier reports ${r.topology.failures.map((x) => x.code).join(", ")} (see summary.md)\n`);
-    if (f.json) {
-      process.stdout.write(`${JSON.stringify({ ok: true, runDir: r.runDir, report: r.reportPath, topologyOk: r.topology.ok, rows: r.rows }, null, 2)}\n`);
-    } else {
-      process.stdout.write(`\n${r.table}\n\nresults: ${r.runDir}/{results.csv, summary.md, report.html, raw/}\n`);
-    }
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    if (err instanceof ConnectionError) throw new UsageError(err.message);
-    throw new RunFailed((err as Error).message, { cause: err });
-  } finally {
-    unhook();
-  }
+  const password = passwordFromEnv(f.passwordEnv);
+  const known = (err: unknown) => (err instanceof ConnectionError ? new UsageError(err.message) : undefined);
+  await guarded(
+    "bench",
+    "every benchmark process it started",
+    async () => {
+      const r = await runEndpointBench({
+        target: endpoint,
+        cluster: f.cluster === true,
+        workload,
+        password,
+        outputDir: f.output,
+        clientProcesses: f.clientProcesses,
+        onProgress: (e) => {
+          if (!f.json && e.phase === "done" && e.row) process.stderr.write(`${e.row.test}: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms\n`);
+        },
+      });
+      if (!r.topology.ok) process.stderr.write(`warning: the verifier reports ${r.topology.failures.map((x) => x.code).join(", ")} (see summary.md)\n`);
+      if (f.json) {
+        process.stdout.write(`${JSON.stringify({ ok: true, runDir: r.runDir, report: r.reportPath, topologyOk: r.topology.ok, rows: r.rows }, null, 2)}\n`);
+      } else {
+        process.stdout.write(`\n${r.table}\n\nresults: ${r.runDir}/{results.csv, summary.md, report.html, raw/}\n`);
+      }
+    },
+    known,
+  );
 }
 
 export function registerBenchCommand(program: Command): void {

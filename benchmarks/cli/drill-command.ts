@@ -11,8 +11,8 @@ import { renderDrillTable } from "../drill/drill-table.js";
 import { FAULTS, type Fault } from "../drill/ledger.js";
 import { LOCAL_DRILL_DEFAULTS } from "../drill/local-drills.js";
 import { runDrill, type DrillOptions, type DrillResult } from "../drill/run-drill.js";
-import { onTerminatingSignal } from "../util/process-reaper.js";
-import { nonNegativeInt, positiveInt, RunFailed, UsageError } from "./errors.js";
+import { nonNegativeInt, positiveInt, UsageError } from "./errors.js";
+import { guarded } from "./guard.js";
 
 interface DrillFlags {
   mode: string;
@@ -78,40 +78,41 @@ export function writeDrillFile(dir: string, r: DrillResult): string {
   return path;
 }
 
+type IntParser = (flag: string) => (value: string) => number;
+
+/** The drill's integer flags, in help order: flag, help text, parser (it names the flag in its error), default. */
+const INT_FLAGS: readonly (readonly [string, string, IntParser, number])[] = [
+  ["--duration-s <n>", "minimum load duration in seconds (the load runs until recovery + 2 s anyway)", positiveInt, DRILL_DEFAULTS.durationS],
+  ["--warmup-s <n>", "load before the fault, in seconds", positiveInt, DRILL_DEFAULTS.warmupS],
+  ["--rate <n>", "writes per second per load stream", positiveInt, DRILL_DEFAULTS.rate],
+  ["--wait-timeout-ms <n>", "WAIT 1 <ms> after each acknowledged write; 0 disables WAIT", nonNegativeInt, DRILL_DEFAULTS.waitTimeoutMs],
+  ["--detection-ms <n>", "Sentinel down-after-milliseconds / cluster-node-timeout", positiveInt, DRILL_DEFAULTS.detectionMs],
+  ["--failover-timeout-ms <n>", "Sentinel failover-timeout", positiveInt, DRILL_DEFAULTS.failoverTimeoutMs],
+  ["--restart-delay-ms <n>", "how long a killed member stays down before its pod starts again", nonNegativeInt, DRILL_DEFAULTS.restartDelayMs],
+  ["--zone-down-ms <n>", "how long a killed zone stays down (its pods Pending)", nonNegativeInt, DRILL_DEFAULTS.zoneDownMs],
+  ["--replicas <n>", "replication: replicas of the primary", positiveInt, 2],
+  ["--primaries <n>", "cluster: primaries", positiveInt, 3],
+  ["--replicas-per-primary <n>", "cluster: replicas per primary", positiveInt, 1],
+];
+
 export function registerDrillCommand(program: Command): void {
-  const d = DRILL_DEFAULTS;
-  program
+  const command = program
     .command("drill")
     .description(
       "failure drill on a local topology: write load, one fault, measured until the verifier passes again (exit 0 healed with no WAIT-confirmed write lost, 1 otherwise)",
     )
     .requiredOption("--mode <mode>", "cluster | replication")
-    .requiredOption("--fault <fault>", FAULTS.join(" | "))
-    .option("--duration-s <n>", "minimum load duration in seconds (the load runs until recovery + 2 s anyway)", positiveInt("--duration-s"), d.durationS)
-    .option("--warmup-s <n>", "load before the fault, in seconds", positiveInt("--warmup-s"), d.warmupS)
-    .option("--rate <n>", "writes per second per load stream", positiveInt("--rate"), d.rate)
-    .option("--wait-timeout-ms <n>", "WAIT 1 <ms> after each acknowledged write; 0 disables WAIT", nonNegativeInt("--wait-timeout-ms"), d.waitTimeoutMs)
-    .option("--detection-ms <n>", "Sentinel down-after-milliseconds / cluster-node-timeout", positiveInt("--detection-ms"), d.detectionMs)
-    .option("--failover-timeout-ms <n>", "Sentinel failover-timeout", positiveInt("--failover-timeout-ms"), d.failoverTimeoutMs)
-    .option("--restart-delay-ms <n>", "how long a killed member stays down before its pod starts again", nonNegativeInt("--restart-delay-ms"), d.restartDelayMs)
-    .option("--zone-down-ms <n>", "how long a killed zone stays down (its pods Pending)", nonNegativeInt("--zone-down-ms"), d.zoneDownMs)
-    .option("--replicas <n>", "replication: replicas of the primary", positiveInt("--replicas"), 2)
-    .option("--primaries <n>", "cluster: primaries", positiveInt("--primaries"), 3)
-    .option("--replicas-per-primary <n>", "cluster: replicas per primary", positiveInt("--replicas-per-primary"), 1)
+    .requiredOption("--fault <fault>", FAULTS.join(" | "));
+  for (const [flag, help, parser, value] of INT_FLAGS) command.option(flag, help, parser(flag.split(" ")[0] ?? flag), value);
+  command
     .option("--zones <csv>", "zone names assigned round-robin", "zone-a,zone-b,zone-c")
     .option("--output <dir>", "write drill-<mode>-<fault>.json here")
     .option("--json", "print the result as one JSON object")
     .action(async (flags: DrillFlags) => {
       const options = drillOptionsFromFlags(flags);
-      const unhook = onTerminatingSignal((sig) => process.stderr.write(`\nvbench drill: ${sig}: stopped every process it started\n`));
-      let result: DrillResult;
-      try {
-        result = await runDrill({ ...options, onStep: (line) => process.stderr.write(`drill: ${line}\n`) });
-      } catch (err) {
-        throw new RunFailed((err as Error).message, { cause: err });
-      } finally {
-        unhook();
-      }
+      const result = await guarded("drill", "every process it started", () =>
+        runDrill({ ...options, onStep: (line) => process.stderr.write(`drill: ${line}\n`) }),
+      );
       const file = flags.output === undefined ? undefined : writeDrillFile(resolve(flags.output), result);
       if (flags.json) {
         const { timeline: _t, ...rest } = result;

@@ -7,9 +7,9 @@ import { Listr, ListrLogger, ProcessOutput } from "listr2";
 import { parseFaults, type Fault } from "../drill/ledger.js";
 import { runLocalComparison, TopologyCheckError, type ProgressRunner } from "../local/local-comparison.js";
 import { findChromium } from "../report/browser-check.js";
-import { onTerminatingSignal } from "../util/process-reaper.js";
 import { BENCHMARK_TESTS, SEED_WORKLOAD, type BenchmarkTest, type Workload } from "../workload.js";
-import { CheckFailed, nonNegativeInt, nonNegativeNumber, positiveInt, RunFailed, UsageError } from "./errors.js";
+import { CheckFailed, nonNegativeInt, nonNegativeNumber, positiveInt, UsageError } from "./errors.js";
+import { guarded, passwordFromEnv } from "./guard.js";
 import { screenshotReport } from "./report-command.js";
 
 interface LocalFlags {
@@ -174,45 +174,40 @@ export function registerLocalCommand(program: Command): void {
           throw new UsageError(`--drills: ${(err as Error).message}`);
         }
       }
-      let password: string | undefined;
-      if (flags.passwordEnv !== undefined) {
-        password = process.env[flags.passwordEnv];
-        if (password === undefined || password === "") throw new UsageError(`--password-env ${flags.passwordEnv}: that environment variable is not set`);
-      }
-      const unhook = onTerminatingSignal((sig) => process.stderr.write(`\nvbench local: ${sig}: stopped every server and benchmark process it started\n`));
-      try {
-        const result = await runLocalComparison(
-          {
-            workload,
-            replicas: flags.replicas,
-            primaries: flags.primaries,
-            replicasPerPrimary: flags.replicasPerPrimary,
-            zones,
-            outputDir: flags.output,
-            ioThreads: flags.ioThreads,
-            clientProcesses: flags.clientProcesses,
-            password,
-            drills,
-          },
-          listrProgress(flags.quiet === true || flags.json === true),
-        );
-        const shot = flags.screenshot && findChromium() !== undefined ? (await screenshotReport(result.reportPath)).screenshot : undefined;
-        if (flags.json) {
-          const paths = { report: result.reportPath, screenshot: shot ?? null };
-          const drillFigures = result.drills.map(({ timeline: _t, ...rest }) => rest);
-          process.stdout.write(
-            `${JSON.stringify({ ok: true, runDir: result.runDir, ...paths, versions: result.versions, rows: result.rows, drills: drillFigures }, null, 2)}\n`,
+      const password = passwordFromEnv(flags.passwordEnv);
+      const known = (err: unknown) => (err instanceof TopologyCheckError ? new CheckFailed(err.message) : undefined);
+      await guarded(
+        "local",
+        "every server and benchmark process it started",
+        async () => {
+          const result = await runLocalComparison(
+            {
+              workload,
+              replicas: flags.replicas,
+              primaries: flags.primaries,
+              replicasPerPrimary: flags.replicasPerPrimary,
+              zones,
+              outputDir: flags.output,
+              ioThreads: flags.ioThreads,
+              clientProcesses: flags.clientProcesses,
+              password,
+              drills,
+            },
+            listrProgress(flags.quiet === true || flags.json === true),
           );
-        } else {
-          const files = `results.csv, ${result.drills.length > 0 ? "drills.csv, " : ""}summary.md, report.html${shot ? ", report.png" : ""}, raw/`;
-          process.stdout.write(`\n${result.table}\n\nresults: ${result.runDir}/{${files}}\n`);
-        }
-      } catch (err) {
-        if (err instanceof UsageError) throw err;
-        if (err instanceof TopologyCheckError) throw new CheckFailed(err.message);
-        throw new RunFailed((err as Error).message, { cause: err });
-      } finally {
-        unhook();
-      }
+          const shot = flags.screenshot && findChromium() !== undefined ? (await screenshotReport(result.reportPath)).screenshot : undefined;
+          if (flags.json) {
+            const paths = { report: result.reportPath, screenshot: shot ?? null };
+            const drillFigures = result.drills.map(({ timeline: _t, ...rest }) => rest);
+            process.stdout.write(
+              `${JSON.stringify({ ok: true, runDir: result.runDir, ...paths, versions: result.versions, rows: result.rows, drills: drillFigures }, null, 2)}\n`,
+            );
+          } else {
+            const files = `results.csv, ${result.drills.length > 0 ? "drills.csv, " : ""}summary.md, report.html${shot ? ", report.png" : ""}, raw/`;
+            process.stdout.write(`\n${result.table}\n\nresults: ${result.runDir}/{${files}}\n`);
+          }
+        },
+        known,
+      );
     });
 }

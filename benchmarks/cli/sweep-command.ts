@@ -9,8 +9,8 @@ import type { Command } from "commander";
 import { checkPin, runLocalSweep } from "../sweep/local-sweep.js";
 import type { SweepRow } from "../sweep/sweep-csv.js";
 import { parseShardList, SweepInputError } from "../sweep/sweep-math.js";
-import { onTerminatingSignal } from "../util/process-reaper.js";
-import { nonNegativeInt, positiveInt, RunFailed, UsageError } from "./errors.js";
+import { nonNegativeInt, positiveInt, UsageError } from "./errors.js";
+import { guarded } from "./guard.js";
 import { addWorkloadOptions, CLIENT_PROCESSES_OPTION, workloadFromFlags, type WorkloadFlags } from "./local-command.js";
 
 interface SweepFlags extends WorkloadFlags {
@@ -64,8 +64,7 @@ export async function runSweepCommand(flags: SweepFlags): Promise<void> {
     .map((z) => z.trim())
     .filter((z) => z !== "");
   if (zones.length === 0) throw new UsageError("--zones names no zone");
-  const unhook = onTerminatingSignal((sig) => process.stderr.write(`\nvbench sweep: ${sig}: stopped every server and benchmark process it started\n`));
-  try {
+  await guarded("sweep", "every server and benchmark process it started", async () => {
     const steps = (line: string) => {
       if (!flags.json) process.stderr.write(`${line}\n`);
     };
@@ -95,12 +94,7 @@ export async function runSweepCommand(flags: SweepFlags): Promise<void> {
         `\n${renderSweepTable(result.rows)}\n\nclient CPUs: ${cpus}${flags.pin ? " (pinned)" : " (not pinned: shared with the servers)"}\nresults: ${result.runDir}/{sweep.csv, report.html, raw/}\n`,
       );
     }
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new RunFailed((err as Error).message, { cause: err });
-  } finally {
-    unhook();
-  }
+  });
 }
 
 export function registerSweepCommand(program: Command): void {

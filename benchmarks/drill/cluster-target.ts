@@ -34,7 +34,7 @@ import { verifyTopology } from "../verify/verify-topology.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "./ledger.js";
 import { clusterClient } from "./load.js";
-import { readInBatches, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
+import { readInBatches, startedOrStopped, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
 
 export interface ClusterTargetOptions extends DrillTimings {
   primaries: number;
@@ -75,14 +75,7 @@ export class ClusterTarget implements DrillTarget {
   }
 
   static async start(o: ClusterTargetOptions): Promise<ClusterTarget> {
-    const t = new ClusterTarget(o);
-    try {
-      await t.boot();
-    } catch (err) {
-      await t.stop();
-      throw err;
-    }
-    return t;
+    return startedOrStopped(new ClusterTarget(o), (t) => t.boot());
   }
 
   private async boot(): Promise<void> {
@@ -189,27 +182,34 @@ export class ClusterTarget implements DrillTarget {
     return [{ stream: "cluster-client", client: { kind: "cluster", client: clusterClient(seeds, this.o.password, commandTimeoutMs, this.resolve) } }];
   }
 
+  /** One member's CLUSTER NODES through a short-lived connection (no retries); throws when it does not answer. */
+  private async clusterNodesOf(p: Pod, connectTimeout: number, commandTimeout: number): Promise<ReturnType<typeof parseClusterNodes>["nodes"]> {
+    const c = new Redis({
+      host: p.host,
+      port: p.port,
+      password: this.o.password,
+      connectTimeout,
+      commandTimeout,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      lazyConnect: true,
+    });
+    c.on("error", () => undefined);
+    try {
+      await c.connect();
+      return parseClusterNodes(String(await c.call("CLUSTER", "NODES"))).nodes;
+    } finally {
+      c.disconnect();
+    }
+  }
+
   private async nodesView(): Promise<ReturnType<typeof parseClusterNodes>["nodes"]> {
     for (const p of this.pods) {
       if (!p.proc?.alive()) continue;
-      const c = new Redis({
-        host: p.host,
-        port: p.port,
-        password: this.o.password,
-        connectTimeout: 500,
-        commandTimeout: 1000,
-        maxRetriesPerRequest: 0,
-        retryStrategy: () => null,
-        lazyConnect: true,
-      });
-      c.on("error", () => undefined);
       try {
-        await c.connect();
-        return parseClusterNodes(String(await c.call("CLUSTER", "NODES"))).nodes;
+        return await this.clusterNodesOf(p, 500, 1000);
       } catch {
         /* next */
-      } finally {
-        c.disconnect();
       }
     }
     throw new Error("no member answers CLUSTER NODES");
@@ -224,25 +224,11 @@ export class ClusterTarget implements DrillTarget {
       while (!stopped && at === undefined) {
         for (const p of this.pods) {
           if (stopped || at !== undefined || killed.includes(p) || !p.proc?.alive()) continue;
-          const c = new Redis({
-            host: p.host,
-            port: p.port,
-            password: this.o.password,
-            connectTimeout: 300,
-            commandTimeout: 500,
-            maxRetriesPerRequest: 0,
-            retryStrategy: () => null,
-            lazyConnect: true,
-          });
-          c.on("error", () => undefined);
           try {
-            await c.connect();
-            const nodes = parseClusterNodes(String(await c.call("CLUSTER", "NODES"))).nodes;
+            const nodes = await this.clusterNodesOf(p, 300, 500);
             if (nodes.some((n) => ids.has(n.id) && (n.failed || n.pfail))) at ??= Date.now();
           } catch {
             /* a member that is down or restarting */
-          } finally {
-            c.disconnect();
           }
         }
         await sleep(100);

@@ -135,18 +135,18 @@ export function streamFigures(stream: string, i: FigureInput): StreamFigures {
   };
 }
 
-/** Sums and worst cases over the streams: what the drill's one-line figures report. */
-export function combineStreams(streams: readonly StreamFigures[]): Omit<
-  StreamFigures,
-  "stream" | "lostKeys" | "outageFromMs" | "outageToMs" | "before" | "during"
-> & {
+/** The drill's one-line figures: sums over the streams, and the worst stream's outage and latencies. */
+export type CombinedFigures = Omit<StreamFigures, "stream" | "lostKeys" | "outageFromMs" | "outageToMs" | "before" | "during"> & {
   p50MsBefore: number | null;
   p99MsBefore: number | null;
   maxMsBefore: number | null;
   p50MsDuring: number | null;
   p99MsDuring: number | null;
   maxMsDuring: number | null;
-} {
+};
+
+/** Sums and worst cases over the streams: what the drill's one-line figures report. */
+export function combineStreams(streams: readonly StreamFigures[]): CombinedFigures {
   const sum = (f: (s: StreamFigures) => number): number => streams.reduce((a, s) => a + f(s), 0);
   const worst = (f: (s: StreamFigures) => number | null): number | null => {
     const v = streams.map(f).filter((x): x is number => x !== null);

@@ -18,7 +18,7 @@ import { verifyTopology } from "../verify/verify-topology.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "./ledger.js";
 import { plainRedis, sentinelRedis } from "./load.js";
-import { readInBatches, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
+import { readInBatches, startedOrStopped, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
 
 /** What the members' preStop does on the primary (for the fault description). */
 const PRESTOP_SUMMARY = "pause writes, replicas catch up, SENTINEL FAILOVER, follow the new primary, unpause";
@@ -63,14 +63,7 @@ export class ReplicationTarget implements DrillTarget {
       server: { appendonly: true },
       baseDir: o.baseDir,
     });
-    const target = new ReplicationTarget(t, o);
-    try {
-      await target.subscribe();
-    } catch (err) {
-      await target.stop();
-      throw err;
-    }
-    return target;
+    return startedOrStopped(new ReplicationTarget(t, o), (target) => target.subscribe());
   }
 
   private async subscribe(): Promise<void> {

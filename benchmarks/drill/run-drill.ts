@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { sleep } from "../util/poll-until.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import { ClusterTarget } from "./cluster-target.js";
-import { combineStreams, streamFigures, type DrillMode, type Fault, type StreamFigures, type WriteRecord } from "./ledger.js";
+import { combineStreams, streamFigures, type CombinedFigures, type DrillMode, type Fault, type StreamFigures, type WriteRecord } from "./ledger.js";
 import { WriteStream } from "./load.js";
 import { ReplicationTarget } from "./replication-target.js";
 import type { DrillTarget, DrillTimings } from "./target.js";
@@ -40,7 +40,8 @@ export interface DrillOptions extends DrillTimings {
   onStep?: (line: string) => void;
 }
 
-export interface DrillResult {
+/** The drill's figures: the streams' combined figures (ledger.ts) plus what the drill itself measured. */
+export interface DrillResult extends CombinedFigures {
   mode: DrillMode;
   fault: Fault;
   ok: boolean;
@@ -49,23 +50,11 @@ export interface DrillResult {
   faultDescription: string;
   /** Load streams: cluster-client; replication: sentinel-client AND write-endpoint, concurrently. */
   streams: StreamFigures[];
-  writeOutageMs: number;
-  /** Writes sent / failed (error or timeout), all streams. */
-  writes: number;
+  /** Writes failed (error or timeout), all streams; `writes` (sent) and the other figures: CombinedFigures. */
   failedWrites: number;
   recoveryMs: number | null;
   detectionMs: number | null;
   detectionNote?: string;
-  ackedWrites: number;
-  lostAckedWrites: number;
-  waitedWrites: number;
-  lostWaitedWrites: number;
-  p50MsBefore: number | null;
-  p99MsBefore: number | null;
-  maxMsBefore: number | null;
-  p50MsDuring: number | null;
-  p99MsDuring: number | null;
-  maxMsDuring: number | null;
   rate: number;
   waitTimeoutMs: number;
   timings: DrillTimings;

@@ -52,3 +52,14 @@ export async function readInBatches(
   }
   return out;
 }
+
+/** Runs `start` on a new target and returns it; when `start` throws, stops what it started and rethrows. */
+export async function startedOrStopped<T extends { stop(): Promise<void> }>(target: T, start: (t: T) => Promise<void>): Promise<T> {
+  try {
+    await start(target);
+  } catch (err) {
+    await target.stop();
+    throw err;
+  }
+  return target;
+}

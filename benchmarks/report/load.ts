@@ -49,18 +49,25 @@ function readJson(path: string): unknown {
   }
 }
 
-function readCsv(path: string): ResultRow[] {
+/**
+ * Parses the CSV at `path` with `parse`; a file with a header but no `noun` rows is an error, and
+ * so is a parse error (`isParseError`), prefixed with `prefix` after the path.
+ */
+function readRows<R>(path: string, parse: (text: string) => R[], noun: string, isParseError: (err: unknown) => err is Error, prefix = ""): R[] {
+  let rows: R[];
   try {
-    const rows = parseResultsCsv(readText(path));
-    if (rows.length === 0) throw new ReportLoadError(`${path}: has a header but no result rows`);
-    return rows;
+    rows = parse(readText(path));
   } catch (err) {
-    if (err instanceof ResultsCsvError) {
-      const what = basename(path) === "results.csv" ? "" : "not a results.csv (and not a directory or JSON): ";
-      throw new ReportLoadError(`${path}: ${what}${err.message}`);
-    }
+    if (isParseError(err)) throw new ReportLoadError(`${path}: ${prefix}${err.message}`);
     throw err;
   }
+  if (rows.length === 0) throw new ReportLoadError(`${path}: has a header but no ${noun} rows`);
+  return rows;
+}
+
+function readCsv(path: string): ResultRow[] {
+  const prefix = basename(path) === "results.csv" ? "" : "not a results.csv (and not a directory or JSON): ";
+  return readRows(path, parseResultsCsv, "result", (err) => err instanceof ResultsCsvError, prefix);
 }
 
 const zone = z.string().nullable().optional();
@@ -133,14 +140,7 @@ function versionsFromRows(rows: Pick<ResultRow, "server_version" | "client_versi
 }
 
 function readSweep(path: string): SweepRow[] {
-  try {
-    const rows = parseSweepCsv(readText(path));
-    if (rows.length === 0) throw new ReportLoadError(`${path}: has a header but no sweep rows`);
-    return rows;
-  } catch (err) {
-    if (err instanceof SweepCsvError) throw new ReportLoadError(`${path}: ${err.message}`);
-    throw err;
-  }
+  return readRows(path, parseSweepCsv, "sweep", (err) => err instanceof SweepCsvError);
 }
 
 function loadRunDir(dir: string): ReportSource {

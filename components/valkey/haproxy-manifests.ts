@@ -13,6 +13,7 @@ import { configHash } from "./config-map.js";
 import { renderHaproxyCfg } from "./haproxy-cfg.js";
 import type { PodDisruptionBudget, Service } from "./k8s-types.js";
 import { HOSTNAME_LABEL, podAffinity, toKubeTolerations, zoneSpread } from "./pod-placement.js";
+import { hardenedPod, restrictedContainer } from "./pod-security.js";
 import type * as pulumi from "@pulumi/pulumi";
 import type * as k8s from "@pulumi/kubernetes";
 
@@ -88,16 +89,7 @@ export function buildHaproxyManifests(o: HaproxyManifestOptions): HaproxyManifes
           affinity,
           // Two proxies over the zones (hard spread): losing a zone keeps one.
           topologySpreadConstraints: [zoneSpread(labels, o.placement.zones.length)],
-          automountServiceAccountToken: false,
-          enableServiceLinks: false,
-          terminationGracePeriodSeconds: 10,
-          securityContext: {
-            runAsUser: HAPROXY_UID,
-            runAsGroup: HAPROXY_UID,
-            runAsNonRoot: true,
-            fsGroup: HAPROXY_UID,
-            seccompProfile: { type: "RuntimeDefault" },
-          },
+          ...hardenedPod(HAPROXY_UID, 10),
           containers: [
             {
               name: "haproxy",
@@ -112,7 +104,7 @@ export function buildHaproxyManifests(o: HaproxyManifestOptions): HaproxyManifes
               readinessProbe: { tcpSocket: { port: HAPROXY_WRITE_PORT }, initialDelaySeconds: 2, periodSeconds: 5, timeoutSeconds: 2, failureThreshold: 3 },
               livenessProbe: { tcpSocket: { port: HAPROXY_WRITE_PORT }, initialDelaySeconds: 10, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 6 },
               volumeMounts: [{ name: "cfg", mountPath: HAPROXY_CFG_DIR, readOnly: true }],
-              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+              securityContext: restrictedContainer(),
             },
           ],
           volumes: [{ name: "cfg", secret: { secretName: o.cfgSecret, defaultMode: 0o440 } }],

@@ -9,6 +9,7 @@ import { PASSWORD_SECRET_KEY, ZONE_LABEL, releaseLabels, type Placement } from "
 import type { EnvVar, PodDisruptionBudget, PodSpec, Service, StatefulSet } from "./k8s-types.js";
 import { CONFIG_MOUNT, SECRET_MOUNT, podDnsTemplate } from "./naming.js";
 import { podAffinity, toKubeTolerations, zoneSpread } from "./pod-placement.js";
+import { hardenedPod, restrictedContainer } from "./pod-security.js";
 import { VALKEY_UID } from "./statefulset.js";
 
 export const SENTINEL_PORT = 26379;
@@ -93,17 +94,7 @@ export function buildSentinelManifests(o: SentinelManifestOptions): SentinelMani
           tolerations: toKubeTolerations(o.placement),
           affinity,
           topologySpreadConstraints: [zoneSpread(labels, o.placement.zones.length)],
-          automountServiceAccountToken: false,
-          enableServiceLinks: false,
-          terminationGracePeriodSeconds: 10,
-          securityContext: {
-            runAsUser: VALKEY_UID,
-            runAsGroup: VALKEY_UID,
-            runAsNonRoot: true,
-            fsGroup: VALKEY_UID,
-            fsGroupChangePolicy: "OnRootMismatch",
-            seccompProfile: { type: "RuntimeDefault" },
-          },
+          ...hardenedPod(VALKEY_UID, 10, "OnRootMismatch"),
           containers: [
             {
               name: "sentinel",
@@ -122,7 +113,7 @@ export function buildSentinelManifests(o: SentinelManifestOptions): SentinelMani
               },
               livenessProbe: { tcpSocket: { port: SENTINEL_PORT }, initialDelaySeconds: 15, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
               volumeMounts: mounts,
-              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+              securityContext: restrictedContainer(),
             },
           ],
           volumes,

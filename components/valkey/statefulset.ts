@@ -9,6 +9,7 @@ import { DATA_PLANE_LABEL, PASSWORD_SECRET_KEY, ROLE_LABEL, VALKEY_BUS_PORT, VAL
 import type { Container, EnvVar, PersistentVolumeClaim, PodSpec, StatefulSet } from "./k8s-types.js";
 import { CONFIG_MOUNT, DATA_DIR, PRESTOP_SCRIPT_KEY, RUN_DIR, SECRET_MOUNT, START_SCRIPT_KEY, podDnsTemplate } from "./naming.js";
 import type { PodPlacement } from "./pod-placement.js";
+import { hardenedPod, restrictedContainer } from "./pod-security.js";
 
 /** uid/gid of the official valkey image's `valkey` user. */
 export const VALKEY_UID = 999;
@@ -135,11 +136,7 @@ function container(o: ValkeyStatefulSetOptions): Container {
       failureThreshold: 6,
     },
     volumeMounts: mounts,
-    securityContext: {
-      allowPrivilegeEscalation: false,
-      readOnlyRootFilesystem: true,
-      capabilities: { drop: ["ALL"] },
-    },
+    securityContext: restrictedContainer(),
   };
   const preStop = o.preStopScriptKey ?? (o.clusterMember ? PRESTOP_SCRIPT_KEY : undefined);
   if (preStop !== undefined) c.lifecycle = { preStop: { exec: { command: ["sh", `${CONFIG_MOUNT}/${preStop}`] } } };
@@ -154,17 +151,7 @@ function podSpec(o: ValkeyStatefulSetOptions): PodSpec {
   if (o.secretName !== undefined) volumes.push({ name: "auth", secret: { secretName: o.secretName, defaultMode: 0o400 } });
   return {
     ...o.placement,
-    automountServiceAccountToken: false,
-    enableServiceLinks: false,
-    terminationGracePeriodSeconds: o.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_SECONDS,
-    securityContext: {
-      runAsUser: VALKEY_UID,
-      runAsGroup: VALKEY_UID,
-      runAsNonRoot: true,
-      fsGroup: VALKEY_UID,
-      fsGroupChangePolicy: "OnRootMismatch",
-      seccompProfile: { type: "RuntimeDefault" },
-    },
+    ...hardenedPod(VALKEY_UID, o.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_SECONDS, "OnRootMismatch"),
     containers: [container(o)],
     volumes,
   };

@@ -5,7 +5,6 @@
  * valkey-server meet at the barrier, read the same start time, and their parsed logs combine
  * into rows whose rps is the sum of the two pods' rps.
  */
-import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveBinaries } from "../../benchmarks/binaries.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
@@ -15,6 +14,7 @@ import { parseJobLog } from "../../components/benchmark/job-log.js";
 import { collectJobResults, type JobLogApi } from "../../components/steps/benchmark-results/implementation.js";
 import { buildBenchmarkJob, type BenchmarkJobManifestArgs } from "../../components/benchmark/job-manifest.js";
 import { buildBenchmarkScript, RUN_ID_ENV } from "../../components/benchmark/job-script.js";
+import { runShellScript } from "../support/processes.js";
 
 const tools = resolveBinaries();
 const WORKLOAD: Workload = {
@@ -73,6 +73,25 @@ describe("the Indexed Job manifest", () => {
   });
 });
 
+/** The results step's inputs for Job valkey/vbench with two client pods (replication, WORKLOAD). */
+function resultsInputs(over: { timestamp?: string } = {}) {
+  return {
+    namespace: "valkey",
+    jobName: "vbench",
+    kubeconfig: "",
+    mode: "replication" as const,
+    workload: WORKLOAD,
+    serverVersion: "9",
+    image: "i",
+    ...over,
+    timeoutSeconds: 60,
+    pollSeconds: 5,
+    clientPods: 2,
+  };
+}
+/** The results step's clock: no waiting between polls. */
+const NO_WAIT = { sleep: () => Promise.resolve(), now: () => 0 };
+
 describe("the results step with several client pods", () => {
   it("refuses to combine fewer logs than clientPods (a pod already gone), naming the count", async () => {
     const api: JobLogApi = {
@@ -80,34 +99,15 @@ describe("the results step with several client pods", () => {
       podsOfJob: () => Promise.resolve([{ name: "vbench-0-abc", phase: "Succeeded", created: "2026-01-01T00:00:00Z" }]),
       podLog: () => Promise.reject(new Error("no log should be read")),
     };
-    const inputs = {
-      namespace: "valkey",
-      jobName: "vbench",
-      kubeconfig: "",
-      mode: "replication" as const,
-      workload: WORKLOAD,
-      serverVersion: "9",
-      image: "i",
-      timeoutSeconds: 60,
-      pollSeconds: 5,
-      clientPods: 2,
-    };
-    await expect(collectJobResults(api, inputs, { sleep: () => Promise.resolve(), now: () => 0 })).rejects.toThrow(
+    await expect(collectJobResults(api, resultsInputs(), NO_WAIT)).rejects.toThrow(
       "benchmark Job valkey/vbench succeeded but 1 of its 2 client pods are left to read the logs of",
     );
   });
 });
 
-function runPod(script: string, index: number, runId: string): Promise<{ code: number | null; stdout: string }> {
-  return new Promise((resolve, reject) => {
-    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", JOB_COMPLETION_INDEX: String(index), [RUN_ID_ENV]: runId };
-    const child = spawn("/bin/sh", ["-c", script], { env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.resume();
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, stdout }));
-  });
+/** One Indexed Job pod's script: its completion index and the run id in its environment. */
+function runPod(script: string, index: number, runId: string) {
+  return runShellScript(script, { JOB_COMPLETION_INDEX: String(index), [RUN_ID_ENV]: runId });
 }
 
 describe("two client pods' scripts against a real server", () => {
@@ -168,20 +168,7 @@ describe("two client pods' scripts against a real server", () => {
         ]),
       podLog: (_ns, pod) => Promise.resolve(pod.startsWith("vbench-0") ? a.stdout : b.stdout),
     };
-    const inputs = {
-      namespace: "valkey",
-      jobName: "vbench",
-      kubeconfig: "",
-      mode: "replication" as const,
-      workload: WORKLOAD,
-      serverVersion: "9",
-      image: "i",
-      timestamp: "20260101-000000",
-      timeoutSeconds: 60,
-      pollSeconds: 5,
-      clientPods: 2,
-    };
-    const collected = await collectJobResults(api, inputs, { sleep: () => Promise.resolve(), now: () => 0 });
+    const collected = await collectJobResults(api, resultsInputs({ timestamp: "20260101-000000" }), NO_WAIT);
     expect(polls).toBe(2);
     expect(collected.podName).toBe("vbench-0-abc,vbench-1-def");
     expect(collected.rows).toEqual(combined);

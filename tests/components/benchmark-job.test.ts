@@ -25,7 +25,9 @@ type Obj = Record<string, unknown>;
 const at = (o: unknown, ...path: (string | number)[]): unknown =>
   path.reduce<unknown>((v, k) => (v === null || v === undefined ? undefined : (v as Obj)[k as string]), o);
 
-function deploy(mode: "cluster" | "replication"): { component: InstanceType<typeof BenchmarkJob> } {
+/** Resets the mocks, deploys one BenchmarkJob and returns it with its recorded Job once registered. */
+async function deployed(mode: "cluster" | "replication") {
+  mocks.reset();
   // The Secret's value exists in the program (as the Valkey component's would); the Job must not carry it.
   const secretName = pulumi.secret(PASSWORD).apply(() => "valkey-auth");
   const component = new BenchmarkJob(`bench-${mode}`, {
@@ -38,16 +40,14 @@ function deploy(mode: "cluster" | "replication"): { component: InstanceType<type
     placement,
     resources: { cpu: "1", memory: "1Gi" },
   });
-  return { component };
+  await valueOf(component.jobName);
+  await settle();
+  return { component, job: mocks.get("kubernetes:batch/v1:Job", `bench-${mode}-job`) };
 }
 
 describe("BenchmarkJob (mocked engine)", () => {
   it("registers one batch/v1 Job under the component with every benchmark flag, the password only by reference", async () => {
-    mocks.reset();
-    const { component } = deploy("cluster");
-    await valueOf(component.jobName);
-    await settle();
-    const job = mocks.get("kubernetes:batch/v1:Job", "bench-cluster-job");
+    const { component, job } = await deployed("cluster");
     expect(mocks.get("valkey-on-eks:benchmark:BenchmarkJob", "bench-cluster")).toBeDefined();
     // Named after its spec: a replaced Job (new workload or runId) never collides with the old one.
     expect(await valueOf(component.jobName)).toMatch(/^vbench-cluster-[0-9a-f]{8}$/);
@@ -87,11 +87,7 @@ describe("BenchmarkJob (mocked engine)", () => {
   });
 
   it("replication mode targets the primary Service without --cluster", async () => {
-    mocks.reset();
-    const { component } = deploy("replication");
-    await valueOf(component.jobName);
-    await settle();
-    const job = mocks.get("kubernetes:batch/v1:Job", "bench-replication-job");
+    const { job } = await deployed("replication");
     const script = (at(job.inputs, "spec", "template", "spec", "containers", 0, "command") as string[])[2] ?? "";
     expect(script).toContain("'-h' 'valkey-primary.valkey.svc' '-p' '6379' '-n' \"$req\"");
     expect(script).not.toContain("--cluster");

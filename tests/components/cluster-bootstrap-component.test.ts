@@ -25,15 +25,8 @@ describe("ClusterBootstrap component (mocks)", () => {
   });
 
   it("registers the dynamic resource with the inputs, secrets marked, and exposes its outputs", async () => {
-    const c = new mod.ClusterBootstrap("vc", {
-      namespace: "valkey",
-      selector: "app.kubernetes.io/instance=vc",
-      expectedPods: 6,
-      primaries: 3,
-      replicasPerPrimary: 1,
-      kubeconfig,
-      password,
-    });
+    const plain = { namespace: "valkey", selector: "app.kubernetes.io/instance=vc", expectedPods: 6, primaries: 3, replicasPerPrimary: 1 };
+    const c = new mod.ClusterBootstrap("vc", { ...plain, kubeconfig, password });
     expect(await valueOf(c.changed)).toBe(true);
     expect(await valueOf(c.nodeIds)).toEqual({ "valkey-0": "a".repeat(40) });
     await settle();
@@ -41,16 +34,8 @@ describe("ClusterBootstrap component (mocks)", () => {
     expect(comp.parent).toBeUndefined();
     const run = mocks.get(DYNAMIC, "vc-run");
     expect([run.parent, run.parentUrn]).toEqual(["vc", await valueOf(c.urn)]);
-    expect(run.inputs).toMatchObject({
-      namespace: "valkey",
-      selector: "app.kubernetes.io/instance=vc",
-      expectedPods: 6,
-      primaries: 3,
-      replicasPerPrimary: 1,
-      connector: "port-forward",
-      kubeconfig,
-      password,
-    });
+    // Every input as given, plus the default connector.
+    expect(run.inputs).toMatchObject({ ...plain, connector: "port-forward", kubeconfig, password });
     expect(run.redacted.kubeconfig).toBe("[secret]");
     expect(run.redacted.password).toBe("[secret]");
     const provider = run.inputs.__provider as string;
@@ -63,31 +48,22 @@ describe("ClusterBootstrap component (mocks)", () => {
   });
 
   it("passes the connector, context and timeout through; no password input when none is given", async () => {
-    const c = new mod.ClusterBootstrap("vd", {
+    const plain = {
       namespace: "valkey",
       selector: "a=b",
       expectedPods: 3,
       primaries: 3,
       replicasPerPrimary: 0,
-      connector: "direct",
-      kubeconfig: pulumi.secret(kubeconfig),
+      connector: "direct" as const,
       context: "ctx",
       timeoutMs: 5000,
-    });
+    };
+    const c = new mod.ClusterBootstrap("vd", { ...plain, kubeconfig: pulumi.secret(kubeconfig) });
     await valueOf(c.plan);
     await settle();
     const run = mocks.get(DYNAMIC, "vd-run");
-    expect(run.inputs).toMatchObject({
-      namespace: "valkey",
-      selector: "a=b",
-      expectedPods: 3,
-      primaries: 3,
-      replicasPerPrimary: 0,
-      connector: "direct",
-      context: "ctx",
-      timeoutMs: 5000,
-      kubeconfig,
-    });
+    // Every input as given (the secret kubeconfig unwrapped).
+    expect(run.inputs).toMatchObject({ ...plain, kubeconfig });
     expect(run.inputs).not.toHaveProperty("password");
     // Already a secret when given: it stays one.
     expect(run.redacted.kubeconfig).toBe("[secret]");

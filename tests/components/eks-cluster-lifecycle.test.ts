@@ -7,24 +7,18 @@ import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
 import { versions } from "../../versions.js";
 import { recordDependencies } from "../support/dependency-recorder.js";
-import { awsMockOutputs, installMocks, settle, valueOf } from "../support/pulumi-mocks.js";
+import { awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
+import { defaultClusterArgs, deployEksCluster } from "../support/eks-fixtures.js";
 
 const mocks = installMocks({ outputs: awsMockOutputs });
 const deps = recordDependencies(mocks);
 const pulumi = await import("@pulumi/pulumi");
 const { runProgram } = await import("../../stacks/program.js");
 const { loadStackFile } = await import("../../config/schema.js");
-const { EksCluster } = await import("../../components/eks-cluster.js");
-const { buildClusterArgs } = await import("../../components/aws/eks.js");
 
 async function deploy(raw: Record<string, unknown> = {}) {
   const { config } = parseStackConfig({ "aws:region": "us-west-2", ...raw });
-  mocks.reset();
-  const cluster = new EksCluster("eks", { aws: config.aws, eks: config.eks, clusterName: "valkey-test" });
-  await settle();
-  await valueOf(cluster.kubeconfig);
-  await settle();
-  return cluster;
+  return deployEksCluster(mocks, { aws: config.aws, eks: config.eks });
 }
 
 describe("EKS version and support policy", () => {
@@ -43,17 +37,7 @@ describe("EKS version and support policy", () => {
   });
 
   it("does not set nodeAssociatePublicIpAddress (it has no effect on managed node groups)", () => {
-    const { config } = parseStackConfig({ "aws:region": "us-west-2" });
-    const args = buildClusterArgs({
-      clusterName: "c",
-      eks: config.eks,
-      vpcId: "v",
-      publicSubnetIds: [],
-      privateSubnetIds: [],
-      adminPrincipalArns: [],
-      partition: "aws",
-      tags: {},
-    });
+    const args = defaultClusterArgs();
     expect(Object.keys(args)).not.toContain("nodeAssociatePublicIpAddress");
   });
 });

@@ -6,22 +6,17 @@
 import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
 import { versions } from "../../versions.js";
-import { awsMockOutputs, installMocks, MOCK_KUBECONFIG, isSecretOutput, settle, valueOf } from "../support/pulumi-mocks.js";
+import { deployEksCluster } from "../support/eks-fixtures.js";
+import { awsMockOutputs, installMocks, MOCK_KUBECONFIG, isSecretOutput, valueOf } from "../support/pulumi-mocks.js";
 
 const KUBECONFIG = MOCK_KUBECONFIG;
 const mocks = installMocks({ outputs: awsMockOutputs });
-const { EksCluster } = await import("../../components/eks-cluster.js");
 const { buildVpcArgs, subnetPrefixes } = await import("../../components/aws/vpc.js");
 
 const { config } = parseStackConfig({ "aws:region": "us-west-2", "eks": { systemNodes: { instanceType: "m7g.xlarge", count: 3, diskSizeGiB: 80 } } });
 
 async function deploy(extra: { adminPrincipalArns?: string[] } = {}) {
-  mocks.reset();
-  const cluster = new EksCluster("eks", { aws: config.aws, eks: config.eks, clusterName: "valkey-test", ...extra });
-  await settle();
-  await valueOf(cluster.kubeconfig);
-  await settle();
-  return cluster;
+  return deployEksCluster(mocks, { aws: config.aws, eks: config.eks, ...extra });
 }
 
 describe("EksCluster", () => {

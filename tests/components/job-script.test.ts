@@ -4,7 +4,6 @@
  * password given through the same env var the Job's secretKeyRef fills. The logs it prints are
  * the fixtures parseJobLog is tested on (captured in this run, not checked in).
  */
-import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveBinaries } from "../../benchmarks/binaries.js";
 import { startLocalCluster, type LocalCluster } from "../../benchmarks/local/local-cluster.js";
@@ -14,6 +13,7 @@ import { SEED_WORKLOAD, type Workload } from "../../benchmarks/workload.js";
 import { JobLogError, parseJobLog, type JobLogMeta } from "../../components/benchmark/job-log.js";
 import { buildBenchmarkScript, type BenchmarkScriptOptions } from "../../components/benchmark/job-script.js";
 import { PASSWORD_ENV } from "../../components/benchmark/log-frames.js";
+import { runShellScript } from "../support/processes.js";
 
 const client = resolveBinaries().benchmark;
 const password = `pw-${Math.random().toString(36).slice(2)}-job`;
@@ -26,23 +26,9 @@ const SMALL: Workload = {
   ...{ minDurationSeconds: 0.5, maxRequests: 5_000_000 },
 };
 
-interface ScriptRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runScript(o: Omit<BenchmarkScriptOptions, "client">, env: Record<string, string> = {}): Promise<ScriptRun> {
-  const script = buildBenchmarkScript({ ...o, client: client.path });
-  return new Promise((resolve, reject) => {
-    const child = spawn("/bin/sh", ["-c", script], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
-  });
+/** The rendered benchmark script run as the Job's container would, against the real client binary. */
+function runScript(o: Omit<BenchmarkScriptOptions, "client">, env: Record<string, string> = {}) {
+  return runShellScript(buildBenchmarkScript({ ...o, client: client.path }), env);
 }
 
 const meta = (mode: JobLogMeta["mode"], workload = SMALL): JobLogMeta => ({ mode, workload, serverVersion: "9.1.2", timestamp: "20260523-101500" });

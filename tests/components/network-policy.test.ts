@@ -15,6 +15,7 @@ import { CLIENT_LABEL, releaseLabels } from "../../components/shared.js";
 import { benchmarkPodLabels } from "../../components/benchmark/job-manifest.js";
 import { recordDependencies } from "../support/dependency-recorder.js";
 import { awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
+import { defaultClusterArgs } from "../support/eks-fixtures.js";
 
 const mocks = installMocks({ outputs: awsMockOutputs });
 const deps = recordDependencies(mocks);
@@ -22,7 +23,6 @@ const pulumi = await import("@pulumi/pulumi");
 const { BenchmarkJob } = await import("../../components/benchmark-job.js");
 const { runProgram } = await import("../../stacks/program.js");
 const { parseStackConfig, loadStackFile } = await import("../../config/schema.js");
-const { buildClusterArgs } = await import("../../components/aws/eks.js");
 
 const MEMBERS = releaseLabels("valkey");
 const base = { name: "np", namespace: "valkey", release: "valkey", podSelector: MEMBERS };
@@ -155,17 +155,7 @@ describe("the program wires the policies", () => {
 
 describe("enforcement on EKS", () => {
   it("installs the vpc-cni add-on through pulumi-eks with the network policy agent on", async () => {
-    const { config } = parseStackConfig({ "aws:region": "us-west-2" });
-    const args = buildClusterArgs({
-      clusterName: "c",
-      eks: config.eks,
-      vpcId: "v",
-      publicSubnetIds: [],
-      privateSubnetIds: [],
-      adminPrincipalArns: [],
-      partition: "aws",
-      tags: {},
-    });
+    const args = defaultClusterArgs();
     expect(args.useDefaultVpcCni).toBe(false);
     expect(args.vpcCniOptions).toEqual({ enableNetworkPolicy: true });
     mocks.reset();

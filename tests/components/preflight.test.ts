@@ -5,20 +5,13 @@
  */
 import type { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { buildClusterArgs } from "../../components/aws/eks.js";
 import { checkAwsCli, checkOfferings, checkQuota, checkZonesAvailable, estimateVcpus, vcpusOf } from "../../components/aws/preflight.js";
-import { ConfigError, loadStackFile, parseStackConfig, rawFromPulumiConfig } from "../../config/schema.js";
+import { loadStackFile, parseStackConfig, rawFromPulumiConfig } from "../../config/schema.js";
 import { awsProviderArgs, probeAwsCli, requireAwsCli } from "../../stacks/preflight.js";
+import { defaultClusterArgs } from "../support/eks-fixtures.js";
+import { configIssues } from "../support/stack-config.js";
 
-const issuesOf = (raw: unknown): string[] => {
-  try {
-    parseStackConfig(raw);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.issues.map((i) => `${i.path}: ${i.message}`);
-    throw err;
-  }
-  return [];
-};
+const issuesOf = (raw: unknown): string[] => configIssues(raw).map((i) => `${i.path}: ${i.message}`);
 
 describe("AWS CLI check", () => {
   it("names the missing tool and where to install it", () => {
@@ -152,29 +145,13 @@ describe("credential and endpoint config", () => {
       assumeRoles: [{ roleArn: "arn:aws:iam::123456789012:role/deployer", sessionName: "valkey-on-eks" }],
     });
     expect(awsProviderArgs(parseStackConfig({}).config)).toEqual({ region: "us-west-2" });
-    const args = buildClusterArgs({
-      clusterName: "c",
+    const args = defaultClusterArgs({
       eks: { ...config.eks, publicAccessCidrs: ["203.0.113.0/24"] },
       credentials: { profile: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" },
-      vpcId: "vpc-1",
-      publicSubnetIds: [],
-      privateSubnetIds: [],
-      adminPrincipalArns: [],
-      partition: "aws",
-      tags: {},
     });
     expect(args.providerCredentialOpts).toEqual({ profileName: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" });
     expect(args.publicAccessCidrs).toEqual(["203.0.113.0/24"]);
-    const ambient = buildClusterArgs({
-      clusterName: "c",
-      eks: { ...config.eks, publicEndpoint: false },
-      vpcId: "v",
-      publicSubnetIds: [],
-      privateSubnetIds: [],
-      adminPrincipalArns: [],
-      partition: "aws",
-      tags: {},
-    });
+    const ambient = defaultClusterArgs({ eks: { ...config.eks, publicEndpoint: false } });
     expect(ambient.providerCredentialOpts).toBeUndefined();
     expect(ambient.publicAccessCidrs).toBeUndefined();
   });

@@ -152,13 +152,16 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
 
   it("Sentinel config: hostnames, auth from the Secret file under umask 077, the configured quorum and timings", () => {
     const conf = data["sentinel.conf"] ?? "";
-    expect(conf).toContain("sentinel resolve-hostnames yes");
-    expect(conf).toContain("sentinel announce-hostnames yes");
-    expect(conf).toContain("sentinel monitor valkey-primary valkey-0.valkey-headless.valkey.svc.cluster.local 6379 2");
-    expect(conf).toContain("sentinel down-after-milliseconds valkey-primary 4000");
-    expect(conf).toContain("sentinel failover-timeout valkey-primary 45000");
-    expect(conf).toContain("sentinel parallel-syncs valkey-primary 2");
-    expect(conf).toContain('dir "/data"');
+    const lines = [
+      "sentinel resolve-hostnames yes",
+      "sentinel announce-hostnames yes",
+      "sentinel monitor valkey-primary valkey-0.valkey-headless.valkey.svc.cluster.local 6379 2",
+      "sentinel down-after-milliseconds valkey-primary 4000",
+      "sentinel failover-timeout valkey-primary 45000",
+      "sentinel parallel-syncs valkey-primary 2",
+      'dir "/data"',
+    ];
+    for (const line of lines) expect(conf).toContain(line);
     const start = data["sentinel-start.sh"] ?? "";
     expect(start.indexOf("umask 077")).toBeGreaterThan(0);
     expect(start.indexOf("umask 077")).toBeLessThan(start.indexOf("mkdir"));

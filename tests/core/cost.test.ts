@@ -7,9 +7,9 @@ import { describe, expect, it } from "vitest";
 import { estimateInstanceType, stackCost, usdPerMillionOpsPerSecond, withCostColumns, type CostInputs } from "../../benchmarks/cost/cost-model.js";
 import { ec2ProductFilters, onDemandHourlyUsd, PricingResultError } from "../../benchmarks/cost/pricing-api.js";
 import { instanceHourly, loadPriceTable, parsePriceTable, PriceTableError, type PriceTable } from "../../benchmarks/cost/prices.js";
-import type { ResultRow } from "../../benchmarks/run/result-row.js";
 import { COST_CSV_COLUMNS, parseResultsCsv, renderResultsCsv, ResultsCsvError, RESULTS_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
 import { knownSizesOf } from "../../config/instance-types.js";
+import { resultRow } from "../support/result-rows.js";
 
 const GiB = 2 ** 30;
 
@@ -133,27 +133,7 @@ describe("stackCost from a known table", () => {
 });
 
 describe("usd_per_million_ops_per_s and the appended CSV columns", () => {
-  const row: ResultRow = {
-    workload: "w",
-    mode: "cluster",
-    test: "SET",
-    rps: 500000,
-    p50_ms: 0.5,
-    clients: 50,
-    pipeline: 16,
-    datasize: 256,
-    timestamp: "20260101-000000",
-    p95_ms: 0.9,
-    p99_ms: 1.2,
-    duration_s: 5,
-    requests: 2500000,
-    server_version: "9.0.2",
-    client_version: "9.0.2",
-    avg_ms: 0.6,
-    min_ms: 0.1,
-    max_ms: 3,
-    notes: "",
-  };
+  const row = resultRow({ rps: 500000, duration_s: 5, requests: 2500000, client_version: "9.0.2" });
   it("is hourly cost ÷ (rps ÷ 1e6); null without a cost or without throughput", () => {
     expect(usdPerMillionOpsPerSecond(1.14226, 500000)).toBe(2.2845);
     expect(usdPerMillionOpsPerSecond(null, 500000)).toBeNull();

@@ -3,7 +3,6 @@
  * errors (exit 2 before anything starts), Ctrl-C leaves no process behind; and
  * `vbench local --drills` appends drills.csv, the summary section and the terminal table.
  */
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,31 +12,12 @@ import { runLocalComparison } from "../../benchmarks/local/local-comparison.js";
 import { liveServerCount } from "../../benchmarks/local/valkey-process.js";
 import { trackedChildCount } from "../../benchmarks/util/process-reaper.js";
 import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
-import { processesWithMarker } from "../support/processes.js";
+import { processesWithMarker, runVbench, type CliRun } from "../support/processes.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "vbench-drill-test-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-function vbench(args: string[], interruptWhen?: RegExp): Promise<{ code: number | null; stdout: string; stderr: string; marker: string }> {
-  const marker = `VBENCH_DRILL_MARKER=${Math.random().toString(36).slice(2)}`;
-  const [k, v] = marker.split("=") as [string, string];
-  const child = spawn(process.execPath, ["--import", "tsx", "benchmarks/cli.ts", ...args], {
-    env: { ...process.env, [k]: v },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  let sent = false;
-  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-    if (interruptWhen && !sent && interruptWhen.test(stderr)) {
-      sent = true;
-      child.kill("SIGINT");
-    }
-  });
-  return new Promise((resolve) => child.on("exit", (code) => resolve({ code, stdout, stderr, marker })));
-}
+const vbench = (args: string[], interruptWhen?: RegExp): Promise<CliRun> => runVbench(args, "VBENCH_DRILL_MARKER", interruptWhen);
 
 const FAST = ["--duration-s", "1", "--warmup-s", "2", "--rate", "50"];
 

@@ -5,8 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
-import { drillOn } from "../../benchmarks/drill/run-drill.js";
-import { expectDetected, expectMeasured, log, testOptions, TIMINGS } from "./drill-faults.js";
+import { expectNoWaitedWriteLost, itReplicaDrill, measuredDrill, TIMINGS } from "./drill-faults.js";
 
 let target: ClusterTarget;
 beforeAll(async () => {
@@ -22,36 +21,21 @@ afterAll(async () => target?.stop());
 
 describe("cluster drills (rendered pod scripts, real processes)", () => {
   it("primary: SIGKILL → replica promoted, the killed shard's writes fail meanwhile; no WAIT-confirmed write lost", async () => {
-    const r = await drillOn(target, testOptions("cluster", "primary"));
-    log(r);
-    expectMeasured(r, "primary");
-    expectDetected(r);
+    const r = await measuredDrill(target, "primary", { detected: true });
     expect(r.failedWrites).toBeGreaterThan(0);
-    expect(r.lostWaitedWrites, `WAIT-confirmed writes lost: ${JSON.stringify(r.streams.map((s) => s.lostKeys))}`).toBe(0);
+    expectNoWaitedWriteLost(r);
   }, 120_000);
 
-  it("replica: SIGKILL → writes go on (short gap at most), the replica comes back", async () => {
-    const r = await drillOn(target, testOptions("cluster", "replica"));
-    log(r);
-    expectMeasured(r, "replica");
-    expectDetected(r);
-    expect(r.writeOutageMs).toBeLessThan(3000);
-    expect(r.lostAckedWrites).toBe(0);
-  }, 120_000);
+  itReplicaDrill(() => target);
 
   it("zone: every member of a primary's zone down → its shard fails over, zone back later, primaries rebalanced", async () => {
-    const r = await drillOn(target, testOptions("cluster", "zone"));
-    log(r);
-    expectMeasured(r, "zone");
-    expectDetected(r);
+    const r = await measuredDrill(target, "zone", { detected: true });
     expect(r.failedWrites).toBeGreaterThan(0);
   }, 120_000);
 
   it("all: every member down, back on NEW addresses → healed (no survivor can detect: detection not observable)", async () => {
     const before = target.pods.map((p) => p.host);
-    const r = await drillOn(target, testOptions("cluster", "all"));
-    log(r);
-    expectMeasured(r, "all");
+    const r = await measuredDrill(target, "all", { detected: false });
     expect(target.pods.map((p) => p.host).every((h, i) => h !== before[i])).toBe(true);
     expect(r.detectionMs).toBeNull();
     expect(r.detectionNote).toMatch(/no survivor/);
@@ -59,11 +43,9 @@ describe("cluster drills (rendered pod scripts, real processes)", () => {
   }, 120_000);
 
   it("switchover: the rendered preStop (CLUSTER FAILOVER) → short outage, no WAIT-confirmed write lost", async () => {
-    const r = await drillOn(target, testOptions("cluster", "switchover"));
-    log(r);
-    expectMeasured(r, "switchover");
+    const r = await measuredDrill(target, "switchover", { detected: false });
     expect(r.detectionMs).toBeNull();
     expect(r.writeOutageMs).toBeLessThanOrEqual(10_000);
-    expect(r.lostWaitedWrites, `WAIT-confirmed writes lost: ${JSON.stringify(r.streams.map((s) => s.lostKeys))}`).toBe(0);
+    expectNoWaitedWriteLost(r);
   }, 120_000);
 });

@@ -2,9 +2,10 @@
  * Shared by the real-process drill tests: the local timeouts the bounds are stated for, and the
  * assertions every drill must meet (figures measured, not defaulted; healed; within bounds).
  */
-import { expect } from "vitest";
+import { expect, it } from "vitest";
 import type { Fault } from "../../benchmarks/drill/ledger.js";
-import type { DrillOptions, DrillResult } from "../../benchmarks/drill/run-drill.js";
+import { drillOn, type DrillOptions, type DrillResult } from "../../benchmarks/drill/run-drill.js";
+import type { DrillTarget } from "../../benchmarks/drill/target.js";
 
 export const TIMINGS = { failureDetectionMs: 2000, failoverTimeoutMs: 6000, restartDelayMs: 3000, zoneDownMs: 8000 };
 
@@ -60,4 +61,30 @@ export function expectDetected(r: DrillResult): void {
   expect(r.detectionMs, why).not.toBeNull();
   expect(r.detectionMs as number, why).toBeGreaterThanOrEqual(TIMINGS.failureDetectionMs / 2);
   expect(r.detectionMs as number, why).toBeLessThanOrEqual(TIMINGS.failureDetectionMs + 6000);
+}
+
+/** No WAIT-confirmed write lost, naming the lost keys per stream when some are. */
+export function expectNoWaitedWriteLost(r: DrillResult): void {
+  expect(r.lostWaitedWrites, `WAIT-confirmed writes lost: ${JSON.stringify(r.streams.map((s) => s.lostKeys))}`).toBe(0);
+}
+
+/**
+ * One drill of `fault` on the shared target: runs it, logs its figures and asserts what every
+ * drill must show (expectMeasured), plus detection (expectDetected) when `detected` is true.
+ */
+export async function measuredDrill(target: DrillTarget, fault: Fault, { detected }: { detected: boolean }): Promise<DrillResult> {
+  const r = await drillOn(target, testOptions(target.mode, fault));
+  log(r);
+  expectMeasured(r, fault);
+  if (detected) expectDetected(r);
+  return r;
+}
+
+/** The replica drill, the same in both modes: writes go on (short gap at most), nothing acknowledged is lost. */
+export function itReplicaDrill(target: () => DrillTarget): void {
+  it("replica: SIGKILL → writes go on (short gap at most), the replica comes back", async () => {
+    const r = await measuredDrill(target(), "replica", { detected: true });
+    expect(r.writeOutageMs).toBeLessThan(3000);
+    expect(r.lostAckedWrites).toBe(0);
+  }, 120_000);
 }

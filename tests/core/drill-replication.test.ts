@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
 import { drillOn, type DrillResult } from "../../benchmarks/drill/run-drill.js";
-import { expectDetected, expectMeasured, log, testOptions, TIMINGS } from "./drill-faults.js";
+import { expectMeasured, expectNoWaitedWriteLost, itReplicaDrill, log, measuredDrill, testOptions, TIMINGS } from "./drill-faults.js";
 
 let target: ReplicationTarget;
 beforeAll(async () => {
@@ -18,40 +18,24 @@ afterAll(async () => target?.stop());
 
 describe("replication drills (Sentinel topology, real processes)", () => {
   it("primary: SIGKILL → Sentinel failover; both load paths write again; no WAIT-confirmed write lost", async () => {
-    const r = await drillOn(target, testOptions("replication", "primary"));
-    log(r);
-    expectMeasured(r, "primary");
-    expectDetected(r);
+    const r = await measuredDrill(target, "primary", { detected: true });
     expect(r.streams.map((s) => s.stream)).toEqual(["sentinel-client", "write-endpoint"]);
     // Writes stop at least until the Sentinels see the primary down; bounded by the local timeouts.
     expect(r.writeOutageMs).toBeGreaterThanOrEqual(TIMINGS.failureDetectionMs / 2);
     expect(r.writeOutageMs).toBeLessThanOrEqual(30_000);
-    expect(r.lostWaitedWrites, `WAIT-confirmed writes lost: ${JSON.stringify(r.streams.map((s) => s.lostKeys))}`).toBe(0);
+    expectNoWaitedWriteLost(r);
   }, 120_000);
 
-  it("replica: SIGKILL → writes go on (short gap at most), the replica comes back", async () => {
-    const r = await drillOn(target, testOptions("replication", "replica"));
-    log(r);
-    expectMeasured(r, "replica");
-    expectDetected(r);
-    expect(r.writeOutageMs).toBeLessThan(3000);
-    expect(r.lostAckedWrites).toBe(0);
-  }, 120_000);
+  itReplicaDrill(() => target);
 
   it("zone: the primary's zone (member + Sentinel) down → failover by the 2 remaining Sentinels, zone back later", async () => {
-    const r = await drillOn(target, testOptions("replication", "zone"));
-    log(r);
-    expectMeasured(r, "zone");
-    expectDetected(r);
+    const r = await measuredDrill(target, "zone", { detected: true });
     expect(r.writeOutageMs).toBeLessThanOrEqual(30_000);
     expect(r.faultDescription).toMatch(/sentinel-/);
   }, 120_000);
 
   it("all: every member down at once → back with their data, one primary, verifier passes", async () => {
-    const r = await drillOn(target, testOptions("replication", "all"));
-    log(r);
-    expectMeasured(r, "all");
-    expectDetected(r);
+    const r = await measuredDrill(target, "all", { detected: true });
     expect(r.writeOutageMs).toBeGreaterThanOrEqual(TIMINGS.restartDelayMs);
   }, 120_000);
 

@@ -1,9 +1,8 @@
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { processesWithMarker } from "../support/processes.js";
+import { processesWithMarker, runVbench, type CliRun } from "../support/processes.js";
 import { REPLICATION_PATH_NOTES, runLocalComparison } from "../../benchmarks/local/local-comparison.js";
 import { liveServerCount } from "../../benchmarks/local/valkey-process.js";
 import { parseResultsCsv, RESULTS_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
@@ -13,38 +12,8 @@ import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
 const scratch = mkdtempSync(join(tmpdir(), "vbench-local-test-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-interface CliRun {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-  marker: string;
-}
-
-/**
- * Runs `vbench local` in a child node process, tagged with a marker env var. `interruptWhen`
- * sends SIGINT once stderr matches it.
- */
-function runCli(args: string[], interruptWhen?: RegExp): Promise<CliRun> {
-  const marker = `VBENCH_TEST_MARKER=${Math.random().toString(36).slice(2)}`;
-  const [k, v] = marker.split("=") as [string, string];
-  const child = spawn(process.execPath, ["--import", "tsx", "benchmarks/cli.ts", "local", ...args], {
-    env: { ...process.env, [k]: v },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  let interrupted = false;
-  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-    if (interruptWhen && !interrupted && interruptWhen.test(stderr)) {
-      interrupted = true;
-      child.kill("SIGINT");
-    }
-  });
-  return new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal, stdout, stderr, marker })));
-}
+/** `vbench local <args>` in a child node process (runVbench). */
+const runCli = (args: string[], interruptWhen?: RegExp): Promise<CliRun> => runVbench(["local", ...args], "VBENCH_TEST_MARKER", interruptWhen);
 
 describe("local comparison on real valkey-server processes", () => {
   it("starts both topologies, verifies them, benchmarks both, writes results and stops every server", async () => {

@@ -14,6 +14,7 @@ import { karpenterPlacement } from "../../stacks/platform.js";
 import { parseStackConfig } from "../../config/schema.js";
 import { sleep } from "../../benchmarks/util/poll-until.js";
 import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
+import { addValkeyPoolNode } from "./support/byo-config.js";
 import { KWOK_STORAGE_CLASS } from "./support/control-plane.js";
 import { useE2eContext } from "./support/e2e-context.js";
 import { createStack, tail } from "./support/pulumi-harness.js";
@@ -72,6 +73,20 @@ function karpenterByoConfig(namespace: string): Record<string, unknown> {
   };
 }
 
+/** A stack whose program is one component on a Kubernetes provider for the control plane (`build` creates it). */
+function componentStack(build: (provider: pulumik8s.Provider) => void) {
+  return createStack(
+    ctx.env,
+    {},
+    {
+      program: () => {
+        build(new pulumik8s.Provider("e2e", { kubeconfig: ctx.plane.kubeconfig }));
+        return Promise.resolve({});
+      },
+    },
+  );
+}
+
 describe("Karpenter objects against Karpenter's real CRDs", () => {
   it("the byo stack's NodePool and EC2NodeClass pass the API server's validation (schema and CEL)", async () => {
     const s = await createStack(ctx.env, karpenterByoConfig("valkey-karpenter"), { password: PASSWORD });
@@ -96,29 +111,21 @@ describe("Karpenter objects against Karpenter's real CRDs", () => {
 
   it("an invalid NodePool is rejected by the API server's CEL rules, and its message surfaces in the up error", async () => {
     const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: ctx.plane.kubeconfigPath } });
-    const s = await createStack(
-      ctx.env,
-      {},
-      {
-        program: () => {
-          const provider = new pulumik8s.Provider("e2e", { kubeconfig: ctx.plane.kubeconfig });
-          new KarpenterNodePool(
-            "bad-pool",
-            {
-              nodePool: config.karpenter.nodePool,
-              zones: ZONES,
-              nodeRoleName: "KarpenterNodeRole-e2e",
-              discoveryTag: "e2e",
-              name: "valkey-bad",
-              // Our builder lets this through; Karpenter's CEL rule in the CRD does not.
-              extraRequirements: [{ key: "karpenter.k8s.aws/instance-cpu", operator: "Gt", values: ["many"] }],
-            },
-            { provider },
-          );
-          return Promise.resolve({});
+    const s = await componentStack((provider) => {
+      new KarpenterNodePool(
+        "bad-pool",
+        {
+          nodePool: config.karpenter.nodePool,
+          zones: ZONES,
+          nodeRoleName: "KarpenterNodeRole-e2e",
+          discoveryTag: "e2e",
+          name: "valkey-bad",
+          // Our builder lets this through; Karpenter's CEL rule in the CRD does not.
+          extraRequirements: [{ key: "karpenter.k8s.aws/instance-cpu", operator: "Gt", values: ["many"] }],
         },
-      },
-    );
+        { provider },
+      );
+    });
     try {
       await expect(s.stack.up({ onOutput: (o) => s.log.push(o) })).rejects.toThrow(
         /requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value/,
@@ -150,41 +157,24 @@ describe("benchmark pod placement by the real scheduler", () => {
       const up = await valkey.stack.up({ onOutput: (o) => valkey.log.push(o) });
       expect(up.summary.result, tail(valkey.log)).toBe("succeeded");
       // What Karpenter would do for a pod that fits nowhere: one more node in the Valkey pool.
-      await ctx.plane.api("POST", "/api/v1/nodes", {
-        apiVersion: "v1",
-        kind: "Node",
-        metadata: {
-          name: extraNode,
-          annotations: { "kwok.x-k8s.io/node": "fake" },
-          labels: { "karpenter.sh/nodepool": "valkey", "topology.kubernetes.io/zone": ZONES[0], "kubernetes.io/hostname": extraNode, "type": "kwok" },
-        },
-        spec: { taints: [{ key: "workload", value: "valkey", effect: "NoSchedule" }] },
-      });
+      await addValkeyPoolNode(ctx.plane, extraNode, ZONES[0]!);
       const { config } = parseStackConfig(karpenterByoConfig(namespace));
-      const job = await createStack(
-        ctx.env,
-        {},
-        {
-          program: () => {
-            const provider = new pulumik8s.Provider("e2e", { kubeconfig: ctx.plane.kubeconfig });
-            new BenchmarkJob(
-              "bench",
-              {
-                namespace,
-                image: config.valkey.image,
-                mode: "replication",
-                target: { host: `valkey-primary.${namespace}.svc.cluster.local` },
-                workload: { ...SEED_WORKLOAD, requests: 1000 },
-                secretName: "valkey-auth",
-                placement: karpenterPlacement(config),
-                resources: config.benchmark.resources,
-              },
-              { provider },
-            );
-            return Promise.resolve({});
+      const job = await componentStack((provider) => {
+        new BenchmarkJob(
+          "bench",
+          {
+            namespace,
+            image: config.valkey.image,
+            mode: "replication",
+            target: { host: `valkey-primary.${namespace}.svc.cluster.local` },
+            workload: { ...SEED_WORKLOAD, requests: 1000 },
+            secretName: "valkey-auth",
+            placement: karpenterPlacement(config),
+            resources: config.benchmark.resources,
           },
-        },
-      );
+          { provider },
+        );
+      });
       try {
         const jobUp = await job.stack.up({ onOutput: (o) => job.log.push(o) });
         expect(jobUp.summary.result, tail(job.log)).toBe("succeeded");

@@ -22,7 +22,7 @@ import { describe, expect, it } from "vitest";
 import { openClient } from "../../benchmarks/topology/connector.js";
 import { eventually } from "../support/processes.js";
 import { standInForBenchmarkJobs } from "./support/benchmark-pods.js";
-import { byoPlatformConfig, SMALL_VALKEY_PODS } from "./support/byo-config.js";
+import { addValkeyPoolNode, byoPlatformConfig, SMALL_VALKEY_PODS } from "./support/byo-config.js";
 import { useE2eContext } from "./support/e2e-context.js";
 import { standInForPods } from "./support/pod-valkeys.js";
 import { createStack, tail, type E2eStack } from "./support/pulumi-harness.js";
@@ -44,16 +44,7 @@ async function addBenchNodeOnceValkeyPlaced(): Promise<void> {
     const pods = (await ctx.core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: "app.kubernetes.io/name=valkey" })).items;
     return pods.length === 4 && pods.every((p) => p.spec?.nodeName !== undefined) ? true : undefined;
   });
-  await ctx.plane.api("POST", "/api/v1/nodes", {
-    apiVersion: "v1",
-    kind: "Node",
-    metadata: {
-      name: BENCH_NODE,
-      annotations: { "kwok.x-k8s.io/node": "fake" },
-      labels: { "karpenter.sh/nodepool": "valkey", "topology.kubernetes.io/zone": ZONES[0], "kubernetes.io/hostname": BENCH_NODE, "type": "kwok" },
-    },
-    spec: { taints: [{ key: "workload", value: "valkey", effect: "NoSchedule" }] },
-  });
+  await addValkeyPoolNode(ctx.plane, BENCH_NODE, ZONES[0]!);
 }
 
 const WORKLOAD = { requests: 2000, clients: 4, pipeline: 1, dataSize: 16, threads: 1, tests: ["set", "get"], minDurationSeconds: 0, maxRequests: 2000 };

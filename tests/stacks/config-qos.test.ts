@@ -5,21 +5,12 @@
  * follows the EKS AMI formulas, and maxmemory leaves room for the fork's copy-on-write.
  */
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadStackFile, parseStackConfig } from "../../config/schema.js";
+import { loadStackFile, parseStackConfig } from "../../config/schema.js";
 import { allocatableFor, kubeReservedMemoryBytes, kubeReservedMillicores } from "../../config/instance-types.js";
+import { configIssues as issuesOf } from "../support/stack-config.js";
 
 const GiB = 2 ** 30;
 const MiB = 2 ** 20;
-
-function issuesOf(raw: unknown): { path: string; message: string }[] {
-  try {
-    parseStackConfig(raw);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.issues.map((i) => ({ path: i.path, message: i.message }));
-    throw err;
-  }
-  return [];
-}
 
 describe("EKS allocatable on the Graviton table", () => {
   it("kube-reserved follows the EKS AMI: 255Mi + 11Mi x max pods; CPU 6% / 1% / 0.5% / 0.25% tiers", () => {

@@ -6,28 +6,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { awsMockOutputs, installMocks, settle, valueOf } from "../support/pulumi-mocks.js";
+import { resultRow } from "../support/result-rows.js";
 
-const ROW = {
-  workload: "cluster",
-  mode: "cluster",
-  test: "SET",
-  rps: 400000,
-  p50_ms: 0.5,
-  clients: 50,
-  pipeline: 16,
-  datasize: 256,
-  timestamp: "20260101-000000",
-  p95_ms: 0.9,
-  p99_ms: 1.2,
-  duration_s: 5.1,
-  requests: 5100,
-  server_version: "9.0.2",
-  client_version: "valkey-benchmark 9.0.2",
-  avg_ms: 0.6,
-  min_ms: 0.1,
-  max_ms: 3,
-  notes: "",
-};
+const ROW = resultRow({ rps: 400000 });
 /** Live prices the mocked Pricing API answers (deliberately not the table's). */
 const LIVE: Record<string, string> = { "r7g.large": "0.1000000000", "m7g.large": "0.0800000000" };
 let pricingFails = false;

@@ -8,29 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { awsMockOutputs, installMocks, isSecretOutput, settle, valueOf } from "../support/pulumi-mocks.js";
+import { resultRow } from "../support/result-rows.js";
 
 /** What the dynamic check/results resources return once they ran (they do not run under mocks). */
-const ROW = {
-  workload: "cluster",
-  mode: "cluster",
-  test: "SET",
-  rps: 1000,
-  p50_ms: 0.5,
-  clients: 50,
-  pipeline: 16,
-  datasize: 256,
-  timestamp: "20260101-000000",
-  p95_ms: 0.9,
-  p99_ms: 1.2,
-  duration_s: 5.1,
-  requests: 5100,
-  server_version: "9.0.2",
-  client_version: "valkey-benchmark 9.0.2",
-  avg_ms: 0.6,
-  min_ms: 0.1,
-  max_ms: 3,
-  notes: "",
-};
+const ROW = resultRow();
 const CHECK_REPORT = {
   ok: true,
   mode: "cluster",

@@ -1,15 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseStackConfig } from "../../config/schema.js";
-
-function issuesOf(raw: unknown): { path: string; message: string }[] {
-  try {
-    parseStackConfig(raw);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.issues.map((i) => ({ path: i.path, message: i.message }));
-    throw err;
-  }
-  return [];
-}
+import { parseStackConfig } from "../../config/schema.js";
+import { configIssues as issuesOf } from "../support/stack-config.js";
 
 const repl = (replication: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   valkey: { mode: "replication", replication },

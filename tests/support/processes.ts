@@ -1,7 +1,10 @@
 /**
- * Test helpers shared by the integration and e2e suites: which processes a run left behind, and
- * waiting for a value to appear.
+ * Test helpers shared by the integration and e2e suites: running the vbench CLI as a user does,
+ * running a shell script as a pod would,
+ * which processes a run left behind, and waiting for a value to appear.
  */
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { readdirSync, readFileSync } from "node:fs";
 import { sleep } from "../../benchmarks/util/poll-until.js";
 
@@ -38,4 +41,52 @@ export async function eventually<T>(what: string, timeoutMs: number, probe: () =
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ""}`);
     await sleep(intervalMs);
   }
+}
+
+/** What a vbench run printed and how it ended; `marker` ("KEY=value") tags every process it started. */
+export interface CliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  marker: string;
+}
+
+/**
+ * Runs `vbench <args>` in a child node process (from the repository root, the tests' cwd), its
+ * environment tagged with a fresh `<markerName>=<random>` (see processesWithMarker).
+ * `interruptWhen` sends SIGINT once stderr matches it.
+ */
+export function runVbench(args: string[], markerName: string, interruptWhen?: RegExp): Promise<CliRun> {
+  const value = Math.random().toString(36).slice(2);
+  const child = spawn(process.execPath, ["--import", "tsx", "benchmarks/cli.ts", ...args], {
+    env: { ...process.env, [markerName]: value },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  let interrupted = false;
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+    if (interruptWhen && !interrupted && interruptWhen.test(stderr)) {
+      interrupted = true;
+      child.kill("SIGINT");
+    }
+  });
+  return new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal, stdout, stderr, marker: `${markerName}=${value}` })));
+}
+
+/**
+ * Runs `script` with `/bin/sh -c` in an environment of only `env` (plus this process's PATH unless
+ * `env` sets one), as a container's command runs; resolves once it closed.
+ */
+export async function runShellScript(script: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn("/bin/sh", ["-c", script], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const out: string[] = [];
+  const err: string[] = [];
+  child.stdout.setEncoding("utf8").on("data", (d: string) => out.push(d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => err.push(d));
+  const [code] = (await once(child, "close")) as [number | null];
+  return { code, stdout: out.join(""), stderr: err.join("") };
 }

@@ -15,17 +15,13 @@ function openssl(args: string[], cwd: string): void {
 /** A CA, a serving certificate for 127.0.0.1/localhost (and the in-cluster names), a service-account key pair. */
 export function makeCertificates(dir: string, serviceIp: string): void {
   const days = "2";
+  // A new P-256 key, unencrypted, written to <name>.key.
+  const newKey = (name: string) => ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", `${name}.key`];
   openssl(
     [
       "req",
       "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-keyout",
-      "ca.key",
+      ...newKey("ca"),
       "-out",
       "ca.crt",
       "-days",
@@ -39,23 +35,7 @@ export function makeCertificates(dir: string, serviceIp: string): void {
     ],
     dir,
   );
-  openssl(
-    [
-      "req",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-keyout",
-      "apiserver.key",
-      "-out",
-      "apiserver.csr",
-      "-subj",
-      "/CN=kube-apiserver",
-    ],
-    dir,
-  );
+  openssl(["req", ...newKey("apiserver"), "-out", "apiserver.csr", "-subj", "/CN=kube-apiserver"], dir);
   writeFileSync(
     join(dir, "apiserver.ext"),
     [
