@@ -10,15 +10,38 @@
  * `valkey-server --sentinel` from the release's rendered sentinel.conf, each member runs the
  * rendered entrypoint with the Sentinel start decision. Pod DNS names become pod IPs (kwok has
  * no cluster DNS): these servers announce their IPs, not the hostnames the real pods announce.
+ *
+ * A pod deleted through the API (its name gone, or back with another UID) has its server
+ * SIGKILLed at once, as the kubelet kills a container deleted with grace period 0; when the
+ * StatefulSet controller recreates the pod and it gets an IP (a new one on a plane with
+ * `freshPodIps`), the server is started again the same way, on the new IP, in the same
+ * per-pod-name directory (the PVC): a cluster member keeps its nodes.conf, so it rejoins with its
+ * node ID; a replication member runs the rendered entrypoint again, which asks the Sentinels
+ * for the primary. Not done: a deletion with a grace period gets no preStop here, since kwok's
+ * pod-delete stage removes a pod as soon as it is marked for deletion (it is killed like grace 0).
  */
 import type * as k8s from "@kubernetes/client-node";
 import { sleep } from "../../../benchmarks/util/poll-until.js";
 import { LocalFleet, type ValkeyProcess } from "../../../benchmarks/local/valkey-process.js";
 import { HAPROXY_NAME_LABEL, SENTINEL_NAME_LABEL, startHaproxyPod, startMemberPod, startSentinelPod } from "./pod-sentinels.js";
 
+export interface PodRestart {
+  pod: string;
+  /** The deleted pod's UID and IP, and when its server was killed (epoch ms). */
+  oldUid: string;
+  oldIp: string;
+  killedAt: number;
+  /** The recreated pod's, once its server answers again. */
+  newUid?: string;
+  newIp?: string;
+  startedAt?: number;
+}
+
 export interface PodValkeys {
-  /** Pod name → server. */
+  /** Pod name → server (the running one: a restarted pod's new server). */
   readonly servers: Map<string, ValkeyProcess>;
+  /** Every deletion seen, in order, and the restart that followed it. */
+  readonly restarts: PodRestart[];
   /** Errors from starting servers (reported by the test, never swallowed). */
   readonly errors: string[];
   stop(): Promise<void>;
@@ -30,9 +53,37 @@ const ROLE = "valkey-on-eks/role";
 export function standInForPods(core: k8s.CoreV1Api, namespace: string, password: string | undefined): PodValkeys {
   const fleet = new LocalFleet();
   const servers = new Map<string, ValkeyProcess>();
+  /** Pod name → UID and IP of the pod its server runs for. */
+  const owners = new Map<string, { uid: string; ip: string }>();
+  const restarts: PodRestart[] = [];
   const starting = new Set<string>();
+  const inFlight = new Set<Promise<void>>();
   const errors: string[] = [];
   let stopped = false;
+
+  const started = (pod: k8s.V1Pod, server: ValkeyProcess): void => {
+    const name = pod.metadata?.name ?? "?";
+    const uid = pod.metadata?.uid ?? "";
+    servers.set(name, server);
+    owners.set(name, { uid, ip: server.host });
+    const pending = restarts.find((r) => r.pod === name && r.newUid === undefined);
+    if (pending !== undefined) Object.assign(pending, { newUid: uid, newIp: server.host, startedAt: Date.now() });
+  };
+
+  /** SIGKILLs the server of every pod that is gone, marked for deletion, or back with another UID. */
+  const killDeleted = async (pods: k8s.V1Pod[]): Promise<void> => {
+    const byName = new Map(pods.map((p) => [p.metadata?.name ?? "", p]));
+    for (const [name, owner] of owners) {
+      const pod = byName.get(name);
+      if (pod !== undefined && pod.metadata?.uid === owner.uid && pod.metadata.deletionTimestamp === undefined) continue;
+      const server = servers.get(name);
+      owners.delete(name);
+      servers.delete(name);
+      server?.signal("SIGKILL");
+      restarts.push({ pod: name, oldUid: owner.uid, oldIp: owner.ip, killedAt: Date.now() });
+      await server?.stop(0);
+    }
+  };
 
   const startFor = async (pod: k8s.V1Pod, primaryIp: string | undefined, ips: Map<string, string>): Promise<void> => {
     const name = pod.metadata?.name ?? "?";
@@ -52,7 +103,7 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
           : kind === HAPROXY_NAME_LABEL
             ? await startHaproxyPod(ctx, pod)
             : await startMemberPod(ctx, pod);
-        if (server !== undefined) servers.set(name, server);
+        if (server !== undefined) started(pod, server);
         return;
       }
       const server = await fleet.start({
@@ -68,7 +119,7 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
         ...(role === "member" ? { clusterEnabled: true, clusterPort: 16379, clusterNodeTimeoutMs: 5000 } : {}),
         ...(role === "replica" ? { replicaOf: { host: primaryIp as string, port: 6379 } } : {}),
       });
-      servers.set(name, server);
+      started(pod, server);
     } catch (err) {
       errors.push(`${name} (${ip}): ${(err as Error).message}`);
     } finally {
@@ -80,13 +131,21 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
     const all = (await core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/name in (valkey,${SENTINEL_NAME_LABEL},${HAPROXY_NAME_LABEL})` }))
       .items;
     const pods = all;
+    await killDeleted(pods);
     const ips = new Map(all.flatMap((p) => (p.status?.podIP === undefined ? [] : [[p.metadata?.name ?? "", p.status.podIP] as [string, string]])));
     const primaryIp = pods.find((p) => p.metadata?.labels?.[ROLE] === "primary")?.status?.podIP;
-    await Promise.all(
-      pods
-        .filter((p) => p.status?.podIP !== undefined && !servers.has(p.metadata?.name ?? "") && !starting.has(p.metadata?.name ?? ""))
-        .map((p) => startFor(p, primaryIp, ips)),
-    );
+    // Not awaited: a member under Sentinel may wait long for its start decision, and deletions
+    // must be seen (and their servers killed) meanwhile.
+    for (const p of pods.filter(
+      (p) =>
+        p.status?.podIP !== undefined &&
+        p.metadata?.deletionTimestamp === undefined &&
+        !servers.has(p.metadata?.name ?? "") &&
+        !starting.has(p.metadata?.name ?? ""),
+    )) {
+      const run = startFor(p, primaryIp, ips).finally(() => inFlight.delete(run));
+      inFlight.add(run);
+    }
   };
 
   const loop = (async () => {
@@ -102,10 +161,12 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
 
   return {
     servers,
+    restarts,
     errors,
     stop: async () => {
       stopped = true;
       await loop;
+      await Promise.all([...inFlight]);
       await fleet.stopAll();
     },
   };
