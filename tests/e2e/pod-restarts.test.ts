@@ -95,7 +95,8 @@ async function pod(name: string): Promise<PodView | undefined> {
 
 const deletePod = (name: string, grace = 0) => ctx.plane.api("DELETE", `/api/v1/namespaces/${NS}/pods/${name}?gracePeriodSeconds=${grace}`);
 
-const client = (host: string): Redis => new Redis({ host, port: 6379, password: PASSWORD, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+const client = (host: string): Redis =>
+  new Redis({ host, port: 6379, password: PASSWORD, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
 
 async function withClient<T>(host: string, f: (r: Redis) => Promise<T>): Promise<T> {
   const r = client(host);
@@ -283,6 +284,12 @@ sock.write(cmd("AUTH", process.env.VALKEY_PASSWORD) + cmd("PING") + cmd("SET", p
       if (loads.errors.length > 0) return false; // fails below with the stand-in's error
       const { body } = await api<{ status: { succeeded?: number } }>("GET", `/apis/batch/v1/namespaces/${NS}/jobs/load`);
       return body.status.succeeded === 1 ? true : undefined;
+    }).catch(async (e: unknown) => {
+      const { body } = await api<{ items: { metadata: { name: string; labels?: object }; spec: { nodeName?: string }; status: object }[] }>(
+        "GET",
+        `/api/v1/namespaces/${NS}/pods?labelSelector=job-name`,
+      );
+      throw new Error(`${(e as Error).message}; load pods: ${JSON.stringify(body.items.map((p) => [p.metadata, p.spec.nodeName, p.status]))}`);
     });
     expect(loads.errors).toEqual([]);
     const { body: pods } = await api<{ items: { metadata: { name: string } }[] }>("GET", `/api/v1/namespaces/${NS}/pods?labelSelector=job-name%3Dload`);

@@ -24,6 +24,8 @@ async function materializeConfigMaps(core: k8s.CoreV1Api, pod: k8s.V1Pod, contai
   const mounts = new Map<string, string>();
   for (const m of container.volumeMounts ?? []) {
     const volume = pod.spec?.volumes?.find((v) => v.name === m.name);
+    // The API access token the ServiceAccount admission adds: the load never calls the API.
+    if (volume?.projected?.sources?.some((x) => x.serviceAccountToken !== undefined)) continue;
     if (volume?.configMap === undefined) throw new Error(`${pod.metadata?.name}: volume ${m.name} is not a ConfigMap (this stand-in mounts ConfigMaps only)`);
     const cm = await core.readNamespacedConfigMap({ name: volume.configMap.name ?? "", namespace });
     const dir = join(root, m.name);
