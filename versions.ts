@@ -26,6 +26,7 @@ export const VERSION_KEYS = [
   "KARPENTER_AMI_ALIAS",
   "VALKEY_IMAGE",
   "HAPROXY_IMAGE",
+  "DRILL_LOAD_IMAGE",
 ] as const;
 
 export type VersionKey = (typeof VERSION_KEYS)[number];

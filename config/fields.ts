@@ -49,6 +49,10 @@ export const cpuQuantity = (fallback: string) => quantity("CPU", fallback);
 /** A memory quantity ("12Gi", "512Mi"), kept as written (a string). */
 export const memoryQuantity = (fallback: string) => quantity("memory", fallback);
 
+/** An optional re-run token: only its changes matter. */
+export const runId = (description: string) =>
+  z.string().min(1, { error: "must be a non-empty string" }).optional().describe(description).meta({ defaultText: "none" });
+
 export const count = (min: number, fallback: number) => z.int().min(min).default(fallback);
 export const flag = (fallback: boolean) => z.boolean().default(fallback);
 

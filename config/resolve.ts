@@ -122,6 +122,7 @@ export function resolveStackConfig(input: StackInput) {
       resourceAmounts: amountsOf(benchmark.resources),
     },
     checks: { ...input.checks },
+    drills: { ...input.drills, faults: [...input.drills.faults] },
   };
 }
 

@@ -197,6 +197,20 @@ function checkByoNodePool(config: StackConfig, report: Report): void {
     );
 }
 
+/** Failure drills: recovery is the verifier passing; a zone drill needs another zone; the fault inside the load. */
+function checkDrills(config: StackConfig, report: Report): void {
+  const { drills, checks, aws } = config;
+  if (!drills.enabled) return;
+  if (!checks.verify) report(["drills", "enabled"], "needs checks.verify: true: a drill's recovery is the topology verifier passing again, zones included");
+  if (drills.faults.includes("zone") && aws.zones.length < 2)
+    report(["drills", "faults"], `zone needs ≥ 2 zones in aws.zones (got ${aws.zones.length}): losing the only zone leaves nothing to fail over to`);
+  if (drills.loadS < drills.preFaultS + 10)
+    report(
+      ["drills", "loadS"],
+      `${drills.loadS} s leaves less than 10 s of load after the fault (drills.preFaultS is ${drills.preFaultS}); use at least ${drills.preFaultS + 10}`,
+    );
+}
+
 /** Runs every cross-field rule over a resolved config. */
 export function checkStackRules(config: StackConfig, input: StackInput, report: Report): void {
   checkTopology(config, report);
@@ -206,4 +220,5 @@ export function checkStackRules(config: StackConfig, input: StackInput, report: 
   checkBenchmark(config, report);
   checkByoNodePool(config, report);
   checkEndpoint(config, report);
+  checkDrills(config, report);
 }

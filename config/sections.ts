@@ -23,11 +23,13 @@ import {
   gravitonInstanceType,
   memoryQuantity,
   quantityLike,
+  runId,
   section,
   unique,
 } from "./fields.js";
 import { KNOWN_INSTANCE_SIZES, isGravitonFamily } from "./instance-types.js";
 import { parseMemoryQuantity } from "./quantity.js";
+import { drillsSchema } from "./drills-section.js";
 import { versions } from "../versions.js";
 
 export { PROJECT, cpuQuantity, memoryQuantity } from "./fields.js";
@@ -312,10 +314,6 @@ export const valkeySchema = section(
   "The Valkey deployment.",
 );
 
-/** An optional re-run token: only its changes matter. */
-const runId = (description: string) =>
-  z.string().min(1, { error: "must be a non-empty string" }).optional().describe(description).meta({ defaultText: "none" });
-
 export const benchmarkSchema = section(
   {
     enabled: flag(true).describe("Run valkey-benchmark after deploying."),
@@ -392,6 +390,7 @@ export const stackInputSchema = z.strictObject({
   "valkey": valkeySchema,
   "benchmark": benchmarkSchema,
   "checks": checksSchema,
+  "drills": drillsSchema,
   "password": passwordSchema,
 });
 

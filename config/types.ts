@@ -54,3 +54,5 @@ export type CheckConnector = ChecksConfig["connector"];
 export type ResourceQuantities = BenchmarkConfig["resources"];
 /** The same CPU and memory, parsed: CPU millicores and memory bytes. */
 export type ResourceAmounts = BenchmarkConfig["resourceAmounts"];
+/** `drills`: failure drills in the deployed stack. */
+export type DrillsConfig = StackConfig["drills"];

@@ -7,6 +7,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { StackCost } from "../benchmarks/cost/cost-model.js";
 import type { ResultRow } from "../benchmarks/run/result-row.js";
 import type { Platform, StackConfig, ValkeyMode } from "../config/types.js";
+import type { DeployedDrill } from "../components/steps/failure-drill/implementation.js";
 
 export const STACK_REPORT_VERSION = 1;
 
@@ -75,6 +76,17 @@ export interface StackReport {
    * "aws-pricing-api+table"); null on byo (the cluster is yours, its price unknown here).
    */
   cost: StackCost | null;
+  /**
+   * Added within schemaVersion 1: the failure drills (`drills.enabled`), one row per fault in
+   * order, with the local drills' figures (writeOutageMs, recoveryMs, acked/lost and WAIT-confirmed/
+   * lost writes, p50/p99/max before and during, per-stream figures, the verifier's report after
+   * recovery; `ok` false when a WAIT-confirmed write was lost); null when drills are off.
+   */
+  drills: DeployedDrill[] | null;
+  /** Added within schemaVersion 1: drills.csv (one row per fault); null when drills are off. */
+  drillsCsv: string | null;
+  /** Added within schemaVersion 1: which clock the drills' times come from; null when drills are off. */
+  drillsNote: string | null;
   versions: {
     valkeyImage: string;
     /** From the benchmark rows (the server's INFO and the client's --version); null without a benchmark. */
@@ -130,6 +142,14 @@ export interface StackReportParts {
   topology: pulumi.Input<TopologyLike> | undefined;
   benchmark: pulumi.Input<{ rows: ResultRow[]; csv: string }> | undefined;
   cost?: pulumi.Input<StackCost> | undefined;
+  drills?: pulumi.Input<DrillsPart> | undefined;
+}
+
+/** What the FailureDrill step gives the report. */
+export interface DrillsPart {
+  drills: DeployedDrill[];
+  csv: string;
+  note: string;
 }
 
 /** Pure: the report from resolved values. */
@@ -140,6 +160,7 @@ export function stackReport(
   topology: TopologyLike | undefined,
   benchmark: { rows: ResultRow[]; csv: string } | undefined,
   cost: StackCost | undefined = undefined,
+  drills: DrillsPart | undefined = undefined,
 ): StackReport {
   const first = benchmark?.rows?.[0];
   return {
@@ -156,6 +177,9 @@ export function stackReport(
     sentinels: summarizeSentinels(topology),
     benchmark: benchmark ?? null,
     cost: cost ?? null,
+    drills: drills?.drills ?? null,
+    drillsCsv: drills?.csv ?? null,
+    drillsNote: drills?.note ?? null,
     versions: {
       valkeyImage: config.valkey.image,
       server: first?.server_version ?? null,
@@ -170,6 +194,8 @@ export function stackReport(
 /** The report as one Output, resolved from the components' outputs. */
 export function buildStackReport(p: StackReportParts): pulumi.Output<StackReport> {
   return pulumi
-    .all([p.endpoints, p.topology, p.benchmark, p.cost])
-    .apply(([endpoints, topology, benchmark, cost]) => stackReport(p.stack, p.config, endpoints as Endpoints, topology, benchmark, cost));
+    .all([p.endpoints, p.topology, p.benchmark, p.cost, p.drills])
+    .apply(([endpoints, topology, benchmark, cost, drills]) =>
+      stackReport(p.stack, p.config, endpoints as Endpoints, topology, benchmark, cost, drills as DrillsPart | undefined),
+    );
 }

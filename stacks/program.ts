@@ -14,6 +14,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { BenchmarkJob } from "../components/benchmark-job.js";
 import { BenchmarkResults } from "../components/steps/benchmark-results/component.js";
 import { ClusterBootstrap } from "../components/steps/cluster-bootstrap/component.js";
+import { FailureDrill, type FailureDrillArgs } from "../components/steps/failure-drill/component.js";
 import { TopologyCheck } from "../components/steps/topology-check/component.js";
 import { ValkeyCluster } from "../components/valkey-cluster.js";
 import { releaseLabels } from "../components/shared.js";
@@ -117,6 +118,46 @@ function deployValkey(config: StackConfig, platform: PlatformResult, namespace: 
   };
 }
 
+/** The FailureDrill step (config `drills`), following `after`. */
+function failureDrills(
+  config: StackConfig,
+  valkey: ValkeyRelease,
+  target: Omit<FailureDrillArgs, "mode" | "faults" | "rate" | "preFaultS" | "loadS" | "image" | "loadTarget" | "placement">,
+  checkOptions: Pick<FailureDrillArgs, "mode" | "expect" | "replicaLagBytes" | "sentinel">,
+  after: pulumi.Resource[],
+  platform: PlatformResult,
+): FailureDrill {
+  const { drills, valkey: v } = config;
+  const e = valkey.endpoints;
+  const sentinel =
+    e.sentinel === null ||
+    e.sentinel === undefined ||
+    e.sentinelPort === null ||
+    e.sentinelPort === undefined ||
+    e.masterName === null ||
+    e.masterName === undefined
+      ? undefined
+      : { host: e.sentinel, port: e.sentinelPort, masterName: e.masterName };
+  return new FailureDrill("valkey-drills", {
+    ...target,
+    ...checkOptions,
+    faults: drills.faults,
+    rate: drills.rate,
+    preFaultS: drills.preFaultS,
+    loadS: drills.loadS,
+    zoneDownS: drills.zoneDownS,
+    timeoutS: drills.timeoutS,
+    image: drills.image,
+    loadTarget: { host: e.write, port: e.port, ...(sentinel === undefined ? {} : { sentinel }) },
+    secretName: valkey.secretName,
+    passwordKey: valkey.passwordKey,
+    placement: platform.placement,
+    failureDetectionMs: v.mode === "cluster" ? v.cluster.nodeTimeoutMs : v.replication.sentinel.downAfterMilliseconds,
+    runId: drills.runId,
+    after,
+  });
+}
+
 export function runProgram(input: ProgramInput): ProgramOutputs {
   const { config, password } = input;
   if (config.valkey.auth.enabled && password === undefined) {
@@ -212,6 +253,9 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
     }
   }
 
+  // Failure drills: after the benchmark results and the check after them (each of their runs re-runs the drills).
+  const drills = config.drills.enabled ? failureDrills(config, valkey, target, checkOptions, [after ?? before ?? formed], platform) : undefined;
+
   const report = buildStackReport({
     stack: input.stack ?? pulumi.getStack(),
     config,
@@ -219,6 +263,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
     topology: (after ?? before)?.report,
     benchmark,
     cost,
+    drills: drills === undefined ? undefined : pulumi.all([drills.drills, drills.csv, drills.note]).apply(([d, csv, note]) => ({ drills: d, csv, note })),
   });
   return { report, kubeconfig: pulumi.secret(platform.kubeconfig), password: secretPassword };
 }

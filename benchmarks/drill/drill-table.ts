@@ -54,8 +54,7 @@ type Row = Pick<
   | "maxMsDuring"
   | "rate"
   | "faultDescription"
-  | "timings"
-> & { streams: { stream: string }[] };
+> & { streams: { stream: string }[]; timings: Pick<DrillResult["timings"], "failureDetectionMs"> };
 
 const cell = (v: number | null | boolean | string): string => (v === null ? "" : String(v));
 

@@ -1,0 +1,60 @@
+/**
+ * The in-cluster drill load: the entry bundled into `load.mjs` (load-bundle.ts) and run by the
+ * FailureDrill step's Job (`node /drill/load.mjs`). It runs the same WriteStream as the local
+ * drills (load.ts): cluster mode one slot-aware Cluster client (`cluster-client`); replication
+ * mode two streams at once, a Sentinel-aware client (`sentinel-client`) and a plain client through
+ * the write Service / HAProxy (`write-endpoint`). After DRILL_LOAD_S seconds it stops and prints
+ * its records on stdout (record-lines.ts), nothing else. The password comes from VALKEY_PASSWORD
+ * and is never printed.
+ */
+import { lookup } from "node:dns/promises";
+import { formatRecordLines } from "./record-lines.js";
+import { loadSettingsFromEnv, type LoadSettings } from "./load-env.js";
+import { WriteStream, clusterClient, plainRedis, sentinelRedis, type LoadClient } from "./load.js";
+
+async function clients(s: LoadSettings): Promise<{ stream: string; client: LoadClient }[]> {
+  if (s.mode === "cluster") {
+    // The seed is a Service name: resolve it once (the nodes then announce their pod IPs).
+    const ip = (await lookup(s.target.host, { family: 4 })).address;
+    const seeds = [{ host: s.target.host, port: s.target.port }];
+    const c = clusterClient(seeds, s.password, s.commandTimeoutMs, (h) => (h === s.target.host ? ip : undefined));
+    return [{ stream: "cluster-client", client: { kind: "cluster", client: c } }];
+  }
+  const sentinel = s.sentinel!;
+  const dial = () => plainRedis(s.target.host, s.target.port, s.password, s.commandTimeoutMs);
+  return [
+    {
+      stream: "sentinel-client",
+      client: { kind: "redis", client: sentinelRedis([{ host: sentinel.host, port: sentinel.port }], sentinel.masterName, s.password, s.commandTimeoutMs) },
+    },
+    { stream: "write-endpoint", client: { kind: "redis", client: dial(), redial: dial } },
+  ];
+}
+
+async function main(): Promise<void> {
+  const s = loadSettingsFromEnv(process.env);
+  const streams = (await clients(s)).map(
+    (c) => new WriteStream({ stream: c.stream, prefix: s.keyPrefix, rate: s.rate, waitTimeoutMs: s.waitTimeoutMs, client: c.client }),
+  );
+  const loadStart = Date.now();
+  streams.forEach((w) => w.start());
+  await new Promise((resolve) => setTimeout(resolve, s.loadS * 1000));
+  const loadStop = Date.now();
+  await Promise.all(streams.map((w) => w.stop()));
+  const out = formatRecordLines({
+    prefix: s.keyPrefix,
+    loadStart,
+    loadStop,
+    streams: streams.map((w) => w.stream),
+    records: streams.flatMap((w) => w.records),
+  });
+  await new Promise<void>((resolve, reject) => process.stdout.write(out, (err) => (err ? reject(err) : resolve())));
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`drill load failed: ${(err as Error).message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,271 @@
+/**
+ * The FailureDrill resource's implementation (loaded by its dynamic-provider shell, and called
+ * directly by tests with a fake DrillKubeApi). Per fault, in order:
+ * 1. verify the topology is healthy (the TopologyCheck's verifier, zones included);
+ * 2. create the load ConfigMap + Job (load-job.ts) and wait for its pod to run;
+ * 3. wait `preFaultS`, inject the fault (faults.ts), and poll until every deleted pod runs again
+ *    and the verifier passes: recoveryMs. Not within `timeoutS`: the drill fails `pulumi up`,
+ *    naming the fault (the topology did not heal);
+ * 4. wait for the Job, parse its pod's log (record-lines.ts), read every acknowledged key back
+ *    through the connector, and compute the local drills' figures (ledger.ts);
+ * 5. delete the Job and ConfigMap (also when anything above failed).
+ * Lost WAIT-confirmed writes do not fail `pulumi up`: the row says `ok: false` (a finding, shown).
+ * Clocks: the fault time is this process's clock, the write times the load pod's (see CLOCK_NOTE).
+ */
+import { randomBytes } from "node:crypto";
+import { combineStreams, streamFigures, type Fault, type StreamFigures } from "../../../benchmarks/drill/ledger.js";
+import { parseRecordLines } from "../../../benchmarks/drill/record-lines.js";
+import { renderDrillsCsv } from "../../../benchmarks/drill/drill-table.js";
+import { dynamicProtocol } from "../kit/protocol.js";
+import type { TopologyCheckReport } from "../topology-check/implementation.js";
+import { injectFault, notBackYet } from "./faults.js";
+import type { DrillKubeApi, DrillPod } from "./kube-api.js";
+import { buildDrillLoadJob, DRILL_LOAD_CONTAINER, DRILL_RUN_LABEL } from "./load-job.js";
+import { drillFields, type FailureDrillInputs } from "./inputs.js";
+
+export { parseDrillInputs, type FailureDrillInputs } from "./inputs.js";
+
+export const CLOCK_NOTE =
+  "The fault time is the clock of the process running `pulumi up`; write times are the load pod's clock. Latencies and the write outage are differences on the pod's clock alone; the split of writes into 'before' and 'during' the fault assumes both clocks agree (NTP), off by their skew.";
+export const DETECTION_NOTE = "not observable in the deployed stack (nothing watches the survivors' failure marks); see the local drills";
+
+/** One drill's figures: the local DrillResult's, minus the timeline, plus where they came from. */
+export interface DeployedDrill {
+  mode: "cluster" | "replication";
+  fault: Fault;
+  /** Healed and no WAIT-confirmed write lost. */
+  ok: boolean;
+  healed: boolean;
+  topology: string;
+  faultDescription: string;
+  streams: StreamFigures[];
+  writeOutageMs: number;
+  writes: number;
+  failedWrites: number;
+  recoveryMs: number | null;
+  detectionMs: number | null;
+  detectionNote: string;
+  ackedWrites: number;
+  lostAckedWrites: number;
+  waitedWrites: number;
+  lostWaitedWrites: number;
+  p50MsBefore: number | null;
+  p99MsBefore: number | null;
+  maxMsBefore: number | null;
+  p50MsDuring: number | null;
+  p99MsDuring: number | null;
+  maxMsDuring: number | null;
+  rate: number;
+  waitTimeoutMs: number;
+  timings: { failureDetectionMs: number; zoneDownMs: number };
+  /** The verifier's report once healed. */
+  after: TopologyCheckReport;
+  /** The load Job's pod whose log was read. */
+  loadPod: string;
+}
+
+export interface FailureDrillOutputs {
+  drills: DeployedDrill[];
+  /** drills.csv (renderDrillsCsv). */
+  csv: string;
+  note: string;
+}
+
+export class DrillError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "DrillError";
+  }
+}
+
+/** What a drill needs from the outside world; tests pass fakes. */
+export interface DrillDeps {
+  api: DrillKubeApi;
+  /** The topology check's verifier, once; rejects when the topology fails or cannot be reached. */
+  verify: () => Promise<TopologyCheckReport>;
+  /** key → value read back after recovery (undefined: missing). */
+  readBack: (keys: readonly string[], healed: TopologyCheckReport) => Promise<Map<string, string | undefined>>;
+  /** The bundled load.mjs. */
+  loadScript: () => Promise<string>;
+  sleep?: (ms: number) => Promise<void>;
+  now?: () => number;
+  /** @default 6 random hex characters */
+  runKey?: () => string;
+}
+
+const realSleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function tail(log: string, lines = 20): string {
+  const t = log.trimEnd().split("\n").slice(-lines).join("\n");
+  return t === "" ? "(empty log)" : t;
+}
+
+function failureText(e: unknown): string {
+  return (e as Error).message.split("\n")[0] ?? String(e);
+}
+
+/** The load pod of a run (the newest, if the Job ever made two). */
+async function loadPod(api: DrillKubeApi, namespace: string, runKey: string): Promise<DrillPod | undefined> {
+  return (await api.listPods(namespace, `${DRILL_RUN_LABEL}=${runKey}`)).at(-1);
+}
+
+async function logTail(api: DrillKubeApi, namespace: string, pod: string): Promise<string> {
+  try {
+    return tail(await api.podLog(namespace, pod, DRILL_LOAD_CONTAINER));
+  } catch (err) {
+    return `(its log could not be read: ${(err as Error).message})`;
+  }
+}
+
+/** Runs one fault's drill; throws DrillError when the topology does not heal in time. */
+export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: DrillDeps): Promise<DeployedDrill> {
+  const { api } = deps;
+  const sleep = deps.sleep ?? realSleep;
+  const now = deps.now ?? Date.now;
+  const ns = i.namespace;
+  const healthy = await deps.verify().catch((e: unknown) => {
+    throw new DrillError(`the ${fault} drill did not start: the topology fails verification before the fault: ${failureText(e)}`);
+  });
+  const runKey = deps.runKey?.() ?? randomBytes(3).toString("hex");
+  const name = `valkey-drill-${fault}-${runKey}`;
+  const t = i.loadTarget;
+  const manifests = buildDrillLoadJob({
+    namespace: ns,
+    name,
+    runKey,
+    mode: i.mode,
+    image: i.image,
+    target: { host: t.host, port: t.port, ...(t.sentinel === undefined ? {} : { sentinel: t.sentinel }) },
+    rate: i.rate,
+    loadS: i.loadS,
+    keyPrefix: `drill:${runKey}:${fault}`,
+    waitTimeoutMs: i.waitTimeoutMs,
+    secretName: i.secretName,
+    passwordKey: i.passwordKey,
+    placement: i.placement,
+    script: await deps.loadScript(),
+  });
+  await api.createLoad(manifests);
+  try {
+    // 2. The load pod runs.
+    const startBy = now() + i.timeoutS * 1000;
+    let pod = await loadPod(api, ns, runKey);
+    while (pod?.phase !== "Running") {
+      if (pod !== undefined && (pod.phase === "Failed" || pod.phase === "Succeeded")) {
+        throw new DrillError(`the ${fault} drill's load pod ${pod.name} ended (${pod.phase}) before the fault: ${await logTail(api, ns, pod.name)}`);
+      }
+      if (now() >= startBy) throw new DrillError(`the ${fault} drill's load pod is not Running after ${i.timeoutS} s (${pod?.phase ?? "no pod"})`);
+      await sleep(1000);
+      pod = await loadPod(api, ns, runKey);
+    }
+    const podName = pod.name;
+    // 3. The fault, then recovery.
+    await sleep(i.preFaultS * 1000);
+    const members = await api.listPods(ns, i.selector);
+    const sentinels = i.sentinel === undefined ? [] : await api.listPods(ns, i.sentinel.selector);
+    const faultAt = now();
+    const injected = await injectFault(api, fault, { namespace: ns, members, sentinels, healthy, zoneDownS: i.zoneDownS }, sleep);
+    let after: TopologyCheckReport | undefined;
+    let why = "not checked yet";
+    let recoveredAt: number | undefined;
+    try {
+      const deadline = faultAt + i.timeoutS * 1000;
+      while (now() < deadline) {
+        await sleep(i.pollMs);
+        const pods = [...(await api.listPods(ns, i.selector)), ...(i.sentinel === undefined ? [] : await api.listPods(ns, i.sentinel.selector))];
+        const pending = notBackYet(injected.deleted, pods);
+        if (pending !== undefined) {
+          why = pending;
+          continue;
+        }
+        try {
+          after = await deps.verify();
+          recoveredAt = now();
+          break;
+        } catch (e) {
+          why = failureText(e);
+        }
+      }
+    } finally {
+      await injected.restore();
+    }
+    if (after === undefined || recoveredAt === undefined) {
+      throw new DrillError(`the ${fault} drill did not heal within ${i.timeoutS} s (drills.timeoutS) after ${injected.description}: ${why}`);
+    }
+    // 4. The load's records.
+    const doneBy = now() + (i.loadS + 300) * 1000;
+    for (;;) {
+      const st = await api.jobState(ns, name);
+      if (st !== undefined && st.failed > 0) throw new DrillError(`the ${fault} drill's load Job ${ns}/${name} failed: ${await logTail(api, ns, podName)}`);
+      if (st !== undefined && st.succeeded > 0) break;
+      if (now() >= doneBy) throw new DrillError(`the ${fault} drill's load Job ${ns}/${name} has not finished ${i.loadS + 300} s after the fault`);
+      await sleep(2000);
+    }
+    const log = await api.podLog(ns, podName, DRILL_LOAD_CONTAINER);
+    let load;
+    try {
+      load = parseRecordLines(log);
+    } catch (err) {
+      throw new DrillError(`the ${fault} drill's load pod ${podName}: ${(err as Error).message}; last log lines:\n${tail(log)}`);
+    }
+    const acked = load.records.filter((r) => r.ok).map((r) => r.key);
+    const readBack = await deps.readBack(acked, after);
+    const input = { records: load.records, readBack, faultAt, loadStart: load.loadStart, loadStop: load.loadStop, beforeMs: 10_000 };
+    const streams = load.streams.map((s) => streamFigures(s, input));
+    const total = combineStreams(streams);
+    const lat = (v: number | null): number | null => (v === null ? null : Math.round(v * 100) / 100);
+    return {
+      mode: i.mode,
+      fault,
+      ok: total.lostWaitedWrites === 0,
+      healed: true,
+      topology: `${i.mode}: ${healthy.shards.length} shard(s), ${healthy.nodeCount} node(s)${healthy.sentinels === undefined ? "" : `, ${healthy.sentinels.length} Sentinel(s)`} (deployed, namespace ${ns})`,
+      faultDescription: injected.description,
+      streams,
+      writeOutageMs: Math.round(total.writeOutageMs),
+      writes: total.writes,
+      failedWrites: total.writes - total.ackedWrites,
+      recoveryMs: Math.round(recoveredAt - faultAt),
+      detectionMs: null,
+      detectionNote: DETECTION_NOTE,
+      ackedWrites: total.ackedWrites,
+      lostAckedWrites: total.lostAckedWrites,
+      waitedWrites: total.waitedWrites,
+      lostWaitedWrites: total.lostWaitedWrites,
+      p50MsBefore: lat(total.p50MsBefore),
+      p99MsBefore: lat(total.p99MsBefore),
+      maxMsBefore: lat(total.maxMsBefore),
+      p50MsDuring: lat(total.p50MsDuring),
+      p99MsDuring: lat(total.p99MsDuring),
+      maxMsDuring: lat(total.maxMsDuring),
+      rate: i.rate,
+      waitTimeoutMs: i.waitTimeoutMs,
+      timings: { failureDetectionMs: i.failureDetectionMs, zoneDownMs: i.zoneDownS * 1000 },
+      after,
+      loadPod: podName,
+    };
+  } finally {
+    await api.deleteLoad(ns, name);
+  }
+}
+
+/** Every fault in order; the first that does not heal stops the run (and fails `pulumi up`). */
+export async function runDrills(i: FailureDrillInputs, deps: DrillDeps): Promise<FailureDrillOutputs> {
+  const drills: DeployedDrill[] = [];
+  for (const fault of i.faults) drills.push(await drillOnce(i, fault, deps));
+  return { drills, csv: renderDrillsCsv(drills), note: CLOCK_NOTE };
+}
+
+// --- the dynamic-provider protocol (called by ../kit/ts-module-provider.ts) ---
+
+/** The real outside world: the API server and connector named by the inputs (real-deps.ts). */
+async function realDeps(i: FailureDrillInputs): Promise<DrillDeps> {
+  const { drillDepsFor } = await import("./real-deps.js");
+  return drillDepsFor(i);
+}
+
+export const { check, create, diff, update } = dynamicProtocol({
+  fields: drillFields,
+  run: async (i, deps?: DrillDeps) => runDrills(i, deps ?? (await realDeps(i))),
+  idOf: (p) => `${String(p.namespace)}/${String(p.selector)}/drills`,
+});

@@ -1,0 +1,117 @@
+/**
+ * The Kubernetes operations a failure drill performs, behind one interface so the orchestration
+ * runs against a fake in tests and against the API server in `pulumi up` (and under kwok in the
+ * e2e suite). Standard API operations only: list / delete pods, list nodes and patch
+ * `spec.unschedulable` (cordon), create / delete ConfigMaps and Jobs, read a Job and a pod's log.
+ */
+import type { DrillLoadManifests } from "./load-job.js";
+
+export interface DrillPod {
+  name: string;
+  uid: string;
+  nodeName: string | undefined;
+  podIP: string | undefined;
+  phase: string;
+  ready: boolean;
+  /** metadata.deletionTimestamp is set (Terminating). */
+  deleting: boolean;
+  labels: Record<string, string>;
+}
+
+export interface DrillNode {
+  name: string;
+  labels: Record<string, string>;
+  unschedulable: boolean;
+}
+
+export interface DrillJobState {
+  succeeded: number;
+  failed: number;
+}
+
+export interface DrillKubeApi {
+  listPods(namespace: string, selector: string): Promise<DrillPod[]>;
+  /** `gracePeriodSeconds` 0: at once (the kill); undefined: the pod's own grace period (preStop runs). */
+  deletePod(namespace: string, name: string, gracePeriodSeconds: number | undefined): Promise<void>;
+  listNodes(selector?: string): Promise<DrillNode[]>;
+  /** Cordon (true) or uncordon (false). */
+  setUnschedulable(node: string, value: boolean): Promise<void>;
+  createLoad(m: DrillLoadManifests): Promise<void>;
+  /** Deletes the Job (with its pods) and the ConfigMap; a missing one is fine. */
+  deleteLoad(namespace: string, name: string): Promise<void>;
+  /** undefined when the Job does not exist. */
+  jobState(namespace: string, name: string): Promise<DrillJobState | undefined>;
+  podLog(namespace: string, pod: string, container: string): Promise<string>;
+}
+
+function isNotFound(err: unknown): boolean {
+  const e = err as { code?: unknown; statusCode?: unknown };
+  return e?.code === 404 || e?.statusCode === 404;
+}
+
+async function ignoreNotFound(p: Promise<unknown>): Promise<void> {
+  try {
+    await p;
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+}
+
+/** DrillKubeApi over @kubernetes/client-node 2.x. */
+export async function kubernetesDrillApi(kubeconfig: string, context?: string): Promise<DrillKubeApi> {
+  const [k8s, { loadKubeConfig }] = await Promise.all([import("@kubernetes/client-node"), import("../../kubernetes/pod-api.js")]);
+  const kc = loadKubeConfig(kubeconfig, context);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const batch = kc.makeApiClient(k8s.BatchV1Api);
+  const mergePatch = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+  return {
+    async listPods(namespace, selector) {
+      const list = await core.listNamespacedPod({ namespace, labelSelector: selector });
+      return list.items.map((p) => ({
+        name: p.metadata?.name ?? "",
+        uid: p.metadata?.uid ?? "",
+        nodeName: p.spec?.nodeName || undefined,
+        podIP: p.status?.podIP || undefined,
+        phase: p.status?.phase ?? "Unknown",
+        ready: (p.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"),
+        deleting: p.metadata?.deletionTimestamp !== undefined,
+        labels: { ...(p.metadata?.labels ?? {}) },
+      }));
+    },
+    async deletePod(namespace, name, gracePeriodSeconds) {
+      await ignoreNotFound(core.deleteNamespacedPod({ namespace, name, ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }) }));
+    },
+    async listNodes(selector) {
+      const list = await core.listNode(selector === undefined ? {} : { labelSelector: selector });
+      return list.items.map((n) => ({
+        name: n.metadata?.name ?? "",
+        labels: { ...(n.metadata?.labels ?? {}) },
+        unschedulable: n.spec?.unschedulable === true,
+      }));
+    },
+    async setUnschedulable(node, value) {
+      await core.patchNode({ name: node, body: { spec: { unschedulable: value } } }, mergePatch);
+    },
+    async createLoad(m) {
+      const namespace = m.job.metadata.namespace;
+      await core.createNamespacedConfigMap({ namespace, body: m.configMap });
+      await batch.createNamespacedJob({ namespace, body: m.job as never });
+    },
+    async deleteLoad(namespace, name) {
+      await ignoreNotFound(batch.deleteNamespacedJob({ namespace, name, propagationPolicy: "Background" }));
+      await ignoreNotFound(core.deleteNamespacedConfigMap({ namespace, name }));
+    },
+    async jobState(namespace, name) {
+      try {
+        const job = await batch.readNamespacedJob({ namespace, name });
+        return { succeeded: job.status?.succeeded ?? 0, failed: job.status?.failed ?? 0 };
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      }
+    },
+    async podLog(namespace, pod, container) {
+      return core.readNamespacedPodLog({ namespace, name: pod, container });
+    },
+  };
+}

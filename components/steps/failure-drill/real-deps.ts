@@ -1,0 +1,56 @@
+/**
+ * FailureDrill's real outside world, from its inputs: the API server (kube-api.ts), the
+ * TopologyCheck's verifier through the chosen connector (one attempt per call: the drill polls),
+ * the read-back through the same connector, and the esbuild bundle of the load.
+ */
+import { bundleLoadScript } from "../../../benchmarks/drill/load-bundle.js";
+import { kubeDeps, usablePods } from "../kit/kube-access.js";
+import { checkTopologyOnKubernetes, PodNameConnector, type TopologyCheckInputs } from "../topology-check/implementation.js";
+import type { DrillDeps } from "./implementation.js";
+import type { FailureDrillInputs } from "./inputs.js";
+import { kubernetesDrillApi } from "./kube-api.js";
+import { readBackKeys } from "./read-back.js";
+
+/** The TopologyCheck inputs of the drill's verifier: one attempt (the drill does the polling), no key counts. */
+export function checkInputsOf(i: FailureDrillInputs): TopologyCheckInputs {
+  return {
+    kubeconfig: i.kubeconfig,
+    context: i.context,
+    namespace: i.namespace,
+    selector: i.selector,
+    connector: i.connector,
+    password: i.password,
+    headlessService: i.headlessService,
+    timeoutMs: 1,
+    mode: i.mode,
+    expect: i.expect,
+    replicaLagBytes: i.replicaLagBytes,
+    sentinel: i.sentinel,
+    countKeys: false,
+    triggers: [],
+  };
+}
+
+export async function drillDepsFor(i: FailureDrillInputs): Promise<DrillDeps> {
+  const api = await kubernetesDrillApi(i.kubeconfig, i.context);
+  const kube = kubeDeps(i);
+  const checkInputs = checkInputsOf(i);
+  let script: string | undefined;
+  return {
+    api,
+    verify: async () => (await checkTopologyOnKubernetes(checkInputs, kube)).report,
+    readBack: async (keys) => {
+      const pods = await usablePods(i, kube);
+      const reach = kube.connector(pods);
+      const connector = i.connector === "direct" ? new PodNameConnector(reach, pods, { namespace: i.namespace, headlessService: i.headlessService }) : reach;
+      try {
+        // The report of a fresh verification: the primaries as they are now.
+        const { report } = await checkTopologyOnKubernetes(checkInputs, kube);
+        return await readBackKeys(keys, report, connector);
+      } finally {
+        await connector.close();
+      }
+    },
+    loadScript: async () => (script ??= await bundleLoadScript()),
+  };
+}

@@ -1,0 +1,41 @@
+/**
+ * The `drills` section of the stack-file schema (sections.ts lists it): failure drills in the
+ * deployed stack (components/steps/failure-drill/). Off by default: a drill deliberately breaks
+ * the deployment.
+ */
+import { z } from "zod";
+import { FAULTS, type Fault } from "../benchmarks/drill/ledger.js";
+import { versions } from "../versions.js";
+import { count, flag, runId, section, unique } from "./fields.js";
+
+export const drillsSchema = section(
+  {
+    enabled: flag(false).describe(
+      "Run failure drills after the benchmark: each fault deletes Valkey pods through the Kubernetes API under an in-cluster write load and measures until the topology verifier passes again. Off by default: a drill deliberately breaks the deployment.",
+    ),
+    faults: z
+      .array(z.enum(FAULTS as readonly Fault[] as readonly [Fault, ...Fault[]]))
+      .min(1)
+      .superRefine(unique("fault"))
+      .default(["primary"])
+      .describe(
+        "Faults, in order: primary (delete the primary's pod, grace 0), replica (a replica's pod, grace 0), zone (cordon one zone's nodes, delete its members and Sentinels, hold zoneDownS, uncordon), all (every member pod, grace 0), switchover (delete the primary's pod with its grace period: the preStop path a node drain takes).",
+      ),
+    rate: count(1, 50).describe("Writes per second of each load stream (replication: two streams, Sentinel-aware and through the write Service)."),
+    preFaultS: count(1, 10).describe("Seconds of load before the fault (the 'before' latency window)."),
+    loadS: count(1, 90).describe("Seconds the load Job writes for; the fault and the recovery should fall inside it."),
+    zoneDownS: count(0, 30).describe("zone fault: seconds the zone stays cordoned (its pods Pending) before it is uncordoned."),
+    timeoutS: count(1, 600).describe(
+      "Bound on the recovery (fault → verifier passing, zones included); past it the drill fails `pulumi up`, naming the fault.",
+    ),
+    image: z
+      .string()
+      .min(1, { error: "must be a container image" })
+      .default(versions.DRILL_LOAD_IMAGE)
+      .describe(
+        "Image of the load pod: any Node ≥ 22 image that runs `node` as uid 1000 (the bundled load needs nothing else). The default is pinned in versions.env; its tag is not verified from here.",
+      ),
+    runId: runId("Change it (any new value, e.g. a date) to run the drills again on an unchanged stack."),
+  },
+  "Failure drills in the deployed stack (post-deploy, after the benchmark).",
+);

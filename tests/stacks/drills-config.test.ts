@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseStackConfig } from "../../config/schema.js";
+import { versions } from "../../versions.js";
+
+function problems(raw: unknown): { path: string; message: string }[] {
+  try {
+    parseStackConfig(raw);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.issues.map((i) => ({ path: i.path, message: i.message }));
+    throw err;
+  }
+  return [];
+}
+
+describe("config drills: defaults", () => {
+  it("is off by default, with the primary fault and the pinned load image", () => {
+    expect(parseStackConfig({}).config.drills).toEqual({
+      enabled: false,
+      faults: ["primary"],
+      rate: 50,
+      preFaultS: 10,
+      loadS: 90,
+      zoneDownS: 30,
+      timeoutS: 600,
+      image: versions.DRILL_LOAD_IMAGE,
+    });
+    expect(versions.DRILL_LOAD_IMAGE).toMatch(/^public\.ecr\.aws\/docker\/library\/node:24\./);
+  });
+
+  it("keeps the faults in the order written", () => {
+    const { config } = parseStackConfig({ drills: { enabled: true, faults: ["zone", "primary", "switchover"], runId: "r1" } });
+    expect(config.drills.faults).toEqual(["zone", "primary", "switchover"]);
+    expect(config.drills.runId).toBe("r1");
+  });
+});
+
+describe("config drills: each bad value names its key", () => {
+  it.each([
+    ["an unknown fault", { drills: { faults: ["primary", "network"] } }, "drills.faults.1", "primary"],
+    ["a fault listed twice", { drills: { faults: ["primary", "primary"] } }, "drills.faults.1", "listed twice"],
+    ["no fault", { drills: { faults: [] } }, "drills.faults", "at least 1"],
+    ["a rate of 0", { drills: { rate: 0 } }, "drills.rate", "1"],
+    ["an empty runId", { drills: { runId: "" } }, "drills.runId", "non-empty"],
+    ["an unknown key", { drills: { faultz: [] } }, "drills.faultz", "unknown key"],
+  ])("%s", (_name, raw, path, fragment) => {
+    const p = problems(raw).find((x) => x.path === path);
+    expect(p, JSON.stringify(problems(raw))).toBeDefined();
+    expect(p!.message).toContain(fragment);
+  });
+});
+
+describe("config drills: cross-field rules", () => {
+  it("drills.enabled needs checks.verify (recovery is the verifier passing)", () => {
+    const p = problems({ drills: { enabled: true }, checks: { verify: false }, valkey: { mode: "cluster" } });
+    expect(p).toEqual([{ path: "drills.enabled", message: expect.stringContaining("needs checks.verify: true") }]);
+  });
+
+  it("the zone fault needs ≥ 2 zones", () => {
+    const p = problems({
+      drills: { enabled: true, faults: ["zone"] },
+      aws: { zones: ["us-west-2a"] },
+      valkey: { replication: { replicas: 0, sentinel: { replicas: 1, quorum: 1 } } },
+      checks: { verify: true },
+    });
+    expect(p.find((x) => x.path === "drills.faults")?.message).toContain("zone needs ≥ 2 zones in aws.zones (got 1)");
+  });
+
+  it("the load must run at least 10 s past the fault", () => {
+    const p = problems({ drills: { enabled: true, preFaultS: 20, loadS: 25 } });
+    expect(p).toEqual([{ path: "drills.loadS", message: expect.stringContaining("use at least 30") }]);
+  });
+
+  it("applies no drill rule while drills are off", () => {
+    expect(problems({ drills: { enabled: false, preFaultS: 20, loadS: 25 }, checks: { verify: false }, valkey: { mode: "cluster" } })).toEqual([]);
+  });
+});
