@@ -1,0 +1,25 @@
+/**
+ * A fourth Valkey-pool node for a Job pod that may not share a node with a Valkey pod (the
+ * benchmark's, the failure drill's load): added only once the release's Valkey pods are placed on
+ * the first three (added earlier, it could take a Valkey pod and leave the Job pod nowhere to go).
+ */
+import { eventually } from "../../support/processes.js";
+import type { E2eContext } from "./e2e-context.js";
+
+/** Waits until `count` Valkey pods of `namespace` are placed, then adds the node `name` in `zone`. */
+export async function addClientNodeOnceValkeyPlaced(ctx: E2eContext, namespace: string, count: number, name: string, zone: string): Promise<void> {
+  await eventually(`the ${count} Valkey pods placed`, 300_000, async () => {
+    const pods = (await ctx.core.listNamespacedPod({ namespace, labelSelector: "app.kubernetes.io/name=valkey" })).items;
+    return pods.length === count && pods.every((p) => p.spec?.nodeName !== undefined) ? true : undefined;
+  });
+  await ctx.plane.api("POST", "/api/v1/nodes", {
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: {
+      name,
+      annotations: { "kwok.x-k8s.io/node": "fake" },
+      labels: { "karpenter.sh/nodepool": "valkey", "topology.kubernetes.io/zone": zone, "kubernetes.io/hostname": name, "type": "kwok" },
+    },
+    spec: { taints: [{ key: "workload", value: "valkey", effect: "NoSchedule" }] },
+  });
+}
