@@ -13,7 +13,7 @@
  *    script with this process's Node against the real server behind the Service, its stdout is
  *    what `pods/log` returns through the API server, and the Job completes.
  */
-import Redis from "ioredis";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { zoneSpread } from "../../components/valkey/pod-placement.js";
 import { eventually } from "../support/processes.js";
