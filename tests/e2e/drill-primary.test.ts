@@ -26,7 +26,9 @@ const LOAD_NODE = "kwok-drill-load";
 /** Bounds this file asserts: recovery within the step's timeout, the outage within the load. */
 const DRILLS = { enabled: true, faults: ["primary"], rate: 20, preFaultS: 3, loadS: 45, timeoutS: 180 };
 
-const ctx = useE2eContext(undefined, { holdJobPods: true, freshPodIps: true });
+/** A random /16 away from the per-worker defaults' usual values (127.65, 127.66): e2e runs of other worktrees use those. */
+const POD_CIDR = `127.${80 + Math.floor(Math.random() * 16)}.0.0/16`;
+const ctx = useE2eContext(undefined, { holdJobPods: true, freshPodIps: true, podCidr: POD_CIDR });
 
 interface DrillRow {
   mode: string;

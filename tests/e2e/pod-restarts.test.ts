@@ -25,7 +25,9 @@ import { standInForPods, type PodValkeys } from "./support/pod-valkeys.js";
 
 const PASSWORD = `e2e-${Math.random().toString(36).slice(2)}-restart`;
 const NS = "restarts";
-const ctx = useE2eContext(undefined, { freshPodIps: true, holdJobPods: true });
+/** A random /16 away from the per-worker defaults' usual values: e2e runs of other worktrees use those. */
+const POD_CIDR = `127.${80 + Math.floor(Math.random() * 16)}.0.0/16`;
+const ctx = useE2eContext(undefined, { freshPodIps: true, holdJobPods: true, podCidr: POD_CIDR });
 
 let valkeys: PodValkeys;
 let loads: JobPods;
