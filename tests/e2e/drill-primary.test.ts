@@ -65,7 +65,12 @@ async function drill(mode: "replication" | "cluster"): Promise<void> {
   loadNode.catch(() => undefined); // awaited below; a failed up must not leave it unhandled
   try {
     const started = Date.now();
-    const up = await s.stack.up({ onOutput: (o) => s.log.push(o) });
+    const up = await s.stack.up({ onOutput: (o) => s.log.push(o) }).catch((e: unknown) => {
+      // What the stand-ins saw, for a drill that did not heal.
+      const servers = [...valkeys.servers].map(([pod, v]) => `--- ${pod} ${v.address} alive=${v.alive()}\n${v.logTail(12)}\n${v.stderr().slice(-800)}`);
+      const seen = JSON.stringify({ restarts: valkeys.restarts, errors: valkeys.errors, loadErrors: loads.errors, podIpErrors: ctx.plane.podIpErrors });
+      throw new Error(`${(e as Error).message.slice(-1500)}\n${seen}\n${servers.join("\n")}`);
+    });
     const upMs = Date.now() - started;
     await loadNode;
     expect(up.summary.result, tail(s.log)).toBe("succeeded");

@@ -73,8 +73,15 @@ export async function startSentinelPod(ctx: SentinelStandInContext, pod: k8s.V1P
   });
 }
 
-/** Starts the data member of `pod` by the rendered entrypoint, or undefined while a Sentinel has no IP yet. */
-export async function startMemberPod(ctx: SentinelStandInContext, pod: k8s.V1Pod): Promise<ValkeyProcess | undefined> {
+/**
+ * Starts the data member of `pod` by the rendered entrypoint, or undefined while a Sentinel has no
+ * IP yet. `previousIp`: the address the pod had before it was deleted and recreated. The
+ * Sentinels know a member by what it announced; a real member announces its stable DNS name,
+ * which the recreated pod keeps, so its entrypoint recognises itself in the Sentinels' answer
+ * (is_me). Here members announce IPs, so the old IP is given as the entrypoint's second identity
+ * (VALKEY_ANNOUNCE_IP) to keep that recognition.
+ */
+export async function startMemberPod(ctx: SentinelStandInContext, pod: k8s.V1Pod, previousIp?: string): Promise<ValkeyProcess | undefined> {
   const name = pod.metadata?.name ?? "?";
   const ip = pod.status?.podIP as string;
   const start = (await configOf(ctx, pod))["start.sh"] ?? "";
@@ -88,21 +95,25 @@ export async function startMemberPod(ctx: SentinelStandInContext, pod: k8s.V1Pod
     sentinels.push(`${sip}:${s.split(":").pop() ?? "26379"}`);
   }
   const ordinal = Number(name.split("-").pop());
+  const launch = memberLaunch({
+    ordinal,
+    host: ip,
+    port: 6379,
+    password: ctx.password,
+    sentinels,
+    masterName: master,
+    server: { appendonly: false, save: "" },
+    sentinel: { waitSeconds: 60, firstStartGraceSeconds: 2, agreementSeconds: 5, failoverRetrySeconds: 20 },
+  });
   return ctx.fleet.start({
     name,
     bind: ip,
     port: 6379,
     startTimeoutMs: 90_000,
-    launch: memberLaunch({
-      ordinal,
-      host: ip,
-      port: 6379,
-      password: ctx.password,
-      sentinels,
-      masterName: master,
-      server: { appendonly: false, save: "" },
-      sentinel: { waitSeconds: 60, firstStartGraceSeconds: 2, agreementSeconds: 5, failoverRetrySeconds: 20 },
-    }),
+    launch: (c) => {
+      const cmd = launch(c);
+      return previousIp === undefined ? cmd : { ...cmd, env: { ...cmd.env, VALKEY_ANNOUNCE_IP: previousIp } };
+    },
   });
 }
 

@@ -102,7 +102,7 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
           ? await startSentinelPod(ctx, pod)
           : kind === HAPROXY_NAME_LABEL
             ? await startHaproxyPod(ctx, pod)
-            : await startMemberPod(ctx, pod);
+            : await startMemberPod(ctx, pod, restarts.findLast((r) => r.pod === name)?.oldIp);
         if (server !== undefined) started(pod, server);
         return;
       }
