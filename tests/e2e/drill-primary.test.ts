@@ -118,9 +118,10 @@ async function drill(mode: "replication" | "cluster"): Promise<void> {
     // The load pod's log was the one read (and its Job is gone: the step deletes it).
     expect(loads.logs.has(row.loadPod)).toBe(true);
   } finally {
-    await loads.stop();
-    await valkeys.stop();
-    await s.dispose();
+    // Each stand-in gets 120 s to stop (a hang names itself instead of eating the test's timeout).
+    const bounded = (what: string, p: Promise<void>): Promise<void> =>
+      Promise.race([p, new Promise<void>((_, reject) => setTimeout(() => reject(new Error(`${what} did not stop within 120 s`)), 120_000).unref())]);
+    await bounded("the drill-load stand-in", loads.stop()).finally(() => bounded("the Valkey stand-in", valkeys.stop()).finally(() => s.dispose()));
     await ctx.plane.api("DELETE", `/api/v1/nodes/${LOAD_NODE}`, undefined, { allow: [404] });
   }
   await eventually(`namespace ${namespace} to be deleted`, 120_000, async () => {

@@ -73,7 +73,9 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
   /** SIGKILLs the server of every pod that is gone, marked for deletion, or back with another UID. */
   const killDeleted = async (pods: k8s.V1Pod[]): Promise<void> => {
     const byName = new Map(pods.map((p) => [p.metadata?.name ?? "", p]));
-    for (const [name, owner] of owners) {
+    // A snapshot: a server started meanwhile (by an in-flight start) is not judged by this stale list.
+    for (const [name, owner] of [...owners]) {
+      if (owners.get(name) !== owner) continue;
       const pod = byName.get(name);
       if (pod !== undefined && pod.metadata?.uid === owner.uid && pod.metadata.deletionTimestamp === undefined) continue;
       const server = servers.get(name);
