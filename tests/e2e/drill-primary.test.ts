@@ -63,6 +63,7 @@ async function drill(mode: "replication" | "cluster"): Promise<void> {
   const loads = standInForDrillLoadJobs(ctx.core, ctx.plane, namespace);
   const loadNode = addClientNodeOnceValkeyPlaced(ctx, namespace, members, LOAD_NODE, ZONES[0] as string);
   loadNode.catch(() => undefined); // awaited below; a failed up must not leave it unhandled
+  let failure: unknown;
   try {
     const started = Date.now();
     const up = await s.stack.up({ onOutput: (o) => s.log.push(o) }).catch((e: unknown) => {
@@ -117,11 +118,18 @@ async function drill(mode: "replication" | "cluster"): Promise<void> {
     expect(row.after.shards.map((sh) => sh.primary.address.split(":")[0])).not.toContain(oldIp);
     // The load pod's log was the one read (and its Job is gone: the step deletes it).
     expect(loads.logs.has(row.loadPod)).toBe(true);
+  } catch (e) {
+    failure = e;
+    throw e;
   } finally {
     // Each stand-in gets 120 s to stop (a hang names itself instead of eating the test's timeout).
     const bounded = (what: string, p: Promise<void>): Promise<void> =>
       Promise.race([p, new Promise<void>((_, reject) => setTimeout(() => reject(new Error(`${what} did not stop within 120 s`)), 120_000).unref())]);
-    await bounded("the drill-load stand-in", loads.stop()).finally(() => bounded("the Valkey stand-in", valkeys.stop()).finally(() => s.dispose()));
+    await bounded("the drill-load stand-in", loads.stop())
+      .finally(() => bounded(`the Valkey stand-in (${valkeys.describe()})`, valkeys.stop()).finally(() => s.dispose()))
+      .catch((e: unknown) => {
+        throw new Error(`${(e as Error).message}; the test's own failure, if any: ${failure === undefined ? "none" : (failure as Error).message}`);
+      });
     await ctx.plane.api("DELETE", `/api/v1/nodes/${LOAD_NODE}`, undefined, { allow: [404] });
   }
   await eventually(`namespace ${namespace} to be deleted`, 120_000, async () => {

@@ -44,6 +44,8 @@ export interface PodValkeys {
   readonly restarts: PodRestart[];
   /** Errors from starting servers (reported by the test, never swallowed). */
   readonly errors: string[];
+  /** What is under way (pods being started, the poll loop), for a test's failure message. */
+  describe(): string;
   stop(): Promise<void>;
 }
 
@@ -60,6 +62,7 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
   const inFlight = new Set<Promise<void>>();
   const errors: string[] = [];
   let stopped = false;
+  let phase = "polling";
 
   const started = (pod: k8s.V1Pod, server: ValkeyProcess): void => {
     const name = pod.metadata?.name ?? "?";
@@ -130,10 +133,13 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
   };
 
   const tick = async (): Promise<void> => {
+    phase = "listing pods";
     const all = (await core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/name in (valkey,${SENTINEL_NAME_LABEL},${HAPROXY_NAME_LABEL})` }))
       .items;
     const pods = all;
+    phase = "killing deleted pods' servers";
     await killDeleted(pods);
+    phase = "starting";
     const ips = new Map(all.flatMap((p) => (p.status?.podIP === undefined ? [] : [[p.metadata?.name ?? "", p.status.podIP] as [string, string]])));
     const primaryIp = pods.find((p) => p.metadata?.labels?.[ROLE] === "primary")?.status?.podIP;
     // Not awaited: a member under Sentinel may wait long for its start decision, and deletions
@@ -165,11 +171,15 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
     servers,
     restarts,
     errors,
+    describe: () => `loop: ${phase}; starting: [${[...starting].join(", ")}]; ${inFlight.size} start(s) in flight`,
     stop: async () => {
       stopped = true;
       await loop;
+      phase = "stopped; waiting for the starts in flight";
       await Promise.all([...inFlight]);
+      phase = "stopping the servers";
       await fleet.stopAll();
+      phase = "stopped";
     },
   };
 }
