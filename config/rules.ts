@@ -197,6 +197,9 @@ function checkByoNodePool(config: StackConfig, report: Report): void {
     );
 }
 
+/** Writes per load stream a drill may log: 2 streams × 120 bytes × this stays well under the kubelet's 10 MiB log rotation. */
+export const MAX_DRILL_WRITES_PER_STREAM = 30_000;
+
 /** Failure drills: recovery is the verifier passing; a zone drill needs another zone; the fault inside the load. */
 function checkDrills(config: StackConfig, report: Report): void {
   const { drills, checks, aws } = config;
@@ -204,6 +207,11 @@ function checkDrills(config: StackConfig, report: Report): void {
   if (!checks.verify) report(["drills", "enabled"], "needs checks.verify: true: a drill's recovery is the topology verifier passing again, zones included");
   if (drills.faults.includes("zone") && aws.zones.length < 2)
     report(["drills", "faults"], `zone needs ≥ 2 zones in aws.zones (got ${aws.zones.length}): losing the only zone leaves nothing to fail over to`);
+  if (drills.rate * drills.loadS > MAX_DRILL_WRITES_PER_STREAM)
+    report(
+      ["drills", "rate"],
+      `${drills.rate} writes/s × drills.loadS ${drills.loadS} s is over ${MAX_DRILL_WRITES_PER_STREAM} writes per stream: the load pod's log (its records, about 120 bytes each) would outgrow the kubelet's 10 MiB log rotation`,
+    );
   if (drills.loadS < drills.preFaultS + 10)
     report(
       ["drills", "loadS"],

@@ -195,7 +195,5 @@ export function stackReport(
 export function buildStackReport(p: StackReportParts): pulumi.Output<StackReport> {
   return pulumi
     .all([p.endpoints, p.topology, p.benchmark, p.cost, p.drills])
-    .apply(([endpoints, topology, benchmark, cost, drills]) =>
-      stackReport(p.stack, p.config, endpoints as Endpoints, topology, benchmark, cost, drills as DrillsPart | undefined),
-    );
+    .apply(([endpoints, topology, benchmark, cost, drills]) => stackReport(p.stack, p.config, endpoints as Endpoints, topology, benchmark, cost, drills));
 }

@@ -5,7 +5,8 @@
  *
  * Order: platform (EKS + Karpenter, or your cluster) → namespace → Valkey (replication or
  * cluster) → AZ-aware cluster bootstrap (cluster mode) → topology check → benchmark Job →
- * benchmark results → topology check again (per-primary key counts after the run) → outputs.
+ * benchmark results → topology check again (per-primary key counts after the run) → failure
+ * drills (`drills.enabled`, after that check) → outputs.
  * Every count and shape comes from the config as plain values; nothing is created in apply().
  */
 import type * as aws from "@pulumi/aws";

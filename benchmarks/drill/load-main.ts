@@ -4,7 +4,8 @@
  * drills (load.ts): cluster mode one slot-aware Cluster client (`cluster-client`); replication
  * mode two streams at once, a Sentinel-aware client (`sentinel-client`) and a plain client through
  * the write Service / HAProxy (`write-endpoint`). After DRILL_LOAD_S seconds it stops and prints
- * its records on stdout (record-lines.ts), nothing else. The password comes from VALKEY_PASSWORD
+ * its records on stdout (record-lines.ts), nothing else. The load starts once every client is
+ * connected (bounded: 30 s, else it exits 1), so connecting is not counted as failed writes. The password comes from VALKEY_PASSWORD
  * and is never printed.
  */
 import { lookup } from "node:dns/promises";
@@ -31,11 +32,23 @@ async function clients(s: LoadSettings): Promise<{ stream: string; client: LoadC
   ];
 }
 
+/** Waits until a client is connected (AUTH done), so connection set-up is not counted as failed writes. */
+function whenReady(stream: string, c: LoadClient, ms: number): Promise<void> {
+  if (c.client.status === "ready") return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${stream}: not connected after ${ms} ms`)), ms);
+    c.client.once("ready", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
 async function main(): Promise<void> {
   const s = loadSettingsFromEnv(process.env);
-  const streams = (await clients(s)).map(
-    (c) => new WriteStream({ stream: c.stream, prefix: s.keyPrefix, rate: s.rate, waitTimeoutMs: s.waitTimeoutMs, client: c.client }),
-  );
+  const made = await clients(s);
+  await Promise.all(made.map((c) => whenReady(c.stream, c.client, 30_000)));
+  const streams = made.map((c) => new WriteStream({ stream: c.stream, prefix: s.keyPrefix, rate: s.rate, waitTimeoutMs: s.waitTimeoutMs, client: c.client }));
   const loadStart = Date.now();
   streams.forEach((w) => w.start());
   await new Promise((resolve) => setTimeout(resolve, s.loadS * 1000));

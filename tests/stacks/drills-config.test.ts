@@ -52,7 +52,8 @@ describe("config drills: each bad value names its key", () => {
 describe("config drills: cross-field rules", () => {
   it("drills.enabled needs checks.verify (recovery is the verifier passing)", () => {
     const p = problems({ drills: { enabled: true }, checks: { verify: false }, valkey: { mode: "cluster" } });
-    expect(p).toEqual([{ path: "drills.enabled", message: expect.stringContaining("needs checks.verify: true") }]);
+    expect(p.map((x) => x.path)).toEqual(["drills.enabled"]);
+    expect(p[0]!.message).toContain("needs checks.verify: true");
   });
 
   it("the zone fault needs ≥ 2 zones", () => {
@@ -67,7 +68,15 @@ describe("config drills: cross-field rules", () => {
 
   it("the load must run at least 10 s past the fault", () => {
     const p = problems({ drills: { enabled: true, preFaultS: 20, loadS: 25 } });
-    expect(p).toEqual([{ path: "drills.loadS", message: expect.stringContaining("use at least 30") }]);
+    expect(p.map((x) => x.path)).toEqual(["drills.loadS"]);
+    expect(p[0]!.message).toContain("use at least 30");
+  });
+
+  it("the load's records must fit the pod log (rate × loadS per stream)", () => {
+    const p = problems({ drills: { enabled: true, rate: 500, loadS: 61 } });
+    expect(p.map((x) => x.path)).toEqual(["drills.rate"]);
+    expect(p[0]!.message).toContain("500 writes/s × drills.loadS 61 s is over 30000 writes per stream");
+    expect(problems({ drills: { enabled: true, rate: 500, loadS: 60 } })).toEqual([]);
   });
 
   it("applies no drill rule while drills are off", () => {

@@ -57,7 +57,7 @@ const at = (p: DrillPod): string => `${p.name} (${p.podIP ?? "no IP"} on ${p.nod
 
 export async function injectFault(api: DrillKubeApi, fault: Fault, t: FaultTarget, sleep: (ms: number) => Promise<void>): Promise<InjectedFault> {
   const shard = t.healthy.shards[0];
-  const noop = async (): Promise<void> => undefined;
+  const noop = (): Promise<void> => Promise.resolve();
   const kill = async (pods: readonly DrillPod[], grace: number | undefined): Promise<{ name: string; uid: string }[]> => {
     await Promise.all(pods.map((p) => api.deletePod(t.namespace, p.name, grace)));
     return pods.map((p) => ({ name: p.name, uid: p.uid }));

@@ -3,8 +3,9 @@
  * directly by tests with a fake DrillKubeApi). Per fault, in order:
  * 1. verify the topology is healthy (the TopologyCheck's verifier, zones included);
  * 2. create the load ConfigMap + Job (load-job.ts) and wait for its pod to run;
- * 3. wait `preFaultS`, inject the fault (faults.ts), and poll until every deleted pod runs again
- *    and the verifier passes: recoveryMs. Not within `timeoutS`: the drill fails `pulumi up`,
+ * 3. wait `preFaultS`, start watching the survivors for failure marks (detection.ts), inject the
+ *    fault (faults.ts), and poll until every deleted pod runs again and the verifier passes:
+ *    recoveryMs (and detectionMs, fault → first mark). Not within `timeoutS`: the drill fails `pulumi up`,
  *    naming the fault (the topology did not heal);
  * 4. wait for the Job, parse its pod's log (record-lines.ts), read every acknowledged key back
  *    through the connector, and compute the local drills' figures (ledger.ts);
@@ -18,6 +19,7 @@ import { parseRecordLines } from "../../../benchmarks/drill/record-lines.js";
 import { renderDrillsCsv } from "../../../benchmarks/drill/drill-table.js";
 import { dynamicProtocol } from "../kit/protocol.js";
 import type { TopologyCheckReport } from "../topology-check/implementation.js";
+import type { DetectionWatch } from "./detection.js";
 import { injectFault, notBackYet } from "./faults.js";
 import type { DrillKubeApi, DrillPod } from "./kube-api.js";
 import { buildDrillLoadJob, DRILL_LOAD_CONTAINER, DRILL_RUN_LABEL } from "./load-job.js";
@@ -26,8 +28,17 @@ import { drillFields, type FailureDrillInputs } from "./inputs.js";
 export { parseDrillInputs, type FailureDrillInputs } from "./inputs.js";
 
 export const CLOCK_NOTE =
-  "The fault time is the clock of the process running `pulumi up`; write times are the load pod's clock. Latencies and the write outage are differences on the pod's clock alone; the split of writes into 'before' and 'during' the fault assumes both clocks agree (NTP), off by their skew.";
-export const DETECTION_NOTE = "not observable in the deployed stack (nothing watches the survivors' failure marks); see the local drills";
+  "The fault time is the clock of the process running `pulumi up`; write times are the load pod's clock. Latencies and the write outage are differences on the pod's clock alone; the split of writes into 'before' and 'during' the fault assumes both clocks agree (NTP), off by their skew. recoveryMs and detectionMs are on the step's clock alone (detection: when the step received the mark, through the connector).";
+/** How long a failing verdict before a fault is asked again. */
+export const PRE_FAULT_SETTLE_MS = 60_000;
+export const DETECTION_NOTE = "not watched (no detection watcher)";
+
+/** Why a fault's detection cannot be observed (as in the local drills); undefined when it can. */
+export function detectionUnobservable(mode: "cluster" | "replication", fault: Fault): string | undefined {
+  if (fault === "switchover") return "planned: nothing to detect";
+  if (fault === "all" && mode === "cluster") return "every member is down: no survivor to mark a failure";
+  return undefined;
+}
 
 /** One drill's figures: the local DrillResult's, minus the timeline, plus where they came from. */
 export interface DeployedDrill {
@@ -43,8 +54,9 @@ export interface DeployedDrill {
   writes: number;
   failedWrites: number;
   recoveryMs: number | null;
+  /** Fault → the first survivor marking a deleted member failed (Sentinel +sdown / CLUSTER NODES fail?); null with a note when not seen. */
   detectionMs: number | null;
-  detectionNote: string;
+  detectionNote?: string;
   ackedWrites: number;
   lostAckedWrites: number;
   waitedWrites: number;
@@ -87,6 +99,8 @@ export interface DrillDeps {
   readBack: (keys: readonly string[], healed: TopologyCheckReport) => Promise<Map<string, string | undefined>>;
   /** The bundled load.mjs. */
   loadScript: () => Promise<string>;
+  /** Watches the survivors for failure marks (detection.ts); absent: detectionMs is not observed. */
+  watchDetection?: (members: readonly DrillPod[], sentinels: readonly DrillPod[]) => Promise<DetectionWatch>;
   sleep?: (ms: number) => Promise<void>;
   now?: () => number;
   /** @default 6 random hex characters */
@@ -117,15 +131,35 @@ async function logTail(api: DrillKubeApi, namespace: string, pod: string): Promi
   }
 }
 
+/**
+ * The verifier's report of the healthy topology before a fault. Right after the previous drill the
+ * Sentinels may still be settling: a failing verdict is asked again for up to PRE_FAULT_SETTLE_MS.
+ */
+async function healthyBefore(
+  i: FailureDrillInputs,
+  fault: Fault,
+  deps: DrillDeps,
+  sleep: (ms: number) => Promise<void>,
+  now: () => number,
+): Promise<TopologyCheckReport> {
+  const deadline = now() + Math.min(PRE_FAULT_SETTLE_MS, i.timeoutS * 1000);
+  for (;;) {
+    try {
+      return await deps.verify();
+    } catch (e) {
+      if (now() >= deadline) throw new DrillError(`the ${fault} drill did not start: the topology fails verification before the fault: ${failureText(e)}`);
+    }
+    await sleep(i.pollMs);
+  }
+}
+
 /** Runs one fault's drill; throws DrillError when the topology does not heal in time. */
 export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: DrillDeps): Promise<DeployedDrill> {
   const { api } = deps;
   const sleep = deps.sleep ?? realSleep;
   const now = deps.now ?? Date.now;
   const ns = i.namespace;
-  const healthy = await deps.verify().catch((e: unknown) => {
-    throw new DrillError(`the ${fault} drill did not start: the topology fails verification before the fault: ${failureText(e)}`);
-  });
+  const healthy = await healthyBefore(i, fault, deps, sleep, now);
   const runKey = deps.runKey?.() ?? randomBytes(3).toString("hex");
   const name = `valkey-drill-${fault}-${runKey}`;
   const t = i.loadTarget;
@@ -163,8 +197,22 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
     await sleep(i.preFaultS * 1000);
     const members = await api.listPods(ns, i.selector);
     const sentinels = i.sentinel === undefined ? [] : await api.listPods(ns, i.sentinel.selector);
+    const unobservable = detectionUnobservable(i.mode, fault);
+    let watchError: string | undefined;
+    const watch =
+      unobservable === undefined
+        ? await deps.watchDetection?.(members, sentinels).catch((e: unknown) => {
+            watchError = `not watched: ${failureText(e)}`;
+            return undefined;
+          })
+        : undefined;
     const faultAt = now();
-    const injected = await injectFault(api, fault, { namespace: ns, members, sentinels, healthy, zoneDownS: i.zoneDownS }, sleep);
+    const injected = await injectFault(api, fault, { namespace: ns, members, sentinels, healthy, zoneDownS: i.zoneDownS }, sleep).catch(async (e: unknown) => {
+      await watch?.stop();
+      throw e;
+    });
+    const deletedPods = [...members, ...sentinels].filter((p) => injected.deleted.some((d) => d.uid === p.uid));
+    watch?.arm(deletedPods, faultAt);
     let after: TopologyCheckReport | undefined;
     let why = "not checked yet";
     let recoveredAt: number | undefined;
@@ -188,7 +236,9 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
       }
     } finally {
       await injected.restore();
+      await watch?.stop();
     }
+    const detectedAt = watch?.detectedAt();
     if (after === undefined || recoveredAt === undefined) {
       throw new DrillError(`the ${fault} drill did not heal within ${i.timeoutS} s (drills.timeoutS) after ${injected.description}: ${why}`);
     }
@@ -226,8 +276,8 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
       writes: total.writes,
       failedWrites: total.writes - total.ackedWrites,
       recoveryMs: Math.round(recoveredAt - faultAt),
-      detectionMs: null,
-      detectionNote: DETECTION_NOTE,
+      detectionMs: detectedAt === undefined ? null : Math.round(detectedAt - faultAt),
+      ...(detectedAt === undefined ? { detectionNote: unobservable ?? watchError ?? (watch === undefined ? DETECTION_NOTE : "no failure mark seen") } : {}),
       ackedWrites: total.ackedWrites,
       lostAckedWrites: total.lostAckedWrites,
       waitedWrites: total.waitedWrites,

@@ -95,7 +95,7 @@ export async function kubernetesDrillApi(kubeconfig: string, context?: string): 
     async createLoad(m) {
       const namespace = m.job.metadata.namespace;
       await core.createNamespacedConfigMap({ namespace, body: m.configMap });
-      await batch.createNamespacedJob({ namespace, body: m.job as never });
+      await batch.createNamespacedJob({ namespace, body: m.job });
     },
     async deleteLoad(namespace, name) {
       await ignoreNotFound(batch.deleteNamespacedJob({ namespace, name, propagationPolicy: "Background" }));

@@ -4,12 +4,14 @@
  * the read-back through the same connector, and the esbuild bundle of the load.
  */
 import { bundleLoadScript } from "../../../benchmarks/drill/load-bundle.js";
+import { discoverPods } from "../../kubernetes/pod-discovery.js";
 import { kubeDeps, usablePods } from "../kit/kube-access.js";
 import { checkTopologyOnKubernetes, PodNameConnector, type TopologyCheckInputs } from "../topology-check/implementation.js";
 import type { DrillDeps } from "./implementation.js";
 import type { FailureDrillInputs } from "./inputs.js";
 import { kubernetesDrillApi } from "./kube-api.js";
 import { readBackKeys } from "./read-back.js";
+import { watchClusterNodes, watchSentinels, type DetectionWatch } from "./detection.js";
 
 /** The TopologyCheck inputs of the drill's verifier: one attempt (the drill does the polling), no key counts. */
 export function checkInputsOf(i: FailureDrillInputs): TopologyCheckInputs {
@@ -52,5 +54,25 @@ export async function drillDepsFor(i: FailureDrillInputs): Promise<DrillDeps> {
       }
     },
     loadScript: async () => (script ??= await bundleLoadScript()),
+    watchDetection: () => watchDetection(i, kube),
+  };
+}
+
+/** Connects to the survivors-to-be through the connector: every Sentinel (replication) or every member (cluster). */
+async function watchDetection(i: FailureDrillInputs, kube: ReturnType<typeof kubeDeps>): Promise<DetectionWatch> {
+  const members = await usablePods(i, kube);
+  const s = i.sentinel;
+  const sentinels =
+    s === undefined ? [] : await discoverPods(kube.podApi, { namespace: i.namespace, selector: s.selector, portsOf: () => ({ port: s.port, busPort: 0 }) });
+  const reach = kube.connector([...members, ...sentinels]);
+  const targets = s === undefined ? members : sentinels;
+  const clients = await Promise.all(targets.map(async (p) => ({ pod: p.name, client: await reach.connect({ host: p.podIP ?? p.name, port: p.port }) })));
+  const watch = s === undefined ? watchClusterNodes(clients) : await watchSentinels(clients.map((c) => c.client));
+  return {
+    ...watch,
+    stop: async () => {
+      await watch.stop();
+      await reach.close();
+    },
   };
 }

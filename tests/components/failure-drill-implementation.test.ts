@@ -1,0 +1,244 @@
+/**
+ * The FailureDrill orchestration against a fake Kubernetes on a virtual clock
+ * (tests/support/fake-drill-kube.ts): which pods each fault deletes and how, the waits (load pod
+ * Running, preFaultS, every deleted pod back, the verifier), the clean-up, and that the figures
+ * come from the load's records with the fault on the step's clock. The load itself and the
+ * verifier run against real valkey-server processes in other tests (drill-load-bundle, the
+ * topology-check tests).
+ */
+import { describe, expect, it } from "vitest";
+import type { Fault } from "../../benchmarks/drill/ledger.js";
+import { CLOCK_NOTE, DrillError, drillOnce, runDrills, type DrillDeps } from "../../components/steps/failure-drill/implementation.js";
+import { parseDrillInputs } from "../../components/steps/failure-drill/inputs.js";
+import { FakeClock, FakeDrillKube, type FakeKubeOptions } from "../support/fake-drill-kube.js";
+
+const placement = { zones: ["zone-a", "zone-b", "zone-c"], nodeSelector: { pool: "valkey" }, tolerations: [], storageClass: undefined };
+
+function inputs(mode: "replication" | "cluster", extra: Record<string, unknown> = {}) {
+  return parseDrillInputs({
+    kubeconfig: "apiVersion: v1",
+    namespace: "valkey",
+    selector: "app=valkey",
+    password: "pw-secret",
+    mode,
+    ...(mode === "replication" ? { sentinel: { selector: "app=sentinel", port: 26379, masterName: "valkey" } } : {}),
+    faults: ["primary"],
+    rate: 10,
+    preFaultS: 10,
+    loadS: 60,
+    zoneDownS: 20,
+    timeoutS: 120,
+    image: "node:24",
+    loadTarget: {
+      host: "valkey-write.valkey.svc.cluster.local",
+      port: 6379,
+      ...(mode === "replication" ? { sentinel: { host: "valkey-sentinel.valkey.svc.cluster.local", port: 26379, masterName: "valkey" } } : {}),
+    },
+    secretName: "valkey-auth",
+    placement,
+    failureDetectionMs: 5000,
+    pollMs: 1000,
+    ...extra,
+  });
+}
+
+function setup(mode: "replication" | "cluster", o: Partial<FakeKubeOptions> = {}) {
+  const clock = new FakeClock();
+  const kube = new FakeDrillKube({ mode, clock, ...o });
+  let n = 0;
+  const deps: DrillDeps = {
+    api: kube,
+    verify: kube.verify,
+    readBack: kube.readBack,
+    loadScript: () => Promise.resolve("// load.mjs"),
+    sleep: clock.sleep,
+    now: clock.now,
+    runKey: () => `k${++n}`,
+  };
+  return { clock, kube, deps };
+}
+
+describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
+  it("primary: the reported primary's pod deleted with grace 0, preFaultS after the load pod runs; recovery once it is back and verified", async () => {
+    const { kube, deps } = setup("replication");
+    const r = await drillOnce(inputs("replication"), "primary", deps);
+    expect(kube.calls.filter((c) => c.startsWith("delete valkey"))).toEqual(["delete valkey-0 grace=0"]);
+    // The load pod starts 4 s after the Job is created (fake); the fault comes preFaultS after it runs.
+    const load = kube.created[0]!;
+    const sinceRunning = kube.faultAt! - kube.loadRunningAt[0]!;
+    expect(sinceRunning).toBeGreaterThanOrEqual(10_000);
+    expect(sinceRunning).toBeLessThanOrEqual(11_000);
+    expect(r.faultDescription).toBe("primary pod valkey-0 (10.0.0.0 on node-a) deleted, grace 0");
+    // Recreated 5 s after the deletion, Ready 3 s later, verified at the next 1 s poll.
+    expect(r.recoveryMs).toBeGreaterThanOrEqual(8000);
+    expect(r.recoveryMs).toBeLessThanOrEqual(9000);
+    expect(r.healed).toBe(true);
+    expect(r.ok).toBe(true);
+    expect(r.detectionMs).toBeNull();
+    // Figures from the fake records: 10 writes/s per stream, a 4 s outage from the fault.
+    expect(r.streams.map((s) => s.stream)).toEqual(["sentinel-client", "write-endpoint"]);
+    expect(r.writes).toBe(2 * 600);
+    expect(r.failedWrites).toBe(2 * 40);
+    expect(r.ackedWrites).toBe(r.writes - r.failedWrites);
+    expect(r.lostAckedWrites).toBe(0);
+    expect(r.writeOutageMs).toBeGreaterThanOrEqual(4000);
+    expect(r.writeOutageMs).toBeLessThanOrEqual(4200);
+    expect(r.p99MsBefore).toBe(2);
+    expect(r.streams[0]!.before.count).toBe(100);
+    expect(r.after.shards[0]!.primary.address).toBe("10.0.0.1:6379");
+    expect(r.loadPod).toBe(`${load.job.metadata.name}-x1`);
+    // The Job and ConfigMap went away.
+    expect(kube.calls.at(-1)).toBe(`delete load ${load.job.metadata.name}`);
+  });
+
+  it("the load follows the Job contract: name, unique key prefix, password by secretKeyRef only, the script in the ConfigMap", async () => {
+    const { kube, deps } = setup("replication");
+    await runDrills(inputs("replication", { faults: ["replica", "primary"] }), deps);
+    expect(kube.created.map((m) => m.job.metadata.name)).toEqual(["valkey-drill-replica-k1", "valkey-drill-primary-k2"]);
+    const env = kube.created.map((m) => m.job.spec.template.spec.containers[0]!.env);
+    expect(env.map((e) => e.find((x) => x.name === "DRILL_KEY_PREFIX")?.value)).toEqual(["drill:k1:replica", "drill:k2:primary"]);
+    expect(env[0]!.find((x) => x.name === "VALKEY_PASSWORD")).toEqual({
+      name: "VALKEY_PASSWORD",
+      valueFrom: { secretKeyRef: { name: "valkey-auth", key: "password" } },
+    });
+    expect(JSON.stringify(kube.created)).not.toContain("pw-secret");
+    expect(kube.created[0]!.configMap.data["load.mjs"]).toBe("// load.mjs");
+  });
+
+  it("recovery waits for every deleted pod to run again under a new uid, even when the verifier already passes", async () => {
+    const { kube, deps } = setup("replication");
+    const healthy = await kube.verify();
+    const r = await drillOnce(inputs("replication"), "primary", { ...deps, verify: () => Promise.resolve(healthy) });
+    expect(r.recoveryMs).toBeGreaterThanOrEqual(8000);
+  });
+
+  it("switchover: the primary's pod deleted with its own grace period (preStop runs)", async () => {
+    const { kube, deps } = setup("replication");
+    const r = await drillOnce(inputs("replication"), "switchover", deps);
+    expect(kube.calls.filter((c) => c.startsWith("delete valkey"))).toEqual(["delete valkey-0 grace=default"]);
+    expect(r.faultDescription).toContain("deleted with its grace period");
+    // Removed after the 2 s grace, recreated 5 s later, Ready 3 s later.
+    expect(r.recoveryMs).toBeGreaterThanOrEqual(10_000);
+  });
+
+  it("replica: the first reported replica's pod, grace 0", async () => {
+    const { kube, deps } = setup("replication");
+    await drillOnce(inputs("replication"), "replica", deps);
+    expect(kube.calls.filter((c) => c.startsWith("delete valkey"))).toEqual(["delete valkey-1 grace=0"]);
+  });
+
+  it("all: every member pod at once, grace 0 (Sentinels stay)", async () => {
+    const { kube, deps } = setup("cluster");
+    const r = await drillOnce(inputs("cluster"), "all", deps);
+    expect(kube.calls.filter((c) => c.startsWith("delete member")).sort()).toEqual([0, 1, 2, 3, 4, 5].map((i) => `delete member-${i} grace=0`));
+    expect(r.streams.map((s) => s.stream)).toEqual(["cluster-client"]);
+  });
+
+  it("zone: the primary's zone cordoned, its member and Sentinel deleted, Pending until uncordoned after zoneDownS", async () => {
+    const { kube, deps } = setup("replication");
+    const r = await drillOnce(inputs("replication"), "zone", deps);
+    expect(kube.calls.filter((c) => c.startsWith("delete ") && !c.startsWith("delete load"))).toEqual(["delete valkey-0 grace=0", "delete sentinel-0 grace=0"]);
+    expect(kube.calls.filter((c) => /cordon/.test(c))).toEqual(["cordon node-a at +0", "uncordon node-a at +20000"]);
+    // Not back before the uncordon (20 s), then scheduled and Ready 3 s later.
+    expect(r.recoveryMs).toBeGreaterThanOrEqual(23_000);
+    expect(r.faultDescription).toMatch(/^zone zone-a down for 20 s: node\(s\) node-a cordoned, pod\(s\) valkey-0, sentinel-0 deleted/);
+    expect(kube.nodes.every((n) => !n.unschedulable)).toBe(true);
+  });
+
+  it("a topology that never heals fails with the fault named, and still uncordons and deletes the load", async () => {
+    const { kube, deps } = setup("replication", { neverHeals: true });
+    await expect(drillOnce(inputs("replication", { timeoutS: 60 }), "zone", deps)).rejects.toThrow(
+      /^the zone drill did not heal within 60 s \(drills\.timeoutS\) after zone zone-a down .*: topology check failed: NODE_UNREACHABLE/,
+    );
+    expect(kube.nodes.every((n) => !n.unschedulable)).toBe(true);
+    expect(kube.calls.at(-1)).toBe("delete load valkey-drill-zone-k1");
+  });
+
+  it("lost WAIT-confirmed writes are reported as ok: false, not thrown (a finding)", async () => {
+    const { deps } = setup("replication", { loseAfterFault: 2000 });
+    const out = await runDrills(inputs("replication"), deps);
+    const [r] = out.drills;
+    expect(r!.healed).toBe(true);
+    expect(r!.ok).toBe(false);
+    expect(r!.lostWaitedWrites).toBe(2 * 20);
+    expect(r!.lostAckedWrites).toBe(2 * 20);
+    expect(out.csv.split("\n")[1]).toMatch(/^replication,primary,false,true,/);
+    expect(out.note).toBe(CLOCK_NOTE);
+  });
+
+  it("a load log that does not parse fails naming the fault, the pod and the line", async () => {
+    const { kube, deps } = setup("cluster", { log: (real) => real.replace("\nw ", "\nnode: warning\nw ") });
+    await expect(drillOnce(inputs("cluster"), "replica", deps)).rejects.toThrow(
+      /^the replica drill's load pod valkey-drill-replica-k1-x1: drill load output, line 2: not a write record/,
+    );
+    expect(kube.calls.at(-1)).toBe("delete load valkey-drill-replica-k1");
+  });
+
+  it("a topology failing before the fault stops the drill before any load is created", async () => {
+    const { kube, deps } = setup("replication");
+    const failing: DrillDeps = { ...deps, verify: () => Promise.reject(new Error("topology check failed: SENTINEL_QUORUM\ntable")) };
+    await expect(drillOnce(inputs("replication"), "primary", failing)).rejects.toThrow(
+      new DrillError("the primary drill did not start: the topology fails verification before the fault: topology check failed: SENTINEL_QUORUM"),
+    );
+    expect(kube.created).toEqual([]);
+  });
+
+  it("a topology still settling before the fault (two failing verdicts) is asked again, then drilled", async () => {
+    const { kube, deps, clock } = setup("replication");
+    let asked = 0;
+    const start = clock.now();
+    const settling: DrillDeps = { ...deps, verify: () => (++asked <= 2 ? Promise.reject(new Error("SENTINEL_DISAGREE")) : kube.verify()) };
+    const r = await drillOnce(inputs("replication"), "primary", settling);
+    expect(r.healed).toBe(true);
+    expect(kube.created).toHaveLength(1);
+    expect(kube.loadRunningAt[0]! - start).toBeGreaterThanOrEqual(2000);
+  });
+
+  it("detectionMs: the watcher is armed at the fault with the deleted pods, and its first mark is measured from the fault", async () => {
+    const { kube, deps, clock } = setup("replication");
+    const armed: string[][] = [];
+    let faultSeen = 0;
+    let stopped = 0;
+    const withWatch: DrillDeps = {
+      ...deps,
+      watchDetection: () =>
+        Promise.resolve({
+          arm: (pods, faultAt) => (armed.push(pods.map((p) => p.name)), (faultSeen = faultAt)),
+          detectedAt: () => faultSeen + 5123,
+          stop: () => Promise.resolve(void stopped++),
+        }),
+    };
+    const r = await drillOnce(inputs("replication"), "zone", withWatch);
+    expect(armed).toEqual([["valkey-0", "sentinel-0"]]);
+    expect(faultSeen).toBe(kube.faultAt);
+    expect(r.detectionMs).toBe(5123);
+    expect(r).not.toHaveProperty("detectionNote");
+    expect(stopped).toBe(1);
+    expect(clock.now()).toBeGreaterThan(faultSeen);
+  });
+
+  it("detectionMs is null with the reason when not observable (switchover; cluster all) or when the watcher cannot start", async () => {
+    const { deps } = setup("cluster");
+    let asked = 0;
+    const failing: DrillDeps = { ...deps, watchDetection: () => (asked++, Promise.reject(new Error("cannot reach 10.0.0.3:6379\nmore"))) };
+    const switchover = await drillOnce(inputs("cluster"), "switchover", failing);
+    const all = await drillOnce(inputs("cluster"), "all", failing);
+    expect(asked).toBe(0);
+    expect([switchover.detectionMs, switchover.detectionNote]).toEqual([null, "planned: nothing to detect"]);
+    expect([all.detectionMs, all.detectionNote]).toEqual([null, "every member is down: no survivor to mark a failure"]);
+    const primary = await drillOnce(inputs("cluster"), "primary", failing);
+    expect(asked).toBe(1);
+    expect(primary.healed).toBe(true);
+    expect([primary.detectionMs, primary.detectionNote]).toEqual([null, "not watched: cannot reach 10.0.0.3:6379"]);
+  });
+
+  it.each<Fault>(["primary", "replica", "zone", "all", "switchover"])("runDrills: one CSV row per fault (%s)", async (fault) => {
+    const { deps } = setup("cluster");
+    const out = await runDrills(inputs("cluster", { faults: [fault] }), deps);
+    expect(out.drills.map((d) => d.fault)).toEqual([fault]);
+    const [header, row] = out.csv.trim().split("\n");
+    expect(header).toMatch(/^mode,fault,ok,healed,writeOutageMs,recoveryMs,detectionMs,/);
+    expect(row).toMatch(new RegExp(`^cluster,${fault},true,true,\\d+,\\d+,,`));
+    expect(row).toContain(",5000,cluster-client,");
+  });
+});

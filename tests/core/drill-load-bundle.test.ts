@@ -1,0 +1,141 @@
+/**
+ * The in-cluster drill load as the Job runs it: the esbuild bundle `load.mjs` run by a plain
+ * `node` (no node_modules next to it) with the Job contract's env vars, against REAL local
+ * topologies (a Sentinel replication topology with its HAProxy write endpoint, and a cluster).
+ * Its stdout must parse back (record-lines.ts) into measured records whose keys are really there.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
+import { bundleLoadScript } from "../../benchmarks/drill/load-bundle.js";
+import { parseRecordLines, type LoadOutput } from "../../benchmarks/drill/record-lines.js";
+import { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
+import type { DrillTarget } from "../../benchmarks/drill/target.js";
+import { DirectConnector } from "../../benchmarks/topology/connector.js";
+import { readBackKeys } from "../../components/steps/failure-drill/read-back.js";
+import { toCheckReport } from "../../components/steps/topology-check/implementation.js";
+import { TIMINGS } from "./drill-faults.js";
+
+const PASSWORD = "bundle-test-password-7f3a";
+const RATE = 40;
+const LOAD_S = 3;
+let dir: string;
+let script: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "drill-bundle-"));
+  script = join(dir, "load.mjs");
+  writeFileSync(script, await bundleLoadScript());
+}, 60_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function runLoad(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    // cwd = the temp dir: the bundle must not need the repository's node_modules.
+    const child = spawn(process.execPath, [script], { cwd: dir, env: { PATH: process.env["PATH"] ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function common(prefix: string): Record<string, string> {
+  return { DRILL_RATE: String(RATE), DRILL_LOAD_S: String(LOAD_S), DRILL_KEY_PREFIX: prefix, VALKEY_PASSWORD: PASSWORD, NODE_NO_WARNINGS: "1" };
+}
+
+async function expectMeasuredAndStored(out: LoadOutput, target: DrillTarget, prefix: string): Promise<void> {
+  expect(out.prefix).toBe(prefix);
+  expect(out.loadStop - out.loadStart).toBeGreaterThanOrEqual(LOAD_S * 1000 - 50);
+  for (const stream of out.streams) {
+    const rs = out.records.filter((r) => r.stream === stream);
+    // A fixed-rate sender: about RATE × LOAD_S writes (generous bounds for a loaded machine).
+    expect(rs.length, stream).toBeGreaterThanOrEqual(RATE * LOAD_S * 0.5);
+    expect(rs.length, stream).toBeLessThanOrEqual(RATE * LOAD_S + 5);
+    const acked = rs.filter((r) => r.ok);
+    expect(acked.length / rs.length, `${stream}: acknowledged share`).toBeGreaterThan(0.9);
+    // Each has a replica: WAIT 1 confirms writes.
+    expect(acked.filter((r) => r.waited).length, `${stream}: WAIT-confirmed`).toBeGreaterThan(acked.length * 0.5);
+    for (const r of acked) {
+      expect(r.key.startsWith(`${prefix}:${stream}:`)).toBe(true);
+      expect(r.doneAt).toBeGreaterThan(r.sentAt);
+      expect(r.doneAt - r.sentAt).toBeLessThan(1000);
+    }
+    expect(new Set(rs.map((r) => r.key)).size).toBe(rs.length);
+  }
+  const keys = out.records.filter((r) => r.ok).map((r) => r.key);
+  const back = await target.readBack(keys);
+  const missing = out.records.filter((r) => r.ok && back.get(r.key) !== r.value);
+  expect(missing.map((r) => r.key)).toEqual([]);
+  // The step's read-back (through a connector, to the primaries of the verifier's report) finds the same.
+  const connector = new DirectConnector({ password: PASSWORD });
+  try {
+    const step = await readBackKeys([...keys, `${prefix}:never-written`], toCheckReport(await target.verify()), connector);
+    expect(out.records.filter((r) => r.ok && step.get(r.key) !== r.value).map((r) => r.key)).toEqual([]);
+    expect(step.get(`${prefix}:never-written`)).toBeUndefined();
+    expect(step.size).toBe(keys.length + 1);
+  } finally {
+    await connector.close();
+  }
+}
+
+describe("load.mjs (the bundled in-cluster load) against real local topologies", () => {
+  let replication: ReplicationTarget | undefined;
+  afterAll(async () => replication?.stop());
+
+  it("replication: two streams (Sentinel-aware, write endpoint) measured, parsed back, every acked key stored and read back by the step's readBackKeys; the password never printed", async () => {
+    replication = await ReplicationTarget.start({ ...TIMINGS, replicas: 1, zones: ["zone-a", "zone-b", "zone-c"], password: PASSWORD });
+    const s = replication.t.sentinelEndpoints[0]!;
+    const w = replication.t.proxy!.write;
+    const prefix = "drill:bundle1:primary";
+    const run = await runLoad({
+      ...common(prefix),
+      DRILL_MODE: "replication",
+      DRILL_TARGET_HOST: w.host,
+      DRILL_TARGET_PORT: String(w.port),
+      DRILL_SENTINEL_HOST: s.host,
+      DRILL_SENTINEL_PORT: String(s.port),
+      DRILL_MASTER_NAME: replication.t.masterName,
+    });
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).not.toContain(PASSWORD);
+    const out = parseRecordLines(run.stdout);
+    expect(out.streams).toEqual(["sentinel-client", "write-endpoint"]);
+    await expectMeasuredAndStored(out, replication, prefix);
+  }, 120_000);
+
+  let cluster: ClusterTarget | undefined;
+  afterAll(async () => cluster?.stop());
+
+  it("cluster: one slot-aware stream over every shard, measured, parsed back, every acked key stored and read back by the step's readBackKeys (MOVED from the other primaries)", async () => {
+    cluster = await ClusterTarget.start({
+      ...TIMINGS,
+      primaries: 3,
+      replicasPerPrimary: 1,
+      zones: ["zone-a", "zone-b", "zone-c"],
+      password: PASSWORD,
+      hostBase: 170,
+    });
+    const seed = cluster.pods[0]!;
+    const prefix = "drill:bundle2:replica";
+    const run = await runLoad({ ...common(prefix), DRILL_MODE: "cluster", DRILL_TARGET_HOST: seed.host, DRILL_TARGET_PORT: String(seed.port) });
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    const out = parseRecordLines(run.stdout);
+    expect(out.streams).toEqual(["cluster-client"]);
+    await expectMeasuredAndStored(out, cluster, prefix);
+  }, 120_000);
+
+  it("exits 1 naming the bad variable, and prints no records", async () => {
+    const run = await runLoad({ ...common("p"), DRILL_MODE: "cluster", DRILL_TARGET_HOST: "127.0.0.1", DRILL_TARGET_PORT: "http" });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("DRILL_TARGET_PORT must be a whole number");
+    expect(run.stdout).toBe("");
+  }, 30_000);
+});
