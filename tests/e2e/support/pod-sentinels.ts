@@ -38,6 +38,20 @@ async function configOf(ctx: SentinelStandInContext, pod: k8s.V1Pod): Promise<Re
   return cm.data ?? {};
 }
 
+/**
+ * The persistence of the release's rendered valkey.conf (`appendonly`, `save`), so a member
+ * restarted in its directory comes back with what its AOF/RDB kept, as a pod on its PVC does
+ * (the default deployment has both on). Without a release ConfigMap (a bare StatefulSet in a
+ * test): none.
+ */
+export async function persistenceOf(core: k8s.CoreV1Api, namespace: string, pod: k8s.V1Pod): Promise<{ appendonly: boolean; save: string }> {
+  const release = pod.metadata?.labels?.[INSTANCE];
+  if (release === undefined) return { appendonly: false, save: "" };
+  const conf = (await core.readNamespacedConfigMap({ name: `${release}-config`, namespace })).data?.["valkey.conf"] ?? "";
+  const save = /^save (.*)$/m.exec(conf)?.[1]?.trim() ?? '""';
+  return { appendonly: /^appendonly yes$/m.test(conf), save: save.replace(/^"(.*)"$/, "$1") };
+}
+
 /** Starts the Sentinel of `pod`, or returns undefined while ordinal 0 has no IP yet. */
 export async function startSentinelPod(ctx: SentinelStandInContext, pod: k8s.V1Pod): Promise<ValkeyProcess | undefined> {
   const name = pod.metadata?.name ?? "?";
@@ -102,7 +116,7 @@ export async function startMemberPod(ctx: SentinelStandInContext, pod: k8s.V1Pod
     password: ctx.password,
     sentinels,
     masterName: master,
-    server: { appendonly: false, save: "" },
+    server: await persistenceOf(ctx.core, ctx.namespace, pod),
     sentinel: { waitSeconds: 60, firstStartGraceSeconds: 2, agreementSeconds: 5, failoverRetrySeconds: 20 },
   });
   return ctx.fleet.start({

@@ -15,15 +15,15 @@
  * SIGKILLed at once, as the kubelet kills a container deleted with grace period 0; when the
  * StatefulSet controller recreates the pod and it gets an IP (a new one on a plane with
  * `freshPodIps`), the server is started again the same way, on the new IP, in the same
- * per-pod-name directory (the PVC): a cluster member keeps its nodes.conf, so it rejoins with its
- * node ID; a replication member runs the rendered entrypoint again, which asks the Sentinels
+ * per-pod-name directory (the PVC) with the release's persistence (AOF/RDB as its valkey.conf
+ * says): a cluster member keeps its nodes.conf, so it rejoins with its node ID, and its data; a replication member runs the rendered entrypoint again, which asks the Sentinels
  * for the primary. Not done: a deletion with a grace period gets no preStop here, since kwok's
  * pod-delete stage removes a pod as soon as it is marked for deletion (it is killed like grace 0).
  */
 import type * as k8s from "@kubernetes/client-node";
 import { sleep } from "../../../benchmarks/util/poll-until.js";
 import { LocalFleet, type ValkeyProcess } from "../../../benchmarks/local/valkey-process.js";
-import { HAPROXY_NAME_LABEL, SENTINEL_NAME_LABEL, startHaproxyPod, startMemberPod, startSentinelPod } from "./pod-sentinels.js";
+import { HAPROXY_NAME_LABEL, persistenceOf, SENTINEL_NAME_LABEL, startHaproxyPod, startMemberPod, startSentinelPod } from "./pod-sentinels.js";
 
 export interface PodRestart {
   pod: string;
@@ -116,8 +116,7 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
         bind: ip,
         port: 6379,
         password,
-        appendonly: false,
-        save: "",
+        ...(await persistenceOf(core, namespace, pod)),
         // Outgoing connections (replication, cluster bus) leave from the pod IP, and the server
         // announces it, as a pod's own network namespace would make it.
         extra: { "bind-source-addr": ip, ...(role === "member" ? { "cluster-announce-ip": ip } : { "replica-announce-ip": ip }) },
