@@ -12,11 +12,10 @@
  * Benchmark off (not needed here). Each test destroys its stack.
  */
 import { describe, expect, it } from "vitest";
-import { eventually } from "../support/processes.js";
 import { byoPlatformConfig, SMALL_VALKEY_PODS } from "./support/byo-config.js";
 import { addClientNodeOnceValkeyPlaced } from "./support/client-node.js";
 import { standInForDrillLoadJobs } from "./support/drill-load-pods.js";
-import { useE2eContext } from "./support/e2e-context.js";
+import { namespaceDeleted, useE2eContext } from "./support/e2e-context.js";
 import { standInForPods } from "./support/pod-valkeys.js";
 import { createStack, tail } from "./support/pulumi-harness.js";
 
@@ -132,14 +131,7 @@ async function drill(mode: "replication" | "cluster"): Promise<void> {
       });
     await ctx.plane.api("DELETE", `/api/v1/nodes/${LOAD_NODE}`, undefined, { allow: [404] });
   }
-  await eventually(`namespace ${namespace} to be deleted`, 120_000, async () => {
-    try {
-      await ctx.core.readNamespace({ name: namespace });
-      return undefined;
-    } catch {
-      return true;
-    }
-  });
+  await namespaceDeleted(ctx, namespace, 120_000);
 }
 
 describe("the primary failure drill of the deployed stack", () => {

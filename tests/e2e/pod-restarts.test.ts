@@ -112,19 +112,19 @@ async function withClient<T>(host: string, f: (r: Redis) => Promise<T>): Promise
 
 /** Waits for the pod's server to be restarted after a deletion; returns the restart record. */
 async function restarted(name: string, oldUid: string) {
-  return eventually(`${name} restarted on its recreated pod`, 120_000, async () => {
+  return eventually(`${name} restarted on its recreated pod`, 120_000, () => {
     const r = valkeys.restarts.find((x) => x.pod === name && x.oldUid === oldUid && x.newIp !== undefined);
-    return r;
+    return Promise.resolve(r);
   });
 }
 
 describe("stand-ins for pod deletion, cordoned zones and the drill's load Job", () => {
   it("a cluster member deleted with grace 0 is killed, comes back on a new IP with its node ID, and its peer sees it there", async () => {
     await statefulSet("cm", 2, { "app.kubernetes.io/name": "valkey", "valkey-on-eks/role": "member" }, {}, [6379, 16379]);
-    const [a, b] = await eventually("both members served", 120_000, async () => {
+    const [a, b] = await eventually("both members served", 120_000, () => {
       const x = valkeys.servers.get("cm-0");
       const y = valkeys.servers.get("cm-1");
-      return x && y ? ([x, y] as const) : undefined;
+      return Promise.resolve(x && y ? ([x, y] as const) : undefined);
     });
     await withClient(a.host, (r) => r.call("CLUSTER", "MEET", b.host, "6379", "16379"));
     await eventually("the two members know each other", 60_000, () =>
@@ -160,9 +160,9 @@ describe("stand-ins for pod deletion, cordoned zones and the drill's load Job", 
 
   it("a replica deleted with grace 0 comes back on a new IP and serves the primary's data again", async () => {
     await statefulSet("rp", 1, { "app.kubernetes.io/name": "valkey", "valkey-on-eks/role": "primary" });
-    const primary = await eventually("the primary served", 120_000, async () => valkeys.servers.get("rp-0"));
+    const primary = await eventually("the primary served", 120_000, () => Promise.resolve(valkeys.servers.get("rp-0")));
     await statefulSet("rr", 1, { "app.kubernetes.io/name": "valkey", "valkey-on-eks/role": "replica" });
-    const replica = await eventually("the replica served", 120_000, async () => valkeys.servers.get("rr-0"));
+    const replica = await eventually("the replica served", 120_000, () => Promise.resolve(valkeys.servers.get("rr-0")));
     await withClient(primary.host, async (r) => {
       await r.set("drill:before-delete", "kept");
       expect(await r.call("WAIT", "1", "5000")).toBe(1);
@@ -226,7 +226,7 @@ describe("stand-ins for pod deletion, cordoned zones and the drill's load Job", 
   it("a drill-load Job pod runs its ConfigMap script with the pod's env; its stdout is the pod log through the API server; the Job completes", async () => {
     const primary = valkeys.servers.get("rp-0");
     expect(primary, "the primary of the replica test").toBeDefined();
-    const api = ctx.plane.api;
+    const api = ctx.plane.api.bind(ctx.plane);
     await api("POST", `/api/v1/namespaces/${NS}/secrets`, { apiVersion: "v1", kind: "Secret", metadata: { name: "auth" }, stringData: { password: PASSWORD } });
     await api("POST", `/api/v1/namespaces/${NS}/services`, {
       apiVersion: "v1",

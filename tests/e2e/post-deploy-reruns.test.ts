@@ -20,11 +20,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { openClient } from "../../benchmarks/topology/connector.js";
-import { eventually } from "../support/processes.js";
 import { standInForBenchmarkJobs } from "./support/benchmark-pods.js";
 import { byoPlatformConfig, SMALL_VALKEY_PODS } from "./support/byo-config.js";
 import { addClientNodeOnceValkeyPlaced } from "./support/client-node.js";
-import { useE2eContext } from "./support/e2e-context.js";
+import { namespaceDeleted, useE2eContext } from "./support/e2e-context.js";
 import { standInForPods } from "./support/pod-valkeys.js";
 import { createStack, tail, type E2eStack } from "./support/pulumi-harness.js";
 
@@ -165,13 +164,6 @@ describe("post-deploy steps re-run under the real engine, with a real benchmark 
       await s.dispose();
       await ctx.plane.api("DELETE", `/api/v1/nodes/${BENCH_NODE}`, undefined, { allow: [404] });
     }
-    await eventually(`namespace ${NAMESPACE} to be deleted`, 90_000, async () => {
-      try {
-        await ctx.core.readNamespace({ name: NAMESPACE });
-        return undefined;
-      } catch {
-        return true;
-      }
-    });
+    await namespaceDeleted(ctx, NAMESPACE, 90_000);
   }, 900_000);
 });
