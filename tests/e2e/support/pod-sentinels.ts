@@ -7,6 +7,14 @@
  * so every pod DNS name the rendered files carry (ordinal 0's in `sentinel monitor`, the
  * Sentinels' in the members' list) is replaced by that pod's IP, and each server announces its
  * pod IP.
+ *
+ * A member recreated on a new IP runs without the release's persistence (an empty data dir):
+ * on a real cluster, a member that restarts with its data under its stable DNS name is followed
+ * by the Sentinels and replicas (they resolve the name again); here they know it by its old IP,
+ * so it would come back as an orphan primary nobody replicates from. An empty member takes the
+ * entrypoint's other path, which IP-addressed Sentinels can follow: it asks them for a failover
+ * and replicates from the new primary. Cluster members (pod-valkeys.ts) keep their persistence:
+ * a cluster follows a node ID to its new address by itself.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -116,7 +124,9 @@ export async function startMemberPod(ctx: SentinelStandInContext, pod: k8s.V1Pod
     password: ctx.password,
     sentinels,
     masterName: master,
-    server: await persistenceOf(ctx.core, ctx.namespace, pod),
+    // Without persistence, unlike the release (see the file comment: an empty member is the
+    // path IP-addressed Sentinels can follow).
+    server: { appendonly: false, save: "" },
     sentinel: { waitSeconds: 60, firstStartGraceSeconds: 2, agreementSeconds: 5, failoverRetrySeconds: 20 },
   });
   return ctx.fleet.start({
