@@ -121,6 +121,7 @@ async function drill(mode: "replication" | "cluster"): Promise<void> {
     failure = e;
     throw e;
   } finally {
+    await ctx.plane.api("DELETE", `/api/v1/nodes/${LOAD_NODE}`, undefined, { allow: [404] }).catch(() => undefined);
     // Each stand-in gets 120 s to stop (a hang names itself instead of eating the test's timeout).
     const bounded = (what: string, p: Promise<void>): Promise<void> =>
       Promise.race([p, new Promise<void>((_, reject) => setTimeout(() => reject(new Error(`${what} did not stop within 120 s`)), 120_000).unref())]);
@@ -129,8 +130,8 @@ async function drill(mode: "replication" | "cluster"): Promise<void> {
       .catch((e: unknown) => {
         throw new Error(`${(e as Error).message}; the test's own failure, if any: ${failure === undefined ? "none" : (failure as Error).message}`);
       });
-    await ctx.plane.api("DELETE", `/api/v1/nodes/${LOAD_NODE}`, undefined, { allow: [404] });
   }
+  expect(valkeys.errors, "the Valkey stand-in stopped cleanly").toEqual([]);
   await namespaceDeleted(ctx, namespace, 120_000);
 }
 

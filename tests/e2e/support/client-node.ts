@@ -6,6 +6,11 @@
 import { eventually } from "../../support/processes.js";
 import type { E2eContext } from "./e2e-context.js";
 
+/** A /24 of the plane's pod /16 that no node of the plane has (they use third octets 1-4). */
+function podCidrOf(ctx: E2eContext): string {
+  return ctx.plane.podCidr.replace(/^(\d+\.\d+)\.0\.0\/16$/, "$1.9.0/24");
+}
+
 /** Waits until `count` Valkey pods of `namespace` are placed, then adds the node `name` in `zone`. */
 export async function addClientNodeOnceValkeyPlaced(ctx: E2eContext, namespace: string, count: number, name: string, zone: string): Promise<void> {
   await eventually(`the ${count} Valkey pods placed`, 300_000, async () => {
@@ -20,6 +25,7 @@ export async function addClientNodeOnceValkeyPlaced(ctx: E2eContext, namespace: 
       annotations: { "kwok.x-k8s.io/node": "fake" },
       labels: { "karpenter.sh/nodepool": "valkey", "topology.kubernetes.io/zone": zone, "kubernetes.io/hostname": name, "type": "kwok" },
     },
-    spec: { taints: [{ key: "workload", value: "valkey", effect: "NoSchedule" }] },
+    // A pod CIDR of its own (the plane's /16, third octet 9): fresh pod IPs need one per node.
+    spec: { podCIDR: podCidrOf(ctx), podCIDRs: [podCidrOf(ctx)], taints: [{ key: "workload", value: "valkey", effect: "NoSchedule" }] },
   });
 }

@@ -71,7 +71,16 @@ export function startPodIpAllocator(api: Api): PodIpAllocator {
         p.metadata.labels?.["statefulset.kubernetes.io/pod-name"] !== undefined,
     );
     for (const p of waiting) {
-      const ip = nextFreshIp(await cidrOf(p.spec.nodeName as string), given, inUse);
+      let cidr: string;
+      try {
+        cidr = await cidrOf(p.spec.nodeName as string);
+      } catch (e) {
+        // One pod on a node without a pod CIDR must not hold back the others.
+        const msg = `${p.metadata.namespace}/${p.metadata.name}: ${(e as Error).message}`;
+        if (!errors.includes(msg)) errors.push(msg);
+        continue;
+      }
+      const ip = nextFreshIp(cidr, given, inUse);
       if (ip === undefined) {
         errors.push(`node ${p.spec.nodeName}: no fresh pod IP left for ${p.metadata.namespace}/${p.metadata.name}`);
         continue;

@@ -174,9 +174,15 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
     describe: () => `loop: ${phase}; starting: [${[...starting].join(", ")}]; ${inFlight.size} start(s) in flight`,
     stop: async () => {
       stopped = true;
-      await loop;
+      // Bounded: whatever does not finish is named in `errors`, and the servers are stopped anyway.
+      const within = async (what: string, p: Promise<unknown>, ms: number): Promise<void> => {
+        const late = Symbol("late");
+        const r = await Promise.race([p.then(() => undefined), sleep(ms).then(() => late)]);
+        if (r === late) errors.push(`stop: ${what} did not finish within ${ms / 1000} s (${phase}; starting: [${[...starting].join(", ")}])`);
+      };
+      await within("the poll loop", loop, 30_000);
       phase = "stopped; waiting for the starts in flight";
-      await Promise.all([...inFlight]);
+      await within("the starts in flight", Promise.all([...inFlight]), 100_000);
       phase = "stopping the servers";
       await fleet.stopAll();
       phase = "stopped";
