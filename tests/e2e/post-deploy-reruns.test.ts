@@ -20,10 +20,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { openClient } from "../../benchmarks/topology/connector.js";
-import { eventually } from "../support/processes.js";
 import { standInForBenchmarkJobs } from "./support/benchmark-pods.js";
-import { addValkeyPoolNode, byoPlatformConfig, SMALL_VALKEY_PODS } from "./support/byo-config.js";
-import { useE2eContext } from "./support/e2e-context.js";
+import { byoPlatformConfig, SMALL_VALKEY_PODS } from "./support/byo-config.js";
+import { addClientNodeOnceValkeyPlaced } from "./support/client-node.js";
+import { namespaceDeleted, useE2eContext } from "./support/e2e-context.js";
 import { standInForPods } from "./support/pod-valkeys.js";
 import { createStack, tail, type E2eStack } from "./support/pulumi-harness.js";
 
@@ -33,19 +33,6 @@ const NAMESPACE = "valkey-reruns";
 const BENCH_NODE = "kwok-bench";
 
 const ctx = useE2eContext(undefined, { holdJobPods: true });
-
-/**
- * The benchmark pod may not share a node with a Valkey pod: a fourth Valkey-pool node for it,
- * added once the four Valkey pods are placed on the first three (added earlier, it could take a
- * Valkey pod and leave the benchmark pod nowhere to go).
- */
-async function addBenchNodeOnceValkeyPlaced(): Promise<void> {
-  await eventually("the four Valkey pods placed", 300_000, async () => {
-    const pods = (await ctx.core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: "app.kubernetes.io/name=valkey" })).items;
-    return pods.length === 4 && pods.every((p) => p.spec?.nodeName !== undefined) ? true : undefined;
-  });
-  await addValkeyPoolNode(ctx.plane, BENCH_NODE, ZONES[0]!);
-}
 
 const WORKLOAD = { requests: 2000, clients: 4, pipeline: 1, dataSize: 16, threads: 1, tests: ["set", "get"], minDurationSeconds: 0, maxRequests: 2000 };
 
@@ -126,7 +113,7 @@ describe("post-deploy steps re-run under the real engine, with a real benchmark 
     const bench = standInForBenchmarkJobs(ctx.core, ctx.plane, NAMESPACE);
     try {
       // 1. The first up: the benchmark ran for real, and the check after it saw its keys.
-      const benchNode = addBenchNodeOnceValkeyPlaced();
+      const benchNode = addClientNodeOnceValkeyPlaced(ctx, NAMESPACE, 4, BENCH_NODE, ZONES[0] as string);
       void benchNode.catch(() => undefined); // awaited below; a failed up must not leave it unhandled
       const first = await up(s);
       await benchNode;
@@ -177,13 +164,6 @@ describe("post-deploy steps re-run under the real engine, with a real benchmark 
       await s.dispose();
       await ctx.plane.api("DELETE", `/api/v1/nodes/${BENCH_NODE}`, undefined, { allow: [404] });
     }
-    await eventually(`namespace ${NAMESPACE} to be deleted`, 90_000, async () => {
-      try {
-        await ctx.core.readNamespace({ name: NAMESPACE });
-        return undefined;
-      } catch {
-        return true;
-      }
-    });
+    await namespaceDeleted(ctx, NAMESPACE, 90_000);
   }, 900_000);
 });

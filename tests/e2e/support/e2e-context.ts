@@ -4,6 +4,7 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll } from "vitest";
+import { eventually } from "../../support/processes.js";
 import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from "./control-plane.js";
 import { createPulumiEnv, type PulumiEnv } from "./pulumi-harness.js";
 
@@ -33,4 +34,16 @@ export function useE2eContext(setup?: (ctx: E2eContext) => Promise<void>, planeO
     await ctx.plane?.stop();
   }, 120_000);
   return ctx;
+}
+
+/** Waits until `namespace` is gone (a destroyed stack's namespace, finalized by the controllers). */
+export async function namespaceDeleted(ctx: E2eContext, namespace: string, timeoutMs: number): Promise<void> {
+  await eventually(`namespace ${namespace} to be deleted`, timeoutMs, async () => {
+    try {
+      await ctx.core.readNamespace({ name: namespace });
+      return undefined;
+    } catch {
+      return true;
+    }
+  });
 }

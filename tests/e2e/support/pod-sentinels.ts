@@ -7,6 +7,14 @@
  * so every pod DNS name the rendered files carry (ordinal 0's in `sentinel monitor`, the
  * Sentinels' in the members' list) is replaced by that pod's IP, and each server announces its
  * pod IP.
+ *
+ * A member recreated on a new IP runs without the release's persistence (an empty data dir):
+ * on a real cluster, a member that restarts with its data under its stable DNS name is followed
+ * by the Sentinels and replicas (they resolve the name again); here they know it by its old IP,
+ * so it would come back as an orphan primary nobody replicates from. An empty member takes the
+ * entrypoint's other path, which IP-addressed Sentinels can follow: it asks them for a failover
+ * and replicates from the new primary. Cluster members (pod-valkeys.ts) keep their persistence:
+ * a cluster follows a node ID to its new address by itself.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -36,6 +44,20 @@ async function configOf(ctx: SentinelStandInContext, pod: k8s.V1Pod): Promise<Re
   const release = pod.metadata?.labels?.[INSTANCE] ?? "valkey";
   const cm = await ctx.core.readNamespacedConfigMap({ name: `${release}-config`, namespace: ctx.namespace });
   return cm.data ?? {};
+}
+
+/**
+ * The persistence of the release's rendered valkey.conf (`appendonly`, `save`), so a member
+ * restarted in its directory comes back with what its AOF/RDB kept, as a pod on its PVC does
+ * (the default deployment has both on). Without a release ConfigMap (a bare StatefulSet in a
+ * test): none.
+ */
+export async function persistenceOf(core: k8s.CoreV1Api, namespace: string, pod: k8s.V1Pod): Promise<{ appendonly: boolean; save: string }> {
+  const release = pod.metadata?.labels?.[INSTANCE];
+  if (release === undefined) return { appendonly: false, save: "" };
+  const conf = (await core.readNamespacedConfigMap({ name: `${release}-config`, namespace })).data?.["valkey.conf"] ?? "";
+  const save = /^save (.*)$/m.exec(conf)?.[1]?.trim() ?? '""';
+  return { appendonly: /^appendonly yes$/m.test(conf), save: save.replace(/^"(.*)"$/, "$1") };
 }
 
 /** Starts the Sentinel of `pod`, or returns undefined while ordinal 0 has no IP yet. */
@@ -73,8 +95,15 @@ export async function startSentinelPod(ctx: SentinelStandInContext, pod: k8s.V1P
   });
 }
 
-/** Starts the data member of `pod` by the rendered entrypoint, or undefined while a Sentinel has no IP yet. */
-export async function startMemberPod(ctx: SentinelStandInContext, pod: k8s.V1Pod): Promise<ValkeyProcess | undefined> {
+/**
+ * Starts the data member of `pod` by the rendered entrypoint, or undefined while a Sentinel has no
+ * IP yet. `previousIp`: the address the pod had before it was deleted and recreated. The
+ * Sentinels know a member by what it announced; a real member announces its stable DNS name,
+ * which the recreated pod keeps, so its entrypoint recognises itself in the Sentinels' answer
+ * (is_me). Here members announce IPs, so the old IP is given as the entrypoint's second identity
+ * (VALKEY_ANNOUNCE_IP) to keep that recognition.
+ */
+export async function startMemberPod(ctx: SentinelStandInContext, pod: k8s.V1Pod, previousIp?: string): Promise<ValkeyProcess | undefined> {
   const name = pod.metadata?.name ?? "?";
   const ip = pod.status?.podIP as string;
   const start = (await configOf(ctx, pod))["start.sh"] ?? "";
@@ -88,21 +117,27 @@ export async function startMemberPod(ctx: SentinelStandInContext, pod: k8s.V1Pod
     sentinels.push(`${sip}:${s.split(":").pop() ?? "26379"}`);
   }
   const ordinal = Number(name.split("-").pop());
+  const launch = memberLaunch({
+    ordinal,
+    host: ip,
+    port: 6379,
+    password: ctx.password,
+    sentinels,
+    masterName: master,
+    // Without persistence, unlike the release (see the file comment: an empty member is the
+    // path IP-addressed Sentinels can follow).
+    server: { appendonly: false, save: "" },
+    sentinel: { waitSeconds: 60, firstStartGraceSeconds: 2, agreementSeconds: 5, failoverRetrySeconds: 20 },
+  });
   return ctx.fleet.start({
     name,
     bind: ip,
     port: 6379,
     startTimeoutMs: 90_000,
-    launch: memberLaunch({
-      ordinal,
-      host: ip,
-      port: 6379,
-      password: ctx.password,
-      sentinels,
-      masterName: master,
-      server: { appendonly: false, save: "" },
-      sentinel: { waitSeconds: 60, firstStartGraceSeconds: 2, agreementSeconds: 5, failoverRetrySeconds: 20 },
-    }),
+    launch: (c) => {
+      const cmd = launch(c);
+      return previousIp === undefined ? cmd : { ...cmd, env: { ...cmd.env, VALKEY_ANNOUNCE_IP: previousIp } };
+    },
   });
 }
 

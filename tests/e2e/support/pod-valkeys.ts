@@ -10,17 +10,43 @@
  * `valkey-server --sentinel` from the release's rendered sentinel.conf, each member runs the
  * rendered entrypoint with the Sentinel start decision. Pod DNS names become pod IPs (kwok has
  * no cluster DNS): these servers announce their IPs, not the hostnames the real pods announce.
+ *
+ * A pod deleted through the API (its name gone, or back with another UID) has its server
+ * SIGKILLed at once, as the kubelet kills a container deleted with grace period 0; when the
+ * StatefulSet controller recreates the pod and it gets an IP (a new one on a plane with
+ * `freshPodIps`), the server is started again the same way, on the new IP, in the same
+ * per-pod-name directory (the PVC): a cluster member, with the release's persistence (AOF/RDB as
+ * its valkey.conf says), keeps its nodes.conf and data, so it rejoins with its node ID; a
+ * replication member (without persistence: see pod-sentinels.ts) runs the rendered entrypoint
+ * again, which asks the Sentinels for the primary. Not done: a deletion with a grace period gets no preStop here, since kwok's
+ * pod-delete stage removes a pod as soon as it is marked for deletion (it is killed like grace 0).
  */
 import type * as k8s from "@kubernetes/client-node";
 import { sleep } from "../../../benchmarks/util/poll-until.js";
 import { LocalFleet, type ValkeyProcess } from "../../../benchmarks/local/valkey-process.js";
-import { HAPROXY_NAME_LABEL, SENTINEL_NAME_LABEL, startHaproxyPod, startMemberPod, startSentinelPod } from "./pod-sentinels.js";
+import { HAPROXY_NAME_LABEL, persistenceOf, SENTINEL_NAME_LABEL, startHaproxyPod, startMemberPod, startSentinelPod } from "./pod-sentinels.js";
+
+export interface PodRestart {
+  pod: string;
+  /** The deleted pod's UID and IP, and when its server was killed (epoch ms). */
+  oldUid: string;
+  oldIp: string;
+  killedAt: number;
+  /** The recreated pod's, once its server answers again. */
+  newUid?: string;
+  newIp?: string;
+  startedAt?: number;
+}
 
 export interface PodValkeys {
-  /** Pod name → server. */
+  /** Pod name → server (the running one: a restarted pod's new server). */
   readonly servers: Map<string, ValkeyProcess>;
+  /** Every deletion seen, in order, and the restart that followed it. */
+  readonly restarts: PodRestart[];
   /** Errors from starting servers (reported by the test, never swallowed). */
   readonly errors: string[];
+  /** What is under way (pods being started, the poll loop), for a test's failure message. */
+  describe(): string;
   stop(): Promise<void>;
 }
 
@@ -30,9 +56,40 @@ const ROLE = "valkey-on-eks/role";
 export function standInForPods(core: k8s.CoreV1Api, namespace: string, password: string | undefined): PodValkeys {
   const fleet = new LocalFleet();
   const servers = new Map<string, ValkeyProcess>();
+  /** Pod name → UID and IP of the pod its server runs for. */
+  const owners = new Map<string, { uid: string; ip: string }>();
+  const restarts: PodRestart[] = [];
   const starting = new Set<string>();
+  const inFlight = new Set<Promise<void>>();
   const errors: string[] = [];
   let stopped = false;
+  let phase = "polling";
+
+  const started = (pod: k8s.V1Pod, server: ValkeyProcess): void => {
+    const name = pod.metadata?.name ?? "?";
+    const uid = pod.metadata?.uid ?? "";
+    servers.set(name, server);
+    owners.set(name, { uid, ip: server.host });
+    const pending = restarts.find((r) => r.pod === name && r.newUid === undefined);
+    if (pending !== undefined) Object.assign(pending, { newUid: uid, newIp: server.host, startedAt: Date.now() });
+  };
+
+  /** SIGKILLs the server of every pod that is gone, marked for deletion, or back with another UID. */
+  const killDeleted = async (pods: k8s.V1Pod[]): Promise<void> => {
+    const byName = new Map(pods.map((p) => [p.metadata?.name ?? "", p]));
+    // A snapshot: a server started meanwhile (by an in-flight start) is not judged by this stale list.
+    for (const [name, owner] of [...owners]) {
+      if (owners.get(name) !== owner) continue;
+      const pod = byName.get(name);
+      if (pod !== undefined && pod.metadata?.uid === owner.uid && pod.metadata.deletionTimestamp === undefined) continue;
+      const server = servers.get(name);
+      owners.delete(name);
+      servers.delete(name);
+      server?.signal("SIGKILL");
+      restarts.push({ pod: name, oldUid: owner.uid, oldIp: owner.ip, killedAt: Date.now() });
+      await server?.stop(0);
+    }
+  };
 
   const startFor = async (pod: k8s.V1Pod, primaryIp: string | undefined, ips: Map<string, string>): Promise<void> => {
     const name = pod.metadata?.name ?? "?";
@@ -51,8 +108,8 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
           ? await startSentinelPod(ctx, pod)
           : kind === HAPROXY_NAME_LABEL
             ? await startHaproxyPod(ctx, pod)
-            : await startMemberPod(ctx, pod);
-        if (server !== undefined) servers.set(name, server);
+            : await startMemberPod(ctx, pod, restarts.findLast((r) => r.pod === name)?.oldIp);
+        if (server !== undefined) started(pod, server);
         return;
       }
       const server = await fleet.start({
@@ -60,15 +117,14 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
         bind: ip,
         port: 6379,
         password,
-        appendonly: false,
-        save: "",
+        ...(await persistenceOf(core, namespace, pod)),
         // Outgoing connections (replication, cluster bus) leave from the pod IP, and the server
         // announces it, as a pod's own network namespace would make it.
         extra: { "bind-source-addr": ip, ...(role === "member" ? { "cluster-announce-ip": ip } : { "replica-announce-ip": ip }) },
         ...(role === "member" ? { clusterEnabled: true, clusterPort: 16379, clusterNodeTimeoutMs: 5000 } : {}),
         ...(role === "replica" ? { replicaOf: { host: primaryIp as string, port: 6379 } } : {}),
       });
-      servers.set(name, server);
+      started(pod, server);
     } catch (err) {
       errors.push(`${name} (${ip}): ${(err as Error).message}`);
     } finally {
@@ -77,16 +133,27 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
   };
 
   const tick = async (): Promise<void> => {
+    phase = "listing pods";
     const all = (await core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/name in (valkey,${SENTINEL_NAME_LABEL},${HAPROXY_NAME_LABEL})` }))
       .items;
     const pods = all;
+    phase = "killing deleted pods' servers";
+    await killDeleted(pods);
+    phase = "starting";
     const ips = new Map(all.flatMap((p) => (p.status?.podIP === undefined ? [] : [[p.metadata?.name ?? "", p.status.podIP] as [string, string]])));
     const primaryIp = pods.find((p) => p.metadata?.labels?.[ROLE] === "primary")?.status?.podIP;
-    await Promise.all(
-      pods
-        .filter((p) => p.status?.podIP !== undefined && !servers.has(p.metadata?.name ?? "") && !starting.has(p.metadata?.name ?? ""))
-        .map((p) => startFor(p, primaryIp, ips)),
-    );
+    // Not awaited: a member under Sentinel may wait long for its start decision, and deletions
+    // must be seen (and their servers killed) meanwhile.
+    for (const p of pods.filter(
+      (p) =>
+        p.status?.podIP !== undefined &&
+        p.metadata?.deletionTimestamp === undefined &&
+        !servers.has(p.metadata?.name ?? "") &&
+        !starting.has(p.metadata?.name ?? ""),
+    )) {
+      const run = startFor(p, primaryIp, ips).finally(() => inFlight.delete(run));
+      inFlight.add(run);
+    }
   };
 
   const loop = (async () => {
@@ -102,11 +169,23 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
 
   return {
     servers,
+    restarts,
     errors,
+    describe: () => `loop: ${phase}; starting: [${[...starting].join(", ")}]; ${inFlight.size} start(s) in flight`,
     stop: async () => {
       stopped = true;
-      await loop;
+      // Bounded: whatever does not finish is named in `errors`, and the servers are stopped anyway.
+      const within = async (what: string, p: Promise<unknown>, ms: number): Promise<void> => {
+        const late = Symbol("late");
+        const r = await Promise.race([p.then(() => undefined), sleep(ms).then(() => late)]);
+        if (r === late) errors.push(`stop: ${what} did not finish within ${ms / 1000} s (${phase}; starting: [${[...starting].join(", ")}])`);
+      };
+      await within("the poll loop", loop, 30_000);
+      phase = "stopped; waiting for the starts in flight";
+      await within("the starts in flight", Promise.all([...inFlight]), 100_000);
+      phase = "stopping the servers";
       await fleet.stopAll();
+      phase = "stopped";
     },
   };
 }
