@@ -4,14 +4,10 @@
  * the TypeScript implementation and reach the real @kubernetes/client-node code; with no API
  * server in this suite, the proof is the client's connection error for an unreachable cluster.
  */
-import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { benchmarkResultsProvider } from "../../components/steps/benchmark-results/component.js";
+import { runSerializedProvider } from "../support/serialized-provider.js";
 
 const KUBECONFIG = `apiVersion: v1
 kind: Config
@@ -29,39 +25,30 @@ describe("the serialized BenchmarkResults provider in a plain node process", () 
     // A program's provider captures the two paths only: the tests' injection point is not in it.
     expect(text).toContain("benchmark-results/implementation.ts");
     expect(text).not.toContain("testDeps");
-    const dir = mkdtempSync(join(tmpdir(), "vbench-provider-"));
-    try {
-      writeFileSync(join(dir, "provider.cjs"), text);
-      const inputs = {
-        namespace: "valkey",
-        jobName: "vbench",
-        kubeconfig: KUBECONFIG,
-        mode: "cluster",
-        workload: {
-          name: "w",
-          requests: 1,
-          clients: 1,
-          pipeline: 1,
-          dataSize: 1,
-          threads: 1,
-          keyspaceLength: 1,
-          tests: ["set"],
-          minDurationSeconds: 0,
-          maxRequests: 1,
-        },
-        serverVersion: "9.0.2",
-        image: "valkey/valkey:9.0.2",
-        timeoutSeconds: 1,
-      };
-      writeFileSync(
-        join(dir, "run.cjs"),
-        `require("./provider.cjs").handler().create(${JSON.stringify(inputs)})` +
-          `.then((r) => console.log("CREATED " + JSON.stringify(r)), (e) => console.log("ERROR " + e.message));`,
-      );
-      const { stdout } = await promisify(execFile)(process.execPath, [join(dir, "run.cjs")], { cwd: dir, timeout: 30_000 });
-      expect(stdout).toMatch(/^ERROR cannot read Job valkey\/vbench from the cluster: .*(ECONNREFUSED|fetch failed)/);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const inputs = {
+      namespace: "valkey",
+      jobName: "vbench",
+      kubeconfig: KUBECONFIG,
+      mode: "cluster",
+      workload: {
+        name: "w",
+        requests: 1,
+        clients: 1,
+        pipeline: 1,
+        dataSize: 1,
+        threads: 1,
+        keyspaceLength: 1,
+        tests: ["set"],
+        minDurationSeconds: 0,
+        maxRequests: 1,
+      },
+      serverVersion: "9.0.2",
+      image: "valkey/valkey:9.0.2",
+      timeoutSeconds: 1,
+    };
+    const stdout = await runSerializedProvider(text, [
+      `p.create(${JSON.stringify(inputs)})` + `.then((r) => console.log("CREATED " + JSON.stringify(r)), (e) => console.log("ERROR " + e.message));`,
+    ]);
+    expect(stdout).toMatch(/^ERROR cannot read Job valkey\/vbench from the cluster: .*(ECONNREFUSED|fetch failed)/);
   });
 });

@@ -5,19 +5,14 @@
  * bearer token) through the REAL client-node CoreV1Api, then to REAL cluster-enabled
  * valkey-server processes through the direct connector.
  */
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
 import { openClient } from "../../benchmarks/topology/connector.js";
 import { clusterBootstrapProvider } from "../../components/steps/cluster-bootstrap/component.js";
 import { topologyCheckProvider } from "../../components/steps/topology-check/component.js";
+import { runSerializedProvider, serializeProviderUnderTsx } from "../support/serialized-provider.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
 const token = `tok-${Math.random().toString(36).slice(2)}`;
@@ -147,43 +142,18 @@ describe("dynamic-provider shells, in-process, against a fake API server and rea
 });
 
 describe("the serialized provider in a plain node process (as @pulumi/pulumi/cmd/dynamic-provider runs it)", () => {
-  it("serializes under tsx, loads with require-from-string in plain node, and reaches the implementation", () => {
-    const root = fileURLToPath(new URL("../..", import.meta.url));
-    const dir = mkdtempSync(join(tmpdir(), "valkey-shell-"));
-    try {
-      const serialize = join(dir, "serialize.mts");
-      writeFileSync(
-        serialize,
-        [
-          `import * as pulumi from ${JSON.stringify(createRequire(import.meta.url).resolve("@pulumi/pulumi"))};`,
-          `import { clusterBootstrapProvider } from ${JSON.stringify(join(root, "components/steps/cluster-bootstrap/component.ts"))};`,
-          `const provider = clusterBootstrapProvider();`,
-          `const sf = await pulumi.runtime.serializeFunction(() => provider, { allowSecrets: true });`,
-          `process.stdout.write(sf.text);`,
-        ].join("\n"),
-      );
-      const text = execFileSync(process.execPath, ["--import", "tsx", serialize], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-      expect(text).toContain("cluster-bootstrap/implementation.ts");
-      writeFileSync(join(dir, "provider.js"), text);
-      const run = join(dir, "run.cjs");
-      writeFileSync(
-        run,
-        [
-          `const load = require(${JSON.stringify(join(root, "node_modules/require-from-string"))});`,
-          `const p = load(require("fs").readFileSync(${JSON.stringify(join(dir, "provider.js"))}, "utf8")).handler();`,
-          `const same = { namespace: "d", selector: "a=b", primaries: 3, replicasPerPrimary: 1, expectedPods: 6 };`,
-          `Promise.all([p.diff("id", same, same), p.diff("id", same, { ...same, primaries: 4 })])`,
-          `  .then((r) => process.stdout.write(JSON.stringify(r)), (e) => { process.stderr.write(String(e)); process.exit(1); });`,
-        ].join("\n"),
-      );
-      // A plain node, outside the project directory, with no loader flags: like the provider process.
-      const out = execFileSync(process.execPath, [run], { cwd: tmpdir(), encoding: "utf8" });
-      expect(JSON.parse(out)).toEqual([
-        { changes: false, replaces: [] },
-        { changes: true, replaces: [] },
-      ]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  it("serializes under tsx, loads with require-from-string in plain node, and reaches the implementation", async () => {
+    const text = serializeProviderUnderTsx("components/steps/cluster-bootstrap/component.ts", "clusterBootstrapProvider");
+    expect(text).toContain("cluster-bootstrap/implementation.ts");
+    // A plain node, outside the project directory, with no loader flags: like the provider process.
+    const out = await runSerializedProvider(text, [
+      `const same = { namespace: "d", selector: "a=b", primaries: 3, replicasPerPrimary: 1, expectedPods: 6 };`,
+      `Promise.all([p.diff("id", same, same), p.diff("id", same, { ...same, primaries: 4 })])`,
+      `  .then((r) => process.stdout.write(JSON.stringify(r)), (e) => { process.stderr.write(String(e)); process.exit(1); });`,
+    ]);
+    expect(JSON.parse(out)).toEqual([
+      { changes: false, replaces: [] },
+      { changes: true, replaces: [] },
+    ]);
   });
 });

@@ -3,16 +3,12 @@
  * itself over a fake API and clock (the real API server: tests/e2e/volume-release.test.ts), what
  * create/diff/update record, and its provider serialized and run in a plain node process.
  */
-import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { volumeReleaseProvider } from "../../components/steps/volume-release/component.js";
 import { create, diff, pendingVolumes, releaseVolumes, update } from "../../components/steps/volume-release/implementation.js";
 import type { ClaimRecord, VolumeApi, VolumeRecord } from "../../components/steps/volume-release/volume-api.js";
+import { runSerializedProvider } from "../support/serialized-provider.js";
 
 const NS = "valkey";
 const SELECTOR = "app.kubernetes.io/instance=valkey";
@@ -152,22 +148,13 @@ contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x
 `;
     expect(text).not.toContain("KUBE-TOKEN");
-    const dir = mkdtempSync(join(tmpdir(), "vbench-provider-"));
-    try {
-      writeFileSync(join(dir, "provider.cjs"), text);
-      const props = { namespace: NS, selector: SELECTOR, kubeconfig, timeoutMs: 5_000, pollMs: 100 };
-      writeFileSync(
-        join(dir, "run.cjs"),
-        `require("./provider.cjs").handler().delete("id", ${JSON.stringify(props)})` +
-          `.then(() => console.log("DELETED"), (e) => console.log("ERROR " + e.message));`,
-      );
-      const { stdout } = await promisify(execFile)(process.execPath, [join(dir, "run.cjs")], { cwd: dir, timeout: 30_000 });
-      expect(stdout).toMatch(
-        /^ERROR VolumeRelease: could not release the PVCs in namespace valkey \(selector '[^']+'\) through the API server: .*pulumi state delete/s,
-      );
-      expect(stdout).not.toContain("KUBE-TOKEN");
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const props = { namespace: NS, selector: SELECTOR, kubeconfig, timeoutMs: 5_000, pollMs: 100 };
+    const stdout = await runSerializedProvider(text, [
+      `p.delete("id", ${JSON.stringify(props)})` + `.then(() => console.log("DELETED"), (e) => console.log("ERROR " + e.message));`,
+    ]);
+    expect(stdout).toMatch(
+      /^ERROR VolumeRelease: could not release the PVCs in namespace valkey \(selector '[^']+'\) through the API server: .*pulumi state delete/s,
+    );
+    expect(stdout).not.toContain("KUBE-TOKEN");
   }, 60_000);
 });

@@ -7,32 +7,13 @@ import { z } from "zod";
 import { FAULTS } from "../../../benchmarks/drill/ledger.js";
 import type { Placement } from "../../shared.js";
 import { anObject, nonEmptyString, oneOf, parserOf, rerun, setting, wholeNumber, type ArgsOf, type Parsed } from "../kit/inputs.js";
-import { kubeTargetFields } from "../kit/kube-target.js";
+import { verifierFields } from "../topology-check/inputs.js";
 
 const endpoint = z.object({ host: nonEmptyString(), port: wholeNumber(1) }, { error: "must be an object { host, port }" });
 
 export const drillFields = {
-  ...kubeTargetFields,
-  mode: rerun(oneOf(["cluster", "replication"])),
-  /** The topology check's expected shape (the verifier that decides recovery). */
-  expect: rerun(
-    z
-      .object(
-        { primaries: wholeNumber(1).optional(), replicasPerPrimary: wholeNumber(0).optional(), replicas: wholeNumber(0).optional() },
-        { error: "must be an object" },
-      )
-      .optional(),
-  ),
-  replicaLagBytes: rerun(wholeNumber(0).optional()),
-  /** Replication under Sentinel: as TopologyCheck's `sentinel`; the zone fault deletes these pods too. */
-  sentinel: rerun(
-    z
-      .object(
-        { selector: nonEmptyString(), headlessService: nonEmptyString().optional(), port: wholeNumber(1), masterName: nonEmptyString() },
-        { error: "must be an object { selector, headlessService?, port, masterName }" },
-      )
-      .optional(),
-  ),
+  /** As TopologyCheck's (the verifier that decides recovery); the zone fault deletes the Sentinel pods too. */
+  ...verifierFields,
   /** Faults, in order (config `drills.faults`). */
   faults: rerun(z.array(oneOf(FAULTS), { error: "must be a list of faults" }).min(1, { error: "must name at least one fault" })),
   /** Writes per second per load stream. */

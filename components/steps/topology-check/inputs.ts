@@ -7,7 +7,11 @@ import { z } from "zod";
 import { nonEmptyString, oneOf, parserOf, rerun, wholeNumber, type ArgsOf, type Parsed } from "../kit/inputs.js";
 import { kubeTargetFields } from "../kit/kube-target.js";
 
-export const checkFields = {
+/**
+ * What the verifier needs to check a release: its pods and how to reach them, the mode, the
+ * expected shape and the Sentinels. FailureDrill spreads these in too (its verifier decides recovery).
+ */
+export const verifierFields = {
   ...kubeTargetFields,
   /** In replication mode the pod labelled `valkey-on-eks/role=primary` is the seed (else the lowest ordinal). */
   mode: rerun(oneOf(["cluster", "replication"])),
@@ -34,6 +38,10 @@ export const checkFields = {
       )
       .optional(),
   ),
+};
+
+export const checkFields = {
+  ...verifierFields,
   /** Count keys (DBSIZE) per primary. */
   countKeys: rerun(z.boolean({ error: "must be true or false" }).default(true)),
   /** What the steps this check follows last produced (their run stamps): a change re-runs the check. */

@@ -1,0 +1,63 @@
+/**
+ * A dynamic provider serialized and run as Pulumi's dynamic-provider process runs it: the text
+ * from pulumi.runtime.serializeFunction, loaded with require-from-string (as
+ * @pulumi/pulumi/cmd/dynamic-provider does) in a separate plain `node` process, outside the
+ * project directory, with no vitest and no tsx loader.
+ */
+import { execFile, execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * The serialized text of `factory()` exported by the component at `component` (repo-relative),
+ * serialized under tsx in a child process (as a program run by `pulumi up` does).
+ */
+export function serializeProviderUnderTsx(component: string, factory: string): string {
+  const dir = mkdtempSync(join(tmpdir(), "valkey-serialize-"));
+  try {
+    const serialize = join(dir, "serialize.mts");
+    writeFileSync(
+      serialize,
+      [
+        `import * as pulumi from ${JSON.stringify(createRequire(import.meta.url).resolve("@pulumi/pulumi"))};`,
+        `import { ${factory} } from ${JSON.stringify(join(ROOT, component))};`,
+        `const provider = ${factory}();`,
+        `const sf = await pulumi.runtime.serializeFunction(() => provider, { allowSecrets: true });`,
+        `process.stdout.write(sf.text);`,
+      ].join("\n"),
+    );
+    return execFileSync(process.execPath, ["--import", "tsx", serialize], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Runs `script` (CommonJS lines in which `p` is the loaded provider's handler) in a plain node
+ * process against the serialized provider `text`; resolves with its stdout.
+ */
+export async function runSerializedProvider(text: string, script: string[], timeoutMs = 30_000): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), "valkey-provider-"));
+  try {
+    writeFileSync(join(dir, "provider.js"), text);
+    const run = join(dir, "run.cjs");
+    writeFileSync(
+      run,
+      [
+        `const load = require(${JSON.stringify(join(ROOT, "node_modules/require-from-string"))});`,
+        `const p = load(require("fs").readFileSync(${JSON.stringify(join(dir, "provider.js"))}, "utf8")).handler();`,
+        ...script,
+      ].join("\n"),
+    );
+    const { stdout } = await promisify(execFile)(process.execPath, [run], { cwd: tmpdir(), encoding: "utf8", timeout: timeoutMs });
+    return stdout;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
