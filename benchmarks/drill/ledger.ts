@@ -168,6 +168,39 @@ export function combineStreams(streams: readonly StreamFigures[]): CombinedFigur
   };
 }
 
+/** A latency in ms as a drill row reports it: to 0.01 ms. */
+export const roundLatency = (v: number | null): number | null => (v === null ? null : Math.round(v * 100) / 100);
+
+/** What every drill reports from its load (the local drills' run-drill.ts and the deployed FailureDrill step). */
+export interface LoadFigures extends CombinedFigures {
+  /** Load streams: cluster-client; replication: sentinel-client AND write-endpoint, concurrently. */
+  streams: StreamFigures[];
+  /** Writes failed (error or timeout), all streams; `writes` (sent) and the other figures: CombinedFigures. */
+  failedWrites: number;
+}
+
+/** Each stream's figures and their combination (outage to the ms, latencies to 0.01 ms). */
+export function loadFigures(streams: readonly string[], i: FigureInput): LoadFigures {
+  const perStream = streams.map((s) => streamFigures(s, i));
+  const total = combineStreams(perStream);
+  return {
+    streams: perStream,
+    writeOutageMs: Math.round(total.writeOutageMs),
+    writes: total.writes,
+    failedWrites: total.writes - total.ackedWrites,
+    ackedWrites: total.ackedWrites,
+    lostAckedWrites: total.lostAckedWrites,
+    waitedWrites: total.waitedWrites,
+    lostWaitedWrites: total.lostWaitedWrites,
+    p50MsBefore: roundLatency(total.p50MsBefore),
+    p99MsBefore: roundLatency(total.p99MsBefore),
+    maxMsBefore: roundLatency(total.maxMsBefore),
+    p50MsDuring: roundLatency(total.p50MsDuring),
+    p99MsDuring: roundLatency(total.p99MsDuring),
+    maxMsDuring: roundLatency(total.maxMsDuring),
+  };
+}
+
 /** Parses `primary,zone` (or `all-faults`-free lists), naming an unknown fault. */
 export function parseFaults(text: string): Fault[] {
   const names = text

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { sleep } from "../util/poll-until.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import { ClusterTarget } from "./cluster-target.js";
-import { combineStreams, streamFigures, type CombinedFigures, type DrillMode, type Fault, type StreamFigures, type WriteRecord } from "./ledger.js";
+import { loadFigures, roundLatency, type DrillMode, type Fault, type LoadFigures, type WriteRecord } from "./ledger.js";
 import { WriteStream } from "./load.js";
 import { ReplicationTarget } from "./replication-target.js";
 import type { DrillTarget, DrillTimings } from "./target.js";
@@ -40,18 +40,14 @@ export interface DrillOptions extends DrillTimings {
   onStep?: (line: string) => void;
 }
 
-/** The drill's figures: the streams' combined figures (ledger.ts) plus what the drill itself measured. */
-export interface DrillResult extends CombinedFigures {
+/** The drill's figures: its load's (ledger.ts) plus what the drill itself measured. */
+export interface DrillResult extends LoadFigures {
   mode: DrillMode;
   fault: Fault;
   ok: boolean;
   healed: boolean;
   topology: string;
   faultDescription: string;
-  /** Load streams: cluster-client; replication: sentinel-client AND write-endpoint, concurrently. */
-  streams: StreamFigures[];
-  /** Writes failed (error or timeout), all streams; `writes` (sent) and the other figures: CombinedFigures. */
-  failedWrites: number;
   recoveryMs: number | null;
   detectionMs: number | null;
   detectionNote?: string;
@@ -146,41 +142,29 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
     step(`reading back ${records.filter((r) => r.ok).length} acknowledged keys`);
     const readBack = recoveredAt === undefined ? new Map<string, string | undefined>() : await target.readBack(records.filter((r) => r.ok).map((r) => r.key));
     const input = { records, readBack, faultAt, loadStart, loadStop, beforeMs: 10_000 };
-    const perStream = streams.map((s) => streamFigures(s.stream, input));
-    const total = combineStreams(perStream);
+    const figures = loadFigures(
+      streams.map((s) => s.stream),
+      input,
+    );
     const whole = (v: number): number => Math.round(v);
-    const lat = (v: number | null): number | null => (v === null ? null : Math.round(v * 100) / 100);
     const detectedAt = handle.detectedAt();
     const healed = recoveredAt !== undefined;
     return {
       mode: o.mode,
       fault: o.fault,
-      ok: healed && total.lostWaitedWrites === 0,
+      ok: healed && figures.lostWaitedWrites === 0,
       healed,
       topology: target.describe,
       faultDescription: handle.description,
-      streams: perStream,
-      writeOutageMs: whole(total.writeOutageMs),
-      writes: total.writes,
-      failedWrites: total.writes - total.ackedWrites,
+      ...figures,
       recoveryMs: healed ? whole((recoveredAt as number) - faultAt) : null,
       detectionMs: detectedAt === undefined ? null : whole(detectedAt - faultAt),
       detectionNote: handle.detectionNote ?? (detectedAt === undefined ? "no failure mark seen" : undefined),
-      ackedWrites: total.ackedWrites,
-      lostAckedWrites: total.lostAckedWrites,
-      waitedWrites: total.waitedWrites,
-      lostWaitedWrites: total.lostWaitedWrites,
-      p50MsBefore: lat(total.p50MsBefore),
-      p99MsBefore: lat(total.p99MsBefore),
-      maxMsBefore: lat(total.maxMsBefore),
-      p50MsDuring: lat(total.p50MsDuring),
-      p99MsDuring: lat(total.p99MsDuring),
-      maxMsDuring: lat(total.maxMsDuring),
       rate: o.rate,
       waitTimeoutMs: o.waitTimeoutMs,
       timings: { failureDetectionMs: o.failureDetectionMs, failoverTimeoutMs: o.failoverTimeoutMs, restartDelayMs: o.restartDelayMs, zoneDownMs: o.zoneDownMs },
       after,
-      timeline: records.map((r) => ({ stream: r.stream, t: whole(r.sentAt - faultAt), latencyMs: r.ok ? lat(r.doneAt - r.sentAt) : null })),
+      timeline: records.map((r) => ({ stream: r.stream, t: whole(r.sentAt - faultAt), latencyMs: r.ok ? roundLatency(r.doneAt - r.sentAt) : null })),
     };
   } finally {
     await stopLoad();

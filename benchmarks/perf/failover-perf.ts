@@ -13,6 +13,7 @@ import { parseArgs } from "node:util";
 import { waitForReplicaLinks } from "../local/local-replication.js";
 import { killHard, SentinelTopology } from "../local/sentinel-topology.js";
 import { WriteProbe } from "../local/write-probe.js";
+import { wholeFlag } from "./perf-args.js";
 import { pollUntil } from "../util/poll-until.js";
 
 interface RunResult {
@@ -26,13 +27,6 @@ interface RunResult {
   failedWrites: number;
 }
 
-function int(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number ≥ 1 (got ${value})`);
-  return n;
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -44,11 +38,11 @@ async function main(): Promise<void> {
       "json": { type: "boolean" },
     },
   });
-  const runs = int("runs", values.runs, 3);
-  const downAfterMs = int("down-after-ms", values["down-after-ms"], 5000);
-  const failoverTimeoutMs = int("failover-timeout-ms", values["failover-timeout-ms"], 10_000);
-  const checkIntervalMs = int("check-interval-ms", values["check-interval-ms"], 500);
-  const replicas = int("replicas", values.replicas, 2);
+  const runs = wholeFlag("runs", values.runs, 3);
+  const downAfterMs = wholeFlag("down-after-ms", values["down-after-ms"], 5000);
+  const failoverTimeoutMs = wholeFlag("failover-timeout-ms", values["failover-timeout-ms"], 10_000);
+  const checkIntervalMs = wholeFlag("check-interval-ms", values["check-interval-ms"], 500);
+  const replicas = wholeFlag("replicas", values.replicas, 2);
   const password = `perf-${Math.random().toString(36).slice(2)}`;
   const t = await SentinelTopology.start({ replicas, zones: ["a", "b", "c"], password, downAfterMs, failoverTimeoutMs, checkIntervalMs });
   const results: RunResult[] = [];

@@ -18,6 +18,7 @@ import { Redis } from "ioredis";
 import { runReplicationPreStop } from "../local/replication-prestop.js";
 import { SentinelTopology } from "../local/sentinel-topology.js";
 import { WriteProbe } from "../local/write-probe.js";
+import { wholeFlag } from "./perf-args.js";
 import { pollUntil, sleep } from "../util/poll-until.js";
 
 interface Figures {
@@ -31,13 +32,6 @@ interface Figures {
   /** Longest gap between two acknowledged writes through the endpoint, ms. */
   longestGapMs: number;
   failedWrites: number;
-}
-
-function int(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number ≥ 1 (got ${value})`);
-  return n;
 }
 
 /** A client that never reconnects, like a benchmark's connection: did it survive? */
@@ -106,11 +100,11 @@ async function main(): Promise<void> {
       "json": { type: "boolean" },
     },
   });
-  const falls = (values.falls ?? "1,2").split(",").map((f) => int("falls", f, 1));
-  const runs = int("runs", values.runs, 3);
-  const checkIntervalMs = int("check-interval-ms", values["check-interval-ms"], 1000);
-  const checkTimeoutMs = int("check-timeout-ms", values["check-timeout-ms"], 1000);
-  const stallMs = int("stall-ms", values["stall-ms"], 1500);
+  const falls = (values.falls ?? "1,2").split(",").map((f) => wholeFlag("falls", f, 1));
+  const runs = wholeFlag("runs", values.runs, 3);
+  const checkIntervalMs = wholeFlag("check-interval-ms", values["check-interval-ms"], 1000);
+  const checkTimeoutMs = wholeFlag("check-timeout-ms", values["check-timeout-ms"], 1000);
+  const stallMs = wholeFlag("stall-ms", values["stall-ms"], 1500);
   const password = `perf-${Math.random().toString(36).slice(2)}`;
   const results: Figures[] = [];
   for (const fall of falls) {

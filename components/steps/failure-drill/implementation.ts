@@ -14,7 +14,7 @@
  * Clocks: the fault time is this process's clock, the write times the load pod's (see CLOCK_NOTE).
  */
 import { randomBytes } from "node:crypto";
-import { combineStreams, streamFigures, type Fault, type StreamFigures } from "../../../benchmarks/drill/ledger.js";
+import { loadFigures, type Fault, type LoadFigures } from "../../../benchmarks/drill/ledger.js";
 import { parseRecordLines } from "../../../benchmarks/drill/record-lines.js";
 import { renderDrillsCsv } from "../../../benchmarks/drill/drill-table.js";
 import { dynamicProtocol } from "../kit/protocol.js";
@@ -40,8 +40,8 @@ export function detectionUnobservable(mode: "cluster" | "replication", fault: Fa
   return undefined;
 }
 
-/** One drill's figures: the local DrillResult's, minus the timeline, plus where they came from. */
-export interface DeployedDrill {
+/** One drill's figures: the local DrillResult's (the same loadFigures), minus the timeline, plus where they came from. */
+export interface DeployedDrill extends LoadFigures {
   mode: "cluster" | "replication";
   fault: Fault;
   /** Healed and no WAIT-confirmed write lost. */
@@ -49,24 +49,10 @@ export interface DeployedDrill {
   healed: boolean;
   topology: string;
   faultDescription: string;
-  streams: StreamFigures[];
-  writeOutageMs: number;
-  writes: number;
-  failedWrites: number;
   recoveryMs: number | null;
   /** Fault → the first survivor marking a deleted member failed (Sentinel +sdown / CLUSTER NODES fail?); null with a note when not seen. */
   detectionMs: number | null;
   detectionNote?: string;
-  ackedWrites: number;
-  lostAckedWrites: number;
-  waitedWrites: number;
-  lostWaitedWrites: number;
-  p50MsBefore: number | null;
-  p99MsBefore: number | null;
-  maxMsBefore: number | null;
-  p50MsDuring: number | null;
-  p99MsDuring: number | null;
-  maxMsDuring: number | null;
   rate: number;
   waitTimeoutMs: number;
   timings: { failureDetectionMs: number; zoneDownMs: number };
@@ -261,33 +247,18 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
     const acked = load.records.filter((r) => r.ok).map((r) => r.key);
     const readBack = await deps.readBack(acked, after);
     const input = { records: load.records, readBack, faultAt, loadStart: load.loadStart, loadStop: load.loadStop, beforeMs: 10_000 };
-    const streams = load.streams.map((s) => streamFigures(s, input));
-    const total = combineStreams(streams);
-    const lat = (v: number | null): number | null => (v === null ? null : Math.round(v * 100) / 100);
+    const figures = loadFigures(load.streams, input);
     return {
       mode: i.mode,
       fault,
-      ok: total.lostWaitedWrites === 0,
+      ok: figures.lostWaitedWrites === 0,
       healed: true,
       topology: `${i.mode}: ${healthy.shards.length} shard(s), ${healthy.nodeCount} node(s)${healthy.sentinels === undefined ? "" : `, ${healthy.sentinels.length} Sentinel(s)`} (deployed, namespace ${ns})`,
       faultDescription: injected.description,
-      streams,
-      writeOutageMs: Math.round(total.writeOutageMs),
-      writes: total.writes,
-      failedWrites: total.writes - total.ackedWrites,
+      ...figures,
       recoveryMs: Math.round(recoveredAt - faultAt),
       detectionMs: detectedAt === undefined ? null : Math.round(detectedAt - faultAt),
       ...(detectedAt === undefined ? { detectionNote: unobservable ?? watchError ?? (watch === undefined ? DETECTION_NOTE : "no failure mark seen") } : {}),
-      ackedWrites: total.ackedWrites,
-      lostAckedWrites: total.lostAckedWrites,
-      waitedWrites: total.waitedWrites,
-      lostWaitedWrites: total.lostWaitedWrites,
-      p50MsBefore: lat(total.p50MsBefore),
-      p99MsBefore: lat(total.p99MsBefore),
-      maxMsBefore: lat(total.maxMsBefore),
-      p50MsDuring: lat(total.p50MsDuring),
-      p99MsDuring: lat(total.p99MsDuring),
-      maxMsDuring: lat(total.maxMsDuring),
       rate: i.rate,
       waitTimeoutMs: i.waitTimeoutMs,
       timings: { failureDetectionMs: i.failureDetectionMs, zoneDownMs: i.zoneDownS * 1000 },
