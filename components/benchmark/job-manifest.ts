@@ -14,9 +14,9 @@
 import { createHash } from "node:crypto";
 import type { Workload } from "../../benchmarks/workload.js";
 import type { ResourceQuantities } from "../../config/types.js";
-import { CLIENT_LABEL, DATA_PLANE_LABEL, type Placement } from "../shared.js";
+import { clientContainerSecurity, clientPodBase } from "../client-pod.js";
+import { CLIENT_LABEL, type Placement } from "../shared.js";
 import type { ObjectMeta, Plain, PodSpec } from "../valkey/k8s-types.js";
-import { toKubeTolerations } from "../valkey/pod-placement.js";
 import type * as k8s from "@pulumi/kubernetes";
 import { buildBenchmarkScript, RUN_ID_ENV } from "./job-script.js";
 import { PASSWORD_ENV } from "./log-frames.js";
@@ -119,26 +119,7 @@ function podSpec(a: BenchmarkJobManifestArgs): PodSpec {
   const secretEnv = a.secretName === undefined ? [] : [{ name: PASSWORD_ENV, valueFrom: { secretKeyRef: { name: a.secretName, key: a.passwordKey } } }];
   const quantities = { cpu: a.resources.cpu, memory: a.resources.memory };
   return {
-    restartPolicy: "Never",
-    automountServiceAccountToken: false,
-    enableServiceLinks: false,
-    nodeSelector: { ...a.placement.nodeSelector },
-    tolerations: toKubeTolerations(a.placement),
-    affinity: {
-      podAntiAffinity: {
-        requiredDuringSchedulingIgnoredDuringExecution: [
-          { labelSelector: { matchLabels: { [DATA_PLANE_LABEL]: "true" } }, topologyKey: "kubernetes.io/hostname" },
-          ...ownNode,
-        ],
-      },
-    },
-    ...spread,
-    securityContext: {
-      runAsNonRoot: true,
-      runAsUser: VALKEY_IMAGE_UID,
-      runAsGroup: VALKEY_IMAGE_UID,
-      seccompProfile: { type: "RuntimeDefault" },
-    },
+    ...clientPodBase(a.placement, VALKEY_IMAGE_UID, { antiAffinity: ownNode, ...spread }),
     containers: [
       {
         name: BENCHMARK_CONTAINER,
@@ -146,11 +127,7 @@ function podSpec(a: BenchmarkJobManifestArgs): PodSpec {
         command: ["/bin/sh", "-c", script],
         env: [...env, ...runIdEnv, ...secretEnv],
         resources: { requests: quantities, limits: { ...quantities } },
-        securityContext: {
-          allowPrivilegeEscalation: false,
-          readOnlyRootFilesystem: true,
-          capabilities: { drop: ["ALL"] },
-        },
+        securityContext: clientContainerSecurity(),
         volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
       },
     ],

@@ -22,8 +22,8 @@
  *   node);
  * - output: stdout only, the lines of record-lines.ts (formatRecordLines).
  */
-import { CLIENT_LABEL, DATA_PLANE_LABEL, type Placement } from "../../shared.js";
-import { toKubeTolerations } from "../../valkey/pod-placement.js";
+import { clientContainerSecurity, clientPodBase } from "../../client-pod.js";
+import { CLIENT_LABEL, type Placement } from "../../shared.js";
 
 export const DRILL_LOAD_LABEL = "valkey-on-eks/drill-load";
 export const DRILL_RUN_LABEL = "valkey-on-eks/drill-run";
@@ -140,19 +140,7 @@ export function buildDrillLoadJob(a: DrillLoadJobArgs) {
       template: {
         metadata: { labels },
         spec: {
-          restartPolicy: "Never",
-          automountServiceAccountToken: false,
-          enableServiceLinks: false,
-          nodeSelector: { ...a.placement.nodeSelector },
-          tolerations: toKubeTolerations(a.placement),
-          affinity: {
-            podAntiAffinity: {
-              requiredDuringSchedulingIgnoredDuringExecution: [
-                { labelSelector: { matchLabels: { [DATA_PLANE_LABEL]: "true" } }, topologyKey: "kubernetes.io/hostname" },
-              ],
-            },
-          },
-          securityContext: { runAsNonRoot: true, runAsUser: NODE_IMAGE_UID, runAsGroup: NODE_IMAGE_UID, seccompProfile: { type: "RuntimeDefault" } },
+          ...clientPodBase(a.placement, NODE_IMAGE_UID),
           containers: [
             {
               name: DRILL_LOAD_CONTAINER,
@@ -160,7 +148,7 @@ export function buildDrillLoadJob(a: DrillLoadJobArgs) {
               command: ["node", `${DRILL_LOAD_MOUNT}/${DRILL_LOAD_FILE}`],
               env: drillLoadEnv(a),
               resources: { requests: { cpu: "500m", memory: "256Mi" }, limits: { cpu: "1", memory: "256Mi" } },
-              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+              securityContext: clientContainerSecurity(),
               volumeMounts: [{ name: "drill", mountPath: DRILL_LOAD_MOUNT, readOnly: true }],
             },
           ],
