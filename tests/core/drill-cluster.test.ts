@@ -4,18 +4,12 @@
  * Cluster client. The `all` fault brings every member back on a NEW address (heal.sh re-meets).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
-import { expectNoWaitedWriteLost, itReplicaDrill, measuredDrill, TIMINGS } from "./drill-faults.js";
+import type { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
+import { expectNoWaitedWriteLost, itReplicaDrill, measuredDrill, startTestCluster, TIMINGS } from "./drill-faults.js";
 
 let target: ClusterTarget;
 beforeAll(async () => {
-  target = await ClusterTarget.start({
-    ...TIMINGS,
-    primaries: 3,
-    replicasPerPrimary: 1,
-    zones: ["zone-a", "zone-b", "zone-c"],
-    password: "drill-test-password",
-  });
+  target = await startTestCluster("drill-test-password");
 }, 60_000);
 afterAll(async () => target?.stop());
 

@@ -5,14 +5,14 @@
  * detection bounds (down-after / cluster-node-timeout 2000 ms). Plus the parsers on real formats.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
-import { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
+import type { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
+import type { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
 import { killHard } from "../../benchmarks/local/sentinel-topology.js";
 import { DirectConnector } from "../../benchmarks/topology/connector.js";
 import { parseEndpoint } from "../../benchmarks/topology/endpoint.js";
 import { failedHosts, namesPod, sdownHost, watchClusterNodes, watchSentinels } from "../../components/steps/failure-drill/detection.js";
 import type { DrillPod } from "../../components/steps/failure-drill/kube-api.js";
-import { TIMINGS } from "./drill-faults.js";
+import { startTestCluster, startTestReplication, TIMINGS } from "./drill-faults.js";
 
 const PASSWORD = "detect-test-pw";
 const pod = (name: string, podIP: string): DrillPod => ({
@@ -67,7 +67,7 @@ describe("detection watchers on real processes", () => {
   });
 
   it("Sentinels: +sdown of the SIGKILLed primary, seen after down-after and well within the local bound", async () => {
-    replication = await ReplicationTarget.start({ ...TIMINGS, replicas: 1, zones: ["zone-a", "zone-b", "zone-c"], password: PASSWORD });
+    replication = await startTestReplication(PASSWORD);
     const primaryHost = parseEndpoint((await replication.verify()).shards[0]!.primary.address).host;
     const connector = new DirectConnector({ password: PASSWORD });
     const clients = await Promise.all(replication.t.sentinelEndpoints.map((e) => connector.connect(e)));
@@ -84,14 +84,7 @@ describe("detection watchers on real processes", () => {
   }, 120_000);
 
   it("cluster: a survivor's CLUSTER NODES flags the SIGKILLed member, after the node timeout and within the bound; the victim is never polled", async () => {
-    cluster = await ClusterTarget.start({
-      ...TIMINGS,
-      primaries: 3,
-      replicasPerPrimary: 1,
-      zones: ["zone-a", "zone-b", "zone-c"],
-      password: PASSWORD,
-      hostBase: 176,
-    });
+    cluster = await startTestCluster(PASSWORD, 176);
     const connector = new DirectConnector({ password: PASSWORD });
     const clients = await Promise.all(cluster.pods.map(async (p) => ({ pod: p.name, client: await connector.connect({ host: p.host, port: p.port }) })));
     const victim = cluster.pods[4]!;

@@ -3,11 +3,24 @@
  * assertions every drill must meet (figures measured, not defaulted; healed; within bounds).
  */
 import { expect, it } from "vitest";
+import { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
 import type { Fault } from "../../benchmarks/drill/ledger.js";
+import { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
 import { drillOn, type DrillOptions, type DrillResult } from "../../benchmarks/drill/run-drill.js";
 import type { DrillTarget } from "../../benchmarks/drill/target.js";
 
 export const TIMINGS = { failureDetectionMs: 2000, failoverTimeoutMs: 6000, restartDelayMs: 3000, zoneDownMs: 8000 };
+export const ZONES = ["zone-a", "zone-b", "zone-c"];
+
+/** A local 3 × 1 cluster over ZONES under TIMINGS (`hostBase`: its 127.0.0.x range, see ClusterTarget). */
+export function startTestCluster(password: string, hostBase?: number): Promise<ClusterTarget> {
+  return ClusterTarget.start({ ...TIMINGS, primaries: 3, replicasPerPrimary: 1, zones: ZONES, password, ...(hostBase === undefined ? {} : { hostBase }) });
+}
+
+/** A local Sentinel replication topology (1 + `replicas`) over ZONES under TIMINGS. */
+export function startTestReplication(password: string, replicas = 1): Promise<ReplicationTarget> {
+  return ReplicationTarget.start({ ...TIMINGS, replicas, zones: ZONES, password });
+}
 
 export function testOptions(mode: DrillOptions["mode"], fault: Fault): DrillOptions {
   return {
@@ -23,7 +36,7 @@ export function testOptions(mode: DrillOptions["mode"], fault: Fault): DrillOpti
     replicas: 2,
     primaries: 3,
     replicasPerPrimary: 1,
-    zones: ["zone-a", "zone-b", "zone-c"],
+    zones: ZONES,
   };
 }
 

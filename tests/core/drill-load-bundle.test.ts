@@ -9,15 +9,15 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
+import type { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
 import { bundleLoadScript } from "../../benchmarks/drill/load-bundle.js";
 import { parseRecordLines, type LoadOutput } from "../../benchmarks/drill/record-lines.js";
-import { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
+import type { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
 import type { DrillTarget } from "../../benchmarks/drill/target.js";
 import { DirectConnector } from "../../benchmarks/topology/connector.js";
 import { readBackKeys } from "../../components/steps/failure-drill/read-back.js";
 import { toCheckReport } from "../../components/steps/topology-check/implementation.js";
-import { TIMINGS } from "./drill-faults.js";
+import { startTestCluster, startTestReplication } from "./drill-faults.js";
 
 const PASSWORD = "bundle-test-password-7f3a";
 const RATE = 40;
@@ -89,7 +89,7 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
   afterAll(async () => replication?.stop());
 
   it("replication: two streams (Sentinel-aware, write endpoint) measured, parsed back, every acked key stored and read back by the step's readBackKeys; the password never printed", async () => {
-    replication = await ReplicationTarget.start({ ...TIMINGS, replicas: 1, zones: ["zone-a", "zone-b", "zone-c"], password: PASSWORD });
+    replication = await startTestReplication(PASSWORD);
     const s = replication.t.sentinelEndpoints[0]!;
     const w = replication.t.proxy!.write;
     const prefix = "drill:bundle1:primary";
@@ -114,14 +114,7 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
   afterAll(async () => cluster?.stop());
 
   it("cluster: one slot-aware stream over every shard, measured, parsed back, every acked key stored and read back by the step's readBackKeys (MOVED from the other primaries)", async () => {
-    cluster = await ClusterTarget.start({
-      ...TIMINGS,
-      primaries: 3,
-      replicasPerPrimary: 1,
-      zones: ["zone-a", "zone-b", "zone-c"],
-      password: PASSWORD,
-      hostBase: 170,
-    });
+    cluster = await startTestCluster(PASSWORD, 170);
     const seed = cluster.pods[0]!;
     const prefix = "drill:bundle2:replica";
     const run = await runLoad({ ...common(prefix), DRILL_MODE: "cluster", DRILL_TARGET_HOST: seed.host, DRILL_TARGET_PORT: String(seed.port) });

@@ -145,14 +145,20 @@ describe("loading a file that is neither", () => {
 });
 
 describe("loading a sweep's results directory", () => {
-  it("reads sweep.csv without a results.csv, and names a bad sweep.csv", () => {
-    const dir = join(scratch, "sweep");
+  const SWEEP_HEADER =
+    "workload,test,shards,replicas_per_primary,rps,p50_ms,p99_ms,scale,exponent,client_cpus,client_cpu_pct,client_saturated,pinned,duration_s,timestamp,server_version,client_version,notes";
+  /** A new results directory `name` holding a sweep.csv of `rows` (CSV lines after the header). */
+  const sweepDir = (name: string, rows: string): string => {
+    const dir = join(scratch, name);
     mkdirSync(dir);
-    const header =
-      "workload,test,shards,replicas_per_primary,rps,p50_ms,p99_ms,scale,exponent,client_cpus,client_cpu_pct,client_saturated,pinned,duration_s,timestamp,server_version,client_version,notes";
-    writeFileSync(
-      join(dir, "sweep.csv"),
-      `${header}\nsweep,SET,1,0,100,1,2,1,,2,10,false,false,1,20260101-000000,9.1.2,redis-benchmark 7.0.15,\nsweep,SET,2,0,200,1,2,2,1,2,95,true,false,1,20260101-000000,9.1.2,redis-benchmark 7.0.15,\n`,
+    writeFileSync(join(dir, "sweep.csv"), `${SWEEP_HEADER}\n${rows}`);
+    return dir;
+  };
+
+  it("reads sweep.csv without a results.csv, and names a bad sweep.csv", () => {
+    const dir = sweepDir(
+      "sweep",
+      `sweep,SET,1,0,100,1,2,1,,2,10,false,false,1,20260101-000000,9.1.2,redis-benchmark 7.0.15,\nsweep,SET,2,0,200,1,2,2,1,2,95,true,false,1,20260101-000000,9.1.2,redis-benchmark 7.0.15,\n`,
     );
     const s = loadSource(dir);
     expect(s.rows).toEqual([]);
@@ -161,18 +167,14 @@ describe("loading a sweep's results directory", () => {
       [2, 1, true],
     ]);
     expect(s.workload.tests).toEqual(["SET"]);
-    writeFileSync(join(dir, "sweep.csv"), `${header}\nsweep,SET,one,0,100,1,2,1,,2,10,false,false,1,t,v,c,\n`);
+    writeFileSync(join(dir, "sweep.csv"), `${SWEEP_HEADER}\nsweep,SET,one,0,100,1,2,1,,2,10,false,false,1,t,v,c,\n`);
     expect(loadError(dir)).toMatch(new RegExp(`^${join(dir, "sweep.csv")}: sweep\\.csv line 2: shards: `));
   });
 
   it("a deployed stack's sweep (run.json names the stack): kind stack, where it ran, no machine", () => {
-    const dir = join(scratch, "stack-sweep");
-    mkdirSync(dir);
-    const header =
-      "workload,test,shards,replicas_per_primary,rps,p50_ms,p99_ms,scale,exponent,client_cpus,client_cpu_pct,client_saturated,pinned,duration_s,timestamp,server_version,client_version,notes";
-    writeFileSync(
-      join(dir, "sweep.csv"),
-      `${header}\ncluster,SET,3,1,100,1,2,1,,,,,false,1,20260101-000000,9.0.2,valkey-benchmark 9.0.2,\ncluster,SET,6,1,190,1,2,1.9,0.93,,,,false,1,20260101-000000,9.0.2,valkey-benchmark 9.0.2,\n`,
+    const dir = sweepDir(
+      "stack-sweep",
+      `cluster,SET,3,1,100,1,2,1,,,,,false,1,20260101-000000,9.0.2,valkey-benchmark 9.0.2,\ncluster,SET,6,1,190,1,2,1.9,0.93,,,,false,1,20260101-000000,9.0.2,valkey-benchmark 9.0.2,\n`,
     );
     const workload = {
       name: "cluster",

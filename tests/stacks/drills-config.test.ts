@@ -1,16 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseStackConfig } from "../../config/schema.js";
+import { parseStackConfig } from "../../config/schema.js";
 import { versions } from "../../versions.js";
-
-function problems(raw: unknown): { path: string; message: string }[] {
-  try {
-    parseStackConfig(raw);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.issues.map((i) => ({ path: i.path, message: i.message }));
-    throw err;
-  }
-  return [];
-}
+import { configIssues } from "../support/stack-config.js";
 
 describe("config drills: defaults", () => {
   it("is off by default, with the primary fault and the pinned load image", () => {
@@ -43,21 +34,21 @@ describe("config drills: each bad value names its key", () => {
     ["an empty runId", { drills: { runId: "" } }, "drills.runId", "non-empty"],
     ["an unknown key", { drills: { faultz: [] } }, "drills.faultz", "unknown key"],
   ])("%s", (_name, raw, path, fragment) => {
-    const p = problems(raw).find((x) => x.path === path);
-    expect(p, JSON.stringify(problems(raw))).toBeDefined();
+    const p = configIssues(raw).find((x) => x.path === path);
+    expect(p, JSON.stringify(configIssues(raw))).toBeDefined();
     expect(p!.message).toContain(fragment);
   });
 });
 
 describe("config drills: cross-field rules", () => {
   it("drills.enabled needs checks.verify (recovery is the verifier passing)", () => {
-    const p = problems({ drills: { enabled: true }, checks: { verify: false }, valkey: { mode: "cluster" } });
+    const p = configIssues({ drills: { enabled: true }, checks: { verify: false }, valkey: { mode: "cluster" } });
     expect(p.map((x) => x.path)).toEqual(["drills.enabled"]);
     expect(p[0]!.message).toContain("needs checks.verify: true");
   });
 
   it("the zone fault needs ≥ 2 zones", () => {
-    const p = problems({
+    const p = configIssues({
       drills: { enabled: true, faults: ["zone"] },
       aws: { zones: ["us-west-2a"] },
       valkey: { replication: { replicas: 0, sentinel: { replicas: 1, quorum: 1 } } },
@@ -67,19 +58,19 @@ describe("config drills: cross-field rules", () => {
   });
 
   it("the load must run at least 10 s past the fault", () => {
-    const p = problems({ drills: { enabled: true, preFaultS: 20, loadS: 25 } });
+    const p = configIssues({ drills: { enabled: true, preFaultS: 20, loadS: 25 } });
     expect(p.map((x) => x.path)).toEqual(["drills.loadS"]);
     expect(p[0]!.message).toContain("use at least 30");
   });
 
   it("the load's records must fit the pod log (rate × loadS per stream)", () => {
-    const p = problems({ drills: { enabled: true, rate: 500, loadS: 61 } });
+    const p = configIssues({ drills: { enabled: true, rate: 500, loadS: 61 } });
     expect(p.map((x) => x.path)).toEqual(["drills.rate"]);
     expect(p[0]!.message).toContain("500 writes/s × drills.loadS 61 s is over 30000 writes per stream");
-    expect(problems({ drills: { enabled: true, rate: 500, loadS: 60 } })).toEqual([]);
+    expect(configIssues({ drills: { enabled: true, rate: 500, loadS: 60 } })).toEqual([]);
   });
 
   it("applies no drill rule while drills are off", () => {
-    expect(problems({ drills: { enabled: false, preFaultS: 20, loadS: 25 }, checks: { verify: false }, valkey: { mode: "cluster" } })).toEqual([]);
+    expect(configIssues({ drills: { enabled: false, preFaultS: 20, loadS: 25 }, checks: { verify: false }, valkey: { mode: "cluster" } })).toEqual([]);
   });
 });

@@ -22,6 +22,7 @@ import {
 } from "../../stacks/stack-sweep-plan.js";
 import { deployedShape, runStackSweep, type SweepStack } from "../../stacks/stack-sweep.js";
 import { selectFailure, sweepMain } from "../../stacks/sweep-cli.js";
+import { resultRow } from "../support/result-rows.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "vbench-stack-sweep-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -134,28 +135,18 @@ describe("the config edits of a step, and their undo", () => {
 });
 
 function report(primaries: number, replicas: number, rps: number[], o: { ok?: boolean } = {}): StackReportInput {
-  const row = (test: string, r: number) => ({
-    workload: "cluster",
-    mode: "cluster" as const,
-    test,
-    rps: r,
-    p50_ms: 0.5,
-    clients: 4,
-    pipeline: 1,
-    datasize: 16,
-    timestamp: "20261123-170500",
-    p95_ms: 0.9,
-    p99_ms: 1.2,
-    duration_s: 2,
-    requests: 2000,
-    server_version: "9.0.2",
-    client_version: "valkey-benchmark 9.0.2",
-    avg_ms: 0.6,
-    min_ms: 0.1,
-    max_ms: 3,
-    notes: "",
-    usd_per_million_ops_per_s: 2.5,
-  });
+  const row = (test: string, r: number) =>
+    resultRow({
+      test,
+      rps: r,
+      clients: 4,
+      pipeline: 1,
+      datasize: 16,
+      timestamp: "20261123-170500",
+      duration_s: 2,
+      requests: 2000,
+      usd_per_million_ops_per_s: 2.5,
+    });
   return {
     schemaVersion: 1,
     project: "valkey-on-eks",
