@@ -201,6 +201,24 @@ export function loadFigures(streams: readonly string[], i: FigureInput): LoadFig
   };
 }
 
+/** One drill's row, local (run-drill.ts DrillResult) or deployed (the FailureDrill step's DeployedDrill): its load's figures plus what the drill measured. */
+export interface DrillOutcome extends LoadFigures {
+  mode: DrillMode;
+  fault: Fault;
+  /** Healed and no WAIT-confirmed write lost. */
+  ok: boolean;
+  healed: boolean;
+  topology: string;
+  faultDescription: string;
+  /** Fault → the verifier passing; null when not healed. */
+  recoveryMs: number | null;
+  /** Fault → the first survivor marking a failed member (Sentinel +sdown / CLUSTER NODES fail?); null with a note when not seen. */
+  detectionMs: number | null;
+  detectionNote?: string;
+  rate: number;
+  waitTimeoutMs: number;
+}
+
 /** Parses `primary,zone` (or `all-faults`-free lists), naming an unknown fault. */
 export function parseFaults(text: string): Fault[] {
   const names = text

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { sleep } from "../util/poll-until.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import { ClusterTarget } from "./cluster-target.js";
-import { loadFigures, roundLatency, type DrillMode, type Fault, type LoadFigures, type WriteRecord } from "./ledger.js";
+import { loadFigures, roundLatency, type DrillMode, type Fault, type DrillOutcome, type WriteRecord } from "./ledger.js";
 import { WriteStream } from "./load.js";
 import { ReplicationTarget } from "./replication-target.js";
 import type { DrillTarget, DrillTimings } from "./target.js";
@@ -41,18 +41,7 @@ export interface DrillOptions extends DrillTimings {
 }
 
 /** The drill's figures: its load's (ledger.ts) plus what the drill itself measured. */
-export interface DrillResult extends LoadFigures {
-  mode: DrillMode;
-  fault: Fault;
-  ok: boolean;
-  healed: boolean;
-  topology: string;
-  faultDescription: string;
-  recoveryMs: number | null;
-  detectionMs: number | null;
-  detectionNote?: string;
-  rate: number;
-  waitTimeoutMs: number;
+export interface DrillResult extends DrillOutcome {
   timings: DrillTimings;
   /** The verifier's report once healed (or its last failing one). */
   after: TopologyReport | { error: string };

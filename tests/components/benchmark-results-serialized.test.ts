@@ -7,15 +7,9 @@
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { benchmarkResultsProvider } from "../../components/steps/benchmark-results/component.js";
-import { runSerializedProvider } from "../support/serialized-provider.js";
+import { runSerializedProvider, unreachableKubeconfig } from "../support/serialized-provider.js";
 
-const KUBECONFIG = `apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
-users: [{name: u, user: {token: KUBE-TOKEN-distinctive-7731}}]
-contexts: [{name: x, context: {cluster: c, user: u}}]
-current-context: x
-`;
+const KUBECONFIG = unreachableKubeconfig("KUBE-TOKEN-distinctive-7731");
 
 describe("the serialized BenchmarkResults provider in a plain node process", () => {
   it("loads the implementation and calls the Kubernetes API", async () => {

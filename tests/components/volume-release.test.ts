@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { volumeReleaseProvider } from "../../components/steps/volume-release/component.js";
 import { create, diff, pendingVolumes, releaseVolumes, update } from "../../components/steps/volume-release/implementation.js";
 import type { ClaimRecord, VolumeApi, VolumeRecord } from "../../components/steps/volume-release/volume-api.js";
-import { runSerializedProvider } from "../support/serialized-provider.js";
+import { runSerializedProvider, unreachableKubeconfig } from "../support/serialized-provider.js";
 
 const NS = "valkey";
 const SELECTOR = "app.kubernetes.io/instance=valkey";
@@ -140,13 +140,7 @@ describe("the serialized VolumeRelease provider in a plain node process", () => 
     const provider = volumeReleaseProvider();
     const { text } = await pulumi.runtime.serializeFunction(() => provider, { allowSecrets: false });
     expect(text).toContain("volume-release/implementation.ts");
-    const kubeconfig = `apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
-users: [{name: u, user: {token: KUBE-TOKEN-distinctive-4410}}]
-contexts: [{name: x, context: {cluster: c, user: u}}]
-current-context: x
-`;
+    const kubeconfig = unreachableKubeconfig("KUBE-TOKEN-distinctive-4410");
     expect(text).not.toContain("KUBE-TOKEN");
     const props = { namespace: NS, selector: SELECTOR, kubeconfig, timeoutMs: 5_000, pollMs: 100 };
     const stdout = await runSerializedProvider(text, [

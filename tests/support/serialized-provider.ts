@@ -61,3 +61,14 @@ export async function runSerializedProvider(text: string, script: string[], time
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** A kubeconfig whose API server is unreachable (127.0.0.1:1), its bearer token `token` (to assert it never leaks). */
+export function unreachableKubeconfig(token: string): string {
+  return `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: ${token}}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`;
+}

@@ -14,7 +14,7 @@
  * Clocks: the fault time is this process's clock, the write times the load pod's (see CLOCK_NOTE).
  */
 import { randomBytes } from "node:crypto";
-import { loadFigures, type Fault, type LoadFigures } from "../../../benchmarks/drill/ledger.js";
+import { loadFigures, type Fault, type DrillOutcome } from "../../../benchmarks/drill/ledger.js";
 import { parseRecordLines } from "../../../benchmarks/drill/record-lines.js";
 import { renderDrillsCsv } from "../../../benchmarks/drill/drill-table.js";
 import { dynamicProtocol } from "../kit/protocol.js";
@@ -41,20 +41,7 @@ export function detectionUnobservable(mode: "cluster" | "replication", fault: Fa
 }
 
 /** One drill's figures: the local DrillResult's (the same loadFigures), minus the timeline, plus where they came from. */
-export interface DeployedDrill extends LoadFigures {
-  mode: "cluster" | "replication";
-  fault: Fault;
-  /** Healed and no WAIT-confirmed write lost. */
-  ok: boolean;
-  healed: boolean;
-  topology: string;
-  faultDescription: string;
-  recoveryMs: number | null;
-  /** Fault → the first survivor marking a deleted member failed (Sentinel +sdown / CLUSTER NODES fail?); null with a note when not seen. */
-  detectionMs: number | null;
-  detectionNote?: string;
-  rate: number;
-  waitTimeoutMs: number;
+export interface DeployedDrill extends DrillOutcome {
   timings: { failureDetectionMs: number; zoneDownMs: number };
   /** The verifier's report once healed. */
   after: TopologyCheckReport;
