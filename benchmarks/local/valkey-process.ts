@@ -95,6 +95,9 @@ export function waitForPing(host: string, port: number, timeoutMs: number, isDea
       };
       sock.setTimeout(500, retry);
       sock.on("error", retry);
+      // A proxy with no backend up (HAProxy) accepts and closes at once: no error, no data, and a
+      // closed socket's idle timer never fires, so without this the wait never ends.
+      sock.on("close", retry);
       sock.on("connect", () => sock.write("PING\r\n"));
       sock.on("data", (buf) => {
         if (done) return;

@@ -1,10 +1,11 @@
 import { readFileSync, statSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { resolveBinaries, MissingBinaryError } from "../../benchmarks/binaries.js";
 import { parseToolVersion } from "../../benchmarks/run/tool-version.js";
 import { renderLocalValkeyConf } from "../../benchmarks/local/valkey-config-file.js";
-import { LocalFleet, liveServerCount } from "../../benchmarks/local/valkey-process.js";
+import { LocalFleet, liveServerCount, waitForPing } from "../../benchmarks/local/valkey-process.js";
 import { startLocalReplication } from "../../benchmarks/local/local-replication.js";
 import { openClient } from "../../benchmarks/topology/connector.js";
 import { parseInfo } from "../../benchmarks/topology/info.js";
@@ -90,5 +91,25 @@ describe("local valkey processes", () => {
 
   it("reports a server that cannot start with its log", async () => {
     await expect(fleet.start({ name: "bad", extra: { "no-such-directive": "1" } })).rejects.toThrow(/exited during start-up \(bad\); log tail/);
+  });
+});
+
+describe("waitForPing", () => {
+  it("keeps retrying against a listener that accepts and closes at once (a proxy with no backend), then gives up at its deadline", async () => {
+    let accepted = 0;
+    const server = createServer((sock) => {
+      accepted++;
+      sock.end();
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const { port } = server.address() as AddressInfo;
+    const started = Date.now();
+    try {
+      await expect(waitForPing("127.0.0.1", port, 1500, () => false)).rejects.toThrow(/did not answer PING within 1500 ms/);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(accepted).toBeGreaterThan(3);
+    } finally {
+      server.close();
+    }
   });
 });
