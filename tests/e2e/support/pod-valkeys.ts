@@ -126,7 +126,8 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
       });
       started(pod, server);
     } catch (err) {
-      errors.push(`${name} (${ip}): ${(err as Error).message}`);
+      // A start that fails after stop() (its pods being torn down) is not a fault of the test.
+      if (!stopped) errors.push(`${name} (${ip}): ${(err as Error).message}`);
     } finally {
       starting.delete(name);
     }
@@ -181,6 +182,7 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
         if (r === late) errors.push(`stop: ${what} did not finish within ${ms / 1000} s (${phase}; starting: [${[...starting].join(", ")}])`);
       };
       await within("the poll loop", loop, 30_000);
+      // Starts in flight end within their own start timeout (60 s at the most: HAProxy's).
       phase = "stopped; waiting for the starts in flight";
       await within("the starts in flight", Promise.all([...inFlight]), 100_000);
       phase = "stopping the servers";
