@@ -21,11 +21,11 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { checkReportInBrowser, findChromium } from "../../benchmarks/report/browser-check.js";
 import { parseSweepCsv, type SweepRow } from "../../benchmarks/sweep/sweep-csv.js";
-import { sleep } from "../../benchmarks/util/poll-until.js";
 import { runStackSweep } from "../../stacks/stack-sweep.js";
+import { pollInBackground } from "../support/background-poll.js";
 import { eventually } from "../support/processes.js";
 import { standInForBenchmarkJobs } from "./support/benchmark-pods.js";
-import { byoPlatformConfig, SMALL_VALKEY_PODS } from "./support/byo-config.js";
+import { addValkeyPoolNode, byoPlatformConfig, SMALL_VALKEY_PODS } from "./support/byo-config.js";
 import { useE2eContext } from "./support/e2e-context.js";
 import { standInForPods } from "./support/pod-valkeys.js";
 import { createStack, tail } from "./support/pulumi-harness.js";
@@ -58,41 +58,22 @@ function stackConfig(): Record<string, unknown> {
 function benchNodesOnDemand(): { added: string[]; stop: () => Promise<void> } {
   const added: string[] = [];
   const handled = new Set<string>();
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      try {
-        for (const p of (await ctx.core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: "job-name" })).items) {
-          const uid = p.metadata?.uid ?? "";
-          const unschedulable = p.status?.conditions?.some((c) => c.type === "PodScheduled" && c.reason === "Unschedulable");
-          if (handled.has(uid) || p.spec?.nodeName !== undefined || !unschedulable) continue;
-          handled.add(uid);
-          const name = `kwok-sweep-bench-${added.length + 1}`;
-          await ctx.plane.api("POST", "/api/v1/nodes", {
-            apiVersion: "v1",
-            kind: "Node",
-            metadata: {
-              name,
-              annotations: { "kwok.x-k8s.io/node": "fake" },
-              labels: { "karpenter.sh/nodepool": "valkey", "topology.kubernetes.io/zone": ZONES[0], "kubernetes.io/hostname": name, "type": "kwok" },
-            },
-            spec: { taints: [{ key: "workload", value: "valkey", effect: "NoSchedule" }] },
-          });
-          added.push(name);
-        }
-      } catch {
-        /* the namespace may not exist yet */
+  const poll = pollInBackground(
+    async () => {
+      for (const p of (await ctx.core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: "job-name" })).items) {
+        const uid = p.metadata?.uid ?? "";
+        const unschedulable = p.status?.conditions?.some((c) => c.type === "PodScheduled" && c.reason === "Unschedulable");
+        if (handled.has(uid) || p.spec?.nodeName !== undefined || !unschedulable) continue;
+        handled.add(uid);
+        const name = `kwok-sweep-bench-${added.length + 1}`;
+        await addValkeyPoolNode(ctx.plane, name, ZONES[0] as string);
+        added.push(name);
       }
-      await sleep(500);
-    }
-  })();
-  return {
-    added,
-    stop: async () => {
-      stopped = true;
-      await loop;
     },
-  };
+    500,
+    () => undefined, // the namespace may not exist yet
+  );
+  return { added, stop: () => poll.stop() };
 }
 
 describe("the shard-scaling sweep of a deployed stack, under the real engine", () => {

@@ -13,6 +13,7 @@ import type { V1PersistentVolume } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { volumeReleaseProvider } from "../../components/steps/volume-release/component.js";
 import { destroy } from "../../components/steps/volume-release/implementation.js";
+import { pollInBackground } from "../support/background-poll.js";
 import { eventually } from "../support/processes.js";
 import { useE2eContext } from "./support/e2e-context.js";
 
@@ -68,30 +69,20 @@ async function volumeNames(): Promise<string[]> {
 function fakeCsiDriver(): { deletedAt: Map<string, number>; stop: () => Promise<void> } {
   const releasedAt = new Map<string, number>();
   const deletedAt = new Map<string, number>();
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      for (const v of (await ctx.core.listPersistentVolume()).items) {
-        const name = v.metadata?.name ?? "";
-        if (v.spec?.storageClassName !== CLASS || v.status?.phase !== "Released" || deletedAt.has(name)) continue;
-        const seen = releasedAt.get(name) ?? Date.now();
-        releasedAt.set(name, seen);
-        if (Date.now() - seen >= CSI_DELAY_MS) {
-          await ctx.core.deletePersistentVolume({ name });
-          await eventually(`PV ${name} gone`, 30_000, async () => ((await volumeNames()).includes(name) ? undefined : true), 100);
-          deletedAt.set(name, Date.now());
-        }
+  const poll = pollInBackground(async () => {
+    for (const v of (await ctx.core.listPersistentVolume()).items) {
+      const name = v.metadata?.name ?? "";
+      if (v.spec?.storageClassName !== CLASS || v.status?.phase !== "Released" || deletedAt.has(name)) continue;
+      const seen = releasedAt.get(name) ?? Date.now();
+      releasedAt.set(name, seen);
+      if (Date.now() - seen >= CSI_DELAY_MS) {
+        await ctx.core.deletePersistentVolume({ name });
+        await eventually(`PV ${name} gone`, 30_000, async () => ((await volumeNames()).includes(name) ? undefined : true), 100);
+        deletedAt.set(name, Date.now());
       }
-      await new Promise((resolve) => setTimeout(resolve, 200));
     }
-  })();
-  return {
-    deletedAt,
-    stop: async () => {
-      running = false;
-      await loop;
-    },
-  };
+  }, 200);
+  return { deletedAt, stop: () => poll.stop() };
 }
 
 describe("VolumeRelease delete against a real API server", () => {

@@ -7,7 +7,7 @@
  * is skipped. So a member deleted and recreated by its StatefulSet comes back on a new address,
  * as it may on a real cluster, instead of on the address kwok's pool would hand back first.
  */
-import { sleep } from "../../../benchmarks/util/poll-until.js";
+import { pollInBackground } from "../../support/background-poll.js";
 import { POD_IP_ANNOTATION } from "./kwok-config.js";
 
 type Api = <T = unknown>(
@@ -45,7 +45,6 @@ export function startPodIpAllocator(api: Api): PodIpAllocator {
   const errors: string[] = [];
   const given = new Set<string>();
   const cidrs = new Map<string, string>();
-  let stopped = false;
 
   const cidrOf = async (node: string): Promise<string> => {
     const known = cidrs.get(node);
@@ -94,23 +93,9 @@ export function startPodIpAllocator(api: Api): PodIpAllocator {
     }
   };
 
-  const loop = (async () => {
-    while (!stopped) {
-      try {
-        await tick();
-      } catch (e) {
-        const msg = (e as Error).message;
-        if (!errors.includes(msg) && !/ECONNREFUSED|timed out/.test(msg)) errors.push(msg);
-      }
-      await sleep(150);
-    }
-  })();
-
-  return {
-    errors,
-    stop: async () => {
-      stopped = true;
-      await loop;
-    },
-  };
+  const poll = pollInBackground(tick, 150, (e) => {
+    const msg = (e as Error).message;
+    if (!errors.includes(msg) && !/ECONNREFUSED|timed out/.test(msg)) errors.push(msg);
+  });
+  return { errors, stop: () => poll.stop() };
 }
