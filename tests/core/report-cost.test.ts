@@ -56,6 +56,10 @@ describe("cost per topology in report.html", () => {
     const html = page(writeJson(dir, "west.json", { ...base, benchmark: { rows, csv: renderResultsCsv(rows) }, cost }));
     expect(html).toContain('<section id="cost">');
     expect(html).toContain("missing: r7g.large in us-west-2: no stored source gave the us-west-2 on-demand price");
+    // The stack's total and the per-row columns read "—" (missing), never a $0 or partial sum.
+    expect(cost.usdPerHour).toBeNull();
+    expect(html).toContain("<p>— per hour · Valkey nodes: r7g.large");
+    expect(html).not.toMatch(/\$0\.0+(?![0-9])/);
   });
 
   it("a local run has no cost columns and no cost section", () => {
