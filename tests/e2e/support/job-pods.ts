@@ -16,7 +16,7 @@ import { spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type * as k8s from "@kubernetes/client-node";
-import { sleep } from "../../../benchmarks/util/poll-until.js";
+import { pollInBackground } from "../../support/background-poll.js";
 import { JOB_POD_RELEASE_LABEL, type ControlPlane } from "./control-plane.js";
 
 export interface JobPods {
@@ -135,7 +135,6 @@ export function standInForJobPods(core: k8s.CoreV1Api, plane: ControlPlane, name
   const errors: string[] = [];
   const handled = new Set<string>();
   mkdirSync(dirname(o.logFile), { recursive: true });
-  let stopped = false;
 
   const runPod = async (pod: k8s.V1Pod): Promise<void> => {
     const name = pod.metadata?.name ?? "?";
@@ -159,29 +158,23 @@ export function standInForJobPods(core: k8s.CoreV1Api, plane: ControlPlane, name
     await plane.api("PATCH", `/api/v1/namespaces/${namespace}/pods/${name}`, release, { contentType: "application/merge-patch+json" });
   };
 
-  const loop = (async () => {
-    while (!stopped) {
-      try {
-        const pods = (await core.listNamespacedPod({ namespace, labelSelector: o.labelSelector })).items;
-        for (const p of pods) {
-          const uid = p.metadata?.uid ?? "";
-          if (p.status?.phase !== "Running" || handled.has(uid) || p.metadata?.deletionTimestamp !== undefined) continue;
-          handled.add(uid);
-          await runPod(p).catch((err: unknown) => errors.push(`${p.metadata?.name ?? "?"}: ${(err as Error).message}`));
-        }
-      } catch {
-        /* the namespace may not exist yet */
+  const poll = pollInBackground(
+    async () => {
+      const pods = (await core.listNamespacedPod({ namespace, labelSelector: o.labelSelector })).items;
+      for (const p of pods) {
+        const uid = p.metadata?.uid ?? "";
+        if (p.status?.phase !== "Running" || handled.has(uid) || p.metadata?.deletionTimestamp !== undefined) continue;
+        handled.add(uid);
+        await runPod(p).catch((err: unknown) => errors.push(`${p.metadata?.name ?? "?"}: ${(err as Error).message}`));
       }
-      await sleep(250);
-    }
-  })();
+    },
+    250,
+    () => undefined, // the namespace may not exist yet
+  );
 
   return {
     logs,
     errors,
-    stop: async () => {
-      stopped = true;
-      await loop;
-    },
+    stop: () => poll.stop(),
   };
 }

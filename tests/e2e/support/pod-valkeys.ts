@@ -23,6 +23,7 @@
  */
 import type * as k8s from "@kubernetes/client-node";
 import { sleep } from "../../../benchmarks/util/poll-until.js";
+import { pollInBackground } from "../../support/background-poll.js";
 import { LocalFleet, type ValkeyProcess } from "../../../benchmarks/local/valkey-process.js";
 import { HAPROXY_NAME_LABEL, persistenceOf, SENTINEL_NAME_LABEL, startHaproxyPod, startMemberPod, startSentinelPod } from "./pod-sentinels.js";
 
@@ -157,16 +158,7 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
     }
   };
 
-  const loop = (async () => {
-    while (!stopped) {
-      try {
-        await tick();
-      } catch {
-        /* the namespace may not exist yet */
-      }
-      await sleep(250);
-    }
-  })();
+  const poll = pollInBackground(tick, 250, () => undefined); // the namespace may not exist yet
 
   return {
     servers,
@@ -181,7 +173,7 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
         const r = await Promise.race([p.then(() => undefined), sleep(ms).then(() => late)]);
         if (r === late) errors.push(`stop: ${what} did not finish within ${ms / 1000} s (${phase}; starting: [${[...starting].join(", ")}])`);
       };
-      await within("the poll loop", loop, 30_000);
+      await within("the poll loop", poll.stop(), 30_000);
       // Starts in flight end within their own start timeout (60 s at the most: HAProxy's).
       phase = "stopped; waiting for the starts in flight";
       await within("the starts in flight", Promise.all([...inFlight]), 100_000);
