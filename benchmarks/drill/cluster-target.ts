@@ -34,7 +34,8 @@ import { verifyTopology } from "../verify/verify-topology.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "./ledger.js";
 import { clusterClient } from "./load.js";
-import { readInBatches, startedOrStopped, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
+import type { DurabilityConfig } from "./bounds.js";
+import { freezeHoldMs, readDurability, readInBatches, startedOrStopped, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
 
 export interface ClusterTargetOptions extends DrillTimings {
   primaries: number;
@@ -261,6 +262,18 @@ export class ClusterTarget implements DrillTarget {
       })();
       return { restored, w };
     };
+    if (fault === "freeze") {
+      const hold = freezeHoldMs(this.o);
+      const w = this.watch([primary]);
+      primary.proc?.signal("SIGSTOP");
+      const restored = sleep(hold).then(() => primary.proc?.signal("SIGCONT"));
+      return {
+        description: `SIGSTOP primary ${label(primary)} for ${hold} ms (past cluster-node-timeout), then SIGCONT`,
+        restored,
+        detectedAt: w.detectedAt,
+        stopWatching: w.stop,
+      };
+    }
     if (fault === "primary" || fault === "replica") {
       const victim = fault === "primary" ? primary : replica;
       const { restored, w } = await killAndReturn([victim], this.o.restartDelayMs, false);
@@ -319,6 +332,16 @@ export class ClusterTarget implements DrillTarget {
     });
   }
 
+  /** The first primary's settings (every member runs the same config). */
+  async durability(): Promise<DurabilityConfig> {
+    const nodes = await this.nodesView();
+    const ids = new Set(nodes.filter((n) => n.role === "primary" && n.slots.length > 0 && !n.failed).map((n) => n.id));
+    const p = this.pods.find((x) => ids.has(x.nodeId));
+    if (p === undefined) throw new Error("no primary to read the durability settings from");
+    return readDurability(p.host, p.port, this.o.password);
+  }
+
+  /** Per key through the slot-aware client; a key whose slot no node serves is left out (unknown). */
   async readBack(keys: readonly string[]): Promise<Map<string, string | undefined>> {
     const c = clusterClient(
       this.pods.map((p) => ({ host: p.hostname, port: p.port })),
@@ -329,7 +352,7 @@ export class ClusterTarget implements DrillTarget {
     );
     try {
       // Keys span every slot: one GET each (a pipeline must stay within one slot).
-      return await readInBatches(keys, (batch) => Promise.all(batch.map((k) => c.get(k))));
+      return await readInBatches(keys, (batch) => Promise.all(batch.map((k) => c.get(k).catch(() => undefined))), true);
     } finally {
       c.disconnect();
     }
