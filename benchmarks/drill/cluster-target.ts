@@ -304,6 +304,7 @@ export class ClusterTarget implements DrillTarget {
         stopWatching: w.stop,
       };
     }
+    if (fault !== "switchover") throw new Error(`the ${fault} fault is not implemented for the local ${this.mode} target`);
     // switchover: the pod's preStop script, then SIGTERM, then the pod starts again.
     const dir = dirname(primary.proc?.logfile ?? "");
     const restored = (async () => {

@@ -158,6 +158,7 @@ export class ReplicationTarget implements DrillTarget {
         stopWatching,
       };
     }
+    if (fault !== "switchover") throw new Error(`the ${fault} fault is not implemented for the local ${this.mode} target`);
     // switchover: the pod's preStop script (rendered, run by sh), then the pod stops and comes back.
     const restored = (async () => {
       this.preStopLog = await runReplicationPreStop(this.t, primary, this.o.password);

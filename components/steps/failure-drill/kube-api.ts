@@ -128,10 +128,12 @@ export async function kubernetesDrillApi(kubeconfig: string, context?: string): 
     async exec(namespace, pod, container, command) {
       const { Writable } = await import("node:stream");
       const sink = new Writable({ write: (_c, _e, done) => done() });
+      // Resolves on the status callback (the command ended) or when the socket closes (the
+      // container exited under the exec, as the crash command makes it).
       await new Promise<void>((resolve, reject) => {
         new k8s.Exec(kc)
           .exec(namespace, pod, container, command, sink, sink, null, false, () => resolve())
-          .then((ws) => ws.on("close", () => resolve()), reject);
+          .then((ws: { on(event: "close", f: () => void): unknown }) => ws.on("close", () => resolve()), reject);
       });
     },
   };
