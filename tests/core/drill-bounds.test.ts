@@ -24,6 +24,7 @@ function readBack(rs: WriteRecord[], lose: (t: number) => boolean, unknown: (t: 
   }
   return m;
 }
+const NOTHING = (): boolean => false;
 const figures = (rs: WriteRecord[], rb: Map<string, string | undefined>, fault: (typeof FAULTS)[number], c = FENCED, injectMs = 5) =>
   loadFigures(["s"], {
     records: rs,
@@ -71,35 +72,13 @@ describe("acknowledged-loss bounds per fault", () => {
     expect(inside.lostAckedOutsideBound).toBe(0);
     expect(drillOk(true, inside)).toBe(true);
     // The frozen/restarted old primary's writes after the fault: outside the kill bound.
-    const after = figures(
-      rs,
-      readBack(rs, (t) => t > 2000 && t < 2100),
-      "primary",
-    );
+    const lateLoss = readBack(rs, (t) => t > 2000 && t < 2100);
+    const after = figures(rs, lateLoss, "primary");
     expect(after.lostAckedOutsideBound).toBe(9);
     expect(drillOk(true, after)).toBe(false);
     // The same writes are inside a fenced freeze's window, outside an unfenced one's.
-    expect(
-      drillOk(
-        true,
-        figures(
-          rs,
-          readBack(rs, (t) => t > 2000 && t < 2100),
-          "freeze",
-        ),
-      ),
-    ).toBe(true);
-    expect(
-      drillOk(
-        true,
-        figures(
-          rs,
-          readBack(rs, (t) => t > 2000 && t < 2100),
-          "freeze",
-          UNFENCED,
-        ),
-      ),
-    ).toBe(false);
+    expect(drillOk(true, figures(rs, lateLoss, "freeze"))).toBe(true);
+    expect(drillOk(true, figures(rs, lateLoss, "freeze", UNFENCED))).toBe(false);
     expect(formatBound(inside.ackedLossBound!)).toBe("≤401 (−4.0…+0.0 s)");
   });
 
@@ -107,36 +86,16 @@ describe("acknowledged-loss bounds per fault", () => {
     const rs = records();
     const f = figures(
       rs,
-      readBack(
-        rs,
-        () => false,
-        (t) => t > 1000,
-      ),
+      readBack(rs, NOTHING, (t) => t > 1000),
       "primary",
     );
     expect(f.unknownWrites).toBe(899);
     expect(f.lostAckedWrites).toBe(0);
     expect(drillOk(true, f)).toBe(false);
-    expect(
-      drillOk(
-        false,
-        figures(
-          rs,
-          readBack(rs, () => false),
-          "primary",
-        ),
-      ),
-    ).toBe(false);
-    expect(
-      drillOk(true, {
-        ...figures(
-          rs,
-          readBack(rs, () => false),
-          "primary",
-        ),
-        ackedLossBound: null,
-      }),
-    ).toBe(false);
+    const clean = figures(rs, readBack(rs, NOTHING), "primary");
+    expect(drillOk(true, clean)).toBe(true);
+    expect(drillOk(false, clean)).toBe(false);
+    expect(drillOk(true, { ...clean, ackedLossBound: null })).toBe(false);
   });
 
   it("CONFIG GET pairs → settings; a missing one names itself", () => {
