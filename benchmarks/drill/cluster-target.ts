@@ -239,8 +239,7 @@ export class ClusterTarget implements DrillTarget {
   }
 
   async inject(fault: Fault): Promise<FaultHandle> {
-    const nodes = await this.nodesView();
-    const primaryIds = new Set(nodes.filter((n) => n.role === "primary" && n.slots.length > 0 && !n.failed).map((n) => n.id));
+    const primaryIds = await this.primaryIds();
     const primary = this.pods.find((p) => primaryIds.has(p.nodeId)) as Pod;
     const replica = this.pods.find((p) => !primaryIds.has(p.nodeId)) as Pod;
     const label = (p: Pod): string => `${p.name} (${p.host}:${p.port}, zone ${p.zone})`;
@@ -335,11 +334,15 @@ export class ClusterTarget implements DrillTarget {
 
   /** The first primary's settings (every member runs the same config). */
   async durability(): Promise<DurabilityConfig> {
-    const nodes = await this.nodesView();
-    const ids = new Set(nodes.filter((n) => n.role === "primary" && n.slots.length > 0 && !n.failed).map((n) => n.id));
+    const ids = await this.primaryIds();
     const p = this.pods.find((x) => ids.has(x.nodeId));
     if (p === undefined) throw new Error("no primary to read the durability settings from");
     return readDurability(p.host, p.port, this.o.password);
+  }
+
+  /** Node ids of the primaries serving slots, as a survivor sees them. */
+  private async primaryIds(): Promise<Set<string>> {
+    return new Set((await this.nodesView()).filter((n) => n.role === "primary" && n.slots.length > 0 && !n.failed).map((n) => n.id));
   }
 
   /** Per key through the slot-aware client; a key whose slot no node serves is left out (unknown). */
