@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { FAULTS, type Fault } from "../benchmarks/drill/ledger.js";
+import { UNSUPPORTED_DEPLOYED_FAULTS } from "../components/steps/failure-drill/faults.js";
 import { versions } from "../versions.js";
 import { count, flag, runId, section, unique } from "./fields.js";
 
@@ -17,9 +18,15 @@ export const drillsSchema = section(
       .array(z.enum(FAULTS as readonly [Fault, ...Fault[]]))
       .min(1)
       .superRefine(unique("fault"))
+      .superRefine((faults, ctx) =>
+        faults.forEach((f, index) => {
+          const why = UNSUPPORTED_DEPLOYED_FAULTS[f];
+          if (why !== undefined) ctx.addIssue({ code: "custom", path: [index], message: `${f} cannot run in the deployed stack: ${why}` });
+        }),
+      )
       .default(["primary"])
       .describe(
-        "Faults, in order: primary (delete the primary's pod, grace 0), replica (a replica's pod, grace 0), zone (cordon one zone's nodes, delete its members and Sentinels, hold zoneDownS, uncordon), all (every member pod, grace 0), switchover (delete the primary's pod with its grace period: the preStop path a node drain takes).",
+        "Faults, in order: primary (delete the primary's pod, grace 0), replica (a replica's pod, grace 0), zone (cordon one zone's nodes, delete its members and Sentinels, hold zoneDownS, uncordon), all (every member pod, grace 0), switchover (delete the primary's pod with its grace period: the preStop path a node drain takes), crash-restart (exec `SHUTDOWN NOSAVE NOW FORCE` in the primary's container: the kubelet restarts it in place; needs pods/exec), lost-volume (delete the primary's PVC, then its pod). freeze and partition are refused: the API cannot stop a container's PID 1 or cut traffic the release's NetworkPolicies admit (run them locally with `vbench drill`).",
       ),
     rate: count(1, 50).describe("Writes per second of each load stream (replication: two streams, Sentinel-aware and through the write Service)."),
     preFaultS: count(1, 10).describe("Seconds of load before the fault (the 'before' latency window)."),

@@ -1,8 +1,9 @@
 /**
  * `vbench drill`: one failure drill on a local topology (benchmarks/drill/). Progress on stderr;
  * the drill table line (or --json) on stdout; `--output DIR` writes drill-<mode>-<fault>.json
- * (figures, verifier report, per-write timeline). Exit 0 healed and no WAIT-confirmed write lost,
- * 1 otherwise, 2 usage.
+ * (figures, verifier report, per-write timeline). Exit 0 when ok (healed, nothing unknown, no
+ * WAIT-confirmed write lost, acknowledged loss within the fault's promised bound: bounds.ts), 1
+ * otherwise, 2 usage.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -25,6 +26,7 @@ interface DrillFlags {
   failoverTimeoutMs: number;
   restartDelayMs: number;
   zoneDownMs: number;
+  freezeMs?: number;
   replicas: number;
   primaries: number;
   replicasPerPrimary: number;
@@ -64,6 +66,7 @@ export function drillOptionsFromFlags(f: DrillFlags): Omit<DrillOptions, "onStep
     failoverTimeoutMs: f.failoverTimeoutMs,
     restartDelayMs: f.restartDelayMs,
     zoneDownMs: f.zoneDownMs,
+    ...(f.freezeMs === undefined ? {} : { freezeMs: f.freezeMs }),
     replicas: f.replicas,
     primaries: f.primaries,
     replicasPerPrimary: f.replicasPerPrimary,
@@ -99,12 +102,13 @@ export function registerDrillCommand(program: Command): void {
   const command = program
     .command("drill")
     .description(
-      "failure drill on a local topology: write load, one fault, measured until the verifier passes again (exit 0 healed with no WAIT-confirmed write lost, 1 otherwise)",
+      "failure drill on a local topology: write load, one fault, measured until the verifier passes again (exit 0 when healed, no WAIT-confirmed write lost and acknowledged loss within the fault's promised bound; 1 otherwise)",
     )
     .requiredOption("--mode <mode>", "cluster | replication")
     .requiredOption("--fault <fault>", FAULTS.join(" | "));
   for (const [flag, help, parser, value] of INT_FLAGS) command.option(flag, help, parser(flag.split(" ")[0] ?? flag), value);
   command
+    .option("--freeze-ms <n>", "freeze: how long the primary stays SIGSTOPped (default: --detection-ms + --restart-delay-ms)", positiveInt("--freeze-ms"))
     .option("--zones <csv>", "zone names assigned round-robin", "zone-a,zone-b,zone-c")
     .option("--output <dir>", "write drill-<mode>-<fault>.json here")
     .option("--json", "print the result as one JSON object")

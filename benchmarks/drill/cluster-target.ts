@@ -34,7 +34,8 @@ import { verifyTopology } from "../verify/verify-topology.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "./ledger.js";
 import { clusterClient } from "./load.js";
-import { readInBatches, startedOrStopped, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
+import type { DurabilityConfig } from "./bounds.js";
+import { freezeHoldMs, readDurability, readInBatches, startedOrStopped, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
 
 export interface ClusterTargetOptions extends DrillTimings {
   primaries: number;
@@ -238,8 +239,7 @@ export class ClusterTarget implements DrillTarget {
   }
 
   async inject(fault: Fault): Promise<FaultHandle> {
-    const nodes = await this.nodesView();
-    const primaryIds = new Set(nodes.filter((n) => n.role === "primary" && n.slots.length > 0 && !n.failed).map((n) => n.id));
+    const primaryIds = await this.primaryIds();
     const primary = this.pods.find((p) => primaryIds.has(p.nodeId)) as Pod;
     const replica = this.pods.find((p) => !primaryIds.has(p.nodeId)) as Pod;
     const label = (p: Pod): string => `${p.name} (${p.host}:${p.port}, zone ${p.zone})`;
@@ -261,6 +261,18 @@ export class ClusterTarget implements DrillTarget {
       })();
       return { restored, w };
     };
+    if (fault === "freeze") {
+      const hold = freezeHoldMs(this.o);
+      const w = this.watch([primary]);
+      primary.proc?.signal("SIGSTOP");
+      const restored = sleep(hold).then(() => primary.proc?.signal("SIGCONT"));
+      return {
+        description: `SIGSTOP primary ${label(primary)} for ${hold} ms (past cluster-node-timeout), then SIGCONT`,
+        restored,
+        detectedAt: w.detectedAt,
+        stopWatching: w.stop,
+      };
+    }
     if (fault === "primary" || fault === "replica") {
       const victim = fault === "primary" ? primary : replica;
       const { restored, w } = await killAndReturn([victim], this.o.restartDelayMs, false);
@@ -291,6 +303,7 @@ export class ClusterTarget implements DrillTarget {
         stopWatching: w.stop,
       };
     }
+    if (fault !== "switchover") throw new Error(`the ${fault} fault is not implemented for the local ${this.mode} target`);
     // switchover: the pod's preStop script, then SIGTERM, then the pod starts again.
     const dir = dirname(primary.proc?.logfile ?? "");
     const restored = (async () => {
@@ -319,6 +332,20 @@ export class ClusterTarget implements DrillTarget {
     });
   }
 
+  /** The first primary's settings (every member runs the same config). */
+  async durability(): Promise<DurabilityConfig> {
+    const ids = await this.primaryIds();
+    const p = this.pods.find((x) => ids.has(x.nodeId));
+    if (p === undefined) throw new Error("no primary to read the durability settings from");
+    return readDurability(p.host, p.port, this.o.password);
+  }
+
+  /** Node ids of the primaries serving slots, as a survivor sees them. */
+  private async primaryIds(): Promise<Set<string>> {
+    return new Set((await this.nodesView()).filter((n) => n.role === "primary" && n.slots.length > 0 && !n.failed).map((n) => n.id));
+  }
+
+  /** Per key through the slot-aware client; a key whose slot no node serves is left out (unknown). */
   async readBack(keys: readonly string[]): Promise<Map<string, string | undefined>> {
     const c = clusterClient(
       this.pods.map((p) => ({ host: p.hostname, port: p.port })),
@@ -329,7 +356,7 @@ export class ClusterTarget implements DrillTarget {
     );
     try {
       // Keys span every slot: one GET each (a pipeline must stay within one slot).
-      return await readInBatches(keys, (batch) => Promise.all(batch.map((k) => c.get(k))));
+      return await readInBatches(keys, (batch) => Promise.all(batch.map((k) => c.get(k).catch(() => undefined))), true);
     } finally {
       c.disconnect();
     }

@@ -3,6 +3,7 @@
  * terminal). Pure.
  */
 import { stringify } from "csv-stringify/sync";
+import { formatBound } from "./bounds.js";
 import type { DrillResult } from "./run-drill.js";
 
 export const DRILL_CSV_COLUMNS = [
@@ -19,6 +20,11 @@ export const DRILL_CSV_COLUMNS = [
   "lostAckedWrites",
   "waitedWrites",
   "lostWaitedWrites",
+  "unknownWrites",
+  "lostAckedOutsideBound",
+  "boundWrites",
+  "boundFromMs",
+  "boundToMs",
   "p50MsBefore",
   "p99MsBefore",
   "maxMsBefore",
@@ -29,6 +35,7 @@ export const DRILL_CSV_COLUMNS = [
   "failureDetectionMs",
   "streams",
   "fault_description",
+  "bound_reason",
 ] as const;
 
 type Row = Pick<
@@ -46,6 +53,9 @@ type Row = Pick<
   | "lostAckedWrites"
   | "waitedWrites"
   | "lostWaitedWrites"
+  | "unknownWrites"
+  | "lostAckedOutsideBound"
+  | "ackedLossBound"
   | "p50MsBefore"
   | "p99MsBefore"
   | "maxMsBefore"
@@ -63,6 +73,10 @@ export function drillCsvRow(r: Row): string[] {
     if (c === "failureDetectionMs") return String(r.timings.failureDetectionMs);
     if (c === "streams") return r.streams.map((s) => s.stream).join("+");
     if (c === "fault_description") return r.faultDescription;
+    if (c === "bound_reason") return r.ackedLossBound?.reason ?? "";
+    if (c === "boundWrites") return cell(r.ackedLossBound?.writes ?? null);
+    if (c === "boundFromMs") return cell(r.ackedLossBound?.fromMs ?? null);
+    if (c === "boundToMs") return cell(r.ackedLossBound?.toMs ?? null);
     return cell(r[c]);
   });
 }
@@ -77,6 +91,7 @@ const lat = (v: number | null): string => (v === null ? "—" : v.toFixed(v < 10
 const HEADER = [
   "mode",
   "fault",
+  "ok",
   "healed",
   "outage ms",
   "recovery ms",
@@ -86,6 +101,8 @@ const HEADER = [
   "lost acked",
   "waited",
   "lost waited",
+  "unknown",
+  "acked-loss bound",
   "p99 before",
   "p99 during",
   "max during",
@@ -95,6 +112,7 @@ function cells(r: Row): string[] {
   return [
     r.mode,
     r.fault,
+    r.ok ? "yes" : "NO",
     r.healed ? "yes" : "NO",
     ms(r.writeOutageMs),
     ms(r.recoveryMs),
@@ -104,6 +122,8 @@ function cells(r: Row): string[] {
     String(r.lostAckedWrites),
     String(r.waitedWrites),
     String(r.lostWaitedWrites),
+    String(r.unknownWrites),
+    r.ackedLossBound === null ? "none" : `${formatBound(r.ackedLossBound)}${r.lostAckedOutsideBound > 0 ? ` ${r.lostAckedOutsideBound} OUTSIDE` : ""}`,
     lat(r.p99MsBefore),
     lat(r.p99MsDuring),
     lat(r.maxMsDuring),
@@ -132,11 +152,16 @@ export function renderDrillMarkdown(rows: readonly Row[]): string[] {
     "  verifier passing (zones included); detect: fault → first node marking a killed member failed (— where nobody can see it).",
     "- failed: writes that errored or timed out (cluster mode: only the killed shard's slots fail, so the outage column stays",
     "  short while the other shards keep taking writes; failed shows the writes the fault cost).",
-    "- lost acked: acknowledged writes missing after recovery (asynchronous replication may lose them); lost waited: writes",
-    "  also confirmed by `WAIT 1` (replicated to a replica) and then lost. Latencies in ms: p99 of acknowledged writes in the",
-    "  10 s before the fault, and from the fault to the end of the write outage.",
+    "- lost acked: acknowledged writes missing after recovery; lost waited: writes also confirmed by `WAIT 1` in the same",
+    "  pipeline, by the node that acknowledged them while it was primary, and then lost; unknown: keys no node answered for.",
+    "- acked-loss bound: the most acknowledged writes the fault may cost as promised (the writes acknowledged in the window",
+    "  around the fault, seconds relative to it); OUTSIDE counts lost writes acknowledged outside it. ok: healed, nothing",
+    "  unknown, no WAIT-confirmed write lost and every lost acknowledged write inside the bound.",
+    "- Latencies in ms: p99 of acknowledged writes in the 10 s before the fault, and from the fault to the end of the outage.",
     "",
-    ...rows.map((r) => `- ${r.mode} ${r.fault}: ${r.faultDescription.replace(/\|/g, "\\|")}`),
+    ...rows.map(
+      (r) => `- ${r.mode} ${r.fault}: ${r.faultDescription.replace(/\|/g, "\\|")}; bound: ${(r.ackedLossBound?.reason ?? "none").replace(/\|/g, "\\|")}`,
+    ),
     "",
   ];
 }

@@ -4,11 +4,13 @@
  * acknowledged (or failed), and whether `WAIT 1 <timeout>` then confirmed it reached a replica.
  * Two ledgers follow from the records: acknowledged writes, and acknowledged writes confirmed
  * by WAIT. After recovery every acknowledged key is read back; a missing or wrong value is a
- * lost write.
+ * lost write, a key that could not be read (its node did not answer) is unknown, never lost.
+ * Lost acknowledged writes are checked against the fault's promised bound (bounds.ts).
  */
+import { inWindow, type AckedLossBound, type LossWindow } from "./bounds.js";
 
-export type Fault = "primary" | "replica" | "zone" | "all" | "switchover";
-export const FAULTS: readonly Fault[] = ["primary", "replica", "zone", "all", "switchover"];
+export const FAULTS = ["primary", "replica", "zone", "all", "switchover", "crash-restart", "freeze", "partition", "lost-volume"] as const;
+export type Fault = (typeof FAULTS)[number];
 export type DrillMode = "cluster" | "replication";
 
 export interface WriteRecord {
@@ -22,8 +24,13 @@ export interface WriteRecord {
   doneAt: number;
   ok: boolean;
   error?: string;
-  /** WAIT 1 answered ≥ 1 for this write (only asked for acknowledged writes). */
+  /**
+   * Confirmed: `WAIT 1` answered ≥ 1 in the same pipeline, on the same connection and by the same
+   * node that acknowledged the SET, and that node still answered ROLE master after the WAIT.
+   */
   waited: boolean;
+  /** The node that acknowledged the write (address or cluster node id), when known. */
+  node?: string;
 }
 
 export interface LatencyStats {
@@ -43,6 +50,10 @@ export interface StreamFigures {
   lostAckedWrites: number;
   waitedWrites: number;
   lostWaitedWrites: number;
+  /** Acknowledged writes whose key could not be read back (no node answered for it): neither kept nor lost. */
+  unknownWrites: number;
+  /** Lost acknowledged writes acknowledged outside the fault's promised window (0 when no window is given). */
+  lostAckedOutsideBound: number;
   /** Longest gap between two successful acknowledgements (or the last one and the load's stop). */
   writeOutageMs: number;
   /** Ack time of the last success before the longest gap and of the first after it (ms from the fault). */
@@ -97,8 +108,10 @@ export function longestGap(records: readonly WriteRecord[], loadStart: number, l
 
 export interface FigureInput {
   records: readonly WriteRecord[];
-  /** key -> the value read back after recovery (undefined: missing). */
+  /** key -> the value read back after recovery (undefined: missing; a key absent from the map: could not be read, unknown). */
   readBack: ReadonlyMap<string, string | undefined>;
+  /** The fault's promised loss window (bounds.ts); absent: no bound is checked. */
+  bound?: LossWindow;
   faultAt: number;
   loadStart: number;
   loadStop: number;
@@ -114,7 +127,10 @@ export function streamFigures(stream: string, i: FigureInput): StreamFigures {
   const records = i.records.filter((r) => r.stream === stream);
   const acked = records.filter((r) => r.ok);
   const waited = acked.filter((r) => r.waited);
-  const lost = acked.filter((r) => i.readBack.get(r.key) !== r.value);
+  const unknown = acked.filter((r) => !i.readBack.has(r.key));
+  const lost = acked.filter((r) => i.readBack.has(r.key) && i.readBack.get(r.key) !== r.value);
+  const bound = i.bound;
+  const outside = bound === undefined ? [] : lost.filter((r) => !inWindow(bound, r.doneAt, i.faultAt));
   const after = records.filter((r) => r.doneAt >= i.faultAt || r.sentAt >= i.faultAt);
   const gap = longestGap(records, i.loadStart, i.loadStop);
   const gapAfter = longestGap(after, i.faultAt, i.loadStop);
@@ -126,6 +142,8 @@ export function streamFigures(stream: string, i: FigureInput): StreamFigures {
     lostAckedWrites: lost.length,
     waitedWrites: waited.length,
     lostWaitedWrites: lost.filter((r) => r.waited).length,
+    unknownWrites: unknown.length,
+    lostAckedOutsideBound: outside.length,
     writeOutageMs: gap.ms,
     outageFromMs: gap.from - i.faultAt,
     outageToMs: gap.to - i.faultAt,
@@ -158,6 +176,8 @@ export function combineStreams(streams: readonly StreamFigures[]): CombinedFigur
     lostAckedWrites: sum((s) => s.lostAckedWrites),
     waitedWrites: sum((s) => s.waitedWrites),
     lostWaitedWrites: sum((s) => s.lostWaitedWrites),
+    unknownWrites: sum((s) => s.unknownWrites),
+    lostAckedOutsideBound: sum((s) => s.lostAckedOutsideBound),
     writeOutageMs: worst((s) => s.writeOutageMs) ?? 0,
     p50MsBefore: worst((s) => s.before.p50Ms),
     p99MsBefore: worst((s) => s.before.p99Ms),
@@ -177,6 +197,8 @@ export interface LoadFigures extends CombinedFigures {
   streams: StreamFigures[];
   /** Writes failed (error or timeout), all streams; `writes` (sent) and the other figures: CombinedFigures. */
   failedWrites: number;
+  /** The fault's promised acknowledged-loss bound and what it allows in this drill's writes; null: none checked. */
+  ackedLossBound: AckedLossBound | null;
 }
 
 /** Each stream's figures and their combination (outage to the ms, latencies to 0.01 ms). */
@@ -192,6 +214,12 @@ export function loadFigures(streams: readonly string[], i: FigureInput): LoadFig
     lostAckedWrites: total.lostAckedWrites,
     waitedWrites: total.waitedWrites,
     lostWaitedWrites: total.lostWaitedWrites,
+    unknownWrites: total.unknownWrites,
+    lostAckedOutsideBound: total.lostAckedOutsideBound,
+    ackedLossBound:
+      i.bound === undefined
+        ? null
+        : { ...i.bound, writes: i.records.filter((r) => r.ok && streams.includes(r.stream) && inWindow(i.bound as LossWindow, r.doneAt, i.faultAt)).length },
     p50MsBefore: roundLatency(total.p50MsBefore),
     p99MsBefore: roundLatency(total.p99MsBefore),
     maxMsBefore: roundLatency(total.maxMsBefore),
@@ -205,7 +233,7 @@ export function loadFigures(streams: readonly string[], i: FigureInput): LoadFig
 export interface DrillOutcome extends LoadFigures {
   mode: DrillMode;
   fault: Fault;
-  /** Healed and no WAIT-confirmed write lost. */
+  /** drillOk: healed, every key read back, no WAIT-confirmed write lost, acknowledged loss within the bound. */
   ok: boolean;
   healed: boolean;
   topology: string;
@@ -219,13 +247,26 @@ export interface DrillOutcome extends LoadFigures {
   waitTimeoutMs: number;
 }
 
+/**
+ * What `ok` (and the exit code) requires: healed; every acknowledged key read back (none unknown);
+ * no WAIT-confirmed write lost; every lost acknowledged write inside the fault's promised window
+ * (so at most `ackedLossBound.writes`); a bound must have been checked.
+ */
+export function drillOk(
+  healed: boolean,
+  f: Pick<LoadFigures, "unknownWrites" | "lostWaitedWrites" | "lostAckedOutsideBound" | "lostAckedWrites" | "ackedLossBound">,
+): boolean {
+  if (!healed || f.ackedLossBound === null) return false;
+  return f.unknownWrites === 0 && f.lostWaitedWrites === 0 && f.lostAckedOutsideBound === 0 && f.lostAckedWrites <= f.ackedLossBound.writes;
+}
+
 /** Parses `primary,zone` (or `all-faults`-free lists), naming an unknown fault. */
 export function parseFaults(text: string): Fault[] {
   const names = text
     .split(",")
     .map((s) => s.trim())
     .filter((s) => s !== "");
-  if (names.length === 0) throw new Error("no fault named (known: primary, replica, zone, all, switchover)");
+  if (names.length === 0) throw new Error(`no fault named (known: ${FAULTS.join(", ")})`);
   const bad = names.filter((n) => !(FAULTS as readonly string[]).includes(n));
   if (bad.length > 0) throw new Error(`unknown fault(s) ${bad.join(", ")} (known: ${FAULTS.join(", ")})`);
   return [...new Set(names)] as Fault[];

@@ -1,9 +1,10 @@
 /**
  * The drill's write load: one stream per client, unique keys `<prefix>:<stream>:<n>` written at
  * a fixed rate (one SET every 1000/rate ms, never waiting for the previous one, so an outage
- * shows up as failed or late writes, not as a slower sender). Each acknowledged SET is followed by
- * `WAIT 1 <timeout>` on the same connection (cluster: pipelined behind a keyed no-op so it lands
- * on the key's primary); WAIT ≥ 1 puts the write in the confirmed ledger. Every write is
+ * shows up as failed or late writes, not as a slower sender). Each SET is pipelined with
+ * `WAIT 1 <timeout>` and ROLE on the same connection (cluster: the key's primary, named by
+ * CLUSTER MYID); WAIT ≥ 1 from that node while it still answers ROLE master puts the write in the
+ * confirmed ledger (never a WAIT answered later, or by another node). Every write is
  * recorded (ledger.ts). Commands never queue while disconnected and time out after
  * `commandTimeoutMs`, so a write is either acknowledged or failed within that bound.
  */
@@ -24,6 +25,14 @@ export interface StreamOptions {
   waitTimeoutMs: number;
   client: LoadClient;
 }
+
+interface Confirmed {
+  doneAt: number;
+  waited: boolean;
+  node?: string;
+}
+
+const isRedirection = (err: unknown): boolean => /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /.test((err as Error)?.message ?? "");
 
 export class WriteStream {
   readonly records: WriteRecord[] = [];
@@ -63,27 +72,70 @@ export class WriteStream {
   private async write(key: string, value: string): Promise<void> {
     const sentAt = preciseNow();
     const c = this.client;
-    try {
-      await c.client.set(key, value);
-    } catch (err) {
+    const failed = (err: unknown): void => {
       this.records.push({ stream: this.o.stream, key, value, sentAt, doneAt: preciseNow(), ok: false, error: (err as Error).message, waited: false });
       this.maybeRedial();
+    };
+    if (this.o.waitTimeoutMs <= 0) {
+      try {
+        await c.client.set(key, value);
+      } catch (err) {
+        failed(err);
+        return;
+      }
+      this.records.push({ stream: this.o.stream, key, value, sentAt, doneAt: preciseNow(), ok: true, waited: false, ...this.nodeOf(c) });
       return;
     }
-    const doneAt = preciseNow();
-    let waited = false;
-    if (this.o.waitTimeoutMs > 0) {
-      try {
-        const n =
-          c.kind === "redis"
-            ? await c.client.call("WAIT", "1", String(this.o.waitTimeoutMs))
-            : ((await c.client.pipeline().exists(key).call("WAIT", "1", String(this.o.waitTimeoutMs)).exec())?.[1]?.[1] ?? 0);
-        waited = Number(n) >= 1;
-      } catch {
-        waited = false;
+    let confirmed: Confirmed;
+    try {
+      confirmed = await this.setAndWait(c, key, value);
+    } catch (err) {
+      if (c.kind === "cluster" && isRedirection(err)) {
+        // The slot moved under the pipeline: the SET alone follows the redirection (as any
+        // cluster client does); its acknowledgement is not confirmed by a WAIT on its node.
+        try {
+          await c.client.set(key, value);
+        } catch (err2) {
+          failed(err2);
+          return;
+        }
+        this.records.push({ stream: this.o.stream, key, value, sentAt, doneAt: preciseNow(), ok: true, waited: false });
+        return;
       }
+      failed(err);
+      return;
     }
-    this.records.push({ stream: this.o.stream, key, value, sentAt, doneAt, ok: true, waited });
+    const { doneAt, waited, node } = confirmed;
+    this.records.push({ stream: this.o.stream, key, value, sentAt, doneAt, ok: true, waited, ...(node === undefined ? {} : { node }) });
+  }
+
+  /**
+   * SET, WAIT 1 and ROLE pipelined on ONE connection, so the node that acknowledged the SET is
+   * the node whose WAIT confirms it, and ROLE after the WAIT shows it was still a primary (no
+   * demotion in between). Cluster: a keyed pipeline goes to the key's primary as one unit, with
+   * CLUSTER MYID naming that node. The SET's acknowledgement time is its own reply's.
+   */
+  private async setAndWait(c: LoadClient, key: string, value: string): Promise<Confirmed> {
+    let doneAt = 0;
+    const p = c.client.pipeline().set(key, value, () => (doneAt = preciseNow()));
+    p.call("WAIT", "1", String(this.o.waitTimeoutMs)).call("ROLE");
+    if (c.kind === "cluster") p.call("CLUSTER", "MYID");
+    const replies = (await p.exec()) ?? [];
+    const [setErr] = replies[0] ?? [new Error("no reply to SET")];
+    if (setErr) throw setErr;
+    if (doneAt === 0) doneAt = preciseNow();
+    const [waitErr, acks] = replies[1] ?? [new Error("no reply to WAIT"), 0];
+    const [roleErr, role] = replies[2] ?? [new Error("no reply to ROLE"), []];
+    const primary = !roleErr && Array.isArray(role) && role[0] === "master";
+    const node = c.kind === "cluster" ? (replies[3]?.[0] ? undefined : String(replies[3]?.[1])) : this.nodeOf(c).node;
+    return { doneAt, waited: !waitErr && Number(acks) >= 1 && primary, node };
+  }
+
+  /** The address the plain connection is connected to (what answered). */
+  private nodeOf(c: LoadClient): { node?: string } {
+    if (c.kind !== "redis") return {};
+    const s = c.client.stream as { remoteAddress?: string; remotePort?: number } | undefined;
+    return s?.remoteAddress === undefined ? {} : { node: `${s.remoteAddress}:${s.remotePort}` };
   }
 
   /**

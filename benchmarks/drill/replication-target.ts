@@ -18,7 +18,8 @@ import { verifyTopology } from "../verify/verify-topology.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "./ledger.js";
 import { plainRedis, sentinelRedis } from "./load.js";
-import { readInBatches, startedOrStopped, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
+import type { DurabilityConfig } from "./bounds.js";
+import { freezeHoldMs, readDurability, readInBatches, startedOrStopped, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
 
 /** What the members' preStop does on the primary (for the fault description). */
 const PRESTOP_SUMMARY = "pause writes, replicas catch up, SENTINEL FAILOVER, follow the new primary, unpause";
@@ -99,6 +100,17 @@ export class ReplicationTarget implements DrillTarget {
     };
     const stopWatching = (): void => undefined;
     const label = (m: Member): string => `${m.name} (${m.address}, zone ${m.zone})`;
+    if (fault === "freeze") {
+      const hold = freezeHoldMs(this.o);
+      primary.proc?.signal("SIGSTOP");
+      const restored = sleep(hold).then(() => primary.proc?.signal("SIGCONT"));
+      return {
+        description: `SIGSTOP primary ${label(primary)} for ${hold} ms (past down-after), then SIGCONT`,
+        restored,
+        detectedAt: detectionOf([primary]),
+        stopWatching,
+      };
+    }
     if (fault === "primary" || fault === "replica") {
       const victim = fault === "primary" ? primary : (replicas[0] as Member);
       if (victim === undefined) throw new Error("the replica fault needs at least one replica");
@@ -146,6 +158,7 @@ export class ReplicationTarget implements DrillTarget {
         stopWatching,
       };
     }
+    if (fault !== "switchover") throw new Error(`the ${fault} fault is not implemented for the local ${this.mode} target`);
     // switchover: the pod's preStop script (rendered, run by sh), then the pod stops and comes back.
     const restored = (async () => {
       this.preStopLog = await runReplicationPreStop(this.t, primary, this.o.password);
@@ -174,11 +187,23 @@ export class ReplicationTarget implements DrillTarget {
     });
   }
 
-  async readBack(keys: readonly string[]): Promise<Map<string, string | undefined>> {
+  async durability(): Promise<DurabilityConfig> {
     const p = this.t.member(await this.t.primaryFromSentinels());
-    const c = new Redis({ host: p.host, port: p.port, password: this.o.password, maxRetriesPerRequest: 1 });
+    return readDurability(p.host, p.port, this.o.password);
+  }
+
+  /** From the primary the Sentinels name; when none is named or it does not answer, every key is unknown. */
+  async readBack(keys: readonly string[]): Promise<Map<string, string | undefined>> {
+    let p: Member;
     try {
-      return await readInBatches(keys, (batch) => c.mget(batch));
+      p = this.t.member(await this.t.primaryFromSentinels());
+    } catch {
+      return new Map();
+    }
+    const c = new Redis({ host: p.host, port: p.port, password: this.o.password, maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: 10_000 });
+    c.on("error", () => undefined);
+    try {
+      return await readInBatches(keys, (batch) => c.mget(batch), true);
     } finally {
       c.disconnect();
     }

@@ -1,16 +1,18 @@
 /**
  * One drill on a local topology: start it, run the write load, inject the fault, wait until every
  * killed member runs again and the verifier passes (zones included), keep the load running a
- * little longer, read every acknowledged key back, and compute the figures (ledger.ts).
+ * little longer, read every acknowledged key back (also when not healed: unknown where no node
+ * answers), and compute the figures (ledger.ts) against the fault's promised bound (bounds.ts).
  */
 import { randomBytes } from "node:crypto";
 import { sleep } from "../util/poll-until.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import { ClusterTarget } from "./cluster-target.js";
-import { loadFigures, roundLatency, type DrillMode, type Fault, type DrillOutcome, type WriteRecord } from "./ledger.js";
+import { ackedLossBound, type DurabilityConfig } from "./bounds.js";
+import { drillOk, loadFigures, roundLatency, type DrillMode, type Fault, type DrillOutcome, type WriteRecord } from "./ledger.js";
 import { WriteStream } from "./load.js";
 import { ReplicationTarget } from "./replication-target.js";
-import type { DrillTarget, DrillTimings } from "./target.js";
+import { freezeHoldMs, type DrillTarget, type DrillTimings } from "./target.js";
 
 export interface DrillOptions extends DrillTimings {
   mode: DrillMode;
@@ -43,6 +45,8 @@ export interface DrillOptions extends DrillTimings {
 /** The drill's figures: its load's (ledger.ts) plus what the drill itself measured. */
 export interface DrillResult extends DrillOutcome {
   timings: DrillTimings;
+  /** The primary's settings the loss bound was computed from (CONFIG GET before the fault). */
+  durability: DurabilityConfig;
   /** The verifier's report once healed (or its last failing one). */
   after: TopologyReport | { error: string };
   /** Every write: ms from the fault, latency ms (null if failed), stream: for the timeline chart. */
@@ -69,6 +73,7 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
   const step = o.onStep ?? (() => undefined);
   const before = await target.verify();
   if (!before.ok) throw new Error(`the ${o.mode} topology failed verification before the fault: ${before.failures.map((f) => f.code).join(", ")}`);
+  const durability = await target.durability();
   const prefix = `drill-${Date.now().toString(36)}`;
   const commandTimeoutMs = o.commandTimeoutMs ?? 1000;
   const streams = target
@@ -88,6 +93,7 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
     await o.beforeFault?.(target);
     const faultAt = Date.now();
     const handle = await target.inject(o.fault);
+    const injectMs = Date.now() - faultAt;
     step(`fault: ${handle.description}`);
     await o.afterFault?.(target);
     let after: TopologyReport | { error: string } = { error: "not verified yet" };
@@ -129,8 +135,10 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
     await stopLoad();
     const records: WriteRecord[] = streams.flatMap((s) => s.records);
     step(`reading back ${records.filter((r) => r.ok).length} acknowledged keys`);
-    const readBack = recoveredAt === undefined ? new Map<string, string | undefined>() : await target.readBack(records.filter((r) => r.ok).map((r) => r.key));
-    const input = { records, readBack, faultAt, loadStart, loadStop, beforeMs: 10_000 };
+    // Not healed: what can be read is read; keys no node answers for are unknown, never lost.
+    const readBack = await target.readBack(records.filter((r) => r.ok).map((r) => r.key)).catch(() => new Map<string, string | undefined>());
+    const bound = ackedLossBound(o.fault, injectMs, durability);
+    const input = { records, readBack, faultAt, loadStart, loadStop, beforeMs: 10_000, bound };
     const figures = loadFigures(
       streams.map((s) => s.stream),
       input,
@@ -141,7 +149,7 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
     return {
       mode: o.mode,
       fault: o.fault,
-      ok: healed && figures.lostWaitedWrites === 0,
+      ok: drillOk(healed, figures),
       healed,
       topology: target.describe,
       faultDescription: handle.description,
@@ -151,7 +159,14 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
       detectionNote: handle.detectionNote ?? (detectedAt === undefined ? "no failure mark seen" : undefined),
       rate: o.rate,
       waitTimeoutMs: o.waitTimeoutMs,
-      timings: { failureDetectionMs: o.failureDetectionMs, failoverTimeoutMs: o.failoverTimeoutMs, restartDelayMs: o.restartDelayMs, zoneDownMs: o.zoneDownMs },
+      timings: {
+        failureDetectionMs: o.failureDetectionMs,
+        failoverTimeoutMs: o.failoverTimeoutMs,
+        restartDelayMs: o.restartDelayMs,
+        zoneDownMs: o.zoneDownMs,
+        ...(o.fault === "freeze" ? { freezeMs: freezeHoldMs(o) } : {}),
+      },
+      durability,
       after,
       timeline: records.map((r) => ({ stream: r.stream, t: whole(r.sentAt - faultAt), latencyMs: r.ok ? roundLatency(r.doneAt - r.sentAt) : null })),
     };

@@ -1,5 +1,7 @@
 /** What a drill needs from a local topology (replication-target.ts, cluster-target.ts). */
+import { Redis } from "ioredis";
 import type { TopologyReport } from "../verify/verify-types.js";
+import { DURABILITY_KEYS, durabilityFromConfig, type DurabilityConfig } from "./bounds.js";
 import type { Fault, DrillMode } from "./ledger.js";
 import type { LoadClient } from "./load.js";
 
@@ -12,7 +14,12 @@ export interface DrillTimings {
   restartDelayMs: number;
   /** How long a killed zone stays down (its pods Pending under the hard zone spread). */
   zoneDownMs: number;
+  /** freeze: how long the primary stays stopped (SIGSTOP → SIGCONT). @default failureDetectionMs + restartDelayMs (freezeHoldMs) */
+  freezeMs?: number;
 }
+
+/** freeze: past failure detection by as long as a killed member stays down. */
+export const freezeHoldMs = (t: DrillTimings): number => t.freezeMs ?? t.failureDetectionMs + t.restartDelayMs;
 
 export interface FaultHandle {
   /** What was done, for the report: e.g. "SIGKILL member-0 (127.0.0.20:40001, primary, zone-a)". */
@@ -33,24 +40,52 @@ export interface DrillTarget {
   /** Fresh load clients, one per stream. */
   loadClients(commandTimeoutMs: number): { stream: string; client: LoadClient }[];
   inject(fault: Fault): Promise<FaultHandle>;
+  /** The primary's durability settings (CONFIG GET), which the fault's loss bound is computed from (bounds.ts). */
+  durability(): Promise<DurabilityConfig>;
   verify(): Promise<TopologyReport>;
-  /** GET of every key through a fresh client of the healed topology; undefined = missing. */
+  /** GET of every key through a fresh client; undefined = missing; a key left out = could not be read (unknown). Never throws for an unreachable node. */
   readBack(keys: readonly string[]): Promise<Map<string, string | undefined>>;
   stop(): Promise<void>;
 }
 
-/** Reads keys in batches through `get` (a pipeline per batch). */
+/**
+ * Reads keys in batches through `getMany` (a pipeline per batch): a value, null (missing), or
+ * undefined (that key could not be read: left out of the map, unknown). With `tolerant`, a batch
+ * that throws is left out whole (unknown) instead of failing the read-back.
+ */
 export async function readInBatches(
   keys: readonly string[],
-  getMany: (batch: string[]) => Promise<(string | null)[]>,
+  getMany: (batch: string[]) => Promise<(string | null | undefined)[]>,
+  tolerant = false,
 ): Promise<Map<string, string | undefined>> {
   const out = new Map<string, string | undefined>();
   for (let i = 0; i < keys.length; i += 500) {
     const batch = keys.slice(i, i + 500);
-    const values = await getMany(batch);
-    batch.forEach((k, j) => out.set(k, values[j] ?? undefined));
+    let values: (string | null | undefined)[];
+    try {
+      values = await getMany(batch);
+    } catch (err) {
+      if (!tolerant) throw err;
+      continue;
+    }
+    batch.forEach((k, j) => {
+      const v = values[j];
+      if (v !== undefined) out.set(k, v ?? undefined);
+    });
   }
   return out;
+}
+
+/** CONFIG GET of the bound's settings on one node (a short-lived connection). */
+export async function readDurability(host: string, port: number, password: string): Promise<DurabilityConfig> {
+  const c = new Redis({ host, port, password, maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: true });
+  c.on("error", () => undefined);
+  try {
+    await c.connect();
+    return durabilityFromConfig(((await c.call("CONFIG", "GET", ...DURABILITY_KEYS)) as string[]).map(String));
+  } finally {
+    c.disconnect();
+  }
 }
 
 /** Runs `start` on a new target and returns it; when `start` throws, stops what it started and rethrows. */

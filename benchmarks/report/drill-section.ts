@@ -28,6 +28,10 @@ export const drillFileSchema = z.object({
   lostAckedWrites: z.number(),
   waitedWrites: z.number(),
   lostWaitedWrites: z.number(),
+  /** Absent in files written before the bounds (bounds.ts). */
+  unknownWrites: z.number().optional(),
+  lostAckedOutsideBound: z.number().optional(),
+  ackedLossBound: z.object({ fromMs: num, toMs: z.number(), writes: z.number(), reason: z.string() }).nullable().optional(),
   p99MsBefore: num,
   p99MsDuring: num,
   maxMsDuring: num,
@@ -40,7 +44,7 @@ export function loadDrills(dir: string): DrillView[] | undefined {
   const raw = join(dir, "raw");
   if (!existsSync(raw)) return undefined;
   const files = readdirSync(raw)
-    .filter((f) => /^drill-[a-z]+-[a-z]+\.json$/.test(f))
+    .filter((f) => /^drill-[a-z]+-[a-z-]+\.json$/.test(f))
     .sort();
   if (files.length === 0) return undefined;
   return files.map((f) => {
@@ -123,10 +127,10 @@ const ms = (v: number | null): string => (v === null ? "—" : String(Math.round
 export function drillSection(input: ReportInput, chart: SafeHtml | null): SafeHtml | null {
   const sources = drillSources(input);
   if (sources.length === 0) return null;
-  return html`<p class="note">Each drill: a write load (unique keys at a fixed rate; replication: ioredis' Sentinel-aware client and the HAProxy write endpoint at once; cluster: ioredis' Cluster client), one fault, measured until every member is back and the verifier passes. outage: longest gap between acknowledged writes; recovery: fault → verifier passing; detect: fault → first node marking the failure; lost: acknowledged (or also WAIT-confirmed) writes missing when read back. In the chart, red ticks at the top are failed writes.</p>
+  return html`<p class="note">Each drill: a write load (unique keys at a fixed rate; replication: ioredis' Sentinel-aware client and the HAProxy write endpoint at once; cluster: ioredis' Cluster client), one fault, measured until every member is back and the verifier passes. outage: longest gap between acknowledged writes; recovery: fault → verifier passing; detect: fault → first node marking the failure; lost: acknowledged (or also WAIT-confirmed) writes missing when read back; bound: the acknowledged writes the fault may cost as promised (hover for why), with those lost outside it. In the chart, red ticks at the top are failed writes.</p>
 ${chart}${sources.map(
     (s) => html`<table class="drills" data-source="${s.label}">
-<thead><tr><th>Mode</th><th>Fault</th><th>Healed</th><th class="num">Outage ms</th><th class="num">Recovery ms</th><th class="num">Detect ms</th><th class="num">Failed</th><th class="num">Acked</th><th class="num">Lost acked</th><th class="num">WAIT-confirmed</th><th class="num">Lost confirmed</th><th class="num">p99 before</th><th class="num">p99 during</th><th>Fault injected</th></tr></thead>
+<thead><tr><th>Mode</th><th>Fault</th><th>Healed</th><th class="num">Outage ms</th><th class="num">Recovery ms</th><th class="num">Detect ms</th><th class="num">Failed</th><th class="num">Acked</th><th class="num">Lost acked</th><th class="num">WAIT-confirmed</th><th class="num">Lost confirmed</th><th class="num">Bound</th><th class="num">p99 before</th><th class="num">p99 during</th><th>Fault injected</th></tr></thead>
 <tbody>
 ${s.drills.map(
   (d) =>
@@ -134,7 +138,9 @@ ${s.drills.map(
       d.detectionMs,
     )}</td><td class="num">${d.failedWrites}</td><td class="num">${d.ackedWrites}</td><td class="num ${d.lostAckedWrites > 0 ? "warn" : ""}">${d.lostAckedWrites}</td><td class="num">${d.waitedWrites}</td><td class="num ${
       d.lostWaitedWrites > 0 ? "fail" : ""
-    }">${d.lostWaitedWrites}</td><td class="num">${ms(d.p99MsBefore)}</td><td class="num">${ms(d.p99MsDuring)}</td><td class="notes">${d.faultDescription}</td></tr>\n`,
+    }">${d.lostWaitedWrites}</td><td class="num ${(d.lostAckedOutsideBound ?? 0) > 0 ? "fail" : ""}" title="${d.ackedLossBound?.reason ?? "no bound checked"}">${
+      d.ackedLossBound == null ? "—" : `≤${d.ackedLossBound.writes}${(d.lostAckedOutsideBound ?? 0) > 0 ? ` (${d.lostAckedOutsideBound} outside)` : ""}`
+    }</td><td class="num">${ms(d.p99MsBefore)}</td><td class="num">${ms(d.p99MsDuring)}</td><td class="notes">${d.faultDescription}</td></tr>\n`,
 )}</tbody>
 </table>`,
   )}`;

@@ -50,6 +50,7 @@ function setup(mode: "replication" | "cluster", o: Partial<FakeKubeOptions> = {}
     api: kube,
     verify: kube.verify,
     readBack: kube.readBack,
+    durability: () => Promise.resolve({ minReplicasToWrite: 1, minReplicasMaxLag: 3, appendonly: true, appendfsync: "everysec" as const }),
     loadScript: () => Promise.resolve("// load.mjs"),
     sleep: clock.sleep,
     now: clock.now,
@@ -240,5 +241,46 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
     expect(header).toMatch(/^mode,fault,ok,healed,writeOutageMs,recoveryMs,detectionMs,/);
     expect(row).toMatch(new RegExp(`^cluster,${fault},true,true,\\d+,\\d+,,`));
     expect(row).toContain(",5000,cluster-client,");
+  });
+});
+
+describe("FailureDrill: the faults that really happen, where the API allows them", () => {
+  it("crash-restart: SHUTDOWN NOSAVE NOW FORCE exec'd in the primary's container (password from its env, not argv); recovery waits for the restarted container", async () => {
+    const { kube, deps } = setup("replication");
+    const r = await drillOnce(inputs("replication"), "crash-restart", deps);
+    expect(kube.calls.filter((c) => c.startsWith("exec ") || (c.startsWith("delete ") && !c.startsWith("delete load")))).toEqual([
+      "exec valkey-0/valkey sh -c valkey-cli -p 6379 SHUTDOWN NOSAVE NOW FORCE >/dev/null 2>&1 || true",
+    ]);
+    expect(kube.calls.join("\n")).not.toContain("pw-secret");
+    expect(r.faultDescription).toMatch(/^primary valkey-0 .*SHUTDOWN NOSAVE NOW FORCE/);
+    // Not Ready for readyMs (3 s) after the restart, verified at the next poll.
+    expect(r.recoveryMs).toBeGreaterThanOrEqual(3000);
+    expect(r.ackedLossBound).toMatchObject({ fromMs: -1000, toMs: 0 });
+    expect(r.ackedLossBound!.reason).toMatch(/AOF fsync window 1\.0 s/);
+    expect(r.detectionNote).toMatch(/restarted in place/);
+  });
+
+  it("lost-volume: the primary's PVC deleted, then its pod (grace 0); recovery once the pod is back", async () => {
+    const { kube, deps } = setup("cluster");
+    const r = await drillOnce(inputs("cluster"), "lost-volume", deps);
+    expect(kube.calls.filter((c) => /^delete (pvc|member)/.test(c))).toEqual(["delete pvc data-member-0", "delete member-0 grace=0"]);
+    expect(r.faultDescription).toMatch(/PersistentVolumeClaim data-member-0 deleted, then the pod/);
+    expect(r.ackedLossBound!.reason).toMatch(/async replication window 4\.0 s/);
+  });
+
+  it.each(["freeze", "partition"] as const)("%s cannot be injected through the API: refused naming the fault and why, nothing broken", async (fault) => {
+    const { kube, deps } = setup("replication");
+    await expect(drillOnce(inputs("replication"), fault, deps)).rejects.toThrow(new RegExp(`^the ${fault} fault cannot be injected in the deployed stack: `));
+    expect(kube.calls.filter((c) => !/load/.test(c))).toEqual([]);
+  });
+
+  it("the row carries the promised bound and ok needs the acknowledged loss inside it", async () => {
+    const { deps } = setup("replication");
+    const r = await drillOnce(inputs("replication"), "primary", deps);
+    expect(r.ackedLossBound).toMatchObject({ fromMs: -4000 });
+    expect(r.lostAckedOutsideBound).toBe(0);
+    expect(r.unknownWrites).toBe(0);
+    expect(r.ok).toBe(true);
+    expect(r.durability.minReplicasToWrite).toBe(1);
   });
 });

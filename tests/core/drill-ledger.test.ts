@@ -85,6 +85,9 @@ describe("drill ledger", () => {
       lostAckedWrites: 0,
       waitedWrites: 8,
       lostWaitedWrites: 0,
+      unknownWrites: 0,
+      lostAckedOutsideBound: 0,
+      ackedLossBound: { fromMs: -4000, toMs: 3, writes: 7, reason: "async replication window" },
       p50MsBefore: 1,
       p99MsBefore: 2,
       maxMsBefore: 3,
@@ -98,7 +101,9 @@ describe("drill ledger", () => {
     };
     const csv = renderDrillsCsv([row]).trim().split("\n");
     expect(csv[0]).toBe(DRILL_CSV_COLUMNS.join(","));
-    expect(csv[1]).toBe('cluster,all,true,true,1234,5000,,10,2,8,0,8,0,1,2,3,4,5,6,100,2000,cluster-client,"SIGKILL, every member"');
-    expect(renderDrillTable([row])).toMatch(/cluster\s+all\s+yes\s+1234\s+5000\s+—\s+2\s+8/);
+    expect(csv[1]).toBe(
+      'cluster,all,true,true,1234,5000,,10,2,8,0,8,0,0,0,7,-4000,3,1,2,3,4,5,6,100,2000,cluster-client,"SIGKILL, every member",async replication window',
+    );
+    expect(renderDrillTable([row])).toMatch(/cluster\s+all\s+yes\s+yes\s+1234\s+5000\s+—\s+2\s+8\s+0\s+8\s+0\s+0\s+≤7 \(−4\.0…\+0\.0 s\)/);
   });
 });

@@ -85,6 +85,21 @@ describe("report.html drill section", () => {
     expect(page).toMatch(/<td>replication<\/td><td>switchover<\/td>.*<td class="num fail">3<\/td>/);
   }, 60_000);
 
+  it("new faults (hyphenated names) are read, and the bound is shown with the lost writes outside it flagged", async () => {
+    const dir = join(scratch, "bounds");
+    mkdirSync(join(dir, "raw"), { recursive: true });
+    writeFileSync(join(dir, "results.csv"), renderResultsCsv([row]));
+    const bound = { fromMs: -1000, toMs: 4, writes: 202, reason: "AOF fsync window 1.0 s (appendfsync everysec)" };
+    writeFileSync(
+      join(dir, "raw", "drill-replication-crash-restart.json"),
+      JSON.stringify({ ...drill("replication", "crash-restart", 0), lostAckedWrites: 9, lostAckedOutsideBound: 7, unknownWrites: 0, ackedLossBound: bound }),
+    );
+    const sources = loadSources([dir]);
+    expect(sources[0]?.drills?.map((d) => d.fault)).toEqual(["crash-restart"]);
+    const page = await renderReport(sources);
+    expect(page).toContain('<td class="num fail" title="AOF fsync window 1.0 s (appendfsync everysec)">≤202 (7 outside)</td>');
+  }, 60_000);
+
   it("a run without drills has no drill section; a malformed drill file names itself", async () => {
     const dir = join(scratch, "plain");
     mkdirSync(join(dir, "raw"), { recursive: true });

@@ -33,6 +33,18 @@ describe("config drills: each bad value names its key", () => {
     ["a rate of 0", { drills: { rate: 0 } }, "drills.rate", "1"],
     ["an empty runId", { drills: { runId: "" } }, "drills.runId", "non-empty"],
     ["an unknown key", { drills: { faultz: [] } }, "drills.faultz", "unknown key"],
+    [
+      "freeze (no SIGSTOP of a container's PID 1 through the API)",
+      { drills: { faults: ["primary", "freeze"] } },
+      "drills.faults.1",
+      "freeze cannot run in the deployed stack: valkey-server is PID 1",
+    ],
+    [
+      "partition (NetworkPolicies only add allowances)",
+      { drills: { faults: ["partition"] } },
+      "drills.faults.0",
+      "partition cannot run in the deployed stack: NetworkPolicies only add allowances",
+    ],
   ])("%s", (_name, raw, path, fragment) => {
     const p = configIssues(raw).find((x) => x.path === path);
     expect(p, JSON.stringify(configIssues(raw))).toBeDefined();

@@ -181,6 +181,24 @@ export class FakeDrillKube implements DrillKubeApi {
     return Promise.resolve({ succeeded: l.pod.phase === "Succeeded" ? 1 : 0, failed: 0 });
   }
 
+  deletePvc(_ns: string, name: string): Promise<void> {
+    this.calls.push(`delete pvc ${name}`);
+    this.faultAt ??= this.o.clock.now();
+    return Promise.resolve();
+  }
+
+  /** exec: the crash command restarts the pod's container in place (restartCount + 1, not Ready for readyMs). */
+  exec(_ns: string, pod: string, container: string, command: string[]): Promise<void> {
+    this.calls.push(`exec ${pod}/${container} ${command.join(" ")}`);
+    this.faultAt ??= this.o.clock.now();
+    const p = this.pods.find((x) => x.name === pod && !x.deleting);
+    if (p !== undefined) {
+      p.restarts = (p.restarts ?? 0) + 1;
+      p.scheduledAt = this.o.clock.now();
+    }
+    return Promise.resolve();
+  }
+
   /** Keys the read-back finds (all acknowledged ones, minus those lost). */
   readonly stored = new Map<string, string>();
 

@@ -9,14 +9,41 @@
  *   (grace 0), and uncordon after `zoneDownS` (`restore`). While cordoned, the StatefulSets'
  *   replacement pods stay Pending under the hard zone spread. On EKS, Karpenter may launch a new
  *   node in that zone for them (a cordoned node is not capacity), which a real zone outage would
- *   not allow: the drill then measures a shorter outage of that zone than a real one.
- * Every deleted pod must come back (same name, new uid, Ready) before recovery counts.
+ *   not allow: the drill then measures a shorter outage of that zone than a real one;
+ * - crash-restart: `valkey-cli SHUTDOWN NOSAVE NOW FORCE` exec'd in the primary's container: the
+ *   server exits at once without waiting for its replicas and the kubelet restarts the container
+ *   in place on the same volume, faster than the Sentinels' down-after / cluster-node-timeout (the
+ *   restart path an OOM kill takes). Not a SIGKILL: valkey-server is PID 1 of its container, and
+ *   Linux does not deliver SIGKILL or SIGSTOP sent from inside a PID namespace to its init; the
+ *   API has no "kill container". The exit flushes the AOF, so the fsync window is not exercised;
+ * - lost-volume: the primary's PersistentVolumeClaim (data-<pod>) and then its pod deleted
+ *   (grace 0): the StatefulSet recreates the pod on a new, empty volume.
+ * freeze (SIGSTOP) is impossible through the API for the same PID-1 reason, and partition too:
+ * NetworkPolicies only add allowances, so a drill policy cannot cut traffic the release's own
+ * policies admit (member ↔ member, Sentinel → member); config refuses both (DEPLOYED_FAULTS).
+ * Every deleted pod must come back (same name, new uid, Ready), and a restarted container must
+ * show a higher restartCount, before recovery counts.
  */
 import { parseEndpoint } from "../../../benchmarks/topology/endpoint.js";
 import type { Fault } from "../../../benchmarks/drill/ledger.js";
 import { ZONE_LABEL } from "../../shared.js";
 import type { TopologyCheckReport } from "../topology-check/implementation.js";
+import { DATA_VOLUME } from "../../valkey/statefulset.js";
 import type { DrillKubeApi, DrillPod } from "./kube-api.js";
+
+/** The member pods' Valkey container (statefulset.ts). */
+export const VALKEY_CONTAINER = "valkey";
+
+/** Faults the deployed step cannot inject, and why (config/drills-section.ts refuses them, naming drills.faults). */
+export const UNSUPPORTED_DEPLOYED_FAULTS: Partial<Record<Fault, string>> = {
+  freeze:
+    "valkey-server is PID 1 of its container and Linux does not deliver SIGSTOP sent from inside the container's PID namespace to its init (pods/exec `kill -STOP 1` is ignored); run it with `vbench drill --fault freeze` locally",
+  partition:
+    "NetworkPolicies only add allowances: a drill policy cannot cut the member ↔ member and Sentinel → member traffic the release's own policies admit; run it with `vbench drill --fault partition` locally",
+};
+
+/** The crash: exits at once, no RDB save, no wait for replicas; the password from the container's env (never argv). */
+export const CRASH_COMMAND = ["sh", "-c", "valkey-cli -p 6379 SHUTDOWN NOSAVE NOW FORCE >/dev/null 2>&1 || true"];
 
 export interface FaultTarget {
   namespace: string;
@@ -32,6 +59,8 @@ export interface InjectedFault {
   description: string;
   /** Pods deleted: each must run again under a new uid before recovery counts. */
   deleted: { name: string; uid: string }[];
+  /** Containers restarted in place (crash-restart): the pod's restarts must exceed `restarts`. */
+  restarted?: { name: string; restarts: number }[];
   /** Zone fault: the zone and its cordoned nodes. */
   zone?: string;
   cordoned: string[];
@@ -69,6 +98,31 @@ export async function injectFault(api: DrillKubeApi, fault: Fault, t: FaultTarge
     const how = graceful ? "deleted with its grace period (preStop runs)" : "deleted, grace 0";
     return { description: `primary pod ${at(pod)} ${how}`, deleted, cordoned: [], restore: noop };
   }
+  if (fault === "crash-restart") {
+    const pod = pick("primary", shard?.primary.address, t.members);
+    await api.exec(t.namespace, pod.name, VALKEY_CONTAINER, CRASH_COMMAND);
+    return {
+      description: `primary ${at(pod)}: SHUTDOWN NOSAVE NOW FORCE exec'd in its container (exits at once; the kubelet restarts it in place on its volume)`,
+      deleted: [],
+      restarted: [{ name: pod.name, restarts: pod.restarts ?? 0 }],
+      cordoned: [],
+      restore: noop,
+    };
+  }
+  if (fault === "lost-volume") {
+    const pod = pick("primary", shard?.primary.address, t.members);
+    const pvc = `${DATA_VOLUME}-${pod.name}`;
+    await api.deletePvc(t.namespace, pvc);
+    const deleted = await kill([pod], 0);
+    return {
+      description: `primary ${at(pod)}: its PersistentVolumeClaim ${pvc} deleted, then the pod (grace 0): back on an empty volume`,
+      deleted,
+      cordoned: [],
+      restore: noop,
+    };
+  }
+  const unsupported = UNSUPPORTED_DEPLOYED_FAULTS[fault];
+  if (unsupported !== undefined) throw new Error(`the ${fault} fault cannot be injected in the deployed stack: ${unsupported}`);
   if (fault === "replica") {
     const pod = pick("replica", shard?.replicas[0]?.address, t.members);
     return { description: `replica pod ${at(pod)} deleted, grace 0`, deleted: await kill([pod], 0), cordoned: [], restore: noop };
@@ -112,8 +166,19 @@ export async function injectFault(api: DrillKubeApi, fault: Fault, t: FaultTarge
   }
 }
 
-/** Why the deleted pods do not count as back yet; undefined once each runs again (new uid, Ready, not Terminating). */
-export function notBackYet(deleted: readonly { name: string; uid: string }[], now: readonly DrillPod[]): string | undefined {
+/** Why the deleted pods do not count as back yet; undefined once each runs again (new uid, Ready, not Terminating) and each restarted container has restarted. */
+export function notBackYet(
+  deleted: readonly { name: string; uid: string }[],
+  now: readonly DrillPod[],
+  restarted: readonly { name: string; restarts: number }[] = [],
+): string | undefined {
+  const notRestarted = restarted.flatMap((r) => {
+    const p = now.find((x) => x.name === r.name && !x.deleting);
+    if (p === undefined) return [`${r.name} missing`];
+    if ((p.restarts ?? 0) <= r.restarts) return [`${r.name} not restarted yet (restartCount ${p.restarts ?? 0})`];
+    if (!p.ready) return [`${r.name} not Ready (${p.phase})`];
+    return [];
+  });
   const missing = deleted.flatMap((d) => {
     const p = now.find((x) => x.name === d.name && !x.deleting);
     if (p === undefined) return [`${d.name} not recreated`];
@@ -121,5 +186,6 @@ export function notBackYet(deleted: readonly { name: string; uid: string }[], no
     if (!p.ready) return [`${d.name} not Ready (${p.phase})`];
     return [];
   });
-  return missing.length === 0 ? undefined : missing.join(", ");
+  const all = [...notRestarted, ...missing];
+  return all.length === 0 ? undefined : all.join(", ");
 }

@@ -10,17 +10,20 @@
  * 4. wait for the Job, parse its pod's log (record-lines.ts), read every acknowledged key back
  *    through the connector, and compute the local drills' figures (ledger.ts);
  * 5. delete the Job and ConfigMap (also when anything above failed).
- * Lost WAIT-confirmed writes do not fail `pulumi up`: the row says `ok: false` (a finding, shown).
+ * Lost writes do not fail `pulumi up`: the row says `ok: false` (a finding, shown) when a
+ * WAIT-confirmed write was lost or acknowledged loss exceeds the fault's promised bound
+ * (bounds.ts, from the primary's CONFIG GET before the fault).
  * Clocks: the fault time is this process's clock, the write times the load pod's (see CLOCK_NOTE).
  */
 import { randomBytes } from "node:crypto";
-import { loadFigures, type Fault, type DrillOutcome } from "../../../benchmarks/drill/ledger.js";
+import { ackedLossBound, type DurabilityConfig } from "../../../benchmarks/drill/bounds.js";
+import { drillOk, loadFigures, type Fault, type DrillOutcome } from "../../../benchmarks/drill/ledger.js";
 import { parseRecordLines } from "../../../benchmarks/drill/record-lines.js";
 import { renderDrillsCsv } from "../../../benchmarks/drill/drill-table.js";
 import { dynamicProtocol } from "../kit/protocol.js";
 import type { TopologyCheckReport } from "../topology-check/implementation.js";
 import type { DetectionWatch } from "./detection.js";
-import { injectFault, notBackYet } from "./faults.js";
+import { injectFault, notBackYet, UNSUPPORTED_DEPLOYED_FAULTS } from "./faults.js";
 import type { DrillKubeApi, DrillPod } from "./kube-api.js";
 import { buildDrillLoadJob, DRILL_LOAD_CONTAINER, DRILL_RUN_LABEL } from "./load-job.js";
 import { drillFields, type FailureDrillInputs } from "./inputs.js";
@@ -36,6 +39,7 @@ export const DETECTION_NOTE = "not watched (no detection watcher)";
 /** Why a fault's detection cannot be observed (as in the local drills); undefined when it can. */
 export function detectionUnobservable(mode: "cluster" | "replication", fault: Fault): string | undefined {
   if (fault === "switchover") return "planned: nothing to detect";
+  if (fault === "crash-restart") return "restarted in place, faster than failure detection: nothing to detect when it works";
   if (fault === "all" && mode === "cluster") return "every member is down: no survivor to mark a failure";
   return undefined;
 }
@@ -43,6 +47,8 @@ export function detectionUnobservable(mode: "cluster" | "replication", fault: Fa
 /** One drill's figures: the local DrillResult's (the same loadFigures), minus the timeline, plus where they came from. */
 export interface DeployedDrill extends DrillOutcome {
   timings: { failureDetectionMs: number; zoneDownMs: number };
+  /** The primary's settings the loss bound was computed from. */
+  durability: DurabilityConfig;
   /** The verifier's report once healed. */
   after: TopologyCheckReport;
   /** The load Job's pod whose log was read. */
@@ -70,6 +76,8 @@ export interface DrillDeps {
   verify: () => Promise<TopologyCheckReport>;
   /** key → value read back after recovery (undefined: missing). */
   readBack: (keys: readonly string[], healed: TopologyCheckReport) => Promise<Map<string, string | undefined>>;
+  /** The healthy primary's durability settings (CONFIG GET), for the fault's loss bound. */
+  durability: (healthy: TopologyCheckReport) => Promise<DurabilityConfig>;
   /** The bundled load.mjs. */
   loadScript: () => Promise<string>;
   /** Watches the survivors for failure marks (detection.ts); absent: detectionMs is not observed. */
@@ -129,10 +137,13 @@ async function healthyBefore(
 /** Runs one fault's drill; throws DrillError when the topology does not heal in time. */
 export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: DrillDeps): Promise<DeployedDrill> {
   const { api } = deps;
+  const unsupported = UNSUPPORTED_DEPLOYED_FAULTS[fault];
+  if (unsupported !== undefined) throw new DrillError(`the ${fault} fault cannot be injected in the deployed stack: ${unsupported}`);
   const sleep = deps.sleep ?? realSleep;
   const now = deps.now ?? Date.now;
   const ns = i.namespace;
   const healthy = await healthyBefore(i, fault, deps, sleep, now);
+  const durability = await deps.durability(healthy);
   const runKey = deps.runKey?.() ?? randomBytes(3).toString("hex");
   const name = `valkey-drill-${fault}-${runKey}`;
   const t = i.loadTarget;
@@ -184,7 +195,10 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
       await watch?.stop();
       throw e;
     });
-    const deletedPods = [...members, ...sentinels].filter((p) => injected.deleted.some((d) => d.uid === p.uid));
+    const injectMs = now() - faultAt;
+    const deletedPods = [...members, ...sentinels].filter(
+      (p) => injected.deleted.some((d) => d.uid === p.uid) || injected.restarted?.some((r) => r.name === p.name),
+    );
     watch?.arm(deletedPods, faultAt);
     let after: TopologyCheckReport | undefined;
     let why = "not checked yet";
@@ -194,7 +208,7 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
       while (now() < deadline) {
         await sleep(i.pollMs);
         const pods = [...(await api.listPods(ns, i.selector)), ...(i.sentinel === undefined ? [] : await api.listPods(ns, i.sentinel.selector))];
-        const pending = notBackYet(injected.deleted, pods);
+        const pending = notBackYet(injected.deleted, pods, injected.restarted);
         if (pending !== undefined) {
           why = pending;
           continue;
@@ -233,12 +247,13 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
     }
     const acked = load.records.filter((r) => r.ok).map((r) => r.key);
     const readBack = await deps.readBack(acked, after);
-    const input = { records: load.records, readBack, faultAt, loadStart: load.loadStart, loadStop: load.loadStop, beforeMs: 10_000 };
+    const bound = ackedLossBound(fault, injectMs, durability);
+    const input = { records: load.records, readBack, faultAt, loadStart: load.loadStart, loadStop: load.loadStop, beforeMs: 10_000, bound };
     const figures = loadFigures(load.streams, input);
     return {
       mode: i.mode,
       fault,
-      ok: figures.lostWaitedWrites === 0,
+      ok: drillOk(true, figures),
       healed: true,
       topology: `${i.mode}: ${healthy.shards.length} shard(s), ${healthy.nodeCount} node(s)${healthy.sentinels === undefined ? "" : `, ${healthy.sentinels.length} Sentinel(s)`} (deployed, namespace ${ns})`,
       faultDescription: injected.description,
@@ -249,6 +264,7 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
       rate: i.rate,
       waitTimeoutMs: i.waitTimeoutMs,
       timings: { failureDetectionMs: i.failureDetectionMs, zoneDownMs: i.zoneDownS * 1000 },
+      durability,
       after,
       loadPod: podName,
     };

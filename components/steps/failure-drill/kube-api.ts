@@ -2,7 +2,9 @@
  * The Kubernetes operations a failure drill performs, behind one interface so the orchestration
  * runs against a fake in tests and against the API server in `pulumi up` (and under kwok in the
  * e2e suite). Standard API operations only: list / delete pods, list nodes and patch
- * `spec.unschedulable` (cordon), create / delete ConfigMaps and Jobs, read a Job and a pod's log.
+ * `spec.unschedulable` (cordon), create / delete ConfigMaps and Jobs, read a Job and a pod's log,
+ * delete a PersistentVolumeClaim (lost-volume) and exec a command in a member's container
+ * (crash-restart: `pods/exec` create, authorized like the rest by the identity running `pulumi up`).
  */
 import type { DrillLoadManifests } from "./load-job.js";
 
@@ -16,6 +18,8 @@ export interface DrillPod {
   /** metadata.deletionTimestamp is set (Terminating). */
   deleting: boolean;
   labels: Record<string, string>;
+  /** Sum of the containers' restartCount (crash-restart: the container restarted in place). */
+  restarts?: number;
 }
 
 export interface DrillNode {
@@ -42,6 +46,10 @@ export interface DrillKubeApi {
   /** undefined when the Job does not exist. */
   jobState(namespace: string, name: string): Promise<DrillJobState | undefined>;
   podLog(namespace: string, pod: string, container: string): Promise<string>;
+  /** Deletes a PersistentVolumeClaim (a missing one is fine); it goes once no pod uses it. */
+  deletePvc(namespace: string, name: string): Promise<void>;
+  /** Runs `command` (argv, no shell unless given) in a pod's container; resolves when it ends, its exit status ignored. */
+  exec(namespace: string, pod: string, container: string, command: string[]): Promise<void>;
 }
 
 function isNotFound(err: unknown): boolean {
@@ -76,6 +84,7 @@ export async function kubernetesDrillApi(kubeconfig: string, context?: string): 
         ready: (p.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"),
         deleting: p.metadata?.deletionTimestamp !== undefined,
         labels: { ...(p.metadata?.labels ?? {}) },
+        restarts: (p.status?.containerStatuses ?? []).reduce((a, c) => a + (c.restartCount ?? 0), 0),
       }));
     },
     async deletePod(namespace, name, gracePeriodSeconds) {
@@ -112,6 +121,20 @@ export async function kubernetesDrillApi(kubeconfig: string, context?: string): 
     },
     async podLog(namespace, pod, container) {
       return core.readNamespacedPodLog({ namespace, name: pod, container });
+    },
+    async deletePvc(namespace, name) {
+      await ignoreNotFound(core.deleteNamespacedPersistentVolumeClaim({ namespace, name }));
+    },
+    async exec(namespace, pod, container, command) {
+      const { Writable } = await import("node:stream");
+      const sink = new Writable({ write: (_c, _e, done) => done() });
+      // Resolves on the status callback (the command ended) or when the socket closes (the
+      // container exited under the exec, as the crash command makes it).
+      await new Promise<void>((resolve, reject) => {
+        new k8s.Exec(kc)
+          .exec(namespace, pod, container, command, sink, sink, null, false, () => resolve())
+          .then((ws: { on(event: "close", f: () => void): unknown }) => ws.on("close", () => resolve()), reject);
+      });
     },
   };
 }

@@ -3,7 +3,9 @@
  * TopologyCheck's verifier through the chosen connector (one attempt per call: the drill polls),
  * the read-back through the same connector, and the esbuild bundle of the load.
  */
+import { DURABILITY_KEYS, durabilityFromConfig } from "../../../benchmarks/drill/bounds.js";
 import { bundleLoadScript } from "../../../benchmarks/drill/load-bundle.js";
+import { parseEndpoint } from "../../../benchmarks/topology/endpoint.js";
 import { discoverPods } from "../../kubernetes/pod-discovery.js";
 import { kubeDeps, usablePods } from "../kit/kube-access.js";
 import { checkTopologyOnKubernetes, PodNameConnector, type TopologyCheckInputs } from "../topology-check/implementation.js";
@@ -49,6 +51,23 @@ export async function drillDepsFor(i: FailureDrillInputs): Promise<DrillDeps> {
         // The report of a fresh verification: the primaries as they are now.
         const { report } = await checkTopologyOnKubernetes(checkInputs, kube);
         return await readBackKeys(keys, report, connector);
+      } finally {
+        await connector.close();
+      }
+    },
+    durability: async (healthy) => {
+      const address = healthy.shards[0]?.primary.address;
+      if (address === undefined) throw new Error("the healthy topology report names no primary to read min-replicas-* / appendfsync from");
+      const pods = await usablePods(i, kube);
+      const reach = kube.connector(pods);
+      const connector = i.connector === "direct" ? new PodNameConnector(reach, pods, { namespace: i.namespace, headlessService: i.headlessService }) : reach;
+      try {
+        const c = await connector.connect(parseEndpoint(address));
+        try {
+          return durabilityFromConfig(((await c.call("CONFIG", "GET", ...DURABILITY_KEYS)) as unknown[]).map(String));
+        } finally {
+          c.disconnect();
+        }
       } finally {
         await connector.close();
       }

@@ -1,0 +1,138 @@
+/**
+ * The acknowledged-write loss each drill fault is allowed: the bound the docs promise (README,
+ * "What a failover costs"), in one table. Pure. A bound is a window of acknowledgement times
+ * around the fault: a lost acknowledged write is within the bound when the load saw its
+ * acknowledgement inside [fault + fromMs, fault + toMs]; the bound in writes is the number of
+ * acknowledged writes in that window (the most the fault may cost at the drill's load).
+ *
+ * The windows come from the servers' own settings (read from the primary before the fault):
+ * - async replication window R: with `min-replicas-to-write` ≥ 1 a primary takes a write only
+ *   while a replica acknowledged within `min-replicas-max-lag` s, and replicas acknowledge once a
+ *   second, so at most (max-lag + 1) s of writes can be unreplicated when the primary dies.
+ *   Unfenced (`min-replicas-to-write 0`) nothing enforces a bound: 1 s (the acknowledgement period,
+ *   the lag a healthy replica reports) is used and the reason says it is not enforced.
+ * - AOF fsync window F: `appendfsync everysec` 1 s, `always` 0, `no` (or AOF off): unbounded.
+ * - fencing window after the fault: a frozen or partitioned primary refuses writes (NOREPLICAS)
+ *   once its replicas' last acknowledgement is older than max-lag, so writes acknowledged up to
+ *   (max-lag + 1) s after the fault started may be lost. Unfenced, nothing acknowledged after the
+ *   fault may be lost for the drill to pass (no bound is promised, so any such loss is shown).
+ */
+import type { Fault } from "./ledger.js";
+
+/** What the bound depends on, as the primary runs it (CONFIG GET before the fault). */
+export interface DurabilityConfig {
+  minReplicasToWrite: number;
+  /** Seconds. */
+  minReplicasMaxLag: number;
+  appendonly: boolean;
+  appendfsync: "always" | "everysec" | "no";
+}
+
+export interface LossWindow {
+  /** ms relative to the fault (negative: before it). `null`: unbounded on that side. */
+  fromMs: number | null;
+  toMs: number;
+  reason: string;
+}
+
+/** A window and what it allows in this drill's writes. */
+export interface AckedLossBound extends LossWindow {
+  /** Acknowledged writes (all streams) in the window: the most the bound allows this drill to lose. */
+  writes: number;
+}
+
+const REPLICA_ACK_PERIOD_MS = 1000;
+
+/** Seconds, one decimal, for reasons. */
+const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+export function replicationWindow(c: DurabilityConfig): { ms: number; why: string } {
+  if (c.minReplicasToWrite >= 1) {
+    const ms = c.minReplicasMaxLag * 1000 + REPLICA_ACK_PERIOD_MS;
+    return {
+      ms,
+      why: `async replication window ${s(ms)} (min-replicas-to-write ${c.minReplicasToWrite}, min-replicas-max-lag ${c.minReplicasMaxLag} s + 1 s ack period)`,
+    };
+  }
+  return {
+    ms: REPLICA_ACK_PERIOD_MS,
+    why: `async replication window ${s(REPLICA_ACK_PERIOD_MS)} (a healthy replica's ack period; NOT enforced: min-replicas-to-write 0)`,
+  };
+}
+
+export function fsyncWindow(c: DurabilityConfig): { ms: number | null; why: string } {
+  if (!c.appendonly) return { ms: null, why: "appendonly no: everything since the last RDB save (unbounded)" };
+  if (c.appendfsync === "always") return { ms: 0, why: "AOF fsync window 0 (appendfsync always)" };
+  if (c.appendfsync === "everysec") return { ms: 1000, why: "AOF fsync window 1.0 s (appendfsync everysec)" };
+  return { ms: null, why: "appendfsync no: the OS decides when to flush (unbounded)" };
+}
+
+/**
+ * The promised window for `fault`. `injectMs`: fault start → the fault in place (the kill sent);
+ * writes the primary acknowledged meanwhile were acknowledged before it died.
+ */
+export function ackedLossBound(fault: Fault, injectMs: number, c: DurabilityConfig): LossWindow {
+  const end = Math.max(0, Math.round(injectMs));
+  const r = replicationWindow(c);
+  switch (fault) {
+    case "replica":
+      return { fromMs: 0, toMs: 0, reason: "0: a replica's loss leaves the primary and its data untouched" };
+    case "primary":
+    case "zone":
+    case "all":
+    case "switchover":
+    case "lost-volume":
+      return { fromMs: -r.ms, toMs: end, reason: `writes acknowledged in the ${r.why} before the fault` };
+    case "crash-restart": {
+      const f = fsyncWindow(c);
+      return { fromMs: f.ms === null ? null : -f.ms, toMs: end, reason: `writes acknowledged in the ${f.why} before the crash; nothing after it` };
+    }
+    case "freeze":
+    case "partition": {
+      if (c.minReplicasToWrite < 1)
+        return {
+          fromMs: -r.ms,
+          toMs: end,
+          reason: `unfenced (min-replicas-to-write 0): no bound after the fault is promised, so any loss of a write acknowledged after it fails the drill; before it: the ${r.why}`,
+        };
+      const fence = c.minReplicasMaxLag * 1000 + REPLICA_ACK_PERIOD_MS;
+      return {
+        fromMs: -r.ms,
+        toMs: end + fence,
+        reason: `fenced: writes acknowledged up to min-replicas-max-lag ${c.minReplicasMaxLag} s + 1 s after the fault, and in the ${r.why} before it`,
+      };
+    }
+  }
+}
+
+export function inWindow(w: LossWindow, ackAt: number, faultAt: number): boolean {
+  const t = ackAt - faultAt;
+  return (w.fromMs === null || t >= w.fromMs) && t <= w.toMs;
+}
+
+/** "≤ 412 writes (−4.0 s … +0.0 s)" for tables. */
+export function formatBound(b: AckedLossBound): string {
+  const from = b.fromMs === null ? "−∞" : `${b.fromMs < 0 ? "−" : "+"}${s(Math.abs(b.fromMs)).replace(" s", "")}`;
+  return `≤${b.writes} (${from}…+${s(b.toMs).replace(" s", "")} s)`;
+}
+
+/** Parses CONFIG GET answers (name, value, name, value …) into the settings the bounds use. */
+export function durabilityFromConfig(pairs: readonly string[]): DurabilityConfig {
+  const m = new Map<string, string>();
+  for (let i = 0; i + 1 < pairs.length; i += 2) m.set(String(pairs[i]).toLowerCase(), String(pairs[i + 1]));
+  const num = (k: string): number => {
+    const v = Number(m.get(k));
+    if (!Number.isFinite(v)) throw new Error(`CONFIG GET ${k}: no numeric value (got ${JSON.stringify(m.get(k))})`);
+    return v;
+  };
+  const fsync = m.get("appendfsync");
+  if (fsync !== "always" && fsync !== "everysec" && fsync !== "no") throw new Error(`CONFIG GET appendfsync: unexpected ${JSON.stringify(fsync)}`);
+  return {
+    minReplicasToWrite: num("min-replicas-to-write"),
+    minReplicasMaxLag: num("min-replicas-max-lag"),
+    appendonly: m.get("appendonly") === "yes",
+    appendfsync: fsync,
+  };
+}
+
+export const DURABILITY_KEYS = ["min-replicas-to-write", "min-replicas-max-lag", "appendonly", "appendfsync"] as const;

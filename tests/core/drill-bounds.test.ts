@@ -1,0 +1,105 @@
+/** The promised acknowledged-loss bound per fault (bounds.ts) and what `ok` requires of it (ledger.ts). Pure. */
+import { describe, expect, it } from "vitest";
+import { ackedLossBound, durabilityFromConfig, formatBound, type DurabilityConfig } from "../../benchmarks/drill/bounds.js";
+import { drillOk, FAULTS, loadFigures, type WriteRecord } from "../../benchmarks/drill/ledger.js";
+
+const FENCED: DurabilityConfig = { minReplicasToWrite: 1, minReplicasMaxLag: 3, appendonly: true, appendfsync: "everysec" };
+const UNFENCED: DurabilityConfig = { ...FENCED, minReplicasToWrite: 0, minReplicasMaxLag: 10 };
+
+/** One acknowledged write every 10 ms from t=-10 s to +10 s around a fault at 100 000. */
+const FAULT_AT = 100_000;
+function records(): WriteRecord[] {
+  return Array.from({ length: 2000 }, (_, i) => {
+    const doneAt = FAULT_AT - 10_000 + i * 10;
+    return { stream: "s", key: `k${i}`, value: `v${i}`, sentAt: doneAt - 1, doneAt, ok: true, waited: false };
+  });
+}
+/** Every key read back, except those `lose` selects (missing) and those `unknown` selects (not read). */
+function readBack(rs: WriteRecord[], lose: (t: number) => boolean, unknown: (t: number) => boolean = () => false): Map<string, string | undefined> {
+  const m = new Map<string, string | undefined>();
+  for (const r of rs) {
+    const t = r.doneAt - FAULT_AT;
+    if (unknown(t)) continue;
+    m.set(r.key, lose(t) ? undefined : r.value);
+  }
+  return m;
+}
+const NOTHING = (): boolean => false;
+const figures = (rs: WriteRecord[], rb: Map<string, string | undefined>, fault: (typeof FAULTS)[number], c = FENCED, injectMs = 5) =>
+  loadFigures(["s"], {
+    records: rs,
+    readBack: rb,
+    faultAt: FAULT_AT,
+    loadStart: FAULT_AT - 10_000,
+    loadStop: FAULT_AT + 10_000,
+    bound: ackedLossBound(fault, injectMs, c),
+  });
+
+describe("acknowledged-loss bounds per fault", () => {
+  it("every fault has a bound from the config, with a reason", () => {
+    for (const f of FAULTS) {
+      const b = ackedLossBound(f, 5, FENCED);
+      expect(b.reason, f).not.toBe("");
+      expect(b.toMs, f).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it("kill faults: the async replication window before the fault, from min-replicas-max-lag (+1 s); nothing after the kill", () => {
+    expect(ackedLossBound("primary", 7, FENCED)).toMatchObject({ fromMs: -4000, toMs: 7 });
+    expect(ackedLossBound("zone", 0, { ...FENCED, minReplicasMaxLag: 5 })).toMatchObject({ fromMs: -6000, toMs: 0 });
+    expect(ackedLossBound("primary", 0, UNFENCED).reason).toMatch(/NOT enforced/);
+    expect(ackedLossBound("replica", 9, FENCED)).toMatchObject({ fromMs: 0, toMs: 0 });
+  });
+
+  it("crash-restart: the AOF fsync window; freeze/partition: + max-lag + 1 s after the fault when fenced, nothing after it unfenced", () => {
+    expect(ackedLossBound("crash-restart", 0, FENCED)).toMatchObject({ fromMs: -1000, toMs: 0 });
+    expect(ackedLossBound("crash-restart", 0, { ...FENCED, appendfsync: "always" })).toMatchObject({ fromMs: -0, toMs: 0 });
+    expect(ackedLossBound("crash-restart", 0, { ...FENCED, appendonly: false }).fromMs).toBeNull();
+    expect(ackedLossBound("freeze", 2, FENCED)).toMatchObject({ fromMs: -4000, toMs: 4002 });
+    expect(ackedLossBound("partition", 2, UNFENCED)).toMatchObject({ fromMs: -1000, toMs: 2 });
+    expect(ackedLossBound("partition", 2, UNFENCED).reason).toMatch(/unfenced/);
+  });
+
+  it("the bound in writes is the acknowledged writes in the window; loss inside passes, loss after the fault fails", () => {
+    const rs = records();
+    const inside = figures(
+      rs,
+      readBack(rs, (t) => t > -300 && t <= 0),
+      "primary",
+    );
+    expect(inside.ackedLossBound).toMatchObject({ fromMs: -4000, toMs: 5, writes: 401 });
+    expect(inside.lostAckedWrites).toBe(30);
+    expect(inside.lostAckedOutsideBound).toBe(0);
+    expect(drillOk(true, inside)).toBe(true);
+    // The frozen/restarted old primary's writes after the fault: outside the kill bound.
+    const lateLoss = readBack(rs, (t) => t > 2000 && t < 2100);
+    const after = figures(rs, lateLoss, "primary");
+    expect(after.lostAckedOutsideBound).toBe(9);
+    expect(drillOk(true, after)).toBe(false);
+    // The same writes are inside a fenced freeze's window, outside an unfenced one's.
+    expect(drillOk(true, figures(rs, lateLoss, "freeze"))).toBe(true);
+    expect(drillOk(true, figures(rs, lateLoss, "freeze", UNFENCED))).toBe(false);
+    expect(formatBound(inside.ackedLossBound!)).toBe("≤401 (−4.0…+0.0 s)");
+  });
+
+  it("a key that could not be read is unknown, not lost, and ok needs none unknown and a checked bound", () => {
+    const rs = records();
+    const f = figures(
+      rs,
+      readBack(rs, NOTHING, (t) => t > 1000),
+      "primary",
+    );
+    expect(f.unknownWrites).toBe(899);
+    expect(f.lostAckedWrites).toBe(0);
+    expect(drillOk(true, f)).toBe(false);
+    const clean = figures(rs, readBack(rs, NOTHING), "primary");
+    expect(drillOk(true, clean)).toBe(true);
+    expect(drillOk(false, clean)).toBe(false);
+    expect(drillOk(true, { ...clean, ackedLossBound: null })).toBe(false);
+  });
+
+  it("CONFIG GET pairs → settings; a missing one names itself", () => {
+    expect(durabilityFromConfig(["min-replicas-to-write", "1", "min-replicas-max-lag", "3", "appendonly", "yes", "appendfsync", "everysec"])).toEqual(FENCED);
+    expect(() => durabilityFromConfig(["appendfsync", "everysec", "appendonly", "yes"])).toThrow(/min-replicas-to-write/);
+  });
+});
