@@ -25,6 +25,7 @@ interface DrillFlags {
   failoverTimeoutMs: number;
   restartDelayMs: number;
   zoneDownMs: number;
+  crashRestartDelayMs?: number;
   replicas: number;
   primaries: number;
   replicasPerPrimary: number;
@@ -64,6 +65,7 @@ export function drillOptionsFromFlags(f: DrillFlags): Omit<DrillOptions, "onStep
     failoverTimeoutMs: f.failoverTimeoutMs,
     restartDelayMs: f.restartDelayMs,
     zoneDownMs: f.zoneDownMs,
+    ...(f.crashRestartDelayMs === undefined ? {} : { crashRestartDelayMs: f.crashRestartDelayMs }),
     replicas: f.replicas,
     primaries: f.primaries,
     replicasPerPrimary: f.replicasPerPrimary,
@@ -105,6 +107,11 @@ export function registerDrillCommand(program: Command): void {
     .requiredOption("--fault <fault>", FAULTS.join(" | "));
   for (const [flag, help, parser, value] of INT_FLAGS) command.option(flag, help, parser(flag.split(" ")[0] ?? flag), value);
   command
+    .option(
+      "--crash-restart-delay-ms <n>",
+      "crash-restart: how long the killed primary stays down before restarting in place (default: half of --detection-ms)",
+      nonNegativeInt("--crash-restart-delay-ms"),
+    )
     .option("--zones <csv>", "zone names assigned round-robin", "zone-a,zone-b,zone-c")
     .option("--output <dir>", "write drill-<mode>-<fault>.json here")
     .option("--json", "print the result as one JSON object")

@@ -7,8 +7,8 @@
  * lost write.
  */
 
-export type Fault = "primary" | "replica" | "zone" | "all" | "switchover";
-export const FAULTS: readonly Fault[] = ["primary", "replica", "zone", "all", "switchover"];
+export type Fault = "primary" | "replica" | "zone" | "all" | "switchover" | "crash-restart";
+export const FAULTS: readonly Fault[] = ["primary", "replica", "zone", "all", "switchover", "crash-restart"];
 export type DrillMode = "cluster" | "replication";
 
 export interface WriteRecord {
@@ -225,7 +225,7 @@ export function parseFaults(text: string): Fault[] {
     .split(",")
     .map((s) => s.trim())
     .filter((s) => s !== "");
-  if (names.length === 0) throw new Error("no fault named (known: primary, replica, zone, all, switchover)");
+  if (names.length === 0) throw new Error(`no fault named (known: ${FAULTS.join(", ")})`);
   const bad = names.filter((n) => !(FAULTS as readonly string[]).includes(n));
   if (bad.length > 0) throw new Error(`unknown fault(s) ${bad.join(", ")} (known: ${FAULTS.join(", ")})`);
   return [...new Set(names)] as Fault[];

@@ -10,7 +10,7 @@ import { ClusterTarget } from "./cluster-target.js";
 import { loadFigures, roundLatency, type DrillMode, type Fault, type DrillOutcome, type WriteRecord } from "./ledger.js";
 import { WriteStream } from "./load.js";
 import { ReplicationTarget } from "./replication-target.js";
-import type { DrillTarget, DrillTimings } from "./target.js";
+import { crashRestartDelay, type DrillTarget, type DrillTimings } from "./target.js";
 
 export interface DrillOptions extends DrillTimings {
   mode: DrillMode;
@@ -151,7 +151,7 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
       detectionNote: handle.detectionNote ?? (detectedAt === undefined ? "no failure mark seen" : undefined),
       rate: o.rate,
       waitTimeoutMs: o.waitTimeoutMs,
-      timings: { failureDetectionMs: o.failureDetectionMs, failoverTimeoutMs: o.failoverTimeoutMs, restartDelayMs: o.restartDelayMs, zoneDownMs: o.zoneDownMs },
+      timings: { failureDetectionMs: o.failureDetectionMs, failoverTimeoutMs: o.failoverTimeoutMs, restartDelayMs: o.restartDelayMs, zoneDownMs: o.zoneDownMs, ...(o.fault === "crash-restart" ? { crashRestartDelayMs: crashRestartDelay(o) } : {}) },
       after,
       timeline: records.map((r) => ({ stream: r.stream, t: whole(r.sentAt - faultAt), latencyMs: r.ok ? roundLatency(r.doneAt - r.sentAt) : null })),
     };
