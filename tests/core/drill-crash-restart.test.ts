@@ -10,7 +10,7 @@
  * whatever the loss happened to be.
  */
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Fault } from "../../benchmarks/drill/ledger.js";
 import { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
 import type { Member } from "../../benchmarks/local/sentinel-topology.js";
@@ -19,11 +19,6 @@ import { sleep } from "../../benchmarks/util/poll-until.js";
 import { log, testOptions, TIMINGS, ZONES } from "./drill-faults.js";
 
 const PASSWORD = "crash-restart-password";
-let target: ReplicationTarget;
-beforeAll(async () => {
-  target = await ReplicationTarget.start({ ...TIMINGS, replicas: 2, zones: ZONES, password: PASSWORD });
-}, 60_000);
-afterAll(async () => target?.stop());
 
 /** Samples every member's role every 50 ms until stopped; returns the samples where ≥ 2 said master. */
 function watchMasters(t: ReplicationTarget): { stop: () => Promise<string[]> } {
@@ -52,13 +47,23 @@ function watchMasters(t: ReplicationTarget): { stop: () => Promise<string[]> } {
   };
 }
 
+/** One drill on a fresh topology (the crash-restart delay is the target's). */
 async function crashDrill(fault: Fault, crashRestartDelayMs?: number) {
+  const timings = { ...TIMINGS, ...(crashRestartDelayMs === undefined ? {} : { crashRestartDelayMs }) };
+  const target = await ReplicationTarget.start({ ...timings, replicas: 2, zones: ZONES, password: PASSWORD });
+  try {
+    return await drillOnce(target, fault, crashRestartDelayMs);
+  } finally {
+    await target.stop();
+  }
+}
+
+async function drillOnce(target: ReplicationTarget, fault: Fault, crashRestartDelayMs?: number) {
   const o = testOptions("replication", fault);
   let watcher: ReturnType<typeof watchMasters> | undefined;
   let victim: Member | undefined;
   const r = await drillOn(target, {
     ...o,
-    ...(crashRestartDelayMs === undefined ? {} : { crashRestartDelayMs }),
     beforeFault: async () => void (victim = target.t.member(await target.t.primaryFromSentinels())),
     afterFault: async (t) => void (watcher = watchMasters(t as ReplicationTarget)),
   });
@@ -84,10 +89,10 @@ describe("crash and in-place restart of the replication primary (real processes,
     it(`crash-restart after ${delay} ms: one writable primary at a time, acknowledged loss within the AOF fsync window`, async () => {
       const r = await crashDrill("crash-restart", delay);
       expect(r.faultDescription).toContain(`after ${delay} ms`);
-    }, 150_000);
+    }, 180_000);
   }
 
   it("primary (back after 3 s, past down-after): one writable primary at a time, acknowledged loss within the AOF fsync window", async () => {
     await crashDrill("primary");
-  }, 150_000);
+  }, 180_000);
 });
