@@ -151,7 +151,13 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
       detectionNote: handle.detectionNote ?? (detectedAt === undefined ? "no failure mark seen" : undefined),
       rate: o.rate,
       waitTimeoutMs: o.waitTimeoutMs,
-      timings: { failureDetectionMs: o.failureDetectionMs, failoverTimeoutMs: o.failoverTimeoutMs, restartDelayMs: o.restartDelayMs, zoneDownMs: o.zoneDownMs, ...(o.fault === "crash-restart" ? { crashRestartDelayMs: crashRestartDelay(o) } : {}) },
+      timings: {
+        failureDetectionMs: o.failureDetectionMs,
+        failoverTimeoutMs: o.failoverTimeoutMs,
+        restartDelayMs: o.restartDelayMs,
+        zoneDownMs: o.zoneDownMs,
+        ...(o.fault === "crash-restart" ? { crashRestartDelayMs: crashRestartDelay(o) } : {}),
+      },
       after,
       timeline: records.map((r) => ({ stream: r.stream, t: whole(r.sentAt - faultAt), latencyMs: r.ok ? roundLatency(r.doneAt - r.sentAt) : null })),
     };

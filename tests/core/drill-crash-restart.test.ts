@@ -25,13 +25,29 @@ function watchMasters(t: ReplicationTarget): { stop: () => Promise<string[]> } {
   let stopped = false;
   const doubles: string[] = [];
   const clients = t.t.members.map((m) => {
-    const c = new Redis({ host: m.host, port: m.port, password: PASSWORD, lazyConnect: true, connectTimeout: 200, commandTimeout: 300, maxRetriesPerRequest: 0, retryStrategy: () => 100 });
+    const c = new Redis({
+      host: m.host,
+      port: m.port,
+      password: PASSWORD,
+      lazyConnect: true,
+      connectTimeout: 200,
+      commandTimeout: 300,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => 100,
+    });
     c.on("error", () => undefined);
     return { m, c };
   });
   const loop = (async () => {
     while (!stopped) {
-      const roles = await Promise.all(clients.map(({ c }) => c.call("ROLE").then((r) => String((r as unknown[])[0]), () => "down")));
+      const roles = await Promise.all(
+        clients.map(({ c }) =>
+          c.call("ROLE").then(
+            (r) => String((r as unknown[])[0]),
+            () => "down",
+          ),
+        ),
+      );
       const masters = clients.filter((_, i) => roles[i] === "master").map(({ m }) => m.name);
       if (masters.length > 1) doubles.push(`${new Date().toISOString()} ${masters.join(" + ")}`);
       await sleep(50);
@@ -65,11 +81,13 @@ async function drillOnce(target: ReplicationTarget, fault: Fault, crashRestartDe
   const r = await drillOn(target, {
     ...o,
     beforeFault: async () => void (victim = target.t.member(await target.t.primaryFromSentinels())),
-    afterFault: async (t) => void (watcher = watchMasters(t as ReplicationTarget)),
+    afterFault: (t) => ((watcher = watchMasters(t as ReplicationTarget)), Promise.resolve()),
   });
   const doubles = (await watcher?.stop()) ?? [];
   log(r);
-  console.log(`[crash-restart] ${fault} delay=${crashRestartDelayMs ?? o.restartDelayMs} lostAcked=${r.lostAckedWrites}/${r.ackedWrites} outage=${r.writeOutageMs} two-masters=${doubles.length}`);
+  console.log(
+    `[crash-restart] ${fault} delay=${crashRestartDelayMs ?? o.restartDelayMs} lostAcked=${r.lostAckedWrites}/${r.ackedWrites} outage=${r.writeOutageMs} two-masters=${doubles.length}`,
+  );
   const why = JSON.stringify({ ...r, timeline: undefined, after: undefined, doubles: doubles.slice(0, 5) });
   expect(r.healed, why).toBe(true);
   expect(r.ackedWrites, why).toBeGreaterThan(100);
