@@ -4,7 +4,7 @@
  * the deployment.
  */
 import { z } from "zod";
-import { FAULTS, type Fault } from "../benchmarks/drill/ledger.js";
+import { DEPLOYED_FAULTS, type Fault } from "../benchmarks/drill/ledger.js";
 import { versions } from "../versions.js";
 import { count, flag, runId, section, unique } from "./fields.js";
 
@@ -14,7 +14,7 @@ export const drillsSchema = section(
       "Run failure drills after the benchmark: each fault deletes Valkey pods through the Kubernetes API under an in-cluster write load and measures until the topology verifier passes again. Off by default: a drill deliberately breaks the deployment.",
     ),
     faults: z
-      .array(z.enum(FAULTS as readonly [Fault, ...Fault[]]))
+      .array(z.enum(DEPLOYED_FAULTS as readonly [Fault, ...Fault[]]))
       .min(1)
       .superRefine(unique("fault"))
       .default(["primary"])

@@ -9,6 +9,8 @@
 
 export type Fault = "primary" | "replica" | "zone" | "all" | "switchover" | "crash-restart";
 export const FAULTS: readonly Fault[] = ["primary", "replica", "zone", "all", "switchover", "crash-restart"];
+/** Faults the deployed FailureDrill step can inject through the Kubernetes API: crash-restart needs an in-place SIGKILL of the container, which the API does not offer (local drills only). */
+export const DEPLOYED_FAULTS: readonly Fault[] = FAULTS.filter((f) => f !== "crash-restart");
 export type DrillMode = "cluster" | "replication";
 
 export interface WriteRecord {

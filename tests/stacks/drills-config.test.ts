@@ -28,6 +28,7 @@ describe("config drills: defaults", () => {
 describe("config drills: each bad value names its key", () => {
   it.each([
     ["an unknown fault", { drills: { faults: ["primary", "network"] } }, "drills.faults.1", "primary"],
+    ["a local-only fault (no in-place SIGKILL through the Kubernetes API)", { drills: { faults: ["crash-restart"] } }, "drills.faults.0", "switchover"],
     ["a fault listed twice", { drills: { faults: ["primary", "primary"] } }, "drills.faults.1", "listed twice"],
     ["no fault", { drills: { faults: [] } }, "drills.faults", "at least 1"],
     ["a rate of 0", { drills: { rate: 0 } }, "drills.rate", "1"],

@@ -4,7 +4,7 @@
  * the drill's settings (config `drills`) and where the in-cluster load writes to.
  */
 import { z } from "zod";
-import { FAULTS } from "../../../benchmarks/drill/ledger.js";
+import { DEPLOYED_FAULTS } from "../../../benchmarks/drill/ledger.js";
 import type { Placement } from "../../shared.js";
 import { anObject, nonEmptyString, oneOf, parserOf, rerun, setting, wholeNumber, type ArgsOf, type Parsed } from "../kit/inputs.js";
 import { verifierFields } from "../topology-check/inputs.js";
@@ -15,7 +15,7 @@ export const drillFields = {
   /** As TopologyCheck's (the verifier that decides recovery); the zone fault deletes the Sentinel pods too. */
   ...verifierFields,
   /** Faults, in order (config `drills.faults`). */
-  faults: rerun(z.array(oneOf(FAULTS), { error: "must be a list of faults" }).min(1, { error: "must name at least one fault" })),
+  faults: rerun(z.array(oneOf(DEPLOYED_FAULTS), { error: "must be a list of faults" }).min(1, { error: "must name at least one fault" })),
   /** Writes per second per load stream. */
   rate: rerun(wholeNumber(1)),
   /** Seconds of load before the fault. */
