@@ -27,6 +27,7 @@ interface DrillFlags {
   restartDelayMs: number;
   zoneDownMs: number;
   freezeMs?: number;
+  crashRestartDelayMs?: number;
   replicas: number;
   primaries: number;
   replicasPerPrimary: number;
@@ -67,6 +68,7 @@ export function drillOptionsFromFlags(f: DrillFlags): Omit<DrillOptions, "onStep
     restartDelayMs: f.restartDelayMs,
     zoneDownMs: f.zoneDownMs,
     ...(f.freezeMs === undefined ? {} : { freezeMs: f.freezeMs }),
+    ...(f.crashRestartDelayMs === undefined ? {} : { crashRestartDelayMs: f.crashRestartDelayMs }),
     replicas: f.replicas,
     primaries: f.primaries,
     replicasPerPrimary: f.replicasPerPrimary,
@@ -109,6 +111,11 @@ export function registerDrillCommand(program: Command): void {
   for (const [flag, help, parser, value] of INT_FLAGS) command.option(flag, help, parser(flag.split(" ")[0] ?? flag), value);
   command
     .option("--freeze-ms <n>", "freeze: how long the primary stays SIGSTOPped (default: --detection-ms + --restart-delay-ms)", positiveInt("--freeze-ms"))
+    .option(
+      "--crash-restart-delay-ms <n>",
+      "crash-restart: how long the killed primary stays down before restarting in place (default: half of --detection-ms)",
+      nonNegativeInt("--crash-restart-delay-ms"),
+    )
     .option("--zones <csv>", "zone names assigned round-robin", "zone-a,zone-b,zone-c")
     .option("--output <dir>", "write drill-<mode>-<fault>.json here")
     .option("--json", "print the result as one JSON object")

@@ -5,7 +5,8 @@
  * formed by the AZ-aware bootstrap. A hosts file (heal.sh's VALKEY_HEAL_HOSTS_FILE) and the load
  * client's DNS lookup stand in for pod DNS, so the `all` fault can bring every member back on a
  * NEW address. Faults: SIGKILL a primary / a replica; a zone (every member in the zone of a
- * primary, down for `zoneDownMs`); all members (new addresses); a switchover (the rendered preStop
+ * primary, down for `zoneDownMs`); all members (new addresses); crash-restart (SIGKILL a primary,
+ * restarted on its address and data dir, nodes.conf included, faster than cluster-node-timeout); a switchover (the rendered preStop
  * script, then SIGTERM and restart). Detection: CLUSTER NODES of the survivors, polled every
  * 100 ms, first `fail?`/`fail` flag on a killed node.
  */
@@ -35,7 +36,7 @@ import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "./ledger.js";
 import { clusterClient } from "./load.js";
 import type { DurabilityConfig } from "./bounds.js";
-import { freezeHoldMs, readDurability, readInBatches, startedOrStopped, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
+import { crashRestartDelay, freezeHoldMs, readDurability, readInBatches, startedOrStopped, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
 
 export interface ClusterTargetOptions extends DrillTimings {
   primaries: number;
@@ -278,6 +279,16 @@ export class ClusterTarget implements DrillTarget {
       const { restored, w } = await killAndReturn([victim], this.o.restartDelayMs, false);
       return {
         description: `SIGKILL ${fault} ${label(victim)}; restarted after ${this.o.restartDelayMs} ms`,
+        restored,
+        detectedAt: w.detectedAt,
+        stopWatching: w.stop,
+      };
+    }
+    if (fault === "crash-restart") {
+      const delay = crashRestartDelay(this.o);
+      const { restored, w } = await killAndReturn([primary], delay, false);
+      return {
+        description: `SIGKILL primary ${label(primary)}; restarted in place on its data dir after ${delay} ms (cluster-node-timeout ${this.o.failureDetectionMs} ms)`,
         restored,
         detectedAt: w.detectedAt,
         stopWatching: w.stop,

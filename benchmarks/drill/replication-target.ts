@@ -2,7 +2,8 @@
  * The replication drill target: the local Sentinel topology (1 + N members through the rendered
  * start script, 3 Sentinels, HAProxy write endpoint; benchmarks/local/sentinel-topology.ts).
  * Faults: SIGKILL of the primary / a replica; a zone (every member and Sentinel in the zone of the
- * primary, down for `zoneDownMs`); all members; a switchover (the members' rendered preStop run by
+ * primary, down for `zoneDownMs`); all members; crash-restart (SIGKILL of the primary, restarted in
+ * place on its data dir faster than down-after: an OOM kill under `restartPolicy: Always`); a switchover (the members' rendered preStop run by
  * sh on the primary, then the old primary's pod stops and starts again). Killed members return
  * through the same start script with their data dir on their OLD address: locally Sentinel has no
  * DNS to follow a member to a new one (in Kubernetes it follows the stable hostname).
@@ -19,7 +20,7 @@ import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "./ledger.js";
 import { plainRedis, sentinelRedis } from "./load.js";
 import type { DurabilityConfig } from "./bounds.js";
-import { freezeHoldMs, readDurability, readInBatches, startedOrStopped, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
+import { crashRestartDelay, freezeHoldMs, readDurability, readInBatches, startedOrStopped, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
 
 /** What the members' preStop does on the primary (for the fault description). */
 const PRESTOP_SUMMARY = "pause writes, replicas catch up, SENTINEL FAILOVER, follow the new primary, unpause";
@@ -111,6 +112,7 @@ export class ReplicationTarget implements DrillTarget {
         stopWatching,
       };
     }
+    if (fault === "crash-restart") return this.crashRestart(primary, detectionOf([primary]));
     if (fault === "primary" || fault === "replica") {
       const victim = fault === "primary" ? primary : (replicas[0] as Member);
       if (victim === undefined) throw new Error("the replica fault needs at least one replica");
@@ -172,6 +174,22 @@ export class ReplicationTarget implements DrillTarget {
       detectedAt: () => undefined,
       detectionNote: "planned: nothing to detect",
       stopWatching,
+    };
+  }
+
+  /** SIGKILL the primary and start it again on its own address and data dir after crashRestartDelay(). */
+  private async crashRestart(primary: Member, detectedAt: () => number | undefined): Promise<FaultHandle> {
+    const delay = crashRestartDelay(this.o);
+    await killHard(primary.proc);
+    const restored = (async () => {
+      await sleep(delay);
+      await this.t.startMember(primary.ordinal);
+    })();
+    return {
+      description: `SIGKILL primary ${primary.name} (${primary.address}, zone ${primary.zone}); restarted in place on its data dir after ${delay} ms (down-after ${this.t.timings.downAfterMs} ms)`,
+      restored,
+      detectedAt,
+      stopWatching: () => undefined,
     };
   }
 

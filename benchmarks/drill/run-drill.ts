@@ -12,7 +12,7 @@ import { ackedLossBound, type DurabilityConfig } from "./bounds.js";
 import { drillOk, loadFigures, roundLatency, type DrillMode, type Fault, type DrillOutcome, type WriteRecord } from "./ledger.js";
 import { WriteStream } from "./load.js";
 import { ReplicationTarget } from "./replication-target.js";
-import { freezeHoldMs, type DrillTarget, type DrillTimings } from "./target.js";
+import { crashRestartDelay, freezeHoldMs, type DrillTarget, type DrillTimings } from "./target.js";
 
 export interface DrillOptions extends DrillTimings {
   mode: DrillMode;
@@ -165,6 +165,7 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
         restartDelayMs: o.restartDelayMs,
         zoneDownMs: o.zoneDownMs,
         ...(o.fault === "freeze" ? { freezeMs: freezeHoldMs(o) } : {}),
+        ...(o.fault === "crash-restart" ? { crashRestartDelayMs: crashRestartDelay(o) } : {}),
       },
       durability,
       after,

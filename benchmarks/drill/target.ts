@@ -16,6 +16,15 @@ export interface DrillTimings {
   zoneDownMs: number;
   /** freeze: how long the primary stays stopped (SIGSTOP → SIGCONT). @default failureDetectionMs + restartDelayMs (freezeHoldMs) */
   freezeMs?: number;
+  /** crash-restart: how long the SIGKILLed primary stays down before it restarts in place. @default crashRestartDelay() */
+  crashRestartDelayMs?: number;
+}
+
+/** The crash-restart delay: as given, else half the failure detection time (a restart faster than detection). */
+export function crashRestartDelay(t: DrillTimings): number {
+  const ms = t.crashRestartDelayMs ?? Math.round(t.failureDetectionMs / 2);
+  if (!Number.isInteger(ms) || ms < 0) throw new Error(`crashRestartDelayMs must be a whole number ≥ 0 (got ${ms})`);
+  return ms;
 }
 
 /** freeze: past failure detection by as long as a killed member stays down. */

@@ -19,15 +19,39 @@
  *    the most frequent answer wins.
  * 2. A known primary that is not me: start as its replica. A restarted old primary therefore
  *    always rejoins as a replica of the promoted one.
- * 3. The Sentinels name ME: with data in my data dir, start as primary (a restart faster than
- *    down-after-milliseconds). With an EMPTY data dir (lost volume) while the Sentinels know a
- *    live replica: never start as primary (the replicas would full-sync my empty dataset and
- *    drop theirs). Ask ONE Sentinel at a time for `SENTINEL FAILOVER` (the first that answers
- *    OK or INPROG; re-asked only after the retry interval, so two Sentinels never run two
- *    manual failovers at once), wait until the Sentinels name another member, then start as
- *    its replica; past the wait, fail with a clear message (the pod restarts and tries again,
- *    and meanwhile the Sentinels see this member down and fail over by themselves). With no
- *    live replica known there is nothing to protect: start as primary.
+ * 3. The Sentinels name ME (a restart faster than their failover finished). Read every reachable
+ *    Sentinel's `SENTINEL MASTER` (flags s_down/o_down/failover_in_progress, last-ok-ping-reply,
+ *    down-after-milliseconds) and `SENTINEL REPLICAS` (per replica: flags, role-reported,
+ *    master-host/-port, master-link-status, as that replica's own INFO last told the Sentinel):
+ *
+ *    | live replicas¹ | data dir | Sentinel state                                   | decision                          |
+ *    |----------------|----------|--------------------------------------------------|-----------------------------------|
+ *    | ≥ 1            | any      | any (up, s_down, o_down, failover in progress)   | hand over²: never serve           |
+ *    | ≥ 1            | data     | every answer NOGOODSLAVE, none failing over,     | primary (its data is the newest)  |
+ *    |                |          | no replica master / linked elsewhere³            |                                   |
+ *    | 0              | any      | a failover in progress, or a replica master /    | wait (bounded) for the Sentinels  |
+ *    |                |          | linked elsewhere³                                | to name another, or to settle     |
+ *    | 0              | any      | otherwise (even s_down/o_down: nobody to promote)| primary                           |
+ *
+ *    ¹ up in one Sentinel's view: flags without s_down/o_down/disconnected, role-reported slave.
+ *    ² the member does not run while it decides, so every Sentinel sees it down after down-after
+ *      and their own failover (one elected leader, sentinel.c) promotes a replica. Only when none
+ *      has started down-after + handoverSlackSeconds after the script began (no quorum, an aborted
+ *      failover) ask ONE Sentinel at a time for `SENTINEL FAILOVER` (the first that answers OK or
+ *      INPROG; re-asked only after the retry interval). Forcing at once was measured to race the
+ *      Sentinels' own failover: a second replica promoted, two role:master for ~0.2 s. Wait until
+ *      the Sentinels name another member, start as its replica; past the wait, fail with a clear
+ *      message (the pod restarts and decides again).
+ *    ³ role-reported master, or master-link-status ok to a master that is not this member (it is
+ *      not running while this runs, so such a link goes elsewhere).
+ *    Why a restarted primary with live replicas never serves, however fast it came back: a
+ *    Sentinel reconnects to a dropped instance at most once per second (sentinel.c,
+ *    sentinelReconnectInstance) and counts it down from its last OK ping (last_avail_time, up to
+ *    1 s before the kill), so a restart inside down-after can still be marked s_down, and the
+ *    failover then demotes a primary that took writes meanwhile: measured, 144–367 acknowledged
+ *    writes lost and two members answering role:master for ~10 s. Handing over costs a failover
+ *    (seconds of write stop) and loses at most what the replicas had not yet received at the
+ *    kill; an empty data dir (lost volume) must never serve over replicas that hold the data.
  * 4. No reachable Sentinel knows a primary: only ordinal 0 with an empty data dir (the very
  *    first start) becomes primary, after a short grace for the Sentinels to come up, and only
  *    if no Sentinel answered with an error (a NOAUTH Sentinel may know a primary). Everyone
@@ -57,6 +81,8 @@ export interface ReplicationStartOptions {
   agreementSeconds?: number;
   /** Seconds between two SENTINEL FAILOVER requests for an empty primary. @default 60 */
   failoverRetrySeconds?: number;
+  /** Seconds past down-after a named primary waits for the Sentinels' own failover before asking SENTINEL FAILOVER. @default 5 */
+  handoverSlackSeconds?: number;
   /** Seconds the cli may take per Sentinel (connect + reply). @default 3 */
   cliTimeoutSeconds?: number;
 }
@@ -78,6 +104,7 @@ export function renderReplicationStartBlock(o: ReplicationStartOptions): string[
   const agree = positiveInt("agreementSeconds", o.agreementSeconds ?? 10);
   const retry = positiveInt("failoverRetrySeconds", o.failoverRetrySeconds ?? 60);
   const cliTimeout = positiveInt("cliTimeoutSeconds", o.cliTimeoutSeconds ?? 3);
+  const handoverSlack = positiveInt("handoverSlackSeconds", o.handoverSlackSeconds ?? 5);
   return [
     `# --- replication member: ask the Sentinels who the primary is (see replication-start.ts) ---`,
     `master_name=${shQuote(masterName)}`,
@@ -115,14 +142,30 @@ export function renderReplicationStartBlock(o: ReplicationStartOptions): string[
     `most_frequent() { printf '%s' "$answers" | sed '/^$/d' | sort | uniq -c | sort -rn | head -n 1 | awk '{print $2" "$3}'; }`,
     `is_me() { [ "\${1#* }" = "$self_port" ] && { [ "\${1% *}" = "$self_host" ] || [ "\${1% *}" = "\${VALKEY_ANNOUNCE_IP:-}" ]; }; }`,
     `has_data() { [ -s "$data_dir/dump.rdb" ] || [ -s "$data_dir/appendonly.aof" ] || [ -n "$(ls -A "$data_dir/appendonlydir" 2>/dev/null)" ]; }`,
-    `# Replicas the Sentinels know that are up (not s_down/o_down/disconnected): the most any reachable Sentinel reports.`,
-    `live_replicas() {`,
-    `  best=0`,
+    `# The Sentinels' full view of this master (SENTINEL MASTER / SENTINEL REPLICAS, see the header). Sets`,
+    `#   live: most replicas one Sentinel reports up (flags without s_down/o_down/disconnected, role-reported slave)`,
+    `#   moved: replicas up that report role master, or master-link-status ok to a master that is not this member`,
+    `#   inprog: Sentinels whose master flags carry failover_in_progress; down: "sentinel=flags;" of those with s_down/o_down`,
+    `#   last_ok / down_after: the largest last-ok-ping-reply and down-after-milliseconds reported (for the log)`,
+    `sentinel_state() {`,
+    `  live=0; moved=0; inprog=0; down=""; last_ok=0; down_after=0`,
     `  for s in $sentinels; do`,
-    `    n=$(scli "\${s%:*}" "\${s##*:}" SENTINEL REPLICAS "$master_name" | awk 'NR % 2 == 1 { key = $0; next } key == "flags" && $0 !~ /s_down|o_down|disconnected/ { n++ } END { print n + 0 }') || continue`,
-    `    [ "$n" -gt "$best" ] && best=$n`,
+    `    m=$(scli "\${s%:*}" "\${s##*:}" SENTINEL MASTER "$master_name") || continue`,
+    `    set -- $(printf '%s\\n' "$m" | awk 'NR % 2 == 1 { key = $0; next } key == "flags" { f = $0 } key == "last-ok-ping-reply" { l = $0 } key == "down-after-milliseconds" { d = $0 } END { if (f != "") print f, l + 0, d + 0 }')`,
+    `    [ $# -eq 3 ] || continue`,
+    `    case ",$1," in *,failover_in_progress,*) inprog=$((inprog + 1)) ;; esac`,
+    `    case ",$1," in *,s_down,*|*,o_down,*) down="$down $s=$1;" ;; esac`,
+    `    [ "$2" -gt "$last_ok" ] && last_ok=$2`,
+    `    [ "$3" -gt "$down_after" ] && down_after=$3`,
+    `    r=$(scli "\${s%:*}" "\${s##*:}" SENTINEL REPLICAS "$master_name") || continue`,
+    `    set -- $(printf '%s\\n' "$r" | awk -v h="$self_host" -v ip="\${VALKEY_ANNOUNCE_IP:-}" -v p="$self_port" '`,
+    `      function flush() { if (seen && fl !~ /s_down|o_down|disconnected/) { if (role == "slave") n++; if (role == "master" || (ls == "ok" && !((mh == h || mh == ip) && mp == p))) mv++ } seen = 0; fl = ""; role = ""; mh = ""; mp = ""; ls = "" }`,
+    `      NR % 2 == 1 { key = $0; if (key == "name") { flush(); seen = 1 } next }`,
+    `      key == "flags" { fl = $0 } key == "role-reported" { role = $0 } key == "master-host" { mh = $0 } key == "master-port" { mp = $0 } key == "master-link-status" { ls = $0 }`,
+    `      END { flush(); print n + 0, mv + 0 }')`,
+    `    [ "$1" -gt "$live" ] && live=$1`,
+    `    moved=$((moved + $2))`,
     `  done`,
-    `  echo "$best"`,
     `}`,
     `started=$(now)`,
     `primary=""`,
@@ -139,26 +182,51 @@ export function renderReplicationStartBlock(o: ReplicationStartOptions): string[
     `  [ "$elapsed" -lt ${wait} ] || fail "no Sentinel of [$sentinels] named a primary for $master_name within ${wait}s ($reachable reachable\${errors:+; errors:$errors}); only ordinal 0 with an empty data dir may become the first primary"`,
     `  sleep 1`,
     `done`,
-    `if [ -n "$primary" ] && is_me "$primary" && ! has_data; then`,
-    `  live=$(live_replicas)`,
+    `if [ -n "$primary" ] && is_me "$primary"; then`,
+    `  sentinel_state`,
+    `  if has_data; then what="its data dir holds data"; else what="its data dir is empty"; fi`,
+    `  seen="\${down:+seen down by:$down }$inprog Sentinel(s) failing over, last ok ping \${last_ok}ms ago of down-after \${down_after}ms"`,
     `  if [ "$live" -gt 0 ]; then`,
-    `    say "the Sentinels still name this member ($primary) the primary, but its data dir is empty and $live live replica(s) hold the data: asking a Sentinel for SENTINEL FAILOVER first, never serving an empty primary"`,
+    `    # Not running, this member is seen down by every Sentinel after down-after: their own failover (one`,
+    `    # elected leader) comes first; a forced one beside it could promote a second replica.`,
+    `    handover_grace=$(( (down_after + 999) / 1000 + ${handoverSlack} ))`,
+    `    if has_data; then`,
+    `      say "the Sentinels still name this member ($primary) the primary ($seen), but $live live replica(s) are linked: a restarted primary never serves (the Sentinels may still fail it over); waiting for their failover (SENTINEL FAILOVER if none started within \${handover_grace}s), then rejoining as a replica"`,
+    `    else`,
+    `      say "the Sentinels still name this member ($primary) the primary, but its data dir is empty and $live live replica(s) hold the data: waiting for their failover (SENTINEL FAILOVER if none started within \${handover_grace}s), never serving an empty primary"`,
+    `    fi`,
     `    asked=0`,
     `    while is_me "$primary"; do`,
-    `      [ $(( $(now) - started )) -lt ${wait} ] || fail "the Sentinels still name this empty member ($primary) the primary after ${wait}s and no failover happened; refusing to start as an empty primary over replicas that hold the data"`,
-    `      if [ "$asked" -eq 0 ] || [ $(( $(now) - asked )) -ge ${retry} ]; then`,
-    `        for s in $sentinels; do`,
-    `          reply=$(scli "\${s%:*}" "\${s##*:}" SENTINEL FAILOVER "$master_name") || continue`,
-    `          say "SENTINEL FAILOVER via $s: $reply"`,
-    `          case "$reply" in OK*|INPROG*) asked=$(now); break ;; esac`,
-    `        done`,
+    `      [ $(( $(now) - started )) -lt ${wait} ] || fail "the Sentinels still name this member ($primary, $what) the primary after ${wait}s and no failover happened; refusing to start as a primary beside $live live replica(s)"`,
+    `      if [ $(( $(now) - started )) -ge "$handover_grace" ] && { [ "$asked" -eq 0 ] || [ $(( $(now) - asked )) -ge ${retry} ]; }; then`,
+    `        sentinel_state`,
+    `        nogood=0`,
+    `        if [ "$inprog" -eq 0 ]; then`,
+    `          for s in $sentinels; do`,
+    `            reply=$(scli "\${s%:*}" "\${s##*:}" SENTINEL FAILOVER "$master_name") || continue`,
+    `            say "SENTINEL FAILOVER via $s: $reply"`,
+    `            case "$reply" in OK*|INPROG*) asked=$(now); break ;; *NOGOODSLAVE*) nogood=$((nogood + 1)) ;; esac`,
+    `          done`,
+    `        fi`,
+    `        if [ "$asked" -eq 0 ] && [ "$nogood" -gt 0 ] && [ "$moved" -eq 0 ] && has_data; then`,
+    `          say "no Sentinel finds a replica fit to promote (NOGOODSLAVE), none is failing over and no replica is master or linked to another primary: this member holds the newest data"`,
+    `          break`,
+    `        fi`,
     `      fi`,
     `      sleep 1`,
     `      ask_sentinels`,
     `      if [ -n "$answers" ]; then primary=$(most_frequent); fi`,
     `    done`,
     `  else`,
-    `    say "the Sentinels name this member the primary; its data dir is empty but no live replica is known: starting as primary"`,
+    `    while is_me "$primary" && { [ "$inprog" -gt 0 ] || [ "$moved" -gt 0 ]; }; do`,
+    `      [ $(( $(now) - started )) -lt ${wait} ] || fail "the Sentinels name this member ($primary) the primary but a failover is still in progress or a replica is master elsewhere after ${wait}s; not starting a second primary"`,
+    `      say "no live replica, but $inprog Sentinel(s) report a failover in progress and $moved replica(s) are master or linked to another primary: waiting"`,
+    `      sleep 1`,
+    `      ask_sentinels`,
+    `      if [ -n "$answers" ]; then primary=$(most_frequent); fi`,
+    `      sentinel_state`,
+    `    done`,
+    `    if is_me "$primary"; then say "the Sentinels name this member the primary; $what but no live replica is known ($seen): starting as primary"; fi`,
     `  fi`,
     `fi`,
     `if [ -n "$primary" ] && ! is_me "$primary"; then`,

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DRILL_CSV_COLUMNS } from "../../benchmarks/drill/drill-table.js";
+import { FAULTS } from "../../benchmarks/drill/ledger.js";
 import { runLocalComparison } from "../../benchmarks/local/local-comparison.js";
 import { liveServerCount } from "../../benchmarks/local/valkey-process.js";
 import { trackedChildCount } from "../../benchmarks/util/process-reaper.js";
@@ -53,7 +54,7 @@ describe("vbench drill (CLI, real processes)", () => {
   it("usage errors exit 2 and name the flag", async () => {
     const bad = await vbench(["drill", "--mode", "cluster", "--fault", "meteor"]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("--fault must be one of primary, replica, zone, all, switchover (got 'meteor')");
+    expect(bad.stderr).toContain(`--fault must be one of ${FAULTS.join(", ")} (got 'meteor')`);
     const mode = await vbench(["drill", "--mode", "sharded", "--fault", "primary"]);
     expect(mode.code).toBe(2);
     expect(mode.stderr).toContain("--mode must be cluster or replication");

@@ -156,13 +156,14 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
       timeoutMs: 10_000,
       what: "replicas to hold every key",
     });
-    // Slow detection down so the restart certainly beats it: the start script must act itself.
-    await eachSentinel("SET", t.masterName, "down-after-milliseconds", "30000");
+    // A quorum no Sentinel set can reach: they never fail over by themselves, so the start script
+    // must ask for SENTINEL FAILOVER itself (past down-after + its slack) and never serve empty.
+    await eachSentinel("SET", t.masterName, "quorum", "4");
     try {
       await killHard(old.proc);
       await t.startMember(old.ordinal, { wipeData: true });
     } finally {
-      await eachSentinel("SET", t.masterName, "down-after-milliseconds", String(DOWN_AFTER_MS));
+      await eachSentinel("SET", t.masterName, "quorum", "2");
     }
     // No member loses a key: every member (the emptied one included, once resynced) holds them all.
     await pollUntil(
@@ -172,7 +173,8 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
       },
       { timeoutMs: 20_000, intervalMs: 250, what: "every member to hold every key" },
     );
-    expect(old.proc!.stderr()).toContain("its data dir is empty and 2 live replica(s) hold the data: asking a Sentinel for SENTINEL FAILOVER first");
+    expect(old.proc!.stderr()).toContain("its data dir is empty and 2 live replica(s) hold the data: waiting for their failover");
+    expect(old.proc!.stderr()).toMatch(/SENTINEL FAILOVER via \S+: OK/);
     const primary = t.member(await t.primaryFromSentinels());
     expect(primary.address).not.toBe(old.address);
     await expectReplicaOf(old, primary);
