@@ -68,6 +68,13 @@ function checkSentinel(config: StackConfig, report: Report): void {
       `${sentinel.replicas} Sentinels do not fit one per zone over the ${zones} zone${zones === 1 ? "" : "s"} of aws.zones (hard zone spread); use at most ${zones}`,
     );
   }
+  const { minReplicasToWrite, minReplicasMaxLag } = config.valkey.replication;
+  if (minReplicasToWrite >= 1 && minReplicasMaxLag * 1000 >= sentinel.downAfterMilliseconds) {
+    report(
+      ["valkey", "replication", "minReplicasMaxLag"],
+      `must be below valkey.replication.sentinel.downAfterMilliseconds (${sentinel.downAfterMilliseconds} ms) while minReplicasToWrite is ${minReplicasToWrite}: a primary cut off from its replicas must refuse writes before the Sentinels promote another member, or the writes it keeps acknowledging are lost (got ${minReplicasMaxLag} s)`,
+    );
+  }
   if (sentinel.failoverTimeoutMs <= sentinel.downAfterMilliseconds) {
     report(
       [...path, "failoverTimeoutMs"],

@@ -62,7 +62,6 @@ export class ReplicationTarget implements DrillTarget {
       failoverTimeoutMs: o.failoverTimeoutMs,
       checkIntervalMs: 200,
       memberWaitSeconds: 30,
-      server: { appendonly: true },
       baseDir: o.baseDir,
     });
     return startedOrStopped(new ReplicationTarget(t, o), (target) => target.subscribe());

@@ -15,8 +15,8 @@ import { dirname, join } from "node:path";
 import { renderHaproxyCfg, type HaproxyCfgOptions } from "../../components/valkey/haproxy-cfg.js";
 import { DEFAULT_MASTER_NAME } from "../../components/valkey/replication-start.js";
 import { renderSentinelConf, type SentinelTimings } from "../../components/valkey/sentinel-conf.js";
-import { renderStartScript, replicationIncludeFile, type StartScriptOptions } from "../../components/valkey/start-script.js";
-import { includeFiles } from "../../components/valkey/valkey-conf.js";
+import { renderStartScript, type StartScriptOptions } from "../../components/valkey/start-script.js";
+import type { ValkeyConfig } from "../../config/types.js";
 import { resolveBinaries, which } from "../binaries.js";
 import { openClient } from "../topology/connector.js";
 import { endpointKey, type NodeEndpoint } from "../topology/endpoint.js";
@@ -24,7 +24,7 @@ import { parseInfo } from "../topology/info.js";
 import { pollUntil } from "../util/poll-until.js";
 import { waitForReplicaLinks } from "./local-replication.js";
 import { freePort } from "./ports.js";
-import { renderLocalValkeyConf } from "./valkey-config-file.js";
+import { defaultValkeyConfig, renderDeployedLocalConf } from "./deployed-conf.js";
 import { LocalFleet, type LaunchCommand, type LaunchContext, type StartOptions, type ValkeyProcess } from "./valkey-process.js";
 
 export interface SentinelTopologyOptions extends Partial<SentinelTimings> {
@@ -43,8 +43,13 @@ export interface SentinelTopologyOptions extends Partial<SentinelTimings> {
   haproxy?: Pick<HaproxyCfgOptions, "fall" | "rise" | "checkTimeoutMs">;
   /** Start the HAProxy endpoints. @default true */
   proxy?: boolean;
-  /** Member persistence options. */
+  /** Local overrides of the deployed persistence / io-threads settings (deployed-conf.ts). */
   server?: Pick<StartOptions, "appendonly" | "save" | "ioThreads">;
+  /**
+   * The deployed `valkey` config whose valkey.conf every member runs (fencing, persistence,
+   * memory). @default the embedded default stack's (deployed-conf.ts)
+   */
+  valkey?: ValkeyConfig;
   /** Seconds a member's start script waits for the Sentinels / a failover. @default 60 */
   memberWaitSeconds?: number;
   /** Where the members', Sentinels' and proxy's directories go (a temporary dir by default). */
@@ -90,6 +95,11 @@ export class SentinelTopology {
     const count = o.sentinels ?? 3;
     if (!Number.isInteger(count) || count < 1) throw new Error(`sentinels must be a whole number ≥ 1 (got ${count})`);
     if (o.zones.length === 0) throw new Error("zones must name at least one zone");
+    const fencing = (o.valkey ?? defaultValkeyConfig()).replication.minReplicasToWrite;
+    if (o.replicas < fencing)
+      throw new Error(
+        `replicas ${o.replicas} is below the deployed min-replicas-to-write ${fencing} (valkey.replication.minReplicasToWrite): the primary would refuse every write; run at least ${fencing} replica(s)`,
+      );
     const t = new SentinelTopology(o);
     try {
       await t.boot(count);
@@ -155,6 +165,7 @@ export class SentinelTopology {
         sentinels: this.sentinels.map((x) => x.address),
         masterName: this.masterName,
         server: this.o.server,
+        ...(this.o.valkey === undefined ? {} : { valkey: this.o.valkey }),
         wipeData: opts.wipeData,
         sentinel: { waitSeconds, firstStartGraceSeconds: 2, agreementSeconds: 5, failoverRetrySeconds },
         onDataDir: (d) => (m.dataDir = d),
@@ -291,6 +302,8 @@ export interface MemberLaunchOptions {
   sentinels: readonly string[];
   masterName: string;
   server?: SentinelTopologyOptions["server"];
+  /** The deployed `valkey` config whose valkey.conf the member runs. @default the embedded default stack's */
+  valkey?: ValkeyConfig;
   /** Empty the data dir first (a lost volume). */
   wipeData?: boolean;
   /** Timings of the start decision. */
@@ -313,15 +326,11 @@ export function memberLaunch(o: MemberLaunchOptions): (ctx: LaunchContext) => La
     if (o.wipeData) rmSync(dataDir, { recursive: true, force: true });
     mkdirSync(dirname(passwordFile), { recursive: true, mode: 0o700 });
     if (o.password !== undefined) writeFileSync(passwordFile, o.password, { mode: 0o600 });
-    const files = includeFiles(runDir);
-    const conf = renderLocalValkeyConf({
-      ...o.server,
-      port: o.port,
-      bind: o.host,
-      dir: dataDir,
-      logfile,
-      includes: [files.auth, files.announce, replicationIncludeFile(runDir)],
-    });
+    const conf = renderDeployedLocalConf(
+      o.valkey ?? defaultValkeyConfig(),
+      { role: { kind: "replication-member" }, port: o.port, bind: o.host, dataDir, runDir },
+      { ...o.server, logfile },
+    );
     writeFileSync(join(dir, "valkey.conf"), conf, { mode: 0o600 });
     const script = renderStartScript({
       mode: "replication",

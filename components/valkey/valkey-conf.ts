@@ -10,8 +10,6 @@ import { DATA_DIR, RUN_DIR } from "./naming.js";
 
 /** The RDB schedule used when `persistence.rdb` is on (Valkey's own default schedule). */
 export const RDB_SAVE_SCHEDULE = "3600 1 300 100 60 10000";
-/** The default of `valkey.replication.minReplicasMaxLag` (seconds a replica may lag and still count towards `min-replicas-to-write`). */
-export const MIN_REPLICAS_MAX_LAG_SECONDS = 10;
 
 /** What one valkey.conf is for. */
 export type ConfRole =

@@ -170,8 +170,8 @@ describe("parseStackConfig: defaults", () => {
     expect(config.valkey.mode).toBe("replication");
     expect(config.valkey.replication).toEqual({
       replicas: 3,
-      minReplicasToWrite: 0,
-      minReplicasMaxLag: 10,
+      minReplicasToWrite: 1,
+      minReplicasMaxLag: 3,
       sentinel: { replicas: 3, quorum: 2, downAfterMilliseconds: 5000, failoverTimeoutMs: 60000, parallelSyncs: 1 },
     });
     expect(config.valkey.cluster).toEqual({ primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: 15000 });

@@ -8,10 +8,17 @@ const repl = (replication: Record<string, unknown>, extra: Record<string, unknow
 });
 
 describe("valkey.replication.sentinel and minReplicasMaxLag", () => {
-  it("defaults: 3 Sentinels, quorum 2, the documented timings, max lag 10 s", () => {
+  it("defaults: 3 Sentinels, quorum 2, the documented timings; fenced: min-replicas-to-write 1, max lag 3 s (below down-after)", () => {
     const { config } = parseStackConfig({});
     expect(config.valkey.replication.sentinel).toEqual({ replicas: 3, quorum: 2, downAfterMilliseconds: 5000, failoverTimeoutMs: 60000, parallelSyncs: 1 });
-    expect(config.valkey.replication.minReplicasMaxLag).toBe(10);
+    expect(config.valkey.replication.minReplicasToWrite).toBe(1);
+    expect(config.valkey.replication.minReplicasMaxLag).toBe(3);
+    expect(config.valkey.replication.minReplicasMaxLag * 1000).toBeLessThan(config.valkey.replication.sentinel.downAfterMilliseconds);
+  });
+
+  it("fencing off (minReplicasToWrite 0) takes any max lag; a replica-less set must turn it off, named", () => {
+    expect(issuesOf(repl({ minReplicasToWrite: 0, minReplicasMaxLag: 10 }))).toEqual([]);
+    expect(issuesOf(repl({ replicas: 0 }, { checks: { verify: false } })).map((i) => i.path)).toEqual(["valkey.replication.minReplicasToWrite"]);
   });
 
   it("accepts 5 Sentinels with quorum 3 over 5 zones", () => {
@@ -40,6 +47,12 @@ describe("valkey.replication.sentinel and minReplicasMaxLag", () => {
     ],
     ["down-after below 100 ms", repl({ sentinel: { downAfterMilliseconds: 10 } }), "valkey.replication.sentinel.downAfterMilliseconds", "must be ≥ 100"],
     ["max lag 0", repl({ minReplicasMaxLag: 0 }), "valkey.replication.minReplicasMaxLag", "must be ≥ 1"],
+    [
+      "fenced max lag not below down-after",
+      repl({ minReplicasMaxLag: 5, sentinel: { downAfterMilliseconds: 5000 } }),
+      "valkey.replication.minReplicasMaxLag",
+      "below valkey.replication.sentinel.downAfterMilliseconds (5000 ms)",
+    ],
     ["unknown Sentinel key", repl({ sentinel: { qourum: 2 } }), "valkey.replication.sentinel.qourum", "unknown key"],
   ];
   it.each(BAD)("%s is reported at its key path", (_d, raw, path, fragment) => {

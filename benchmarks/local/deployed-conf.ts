@@ -1,0 +1,44 @@
+/**
+ * The deployed valkey.conf, for local members: the same renderer the ConfigMap uses
+ * (components/valkey/valkey-conf.ts) on the embedded default stack config, with only what a
+ * local process must have differently appended after it (the last occurrence of a key wins in
+ * valkey.conf): its log file instead of stdout, DEBUG for the tests, no diskless-sync delay, and
+ * any persistence or io-threads setting a caller overrides on purpose. Fencing
+ * (`min-replicas-to-write` / `min-replicas-max-lag`), persistence and memory settings therefore
+ * are the stack's, so local drills measure what the deployed settings do.
+ */
+import { parseStackConfig } from "../../config/schema.js";
+import type { ValkeyConfig } from "../../config/types.js";
+import { renderValkeyConf, type ValkeyConfOptions } from "../../components/valkey/valkey-conf.js";
+
+/** The `valkey` section of the embedded default stack config (what a stack deploys unless told otherwise). */
+export function defaultValkeyConfig(): ValkeyConfig {
+  return parseStackConfig({}).config.valkey;
+}
+
+/** What a local process sets on top of the deployed conf (each one a deliberate local difference). */
+export interface LocalConfOverrides {
+  logfile: string;
+  appendonly?: boolean;
+  /** RDB schedule; "" disables RDB. */
+  save?: string;
+  ioThreads?: number;
+}
+
+function quote(value: string): string {
+  return `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+}
+
+/** The deployed valkey.conf text for `o`, then the local lines. */
+export function renderDeployedLocalConf(valkey: ValkeyConfig, o: ValkeyConfOptions, local: LocalConfOverrides): string {
+  const lines = [
+    `# local process: the lines below override the deployed ones above`,
+    `logfile ${quote(local.logfile)}`,
+    `enable-debug-command local`,
+    `repl-diskless-sync-delay 0`,
+  ];
+  if (local.appendonly !== undefined) lines.push(`appendonly ${local.appendonly ? "yes" : "no"}`);
+  if (local.save !== undefined) lines.push(`save ${quote(local.save)}`);
+  if (local.ioThreads !== undefined) lines.push(`io-threads ${local.ioThreads}`);
+  return renderValkeyConf(valkey, o) + lines.join("\n") + "\n";
+}
