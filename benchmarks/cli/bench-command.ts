@@ -40,7 +40,8 @@ export async function runBenchCommand(f: BenchFlags): Promise<void> {
   const password = passwordFromEnv(f.passwordEnv);
   const known = (err: unknown) => {
     if (err instanceof ConnectionError) return connectionFailed(err);
-    if (err instanceof EndpointNotReady) return err.code === "CLUSTER_NOT_READY" ? new CheckFailed(err.message, err.code) : new UsageError(err.message, err.code);
+    if (err instanceof EndpointNotReady)
+      return err.code === "CLUSTER_NOT_READY" ? new CheckFailed(err.message, err.code) : new UsageError(err.message, err.code);
     return undefined;
   };
   await guarded(

@@ -106,7 +106,12 @@ const INT_FLAGS: readonly (readonly [string, string, IntParser, number])[] = [
   ["--restart-delay-ms <n>", "how long a killed member stays down before its pod starts again", nonNegativeInt, DRILL_DEFAULTS.restartDelayMs],
   ["--zone-down-ms <n>", "how long a killed zone stays down (its pods Pending)", nonNegativeInt, DRILL_DEFAULTS.zoneDownMs],
   ["--replicas <n>", `replication: replicas of the primary (1-${MAX_REPLICAS})`, (flag) => intInRange(flag, 1, MAX_REPLICAS), 2],
-  ["--primaries <n>", `cluster: primaries (1-${MAX_PRIMARIES}; primaries × (1 + replicas per primary) ≤ ${MAX_CLUSTER_NODES})`, (flag) => intInRange(flag, 1, MAX_PRIMARIES), 3],
+  [
+    "--primaries <n>",
+    `cluster: primaries (1-${MAX_PRIMARIES}; primaries × (1 + replicas per primary) ≤ ${MAX_CLUSTER_NODES})`,
+    (flag) => intInRange(flag, 1, MAX_PRIMARIES),
+    3,
+  ],
   ["--replicas-per-primary <n>", `cluster: replicas per primary (1-${MAX_PRIMARIES - 1})`, (flag) => intInRange(flag, 1, MAX_PRIMARIES - 1), 1],
 ];
 

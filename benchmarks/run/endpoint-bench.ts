@@ -76,7 +76,11 @@ export class EndpointNotReady extends Error {
 function checkClusterReady(target: NodeEndpoint, before: TopologyReport): void {
   const at = endpointKey(target);
   const off = before.failures.find((f) => f.code === "CLUSTER_MODE_DISABLED");
-  if (off !== undefined) throw new EndpointNotReady(`--cluster: ${at} has cluster mode off (cluster-enabled no); drop --cluster to benchmark it as a primary`, "CLUSTER_MODE_DISABLED");
+  if (off !== undefined)
+    throw new EndpointNotReady(
+      `--cluster: ${at} has cluster mode off (cluster-enabled no); drop --cluster to benchmark it as a primary`,
+      "CLUSTER_MODE_DISABLED",
+    );
   const blocking = before.failures.filter((f) => f.code === "CLUSTER_STATE_NOT_OK" || f.code === "SLOTS_UNASSIGNED" || f.code === "SLOTS_NOT_OK");
   if (blocking.length > 0) {
     throw new EndpointNotReady(

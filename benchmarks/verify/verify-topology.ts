@@ -51,11 +51,27 @@ export async function verifyTopology(o: VerifyOptions): Promise<TopologyReport> 
     const flags = [...new Set(sentinelCaptures.map((c) => c.flags).filter((f) => f !== undefined))];
     const seen = flags.length === 0 ? "" : ` (the Sentinels flag it ${flags.join(" / ")})`;
     const failures = [
-      { code: "PRIMARY_UNREACHABLE" as const, message: `the primary the Sentinels name, ${primaryKey}, cannot be reached: ${unreachable}${seen}`, node: primaryKey },
+      {
+        code: "PRIMARY_UNREACHABLE" as const,
+        message: `the primary the Sentinels name, ${primaryKey}, cannot be reached: ${unreachable}${seen}`,
+        node: primaryKey,
+      },
       ...s.failures.items,
     ];
     const notes = ["the primary could not be reached: its replicas were not checked"];
-    return { ok: false, mode: "replication", failures, shards: [], primariesPerZone: {}, nodeCount: 0, seed: primaryKey, zoneCheck: zones === undefined ? "skipped" : "checked", notes, masterName, sentinels: s.sentinels };
+    return {
+      ok: false,
+      mode: "replication",
+      failures,
+      shards: [],
+      primariesPerZone: {},
+      nodeCount: 0,
+      seed: primaryKey,
+      zoneCheck: zones === undefined ? "skipped" : "checked",
+      notes,
+      masterName,
+      sentinels: s.sentinels,
+    };
   }
   const seeds = [primary, ...o.seeds.filter((s) => !(s.host === primary.host && s.port === primary.port))];
   const { capture, endpoints } = await collectReplication(o.connector, seeds, countKeys);

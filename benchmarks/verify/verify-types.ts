@@ -19,13 +19,7 @@ export type ClusterFailureCode =
   | "SHAPE_MISMATCH";
 
 export type ReplicationFailureCode =
-  | "NOT_PRIMARY"
-  | "NO_REPLICAS"
-  | "REPLICA_LINK_DOWN"
-  | "REPLICA_COUNT"
-  | "REPLICA_LAG"
-  | "NO_CROSS_AZ_REPLICA"
-  | "ZONE_UNKNOWN";
+  "NOT_PRIMARY" | "NO_REPLICAS" | "REPLICA_LINK_DOWN" | "REPLICA_COUNT" | "REPLICA_LAG" | "NO_CROSS_AZ_REPLICA" | "ZONE_UNKNOWN";
 
 /** Replication mode with --sentinel. */
 export type SentinelFailureCode = "PRIMARY_UNREACHABLE" | "SENTINEL_QUORUM" | "SENTINEL_DISAGREE" | "SENTINEL_SAME_ZONE";

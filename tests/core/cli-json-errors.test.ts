@@ -61,7 +61,7 @@ describe("--json errors are JSON", () => {
     // Without --json stdout stays empty.
     const plain = await runVbench(["bench"]);
     expect([plain.code, plain.stdout]).toEqual([2, ""]);
-  }, 60_000);
+  }, 150_000);
 
   it("connection errors: exit 2 with code CONNECTION (verify and bench)", async () => {
     const dead = `127.0.0.1:${await freePort()}`;
@@ -114,7 +114,8 @@ describe("vbench drill stopped by SIGTERM", () => {
     expect(servers.join(" | ")).toBe("");
     // The drill's directories go under TMPDIR (os.tmpdir()); tsx keeps its own cache there too.
     expect(readdirSync(tmp).filter((name) => !name.startsWith("tsx-"))).toEqual([]);
-    await eventually("no process of the drill left", 5000, async () => (processesWithMarker(run.marker).length === 0 ? true : undefined)).catch(() => {
+    const none = () => Promise.resolve(processesWithMarker(run.marker).length === 0 ? true : undefined);
+    await eventually("no process of the drill left", 5000, none).catch(() => {
       throw new Error(`left behind: ${commands(processesWithMarker(run.marker)).join(" | ")}`);
     });
   }, 120_000);

@@ -95,16 +95,15 @@ describe("verify: a primary with no replica", () => {
 
 describe("a listener that is not Valkey", () => {
   it("is named as such by verify and bench: exit 2, NOT_VALKEY, the first line it answered", async () => {
-    const runs = await Promise.all([
+    const [http, echo, benchHttp] = await Promise.all([
       runVbench(["verify", "--mode", "replication", "--seed", httpAddress, "--json"], {}, 30_000),
       runVbench(["verify", "--mode", "cluster", "--seed", echoAddress, "--json"], {}, 30_000),
       bench("--target", httpAddress),
     ]);
-    const [http, echo, benchHttp] = runs;
     for (const [run, address, answered] of [
-      [http!, httpAddress, "HTTP/1.1 400 Bad Request"],
-      [echo!, echoAddress, "PING"],
-      [benchHttp!, httpAddress, "HTTP/1.1 400 Bad Request"],
+      [http, httpAddress, "HTTP/1.1 400 Bad Request"],
+      [echo, echoAddress, "PING"],
+      [benchHttp, httpAddress, "HTTP/1.1 400 Bad Request"],
     ] as const) {
       expect(run.code, run.stderr).toBe(2);
       expect(run.stderr).toContain(`${address} is not a Valkey/Redis server: it answered '${answered}'`);
