@@ -22,6 +22,7 @@ import { registerReportCommand } from "./cli/report-command.js";
 import { registerSweepCommand } from "./cli/sweep-command.js";
 import { registerVerifyCommand } from "./cli/verify-command.js";
 import { CliError, type CliErrorCode } from "./cli/errors.js";
+import { onTerminatingSignal, signalExitCode } from "./util/process-reaper.js";
 
 export function buildProgram(): Command {
   const program = new Command("vbench")
@@ -53,6 +54,8 @@ function printJsonError(code: CliErrorCode, message: string, exitCode: number): 
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   const json = wantsJson(program, argv);
+  // A run stopped by a signal (util/process-reaper.ts exits 128 + n) still ends its JSON output.
+  const unhook = json ? onTerminatingSignal((sig) => printJsonError("INTERRUPTED", `stopped by ${sig}`, signalExitCode(sig))) : undefined;
   try {
     await program.parseAsync(argv, { from: "user" });
     return typeof process.exitCode === "number" ? process.exitCode : 0;
@@ -71,6 +74,8 @@ export async function main(argv: string[]): Promise<number> {
     const exitCode = cli?.exitCode ?? 2;
     if (json && cli?.reported !== true) printJsonError(cli?.code ?? "UNEXPECTED", e.message, exitCode);
     return exitCode;
+  } finally {
+    unhook?.();
   }
 }
 

@@ -21,7 +21,9 @@ export type CliErrorCode =
   /** Something failed while running (exit 1). */
   | "RUN_FAILED"
   /** Anything else (exit 2, as before codes existed). */
-  | "UNEXPECTED";
+  | "UNEXPECTED"
+  /** Stopped by SIGINT / SIGTERM / SIGHUP (exit 130 / 143 / 129). */
+  | "INTERRUPTED";
 
 /** An error with an exit code and a stable code; `reported` when the command already printed its JSON verdict. */
 export class CliError extends Error {

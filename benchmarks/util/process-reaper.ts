@@ -26,6 +26,11 @@ const EXIT_CODES: ReadonlyArray<readonly [NodeJS.Signals, number]> = [
   ["SIGHUP", 129],
 ];
 
+/** The exit code a run stopped by `signal` ends with (128 + its number). */
+export function signalExitCode(signal: NodeJS.Signals): number {
+  return EXIT_CODES.find(([s]) => s === signal)?.[1] ?? 130;
+}
+
 /** SIGKILLs every tracked child that is still running. Synchronous: safe inside 'exit'. */
 export function killAllTracked(): void {
   for (const child of live) {

@@ -98,16 +98,17 @@ describe("vbench drill shape flags", () => {
 });
 
 describe("vbench drill stopped by SIGTERM", () => {
-  it("removes its temporary directory (data, password file) and leaves no valkey-server", async () => {
+  it("removes its temporary directory (data, password file), leaves no valkey-server, ends --json with INTERRUPTED", async () => {
     const tmp = mkdtempSync(join(scratch, "tmp-"));
     const run = await runMarked(
-      ["drill", "--mode", "cluster", "--fault", "replica", "--duration-s", "1", "--warmup-s", "2", "--rate", "50"],
+      ["drill", "--mode", "cluster", "--fault", "replica", "--duration-s", "1", "--warmup-s", "2", "--rate", "50", "--json"],
       "VBENCH_SIGTERM_MARKER",
       /fault: /,
       { signal: "SIGTERM", env: { TMPDIR: tmp } },
     );
     expect(run.code, run.stderr).toBe(143);
     expect(run.stderr).toContain("SIGTERM: stopped every process it started");
+    expect(jsonError(run.stdout).error).toEqual({ code: "INTERRUPTED", message: "stopped by SIGTERM", exitCode: 143 });
     // No valkey-server of it is left the moment it exited; its helpers' short sleeps end within seconds.
     const commands = (pids: number[]) => pids.map((pid) => commandLine(pid)).filter((c) => c !== "");
     const servers = commands(processesWithMarker(run.marker)).filter((c) => c.includes("valkey-server"));
