@@ -151,6 +151,32 @@ describe("verify --sentinel with the primary unreachable", () => {
   }, 120_000);
   afterAll(async () => t?.stopAll());
 
+  const sentinelArgs = () => [
+    "verify",
+    "--mode",
+    "replication",
+    "--sentinel",
+    t.sentinels.map((s) => s.address).join(","),
+    "--password-env",
+    "VERDICT_PW",
+    "--json",
+  ];
+
+  it("a frozen primary (SIGSTOP): exit 1, PRIMARY_UNREACHABLE naming the missing PING reply, within seconds", async () => {
+    const primary = t.members[0]!;
+    primary.proc!.signal("SIGSTOP");
+    try {
+      const t0 = Date.now();
+      const run = await runVbench(sentinelArgs(), { VERDICT_PW: password }, 30_000);
+      expect(run.code, run.stderr).toBe(1);
+      const f = report(run.stdout).failures.find((x) => x.code === "PRIMARY_UNREACHABLE");
+      expect(f?.message).toContain("no reply to PING");
+      expect(Date.now() - t0).toBeLessThan(20_000);
+    } finally {
+      primary.proc!.signal("SIGCONT");
+    }
+  }, 40_000);
+
   it("exit 1 with PRIMARY_UNREACHABLE (JSON with --json, table without), the Sentinels still reported", async () => {
     const primary = t.members[0]!;
     await killHard(primary.proc);
