@@ -4,13 +4,15 @@
  * summary.md, report.html) against an endpoint you already have, so it can go side by side with
  * this stack in one report (`vbench report --from dirA --from dirB`).
  *
- * Exit 0 done, 1 the run failed, 2 bad flags or an unreachable endpoint.
+ * Exit 0 done, 1 the run failed (or, with --cluster, the cluster does not serve every slot:
+ * CLUSTER_NOT_READY), 2 bad flags, an unreachable or non-Valkey endpoint, or --cluster against a
+ * server with cluster mode off (CLUSTER_MODE_DISABLED).
  */
 import type { Command } from "commander";
-import { runEndpointBench } from "../run/endpoint-bench.js";
+import { EndpointNotReady, runEndpointBench } from "../run/endpoint-bench.js";
 import { ConnectionError } from "../topology/connector.js";
 import { parseEndpoint, type NodeEndpoint } from "../topology/endpoint.js";
-import { UsageError } from "./errors.js";
+import { CheckFailed, connectionFailed, UsageError } from "./errors.js";
 import { guarded, passwordFromEnv } from "./guard.js";
 import { addWorkloadOptions, CLIENT_PROCESSES_OPTION, workloadFromFlags, type WorkloadFlags } from "./local-command.js";
 
@@ -36,7 +38,12 @@ export async function runBenchCommand(f: BenchFlags): Promise<void> {
   if (endpoint === undefined) throw new UsageError("bench: --target HOST:PORT is required");
   const workload = workloadFromFlags(f);
   const password = passwordFromEnv(f.passwordEnv);
-  const known = (err: unknown) => (err instanceof ConnectionError ? new UsageError(err.message) : undefined);
+  const known = (err: unknown) => {
+    if (err instanceof ConnectionError) return connectionFailed(err);
+    if (err instanceof EndpointNotReady)
+      return err.code === "CLUSTER_NOT_READY" ? new CheckFailed(err.message, err.code) : new UsageError(err.message, err.code);
+    return undefined;
+  };
   await guarded(
     "bench",
     "every benchmark process it started",

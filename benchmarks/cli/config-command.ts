@@ -7,7 +7,7 @@
 import type { Command } from "commander";
 import { stringify as toYaml } from "yaml";
 import { ConfigError, StackFileError, loadStackFile, type ConfigIssue, type LoadedStackFile } from "../../config/schema.js";
-import { CheckFailed, UsageError } from "./errors.js";
+import { CheckFailed, UsageError, type CliError } from "./errors.js";
 
 interface ConfigOptions {
   file: string;
@@ -28,8 +28,11 @@ function report(loaded: LoadedStackFile, file: string, json: boolean): void {
   print(`${header.join("\n")}\n${toYaml(loaded.config, { lineWidth: 0 })}`);
 }
 
-function fail(errors: readonly ConfigIssue[], json: boolean, error: Error): never {
-  if (json) printJson({ ok: false, errors });
+function fail(errors: readonly ConfigIssue[], json: boolean, error: CliError): never {
+  if (json) {
+    printJson({ ok: false, errors });
+    error.markReported();
+  }
   throw error;
 }
 

@@ -12,7 +12,7 @@ import { renderDrillTable } from "../drill/drill-table.js";
 import { FAULTS, type Fault } from "../drill/ledger.js";
 import { LOCAL_DRILL_DEFAULTS } from "../drill/local-drills.js";
 import { runDrill, type DrillOptions, type DrillResult } from "../drill/run-drill.js";
-import { nonNegativeInt, positiveInt, UsageError } from "./errors.js";
+import { intInRange, nonNegativeInt, positiveInt, UsageError } from "./errors.js";
 import { guarded } from "./guard.js";
 
 interface DrillFlags {
@@ -48,6 +48,15 @@ export const DRILL_DEFAULTS = {
   zoneDownMs: LOCAL_DRILL_DEFAULTS.zoneDownMs,
 } as const;
 
+/**
+ * Shape limits of the local drill topologies: every process gets its own 127.0.0.x address
+ * (replication: members from .20, Sentinels from .70; cluster: members from .140 to .254).
+ * Beyond them a drill would fail late with an address error, so they are usage errors.
+ */
+const MAX_REPLICAS = 49;
+const MAX_CLUSTER_NODES = 115;
+const MAX_PRIMARIES = Math.floor(MAX_CLUSTER_NODES / 2);
+
 export function drillOptionsFromFlags(f: DrillFlags): Omit<DrillOptions, "onStep"> {
   if (f.mode !== "cluster" && f.mode !== "replication") throw new UsageError(`--mode must be cluster or replication (got '${f.mode}')`);
   if (!(FAULTS as readonly string[]).includes(f.fault)) throw new UsageError(`--fault must be one of ${FAULTS.join(", ")} (got '${f.fault}')`);
@@ -56,6 +65,12 @@ export function drillOptionsFromFlags(f: DrillFlags): Omit<DrillOptions, "onStep
     .map((z) => z.trim())
     .filter((z) => z !== "");
   if (zones.length < 2 || new Set(zones).size !== zones.length) throw new UsageError(`--zones must name at least two distinct zones (got '${f.zones}')`);
+  const nodes = f.primaries * (1 + f.replicasPerPrimary);
+  if (f.mode === "cluster" && nodes > MAX_CLUSTER_NODES) {
+    throw new UsageError(
+      `--primaries ${f.primaries} × (1 + --replicas-per-primary ${f.replicasPerPrimary}) = ${nodes} nodes: a local cluster drill holds at most ${MAX_CLUSTER_NODES}`,
+    );
+  }
   return {
     mode: f.mode,
     fault: f.fault as Fault,
@@ -95,9 +110,14 @@ const INT_FLAGS: readonly (readonly [string, string, IntParser, number])[] = [
   ["--failover-timeout-ms <n>", "Sentinel failover-timeout", positiveInt, DRILL_DEFAULTS.failoverTimeoutMs],
   ["--restart-delay-ms <n>", "how long a killed member stays down before its pod starts again", nonNegativeInt, DRILL_DEFAULTS.restartDelayMs],
   ["--zone-down-ms <n>", "how long a killed zone stays down (its pods Pending)", nonNegativeInt, DRILL_DEFAULTS.zoneDownMs],
-  ["--replicas <n>", "replication: replicas of the primary", positiveInt, 2],
-  ["--primaries <n>", "cluster: primaries", positiveInt, 3],
-  ["--replicas-per-primary <n>", "cluster: replicas per primary", positiveInt, 1],
+  ["--replicas <n>", `replication: replicas of the primary (1-${MAX_REPLICAS})`, (flag) => intInRange(flag, 1, MAX_REPLICAS), 2],
+  [
+    "--primaries <n>",
+    `cluster: primaries (1-${MAX_PRIMARIES}; primaries × (1 + replicas per primary) ≤ ${MAX_CLUSTER_NODES})`,
+    (flag) => intInRange(flag, 1, MAX_PRIMARIES),
+    3,
+  ],
+  ["--replicas-per-primary <n>", `cluster: replicas per primary (1-${MAX_PRIMARIES - 1})`, (flag) => intInRange(flag, 1, MAX_PRIMARIES - 1), 1],
 ];
 
 export function registerDrillCommand(program: Command): void {

@@ -1,20 +1,76 @@
-/** Errors the vbench CLI turns into exit codes and one clear line on stderr. */
+/**
+ * Errors the vbench CLI turns into exit codes and one clear line on stderr; with `--json` also
+ * `{ "ok": false, "error": { "code", "message", "exitCode" } }` on stdout (cli.ts). `code` is a
+ * stable string (README, "Exit codes and errors").
+ */
+import type { ConnectionError } from "../topology/connector.js";
 
-/** Bad flags or arguments: exit 2. */
-export class UsageError extends Error {
-  readonly exitCode = 2;
-  constructor(message: string) {
-    super(message);
+export type CliErrorCode =
+  /** Bad flags or arguments (exit 2). */
+  | "USAGE"
+  /** An endpoint could not be reached, or refused the password (exit 2). */
+  | "CONNECTION"
+  /** Something answers at the endpoint, but not the Valkey/Redis protocol (exit 2). */
+  | "NOT_VALKEY"
+  /** `bench --cluster` against a server with cluster mode off (exit 2). */
+  | "CLUSTER_MODE_DISABLED"
+  /** `bench --cluster` against a cluster that does not serve every slot (exit 1). */
+  | "CLUSTER_NOT_READY"
+  /** The thing checked is wrong (exit 1; verify and config print their own JSON verdict instead). */
+  | "CHECK_FAILED"
+  /** Something failed while running (exit 1). */
+  | "RUN_FAILED"
+  /** Anything else (exit 2, as before codes existed). */
+  | "UNEXPECTED"
+  /** Stopped by SIGINT / SIGTERM / SIGHUP (exit 130 / 143 / 129). */
+  | "INTERRUPTED";
+
+/** An error with an exit code and a stable code; `reported` when the command already printed its JSON verdict. */
+export class CliError extends Error {
+  reported = false;
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2,
+    readonly code: CliErrorCode,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "CliError";
+  }
+
+  /** Marks the error as already reported on stdout (the command printed its JSON verdict). */
+  markReported(): this {
+    this.reported = true;
+    return this;
+  }
+}
+
+/** Bad flags or arguments, or an endpoint that cannot be used: exit 2. */
+export class UsageError extends CliError {
+  constructor(message: string, code: "USAGE" | "CONNECTION" | "NOT_VALKEY" | "CLUSTER_MODE_DISABLED" = "USAGE") {
+    super(message, 2, code);
     this.name = "UsageError";
   }
 }
 
+/** An endpoint that cannot be reached, or is not a Valkey/Redis server: exit 2. */
+export function connectionFailed(err: ConnectionError): UsageError {
+  return new UsageError(err.message, err.kind === "not-valkey" ? "NOT_VALKEY" : "CONNECTION");
+}
+
 /** The thing checked is wrong (invalid config, unhealthy topology): exit 1. */
-export class CheckFailed extends Error {
-  readonly exitCode = 1;
-  constructor(message: string) {
-    super(message);
+export class CheckFailed extends CliError {
+  constructor(message: string, code: "CHECK_FAILED" | "CLUSTER_NOT_READY" = "CHECK_FAILED") {
+    super(message, 1, code);
     this.name = "CheckFailed";
+  }
+}
+
+/** Something failed while running (a server would not start, a benchmark crashed): exit 1. */
+export class RunFailed extends CliError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, 1, "RUN_FAILED", options);
+    this.name = "RunFailed";
   }
 }
 
@@ -34,6 +90,15 @@ export function nonNegativeInt(flag: string): (value: string) => number {
   };
 }
 
+/** Parses an integer flag value in [min, max], naming the flag and the range when it is not one. */
+export function intInRange(flag: string, min: number, max: number): (value: string) => number {
+  return (value: string) => {
+    const n = Number(value.trim());
+    if (!/^\d+$/.test(value.trim()) || n < min || n > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max} (got '${value}')`);
+    return n;
+  };
+}
+
 /** Parses a non-negative number flag value (fractions allowed), naming the flag when it is not one. */
 export function nonNegativeNumber(flag: string): (value: string) => number {
   return (value: string) => {
@@ -41,13 +106,4 @@ export function nonNegativeNumber(flag: string): (value: string) => number {
     if (value.trim() === "" || !Number.isFinite(n) || n < 0) throw new UsageError(`${flag} must be a number ≥ 0 (got '${value}')`);
     return n;
   };
-}
-
-/** Something failed while running (a server would not start, a benchmark crashed): exit 1. */
-export class RunFailed extends Error {
-  readonly exitCode = 1;
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "RunFailed";
-  }
 }

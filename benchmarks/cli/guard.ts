@@ -4,11 +4,11 @@
  * exit codes (errors.ts).
  */
 import { onTerminatingSignal } from "../util/process-reaper.js";
-import { RunFailed, UsageError } from "./errors.js";
+import { CliError, RunFailed, UsageError } from "./errors.js";
 
 /**
  * Runs `work` with the signal hook installed (`vbench <command>: <signal>: stopped <what>` on
- * stderr). A UsageError passes through; `known` may turn a known error into another exit-code
+ * stderr). A CliError (UsageError, CheckFailed, ...) passes through; `known` may turn a known error into another exit-code
  * error (return undefined for the rest); anything else becomes RunFailed.
  */
 export async function guarded<T>(command: string, what: string, work: () => Promise<T>, known?: (err: unknown) => Error | undefined): Promise<T> {
@@ -16,7 +16,7 @@ export async function guarded<T>(command: string, what: string, work: () => Prom
   try {
     return await work();
   } catch (err) {
-    if (err instanceof UsageError) throw err;
+    if (err instanceof CliError) throw err;
     throw known?.(err) ?? new RunFailed((err as Error).message, { cause: err });
   } finally {
     unhook();

@@ -5,7 +5,9 @@
  * vbench verify --mode replication --sentinel HOST:PORT[,HOST:PORT...] [--master-name NAME]
  *     [--sentinel-password-env NAME] [--seed ...] [...]
  *
- * Exit 0 healthy, 1 topology wrong, 2 usage or connection error. Passwords come only from
+ * Exit 0 healthy, 1 topology wrong (the report names the failure codes; a primary the Sentinels
+ * name but that cannot be reached is PRIMARY_UNREACHABLE), 2 usage or connection error (with
+ * --json also printed as `{ ok: false, error: { code, message, exitCode } }`). Passwords come only from
  * the environment variables named by --password-env / --sentinel-password-env (the Sentinels
  * use the data nodes' password unless the latter is given).
  */
@@ -17,7 +19,7 @@ import { formatTopologyReport } from "../verify/format-report.js";
 import { verifyTopology } from "../verify/verify-topology.js";
 import type { VerifyExpectations } from "../verify/verify-types.js";
 import { DEFAULT_MASTER_NAME } from "../../components/valkey/replication-start.js";
-import { CheckFailed, nonNegativeInt, positiveInt, UsageError } from "./errors.js";
+import { CheckFailed, connectionFailed, nonNegativeInt, positiveInt, UsageError } from "./errors.js";
 
 interface VerifyFlags {
   mode?: "cluster" | "replication";
@@ -97,7 +99,7 @@ export async function runVerify(f: VerifyFlags): Promise<void> {
   try {
     report = await verifyTopology({ mode: f.mode, seeds: f.seed ?? [], connector, zones, expect, sentinel });
   } catch (err) {
-    if (err instanceof ConnectionError) throw new UsageError(err.message);
+    if (err instanceof ConnectionError) throw connectionFailed(err);
     throw err;
   } finally {
     await connector.close();
@@ -106,7 +108,8 @@ export async function runVerify(f: VerifyFlags): Promise<void> {
   process.stdout.write(`${f.json ? JSON.stringify(report, null, 2) : formatTopologyReport(report)}\n`);
   if (!report.ok) {
     const codes = [...new Set(report.failures.map((x) => x.code))].join(", ");
-    throw new CheckFailed(`topology verification failed: ${codes}`);
+    const failed = new CheckFailed(`topology verification failed: ${codes}`);
+    throw f.json ? failed.markReported() : failed;
   }
 }
 

@@ -8,7 +8,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveBinaries } from "../binaries.js";
-import { trackChild } from "../util/process-reaper.js";
+import { removeOnExit, trackChild } from "../util/process-reaper.js";
 import { freePort } from "./ports.js";
 import { renderLocalValkeyConf, type LocalServerOptions } from "./valkey-config-file.js";
 
@@ -211,16 +211,23 @@ export async function startValkeyServer(opts: StartOptions, baseDir?: string): P
 }
 
 /**
- * A set of servers started together and stopped together; owns its temporary directory.
+ * A set of servers started together and stopped together; owns its temporary directory (removed
+ * by stopAll, or at exit / on a terminating signal when the run never got there).
  */
 export class LocalFleet {
   readonly baseDir: string;
   readonly servers: ValkeyProcess[] = [];
   private readonly keepDir: boolean;
 
+  /** Unregisters the temporary directory from removal at exit (util/process-reaper.ts). */
+  private readonly forgetDir: () => void;
+
   constructor(baseDir?: string) {
     this.keepDir = baseDir !== undefined;
     this.baseDir = baseDir ?? mkdtempSync(join(tmpdir(), "valkey-on-eks-fleet-"));
+    // A run interrupted by a signal (or exiting without stopAll) still removes its temporary
+    // directory: it holds data and the 0600 password file.
+    this.forgetDir = this.keepDir ? () => undefined : removeOnExit(this.baseDir);
   }
 
   async start(opts: StartOptions): Promise<ValkeyProcess> {
@@ -237,5 +244,6 @@ export class LocalFleet {
   async stopAll(): Promise<void> {
     await Promise.all(this.servers.map((s) => s.stop()));
     if (!this.keepDir) rmSync(this.baseDir, { recursive: true, force: true });
+    this.forgetDir();
   }
 }

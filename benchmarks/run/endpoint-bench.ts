@@ -57,6 +57,39 @@ async function serverVersion(target: NodeEndpoint, password: string | undefined)
   }
 }
 
+/** The endpoint cannot be benchmarked as asked; `code` is the CLI's error code for it. */
+export class EndpointNotReady extends Error {
+  constructor(
+    message: string,
+    readonly code: "CLUSTER_MODE_DISABLED" | "CLUSTER_NOT_READY",
+  ) {
+    super(message);
+    this.name = "EndpointNotReady";
+  }
+}
+
+/**
+ * `--cluster` needs a cluster that serves every slot: `valkey-benchmark --cluster` against a node
+ * with cluster mode off, or a cluster with unassigned slots / `cluster_state:fail`, does not fail
+ * but waits (seen hanging for minutes), so this fails fast instead, naming what the verifier saw.
+ */
+function checkClusterReady(target: NodeEndpoint, before: TopologyReport): void {
+  const at = endpointKey(target);
+  const off = before.failures.find((f) => f.code === "CLUSTER_MODE_DISABLED");
+  if (off !== undefined)
+    throw new EndpointNotReady(
+      `--cluster: ${at} has cluster mode off (cluster-enabled no); drop --cluster to benchmark it as a primary`,
+      "CLUSTER_MODE_DISABLED",
+    );
+  const blocking = before.failures.filter((f) => f.code === "CLUSTER_STATE_NOT_OK" || f.code === "SLOTS_UNASSIGNED" || f.code === "SLOTS_NOT_OK");
+  if (blocking.length > 0) {
+    throw new EndpointNotReady(
+      `--cluster: the cluster at ${at} is not serving every slot, so the benchmark would wait for it: ${blocking.map((f) => `${f.code}: ${f.message}`).join("; ")}`,
+      "CLUSTER_NOT_READY",
+    );
+  }
+}
+
 export async function runEndpointBench(o: EndpointBenchOptions): Promise<EndpointBenchResult> {
   const mode: ResultMode = o.cluster ? "cluster" : "replication";
   const timestamp = o.timestamp ?? runTimestamp();
@@ -67,6 +100,7 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
   const connector = new DirectConnector({ password: o.password });
   const verify = () => verifyTopology({ mode, seeds: [o.target], connector });
   const before = await verify();
+  if (o.cluster) checkClusterReady(o.target, before);
   mkdirSync(rawDir, { recursive: true });
   const rows = await runWorkload({
     workload: o.workload,

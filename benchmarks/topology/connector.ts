@@ -7,6 +7,7 @@
  */
 import { Redis } from "ioredis";
 import { endpointKey, type NodeEndpoint } from "./endpoint.js";
+import { probeProtocol } from "./protocol-probe.js";
 
 export interface ConnectOptions {
   /** The Valkey password; sent with AUTH over the connection, never logged. */
@@ -26,10 +27,26 @@ export class ConnectionError extends Error {
   constructor(
     readonly endpoint: string,
     message: string,
+    /** "not-valkey": something answered, but not a Valkey/Redis server. */
+    readonly kind: "unreachable" | "not-valkey" = "unreachable",
   ) {
-    super(`cannot reach ${endpoint}: ${message}`);
+    super(kind === "not-valkey" ? `${endpoint} is not a Valkey/Redis server: ${message}` : `cannot reach ${endpoint}: ${message}`);
     this.name = "ConnectionError";
   }
+}
+
+/**
+ * The error for a connect or PING/AUTH that failed (`cause`) or answered oddly (`reply`): asks the
+ * port itself (protocol-probe.ts) so a non-Valkey listener is named as such.
+ */
+async function explainFailure(host: string, port: number, label: string, cause: string): Promise<ConnectionError> {
+  if (/WRONGPASS|NOAUTH|invalid password/i.test(cause)) return new ConnectionError(label, `authentication failed (${cause})`);
+  const probe = await probeProtocol(host, port);
+  if (probe.kind === "other") return new ConnectionError(label, `it answered '${probe.first}' to PING (${cause})`, "not-valkey");
+  if (probe.kind === "silent" && /timed out/i.test(cause)) {
+    return new ConnectionError(label, `no reply to PING (${cause}): a stopped or frozen server, or not a Valkey/Redis server`);
+  }
+  return new ConnectionError(label, cause);
 }
 
 /** Opens an ioredis client to host:port and waits for it to be ready (AUTH done). */
@@ -53,12 +70,13 @@ export async function openClient(host: string, port: number, label: string, opts
     // AUTH explicitly (not ioredis' password option) so a rejected password surfaces here,
     // as a clear error, rather than as a closed stream on the first command. These clients
     // never reconnect (retryStrategy null), so there is no re-AUTH to lose.
-    if (opts.password !== undefined) await client.call("AUTH", opts.password);
-    else await client.ping();
+    const reply = opts.password !== undefined ? await client.call("AUTH", opts.password) : await client.ping();
+    const expected = opts.password !== undefined ? "OK" : "PONG";
+    // The reply is not quoted: an echoing listener would echo the password back.
+    if (reply !== expected) throw new Error(`the reply to ${opts.password !== undefined ? "AUTH" : "PING"} was not ${expected}`);
   } catch (err) {
     client.disconnect();
-    const msg = (err as Error).message;
-    throw new ConnectionError(label, /WRONGPASS|NOAUTH|invalid password/i.test(msg) ? `authentication failed (${msg})` : msg);
+    throw await explainFailure(host, port, label, (err as Error).message);
   }
   return client;
 }

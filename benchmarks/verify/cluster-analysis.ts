@@ -77,7 +77,10 @@ export function analyseCluster(c: ClusterCapture, ctx: AnalysisContext): Topolog
   const failures = new FailureList();
   const notes: string[] = [];
   if (c.seedClusterNodes === undefined || c.seedError !== undefined) {
-    failures.add("CLUSTER_STATE_NOT_OK", `seed ${c.seed} cannot describe a cluster: ${c.seedError ?? "no CLUSTER NODES reply"}`, c.seed);
+    if (c.seedError !== undefined && /cluster support disabled/i.test(c.seedError)) {
+      const what = "it is not a cluster node (a replication-mode primary or replica? use --mode replication)";
+      failures.add("CLUSTER_MODE_DISABLED", `seed ${c.seed} has cluster mode off (cluster-enabled no): ${what}`, c.seed);
+    } else failures.add("CLUSTER_STATE_NOT_OK", `seed ${c.seed} cannot describe a cluster: ${c.seedError ?? "no CLUSTER NODES reply"}`, c.seed);
     return finishReport({ mode: "cluster", shards: [], nodeCount: 0, seed: c.seed }, failures, notes, ctx.zones);
   }
 

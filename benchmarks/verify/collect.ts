@@ -63,7 +63,12 @@ async function firstSeed(session: Session, seeds: readonly NodeEndpoint[]): Prom
   }
   if (errors.length === 1) throw errors[0] as ConnectionError;
   if (errors.length === 0) throw new ConnectionError("(no seed)", "no seed given");
-  throw new ConnectionError(seeds.map(endpointKey).join(","), `no seed answered: ${errors.map((e) => e.message.replace(/^cannot reach /, "")).join("; ")}`);
+  const kind = errors.every((e) => e.kind === "not-valkey") ? "not-valkey" : "unreachable";
+  throw new ConnectionError(
+    seeds.map(endpointKey).join(","),
+    `no seed answered: ${errors.map((e) => e.message.replace(/^cannot reach /, "")).join("; ")}`,
+    kind,
+  );
 }
 
 async function captureNode<T extends NodeCapture>(session: Session, endpoint: NodeEndpoint, ask: (c: Redis, capture: T) => Promise<void>): Promise<T> {

@@ -12,7 +12,8 @@
  * - Lag = primary `master_repl_offset` − the replica's own `slave_repl_offset` (or, when the
  *   replica cannot be asked, the offset it last acknowledged in the primary's slave line).
  * - REPLICA_COUNT compares the replicas the primary lists with `expect.replicas`
- *   (or `expect.replicasPerPrimary`, the same thing with one primary).
+ *   (or `expect.replicasPerPrimary`, the same thing with one primary). Without an expectation a
+ *   primary that lists no replica at all fails NO_REPLICAS (expect 0 to accept one).
  * - NO_CROSS_AZ_REPLICA: no replica with a live link is in a zone other than the
  *   primary's (a primary with no live replica at all fails it too).
  */
@@ -122,6 +123,9 @@ export function analyseReplication(c: ReplicationCapture, ctx: AnalysisContext &
   const expected = ctx.expect?.replicas ?? ctx.expect?.replicasPerPrimary;
   if (expected !== undefined && expected !== listed.length) {
     failures.add("REPLICA_COUNT", `the primary ${c.seed} has ${listed.length} replica(s), expected ${expected}`, c.seed);
+  }
+  if (expected === undefined && listed.length === 0) {
+    failures.add("NO_REPLICAS", `the primary ${c.seed} has no replica: losing it loses every write (--expect-replicas 0 if that is intended)`, c.seed);
   }
   if (ctx.expect?.primaries !== undefined && ctx.expect.primaries !== 1) {
     notes.push(`expected ${ctx.expect.primaries} primaries, but a replication set has exactly one`);

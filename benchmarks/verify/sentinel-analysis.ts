@@ -25,6 +25,8 @@ export interface SentinelCapture {
   /** GET-MASTER-ADDR-BY-NAME: `host:port`, or null when it knows no such master. */
   primary?: string | null;
   quorum?: number;
+  /** `flags` from SENTINEL MASTER, e.g. "master" or "s_down,o_down,master". */
+  flags?: string;
   /** CKQUORUM reply text, or the error it returned. */
   ckquorum?: { ok: boolean; text: string };
 }
@@ -50,6 +52,8 @@ export async function collectSentinels(connector: Connector, endpoints: readonly
           const flat = (await client.call("SENTINEL", "MASTER", masterName)) as string[];
           const i = flat.indexOf("quorum");
           if (i >= 0) cap.quorum = Number(flat[i + 1]);
+          const f = flat.indexOf("flags");
+          if (f >= 0 && flat[f + 1] !== undefined) cap.flags = flat[f + 1];
           try {
             cap.ckquorum = { ok: true, text: String(await client.call("SENTINEL", "CKQUORUM", masterName)) };
           } catch (err) {

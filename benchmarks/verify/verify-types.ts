@@ -7,6 +7,7 @@ import type { NodeEndpoint } from "../topology/endpoint.js";
 import type { ZoneSource } from "../topology/zones.js";
 
 export type ClusterFailureCode =
+  | "CLUSTER_MODE_DISABLED"
   | "CLUSTER_STATE_NOT_OK"
   | "SLOTS_UNASSIGNED"
   | "SLOTS_NOT_OK"
@@ -17,10 +18,11 @@ export type ClusterFailureCode =
   | "ZONE_UNKNOWN"
   | "SHAPE_MISMATCH";
 
-export type ReplicationFailureCode = "NOT_PRIMARY" | "REPLICA_LINK_DOWN" | "REPLICA_COUNT" | "REPLICA_LAG" | "NO_CROSS_AZ_REPLICA" | "ZONE_UNKNOWN";
+export type ReplicationFailureCode =
+  "NOT_PRIMARY" | "NO_REPLICAS" | "REPLICA_LINK_DOWN" | "REPLICA_COUNT" | "REPLICA_LAG" | "NO_CROSS_AZ_REPLICA" | "ZONE_UNKNOWN";
 
 /** Replication mode with --sentinel. */
-export type SentinelFailureCode = "SENTINEL_QUORUM" | "SENTINEL_DISAGREE" | "SENTINEL_SAME_ZONE";
+export type SentinelFailureCode = "PRIMARY_UNREACHABLE" | "SENTINEL_QUORUM" | "SENTINEL_DISAGREE" | "SENTINEL_SAME_ZONE";
 
 export type FailureCode = ClusterFailureCode | ReplicationFailureCode | SentinelFailureCode;
 

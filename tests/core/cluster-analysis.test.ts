@@ -145,10 +145,18 @@ describe("cluster analysis", () => {
     expect(r.failures).toHaveLength(4);
   });
 
-  it("a seed without cluster support fails CLUSTER_STATE_NOT_OK with the reason", () => {
+  it("a seed without cluster support fails CLUSTER_MODE_DISABLED; another seed error CLUSTER_STATE_NOT_OK with the reason", () => {
     const r = analyseCluster({ seed: "h:1", seedAddress: "h:1", seedError: "ERR This instance has cluster support disabled", nodes: [] }, { zones: undefined });
     expect(r.failures).toEqual([
-      expect.objectContaining({ code: "CLUSTER_STATE_NOT_OK", node: "h:1", message: expect.stringContaining("cluster support disabled") as string }),
+      expect.objectContaining({
+        code: "CLUSTER_MODE_DISABLED",
+        node: "h:1",
+        message: expect.stringContaining("has cluster mode off (cluster-enabled no)") as string,
+      }),
+    ]);
+    const other = analyseCluster({ seed: "h:1", seedAddress: "h:1", seedError: "Command timed out", nodes: [] }, { zones: undefined });
+    expect(other.failures).toEqual([
+      expect.objectContaining({ code: "CLUSTER_STATE_NOT_OK", node: "h:1", message: expect.stringContaining("Command timed out") as string }),
     ]);
   });
 

@@ -55,12 +55,17 @@ export interface CliRun {
 /**
  * Runs `vbench <args>` in a child node process (from the repository root, the tests' cwd), its
  * environment tagged with a fresh `<markerName>=<random>` (see processesWithMarker).
- * `interruptWhen` sends SIGINT once stderr matches it.
+ * `interruptWhen` sends SIGINT (or `opts.signal`) once stderr matches it; `opts.env` adds to its environment.
  */
-export function runVbench(args: string[], markerName: string, interruptWhen?: RegExp): Promise<CliRun> {
+export function runVbench(
+  args: string[],
+  markerName: string,
+  interruptWhen?: RegExp,
+  opts: { signal?: NodeJS.Signals; env?: Record<string, string> } = {},
+): Promise<CliRun> {
   const value = Math.random().toString(36).slice(2);
   const child = spawn(process.execPath, ["--import", "tsx", "benchmarks/cli.ts", ...args], {
-    env: { ...process.env, [markerName]: value },
+    env: { ...process.env, ...opts.env, [markerName]: value },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
@@ -71,7 +76,7 @@ export function runVbench(args: string[], markerName: string, interruptWhen?: Re
     stderr += d.toString();
     if (interruptWhen && !interrupted && interruptWhen.test(stderr)) {
       interrupted = true;
-      child.kill("SIGINT");
+      child.kill(opts.signal ?? "SIGINT");
     }
   });
   return new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal, stdout, stderr, marker: `${markerName}=${value}` })));

@@ -14,10 +14,14 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `vbench <args>` as `npm run vbench` would (tsx benchmarks/cli.ts), in a child process. */
-export function runVbench(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
+/**
+ * Runs `vbench <args>` as `npm run vbench` would (tsx benchmarks/cli.ts), in a child process;
+ * `timeoutMs` (0: none) SIGTERMs it when it runs longer (the result then has code -1).
+ */
+export function runVbench(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 0): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [tsxCli, join(root, "benchmarks/cli.ts"), ...args], { cwd: root, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
+    const options = { cwd: root, env: { ...process.env, ...env }, timeout: timeoutMs };
+    execFile(process.execPath, [tsxCli, join(root, "benchmarks/cli.ts"), ...args], options, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof err.code === "number" ? err.code : -1;
       resolve({ code, stdout, stderr });
     });
