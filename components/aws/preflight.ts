@@ -118,7 +118,7 @@ export function estimateVcpus(config: StackConfig): VcpuEstimate {
   const unschedulable = nodes.least.unschedulable.length > 0 ? ` (no permitted type fits: ${nodes.least.unschedulable.join(", ")})` : "";
   const explain =
     (eks.autoMode ? `Auto Mode system pool = ${system}, ` : `${eks.systemNodes.count} × ${eks.systemNodes.instanceType} system = ${system}, `) +
-    `${valkey.pods} Valkey pod${valkey.pods === 1 ? "" : "s"} and their Sentinels/proxies over ${zones} zone${zones === 1 ? "" : "s"} on ${describeNodes(release(nodes.least))} = ${valkeyMin}–${valkeyMax}` +
+    `${valkey.pods} Valkey pod${valkey.pods === 1 ? "" : "s"} (with Sentinels and HAProxy in replication mode) over ${zones} zone${zones === 1 ? "" : "s"} on ${describeNodes(release(nodes.least))} = ${valkeyMin}–${valkeyMax}` +
     (benchmarkMax > 0 ? `, benchmark/drill client nodes = ${benchmarkMin}–${benchmarkMax}` : "") +
     unschedulable;
   return { system, valkeyMin, valkeyMax, benchmarkMin, benchmarkMax, min: system + valkeyMin + benchmarkMin, max: system + valkeyMax + benchmarkMax, explain };
