@@ -4,8 +4,8 @@
  * does not wait for the Job to finish (`pulumi.com/skipAwait`); BenchmarkResults does, bounded,
  * and turns its log into rows. The Job is replaced (delete first: its name is fixed) whenever
  * the workload, target, image or `runId` changes, which runs the benchmark again. With
- * `valkeyPodSelector` it also gets its own NetworkPolicy (no ingress; egress to DNS and the Valkey
- * pods' 6379 only).
+ * `valkeyPodSelector` it also gets its own NetworkPolicy (no ingress; egress to DNS and the pods it
+ * dials, on 6379 only).
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
@@ -40,7 +40,7 @@ export interface BenchmarkJobArgs extends Pick<BenchmarkJobManifestArgs, PassThr
   secretName: pulumi.Input<string> | undefined;
   /** Key of the password in that Secret. @default PASSWORD_SECRET_KEY */
   passwordKey?: string;
-  /** Labels of the Valkey pods it benchmarks: when set, a NetworkPolicy `${name}-netpol` confines the pod to them. @default undefined (no policy) */
+  /** Labels of the pods it dials (cluster: members; replication: the HAProxy pods behind the write Service): when set, a NetworkPolicy `${name}-netpol` confines the pod to them. @default undefined (no policy) */
   valkeyPodSelector?: Record<string, string>;
 }
 

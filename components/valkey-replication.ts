@@ -40,6 +40,8 @@ export class ValkeyReplication extends pulumi.ComponentResource {
   public readonly podSelector: Record<string, string>;
   /** Labels every Sentinel pod carries. */
   public readonly sentinelSelector: Record<string, string>;
+  /** Labels of the HAProxy pods behind `writeHost` / `readHost` (what a client of the endpoints connects to). */
+  public readonly endpointSelector: Record<string, string>;
   /** Name of the members' headless Service. */
   public readonly headlessService: string;
   /** Name of the Sentinels' headless Service. */
@@ -100,6 +102,7 @@ export class ValkeyReplication extends pulumi.ComponentResource {
     this.passwordKey = f.passwordKey;
     this.podSelector = f.podSelector;
     this.sentinelSelector = f.sentinelSelector;
+    this.endpointSelector = f.endpointSelector;
     this.headlessService = f.names.headless;
     this.sentinelHeadlessService = f.names.sentinelHeadless;
     this.pods = f.pods;

@@ -11,6 +11,7 @@ import { estimateInstanceType, stackCost, type CostInputs, type LivePrices, type
 import { ec2ProductFilters, onDemandHourlyUsd, PRICING_API_REGIONS } from "../benchmarks/cost/pricing-api.js";
 import { loadPriceTable } from "../benchmarks/cost/prices.js";
 import type { StackConfig } from "../config/types.js";
+import { estimateNodes } from "../components/capacity/estimate.js";
 
 /** Plain cost inputs from the resolved config (EKS platform). */
 export function costInputsFromConfig(config: StackConfig, clientPods: number): CostInputs {
@@ -22,7 +23,9 @@ export function costInputsFromConfig(config: StackConfig, clientPods: number): C
     volumeGiB: config.valkey.persistence.sizeBytes / 2 ** 30,
     clientPods,
     clientRequest: config.benchmark.resourceAmounts,
-    systemNodes: { ...config.eks.systemNodes },
+    // Auto Mode has no system node group: its system pool's nodes come with poolNodes.
+    systemNodes: { ...config.eks.systemNodes, ...(config.eks.autoMode ? { count: 0 } : {}) },
+    poolNodes: poolNodesOf(config),
     // stacks/platform.ts builds EksCluster without natGateways, i.e. its default "Single".
     natGateways: 1,
     // versions.env pins an EKS version in standard support; a version past it bills $0.60/h (prices.json).
@@ -30,9 +33,20 @@ export function costInputsFromConfig(config: StackConfig, clientPods: number): C
   };
 }
 
+/** The least packing's nodes (components/capacity/estimate.ts), Auto Mode's system-pool nodes counted with the release. */
+export function poolNodesOf(config: StackConfig): NonNullable<CostInputs["poolNodes"]> {
+  const { least, autoModeSystem } = estimateNodes(config);
+  return {
+    release: [...least.nodes, ...autoModeSystem.nodes].filter((n) => n.phase === "release").map((n) => n.type),
+    clients: least.nodes.filter((n) => n.phase !== "release").map((n) => n.type),
+  };
+}
+
 /** The EC2 instance types whose prices the estimate needs. */
 export function typesToPrice(inputs: CostInputs): string[] {
   const types = [
+    ...(inputs.poolNodes?.release ?? []),
+    ...(inputs.poolNodes?.clients ?? []),
     estimateInstanceType(inputs.permittedInstanceTypes, inputs.valkeyRequest),
     inputs.clientPods > 0 ? estimateInstanceType(inputs.permittedInstanceTypes, inputs.clientRequest) : undefined,
     inputs.systemNodes.instanceType,

@@ -69,7 +69,7 @@ export function imageVersion(image: string): string {
 
 interface ValkeyRelease {
   component: pulumi.Resource;
-  /** Labels every Valkey pod of the release carries. */
+  /** Labels of the pods the benchmark dials: the members (cluster) or the HAProxy endpoint pods (replication). */
   podSelector: Record<string, string>;
   endpoints: Endpoints;
   selector: string;
@@ -97,8 +97,8 @@ function deployValkey(
     const r = new ValkeyReplication("valkey", common, opts);
     return {
       component: r,
-      // The benchmark reaches the release through HAProxy: its egress admits every pod of the release.
-      podSelector: releaseLabels(r.release),
+      // The benchmark dials the write Service, i.e. the HAProxy pods: its egress admits those (issue 19).
+      podSelector: r.endpointSelector,
       endpoints: {
         namespace: ns,
         write: r.writeHost,

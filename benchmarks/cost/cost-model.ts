@@ -11,6 +11,10 @@
  * assumed likewise (its requests are sized to take a node's CPU). A stack whose pods pack
  * differently (a bigger type chosen for capacity reasons) costs more than this estimate.
  *
+ * With `poolNodes` (what stacks/cost.ts passes) the Valkey and client node counts come from
+ * the bin-packing of every pod instead (components/capacity/): Sentinel and HAProxy pods that
+ * do not fit beside a Valkey pod add nodes; a client pod that fits beside HAProxy adds none.
+ *
  * Counted per hour: the Valkey nodes, the benchmark client nodes (they exist while the benchmark
  * runs, which is when the rps was measured), the system node group, the Valkey volumes and the
  * system nodes' root volumes at the gp3 rate, the EKS control plane and the NAT gateways.
@@ -49,6 +53,12 @@ export interface CostInputs {
   clientPods: number;
   clientRequest: PodRequest;
   systemNodes: { instanceType: string; count: number; diskSizeGiB: number };
+  /**
+   * The Valkey pool's nodes by instance type, from the bin-packing of every pod the stack creates
+   * (components/capacity/): `release` for the members, Sentinels and HAProxy, `clients` for the
+   * extra nodes the benchmark/drill pods need. Absent: one node per Valkey pod and per client pod.
+   */
+  poolNodes?: { release: string[]; clients: string[] };
   natGateways: number;
   controlPlaneSupport: "standard" | "extended";
 }
@@ -109,22 +119,16 @@ export function stackCost(inputs: CostInputs, table: PriceTable, live: LivePrice
   };
   const noFit = (what: string): Lookup => ({ usd: null, missing: `${what}: no permitted instance type fits its requests` });
 
-  const valkeyType = estimateInstanceType(inputs.permittedInstanceTypes, inputs.valkeyRequest);
-  add(
-    `Valkey nodes (${valkeyType ?? "none fits"})`,
-    inputs.valkeyPods,
-    "node-hour",
-    valkeyType ? ec2(valkeyType) : noFit("Valkey pod"),
-    (u) => u * inputs.valkeyPods,
-  );
-  const clientType = inputs.clientPods > 0 ? estimateInstanceType(inputs.permittedInstanceTypes, inputs.clientRequest) : undefined;
-  add(
-    `benchmark client nodes (${clientType ?? "none fits"})`,
-    inputs.clientPods,
-    "node-hour",
-    clientType ? ec2(clientType) : noFit("benchmark pod"),
-    (u) => u * inputs.clientPods,
-  );
+  const pool = inputs.poolNodes;
+  const valkeyType = pool ? pool.release[0] : estimateInstanceType(inputs.permittedInstanceTypes, inputs.valkeyRequest);
+  const clientType = pool ? pool.clients[0] : inputs.clientPods > 0 ? estimateInstanceType(inputs.permittedInstanceTypes, inputs.clientRequest) : undefined;
+  const nodeLines = (what: string, types: Array<string | undefined>, pod: string) => {
+    const counts = new Map<string | undefined, number>();
+    for (const t of types) counts.set(t, (counts.get(t) ?? 0) + 1);
+    for (const [t, n] of counts) add(`${what} (${t ?? "none fits"})`, n, "node-hour", t ? ec2(t) : noFit(pod), (u) => u * n);
+  };
+  nodeLines("Valkey nodes", pool ? pool.release : Array.from({ length: inputs.valkeyPods }, () => valkeyType), "Valkey pod");
+  nodeLines("benchmark client nodes", pool ? pool.clients : Array.from({ length: inputs.clientPods }, () => clientType), "benchmark pod");
   const sys = inputs.systemNodes;
   add(`system nodes (${sys.instanceType})`, sys.count, "node-hour", ec2(sys.instanceType), (u) => u * sys.count);
   const gp3 = gp3PerGiBMonth(table, inputs.region);

@@ -34,6 +34,59 @@ export function buildAutoModeOptions(): NonNullable<eks.ClusterArgs["autoMode"]>
   return { enabled: true, createNodeRole: true, computeConfig: { nodePools: ["system"] } };
 }
 
+/**
+ * The pulumi-eks add-on options: which of the VPC CNI and CoreDNS add-ons pulumi-eks installs.
+ *
+ * Without Auto Mode, NetworkPolicy is enforced only when the VPC CNI's network policy agent is
+ * on: pulumi-eks installs the vpc-cni managed add-on (not the default self-managed one) with it on.
+ *
+ * In Auto Mode, "cluster infrastructure managed by AWS includes many Kubernetes capabilities as
+ * core components, as opposed to add-ons, such as ... pod and service networking, ... cluster
+ * DNS" (EKS user guide, https://docs.aws.amazon.com/eks/latest/userguide/automode.html), and
+ * "configuration options for the previous AWS VPC CNI will not apply to EKS Auto Mode"
+ * (https://docs.aws.amazon.com/eks/latest/userguide/auto-networking.html); network policy is
+ * turned on by the `amazon-vpc-cni` ConfigMap (buildAutoModeNetworkPolicyConfigMap). pulumi-eks
+ * v4.3.0 (nodejs/eks/cluster/cluster.ts) still installs the CoreDNS add-on in Auto Mode unless
+ * `corednsAddonOptions.enabled` is false (its pods would make the built-in `system` pool launch
+ * nodes: they tolerate CriticalAddonsOnly), and installs the VPC CNI add-on whenever
+ * `useDefaultVpcCni` is false, whose `amazon-vpc-cni` ConfigMap is the one we create. Both off.
+ */
+export function buildNetworkAddonOptions(autoMode: boolean): Pick<eks.ClusterArgs, "useDefaultVpcCni" | "vpcCniOptions" | "corednsAddonOptions"> {
+  if (autoMode) return { useDefaultVpcCni: true, corednsAddonOptions: { enabled: false } };
+  return { useDefaultVpcCni: false, vpcCniOptions: { enableNetworkPolicy: true } };
+}
+
+/** The in-cluster add-ons pulumi-eks v4.3.0 creates for these args (its cluster.ts decisions, for a cluster without a default node group or Fargate). */
+export function pulumiEksAddons(args: Pick<eks.ClusterArgs, "autoMode" | "useDefaultVpcCni" | "corednsAddonOptions" | "kubeProxyAddonOptions">): {
+  vpcCni: boolean;
+  coredns: boolean;
+  kubeProxy: boolean;
+} {
+  const auto = args.autoMode?.enabled === true;
+  return {
+    vpcCni: args.useDefaultVpcCni !== undefined ? !args.useDefaultVpcCni : !auto,
+    coredns: args.corednsAddonOptions?.enabled === true || (auto && (args.corednsAddonOptions?.enabled ?? true)),
+    kubeProxy: args.kubeProxyAddonOptions?.enabled ?? !auto,
+  };
+}
+
+/** A pod the EKS add-ons run on Auto Mode's built-in `system` pool, by its default requests. */
+export interface SystemPod {
+  name: string;
+  cpuMillicores: number;
+  memoryBytes: number;
+}
+
+/**
+ * What the add-ons pulumi-eks installs put on Auto Mode's `system` pool: the CoreDNS add-on's two
+ * replicas at its default 100m / 70Mi each when it is installed; nothing else (the VPC CNI and
+ * kube-proxy run as DaemonSets, on nodes that exist anyway). [] with {@link buildNetworkAddonOptions}.
+ */
+export function autoModeSystemPods(args: Parameters<typeof pulumiEksAddons>[0]): SystemPod[] {
+  if (args.autoMode?.enabled !== true || !pulumiEksAddons(args).coredns) return [];
+  return [0, 1].map((i) => ({ name: `coredns-${i}`, cpuMillicores: 100, memoryBytes: 70 * 2 ** 20 }));
+}
+
 export interface AutoNodeClassManifest {
   apiVersion: "eks.amazonaws.com/v1";
   kind: "NodeClass";
@@ -44,7 +97,6 @@ export interface AutoNodeClassManifest {
     securityGroupSelectorTerms: Array<{ tags: Record<string, string> }>;
     ephemeralStorage: { size: string };
     networkPolicy: "DefaultAllow" | "DefaultDeny";
-    tags: Record<string, string>;
   };
 }
 
@@ -69,7 +121,10 @@ export function buildAutoNodeClass(input: {
       ephemeralStorage: { size: `${size}Gi` },
       // Pods no NetworkPolicy selects keep all traffic; the Valkey policies restrict the rest.
       networkPolicy: "DefaultAllow",
-      tags: { "valkey-on-eks/node-pool": name },
+      // No `tags`: the Auto Mode managed policies on the cluster role do not permit user-defined
+      // tags, and with them the NodeClass's instances never launch (EKS user guide, "Custom AWS tags
+      // for EKS Auto resources", https://docs.aws.amazon.com/eks/latest/userguide/auto-cluster-iam-role.html#tag-prop;
+      // aws/containers-roadmap#2487). Nodes are found by their `karpenter.sh/nodepool` label instead.
     },
   };
 }

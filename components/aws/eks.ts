@@ -7,7 +7,7 @@ import type * as eks from "@pulumi/eks";
 import type * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
 import type { EksConfig } from "../../config/types.js";
-import { buildAutoModeOptions } from "./auto-mode.js";
+import { buildAutoModeOptions, buildNetworkAddonOptions } from "./auto-mode.js";
 
 /** Node label of the system managed node group; the Karpenter controller is pinned to it. */
 export const SYSTEM_NODE_LABEL_KEY = "valkey-on-eks/node-role";
@@ -74,10 +74,8 @@ export function buildClusterArgs(input: ClusterBuildInput): eks.ClusterArgs {
     tags: { ...input.tags },
     // Standard support by default: a version past standard support is upgraded, not billed at the extended rate.
     upgradePolicy: { supportType: input.eks.supportType },
-    // NetworkPolicy is enforced on EKS only when the VPC CNI's network policy agent is on: install
-    // the vpc-cni managed add-on through pulumi-eks (not the default self-managed one) with it on.
-    useDefaultVpcCni: false,
-    vpcCniOptions: { enableNetworkPolicy: true },
+    // Last: in Auto Mode it turns pulumi-eks's CoreDNS and VPC CNI add-ons off (auto-mode.ts).
+    ...buildNetworkAddonOptions(input.eks.autoMode === true),
   };
 }
 

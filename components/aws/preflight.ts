@@ -4,7 +4,8 @@
  * invoke as plain data and returns the problems as messages naming the key, tool, zone, type or
  * quota and the number needed; stacks/preflight.ts does the probing and the invokes.
  */
-import { allocatableFor, type Allocatable } from "../../config/instance-types.js";
+import type { Packing } from "../capacity/bin-packing.js";
+import { describeNodes, estimateNodes, vcpusOf, vcpusOfNodes } from "../capacity/estimate.js";
 import type { StackConfig } from "../../config/types.js";
 
 export const AWS_CLI_INSTALL_URL = "https://docs.aws.amazon.com/cli/latest/userguide/getting-started-install.html";
@@ -71,21 +72,7 @@ export function checkOfferings(
   return problems;
 }
 
-/** vCPUs of an instance size: medium 1, large 2, xlarge 4, Nxlarge 4N; metal counted as 64. */
-export function vcpusOf(instanceType: string): number {
-  const size = instanceType.split(".")[1] ?? "";
-  if (size === "medium") return 1;
-  if (size === "large") return 2;
-  if (size === "xlarge") return 4;
-  const n = /^(\d+)xlarge$/.exec(size);
-  if (n) return 4 * Number(n[1]);
-  return 64;
-}
-
-/** Pods of one shape that fit one node of an allocatable capacity. */
-function podsPerNode(allocatable: Allocatable, pod: { cpuMillicores: number; memoryBytes: number }): number {
-  return Math.floor(Math.min(allocatable.cpuMillicores / pod.cpuMillicores, allocatable.memoryBytes / pod.memoryBytes));
-}
+export { vcpusOf };
 
 export interface VcpuEstimate {
   /** System node group: count × vCPUs of its type. */
@@ -107,41 +94,33 @@ export interface VcpuEstimate {
 /**
  * vCPUs the stack's nodes may take from the regional On-Demand Standard quota.
  *
- * The system node group is fixed: `count × vCPU(instanceType)` (none under Auto Mode). The Valkey pods are spread over
- * `aws.zones` with a hard topology spread, so zone z holds `ceil` or `floor` of pods / zones pods,
- * and a node hosts `podsPerNode(type)` of them (allocatable after kube-reserved, DaemonSets and
- * VM overhead, as config/instance-types.ts computes it). If Karpenter used only `type`, zone z
- * takes `ceil(pods_z / podsPerNode(type))` nodes of `vCPU(type)` each. Karpenter launches from
- * the whole permitted list, so the cheapest choice over the types is the least the stack can
- * need (`valkeyMin`), and the largest over the types is the worst case (`valkeyMax`), capped by
- * the NodePool's `limits.cpu` (Karpenter stops launching there). The benchmark pod may land on
- * a node of its own: the smallest permitted type that fits it at least, the largest at most.
- * Unknown types (not in the capacity table) are counted as one pod per node.
+ * The system node group is fixed: `count × vCPU(instanceType)`. Every pod the stack puts on the
+ * Valkey pool (members, Sentinels, HAProxy, the benchmark's client pods, the drill's load pod,
+ * with their requests, anti-affinity and zone spread as rendered) is bin-packed against the
+ * allocatable model of config/instance-types.ts (components/capacity/): `valkeyMin`/`benchmarkMin`
+ * are the least packing (smallest fitting types, preferences relaxed), `valkeyMax`/`benchmarkMax`
+ * the worst (one permitted type throughout, preferences as Karpenter treats them: required),
+ * the release's nodes capped by the NodePool's `limits.cpu` (Karpenter stops launching there).
+ * Under Auto Mode, `system` is what add-on pods would need on EKS's built-in system pool.
  */
 export function estimateVcpus(config: StackConfig): VcpuEstimate {
-  const { eks, karpenter, valkey, benchmark, aws } = config;
-  // Auto Mode: no system node group; its built-in system pool starts nodes only for pods that
-  // tolerate CriticalAddonsOnly, and this stack runs none.
-  const system = eks.autoMode ? 0 : eks.systemNodes.count * vcpusOf(eks.systemNodes.instanceType);
-  const pod = valkey.resourceAmounts.requests;
-  const zones = aws.zones.length;
-  const perZone = Array.from({ length: zones }, (_, i) => Math.floor(valkey.pods / zones) + (i < valkey.pods % zones ? 1 : 0));
-  const options = karpenter.nodePool.permittedInstanceTypes.flatMap((type) => {
-    const allocatable = allocatableFor(type);
-    const fit = allocatable ? podsPerNode(allocatable, pod) : 1;
-    if (fit < 1) return [];
-    return [{ type, vcpu: perZone.reduce((sum, n) => sum + Math.ceil(n / fit) * vcpusOf(type), 0) }];
-  });
+  const { eks, karpenter, valkey, aws } = config;
+  const nodes = estimateNodes(config);
+  const system = eks.autoMode ? vcpusOfNodes(nodes.autoModeSystem.nodes) : eks.systemNodes.count * vcpusOf(eks.systemNodes.instanceType);
+  const release = (p: Packing) => p.nodes.filter((n) => n.phase === "release");
+  const clients = (p: Packing) => p.nodes.filter((n) => n.phase !== "release");
   const cap = Math.ceil(karpenter.nodePool.limits.amounts.cpuMillicores / 1000);
-  const valkeyMin = options.length === 0 ? 0 : Math.min(...options.map((o) => o.vcpu));
-  const valkeyMax = options.length === 0 ? 0 : Math.min(cap, Math.max(...options.map((o) => o.vcpu)));
-  const sizes = karpenter.nodePool.permittedInstanceTypes.map(vcpusOf);
-  const benchmarkMin = benchmark.enabled && sizes.length > 0 ? Math.min(...sizes) : 0;
-  const benchmarkMax = benchmark.enabled && sizes.length > 0 ? Math.max(...sizes) : 0;
+  const valkeyMin = vcpusOfNodes(release(nodes.least));
+  const valkeyMax = Math.min(cap, Math.max(valkeyMin, vcpusOfNodes(release(nodes.worst))));
+  const benchmarkMin = vcpusOfNodes(clients(nodes.least));
+  const benchmarkMax = Math.max(benchmarkMin, vcpusOfNodes(clients(nodes.worst)));
+  const zones = aws.zones.length;
+  const unschedulable = nodes.least.unschedulable.length > 0 ? ` (no permitted type fits: ${nodes.least.unschedulable.join(", ")})` : "";
   const explain =
-    (eks.autoMode ? "Auto Mode, no system nodes, " : `${eks.systemNodes.count} × ${eks.systemNodes.instanceType} system = ${system}, `) +
-    `${valkey.pods} Valkey pod${valkey.pods === 1 ? "" : "s"} over ${zones} zone${zones === 1 ? "" : "s"} = ${valkeyMin}–${valkeyMax}` +
-    (benchmark.enabled ? `, benchmark node = ${benchmarkMin}–${benchmarkMax}` : "");
+    (eks.autoMode ? `Auto Mode system pool = ${system}, ` : `${eks.systemNodes.count} × ${eks.systemNodes.instanceType} system = ${system}, `) +
+    `${valkey.pods} Valkey pod${valkey.pods === 1 ? "" : "s"} (with Sentinels and HAProxy in replication mode) over ${zones} zone${zones === 1 ? "" : "s"} on ${describeNodes(release(nodes.least))} = ${valkeyMin}–${valkeyMax}` +
+    (benchmarkMax > 0 ? `, benchmark/drill client nodes = ${benchmarkMin}–${benchmarkMax}` : "") +
+    unschedulable;
   return { system, valkeyMin, valkeyMax, benchmarkMin, benchmarkMax, min: system + valkeyMin + benchmarkMin, max: system + valkeyMax + benchmarkMax, explain };
 }
 

@@ -12,7 +12,8 @@
  *   mode). Valkey pods do not call the Kubernetes API (no service account token). There is no
  *   in-cluster Sentinel: replication failover is driven from outside the pods.
  *
- * Benchmark pod: no ingress at all; egress to DNS and to the release's pods on 6379 only.
+ * Benchmark pod: no ingress at all; egress to DNS and, on 6379 only, to the pods it dials: the
+ * members in cluster mode, the HAProxy pods behind the write Service in replication mode.
  */
 import { CLIENT_LABEL, VALKEY_BUS_PORT, VALKEY_PORT, releaseLabels } from "../shared.js";
 import type { NetworkPolicy } from "./k8s-types.js";
@@ -82,12 +83,12 @@ export interface BenchmarkNetworkPolicyOptions {
   namespace: string;
   /** Labels of the benchmark pod (benchmarkPodLabels). */
   podLabels: Record<string, string>;
-  /** The Valkey release's pods it benchmarks. */
+  /** The pods it dials: the members (cluster mode) or the HAProxy endpoint pods (replication mode). */
   valkeyPodSelector: Record<string, string>;
   labels?: Record<string, string>;
 }
 
-/** The benchmark pod: nothing may connect to it; it may reach DNS and the Valkey pods' 6379 only. */
+/** The benchmark pod: nothing may connect to it; it may reach DNS and the endpoint pods' 6379 only. */
 export function buildBenchmarkNetworkPolicy(o: BenchmarkNetworkPolicyOptions): BuiltNetworkPolicy {
   const name = o.podLabels["app.kubernetes.io/name"];
   const component = o.podLabels["app.kubernetes.io/component"];

@@ -97,6 +97,8 @@ export interface ReplicationFacts {
   /** Labels of the data members (not the Sentinels or proxies). */
   podSelector: Record<string, string>;
   sentinelSelector: Record<string, string>;
+  /** Labels of the HAProxy pods behind the write and read Services: what a client of `writeHost` dials. */
+  endpointSelector: Record<string, string>;
   /** Data members by ordinal; ordinal 0 is primary only on the very first start. */
   pods: ReplicationPod[];
   sentinels: ReplicationPod[];
@@ -145,6 +147,7 @@ export function replicationFacts(i: ReplicationInput): ReplicationFacts {
     passwordKey: i.auth ? PASSWORD_SECRET_KEY : undefined,
     podSelector: releaseLabels(r),
     sentinelSelector: sentinelLabels(r),
+    endpointSelector: haproxyLabels(r),
     pods: members.map((name) => ({ name, dnsName: podDnsName(name, names.headless, i.namespace) })),
     sentinels: sentinels.map((name) => ({ name, dnsName: podDnsName(name, names.sentinelHeadless, i.namespace) })),
     port: VALKEY_PORT,

@@ -6,9 +6,10 @@
  * - data members, ingress 6379 from clients, the other members (replication), the Sentinels
  *   (monitoring, reconfiguration), HAProxy (health checks and proxied traffic) and the checks;
  *   egress DNS, members 6379, Sentinels 26379 (the start decision and preStop ask them);
- * - Sentinels, ingress 26379 from clients, members, the other Sentinels and the checks (the
+ * - Sentinels, ingress 26379 from clients, members, the other Sentinels, HAProxy and the checks (the
  *   topology check discovers the primary through them); egress DNS, members 6379, Sentinels 26379;
- * - HAProxy, ingress 6379 (write) and 6380 (read) from clients; egress DNS and members 6379.
+ * - HAProxy, ingress 6379 (write) and 6380 (read) from clients; egress DNS, members 6379 and
+ *   Sentinels 26379 (a readiness/quorum check may ask them who the primary is).
  */
 import { CLIENT_LABEL, VALKEY_PORT, releaseLabels } from "../shared.js";
 import { HAPROXY_READ_PORT, HAPROXY_WRITE_PORT } from "./haproxy-manifests.js";
@@ -52,9 +53,9 @@ export function buildReplicationNetworkPolicies(o: ReplicationPolicyOptions): { 
     sentinels: policy(
       o.names.sentinels,
       o.sentinels,
-      [{ from: [clients, pods(o.members), pods(o.sentinels), ...checks], ports: [tcp(SENTINEL_PORT)] }],
+      [{ from: [clients, pods(o.members), pods(o.sentinels), pods(o.haproxy), ...checks], ports: [tcp(SENTINEL_PORT)] }],
       [dns, toMembers, toSentinels],
     ),
-    haproxy: policy(o.names.haproxy, o.haproxy, [{ from: [clients], ports: [tcp(HAPROXY_WRITE_PORT), tcp(HAPROXY_READ_PORT)] }], [dns, toMembers]),
+    haproxy: policy(o.names.haproxy, o.haproxy, [{ from: [clients], ports: [tcp(HAPROXY_WRITE_PORT), tcp(HAPROXY_READ_PORT)] }], [dns, toMembers, toSentinels]),
   };
 }

@@ -13,6 +13,7 @@ import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
 import { buildBenchmarkNetworkPolicy, buildNetworkPolicy } from "../../components/valkey/network-policy.js";
 import { CLIENT_LABEL, releaseLabels } from "../../components/shared.js";
 import { benchmarkPodLabels } from "../../components/benchmark/job-manifest.js";
+import { haproxyLabels } from "../../components/valkey/haproxy-manifests.js";
 import { recordDependencies } from "../support/dependency-recorder.js";
 import { awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
 import { defaultClusterArgs } from "../support/eks-fixtures.js";
@@ -120,7 +121,7 @@ describe("the program wires the policies", () => {
   const kubeconfig = join(dir, "kubeconfig");
   writeFileSync(kubeconfig, "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n");
 
-  it("the benchmark policy targets the release's pods; direct checks' CIDRs reach the Valkey policy, port-forward adds none", async () => {
+  it("the benchmark policy targets the write endpoint's HAProxy pods (replication); direct checks' CIDRs reach the Valkey policy, port-forward adds none", async () => {
     const raw = {
       platform: "byo",
       byo: { kubeconfig },
@@ -140,7 +141,7 @@ describe("the program wires the policies", () => {
     const bench = mocks.get("kubernetes:networking.k8s.io/v1:NetworkPolicy", "valkey-benchmark-netpol").inputs as {
       spec: { egress: Array<{ to?: unknown[] }> };
     };
-    expect(bench.spec.egress[1]?.to).toEqual([{ podSelector: { matchLabels: releaseLabels("valkey") } }]);
+    expect(bench.spec.egress[1]?.to).toEqual([{ podSelector: { matchLabels: haproxyLabels("valkey") } }]);
 
     mocks.reset();
     runProgram({ stack: "byo", config: parseStackConfig({ ...raw, checks: { directSourceCidrs: ["10.1.0.0/16"] } }).config, password: undefined });

@@ -75,9 +75,12 @@ describe("zones, offerings, quota", () => {
   });
 
   it("spans the cheapest and worst packing over the default types, capped by limits.cpu", () => {
-    // 4 pods of 1 vCPU / 12Gi over 3 zones (2+1+1): r7g.large hosts 1 (8 vCPU), xlarge 2 (12), 2xlarge 4 (24).
+    // Replication, 4 members of 1 vCPU / 12Gi over 3 zones (2+1+1) + 3 Sentinels + 2 HAProxy
+    // (components/capacity/): least = 6 × r7g.large (Sentinels beside members, HAProxy on 2 nodes of
+    // its own, the benchmark beside one) = 12; worst = 7 × r7g.2xlarge (Sentinels kept off the
+    // members as Karpenter treats the preference) = 56.
     const { config } = parseStackConfig({});
-    expect(estimateVcpus(config)).toMatchObject({ system: 4, valkeyMin: 8, valkeyMax: 24, benchmarkMin: 2, benchmarkMax: 8, min: 14, max: 36 });
+    expect(estimateVcpus(config)).toMatchObject({ system: 4, valkeyMin: 12, valkeyMax: 56, benchmarkMin: 0, benchmarkMax: 0, min: 16, max: 60 });
     const capped = parseStackConfig({ karpenter: { nodePool: { limits: { cpu: "16" } } } }).config;
     expect(estimateVcpus(capped).valkeyMax).toBe(16);
   });
@@ -85,12 +88,12 @@ describe("zones, offerings, quota", () => {
   it("fails below the least the stack needs, warns below the worst case, names the quota and numbers", () => {
     const estimate = estimateVcpus(parseStackConfig({}).config);
     const low = checkQuota("us-west-2", 5, estimate);
-    expect(low.error).toMatch(/^EC2 quota L-1216C47A \(Running On-Demand Standard instances\) in us-west-2 is 5 vCPUs; this stack needs at least 14 vCPUs/);
-    expect(low.error).toContain("--quota-code L-1216C47A --desired-value 36 --region us-west-2");
+    expect(low.error).toMatch(/^EC2 quota L-1216C47A \(Running On-Demand Standard instances\) in us-west-2 is 5 vCPUs; this stack needs at least 16 vCPUs/);
+    expect(low.error).toContain("--quota-code L-1216C47A --desired-value 60 --region us-west-2");
     const mid = checkQuota("us-west-2", 32, estimate);
     expect(mid.error).toBeUndefined();
-    expect(mid.warning).toMatch(/may need up to 36 vCPUs/);
-    expect(checkQuota("us-west-2", 36, estimate)).toEqual({});
+    expect(mid.warning).toMatch(/may need up to 60 vCPUs/);
+    expect(checkQuota("us-west-2", 60, estimate)).toEqual({});
   });
 });
 

@@ -202,7 +202,7 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
     expect(pdb("repl-haproxy-pdb")).toEqual({ minAvailable: 1, selector: { matchLabels: proxies } });
   });
 
-  it("NetworkPolicies: Sentinels and HAProxy reach members on 6379, members and clients reach Sentinels, clients reach HAProxy; clients in the namespace only; egress limited", () => {
+  it("NetworkPolicies: Sentinels and HAProxy reach members on 6379, members, HAProxy and clients reach Sentinels, clients reach HAProxy; clients in the namespace only; egress limited", () => {
     const np = (n: string): NetworkPolicy["spec"] => manifest<NetworkPolicy>(mocks.get(NP, n)).spec;
     // A podSelector alone: labelled clients in the release's own namespace, no other namespace.
     const clients = { podSelector: { matchLabels: { [CLIENT_LABEL]: "true" } } };
@@ -221,7 +221,9 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
       ingress: [{ from: [clients, pods(members), pods(sentinels), pods(proxies)], ports: [{ protocol: "TCP", port: 6379 }] }],
       egress: [dns, toMembers, toSentinels],
     });
-    expect(np("repl-sentinel-netpol")?.ingress).toEqual([{ from: [clients, pods(members), pods(sentinels)], ports: [{ protocol: "TCP", port: 26379 }] }]);
+    expect(np("repl-sentinel-netpol")?.ingress).toEqual([
+      { from: [clients, pods(members), pods(sentinels), pods(proxies)], ports: [{ protocol: "TCP", port: 26379 }] },
+    ]);
     expect(np("repl-sentinel-netpol")?.egress).toEqual([dns, toMembers, toSentinels]);
     expect(np("repl-haproxy-netpol")?.ingress).toEqual([
       {
@@ -232,7 +234,7 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
         ],
       },
     ]);
-    expect(np("repl-haproxy-netpol")?.egress).toEqual([dns, toMembers]);
+    expect(np("repl-haproxy-netpol")?.egress).toEqual([dns, toMembers, toSentinels]);
   });
 
   it("keeps the password out of every plain input and rendered manifest; only Secrets hold it, as secrets", () => {

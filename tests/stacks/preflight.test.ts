@@ -90,7 +90,7 @@ describe("preflight invokes", () => {
     expect(problems).toEqual([
       'aws.zones.2: "eu-west-1c" is not an available zone of eu-west-1 for this account (available: eu-west-1a, eu-west-1b)',
       "karpenter.nodePool (permitted instance types): r7g.2xlarge is not offered in eu-west-1b; pick types offered in every zone of aws.zones, or other zones",
-      expect.stringMatching(/^EC2 quota L-1216C47A .* in eu-west-1 is 8 vCPUs; this stack needs at least 14 vCPUs .*--desired-value 36 --region eu-west-1$/),
+      expect.stringMatching(/^EC2 quota L-1216C47A .* in eu-west-1 is 8 vCPUs; this stack needs at least 16 vCPUs .*--desired-value 60 --region eu-west-1$/),
     ]);
     // No offerings invoke for the zone that does not exist.
     expect(recorder.calls.filter((t) => t === OFFERINGS_TOKEN)).toHaveLength(2);
@@ -104,7 +104,7 @@ describe("preflight invokes", () => {
     account.quota = new Error("AccessDeniedException: not authorized to perform servicequotas:GetServiceQuota");
     const result = await collectPreflight(config, createAwsProvider(config));
     expect(result.problems).toEqual([]);
-    expect(result.warnings).toEqual([expect.stringMatching(/could not read EC2 quota L-1216C47A in eu-west-1 .*needs 14–36 vCPUs/)]);
+    expect(result.warnings).toEqual([expect.stringMatching(/could not read EC2 quota L-1216C47A in eu-west-1 .*needs 16–60 vCPUs/)]);
   });
 });
 

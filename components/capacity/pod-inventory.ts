@@ -1,0 +1,124 @@
+/**
+ * Every pod a stack creates on the Valkey node pool, read from the pod templates the builders
+ * render (so requests, replicas, anti-affinity and spread cannot drift from what is deployed):
+ * the Valkey members; in replication mode the Sentinels and the HAProxy endpoints; the benchmark
+ * Job's client pods; the drill's load pod. Plus, under Auto Mode, what EKS add-ons put on its
+ * built-in system pool (components/aws/auto-mode.ts autoModeSystemPods). Pure.
+ */
+import { workloadFromConfig } from "../../config/schema.js";
+import { parseCpuQuantity, parseMemoryQuantity } from "../../config/quantity.js";
+import type { StackConfig } from "../../config/types.js";
+import type { SystemPod } from "../aws/auto-mode.js";
+import { buildBenchmarkJob } from "../benchmark/job-manifest.js";
+import { VALKEY_PORT, ZONE_LABEL, type Placement } from "../shared.js";
+import { buildDrillLoadJob } from "../steps/failure-drill/load-job.js";
+import { DEFAULT_CLUSTER_RELEASE } from "../valkey-cluster.js";
+import { DEFAULT_REPLICATION_RELEASE } from "../valkey-replication.js";
+import { buildClusterManifests } from "../valkey/cluster-manifests.js";
+import type { PodSpec } from "../valkey/k8s-types.js";
+import { HOSTNAME_LABEL } from "../valkey/pod-placement.js";
+import { buildReplicationManifests } from "../valkey/replication-manifests.js";
+import type { Labels, Phase, PodGroup } from "./bin-packing.js";
+
+type Template = { metadata?: { labels?: Labels }; spec?: PodSpec };
+
+/** A group from a rendered pod template: summed container requests, anti-affinity, zone spread, zones. */
+export function podGroupOf(name: string, count: number, phase: Phase, template: Template): PodGroup {
+  const spec: PodSpec = template.spec ?? { containers: [] };
+  const requests = (spec.containers ?? []).map((c) => (c.resources?.requests ?? {}) as Record<string, string | number | undefined>);
+  const request = {
+    cpuMillicores: requests.reduce((sum, r) => sum + (r.cpu === undefined ? 0 : parseCpuQuantity(r.cpu)), 0),
+    memoryBytes: requests.reduce((sum, r) => sum + (r.memory === undefined ? 0 : parseMemoryQuantity(r.memory)), 0),
+  };
+  const anti = spec.affinity?.podAntiAffinity;
+  const per = (key: string | undefined): "node" | "zone" | undefined => (key === HOSTNAME_LABEL ? "node" : key === ZONE_LABEL ? "zone" : undefined);
+  const requiredApart = (anti?.requiredDuringSchedulingIgnoredDuringExecution ?? []).flatMap((t) => {
+    const p = per(t.topologyKey);
+    return p === undefined ? [] : [{ selector: { ...t.labelSelector?.matchLabels }, per: p }];
+  });
+  const preferredApart = (anti?.preferredDuringSchedulingIgnoredDuringExecution ?? [])
+    .filter((t) => per(t.podAffinityTerm.topologyKey) === "node")
+    .map((t) => ({ ...t.podAffinityTerm.labelSelector?.matchLabels }));
+  const spread = (spec.topologySpreadConstraints ?? []).find((c) => c.topologyKey === ZONE_LABEL && c.whenUnsatisfiable === "DoNotSchedule");
+  const zoneTerm = spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms?.[0]?.matchExpressions?.find(
+    (e) => e.key === ZONE_LABEL && e.operator === "In",
+  );
+  return {
+    name,
+    count,
+    phase,
+    labels: { ...template.metadata?.labels },
+    request,
+    ...(zoneTerm?.values === undefined ? {} : { zones: [...zoneTerm.values] }),
+    requiredApart,
+    preferredApart,
+    ...(spread === undefined ? {} : { spreadOver: { ...spread.labelSelector?.matchLabels } }),
+  };
+}
+
+/** The pods on the Valkey node pool, in the order the program creates them. */
+export function valkeyPoolPods(config: StackConfig): PodGroup[] {
+  const placement: Placement = { zones: config.aws.zones, nodeSelector: {}, tolerations: [], storageClass: config.valkey.persistence.storageClass };
+  const ns = config.valkey.namespace;
+  const base = { namespace: ns, valkey: config.valkey, placement, auth: config.valkey.auth.enabled };
+  const groups: PodGroup[] = [];
+  if (config.valkey.mode === "replication") {
+    const m = buildReplicationManifests({ ...base, release: DEFAULT_REPLICATION_RELEASE });
+    groups.push(
+      podGroupOf("valkey", m.statefulSet.spec?.replicas ?? 0, "release", m.statefulSet.spec?.template ?? {}),
+      podGroupOf("sentinel", m.sentinel.statefulSet.spec?.replicas ?? 0, "release", m.sentinel.statefulSet.spec?.template ?? {}),
+      podGroupOf("haproxy", m.haproxy.deployment.spec?.replicas ?? 0, "release", m.haproxy.deployment.spec?.template ?? {}),
+    );
+  } else {
+    const m = buildClusterManifests({ ...base, release: DEFAULT_CLUSTER_RELEASE });
+    groups.push(podGroupOf("valkey", m.statefulSet.spec?.replicas ?? 0, "release", m.statefulSet.spec?.template ?? {}));
+  }
+  if (config.benchmark.enabled) {
+    const job = buildBenchmarkJob({
+      namespace: ns,
+      name: "vbench",
+      image: config.valkey.image,
+      mode: config.valkey.mode,
+      target: { host: "endpoint", port: VALKEY_PORT },
+      workload: workloadFromConfig(config),
+      secretName: undefined,
+      passwordKey: "password",
+      placement,
+      resources: config.benchmark.resources,
+      clientPods: config.benchmark.clientPods,
+    });
+    groups.push(podGroupOf("benchmark", config.benchmark.clientPods, "benchmark", job.spec.template));
+  }
+  if (config.drills.enabled) {
+    const { job } = buildDrillLoadJob({
+      namespace: ns,
+      name: "drill-load",
+      runKey: "estimate",
+      mode: config.valkey.mode,
+      image: config.drills.image,
+      target: { host: "endpoint", port: VALKEY_PORT, sentinel: { host: "sentinel", port: 26379, masterName: "m" } },
+      rate: config.drills.rate,
+      loadS: config.drills.loadS,
+      keyPrefix: "k",
+      secretName: undefined,
+      passwordKey: "password",
+      placement,
+      script: "",
+    });
+    groups.push(podGroupOf("drill-load", 1, "drill", job.spec.template));
+  }
+  return groups;
+}
+
+/** Pods on Auto Mode's built-in system pool, from the cluster args pulumi-eks gets. */
+export function systemPoolPods(pods: readonly SystemPod[]): PodGroup[] {
+  return pods.map((p) => ({
+    name: p.name,
+    count: 1,
+    phase: "release" as const,
+    labels: { "k8s-app": "system" },
+    request: { cpuMillicores: p.cpuMillicores, memoryBytes: p.memoryBytes },
+    requiredApart: [],
+    preferredApart: [{ "k8s-app": "system" }],
+  }));
+}
