@@ -17,6 +17,7 @@ import { renderStartScript } from "../../components/valkey/start-script.js";
 import { resolveBinaries, which } from "../../benchmarks/binaries.js";
 import { memberLaunch } from "../../benchmarks/local/sentinel-topology.js";
 import { freePort } from "../../benchmarks/local/ports.js";
+import { parseStackConfig } from "../../config/schema.js";
 import { LocalFleet } from "../../benchmarks/local/valkey-process.js";
 import { openClient } from "../../benchmarks/topology/connector.js";
 import { parseInfo } from "../../benchmarks/topology/info.js";
@@ -176,6 +177,7 @@ describe("start decision with no Sentinel answering (real sh, real valkey-server
     mute?.close();
     await fleet.stopAll();
   });
+  const UNFENCED = parseStackConfig({ valkey: { replication: { replicas: 0, minReplicasToWrite: 0 } }, checks: { verify: false } }).config.valkey;
   const start = async (ordinal: number, port: number, sentinels: string[], marker: string) =>
     fleet.start({
       name: `member-${ordinal}`,
@@ -191,6 +193,8 @@ describe("start decision with no Sentinel answering (real sh, real valkey-server
           sentinels,
           masterName: DEFAULT_MASTER_NAME,
           sentinel: { waitSeconds: 2, firstStartGraceSeconds: 1 },
+          // A lone member: fencing off, or the deployed min-replicas-to-write 1 refuses its writes.
+          valkey: UNFENCED,
         })(ctx);
         return { ...cmd, env: { ...cmd.env, SENTINEL_TEST_MARKER: marker } };
       },
