@@ -7,8 +7,8 @@
  * lost write.
  */
 
-export type Fault = "primary" | "replica" | "zone" | "all" | "switchover";
-export const FAULTS: readonly Fault[] = ["primary", "replica", "zone", "all", "switchover"];
+export type Fault = "primary" | "replica" | "zone" | "all" | "switchover" | "lost-volume";
+export const FAULTS: readonly Fault[] = ["primary", "replica", "zone", "all", "switchover", "lost-volume"];
 export type DrillMode = "cluster" | "replication";
 
 export interface WriteRecord {
