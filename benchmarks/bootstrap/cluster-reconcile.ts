@@ -89,7 +89,9 @@ export async function reconcileLostMembers(states: readonly ReconcileMember[], o
             "those slots are LOST (their data was only on that node); not forgetting it. Restore the data, or accept the loss and assign the slots (CLUSTER ADDSLOTSRANGE) yourself",
         );
       }
-      throw o.fail(`${name} is no current member's node id but still owns slots ${slotText(owning)}: wait for its replica to take over (cluster-node-timeout), then retry`);
+      throw o.fail(
+        `${name} is no current member's node id but still owns slots ${slotText(owning)}: wait for its replica to take over (cluster-node-timeout), then retry`,
+      );
     }
     if (!all.some((v) => v.some((e) => e.id === id && e.failed))) {
       throw o.fail(`${name} is no current member's node id but is not marked fail yet: retry after cluster-node-timeout`);
@@ -141,8 +143,12 @@ export async function reconcileLostMembers(states: readonly ReconcileMember[], o
   const want = o.primaries * o.replicasPerPrimary;
   await pollUntil(
     async () => {
-      const infos = await Promise.all(states.map(async (s) => [parseInfo(String(await s.client.call("CLUSTER", "INFO"))), parseInfo(await s.client.info("replication"))] as const));
-      const bad = infos.findIndex(([c]) => c.get("cluster_state") !== "ok" || num(c, "cluster_slots_ok") !== CLUSTER_SLOT_COUNT || num(c, "cluster_known_nodes") !== states.length);
+      const infos = await Promise.all(
+        states.map(async (s) => [parseInfo(String(await s.client.call("CLUSTER", "INFO"))), parseInfo(await s.client.info("replication"))] as const),
+      );
+      const bad = infos.findIndex(
+        ([c]) => c.get("cluster_state") !== "ok" || num(c, "cluster_slots_ok") !== CLUSTER_SLOT_COUNT || num(c, "cluster_known_nodes") !== states.length,
+      );
       if (bad >= 0) return `${states[bad]?.member.id} is not ok with all ${states.length} nodes yet`;
       const linked = infos.filter(([, r]) => r.get("role") === "slave" && r.get("master_link_status") === "up").length;
       return linked === want ? true : `${linked}/${want} replicas linked`;
@@ -178,6 +184,8 @@ async function spreadPrimaries(states: readonly ReconcileMember[], from: Reconci
       timeoutMs: o.timeoutMs,
       what: `${replica.member.id} to take over by CLUSTER FAILOVER`,
     });
-    o.step(`${replica.member.id} (${replica.member.zone}) took over from ${byNode.get(move.p.id)?.member.id ?? move.p.id} (${zone(move.p.id)}): no zone holds a primary majority`);
+    o.step(
+      `${replica.member.id} (${replica.member.zone}) took over from ${byNode.get(move.p.id)?.member.id ?? move.p.id} (${zone(move.p.id)}): no zone holds a primary majority`,
+    );
   }
 }

@@ -149,7 +149,10 @@ export class ClusterTarget implements DrillTarget {
         });
         writeFileSync(join(dir, "valkey.conf"), conf, { mode: 0o600 });
         writeFileSync(join(dir, "heal.sh"), renderClusterHealScript({ port: p.port, localHost: p.host, intervalSeconds: 1, deadlineSeconds: 120 }));
-        writeFileSync(join(dir, "rejoin.sh"), renderClusterRejoinScript({ port: p.port, localHost: p.host, intervalSeconds: 1, deadlineSeconds: 120, gateDeadlineSeconds: 60 }));
+        writeFileSync(
+          join(dir, "rejoin.sh"),
+          renderClusterRejoinScript({ port: p.port, localHost: p.host, intervalSeconds: 1, deadlineSeconds: 120, gateDeadlineSeconds: 60 }),
+        );
         writeFileSync(
           join(dir, "failback.sh"),
           renderAzFailbackScript({ port: p.port, localHost: p.host, intervalSeconds: 1, confirmRounds: 2, cooldownSeconds: 5 }),

@@ -34,7 +34,7 @@ beforeAll(async () => {
   const client = new Cluster([{ host: c.seed.host, port: c.seed.port }], { redisOptions: { password: PW } });
   try {
     for (let i = 0; i < KEYS; i++) await client.set(`reconcile:${i}`, `v${i}`);
-    for (const p of c.primaries) await (await openClient(p.host, p.port, p.address, { password: PW })).call("WAIT", "1", "2000");
+    for (const p of c.primaries) await call(p, "WAIT", "1", "2000");
   } finally {
     client.disconnect();
   }
@@ -54,7 +54,7 @@ async function call(n: ValkeyProcess, ...args: string[]): Promise<string> {
 async function loseVolume(victim: ValkeyProcess, samePort: boolean): Promise<{ fresh: ValkeyProcess; oldId: string }> {
   const oldId = await call(victim, "CLUSTER", "MYID");
   victim.signal("SIGKILL");
-  await eventually("the victim to exit", 5000, async () => (victim.alive() ? undefined : true));
+  await eventually("the victim to exit", 5000, () => Promise.resolve(victim.alive() ? undefined : true));
   rmSync(victim.dir, { recursive: true, force: true });
   const fresh = await fleet.start({
     name: `fresh-${victim.port}`,
@@ -66,7 +66,9 @@ async function loseVolume(victim: ValkeyProcess, samePort: boolean): Promise<{ f
   zoneOf.set(fresh.address, zoneOf.get(victim.address) as string);
   nodes = nodes.map((n) => (n === victim ? fresh : n));
   const other = nodes.find((n) => n !== fresh) as ValkeyProcess;
-  await eventually("the old id flagged fail", 20_000, async () => ((await call(other, "CLUSTER", "NODES")).split("\n").some((l) => l.startsWith(oldId) && / \S*fail[, ]/.test(l)) ? true : undefined));
+  await eventually("the old id flagged fail", 20_000, async () =>
+    (await call(other, "CLUSTER", "NODES")).split("\n").some((l) => l.startsWith(oldId) && / \S*fail[, ]/.test(l)) ? true : undefined,
+  );
   return { fresh, oldId };
 }
 
@@ -90,7 +92,10 @@ async function expectHealedWithEveryKey(): Promise<void> {
   });
   expect(report.ok, JSON.stringify(report.failures)).toBe(true);
   for (const s of report.shards) for (const r of s.replicas) expect(r.zone, JSON.stringify(s)).not.toBe(s.primary.zone);
-  const client = new Cluster(nodes.map((n) => ({ host: n.host, port: n.port })), { redisOptions: { password: PW } });
+  const client = new Cluster(
+    nodes.map((n) => ({ host: n.host, port: n.port })),
+    { redisOptions: { password: PW } },
+  );
   try {
     const missing: string[] = [];
     for (let i = 0; i < KEYS; i++) if ((await client.get(`reconcile:${i}`)) !== `v${i}`) missing.push(`reconcile:${i}`);
@@ -117,25 +122,35 @@ describe("bootstrap reconciles a cluster member that lost its volume (real proce
     let refusal = "";
     const lost = loseVolume(primary, false);
     // Right after the kill the old id still owns its slots: the bootstrap must not forget it.
-    await eventually("a refusal naming the slots", 10_000, async () => {
-      try {
-        await bootstrap();
-        return undefined;
-      } catch (err) {
-        refusal = (err as Error).message;
-        return /still owns slots/.test(refusal) ? true : undefined;
-      }
-    }, 200);
+    await eventually(
+      "a refusal naming the slots",
+      10_000,
+      async () => {
+        try {
+          await bootstrap();
+          return undefined;
+        } catch (err) {
+          refusal = (err as Error).message;
+          return /still owns slots/.test(refusal) ? true : undefined;
+        }
+      },
+      200,
+    );
     expect(refusal).toMatch(/wait for its replica to take over|LOST/);
     await lost;
-    await eventually("the replica promoted", 20_000, async () => {
-      try {
-        return (await bootstrap()).changed ? true : undefined;
-      } catch (err) {
-        if (/still owns slots|not marked fail/.test((err as Error).message)) return undefined;
-        throw err;
-      }
-    }, 1000);
+    await eventually(
+      "the replica promoted",
+      20_000,
+      async () => {
+        try {
+          return (await bootstrap()).changed ? true : undefined;
+        } catch (err) {
+          if (/still owns slots|not marked fail/.test((err as Error).message)) return undefined;
+          throw err;
+        }
+      },
+      1000,
+    );
     await expectHealedWithEveryKey();
   }, 90_000);
 });
