@@ -154,3 +154,42 @@ describe("bootstrap reconciles a cluster member that lost its volume (real proce
     await expectHealedWithEveryKey();
   }, 90_000);
 });
+
+describe("a primary with no replica lost its volume (real processes)", () => {
+  it("the bootstrap says its slots are lost and forgets nothing", async () => {
+    const own = new LocalFleet();
+    try {
+      const lone = await startLocalCluster(own, {
+        primaries: 3,
+        replicasPerPrimary: 0,
+        zones: ["a", "b", "c"],
+        password: PW,
+        clusterNodeTimeoutMs: NODE_TIMEOUT_MS,
+      });
+      const victim = lone.primaries[0] as ValkeyProcess;
+      const oldId = await call(victim, "CLUSTER", "MYID");
+      victim.signal("SIGKILL");
+      await eventually("the victim to exit", 5000, () => Promise.resolve(victim.alive() ? undefined : true));
+      rmSync(victim.dir, { recursive: true, force: true });
+      const fresh = await own.start({
+        name: "fresh-lone",
+        clusterEnabled: true,
+        clusterNodeTimeoutMs: NODE_TIMEOUT_MS,
+        password: PW,
+        port: victim.port,
+        clusterPort: victim.clusterPort,
+      });
+      const members = lone.nodes.map((n) => (n === victim ? fresh : n)).map((n) => localMember(n, lone.zoneMap[n.address] as string));
+      const other = lone.nodes.find((n) => n !== victim) as ValkeyProcess;
+      await eventually("the old id flagged fail", 20_000, async () =>
+        (await call(other, "CLUSTER", "NODES")).split("\n").some((l) => l.startsWith(oldId) && / \S*fail[, ]/.test(l)) ? true : undefined,
+      );
+      await expect(
+        bootstrapCluster({ members, primaries: 3, replicasPerPrimary: 0, connector: new DirectConnector({ password: PW }), timeoutMs: 10_000 }),
+      ).rejects.toThrow(/still owns slots 0-5460 with no replica to take them over: those slots are LOST/);
+      expect(await call(other, "CLUSTER", "NODES")).toContain(oldId);
+    } finally {
+      await own.stopAll();
+    }
+  }, 60_000);
+});
