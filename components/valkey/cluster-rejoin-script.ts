@@ -32,7 +32,7 @@
  * the environment.
  */
 import { VALKEY_PORT } from "../shared.js";
-import { boundedCliLines, DEFAULT_CLI_TIMEOUT_SECONDS, localHostLine } from "./sh-cli.js";
+import { boundedCliLines, deadlineLines, DEFAULT_CLI_TIMEOUT_SECONDS, localHostLine, waitForPingLines } from "./sh-cli.js";
 
 export interface ClusterRejoinScriptOptions {
   /** This node's client port (and the peers', in a pod). @default VALKEY_PORT */
@@ -83,9 +83,7 @@ export function renderClusterRejoinScript(o: ClusterRejoinScriptOptions = {}): s
     `me="\${VALKEY_ANNOUNCE_HOST:-}"`,
     `[ -n "$me" ] || { log "VALKEY_ANNOUNCE_HOST is not set; nothing to do"; exit 0; }`,
     `if [ "\${1:-}" = gate ]; then mode=gate; deadline=${gateDeadline}; server_pid=""; else mode=run; deadline=${deadline}; server_pid="\${1:-}"; fi`,
-    `started=$(date +%s)`,
-    `expired() { [ $(( $(date +%s) - started )) -ge "$deadline" ]; }`,
-    `server_alive() { [ -z "$server_pid" ] || kill -0 "$server_pid" 2>/dev/null; }`,
+    ...deadlineLines(),
     `# "ip port" of every peer: $VALKEY_HEAL_HOSTS_FILE (tests) or the headless Service's addresses.`,
     `peers() {`,
     `  if [ -n "\${VALKEY_HEAL_HOSTS_FILE:-}" ]; then`,
@@ -131,12 +129,7 @@ export function renderClusterRejoinScript(o: ClusterRejoinScriptOptions = {}): s
     `  exit 0`,
     `fi`,
     ``,
-    `while :; do`,
-    `  server_alive || exit 0`,
-    `  expired && { log "the server did not answer PING within \${deadline}s; giving up"; exit 0; }`,
-    `  [ "$(local_cli ping 2>/dev/null)" = PONG ] && break`,
-    `  sleep 1`,
-    `done`,
+    ...waitForPingLines(),
     `myid=$(local_cli cluster myid 2>/dev/null) || exit 0`,
     `known() { local_cli cluster nodes 2>/dev/null | grep -c . ; }`,
     `[ "$(known)" -le 1 ] || exit 0`,
