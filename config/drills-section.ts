@@ -4,7 +4,7 @@
  * the deployment.
  */
 import { z } from "zod";
-import { FAULTS, type Fault } from "../benchmarks/drill/ledger.js";
+import { FAULTS, LOCAL_ONLY_FAULTS, type Fault } from "../benchmarks/drill/ledger.js";
 import { versions } from "../versions.js";
 import { count, flag, runId, section, unique } from "./fields.js";
 
@@ -17,6 +17,11 @@ export const drillsSchema = section(
       .array(z.enum(FAULTS as readonly [Fault, ...Fault[]]))
       .min(1)
       .superRefine(unique("fault"))
+      .superRefine((faults, ctx) => {
+        for (const f of faults.filter((x) => LOCAL_ONLY_FAULTS.includes(x))) {
+          ctx.addIssue({ code: "custom", message: `${f} is a local drill only (vbench drill); the deployed FailureDrill does not inject it` });
+        }
+      })
       .default(["primary"])
       .describe(
         "Faults, in order: primary (delete the primary's pod, grace 0), replica (a replica's pod, grace 0), zone (cordon one zone's nodes, delete its members and Sentinels, hold zoneDownS, uncordon), all (every member pod, grace 0), switchover (delete the primary's pod with its grace period: the preStop path a node drain takes).",

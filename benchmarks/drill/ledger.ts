@@ -9,6 +9,8 @@
 
 export type Fault = "primary" | "replica" | "zone" | "all" | "switchover" | "lost-volume";
 export const FAULTS: readonly Fault[] = ["primary", "replica", "zone", "all", "switchover", "lost-volume"];
+/** Faults only the local drills inject (the deployed FailureDrill refuses them by name). */
+export const LOCAL_ONLY_FAULTS: readonly Fault[] = ["lost-volume"];
 export type DrillMode = "cluster" | "replication";
 
 export interface WriteRecord {

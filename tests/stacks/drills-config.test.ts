@@ -30,6 +30,7 @@ describe("config drills: each bad value names its key", () => {
     ["an unknown fault", { drills: { faults: ["primary", "network"] } }, "drills.faults.1", "primary"],
     ["a fault listed twice", { drills: { faults: ["primary", "primary"] } }, "drills.faults.1", "listed twice"],
     ["no fault", { drills: { faults: [] } }, "drills.faults", "at least 1"],
+    ["a local-only fault", { drills: { faults: ["lost-volume"] } }, "drills.faults", "lost-volume is a local drill only"],
     ["a rate of 0", { drills: { rate: 0 } }, "drills.rate", "1"],
     ["an empty runId", { drills: { runId: "" } }, "drills.runId", "non-empty"],
     ["an unknown key", { drills: { faultz: [] } }, "drills.faultz", "unknown key"],

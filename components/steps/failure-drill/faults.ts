@@ -77,6 +77,7 @@ export async function injectFault(api: DrillKubeApi, fault: Fault, t: FaultTarge
     const deleted = await kill(t.members, 0);
     return { description: `every member pod (${t.members.map((p) => p.name).join(", ")}) deleted, grace 0`, deleted, cordoned: [], restore: noop };
   }
+  if (fault !== "zone") throw new Error(`the deployed FailureDrill does not inject the ${fault} fault (a local drill only: vbench drill)`);
   // zone: the primary's zone.
   const zone = shard?.primary.zone ?? undefined;
   if (zone === undefined) throw new Error("the zone drill needs the primary's zone, and the healthy report has none");
