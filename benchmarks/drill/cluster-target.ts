@@ -10,7 +10,7 @@
  * 100 ms, first `fail?`/`fail` flag on a killed node.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
@@ -35,6 +35,7 @@ import { verifyTopology } from "../verify/verify-topology.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "./ledger.js";
 import { clusterClient } from "./load.js";
+import { reapBackgroundScripts } from "./reap-scripts.js";
 import { readInBatches, startedOrStopped, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
 
 export interface ClusterTargetOptions extends DrillTimings {
@@ -380,40 +381,5 @@ export class ClusterTarget implements DrillTarget {
   async stop(): Promise<void> {
     await this.fleet.stopAll();
     await reapBackgroundScripts(`VALKEY_HEAL_HOSTS_FILE=${this.hostsFile}`);
-  }
-}
-
-/**
- * The heal and failback loops (and their cli calls) run beside each server and end on their own
- * about a second after it; wait for them, then SIGKILL the rest, found by this topology's own
- * environment marker (our hosts file path) and killed by pid. Linux /proc only; elsewhere a no-op.
- */
-async function reapBackgroundScripts(marker: string, graceMs = 4000): Promise<void> {
-  const find = (): number[] => {
-    let entries: string[];
-    try {
-      entries = readdirSync("/proc");
-    } catch {
-      return [];
-    }
-    return entries.flatMap((e) => {
-      if (!/^\d+$/.test(e)) return [];
-      try {
-        return readFileSync(`/proc/${e}/environ`, "latin1").split("\0").includes(marker) && !/\) Z /.test(readFileSync(`/proc/${e}/stat`, "latin1"))
-          ? [Number(e)]
-          : [];
-      } catch {
-        return [];
-      }
-    });
-  };
-  const deadline = Date.now() + graceMs;
-  while (find().length > 0 && Date.now() < deadline) await sleep(100);
-  for (const pid of find()) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      /* gone */
-    }
   }
 }
