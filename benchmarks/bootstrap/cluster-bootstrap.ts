@@ -255,6 +255,13 @@ export async function bootstrapCluster(o: BootstrapOptions): Promise<BootstrapRe
     }
     const notFresh = states.filter((s) => !isFresh(s));
     const existing = new Set(notFresh.map((s) => s.member.id));
+    // Before the scale-up check: a lost primary not yet replaced would look like fewer primaries.
+    if (notFresh.length > 0 && (await isHalfHealed(states, o))) {
+      // A member lost its volume (new node id): forget the old id, meet and attach it (cluster-reconcile.ts).
+      const fail = (m: string): Error => new BootstrapError(m);
+      await reconcileLostMembers(states, { ...o, timeoutMs: o.timeoutMs ?? 60_000, step, fail });
+      return { plan: undefined, changed: true, nodeIds, steps };
+    }
     if (notFresh.length > 0 && (await isScaleUp(states, existing, o.primaries))) {
       const timeoutMs = o.timeoutMs ?? 60_000;
       const fail = (m: string): Error => new BootstrapError(m);
@@ -262,12 +269,6 @@ export async function bootstrapCluster(o: BootstrapOptions): Promise<BootstrapRe
       await waitHealthy(states, scaled, o);
       step(`cluster_state:ok: scaled up to ${scaled.shards.length} primaries, ${o.replicasPerPrimary} replica(s) each`);
       return { plan: scaled, changed: true, nodeIds, steps };
-    }
-    if (notFresh.length > 0 && (await isHalfHealed(states, o))) {
-      // A member lost its volume (new node id): forget the old id, meet and attach it (cluster-reconcile.ts).
-      const fail = (m: string): Error => new BootstrapError(m);
-      await reconcileLostMembers(states, { ...o, timeoutMs: o.timeoutMs ?? 60_000, step, fail });
-      return { plan: undefined, changed: true, nodeIds, steps };
     }
     if (notFresh.length > 0) {
       throw new BootstrapError(

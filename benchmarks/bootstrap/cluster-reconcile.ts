@@ -140,26 +140,12 @@ export async function reconcileLostMembers(states: readonly ReconcileMember[], o
     count.set(target.id, (count.get(target.id) ?? 0) + 1);
     o.step(`${s.member.id} (${s.member.zone}) replicates ${label} (${zoneOf(target.id) ?? "?"})`);
   }
-  const want = o.primaries * o.replicasPerPrimary;
-  await pollUntil(
-    async () => {
-      const infos = await Promise.all(
-        states.map(async (s) => [parseInfo(String(await s.client.call("CLUSTER", "INFO"))), parseInfo(await s.client.info("replication"))] as const),
-      );
-      const bad = infos.findIndex(
-        ([c]) => c.get("cluster_state") !== "ok" || num(c, "cluster_slots_ok") !== CLUSTER_SLOT_COUNT || num(c, "cluster_known_nodes") !== states.length,
-      );
-      if (bad >= 0) return `${states[bad]?.member.id} is not ok with all ${states.length} nodes yet`;
-      const linked = infos.filter(([, r]) => r.get("role") === "slave" && r.get("master_link_status") === "up").length;
-      return linked === want ? true : `${linked}/${want} replicas linked`;
-    },
-    { timeoutMs: o.timeoutMs, what: "the reconciled cluster: all slots ok on every member and every replica linked" },
-  );
+  await waitReconciled(states, o);
   await spreadPrimaries(states, from, o);
   o.step(`cluster_state:ok: reconciled to ${o.primaries} primaries, ${o.replicasPerPrimary} replica(s) each`);
 }
 
-/** Step 7 of the module comment: no zone keeps a primary majority when a replica can fix it. */
+/** Step 7 of the module comment: no zone keeps a primary majority when a replica can fix it */
 async function spreadPrimaries(states: readonly ReconcileMember[], from: ReconcileMember, o: ReconcileOptions): Promise<void> {
   const byNode = new Map(states.map((s) => [s.nodeId, s]));
   for (let round = 0; round < states.length; round++) {
@@ -187,5 +173,29 @@ async function spreadPrimaries(states: readonly ReconcileMember[], from: Reconci
     o.step(
       `${replica.member.id} (${replica.member.zone}) took over from ${byNode.get(move.p.id)?.member.id ?? move.p.id} (${zone(move.p.id)}): no zone holds a primary majority`,
     );
+    // The demoted primary turns replica a moment later: settle before looking again.
+    await waitReconciled(states, o);
   }
+}
+
+/** Every member: all slots ok, all members known, exactly `primaries` primaries in its view; every wanted replica linked. */
+async function waitReconciled(states: readonly ReconcileMember[], o: ReconcileOptions): Promise<void> {
+  const want = o.primaries * o.replicasPerPrimary;
+  await pollUntil(
+    async () => {
+      const infos = await Promise.all(
+        states.map(async (s) => [parseInfo(String(await s.client.call("CLUSTER", "INFO"))), parseInfo(await s.client.info("replication"))] as const),
+      );
+      const bad = infos.findIndex(
+        ([c]) => c.get("cluster_state") !== "ok" || num(c, "cluster_slots_ok") !== CLUSTER_SLOT_COUNT || num(c, "cluster_known_nodes") !== states.length,
+      );
+      if (bad >= 0) return `${states[bad]?.member.id} is not ok with all ${states.length} nodes yet`;
+      const linked = infos.filter(([, r]) => r.get("role") === "slave" && r.get("master_link_status") === "up").length;
+      const all = await views(states);
+      const split = all.findIndex((v) => v.filter((n) => n.role === "primary" && !n.failed).length !== o.primaries);
+      if (split >= 0) return `${states[split]?.member.id} does not see ${o.primaries} primaries yet`;
+      return linked === want ? true : `${linked}/${want} replicas linked`;
+    },
+    { timeoutMs: o.timeoutMs, what: "the reconciled cluster: all slots ok on every member and every replica linked" },
+  );
 }
