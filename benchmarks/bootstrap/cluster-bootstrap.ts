@@ -10,7 +10,9 @@
  *
  * Idempotent: nodes that already form a healthy cluster of the wanted shape are left alone
  * (`changed: false`). A running cluster with fresh nodes added and more primaries wanted is
- * scaled up (cluster-scale.ts); other changes of a running cluster are refused.
+ * scaled up (cluster-scale.ts); a cluster whose members lost their volumes (stale node ids, fresh
+ * or slot-less members, all slots still owned) is reconciled (cluster-reconcile.ts); other
+ * changes of a running cluster are refused.
  */
 import type { Redis } from "ioredis";
 import { ConnectionPool, type Connector } from "../topology/connector.js";
@@ -20,6 +22,7 @@ import { planCluster, type ClusterPlan } from "./az-aware-planner.js";
 import { checkMembers, type ClusterMember } from "./cluster-member.js";
 import { meetAndWait, replicateWhenKnown } from "./cluster-gossip.js";
 import { isScaleUp, scaleUp } from "./cluster-scale.js";
+import { isHalfHealed, reconcileLostMembers } from "./cluster-reconcile.js";
 import { CLUSTER_SLOT_COUNT } from "../topology/slots.js";
 
 export interface BootstrapOptions {
@@ -252,6 +255,13 @@ export async function bootstrapCluster(o: BootstrapOptions): Promise<BootstrapRe
     }
     const notFresh = states.filter((s) => !isFresh(s));
     const existing = new Set(notFresh.map((s) => s.member.id));
+    // Before the scale-up check: a lost primary not yet replaced would look like fewer primaries.
+    if (notFresh.length > 0 && (await isHalfHealed(states, o))) {
+      // A member lost its volume (new node id): forget the old id, meet and attach it (cluster-reconcile.ts).
+      const fail = (m: string): Error => new BootstrapError(m);
+      await reconcileLostMembers(states, { ...o, timeoutMs: o.timeoutMs ?? 60_000, step, fail });
+      return { plan: undefined, changed: true, nodeIds, steps };
+    }
     if (notFresh.length > 0 && (await isScaleUp(states, existing, o.primaries))) {
       const timeoutMs = o.timeoutMs ?? 60_000;
       const fail = (m: string): Error => new BootstrapError(m);

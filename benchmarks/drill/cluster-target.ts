@@ -11,12 +11,13 @@
  * 100 ms, first `fail?`/`fail` flag on a killed node.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
 import { renderAzFailbackScript } from "../../components/valkey/az-failback-script.js";
 import { renderClusterHealScript } from "../../components/valkey/cluster-heal-script.js";
+import { renderClusterRejoinScript } from "../../components/valkey/cluster-rejoin-script.js";
 import { renderPreStopScript } from "../../components/valkey/prestop-script.js";
 import { renderStartScript } from "../../components/valkey/start-script.js";
 import { includeFiles } from "../../components/valkey/valkey-conf.js";
@@ -36,6 +37,7 @@ import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "./ledger.js";
 import { clusterClient } from "./load.js";
 import type { DurabilityConfig } from "./bounds.js";
+import { reapBackgroundScripts } from "./reap-scripts.js";
 import { crashRestartDelay, freezeHoldMs, readDurability, readInBatches, startedOrStopped, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
 
 export interface ClusterTargetOptions extends DrillTimings {
@@ -65,6 +67,8 @@ export class ClusterTarget implements DrillTarget {
   readonly mode = "cluster" as const;
   readonly describe: string;
   readonly pods: Pod[] = [];
+  /** Whose volume the `lost-volume` fault deletes. @default "primary" */
+  lostVolumeOf: "primary" | "replica" = "primary";
   private readonly fleet: LocalFleet;
   private readonly hostsFile: string;
   private readonly passwordFile: string;
@@ -114,7 +118,7 @@ export class ClusterTarget implements DrillTarget {
   }
 
   private writeHosts(): void {
-    writeFileSync(this.hostsFile, this.pods.map((p) => `${p.host} ${p.hostname}`).join("\n") + "\n");
+    writeFileSync(this.hostsFile, this.pods.map((p) => `${p.host} ${p.hostname} ${p.port}`).join("\n") + "\n");
   }
 
   private cliEnv(): Record<string, string> {
@@ -130,6 +134,8 @@ export class ClusterTarget implements DrillTarget {
       port: p.port,
       clusterEnabled: true,
       clusterPort: p.busPort,
+      // A member restarted without its data waits in rejoin.sh's gate until its old shard failed over.
+      startTimeoutMs: 90_000,
       launch: ({ dir, logfile }) => {
         const runDir = join(dir, "run");
         mkdirSync(p.dataDir, { recursive: true });
@@ -147,6 +153,10 @@ export class ClusterTarget implements DrillTarget {
         writeFileSync(join(dir, "valkey.conf"), conf, { mode: 0o600 });
         writeFileSync(join(dir, "heal.sh"), renderClusterHealScript({ port: p.port, localHost: p.host, intervalSeconds: 1, deadlineSeconds: 120 }));
         writeFileSync(
+          join(dir, "rejoin.sh"),
+          renderClusterRejoinScript({ port: p.port, localHost: p.host, intervalSeconds: 1, deadlineSeconds: 120, gateDeadlineSeconds: 60 }),
+        );
+        writeFileSync(
           join(dir, "failback.sh"),
           renderAzFailbackScript({ port: p.port, localHost: p.host, intervalSeconds: 1, confirmRounds: 2, cooldownSeconds: 5 }),
         );
@@ -157,7 +167,8 @@ export class ClusterTarget implements DrillTarget {
           passwordFile: this.passwordFile,
           runDir,
           dataDir: p.dataDir,
-          backgroundScripts: [join(dir, "heal.sh"), join(dir, "failback.sh")],
+          backgroundScripts: [join(dir, "heal.sh"), join(dir, "rejoin.sh"), join(dir, "failback.sh")],
+          rejoinGate: join(dir, "rejoin.sh"),
         });
         writeFileSync(join(dir, "start.sh"), start, { mode: 0o700 });
         return {
@@ -294,6 +305,10 @@ export class ClusterTarget implements DrillTarget {
         stopWatching: w.stop,
       };
     }
+    if (fault === "lost-volume") {
+      const victim = this.lostVolumeOf === "primary" ? primary : replica;
+      return this.loseVolume(victim, `${this.lostVolumeOf} ${label(victim)}`);
+    }
     if (fault === "zone") {
       const victims = this.pods.filter((p) => p.zone === primary.zone);
       const { restored, w } = await killAndReturn(victims, this.o.zoneDownMs, false);
@@ -329,6 +344,34 @@ export class ClusterTarget implements DrillTarget {
       detectedAt: () => undefined,
       detectionNote: "planned: nothing to detect",
       stopWatching: () => undefined,
+    };
+  }
+
+  /**
+   * `lost-volume`: SIGKILL the member, delete its data dir (AOF, RDB, nodes.conf, zone file), start
+   * it again after restartDelayMs with the same start.sh: it comes back with a new node id and
+   * must rejoin on its own (rejoin.sh); the pod's node id is refreshed once it answers.
+   */
+  private async loseVolume(victim: Pod, what: string): Promise<FaultHandle> {
+    const w = this.watch([victim]);
+    await killHard(victim.proc);
+    rmSync(victim.dataDir, { recursive: true, force: true });
+    const restored = (async () => {
+      await sleep(this.o.restartDelayMs);
+      await this.startPod(victim);
+      const c = new Redis({ host: victim.host, port: victim.port, password: this.o.password, lazyConnect: true, maxRetriesPerRequest: 1 });
+      c.on("error", () => undefined);
+      try {
+        victim.nodeId = String(await c.call("CLUSTER", "MYID"));
+      } finally {
+        c.disconnect();
+      }
+    })();
+    return {
+      description: `SIGKILL ${what}, data dir deleted; restarted empty after ${this.o.restartDelayMs} ms (new node id, rejoins by itself)`,
+      restored,
+      detectedAt: w.detectedAt,
+      stopWatching: w.stop,
     };
   }
 
@@ -376,40 +419,5 @@ export class ClusterTarget implements DrillTarget {
   async stop(): Promise<void> {
     await this.fleet.stopAll();
     await reapBackgroundScripts(`VALKEY_HEAL_HOSTS_FILE=${this.hostsFile}`);
-  }
-}
-
-/**
- * The heal and failback loops (and their cli calls) run beside each server and end on their own
- * about a second after it; wait for them, then SIGKILL the rest, found by this topology's own
- * environment marker (our hosts file path) and killed by pid. Linux /proc only; elsewhere a no-op.
- */
-async function reapBackgroundScripts(marker: string, graceMs = 4000): Promise<void> {
-  const find = (): number[] => {
-    let entries: string[];
-    try {
-      entries = readdirSync("/proc");
-    } catch {
-      return [];
-    }
-    return entries.flatMap((e) => {
-      if (!/^\d+$/.test(e)) return [];
-      try {
-        return readFileSync(`/proc/${e}/environ`, "latin1").split("\0").includes(marker) && !/\) Z /.test(readFileSync(`/proc/${e}/stat`, "latin1"))
-          ? [Number(e)]
-          : [];
-      } catch {
-        return [];
-      }
-    });
-  };
-  const deadline = Date.now() + graceMs;
-  while (find().length > 0 && Date.now() < deadline) await sleep(100);
-  for (const pid of find()) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      /* gone */
-    }
   }
 }

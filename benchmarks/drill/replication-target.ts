@@ -9,6 +9,7 @@
  * DNS to follow a member to a new one (in Kubernetes it follows the stable hostname).
  * Detection: the Sentinels' +sdown / +odown events (pub/sub), first one naming a killed member.
  */
+import { rmSync } from "node:fs";
 import { Redis } from "ioredis";
 import { runReplicationPreStop } from "../local/replication-prestop.js";
 import { killHard, SentinelTopology, type Member, type TopologyNode } from "../local/sentinel-topology.js";
@@ -112,16 +113,18 @@ export class ReplicationTarget implements DrillTarget {
       };
     }
     if (fault === "crash-restart") return this.crashRestart(primary, detectionOf([primary]));
-    if (fault === "primary" || fault === "replica") {
-      const victim = fault === "primary" ? primary : (replicas[0] as Member);
+    if (fault === "primary" || fault === "replica" || fault === "lost-volume") {
+      const victim = fault === "replica" ? (replicas[0] as Member) : primary;
       if (victim === undefined) throw new Error("the replica fault needs at least one replica");
       await killHard(victim.proc);
+      // lost-volume: the data dir (AOF, RDB) is gone; the same start script must not serve it empty.
+      if (fault === "lost-volume") rmSync(victim.dataDir, { recursive: true, force: true });
       const restored = (async () => {
         await sleep(this.o.restartDelayMs);
         await this.t.startMember(victim.ordinal);
       })();
       return {
-        description: `SIGKILL ${fault} ${label(victim)}; restarted after ${this.o.restartDelayMs} ms`,
+        description: `SIGKILL ${fault === "lost-volume" ? "primary" : fault} ${label(victim)}${fault === "lost-volume" ? ", data dir deleted" : ""}; restarted after ${this.o.restartDelayMs} ms`,
         restored,
         detectedAt: detectionOf([victim]),
         stopWatching,

@@ -26,7 +26,7 @@
  * is only in REDISCLI_AUTH / VALKEYCLI_AUTH.
  */
 import { VALKEY_PORT } from "../shared.js";
-import { boundedCliLines, DEFAULT_CLI_TIMEOUT_SECONDS, localHostLine } from "./sh-cli.js";
+import { boundedCliLines, deadlineLines, DEFAULT_CLI_TIMEOUT_SECONDS, localHostLine, waitForPingLines } from "./sh-cli.js";
 
 export interface ClusterHealScriptOptions {
   /** This node's client port. @default VALKEY_PORT */
@@ -66,9 +66,7 @@ export function renderClusterHealScript(o: ClusterHealScriptOptions = {}): strin
     `server_pid="\${1:-}"`,
     `log() { echo "heal: $*" >&2; }`,
     ...boundedCliLines(o.cliTimeoutSeconds ?? DEFAULT_CLI_TIMEOUT_SECONDS),
-    `started=$(date +%s)`,
-    `expired() { [ $(( $(date +%s) - started )) -ge "$deadline" ]; }`,
-    `server_alive() { [ -z "$server_pid" ] || kill -0 "$server_pid" 2>/dev/null; }`,
+    ...deadlineLines(),
     `# The first address of a name: $VALKEY_HEAL_HOSTS_FILE (tests) or the system resolver.`,
     `resolve() {`,
     `  if [ -n "\${VALKEY_HEAL_HOSTS_FILE:-}" ]; then`,
@@ -78,12 +76,7 @@ export function renderClusterHealScript(o: ClusterHealScriptOptions = {}): strin
     `  getent hosts "$1" | { read -r r_ip _ && echo "$r_ip"; }`,
     `}`,
     ``,
-    `while :; do`,
-    `  server_alive || exit 0`,
-    `  expired && { log "the server did not answer PING within \${deadline}s; giving up"; exit 0; }`,
-    `  [ "$(local_cli ping 2>/dev/null)" = PONG ] && break`,
-    `  sleep 1`,
-    `done`,
+    ...waitForPingLines(),
     ``,
     `while :; do`,
     `  server_alive || exit 0`,

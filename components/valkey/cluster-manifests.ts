@@ -11,6 +11,7 @@ import {
   CONFIG_MOUNT,
   FAILBACK_SCRIPT_KEY,
   HEAL_SCRIPT_KEY,
+  REJOIN_SCRIPT_KEY,
   PRESTOP_SCRIPT_KEY,
   READINESS_SCRIPT_KEY,
   START_SCRIPT_KEY,
@@ -27,6 +28,7 @@ import { DEFAULT_FAILOVER_TIMEOUT_SECONDS, renderPreStopScript } from "./prestop
 import { buildClientService, buildHeadlessService } from "./services.js";
 import { renderStartScript, zoneFileOf } from "./start-script.js";
 import { renderClusterHealScript } from "./cluster-heal-script.js";
+import { renderClusterRejoinScript } from "./cluster-rejoin-script.js";
 import { renderReadinessScript } from "./readiness-script.js";
 import { renderAzFailbackScript } from "./az-failback-script.js";
 import { DEFAULT_TERMINATION_GRACE_SECONDS, buildValkeyStatefulSet } from "./statefulset.js";
@@ -99,9 +101,11 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
     [START_SCRIPT_KEY]: renderStartScript({
       mode: "cluster",
       auth: i.auth,
-      backgroundScripts: [`${CONFIG_MOUNT}/${HEAL_SCRIPT_KEY}`, `${CONFIG_MOUNT}/${FAILBACK_SCRIPT_KEY}`],
+      backgroundScripts: [`${CONFIG_MOUNT}/${HEAL_SCRIPT_KEY}`, `${CONFIG_MOUNT}/${REJOIN_SCRIPT_KEY}`, `${CONFIG_MOUNT}/${FAILBACK_SCRIPT_KEY}`],
+      rejoinGate: `${CONFIG_MOUNT}/${REJOIN_SCRIPT_KEY}`,
     }),
     [HEAL_SCRIPT_KEY]: renderClusterHealScript(),
+    [REJOIN_SCRIPT_KEY]: renderClusterRejoinScript(),
     [FAILBACK_SCRIPT_KEY]: renderAzFailbackScript({ zoneFile: zoneFileOf() }),
     [READINESS_SCRIPT_KEY]: renderReadinessScript({ mode: "cluster" }),
     [PRESTOP_SCRIPT_KEY]: renderPreStopScript({ timeoutSeconds: DEFAULT_FAILOVER_TIMEOUT_SECONDS }),

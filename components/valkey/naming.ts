@@ -19,6 +19,7 @@ export const DATA_DIR = "/data";
 export const START_SCRIPT_KEY = "start.sh";
 export const PRESTOP_SCRIPT_KEY = "prestop.sh";
 export const HEAL_SCRIPT_KEY = "heal.sh";
+export const REJOIN_SCRIPT_KEY = "rejoin.sh";
 export const READINESS_SCRIPT_KEY = "readiness.sh";
 export const FAILBACK_SCRIPT_KEY = "failback.sh";
 

@@ -42,6 +42,11 @@ export interface StartScriptOptions {
    * exits; az-failback-script.ts: runs as long as the server).
    */
   backgroundScripts?: string[];
+  /**
+   * Cluster mode: run in the foreground as `sh <script> gate` before the server starts, only
+   * when `<dataDir>/nodes.conf` is missing (a first start or a lost volume; cluster-rejoin-script.ts).
+   */
+  rejoinGate?: string;
 }
 
 /** The include the Sentinel-aware start decision writes (`replicaof host port`, or empty). */
@@ -130,6 +135,12 @@ function backgroundBlock(o: StartScriptOptions): string[] {
   return [`( ${steps.join("; ")} ) </dev/null &`];
 }
 
+function rejoinGateBlock(o: StartScriptOptions): string[] {
+  if (o.rejoinGate === undefined) return [];
+  if (o.mode !== "cluster") throw new Error("start script: rejoinGate is for cluster mode only");
+  return [`if [ ! -e ${shQuote(`${o.dataDir ?? DATA_DIR}/nodes.conf`)} ]; then sh ${shQuote(o.rejoinGate)} gate </dev/null || true; fi`];
+}
+
 export function renderStartScript(o: StartScriptOptions): string {
   const runDir = o.runDir ?? RUN_DIR;
   const files = includeFiles(runDir);
@@ -157,6 +168,7 @@ export function renderStartScript(o: StartScriptOptions): string {
     ...(o.sentinel === undefined || o.mode !== "replication"
       ? []
       : renderReplicationStartBlock({ ...o.sentinel, dataDir: o.dataDir ?? DATA_DIR, includeFile: replicationIncludeFile(runDir) })),
+    ...rejoinGateBlock(o),
     ...backgroundBlock(o),
     `exec valkey-server "$conf"`,
   ];

@@ -103,7 +103,12 @@ describe("ValkeyCluster", () => {
     // The probe's timeout covers its three bounded valkey-cli calls.
     expect(c.readinessProbe?.timeoutSeconds).toBeGreaterThanOrEqual(7);
     const data = manifest<ConfigMap>(mocks.get("kubernetes:core/v1:ConfigMap", "vc-config")).data ?? {};
-    expect(data["start.sh"]).toContain(`( sh '/etc/valkey/heal.sh' "$$"; exec sh '/etc/valkey/failback.sh' "$$" ) </dev/null &`);
+    expect(data["start.sh"]).toContain(
+      `( sh '/etc/valkey/heal.sh' "$$"; sh '/etc/valkey/rejoin.sh' "$$"; exec sh '/etc/valkey/failback.sh' "$$" ) </dev/null &`,
+    );
+    // A lost volume (no nodes.conf): the rejoin gate runs before the server starts.
+    expect(data["start.sh"]).toContain(`if [ ! -e '/data/nodes.conf' ]; then sh '/etc/valkey/rejoin.sh' gate </dev/null || true; fi`);
+    expect(data["rejoin.sh"]).toContain("cluster forget");
     expect(data["failback.sh"]).toContain("cluster failover");
     expect((c.env ?? []).find((e) => e.name === "VALKEY_AVAILABILITY_ZONE")?.valueFrom).toEqual({
       fieldRef: { fieldPath: "metadata.labels['topology.kubernetes.io/zone']" },
