@@ -4,7 +4,7 @@
  */
 import type { Command } from "commander";
 import { Listr, ListrLogger, ProcessOutput } from "listr2";
-import { parseFaults, type Fault } from "../drill/ledger.js";
+import { FAULTS, parseFaults, type Fault } from "../drill/ledger.js";
 import { runLocalComparison, TopologyCheckError, type ProgressRunner } from "../local/local-comparison.js";
 import { findChromium } from "../report/browser-check.js";
 import { BENCHMARK_TESTS, SEED_WORKLOAD, type BenchmarkTest, type Workload } from "../workload.js";
@@ -161,7 +161,7 @@ export function registerLocalCommand(program: Command): void {
     .option("--password-env <name>", "servers require the password in this env var (the benchmark client must read it from its environment)")
     .option("--json", "print the result rows and paths as JSON on stdout")
     .option("--quiet", "no progress display")
-    .option("--drills <faults>", "append failure drills in both modes: primary,replica,zone,all,switchover (drills.csv, summary.md, terminal)")
+    .option("--drills <faults>", `append failure drills in both modes: any of ${FAULTS.join(",")} (drills.csv, summary.md, terminal)`)
     .option("--no-screenshot", "do not open report.html in headless Chromium for report.png (skipped anyway when no Chromium is found)")
     .action(async (flags: LocalFlags) => {
       const workload = workloadFromFlags(flags);
