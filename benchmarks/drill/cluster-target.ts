@@ -38,7 +38,16 @@ import type { Fault } from "./ledger.js";
 import { clusterClient } from "./load.js";
 import type { DurabilityConfig } from "./bounds.js";
 import { reapBackgroundScripts } from "./reap-scripts.js";
-import { crashRestartDelay, freezeHoldMs, readDurability, readInBatches, startedOrStopped, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
+import {
+  crashRestartDelay,
+  freezeHoldMs,
+  readDurability,
+  readInBatches,
+  startedOrStopped,
+  type DrillTarget,
+  type DrillTimings,
+  type FaultHandle,
+} from "./target.js";
 
 export interface ClusterTargetOptions extends DrillTimings {
   primaries: number;

@@ -21,7 +21,16 @@ import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "./ledger.js";
 import { plainRedis, sentinelRedis } from "./load.js";
 import type { DurabilityConfig } from "./bounds.js";
-import { crashRestartDelay, freezeHoldMs, readDurability, readInBatches, startedOrStopped, type DrillTarget, type DrillTimings, type FaultHandle } from "./target.js";
+import {
+  crashRestartDelay,
+  freezeHoldMs,
+  readDurability,
+  readInBatches,
+  startedOrStopped,
+  type DrillTarget,
+  type DrillTimings,
+  type FaultHandle,
+} from "./target.js";
 
 /** What the members' preStop does on the primary (for the fault description). */
 const PRESTOP_SUMMARY = "pause writes, replicas catch up, SENTINEL FAILOVER, follow the new primary, unpause";

@@ -18,7 +18,15 @@ const password = "local-deployed-conf-pw";
 describe("local replication members run the deployed valkey.conf (real processes)", () => {
   let t: SentinelTopology | undefined;
   beforeAll(async () => {
-    t = await SentinelTopology.start({ replicas: 1, zones: ["a", "b", "c"], password, downAfterMs: 2000, failoverTimeoutMs: 6000, proxy: false, hostBase: 120 });
+    t = await SentinelTopology.start({
+      replicas: 1,
+      zones: ["a", "b", "c"],
+      password,
+      downAfterMs: 2000,
+      failoverTimeoutMs: 6000,
+      proxy: false,
+      hostBase: 120,
+    });
   }, 120_000);
   afterAll(async () => t?.stopAll());
 
