@@ -3,7 +3,8 @@
  * the drill table line (or --json) on stdout; `--output DIR` writes drill-<mode>-<fault>.json
  * (figures, verifier report, per-write timeline). Exit 0 when ok (healed, nothing unknown, no
  * WAIT-confirmed write lost, acknowledged loss within the fault's promised bound: bounds.ts), 1
- * otherwise, 2 usage.
+ * otherwise, 2 usage, 3 skipped (the fault cannot run on this machine, e.g. partition without root
+ * or iptables: `{ "ok": false, "skipped": { "reason" } }` with --json).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -11,7 +12,7 @@ import type { Command } from "commander";
 import { renderDrillTable } from "../drill/drill-table.js";
 import { FAULTS, type Fault } from "../drill/ledger.js";
 import { LOCAL_DRILL_DEFAULTS } from "../drill/local-drills.js";
-import { runDrill, type DrillOptions, type DrillResult } from "../drill/run-drill.js";
+import { isSkipped, runDrill, type DrillOptions, type DrillResult } from "../drill/run-drill.js";
 import { intInRange, nonNegativeInt, positiveInt, UsageError } from "./errors.js";
 import { guarded } from "./guard.js";
 
@@ -28,6 +29,7 @@ interface DrillFlags {
   zoneDownMs: number;
   freezeMs?: number;
   crashRestartDelayMs?: number;
+  partitionMs?: number;
   replicas: number;
   primaries: number;
   replicasPerPrimary: number;
@@ -35,6 +37,9 @@ interface DrillFlags {
   output?: string;
   json?: boolean;
 }
+
+/** Exit code of a drill skipped because its fault cannot run on this machine (never 0: not a pass). */
+export const SKIPPED_EXIT_CODE = 3;
 
 /** Local defaults (the same as `vbench local --drills`): a drill finishes well under a minute. */
 export const DRILL_DEFAULTS = {
@@ -84,6 +89,7 @@ export function drillOptionsFromFlags(f: DrillFlags): Omit<DrillOptions, "onStep
     zoneDownMs: f.zoneDownMs,
     ...(f.freezeMs === undefined ? {} : { freezeMs: f.freezeMs }),
     ...(f.crashRestartDelayMs === undefined ? {} : { crashRestartDelayMs: f.crashRestartDelayMs }),
+    ...(f.partitionMs === undefined ? {} : { partitionMs: f.partitionMs }),
     replicas: f.replicas,
     primaries: f.primaries,
     replicasPerPrimary: f.replicasPerPrimary,
@@ -136,6 +142,11 @@ export function registerDrillCommand(program: Command): void {
       "crash-restart: how long the killed primary stays down before restarting in place (default: half of --detection-ms)",
       nonNegativeInt("--crash-restart-delay-ms"),
     )
+    .option(
+      "--partition-ms <n>",
+      "partition: how long the primary stays cut off from its Sentinels and replicas / the other cluster members (default: --detection-ms + --restart-delay-ms; needs root and iptables, else skipped with exit 3)",
+      positiveInt("--partition-ms"),
+    )
     .option("--zones <csv>", "zone names assigned round-robin", "zone-a,zone-b,zone-c")
     .option("--output <dir>", "write drill-<mode>-<fault>.json here")
     .option("--json", "print the result as one JSON object")
@@ -144,6 +155,13 @@ export function registerDrillCommand(program: Command): void {
       const result = await guarded("drill", "every process it started", () =>
         runDrill({ ...options, onStep: (line) => process.stderr.write(`drill: ${line}\n`) }),
       );
+      if (isSkipped(result)) {
+        process.stdout.write(
+          flags.json ? `${JSON.stringify({ ...result, file: null }, null, 2)}\n` : `${result.mode} ${result.fault}: SKIPPED: ${result.skipped.reason}\n`,
+        );
+        process.exitCode = SKIPPED_EXIT_CODE;
+        return;
+      }
       const file = flags.output === undefined ? undefined : writeDrillFile(resolve(flags.output), result);
       if (flags.json) {
         const { timeline: _t, ...rest } = result;

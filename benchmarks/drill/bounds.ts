@@ -12,10 +12,14 @@
  *   Unfenced (`min-replicas-to-write 0`) nothing enforces a bound: 1 s (the acknowledgement period,
  *   the lag a healthy replica reports) is used and the reason says it is not enforced.
  * - AOF fsync window F: `appendfsync everysec` 1 s, `always` 0, `no` (or AOF off): unbounded.
- * - fencing window after the fault: a frozen or partitioned primary refuses writes (NOREPLICAS)
- *   once its replicas' last acknowledgement is older than max-lag, so writes acknowledged up to
+ * - fencing window after the fault: a frozen primary refuses writes (NOREPLICAS) once its
+ *   replicas' last acknowledgement is older than max-lag, so writes acknowledged up to
  *   (max-lag + 1) s after the fault started may be lost. Unfenced, nothing acknowledged after the
  *   fault may be lost for the drill to pass (no bound is promised, so any such loss is shown).
+ * - partition (partitionWindow): the same fencing, stated from the server's code, which gives it
+ *   one more second (max-lag + 2 s); in cluster mode, where the conf sets no min-replicas lines,
+ *   Valkey's own minority rule: a primary that cannot reach a majority of primaries answers
+ *   CLUSTERDOWN within 1.5 × cluster-node-timeout + 200 ms of the cut.
  */
 import type { Fault } from "./ledger.js";
 
@@ -26,6 +30,8 @@ export interface DurabilityConfig {
   minReplicasMaxLag: number;
   appendonly: boolean;
   appendfsync: "always" | "everysec" | "no";
+  /** `cluster-node-timeout` (ms) when `cluster-enabled yes`; absent in replication mode. */
+  clusterNodeTimeoutMs?: number;
 }
 
 export interface LossWindow {
@@ -67,6 +73,37 @@ export function fsyncWindow(c: DurabilityConfig): { ms: number | null; why: stri
   return { ms: null, why: "appendfsync no: the OS decides when to flush (unbounded)" };
 }
 
+/** Seconds resolution of the primary's replica-lag clock plus the 1 Hz refresh of its good-replica count. */
+const FENCE_SLACK_MS = 2000;
+/** Two clusterCron periods (100 ms each, hz 10): one to send the ping, one to flag the peer PFAIL. */
+const CLUSTER_CRON_SLACK_MS = 200;
+
+/**
+ * How long after the cut a partitioned primary may still acknowledge writes, from the servers'
+ * code (valkey-io/valkey src/replication.c, src/cluster_legacy.c); null when nothing stops it.
+ * - min-replicas fencing, L = min-replicas-max-lag: a replica counts as good while
+ *   `server.unixtime - repl_ack_time <= L` (refreshGoodReplicasCount), both in WHOLE seconds, and
+ *   that count is refreshed only by the 1 Hz replicationCron while no ack arrives. The last ack
+ *   came at or before the cut, so the lag check holds until < cut + L + 1 s and the count can be
+ *   stale up to 1 s longer: writes may be acknowledged until cut + L + 2 s (README's "max lag
+ *   + 1 s" leaves out the whole-second clock).
+ * - cluster minority rule, T = cluster-node-timeout: the isolated primary pings each peer at the
+ *   latest T/2 after its last pong (clusterCron), flags it PFAIL once that ping and all data are
+ *   older than T, and then, with fewer than a majority of slot-serving primaries reachable,
+ *   turns cluster_state to fail (clusterUpdateState): every write gets CLUSTERDOWN. So writes
+ *   stop by cut + 1.5 T + 200 ms, fencing or not. It holds for a partition only: a frozen
+ *   primary runs no cron and answers its queued writes first when thawed.
+ */
+export function partitionWindow(c: DurabilityConfig): { ms: number | null; why: string } {
+  const fence = c.minReplicasToWrite >= 1 ? c.minReplicasMaxLag * 1000 + FENCE_SLACK_MS : null;
+  const minority = c.clusterNodeTimeoutMs === undefined ? null : Math.round(1.5 * c.clusterNodeTimeoutMs) + CLUSTER_CRON_SLACK_MS;
+  const fenceWhy = `fenced: NOREPLICAS within min-replicas-max-lag ${c.minReplicasMaxLag} s + 2 s (whole-second lag clock, 1 Hz refresh)`;
+  const minorityWhy = `cluster minority: CLUSTERDOWN within 1.5 × cluster-node-timeout ${c.clusterNodeTimeoutMs} ms + 200 ms`;
+  if (fence !== null && (minority === null || fence <= minority)) return { ms: fence, why: fenceWhy };
+  if (minority !== null) return { ms: minority, why: `${minorityWhy}${fence === null ? " (no min-replicas fencing: min-replicas-to-write 0)" : ""}` };
+  return { ms: null, why: "unfenced (min-replicas-to-write 0)" };
+}
+
 /**
  * The promised window for `fault`. `injectMs`: fault start → the fault in place (the kill sent);
  * writes the primary acknowledged meanwhile were acknowledged before it died.
@@ -87,8 +124,17 @@ export function ackedLossBound(fault: Fault, injectMs: number, c: DurabilityConf
       const f = fsyncWindow(c);
       return { fromMs: f.ms === null ? null : -f.ms, toMs: end, reason: `writes acknowledged in the ${f.why} before the crash; nothing after it` };
     }
-    case "freeze":
     case "partition": {
+      const p = partitionWindow(c);
+      if (p.ms === null)
+        return {
+          fromMs: -r.ms,
+          toMs: end,
+          reason: `${p.why}: no bound after the cut is promised, so any loss of a write acknowledged after it fails the drill; before it: the ${r.why}`,
+        };
+      return { fromMs: -r.ms, toMs: end + p.ms, reason: `${p.why} after the cut, and in the ${r.why} before it` };
+    }
+    case "freeze": {
       if (c.minReplicasToWrite < 1)
         return {
           fromMs: -r.ms,
@@ -132,7 +178,15 @@ export function durabilityFromConfig(pairs: readonly string[]): DurabilityConfig
     minReplicasMaxLag: num("min-replicas-max-lag"),
     appendonly: m.get("appendonly") === "yes",
     appendfsync: fsync,
+    ...(m.get("cluster-enabled") === "yes" ? { clusterNodeTimeoutMs: num("cluster-node-timeout") } : {}),
   };
 }
 
-export const DURABILITY_KEYS = ["min-replicas-to-write", "min-replicas-max-lag", "appendonly", "appendfsync"] as const;
+export const DURABILITY_KEYS = [
+  "min-replicas-to-write",
+  "min-replicas-max-lag",
+  "appendonly",
+  "appendfsync",
+  "cluster-enabled",
+  "cluster-node-timeout",
+] as const;

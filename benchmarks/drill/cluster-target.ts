@@ -7,7 +7,8 @@
  * NEW address. Faults: SIGKILL a primary / a replica; a zone (every member in the zone of a
  * primary, down for `zoneDownMs`); all members (new addresses); crash-restart (SIGKILL a primary,
  * restarted on its address and data dir, nodes.conf included, faster than cluster-node-timeout); a switchover (the rendered preStop
- * script, then SIGTERM and restart). Detection: CLUSTER NODES of the survivors, polled every
+ * script, then SIGTERM and restart); a partition (iptables: a primary cut off from every other
+ * member's bus and data ports, not from clients, for partitionMs; partition-fault.ts). Detection: CLUSTER NODES of the survivors, polled every
  * 100 ms, first `fail?`/`fail` flag on a killed node.
  */
 import { execFile } from "node:child_process";
@@ -15,32 +16,28 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
-import { renderAzFailbackScript } from "../../components/valkey/az-failback-script.js";
-import { renderClusterHealScript } from "../../components/valkey/cluster-heal-script.js";
-import { renderClusterRejoinScript } from "../../components/valkey/cluster-rejoin-script.js";
-import { renderPreStopScript } from "../../components/valkey/prestop-script.js";
-import { renderStartScript } from "../../components/valkey/start-script.js";
-import { includeFiles } from "../../components/valkey/valkey-conf.js";
 import { resolveBinaries } from "../binaries.js";
 import { bootstrapCluster } from "../bootstrap/cluster-bootstrap.js";
 import { localMember } from "../local/local-cluster.js";
 import { freePort } from "../local/ports.js";
 import { killHard } from "../local/sentinel-topology.js";
-import { renderLocalValkeyConf } from "../local/valkey-config-file.js";
 import { LocalFleet, type ValkeyProcess } from "../local/valkey-process.js";
 import { DirectConnector } from "../topology/connector.js";
-import { parseClusterNodes } from "../topology/cluster-nodes-parser.js";
 import { StaticZoneSource } from "../topology/zones.js";
 import { sleep } from "../util/poll-until.js";
 import { verifyTopology } from "../verify/verify-topology.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "./ledger.js";
+import { clusterNodesOf, clusterPodLaunch, type ClusterNodes } from "./cluster-pod.js";
 import { clusterClient } from "./load.js";
+import { partitionCapability } from "./partition.js";
+import { injectPartition, type PartitionFault } from "./partition-fault.js";
 import type { DurabilityConfig } from "./bounds.js";
 import { reapBackgroundScripts } from "./reap-scripts.js";
 import {
   crashRestartDelay,
   freezeHoldMs,
+  partitionHoldMs,
   readDurability,
   readInBatches,
   startedOrStopped,
@@ -81,6 +78,8 @@ export class ClusterTarget implements DrillTarget {
   private readonly fleet: LocalFleet;
   private readonly hostsFile: string;
   private readonly passwordFile: string;
+  /** The last partition fault (healed by stop() if still in place). */
+  partitioned: PartitionFault | undefined;
 
   private constructor(private readonly o: ClusterTargetOptions) {
     this.fleet = new LocalFleet(o.baseDir);
@@ -134,9 +133,9 @@ export class ClusterTarget implements DrillTarget {
     return { VALKEY_CLI: resolveBinaries().cli.path, REDISCLI_AUTH: this.o.password, VALKEYCLI_AUTH: this.o.password };
   }
 
-  /** Starts a member as its pod does: start.sh (heal + failback in the background) on its current address. */
+  /** Starts a member as its pod does (cluster-pod.ts) on its current address. */
   private async startPod(p: Pod): Promise<void> {
-    const bin = resolveBinaries();
+    const env = { nodeTimeoutMs: this.o.failureDetectionMs, passwordFile: this.passwordFile, hostsFile: this.hostsFile, cliEnv: this.cliEnv() };
     p.proc = await this.fleet.start({
       name: p.name,
       bind: p.host,
@@ -145,55 +144,7 @@ export class ClusterTarget implements DrillTarget {
       clusterPort: p.busPort,
       // A member restarted without its data waits in rejoin.sh's gate until its old shard failed over.
       startTimeoutMs: 90_000,
-      launch: ({ dir, logfile }) => {
-        const runDir = join(dir, "run");
-        mkdirSync(p.dataDir, { recursive: true });
-        const files = includeFiles(runDir);
-        const conf = renderLocalValkeyConf({
-          port: p.port,
-          clusterPort: p.busPort,
-          bind: p.host,
-          dir: p.dataDir,
-          logfile,
-          clusterEnabled: true,
-          clusterNodeTimeoutMs: this.o.failureDetectionMs,
-          includes: [files.auth, files.announce],
-        });
-        writeFileSync(join(dir, "valkey.conf"), conf, { mode: 0o600 });
-        writeFileSync(join(dir, "heal.sh"), renderClusterHealScript({ port: p.port, localHost: p.host, intervalSeconds: 1, deadlineSeconds: 120 }));
-        writeFileSync(
-          join(dir, "rejoin.sh"),
-          renderClusterRejoinScript({ port: p.port, localHost: p.host, intervalSeconds: 1, deadlineSeconds: 120, gateDeadlineSeconds: 60 }),
-        );
-        writeFileSync(
-          join(dir, "failback.sh"),
-          renderAzFailbackScript({ port: p.port, localHost: p.host, intervalSeconds: 1, confirmRounds: 2, cooldownSeconds: 5 }),
-        );
-        writeFileSync(join(dir, "prestop.sh"), renderPreStopScript({ port: p.port, localHost: p.host, timeoutSeconds: 20 }));
-        const start = renderStartScript({
-          mode: "cluster",
-          auth: true,
-          passwordFile: this.passwordFile,
-          runDir,
-          dataDir: p.dataDir,
-          backgroundScripts: [join(dir, "heal.sh"), join(dir, "rejoin.sh"), join(dir, "failback.sh")],
-          rejoinGate: join(dir, "rejoin.sh"),
-        });
-        writeFileSync(join(dir, "start.sh"), start, { mode: 0o700 });
-        return {
-          command: "sh",
-          args: [join(dir, "start.sh"), join(dir, "valkey.conf")],
-          env: {
-            ...this.cliEnv(),
-            PATH: `${dirname(bin.server.path)}:${process.env.PATH ?? ""}`,
-            POD_NAME: p.name,
-            VALKEY_ANNOUNCE_HOST: p.hostname,
-            VALKEY_ANNOUNCE_IP: p.host,
-            VALKEY_AVAILABILITY_ZONE: p.zone,
-            VALKEY_HEAL_HOSTS_FILE: this.hostsFile,
-          },
-        };
-      },
+      launch: clusterPodLaunch(p, env),
     });
   }
 
@@ -204,28 +155,12 @@ export class ClusterTarget implements DrillTarget {
     return [{ stream: "cluster-client", client: { kind: "cluster", client: clusterClient(seeds, this.o.password, commandTimeoutMs, this.resolve) } }];
   }
 
-  /** One member's CLUSTER NODES through a short-lived connection (no retries); throws when it does not answer. */
-  private async clusterNodesOf(p: Pod, connectTimeout: number, commandTimeout: number): Promise<ReturnType<typeof parseClusterNodes>["nodes"]> {
-    const c = new Redis({
-      host: p.host,
-      port: p.port,
-      password: this.o.password,
-      connectTimeout,
-      commandTimeout,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-      lazyConnect: true,
-    });
-    c.on("error", () => undefined);
-    try {
-      await c.connect();
-      return parseClusterNodes(String(await c.call("CLUSTER", "NODES"))).nodes;
-    } finally {
-      c.disconnect();
-    }
+  /** One member's CLUSTER NODES (cluster-pod.ts clusterNodesOf); throws when it does not answer. */
+  private clusterNodesOf(p: Pod, connectTimeout: number, commandTimeout: number): Promise<ClusterNodes> {
+    return clusterNodesOf(p.host, p.port, this.o.password, connectTimeout, commandTimeout);
   }
 
-  private async nodesView(): Promise<ReturnType<typeof parseClusterNodes>["nodes"]> {
+  private async nodesView(): Promise<ClusterNodes> {
     for (const p of this.pods) {
       if (!p.proc?.alive()) continue;
       try {
@@ -294,6 +229,7 @@ export class ClusterTarget implements DrillTarget {
         stopWatching: w.stop,
       };
     }
+    if (fault === "partition") return this.partition(primary, label(primary));
     if (fault === "primary" || fault === "replica") {
       const victim = fault === "primary" ? primary : replica;
       const { restored, w } = await killAndReturn([victim], this.o.restartDelayMs, false);
@@ -338,7 +274,7 @@ export class ClusterTarget implements DrillTarget {
         stopWatching: w.stop,
       };
     }
-    if (fault !== "switchover") throw new Error(`the ${fault} fault is not implemented for the local ${this.mode} target`);
+    if (fault !== "switchover") throw new Error(`the ${String(fault satisfies never)} fault is not implemented for the local ${this.mode} target`);
     // switchover: the pod's preStop script, then SIGTERM, then the pod starts again.
     const dir = dirname(primary.proc?.logfile ?? "");
     const restored = (async () => {
@@ -353,6 +289,27 @@ export class ClusterTarget implements DrillTarget {
       detectedAt: () => undefined,
       detectionNote: "planned: nothing to detect",
       stopWatching: () => undefined,
+    };
+  }
+
+  /** Cuts `primary` off from every other member (bus and data ports: all their traffic) for partitionHoldMs; clients still reach it. */
+  private async partition(primary: Pod, what: string): Promise<FaultHandle> {
+    const cap = partitionCapability();
+    if (!cap.ok) throw new Error(`partition: ${cap.reason}`);
+    const hold = partitionHoldMs(this.o);
+    const { minReplicasToWrite } = await readDurability(primary.host, primary.port, this.o.password);
+    const w = this.watch([primary]);
+    const end = (p: Pod): { host: string; port: number; ports: number[] } => ({ host: p.host, port: p.port, ports: [p.port, p.busPort] });
+    const peers = this.pods.filter((p) => p !== primary).map(end);
+    const cut = await injectPartition({ iptables: cap.iptables, isolated: end(primary), peers, holdMs: hold, password: this.o.password, minReplicasToWrite });
+    this.partitioned = cut;
+    return {
+      description: `partition: primary ${what} cut off from the ${peers.length} other members for ${hold} ms (cluster-node-timeout ${this.o.failureDetectionMs} ms), clients still reach it (${cut.partition.describe()}); healed, then back as a replica`,
+      restored: cut.restored,
+      detectedAt: w.detectedAt,
+      stopWatching: w.stop,
+      fencedAt: cut.fencedAt,
+      demotedAt: cut.demotedAt,
     };
   }
 
@@ -426,6 +383,7 @@ export class ClusterTarget implements DrillTarget {
   }
 
   async stop(): Promise<void> {
+    this.partitioned?.abort();
     await this.fleet.stopAll();
     await reapBackgroundScripts(`VALKEY_HEAL_HOSTS_FILE=${this.hostsFile}`);
   }

@@ -160,12 +160,16 @@ export class WriteStream {
   }
 }
 
-/** Common options: fail fast while disconnected, bounded commands. */
-export function plainRedis(host: string, port: number, password: string | undefined, commandTimeoutMs: number): Redis {
+/**
+ * Common options: fail fast while disconnected, bounded commands. `connectionName`: CLIENT SETNAME
+ * on every connection (the partition drill counts the write endpoint's connections by it).
+ */
+export function plainRedis(host: string, port: number, password: string | undefined, commandTimeoutMs: number, connectionName?: string): Redis {
   const r = new Redis({
     host,
     port,
     password,
+    ...(connectionName === undefined ? {} : { connectionName }),
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     connectTimeout: 1000,

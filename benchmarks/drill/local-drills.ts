@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { renderDrillsCsv } from "./drill-table.js";
 import type { DrillMode, Fault } from "./ledger.js";
-import { runDrill, type DrillOptions, type DrillResult } from "./run-drill.js";
+import { runDrill, type DrillOptions, type DrillResult, type DrillRun } from "./run-drill.js";
 
 /** Local defaults: each drill finishes well under a minute. */
 export const LOCAL_DRILL_DEFAULTS = {
@@ -29,7 +29,8 @@ export function localDrillOptions(mode: DrillMode, fault: Fault, shape: LocalDri
   return { ...LOCAL_DRILL_DEFAULTS, ...shape, mode, fault };
 }
 
-export async function runOneLocalDrill(mode: DrillMode, fault: Fault, shape: LocalDrillShape, onStep?: (line: string) => void): Promise<DrillResult> {
+/** One drill; a SkippedDrill when its fault cannot run on this machine (partition without root / iptables). */
+export async function runOneLocalDrill(mode: DrillMode, fault: Fault, shape: LocalDrillShape, onStep?: (line: string) => void): Promise<DrillRun> {
   return runDrill({ ...localDrillOptions(mode, fault, shape), onStep });
 }
 

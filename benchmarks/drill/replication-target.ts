@@ -4,7 +4,9 @@
  * Faults: SIGKILL of the primary / a replica; a zone (every member and Sentinel in the zone of the
  * primary, down for `zoneDownMs`); all members; crash-restart (SIGKILL of the primary, restarted in
  * place on its data dir faster than down-after: an OOM kill under `restartPolicy: Always`); a switchover (the members' rendered preStop run by
- * sh on the primary, then the old primary's pod stops and starts again). Killed members return
+ * sh on the primary, then the old primary's pod stops and starts again); a partition (iptables:
+ * the primary cut off from the Sentinels and replicas, not from clients or HAProxy, for
+ * partitionMs; partition-fault.ts). Killed members return
  * through the same start script with their data dir on their OLD address: locally Sentinel has no
  * DNS to follow a member to a new one (in Kubernetes it follows the stable hostname).
  * Detection: the Sentinels' +sdown / +odown events (pub/sub), first one naming a killed member.
@@ -21,9 +23,13 @@ import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "./ledger.js";
 import { plainRedis, sentinelRedis } from "./load.js";
 import type { DurabilityConfig } from "./bounds.js";
+import { partitionCapability } from "./partition.js";
+import { injectPartition, type PartitionFault } from "./partition-fault.js";
+import { SplitCounter } from "./split-counter.js";
 import {
   crashRestartDelay,
   freezeHoldMs,
+  partitionHoldMs,
   readDurability,
   readInBatches,
   startedOrStopped,
@@ -31,6 +37,9 @@ import {
   type DrillTimings,
   type FaultHandle,
 } from "./target.js";
+
+/** CLIENT SETNAME of the write endpoint's load connections (the partition drill counts them). */
+const WRITE_ENDPOINT_NAME = "drill-write-endpoint";
 
 /** What the members' preStop does on the primary (for the fault description). */
 const PRESTOP_SUMMARY = "pause writes, replicas catch up, SENTINEL FAILOVER, follow the new primary, unpause";
@@ -55,6 +64,9 @@ export class ReplicationTarget implements DrillTarget {
   private readonly subscribers: Redis[] = [];
   /** The last switchover's preStop log (the script's stderr). */
   preStopLog = "";
+  /** The last partition fault (healed by stop() if still in place). */
+  partitioned: PartitionFault | undefined;
+  private onEvent: ((e: SentinelEvent) => void) | undefined;
 
   private constructor(
     readonly t: SentinelTopology,
@@ -82,8 +94,12 @@ export class ReplicationTarget implements DrillTarget {
       const sub = new Redis({ host: s.host, port: s.port, password: this.o.password, lazyConnect: true, retryStrategy: () => 200, maxRetriesPerRequest: 0 });
       sub.on("error", () => undefined);
       await sub.connect();
-      sub.on("message", (channel: string, payload: string) => this.events.push({ at: Date.now(), channel, payload }));
-      await sub.subscribe("+sdown", "+odown");
+      sub.on("message", (channel: string, payload: string) => {
+        const e = { at: Date.now(), channel, payload };
+        this.events.push(e);
+        this.onEvent?.(e);
+      });
+      await sub.subscribe("+sdown", "+odown", "+switch-master");
       this.subscribers.push(sub);
     }
   }
@@ -95,7 +111,11 @@ export class ReplicationTarget implements DrillTarget {
       { stream: "sentinel-client", client: { kind: "redis", client: sentinelRedis(this.t.sentinelEndpoints, this.t.masterName, pw, commandTimeoutMs) } },
       {
         stream: "write-endpoint",
-        client: { kind: "redis", client: plainRedis(w.host, w.port, pw, commandTimeoutMs), redial: () => plainRedis(w.host, w.port, pw, commandTimeoutMs) },
+        client: {
+          kind: "redis",
+          client: plainRedis(w.host, w.port, pw, commandTimeoutMs, WRITE_ENDPOINT_NAME),
+          redial: () => plainRedis(w.host, w.port, pw, commandTimeoutMs, WRITE_ENDPOINT_NAME),
+        },
       },
     ];
   }
@@ -122,6 +142,7 @@ export class ReplicationTarget implements DrillTarget {
       };
     }
     if (fault === "crash-restart") return this.crashRestart(primary, detectionOf([primary]));
+    if (fault === "partition") return this.partition(primary, replicas, detectionOf([primary]));
     if (fault === "primary" || fault === "replica" || fault === "lost-volume") {
       const victim = fault === "replica" ? (replicas[0] as Member) : primary;
       if (victim === undefined) throw new Error("the replica fault needs at least one replica");
@@ -171,7 +192,7 @@ export class ReplicationTarget implements DrillTarget {
         stopWatching,
       };
     }
-    if (fault !== "switchover") throw new Error(`the ${fault} fault is not implemented for the local ${this.mode} target`);
+    if (fault !== "switchover") throw new Error(`the ${String(fault satisfies never)} fault is not implemented for the local ${this.mode} target`);
     // switchover: the pod's preStop script (rendered, run by sh), then the pod stops and comes back.
     const restored = (async () => {
       this.preStopLog = await runReplicationPreStop(this.t, primary, this.o.password);
@@ -201,6 +222,49 @@ export class ReplicationTarget implements DrillTarget {
       restored,
       detectedAt,
       stopWatching: () => undefined,
+    };
+  }
+
+  /**
+   * Cuts the primary off from the Sentinels and the replicas (partitionHoldMs); clients and
+   * HAProxy still reach it. From the Sentinels' +switch-master until the old primary is back as a
+   * replica, counts the write endpoint's connections that land on it (split-counter.ts).
+   */
+  private async partition(primary: Member, replicas: Member[], detectedAt: () => number | undefined): Promise<FaultHandle> {
+    const cap = partitionCapability();
+    if (!cap.ok) throw new Error(`partition: ${cap.reason}`);
+    const hold = partitionHoldMs(this.o);
+    const faultAt = Date.now();
+    const split = new SplitCounter(primary.host, primary.port, this.o.password, this.t.proxy!.write.host, WRITE_ENDPOINT_NAME);
+    this.onEvent = (e) => {
+      if (e.channel === "+switch-master" && e.at >= faultAt) split.start();
+    };
+    const { minReplicasToWrite } = await readDurability(primary.host, primary.port, this.o.password);
+    const peers = [...replicas, ...this.t.sentinels].map((n) => ({ host: n.host, ports: [n.port] }));
+    const cut = await injectPartition({
+      iptables: cap.iptables,
+      isolated: { host: primary.host, port: primary.port, ports: [primary.port] },
+      peers,
+      holdMs: hold,
+      password: this.o.password,
+      minReplicasToWrite,
+    }).catch(async (err: unknown) => {
+      await split.stop();
+      throw err;
+    });
+    this.partitioned = cut;
+    const restored = cut.restored.finally(async () => {
+      this.onEvent = undefined;
+      await split.stop();
+    });
+    return {
+      description: `partition: primary ${primary.name} (${primary.address}, zone ${primary.zone}) cut off from ${replicas.length} replica(s) and ${this.t.sentinels.length} Sentinels for ${hold} ms, clients and HAProxy still reach it (${cut.partition.describe()}); healed, then back as a replica`,
+      restored,
+      detectedAt,
+      stopWatching: () => undefined,
+      fencedAt: cut.fencedAt,
+      demotedAt: cut.demotedAt,
+      connectionsToOldPrimaryAfterFailover: () => split.count,
     };
   }
 
@@ -239,6 +303,7 @@ export class ReplicationTarget implements DrillTarget {
   }
 
   async stop(): Promise<void> {
+    this.partitioned?.abort();
     for (const s of this.subscribers) s.disconnect();
     await this.t.stopAll();
   }

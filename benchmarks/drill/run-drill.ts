@@ -3,6 +3,8 @@
  * killed member runs again and the verifier passes (zones included), keep the load running a
  * little longer, read every acknowledged key back (also when not healed: unknown where no node
  * answers), and compute the figures (ledger.ts) against the fault's promised bound (bounds.ts).
+ * A fault this machine cannot inject (partition without root or a working iptables) is skipped
+ * before anything starts: a SkippedDrill naming why, never ok.
  */
 import { randomBytes } from "node:crypto";
 import { sleep } from "../util/poll-until.js";
@@ -11,8 +13,9 @@ import { ClusterTarget } from "./cluster-target.js";
 import { ackedLossBound, type DurabilityConfig } from "./bounds.js";
 import { drillOk, loadFigures, roundLatency, type DrillMode, type Fault, type DrillOutcome, type WriteRecord } from "./ledger.js";
 import { WriteStream } from "./load.js";
+import { partitionCapability, type CapabilityProbe } from "./partition.js";
 import { ReplicationTarget } from "./replication-target.js";
-import { crashRestartDelay, freezeHoldMs, type DrillTarget, type DrillTimings } from "./target.js";
+import { crashRestartDelay, freezeHoldMs, partitionHoldMs, type DrillTarget, type DrillTimings, type PartitionFigures } from "./target.js";
 
 export interface DrillOptions extends DrillTimings {
   mode: DrillMode;
@@ -40,10 +43,12 @@ export interface DrillOptions extends DrillTimings {
   /** Test hook: runs right after the fault was injected. */
   afterFault?: (target: DrillTarget) => Promise<void>;
   onStep?: (line: string) => void;
+  /** Test hook: what the partition fault's capability check sees (uid, environment). */
+  capabilityProbe?: CapabilityProbe;
 }
 
-/** The drill's figures: its load's (ledger.ts) plus what the drill itself measured. */
-export interface DrillResult extends DrillOutcome {
+/** The drill's figures: its load's (ledger.ts) plus what the drill itself measured (partition: PartitionFigures too). */
+export interface DrillResult extends DrillOutcome, Partial<PartitionFigures> {
   timings: DrillTimings;
   /** The primary's settings the loss bound was computed from (CONFIG GET before the fault). */
   durability: DurabilityConfig;
@@ -53,12 +58,36 @@ export interface DrillResult extends DrillOutcome {
   timeline: { stream: string; t: number; latencyMs: number | null }[];
 }
 
+/** A drill that could not run on this machine: never ok; `skipped.reason` says why (the CLI exits 3). */
+export interface SkippedDrill {
+  mode: DrillMode;
+  fault: Fault;
+  ok: false;
+  skipped: { reason: string };
+}
+
+export type DrillRun = DrillResult | SkippedDrill;
+
+export const isSkipped = (r: DrillRun): r is SkippedDrill => "skipped" in r;
+
+/** Why `o.fault` cannot run here, or undefined. */
+export function skipReason(o: Pick<DrillOptions, "fault" | "capabilityProbe">): string | undefined {
+  if (o.fault !== "partition") return undefined;
+  const cap = partitionCapability(o.capabilityProbe);
+  return cap.ok ? undefined : cap.reason;
+}
+
 export async function startTarget(o: DrillOptions, password: string): Promise<DrillTarget> {
   return o.mode === "cluster" ? ClusterTarget.start({ ...o, password }) : ReplicationTarget.start({ ...o, password });
 }
 
-export async function runDrill(o: DrillOptions): Promise<DrillResult> {
+export async function runDrill(o: DrillOptions): Promise<DrillRun> {
   const step = o.onStep ?? (() => undefined);
+  const reason = skipReason(o);
+  if (reason !== undefined) {
+    step(`skipped: the ${o.fault} fault cannot run here: ${reason}`);
+    return { mode: o.mode, fault: o.fault, ok: false, skipped: { reason } };
+  }
   const password = randomBytes(12).toString("hex");
   step(`starting the ${o.mode} topology`);
   const target = await startTarget(o, password);
@@ -145,6 +174,17 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
     );
     const whole = (v: number): number => Math.round(v);
     const detectedAt = handle.detectedAt();
+    const sinceFault = (at: number | undefined): number | null => (at === undefined ? null : whole(at - faultAt));
+    const partitionFigures: Partial<PartitionFigures> =
+      o.fault !== "partition"
+        ? {}
+        : {
+            oldPrimaryFencedMs: sinceFault(handle.fencedAt?.()),
+            oldPrimaryDemotedMs: sinceFault(handle.demotedAt?.()),
+            ...(handle.connectionsToOldPrimaryAfterFailover === undefined
+              ? {}
+              : { connectionsToOldPrimaryAfterFailover: handle.connectionsToOldPrimaryAfterFailover() }),
+          };
     const healed = recoveredAt !== undefined;
     return {
       mode: o.mode,
@@ -159,6 +199,7 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
       detectionNote: handle.detectionNote ?? (detectedAt === undefined ? "no failure mark seen" : undefined),
       rate: o.rate,
       waitTimeoutMs: o.waitTimeoutMs,
+      ...partitionFigures,
       timings: {
         failureDetectionMs: o.failureDetectionMs,
         failoverTimeoutMs: o.failoverTimeoutMs,
@@ -166,6 +207,7 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
         zoneDownMs: o.zoneDownMs,
         ...(o.fault === "freeze" ? { freezeMs: freezeHoldMs(o) } : {}),
         ...(o.fault === "crash-restart" ? { crashRestartDelayMs: crashRestartDelay(o) } : {}),
+        ...(o.fault === "partition" ? { partitionMs: partitionHoldMs(o) } : {}),
       },
       durability,
       after,

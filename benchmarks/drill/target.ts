@@ -18,6 +18,8 @@ export interface DrillTimings {
   freezeMs?: number;
   /** crash-restart: how long the SIGKILLed primary stays down before it restarts in place. @default crashRestartDelay() */
   crashRestartDelayMs?: number;
+  /** partition: how long the primary stays cut off from its peers. @default failureDetectionMs + restartDelayMs (partitionHoldMs) */
+  partitionMs?: number;
 }
 
 /** The crash-restart delay: as given, else half the failure detection time (a restart faster than detection). */
@@ -30,6 +32,22 @@ export function crashRestartDelay(t: DrillTimings): number {
 /** freeze: past failure detection by as long as a killed member stays down. */
 export const freezeHoldMs = (t: DrillTimings): number => t.freezeMs ?? t.failureDetectionMs + t.restartDelayMs;
 
+/** partition: past failure detection (and the failover) by as long as a killed member stays down, as freeze. */
+export const partitionHoldMs = (t: DrillTimings): number => t.partitionMs ?? t.failureDetectionMs + t.restartDelayMs;
+
+/** What the partition fault measures besides the load's figures (null: not seen). */
+export interface PartitionFigures {
+  /** ms from the fault until the cut-off primary refused writes (NOREPLICAS fencing or cluster_state:fail), polled every 100 ms. */
+  oldPrimaryFencedMs: number | null;
+  /** ms from the fault until the old primary answered ROLE as a replica after the heal (polled every 250 ms). */
+  oldPrimaryDemotedMs: number | null;
+  /**
+   * Replication: new write-endpoint connections (HAProxy) that landed on the old primary from the
+   * Sentinels' +switch-master until it was back as a replica (split-counter.ts); null: no failover seen.
+   */
+  connectionsToOldPrimaryAfterFailover?: number | null;
+}
+
 export interface FaultHandle {
   /** What was done, for the report: e.g. "SIGKILL member-0 (127.0.0.20:40001, primary, zone-a)". */
   description: string;
@@ -40,6 +58,12 @@ export interface FaultHandle {
   /** Why detection is not observable for this fault (e.g. nobody survives to see it). */
   detectionNote?: string;
   stopWatching: () => void;
+  /** partition: when the cut-off primary was first seen refusing writes (Date.now()); read once the fault is over. */
+  fencedAt?: () => number | undefined;
+  /** partition: when the old primary was first seen as a replica after the heal (Date.now()). */
+  demotedAt?: () => number | undefined;
+  /** partition, replication: PartitionFigures.connectionsToOldPrimaryAfterFailover; read once the fault is over. */
+  connectionsToOldPrimaryAfterFailover?: () => number | null;
 }
 
 export interface DrillTarget {

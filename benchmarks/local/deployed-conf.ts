@@ -2,7 +2,9 @@
  * The deployed valkey.conf, for local members: the same renderer the ConfigMap uses
  * (components/valkey/valkey-conf.ts) on the embedded default stack config, with only what a
  * local process must have differently appended after it (the last occurrence of a key wins in
- * valkey.conf): its log file instead of stdout, DEBUG for the tests, no diskless-sync delay, and
+ * valkey.conf): its log file instead of stdout, DEBUG for the tests, no diskless-sync delay, its
+ * own address as the source of its outgoing connections (`bind-source-addr`: a pod sends from its
+ * pod IP, a local process from 127.0.0.1 unless told; the partition fault's rules name it), and
  * any persistence or io-threads setting a caller overrides on purpose. Fencing
  * (`min-replicas-to-write` / `min-replicas-max-lag`), persistence and memory settings therefore
  * are the stack's, so local drills measure what the deployed settings do.
@@ -23,6 +25,8 @@ export interface LocalConfOverrides {
   /** RDB schedule; "" disables RDB. */
   save?: string;
   ioThreads?: number;
+  /** `bind-source-addr`: the address its replication links and cluster bus connect from. */
+  bindSourceAddr?: string;
 }
 
 function quote(value: string): string {
@@ -40,5 +44,6 @@ export function renderDeployedLocalConf(valkey: ValkeyConfig, o: ValkeyConfOptio
   if (local.appendonly !== undefined) lines.push(`appendonly ${local.appendonly ? "yes" : "no"}`);
   if (local.save !== undefined) lines.push(`save ${quote(local.save)}`);
   if (local.ioThreads !== undefined) lines.push(`io-threads ${local.ioThreads}`);
+  if (local.bindSourceAddr !== undefined) lines.push(`bind-source-addr ${local.bindSourceAddr}`);
   return renderValkeyConf(valkey, o) + lines.join("\n") + "\n";
 }

@@ -199,7 +199,9 @@ export class SentinelTopology {
             password: this.o.password,
             announce: { host: s.host, port: s.port },
           });
-          writeFileSync(conf, text, { mode: 0o600 });
+          // Sentinel connects to members and Sentinels from its own address (sentinel.c
+          // instanceLinkConnect binds server.bind_source_addr), as a pod does from its pod IP.
+          writeFileSync(conf, `${text}bind-source-addr ${s.host}\n`, { mode: 0o600 });
         }
         // Sentinel rewrites its file (with the passwords) as 0644 & ~umask: umask 077 keeps it 0600.
         return { command: "sh", args: ["-c", 'umask 077 && exec "$0" "$@"', resolveBinaries().server.path, conf, "--sentinel"] };
@@ -227,6 +229,8 @@ export class SentinelTopology {
           read,
           password: this.o.password,
           checkIntervalMs: this.o.checkIntervalMs ?? 500,
+          // Its checks and proxied connections come from its own address, not 127.0.0.1.
+          source: host,
           ...this.o.haproxy,
         });
         writeFileSync(cfg, text, { mode: 0o600 });
@@ -329,7 +333,8 @@ export function memberLaunch(o: MemberLaunchOptions): (ctx: LaunchContext) => La
     const conf = renderDeployedLocalConf(
       o.valkey ?? defaultValkeyConfig(),
       { role: { kind: "replication-member" }, port: o.port, bind: o.host, dataDir, runDir },
-      { ...o.server, logfile },
+      // Outgoing connections (the replication link) from its own address, as a pod's from its pod IP.
+      { ...o.server, logfile, bindSourceAddr: o.host },
     );
     writeFileSync(join(dir, "valkey.conf"), conf, { mode: 0o600 });
     const script = renderStartScript({

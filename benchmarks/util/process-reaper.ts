@@ -9,6 +9,8 @@
  * Directories registered with `removeOnExit` (a fleet's temporary directory: data, configs, the
  * 0600 password file) are removed at exit, after the killed children are gone (waited for, up
  * to 2 s), so an interrupted run leaves no secret or data behind.
+ * Synchronous callbacks registered with `runAtExit` (e.g. removing the partition fault's iptables
+ * rules) run at exit too, signals included (a signal ends the process through process.exit).
  * SIGKILL of this process itself cannot be caught; nothing can clean up after that.
  */
 import type { ChildProcess } from "node:child_process";
@@ -18,6 +20,7 @@ const live = new Set<ChildProcess>();
 const killed = new Set<number>();
 const dirs = new Set<string>();
 const signalCallbacks = new Set<(signal: NodeJS.Signals) => void>();
+const exitCallbacks = new Set<() => void>();
 let installed = false;
 
 const EXIT_CODES: ReadonlyArray<readonly [NodeJS.Signals, number]> = [
@@ -76,6 +79,14 @@ function install(): void {
   installed = true;
   process.on("exit", () => {
     killAllTracked();
+    for (const cb of exitCallbacks) {
+      try {
+        cb();
+      } catch {
+        /* a failing callback must not keep the others from running */
+      }
+    }
+    exitCallbacks.clear();
     removeRegisteredDirs();
   });
   for (const [sig, code] of EXIT_CODES) {
@@ -121,4 +132,14 @@ export function onTerminatingSignal(cb: (signal: NodeJS.Signals) => void): () =>
   install();
   signalCallbacks.add(cb);
   return () => signalCallbacks.delete(cb);
+}
+
+/**
+ * Runs `cb` (synchronous: it runs inside 'exit') when this process exits, normally, on failure or
+ * after SIGINT / SIGTERM / SIGHUP. Returns a function that unregisters it.
+ */
+export function runAtExit(cb: () => void): () => void {
+  install();
+  exitCallbacks.add(cb);
+  return () => exitCallbacks.delete(cb);
 }

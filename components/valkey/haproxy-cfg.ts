@@ -58,6 +58,12 @@ export interface HaproxyCfgOptions {
    * does not resolve (`init-addr last,libc,none`: the server stays down until it does).
    */
   dnsResolve?: boolean;
+  /**
+   * Address its connections to the servers (proxied sessions and health checks) come from
+   * (`source` in defaults: https://docs.haproxy.org/2.6/configuration.html#4.2-source). Omitted:
+   * the kernel picks it (a pod's own IP). Local topologies set their proxy's 127.0.0.x.
+   */
+  source?: string;
 }
 
 const RESOLVERS = "cluster-dns";
@@ -107,6 +113,7 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
   const fall = count("fall", o.fall ?? 2);
   const rise = count("rise", o.rise ?? 1);
   const idle = ms("idleTimeoutMs", o.idleTimeoutMs ?? 3_600_000);
+  if (o.source !== undefined && !/^[0-9A-Fa-f:.]+$/.test(o.source)) throw new Error(`haproxy.cfg: source must be an IP address (got '${o.source}')`);
   const dns = o.dnsResolve ? ` resolvers ${RESOLVERS} resolve-prefer ipv4 init-addr last,libc,none` : "";
   const bind = (e: NodeEndpoint): string => (e.host.includes(":") ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`);
   const backend = (name: string, role: "master" | "slave"): string[] => [
@@ -136,6 +143,7 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
     `  timeout check ${checkTimeout}`,
     `  timeout client ${idle}`,
     `  timeout server ${idle}`,
+    ...(o.source === undefined ? [] : [`  source ${o.source}`]),
     ...resolvers,
     `frontend valkey-write`,
     `  bind ${bind(o.write)}`,

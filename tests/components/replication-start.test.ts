@@ -52,6 +52,18 @@ describe("haproxy.cfg", () => {
     for (const s of servers) expect(cfg).toContain(`server ${s.name} ${s.host}:${s.port} check inter 1000ms fall 2 rise 1 on-marked-down shutdown-sessions`);
   });
 
+  it("source: every connection to the servers (sessions and checks) from that address, in defaults; valid for the real haproxy", async () => {
+    const withSource = renderHaproxyCfg({ servers, write: { host: "127.0.0.120", port: 6400 }, source: "127.0.0.120" });
+    const defaults = withSource.slice(withSource.indexOf("defaults"), withSource.indexOf("frontend"));
+    expect(defaults).toContain("  source 127.0.0.120\n");
+    expect(cfg).not.toContain("source ");
+    const path = join(dir, "haproxy-source.cfg");
+    writeFileSync(path, withSource, { mode: 0o600 });
+    const r = await run(process.env.HAPROXY ?? which("haproxy")!, ["-c", "-f", path]);
+    expect(r.out).toContain("Configuration file is valid");
+    expect(() => renderHaproxyCfg({ servers, write: { host: "*", port: 1 }, source: "10.0.0.1 usesrc clientip" })).toThrow(/source must be an IP address/);
+  });
+
   it("sends AUTH as a RESP array in hex: any password byte survives, the text never appears in clear", () => {
     const hex = authCommandHex(PASSWORD);
     expect(Buffer.from(hex, "hex").toString("utf8")).toBe(`*2\r\n$4\r\nAUTH\r\n$${Buffer.byteLength(PASSWORD)}\r\n${PASSWORD}\r\n`);

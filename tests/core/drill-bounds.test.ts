@@ -60,6 +60,19 @@ describe("acknowledged-loss bounds per fault", () => {
     expect(ackedLossBound("partition", 2, UNFENCED).reason).toMatch(/unfenced/);
   });
 
+  it("partition: fenced max-lag + 2 s after the cut (whole-second lag clock, 1 Hz refresh); cluster: 1.5 × node-timeout + 200 ms minority rule, the earlier of the two", () => {
+    expect(ackedLossBound("partition", 2, FENCED)).toMatchObject({ fromMs: -4000, toMs: 5002 });
+    expect(ackedLossBound("partition", 2, FENCED).reason).toMatch(/min-replicas-max-lag 3 s \+ 2 s/);
+    const cluster = { ...UNFENCED, clusterNodeTimeoutMs: 2000 };
+    expect(ackedLossBound("partition", 2, cluster)).toMatchObject({ fromMs: -1000, toMs: 3202 });
+    expect(ackedLossBound("partition", 2, cluster).reason).toMatch(/cluster minority.*no min-replicas fencing/);
+    // Both: whichever refuses writes first.
+    expect(ackedLossBound("partition", 0, { ...FENCED, clusterNodeTimeoutMs: 2000 }).toMs).toBe(3200);
+    expect(ackedLossBound("partition", 0, { ...FENCED, clusterNodeTimeoutMs: 15_000 }).toMs).toBe(5000);
+    // freeze keeps its own window (a frozen primary runs no cron).
+    expect(ackedLossBound("freeze", 2, { ...UNFENCED, clusterNodeTimeoutMs: 2000 })).toMatchObject({ toMs: 2 });
+  });
+
   it("the bound in writes is the acknowledged writes in the window; loss inside passes, loss after the fault fails", () => {
     const rs = records();
     const inside = figures(
@@ -101,5 +114,8 @@ describe("acknowledged-loss bounds per fault", () => {
   it("CONFIG GET pairs → settings; a missing one names itself", () => {
     expect(durabilityFromConfig(["min-replicas-to-write", "1", "min-replicas-max-lag", "3", "appendonly", "yes", "appendfsync", "everysec"])).toEqual(FENCED);
     expect(() => durabilityFromConfig(["appendfsync", "everysec", "appendonly", "yes"])).toThrow(/min-replicas-to-write/);
+    const pairs = ["min-replicas-to-write", "0", "min-replicas-max-lag", "10", "appendonly", "yes", "appendfsync", "everysec"];
+    expect(durabilityFromConfig([...pairs, "cluster-enabled", "yes", "cluster-node-timeout", "2000"])).toEqual({ ...UNFENCED, clusterNodeTimeoutMs: 2000 });
+    expect(durabilityFromConfig([...pairs, "cluster-enabled", "no", "cluster-node-timeout", "15000"])).not.toHaveProperty("clusterNodeTimeoutMs");
   });
 });

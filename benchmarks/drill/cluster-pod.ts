@@ -1,0 +1,109 @@
+/**
+ * How a local cluster member starts, as its pod does (cluster-target.ts): the rendered start.sh
+ * with heal.sh, rejoin.sh (also its start gate) and failback.sh in the background, on its current
+ * 127.0.0.x, its data dir kept across restarts, announcing its stable hostname, IP and zone.
+ * Its outgoing connections (cluster bus, replication link) come from its own address
+ * (`bind-source-addr`, cluster_legacy.c and replication.c bind it), as a pod's from its pod IP:
+ * the partition fault's rules name it.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { renderAzFailbackScript } from "../../components/valkey/az-failback-script.js";
+import { renderClusterHealScript } from "../../components/valkey/cluster-heal-script.js";
+import { renderClusterRejoinScript } from "../../components/valkey/cluster-rejoin-script.js";
+import { renderPreStopScript } from "../../components/valkey/prestop-script.js";
+import { renderStartScript } from "../../components/valkey/start-script.js";
+import { includeFiles } from "../../components/valkey/valkey-conf.js";
+import { resolveBinaries } from "../binaries.js";
+import { Redis } from "ioredis";
+import { parseClusterNodes } from "../topology/cluster-nodes-parser.js";
+import { renderLocalValkeyConf } from "../local/valkey-config-file.js";
+import type { LaunchCommand, LaunchContext } from "../local/valkey-process.js";
+
+export interface ClusterPodSpec {
+  name: string;
+  hostname: string;
+  zone: string;
+  host: string;
+  port: number;
+  busPort: number;
+  dataDir: string;
+}
+
+export interface ClusterPodEnv {
+  nodeTimeoutMs: number;
+  passwordFile: string;
+  /** heal.sh's VALKEY_HEAL_HOSTS_FILE (the local stand-in for pod DNS). */
+  hostsFile: string;
+  /** VALKEY_CLI and the password for the cli (REDISCLI_AUTH / VALKEYCLI_AUTH). */
+  cliEnv: Record<string, string>;
+}
+
+/** The launch (LocalFleet.start) of member `p`: writes its conf and scripts into its dir, runs start.sh. */
+export function clusterPodLaunch(p: ClusterPodSpec, e: ClusterPodEnv): (ctx: LaunchContext) => LaunchCommand {
+  return ({ dir, logfile }) => {
+    const bin = resolveBinaries();
+    const runDir = join(dir, "run");
+    mkdirSync(p.dataDir, { recursive: true });
+    const files = includeFiles(runDir);
+    const conf = renderLocalValkeyConf({
+      port: p.port,
+      clusterPort: p.busPort,
+      bind: p.host,
+      dir: p.dataDir,
+      logfile,
+      clusterEnabled: true,
+      clusterNodeTimeoutMs: e.nodeTimeoutMs,
+      extra: { "bind-source-addr": p.host },
+      includes: [files.auth, files.announce],
+    });
+    writeFileSync(join(dir, "valkey.conf"), conf, { mode: 0o600 });
+    writeFileSync(join(dir, "heal.sh"), renderClusterHealScript({ port: p.port, localHost: p.host, intervalSeconds: 1, deadlineSeconds: 120 }));
+    writeFileSync(
+      join(dir, "rejoin.sh"),
+      renderClusterRejoinScript({ port: p.port, localHost: p.host, intervalSeconds: 1, deadlineSeconds: 120, gateDeadlineSeconds: 60 }),
+    );
+    writeFileSync(
+      join(dir, "failback.sh"),
+      renderAzFailbackScript({ port: p.port, localHost: p.host, intervalSeconds: 1, confirmRounds: 2, cooldownSeconds: 5 }),
+    );
+    writeFileSync(join(dir, "prestop.sh"), renderPreStopScript({ port: p.port, localHost: p.host, timeoutSeconds: 20 }));
+    const start = renderStartScript({
+      mode: "cluster",
+      auth: true,
+      passwordFile: e.passwordFile,
+      runDir,
+      dataDir: p.dataDir,
+      backgroundScripts: [join(dir, "heal.sh"), join(dir, "rejoin.sh"), join(dir, "failback.sh")],
+      rejoinGate: join(dir, "rejoin.sh"),
+    });
+    writeFileSync(join(dir, "start.sh"), start, { mode: 0o700 });
+    return {
+      command: "sh",
+      args: [join(dir, "start.sh"), join(dir, "valkey.conf")],
+      env: {
+        ...e.cliEnv,
+        PATH: `${dirname(bin.server.path)}:${process.env.PATH ?? ""}`,
+        POD_NAME: p.name,
+        VALKEY_ANNOUNCE_HOST: p.hostname,
+        VALKEY_ANNOUNCE_IP: p.host,
+        VALKEY_AVAILABILITY_ZONE: p.zone,
+        VALKEY_HEAL_HOSTS_FILE: e.hostsFile,
+      },
+    };
+  };
+}
+
+export type ClusterNodes = ReturnType<typeof parseClusterNodes>["nodes"];
+
+/** One member's CLUSTER NODES through a short-lived connection (no retries); throws when it does not answer. */
+export async function clusterNodesOf(host: string, port: number, password: string, connectTimeout: number, commandTimeout: number): Promise<ClusterNodes> {
+  const c = new Redis({ host, port, password, connectTimeout, commandTimeout, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+  c.on("error", () => undefined);
+  try {
+    await c.connect();
+    return parseClusterNodes(String(await c.call("CLUSTER", "NODES"))).nodes;
+  } finally {
+    c.disconnect();
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * The partition fault, the same in both modes (replication-target.ts, cluster-target.ts): cut the
+ * primary off from its peers (partition.ts) for `holdMs`, watch from the harness (127.0.0.1,
+ * never cut) when it stops taking writes, heal, and wait until the old primary has come back as a
+ * replica. The harness's probe connection is a client: it reaches the isolated primary throughout.
+ */
+import { Redis } from "ioredis";
+import { parseInfo } from "../topology/info.js";
+import { sleep } from "../util/poll-until.js";
+import { Partition, type PartitionEnd } from "./partition.js";
+
+export interface PartitionFaultOptions {
+  iptables: string;
+  /** The primary to cut off: its address, client port (the probe's) and every port it listens on. */
+  isolated: PartitionEnd & { port: number };
+  /** Every process it must not reach: Sentinels and replicas, or the other cluster members. */
+  peers: readonly PartitionEnd[];
+  holdMs: number;
+  password: string;
+  /** Its min-replicas-to-write (CONFIG GET before the fault): below it, INFO's min_slaves_good_slaves means NOREPLICAS. */
+  minReplicasToWrite: number;
+  /** Runs right before the rules are removed (a last measurement under the partition). */
+  beforeHeal?: () => Promise<void>;
+  /** How long the old primary may take to come back as a replica after the heal. @default 60000 */
+  settleTimeoutMs?: number;
+}
+
+export interface PartitionFault {
+  partition: Partition;
+  /** Resolves once healed and the old primary answers ROLE as a replica; rejects when it does not within settleTimeoutMs. */
+  restored: Promise<void>;
+  /** When the probe first saw the isolated primary refuse writes (Date.now()). */
+  fencedAt: () => number | undefined;
+  /** When the old primary first answered ROLE slave after the heal (Date.now()). */
+  demotedAt: () => number | undefined;
+  /** Heals at once (a target stopped early) and stops the probe. */
+  abort: () => void;
+}
+
+function probeClient(host: string, port: number, password: string): Redis {
+  const c = new Redis({ host, port, password, lazyConnect: true, connectTimeout: 500, commandTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => 100 });
+  c.on("error", () => undefined);
+  return c;
+}
+
+/** Why the node refuses writes now ("NOREPLICAS" / "CLUSTERDOWN"), undefined when it takes them. */
+export async function writeRefusal(c: Redis, minReplicasToWrite: number): Promise<string | undefined> {
+  const info = parseInfo(await c.info("replication"));
+  if (info.get("role") !== "master") return undefined;
+  const good = info.get("min_slaves_good_slaves");
+  if (minReplicasToWrite >= 1 && good !== undefined && Number(good) < minReplicasToWrite) return "NOREPLICAS";
+  const cluster = parseInfo(await c.info("cluster")).get("cluster_enabled") === "1";
+  if (cluster && /cluster_state:fail/.test(String(await c.call("CLUSTER", "INFO")))) return "CLUSTERDOWN";
+  return undefined;
+}
+
+export async function injectPartition(o: PartitionFaultOptions): Promise<PartitionFault> {
+  const probe = probeClient(o.isolated.host, o.isolated.port, o.password);
+  await probe.connect();
+  let fencedAt: number | undefined;
+  let demotedAt: number | undefined;
+  let watching = true;
+  const watch = (async () => {
+    while (watching && fencedAt === undefined) {
+      const why = await writeRefusal(probe, o.minReplicasToWrite).catch(() => undefined);
+      if (why !== undefined && watching) fencedAt = Date.now();
+      await sleep(100);
+    }
+  })();
+  let partition: Partition;
+  try {
+    partition = await Partition.cut(o.iptables, o.isolated, o.peers);
+  } catch (err) {
+    watching = false;
+    await watch;
+    probe.disconnect();
+    throw err;
+  }
+  const restored = (async () => {
+    try {
+      await sleep(o.holdMs);
+      await o.beforeHeal?.();
+    } finally {
+      watching = false;
+      await partition.lift();
+    }
+    await watch;
+    const deadline = Date.now() + (o.settleTimeoutMs ?? 60_000);
+    try {
+      for (;;) {
+        const role = await probe.call("ROLE").then(
+          (r) => String((r as unknown[])[0]),
+          () => "no answer",
+        );
+        if (role === "slave") {
+          demotedAt = Date.now();
+          return;
+        }
+        if (Date.now() > deadline)
+          throw new Error(
+            `the old primary ${o.isolated.host}:${o.isolated.port} still answers ROLE ${role} ${o.settleTimeoutMs ?? 60_000} ms after the partition healed`,
+          );
+        await sleep(250);
+      }
+    } finally {
+      probe.disconnect();
+    }
+  })();
+  return {
+    partition,
+    restored,
+    fencedAt: () => fencedAt,
+    demotedAt: () => demotedAt,
+    abort: () => {
+      watching = false;
+      partition.heal();
+    },
+  };
+}
