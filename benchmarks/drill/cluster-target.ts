@@ -297,17 +297,19 @@ export class ClusterTarget implements DrillTarget {
     const cap = partitionCapability();
     if (!cap.ok) throw new Error(`partition: ${cap.reason}`);
     const hold = partitionHoldMs(this.o);
-    const { minReplicasToWrite } = await readDurability(primary.host, primary.port, this.o.password);
     const w = this.watch([primary]);
     const end = (p: Pod): { host: string; port: number; ports: number[] } => ({ host: p.host, port: p.port, ports: [p.port, p.busPort] });
     const peers = this.pods.filter((p) => p !== primary).map(end);
-    const cut = await injectPartition({ iptables: cap.iptables, isolated: end(primary), peers, holdMs: hold, password: this.o.password, minReplicasToWrite });
+    const cut = await injectPartition({ iptables: cap.iptables, isolated: end(primary), peers, holdMs: hold, password: this.o.password });
     this.partitioned = cut;
     return {
-      description: `partition: primary ${what} cut off from the ${peers.length} other members for ${hold} ms (cluster-node-timeout ${this.o.failureDetectionMs} ms), clients still reach it (${cut.partition.describe()}); healed, then back as a replica`,
+      description: `partition: primary ${what} cut off from the ${peers.length} other members for ${hold} ms (cluster-node-timeout ${this.o.failureDetectionMs} ms), clients still reach it (${cut.partition.describe()}); then healed`,
       restored: cut.restored,
       detectedAt: w.detectedAt,
-      stopWatching: w.stop,
+      stopWatching: () => {
+        w.stop();
+        cut.stop();
+      },
       fencedAt: cut.fencedAt,
       demotedAt: cut.demotedAt,
     };

@@ -1,8 +1,12 @@
 /**
  * The partition fault, the same in both modes (replication-target.ts, cluster-target.ts): cut the
  * primary off from its peers (partition.ts) for `holdMs`, watch from the harness (127.0.0.1,
- * never cut) when it stops taking writes, heal, and wait until the old primary has come back as a
- * replica. The harness's probe connection is a client: it reaches the isolated primary throughout.
+ * never cut) when it stops taking writes, heal, then watch for the old primary to come back as a
+ * replica. Whether it must is the verifier's call (run-drill.ts waits for it): after a failover,
+ * a member still answering role:master is a missing replica; a partition shorter than the
+ * failover (a Sentinel election lost to a split vote is retried only after 2 × failover-timeout)
+ * heals with the old primary still primary, and nothing to demote. The harness's probe connection
+ * is a client: it reaches the isolated primary throughout.
  */
 import { Redis } from "ioredis";
 import { parseInfo } from "../topology/info.js";
@@ -17,22 +21,20 @@ export interface PartitionFaultOptions {
   peers: readonly PartitionEnd[];
   holdMs: number;
   password: string;
-  /** Its min-replicas-to-write (CONFIG GET before the fault): below it, INFO's min_slaves_good_slaves means NOREPLICAS. */
-  minReplicasToWrite: number;
-  /** Runs right before the rules are removed (a last measurement under the partition). */
-  beforeHeal?: () => Promise<void>;
-  /** How long the old primary may take to come back as a replica after the heal. @default 60000 */
-  settleTimeoutMs?: number;
 }
 
 export interface PartitionFault {
   partition: Partition;
-  /** Resolves once healed and the old primary answers ROLE as a replica; rejects when it does not within settleTimeoutMs. */
+  /** Resolves once the rules are removed (after holdMs). */
   restored: Promise<void>;
+  /** Resolves once the old primary answered ROLE slave after the heal, or stop() was called. */
+  settled: Promise<void>;
   /** When the probe first saw the isolated primary refuse writes (Date.now()). */
   fencedAt: () => number | undefined;
   /** When the old primary first answered ROLE slave after the heal (Date.now()). */
   demotedAt: () => number | undefined;
+  /** Stops watching for the demotion (the drill is over). */
+  stop: () => void;
   /** Heals at once (a target stopped early) and stops the probe. */
   abort: () => void;
 }
@@ -57,12 +59,14 @@ export async function writeRefusal(c: Redis, minReplicasToWrite: number): Promis
 export async function injectPartition(o: PartitionFaultOptions): Promise<PartitionFault> {
   const probe = probeClient(o.isolated.host, o.isolated.port, o.password);
   await probe.connect();
+  // Below min-replicas-to-write good replicas, INFO's min_slaves_good_slaves means NOREPLICAS.
+  const minReplicasToWrite = Number(((await probe.call("CONFIG", "GET", "min-replicas-to-write")) as string[])[1]);
   let fencedAt: number | undefined;
   let demotedAt: number | undefined;
   let watching = true;
   const watch = (async () => {
     while (watching && fencedAt === undefined) {
-      const why = await writeRefusal(probe, o.minReplicasToWrite).catch(() => undefined);
+      const why = await writeRefusal(probe, minReplicasToWrite).catch(() => undefined);
       if (why !== undefined && watching) fencedAt = Date.now();
       await sleep(100);
     }
@@ -76,43 +80,41 @@ export async function injectPartition(o: PartitionFaultOptions): Promise<Partiti
     probe.disconnect();
     throw err;
   }
+  let settling = true;
   const restored = (async () => {
     try {
       await sleep(o.holdMs);
-      await o.beforeHeal?.();
     } finally {
       watching = false;
       await partition.lift();
     }
     await watch;
-    const deadline = Date.now() + (o.settleTimeoutMs ?? 60_000);
-    try {
-      for (;;) {
-        const role = await probe.call("ROLE").then(
-          (r) => String((r as unknown[])[0]),
-          () => "no answer",
-        );
-        if (role === "slave") {
-          demotedAt = Date.now();
-          return;
-        }
-        if (Date.now() > deadline)
-          throw new Error(
-            `the old primary ${o.isolated.host}:${o.isolated.port} still answers ROLE ${role} ${o.settleTimeoutMs ?? 60_000} ms after the partition healed`,
-          );
-        await sleep(250);
+  })();
+  const settled = (async () => {
+    await restored.catch(() => undefined);
+    while (settling) {
+      const role = await probe.call("ROLE").then(
+        (r) => String((r as unknown[])[0]),
+        () => "no answer",
+      );
+      if (role === "slave") {
+        demotedAt = Date.now();
+        break;
       }
-    } finally {
-      probe.disconnect();
+      await sleep(250);
     }
+    probe.disconnect();
   })();
   return {
     partition,
     restored,
+    settled,
     fencedAt: () => fencedAt,
     demotedAt: () => demotedAt,
+    stop: () => (settling = false),
     abort: () => {
       watching = false;
+      settling = false;
       partition.heal();
     },
   };

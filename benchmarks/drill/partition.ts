@@ -8,9 +8,10 @@
  *
  * The rules live in one dedicated chain, `VBENCH-<pid>`, jumped to from INPUT (every loopback
  * packet passes OUTPUT then INPUT; dropping at INPUT drops both directions of a connection once
- * both directions are listed). They are built with no jump in place, then the jump is inserted in
- * one command: the cut starts at once for every peer; healing deletes the jump (one command, every
- * peer at once), then flushes and deletes the chain. The chain is removed on heal, by the target's
+ * both directions are listed). The chain, its rules and the jump go in in one iptables-restore
+ * transaction (without iptables-restore: chain and rules first, the jump last), so the cut starts
+ * at once for every peer; healing deletes the jump (one command, every peer at once), then
+ * flushes and deletes the chain. The chain is removed on heal, by the target's
  * stop(), and at process exit (signals included: util/process-reaper.ts runAtExit), so no rule
  * outlives the drill; a chain left by a process that no longer runs (SIGKILL cannot be caught) is
  * removed by the next cut.
@@ -19,7 +20,7 @@
  * backend here; `.ci/setup` installs it). Without them the drill is skipped with the reason,
  * never passed (run-drill.ts).
  */
-import { execFile, execFileSync } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { promisify } from "node:util";
 import { which } from "../binaries.js";
@@ -28,6 +29,7 @@ import { runAtExit } from "../util/process-reaper.js";
 const CHAIN_PREFIX = "VBENCH-";
 /** `-w`: wait up to 5 s for the xtables lock instead of failing when another iptables runs. */
 const WAIT = ["-w", "5"];
+const run = promisify(execFile);
 
 export type PartitionCapability = { ok: true; iptables: string } | { ok: false; reason: string };
 
@@ -120,21 +122,42 @@ function runSync(iptables: string, args: readonly string[]): boolean {
   }
 }
 
-/** `VBENCH-<pid>` chains in the filter table (from `iptables -S`). */
-export function vbenchChains(iptables: string): string[] {
-  const out = execFileSync(iptables, [...WAIT, "-S"], { encoding: "utf8", timeout: 10_000 });
-  return out
+const chainsIn = (rules: string): string[] =>
+  rules
     .split("\n")
     .map((l) => new RegExp(`^-N (${CHAIN_PREFIX}\\d+)$`).exec(l.trim())?.[1])
     .filter((c): c is string => c !== undefined);
+
+/** `VBENCH-<pid>` chains in the filter table (from `iptables -S`). */
+export function vbenchChains(iptables: string): string[] {
+  return chainsIn(execFileSync(iptables, [...WAIT, "-S"], { encoding: "utf8", timeout: 10_000 }));
 }
 
 /** Removes chains whose process no longer runs (left by a SIGKILLed run). */
-function removeOrphans(iptables: string): void {
-  for (const chain of vbenchChains(iptables)) {
+async function removeOrphans(iptables: string): Promise<void> {
+  const { stdout } = await run(iptables, [...WAIT, "-S"]);
+  for (const chain of chainsIn(stdout)) {
     const pid = Number(chain.slice(CHAIN_PREFIX.length));
-    if (pid !== process.pid && !existsSync(`/proc/${pid}`)) for (const args of teardownCommands(chain)) runSync(iptables, args);
+    if (pid === process.pid || existsSync(`/proc/${pid}`)) continue;
+    for (const args of teardownCommands(chain)) await run(iptables, [...WAIT, ...args]).catch(() => undefined);
   }
+}
+
+/** iptables-restore input (`--noflush`): a new chain with `rules`, then the jump to it from INPUT (pure). */
+export function restoreInput(chain: string, rules: readonly string[][]): string {
+  return ["*filter", `:${chain} - [0:0]`, ...rules.map((r) => r.join(" ")), `-I INPUT 1 -j ${chain}`, "COMMIT", ""].join("\n");
+}
+
+/** Runs `command args` with `input` on stdin; rejects with its stderr when it fails. */
+function feed(command: string, args: readonly string[], input: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ["pipe", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.once("error", reject);
+    child.once("close", (code) => (code === 0 ? resolve() : reject(new Error(`${command} exited ${code}: ${stderr.trim()}`))));
+    child.stdin.end(input);
+  });
 }
 
 export class Partition {
@@ -159,16 +182,21 @@ export class Partition {
   static async cut(iptables: string, isolated: PartitionEnd, peers: readonly PartitionEnd[]): Promise<Partition> {
     const chain = chainName();
     const rules = dropRules(chain, isolated, peers);
-    removeOrphans(iptables);
-    for (const args of teardownCommands(chain)) runSync(iptables, args);
+    await removeOrphans(iptables);
+    for (const args of teardownCommands(chain)) await run(iptables, [...WAIT, ...args]).catch(() => undefined);
     const end = (e: PartitionEnd): string => `${e.host}:${e.ports.join("+")}`;
     const summary = `${end(isolated)} cut off from ${peers.map(end).join(", ")} (${rules.length} DROP rules in iptables chain ${chain})`;
     const p = new Partition(iptables, chain, rules, isolated, summary);
-    const run = promisify(execFile);
     try {
-      await run(iptables, [...WAIT, "-N", chain]);
-      for (const args of rules) await run(iptables, [...WAIT, ...args]);
-      await run(iptables, [...WAIT, "-I", "INPUT", "1", "-j", chain]);
+      const restore = `${iptables}-restore`;
+      if (existsSync(restore)) {
+        // One transaction: the chain, its rules and the jump from INPUT appear at once.
+        await feed(restore, [...WAIT, "--noflush"], restoreInput(chain, rules));
+      } else {
+        await run(iptables, [...WAIT, "-N", chain]);
+        for (const args of rules) await run(iptables, [...WAIT, ...args]);
+        await run(iptables, [...WAIT, "-I", "INPUT", "1", "-j", chain]);
+      }
     } catch (err) {
       p.heal();
       throw new Error(`partition: iptables failed: ${(err as Error).message}`, { cause: err });
@@ -184,7 +212,6 @@ export class Partition {
   /** Removes every rule without blocking the event loop (the drill's load runs meanwhile); idempotent. */
   async lift(): Promise<void> {
     if (this.healed) return;
-    const run = promisify(execFile);
     const done = [];
     for (const args of teardownCommands(this.chain))
       done.push(

@@ -228,7 +228,7 @@ export class ReplicationTarget implements DrillTarget {
   /**
    * Cuts the primary off from the Sentinels and the replicas (partitionHoldMs); clients and
    * HAProxy still reach it. From the Sentinels' +switch-master until the old primary is back as a
-   * replica, counts the write endpoint's connections that land on it (split-counter.ts).
+   * replica (or the drill ends), counts the write endpoint's connections that land on it (split-counter.ts).
    */
   private async partition(primary: Member, replicas: Member[], detectedAt: () => number | undefined): Promise<FaultHandle> {
     const cap = partitionCapability();
@@ -239,7 +239,6 @@ export class ReplicationTarget implements DrillTarget {
     this.onEvent = (e) => {
       if (e.channel === "+switch-master" && e.at >= faultAt) split.start();
     };
-    const { minReplicasToWrite } = await readDurability(primary.host, primary.port, this.o.password);
     const peers = [...replicas, ...this.t.sentinels].map((n) => ({ host: n.host, ports: [n.port] }));
     const cut = await injectPartition({
       iptables: cap.iptables,
@@ -247,21 +246,20 @@ export class ReplicationTarget implements DrillTarget {
       peers,
       holdMs: hold,
       password: this.o.password,
-      minReplicasToWrite,
     }).catch(async (err: unknown) => {
       await split.stop();
       throw err;
     });
     this.partitioned = cut;
-    const restored = cut.restored.finally(async () => {
+    void cut.settled.finally(async () => {
       this.onEvent = undefined;
       await split.stop();
     });
     return {
-      description: `partition: primary ${primary.name} (${primary.address}, zone ${primary.zone}) cut off from ${replicas.length} replica(s) and ${this.t.sentinels.length} Sentinels for ${hold} ms, clients and HAProxy still reach it (${cut.partition.describe()}); healed, then back as a replica`,
-      restored,
+      description: `partition: primary ${primary.name} (${primary.address}, zone ${primary.zone}) cut off from ${replicas.length} replica(s) and ${this.t.sentinels.length} Sentinels for ${hold} ms, clients and HAProxy still reach it (${cut.partition.describe()}); then healed`,
+      restored: cut.restored,
       detectedAt,
-      stopWatching: () => undefined,
+      stopWatching: cut.stop,
       fencedAt: cut.fencedAt,
       demotedAt: cut.demotedAt,
       connectionsToOldPrimaryAfterFailover: () => split.count,

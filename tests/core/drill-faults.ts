@@ -7,7 +7,7 @@ import { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
 import type { Fault } from "../../benchmarks/drill/ledger.js";
 import { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
 import { drillOn, type DrillOptions, type DrillResult } from "../../benchmarks/drill/run-drill.js";
-import type { DrillTarget } from "../../benchmarks/drill/target.js";
+import type { DrillTarget, DrillTimings } from "../../benchmarks/drill/target.js";
 
 export const TIMINGS = { failureDetectionMs: 2000, failoverTimeoutMs: 6000, restartDelayMs: 3000, zoneDownMs: 8000 };
 export const ZONES = ["zone-a", "zone-b", "zone-c"];
@@ -17,9 +17,9 @@ export function startTestCluster(password: string, hostBase?: number): Promise<C
   return ClusterTarget.start({ ...TIMINGS, primaries: 3, replicasPerPrimary: 1, zones: ZONES, password, ...(hostBase === undefined ? {} : { hostBase }) });
 }
 
-/** A local Sentinel replication topology (1 + `replicas`) over ZONES under TIMINGS. */
-export function startTestReplication(password: string, replicas = 1): Promise<ReplicationTarget> {
-  return ReplicationTarget.start({ ...TIMINGS, replicas, zones: ZONES, password });
+/** A local Sentinel replication topology (1 + `replicas`) over ZONES under TIMINGS (`timings` overrides, e.g. partitionMs). */
+export function startTestReplication(password: string, replicas = 1, timings: Partial<DrillTimings> = {}): Promise<ReplicationTarget> {
+  return ReplicationTarget.start({ ...TIMINGS, ...timings, replicas, zones: ZONES, password });
 }
 
 export function testOptions(mode: DrillOptions["mode"], fault: Fault): DrillOptions {

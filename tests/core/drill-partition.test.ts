@@ -9,7 +9,7 @@
 import { execFileSync } from "node:child_process";
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chainName, dropRules, Partition, partitionCapability, vbenchChains, type CapabilityProbe } from "../../benchmarks/drill/partition.js";
+import { chainName, dropRules, Partition, partitionCapability, restoreInput, vbenchChains, type CapabilityProbe } from "../../benchmarks/drill/partition.js";
 import { isSkipped, runDrill } from "../../benchmarks/drill/run-drill.js";
 import { namedClientIds } from "../../benchmarks/drill/split-counter.js";
 import { liveServerCount } from "../../benchmarks/local/valkey-process.js";
@@ -51,6 +51,10 @@ describe("partition rules (real iptables)", () => {
       ["-A", "VBENCH-1", "-s", "10.0.0.2", "-d", "10.0.0.1", ...tcp, "--sports", "26379", "-j", "DROP"],
     ]);
     expect(() => dropRules("VBENCH-1", { host: "10.0.0.1", ports: [1] }, [])).toThrow(/no peer/);
+    // One iptables-restore transaction: the chain, its rules, then the jump that starts the cut.
+    expect(restoreInput("VBENCH-1", [["-A", "VBENCH-1", "-j", "DROP"]])).toBe(
+      "*filter\n:VBENCH-1 - [0:0]\n-A VBENCH-1 -j DROP\n-I INPUT 1 -j VBENCH-1\nCOMMIT\n",
+    );
     expect(() => dropRules("VBENCH-1", { host: "10.0.0.1", ports: [] }, [peer])).toThrow(/10.0.0.1 needs 1 to 15 listening ports/);
   });
 
