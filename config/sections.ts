@@ -232,7 +232,7 @@ export const valkeySchema = section(
       {
         replicas: count(0, 3).describe("Replicas of the one primary: the release runs 1 + replicas equal members, any of which Sentinel may promote."),
         minReplicasToWrite: count(0, 1).describe(
-          "Valkey `min-replicas-to-write`, applied on every member so whichever is primary refuses writes (NOREPLICAS) with fewer replicas that acknowledged within minReplicasMaxLag. The default 1 fences an isolated, frozen or partitioned old primary: it stops acknowledging writes within minReplicasMaxLag + 1 s, so the writes a failover can drop are bounded; the price is that writes are refused while no replica is linked. 0 turns fencing off (every write a cut-off primary takes after the fault may be lost).",
+          "Valkey `min-replicas-to-write`, applied on every member so whichever is primary refuses writes (NOREPLICAS) with fewer replicas that acknowledged within minReplicasMaxLag. The default 1 fences an isolated, frozen or partitioned old primary: it stops acknowledging writes within minReplicasMaxLag + 2 s (the server counts the lag in whole seconds and re-checks it once a second), so the writes a failover can drop are bounded; the price is that writes are refused while no replica is linked. 0 turns fencing off (every write a cut-off primary takes after the fault may be lost).",
         ),
         minReplicasMaxLag: count(1, 3).describe(
           "Valkey `min-replicas-max-lag` in seconds: a replica that has not acknowledged for longer does not count towards minReplicasToWrite. Must stay below sentinel.downAfterMilliseconds, so a cut-off primary fences itself before the Sentinels promote another member.",
