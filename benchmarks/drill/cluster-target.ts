@@ -20,13 +20,12 @@ import { renderClusterHealScript } from "../../components/valkey/cluster-heal-sc
 import { renderClusterRejoinScript } from "../../components/valkey/cluster-rejoin-script.js";
 import { renderPreStopScript } from "../../components/valkey/prestop-script.js";
 import { renderStartScript } from "../../components/valkey/start-script.js";
-import { includeFiles } from "../../components/valkey/valkey-conf.js";
 import { resolveBinaries } from "../binaries.js";
 import { bootstrapCluster } from "../bootstrap/cluster-bootstrap.js";
 import { localMember } from "../local/local-cluster.js";
 import { freePort } from "../local/ports.js";
 import { killHard } from "../local/sentinel-topology.js";
-import { renderLocalValkeyConf } from "../local/valkey-config-file.js";
+import { defaultValkeyConfig, renderDeployedLocalConf } from "../local/deployed-conf.js";
 import { LocalFleet, type ValkeyProcess } from "../local/valkey-process.js";
 import { DirectConnector } from "../topology/connector.js";
 import { parseClusterNodes } from "../topology/cluster-nodes-parser.js";
@@ -37,6 +36,7 @@ import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "./ledger.js";
 import { clusterClient } from "./load.js";
 import type { DurabilityConfig } from "./bounds.js";
+import type { ValkeyConfig } from "../../config/types.js";
 import { reapBackgroundScripts } from "./reap-scripts.js";
 import {
   crashRestartDelay,
@@ -55,6 +55,8 @@ export interface ClusterTargetOptions extends DrillTimings {
   zones: readonly string[];
   password: string;
   baseDir?: string;
+  /** The stack's `valkey` section the members run (valkey.conf). @default the embedded default stack config's */
+  valkey?: ValkeyConfig;
   /** First octet-4 of the member addresses; the `all` fault moves them to base + 50. @default 140 */
   hostBase?: number;
 }
@@ -148,17 +150,12 @@ export class ClusterTarget implements DrillTarget {
       launch: ({ dir, logfile }) => {
         const runDir = join(dir, "run");
         mkdirSync(p.dataDir, { recursive: true });
-        const files = includeFiles(runDir);
-        const conf = renderLocalValkeyConf({
-          port: p.port,
-          clusterPort: p.busPort,
-          bind: p.host,
-          dir: p.dataDir,
-          logfile,
-          clusterEnabled: true,
-          clusterNodeTimeoutMs: this.o.failureDetectionMs,
-          includes: [files.auth, files.announce],
-        });
+        // The deployed cluster-member valkey.conf (one definition), then the local differences.
+        const conf = renderDeployedLocalConf(
+          this.o.valkey ?? defaultValkeyConfig(),
+          { role: { kind: "cluster-member" }, port: p.port, busPort: p.busPort, bind: p.host, dataDir: p.dataDir, runDir },
+          { logfile, clusterNodeTimeoutMs: this.o.failureDetectionMs },
+        );
         writeFileSync(join(dir, "valkey.conf"), conf, { mode: 0o600 });
         writeFileSync(join(dir, "heal.sh"), renderClusterHealScript({ port: p.port, localHost: p.host, intervalSeconds: 1, deadlineSeconds: 120 }));
         writeFileSync(

@@ -23,6 +23,8 @@ export interface LocalConfOverrides {
   /** RDB schedule; "" disables RDB. */
   save?: string;
   ioThreads?: number;
+  /** cluster-node-timeout (cluster members): the local failure detection the drill was asked for. */
+  clusterNodeTimeoutMs?: number;
 }
 
 function quote(value: string): string {
@@ -40,5 +42,6 @@ export function renderDeployedLocalConf(valkey: ValkeyConfig, o: ValkeyConfOptio
   if (local.appendonly !== undefined) lines.push(`appendonly ${local.appendonly ? "yes" : "no"}`);
   if (local.save !== undefined) lines.push(`save ${quote(local.save)}`);
   if (local.ioThreads !== undefined) lines.push(`io-threads ${local.ioThreads}`);
+  if (local.clusterNodeTimeoutMs !== undefined) lines.push(`cluster-node-timeout ${local.clusterNodeTimeoutMs}`);
   return renderValkeyConf(valkey, o) + lines.join("\n") + "\n";
 }
