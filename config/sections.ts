@@ -58,13 +58,15 @@ export const awsSchema = section(
       .string()
       .regex(/^[\w+=,.@-]{1,128}$/, { error: "must be a profile name from ~/.aws/config (letters, digits, _+=,.@-)" })
       .optional()
-      .describe("AWS CLI profile the AWS provider and the cluster's `aws eks get-token` both use.")
+      .describe(
+        "AWS CLI profile of the AWS provider and of every kubeconfig the stack writes (`aws eks get-token --profile`: the Kubernetes provider, the post-deploy steps, the `kubeconfig` output).",
+      )
       .meta({ defaultText: "the ambient credentials (AWS_PROFILE, env, instance role)" }),
     roleArn: z
       .string()
       .regex(IAM_ROLE_ARN_RE, { error: "must be an IAM role ARN such as arn:aws:iam::123456789012:role/deployer" })
       .optional()
-      .describe("IAM role the AWS provider assumes; the kubeconfig's `aws eks get-token --role-arn` assumes the same one.")
+      .describe("IAM role the AWS provider assumes; every kubeconfig the stack writes gets its cluster token as the same role.")
       .meta({ defaultText: "none" }),
   },
   "AWS region, availability zones and credentials (platform eks).",

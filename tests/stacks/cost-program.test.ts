@@ -5,7 +5,7 @@
  * to the table and says so.
  */
 import { describe, expect, it } from "vitest";
-import { awsMockOutputs, installMocks, settle, valueOf } from "../support/pulumi-mocks.js";
+import { awsMockInvokes, awsMockOutputs, installMocks, settle, valueOf } from "../support/pulumi-mocks.js";
 import { resultRow } from "../support/result-rows.js";
 
 const ROW = resultRow({ rps: 400000 });
@@ -16,6 +16,7 @@ const asked: { type: string; region: string }[] = [];
 
 const recorder = installMocks({
   invokes: {
+    ...awsMockInvokes,
     "aws:pricing/getProduct:getProduct": (inputs) => {
       const filters = inputs.filters as { field: string; value: string }[];
       const type = filters.find((f) => f.field === "instanceType")?.value ?? "";

@@ -5,7 +5,7 @@
  * pulumi-eks create (their components get it in their providers map), whatever AWS_REGION says.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
+import { EKS_GET_KUBECONFIG, awsMockInvokes, awsMockOutputs, installMocks, mockKubeconfig, settle } from "../support/pulumi-mocks.js";
 
 const ZONES_TOKEN = "aws:index/getAvailabilityZones:getAvailabilityZones";
 const OFFERINGS_TOKEN = "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings";
@@ -25,6 +25,7 @@ const ALL_TYPES = ["m7g.large", "r7g.large", "r7g.xlarge", "r7g.2xlarge"];
 const recorder = installMocks({
   outputs: awsMockOutputs,
   invokes: {
+    ...awsMockInvokes,
     [CALLER_TOKEN]: () => ({ accountId: "123456789012", arn: account.caller, userId: "AROAEXAMPLE:session-1", id: "123456789012" }),
     [SESSION_TOKEN]: (inputs) => {
       const m = /^arn:aws:sts::(\d+):assumed-role\/([^/]+)\/(.+)$/.exec(String(inputs.arn));
@@ -160,6 +161,21 @@ describe("one AWS provider for the whole eks program", () => {
     await settle();
     const cluster = recorder.get("eks:index:Cluster", "eks-cluster");
     expect(cluster.inputs.providerCredentialOpts).toEqual({ profileName: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" });
+    // pulumi-eks leaves the profile out of kubeconfigJson: the provider and every post-deploy
+    // step get getKubeconfig's, whose `aws eks get-token` runs with --profile ops and --role.
+    const kubeconfig = mockKubeconfig({ profileName: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" });
+    expect(recorder.invokes.filter((c) => c.token === EKS_GET_KUBECONFIG).map((c) => c.inputs)).toEqual([
+      { profileName: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" },
+    ]);
+    expect(recorder.get("pulumi:providers:kubernetes", "eks-k8s").inputs.kubeconfig).toBe(kubeconfig);
+    const steps = recorder.resources.filter((r) => r.type.startsWith("pulumi-nodejs:dynamic") && "kubeconfig" in r.inputs);
+    expect(steps.map((r) => r.name).sort()).toEqual([
+      "valkey-benchmark-results",
+      "valkey-check-after-benchmark-run",
+      "valkey-check-run",
+      "valkey-volume-release",
+    ]);
+    for (const step of steps) expect(step.inputs.kubeconfig, step.name).toBe(kubeconfig);
     expect(cluster.inputs.publicAccessCidrs).toEqual(["203.0.113.0/24"]);
     expect(Object.values(cluster.inputs.accessEntries as Record<string, { principalArn: string }>).map((e) => e.principalArn)).toEqual([
       "arn:aws:iam::123456789012:role/oncall",

@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { awsMockOutputs, installMocks, isSecretOutput, settle, valueOf } from "../support/pulumi-mocks.js";
+import { awsMockInvokes, awsMockOutputs, installMocks, isSecretOutput, settle, valueOf } from "../support/pulumi-mocks.js";
 import { resultRow } from "../support/result-rows.js";
 
 /** What the dynamic check/results resources return once they ran (they do not run under mocks). */
@@ -27,6 +27,7 @@ const CHECK_REPORT = {
 };
 const BENCH_RUN_STAMP = "2026-11-23T14:00:00.000Z/abcd1234";
 const recorder = installMocks({
+  invokes: awsMockInvokes,
   outputs: (r) => {
     if (r.name === "valkey-benchmark-results") return { rows: [ROW], csv: "workload,...\n", runStamp: BENCH_RUN_STAMP };
     if (r.name === "valkey-check-after-benchmark-run") return { report: CHECK_REPORT, table: "VERIFY: PASS" };
