@@ -162,6 +162,11 @@ function captureWiring(answer: CallAnswer): Map<string, Wiring> {
   if (monitor === undefined) throw new Error("installMocks: no mock monitor after pulumi.runtime.setMocks");
   // The mock monitor of @pulumi/pulumi 3.270 has no `call` (component methods such as
   // eks.Cluster.getKubeconfig): answer it from the invoke map, the result shaped as the SDK reads it.
+  // A failed invoke reaches the SDK as the engine's gRPC error, whose message the SDK reads from
+  // `details`; the mock monitor passes the thrown Error, without it: keep its message.
+  const invoke = (monitor as unknown as { invoke: (req: unknown, cb: (err: unknown, res?: unknown) => void) => unknown }).invoke.bind(monitor);
+  (monitor as unknown as { invoke: typeof invoke }).invoke = (req, cb) =>
+    invoke(req, (err, res) => cb(err instanceof Error && !("details" in err) ? Object.assign(err, { details: err.message }) : err, res));
   monitor.call = (req, cb) => {
     const args = req.getArgs();
     const raw = args.toJavaScript();
