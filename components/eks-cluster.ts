@@ -23,7 +23,7 @@ import {
   type ManagedAddon,
 } from "./aws/eks.js";
 import { EBS_CSI_POLICY_PATH, NODE_POLICY_NAMES, ec2TrustPolicy, managedPolicyArn, partitionOf, podIdentityTrustPolicy } from "./aws/iam.js";
-import { DISCOVERY_TAG_KEY, buildVpcArgs } from "./aws/vpc.js";
+import { DISCOVERY_TAG_KEY, buildVpcArgs, type NatGateways } from "./aws/vpc.js";
 
 export { SYSTEM_NODE_LABELS, GP3_STORAGE_CLASS } from "./aws/eks.js";
 
@@ -36,8 +36,8 @@ export interface EksClusterArgs {
   clusterName?: string;
   /** IAM principal ARNs given cluster-admin access entries (the deploying identity is admin already). @default args.eks.adminPrincipalArns */
   adminPrincipalArns?: pulumi.Input<string>[];
-  /** NAT gateways: one shared, or one per zone. @default "Single" */
-  natGateways?: "Single" | "OnePerAz";
+  /** NAT gateways: one shared, or one per zone (config `network.natGateways`). @default "single" */
+  natGateways?: NatGateways;
   /** Tags on the cluster and VPC. @default {} */
   tags?: Record<string, string>;
 }
@@ -81,7 +81,7 @@ export class EksCluster extends pulumi.ComponentResource {
 
     const vpc = new awsx.ec2.Vpc(
       `${name}-vpc`,
-      buildVpcArgs({ cidr: args.eks.vpcCidr, zones: args.aws.zones, clusterName, natGateways: args.natGateways ?? "Single" }),
+      buildVpcArgs({ cidr: args.eks.vpcCidr, zones: args.aws.zones, clusterName, natGateways: args.natGateways ?? "single" }),
       remote,
     );
     const cluster = new eks.Cluster(

@@ -21,7 +21,7 @@ import {
 } from "../support/pulumi-mocks.js";
 
 const mocks = installMocks({ outputs: awsMockOutputs, invokes: awsMockInvokes });
-const { buildVpcArgs, subnetPrefixes } = await import("../../components/aws/vpc.js");
+const { buildVpcArgs, natGatewayCount, subnetPrefixes } = await import("../../components/aws/vpc.js");
 
 const { config } = parseStackConfig({ "aws:region": "us-west-2", "eks": { systemNodes: { instanceType: "m7g.xlarge", count: 3, diskSizeGiB: 80 } } });
 
@@ -193,9 +193,11 @@ describe("VPC builders", () => {
     expect(() => subnetPrefixes("10.0.0.0/24", 5)).toThrow(/too small/);
   });
 
-  it("uses one NAT gateway per zone when asked", () => {
-    const args = buildVpcArgs({ cidr: "10.1.0.0/20", zones: ["eu-west-1a", "eu-west-1b"], clusterName: "c", natGateways: "OnePerAz" });
+  it("uses one NAT gateway per zone when asked (network.natGateways: perZone), one for the VPC by default", () => {
+    const args = buildVpcArgs({ cidr: "10.1.0.0/20", zones: ["eu-west-1a", "eu-west-1b"], clusterName: "c", natGateways: "perZone" });
     expect(args.natGateways).toEqual({ strategy: "OnePerAz" });
     expect(args.availabilityZoneCidrMask).toBe(21);
+    expect(buildVpcArgs({ cidr: "10.1.0.0/20", zones: ["eu-west-1a"], clusterName: "c", natGateways: "single" }).natGateways).toEqual({ strategy: "Single" });
+    expect([natGatewayCount("single", 3), natGatewayCount("perZone", 3)]).toEqual([1, 3]);
   });
 });
