@@ -123,7 +123,14 @@ export const valkeySchema = section(
         aof: flag(true).describe("Append-only file (`appendonly yes`)."),
         rdb: flag(true).describe("RDB snapshots (`save`)."),
         appendfsync: z.enum(["always", "everysec", "no"]).default("everysec").describe("Valkey `appendfsync`."),
-        storageClass: z.string().min(1).optional().describe("StorageClass of each pod's PVC.").meta({ defaultText: '"gp3" on eks; `byo.storageClass` on byo' }),
+        storageClass: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            "StorageClass of each pod's PVC. The StatefulSets keep their PVCs (retention policy Retain); `pulumi destroy` deletes them through the VolumeRelease step and waits until the class's reclaim policy has dealt with the disks (gp3: Delete).",
+          )
+          .meta({ defaultText: '"gp3" on eks; `byo.storageClass` on byo' }),
         size: memoryQuantity("50Gi").describe("PVC size of each pod."),
       },
       "Persistence and volumes.",
