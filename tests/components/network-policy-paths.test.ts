@@ -20,9 +20,9 @@ import {
   type World,
 } from "../../components/kubernetes/network-policy-eval.js";
 import { buildDrillLoadJob } from "../../components/steps/failure-drill/load-job.js";
-import { awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
+import { awsMockInvokes, awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
 
-const mocks = installMocks({ outputs: awsMockOutputs });
+const mocks = installMocks({ outputs: awsMockOutputs, invokes: awsMockInvokes });
 const pulumi = await import("@pulumi/pulumi");
 const { runProgram } = await import("../../stacks/program.js");
 const { parseStackConfig, rawFromPulumiConfig } = await import("../../config/schema.js");
