@@ -44,7 +44,7 @@ describe("the HAProxy pods' haproxy.cfg", () => {
       const start = cfg.indexOf(`backend quorum-${p.name}\n`);
       const end = cfg.indexOf("\nbackend ", start + 1);
       const q = cfg.slice(start, end === -1 ? undefined : end);
-      expect(q).toContain(`tcp-check expect binary ${masterAddrReplyHex(p.dnsName, 6379)}`);
+      expect(q).toContain(`tcp-check expect min-recv 0 rbinary ^${masterAddrReplyHex(p.dnsName, 6379).toUpperCase()}$`);
       for (const x of m.facts.sentinels)
         expect(q).toContain(
           `server ${x.name} ${x.dnsName}:26379 check inter 1000ms fall 1 rise 1 resolvers cluster-dns resolve-prefer ipv4 init-addr last,libc,none`,
