@@ -243,6 +243,8 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
       pdb: names.haproxyPdb,
       members: facts.pods,
       memberPort: VALKEY_PORT,
+      sentinels: facts.sentinels,
+      masterName: facts.masterName,
       memberSelector: facts.podSelector,
     }),
     haproxySecretMeta: { name: names.haproxySecret, namespace: i.namespace, labels: releaseLabels(i.release) },
