@@ -1,7 +1,9 @@
 /**
  * EksCluster: the VPC, the EKS control plane (access entries only), a small Graviton managed node
- * group for system pods and the Karpenter controller, the Pod Identity agent and EBS CSI add-ons,
- * the Karpenter discovery tag on the cluster security group, and the default gp3 StorageClass.
+ * group for system pods and the Karpenter controller, the Pod Identity agent, EBS CSI and CoreDNS
+ * managed add-ons (each at the version resolved for `eks.version`), the Karpenter discovery tag on
+ * the cluster security group, and the default gp3 StorageClass. The kubeconfig of the Kubernetes
+ * provider and of every post-deploy step carries the AWS provider's profile and role.
  * Thin wiring over the builders in ./aws/.
  */
 import * as aws from "@pulumi/aws";
@@ -11,9 +13,17 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { AwsConfig, EksConfig } from "../config/types.js";
 import { buildAutoModeGp3StorageClass, buildAutoModeNetworkPolicyConfigMap } from "./aws/auto-mode.js";
-import { buildAddonArgs, buildClusterArgs, buildGp3StorageClass, buildSystemNodeGroupShape } from "./aws/eks.js";
+import {
+  addonVersionQuery,
+  buildAddonArgs,
+  buildClusterArgs,
+  buildGp3StorageClass,
+  buildSystemNodeGroupShape,
+  kubeconfigOptions,
+  type ManagedAddon,
+} from "./aws/eks.js";
 import { EBS_CSI_POLICY_PATH, NODE_POLICY_NAMES, ec2TrustPolicy, managedPolicyArn, partitionOf, podIdentityTrustPolicy } from "./aws/iam.js";
-import { DISCOVERY_TAG_KEY, buildVpcArgs } from "./aws/vpc.js";
+import { DISCOVERY_TAG_KEY, buildVpcArgs, type NatGateways } from "./aws/vpc.js";
 
 export { SYSTEM_NODE_LABELS, GP3_STORAGE_CLASS } from "./aws/eks.js";
 
@@ -26,8 +36,8 @@ export interface EksClusterArgs {
   clusterName?: string;
   /** IAM principal ARNs given cluster-admin access entries (the deploying identity is admin already). @default args.eks.adminPrincipalArns */
   adminPrincipalArns?: pulumi.Input<string>[];
-  /** NAT gateways: one shared, or one per zone. @default "Single" */
-  natGateways?: "Single" | "OnePerAz";
+  /** NAT gateways: one shared, or one per zone (config `network.natGateways`). @default "single" */
+  natGateways?: NatGateways;
   /** Tags on the cluster and VPC. @default {} */
   tags?: Record<string, string>;
 }
@@ -36,6 +46,7 @@ interface SelfManagedComputeInput {
   cluster: eks.Cluster;
   subnetIds: pulumi.Input<pulumi.Input<string>[]>;
   systemNodes: EksConfig["systemNodes"];
+  kubernetesVersion: string;
   clusterName: string;
   partition: string;
   tags: Record<string, string>;
@@ -70,7 +81,7 @@ export class EksCluster extends pulumi.ComponentResource {
 
     const vpc = new awsx.ec2.Vpc(
       `${name}-vpc`,
-      buildVpcArgs({ cidr: args.eks.vpcCidr, zones: args.aws.zones, clusterName, natGateways: args.natGateways ?? "Single" }),
+      buildVpcArgs({ cidr: args.eks.vpcCidr, zones: args.aws.zones, clusterName, natGateways: args.natGateways ?? "single" }),
       remote,
     );
     const cluster = new eks.Cluster(
@@ -98,9 +109,19 @@ export class EksCluster extends pulumi.ComponentResource {
     // Auto Mode: EKS runs the nodes' add-ons and Karpenter; no node group, no add-on resources.
     const compute = args.eks.autoMode
       ? []
-      : this.selfManagedCompute(name, { cluster, subnetIds: vpc.privateSubnetIds, systemNodes: args.eks.systemNodes, clusterName, partition, tags, remote });
+      : this.selfManagedCompute(name, {
+          cluster,
+          subnetIds: vpc.privateSubnetIds,
+          systemNodes: args.eks.systemNodes,
+          kubernetesVersion: args.eks.version,
+          clusterName,
+          partition,
+          tags,
+          remote,
+        });
 
-    this.kubeconfig = pulumi.secret(cluster.kubeconfigJson);
+    // Not `cluster.kubeconfigJson`: pulumi-eks leaves the profile out of it (see buildCredentialOpts).
+    this.kubeconfig = pulumi.secret(cluster.getKubeconfig(kubeconfigOptions({ profile: args.aws.profile, roleArn: args.aws.roleArn })).result);
     this.provider = new k8s.Provider(`${name}-k8s`, { kubeconfig: this.kubeconfig, enableServerSideApply: true }, parent);
     const gp3 = new k8s.storage.v1.StorageClass(`${name}-gp3`, args.eks.autoMode ? buildAutoModeGp3StorageClass() : buildGp3StorageClass(), {
       parent: this,
@@ -133,7 +154,7 @@ export class EksCluster extends pulumi.ComponentResource {
     });
   }
 
-  /** The system managed node group and its role, the Pod Identity agent and the EBS CSI add-on (platform eks without Auto Mode). */
+  /** The system managed node group and its role, the Pod Identity agent, EBS CSI and CoreDNS add-ons (platform eks without Auto Mode). */
   private selfManagedCompute(name: string, c: SelfManagedComputeInput): pulumi.Resource[] {
     const parent = { parent: this };
     const { partition, tags, clusterName } = c;
@@ -154,10 +175,19 @@ export class EksCluster extends pulumi.ComponentResource {
       { role: ebsRole.name, policyArn: managedPolicyArn(partition, EBS_CSI_POLICY_PATH) },
       parent,
     );
+    // Each add-on at the version EKS gives for the configured Kubernetes version, asked at preview.
+    const awsProvider = this.getProvider("aws::");
+    const invokeOpts = { parent: this, ...(awsProvider === undefined ? {} : { provider: awsProvider }) };
+    const version = (addon: ManagedAddon) => aws.eks.getAddonVersionOutput(addonVersionQuery(addon, c.kubernetesVersion), invokeOpts).version;
     // Plain cluster name: the add-ons wait for the node group, which waits for the cluster.
-    const addonArgs = buildAddonArgs(clusterName, ebsRole.arn);
+    const addonArgs = buildAddonArgs(clusterName, ebsRole.arn, {
+      podIdentityAgent: version("podIdentityAgent"),
+      ebsCsiDriver: version("ebsCsiDriver"),
+      coredns: version("coredns"),
+    });
     const podIdentityAgent = new aws.eks.Addon(`${name}-pod-identity-agent`, addonArgs.podIdentityAgent, { parent: this, dependsOn: [systemNodes] });
     const ebsCsi = new aws.eks.Addon(`${name}-ebs-csi`, addonArgs.ebsCsiDriver, { parent: this, dependsOn: [systemNodes, podIdentityAgent, ebsPolicy] });
-    return [systemNodes, podIdentityAgent, ebsCsi];
+    const coredns = new aws.eks.Addon(`${name}-coredns`, addonArgs.coredns, { parent: this, dependsOn: [systemNodes] });
+    return [systemNodes, podIdentityAgent, ebsCsi, coredns];
   }
 }

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { FAULTS, type Fault } from "../benchmarks/drill/ledger.js";
 import { UNSUPPORTED_DEPLOYED_FAULTS } from "../components/steps/failure-drill/faults.js";
 import { versions } from "../versions.js";
-import { count, flag, runId, section, unique } from "./fields.js";
+import { count, flag, imageReference, runId, section, unique } from "./fields.js";
 
 export const drillsSchema = section(
   {
@@ -35,13 +35,9 @@ export const drillsSchema = section(
     timeoutS: count(1, 600).describe(
       "Bound on the recovery (fault → verifier passing, zones included); past it the drill fails `pulumi up`, naming the fault.",
     ),
-    image: z
-      .string()
-      .min(1, { error: "must be a container image" })
-      .default(versions.DRILL_LOAD_IMAGE)
-      .describe(
-        "Image of the load pod: any Node ≥ 22 image that runs `node` as uid 1000 (the bundled load needs nothing else). The default is pinned in versions.env; its tag is not verified from here.",
-      ),
+    image: imageReference(versions.DRILL_LOAD_IMAGE).describe(
+      "Image of the load pod: any Node ≥ 22 image that runs `node` as uid 1000 (the bundled load needs nothing else), same forms as `valkey.image`. The default is ECR Public's mirror of the Docker official image; its tag is not verified from here.",
+    ),
     runId: runId("Change it (any new value, e.g. a date) to run the drills again on an unchanged stack."),
   },
   "Failure drills in the deployed stack (post-deploy, after the benchmark).",

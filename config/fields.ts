@@ -85,3 +85,26 @@ export function ipv4Cidr(message: string, minPrefix = 0, maxPrefix = 32) {
     return m !== null && m.slice(1, 5).every((o) => Number(o) <= 255) && Number(m[5]) >= minPrefix && Number(m[5]) <= maxPrefix;
   }, message);
 }
+
+// A container image reference as github.com/distribution/reference (grammar.go) reads it:
+// [domain[:port]/]path[/path...][:tag][@sha256:<64 hex>].
+const DOMAIN = "[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::\\d+)?";
+const PATH = "[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*";
+const IMAGE_RE = new RegExp(`^((?:${DOMAIN}/)?${PATH}(?:/${PATH})*)(?::([\\w][\\w.-]{0,127}))?(?:@(sha256:[0-9a-f]{64}))?$`);
+
+/** An image reference's parts; undefined when it is not one or names neither a tag nor a digest. */
+export function parseImageReference(ref: string): { name: string; tag?: string; digest?: string } | undefined {
+  const m = IMAGE_RE.exec(ref);
+  if (!m || (m[2] === undefined && m[3] === undefined)) return undefined;
+  return { name: m[1] as string, ...(m[2] === undefined ? {} : { tag: m[2] }), ...(m[3] === undefined ? {} : { digest: m[3] }) };
+}
+
+/** A container image: `name:tag`, `name@sha256:<digest>` or `name:tag@sha256:<digest>`. */
+export const imageReference = (fallback: string) =>
+  z
+    .string()
+    .refine((v) => parseImageReference(v) !== undefined, {
+      error:
+        "must be an image reference name:tag, name@sha256:<64 hex digits> or name:tag@sha256:<64 hex digits> (e.g. registry.example.com/valkey/valkey:9.0)",
+    })
+    .default(fallback);

@@ -74,6 +74,7 @@ export function resolveStackConfig(input: StackInput) {
       adminPrincipalArns: [...input.eks.adminPrincipalArns],
       systemNodes: { ...input.eks.systemNodes },
     },
+    network: { ...input.network },
     karpenter: {
       chartVersion: karpenter.chartVersion,
       amiAlias: karpenter.amiAlias,

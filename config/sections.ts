@@ -10,26 +10,10 @@
  */
 import { z } from "zod";
 import { BENCHMARK_TESTS } from "../benchmarks/workload.js";
-import {
-  ipv4Cidr,
-  DNS_LABEL_RE,
-  IAM_PRINCIPAL_RE,
-  IAM_ROLE_ARN_RE,
-  REGION_RE,
-  ZONE_RE,
-  count,
-  cpuQuantity,
-  flag,
-  gravitonInstanceType,
-  memoryQuantity,
-  quantityLike,
-  runId,
-  section,
-  unique,
-} from "./fields.js";
-import { KNOWN_INSTANCE_SIZES, isGravitonFamily } from "./instance-types.js";
+import { ipv4Cidr, DNS_LABEL_RE, REGION_RE, count, cpuQuantity, imageReference, flag, memoryQuantity, quantityLike, runId, section, unique } from "./fields.js";
 import { parseMemoryQuantity } from "./quantity.js";
 import { drillsSchema } from "./drills-section.js";
+import { awsSchema, eksSchema, karpenterSchema, networkSchema } from "./platform-sections.js";
 import { versions } from "../versions.js";
 
 export { PROJECT, cpuQuantity, memoryQuantity } from "./fields.js";
@@ -38,147 +22,6 @@ export const platformSchema = z
   .enum(["eks", "byo"])
   .default("eks")
   .describe("Where Valkey runs: a new EKS cluster with Karpenter (eks) or a Kubernetes cluster you bring (byo).");
-
-export const awsSchema = section(
-  {
-    region: z
-      .string()
-      .regex(REGION_RE, { error: "must be an AWS region such as us-west-2" })
-      .optional()
-      .describe("AWS region.")
-      .meta({ defaultText: '`aws:region`, else "us-west-2"' }),
-    zones: z
-      .array(z.string().regex(ZONE_RE, { error: "must be an availability zone such as us-west-2a" }))
-      .min(1)
-      .superRefine(unique("zone"))
-      .optional()
-      .describe("Availability zones Valkey pods spread over (hard AZ spread, DoNotSchedule); unique, and in `region` on eks.")
-      .meta({ defaultText: "`<region>a`, `<region>b`, `<region>c`" }),
-    profile: z
-      .string()
-      .regex(/^[\w+=,.@-]{1,128}$/, { error: "must be a profile name from ~/.aws/config (letters, digits, _+=,.@-)" })
-      .optional()
-      .describe("AWS CLI profile the AWS provider and the cluster's `aws eks get-token` both use.")
-      .meta({ defaultText: "the ambient credentials (AWS_PROFILE, env, instance role)" }),
-    roleArn: z
-      .string()
-      .regex(IAM_ROLE_ARN_RE, { error: "must be an IAM role ARN such as arn:aws:iam::123456789012:role/deployer" })
-      .optional()
-      .describe("IAM role the AWS provider assumes; the kubeconfig's `aws eks get-token --role-arn` assumes the same one.")
-      .meta({ defaultText: "none" }),
-  },
-  "AWS region, availability zones and credentials (platform eks).",
-);
-
-export const eksSchema = section(
-  {
-    version: z
-      .string()
-      .regex(/^1\.\d{2}$/, { error: 'must be a Kubernetes minor version such as "1.33"' })
-      .default(versions.EKS_VERSION)
-      .describe("EKS Kubernetes version."),
-    vpcCidr: ipv4Cidr("must be an IPv4 CIDR with a /16 to /24 prefix", 16, 24).default("10.0.0.0/16").describe("CIDR of the new VPC."),
-    autoMode: flag(false).describe(
-      "EKS Auto Mode: EKS runs Karpenter, the node add-ons and EBS CSI; the stack adds the Valkey NodePool on its own NodeClass (no Karpenter Helm release, no interruption queue, no system node group).",
-    ),
-    publicEndpoint: flag(true).describe(
-      "Whether the API server endpoint is reachable from the internet; false needs `checks.connector: direct` and a deploy from inside the VPC.",
-    ),
-    publicAccessCidrs: z
-      .array(ipv4Cidr("must be an IPv4 CIDR such as 203.0.113.0/24"))
-      .min(1)
-      .superRefine(unique("CIDR"))
-      .default(["0.0.0.0/0"])
-      .describe(
-        "CIDRs that may reach the public API endpoint (IAM authentication still applies). The default admits any address because CI runners have no fixed IP; narrow it to your egress IPs.",
-      ),
-    adminPrincipalArns: z
-      .array(z.string().regex(IAM_PRINCIPAL_RE, { error: "must be an IAM role or user ARN such as arn:aws:iam::123456789012:role/admin" }))
-      .superRefine(unique("principal"))
-      .default([])
-      .describe(
-        "More IAM roles/users given cluster-admin access entries (AmazonEKSClusterAdminPolicy); the deploying identity is admin already and must not be listed.",
-      ),
-    // Match Karpenter 1.14 and today's EKS (issue 13): no silent extended-support billing.
-    supportType: z
-      .enum(["STANDARD", "EXTENDED"])
-      .default("STANDARD")
-      .describe("EKS upgrade policy: STANDARD (auto-upgraded when standard support ends) or EXTENDED (kept on the version at the extended-support rate)."),
-    systemNodes: section(
-      {
-        instanceType: gravitonInstanceType
-          .default("m7g.large")
-          .describe("Graviton instance type of the managed node group for system pods (CoreDNS, Karpenter)."),
-        count: count(1, 2).describe("Nodes in the system node group."),
-        diskSizeGiB: count(20, 50).describe("Root volume size of each system node in GiB."),
-      },
-      "The managed node group for system pods.",
-    ),
-  },
-  "The EKS cluster (platform eks only).",
-);
-
-export const karpenterSchema = section(
-  {
-    chartVersion: z
-      .string()
-      .regex(/^\d+\.\d+\.\d+$/, { error: 'must be a chart version such as "1.14.1"' })
-      .default(versions.KARPENTER_CHART_VERSION)
-      .describe("Karpenter Helm chart version."),
-    // No surprise node replacement (issue 13): a pinned AMI release by default.
-    amiAlias: z
-      .string()
-      .regex(/^al2023@(latest|v\d{8})$/, { error: 'must be an AL2023 alias: "al2023@vYYYYMMDD" (pinned) or "al2023@latest"' })
-      .default(versions.KARPENTER_AMI_ALIAS)
-      .describe("EC2NodeClass AMI alias of the Valkey nodes; `al2023@latest` follows every new EKS AMI (and drifts the nodes to it when drift is allowed)."),
-    nodePool: section(
-      {
-        instanceFamilies: z
-          .array(z.string().refine(isGravitonFamily, { error: "must be a Graviton (arm64) instance family such as r7g" }))
-          .min(1)
-          .superRefine(unique("family"))
-          .default(["r7g"])
-          .describe("Instance families the Valkey NodePool may launch."),
-        networkOptimized: flag(false).describe(
-          "Also permit each family's network-optimised sibling (r8g → r8gn; EC2 has them for c6g, c7g, c8g, m8g and r8g only, not r7g or m7g).",
-        ),
-        instanceTypes: z
-          .array(gravitonInstanceType)
-          .min(1)
-          .superRefine(unique("instance type"))
-          .optional()
-          .describe("Explicit instance types; when set they replace families × sizes.")
-          .meta({ defaultText: "families × sizes" }),
-        instanceSizes: z
-          .array(z.enum(KNOWN_INSTANCE_SIZES as [string, ...string[]]))
-          .min(1)
-          .superRefine(unique("size"))
-          .default(["large", "xlarge", "2xlarge"])
-          .describe("Instance sizes combined with instanceFamilies."),
-        capacityType: z
-          .literal("on-demand", { error: 'must be "on-demand": spot interruptions would fail over Valkey primaries' })
-          .default("on-demand")
-          .describe("Capacity type; only on-demand is accepted for the Valkey data pool."),
-        architecture: z
-          .literal("arm64", { error: 'must be "arm64": the NodePool launches Graviton instances only' })
-          .default("arm64")
-          .describe("CPU architecture; only arm64 (Graviton) is accepted."),
-        allowDrift: flag(false).describe(
-          "Let Karpenter replace drifted Valkey nodes (changed AMI, EC2NodeClass or NodePool), one at a time; off: a `Drifted` budget of 0 nodes blocks it.",
-        ),
-        limits: section(
-          {
-            cpu: cpuQuantity("64").describe("Total vCPU the NodePool may provision."),
-            memory: memoryQuantity("512Gi").describe("Total memory the NodePool may provision."),
-          },
-          "NodePool limits.",
-        ),
-      },
-      "The Karpenter NodePool for Valkey and benchmark pods.",
-    ),
-  },
-  "Karpenter install and the Valkey data NodePool (platform eks, or byo with manageKarpenterNodePool).",
-);
 
 const tolerationSchema = z.strictObject({
   key: z.string().optional().describe("Taint key."),
@@ -222,11 +65,9 @@ export const valkeySchema = section(
       .regex(DNS_LABEL_RE, { error: "must be a Kubernetes namespace name (lower-case DNS label)" })
       .default("valkey")
       .describe("Kubernetes namespace of the Valkey pods."),
-    image: z
-      .string()
-      .regex(/^\S+:\S+$|^\S+@sha256:[0-9a-f]{64}$/, { error: "must be an image reference with a tag or digest" })
-      .default(versions.VALKEY_IMAGE)
-      .describe("Valkey container image."),
+    image: imageReference(versions.VALKEY_IMAGE).describe(
+      "Valkey container image of the members, Sentinels and benchmark pods: `name:tag`, `name@sha256:<digest>` or both (`name:tag@sha256:<digest>`: the digest is what is pulled, the tag stays for people). The default is the Valkey project's image on ECR Public (no anonymous pull limit like Docker Hub's); point it at your own mirror, e.g. an ECR pull-through cache.",
+    ),
     mode: z.enum(["replication", "cluster"]).default("replication").describe("Topology: one primary with replicas, or sharded cluster mode."),
     replication: section(
       {
@@ -246,6 +87,9 @@ export const valkeySchema = section(
             parallelSyncs: count(1, 1).describe("Sentinel `parallel-syncs`: replicas resynced from the new primary at once after a failover."),
           },
           "Sentinel: automatic failover of the primary (mode replication).",
+        ),
+        haproxyImage: imageReference(versions.HAPROXY_IMAGE).describe(
+          "HAProxy image of the write/read endpoints, same forms as `valkey.image`. The default is ECR Public's mirror of the Docker official image.",
         ),
       },
       "Replication mode (mode replication).",
@@ -279,7 +123,14 @@ export const valkeySchema = section(
         aof: flag(true).describe("Append-only file (`appendonly yes`)."),
         rdb: flag(true).describe("RDB snapshots (`save`)."),
         appendfsync: z.enum(["always", "everysec", "no"]).default("everysec").describe("Valkey `appendfsync`."),
-        storageClass: z.string().min(1).optional().describe("StorageClass of each pod's PVC.").meta({ defaultText: '"gp3" on eks; `byo.storageClass` on byo' }),
+        storageClass: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            "StorageClass of each pod's PVC. The StatefulSets keep their PVCs (retention policy Retain); `pulumi destroy` deletes them through the VolumeRelease step and waits until the class's reclaim policy has dealt with the disks (gp3: Delete).",
+          )
+          .meta({ defaultText: '"gp3" on eks; `byo.storageClass` on byo' }),
         size: memoryQuantity("50Gi").describe("PVC size of each pod."),
       },
       "Persistence and volumes.",
@@ -388,6 +239,7 @@ export const stackInputSchema = z.strictObject({
     .describe("The AWS provider's region; used when `aws.region` is not set."),
   "eks": eksSchema,
   "karpenter": karpenterSchema,
+  "network": networkSchema,
   "byo": byoSchema,
   "valkey": valkeySchema,
   "benchmark": benchmarkSchema,

@@ -28,6 +28,8 @@ export type Platform = StackConfig["platform"];
 export type AwsConfig = StackConfig["aws"];
 /** `eks`: the EKS cluster (platform eks only). */
 export type EksConfig = StackConfig["eks"];
+/** `network`: the VPC's NAT gateways (platform eks). */
+export type NetworkConfig = StackConfig["network"];
 /** `karpenter`: the Karpenter install and the Valkey data NodePool. */
 export type KarpenterConfig = StackConfig["karpenter"];
 /** `karpenter.nodePool.limits`, both as written and parsed (`amounts`). */

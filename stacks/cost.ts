@@ -12,6 +12,7 @@ import { ec2ProductFilters, onDemandHourlyUsd, PRICING_API_REGIONS } from "../be
 import { loadPriceTable } from "../benchmarks/cost/prices.js";
 import type { StackConfig } from "../config/types.js";
 import { estimateNodes } from "../components/capacity/estimate.js";
+import { natGatewayCount } from "../components/aws/vpc.js";
 
 /** Plain cost inputs from the resolved config (EKS platform). */
 export function costInputsFromConfig(config: StackConfig, clientPods: number): CostInputs {
@@ -26,8 +27,7 @@ export function costInputsFromConfig(config: StackConfig, clientPods: number): C
     // Auto Mode has no system node group: its system pool's nodes come with poolNodes.
     systemNodes: { ...config.eks.systemNodes, ...(config.eks.autoMode ? { count: 0 } : {}) },
     poolNodes: poolNodesOf(config),
-    // stacks/platform.ts builds EksCluster without natGateways, i.e. its default "Single".
-    natGateways: 1,
+    natGateways: natGatewayCount(config.network.natGateways, config.aws.zones.length),
     // versions.env pins an EKS version in standard support; a version past it bills $0.60/h (prices.json).
     controlPlaneSupport: "standard",
   };

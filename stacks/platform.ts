@@ -59,7 +59,7 @@ export function byoKubeconfigPath(config: StackConfig, env: NodeJS.ProcessEnv = 
 
 /** EKS + Karpenter; every AWS resource of both (and of the components inside them) uses `awsProvider`. */
 export function eksPlatform(config: StackConfig, awsProvider: aws.Provider): PlatformResult {
-  const cluster = new EksCluster("eks", { aws: config.aws, eks: config.eks }, { providers: [awsProvider] });
+  const cluster = new EksCluster("eks", { aws: config.aws, eks: config.eks, natGateways: config.network.natGateways }, { providers: [awsProvider] });
   // The Kubernetes side is ready once the cluster and whatever provides the Valkey nodes are.
   const onEks = (nodes: pulumi.Resource): PlatformResult => ({
     provider: cluster.provider,

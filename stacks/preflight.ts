@@ -1,7 +1,8 @@
 /**
  * What platform eks checks before any cluster resource: the AWS CLI v2 on this machine, the
  * explicit AWS provider built from the validated `aws` keys (region, profile, role), and, through
- * invokes on that provider, the zones, the instance types offered in them and the EC2 vCPU quota.
+ * invokes on that provider, the zones, the instance types offered in them, the pinned AMI release
+ * for `eks.version` (SSM) and the EC2 vCPU quota.
  * Thin wiring over the pure checks in components/aws/preflight.ts; every failure is a
  * `pulumi.RunError` (printed without a stack trace) naming the key, tool, zone, type or quota.
  */
@@ -10,12 +11,16 @@ import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import {
   ON_DEMAND_STANDARD_VCPU_QUOTA,
+  amiAliasParameter,
   checkAdminPrincipals,
+  checkAmiAlias,
   checkAwsCli,
   checkOfferings,
   checkQuota,
   checkZonesAvailable,
   estimateVcpus,
+  isParameterNotFound,
+  type AmiParameterProbe,
   type AwsCliProbe,
 } from "../components/aws/preflight.js";
 import type { StackConfig } from "../config/types.js";
@@ -96,6 +101,13 @@ export async function collectPreflight(config: StackConfig, provider: aws.Provid
   }
   problems.push(...checkOfferings(required, offered));
 
+  // Auto Mode picks its own AMIs: its NodeClass has no alias.
+  if (!config.eks.autoMode) {
+    const ami = checkAmiAlias(config.karpenter.amiAlias, config.eks.version, region, await probeAmiParameter(config, provider));
+    if (ami.error !== undefined) problems.push(ami.error);
+    if (ami.warning !== undefined) warnings.push(ami.warning);
+  }
+
   const estimate = estimateVcpus(config);
   try {
     const quota = await aws.servicequotas.getServiceQuota({ serviceCode: "ec2", quotaCode: ON_DEMAND_STANDARD_VCPU_QUOTA }, opts);
@@ -109,6 +121,17 @@ export async function collectPreflight(config: StackConfig, provider: aws.Provid
     );
   }
   return { problems, warnings };
+}
+
+/** Reads the SSM parameter Karpenter resolves `karpenter.amiAlias` through for `eks.version` (aws.ssm.getParameter). */
+export async function probeAmiParameter(config: StackConfig, provider: aws.Provider): Promise<AmiParameterProbe> {
+  try {
+    await aws.ssm.getParameter({ name: amiAliasParameter(config.karpenter.amiAlias, config.eks.version) }, { provider });
+    return { found: true };
+  } catch (err) {
+    const message = (err as Error).message.split("\n")[0] ?? "";
+    return isParameterNotFound(message) ? { found: false } : { error: message };
+  }
 }
 
 /**

@@ -5,12 +5,13 @@
  * with its ratio to the bar, from this run only.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { awsMockOutputs, installMocks } from "../benchmarks/perf/pulumi-mock-recorder.js";
+import { awsMockInvokes, awsMockOutputs, installMocks } from "../benchmarks/perf/pulumi-mock-recorder.js";
 
 const BAR_MS = 3000;
 
 let lastRegistration = 0;
 const recorder = installMocks({
+  invokes: awsMockInvokes,
   stack: "cluster",
   outputs: (r) => {
     lastRegistration = performance.now();

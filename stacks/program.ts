@@ -24,6 +24,7 @@ import { DEFAULT_REPLICATION_RELEASE, ValkeyReplication } from "../components/va
 import { withCostColumns, type StackCost } from "../benchmarks/cost/cost-model.js";
 import type { ResultRow } from "../benchmarks/run/result-row.js";
 import { renderResultsCsv } from "../benchmarks/run/results-csv.js";
+import { parseImageReference } from "../config/fields.js";
 import { workloadFromConfig } from "../config/schema.js";
 import type { StackConfig } from "../config/types.js";
 import { costInputsFromConfig, stackCostOutput } from "./cost.js";
@@ -59,12 +60,13 @@ export function selectorOf(labels: Record<string, string>): string {
     .join(",");
 }
 
-/** The image tag as the server version the benchmark rows record ("valkey/valkey:9.0.2" → "9.0.2"). */
+/**
+ * The server version the benchmark rows record: the image's tag ("…/valkey:9.0.2" → "9.0.2", also
+ * when a digest pins it), else its digest, else "latest".
+ */
 export function imageVersion(image: string): string {
-  const at = image.indexOf("@");
-  if (at >= 0) return image.slice(at + 1);
-  const tag = /:([^:/]+)$/.exec(image)?.[1];
-  return tag ?? "latest";
+  const ref = parseImageReference(image);
+  return ref?.tag ?? ref?.digest ?? "latest";
 }
 
 interface ValkeyRelease {

@@ -1,7 +1,9 @@
 /**
- * How a local cluster member starts, as its pod does (cluster-target.ts): the rendered start.sh
- * with heal.sh, rejoin.sh (also its start gate) and failback.sh in the background, on its current
- * 127.0.0.x, its data dir kept across restarts, announcing its stable hostname, IP and zone.
+ * How a local cluster member starts, as its pod does (cluster-target.ts): the deployed
+ * cluster-member valkey.conf (one definition, deployed-conf.ts) with the local differences, the
+ * rendered start.sh with heal.sh, rejoin.sh (also its start gate) and failback.sh in the
+ * background, on its current 127.0.0.x, its data dir kept across restarts, announcing its stable
+ * hostname, IP and zone.
  * Its outgoing connections (cluster bus, replication link) come from its own address
  * (`bind-source-addr`, cluster_legacy.c and replication.c bind it), as a pod's from its pod IP:
  * the partition fault's rules name it.
@@ -13,11 +15,11 @@ import { renderClusterHealScript } from "../../components/valkey/cluster-heal-sc
 import { renderClusterRejoinScript } from "../../components/valkey/cluster-rejoin-script.js";
 import { renderPreStopScript } from "../../components/valkey/prestop-script.js";
 import { renderStartScript } from "../../components/valkey/start-script.js";
-import { includeFiles } from "../../components/valkey/valkey-conf.js";
 import { resolveBinaries } from "../binaries.js";
 import { Redis } from "ioredis";
 import { parseClusterNodes } from "../topology/cluster-nodes-parser.js";
-import { renderLocalValkeyConf } from "../local/valkey-config-file.js";
+import type { ValkeyConfig } from "../../config/types.js";
+import { defaultValkeyConfig, renderDeployedLocalConf } from "../local/deployed-conf.js";
 import type { LaunchCommand, LaunchContext } from "../local/valkey-process.js";
 
 export interface ClusterPodSpec {
@@ -31,6 +33,9 @@ export interface ClusterPodSpec {
 }
 
 export interface ClusterPodEnv {
+  /** The stack's `valkey` section the members run (valkey.conf). @default the embedded default stack config's */
+  valkey?: ValkeyConfig;
+  /** cluster-node-timeout: the local failure detection the drill was asked for. */
   nodeTimeoutMs: number;
   passwordFile: string;
   /** heal.sh's VALKEY_HEAL_HOSTS_FILE (the local stand-in for pod DNS). */
@@ -45,18 +50,11 @@ export function clusterPodLaunch(p: ClusterPodSpec, e: ClusterPodEnv): (ctx: Lau
     const bin = resolveBinaries();
     const runDir = join(dir, "run");
     mkdirSync(p.dataDir, { recursive: true });
-    const files = includeFiles(runDir);
-    const conf = renderLocalValkeyConf({
-      port: p.port,
-      clusterPort: p.busPort,
-      bind: p.host,
-      dir: p.dataDir,
-      logfile,
-      clusterEnabled: true,
-      clusterNodeTimeoutMs: e.nodeTimeoutMs,
-      extra: { "bind-source-addr": p.host },
-      includes: [files.auth, files.announce],
-    });
+    const conf = renderDeployedLocalConf(
+      e.valkey ?? defaultValkeyConfig(),
+      { role: { kind: "cluster-member" }, port: p.port, busPort: p.busPort, bind: p.host, dataDir: p.dataDir, runDir },
+      { logfile, clusterNodeTimeoutMs: e.nodeTimeoutMs, bindSourceAddr: p.host },
+    );
     writeFileSync(join(dir, "valkey.conf"), conf, { mode: 0o600 });
     writeFileSync(join(dir, "heal.sh"), renderClusterHealScript({ port: p.port, localHost: p.host, intervalSeconds: 1, deadlineSeconds: 120 }));
     writeFileSync(

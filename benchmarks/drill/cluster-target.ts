@@ -33,6 +33,7 @@ import { clusterClient } from "./load.js";
 import { partitionCapability } from "./partition.js";
 import { injectPartition, type PartitionFault } from "./partition-fault.js";
 import type { DurabilityConfig } from "./bounds.js";
+import type { ValkeyConfig } from "../../config/types.js";
 import { reapBackgroundScripts } from "./reap-scripts.js";
 import {
   crashRestartDelay,
@@ -52,6 +53,8 @@ export interface ClusterTargetOptions extends DrillTimings {
   zones: readonly string[];
   password: string;
   baseDir?: string;
+  /** The stack's `valkey` section the members run (valkey.conf). @default the embedded default stack config's */
+  valkey?: ValkeyConfig;
   /** First octet-4 of the member addresses; the `all` fault moves them to base + 50. @default 140 */
   hostBase?: number;
 }
@@ -135,7 +138,13 @@ export class ClusterTarget implements DrillTarget {
 
   /** Starts a member as its pod does (cluster-pod.ts) on its current address. */
   private async startPod(p: Pod): Promise<void> {
-    const env = { nodeTimeoutMs: this.o.failureDetectionMs, passwordFile: this.passwordFile, hostsFile: this.hostsFile, cliEnv: this.cliEnv() };
+    const env = {
+      valkey: this.o.valkey,
+      nodeTimeoutMs: this.o.failureDetectionMs,
+      passwordFile: this.passwordFile,
+      hostsFile: this.hostsFile,
+      cliEnv: this.cliEnv(),
+    };
     p.proc = await this.fleet.start({
       name: p.name,
       bind: p.host,

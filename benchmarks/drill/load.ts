@@ -226,6 +226,13 @@ export function clusterClient(
       const ip = resolve(host) ?? host;
       cb(null, ip, 4);
     },
+    // Members announce hostnames (`cluster-preferred-endpoint-type hostname`, as deployed): dnsLookup
+    // covers only the seeds, so the nodes CLUSTER SLOTS and MOVED name go through the same lookup.
+    natMap: (key) => {
+      const at = key.lastIndexOf(":");
+      const ip = resolve(key.slice(0, at));
+      return ip === undefined ? null : { host: ip, port: Number(key.slice(at + 1)) };
+    },
   });
   c.on("error", () => undefined);
   return c;

@@ -25,6 +25,8 @@ export interface LocalConfOverrides {
   /** RDB schedule; "" disables RDB. */
   save?: string;
   ioThreads?: number;
+  /** cluster-node-timeout (cluster members): the local failure detection the drill was asked for. */
+  clusterNodeTimeoutMs?: number;
   /** `bind-source-addr`: the address its replication links and cluster bus connect from. */
   bindSourceAddr?: string;
 }
@@ -44,6 +46,7 @@ export function renderDeployedLocalConf(valkey: ValkeyConfig, o: ValkeyConfOptio
   if (local.appendonly !== undefined) lines.push(`appendonly ${local.appendonly ? "yes" : "no"}`);
   if (local.save !== undefined) lines.push(`save ${quote(local.save)}`);
   if (local.ioThreads !== undefined) lines.push(`io-threads ${local.ioThreads}`);
+  if (local.clusterNodeTimeoutMs !== undefined) lines.push(`cluster-node-timeout ${local.clusterNodeTimeoutMs}`);
   if (local.bindSourceAddr !== undefined) lines.push(`bind-source-addr ${local.bindSourceAddr}`);
   return renderValkeyConf(valkey, o) + lines.join("\n") + "\n";
 }

@@ -3,9 +3,11 @@
  * process reaper: N+1 equal members started by the SAME rendered entrypoint the pods run
  * (components/valkey/start-script.ts with the Sentinel start decision, run under `sh`), S
  * Sentinels (`valkey-server sentinel.conf --sentinel`, state kept in a per-Sentinel dir
- * across restarts), and an HAProxy write endpoint (role:master only) plus read endpoint
- * (role:slave only). Members, Sentinels and the proxy each get their own 127.0.0.x address;
- * zones are assigned round-robin (members and Sentinels separately, both from the first zone).
+ * across restarts), and an HAProxy write endpoint (the member a Sentinel majority names, while
+ * it says role:master) plus read endpoint (role:slave only) and status frontend (`/ready`), from
+ * the same haproxy.cfg renderer the pods use. Members, Sentinels and the proxy each get their own
+ * 127.0.0.x address; zones are assigned round-robin (members and Sentinels separately, both from
+ * the first zone).
  *
  * Secrets: the password sits in 0600 files only (the members' password file, sentinel.conf,
  * haproxy.cfg); the start script hands it to the cli through REDISCLI_AUTH.
@@ -76,7 +78,8 @@ export class SentinelTopology {
   readonly fleet: LocalFleet;
   readonly members: Member[] = [];
   readonly sentinels: TopologyNode[] = [];
-  proxy: { write: NodeEndpoint; read: NodeEndpoint; proc: ValkeyProcess } | undefined;
+  /** HAProxy: the write and read endpoints and the HTTP status frontend (`/ready`). */
+  proxy: { write: NodeEndpoint; read: NodeEndpoint; status: NodeEndpoint; proc: ValkeyProcess } | undefined;
   readonly masterName: string;
   readonly timings: SentinelTimings;
 
@@ -214,9 +217,10 @@ export class SentinelTopology {
     const haproxy = process.env.HAPROXY ?? which("haproxy");
     if (haproxy === undefined) throw new Error("haproxy not found: set HAPROXY or install it (run through .ci/setup, which installs the Debian package)");
     const host = `127.0.0.${(this.o.hostBase ?? 20) + 100}`;
-    const [writePort, readPort] = [await freePort(host), await freePort(host)];
+    const [writePort, readPort, statusPort] = [await freePort(host), await freePort(host), await freePort(host)];
     const write = { host, port: writePort };
     const read = { host, port: readPort };
+    const status = { host, port: statusPort };
     const proc = await this.fleet.start({
       name: "haproxy",
       bind: host,
@@ -225,8 +229,11 @@ export class SentinelTopology {
         const cfg = join(dir, "haproxy.cfg");
         const text = renderHaproxyCfg({
           servers: this.members.map((m) => ({ name: m.name, host: m.host, port: m.port })),
+          sentinels: this.sentinels.map((x) => ({ name: x.name, host: x.host, port: x.port })),
+          masterName: this.masterName,
           write,
           read,
+          status,
           password: this.o.password,
           checkIntervalMs: this.o.checkIntervalMs ?? 500,
           // Its checks and proxied connections come from its own address, not 127.0.0.1.
@@ -237,7 +244,7 @@ export class SentinelTopology {
         return { command: haproxy, args: ["-f", cfg, "-db"] };
       },
     });
-    this.proxy = { write, read, proc };
+    this.proxy = { write, read, status, proc };
   }
 
   /** Asks one reachable Sentinel for the current primary. */

@@ -41,11 +41,13 @@ export interface RecordedResource {
   dependsOn: string[];
 }
 
-/** One invoke a caller expected: its token, inputs and the provider reference it went to. */
+/** One invoke (or component method call) a caller expected: its token, inputs and the provider reference it went to. */
 export interface RecordedInvoke {
   token: string;
   inputs: Record<string, unknown>;
   provider: string | undefined;
+  /** A method call's resource (`__self__`), by logical name; undefined for an invoke. */
+  self?: string;
 }
 
 export interface MockRecorder {
@@ -62,7 +64,11 @@ export interface MockRecorder {
 }
 
 export interface MockOptions {
-  /** Invoke results by token; any other invoke throws. */
+  /**
+   * Invoke results by token; any other invoke throws. Component method calls (e.g.
+   * `eks:index:Cluster/getKubeconfig`) are answered from the same map, their `__self__` left out
+   * of the inputs (recorded as {@link RecordedInvoke.self}).
+   */
   invokes?: Record<string, (inputs: Record<string, unknown>) => Record<string, unknown>>;
   /** Extra outputs for a resource beyond its inputs (e.g. a generated `arn`). */
   outputs?: (r: RecordedResource) => Record<string, unknown>;
@@ -70,7 +76,7 @@ export interface MockOptions {
   stack?: string;
 }
 
-/** The mock monitor's marker for a secret value: `{ [SECRET_SIG]: SECRET_VALUE, value }`. */
+/** The SDK's special-value key: a secret is `{ [SECRET_SIG]: SECRET_VALUE_SIG, value }` (also output values and resource references). */
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 
 function mapSecrets(v: unknown, onSecret: (value: unknown) => unknown): unknown {
@@ -124,14 +130,56 @@ function wiringOf(req: ResourceRequest): Wiring {
 
 type Handler = (req: ResourceRequest, cb: unknown) => unknown;
 
+/** What the SDK's special-value key (SECRET_SIG) holds for an output value and a secret (sdk/nodejs/runtime/rpc.ts). */
+const OUTPUT_VALUE_SIG = "d0e6a833031e9bbcd3f4e8bde6ca49a4";
+const SECRET_VALUE_SIG = "1b47061264138c4ac30d75fd1eb44270";
+
+/** A method call's arguments as plain values: output values and secrets unwrapped, resource references as their URN. */
+function plainCallArg(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(plainCallArg);
+  if (v === null || typeof v !== "object") return v;
+  const obj = v as Record<string, unknown>;
+  if (SECRET_SIG in obj) return obj[SECRET_SIG] === OUTPUT_VALUE_SIG || obj[SECRET_SIG] === SECRET_VALUE_SIG ? plainCallArg(obj.value) : obj.urn;
+  return Object.fromEntries(Object.entries(obj).map(([k, x]) => [k, plainCallArg(x)]));
+}
+
+/** The parts of the monitor's ResourceCallRequest a mocked method call reads. */
+interface CallRequest {
+  getTok(): string;
+  getProvider(): string;
+  getArgs(): { toJavaScript(): Record<string, unknown>; constructor: unknown };
+}
+type CallAnswer = (token: string, inputs: Record<string, unknown>, provider: string, self: string | undefined) => Promise<Record<string, unknown>>;
+
 /**
  * Wraps the installed mock monitor so each registration's (and read's) parent and dependencies
  * are kept by type and name until the mock's newResource, which the monitor calls next, takes them.
  */
-function captureWiring(): Map<string, Wiring> {
+function captureWiring(answer: CallAnswer): Map<string, Wiring> {
   const wiring = new Map<string, Wiring>();
-  const monitor = pulumi.runtime.getMonitor() as unknown as { registerResource: Handler; readResource: Handler } | undefined;
+  const monitor = pulumi.runtime.getMonitor() as unknown as
+    { registerResource: Handler; readResource: Handler; call?: (req: CallRequest, cb: (err: unknown, res?: unknown) => void) => void } | undefined;
   if (monitor === undefined) throw new Error("installMocks: no mock monitor after pulumi.runtime.setMocks");
+  // The mock monitor of @pulumi/pulumi 3.270 has no `call` (component methods such as
+  // eks.Cluster.getKubeconfig): answer it from the invoke map, the result shaped as the SDK reads it.
+  // A failed invoke reaches the SDK as the engine's gRPC error, whose message the SDK reads from
+  // `details`; the mock monitor passes the thrown Error, without it: keep its message.
+  const invoke = (monitor as unknown as { invoke: (req: unknown, cb: (err: unknown, res?: unknown) => void) => unknown }).invoke.bind(monitor);
+  (monitor as unknown as { invoke: typeof invoke }).invoke = (req, cb) =>
+    invoke(req, (err, res) => cb(err instanceof Error && !("details" in err) ? Object.assign(err, { details: err.message }) : err, res));
+  monitor.call = (req, cb) => {
+    const args = req.getArgs();
+    const raw = args.toJavaScript();
+    const self = typeof raw.__self__ === "object" && raw.__self__ !== null ? String((raw.__self__ as { urn?: unknown }).urn) : undefined;
+    const inputs = plainCallArg(Object.fromEntries(Object.entries(raw).filter(([k]) => k !== "__self__"))) as Record<string, unknown>;
+    const Struct = args.constructor as { fromJavaScript(o: Record<string, unknown>): unknown };
+    answer(req.getTok(), inputs, req.getProvider(), self === undefined ? undefined : nameOfUrn(self))
+      .then(async (result) => {
+        const serialized = await pulumi.runtime.serializeProperties("mock call", result);
+        cb(null, { getFailuresList: () => [], getReturn: () => Struct.fromJavaScript(serialized), getReturndependenciesMap: () => undefined });
+      })
+      .catch((err: unknown) => cb({ details: (err as Error).message }));
+  };
   for (const method of ["registerResource", "readResource"] as const) {
     const original = monitor[method].bind(monitor);
     monitor[method] = (req, cb) => {
@@ -198,7 +246,13 @@ export function installMocks(o: MockOptions = {}): MockRecorder {
     o.stack ?? "test",
     false,
   );
-  wiring = captureWiring();
+  wiring = captureWiring((token, inputs, provider, self) => {
+    const handler = o.invokes?.[token];
+    if (handler === undefined) return Promise.reject(new Error(`unexpected call ${token} (${JSON.stringify(inputs)})`));
+    calls.push(token);
+    invokes.push({ token, inputs, provider: provider === "" ? undefined : provider, self });
+    return Promise.resolve().then(() => handler(inputs));
+  });
   return recorder;
 }
 
@@ -228,3 +282,36 @@ export function awsMockOutputs(r: RecordedResource): Record<string, unknown> {
       return {};
   }
 }
+
+/** pulumi-eks's `Cluster.getKubeconfig` method and the add-on version lookup the EKS component calls. */
+export const EKS_GET_KUBECONFIG = "eks:index:Cluster/getKubeconfig";
+export const GET_ADDON_VERSION = "aws:eks/getAddonVersion:getAddonVersion";
+
+/**
+ * The kubeconfig pulumi-eks v4.3.0's `getKubeconfig` writes (nodejs/eks/cluster/cluster.ts
+ * `generateKubeconfig(..., includeProfile = true)`), reduced to what the tests read: the
+ * `aws eks get-token` arguments with `--role` and `--profile` when asked for.
+ */
+export function mockKubeconfig(opts: { profileName?: unknown; roleArn?: unknown }): string {
+  const args = ["eks", "get-token", "--cluster-name", "valkey-test", "--output", "json"];
+  if (typeof opts.roleArn === "string") args.push("--role", opts.roleArn);
+  if (typeof opts.profileName === "string") args.push("--profile", opts.profileName);
+  return JSON.stringify({ apiVersion: "v1", kind: "Config", clusters: [], users: [{ name: "aws", user: { exec: { command: "aws", args } } }] });
+}
+
+/** A version string per add-on and Kubernetes version, so a version bump shows in every add-on. */
+export function mockAddonVersion(addonName: unknown, kubernetesVersion: unknown): string {
+  return `v${String(kubernetesVersion)}.0-${String(addonName)}-eksbuild.1`;
+}
+
+/** Answers for the invokes and calls every platform-eks program makes (the kubeconfig, the add-on versions). */
+export const awsMockInvokes: NonNullable<MockOptions["invokes"]> = {
+  [EKS_GET_KUBECONFIG]: (inputs) => ({ result: mockKubeconfig(inputs) }),
+  [GET_ADDON_VERSION]: (inputs) => ({
+    id: `${String(inputs.addonName)}-${String(inputs.kubernetesVersion)}`,
+    addonName: inputs.addonName,
+    kubernetesVersion: inputs.kubernetesVersion,
+    mostRecent: inputs.mostRecent,
+    version: mockAddonVersion(inputs.addonName, inputs.kubernetesVersion),
+  }),
+};

@@ -53,7 +53,9 @@ export function buildAutoModeOptions(): NonNullable<eks.ClusterArgs["autoMode"]>
  */
 export function buildNetworkAddonOptions(autoMode: boolean): Pick<eks.ClusterArgs, "useDefaultVpcCni" | "vpcCniOptions" | "corednsAddonOptions"> {
   if (autoMode) return { useDefaultVpcCni: true, corednsAddonOptions: { enabled: false } };
-  return { useDefaultVpcCni: false, vpcCniOptions: { enableNetworkPolicy: true } };
+  // CoreDNS here is the stack's own managed add-on (EksCluster, after the system node group):
+  // pulumi-eks would create it inside the cluster component, before any node exists to run it.
+  return { useDefaultVpcCni: false, vpcCniOptions: { enableNetworkPolicy: true }, corednsAddonOptions: { enabled: false } };
 }
 
 /** The in-cluster add-ons pulumi-eks v4.3.0 creates for these args (its cluster.ts decisions, for a cluster without a default node group or Fargate). */

@@ -80,16 +80,27 @@ export function buildClusterArgs(input: ClusterBuildInput): eks.ClusterArgs {
 }
 
 /**
- * `providerCredentialOpts` for the kubeconfig pulumi-eks writes (`aws eks get-token` with
- * `AWS_PROFILE` and `--role-arn`), so the identity that gets a cluster token is the one the AWS
- * provider created the cluster with (the cluster creator's admin access entry). Omitted when
- * neither is set: both then use the ambient credentials.
+ * The identity of every kubeconfig the stack uses: the AWS provider's profile and role, so the
+ * identity that gets a cluster token (`aws eks get-token`) is the one that created the cluster
+ * (the creator's admin access entry). Empty when neither is set: both use the ambient credentials.
  */
-export function buildCredentialOpts(credentials: ClusterBuildInput["credentials"]): Pick<eks.ClusterArgs, "providerCredentialOpts"> {
+export function kubeconfigOptions(credentials: ClusterBuildInput["credentials"]): eks.KubeconfigOptions {
   const profileName = credentials?.profile;
   const roleArn = credentials?.roleArn;
-  if (profileName === undefined && roleArn === undefined) return {};
-  return { providerCredentialOpts: { ...(profileName === undefined ? {} : { profileName }), ...(roleArn === undefined ? {} : { roleArn }) } };
+  return { ...(profileName === undefined ? {} : { profileName }), ...(roleArn === undefined ? {} : { roleArn }) };
+}
+
+/**
+ * `providerCredentialOpts`: what pulumi-eks's own Kubernetes provider (inside the component) uses.
+ * NOT the kubeconfig the stack's provider and steps get: pulumi-eks v4.3.0 builds
+ * `kubeconfigJson` without the profile (nodejs/eks/cluster/cluster.ts: `generateKubeconfig(...,
+ * includeProfile = false)` for the exported `kubeconfigWithoutProfile`); only
+ * `cluster.getKubeconfig({ profileName, roleArn })` passes `--profile` (EksCluster uses it).
+ * Omitted when neither is set.
+ */
+export function buildCredentialOpts(credentials: ClusterBuildInput["credentials"]): Pick<eks.ClusterArgs, "providerCredentialOpts"> {
+  const opts = kubeconfigOptions(credentials);
+  return Object.keys(opts).length === 0 ? {} : { providerCredentialOpts: opts };
 }
 
 /** The system node group's shape (without cluster, role and subnets, which are resources). */
@@ -106,19 +117,48 @@ export function buildSystemNodeGroupShape(
   };
 }
 
-/** The managed add-ons: the Pod Identity agent, and the EBS CSI driver using Pod Identity. */
+/** The managed add-ons the stack installs on a cluster without Auto Mode (their EKS names). */
+export const MANAGED_ADDONS = { podIdentityAgent: "eks-pod-identity-agent", ebsCsiDriver: "aws-ebs-csi-driver", coredns: "coredns" } as const;
+export type ManagedAddon = keyof typeof MANAGED_ADDONS;
+
+/**
+ * The `aws.eks.getAddonVersion` query for an add-on on the configured Kubernetes version: the
+ * version EKS marks as the default for that Kubernetes version (`mostRecent: false`; "Determines
+ * if the most recent or default version of the addon should be returned", @pulumi/aws
+ * eks/getAddonVersion; the same list as `aws eks describe-addon-versions --kubernetes-version`).
+ * Asked at preview with the plain config version, so an `eks.version` bump moves every add-on
+ * with it (an add-on without `addonVersion` would stay on whatever it was installed with).
+ * pulumi-eks resolves its own VPC CNI and kube-proxy add-ons the same way (v4.3.0
+ * nodejs/eks/addons/cni-addon.ts, cluster.ts: `getAddonVersionOutput({ kubernetesVersion })`).
+ */
+export function addonVersionQuery(addon: ManagedAddon, kubernetesVersion: string): aws.eks.GetAddonVersionArgs {
+  return { addonName: MANAGED_ADDONS[addon], kubernetesVersion, mostRecent: false };
+}
+
+/**
+ * The managed add-ons: the Pod Identity agent, the EBS CSI driver using Pod Identity, and CoreDNS
+ * as the Amazon EKS add-on instead of the self-managed copy EKS bootstraps ("We recommend adding
+ * the Amazon EKS type of the add-on to your cluster instead of using the self-managed type",
+ * https://docs.aws.amazon.com/eks/latest/userguide/coredns-add-on-self-managed-update.html; created
+ * over the self-managed Deployment with OVERWRITE,
+ * https://docs.aws.amazon.com/eks/latest/userguide/coredns-add-on-create.html). Each at the version
+ * resolved for the cluster's Kubernetes version ({@link addonVersionQuery}).
+ */
 export function buildAddonArgs(
   clusterName: pulumi.Input<string>,
   ebsCsiRoleArn: pulumi.Input<string>,
-): { podIdentityAgent: aws.eks.AddonArgs; ebsCsiDriver: aws.eks.AddonArgs } {
+  versions: Record<ManagedAddon, pulumi.Input<string>>,
+): Record<ManagedAddon, aws.eks.AddonArgs> {
   const common = { clusterName, resolveConflictsOnCreate: "OVERWRITE", resolveConflictsOnUpdate: "OVERWRITE" };
   return {
-    podIdentityAgent: { ...common, addonName: "eks-pod-identity-agent" },
+    podIdentityAgent: { ...common, addonName: MANAGED_ADDONS.podIdentityAgent, addonVersion: versions.podIdentityAgent },
     ebsCsiDriver: {
       ...common,
-      addonName: "aws-ebs-csi-driver",
+      addonName: MANAGED_ADDONS.ebsCsiDriver,
+      addonVersion: versions.ebsCsiDriver,
       podIdentityAssociations: [{ roleArn: ebsCsiRoleArn, serviceAccount: EBS_CSI_SERVICE_ACCOUNT }],
     },
+    coredns: { ...common, addonName: MANAGED_ADDONS.coredns, addonVersion: versions.coredns },
   };
 }
 

@@ -1,6 +1,7 @@
 /**
  * Pure preview-time checks for platform eks: the AWS CLI the kubeconfig needs, the zones, the
- * instance types offered in them, and the EC2 vCPU quota. Each takes the result of a probe or an
+ * instance types offered in them, the pinned AMI release for the Kubernetes version, and the EC2
+ * vCPU quota. Each takes the result of a probe or an
  * invoke as plain data and returns the problems as messages naming the key, tool, zone, type or
  * quota and the number needed; stacks/preflight.ts does the probing and the invokes.
  */
@@ -70,6 +71,58 @@ export function checkOfferings(
     }
   }
   return problems;
+}
+
+/**
+ * The SSM parameter Karpenter resolves an AL2023 alias through, for the Valkey pool's arm64
+ * standard AMI on `kubernetesVersion`. Karpenter's pkg/providers/amifamily/al2023.go
+ * (`resolvePath`, github.com/aws/karpenter-provider-aws at versions.env KARPENTER_CHART_VERSION): `/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/<arch>/<variant>/<name>/image_id`,
+ * `<name>` being `recommended` for `al2023@latest` and
+ * `amazon-eks-node-al2023-<arch>-<variant>-<k8s>-<version>` for `al2023@<version>`. EKS publishes a
+ * release's AMIs per Kubernetes version, so a pin that exists for one `eks.version` may not exist
+ * for the next: Karpenter then finds no AMI ("failed to discover any AMIs for alias") and
+ * launches no node.
+ */
+export function amiAliasParameter(alias: string, kubernetesVersion: string, arch = "arm64", variant = "standard"): string {
+  const m = /^al2023@(latest|v\d{8})$/.exec(alias);
+  if (!m) throw new Error(`AMI alias "${alias}" must be al2023@latest or al2023@vYYYYMMDD`);
+  const version = m[1] as string;
+  const name = version === "latest" ? "recommended" : `amazon-eks-node-al2023-${arch}-${variant}-${kubernetesVersion}-${version}`;
+  return `/aws/service/eks/optimized-ami/${kubernetesVersion}/amazon-linux-2023/${arch}/${variant}/${name}/image_id`;
+}
+
+/** The command that lists the AL2023 arm64 releases EKS publishes for a Kubernetes version in a region. */
+export function amiReleasesCommand(kubernetesVersion: string, region: string): string {
+  return `aws ssm get-parameters-by-path --path /aws/service/eks/optimized-ami/${kubernetesVersion}/amazon-linux-2023/arm64/standard --recursive --region ${region} --query "Parameters[].Name" --output text`;
+}
+
+/** What reading the alias's SSM parameter gave: found, missing, or an error that says neither. */
+export type AmiParameterProbe = { found: true } | { found: false } | { error: string };
+
+/** An error text of the SSM GetParameter call that means "no such parameter" (the AWS API's ParameterNotFound). */
+export function isParameterNotFound(message: string): boolean {
+  return /ParameterNotFound|couldn't find resource/i.test(message);
+}
+
+/**
+ * The pinned `karpenter.amiAlias` must exist for `eks.version`: a missing parameter is an error
+ * naming both keys and the command that lists valid releases; an unreadable one (e.g. no
+ * ssm:GetParameter) a warning.
+ */
+export function checkAmiAlias(alias: string, kubernetesVersion: string, region: string, probe: AmiParameterProbe): { error?: string; warning?: string } {
+  const parameter = amiAliasParameter(alias, kubernetesVersion);
+  const list = `list the releases for ${kubernetesVersion}: ${amiReleasesCommand(kubernetesVersion, region)}`;
+  if ("error" in probe) {
+    return {
+      warning: `could not read SSM parameter ${parameter} (${probe.error}); cannot confirm karpenter.amiAlias "${alias}" exists for eks.version ${kubernetesVersion}; ${list}`,
+    };
+  }
+  if (probe.found) return {};
+  return {
+    error:
+      `karpenter.amiAlias "${alias}" has no arm64 AL2023 AMI for eks.version ${kubernetesVersion} in ${region} (SSM parameter ${parameter} does not exist): ` +
+      `Karpenter would launch no Valkey node. Set karpenter.amiAlias to a release published for ${kubernetesVersion} (bump both keys together); ${list}`,
+  };
 }
 
 export { vcpusOf };

@@ -12,6 +12,19 @@ export const PUBLIC_ELB_TAG = "kubernetes.io/role/elb";
 /** The smallest subnet AWS allows. */
 const MAX_SUBNET_PREFIX = 28;
 
+/** Config `network.natGateways`: one NAT gateway for the VPC, or one in each zone. */
+export type NatGateways = "single" | "perZone";
+
+/** awsx's NAT strategy for {@link NatGateways} ("Single" / "OnePerAz", @pulumi/awsx ec2.NatGatewayStrategy). */
+export function natStrategy(natGateways: NatGateways): "Single" | "OnePerAz" {
+  return natGateways === "perZone" ? "OnePerAz" : "Single";
+}
+
+/** How many NAT gateways the VPC gets (each billed by the hour): one, or one per zone. */
+export function natGatewayCount(natGateways: NatGateways, zones: number): number {
+  return natGateways === "perZone" ? zones : 1;
+}
+
 export interface VpcBuildInput {
   /** VPC CIDR, e.g. "10.0.0.0/16". */
   cidr: string;
@@ -19,8 +32,8 @@ export interface VpcBuildInput {
   zones: string[];
   /** EKS cluster name: the value of the private subnets' `karpenter.sh/discovery` tag. */
   clusterName: string;
-  /** NAT gateways: one shared ("Single") or one per zone ("OnePerAz"). */
-  natGateways: "Single" | "OnePerAz";
+  /** NAT gateways (config `network.natGateways`): one shared, or one per zone. */
+  natGateways: NatGateways;
 }
 
 /** Prefix lengths: each zone gets a block; private subnets take half of it, public a quarter. */
@@ -48,7 +61,7 @@ export function buildVpcArgs(input: VpcBuildInput): awsx.ec2.VpcArgs {
     subnetStrategy: "Auto",
     enableDnsHostnames: true,
     enableDnsSupport: true,
-    natGateways: { strategy: input.natGateways },
+    natGateways: { strategy: natStrategy(input.natGateways) },
     subnetSpecs: [
       { type: "Private", name: "private", cidrMask: prefixes.private, tags: { [DISCOVERY_TAG_KEY]: input.clusterName, [INTERNAL_ELB_TAG]: "1" } },
       { type: "Public", name: "public", cidrMask: prefixes.public, tags: { [PUBLIC_ELB_TAG]: "1" } },

@@ -1,32 +1,55 @@
 /**
- * haproxy.cfg for the write endpoint that follows the primary (and a read endpoint of replicas
- * only), for clients that do not speak Sentinel. Pure; the Kubernetes side renders the same
- * text. Classic pattern: every data member is a server of both backends; a TCP health check
- * logs in, PINGs and reads `INFO replication`, and a member is up in the write backend only
- * while it says `role:master`, in the read backend only while it says `role:slave`.
- * `on-marked-down shutdown-sessions` cuts the connections of a member that stops being the
- * primary, so clients reconnect to the new one instead of writing into a read-only replica.
+ * haproxy.cfg for the write endpoint that follows the Sentinels' primary (and a read endpoint of
+ * replicas only), for clients that do not speak Sentinel. Pure; the Kubernetes side and the local
+ * topology render the same text (haproxy-manifests.ts, benchmarks/local/sentinel-topology.ts).
  *
- * `fall 2 rise 1`: one failed check is not enough to mark a member down (and cut every session
- * of the write endpoint). Measured (benchmarks/perf/haproxy-check-perf.ts: checks every 1 s,
- * check timeout 1 s, the primary frozen 1.5 s, i.e. a fork, a starved node or a benchmark
- * saturating it, nothing failing over): with `fall 1` the sessions were cut in 3 of 7
- * steady-state runs and the write gap grew from 1.5 s to 2.2-2.6 s (no primary in the backend
- * until the next check); with `fall 2`, 0 of 7, gap 1.5 s. The price: a member that really
- * stopped being primary stays in the backend one check longer (its writes fail with READONLY,
- * clients redial); the preStop switchover's longest write gap stayed within the noise (fall 1:
- * 1.6-2.9 s, fall 2: 1.6-2.7 s). A new primary joins after one passing check. INFO and QUIT go in
- * one send, so a member with the other role fails its check at once (the server closes the
- * connection) instead of after the check timeout, which with `fall 2` would keep it in the
- * backend for two timeouts. Not covered: the first check after HAProxy starts marks a server
- * down whatever `fall` says (servers start "up, going down"; `init-state fully-up` changes that
- * from HAProxy 3.1, the local 2.6 does not know it).
+ * The write rule: a new connection goes to member m only while BOTH
+ * - a majority of the Sentinels (⌊S/2⌋+1 of the S listed) answer `SENTINEL
+ *   GET-MASTER-ADDR-BY-NAME` with m's announced host and port (backend `quorum-<m>`: one server
+ *   per Sentinel, each checked on its own, `nbsrv(quorum-<m>)` = how many name m), and no other
+ *   member has such a majority (two majorities can only overlap while checks lag behind a
+ *   failover: then nobody qualifies for that moment), and
+ * - m itself says `role:master` (backend `write-<m>`, its only server m).
+ * No member qualifies → no backend: HAProxy closes the connection. A demoted-late old primary
+ * (frozen past `down-after` and resumed, or cut off from the Sentinels but not from HAProxy) still
+ * says `role:master` for seconds until a Sentinel re-points it; the role check alone split new
+ * connections between it and the new primary for that whole window (benchmarks/perf/old-primary-perf.ts:
+ * 47-49 of 94-98 per run on the old one); with the quorum rule 1-2 per run, all within 0.11 s of
+ * a Sentinel majority naming the new primary (HAProxy's next check of the Sentinels), none after.
+ * Sessions: m's write check also asks HAProxy's own status frontend whether the majority still
+ * names m (`GET /quorum/<m>`), so a member that loses it fails its check and `on-marked-down
+ * shutdown-sessions` cuts its open sessions (after `fall` checks), as it does on a role change.
+ * Limits: the majority is of the Sentinels HAProxy can reach and ask; without a Sentinel
+ * majority the write endpoint takes no connection at all, even with a healthy primary (the
+ * Sentinel-aware path fails the same way); the Sentinels' view lags a real partition by
+ * `down-after` + the election, and during that lag the old primary keeps its sessions and gets new
+ * ones (min-replicas-to-write fencing is what bounds the writes it acknowledges then); a
+ * failover's write stop through the endpoint grows by 0.4-0.9 s (benchmarks/perf/failover-perf.ts):
+ * the Sentinels name a promoted replica about 0.8 s after it says role:master, then HAProxy needs
+ * one check of the Sentinels and one of the member.
  *
- * The AUTH command is sent as a RESP array in hex (`tcp-check send-binary`): any password
- * byte works and nothing needs escaping for the cfg syntax. The file therefore holds the
- * password: write it mode 0600 (locally) or keep it in a Secret (Kubernetes); never argv.
+ * Readiness: the status frontend's `monitor-uri /ready` answers 200 while some member qualifies
+ * for writes, 503 otherwise (HAProxy 2.6 manual, "monitor fail": https://docs.haproxy.org/2.6/configuration.html#4.2-monitor%20fail).
+ *
+ * `fall 2 rise 1` for the members: one failed check is not enough to mark a member down (and cut
+ * every session of the write endpoint). Measured (benchmarks/perf/haproxy-check-perf.ts: checks
+ * every 1 s, check timeout 1 s, the primary frozen 1.5 s, nothing failing over): with `fall 1` the
+ * sessions were cut in 3 of 7 steady-state runs and the write gap grew from 1.5 s to 2.2-2.6 s; with
+ * `fall 2`, 0 of 7, gap 1.5 s. The price: a member that really stopped being primary stays in the
+ * backend one check longer (its writes fail with READONLY, clients redial). The Sentinels' servers
+ * are `fall 1 rise 1`: a Sentinel that stops naming m stops counting at its first failed check,
+ * and the majority tolerates one slow Sentinel. Not covered: the first check after HAProxy starts
+ * marks a server down whatever `fall` says (servers start "up, going down"; `init-state fully-up`
+ * is HAProxy ≥ 3.1, the local 2.6 does not know it); until the first checks, every quorum
+ * backend is full, so with two or more members nobody qualifies (exclusive rule) for that moment.
+ *
+ * The file holds the password (AUTH in the checks, haproxy-checks.ts): write it mode 0600
+ * (locally) or keep it in a Secret (Kubernetes); never argv.
  */
 import type { NodeEndpoint } from "../../benchmarks/topology/endpoint.js";
+import { quorumPath, quorumStatusStep, roleCheck, sentinelNamesCheck } from "./haproxy-checks.js";
+
+export { authCommandHex, bulkHex } from "./haproxy-checks.js";
 
 export interface HaproxyServer extends NodeEndpoint {
   /** HAProxy server name: [A-Za-z0-9._-]+. */
@@ -34,19 +57,26 @@ export interface HaproxyServer extends NodeEndpoint {
 }
 
 export interface HaproxyCfgOptions {
+  /** The data members, `host` as the Sentinels report it (announced name or IP). */
   servers: readonly HaproxyServer[];
+  /** Every Sentinel of the set; the write rule needs a majority of them to name the member. */
+  sentinels: readonly HaproxyServer[];
+  /** The Sentinels' master name. */
+  masterName: string;
   /** Where the write endpoint listens (`bind host:port`, host may be `*`). */
   write: NodeEndpoint;
   /** Where the read endpoint (replicas only) listens; omitted = no read endpoint. */
   read?: NodeEndpoint;
+  /** The HTTP status frontend (`/ready`; the write checks' `/quorum/<m>`): an IP or `*`. */
+  status: NodeEndpoint;
   password?: string;
   /** Health check interval. @default 1000 */
   checkIntervalMs?: number;
   /** Connect and check timeout. @default 1000 */
   checkTimeoutMs?: number;
-  /** Consecutive failed checks before a server is marked down (and its sessions cut). @default 2 */
+  /** Consecutive failed checks before a member is marked down (and its sessions cut). @default 2 */
   fall?: number;
-  /** Consecutive passed checks before a server is marked up. @default 1 */
+  /** Consecutive passed checks before a member is marked up. @default 1 */
   rise?: number;
   /** Idle client/server timeout (benchmarks keep connections open). @default 3600000 */
   idleTimeoutMs?: number;
@@ -67,16 +97,7 @@ export interface HaproxyCfgOptions {
 }
 
 const RESOLVERS = "cluster-dns";
-
-function hex(text: string): string {
-  return Buffer.from(text, "utf8").toString("hex");
-}
-
-/** `*2\r\n$4\r\nAUTH\r\n$<n>\r\n<password>\r\n` in hex. */
-export function authCommandHex(password: string): string {
-  const bytes = Buffer.byteLength(password, "utf8");
-  return hex(`*2\r\n$4\r\nAUTH\r\n$${bytes}\r\n${password}\r\n`);
-}
+const NAME = /^[A-Za-z0-9._-]+$/;
 
 function count(name: string, value: number): number {
   if (!Number.isInteger(value) || value < 1 || value > 100) throw new Error(`haproxy.cfg: ${name} must be a whole number from 1 to 100 (got ${value})`);
@@ -88,39 +109,45 @@ function ms(name: string, value: number): string {
   return `${value}ms`;
 }
 
-function healthCheck(role: "master" | "slave", password: string | undefined): string[] {
-  const lines = [`  option tcp-check`, `  tcp-check connect`];
-  if (password !== undefined) lines.push(`  tcp-check send-binary ${authCommandHex(password)}`, `  tcp-check expect string +OK`);
-  lines.push(
-    `  tcp-check send-binary ${hex("*1\r\n$4\r\nPING\r\n")}`,
-    `  tcp-check expect string +PONG`,
-    // INFO and QUIT in one send: the server answers both and closes the connection, so a member
-    // with the other role fails the check at once instead of after the check timeout.
-    `  tcp-check send-binary ${hex("*2\r\n$4\r\nINFO\r\n$11\r\nreplication\r\n*1\r\n$4\r\nQUIT\r\n")}`,
-    `  tcp-check expect string role:${role}`,
-  );
-  return lines;
+function names(what: string, list: readonly HaproxyServer[]): void {
+  if (list.length === 0) throw new Error(`haproxy.cfg: ${what} must name at least one ${what === "servers" ? "Valkey member" : "Sentinel"}`);
+  for (const s of list) if (!NAME.test(s.name)) throw new Error(`haproxy.cfg: ${what} name '${s.name}' must match [A-Za-z0-9._-]+`);
+  if (new Set(list.map((s) => s.name)).size !== list.length) throw new Error(`haproxy.cfg: ${what} names must be unique`);
+}
+
+/** Sentinels that must name a member: a strict majority, so two members never both have it. */
+export function sentinelMajority(sentinels: number): number {
+  return Math.floor(sentinels / 2) + 1;
+}
+
+const bind = (e: NodeEndpoint): string => (e.host.includes(":") ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`);
+
+/** The frontend ACLs (per proxy): `named-<m>` = a Sentinel majority names m, `master-<m>` = m says role:master. */
+function acls(servers: readonly HaproxyServer[], majority: number): { lines: string[]; qualifies: (m: string) => string } {
+  const lines = servers.flatMap((s) => [`  acl named-${s.name} nbsrv(quorum-${s.name}) ge ${majority}`, `  acl master-${s.name} nbsrv(write-${s.name}) ge 1`]);
+  const qualifies = (m: string): string => [`master-${m}`, `named-${m}`, ...servers.filter((x) => x.name !== m).map((x) => `!named-${x.name}`)].join(" ");
+  return { lines, qualifies };
 }
 
 export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
-  if (o.servers.length === 0) throw new Error("haproxy.cfg: servers must name at least one Valkey member");
-  for (const s of o.servers) {
-    if (!/^[A-Za-z0-9._-]+$/.test(s.name)) throw new Error(`haproxy.cfg: server name '${s.name}' must match [A-Za-z0-9._-]+`);
-  }
-  if (new Set(o.servers.map((s) => s.name)).size !== o.servers.length) throw new Error("haproxy.cfg: server names must be unique");
+  names("servers", o.servers);
+  names("sentinels", o.sentinels);
+  if (!NAME.test(o.masterName)) throw new Error(`haproxy.cfg: masterName '${o.masterName}' must match [A-Za-z0-9._-]+`);
+  const statusAddr = o.status.host === "*" ? "127.0.0.1" : o.status.host;
+  if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(statusAddr))
+    throw new Error(`haproxy.cfg: status host '${o.status.host}' must be an IPv4 address or * (the write checks connect to it)`);
   const inter = ms("checkIntervalMs", o.checkIntervalMs ?? 1000);
   const checkTimeout = ms("checkTimeoutMs", o.checkTimeoutMs ?? 1000);
   const fall = count("fall", o.fall ?? 2);
   const rise = count("rise", o.rise ?? 1);
   const idle = ms("idleTimeoutMs", o.idleTimeoutMs ?? 3_600_000);
   if (o.source !== undefined && !/^[0-9A-Fa-f:.]+$/.test(o.source)) throw new Error(`haproxy.cfg: source must be an IP address (got '${o.source}')`);
+  const majority = sentinelMajority(o.sentinels.length);
   const dns = o.dnsResolve ? ` resolvers ${RESOLVERS} resolve-prefer ipv4 init-addr last,libc,none` : "";
-  const bind = (e: NodeEndpoint): string => (e.host.includes(":") ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`);
-  const backend = (name: string, role: "master" | "slave"): string[] => [
-    `backend ${name}`,
-    ...healthCheck(role, o.password),
-    ...o.servers.map((s) => `  server ${s.name} ${bind(s)} check inter ${inter} fall ${fall} rise ${rise} on-marked-down shutdown-sessions${dns}`),
-  ];
+  const member = (s: HaproxyServer): string =>
+    `  server ${s.name} ${bind(s)} check inter ${inter} fall ${fall} rise ${rise} on-marked-down shutdown-sessions${dns}`;
+  const { lines: aclLines, qualifies } = acls(o.servers, majority);
+  const anyQualifies = o.servers.map((s) => qualifies(s.name)).join(" || ");
   const resolvers = o.dnsResolve
     ? [
         `resolvers ${RESOLVERS}`,
@@ -134,7 +161,8 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
       ]
     : [];
   const lines = [
-    `# haproxy.cfg rendered by valkey-on-eks: write endpoint -> role:master only, read endpoint -> role:slave only.`,
+    `# haproxy.cfg rendered by valkey-on-eks: write endpoint -> the member a Sentinel majority names AND that says role:master;`,
+    `# read endpoint -> role:slave only; status frontend: /ready (some member qualifies for writes), /quorum/<member>.`,
     `global`,
     `  maxconn ${o.maxConnections ?? 4096}`,
     `defaults`,
@@ -147,9 +175,43 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
     ...resolvers,
     `frontend valkey-write`,
     `  bind ${bind(o.write)}`,
-    `  default_backend valkey-primary`,
-    ...backend("valkey-primary", "master"),
+    ...aclLines,
+    ...o.servers.map((s) => `  use_backend write-${s.name} if ${qualifies(s.name)}`),
+    `frontend status`,
+    `  mode http`,
+    `  bind ${bind(o.status)}`,
+    `  timeout client 5s`,
+    `  timeout http-request 5s`,
+    ...aclLines,
+    `  monitor-uri /ready`,
+    `  monitor fail unless ${anyQualifies}`,
+    ...o.servers.flatMap((s) => [
+      `  http-request return status 200 if { path ${quorumPath(s.name)} } named-${s.name}`,
+      `  http-request return status 503 if { path ${quorumPath(s.name)} }`,
+    ]),
+    `  http-request return status 404`,
   ];
-  if (o.read) lines.push(`frontend valkey-read`, `  bind ${bind(o.read)}`, `  default_backend valkey-replicas`, ...backend("valkey-replicas", "slave"));
+  for (const s of o.servers) {
+    lines.push(
+      `backend write-${s.name}`,
+      ...roleCheck("master", o.password),
+      ...quorumStatusStep({ addr: statusAddr, port: o.status.port }, s.name),
+      member(s),
+    );
+    lines.push(
+      `backend quorum-${s.name}`,
+      ...sentinelNamesCheck(o.masterName, s, o.password),
+      ...o.sentinels.map((x) => `  server ${x.name} ${bind(x)} check inter ${inter} fall 1 rise 1${dns}`),
+    );
+  }
+  if (o.read)
+    lines.push(
+      `frontend valkey-read`,
+      `  bind ${bind(o.read)}`,
+      `  default_backend valkey-replicas`,
+      `backend valkey-replicas`,
+      ...roleCheck("slave", o.password),
+      ...o.servers.map(member),
+    );
   return lines.join("\n") + "\n";
 }

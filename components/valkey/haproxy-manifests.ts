@@ -1,9 +1,14 @@
 /**
  * The write and read endpoints of a replication release for clients that do not speak
  * Sentinel: an HAProxy Deployment (2 replicas over the zones) whose health checks follow the
- * primary (haproxy-cfg.ts: write backend = members saying `role:master`, read backend =
- * members saying `role:slave`), the write and read Services in front of it, and its own
- * PodDisruptionBudget. haproxy.cfg holds the password (the health check's AUTH), so it lives in
+ * primary (haproxy-cfg.ts: writes go to the member a majority of the Sentinels names while it
+ * says `role:master`; read backend = members saying `role:slave`), the write and read Services
+ * in front of it, and its own PodDisruptionBudget. A proxy is ready (HTTP `/ready` on the status
+ * port) only while some member qualifies for writes, so the Services hold no proxy that would
+ * close every write connection; liveness stays a TCP probe of the write port (a proxy with no
+ * primary to offer is alive). The kubelet's probes come from the node's IP, which the VPC CNI's
+ * network policy agent always admits (aws/aws-network-policy-agent PR #65, "Ignore policy
+ * restrictions against Node IP"), so the status port needs no NetworkPolicy rule. haproxy.cfg holds the password (the health check's AUTH), so it lives in
  * a Secret, rendered by the component from the secret password; the builder here returns the
  * renderer and everything else. HAProxy needs no Kubernetes API access (no RBAC): it re-resolves
  * the members' stable DNS names through the cluster DNS. Pure.
@@ -14,11 +19,14 @@ import { renderHaproxyCfg } from "./haproxy-cfg.js";
 import type { PodDisruptionBudget, Service } from "./k8s-types.js";
 import { HOSTNAME_LABEL, podAffinity, toKubeTolerations, zoneSpread } from "./pod-placement.js";
 import { hardenedPod, restrictedContainer } from "./pod-security.js";
+import { SENTINEL_PORT } from "./sentinel-manifests.js";
 import type * as pulumi from "@pulumi/pulumi";
 import type * as k8s from "@pulumi/kubernetes";
 
 export const HAPROXY_WRITE_PORT = 6379;
 export const HAPROXY_READ_PORT = 6380;
+/** HTTP status frontend: `/ready` (the readiness probe) and `/quorum/<member>` (the write checks). */
+export const HAPROXY_STATUS_PORT = 8404;
 export const HAPROXY_REPLICAS = 2;
 export const HAPROXY_CFG_KEY = "haproxy.cfg";
 export const HAPROXY_CFG_DIR = "/usr/local/etc/haproxy";
@@ -42,9 +50,12 @@ export interface HaproxyManifestOptions {
   writeService: string;
   readService: string;
   pdb: string;
-  /** The data members: `name` and stable DNS name each. */
+  /** The data members: `name` and stable DNS name each (what the Sentinels report, announce-hostnames). */
   members: readonly { name: string; dnsName: string }[];
   memberPort: number;
+  /** The Sentinels: `name` and stable DNS name each. */
+  sentinels: readonly { name: string; dnsName: string }[];
+  masterName: string;
   memberSelector: Record<string, string>;
 }
 
@@ -62,8 +73,11 @@ export function buildHaproxyManifests(o: HaproxyManifestOptions): HaproxyManifes
   const renderCfg = (password: string | undefined): string =>
     renderHaproxyCfg({
       servers: o.members.map((m) => ({ name: m.name, host: m.dnsName, port: o.memberPort })),
+      sentinels: o.sentinels.map((x) => ({ name: x.name, host: x.dnsName, port: SENTINEL_PORT })),
+      masterName: o.masterName,
       write: { host: "*", port: HAPROXY_WRITE_PORT },
       read: { host: "*", port: HAPROXY_READ_PORT },
+      status: { host: "*", port: HAPROXY_STATUS_PORT },
       password,
       dnsResolve: true,
     });
@@ -99,9 +113,10 @@ export function buildHaproxyManifests(o: HaproxyManifestOptions): HaproxyManifes
               ports: [
                 { name: "write", containerPort: HAPROXY_WRITE_PORT, protocol: "TCP" },
                 { name: "read", containerPort: HAPROXY_READ_PORT, protocol: "TCP" },
+                { name: "status", containerPort: HAPROXY_STATUS_PORT, protocol: "TCP" },
               ],
               resources: HAPROXY_RESOURCES,
-              readinessProbe: { tcpSocket: { port: HAPROXY_WRITE_PORT }, initialDelaySeconds: 2, periodSeconds: 5, timeoutSeconds: 2, failureThreshold: 3 },
+              readinessProbe: { httpGet: { path: "/ready", port: "status" }, initialDelaySeconds: 2, periodSeconds: 5, timeoutSeconds: 2, failureThreshold: 3 },
               livenessProbe: { tcpSocket: { port: HAPROXY_WRITE_PORT }, initialDelaySeconds: 10, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 6 },
               volumeMounts: [{ name: "cfg", mountPath: HAPROXY_CFG_DIR, readOnly: true }],
               securityContext: restrictedContainer(),

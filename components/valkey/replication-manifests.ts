@@ -9,7 +9,6 @@
  * nothing here talks to the Kubernetes API. Pure: plain objects and plain facts.
  */
 import type { ValkeyConfig } from "../../config/types.js";
-import { versions } from "../../versions.js";
 import { PASSWORD_SECRET_KEY, VALKEY_PORT, releaseLabels, type Placement } from "../shared.js";
 import { buildConfigMap, configHash } from "./config-map.js";
 import { buildHaproxyManifests, haproxyLabels, type HaproxyManifests } from "./haproxy-manifests.js";
@@ -235,7 +234,7 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
     haproxy: buildHaproxyManifests({
       namespace: i.namespace,
       release: i.release,
-      image: versions.HAPROXY_IMAGE,
+      image: i.valkey.replication.haproxyImage,
       placement: i.placement,
       deployment: names.haproxyDeployment,
       cfgSecret: names.haproxySecret,
@@ -244,6 +243,8 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
       pdb: names.haproxyPdb,
       members: facts.pods,
       memberPort: VALKEY_PORT,
+      sentinels: facts.sentinels,
+      masterName: facts.masterName,
       memberSelector: facts.podSelector,
     }),
     haproxySecretMeta: { name: names.haproxySecret, namespace: i.namespace, labels: releaseLabels(i.release) },

@@ -7,9 +7,9 @@
  * VPC CNI add-on with its network policy agent stays.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
+import { awsMockInvokes, awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
 
-const recorder = installMocks({ outputs: awsMockOutputs });
+const recorder = installMocks({ outputs: awsMockOutputs, invokes: awsMockInvokes });
 const { loadStackFile } = await import("../../config/schema.js");
 const { runProgram } = await import("../../stacks/program.js");
 const { autoModeSystemPods, pulumiEksAddons } = await import("../../components/aws/auto-mode.js");

@@ -6,9 +6,9 @@
  * the system node type. Plus the pure builders.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
+import { awsMockInvokes, awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
 
-const recorder = installMocks({ outputs: awsMockOutputs });
+const recorder = installMocks({ outputs: awsMockOutputs, invokes: awsMockInvokes });
 const { loadStackFile, parseStackConfig } = await import("../../config/schema.js");
 const { runProgram } = await import("../../stacks/program.js");
 const { requiredInstanceTypes } = await import("../../stacks/preflight.js");

@@ -7,10 +7,10 @@ import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
 import { versions } from "../../versions.js";
 import { recordDependencies } from "../support/dependency-recorder.js";
-import { awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
+import { awsMockInvokes, awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
 import { defaultClusterArgs, deployEksCluster } from "../support/eks-fixtures.js";
 
-const mocks = installMocks({ outputs: awsMockOutputs });
+const mocks = installMocks({ outputs: awsMockOutputs, invokes: awsMockInvokes });
 const deps = recordDependencies(mocks);
 const pulumi = await import("@pulumi/pulumi");
 const { runProgram } = await import("../../stacks/program.js");

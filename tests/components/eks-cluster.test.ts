@@ -1,22 +1,32 @@
 /**
  * The EksCluster component under Pulumi mocks (awsx.ec2.Vpc, eks.Cluster and
  * eks.ManagedNodeGroup are multi-language components: recorded as one resource with their
- * inputs), and the pure VPC / cluster builders.
+ * inputs; eks.Cluster's getKubeconfig method and the add-on version lookups are answered by
+ * awsMockInvokes, any other invoke throws), and the pure VPC / cluster builders.
  */
 import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
 import { versions } from "../../versions.js";
 import { deployEksCluster } from "../support/eks-fixtures.js";
-import { awsMockOutputs, installMocks, MOCK_KUBECONFIG, isSecretOutput, valueOf } from "../support/pulumi-mocks.js";
+import {
+  EKS_GET_KUBECONFIG,
+  GET_ADDON_VERSION,
+  awsMockInvokes,
+  awsMockOutputs,
+  installMocks,
+  isSecretOutput,
+  mockAddonVersion,
+  mockKubeconfig,
+  valueOf,
+} from "../support/pulumi-mocks.js";
 
-const KUBECONFIG = MOCK_KUBECONFIG;
-const mocks = installMocks({ outputs: awsMockOutputs });
-const { buildVpcArgs, subnetPrefixes } = await import("../../components/aws/vpc.js");
+const mocks = installMocks({ outputs: awsMockOutputs, invokes: awsMockInvokes });
+const { buildVpcArgs, natGatewayCount, subnetPrefixes } = await import("../../components/aws/vpc.js");
 
 const { config } = parseStackConfig({ "aws:region": "us-west-2", "eks": { systemNodes: { instanceType: "m7g.xlarge", count: 3, diskSizeGiB: 80 } } });
 
-async function deploy(extra: { adminPrincipalArns?: string[] } = {}) {
-  return deployEksCluster(mocks, { aws: config.aws, eks: config.eks, ...extra });
+async function deploy(extra: { adminPrincipalArns?: string[] } = {}, over: { aws?: Partial<typeof config.aws>; eks?: Partial<typeof config.eks> } = {}) {
+  return deployEksCluster(mocks, { aws: { ...config.aws, ...over.aws }, eks: { ...config.eks, ...over.eks }, ...extra });
 }
 
 describe("EksCluster", () => {
@@ -79,17 +89,30 @@ describe("EksCluster", () => {
     );
   });
 
-  it("installs the Pod Identity agent and the EBS CSI driver with a Pod Identity role", async () => {
+  it("installs the Pod Identity agent, the EBS CSI driver with a Pod Identity role and the managed CoreDNS add-on", async () => {
     await deploy();
+    const v = (addon: string) => mockAddonVersion(addon, versions.EKS_VERSION);
     expect(mocks.get("aws:eks/addon:Addon", "eks-pod-identity-agent").inputs).toMatchObject({
       clusterName: "valkey-test",
       addonName: "eks-pod-identity-agent",
+      addonVersion: v("eks-pod-identity-agent"),
     });
     expect(mocks.get("aws:eks/addon:Addon", "eks-ebs-csi").inputs).toMatchObject({
       clusterName: "valkey-test",
       addonName: "aws-ebs-csi-driver",
+      addonVersion: v("aws-ebs-csi-driver"),
       podIdentityAssociations: [{ roleArn: "arn:aws:iam::123456789012:role/eks-ebs-csi-role", serviceAccount: "ebs-csi-controller-sa" }],
     });
+    // The Amazon EKS type of CoreDNS, over the self-managed Deployment EKS bootstraps; pulumi-eks installs none.
+    const coredns = mocks.get("aws:eks/addon:Addon", "eks-coredns");
+    expect(coredns.inputs).toMatchObject({
+      clusterName: "valkey-test",
+      addonName: "coredns",
+      addonVersion: v("coredns"),
+      resolveConflictsOnCreate: "OVERWRITE",
+    });
+    expect(coredns.dependsOn).toContain("eks-system");
+    expect(mocks.get("eks:index:Cluster", "eks-cluster").inputs.corednsAddonOptions).toMatchObject({ enabled: false });
     const role = mocks.get("aws:iam/role:Role", "eks-ebs-csi-role");
     expect(JSON.parse(String(role.inputs.assumeRolePolicy))).toEqual({
       Version: "2012-10-17",
@@ -98,6 +121,30 @@ describe("EksCluster", () => {
     expect(mocks.get("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "eks-ebs-csi-policy").inputs.policyArn).toBe(
       "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy",
     );
+  });
+
+  it("resolves every add-on's version for the configured eks.version at preview: a version bump moves all three", async () => {
+    const addonVersions = (): Record<string, string> =>
+      Object.fromEntries(mocks.ofType("aws:eks/addon:Addon").map((a) => [String(a.inputs.addonName), String(a.inputs.addonVersion)]));
+    await deploy({}, { eks: { version: "1.35" } });
+    const queries = mocks.invokes.filter((c) => c.token === GET_ADDON_VERSION).map((c) => c.inputs);
+    expect(queries).toEqual(
+      ["eks-pod-identity-agent", "aws-ebs-csi-driver", "coredns"].map((addonName) => ({ addonName, kubernetesVersion: "1.35", mostRecent: false })),
+    );
+    const before = addonVersions();
+    await deploy({}, { eks: { version: "1.36" } });
+    const after = addonVersions();
+    expect(Object.keys(after).sort()).toEqual(["aws-ebs-csi-driver", "coredns", "eks-pod-identity-agent"]);
+    for (const [addon, version] of Object.entries(after)) {
+      expect(version, addon).toBe(mockAddonVersion(addon, "1.36"));
+      expect(version, addon).not.toBe(before[addon]);
+    }
+  });
+
+  it("Auto Mode installs no add-on and asks for no add-on version", async () => {
+    await deploy({}, { eks: { autoMode: true } });
+    expect(mocks.ofType("aws:eks/addon:Addon")).toEqual([]);
+    expect(mocks.calls).not.toContain(GET_ADDON_VERSION);
   });
 
   it("tags the cluster security group for Karpenter discovery", async () => {
@@ -121,9 +168,20 @@ describe("EksCluster", () => {
       allowVolumeExpansion: true,
     });
     expect(await isSecretOutput(cluster.kubeconfig)).toBe(true);
-    expect(await valueOf(cluster.kubeconfig)).toBe(KUBECONFIG);
+    expect(await valueOf(cluster.kubeconfig)).toBe(mockKubeconfig({}));
     expect(mocks.get("pulumi:providers:kubernetes", "eks-k8s").redacted.kubeconfig).toBe("[secret]");
     expect(cluster.clusterName).toBe("valkey-test");
+  });
+
+  it("builds the kubeconfig with getKubeconfig from aws.profile / aws.roleArn, not kubeconfigJson (which pulumi-eks writes without the profile)", async () => {
+    const roleArn = "arn:aws:iam::123456789012:role/deployer";
+    const cluster = await deploy({}, { aws: { profile: "ops", roleArn } });
+    const call = mocks.invokes.find((c) => c.token === EKS_GET_KUBECONFIG);
+    expect(call).toMatchObject({ self: "eks-cluster", inputs: { profileName: "ops", roleArn } });
+    const expected = mockKubeconfig({ profileName: "ops", roleArn });
+    expect(expected).toContain('"--profile","ops"');
+    expect(await valueOf(cluster.kubeconfig)).toBe(expected);
+    expect(mocks.get("pulumi:providers:kubernetes", "eks-k8s").inputs.kubeconfig).toBe(expected);
   });
 });
 
@@ -135,9 +193,11 @@ describe("VPC builders", () => {
     expect(() => subnetPrefixes("10.0.0.0/24", 5)).toThrow(/too small/);
   });
 
-  it("uses one NAT gateway per zone when asked", () => {
-    const args = buildVpcArgs({ cidr: "10.1.0.0/20", zones: ["eu-west-1a", "eu-west-1b"], clusterName: "c", natGateways: "OnePerAz" });
+  it("uses one NAT gateway per zone when asked (network.natGateways: perZone), one for the VPC by default", () => {
+    const args = buildVpcArgs({ cidr: "10.1.0.0/20", zones: ["eu-west-1a", "eu-west-1b"], clusterName: "c", natGateways: "perZone" });
     expect(args.natGateways).toEqual({ strategy: "OnePerAz" });
     expect(args.availabilityZoneCidrMask).toBe(21);
+    expect(buildVpcArgs({ cidr: "10.1.0.0/20", zones: ["eu-west-1a"], clusterName: "c", natGateways: "single" }).natGateways).toEqual({ strategy: "Single" });
+    expect([natGatewayCount("single", 3), natGatewayCount("perZone", 3)]).toEqual([1, 3]);
   });
 });

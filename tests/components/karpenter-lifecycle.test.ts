@@ -79,9 +79,9 @@ describe("no surprise node replacement", () => {
   });
 
   it("the Karpenter component passes karpenter.amiAlias and the drift budget to the cluster", async () => {
-    await deploy({ karpenter: { amiAlias: "al2023@v20260827" } });
+    await deploy({ karpenter: { amiAlias: "al2023@v20260625" } });
     const nodeClass = mocks.get("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "karpenter-valkey-node-class");
-    expect((nodeClass.inputs.spec as { amiSelectorTerms: unknown }).amiSelectorTerms).toEqual([{ alias: "al2023@v20260827" }]);
+    expect((nodeClass.inputs.spec as { amiSelectorTerms: unknown }).amiSelectorTerms).toEqual([{ alias: "al2023@v20260625" }]);
     const pool = mocks.get("kubernetes:karpenter.sh/v1:NodePool", "karpenter-valkey-node-pool");
     expect((pool.inputs.spec as { disruption: { budgets: unknown } }).disruption.budgets).toEqual([{ nodes: "1" }, { nodes: "0", reasons: ["Drifted"] }]);
   });

@@ -88,7 +88,7 @@ describe("buildEc2NodeClass", () => {
     const nodeClass = buildEc2NodeClass({ role: "valkey-node-role", discoveryTag: "valkey-test" });
     expect(nodeClass.metadata.name).toBe("valkey");
     expect(nodeClass.spec.role).toBe("valkey-node-role");
-    expect(nodeClass.spec.amiSelectorTerms).toEqual([{ alias: "al2023@v20260827" }]);
+    expect(nodeClass.spec.amiSelectorTerms).toEqual([{ alias: "al2023@v20260714" }]);
     expect(nodeClass.spec.subnetSelectorTerms).toEqual([{ tags: { "karpenter.sh/discovery": "valkey-test" } }]);
     expect(nodeClass.spec.securityGroupSelectorTerms).toEqual([{ tags: { "karpenter.sh/discovery": "valkey-test" } }]);
     expect(nodeClass.spec.blockDeviceMappings).toEqual([

@@ -1,6 +1,6 @@
 /**
  * The Karpenter component under Pulumi mocks: IAM roles and trust, the node access entry, the
- * interruption queue and its four EventBridge rules, the controller policy, Pod Identity and the
+ * interruption queue and its five EventBridge rules, the controller policy, Pod Identity and the
  * Helm release; the provider and dependencies it takes as resource options; and the pure
  * builders behind them.
  */

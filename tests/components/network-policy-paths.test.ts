@@ -20,9 +20,9 @@ import {
   type World,
 } from "../../components/kubernetes/network-policy-eval.js";
 import { buildDrillLoadJob } from "../../components/steps/failure-drill/load-job.js";
-import { awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
+import { awsMockInvokes, awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
 
-const mocks = installMocks({ outputs: awsMockOutputs });
+const mocks = installMocks({ outputs: awsMockOutputs, invokes: awsMockInvokes });
 const pulumi = await import("@pulumi/pulumi");
 const { runProgram } = await import("../../stacks/program.js");
 const { parseStackConfig, rawFromPulumiConfig } = await import("../../config/schema.js");
@@ -157,13 +157,13 @@ describe.each(STACKS)("%s: the rendered NetworkPolicies", (file) => {
       expect(problems).toEqual([]);
     });
 
-    it("let an unlabelled pod (or an outside address) reach nothing on 6379/6380/16379/26379", async () => {
+    it("let an unlabelled pod (or an outside address) reach nothing on 6379/6380/8404/16379/26379", async () => {
       const r = await render(file, patch);
       const stranger: Pod = { name: "stranger", namespace: r.namespace, labels: {}, ip: "10.244.8.8" };
       const targets = r.pods.filter((p) => ["valkey", "valkey-sentinel", "valkey-haproxy"].includes(p.labels["app.kubernetes.io/name"] ?? ""));
       const reached = [stranger, { ip: "192.168.7.7" }].flatMap((s) =>
         targets.flatMap((d) =>
-          [6379, 6380, 16379, 26379].filter((port) => allowed(r.world, s, d, port)).map((port) => `${"name" in s ? s.name : s.ip} → ${d.name}:${port}`),
+          [6379, 6380, 8404, 16379, 26379].filter((port) => allowed(r.world, s, d, port)).map((port) => `${"name" in s ? s.name : s.ip} → ${d.name}:${port}`),
         ),
       );
       expect(reached).toEqual([]);

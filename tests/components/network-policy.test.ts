@@ -15,10 +15,10 @@ import { CLIENT_LABEL, releaseLabels } from "../../components/shared.js";
 import { benchmarkPodLabels } from "../../components/benchmark/job-manifest.js";
 import { haproxyLabels } from "../../components/valkey/haproxy-manifests.js";
 import { recordDependencies } from "../support/dependency-recorder.js";
-import { awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
+import { awsMockInvokes, awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
 import { defaultClusterArgs } from "../support/eks-fixtures.js";
 
-const mocks = installMocks({ outputs: awsMockOutputs });
+const mocks = installMocks({ outputs: awsMockOutputs, invokes: awsMockInvokes });
 const deps = recordDependencies(mocks);
 const pulumi = await import("@pulumi/pulumi");
 const { BenchmarkJob } = await import("../../components/benchmark-job.js");

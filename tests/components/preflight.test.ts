@@ -5,7 +5,18 @@
  */
 import type { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { checkAwsCli, checkOfferings, checkQuota, checkZonesAvailable, estimateVcpus, vcpusOf } from "../../components/aws/preflight.js";
+import {
+  amiAliasParameter,
+  amiReleasesCommand,
+  checkAmiAlias,
+  checkAwsCli,
+  checkOfferings,
+  checkQuota,
+  checkZonesAvailable,
+  estimateVcpus,
+  isParameterNotFound,
+  vcpusOf,
+} from "../../components/aws/preflight.js";
 import { loadStackFile, parseStackConfig, rawFromPulumiConfig } from "../../config/schema.js";
 import { awsProviderArgs, probeAwsCli, requireAwsCli } from "../../stacks/preflight.js";
 import { defaultClusterArgs } from "../support/eks-fixtures.js";
@@ -41,6 +52,40 @@ describe("AWS CLI check", () => {
     expect(probeAwsCli(fake({ status: 0, stdout: "", stderr: "aws-cli/1.18.0 Python/2.7" }))).toEqual({ found: true, output: "aws-cli/1.18.0 Python/2.7" });
     expect(() => requireAwsCli({ found: false, error: "`aws` is not on PATH" })).toThrow(/AWS CLI v2/);
     expect(() => requireAwsCli({ found: true, output: "aws-cli/2.0.0" })).not.toThrow();
+  });
+});
+
+describe("the pinned AMI release per Kubernetes version (issue 19 item 4)", () => {
+  it("is the SSM parameter Karpenter resolves (amifamily/al2023.go resolvePath), arm64 standard", () => {
+    // The AMI name as amazon-eks-ami's CHANGELOG lists it for release v20260714, Kubernetes 1.36.
+    expect(amiAliasParameter("al2023@v20260714", "1.36")).toBe(
+      "/aws/service/eks/optimized-ami/1.36/amazon-linux-2023/arm64/standard/amazon-eks-node-al2023-arm64-standard-1.36-v20260714/image_id",
+    );
+    expect(amiAliasParameter("al2023@latest", "1.35")).toBe("/aws/service/eks/optimized-ami/1.35/amazon-linux-2023/arm64/standard/recommended/image_id");
+    expect(() => amiAliasParameter("al2@latest", "1.36")).toThrow(/al2023@latest or al2023@vYYYYMMDD/);
+  });
+
+  it("a missing parameter names both keys and the command that lists valid releases; an unreadable one only warns", () => {
+    const { error, warning } = checkAmiAlias("al2023@v20260714", "1.37", "us-west-2", { found: false });
+    expect(warning).toBeUndefined();
+    expect(error).toContain('karpenter.amiAlias "al2023@v20260714" has no arm64 AL2023 AMI for eks.version 1.37 in us-west-2');
+    expect(error).toContain("amazon-eks-node-al2023-arm64-standard-1.37-v20260714/image_id does not exist");
+    expect(error).toContain(amiReleasesCommand("1.37", "us-west-2"));
+    expect(amiReleasesCommand("1.37", "us-west-2")).toBe(
+      'aws ssm get-parameters-by-path --path /aws/service/eks/optimized-ami/1.37/amazon-linux-2023/arm64/standard --recursive --region us-west-2 --query "Parameters[].Name" --output text',
+    );
+    expect(checkAmiAlias("al2023@v20260714", "1.36", "us-west-2", { found: true })).toEqual({});
+    const unreadable = checkAmiAlias("al2023@v20260714", "1.36", "us-west-2", { error: "AccessDeniedException: not authorized to perform ssm:GetParameter" });
+    expect(unreadable.error).toBeUndefined();
+    expect(unreadable.warning).toMatch(
+      /^could not read SSM parameter \/aws\/service\/eks\/optimized-ami\/1\.36\/.*AccessDeniedException.*cannot confirm karpenter\.amiAlias/,
+    );
+  });
+
+  it("tells ParameterNotFound from other errors", () => {
+    expect(isParameterNotFound("ParameterNotFound: ")).toBe(true);
+    expect(isParameterNotFound("reading SSM Parameter (/aws/x): couldn't find resource")).toBe(true);
+    expect(isParameterNotFound("AccessDeniedException: User is not authorized to perform: ssm:GetParameter")).toBe(false);
   });
 });
 

@@ -1,6 +1,6 @@
 /**
- * The Sentinel-mode builders: haproxy.cfg (checked by the real `haproxy -c`), sentinel.conf,
- * and the rendered start decision, including its no-Sentinel paths run for real under `sh`
+ * The Sentinel-mode builders: sentinel.conf and the rendered start decision (haproxy.cfg:
+ * haproxy-cfg.test.ts), including its no-Sentinel paths run for real under `sh`
  * with a real valkey-server (first start of ordinal 0, ordinal 1 refused, ordinal 0 with data
  * refused) and the password reaching the cli through REDISCLI_AUTH, never argv.
  */
@@ -10,11 +10,10 @@ import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { authCommandHex, renderHaproxyCfg } from "../../components/valkey/haproxy-cfg.js";
 import { DEFAULT_MASTER_NAME, renderReplicationStartBlock } from "../../components/valkey/replication-start.js";
 import { renderSentinelConf } from "../../components/valkey/sentinel-conf.js";
 import { renderStartScript } from "../../components/valkey/start-script.js";
-import { resolveBinaries, which } from "../../benchmarks/binaries.js";
+import { resolveBinaries } from "../../benchmarks/binaries.js";
 import { memberLaunch } from "../../benchmarks/local/sentinel-topology.js";
 import { freePort } from "../../benchmarks/local/ports.js";
 import { parseStackConfig } from "../../config/schema.js";
@@ -28,63 +27,6 @@ const PASSWORD = `s3cr3t "with" spaces\\`;
 const dir = mkdtempSync(join(tmpdir(), "sentinel-builders-"));
 const run = (cmd: string, args: string[]): Promise<{ code: number; out: string }> =>
   new Promise((resolve) => execFile(cmd, args, (err, stdout, stderr) => resolve({ code: err === null ? 0 : Number(err.code ?? -1), out: stdout + stderr })));
-
-describe("haproxy.cfg", () => {
-  const servers = [0, 1, 2].map((i) => ({ name: `member-${i}`, host: `127.0.0.${20 + i}`, port: 7000 + i }));
-  const cfg = renderHaproxyCfg({ servers, write: { host: "127.0.0.1", port: 6400 }, read: { host: "127.0.0.1", port: 6401 }, password: PASSWORD });
-
-  it("is valid for the real haproxy (-c), write backend role:master only, read backend role:slave only", async () => {
-    const haproxy = process.env.HAPROXY ?? which("haproxy");
-    expect(haproxy, "haproxy must be installed (.ci/setup does it)").toBeDefined();
-    const path = join(dir, "haproxy.cfg");
-    writeFileSync(path, cfg, { mode: 0o600 });
-    const r = await run(haproxy!, ["-c", "-f", path]);
-    expect(r.out).toContain("Configuration file is valid");
-    expect(r.code).toBe(0);
-    const write = cfg.slice(cfg.indexOf("backend valkey-primary"), cfg.indexOf("frontend valkey-read"));
-    const read = cfg.slice(cfg.indexOf("backend valkey-replicas"));
-    expect(write).toContain("tcp-check expect string role:master");
-    expect(write).not.toContain("role:slave");
-    expect(read).toContain("tcp-check expect string role:slave");
-    // INFO and QUIT in one send: a member with the other role fails at once (the server closes).
-    const infoQuit = Buffer.from("*2\r\n$4\r\nINFO\r\n$11\r\nreplication\r\n*1\r\n$4\r\nQUIT\r\n").toString("hex");
-    expect(write).toContain(`tcp-check send-binary ${infoQuit}\n  tcp-check expect string role:master`);
-    for (const s of servers) expect(cfg).toContain(`server ${s.name} ${s.host}:${s.port} check inter 1000ms fall 2 rise 1 on-marked-down shutdown-sessions`);
-  });
-
-  it("source: every connection to the servers (sessions and checks) from that address, in defaults; valid for the real haproxy", async () => {
-    const withSource = renderHaproxyCfg({ servers, write: { host: "127.0.0.120", port: 6400 }, source: "127.0.0.120" });
-    const defaults = withSource.slice(withSource.indexOf("defaults"), withSource.indexOf("frontend"));
-    expect(defaults).toContain("  source 127.0.0.120\n");
-    expect(cfg).not.toContain("source ");
-    const path = join(dir, "haproxy-source.cfg");
-    writeFileSync(path, withSource, { mode: 0o600 });
-    const r = await run(process.env.HAPROXY ?? which("haproxy")!, ["-c", "-f", path]);
-    expect(r.out).toContain("Configuration file is valid");
-    expect(() => renderHaproxyCfg({ servers, write: { host: "*", port: 1 }, source: "10.0.0.1 usesrc clientip" })).toThrow(/source must be an IP address/);
-  });
-
-  it("sends AUTH as a RESP array in hex: any password byte survives, the text never appears in clear", () => {
-    const hex = authCommandHex(PASSWORD);
-    expect(Buffer.from(hex, "hex").toString("utf8")).toBe(`*2\r\n$4\r\nAUTH\r\n$${Buffer.byteLength(PASSWORD)}\r\n${PASSWORD}\r\n`);
-    expect(cfg).toContain(`tcp-check send-binary ${hex}`);
-    expect(cfg).not.toContain("s3cr3t");
-    expect(renderHaproxyCfg({ servers, write: { host: "*", port: 6400 } })).not.toContain(
-      "AUTH"
-        .split("")
-        .map((c) => c.charCodeAt(0).toString(16))
-        .join(""),
-    );
-  });
-
-  it("rejects bad input naming the fault", () => {
-    expect(() => renderHaproxyCfg({ servers: [], write: { host: "*", port: 1 } })).toThrow(/servers must name at least one/);
-    expect(() => renderHaproxyCfg({ servers: [{ name: "a b", host: "h", port: 1 }], write: { host: "*", port: 1 } })).toThrow(/server name 'a b'/);
-    expect(() => renderHaproxyCfg({ servers, write: { host: "*", port: 1 }, checkIntervalMs: 0 })).toThrow(/checkIntervalMs/);
-    expect(() => renderHaproxyCfg({ servers, write: { host: "*", port: 1 }, fall: 0 })).toThrow(/fall must be a whole number from 1 to 100 \(got 0\)/);
-    expect(() => renderHaproxyCfg({ servers, write: { host: "*", port: 1 }, rise: 1.5 })).toThrow(/rise must be a whole number/);
-  });
-});
 
 describe("sentinel.conf", () => {
   const base = {

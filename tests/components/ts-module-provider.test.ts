@@ -3,16 +3,24 @@
  * with tsx's tsImport (as the dynamic-provider process does) and talks to a FAKE Kubernetes API
  * server (a local HTTP server answering pod list and node reads, requiring the kubeconfig's
  * bearer token) through the REAL client-node CoreV1Api, then to REAL cluster-enabled
- * valkey-server processes through the direct connector.
+ * valkey-server processes through the direct connector. And where the serialized shell finds the
+ * project it runs in: a copy of the checkout at another path (tests/support/where-step.ts reports
+ * which module was loaded).
  */
+import { readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
 import { openClient } from "../../benchmarks/topology/connector.js";
 import { clusterBootstrapProvider } from "../../components/steps/cluster-bootstrap/component.js";
+import { PROJECT_ROOT, PROJECT_ROOT_ENV, findProjectRoot, projectRelative, tsModuleProvider } from "../../components/steps/kit/ts-module-provider.js";
 import { topologyCheckProvider } from "../../components/steps/topology-check/component.js";
-import { runSerializedProvider, serializeProviderUnderTsx } from "../support/serialized-provider.js";
+import { copyCheckout, runSerializedProvider, serializeProviderUnderTsx } from "../support/serialized-provider.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
 const token = `tok-${Math.random().toString(36).slice(2)}`;
@@ -155,5 +163,74 @@ describe("the serialized provider in a plain node process (as @pulumi/pulumi/cmd
       { changes: false, replaces: [] },
       { changes: true, replaces: [] },
     ]);
+  });
+});
+
+describe("where a dynamic provider finds the project: relative to it at call time, never an absolute path in the state (issue 19 item 7)", () => {
+  const whereStep = fileURLToPath(new URL("../support/where-step.ts", import.meta.url));
+  let copy: string;
+  let text: string;
+  beforeAll(async () => {
+    copy = copyCheckout();
+    const provider = tsModuleProvider(whereStep, undefined, { undoes: true });
+    ({ text } = await pulumi.runtime.serializeFunction(() => provider, { allowSecrets: false }));
+  }, 60_000);
+  afterAll(() => rmSync(copy, { recursive: true, force: true }));
+
+  const created = (options: Parameters<typeof runSerializedProvider>[3]): Promise<string> =>
+    runSerializedProvider(
+      text,
+      [`p.create({}).then((r) => process.stdout.write(JSON.stringify(r.outs)), (e) => { process.stdout.write("ERROR " + e.message); });`],
+      30_000,
+      options,
+    );
+
+  it("serializes the module's path relative to the project and no path of this checkout", () => {
+    expect(text).toContain('"tests/support/where-step.ts"');
+    expect(text).not.toContain(PROJECT_ROOT);
+    const underTsx = serializeProviderUnderTsx("components/steps/volume-release/component.ts", "volumeReleaseProvider");
+    expect(underTsx).toContain('"components/steps/volume-release/implementation.ts"');
+    expect(underTsx).not.toContain(PROJECT_ROOT);
+    expect(projectRelative(whereStep)).toBe("tests/support/where-step.ts");
+    expect(() => projectRelative(join(tmpdir(), "x.ts"))).toThrow(/is not inside the project/);
+  });
+
+  it("finds the checkout from the first anchor below which the module exists", () => {
+    const rel = "tests/support/where-step.ts";
+    expect(findProjectRoot(rel, [undefined, join(copy, "stacks"), PROJECT_ROOT])).toBe(copy);
+    expect(findProjectRoot(rel, ["", join(copy, "node_modules/@pulumi/pulumi/cmd/dynamic-provider"), PROJECT_ROOT])).toBe(copy);
+    expect(findProjectRoot(rel, [tmpdir(), join(PROJECT_ROOT, "stacks")])).toBe(PROJECT_ROOT.replace(/\/$/, ""));
+    expect(findProjectRoot(rel, [tmpdir(), "/"])).toBeUndefined();
+  });
+
+  it("run from a copy at another path, the serialized provider loads the copy's module (its stacks/ is the Pulumi CLI's working directory)", async () => {
+    const outs = JSON.parse(await created({ cwd: join(copy, "stacks") })) as { module: string };
+    expect(outs.module).toBe(pathToFileURL(join(copy, "tests/support/where-step.ts")).href);
+  });
+
+  it("outside any checkout it names what to do; VALKEY_ON_EKS_ROOT points it at one", async () => {
+    const env = { ...process.env };
+    delete env[PROJECT_ROOT_ENV];
+    expect(await created({ cwd: tmpdir(), env })).toMatch(
+      /^ERROR cannot find tests\/support\/where-step\.ts above .*: run Pulumi from a valkey-on-eks checkout \(or set VALKEY_ON_EKS_ROOT to one\)$/,
+    );
+    const outs = JSON.parse(await created({ cwd: tmpdir(), env: { ...env, [PROJECT_ROOT_ENV]: copy } })) as { module: string };
+    expect(outs.module).toBe(pathToFileURL(join(copy, "tests/support/where-step.ts")).href);
+  });
+
+  it("an undoing provider's delete runs the copy's module; its diff asks for an update while the stored provider text differs (one up rewrites older state)", async () => {
+    const marker = join(copy, "deleted.json");
+    const out = await runSerializedProvider(text, [`p.delete("where", ${JSON.stringify({ marker })}).then(() => process.stdout.write("DELETED"));`], 30_000, {
+      cwd: join(copy, "stacks"),
+    });
+    expect(out).toBe("DELETED");
+    expect((JSON.parse(readFileSync(marker, "utf8")) as { module: string }).module).toBe(pathToFileURL(join(copy, "tests/support/where-step.ts")).href);
+
+    const undoing = tsModuleProvider(whereStep, undefined, { undoes: true });
+    const plain = tsModuleProvider(whereStep);
+    expect(await undoing.diff?.("where", { __provider: "old text with /old/checkout/paths" }, { __provider: text })).toEqual({ changes: true, replaces: [] });
+    expect(await undoing.diff?.("where", { __provider: text }, { __provider: text })).toEqual({ changes: false, replaces: [] });
+    expect(await undoing.diff?.("where", {}, { __provider: text })).toEqual({ changes: false, replaces: [] });
+    expect(await plain.diff?.("where", { __provider: "old text" }, { __provider: text })).toEqual({ changes: false, replaces: [] });
   });
 });

@@ -179,6 +179,8 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
       { maxSkew: 1, topologyKey: ZONE_LABEL, whenUnsatisfiable: "DoNotSchedule", minDomains: 3, labelSelector: { matchLabels: proxies } },
     ]);
     expect(p?.automountServiceAccountToken).toBe(false);
+    // The image is config valkey.replication.haproxyImage (a mirror here), not a constant.
+    expect(p?.containers.map((c) => c.image)).toEqual(["registry.example.com/mirror/haproxy:3.2.4"]);
     expect(p?.volumes).toEqual([{ name: "cfg", secret: { secretName: "valkey-haproxy", defaultMode: 0o440 } }]);
     const cfgSecret = mocks.get("kubernetes:core/v1:Secret", "repl-haproxy-cfg");
     const cfg = manifest<Secret>(cfgSecret).stringData?.["haproxy.cfg"] ?? "";

@@ -2,7 +2,9 @@
  * The local Sentinel topology (npm run local, the replication drills) runs the valkey.conf the
  * stack deploys: the ConfigMap's text is a prefix of every local member's conf, and the running
  * members (real valkey-server processes started by the rendered start.sh) answer CONFIG GET
- * with the deployed settings: fencing, persistence, memory.
+ * with the deployed settings: fencing, persistence, memory. The cluster drill target likewise runs
+ * the deployed cluster-member conf (hostname endpoints included), with only cluster-node-timeout
+ * set to the drill's detection time.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,6 +14,7 @@ import { parseStackConfig } from "../../config/schema.js";
 import { renderValkeyConf } from "../../components/valkey/valkey-conf.js";
 import { defaultValkeyConfig } from "../../benchmarks/local/deployed-conf.js";
 import { SentinelTopology } from "../../benchmarks/local/sentinel-topology.js";
+import { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
 
 const password = "local-deployed-conf-pw";
 
@@ -70,5 +73,46 @@ describe("local replication members run the deployed valkey.conf (real processes
     await expect(SentinelTopology.start({ replicas: 0, zones: ["a"], proxy: false })).rejects.toThrow(/valkey\.replication\.minReplicasToWrite/);
     const unfenced = parseStackConfig({ valkey: { replication: { replicas: 0, minReplicasToWrite: 0 } }, checks: { verify: false } }).config.valkey;
     expect(unfenced.replication.minReplicasToWrite).toBe(0);
+  });
+});
+
+describe("local cluster members run the deployed cluster-member valkey.conf (real processes)", () => {
+  let t: ClusterTarget | undefined;
+  beforeAll(async () => {
+    t = await ClusterTarget.start({
+      primaries: 3,
+      replicasPerPrimary: 1,
+      zones: ["zone-a", "zone-b", "zone-c"],
+      password,
+      failureDetectionMs: 2000,
+      failoverTimeoutMs: 6000,
+      restartDelayMs: 3000,
+      zoneDownMs: 8000,
+      hostBase: 230,
+    });
+  }, 180_000);
+  afterAll(async () => t?.stop());
+
+  it("CONFIG GET on every member equals the deployed cluster-member settings; only cluster-node-timeout is the drill's", async () => {
+    const deployed = renderValkeyConf(defaultValkeyConfig(), { role: { kind: "cluster-member" } });
+    const want: Record<string, string> = {};
+    for (const key of ["appendonly", "appendfsync", "maxmemory", "maxmemory-policy", "cluster-preferred-endpoint-type", "cluster-require-full-coverage"]) {
+      const line = deployed.split("\n").find((l) => l.startsWith(`${key} `));
+      expect(line, `the deployed conf sets ${key}`).toBeDefined();
+      want[key] = (line as string).slice(key.length + 1);
+    }
+    expect(want["cluster-preferred-endpoint-type"]).toBe("hostname");
+    for (const p of t!.pods) {
+      const c = new Redis({ host: p.host, port: p.port, password, lazyConnect: true, maxRetriesPerRequest: 0 });
+      try {
+        await c.connect();
+        const got: Record<string, string> = {};
+        for (const key of Object.keys(want)) got[key] = ((await c.config("GET", key)) as [string, string])[1];
+        expect(got, p.name).toEqual(want);
+        expect(((await c.config("GET", "cluster-node-timeout")) as string[])[1]).toBe("2000");
+      } finally {
+        c.disconnect();
+      }
+    }
   });
 });

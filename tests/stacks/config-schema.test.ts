@@ -87,7 +87,16 @@ const BAD_CONFIGS: Array<[string, Record<string, unknown>, string, string]> = [
     "benchmark pod request",
   ],
   ["bad toleration operator", { platform: "byo", byo: { tolerations: [{ operator: "Maybe" }] } }, "byo.tolerations.0.operator", '"Equal", "Exists"'],
-  ["image without a tag", { valkey: { image: "valkey" } }, "valkey.image", "tag or digest"],
+  ["image without a tag", { valkey: { image: "valkey" } }, "valkey.image", "name:tag, name@sha256:<64 hex digits> or name:tag@sha256:"],
+  ["image digest too short", { valkey: { image: "public.ecr.aws/valkey/valkey:9.0.2@sha256:abc" } }, "valkey.image", "name:tag@sha256:<64 hex digits>"],
+  [
+    "image with an empty tag",
+    { valkey: { replication: { haproxyImage: "haproxy:@sha256:" + "a".repeat(64) } } },
+    "valkey.replication.haproxyImage",
+    "image reference",
+  ],
+  ["drill image with spaces", { drills: { image: "node 24" } }, "drills.image", "image reference"],
+  ["unknown NAT layout", { network: { natGateways: "onePerAz" } }, "network.natGateways", '"single", "perZone"'],
   ["string where a number belongs", { valkey: { ioThreads: "4" } }, "valkey.ioThreads", 'must be a number (got "4")'],
   ["unknown maxmemory policy", { valkey: { maxmemoryPolicy: "lru" } }, "valkey.maxmemoryPolicy", '"allkeys-lru"'],
 ];
@@ -166,14 +175,17 @@ describe("parseStackConfig: defaults", () => {
     expect(config.karpenter.nodePool.permittedInstanceTypes).toEqual(["r7g.large", "r7g.xlarge", "r7g.2xlarge"]);
     expect(config.karpenter.nodePool.capacityType).toBe("on-demand");
     expect(config.karpenter.nodePool.limits.amounts).toEqual({ cpuMillicores: 64_000, memoryBytes: 512 * 2 ** 30 });
-    expect(config.valkey.image).toBe("valkey/valkey:9.0.2");
+    // Images from ECR Public (no anonymous per-IP pull limit like Docker Hub's); tags only by default.
+    expect(config.valkey.image).toBe("public.ecr.aws/valkey/valkey:9.0.2");
     expect(config.valkey.mode).toBe("replication");
     expect(config.valkey.replication).toEqual({
       replicas: 3,
       minReplicasToWrite: 1,
       minReplicasMaxLag: 3,
       sentinel: { replicas: 3, quorum: 2, downAfterMilliseconds: 5000, failoverTimeoutMs: 60000, parallelSyncs: 1 },
+      haproxyImage: "public.ecr.aws/docker/library/haproxy:3.2.4",
     });
+    expect(config.network).toEqual({ natGateways: "single" });
     expect(config.valkey.cluster).toEqual({ primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: 15000 });
     // Guaranteed QoS by default: limits = requests, fitting r7g.large.
     expect(config.valkey.resources).toEqual({ requests: { cpu: "1500m", memory: "12Gi" }, limits: { cpu: "1500m", memory: "12Gi" } });
@@ -206,6 +218,21 @@ describe("parseStackConfig: defaults", () => {
   ])("ioThreads for a %s vCPU limit is %i", (cpu, expected) => {
     const raw = { valkey: { resources: { requests: { cpu: "500m" }, limits: { cpu } } } };
     expect(parseStackConfig(raw).config.valkey.ioThreads).toBe(expected);
+  });
+
+  it("accepts an image pinned by digest with its tag kept for people, and a private mirror", () => {
+    const digest = `sha256:${"0123456789abcdef".repeat(4)}`;
+    const { config } = parseStackConfig({
+      valkey: {
+        image: `123456789012.dkr.ecr.us-west-2.amazonaws.com/docker-hub/valkey/valkey:9.0.2@${digest}`,
+        replication: { haproxyImage: `haproxy@${digest}` },
+      },
+      drills: { image: "registry.example.com:5000/mirror/node:24.9.0-alpine" },
+    });
+    expect(config.valkey.image).toBe(`123456789012.dkr.ecr.us-west-2.amazonaws.com/docker-hub/valkey/valkey:9.0.2@${digest}`);
+    expect(config.valkey.replication.haproxyImage).toBe(`haproxy@${digest}`);
+    expect(config.drills.image).toBe("registry.example.com:5000/mirror/node:24.9.0-alpine");
+    expect(parseStackConfig({ network: { natGateways: "perZone" } }).config.network.natGateways).toBe("perZone");
   });
 
   it("keeps an explicit ioThreads", () => {

@@ -5,7 +5,7 @@
  * to the table and says so.
  */
 import { describe, expect, it } from "vitest";
-import { awsMockOutputs, installMocks, settle, valueOf } from "../support/pulumi-mocks.js";
+import { awsMockInvokes, awsMockOutputs, installMocks, settle, valueOf } from "../support/pulumi-mocks.js";
 import { resultRow } from "../support/result-rows.js";
 
 const ROW = resultRow({ rps: 400000 });
@@ -16,6 +16,7 @@ const asked: { type: string; region: string }[] = [];
 
 const recorder = installMocks({
   invokes: {
+    ...awsMockInvokes,
     "aws:pricing/getProduct:getProduct": (inputs) => {
       const filters = inputs.filters as { field: string; value: string }[];
       const type = filters.find((f) => f.field === "instanceType")?.value ?? "";
@@ -104,11 +105,29 @@ describe("cost wiring under mocks", () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     const report = await valueOf(out.report);
     expect(report.cost?.priceSource).toBe("table");
-    // The mock monitor drops the invoke's message (the real engine keeps it); what is recorded is that it failed.
-    expect(report.cost?.pricingApiError).toEqual(expect.any(String));
+    expect(report.cost?.pricingApiError).toContain("AccessDeniedException: not authorized to perform pricing:GetProducts");
     expect(asked.length).toBeGreaterThan(0);
     expect(report.cost?.lines[0]).toMatchObject({ item: "Valkey nodes (r7g.large)", usdPerHour: 0.6426, source: "karpenter-generated-us-east-1" });
     const expected = 7 * 0.1071 + 2 * 0.0816 + (400 * 0.08) / 730 + 0.145;
     expect(report.cost?.usdPerHour).toBeCloseTo(expected, 5);
+  });
+
+  it("network.natGateways: perZone gives the VPC one NAT gateway per zone, and the estimate bills three gateway-hours", async () => {
+    pricingFails = false;
+    const { config } = loadStackFile("stacks/Pulumi.cluster.yaml");
+    recorder.reset();
+    const east = { ...config, aws: { ...config.aws, region: "us-east-1", zones: ["us-east-1a", "us-east-1b", "us-east-1c"] } };
+    const nat = async (natGateways: "single" | "perZone") => {
+      recorder.reset();
+      const out = runProgram({ stack: "cluster", config: { ...east, network: { natGateways } }, password: pulumi.secret("pw") });
+      await settle();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const report = await valueOf(out.report);
+      return { vpc: recorder.get("awsx:ec2:Vpc", "eks-vpc").inputs.natGateways, line: report.cost?.lines.find((l) => l.unit === "gateway-hour") };
+    };
+    expect(await nat("single")).toMatchObject({ vpc: { strategy: "Single" }, line: { usdPerHour: 0.045 } });
+    const perZone = await nat("perZone");
+    expect(perZone.vpc).toEqual({ strategy: "OnePerAz" });
+    expect(perZone.line?.usdPerHour).toBeCloseTo(0.135, 6);
   });
 });

@@ -9,12 +9,13 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { awsMockOutputs, installMocks, settle, valueOf } from "../support/pulumi-mocks.js";
+import { awsMockInvokes, awsMockOutputs, installMocks, settle, valueOf } from "../support/pulumi-mocks.js";
 
 const DRILL_ROW = { mode: "replication", fault: "primary", ok: true, healed: true, recoveryMs: 12000, writeOutageMs: 6000 };
 const CHECK_STAMP = "2026-11-23T15:00:00.000Z/after0001";
 const BEFORE_STAMP = "2026-11-23T15:00:00.000Z/before001";
 const recorder = installMocks({
+  invokes: awsMockInvokes,
   outputs: (r) => {
     if (r.name === "valkey-benchmark-results") return { rows: [], csv: "workload\n", runStamp: "bench-stamp" };
     if (r.name === "valkey-check-after-benchmark-run") return { report: { ok: true, failures: [], shards: [], primariesPerZone: {} }, runStamp: CHECK_STAMP };

@@ -12,11 +12,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
+import { awsMockInvokes, awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
 import { kubeconform, manifestOf, type KubeconformResult, type Manifest } from "../support/kube-schemas.js";
 import { requireInstalled } from "../support/toolchain.js";
 
-const recorder = installMocks({ outputs: awsMockOutputs });
+const recorder = installMocks({ outputs: awsMockOutputs, invokes: awsMockInvokes });
 const { parseStackConfig, rawFromPulumiConfig } = await import("../../config/schema.js");
 const { runProgram } = await import("../../stacks/program.js");
 const pulumi = await import("@pulumi/pulumi");

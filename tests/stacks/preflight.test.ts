@@ -5,13 +5,14 @@
  * pulumi-eks create (their components get it in their providers map), whatever AWS_REGION says.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
+import { EKS_GET_KUBECONFIG, awsMockInvokes, awsMockOutputs, installMocks, mockKubeconfig, settle } from "../support/pulumi-mocks.js";
 
 const ZONES_TOKEN = "aws:index/getAvailabilityZones:getAvailabilityZones";
 const OFFERINGS_TOKEN = "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings";
 const QUOTA_TOKEN = "aws:servicequotas/getServiceQuota:getServiceQuota";
 const CALLER_TOKEN = "aws:index/getCallerIdentity:getCallerIdentity";
 const SESSION_TOKEN = "aws:iam/getSessionContext:getSessionContext";
+const SSM_TOKEN = "aws:ssm/getParameter:getParameter";
 
 /** The account the mocks answer for: zones, what each zone offers, and the vCPU quota. */
 const account = {
@@ -19,12 +20,16 @@ const account = {
   offered: {} as Record<string, string[]>,
   quota: 64 as number | Error,
   caller: "arn:aws:sts::123456789012:assumed-role/deployer/session-1",
+  /** The AL2023 arm64 releases SSM publishes, by Kubernetes version; an Error: the read fails. */
+  amiReleases: {} as Record<string, string[]> | Error,
 };
+const RELEASES = { "1.35": ["v20260625", "v20260714"], "1.36": ["v20260714"] };
 const ALL_TYPES = ["m7g.large", "r7g.large", "r7g.xlarge", "r7g.2xlarge"];
 
 const recorder = installMocks({
   outputs: awsMockOutputs,
   invokes: {
+    ...awsMockInvokes,
     [CALLER_TOKEN]: () => ({ accountId: "123456789012", arn: account.caller, userId: "AROAEXAMPLE:session-1", id: "123456789012" }),
     [SESSION_TOKEN]: (inputs) => {
       const m = /^arn:aws:sts::(\d+):assumed-role\/([^/]+)\/(.+)$/.exec(String(inputs.arn));
@@ -38,6 +43,15 @@ const recorder = installMocks({
       const wanted = filters.find((f) => f.name === "instance-type")?.values ?? [];
       const types = (account.offered[zone] ?? ALL_TYPES).filter((t) => wanted.includes(t));
       return { instanceTypes: types, locations: types.map(() => zone), locationTypes: types.map(() => "availability-zone") };
+    },
+    [SSM_TOKEN]: (inputs) => {
+      if (account.amiReleases instanceof Error) throw account.amiReleases;
+      const m =
+        /^\/aws\/service\/eks\/optimized-ami\/([\d.]+)\/amazon-linux-2023\/arm64\/standard\/amazon-eks-node-al2023-arm64-standard-\1-(v\d{8})\/image_id$/.exec(
+          String(inputs.name),
+        );
+      if (!m || !(account.amiReleases[m[1] as string] ?? []).includes(m[2] as string)) throw new Error(`ParameterNotFound: ${String(inputs.name)}`);
+      return { name: inputs.name, type: "String", value: "ami-0123456789abcdef0", arn: `arn:aws:ssm:eu-west-1::parameter${String(inputs.name)}` };
     },
     [QUOTA_TOKEN]: () => {
       if (account.quota instanceof Error) throw account.quota;
@@ -60,6 +74,7 @@ beforeEach(() => {
   account.offered = {};
   account.quota = 64;
   account.caller = "arn:aws:sts::123456789012:assumed-role/deployer/session-1";
+  account.amiReleases = RELEASES;
 });
 
 describe("preflight invokes", () => {
@@ -68,7 +83,7 @@ describe("preflight invokes", () => {
   it("passes on an account that offers everything, every invoke through the stack's provider", async () => {
     const provider = createAwsProvider(config);
     await expect(preflightEks(config, provider)).resolves.toBeUndefined();
-    expect(recorder.calls).toEqual([CALLER_TOKEN, SESSION_TOKEN, ZONES_TOKEN, OFFERINGS_TOKEN, OFFERINGS_TOKEN, OFFERINGS_TOKEN, QUOTA_TOKEN]);
+    expect(recorder.calls).toEqual([CALLER_TOKEN, SESSION_TOKEN, ZONES_TOKEN, OFFERINGS_TOKEN, OFFERINGS_TOKEN, OFFERINGS_TOKEN, SSM_TOKEN, QUOTA_TOKEN]);
     for (const call of recorder.invokes) expect(call.provider, call.token).toMatch(PROVIDER_REF);
     const offerings = recorder.invokes.filter((c) => c.token === OFFERINGS_TOKEN).map((c) => c.inputs);
     expect(offerings[0]).toEqual({
@@ -105,6 +120,44 @@ describe("preflight invokes", () => {
     const result = await collectPreflight(config, createAwsProvider(config));
     expect(result.problems).toEqual([]);
     expect(result.warnings).toEqual([expect.stringMatching(/could not read EC2 quota L-1216C47A in eu-west-1 .*needs 16–60 vCPUs/)]);
+  });
+});
+
+describe("the pinned AMI release for eks.version (issue 19 item 4)", () => {
+  const ssmNames = () => recorder.invokes.filter((c) => c.token === SSM_TOKEN).map((c) => c.inputs.name);
+
+  it("reads the exact parameter Karpenter resolves for karpenter.amiAlias, arm64, eks.version", async () => {
+    const { config } = parseStackConfig({ "aws:region": "eu-west-1", "eks": { version: "1.35" }, "karpenter": { amiAlias: "al2023@v20260625" } });
+    expect((await collectPreflight(config, createAwsProvider(config))).problems).toEqual([]);
+    expect(ssmNames()).toEqual([
+      "/aws/service/eks/optimized-ami/1.35/amazon-linux-2023/arm64/standard/amazon-eks-node-al2023-arm64-standard-1.35-v20260625/image_id",
+    ]);
+    for (const call of recorder.invokes) expect(call.provider, call.token).toMatch(PROVIDER_REF);
+  });
+
+  it("an eks.version bump without a release for it fails the preview naming both keys and the command to list releases", async () => {
+    // v20260625 exists for 1.35, not for 1.36: the pin of a stack upgraded by eks.version alone.
+    const { config } = parseStackConfig({ "aws:region": "eu-west-1", "eks": { version: "1.36" }, "karpenter": { amiAlias: "al2023@v20260625" } });
+    const err = await preflightEks(config, createAwsProvider(config)).catch((e: unknown) => e);
+    expect(pulumi.RunError.isInstance(err)).toBe(true);
+    const message = (err as Error).message;
+    expect(message).toContain('karpenter.amiAlias "al2023@v20260625" has no arm64 AL2023 AMI for eks.version 1.36 in eu-west-1');
+    expect(message).toContain(
+      "aws ssm get-parameters-by-path --path /aws/service/eks/optimized-ami/1.36/amazon-linux-2023/arm64/standard --recursive --region eu-west-1",
+    );
+  });
+
+  it("the default pin exists for the default version; an unreadable parameter warns; Auto Mode (no alias) asks nothing", async () => {
+    const { config } = parseStackConfig({ "aws:region": "eu-west-1" });
+    expect(await collectPreflight(config, createAwsProvider(config))).toEqual({ problems: [], warnings: [] });
+    account.amiReleases = new Error("AccessDeniedException: not authorized to perform ssm:GetParameter");
+    const unreadable = await collectPreflight(config, createAwsProvider(config));
+    expect(unreadable.problems).toEqual([]);
+    expect(unreadable.warnings).toEqual([expect.stringMatching(/^could not read SSM parameter .*AccessDeniedException.*cannot confirm karpenter\.amiAlias/)]);
+    recorder.reset();
+    const auto = parseStackConfig({ "aws:region": "eu-west-1", "eks": { autoMode: true } }).config;
+    await collectPreflight(auto, createAwsProvider(auto));
+    expect(recorder.calls).not.toContain(SSM_TOKEN);
   });
 });
 
@@ -160,6 +213,21 @@ describe("one AWS provider for the whole eks program", () => {
     await settle();
     const cluster = recorder.get("eks:index:Cluster", "eks-cluster");
     expect(cluster.inputs.providerCredentialOpts).toEqual({ profileName: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" });
+    // pulumi-eks leaves the profile out of kubeconfigJson: the provider and every post-deploy
+    // step get getKubeconfig's, whose `aws eks get-token` runs with --profile ops and --role.
+    const kubeconfig = mockKubeconfig({ profileName: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" });
+    expect(recorder.invokes.filter((c) => c.token === EKS_GET_KUBECONFIG).map((c) => c.inputs)).toEqual([
+      { profileName: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" },
+    ]);
+    expect(recorder.get("pulumi:providers:kubernetes", "eks-k8s").inputs.kubeconfig).toBe(kubeconfig);
+    const steps = recorder.resources.filter((r) => r.type.startsWith("pulumi-nodejs:dynamic") && "kubeconfig" in r.inputs);
+    expect(steps.map((r) => r.name).sort()).toEqual([
+      "valkey-benchmark-results",
+      "valkey-check-after-benchmark-run",
+      "valkey-check-run",
+      "valkey-volume-release",
+    ]);
+    for (const step of steps) expect(step.inputs.kubeconfig, step.name).toBe(kubeconfig);
     expect(cluster.inputs.publicAccessCidrs).toEqual(["203.0.113.0/24"]);
     expect(Object.values(cluster.inputs.accessEntries as Record<string, { principalArn: string }>).map((e) => e.principalArn)).toEqual([
       "arn:aws:iam::123456789012:role/oncall",

@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { awsMockOutputs, installMocks, isSecretOutput, settle, valueOf } from "../support/pulumi-mocks.js";
+import { awsMockInvokes, awsMockOutputs, installMocks, isSecretOutput, settle, valueOf } from "../support/pulumi-mocks.js";
 import { resultRow } from "../support/result-rows.js";
 
 /** What the dynamic check/results resources return once they ran (they do not run under mocks). */
@@ -27,6 +27,7 @@ const CHECK_REPORT = {
 };
 const BENCH_RUN_STAMP = "2026-11-23T14:00:00.000Z/abcd1234";
 const recorder = installMocks({
+  invokes: awsMockInvokes,
   outputs: (r) => {
     if (r.name === "valkey-benchmark-results") return { rows: [ROW], csv: "workload,...\n", runStamp: BENCH_RUN_STAMP };
     if (r.name === "valkey-check-after-benchmark-run") return { report: CHECK_REPORT, table: "VERIFY: PASS" };
@@ -115,7 +116,12 @@ describe("the program under mocks", () => {
     expect(report.benchmark?.rows).toEqual([{ ...ROW, usd_per_hour: null, usd_per_million_ops_per_s: null }]);
     expect(report.cost).toMatchObject({ region: "us-west-2", usdPerHour: null, priceSource: "table", valkeyInstanceType: "r7g.large" });
     expect(report.cost?.pricingApiError).toEqual(expect.any(String));
-    expect(report.versions).toMatchObject({ valkeyImage: "valkey/valkey:9.0.2", server: "9.0.2", client: "valkey-benchmark 9.0.2", karpenterChart: "1.14.1" });
+    expect(report.versions).toMatchObject({
+      valkeyImage: "public.ecr.aws/valkey/valkey:9.0.2",
+      server: "9.0.2",
+      client: "valkey-benchmark 9.0.2",
+      karpenterChart: "1.14.1",
+    });
     // The report carries the check that ran AFTER the benchmark (per-primary keys).
     expect(report.topology?.primaries[0]).toMatchObject({ address: "valkey-cluster-0:6379", keys: 42, replicas: [{ zone: "us-west-2b", crossAz: true }] });
     expect(JSON.stringify(report)).not.toContain(PASSWORD);
@@ -244,6 +250,9 @@ describe("the program under mocks", () => {
     expect(imageVersion("valkey/valkey:9.0.2")).toBe("9.0.2");
     expect(imageVersion("registry:5000/valkey/valkey:9.0.2-alpine")).toBe("9.0.2-alpine");
     expect(imageVersion("valkey/valkey")).toBe("latest");
+    const digest = `sha256:${"ab".repeat(32)}`;
+    expect(imageVersion(`public.ecr.aws/valkey/valkey:9.0.2@${digest}`)).toBe("9.0.2");
+    expect(imageVersion(`public.ecr.aws/valkey/valkey@${digest}`)).toBe(digest);
     expect(selectorOf({ a: "1", b: "2" })).toBe("a=1,b=2");
   });
 });

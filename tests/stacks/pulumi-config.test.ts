@@ -89,7 +89,7 @@ describe("stack report", () => {
     expect(r.topology?.failureCodes).toEqual(["NO_CROSS_AZ_REPLICA"]);
     expect(r.topology?.primaries[0]?.replicas[0]).toEqual({ address: "b:6379", zone: null, crossAz: false });
     expect(r.versions).toEqual({
-      valkeyImage: "valkey/valkey:9.0.2",
+      valkeyImage: "public.ecr.aws/valkey/valkey:9.0.2",
       server: null,
       client: null,
       kubernetesVersion: versions.EKS_VERSION,

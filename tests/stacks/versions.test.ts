@@ -182,7 +182,7 @@ describe("no other file repeats a pinned version", () => {
   const examples: Record<string, string[]> = {
     "benchmark-job.ts": [versions.VALKEY_IMAGE], // "e.g." in a doc comment
     "program.ts": [versions.VALKEY_IMAGE], // the imageVersion() example in its doc comment
-    "sections.ts": [versions.KARPENTER_CHART_VERSION], // 'such as "1.14.1"' in a validation message
+    "platform-sections.ts": [versions.KARPENTER_CHART_VERSION], // 'such as "1.14.1"' in a validation message
     // Provenance of the us-east-1 prices: the module version they were read from, which
     // tests/core/karpenter-prices.test.ts checks against versions.env (a bump shows the drift).
     "prices.json": [versions.KARPENTER_CHART_VERSION],

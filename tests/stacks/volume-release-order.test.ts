@@ -8,9 +8,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { recordDependencies } from "../support/dependency-recorder.js";
-import { awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
+import { awsMockInvokes, awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
 
-const mocks = installMocks({ outputs: awsMockOutputs });
+const mocks = installMocks({ outputs: awsMockOutputs, invokes: awsMockInvokes });
 const deps = recordDependencies(mocks);
 const pulumi = await import("@pulumi/pulumi");
 const { runProgram } = await import("../../stacks/program.js");

@@ -6,10 +6,15 @@
 import * as pulumi from "@pulumi/pulumi";
 
 export {
+  awsMockInvokes,
   awsMockOutputs,
+  EKS_GET_KUBECONFIG,
+  GET_ADDON_VERSION,
   installMocks,
   MOCK_ACCOUNT,
   MOCK_KUBECONFIG,
+  mockAddonVersion,
+  mockKubeconfig,
   type MockOptions,
   type MockRecorder,
   type RecordedInvoke,

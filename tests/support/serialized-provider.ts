@@ -1,14 +1,14 @@
 /**
  * A dynamic provider serialized and run as Pulumi's dynamic-provider process runs it: the text
  * from pulumi.runtime.serializeFunction, loaded with require-from-string (as
- * @pulumi/pulumi/cmd/dynamic-provider does) in a separate plain `node` process, outside the
- * project directory, with no vitest and no tsx loader.
+ * @pulumi/pulumi/cmd/dynamic-provider does) in a separate plain `node` process, with no vitest and
+ * no tsx loader.
  */
 import { execFile, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
@@ -40,9 +40,16 @@ export function serializeProviderUnderTsx(component: string, factory: string): s
 
 /**
  * Runs `script` (CommonJS lines in which `p` is the loaded provider's handler) in a plain node
- * process against the serialized provider `text`; resolves with its stdout.
+ * process against the serialized provider `text`; resolves with its stdout. The process runs in
+ * `options.cwd`, by default the project's `stacks/` directory: where the Pulumi CLI starts the
+ * dynamic-provider host for this project (its program directory, Pulumi.yaml `main`).
  */
-export async function runSerializedProvider(text: string, script: string[], timeoutMs = 30_000): Promise<string> {
+export async function runSerializedProvider(
+  text: string,
+  script: string[],
+  timeoutMs = 30_000,
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), "valkey-provider-"));
   try {
     writeFileSync(join(dir, "provider.js"), text);
@@ -55,11 +62,35 @@ export async function runSerializedProvider(text: string, script: string[], time
         ...script,
       ].join("\n"),
     );
-    const { stdout } = await promisify(execFile)(process.execPath, [run], { cwd: tmpdir(), encoding: "utf8", timeout: timeoutMs });
+    const { stdout } = await promisify(execFile)(process.execPath, [run], {
+      cwd: options.cwd ?? join(ROOT, "stacks"),
+      encoding: "utf8",
+      timeout: timeoutMs,
+      ...(options.env === undefined ? {} : { env: options.env }),
+    });
     return stdout;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A copy of the checkout at another path: every tracked file (git ls-files), and `node_modules`
+ * as a symlink to this checkout's. What a second clone of the repository looks like to the
+ * dynamic providers. The caller removes it.
+ */
+export function copyCheckout(): string {
+  const copy = mkdtempSync(join(tmpdir(), "valkey-checkout-"));
+  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: ROOT, encoding: "utf8" })
+    .split("\0")
+    .filter((f) => f !== "");
+  for (const file of files) {
+    if (!existsSync(join(ROOT, file))) continue;
+    mkdirSync(dirname(join(copy, file)), { recursive: true });
+    cpSync(join(ROOT, file), join(copy, file));
+  }
+  symlinkSync(join(ROOT, "node_modules"), join(copy, "node_modules"));
+  return copy;
 }
 
 /** A kubeconfig whose API server is unreachable (127.0.0.1:1), its bearer token `token` (to assert it never leaks). */

@@ -29,6 +29,7 @@ export function valkeyConfig(over: Partial<ValkeyConfig> = {}): ValkeyConfig {
       minReplicasToWrite: 1,
       minReplicasMaxLag: 7,
       sentinel: { replicas: 3, quorum: 2, downAfterMilliseconds: 4000, failoverTimeoutMs: 45000, parallelSyncs: 2 },
+      haproxyImage: "registry.example.com/mirror/haproxy:3.2.4",
     },
     cluster: { primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: 12000 },
     resources: { requests: { cpu: "1", memory: "12Gi" }, limits: { cpu: "2", memory: "16Gi" } },

@@ -20,6 +20,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type * as k8s from "@kubernetes/client-node";
 import { resolveBinaries } from "../../../benchmarks/binaries.js";
+import { bulkHex } from "../../../components/valkey/haproxy-cfg.js";
 import { memberLaunch } from "../../../benchmarks/local/sentinel-topology.js";
 import type { LocalFleet, ValkeyProcess } from "../../../benchmarks/local/valkey-process.js";
 
@@ -145,8 +146,10 @@ export const HAPROXY_NAME_LABEL = "valkey-haproxy";
 
 /**
  * Starts a real HAProxy for an HAProxy pod: the haproxy.cfg from the release's Secret (what the
- * pod mounts), with the members' DNS names replaced by their pod IPs and the frontends bound to
- * the pod IP; undefined while a member has no IP yet.
+ * pod mounts), with the members' and Sentinels' DNS names replaced by their pod IPs (in the server
+ * lines, and in the Sentinel reply the quorum checks expect, since the stand-ins announce IPs), the
+ * frontends bound to the pod IP and the write checks' status step pointed at it; undefined while a
+ * member or Sentinel has no IP yet.
  */
 export async function startHaproxyPod(ctx: SentinelStandInContext, pod: k8s.V1Pod): Promise<ValkeyProcess | undefined> {
   const name = pod.metadata?.name ?? "?";
@@ -157,11 +160,15 @@ export async function startHaproxyPod(ctx: SentinelStandInContext, pod: k8s.V1Po
   if (b64 === undefined) throw new Error(`${name}: Secret ${release}-haproxy has no haproxy.cfg`);
   let cfg = Buffer.from(b64, "base64").toString("utf8");
   for (const m of cfg.matchAll(/^ {2}server (\S+) (\S+):(\d+) /gm)) {
-    const memberIp = ctx.ips.get(m[1] ?? "");
-    if (memberIp === undefined) return undefined;
-    cfg = cfg.replace(`${m[2]}:${m[3]}`, `${memberIp}:${m[3]}`);
+    const podIp = ctx.ips.get(m[1] ?? "");
+    if (podIp === undefined) return undefined;
+    // The quorum checks match the Sentinels' reply as an uppercase hex regex (haproxy-checks.ts).
+    cfg = cfg.replace(`${m[2]}:${m[3]}`, `${podIp}:${m[3]}`).replaceAll(bulkHex(m[2] ?? "").toUpperCase(), bulkHex(podIp).toUpperCase());
   }
-  cfg = cfg.replace(/ resolvers \S+ resolve-prefer ipv4 init-addr \S+/g, "").replace(/^ {2}bind \*:/gm, `  bind ${ip}:`);
+  cfg = cfg
+    .replace(/ resolvers \S+ resolve-prefer ipv4 init-addr \S+/g, "")
+    .replace(/^ {2}bind \*:/gm, `  bind ${ip}:`)
+    .replace(/^ {2}tcp-check connect addr 127\.0\.0\.1 /gm, `  tcp-check connect addr ${ip} `);
   const haproxy = process.env.HAPROXY ?? "haproxy";
   return ctx.fleet.start({
     name,

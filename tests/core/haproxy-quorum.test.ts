@@ -1,0 +1,156 @@
+/**
+ * The write endpoint follows the Sentinel majority, on real processes: 1 primary + 2 replicas
+ * started by the rendered start script, 3 Sentinels (quorum 2, down-after 1000 ms), HAProxy from
+ * the same renderer the pods use (components/valkey/haproxy-cfg.ts). Order matters (each test
+ * starts from the topology the previous one left):
+ * - a member that says role:master but is not the Sentinels' primary (a standalone valkey-server
+ *   listed beside the members in a second HAProxy) gets no new connection;
+ * - a primary frozen until a Sentinel majority names another member, then thawed, says
+ *   role:master for seconds: no new connection reaches it once HAProxy has re-checked the
+ *   Sentinels (the plain role:master check sent half of them there for the whole window:
+ *   benchmarks/perf/old-primary-perf.ts, 49 of 98 per run);
+ * - readiness: `/ready` answers 200 while a member qualifies, 503 with every Sentinel down (and
+ *   the write endpoint then refuses new connections and cuts the open ones), 200 again once the
+ *   Sentinels are back.
+ */
+import { connect } from "node:net";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { which } from "../../benchmarks/binaries.js";
+import { freezeUntilFailover, landing, type Landing } from "../../benchmarks/local/endpoint-landing.js";
+import { freePort } from "../../benchmarks/local/ports.js";
+import { killHard, SentinelTopology } from "../../benchmarks/local/sentinel-topology.js";
+import { openClient } from "../../benchmarks/topology/connector.js";
+import type { NodeEndpoint } from "../../benchmarks/topology/endpoint.js";
+import { parseInfo } from "../../benchmarks/topology/info.js";
+import { pollUntil, sleep } from "../../benchmarks/util/poll-until.js";
+import { authCommandHex, renderHaproxyCfg } from "../../components/valkey/haproxy-cfg.js";
+
+const password = `pw-${Math.random().toString(36).slice(2)} "q"`;
+/** Three HAProxy check intervals (500 ms locally): how long HAProxy may act on a stale Sentinel answer. */
+const LAG_MS = 1500;
+
+async function httpStatus(e: NodeEndpoint, path: string): Promise<number> {
+  const r = await fetch(`http://${e.host}:${e.port}${path}`, { signal: AbortSignal.timeout(3000) });
+  await r.arrayBuffer();
+  return r.status;
+}
+
+/** A raw client of the write endpoint that logs in and then idles; resolves `closed` when HAProxy closes it. */
+async function idleSession(e: NodeEndpoint): Promise<{ closed: Promise<number>; end: () => void }> {
+  const sock = connect({ host: e.host, port: e.port });
+  const closed = new Promise<number>((resolve) => sock.on("close", () => resolve(Date.now())));
+  sock.on("error", () => undefined);
+  await new Promise<void>((resolve, reject) => {
+    sock.once("data", (b) => (b.toString().startsWith("+OK") ? resolve() : reject(new Error(`AUTH answered ${b.toString()}`))));
+    sock.once("close", () => reject(new Error("closed before AUTH was answered")));
+    sock.write(Buffer.from(authCommandHex(password), "hex"));
+  });
+  return { closed, end: () => sock.destroy() };
+}
+
+describe("the HAProxy write endpoint follows the Sentinel majority (real members, Sentinels, HAProxy)", () => {
+  let t: SentinelTopology;
+  const primaryPort = async (): Promise<number> => t.member(await t.primaryFromSentinels()).port;
+
+  beforeAll(async () => {
+    t = await SentinelTopology.start({ replicas: 2, zones: ["a", "b", "c"], password, downAfterMs: 1000, failoverTimeoutMs: 3000 });
+  }, 120_000);
+  afterAll(async () => t?.stopAll());
+
+  it("a member that says role:master but is not the Sentinels' primary gets no new connection", async () => {
+    const rogue = await t.fleet.start({ name: "rogue", bind: "127.0.0.29", password });
+    const rogueClient = await openClient(rogue.host, rogue.port, rogue.address, { password });
+    try {
+      expect(parseInfo(await rogueClient.info("replication")).get("role")).toBe("master");
+    } finally {
+      rogueClient.disconnect();
+    }
+    const haproxy = process.env.HAPROXY ?? which("haproxy");
+    expect(haproxy, "haproxy must be installed (.ci/setup does it)").toBeDefined();
+    const host = "127.0.0.121";
+    const write = { host, port: await freePort(host) };
+    const status = { host, port: await freePort(host) };
+    await t.fleet.start({
+      name: "haproxy-rogue",
+      bind: host,
+      port: write.port,
+      launch: ({ dir }) => {
+        const cfg = join(dir, "haproxy.cfg");
+        const text = renderHaproxyCfg({
+          servers: [...t.members.map((m) => ({ name: m.name, host: m.host, port: m.port })), { name: "rogue", host: rogue.host, port: rogue.port }],
+          sentinels: t.sentinels.map((s) => ({ name: s.name, host: s.host, port: s.port })),
+          masterName: t.masterName,
+          write,
+          status,
+          password,
+          checkIntervalMs: 500,
+        });
+        writeFileSync(cfg, text, { mode: 0o600 });
+        return { command: haproxy!, args: ["-f", cfg, "-db"] };
+      },
+    });
+    const primary = await primaryPort();
+    const primaryName = t.members.find((m) => m.port === primary)!.name;
+    // Both answer role:master; only the Sentinels' primary has their majority.
+    await pollUntil(async () => ((await httpStatus(status, `/quorum/${primaryName}`)) === 200 ? true : "primary not named yet"), {
+      timeoutMs: 10_000,
+      what: "the quorum backend of the primary",
+    });
+    expect(await httpStatus(status, "/quorum/rogue")).toBe(503);
+    expect(await httpStatus(status, "/ready")).toBe(200);
+    const landed: Landing[] = [];
+    for (let i = 0; i < 30; i++) landed.push(await landing(write, password));
+    expect(landed.map((l) => l.port)).toEqual(Array(30).fill(primary));
+  }, 90_000);
+
+  it("a frozen primary thawed after the failover says role:master for seconds and gets no new connection once HAProxy has checked the Sentinels", async () => {
+    await t.waitForSentinelViews();
+    const { old, named, majorityAt } = await freezeUntilFailover(t, password);
+    const landed: Landing[] = [];
+    while (Date.now() - majorityAt < 30_000) {
+      if ((await t.role(old).catch(() => undefined)) !== "master") break;
+      landed.push(await landing(t.proxy!.write, password));
+      await sleep(100);
+    }
+    const onOld = landed.filter((l) => l.port === old.port).map((l) => l.at - majorityAt);
+    const onNamed = landed.filter((l) => l.port === named.port).length;
+    process.stderr.write(
+      `thawed old primary said role:master for ${Date.now() - majorityAt} ms: ${onOld.length}/${landed.length} new connections on it (at ${onOld.join(", ") || "-"} ms after the Sentinel majority switched), ${onNamed} on the Sentinels' primary\n`,
+    );
+    // HAProxy learns the switch at its next check of each Sentinel (every 500 ms here): allow
+    // three intervals, then none. The window must be real for the test to mean anything.
+    const settled = landed.filter((l) => l.at - majorityAt > LAG_MS);
+    expect(settled.length).toBeGreaterThanOrEqual(10);
+    expect(settled.filter((l) => l.port === old.port)).toEqual([]);
+    expect(settled.filter((l) => l.port === named.port).length).toBeGreaterThanOrEqual(5);
+  }, 120_000);
+
+  it("/ready: 200 with a qualified primary, 503 with every Sentinel down (new connections refused, open ones cut), 200 once they are back", async () => {
+    await t.waitForSentinelViews();
+    const st = t.proxy!.status;
+    await pollUntil(async () => ((await landing(t.proxy!.write, password)).port === (await primaryPort()) ? true : "endpoint not on the primary"), {
+      timeoutMs: 15_000,
+      what: "the write endpoint on the Sentinels' primary",
+    });
+    expect(await httpStatus(st, "/ready")).toBe(200);
+    const session = await idleSession(t.proxy!.write);
+    const primary = await primaryPort();
+    try {
+      const downAt = Date.now();
+      await Promise.all(t.sentinels.map((s) => killHard(s.proc)));
+      await pollUntil(async () => ((await httpStatus(st, "/ready")) === 503 ? true : "still ready"), { timeoutMs: 10_000, what: "/ready to answer 503" });
+      expect((await landing(t.proxy!.write, password)).port).toBeUndefined();
+      // The open session is cut: the write check's /quorum step fails (fall 2 at 500 ms).
+      const cutAt = await Promise.race([session.closed, sleep(15_000).then(() => undefined)]);
+      expect(cutAt, "the idle session to the primary was cut").toBeDefined();
+      expect(cutAt! - downAt).toBeLessThan(15_000);
+    } finally {
+      session.end();
+    }
+    await Promise.all(t.sentinels.map((_, j) => t.startSentinel(j)));
+    await pollUntil(async () => ((await httpStatus(st, "/ready")) === 200 ? true : "not ready"), { timeoutMs: 20_000, what: "/ready to answer 200 again" });
+    expect((await landing(t.proxy!.write, password)).port).toBe(primary);
+  }, 90_000);
+});
