@@ -69,10 +69,13 @@ function checkSentinel(config: StackConfig, report: Report): void {
     );
   }
   const { minReplicasToWrite, minReplicasMaxLag } = config.valkey.replication;
-  if (minReplicasToWrite >= 1 && minReplicasMaxLag * 1000 >= sentinel.downAfterMilliseconds) {
+  // A fenced primary keeps acknowledging for up to max lag + 2 s after its replicas fall silent (the
+  // lag clock counts whole seconds, the good-replica count refreshes at 1 Hz: valkey src/replication.c,
+  // benchmarks/drill/bounds.ts partitionWindow); it must stop by the time the Sentinels may promote.
+  if (minReplicasToWrite >= 1 && (minReplicasMaxLag + 2) * 1000 > sentinel.downAfterMilliseconds) {
     report(
       ["valkey", "replication", "minReplicasMaxLag"],
-      `must be below valkey.replication.sentinel.downAfterMilliseconds (${sentinel.downAfterMilliseconds} ms) while minReplicasToWrite is ${minReplicasToWrite}: a primary cut off from its replicas must refuse writes before the Sentinels promote another member, or the writes it keeps acknowledging are lost (got ${minReplicasMaxLag} s)`,
+      `must be at most valkey.replication.sentinel.downAfterMilliseconds (${sentinel.downAfterMilliseconds} ms) − 2 s while minReplicasToWrite is ${minReplicasToWrite}: a primary cut off from its replicas keeps acknowledging for up to max lag + 2 s (whole-second lag clock, 1 Hz refresh) and must refuse writes before the Sentinels can promote another member, or the writes it keeps acknowledging are lost (got ${minReplicasMaxLag} s)`,
     );
   }
   if (sentinel.failoverTimeoutMs <= sentinel.downAfterMilliseconds) {

@@ -76,7 +76,7 @@ export const valkeySchema = section(
           "Valkey `min-replicas-to-write`, applied on every member so whichever is primary refuses writes (NOREPLICAS) with fewer replicas that acknowledged within minReplicasMaxLag. The default 1 fences an isolated, frozen or partitioned old primary: it stops acknowledging writes within minReplicasMaxLag + 2 s (the server counts the lag in whole seconds and re-checks it once a second), so the writes a failover can drop are bounded; the price is that writes are refused while no replica is linked. 0 turns fencing off (every write a cut-off primary takes after the fault may be lost).",
         ),
         minReplicasMaxLag: count(1, 3).describe(
-          "Valkey `min-replicas-max-lag` in seconds: a replica that has not acknowledged for longer does not count towards minReplicasToWrite. Must stay below sentinel.downAfterMilliseconds, so a cut-off primary fences itself before the Sentinels promote another member.",
+          "Valkey `min-replicas-max-lag` in seconds: a replica that has not acknowledged for longer does not count towards minReplicasToWrite. Max lag + 2 s (the server's whole-second lag clock and 1 Hz refresh) must stay within sentinel.downAfterMilliseconds, so a cut-off primary fences itself before the Sentinels can promote another member.",
         ),
         sentinel: section(
           {

@@ -7,17 +7,17 @@
  *
  * The windows come from the servers' own settings (read from the primary before the fault):
  * - async replication window R: with `min-replicas-to-write` ≥ 1 a primary takes a write only
- *   while a replica acknowledged within `min-replicas-max-lag` s, and replicas acknowledge once a
- *   second, so at most (max-lag + 1) s of writes can be unreplicated when the primary dies.
+ *   while a replica acknowledged within `min-replicas-max-lag` s (whole seconds, the good-replica
+ *   count refreshed at 1 Hz: see partitionWindow), so at most (max-lag + 2) s of writes can be
+ *   unreplicated when the primary dies.
  *   Unfenced (`min-replicas-to-write 0`) nothing enforces a bound: 1 s (the acknowledgement period,
  *   the lag a healthy replica reports) is used and the reason says it is not enforced.
  * - AOF fsync window F: `appendfsync everysec` 1 s, `always` 0, `no` (or AOF off): unbounded.
  * - fencing window after the fault: a frozen primary refuses writes (NOREPLICAS) once its
  *   replicas' last acknowledgement is older than max-lag, so writes acknowledged up to
- *   (max-lag + 1) s after the fault started may be lost. Unfenced, nothing acknowledged after the
+ *   (max-lag + 2) s after the fault started may be lost. Unfenced, nothing acknowledged after the
  *   fault may be lost for the drill to pass (no bound is promised, so any such loss is shown).
- * - partition (partitionWindow): the same fencing, stated from the server's code, which gives it
- *   one more second (max-lag + 2 s); in cluster mode, where the conf sets no min-replicas lines,
+ * - partition (partitionWindow): the same fencing, stated from the server's code; in cluster mode, where the conf sets no min-replicas lines,
  *   Valkey's own minority rule: a primary that cannot reach a majority of primaries answers
  *   CLUSTERDOWN within 1.5 × cluster-node-timeout + 200 ms of the cut.
  */
@@ -48,16 +48,23 @@ export interface AckedLossBound extends LossWindow {
 }
 
 const REPLICA_ACK_PERIOD_MS = 1000;
+/**
+ * What a fenced primary adds to min-replicas-max-lag: the seconds resolution of its replica-lag
+ * clock plus the 1 Hz refresh of its good-replica count (see partitionWindow). The same slack holds
+ * before a fault (how long unreplicated writes can pile up once a replica stops acknowledging) and
+ * after it (how long a cut-off or thawed primary keeps acknowledging).
+ */
+const FENCE_SLACK_MS = 2000;
 
 /** Seconds, one decimal, for reasons. */
 const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 export function replicationWindow(c: DurabilityConfig): { ms: number; why: string } {
   if (c.minReplicasToWrite >= 1) {
-    const ms = c.minReplicasMaxLag * 1000 + REPLICA_ACK_PERIOD_MS;
+    const ms = c.minReplicasMaxLag * 1000 + FENCE_SLACK_MS;
     return {
       ms,
-      why: `async replication window ${s(ms)} (min-replicas-to-write ${c.minReplicasToWrite}, min-replicas-max-lag ${c.minReplicasMaxLag} s + 1 s ack period)`,
+      why: `async replication window ${s(ms)} (min-replicas-to-write ${c.minReplicasToWrite}, min-replicas-max-lag ${c.minReplicasMaxLag} s + 2 s: whole-second lag clock, 1 Hz refresh)`,
     };
   }
   return {
@@ -73,8 +80,6 @@ export function fsyncWindow(c: DurabilityConfig): { ms: number | null; why: stri
   return { ms: null, why: "appendfsync no: the OS decides when to flush (unbounded)" };
 }
 
-/** Seconds resolution of the primary's replica-lag clock plus the 1 Hz refresh of its good-replica count. */
-const FENCE_SLACK_MS = 2000;
 /** Two clusterCron periods (100 ms each, hz 10): one to send the ping, one to flag the peer PFAIL. */
 const CLUSTER_CRON_SLACK_MS = 200;
 
@@ -141,11 +146,11 @@ export function ackedLossBound(fault: Fault, injectMs: number, c: DurabilityConf
           toMs: end,
           reason: `unfenced (min-replicas-to-write 0): no bound after the fault is promised, so any loss of a write acknowledged after it fails the drill; before it: the ${r.why}`,
         };
-      const fence = c.minReplicasMaxLag * 1000 + REPLICA_ACK_PERIOD_MS;
+      const fence = c.minReplicasMaxLag * 1000 + FENCE_SLACK_MS;
       return {
         fromMs: -r.ms,
         toMs: end + fence,
-        reason: `fenced: writes acknowledged up to min-replicas-max-lag ${c.minReplicasMaxLag} s + 1 s after the fault, and in the ${r.why} before it`,
+        reason: `fenced: writes acknowledged up to min-replicas-max-lag ${c.minReplicasMaxLag} s + 2 s after the fault, and in the ${r.why} before it`,
       };
     }
   }
@@ -156,7 +161,7 @@ export function inWindow(w: LossWindow, ackAt: number, faultAt: number): boolean
   return (w.fromMs === null || t >= w.fromMs) && t <= w.toMs;
 }
 
-/** "≤ 412 writes (−4.0 s … +0.0 s)" for tables. */
+/** "≤412 (−5.0…+0.0 s)" for tables. */
 export function formatBound(b: AckedLossBound): string {
   const from = b.fromMs === null ? "−∞" : `${b.fromMs < 0 ? "−" : "+"}${s(Math.abs(b.fromMs)).replace(" s", "")}`;
   return `≤${b.writes} (${from}…+${s(b.toMs).replace(" s", "")} s)`;

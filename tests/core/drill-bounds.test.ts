@@ -44,24 +44,24 @@ describe("acknowledged-loss bounds per fault", () => {
     }
   });
 
-  it("kill faults: the async replication window before the fault, from min-replicas-max-lag (+1 s); nothing after the kill", () => {
-    expect(ackedLossBound("primary", 7, FENCED)).toMatchObject({ fromMs: -4000, toMs: 7 });
-    expect(ackedLossBound("zone", 0, { ...FENCED, minReplicasMaxLag: 5 })).toMatchObject({ fromMs: -6000, toMs: 0 });
+  it("kill faults: the async replication window before the fault, from min-replicas-max-lag (+2 s); nothing after the kill", () => {
+    expect(ackedLossBound("primary", 7, FENCED)).toMatchObject({ fromMs: -5000, toMs: 7 });
+    expect(ackedLossBound("zone", 0, { ...FENCED, minReplicasMaxLag: 5 })).toMatchObject({ fromMs: -7000, toMs: 0 });
     expect(ackedLossBound("primary", 0, UNFENCED).reason).toMatch(/NOT enforced/);
     expect(ackedLossBound("replica", 9, FENCED)).toMatchObject({ fromMs: 0, toMs: 0 });
   });
 
-  it("crash-restart: the AOF fsync window; freeze: + max-lag + 1 s after the fault when fenced, nothing after it unfenced", () => {
+  it("crash-restart: the AOF fsync window; freeze: + max-lag + 2 s after the fault when fenced, nothing after it unfenced", () => {
     expect(ackedLossBound("crash-restart", 0, FENCED)).toMatchObject({ fromMs: -1000, toMs: 0 });
     expect(ackedLossBound("crash-restart", 0, { ...FENCED, appendfsync: "always" })).toMatchObject({ fromMs: -0, toMs: 0 });
     expect(ackedLossBound("crash-restart", 0, { ...FENCED, appendonly: false }).fromMs).toBeNull();
-    expect(ackedLossBound("freeze", 2, FENCED)).toMatchObject({ fromMs: -4000, toMs: 4002 });
+    expect(ackedLossBound("freeze", 2, FENCED)).toMatchObject({ fromMs: -5000, toMs: 5002 });
     expect(ackedLossBound("partition", 2, UNFENCED)).toMatchObject({ fromMs: -1000, toMs: 2 });
     expect(ackedLossBound("partition", 2, UNFENCED).reason).toMatch(/unfenced/);
   });
 
   it("partition: fenced max-lag + 2 s after the cut (whole-second lag clock, 1 Hz refresh); cluster: 1.5 × node-timeout + 200 ms minority rule, the earlier of the two", () => {
-    expect(ackedLossBound("partition", 2, FENCED)).toMatchObject({ fromMs: -4000, toMs: 5002 });
+    expect(ackedLossBound("partition", 2, FENCED)).toMatchObject({ fromMs: -5000, toMs: 5002 });
     expect(ackedLossBound("partition", 2, FENCED).reason).toMatch(/min-replicas-max-lag 3 s \+ 2 s/);
     const cluster = { ...UNFENCED, clusterNodeTimeoutMs: 2000 };
     expect(ackedLossBound("partition", 2, cluster)).toMatchObject({ fromMs: -1000, toMs: 3202 });
@@ -80,7 +80,7 @@ describe("acknowledged-loss bounds per fault", () => {
       readBack(rs, (t) => t > -300 && t <= 0),
       "primary",
     );
-    expect(inside.ackedLossBound).toMatchObject({ fromMs: -4000, toMs: 5, writes: 401 });
+    expect(inside.ackedLossBound).toMatchObject({ fromMs: -5000, toMs: 5, writes: 501 });
     expect(inside.lostAckedWrites).toBe(30);
     expect(inside.lostAckedOutsideBound).toBe(0);
     expect(drillOk(true, inside)).toBe(true);
@@ -92,7 +92,7 @@ describe("acknowledged-loss bounds per fault", () => {
     // The same writes are inside a fenced freeze's window, outside an unfenced one's.
     expect(drillOk(true, figures(rs, lateLoss, "freeze"))).toBe(true);
     expect(drillOk(true, figures(rs, lateLoss, "freeze", UNFENCED))).toBe(false);
-    expect(formatBound(inside.ackedLossBound!)).toBe("≤401 (−4.0…+0.0 s)");
+    expect(formatBound(inside.ackedLossBound!)).toBe("≤501 (−5.0…+0.0 s)");
   });
 
   it("a key that could not be read is unknown, not lost, and ok needs none unknown and a checked bound", () => {

@@ -8,12 +8,12 @@ const repl = (replication: Record<string, unknown>, extra: Record<string, unknow
 });
 
 describe("valkey.replication.sentinel and minReplicasMaxLag", () => {
-  it("defaults: 3 Sentinels, quorum 2, the documented timings; fenced: min-replicas-to-write 1, max lag 3 s (below down-after)", () => {
+  it("defaults: 3 Sentinels, quorum 2, the documented timings; fenced: min-replicas-to-write 1, max lag 3 s (+ 2 s within down-after)", () => {
     const { config } = parseStackConfig({});
     expect(config.valkey.replication.sentinel).toEqual({ replicas: 3, quorum: 2, downAfterMilliseconds: 5000, failoverTimeoutMs: 60000, parallelSyncs: 1 });
     expect(config.valkey.replication.minReplicasToWrite).toBe(1);
     expect(config.valkey.replication.minReplicasMaxLag).toBe(3);
-    expect(config.valkey.replication.minReplicasMaxLag * 1000).toBeLessThan(config.valkey.replication.sentinel.downAfterMilliseconds);
+    expect((config.valkey.replication.minReplicasMaxLag + 2) * 1000).toBeLessThanOrEqual(config.valkey.replication.sentinel.downAfterMilliseconds);
   });
 
   it("fencing off (minReplicasToWrite 0) takes any max lag; a replica-less set must turn it off, named", () => {
@@ -51,7 +51,13 @@ describe("valkey.replication.sentinel and minReplicasMaxLag", () => {
       "fenced max lag not below down-after",
       repl({ minReplicasMaxLag: 5, sentinel: { downAfterMilliseconds: 5000 } }),
       "valkey.replication.minReplicasMaxLag",
-      "below valkey.replication.sentinel.downAfterMilliseconds (5000 ms)",
+      "at most valkey.replication.sentinel.downAfterMilliseconds (5000 ms) − 2 s",
+    ],
+    [
+      "fenced max lag + 2 s past down-after (the server's whole-second lag clock)",
+      repl({ minReplicasMaxLag: 4, sentinel: { downAfterMilliseconds: 5000 } }),
+      "valkey.replication.minReplicasMaxLag",
+      "max lag + 2 s",
     ],
     ["unknown Sentinel key", repl({ sentinel: { qourum: 2 } }), "valkey.replication.sentinel.qourum", "unknown key"],
   ];
