@@ -6,7 +6,7 @@
 #   kubernetes-node-<KUBERNETES_VERSION>-<hash of kubernetes/>/bin/{kubelet,kube-proxy}
 #   coredns-<COREDNS_VERSION>-<hash of coredns/ (go.mod, go.sum, main.go)>/bin/coredns
 #   cilium-<CILIUM_VERSION>-<hash of cilium/>/bin/{cilium-agent,cilium-cni} + bpf/ (the agent's
-#                          BPF sources from the module, compiled by the agent at run time)
+#                          BPF sources from the module, compiled by the agent at run time) + crds/
 #   local-path-provisioner-<LOCAL_PATH_PROVISIONER_VERSION>/bin/local-path-provisioner  (go install)
 
 build_kubernetes_node() {
@@ -44,9 +44,13 @@ build_cilium() {
   go_build "$cilium_name" cilium "$ld" "$tmp/bin/cilium-cni" "-tags osusergo github.com/cilium/cilium/plugins/cilium-cni"
   src="$(module_src "$cilium_name" "github.com/cilium/cilium@$CILIUM_VERSION" bpf "$HERE/cilium")"
   cp -r "$src/bpf" "$tmp/bpf"
-  chmod -R u+w "$tmp/bpf"
+  # Cilium's CRDs as the module publishes them (its operator would register them; kube:local
+  # applies them instead, as the operator is not built).
+  mkdir -p "$tmp/crds"
+  cp "$src/pkg/k8s/apis/cilium.io/client/crds/"v2*/*.yaml "$tmp/crds/"
+  chmod -R u+w "$tmp/bpf" "$tmp/crds"
   publish "$cilium_name" "$tmp"
 }
-if [ ! -x "$T/$cilium_name/bin/cilium-agent" ] || [ ! -x "$T/$cilium_name/bin/cilium-cni" ] || [ ! -d "$T/$cilium_name/bpf" ]; then
+if [ ! -x "$T/$cilium_name/bin/cilium-agent" ] || [ ! -x "$T/$cilium_name/bin/cilium-cni" ] || [ ! -d "$T/$cilium_name/bpf" ] || [ ! -d "$T/$cilium_name/crds" ]; then
   need_go; timed "$cilium_name" build_cilium
 fi
