@@ -9,8 +9,12 @@
  * - mounts a fresh /run (containerd 1.6 puts pod netns files in /run/netns; Cilium's socket is in
  *   /run/cilium), a sysfs of this netns (the host's cgroup mounts moved back under it) and a bpffs
  *   of this node;
- * - starts containerd, imports the images, then starts cilium-agent, the kubelet and kube-proxy, each
- *   with its log in `logs/` and pid in `pids/`, and waits.
+ * - starts containerd, imports the images, starts the kubelet (which registers the node, so that
+ *   the controller manager gives it a pod CIDR), kube-proxy and cilium-agent (which needs that
+ *   CIDR), each with its log in `logs/` and pid in `pids/`;
+ * - once Cilium has written its CNI config, restarts containerd, which then loads it (containerd
+ *   1.6.20 missed the file when Cilium wrote it while containerd ran: seen here on every node), and
+ *   waits.
  *
  * Every mount it makes dies with the mount namespace when the node's last process exits.
  */
@@ -50,17 +54,27 @@ mkdir -p /run/netns /run/cilium
 echo 1 > /proc/sys/net/ipv4/ip_forward
 for f in /proc/sys/net/ipv4/conf/all/rp_filter /proc/sys/net/ipv4/conf/default/rp_filter; do echo 0 > "$f"; done
 run() { n="$1"; shift; "$@" >>"$D/logs/$n.log" 2>&1 & echo $! > "$D/pids/$n"; }
-run containerd containerd --config "$D/containerd.toml"
-i=0
-until [ -S "$D/containerd.sock" ]; do i=$((i+1)); [ $i -lt 300 ] || { echo "containerd did not start" >&2; exit 1; }; sleep 0.1; done
+start_containerd() {
+  run containerd containerd --config "$D/containerd.toml"
+  i=0
+  until [ -S "$D/containerd.sock" ] && ctr --address "$D/containerd.sock" version >/dev/null 2>&1; do
+    i=$((i+1)); [ $i -lt 300 ] || { echo "containerd did not start" >&2; exit 1; }; sleep 0.1
+  done
+}
+start_containerd
 for a in ${archives.map(shq).join(" ")}; do
   ctr --address "$D/containerd.sock" -n k8s.io images import "$a" >>"$D/logs/images.log" 2>&1
 done
-echo imported > "$D/images-imported"
-run cilium-agent env PATH=${shq(bins.llvmBin)}:"$PATH" K8S_NODE_NAME=${shq(node.name)} ${shq(bins.ciliumAgent)} ${ciliumArgs.map(shq).join(" ")}
 run kubelet ${shq(bins.kubelet)} --config="$D/kubelet.yaml" --kubeconfig="$D/kubelet.kubeconfig" --root-dir="$D/kubelet" --cert-dir="$D/kubelet/pki" \\
   --hostname-override=${shq(node.name)} --node-ip=${node.ip} --node-labels=${shq(labelArg)}
 run kube-proxy ${shq(bins.kubeProxy)} --config="$D/kube-proxy.yaml"
+run cilium-agent env PATH=${shq(bins.llvmBin)}:"$PATH" K8S_NODE_NAME=${shq(node.name)} ${shq(bins.ciliumAgent)} ${ciliumArgs.map(shq).join(" ")}
+i=0
+until [ -s "$D/cni/net.d/05-cilium.conflist" ]; do i=$((i+1)); [ $i -lt 3000 ] || { echo "cilium-agent wrote no CNI config in 300 s" >&2; exit 1; }; sleep 0.1; done
+p="$(cat "$D/pids/containerd")"
+kill "$p"
+wait "$p" || true
+start_containerd
 wait
 `;
 }

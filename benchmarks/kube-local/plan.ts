@@ -81,6 +81,10 @@ state = "${d}/containerd/state"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "${pauseImage}"
   stream_server_address = "127.0.0.1"
+  # This machine's capability bounding set lacks CAP_SYS_RESOURCE, so no process may lower its
+  # oom_score_adj (the kubelet asks -998 for sandboxes, -997 for Guaranteed pods): clamp to
+  # containerd's own (0), as containerd does in user namespaces.
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
