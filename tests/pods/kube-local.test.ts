@@ -23,6 +23,8 @@ describe.skipIf(reason !== "")(`kube:local up/down${reason ? ` (skipped: ${reaso
 
   it("up: three Ready nodes with their zones and DNS; up again is a no-op; down leaves nothing", { timeout: 900_000 }, async () => {
     const log: string[] = [];
+    await down(); // a cold start, whatever an earlier file left running
+    expect(leftovers(plan)).toEqual([]);
     try {
       const s = await up((m) => log.push(m));
       expect(s.nodes.map((n) => [n.zone, n.ready])).toEqual(DEFAULT_ZONES.map((z) => [z, true]));
