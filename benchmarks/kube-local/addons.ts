@@ -97,6 +97,12 @@ export function coreDnsObjects(image: string): Obj[] {
   ];
 }
 
+/**
+ * The provisioner's ServiceAccount, which its helper pods (mkdir/rm of a volume's directory) also
+ * run as: the name its `--service-account-name` flag defaults to.
+ */
+const SA = "local-path-provisioner-service-account";
+
 /** local-path-provisioner; each node's volumes live under its own state directory. */
 export function localPathObjects(image: string, helperImage: string, nodes: NodePlan[]): Obj[] {
   const ns = "local-path-storage";
@@ -108,7 +114,7 @@ export function localPathObjects(image: string, helperImage: string, nodes: Node
   const helperPod = `apiVersion: v1\nkind: Pod\nmetadata:\n  name: helper-pod\nspec:\n  containers:\n  - name: helper-pod\n    image: ${helperImage}\n    imagePullPolicy: Never\n`;
   return [
     { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } },
-    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "local-path-provisioner", namespace: ns } },
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: SA, namespace: ns } },
     {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRole",
@@ -129,7 +135,7 @@ export function localPathObjects(image: string, helperImage: string, nodes: Node
       kind: "ClusterRoleBinding",
       metadata: { name: "local-path-provisioner" },
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "local-path-provisioner" },
-      subjects: [{ kind: "ServiceAccount", name: "local-path-provisioner", namespace: ns }],
+      subjects: [{ kind: "ServiceAccount", name: SA, namespace: ns }],
     },
     {
       apiVersion: "v1",
@@ -147,7 +153,7 @@ export function localPathObjects(image: string, helperImage: string, nodes: Node
         template: {
           metadata: { labels: { app: "local-path-provisioner" } },
           spec: {
-            serviceAccountName: "local-path-provisioner",
+            serviceAccountName: SA,
             containers: [
               {
                 name: "local-path-provisioner",

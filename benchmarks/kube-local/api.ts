@@ -7,7 +7,8 @@ import { readFileSync } from "node:fs";
 import { request } from "node:https";
 import { parse } from "yaml";
 
-export type Api = <T = unknown>(method: string, path: string, body?: unknown) => Promise<{ status: number; body: T }>;
+/** A request; `contentType` defaults to JSON (PATCH needs e.g. application/merge-patch+json). */
+export type Api = <T = unknown>(method: string, path: string, body?: unknown, contentType?: string) => Promise<{ status: number; body: T }>;
 
 interface Kubeconfig {
   clusters: Array<{ cluster: { "server": string; "certificate-authority-data": string } }>;
@@ -19,7 +20,7 @@ export function apiClient(kubeconfigPath: string): Api {
   const server = kc.clusters[0]!.cluster.server;
   const ca = Buffer.from(kc.clusters[0]!.cluster["certificate-authority-data"], "base64").toString("utf8");
   const token = kc.users[0]!.user.token;
-  return <T>(method: string, path: string, body?: unknown) =>
+  return <T>(method: string, path: string, body?: unknown, contentType = "application/json") =>
     new Promise<{ status: number; body: T }>((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const req = request(
@@ -31,7 +32,7 @@ export function apiClient(kubeconfigPath: string): Api {
           headers: {
             authorization: `Bearer ${token}`,
             accept: "application/json",
-            ...(payload !== undefined ? { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } : {}),
+            ...(payload !== undefined ? { "content-type": contentType, "content-length": Buffer.byteLength(payload) } : {}),
           },
         },
         (res) => {
