@@ -13,8 +13,11 @@ export default defineConfig({
     maxWorkers: 2,
     reporters: ["default", "./tests/support/closing-line-reporter.ts"],
     projects: [
-      { extends: true, test: { name: "unit", include: ["tests/**/*.test.ts"], exclude: ["tests/e2e/**", "tests/stacks/workflows.test.ts"] } },
+      { extends: true, test: { name: "unit", include: ["tests/**/*.test.ts"], exclude: ["tests/e2e/**", "tests/pods/**", "tests/stacks/workflows.test.ts"] } },
       { extends: true, test: { name: "e2e", include: ["tests/e2e/**/*.test.ts", "tests/stacks/workflows.test.ts"] } },
+      // The local real cluster (benchmarks/kube-local, docs/real-cluster.md): root and
+      // `install.sh --real-cluster`; not in `npm test` until it passes reliably.
+      { extends: true, test: { name: "pods", include: ["tests/pods/**/*.test.ts"], maxWorkers: 1 } },
     ],
   },
 });

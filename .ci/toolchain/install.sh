@@ -28,6 +28,9 @@
 #   bash .ci/toolchain/install.sh --env    same, then print `export PATH=...` on stdout (for eval)
 #   bash .ci/toolchain/install.sh --dirs   build nothing; print `<tool>=<bin dir>` lines (env.sh, tests)
 #   bash .ci/toolchain/install.sh --data   build nothing; print `<data>=<dir>` lines (tests)
+#   bash .ci/toolchain/install.sh --real-cluster  also build what the local real cluster needs
+#                                          (real-cluster.sh: kubelet, kube-proxy, CoreDNS, Cilium,
+#                                          local-path-provisioner); with --dirs, also print their dirs
 #   bash .ci/toolchain/install.sh --prune  same as no flag, then delete every other key's directory
 #                                          (CI: keeps the cache small; on a shared machine other
 #                                          checkouts' keys go too and get rebuilt when next needed)
@@ -59,6 +62,7 @@ want_dirs=0
 want_prune=0
 want_data=0
 only_schemas=0
+want_real=0
 for a in "$@"; do
   case "$a" in
     --env) want_env=1 ;;
@@ -66,13 +70,19 @@ for a in "$@"; do
     --prune) want_prune=1 ;;
     --data) want_data=1 ;;
     --schemas) only_schemas=1 ;;
-    -h|--help) sed -n '2,43p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    --real-cluster) want_real=1 ;;
+    -h|--help) sed -n '2,46p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) printf '[toolchain] unknown argument: %s\n' "$a" >&2; exit 2 ;;
   esac
 done
 
-# wrapper_hash DIR: the key part of wrapper module DIR, first 12 hex of sha256(go.mod then go.sum).
-wrapper_hash() { cat "$HERE/$1/go.mod" "$HERE/$1/go.sum" | sha256sum | cut -c1-12; }
+# wrapper_hash DIR: the key part of wrapper module DIR, first 12 hex of sha256(go.mod then go.sum,
+# then main.go for a wrapper that is itself the main package).
+wrapper_hash() {
+  local main=()
+  [ -f "$HERE/$1/main.go" ] && main=("$HERE/$1/main.go")
+  cat "$HERE/$1/go.mod" "$HERE/$1/go.sum" "${main[@]}" | sha256sum | cut -c1-12
+}
 pulumi_name="pulumi-$PULUMI_VERSION-$(wrapper_hash pulumi)"
 provider_name="pulumi-kubernetes-$K8S_PROVIDER_VERSION-$(wrapper_hash pulumi-kubernetes)"
 host_dir="$T/pulumi-nodejs-dynamic-host/bin"
@@ -83,10 +93,19 @@ actionlint_name="actionlint-$ACTIONLINT_VERSION"
 kubeconform_name="kubeconform-$KUBECONFORM_VERSION"
 crds_name="karpenter-crds-$KARPENTER_CHART_VERSION"
 schemas_name="kubernetes-schemas-$KUBERNETES_VALIDATE_VERSION-$EKS_VERSION"
+# The local real cluster's keys (built by real-cluster.sh with --real-cluster only).
+k8s_node_name="kubernetes-node-$KUBERNETES_VERSION-$(wrapper_hash kubernetes)"
+coredns_name="coredns-$COREDNS_VERSION-$(wrapper_hash coredns)"
+cilium_name="cilium-$CILIUM_VERSION-$(wrapper_hash cilium)"
+local_path_name="local-path-provisioner-$LOCAL_PATH_PROVISIONER_VERSION"
 if [ "$want_dirs" = 1 ]; then
   printf '%s\n' "pulumi=$T/$pulumi_name/bin" "pulumi-kubernetes=$T/$provider_name/bin" \
     "pulumi-nodejs-dynamic-host=$host_dir" "kubernetes=$T/$k8s_name/bin" "etcd=$T/$etcd_name/bin" \
     "kwok=$T/$kwok_name/bin" "actionlint=$T/$actionlint_name/bin" "kubeconform=$T/$kubeconform_name/bin"
+  if [ "$want_real" = 1 ]; then
+    printf '%s\n' "kubernetes-node=$T/$k8s_node_name/bin" "coredns=$T/$coredns_name/bin" \
+      "cilium=$T/$cilium_name/bin" "local-path-provisioner=$T/$local_path_name/bin"
+  fi
   exit 0
 fi
 if [ "$want_data" = 1 ]; then
@@ -161,12 +180,17 @@ module_src() {
   printf '%s' "$src"
 }
 # go_install NAME TMP PACKAGE@VERSION: `go install` a published command (its own go.mod) into TMP/bin.
+# Both run under `nice -n $VALKEY_ON_EKS_BUILD_NICE` (default 10) and, when VALKEY_ON_EKS_BUILD_JOBS
+# is set, `go build -p` that many packages at a time (e.g. 1 on a machine shared with timing tests).
+build_nice="${VALKEY_ON_EKS_BUILD_NICE:-10}"
+build_p=""
+[ -n "${VALKEY_ON_EKS_BUILD_JOBS:-}" ] && build_p="-p ${VALKEY_ON_EKS_BUILD_JOBS}"
 go_install() {
-  run_logged "$1" bash -c "cd '$2' && GOBIN='$2/bin' GOFLAGS=-buildvcs=false nice -n 10 go install -trimpath -ldflags '-s -w' $3"
+  run_logged "$1" bash -c "cd '$2' && GOBIN='$2/bin' GOFLAGS=-buildvcs=false nice -n $build_nice go install $build_p -trimpath -ldflags '-s -w' $3"
 }
 # go_build NAME WRAPPER LDFLAGS OUT PACKAGE: `go build` PACKAGE in the wrapper module WRAPPER (a folder here) to OUT.
 go_build() {
-  run_logged "$1" bash -c "cd '$HERE/$2' && nice -n 10 go build -trimpath -ldflags '$3' -o '$4' $5"
+  run_logged "$1" bash -c "cd '$HERE/$2' && nice -n $build_nice go build $build_p -trimpath -ldflags '$3' -o '$4' $5"
 }
 
 # --- Schemas for the tests: kubeconform, Karpenter's CRDs, the Kubernetes JSON schemas --------------
@@ -336,6 +360,10 @@ build_actionlint() {
 }
 if [ ! -x "$T/$actionlint_name/bin/actionlint" ]; then need_go; timed "$actionlint_name" build_actionlint; fi
 
+if [ "$want_real" = 1 ]; then
+  # shellcheck source=real-cluster.sh
+  . "$HERE/real-cluster.sh"
+fi
 fi # only_schemas
 
 # --- Summary ----------------------------------------------------------------------------------------
@@ -344,7 +372,7 @@ if [ "${#built[@]}" -gt 0 ]; then
   say "built ${built[*]}; bin dirs: ${bins//:/ }"
 fi
 if [ "$want_prune" = 1 ]; then
-  keep=" $pulumi_name $provider_name pulumi-nodejs-dynamic-host $k8s_name $etcd_name $kwok_name $actionlint_name $kubeconform_name $crds_name $schemas_name build-logs "
+  keep=" $pulumi_name $provider_name pulumi-nodejs-dynamic-host $k8s_name $etcd_name $kwok_name $actionlint_name $kubeconform_name $crds_name $schemas_name $k8s_node_name $coredns_name $cilium_name $local_path_name build-logs "
   for d in "$T"/*/; do
     d="$(basename "$d")"
     case "$keep" in *" $d "*) ;; *) say "pruning $d (not a key of this checkout)"; rm -rf "${T:?}/$d" ;; esac

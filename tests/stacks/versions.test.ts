@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { VERSION_KEYS, parseVersions, versions, type Versions } from "../../versions.js";
-import { toolchainData, toolchainDirs } from "../support/toolchain.js";
+import { realClusterDirs, toolchainData, toolchainDirs } from "../support/toolchain.js";
 
 const MANIFEST = readFileSync("versions.env", "utf8");
 const tmpDirs: string[] = [];
@@ -73,11 +73,15 @@ function goModMismatches(wrapper: string, text: string, v: Versions): string[] {
       if (target !== `${mod} ${staging}`)
         out.push(`${wrapper}/go.mod replaces ${mod} => ${target}, versions.env KUBERNETES_VERSION=${v.KUBERNETES_VERSION} wants ${mod} ${staging}`);
     }
+  } else if (wrapper === "coredns") {
+    want("github.com/coredns/coredns", v.COREDNS_VERSION, "COREDNS_VERSION");
+  } else if (wrapper === "cilium") {
+    want("github.com/cilium/cilium", v.CILIUM_VERSION, "CILIUM_VERSION");
   } else out.push(`unknown wrapper ${wrapper}`);
   return out;
 }
 
-const WRAPPERS = ["pulumi", "pulumi-kubernetes", "kubernetes"] as const;
+const WRAPPERS = ["pulumi", "pulumi-kubernetes", "kubernetes", "coredns", "cilium"] as const;
 const goMod = (wrapper: string): string => readFileSync(join(".ci/toolchain", wrapper, "go.mod"), "utf8");
 
 describe("versions.ts", () => {
@@ -175,6 +179,9 @@ describe("no other file repeats a pinned version", () => {
     versions.KUBERNETES_VALIDATE_VERSION,
     versions.KARPENTER_CHART_VERSION,
     versions.VALKEY_IMAGE,
+    versions.COREDNS_VERSION,
+    versions.CILIUM_VERSION,
+    versions.LOCAL_PATH_PROVISIONER_VERSION,
   ];
 
   // Examples in prose that stay true after a bump, by file name (so that moving a file keeps its
@@ -213,6 +220,23 @@ describe("install.sh cache keys", () => {
   it("install.sh --dirs names the directories tests/support/toolchain.ts computes", () => {
     const fromSh = dirs(".", process.env.VALKEY_ON_EKS_TOOLCHAIN ?? join(process.env.HOME ?? "", ".cache/valkey-on-eks/toolchain"));
     expect(fromSh).toEqual(Object.fromEntries(Object.entries(toolchainDirs).map(([k, d]) => [k, join(d, "bin")])));
+  });
+
+  it("install.sh --dirs --real-cluster adds the real cluster's directories tests/support/toolchain.ts computes", () => {
+    const root = process.env.VALKEY_ON_EKS_TOOLCHAIN ?? join(process.env.HOME ?? "", ".cache/valkey-on-eks/toolchain");
+    const all = Object.fromEntries(
+      execFileSync("bash", [".ci/toolchain/install.sh", "--dirs", "--real-cluster"], {
+        encoding: "utf8",
+        env: { ...process.env, VALKEY_ON_EKS_TOOLCHAIN: root },
+      })
+        .trim()
+        .split("\n")
+        .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+    );
+    const want = Object.fromEntries([...Object.entries(toolchainDirs), ...Object.entries(realClusterDirs)].map(([k, d]) => [k, join(d, "bin")]));
+    expect(all).toEqual(want);
+    // A changed main.go of the CoreDNS wrapper changes its key (it is part of the build).
+    expect(realClusterDirs.coredns).toMatch(new RegExp(`coredns-${versions.COREDNS_VERSION}-[0-9a-f]{12}$`));
   });
 
   it("install.sh --data names the data directories tests/support/toolchain.ts computes, keyed by their versions", () => {
@@ -309,7 +333,10 @@ describe("install.sh cache keys", () => {
       "kubernetes-schemas-1.33.1-1.33",
     ];
     for (const s of stale) mkdirSync(join(t, s, "bin"), { recursive: true });
-    const kept = [...Object.values(dirs(".", t)), ...Object.values(data)].map((b) => b.slice(t.length + 1).split("/")[0]);
+    // The real cluster's keys are kept too, although a plain run does not build them.
+    const real = Object.values(realClusterDirs).map((d) => join(t, d.slice(d.lastIndexOf("/") + 1)));
+    for (const d of real) mkdirSync(join(d, "bin"), { recursive: true });
+    const kept = [...Object.values(dirs(".", t)), ...Object.values(data), ...real].map((b) => b.slice(t.length + 1).split("/")[0]);
     execFileSync("bash", [".ci/toolchain/install.sh", "--prune"], {
       env: { HOME: process.env.HOME ?? "", PATH: "/usr/bin:/bin", VALKEY_ON_EKS_TOOLCHAIN: t },
       stdio: "pipe",

@@ -16,10 +16,16 @@ const WRAPPERS = resolve(import.meta.dirname, "../../.ci/toolchain");
 
 export const TOOLCHAIN = process.env.VALKEY_ON_EKS_TOOLCHAIN ?? join(homedir(), ".cache/valkey-on-eks/toolchain");
 
-/** The key part of a wrapper module in .ci/toolchain/ (as install.sh's wrapper_hash). */
-export function wrapperHash(wrapper: "pulumi" | "pulumi-kubernetes" | "kubernetes"): string {
+/**
+ * The key part of a wrapper module in .ci/toolchain/ (as install.sh's wrapper_hash): go.mod, go.sum,
+ * then main.go when the wrapper is itself the main package (coredns).
+ */
+export function wrapperHash(wrapper: "pulumi" | "pulumi-kubernetes" | "kubernetes" | "coredns" | "cilium"): string {
   const h = createHash("sha256");
-  for (const f of ["go.mod", "go.sum"]) h.update(readFileSync(join(WRAPPERS, wrapper, f)));
+  for (const f of ["go.mod", "go.sum", "main.go"]) {
+    const path = join(WRAPPERS, wrapper, f);
+    if (f !== "main.go" || existsSync(path)) h.update(readFileSync(path));
+  }
   return h.digest("hex").slice(0, 12);
 }
 
@@ -33,6 +39,18 @@ export const toolchainDirs = {
   "kwok": join(TOOLCHAIN, `kwok-${versions.KWOK_VERSION}`),
   "actionlint": join(TOOLCHAIN, `actionlint-${versions.ACTIONLINT_VERSION}`),
   "kubeconform": join(TOOLCHAIN, `kubeconform-${versions.KUBECONFORM_VERSION}`),
+} as const;
+
+/**
+ * What only `install.sh --real-cluster` builds (and `install.sh --dirs --real-cluster` names): the
+ * local real cluster's kubelet and kube-proxy (the control plane's wrapper), CoreDNS, Cilium (its
+ * BPF sources in `bpf/` beside `bin/`) and local-path-provisioner. See docs/real-cluster.md.
+ */
+export const realClusterDirs = {
+  "kubernetes-node": join(TOOLCHAIN, `kubernetes-node-${versions.KUBERNETES_VERSION}-${wrapperHash("kubernetes")}`),
+  "coredns": join(TOOLCHAIN, `coredns-${versions.COREDNS_VERSION}-${wrapperHash("coredns")}`),
+  "cilium": join(TOOLCHAIN, `cilium-${versions.CILIUM_VERSION}-${wrapperHash("cilium")}`),
+  "local-path-provisioner": join(TOOLCHAIN, `local-path-provisioner-${versions.LOCAL_PATH_PROVISIONER_VERSION}`),
 } as const;
 
 /**

@@ -1,0 +1,184 @@
+/**
+ * The cluster add-ons that run as pods: CoreDNS (the `kube-dns` Service at DNS_SERVICE_IP) and
+ * rancher's local-path-provisioner, as API objects (pure; cluster.ts creates them).
+ *
+ * CoreDNS's Corefile has the kubernetes plugin only, and the binary has no forward plugin at all
+ * (.ci/toolchain/coredns/main.go): a name outside the cluster gets NXDOMAIN/SERVFAIL, never an
+ * answer from outside. Manifests follow CoreDNS's deployment/kubernetes/coredns.yaml.sed and
+ * local-path-provisioner's deploy/local-path-storage.yaml (RBAC cut to what each one reads).
+ */
+import { CLUSTER_DOMAIN, DNS_SERVICE_IP, POD_CIDR, SERVICE_CIDR, type NodePlan } from "./plan.js";
+
+type Obj = Record<string, unknown>;
+
+export const LOCAL_PATH_STORAGE_CLASS = "local-path";
+
+export function coreDnsObjects(image: string): Obj[] {
+  const labels = { "k8s-app": "kube-dns" };
+  const corefile = `.:53 {
+    errors
+    health
+    ready
+    kubernetes ${CLUSTER_DOMAIN} in-addr.arpa ip6.arpa {
+      pods insecure
+      ttl 30
+    }
+    cache 30
+    loadbalance
+    reload
+}
+`;
+  return [
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "coredns", namespace: "kube-system" } },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "system:coredns" },
+      rules: [
+        { apiGroups: [""], resources: ["endpoints", "services", "pods", "namespaces"], verbs: ["list", "watch"] },
+        { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list", "watch"] },
+      ],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "system:coredns" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "system:coredns" },
+      subjects: [{ kind: "ServiceAccount", name: "coredns", namespace: "kube-system" }],
+    },
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "coredns", namespace: "kube-system" }, data: { Corefile: corefile } },
+    {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "coredns", namespace: "kube-system", labels },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            serviceAccountName: "coredns",
+            dnsPolicy: "Default",
+            priorityClassName: "system-cluster-critical",
+            containers: [
+              {
+                name: "coredns",
+                image,
+                imagePullPolicy: "Never",
+                args: ["-conf", "/etc/coredns/Corefile"],
+                ports: [
+                  { name: "dns", containerPort: 53, protocol: "UDP" },
+                  { name: "dns-tcp", containerPort: 53, protocol: "TCP" },
+                ],
+                securityContext: { capabilities: { add: ["NET_BIND_SERVICE"], drop: ["ALL"] }, readOnlyRootFilesystem: true },
+                livenessProbe: { httpGet: { path: "/health", port: 8080 }, initialDelaySeconds: 10 },
+                readinessProbe: { httpGet: { path: "/ready", port: 8181 } },
+                volumeMounts: [{ name: "config", mountPath: "/etc/coredns", readOnly: true }],
+              },
+            ],
+            volumes: [{ name: "config", configMap: { name: "coredns" } }],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "kube-dns", namespace: "kube-system", labels: { ...labels, "kubernetes.io/name": "CoreDNS" } },
+      spec: {
+        selector: labels,
+        clusterIP: DNS_SERVICE_IP,
+        ports: [
+          { name: "dns", port: 53, protocol: "UDP" },
+          { name: "dns-tcp", port: 53, protocol: "TCP" },
+        ],
+      },
+    },
+  ];
+}
+
+/**
+ * The provisioner's ServiceAccount, which its helper pods (mkdir/rm of a volume's directory) also
+ * run as: the name its `--service-account-name` flag defaults to.
+ */
+const SA = "local-path-provisioner-service-account";
+
+/** local-path-provisioner; each node's volumes live under its own state directory. */
+export function localPathObjects(image: string, helperImage: string, nodes: NodePlan[]): Obj[] {
+  const ns = "local-path-storage";
+  const config = {
+    nodePathMap: nodes.map((n) => ({ node: n.name, paths: [`${n.dir}/volumes`] })),
+  };
+  const setup = `#!/bin/sh\nset -eu\nmkdir -m 0777 -p "$VOL_DIR"\n`;
+  const teardown = `#!/bin/sh\nset -eu\nrm -rf "$VOL_DIR"\n`;
+  const helperPod = `apiVersion: v1\nkind: Pod\nmetadata:\n  name: helper-pod\nspec:\n  containers:\n  - name: helper-pod\n    image: ${helperImage}\n    imagePullPolicy: Never\n`;
+  return [
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } },
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: SA, namespace: ns } },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "local-path-provisioner" },
+      rules: [
+        {
+          apiGroups: [""],
+          resources: ["nodes", "persistentvolumeclaims", "configmaps", "pods", "pods/log"],
+          verbs: ["get", "list", "watch", "create", "patch", "update", "delete"],
+        },
+        { apiGroups: [""], resources: ["persistentvolumes"], verbs: ["get", "list", "watch", "create", "patch", "update", "delete"] },
+        { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+        { apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["get", "list", "watch"] },
+      ],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "local-path-provisioner" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "local-path-provisioner" },
+      subjects: [{ kind: "ServiceAccount", name: SA, namespace: ns }],
+    },
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "local-path-config", namespace: ns },
+      data: { "config.json": JSON.stringify(config, null, 2), "setup": setup, "teardown": teardown, "helperPod.yaml": helperPod },
+    },
+    {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "local-path-provisioner", namespace: ns },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: "local-path-provisioner" } },
+        template: {
+          metadata: { labels: { app: "local-path-provisioner" } },
+          spec: {
+            serviceAccountName: SA,
+            containers: [
+              {
+                name: "local-path-provisioner",
+                image,
+                imagePullPolicy: "Never",
+                command: ["local-path-provisioner", "--debug", "start", "--config", "/etc/config/config.json"],
+                env: [{ name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } }],
+                volumeMounts: [{ name: "config", mountPath: "/etc/config/" }],
+              },
+            ],
+            volumes: [{ name: "config", configMap: { name: "local-path-config" } }],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: "storage.k8s.io/v1",
+      kind: "StorageClass",
+      metadata: { name: LOCAL_PATH_STORAGE_CLASS, annotations: { "storageclass.kubernetes.io/is-default-class": "true" } },
+      provisioner: "rancher.io/local-path",
+      volumeBindingMode: "WaitForFirstConsumer",
+      reclaimPolicy: "Delete",
+    },
+  ];
+}
+
+/** For the README/status: the ranges the cluster uses. */
+export const RANGES = { pods: POD_CIDR, services: SERVICE_CIDR, dns: DNS_SERVICE_IP } as const;
