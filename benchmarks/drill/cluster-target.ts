@@ -28,7 +28,7 @@ import { sleep } from "../util/poll-until.js";
 import { verifyTopology } from "../verify/verify-topology.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "./ledger.js";
-import { clusterNodesOf, clusterPodLaunch, type ClusterNodes } from "./cluster-pod.js";
+import { clusterNodesOf, clusterPodLaunch, type ClusterNodes, type ClusterPodSpec } from "./cluster-pod.js";
 import { clusterClient } from "./load.js";
 import { partitionCapability } from "./partition.js";
 import { injectPartition, type PartitionFault } from "./partition-fault.js";
@@ -59,15 +59,8 @@ export interface ClusterTargetOptions extends DrillTimings {
   hostBase?: number;
 }
 
-interface Pod {
+interface Pod extends ClusterPodSpec {
   index: number;
-  name: string;
-  hostname: string;
-  zone: string;
-  host: string;
-  port: number;
-  busPort: number;
-  dataDir: string;
   nodeId: string;
   proc: ValkeyProcess | undefined;
 }
