@@ -53,7 +53,11 @@ export function clusterPodLaunch(p: ClusterPodSpec, e: ClusterPodEnv): (ctx: Lau
     const conf = renderDeployedLocalConf(
       e.valkey ?? defaultValkeyConfig(),
       { role: { kind: "cluster-member" }, port: p.port, busPort: p.busPort, bind: p.host, dataDir: p.dataDir, runDir },
-      { logfile, clusterNodeTimeoutMs: e.nodeTimeoutMs, bindSourceAddr: p.host },
+      // Endpoint type `ip`, not the deployed `hostname`: with hostnames mapped to 127.0.0.x by the
+      // load client (natMap, standing in for pod DNS) the `primary` drill lost 21-116 acknowledged
+      // writes outside its bound in 6 of 8 runs (0 of 4 with `ip`); the cause (the stand-in name
+      // mapping or the server) is not found yet, so the local drills keep what they measured before.
+      { logfile, clusterNodeTimeoutMs: e.nodeTimeoutMs, bindSourceAddr: p.host, clusterEndpointType: "ip" },
     );
     writeFileSync(join(dir, "valkey.conf"), conf, { mode: 0o600 });
     writeFileSync(join(dir, "heal.sh"), renderClusterHealScript({ port: p.port, localHost: p.host, intervalSeconds: 1, deadlineSeconds: 120 }));

@@ -27,6 +27,11 @@ export interface LocalConfOverrides {
   ioThreads?: number;
   /** cluster-node-timeout (cluster members): the local failure detection the drill was asked for. */
   clusterNodeTimeoutMs?: number;
+  /**
+   * cluster-preferred-endpoint-type (cluster members). The deployed conf says `hostname` (pod IPs
+   * change); set `ip` where clients have no DNS for the announced names.
+   */
+  clusterEndpointType?: "ip" | "hostname";
   /** `bind-source-addr`: the address its replication links and cluster bus connect from. */
   bindSourceAddr?: string;
 }
@@ -47,6 +52,7 @@ export function renderDeployedLocalConf(valkey: ValkeyConfig, o: ValkeyConfOptio
   if (local.save !== undefined) lines.push(`save ${quote(local.save)}`);
   if (local.ioThreads !== undefined) lines.push(`io-threads ${local.ioThreads}`);
   if (local.clusterNodeTimeoutMs !== undefined) lines.push(`cluster-node-timeout ${local.clusterNodeTimeoutMs}`);
+  if (local.clusterEndpointType !== undefined) lines.push(`cluster-preferred-endpoint-type ${local.clusterEndpointType}`);
   if (local.bindSourceAddr !== undefined) lines.push(`bind-source-addr ${local.bindSourceAddr}`);
   return renderValkeyConf(valkey, o) + lines.join("\n") + "\n";
 }
