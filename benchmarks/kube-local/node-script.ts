@@ -7,8 +7,12 @@
  *
  * - joins the node's `system` cgroup in every v1 hierarchy;
  * - mounts a fresh /run (containerd 1.6 puts pod netns files in /run/netns; Cilium's socket is in
- *   /run/cilium), a sysfs of this netns (the host's cgroup mounts moved back under it) and a bpffs
- *   of this node;
+ *   /run/cilium), a sysfs of this netns (the host's cgroup mounts moved back under it), a bpffs
+ *   of this node, and the node's own /var/log (a directory of its state bind-mounted there). The
+ *   kubelet keeps pod logs in /var/log/pods and its container GC deletes every pod log directory
+ *   there of a pod it does not run: with the host's /var/log shared, each kubelet deleted the other
+ *   nodes' logs, and reading a finished pod's log (the benchmark Job's results) failed at random with
+ *   "lstat /var/log/pods/...: no such file or directory";
  * - starts containerd, imports the images, starts the kubelet (which registers the node, so that
  *   the controller manager gives it a pod CIDR), kube-proxy and cilium-agent (which needs that
  *   CIDR), each with its log in `logs/` and pid in `pids/`;
@@ -43,7 +47,7 @@ export function nodeScript(node: NodePlan, bins: NodeBinaries, ciliumArgs: strin
 set -eu
 D=${d}
 for c in ${CGROUP_CONTROLLERS.join(" ")}; do echo $$ > "/sys/fs/cgroup/$c${node.cgroup}/system/cgroup.procs"; done
-mkdir -p "$D/mnt/cgroup" "$D/logs" "$D/pids"
+mkdir -p "$D/mnt/cgroup" "$D/logs" "$D/pids" "$D/var-log"
 mount --make-rprivate /
 mount --rbind /sys/fs/cgroup "$D/mnt/cgroup"
 mount -t sysfs sysfs /sys
@@ -51,6 +55,7 @@ mount --move "$D/mnt/cgroup" /sys/fs/cgroup
 mount -t bpf bpf /sys/fs/bpf
 mount -t tmpfs -o mode=755 tmpfs /run
 mkdir -p /run/netns /run/cilium
+mount --bind "$D/var-log" /var/log
 echo 1 > /proc/sys/net/ipv4/ip_forward
 for f in /proc/sys/net/ipv4/conf/all/rp_filter /proc/sys/net/ipv4/conf/default/rp_filter; do echo 0 > "$f"; done
 run() { n="$1"; shift; "$@" >>"$D/logs/$n.log" 2>&1 & echo $! > "$D/pids/$n"; }

@@ -118,6 +118,16 @@ describe("the provider shell, in-process", () => {
     expect(outs.jobName).toBe("vbench-cluster");
     expect(JSON.stringify(outs)).not.toContain("KUBE-TOKEN");
   });
+  it("a second up with the same inputs changes nothing: diff against create's own outputs", async () => {
+    const provider = benchmarkResultsProvider({ api: fakeApi([done]), waitDeps: clock() });
+    const outs = (await provider.create(inputs)).outs as Record<string, unknown>;
+    expect(await provider.diff?.("id", outs, { ...inputs })).toMatchObject({ changes: false, replaces: [] });
+    expect(outs.rowsTimestamp).toBe("20260523-101500");
+    expect(await provider.diff?.("id", outs, { ...inputs, timestamp: "20260101-000000" })).toMatchObject({
+      changes: true,
+      replaces: ["timestamp"],
+    });
+  });
   it("create refuses unusable inputs, naming the key and never the kubeconfig", async () => {
     const provider = benchmarkResultsProvider({ api: fakeApi([done]), waitDeps: clock() });
     const err = await provider.create({ ...inputs, timeoutSeconds: 0 }).catch((e: unknown) => e);

@@ -86,6 +86,13 @@ describe("nodeScript", () => {
     expect(makePrivate).toBeLessThan(firstMount);
   });
 
+  it("gives the node its own /var/log before containerd and the kubelet start (kubelets GC other nodes' pod logs)", () => {
+    const bind = script.indexOf('mount --bind "$D/var-log" /var/log');
+    expect(bind).toBeGreaterThan(script.indexOf("mount --make-rprivate /"));
+    expect(bind).toBeLessThan(script.indexOf("\nstart_containerd\n"));
+    expect(bind).toBeLessThan(script.indexOf("run kubelet"));
+  });
+
   it("starts the node's daemons with its name, address and zone label, quoting paths", () => {
     expect(script).toContain(`--hostname-override=${shq(n.name)} --node-ip=${n.ip}`);
     expect(script).toContain(`topology.kubernetes.io/zone=${n.zone}`);

@@ -11,10 +11,15 @@
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient, type Api } from "../../benchmarks/kube-local/api.js";
-import { up, type ClusterStatus } from "../../benchmarks/kube-local/cluster.js";
+import { STATE_DIR, up, type ClusterStatus } from "../../benchmarks/kube-local/cluster.js";
 import { LOCAL_PATH_STORAGE_CLASS } from "../../benchmarks/kube-local/addons.js";
+import { clusterPlan, DEFAULT_ZONES } from "../../benchmarks/kube-local/plan.js";
+import type { ResultRow } from "../../benchmarks/run/result-row.js";
+import { parseResultsCsv, RESULTS_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
+import { CLIENT_LABEL, DATA_PLANE_LABEL, VALKEY_BUS_PORT, VALKEY_PORT } from "../../components/shared.js";
 import { createPulumiEnv, createStack, tail, toolchainPaths, type PulumiEnv } from "../e2e/support/pulumi-harness.js";
 import { realClusterDirs } from "../support/toolchain.js";
+import { allowBusFrom, probe, type ProbeTarget } from "./support/probe.js";
 
 const missing = [
   ...Object.entries(realClusterDirs),
@@ -25,6 +30,14 @@ const missing = [
   .map(([k]) => k);
 const reason = process.getuid?.() !== 0 ? "needs root" : missing.length > 0 ? `not built: ${missing.join(", ")} (bash .ci/setup --pods)` : "";
 const PASSWORD = `pods-${Math.random().toString(36).slice(2)}-secret`;
+/**
+ * The three zones of the stack plus a fourth node in a zone the stack does not use: the benchmark
+ * pod must run on a node without a Valkey pod (required anti-affinity, as on EKS where Karpenter
+ * adds a node for it), and cluster mode's six members fill the three zones' nodes.
+ */
+const CLIENT_ZONE = "us-west-2d";
+const PLAN = clusterPlan(STATE_DIR, [...DEFAULT_ZONES, CLIENT_ZONE]);
+const TESTS = ["set", "get", "incr"] as const;
 
 describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${reason})` : ""}`, () => {
   let cluster: ClusterStatus;
@@ -32,9 +45,9 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
   let env: PulumiEnv;
 
   beforeAll(async () => {
-    cluster = await up(() => undefined);
+    cluster = await up(() => undefined, PLAN);
     api = apiClient(cluster.kubeconfig);
-    // The byo stack selects its nodes like the Karpenter pool's: label the three workers so.
+    // The byo stack selects its nodes like the Karpenter pool's: label the workers so.
     for (const n of cluster.nodes) {
       const r = await api("PATCH", `/api/v1/nodes/${n.name}`, { metadata: { labels: { "karpenter.sh/nodepool": "valkey" } } }, "application/merge-patch+json");
       expect(r.status).toBe(200);
@@ -46,7 +59,8 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
 
   const lifecycle = async (mode: "cluster" | "replication"): Promise<void> => {
     const NS = `valkey-${mode}-pods`;
-    const zones = cluster.nodes.map((n) => n.zone);
+    const zones = [...DEFAULT_ZONES];
+    const clientNode = cluster.nodes.find((n) => n.zone === CLIENT_ZONE)?.name ?? "";
     const s = await createStack(
       env,
       {
@@ -62,19 +76,48 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
           resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "1", memory: "512Mi" } },
           persistence: { size: "1Gi" },
         },
-        benchmark: { enabled: false },
+        // The benchmark Job in a real pod, through its own and the release's NetworkPolicies (which
+        // the stack always creates): a short seed workload, re-run once if under a second.
+        benchmark: {
+          enabled: true,
+          requests: 20_000,
+          clients: 10,
+          tests: [...TESTS],
+          minDurationSeconds: 1,
+          resources: { cpu: "500m", memory: "256Mi" },
+        },
         checks: { bootstrap: true, verify: true, connector: "port-forward" },
       },
       { password: PASSWORD },
     );
     try {
+      const t0 = Date.now();
       const first = await s.stack.up({ onOutput: (o) => s.log.push(o) });
+      console.log(`[pods] ${mode}: first up ${Math.round((Date.now() - t0) / 1000)} s`);
       expect(first.summary.result, tail(s.log)).toBe("succeeded");
       const report = first.outputs.report?.value as {
         topology: { ok: boolean; primaries: Array<{ zone: string; slotRanges: string[]; replicas: Array<{ zone: string; crossAz: boolean }> }> } | null;
         sentinels?: Array<{ zone: string; reachable: boolean; agrees: boolean }> | null;
+        benchmark: { rows: ResultRow[]; csv: string } | null;
+        endpoints: { write: string; port: number };
       };
       expect(report.topology?.ok, tail(s.log)).toBe(true);
+      // The benchmark Job ran in a real pod through the NetworkPolicies (replication: to HAProxy's
+      // write Service), and its log became the outputs: one row per test, rps > 0, the seed's CSV.
+      const rows = report.benchmark?.rows ?? [];
+      expect(
+        rows.map((r) => [r.mode, r.test]),
+        tail(s.log),
+      ).toEqual(TESTS.map((t) => [mode, t.toUpperCase()]));
+      for (const r of rows) {
+        expect(r.rps).toBeGreaterThan(0);
+        expect(r.p50_ms).toBeGreaterThan(0);
+        expect([r.clients, r.pipeline, r.datasize]).toEqual([10, 16, 256]);
+      }
+      const csv = report.benchmark?.csv ?? "";
+      expect(csv.split("\n")[0]).toBe(RESULTS_CSV_COLUMNS.join(","));
+      expect(parseResultsCsv(csv)).toEqual(rows);
+      console.log(`[pods] ${mode} benchmark rows:\n${csv}`);
       const primaries = report.topology?.primaries ?? [];
       for (const p of primaries) {
         expect(zones).toContain(p.zone);
@@ -99,10 +142,14 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
         items: Array<{
           metadata: { labels?: Record<string, string> };
           spec: { nodeName?: string; containers: Array<{ image: string }> };
-          status: { containerStatuses?: Array<{ ready: boolean }> };
+          status: { phase?: string; podIP?: string; containerStatuses?: Array<{ ready: boolean }> };
         }>;
       }
-      const pods = (await api<PodList>("GET", `/api/v1/namespaces/${NS}/pods`)).body.items;
+      const all = (await api<PodList>("GET", `/api/v1/namespaces/${NS}/pods`)).body.items;
+      const bench = all.filter((p) => p.metadata.labels?.["app.kubernetes.io/name"] === "valkey-benchmark");
+      const pods = all.filter((p) => !bench.includes(p));
+      // The benchmark pod ran on the node without Valkey, from the valkey image (valkey-benchmark).
+      expect(bench.map((p) => [p.spec.nodeName, p.spec.containers[0]?.image, p.status.phase])).toEqual([[clientNode, cluster.images.valkey, "Succeeded"]]);
       // Cluster: 3 x (1 + 1) members. Replication: 4 members, 3 Sentinels, 2 HAProxy pods.
       expect(pods).toHaveLength(mode === "cluster" ? 6 : 9);
       for (const p of pods) {
@@ -111,10 +158,60 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
         expect(p.status.containerStatuses?.every((c) => c.ready)).toBe(true);
       }
       expect(new Set(pods.map((p) => p.spec.nodeName)).size).toBe(3);
+      expect(pods.map((p) => p.spec.nodeName)).not.toContain(clientNode);
 
+      // The release's NetworkPolicies on real pods, probed from the client node: without the client
+      // label, no member's 6379 (nor 16379 in cluster mode); with it, 6379 but never 16379 (the bus
+      // is for members only: they formed the cluster through it above). The positive control shows
+      // that a closed 16379 is the policy's doing: an extra policy admitting the probe opens it.
+      const members = pods.filter((p) => p.metadata.labels?.[DATA_PLANE_LABEL] === "true").map((p) => p.status.podIP ?? "");
+      expect(members).toHaveLength(mode === "cluster" ? 6 : 4);
+      const at = (port: number): ProbeTarget[] => members.map((ip) => ({ ip, port }));
+      const ports = mode === "cluster" ? [VALKEY_PORT, VALKEY_BUS_PORT] : [VALKEY_PORT];
+      const run = (labels: Record<string, string>, targets: ProbeTarget[]) =>
+        probe(api, { ns: NS, node: clientNode, image: cluster.images.valkey ?? "", labels, targets });
+      const unlabelled = await run({ "probe.test/role": "none" }, ports.flatMap(at));
+      expect([...unlabelled.values()].filter(Boolean), "a pod without the client label reached a member").toEqual([]);
+      const client = await run({ [CLIENT_LABEL]: "true" }, ports.flatMap(at));
+      expect(
+        [...client.entries()]
+          .filter(([, open]) => open)
+          .map(([t]) => t)
+          .sort(),
+      ).toEqual(
+        at(VALKEY_PORT)
+          .map((t) => `${t.ip}:${t.port}`)
+          .sort(),
+      );
+      // A pod with the benchmark pod's labels is under the benchmark's own egress policy: it reaches
+      // its endpoint (cluster: the client Service; replication: HAProxy's write Service) and
+      // nothing else (replication: not the members directly; cluster: not the bus).
+      const asBenchmark = await run(
+        { "app.kubernetes.io/name": "valkey-benchmark", "app.kubernetes.io/component": `benchmark-${mode}`, [CLIENT_LABEL]: "true" },
+        [{ ip: report.endpoints.write, port: report.endpoints.port }, ...(mode === "cluster" ? at(VALKEY_BUS_PORT) : at(VALKEY_PORT))],
+      );
+      expect([...asBenchmark.entries()].filter(([, open]) => open).map(([t]) => t)).toEqual([`${report.endpoints.write}:${report.endpoints.port}`]);
+      if (mode === "cluster") {
+        const drop = await allowBusFrom(api, {
+          ns: NS,
+          name: "probe-bus-allow",
+          to: { [DATA_PLANE_LABEL]: "true" },
+          from: { "probe.test/role": "bus" },
+          port: VALKEY_BUS_PORT,
+        });
+        try {
+          const control = await run({ "probe.test/role": "bus" }, at(VALKEY_BUS_PORT));
+          expect([...control.values()].every(Boolean), "positive control: 16379 with an allowing policy").toBe(true);
+        } finally {
+          await drop();
+        }
+      }
+
+      // The diff a second up would apply, shown when it is not empty.
+      const plan = await s.stack.preview({ diff: true });
       const second = await s.stack.up({ onOutput: (o) => s.log.push(o) });
-      expect(second.summary.resourceChanges?.update ?? 0, tail(s.log)).toBe(0);
-      expect(second.summary.resourceChanges?.create ?? 0, tail(s.log)).toBe(0);
+      const changes = second.summary.resourceChanges ?? {};
+      expect([changes.update ?? 0, changes.create ?? 0, changes.replace ?? 0], plan.stdout).toEqual([0, 0, 0]);
     } finally {
       await s.dispose();
     }

@@ -32,7 +32,7 @@ export class BenchmarkResults extends pulumi.dynamic.Resource {
   /** The pod whose log was read; with several client pods, their names joined by ",". */
   declare readonly podName: pulumi.Output<string>;
   /** The rows' timestamp. */
-  declare readonly timestamp: pulumi.Output<string>;
+  declare readonly rowsTimestamp: pulumi.Output<string>;
   /** New each time the results are read (each benchmark run). */
   declare readonly runStamp: pulumi.Output<string>;
 

@@ -47,8 +47,12 @@ export interface BenchmarkResultsOutputs {
   /** The pod whose log was read; with several client pods, their names joined by ",". */
   podName: string;
   image: string;
-  /** The rows' timestamp. */
-  timestamp: string;
+  /**
+   * The rows' timestamp. Not `timestamp`: the outputs hold the inputs too, and the diff compares
+   * the stored `timestamp` input with the new one; the computed value there made every `up`
+   * replace the results (re-reading them and re-running the checks and drills after them).
+   */
+  rowsTimestamp: string;
 }
 
 export class BenchmarkJobError extends Error {
@@ -126,7 +130,7 @@ export async function collectJobResults(api: JobLogApi, i: BenchmarkResultsInput
     }
   }
   const rows = combineClientRows(perPod);
-  return { rows, csv: renderResultsCsv(rows), podName: pods.map((p) => p.name).join(","), image: i.image, timestamp };
+  return { rows, csv: renderResultsCsv(rows), podName: pods.map((p) => p.name).join(","), image: i.image, rowsTimestamp: timestamp };
 }
 
 function isNotFound(err: unknown): boolean {
@@ -192,6 +196,6 @@ export interface ResultsTestDeps {
 export const { check, create, diff, update } = dynamicProtocol({
   fields: resultsFields,
   run: async (i, deps?: ResultsTestDeps) => collectJobResults(deps?.api ?? (await kubernetesJobLogApi(i.kubeconfig, i.context)), i, deps?.waitDeps),
-  idOf: (p, outs) => `${String(p.namespace)}/${String(p.jobName)}/${outs.timestamp}`,
+  idOf: (p, outs) => `${String(p.namespace)}/${String(p.jobName)}/${outs.rowsTimestamp}`,
   replaceOnChange: true,
 });
