@@ -265,7 +265,7 @@ describe("FailureDrill: the faults that really happen, where the API allows them
     const r = await drillOnce(inputs("cluster"), "lost-volume", deps);
     expect(kube.calls.filter((c) => /^delete (pvc|member)/.test(c))).toEqual(["delete pvc data-member-0", "delete member-0 grace=0"]);
     expect(r.faultDescription).toMatch(/PersistentVolumeClaim data-member-0 deleted, then the pod/);
-    expect(r.ackedLossBound!.reason).toMatch(/async replication window 4\.0 s/);
+    expect(r.ackedLossBound!.reason).toMatch(/async replication window 5\.0 s/);
   });
 
   it.each(["freeze", "partition"] as const)("%s cannot be injected through the API: refused naming the fault and why, nothing broken", async (fault) => {
@@ -277,7 +277,7 @@ describe("FailureDrill: the faults that really happen, where the API allows them
   it("the row carries the promised bound and ok needs the acknowledged loss inside it", async () => {
     const { deps } = setup("replication");
     const r = await drillOnce(inputs("replication"), "primary", deps);
-    expect(r.ackedLossBound).toMatchObject({ fromMs: -4000 });
+    expect(r.ackedLossBound).toMatchObject({ fromMs: -5000 });
     expect(r.lostAckedOutsideBound).toBe(0);
     expect(r.unknownWrites).toBe(0);
     expect(r.ok).toBe(true);
