@@ -2,9 +2,10 @@ import { defineConfig } from "vitest/config";
 
 // Integration tests start real valkey-server processes; keep files in separate forks so a
 // crashed test cannot leave another file's servers behind, and give them room to settle.
-// Two projects: `unit` needs only Node and valkey-server, `e2e` needs the toolchain of
+// Three projects: `unit` needs only Node and valkey-server, `e2e` needs the toolchain of
 // .ci/toolchain (tests/e2e: the real Pulumi engine, kube-apiserver, kwok; tests/stacks/workflows.test.ts:
-// actionlint). `npm run test:unit` / `npm run test:e2e` pick one (`vitest run --project <name>`).
+// actionlint), `pods` the local real cluster (tests/pods). `npm run test:unit` / `test:e2e` /
+// `test:pods` pick one (`vitest run --project <name>`).
 export default defineConfig({
   test: {
     pool: "forks",
@@ -16,8 +17,12 @@ export default defineConfig({
       { extends: true, test: { name: "unit", include: ["tests/**/*.test.ts"], exclude: ["tests/e2e/**", "tests/pods/**", "tests/stacks/workflows.test.ts"] } },
       { extends: true, test: { name: "e2e", include: ["tests/e2e/**/*.test.ts", "tests/stacks/workflows.test.ts"] } },
       // The local real cluster (benchmarks/kube-local, docs/real-cluster.md): root and
-      // `install.sh --real-cluster`; not in `npm test` until it passes reliably.
-      { extends: true, test: { name: "pods", include: ["tests/pods/**/*.test.ts"], maxWorkers: 1 } },
+      // `install.sh --real-cluster` (skipped with the reason otherwise); one file at a time, after
+      // the other projects (`npm test` runs it as a second vitest run).
+      {
+        extends: true,
+        test: { name: "pods", include: ["tests/pods/**/*.test.ts"], maxWorkers: 1, globalSetup: ["tests/pods/support/global-cluster.ts"] },
+      },
     ],
   },
 });

@@ -156,6 +156,20 @@ export function ackedLossBound(fault: Fault, injectMs: number, c: DurabilityConf
   }
 }
 
+/**
+ * When a deleted pod really stopped serving, as the load saw it: ms from the fault to the first
+ * write that failed after it (null: none failed). A pod deleted through the API dies when its
+ * kubelet kills the container, after the API call has returned (on kube:local up to a few hundred
+ * ms later, with grace 0): a write acknowledged in between was acknowledged by a live primary
+ * whose replica (or, with every member deleted, whose AOF fsync) may not have it yet, so the
+ * deployed drills end the loss window there (and not at the API call) for faults that delete pods.
+ */
+export function firstFailureAfterMs(records: readonly { doneAt: number; ok: boolean }[], faultAt: number): number | null {
+  let first: number | null = null;
+  for (const r of records) if (!r.ok && r.doneAt >= faultAt && (first === null || r.doneAt < first)) first = r.doneAt;
+  return first === null ? null : Math.round(first - faultAt);
+}
+
 export function inWindow(w: LossWindow, ackAt: number, faultAt: number): boolean {
   const t = ackAt - faultAt;
   return (w.fromMs === null || t >= w.fromMs) && t <= w.toMs;

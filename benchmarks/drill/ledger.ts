@@ -63,6 +63,8 @@ export interface StreamFigures {
   during: LatencyStats;
   /** The keys lost (first 20), for the report. */
   lostKeys: string[];
+  /** When each of those was acknowledged, ms from the fault (where in time the loss is). */
+  lostAckedAtMs: number[];
 }
 
 /** Nearest-rank percentile of sorted values. */
@@ -150,11 +152,12 @@ export function streamFigures(stream: string, i: FigureInput): StreamFigures {
     before: latencyStats(records, i.faultAt - (i.beforeMs ?? 10_000), i.faultAt),
     during: latencyStats(records, i.faultAt, duringEnd),
     lostKeys: lost.slice(0, 20).map((r) => r.key),
+    lostAckedAtMs: lost.slice(0, 20).map((r) => Math.round(r.doneAt - i.faultAt)),
   };
 }
 
 /** The drill's one-line figures: sums over the streams, and the worst stream's outage and latencies. */
-export type CombinedFigures = Omit<StreamFigures, "stream" | "lostKeys" | "outageFromMs" | "outageToMs" | "before" | "during"> & {
+export type CombinedFigures = Omit<StreamFigures, "stream" | "lostKeys" | "lostAckedAtMs" | "outageFromMs" | "outageToMs" | "before" | "during"> & {
   p50MsBefore: number | null;
   p99MsBefore: number | null;
   maxMsBefore: number | null;

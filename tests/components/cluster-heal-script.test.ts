@@ -5,12 +5,18 @@
  * start.sh + heal.sh + valkey.conf a pod runs, with a hosts file standing in for DNS.
  * With the heal step the cluster is ok again with the same node IDs and every key; without it
  * (today's entrypoint) it stays down: the second test shows the first one can fail.
+ * As on real pods, the names resolve to the old address for the first STALE_DNS_MS, and (as root)
+ * the old addresses are blackholed (iptables DROP, as a deleted pod's IP answers nothing): a dial
+ * to them hangs instead of being refused, so a peer's link reads "connected" for a while after the
+ * start. The first heal script trusted that, the second trusted DNS; both exited at once on real
+ * pods, leaving the cluster down, and both fail here; on loopback without the DROP they passed.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cluster } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
+import { Partition, partitionCapability } from "../../benchmarks/drill/partition.js";
 import { LocalFleet } from "../../benchmarks/local/valkey-process.js";
 import { startLocalCluster } from "../../benchmarks/local/local-cluster.js";
 import { openClient } from "../../benchmarks/topology/connector.js";
@@ -26,6 +32,8 @@ const NODE_TIMEOUT_MS = 3000;
 /** The stated bound for the whole heal, from the last member started to every member ok. */
 const HEAL_BOUND_MS = 60_000;
 const KEYS = 300;
+/** How long the names keep resolving to the old address after the restart. */
+const STALE_DNS_MS = 5000;
 
 const valkey = valkeyConfig({
   mode: "cluster",
@@ -112,9 +120,14 @@ async function formAndStop(root: string): Promise<Member[]> {
 }
 
 /** Starts every member as a pod on 127.0.0.<base + index>, the old ports, the old data dirs. */
-async function restartAsPods(root: string, members: Member[], base: number, heal: boolean): Promise<PodProcess[]> {
+async function restartAsPods(root: string, members: Member[], base: number, heal: boolean, staleDnsMs = 0): Promise<PodProcess[]> {
   const hostsFile = join(root, "hosts");
-  writeFileSync(hostsFile, members.map((m) => `127.0.0.${base + m.index} ${m.hostname}`).join("\n") + "\n");
+  const hosts = (ip: (m: Member) => string): void => writeFileSync(hostsFile, members.map((m) => `${ip(m)} ${m.hostname}`).join("\n") + "\n");
+  if (staleDnsMs > 0) {
+    // DNS still answers with the old address for a while, as the endpoints and CoreDNS's cache lag.
+    hosts(() => "127.0.0.1");
+    setTimeout(() => hosts((m) => `127.0.0.${base + m.index}`), staleDnsMs).unref();
+  } else hosts((m) => `127.0.0.${base + m.index}`);
   writeFileSync(join(root, "password"), PASSWORD, { mode: 0o600 });
   const started = await Promise.all(
     members.map((m) => {
@@ -187,8 +200,18 @@ describe("full cluster restart on new addresses (real valkey-server, rendered po
     const root = mkdtempSync(join(tmpdir(), "valkey-on-eks-heal-"));
     roots.push(root);
     const members = await formAndStop(root);
+    const cap = partitionCapability();
+    const ports = members.flatMap((m) => [m.port, m.busPort]);
+    const old = { host: "127.0.0.1", ports };
+    const blackhole = cap.ok ? await Partition.cut(cap.iptables, old, [old]) : undefined;
+    console.log(
+      `[heal] old addresses ${blackhole ? `blackholed: ${blackhole.describe()}` : `answer with a reset (no blackhole: ${cap.ok ? "" : cap.reason})`}`,
+    );
     const t0 = Date.now();
-    const started = await restartAsPods(root, members, 101, true);
+    const started = await restartAsPods(root, members, 101, true, STALE_DNS_MS).catch((e: unknown) => {
+      blackhole?.heal();
+      throw e;
+    });
 
     let healedMs = -1;
     while (Date.now() - t0 < HEAL_BOUND_MS) {
@@ -209,6 +232,7 @@ describe("full cluster restart on new addresses (real valkey-server, rendered po
             .join("\n")}`,
       )
       .join("\n");
+    blackhole?.heal();
     expect(healedMs, `not every member was ok with every peer connected at its new address within ${HEAL_BOUND_MS} ms\n${logs}`).toBeGreaterThan(0);
     console.log(`[heal] all 6 members ok, every peer connected at its new address, ${healedMs} ms after the restart`);
 

@@ -7,8 +7,8 @@
  * topology-check tests).
  */
 import { describe, expect, it } from "vitest";
-import type { Fault } from "../../benchmarks/drill/ledger.js";
-import { CLOCK_NOTE, DrillError, drillOnce, runDrills, type DrillDeps } from "../../components/steps/failure-drill/implementation.js";
+import type { Fault, WriteRecord } from "../../benchmarks/drill/ledger.js";
+import { CLOCK_NOTE, deployedLossBound, DrillError, drillOnce, runDrills, type DrillDeps } from "../../components/steps/failure-drill/implementation.js";
 import { parseDrillInputs } from "../../components/steps/failure-drill/inputs.js";
 import { FakeClock, FakeDrillKube, type FakeKubeOptions } from "../support/fake-drill-kube.js";
 
@@ -113,11 +113,18 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
     expect(r.recoveryMs).toBeGreaterThanOrEqual(8000);
   });
 
-  it("switchover: the primary's pod deleted with its own grace period (preStop runs)", async () => {
+  it("switchover: the primary's pod evicted (budget honoured: refusals asked again), deleted with its own grace period", async () => {
     const { kube, deps } = setup("replication");
+    kube.evictionRefusals = 2;
     const r = await drillOnce(inputs("replication"), "switchover", deps);
-    expect(kube.calls.filter((c) => c.startsWith("delete valkey"))).toEqual(["delete valkey-0 grace=default"]);
-    expect(r.faultDescription).toContain("deleted with its grace period");
+    expect(kube.calls.filter((c) => c.startsWith("evict") || c.startsWith("delete valkey"))).toEqual([
+      "evict valkey-0",
+      "evict valkey-0",
+      "evict valkey-0",
+      "delete valkey-0 grace=default",
+    ]);
+    expect(r.faultDescription).toContain("evicted through the Eviction API");
+    expect(r.faultDescription).toContain("after 2 refusal(s)");
     // Removed after the 2 s grace, recreated 5 s later, Ready 3 s later.
     expect(r.recoveryMs).toBeGreaterThanOrEqual(10_000);
   });
@@ -282,5 +289,27 @@ describe("FailureDrill: the faults that really happen, where the API allows them
     expect(r.unknownWrites).toBe(0);
     expect(r.ok).toBe(true);
     expect(r.durability.minReplicasToWrite).toBe(1);
+  });
+});
+
+describe("deployedLossBound: the window ends where the deleted pods stopped serving", () => {
+  const c = { minReplicasToWrite: 0, minReplicasMaxLag: 10, appendonly: true, appendfsync: "everysec" as const, clusterNodeTimeoutMs: 5000 };
+  const at = (doneAt: number, ok: boolean): WriteRecord => ({ stream: "s", key: `k${doneAt}`, value: "v", sentAt: doneAt - 1, doneAt, ok, waited: ok });
+  const FAULT_AT = 10_000;
+  const records = [at(9_500, true), at(10_050, true), at(10_400, true), at(10_600, false), at(10_700, false), at(12_000, true)];
+
+  it.each([
+    // fault, API call's return (ms), records, expected window end (ms), reason names the kubelet
+    ["primary", 100, records, 600, true],
+    ["all", 100, records, 600, true],
+    ["switchover", 100, records, 600, true],
+    ["primary", 100, records.filter((r) => r.ok), 100, false], // nothing failed: the API call's return
+    ["primary", 900, records, 900, false], // failed before the call returned
+    ["crash-restart", 100, records, 100, false], // restarted in place: the exec returns after the crash
+    ["replica", 100, records, 0, false], // a replica's loss loses nothing
+  ] as const)("%s, API call +%i ms: ends at +%i ms", (fault: Fault, injectMs, recs, toMs, kubelet) => {
+    const w = deployedLossBound(fault, injectMs, c, recs, FAULT_AT);
+    expect(w.toMs).toBe(toMs);
+    expect(w.reason.includes("the kubelet kills after it returns")).toBe(kubelet);
   });
 });

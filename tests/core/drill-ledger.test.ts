@@ -51,6 +51,7 @@ describe("drill ledger", () => {
     ]);
     const f = streamFigures("a", { records: rs, readBack, faultAt: 15, loadStart: 0, loadStop: 100 });
     expect(f).toMatchObject({ writes: 4, ackedWrites: 3, waitedWrites: 2, lostAckedWrites: 2, lostWaitedWrites: 1, lostKeys: ["k:a:2", "k:a:3"] });
+    expect(f.lostAckedAtMs).toHaveLength(2);
     // Failed writes are never "lost": they were never acknowledged.
     expect(f.lostKeys).not.toContain("k:a:4");
   });

@@ -8,74 +8,28 @@
  * no pod, PVC or PV. Needs root, `install.sh` (Pulumi) and `install.sh --real-cluster`. Starts the
  * cluster when none runs.
  */
-import { existsSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiClient, type Api } from "../../benchmarks/kube-local/api.js";
-import { STATE_DIR, up, type ClusterStatus } from "../../benchmarks/kube-local/cluster.js";
-import { LOCAL_PATH_STORAGE_CLASS } from "../../benchmarks/kube-local/addons.js";
-import { clusterPlan, DEFAULT_ZONES } from "../../benchmarks/kube-local/plan.js";
+import { describe, expect, it } from "vitest";
 import type { ResultRow } from "../../benchmarks/run/result-row.js";
 import { parseResultsCsv, RESULTS_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
 import { CLIENT_LABEL, DATA_PLANE_LABEL, VALKEY_BUS_PORT, VALKEY_PORT } from "../../components/shared.js";
-import { createPulumiEnv, createStack, tail, toolchainPaths, type PulumiEnv } from "../e2e/support/pulumi-harness.js";
-import { realClusterDirs } from "../support/toolchain.js";
+import { createStack, tail } from "../e2e/support/pulumi-harness.js";
+import { podsSkipReason, podsStackConfig, STACK_ZONES, usePodsCluster } from "./support/byo-on-pods.js";
 import { allowBusFrom, probe, type ProbeTarget } from "./support/probe.js";
 
-const missing = [
-  ...Object.entries(realClusterDirs),
-  ["pulumi", toolchainPaths.pulumi] as const,
-  ["pulumi-kubernetes", toolchainPaths.kubernetesProvider] as const,
-]
-  .filter(([, d]) => !existsSync(d))
-  .map(([k]) => k);
-const reason = process.getuid?.() !== 0 ? "needs root" : missing.length > 0 ? `not built: ${missing.join(", ")} (bash .ci/setup --pods)` : "";
+const reason = podsSkipReason({ pulumi: true });
 const PASSWORD = `pods-${Math.random().toString(36).slice(2)}-secret`;
-/**
- * The three zones of the stack plus a fourth node in a zone the stack does not use: the benchmark
- * pod must run on a node without a Valkey pod (required anti-affinity, as on EKS where Karpenter
- * adds a node for it), and cluster mode's six members fill the three zones' nodes.
- */
-const CLIENT_ZONE = "us-west-2d";
-const PLAN = clusterPlan(STATE_DIR, [...DEFAULT_ZONES, CLIENT_ZONE]);
 const TESTS = ["set", "get", "incr"] as const;
 
 describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${reason})` : ""}`, () => {
-  let cluster: ClusterStatus;
-  let api: Api;
-  let env: PulumiEnv;
-
-  beforeAll(async () => {
-    cluster = await up(() => undefined, PLAN);
-    api = apiClient(cluster.kubeconfig);
-    // The byo stack selects its nodes like the Karpenter pool's: label the workers so.
-    for (const n of cluster.nodes) {
-      const r = await api("PATCH", `/api/v1/nodes/${n.name}`, { metadata: { labels: { "karpenter.sh/nodepool": "valkey" } } }, "application/merge-patch+json");
-      expect(r.status).toBe(200);
-    }
-    env = await createPulumiEnv();
-  }, 600_000);
-
-  afterAll(() => env?.dispose());
+  const ctx = usePodsCluster();
 
   const lifecycle = async (mode: "cluster" | "replication"): Promise<void> => {
     const NS = `valkey-${mode}-pods`;
-    const zones = [...DEFAULT_ZONES];
-    const clientNode = cluster.nodes.find((n) => n.zone === CLIENT_ZONE)?.name ?? "";
+    const { cluster, api, env, clientNode } = ctx;
+    const zones = STACK_ZONES;
     const s = await createStack(
       env,
-      {
-        platform: "byo",
-        aws: { zones },
-        byo: { kubeconfig: cluster.kubeconfig, nodeSelector: { "karpenter.sh/nodepool": "valkey" }, storageClass: LOCAL_PATH_STORAGE_CLASS },
-        valkey: {
-          namespace: NS,
-          mode,
-          image: cluster.images.valkey,
-          replication: { replicas: 3, haproxyImage: cluster.images.haproxy },
-          cluster: { primaries: 3, replicasPerPrimary: 1 },
-          resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "1", memory: "512Mi" } },
-          persistence: { size: "1Gi" },
-        },
+      podsStackConfig(cluster, mode, NS, {
         // The benchmark Job in a real pod, through its own and the release's NetworkPolicies (which
         // the stack always creates): a short seed workload, re-run once if under a second.
         benchmark: {
@@ -86,8 +40,7 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
           minDurationSeconds: 1,
           resources: { cpu: "500m", memory: "256Mi" },
         },
-        checks: { bootstrap: true, verify: true, connector: "port-forward" },
-      },
+      }),
       { password: PASSWORD },
     );
     try {

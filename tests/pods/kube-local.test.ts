@@ -10,13 +10,9 @@ import { describe, expect, it } from "vitest";
 import { down, status, STATE_DIR, up } from "../../benchmarks/kube-local/cluster.js";
 import { leftovers } from "../../benchmarks/kube-local/host.js";
 import { clusterPlan, DEFAULT_ZONES } from "../../benchmarks/kube-local/plan.js";
-import { realClusterDirs } from "../support/toolchain.js";
+import { podsSkipReason } from "./support/byo-on-pods.js";
 
-const missing = Object.entries(realClusterDirs)
-  .filter(([, d]) => !existsSync(d))
-  .map(([k]) => k);
-const reason =
-  process.getuid?.() !== 0 ? "needs root" : missing.length > 0 ? `not built: ${missing.join(", ")} (bash .ci/toolchain/install.sh --real-cluster)` : "";
+const reason = podsSkipReason({ pulumi: false });
 
 describe.skipIf(reason !== "")(`kube:local up/down${reason ? ` (skipped: ${reason})` : ""}`, () => {
   const plan = clusterPlan(STATE_DIR);

@@ -8,17 +8,12 @@
  * starts the cluster if none runs (kube:local up is idempotent) and leaves it running for the
  * next file. `tests/pods/kube-local.test.ts` tears it down.
  */
-import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient, type Api } from "../../benchmarks/kube-local/api.js";
 import { up } from "../../benchmarks/kube-local/cluster.js";
-import { realClusterDirs } from "../support/toolchain.js";
+import { podsSkipReason } from "./support/byo-on-pods.js";
 
-const missing = Object.entries(realClusterDirs)
-  .filter(([, d]) => !existsSync(d))
-  .map(([k]) => k);
-const reason =
-  process.getuid?.() !== 0 ? "needs root" : missing.length > 0 ? `not built: ${missing.join(", ")} (bash .ci/toolchain/install.sh --real-cluster)` : "";
+const reason = podsSkipReason({ pulumi: false });
 const NS = "np-test";
 
 interface Pod {

@@ -53,8 +53,8 @@ describe("GitHub workflows", () => {
     const steps = job?.steps ?? [];
     const runs = steps.map((s) => s.run);
     // .ci/run is the README's command, and the workflow runs .ci/run.
-    expect(readFileSync("README.md", "utf8")).toContain("bash .ci/setup --e2e npm test");
-    expect(readFileSync(".ci/run", "utf8")).toMatch(/^exec bash \.ci\/setup --e2e npm test$/m);
+    expect(readFileSync("README.md", "utf8")).toContain("bash .ci/setup --pods npm test");
+    expect(readFileSync(".ci/run", "utf8")).toMatch(/^exec bash \.ci\/setup --pods npm test$/m);
     const test = steps.find((s) => s.run === "bash .ci/run");
     expect(test).toBeDefined();
     // Karpenter's CRDs and the Kubernetes schemas come from install.sh (before the tests), not from

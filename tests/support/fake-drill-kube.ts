@@ -125,6 +125,19 @@ export class FakeDrillKube implements DrillKubeApi {
     return Promise.resolve(pick.map(({ zone: _z, createdAt: _c, removeAt: _r, scheduledAt: _s, ...p }) => ({ ...p, labels: { ...p.labels } })));
   }
 
+  /** Refusals (HTTP 429) before an eviction goes through. */
+  evictionRefusals = 0;
+
+  async evictPod(ns: string, name: string): Promise<"evicted" | "blocked"> {
+    this.calls.push(`evict ${name}`);
+    if (this.evictionRefusals > 0) {
+      this.evictionRefusals--;
+      return "blocked";
+    }
+    await this.deletePod(ns, name, undefined);
+    return "evicted";
+  }
+
   deletePod(_ns: string, name: string, grace: number | undefined): Promise<void> {
     this.calls.push(`delete ${name} grace=${grace ?? "default"}`);
     const now = this.o.clock.now();

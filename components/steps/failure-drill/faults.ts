@@ -3,8 +3,9 @@
  * - primary: delete the current primary's pod (from the verifier's healthy report), grace 0;
  * - replica: delete one replica's pod, grace 0;
  * - all: delete every member pod, grace 0;
- * - switchover: delete the primary's pod WITH its grace period, so its preStop runs (the planned
- *   path a node drain takes);
+ * - switchover: evict the primary's pod through the Eviction API, as a node drain does: the
+ *   PodDisruptionBudget is honoured (a refusal is asked again for EVICTION_PATIENCE_S) and the pod
+ *   is deleted with its grace period, so its preStop runs;
  * - zone: cordon every node of the primary's zone, delete every member and Sentinel pod on them
  *   (grace 0), and uncordon after `zoneDownS` (`restore`). While cordoned, the StatefulSets'
  *   replacement pods stay Pending under the hard zone spread. On EKS, Karpenter may launch a new
@@ -82,6 +83,21 @@ function pick(what: string, address: string | undefined, pods: readonly DrillPod
   return pod;
 }
 
+/** How long a switchover keeps asking while the PodDisruptionBudget refuses the eviction (HTTP 429). */
+export const EVICTION_PATIENCE_S = 60;
+
+/** Evicts like `kubectl drain`: asks again every second while the budget refuses; returns the number of asks. */
+async function evict(api: DrillKubeApi, namespace: string, name: string, sleep: (ms: number) => Promise<void>): Promise<number> {
+  for (let tries = 1; ; tries++) {
+    if ((await api.evictPod(namespace, name)) === "evicted") return tries;
+    if (tries >= EVICTION_PATIENCE_S)
+      throw new Error(
+        `switchover: the PodDisruptionBudget of ${name} refused its eviction for ${EVICTION_PATIENCE_S} s (HTTP 429): the release is not healthy enough to lose a member`,
+      );
+    await sleep(1000);
+  }
+}
+
 const at = (p: DrillPod): string => `${p.name} (${p.podIP ?? "no IP"} on ${p.nodeName ?? "no node"})`;
 
 export async function injectFault(api: DrillKubeApi, fault: Fault, t: FaultTarget, sleep: (ms: number) => Promise<void>): Promise<InjectedFault> {
@@ -91,12 +107,15 @@ export async function injectFault(api: DrillKubeApi, fault: Fault, t: FaultTarge
     await Promise.all(pods.map((p) => api.deletePod(t.namespace, p.name, grace)));
     return pods.map((p) => ({ name: p.name, uid: p.uid }));
   };
-  if (fault === "primary" || fault === "switchover") {
+  if (fault === "primary") {
     const pod = pick("primary", shard?.primary.address, t.members);
-    const graceful = fault === "switchover";
-    const deleted = await kill([pod], graceful ? undefined : 0);
-    const how = graceful ? "deleted with its grace period (preStop runs)" : "deleted, grace 0";
-    return { description: `primary pod ${at(pod)} ${how}`, deleted, cordoned: [], restore: noop };
+    return { description: `primary pod ${at(pod)} deleted, grace 0`, deleted: await kill([pod], 0), cordoned: [], restore: noop };
+  }
+  if (fault === "switchover") {
+    const pod = pick("primary", shard?.primary.address, t.members);
+    const tries = await evict(api, t.namespace, pod.name, sleep);
+    const how = `evicted through the Eviction API (its PodDisruptionBudget honoured${tries > 1 ? `, after ${tries - 1} refusal(s)` : ""}; deleted with its grace period, preStop runs)`;
+    return { description: `primary pod ${at(pod)} ${how}`, deleted: [{ name: pod.name, uid: pod.uid }], cordoned: [], restore: noop };
   }
   if (fault === "crash-restart") {
     const pod = pick("primary", shard?.primary.address, t.members);

@@ -16,8 +16,8 @@
  * Clocks: the fault time is this process's clock, the write times the load pod's (see CLOCK_NOTE).
  */
 import { randomBytes } from "node:crypto";
-import { ackedLossBound, type DurabilityConfig } from "../../../benchmarks/drill/bounds.js";
-import { drillOk, loadFigures, type Fault, type DrillOutcome } from "../../../benchmarks/drill/ledger.js";
+import { ackedLossBound, firstFailureAfterMs, type DurabilityConfig, type LossWindow } from "../../../benchmarks/drill/bounds.js";
+import { drillOk, loadFigures, type Fault, type DrillOutcome, type WriteRecord } from "../../../benchmarks/drill/ledger.js";
 import { parseRecordLines } from "../../../benchmarks/drill/record-lines.js";
 import { renderDrillsCsv } from "../../../benchmarks/drill/drill-table.js";
 import { dynamicProtocol } from "../kit/protocol.js";
@@ -53,6 +53,8 @@ export interface DeployedDrill extends DrillOutcome {
   after: TopologyCheckReport;
   /** The load Job's pod whose log was read. */
   loadPod: string;
+  /** The pods the fault deleted or evicted, by name and UID (the UID finds their events, e.g. FailedPreStopHook). */
+  deletedPods: Array<{ name: string; uid: string }>;
 }
 
 export interface FailureDrillOutputs {
@@ -132,6 +134,24 @@ async function healthyBefore(
     }
     await sleep(i.pollMs);
   }
+}
+
+/** Faults that delete pods through the API: their containers die when the kubelet gets to them. */
+const DELETES_PODS: ReadonlySet<Fault> = new Set<Fault>(["primary", "switchover", "all", "zone", "lost-volume"]);
+
+/**
+ * The fault's promised window (bounds.ts), ending where the pods really stopped serving: for
+ * faults that delete pods, at the first write that failed after the fault when that is later than
+ * the API call's return (firstFailureAfterMs).
+ */
+export function deployedLossBound(fault: Fault, injectMs: number, c: DurabilityConfig, records: readonly WriteRecord[], faultAt: number): LossWindow {
+  const died = DELETES_PODS.has(fault) ? firstFailureAfterMs(records, faultAt) : null;
+  if (died === null || died <= injectMs) return ackedLossBound(fault, injectMs, c);
+  const w = ackedLossBound(fault, died, c);
+  return {
+    ...w,
+    reason: `${w.reason}; the fault ends at the first failed write, ${(died / 1000).toFixed(1)} s after the API call (the kubelet kills after it returns)`,
+  };
 }
 
 /** Runs one fault's drill; throws DrillError when the topology does not heal in time. */
@@ -247,7 +267,7 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
     }
     const acked = load.records.filter((r) => r.ok).map((r) => r.key);
     const readBack = await deps.readBack(acked, after);
-    const bound = ackedLossBound(fault, injectMs, durability);
+    const bound = deployedLossBound(fault, injectMs, durability, load.records, faultAt);
     const input = { records: load.records, readBack, faultAt, loadStart: load.loadStart, loadStop: load.loadStop, beforeMs: 10_000, bound };
     const figures = loadFigures(load.streams, input);
     return {
@@ -267,6 +287,7 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
       durability,
       after,
       loadPod: podName,
+      deletedPods: injected.deleted.map((d) => ({ name: d.name, uid: d.uid })),
     };
   } finally {
     await api.deleteLoad(ns, name);

@@ -3,7 +3,7 @@
  * runs against a fake in tests and against the API server in `pulumi up` (and under kwok in the
  * e2e suite). Standard API operations only: list / delete pods, list nodes and patch
  * `spec.unschedulable` (cordon), create / delete ConfigMaps and Jobs, read a Job and a pod's log,
- * delete a PersistentVolumeClaim (lost-volume) and exec a command in a member's container
+ * evict a pod (switchover: `pods/eviction` create), delete a PersistentVolumeClaim (lost-volume) and exec a command in a member's container
  * (crash-restart: `pods/exec` create, authorized like the rest by the identity running `pulumi up`).
  */
 import type { DrillLoadManifests } from "./load-job.js";
@@ -37,6 +37,12 @@ export interface DrillKubeApi {
   listPods(namespace: string, selector: string): Promise<DrillPod[]>;
   /** `gracePeriodSeconds` 0: at once (the kill); undefined: the pod's own grace period (preStop runs). */
   deletePod(namespace: string, name: string, gracePeriodSeconds: number | undefined): Promise<void>;
+  /**
+   * Evicts a pod through the Eviction API (policy/v1), as `kubectl drain` does: the pod's
+   * PodDisruptionBudget is honoured and the pod is deleted with its own grace period (preStop
+   * runs). Resolves "evicted", or "blocked" when the budget refuses it now (HTTP 429).
+   */
+  evictPod(namespace: string, name: string): Promise<"evicted" | "blocked">;
   listNodes(selector?: string): Promise<DrillNode[]>;
   /** Cordon (true) or uncordon (false). */
   setUnschedulable(node: string, value: boolean): Promise<void>;
@@ -89,6 +95,16 @@ export async function kubernetesDrillApi(kubeconfig: string, context?: string): 
     },
     async deletePod(namespace, name, gracePeriodSeconds) {
       await ignoreNotFound(core.deleteNamespacedPod({ namespace, name, ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }) }));
+    },
+    async evictPod(namespace, name) {
+      try {
+        await core.createNamespacedPodEviction({ namespace, name, body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name, namespace } } });
+        return "evicted";
+      } catch (err) {
+        if ((err as { code?: unknown }).code === 429) return "blocked";
+        if (isNotFound(err)) return "evicted";
+        throw err;
+      }
     },
     async listNodes(selector) {
       const list = await core.listNode(selector === undefined ? {} : { labelSelector: selector });

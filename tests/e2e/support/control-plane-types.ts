@@ -46,12 +46,6 @@ export interface ControlPlaneOptions {
    * InternalIP, so `pods/log` works. @default false
    */
   holdJobPods?: boolean;
-  /**
-   * Every StatefulSet pod gets an address no pod of this plane has had (support/pod-ips.ts), so a
-   * deleted member comes back on a new address; kwok's own pool hands the freed one back first.
-   * @default false
-   */
-  freshPodIps?: boolean;
 }
 
 export interface FakeNode {
@@ -83,10 +77,6 @@ export interface ControlPlane {
    * format) when `holdJobPods`: `pods/log` through the API server reads it. Written by a stand-in.
    */
   benchmarkLogFile: string;
-  /** The same for every `drill-load` container (the failure drill's load Job pod). */
-  drillLoadLogFile: string;
-  /** Errors of the fresh pod IP allocator (freshPodIps); a test expects none. */
-  podIpErrors: readonly string[];
   /** Environment marker every process of this plane carries (`/proc/<pid>/environ`). */
   marker: string;
   /** Every process of this plane that has not exited yet. */

@@ -30,7 +30,6 @@ import { versions } from "../../../versions.js";
 import { controlPlanePaths, requireControlPlaneToolchain, type ControlPlane, type ControlPlaneOptions, type FakeNode } from "./control-plane-types.js";
 import { firstIp, kubeconfigText, makeCertificates, nodeCidrs } from "./control-plane-pki.js";
 import { KWOK_STORAGE_CLASS, kwokContainerLogs, kwokStages } from "./kwok-config.js";
-import { startPodIpAllocator, type PodIpAllocator } from "./pod-ips.js";
 
 export const KUBERNETES_VERSION = versions.KUBERNETES_VERSION;
 export const ETCD_VERSION = versions.ETCD_VERSION;
@@ -90,12 +89,10 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
   const marker = `VALKEY_ON_EKS_CONTROL_PLANE=${randomBytes(6).toString("hex")}`;
   const procs: Proc[] = [];
   let stopped = false;
-  let allocator: PodIpAllocator | undefined;
 
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
-    await allocator?.stop();
     // In stages: kwok and the controllers, then the API server, then etcd (so none logs the
     // loss of the one below it); SIGKILL whatever has not exited 10 s after its SIGTERM.
     const stages = [["kwok", "kube-scheduler", "kube-controller-manager"], ["kube-apiserver"], ["etcd"]];
@@ -159,7 +156,6 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
   try {
     const [etcdClient, etcdPeer, apiPort, kwokPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
     const benchmarkLogFile = join(dir, "container-logs", "benchmark.log");
-    const drillLoadLogFile = join(dir, "container-logs", "drill-load.log");
     const server = `https://127.0.0.1:${apiPort}`;
     const token = randomBytes(24).toString("hex");
     makeCertificates(dir, firstIp(serviceCidr));
@@ -285,8 +281,8 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       "--profiling=false",
     ]);
     const stagesPath = join(dir, "kwok-stages.yaml");
-    const logsConfig = options.holdJobPods ? `\n---\n${kwokContainerLogs({ "benchmark": benchmarkLogFile, "drill-load": drillLoadLogFile })}` : "";
-    const stages = kwokStages(controlPlanePaths.kwokStages, storageClasses, options.holdJobPods ?? false, options.freshPodIps ?? false);
+    const logsConfig = options.holdJobPods ? `\n---\n${kwokContainerLogs({ benchmark: benchmarkLogFile })}` : "";
+    const stages = kwokStages(controlPlanePaths.kwokStages, storageClasses, options.holdJobPods ?? false);
     writeFileSync(stagesPath, `${stages}${logsConfig}\n`);
     start("kwok", controlPlanePaths.kwok, [
       `--config=${stagesPath}`,
@@ -368,7 +364,6 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       async () => (await api("GET", "/api/v1/namespaces/default/serviceaccounts/default", undefined, { allow: [404] })).status === 200,
     );
     log("nodes Ready, controllers up");
-    if (options.freshPodIps) allocator = startPodIpAllocator(api);
 
     return {
       kubeconfigPath,
@@ -381,8 +376,6 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       nodes,
       dir,
       benchmarkLogFile,
-      drillLoadLogFile,
-      podIpErrors: allocator?.errors ?? [],
       marker,
       pids: () => procs.filter((p) => p.child.exitCode === null && p.child.signalCode === null && p.child.pid !== undefined).map((p) => p.child.pid!),
       api,

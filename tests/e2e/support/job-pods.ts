@@ -1,5 +1,5 @@
 /**
- * What every Job-pod stand-in shares (benchmark-pods.ts, drill-load-pods.ts): kwok's pods run no
+ * The Job-pod stand-in (benchmark-pods.ts uses it; the drill load runs as a real Job in tests/pods): kwok's pods run no
  * process, so when a Job's pod runs (kwok marked it Running) one container's command is run here,
  * with the container's env read back from the API server (secretKeyRef resolved from the Secret),
  * and its stdout and stderr are written, as they come and in the CRI log format, to the file kwok

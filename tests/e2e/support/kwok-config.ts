@@ -16,10 +16,9 @@ export const JOB_POD_RELEASE_LABEL = "kwokrelease";
 /**
  * kwok's own stage YAMLs from `dir`, with the volume stages' StorageClass match widened to
  * `storageClasses`, and with `holdJobPods` kwok's pod-complete stage waiting for
- * JOB_POD_RELEASE_LABEL=true on a Job's pod, and with `freshPodIps` StatefulSet pods getting their
- * IP from POD_IP_ANNOTATION (freshIpPodReady).
+ * JOB_POD_RELEASE_LABEL=true on a Job's pod.
  */
-export function kwokStages(dir: string, storageClasses: readonly string[], holdJobPods: boolean, freshPodIps = false): string {
+export function kwokStages(dir: string, storageClasses: readonly string[], holdJobPods: boolean): string {
   const files = readdirSync(dir)
     .filter((f) => f.endsWith(".yaml"))
     .sort();
@@ -36,7 +35,6 @@ export function kwokStages(dir: string, storageClasses: readonly string[], holdJ
         if (!text.includes(jobOwned)) throw new Error(`kwok's pod-complete stage no longer matches Job-owned pods as expected (${join(dir, f)})`);
         text = text.replace(jobOwned, held);
       }
-      if (freshPodIps && f === "pod-ready.yaml") text = freshIpPodReady(text);
       return text.trim();
     })
     .join("\n---\n");
@@ -61,29 +59,4 @@ export function kwokContainerLogs(files: Readonly<Record<string, string>>): stri
       ].join("\n"),
     )
     .join("\n---\n");
-}
-
-/** The annotation a pod's IP is read from when the plane gives StatefulSet pods fresh IPs (pod-ips.ts writes it). */
-export const POD_IP_ANNOTATION = "e2e.valkey-on-eks/pod-ip";
-const STS_POD_LABEL = `'.metadata.labels["statefulset.kubernetes.io/pod-name"]'`;
-const PODIPS_LINE = /^( *)\{\{ \$podIPs := PodIPsWith [^\n]*\}\}$/m;
-
-/**
- * kwok's pod-ready stage split in two: other pods as before (kwok's IP pool), StatefulSet pods only
- * once they carry POD_IP_ANNOTATION, with that IP. kwok's pool hands a deleted pod's IP to the next
- * pod of the node (a freed IP is reused first), so a recreated member would come back on its old
- * address; a real CNI gives no such promise, and the drills need the new-address case.
- */
-export function freshIpPodReady(podReady: string): string {
-  const at = "    matchExpressions:\n";
-  if (!podReady.includes(at) || !PODIPS_LINE.test(podReady))
-    throw new Error("kwok's pod-ready stage no longer has the matchExpressions / PodIPsWith lines fresh pod IPs rewrite");
-  const expr = (op: string, key = STS_POD_LABEL): string => `    - key: ${key}\n      operator: '${op}'\n`;
-  const others = podReady.replace(at, `${at}${expr("DoesNotExist")}`);
-  const sts = podReady
-    .replace("name: pod-ready\n", "name: pod-ready-fresh-ip\n")
-    .replace(at, `${at}${expr("Exists")}${expr("Exists", `'.metadata.annotations["${POD_IP_ANNOTATION}"]'`)}`)
-    .replace(PODIPS_LINE, `$1{{ $podIPs := list (index .metadata.annotations "${POD_IP_ANNOTATION}") }}`);
-  if (!sts.includes("name: pod-ready-fresh-ip\n")) throw new Error("kwok's pod-ready stage is no longer named pod-ready");
-  return `${others.trim()}\n---\n${sts.trim()}`;
 }

@@ -12,14 +12,10 @@
  * no cluster DNS): these servers announce their IPs, not the hostnames the real pods announce.
  *
  * A pod deleted through the API (its name gone, or back with another UID) has its server
- * SIGKILLed at once, as the kubelet kills a container deleted with grace period 0; when the
- * StatefulSet controller recreates the pod and it gets an IP (a new one on a plane with
- * `freshPodIps`), the server is started again the same way, on the new IP, in the same
- * per-pod-name directory (the PVC): a cluster member, with the release's persistence (AOF/RDB as
- * its valkey.conf says), keeps its nodes.conf and data, so it rejoins with its node ID; a
- * replication member (without persistence: see pod-sentinels.ts) runs the rendered entrypoint
- * again, which asks the Sentinels for the primary. Not done: a deletion with a grace period gets no preStop here, since kwok's
- * pod-delete stage removes a pod as soon as it is marked for deletion (it is killed like grace 0).
+ * SIGKILLed at once, as the kubelet kills a container deleted with grace period 0 (a destroy);
+ * when the StatefulSet controller recreates the pod and it gets an IP, the server is started again
+ * the same way in the same per-pod-name directory (the PVC). What a real pod does on deletion
+ * (preStop, restarts on a new IP, the drills) is tested on real pods (tests/pods).
  */
 import type * as k8s from "@kubernetes/client-node";
 import { sleep } from "../../../benchmarks/util/poll-until.js";

@@ -1,0 +1,88 @@
+/**
+ * What the files deploying the byo stack on the local real cluster share: why they are skipped
+ * (not root, or a tool not built), the cluster they run on (the stack's three zones plus a fourth
+ * node in a zone the stack does not use, for the pods the stack keeps off Valkey nodes: the
+ * benchmark Job and the drills' load Job, as Karpenter adds a node for them on EKS), and the stack
+ * config of one mode on it.
+ */
+import { existsSync } from "node:fs";
+import { afterAll, beforeAll, expect } from "vitest";
+import { LOCAL_PATH_STORAGE_CLASS } from "../../../benchmarks/kube-local/addons.js";
+import { apiClient, type Api } from "../../../benchmarks/kube-local/api.js";
+import { STATE_DIR, up, type ClusterStatus } from "../../../benchmarks/kube-local/cluster.js";
+import { clusterPlan, DEFAULT_ZONES } from "../../../benchmarks/kube-local/plan.js";
+import { createPulumiEnv, toolchainPaths, type PulumiEnv } from "../../e2e/support/pulumi-harness.js";
+import { realClusterDirs } from "../../support/toolchain.js";
+
+/** "" when the byo stack can run on real pods here; otherwise why not. */
+export function podsSkipReason(options: { pulumi: boolean }): string {
+  const needed: Array<readonly [string, string]> = [
+    ...Object.entries(realClusterDirs),
+    ...(options.pulumi ? ([["pulumi", toolchainPaths.pulumi] as const, ["pulumi-kubernetes", toolchainPaths.kubernetesProvider] as const] as const) : []),
+  ];
+  const missing = needed.filter(([, d]) => !existsSync(d)).map(([k]) => k);
+  if (process.getuid?.() !== 0) return "needs root";
+  return missing.length > 0 ? `not built: ${missing.join(", ")} (bash .ci/setup --pods)` : "";
+}
+
+export const CLIENT_ZONE = "us-west-2d";
+export const STACK_ZONES = [...DEFAULT_ZONES];
+const PLAN = clusterPlan(STATE_DIR, [...DEFAULT_ZONES, CLIENT_ZONE]);
+
+export interface PodsContext {
+  cluster: ClusterStatus;
+  api: Api;
+  env: PulumiEnv;
+  /** The node of CLIENT_ZONE. */
+  clientNode: string;
+}
+
+/**
+ * Starts the four-node cluster (a no-op when it runs), labels the workers as the byo stack selects
+ * them (like the Karpenter pool's nodes) and makes a Pulumi environment; disposes it afterwards.
+ */
+export function usePodsCluster(): PodsContext {
+  const ctx = {} as PodsContext;
+  beforeAll(async () => {
+    ctx.cluster = await up(() => undefined, PLAN);
+    ctx.api = apiClient(ctx.cluster.kubeconfig);
+    for (const n of ctx.cluster.nodes) {
+      const r = await ctx.api(
+        "PATCH",
+        `/api/v1/nodes/${n.name}`,
+        { metadata: { labels: { "karpenter.sh/nodepool": "valkey" } } },
+        "application/merge-patch+json",
+      );
+      expect(r.status).toBe(200);
+    }
+    ctx.clientNode = ctx.cluster.nodes.find((n) => n.zone === CLIENT_ZONE)?.name ?? "";
+    ctx.env = await createPulumiEnv();
+  }, 600_000);
+  afterAll(() => ctx.env?.dispose());
+  return ctx;
+}
+
+/** The byo stack's config of `mode` on the cluster: the local images, small pods on local-path volumes, checks through port-forward. */
+export function podsStackConfig(
+  cluster: ClusterStatus,
+  mode: "cluster" | "replication",
+  namespace: string,
+  extra: Record<string, unknown>,
+): Record<string, unknown> {
+  return {
+    platform: "byo",
+    aws: { zones: STACK_ZONES },
+    byo: { kubeconfig: cluster.kubeconfig, nodeSelector: { "karpenter.sh/nodepool": "valkey" }, storageClass: LOCAL_PATH_STORAGE_CLASS },
+    valkey: {
+      namespace,
+      mode,
+      image: cluster.images.valkey,
+      replication: { replicas: 3, haproxyImage: cluster.images.haproxy },
+      cluster: { primaries: 3, replicasPerPrimary: 1 },
+      resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "1", memory: "512Mi" } },
+      persistence: { size: "1Gi" },
+    },
+    checks: { bootstrap: true, verify: true, connector: "port-forward" },
+    ...extra,
+  };
+}
