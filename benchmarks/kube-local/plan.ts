@@ -54,6 +54,9 @@ export interface ClusterPlan {
 export function clusterPlan(dir: string, zones: readonly string[] = DEFAULT_ZONES): ClusterPlan {
   if (zones.length === 0 || zones.length > 9) throw new Error(`kube:local: between 1 and 9 zones, got ${zones.length}`);
   const region = zones[0]!.replace(/[a-z]$/, "");
+  const bad = zones.filter((z) => !/^[a-z0-9-]+[a-z]$/.test(z) || z.replace(/[a-z]$/, "") !== region || z.length > 30);
+  if (bad.length > 0 || new Set(zones).size !== zones.length)
+    throw new Error(`kube:local: zones must be distinct names of one region like us-west-2a (lowercase, ≤ 30 characters), got ${zones.join(", ")}`);
   const nodes = zones.map((zone, i): NodePlan => {
     const name = `${PREFIX}-${zone}`;
     return { name, zone, ip: `${NODE_NET}.${11 + i}`, netns: name, veth: `${PREFIX}v${i}`, dir: join(dir, "nodes", name), cgroup: `/${PREFIX}/${name}` };

@@ -115,6 +115,59 @@ describe("cluster analysis", () => {
     expect(codes(analyseCluster({ ...s.capture, seedClusterNodes: without }, { zones: s.zones }))).toEqual(["PRIMARY_WITHOUT_REPLICA"]);
   });
 
+  it("a replica the cluster flags fail is no working replica, even while its INFO still says the link is up", () => {
+    // Its bus is cut (or it stopped answering pings) while its replication link stays up: the
+    // cluster will not elect it, so its primary has no replica to fail over to.
+    const s = synthesiseCluster(3, 1, zones);
+    const replica = s.nodes[3]!;
+    const view = s.capture.nodes[1]!;
+    view.clusterNodes = { ...view.clusterNodes!, flagged: [s.line(replica, ["fail"])] };
+    expect(s.capture.nodes[3]!.replicationInfo).toContain("master_link_status:up");
+    const r = analyseCluster(s.capture, { zones: s.zones });
+    expect(codes(r)).toEqual(["NODE_FAILED", "PRIMARY_WITHOUT_REPLICA"]);
+    expect(r.failures.find((f) => f.code === "PRIMARY_WITHOUT_REPLICA")?.node).toBe(s.nodes[0]!.address);
+    expect(r.shards[0]?.replicas[0]).toMatchObject({ address: replica.address, linkUp: false });
+  });
+
+  it("a primary the seed itself flags fail still owns its slots: its shard is reported, SLOTS_NOT_OK", () => {
+    const s = synthesiseCluster(3, 1, zones);
+    const p2 = s.nodes[1]!;
+    const seedNodes = s.capture.seedClusterNodes!.replace(s.line(p2), s.line(p2, ["fail"]));
+    const r = analyseCluster({ ...s.capture, seedClusterNodes: seedNodes }, { zones: s.zones });
+    expect(codes(r)).toContain("SLOTS_NOT_OK");
+    expect(r.shards.map((x) => x.primary.address)).toContain(p2.address);
+  });
+
+  it("an unreachable primary without slots is NODE_FAILED, not SLOTS_NOT_OK (it owns nothing)", () => {
+    const s = synthesiseCluster(3, 1, zones);
+    const empty = { id: "f".repeat(40), address: "10.0.0.7:6379" };
+    const seedNodes = `${s.capture.seedClusterNodes!}${empty.id} 10.0.0.7:6379@16379 master - 0 1700000000000 7 connected\n`;
+    const r = analyseCluster(
+      { ...s.capture, seedClusterNodes: seedNodes, nodes: [...s.capture.nodes, { address: empty.address, error: "connect ETIMEDOUT" }] },
+      { zones: new Map([...s.zones, [empty.address, "a"]]) },
+    );
+    expect(codes(r)).toContain("NODE_FAILED");
+    expect(codes(r)).not.toContain("SLOTS_NOT_OK");
+  });
+
+  it("the seed's own line without an address is not a failed node (only a peer's is: noaddr)", () => {
+    const s = synthesiseCluster(3, 1, zones);
+    const seed = s.nodes[0]!;
+    const seedNodes = s.capture.seedClusterNodes!.replace(`${seed.id} ${seed.address}@1`, `${seed.id} :6379@1`);
+    expect(seedNodes).not.toBe(s.capture.seedClusterNodes);
+    expect(codes(analyseCluster({ ...s.capture, seedClusterNodes: seedNodes }, { zones: s.zones }))).not.toContain("NODE_FAILED");
+  });
+
+  it("a replica in an unknown zone is not called cross-AZ; a replica ahead of the captured primary offset lags 0, not less", () => {
+    const s = synthesiseCluster(3, 1, zones);
+    const replica = s.nodes[3]!;
+    const unknownZone = new Map(s.zones);
+    unknownZone.delete(replica.address);
+    expect(analyseCluster(s.capture, { zones: unknownZone }).shards[0]?.replicas[0]).toMatchObject({ address: replica.address, crossAz: false });
+    s.capture.nodes[3]!.replicationInfo = replicaReplicationInfo(s.nodes[0]!.address, 999_999_999);
+    expect(analyseCluster(s.capture, { zones: s.zones }).shards[0]?.replicas[0]?.lagBytes).toBe(0);
+  });
+
   it("zone checks: same-zone replica, primary majority, unknown zone, and skipped without zones", () => {
     const s = synthesiseCluster(3, 1, zones);
     const [p1, p2, , r1] = s.nodes;

@@ -25,6 +25,9 @@ describe("clusterPlan", () => {
     }
     expect(plan.region).toBe("us-west-2");
     expect(() => P.clusterPlan("/s", [])).toThrow(/between 1 and 9 zones/);
+    expect(P.clusterPlan("/s", ["us-west-2a", "us-west-2d"]).nodes.map((n) => n.zone)).toEqual(["us-west-2a", "us-west-2d"]);
+    for (const zones of [["us-west-2a", "eu-west-1b"], ["us-west-2a", "us-west-2a"], ["us west 2a"], ["US-WEST-2A"], ["us-west-2a;rm"]])
+      expect(() => P.clusterPlan("/s", zones), zones.join(",")).toThrow(/distinct names of one region/);
   });
 
   it("containerd, kubelet and kube-proxy of a node only name that node's paths", () => {
