@@ -73,32 +73,28 @@ function aggregate(failures: FailureList, code: "CLUSTER_STATE_NOT_OK" | "SLOTS_
   failures.add(code, `${first.address}: ${first.detail}${others}`, first.address);
 }
 
-export function analyseCluster(c: ClusterCapture, ctx: AnalysisContext): TopologyReport {
-  const failures = new FailureList();
-  const notes: string[] = [];
-  if (c.seedClusterNodes === undefined || c.seedError !== undefined) {
-    if (c.seedError !== undefined && /cluster support disabled/i.test(c.seedError)) {
-      const what = "it is not a cluster node (a replication-mode primary or replica? use --mode replication)";
-      failures.add("CLUSTER_MODE_DISABLED", `seed ${c.seed} has cluster mode off (cluster-enabled no): ${what}`, c.seed);
-    } else failures.add("CLUSTER_STATE_NOT_OK", `seed ${c.seed} cannot describe a cluster: ${c.seedError ?? "no CLUSTER NODES reply"}`, c.seed);
-    return finishReport({ mode: "cluster", shards: [], nodeCount: 0, seed: c.seed }, failures, notes, ctx.zones);
-  }
+/** The seed's view and what every function below reads from it. */
+interface ClusterView {
+  c: ClusterCapture;
+  entries: ClusterNodeEntry[];
+  byId: Map<string, ClusterNodeEntry>;
+  addressOf: (n: ClusterNodeEntry) => string;
+  captures: Map<string, ClusterNodeCapture>;
+  failures: FailureList;
+  notes: string[];
+}
 
-  const parsed = parseClusterNodes(c.seedClusterNodes);
-  if (parsed.invalid.length > 0) {
-    notes.push(
-      `ignored ${parsed.invalid.length} unparseable CLUSTER NODES line(s) from the seed: ${listSome(
-        parsed.invalid.map((l) => JSON.stringify(l.slice(0, 80))),
-        3,
-      )}`,
-    );
-  }
-  const entries = parsed.nodes;
-  const byId = new Map(entries.map((n) => [n.id, n]));
-  const addressOf = (n: ClusterNodeEntry): string =>
-    n.endpoint !== undefined ? endpointKey(n.endpoint) : n.myself ? c.seedAddress : `${n.id.slice(0, 8)}… (no address)`;
-  const captures = new Map(c.nodes.map((n) => [n.address, n]));
-  // --- failure flags, from the seed's view and every node's digest ---------------------
+/** The seed cannot describe a cluster: CLUSTER_MODE_DISABLED or CLUSTER_STATE_NOT_OK. */
+function seedFailure(c: ClusterCapture, failures: FailureList): void {
+  if (c.seedError !== undefined && /cluster support disabled/i.test(c.seedError)) {
+    const what = "it is not a cluster node (a replication-mode primary or replica? use --mode replication)";
+    failures.add("CLUSTER_MODE_DISABLED", `seed ${c.seed} has cluster mode off (cluster-enabled no): ${what}`, c.seed);
+  } else failures.add("CLUSTER_STATE_NOT_OK", `seed ${c.seed} cannot describe a cluster: ${c.seedError ?? "no CLUSTER NODES reply"}`, c.seed);
+}
+
+/** Failure flags from the seed's view and every node's digest, and unreachable nodes: NODE_FAILED; the failed node ids. */
+function failedNodeIds(v: ClusterView): Set<string> {
+  const { c, entries, byId, addressOf, captures, failures, notes } = v;
   const flaggedBy = new Map<string, { fail: string[]; pfail: string[] }>();
   const flag = (id: string, viewer: string, failed: boolean, pfail: boolean): void => {
     if (!failed && !pfail) return;
@@ -140,8 +136,12 @@ export function analyseCluster(c: ClusterCapture, ctx: AnalysisContext): Topolog
       failures.add("NODE_FAILED", `${address} (${n.role}, ${n.id.slice(0, 8)}…) ${reasons.join("; ")}`, address);
     }
   }
+  return failedIds;
+}
 
-  // --- CLUSTER INFO of every node ---------------------------------------------------------
+/** Each node's CLUSTER INFO: CLUSTER_STATE_NOT_OK now; the slot conditions for checkSlotOwnership. */
+function checkClusterInfo(v: ClusterView): { slotsShort: Seen[]; slotsBad: Seen[]; viewsWithInfo: number } {
+  const { c, captures, failures } = v;
   const seedInfo = c.seedClusterInfo;
   const ordered = [c.seedAddress, ...c.nodes.map((n) => n.address).filter((a) => a !== c.seedAddress)];
   const notOk: Seen[] = [];
@@ -164,8 +164,13 @@ export function analyseCluster(c: ClusterCapture, ctx: AnalysisContext): Topolog
     }
   }
   aggregate(failures, "CLUSTER_STATE_NOT_OK", notOk, viewsWithInfo);
+  return { slotsShort, slotsBad, viewsWithInfo };
+}
 
-  // --- slot ownership (seed's view) ---------------------------------------------------------
+/** Slot ownership in the seed's view (SLOTS_UNASSIGNED), and every node's slot conditions (SLOTS_NOT_OK). */
+function checkSlotOwnership(v: ClusterView, info: ReturnType<typeof checkClusterInfo>): void {
+  const { c, entries, failures } = v;
+  const { slotsShort, slotsBad, viewsWithInfo } = info;
   const owned = new Uint8Array(CLUSTER_SLOT_COUNT);
   let assignedCount = 0;
   for (const n of entries) {
@@ -196,8 +201,11 @@ export function analyseCluster(c: ClusterCapture, ctx: AnalysisContext): Topolog
     aggregate(failures, "SLOTS_UNASSIGNED", slotsShort, viewsWithInfo);
   }
   aggregate(failures, "SLOTS_NOT_OK", slotsBad, viewsWithInfo);
+}
 
-  // --- shards ---------------------------------------------------------------------------------
+/** The shards (primaries by first slot, their replicas and which of them work): SLOTS_NOT_OK, PRIMARY_WITHOUT_REPLICA. */
+function buildShards(v: ClusterView, ctx: AnalysisContext, failedIds: ReadonlySet<string>): { shards: ShardReport[]; working: Set<string> } {
+  const { entries, byId, addressOf, captures, failures, notes } = v;
   const zoneOf = (address: string): string | undefined => ctx.zones?.get(address);
   const replicasOf = new Map<string, ClusterNodeEntry[]>();
   for (const n of entries) {
@@ -245,8 +253,12 @@ export function analyseCluster(c: ClusterCapture, ctx: AnalysisContext): Topolog
       failures.add("PRIMARY_WITHOUT_REPLICA", `primary ${address} (slots ${listSome(formatSlotRanges(merged), 4) || "none"}) ${why}`, address);
     }
   }
+  return { shards, working };
+}
 
-  // --- zones ----------------------------------------------------------------------------------------
+/** Zone checks on working replicas, and AZ_PRIMARY_MAJORITY (with ≥ 3 zones in use and ≥ 2 primaries). */
+function checkZonePlacement(v: ClusterView, ctx: AnalysisContext, shards: readonly ShardReport[], working: ReadonlySet<string>): void {
+  const { failures, notes } = v;
   // A primary with no working replica already has PRIMARY_WITHOUT_REPLICA.
   checkZones(shards, ctx.zones, (a) => working.has(a), failures, notes, false);
   if (ctx.zones !== undefined) {
@@ -273,8 +285,10 @@ export function analyseCluster(c: ClusterCapture, ctx: AnalysisContext): Topolog
       notes.push(`AZ primary-majority check skipped: the nodes span ${zonesInUse.size} zone(s); it needs ≥ 3`);
     }
   }
+}
 
-  // --- expected shape -----------------------------------------------------------------------------
+/** SHAPE_MISMATCH against `ctx.expect`. */
+function checkExpectedShape(ctx: AnalysisContext, shards: readonly ShardReport[], failures: FailureList): void {
   const e = ctx.expect ?? {};
   if (e.primaries !== undefined && e.primaries !== shards.length) {
     failures.add("SHAPE_MISMATCH", `expected ${e.primaries} primaries, found ${shards.length}`);
@@ -290,7 +304,36 @@ export function analyseCluster(c: ClusterCapture, ctx: AnalysisContext): Topolog
   if (e.replicas !== undefined && e.replicas !== totalReplicas) {
     failures.add("SHAPE_MISMATCH", `expected ${e.replicas} replicas in total, found ${totalReplicas}`);
   }
+}
 
+export function analyseCluster(c: ClusterCapture, ctx: AnalysisContext): TopologyReport {
+  const failures = new FailureList();
+  const notes: string[] = [];
+  if (c.seedClusterNodes === undefined || c.seedError !== undefined) {
+    seedFailure(c, failures);
+    return finishReport({ mode: "cluster", shards: [], nodeCount: 0, seed: c.seed }, failures, notes, ctx.zones);
+  }
+  const parsed = parseClusterNodes(c.seedClusterNodes);
+  if (parsed.invalid.length > 0) {
+    notes.push(
+      `ignored ${parsed.invalid.length} unparseable CLUSTER NODES line(s) from the seed: ${listSome(
+        parsed.invalid.map((l) => JSON.stringify(l.slice(0, 80))),
+        3,
+      )}`,
+    );
+  }
+  const entries = parsed.nodes;
+  const byId = new Map(entries.map((n) => [n.id, n]));
+  const addressOf = (n: ClusterNodeEntry): string =>
+    n.endpoint !== undefined ? endpointKey(n.endpoint) : n.myself ? c.seedAddress : `${n.id.slice(0, 8)}… (no address)`;
+  const captures = new Map(c.nodes.map((n) => [n.address, n]));
+  const v: ClusterView = { c, entries, byId, addressOf, captures, failures, notes };
+  const failedIds = failedNodeIds(v);
+  checkSlotOwnership(v, checkClusterInfo(v));
+  const { shards, working } = buildShards(v, ctx, failedIds);
+  checkZonePlacement(v, ctx, shards, working);
+  checkExpectedShape(ctx, shards, failures);
+  const seedInfo = c.seedClusterInfo;
   return finishReport(
     {
       mode: "cluster",
