@@ -3,7 +3,7 @@
  * nodes (no Pulumi, no Valkey: the objects are created through the API directly): a recreated pod
  * of a zone whose node is cordoned stays Pending under the hard zone spread the components render
  * (zoneSpread), and is placed back on that node once uncordoned. (What a real pod does when it is
- * deleted, evicted or restarted on a new IP is tested on real pods: tests/pods/drills.test.ts.)
+ * deleted, evicted or restarted on a new IP is tested on real pods: tests/pods/byo-stack.test.ts.)
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { zoneSpread } from "../../components/valkey/pod-placement.js";

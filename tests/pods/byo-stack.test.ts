@@ -4,16 +4,19 @@
  * mode, through valkey.replication.haproxyImage) through the real start scripts,
  * become Ready through the real readiness probe on local-path volumes, and the cluster bootstrap and
  * the topology check run inside `up` through the port-forward connector (API server -> kubelet ->
- * containerd), with zones from the real nodes. A second `up` changes nothing, and `destroy` leaves
- * no pod, PVC or PV. Needs root, `install.sh` (Pulumi) and `install.sh --real-cluster`. Starts the
+ * containerd), with zones from the real nodes. The same `up` runs the benchmark Job and then the
+ * failure drills (support/drill-checks.ts) in real pods. A second `up` changes nothing, and
+ * `destroy` leaves no pod, PVC or PV. Needs root, `install.sh` (Pulumi) and `install.sh --real-cluster`. Starts the
  * cluster when none runs.
  */
 import { describe, expect, it } from "vitest";
 import type { ResultRow } from "../../benchmarks/run/result-row.js";
 import { parseResultsCsv, RESULTS_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
 import { CLIENT_LABEL, DATA_PLANE_LABEL, VALKEY_BUS_PORT, VALKEY_PORT } from "../../components/shared.js";
+import { DRILL_LOAD_LABEL } from "../../components/steps/failure-drill/load-job.js";
 import { createStack, tail } from "../e2e/support/pulumi-harness.js";
 import { podsSkipReason, podsStackConfig, STACK_ZONES, usePodsCluster } from "./support/byo-on-pods.js";
+import { detectionSettings, drillConfig, expectDrills, type DrillRow } from "./support/drill-checks.js";
 import { allowBusFrom, probe, type ProbeTarget } from "./support/probe.js";
 
 const reason = podsSkipReason({ pulumi: true });
@@ -27,32 +30,33 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
     const NS = `valkey-${mode}-pods`;
     const { cluster, api, env, clientNode } = ctx;
     const zones = STACK_ZONES;
-    const s = await createStack(
-      env,
-      podsStackConfig(cluster, mode, NS, {
-        // The benchmark Job in a real pod, through its own and the release's NetworkPolicies (which
-        // the stack always creates): a short seed workload, re-run once if under a second.
-        benchmark: {
-          enabled: true,
-          requests: 20_000,
-          clients: 10,
-          tests: [...TESTS],
-          minDurationSeconds: 1,
-          resources: { cpu: "500m", memory: "256Mi" },
-        },
-      }),
-      { password: PASSWORD },
-    );
+    const config = podsStackConfig(cluster, mode, NS, {
+      // The benchmark Job in a real pod, through its own and the release's NetworkPolicies (which
+      // the stack always creates): a short seed workload, re-run once if under a second.
+      benchmark: {
+        enabled: true,
+        requests: 20_000,
+        clients: 10,
+        tests: [...TESTS],
+        minDurationSeconds: 1,
+        resources: { cpu: "500m", memory: "256Mi" },
+      },
+      // Then the failure drills (support/drill-checks.ts), their load a real Job too.
+      drills: drillConfig(cluster),
+    });
+    const s = await createStack(env, { ...config, valkey: detectionSettings(mode, config.valkey as Record<string, unknown>) }, { password: PASSWORD });
     try {
       const t0 = Date.now();
       const first = await s.stack.up({ onOutput: (o) => s.log.push(o) });
-      console.log(`[pods] ${mode}: first up ${Math.round((Date.now() - t0) / 1000)} s`);
+      console.log(`[pods] ${mode}: first up (deploy, bootstrap, check, benchmark, drills) ${Math.round((Date.now() - t0) / 1000)} s`);
       expect(first.summary.result, tail(s.log)).toBe("succeeded");
       const report = first.outputs.report?.value as {
         topology: { ok: boolean; primaries: Array<{ zone: string; slotRanges: string[]; replicas: Array<{ zone: string; crossAz: boolean }> }> } | null;
         sentinels?: Array<{ zone: string; reachable: boolean; agrees: boolean }> | null;
         benchmark: { rows: ResultRow[]; csv: string } | null;
         endpoints: { write: string; port: number };
+        drills: DrillRow[] | null;
+        drillsCsv: string | null;
       };
       expect(report.topology?.ok, tail(s.log)).toBe(true);
       // The benchmark Job ran in a real pod through the NetworkPolicies (replication: to HAProxy's
@@ -71,6 +75,7 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
       expect(csv.split("\n")[0]).toBe(RESULTS_CSV_COLUMNS.join(","));
       expect(parseResultsCsv(csv)).toEqual(rows);
       console.log(`[pods] ${mode} benchmark rows:\n${csv}`);
+      await expectDrills(api, NS, mode, clientNode, report);
       const primaries = report.topology?.primaries ?? [];
       for (const p of primaries) {
         expect(zones).toContain(p.zone);
@@ -100,7 +105,8 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
       }
       const all = (await api<PodList>("GET", `/api/v1/namespaces/${NS}/pods`)).body.items;
       const bench = all.filter((p) => p.metadata.labels?.["app.kubernetes.io/name"] === "valkey-benchmark");
-      const pods = all.filter((p) => !bench.includes(p));
+      // The drills' load pods may still be going (the step deletes their Jobs in the background).
+      const pods = all.filter((p) => !bench.includes(p) && p.metadata.labels?.[DRILL_LOAD_LABEL] === undefined);
       // The benchmark pod ran on the node without Valkey, from the valkey image (valkey-benchmark).
       expect(bench.map((p) => [p.spec.nodeName, p.spec.containers[0]?.image, p.status.phase])).toEqual([[clientNode, cluster.images.valkey, "Succeeded"]]);
       // Cluster: 3 x (1 + 1) members. Replication: 4 members, 3 Sentinels, 2 HAProxy pods.
@@ -173,8 +179,10 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
     expect((await api("GET", `/api/v1/namespaces/${NS}`)).status).toBe(404);
   };
 
-  it("cluster mode: up with real pods, bootstrap and topology check through port-forward; up again no-op; destroy leaves nothing", { timeout: 1_200_000 }, () =>
-    lifecycle("cluster"),
+  it(
+    "cluster mode: up with real pods (bootstrap and check through port-forward, benchmark Job, drills primary/switchover/all), policies probed; up again no-op; destroy leaves nothing",
+    { timeout: 1_500_000 },
+    () => lifecycle("cluster"),
   );
-  it("replication mode: the same, with the Sentinels and the HAProxy endpoint in real pods", { timeout: 1_200_000 }, () => lifecycle("replication"));
+  it("replication mode: the same, with the Sentinels and the HAProxy endpoint in real pods", { timeout: 1_500_000 }, () => lifecycle("replication"));
 });

@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient, type Api } from "../../benchmarks/kube-local/api.js";
 import { up } from "../../benchmarks/kube-local/cluster.js";
-import { podsSkipReason } from "./support/byo-on-pods.js";
+import { PODS_PLAN, podsSkipReason } from "./support/byo-on-pods.js";
 
 const reason = podsSkipReason({ pulumi: false });
 const NS = "np-test";
@@ -57,7 +57,7 @@ describe.skipIf(reason !== "")(`NetworkPolicy enforcement on real pods${reason ?
   };
 
   beforeAll(async () => {
-    const s = await up(() => undefined);
+    const s = await up(() => undefined, PODS_PLAN);
     api = apiClient(s.kubeconfig);
     valkeyImage = s.images.valkey ?? "";
     nodes = s.nodes.map((x) => x.name);

@@ -3,7 +3,7 @@
  * running it, per fault. Pure builders; the FailureDrill step creates both through the Kubernetes
  * API (they are not Pulumi resources: they live for one drill) and deletes them afterwards.
  *
- * THE JOB CONTRACT (load.mjs and tests/pods/drills.test.ts, which runs it as a real Job, rely on it):
+ * THE JOB CONTRACT (load.mjs and tests/pods/byo-stack.test.ts, which runs it as a real Job, rely on it):
  * - the Job's pods carry the label `valkey-on-eks/drill-load: "true"` (DRILL_LOAD_LABEL), the
  *   NetworkPolicy's client label `valkey-on-eks/client: "true"` (CLIENT_LABEL) and
  *   `app.kubernetes.io/part-of: valkey-on-eks`, `app.kubernetes.io/name: valkey-drill-load`,

@@ -27,7 +27,8 @@ export function podsSkipReason(options: { pulumi: boolean }): string {
 
 export const CLIENT_ZONE = "us-west-2d";
 export const STACK_ZONES = [...DEFAULT_ZONES];
-const PLAN = clusterPlan(STATE_DIR, [...DEFAULT_ZONES, CLIENT_ZONE]);
+/** The cluster every file of the project shares (one \`up\` for all of them). */
+export const PODS_PLAN = clusterPlan(STATE_DIR, [...DEFAULT_ZONES, CLIENT_ZONE]);
 
 export interface PodsContext {
   cluster: ClusterStatus;
@@ -44,7 +45,7 @@ export interface PodsContext {
 export function usePodsCluster(): PodsContext {
   const ctx = {} as PodsContext;
   beforeAll(async () => {
-    ctx.cluster = await up(() => undefined, PLAN);
+    ctx.cluster = await up(() => undefined, PODS_PLAN);
     ctx.api = apiClient(ctx.cluster.kubeconfig);
     for (const n of ctx.cluster.nodes) {
       const r = await ctx.api(

@@ -1,0 +1,115 @@
+/**
+ * The deployed FailureDrill step's faults on real pods, and what each drill row must show
+ * (tests/pods/byo-stack.test.ts runs them inside the first `up` of each mode):
+ *  - primary: the primary's pod deleted with grace 0 (the kubelet kills the container);
+ *  - switchover: the primary's pod evicted through the Eviction API as a node drain does (its
+ *    PodDisruptionBudget honoured): the kubelet runs the preStop hook with the grace period, and
+ *    the planned switchover must beat failure detection (the write outage below
+ *    down-after-milliseconds / cluster-node-timeout), lose nothing acknowledged and leave no
+ *    FailedPreStopHook event for the evicted pod;
+ *  - all: every member pod deleted with grace 0: all come back as new pods and the release heals
+ *    through its DNS names.
+ * Each drill heals within the step's timeout, loses no WAIT-confirmed write, and keeps
+ * acknowledged loss inside its window (`ok`). The write load is the step's own Job, a real pod
+ * of the local Node image on the node without Valkey, through the NetworkPolicies and DNS.
+ */
+import { expect } from "vitest";
+import type { Api } from "../../../benchmarks/kube-local/api.js";
+import type { ClusterStatus } from "../../../benchmarks/kube-local/cluster.js";
+import { DATA_PLANE_LABEL } from "../../../components/shared.js";
+
+export const FAULTS = ["primary", "switchover", "all"] as const;
+/** Failure detection in both modes (Sentinel down-after, cluster-node-timeout). */
+export const DETECT_MS = 5000;
+const DRILLS = { enabled: true, faults: [...FAULTS], rate: 20, preFaultS: 3, loadS: 25, timeoutS: 240 };
+
+/** The stack config's `drills` section (the load pod from the local Node image). */
+export function drillConfig(cluster: ClusterStatus): Record<string, unknown> {
+  return { ...DRILLS, image: cluster.images.node };
+}
+
+/** `valkey` settings that make failure detection DETECT_MS in `mode`. */
+export function detectionSettings(mode: "cluster" | "replication", valkey: Record<string, unknown>): Record<string, unknown> {
+  if (mode === "cluster") return { ...valkey, cluster: { ...(valkey.cluster as object), nodeTimeoutMs: DETECT_MS } };
+  const replication = valkey.replication as Record<string, unknown>;
+  return { ...valkey, replication: { ...replication, sentinel: { ...(replication.sentinel as object), downAfterMilliseconds: DETECT_MS } } };
+}
+
+export interface DrillRow {
+  mode: string;
+  fault: string;
+  ok: boolean;
+  healed: boolean;
+  faultDescription: string;
+  recoveryMs: number | null;
+  detectionMs: number | null;
+  writeOutageMs: number;
+  ackedWrites: number;
+  lostAckedWrites: number;
+  waitedWrites: number;
+  lostWaitedWrites: number;
+  after: { ok: boolean; failures: unknown[] };
+  loadPod: string;
+  deletedPods: Array<{ name: string; uid: string }>;
+}
+
+interface PodList {
+  items: Array<{
+    metadata: { name: string; uid: string; labels?: Record<string, string> };
+    spec: { nodeName?: string; containers: Array<{ image: string }> };
+    status: { podIP?: string };
+  }>;
+}
+
+interface EventList {
+  items: Array<{ reason?: string; message?: string; involvedObject: { name?: string; uid?: string } }>;
+}
+
+/** Asserts the drill rows of one `up` (report.drills) in namespace NS of `mode`. */
+export async function expectDrills(
+  api: Api,
+  NS: string,
+  mode: "cluster" | "replication",
+  clientNode: string,
+  report: { drills: DrillRow[] | null; drillsCsv: string | null },
+): Promise<void> {
+  const members = async () =>
+    (await api<PodList>("GET", `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(`${DATA_PLANE_LABEL}=true`)}`)).body.items;
+  const rows = report.drills ?? [];
+  console.log(`[pods] ${mode} drills:\n${report.drillsCsv ?? ""}`);
+  expect(rows.map((r) => [r.mode, r.fault])).toEqual(FAULTS.map((f) => [mode, f]));
+  for (const r of rows) {
+    const what = `${r.fault}: ${JSON.stringify({ ...r, after: r.after.ok })}`;
+    expect([r.ok, r.healed, r.after.ok, r.after.failures], what).toEqual([true, true, true, []]);
+    expect(r.recoveryMs, what).toBeGreaterThan(0);
+    expect(r.recoveryMs, what).toBeLessThan(DRILLS.timeoutS * 1000);
+    expect(r.writeOutageMs, what).toBeGreaterThan(0);
+    expect(r.ackedWrites, what).toBeGreaterThan(0);
+    expect(r.waitedWrites, what).toBeGreaterThan(0);
+    expect(r.lostWaitedWrites, what).toBe(0);
+  }
+  const [primary, switchover, all] = rows as [DrillRow, DrillRow, DrillRow];
+  // The load ran as a real Job pod on the node without Valkey (the step deletes it afterwards).
+  expect(new Set(rows.map((r) => r.loadPod)).size).toBe(3);
+  expect(primary.faultDescription).toMatch(/^primary pod \S+ \(\S+ on \S+\) deleted, grace 0$/);
+  expect(primary.faultDescription).not.toContain(clientNode);
+  // The planned path: the kubelet ran the preStop on eviction, which handed the primary over
+  // before the server stopped. Without it the writes wait for failure detection.
+  expect(switchover.faultDescription).toContain("evicted through the Eviction API");
+  expect(switchover.writeOutageMs, `switchover outage vs detection ${DETECT_MS} ms (primary drill: ${primary.writeOutageMs} ms)`).toBeLessThan(DETECT_MS);
+  expect(switchover.lostAckedWrites).toBe(0);
+  // The evicted pod's preStop ran to its end (a hook cut short leaves a FailedPreStopHook event,
+  // as the grace-0 deletions of the other drills may), and the pod was stopped by the kubelet.
+  const evicted = switchover.deletedPods.map((p) => p.uid);
+  expect(evicted).toHaveLength(1);
+  const events = (await api<EventList>("GET", `/api/v1/namespaces/${NS}/events`)).body.items.filter((e) => evicted.includes(e.involvedObject.uid ?? ""));
+  expect(events.map((e) => e.reason)).toContain("Killing");
+  expect(events.filter((e) => e.reason === "FailedPreStopHook").map((e) => `${e.involvedObject.name}: ${e.message}`)).toEqual([]);
+  // Every member pod went at once and the release healed (the step counts recovery only once
+  // each deleted pod runs again under a new UID): the members found each other again through
+  // their DNS names, with every old pod IP gone.
+  expect(all.faultDescription).toMatch(/^every member pod \(.+\) deleted, grace 0$/);
+  const now = await members();
+  expect(now).toHaveLength(mode === "cluster" ? 6 : 4);
+  for (const p of now) expect(all.faultDescription).toContain(`${p.metadata.name}`);
+}
