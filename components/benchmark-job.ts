@@ -11,7 +11,8 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { benchmarkPodLabels, buildBenchmarkJob, runScopedJobName, type BenchmarkJobManifestArgs } from "./benchmark/job-manifest.js";
 import { buildBenchmarkNetworkPolicy } from "./valkey/network-policy.js";
-import { PASSWORD_SECRET_KEY, VALKEY_PORT } from "./shared.js";
+import { PASSWORD_SECRET_KEY } from "../pod/paths.js";
+import { VALKEY_PORT } from "../vocabulary/ports.js";
 
 /** Manifest options passed through unchanged; documented (with defaults) on BenchmarkJobManifestArgs. */
 type PassThrough =

@@ -25,7 +25,8 @@ import {
 import { EBS_CSI_POLICY_PATH, NODE_POLICY_NAMES, ec2TrustPolicy, managedPolicyArn, partitionOf, podIdentityTrustPolicy } from "./aws/iam.js";
 import { DISCOVERY_TAG_KEY, buildVpcArgs, type NatGateways } from "./aws/vpc.js";
 
-export { SYSTEM_NODE_LABELS, GP3_STORAGE_CLASS } from "./aws/eks.js";
+export { SYSTEM_NODE_LABELS } from "./aws/eks.js";
+export { GP3_STORAGE_CLASS } from "./shared.js";
 
 export interface EksClusterArgs {
   /** `aws` config: region and the zones the VPC spans. */

@@ -5,9 +5,6 @@
  */
 import type { Toleration } from "../config/types.js";
 
-/** The Valkey client port and the cluster bus port. */
-export const VALKEY_PORT = 6379;
-export const VALKEY_BUS_PORT = 16379;
 
 /** Label every Valkey data-plane pod carries; the benchmark Job's anti-affinity keeps away from it. */
 export const DATA_PLANE_LABEL = "valkey-on-eks/data-plane";
@@ -15,10 +12,6 @@ export const DATA_PLANE_LABEL = "valkey-on-eks/data-plane";
 export const CLIENT_LABEL = "valkey-on-eks/client";
 /** Label with the pod's role in replication mode ("primary" | "replica") and in cluster mode ("member"). */
 export const ROLE_LABEL = "valkey-on-eks/role";
-/** Zone label Kubernetes nodes carry (set by the cloud provider; by kwok in the local tests). */
-export const ZONE_LABEL = "topology.kubernetes.io/zone";
-/** Key of the Valkey password in the Secret the Valkey components create. */
-export const PASSWORD_SECRET_KEY = "password";
 
 /** The Karpenter NodePool / EC2NodeClass name for the Valkey data pool, and its taint. */
 export const VALKEY_NODE_POOL = "valkey";
@@ -45,3 +38,6 @@ export function releaseLabels(release: string): Record<string, string> {
     "app.kubernetes.io/managed-by": "pulumi",
   };
 }
+
+/** Name of the default StorageClass (config `valkey.persistence.storageClass` defaults to it on eks). */
+export const GP3_STORAGE_CLASS = "gp3";

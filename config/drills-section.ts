@@ -4,8 +4,8 @@
  * the deployment.
  */
 import { z } from "zod";
-import { FAULTS, type Fault } from "../benchmarks/drill/ledger.js";
-import { UNSUPPORTED_DEPLOYED_FAULTS } from "../components/steps/failure-drill/faults.js";
+import { FAULTS, type Fault } from "../vocabulary/faults.js";
+import { UNSUPPORTED_DEPLOYED_FAULTS } from "../vocabulary/faults.js";
 import { versions } from "../versions.js";
 import { count, flag, imageReference, runId, section, unique } from "./fields.js";
 

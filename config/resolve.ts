@@ -11,7 +11,7 @@
 import { z } from "zod";
 import { networkOptimizedFamily } from "./instance-types.js";
 import { parseCpuQuantity, parseMemoryQuantity } from "./quantity.js";
-import type { StackInput } from "./types.js";
+import type { StackInput } from "./sections.js";
 
 /** The region a stack uses when neither `aws.region` nor `aws:region` is set. */
 export const DEFAULT_REGION = "us-west-2";

@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
-import type { Workload } from "../benchmarks/workload.js";
+import type { Workload } from "../vocabulary/workload.js";
 import { knownKeysAt } from "./meta.js";
 import { resolveStackConfig, stackResolver } from "./resolve.js";
 import { checkStackRules } from "./rules.js";

@@ -9,7 +9,7 @@
  * Shapes are strict: an unknown key anywhere is an error naming its path.
  */
 import { z } from "zod";
-import { BENCHMARK_TESTS } from "../benchmarks/workload.js";
+import { BENCHMARK_TESTS } from "../vocabulary/workload.js";
 import { ipv4Cidr, DNS_LABEL_RE, REGION_RE, count, cpuQuantity, imageReference, flag, memoryQuantity, quantityLike, runId, section, unique } from "./fields.js";
 import { parseMemoryQuantity } from "./quantity.js";
 import { drillsSchema } from "./drills-section.js";
@@ -250,3 +250,6 @@ export const stackInputSchema = z.strictObject({
 
 /** Whether the stack carries a Valkey password, without its value (never part of the config itself). */
 export const passwordStateSchema = z.enum(["secret", "plaintext", "missing"]);
+
+/** The stack input after per-key validation and static defaults, before resolution (resolve.ts). */
+export type StackInput = z.output<typeof stackInputSchema>;

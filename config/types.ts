@@ -11,7 +11,7 @@ import type { passwordStateSchema, stackInputSchema } from "./sections.js";
 /** A stack's config as written (every key optional where the schema has a default). */
 export type StackConfigInput = z.input<typeof stackInputSchema>;
 /** The stack input after per-key validation and static defaults, before resolution. */
-export type StackInput = z.output<typeof stackInputSchema>;
+export type { StackInput } from "./sections.js";
 
 /**
  * A stack's whole resolved configuration: every default filled in (including those that depend

@@ -14,7 +14,7 @@ import type { StackReportInput } from "../benchmarks/report/stack-report-schema.
 import { ConfigError, workloadFromConfig } from "../config/schema.js";
 import { PROJECT } from "../config/sections.js";
 import type { StackConfig } from "../config/types.js";
-import type { Workload } from "../benchmarks/workload.js";
+import type { Workload } from "../vocabulary/workload.js";
 import { decodeConfigValue, parseConfigValues } from "./pulumi-config.js";
 
 /** A sweep this stack or these flags cannot run: the CLI exits 2 with the message. */

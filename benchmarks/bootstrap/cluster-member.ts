@@ -4,7 +4,7 @@
  * address given to CLUSTER MEET). Locally those two addresses are the same; on Kubernetes the
  * executor may reach a pod through a port-forward while members meet on the pod IP.
  */
-import type { NodeEndpoint } from "../topology/endpoint.js";
+import type { NodeEndpoint } from "../../vocabulary/endpoint.js";
 
 export interface ClusterMember {
   /** Stable id used by the planner and in messages (e.g. `host:port` or a pod name). */

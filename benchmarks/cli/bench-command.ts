@@ -11,7 +11,7 @@
 import type { Command } from "commander";
 import { EndpointNotReady, runEndpointBench } from "../run/endpoint-bench.js";
 import { ConnectionError } from "../topology/connector.js";
-import { parseEndpoint, type NodeEndpoint } from "../topology/endpoint.js";
+import { parseEndpoint, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { CheckFailed, connectionFailed, UsageError } from "./errors.js";
 import { guarded, passwordFromEnv } from "./guard.js";
 import { addWorkloadOptions, CLIENT_PROCESSES_OPTION, workloadFromFlags, type WorkloadFlags } from "./local-command.js";

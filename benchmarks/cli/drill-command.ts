@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { renderDrillTable } from "../drill/drill-table.js";
-import { FAULTS, type Fault } from "../drill/ledger.js";
+import { FAULTS, type Fault } from "../../vocabulary/faults.js";
 import { LOCAL_DRILL_DEFAULTS } from "../drill/local-drills.js";
 import { isSkipped, runDrill, type DrillOptions, type DrillResult } from "../drill/run-drill.js";
 import { intInRange, nonNegativeInt, positiveInt, UsageError } from "./errors.js";

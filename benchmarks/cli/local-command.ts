@@ -4,10 +4,10 @@
  */
 import type { Command } from "commander";
 import { Listr, ListrLogger, ProcessOutput } from "listr2";
-import { FAULTS, parseFaults, type Fault } from "../drill/ledger.js";
+import { FAULTS, parseFaults, type Fault } from "../../vocabulary/faults.js";
 import { runLocalComparison, TopologyCheckError, type ProgressRunner } from "../local/local-comparison.js";
 import { findChromium } from "../report/browser-check.js";
-import { BENCHMARK_TESTS, SEED_WORKLOAD, type BenchmarkTest, type Workload } from "../workload.js";
+import { BENCHMARK_TESTS, SEED_WORKLOAD, type BenchmarkTest, type Workload } from "../../vocabulary/workload.js";
 import { CheckFailed, nonNegativeInt, nonNegativeNumber, positiveInt, UsageError } from "./errors.js";
 import { guarded, passwordFromEnv } from "./guard.js";
 import { screenshotReport } from "./report-command.js";

@@ -13,12 +13,12 @@
  */
 import { Option, type Command } from "commander";
 import { ConnectionError, DirectConnector } from "../topology/connector.js";
-import { parseEndpointList, type NodeEndpoint } from "../topology/endpoint.js";
+import { parseEndpointList, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { loadZoneFile, type ZoneSource } from "../topology/zones.js";
 import { formatTopologyReport } from "../verify/format-report.js";
 import { verifyTopology } from "../verify/verify-topology.js";
 import type { VerifyExpectations } from "../verify/verify-types.js";
-import { DEFAULT_MASTER_NAME } from "../../components/valkey/replication-start.js";
+import { DEFAULT_MASTER_NAME } from "../../pod/replication-start.js";
 import { CheckFailed, connectionFailed, nonNegativeInt, positiveInt, UsageError } from "./errors.js";
 
 interface VerifyFlags {

@@ -21,7 +21,7 @@
  *   Valkey's own minority rule: a primary that cannot reach a majority of primaries answers
  *   CLUSTERDOWN within 1.5 × cluster-node-timeout + 200 ms of the cut.
  */
-import type { Fault } from "./ledger.js";
+import type { Fault } from "../../vocabulary/faults.js";
 
 /** What the bound depends on, as the primary runs it (CONFIG GET before the fault). */
 export interface DurabilityConfig {

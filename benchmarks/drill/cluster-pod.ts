@@ -10,11 +10,11 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { renderAzFailbackScript } from "../../components/valkey/az-failback-script.js";
-import { renderClusterHealScript } from "../../components/valkey/cluster-heal-script.js";
-import { renderClusterRejoinScript } from "../../components/valkey/cluster-rejoin-script.js";
-import { renderPreStopScript } from "../../components/valkey/prestop-script.js";
-import { renderStartScript } from "../../components/valkey/start-script.js";
+import { renderAzFailbackScript } from "../../pod/az-failback-script.js";
+import { renderClusterHealScript } from "../../pod/cluster-heal-script.js";
+import { renderClusterRejoinScript } from "../../pod/cluster-rejoin-script.js";
+import { renderPreStopScript } from "../../pod/prestop-script.js";
+import { renderStartScript } from "../../pod/start-script.js";
 import { resolveBinaries } from "../binaries.js";
 import { Redis } from "ioredis";
 import { parseClusterNodes } from "../topology/cluster-nodes-parser.js";

@@ -27,7 +27,7 @@ import { StaticZoneSource } from "../topology/zones.js";
 import { sleep } from "../util/poll-until.js";
 import { verifyTopology } from "../verify/verify-topology.js";
 import type { TopologyReport } from "../verify/verify-types.js";
-import type { Fault } from "./ledger.js";
+import type { Fault } from "../../vocabulary/faults.js";
 import { clusterNodesOf, clusterPodLaunch, type ClusterNodes, type ClusterPodSpec } from "./cluster-pod.js";
 import { clusterClient } from "./load.js";
 import { partitionCapability } from "./partition.js";

@@ -7,11 +7,9 @@
  * lost write, a key that could not be read (its node did not answer) is unknown, never lost.
  * Lost acknowledged writes are checked against the fault's promised bound (bounds.ts).
  */
+import type { DrillMode, Fault } from "../../vocabulary/faults.js";
 import { inWindow, type AckedLossBound, type LossWindow } from "./bounds.js";
 
-export const FAULTS = ["primary", "replica", "zone", "all", "switchover", "crash-restart", "freeze", "partition", "lost-volume"] as const;
-export type Fault = (typeof FAULTS)[number];
-export type DrillMode = "cluster" | "replication";
 
 export interface WriteRecord {
   /** Load stream (e.g. "cluster-client", "sentinel-client", "write-endpoint"). */
@@ -261,16 +259,4 @@ export function drillOk(
 ): boolean {
   if (!healed || f.ackedLossBound === null) return false;
   return f.unknownWrites === 0 && f.lostWaitedWrites === 0 && f.lostAckedOutsideBound === 0 && f.lostAckedWrites <= f.ackedLossBound.writes;
-}
-
-/** Parses `primary,zone` (or `all-faults`-free lists), naming an unknown fault. */
-export function parseFaults(text: string): Fault[] {
-  const names = text
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s !== "");
-  if (names.length === 0) throw new Error(`no fault named (known: ${FAULTS.join(", ")})`);
-  const bad = names.filter((n) => !(FAULTS as readonly string[]).includes(n));
-  if (bad.length > 0) throw new Error(`unknown fault(s) ${bad.join(", ")} (known: ${FAULTS.join(", ")})`);
-  return [...new Set(names)] as Fault[];
 }

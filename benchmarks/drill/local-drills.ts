@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { renderDrillsCsv } from "./drill-table.js";
-import type { DrillMode, Fault } from "./ledger.js";
+import type { DrillMode, Fault } from "../../vocabulary/faults.js";
 import { runDrill, type DrillOptions, type DrillResult, type DrillRun } from "./run-drill.js";
 
 /** Local defaults: each drill finishes well under a minute. */

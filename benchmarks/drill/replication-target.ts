@@ -20,7 +20,7 @@ import { StaticZoneSource } from "../topology/zones.js";
 import { sleep } from "../util/poll-until.js";
 import { verifyTopology } from "../verify/verify-topology.js";
 import type { TopologyReport } from "../verify/verify-types.js";
-import type { Fault } from "./ledger.js";
+import type { Fault } from "../../vocabulary/faults.js";
 import { plainRedis, sentinelRedis } from "./load.js";
 import type { DurabilityConfig } from "./bounds.js";
 import { partitionCapability } from "./partition.js";

@@ -2,7 +2,7 @@
 import { Redis } from "ioredis";
 import type { TopologyReport } from "../verify/verify-types.js";
 import { DURABILITY_KEYS, durabilityFromConfig, type DurabilityConfig } from "./bounds.js";
-import type { Fault, DrillMode } from "./ledger.js";
+import type { Fault, DrillMode } from "../../vocabulary/faults.js";
 import type { LoadClient } from "./load.js";
 
 export interface DrillTimings {

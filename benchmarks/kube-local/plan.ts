@@ -7,7 +7,7 @@
  * the host namespace, and the outer namespace has no default route.
  */
 import { join } from "node:path";
-import { ZONE_LABEL } from "../../components/shared.js";
+import { ZONE_LABEL } from "../../vocabulary/labels.js";
 
 /** Prefix of every name kube:local gives the machine (netns, cgroups, devices). */
 export const PREFIX = "vk8s";

@@ -11,7 +11,7 @@
  */
 import { parseStackConfig } from "../../config/schema.js";
 import type { ValkeyConfig } from "../../config/types.js";
-import { renderValkeyConf, type ValkeyConfOptions } from "../../components/valkey/valkey-conf.js";
+import { renderValkeyConf, type ValkeyConfOptions } from "../../pod/valkey-conf.js";
 
 /** The `valkey` section of the embedded default stack config (what a stack deploys unless told otherwise). */
 export function defaultValkeyConfig(): ValkeyConfig {

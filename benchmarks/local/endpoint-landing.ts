@@ -5,7 +5,7 @@
  * Used by tests/core/haproxy-quorum.test.ts and benchmarks/perf/old-primary-perf.ts.
  */
 import { openClient } from "../topology/connector.js";
-import { endpointKey, type NodeEndpoint } from "../topology/endpoint.js";
+import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { parseInfo } from "../topology/info.js";
 import { pollUntil } from "../util/poll-until.js";
 import type { Member, SentinelTopology } from "./sentinel-topology.js";

@@ -2,7 +2,7 @@
  * Starts a replication-mode set on this machine: one primary and N replicas, real
  * valkey-server processes, and waits until every replica's link to the primary is up.
  */
-import { endpointKey, type NodeEndpoint } from "../topology/endpoint.js";
+import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { parseInfo } from "../topology/info.js";
 import { openClient } from "../topology/connector.js";
 import { roundRobinZones } from "../topology/zones.js";

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { renderReplicationPreStopScript } from "../../components/valkey/replication-prestop-script.js";
+import { renderReplicationPreStopScript } from "../../pod/replication-prestop-script.js";
 import { resolveBinaries } from "../binaries.js";
 import type { Member, SentinelTopology } from "./sentinel-topology.js";
 

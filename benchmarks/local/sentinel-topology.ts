@@ -14,14 +14,14 @@
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { renderHaproxyCfg, type HaproxyCfgOptions } from "../../components/valkey/haproxy-cfg.js";
-import { DEFAULT_MASTER_NAME } from "../../components/valkey/replication-start.js";
-import { renderSentinelConf, type SentinelTimings } from "../../components/valkey/sentinel-conf.js";
-import { renderStartScript, type StartScriptOptions } from "../../components/valkey/start-script.js";
+import { renderHaproxyCfg, type HaproxyCfgOptions } from "../../pod/haproxy-cfg.js";
+import { DEFAULT_MASTER_NAME } from "../../pod/replication-start.js";
+import { renderSentinelConf, type SentinelTimings } from "../../pod/sentinel-conf.js";
+import { renderStartScript, type StartScriptOptions } from "../../pod/start-script.js";
 import type { ValkeyConfig } from "../../config/types.js";
 import { resolveBinaries, which } from "../binaries.js";
 import { openClient } from "../topology/connector.js";
-import { endpointKey, type NodeEndpoint } from "../topology/endpoint.js";
+import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { parseInfo } from "../topology/info.js";
 import { pollUntil } from "../util/poll-until.js";
 import { waitForReplicaLinks } from "./local-replication.js";

@@ -5,7 +5,7 @@
  * acknowledged write after a moment (the SIGKILL of the primary).
  */
 import { Redis } from "ioredis";
-import type { NodeEndpoint } from "../topology/endpoint.js";
+import type { NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { sleep } from "../util/poll-until.js";
 
 export interface ProbeWrite {

@@ -4,10 +4,9 @@
  * values, so a spec can be checked without rendering it.
  */
 import type { TopLevelSpec } from "vega-lite";
+import { CHART_FONT } from "./html.js";
 import { rowFor, seriesOf, testsOf, type ReportInput } from "./model.js";
 
-/** System fonts only: the page must not fetch anything. */
-export const CHART_FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif";
 
 export const LATENCY_PERCENTILES = ["p50", "p95", "p99"] as const;
 export type Percentile = (typeof LATENCY_PERCENTILES)[number];

@@ -15,7 +15,7 @@ import { z } from "zod";
 import { RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "../run/result-row.js";
 import { parseResultsCsv, ResultsCsvError } from "../run/results-csv.js";
 import { parseSweepCsv, SweepCsvError, type SweepRow } from "../sweep/sweep-csv.js";
-import { loadDrills } from "./drill-section.js";
+import { loadDrills } from "./drill-files.js";
 import type { ReportSource, TopologyShard, TopologyView, WorkloadView } from "./model.js";
 import { RUN_META_FILE, runMetaSchema, type RunMeta } from "./run-meta.js";
 

@@ -11,7 +11,7 @@
  */
 import type { ResultMode, ResultRow } from "../run/result-row.js";
 import type { SweepRow } from "../sweep/sweep-csv.js";
-import type { DrillView } from "./drill-section.js";
+import type { DrillView } from "./drill-files.js";
 
 export const REPORT_MODES: readonly ResultMode[] = ["replication", "cluster"];
 

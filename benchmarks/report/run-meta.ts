@@ -6,7 +6,7 @@
  */
 import { cpus, release, totalmem, type as osType } from "node:os";
 import { z } from "zod";
-import type { Workload } from "../workload.js";
+import type { Workload } from "../../vocabulary/workload.js";
 import type { MachineView } from "./model.js";
 
 export const RUN_META_VERSION = 1;

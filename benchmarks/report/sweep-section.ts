@@ -6,7 +6,7 @@
  */
 import type { TopLevelSpec } from "vega-lite";
 import type { SweepRow } from "../sweep/sweep-csv.js";
-import { CHART_FONT } from "./chart-specs.js";
+import { CHART_FONT } from "./html.js";
 import { fmtMs, fmtRps } from "./format.js";
 import { html, type SafeHtml } from "./html.js";
 import type { ReportInput, ReportSource } from "./model.js";

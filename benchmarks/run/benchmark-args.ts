@@ -3,7 +3,7 @@
  * same flags. A password never appears here: argv is world-readable in the process list, so
  * the runner passes credentials through the child's environment only.
  */
-import type { BenchmarkTest, Workload } from "../workload.js";
+import type { BenchmarkTest, Workload } from "../../vocabulary/workload.js";
 
 export interface BenchmarkTarget {
   host: string;

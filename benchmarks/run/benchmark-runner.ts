@@ -24,7 +24,7 @@ import { connect } from "node:net";
 import { basename, join } from "node:path";
 import type { ResolvedTool } from "../binaries.js";
 import { trackChild } from "../util/process-reaper.js";
-import type { BenchmarkTest, Workload } from "../workload.js";
+import type { BenchmarkTest, Workload } from "../../vocabulary/workload.js";
 import { buildBenchmarkArgs, buildProbeArgs, type BenchmarkTarget } from "./benchmark-args.js";
 import { BenchmarkOutputError, parseBenchmarkCsv, type BenchmarkLine } from "./benchmark-csv.js";
 import { RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "./result-row.js";

@@ -14,7 +14,7 @@
  * longer, more precise measurement); the last run's figures are the row, and its notes say what
  * happened.
  */
-import type { Workload } from "../workload.js";
+import type { Workload } from "../../vocabulary/workload.js";
 
 /**
  * At most this many re-runs of one test. One is usually enough; a second is needed when the

@@ -2,7 +2,7 @@
  * Builds the result row of a test's final run, shared by the local runner (benchmark-runner.ts)
  * and the benchmark Job's log parser (components/benchmark/job-log.ts). Pure.
  */
-import type { Workload } from "../workload.js";
+import type { Workload } from "../../vocabulary/workload.js";
 import type { BenchmarkLine } from "./benchmark-csv.js";
 import type { ResultMode, ResultRow } from "./result-row.js";
 

@@ -23,7 +23,7 @@ import { DirectConnector } from "../topology/connector.js";
 import { StaticZoneSource } from "../topology/zones.js";
 import { formatTopologyReport } from "../verify/format-report.js";
 import { verifyTopology } from "../verify/verify-topology.js";
-import type { Workload } from "../workload.js";
+import type { Workload } from "../../vocabulary/workload.js";
 import { CpuSampler, pinProcess } from "./process-cpu.js";
 import { renderSweepCsv, type SweepRow } from "./sweep-csv.js";
 import { CLIENT_SATURATION, clientCpuShare, pinPlan, scaling, type PinPlan } from "./sweep-math.js";

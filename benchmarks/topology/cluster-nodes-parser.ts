@@ -8,7 +8,7 @@
  * entries, which say nothing about ownership and are skipped. Lines that do not have this
  * shape are returned in `invalid` rather than thrown on.
  */
-import type { NodeEndpoint } from "../topology/endpoint.js";
+import type { NodeEndpoint } from "../../vocabulary/endpoint.js";
 import type { SlotRange } from "./slots.js";
 
 export interface ClusterNodeEntry {

@@ -6,7 +6,7 @@
  * endpoints to forwarded local ports without the verifier or bootstrap knowing.
  */
 import { Redis } from "ioredis";
-import { endpointKey, type NodeEndpoint } from "./endpoint.js";
+import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { probeProtocol } from "./protocol-probe.js";
 
 export interface ConnectOptions {

@@ -4,7 +4,7 @@
  * pod -> node -> `topology.kubernetes.io/zone`.
  */
 import { readFileSync } from "node:fs";
-import { endpointKey, parseEndpoint, type NodeEndpoint } from "./endpoint.js";
+import { endpointKey, parseEndpoint, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 
 export interface ZoneSource {
   /** Zone of each endpoint, keyed by `host:port`; endpoints it does not know are absent. */

@@ -4,7 +4,7 @@
  * Kubernetes node labels or a static map), which stays the fallback for nodes that announce none.
  */
 import type { Connector } from "../topology/connector.js";
-import type { NodeEndpoint } from "../topology/endpoint.js";
+import type { NodeEndpoint } from "../../vocabulary/endpoint.js";
 
 /** `ip:port` -> announced zone, from a CLUSTER SHARDS reply as ioredis returns it. */
 export function announcedZones(reply: unknown): Map<string, string> {

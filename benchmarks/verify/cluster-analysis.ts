@@ -21,7 +21,7 @@
  *   them (the seed when it is one) and listing the others.
  */
 import { CLUSTER_SLOT_COUNT, mergeSlotRanges, type SlotRange } from "../topology/slots.js";
-import { endpointKey } from "../topology/endpoint.js";
+import { endpointKey } from "../../vocabulary/endpoint.js";
 import {
   checkZones,
   FailureList,

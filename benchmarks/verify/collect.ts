@@ -5,7 +5,7 @@
  */
 import type { Redis } from "ioredis";
 import { ConnectionError, type Connector } from "../topology/connector.js";
-import { endpointKey, type NodeEndpoint } from "../topology/endpoint.js";
+import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { parseInfo } from "../topology/info.js";
 import type { ClusterCapture, ClusterNodeCapture } from "./cluster-analysis.js";
 import { digestClusterNodes, parseClusterNodes } from "../topology/cluster-nodes-parser.js";

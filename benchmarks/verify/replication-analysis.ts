@@ -17,7 +17,7 @@
  * - NO_CROSS_AZ_REPLICA: no replica with a live link is in a zone other than the
  *   primary's (a primary with no live replica at all fails it too).
  */
-import { endpointKey, type NodeEndpoint } from "../topology/endpoint.js";
+import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { parseInfo, parseInfoFields } from "../topology/info.js";
 import { checkZones, FailureList, finishReport, infoValue, replicationOffset, type AnalysisContext, type NodeCapture } from "./analysis-common.js";
 import { DEFAULT_REPLICA_LAG_BYTES, type ReplicaReport, type TopologyReport } from "./verify-types.js";

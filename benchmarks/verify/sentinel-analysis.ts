@@ -13,7 +13,7 @@
  * The primary checked is the one most reachable Sentinels name (ties: the first Sentinel's).
  */
 import { ConnectionError, type Connector } from "../topology/connector.js";
-import { endpointKey, type NodeEndpoint } from "../topology/endpoint.js";
+import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { FailureList } from "./analysis-common.js";
 import type { SentinelReport } from "./verify-types.js";
 

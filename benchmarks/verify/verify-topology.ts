@@ -6,7 +6,7 @@
  * name that cannot be reached is a verdict (PRIMARY_UNREACHABLE), not a thrown error.
  */
 import { ConnectionError, type Connector } from "../topology/connector.js";
-import { parseEndpoint, type NodeEndpoint } from "../topology/endpoint.js";
+import { parseEndpoint, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { collectAnnouncedZones, mergeZones } from "./announced-zones.js";
 import { analyseCluster } from "./cluster-analysis.js";
 import { collectCluster, collectReplication } from "./collect.js";

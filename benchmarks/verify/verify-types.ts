@@ -3,7 +3,7 @@
  * reports, and how it is asked. Codes are stable strings other tools match on.
  */
 import type { Connector } from "../topology/connector.js";
-import type { NodeEndpoint } from "../topology/endpoint.js";
+import type { NodeEndpoint } from "../../vocabulary/endpoint.js";
 import type { ZoneSource } from "../topology/zones.js";
 
 export type ClusterFailureCode =

@@ -8,8 +8,7 @@ import type * as eks from "@pulumi/eks";
 import type * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
 import type { KarpenterConfig } from "../../config/types.js";
-import { VALKEY_NODE_POOL } from "../shared.js";
-import { GP3_STORAGE_CLASS } from "./eks.js";
+import { GP3_STORAGE_CLASS, VALKEY_NODE_POOL } from "../shared.js";
 import { buildValkeyNodePool, type NodeSelectorRequirement } from "./karpenter-manifests.js";
 import { DISCOVERY_TAG_KEY } from "./vpc.js";
 

@@ -7,6 +7,7 @@ import type * as eks from "@pulumi/eks";
 import type * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
 import type { EksConfig } from "../../config/types.js";
+import { GP3_STORAGE_CLASS } from "../shared.js";
 import { buildAutoModeOptions, buildNetworkAddonOptions } from "./auto-mode.js";
 
 /** Node label of the system managed node group; the Karpenter controller is pinned to it. */
@@ -16,8 +17,6 @@ export const SYSTEM_NODE_LABELS: Readonly<Record<string, string>> = { [SYSTEM_NO
 export const CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy";
 /** The EBS CSI controller's service account (fixed by the add-on). */
 export const EBS_CSI_SERVICE_ACCOUNT = "ebs-csi-controller-sa";
-/** Name of the default StorageClass (config `valkey.persistence.storageClass` defaults to it on eks). */
-export const GP3_STORAGE_CLASS = "gp3";
 
 export interface ClusterBuildInput {
   clusterName: string;

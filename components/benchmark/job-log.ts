@@ -11,7 +11,7 @@ import { BenchmarkOutputError, parseBenchmarkCsv, type BenchmarkLine } from "../
 import { measuredWindow, rerunStep, stillShortNote, type RunMeasurement } from "../../benchmarks/run/rerun-rule.js";
 import type { ResultMode, ResultRow } from "../../benchmarks/run/result-row.js";
 import { resultRow } from "../../benchmarks/run/result-rows.js";
-import type { Workload } from "../../benchmarks/workload.js";
+import type { Workload } from "../../vocabulary/workload.js";
 import { parseFrame } from "./log-frames.js";
 
 export interface JobLogMeta {

@@ -12,7 +12,7 @@
  *   benchmark is reported, not silently retried.
  */
 import { createHash } from "node:crypto";
-import type { Workload } from "../../benchmarks/workload.js";
+import type { Workload } from "../../vocabulary/workload.js";
 import type { ResourceQuantities } from "../../config/types.js";
 import { clientContainerSecurity, clientPodBase } from "../client-pod.js";
 import { CLIENT_LABEL, type Placement } from "../shared.js";

@@ -22,7 +22,7 @@
  */
 import { buildBenchmarkArgs, buildProbeArgs, type BenchmarkTarget } from "../../benchmarks/run/benchmark-args.js";
 import { MAX_RERUNS } from "../../benchmarks/run/rerun-rule.js";
-import type { Workload } from "../../benchmarks/workload.js";
+import type { Workload } from "../../vocabulary/workload.js";
 import { FRAME_PREFIX, PASSWORD_ENV } from "./log-frames.js";
 
 export interface BenchmarkScriptOptions {

@@ -10,7 +10,9 @@ import { parseCpuQuantity, parseMemoryQuantity } from "../../config/quantity.js"
 import type { StackConfig } from "../../config/types.js";
 import type { SystemPod } from "../aws/auto-mode.js";
 import { buildBenchmarkJob } from "../benchmark/job-manifest.js";
-import { VALKEY_PORT, ZONE_LABEL, type Placement } from "../shared.js";
+import { type Placement } from "../shared.js";
+import { ZONE_LABEL } from "../../vocabulary/labels.js";
+import { VALKEY_PORT } from "../../vocabulary/ports.js";
 import { buildDrillLoadJob } from "../steps/failure-drill/load-job.js";
 import { DEFAULT_CLUSTER_RELEASE } from "../valkey-cluster.js";
 import { DEFAULT_REPLICATION_RELEASE } from "../valkey-replication.js";

@@ -3,7 +3,8 @@
  * `topology.kubernetes.io/zone`, readiness and StatefulSet ordinal. Each distinct node is read
  * once, concurrently.
  */
-import { VALKEY_BUS_PORT, VALKEY_PORT, ZONE_LABEL } from "../shared.js";
+import { ZONE_LABEL } from "../../vocabulary/labels.js";
+import { VALKEY_BUS_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
 import type { PodApi, PodRecord } from "./pod-api.js";
 
 export interface DiscoveredPod {

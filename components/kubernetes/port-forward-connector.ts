@@ -9,7 +9,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from "node:n
 import { PortForward, type KubeConfig } from "@kubernetes/client-node";
 import type { Redis } from "ioredis";
 import { ConnectionError, openClient, type ConnectOptions, type Connector } from "../../benchmarks/topology/connector.js";
-import { endpointKey, type NodeEndpoint } from "../../benchmarks/topology/endpoint.js";
+import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { normalHost, podsByHost, type AddressOptions } from "./pod-addresses.js";
 import type { DiscoveredPod } from "./pod-discovery.js";
 

@@ -4,7 +4,7 @@
  * server (the e2e suite, tests/e2e/, runs a real kube-apiserver with kwok nodes instead), and
  * usable wherever the pods are known up front.
  */
-import { ZONE_LABEL } from "../shared.js";
+import { ZONE_LABEL } from "../../vocabulary/labels.js";
 import type { NodeRecord, PodApi, PodRecord } from "./pod-api.js";
 
 /** Whether `labels` match a selector of `k=v`, `k==v`, `k!=v` and `k` terms, comma-separated. */

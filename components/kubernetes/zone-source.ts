@@ -3,7 +3,7 @@
  * `topology.kubernetes.io/zone`, keyed by every address a pod may be announced by (pod IP and
  * stable DNS names, each with the pod's client port).
  */
-import { endpointKey, type NodeEndpoint } from "../../benchmarks/topology/endpoint.js";
+import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import type { ZoneSource } from "../../benchmarks/topology/zones.js";
 import { normalHost, podHosts, type AddressOptions } from "./pod-addresses.js";
 import type { PodApi } from "./pod-api.js";

@@ -4,35 +4,25 @@
  * pods exist), headless and client Services, PDB and NetworkPolicy. Pure.
  */
 import type { ValkeyConfig } from "../../config/types.js";
-import { PASSWORD_SECRET_KEY, VALKEY_BUS_PORT, VALKEY_PORT, releaseLabels, type Placement } from "../shared.js";
+import { releaseLabels, type Placement } from "../shared.js";
+import { PASSWORD_SECRET_KEY } from "../../pod/paths.js";
+import { VALKEY_BUS_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
 import { buildConfigMap, configHash } from "./config-map.js";
 import type { ConfigMap, NetworkPolicy, PodDisruptionBudget, Service, StatefulSet } from "./k8s-types.js";
-import {
-  CONFIG_MOUNT,
-  FAILBACK_SCRIPT_KEY,
-  HEAL_SCRIPT_KEY,
-  REJOIN_SCRIPT_KEY,
-  PRESTOP_SCRIPT_KEY,
-  READINESS_SCRIPT_KEY,
-  START_SCRIPT_KEY,
-  podDnsName,
-  releaseNames,
-  serviceHost,
-  statefulSetPods,
-  type ReleaseNames,
-} from "./naming.js";
+import { podDnsName, releaseNames, serviceHost, statefulSetPods, type ReleaseNames } from "./naming.js";
+import { CONFIG_MOUNT, FAILBACK_SCRIPT_KEY, HEAL_SCRIPT_KEY, REJOIN_SCRIPT_KEY, PRESTOP_SCRIPT_KEY, READINESS_SCRIPT_KEY, START_SCRIPT_KEY } from "../../pod/paths.js";
 import { buildNetworkPolicy } from "./network-policy.js";
 import { buildPodDisruptionBudget } from "./pdb.js";
 import { podPlacement } from "./pod-placement.js";
-import { DEFAULT_FAILOVER_TIMEOUT_SECONDS, renderPreStopScript } from "./prestop-script.js";
+import { DEFAULT_FAILOVER_TIMEOUT_SECONDS, renderPreStopScript } from "../../pod/prestop-script.js";
 import { buildClientService, buildHeadlessService } from "./services.js";
-import { renderStartScript, zoneFileOf } from "./start-script.js";
-import { renderClusterHealScript } from "./cluster-heal-script.js";
-import { renderClusterRejoinScript } from "./cluster-rejoin-script.js";
-import { renderReadinessScript } from "./readiness-script.js";
-import { renderAzFailbackScript } from "./az-failback-script.js";
+import { renderStartScript, zoneFileOf } from "../../pod/start-script.js";
+import { renderClusterHealScript } from "../../pod/cluster-heal-script.js";
+import { renderClusterRejoinScript } from "../../pod/cluster-rejoin-script.js";
+import { renderReadinessScript } from "../../pod/readiness-script.js";
+import { renderAzFailbackScript } from "../../pod/az-failback-script.js";
 import { DEFAULT_TERMINATION_GRACE_SECONDS, buildValkeyStatefulSet } from "./statefulset.js";
-import { renderValkeyConf } from "./valkey-conf.js";
+import { renderValkeyConf } from "../../pod/valkey-conf.js";
 
 export const CLUSTER_CONF_KEY = "valkey.conf";
 /** A member must stay ready (synced, cluster ok) this long before a rollout moves on. */

@@ -15,7 +15,7 @@
  */
 import { releaseLabels, type Placement } from "../shared.js";
 import { configHash } from "./config-map.js";
-import { renderHaproxyCfg } from "./haproxy-cfg.js";
+import { renderHaproxyCfg } from "../../pod/haproxy-cfg.js";
 import type { PodDisruptionBudget, Service } from "./k8s-types.js";
 import { HOSTNAME_LABEL, podAffinity, toKubeTolerations, zoneSpread } from "./pod-placement.js";
 import { hardenedPod, restrictedContainer } from "./pod-security.js";

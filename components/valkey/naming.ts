@@ -1,27 +1,10 @@
 /**
- * Names, DNS names and in-pod paths shared by the replication and cluster builders. All plain
+ * Names and DNS names shared by the replication and cluster builders. All plain
  * functions of the release, namespace and config, so outputs are known before deployment.
  */
 
 /** Kubernetes cluster DNS domain. */
 export const CLUSTER_DOMAIN = "cluster.local";
-
-/** Where the ConfigMap (valkey.conf files and scripts) is mounted. */
-export const CONFIG_MOUNT = "/etc/valkey";
-/** Where the password Secret is mounted; the start script reads the password file from here. */
-export const SECRET_MOUNT = "/etc/valkey-secret";
-/** Memory-backed directory for the generated includes (auth.conf, announce.conf): never on disk. */
-export const RUN_DIR = "/run/valkey";
-/** The data volume: RDB, AOF and cluster nodes.conf. */
-export const DATA_DIR = "/data";
-
-/** ConfigMap keys. */
-export const START_SCRIPT_KEY = "start.sh";
-export const PRESTOP_SCRIPT_KEY = "prestop.sh";
-export const HEAL_SCRIPT_KEY = "heal.sh";
-export const REJOIN_SCRIPT_KEY = "rejoin.sh";
-export const READINESS_SCRIPT_KEY = "readiness.sh";
-export const FAILBACK_SCRIPT_KEY = "failback.sh";
 
 /** `<service>.<namespace>.svc.cluster.local`. */
 export function serviceHost(service: string, namespace: string): string {

@@ -15,7 +15,8 @@
  * Benchmark pod: no ingress at all; egress to DNS and, on 6379 only, to the pods it dials: the
  * members in cluster mode, the HAProxy pods behind the write Service in replication mode.
  */
-import { CLIENT_LABEL, VALKEY_BUS_PORT, VALKEY_PORT, releaseLabels } from "../shared.js";
+import { CLIENT_LABEL, releaseLabels } from "../shared.js";
+import { VALKEY_BUS_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
 import type { NetworkPolicy } from "./k8s-types.js";
 
 type Peer = { podSelector?: { matchLabels: Record<string, string> }; ipBlock?: { cidr: string } };

@@ -4,7 +4,8 @@
  * zone spread (maxSkew 1, DoNotSchedule) over the pods `spreadOver` selects, and a soft
  * per-node anti-affinity against every pod of the release.
  */
-import { ZONE_LABEL, type Placement } from "../shared.js";
+import { type Placement } from "../shared.js";
+import { ZONE_LABEL } from "../../vocabulary/labels.js";
 import type { Affinity, KubeToleration, PodSpec, TopologySpreadConstraint } from "./k8s-types.js";
 
 export const HOSTNAME_LABEL = "kubernetes.io/hostname";

@@ -9,29 +9,21 @@
  * nothing here talks to the Kubernetes API. Pure: plain objects and plain facts.
  */
 import type { ValkeyConfig } from "../../config/types.js";
-import { PASSWORD_SECRET_KEY, VALKEY_PORT, releaseLabels, type Placement } from "../shared.js";
+import { releaseLabels, type Placement } from "../shared.js";
+import { PASSWORD_SECRET_KEY } from "../../pod/paths.js";
+import { VALKEY_PORT } from "../../vocabulary/ports.js";
 import { buildConfigMap, configHash } from "./config-map.js";
 import { buildHaproxyManifests, haproxyLabels, type HaproxyManifests } from "./haproxy-manifests.js";
 import type { ConfigMap, NetworkPolicy, PodDisruptionBudget, Service, StatefulSet } from "./k8s-types.js";
-import {
-  CONFIG_MOUNT,
-  PRESTOP_SCRIPT_KEY,
-  READINESS_SCRIPT_KEY,
-  SECRET_MOUNT,
-  START_SCRIPT_KEY,
-  podDnsName,
-  releaseNames,
-  serviceHost,
-  statefulSetPods,
-  type ReleaseNames,
-} from "./naming.js";
+import { podDnsName, releaseNames, serviceHost, statefulSetPods, type ReleaseNames } from "./naming.js";
+import { CONFIG_MOUNT, PRESTOP_SCRIPT_KEY, READINESS_SCRIPT_KEY, SECRET_MOUNT, START_SCRIPT_KEY } from "../../pod/paths.js";
 import { buildPodDisruptionBudget } from "./pdb.js";
 import { podPlacement } from "./pod-placement.js";
-import { renderReadinessScript } from "./readiness-script.js";
+import { renderReadinessScript } from "../../pod/readiness-script.js";
 import { buildReplicationNetworkPolicies } from "./replication-network-policy.js";
-import { DEFAULT_SWITCHOVER_TIMEOUT_SECONDS, renderReplicationPreStopScript } from "./replication-prestop-script.js";
-import { DEFAULT_MASTER_NAME } from "./replication-start.js";
-import { renderSentinelConf } from "./sentinel-conf.js";
+import { DEFAULT_SWITCHOVER_TIMEOUT_SECONDS, renderReplicationPreStopScript } from "../../pod/replication-prestop-script.js";
+import { DEFAULT_MASTER_NAME } from "../../pod/replication-start.js";
+import { renderSentinelConf } from "../../pod/sentinel-conf.js";
 import {
   SENTINEL_CONF_KEY,
   SENTINEL_DATA_DIR,
@@ -41,11 +33,11 @@ import {
   buildSentinelManifests,
   sentinelLabels,
 } from "./sentinel-manifests.js";
-import { renderSentinelStartScript } from "./sentinel-start-script.js";
+import { renderSentinelStartScript } from "../../pod/sentinel-start-script.js";
 import { buildHeadlessService } from "./services.js";
-import { renderStartScript } from "./start-script.js";
+import { renderStartScript } from "../../pod/start-script.js";
 import { DEFAULT_TERMINATION_GRACE_SECONDS, buildValkeyStatefulSet, roleSelector } from "./statefulset.js";
-import { renderValkeyConf } from "./valkey-conf.js";
+import { renderValkeyConf } from "../../pod/valkey-conf.js";
 
 export const MEMBER_CONF_KEY = "valkey.conf";
 

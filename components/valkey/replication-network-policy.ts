@@ -11,7 +11,8 @@
  * - HAProxy, ingress 6379 (write) and 6380 (read) from clients; egress DNS, members 6379 and
  *   Sentinels 26379 (a readiness/quorum check may ask them who the primary is).
  */
-import { CLIENT_LABEL, VALKEY_PORT, releaseLabels } from "../shared.js";
+import { CLIENT_LABEL, releaseLabels } from "../shared.js";
+import { VALKEY_PORT } from "../../vocabulary/ports.js";
 import { HAPROXY_READ_PORT, HAPROXY_WRITE_PORT } from "./haproxy-manifests.js";
 import type { NetworkPolicy } from "./k8s-types.js";
 import { DNS_EGRESS } from "./network-policy.js";

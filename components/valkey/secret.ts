@@ -4,7 +4,8 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import type * as k8s from "@pulumi/kubernetes";
-import { PASSWORD_SECRET_KEY, releaseLabels } from "../shared.js";
+import { releaseLabels } from "../shared.js";
+import { PASSWORD_SECRET_KEY } from "../../pod/paths.js";
 
 export function buildPasswordSecret(name: string, namespace: string, release: string, password: pulumi.Input<string>): k8s.types.input.core.v1.Secret {
   return {

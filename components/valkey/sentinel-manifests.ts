@@ -5,9 +5,12 @@
  * with a new IP is still found), a client Service for Sentinel-aware clients, a PVC per
  * Sentinel for its state file, and its own PodDisruptionBudget. Pure.
  */
-import { PASSWORD_SECRET_KEY, ZONE_LABEL, releaseLabels, type Placement } from "../shared.js";
+import { releaseLabels, type Placement } from "../shared.js";
+import { PASSWORD_SECRET_KEY } from "../../pod/paths.js";
+import { ZONE_LABEL } from "../../vocabulary/labels.js";
 import type { EnvVar, PodDisruptionBudget, PodSpec, Service, StatefulSet } from "./k8s-types.js";
-import { CONFIG_MOUNT, SECRET_MOUNT, podDnsTemplate } from "./naming.js";
+import { podDnsTemplate } from "./naming.js";
+import { CONFIG_MOUNT, SECRET_MOUNT } from "../../pod/paths.js";
 import { podAffinity, toKubeTolerations, zoneSpread } from "./pod-placement.js";
 import { hardenedPod, restrictedContainer } from "./pod-security.js";
 import { VALKEY_UID } from "./statefulset.js";

@@ -1,5 +1,6 @@
 /** Services: the headless Service that gives every pod a stable DNS name, and client Services. */
-import { VALKEY_BUS_PORT, VALKEY_PORT, releaseLabels } from "../shared.js";
+import { releaseLabels } from "../shared.js";
+import { VALKEY_BUS_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
 import type { Service } from "./k8s-types.js";
 
 const clientPort = { name: "valkey", port: VALKEY_PORT, targetPort: "valkey", protocol: "TCP" };

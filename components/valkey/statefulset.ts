@@ -5,9 +5,13 @@
  * non-root uid 999 like the official image, and the placement rules of pod-placement.ts.
  */
 import type { ValkeyConfig } from "../../config/types.js";
-import { DATA_PLANE_LABEL, PASSWORD_SECRET_KEY, ROLE_LABEL, VALKEY_BUS_PORT, VALKEY_PORT, ZONE_LABEL, releaseLabels } from "../shared.js";
+import { DATA_PLANE_LABEL, ROLE_LABEL, releaseLabels } from "../shared.js";
+import { PASSWORD_SECRET_KEY } from "../../pod/paths.js";
+import { ZONE_LABEL } from "../../vocabulary/labels.js";
+import { VALKEY_BUS_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
 import type { Container, EnvVar, PersistentVolumeClaim, PodSpec, StatefulSet } from "./k8s-types.js";
-import { CONFIG_MOUNT, DATA_DIR, PRESTOP_SCRIPT_KEY, RUN_DIR, SECRET_MOUNT, START_SCRIPT_KEY, podDnsTemplate } from "./naming.js";
+import { podDnsTemplate } from "./naming.js";
+import { CONFIG_MOUNT, DATA_DIR, PRESTOP_SCRIPT_KEY, RUN_DIR, SECRET_MOUNT, START_SCRIPT_KEY } from "../../pod/paths.js";
 import type { PodPlacement } from "./pod-placement.js";
 import { hardenedPod, restrictedContainer } from "./pod-security.js";
 

@@ -20,10 +20,10 @@ import { countPrimariesPerZone } from "../../benchmarks/verify/analysis-common.j
 import { announcedZones, mergeZones } from "../../benchmarks/verify/announced-zones.js";
 import { verifyTopology } from "../../benchmarks/verify/verify-topology.js";
 import type { TopologyReport } from "../../benchmarks/verify/verify-types.js";
-import { renderAzFailbackScript } from "../../components/valkey/az-failback-script.js";
-import { renderClusterHealScript } from "../../components/valkey/cluster-heal-script.js";
-import { renderStartScript } from "../../components/valkey/start-script.js";
-import { renderValkeyConf } from "../../components/valkey/valkey-conf.js";
+import { renderAzFailbackScript } from "../../pod/az-failback-script.js";
+import { renderClusterHealScript } from "../../pod/cluster-heal-script.js";
+import { renderStartScript } from "../../pod/start-script.js";
+import { renderValkeyConf } from "../../pod/valkey-conf.js";
 import { startPod, type PodProcess } from "../support/pod-process.js";
 import { eventually } from "../support/processes.js";
 import { PASSWORD, cli, cliPath, valkeyConfig } from "../support/valkey-fixtures.js";

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveBinaries } from "../../benchmarks/binaries.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
 import { combineClientRows } from "../../benchmarks/run/multi-client.js";
-import { SEED_WORKLOAD, type Workload } from "../../benchmarks/workload.js";
+import { SEED_WORKLOAD, type Workload } from "../../vocabulary/workload.js";
 import { parseJobLog } from "../../components/benchmark/job-log.js";
 import { collectJobResults, type JobLogApi } from "../../components/steps/benchmark-results/implementation.js";
 import { buildBenchmarkJob, type BenchmarkJobManifestArgs } from "../../components/benchmark/job-manifest.js";

@@ -5,8 +5,9 @@
 import { describe, expect, it } from "vitest";
 import { installMocks, settle, valueOf } from "../support/pulumi-mocks.js";
 import * as pulumi from "@pulumi/pulumi";
-import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
-import { CLIENT_LABEL, DATA_PLANE_LABEL, PASSWORD_SECRET_KEY, type Placement } from "../../components/shared.js";
+import { SEED_WORKLOAD } from "../../vocabulary/workload.js";
+import { CLIENT_LABEL, DATA_PLANE_LABEL, type Placement } from "../../components/shared.js";
+import { PASSWORD_SECRET_KEY } from "../../pod/paths.js";
 
 const mocks = installMocks();
 const { BenchmarkJob } = await import("../../components/benchmark-job.js");

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { installMocks, settle, valueOf } from "../support/pulumi-mocks.js";
 import * as pulumi from "@pulumi/pulumi";
 import { parseResultsCsv } from "../../benchmarks/run/results-csv.js";
-import type { Workload } from "../../benchmarks/workload.js";
+import type { Workload } from "../../vocabulary/workload.js";
 import type { BenchmarkResultsInputs, JobLogApi, JobState } from "../../components/steps/benchmark-results/implementation.js";
 
 const mocks = installMocks();

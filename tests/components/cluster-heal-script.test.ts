@@ -21,10 +21,10 @@ import { LocalFleet } from "../../benchmarks/local/valkey-process.js";
 import { startLocalCluster } from "../../benchmarks/local/local-cluster.js";
 import { openClient } from "../../benchmarks/topology/connector.js";
 import { sleep } from "../../benchmarks/util/poll-until.js";
-import { renderClusterHealScript } from "../../components/valkey/cluster-heal-script.js";
-import { renderReadinessScript } from "../../components/valkey/readiness-script.js";
-import { renderStartScript } from "../../components/valkey/start-script.js";
-import { renderValkeyConf } from "../../components/valkey/valkey-conf.js";
+import { renderClusterHealScript } from "../../pod/cluster-heal-script.js";
+import { renderReadinessScript } from "../../pod/readiness-script.js";
+import { renderStartScript } from "../../pod/start-script.js";
+import { renderValkeyConf } from "../../pod/valkey-conf.js";
 import { startPod, type PodProcess } from "../support/pod-process.js";
 import { PASSWORD, cliPath, run, valkeyConfig } from "../support/valkey-fixtures.js";
 

@@ -4,7 +4,7 @@
  * volumes heal by themselves).
  */
 import { describe, expect, it } from "vitest";
-import { renderClusterRejoinScript } from "../../components/valkey/cluster-rejoin-script.js";
+import { renderClusterRejoinScript } from "../../pod/cluster-rejoin-script.js";
 import { run } from "../support/valkey-fixtures.js";
 
 describe("renderClusterRejoinScript", () => {

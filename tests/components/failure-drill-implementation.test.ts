@@ -7,7 +7,8 @@
  * topology-check tests).
  */
 import { describe, expect, it } from "vitest";
-import type { Fault, WriteRecord } from "../../benchmarks/drill/ledger.js";
+import type { WriteRecord } from "../../benchmarks/drill/ledger.js";
+import type { Fault } from "../../vocabulary/faults.js";
 import { CLOCK_NOTE, deployedLossBound, DrillError, drillOnce, runDrills, type DrillDeps } from "../../components/steps/failure-drill/implementation.js";
 import { parseDrillInputs } from "../../components/steps/failure-drill/inputs.js";
 import { FakeClock, FakeDrillKube, type FakeKubeOptions } from "../support/fake-drill-kube.js";

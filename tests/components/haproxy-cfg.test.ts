@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { which } from "../../benchmarks/binaries.js";
-import { commandHex, masterAddrReplyHex } from "../../components/valkey/haproxy-checks.js";
-import { authCommandHex, renderHaproxyCfg, sentinelMajority, type HaproxyCfgOptions } from "../../components/valkey/haproxy-cfg.js";
+import { commandHex, masterAddrReplyHex } from "../../pod/haproxy-checks.js";
+import { authCommandHex, renderHaproxyCfg, sentinelMajority, type HaproxyCfgOptions } from "../../pod/haproxy-cfg.js";
 
 const PASSWORD = `s3cr3t "with" spaces\\`;
 const dir = mkdtempSync(join(tmpdir(), "haproxy-cfg-"));

@@ -9,7 +9,7 @@ import { resolveBinaries } from "../../benchmarks/binaries.js";
 import { startLocalCluster, type LocalCluster } from "../../benchmarks/local/local-cluster.js";
 import { freePort } from "../../benchmarks/local/ports.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
-import { SEED_WORKLOAD, type Workload } from "../../benchmarks/workload.js";
+import { SEED_WORKLOAD, type Workload } from "../../vocabulary/workload.js";
 import { JobLogError, parseJobLog, type JobLogMeta } from "../../components/benchmark/job-log.js";
 import { buildBenchmarkScript, type BenchmarkScriptOptions } from "../../components/benchmark/job-script.js";
 import { PASSWORD_ENV } from "../../components/benchmark/log-frames.js";

@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
+import { SEED_WORKLOAD } from "../../vocabulary/workload.js";
 import { buildBenchmarkNetworkPolicy, buildNetworkPolicy } from "../../components/valkey/network-policy.js";
 import { CLIENT_LABEL, releaseLabels } from "../../components/shared.js";
 import { benchmarkPodLabels } from "../../components/benchmark/job-manifest.js";

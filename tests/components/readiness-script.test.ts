@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLocalCluster, type LocalCluster } from "../../benchmarks/local/local-cluster.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
-import { renderPreStopScript } from "../../components/valkey/prestop-script.js";
-import { renderReadinessScript } from "../../components/valkey/readiness-script.js";
+import { renderPreStopScript } from "../../pod/prestop-script.js";
+import { renderReadinessScript } from "../../pod/readiness-script.js";
 import { eventually } from "../support/processes.js";
 import { PASSWORD, cli, cliPath, run } from "../support/valkey-fixtures.js";
 

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveBinaries } from "../../benchmarks/binaries.js";
 import { SentinelTopology, type Member } from "../../benchmarks/local/sentinel-topology.js";
 import { pollUntil, sleep } from "../../benchmarks/util/poll-until.js";
-import { renderReplicationPreStopScript, type ReplicationPreStopOptions } from "../../components/valkey/replication-prestop-script.js";
+import { renderReplicationPreStopScript, type ReplicationPreStopOptions } from "../../pod/replication-prestop-script.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
 let t: SentinelTopology;

@@ -27,7 +27,7 @@ import {
   type CheckDeps,
   type TopologyCheckInputs,
 } from "../../components/steps/topology-check/implementation.js";
-import { renderReplicationPreStopScript } from "../../components/valkey/replication-prestop-script.js";
+import { renderReplicationPreStopScript } from "../../pod/replication-prestop-script.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
 const zones = ["us-west-2a", "us-west-2b", "us-west-2c"];

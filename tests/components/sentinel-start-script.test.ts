@@ -15,8 +15,8 @@ import { freePort } from "../../benchmarks/local/ports.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
 import { openClient } from "../../benchmarks/topology/connector.js";
 import { pollUntil } from "../../benchmarks/util/poll-until.js";
-import { renderSentinelConf } from "../../components/valkey/sentinel-conf.js";
-import { renderSentinelStartScript } from "../../components/valkey/sentinel-start-script.js";
+import { renderSentinelConf } from "../../pod/sentinel-conf.js";
+import { renderSentinelStartScript } from "../../pod/sentinel-start-script.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}-"q\\`;
 const HOST = "127.0.0.1";

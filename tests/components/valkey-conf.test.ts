@@ -1,12 +1,12 @@
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { renderStartScript } from "../../components/valkey/start-script.js";
-import { RDB_SAVE_SCHEDULE, renderValkeyConf, valkeyConfLines } from "../../components/valkey/valkey-conf.js";
-import { renderPreStopScript } from "../../components/valkey/prestop-script.js";
-import { renderClusterHealScript } from "../../components/valkey/cluster-heal-script.js";
-import { renderReadinessScript } from "../../components/valkey/readiness-script.js";
-import { renderAzFailbackScript } from "../../components/valkey/az-failback-script.js";
+import { renderStartScript } from "../../pod/start-script.js";
+import { RDB_SAVE_SCHEDULE, renderValkeyConf, valkeyConfLines } from "../../pod/valkey-conf.js";
+import { renderPreStopScript } from "../../pod/prestop-script.js";
+import { renderClusterHealScript } from "../../pod/cluster-heal-script.js";
+import { renderReadinessScript } from "../../pod/readiness-script.js";
+import { renderAzFailbackScript } from "../../pod/az-failback-script.js";
 import { PASSWORD, cli, freePort, podTree, rmSync, run, startWithScript, valkeyConfig, type ScriptServer } from "../support/valkey-fixtures.js";
 
 const started: ScriptServer[] = [];

@@ -1,10 +1,11 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { installMocks, settle, valueOf } from "../support/pulumi-mocks.js";
-import { CLIENT_LABEL, DATA_PLANE_LABEL, ROLE_LABEL, ZONE_LABEL, releaseLabels } from "../../components/shared.js";
+import { CLIENT_LABEL, DATA_PLANE_LABEL, ROLE_LABEL, releaseLabels } from "../../components/shared.js";
+import { ZONE_LABEL } from "../../vocabulary/labels.js";
 import { PASSWORD, PLACEMENT, containerOf, manifest, podSpecOf, valkeyConfig } from "../support/valkey-fixtures.js";
 import type { ConfigMap, NetworkPolicy, PodDisruptionBudget, Secret, Service, StatefulSet } from "../../components/valkey/k8s-types.js";
 import type { Deployment } from "../../components/valkey/haproxy-manifests.js";
-import { authCommandHex } from "../../components/valkey/haproxy-cfg.js";
+import { authCommandHex } from "../../pod/haproxy-cfg.js";
 
 const mocks = installMocks();
 const { ValkeyReplication } = await import("../../components/valkey-replication.js");

@@ -13,7 +13,7 @@ import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { synthesiseCluster, type SyntheticNode } from "../../benchmarks/verify/synthetic.js";
 import { analyseCluster } from "../../benchmarks/verify/cluster-analysis.js";
-import { FAILBACK_DECISION_AWK } from "../../components/valkey/az-failback-script.js";
+import { FAILBACK_DECISION_AWK } from "../../pod/az-failback-script.js";
 
 interface Replica {
   zone: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildBenchmarkArgs, buildProbeArgs } from "../../benchmarks/run/benchmark-args.js";
-import { BENCHMARK_TESTS, SEED_WORKLOAD, type Workload } from "../../benchmarks/workload.js";
+import { BENCHMARK_TESTS, SEED_WORKLOAD, type Workload } from "../../vocabulary/workload.js";
 
 describe("buildBenchmarkArgs", () => {
   it("the seed workload gives the seed's command line, one test at a time", () => {

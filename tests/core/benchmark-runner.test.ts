@@ -11,7 +11,7 @@ import type { BenchmarkTarget } from "../../benchmarks/run/benchmark-args.js";
 import { BenchmarkAuthError, BenchmarkRunError, runWorkload, type RunProgressEvent, type RunWorkloadOptions } from "../../benchmarks/run/benchmark-runner.js";
 import type { ResultRow } from "../../benchmarks/run/result-row.js";
 import { openClient } from "../../benchmarks/topology/connector.js";
-import type { Workload } from "../../benchmarks/workload.js";
+import type { Workload } from "../../vocabulary/workload.js";
 import { eventually, processesWithMarker } from "../support/processes.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}-secret`;

@@ -1,7 +1,8 @@
 /** The promised acknowledged-loss bound per fault (bounds.ts) and what `ok` requires of it (ledger.ts). Pure. */
 import { describe, expect, it } from "vitest";
 import { ackedLossBound, durabilityFromConfig, formatBound, type DurabilityConfig } from "../../benchmarks/drill/bounds.js";
-import { drillOk, FAULTS, loadFigures, type WriteRecord } from "../../benchmarks/drill/ledger.js";
+import { drillOk, loadFigures, type WriteRecord } from "../../benchmarks/drill/ledger.js";
+import { FAULTS } from "../../vocabulary/faults.js";
 
 const FENCED: DurabilityConfig = { minReplicasToWrite: 1, minReplicasMaxLag: 3, appendonly: true, appendfsync: "everysec" };
 const UNFENCED: DurabilityConfig = { ...FENCED, minReplicasToWrite: 0, minReplicasMaxLag: 10 };

@@ -8,11 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DRILL_CSV_COLUMNS } from "../../benchmarks/drill/drill-table.js";
-import { FAULTS } from "../../benchmarks/drill/ledger.js";
+import { FAULTS } from "../../vocabulary/faults.js";
 import { runLocalComparison } from "../../benchmarks/local/local-comparison.js";
 import { liveServerCount } from "../../benchmarks/local/valkey-process.js";
 import { trackedChildCount } from "../../benchmarks/util/process-reaper.js";
-import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
+import { SEED_WORKLOAD } from "../../vocabulary/workload.js";
 import { processesWithMarker, runVbench, type CliRun } from "../support/processes.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "vbench-drill-test-"));

@@ -11,7 +11,7 @@
  */
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import type { Fault } from "../../benchmarks/drill/ledger.js";
+import type { Fault } from "../../vocabulary/faults.js";
 import { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
 import type { Member } from "../../benchmarks/local/sentinel-topology.js";
 import { drillOn } from "../../benchmarks/drill/run-drill.js";

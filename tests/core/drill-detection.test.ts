@@ -9,7 +9,7 @@ import type { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
 import type { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
 import { killHard } from "../../benchmarks/local/sentinel-topology.js";
 import { DirectConnector } from "../../benchmarks/topology/connector.js";
-import { parseEndpoint } from "../../benchmarks/topology/endpoint.js";
+import { parseEndpoint } from "../../vocabulary/endpoint.js";
 import { failedHosts, namesPod, sdownHost, watchClusterNodes, watchSentinels } from "../../components/steps/failure-drill/detection.js";
 import type { DrillPod } from "../../components/steps/failure-drill/kube-api.js";
 import { startTestCluster, startTestReplication, TIMINGS } from "./drill-faults.js";

@@ -4,7 +4,7 @@
  */
 import { expect, it } from "vitest";
 import { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
-import type { Fault } from "../../benchmarks/drill/ledger.js";
+import type { Fault } from "../../vocabulary/faults.js";
 import { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
 import { drillOn, type DrillOptions, type DrillResult } from "../../benchmarks/drill/run-drill.js";
 import type { DrillTarget, DrillTimings } from "../../benchmarks/drill/target.js";

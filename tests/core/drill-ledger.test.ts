@@ -1,7 +1,8 @@
 /** The drill's ledger and figures (pure): what counts as acknowledged, confirmed, lost, outage, latency windows. */
 import { describe, expect, it } from "vitest";
 import { DRILL_CSV_COLUMNS, renderDrillsCsv, renderDrillTable } from "../../benchmarks/drill/drill-table.js";
-import { combineStreams, latencyStats, longestGap, parseFaults, percentile, streamFigures, type WriteRecord } from "../../benchmarks/drill/ledger.js";
+import { combineStreams, latencyStats, longestGap, percentile, streamFigures, type WriteRecord } from "../../benchmarks/drill/ledger.js";
+import { parseFaults } from "../../vocabulary/faults.js";
 
 function rec(stream: string, n: number, sentAt: number, latency: number | null, waited = false): WriteRecord {
   return {

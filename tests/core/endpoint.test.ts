@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { endpointKey, parseEndpoint, parseEndpointList } from "../../benchmarks/topology/endpoint.js";
+import { endpointKey, parseEndpoint, parseEndpointList } from "../../vocabulary/endpoint.js";
 import { loadZoneFile, parseZoneMap, roundRobinZones, StaticZoneSource } from "../../benchmarks/topology/zones.js";
 
 describe("endpoint parsing", () => {

@@ -22,10 +22,10 @@ import { freezeUntilFailover, landing, type Landing } from "../../benchmarks/loc
 import { freePort } from "../../benchmarks/local/ports.js";
 import { killHard, SentinelTopology } from "../../benchmarks/local/sentinel-topology.js";
 import { openClient } from "../../benchmarks/topology/connector.js";
-import type { NodeEndpoint } from "../../benchmarks/topology/endpoint.js";
+import type { NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { parseInfo } from "../../benchmarks/topology/info.js";
 import { pollUntil, sleep } from "../../benchmarks/util/poll-until.js";
-import { authCommandHex, renderHaproxyCfg } from "../../components/valkey/haproxy-cfg.js";
+import { authCommandHex, renderHaproxyCfg } from "../../pod/haproxy-cfg.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)} "q"`;
 /** Three HAProxy check intervals (500 ms locally): how long HAProxy may act on a stale Sentinel answer. */

@@ -7,7 +7,7 @@ import { REPLICATION_PATH_NOTES, runLocalComparison } from "../../benchmarks/loc
 import { liveServerCount } from "../../benchmarks/local/valkey-process.js";
 import { parseResultsCsv, RESULTS_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
 import { trackedChildCount } from "../../benchmarks/util/process-reaper.js";
-import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
+import { SEED_WORKLOAD } from "../../vocabulary/workload.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "vbench-local-test-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
-import { renderValkeyConf } from "../../components/valkey/valkey-conf.js";
+import { renderValkeyConf } from "../../pod/valkey-conf.js";
 import { defaultValkeyConfig } from "../../benchmarks/local/deployed-conf.js";
 import { SentinelTopology } from "../../benchmarks/local/sentinel-topology.js";
 import { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";

@@ -10,7 +10,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { VALKEY_NODE_POOL, VALKEY_TAINT, ZONE_LABEL } from "../../components/shared.js";
+import { VALKEY_NODE_POOL, VALKEY_TAINT } from "../../components/shared.js";
+import { ZONE_LABEL } from "../../vocabulary/labels.js";
 import { eventually, processesWithMarker } from "../support/processes.js";
 import { DEFAULT_ZONES, FAKE_NODE_ANNOTATION, KWOK_STORAGE_CLASS, SYSTEM_NODE, startControlPlane, type ControlPlane } from "./support/control-plane.js";
 

@@ -13,7 +13,7 @@ import { KarpenterNodePool } from "../../components/karpenter-node-pool.js";
 import { karpenterPlacement } from "../../stacks/platform.js";
 import { parseStackConfig } from "../../config/schema.js";
 import { sleep } from "../../benchmarks/util/poll-until.js";
-import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
+import { SEED_WORKLOAD } from "../../vocabulary/workload.js";
 import { addValkeyPoolNode } from "./support/byo-config.js";
 import { KWOK_STORAGE_CLASS } from "./support/control-plane.js";
 import { useE2eContext } from "./support/e2e-context.js";

@@ -12,7 +12,8 @@
 import { describe, expect, it } from "vitest";
 import type { ResultRow } from "../../benchmarks/run/result-row.js";
 import { parseResultsCsv, RESULTS_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
-import { CLIENT_LABEL, DATA_PLANE_LABEL, VALKEY_BUS_PORT, VALKEY_PORT } from "../../components/shared.js";
+import { CLIENT_LABEL, DATA_PLANE_LABEL } from "../../components/shared.js";
+import { VALKEY_BUS_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
 import { DRILL_LOAD_LABEL } from "../../components/steps/failure-drill/load-job.js";
 import { createStack, tail } from "../e2e/support/pulumi-harness.js";
 import { podsSkipReason, podsStackConfig, STACK_ZONES, usePodsCluster } from "./support/byo-on-pods.js";

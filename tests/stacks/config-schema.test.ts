@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SEED_WORKLOAD } from "../../benchmarks/workload.js";
+import { SEED_WORKLOAD } from "../../vocabulary/workload.js";
 import { ConfigError, StackFileError, loadStackFile, parseStackConfig, workloadFromConfig } from "../../config/schema.js";
 import { describeKeys } from "../../config/meta.js";
 import { stackInputSchema } from "../../config/sections.js";

@@ -6,7 +6,7 @@
  * values behind those types are really filled.
  */
 import { describe, expect, expectTypeOf, it } from "vitest";
-import type { Workload } from "../../benchmarks/workload.js";
+import type { Workload } from "../../vocabulary/workload.js";
 import { parseStackConfig } from "../../config/schema.js";
 import type { CheckConnector, PasswordState, Platform, ResourceAmounts, StackConfig, Toleration, ValkeyMode } from "../../config/types.js";
 

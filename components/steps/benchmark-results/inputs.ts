@@ -4,7 +4,7 @@
  * secret keys all come from these fields (see ../kit/inputs.ts).
  */
 import { RESULT_MODES } from "../../../benchmarks/run/result-row.js";
-import type { Workload } from "../../../benchmarks/workload.js";
+import type { Workload } from "../../../vocabulary/workload.js";
 import { anObject, nonEmptyString, oneOf, parserOf, rerun, setting, wholeNumber, withRole, type ArgsOf, type Parsed } from "../kit/inputs.js";
 import { kubeAccessFields } from "../kit/kube-target.js";
 

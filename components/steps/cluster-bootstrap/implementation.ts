@@ -9,7 +9,7 @@
  */
 import type { ClusterMember } from "../../../benchmarks/bootstrap/cluster-member.js";
 import { bootstrapCluster } from "../../../benchmarks/bootstrap/cluster-bootstrap.js";
-import { endpointKey } from "../../../benchmarks/topology/endpoint.js";
+import { endpointKey } from "../../../vocabulary/endpoint.js";
 import { StaticZoneSource } from "../../../benchmarks/topology/zones.js";
 import { verifyTopology } from "../../../benchmarks/verify/verify-topology.js";
 import type { TopologyReport } from "../../../benchmarks/verify/verify-types.js";

@@ -25,9 +25,9 @@
  * Every deleted pod must come back (same name, new uid, Ready), and a restarted container must
  * show a higher restartCount, before recovery counts.
  */
-import { parseEndpoint } from "../../../benchmarks/topology/endpoint.js";
-import type { Fault } from "../../../benchmarks/drill/ledger.js";
-import { ZONE_LABEL } from "../../shared.js";
+import { parseEndpoint } from "../../../vocabulary/endpoint.js";
+import { UNSUPPORTED_DEPLOYED_FAULTS, type Fault } from "../../../vocabulary/faults.js";
+import { ZONE_LABEL } from "../../../vocabulary/labels.js";
 import type { TopologyCheckReport } from "../topology-check/implementation.js";
 import { DATA_VOLUME } from "../../valkey/statefulset.js";
 import type { DrillKubeApi, DrillPod } from "./kube-api.js";
@@ -35,13 +35,6 @@ import type { DrillKubeApi, DrillPod } from "./kube-api.js";
 /** The member pods' Valkey container (statefulset.ts). */
 export const VALKEY_CONTAINER = "valkey";
 
-/** Faults the deployed step cannot inject, and why (config/drills-section.ts refuses them, naming drills.faults). */
-export const UNSUPPORTED_DEPLOYED_FAULTS: Partial<Record<Fault, string>> = {
-  freeze:
-    "valkey-server is PID 1 of its container and Linux does not deliver SIGSTOP sent from inside the container's PID namespace to its init (pods/exec `kill -STOP 1` is ignored); run it with `vbench drill --fault freeze` locally",
-  partition:
-    "NetworkPolicies only add allowances: a drill policy cannot cut the member ↔ member and Sentinel → member traffic the release's own policies admit; run it with `vbench drill --fault partition` locally",
-};
 
 /** The crash: exits at once, no RDB save, no wait for replicas; the password from the container's env (never argv). */
 export const CRASH_COMMAND = ["sh", "-c", "valkey-cli -p 6379 SHUTDOWN NOSAVE NOW FORCE >/dev/null 2>&1 || true"];

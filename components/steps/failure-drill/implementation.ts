@@ -17,13 +17,15 @@
  */
 import { randomBytes } from "node:crypto";
 import { ackedLossBound, firstFailureAfterMs, type DurabilityConfig, type LossWindow } from "../../../benchmarks/drill/bounds.js";
-import { drillOk, loadFigures, type Fault, type DrillOutcome, type WriteRecord } from "../../../benchmarks/drill/ledger.js";
+import { drillOk, loadFigures, type DrillOutcome, type WriteRecord } from "../../../benchmarks/drill/ledger.js";
+import { type Fault } from "../../../vocabulary/faults.js";
 import { parseRecordLines } from "../../../benchmarks/drill/record-lines.js";
 import { renderDrillsCsv } from "../../../benchmarks/drill/drill-table.js";
 import { dynamicProtocol } from "../kit/protocol.js";
 import type { TopologyCheckReport } from "../topology-check/implementation.js";
 import type { DetectionWatch } from "./detection.js";
-import { injectFault, notBackYet, UNSUPPORTED_DEPLOYED_FAULTS } from "./faults.js";
+import { injectFault, notBackYet } from "./faults.js";
+import { UNSUPPORTED_DEPLOYED_FAULTS } from "../../../vocabulary/faults.js";
 import type { DrillKubeApi, DrillPod } from "./kube-api.js";
 import { buildDrillLoadJob, DRILL_LOAD_CONTAINER, DRILL_RUN_LABEL } from "./load-job.js";
 import { drillFields, type FailureDrillInputs } from "./inputs.js";

@@ -4,7 +4,7 @@
  * the drill's settings (config `drills`) and where the in-cluster load writes to.
  */
 import { z } from "zod";
-import { FAULTS } from "../../../benchmarks/drill/ledger.js";
+import { FAULTS } from "../../../vocabulary/faults.js";
 import type { Placement } from "../../shared.js";
 import { anObject, nonEmptyString, oneOf, parserOf, rerun, setting, wholeNumber, type ArgsOf, type Parsed } from "../kit/inputs.js";
 import { verifierFields } from "../topology-check/inputs.js";

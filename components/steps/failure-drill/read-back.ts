@@ -7,7 +7,7 @@
 import type { Redis } from "ioredis";
 import { readInBatches } from "../../../benchmarks/drill/target.js";
 import type { Connector } from "../../../benchmarks/topology/connector.js";
-import { parseEndpoint } from "../../../benchmarks/topology/endpoint.js";
+import { parseEndpoint } from "../../../vocabulary/endpoint.js";
 import type { TopologyCheckReport } from "../topology-check/implementation.js";
 
 async function getMany(client: Redis, keys: string[]): Promise<{ value: string | null; moved: boolean }[]> {

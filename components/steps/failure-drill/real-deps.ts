@@ -5,7 +5,7 @@
  */
 import { DURABILITY_KEYS, durabilityFromConfig } from "../../../benchmarks/drill/bounds.js";
 import { bundleLoadScript } from "../../../benchmarks/drill/load-bundle.js";
-import { parseEndpoint } from "../../../benchmarks/topology/endpoint.js";
+import { parseEndpoint } from "../../../vocabulary/endpoint.js";
 import { discoverPods } from "../../kubernetes/pod-discovery.js";
 import { kubeDeps, usablePods } from "../kit/kube-access.js";
 import { checkTopologyOnKubernetes, PodNameConnector, type TopologyCheckInputs } from "../topology-check/implementation.js";

@@ -5,7 +5,7 @@
  */
 import type { Connector } from "../../../benchmarks/topology/connector.js";
 import { DirectConnector } from "../../../benchmarks/topology/connector.js";
-import type { NodeEndpoint } from "../../../benchmarks/topology/endpoint.js";
+import type { NodeEndpoint } from "../../../vocabulary/endpoint.js";
 import type { CheckConnector } from "../../../config/types.js";
 import { KubePodApi, loadKubeConfig, type PodApi, type PodRecord } from "../../kubernetes/pod-api.js";
 import { discoverPods, unusablePods, type DiscoveredPod } from "../../kubernetes/pod-discovery.js";

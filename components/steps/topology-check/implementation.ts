@@ -9,7 +9,7 @@ import { verifyTopology } from "../../../benchmarks/verify/verify-topology.js";
 import type { TopologyReport } from "../../../benchmarks/verify/verify-types.js";
 import type { Redis } from "ioredis";
 import type { Connector } from "../../../benchmarks/topology/connector.js";
-import type { NodeEndpoint } from "../../../benchmarks/topology/endpoint.js";
+import type { NodeEndpoint } from "../../../vocabulary/endpoint.js";
 import type { ZoneSource } from "../../../benchmarks/topology/zones.js";
 import { normalHost, podsByHost } from "../../kubernetes/pod-addresses.js";
 import type { PodApi, PodRecord } from "../../kubernetes/pod-api.js";

@@ -20,7 +20,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type * as k8s from "@kubernetes/client-node";
 import { resolveBinaries } from "../../../benchmarks/binaries.js";
-import { bulkHex } from "../../../components/valkey/haproxy-cfg.js";
+import { bulkHex } from "../../../pod/haproxy-cfg.js";
 import { memberLaunch } from "../../../benchmarks/local/sentinel-topology.js";
 import type { LocalFleet, ValkeyProcess } from "../../../benchmarks/local/valkey-process.js";
 

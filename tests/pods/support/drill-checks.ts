@@ -17,7 +17,7 @@ import { expect } from "vitest";
 import type { Api } from "../../../benchmarks/kube-local/api.js";
 import type { ClusterStatus } from "../../../benchmarks/kube-local/cluster.js";
 import { DATA_PLANE_LABEL } from "../../../components/shared.js";
-import { DEFAULT_SWITCHOVER_TIMEOUT_SECONDS } from "../../../components/valkey/replication-prestop-script.js";
+import { DEFAULT_SWITCHOVER_TIMEOUT_SECONDS } from "../../../pod/replication-prestop-script.js";
 
 export const FAULTS = ["primary", "switchover", "all"] as const;
 /** Failure detection in both modes (Sentinel down-after, cluster-node-timeout). */

@@ -46,7 +46,7 @@
  * The file holds the password (AUTH in the checks, haproxy-checks.ts): write it mode 0600
  * (locally) or keep it in a Secret (Kubernetes); never argv.
  */
-import type { NodeEndpoint } from "../../benchmarks/topology/endpoint.js";
+import type { NodeEndpoint } from "../vocabulary/endpoint.js";
 import { quorumPath, quorumStatusStep, roleCheck, sentinelNamesCheck } from "./haproxy-checks.js";
 
 export { authCommandHex, bulkHex } from "./haproxy-checks.js";

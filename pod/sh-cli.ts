@@ -62,3 +62,8 @@ export function waitForPingLines(): string[] {
     `done`,
   ];
 }
+
+/** Single-quotes a value for sh. */
+export function shQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}

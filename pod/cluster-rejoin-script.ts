@@ -31,7 +31,7 @@
  * DNS in the local tests. Every valkey-cli call is bounded (sh-cli.ts); the password is only in
  * the environment.
  */
-import { VALKEY_PORT } from "../shared.js";
+import { VALKEY_PORT } from "../vocabulary/ports.js";
 import { boundedCliLines, deadlineLines, DEFAULT_CLI_TIMEOUT_SECONDS, localHostLine, waitForPingLines } from "./sh-cli.js";
 
 export interface ClusterRejoinScriptOptions {

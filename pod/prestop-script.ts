@@ -15,7 +15,7 @@
  * connect cannot eat the grace period; the password comes from VALKEYCLI_AUTH / REDISCLI_AUTH in
  * the container environment, never from argv.
  */
-import { VALKEY_PORT } from "../shared.js";
+import { VALKEY_PORT } from "../vocabulary/ports.js";
 import { boundedCliLines, DEFAULT_CLI_TIMEOUT_SECONDS, localHostLine } from "./sh-cli.js";
 
 export interface PreStopScriptOptions {

@@ -4,9 +4,9 @@
  * (auth.conf with requirepass/masterauth from the mounted Secret, announce.conf with the pod's
  * stable DNS name), so one ConfigMap serves every pod of a role.
  */
-import type { ValkeyConfig } from "../../config/types.js";
-import { VALKEY_BUS_PORT, VALKEY_PORT } from "../shared.js";
-import { DATA_DIR, RUN_DIR } from "./naming.js";
+import type { ValkeyConfig } from "../config/types.js";
+import { VALKEY_BUS_PORT, VALKEY_PORT } from "../vocabulary/ports.js";
+import { DATA_DIR, RUN_DIR } from "./paths.js";
 
 /** The RDB schedule used when `persistence.rdb` is on (Valkey's own default schedule). */
 export const RDB_SAVE_SCHEDULE = "3600 1 300 100 60 10000";

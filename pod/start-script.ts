@@ -15,10 +15,11 @@
  *   the member's failback loop writes it there; a zonal EBS volume keeps the pod in its zone,
  *   so the file stays true across restarts.
  */
-import type { ValkeyMode } from "../../config/types.js";
-import { PASSWORD_SECRET_KEY } from "../shared.js";
+import type { ValkeyMode } from "../config/types.js";
+import { PASSWORD_SECRET_KEY } from "./paths.js";
 import { includeFiles } from "./valkey-conf.js";
-import { DATA_DIR, RUN_DIR, SECRET_MOUNT } from "./naming.js";
+import { shQuote } from "./sh-cli.js";
+import { DATA_DIR, RUN_DIR, SECRET_MOUNT } from "./paths.js";
 import { renderReplicationStartBlock, type ReplicationStartOptions } from "./replication-start.js";
 
 export interface StartScriptOptions {
@@ -54,10 +55,6 @@ export function replicationIncludeFile(runDir: string = RUN_DIR): string {
   return includeFiles(runDir).replication;
 }
 
-/** Single-quotes a value for sh. */
-export function shQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
 
 /** Where a cluster member keeps its `availability-zone` across restarts (on the data volume). */
 export function zoneFileOf(dataDir: string = DATA_DIR): string {

@@ -33,8 +33,8 @@
  * Environment: VALKEY_ANNOUNCE_HOST (this member's stable name, what the Sentinels report),
  * optional VALKEY_ANNOUNCE_IP, VALKEY_SENTINELS (overrides the rendered list), VALKEY_CLI.
  */
-import { VALKEY_PORT } from "../shared.js";
-import { shQuote } from "./start-script.js";
+import { VALKEY_PORT } from "../vocabulary/ports.js";
+import { shQuote } from "./sh-cli.js";
 import { boundedCliLines, DEFAULT_CLI_TIMEOUT_SECONDS, localHostLine } from "./sh-cli.js";
 
 export interface ReplicationPreStopOptions {

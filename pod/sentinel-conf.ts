@@ -6,7 +6,7 @@
  * Sentinel's rewrite creates the file as `0644 & ~umask`: run it under `umask 077`, or the
  * rewritten file (passwords included) becomes world-readable.
  */
-import type { NodeEndpoint } from "../../benchmarks/topology/endpoint.js";
+import type { NodeEndpoint } from "../vocabulary/endpoint.js";
 import { DEFAULT_MASTER_NAME } from "./replication-start.js";
 
 export interface SentinelTimings {

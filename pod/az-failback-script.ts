@@ -21,7 +21,7 @@
  * script, or by the ClusterBootstrap's CONFIG SET where the pod has no zone label: Kubernetes
  * < 1.35) in that file on the data volume, which the start script reads on the next start.
  */
-import { VALKEY_PORT } from "../shared.js";
+import { VALKEY_PORT } from "../vocabulary/ports.js";
 import { boundedCliLines, DEFAULT_CLI_TIMEOUT_SECONDS, localHostLine } from "./sh-cli.js";
 
 export interface AzFailbackScriptOptions {

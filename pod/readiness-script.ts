@@ -12,8 +12,8 @@
  * Every valkey-cli call is bounded (sh-cli.ts); the password is only in the environment. The
  * reason for "not ready" goes to stderr, which the kubelet records in the probe's event.
  */
-import type { ValkeyMode } from "../../config/types.js";
-import { VALKEY_PORT } from "../shared.js";
+import type { ValkeyMode } from "../config/types.js";
+import { VALKEY_PORT } from "../vocabulary/ports.js";
 import { boundedCliLines, DEFAULT_CLI_TIMEOUT_SECONDS, localHostLine } from "./sh-cli.js";
 
 export interface ReadinessScriptOptions {

@@ -34,7 +34,7 @@
  * tests use it; pods leave it unset. Every valkey-cli call is bounded (sh-cli.ts); the password
  * is only in REDISCLI_AUTH / VALKEYCLI_AUTH.
  */
-import { VALKEY_PORT } from "../shared.js";
+import { VALKEY_PORT } from "../vocabulary/ports.js";
 import { boundedCliLines, deadlineLines, DEFAULT_CLI_TIMEOUT_SECONDS, localHostLine, waitForPingLines } from "./sh-cli.js";
 
 export interface ClusterHealScriptOptions {

@@ -16,7 +16,7 @@
  * A password change therefore needs the state file re-made (delete the Sentinel's PVC); the
  * data members read the password at every start.
  */
-import { shQuote } from "./start-script.js";
+import { shQuote } from "./sh-cli.js";
 
 export interface SentinelStartScriptOptions {
   /** The template in the ConfigMap (first start only). */

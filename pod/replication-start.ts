@@ -58,7 +58,7 @@
  *    else (ordinal > 0, or ordinal 0 holding data, which may be a primary demoted while the
  *    Sentinels were away) waits and fails after the bounded wait.
  */
-import { shQuote } from "./start-script.js";
+import { shQuote } from "./sh-cli.js";
 
 /** The Sentinel master name the stack uses unless told otherwise. */
 export const DEFAULT_MASTER_NAME = "valkey-primary";

@@ -1,0 +1,49 @@
+/**
+ * A run's drill results as the report reads them: raw/drill-<mode>-<fault>.json (written by
+ * benchmarks/drill/), each checked against the schema below; drill-section.ts renders them.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+
+const num = z.number().nullable();
+export const drillFileSchema = z.object({
+  mode: z.enum(["cluster", "replication"]),
+  fault: z.string(),
+  ok: z.boolean(),
+  healed: z.boolean(),
+  faultDescription: z.string(),
+  writeOutageMs: z.number(),
+  recoveryMs: num,
+  detectionMs: num,
+  writes: z.number(),
+  failedWrites: z.number(),
+  ackedWrites: z.number(),
+  lostAckedWrites: z.number(),
+  waitedWrites: z.number(),
+  lostWaitedWrites: z.number(),
+  /** Absent in files written before the bounds (bounds.ts). */
+  unknownWrites: z.number().optional(),
+  lostAckedOutsideBound: z.number().optional(),
+  ackedLossBound: z.object({ fromMs: num, toMs: z.number(), writes: z.number(), reason: z.string() }).nullable().optional(),
+  p99MsBefore: num,
+  p99MsDuring: num,
+  maxMsDuring: num,
+  timeline: z.array(z.object({ stream: z.string(), t: z.number(), latencyMs: num })),
+});
+export type DrillView = z.infer<typeof drillFileSchema>;
+
+/** raw/drill-*.json of a run directory, in mode × fault order; a malformed file names itself. */
+export function loadDrills(dir: string): DrillView[] | undefined {
+  const raw = join(dir, "raw");
+  if (!existsSync(raw)) return undefined;
+  const files = readdirSync(raw)
+    .filter((f) => /^drill-[a-z]+-[a-z-]+\.json$/.test(f))
+    .sort();
+  if (files.length === 0) return undefined;
+  return files.map((f) => {
+    const parsed = drillFileSchema.safeParse(JSON.parse(readFileSync(join(raw, f), "utf8")));
+    if (!parsed.success) throw new Error(`${join(raw, f)}: not a drill result (${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message})`);
+    return parsed.data;
+  });
+}

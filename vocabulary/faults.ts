@@ -1,0 +1,28 @@
+/**
+ * The drill vocabulary every layer shares: the fault names, the two drill modes, the parser of a
+ * fault list, and the faults the deployed FailureDrill step cannot inject (config refuses them).
+ * Plain values; imports nothing.
+ */
+export const FAULTS = ["primary", "replica", "zone", "all", "switchover", "crash-restart", "freeze", "partition", "lost-volume"] as const;
+export type Fault = (typeof FAULTS)[number];
+export type DrillMode = "cluster" | "replication";
+
+/** Faults the deployed step cannot inject, and why (config/drills-section.ts refuses them, naming drills.faults; components/steps/failure-drill/faults.ts injects the rest). */
+export const UNSUPPORTED_DEPLOYED_FAULTS: Partial<Record<Fault, string>> = {
+  freeze:
+    "valkey-server is PID 1 of its container and Linux does not deliver SIGSTOP sent from inside the container's PID namespace to its init (pods/exec `kill -STOP 1` is ignored); run it with `vbench drill --fault freeze` locally",
+  partition:
+    "NetworkPolicies only add allowances: a drill policy cannot cut the member ↔ member and Sentinel → member traffic the release's own policies admit; run it with `vbench drill --fault partition` locally",
+};
+
+/** Parses `primary,zone` (or `all-faults`-free lists), naming an unknown fault. */
+export function parseFaults(text: string): Fault[] {
+  const names = text
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  if (names.length === 0) throw new Error(`no fault named (known: ${FAULTS.join(", ")})`);
+  const bad = names.filter((n) => !(FAULTS as readonly string[]).includes(n));
+  if (bad.length > 0) throw new Error(`unknown fault(s) ${bad.join(", ")} (known: ${FAULTS.join(", ")})`);
+  return [...new Set(names)] as Fault[];
+}
