@@ -195,7 +195,7 @@ export class ReplicationTarget implements DrillTarget {
     if (fault !== "switchover") throw new Error(`the ${String(fault satisfies never)} fault is not implemented for the local ${this.mode} target`);
     // switchover: the pod's preStop script (rendered, run by sh), then the pod stops and comes back.
     const restored = (async () => {
-      this.preStopLog = await runReplicationPreStop(this.t, primary, this.o.password);
+      this.preStopLog = await runReplicationPreStop(primary, this.o.password);
       await primary.proc?.stop(10_000);
       await sleep(this.o.restartDelayMs);
       await this.t.startMember(primary.ordinal);

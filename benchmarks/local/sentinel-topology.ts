@@ -17,7 +17,7 @@ import { dirname, join } from "node:path";
 import { renderHaproxyCfg, type HaproxyCfgOptions } from "../../pod/haproxy-cfg.js";
 import { DEFAULT_MASTER_NAME } from "../../pod/replication-start.js";
 import { renderSentinelConf, type SentinelTimings } from "../../pod/sentinel-conf.js";
-import { renderStartScript, type StartScriptOptions } from "../../pod/start-script.js";
+import { replicationMemberPod, type ReplicationMemberOptions } from "../../pod/replication-member.js";
 import type { ValkeyConfig } from "../../config/types.js";
 import { resolveBinaries, which } from "../binaries.js";
 import { openClient } from "../topology/connector.js";
@@ -26,7 +26,8 @@ import { parseInfo } from "../topology/info.js";
 import { pollUntil } from "../util/poll-until.js";
 import { waitForReplicaLinks } from "./local-replication.js";
 import { freePort } from "./ports.js";
-import { defaultValkeyConfig, renderDeployedLocalConf } from "./deployed-conf.js";
+import { defaultValkeyConfig } from "../../pod/local-conf.js";
+import { launchPod } from "./pod-files.js";
 import { LocalFleet, type LaunchCommand, type LaunchContext, type StartOptions, type ValkeyProcess } from "./valkey-process.js";
 
 export interface SentinelTopologyOptions extends Partial<SentinelTimings> {
@@ -161,7 +162,7 @@ export class SentinelTopology {
       port: m.port,
       startTimeoutMs: (waitSeconds + 15) * 1000,
       launch: memberLaunch({
-        ordinal,
+        name: m.name,
         host: m.host,
         port: m.port,
         password: this.o.password,
@@ -305,8 +306,12 @@ export class SentinelTopology {
   }
 }
 
+/** The local members' preStop bound (the deployed one is DEFAULT_SWITCHOVER_TIMEOUT_SECONDS). */
+export const REPLICATION_PRESTOP_TIMEOUT_SECONDS = 20;
+
 export interface MemberLaunchOptions {
-  ordinal: number;
+  /** The member's name, `<anything>-<ordinal>` (its POD_NAME: start.sh reads the ordinal from it). */
+  name: string;
   host: string;
   port: number;
   password?: string;
@@ -318,13 +323,15 @@ export interface MemberLaunchOptions {
   /** Empty the data dir first (a lost volume). */
   wipeData?: boolean;
   /** Timings of the start decision. */
-  sentinel?: Omit<NonNullable<StartScriptOptions["sentinel"]>, "masterName" | "sentinels" | "port">;
+  sentinel?: ReplicationMemberOptions["start"];
   onDataDir?: (dir: string) => void;
 }
 
 /**
- * How a member starts locally: the rendered entrypoint (the pods' start.sh with the Sentinel
- * decision) under `sh`, per-member values in the environment, the password in a 0600 file.
+ * How a member starts locally: the pod's own files and command (pod/replication-member.ts, the
+ * definition the manifests mount) written into its dir, with only the local differences as
+ * options (directories, address, port, the conf lines of pod/local-conf.ts, shorter clocks), the
+ * pod's environment set as its pod spec sets it, the password in a 0600 file.
  * Layout of the member dir: data/ (the data dir), run/ (the includes), secret/password.
  */
 export function memberLaunch(o: MemberLaunchOptions): (ctx: LaunchContext) => LaunchCommand {
@@ -337,34 +344,29 @@ export function memberLaunch(o: MemberLaunchOptions): (ctx: LaunchContext) => La
     if (o.wipeData) rmSync(dataDir, { recursive: true, force: true });
     mkdirSync(dirname(passwordFile), { recursive: true, mode: 0o700 });
     if (o.password !== undefined) writeFileSync(passwordFile, o.password, { mode: 0o600 });
-    const conf = renderDeployedLocalConf(
-      o.valkey ?? defaultValkeyConfig(),
-      { role: { kind: "replication-member" }, port: o.port, bind: o.host, dataDir, runDir },
-      // Outgoing connections (the replication link) from its own address, as a pod's from its pod IP.
-      { ...o.server, logfile, bindSourceAddr: o.host },
-    );
-    writeFileSync(join(dir, "valkey.conf"), conf, { mode: 0o600 });
-    const script = renderStartScript({
-      mode: "replication",
+    const pod = replicationMemberPod({
+      valkey: o.valkey ?? defaultValkeyConfig(),
       auth: o.password !== undefined,
-      passwordFile,
+      masterName: o.masterName,
+      sentinels: o.sentinels,
+      configDir: dir,
       runDir,
       dataDir,
-      sentinel: { ...o.sentinel, masterName: o.masterName },
+      passwordFile,
+      port: o.port,
+      localHost: o.host,
+      // Outgoing connections (the replication link) from its own address, as a pod's from its pod IP.
+      local: { ...o.server, bind: o.host, logfile, bindSourceAddr: o.host },
+      ...(o.sentinel === undefined ? {} : { start: o.sentinel }),
+      preStop: { timeoutSeconds: REPLICATION_PRESTOP_TIMEOUT_SECONDS },
     });
-    writeFileSync(join(dir, "start.sh"), script, { mode: 0o700 });
-    return {
-      command: "sh",
-      args: [join(dir, "start.sh"), join(dir, "valkey.conf")],
-      env: {
-        PATH: `${dirname(bin.server.path)}:${process.env.PATH ?? ""}`,
-        VALKEY_CLI: bin.cli.path,
-        VALKEY_SENTINELS: o.sentinels.join(","),
-        VALKEY_ANNOUNCE_HOST: o.host,
-        VALKEY_PORT: String(o.port),
-        VALKEY_ORDINAL: String(o.ordinal),
-      },
-    };
+    return launchPod(o.name, pod, dir, {
+      PATH: `${dirname(bin.server.path)}:${process.env.PATH ?? ""}`,
+      VALKEY_CLI: bin.cli.path,
+      POD_NAME: o.name,
+      VALKEY_ANNOUNCE_HOST: o.host,
+      ...(o.password === undefined ? {} : { VALKEYCLI_AUTH: o.password, REDISCLI_AUTH: o.password }),
+    });
   };
 }
 

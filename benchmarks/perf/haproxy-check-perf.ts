@@ -70,7 +70,7 @@ async function measure(t: SentinelTopology, password: string, fall: number, scen
     await sleep(stallMs);
     primary.proc?.signal("SIGCONT");
   } else {
-    await runReplicationPreStop(t, primary, password);
+    await runReplicationPreStop(primary, password);
   }
   await sleep(5000);
   const cutAt = await long.stop();

@@ -10,21 +10,14 @@ import { VALKEY_BUS_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
 import { buildConfigMap, configHash } from "./config-map.js";
 import type { ConfigMap, NetworkPolicy, PodDisruptionBudget, Service, StatefulSet } from "./k8s-types.js";
 import { podDnsName, releaseNames, serviceHost, statefulSetPods, type ReleaseNames } from "./naming.js";
-import { CONFIG_MOUNT, FAILBACK_SCRIPT_KEY, HEAL_SCRIPT_KEY, REJOIN_SCRIPT_KEY, PRESTOP_SCRIPT_KEY, READINESS_SCRIPT_KEY, START_SCRIPT_KEY } from "../../pod/paths.js";
 import { buildNetworkPolicy } from "./network-policy.js";
 import { buildPodDisruptionBudget } from "./pdb.js";
 import { podPlacement } from "./pod-placement.js";
-import { DEFAULT_FAILOVER_TIMEOUT_SECONDS, renderPreStopScript } from "../../pod/prestop-script.js";
+import { DEFAULT_FAILOVER_TIMEOUT_SECONDS } from "../../pod/prestop-script.js";
+import { clusterMemberPod } from "../../pod/cluster-member.js";
 import { buildClientService, buildHeadlessService } from "./services.js";
-import { renderStartScript, zoneFileOf } from "../../pod/start-script.js";
-import { renderClusterHealScript } from "../../pod/cluster-heal-script.js";
-import { renderClusterRejoinScript } from "../../pod/cluster-rejoin-script.js";
-import { renderReadinessScript } from "../../pod/readiness-script.js";
-import { renderAzFailbackScript } from "../../pod/az-failback-script.js";
 import { DEFAULT_TERMINATION_GRACE_SECONDS, buildValkeyStatefulSet } from "./statefulset.js";
-import { renderValkeyConf } from "../../pod/valkey-conf.js";
 
-export const CLUSTER_CONF_KEY = "valkey.conf";
 /** A member must stay ready (synced, cluster ok) this long before a rollout moves on. */
 export const CLUSTER_MIN_READY_SECONDS = 10;
 
@@ -86,20 +79,8 @@ export function clusterFacts(i: ClusterInput): ClusterFacts {
 export function buildClusterManifests(i: ClusterInput): ClusterManifests {
   const facts = clusterFacts(i);
   const { names } = facts;
-  const data = {
-    [CLUSTER_CONF_KEY]: renderValkeyConf(i.valkey, { role: { kind: "cluster-member" } }),
-    [START_SCRIPT_KEY]: renderStartScript({
-      mode: "cluster",
-      auth: i.auth,
-      backgroundScripts: [`${CONFIG_MOUNT}/${HEAL_SCRIPT_KEY}`, `${CONFIG_MOUNT}/${REJOIN_SCRIPT_KEY}`, `${CONFIG_MOUNT}/${FAILBACK_SCRIPT_KEY}`],
-      rejoinGate: `${CONFIG_MOUNT}/${REJOIN_SCRIPT_KEY}`,
-    }),
-    [HEAL_SCRIPT_KEY]: renderClusterHealScript(),
-    [REJOIN_SCRIPT_KEY]: renderClusterRejoinScript(),
-    [FAILBACK_SCRIPT_KEY]: renderAzFailbackScript({ zoneFile: zoneFileOf() }),
-    [READINESS_SCRIPT_KEY]: renderReadinessScript({ mode: "cluster" }),
-    [PRESTOP_SCRIPT_KEY]: renderPreStopScript({ timeoutSeconds: DEFAULT_FAILOVER_TIMEOUT_SECONDS }),
-  };
+  const pod = clusterMemberPod({ valkey: i.valkey, auth: i.auth });
+  const data = pod.files;
   return {
     facts,
     configMap: buildConfigMap(names.configMap, i.namespace, i.release, data),
@@ -121,12 +102,11 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
       placement: podPlacement({ placement: i.placement, releaseSelector: facts.podSelector, spreadOver: facts.podSelector }),
       headless: names.headless,
       configMap: names.configMap,
-      confKey: CLUSTER_CONF_KEY,
+      pod,
       configHash: configHash(data),
       secretName: facts.secretName,
       storageClass: i.placement.storageClass ?? i.valkey.persistence.storageClass,
       clusterMember: true,
-      readinessScriptKey: READINESS_SCRIPT_KEY,
       minReadySeconds: CLUSTER_MIN_READY_SECONDS,
       // Room for the preStop failover and then an RDB save at shutdown.
       terminationGracePeriodSeconds: DEFAULT_FAILOVER_TIMEOUT_SECONDS + DEFAULT_TERMINATION_GRACE_SECONDS,

@@ -16,12 +16,12 @@ import { buildConfigMap, configHash } from "./config-map.js";
 import { buildHaproxyManifests, haproxyLabels, type HaproxyManifests } from "./haproxy-manifests.js";
 import type { ConfigMap, NetworkPolicy, PodDisruptionBudget, Service, StatefulSet } from "./k8s-types.js";
 import { podDnsName, releaseNames, serviceHost, statefulSetPods, type ReleaseNames } from "./naming.js";
-import { CONFIG_MOUNT, PRESTOP_SCRIPT_KEY, READINESS_SCRIPT_KEY, SECRET_MOUNT, START_SCRIPT_KEY } from "../../pod/paths.js";
+import { CONFIG_MOUNT, SECRET_MOUNT } from "../../pod/paths.js";
 import { buildPodDisruptionBudget } from "./pdb.js";
 import { podPlacement } from "./pod-placement.js";
-import { renderReadinessScript } from "../../pod/readiness-script.js";
 import { buildReplicationNetworkPolicies } from "./replication-network-policy.js";
-import { DEFAULT_SWITCHOVER_TIMEOUT_SECONDS, renderReplicationPreStopScript } from "../../pod/replication-prestop-script.js";
+import { DEFAULT_SWITCHOVER_TIMEOUT_SECONDS } from "../../pod/replication-prestop-script.js";
+import { replicationMemberPod } from "../../pod/replication-member.js";
 import { DEFAULT_MASTER_NAME } from "../../pod/replication-start.js";
 import { renderSentinelConf } from "../../pod/sentinel-conf.js";
 import {
@@ -35,11 +35,8 @@ import {
 } from "./sentinel-manifests.js";
 import { renderSentinelStartScript } from "../../pod/sentinel-start-script.js";
 import { buildHeadlessService } from "./services.js";
-import { renderStartScript } from "../../pod/start-script.js";
 import { DEFAULT_TERMINATION_GRACE_SECONDS, buildValkeyStatefulSet, roleSelector } from "./statefulset.js";
-import { renderValkeyConf } from "../../pod/valkey-conf.js";
 
-export const MEMBER_CONF_KEY = "valkey.conf";
 
 export interface ReplicationInput {
   namespace: string;
@@ -151,16 +148,8 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
   const s = i.valkey.replication.sentinel;
   const sentinelAddrs = facts.sentinels.map((x) => `${x.dnsName}:${SENTINEL_PORT}`);
   const first = facts.pods[0]?.dnsName ?? "";
-  const memberData = {
-    [MEMBER_CONF_KEY]: renderValkeyConf(i.valkey, { role: { kind: "replication-member" } }),
-    [START_SCRIPT_KEY]: renderStartScript({ mode: "replication", auth: i.auth, sentinel: { masterName: facts.masterName, sentinels: sentinelAddrs } }),
-    [READINESS_SCRIPT_KEY]: renderReadinessScript({ mode: "replication" }),
-    [PRESTOP_SCRIPT_KEY]: renderReplicationPreStopScript({
-      masterName: facts.masterName,
-      sentinels: sentinelAddrs,
-      timeoutSeconds: DEFAULT_SWITCHOVER_TIMEOUT_SECONDS,
-    }),
-  };
+  const member = replicationMemberPod({ valkey: i.valkey, auth: i.auth, masterName: facts.masterName, sentinels: sentinelAddrs });
+  const memberData = member.files;
   const sentinelData = {
     [SENTINEL_CONF_KEY]: renderSentinelConf({
       port: SENTINEL_PORT,
@@ -197,12 +186,10 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
       placement: podPlacement({ placement: i.placement, releaseSelector: facts.podSelector, spreadOver: memberSelector }),
       headless: names.headless,
       configMap: names.configMap,
-      confKey: MEMBER_CONF_KEY,
+      pod: member,
       configHash: configHash(memberData),
       secretName: facts.secretName,
       storageClass,
-      readinessScriptKey: READINESS_SCRIPT_KEY,
-      preStopScriptKey: PRESTOP_SCRIPT_KEY,
       // Room for the preStop switchover and then an RDB save at shutdown.
       terminationGracePeriodSeconds: DEFAULT_SWITCHOVER_TIMEOUT_SECONDS + DEFAULT_TERMINATION_GRACE_SECONDS,
     }),

@@ -11,7 +11,8 @@ import { ZONE_LABEL } from "../../vocabulary/labels.js";
 import { VALKEY_BUS_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
 import type { Container, EnvVar, PersistentVolumeClaim, PodSpec, StatefulSet } from "./k8s-types.js";
 import { podDnsTemplate } from "./naming.js";
-import { CONFIG_MOUNT, DATA_DIR, PRESTOP_SCRIPT_KEY, RUN_DIR, SECRET_MOUNT, START_SCRIPT_KEY } from "../../pod/paths.js";
+import type { PodDefinition } from "../../pod/definition.js";
+import { CONFIG_MOUNT, DATA_DIR, RUN_DIR, SECRET_MOUNT } from "../../pod/paths.js";
 import type { PodPlacement } from "./pod-placement.js";
 import { hardenedPod, restrictedContainer } from "./pod-security.js";
 
@@ -37,26 +38,19 @@ export interface ValkeyStatefulSetOptions {
   /** Governing headless Service. */
   headless: string;
   configMap: string;
-  /** ConfigMap key of this role's valkey.conf. */
-  confKey: string;
+  /** What the pod runs (pod/): its command, preStop, readiness probe and the env its scripts read. */
+  pod: PodDefinition;
   /** Hash of the ConfigMap data (annotation; rolls pods on change). */
   configHash: string;
   /** Password Secret; undefined = auth off (no Secret references at all). */
   secretName: string | undefined;
   storageClass: string | undefined;
-  /** Cluster members: expose the bus port and run the preStop failover hook. @default false */
+  /** Cluster members: expose the bus port. @default false */
   clusterMember?: boolean;
   /** @default DEFAULT_TERMINATION_GRACE_SECONDS */
   terminationGracePeriodSeconds?: number;
-  /**
-   * ConfigMap key of a readiness script (readiness-script.ts) run with sh; undefined = ready on
-   * PONG. The probe's timeout leaves room for its bounded valkey-cli calls.
-   */
-  readinessScriptKey?: string;
   /** Seconds a pod must stay ready before the rollout counts it available. @default 0 */
   minReadySeconds?: number;
-  /** ConfigMap key of a preStop script run with sh (cluster members: PRESTOP_SCRIPT_KEY). */
-  preStopScriptKey?: string;
 }
 
 /** Labels of one role's pods (the StatefulSet selector). */
@@ -69,43 +63,35 @@ export function podLabels(release: string, role: PodRole): Record<string, string
   return { ...roleSelector(release, role), [DATA_PLANE_LABEL]: "true" };
 }
 
-function env(o: ValkeyStatefulSetOptions): EnvVar[] {
-  const vars: EnvVar[] = [
-    { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
-    { name: "VALKEY_ANNOUNCE_HOST", value: podDnsTemplate(o.headless, o.namespace) },
-  ];
-  // Cluster members announce their current pod IP (cluster-announce-ip), so a restarted member
-  // reports its new address in CLUSTER NODES / CLUSTER SLOTS instead of the one in nodes.conf.
-  // The pod's zone as Valkey's `availability-zone` (gossiped; read by the AZ failback loop and
-  // zone-aware clients). Kubernetes copies the node's zone label onto the pod from 1.35 (KEP-4742,
-  // beta); before that the value is empty: the ClusterBootstrap sets the zone with CONFIG SET, the
-  // failback loop keeps it on the data volume, and the start script reads it back on restart.
-  if (o.clusterMember) {
-    vars.push(
-      { name: "VALKEY_ANNOUNCE_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
-      { name: "VALKEY_AVAILABILITY_ZONE", valueFrom: { fieldRef: { fieldPath: `metadata.labels['${ZONE_LABEL}']` } } },
-    );
+/** Where each variable a pod definition names comes from in the pod spec; a name not here is refused. */
+function envVar(name: string, o: ValkeyStatefulSetOptions): EnvVar {
+  switch (name) {
+    case "POD_NAME":
+      return { name, valueFrom: { fieldRef: { fieldPath: "metadata.name" } } };
+    case "VALKEY_ANNOUNCE_HOST":
+      return { name, value: podDnsTemplate(o.headless, o.namespace) };
+    case "VALKEY_ANNOUNCE_IP":
+      return { name, valueFrom: { fieldRef: { fieldPath: "status.podIP" } } };
+    case "VALKEY_AVAILABILITY_ZONE":
+      return { name, valueFrom: { fieldRef: { fieldPath: `metadata.labels['${ZONE_LABEL}']` } } };
+    case "VALKEYCLI_AUTH":
+    case "REDISCLI_AUTH":
+      if (o.secretName === undefined) throw new Error(`StatefulSet ${o.name}: the pod reads ${name} but auth is off (no Secret)`);
+      return { name, valueFrom: { secretKeyRef: { name: o.secretName, key: PASSWORD_SECRET_KEY } } };
+    default:
+      throw new Error(`StatefulSet ${o.name}: the pod definition reads ${name}, which the pod spec does not know how to set`);
   }
-  if (o.secretName !== undefined) {
-    const ref = { secretKeyRef: { name: o.secretName, key: PASSWORD_SECRET_KEY } };
-    // valkey-cli (probes, preStop) reads either; the value never appears in the manifest.
-    vars.push({ name: "VALKEYCLI_AUTH", valueFrom: ref }, { name: "REDISCLI_AUTH", valueFrom: ref });
-  }
-  return vars;
 }
 
 export const READINESS_SCRIPT_TIMEOUT_SECONDS = 8;
 
 function readinessProbe(o: ValkeyStatefulSetOptions): NonNullable<Container["readinessProbe"]> {
-  const command =
-    o.readinessScriptKey === undefined
-      ? ["sh", "-c", `[ "$(valkey-cli -h 127.0.0.1 -p ${VALKEY_PORT} ping)" = PONG ]`]
-      : ["sh", `${CONFIG_MOUNT}/${o.readinessScriptKey}`];
+  const command = o.pod.readiness ?? ["sh", "-c", `[ "$(valkey-cli -h 127.0.0.1 -p ${VALKEY_PORT} ping)" = PONG ]`];
   return {
     exec: { command },
     initialDelaySeconds: 5,
     periodSeconds: 5,
-    timeoutSeconds: o.readinessScriptKey === undefined ? 3 : READINESS_SCRIPT_TIMEOUT_SECONDS,
+    timeoutSeconds: o.pod.readiness === undefined ? 3 : READINESS_SCRIPT_TIMEOUT_SECONDS,
     failureThreshold: 3,
   };
 }
@@ -123,9 +109,9 @@ function container(o: ValkeyStatefulSetOptions): Container {
     name: "valkey",
     image: o.valkey.image,
     imagePullPolicy: "IfNotPresent",
-    command: ["sh", `${CONFIG_MOUNT}/${START_SCRIPT_KEY}`, `${CONFIG_MOUNT}/${o.confKey}`],
+    command: o.pod.command,
     ports,
-    env: env(o),
+    env: o.pod.env.map((name) => envVar(name, o)),
     resources: {
       requests: { cpu: o.valkey.resources.requests.cpu, memory: o.valkey.resources.requests.memory },
       limits: { cpu: o.valkey.resources.limits.cpu, memory: o.valkey.resources.limits.memory },
@@ -142,8 +128,7 @@ function container(o: ValkeyStatefulSetOptions): Container {
     volumeMounts: mounts,
     securityContext: restrictedContainer(),
   };
-  const preStop = o.preStopScriptKey ?? (o.clusterMember ? PRESTOP_SCRIPT_KEY : undefined);
-  if (preStop !== undefined) c.lifecycle = { preStop: { exec: { command: ["sh", `${CONFIG_MOUNT}/${preStop}`] } } };
+  if (o.pod.preStop !== undefined) c.lifecycle = { preStop: { exec: { command: o.pod.preStop } } };
   return c;
 }
 

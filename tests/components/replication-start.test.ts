@@ -140,7 +140,7 @@ describe("start decision with no Sentinel answering (real sh, real valkey-server
       startTimeoutMs: 20_000,
       launch: (ctx) => {
         const cmd = memberLaunch({
-          ordinal,
+          name: `member-${ordinal}`,
           host: "127.0.0.1",
           port,
           password: PASSWORD,

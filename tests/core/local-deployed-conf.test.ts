@@ -12,7 +12,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
 import { renderValkeyConf } from "../../pod/valkey-conf.js";
-import { defaultValkeyConfig } from "../../benchmarks/local/deployed-conf.js";
+import { defaultValkeyConfig } from "../../pod/local-conf.js";
 import { SentinelTopology } from "../../benchmarks/local/sentinel-topology.js";
 import { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
 

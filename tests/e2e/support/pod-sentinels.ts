@@ -117,9 +117,8 @@ export async function startMemberPod(ctx: SentinelStandInContext, pod: k8s.V1Pod
     if (sip === undefined) return undefined;
     sentinels.push(`${sip}:${s.split(":").pop() ?? "26379"}`);
   }
-  const ordinal = Number(name.split("-").pop());
   const launch = memberLaunch({
-    ordinal,
+    name,
     host: ip,
     port: 6379,
     password: ctx.password,

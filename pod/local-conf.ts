@@ -1,6 +1,6 @@
 /**
  * The deployed valkey.conf, for local members: the same renderer the ConfigMap uses
- * (components/valkey/valkey-conf.ts) on the embedded default stack config, with only what a
+ * (valkey-conf.ts) on the embedded default stack config, with only what a
  * local process must have differently appended after it (the last occurrence of a key wins in
  * valkey.conf): its log file instead of stdout, DEBUG for the tests, no diskless-sync delay, its
  * own address as the source of its outgoing connections (`bind-source-addr`: a pod sends from its
@@ -9,9 +9,9 @@
  * (`min-replicas-to-write` / `min-replicas-max-lag`), persistence and memory settings therefore
  * are the stack's, so local drills measure what the deployed settings do.
  */
-import { parseStackConfig } from "../../config/schema.js";
-import type { ValkeyConfig } from "../../config/types.js";
-import { renderValkeyConf, type ValkeyConfOptions } from "../../pod/valkey-conf.js";
+import { parseStackConfig } from "../config/schema.js";
+import type { ValkeyConfig } from "../config/types.js";
+import { renderValkeyConf, type ValkeyConfOptions } from "./valkey-conf.js";
 
 /** The `valkey` section of the embedded default stack config (what a stack deploys unless told otherwise). */
 export function defaultValkeyConfig(): ValkeyConfig {
