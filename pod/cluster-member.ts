@@ -31,6 +31,10 @@ import { renderValkeyConf } from "./valkey-conf.js";
 /** The member's valkey.conf file name. */
 export const CLUSTER_CONF_KEY = "valkey.conf";
 
+export const BACKGROUND_SCRIPTS = ["heal", "rejoin", "failback"] as const;
+export type BackgroundScript = (typeof BACKGROUND_SCRIPTS)[number];
+const BACKGROUND_KEYS: Record<BackgroundScript, string> = { heal: HEAL_SCRIPT_KEY, rejoin: REJOIN_SCRIPT_KEY, failback: FAILBACK_SCRIPT_KEY };
+
 type Clock<T> = Omit<T, "port" | "localHost" | "zoneFile">;
 
 export interface ClusterMemberOptions extends PodPaths {
@@ -44,8 +48,15 @@ export interface ClusterMemberOptions extends PodPaths {
   busPort?: number;
   /** Address the member's own scripts reach its server at. @default each script's (127.0.0.1) */
   localHost?: string;
-  /** A local process: its listen address and the lines that override the deployed conf (pod/local-conf.ts). @default none (the pod) */
-  local?: LocalConfOverrides & { bind: string };
+  /** Listen addresses (valkey.conf `bind`). @default every address (valkey-conf.ts) */
+  bind?: string;
+  /** A local process: the lines that override the deployed conf (pod/local-conf.ts). @default none (the pod) */
+  local?: LocalConfOverrides;
+  /**
+   * The scripts start.sh runs in the background, in this order (rejoin.sh is also its start gate).
+   * A pod runs all three; a test leaves one out to show what it does. @default all three
+   */
+  background?: readonly BackgroundScript[];
   /** The scripts' clocks, shortened by the local drills. @default each script's deployed defaults */
   heal?: Clock<ClusterHealScriptOptions>;
   rejoin?: Clock<ClusterRejoinScriptOptions>;
@@ -63,21 +74,26 @@ export function clusterMemberPod(o: ClusterMemberOptions): PodDefinition {
   const dataDir = o.dataDir ?? DATA_DIR;
   const runDir = o.runDir ?? RUN_DIR;
   const at = (key: string) => `${dir}/${key}`;
+  const background = o.background ?? BACKGROUND_SCRIPTS;
   const self = { port: o.port ?? VALKEY_PORT, ...(o.localHost === undefined ? {} : { localHost: o.localHost }) };
-  const confOptions = { role: { kind: "cluster-member" } as const, port: self.port, busPort: o.busPort ?? VALKEY_BUS_PORT, dataDir, runDir };
+  const confOptions = {
+    role: { kind: "cluster-member" } as const,
+    port: self.port,
+    busPort: o.busPort ?? VALKEY_BUS_PORT,
+    dataDir,
+    runDir,
+    ...(o.bind === undefined ? {} : { bind: o.bind }),
+  };
   const files = {
-    [CLUSTER_CONF_KEY]:
-      o.local === undefined
-        ? renderValkeyConf(o.valkey, confOptions)
-        : renderDeployedLocalConf(o.valkey, { ...confOptions, bind: o.local.bind }, o.local),
+    [CLUSTER_CONF_KEY]: o.local === undefined ? renderValkeyConf(o.valkey, confOptions) : renderDeployedLocalConf(o.valkey, confOptions, o.local),
     [START_SCRIPT_KEY]: renderStartScript({
       mode: "cluster",
       auth: o.auth,
       ...(o.passwordFile === undefined ? {} : { passwordFile: o.passwordFile }),
       runDir,
       dataDir,
-      backgroundScripts: [at(HEAL_SCRIPT_KEY), at(REJOIN_SCRIPT_KEY), at(FAILBACK_SCRIPT_KEY)],
-      rejoinGate: at(REJOIN_SCRIPT_KEY),
+      backgroundScripts: background.map((b) => at(BACKGROUND_KEYS[b])),
+      ...(background.includes("rejoin") ? { rejoinGate: at(REJOIN_SCRIPT_KEY) } : {}),
     }),
     [HEAL_SCRIPT_KEY]: renderClusterHealScript({ ...o.heal, ...self }),
     [REJOIN_SCRIPT_KEY]: renderClusterRejoinScript({ ...o.rejoin, ...self }),

@@ -32,8 +32,10 @@ export interface ReplicationMemberOptions extends PodPaths {
   port?: number;
   /** Address the member's own scripts reach its server at. @default each script's (127.0.0.1) */
   localHost?: string;
-  /** A local process: its listen address and the lines that override the deployed conf (pod/local-conf.ts). @default none (the pod) */
-  local?: LocalConfOverrides & { bind: string };
+  /** Listen addresses (valkey.conf `bind`). @default every address (valkey-conf.ts) */
+  bind?: string;
+  /** A local process: the lines that override the deployed conf (pod/local-conf.ts). @default none (the pod) */
+  local?: LocalConfOverrides;
   /** The start decision's clocks, shortened by the local topologies. @default the deployed defaults */
   start?: Omit<ReplicationStartOptions, "masterName" | "sentinels" | "port" | "dataDir" | "includeFile">;
   /** The preStop's clocks. @default the deployed defaults */
@@ -52,12 +54,9 @@ export function replicationMemberPod(o: ReplicationMemberOptions): PodDefinition
   const at = (key: string) => `${dir}/${key}`;
   const port = o.port ?? VALKEY_PORT;
   const self = { port, ...(o.localHost === undefined ? {} : { localHost: o.localHost }) };
-  const confOptions = { role: { kind: "replication-member" } as const, port, dataDir, runDir };
+  const confOptions = { role: { kind: "replication-member" } as const, port, dataDir, runDir, ...(o.bind === undefined ? {} : { bind: o.bind }) };
   const files = {
-    [MEMBER_CONF_KEY]:
-      o.local === undefined
-        ? renderValkeyConf(o.valkey, confOptions)
-        : renderDeployedLocalConf(o.valkey, { ...confOptions, bind: o.local.bind }, o.local),
+    [MEMBER_CONF_KEY]: o.local === undefined ? renderValkeyConf(o.valkey, confOptions) : renderDeployedLocalConf(o.valkey, confOptions, o.local),
     [START_SCRIPT_KEY]: renderStartScript({
       mode: "replication",
       auth: o.auth,

@@ -55,7 +55,6 @@ export function replicationIncludeFile(runDir: string = RUN_DIR): string {
   return includeFiles(runDir).replication;
 }
 
-
 /** Where a cluster member keeps its `availability-zone` across restarts (on the data volume). */
 export function zoneFileOf(dataDir: string = DATA_DIR): string {
   return `${dataDir}/availability-zone`;

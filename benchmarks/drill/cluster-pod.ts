@@ -61,7 +61,8 @@ export function clusterPodLaunch(p: ClusterPodSpec, e: ClusterPodEnv): (ctx: Lau
       // load client (natMap, standing in for pod DNS) the `primary` drill lost 21-116 acknowledged
       // writes outside its bound in 6 of 8 runs (0 of 4 with `ip`); the cause (the stand-in name
       // mapping or the server) is not found yet, so the local drills keep what they measured before.
-      local: { bind: p.host, logfile, clusterNodeTimeoutMs: e.nodeTimeoutMs, bindSourceAddr: p.host, clusterEndpointType: "ip" },
+      bind: p.host,
+      local: { logfile, clusterNodeTimeoutMs: e.nodeTimeoutMs, bindSourceAddr: p.host, clusterEndpointType: "ip" },
       heal: { intervalSeconds: 1, deadlineSeconds: 120 },
       rejoin: { intervalSeconds: 1, deadlineSeconds: 120, gateDeadlineSeconds: 60 },
       failback: { intervalSeconds: 1, confirmRounds: 2, cooldownSeconds: 5 },

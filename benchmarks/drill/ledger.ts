@@ -10,7 +10,6 @@
 import type { DrillMode, Fault } from "../../vocabulary/faults.js";
 import { inWindow, type AckedLossBound, type LossWindow } from "./bounds.js";
 
-
 export interface WriteRecord {
   /** Load stream (e.g. "cluster-client", "sentinel-client", "write-endpoint"). */
   stream: string;

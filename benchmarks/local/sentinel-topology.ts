@@ -356,7 +356,8 @@ export function memberLaunch(o: MemberLaunchOptions): (ctx: LaunchContext) => La
       port: o.port,
       localHost: o.host,
       // Outgoing connections (the replication link) from its own address, as a pod's from its pod IP.
-      local: { ...o.server, bind: o.host, logfile, bindSourceAddr: o.host },
+      bind: o.host,
+      local: { ...o.server, logfile, bindSourceAddr: o.host },
       ...(o.sentinel === undefined ? {} : { start: o.sentinel }),
       preStop: { timeoutSeconds: REPLICATION_PRESTOP_TIMEOUT_SECONDS },
     });

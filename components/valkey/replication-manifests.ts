@@ -37,7 +37,6 @@ import { renderSentinelStartScript } from "../../pod/sentinel-start-script.js";
 import { buildHeadlessService } from "./services.js";
 import { DEFAULT_TERMINATION_GRACE_SECONDS, buildValkeyStatefulSet, roleSelector } from "./statefulset.js";
 
-
 export interface ReplicationInput {
   namespace: string;
   release: string;

@@ -6,6 +6,7 @@
  * (start.sh with VALKEY_AVAILABILITY_ZONE, heal.sh and failback.sh in the background) as a
  * replica; the failback loop hands its shard back, and the verifier passes again.
  */
+import { clusterMemberPod } from "../../pod/cluster-member.js";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,9 +22,6 @@ import { announcedZones, mergeZones } from "../../benchmarks/verify/announced-zo
 import { verifyTopology } from "../../benchmarks/verify/verify-topology.js";
 import type { TopologyReport } from "../../benchmarks/verify/verify-types.js";
 import { renderAzFailbackScript } from "../../pod/az-failback-script.js";
-import { renderClusterHealScript } from "../../pod/cluster-heal-script.js";
-import { renderStartScript } from "../../pod/start-script.js";
-import { renderValkeyConf } from "../../pod/valkey-conf.js";
 import { startPod, type PodProcess } from "../support/pod-process.js";
 import { eventually } from "../support/processes.js";
 import { PASSWORD, cli, cliPath, valkeyConfig } from "../support/valkey-fixtures.js";
@@ -104,39 +102,27 @@ describe("AZ failback (rendered failback.sh beside every member of a real cluste
       maxmemoryBytes: 256 * 2 ** 20,
       cluster: { primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: NODE_TIMEOUT_MS },
     });
-    const files = {
-      "valkey.conf": renderValkeyConf(valkey, {
-        role: { kind: "cluster-member" },
-        port: victim.port,
-        busPort: victim.clusterPort,
-        dataDir: victim.dir,
-        runDir,
-        bind: victim.host,
-      }),
-      "heal.sh": renderClusterHealScript({ port: victim.port, intervalSeconds: 1, deadlineSeconds: 60 }),
-      "failback.sh": renderAzFailbackScript({ port: victim.port, ...failbackOptions }),
-      "start.sh": renderStartScript({
-        mode: "cluster",
-        auth: true,
-        passwordFile: join(dir, "password"),
-        runDir,
-        dataDir: victim.dir,
-        backgroundScripts: [join(podDir, "heal.sh"), join(podDir, "failback.sh")],
-      }),
-    };
-    returned = await startPod(
-      "returned",
-      podDir,
-      victim.host,
-      victim.port,
-      { files, conf: "valkey.conf" },
-      {
-        ...cliEnv,
-        POD_NAME: "returned",
-        VALKEY_ANNOUNCE_HOST: victim.host,
-        VALKEY_AVAILABILITY_ZONE: victimZone,
-      },
-    );
+    const pod = clusterMemberPod({
+      valkey,
+      auth: true,
+      configDir: podDir,
+      runDir,
+      dataDir: victim.dir,
+      passwordFile: join(dir, "password"),
+      port: victim.port,
+      busPort: victim.clusterPort,
+      bind: victim.host,
+      background: ["heal", "failback"],
+      heal: { intervalSeconds: 1, deadlineSeconds: 60 },
+      failback: failbackOptions,
+    });
+    returned = await startPod("returned", podDir, victim.host, victim.port, pod, {
+      ...cliEnv,
+      POD_NAME: "returned",
+      VALKEY_ANNOUNCE_HOST: victim.host,
+      VALKEY_ANNOUNCE_IP: victim.host,
+      VALKEY_AVAILABILITY_ZONE: victimZone,
+    });
     expect(await cli(victim.port, ["cluster", "myid"], PASSWORD)).toBe(id);
     expect(await cli(victim.port, ["config", "get", "availability-zone"], PASSWORD)).toBe(`availability-zone\n${victimZone}`);
 

@@ -11,6 +11,7 @@
  * start. The first heal script trusted that, the second trusted DNS; both exited at once on real
  * pods, leaving the cluster down, and both fail here; on loopback without the DROP they passed.
  */
+import { clusterMemberPod } from "../../pod/cluster-member.js";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,10 +22,6 @@ import { LocalFleet } from "../../benchmarks/local/valkey-process.js";
 import { startLocalCluster } from "../../benchmarks/local/local-cluster.js";
 import { openClient } from "../../benchmarks/topology/connector.js";
 import { sleep } from "../../benchmarks/util/poll-until.js";
-import { renderClusterHealScript } from "../../pod/cluster-heal-script.js";
-import { renderReadinessScript } from "../../pod/readiness-script.js";
-import { renderStartScript } from "../../pod/start-script.js";
-import { renderValkeyConf } from "../../pod/valkey-conf.js";
 import { startPod, type PodProcess } from "../support/pod-process.js";
 import { PASSWORD, cliPath, run, valkeyConfig } from "../support/valkey-fixtures.js";
 
@@ -133,34 +130,29 @@ async function restartAsPods(root: string, members: Member[], base: number, heal
     members.map((m) => {
       const host = `127.0.0.${base + m.index}`;
       const dir = join(root, `pod-${m.index}`);
-      const runDir = join(dir, "run");
-      const files: Record<string, string> = {
-        "valkey.conf": renderValkeyConf(valkey, { role: { kind: "cluster-member" }, port: m.port, busPort: m.busPort, dataDir: m.dataDir, runDir, bind: host }),
-        "heal.sh": renderClusterHealScript({ port: m.port, localHost: host, intervalSeconds: 1, deadlineSeconds: 120 }),
-        "start.sh": renderStartScript({
-          mode: "cluster",
-          auth: true,
-          passwordFile: join(root, "password"),
-          runDir,
-          dataDir: m.dataDir,
-          backgroundScripts: heal ? [join(dir, "heal.sh")] : [],
-        }),
-        "readiness.sh": renderReadinessScript({ mode: "cluster", port: m.port, localHost: host }),
-      };
-      return startPod(
-        `member-${m.index}`,
-        dir,
-        host,
-        m.port,
-        { files, conf: "valkey.conf" },
-        {
-          ...cliEnv(),
-          POD_NAME: `member-${m.index}`,
-          VALKEY_ANNOUNCE_HOST: m.hostname,
-          VALKEY_ANNOUNCE_IP: host,
-          VALKEY_HEAL_HOSTS_FILE: hostsFile,
-        },
-      );
+      const pod = clusterMemberPod({
+        valkey,
+        auth: true,
+        configDir: dir,
+        runDir: join(dir, "run"),
+        dataDir: m.dataDir,
+        passwordFile: join(root, "password"),
+        port: m.port,
+        busPort: m.busPort,
+        localHost: host,
+        bind: host,
+        background: heal ? ["heal"] : [],
+        heal: { intervalSeconds: 1, deadlineSeconds: 120 },
+      });
+      return startPod(`member-${m.index}`, dir, host, m.port, pod, {
+        ...cliEnv(),
+        POD_NAME: `member-${m.index}`,
+        VALKEY_ANNOUNCE_HOST: m.hostname,
+        VALKEY_ANNOUNCE_IP: host,
+        // No zone label (Kubernetes < 1.35): start.sh then reads the zone file, absent here.
+        VALKEY_AVAILABILITY_ZONE: "",
+        VALKEY_HEAL_HOSTS_FILE: hostsFile,
+      });
     }),
   );
   pods.push(...started);

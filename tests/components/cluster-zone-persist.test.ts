@@ -6,6 +6,8 @@
  * with no bootstrap involved. A zone label (Kubernetes >= 1.35) wins over the file, and the loop
  * keeps the new value.
  */
+import { clusterMemberPod } from "../../pod/cluster-member.js";
+import type { PodDefinition } from "../../pod/definition.js";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,9 +15,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { freePorts } from "../../benchmarks/local/ports.js";
 import { DirectConnector } from "../../benchmarks/topology/connector.js";
 import { announceZones } from "../../components/steps/cluster-bootstrap/announce-zones.js";
-import { renderAzFailbackScript } from "../../pod/az-failback-script.js";
-import { renderStartScript, zoneFileOf } from "../../pod/start-script.js";
-import { renderValkeyConf } from "../../pod/valkey-conf.js";
+import { zoneFileOf } from "../../pod/start-script.js";
 import { startPod, type PodProcess } from "../support/pod-process.js";
 import { eventually } from "../support/processes.js";
 import { PASSWORD, cli, cliPath, valkeyConfig } from "../support/valkey-fixtures.js";
@@ -30,7 +30,7 @@ const zoneFile = zoneFileOf(dataDir);
 const cliEnv = { VALKEY_CLI: cliPath(), REDISCLI_AUTH: PASSWORD, VALKEYCLI_AUTH: PASSWORD };
 let pod: PodProcess | undefined;
 
-function files(): Record<string, string> {
+function member(): PodDefinition {
   const valkey = valkeyConfig({
     mode: "cluster",
     ioThreads: 1,
@@ -38,41 +38,31 @@ function files(): Record<string, string> {
     cluster: { primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: 2000 },
   });
   writeFileSync(join(dir, "password"), PASSWORD, { mode: 0o600 });
-  return {
-    "valkey.conf": renderValkeyConf(valkey, {
-      role: { kind: "cluster-member" },
-      port: PORT,
-      busPort: BUS_PORT,
-      dataDir,
-      runDir: join(podDir, "run"),
-      bind: HOST,
-    }),
-    "failback.sh": renderAzFailbackScript({ port: PORT, localHost: HOST, intervalSeconds: 1, zoneFile }),
-    "start.sh": renderStartScript({
-      mode: "cluster",
-      auth: true,
-      passwordFile: join(dir, "password"),
-      runDir: join(podDir, "run"),
-      dataDir,
-      backgroundScripts: [join(podDir, "failback.sh")],
-    }),
-  };
+  return clusterMemberPod({
+    valkey,
+    auth: true,
+    configDir: podDir,
+    runDir: join(podDir, "run"),
+    dataDir,
+    passwordFile: join(dir, "password"),
+    port: PORT,
+    busPort: BUS_PORT,
+    localHost: HOST,
+    bind: HOST,
+    background: ["failback"],
+    failback: { intervalSeconds: 1 },
+  });
 }
 
 const start = (zoneLabel?: string): Promise<PodProcess> =>
-  startPod(
-    "zone-pod",
-    podDir,
-    HOST,
-    PORT,
-    { files: files(), conf: "valkey.conf" },
-    {
-      ...cliEnv,
-      POD_NAME: "zone-pod",
-      VALKEY_ANNOUNCE_HOST: HOST,
-      ...(zoneLabel === undefined ? {} : { VALKEY_AVAILABILITY_ZONE: zoneLabel }),
-    },
-  );
+  startPod("zone-pod", podDir, HOST, PORT, member(), {
+    ...cliEnv,
+    POD_NAME: "zone-pod",
+    VALKEY_ANNOUNCE_HOST: HOST,
+    VALKEY_ANNOUNCE_IP: HOST,
+    // No zone label (Kubernetes < 1.35) is an empty VALKEY_AVAILABILITY_ZONE, as the fieldRef gives.
+    VALKEY_AVAILABILITY_ZONE: zoneLabel ?? "",
+  });
 
 const zoneOf = async (): Promise<string> => (await cli(PORT, ["config", "get", "availability-zone"], PASSWORD)).split("\n")[1] ?? "";
 const fileZone = (): string | undefined => (existsSync(zoneFile) ? readFileSync(zoneFile, "utf8").trim() : undefined);

@@ -1,20 +1,16 @@
 /**
- * Runs a cluster member the way a pod does: `sh start.sh valkey.conf` with the rendered
- * start/heal scripts and the rendered valkey.conf, the pod's values in environment variables, on
- * one loopback address. Output (server log on stdout, heal log on stderr) goes to `pod.log`.
+ * Runs a cluster member the way a pod does: its pod definition (pod/cluster-member.ts) written
+ * into its directory and its command run (`sh start.sh valkey.conf`), the pod's values in
+ * environment variables (each one the definition reads must be given), on one loopback address.
+ * Output (server log on stdout, the scripts' logs on stderr) goes to `pod.log`.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { launchPod } from "../../benchmarks/local/pod-files.js";
 import { waitForPing } from "../../benchmarks/local/valkey-process.js";
+import type { PodDefinition } from "../../pod/definition.js";
 import { trackChild } from "../../benchmarks/util/process-reaper.js";
-
-export interface PodFiles {
-  /** File name -> content, written into the pod's directory (start.sh, heal.sh, valkey.conf, ...). */
-  files: Record<string, string>;
-  /** The file `sh start.sh <conf>` gets as its argument. */
-  conf: string;
-}
 
 export interface PodProcess {
   readonly name: string;
@@ -27,14 +23,14 @@ export interface PodProcess {
   stop(graceMs?: number): Promise<void>;
 }
 
-export async function startPod(name: string, dir: string, host: string, port: number, pod: PodFiles, env: Record<string, string>): Promise<PodProcess> {
+export async function startPod(name: string, dir: string, host: string, port: number, pod: PodDefinition, env: Record<string, string>): Promise<PodProcess> {
   mkdirSync(dir, { recursive: true });
-  for (const [file, text] of Object.entries(pod.files)) writeFileSync(join(dir, file), text, { mode: 0o600 });
+  const launch = launchPod(name, pod, dir, env);
   const logPath = join(dir, "pod.log");
   const fd = openSync(logPath, "a");
   let child: ChildProcess;
   try {
-    child = spawn("sh", [join(dir, "start.sh"), join(dir, pod.conf)], { env: { ...process.env, ...env }, stdio: ["ignore", fd, fd], cwd: dir });
+    child = spawn(launch.command, launch.args, { env: { ...process.env, ...env }, stdio: ["ignore", fd, fd], cwd: dir });
   } finally {
     closeSync(fd);
   }
