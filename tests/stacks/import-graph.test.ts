@@ -1,0 +1,49 @@
+/**
+ * The layers hold: no file imports from a layer above its own, no two files import each other
+ * (directly or around a loop), and nothing below benchmarks/ imports Pulumi or the Kubernetes
+ * client (tests/support/import-graph.ts; `npm run graph` prints the same report).
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { analyseGraph, formatReport, readImportGraph } from "../support/import-graph.js";
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+describe("import graph", () => {
+  it("the project: zero upward imports, zero cycles, no Pulumi or Kubernetes client below benchmarks/", () => {
+    const report = analyseGraph(readImportGraph(repo));
+    const summary = formatReport(report);
+    expect(report.upward, summary).toEqual([]);
+    expect(report.cycles, summary).toEqual([]);
+    expect(report.platformImports, summary).toEqual([]);
+    // The layers are really in use (a checker that sees no edges would pass anything).
+    expect(report.layerCounts["components -> pod"]).toBeGreaterThan(0);
+    expect(report.layerCounts["benchmarks -> pod"]).toBeGreaterThan(0);
+    expect(report.layerCounts["config -> vocabulary"]).toBeGreaterThan(0);
+  });
+
+  describe("the checker", () => {
+    const root = mkdtempSync(join(tmpdir(), "import-graph-"));
+    afterAll(() => rmSync(root, { recursive: true, force: true }));
+    const file = (path: string, text: string): void => {
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      writeFileSync(join(root, path), text);
+    };
+    file("config/a.ts", `import type { B } from "../benchmarks/b.js";\nexport const a = 1;\n`);
+    file("benchmarks/b.ts", `export type B = number;\nexport const b = () => import("./c.js");\n`);
+    file("benchmarks/c.ts", `export { b } from "./b.js";\n`);
+    file("pod/p.ts", `import * as pulumi from "@pulumi/pulumi";\nimport { a } from "../config/a.js";\n`);
+    file("components/k.ts", `import { a } from "../config/a.js";\n`);
+
+    it("names an upward import (type-only ones too), a cycle (through a dynamic import and a re-export) and Pulumi in pod/", () => {
+      const report = analyseGraph(readImportGraph(root));
+      expect(report.upward).toEqual(["config/a.ts -> benchmarks/b.ts"]);
+      expect(report.cycles).toEqual([["benchmarks/b.ts", "benchmarks/c.ts"]]);
+      expect(report.platformImports).toEqual(["pod/p.ts -> @pulumi/pulumi"]);
+      expect(report.layerCounts).toEqual({ "config -> benchmarks": 1, "pod -> config": 1, "components -> config": 1 });
+    });
+  });
+});
