@@ -11,7 +11,8 @@
  * - Every start: `umask 077` before anything is written, so the file and Sentinel's own
  *   rewrites of it (created `0644 & ~umask`) stay private; then wait, bounded, until the
  *   monitored primary's name resolves (with `resolve-hostnames yes` Sentinel refuses a config
- *   whose names do not resolve), and exec `valkey-server <state file> --sentinel`.
+ *   whose names do not resolve; an IP address is not looked up), and exec
+ *   `valkey-server <state file> --sentinel`.
  *
  * A password change therefore needs the state file re-made (delete the Sentinel's PVC); the
  * data members read the password at every start.
@@ -75,7 +76,9 @@ export function renderSentinelStartScript(o: SentinelStartScriptOptions): string
     `chmod 600 "$state"`,
     `primary=$(awk '$1 == "sentinel" && $2 == "monitor" { print $4; exit }' "$state")`,
     `[ -n "$primary" ] || fail "$state monitors no primary"`,
-    `if command -v getent >/dev/null 2>&1; then`,
+    // An address literal needs no lookup (getent hosts answers "not found" for an IP absent from /etc/hosts).
+    `case "$primary" in *:*) literal=yes ;; *[!0-9.]*) literal=no ;; *) literal=yes ;; esac`,
+    `if [ "$literal" = no ] && command -v getent >/dev/null 2>&1; then`,
     `  waited=0`,
     `  until getent hosts "$primary" >/dev/null 2>&1; do`,
     `    [ "$waited" -lt ${wait} ] || { say "$primary does not resolve after ${wait}s; starting anyway"; break; }`,

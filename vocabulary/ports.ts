@@ -1,3 +1,5 @@
-/** The ports every layer agrees on: Valkey clients, and the cluster bus (client port + 10000). */
+/** The ports every layer agrees on: Valkey clients, the cluster bus (client port + 10000), Sentinel. */
 export const VALKEY_PORT = 6379;
 export const VALKEY_BUS_PORT = 16379;
+/** Sentinel (replication mode). */
+export const SENTINEL_PORT = 26379;

@@ -9,7 +9,8 @@ import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { PRESTOP_SCRIPT_KEY } from "../../pod/paths.js";
 import { resolveBinaries } from "../binaries.js";
-import { REPLICATION_PRESTOP_TIMEOUT_SECONDS, type Member } from "./sentinel-topology.js";
+import { type Member } from "./sentinel-topology.js";
+import { REPLICATION_PRESTOP_TIMEOUT_SECONDS } from "./replication-launch.js";
 
 /** Resolves with the script's stderr (its log); rejects when it fails or outlives its bound. */
 export async function runReplicationPreStop(m: Member, password: string | undefined): Promise<string> {

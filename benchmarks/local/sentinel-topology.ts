@@ -12,14 +12,13 @@
  * Secrets: the password sits in 0600 files only (the members' password file, sentinel.conf,
  * haproxy.cfg); the start script hands it to the cli through REDISCLI_AUTH.
  */
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { renderHaproxyCfg, type HaproxyCfgOptions } from "../../pod/haproxy-cfg.js";
 import { DEFAULT_MASTER_NAME } from "../../pod/replication-start.js";
-import { renderSentinelConf, type SentinelTimings } from "../../pod/sentinel-conf.js";
-import { replicationMemberPod, type ReplicationMemberOptions } from "../../pod/replication-member.js";
+import type { SentinelTimings } from "../../pod/sentinel-conf.js";
 import type { ValkeyConfig } from "../../config/types.js";
-import { resolveBinaries, which } from "../binaries.js";
+import { which } from "../binaries.js";
 import { openClient } from "../topology/connector.js";
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { parseInfo } from "../topology/info.js";
@@ -27,8 +26,8 @@ import { pollUntil } from "../util/poll-until.js";
 import { waitForReplicaLinks } from "./local-replication.js";
 import { freePort } from "./ports.js";
 import { defaultValkeyConfig } from "../../pod/local-conf.js";
-import { launchPod } from "./pod-files.js";
-import { LocalFleet, type LaunchCommand, type LaunchContext, type StartOptions, type ValkeyProcess } from "./valkey-process.js";
+import { memberLaunch, sentinelLaunch } from "./replication-launch.js";
+import { LocalFleet, type StartOptions, type ValkeyProcess } from "./valkey-process.js";
 
 export interface SentinelTopologyOptions extends Partial<SentinelTimings> {
   /** Replicas besides the first primary (members = replicas + 1). */
@@ -46,11 +45,11 @@ export interface SentinelTopologyOptions extends Partial<SentinelTimings> {
   haproxy?: Pick<HaproxyCfgOptions, "fall" | "rise" | "checkTimeoutMs">;
   /** Start the HAProxy endpoints. @default true */
   proxy?: boolean;
-  /** Local overrides of the deployed persistence / io-threads settings (deployed-conf.ts). */
+  /** Local overrides of the deployed persistence / io-threads settings (pod/local-conf.ts). */
   server?: Pick<StartOptions, "appendonly" | "save" | "ioThreads">;
   /**
    * The deployed `valkey` config whose valkey.conf every member runs (fencing, persistence,
-   * memory). @default the embedded default stack's (deployed-conf.ts)
+   * memory). @default the embedded default stack's (pod/local-conf.ts)
    */
   valkey?: ValkeyConfig;
   /** Seconds a member's start script waits for the Sentinels / a failover. @default 60 */
@@ -188,28 +187,16 @@ export class SentinelTopology {
       name: s.name,
       bind: s.host,
       port: s.port,
-      launch: ({ dir, logfile }) => {
-        const conf = join(dir, "sentinel.conf");
-        if (!existsSync(conf)) {
-          const text = renderSentinelConf({
-            ...this.timings,
-            port: s.port,
-            bind: s.host,
-            dir,
-            logfile,
-            masterName: this.masterName,
-            primary: first,
-            quorum: this.o.quorum ?? 2,
-            password: this.o.password,
-            announce: { host: s.host, port: s.port },
-          });
-          // Sentinel connects to members and Sentinels from its own address (sentinel.c
-          // instanceLinkConnect binds server.bind_source_addr), as a pod does from its pod IP.
-          writeFileSync(conf, `${text}bind-source-addr ${s.host}\n`, { mode: 0o600 });
-        }
-        // Sentinel rewrites its file (with the passwords) as 0644 & ~umask: umask 077 keeps it 0600.
-        return { command: "sh", args: ["-c", 'umask 077 && exec "$0" "$@"', resolveBinaries().server.path, conf, "--sentinel"] };
-      },
+      launch: sentinelLaunch({
+        name: s.name,
+        host: s.host,
+        port: s.port,
+        password: this.o.password,
+        masterName: this.masterName,
+        primary: first,
+        quorum: this.o.quorum ?? 2,
+        timings: this.timings,
+      }),
     });
     return s;
   }
@@ -304,71 +291,6 @@ export class SentinelTopology {
   async stopAll(): Promise<void> {
     await this.fleet.stopAll();
   }
-}
-
-/** The local members' preStop bound (the deployed one is DEFAULT_SWITCHOVER_TIMEOUT_SECONDS). */
-export const REPLICATION_PRESTOP_TIMEOUT_SECONDS = 20;
-
-export interface MemberLaunchOptions {
-  /** The member's name, `<anything>-<ordinal>` (its POD_NAME: start.sh reads the ordinal from it). */
-  name: string;
-  host: string;
-  port: number;
-  password?: string;
-  sentinels: readonly string[];
-  masterName: string;
-  server?: SentinelTopologyOptions["server"];
-  /** The deployed `valkey` config whose valkey.conf the member runs. @default the embedded default stack's */
-  valkey?: ValkeyConfig;
-  /** Empty the data dir first (a lost volume). */
-  wipeData?: boolean;
-  /** Timings of the start decision. */
-  sentinel?: ReplicationMemberOptions["start"];
-  onDataDir?: (dir: string) => void;
-}
-
-/**
- * How a member starts locally: the pod's own files and command (pod/replication-member.ts, the
- * definition the manifests mount) written into its dir, with only the local differences as
- * options (directories, address, port, the conf lines of pod/local-conf.ts, shorter clocks), the
- * pod's environment set as its pod spec sets it, the password in a 0600 file.
- * Layout of the member dir: data/ (the data dir), run/ (the includes), secret/password.
- */
-export function memberLaunch(o: MemberLaunchOptions): (ctx: LaunchContext) => LaunchCommand {
-  return ({ dir, logfile }) => {
-    const bin = resolveBinaries();
-    const dataDir = join(dir, "data");
-    const runDir = join(dir, "run");
-    const passwordFile = join(dir, "secret", "password");
-    o.onDataDir?.(dataDir);
-    if (o.wipeData) rmSync(dataDir, { recursive: true, force: true });
-    mkdirSync(dirname(passwordFile), { recursive: true, mode: 0o700 });
-    if (o.password !== undefined) writeFileSync(passwordFile, o.password, { mode: 0o600 });
-    const pod = replicationMemberPod({
-      valkey: o.valkey ?? defaultValkeyConfig(),
-      auth: o.password !== undefined,
-      masterName: o.masterName,
-      sentinels: o.sentinels,
-      configDir: dir,
-      runDir,
-      dataDir,
-      passwordFile,
-      port: o.port,
-      localHost: o.host,
-      // Outgoing connections (the replication link) from its own address, as a pod's from its pod IP.
-      bind: o.host,
-      local: { ...o.server, logfile, bindSourceAddr: o.host },
-      ...(o.sentinel === undefined ? {} : { start: o.sentinel }),
-      preStop: { timeoutSeconds: REPLICATION_PRESTOP_TIMEOUT_SECONDS },
-    });
-    return launchPod(o.name, pod, dir, {
-      PATH: `${dirname(bin.server.path)}:${process.env.PATH ?? ""}`,
-      VALKEY_CLI: bin.cli.path,
-      POD_NAME: o.name,
-      VALKEY_ANNOUNCE_HOST: o.host,
-      ...(o.password === undefined ? {} : { VALKEYCLI_AUTH: o.password, REDISCLI_AUTH: o.password }),
-    });
-  };
 }
 
 /** SIGKILL and wait for the exit. */

@@ -19,7 +19,7 @@ import { renderHaproxyCfg } from "../../pod/haproxy-cfg.js";
 import type { PodDisruptionBudget, Service } from "./k8s-types.js";
 import { HOSTNAME_LABEL, podAffinity, toKubeTolerations, zoneSpread } from "./pod-placement.js";
 import { hardenedPod, restrictedContainer } from "./pod-security.js";
-import { SENTINEL_PORT } from "./sentinel-manifests.js";
+import { SENTINEL_PORT } from "../../vocabulary/ports.js";
 import type * as pulumi from "@pulumi/pulumi";
 import type * as k8s from "@pulumi/kubernetes";
 

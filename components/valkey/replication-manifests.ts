@@ -11,29 +11,19 @@
 import type { ValkeyConfig } from "../../config/types.js";
 import { releaseLabels, type Placement } from "../shared.js";
 import { PASSWORD_SECRET_KEY } from "../../pod/paths.js";
-import { VALKEY_PORT } from "../../vocabulary/ports.js";
+import { SENTINEL_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
 import { buildConfigMap, configHash } from "./config-map.js";
 import { buildHaproxyManifests, haproxyLabels, type HaproxyManifests } from "./haproxy-manifests.js";
 import type { ConfigMap, NetworkPolicy, PodDisruptionBudget, Service, StatefulSet } from "./k8s-types.js";
 import { podDnsName, releaseNames, serviceHost, statefulSetPods, type ReleaseNames } from "./naming.js";
-import { CONFIG_MOUNT, SECRET_MOUNT } from "../../pod/paths.js";
 import { buildPodDisruptionBudget } from "./pdb.js";
 import { podPlacement } from "./pod-placement.js";
 import { buildReplicationNetworkPolicies } from "./replication-network-policy.js";
 import { DEFAULT_SWITCHOVER_TIMEOUT_SECONDS } from "../../pod/replication-prestop-script.js";
 import { replicationMemberPod } from "../../pod/replication-member.js";
 import { DEFAULT_MASTER_NAME } from "../../pod/replication-start.js";
-import { renderSentinelConf } from "../../pod/sentinel-conf.js";
-import {
-  SENTINEL_CONF_KEY,
-  SENTINEL_DATA_DIR,
-  SENTINEL_PORT,
-  SENTINEL_START_KEY,
-  SENTINEL_STATE_FILE,
-  buildSentinelManifests,
-  sentinelLabels,
-} from "./sentinel-manifests.js";
-import { renderSentinelStartScript } from "../../pod/sentinel-start-script.js";
+import { sentinelPod } from "../../pod/sentinel.js";
+import { buildSentinelManifests, sentinelLabels } from "./sentinel-manifests.js";
 import { buildHeadlessService } from "./services.js";
 import { DEFAULT_TERMINATION_GRACE_SECONDS, buildValkeyStatefulSet, roleSelector } from "./statefulset.js";
 
@@ -149,25 +139,17 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
   const first = facts.pods[0]?.dnsName ?? "";
   const member = replicationMemberPod({ valkey: i.valkey, auth: i.auth, masterName: facts.masterName, sentinels: sentinelAddrs });
   const memberData = member.files;
-  const sentinelData = {
-    [SENTINEL_CONF_KEY]: renderSentinelConf({
-      port: SENTINEL_PORT,
-      dir: SENTINEL_DATA_DIR,
-      masterName: facts.masterName,
-      primary: { host: first, port: VALKEY_PORT },
-      quorum: s.quorum,
-      downAfterMs: s.downAfterMilliseconds,
-      failoverTimeoutMs: s.failoverTimeoutMs,
-      parallelSyncs: s.parallelSyncs,
-      hostnames: true,
-    }),
-    [SENTINEL_START_KEY]: renderSentinelStartScript({
-      templateFile: `${CONFIG_MOUNT}/${SENTINEL_CONF_KEY}`,
-      stateFile: SENTINEL_STATE_FILE,
-      masterName: facts.masterName,
-      passwordFile: i.auth ? `${SECRET_MOUNT}/${PASSWORD_SECRET_KEY}` : undefined,
-    }),
-  };
+  const sentinel = sentinelPod({
+    auth: i.auth,
+    masterName: facts.masterName,
+    primary: { host: first, port: VALKEY_PORT },
+    quorum: s.quorum,
+    downAfterMs: s.downAfterMilliseconds,
+    failoverTimeoutMs: s.failoverTimeoutMs,
+    parallelSyncs: s.parallelSyncs,
+    hostnames: true,
+  });
+  const sentinelData = sentinel.files;
   const storageClass = i.placement.storageClass ?? i.valkey.persistence.storageClass;
   const memberSelector = roleSelector(i.release, "member");
   return {
@@ -205,6 +187,7 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
       pdb: names.sentinelPdb,
       configMap: names.configMap,
       configHash: configHash(sentinelData),
+      pod: sentinel,
       secretName: facts.secretName,
       storageClass,
       memberSelector: facts.podSelector,

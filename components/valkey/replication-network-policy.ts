@@ -16,7 +16,7 @@ import { VALKEY_PORT } from "../../vocabulary/ports.js";
 import { HAPROXY_READ_PORT, HAPROXY_WRITE_PORT } from "./haproxy-manifests.js";
 import type { NetworkPolicy } from "./k8s-types.js";
 import { DNS_EGRESS } from "./network-policy.js";
-import { SENTINEL_PORT } from "./sentinel-manifests.js";
+import { SENTINEL_PORT } from "../../vocabulary/ports.js";
 
 export interface ReplicationPolicyOptions {
   namespace: string;

@@ -6,21 +6,17 @@
  * Sentinel for its state file, and its own PodDisruptionBudget. Pure.
  */
 import { releaseLabels, type Placement } from "../shared.js";
-import { PASSWORD_SECRET_KEY } from "../../pod/paths.js";
 import { ZONE_LABEL } from "../../vocabulary/labels.js";
-import type { EnvVar, PodDisruptionBudget, PodSpec, Service, StatefulSet } from "./k8s-types.js";
-import { podDnsTemplate } from "./naming.js";
+import type { PodDefinition } from "../../pod/definition.js";
+import { SENTINEL_DATA_DIR } from "../../pod/sentinel.js";
+import { SENTINEL_PORT } from "../../vocabulary/ports.js";
+import type { PodDisruptionBudget, PodSpec, Service, StatefulSet } from "./k8s-types.js";
+import { podEnv } from "./pod-env.js";
 import { CONFIG_MOUNT, SECRET_MOUNT } from "../../pod/paths.js";
 import { podAffinity, toKubeTolerations, zoneSpread } from "./pod-placement.js";
 import { hardenedPod, restrictedContainer } from "./pod-security.js";
 import { VALKEY_UID } from "./statefulset.js";
 
-export const SENTINEL_PORT = 26379;
-export const SENTINEL_CONF_KEY = "sentinel.conf";
-export const SENTINEL_START_KEY = "sentinel-start.sh";
-/** The Sentinel's volume: its state file (sentinel.conf, rewritten by Sentinel). */
-export const SENTINEL_DATA_DIR = "/data";
-export const SENTINEL_STATE_FILE = `${SENTINEL_DATA_DIR}/sentinel.conf`;
 export const SENTINEL_VOLUME_SIZE = "1Gi";
 export const SENTINEL_RESOURCES = { requests: { cpu: "100m", memory: "64Mi" }, limits: { cpu: "500m", memory: "256Mi" } };
 
@@ -41,6 +37,8 @@ export interface SentinelManifestOptions {
   pdb: string;
   configMap: string;
   configHash: string;
+  /** What each Sentinel pod runs (pod/sentinel.ts): its command and the env its scripts read. */
+  pod: PodDefinition;
   secretName: string | undefined;
   storageClass: string | undefined;
   /** Labels of the data members (the soft per-node anti-affinity keeps Sentinels off their nodes when it can). */
@@ -64,18 +62,13 @@ export function buildSentinelManifests(o: SentinelManifestOptions): SentinelMani
     ...affinity.podAntiAffinity,
     requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: ZONE_LABEL, labelSelector: { matchLabels: { ...labels } } }],
   };
-  const env: EnvVar[] = [
-    { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
-    { name: "VALKEY_ANNOUNCE_HOST", value: podDnsTemplate(o.headless, o.namespace) },
-  ];
+  const env = podEnv(o.pod, { owner: `StatefulSet ${o.statefulSet}`, headless: o.headless, namespace: o.namespace, secretName: o.secretName });
   const mounts = [
     { name: "data", mountPath: SENTINEL_DATA_DIR },
     { name: "config", mountPath: CONFIG_MOUNT, readOnly: true },
   ];
   const volumes: NonNullable<PodSpec["volumes"]> = [{ name: "config", configMap: { name: o.configMap, defaultMode: 0o444 } }];
   if (o.secretName !== undefined) {
-    const ref = { secretKeyRef: { name: o.secretName, key: PASSWORD_SECRET_KEY } };
-    env.push({ name: "VALKEYCLI_AUTH", valueFrom: ref }, { name: "REDISCLI_AUTH", valueFrom: ref });
     mounts.push({ name: "auth", mountPath: SECRET_MOUNT, readOnly: true });
     volumes.push({ name: "auth", secret: { secretName: o.secretName, defaultMode: 0o400 } });
   }
@@ -103,7 +96,7 @@ export function buildSentinelManifests(o: SentinelManifestOptions): SentinelMani
               name: "sentinel",
               image: o.image,
               imagePullPolicy: "IfNotPresent",
-              command: ["sh", `${CONFIG_MOUNT}/${SENTINEL_START_KEY}`],
+              command: o.pod.command,
               ports: [{ name: "sentinel", containerPort: SENTINEL_PORT, protocol: "TCP" }],
               env,
               resources: SENTINEL_RESOURCES,

@@ -6,11 +6,9 @@
  */
 import type { ValkeyConfig } from "../../config/types.js";
 import { DATA_PLANE_LABEL, ROLE_LABEL, releaseLabels } from "../shared.js";
-import { PASSWORD_SECRET_KEY } from "../../pod/paths.js";
-import { ZONE_LABEL } from "../../vocabulary/labels.js";
 import { VALKEY_BUS_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
-import type { Container, EnvVar, PersistentVolumeClaim, PodSpec, StatefulSet } from "./k8s-types.js";
-import { podDnsTemplate } from "./naming.js";
+import type { Container, PersistentVolumeClaim, PodSpec, StatefulSet } from "./k8s-types.js";
+import { podEnv } from "./pod-env.js";
 import type { PodDefinition } from "../../pod/definition.js";
 import { CONFIG_MOUNT, DATA_DIR, RUN_DIR, SECRET_MOUNT } from "../../pod/paths.js";
 import type { PodPlacement } from "./pod-placement.js";
@@ -63,26 +61,6 @@ export function podLabels(release: string, role: PodRole): Record<string, string
   return { ...roleSelector(release, role), [DATA_PLANE_LABEL]: "true" };
 }
 
-/** Where each variable a pod definition names comes from in the pod spec; a name not here is refused. */
-function envVar(name: string, o: ValkeyStatefulSetOptions): EnvVar {
-  switch (name) {
-    case "POD_NAME":
-      return { name, valueFrom: { fieldRef: { fieldPath: "metadata.name" } } };
-    case "VALKEY_ANNOUNCE_HOST":
-      return { name, value: podDnsTemplate(o.headless, o.namespace) };
-    case "VALKEY_ANNOUNCE_IP":
-      return { name, valueFrom: { fieldRef: { fieldPath: "status.podIP" } } };
-    case "VALKEY_AVAILABILITY_ZONE":
-      return { name, valueFrom: { fieldRef: { fieldPath: `metadata.labels['${ZONE_LABEL}']` } } };
-    case "VALKEYCLI_AUTH":
-    case "REDISCLI_AUTH":
-      if (o.secretName === undefined) throw new Error(`StatefulSet ${o.name}: the pod reads ${name} but auth is off (no Secret)`);
-      return { name, valueFrom: { secretKeyRef: { name: o.secretName, key: PASSWORD_SECRET_KEY } } };
-    default:
-      throw new Error(`StatefulSet ${o.name}: the pod definition reads ${name}, which the pod spec does not know how to set`);
-  }
-}
-
 export const READINESS_SCRIPT_TIMEOUT_SECONDS = 8;
 
 function readinessProbe(o: ValkeyStatefulSetOptions): NonNullable<Container["readinessProbe"]> {
@@ -111,7 +89,7 @@ function container(o: ValkeyStatefulSetOptions): Container {
     imagePullPolicy: "IfNotPresent",
     command: o.pod.command,
     ports,
-    env: o.pod.env.map((name) => envVar(name, o)),
+    env: podEnv(o.pod, { owner: `StatefulSet ${o.name}`, headless: o.headless, namespace: o.namespace, secretName: o.secretName }),
     resources: {
       requests: { cpu: o.valkey.resources.requests.cpu, memory: o.valkey.resources.requests.memory },
       limits: { cpu: o.valkey.resources.limits.cpu, memory: o.valkey.resources.limits.memory },

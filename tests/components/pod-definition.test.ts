@@ -13,12 +13,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import { buildClusterManifests } from "../../components/valkey/cluster-manifests.js";
 import { buildReplicationManifests } from "../../components/valkey/replication-manifests.js";
 import { clusterPodLaunch } from "../../benchmarks/drill/cluster-pod.js";
-import { memberLaunch } from "../../benchmarks/local/sentinel-topology.js";
+import { memberLaunch, sentinelLaunch } from "../../benchmarks/local/replication-launch.js";
 import type { LaunchCommand } from "../../benchmarks/local/valkey-process.js";
 import { clusterMemberPod } from "../../pod/cluster-member.js";
 import type { PodDefinition } from "../../pod/definition.js";
 import { CONFIG_MOUNT, DATA_DIR, RUN_DIR, SECRET_MOUNT, PASSWORD_SECRET_KEY } from "../../pod/paths.js";
 import { replicationMemberPod } from "../../pod/replication-member.js";
+import { sentinelPod } from "../../pod/sentinel.js";
 import { PLACEMENT, valkeyConfig } from "../support/valkey-fixtures.js";
 
 const root = mkdtempSync(join(tmpdir(), "pod-definition-"));
@@ -142,6 +143,53 @@ describe("one pod, one definition", () => {
     for (const name of Object.keys(local.files)) local.files[name] = (local.files[name] ?? "").split("127.0.0.11:26379").join(sentinels.join(" "));
     const dir = local.dir;
     expectSamePod(deployed, local, { host, passwordFile: join(dir, "secret", "password"), dataDir: join(dir, "data") }, "valkey.conf");
+  });
+
+  it("Sentinel: the manifests run exactly the definition; the local Sentinel runs the same start script on the same template", () => {
+    const m = buildReplicationManifests({ namespace: "valkey", release: "valkey", valkey: replication, placement: PLACEMENT, auth: true });
+    const s = replication.replication.sentinel;
+    const timings = { downAfterMs: s.downAfterMilliseconds, failoverTimeoutMs: s.failoverTimeoutMs, parallelSyncs: s.parallelSyncs };
+    const primary = { host: m.facts.pods[0]?.dnsName ?? "", port: 6379 };
+    const deployed = sentinelPod({ ...timings, auth: true, masterName: m.facts.masterName, primary, quorum: s.quorum, hostnames: true });
+    for (const [name, text] of Object.entries(deployed.files)) expect(m.configMap.data?.[name], name).toBe(text);
+    const c = container(m.sentinel.statefulSet);
+    expect(c.command).toEqual(deployed.command);
+    expect(c.env.map((e) => e.name).sort()).toEqual([...deployed.env].sort());
+
+    const host = "127.0.0.13";
+    const local = launchLocally(
+      sentinelLaunch({
+        name: "sentinel-0",
+        host,
+        port: 26400,
+        password: "x",
+        masterName: m.facts.masterName,
+        primary: { host: "127.0.0.14", port: 7003 },
+        quorum: s.quorum,
+        timings,
+      }),
+      host,
+      26400,
+    );
+    const configDir = join(local.dir, "config");
+    const written = Object.fromEntries(Object.keys(deployed.files).map((name) => [name, readFileSync(join(configDir, name), "utf8")]));
+    const n = (t: string) =>
+      normalise(t, { dir: local.dir, host, passwordFile: join(local.dir, "secret", "password"), dataDir: local.dir })
+        .split(`${DATA_DIR}/config`)
+        .join(CONFIG_MOUNT);
+    expect(n(written["sentinel-start.sh"] ?? "")).toBe((deployed.files["sentinel-start.sh"] ?? "").replace(/\d+/g, "N"));
+    expect([local.cmd.command, ...local.cmd.args].map(n)).toEqual(deployed.command);
+    // The template: the deployed lines but the local ones (listen address, log file, source
+    // address) and the pod DNS names (a local Sentinel monitors and announces IPs).
+    const localOnly = /^(bind |logfile |bind-source-addr |sentinel (resolve|announce)-hostnames )/;
+    const lines = (t: string) =>
+      t
+        .replace(/\d+/g, "N")
+        .split("\n")
+        .filter((l) => !localOnly.test(l));
+    const monitor = (t: string) => t.replace(/^sentinel monitor (\S+) \S+ /m, "sentinel monitor $1 PRIMARY ");
+    expect(lines(monitor(n(written["sentinel.conf"] ?? "")))).toEqual(lines(monitor(deployed.files["sentinel.conf"] ?? "")));
+    for (const name of deployed.env) expect(local.cmd.env?.[name], `the local launch sets ${name}`).toBeDefined();
   });
 
   it("a launch that does not set a variable the pod's scripts read is refused, naming it", () => {

@@ -14,7 +14,7 @@ import { DEFAULT_MASTER_NAME, renderReplicationStartBlock } from "../../pod/repl
 import { renderSentinelConf } from "../../pod/sentinel-conf.js";
 import { renderStartScript } from "../../pod/start-script.js";
 import { resolveBinaries } from "../../benchmarks/binaries.js";
-import { memberLaunch } from "../../benchmarks/local/sentinel-topology.js";
+import { memberLaunch } from "../../benchmarks/local/replication-launch.js";
 import { freePort } from "../../benchmarks/local/ports.js";
 import { parseStackConfig } from "../../config/schema.js";
 import { LocalFleet } from "../../benchmarks/local/valkey-process.js";

@@ -21,7 +21,7 @@ import { join } from "node:path";
 import type * as k8s from "@kubernetes/client-node";
 import { resolveBinaries } from "../../../benchmarks/binaries.js";
 import { bulkHex } from "../../../pod/haproxy-cfg.js";
-import { memberLaunch } from "../../../benchmarks/local/sentinel-topology.js";
+import { memberLaunch } from "../../../benchmarks/local/replication-launch.js";
 import type { LocalFleet, ValkeyProcess } from "../../../benchmarks/local/valkey-process.js";
 
 const INSTANCE = "app.kubernetes.io/instance";

@@ -1,0 +1,128 @@
+/**
+ * How the replication members and Sentinels of a local SentinelTopology start: each one's pod
+ * definition (pod/replication-member.ts, pod/sentinel.ts: the files and command the manifests
+ * mount and run) written into its own directory and run, with only the local differences as
+ * options (directories, address, port, the conf lines of pod/local-conf.ts, shorter clocks) and
+ * the pod's environment set as its pod spec sets it; the password in a 0600 file.
+ */
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { ValkeyConfig } from "../../config/types.js";
+import { defaultValkeyConfig } from "../../pod/local-conf.js";
+import { replicationMemberPod, type ReplicationMemberOptions } from "../../pod/replication-member.js";
+import type { SentinelTimings } from "../../pod/sentinel-conf.js";
+import { sentinelPod } from "../../pod/sentinel.js";
+import type { NodeEndpoint } from "../../vocabulary/endpoint.js";
+import { resolveBinaries } from "../binaries.js";
+import { launchPod } from "./pod-files.js";
+import type { LaunchCommand, LaunchContext, StartOptions } from "./valkey-process.js";
+
+/** The local members' preStop bound (the deployed one is DEFAULT_SWITCHOVER_TIMEOUT_SECONDS). */
+export const REPLICATION_PRESTOP_TIMEOUT_SECONDS = 20;
+
+export interface MemberLaunchOptions {
+  /** The member's name, `<anything>-<ordinal>` (its POD_NAME: start.sh reads the ordinal from it). */
+  name: string;
+  host: string;
+  port: number;
+  password?: string;
+  sentinels: readonly string[];
+  masterName: string;
+  /** Local overrides of the deployed persistence / io-threads settings (pod/local-conf.ts). */
+  server?: Pick<StartOptions, "appendonly" | "save" | "ioThreads">;
+  /** The deployed `valkey` config whose valkey.conf the member runs. @default the embedded default stack's */
+  valkey?: ValkeyConfig;
+  /** Empty the data dir first (a lost volume). */
+  wipeData?: boolean;
+  /** Timings of the start decision. */
+  sentinel?: ReplicationMemberOptions["start"];
+  onDataDir?: (dir: string) => void;
+}
+
+/**
+ * How a member starts locally: the pod's own files and command (pod/replication-member.ts, the
+ * definition the manifests mount) written into its dir, with only the local differences as
+ * options (directories, address, port, the conf lines of pod/local-conf.ts, shorter clocks), the
+ * pod's environment set as its pod spec sets it, the password in a 0600 file.
+ * Layout of the member dir: data/ (the data dir), run/ (the includes), secret/password.
+ */
+export function memberLaunch(o: MemberLaunchOptions): (ctx: LaunchContext) => LaunchCommand {
+  return ({ dir, logfile }) => {
+    const bin = resolveBinaries();
+    const dataDir = join(dir, "data");
+    const runDir = join(dir, "run");
+    const passwordFile = join(dir, "secret", "password");
+    o.onDataDir?.(dataDir);
+    if (o.wipeData) rmSync(dataDir, { recursive: true, force: true });
+    mkdirSync(dirname(passwordFile), { recursive: true, mode: 0o700 });
+    if (o.password !== undefined) writeFileSync(passwordFile, o.password, { mode: 0o600 });
+    const pod = replicationMemberPod({
+      valkey: o.valkey ?? defaultValkeyConfig(),
+      auth: o.password !== undefined,
+      masterName: o.masterName,
+      sentinels: o.sentinels,
+      configDir: dir,
+      runDir,
+      dataDir,
+      passwordFile,
+      port: o.port,
+      localHost: o.host,
+      // Outgoing connections (the replication link) from its own address, as a pod's from its pod IP.
+      bind: o.host,
+      local: { ...o.server, logfile, bindSourceAddr: o.host },
+      ...(o.sentinel === undefined ? {} : { start: o.sentinel }),
+      preStop: { timeoutSeconds: REPLICATION_PRESTOP_TIMEOUT_SECONDS },
+    });
+    return launchPod(o.name, pod, dir, {
+      PATH: `${dirname(bin.server.path)}:${process.env.PATH ?? ""}`,
+      VALKEY_CLI: bin.cli.path,
+      POD_NAME: o.name,
+      VALKEY_ANNOUNCE_HOST: o.host,
+      ...(o.password === undefined ? {} : { VALKEYCLI_AUTH: o.password, REDISCLI_AUTH: o.password }),
+    });
+  };
+}
+
+export interface SentinelLaunchOptions {
+  name: string;
+  host: string;
+  port: number;
+  password?: string;
+  masterName: string;
+  /** The primary it monitors on a first start. */
+  primary: NodeEndpoint;
+  quorum: number;
+  timings: SentinelTimings;
+}
+
+/**
+ * How a Sentinel starts locally: its files in config/ (the pod's ConfigMap), its state file in
+ * its dir (the pod's volume), written on a first start only by the pod's sentinel-start.sh.
+ */
+export function sentinelLaunch(o: SentinelLaunchOptions): (ctx: LaunchContext) => LaunchCommand {
+  return ({ dir, logfile }) => {
+    const configDir = join(dir, "config");
+    const passwordFile = join(dir, "secret", "password");
+    mkdirSync(configDir, { recursive: true });
+    mkdirSync(dirname(passwordFile), { recursive: true, mode: 0o700 });
+    if (o.password !== undefined) writeFileSync(passwordFile, o.password, { mode: 0o600 });
+    const pod = sentinelPod({
+      ...o.timings,
+      auth: o.password !== undefined,
+      masterName: o.masterName,
+      primary: o.primary,
+      quorum: o.quorum,
+      port: o.port,
+      configDir,
+      dataDir: dir,
+      passwordFile,
+      local: { bind: o.host, logfile, bindSourceAddr: o.host },
+    });
+    const bin = resolveBinaries();
+    return launchPod(o.name, pod, configDir, {
+      PATH: `${dirname(bin.server.path)}:${process.env.PATH ?? ""}`,
+      VALKEY_ANNOUNCE_HOST: o.host,
+      ...(o.password === undefined ? {} : { VALKEYCLI_AUTH: o.password, REDISCLI_AUTH: o.password }),
+    });
+  };
+}

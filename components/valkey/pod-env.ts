@@ -1,0 +1,44 @@
+/**
+ * The pod spec's side of a pod definition's environment (pod/definition.ts `env`): where each
+ * variable a pod's scripts read comes from in Kubernetes. A name not known here is refused, so a
+ * script cannot start reading a variable the manifests never set.
+ */
+import type { PodDefinition } from "../../pod/definition.js";
+import { PASSWORD_SECRET_KEY } from "../../pod/paths.js";
+import { ZONE_LABEL } from "../../vocabulary/labels.js";
+import type { EnvVar } from "./k8s-types.js";
+import { podDnsTemplate } from "./naming.js";
+
+export interface PodEnvContext {
+  /** What the pods belong to, for the error (e.g. "StatefulSet valkey"). */
+  owner: string;
+  /** The governing headless Service: VALKEY_ANNOUNCE_HOST is the pod's stable DNS name through it. */
+  headless: string;
+  namespace: string;
+  /** The password Secret; undefined = auth off. */
+  secretName: string | undefined;
+}
+
+function envVar(name: string, c: PodEnvContext): EnvVar {
+  switch (name) {
+    case "POD_NAME":
+      return { name, valueFrom: { fieldRef: { fieldPath: "metadata.name" } } };
+    case "VALKEY_ANNOUNCE_HOST":
+      return { name, value: podDnsTemplate(c.headless, c.namespace) };
+    case "VALKEY_ANNOUNCE_IP":
+      return { name, valueFrom: { fieldRef: { fieldPath: "status.podIP" } } };
+    case "VALKEY_AVAILABILITY_ZONE":
+      return { name, valueFrom: { fieldRef: { fieldPath: `metadata.labels['${ZONE_LABEL}']` } } };
+    case "VALKEYCLI_AUTH":
+    case "REDISCLI_AUTH":
+      if (c.secretName === undefined) throw new Error(`${c.owner}: the pod reads ${name} but auth is off (no Secret)`);
+      return { name, valueFrom: { secretKeyRef: { name: c.secretName, key: PASSWORD_SECRET_KEY } } };
+    default:
+      throw new Error(`${c.owner}: the pod definition reads ${name}, which the pod spec does not know how to set`);
+  }
+}
+
+/** The container's `env`, one entry per variable the definition reads. */
+export function podEnv(def: PodDefinition, c: PodEnvContext): EnvVar[] {
+  return def.env.map((name) => envVar(name, c));
+}
