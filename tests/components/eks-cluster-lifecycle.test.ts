@@ -50,10 +50,7 @@ describe("destroy order: volumes before the EBS CSI driver", () => {
     mocks.reset();
     deps.reset();
     runProgram({ stack: "cluster", config: loadStackFile("stacks/Pulumi.cluster.yaml").config, password: pulumi.secret("pw") });
-    for (let i = 0; i < 4; i++) {
-      await settle();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await settle();
     for (const dependent of ["valkey-namespace", "valkey-cluster"]) {
       expect(deps.dependsOn(dependent, "eks-ebs-csi"), `${dependent}: ${deps.of(dependent).join(", ")}`).toBe(true);
       expect(deps.dependsOn(dependent, "eks-gp3"), `${dependent}: ${deps.of(dependent).join(", ")}`).toBe(true);

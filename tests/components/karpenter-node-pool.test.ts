@@ -194,11 +194,9 @@ describe("KarpenterNodePool on a bring-your-own cluster", () => {
     const ready = new Promise<pulumi.Resource[]>((resolve) => (open = resolve));
     new KarpenterNodePool("gated-pool", ARGS, { provider, dependsOn: ready });
     await settle();
-    await new Promise((resolve) => setTimeout(resolve, 100));
     expect(mocks.resources.filter((r) => r.name.startsWith("gated-pool")).map((r) => r.name)).toEqual([]);
     open([provider]);
     await settle();
-    await new Promise((resolve) => setTimeout(resolve, 100));
     const created = mocks.resources.filter((r) => r.name.startsWith("gated-pool-"));
     expect(created.map((r) => r.name).sort()).toEqual(["gated-pool-node-class", "gated-pool-node-pool"]);
     for (const r of created) expect(r.provider, r.name).toMatch(/::pulumi:providers:kubernetes::byo::/);

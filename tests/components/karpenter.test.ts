@@ -29,13 +29,6 @@ async function deploy() {
   return karpenter;
 }
 
-/** Waits for registrations that wait on other registrations (dependsOn, parents). */
-async function drain(): Promise<void> {
-  await settle();
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  await settle();
-}
-
 const json = (r: RecordedResource, key: string) => JSON.parse(String(r.inputs[key])) as Record<string, unknown>;
 type Statement = {
   Sid?: string;
@@ -200,10 +193,10 @@ describe("Karpenter's resource options", () => {
     let open: (ready: pulumi.Resource[]) => void = () => undefined;
     const ready = new Promise<pulumi.Resource[]>((resolve) => (open = resolve));
     new Karpenter("gated", ARGS, { providers: [provider], dependsOn: ready });
-    await drain();
+    await settle();
     expect(mocks.resources.filter((r) => r.name.startsWith("gated")).map((r) => r.name)).toEqual([]);
     open([provider]);
-    await drain();
+    await settle();
     const names = mocks.resources.filter((r) => r.name.startsWith("gated")).map((r) => r.name);
     expect(names).toEqual(
       expect.arrayContaining([
@@ -219,7 +212,7 @@ describe("Karpenter's resource options", () => {
 
   it("registers the Valkey node pool only after the Helm release that installs its CRDs", async () => {
     await deploy();
-    await drain();
+    await settle();
     const index = (name: string) => mocks.resources.findIndex((r) => r.name === name);
     expect(index("karpenter-controller")).toBeGreaterThanOrEqual(0);
     for (const name of ["karpenter-valkey", "karpenter-valkey-node-class", "karpenter-valkey-node-pool"]) {
