@@ -22,11 +22,10 @@ async function deploy(raw: Record<string, unknown> = {}) {
 }
 
 describe("EKS version and support policy", () => {
-  it("defaults to versions.env EKS_VERSION (1.36) on standard support", async () => {
-    expect(versions.EKS_VERSION).toBe("1.36");
+  it("defaults to versions.env EKS_VERSION on standard support", async () => {
     await deploy();
     const cluster = mocks.get("eks:index:Cluster", "eks-cluster");
-    expect(cluster.inputs.version).toBe("1.36");
+    expect(cluster.inputs.version).toBe(versions.EKS_VERSION);
     expect(cluster.inputs.upgradePolicy).toEqual({ supportType: "STANDARD" });
   });
 

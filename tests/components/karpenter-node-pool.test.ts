@@ -11,6 +11,7 @@ import { Ajv, type ValidateFunction } from "ajv";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { parseStackConfig } from "../../config/schema.js";
+import { versions } from "../../versions.js";
 import { installMocks, settle, type MockRecorder } from "../support/pulumi-mocks.js";
 import { KARPENTER_CRD_DIR, requireInstalled } from "../support/toolchain.js";
 
@@ -88,7 +89,7 @@ describe("buildEc2NodeClass", () => {
     const nodeClass = buildEc2NodeClass({ role: "valkey-node-role", discoveryTag: "valkey-test" });
     expect(nodeClass.metadata.name).toBe("valkey");
     expect(nodeClass.spec.role).toBe("valkey-node-role");
-    expect(nodeClass.spec.amiSelectorTerms).toEqual([{ alias: "al2023@v20260714" }]);
+    expect(nodeClass.spec.amiSelectorTerms).toEqual([{ alias: versions.KARPENTER_AMI_ALIAS }]);
     expect(nodeClass.spec.subnetSelectorTerms).toEqual([{ tags: { "karpenter.sh/discovery": "valkey-test" } }]);
     expect(nodeClass.spec.securityGroupSelectorTerms).toEqual([{ tags: { "karpenter.sh/discovery": "valkey-test" } }]);
     expect(nodeClass.spec.blockDeviceMappings).toEqual([

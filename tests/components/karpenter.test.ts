@@ -7,6 +7,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
+import { versions } from "../../versions.js";
 import { awsMockOutputs, installMocks, MOCK_ACCOUNT, settle, valueOf, type RecordedResource } from "../support/pulumi-mocks.js";
 
 const ACCOUNT = MOCK_ACCOUNT;
@@ -130,7 +131,12 @@ describe("Karpenter", () => {
     await deploy();
     const release = mocks.get("kubernetes:helm.sh/v3:Release", "karpenter-controller");
     expect(release.provider).toMatch(/::eks::/);
-    expect(release.inputs).toMatchObject({ name: "karpenter", chart: "oci://public.ecr.aws/karpenter/karpenter", version: "1.14.1", namespace: "kube-system" });
+    expect(release.inputs).toMatchObject({
+      name: "karpenter",
+      chart: "oci://public.ecr.aws/karpenter/karpenter",
+      version: versions.KARPENTER_CHART_VERSION,
+      namespace: "kube-system",
+    });
     const values = release.inputs.values as Record<string, unknown>;
     expect(values.settings).toEqual({ clusterName: "valkey-test", interruptionQueue: "valkey-test" });
     expect(values.serviceAccount).toEqual({ create: true, name: "karpenter" });

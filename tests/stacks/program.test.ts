@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { awsMockInvokes, awsMockOutputs, installMocks, isSecretOutput, settle, valueOf } from "../support/pulumi-mocks.js";
 import { resultRow } from "../support/result-rows.js";
+import { versions } from "../../versions.js";
 
 /** What the dynamic check/results resources return once they ran (they do not run under mocks). */
 const ROW = resultRow();
@@ -110,10 +111,11 @@ describe("the program under mocks", () => {
     expect(report.cost).toMatchObject({ region: "us-west-2", usdPerHour: null, priceSource: "table", valkeyInstanceType: "r7g.large" });
     expect(report.cost?.pricingApiError).toEqual(expect.any(String));
     expect(report.versions).toMatchObject({
-      valkeyImage: "public.ecr.aws/valkey/valkey:9.0.2",
+      // The stack file pins the image; the server and client versions come from the mocked benchmark rows.
+      valkeyImage: config.valkey.image,
       server: "9.0.2",
       client: "valkey-benchmark 9.0.2",
-      karpenterChart: "1.14.1",
+      karpenterChart: versions.KARPENTER_CHART_VERSION,
     });
     // The report carries the check that ran AFTER the benchmark (per-primary keys).
     expect(report.topology?.primaries[0]).toMatchObject({ address: "valkey-cluster-0:6379", keys: 42, replicas: [{ zone: "us-west-2b", crossAz: true }] });
