@@ -20,8 +20,6 @@ async function deploy(file: string, autoMode: boolean): Promise<void> {
   recorder.reset();
   runProgram({ stack: "t", config: { ...config, eks: { ...config.eks, autoMode } }, password: pulumi.secret("pw"), usePricingApi: false });
   await settle();
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  await settle();
 }
 
 beforeEach(() => recorder.reset());

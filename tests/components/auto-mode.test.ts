@@ -25,8 +25,6 @@ async function deploy(config = autoConfig()) {
   recorder.reset();
   const out = runProgram({ stack: "cluster", config, password: pulumi.secret("pw-auto") });
   await settle();
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  await settle();
   return out;
 }
 

@@ -22,11 +22,10 @@ async function deploy(raw: Record<string, unknown> = {}) {
 }
 
 describe("EKS version and support policy", () => {
-  it("defaults to versions.env EKS_VERSION (1.36) on standard support", async () => {
-    expect(versions.EKS_VERSION).toBe("1.36");
+  it("defaults to versions.env EKS_VERSION on standard support", async () => {
     await deploy();
     const cluster = mocks.get("eks:index:Cluster", "eks-cluster");
-    expect(cluster.inputs.version).toBe("1.36");
+    expect(cluster.inputs.version).toBe(versions.EKS_VERSION);
     expect(cluster.inputs.upgradePolicy).toEqual({ supportType: "STANDARD" });
   });
 
@@ -50,10 +49,7 @@ describe("destroy order: volumes before the EBS CSI driver", () => {
     mocks.reset();
     deps.reset();
     runProgram({ stack: "cluster", config: loadStackFile("stacks/Pulumi.cluster.yaml").config, password: pulumi.secret("pw") });
-    for (let i = 0; i < 4; i++) {
-      await settle();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await settle();
     for (const dependent of ["valkey-namespace", "valkey-cluster"]) {
       expect(deps.dependsOn(dependent, "eks-ebs-csi"), `${dependent}: ${deps.of(dependent).join(", ")}`).toBe(true);
       expect(deps.dependsOn(dependent, "eks-gp3"), `${dependent}: ${deps.of(dependent).join(", ")}`).toBe(true);

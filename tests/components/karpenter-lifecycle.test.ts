@@ -38,10 +38,7 @@ async function deploy(raw: Record<string, unknown> = {}) {
   );
   await settle();
   await valueOf(karpenter.nodeRoleArn);
-  for (let i = 0; i < 3; i++) {
-    await settle();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await settle();
   return karpenter;
 }
 

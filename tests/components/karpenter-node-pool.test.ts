@@ -11,6 +11,7 @@ import { Ajv, type ValidateFunction } from "ajv";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { parseStackConfig } from "../../config/schema.js";
+import { versions } from "../../versions.js";
 import { installMocks, settle, type MockRecorder } from "../support/pulumi-mocks.js";
 import { KARPENTER_CRD_DIR, requireInstalled } from "../support/toolchain.js";
 
@@ -88,7 +89,7 @@ describe("buildEc2NodeClass", () => {
     const nodeClass = buildEc2NodeClass({ role: "valkey-node-role", discoveryTag: "valkey-test" });
     expect(nodeClass.metadata.name).toBe("valkey");
     expect(nodeClass.spec.role).toBe("valkey-node-role");
-    expect(nodeClass.spec.amiSelectorTerms).toEqual([{ alias: "al2023@v20260714" }]);
+    expect(nodeClass.spec.amiSelectorTerms).toEqual([{ alias: versions.KARPENTER_AMI_ALIAS }]);
     expect(nodeClass.spec.subnetSelectorTerms).toEqual([{ tags: { "karpenter.sh/discovery": "valkey-test" } }]);
     expect(nodeClass.spec.securityGroupSelectorTerms).toEqual([{ tags: { "karpenter.sh/discovery": "valkey-test" } }]);
     expect(nodeClass.spec.blockDeviceMappings).toEqual([
@@ -194,11 +195,9 @@ describe("KarpenterNodePool on a bring-your-own cluster", () => {
     const ready = new Promise<pulumi.Resource[]>((resolve) => (open = resolve));
     new KarpenterNodePool("gated-pool", ARGS, { provider, dependsOn: ready });
     await settle();
-    await new Promise((resolve) => setTimeout(resolve, 100));
     expect(mocks.resources.filter((r) => r.name.startsWith("gated-pool")).map((r) => r.name)).toEqual([]);
     open([provider]);
     await settle();
-    await new Promise((resolve) => setTimeout(resolve, 100));
     const created = mocks.resources.filter((r) => r.name.startsWith("gated-pool-"));
     expect(created.map((r) => r.name).sort()).toEqual(["gated-pool-node-class", "gated-pool-node-pool"]);
     for (const r of created) expect(r.provider, r.name).toMatch(/::pulumi:providers:kubernetes::byo::/);

@@ -7,6 +7,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
+import { versions } from "../../versions.js";
 import { awsMockOutputs, installMocks, MOCK_ACCOUNT, settle, valueOf, type RecordedResource } from "../support/pulumi-mocks.js";
 
 const ACCOUNT = MOCK_ACCOUNT;
@@ -27,13 +28,6 @@ async function deploy() {
   await valueOf(karpenter.nodeRoleArn);
   await settle();
   return karpenter;
-}
-
-/** Waits for registrations that wait on other registrations (dependsOn, parents). */
-async function drain(): Promise<void> {
-  await settle();
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  await settle();
 }
 
 const json = (r: RecordedResource, key: string) => JSON.parse(String(r.inputs[key])) as Record<string, unknown>;
@@ -137,7 +131,12 @@ describe("Karpenter", () => {
     await deploy();
     const release = mocks.get("kubernetes:helm.sh/v3:Release", "karpenter-controller");
     expect(release.provider).toMatch(/::eks::/);
-    expect(release.inputs).toMatchObject({ name: "karpenter", chart: "oci://public.ecr.aws/karpenter/karpenter", version: "1.14.1", namespace: "kube-system" });
+    expect(release.inputs).toMatchObject({
+      name: "karpenter",
+      chart: "oci://public.ecr.aws/karpenter/karpenter",
+      version: versions.KARPENTER_CHART_VERSION,
+      namespace: "kube-system",
+    });
     const values = release.inputs.values as Record<string, unknown>;
     expect(values.settings).toEqual({ clusterName: "valkey-test", interruptionQueue: "valkey-test" });
     expect(values.serviceAccount).toEqual({ create: true, name: "karpenter" });
@@ -200,10 +199,10 @@ describe("Karpenter's resource options", () => {
     let open: (ready: pulumi.Resource[]) => void = () => undefined;
     const ready = new Promise<pulumi.Resource[]>((resolve) => (open = resolve));
     new Karpenter("gated", ARGS, { providers: [provider], dependsOn: ready });
-    await drain();
+    await settle();
     expect(mocks.resources.filter((r) => r.name.startsWith("gated")).map((r) => r.name)).toEqual([]);
     open([provider]);
-    await drain();
+    await settle();
     const names = mocks.resources.filter((r) => r.name.startsWith("gated")).map((r) => r.name);
     expect(names).toEqual(
       expect.arrayContaining([
@@ -219,7 +218,7 @@ describe("Karpenter's resource options", () => {
 
   it("registers the Valkey node pool only after the Helm release that installs its CRDs", async () => {
     await deploy();
-    await drain();
+    await settle();
     const index = (name: string) => mocks.resources.findIndex((r) => r.name === name);
     expect(index("karpenter-controller")).toBeGreaterThanOrEqual(0);
     for (const name of ["karpenter-valkey", "karpenter-valkey-node-class", "karpenter-valkey-node-pool"]) {

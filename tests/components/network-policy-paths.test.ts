@@ -68,8 +68,6 @@ async function render(file: string, patch: (raw: Raw) => Raw): Promise<Rendered>
   mocks.reset();
   runProgram({ stack: file, config, password: config.valkey.auth.enabled ? pulumi.secret("pw") : undefined, usePricingApi: false });
   await settle();
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  await settle();
   const ns = config.valkey.namespace;
   const inputs = (type: string): unknown[] => mocks.ofType(type).map((r) => r.inputs);
   const pods: Pod[] = [];

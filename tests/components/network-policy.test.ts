@@ -35,12 +35,6 @@ const DNS = {
 };
 const spec = (o: Parameters<typeof buildNetworkPolicy>[0]) => buildNetworkPolicy(o).spec;
 
-async function drain(): Promise<void> {
-  await settle();
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  await settle();
-}
-
 describe("Valkey release NetworkPolicy, rule by rule", () => {
   it("protects the release's pods for both ingress and egress", () => {
     expect(spec(base).podSelector).toEqual({ matchLabels: MEMBERS });
@@ -105,13 +99,13 @@ describe("benchmark pod NetworkPolicy", () => {
     };
     mocks.reset();
     new BenchmarkJob("b", { ...args, valkeyPodSelector: MEMBERS });
-    await drain();
+    await settle();
     const np = mocks.get("kubernetes:networking.k8s.io/v1:NetworkPolicy", "b-netpol");
     expect(np.inputs).toMatchObject({ metadata: { name: "vbench-cluster-netpol", namespace: "valkey" }, spec: { ingress: [] } });
     expect(deps.dependsOn("b-job", "b-netpol")).toBe(true);
     mocks.reset();
     new BenchmarkJob("b2", args);
-    await drain();
+    await settle();
     expect(mocks.ofType("kubernetes:networking.k8s.io/v1:NetworkPolicy")).toEqual([]);
   });
 });
@@ -133,7 +127,7 @@ describe("the program wires the policies", () => {
       config: parseStackConfig({ ...raw, checks: { connector: "direct", directSourceCidrs: ["10.1.0.0/16"] } }).config,
       password: undefined,
     });
-    await drain();
+    await settle();
     const valkeyPolicy = mocks.get("kubernetes:networking.k8s.io/v1:NetworkPolicy", "valkey-netpol").inputs as {
       spec: { ingress: Array<{ from: unknown[] }> };
     };
@@ -145,7 +139,7 @@ describe("the program wires the policies", () => {
 
     mocks.reset();
     runProgram({ stack: "byo", config: parseStackConfig({ ...raw, checks: { directSourceCidrs: ["10.1.0.0/16"] } }).config, password: undefined });
-    await drain();
+    await settle();
     expect(JSON.stringify(mocks.get("kubernetes:networking.k8s.io/v1:NetworkPolicy", "valkey-netpol").inputs)).not.toContain("ipBlock");
   });
 
@@ -161,7 +155,7 @@ describe("enforcement on EKS", () => {
     expect(args.vpcCniOptions).toEqual({ enableNetworkPolicy: true });
     mocks.reset();
     runProgram({ stack: "cluster", config: loadStackFile("stacks/Pulumi.cluster.yaml").config, password: pulumi.secret("pw") });
-    await drain();
+    await settle();
     expect(mocks.get("eks:index:Cluster", "eks-cluster").inputs).toMatchObject({ useDefaultVpcCni: false, vpcCniOptions: { enableNetworkPolicy: true } });
   });
 });

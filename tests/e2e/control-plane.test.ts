@@ -12,6 +12,7 @@ import { request as httpsRequest } from "node:https";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { VALKEY_NODE_POOL, VALKEY_TAINT } from "../../components/shared.js";
 import { ZONE_LABEL } from "../../vocabulary/labels.js";
+import { versions } from "../../versions.js";
 import { eventually, processesWithMarker } from "../support/processes.js";
 import { DEFAULT_ZONES, FAKE_NODE_ANNOTATION, KWOK_STORAGE_CLASS, SYSTEM_NODE, startControlPlane, type ControlPlane } from "./support/control-plane.js";
 
@@ -73,7 +74,7 @@ describe("local Kubernetes control plane (etcd, kube-apiserver, controller-manag
     expect(ready.status).toBe(200);
     expect(String(ready.body)).toContain("ok");
     const version = await plane.api<{ gitVersion: string }>("GET", "/version");
-    expect(version.body.gitVersion).toBe("v1.33.13");
+    expect(version.body.gitVersion).toBe(versions.KUBERNETES_VERSION);
     // OpenAPI v3 (what server-side apply and clients' schema checks use).
     const openapi = await plane.api<{ paths: Record<string, unknown> }>("GET", "/openapi/v3");
     expect(Object.keys(openapi.body.paths)).toContain("apis/apps/v1");

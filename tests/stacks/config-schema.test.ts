@@ -7,6 +7,7 @@ import { ConfigError, StackFileError, loadStackFile, parseStackConfig, workloadF
 import { describeKeys } from "../../config/meta.js";
 import { stackInputSchema } from "../../config/sections.js";
 import { renderConfigTable, replaceConfigTable, TABLE_END, TABLE_START } from "../../config/render-table.js";
+import { versions } from "../../versions.js";
 
 /** Parses a config expected to be invalid and returns its ConfigError. */
 function errorOf(raw: unknown, options: { requirePassword?: boolean } = {}): ConfigError {
@@ -176,14 +177,14 @@ describe("parseStackConfig: defaults", () => {
     expect(config.karpenter.nodePool.capacityType).toBe("on-demand");
     expect(config.karpenter.nodePool.limits.amounts).toEqual({ cpuMillicores: 64_000, memoryBytes: 512 * 2 ** 30 });
     // Images from ECR Public (no anonymous per-IP pull limit like Docker Hub's); tags only by default.
-    expect(config.valkey.image).toBe("public.ecr.aws/valkey/valkey:9.0.2");
+    expect(config.valkey.image).toBe(versions.VALKEY_IMAGE);
     expect(config.valkey.mode).toBe("replication");
     expect(config.valkey.replication).toEqual({
       replicas: 3,
       minReplicasToWrite: 1,
       minReplicasMaxLag: 3,
       sentinel: { replicas: 3, quorum: 2, downAfterMilliseconds: 5000, failoverTimeoutMs: 60000, parallelSyncs: 1 },
-      haproxyImage: "public.ecr.aws/docker/library/haproxy:3.2.4",
+      haproxyImage: versions.HAPROXY_IMAGE,
     });
     expect(config.network).toEqual({ natGateways: "single" });
     expect(config.valkey.cluster).toEqual({ primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: 15000 });

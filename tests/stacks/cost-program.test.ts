@@ -48,7 +48,6 @@ async function run() {
   const withCredentials = { ...config, aws: { ...config.aws, profile: "bench", roleArn: "arn:aws:iam::123456789012:role/bench" } };
   const out = runProgram({ stack: "cluster", config: withCredentials, password: pulumi.secret("pw") });
   await settle();
-  await new Promise((resolve) => setTimeout(resolve, 200));
   return valueOf(out.report);
 }
 
@@ -86,7 +85,6 @@ describe("cost wiring under mocks", () => {
     const east = { ...config, aws: { ...config.aws, region: "us-east-1", zones: ["us-east-1a", "us-east-1b", "us-east-1c"] } };
     const out = runProgram({ stack: "cluster", config: east, password: pulumi.secret("pw") });
     await settle();
-    await new Promise((resolve) => setTimeout(resolve, 200));
     const report = await valueOf(out.report);
     // 0.6 + 0.1 + 0.16 (live) + (6×50 Valkey + 2×50 system root) GiB × 0.08 / 730 + 0.10 + 0.045 (table)
     const expected = 0.86 + (400 * 0.08) / 730 + 0.145;
@@ -102,7 +100,6 @@ describe("cost wiring under mocks", () => {
     const east = { ...config, aws: { ...config.aws, region: "us-east-1", zones: ["us-east-1a", "us-east-1b", "us-east-1c"] } };
     const out = runProgram({ stack: "cluster", config: east, password: pulumi.secret("pw") });
     await settle();
-    await new Promise((resolve) => setTimeout(resolve, 200));
     const report = await valueOf(out.report);
     expect(report.cost?.priceSource).toBe("table");
     expect(report.cost?.pricingApiError).toContain("AccessDeniedException: not authorized to perform pricing:GetProducts");
@@ -121,7 +118,6 @@ describe("cost wiring under mocks", () => {
       recorder.reset();
       const out = runProgram({ stack: "cluster", config: { ...east, network: { natGateways } }, password: pulumi.secret("pw") });
       await settle();
-      await new Promise((resolve) => setTimeout(resolve, 200));
       const report = await valueOf(out.report);
       return { vpc: recorder.get("awsx:ec2:Vpc", "eks-vpc").inputs.natGateways, line: report.cost?.lines.find((l) => l.unit === "gateway-hour") };
     };

@@ -35,12 +35,6 @@ const kubeconfigPath = join(dir, "kubeconfig");
 writeFileSync(kubeconfigPath, KUBECONFIG);
 const DRILL_RUN = "pulumi-nodejs:dynamic:Resource";
 
-async function drain(): Promise<void> {
-  await settle();
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  await settle();
-}
-
 function byo(extra: Record<string, unknown>) {
   return parseStackConfig({ platform: "byo", byo: { kubeconfig: kubeconfigPath }, ...extra }).config;
 }
@@ -50,7 +44,7 @@ beforeEach(() => recorder.reset());
 describe("failure drills in the program (mocks)", () => {
   it("drills off (the default): no FailureDrill, and the report's drills fields are null", async () => {
     const out = runProgram({ stack: "byo", config: byo({}), password: PASSWORD });
-    await drain();
+    await settle();
     expect(recorder.ofType("valkey-on-eks:checks:FailureDrill")).toEqual([]);
     expect(recorder.resources.some((r) => r.name.startsWith("valkey-drills"))).toBe(false);
     const report = await valueOf(out.report);
@@ -62,7 +56,7 @@ describe("failure drills in the program (mocks)", () => {
   it("replication: after the check that follows the benchmark, with the settings, both load paths and the Secret by name; secrets stay secret", async () => {
     const config = byo({ drills: { enabled: true, faults: ["primary", "zone"], rate: 20, preFaultS: 5, loadS: 60, runId: "drill-1" } });
     const out = runProgram({ stack: "byo", config, password: PASSWORD });
-    await drain();
+    await settle();
     recorder.get("valkey-on-eks:checks:FailureDrill", "valkey-drills");
     const run = recorder.get(DRILL_RUN, "valkey-drills-run");
     expect(run.inputs).toMatchObject({
@@ -112,7 +106,7 @@ describe("failure drills in the program (mocks)", () => {
   it("cluster without a benchmark: after the first check, one write path (the client Service), cluster-node-timeout as failure detection", async () => {
     const config = byo({ valkey: { mode: "cluster" }, benchmark: { enabled: false }, drills: { enabled: true } });
     runProgram({ stack: "byo", config, password: PASSWORD });
-    await drain();
+    await settle();
     const run = recorder.get(DRILL_RUN, "valkey-drills-run");
     expect(run.inputs.mode).toBe("cluster");
     expect(run.inputs.faults).toEqual(["primary"]);

@@ -48,12 +48,6 @@ function stackConfig(stack: string, mode: string) {
   return parseStackConfig(raw).config;
 }
 
-async function drain(): Promise<void> {
-  await settle();
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  await settle();
-}
-
 const safe = (s: string): string => s.replace(/[^A-Za-z0-9.-]+/g, "_");
 
 /** The bogus objects: each must be reported invalid (or, for the unknown kind, without a schema). */
@@ -83,7 +77,7 @@ beforeAll(async () => {
   for (const c of CASES) {
     recorder.reset();
     runProgram({ stack: c.stack, config: stackConfig(c.stack, c.mode), password: pulumi.secret(PASSWORD) });
-    await drain();
+    await settle();
     const files = new Map<string, Manifest>();
     const skipped: string[] = [];
     mkdirSync(join(dir, c.id));

@@ -185,8 +185,6 @@ describe("one AWS provider for the whole eks program", () => {
       const awsProvider = createAwsProvider(config);
       runProgram({ stack: "cluster", config, password: pulumi.secret("pw"), awsProvider });
       await settle();
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      await settle();
     } finally {
       if (before === undefined) delete process.env.AWS_REGION;
       else process.env.AWS_REGION = before;

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { awsMockInvokes, awsMockOutputs, installMocks, isSecretOutput, settle, valueOf } from "../support/pulumi-mocks.js";
 import { resultRow } from "../support/result-rows.js";
+import { versions } from "../../versions.js";
 
 /** What the dynamic check/results resources return once they ran (they do not run under mocks). */
 const ROW = resultRow();
@@ -44,13 +45,6 @@ const dir = mkdtempSync(join(tmpdir(), "vbench-program-"));
 const kubeconfigPath = join(dir, "kubeconfig");
 writeFileSync(kubeconfigPath, "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n");
 
-/** Waits for registrations issued from apply callbacks too. */
-async function drain(): Promise<void> {
-  await settle();
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  await settle();
-}
-
 const types = (): string[] => [...new Set(recorder.resources.map((r) => r.type))].sort();
 const awsTypes = (): string[] => types().filter((t) => /^(aws|awsx|eks):/.test(t) || t === "pulumi:providers:aws");
 
@@ -69,7 +63,7 @@ describe("the program under mocks", () => {
   it("cluster stack on EKS: EKS, Karpenter, the cluster release, bootstrap, checks, benchmark; no plain password", async () => {
     const { config } = loadStackFile("stacks/Pulumi.cluster.yaml");
     const out = runProgram({ stack: "cluster", config, password: pulumi.secret(PASSWORD) });
-    await drain();
+    await settle();
     const t = types();
     for (const want of [
       "valkey-on-eks:valkey:Cluster",
@@ -117,10 +111,11 @@ describe("the program under mocks", () => {
     expect(report.cost).toMatchObject({ region: "us-west-2", usdPerHour: null, priceSource: "table", valkeyInstanceType: "r7g.large" });
     expect(report.cost?.pricingApiError).toEqual(expect.any(String));
     expect(report.versions).toMatchObject({
-      valkeyImage: "public.ecr.aws/valkey/valkey:9.0.2",
+      // The stack file pins the image; the server and client versions come from the mocked benchmark rows.
+      valkeyImage: config.valkey.image,
       server: "9.0.2",
       client: "valkey-benchmark 9.0.2",
-      karpenterChart: "1.14.1",
+      karpenterChart: versions.KARPENTER_CHART_VERSION,
     });
     // The report carries the check that ran AFTER the benchmark (per-primary keys).
     expect(report.topology?.primaries[0]).toMatchObject({ address: "valkey-cluster-0:6379", keys: 42, replicas: [{ zone: "us-west-2b", crossAz: true }] });
@@ -130,7 +125,7 @@ describe("the program under mocks", () => {
   it("eks platform: Karpenter's Kubernetes children go through the cluster's provider, and Karpenter waits for EksCluster.ready", async () => {
     const { config } = loadStackFile("stacks/Pulumi.cluster.yaml");
     runProgram({ stack: "cluster", config, password: pulumi.secret(PASSWORD) });
-    await drain();
+    await settle();
     const karpenterK8s = recorder.resources.filter((r) => r.type.startsWith("kubernetes:") && r.name.startsWith("karpenter-"));
     expect(karpenterK8s.map((r) => r.name).sort()).toEqual([
       "karpenter-controller",
@@ -158,7 +153,7 @@ describe("the program under mocks", () => {
       valkey: { resources: { requests: { memory: "1Gi" }, limits: { memory: "2Gi" } } },
     });
     runProgram({ stack: "byo", config, password: PASSWORD });
-    await drain();
+    await settle();
     expect(awsTypes()).toEqual([]);
     expect(types()).toContain("valkey-on-eks:valkey:Replication");
     expect(types()).toContain("pulumi:providers:kubernetes");
@@ -174,7 +169,7 @@ describe("the program under mocks", () => {
       valkey: { mode: "cluster" },
     });
     runProgram({ stack: "byo", config, password: PASSWORD });
-    await drain();
+    await settle();
     expect(awsTypes()).toEqual([]);
     expect(types()).toEqual(expect.arrayContaining(["kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"]));
     for (const type of ["kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"]) {
@@ -193,7 +188,7 @@ describe("the program under mocks", () => {
       benchmark: { runId: "bench-3" },
     });
     runProgram({ stack: "byo", config, password: PASSWORD });
-    await drain();
+    await settle();
     const before = recorder.resources.find((r) => r.name === "valkey-check-run");
     const after = recorder.resources.find((r) => r.name === "valkey-check-after-benchmark-run");
     expect(before?.inputs.runId).toBe("verify-7");
@@ -209,7 +204,7 @@ describe("the program under mocks", () => {
   it("the check after the benchmark follows the results' runStamp (new each run), not their URN (fixed)", async () => {
     const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: kubeconfigPath }, valkey: { mode: "cluster" } });
     runProgram({ stack: "byo", config, password: PASSWORD });
-    await drain();
+    await settle();
     const after = recorder.resources.find((r) => r.name === "valkey-check-after-benchmark-run");
     expect(after?.inputs.triggers).toEqual([BENCH_RUN_STAMP]);
     expect(after?.inputs).not.toHaveProperty("runId");
@@ -225,7 +220,7 @@ describe("the program under mocks", () => {
       benchmark: { enabled: false },
     });
     const out = runProgram({ stack: "byo", config, password: undefined });
-    await drain();
+    await settle();
     expect(out.password).toBeUndefined();
     // Only HAProxy's cfg Secret (no password in it without auth), never the password Secret.
     expect(recorder.ofType("kubernetes:core/v1:Secret").map((r) => r.name)).toEqual(["valkey-haproxy-cfg"]);

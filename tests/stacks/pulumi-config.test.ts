@@ -89,11 +89,11 @@ describe("stack report", () => {
     expect(r.topology?.failureCodes).toEqual(["NO_CROSS_AZ_REPLICA"]);
     expect(r.topology?.primaries[0]?.replicas[0]).toEqual({ address: "b:6379", zone: null, crossAz: false });
     expect(r.versions).toEqual({
-      valkeyImage: "public.ecr.aws/valkey/valkey:9.0.2",
+      valkeyImage: versions.VALKEY_IMAGE,
       server: null,
       client: null,
       kubernetesVersion: versions.EKS_VERSION,
-      karpenterChart: "1.14.1",
+      karpenterChart: versions.KARPENTER_CHART_VERSION,
     });
     // JSON-safe: no undefined anywhere (dashboards read it as JSON).
     expect(JSON.parse(JSON.stringify(r))).toEqual(r);

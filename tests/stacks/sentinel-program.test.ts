@@ -48,8 +48,6 @@ describe("replication stack with Sentinel (mocks)", () => {
     });
     const out = runProgram({ stack: "byo", config, password: PASSWORD });
     await settle();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    await settle();
     const check = recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-run");
     expect(check.inputs).toMatchObject({
       mode: "replication",

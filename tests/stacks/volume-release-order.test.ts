@@ -21,10 +21,7 @@ const GUARD = "valkey-volume-release";
 async function run(config: ReturnType<typeof loadStackFile>["config"]): Promise<void> {
   mocks.reset();
   runProgram({ stack: "t", config, password: pulumi.secret("pw"), usePricingApi: false });
-  for (let i = 0; i < 4; i++) {
-    await settle();
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await settle();
 }
 
 const guard = () => mocks.resources.find((r) => r.name === GUARD);
