@@ -105,7 +105,7 @@ describe("EKS Auto Mode under mocks", () => {
     for (const want of [
       "valkey-on-eks:valkey:Cluster",
       "kubernetes:apps/v1:StatefulSet",
-      "valkey-on-eks:checks:TopologyCheck",
+      "valkey-on-eks:steps:TopologyCheck",
       "valkey-on-eks:benchmark:BenchmarkJob",
       "kubernetes:batch/v1:Job",
     ]) {

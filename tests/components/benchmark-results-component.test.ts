@@ -172,7 +172,7 @@ describe("BenchmarkResults (mocked engine)", () => {
     });
     await valueOf(res.urn);
     await settle();
-    const r = mocks.get("pulumi-nodejs:dynamic/benchmark:BenchmarkResults", "bench-results");
+    const r = mocks.get("pulumi-nodejs:dynamic:Resource", "bench-results-run");
     expect(r.redacted.kubeconfig).toBe("[secret]");
     expect(r.inputs.kubeconfig).toBe(KUBECONFIG);
     expect(r.inputs.timeoutSeconds).toBe(3600);

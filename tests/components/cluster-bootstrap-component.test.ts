@@ -30,7 +30,7 @@ describe("ClusterBootstrap component (mocks)", () => {
     expect(await valueOf(c.changed)).toBe(true);
     expect(await valueOf(c.nodeIds)).toEqual({ "valkey-0": "a".repeat(40) });
     await settle();
-    const comp = mocks.get("valkey-on-eks:checks:ClusterBootstrap", "vc");
+    const comp = mocks.get("valkey-on-eks:steps:ClusterBootstrap", "vc");
     expect(comp.parent).toBeUndefined();
     const run = mocks.get(DYNAMIC, "vc-run");
     expect([run.parent, run.parentUrn]).toEqual(["vc", await valueOf(c.urn)]);

@@ -4,6 +4,7 @@
  * pod IP 127.0.0.1, the real client and bus ports as named container ports, three fake nodes
  * in three zones). Real: discovery, the core planner and executor, DirectConnector, Valkey.
  */
+import { bootstrapStep } from "../../components/steps/cluster-bootstrap/declaration.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
 import { DirectConnector } from "../../benchmarks/topology/connector.js";
@@ -12,7 +13,6 @@ import {
   bootstrapOnKubernetes,
   refuseUnsupportedReshape,
   diff,
-  parseBootstrapInputs,
   type ClusterBootstrapInputs,
   type ClusterBootstrapOutputs,
 } from "../../components/steps/cluster-bootstrap/implementation.js";
@@ -36,7 +36,7 @@ function podApi(servers: readonly ValkeyProcess[], zoneOfNode: Record<string, st
 }
 
 const inputs = (over: Partial<ClusterBootstrapInputs> = {}): ClusterBootstrapInputs => ({
-  ...parseBootstrapInputs({ namespace: "data", selector, kubeconfig: "unused", connector: "direct", expectedPods: 6, primaries: 3, replicasPerPrimary: 1 }),
+  ...bootstrapStep.parse({ namespace: "data", selector, kubeconfig: "unused", connector: "direct", expectedPods: 6, primaries: 3, replicasPerPrimary: 1 }),
   password,
   timeoutMs: 30_000,
   ...over,
@@ -137,8 +137,8 @@ describe("the bootstrap's dynamic-provider protocol", () => {
   });
 
   it("input errors name the key, never a secret value", () => {
-    expect(() => parseBootstrapInputs({ ...base, primaries: 0 })).toThrow("input 'primaries' must be a whole number ≥ 1");
-    expect(() => parseBootstrapInputs({ ...base, connector: "ssh" })).toThrow("input 'connector' must be one of port-forward, direct");
-    expect(() => parseBootstrapInputs({ ...base, kubeconfig: 42 })).toThrow("input 'kubeconfig' must be a non-empty string");
+    expect(() => bootstrapStep.parse({ ...base, primaries: 0 })).toThrow("input 'primaries' must be a whole number ≥ 1");
+    expect(() => bootstrapStep.parse({ ...base, connector: "ssh" })).toThrow("input 'connector' must be one of port-forward, direct");
+    expect(() => bootstrapStep.parse({ ...base, kubeconfig: 42 })).toThrow("input 'kubeconfig' must be a non-empty string");
   });
 });

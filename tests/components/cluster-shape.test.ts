@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { installMocks, settle } from "../support/pulumi-mocks.js";
 import { dynamicProtocol } from "../../components/steps/kit/protocol.js";
 import { rerun, wholeNumber } from "../../components/steps/kit/inputs.js";
+import { declareStep } from "../../components/steps/kit/step.js";
 import { refuseShapeChange, check, update } from "../../components/steps/cluster-shape/implementation.js";
 import { tsModuleProvider } from "../../components/steps/kit/ts-module-provider.js";
 import { PLACEMENT, valkeyConfig } from "../support/valkey-fixtures.js";
@@ -54,7 +55,8 @@ describe("ClusterShape refusals", () => {
   });
 
   it("a step without a check hook passes every input (the hook is generic)", () => {
-    const { check: plain } = dynamicProtocol({ fields: { n: rerun(wholeNumber()) }, run: () => Promise.resolve({}), idOf: () => "x" });
+    const step = declareStep({ type: "Plain", fields: { n: rerun(wholeNumber()) }, outputs: {} });
+    const { check: plain } = dynamicProtocol(step, { run: () => Promise.resolve({}), idOf: () => "x" });
     expect(plain({ n: 2 }, { n: 1 })).toEqual({ inputs: { n: 1 }, failures: [] });
   });
 
@@ -75,11 +77,11 @@ describe("ValkeyCluster waits for its shape guard", () => {
       password: "pw",
     });
     await settle();
-    const guard = mocks.resources.find((r) => r.name === "vc-shape");
-    expect(guard?.type).toBe("pulumi-nodejs:dynamic/checks:ClusterShape");
-    expect(guard?.parent).toBe("vc");
-    expect(guard?.inputs).toMatchObject({ primaries: 4, replicasPerPrimary: 1 });
+    expect(mocks.get("valkey-on-eks:steps:ClusterShape", "vc-shape").parent).toBe("vc");
+    const guard = mocks.get("pulumi-nodejs:dynamic:Resource", "vc-shape-run");
+    expect(guard.parent).toBe("vc-shape");
+    expect(guard.inputs).toMatchObject({ primaries: 4, replicasPerPrimary: 1 });
     const sts = mocks.resources.find((r) => r.name === "vc-members");
-    expect(sts?.dependsOn).toContain("vc-shape");
+    expect(sts?.dependsOn).toContain("vc-shape-run");
   });
 });

@@ -6,17 +6,17 @@
  * verifier run against real valkey-server processes in other tests (drill-load-bundle, the
  * topology-check tests).
  */
+import { drillStep } from "../../components/steps/failure-drill/declaration.js";
 import { describe, expect, it } from "vitest";
 import type { WriteRecord } from "../../benchmarks/drill/ledger.js";
 import type { Fault } from "../../vocabulary/faults.js";
 import { CLOCK_NOTE, deployedLossBound, DrillError, drillOnce, runDrills, type DrillDeps } from "../../components/steps/failure-drill/implementation.js";
-import { parseDrillInputs } from "../../components/steps/failure-drill/inputs.js";
 import { FakeClock, FakeDrillKube, type FakeKubeOptions } from "../support/fake-drill-kube.js";
 
 const placement = { zones: ["zone-a", "zone-b", "zone-c"], nodeSelector: { pool: "valkey" }, tolerations: [], storageClass: undefined };
 
 function inputs(mode: "replication" | "cluster", extra: Record<string, unknown> = {}) {
-  return parseDrillInputs({
+  return drillStep.parse({
     kubeconfig: "apiVersion: v1",
     namespace: "valkey",
     selector: "app=valkey",

@@ -10,6 +10,7 @@
  * - the members' preStop (replication-prestop-script.ts) run by sh on the primary: SENTINEL
  *   FAILOVER, and it returns once another member is primary; on a replica it returns at once.
  */
+import { checkStep } from "../../components/steps/topology-check/declaration.js";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,7 +23,6 @@ import { pollUntil } from "../../benchmarks/util/poll-until.js";
 import { StaticPodApi } from "../../components/kubernetes/static-pod-api.js";
 import {
   checkTopologyOnKubernetes,
-  parseCheckInputs,
   TopologyCheckError,
   type CheckDeps,
   type TopologyCheckInputs,
@@ -52,7 +52,7 @@ function depsFor(t: SentinelTopology): CheckDeps {
 }
 
 const inputs = (t: SentinelTopology, timeoutMs = 3000): TopologyCheckInputs => ({
-  ...parseCheckInputs({
+  ...checkStep.parse({
     mode: "replication",
     namespace: "data",
     selector: "app=v",

@@ -9,9 +9,10 @@ import { z } from "zod";
 import { nonEmptyString, parserOf, rerun, rerunKeys, secret, secretKeys, setting, wholeNumber } from "../../components/steps/kit/inputs.js";
 import { resourceInputs } from "../../components/steps/kit/resource-inputs.js";
 import { dynamicProtocol } from "../../components/steps/kit/protocol.js";
-import { bootstrapFields } from "../../components/steps/cluster-bootstrap/inputs.js";
-import { checkFields } from "../../components/steps/topology-check/inputs.js";
-import { resultsFields } from "../../components/steps/benchmark-results/inputs.js";
+import { declareStep, output } from "../../components/steps/kit/step.js";
+import { bootstrapStep } from "../../components/steps/cluster-bootstrap/declaration.js";
+import { checkStep } from "../../components/steps/topology-check/declaration.js";
+import { resultsStep } from "../../components/steps/benchmark-results/declaration.js";
 
 const fields = {
   name: rerun(nonEmptyString()),
@@ -28,8 +29,8 @@ describe("step inputs from one field list", () => {
   });
 
   it("the real steps: secrets are kubeconfig/password, bounds re-run nothing, runId re-runs", () => {
-    expect(secretKeys(bootstrapFields).sort()).toEqual(["kubeconfig", "password"]);
-    expect(rerunKeys(bootstrapFields).sort()).toEqual([
+    expect(secretKeys(bootstrapStep.fields).sort()).toEqual(["kubeconfig", "password"]);
+    expect(rerunKeys(bootstrapStep.fields).sort()).toEqual([
       "connector",
       "context",
       "expectedPods",
@@ -39,7 +40,7 @@ describe("step inputs from one field list", () => {
       "replicasPerPrimary",
       "selector",
     ]);
-    expect(rerunKeys(checkFields).sort()).toEqual([
+    expect(rerunKeys(checkStep.fields).sort()).toEqual([
       "connector",
       "context",
       "countKeys",
@@ -53,8 +54,8 @@ describe("step inputs from one field list", () => {
       "sentinel",
       "triggers",
     ]);
-    expect(secretKeys(resultsFields)).toEqual(["kubeconfig"]);
-    expect(rerunKeys(resultsFields)).toEqual([
+    expect(secretKeys(resultsStep.fields)).toEqual(["kubeconfig"]);
+    expect(rerunKeys(resultsStep.fields)).toEqual([
       "namespace",
       "jobName",
       "jobUid",
@@ -93,15 +94,30 @@ describe("step inputs from one field list", () => {
   });
 });
 
+describe("a step's declaration", () => {
+  it("a run must return every declared output: one it never sets does not typecheck", () => {
+    const step = declareStep({ type: "T", fields: {}, outputs: { a: output<number>(), b: output<string>() } });
+    // @ts-expect-error -- `b` is declared but this run never sets it.
+    dynamicProtocol(step, { run: () => Promise.resolve({ a: 1 }), idOf: () => "x" });
+    expect(step.outputKeys).toEqual(["a", "b"]);
+  });
+
+  it("a step that follows others gets the `triggers` rerun field; runStamp is every step's, not declared", () => {
+    expect(declareStep({ type: "F", follows: true, fields, outputs: {} }).rerunKeys).toEqual(["name", "label", "flag", "triggers"]);
+    expect(declareStep({ type: "N", fields, outputs: {} }).rerunKeys).toEqual(["name", "label", "flag"]);
+    expect(() => declareStep({ type: "R", fields, outputs: { runStamp: output<string>() } })).toThrow("step R: runStamp is every step's output");
+  });
+});
+
 describe("the dynamic protocol built from the fields", () => {
   const runs: unknown[] = [];
-  const impl = dynamicProtocol({
-    fields,
+  const step = declareStep({ type: "Test", fields, outputs: { answer: output<number>() } });
+  const impl = dynamicProtocol(step, {
     run: (i) => {
       runs.push(i);
       return Promise.resolve({ answer: i.retries * 2 });
     },
-    idOf: (p) => String(p.name),
+    idOf: (i) => i.name,
   });
 
   it("create/update run the step, echo non-secret inputs, and stamp every run anew", async () => {

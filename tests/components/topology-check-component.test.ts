@@ -52,7 +52,7 @@ describe("TopologyCheck component (mocks)", () => {
     expect(await valueOf(check.report)).toEqual(report);
     expect(await valueOf(check.table)).toBe("VERIFY: PASS");
     await settle();
-    mocks.get("valkey-on-eks:checks:TopologyCheck", "after-bench");
+    mocks.get("valkey-on-eks:steps:TopologyCheck", "after-bench");
     const run = mocks.get(DYNAMIC, "after-bench-run");
     expect(run.inputs).toMatchObject({
       mode: "cluster",

@@ -3,6 +3,7 @@
  * 1+2 replication set (startLocalReplication). Faked: the Kubernetes API (a StaticPodApi whose
  * pods are the local servers, on fake nodes carrying the zones the local helpers assigned).
  */
+import { checkStep } from "../../components/steps/topology-check/declaration.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLocalCluster, type LocalCluster } from "../../benchmarks/local/local-cluster.js";
 import { startLocalReplication, type LocalReplication } from "../../benchmarks/local/local-replication.js";
@@ -10,13 +11,7 @@ import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-pr
 import { DirectConnector, openClient } from "../../benchmarks/topology/connector.js";
 import type { KubeDeps } from "../../components/steps/kit/kube-access.js";
 import { StaticPodApi } from "../../components/kubernetes/static-pod-api.js";
-import {
-  checkTopologyOnKubernetes,
-  diff,
-  parseCheckInputs,
-  TopologyCheckError,
-  type TopologyCheckInputs,
-} from "../../components/steps/topology-check/implementation.js";
+import { checkTopologyOnKubernetes, diff, TopologyCheckError, type TopologyCheckInputs } from "../../components/steps/topology-check/implementation.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
 const zones = ["us-west-2a", "us-west-2b", "us-west-2c"];
@@ -37,7 +32,7 @@ function depsFor(servers: readonly ValkeyProcess[], zoneOf: (s: ValkeyProcess) =
 }
 
 const inputs = (mode: "cluster" | "replication", over: Record<string, unknown> = {}): TopologyCheckInputs => ({
-  ...parseCheckInputs({ mode, namespace: "data", selector: "app=v", kubeconfig: "unused", connector: "direct", ...over }),
+  ...checkStep.parse({ mode, namespace: "data", selector: "app=v", kubeconfig: "unused", connector: "direct", ...over }),
   password,
 });
 

@@ -89,7 +89,7 @@ async function up(s: E2eStack): Promise<Run> {
     requests: (report.benchmark?.rows ?? []).map((r) => r.requests),
     before: String(outs("valkey-check-run").runStamp),
     after: String(outs("valkey-check-after-benchmark-run").runStamp),
-    resultsPod: String(outs("valkey-benchmark-results").podName),
+    resultsPod: String(outs("valkey-benchmark-results-run").podName),
     jobUid: String((outs("valkey-benchmark-job").metadata as { uid?: string } | undefined)?.uid),
   };
 }

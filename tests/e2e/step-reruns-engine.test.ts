@@ -11,8 +11,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resourceInputs } from "../../components/steps/kit/resource-inputs.js";
 import { tsModuleProvider } from "../../components/steps/kit/ts-module-provider.js";
-import { triggerOf } from "../../components/steps/topology-check/component.js";
-import { stampStepFields } from "./support/stamp-step.js";
+import { triggerOf } from "../../components/steps/kit/define-step.js";
+import { stampStep } from "./support/stamp-step.js";
 import { createPulumiEnv, createStack, tail, type E2eStack, type PulumiEnv } from "./support/pulumi-harness.js";
 
 class StampStep extends pulumi.dynamic.Resource {
@@ -20,7 +20,7 @@ class StampStep extends pulumi.dynamic.Resource {
   declare readonly seen: pulumi.Output<string>;
   constructor(name: string, args: { value: pulumi.Input<string>; triggers?: pulumi.Input<unknown>[] }) {
     const provider = tsModuleProvider(fileURLToPath(new URL("./support/stamp-step.ts", import.meta.url)));
-    super(provider, name, { ...resourceInputs(stampStepFields, args), runStamp: undefined, seen: undefined });
+    super(provider, name, { ...resourceInputs(stampStep.fields, args), runStamp: undefined, seen: undefined });
   }
 }
 

@@ -28,7 +28,7 @@ const recorder = installMocks({
     },
   },
   outputs: (r) => {
-    if (r.name === "valkey-benchmark-results") return { rows: [ROW], csv: "" };
+    if (r.name === "valkey-benchmark-results-run") return { rows: [ROW], csv: "" };
     if (r.name === "valkey-check-after-benchmark-run" || r.name === "valkey-check-run")
       return { report: { ok: true, mode: "cluster", failures: [], shards: [], primariesPerZone: {} }, table: "" };
     return awsMockOutputs(r);

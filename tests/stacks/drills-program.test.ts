@@ -17,7 +17,7 @@ const BEFORE_STAMP = "2026-11-23T15:00:00.000Z/before001";
 const recorder = installMocks({
   invokes: awsMockInvokes,
   outputs: (r) => {
-    if (r.name === "valkey-benchmark-results") return { rows: [], csv: "workload\n", runStamp: "bench-stamp" };
+    if (r.name === "valkey-benchmark-results-run") return { rows: [], csv: "workload\n", runStamp: "bench-stamp" };
     if (r.name === "valkey-check-after-benchmark-run") return { report: { ok: true, failures: [], shards: [], primariesPerZone: {} }, runStamp: CHECK_STAMP };
     if (r.name === "valkey-check-run") return { report: { ok: true, failures: [], shards: [], primariesPerZone: {} }, runStamp: BEFORE_STAMP };
     if (r.name === "valkey-drills-run") return { drills: [DRILL_ROW], csv: "mode,fault\nreplication,primary\n", note: "clocks" };
@@ -45,7 +45,7 @@ describe("failure drills in the program (mocks)", () => {
   it("drills off (the default): no FailureDrill, and the report's drills fields are null", async () => {
     const out = runProgram({ stack: "byo", config: byo({}), password: PASSWORD });
     await settle();
-    expect(recorder.ofType("valkey-on-eks:checks:FailureDrill")).toEqual([]);
+    expect(recorder.ofType("valkey-on-eks:steps:FailureDrill")).toEqual([]);
     expect(recorder.resources.some((r) => r.name.startsWith("valkey-drills"))).toBe(false);
     const report = await valueOf(out.report);
     expect(report.drills).toBeNull();
@@ -57,7 +57,7 @@ describe("failure drills in the program (mocks)", () => {
     const config = byo({ drills: { enabled: true, faults: ["primary", "zone"], rate: 20, preFaultS: 5, loadS: 60, runId: "drill-1" } });
     const out = runProgram({ stack: "byo", config, password: PASSWORD });
     await settle();
-    recorder.get("valkey-on-eks:checks:FailureDrill", "valkey-drills");
+    recorder.get("valkey-on-eks:steps:FailureDrill", "valkey-drills");
     const run = recorder.get(DRILL_RUN, "valkey-drills-run");
     expect(run.inputs).toMatchObject({
       mode: "replication",

@@ -220,10 +220,10 @@ describe("one AWS provider for the whole eks program", () => {
     expect(recorder.get("pulumi:providers:kubernetes", "eks-k8s").inputs.kubeconfig).toBe(kubeconfig);
     const steps = recorder.resources.filter((r) => r.type.startsWith("pulumi-nodejs:dynamic") && "kubeconfig" in r.inputs);
     expect(steps.map((r) => r.name).sort()).toEqual([
-      "valkey-benchmark-results",
+      "valkey-benchmark-results-run",
       "valkey-check-after-benchmark-run",
       "valkey-check-run",
-      "valkey-volume-release",
+      "valkey-volume-release-run",
     ]);
     for (const step of steps) expect(step.inputs.kubeconfig, step.name).toBe(kubeconfig);
     expect(cluster.inputs.publicAccessCidrs).toEqual(["203.0.113.0/24"]);

@@ -30,7 +30,7 @@ const BENCH_RUN_STAMP = "2026-11-23T14:00:00.000Z/abcd1234";
 const recorder = installMocks({
   invokes: awsMockInvokes,
   outputs: (r) => {
-    if (r.name === "valkey-benchmark-results") return { rows: [ROW], csv: "workload,...\n", runStamp: BENCH_RUN_STAMP };
+    if (r.name === "valkey-benchmark-results-run") return { rows: [ROW], csv: "workload,...\n", runStamp: BENCH_RUN_STAMP };
     if (r.name === "valkey-check-after-benchmark-run") return { report: CHECK_REPORT, table: "VERIFY: PASS" };
     return awsMockOutputs(r);
   },
@@ -68,7 +68,7 @@ describe("the program under mocks", () => {
     for (const want of [
       "valkey-on-eks:valkey:Cluster",
       "valkey-on-eks:benchmark:BenchmarkJob",
-      "valkey-on-eks:checks:TopologyCheck",
+      "valkey-on-eks:steps:TopologyCheck",
       "kubernetes:apps/v1:StatefulSet",
       "kubernetes:core/v1:Namespace",
       "kubernetes:batch/v1:Job",
@@ -88,7 +88,7 @@ describe("the program under mocks", () => {
     expect(recorder.get("valkey-on-eks:benchmark:BenchmarkJob", "valkey-benchmark").dependsOn).toContain("valkey-check-run");
     expect(recorder.get("kubernetes:batch/v1:Job", "valkey-benchmark-job").parent).toBe("valkey-benchmark");
     expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-after-benchmark-run").parent).toBe("valkey-check-after-benchmark");
-    expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-after-benchmark-run").dependencies).toContain("valkey-benchmark-results");
+    expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-after-benchmark-run").dependencies).toContain("valkey-benchmark-results-run");
     expectNoPlainPassword();
     expect(await isSecretOutput(out.kubeconfig)).toBe(true);
     if (out.password === undefined) throw new Error("password output expected");
@@ -195,7 +195,7 @@ describe("the program under mocks", () => {
     expect(after?.inputs.runId).toBe("verify-7");
     const job = recorder.ofType("kubernetes:batch/v1:Job")[0];
     expect(job?.inputs).toMatchObject({ spec: { template: { metadata: { annotations: { "valkey-on-eks/run-id": "bench-3" } } } } });
-    const results = recorder.resources.find((r) => r.name === "valkey-benchmark-results");
+    const results = recorder.resources.find((r) => r.name === "valkey-benchmark-results-run");
     expect(results?.inputs.runId).toBe("bench-3");
     // The runId is no workload setting: the results' workload (and the Job's args) do not carry it.
     expect(JSON.stringify(results?.inputs.workload)).not.toContain("bench-3");

@@ -16,7 +16,8 @@ const pulumi = await import("@pulumi/pulumi");
 const { runProgram } = await import("../../stacks/program.js");
 const { loadStackFile } = await import("../../config/schema.js");
 
-const GUARD = "valkey-volume-release";
+/** The step's dynamic resource (the child of the VolumeRelease component `valkey-volume-release`). */
+const GUARD = "valkey-volume-release-run";
 
 async function run(config: ReturnType<typeof loadStackFile>["config"]): Promise<void> {
   mocks.reset();
@@ -30,7 +31,8 @@ const explain = (name: string): string => `${name} depends on: ${deps.of(name).j
 describe("VolumeRelease in the destroy order", () => {
   it("cluster stack on EKS: the release depends on the guard; the guard on the namespace, the EBS CSI add-on, the system nodes and Karpenter", async () => {
     await run(loadStackFile("stacks/Pulumi.cluster.yaml").config);
-    expect(guard()?.type).toBe("pulumi-nodejs:dynamic/storage:VolumeRelease");
+    expect(guard()?.type).toBe("pulumi-nodejs:dynamic:Resource");
+    expect(mocks.get("valkey-on-eks:steps:VolumeRelease", "valkey-volume-release").parent).toBeUndefined();
     // Deleted after the Valkey release: the release (and so its StatefulSet, a child) depends on it.
     expect(deps.dependsOn("valkey-cluster", GUARD), explain("valkey-cluster")).toBe(true);
     expect(deps.parentOf("valkey-cluster-members")).toBe("valkey-cluster");

@@ -11,9 +11,9 @@ import { renderResultsCsv } from "../../../benchmarks/run/results-csv.js";
 import { formatResultTimestamp, type ResultRow } from "../../../benchmarks/run/result-row.js";
 import { parseJobLog } from "../../benchmark/job-log.js";
 import { dynamicProtocol } from "../kit/protocol.js";
-import { resultsFields, type BenchmarkResultsInputs } from "./inputs.js";
+import { resultsStep, type BenchmarkResultsInputs, type BenchmarkResultsOutputs } from "./declaration.js";
 
-export { parseResultsInputs, type BenchmarkResultsInputs } from "./inputs.js";
+export type { BenchmarkResultsInputs, BenchmarkResultsOutputs } from "./declaration.js";
 
 export interface JobState {
   /** Pods that succeeded / failed (backoffLimit 0: at most one failed; up to `clientPods` succeeded). */
@@ -39,20 +39,6 @@ export interface JobLogApi {
   jobStatus(namespace: string, name: string): Promise<JobState | undefined>;
   podsOfJob(namespace: string, name: string): Promise<JobPod[]>;
   podLog(namespace: string, pod: string): Promise<string>;
-}
-
-export interface BenchmarkResultsOutputs {
-  rows: ResultRow[];
-  csv: string;
-  /** The pod whose log was read; with several client pods, their names joined by ",". */
-  podName: string;
-  image: string;
-  /**
-   * The rows' timestamp. Not `timestamp`: the outputs hold the inputs too, and the diff compares
-   * the stored `timestamp` input with the new one; the computed value there made every `up`
-   * replace the results (re-reading them and re-running the checks and drills after them).
-   */
-  rowsTimestamp: string;
 }
 
 export class BenchmarkJobError extends Error {
@@ -193,9 +179,8 @@ export interface ResultsTestDeps {
  * of a `rerun` field (inputs.ts) replaces the resource (so `update` is never called); `delete` does
  * nothing: the results are read, not owned (the Job is BenchmarkJob's to delete).
  */
-export const { check, create, diff, update } = dynamicProtocol({
-  fields: resultsFields,
+export const { check, create, diff, update } = dynamicProtocol(resultsStep, {
   run: async (i, deps?: ResultsTestDeps) => collectJobResults(deps?.api ?? (await kubernetesJobLogApi(i.kubeconfig, i.context)), i, deps?.waitDeps),
-  idOf: (p, outs) => `${String(p.namespace)}/${String(p.jobName)}/${outs.rowsTimestamp}`,
+  idOf: (i, outs) => `${i.namespace}/${i.jobName}/${outs.rowsTimestamp}`,
   replaceOnChange: true,
 });

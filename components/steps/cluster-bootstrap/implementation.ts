@@ -18,9 +18,9 @@ import { zoneMapForPods } from "../../kubernetes/zone-source.js";
 import { kubeDeps, podEndpoint, usablePods, type KubeDeps } from "../kit/kube-access.js";
 import { dynamicProtocol } from "../kit/protocol.js";
 import { announceZones } from "./announce-zones.js";
-import { bootstrapFields, type ClusterBootstrapInputs } from "./inputs.js";
+import { bootstrapStep, type ClusterBootstrapInputs, type ClusterBootstrapOutputs } from "./declaration.js";
 
-export { parseBootstrapInputs, type ClusterBootstrapInputs } from "./inputs.js";
+export type { ClusterBootstrapInputs, ClusterBootstrapOutputs } from "./declaration.js";
 
 export interface ShardSummary {
   primary: { pod: string; zone: string | null; nodeId: string | null };
@@ -32,17 +32,6 @@ export interface ShardSummary {
 export interface PlanSummary {
   shards: ShardSummary[];
   primariesPerZone: Record<string, number>;
-}
-
-export interface ClusterBootstrapOutputs {
-  /** The cluster as it stands after the bootstrap, by pod name. */
-  plan: PlanSummary;
-  /** False when the pods already formed a healthy cluster of this shape. */
-  changed: boolean;
-  /** Pod name -> cluster node id. */
-  nodeIds: Record<string, string>;
-  /** What the executor did, in order. */
-  steps: string[];
 }
 
 export function memberFor(p: DiscoveredPod): ClusterMember {
@@ -119,9 +108,8 @@ export function refuseUnsupportedReshape(olds: Props, news: Props): void {
   }
 }
 
-export const { check, create, diff, update } = dynamicProtocol({
+export const { check, create, diff, update } = dynamicProtocol(bootstrapStep, {
   run: (i) => bootstrapOnKubernetes(i),
-  fields: bootstrapFields,
-  idOf: (p) => `${String(p.namespace)}/${String(p.selector)}`,
+  idOf: (i) => `${i.namespace}/${i.selector}`,
   checkUpdate: refuseUnsupportedReshape,
 });

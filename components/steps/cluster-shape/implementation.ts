@@ -12,7 +12,7 @@
  */
 import type { CheckFailure } from "../kit/protocol.js";
 import { dynamicProtocol } from "../kit/protocol.js";
-import { shapeFields, type ClusterShapeInputs } from "./inputs.js";
+import { shapeStep, type ClusterShapeInputs } from "./declaration.js";
 
 type Props = Record<string, unknown>;
 
@@ -56,10 +56,9 @@ export function shapeOf(i: ClusterShapeInputs): { pods: number } {
   return { pods: i.primaries * (1 + i.replicasPerPrimary) };
 }
 
-export const { check, create, diff, update } = dynamicProtocol({
-  fields: shapeFields,
+export const { check, create, diff, update } = dynamicProtocol(shapeStep, {
   run: (i) => Promise.resolve(shapeOf(i)),
-  idOf: (p) => `${String(p.primaries)}x${String(p.replicasPerPrimary)}`,
+  idOf: (i) => `${i.primaries}x${i.replicasPerPrimary}`,
   check: refuseShapeChange,
   // Defence in depth: an engine that skipped Check still cannot apply a refused shape.
   checkUpdate: (olds, news) => {

@@ -28,9 +28,9 @@ import { injectFault, notBackYet } from "./faults.js";
 import { UNSUPPORTED_DEPLOYED_FAULTS } from "../../../vocabulary/faults.js";
 import type { DrillKubeApi, DrillPod } from "./kube-api.js";
 import { buildDrillLoadJob, DRILL_LOAD_CONTAINER, DRILL_RUN_LABEL } from "./load-job.js";
-import { drillFields, type FailureDrillInputs } from "./inputs.js";
+import { drillStep, type FailureDrillInputs, type FailureDrillOutputs } from "./declaration.js";
 
-export { parseDrillInputs, type FailureDrillInputs } from "./inputs.js";
+export type { FailureDrillInputs, FailureDrillOutputs } from "./declaration.js";
 
 export const CLOCK_NOTE =
   "The fault time is the clock of the process running `pulumi up`; write times are the load pod's clock. Latencies and the write outage are differences on the pod's clock alone; the split of writes into 'before' and 'during' the fault assumes both clocks agree (NTP), off by their skew. recoveryMs and detectionMs are on the step's clock alone (detection: when the step received the mark, through the connector).";
@@ -57,13 +57,6 @@ export interface DeployedDrill extends DrillOutcome {
   loadPod: string;
   /** The pods the fault deleted or evicted, by name and UID (the UID finds their events, e.g. FailedPreStopHook). */
   deletedPods: Array<{ name: string; uid: string }>;
-}
-
-export interface FailureDrillOutputs {
-  drills: DeployedDrill[];
-  /** drills.csv (renderDrillsCsv). */
-  csv: string;
-  note: string;
 }
 
 export class DrillError extends Error {
@@ -311,8 +304,7 @@ async function realDeps(i: FailureDrillInputs): Promise<DrillDeps> {
   return drillDepsFor(i);
 }
 
-export const { check, create, diff, update } = dynamicProtocol({
-  fields: drillFields,
+export const { check, create, diff, update } = dynamicProtocol(drillStep, {
   run: async (i, deps?: DrillDeps) => runDrills(i, deps ?? (await realDeps(i))),
-  idOf: (p) => `${String(p.namespace)}/${String(p.selector)}/drills`,
+  idOf: (i) => `${i.namespace}/${i.selector}/drills`,
 });

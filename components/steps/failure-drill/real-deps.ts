@@ -10,7 +10,7 @@ import { discoverPods } from "../../kubernetes/pod-discovery.js";
 import { kubeDeps, usablePods } from "../kit/kube-access.js";
 import { checkTopologyOnKubernetes, PodNameConnector, type TopologyCheckInputs } from "../topology-check/implementation.js";
 import type { DrillDeps } from "./implementation.js";
-import type { FailureDrillInputs } from "./inputs.js";
+import type { FailureDrillInputs } from "./declaration.js";
 import { kubernetesDrillApi } from "./kube-api.js";
 import { readBackKeys } from "./read-back.js";
 import { watchClusterNodes, watchSentinels, type DetectionWatch } from "./detection.js";

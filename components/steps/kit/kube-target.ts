@@ -1,7 +1,7 @@
 /**
  * The inputs the steps that read the cluster share, declared once: how `pulumi up` reaches the
  * API server (kubeAccessFields) and where the release's pods are and how to reach them
- * (kubeTargetFields). A step spreads them into its own fields (steps/<step>/inputs.ts).
+ * (kubeTargetFields). A step spreads them into its own fields (steps/<step>/declaration.ts).
  */
 import type { CheckConnector } from "../../../config/types.js";
 import { nonEmptyString, oneOf, rerun, secret, setting, wholeNumber } from "./inputs.js";

@@ -1,13 +1,13 @@
 /**
  * The dynamic-provider protocol the step implementations answer (ts-module-provider.ts calls
- * it): parse the inputs with the step's fields (inputs.ts), run, echo the non-secret inputs plus
- * the result and a fresh `runStamp` into the outputs, diff over the step's `rerun` fields, and
- * check the new inputs against the last applied ones (a step's optional `check` hook).
+ * it): parse the inputs with the step's declaration (step.ts), run, echo the non-secret inputs
+ * plus the declared outputs and a fresh `runStamp` into the outputs, diff over the step's `rerun`
+ * fields, and check the new inputs against the last applied ones (a step's optional `check` hook).
  */
 import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
-import { parserOf, rerunKeys, secretKeys, type Fields, type Parsed } from "./inputs.js";
+import type { InputsOf, OutputsOf, StepDeclaration } from "./step.js";
 
 type Props = Record<string, unknown>;
 export type DiffResult = pulumi.dynamic.DiffResult;
@@ -31,17 +31,15 @@ export function jsonSafe<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
 
-/** How one implementation module answers the dynamic-provider protocol. */
-export interface ProtocolSpec<F extends Fields, D = never, R extends object = object> {
-  /** The step's inputs (steps/<step>/inputs.ts): parser, diff keys and secret keys come from them. */
-  fields: F;
+/** How one step's implementation module answers the dynamic-provider protocol (`S`: its declaration). */
+export interface StepImplementation<S extends StepDeclaration, D = never> {
   /**
-   * Does the work; its result (JSON-safe) joins the non-secret inputs as the outputs. `deps` are
-   * a test's fakes (see tsModuleProvider); undefined in a program.
+   * Does the work; its result (JSON-safe, every declared output) joins the non-secret inputs as
+   * the outputs. `deps` are a test's fakes (see tsModuleProvider); undefined in a program.
    */
-  run(i: Parsed<F>, deps?: D): Promise<R>;
-  /** The resource id for these inputs (and what `run` returned for them). */
-  idOf(p: Props, result: R): string;
+  run(i: InputsOf<S>, deps?: D): Promise<OutputsOf<S>>;
+  /** The resource id for these inputs and what `run` returned for them. */
+  idOf(i: InputsOf<S>, result: OutputsOf<S>): string;
   /** A change of a `rerun` field replaces the resource instead of updating it. @default false */
   replaceOnChange?: boolean;
   /** Throws to refuse an update from the stored outputs to the new inputs. */
@@ -76,27 +74,23 @@ export interface DynamicImplModule<D = never> {
   destroy?: (id: string, props: Props) => Promise<unknown>;
 }
 
-/** `create` / `diff` / `update` for an implementation module to export. */
-export function dynamicProtocol<F extends Fields, D = never, R extends object = object>(
-  spec: ProtocolSpec<F, D, R>,
+/** `check` / `create` / `diff` / `update` for a step's implementation module to export. */
+export function dynamicProtocol<S extends StepDeclaration, D = never>(
+  step: S,
+  impl: StepImplementation<S, D>,
 ): Required<Omit<DynamicImplModule<D>, "destroy">> {
-  const parse = parserOf(spec.fields);
-  const keys = rerunKeys(spec.fields);
-  const secrets = secretKeys(spec.fields);
-  const run = async (news: Props, deps: D | undefined): Promise<{ result: R; outs: Props }> => {
-    const result = await spec.run(parse(news), deps);
-    return { result, outs: jsonSafe({ ...publicInputs(news, secrets), ...result, runStamp: newRunStamp() }) };
+  const run = async (news: Props, deps: D | undefined): Promise<{ id: string; outs: Props }> => {
+    const i = step.parse(news) as InputsOf<S>;
+    const result = await impl.run(i, deps);
+    return { id: impl.idOf(i, result), outs: jsonSafe({ ...publicInputs(news, step.secretKeys), ...result, runStamp: newRunStamp() }) };
   };
   return {
     // The new inputs unchanged (as without a check), plus the step's refusals if it has a hook.
-    check: (olds, news) => ({ inputs: news, failures: spec.check?.(olds, news) ?? [] }),
-    create: async (inputs, deps) => {
-      const { result, outs } = await run(inputs, deps);
-      return { id: spec.idOf(inputs, result), outs };
-    },
-    diff: (_id, olds, news) => diffKeys(olds, news, keys, spec.replaceOnChange),
+    check: (olds, news) => ({ inputs: news, failures: impl.check?.(olds, news) ?? [] }),
+    create: (inputs, deps) => run(inputs, deps),
+    diff: (_id, olds, news) => diffKeys(olds, news, step.rerunKeys, impl.replaceOnChange),
     update: async (_id, olds, news, deps) => {
-      spec.checkUpdate?.(olds, news);
+      impl.checkUpdate?.(olds, news);
       return { outs: (await run(news, deps)).outs };
     },
   };

@@ -18,9 +18,9 @@ import { KubernetesZoneSource } from "../../kubernetes/zone-source.js";
 import { ROLE_LABEL } from "../../shared.js";
 import { kubeDeps, podEndpoint, usablePods, type KubeDeps } from "../kit/kube-access.js";
 import { dynamicProtocol, jsonSafe } from "../kit/protocol.js";
-import { checkFields, type TopologyCheckInputs } from "./inputs.js";
+import { checkStep, type TopologyCheckInputs, type TopologyCheckOutputs } from "./declaration.js";
 
-export { parseCheckInputs, type TopologyCheckInputs } from "./inputs.js";
+export type { TopologyCheckInputs, TopologyCheckOutputs } from "./declaration.js";
 
 /** The report as plain JSON (no undefined fields): what the stack outputs carry. */
 export interface TopologyCheckReport {
@@ -36,12 +36,6 @@ export interface TopologyCheckReport {
   /** Replication under Sentinel: the master name asked and every Sentinel's view; absent otherwise. */
   masterName?: string;
   sentinels?: { address: string; zone: string | null; reachable: boolean; agrees: boolean; primary: string | null }[];
-}
-
-export interface TopologyCheckOutputs {
-  report: TopologyCheckReport;
-  /** The readable table (formatTopologyReport). */
-  table: string;
 }
 
 export class TopologyCheckError extends Error {
@@ -193,8 +187,7 @@ async function usableSentinels(
 
 // --- the dynamic-provider protocol (called by ../kit/ts-module-provider.ts) ---
 
-export const { check, create, diff, update } = dynamicProtocol({
-  fields: checkFields,
+export const { check, create, diff, update } = dynamicProtocol(checkStep, {
   run: (i) => checkTopologyOnKubernetes(i),
-  idOf: (p) => `${String(p.namespace)}/${String(p.selector)}/${String(p.mode)}`,
+  idOf: (i) => `${i.namespace}/${i.selector}/${i.mode}`,
 });

@@ -10,9 +10,8 @@
  */
 import { loadKubeConfig } from "../../kubernetes/pod-api.js";
 import { diffKeys, dynamicProtocol, jsonSafe, type DiffResult } from "../kit/protocol.js";
-import { parserOf, rerunKeys } from "../kit/inputs.js";
 import { KubeVolumeApi, type ClaimRecord, type VolumeApi, type VolumeRecord } from "./volume-api.js";
-import { volumeReleaseFields, type VolumeReleaseInputs } from "./inputs.js";
+import { volumeReleaseStep, type VolumeReleaseInputs } from "./declaration.js";
 
 type Props = Record<string, unknown>;
 
@@ -111,15 +110,13 @@ export async function releaseVolumes(
   }
 }
 
-const parse = parserOf(volumeReleaseFields);
 /** The kubeconfig is stored (secret: the component lists it in additionalSecretOutputs): the delete needs it. */
 const ACCESS_KEYS = ["kubeconfig"] as const;
 const withAccess = (outs: Props, inputs: Props): Props => jsonSafe({ ...outs, ...Object.fromEntries(ACCESS_KEYS.map((k) => [k, inputs[k]])) });
 
-const protocol = dynamicProtocol({
-  fields: volumeReleaseFields,
+const protocol = dynamicProtocol(volumeReleaseStep, {
   run: () => Promise.resolve({}),
-  idOf: (p) => `${String(p.namespace)}/${String(p.selector)}`,
+  idOf: (i) => `${i.namespace}/${i.selector}`,
 });
 
 export const check = protocol.check;
@@ -131,7 +128,7 @@ export async function create(inputs: Props): Promise<{ id: string; outs: Props }
 
 /** A new kubeconfig is recorded too (an update), so the delete uses the latest one. */
 export function diff(_id: string, olds: Props, news: Props): DiffResult {
-  return diffKeys(olds, news, [...rerunKeys(volumeReleaseFields), ...ACCESS_KEYS]);
+  return diffKeys(olds, news, [...volumeReleaseStep.rerunKeys, ...ACCESS_KEYS]);
 }
 
 export async function update(id: string, olds: Props, news: Props): Promise<{ outs: Props }> {
@@ -144,7 +141,7 @@ export async function update(id: string, olds: Props, news: Props): Promise<{ ou
  * reaching the cluster say so, and how to leave the resource behind when the cluster is gone.
  */
 export async function destroy(_id: string, props: Props, deps: ReleaseDeps = {}): Promise<ReleaseOutcome> {
-  const i = parse(props);
+  const i = volumeReleaseStep.parse(props);
   const api = deps.api ?? new KubeVolumeApi(loadKubeConfig(i.kubeconfig, i.context));
   try {
     return await releaseVolumes(i, api, deps);

@@ -3,20 +3,23 @@
  * re-run test: its implementation only records what it was given. Loaded by the kit's tsx
  * shell in the dynamic-provider process, exactly as the real steps' implementations are.
  */
-import { z } from "zod";
 import { nonEmptyString, rerun } from "../../../components/steps/kit/inputs.js";
 import { dynamicProtocol } from "../../../components/steps/kit/protocol.js";
+import { declareStep, output } from "../../../components/steps/kit/step.js";
 
-export const stampStepFields = {
-  /** What the step works on: a change re-runs it (replaces it, like BenchmarkResults). */
-  value: rerun(nonEmptyString()),
-  /** What the step follows (a TopologyCheck's `triggers`). */
-  triggers: rerun(z.array(z.unknown()).default([])),
-};
+/** It follows others (a `triggers` field, as TopologyCheck's). */
+export const stampStep = declareStep({
+  type: "StampStep",
+  follows: true,
+  fields: {
+    /** What the step works on: a change re-runs it (replaces it, like BenchmarkResults). */
+    value: rerun(nonEmptyString()),
+  },
+  outputs: { seen: output<string>() },
+});
 
-export const { create, diff, update } = dynamicProtocol({
-  fields: stampStepFields,
+export const { create, diff, update } = dynamicProtocol(stampStep, {
   run: (i) => Promise.resolve({ seen: i.value }),
-  idOf: (p) => String(p.value),
+  idOf: (i) => i.value,
   replaceOnChange: true,
 });

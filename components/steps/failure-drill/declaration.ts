@@ -1,17 +1,20 @@
 /**
- * FailureDrill's inputs, declared once (see ../kit/inputs.ts): the release's pods and how to reach
- * them (kubeTargetFields), what the topology check needs to verify it (mode, expect, sentinel),
- * the drill's settings (config `drills`) and where the in-cluster load writes to.
+ * FailureDrill, declared once (see ../kit/step.ts): the release's pods and how to reach them
+ * (kubeTargetFields), what the topology check needs to verify it (mode, expect, sentinel), the
+ * drill's settings (config `drills`), where the in-cluster load writes to, and the figures. It
+ * follows other steps (`after`): each run of one of them re-runs the drills.
  */
 import { z } from "zod";
 import { FAULTS } from "../../../vocabulary/faults.js";
 import type { Placement } from "../../shared.js";
-import { anObject, nonEmptyString, oneOf, parserOf, rerun, setting, wholeNumber, type ArgsOf, type Parsed } from "../kit/inputs.js";
-import { verifierFields } from "../topology-check/inputs.js";
+import { anObject, nonEmptyString, oneOf, rerun, setting, wholeNumber } from "../kit/inputs.js";
+import { declareStep, output, type InputsOf, type OutputsOf } from "../kit/step.js";
+import { verifierFields } from "../topology-check/declaration.js";
+import type { DeployedDrill } from "./implementation.js";
 
 const endpoint = z.object({ host: nonEmptyString(), port: wholeNumber(1) }, { error: "must be an object { host, port }" });
 
-export const drillFields = {
+const drillFields = {
   /** As TopologyCheck's (the verifier that decides recovery); the zone fault deletes the Sentinel pods too. */
   ...verifierFields,
   /** Faults, in order (config `drills.faults`). */
@@ -46,15 +49,23 @@ export const drillFields = {
   waitTimeoutMs: setting(wholeNumber(0).default(500)),
   /** How often the verifier is asked while waiting for recovery, in ms. */
   pollMs: setting(wholeNumber(1).default(2000)),
-  /** What the steps this drill follows last produced (their run stamps): a change re-runs the drills. */
-  triggers: rerun(z.array(z.unknown(), { error: "must be a list" }).default([])),
   /** Any new value re-runs the drills on an unchanged stack (config `drills.runId`). */
   runId: rerun(nonEmptyString().optional()),
 };
 
-/** The component's args without `triggers` (the component builds them from `after`). */
-export type FailureDrillFieldArgs = Omit<ArgsOf<typeof drillFields>, "triggers">;
-/** The inputs as the implementation reads them. */
-export type FailureDrillInputs = Parsed<typeof drillFields>;
+export const drillStep = declareStep({
+  type: "FailureDrill",
+  follows: true,
+  fields: drillFields,
+  outputs: {
+    /** One row per fault, in order: the local drills' figures (recoveryMs, writeOutageMs, lost writes, latencies). */
+    drills: output<DeployedDrill[]>(),
+    /** drills.csv (renderDrillsCsv). */
+    csv: output<string>(),
+    /** Which clock each time comes from. */
+    note: output<string>(),
+  },
+});
 
-export const parseDrillInputs = parserOf(drillFields);
+export type FailureDrillInputs = InputsOf<typeof drillStep>;
+export type FailureDrillOutputs = OutputsOf<typeof drillStep>;

@@ -1,11 +1,12 @@
 /**
- * TopologyCheck's inputs, declared once: the component's args, the provider's parser, the keys
- * whose change re-runs the check and the secret keys all come from these fields
- * (see ../kit/inputs.ts).
+ * TopologyCheck, declared once (see ../kit/step.ts): what the verifier needs, the check's own
+ * inputs and its report. It follows other steps (`after`): each run of one of them re-runs it.
  */
 import { z } from "zod";
-import { nonEmptyString, oneOf, parserOf, rerun, wholeNumber, type ArgsOf, type Parsed } from "../kit/inputs.js";
+import { nonEmptyString, oneOf, rerun, wholeNumber } from "../kit/inputs.js";
 import { kubeTargetFields } from "../kit/kube-target.js";
+import { declareStep, output, type InputsOf, type OutputsOf } from "../kit/step.js";
+import type { TopologyCheckReport } from "./implementation.js";
 
 /**
  * What the verifier needs to check a release: its pods and how to reach them, the mode, the
@@ -40,19 +41,23 @@ export const verifierFields = {
   ),
 };
 
-export const checkFields = {
-  ...verifierFields,
-  /** Count keys (DBSIZE) per primary. */
-  countKeys: rerun(z.boolean({ error: "must be true or false" }).default(true)),
-  /** What the steps this check follows last produced (their run stamps): a change re-runs the check. */
-  triggers: rerun(z.array(z.unknown(), { error: "must be a list" }).default([])),
-  /** Any new value re-runs the check on an unchanged stack (config `checks.runId`). */
-  runId: rerun(nonEmptyString().optional()),
-};
+export const checkStep = declareStep({
+  type: "TopologyCheck",
+  follows: true,
+  fields: {
+    ...verifierFields,
+    /** Count keys (DBSIZE) per primary. */
+    countKeys: rerun(z.boolean({ error: "must be true or false" }).default(true)),
+    /** Any new value re-runs the check on an unchanged stack (config `checks.runId`). */
+    runId: rerun(nonEmptyString().optional()),
+  },
+  outputs: {
+    /** The passing report, JSON-safe: ok, mode, failures, shards with zones, slot ranges and keys, primaries per zone. */
+    report: output<TopologyCheckReport>(),
+    /** The readable table (formatTopologyReport). */
+    table: output<string>(),
+  },
+});
 
-/** The component's args without `triggers` (the component builds them from `after`). */
-export type TopologyCheckFieldArgs = Omit<ArgsOf<typeof checkFields>, "triggers">;
-/** The inputs as the implementation reads them. */
-export type TopologyCheckInputs = Parsed<typeof checkFields>;
-
-export const parseCheckInputs = parserOf(checkFields);
+export type TopologyCheckInputs = InputsOf<typeof checkStep>;
+export type TopologyCheckOutputs = OutputsOf<typeof checkStep>;

@@ -1,14 +1,16 @@
 /**
- * BenchmarkResults' inputs, declared once: the resource's args, the provider's parser, the keys
- * whose change means other results (the resource is replaced, the log read again) and the
- * secret keys all come from these fields (see ../kit/inputs.ts).
+ * BenchmarkResults, declared once (see ../kit/step.ts): which Job's results, what they are
+ * (the results.csv columns), and the rows read. A change of a `rerun` field means other results
+ * (the resource is replaced, the log read again). `kubeconfig` / `context`: those of the cluster
+ * the Job runs in (the kubeconfig is made secret).
  */
-import { RESULT_MODES } from "../../../benchmarks/run/result-row.js";
+import { RESULT_MODES, type ResultRow } from "../../../benchmarks/run/result-row.js";
 import type { Workload } from "../../../vocabulary/workload.js";
-import { anObject, nonEmptyString, oneOf, parserOf, rerun, setting, wholeNumber, withRole, type ArgsOf, type Parsed } from "../kit/inputs.js";
+import { anObject, nonEmptyString, oneOf, rerun, setting, wholeNumber, withRole } from "../kit/inputs.js";
 import { kubeAccessFields } from "../kit/kube-target.js";
+import { declareStep, output, type InputsOf, type OutputsOf } from "../kit/step.js";
 
-export const resultsFields = {
+const resultsFields = {
   /** BenchmarkJob.namespace. */
   namespace: rerun(nonEmptyString()),
   /** BenchmarkJob.jobName. */
@@ -38,9 +40,26 @@ export const resultsFields = {
   pollSeconds: setting(wholeNumber(1).default(5)),
 };
 
-/** `kubeconfig` / `context`: those of the cluster the Job runs in (the kubeconfig is made secret). */
-export type BenchmarkResultsArgs = ArgsOf<typeof resultsFields>;
-/** The inputs as the implementation reads them. */
-export type BenchmarkResultsInputs = Parsed<typeof resultsFields>;
+export const resultsStep = declareStep({
+  type: "BenchmarkResults",
+  fields: resultsFields,
+  outputs: {
+    /** One row per test of the workload, in its order (results.csv's rows). */
+    rows: output<ResultRow[]>(),
+    /** results.csv (renderResultsCsv). */
+    csv: output<string>(),
+    /** The pod whose log was read; with several client pods, their names joined by ",". */
+    podName: output<string>(),
+    /** The image the Job ran (as given). */
+    image: output<string>(),
+    /**
+     * The rows' timestamp. Not `timestamp`: the outputs hold the inputs too, and the diff compares
+     * the stored `timestamp` input with the new one; the computed value there made every `up`
+     * replace the results (re-reading them and re-running the checks and drills after them).
+     */
+    rowsTimestamp: output<string>(),
+  },
+});
 
-export const parseResultsInputs = parserOf(resultsFields);
+export type BenchmarkResultsInputs = InputsOf<typeof resultsStep>;
+export type BenchmarkResultsOutputs = OutputsOf<typeof resultsStep>;
