@@ -7,7 +7,7 @@
 import { rerun, wholeNumber } from "../kit/inputs.js";
 import { kubeTargetFields } from "../kit/kube-target.js";
 import { declareStep, output, type InputsOf, type OutputsOf } from "../kit/step.js";
-import type { PlanSummary } from "./implementation.js";
+import type { PlanSummary } from "./types.js";
 
 export const bootstrapStep = declareStep({
   type: "ClusterBootstrap",

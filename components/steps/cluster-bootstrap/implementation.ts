@@ -21,18 +21,8 @@ import { announceZones } from "./announce-zones.js";
 import { bootstrapStep, type ClusterBootstrapInputs, type ClusterBootstrapOutputs } from "./declaration.js";
 
 export type { ClusterBootstrapInputs, ClusterBootstrapOutputs } from "./declaration.js";
-
-export interface ShardSummary {
-  primary: { pod: string; zone: string | null; nodeId: string | null };
-  replicas: { pod: string; zone: string | null }[];
-  /** e.g. ["0-5460"]. */
-  slotRanges: string[];
-}
-
-export interface PlanSummary {
-  shards: ShardSummary[];
-  primariesPerZone: Record<string, number>;
-}
+export type { PlanSummary, ShardSummary } from "./types.js";
+import type { PlanSummary } from "./types.js";
 
 export function memberFor(p: DiscoveredPod): ClusterMember {
   const e = podEndpoint(p);

@@ -10,7 +10,7 @@ import type { Placement } from "../../shared.js";
 import { anObject, nonEmptyString, oneOf, rerun, setting, wholeNumber } from "../kit/inputs.js";
 import { declareStep, output, type InputsOf, type OutputsOf } from "../kit/step.js";
 import { verifierFields } from "../topology-check/declaration.js";
-import type { DeployedDrill } from "./implementation.js";
+import type { DeployedDrill } from "./types.js";
 
 const endpoint = z.object({ host: nonEmptyString(), port: wholeNumber(1) }, { error: "must be an object { host, port }" });
 

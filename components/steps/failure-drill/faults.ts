@@ -35,7 +35,6 @@ import type { DrillKubeApi, DrillPod } from "./kube-api.js";
 /** The member pods' Valkey container (statefulset.ts). */
 export const VALKEY_CONTAINER = "valkey";
 
-
 /** The crash: exits at once, no RDB save, no wait for replicas; the password from the container's env (never argv). */
 export const CRASH_COMMAND = ["sh", "-c", "valkey-cli -p 6379 SHUTDOWN NOSAVE NOW FORCE >/dev/null 2>&1 || true"];
 

@@ -17,13 +17,12 @@
  */
 import { randomBytes } from "node:crypto";
 import { ackedLossBound, firstFailureAfterMs, type DurabilityConfig, type LossWindow } from "../../../benchmarks/drill/bounds.js";
-import { drillOk, loadFigures, type DrillOutcome, type WriteRecord } from "../../../benchmarks/drill/ledger.js";
+import { drillOk, loadFigures, type WriteRecord } from "../../../benchmarks/drill/ledger.js";
 import { type Fault } from "../../../vocabulary/faults.js";
 import { parseRecordLines } from "../../../benchmarks/drill/record-lines.js";
 import { renderDrillsCsv } from "../../../benchmarks/drill/drill-table.js";
 import { dynamicProtocol } from "../kit/protocol.js";
 import type { TopologyCheckReport } from "../topology-check/implementation.js";
-import type { DetectionWatch } from "./detection.js";
 import { injectFault, notBackYet } from "./faults.js";
 import { UNSUPPORTED_DEPLOYED_FAULTS } from "../../../vocabulary/faults.js";
 import type { DrillKubeApi, DrillPod } from "./kube-api.js";
@@ -31,6 +30,8 @@ import { buildDrillLoadJob, DRILL_LOAD_CONTAINER, DRILL_RUN_LABEL } from "./load
 import { drillStep, type FailureDrillInputs, type FailureDrillOutputs } from "./declaration.js";
 
 export type { FailureDrillInputs, FailureDrillOutputs } from "./declaration.js";
+export type { DeployedDrill, DrillDeps } from "./types.js";
+import type { DeployedDrill, DrillDeps } from "./types.js";
 
 export const CLOCK_NOTE =
   "The fault time is the clock of the process running `pulumi up`; write times are the load pod's clock. Latencies and the write outage are differences on the pod's clock alone; the split of writes into 'before' and 'during' the fault assumes both clocks agree (NTP), off by their skew. recoveryMs and detectionMs are on the step's clock alone (detection: when the step received the mark, through the connector).";
@@ -46,43 +47,11 @@ export function detectionUnobservable(mode: "cluster" | "replication", fault: Fa
   return undefined;
 }
 
-/** One drill's figures: the local DrillResult's (the same loadFigures), minus the timeline, plus where they came from. */
-export interface DeployedDrill extends DrillOutcome {
-  timings: { failureDetectionMs: number; zoneDownMs: number };
-  /** The primary's settings the loss bound was computed from. */
-  durability: DurabilityConfig;
-  /** The verifier's report once healed. */
-  after: TopologyCheckReport;
-  /** The load Job's pod whose log was read. */
-  loadPod: string;
-  /** The pods the fault deleted or evicted, by name and UID (the UID finds their events, e.g. FailedPreStopHook). */
-  deletedPods: Array<{ name: string; uid: string }>;
-}
-
 export class DrillError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "DrillError";
   }
-}
-
-/** What a drill needs from the outside world; tests pass fakes. */
-export interface DrillDeps {
-  api: DrillKubeApi;
-  /** The topology check's verifier, once; rejects when the topology fails or cannot be reached. */
-  verify: () => Promise<TopologyCheckReport>;
-  /** key → value read back after recovery (undefined: missing). */
-  readBack: (keys: readonly string[], healed: TopologyCheckReport) => Promise<Map<string, string | undefined>>;
-  /** The healthy primary's durability settings (CONFIG GET), for the fault's loss bound. */
-  durability: (healthy: TopologyCheckReport) => Promise<DurabilityConfig>;
-  /** The bundled load.mjs. */
-  loadScript: () => Promise<string>;
-  /** Watches the survivors for failure marks (detection.ts); absent: detectionMs is not observed. */
-  watchDetection?: (members: readonly DrillPod[], sentinels: readonly DrillPod[]) => Promise<DetectionWatch>;
-  sleep?: (ms: number) => Promise<void>;
-  now?: () => number;
-  /** @default 6 random hex characters */
-  runKey?: () => string;
 }
 
 const realSleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -9,7 +9,7 @@ import { parseEndpoint } from "../../../vocabulary/endpoint.js";
 import { discoverPods } from "../../kubernetes/pod-discovery.js";
 import { kubeDeps, usablePods } from "../kit/kube-access.js";
 import { checkTopologyOnKubernetes, PodNameConnector, type TopologyCheckInputs } from "../topology-check/implementation.js";
-import type { DrillDeps } from "./implementation.js";
+import type { DrillDeps } from "./types.js";
 import type { FailureDrillInputs } from "./declaration.js";
 import { kubernetesDrillApi } from "./kube-api.js";
 import { readBackKeys } from "./read-back.js";

@@ -21,22 +21,8 @@ import { dynamicProtocol, jsonSafe } from "../kit/protocol.js";
 import { checkStep, type TopologyCheckInputs, type TopologyCheckOutputs } from "./declaration.js";
 
 export type { TopologyCheckInputs, TopologyCheckOutputs } from "./declaration.js";
-
-/** The report as plain JSON (no undefined fields): what the stack outputs carry. */
-export interface TopologyCheckReport {
-  ok: boolean;
-  mode: "cluster" | "replication";
-  failures: { code: string; message: string; node?: string }[];
-  shards: {
-    primary: { address: string; zone: string | null; slotRanges: string[]; slotCount: number; keys: number | null };
-    replicas: { address: string; zone: string | null; crossAz: boolean; linkUp: boolean }[];
-  }[];
-  primariesPerZone: Record<string, number>;
-  nodeCount: number;
-  /** Replication under Sentinel: the master name asked and every Sentinel's view; absent otherwise. */
-  masterName?: string;
-  sentinels?: { address: string; zone: string | null; reachable: boolean; agrees: boolean; primary: string | null }[];
-}
+export type { TopologyCheckReport } from "./types.js";
+import type { TopologyCheckReport } from "./types.js";
 
 export class TopologyCheckError extends Error {
   constructor(readonly report: TopologyReport) {

@@ -1,0 +1,38 @@
+/** What a FailureDrill reports and what it needs from the outside world (tests pass fakes; real-deps.ts the real ones). */
+import type { DurabilityConfig } from "../../../benchmarks/drill/bounds.js";
+import type { DrillOutcome } from "../../../benchmarks/drill/ledger.js";
+import type { TopologyCheckReport } from "../topology-check/types.js";
+import type { DetectionWatch } from "./detection.js";
+import type { DrillKubeApi, DrillPod } from "./kube-api.js";
+
+/** One drill's figures: the local DrillResult's (the same loadFigures), minus the timeline, plus where they came from. */
+export interface DeployedDrill extends DrillOutcome {
+  timings: { failureDetectionMs: number; zoneDownMs: number };
+  /** The primary's settings the loss bound was computed from. */
+  durability: DurabilityConfig;
+  /** The verifier's report once healed. */
+  after: TopologyCheckReport;
+  /** The load Job's pod whose log was read. */
+  loadPod: string;
+  /** The pods the fault deleted or evicted, by name and UID (the UID finds their events, e.g. FailedPreStopHook). */
+  deletedPods: Array<{ name: string; uid: string }>;
+}
+
+/** What a drill needs from the outside world; tests pass fakes. */
+export interface DrillDeps {
+  api: DrillKubeApi;
+  /** The topology check's verifier, once; rejects when the topology fails or cannot be reached. */
+  verify: () => Promise<TopologyCheckReport>;
+  /** key → value read back after recovery (undefined: missing). */
+  readBack: (keys: readonly string[], healed: TopologyCheckReport) => Promise<Map<string, string | undefined>>;
+  /** The healthy primary's durability settings (CONFIG GET), for the fault's loss bound. */
+  durability: (healthy: TopologyCheckReport) => Promise<DurabilityConfig>;
+  /** The bundled load.mjs. */
+  loadScript: () => Promise<string>;
+  /** Watches the survivors for failure marks (detection.ts); absent: detectionMs is not observed. */
+  watchDetection?: (members: readonly DrillPod[], sentinels: readonly DrillPod[]) => Promise<DetectionWatch>;
+  sleep?: (ms: number) => Promise<void>;
+  now?: () => number;
+  /** @default 6 random hex characters */
+  runKey?: () => string;
+}
