@@ -1,9 +1,10 @@
 /**
- * README's stack-config table, generated from the schema's own metadata so it cannot drift:
+ * The stack-config table of docs/configuration.md, generated from the schema's own metadata so it
+ * cannot drift:
  *
  *   npx tsx config/render-table.ts           print the table
- *   npx tsx config/render-table.ts --write   replace it in README.md (between the markers only)
- *   npx tsx config/render-table.ts --check   exit 1 when README.md is stale
+ *   npx tsx config/render-table.ts --write   replace it in docs/configuration.md (between the markers only)
+ *   npx tsx config/render-table.ts --check   exit 1 when docs/configuration.md is stale
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -13,6 +14,8 @@ import { PROJECT, stackInputSchema } from "./sections.js";
 
 export const TABLE_START = "<!-- config-table:start -->";
 export const TABLE_END = "<!-- config-table:end -->";
+/** The document holding the table, relative to the repository root. */
+export const TABLE_DOC = "docs/configuration.md";
 
 const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ");
 const code = (text: string) => (text === "—" ? text : `\`${text}\``);
@@ -28,28 +31,28 @@ export function renderConfigTable(): string {
 }
 
 /** Replaces the text between the markers; throws when they are missing or out of order. */
-export function replaceConfigTable(readme: string, table: string): string {
-  const start = readme.indexOf(TABLE_START);
-  const end = readme.indexOf(TABLE_END);
-  if (start < 0 || end < start) throw new Error(`README.md must contain ${TABLE_START} followed by ${TABLE_END}`);
-  return `${readme.slice(0, start + TABLE_START.length)}\n${table}\n${readme.slice(end)}`;
+export function replaceConfigTable(doc: string, table: string): string {
+  const start = doc.indexOf(TABLE_START);
+  const end = doc.indexOf(TABLE_END);
+  if (start < 0 || end < start) throw new Error(`${TABLE_DOC} must contain ${TABLE_START} followed by ${TABLE_END}`);
+  return `${doc.slice(0, start + TABLE_START.length)}\n${table}\n${doc.slice(end)}`;
 }
 
 function run(args: string[]): number {
-  const readmePath = join(dirname(fileURLToPath(import.meta.url)), "..", "README.md");
+  const docPath = join(dirname(fileURLToPath(import.meta.url)), "..", TABLE_DOC);
   const table = renderConfigTable();
   if (!args.includes("--write") && !args.includes("--check")) {
     process.stdout.write(`${table}\n`);
     return 0;
   }
-  const readme = readFileSync(readmePath, "utf8");
-  const updated = replaceConfigTable(readme, table);
+  const doc = readFileSync(docPath, "utf8");
+  const updated = replaceConfigTable(doc, table);
   if (args.includes("--check")) {
-    if (updated === readme) return 0;
-    process.stderr.write("README.md's config table is stale; run: npx tsx config/render-table.ts --write\n");
+    if (updated === doc) return 0;
+    process.stderr.write(`${TABLE_DOC}'s config table is stale; run: npx tsx config/render-table.ts --write\n`);
     return 1;
   }
-  if (updated !== readme) writeFileSync(readmePath, updated);
+  if (updated !== doc) writeFileSync(docPath, updated);
   return 0;
 }
 
