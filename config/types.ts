@@ -46,7 +46,7 @@ export type ValkeyMode = ValkeyConfig["mode"];
 export type AppendFsync = ValkeyConfig["persistence"]["appendfsync"];
 /** Valkey `maxmemory-policy`. */
 export type MaxmemoryPolicy = ValkeyConfig["maxmemoryPolicy"];
-/** `benchmark`: the valkey-benchmark run (the workload fields are benchmarks/workload.ts's). */
+/** `benchmark`: the valkey-benchmark run (the workload fields are vocabulary/workload.ts's). */
 export type BenchmarkConfig = StackConfig["benchmark"];
 /** `checks`: post-deploy steps. */
 export type ChecksConfig = StackConfig["checks"];

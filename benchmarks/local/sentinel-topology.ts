@@ -1,7 +1,7 @@
 /**
  * A Sentinel-managed replication set on this machine, all real processes tracked by the
  * process reaper: N+1 equal members started by the SAME rendered entrypoint the pods run
- * (components/valkey/start-script.ts with the Sentinel start decision, run under `sh`), S
+ * (pod/start-script.ts with the Sentinel start decision, run under `sh`), S
  * Sentinels (`valkey-server sentinel.conf --sentinel`, state kept in a per-Sentinel dir
  * across restarts), and an HAProxy write endpoint (the member a Sentinel majority names, while
  * it says role:master) plus read endpoint (role:slave only) and status frontend (`/ready`), from

@@ -1,6 +1,6 @@
 /**
  * What the HAProxy write endpoint's health-check settings (`fall`, check interval, check
- * timeout; components/valkey/haproxy-cfg.ts) save and cost, on a local Sentinel topology (real
+ * timeout; pod/haproxy-cfg.ts) save and cost, on a local Sentinel topology (real
  * members through the rendered start script, 3 Sentinels, real HAProxy). For each `fall` value,
  * `runs` times each:
  * - stall: the primary freezes (SIGSTOP) for `--stall-ms`, longer than the check timeout, then

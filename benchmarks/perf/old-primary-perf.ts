@@ -1,6 +1,6 @@
 /**
  * Where new write-endpoint connections land while a demoted-late old primary still says
- * `role:master` (components/valkey/haproxy-cfg.ts), on a local Sentinel topology (real members
+ * `role:master` (pod/haproxy-cfg.ts), on a local Sentinel topology (real members
  * through the rendered start script, 3 Sentinels, real HAProxy checking every 500 ms). Each run:
  * the primary is frozen (SIGSTOP) until a majority of the Sentinels name another member, then
  * thawed (SIGCONT): it comes back

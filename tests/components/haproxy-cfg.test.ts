@@ -1,5 +1,5 @@
 /**
- * haproxy.cfg of the write/read endpoints (components/valkey/haproxy-cfg.ts), as text and
+ * haproxy.cfg of the write/read endpoints (pod/haproxy-cfg.ts), as text and
  * through the real `haproxy -c`: the write rule (a Sentinel majority names the member AND it
  * says role:master, no other member named), the quorum backends' exact Sentinel reply, the
  * status frontend, AUTH in hex only. Behaviour on real processes: tests/core/haproxy-quorum.test.ts.

@@ -1,5 +1,5 @@
 /**
- * The members' preStop (components/valkey/replication-prestop-script.ts), rendered and run by
+ * The members' preStop (pod/replication-prestop-script.ts), rendered and run by
  * `sh` (dash here) on REAL processes: a SentinelTopology (1 primary + 2 replicas through the
  * rendered entrypoint, 3 real Sentinels). What it must do on the primary:
  * - hold writes while the Sentinels switch (a write sent during the pause is never acknowledged

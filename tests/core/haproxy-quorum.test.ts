@@ -1,7 +1,7 @@
 /**
  * The write endpoint follows the Sentinel majority, on real processes: 1 primary + 2 replicas
  * started by the rendered start script, 3 Sentinels (quorum 2, down-after 1000 ms), HAProxy from
- * the same renderer the pods use (components/valkey/haproxy-cfg.ts). Order matters (each test
+ * the same renderer the pods use (pod/haproxy-cfg.ts). Order matters (each test
  * starts from the topology the previous one left):
  * - a member that says role:master but is not the Sentinels' primary (a standalone valkey-server
  *   listed beside the members in a second HAProxy) gets no new connection;
