@@ -5,28 +5,16 @@
  * prestop.sh. The ConfigMap holds these files (components/valkey/cluster-manifests.ts) and a local
  * member writes the same ones into its directory (benchmarks/drill/cluster-pod.ts).
  */
-import type { ValkeyConfig } from "../config/types.js";
-import { VALKEY_BUS_PORT, VALKEY_PORT } from "../vocabulary/ports.js";
+import { VALKEY_BUS_PORT } from "../vocabulary/ports.js";
 import { renderAzFailbackScript, type AzFailbackScriptOptions } from "./az-failback-script.js";
 import { renderClusterHealScript, type ClusterHealScriptOptions } from "./cluster-heal-script.js";
 import { renderClusterRejoinScript, type ClusterRejoinScriptOptions } from "./cluster-rejoin-script.js";
-import { CLI_AUTH_ENV, type PodDefinition, type PodPaths } from "./definition.js";
-import { renderDeployedLocalConf, type LocalConfOverrides } from "./local-conf.js";
-import {
-  CONFIG_MOUNT,
-  DATA_DIR,
-  FAILBACK_SCRIPT_KEY,
-  HEAL_SCRIPT_KEY,
-  PRESTOP_SCRIPT_KEY,
-  READINESS_SCRIPT_KEY,
-  REJOIN_SCRIPT_KEY,
-  RUN_DIR,
-  START_SCRIPT_KEY,
-} from "./paths.js";
+import { CLI_AUTH_ENV, type PodDefinition } from "./definition.js";
+import { memberLayout, type MemberOptions } from "./member.js";
+import { FAILBACK_SCRIPT_KEY, HEAL_SCRIPT_KEY, PRESTOP_SCRIPT_KEY, READINESS_SCRIPT_KEY, REJOIN_SCRIPT_KEY, START_SCRIPT_KEY } from "./paths.js";
 import { DEFAULT_FAILOVER_TIMEOUT_SECONDS, renderPreStopScript, type PreStopScriptOptions } from "./prestop-script.js";
 import { renderReadinessScript } from "./readiness-script.js";
 import { renderStartScript, zoneFileOf } from "./start-script.js";
-import { renderValkeyConf } from "./valkey-conf.js";
 
 /** The member's valkey.conf file name. */
 export const CLUSTER_CONF_KEY = "valkey.conf";
@@ -37,21 +25,9 @@ const BACKGROUND_KEYS: Record<BackgroundScript, string> = { heal: HEAL_SCRIPT_KE
 
 type Clock<T> = Omit<T, "port" | "localHost" | "zoneFile">;
 
-export interface ClusterMemberOptions extends PodPaths {
-  /** The stack's `valkey` section (valkey.conf). */
-  valkey: ValkeyConfig;
-  /** Whether start.sh writes requirepass/masterauth from `passwordFile`. */
-  auth: boolean;
-  /** @default VALKEY_PORT */
-  port?: number;
+export interface ClusterMemberOptions extends MemberOptions {
   /** @default VALKEY_BUS_PORT */
   busPort?: number;
-  /** Address the member's own scripts reach its server at. @default each script's (127.0.0.1) */
-  localHost?: string;
-  /** Listen addresses (valkey.conf `bind`). @default every address (valkey-conf.ts) */
-  bind?: string;
-  /** A local process: the lines that override the deployed conf (pod/local-conf.ts). @default none (the pod) */
-  local?: LocalConfOverrides;
   /**
    * The scripts start.sh runs in the background, in this order (rejoin.sh is also its start gate).
    * A pod runs all three; a test leaves one out to show what it does. @default all three
@@ -70,28 +46,13 @@ export function clusterMemberEnv(auth: boolean): string[] {
 }
 
 export function clusterMemberPod(o: ClusterMemberOptions): PodDefinition {
-  const dir = o.configDir ?? CONFIG_MOUNT;
-  const dataDir = o.dataDir ?? DATA_DIR;
-  const runDir = o.runDir ?? RUN_DIR;
-  const at = (key: string) => `${dir}/${key}`;
+  const { at, dataDir, self, conf, start } = memberLayout(o, { kind: "cluster-member" }, o.busPort ?? VALKEY_BUS_PORT);
   const background = o.background ?? BACKGROUND_SCRIPTS;
-  const self = { port: o.port ?? VALKEY_PORT, ...(o.localHost === undefined ? {} : { localHost: o.localHost }) };
-  const confOptions = {
-    role: { kind: "cluster-member" } as const,
-    port: self.port,
-    busPort: o.busPort ?? VALKEY_BUS_PORT,
-    dataDir,
-    runDir,
-    ...(o.bind === undefined ? {} : { bind: o.bind }),
-  };
   const files = {
-    [CLUSTER_CONF_KEY]: o.local === undefined ? renderValkeyConf(o.valkey, confOptions) : renderDeployedLocalConf(o.valkey, confOptions, o.local),
+    [CLUSTER_CONF_KEY]: conf,
     [START_SCRIPT_KEY]: renderStartScript({
       mode: "cluster",
-      auth: o.auth,
-      ...(o.passwordFile === undefined ? {} : { passwordFile: o.passwordFile }),
-      runDir,
-      dataDir,
+      ...start,
       backgroundScripts: background.map((b) => at(BACKGROUND_KEYS[b])),
       ...(background.includes("rejoin") ? { rejoinGate: at(REJOIN_SCRIPT_KEY) } : {}),
     }),

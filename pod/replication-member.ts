@@ -6,36 +6,21 @@
  * and a local member writes the same ones into its directory (benchmarks/local/sentinel-topology.ts;
  * the local switchover runs its prestop.sh, benchmarks/local/replication-prestop.ts).
  */
-import type { ValkeyConfig } from "../config/types.js";
-import { VALKEY_PORT } from "../vocabulary/ports.js";
-import { CLI_AUTH_ENV, type PodDefinition, type PodPaths } from "./definition.js";
-import { renderDeployedLocalConf, type LocalConfOverrides } from "./local-conf.js";
-import { CONFIG_MOUNT, DATA_DIR, PRESTOP_SCRIPT_KEY, READINESS_SCRIPT_KEY, RUN_DIR, START_SCRIPT_KEY } from "./paths.js";
+import { CLI_AUTH_ENV, type PodDefinition } from "./definition.js";
+import { memberLayout, type MemberOptions } from "./member.js";
+import { PRESTOP_SCRIPT_KEY, READINESS_SCRIPT_KEY, START_SCRIPT_KEY } from "./paths.js";
 import { renderReadinessScript } from "./readiness-script.js";
 import { DEFAULT_SWITCHOVER_TIMEOUT_SECONDS, renderReplicationPreStopScript, type ReplicationPreStopOptions } from "./replication-prestop-script.js";
 import type { ReplicationStartOptions } from "./replication-start.js";
 import { renderStartScript } from "./start-script.js";
-import { renderValkeyConf } from "./valkey-conf.js";
 
 /** The member's valkey.conf file name. */
 export const MEMBER_CONF_KEY = "valkey.conf";
 
-export interface ReplicationMemberOptions extends PodPaths {
-  /** The stack's `valkey` section (valkey.conf). */
-  valkey: ValkeyConfig;
-  /** Whether start.sh writes requirepass/masterauth from `passwordFile`. */
-  auth: boolean;
+export interface ReplicationMemberOptions extends MemberOptions {
   masterName: string;
   /** The Sentinels, `host:port` each (pod DNS names in the cluster). */
   sentinels: readonly string[];
-  /** @default VALKEY_PORT */
-  port?: number;
-  /** Address the member's own scripts reach its server at. @default each script's (127.0.0.1) */
-  localHost?: string;
-  /** Listen addresses (valkey.conf `bind`). @default every address (valkey-conf.ts) */
-  bind?: string;
-  /** A local process: the lines that override the deployed conf (pod/local-conf.ts). @default none (the pod) */
-  local?: LocalConfOverrides;
   /** The start decision's clocks, shortened by the local topologies. @default the deployed defaults */
   start?: Omit<ReplicationStartOptions, "masterName" | "sentinels" | "port" | "dataDir" | "includeFile">;
   /** The preStop's clocks. @default the deployed defaults */
@@ -48,22 +33,13 @@ export function replicationMemberEnv(auth: boolean): string[] {
 }
 
 export function replicationMemberPod(o: ReplicationMemberOptions): PodDefinition {
-  const dir = o.configDir ?? CONFIG_MOUNT;
-  const dataDir = o.dataDir ?? DATA_DIR;
-  const runDir = o.runDir ?? RUN_DIR;
-  const at = (key: string) => `${dir}/${key}`;
-  const port = o.port ?? VALKEY_PORT;
-  const self = { port, ...(o.localHost === undefined ? {} : { localHost: o.localHost }) };
-  const confOptions = { role: { kind: "replication-member" } as const, port, dataDir, runDir, ...(o.bind === undefined ? {} : { bind: o.bind }) };
+  const { at, self, conf, start } = memberLayout(o, { kind: "replication-member" });
   const files = {
-    [MEMBER_CONF_KEY]: o.local === undefined ? renderValkeyConf(o.valkey, confOptions) : renderDeployedLocalConf(o.valkey, confOptions, o.local),
+    [MEMBER_CONF_KEY]: conf,
     [START_SCRIPT_KEY]: renderStartScript({
       mode: "replication",
-      auth: o.auth,
-      ...(o.passwordFile === undefined ? {} : { passwordFile: o.passwordFile }),
-      runDir,
-      dataDir,
-      sentinel: { ...o.start, masterName: o.masterName, sentinels: o.sentinels, port },
+      ...start,
+      sentinel: { ...o.start, masterName: o.masterName, sentinels: o.sentinels, port: self.port },
     }),
     [READINESS_SCRIPT_KEY]: renderReadinessScript({ mode: "replication", ...self }),
     [PRESTOP_SCRIPT_KEY]: renderReplicationPreStopScript({

@@ -3,12 +3,12 @@
  * (directly or around a loop), and nothing below benchmarks/ imports Pulumi or the Kubernetes
  * client (tests/support/import-graph.ts; `npm run graph` prints the same report).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { analyseGraph, formatReport, readImportGraph } from "../support/import-graph.js";
+import { analyseGraph, formatReport, LAYERS, readImportGraph } from "../support/import-graph.js";
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -23,6 +23,11 @@ describe("import graph", () => {
     expect(report.layerCounts["components -> pod"]).toBeGreaterThan(0);
     expect(report.layerCounts["benchmarks -> pod"]).toBeGreaterThan(0);
     expect(report.layerCounts["config -> vocabulary"]).toBeGreaterThan(0);
+  });
+
+  it("every layer is type-checked and linted (tsconfig.json includes it)", () => {
+    const include = (JSON.parse(readFileSync(join(repo, "tsconfig.json"), "utf8")) as { include: string[] }).include;
+    for (const layer of LAYERS) expect(include, layer).toContain(layer.endsWith(".ts") ? layer : `${layer}/**/*.ts`);
   });
 
   describe("the checker", () => {
