@@ -85,6 +85,21 @@ describe("every step component (defineStep)", () => {
     }
   });
 
+  it("passes every input through to the run, also one that is an output too (BenchmarkResults' image)", async () => {
+    for (const [dir, Step] of steps) {
+      const given = Object.fromEntries(Object.keys(Step.step.fields).map((k) => [k, `in:${k}`]));
+      new Step(`i-${dir}`, given as never);
+      await settle();
+      const inputs = mocks.get(RUN, `i-${dir}-run`).inputs;
+      for (const key of Object.keys(Step.step.fields)) {
+        // Secrets arrive wrapped; `triggers` is computed from `after`.
+        if (Step.step.secretKeys.includes(key) || key === "triggers") continue;
+        expect(inputs[key], `${dir}: input ${key}`).toBe(`in:${key}`);
+      }
+    }
+    expect(steps.some(([, Step]) => Step.step.outputKeys.some((k) => k in Step.step.fields))).toBe(true);
+  });
+
   it("keeps the URNs existing stacks have (aliases to the former type and shape)", async () => {
     const parent = new pulumiRt.ComponentResource("test:index:Parent", "p");
     const chain = (type: string) => `urn:pulumi:${pulumiRt.getStack()}::${pulumiRt.getProject()}::test:index:Parent$${type}`;

@@ -101,7 +101,9 @@ export function defineStep<S extends StepDeclaration>(step: S, o: DefineStepOpti
       super(STEP_TYPE_PREFIX + step.type, name, {}, { ...opts, aliases: [...(opts.aliases ?? []), ...former.component] });
       const { after = [], ...fields } = args as { after?: pulumi.Input<unknown>[] };
       const inputs = step.follows ? { ...fields, triggers: after.map(triggerOf) } : fields;
-      const placeholders = Object.fromEntries(keys.map((k) => [k, undefined]));
+      // Placeholders make the engine expose the outputs; an output that echoes an input (same
+      // name) keeps its input, or the blank would replace what was given.
+      const placeholders = Object.fromEntries(keys.filter((k) => !(k in step.fields)).map((k) => [k, undefined]));
       const run = new StepRun(
         provider(),
         `${name}-run`,
