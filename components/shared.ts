@@ -5,7 +5,6 @@
  */
 import type { Toleration } from "../config/types.js";
 
-
 /** Label every Valkey data-plane pod carries; the benchmark Job's anti-affinity keeps away from it. */
 export const DATA_PLANE_LABEL = "valkey-on-eks/data-plane";
 /** Label a pod must carry for the NetworkPolicy to let it reach port 6379. */

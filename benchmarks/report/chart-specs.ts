@@ -7,7 +7,6 @@ import type { TopLevelSpec } from "vega-lite";
 import { CHART_FONT } from "./html.js";
 import { rowFor, seriesOf, testsOf, type ReportInput } from "./model.js";
 
-
 export const LATENCY_PERCENTILES = ["p50", "p95", "p99"] as const;
 export type Percentile = (typeof LATENCY_PERCENTILES)[number];
 
