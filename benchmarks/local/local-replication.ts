@@ -27,22 +27,31 @@ export interface LocalReplication {
   zoneMap: Record<string, string>;
 }
 
+/**
+ * Waits until every replica's link to its primary is up and not syncing. Each poll asks on a new
+ * connection, and a failed one is "not yet": Sentinel ends every normal client of an instance it
+ * reconfigures (sentinel.c sentinelSendSlaveOf: REPLICAOF, CONFIG REWRITE, CLIENT KILL TYPE
+ * normal), which it may do to a replica at any time after a failover.
+ */
 export async function waitForReplicaLinks(replicas: readonly NodeEndpoint[], password: string | undefined, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (const r of replicas) {
-    const client = await openClient(r.host, r.port, endpointKey(r), { password });
-    try {
-      await pollUntil(
-        async () => {
+    await pollUntil(
+      async () => {
+        const client = await openClient(r.host, r.port, endpointKey(r), { password }).catch((err: Error) => err);
+        if (client instanceof Error) return client.message;
+        try {
           const info = parseInfo(await client.info("replication"));
           if (info.get("master_link_status") === "up" && info.get("master_sync_in_progress") !== "1") return true;
           return `master_link_status=${info.get("master_link_status") ?? "?"}`;
-        },
-        { timeoutMs: Math.max(0, deadline - Date.now()), what: `replica ${endpointKey(r)} to link to its primary` },
-      );
-    } finally {
-      client.disconnect();
-    }
+        } catch (err) {
+          return (err as Error).message;
+        } finally {
+          client.disconnect();
+        }
+      },
+      { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: 100, what: `replica ${endpointKey(r)} to link to its primary` },
+    );
   }
 }
 

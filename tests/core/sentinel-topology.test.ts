@@ -76,13 +76,25 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
   };
   const expectReplicaOf = async (m: Member, primary: Member): Promise<void> => {
     await waitForReplicaLinks([m], password, 30_000);
-    const c = await client(m);
-    try {
-      const info = parseInfo(await c.info("replication"));
-      expect([info.get("role"), `${info.get("master_host")}:${info.get("master_port")}`]).toEqual(["slave", primary.address]);
-    } finally {
-      c.disconnect();
-    }
+    // A new connection per read: a Sentinel reconfiguring `m` ends its clients (CLIENT KILL TYPE normal).
+    let seen: string[] = [];
+    await pollUntil(
+      async () => {
+        const c = await client(m).catch((err: Error) => err);
+        if (c instanceof Error) return c.message;
+        try {
+          const info = parseInfo(await c.info("replication"));
+          seen = [info.get("role") ?? "?", `${info.get("master_host")}:${info.get("master_port")}`];
+          return seen[0] === "slave" && seen[1] === primary.address ? true : seen.join(" of ");
+        } catch (err) {
+          return (err as Error).message;
+        } finally {
+          c.disconnect();
+        }
+      },
+      { timeoutMs: 10_000, intervalMs: 100, what: `${m.address} to be a replica of ${primary.address}` },
+    );
+    expect(seen).toEqual(["slave", primary.address]);
   };
 
   beforeAll(async () => {
