@@ -10,14 +10,11 @@ import { renderAzFailbackScript, type AzFailbackScriptOptions } from "./az-failb
 import { renderClusterHealScript, type ClusterHealScriptOptions } from "./cluster-heal-script.js";
 import { renderClusterRejoinScript, type ClusterRejoinScriptOptions } from "./cluster-rejoin-script.js";
 import { CLI_AUTH_ENV, type PodDefinition } from "./definition.js";
-import { memberLayout, type MemberOptions } from "./member.js";
+import { memberDefinition, memberLayout, type MemberOptions } from "./member.js";
 import { FAILBACK_SCRIPT_KEY, HEAL_SCRIPT_KEY, PRESTOP_SCRIPT_KEY, READINESS_SCRIPT_KEY, REJOIN_SCRIPT_KEY, START_SCRIPT_KEY } from "./paths.js";
 import { DEFAULT_FAILOVER_TIMEOUT_SECONDS, renderPreStopScript, type PreStopScriptOptions } from "./prestop-script.js";
 import { renderReadinessScript } from "./readiness-script.js";
 import { renderStartScript, zoneFileOf } from "./start-script.js";
-
-/** The member's valkey.conf file name. */
-export const CLUSTER_CONF_KEY = "valkey.conf";
 
 export const BACKGROUND_SCRIPTS = ["heal", "rejoin", "failback"] as const;
 export type BackgroundScript = (typeof BACKGROUND_SCRIPTS)[number];
@@ -46,10 +43,10 @@ export function clusterMemberEnv(auth: boolean): string[] {
 }
 
 export function clusterMemberPod(o: ClusterMemberOptions): PodDefinition {
-  const { at, dataDir, self, conf, start } = memberLayout(o, { kind: "cluster-member" }, o.busPort ?? VALKEY_BUS_PORT);
+  const layout = memberLayout(o, { kind: "cluster-member" }, o.busPort ?? VALKEY_BUS_PORT);
+  const { at, dataDir, self, start } = layout;
   const background = o.background ?? BACKGROUND_SCRIPTS;
-  const files = {
-    [CLUSTER_CONF_KEY]: conf,
+  const scripts = {
     [START_SCRIPT_KEY]: renderStartScript({
       mode: "cluster",
       ...start,
@@ -62,11 +59,5 @@ export function clusterMemberPod(o: ClusterMemberOptions): PodDefinition {
     [READINESS_SCRIPT_KEY]: renderReadinessScript({ mode: "cluster", ...self }),
     [PRESTOP_SCRIPT_KEY]: renderPreStopScript({ timeoutSeconds: DEFAULT_FAILOVER_TIMEOUT_SECONDS, ...o.preStop, ...self }),
   };
-  return {
-    files,
-    command: ["sh", at(START_SCRIPT_KEY), at(CLUSTER_CONF_KEY)],
-    preStop: ["sh", at(PRESTOP_SCRIPT_KEY)],
-    readiness: ["sh", at(READINESS_SCRIPT_KEY)],
-    env: clusterMemberEnv(o.auth),
-  };
+  return memberDefinition(layout, scripts, clusterMemberEnv(o.auth));
 }

@@ -5,10 +5,13 @@
  */
 import type { ValkeyConfig } from "../config/types.js";
 import { VALKEY_PORT } from "../vocabulary/ports.js";
-import type { PodPaths } from "./definition.js";
+import type { PodDefinition, PodPaths } from "./definition.js";
 import { renderDeployedLocalConf, type LocalConfOverrides } from "./local-conf.js";
-import { CONFIG_MOUNT, DATA_DIR, RUN_DIR } from "./paths.js";
+import { CONFIG_MOUNT, DATA_DIR, PRESTOP_SCRIPT_KEY, READINESS_SCRIPT_KEY, RUN_DIR, START_SCRIPT_KEY } from "./paths.js";
 import { renderValkeyConf, type ConfRole } from "./valkey-conf.js";
+
+/** A member's valkey.conf file name. */
+export const VALKEY_CONF_KEY = "valkey.conf";
 
 export interface MemberOptions extends PodPaths {
   /** The stack's `valkey` section (valkey.conf). */
@@ -51,5 +54,19 @@ export function memberLayout(o: MemberOptions, role: ConfRole, busPort?: number)
     self: { port, ...(o.localHost === undefined ? {} : { localHost: o.localHost }) },
     conf: o.local === undefined ? renderValkeyConf(o.valkey, confOptions) : renderDeployedLocalConf(o.valkey, confOptions, o.local),
     start: { auth: o.auth, ...(o.passwordFile === undefined ? {} : { passwordFile: o.passwordFile }), runDir, dataDir },
+  };
+}
+
+/**
+ * A member's definition from its layout and its scripts: valkey.conf beside them, the container
+ * running `sh start.sh valkey.conf`, the preStop and readiness scripts as its hooks.
+ */
+export function memberDefinition(l: MemberLayout, scripts: Record<string, string>, env: readonly string[]): PodDefinition {
+  return {
+    files: { [VALKEY_CONF_KEY]: l.conf, ...scripts },
+    command: ["sh", l.at(START_SCRIPT_KEY), l.at(VALKEY_CONF_KEY)],
+    preStop: ["sh", l.at(PRESTOP_SCRIPT_KEY)],
+    readiness: ["sh", l.at(READINESS_SCRIPT_KEY)],
+    env,
   };
 }

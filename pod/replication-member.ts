@@ -7,15 +7,12 @@
  * the local switchover runs its prestop.sh, benchmarks/local/replication-prestop.ts).
  */
 import { CLI_AUTH_ENV, type PodDefinition } from "./definition.js";
-import { memberLayout, type MemberOptions } from "./member.js";
+import { memberDefinition, memberLayout, type MemberOptions } from "./member.js";
 import { PRESTOP_SCRIPT_KEY, READINESS_SCRIPT_KEY, START_SCRIPT_KEY } from "./paths.js";
 import { renderReadinessScript } from "./readiness-script.js";
 import { DEFAULT_SWITCHOVER_TIMEOUT_SECONDS, renderReplicationPreStopScript, type ReplicationPreStopOptions } from "./replication-prestop-script.js";
 import type { ReplicationStartOptions } from "./replication-start.js";
 import { renderStartScript } from "./start-script.js";
-
-/** The member's valkey.conf file name. */
-export const MEMBER_CONF_KEY = "valkey.conf";
 
 export interface ReplicationMemberOptions extends MemberOptions {
   masterName: string;
@@ -33,9 +30,9 @@ export function replicationMemberEnv(auth: boolean): string[] {
 }
 
 export function replicationMemberPod(o: ReplicationMemberOptions): PodDefinition {
-  const { at, self, conf, start } = memberLayout(o, { kind: "replication-member" });
-  const files = {
-    [MEMBER_CONF_KEY]: conf,
+  const layout = memberLayout(o, { kind: "replication-member" });
+  const { self, start } = layout;
+  const scripts = {
     [START_SCRIPT_KEY]: renderStartScript({
       mode: "replication",
       ...start,
@@ -50,11 +47,5 @@ export function replicationMemberPod(o: ReplicationMemberOptions): PodDefinition
       ...self,
     }),
   };
-  return {
-    files,
-    command: ["sh", at(START_SCRIPT_KEY), at(MEMBER_CONF_KEY)],
-    preStop: ["sh", at(PRESTOP_SCRIPT_KEY)],
-    readiness: ["sh", at(READINESS_SCRIPT_KEY)],
-    env: replicationMemberEnv(o.auth),
-  };
+  return memberDefinition(layout, scripts, replicationMemberEnv(o.auth));
 }
