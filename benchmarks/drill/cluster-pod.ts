@@ -9,8 +9,7 @@
  * the partition fault's rules name it.
  */
 import { mkdirSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { resolveBinaries } from "../binaries.js";
+import { join } from "node:path";
 import { Redis } from "ioredis";
 import { parseClusterNodes } from "../topology/cluster-nodes-parser.js";
 import type { ValkeyConfig } from "../../config/types.js";
@@ -37,14 +36,13 @@ export interface ClusterPodEnv {
   passwordFile: string;
   /** heal.sh's VALKEY_HEAL_HOSTS_FILE (the local stand-in for pod DNS). */
   hostsFile: string;
-  /** VALKEY_CLI and the password for the cli (REDISCLI_AUTH / VALKEYCLI_AUTH). */
+  /** What every local pod's environment holds (pod-files.ts localPodEnv): PATH, VALKEY_CLI, the cli's password. */
   cliEnv: Record<string, string>;
 }
 
 /** The launch (LocalFleet.start) of member `p`: writes its conf and scripts into its dir, runs start.sh. */
 export function clusterPodLaunch(p: ClusterPodSpec, e: ClusterPodEnv): (ctx: LaunchContext) => LaunchCommand {
   return ({ dir, logfile }) => {
-    const bin = resolveBinaries();
     const runDir = join(dir, "run");
     mkdirSync(p.dataDir, { recursive: true });
     const pod = clusterMemberPod({
@@ -70,7 +68,6 @@ export function clusterPodLaunch(p: ClusterPodSpec, e: ClusterPodEnv): (ctx: Lau
     });
     return launchPod(p.name, pod, dir, {
       ...e.cliEnv,
-      PATH: `${dirname(bin.server.path)}:${process.env.PATH ?? ""}`,
       POD_NAME: p.name,
       VALKEY_ANNOUNCE_HOST: p.hostname,
       VALKEY_ANNOUNCE_IP: p.host,

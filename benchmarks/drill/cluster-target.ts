@@ -16,9 +16,9 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
-import { resolveBinaries } from "../binaries.js";
 import { bootstrapCluster } from "../bootstrap/cluster-bootstrap.js";
 import { localMember } from "../local/local-cluster.js";
+import { localPodEnv } from "../local/pod-files.js";
 import { freePort } from "../local/ports.js";
 import { killHard } from "../local/sentinel-topology.js";
 import { LocalFleet, type ValkeyProcess } from "../local/valkey-process.js";
@@ -126,7 +126,7 @@ export class ClusterTarget implements DrillTarget {
   }
 
   private cliEnv(): Record<string, string> {
-    return { VALKEY_CLI: resolveBinaries().cli.path, REDISCLI_AUTH: this.o.password, VALKEYCLI_AUTH: this.o.password };
+    return localPodEnv(this.o.password);
   }
 
   /** Starts a member as its pod does (cluster-pod.ts) on its current address. */

@@ -5,16 +5,15 @@
  * options (directories, address, port, the conf lines of pod/local-conf.ts, shorter clocks) and
  * the pod's environment set as its pod spec sets it; the password in a 0600 file.
  */
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import type { ValkeyConfig } from "../../config/types.js";
 import { defaultValkeyConfig } from "../../pod/local-conf.js";
 import { replicationMemberPod, type ReplicationMemberOptions } from "../../pod/replication-member.js";
 import type { SentinelTimings } from "../../pod/sentinel-conf.js";
 import { sentinelPod } from "../../pod/sentinel.js";
 import type { NodeEndpoint } from "../../vocabulary/endpoint.js";
-import { resolveBinaries } from "../binaries.js";
-import { launchPod } from "./pod-files.js";
+import { launchPod, localPodEnv, writePasswordFile } from "./pod-files.js";
 import type { LaunchCommand, LaunchContext, StartOptions } from "./valkey-process.js";
 
 /** The local members' preStop bound (the deployed one is DEFAULT_SWITCHOVER_TIMEOUT_SECONDS). */
@@ -48,14 +47,11 @@ export interface MemberLaunchOptions {
  */
 export function memberLaunch(o: MemberLaunchOptions): (ctx: LaunchContext) => LaunchCommand {
   return ({ dir, logfile }) => {
-    const bin = resolveBinaries();
     const dataDir = join(dir, "data");
     const runDir = join(dir, "run");
-    const passwordFile = join(dir, "secret", "password");
     o.onDataDir?.(dataDir);
     if (o.wipeData) rmSync(dataDir, { recursive: true, force: true });
-    mkdirSync(dirname(passwordFile), { recursive: true, mode: 0o700 });
-    if (o.password !== undefined) writeFileSync(passwordFile, o.password, { mode: 0o600 });
+    const passwordFile = writePasswordFile(dir, o.password);
     const pod = replicationMemberPod({
       valkey: o.valkey ?? defaultValkeyConfig(),
       auth: o.password !== undefined,
@@ -73,13 +69,7 @@ export function memberLaunch(o: MemberLaunchOptions): (ctx: LaunchContext) => La
       ...(o.sentinel === undefined ? {} : { start: o.sentinel }),
       preStop: { timeoutSeconds: REPLICATION_PRESTOP_TIMEOUT_SECONDS },
     });
-    return launchPod(o.name, pod, dir, {
-      PATH: `${dirname(bin.server.path)}:${process.env.PATH ?? ""}`,
-      VALKEY_CLI: bin.cli.path,
-      POD_NAME: o.name,
-      VALKEY_ANNOUNCE_HOST: o.host,
-      ...(o.password === undefined ? {} : { VALKEYCLI_AUTH: o.password, REDISCLI_AUTH: o.password }),
-    });
+    return launchPod(o.name, pod, dir, { ...localPodEnv(o.password), POD_NAME: o.name, VALKEY_ANNOUNCE_HOST: o.host });
   };
 }
 
@@ -102,10 +92,8 @@ export interface SentinelLaunchOptions {
 export function sentinelLaunch(o: SentinelLaunchOptions): (ctx: LaunchContext) => LaunchCommand {
   return ({ dir, logfile }) => {
     const configDir = join(dir, "config");
-    const passwordFile = join(dir, "secret", "password");
     mkdirSync(configDir, { recursive: true });
-    mkdirSync(dirname(passwordFile), { recursive: true, mode: 0o700 });
-    if (o.password !== undefined) writeFileSync(passwordFile, o.password, { mode: 0o600 });
+    const passwordFile = writePasswordFile(dir, o.password);
     const pod = sentinelPod({
       ...o.timings,
       auth: o.password !== undefined,
@@ -118,11 +106,6 @@ export function sentinelLaunch(o: SentinelLaunchOptions): (ctx: LaunchContext) =
       passwordFile,
       local: { bind: o.host, logfile, bindSourceAddr: o.host },
     });
-    const bin = resolveBinaries();
-    return launchPod(o.name, pod, configDir, {
-      PATH: `${dirname(bin.server.path)}:${process.env.PATH ?? ""}`,
-      VALKEY_ANNOUNCE_HOST: o.host,
-      ...(o.password === undefined ? {} : { VALKEYCLI_AUTH: o.password, REDISCLI_AUTH: o.password }),
-    });
+    return launchPod(o.name, pod, configDir, { ...localPodEnv(o.password), VALKEY_ANNOUNCE_HOST: o.host });
   };
 }

@@ -8,7 +8,7 @@ import { execFile } from "node:child_process";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { PRESTOP_SCRIPT_KEY } from "../../pod/paths.js";
-import { resolveBinaries } from "../binaries.js";
+import { localPodEnv } from "./pod-files.js";
 import { type Member } from "./sentinel-topology.js";
 import { REPLICATION_PRESTOP_TIMEOUT_SECONDS } from "./replication-launch.js";
 
@@ -16,8 +16,7 @@ import { REPLICATION_PRESTOP_TIMEOUT_SECONDS } from "./replication-launch.js";
 export async function runReplicationPreStop(m: Member, password: string | undefined): Promise<string> {
   if (m.dataDir === "") throw new Error(`${m.name} has not started: no prestop.sh written yet`);
   const file = join(dirname(m.dataDir), PRESTOP_SCRIPT_KEY);
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "", VALKEY_CLI: resolveBinaries().cli.path, VALKEY_ANNOUNCE_HOST: m.host };
-  if (password !== undefined) Object.assign(env, { REDISCLI_AUTH: password, VALKEYCLI_AUTH: password });
+  const env = { ...localPodEnv(password), VALKEY_ANNOUNCE_HOST: m.host };
   const { stderr } = await promisify(execFile)("sh", [file], { env, timeout: (REPLICATION_PRESTOP_TIMEOUT_SECONDS + 15) * 1000 });
   return stderr;
 }
