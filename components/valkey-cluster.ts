@@ -11,6 +11,7 @@ import { ClusterShape } from "./steps/cluster-shape/component.js";
 import { buildClusterManifests } from "./valkey/cluster-manifests.js";
 import { createReleaseBase, type ValkeyReleaseArgs } from "./valkey/release-resources.js";
 import { requirePassword } from "./valkey/secret.js";
+import type { Rollout } from "./valkey/rollout.js";
 
 export interface ValkeyClusterArgs extends ValkeyReleaseArgs {
   /** Release name: prefix of every Kubernetes object and the `app.kubernetes.io/instance` label. @default "valkey-cluster" */
@@ -34,6 +35,8 @@ export class ValkeyCluster extends pulumi.ComponentResource {
   public readonly podSelector: Record<string, string>;
   /** Every member, by ordinal, with its stable DNS name (what it announces as cluster-announce-hostname). */
   public readonly pods: { name: string; dnsName: string }[];
+  /** What the RollingRestart step rolls (OnDelete StatefulSets) and the hash of their pod templates. */
+  public readonly rollout: Rollout;
   public readonly port: number;
   public readonly busPort: number;
 
@@ -72,6 +75,7 @@ export class ValkeyCluster extends pulumi.ComponentResource {
     this.passwordKey = f.passwordKey;
     this.podSelector = f.podSelector;
     this.pods = f.pods;
+    this.rollout = m.rollout;
     this.port = f.port;
     this.busPort = f.busPort;
     const { names: _names, ...outputs } = f;

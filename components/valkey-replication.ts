@@ -12,6 +12,7 @@ import { HAPROXY_CFG_KEY } from "./valkey/haproxy-manifests.js";
 import { buildReplicationManifests, type ReplicationPod } from "./valkey/replication-manifests.js";
 import { createReleaseBase, type ValkeyReleaseArgs } from "./valkey/release-resources.js";
 import { requirePassword } from "./valkey/secret.js";
+import type { Rollout } from "./valkey/rollout.js";
 
 export interface ValkeyReplicationArgs extends ValkeyReleaseArgs {
   /** Release name: prefix of every Kubernetes object and the `app.kubernetes.io/instance` label. @default "valkey" */
@@ -48,6 +49,8 @@ export class ValkeyReplication extends pulumi.ComponentResource {
   public readonly sentinelHeadlessService: string;
   /** Every data member by ordinal with its stable DNS name. */
   public readonly pods: ReplicationPod[];
+  /** What the RollingRestart step rolls (OnDelete StatefulSets) and the hash of their pod templates. */
+  public readonly rollout: Rollout;
   /** Every Sentinel by ordinal with its stable DNS name. */
   public readonly sentinels: ReplicationPod[];
   public readonly port: number;
@@ -106,6 +109,7 @@ export class ValkeyReplication extends pulumi.ComponentResource {
     this.headlessService = f.names.headless;
     this.sentinelHeadlessService = f.names.sentinelHeadless;
     this.pods = f.pods;
+    this.rollout = m.rollout;
     this.sentinels = f.sentinels;
     this.port = f.port;
     const { names: _names, ...outputs } = f;

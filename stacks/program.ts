@@ -16,7 +16,9 @@ import { BenchmarkJob } from "../components/benchmark-job.js";
 import { BenchmarkResults } from "../components/steps/benchmark-results/component.js";
 import { ClusterBootstrap } from "../components/steps/cluster-bootstrap/component.js";
 import { FailureDrill, type FailureDrillArgs } from "../components/steps/failure-drill/component.js";
+import { RollingRestart } from "../components/steps/rolling-restart/component.js";
 import { TopologyCheck } from "../components/steps/topology-check/component.js";
+import type { Rollout } from "../components/valkey/rollout.js";
 import { VolumeRelease } from "../components/steps/volume-release/component.js";
 import { DEFAULT_CLUSTER_RELEASE, ValkeyCluster } from "../components/valkey-cluster.js";
 import { releaseLabels } from "../components/shared.js";
@@ -80,6 +82,8 @@ interface ValkeyRelease {
   passwordKey: string | undefined;
   /** Replication: how the topology check finds the Sentinels. */
   sentinel?: { selector: string; headlessService: string; port: number; masterName: string };
+  /** What the RollingRestart step rolls. */
+  rollout: Rollout;
 }
 
 function deployValkey(
@@ -115,6 +119,7 @@ function deployValkey(
       secretName: r.secretName,
       passwordKey: r.passwordKey,
       sentinel: { selector: selectorOf(r.sentinelSelector), headlessService: r.sentinelHeadlessService, port: r.sentinelPort, masterName: r.masterName },
+      rollout: r.rollout,
     };
   }
   const c = new ValkeyCluster("valkey-cluster", common, opts);
@@ -126,6 +131,7 @@ function deployValkey(
     headlessService: c.headlessService,
     secretName: c.secretName,
     passwordKey: c.passwordKey,
+    rollout: c.rollout,
   };
 }
 
@@ -223,6 +229,12 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
     );
   }
   const checkOptions = { mode, expect, replicaLagBytes: config.checks.replicaLagBytes, runId: config.checks.runId, sentinel: valkey.sentinel };
+  // The StatefulSets are OnDelete: a changed pod template is rolled here, in role order, before anything checks or measures.
+  formed = new RollingRestart(
+    "valkey-rolling-restart",
+    { ...target, mode, expect, replicaLagBytes: config.checks.replicaLagBytes, sentinel: valkey.sentinel, ...valkey.rollout },
+    { dependsOn: [formed] },
+  );
   const before = config.checks.verify ? new TopologyCheck("valkey-check", { ...target, ...checkOptions, after: [formed] }) : undefined;
 
   let benchmark: pulumi.Output<{ rows: ResultRow[]; csv: string }> | undefined;

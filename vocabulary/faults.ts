@@ -3,7 +3,7 @@
  * fault list, and the faults the deployed FailureDrill step cannot inject (config refuses them).
  * Plain values; imports nothing.
  */
-export const FAULTS = ["primary", "replica", "zone", "all", "switchover", "crash-restart", "freeze", "partition", "lost-volume"] as const;
+export const FAULTS = ["primary", "replica", "zone", "all", "switchover", "crash-restart", "freeze", "partition", "lost-volume", "upgrade"] as const;
 export type Fault = (typeof FAULTS)[number];
 export type DrillMode = "cluster" | "replication";
 
@@ -13,6 +13,8 @@ export const UNSUPPORTED_DEPLOYED_FAULTS: Partial<Record<Fault, string>> = {
     "valkey-server is PID 1 of its container and Linux does not deliver SIGSTOP sent from inside the container's PID namespace to its init (pods/exec `kill -STOP 1` is ignored); run it with `vbench drill --fault freeze` locally",
   partition:
     "NetworkPolicies only add allowances: a drill policy cannot cut the member ↔ member and Sentinel → member traffic the release's own policies admit; run it with `vbench drill --fault partition` locally",
+  upgrade:
+    "a deployed upgrade is a real change: set a new valkey.image (or a restart-only setting) and `pulumi up`; the RollingRestart step rolls the members in the same order the local drill does (docs/drills.md, upgrade); run the drill with `vbench drill --fault upgrade` locally",
 };
 
 /** Parses `primary,zone` (or `all-faults`-free lists), naming an unknown fault. */

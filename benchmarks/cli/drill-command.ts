@@ -30,6 +30,7 @@ interface DrillFlags {
   freezeMs?: number;
   crashRestartDelayMs?: number;
   partitionMs?: number;
+  upgradeFrom?: string;
   replicas: number;
   primaries: number;
   replicasPerPrimary: number;
@@ -90,6 +91,7 @@ export function drillOptionsFromFlags(f: DrillFlags): Omit<DrillOptions, "onStep
     ...(f.freezeMs === undefined ? {} : { freezeMs: f.freezeMs }),
     ...(f.crashRestartDelayMs === undefined ? {} : { crashRestartDelayMs: f.crashRestartDelayMs }),
     ...(f.partitionMs === undefined ? {} : { partitionMs: f.partitionMs }),
+    ...(f.upgradeFrom === undefined ? {} : { upgradeFrom: f.upgradeFrom }),
     replicas: f.replicas,
     primaries: f.primaries,
     replicasPerPrimary: f.replicasPerPrimary,
@@ -146,6 +148,10 @@ export function registerDrillCommand(program: Command): void {
       "--partition-ms <n>",
       "partition: how long the primary stays cut off from its Sentinels and replicas / the other cluster members (default: --detection-ms + --restart-delay-ms; needs root and iptables, else skipped with exit 3)",
       positiveInt("--partition-ms"),
+    )
+    .option(
+      "--upgrade-from <path>",
+      "upgrade: the older valkey-server the topology starts on before every member is rolled to the current one (default: $VALKEY_SERVER_PREVIOUS, which .ci/setup sets; without one the drill is skipped with exit 3)",
     )
     .option("--zones <csv>", "zone names assigned round-robin", "zone-a,zone-b,zone-c")
     .option("--output <dir>", "write drill-<mode>-<fault>.json here")

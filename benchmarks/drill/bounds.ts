@@ -119,6 +119,13 @@ export function ackedLossBound(fault: Fault, injectMs: number, c: DurabilityConf
   switch (fault) {
     case "replica":
       return { fromMs: 0, toMs: 0, reason: "0: a replica's loss leaves the primary and its data untouched" };
+    case "upgrade":
+      return {
+        fromMs: 0,
+        toMs: 0,
+        reason:
+          "0: a planned roll; replicas restart one at a time while the primary keeps serving, and a primary hands over only once a replica has its whole offset (cluster: CLUSTER FAILOVER without FORCE; replication: the preStop pauses writes until the replicas caught up)",
+      };
     case "primary":
     case "zone":
     case "all":

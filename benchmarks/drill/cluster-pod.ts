@@ -12,10 +12,13 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { parseClusterNodes } from "../topology/cluster-nodes-parser.js";
+import { openClient } from "../topology/connector.js";
+import { sleep } from "../util/poll-until.js";
 import type { ValkeyConfig } from "../../config/types.js";
 import { clusterMemberPod } from "../../pod/cluster-member.js";
 import { defaultValkeyConfig } from "../../pod/local-conf.js";
 import { launchPod } from "../local/pod-files.js";
+import { freePort } from "../local/ports.js";
 import type { LaunchCommand, LaunchContext } from "../local/valkey-process.js";
 
 export interface ClusterPodSpec {
@@ -26,6 +29,25 @@ export interface ClusterPodSpec {
   port: number;
   busPort: number;
   dataDir: string;
+}
+
+/** `count` members `member-<i>` on 127.0.0.<base + i>, zones round-robin, each with free ports and a data dir under `baseDir`. */
+export async function clusterPodSpecs(count: number, base: number, zones: readonly string[], baseDir: string): Promise<(ClusterPodSpec & { index: number })[]> {
+  const specs: (ClusterPodSpec & { index: number })[] = [];
+  for (let i = 0; i < count; i++) {
+    const host = `127.0.0.${base + i}`;
+    specs.push({
+      index: i,
+      name: `member-${i}`,
+      hostname: `member-${i}.valkey-headless.drill`,
+      zone: zones[i % zones.length] as string,
+      host,
+      port: await freePort(host),
+      busPort: await freePort(host),
+      dataDir: join(baseDir, `member-${i}-data`),
+    });
+  }
+  return specs;
 }
 
 export interface ClusterPodEnv {
@@ -86,6 +108,45 @@ export async function clusterNodesOf(host: string, port: number, password: strin
   try {
     await c.connect();
     return parseClusterNodes(String(await c.call("CLUSTER", "NODES"))).nodes;
+  } finally {
+    c.disconnect();
+  }
+}
+
+/**
+ * Polls the CLUSTER NODES of `survivors()` every 100 ms until one flags a node of `killedIds`
+ * `fail?`/`fail`: when (Date.now()) is the detection time of a drill.
+ */
+export function watchFailMarks(
+  survivors: () => readonly { host: string; port: number }[],
+  killedIds: readonly string[],
+  password: string,
+): { detectedAt: () => number | undefined; stop: () => void } {
+  let at: number | undefined;
+  let stopped = false;
+  const ids = new Set(killedIds);
+  void (async () => {
+    while (!stopped && at === undefined) {
+      for (const p of survivors()) {
+        if (stopped || at !== undefined) break;
+        try {
+          const nodes = await clusterNodesOf(p.host, p.port, password, 300, 500);
+          if (nodes.some((n) => ids.has(n.id) && (n.failed || n.pfail))) at ??= Date.now();
+        } catch {
+          /* a member that is down or restarting */
+        }
+      }
+      await sleep(100);
+    }
+  })();
+  return { detectedAt: () => at, stop: () => (stopped = true) };
+}
+
+/** `CLUSTER FAILOVER` (coordinated, not FORCE) on the replica at host:port. */
+export async function clusterFailover(p: { host: string; port: number }, password: string): Promise<void> {
+  const c = await openClient(p.host, p.port, `${p.host}:${p.port}`, { password });
+  try {
+    await c.call("CLUSTER", "FAILOVER");
   } finally {
     c.disconnect();
   }

@@ -19,22 +19,23 @@ import { Redis } from "ioredis";
 import { bootstrapCluster } from "../bootstrap/cluster-bootstrap.js";
 import { localMember } from "../local/local-cluster.js";
 import { localPodEnv } from "../local/pod-files.js";
-import { freePort } from "../local/ports.js";
 import { killHard } from "../local/sentinel-topology.js";
 import { LocalFleet, type ValkeyProcess } from "../local/valkey-process.js";
+import { resolvePreviousServer } from "../binaries.js";
 import { DirectConnector } from "../topology/connector.js";
 import { StaticZoneSource } from "../topology/zones.js";
 import { sleep } from "../util/poll-until.js";
 import { verifyTopology } from "../verify/verify-topology.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "../../vocabulary/faults.js";
-import { clusterNodesOf, clusterPodLaunch, type ClusterNodes, type ClusterPodSpec } from "./cluster-pod.js";
+import { clusterFailover, clusterNodesOf, clusterPodLaunch, clusterPodSpecs, watchFailMarks, type ClusterNodes, type ClusterPodSpec } from "./cluster-pod.js";
 import { clusterClient } from "./load.js";
 import { partitionCapability } from "./partition.js";
 import { injectPartition, type PartitionFault } from "./partition-fault.js";
 import type { DurabilityConfig } from "./bounds.js";
 import type { ValkeyConfig } from "../../config/types.js";
 import { reapBackgroundScripts } from "./reap-scripts.js";
+import { injectUpgrade } from "./upgrade-fault.js";
 import {
   crashRestartDelay,
   freezeHoldMs,
@@ -57,9 +58,12 @@ export interface ClusterTargetOptions extends DrillTimings {
   valkey?: ValkeyConfig;
   /** First octet-4 of the member addresses; the `all` fault moves them to base + 50. @default 140 */
   hostBase?: number;
+  /** The valkey-server the members start with (their image's; the `upgrade` fault rolls them to the current one). @default resolveBinaries()'s */
+  serverPath?: string;
 }
 
 interface Pod extends ClusterPodSpec {
+  /** Its ordinal (`member-<index>`): the `all` fault moves it to a new address from it. */
   index: number;
   nodeId: string;
   proc: ValkeyProcess | undefined;
@@ -76,8 +80,11 @@ export class ClusterTarget implements DrillTarget {
   private readonly passwordFile: string;
   /** The last partition fault (healed by stop() if still in place). */
   partitioned: PartitionFault | undefined;
+  /** The valkey-server the next (re)start runs. */
+  private serverPath: string | undefined;
 
   private constructor(private readonly o: ClusterTargetOptions) {
+    this.serverPath = o.serverPath;
     this.fleet = new LocalFleet(o.baseDir);
     this.hostsFile = join(this.fleet.baseDir, "hosts");
     this.passwordFile = join(this.fleet.baseDir, "secret", "password");
@@ -93,21 +100,7 @@ export class ClusterTarget implements DrillTarget {
     mkdirSync(dirname(this.passwordFile), { recursive: true, mode: 0o700 });
     writeFileSync(this.passwordFile, this.o.password, { mode: 0o600 });
     const count = this.o.primaries * (1 + this.o.replicasPerPrimary);
-    for (let i = 0; i < count; i++) {
-      const host = `127.0.0.${base + i}`;
-      this.pods.push({
-        index: i,
-        name: `member-${i}`,
-        hostname: `member-${i}.valkey-headless.drill`,
-        zone: this.o.zones[i % this.o.zones.length] as string,
-        host,
-        port: await freePort(host),
-        busPort: await freePort(host),
-        dataDir: join(this.fleet.baseDir, `member-${i}-data`),
-        nodeId: "",
-        proc: undefined,
-      });
-    }
+    for (const spec of await clusterPodSpecs(count, base, this.o.zones, this.fleet.baseDir)) this.pods.push({ ...spec, nodeId: "", proc: undefined });
     this.writeHosts();
     await Promise.all(this.pods.map((p) => this.startPod(p)));
     const connector = new DirectConnector({ password: this.o.password });
@@ -126,7 +119,7 @@ export class ClusterTarget implements DrillTarget {
   }
 
   private cliEnv(): Record<string, string> {
-    return localPodEnv(this.o.password);
+    return localPodEnv(this.o.password, this.serverPath);
   }
 
   /** Starts a member as its pod does (cluster-pod.ts) on its current address. */
@@ -174,26 +167,13 @@ export class ClusterTarget implements DrillTarget {
     throw new Error("no member answers CLUSTER NODES");
   }
 
-  /** Polls the survivors' CLUSTER NODES for a fail?/fail flag on a killed node. */
+  /** Polls the survivors' CLUSTER NODES for a fail?/fail flag on a killed node (cluster-pod.ts watchFailMarks). */
   private watch(killed: readonly Pod[]): { detectedAt: () => number | undefined; stop: () => void } {
-    let at: number | undefined;
-    let stopped = false;
-    const ids = new Set(killed.map((k) => k.nodeId));
-    void (async () => {
-      while (!stopped && at === undefined) {
-        for (const p of this.pods) {
-          if (stopped || at !== undefined || killed.includes(p) || !p.proc?.alive()) continue;
-          try {
-            const nodes = await this.clusterNodesOf(p, 300, 500);
-            if (nodes.some((n) => ids.has(n.id) && (n.failed || n.pfail))) at ??= Date.now();
-          } catch {
-            /* a member that is down or restarting */
-          }
-        }
-        await sleep(100);
-      }
-    })();
-    return { detectedAt: () => at, stop: () => (stopped = true) };
+    return watchFailMarks(
+      () => this.pods.filter((p) => !killed.includes(p) && p.proc?.alive() === true),
+      killed.map((k) => k.nodeId),
+      this.o.password,
+    );
   }
 
   async inject(fault: Fault): Promise<FaultHandle> {
@@ -276,15 +256,9 @@ export class ClusterTarget implements DrillTarget {
         stopWatching: w.stop,
       };
     }
+    if (fault === "upgrade") return this.upgrade();
     if (fault !== "switchover") throw new Error(`the ${String(fault satisfies never)} fault is not implemented for the local ${this.mode} target`);
-    // switchover: the pod's preStop script, then SIGTERM, then the pod starts again.
-    const dir = dirname(primary.proc?.logfile ?? "");
-    const restored = (async () => {
-      await promisify(execFile)("sh", [join(dir, "prestop.sh")], { env: { ...process.env, ...this.cliEnv() }, timeout: 30_000 });
-      await primary.proc?.stop(10_000);
-      await sleep(this.o.restartDelayMs);
-      await this.startPod(primary);
-    })();
+    const restored = this.restartPod(primary, this.o.restartDelayMs);
     return {
       description: `preStop of primary ${label(primary)} (CLUSTER FAILOVER to a synced replica), then SIGTERM; restarted after ${this.o.restartDelayMs} ms`,
       restored,
@@ -292,6 +266,35 @@ export class ClusterTarget implements DrillTarget {
       detectionNote: "planned: nothing to detect",
       stopWatching: () => undefined,
     };
+  }
+
+  /** As a pod restarts: its preStop script (a primary hands its slots to a synced replica), then SIGTERM, then it starts again after `delayMs`. */
+  private async restartPod(p: Pod, delayMs: number): Promise<void> {
+    const dir = dirname(p.proc?.logfile ?? "");
+    await promisify(execFile)("sh", [join(dir, "prestop.sh")], { env: { ...process.env, ...this.cliEnv() }, timeout: 30_000 });
+    await p.proc?.stop(10_000);
+    await sleep(delayMs);
+    await this.startPod(p);
+  }
+
+  /** `upgrade`: every member rolled from the server it started on to the current one (upgrade-fault.ts). */
+  private upgrade(): FaultHandle {
+    const byAddress = (address: string): Pod => {
+      const p = this.pods.find((x) => `${x.host}:${x.port}` === address);
+      if (p === undefined) throw new Error(`upgrade: no member at ${address}`);
+      return p;
+    };
+    return injectUpgrade({
+      from: resolvePreviousServer(this.serverPath ?? ""),
+      switchTo: (path) => (this.serverPath = path),
+      endpoints: () => this.pods.map((p) => ({ host: p.host, port: p.port })),
+      password: this.o.password,
+      ops: {
+        verify: () => this.verify(),
+        restart: (step) => this.restartPod(byAddress(step.address), 0),
+        failover: (address) => clusterFailover(byAddress(address), this.o.password),
+      },
+    });
   }
 
   /** Cuts `primary` off from every other member (bus and data ports: all their traffic) for partitionHoldMs; clients still reach it. */

@@ -13,6 +13,7 @@
  */
 import { rmSync } from "node:fs";
 import { Redis } from "ioredis";
+import { resolvePreviousServer } from "../binaries.js";
 import { runReplicationPreStop } from "../local/replication-prestop.js";
 import { killHard, SentinelTopology, type Member, type TopologyNode } from "../local/sentinel-topology.js";
 import { DirectConnector } from "../topology/connector.js";
@@ -26,6 +27,7 @@ import type { DurabilityConfig } from "./bounds.js";
 import { partitionCapability } from "./partition.js";
 import { injectPartition, type PartitionFault } from "./partition-fault.js";
 import { SplitCounter } from "./split-counter.js";
+import { injectUpgrade } from "./upgrade-fault.js";
 import {
   crashRestartDelay,
   freezeHoldMs,
@@ -49,6 +51,8 @@ export interface ReplicationTargetOptions extends DrillTimings {
   zones: readonly string[];
   password: string;
   baseDir?: string;
+  /** The valkey-server members and Sentinels start with (their image's; the `upgrade` fault rolls them to the current one). @default resolveBinaries()'s */
+  serverPath?: string;
 }
 
 interface SentinelEvent {
@@ -85,6 +89,7 @@ export class ReplicationTarget implements DrillTarget {
       checkIntervalMs: 200,
       memberWaitSeconds: 30,
       baseDir: o.baseDir,
+      serverPath: o.serverPath,
     });
     return startedOrStopped(new ReplicationTarget(t, o), (target) => target.subscribe());
   }
@@ -192,6 +197,7 @@ export class ReplicationTarget implements DrillTarget {
         stopWatching,
       };
     }
+    if (fault === "upgrade") return this.upgrade();
     if (fault !== "switchover") throw new Error(`the ${String(fault satisfies never)} fault is not implemented for the local ${this.mode} target`);
     // switchover: the pod's preStop script (rendered, run by sh), then the pod stops and comes back.
     const restored = (async () => {
@@ -207,6 +213,38 @@ export class ReplicationTarget implements DrillTarget {
       detectionNote: "planned: nothing to detect",
       stopWatching,
     };
+  }
+
+  /**
+   * `upgrade`: every Sentinel and member rolled from the server it started on to the current one
+   * (upgrade-fault.ts); a member's restart runs its pod's preStop first (on the primary: the
+   * switchover). HAProxy is not restarted: deployed, it is a Deployment whose own rolling update
+   * keeps one replica serving (maxUnavailable 0); locally it is one process.
+   */
+  private upgrade(): FaultHandle {
+    const t = this.t;
+    return injectUpgrade({
+      from: resolvePreviousServer(t.serverPath ?? ""),
+      switchTo: (path) => (t.serverPath = path),
+      endpoints: () => [...t.members, ...t.sentinels].map(({ host, port }) => ({ host, port })),
+      password: this.o.password,
+      ops: {
+        verify: () => this.verify(),
+        restart: async (step) => {
+          if (step.kind === "sentinel") {
+            const i = t.sentinels.findIndex((s) => s.address === step.address);
+            await t.sentinels[i]?.proc?.stop(10_000);
+            await t.startSentinel(i);
+            return;
+          }
+          const m = t.member(step.address);
+          this.preStopLog = await runReplicationPreStop(m, this.o.password);
+          await m.proc?.stop(10_000);
+          await t.startMember(m.ordinal);
+        },
+        failover: () => Promise.reject(new Error("replication mode has no CLUSTER FAILOVER: the primary's preStop switches over")),
+      },
+    });
   }
 
   /** SIGKILL the primary and start it again on its own address and data dir after crashRestartDelay(). */

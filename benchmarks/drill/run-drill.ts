@@ -7,6 +7,8 @@
  * before anything starts: a SkippedDrill naming why, never ok.
  */
 import { randomBytes } from "node:crypto";
+import { resolvePreviousServer } from "../binaries.js";
+import type { RollStepTiming } from "../roll/rolling-restart.js";
 import { sleep } from "../util/poll-until.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import { ClusterTarget } from "./cluster-target.js";
@@ -46,10 +48,14 @@ export interface DrillOptions extends DrillTimings {
   onStep?: (line: string) => void;
   /** Test hook: what the partition fault's capability check sees (uid, environment). */
   capabilityProbe?: CapabilityProbe;
+  /** upgrade: the older valkey-server the topology starts on before the roll. @default $VALKEY_SERVER_PREVIOUS */
+  upgradeFrom?: string;
 }
 
 /** The drill's figures: its load's (ledger.ts) plus what the drill itself measured (partition: PartitionFigures too). */
 export interface DrillResult extends DrillOutcome, Partial<PartitionFigures> {
+  /** upgrade: each step of the roll and how long until the verifier passed again (rolling-restart.ts). */
+  rollSteps?: RollStepTiming[];
   timings: DrillTimings;
   /** The primary's settings the loss bound was computed from (CONFIG GET before the fault). */
   durability: DurabilityConfig;
@@ -72,14 +78,23 @@ export type DrillRun = DrillResult | SkippedDrill;
 export const isSkipped = (r: DrillRun): r is SkippedDrill => "skipped" in r;
 
 /** Why `o.fault` cannot run here, or undefined. */
-export function skipReason(o: Pick<DrillOptions, "fault" | "capabilityProbe">): string | undefined {
+export function skipReason(o: Pick<DrillOptions, "fault" | "capabilityProbe" | "upgradeFrom">): string | undefined {
+  if (o.fault === "upgrade") {
+    try {
+      resolvePreviousServer(o.upgradeFrom);
+      return undefined;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  }
   if (o.fault !== "partition") return undefined;
   const cap = partitionCapability(o.capabilityProbe);
   return cap.ok ? undefined : cap.reason;
 }
 
 export async function startTarget(o: DrillOptions, password: string): Promise<DrillTarget> {
-  return o.mode === "cluster" ? ClusterTarget.start({ ...o, password }) : ReplicationTarget.start({ ...o, password });
+  const serverPath = o.fault === "upgrade" ? resolvePreviousServer(o.upgradeFrom).path : undefined;
+  return o.mode === "cluster" ? ClusterTarget.start({ ...o, password, serverPath }) : ReplicationTarget.start({ ...o, password, serverPath });
 }
 
 export async function runDrill(o: DrillOptions): Promise<DrillRun> {
@@ -201,6 +216,7 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
       rate: o.rate,
       waitTimeoutMs: o.waitTimeoutMs,
       ...partitionFigures,
+      ...(handle.rollSteps === undefined ? {} : { rollSteps: handle.rollSteps() }),
       timings: {
         failureDetectionMs: o.failureDetectionMs,
         failoverTimeoutMs: o.failoverTimeoutMs,

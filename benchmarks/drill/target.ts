@@ -4,6 +4,7 @@ import type { TopologyReport } from "../verify/verify-types.js";
 import { DURABILITY_KEYS, durabilityFromConfig, type DurabilityConfig } from "./bounds.js";
 import type { Fault, DrillMode } from "../../vocabulary/faults.js";
 import type { LoadClient } from "./load.js";
+import type { RollStepTiming } from "../roll/rolling-restart.js";
 
 export interface DrillTimings {
   /** Sentinel down-after-milliseconds / cluster-node-timeout. */
@@ -62,6 +63,8 @@ export interface FaultHandle {
   fencedAt?: () => number | undefined;
   /** partition: when the old primary was first seen as a replica after the heal (Date.now()). */
   demotedAt?: () => number | undefined;
+  /** upgrade: the roll's steps and their times (rolling-restart.ts); read once the fault is over. */
+  rollSteps?: () => RollStepTiming[];
   /** partition, replication: PartitionFigures.connectionsToOldPrimaryAfterFailover; read once the fault is over. */
   connectionsToOldPrimaryAfterFailover?: () => number | null;
 }

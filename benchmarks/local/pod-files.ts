@@ -23,11 +23,12 @@ export function launchPod(what: string, def: PodDefinition, dir: string, env: Re
 /**
  * What a local pod's environment always holds, as its image would: the server's directory first
  * on PATH (the scripts run `valkey-server`), VALKEY_CLI, and with a password the cli's auth
- * variables (CLI_AUTH_ENV), never argv.
+ * variables (CLI_AUTH_ENV), never argv. `server`: the valkey-server the pod runs (its image's),
+ * @default resolveBinaries()'s (an upgrade drill starts on an older one).
  */
-export function localPodEnv(password: string | undefined): Record<string, string> {
+export function localPodEnv(password: string | undefined, server?: string): Record<string, string> {
   const bin = resolveBinaries();
-  const env: Record<string, string> = { PATH: `${dirname(bin.server.path)}:${process.env.PATH ?? ""}`, VALKEY_CLI: bin.cli.path };
+  const env: Record<string, string> = { PATH: `${dirname(server ?? bin.server.path)}:${process.env.PATH ?? ""}`, VALKEY_CLI: bin.cli.path };
   if (password !== undefined) for (const name of CLI_AUTH_ENV) env[name] = password;
   return env;
 }

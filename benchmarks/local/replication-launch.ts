@@ -33,6 +33,8 @@ export interface MemberLaunchOptions {
   valkey?: ValkeyConfig;
   /** Empty the data dir first (a lost volume). */
   wipeData?: boolean;
+  /** The valkey-server it runs (its image's). @default resolveBinaries()'s */
+  serverPath?: string;
   /** Timings of the start decision. */
   sentinel?: ReplicationMemberOptions["start"];
   onDataDir?: (dir: string) => void;
@@ -69,7 +71,7 @@ export function memberLaunch(o: MemberLaunchOptions): (ctx: LaunchContext) => La
       ...(o.sentinel === undefined ? {} : { start: o.sentinel }),
       preStop: { timeoutSeconds: REPLICATION_PRESTOP_TIMEOUT_SECONDS },
     });
-    return launchPod(o.name, pod, dir, { ...localPodEnv(o.password), POD_NAME: o.name, VALKEY_ANNOUNCE_HOST: o.host });
+    return launchPod(o.name, pod, dir, { ...localPodEnv(o.password, o.serverPath), POD_NAME: o.name, VALKEY_ANNOUNCE_HOST: o.host });
   };
 }
 
@@ -83,6 +85,8 @@ export interface SentinelLaunchOptions {
   primary: NodeEndpoint;
   quorum: number;
   timings: SentinelTimings;
+  /** The valkey-server it runs (`--sentinel`; its image's). @default resolveBinaries()'s */
+  serverPath?: string;
 }
 
 /**
@@ -106,6 +110,6 @@ export function sentinelLaunch(o: SentinelLaunchOptions): (ctx: LaunchContext) =
       passwordFile,
       local: { bind: o.host, logfile, bindSourceAddr: o.host },
     });
-    return launchPod(o.name, pod, configDir, { ...localPodEnv(o.password), VALKEY_ANNOUNCE_HOST: o.host });
+    return launchPod(o.name, pod, configDir, { ...localPodEnv(o.password, o.serverPath), VALKEY_ANNOUNCE_HOST: o.host });
   };
 }

@@ -58,6 +58,8 @@ export interface SentinelTopologyOptions extends Partial<SentinelTimings> {
   baseDir?: string;
   /** First octet-4 of the member addresses (127.0.0.x); Sentinels +50, proxy +100. @default 20 */
   hostBase?: number;
+  /** The valkey-server members and Sentinels start with (their image's); `serverPath` changes it for later starts. @default resolveBinaries()'s */
+  serverPath?: string;
 }
 
 export interface TopologyNode extends NodeEndpoint {
@@ -82,9 +84,12 @@ export class SentinelTopology {
   proxy: { write: NodeEndpoint; read: NodeEndpoint; status: NodeEndpoint; proc: ValkeyProcess } | undefined;
   readonly masterName: string;
   readonly timings: SentinelTimings;
+  /** The valkey-server the next (re)start runs: a new image, for an upgrade. */
+  serverPath: string | undefined;
 
   private constructor(readonly o: SentinelTopologyOptions) {
     this.fleet = new LocalFleet(o.baseDir);
+    this.serverPath = o.serverPath;
     this.masterName = o.masterName ?? DEFAULT_MASTER_NAME;
     this.timings = {
       downAfterMs: o.downAfterMs ?? LOCAL_DEFAULTS.downAfterMs,
@@ -170,6 +175,7 @@ export class SentinelTopology {
         server: this.o.server,
         ...(this.o.valkey === undefined ? {} : { valkey: this.o.valkey }),
         wipeData: opts.wipeData,
+        serverPath: this.serverPath,
         sentinel: { waitSeconds, firstStartGraceSeconds: 2, agreementSeconds: 5, failoverRetrySeconds },
         onDataDir: (d) => (m.dataDir = d),
       }),
@@ -196,6 +202,7 @@ export class SentinelTopology {
         primary: first,
         quorum: this.o.quorum ?? 2,
         timings: this.timings,
+        serverPath: this.serverPath,
       }),
     });
     return s;

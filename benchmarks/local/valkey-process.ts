@@ -48,6 +48,8 @@ export interface ValkeyProcess {
   readonly port: number;
   readonly clusterPort: number | undefined;
   readonly pid: number;
+  /** When it was spawned (Date.now()): a pod's start time. */
+  readonly startedAt: number;
   readonly dir: string;
   readonly logfile: string;
   /** `host:port`, the key used in zone maps and verifier reports. */
@@ -147,6 +149,7 @@ export async function startValkeyServer(opts: StartOptions, baseDir?: string): P
       writeFileSync(confPath, renderLocalValkeyConf({ ...rest, port, clusterPort, dir, logfile }), { mode: 0o600 });
       cmd = { command: server, args: [confPath] };
     }
+    const startedAt = Date.now();
     const child = spawn(cmd.command, cmd.args, {
       stdio: ["ignore", "ignore", "pipe"],
       cwd: dir,
@@ -187,6 +190,7 @@ export async function startValkeyServer(opts: StartOptions, baseDir?: string): P
       port,
       clusterPort,
       pid,
+      startedAt,
       dir,
       logfile,
       address: `${host}:${port}`,

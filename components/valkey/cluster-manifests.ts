@@ -17,6 +17,7 @@ import { DEFAULT_FAILOVER_TIMEOUT_SECONDS } from "../../pod/prestop-script.js";
 import { clusterMemberPod } from "../../pod/cluster-member.js";
 import { buildClientService, buildHeadlessService } from "./services.js";
 import { DEFAULT_TERMINATION_GRACE_SECONDS, buildValkeyStatefulSet } from "./statefulset.js";
+import { rolloutOf, type Rollout } from "./rollout.js";
 
 /** A member must stay ready (synced, cluster ok) this long before a rollout moves on. */
 export const CLUSTER_MIN_READY_SECONDS = 10;
@@ -51,6 +52,8 @@ export interface ClusterManifests {
   statefulSet: StatefulSet;
   pdb: PodDisruptionBudget;
   networkPolicy: NetworkPolicy;
+  /** The RollingRestart step's inputs: the member StatefulSet and its template hash. */
+  rollout: Rollout;
 }
 
 /** Members of a cluster: primaries × (1 + replicasPerPrimary). */
@@ -81,7 +84,7 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
   const { names } = facts;
   const pod = clusterMemberPod({ valkey: i.valkey, auth: i.auth });
   const data = pod.files;
-  return {
+  const m: Omit<ClusterManifests, "rollout"> = {
     facts,
     configMap: buildConfigMap(names.configMap, i.namespace, i.release, data),
     headlessService: buildHeadlessService({
@@ -121,4 +124,5 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
       checkSourceCidrs: i.checkSourceCidrs,
     }),
   };
+  return { ...m, rollout: rolloutOf([m.statefulSet]) };
 }

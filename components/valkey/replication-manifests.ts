@@ -26,6 +26,7 @@ import { sentinelPod } from "../../pod/sentinel.js";
 import { buildSentinelManifests, sentinelLabels } from "./sentinel-manifests.js";
 import { buildHeadlessService } from "./services.js";
 import { DEFAULT_TERMINATION_GRACE_SECONDS, buildValkeyStatefulSet, roleSelector } from "./statefulset.js";
+import { rolloutOf, type Rollout } from "./rollout.js";
 
 export interface ReplicationInput {
   namespace: string;
@@ -92,6 +93,8 @@ export interface ReplicationManifests {
   haproxy: HaproxyManifests;
   haproxySecretMeta: { name: string; namespace: string; labels: Record<string, string> };
   networkPolicies: { members: NetworkPolicy; sentinels: NetworkPolicy; haproxy: NetworkPolicy };
+  /** The RollingRestart step's inputs: the member and Sentinel StatefulSets and their template hash. */
+  rollout: Rollout;
 }
 
 export function replicationFacts(i: ReplicationInput): ReplicationFacts {
@@ -152,7 +155,7 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
   const sentinelData = sentinel.files;
   const storageClass = i.placement.storageClass ?? i.valkey.persistence.storageClass;
   const memberSelector = roleSelector(i.release, "member");
-  return {
+  const m: Omit<ReplicationManifests, "rollout"> = {
     facts,
     configMap: buildConfigMap(names.configMap, i.namespace, i.release, { ...memberData, ...sentinelData }),
     headlessService: buildHeadlessService({ name: names.headless, namespace: i.namespace, release: i.release, selector: facts.podSelector }),
@@ -219,4 +222,5 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
       checkSourceCidrs: i.checkSourceCidrs,
     }),
   };
+  return { ...m, rollout: rolloutOf([m.statefulSet, m.sentinel.statefulSet]) };
 }

@@ -16,6 +16,7 @@ import { CONFIG_MOUNT, SECRET_MOUNT } from "../../pod/paths.js";
 import { podAffinity, toKubeTolerations, zoneSpread } from "./pod-placement.js";
 import { hardenedPod, restrictedContainer } from "./pod-security.js";
 import { VALKEY_UID } from "./statefulset.js";
+import { ROLLED_BY_STEP } from "./rollout.js";
 
 export const SENTINEL_VOLUME_SIZE = "1Gi";
 export const SENTINEL_RESOURCES = { requests: { cpu: "100m", memory: "64Mi" }, limits: { cpu: "500m", memory: "256Mi" } };
@@ -80,7 +81,8 @@ export function buildSentinelManifests(o: SentinelManifestOptions): SentinelMani
       serviceName: o.headless,
       replicas: o.replicas,
       podManagementPolicy: "Parallel",
-      updateStrategy: { type: "RollingUpdate" },
+      // One Sentinel at a time, by the RollingRestart step (rollout.ts), keeping the quorum.
+      updateStrategy: ROLLED_BY_STEP,
       persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
       selector: { matchLabels: { ...labels } },
       template: {

@@ -13,6 +13,7 @@ import type { PodDefinition } from "../../pod/definition.js";
 import { CONFIG_MOUNT, DATA_DIR, RUN_DIR, SECRET_MOUNT } from "../../pod/paths.js";
 import type { PodPlacement } from "./pod-placement.js";
 import { hardenedPod, restrictedContainer } from "./pod-security.js";
+import { ROLLED_BY_STEP } from "./rollout.js";
 
 /** uid/gid of the official valkey image's `valkey` user. */
 export const VALKEY_UID = 999;
@@ -142,7 +143,8 @@ export function buildValkeyStatefulSet(o: ValkeyStatefulSetOptions): StatefulSet
       // Cluster members must all start before the bootstrap; replicas need not wait for each other.
       podManagementPolicy: "Parallel",
       ...(o.minReadySeconds !== undefined ? { minReadySeconds: o.minReadySeconds } : {}),
-      updateStrategy: { type: "RollingUpdate" },
+      // Rolled by the RollingRestart step in role order (rollout.ts), not by ordinal.
+      updateStrategy: ROLLED_BY_STEP,
       persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
       selector: { matchLabels: roleSelector(o.release, o.role) },
       template: {

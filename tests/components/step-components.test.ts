@@ -28,6 +28,7 @@ const FORMER: Record<string, (urn: (chain: string, name: string) => string, name
   ClusterShape: (urn, n) => [urn("pulumi-nodejs:dynamic/checks:ClusterShape", n)],
   BenchmarkResults: (urn, n) => [urn("pulumi-nodejs:dynamic/benchmark:BenchmarkResults", n)],
   VolumeRelease: (urn, n) => [urn("pulumi-nodejs:dynamic/storage:VolumeRelease", n)],
+  RollingRestart: () => [],
 };
 
 let mocks: MockRecorder;

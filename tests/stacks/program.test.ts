@@ -10,6 +10,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { awsMockInvokes, awsMockOutputs, installMocks, isSecretOutput, settle, valueOf } from "../support/pulumi-mocks.js";
 import { resultRow } from "../support/result-rows.js";
 import { versions } from "../../versions.js";
+import type { StackConfig } from "../../config/types.js";
 
 /** What the dynamic check/results resources return once they ran (they do not run under mocks). */
 const ROW = resultRow();
@@ -120,6 +121,32 @@ describe("the program under mocks", () => {
     // The report carries the check that ran AFTER the benchmark (per-primary keys).
     expect(report.topology?.primaries[0]).toMatchObject({ address: "valkey-cluster-0:6379", keys: 42, replicas: [{ zone: "us-west-2b", crossAz: true }] });
     expect(JSON.stringify(report)).not.toContain(PASSWORD);
+  });
+
+  it("rolling restarts: OnDelete StatefulSets, RollingRestart after the bootstrap and before the check; a new image changes its template hash, checks.runId does not", async () => {
+    const rollInputs = async (file: string, change: (c: StackConfig) => void = () => undefined) => {
+      recorder.reset();
+      const { config } = loadStackFile(file);
+      change(config);
+      runProgram({ stack: "s", config, password: pulumi.secret(PASSWORD) });
+      await settle();
+      return recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-rolling-restart-run");
+    };
+    for (const [file, sets] of [
+      ["stacks/Pulumi.cluster.yaml", ["valkey-cluster"]],
+      ["stacks/Pulumi.replication.yaml", ["valkey", "valkey-sentinel"]],
+    ] as const) {
+      const roll = await rollInputs(file);
+      expect(roll.inputs.statefulSets, file).toEqual(sets);
+      // Kubernetes name -> resource name.
+      const resource: Record<string, string> = { "valkey-cluster": "valkey-cluster-members", valkey: "valkey-members", "valkey-sentinel": "valkey-sentinel" };
+      for (const name of sets) expect((recorder.get("kubernetes:apps/v1:StatefulSet", resource[name] as string).inputs.spec as { updateStrategy: unknown }).updateStrategy, name).toEqual({ type: "OnDelete" });
+      if (file.includes("cluster")) expect(roll.dependencies).toContain("valkey-cluster-bootstrap-run");
+      expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-run").dependencies).toContain("valkey-rolling-restart-run");
+      const hash = roll.inputs.templateHash;
+      expect((await rollInputs(file, (c) => (c.checks = { ...c.checks, runId: "again" }))).inputs.templateHash, file).toBe(hash);
+      expect((await rollInputs(file, (c) => (c.valkey = { ...c.valkey, image: "registry.example/valkey:9.1.2" }))).inputs.templateHash, file).not.toBe(hash);
+    }
   });
 
   it("eks platform: Karpenter's Kubernetes children go through the cluster's provider, and Karpenter waits for EksCluster.ready", async () => {

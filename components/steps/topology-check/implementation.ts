@@ -18,7 +18,8 @@ import { KubernetesZoneSource } from "../../kubernetes/zone-source.js";
 import { ROLE_LABEL } from "../../shared.js";
 import { kubeDeps, podEndpoint, usablePods, type KubeDeps } from "../kit/kube-access.js";
 import { dynamicProtocol, jsonSafe } from "../kit/protocol.js";
-import { checkStep, type TopologyCheckInputs, type TopologyCheckOutputs } from "./declaration.js";
+import type { Parsed } from "../kit/inputs.js";
+import { checkStep, type TopologyCheckInputs, type TopologyCheckOutputs, type verifierFields } from "./declaration.js";
 
 export type { TopologyCheckInputs, TopologyCheckOutputs } from "./declaration.js";
 export type { TopologyCheckReport } from "./types.js";
@@ -110,7 +111,19 @@ export class PodNameConnector implements Connector {
   }
 }
 
-export async function checkTopologyOnKubernetes(i: TopologyCheckInputs, deps: CheckDeps = kubeDeps(i)): Promise<TopologyCheckOutputs> {
+/** What the verifier needs of a step's inputs (declaration.ts verifierFields, and whether to count keys). */
+export type VerifierInputs = Parsed<typeof verifierFields> & { countKeys?: boolean };
+
+/** A verifier over the release's pods as discovered now; `close` releases its connector (port-forwards). */
+export interface KubernetesVerifier {
+  verify: () => Promise<TopologyReport>;
+  /** Reaches members by the names they announce (pod DNS names too, with the `direct` connector). */
+  connector: Connector;
+  close: () => Promise<void>;
+}
+
+/** Discovers the members (and Sentinels), and builds the core's verifier through the chosen connector with zones from the nodes. */
+export async function kubernetesVerifier(i: VerifierInputs, deps: CheckDeps): Promise<KubernetesVerifier> {
   const pods = await usablePods(i, deps);
   const s = i.mode === "replication" ? i.sentinel : undefined;
   const sentinelPortsOf = deps.sentinelPortsOf ?? (() => ({ port: s?.port ?? 26379, busPort: 0 }));
@@ -138,9 +151,15 @@ export async function checkTopologyOnKubernetes(i: TopologyCheckInputs, deps: Ch
       zones,
       expect: i.expect ?? {},
       replicaLagBytes: i.replicaLagBytes,
-      countKeys: i.countKeys,
+      countKeys: i.countKeys ?? false,
       ...(s === undefined ? {} : { sentinel: { endpoints: sentinelPods.map(podEndpoint), masterName: s.masterName, connector } }),
     });
+  return { verify, connector, close: () => connector.close() };
+}
+
+export async function checkTopologyOnKubernetes(i: TopologyCheckInputs, deps: CheckDeps = kubeDeps(i)): Promise<TopologyCheckOutputs> {
+  const { verify, close } = await kubernetesVerifier(i, deps);
+  const s = i.mode === "replication" ? i.sentinel : undefined;
   try {
     // Fresh Sentinels learn their peers (hello, every 2 s) and the replicas (INFO, every 10 s)
     // after they start: under Sentinel a failing verdict is asked again, bounded by timeoutMs.
@@ -153,7 +172,7 @@ export async function checkTopologyOnKubernetes(i: TopologyCheckInputs, deps: Ch
     if (!report.ok) throw new TopologyCheckError(report);
     return { report: toCheckReport(report), table: formatTopologyReport(report) };
   } finally {
-    await connector.close();
+    await close();
   }
 }
 

@@ -1,0 +1,107 @@
+/**
+ * Drives a rolling restart in the order roll-plan.ts decides, one step at a time, each step only
+ * once the verifier passes again (roll-plan.ts gateOpen), and times every step. What a restart or
+ * a failover IS comes from the caller (RollOps): the local targets stop and start processes
+ * through the pods' own preStop and start scripts; the deployed step deletes pods. The same
+ * order and the same gates either way.
+ */
+import { sleep } from "../util/poll-until.js";
+import type { TopologyReport } from "../verify/verify-types.js";
+import { describeStep, gateOpen, nextRollStep, type RollStep } from "./roll-plan.js";
+
+export type RestartStep = Exclude<RollStep, { kind: "failover" }>;
+
+export interface RollOps {
+  /** The verifier on the live members (Sentinels and zones included where the topology has them). */
+  verify(): Promise<TopologyReport>;
+  /** Restarts one member or Sentinel as its pod restarts (preStop, stop, start on the new version); resolves once it runs again. */
+  restart(step: RestartStep): Promise<void>;
+  /** Cluster mode: `CLUSTER FAILOVER` on the replica at `address`. */
+  failover(address: string): Promise<void>;
+}
+
+export interface RollOptions {
+  /** Longest wait for the verifier to pass after a step (and for a failover to show). @default 120000 */
+  stepTimeoutMs?: number;
+  /** @default 250 */
+  pollMs?: number;
+  /** Whether the member or Sentinel at `address` already runs the new version (the deployed step: its pod is at the StatefulSet's update revision); asked once per address of the first report. @default none is */
+  rolledAtStart?: (address: string) => boolean;
+  onStep?: (line: string) => void;
+}
+
+export interface RollStepTiming {
+  /** describeStep's text. */
+  step: string;
+  kind: RollStep["kind"];
+  /** The member, Sentinel or (failover) the promoted replica. */
+  address: string;
+  /** ms from the roll's start to this step's start. */
+  startMs: number;
+  /** ms from this step's start until the verifier passed again. */
+  ms: number;
+}
+
+export interface RollResult {
+  steps: RollStepTiming[];
+  totalMs: number;
+  /** The verifier's report at the end: passes, zones included. */
+  final: TopologyReport;
+}
+
+const failureText = (r: TopologyReport | { error: string }): string =>
+  "error" in r ? r.error : r.failures.map((f) => `${f.code}${f.node === undefined ? "" : ` (${f.node})`}`).join(", ");
+
+/** Polls the verifier until `ready(report)` or the deadline; throws naming `what` and the last failures. */
+async function waitFor(ops: RollOps, what: string, ready: (r: TopologyReport) => boolean, timeoutMs: number, pollMs: number): Promise<TopologyReport> {
+  const deadline = Date.now() + timeoutMs;
+  let last: TopologyReport | { error: string };
+  for (;;) {
+    try {
+      last = await ops.verify();
+      if (ready(last)) return last;
+    } catch (e) {
+      last = { error: (e as Error).message };
+    }
+    if (Date.now() >= deadline) throw new Error(`rolling restart: ${what} not reached within ${timeoutMs} ms (last verifier result: ${failureText(last)})`);
+    await sleep(pollMs);
+  }
+}
+
+const primaryOf = (r: TopologyReport, address: string): boolean => r.shards.some((s) => s.primary.address === address);
+
+/** Every member and Sentinel a report names. */
+export const addressesOf = (r: TopologyReport): string[] => [
+  ...(r.sentinels ?? []).map((s) => s.address),
+  ...r.shards.flatMap((s) => [s.primary.address, ...s.replicas.map((x) => x.address)]),
+];
+
+/** Restarts every member (and Sentinel) once, in roll-plan.ts's order; resolves when the verifier passes on all of them. */
+export async function rollingRestart(ops: RollOps, o: RollOptions = {}): Promise<RollResult> {
+  const stepTimeoutMs = o.stepTimeoutMs ?? 120_000;
+  const pollMs = o.pollMs ?? 250;
+  const steps: RollStepTiming[] = [];
+  const started = Date.now();
+  let report = await waitFor(ops, "a passing verifier before the roll", gateOpen, stepTimeoutMs, pollMs);
+  const rolled = new Set(addressesOf(report).filter((a) => o.rolledAtStart?.(a) === true));
+  for (let step = nextRollStep(report, rolled); step !== undefined; step = nextRollStep(report, rolled)) {
+    const text = describeStep(step);
+    const at = Date.now();
+    o.onStep?.(text);
+    let address: string;
+    if (step.kind === "failover") {
+      const { to } = step;
+      address = to;
+      await ops.failover(to);
+      report = await waitFor(ops, `${text}: ${to} serving as primary`, (r) => primaryOf(r, to) && gateOpen(r), stepTimeoutMs, pollMs);
+    } else {
+      address = step.address;
+      await ops.restart(step);
+      rolled.add(step.address);
+      report = await waitFor(ops, `${text}: a passing verifier`, gateOpen, stepTimeoutMs, pollMs);
+    }
+    steps.push({ step: text, kind: step.kind, address, startMs: at - started, ms: Date.now() - at });
+  }
+  const final = await waitFor(ops, "a passing verifier (zones included) after the roll", (r) => r.ok, stepTimeoutMs, pollMs);
+  return { steps, totalMs: Date.now() - started, final };
+}

@@ -1,0 +1,28 @@
+/**
+ * How a release's members and Sentinels take a new pod template: their StatefulSets use
+ * `updateStrategy: OnDelete`, so a changed template (image, a restart-only setting, resources)
+ * restarts nothing by itself; the RollingRestart step (components/steps/rolling-restart/) then
+ * deletes the pods one at a time in the order the live roles demand (benchmarks/roll/roll-plan.ts).
+ * A plain RollingUpdate restarts by ordinal, highest first, whatever each pod's role: it can
+ * restart a primary before its replicas, and a replica that is the only synced one of its shard
+ * (valkey-operator moved to the same design, issue #198; the Bitnami and official charts leave
+ * RollingUpdate and let the preStop hand over). HAProxy stays a Deployment with its own rolling
+ * update (maxUnavailable 0, maxSurge 1): it holds no data. Pure.
+ */
+import { createHash } from "node:crypto";
+import type { StatefulSet } from "./k8s-types.js";
+
+/** The StatefulSets' update strategy: pods change only when the RollingRestart step deletes them. */
+export const ROLLED_BY_STEP = { type: "OnDelete" } as const;
+
+/** What the RollingRestart step is given: which StatefulSets it rolls, and one hash of their pod templates (a new hash is a roll). */
+export interface Rollout {
+  statefulSets: string[];
+  templateHash: string;
+}
+
+export function rolloutOf(sets: readonly StatefulSet[]): Rollout {
+  const h = createHash("sha256");
+  for (const s of sets) h.update(JSON.stringify({ name: s.metadata?.name, template: s.spec?.template }));
+  return { statefulSets: sets.map((s) => String(s.metadata?.name)), templateHash: h.digest("hex").slice(0, 16) };
+}
