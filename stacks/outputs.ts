@@ -8,6 +8,7 @@ import type { StackCost } from "../benchmarks/cost/cost-model.js";
 import type { ResultRow } from "../benchmarks/run/result-row.js";
 import type { Platform, StackConfig, ValkeyMode } from "../config/types.js";
 import type { DeployedDrill } from "../components/steps/failure-drill/implementation.js";
+import type { RollStepTiming } from "../benchmarks/roll/rolling-restart.js";
 
 export const STACK_REPORT_VERSION = 1;
 
@@ -87,6 +88,13 @@ export interface StackReport {
   drillsCsv: string | null;
   /** Added within schemaVersion 1: which clock the drills' times come from; null when drills are off. */
   drillsNote: string | null;
+  /**
+   * Added within schemaVersion 1: the last rolling restart of the members and Sentinels (the
+   * RollingRestart step, after a change of their pod template: image, restart-only setting,
+   * resources): each step with its times and the pods in the order they were restarted; empty
+   * steps when the last `up` had nothing to roll.
+   */
+  rollout: RolloutPart | null;
   versions: {
     valkeyImage: string;
     /** From the benchmark rows (the server's INFO and the client's --version); null without a benchmark. */
@@ -143,6 +151,14 @@ export interface StackReportParts {
   benchmark: pulumi.Input<{ rows: ResultRow[]; csv: string }> | undefined;
   cost?: pulumi.Input<StackCost> | undefined;
   drills?: pulumi.Input<DrillsPart> | undefined;
+  rollout?: pulumi.Input<RolloutPart | undefined> | undefined;
+}
+
+/** What the RollingRestart step gives the report. */
+export interface RolloutPart {
+  steps: RollStepTiming[];
+  restartedPods: string[];
+  totalMs: number;
 }
 
 /** What the FailureDrill step gives the report. */
@@ -161,6 +177,7 @@ export function stackReport(
   benchmark: { rows: ResultRow[]; csv: string } | undefined,
   cost: StackCost | undefined = undefined,
   drills: DrillsPart | undefined = undefined,
+  rollout: RolloutPart | undefined = undefined,
 ): StackReport {
   const first = benchmark?.rows?.[0];
   return {
@@ -180,6 +197,7 @@ export function stackReport(
     drills: drills?.drills ?? null,
     drillsCsv: drills?.csv ?? null,
     drillsNote: drills?.note ?? null,
+    rollout: rollout ?? null,
     versions: {
       valkeyImage: config.valkey.image,
       server: first?.server_version ?? null,
@@ -194,6 +212,8 @@ export function stackReport(
 /** The report as one Output, resolved from the components' outputs. */
 export function buildStackReport(p: StackReportParts): pulumi.Output<StackReport> {
   return pulumi
-    .all([p.endpoints, p.topology, p.benchmark, p.cost, p.drills])
-    .apply(([endpoints, topology, benchmark, cost, drills]) => stackReport(p.stack, p.config, endpoints as Endpoints, topology, benchmark, cost, drills));
+    .all([p.endpoints, p.topology, p.benchmark, p.cost, p.drills, p.rollout])
+    .apply(([endpoints, topology, benchmark, cost, drills, rollout]) =>
+      stackReport(p.stack, p.config, endpoints as Endpoints, topology, benchmark, cost, drills, rollout),
+    );
 }

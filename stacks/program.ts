@@ -230,11 +230,12 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
   }
   const checkOptions = { mode, expect, replicaLagBytes: config.checks.replicaLagBytes, runId: config.checks.runId, sentinel: valkey.sentinel };
   // The StatefulSets are OnDelete: a changed pod template is rolled here, in role order, before anything checks or measures.
-  formed = new RollingRestart(
+  const rolled = new RollingRestart(
     "valkey-rolling-restart",
     { ...target, mode, expect, replicaLagBytes: config.checks.replicaLagBytes, sentinel: valkey.sentinel, ...valkey.rollout },
     { dependsOn: [formed] },
   );
+  formed = rolled;
   const before = config.checks.verify ? new TopologyCheck("valkey-check", { ...target, ...checkOptions, after: [formed] }) : undefined;
 
   let benchmark: pulumi.Output<{ rows: ResultRow[]; csv: string }> | undefined;
@@ -304,6 +305,10 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
     benchmark,
     cost,
     drills: drills === undefined ? undefined : pulumi.all([drills.drills, drills.csv, drills.note]).apply(([d, csv, note]) => ({ drills: d, csv, note })),
+    // Absent while unknown (preview) or under mocks that give none.
+    rollout: pulumi
+      .all([rolled.steps, rolled.restartedPods, rolled.totalMs])
+      .apply(([steps, restartedPods, totalMs]) => (steps === undefined ? undefined : { steps, restartedPods, totalMs })),
   });
   return { report, kubeconfig: pulumi.secret(platform.kubeconfig), password: secretPassword };
 }

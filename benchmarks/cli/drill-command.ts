@@ -9,7 +9,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { renderDrillTable } from "../drill/drill-table.js";
+import { renderDrillTable, renderRollSteps } from "../drill/drill-table.js";
 import { FAULTS, type Fault } from "../../vocabulary/faults.js";
 import { LOCAL_DRILL_DEFAULTS } from "../drill/local-drills.js";
 import { isSkipped, runDrill, type DrillOptions, type DrillResult } from "../drill/run-drill.js";
@@ -173,7 +173,8 @@ export function registerDrillCommand(program: Command): void {
         const { timeline: _t, ...rest } = result;
         process.stdout.write(`${JSON.stringify({ ...rest, file: file ?? null }, null, 2)}\n`);
       } else {
-        process.stdout.write(`${renderDrillTable([result])}\n${file === undefined ? "" : `\nresult: ${file}\n`}`);
+        const steps = renderRollSteps([result]);
+        process.stdout.write(`${renderDrillTable([result])}\n${steps.length === 0 ? "" : `\n${steps.join("\n")}\n`}${file === undefined ? "" : `\nresult: ${file}\n`}`);
       }
       if (!result.ok) process.exitCode = 1;
     });

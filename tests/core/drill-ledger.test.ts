@@ -1,6 +1,6 @@
 /** The drill's ledger and figures (pure): what counts as acknowledged, confirmed, lost, outage, latency windows. */
 import { describe, expect, it } from "vitest";
-import { DRILL_CSV_COLUMNS, renderDrillsCsv, renderDrillTable } from "../../benchmarks/drill/drill-table.js";
+import { DRILL_CSV_COLUMNS, renderDrillMarkdown, renderDrillsCsv, renderDrillTable, renderRollSteps } from "../../benchmarks/drill/drill-table.js";
 import { combineStreams, latencyStats, longestGap, percentile, streamFigures, type WriteRecord } from "../../benchmarks/drill/ledger.js";
 import { parseFaults } from "../../vocabulary/faults.js";
 
@@ -107,5 +107,21 @@ describe("drill ledger", () => {
       'cluster,all,true,true,1234,5000,,10,2,8,0,8,0,0,0,7,-4000,3,1,2,3,4,5,6,100,2000,cluster-client,"SIGKILL, every member",async replication window',
     );
     expect(renderDrillTable([row])).toMatch(/cluster\s+all\s+yes\s+yes\s+1234\s+5000\s+—\s+2\s+8\s+0\s+8\s+0\s+0\s+≤7 \(−4\.0…\+0\.0 s\)/);
+    expect(renderRollSteps([row])).toEqual([]);
+    const upgrade = {
+      ...row,
+      fault: "upgrade" as const,
+      rollSteps: [
+        { step: "restart replica a:1 (shard 0)", kind: "replica" as const, address: "a:1", startMs: 12, ms: 1250 },
+        { step: "CLUSTER FAILOVER shard 0: b:2 → a:1", kind: "failover" as const, address: "a:1", startMs: 1262, ms: 280 },
+      ],
+    };
+    expect(renderRollSteps([row, upgrade])).toEqual([
+      "| mode | # | step | started (s into the roll) | until the verifier passed (s) |",
+      "|---|---|---|---|---|",
+      "| cluster | 1 | restart replica a:1 (shard 0) | 0.0 | 1.3 |",
+      "| cluster | 2 | CLUSTER FAILOVER shard 0: b:2 → a:1 | 1.3 | 0.3 |",
+    ]);
+    expect(renderDrillMarkdown([upgrade]).join("\n")).toContain("### Rolling upgrade, step by step");
   });
 });

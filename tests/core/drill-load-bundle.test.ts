@@ -32,10 +32,12 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function runLoad(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs load.mjs to its end (`sigtermAfterMs`: sends it SIGTERM then, as a test stops the load early). */
+function runLoad(env: Record<string, string>, sigtermAfterMs?: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     // cwd = the temp dir: the bundle must not need the repository's node_modules.
     const child = spawn(process.execPath, [script], { cwd: dir, env: { PATH: process.env["PATH"] ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    if (sigtermAfterMs !== undefined) setTimeout(() => child.kill("SIGTERM"), sigtermAfterMs);
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -123,6 +125,17 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
     const out = parseRecordLines(run.stdout);
     expect(out.streams).toEqual(["cluster-client"]);
     await expectMeasuredAndStored(out, cluster, prefix);
+  }, 120_000);
+
+  it("stops at SIGTERM long before DRILL_LOAD_S and still prints its records (a test's load around a `pulumi up`)", async () => {
+    const seed = cluster!.pods[0]!;
+    const prefix = "drill:bundle3:upgrade";
+    const run = await runLoad({ ...common(prefix), DRILL_LOAD_S: "600", DRILL_MODE: "cluster", DRILL_TARGET_HOST: seed.host, DRILL_TARGET_PORT: String(seed.port) }, 3000);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    const out = parseRecordLines(run.stdout);
+    expect(out.loadStop - out.loadStart).toBeLessThan(30_000);
+    expect(out.records.filter((r) => r.ok).length).toBeGreaterThan(10);
   }, 120_000);
 
   it("exits 1 naming the bad variable, and prints no records", async () => {

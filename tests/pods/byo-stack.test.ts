@@ -5,7 +5,9 @@
  * become Ready through the real readiness probe on local-path volumes, and the cluster bootstrap and
  * the topology check run inside `up` through the port-forward connector (API server -> kubelet ->
  * containerd), with zones from the real nodes. The same `up` runs the benchmark Job and then the
- * failure drills (support/drill-checks.ts) in real pods. A second `up` changes nothing, and
+ * failure drills (support/drill-checks.ts) in real pods, all on the `valkey-previous` image. A
+ * second `up` upgrades to the `valkey` image under a write load (support/upgrade-checks.ts: the
+ * RollingRestart step's order, nothing acknowledged lost), a third changes nothing, and
  * `destroy` leaves no pod, PVC or PV. Needs root, `install.sh` (Pulumi) and `install.sh --real-cluster`. Starts the
  * cluster when none runs.
  */
@@ -19,6 +21,7 @@ import { createStack, tail } from "../e2e/support/pulumi-harness.js";
 import { podsSkipReason, podsStackConfig, STACK_ZONES, usePodsCluster } from "./support/byo-on-pods.js";
 import { detectionSettings, drillConfig, expectDrills, type DrillRow } from "./support/drill-checks.js";
 import { allowBusFrom, probe, type ProbeTarget } from "./support/probe.js";
+import { expectUpgradeUnderLoad } from "./support/upgrade-checks.js";
 
 const reason = podsSkipReason({ pulumi: true });
 const PASSWORD = `pods-${Math.random().toString(36).slice(2)}-secret`;
@@ -45,14 +48,18 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
       // Then the failure drills (support/drill-checks.ts), their load a real Job too.
       drills: drillConfig(cluster),
     });
-    const s = await createStack(env, { ...config, valkey: detectionSettings(mode, config.valkey as Record<string, unknown>) }, { password: PASSWORD });
+    // The first up runs the previous server; the second upgrades it (support/upgrade-checks.ts).
+    const previous = cluster.images["valkey-previous"];
+    if (previous === undefined) throw new Error("no valkey-previous image in the running local cluster: restart it (npm run kube:local -- down, then up) to import the images");
+    const valkey = { ...detectionSettings(mode, config.valkey as Record<string, unknown>), image: previous };
+    const s = await createStack(env, { ...config, valkey }, { password: PASSWORD });
     try {
       const t0 = Date.now();
       const first = await s.stack.up({ onOutput: (o) => s.log.push(o) });
       console.log(`[pods] ${mode}: first up (deploy, bootstrap, check, benchmark, drills) ${Math.round((Date.now() - t0) / 1000)} s`);
       expect(first.summary.result, tail(s.log)).toBe("succeeded");
       const report = first.outputs.report?.value as {
-        topology: { ok: boolean; primaries: Array<{ zone: string; slotRanges: string[]; replicas: Array<{ zone: string; crossAz: boolean }> }> } | null;
+        topology: { ok: boolean; primaries: Array<{ address: string; zone: string; slotRanges: string[]; replicas: Array<{ zone: string; crossAz: boolean }> }> } | null;
         sentinels?: Array<{ zone: string; reachable: boolean; agrees: boolean }> | null;
         benchmark: { rows: ResultRow[]; csv: string } | null;
         endpoints: { write: string; port: number };
@@ -109,12 +116,12 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
       // The drills' load pods may still be going (the step deletes their Jobs in the background).
       const pods = all.filter((p) => !bench.includes(p) && p.metadata.labels?.[DRILL_LOAD_LABEL] === undefined);
       // The benchmark pod ran on the node without Valkey, from the valkey image (valkey-benchmark).
-      expect(bench.map((p) => [p.spec.nodeName, p.spec.containers[0]?.image, p.status.phase])).toEqual([[clientNode, cluster.images.valkey, "Succeeded"]]);
+      expect(bench.map((p) => [p.spec.nodeName, p.spec.containers[0]?.image, p.status.phase])).toEqual([[clientNode, previous, "Succeeded"]]);
       // Cluster: 3 x (1 + 1) members. Replication: 4 members, 3 Sentinels, 2 HAProxy pods.
       expect(pods).toHaveLength(mode === "cluster" ? 6 : 9);
       for (const p of pods) {
         const haproxy = p.metadata.labels?.["app.kubernetes.io/component"] === "haproxy";
-        expect(p.spec.containers[0]?.image).toBe(haproxy ? cluster.images.haproxy : cluster.images.valkey);
+        expect(p.spec.containers[0]?.image).toBe(haproxy ? cluster.images.haproxy : previous);
         expect(p.status.containerStatuses?.every((c) => c.ready)).toBe(true);
       }
       expect(new Set(pods.map((p) => p.spec.nodeName)).size).toBe(3);
@@ -167,7 +174,9 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
         }
       }
 
-      // The diff a second up would apply, shown when it is not empty.
+      await expectUpgradeUnderLoad({ api, cluster, stack: s, NS, mode, password: PASSWORD, valkey, primaryBefore: primaries[0]?.address ?? "" });
+
+      // The diff another up would apply, shown when it is not empty.
       const plan = await s.stack.preview({ diff: true });
       const second = await s.stack.up({ onOutput: (o) => s.log.push(o) });
       const changes = second.summary.resourceChanges ?? {};
@@ -181,7 +190,7 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
   };
 
   it(
-    "cluster mode: up with real pods (bootstrap and check through port-forward, benchmark Job, drills primary/switchover/all), policies probed; up again no-op; destroy leaves nothing",
+    "cluster mode: up with real pods (bootstrap and check through port-forward, benchmark Job, drills primary/switchover/all), policies probed; upgraded under load in role order; up again no-op; destroy leaves nothing",
     { timeout: 1_500_000 },
     () => lifecycle("cluster"),
   );

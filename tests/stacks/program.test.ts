@@ -28,11 +28,17 @@ const CHECK_REPORT = {
   ],
 };
 const BENCH_RUN_STAMP = "2026-11-23T14:00:00.000Z/abcd1234";
+const ROLLOUT = {
+  steps: [{ step: "restart replica valkey-cluster-4.valkey-cluster-headless:6379 (shard 0)", kind: "replica", address: "valkey-cluster-4.valkey-cluster-headless:6379", startMs: 5, ms: 21000 }],
+  restartedPods: ["valkey-cluster-4"],
+  totalMs: 21500,
+};
 const recorder = installMocks({
   invokes: awsMockInvokes,
   outputs: (r) => {
     if (r.name === "valkey-benchmark-results-run") return { rows: [ROW], csv: "workload,...\n", runStamp: BENCH_RUN_STAMP };
     if (r.name === "valkey-check-after-benchmark-run") return { report: CHECK_REPORT, table: "VERIFY: PASS" };
+    if (r.name === "valkey-rolling-restart-run") return { ...r.inputs, ...ROLLOUT };
     return awsMockOutputs(r);
   },
 });
@@ -118,6 +124,8 @@ describe("the program under mocks", () => {
       client: "valkey-benchmark 9.0.2",
       karpenterChart: versions.KARPENTER_CHART_VERSION,
     });
+    // The last rolling restart, as the RollingRestart step reported it.
+    expect(report.rollout).toEqual(ROLLOUT);
     // The report carries the check that ran AFTER the benchmark (per-primary keys).
     expect(report.topology?.primaries[0]).toMatchObject({ address: "valkey-cluster-0:6379", keys: 42, replicas: [{ zone: "us-west-2b", crossAz: true }] });
     expect(JSON.stringify(report)).not.toContain(PASSWORD);
