@@ -25,8 +25,13 @@ export interface RollOptions {
   stepTimeoutMs?: number;
   /** @default 250 */
   pollMs?: number;
-  /** Whether the member or Sentinel at `address` already runs the new version (the deployed step: its pod is at the StatefulSet's update revision); asked once per address of the first report. @default none is */
-  rolledAtStart?: (address: string) => boolean;
+  /**
+   * Which members and Sentinels of this report already run the new version, asked before every
+   * step. The deployed step answers from the pods (at the StatefulSet's update revision), so a
+   * Sentinel that comes back on a new pod IP, and a roll resumed by a later `up`, are known as
+   * rolled. @default the addresses this roll restarted (stable addresses: the local topologies)
+   */
+  rolledIn?: (report: TopologyReport) => Promise<ReadonlySet<string>>;
   onStep?: (line: string) => void;
 }
 
@@ -82,9 +87,10 @@ export async function rollingRestart(ops: RollOps, o: RollOptions = {}): Promise
   const pollMs = o.pollMs ?? 250;
   const steps: RollStepTiming[] = [];
   const started = Date.now();
+  const restarted = new Set<string>();
+  const rolledIn = o.rolledIn ?? (() => Promise.resolve(restarted));
   let report = await waitFor(ops, "a passing verifier before the roll", gateOpen, stepTimeoutMs, pollMs);
-  const rolled = new Set(addressesOf(report).filter((a) => o.rolledAtStart?.(a) === true));
-  for (let step = nextRollStep(report, rolled); step !== undefined; step = nextRollStep(report, rolled)) {
+  for (let step = nextRollStep(report, await rolledIn(report)); step !== undefined; step = nextRollStep(report, await rolledIn(report))) {
     const text = describeStep(step);
     const at = Date.now();
     o.onStep?.(text);
@@ -97,7 +103,7 @@ export async function rollingRestart(ops: RollOps, o: RollOptions = {}): Promise
     } else {
       address = step.address;
       await ops.restart(step);
-      rolled.add(step.address);
+      restarted.add(step.address);
       report = await waitFor(ops, `${text}: a passing verifier`, gateOpen, stepTimeoutMs, pollMs);
     }
     steps.push({ step: text, kind: step.kind, address, startMs: at - started, ms: Date.now() - at });

@@ -25,13 +25,14 @@ interface FakeOptions {
   lost?: string[];
 }
 
-/** A StatefulSet controller and Valkey topology in miniature: an evicted pod comes back (new uid, new revision) two polls later. */
+/** A StatefulSet controller and Valkey topology in miniature: an evicted pod comes back (new uid, new revision, new IP) two polls later. */
 class FakeRelease implements RollKubeApi {
   pods: (RollPod & { back?: number })[] = [];
   evictions: string[] = [];
   failovers: string[] = [];
   primary: string;
   private clock = 0;
+  private ips = 0;
   constructor(private readonly o: FakeOptions) {
     const members = o.mode === "replication" ? ["valkey-0", "valkey-1", "valkey-2"] : ["valkey-0", "valkey-1"];
     const sentinels = o.mode === "replication" ? ["valkey-sentinel-0", "valkey-sentinel-1", "valkey-sentinel-2"] : [];
@@ -47,7 +48,8 @@ class FakeRelease implements RollKubeApi {
     for (const p of this.pods) {
       if (p.back !== undefined && this.clock >= p.back) {
         const set = p.name.replace(/-\d+$/, "");
-        Object.assign(p, { uid: `${p.uid}+`, deleting: false, ready: true, back: undefined, labels: { ...p.labels, [REVISION_LABEL]: `${set}-new` } });
+        // A new pod: a new uid, the new revision, and a new pod IP (Sentinels are reported by it).
+        Object.assign(p, { uid: `${p.uid}+`, podIP: `10.0.1.${++this.ips}`, deleting: false, ready: true, back: undefined, labels: { ...p.labels, [REVISION_LABEL]: `${set}-new` } });
       }
     }
     const role = selector.includes("sentinel") ? "sentinel" : "member";

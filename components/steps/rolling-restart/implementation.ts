@@ -4,8 +4,9 @@
  * (components/valkey/rollout.ts): after `pulumi up` changed their pod template, nothing restarted.
  * This step then:
  * 1. waits until each StatefulSet's controller has seen the new template (its update revision);
- * 2. takes every pod already at that revision as rolled (a roll cut short by a timeout resumes
- *    where it stopped on the next `pulumi up`);
+ * 2. takes every pod at that revision as rolled, asked before each step (a roll cut short by a
+ *    timeout resumes where it stopped on the next `pulumi up`; a Sentinel back on a new pod IP
+ *    is known by its pod);
  * 3. drives benchmarks/roll/rolling-restart.ts: in the order roll-plan.ts decides from the live
  *    verifier report, each "restart" evicts one pod (its PodDisruptionBudget honoured, its preStop
  *    run: a primary hands over first) and waits until the StatefulSet has recreated it at the new
@@ -16,7 +17,7 @@
  * verifier's failures.
  */
 import { parseEndpoint } from "../../../vocabulary/endpoint.js";
-import { rollingRestart, type RestartStep } from "../../../benchmarks/roll/rolling-restart.js";
+import { addressesOf, rollingRestart, type RestartStep } from "../../../benchmarks/roll/rolling-restart.js";
 import { normalHost } from "../../kubernetes/pod-addresses.js";
 import { dynamicProtocol } from "../kit/protocol.js";
 import { rollStep, type RollingRestartInputs, type RollingRestartOutputs } from "./declaration.js";
@@ -91,9 +92,14 @@ export async function runRoll(i: RollingRestartInputs, deps: RollDeps): Promise<
     {
       stepTimeoutMs: timeoutMs,
       pollMs: i.pollMs,
-      rolledAtStart: (address) => {
-        const p = podOfAddress(address, before);
-        return p !== undefined && current(p);
+      rolledIn: async (report) => {
+        const now = await listPods();
+        return new Set(
+          addressesOf(report).filter((a) => {
+            const p = podOfAddress(a, now);
+            return p !== undefined && current(p);
+          }),
+        );
       },
       onStep: (line) => deps.log?.(`rolling restart: ${line}`),
     },
