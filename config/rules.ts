@@ -4,6 +4,7 @@
  * the key path a user should change.
  */
 import { allocatableFor, isNetworkOptimizedFamily, NETWORK_OPTIMIZED_SIBLING, networkOptimizedFamily, type Allocatable } from "./instance-types.js";
+import { parseImageReference } from "./fields.js";
 import { formatBytes, formatMillicores } from "./quantity.js";
 import type { ResourceAmounts, StackConfig, StackInput } from "./types.js";
 
@@ -20,6 +21,13 @@ export const MAXMEMORY_SHARE_WITH_FORK = 0.8;
 /** Records one problem at a key path (relative to the project namespace). */
 export type Report = (path: ReadonlyArray<string | number>, message: string) => void;
 
+/** The major.minor an image's tag names (`9.0.2`, `v9.1`, `9.1.2-alpine`); undefined for other tags (`latest`) or a digest only. */
+export function imageVersionOf(image: string): { major: number; minor: number; text: string } | undefined {
+  const tag = parseImageReference(image)?.tag;
+  const m = tag === undefined ? null : /^v?(\d+)\.(\d+)/.exec(tag);
+  return m === null ? undefined : { major: Number(m[1]), minor: Number(m[2]), text: tag as string };
+}
+
 const describeAmounts = (a: ResourceAmounts | Allocatable): string => `${formatMillicores(a.cpuMillicores)} vCPU / ${formatBytes(a.memoryBytes)}`;
 
 function checkTopology(config: StackConfig, report: Report): void {
@@ -32,6 +40,12 @@ function checkTopology(config: StackConfig, report: Report): void {
       );
     if (valkey.cluster.replicasPerPrimary < 1)
       report(["valkey", "cluster", "replicasPerPrimary"], "must be ≥ 1 in cluster mode, or a lost primary loses its slots");
+    const version = imageVersionOf(valkey.image);
+    if (version !== undefined && (version.major < 9 || (version.major === 9 && version.minor < 1)))
+      report(
+        ["valkey", "image"],
+        `is Valkey ${version.text} (its tag): in cluster mode the members' AZ failback reads each node's zone from CLUSTER SHARDS, which carries availability-zone only from Valkey 9.1 (valkey-io/valkey#3156); on ${version.text} a zone left holding a primary majority after a failover is never rebalanced. Use 9.1 or newer`,
+      );
   } else {
     const { replicas, minReplicasToWrite } = valkey.replication;
     if (minReplicasToWrite > replicas)

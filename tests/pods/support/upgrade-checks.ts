@@ -1,7 +1,7 @@
 /**
  * A rolling upgrade on real pods, under a write load (tests/pods/byo-stack.test.ts runs it after
  * the first `up` of each mode, whose pods run the `valkey-previous` image): the stack's
- * `valkey.image` is changed to the `valkey` image and `pulumi up` runs while the FailureDrill's own
+ * `valkey.image` is changed to the `valkey` image (benchmark and drills off) and `pulumi up` runs while the FailureDrill's own
  * load Job (the same builder and bundle, a real pod on the node without Valkey) writes through
  * the release's endpoints. Then:
  *  - every member and Sentinel pod is new, runs the new image, and was started in the order the
@@ -106,7 +106,16 @@ export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<void> {
     }
     if (loadPod === undefined) throw new Error(`the upgrade's load pod (${name}) is not Running after 120 s`);
     await sleep(5000);
-    await c.stack.stack.setConfig("valkey-on-eks:valkey", { value: JSON.stringify({ ...c.valkey, image: newImage }) });
+    // Only the image changes for the release; the benchmark (its Job runs valkey.image) and the
+    // drills are switched off so that this `up` is the upgrade alone (the benchmark would re-run
+    // on the new image, into the first run's keys at maxmemory).
+    const all = await c.stack.stack.getAllConfig();
+    const off = (key: string) => ({ value: JSON.stringify({ ...(JSON.parse(all[key]?.value ?? "{}") as object), enabled: false }) });
+    await c.stack.stack.setAllConfig({
+      "valkey-on-eks:valkey": { value: JSON.stringify({ ...c.valkey, image: newImage }) },
+      "valkey-on-eks:benchmark": off("valkey-on-eks:benchmark"),
+      "valkey-on-eks:drills": off("valkey-on-eks:drills"),
+    });
     const upAt = Date.now();
     const up = await c.stack.stack.up({ onOutput: (o) => c.stack.log.push(o) });
     const upMs = Date.now() - upAt;
