@@ -3,8 +3,10 @@
  * member's entrypoint, like the heal step). After a failover the promoted replica sits in another
  * zone, so one zone can end up holding more than half of the primaries: losing it then loses the
  * majority. Nothing else moves a primary back. This loop does, with no controller and no API
- * access: every member reads `CLUSTER SHARDS` from its own server (Valkey >= 8.1 gossips each
- * node's `availability-zone`, set from the pod's zone by the start script) and decides alone.
+ * access: every member reads `CLUSTER SHARDS` from its own server (Valkey >= 9.1 gossips each
+ * node's `availability-zone`, set from the pod's zone by the start script, and reports it there;
+ * 9.0 reports none, so the loop would wait forever: config refuses cluster mode on a 9.0 image
+ * tag, valkey-io/valkey#3156) and decides alone.
  *
  * A member acts (`CLUSTER FAILOVER` on itself, the safe manual failover that waits for the offsets
  * to match with clients paused) only when all of these hold, in `confirmRounds` rounds in a row:

@@ -82,7 +82,7 @@ function announceBlock(mode: ValkeyMode, dataDir: string): string[] {
 }
 
 /**
- * `availability-zone` (Valkey >= 8.1, gossiped to every node) from $VALKEY_AVAILABILITY_ZONE, or
+ * `availability-zone` (Valkey >= 8.1; gossiped to every node and shown in CLUSTER SHARDS from 9.1) from $VALKEY_AVAILABILITY_ZONE, or
  * else from the zone file a previous run kept (see the header).
  */
 function availabilityZoneBlock(zoneFile: string): string[] {
