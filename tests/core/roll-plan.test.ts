@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { gateOpen, nextRollStep, type RollStep } from "../../benchmarks/roll/roll-plan.js";
+import { rollingRestart } from "../../benchmarks/roll/rolling-restart.js";
 import type { ShardReport, TopologyReport } from "../../benchmarks/verify/verify-types.js";
 
 type Shard = { primary: string; replicas: string[]; slots?: string };
@@ -112,5 +113,17 @@ describe("rolling restart order (live report → next step)", () => {
     const r = report("cluster", [{ primary: "p:0", replicas: ["x:1"] }]);
     expect(gateOpen({ ...r, ok: false, failures: [{ code: "AZ_PRIMARY_MAJORITY", message: "" }] })).toBe(true);
     expect(gateOpen({ ...r, ok: false, failures: [{ code: "REPLICA_LAG", message: "" }] })).toBe(false);
+  });
+
+  it("a roll that never gets anywhere (restarts that leave the member unrolled) stops with an error instead of looping", async () => {
+    const r = report("replication", [{ primary: "m0:1", replicas: ["m1:2"] }]);
+    let restarts = 0;
+    const ops = {
+      verify: () => Promise.resolve(r),
+      restart: () => Promise.resolve(void restarts++),
+      failover: () => Promise.resolve(),
+    };
+    await expect(rollingRestart(ops, { pollMs: 1, rolledIn: () => Promise.resolve(new Set<string>()) })).rejects.toThrow(/no end after 7 steps \(last: restart replica m1:2/);
+    expect(restarts).toBe(7);
   });
 });
