@@ -174,7 +174,7 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
         }
       }
 
-      await expectUpgradeUnderLoad({ api, cluster, stack: s, NS, mode, password: PASSWORD, valkey, primaryBefore: primaries[0]?.address ?? "" });
+      await expectUpgradeUnderLoad({ api, cluster, stack: s, NS, mode, password: PASSWORD, valkey });
 
       // The diff another up would apply, shown when it is not empty.
       const plan = await s.stack.preview({ diff: true });

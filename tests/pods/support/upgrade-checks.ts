@@ -26,7 +26,7 @@ import { kubernetesDrillApi } from "../../../components/steps/failure-drill/kube
 import { buildDrillLoadJob, DRILL_LOAD_CONTAINER, DRILL_RUN_LABEL, type DrillLoadJobArgs } from "../../../components/steps/failure-drill/load-job.js";
 import { readBackKeys } from "../../../components/steps/failure-drill/read-back.js";
 import { kubeDeps } from "../../../components/steps/kit/kube-access.js";
-import { kubernetesVerifier, toCheckReport, type VerifierInputs } from "../../../components/steps/topology-check/implementation.js";
+import { kubernetesVerifier, toCheckReport, type KubernetesVerifier, type VerifierInputs } from "../../../components/steps/topology-check/implementation.js";
 import { tail, type E2eStack } from "../../e2e/support/pulumi-harness.js";
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -64,8 +64,31 @@ export interface UpgradeContext {
   password: string;
   /** The stack's `valkey` section as set (its image is the previous one). */
   valkey: Record<string, unknown>;
-  /** The primary before the upgrade (the first `up`'s report), `host:port`. */
-  primaryBefore: string;
+}
+
+/** The verifier's inputs for the release, through the port-forward connector. */
+function verifierInputs(c: UpgradeContext, i: DrillInputs): VerifierInputs {
+  return {
+    kubeconfig: readFileSync(c.cluster.kubeconfig, "utf8"),
+    namespace: c.NS,
+    selector: i.selector,
+    connector: "port-forward",
+    password: c.password,
+    mode: c.mode,
+    ...(i.headlessService === undefined ? {} : { headlessService: i.headlessService }),
+    ...(i.sentinel === undefined ? {} : { sentinel: i.sentinel }),
+    ...(i.expect === undefined ? {} : { expect: i.expect }),
+  };
+}
+
+/** Runs `use` with a verifier on the release's pods as they are now, then releases its connector. */
+async function verified<T>(vi: VerifierInputs, use: (v: KubernetesVerifier) => Promise<T>): Promise<T> {
+  const v = await kubernetesVerifier(vi, kubeDeps(vi));
+  try {
+    return await use(v);
+  } finally {
+    await v.close();
+  }
 }
 
 export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<void> {
@@ -106,6 +129,8 @@ export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<void> {
     }
     if (loadPod === undefined) throw new Error(`the upgrade's load pod (${name}) is not Running after 120 s`);
     await sleep(5000);
+    // The primary right before the upgrade (the first up's drills moved it since its report).
+    const primaryBefore = await verified(verifierInputs(c, i), (v) => v.verify().then((r) => r.shards[0]?.primary.address ?? ""));
     // Only the image changes for the release; the benchmark (its Job runs valkey.image) and the
     // drills are switched off so that this `up` is the upgrade alone (the benchmark would re-run
     // on the new image, into the first run's keys at maxmemory).
@@ -132,35 +157,23 @@ export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<void> {
     if (rollout === null) throw new Error("the report has no rollout after the upgrade");
 
     // Every acknowledged key, read back through the checks' own connector.
-    const vi: VerifierInputs = {
-      kubeconfig: readFileSync(cluster.kubeconfig, "utf8"),
-      namespace: NS,
-      selector: i.selector,
-      connector: "port-forward",
-      password: c.password,
-      mode,
-      ...(i.headlessService === undefined ? {} : { headlessService: i.headlessService }),
-      ...(i.sentinel === undefined ? {} : { sentinel: i.sentinel }),
-      ...(i.expect === undefined ? {} : { expect: i.expect }),
-    };
-    const v = await kubernetesVerifier(vi, kubeDeps(vi));
-    let readBack: Map<string, string | undefined>;
-    try {
-      readBack = await readBackKeys(
+    const readBack = await verified(verifierInputs(c, i), async (v) =>
+      readBackKeys(
         load.records.filter((r) => r.ok).map((r) => r.key),
         toCheckReport(await v.verify()),
         v.connector,
-      );
-    } finally {
-      await v.close();
-    }
+      ),
+    );
     const bound = ackedLossBound("upgrade", 0, { minReplicasToWrite: 0, minReplicasMaxLag: 0, appendonly: true, appendfsync: "everysec" });
     const f = loadFigures(load.streams, { records: load.records, readBack, faultAt: upAt, loadStart: load.loadStart, loadStop: load.loadStop, beforeMs: 10_000, bound });
     console.log(
       `[pods] ${mode} upgrade ${String(c.valkey.image)} -> ${newImage}: up ${Math.round(upMs / 1000)} s, roll ${Math.round(rollout.totalMs / 1000)} s; ` +
         `writes ${f.writes}, failed ${f.failedWrites}, acked ${f.ackedWrites}, lost acked ${f.lostAckedWrites}, WAIT-confirmed ${f.waitedWrites}, lost ${f.lostWaitedWrites}, unknown ${f.unknownWrites}, ` +
         `write outage ${Math.round(f.writeOutageMs)} ms, p99 during ${f.p99MsDuring} ms\n` +
-        rollout.steps.map((s, n) => `  ${n + 1}. ${s.step}: at ${(s.startMs / 1000).toFixed(1)} s, ${(s.ms / 1000).toFixed(1)} s`).join("\n"),
+        rollout.steps.map((s, n) => `  ${n + 1}. ${s.step}: at ${(s.startMs / 1000).toFixed(1)} s, ${(s.ms / 1000).toFixed(1)} s`).join("\n") +
+        "\n" +
+        // Each stream's longest gap, on the up's clock (the roll starts a few seconds into the up).
+        f.streams.map((x) => `  outage of ${x.stream}: ${Math.round(x.writeOutageMs)} ms, from ${(x.outageFromMs / 1000).toFixed(1)} s to ${(x.outageToMs / 1000).toFixed(1)} s after the up started`).join("\n"),
     );
     expect(f.ackedWrites).toBeGreaterThan(100);
     expect(f.lostWaitedWrites, JSON.stringify(f.streams.map((s) => s.lostKeys))).toBe(0);
@@ -177,7 +190,7 @@ export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<void> {
     const kinds = rollout.steps.map((s) => s.kind);
     if (mode === "replication") {
       expect(kinds).toEqual(["sentinel", "sentinel", "sentinel", "replica", "replica", "replica", "primary"]);
-      const primaryPod = c.primaryBefore.split(".")[0];
+      const primaryPod = primaryBefore.split(".")[0];
       expect(rollout.restartedPods.at(-1)).toBe(primaryPod);
     } else {
       expect(kinds).toEqual(["replica", "failover", "replica", "replica", "failover", "replica", "replica", "failover", "replica"]);
