@@ -174,7 +174,9 @@ export function registerDrillCommand(program: Command): void {
         process.stdout.write(`${JSON.stringify({ ...rest, file: file ?? null }, null, 2)}\n`);
       } else {
         const steps = renderRollSteps([result]);
-        process.stdout.write(`${renderDrillTable([result])}\n${steps.length === 0 ? "" : `\n${steps.join("\n")}\n`}${file === undefined ? "" : `\nresult: ${file}\n`}`);
+        process.stdout.write(
+          `${renderDrillTable([result])}\n${steps.length === 0 ? "" : `\n${steps.join("\n")}\n`}${file === undefined ? "" : `\nresult: ${file}\n`}`,
+        );
       }
       if (!result.ok) process.exitCode = 1;
     });

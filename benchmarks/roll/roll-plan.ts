@@ -85,7 +85,9 @@ export function nextRollStep(report: TopologyReport, rolled: ReadonlySet<string>
     if (report.mode === "replication" || shard.replicas.length === 0) return { kind: "primary", address: shard.primary.address, shard: i };
     const to = failoverTarget(shard, rolled, report.primariesPerZone);
     if (to === undefined)
-      throw new Error(`shard ${i} (primary ${shard.primary.address}): no restarted replica with its link up to fail over to (replicas: ${shard.replicas.length})`);
+      throw new Error(
+        `shard ${i} (primary ${shard.primary.address}): no restarted replica with its link up to fail over to (replicas: ${shard.replicas.length})`,
+      );
     return { kind: "failover", from: shard.primary.address, to, shard: i };
   }
   return undefined;

@@ -93,7 +93,8 @@ export async function rollingRestart(ops: RollOps, o: RollOptions = {}): Promise
   for (let step = nextRollStep(report, await rolledIn(report)); step !== undefined; step = nextRollStep(report, await rolledIn(report))) {
     const text = describeStep(step);
     // Each member is restarted once and each shard fails over about once: far more steps means roles keep moving under the roll.
-    if (steps.length > 3 * addressesOf(report).length) throw new Error(`rolling restart: no end after ${steps.length} steps (last: ${text}); roles keep moving under the roll`);
+    if (steps.length > 3 * addressesOf(report).length)
+      throw new Error(`rolling restart: no end after ${steps.length} steps (last: ${text}); roles keep moving under the roll`);
     const at = Date.now();
     o.onStep?.(text);
     let address: string;

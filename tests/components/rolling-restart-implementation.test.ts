@@ -39,7 +39,14 @@ class FakeRelease implements RollKubeApi {
     [...members, ...sentinels].forEach((name, n) => {
       const set = name.replace(/-\d+$/, "");
       const rev = (o.current ?? []).includes(name) ? `${set}-new` : `${set}-old`;
-      this.pods.push({ name, uid: `uid-${name}-0`, podIP: `10.0.0.${n + 1}`, ready: true, deleting: false, labels: { [REVISION_LABEL]: rev, role: set.endsWith("sentinel") ? "sentinel" : "member" } });
+      this.pods.push({
+        name,
+        uid: `uid-${name}-0`,
+        podIP: `10.0.0.${n + 1}`,
+        ready: true,
+        deleting: false,
+        labels: { [REVISION_LABEL]: rev, role: set.endsWith("sentinel") ? "sentinel" : "member" },
+      });
     });
     this.primary = "valkey-0";
   }
@@ -49,11 +56,22 @@ class FakeRelease implements RollKubeApi {
       if (p.back !== undefined && this.clock >= p.back) {
         const set = p.name.replace(/-\d+$/, "");
         // A new pod: a new uid, the new revision, and a new pod IP (Sentinels are reported by it).
-        Object.assign(p, { uid: `${p.uid}+`, podIP: `10.0.1.${++this.ips}`, deleting: false, ready: true, back: undefined, labels: { ...p.labels, [REVISION_LABEL]: `${set}-new` } });
+        Object.assign(p, {
+          uid: `${p.uid}+`,
+          podIP: `10.0.1.${++this.ips}`,
+          deleting: false,
+          ready: true,
+          back: undefined,
+          labels: { ...p.labels, [REVISION_LABEL]: `${set}-new` },
+        });
       }
     }
     const role = selector.includes("sentinel") ? "sentinel" : "member";
-    return Promise.resolve(this.pods.filter((p) => p.labels.role === role && !(p.deleting && p.back === undefined && this.o.lost?.includes(p.name) === false)).map((p) => ({ ...p })));
+    return Promise.resolve(
+      this.pods
+        .filter((p) => p.labels.role === role && !(p.deleting && p.back === undefined && this.o.lost?.includes(p.name) === false))
+        .map((p) => ({ ...p })),
+    );
   }
   evictPod(_ns: string, name: string): Promise<"evicted" | "blocked"> {
     const left = this.o.blocked?.[name] ?? 0;
@@ -81,14 +99,24 @@ class FakeRelease implements RollKubeApi {
       failures: down.map((p) => ({ code: "REPLICA_LINK_DOWN" as const, message: `${p.name} down` })),
       shards: [
         {
-          primary: { address: `${dns(this.primary)}:6379`, zone: undefined, slotRanges: this.o.mode === "cluster" ? ["0-16383"] : [], slotCount: 0, keys: undefined },
+          primary: {
+            address: `${dns(this.primary)}:6379`,
+            zone: undefined,
+            slotRanges: this.o.mode === "cluster" ? ["0-16383"] : [],
+            slotCount: 0,
+            keys: undefined,
+          },
           replicas: members.filter((p) => p.name !== this.primary).map(replica),
         },
       ],
       primariesPerZone: {},
       nodeCount: members.length,
       ...(this.o.mode === "replication"
-        ? { sentinels: this.pods.filter((p) => p.labels.role === "sentinel").map((p) => ({ address: `${p.podIP}:26379`, zone: undefined, reachable: p.ready, agrees: true })) }
+        ? {
+            sentinels: this.pods
+              .filter((p) => p.labels.role === "sentinel")
+              .map((p) => ({ address: `${p.podIP}:26379`, zone: undefined, reachable: p.ready, agrees: true })),
+          }
         : {}),
     });
   };

@@ -130,7 +130,10 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
   it("stops at SIGTERM long before DRILL_LOAD_S and still prints its records (a test's load around a `pulumi up`)", async () => {
     const seed = cluster!.pods[0]!;
     const prefix = "drill:bundle3:upgrade";
-    const run = await runLoad({ ...common(prefix), DRILL_LOAD_S: "600", DRILL_MODE: "cluster", DRILL_TARGET_HOST: seed.host, DRILL_TARGET_PORT: String(seed.port) }, 3000);
+    const run = await runLoad(
+      { ...common(prefix), DRILL_LOAD_S: "600", DRILL_MODE: "cluster", DRILL_TARGET_HOST: seed.host, DRILL_TARGET_PORT: String(seed.port) },
+      3000,
+    );
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     const out = parseRecordLines(run.stdout);

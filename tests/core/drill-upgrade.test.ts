@@ -82,7 +82,17 @@ describe("upgrade drill: cluster (3 × 1, rendered pod scripts)", () => {
     const before = snapshot(procs());
     const r = await drillOn(t, testOptions("cluster", "upgrade"));
     await expectRolled(r, before, snapshot(procs()));
-    expect((r.rollSteps ?? []).map((s) => s.kind)).toEqual(["replica", "failover", "replica", "replica", "failover", "replica", "replica", "failover", "replica"]);
+    expect((r.rollSteps ?? []).map((s) => s.kind)).toEqual([
+      "replica",
+      "failover",
+      "replica",
+      "replica",
+      "failover",
+      "replica",
+      "replica",
+      "failover",
+      "replica",
+    ]);
     // Each failover promotes the replica restarted just before it.
     const steps = r.rollSteps ?? [];
     steps.forEach((s, i) => s.kind === "failover" && expect(s.address).toBe(steps[i - 1]?.address));

@@ -123,7 +123,9 @@ describe("rolling restart order (live report → next step)", () => {
       restart: () => Promise.resolve(void restarts++),
       failover: () => Promise.resolve(),
     };
-    await expect(rollingRestart(ops, { pollMs: 1, rolledIn: () => Promise.resolve(new Set<string>()) })).rejects.toThrow(/no end after 7 steps \(last: restart replica m1:2/);
+    await expect(rollingRestart(ops, { pollMs: 1, rolledIn: () => Promise.resolve(new Set<string>()) })).rejects.toThrow(
+      /no end after 7 steps \(last: restart replica m1:2/,
+    );
     expect(restarts).toBe(7);
   });
 });

@@ -50,7 +50,8 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
     });
     // The first up runs the previous server; the second upgrades it (support/upgrade-checks.ts).
     const previous = cluster.images["valkey-previous"];
-    if (previous === undefined) throw new Error("no valkey-previous image in the running local cluster: restart it (npm run kube:local -- down, then up) to import the images");
+    if (previous === undefined)
+      throw new Error("no valkey-previous image in the running local cluster: restart it (npm run kube:local -- down, then up) to import the images");
     const valkey = { ...detectionSettings(mode, config.valkey as Record<string, unknown>), image: previous };
     const s = await createStack(env, { ...config, valkey }, { password: PASSWORD });
     try {
@@ -59,7 +60,10 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
       console.log(`[pods] ${mode}: first up (deploy, bootstrap, check, benchmark, drills) ${Math.round((Date.now() - t0) / 1000)} s`);
       expect(first.summary.result, tail(s.log)).toBe("succeeded");
       const report = first.outputs.report?.value as {
-        topology: { ok: boolean; primaries: Array<{ address: string; zone: string; slotRanges: string[]; replicas: Array<{ zone: string; crossAz: boolean }> }> } | null;
+        topology: {
+          ok: boolean;
+          primaries: Array<{ address: string; zone: string; slotRanges: string[]; replicas: Array<{ zone: string; crossAz: boolean }> }>;
+        } | null;
         sentinels?: Array<{ zone: string; reachable: boolean; agrees: boolean }> | null;
         benchmark: { rows: ResultRow[]; csv: string } | null;
         endpoints: { write: string; port: number };

@@ -89,7 +89,12 @@ const BAD_CONFIGS: Array<[string, Record<string, unknown>, string, string]> = [
   ],
   ["bad toleration operator", { platform: "byo", byo: { tolerations: [{ operator: "Maybe" }] } }, "byo.tolerations.0.operator", '"Equal", "Exists"'],
   ["image without a tag", { valkey: { image: "valkey" } }, "valkey.image", "name:tag, name@sha256:<64 hex digits> or name:tag@sha256:"],
-  ["cluster mode on Valkey 9.0", { valkey: { mode: "cluster", image: "public.ecr.aws/valkey/valkey:9.0.2" } }, "valkey.image", "availability-zone only from Valkey 9.1"],
+  [
+    "cluster mode on Valkey 9.0",
+    { valkey: { mode: "cluster", image: "public.ecr.aws/valkey/valkey:9.0.2" } },
+    "valkey.image",
+    "availability-zone only from Valkey 9.1",
+  ],
   ["image digest too short", { valkey: { image: "public.ecr.aws/valkey/valkey:9.0.2@sha256:abc" } }, "valkey.image", "name:tag@sha256:<64 hex digits>"],
   [
     "image with an empty tag",

@@ -29,7 +29,15 @@ const CHECK_REPORT = {
 };
 const BENCH_RUN_STAMP = "2026-11-23T14:00:00.000Z/abcd1234";
 const ROLLOUT = {
-  steps: [{ step: "restart replica valkey-cluster-4.valkey-cluster-headless:6379 (shard 0)", kind: "replica", address: "valkey-cluster-4.valkey-cluster-headless:6379", startMs: 5, ms: 21000 }],
+  steps: [
+    {
+      step: "restart replica valkey-cluster-4.valkey-cluster-headless:6379 (shard 0)",
+      kind: "replica",
+      address: "valkey-cluster-4.valkey-cluster-headless:6379",
+      startMs: 5,
+      ms: 21000,
+    },
+  ],
   restartedPods: ["valkey-cluster-4"],
   totalMs: 21500,
 };
@@ -147,8 +155,12 @@ describe("the program under mocks", () => {
       const roll = await rollInputs(file);
       expect(roll.inputs.statefulSets, file).toEqual(sets);
       // Kubernetes name -> resource name.
-      const resource: Record<string, string> = { "valkey-cluster": "valkey-cluster-members", valkey: "valkey-members", "valkey-sentinel": "valkey-sentinel" };
-      for (const name of sets) expect((recorder.get("kubernetes:apps/v1:StatefulSet", resource[name] as string).inputs.spec as { updateStrategy: unknown }).updateStrategy, name).toEqual({ type: "OnDelete" });
+      const resource: Record<string, string> = { "valkey-cluster": "valkey-cluster-members", "valkey": "valkey-members", "valkey-sentinel": "valkey-sentinel" };
+      for (const name of sets)
+        expect(
+          (recorder.get("kubernetes:apps/v1:StatefulSet", resource[name] as string).inputs.spec as { updateStrategy: unknown }).updateStrategy,
+          name,
+        ).toEqual({ type: "OnDelete" });
       if (file.includes("cluster")) expect(roll.dependencies).toContain("valkey-cluster-bootstrap-run");
       expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-run").dependencies).toContain("valkey-rolling-restart-run");
       const hash = roll.inputs.templateHash;

@@ -46,7 +46,8 @@ async function until<T>(what: string, timeoutMs: number, pollMs: number, probe: 
   for (;;) {
     const v = await probe();
     if (v !== undefined) return v;
-    if (Date.now() >= deadline) throw new Error(`rolling restart: ${what} not within ${Math.round(timeoutMs / 1000)} s (rollingRestart.stepTimeoutS): ${state()}`);
+    if (Date.now() >= deadline)
+      throw new Error(`rolling restart: ${what} not within ${Math.round(timeoutMs / 1000)} s (rollingRestart.stepTimeoutS): ${state()}`);
     await sleep(pollMs);
   }
 }
@@ -58,7 +59,16 @@ export async function runRoll(i: RollingRestartInputs, deps: RollDeps): Promise<
   const listPods = async (): Promise<RollPod[]> => (await Promise.all(selectors.map((s) => deps.api.listPods(ns, s)))).flat();
   const revisions = new Map<string, string>();
   for (const set of i.statefulSets) {
-    revisions.set(set, await until(`StatefulSet ${ns}/${set}'s update revision`, timeoutMs, i.pollMs, () => deps.api.updateRevision(ns, set), () => "not observed yet"));
+    revisions.set(
+      set,
+      await until(
+        `StatefulSet ${ns}/${set}'s update revision`,
+        timeoutMs,
+        i.pollMs,
+        () => deps.api.updateRevision(ns, set),
+        () => "not observed yet",
+      ),
+    );
   }
   const current = (p: RollPod): boolean => revisions.has(setOf(p.name)) && p.labels[REVISION_LABEL] === revisions.get(setOf(p.name));
   const before = await listPods();
@@ -72,7 +82,13 @@ export async function runRoll(i: RollingRestartInputs, deps: RollDeps): Promise<
     if (pod === undefined) throw new Error(`rolling restart: no pod of ${selectors.join(" / ")} in ${ns} is announced as ${step.address}`);
     if (current(pod)) return;
     let last = "";
-    await until(`the eviction of ${pod.name}`, timeoutMs, i.pollMs, async () => ((last = await deps.api.evictPod(ns, pod.name)) === "evicted" ? true : undefined), () => `its PodDisruptionBudget refused (${last})`);
+    await until(
+      `the eviction of ${pod.name}`,
+      timeoutMs,
+      i.pollMs,
+      async () => ((last = await deps.api.evictPod(ns, pod.name)) === "evicted" ? true : undefined),
+      () => `its PodDisruptionBudget refused (${last})`,
+    );
     let seen = "not listed";
     await until(
       `${pod.name} back at revision ${revisions.get(setOf(pod.name))} and Ready`,
@@ -80,7 +96,8 @@ export async function runRoll(i: RollingRestartInputs, deps: RollDeps): Promise<
       i.pollMs,
       async () => {
         const now = (await listPods()).find((p) => p.name === pod.name);
-        seen = now === undefined ? "not listed" : `uid ${now.uid}, revision ${now.labels[REVISION_LABEL] ?? "none"}, ready ${now.ready}, deleting ${now.deleting}`;
+        seen =
+          now === undefined ? "not listed" : `uid ${now.uid}, revision ${now.labels[REVISION_LABEL] ?? "none"}, ready ${now.ready}, deleting ${now.deleting}`;
         return now !== undefined && now.uid !== pod.uid && !now.deleting && now.ready && current(now) ? true : undefined;
       },
       () => seen,

@@ -11,4 +11,3 @@ export interface RollDeps {
   /** Progress lines (the provider's log). */
   log?: (line: string) => void;
 }
-

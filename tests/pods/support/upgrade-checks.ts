@@ -42,7 +42,8 @@ interface DrillInputs extends Pick<DrillLoadJobArgs, "target" | "secretName" | "
 async function drillInputs(s: E2eStack): Promise<DrillInputs> {
   const state = (await s.stack.exportStack()).deployment as { resources: Array<{ urn: string; inputs?: Record<string, unknown> }> };
   const run = state.resources.find((r) => r.urn.endsWith("::valkey-drills-run"));
-  if (run?.inputs === undefined) throw new Error("no valkey-drills-run resource in the stack: the upgrade check reuses the drills' load target (drills.enabled)");
+  if (run?.inputs === undefined)
+    throw new Error("no valkey-drills-run resource in the stack: the upgrade check reuses the drills' load target (drills.enabled)");
   const i = run.inputs as unknown as DrillInputs & { loadTarget: DrillLoadJobArgs["target"] };
   return { ...i, target: i.loadTarget };
 }
@@ -96,7 +97,10 @@ export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<void> {
   const newImage = cluster.images.valkey as string;
   const i = await drillInputs(c.stack);
   const selectors = [i.selector, ...(i.sentinel === undefined ? [] : [i.sentinel.selector])];
-  const pods = async () => (await Promise.all(selectors.map((sel) => api<PodList>("GET", `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(sel)}`)))).flatMap((r) => r.body.items);
+  const pods = async () =>
+    (await Promise.all(selectors.map((sel) => api<PodList>("GET", `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(sel)}`)))).flatMap(
+      (r) => r.body.items,
+    );
   const before = await pods();
   expect(before.map((p) => p.spec.containers[0]?.image)).toEqual(before.map(() => c.valkey.image));
 
@@ -165,7 +169,15 @@ export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<void> {
       ),
     );
     const bound = ackedLossBound("upgrade", 0, { minReplicasToWrite: 0, minReplicasMaxLag: 0, appendonly: true, appendfsync: "everysec" });
-    const f = loadFigures(load.streams, { records: load.records, readBack, faultAt: upAt, loadStart: load.loadStart, loadStop: load.loadStop, beforeMs: 10_000, bound });
+    const f = loadFigures(load.streams, {
+      records: load.records,
+      readBack,
+      faultAt: upAt,
+      loadStart: load.loadStart,
+      loadStop: load.loadStop,
+      beforeMs: 10_000,
+      bound,
+    });
     console.log(
       `[pods] ${mode} upgrade ${String(c.valkey.image)} -> ${newImage}: up ${Math.round(upMs / 1000)} s, roll ${Math.round(rollout.totalMs / 1000)} s; ` +
         `writes ${f.writes}, failed ${f.failedWrites}, acked ${f.ackedWrites}, lost acked ${f.lostAckedWrites}, WAIT-confirmed ${f.waitedWrites}, lost ${f.lostWaitedWrites}, unknown ${f.unknownWrites}, ` +
@@ -173,7 +185,12 @@ export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<void> {
         rollout.steps.map((s, n) => `  ${n + 1}. ${s.step}: at ${(s.startMs / 1000).toFixed(1)} s, ${(s.ms / 1000).toFixed(1)} s`).join("\n") +
         "\n" +
         // Each stream's longest gap, on the up's clock (the roll starts a few seconds into the up).
-        f.streams.map((x) => `  outage of ${x.stream}: ${Math.round(x.writeOutageMs)} ms, from ${(x.outageFromMs / 1000).toFixed(1)} s to ${(x.outageToMs / 1000).toFixed(1)} s after the up started`).join("\n"),
+        f.streams
+          .map(
+            (x) =>
+              `  outage of ${x.stream}: ${Math.round(x.writeOutageMs)} ms, from ${(x.outageFromMs / 1000).toFixed(1)} s to ${(x.outageToMs / 1000).toFixed(1)} s after the up started`,
+          )
+          .join("\n"),
     );
     expect(f.ackedWrites).toBeGreaterThan(100);
     expect(f.lostWaitedWrites, JSON.stringify(f.streams.map((s) => s.lostKeys))).toBe(0);
@@ -186,7 +203,10 @@ export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<void> {
     expect(after.filter((p) => before.some((b) => b.metadata.uid === p.metadata.uid)).map((p) => p.metadata.name)).toEqual([]);
     expect([...rollout.restartedPods].sort()).toEqual(after.map((p) => p.metadata.name).sort());
     const started = rollout.restartedPods.map((n) => Date.parse(after.find((p) => p.metadata.name === n)?.status.startTime ?? ""));
-    started.forEach((t, n) => n > 0 && expect(t, `${rollout.restartedPods[n]} started before ${rollout.restartedPods[n - 1]}`).toBeGreaterThanOrEqual(started[n - 1] as number));
+    started.forEach(
+      (t, n) =>
+        n > 0 && expect(t, `${rollout.restartedPods[n]} started before ${rollout.restartedPods[n - 1]}`).toBeGreaterThanOrEqual(started[n - 1] as number),
+    );
     const kinds = rollout.steps.map((s) => s.kind);
     if (mode === "replication") {
       expect(kinds).toEqual(["sentinel", "sentinel", "sentinel", "replica", "replica", "replica", "primary"]);
