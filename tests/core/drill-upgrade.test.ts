@@ -77,24 +77,24 @@ describe("upgrade drill: cluster (3 × 1, rendered pod scripts)", () => {
   }, 90_000);
   afterAll(async () => t?.stop());
 
-  it("per shard: the replica, CLUSTER FAILOVER to it, then the old primary; 0 acknowledged writes lost, zones intact at the end", async () => {
+  it("per shard: the replica, then the primary's hand-over (CLUSTER FAILOVER, ours or the AZ failback's) before the old primary restarts as a replica; 0 acknowledged writes lost, zones intact at the end", async () => {
     const procs = (): Procs => t.pods.map((p) => ({ address: `${p.host}:${p.port}`, proc: p.proc }));
     const before = snapshot(procs());
     const r = await drillOn(t, testOptions("cluster", "upgrade"));
     await expectRolled(r, before, snapshot(procs()));
-    expect((r.rollSteps ?? []).map((s) => s.kind)).toEqual([
-      "replica",
-      "failover",
-      "replica",
-      "replica",
-      "failover",
-      "replica",
-      "replica",
-      "failover",
-      "replica",
-    ]);
-    // Each failover promotes the replica restarted just before it.
     const steps = r.rollSteps ?? [];
+    const why = JSON.stringify(steps);
+    // No member is ever restarted while it is a primary: every restart step is a replica's.
+    expect(steps.filter((s) => s.kind !== "failover").every((s) => s.kind === "replica"), why).toBe(true);
+    // Per shard (numbered by slots): two restarts, at most one failover of ours between them. The
+    // AZ failback loop may hand a shard's primary to its just-restarted replica before our
+    // failover step (CI saw it on shard 2); the plan reads roles live, so that shard needs none.
+    for (const shard of [0, 1, 2]) {
+      const kinds = steps.filter((s) => new RegExp(`shard ${shard}\\b`).test(s.step)).map((s) => s.kind);
+      expect([["replica", "failover", "replica"], ["replica", "replica"]], `shard ${shard}: ${why}`).toContainEqual(kinds);
+    }
+    expect(steps.filter((s) => s.kind === "failover").length, why).toBeGreaterThanOrEqual(1);
+    // Each failover promotes the replica restarted just before it.
     steps.forEach((s, i) => s.kind === "failover" && expect(s.address).toBe(steps[i - 1]?.address));
     expect("ok" in r.after && r.after.zoneCheck).toBe("checked");
     expect(r.writeOutageMs).toBeLessThan(5_000);

@@ -128,4 +128,22 @@ describe("rolling restart order (live report → next step)", () => {
     );
     expect(restarts).toBe(7);
   });
+
+  it("a failover whose replica was promoted meanwhile (the AZ failback got there first) is done, not an error; any other refusal fails the roll", async () => {
+    const shards: Shard[] = [{ primary: "p:0", replicas: ["x:1"], slots: "0-16383" }];
+    const refused = new Error("ERR You should send CLUSTER FAILOVER to a replica");
+    const ops = (promoteFirst: boolean) => ({
+      verify: () => Promise.resolve(report("cluster", shards)),
+      restart: () => Promise.resolve(),
+      failover: (to: string) => {
+        if (!promoteFirst) return Promise.reject(refused);
+        shards[0] = { primary: to, replicas: ["p:0"], slots: "0-16383" };
+        return Promise.reject(refused);
+      },
+    });
+    const r = await rollingRestart(ops(true), { pollMs: 1 });
+    expect(r.steps.map((s) => s.kind)).toEqual(["replica", "failover", "replica"]);
+    shards[0] = { primary: "p:0", replicas: ["x:1"], slots: "0-16383" };
+    await expect(rollingRestart(ops(false), { pollMs: 1 })).rejects.toThrow(/send CLUSTER FAILOVER to a replica/);
+  });
 });
