@@ -8,7 +8,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
-import { HAPROXY_CFG_KEY } from "./valkey/haproxy-manifests.js";
+import { HAPROXY_CFG_KEY, HAPROXY_STATUS_PORT } from "./valkey/haproxy-manifests.js";
 import { buildReplicationManifests, type ReplicationPod } from "./valkey/replication-manifests.js";
 import { createReleaseBase, type ValkeyReleaseArgs } from "./valkey/release-resources.js";
 import { requirePassword } from "./valkey/secret.js";
@@ -43,6 +43,8 @@ export class ValkeyReplication extends pulumi.ComponentResource {
   public readonly sentinelSelector: Record<string, string>;
   /** Labels of the HAProxy pods behind `writeHost` / `readHost` (what a client of the endpoints connects to). */
   public readonly endpointSelector: Record<string, string>;
+  /** The HAProxy pods' HTTP status port (`/ready`, `/quorum/<member>`, `/sentinels`). */
+  public readonly statusPort = HAPROXY_STATUS_PORT;
   /** Name of the members' headless Service. */
   public readonly headlessService: string;
   /** Name of the Sentinels' headless Service. */

@@ -28,6 +28,9 @@
  * the Sentinels name a promoted replica about 0.8 s after it says role:master, then HAProxy needs
  * one check of the Sentinels and one of the member.
  *
+ * Settled: `GET /sentinels` (haproxy-checks.ts SENTINELS_PATH) answers 200 while a qualifying member
+ * is named by EVERY Sentinel, 503 otherwise: the rolling restart's gate between steps.
+ *
  * Readiness: the status frontend's `monitor-uri /ready` answers 200 while some member qualifies
  * for writes, 503 otherwise (HAProxy 2.6 manual, "monitor fail": https://docs.haproxy.org/2.6/configuration.html#4.2-monitor%20fail).
  *
@@ -47,7 +50,7 @@
  * (locally) or keep it in a Secret (Kubernetes); never argv.
  */
 import type { NodeEndpoint } from "../vocabulary/endpoint.js";
-import { quorumPath, quorumStatusStep, roleCheck, sentinelNamesCheck } from "./haproxy-checks.js";
+import { quorumPath, quorumStatusStep, roleCheck, SENTINELS_PATH, sentinelNamesCheck } from "./haproxy-checks.js";
 
 export { authCommandHex, bulkHex } from "./haproxy-checks.js";
 
@@ -162,7 +165,7 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
     : [];
   const lines = [
     `# haproxy.cfg rendered by valkey-on-eks: write endpoint -> the member a Sentinel majority names AND that says role:master;`,
-    `# read endpoint -> role:slave only; status frontend: /ready (some member qualifies for writes), /quorum/<member>.`,
+    `# read endpoint -> role:slave only; status frontend: /ready (some member qualifies for writes), /quorum/<member>, /sentinels (every Sentinel names it).`,
     `global`,
     `  maxconn ${o.maxConnections ?? 4096}`,
     `defaults`,
@@ -189,6 +192,10 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
       `  http-request return status 200 if { path ${quorumPath(s.name)} } named-${s.name}`,
       `  http-request return status 503 if { path ${quorumPath(s.name)} }`,
     ]),
+    ...o.servers.map(
+      (s) => `  http-request return status 200 if { path ${SENTINELS_PATH} } ${qualifies(s.name)} { nbsrv(quorum-${s.name}) ge ${o.sentinels.length} }`,
+    ),
+    `  http-request return status 503 if { path ${SENTINELS_PATH} }`,
     `  http-request return status 404`,
   ];
   for (const s of o.servers) {

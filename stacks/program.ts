@@ -84,6 +84,8 @@ interface ValkeyRelease {
   sentinel?: { selector: string; headlessService: string; port: number; masterName: string };
   /** What the RollingRestart step rolls. */
   rollout: Rollout;
+  /** Replication: the HAProxy pods the roll waits on between steps (their `/sentinels` status path). */
+  proxy?: { selector: string; statusPort: number };
 }
 
 function deployValkey(
@@ -120,6 +122,7 @@ function deployValkey(
       passwordKey: r.passwordKey,
       sentinel: { selector: selectorOf(r.sentinelSelector), headlessService: r.sentinelHeadlessService, port: r.sentinelPort, masterName: r.masterName },
       rollout: r.rollout,
+      proxy: { selector: selectorOf(r.endpointSelector), statusPort: r.statusPort },
     };
   }
   const c = new ValkeyCluster("valkey-cluster", common, opts);
@@ -232,7 +235,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
   // The StatefulSets are OnDelete: a changed pod template is rolled here, in role order, before anything checks or measures.
   const rolled = new RollingRestart(
     "valkey-rolling-restart",
-    { ...target, mode, expect, replicaLagBytes: config.checks.replicaLagBytes, sentinel: valkey.sentinel, ...valkey.rollout },
+    { ...target, mode, expect, replicaLagBytes: config.checks.replicaLagBytes, sentinel: valkey.sentinel, proxy: valkey.proxy, ...valkey.rollout },
     { dependsOn: [formed] },
   );
   formed = rolled;

@@ -11,6 +11,7 @@
  * DNS to follow a member to a new one (in Kubernetes it follows the stable hostname).
  * Detection: the Sentinels' +sdown / +odown events (pub/sub), first one naming a killed member.
  */
+import { sentinelsCounted } from "../roll/endpoints-settled.js";
 import { rmSync } from "node:fs";
 import { Redis } from "ioredis";
 import { resolvePreviousServer } from "../binaries.js";
@@ -218,7 +219,8 @@ export class ReplicationTarget implements DrillTarget {
   /**
    * `upgrade`: every Sentinel and member rolled from the server it started on to the current one
    * (upgrade-fault.ts); a member's restart runs its pod's preStop first (on the primary: the
-   * switchover). HAProxy is not restarted: deployed, it is a Deployment whose own rolling update
+   * switchover). Between steps the roll also waits for HAProxy to count every Sentinel again
+   * (endpoints-settled.ts). HAProxy is not restarted: deployed, it is a Deployment whose own rolling update
    * keeps one replica serving (maxUnavailable 0); locally it is one process.
    */
   private upgrade(): FaultHandle {
@@ -243,6 +245,7 @@ export class ReplicationTarget implements DrillTarget {
           await t.startMember(m.ordinal);
         },
         failover: () => Promise.reject(new Error("replication mode has no CLUSTER FAILOVER: the primary's preStop switches over")),
+        endpointsSettled: () => (t.proxy === undefined ? Promise.resolve(undefined) : sentinelsCounted(t.proxy.status, "HAProxy")),
       },
     });
   }

@@ -18,6 +18,13 @@ export interface RollOps {
   restart(step: RestartStep): Promise<void>;
   /** Cluster mode: `CLUSTER FAILOVER` on the replica at `address`. */
   failover(address: string): Promise<void>;
+  /**
+   * What the clients' endpoints see, asked after the verifier passes: undefined when settled, else
+   * why not. Replication mode: every HAProxy counts every Sentinel naming the primary (its
+   * `/sentinels` status path), so the next Sentinel restart cannot drop it below a majority while
+   * it still resolves a restarted Sentinel's old pod IP. @default always settled
+   */
+  endpointsSettled?(): Promise<string | undefined>;
 }
 
 export interface RollOptions {
@@ -64,7 +71,11 @@ async function waitFor(ops: RollOps, what: string, ready: (r: TopologyReport) =>
   for (;;) {
     try {
       last = await ops.verify();
-      if (ready(last)) return last;
+      if (ready(last)) {
+        const unsettled = await ops.endpointsSettled?.();
+        if (unsettled === undefined) return last;
+        last = { error: `the verifier passes, but ${unsettled}` };
+      }
     } catch (e) {
       last = { error: (e as Error).message };
     }

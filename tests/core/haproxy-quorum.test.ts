@@ -11,7 +11,9 @@
  *   benchmarks/perf/old-primary-perf.ts, 49 of 98 per run);
  * - readiness: `/ready` answers 200 while a member qualifies, 503 with every Sentinel down (and
  *   the write endpoint then refuses new connections and cuts the open ones), 200 again once the
- *   Sentinels are back.
+ *   Sentinels are back;
+ * - `/sentinels` (the rolling restart's gate): 200 only while EVERY Sentinel names the primary,
+ *   503 with one of three down even though `/ready` (a majority) stays 200.
  */
 import { connect } from "node:net";
 import { writeFileSync } from "node:fs";
@@ -26,6 +28,7 @@ import type { NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { parseInfo } from "../../benchmarks/topology/info.js";
 import { pollUntil, sleep } from "../../benchmarks/util/poll-until.js";
 import { authCommandHex, renderHaproxyCfg } from "../../pod/haproxy-cfg.js";
+import { SENTINELS_PATH } from "../../pod/haproxy-checks.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)} "q"`;
 /** Three HAProxy check intervals (500 ms locally): how long HAProxy may act on a stale Sentinel answer. */
@@ -153,4 +156,24 @@ describe("the HAProxy write endpoint follows the Sentinel majority (real members
     await pollUntil(async () => ((await httpStatus(st, "/ready")) === 200 ? true : "not ready"), { timeoutMs: 20_000, what: "/ready to answer 200 again" });
     expect((await landing(t.proxy!.write, password)).port).toBe(primary);
   }, 90_000);
+
+  it("/sentinels: 200 while every Sentinel names the primary, 503 with one of three down (/ready stays 200), 200 once it is back", async () => {
+    await t.waitForSentinelViews();
+    const st = t.proxy!.status;
+    await pollUntil(async () => ((await httpStatus(st, SENTINELS_PATH)) === 200 ? true : "not every Sentinel counted yet"), {
+      timeoutMs: 20_000,
+      what: `${SENTINELS_PATH} to answer 200`,
+    });
+    await killHard(t.sentinels[0]!.proc);
+    await pollUntil(async () => ((await httpStatus(st, SENTINELS_PATH)) === 503 ? true : "still 200"), {
+      timeoutMs: 10_000,
+      what: `${SENTINELS_PATH} to answer 503`,
+    });
+    expect(await httpStatus(st, "/ready"), "a majority still names the primary").toBe(200);
+    await t.startSentinel(0);
+    await pollUntil(async () => ((await httpStatus(st, SENTINELS_PATH)) === 200 ? true : "not back"), {
+      timeoutMs: 20_000,
+      what: `${SENTINELS_PATH} to answer 200 again`,
+    });
+  }, 60_000);
 });

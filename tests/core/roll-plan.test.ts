@@ -146,4 +146,22 @@ describe("rolling restart order (live report → next step)", () => {
     shards[0] = { primary: "p:0", replicas: ["x:1"], slots: "0-16383" };
     await expect(rollingRestart(ops(false), { pollMs: 1 })).rejects.toThrow(/send CLUSTER FAILOVER to a replica/);
   });
+
+  it("between steps the roll also waits for the endpoints to settle (every HAProxy counting every Sentinel), and names them when they never do", async () => {
+    const r = report("replication", [{ primary: "m0:1", replicas: ["m1:2"] }], ["s0:3"]);
+    let asked = 0;
+    const ops = (settlesAfter: number) => ({
+      verify: () => Promise.resolve(r),
+      restart: () => Promise.resolve(),
+      failover: () => Promise.resolve(),
+      endpointsSettled: () => Promise.resolve(++asked > settlesAfter ? undefined : "HAProxy pod hp-0 does not count every Sentinel naming the primary yet"),
+    });
+    const done = await rollingRestart(ops(3), { pollMs: 1 });
+    expect(done.steps.map((s) => s.kind)).toEqual(["sentinel", "replica", "primary"]);
+    expect(asked, "4 before the roll (3 unsettled), one after each of the 3 steps, one at the end").toBe(4 + 3 + 1);
+    asked = 0;
+    await expect(rollingRestart(ops(Infinity), { pollMs: 1, stepTimeoutMs: 50 })).rejects.toThrow(
+      /before the roll not reached within 50 ms \(last verifier result: the verifier passes, but HAProxy pod hp-0 does not count every Sentinel/,
+    );
+  });
 });

@@ -139,7 +139,7 @@ describe("the program under mocks", () => {
     expect(JSON.stringify(report)).not.toContain(PASSWORD);
   });
 
-  it("rolling restarts: OnDelete StatefulSets, RollingRestart after the bootstrap and before the check; a new image changes its template hash, checks.runId does not", async () => {
+  it("rolling restarts: OnDelete StatefulSets, RollingRestart after the bootstrap and before the check, waiting on the HAProxy pods in replication mode; a new image changes its template hash, checks.runId does not", async () => {
     const rollInputs = async (file: string, change: (c: StackConfig) => void = () => undefined) => {
       recorder.reset();
       const { config } = loadStackFile(file);
@@ -162,6 +162,21 @@ describe("the program under mocks", () => {
           name,
         ).toEqual({ type: "OnDelete" });
       if (file.includes("cluster")) expect(roll.dependencies).toContain("valkey-cluster-bootstrap-run");
+      // Replication: between steps it waits on the HAProxy pods' /sentinels (their labels, their status port).
+      if (file.includes("cluster")) expect(roll.inputs.proxy, file).toBeUndefined();
+      else {
+        const haproxy = recorder.get("kubernetes:apps/v1:Deployment", "valkey-haproxy").inputs as {
+          spec: {
+            selector: { matchLabels: Record<string, string> };
+            template: { spec: { containers: { ports: { name: string; containerPort: number }[] }[] } };
+          };
+        };
+        const labels = Object.entries(haproxy.spec.selector.matchLabels).map(([k, v]) => `${k}=${v}`);
+        const status = haproxy.spec.template.spec.containers[0]?.ports.find((p) => p.name === "status")?.containerPort;
+        const proxy = roll.inputs.proxy as { selector: string; statusPort: number };
+        expect(proxy.selector.split(",").sort(), file).toEqual(labels.sort());
+        expect(proxy.statusPort, file).toBe(status);
+      }
       expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-run").dependencies).toContain("valkey-rolling-restart-run");
       const hash = roll.inputs.templateHash;
       expect((await rollInputs(file, (c) => (c.checks = { ...c.checks, runId: "again" }))).inputs.templateHash, file).toBe(hash);

@@ -19,6 +19,13 @@ export const rollStep = declareStep({
     templateHash: rerun(nonEmptyString()),
     /** Longest wait for one step: a pod evicted (its PodDisruptionBudget may refuse for a while), back at the new revision and Ready, and the verifier passing again. @default 600 */
     stepTimeoutS: setting(wholeNumber(1).default(600)),
+    /**
+     * Replication mode: the HAProxy pods (label selector) and their status port. Between steps the
+     * roll also waits until every one of them counts every Sentinel naming the primary
+     * (`/sentinels`), so a Sentinel restart never leaves the write endpoint short of a majority
+     * while it still resolves a restarted Sentinel's old pod IP. @default none (cluster mode)
+     */
+    proxy: setting(z.object({ selector: nonEmptyString(), statusPort: wholeNumber(1) }, { error: "must be an object { selector, statusPort }" }).optional()),
     /** How often pods and the verifier are polled, ms. @default 2000 */
     pollMs: setting(wholeNumber(1).default(2000)),
   },

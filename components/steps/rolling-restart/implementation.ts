@@ -105,7 +105,7 @@ export async function runRoll(i: RollingRestartInputs, deps: RollDeps): Promise<
     restartedPods.push(pod.name);
   };
   const roll = await rollingRestart(
-    { verify: deps.verify, restart, failover: deps.failover },
+    { verify: deps.verify, restart, failover: deps.failover, endpointsSettled: deps.endpointsSettled },
     {
       stepTimeoutMs: timeoutMs,
       pollMs: i.pollMs,

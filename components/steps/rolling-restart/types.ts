@@ -8,6 +8,8 @@ export interface RollDeps {
   verify: () => Promise<TopologyReport>;
   /** `CLUSTER FAILOVER` on the member announced at `address`. */
   failover: (address: string) => Promise<void>;
+  /** Replication mode: undefined once every HAProxy counts every Sentinel naming the primary, else why not (rolling-restart.ts RollOps.endpointsSettled). */
+  endpointsSettled?: () => Promise<string | undefined>;
   /** Progress lines (the provider's log). */
   log?: (line: string) => void;
 }
