@@ -7,6 +7,12 @@
  *   CKQUORUM fails (it cannot reach enough peers to authorise a failover).
  * - SENTINEL_DISAGREE: reachable Sentinels name different primaries, or one does not
  *   monitor the master name at all.
+ * - SENTINEL_REPLICA_DOWN: a reachable Sentinel that names the primary does not see one of its
+ *   linked replicas as up (unknown, `s_down` or `disconnected`), so a failover it leads now (a
+ *   preStop's SENTINEL FAILOVER, or a real one) could not pick that replica. Sentinel reaches a
+ *   replica that came back on a new pod IP only once the DNS name resolves to it (it re-resolves on
+ *   reconnect; the cluster DNS may serve the old record up to its TTL): on real pods a switchover
+ *   right after such a restart found no good replica and fell back to down-after detection.
  * - SENTINEL_SAME_ZONE (zone map given): two Sentinels in one zone, so losing that zone can
  *   lose the quorum. A Sentinel missing from the zone map is ZONE_UNKNOWN.
  *
@@ -29,6 +35,14 @@ export interface SentinelCapture {
   flags?: string;
   /** CKQUORUM reply text, or the error it returned. */
   ckquorum?: { ok: boolean; text: string };
+  /** SENTINEL REPLICAS: each replica it knows, `host:port` as announced, with its flags. */
+  replicas?: { address: string; flags: string }[];
+}
+
+/** One reply entry of SENTINEL REPLICAS (a flat field/value list) as `host:port` and flags. */
+function replicaEntry(flat: readonly string[]): { address: string; flags: string } {
+  const field = (name: string): string => String(flat[flat.indexOf(name) + 1] ?? "");
+  return { address: endpointKey({ host: field("ip"), port: Number(field("port")) }), flags: field("flags") };
 }
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -59,6 +73,7 @@ export async function collectSentinels(connector: Connector, endpoints: readonly
           } catch (err) {
             cap.ckquorum = { ok: false, text: message(err) };
           }
+          cap.replicas = ((await client.call("SENTINEL", "REPLICAS", masterName)) as string[][]).map(replicaEntry);
         }
       } catch (err) {
         cap.error = message(err);
@@ -93,7 +108,16 @@ export function chosenPrimary(captures: readonly SentinelCapture[]): string | un
   return best;
 }
 
-export function analyseSentinels(captures: readonly SentinelCapture[], masterName: string, zones: Map<string, string> | undefined): SentinelAnalysis {
+/**
+ * `liveReplicas`: the primary's linked replicas (`host:port` as announced); each Sentinel naming
+ * the primary must see every one of them up (SENTINEL_REPLICA_DOWN). @default none checked
+ */
+export function analyseSentinels(
+  captures: readonly SentinelCapture[],
+  masterName: string,
+  zones: Map<string, string> | undefined,
+  liveReplicas: readonly string[] = [],
+): SentinelAnalysis {
   const failures = new FailureList();
   const primary = chosenPrimary(captures);
   const reachable = captures.filter((c) => c.error === undefined);
@@ -118,6 +142,15 @@ export function analyseSentinels(captures: readonly SentinelCapture[], masterNam
   }
   for (const c of reachable) {
     if (c.primary === null) failures.add("SENTINEL_DISAGREE", `Sentinel ${c.address} does not monitor ${masterName}`, c.address);
+  }
+  for (const c of reachable.filter((x) => x.primary === primary && x.replicas !== undefined)) {
+    const known = new Map((c.replicas ?? []).map((r) => [r.address.toLowerCase(), r.flags]));
+    for (const replica of liveReplicas) {
+      const flags = known.get(replica.toLowerCase());
+      const down = flags === undefined ? "does not know it" : /s_down|disconnected/.test(flags) ? `flags it ${flags}` : undefined;
+      if (down !== undefined)
+        failures.add("SENTINEL_REPLICA_DOWN", `Sentinel ${c.address} ${down}: replica ${replica} (a failover it leads now could not pick it)`, c.address);
+    }
   }
 
   if (zones !== undefined) {

@@ -77,7 +77,8 @@ export async function verifyTopology(o: VerifyOptions): Promise<TopologyReport> 
   const { capture, endpoints } = await collectReplication(o.connector, seeds, countKeys);
   const zones = o.zones === undefined ? undefined : await o.zones.zonesFor([...endpoints, ...sentinelEndpoints]);
   const report = analyseReplication(capture, { zones, expect: o.expect, replicaLagBytes: o.replicaLagBytes });
-  const s = analyseSentinels(sentinelCaptures, masterName, zones);
+  const linked = report.shards.flatMap((x) => x.replicas.filter((r) => r.linkUp).map((r) => r.address));
+  const s = analyseSentinels(sentinelCaptures, masterName, zones, linked);
   const failures = [...report.failures, ...s.failures.items];
   return { ...report, ok: failures.length === 0, failures, masterName, sentinels: s.sentinels };
 }

@@ -3,7 +3,7 @@
  * rendered start script and 3 real Sentinels (quorum 2), password set. Healthy through the
  * library and the CLI; one Sentinel killed still passes; two killed fail SENTINEL_QUORUM;
  * SENTINEL_SAME_ZONE from a zone map; SENTINEL_DISAGREE from a Sentinel re-pointed at a
- * replica; usage / connection errors exit 2.
+ * replica; SENTINEL_REPLICA_DOWN from each Sentinel's real SENTINEL REPLICAS (and stale views of it); usage / connection errors exit 2.
  */
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -13,6 +13,7 @@ import { freePort } from "../../benchmarks/local/ports.js";
 import { DirectConnector, openClient } from "../../benchmarks/topology/connector.js";
 import { pollUntil } from "../../benchmarks/util/poll-until.js";
 import { StaticZoneSource } from "../../benchmarks/topology/zones.js";
+import { analyseSentinels, collectSentinels } from "../../benchmarks/verify/sentinel-analysis.js";
 import { verifyTopology } from "../../benchmarks/verify/verify-topology.js";
 import type { TopologyReport } from "../../benchmarks/verify/verify-types.js";
 import { failureCodes, runVbench, zoneFile } from "../support/verify-helpers.js";
@@ -108,6 +109,30 @@ describe("verify --sentinel on real valkey-server and Sentinel processes", () =>
       { timeoutMs: 15_000, intervalMs: 250, what: "the verifier to pass again with 3 Sentinels" },
     );
   }, 60_000);
+
+  it("every Sentinel's SENTINEL REPLICAS is read as announced host:port with flags; one that does not see a linked replica up is SENTINEL_REPLICA_DOWN", async () => {
+    const caps = await collectSentinels(connector, t.sentinelEndpoints, t.masterName);
+    const replicas = [t.members[1]!.address, t.members[2]!.address].sort();
+    for (const c of caps) {
+      expect((c.replicas ?? []).map((r) => r.address).sort(), c.address).toEqual(replicas);
+      for (const r of c.replicas ?? []) expect(r.flags, `${c.address} sees ${r.address}`).toBe("slave");
+    }
+    expect(analyseSentinels(caps, t.masterName, undefined, replicas).failures.items).toEqual([]);
+    // What a Sentinel shows while a replica's pod came back on an IP it has not resolved yet, and one it never learned.
+    const stale = caps.map((c, i) =>
+      i === 0
+        ? { ...c, replicas: (c.replicas ?? []).map((r) => (r.address === replicas[0] ? { ...r, flags: "s_down,slave,disconnected" } : r)) }
+        : i === 1
+          ? { ...c, replicas: [] }
+          : c,
+    );
+    const failures = analyseSentinels(stale, t.masterName, undefined, replicas).failures.items;
+    expect(failures.map((f) => [f.code, f.node, f.message.replace(/ \(a failover.*$/, "")])).toEqual([
+      ["SENTINEL_REPLICA_DOWN", caps[0]!.address, `Sentinel ${caps[0]!.address} flags it s_down,slave,disconnected: replica ${replicas[0]}`],
+      ["SENTINEL_REPLICA_DOWN", caps[1]!.address, `Sentinel ${caps[1]!.address} does not know it: replica ${replicas[0]}`],
+      ["SENTINEL_REPLICA_DOWN", caps[1]!.address, `Sentinel ${caps[1]!.address} does not know it: replica ${replicas[1]}`],
+    ]);
+  });
 
   it("wrong Sentinel password, or no Sentinel reachable: exit 2, one line, password never echoed", async () => {
     const wrong = await cli("--sentinel-password-env", "SENTINEL_OTHER_PW");
