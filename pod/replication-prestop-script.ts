@@ -16,7 +16,11 @@
  *   2. wait (at most `catchUpSeconds`) until every replica acknowledged this primary's final
  *      offset (INFO replication, slaveN offset=), so whichever replica Sentinel picks has every
  *      write, and the others can continue from it with a partial resync;
- *   3. `SENTINEL FAILOVER` on the first Sentinel that answers OK or INPROG;
+ *   3. `SENTINEL FAILOVER` on the first Sentinel that answers OK or INPROG, asking again every
+ *      second for up to `failoverRetrySeconds` while none does: a Sentinel answers NOGOODSLAVE
+ *      while it does not see a replica up, e.g. one that came back on a new pod IP it has not
+ *      resolved yet (measured on real pods: the switchover then fell back to down-after, 8.5 s
+ *      of failed writes instead of ~3 s); the writes stay paused meanwhile, nothing is lost;
  *   4. once a Sentinel names another member, `REPLICAOF <it>` on this server (what Sentinel
  *      itself would do some seconds later), THEN `CLIENT UNPAUSE`: the writes held by the pause
  *      run on a replica and fail with READONLY (never acknowledged), and the clients move over.
@@ -53,12 +57,15 @@ export interface ReplicationPreStopOptions {
   timeoutSeconds?: number;
   /** Longest wait, writes paused, for the replicas to acknowledge the final offset. @default 5 */
   catchUpSeconds?: number;
+  /** How long to keep asking the Sentinels while none accepts the failover (writes paused). @default min(10, timeoutSeconds − 1) */
+  failoverRetrySeconds?: number;
   /** @default DEFAULT_CLI_TIMEOUT_SECONDS */
   cliTimeoutSeconds?: number;
 }
 
 export const DEFAULT_SWITCHOVER_TIMEOUT_SECONDS = 30;
 export const DEFAULT_SWITCHOVER_CATCH_UP_SECONDS = 5;
+export const DEFAULT_SWITCHOVER_RETRY_SECONDS = 10;
 
 export function renderReplicationPreStopScript(o: ReplicationPreStopOptions): string {
   const timeout = o.timeoutSeconds ?? DEFAULT_SWITCHOVER_TIMEOUT_SECONDS;
@@ -66,6 +73,10 @@ export function renderReplicationPreStopScript(o: ReplicationPreStopOptions): st
   if (!Number.isInteger(timeout) || timeout < 2) throw new Error(`preStop: timeoutSeconds must be a whole number ≥ 2 (got ${timeout})`);
   if (!Number.isInteger(catchUp) || catchUp < 1 || catchUp >= timeout) {
     throw new Error(`preStop: catchUpSeconds must be a whole number ≥ 1 and below timeoutSeconds ${timeout} (got ${catchUp})`);
+  }
+  const retry = o.failoverRetrySeconds ?? Math.min(DEFAULT_SWITCHOVER_RETRY_SECONDS, timeout - 1);
+  if (!Number.isInteger(retry) || retry < 0 || retry >= timeout) {
+    throw new Error(`preStop: failoverRetrySeconds must be a whole number ≥ 0 and below timeoutSeconds ${timeout} (got ${retry})`);
   }
   if (!/^[A-Za-z0-9._-]+$/.test(o.masterName)) throw new Error(`preStop: masterName '${o.masterName}' must match [A-Za-z0-9._-]+`);
   if (o.sentinels.length === 0) throw new Error("preStop: sentinels must name at least one Sentinel");
@@ -78,6 +89,7 @@ port=${o.port ?? VALKEY_PORT}
 ${localHostLine(o.localHost)}
 timeout_s=${timeout}
 catch_up_s=${catchUp}
+failover_retry_s=${retry}
 master_name=${shQuote(o.masterName)}
 sentinels=$(printf '%s' "\${VALKEY_SENTINELS:-${o.sentinels.join(" ")}}" | tr ',' ' ')
 self_host="\${VALKEY_ANNOUNCE_HOST:-}"
@@ -130,12 +142,19 @@ if [ -n "$paused" ]; then
   [ "$lagging" = 0 ] || log "replicas not all at the final offset after \${catch_up_s}s ($lagging behind of \${replicas:-?}); failing over anyway"
 fi
 
-# 3. Ask one Sentinel at a time.
+# 3. Ask one Sentinel at a time; again every second while none accepts (NOGOODSLAVE: it does not
+#    see a replica up yet), for failover_retry_s at most and never past the deadline.
 asked=""
-for s in $sentinels; do
-  reply=$(cli -h "\${s%:*}" -p "\${s##*:}" --raw SENTINEL FAILOVER "$master_name" 2>&1) || { log "Sentinel $s did not answer"; continue; }
-  log "SENTINEL FAILOVER via $s: $reply"
-  case "$reply" in OK*|INPROG*) asked=$s; break ;; esac
+retry_until=$(($(now_s) + failover_retry_s))
+[ "$retry_until" -le "$deadline" ] || retry_until=$deadline
+while :; do
+  for s in $sentinels; do
+    reply=$(cli -h "\${s%:*}" -p "\${s##*:}" --raw SENTINEL FAILOVER "$master_name" 2>&1) || { log "Sentinel $s did not answer"; continue; }
+    log "SENTINEL FAILOVER via $s: $reply"
+    case "$reply" in OK*|INPROG*) asked=$s; break ;; esac
+  done
+  [ -z "$asked" ] && [ "$(now_s)" -lt "$retry_until" ] || break
+  sleep 1
 done
 [ -n "$asked" ] || { log "no Sentinel accepted the failover; stopping (the Sentinels fail over after down-after-milliseconds)"; exit 0; }
 

@@ -4,6 +4,8 @@
  * rendered entrypoint, 3 real Sentinels). What it must do on the primary:
  * - hold writes while the Sentinels switch (a write sent during the pause is never acknowledged
  *   by the old primary), leave the old primary a replica of the new one, and release the pause;
+ * - keep asking while the Sentinels answer NOGOODSLAVE (no replica they may pick yet), writes
+ *   paused, and switch over once they can;
  * - release the pause on every other way out: no Sentinel accepts the failover, the script is
  *   stopped by SIGTERM mid-way (a replica frozen, so it sits in the catch-up wait).
  */
@@ -15,6 +17,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveBinaries } from "../../benchmarks/binaries.js";
 import { SentinelTopology, type Member } from "../../benchmarks/local/sentinel-topology.js";
+import { openClient } from "../../benchmarks/topology/connector.js";
 import { pollUntil, sleep } from "../../benchmarks/util/poll-until.js";
 import { renderReplicationPreStopScript, type ReplicationPreStopOptions } from "../../pod/replication-prestop-script.js";
 
@@ -90,7 +93,7 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
   it("no Sentinel accepts the failover: the pause is released, the primary stays primary and writable", async () => {
     const p = await primary();
     // Nothing listens on port 1: every SENTINEL FAILOVER fails fast.
-    const r = await startPreStop(p, { sentinels: [`${p.host}:1`] }).done;
+    const r = await startPreStop(p, { sentinels: [`${p.host}:1`], failoverRetrySeconds: 0 }).done;
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain("writes paused");
     expect(r.stderr).toContain("no Sentinel accepted the failover");
@@ -126,6 +129,64 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
       frozen.proc?.signal("SIGCONT");
     }
   }, 60_000);
+
+  it("Sentinels that answer NOGOODSLAVE at first (no replica they may pick): asked again every second, writes paused; the switchover is done once they can pick one", async () => {
+    await t.waitForSentinelViews();
+    const old = await primary();
+    const replicas = t.members.filter((m) => m !== old);
+    const setPriority = (value: string) =>
+      Promise.all(
+        replicas.map(async (m) => {
+          const c = client(m, 2000);
+          await c.connect();
+          try {
+            await c.config("SET", "replica-priority", value);
+          } finally {
+            c.disconnect();
+          }
+        }),
+      );
+    // What every Sentinel believes each replica's priority is (read from its INFO every 10 s).
+    const priorities = async (): Promise<string[]> =>
+      (
+        await Promise.all(
+          t.sentinels.map(async (s) => {
+            const c = await openClient(s.host, s.port, s.address, { password });
+            try {
+              const list = (await c.call("SENTINEL", "REPLICAS", t.masterName)) as string[][];
+              return list.map((r) => String(r[r.indexOf("slave-priority") + 1]));
+            } finally {
+              c.disconnect();
+            }
+          }),
+        )
+      ).flat();
+    await setPriority("0");
+    try {
+      await pollUntil(async () => ((await priorities()).every((p) => p === "0") ? true : "not every Sentinel sees priority 0 yet"), {
+        timeoutMs: 25_000,
+        what: "the Sentinels to see replica-priority 0",
+      });
+      const run = startPreStop(old, { timeoutSeconds: 28, failoverRetrySeconds: 20 });
+      await pollUntil(() => Promise.resolve(/NOGOODSLAVE/.test(run.log()) ? true : "no NOGOODSLAVE yet"), {
+        timeoutMs: 15_000,
+        intervalMs: 50,
+        what: "a NOGOODSLAVE",
+      });
+      await expect(run.proc.exitCode, "still retrying").toBeNull();
+      await setPriority("100");
+      const r = await run.done;
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/SENTINEL FAILOVER via \S+: NOGOODSLAVE[\s\S]*SENTINEL FAILOVER via \S+: OK/);
+      expect(r.stderr).toContain("switchover done");
+      await pollUntil(async () => ((await primary()).address !== old.address ? true : "the Sentinels still name the old primary"), {
+        timeoutMs: 10_000,
+        what: "the Sentinels to name the new primary",
+      });
+    } finally {
+      await setPriority("100");
+    }
+  }, 90_000);
 
   it("on the primary: every write the old primary acknowledged is on the new one; held writes fail (READONLY); it ends a replica, unpaused", async () => {
     await t.waitForSentinelViews();
@@ -202,6 +263,10 @@ describe("replication preStop rendering", () => {
       /catchUpSeconds .* below timeoutSeconds 10 \(got 10\)/,
     );
     expect(() => renderReplicationPreStopScript({ ...base, catchUpSeconds: 0 })).toThrow(/catchUpSeconds/);
+    expect(() => renderReplicationPreStopScript({ ...base, timeoutSeconds: 10, failoverRetrySeconds: 10 })).toThrow(
+      /failoverRetrySeconds must be a whole number ≥ 0 and below timeoutSeconds 10 \(got 10\)/,
+    );
+    expect(renderReplicationPreStopScript({ ...base, timeoutSeconds: 6, catchUpSeconds: 2 })).toContain("failover_retry_s=5");
     expect(() => renderReplicationPreStopScript({ ...base, masterName: "a;b" })).toThrow(/masterName 'a;b'/);
     expect(() => renderReplicationPreStopScript({ ...base, sentinels: [] })).toThrow(/at least one Sentinel/);
     expect(() => renderReplicationPreStopScript({ ...base, sentinels: ["nohost"] })).toThrow(/sentinel 'nohost' is not host:port/);
