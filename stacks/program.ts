@@ -17,6 +17,7 @@ import { BenchmarkResults } from "../components/steps/benchmark-results/componen
 import { ClusterBootstrap } from "../components/steps/cluster-bootstrap/component.js";
 import { FailureDrill, type FailureDrillArgs } from "../components/steps/failure-drill/component.js";
 import { RollingRestart } from "../components/steps/rolling-restart/component.js";
+import { LiveConfig } from "../components/steps/live-config/component.js";
 import { TopologyCheck } from "../components/steps/topology-check/component.js";
 import type { Rollout } from "../components/valkey/rollout.js";
 import { VolumeRelease } from "../components/steps/volume-release/component.js";
@@ -233,12 +234,14 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
   }
   const checkOptions = { mode, expect, replicaLagBytes: config.checks.replicaLagBytes, runId: config.checks.runId, sentinel: valkey.sentinel };
   // The StatefulSets are OnDelete: a changed pod template is rolled here, in role order, before anything checks or measures.
+  const { live, ...rollout } = valkey.rollout;
   const rolled = new RollingRestart(
     "valkey-rolling-restart",
-    { ...target, mode, expect, replicaLagBytes: config.checks.replicaLagBytes, sentinel: valkey.sentinel, proxy: valkey.proxy, ...valkey.rollout },
+    { ...target, mode, expect, replicaLagBytes: config.checks.replicaLagBytes, sentinel: valkey.sentinel, proxy: valkey.proxy, ...rollout },
     { dependsOn: [formed] },
   );
-  formed = rolled;
+  // Live directives (maxmemory-policy, ...) changed without a restart: CONFIG SET on every member, after any roll.
+  formed = new LiveConfig("valkey-live-config", { ...target, directives: live }, { dependsOn: [rolled] });
   const before = config.checks.verify ? new TopologyCheck("valkey-check", { ...target, ...checkOptions, after: [formed] }) : undefined;
 
   let benchmark: pulumi.Output<{ rows: ResultRow[]; csv: string }> | undefined;

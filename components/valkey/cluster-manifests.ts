@@ -18,6 +18,8 @@ import { clusterMemberPod } from "../../pod/cluster-member.js";
 import { buildClientService, buildHeadlessService } from "./services.js";
 import { DEFAULT_TERMINATION_GRACE_SECONDS, buildValkeyStatefulSet } from "./statefulset.js";
 import { rolloutOf, type Rollout } from "./rollout.js";
+import { liveDirectives, restartRelevant } from "../../pod/live-config.js";
+import { VALKEY_CONF_KEY } from "../../pod/member.js";
 
 /** A member must stay ready (synced, cluster ok) this long before a rollout moves on. */
 export const CLUSTER_MIN_READY_SECONDS = 10;
@@ -106,7 +108,7 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
       headless: names.headless,
       configMap: names.configMap,
       pod,
-      configHash: configHash(data),
+      configHash: configHash(restartRelevant(data)),
       secretName: facts.secretName,
       storageClass: i.placement.storageClass ?? i.valkey.persistence.storageClass,
       clusterMember: true,
@@ -124,5 +126,5 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
       checkSourceCidrs: i.checkSourceCidrs,
     }),
   };
-  return { ...m, rollout: rolloutOf([m.statefulSet]) };
+  return { ...m, rollout: rolloutOf([m.statefulSet], liveDirectives(data[VALKEY_CONF_KEY] ?? "")) };
 }

@@ -27,6 +27,8 @@ import { buildSentinelManifests, sentinelLabels } from "./sentinel-manifests.js"
 import { buildHeadlessService } from "./services.js";
 import { DEFAULT_TERMINATION_GRACE_SECONDS, buildValkeyStatefulSet, roleSelector } from "./statefulset.js";
 import { rolloutOf, type Rollout } from "./rollout.js";
+import { liveDirectives, restartRelevant } from "../../pod/live-config.js";
+import { VALKEY_CONF_KEY } from "../../pod/member.js";
 
 export interface ReplicationInput {
   namespace: string;
@@ -171,7 +173,7 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
       headless: names.headless,
       configMap: names.configMap,
       pod: member,
-      configHash: configHash(memberData),
+      configHash: configHash(restartRelevant(memberData)),
       secretName: facts.secretName,
       storageClass,
       // Room for the preStop switchover and then an RDB save at shutdown.
@@ -222,5 +224,5 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
       checkSourceCidrs: i.checkSourceCidrs,
     }),
   };
-  return { ...m, rollout: rolloutOf([m.statefulSet, m.sentinel.statefulSet]) };
+  return { ...m, rollout: rolloutOf([m.statefulSet, m.sentinel.statefulSet], liveDirectives(memberData[VALKEY_CONF_KEY] ?? "")) };
 }

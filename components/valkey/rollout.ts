@@ -10,19 +10,26 @@
  * update (maxUnavailable 0, maxSurge 1): it holds no data. Pure.
  */
 import { createHash } from "node:crypto";
+import type { LiveDirective } from "../../pod/live-config.js";
 import type { StatefulSet } from "./k8s-types.js";
 
 /** The StatefulSets' update strategy: pods change only when the RollingRestart step deletes them. */
 export const ROLLED_BY_STEP = { type: "OnDelete" } as const;
 
-/** What the RollingRestart step is given: which StatefulSets it rolls, and one hash of their pod templates (a new hash is a roll). */
+/**
+ * How a change reaches the running pods: the RollingRestart step gets which StatefulSets it rolls
+ * and one hash of their pod templates (a new hash is a roll; the members' config-hash annotation
+ * leaves out the live directives, pod/live-config.ts); the LiveConfig step gets the members' live
+ * directives (`CONFIG SET` on every member, no restart).
+ */
 export interface Rollout {
   statefulSets: string[];
   templateHash: string;
+  live: LiveDirective[];
 }
 
-export function rolloutOf(sets: readonly StatefulSet[]): Rollout {
+export function rolloutOf(sets: readonly StatefulSet[], live: LiveDirective[]): Rollout {
   const h = createHash("sha256");
   for (const s of sets) h.update(JSON.stringify({ name: s.metadata?.name, template: s.spec?.template }));
-  return { statefulSets: sets.map((s) => String(s.metadata?.name)), templateHash: h.digest("hex").slice(0, 16) };
+  return { statefulSets: sets.map((s) => String(s.metadata?.name)), templateHash: h.digest("hex").slice(0, 16), live };
 }

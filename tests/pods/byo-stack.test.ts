@@ -21,7 +21,7 @@ import { createStack, tail } from "../e2e/support/pulumi-harness.js";
 import { podsSkipReason, podsStackConfig, STACK_ZONES, usePodsCluster } from "./support/byo-on-pods.js";
 import { detectionSettings, drillConfig, expectDrills, type DrillRow } from "./support/drill-checks.js";
 import { allowBusFrom, probe, type ProbeTarget } from "./support/probe.js";
-import { expectUpgradeUnderLoad } from "./support/upgrade-checks.js";
+import { expectLiveConfigChange, expectUpgradeUnderLoad } from "./support/upgrade-checks.js";
 
 const reason = podsSkipReason({ pulumi: true });
 const PASSWORD = `pods-${Math.random().toString(36).slice(2)}-secret`;
@@ -178,7 +178,9 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
         }
       }
 
-      await expectUpgradeUnderLoad({ api, cluster, stack: s, NS, mode, password: PASSWORD, valkey });
+      const upgrade = { api, cluster, stack: s, NS, mode, password: PASSWORD, valkey };
+      await expectUpgradeUnderLoad(upgrade);
+      await expectLiveConfigChange(upgrade, { ...valkey, image: cluster.images.valkey as string });
 
       // The diff another up would apply, shown when it is not empty.
       const plan = await s.stack.preview({ diff: true });

@@ -223,6 +223,7 @@ describe("one AWS provider for the whole eks program", () => {
       "valkey-benchmark-results-run",
       "valkey-check-after-benchmark-run",
       "valkey-check-run",
+      "valkey-live-config-run",
       "valkey-rolling-restart-run",
       "valkey-volume-release-run",
     ]);

@@ -139,7 +139,7 @@ describe("the program under mocks", () => {
     expect(JSON.stringify(report)).not.toContain(PASSWORD);
   });
 
-  it("rolling restarts: OnDelete StatefulSets, RollingRestart after the bootstrap and before the check, waiting on the HAProxy pods in replication mode; a new image changes its template hash, checks.runId does not", async () => {
+  it("rolling restarts: OnDelete StatefulSets, RollingRestart after the bootstrap, then LiveConfig, then the check; waiting on the HAProxy pods in replication mode; a new image changes the template hash, checks.runId, maxmemory-policy and io-threads (set live) do not", async () => {
     const rollInputs = async (file: string, change: (c: StackConfig) => void = () => undefined) => {
       recorder.reset();
       const { config } = loadStackFile(file);
@@ -177,10 +177,27 @@ describe("the program under mocks", () => {
         expect(proxy.selector.split(",").sort(), file).toEqual(labels.sort());
         expect(proxy.statusPort, file).toBe(status);
       }
-      expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-run").dependencies).toContain("valkey-rolling-restart-run");
+      // LiveConfig after the roll, the check after both.
+      const live = recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-live-config-run");
+      expect(live.dependencies).toContain("valkey-rolling-restart-run");
+      expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-run").dependencies).toContain("valkey-live-config-run");
+      const directives = live.inputs.directives as { name: string; value: string }[];
+      expect(directives.map((d) => d.name)).toEqual(
+        file.includes("cluster")
+          ? ["io-threads", "maxmemory", "maxmemory-policy", "appendonly", "appendfsync", "save", "cluster-node-timeout"]
+          : ["io-threads", "maxmemory", "maxmemory-policy", "appendonly", "appendfsync", "save", "min-replicas-to-write", "min-replicas-max-lag"],
+      );
       const hash = roll.inputs.templateHash;
       expect((await rollInputs(file, (c) => (c.checks = { ...c.checks, runId: "again" }))).inputs.templateHash, file).toBe(hash);
       expect((await rollInputs(file, (c) => (c.valkey = { ...c.valkey, image: "registry.example/valkey:9.1.2" }))).inputs.templateHash, file).not.toBe(hash);
+      // A live directive changes no template (nothing restarts) but reaches LiveConfig.
+      expect((await rollInputs(file, (c) => (c.valkey = { ...c.valkey, maxmemoryPolicy: "allkeys-lru" }))).inputs.templateHash, file).toBe(hash);
+      expect(
+        (recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-live-config-run").inputs.directives as { name: string; value: string }[]).find(
+          (d) => d.name === "maxmemory-policy",
+        )?.value,
+      ).toBe("allkeys-lru");
+      expect((await rollInputs(file, (c) => (c.valkey = { ...c.valkey, ioThreads: c.valkey.ioThreads + 1 }))).inputs.templateHash, file).toBe(hash);
     }
   });
 

@@ -224,3 +224,42 @@ export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<void> {
     await kube.deleteLoad(NS, name);
   }
 }
+
+/**
+ * A change of a live directive only (`valkey.maxmemoryPolicy`): `pulumi up` restarts no pod (the
+ * members' template hash leaves the live lines out) and the LiveConfig step sets it on every
+ * member: each member's CONFIG GET answers the new value, every pod keeps its uid.
+ */
+export async function expectLiveConfigChange(c: UpgradeContext, valkey: Record<string, unknown>): Promise<void> {
+  const i = await drillInputs(c.stack);
+  const uids = async () =>
+    (await c.api<PodList>("GET", `/api/v1/namespaces/${c.NS}/pods?labelSelector=${encodeURIComponent(i.selector)}`)).body.items
+      .map((p) => `${p.metadata.name}/${p.metadata.uid}`)
+      .sort();
+  const before = await uids();
+  await c.stack.stack.setConfig("valkey-on-eks:valkey", { value: JSON.stringify({ ...valkey, maxmemoryPolicy: "allkeys-lru" }) });
+  const upAt = Date.now();
+  const up = await c.stack.stack.up({ onOutput: (o) => c.stack.log.push(o) });
+  expect(up.summary.result, tail(c.stack.log)).toBe("succeeded");
+  expect(up.outputs.report?.value, "the report").toBeDefined();
+  expect(await uids(), "no member pod restarted").toEqual(before);
+  const policies = await verified(verifierInputs(c, i), async (v) => {
+    const r = await v.verify();
+    const members = r.shards.flatMap((s) => [s.primary.address, ...s.replicas.map((x) => x.address)]);
+    return Promise.all(
+      members.map(async (m) => {
+        const client = await v.connector.connect({ host: m.slice(0, m.lastIndexOf(":")), port: Number(m.slice(m.lastIndexOf(":") + 1)) });
+        try {
+          return `${m} ${String(((await client.call("CONFIG", "GET", "maxmemory-policy")) as string[])[1])}`;
+        } finally {
+          client.disconnect();
+        }
+      }),
+    );
+  });
+  console.log(
+    `[pods] ${c.mode} live config (maxmemory-policy allkeys-lru): up ${Math.round((Date.now() - upAt) / 1000)} s, no restart; ${policies.join(", ")}`,
+  );
+  expect(policies.length).toBe(before.length);
+  for (const p of policies) expect(p).toMatch(/ allkeys-lru$/);
+}
