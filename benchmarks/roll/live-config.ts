@@ -33,7 +33,7 @@ export async function applyLiveConfig(members: readonly NodeEndpoint[], directiv
         try {
           await c.call("CONFIG", "SET", d.name, d.value);
         } catch (e) {
-          throw new Error(`live config: CONFIG SET ${d.name} "${d.value}" on ${where} was refused: ${(e as Error).message}`);
+          throw new Error(`live config: CONFIG SET ${d.name} "${d.value}" on ${where} was refused: ${(e as Error).message}`, { cause: e });
         }
       }
       for (const d of directives) {

@@ -173,7 +173,7 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
         intervalMs: 50,
         what: "a NOGOODSLAVE",
       });
-      await expect(run.proc.exitCode, "still retrying").toBeNull();
+      expect(run.proc.exitCode, "still retrying").toBeNull();
       await setPriority("100");
       const r = await run.done;
       expect(r.code, r.stderr).toBe(0);
