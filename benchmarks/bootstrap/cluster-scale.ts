@@ -8,7 +8,7 @@
  */
 import type { Redis } from "ioredis";
 import { parseInfo } from "../topology/info.js";
-import { pollUntil } from "../util/poll-until.js";
+import { pollUntil, sleep } from "../util/poll-until.js";
 import { parseClusterNodes, type ClusterNodeEntry } from "../topology/cluster-nodes-parser.js";
 import { planCluster, type ClusterPlan } from "./az-aware-planner.js";
 import { meetAndWait, replicateWhenKnown } from "./cluster-gossip.js";
@@ -16,7 +16,7 @@ import type { ClusterMember } from "./cluster-member.js";
 import { slotCount, splitSlots } from "../topology/slots.js";
 
 /** Slots moved concurrently. */
-const SLOTS_IN_FLIGHT = 256;
+export const SLOTS_IN_FLIGHT = 256;
 
 export interface ScaleMember {
   member: ClusterMember;
@@ -53,7 +53,7 @@ export function planSlotMoves(owned: readonly { id: string; slots: readonly numb
 }
 
 /** The running cluster as one member sees it: primaries in slot order, replica links, slots. */
-function currentTopology(
+export function currentTopology(
   view: string,
   members: readonly ScaleMember[],
 ): { primaries: { id: string; slots: number[] }[]; replicaOf: Record<string, string>; known: number } {
@@ -72,19 +72,49 @@ function currentTopology(
   return { primaries, replicaOf, known: entries.length };
 }
 
+/**
+ * One command of a slot move, again while the node answers NOREPLICAS (Valkey 8+ replicates
+ * CLUSTER SETSLOT and answers it only once its replicas acked it, NOREPLICAS after its timeout: a
+ * replica resyncing after a failover, or a slow machine), TRYAGAIN, or CLUSTERDOWN (a node's view
+ * while the ownership of a moved slot spreads); up to 30 s. Every command of a move is idempotent.
+ */
+async function patiently(what: string, call: () => Promise<unknown>): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await call();
+      return;
+    } catch (e) {
+      // Not `cause: e`: the ReplyError carries the command's argv, MIGRATE's AUTH password included.
+      // eslint-disable-next-line preserve-caught-error
+      if (attempt >= 300 || !/NOREPLICAS|TRYAGAIN|CLUSTERDOWN/.test((e as Error).message)) throw new Error(`${what}: ${(e as Error).message}`);
+      await sleep(100);
+    }
+  }
+}
+
 /** Moves one slot with its keys from `from` to `to`. */
-async function moveSlot(from: ScaleMember, to: ScaleMember, slot: number, password: string | undefined): Promise<void> {
+export async function moveSlot(from: ScaleMember, to: ScaleMember, slot: number, password: string | undefined): Promise<void> {
   const s = String(slot);
-  await to.client.call("CLUSTER", "SETSLOT", s, "IMPORTING", from.nodeId);
-  await from.client.call("CLUSTER", "SETSLOT", s, "MIGRATING", to.nodeId);
+  const what = (step: string): string => `slot ${s} ${from.member.id} -> ${to.member.id}, ${step}`;
+  await patiently(what("SETSLOT IMPORTING"), () => to.client.call("CLUSTER", "SETSLOT", s, "IMPORTING", from.nodeId));
+  await patiently(what("SETSLOT MIGRATING"), () => from.client.call("CLUSTER", "SETSLOT", s, "MIGRATING", to.nodeId));
   for (;;) {
     const keys = (await from.client.call("CLUSTER", "GETKEYSINSLOT", s, "100")) as string[];
     if (keys.length === 0) break;
     const auth = password === undefined ? [] : ["AUTH", password];
-    await from.client.call("MIGRATE", to.member.meet.ip, String(to.member.meet.port), "", "0", "10000", ...auth, "KEYS", ...keys);
+    await patiently(what("MIGRATE"), () =>
+      from.client.call("MIGRATE", to.member.meet.ip, String(to.member.meet.port), "", "0", "10000", ...auth, "KEYS", ...keys),
+    );
   }
-  await to.client.call("CLUSTER", "SETSLOT", s, "NODE", to.nodeId);
-  await from.client.call("CLUSTER", "SETSLOT", s, "NODE", to.nodeId);
+  await patiently(what("SETSLOT NODE (target)"), () => to.client.call("CLUSTER", "SETSLOT", s, "NODE", to.nodeId));
+  // A primary that gave away its last slot turns itself into a replica of the node that took it
+  // (cluster-allow-replica-migration): its other slots in flight are already the target's, and
+  // the cluster learns that from the target's epoch, so the source's own SETSLOT is not needed.
+  await patiently(what("SETSLOT NODE (source)"), () =>
+    from.client.call("CLUSTER", "SETSLOT", s, "NODE", to.nodeId).catch((e: Error) => {
+      if (!/only with masters/.test(e.message)) throw e;
+    }),
+  );
 }
 
 export interface ScaleUpOptions {
