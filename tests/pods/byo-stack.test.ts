@@ -179,8 +179,8 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
       }
 
       const upgrade = { api, cluster, stack: s, NS, mode, password: PASSWORD, valkey };
-      await expectUpgradeUnderLoad(upgrade);
-      await expectLiveConfigChange(upgrade, { ...valkey, image: cluster.images.valkey });
+      const release = await expectUpgradeUnderLoad(upgrade);
+      await expectLiveConfigChange(upgrade, { ...valkey, image: cluster.images.valkey }, release);
 
       // The diff another up would apply, shown when it is not empty.
       const plan = await s.stack.preview({ diff: true });

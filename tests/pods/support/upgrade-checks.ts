@@ -33,7 +33,7 @@ import { tail, type E2eStack } from "../../e2e/support/pulumi-harness.js";
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** The FailureDrill step's stored inputs: where its load writes and how the verifier finds the pods. */
-interface DrillInputs extends Pick<DrillLoadJobArgs, "target" | "secretName" | "passwordKey" | "placement"> {
+export interface DrillInputs extends Pick<DrillLoadJobArgs, "target" | "secretName" | "passwordKey" | "placement"> {
   selector: string;
   headlessService?: string;
   sentinel?: VerifierInputs["sentinel"];
@@ -93,7 +93,8 @@ async function verified<T>(vi: VerifierInputs, use: (v: KubernetesVerifier) => P
   }
 }
 
-export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<void> {
+/** Returns the release inputs it read from the drills step (the upgrade `up` switches the drills off: later checks reuse them). */
+export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<DrillInputs> {
   const { api, cluster, NS, mode } = c;
   const newImage = cluster.images.valkey as string;
   const i = await drillInputs(c.stack);
@@ -223,6 +224,7 @@ export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<void> {
   } finally {
     await kube.deleteLoad(NS, name);
   }
+  return i;
 }
 
 /**
@@ -230,8 +232,7 @@ export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<void> {
  * members' template hash leaves the live lines out) and the LiveConfig step sets it on every
  * member: each member's CONFIG GET answers the new value, every pod keeps its uid.
  */
-export async function expectLiveConfigChange(c: UpgradeContext, valkey: Record<string, unknown>): Promise<void> {
-  const i = await drillInputs(c.stack);
+export async function expectLiveConfigChange(c: UpgradeContext, valkey: Record<string, unknown>, i: DrillInputs): Promise<void> {
   const uids = async () =>
     (await c.api<PodList>("GET", `/api/v1/namespaces/${c.NS}/pods?labelSelector=${encodeURIComponent(i.selector)}`)).body.items
       .map((p) => `${p.metadata.name}/${p.metadata.uid}`)
