@@ -13,7 +13,10 @@ import { parseClusterNodes, type ClusterNodeEntry } from "../topology/cluster-no
 import { planCluster, type ClusterPlan } from "./az-aware-planner.js";
 import { meetAndWait, replicateWhenKnown } from "./cluster-gossip.js";
 import type { ClusterMember } from "./cluster-member.js";
-import { slotCount, splitSlots } from "../topology/slots.js";
+import { slotCount } from "../topology/slots.js";
+import { planSlotDrain, type SlotMove } from "./scale-in-plan.js";
+
+export type { SlotMove } from "./scale-in-plan.js";
 
 /** Slots moved concurrently. */
 export const SLOTS_IN_FLIGHT = 256;
@@ -24,32 +27,13 @@ export interface ScaleMember {
   nodeId: string;
 }
 
-export interface SlotMove {
-  slot: number;
-  /** Member ids. */
-  from: string;
-  to: string;
-}
-
 /**
  * Which slots move where: every primary ends with the slot count `splitSlots(P')` gives its
  * shard position; donors give their highest slots first. `owned`: existing primaries in
  * shard order with their slots; `added`: the new primaries in shard order.
  */
 export function planSlotMoves(owned: readonly { id: string; slots: readonly number[] }[], added: readonly string[]): SlotMove[] {
-  const targets = splitSlots(owned.length + added.length).map(slotCount);
-  const pools = owned.map((o, i) => ({ id: o.id, give: [...o.slots].sort((a, b) => b - a).slice(0, Math.max(0, o.slots.length - (targets[i] ?? 0))) }));
-  const moves: SlotMove[] = [];
-  added.forEach((to, j) => {
-    let need = targets[owned.length + j] ?? 0;
-    for (const pool of pools) {
-      while (need > 0 && pool.give.length > 0) {
-        moves.push({ slot: pool.give.shift() as number, from: pool.id, to });
-        need--;
-      }
-    }
-  });
-  return moves;
+  return planSlotDrain(owned, [...owned.map((o) => o.id), ...added]);
 }
 
 /** The running cluster as one member sees it: primaries in slot order, replica links, slots. */

@@ -4,8 +4,14 @@
  * function takes the LIVE roles (roles move with failovers; the pods that go are chosen by
  * ordinal, their roles are not).
  */
-import type { SlotMove } from "./cluster-scale.js";
 import { slotCount, splitSlots } from "../topology/slots.js";
+
+export interface SlotMove {
+  slot: number;
+  /** Member ids. */
+  from: string;
+  to: string;
+}
 
 export interface PrimaryState {
   id: string;

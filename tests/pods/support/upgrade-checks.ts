@@ -219,7 +219,7 @@ export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<DrillIn
       const primaryPod = primaryBefore.split(".")[0];
       expect(rollout.restartedPods.at(-1)).toBe(primaryPod);
     } else {
-      expectClusterRollOrder(rollout.steps, 3);
+      expectClusterRollOrder(rollout.steps, 3, false);
     }
   } finally {
     await kube.deleteLoad(NS, name);
