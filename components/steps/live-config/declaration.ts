@@ -21,7 +21,7 @@ export const liveConfigStep = declareStep({
     ),
   },
   outputs: {
-    /** `name value` of each directive set, in order. */
+    /** `name value` of each directive set, in order; empty when the step was created (the members started from the file). */
     applied: output<string[]>(),
     /** The pods it was set and confirmed on (CONFIG GET). */
     pods: output<string[]>(),
