@@ -60,7 +60,7 @@ export async function scaleIn(o: ScaleInOptions): Promise<ScaleInResult> {
     throw new Error(`scale-in: ${staying.length} members stay, ${o.primaries} × (1 + ${o.replicasPerPrimary}) are needed`);
 
   let topo = currentTopology(await view(first), o.members);
-  // The data check, before anything moves: every primary's dataset against P' staying members' maxmemory.
+  // 2. The data check, before anything moves: every primary's dataset against P' staying members' maxmemory.
   const data = await Promise.all(
     topo.primaries.map(async (p) => ({ id: p.id, bytes: Number((await infoOf(get(p.id), "memory")).get("used_memory_dataset") ?? 0) })),
   );
@@ -72,6 +72,7 @@ export async function scaleIn(o: ScaleInOptions): Promise<ScaleInResult> {
 
   // 1. Leaving primaries hand over to a staying replica.
   const handedOver: string[] = [];
+  const gaveUp = new Set<string>();
   for (const p of topo.primaries.filter((x) => o.leaving.has(x.id))) {
     const r = Object.entries(topo.replicaOf).find(([rid, pid]) => pid === p.id && !o.leaving.has(rid))?.[0];
     if (r === undefined) continue;
@@ -82,14 +83,12 @@ export async function scaleIn(o: ScaleInOptions): Promise<ScaleInResult> {
       what: `${r} to take over ${p.id} (CLUSTER FAILOVER)`,
     });
     handedOver.push(`${p.id} -> ${r}`);
+    gaveUp.add(p.id);
     o.step(`${p.id} handed its shard to ${r} (CLUSTER FAILOVER)`);
   }
-  if (handedOver.length > 0)
+  if (gaveUp.size > 0)
     await pollUntil(
-      async () =>
-        currentTopology(await view(first), o.members).primaries.every((p) => !handedOver.some((h) => h.startsWith(`${p.id} `)))
-          ? true
-          : "the failovers not seen yet",
+      async () => (currentTopology(await view(first), o.members).primaries.every((p) => !gaveUp.has(p.id)) ? true : "the failovers not seen yet"),
       {
         timeoutMs: o.timeoutMs,
         what: "the staying members to see the hand-overs",
@@ -97,7 +96,7 @@ export async function scaleIn(o: ScaleInOptions): Promise<ScaleInResult> {
     );
   topo = currentTopology(await view(first), o.members);
 
-  // 2. and 3. The primaries that stay, and the data check before anything moves.
+  // 3. The primaries that stay, and every other slot moved to them.
   const zoneOf = (id: string): string => get(id).member.zone;
   const targets = chooseKeptPrimaries(
     topo.primaries.filter((p) => !o.leaving.has(p.id)).map((p) => ({ ...p, zone: zoneOf(p.id) })),
