@@ -2,34 +2,21 @@
  * Scaling a running cluster up: P existing primaries (slots spread over them) plus fresh
  * cluster-enabled nodes become P' > P primaries. The existing primaries stay (they are the
  * planner's fixedPrimaries, existing replica links its preferredReplicaOf); the fresh nodes
- * are MEETed in; slots move from the existing primaries to the new ones, each slot with
- * CLUSTER SETSLOT IMPORTING / MIGRATING, MIGRATE of its keys, and SETSLOT NODE; replicas are
+ * are MEETed in; slots move from the existing primaries to the new ones (slot-migration.ts:
+ * atomic slot migration on Valkey 9.0+, MIGRATE-based resharding otherwise); replicas are
  * then paired AZ-aware as planned.
  */
-import type { Redis } from "ioredis";
 import { parseInfo } from "../topology/info.js";
 import { pollUntil } from "../util/poll-until.js";
 import { parseClusterNodes, type ClusterNodeEntry } from "../topology/cluster-nodes-parser.js";
 import { planCluster, type ClusterPlan } from "./az-aware-planner.js";
 import { meetAndWait, replicateWhenKnown } from "./cluster-gossip.js";
-import type { ClusterMember } from "./cluster-member.js";
 import { slotCount, splitSlots } from "../topology/slots.js";
+import { detectSlotMigration, migrateSlots, type ScaleMember, type SlotMigrationMethod } from "./slot-migration.js";
+import { rebalanceSlots, type SlotMove } from "./slot-moves.js";
 
-/** Slots moved concurrently. */
-const SLOTS_IN_FLIGHT = 256;
-
-export interface ScaleMember {
-  member: ClusterMember;
-  client: Redis;
-  nodeId: string;
-}
-
-export interface SlotMove {
-  slot: number;
-  /** Member ids. */
-  from: string;
-  to: string;
-}
+export type { ScaleMember } from "./slot-migration.js";
+export type { SlotMove } from "./slot-moves.js";
 
 /**
  * Which slots move where: every primary ends with the slot count `splitSlots(P')` gives its
@@ -38,18 +25,7 @@ export interface SlotMove {
  */
 export function planSlotMoves(owned: readonly { id: string; slots: readonly number[] }[], added: readonly string[]): SlotMove[] {
   const targets = splitSlots(owned.length + added.length).map(slotCount);
-  const pools = owned.map((o, i) => ({ id: o.id, give: [...o.slots].sort((a, b) => b - a).slice(0, Math.max(0, o.slots.length - (targets[i] ?? 0))) }));
-  const moves: SlotMove[] = [];
-  added.forEach((to, j) => {
-    let need = targets[owned.length + j] ?? 0;
-    for (const pool of pools) {
-      while (need > 0 && pool.give.length > 0) {
-        moves.push({ slot: pool.give.shift() as number, from: pool.id, to });
-        need--;
-      }
-    }
-  });
-  return moves;
+  return rebalanceSlots([...owned, ...added.map((id) => ({ id, slots: [] }))].map((h, i) => ({ ...h, target: targets[i] ?? 0 })));
 }
 
 /** The running cluster as one member sees it: primaries in slot order, replica links, slots. */
@@ -72,21 +48,6 @@ function currentTopology(
   return { primaries, replicaOf, known: entries.length };
 }
 
-/** Moves one slot with its keys from `from` to `to`. */
-async function moveSlot(from: ScaleMember, to: ScaleMember, slot: number, password: string | undefined): Promise<void> {
-  const s = String(slot);
-  await to.client.call("CLUSTER", "SETSLOT", s, "IMPORTING", from.nodeId);
-  await from.client.call("CLUSTER", "SETSLOT", s, "MIGRATING", to.nodeId);
-  for (;;) {
-    const keys = (await from.client.call("CLUSTER", "GETKEYSINSLOT", s, "100")) as string[];
-    if (keys.length === 0) break;
-    const auth = password === undefined ? [] : ["AUTH", password];
-    await from.client.call("MIGRATE", to.member.meet.ip, String(to.member.meet.port), "", "0", "10000", ...auth, "KEYS", ...keys);
-  }
-  await to.client.call("CLUSTER", "SETSLOT", s, "NODE", to.nodeId);
-  await from.client.call("CLUSTER", "SETSLOT", s, "NODE", to.nodeId);
-}
-
 export interface ScaleUpOptions {
   members: readonly ScaleMember[];
   /** Ids of the members that already form the cluster. */
@@ -95,6 +56,8 @@ export interface ScaleUpOptions {
   replicasPerPrimary: number;
   /** The Valkey password, for MIGRATE's AUTH (never logged). */
   password?: string;
+  /** How slots move; @default detected: `atomic` on Valkey 9.0+, else `migrate`. */
+  slotMigration?: SlotMigrationMethod;
   timeoutMs: number;
   step: (s: string) => void;
   fail: (message: string) => Error;
@@ -146,11 +109,8 @@ export async function scaleUp(o: ScaleUpOptions): Promise<ClusterPlan> {
 
   const moves = planSlotMoves(topo.primaries, added);
   const get = (id: string): ScaleMember => byId.get(id) as ScaleMember;
-  // Many slots at a time: each slot's steps are ordered, different slots are independent. (Valkey
-  // 8+ primaries hold each SETSLOT until their replicas ack it, which paces one connection.)
-  for (let i = 0; i < moves.length; i += SLOTS_IN_FLIGHT) {
-    await Promise.all(moves.slice(i, i + SLOTS_IN_FLIGHT).map((m) => moveSlot(get(m.from), get(m.to), m.slot, o.password)));
-  }
+  const method = o.slotMigration ?? (await detectSlotMigration(first.client));
+  await migrateSlots(moves, { get, method, password: o.password, timeoutMs: o.timeoutMs, step: () => undefined, fail: o.fail });
   for (const to of added) {
     const n = moves.filter((m) => m.to === to).length;
     o.step(`${to} (${get(to).member.zone}) took ${n} slots from the existing primaries`);

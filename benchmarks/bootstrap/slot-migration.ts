@@ -1,0 +1,149 @@
+/**
+ * Moving slots with their keys between primaries of a running cluster, shared by the scale-up
+ * and the scale-in. Two ways:
+ * - atomic slot migration (Valkey 9.0+, `CLUSTER MIGRATESLOTS`): the source streams the slots'
+ *   keys and writes to the target and hands the slots over in one step; clients never see
+ *   ASK redirections or half-moved slots, and a failed migration leaves the slots with the
+ *   source. Used when the source node knows the command (`COMMAND INFO`).
+ * - MIGRATE-based resharding (any version): per slot, CLUSTER SETSLOT IMPORTING on the target,
+ *   MIGRATING on the source, MIGRATE of its keys in batches, SETSLOT NODE on both.
+ * Both resume: a slot a previous run left MIGRATING (`[slot->-target]` in the source's own
+ * CLUSTER NODES line) is finished towards the same target first; an atomic migration still
+ * running on the source is waited for before a new one starts.
+ */
+import type { Redis } from "ioredis";
+import { pollUntil } from "../util/poll-until.js";
+import type { ClusterMember } from "./cluster-member.js";
+import type { SlotMove } from "./slot-moves.js";
+import { groupMoves } from "./slot-moves.js";
+import { formatSlotRange } from "../topology/slots.js";
+
+/** Slots moved concurrently on the MIGRATE path. */
+const SLOTS_IN_FLIGHT = 256;
+
+export interface ScaleMember {
+  member: ClusterMember;
+  client: Redis;
+  nodeId: string;
+}
+
+export type SlotMigrationMethod = "atomic" | "migrate";
+
+/** `atomic` when the node knows CLUSTER MIGRATESLOTS (Valkey 9.0+), else `migrate`. */
+export async function detectSlotMigration(client: Redis): Promise<SlotMigrationMethod> {
+  const info = (await client.call("COMMAND", "INFO", "CLUSTER|MIGRATESLOTS")) as unknown[];
+  return Array.isArray(info) && info[0] !== null && info[0] !== undefined ? "atomic" : "migrate";
+}
+
+/** The slots `node` itself lists as MIGRATING, with their target node ids (`[slot->-id]`). */
+export async function migratingSlots(node: ScaleMember): Promise<{ slot: number; targetNodeId: string }[]> {
+  const view = (await node.client.call("CLUSTER", "NODES")) as string;
+  const mine = view.split("\n").find((l) => l.split(" ")[2]?.split(",").includes("myself")) ?? "";
+  return [...mine.matchAll(/\[(\d+)->-([0-9a-f]{40})\]/g)].map((m) => ({ slot: Number(m[1]), targetNodeId: m[2] as string }));
+}
+
+/** Moves one slot with its keys from `from` to `to` (MIGRATE path); safe to repeat after an interruption. */
+export async function moveSlot(from: ScaleMember, to: ScaleMember, slot: number, password: string | undefined): Promise<void> {
+  const s = String(slot);
+  try {
+    await to.client.call("CLUSTER", "SETSLOT", s, "IMPORTING", from.nodeId);
+  } catch (err) {
+    // A previous run handed the slot to the target but stopped before the source learned it.
+    if (!/already the owner/i.test((err as Error).message)) throw err;
+    await from.client.call("CLUSTER", "SETSLOT", s, "NODE", to.nodeId);
+    return;
+  }
+  await from.client.call("CLUSTER", "SETSLOT", s, "MIGRATING", to.nodeId);
+  for (;;) {
+    const keys = (await from.client.call("CLUSTER", "GETKEYSINSLOT", s, "100")) as string[];
+    if (keys.length === 0) break;
+    const auth = password === undefined ? [] : ["AUTH", password];
+    await from.client.call("MIGRATE", to.member.meet.ip, String(to.member.meet.port), "", "0", "10000", ...auth, "KEYS", ...keys);
+  }
+  await to.client.call("CLUSTER", "SETSLOT", s, "NODE", to.nodeId);
+  await from.client.call("CLUSTER", "SETSLOT", s, "NODE", to.nodeId);
+}
+
+export interface MigrateOptions {
+  /** Member id -> member. */
+  get: (id: string) => ScaleMember;
+  method: SlotMigrationMethod;
+  /** The Valkey password, for MIGRATE's AUTH (never logged). */
+  password?: string;
+  timeoutMs: number;
+  step: (s: string) => void;
+  fail: (message: string) => Error;
+}
+
+/** Finishes the slots `donors` left MIGRATING in an interrupted run, towards the target each names. */
+export async function finishInterruptedMoves(donors: readonly ScaleMember[], all: readonly ScaleMember[], o: MigrateOptions): Promise<number> {
+  const byNodeId = new Map(all.map((m) => [m.nodeId, m]));
+  let n = 0;
+  for (const from of donors) {
+    for (const { slot, targetNodeId } of await migratingSlots(from)) {
+      const to = byNodeId.get(targetNodeId);
+      if (to === undefined) throw o.fail(`${from.member.id} is migrating slot ${slot} to node ${targetNodeId}, which is no member`);
+      await moveSlot(from, to, slot, o.password);
+      n++;
+    }
+  }
+  if (n > 0) o.step(`finished ${n} slot move(s) an earlier run left half done`);
+  return n;
+}
+
+const TERMINAL = new Set(["success", "failed", "cancelled"]);
+
+/** The node's atomic slot migrations (CLUSTER GETSLOTMIGRATIONS) as field maps. */
+async function slotMigrations(node: ScaleMember): Promise<Map<string, string>[]> {
+  const rows = (await node.client.call("CLUSTER", "GETSLOTMIGRATIONS")) as unknown[][];
+  return rows.map((r) => {
+    const m = new Map<string, string>();
+    for (let i = 0; i + 1 < r.length; i += 2) m.set(String(r[i]), String(r[i + 1]));
+    return m;
+  });
+}
+
+/** Waits until `node` runs no atomic slot migration; throws naming a failed one started at or after `since` (s). */
+async function waitMigrationsDone(node: ScaleMember, since: number, o: MigrateOptions): Promise<void> {
+  await pollUntil(
+    async () => {
+      const rows = await slotMigrations(node);
+      const failed = rows.find((r) => Number(r.get("create_time") ?? 0) >= since && (r.get("state") === "failed" || r.get("state") === "cancelled"));
+      if (failed !== undefined) {
+        throw o.fail(
+          `atomic slot migration of ${failed.get("slot_ranges")} from ${node.member.id} to node ${failed.get("target_node")} ` +
+            `${failed.get("state")}: ${failed.get("message") || "no message"}; the slots stay with ${node.member.id}, run again to retry`,
+        );
+      }
+      const running = rows.filter((r) => !TERMINAL.has(r.get("state") ?? ""));
+      return running.length === 0 ? true : `${node.member.id} still migrating ${running.map((r) => `${r.get("slot_ranges")} (${r.get("state")})`).join(", ")}`;
+    },
+    { timeoutMs: o.timeoutMs, what: `the atomic slot migrations on ${node.member.id} to finish` },
+  );
+}
+
+/** Applies `moves` with the chosen method; returns after every slot is owned by its target. */
+export async function migrateSlots(moves: readonly SlotMove[], o: MigrateOptions): Promise<void> {
+  if (moves.length === 0) return;
+  if (o.method === "migrate") {
+    // Many slots at a time: each slot's steps are ordered, different slots are independent. (Valkey
+    // 8+ primaries hold each SETSLOT until their replicas ack it, which paces one connection.)
+    for (let i = 0; i < moves.length; i += SLOTS_IN_FLIGHT) {
+      await Promise.all(moves.slice(i, i + SLOTS_IN_FLIGHT).map((m) => moveSlot(o.get(m.from), o.get(m.to), m.slot, o.password)));
+      o.step(`moved ${Math.min(moves.length, i + SLOTS_IN_FLIGHT)}/${moves.length} slots (MIGRATE)`);
+    }
+    return;
+  }
+  const groups = groupMoves(moves);
+  for (const from of [...new Set(groups.map((g) => g.from))]) {
+    const source = o.get(from);
+    // One an interrupted run started may still be running on the server: let it end first.
+    await waitMigrationsDone(source, Number.POSITIVE_INFINITY, o);
+    const mine = groups.filter((g) => g.from === from);
+    const args = mine.flatMap((g) => ["SLOTSRANGE", ...g.ranges.flatMap((r) => [String(r.start), String(r.end)]), "NODE", o.get(g.to).nodeId]);
+    const since = Math.floor(Date.now() / 1000) - 1;
+    await source.client.call("CLUSTER", "MIGRATESLOTS", ...args);
+    await waitMigrationsDone(source, since, o);
+    for (const g of mine) o.step(`${from} -> ${g.to}: ${g.ranges.map(formatSlotRange).join(" ")} (atomic slot migration)`);
+  }
+}
