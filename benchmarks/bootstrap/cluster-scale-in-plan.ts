@@ -8,7 +8,8 @@
  * - `promote`: planned primaries that are replicas now: the executor fails them over first (they
  *   take their leaving primary's shard), the moves and memory figures assume it did;
  * - the slot moves off every primary that goes away or is drained, and between kept primaries,
- *   so each planned primary ends with its `splitSlots(P')` share;
+ *   so each planned primary ends with a `splitSlots(P')` share (the larger shares to those that
+ *   hold the most slots already);
  * - the CLUSTER REPLICATE calls, and the nodes to forget (every node that is not kept).
  * It refuses, naming the figures, when a kept primary would hold more than `memoryHeadroom`
  * of its maxmemory after the moves (data estimated per slot from the donor's dataset).
@@ -179,9 +180,15 @@ export function planScaleIn(input: ScaleInInput): ScaleInPlan {
   const promote = planned.filter((id) => live.get(id)?.role !== "primary");
   const nodes = afterFailovers(input.nodes, promote, plannedSet);
   const byId = new Map(nodes.map((n) => [n.id, n]));
-  const targets = splitSlots(input.primaries).map(slotCount);
+  // splitSlots' shares (sizes differ by one at most), the larger ones to the primaries holding
+  // the most slots: a balanced cluster needs no move, so a second run changes nothing.
+  const shares = splitSlots(input.primaries)
+    .map(slotCount)
+    .sort((a, b) => b - a);
+  const bySize = [...planned].sort((a, b) => (byId.get(b)?.slots.length ?? 0) - (byId.get(a)?.slots.length ?? 0));
+  const target = new Map(bySize.map((id, i) => [id, shares[i] ?? 0]));
   const moves = rebalanceSlots([
-    ...planned.map((id, i) => ({ id, slots: byId.get(id)?.slots ?? [], target: targets[i] ?? 0 })),
+    ...planned.map((id) => ({ id, slots: byId.get(id)?.slots ?? [], target: target.get(id) ?? 0 })),
     ...nodes.filter((n) => !plannedSet.has(n.id) && n.slots.length > 0).map((n) => ({ id: n.id, slots: n.slots, target: 0 })),
   ]);
   const memory = checkMemory(moves, byId, planned, input.memoryHeadroom ?? 0.8);

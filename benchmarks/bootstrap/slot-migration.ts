@@ -7,12 +7,12 @@
  *   source. Used when the source node knows the command (`COMMAND INFO`).
  * - MIGRATE-based resharding (any version): per slot, CLUSTER SETSLOT IMPORTING on the target,
  *   MIGRATING on the source, MIGRATE of its keys in batches, SETSLOT NODE on both.
- * Both resume: a slot a previous run left MIGRATING (`[slot->-target]` in the source's own
- * CLUSTER NODES line) is finished towards the same target first; an atomic migration still
+ * Both resume: a slot a previous run left MIGRATING or IMPORTING (`[slot->-target]`,
+ * `[slot-<-source]` in a node's own CLUSTER NODES line) is finished towards the same target first; an atomic migration still
  * running on the source is waited for before a new one starts.
  */
 import type { Redis } from "ioredis";
-import { pollUntil } from "../util/poll-until.js";
+import { pollUntil, sleep } from "../util/poll-until.js";
 import type { ClusterMember } from "./cluster-member.js";
 import type { SlotMove } from "./slot-moves.js";
 import { groupMoves } from "./slot-moves.js";
@@ -35,33 +35,62 @@ export async function detectSlotMigration(client: Redis): Promise<SlotMigrationM
   return Array.isArray(info) && info[0] !== null && info[0] !== undefined ? "atomic" : "migrate";
 }
 
-/** The slots `node` itself lists as MIGRATING, with their target node ids (`[slot->-id]`). */
-export async function migratingSlots(node: ScaleMember): Promise<{ slot: number; targetNodeId: string }[]> {
+/** The slots `node` itself lists as MIGRATING (`[slot->-target]`) or IMPORTING (`[slot-<-source]`). */
+export async function openSlots(node: ScaleMember): Promise<{ slot: number; fromNodeId: string; toNodeId: string }[]> {
   const view = (await node.client.call("CLUSTER", "NODES")) as string;
   const mine = view.split("\n").find((l) => l.split(" ")[2]?.split(",").includes("myself")) ?? "";
-  return [...mine.matchAll(/\[(\d+)->-([0-9a-f]{40})\]/g)].map((m) => ({ slot: Number(m[1]), targetNodeId: m[2] as string }));
+  return [...mine.matchAll(/\[(\d+)-([<>])-([0-9a-f]{40})\]/g)].map((m) =>
+    m[2] === ">"
+      ? { slot: Number(m[1]), fromNodeId: node.nodeId, toNodeId: m[3] as string }
+      : { slot: Number(m[1]), fromNodeId: m[3] as string, toNodeId: node.nodeId },
+  );
+}
+
+/**
+ * CLUSTER SETSLOT, retried while the node answers NOREPLICAS (Valkey 8+ waits for its replicas
+ * to ack a SETSLOT; a replica in a full sync, such as a drained primary that just became one,
+ * cannot yet).
+ */
+async function setSlot(node: ScaleMember, args: readonly string[]): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await node.client.call("CLUSTER", "SETSLOT", ...args);
+      return;
+    } catch (err) {
+      if (!/^NOREPLICAS/.test((err as Error).message) || attempt >= 100) throw err;
+      await sleep(100);
+    }
+  }
 }
 
 /** Moves one slot with its keys from `from` to `to` (MIGRATE path); safe to repeat after an interruption. */
 export async function moveSlot(from: ScaleMember, to: ScaleMember, slot: number, password: string | undefined): Promise<void> {
   const s = String(slot);
   try {
-    await to.client.call("CLUSTER", "SETSLOT", s, "IMPORTING", from.nodeId);
+    await setSlot(to, [s, "IMPORTING", from.nodeId]);
   } catch (err) {
     // A previous run handed the slot to the target but stopped before the source learned it.
     if (!/already the owner/i.test((err as Error).message)) throw err;
-    await from.client.call("CLUSTER", "SETSLOT", s, "NODE", to.nodeId);
+    await setSlot(from, [s, "NODE", to.nodeId]).catch(ignoreDemoted);
     return;
   }
-  await from.client.call("CLUSTER", "SETSLOT", s, "MIGRATING", to.nodeId);
+  await setSlot(from, [s, "MIGRATING", to.nodeId]);
   for (;;) {
     const keys = (await from.client.call("CLUSTER", "GETKEYSINSLOT", s, "100")) as string[];
     if (keys.length === 0) break;
     const auth = password === undefined ? [] : ["AUTH", password];
     await from.client.call("MIGRATE", to.member.meet.ip, String(to.member.meet.port), "", "0", "10000", ...auth, "KEYS", ...keys);
   }
-  await to.client.call("CLUSTER", "SETSLOT", s, "NODE", to.nodeId);
-  await from.client.call("CLUSTER", "SETSLOT", s, "NODE", to.nodeId);
+  await setSlot(to, [s, "NODE", to.nodeId]);
+  await setSlot(from, [s, "NODE", to.nodeId]).catch(ignoreDemoted);
+}
+
+/**
+ * A source whose last slot the target has claimed turns itself into a replica (replica
+ * migration) before its own SETSLOT NODE arrives: the slot is the target's either way.
+ */
+function ignoreDemoted(err: unknown): void {
+  if (!/only with masters/i.test((err as Error).message)) throw err;
 }
 
 export interface MigrateOptions {
@@ -75,20 +104,22 @@ export interface MigrateOptions {
   fail: (message: string) => Error;
 }
 
-/** Finishes the slots `donors` left MIGRATING in an interrupted run, towards the target each names. */
-export async function finishInterruptedMoves(donors: readonly ScaleMember[], all: readonly ScaleMember[], o: MigrateOptions): Promise<number> {
+/**
+ * Finishes the slot moves an interrupted run left open on `nodes` (a slot MIGRATING on its
+ * source, IMPORTING on its target, or both), each towards the target it names.
+ */
+export async function finishInterruptedMoves(nodes: readonly ScaleMember[], all: readonly ScaleMember[], o: MigrateOptions): Promise<number> {
   const byNodeId = new Map(all.map((m) => [m.nodeId, m]));
-  let n = 0;
-  for (const from of donors) {
-    for (const { slot, targetNodeId } of await migratingSlots(from)) {
-      const to = byNodeId.get(targetNodeId);
-      if (to === undefined) throw o.fail(`${from.member.id} is migrating slot ${slot} to node ${targetNodeId}, which is no member`);
-      await moveSlot(from, to, slot, o.password);
-      n++;
-    }
+  const open = new Map<number, { fromNodeId: string; toNodeId: string }>();
+  for (const node of nodes) for (const { slot, ...move } of await openSlots(node)) open.set(slot, move);
+  for (const [slot, { fromNodeId, toNodeId }] of open) {
+    const [from, to] = [byNodeId.get(fromNodeId), byNodeId.get(toNodeId)];
+    if (from === undefined || to === undefined)
+      throw o.fail(`slot ${slot} is being moved from node ${fromNodeId} to node ${toNodeId}, and one of them is no member`);
+    await moveSlot(from, to, slot, o.password);
   }
-  if (n > 0) o.step(`finished ${n} slot move(s) an earlier run left half done`);
-  return n;
+  if (open.size > 0) o.step(`finished ${open.size} slot move(s) an earlier run left half done`);
+  return open.size;
 }
 
 const TERMINAL = new Set(["success", "failed", "cancelled"]);

@@ -9,6 +9,8 @@ import { splitSlots, slotCount } from "../../benchmarks/topology/slots.js";
 import { rebalanceSlots, groupMoves } from "../../benchmarks/bootstrap/slot-moves.js";
 
 const MiB = 1048576;
+/** The splitSlots(3) shares, sorted as Array#sort sorts numbers' strings (5461, 5461, 5462). */
+const SHARES = splitSlots(3).map(slotCount).sort();
 const range = (r: { start: number; end: number }): number[] => Array.from({ length: slotCount(r) }, (_, i) => r.start + i);
 
 function primary(id: string, zone: string, slots: number[], o: Partial<LiveNode> = {}): LiveNode {
@@ -48,7 +50,7 @@ describe("planScaleIn", () => {
     expect(plan.promote).toEqual([]);
     expect(new Set(plan.moves.map((m) => m.from))).toEqual(new Set(["p3"]));
     const counts = apply(nodes, plan.moves);
-    expect(["p0", "p1", "p2"].map((id) => counts.get(id))).toEqual(splitSlots(3).map(slotCount));
+    expect(["p0", "p1", "p2"].map((id) => counts.get(id)).sort()).toEqual(SHARES);
     expect(counts.get("p3")).toBeUndefined();
     expect(plan.replicate).toEqual([]);
     expect(plan.forget.map((f) => f.id)).toEqual(["p3", "r3"]);
@@ -72,7 +74,7 @@ describe("planScaleIn", () => {
     expect(plan.drained).toHaveLength(3);
     expect(plan.promote).toEqual([]);
     const counts = apply(nodes, plan.moves);
-    expect(primaries.map((p) => counts.get(p.id))).toEqual(splitSlots(3).map(slotCount));
+    expect(primaries.map((p) => counts.get(p.id)).sort()).toEqual(SHARES);
     expect([...counts.keys()].sort()).toEqual(primaries.map((p) => p.id).sort());
     expect(plan.replicate.map((r) => r.replica).sort()).toEqual([...plan.drained].sort());
     for (const s of plan.cluster.shards) for (const r of s.replicas) expect(r.zone).not.toBe(s.primary.zone);
@@ -95,7 +97,7 @@ describe("planScaleIn", () => {
     const plan = planScaleIn({ nodes, kept: ["p0", "p1", "p2", "p3", "r0", "r1"], primaries: 3, replicasPerPrimary: 1 });
     expect(plan.promote).toEqual(["p2"]);
     const counts = apply(nodes, plan.moves, { r2: "p2" });
-    expect(plan.cluster.shards.map((s) => counts.get(s.primary.id))).toEqual(splitSlots(3).map(slotCount));
+    expect(plan.cluster.shards.map((s) => counts.get(s.primary.id)).sort()).toEqual(SHARES);
     expect(plan.moves.some((m) => m.from === "r2")).toBe(false);
     expect(plan.forget.map((f) => f.id).sort()).toEqual(["r2", "r3"]);
   });
@@ -113,7 +115,20 @@ describe("planScaleIn", () => {
     ];
     const plan = planScaleIn({ nodes, kept: ["p0", "p1", "p2", "r0", "r1", "r2"], primaries: 3, replicasPerPrimary: 1 });
     const counts = apply(nodes, plan.moves);
-    expect(["p0", "p1", "p2"].map((id) => counts.get(id))).toEqual(splitSlots(3).map(slotCount));
+    expect(["p0", "p1", "p2"].map((id) => counts.get(id)).sort()).toEqual(SHARES);
+  });
+
+  it("plans nothing for a balanced 3x1 cluster whose larger share sits on its first primary (a second run is a no-op)", () => {
+    const nodes = [
+      primary("p0", "a", range({ start: 0, end: 5461 })),
+      primary("p1", "b", range({ start: 5462, end: 10922 })),
+      primary("p2", "c", range({ start: 10923, end: 16383 })),
+      replica("r0", "b", "p0"),
+      replica("r1", "c", "p1"),
+      replica("r2", "a", "p2"),
+    ];
+    const plan = planScaleIn({ nodes, kept: ["p0", "p1", "p2", "r0", "r1", "r2"], primaries: 3, replicasPerPrimary: 1 });
+    expect([plan.moves, plan.replicate, plan.forget, plan.promote, plan.drained]).toEqual([[], [], [], [], []]);
   });
 
   it("refuses, naming the node and the figures, when a kept primary cannot hold its share of the data", () => {
