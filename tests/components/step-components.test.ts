@@ -29,6 +29,7 @@ const FORMER: Record<string, (urn: (chain: string, name: string) => string, name
   BenchmarkResults: (urn, n) => [urn("pulumi-nodejs:dynamic/benchmark:BenchmarkResults", n)],
   VolumeRelease: (urn, n) => [urn("pulumi-nodejs:dynamic/storage:VolumeRelease", n)],
   RollingRestart: () => [],
+  ClusterScaleIn: () => [],
 };
 
 let mocks: MockRecorder;
