@@ -152,7 +152,10 @@ describe("scaling a 4x1 cluster in to 3x1 (MIGRATE), interrupted and resumed, on
       const result = await scaleIn(options(cluster, 6, { slotMigration: "migrate", onStep: (s) => steps.push(s) }));
       expect(result.changed).toBe(true);
     });
-    console.log(`4x1 -> 3x1 MIGRATE (interrupted, resumed): ${ms} ms, outage ${Math.round(figures.writeOutageMs)} ms\n  ${steps.join("\n  ")}`);
+    console.log(
+      `4x1 -> 3x1 MIGRATE (interrupted, resumed): ${ms} ms, ${figures.ackedWrites}/${figures.writes} writes acknowledged, ` +
+        `${figures.lostAckedWrites} lost, outage ${Math.round(figures.writeOutageMs)} ms\n  ${steps.filter((x) => !/^moved \d+\/\d+ slots/.test(x)).join("\n  ")}`,
+    );
     expect(halfMoved).toBeGreaterThanOrEqual(0);
     expect(steps.some((s) => /finished 1 slot move\(s\) an earlier run left half done/.test(s))).toBe(true);
     expect(preLost).toEqual([]);
@@ -178,7 +181,8 @@ describe("scaling a 6x1 cluster in to 3x1 (atomic slot migration) on real valkey
       expect(result.changed).toBe(true);
     });
     console.log(
-      `6x1 -> 3x1 atomic: ${ms} ms, ${figures.ackedWrites}/${figures.writes} writes acknowledged, outage ${Math.round(figures.writeOutageMs)} ms\n  ${steps.join("\n  ")}`,
+      `6x1 -> 3x1 atomic: ${ms} ms, ${figures.ackedWrites}/${figures.writes} writes acknowledged, ${figures.lostAckedWrites} lost, ` +
+        `outage ${Math.round(figures.writeOutageMs)} ms\n  ${steps.join("\n  ")}`,
     );
     expect(steps.some((s) => /atomic slot migration/.test(s))).toBe(true);
     expect(preLost).toEqual([]);
