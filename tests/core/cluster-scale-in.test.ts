@@ -2,7 +2,8 @@
  * Scaling a cluster in on REAL valkey-server processes, under the drill's write load with its
  * acknowledged-write ledger: 4x1 -> 3x1 with MIGRATE-based resharding (after a memory refusal
  * that changes nothing), interrupted after the first batch of slots and with one slot left half
- * moved, then run again to the end; and 6x1 -> 3x1 with atomic slot migration. Each
+ * moved, then run again to the end; 6x1 -> 3x1 with atomic slot migration; and 4x1 -> 3x1 after
+ * failovers left two primaries on the leaving pods (a kept replica takes its shard back first). Each
  * time: every preloaded key and every acknowledged write reads back, the leaving processes are
  * stopped, and the verifier passes on the kept members with their zones.
  */
@@ -195,6 +196,39 @@ describe("scaling a 6x1 cluster in to 3x1 (atomic slot migration) on real valkey
     await stopLeavingAndVerify(cluster, 6, figures.ackedWrites);
   });
 });
+
+describe("scaling in when failovers left the primaries on the leaving pods", () => {
+  const fleet = new LocalFleet();
+  let cluster: LocalCluster;
+  beforeAll(async () => {
+    cluster = await start(fleet, 4);
+  });
+  afterAll(() => fleet.stopAll());
+
+  it("fails over to kept replicas first, then scales 4x1 -> 3x1 with every key kept", async () => {
+    // The replicas on the two highest ordinals take over their shards: the kept pods hold 2 primaries.
+    for (const n of cluster.nodes.slice(6)) {
+      const c = await connector.connect({ host: n.host, port: n.port });
+      try {
+        await c.call("CLUSTER", "FAILOVER");
+        await eventually(async () => ((await c.call("ROLE")) as string[])[0] === "master");
+      } finally {
+        c.disconnect();
+      }
+    }
+    const result = await scaleIn(options(cluster, 6));
+    expect(result.steps.filter((s) => /took over its shard from a leaving primary/.test(s)).length).toBeGreaterThan(0);
+    await stopLeavingAndVerify(cluster, 6, 0);
+  });
+});
+
+async function eventually(probe: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (await probe()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error("timed out");
+}
 
 /**
  * What a crash in the middle of one slot's MIGRATE leaves: a preloaded key's slot marked
