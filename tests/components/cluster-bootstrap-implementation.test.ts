@@ -16,24 +16,12 @@ import {
   type ClusterBootstrapInputs,
   type ClusterBootstrapOutputs,
 } from "../../components/steps/cluster-bootstrap/implementation.js";
-import { StaticPodApi } from "../../components/kubernetes/static-pod-api.js";
+import { serversAsPods } from "../support/static-pods.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
 const selector = "app.kubernetes.io/instance=vc";
 
-function podApi(servers: readonly ValkeyProcess[], zoneOfNode: Record<string, string>): StaticPodApi {
-  const nodes = Object.keys(zoneOfNode);
-  return new StaticPodApi(
-    servers.map((s, i) => ({
-      name: `vc-${i}`,
-      podIP: "127.0.0.1",
-      nodeName: nodes[i % nodes.length],
-      labels: { "app.kubernetes.io/instance": "vc" },
-      ports: { "valkey": s.port, "cluster-bus": s.clusterPort ?? 0 },
-    })),
-    zoneOfNode,
-  );
-}
+const podApi = serversAsPods;
 
 const inputs = (over: Partial<ClusterBootstrapInputs> = {}): ClusterBootstrapInputs => ({
   ...bootstrapStep.parse({ namespace: "data", selector, kubeconfig: "unused", connector: "direct", expectedPods: 6, primaries: 3, replicasPerPrimary: 1 }),

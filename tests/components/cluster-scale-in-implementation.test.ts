@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Cluster } from "ioredis";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
 import { DirectConnector } from "../../benchmarks/topology/connector.js";
-import { StaticPodApi } from "../../components/kubernetes/static-pod-api.js";
+import { serversAsPods } from "../support/static-pods.js";
 import { bootstrapStep } from "../../components/steps/cluster-bootstrap/declaration.js";
 import { bootstrapOnKubernetes } from "../../components/steps/cluster-bootstrap/implementation.js";
 import { scaleInStep } from "../../components/steps/cluster-scale-in/declaration.js";
@@ -22,19 +22,7 @@ const selector = "app.kubernetes.io/instance=vc";
 const zones = { "node-a": "us-west-2a", "node-b": "us-west-2b", "node-c": "us-west-2c" };
 const target = { namespace: "data", selector, kubeconfig: "unused", connector: "direct" as const };
 
-function podApi(servers: readonly ValkeyProcess[]): StaticPodApi {
-  const nodes = Object.keys(zones);
-  return new StaticPodApi(
-    servers.map((s, i) => ({
-      name: `vc-${i}`,
-      podIP: "127.0.0.1",
-      nodeName: nodes[i % nodes.length],
-      labels: { "app.kubernetes.io/instance": "vc" },
-      ports: { "valkey": s.port, "cluster-bus": s.clusterPort ?? 0 },
-    })),
-    zones,
-  );
-}
+const podApi = (servers: readonly ValkeyProcess[]) => serversAsPods(servers, zones);
 
 /** PVCs in memory: `data-vc-<i>` for every pod, plus another release's claim that must stay. */
 class MemoryVolumes implements VolumeApi {
@@ -80,7 +68,7 @@ describe("ClusterScaleIn on real valkey-server processes", () => {
 
   it("does nothing before the StatefulSet exists (no pods) or when no pod is above the shape", async () => {
     const volumes = new MemoryVolumes(8);
-    const none = await scaleInOnKubernetes(scaleInputs(3), { kube: { podApi: new StaticPodApi([], zones), connector }, volumes });
+    const none = await scaleInOnKubernetes(scaleInputs(3), { kube: { podApi: podApi([]), connector }, volumes });
     expect(none).toEqual({ changed: false, leavingPods: [], deletedClaims: [], steps: [] });
     const same = await scaleInOnKubernetes(scaleInputs(4), { kube: { podApi: podApi(servers), connector }, volumes });
     expect(same.changed).toBe(false);

@@ -160,7 +160,13 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
       { timeoutMs: 20_000, intervalMs: 250, what: "the verifier to pass with both replicas linked" },
     );
     expect(report!.failures).toEqual([]);
-    expect(report!.seed).toBe(primary.address);
+    // The verifier's primary is the one the Sentinels name now. With down-after 1000 ms on a
+    // loaded machine, the Sentinels can fail over a second time while the promoted primary forks
+    // for the rejoining replica's full sync (seen once in CI: 127.0.0.22, then 127.0.0.21); that
+    // is Sentinel doing its job, printed here, not a verifier error.
+    const now = t.member(await t.primaryFromSentinels());
+    if (now.address !== primary.address) console.warn(`[sentinel] a second failover after the rejoin: ${primary.address} -> ${now.address}`);
+    expect(report!.seed).toBe(now.address);
   }, 90_000);
 
   it("the primary restarts with an EMPTY data dir before the Sentinels notice: failover first, no replica loses a key", async () => {

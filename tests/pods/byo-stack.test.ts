@@ -7,7 +7,9 @@
  * containerd), with zones from the real nodes. The same `up` runs the benchmark Job and then the
  * failure drills (support/drill-checks.ts) in real pods, all on the `valkey-previous` image. A
  * second `up` upgrades to the `valkey` image under a write load (support/upgrade-checks.ts: the
- * RollingRestart step's order, nothing acknowledged lost), a third changes nothing, and
+ * RollingRestart step's order, nothing acknowledged lost), a live directive is set without a
+ * restart, cluster mode scales 3 x 1 -> 4 x 1 -> 3 x 1 under load (support/scale-checks.ts), one
+ * more `up` changes nothing, and
  * `destroy` leaves no pod, PVC or PV. Needs root, `install.sh` (Pulumi) and `install.sh --real-cluster`. Starts the
  * cluster when none runs.
  */
@@ -21,6 +23,7 @@ import { createStack, tail } from "../e2e/support/pulumi-harness.js";
 import { podsSkipReason, podsStackConfig, STACK_ZONES, usePodsCluster } from "./support/byo-on-pods.js";
 import { detectionSettings, drillConfig, expectDrills, type DrillRow } from "./support/drill-checks.js";
 import { allowBusFrom, probe, type ProbeTarget } from "./support/probe.js";
+import { expectScaleUpThenIn } from "./support/scale-checks.js";
 import { expectLiveConfigChange, expectUpgradeUnderLoad } from "./support/upgrade-checks.js";
 
 const reason = podsSkipReason({ pulumi: true });
@@ -181,6 +184,8 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
       const upgrade = { api, cluster, stack: s, NS, mode, password: PASSWORD, valkey };
       const release = await expectUpgradeUnderLoad(upgrade);
       await expectLiveConfigChange(upgrade, { ...valkey, image: cluster.images.valkey }, release);
+      // Cluster mode: 3 x 1 -> 4 x 1 -> 3 x 1 under load (support/scale-checks.ts).
+      if (mode === "cluster") await expectScaleUpThenIn(upgrade, release, 3, 1);
 
       // The diff another up would apply, shown when it is not empty.
       const plan = await s.stack.preview({ diff: true });
@@ -196,7 +201,7 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
   };
 
   it(
-    "cluster mode: up with real pods (bootstrap and check through port-forward, benchmark Job, drills primary/switchover/all), policies probed; upgraded under load in role order; up again no-op; destroy leaves nothing",
+    "cluster mode: up with real pods (bootstrap and check through port-forward, benchmark Job, drills primary/switchover/all), policies probed; upgraded under load in role order; live config; scaled 3x1 -> 4x1 -> 3x1 under load; up again no-op; destroy leaves nothing",
     { timeout: 1_500_000 },
     () => lifecycle("cluster"),
   );
