@@ -3,11 +3,15 @@
  * cluster-enabled members spread hard over the zones, as a thin ComponentResource over the pure
  * builders in components/valkey/. It assigns no slots: the ClusterBootstrap does, AZ-aware,
  * once the pods exist (depend on this component to wait for them). A ClusterShape guard
- * (`${name}-shape`) comes first: a shape change the cluster cannot take fails `pulumi preview`.
+ * (`${name}-shape`) comes first: a shape change the cluster cannot take fails `pulumi preview`;
+ * with `scaleIn` access given, a ClusterScaleIn step (`${name}-scale-in`) then moves the slots
+ * off the pods above a lowered shape before the StatefulSet shrinks.
  */
 import * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
 import { ClusterShape } from "./steps/cluster-shape/component.js";
+import { ClusterScaleIn, type ClusterScaleInArgs } from "./steps/cluster-scale-in/component.js";
+import { selectorOf } from "../vocabulary/labels.js";
 import { buildClusterManifests } from "./valkey/cluster-manifests.js";
 import { createReleaseBase, type ValkeyReleaseArgs } from "./valkey/release-resources.js";
 import { requirePassword } from "./valkey/secret.js";
@@ -16,6 +20,12 @@ import type { Rollout } from "./valkey/rollout.js";
 export interface ValkeyClusterArgs extends ValkeyReleaseArgs {
   /** Release name: prefix of every Kubernetes object and the `app.kubernetes.io/instance` label. @default "valkey-cluster" */
   release?: string;
+  /**
+   * How `pulumi up` reaches the pods to scale the cluster in before the StatefulSet shrinks (a
+   * ClusterScaleIn step, `${name}-scale-in`); absent: no such step, and the ClusterShape guard
+   * refuses fewer primaries. @default undefined
+   */
+  scaleIn?: Pick<ClusterScaleInArgs, "kubeconfig" | "context" | "connector" | "timeoutMs" | "memoryHeadroom">;
 }
 
 export const DEFAULT_CLUSTER_RELEASE = "valkey-cluster";
@@ -57,12 +67,28 @@ export class ValkeyCluster extends pulumi.ComponentResource {
     new k8s.core.v1.Service(`${name}-client`, m.clientService, parent);
     // The StatefulSet waits for the shape guard: a shape it refuses (fewer primaries, another
     // replica count) fails preview, and up before the StatefulSet could delete a pod.
-    const shape = new ClusterShape(
-      `${name}-shape`,
-      { primaries: args.valkey.cluster.primaries, replicasPerPrimary: args.valkey.cluster.replicasPerPrimary },
-      parent,
-    );
-    new k8s.apps.v1.StatefulSet(`${name}-members`, m.statefulSet, { parent: this, dependsOn: [...deps, shape] });
+    const { primaries, replicasPerPrimary } = args.valkey.cluster;
+    const shape = new ClusterShape(`${name}-shape`, { primaries, replicasPerPrimary, scaleIn: args.scaleIn !== undefined }, parent);
+    // Lowered primaries: the slots leave the pods above the new shape before the StatefulSet deletes them.
+    const scaleIn =
+      args.scaleIn === undefined
+        ? []
+        : [
+            new ClusterScaleIn(
+              `${name}-scale-in`,
+              {
+                ...args.scaleIn,
+                namespace: args.namespace,
+                selector: selectorOf(m.facts.podSelector),
+                headlessService: m.facts.headlessService,
+                password,
+                primaries,
+                replicasPerPrimary,
+              },
+              { parent: this, dependsOn: [shape] },
+            ),
+          ];
+    new k8s.apps.v1.StatefulSet(`${name}-members`, m.statefulSet, { parent: this, dependsOn: [...deps, shape, ...scaleIn] });
     new k8s.policy.v1.PodDisruptionBudget(`${name}-pdb`, m.pdb, parent);
     new k8s.networking.v1.NetworkPolicy(`${name}-netpol`, m.networkPolicy, parent);
 

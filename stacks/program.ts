@@ -22,6 +22,7 @@ import { LiveConfig } from "../components/steps/live-config/component.js";
 import { TopologyCheck } from "../components/steps/topology-check/component.js";
 import type { Rollout } from "../components/valkey/rollout.js";
 import { VolumeRelease } from "../components/steps/volume-release/component.js";
+import { selectorOf } from "../vocabulary/labels.js";
 import { DEFAULT_CLUSTER_RELEASE, ValkeyCluster } from "../components/valkey-cluster.js";
 import { releaseLabels } from "../components/shared.js";
 import { DEFAULT_REPLICATION_RELEASE, ValkeyReplication } from "../components/valkey-replication.js";
@@ -57,12 +58,7 @@ export interface ProgramOutputs {
   password: pulumi.Output<string> | undefined;
 }
 
-/** `a=b,c=d`: a label selector from labels. */
-export function selectorOf(labels: Record<string, string>): string {
-  return Object.entries(labels)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(",");
-}
+export { selectorOf } from "../vocabulary/labels.js";
 
 /**
  * The server version the benchmark rows record: the image's tag ("…/valkey:9.0.2" → "9.0.2", also
@@ -127,7 +123,9 @@ function deployValkey(
       proxy: { selector: selectorOf(r.endpointSelector), statusPort: r.statusPort },
     };
   }
-  const c = new ValkeyCluster("valkey-cluster", common, opts);
+  // With the bootstrap on, lowering valkey.cluster.primaries migrates the slots off the leaving pods before the StatefulSet shrinks.
+  const scaleIn = config.checks.bootstrap ? { kubeconfig: platform.kubeconfig, context: platform.context, connector: config.checks.connector } : undefined;
+  const c = new ValkeyCluster("valkey-cluster", { ...common, scaleIn }, opts);
   return {
     component: c,
     podSelector: c.podSelector,

@@ -2,30 +2,21 @@
  * Scaling a running cluster up: P existing primaries (slots spread over them) plus fresh
  * cluster-enabled nodes become P' > P primaries. The existing primaries stay (they are the
  * planner's fixedPrimaries, existing replica links its preferredReplicaOf); the fresh nodes
- * are MEETed in; slots move from the existing primaries to the new ones, each slot with
- * CLUSTER SETSLOT IMPORTING / MIGRATING, MIGRATE of its keys, and SETSLOT NODE; replicas are
+ * are MEETed in; slots move from the existing primaries to the new ones (slot-migration.ts:
+ * atomic slot migration on Valkey 9.0+, MIGRATE-based resharding otherwise); replicas are
  * then paired AZ-aware as planned.
  */
-import type { Redis } from "ioredis";
 import { parseInfo } from "../topology/info.js";
-import { pollUntil, sleep } from "../util/poll-until.js";
+import { pollUntil } from "../util/poll-until.js";
 import { parseClusterNodes, type ClusterNodeEntry } from "../topology/cluster-nodes-parser.js";
 import { planCluster, type ClusterPlan } from "./az-aware-planner.js";
 import { meetAndWait, replicateWhenKnown } from "./cluster-gossip.js";
-import type { ClusterMember } from "./cluster-member.js";
-import { slotCount } from "../topology/slots.js";
-import { planSlotDrain, type SlotMove } from "./scale-in-plan.js";
+import { slotCount, splitSlots } from "../topology/slots.js";
+import { detectSlotMigration, migrateSlots, type ScaleMember, type SlotMigrationMethod } from "./slot-migration.js";
+import { rebalanceSlots, type SlotMove } from "./slot-moves.js";
 
-export type { SlotMove } from "./scale-in-plan.js";
-
-/** Slots moved concurrently. */
-export const SLOTS_IN_FLIGHT = 256;
-
-export interface ScaleMember {
-  member: ClusterMember;
-  client: Redis;
-  nodeId: string;
-}
+export type { ScaleMember } from "./slot-migration.js";
+export type { SlotMove } from "./slot-moves.js";
 
 /**
  * Which slots move where: every primary ends with the slot count `splitSlots(P')` gives its
@@ -33,11 +24,12 @@ export interface ScaleMember {
  * shard order with their slots; `added`: the new primaries in shard order.
  */
 export function planSlotMoves(owned: readonly { id: string; slots: readonly number[] }[], added: readonly string[]): SlotMove[] {
-  return planSlotDrain(owned, [...owned.map((o) => o.id), ...added]);
+  const targets = splitSlots(owned.length + added.length).map(slotCount);
+  return rebalanceSlots([...owned, ...added.map((id) => ({ id, slots: [] }))].map((h, i) => ({ ...h, target: targets[i] ?? 0 })));
 }
 
 /** The running cluster as one member sees it: primaries in slot order, replica links, slots. */
-export function currentTopology(
+function currentTopology(
   view: string,
   members: readonly ScaleMember[],
 ): { primaries: { id: string; slots: number[] }[]; replicaOf: Record<string, string>; known: number } {
@@ -56,51 +48,6 @@ export function currentTopology(
   return { primaries, replicaOf, known: entries.length };
 }
 
-/**
- * One command of a slot move, again while the node answers NOREPLICAS (Valkey 8+ replicates
- * CLUSTER SETSLOT and answers it only once its replicas acked it, NOREPLICAS after its timeout: a
- * replica resyncing after a failover, or a slow machine), TRYAGAIN, or CLUSTERDOWN (a node's view
- * while the ownership of a moved slot spreads); up to 30 s. Every command of a move is idempotent.
- */
-async function patiently(what: string, call: () => Promise<unknown>): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await call();
-      return;
-    } catch (e) {
-      // Not `cause: e`: the ReplyError carries the command's argv, MIGRATE's AUTH password included.
-      // eslint-disable-next-line preserve-caught-error
-      if (attempt >= 300 || !/NOREPLICAS|TRYAGAIN|CLUSTERDOWN/.test((e as Error).message)) throw new Error(`${what}: ${(e as Error).message}`);
-      await sleep(100);
-    }
-  }
-}
-
-/** Moves one slot with its keys from `from` to `to`. */
-export async function moveSlot(from: ScaleMember, to: ScaleMember, slot: number, password: string | undefined): Promise<void> {
-  const s = String(slot);
-  const what = (step: string): string => `slot ${s} ${from.member.id} -> ${to.member.id}, ${step}`;
-  await patiently(what("SETSLOT IMPORTING"), () => to.client.call("CLUSTER", "SETSLOT", s, "IMPORTING", from.nodeId));
-  await patiently(what("SETSLOT MIGRATING"), () => from.client.call("CLUSTER", "SETSLOT", s, "MIGRATING", to.nodeId));
-  for (;;) {
-    const keys = (await from.client.call("CLUSTER", "GETKEYSINSLOT", s, "100")) as string[];
-    if (keys.length === 0) break;
-    const auth = password === undefined ? [] : ["AUTH", password];
-    await patiently(what("MIGRATE"), () =>
-      from.client.call("MIGRATE", to.member.meet.ip, String(to.member.meet.port), "", "0", "10000", ...auth, "KEYS", ...keys),
-    );
-  }
-  await patiently(what("SETSLOT NODE (target)"), () => to.client.call("CLUSTER", "SETSLOT", s, "NODE", to.nodeId));
-  // A primary that gave away its last slot turns itself into a replica of the node that took it
-  // (cluster-allow-replica-migration): its other slots in flight are already the target's, and
-  // the cluster learns that from the target's epoch, so the source's own SETSLOT is not needed.
-  await patiently(what("SETSLOT NODE (source)"), () =>
-    from.client.call("CLUSTER", "SETSLOT", s, "NODE", to.nodeId).catch((e: Error) => {
-      if (!/only with masters/.test(e.message)) throw e;
-    }),
-  );
-}
-
 export interface ScaleUpOptions {
   members: readonly ScaleMember[];
   /** Ids of the members that already form the cluster. */
@@ -109,6 +56,8 @@ export interface ScaleUpOptions {
   replicasPerPrimary: number;
   /** The Valkey password, for MIGRATE's AUTH (never logged). */
   password?: string;
+  /** How slots move; @default detected: `atomic` on Valkey 9.0+, else `migrate`. */
+  slotMigration?: SlotMigrationMethod;
   timeoutMs: number;
   step: (s: string) => void;
   fail: (message: string) => Error;
@@ -160,11 +109,8 @@ export async function scaleUp(o: ScaleUpOptions): Promise<ClusterPlan> {
 
   const moves = planSlotMoves(topo.primaries, added);
   const get = (id: string): ScaleMember => byId.get(id) as ScaleMember;
-  // Many slots at a time: each slot's steps are ordered, different slots are independent. (Valkey
-  // 8+ primaries hold each SETSLOT until their replicas ack it, which paces one connection.)
-  for (let i = 0; i < moves.length; i += SLOTS_IN_FLIGHT) {
-    await Promise.all(moves.slice(i, i + SLOTS_IN_FLIGHT).map((m) => moveSlot(get(m.from), get(m.to), m.slot, o.password)));
-  }
+  const method = o.slotMigration ?? (await detectSlotMigration(first.client));
+  await migrateSlots(moves, { get, method, password: o.password, timeoutMs: o.timeoutMs, step: () => undefined, fail: o.fail });
   for (const to of added) {
     const n = moves.filter((m) => m.to === to).length;
     o.step(`${to} (${get(to).member.zone}) took ${n} slots from the existing primaries`);

@@ -26,7 +26,8 @@ describe("ClusterShape refusals", () => {
     expect(f).toHaveLength(1);
     expect(f[0]?.property).toBe("primaries");
     expect(f[0]?.reason).toMatch(/^valkey\.cluster\.primaries: lowering it from 4 to 3 is refused/);
-    expect(f[0]?.reason).toContain("Keep valkey.cluster.primaries at 4");
+    expect(f[0]?.reason).toContain("keep valkey.cluster.primaries at 4");
+    expect(f[0]?.reason).toContain("while checks.bootstrap is false");
     expect(f[0]?.reason).toContain("deploy a new release with 3 primaries");
   });
 
@@ -38,6 +39,11 @@ describe("ClusterShape refusals", () => {
       expect(f[0]?.reason).toContain("Keep valkey.cluster.replicasPerPrimary at 1");
     }
     expect(refuseShapeChange(shape(4, 1), shape(3, 2)).map((x) => x.property)).toEqual(["primaries", "replicasPerPrimary"]);
+  });
+
+  it("lets fewer primaries through when a ClusterScaleIn step runs first (scaleIn: true), never another replica count", () => {
+    expect(refuseShapeChange(shape(6, 1), { ...shape(3, 1), scaleIn: true })).toEqual([]);
+    expect(refuseShapeChange(shape(4, 1), { ...shape(3, 2), scaleIn: true }).map((x) => x.property)).toEqual(["replicasPerPrimary"]);
   });
 
   it("lets a first deployment, the same shape and a scale-up of primaries through", () => {
@@ -83,5 +89,24 @@ describe("ValkeyCluster waits for its shape guard", () => {
     expect(guard.inputs).toMatchObject({ primaries: 4, replicasPerPrimary: 1 });
     const sts = mocks.resources.find((r) => r.name === "vc-members");
     expect(sts?.dependsOn).toContain("vc-shape-run");
+    expect(mocks.resources.find((r) => r.name === "vc-scale-in")).toBeUndefined();
+  });
+
+  it("with scaleIn access, a ClusterScaleIn step follows the guard and the StatefulSet waits for it", async () => {
+    new ValkeyCluster("vs", {
+      namespace: "data",
+      valkey: valkeyConfig({ mode: "cluster", cluster: { primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: 12000 } }),
+      placement: PLACEMENT,
+      password: "pw",
+      scaleIn: { kubeconfig: "kc", connector: "direct" },
+    });
+    await settle();
+    expect(mocks.get("pulumi-nodejs:dynamic:Resource", "vs-shape-run").inputs).toMatchObject({ primaries: 3, scaleIn: true });
+    expect(mocks.get("valkey-on-eks:steps:ClusterScaleIn", "vs-scale-in").parent).toBe("vs");
+    const step = mocks.get("pulumi-nodejs:dynamic:Resource", "vs-scale-in-run");
+    expect(step.inputs).toMatchObject({ namespace: "data", primaries: 3, replicasPerPrimary: 1, connector: "direct" });
+    expect(String(step.inputs.selector)).toContain("app.kubernetes.io/instance=");
+    expect(mocks.resources.find((r) => r.name === "vs-scale-in")?.dependsOn).toContain("vs-shape-run");
+    expect(mocks.resources.find((r) => r.name === "vs-members")?.dependsOn).toEqual(expect.arrayContaining(["vs-shape-run", "vs-scale-in-run"]));
   });
 });

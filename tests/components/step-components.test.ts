@@ -30,6 +30,7 @@ const FORMER: Record<string, (urn: (chain: string, name: string) => string, name
   VolumeRelease: (urn, n) => [urn("pulumi-nodejs:dynamic/storage:VolumeRelease", n)],
   RollingRestart: () => [],
   LiveConfig: () => [],
+  ClusterScaleIn: () => [],
 };
 
 let mocks: MockRecorder;

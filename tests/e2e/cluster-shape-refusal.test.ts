@@ -1,17 +1,20 @@
 /**
- * A cluster shape the running cluster cannot take is refused before anything changes, under the
- * real Pulumi engine against a real API server with kwok nodes, real valkey-server processes on
- * the pod IPs (support/pod-valkeys.ts), the bootstrap and checks for real (`direct` connector).
+ * Cluster shape changes under the real Pulumi engine against a real API server with kwok nodes,
+ * real valkey-server processes on the pod IPs (support/pod-valkeys.ts), the bootstrap and checks
+ * for real (`direct` connector): what the running cluster cannot take is refused before anything
+ * changes; fewer primaries are scaled in before the StatefulSet shrinks.
  *
  *  1. `up` at 3 x 1, write keys; `up` at 4 x 1 (scale-up passes the guard, the bootstrap moves
  *     slots and keys to the new shard), every key still readable.
- *  2. 3 x 1 (fewer primaries): `preview` fails naming `valkey.cluster.primaries`, and `up` fails
- *     the same way, with the StatefulSet still at 8 replicas, all 8 pods in place, every key
- *     readable through the cluster and the cluster `ok`. (3 -> 2 is what the schema already
- *     refuses: fewer than 3 primaries lets one zone hold a majority; 4 -> 3 is the scale-down
- *     the schema lets through.)
+ *  2. 3 x 1 with checks.bootstrap off (no ClusterScaleIn step): `preview` fails naming
+ *     `valkey.cluster.primaries`, and `up` fails the same way, with the StatefulSet still at 8
+ *     replicas, all 8 pods in place, every key readable through the cluster and the cluster `ok`.
+ *     (3 -> 2 is what the schema already refuses: fewer than 3 primaries lets one zone hold a
+ *     majority; 4 -> 3 is the scale-down the schema lets through.)
  *  3. 4 x 2 (another replicas-per-primary): `preview` fails naming
  *     `valkey.cluster.replicasPerPrimary`.
+ *  4. 3 x 1 with the bootstrap on: `up` scales in (ClusterScaleIn before the StatefulSet), 6
+ *     pods left, every key readable, the cluster `ok` with 6 nodes, the leaving pods' PVCs deleted.
  */
 import { Cluster } from "ioredis";
 import { describe, expect, it } from "vitest";
@@ -38,12 +41,14 @@ function clusterConfig(primaries: number, replicasPerPrimary: number): Record<st
   };
 }
 
+const checks = (bootstrap: boolean) => ({ bootstrap, verify: true, connector: "direct" });
+
 function stackConfig(): Record<string, unknown> {
   return {
     ...byoPlatformConfig(ctx.plane.kubeconfigPath, ZONES),
     valkey: clusterConfig(3, 1),
     benchmark: { enabled: false },
-    checks: { bootstrap: true, verify: true, connector: "direct" },
+    checks: checks(true),
   };
 }
 
@@ -79,8 +84,21 @@ async function podNames(): Promise<string[]> {
     .sort();
 }
 
-describe("cluster shape changes are refused at preview, before anything changes", () => {
-  it("3x1 -> 4x1 scales up; 4x1 -> 3x1 and 4x1 -> 4x2 fail preview and up, leaving pods and keys in place", async () => {
+/** The cluster as a member sees it (CLUSTER INFO), once it says ok. */
+async function clusterInfo(valkeys: PodValkeys): Promise<string> {
+  const seed = clusterClient(valkeys);
+  try {
+    return await eventually("cluster_state:ok", 30_000, async () => {
+      const text = String(await seed.cluster("INFO"));
+      return text.includes("cluster_state:ok") ? text : undefined;
+    });
+  } finally {
+    seed.disconnect();
+  }
+}
+
+describe("cluster shape changes: refused at preview before anything changes, or scaled in", () => {
+  it("3x1 -> 4x1 scales up; 4x1 -> 3x1 without the bootstrap and 4x1 -> 4x2 fail preview and up; 4x1 -> 3x1 with it scales in", async () => {
     const s = await createStack(ctx.env, stackConfig(), { password: PASSWORD });
     const valkeys = standInForPods(ctx.core, NAMESPACE, PASSWORD);
     const setValkey = (p: number, m: number) => s.stack.setConfig("valkey-on-eks:valkey", { value: JSON.stringify(clusterConfig(p, m)) });
@@ -100,7 +118,8 @@ describe("cluster shape changes are refused at preview, before anything changes"
       expect(await podNames()).toEqual(eight);
       expect(await readAll(valkeys)).toBe(KEYS);
 
-      // 2. Fewer primaries: refused by preview, and by up before the StatefulSet changes.
+      // 2. Fewer primaries with nothing to migrate the slots first: refused by preview, and by up before the StatefulSet changes.
+      await s.stack.setConfig("valkey-on-eks:checks", { value: JSON.stringify(checks(false)) });
       await setValkey(3, 1);
       await expect(s.stack.preview({ onOutput: (o) => s.log.push(o) })).rejects.toThrow(/valkey\.cluster\.primaries: lowering it from 4 to 3 is refused/);
       await expect(s.stack.up({ onOutput: (o) => s.log.push(o) })).rejects.toThrow(/valkey\.cluster\.primaries: lowering it from 4 to 3 is refused/);
@@ -108,16 +127,8 @@ describe("cluster shape changes are refused at preview, before anything changes"
       expect(sts.spec?.replicas, tail(s.log)).toBe(8);
       expect(await podNames()).toEqual(eight);
       expect(await readAll(valkeys)).toBe(KEYS);
-      const seed = clusterClient(valkeys);
-      try {
-        const info = await eventually("cluster_state:ok", 30_000, async () => {
-          const text = String(await seed.cluster("INFO"));
-          return text.includes("cluster_state:ok") ? text : undefined;
-        });
-        expect(info).toContain("cluster_known_nodes:8");
-      } finally {
-        seed.disconnect();
-      }
+      expect(await clusterInfo(valkeys)).toContain("cluster_known_nodes:8");
+      await s.stack.setConfig("valkey-on-eks:checks", { value: JSON.stringify(checks(true)) });
 
       // 3. Another replicas-per-primary: refused by preview.
       await setValkey(4, 2);
@@ -126,8 +137,21 @@ describe("cluster shape changes are refused at preview, before anything changes"
       );
       expect(await podNames()).toEqual(eight);
 
+      // 4. Fewer primaries with the bootstrap on: the slots leave valkey-cluster-6/-7 before the StatefulSet shrinks.
+      await setValkey(3, 1);
+      await up(s);
+      expect(valkeys.errors).toEqual([]);
+      expect(await podNames()).toEqual(eight.slice(0, 6));
+      expect(await readAll(valkeys)).toBe(KEYS);
+      expect(await clusterInfo(valkeys)).toContain("cluster_known_nodes:6");
+      const claims = await ctx.core.listNamespacedPersistentVolumeClaim({ namespace: NAMESPACE });
+      const left = claims.items.filter((c) => c.metadata?.deletionTimestamp == null).map((c) => c.metadata?.name ?? "?");
+      expect(
+        left.filter((n) => /-valkey-cluster-[67]$/.test(n)),
+        left.join(", "),
+      ).toEqual([]);
+
       // Back to the applied shape: nothing to change.
-      await setValkey(4, 1);
       const again = await s.stack.preview({ onOutput: (o) => s.log.push(o) });
       expect(again.changeSummary.update ?? 0, tail(s.log)).toBe(0);
     } finally {

@@ -97,6 +97,13 @@ describe("the program under mocks", () => {
       expect(t, want).toContain(want);
     }
     expect(recorder.resources.some((r) => r.type.includes("ClusterBootstrap") || r.name.startsWith("valkey-cluster-bootstrap"))).toBe(true);
+    // Lowered primaries: the ClusterScaleIn step empties the leaving pods before the StatefulSet shrinks.
+    expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-cluster-scale-in-run").inputs).toMatchObject({
+      namespace: config.valkey.namespace,
+      connector: config.checks.connector,
+    });
+    expect(recorder.get("kubernetes:apps/v1:StatefulSet", "valkey-cluster-members").dependsOn).toContain("valkey-cluster-scale-in-run");
+    expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-cluster-shape-run").inputs).toMatchObject({ scaleIn: true });
     // The benchmark runs after the check (dependsOn, which the SDK expands to the check's resource),
     // and a second check follows the results (its `after` input).
     expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-run").parent).toBe("valkey-check");

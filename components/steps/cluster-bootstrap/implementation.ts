@@ -15,6 +15,8 @@ import { verifyTopology } from "../../../benchmarks/verify/verify-topology.js";
 import type { TopologyReport } from "../../../benchmarks/verify/verify-types.js";
 import type { DiscoveredPod } from "../../kubernetes/pod-discovery.js";
 import { zoneMapForPods } from "../../kubernetes/zone-source.js";
+import { discoverPods } from "../../kubernetes/pod-discovery.js";
+import { pollUntil } from "../../../benchmarks/util/poll-until.js";
 import { kubeDeps, podEndpoint, usablePods, type KubeDeps } from "../kit/kube-access.js";
 import { dynamicProtocol } from "../kit/protocol.js";
 import { announceZones } from "./announce-zones.js";
@@ -43,7 +45,23 @@ export function summarise(report: TopologyReport, pods: readonly DiscoveredPod[]
   };
 }
 
+/**
+ * After a scale-in the StatefulSet may report ready while its removed pods still terminate:
+ * waits (bounded by timeoutMs) until no pod at or above the expected ordinal count is listed.
+ */
+async function leavingPodsGone(i: ClusterBootstrapInputs, deps: KubeDeps): Promise<void> {
+  await pollUntil(
+    async () => {
+      const pods = await discoverPods(deps.podApi, { namespace: i.namespace, selector: i.selector, portsOf: deps.portsOf });
+      const above = pods.filter((p) => p.ordinal !== undefined && p.ordinal >= i.expectedPods).map((p) => p.name);
+      return above.length === 0 ? true : `${above.join(", ")} still listed`;
+    },
+    { timeoutMs: i.timeoutMs ?? 60_000, intervalMs: 1000, what: `the pods above ordinal ${i.expectedPods - 1} to be gone (StatefulSet scale-in)` },
+  );
+}
+
 export async function bootstrapOnKubernetes(i: ClusterBootstrapInputs, deps: KubeDeps = kubeDeps(i)): Promise<ClusterBootstrapOutputs> {
+  await leavingPodsGone(i, deps);
   const pods = await usablePods(i, deps, i.expectedPods);
   const connector = deps.connector(pods);
   const members = pods.map(memberFor);
@@ -81,19 +99,22 @@ export async function bootstrapOnKubernetes(i: ClusterBootstrapInputs, deps: Kub
 type Props = Record<string, unknown>;
 
 /**
- * Refuses every change of shape except a scale-up, naming both shapes: adding primaries (with
- * their new pods, the same replicas per primary) is what the core applies to a formed cluster;
- * fewer primaries or another replica count is not.
+ * Refuses every change of shape except a scale-up or a scale-in, naming both shapes: adding
+ * primaries (with their new pods, the same replicas per primary) is what the core applies to a
+ * formed cluster; fewer primaries (fewer pods) the ClusterScaleIn step applied before the
+ * StatefulSet shrank; another replica count is not supported.
  */
 export function refuseUnsupportedReshape(olds: Props, news: Props): void {
   const shape = (p: Props): string => `${String(p.primaries)} primaries x ${String(p.replicasPerPrimary)} replicas (${String(p.expectedPods)} pods)`;
   const same = olds.primaries === news.primaries && olds.replicasPerPrimary === news.replicasPerPrimary && olds.expectedPods === news.expectedPods;
   const n = (v: unknown): number => (typeof v === "number" ? v : NaN);
   const scaleUp = olds.replicasPerPrimary === news.replicasPerPrimary && n(news.primaries) > n(olds.primaries) && n(news.expectedPods) > n(olds.expectedPods);
-  if (!same && !scaleUp) {
+  // The ClusterScaleIn step scaled the cluster in before the StatefulSet shrank: the kept pods form the new shape.
+  const scaleIn = olds.replicasPerPrimary === news.replicasPerPrimary && n(news.primaries) < n(olds.primaries) && n(news.expectedPods) < n(olds.expectedPods);
+  if (!same && !scaleUp && !scaleIn) {
     throw new Error(
       `scaling an existing cluster from ${shape(olds)} to ${shape(news)} is not supported yet: ` +
-        "only adding primaries (with their new pods, the same replicas per primary) is",
+        "only adding or removing primaries (with their pods, the same replicas per primary) is",
     );
   }
 }

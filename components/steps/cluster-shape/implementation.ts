@@ -4,9 +4,10 @@
  * `pulumi preview`, and in `up` before this resource changes; the StatefulSet depends on this
  * resource, so a refused shape stops the deployment before a pod is deleted.
  *
- * What is refused: fewer primaries (the StatefulSet would delete the last shards' primaries and
- * replicas together, with the slots they serve: CLUSTERDOWN and data lost; nothing migrates
- * slots off a shard first), and another replica count (pods are numbered P x (1 + M): the
+ * What is refused: fewer primaries unless a ClusterScaleIn step runs before the StatefulSet
+ * (`scaleIn: true`: it migrates the slots off the leaving pods first; without it the StatefulSet
+ * would delete the last pods with the slots they serve: CLUSTERDOWN and data lost), and another
+ * replica count (pods are numbered P x (1 + M): the
  * ordinals would change roles, and the bootstrap re-forms no running cluster to another M).
  * Adding primaries (same M) is what the bootstrap applies to a formed cluster, and passes.
  */
@@ -29,13 +30,14 @@ export function refuseShapeChange(olds: Props, news: Props): CheckFailure[] {
   const failures: CheckFailure[] = [];
   const [p0, p1] = [count(olds.primaries), count(news.primaries)];
   const [m0, m1] = [count(olds.replicasPerPrimary), count(news.replicasPerPrimary)];
-  if (p0 !== undefined && p1 !== undefined && p1 < p0) {
+  if (p0 !== undefined && p1 !== undefined && p1 < p0 && news.scaleIn !== true) {
     failures.push({
       property: "primaries",
       reason:
         `${SHAPE_KEYS.primaries}: lowering it from ${p0} to ${p1} is refused: the StatefulSet would delete the last ` +
         `${p0 - p1} shard(s), primary and replicas together, with their slots and keys (CLUSTERDOWN, data lost). ` +
-        `Keep ${SHAPE_KEYS.primaries} at ${p0} (or raise it), or deploy a new release with ${p1} primaries and move the data to it.`,
+        `Nothing migrates the slots first while checks.bootstrap is false (the ClusterScaleIn step runs with the bootstrap): ` +
+        `turn it on, keep ${SHAPE_KEYS.primaries} at ${p0} (or raise it), or deploy a new release with ${p1} primaries and move the data to it.`,
     });
   }
   if (m0 !== undefined && m1 !== undefined && m1 !== m0) {
