@@ -4,7 +4,8 @@
  * (`program: () => runProgram({ stack, config, password })`).
  *
  * Order: platform (EKS + Karpenter, or your cluster) → namespace → Valkey (replication or
- * cluster) → AZ-aware cluster bootstrap (cluster mode) → topology check → benchmark Job →
+ * cluster) → AZ-aware cluster bootstrap (cluster mode) → rolling restart (a changed pod template)
+ * → live config (changed LIVE valkey.conf directives, CONFIG SET) → topology check → benchmark Job →
  * benchmark results → topology check again (per-primary key counts after the run) → failure
  * drills (`drills.enabled`, after that check) → outputs.
  * Every count and shape comes from the config as plain values; nothing is created in apply().
@@ -238,9 +239,12 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
     { ...target, mode, expect, replicaLagBytes: config.checks.replicaLagBytes, sentinel: valkey.sentinel, proxy: valkey.proxy, ...rollout },
     { dependsOn: [formed] },
   );
-  // Live directives (maxmemory-policy, ...) changed without a restart: CONFIG SET on every member, after any roll.
-  formed = new LiveConfig("valkey-live-config", { ...target, directives: live }, { dependsOn: [rolled] });
-  const before = config.checks.verify ? new TopologyCheck("valkey-check", { ...target, ...checkOptions, after: [formed] }) : undefined;
+  // LIVE valkey.conf directives (maxmemory-policy, ...) are not in the templates' hash (nothing rolled for them):
+  // CONFIG SET on every running member, after any roll (a restarted pod already read them; setting them again changes nothing).
+  const liveSet = new LiveConfig("valkey-live-config", { ...target, directives: live }, { dependsOn: [rolled] });
+  formed = liveSet;
+  // The check re-runs after either step ran (it follows both run stamps).
+  const before = config.checks.verify ? new TopologyCheck("valkey-check", { ...target, ...checkOptions, after: [rolled, liveSet] }) : undefined;
 
   let benchmark: pulumi.Output<{ rows: ResultRow[]; csv: string }> | undefined;
   let after: TopologyCheck | undefined;

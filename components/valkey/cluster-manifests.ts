@@ -18,8 +18,7 @@ import { clusterMemberPod } from "../../pod/cluster-member.js";
 import { buildClientService, buildHeadlessService } from "./services.js";
 import { DEFAULT_TERMINATION_GRACE_SECONDS, buildValkeyStatefulSet } from "./statefulset.js";
 import { rolloutOf, type Rollout } from "./rollout.js";
-import { liveDirectives, restartRelevant } from "../../pod/live-config.js";
-import { VALKEY_CONF_KEY } from "../../pod/member.js";
+import { restartFiles } from "../../pod/conf-directives.js";
 
 /** A member must stay ready (synced, cluster ok) this long before a rollout moves on. */
 export const CLUSTER_MIN_READY_SECONDS = 10;
@@ -108,7 +107,8 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
       headless: names.headless,
       configMap: names.configMap,
       pod,
-      configHash: configHash(restartRelevant(data)),
+      // Only what a restart is needed for: the LIVE directives are the LiveConfig step's.
+      configHash: configHash(restartFiles(data)),
       secretName: facts.secretName,
       storageClass: i.placement.storageClass ?? i.valkey.persistence.storageClass,
       clusterMember: true,
@@ -126,5 +126,5 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
       checkSourceCidrs: i.checkSourceCidrs,
     }),
   };
-  return { ...m, rollout: rolloutOf([m.statefulSet], liveDirectives(data[VALKEY_CONF_KEY] ?? "")) };
+  return { ...m, rollout: rolloutOf([m.statefulSet], data) };
 }

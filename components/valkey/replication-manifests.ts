@@ -27,8 +27,7 @@ import { buildSentinelManifests, sentinelLabels } from "./sentinel-manifests.js"
 import { buildHeadlessService } from "./services.js";
 import { DEFAULT_TERMINATION_GRACE_SECONDS, buildValkeyStatefulSet, roleSelector } from "./statefulset.js";
 import { rolloutOf, type Rollout } from "./rollout.js";
-import { liveDirectives, restartRelevant } from "../../pod/live-config.js";
-import { VALKEY_CONF_KEY } from "../../pod/member.js";
+import { restartFiles } from "../../pod/conf-directives.js";
 
 export interface ReplicationInput {
   namespace: string;
@@ -173,7 +172,8 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
       headless: names.headless,
       configMap: names.configMap,
       pod: member,
-      configHash: configHash(restartRelevant(memberData)),
+      // Only what a restart is needed for: the LIVE directives are the LiveConfig step's.
+      configHash: configHash(restartFiles(memberData)),
       secretName: facts.secretName,
       storageClass,
       // Room for the preStop switchover and then an RDB save at shutdown.
@@ -224,5 +224,5 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
       checkSourceCidrs: i.checkSourceCidrs,
     }),
   };
-  return { ...m, rollout: rolloutOf([m.statefulSet, m.sentinel.statefulSet], liveDirectives(memberData[VALKEY_CONF_KEY] ?? "")) };
+  return { ...m, rollout: rolloutOf([m.statefulSet, m.sentinel.statefulSet], memberData) };
 }

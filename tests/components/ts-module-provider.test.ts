@@ -20,6 +20,7 @@ import { openClient } from "../../benchmarks/topology/connector.js";
 import { clusterBootstrapProvider } from "../../components/steps/cluster-bootstrap/component.js";
 import { PROJECT_ROOT, PROJECT_ROOT_ENV, findProjectRoot, projectRelative, tsModuleProvider } from "../../components/steps/kit/ts-module-provider.js";
 import { topologyCheckProvider } from "../../components/steps/topology-check/component.js";
+import { liveConfigProvider } from "../../components/steps/live-config/component.js";
 import { copyCheckout, runSerializedProvider, serializeProviderUnderTsx } from "../support/serialized-provider.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
@@ -133,6 +134,38 @@ describe("dynamic-provider shells, in-process, against a fake API server and rea
       await oc.call("CLUSTER", "ADDSLOTSRANGE", "0", "99");
       oc.disconnect();
     }
+  });
+
+  it("LiveConfig: create sets nothing and reaches no pod; an update sets the directives on every pod the API server lists and confirms them; a refused value fails naming the pod and key", async () => {
+    const provider = liveConfigProvider();
+    const policy = async () =>
+      Promise.all(
+        servers.map(async (s) => {
+          const c = await openClient("127.0.0.1", s.port, s.name, { password });
+          try {
+            return ((await c.call("CONFIG", "GET", "maxmemory-policy")) as string[])[1];
+          } finally {
+            c.disconnect();
+          }
+        }),
+      );
+    const before = await policy();
+    const created = await provider.create({ ...inputs, directives: { "maxmemory-policy": "volatile-lru" } });
+    expect(created.id).toBe("data/app=valkey/live-config");
+    expect(created.outs).toMatchObject({ keys: [], pods: [] });
+    expect(await policy(), "create set nothing").toEqual(before);
+    expect(before).not.toContain("volatile-lru");
+
+    const liveInputs = { ...inputs, directives: { "cluster-node-timeout": "2500", "maxmemory-policy": "volatile-lru" } };
+    const updated = await provider.update?.(created.id, created.outs, liveInputs);
+    expect(updated?.outs).toMatchObject({ keys: ["cluster-node-timeout", "maxmemory-policy"], pods: servers.map((_, i) => `valkey-${i}`) });
+    expect(JSON.stringify(updated?.outs)).not.toContain(password);
+    expect(JSON.stringify(updated?.outs)).not.toContain(token);
+    expect(await policy()).toEqual(servers.map(() => "volatile-lru"));
+    await expect(provider.update?.(created.id, updated?.outs, { ...inputs, directives: { "cluster-node-timeout": "-1" } })).rejects.toThrow(
+      /valkey-0 cluster-node-timeout: CONFIG SET cluster-node-timeout '-1' refused/,
+    );
+    await provider.update?.(created.id, updated?.outs, { ...inputs, directives: { "cluster-node-timeout": "2000", "maxmemory-policy": before[0] as string } });
   });
 
   /** The client port of the primary owning `slot` (from CLUSTER SLOTS on the first server). */

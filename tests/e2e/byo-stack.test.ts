@@ -14,6 +14,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { openClient } from "../../benchmarks/topology/connector.js";
 import { eventually } from "../support/processes.js";
 import { byoPlatformConfig, SMALL_VALKEY_PODS } from "./support/byo-config.js";
 import { useE2eContext } from "./support/e2e-context.js";
@@ -73,6 +74,50 @@ async function namespaceGone(namespace: string): Promise<boolean> {
   } catch {
     return true;
   }
+}
+
+/** One dynamic step's outputs in the stack's state, by resource name. */
+async function stepOutputs(s: E2eStack, name: string): Promise<Record<string, unknown>> {
+  const state = (await s.stack.exportStack()) as { deployment: { resources: { urn: string; outputs?: Record<string, unknown> }[] } };
+  const r = state.deployment.resources.find((x) => x.urn.endsWith(`::${name}`));
+  if (r?.outputs === undefined) throw new Error(`no ${name} in the state`);
+  return r.outputs;
+}
+
+/**
+ * A LIVE valkey.conf directive alone (maxmemory-policy): `up` re-runs LiveConfig (created, it set
+ * nothing: the members started from the file), which sets it on every member's running server;
+ * no pod is replaced and RollingRestart does not run.
+ */
+async function liveConfigChange(s: E2eStack, mode: "replication" | "cluster", namespace: string, valkeys: ReturnType<typeof standInForPods>): Promise<void> {
+  const members = (await podsByZone(namespace)).filter((p) => p.role === "member" || (mode === "cluster" && p.name.startsWith("valkey-cluster-")));
+  expect(members.length, "member pods").toBe(mode === "cluster" ? 6 : 4);
+  const live = await stepOutputs(s, "valkey-live-config-run");
+  expect(live, "created: nothing set").toMatchObject({ keys: [], pods: [] });
+  const roll = await stepOutputs(s, "valkey-rolling-restart-run");
+  const uids = async () => (await ctx.core.listNamespacedPod({ namespace })).items.map((p) => `${p.metadata?.name}/${p.metadata?.uid}`).sort();
+  const before = await uids();
+  const valkey = { ...(byoConfig(mode, namespace).valkey as Record<string, unknown>), maxmemoryPolicy: "volatile-ttl" };
+  await s.stack.setConfig("valkey-on-eks:valkey", { value: JSON.stringify(valkey) });
+  const res = await s.stack.up({ onOutput: (o) => s.log.push(o) });
+  expect(res.summary.result, tail(s.log)).toBe("succeeded");
+  const updated = await stepOutputs(s, "valkey-live-config-run");
+  expect(updated.runStamp).not.toBe(live.runStamp);
+  expect(updated).toMatchObject({ keys: expect.arrayContaining(["maxmemory-policy", "appendonly"]) as unknown });
+  expect([...(updated.pods as string[])].sort()).toEqual(members.map((m) => m.name).sort());
+  expect((await stepOutputs(s, "valkey-rolling-restart-run")).runStamp).toBe(roll.runStamp);
+  expect(await uids()).toEqual(before);
+  for (const m of members) {
+    const server = valkeys.servers.get(m.name);
+    if (server === undefined) throw new Error(`no server for ${m.name}`);
+    const c = await openClient(server.host, server.port, m.name, { password: PASSWORD });
+    try {
+      expect(await c.call("CONFIG", "GET", "maxmemory-policy"), m.name).toEqual(["maxmemory-policy", "volatile-ttl"]);
+    } finally {
+      c.disconnect();
+    }
+  }
+  expect(valkeys.restarts).toEqual([]);
 }
 
 /** preview, up, placement, second up without changes, state encryption, destroy: one mode. */
@@ -142,6 +187,8 @@ async function lifecycle(mode: "replication" | "cluster", checkPlacement: (pods:
     const again = await s.stack.up({ onOutput: (o) => s.log.push(o) });
     const changes = Object.entries(again.summary.resourceChanges ?? {}).filter(([k, n]) => k !== "same" && n > 0);
     expect(changes, tail(s.log)).toEqual([]);
+
+    await liveConfigChange(s, mode, namespace, valkeys);
 
     // The state as the backend stores it holds the password only encrypted.
     const state = readStoredState(s.name);

@@ -146,7 +146,7 @@ describe("the program under mocks", () => {
     expect(JSON.stringify(report)).not.toContain(PASSWORD);
   });
 
-  it("rolling restarts: OnDelete StatefulSets, RollingRestart after the bootstrap, then LiveConfig, then the check; waiting on the HAProxy pods in replication mode; a new image changes the template hash, checks.runId, maxmemory-policy and io-threads (set live) do not", async () => {
+  it("rolling restarts: OnDelete StatefulSets, RollingRestart after the bootstrap and before the check; waiting on the HAProxy pods in replication mode; a new image changes the template hash, checks.runId does not", async () => {
     const rollInputs = async (file: string, change: (c: StackConfig) => void = () => undefined) => {
       recorder.reset();
       const { config } = loadStackFile(file);
@@ -184,27 +184,55 @@ describe("the program under mocks", () => {
         expect(proxy.selector.split(",").sort(), file).toEqual(labels.sort());
         expect(proxy.statusPort, file).toBe(status);
       }
-      // LiveConfig after the roll, the check after both.
-      const live = recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-live-config-run");
-      expect(live.dependencies).toContain("valkey-rolling-restart-run");
-      expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-run").dependencies).toContain("valkey-live-config-run");
-      const directives = live.inputs.directives as { name: string; value: string }[];
-      expect(directives.map((d) => d.name)).toEqual(
-        file.includes("cluster")
-          ? ["io-threads", "maxmemory", "maxmemory-policy", "appendonly", "appendfsync", "save", "cluster-node-timeout"]
-          : ["io-threads", "maxmemory", "maxmemory-policy", "appendonly", "appendfsync", "save", "min-replicas-to-write", "min-replicas-max-lag"],
-      );
       const hash = roll.inputs.templateHash;
       expect((await rollInputs(file, (c) => (c.checks = { ...c.checks, runId: "again" }))).inputs.templateHash, file).toBe(hash);
       expect((await rollInputs(file, (c) => (c.valkey = { ...c.valkey, image: "registry.example/valkey:9.1.2" }))).inputs.templateHash, file).not.toBe(hash);
-      // A live directive changes no template (nothing restarts) but reaches LiveConfig.
-      expect((await rollInputs(file, (c) => (c.valkey = { ...c.valkey, maxmemoryPolicy: "allkeys-lru" }))).inputs.templateHash, file).toBe(hash);
-      expect(
-        (recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-live-config-run").inputs.directives as { name: string; value: string }[]).find(
-          (d) => d.name === "maxmemory-policy",
-        )?.value,
-      ).toBe("allkeys-lru");
-      expect((await rollInputs(file, (c) => (c.valkey = { ...c.valkey, ioThreads: c.valkey.ioThreads + 1 }))).inputs.templateHash, file).toBe(hash);
+    }
+  });
+
+  it("live config: LiveConfig after RollingRestart, the check after both, given the LIVE directives; a maxmemoryPolicy change reaches it and rolls nothing, ioThreads (restart by choice) rolls", async () => {
+    const stepInputs = async (file: string, change: (c: StackConfig) => void = () => undefined) => {
+      recorder.reset();
+      const { config } = loadStackFile(file);
+      change(config);
+      runProgram({ stack: "s", config, password: pulumi.secret(PASSWORD) });
+      await settle();
+      return {
+        live: recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-live-config-run"),
+        roll: recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-rolling-restart-run"),
+        check: recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-run"),
+      };
+    };
+    for (const file of ["stacks/Pulumi.cluster.yaml", "stacks/Pulumi.replication.yaml"]) {
+      const { live, roll, check } = await stepInputs(file);
+      expect(live.dependencies, file).toContain("valkey-rolling-restart-run");
+      // The check follows both steps' run stamps: a roll alone or a live change alone re-runs it.
+      expect(check.dependencies, file).toEqual(expect.arrayContaining(["valkey-rolling-restart-run", "valkey-live-config-run"]));
+      expect((check.inputs.triggers as unknown[]).length, file).toBe(2);
+      const directives = live.inputs.directives as Record<string, string>;
+      expect(Object.keys(directives).sort(), file).toEqual(
+        file.includes("cluster")
+          ? [
+              "appendfsync",
+              "appendonly",
+              "cluster-node-timeout",
+              "cluster-preferred-endpoint-type",
+              "cluster-require-full-coverage",
+              "maxmemory",
+              "maxmemory-policy",
+              "protected-mode",
+              "save",
+            ]
+          : ["appendfsync", "appendonly", "maxmemory", "maxmemory-policy", "min-replicas-max-lag", "min-replicas-to-write", "protected-mode", "replica-read-only", "save"],
+      );
+      expect(JSON.stringify(live.redacted), file).not.toContain(PASSWORD);
+      const policy = await stepInputs(file, (c) => (c.valkey = { ...c.valkey, maxmemoryPolicy: "volatile-ttl" }));
+      expect(directives["maxmemory-policy"], file).not.toBe("volatile-ttl");
+      expect((policy.live.inputs.directives as Record<string, string>)["maxmemory-policy"], file).toBe("volatile-ttl");
+      expect(policy.roll.inputs.templateHash, file).toBe(roll.inputs.templateHash);
+      const threads = await stepInputs(file, (c) => (c.valkey = { ...c.valkey, ioThreads: c.valkey.ioThreads + 1 }));
+      expect(threads.roll.inputs.templateHash, file).not.toBe(roll.inputs.templateHash);
+      expect(threads.live.inputs.directives, file).toEqual(directives);
     }
   });
 

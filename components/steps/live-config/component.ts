@@ -1,7 +1,11 @@
 /**
- * LiveConfig: sets the live valkey.conf directives (pod/live-config.ts: maxmemory-policy,
- * appendfsync, ...) on every running member with `CONFIG SET`, no restart (./implementation.ts).
- * Re-runs when the directives change; the program places it after the RollingRestart step.
+ * LiveConfig: after `pulumi up` changed LIVE valkey.conf directives (maxmemory-policy, maxmemory,
+ * persistence, fencing, cluster-node-timeout: pod/conf-directives.ts), which are not in the
+ * members' pod-template hash and so roll nothing, sets them on every running member with
+ * `CONFIG SET` and confirms each with `CONFIG GET` (./implementation.ts,
+ * benchmarks/roll/live-config.ts). Acts on an update only (created, the members started from the
+ * file). The program places it after RollingRestart (a restarted pod already read the new file;
+ * CONFIG SET of the same value changes nothing). Re-runs when `directives` changes.
  */
 import { defineStep, type StepArgs } from "../kit/define-step.js";
 import { liveConfigStep } from "./declaration.js";

@@ -1,11 +1,11 @@
 /**
  * LiveConfig, declared once (see ../kit/step.ts): the release's members and how to reach them
- * (kubeTargetFields), and the live valkey.conf directives (pod/live-config.ts) to set on each. A
- * new list re-runs it; the outputs say what it set, on which members.
+ * (kubeTargetFields), and the members' LIVE valkey.conf directives (pod/conf-directives.ts) with
+ * their rendered values (components/valkey/rollout.ts `Rollout.live`): a change of any of them
+ * re-runs the step. The outputs say what it set, on which members.
  */
 import { z } from "zod";
-import { LIVE_DIRECTIVES } from "../../../pod/live-config.js";
-import { rerun } from "../kit/inputs.js";
+import { nonEmptyString, rerun } from "../kit/inputs.js";
 import { kubeTargetFields } from "../kit/kube-target.js";
 import { declareStep, output, type InputsOf, type OutputsOf } from "../kit/step.js";
 
@@ -13,17 +13,13 @@ export const liveConfigStep = declareStep({
   type: "LiveConfig",
   fields: {
     ...kubeTargetFields,
-    /** The members' live directives as their valkey.conf renders them (name, value as CONFIG SET takes it). */
-    directives: rerun(
-      z.array(z.strictObject({ name: z.enum(LIVE_DIRECTIVES), value: z.string() }), {
-        error: `must be a list of { name, value } with name one of ${LIVE_DIRECTIVES.join(", ")}`,
-      }),
-    ),
+    /** The members' LIVE valkey.conf directives and their values as CONFIG SET takes them (quotes removed); a RESTART or unknown key is refused at preview. */
+    directives: rerun(z.record(nonEmptyString(), z.string({ error: "each value must be a string" }), { error: "must be an object of directive → value" })),
   },
   outputs: {
-    /** `name value` of each directive set, in order; empty when the step was created (the members started from the file). */
-    applied: output<string[]>(),
-    /** The pods it was set and confirmed on (CONFIG GET). */
+    /** The directives set and confirmed (CONFIG GET) on every member, sorted; empty when the step was created (the members started from the file). */
+    keys: output<string[]>(),
+    /** The member pods they were set on; empty when the step was created. */
     pods: output<string[]>(),
   },
 });
