@@ -223,7 +223,17 @@ describe("the program under mocks", () => {
               "protected-mode",
               "save",
             ]
-          : ["appendfsync", "appendonly", "maxmemory", "maxmemory-policy", "min-replicas-max-lag", "min-replicas-to-write", "protected-mode", "replica-read-only", "save"],
+          : [
+              "appendfsync",
+              "appendonly",
+              "maxmemory",
+              "maxmemory-policy",
+              "min-replicas-max-lag",
+              "min-replicas-to-write",
+              "protected-mode",
+              "replica-read-only",
+              "save",
+            ],
       );
       expect(JSON.stringify(live.redacted), file).not.toContain(PASSWORD);
       const policy = await stepInputs(file, (c) => (c.valkey = { ...c.valkey, maxmemoryPolicy: "volatile-ttl" }));

@@ -30,7 +30,11 @@ async function scaleTo(c: UpgradeContext, i: DrillInputs, to: number, m: number)
   const all = await c.stack.stack.getAllConfig();
   const valkey = JSON.parse(all["valkey-on-eks:valkey"]?.value ?? "{}") as { cluster?: Record<string, unknown> };
   const from = Number(valkey.cluster?.primaries);
-  const { result: up, figures: f, changeMs } = await underWriteLoad(c, shaped, `scale-${to}`, async () => {
+  const {
+    result: up,
+    figures: f,
+    changeMs,
+  } = await underWriteLoad(c, shaped, `scale-${to}`, async () => {
     await setChangeAlone(c.stack, { valkey: { ...valkey, cluster: { ...valkey.cluster, primaries: to } } });
     return c.stack.stack.up({ onOutput: (o) => c.stack.log.push(o) });
   });
@@ -42,7 +46,11 @@ async function scaleTo(c: UpgradeContext, i: DrillInputs, to: number, m: number)
   );
   expect(report.ok, JSON.stringify(report.failures)).toBe(true);
   expect(report.nodeCount, "members the cluster knows").toBe(to * (1 + m));
-  expect(report.shards.map((s) => s.primary.slotCount).sort((a, b) => a - b)).toEqual(splitSlots(to).map(slotCount).sort((a, b) => a - b));
+  expect(report.shards.map((s) => s.primary.slotCount).sort((a, b) => a - b)).toEqual(
+    splitSlots(to)
+      .map(slotCount)
+      .sort((a, b) => a - b),
+  );
   for (const s of report.shards) {
     expect(s.replicas.length).toBe(m);
     for (const r of s.replicas) expect(r.zone, `replica ${r.address} of ${s.primary.address}`).not.toBe(s.primary.zone);

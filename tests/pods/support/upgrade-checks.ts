@@ -46,7 +46,11 @@ export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<DrillIn
 
   // The primary right before the upgrade (the first up's drills moved it since its report).
   let primaryBefore = "";
-  const { result: up, figures: f, changeMs: upMs } = await underWriteLoad(
+  const {
+    result: up,
+    figures: f,
+    changeMs: upMs,
+  } = await underWriteLoad(
     c,
     i,
     "upgrade",
@@ -92,8 +96,7 @@ export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<DrillIn
   expect([...rollout.restartedPods].sort()).toEqual(after.map((p) => p.metadata.name).sort());
   const started = rollout.restartedPods.map((n) => Date.parse(after.find((p) => p.metadata.name === n)?.status.startTime ?? ""));
   started.forEach(
-    (t, n) =>
-      n > 0 && expect(t, `${rollout.restartedPods[n]} started before ${rollout.restartedPods[n - 1]}`).toBeGreaterThanOrEqual(started[n - 1] as number),
+    (t, n) => n > 0 && expect(t, `${rollout.restartedPods[n]} started before ${rollout.restartedPods[n - 1]}`).toBeGreaterThanOrEqual(started[n - 1] as number),
   );
   const kinds = rollout.steps.map((s) => s.kind);
   if (mode === "replication") {

@@ -107,7 +107,13 @@ export interface UnderLoad<T> {
  * stops it 5 s after, reads every acknowledged key back and returns the figures, which the caller
  * asserts. `label` names the Job and the keys.
  */
-export async function underWriteLoad<T>(c: UpgradeContext, i: DrillInputs, label: string, change: () => Promise<T>, before?: () => Promise<void>): Promise<UnderLoad<T>> {
+export async function underWriteLoad<T>(
+  c: UpgradeContext,
+  i: DrillInputs,
+  label: string,
+  change: () => Promise<T>,
+  before?: () => Promise<void>,
+): Promise<UnderLoad<T>> {
   const kube = await kubernetesDrillApi(readFileSync(c.cluster.kubeconfig, "utf8"));
   const runKey = Math.random().toString(36).slice(2, 8);
   const name = `valkey-${label}-${runKey}`;
