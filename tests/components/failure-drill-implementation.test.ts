@@ -308,6 +308,10 @@ describe("deployedLossBound: the window ends where the deleted pods stopped serv
     ["primary", 900, records, 900, false], // failed before the call returned
     ["crash-restart", 100, records, 100, false], // restarted in place: the exec returns after the crash
     ["replica", 100, records, 0, false], // a replica's loss loses nothing
+    // `all`: a member the kubelet killed last still acknowledged at +1.8 s, after the first failure
+    // (+0.6 s), then nothing until +4 s: every member's death lies before +1.8 s.
+    ["all", 100, [...records.slice(0, 5), at(11_800, true), at(14_000, true)], 1800, true],
+    ["primary", 100, [...records.slice(0, 5), at(11_800, true), at(14_000, true)], 600, true],
   ] as const)("%s, API call +%i ms: ends at +%i ms", (fault: Fault, injectMs, recs, toMs, kubelet) => {
     const w = deployedLossBound(fault, injectMs, c, recs, FAULT_AT);
     expect(w.toMs).toBe(toMs);

@@ -200,10 +200,13 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
     expect((await api("GET", `/api/v1/namespaces/${NS}`)).status).toBe(404);
   };
 
-  it(
+  // The two modes run side by side (their own namespaces, stacks and load Jobs on the shared
+  // cluster): most of each is waiting on pods, detection windows and rolls, and one after the
+  // other they took 24 min of CI.
+  it.concurrent(
     "cluster mode: up with real pods (bootstrap and check through port-forward, benchmark Job, drills primary/switchover/all), policies probed; upgraded under load in role order; live config; scaled 3x1 -> 4x1 -> 3x1 under load; up again no-op; destroy leaves nothing",
     { timeout: 1_500_000 },
     () => lifecycle("cluster"),
   );
-  it("replication mode: the same, with the Sentinels and the HAProxy endpoint in real pods", { timeout: 1_500_000 }, () => lifecycle("replication"));
+  it.concurrent("replication mode: the same, with the Sentinels and the HAProxy endpoint in real pods", { timeout: 1_500_000 }, () => lifecycle("replication"));
 });
