@@ -21,6 +21,7 @@ import {
 } from "../../pod/render-directive-table.js";
 import { renderValkeyConf, type ConfRole } from "../../pod/valkey-conf.js";
 import { valkeyConfig } from "../support/valkey-fixtures.js";
+import { CLUSTER_MEMBER_LIVE_KEYS } from "../support/live-keys.js";
 
 const ROLES: ConfRole[] = [{ kind: "cluster-member" }, { kind: "replication-member" }, { kind: "primary" }, { kind: "replica", primaryHost: "p.example" }];
 const TABLE = CONF_DIRECTIVES as Record<string, DirectiveClass>;
@@ -55,17 +56,7 @@ describe("the classification covers what the renderers write", () => {
 
   it("the LIVE directives of the deployed member confs are memory, persistence, fencing and cluster timing; io-threads, port, dir and the cluster identity are not", () => {
     const v = valkeyConfig();
-    expect(Object.keys(liveDirectives(renderValkeyConf(v, { role: { kind: "cluster-member" } }))).sort()).toEqual([
-      "appendfsync",
-      "appendonly",
-      "cluster-node-timeout",
-      "cluster-preferred-endpoint-type",
-      "cluster-require-full-coverage",
-      "maxmemory",
-      "maxmemory-policy",
-      "protected-mode",
-      "save",
-    ]);
+    expect(Object.keys(liveDirectives(renderValkeyConf(v, { role: { kind: "cluster-member" } }))).sort()).toEqual([...CLUSTER_MEMBER_LIVE_KEYS]);
     const replication = renderValkeyConf(v, { role: { kind: "replication-member" } });
     expect(liveDirectives(replication)).toEqual({
       "protected-mode": "no",

@@ -23,6 +23,7 @@ import { VALKEY_CONF_KEY } from "../../pod/member.js";
 import { START_SCRIPT_KEY } from "../../pod/paths.js";
 import { startPod, type PodProcess } from "../support/pod-process.js";
 import { PASSWORD, cli, cliPath, valkeyConfig } from "../support/valkey-fixtures.js";
+import { CLUSTER_MEMBER_LIVE_KEYS } from "../support/live-keys.js";
 
 const HOST = "127.0.0.1";
 const [PORT, BUS_PORT] = (await freePorts(2)) as [number, number];
@@ -96,17 +97,7 @@ describe("live config on a real member (rendered pod files)", () => {
     expect(hash({ ...a, [START_SCRIPT_KEY]: `${a[START_SCRIPT_KEY] ?? ""}\n# changed` })).not.toBe(hash(a));
     const before = await pid();
     const live = liveDirectives(b[VALKEY_CONF_KEY] ?? "");
-    expect(Object.keys(live).sort()).toEqual([
-      "appendfsync",
-      "appendonly",
-      "cluster-node-timeout",
-      "cluster-preferred-endpoint-type",
-      "cluster-require-full-coverage",
-      "maxmemory",
-      "maxmemory-policy",
-      "protected-mode",
-      "save",
-    ]);
+    expect(Object.keys(live).sort()).toEqual([...CLUSTER_MEMBER_LIVE_KEYS]);
     const r = await applyLiveConfig([{ name: "live-pod", endpoint: { host: HOST, port: PORT } }], live, connector, () => undefined);
     expect(r.members).toEqual(["live-pod"]);
     expect(await pid(), "not restarted").toBe(before);

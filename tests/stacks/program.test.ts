@@ -11,6 +11,7 @@ import { awsMockInvokes, awsMockOutputs, installMocks, isSecretOutput, settle, v
 import { resultRow } from "../support/result-rows.js";
 import { versions } from "../../versions.js";
 import type { StackConfig } from "../../config/types.js";
+import { CLUSTER_MEMBER_LIVE_KEYS } from "../support/live-keys.js";
 
 /** What the dynamic check/results resources return once they ran (they do not run under mocks). */
 const ROW = resultRow();
@@ -212,17 +213,7 @@ describe("the program under mocks", () => {
       const directives = live.inputs.directives as Record<string, string>;
       expect(Object.keys(directives).sort(), file).toEqual(
         file.includes("cluster")
-          ? [
-              "appendfsync",
-              "appendonly",
-              "cluster-node-timeout",
-              "cluster-preferred-endpoint-type",
-              "cluster-require-full-coverage",
-              "maxmemory",
-              "maxmemory-policy",
-              "protected-mode",
-              "save",
-            ]
+          ? [...CLUSTER_MEMBER_LIVE_KEYS]
           : [
               "appendfsync",
               "appendonly",
