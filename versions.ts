@@ -32,6 +32,7 @@ export const VERSION_KEYS = [
   "VALKEY_IMAGE",
   "HAPROXY_IMAGE",
   "DRILL_LOAD_IMAGE",
+  "AWS_CLI_IMAGE",
 ] as const;
 
 export type VersionKey = (typeof VERSION_KEYS)[number];
