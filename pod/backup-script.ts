@@ -7,6 +7,9 @@
  *   backup.sh snapshot TARGET...   TARGET = <shard>/<host>/<port>/<slot ranges, comma-separated>
  *   backup.sh upload MODE          MODE = cluster | replication
  *   backup.sh all MODE TARGET...
+ *   backup.sh plan MODE HOST PORT            the targets, chosen live from a seed (backup-plan-sh.ts)
+ *   backup.sh snapshot-from MODE HOST PORT   plan, then snapshot (the CronJob's first step)
+ *   backup.sh all-from MODE HOST PORT        plan, snapshot, upload
  *
  * snapshot, per target (which member: benchmarks/backup/backup-plan.ts, a linked replica with the
  * least lag): `valkey-cli --rdb` (the replication stream's RDB: the member forks once, as for a
@@ -22,6 +25,8 @@
  * own chain: EKS Pod Identity's container credentials endpoint in a pod, no static keys.
  */
 import { BACKUP_FORMAT, MANIFEST_OBJECT } from "./backup-manifest.js";
+import { backupPlanLines } from "./backup-plan-sh.js";
+import { boundedCliLines } from "./sh-cli.js";
 
 export interface BackupScriptOptions {
   /** Upper bound of one shard's RDB transfer, in seconds. @default 3600 */
@@ -56,7 +61,8 @@ export function renderBackupScript(o: BackupScriptOptions = {}): string {
     `# Valkey backup, rendered by valkey-on-eks (pod/backup-script.ts). Usage: backup.sh snapshot|upload|all ...`,
     `set -eu`,
     ...s3CliLines("backup.sh"),
-    `cli_bin="\${VALKEY_CLI:-valkey-cli}"`,
+    ...boundedCliLines(),
+    ...backupPlanLines(),
     `check_bin="\${VALKEY_CHECK_RDB:-valkey-check-rdb}"`,
     `work="\${BACKUP_WORK_DIR:?BACKUP_WORK_DIR (where the RDB files are kept) is not set}"`,
     `transfer_timeout=${transfer}`,
@@ -136,14 +142,29 @@ export function renderBackupScript(o: BackupScriptOptions = {}): string {
     `  printf '%s/\\n' "$dest"`,
     `}`,
     ``,
-    `[ $# -ge 1 ] || fail "usage: backup.sh snapshot TARGET... | upload MODE | all MODE TARGET..."`,
+    `plan() {`,
+    `  [ $# -eq 3 ] || fail "usage: backup.sh plan MODE HOST PORT"`,
+    `  case "$1" in cluster) plan_cluster "$2" "$3" ;; replication) plan_replication "$2" "$3" ;; *) fail "MODE must be cluster or replication, got '$1'" ;; esac`,
+    `}`,
+    `snapshot_from() {`,
+    `  targets=$(plan "$@")`,
+    `  [ -n "$targets" ] || fail "the plan found no shard to snapshot"`,
+    `  log "plan: $(printf '%s' "$targets" | tr '\\n' ' ')"`,
+    `  # shellcheck disable=SC2086 # one word per target`,
+    `  snapshot $targets`,
+    `}`,
+    ``,
+    `[ $# -ge 1 ] || fail "usage: backup.sh snapshot TARGET... | upload MODE | all MODE TARGET... | plan|snapshot-from|all-from MODE HOST PORT"`,
     `step="$1"`,
     `shift`,
     `case "$step" in`,
     `  snapshot) snapshot "$@" ;;`,
     `  upload) [ $# -eq 1 ] || fail "usage: backup.sh upload MODE"; upload "$1" ;;`,
     `  all) [ $# -ge 2 ] || fail "usage: backup.sh all MODE TARGET..."; mode="$1"; shift; snapshot "$@"; upload "$mode" ;;`,
-    `  *) fail "unknown step '$step' (snapshot, upload, all)" ;;`,
+    `  plan) plan "$@" ;;`,
+    `  snapshot-from) snapshot_from "$@" ;;`,
+    `  all-from) [ $# -eq 3 ] || fail "usage: backup.sh all-from MODE HOST PORT"; snapshot_from "$@"; upload "$1" ;;`,
+    `  *) fail "unknown step '$step' (snapshot, upload, all, plan, snapshot-from, all-from)" ;;`,
     `esac`,
   ];
   return lines.join("\n") + "\n";

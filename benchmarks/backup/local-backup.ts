@@ -62,11 +62,45 @@ export interface LocalBackupResult {
   durationMs: number;
 }
 
-/** Runs `backup.sh all` for the plan; the manifest it wrote is parsed (and so validated) here. */
-export async function runLocalBackup(o: { plan: BackupPlan; dir: string; uri: string; id?: string; s3: S3Env; password?: string }): Promise<LocalBackupResult> {
-  mkdirSync(o.dir, { recursive: true });
-  const script = join(o.dir, "backup.sh");
+/** Where backup.sh takes its targets from: a plan made here, or `plan` in the script from a live seed (as the CronJob does). */
+export type BackupSource = { plan: BackupPlan } | { seed: { mode: "cluster" | "replication"; host: string; port: number } };
+
+function writeBackupScript(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  const script = join(dir, "backup.sh");
   writeFileSync(script, renderBackupScript(), { mode: 0o600 });
+  return script;
+}
+
+/** backup.sh's own plan (`backup.sh plan MODE HOST PORT`): one target argument per shard. */
+export async function planWithScript(o: {
+  dir: string;
+  mode: "cluster" | "replication";
+  host: string;
+  port: number;
+  s3: S3Env;
+  password?: string;
+  allowPrimary?: boolean;
+}): Promise<string[]> {
+  const script = writeBackupScript(o.dir);
+  const env = {
+    ...process.env,
+    ...scriptEnv(o.s3, join(o.dir, "bin"), o.password),
+    BACKUP_WORK_DIR: join(o.dir, "work"),
+    ...(o.allowPrimary ? { BACKUP_ALLOW_PRIMARY: "1" } : {}),
+  };
+  try {
+    const { stdout } = await run("sh", [script, "plan", o.mode, o.host, String(o.port)], { env, timeout: 60_000 });
+    return stdout.split("\n").filter((l) => l !== "");
+  } catch (err) {
+    const e = err as Error & { stderr?: string };
+    throw new Error(`backup.sh plan failed: ${(e.stderr ?? e.message).trim()}`, { cause: err });
+  }
+}
+
+/** Runs `backup.sh all` (or `all-from` a seed); the manifest it wrote is parsed (and so validated) here. */
+export async function runLocalBackup(o: BackupSource & { dir: string; uri: string; id?: string; s3: S3Env; password?: string }): Promise<LocalBackupResult> {
+  const script = writeBackupScript(o.dir);
   const work = join(o.dir, "work");
   const env = {
     ...process.env,
@@ -75,9 +109,10 @@ export async function runLocalBackup(o: { plan: BackupPlan; dir: string; uri: st
     BACKUP_URI: o.uri,
     ...(o.id ? { BACKUP_ID: o.id } : {}),
   };
+  const args = "plan" in o ? ["all", o.plan.mode, ...o.plan.targets.map(targetArg)] : ["all-from", o.seed.mode, o.seed.host, String(o.seed.port)];
   const started = Date.now();
   try {
-    const { stdout, stderr } = await run("sh", [script, "all", o.plan.mode, ...o.plan.targets.map(targetArg)], { env, timeout: 600_000 });
+    const { stdout, stderr } = await run("sh", [script, ...args], { env, timeout: 600_000 });
     const uri = stdout.trim().replace(/\/$/, "");
     const manifest = parseManifest(readFileSync(join(work, "manifest.json"), "utf8"), `${uri}/manifest.json`);
     return { uri, manifest, stderr, durationMs: Date.now() - started };

@@ -15,8 +15,16 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { planBackup } from "../../benchmarks/backup/backup-plan.js";
-import { createBucket, restoredMemberLaunch, runLocalBackup, scriptEnv, type LocalBackupResult, type S3Env } from "../../benchmarks/backup/local-backup.js";
+import { planBackup, targetArg } from "../../benchmarks/backup/backup-plan.js";
+import {
+  createBucket,
+  planWithScript,
+  restoredMemberLaunch,
+  runLocalBackup,
+  scriptEnv,
+  type LocalBackupResult,
+  type S3Env,
+} from "../../benchmarks/backup/local-backup.js";
 import { restoreCluster } from "../../benchmarks/backup/restore-bootstrap.js";
 import { compareKeyCounts, plannedRanges } from "../../benchmarks/backup/restore-check.js";
 import { localMember, startLocalCluster } from "../../benchmarks/local/local-cluster.js";
@@ -111,6 +119,9 @@ describe.skipIf(missing !== undefined)(`backup and restore through S3${missing ?
         });
         const plan = planBackup(report);
         expect(plan.targets.map((t) => t.source)).toEqual(["replica", "replica", "replica"]);
+        // backup.sh's own plan (what the CronJob runs) picks the same members.
+        const fromScript = await planWithScript({ dir: join(tmp, "cluster-plan"), mode: "cluster", host: c.seed.host, port: c.seed.port, s3, password: PW });
+        expect(fromScript).toEqual(plan.targets.map(targetArg));
         const replicas = new Set(c.nodes.filter((n) => !c.primaries.includes(n)).map((n) => n.address));
         for (const t of plan.targets) expect(replicas.has(`${t.host}:${t.port}`)).toBe(true);
         backup = await runLocalBackup({ plan, dir: join(tmp, "cluster-backup"), uri: `s3://${BUCKET}/prod`, id: "cluster-1", s3, password: PW });
@@ -238,7 +249,15 @@ describe.skipIf(missing !== undefined)(`backup and restore through S3${missing ?
       });
       const plan = planBackup(report);
       expect(plan.targets[0]).toMatchObject({ host: r.replicas[0]!.host, port: r.replicas[0]!.port, source: "replica", slots: [] });
-      backup = await runLocalBackup({ plan, dir: join(tmp, "repl-backup"), uri: `s3://${BUCKET}/repl`, s3, password: PW });
+      // The CronJob's path: backup.sh plans from a seed (here the replica: it follows it to the primary).
+      const seed = { mode: "replication" as const, host: r.replicas[0]!.host, port: r.replicas[0]!.port };
+      backup = await runLocalBackup({ seed, dir: join(tmp, "repl-backup"), uri: `s3://${BUCKET}/repl`, s3, password: PW });
+      expect(backup.stderr).toContain(`plan: 0/${r.replicas[0]!.host}/${r.replicas[0]!.port}/`);
+      // With the replica gone: refused, naming the shard, unless the primary is allowed.
+      await r.replicas[0]!.stop();
+      const planOpts = { dir: join(tmp, "repl-plan"), mode: "replication" as const, host: r.primary.host, port: r.primary.port, s3, password: PW };
+      await expect(planWithScript(planOpts)).rejects.toThrow(/shard 0 \(primary [0-9.:]+\): no replica with its link up; set BACKUP_ALLOW_PRIMARY=1/);
+      expect(await planWithScript({ ...planOpts, allowPrimary: true })).toEqual([`0/${r.primary.host}/${r.primary.port}/`]);
     } finally {
       await fleet.stopAll();
     }
