@@ -2,7 +2,7 @@
  * backup.sh and restore.sh run locally, as a pod runs them: the rendered files written into a
  * directory and run with `sh`, the binaries and the S3 endpoint in the environment, the Valkey
  * password in VALKEYCLI_AUTH / REDISCLI_AUTH only. A restored member's launch (LocalFleet.start)
- * is `sh restore.sh && exec valkey-server valkey.conf` in its own directory: when the restore
+ * is `sh restore.sh fetch && sh restore.sh place && exec valkey-server valkey.conf` in its own directory: when the restore
  * fails the server never starts, and the start-up error carries restore.sh's message.
  */
 import { execFile } from "node:child_process";
@@ -134,7 +134,7 @@ export interface RestoredMemberOptions {
   binDir: string;
 }
 
-/** A LocalFleet `launch`: restore.sh, then valkey-server, in the member's own directory (its data dir). */
+/** A LocalFleet `launch`: restore.sh's two steps (the pod's two init containers), then valkey-server, in the member's own directory (its data dir). */
 export function restoredMemberLaunch(o: RestoredMemberOptions): (ctx: LaunchContext) => LaunchCommand {
   return (ctx) => {
     const conf = join(ctx.dir, "valkey.conf");
@@ -145,7 +145,7 @@ export function restoredMemberLaunch(o: RestoredMemberOptions): (ctx: LaunchCont
     writeFileSync(script, renderRestoreScript({ ...o.restore, dataDir: ctx.dir }), { mode: 0o600 });
     return {
       command: "sh",
-      args: ["-c", 'sh "$1" && exec "$2" "$3"', "restore-then-start", script, resolveBinaries().server.path, conf],
+      args: ["-c", 'sh "$1" fetch && sh "$1" place && exec "$2" "$3"', "restore-then-start", script, resolveBinaries().server.path, conf],
       env: { ...scriptEnv(o.s3, o.binDir, undefined), RESTORE_FROM: o.from, RESTORE_SHARD: String(o.shard) },
     };
   };
