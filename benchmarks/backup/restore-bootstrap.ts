@@ -8,10 +8,10 @@
  * (ADDSLOTSRANGE on the slots without keys), MEETs everyone and attaches the replicas with the
  * same steps as the bootstrap (cluster-gossip.ts). Refused, naming the member: a restored member
  * claiming slots outside its shard's ranges, an empty restored member (no member starts empty as
- * a primary), a would-be replica that holds keys or slots.
+ * a primary), a would-be replica that holds keys or slots. The shards' ranges must be those a new
+ * cluster of that many primaries plans (restore.sh refused any other snapshot before this runs).
  */
 import type { Redis } from "ioredis";
-import type { BackupManifest } from "../../pod/backup-manifest.js";
 import { planCluster, type ClusterPlan } from "../bootstrap/az-aware-planner.js";
 import type { ClusterMember } from "../bootstrap/cluster-member.js";
 import { meetAndWait, replicateWhenKnown } from "../bootstrap/cluster-gossip.js";
@@ -19,10 +19,17 @@ import { ConnectionPool, type Connector } from "../topology/connector.js";
 import { parseInfo } from "../topology/info.js";
 import { CLUSTER_SLOT_COUNT, formatSlotRange, missingSlotRanges, withinSlotRange, type SlotRange } from "../topology/slots.js";
 import { pollUntil } from "../util/poll-until.js";
-import { checkRestoreShape, parseSlotRange, plannedRanges, RestoreRefused } from "./restore-check.js";
+import { normalizeRanges, parseSlotRange, plannedRanges, RestoreRefused } from "./restore-check.js";
+
+/** One shard to restore: its slot ranges (restore.sh checked them against the snapshot's) and, when known, the manifest's key count. */
+export interface RestoreShard {
+  ranges: string[];
+  keys?: number;
+}
 
 export interface RestoreClusterOptions {
-  manifest: BackupManifest;
+  /** In shard order; they must be the ranges a new cluster of this many primaries plans. */
+  shards: readonly RestoreShard[];
   /** Shard i's restored member id, in shard order. */
   restored: readonly string[];
   /** Every member, restored ones included; the others become replicas. */
@@ -50,11 +57,38 @@ function ownSlots(clusterNodes: string): SlotRange[] {
     .map(parseSlotRange);
 }
 
-export async function restoreCluster(o: RestoreClusterOptions): Promise<ClusterPlan> {
+export interface RestoreClusterResult {
+  plan: ClusterPlan;
+  /** Member id -> cluster node id. */
+  nodeIds: Record<string, string>;
+  steps: string[];
+}
+
+/** True when no member has met another yet (each knows only itself): a new cluster, restored or empty. */
+export async function noneJoined(members: readonly ClusterMember[], connector: Connector): Promise<boolean> {
+  const pool = new ConnectionPool(connector);
+  try {
+    const infos = await Promise.all(members.map(async (m) => parseInfo((await (await pool.get(m.endpoint)).call("CLUSTER", "INFO")) as string)));
+    return infos.every((info) => info.get("cluster_known_nodes") === "1");
+  } finally {
+    await pool.closeAll();
+  }
+}
+
+export async function restoreCluster(o: RestoreClusterOptions): Promise<RestoreClusterResult> {
   const timeoutMs = o.timeoutMs ?? 60_000;
-  const step = (s: string): void => o.onStep?.(s);
-  const primaries = o.manifest.shards.length;
-  checkRestoreShape(o.manifest, "cluster", plannedRanges(primaries));
+  const steps: string[] = [];
+  const step = (s: string): void => {
+    steps.push(s);
+    o.onStep?.(s);
+  };
+  const primaries = o.shards.length;
+  const want = plannedRanges(primaries);
+  o.shards.forEach((s, i) => {
+    const have = normalizeRanges(s.ranges).join(",");
+    if (have !== (want[i] ?? []).join(","))
+      throw new RestoreRefused(`shard ${i}: ranges ${have} are not the ${want[i]?.join(",")} a cluster of ${primaries} primaries plans`);
+  });
   if (o.restored.length !== primaries) throw new RestoreRefused(`${primaries} shard(s) in the backup but ${o.restored.length} restored member(s) named`);
   const plan = planCluster({
     nodes: o.members.map((m) => ({ id: m.id, zone: m.zone })),
@@ -78,13 +112,13 @@ export async function restoreCluster(o: RestoreClusterOptions): Promise<ClusterP
     );
     for (const [i, shard] of plan.shards.entries()) {
       const p = get(shard.primary.id);
-      const entry = o.manifest.shards[i];
+      const entry = o.shards[i];
       if (entry === undefined || shard.primary.id !== o.restored[i])
         throw new RestoreRefused(`the plan put ${shard.primary.id} first in shard ${i}, not its restored member`);
-      const range = parseSlotRange(entry.slots[0] ?? "");
+      const range = parseSlotRange(normalizeRanges(entry.ranges)[0] ?? "");
       const owned = ownSlots((await p.client.call("CLUSTER", "NODES")) as string);
       const keys = Number(await p.client.call("DBSIZE"));
-      if (keys === 0 && entry.keys > 0)
+      if (keys === 0 && (entry.keys ?? 0) > 0)
         throw new RestoreRefused(`${p.member.id} was to restore shard ${i} (${entry.keys} keys) but holds none: not starting it as a primary`);
       if (!withinSlotRange(range, owned)) {
         throw new RestoreRefused(`${p.member.id} holds keys of slots ${owned.map(formatSlotRange).join(",")}, outside shard ${i}'s ${formatSlotRange(range)}`);
@@ -128,7 +162,9 @@ export async function restoreCluster(o: RestoreClusterOptions): Promise<ClusterP
       { timeoutMs, what: "the restored cluster: cluster_state:ok on every node, every replica linked and synced" },
     );
     step(`cluster_state:ok: ${primaries} restored primaries, ${o.replicasPerPrimary} replica(s) each`);
-    return plan;
+    const nodeIds: Record<string, string> = {};
+    for (const n of nodes) nodeIds[n.member.id] = (await n.client.call("CLUSTER", "MYID")) as string;
+    return { plan, nodeIds, steps };
   } finally {
     await pool.closeAll();
   }

@@ -26,12 +26,16 @@ import {
   type S3Env,
 } from "../../benchmarks/backup/local-backup.js";
 import { restoreCluster } from "../../benchmarks/backup/restore-bootstrap.js";
-import { compareKeyCounts, plannedRanges } from "../../benchmarks/backup/restore-check.js";
+import { StaticPodApi } from "../../components/kubernetes/static-pod-api.js";
+import { bootstrapStep } from "../../components/steps/cluster-bootstrap/declaration.js";
+import { bootstrapOnKubernetes } from "../../components/steps/cluster-bootstrap/implementation.js";
+import { checkRestoreShape, compareKeyCounts, plannedRanges } from "../../benchmarks/backup/restore-check.js";
 import { localMember, startLocalCluster } from "../../benchmarks/local/local-cluster.js";
 import { startLocalReplication, waitForReplicaLinks } from "../../benchmarks/local/local-replication.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
 import { DirectConnector, openClient } from "../../benchmarks/topology/connector.js";
 import { verifyTopology } from "../../benchmarks/verify/verify-topology.js";
+import { StaticZoneSource } from "../../benchmarks/topology/zones.js";
 import { startMoto, s3ToolsMissing, type MotoServer } from "../support/moto-server.js";
 
 const run = promisify(execFile);
@@ -141,51 +145,96 @@ describe.skipIf(missing !== undefined)(`backup and restore through S3${missing ?
       console.log(`[backup] ${KEYS + 2} keys, 3 shards, ${bytes} bytes of RDB: snapshot + upload in ${backup.durationMs} ms`);
     });
 
-    it("restores into a new cluster: same slot ranges, every key back with its value, key counts = manifest", async () => {
-      const fleet = new LocalFleet();
-      try {
-        const t0 = Date.now();
-        const nodes = await members(fleet, [0, 1, 2, "none", "none", "none"], backup.uri);
-        const restoredAt = Date.now();
-        const zones = ["a", "b", "c", "b", "c", "a"];
-        const plan = await restoreCluster({
-          manifest: backup.manifest,
-          restored: nodes.slice(0, 3).map((n) => n.address),
-          members: nodes.map((n, i) => localMember(n, zones[i] as string)),
-          replicasPerPrimary: 1,
-          connector: new DirectConnector({ password: PW }),
-        });
-        console.log(`[restore] 6 members started (3 restored) in ${restoredAt - t0} ms; cluster formed and synced in ${Date.now() - restoredAt} ms more`);
-        expect(plan.shards.map((s) => s.primary.id)).toEqual(nodes.slice(0, 3).map((n) => n.address));
-        const report = await verifyTopology({
-          mode: "cluster",
-          seeds: [{ host: nodes[0]!.host, port: nodes[0]!.port }],
-          connector: new DirectConnector({ password: PW }),
-        });
-        expect(report.failures).toEqual([]);
-        const byFirstSlot = [...report.shards].sort((a, b) => parseInt(a.primary.slotRanges[0]!) - parseInt(b.primary.slotRanges[0]!));
-        expect(byFirstSlot.map((s) => s.primary.slotRanges)).toEqual(plannedRanges(3));
-        expect(
-          compareKeyCounts(
-            backup.manifest,
-            byFirstSlot.map((s) => s.primary.keys),
-          ),
-        ).toEqual([]);
-        const client = new Cluster([{ host: nodes[0]!.host, port: nodes[0]!.port }], { redisOptions: { password: PW } });
+    it.each(["the restore bootstrap", "the ClusterBootstrap step (restored: true)"])(
+      "restores into a new cluster through %s: same slot ranges, every key back with its value, key counts = manifest",
+      async (via) => {
+        const fleet = new LocalFleet();
         try {
-          for (const [k, v] of values) expect(await client.get(k)).toBe(v);
-          expect(await client.hget("h:{k:1}", "f")).toBe("hv");
-          expect(await client.lrange("l:{k:2}", 0, -1)).toEqual(["a", "b"]);
-          // AOF on: the restored data is in the AOF (its base), not only in dump.rdb.
-          expect(await call(nodes[0]!, "CONFIG", "GET", "appendonly")).toContain("yes");
+          const t0 = Date.now();
+          const nodes = await members(fleet, [0, 1, 2, "none", "none", "none"], backup.uri);
+          const restoredAt = Date.now();
+          checkRestoreShape(backup.manifest, "cluster", plannedRanges(3));
+          let primaries: string[];
+          /** The zones the members announce (the step sets them; the core path leaves them unset). */
+          let zones: StaticZoneSource | undefined;
+          if (via === "the restore bootstrap") {
+            const zones = ["a", "b", "c", "b", "c", "a"];
+            const { plan } = await restoreCluster({
+              shards: backup.manifest.shards.map((s) => ({ ranges: s.slots, keys: s.keys })),
+              restored: nodes.slice(0, 3).map((n) => n.address),
+              members: nodes.map((n, i) => localMember(n, zones[i] as string)),
+              replicasPerPrimary: 1,
+              connector: new DirectConnector({ password: PW }),
+            });
+            primaries = plan.shards.map((s) => s.primary.id);
+            expect(primaries).toEqual(nodes.slice(0, 3).map((n) => n.address));
+          } else {
+            // The deployed path: pods vc-0..vc-5 (a fake Kubernetes API over these processes), vc-0..2 restored.
+            const zoneOfNode = { "node-a": "us-west-2a", "node-b": "us-west-2b", "node-c": "us-west-2c" };
+            const api = new StaticPodApi(
+              nodes.map((n, i) => ({
+                name: `vc-${i}`,
+                podIP: n.host,
+                nodeName: Object.keys(zoneOfNode)[i % 3] as string,
+                labels: { "app.kubernetes.io/instance": "vc" },
+                ports: { "valkey": n.port, "cluster-bus": n.clusterPort ?? 0 },
+              })),
+              zoneOfNode,
+            );
+            const inputs = bootstrapStep.parse({
+              namespace: "data",
+              selector: "app.kubernetes.io/instance=vc",
+              kubeconfig: "unused",
+              connector: "direct",
+              expectedPods: 6,
+              primaries: 3,
+              replicasPerPrimary: 1,
+              restored: true,
+            });
+            const out = await bootstrapOnKubernetes(
+              { ...inputs, password: PW, timeoutMs: 30_000 },
+              { podApi: api, connector: () => new DirectConnector({ password: PW }) },
+            );
+            primaries = out.plan.shards.map((s) => s.primary.pod);
+            zones = new StaticZoneSource(Object.fromEntries(nodes.map((n, i) => [n.address, Object.values(zoneOfNode)[i % 3] as string])));
+            expect(out.plan.shards.map((s) => s.slotRanges)).toEqual(plannedRanges(3));
+            expect(primaries).toEqual(["vc-0", "vc-1", "vc-2"]);
+          }
+          console.log(
+            `[restore via ${via}] 6 members started (3 restored) in ${restoredAt - t0} ms; cluster formed and synced in ${Date.now() - restoredAt} ms more`,
+          );
+          const report = await verifyTopology({
+            mode: "cluster",
+            seeds: [{ host: nodes[0]!.host, port: nodes[0]!.port }],
+            connector: new DirectConnector({ password: PW }),
+            zones,
+          });
+          expect(report.failures).toEqual([]);
+          const byFirstSlot = [...report.shards].sort((a, b) => parseInt(a.primary.slotRanges[0]!) - parseInt(b.primary.slotRanges[0]!));
+          expect(byFirstSlot.map((s) => s.primary.slotRanges)).toEqual(plannedRanges(3));
+          expect(
+            compareKeyCounts(
+              backup.manifest,
+              byFirstSlot.map((s) => s.primary.keys),
+            ),
+          ).toEqual([]);
+          const client = new Cluster([{ host: nodes[0]!.host, port: nodes[0]!.port }], { redisOptions: { password: PW } });
+          try {
+            for (const [k, v] of values) expect(await client.get(k)).toBe(v);
+            expect(await client.hget("h:{k:1}", "f")).toBe("hv");
+            expect(await client.lrange("l:{k:2}", 0, -1)).toEqual(["a", "b"]);
+            // AOF on: the restored data is in the AOF (its base), not only in dump.rdb.
+            expect(await call(nodes[0]!, "CONFIG", "GET", "appendonly")).toContain("yes");
+          } finally {
+            client.disconnect();
+          }
+          expect(readFileSync(join(nodes[1]!.dir, "restored-from"), "utf8")).toContain(`${backup.uri}/shard-1.rdb`);
         } finally {
-          client.disconnect();
+          await fleet.stopAll();
         }
-        expect(readFileSync(join(nodes[1]!.dir, "restored-from"), "utf8")).toContain(`${backup.uri}/shard-1.rdb`);
-      } finally {
-        await fleet.stopAll();
-      }
-    }, 120_000);
+      },
+      120_000,
+    );
 
     it.each([
       [
