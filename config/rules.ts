@@ -255,6 +255,21 @@ function checkDrills(config: StackConfig, report: Report): void {
     );
 }
 
+/** Backup and restore reach S3 through EKS Pod Identity; a cluster restore needs the bootstrap to pin the restored primaries. */
+function checkBackup(config: StackConfig, report: Report): void {
+  const { backup, restore } = config;
+  if (backup.enabled && config.platform !== "eks")
+    report(["backup", "enabled"], "needs platform eks: the backup reaches S3 through EKS Pod Identity (no static keys)");
+  if (restore.from === undefined) return;
+  report(
+    ["restore", "from"],
+    "the deployed restore is not wired yet (no init container, no restore bootstrap step); restore.sh and the restore bootstrap run locally (tests/core/backup-restore.test.ts, docs/day-2.md)",
+  );
+  if (config.platform !== "eks") report(["restore", "from"], "needs platform eks: the restore reaches S3 through EKS Pod Identity (no static keys)");
+  if (config.valkey.mode === "cluster" && !config.checks.bootstrap)
+    report(["restore", "from"], "needs checks.bootstrap: true in cluster mode: the bootstrap makes the restored members the primaries of their shards");
+}
+
 /** Runs every cross-field rule over a resolved config. */
 export function checkStackRules(config: StackConfig, input: StackInput, report: Report): void {
   checkTopology(config, report);
@@ -265,4 +280,5 @@ export function checkStackRules(config: StackConfig, input: StackInput, report: 
   checkByoNodePool(config, report);
   checkEndpoint(config, report);
   checkDrills(config, report);
+  checkBackup(config, report);
 }

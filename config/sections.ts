@@ -13,6 +13,7 @@ import { BENCHMARK_TESTS } from "../vocabulary/workload.js";
 import { ipv4Cidr, DNS_LABEL_RE, REGION_RE, count, cpuQuantity, imageReference, flag, memoryQuantity, quantityLike, runId, section, unique } from "./fields.js";
 import { parseMemoryQuantity } from "./quantity.js";
 import { drillsSchema } from "./drills-section.js";
+import { backupSchema, restoreSchema } from "./backup-section.js";
 import { awsSchema, eksSchema, karpenterSchema, networkSchema } from "./platform-sections.js";
 import { versions } from "../versions.js";
 
@@ -245,6 +246,8 @@ export const stackInputSchema = z.strictObject({
   "benchmark": benchmarkSchema,
   "checks": checksSchema,
   "drills": drillsSchema,
+  "backup": backupSchema,
+  "restore": restoreSchema,
   "password": passwordSchema,
 });
 

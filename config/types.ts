@@ -58,3 +58,7 @@ export type ResourceQuantities = BenchmarkConfig["resources"];
 export type ResourceAmounts = BenchmarkConfig["resourceAmounts"];
 /** `drills`: failure drills in the deployed stack. */
 export type DrillsConfig = StackConfig["drills"];
+/** `backup`: scheduled snapshots of every shard to S3. */
+export type BackupConfig = StackConfig["backup"];
+/** `restore`: start a new stack from a backup. */
+export type RestoreConfig = StackConfig["restore"];

@@ -28,6 +28,8 @@ export interface PlatformResult {
   placement: Placement;
   /** What Valkey must wait for (node group, add-ons, StorageClass, Karpenter, NodePool). */
   ready: pulumi.Resource[];
+  /** Platform eks: the cluster's name and the AWS provider (Pod Identity associations, S3). */
+  eks?: { clusterName: pulumi.Input<string>; awsProvider: aws.Provider };
 }
 
 /** Placement on the Karpenter Valkey pool: its label and its taint. */
@@ -67,6 +69,7 @@ export function eksPlatform(config: StackConfig, awsProvider: aws.Provider): Pla
     context: undefined,
     placement: karpenterPlacement(config),
     ready: [...cluster.ready, nodes],
+    eks: { clusterName: cluster.clusterName, awsProvider },
   });
   if (config.eks.autoMode) {
     // EKS runs Karpenter: only the Valkey NodePool on our NodeClass.

@@ -25,6 +25,7 @@ import { VolumeRelease } from "../components/steps/volume-release/component.js";
 import { selectorOf } from "../vocabulary/labels.js";
 import { DEFAULT_CLUSTER_RELEASE, ValkeyCluster } from "../components/valkey-cluster.js";
 import { releaseLabels } from "../components/shared.js";
+import { ValkeyBackup } from "../components/valkey-backup.js";
 import { DEFAULT_REPLICATION_RELEASE, ValkeyReplication } from "../components/valkey-replication.js";
 import { withCostColumns, type StackCost } from "../benchmarks/cost/cost-model.js";
 import type { ResultRow } from "../benchmarks/run/result-row.js";
@@ -300,6 +301,25 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
         return { rows, csv: renderResultsCsv(rows) };
       });
     }
+  }
+
+  // Scheduled backups (eks: S3 through Pod Identity), once the topology is formed and rolled.
+  if (config.backup.enabled && platform.eks !== undefined) {
+    new ValkeyBackup(
+      "valkey-backup",
+      {
+        namespace: config.valkey.namespace,
+        release: config.valkey.mode === "cluster" ? DEFAULT_CLUSTER_RELEASE : DEFAULT_REPLICATION_RELEASE,
+        mode,
+        backup: config.backup,
+        seedHost: valkey.endpoints.write,
+        valkeyImage: config.valkey.image,
+        secretName: valkey.secretName,
+        placement: platform.placement,
+        clusterName: platform.eks.clusterName,
+      },
+      { awsProvider: platform.eks.awsProvider, k8sProvider: platform.provider, dependsOn: [formed] },
+    );
   }
 
   // Failure drills: after the benchmark results and the check after them (each of their runs re-runs the drills).

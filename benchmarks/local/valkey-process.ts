@@ -31,6 +31,8 @@ export type StartOptions = Omit<LocalServerOptions, "port" | "clusterPort" | "di
 export interface LaunchContext {
   host: string;
   port: number;
+  /** The cluster bus port, for cluster-enabled starts. */
+  clusterPort?: number;
   dir: string;
   logfile: string;
 }
@@ -143,7 +145,7 @@ export async function startValkeyServer(opts: StartOptions, baseDir?: string): P
     const logfile = join(dir, "valkey.log");
     const { name: _n, port: _p, clusterPort: _c, launch, startTimeoutMs, ...rest } = opts;
     let cmd: LaunchCommand;
-    if (launch) cmd = launch({ host, port, dir, logfile });
+    if (launch) cmd = launch({ host, port, clusterPort, dir, logfile });
     else {
       const confPath = join(dir, "valkey.conf");
       writeFileSync(confPath, renderLocalValkeyConf({ ...rest, port, clusterPort, dir, logfile }), { mode: 0o600 });

@@ -22,3 +22,5 @@ export type Secret = Plain<k8s.types.input.core.v1.Secret>;
 export type NetworkPolicy = Plain<k8s.types.input.networking.v1.NetworkPolicy>;
 export type PodDisruptionBudget = Plain<k8s.types.input.policy.v1.PodDisruptionBudget>;
 export type EnvVar = Plain<k8s.types.input.core.v1.EnvVar>;
+export type CronJob = Plain<k8s.types.input.batch.v1.CronJob>;
+export type ServiceAccount = Plain<k8s.types.input.core.v1.ServiceAccount>;

@@ -4,7 +4,8 @@
  * are made secret whatever they were; connector defaults to "port-forward"; timeoutMs bounds each
  * wait (gossip, slot propagation, replica sync; the core's default 60000 when absent).
  */
-import { rerun, wholeNumber } from "../kit/inputs.js";
+import { z } from "zod";
+import { rerun, setting, wholeNumber } from "../kit/inputs.js";
 import { kubeTargetFields } from "../kit/kube-target.js";
 import { declareStep, output, type InputsOf, type OutputsOf } from "../kit/step.js";
 import type { PlanSummary } from "./types.js";
@@ -19,6 +20,12 @@ export const bootstrapStep = declareStep({
     primaries: rerun(wholeNumber(1)),
     /** M: replicas per primary. */
     replicasPerPrimary: rerun(wholeNumber(0)),
+    /**
+     * The members started from a backup (config `restore.from`): while no member has met another,
+     * pods 0..P-1 (which restored shards 0..P-1) become the primaries with their snapshot's slots
+     * and the others their replicas (benchmarks/backup/restore-bootstrap.ts). Otherwise ignored.
+     */
+    restored: setting(z.boolean().optional()),
   },
   outputs: {
     /** The cluster after the bootstrap, by pod name: shards with primary pod + zone, replicas + zones, slot ranges. */

@@ -8,7 +8,9 @@
  * primaries on new pods scale the running cluster up (the core moves slots and keys).
  */
 import type { ClusterMember } from "../../../benchmarks/bootstrap/cluster-member.js";
-import { bootstrapCluster } from "../../../benchmarks/bootstrap/cluster-bootstrap.js";
+import { bootstrapCluster, type BootstrapResult } from "../../../benchmarks/bootstrap/cluster-bootstrap.js";
+import { noneJoined, restoreCluster } from "../../../benchmarks/backup/restore-bootstrap.js";
+import { plannedRanges } from "../../../benchmarks/backup/restore-check.js";
 import { endpointKey } from "../../../vocabulary/endpoint.js";
 import { StaticZoneSource } from "../../../benchmarks/topology/zones.js";
 import { verifyTopology } from "../../../benchmarks/verify/verify-topology.js";
@@ -60,20 +62,48 @@ async function leavingPodsGone(i: ClusterBootstrapInputs, deps: KubeDeps): Promi
   );
 }
 
+/**
+ * A restored stack's first bootstrap (`restored` and no member has met another yet): pods 0..P-1
+ * hold shards 0..P-1 (restore.sh) and become their primaries; otherwise the ordinary bootstrap.
+ */
+async function formCluster(
+  i: ClusterBootstrapInputs,
+  pods: readonly DiscoveredPod[],
+  members: ClusterMember[],
+  connector: Parameters<typeof bootstrapCluster>[0]["connector"],
+): Promise<Pick<BootstrapResult, "changed" | "nodeIds" | "steps">> {
+  if (i.restored === true && (await noneJoined(members, connector))) {
+    const restored = [...pods]
+      .filter((p) => p.ordinal !== undefined && p.ordinal < i.primaries)
+      .sort((a, b) => (a.ordinal as number) - (b.ordinal as number))
+      .map((p) => p.name);
+    const r = await restoreCluster({
+      shards: plannedRanges(i.primaries).map((ranges) => ({ ranges })),
+      restored,
+      members,
+      replicasPerPrimary: i.replicasPerPrimary,
+      connector,
+      timeoutMs: i.timeoutMs,
+    });
+    return { changed: true, nodeIds: r.nodeIds, steps: r.steps };
+  }
+  return bootstrapCluster({
+    members,
+    primaries: i.primaries,
+    replicasPerPrimary: i.replicasPerPrimary,
+    connector,
+    timeoutMs: i.timeoutMs,
+    password: i.password,
+  });
+}
+
 export async function bootstrapOnKubernetes(i: ClusterBootstrapInputs, deps: KubeDeps = kubeDeps(i)): Promise<ClusterBootstrapOutputs> {
   await leavingPodsGone(i, deps);
   const pods = await usablePods(i, deps, i.expectedPods);
   const connector = deps.connector(pods);
   const members = pods.map(memberFor);
   try {
-    const result = await bootstrapCluster({
-      members,
-      primaries: i.primaries,
-      replicasPerPrimary: i.replicasPerPrimary,
-      connector,
-      timeoutMs: i.timeoutMs,
-      password: i.password,
-    });
+    const result = await formCluster(i, pods, members, connector);
     // Before the summary, so the verifier reads the zones the members now announce.
     const zones = await announceZones(members, connector);
     const report = await verifyTopology({

@@ -1,0 +1,171 @@
+/**
+ * Forms a cluster from members that restore.sh started: shard i's restored member becomes shard
+ * i's primary with the snapshot's slot ranges, the empty members become replicas (they full-sync
+ * the data from their primary). A member that loaded an RDB claims, by itself, each unassigned
+ * slot it holds keys of (Valkey's verifyClusterConfigWithData at start-up), so a restored
+ * member is not "fresh" and the ordinary bootstrap would refuse it; this executor instead checks
+ * that what it claimed lies inside its shard's ranges, adds the rest of those ranges
+ * (ADDSLOTSRANGE on the slots without keys), MEETs everyone and attaches the replicas with the
+ * same steps as the bootstrap (cluster-gossip.ts). Refused, naming the member: a restored member
+ * claiming slots outside its shard's ranges, an empty restored member (no member starts empty as
+ * a primary), a would-be replica that holds keys or slots. The shards' ranges must be those a new
+ * cluster of that many primaries plans (restore.sh refused any other snapshot before this runs).
+ */
+import type { Redis } from "ioredis";
+import { planCluster, type ClusterPlan } from "../bootstrap/az-aware-planner.js";
+import type { ClusterMember } from "../bootstrap/cluster-member.js";
+import { meetAndWait, replicateWhenKnown } from "../bootstrap/cluster-gossip.js";
+import { ConnectionPool, type Connector } from "../topology/connector.js";
+import { parseInfo } from "../topology/info.js";
+import { CLUSTER_SLOT_COUNT, formatSlotRange, missingSlotRanges, withinSlotRange, type SlotRange } from "../topology/slots.js";
+import { pollUntil } from "../util/poll-until.js";
+import { normalizeRanges, parseSlotRange, plannedRanges, RestoreRefused } from "./restore-check.js";
+
+/** One shard to restore: its slot ranges (restore.sh checked them against the snapshot's) and, when known, the manifest's key count. */
+export interface RestoreShard {
+  ranges: string[];
+  keys?: number;
+}
+
+export interface RestoreClusterOptions {
+  /** In shard order; they must be the ranges a new cluster of this many primaries plans. */
+  shards: readonly RestoreShard[];
+  /** Shard i's restored member id, in shard order. */
+  restored: readonly string[];
+  /** Every member, restored ones included; the others become replicas. */
+  members: readonly ClusterMember[];
+  replicasPerPrimary: number;
+  connector: Connector;
+  /** @default 60000 */
+  timeoutMs?: number;
+  onStep?: (step: string) => void;
+}
+
+interface Node {
+  member: ClusterMember;
+  client: Redis;
+}
+
+/** The slots `nodes` (CLUSTER NODES text) says myself owns. */
+function ownSlots(clusterNodes: string): SlotRange[] {
+  const mine = clusterNodes.split("\n").find((l) => l.split(" ")[2]?.split(",").includes("myself"));
+  return (mine ?? "")
+    .trim()
+    .split(" ")
+    .slice(8)
+    .filter((f) => /^\d/.test(f))
+    .map(parseSlotRange);
+}
+
+export interface RestoreClusterResult {
+  plan: ClusterPlan;
+  /** Member id -> cluster node id. */
+  nodeIds: Record<string, string>;
+  steps: string[];
+}
+
+/** True when no member has met another yet (each knows only itself): a new cluster, restored or empty. */
+export async function noneJoined(members: readonly ClusterMember[], connector: Connector): Promise<boolean> {
+  const pool = new ConnectionPool(connector);
+  try {
+    const infos = await Promise.all(members.map(async (m) => parseInfo((await (await pool.get(m.endpoint)).call("CLUSTER", "INFO")) as string)));
+    return infos.every((info) => info.get("cluster_known_nodes") === "1");
+  } finally {
+    await pool.closeAll();
+  }
+}
+
+export async function restoreCluster(o: RestoreClusterOptions): Promise<RestoreClusterResult> {
+  const timeoutMs = o.timeoutMs ?? 60_000;
+  const steps: string[] = [];
+  const step = (s: string): void => {
+    steps.push(s);
+    o.onStep?.(s);
+  };
+  const primaries = o.shards.length;
+  const want = plannedRanges(primaries);
+  o.shards.forEach((s, i) => {
+    const have = normalizeRanges(s.ranges).join(",");
+    if (have !== (want[i] ?? []).join(","))
+      throw new RestoreRefused(`shard ${i}: ranges ${have} are not the ${want[i]?.join(",")} a cluster of ${primaries} primaries plans`);
+  });
+  if (o.restored.length !== primaries) throw new RestoreRefused(`${primaries} shard(s) in the backup but ${o.restored.length} restored member(s) named`);
+  const plan = planCluster({
+    nodes: o.members.map((m) => ({ id: m.id, zone: m.zone })),
+    primaries,
+    replicasPerPrimary: o.replicasPerPrimary,
+    fixedPrimaries: o.restored,
+  });
+  const pool = new ConnectionPool(o.connector);
+  try {
+    const nodes = await Promise.all(o.members.map(async (member): Promise<Node> => ({ member, client: await pool.get(member.endpoint) })));
+    const byId = new Map(nodes.map((n) => [n.member.id, n]));
+    const get = (id: string): Node => byId.get(id) as Node;
+    await Promise.all(
+      nodes.map(async (n, i) => {
+        try {
+          await n.client.call("CLUSTER", "SET-CONFIG-EPOCH", String(i + 1));
+        } catch (err) {
+          if (!/epoch/i.test((err as Error).message)) throw err;
+        }
+      }),
+    );
+    for (const [i, shard] of plan.shards.entries()) {
+      const p = get(shard.primary.id);
+      const entry = o.shards[i];
+      if (entry === undefined || shard.primary.id !== o.restored[i])
+        throw new RestoreRefused(`the plan put ${shard.primary.id} first in shard ${i}, not its restored member`);
+      const range = parseSlotRange(normalizeRanges(entry.ranges)[0] ?? "");
+      const owned = ownSlots((await p.client.call("CLUSTER", "NODES")) as string);
+      const keys = Number(await p.client.call("DBSIZE"));
+      if (keys === 0 && (entry.keys ?? 0) > 0)
+        throw new RestoreRefused(`${p.member.id} was to restore shard ${i} (${entry.keys} keys) but holds none: not starting it as a primary`);
+      if (!withinSlotRange(range, owned)) {
+        throw new RestoreRefused(`${p.member.id} holds keys of slots ${owned.map(formatSlotRange).join(",")}, outside shard ${i}'s ${formatSlotRange(range)}`);
+      }
+      for (const r of missingSlotRanges(range, owned)) await p.client.call("CLUSTER", "ADDSLOTSRANGE", String(r.start), String(r.end));
+      step(`${p.member.id} (${shard.primary.zone}) holds shard ${i}: ${keys} keys, slots ${formatSlotRange(range)}`);
+      for (const r of shard.replicas) {
+        const n = get(r.id);
+        const rk = Number(await n.client.call("DBSIZE"));
+        const rs = ownSlots((await n.client.call("CLUSTER", "NODES")) as string);
+        if (rk > 0 || rs.length > 0)
+          throw new RestoreRefused(`${r.id} would replicate shard ${i} but holds ${rk} keys and ${rs.length} slot range(s): it must start empty`);
+      }
+    }
+    const [first, ...rest] = nodes;
+    if (first === undefined) throw new RestoreRefused("no members");
+    await meetAndWait(first, rest, nodes, timeoutMs);
+    step(`all ${nodes.length} nodes know each other`);
+    for (const shard of plan.shards) {
+      const primaryId = (await get(shard.primary.id).client.call("CLUSTER", "MYID")) as string;
+      for (const r of shard.replicas) {
+        await replicateWhenKnown(get(r.id), primaryId, shard.primary.id, timeoutMs, (m) => new RestoreRefused(m));
+        step(`${r.id} (${r.zone}) replicates ${shard.primary.id}`);
+      }
+    }
+    const replicaIds = plan.shards.flatMap((s) => s.replicas.map((r) => r.id));
+    await pollUntil(
+      async () => {
+        const bad: string[] = [];
+        for (const n of nodes) {
+          const info = parseInfo((await n.client.call("CLUSTER", "INFO")) as string);
+          if (info.get("cluster_state") !== "ok" || Number(info.get("cluster_slots_ok")) !== CLUSTER_SLOT_COUNT)
+            bad.push(`${n.member.id} state=${info.get("cluster_state")}`);
+        }
+        for (const id of replicaIds) {
+          const info = parseInfo(await get(id).client.info("replication"));
+          if (info.get("master_link_status") !== "up" || info.get("master_sync_in_progress") === "1") bad.push(`${id} link=${info.get("master_link_status")}`);
+        }
+        return bad.length === 0 ? true : bad.join("; ");
+      },
+      { timeoutMs, what: "the restored cluster: cluster_state:ok on every node, every replica linked and synced" },
+    );
+    step(`cluster_state:ok: ${primaries} restored primaries, ${o.replicasPerPrimary} replica(s) each`);
+    const nodeIds: Record<string, string> = {};
+    for (const n of nodes) nodeIds[n.member.id] = (await n.client.call("CLUSTER", "MYID")) as string;
+    return { plan, nodeIds, steps };
+  } finally {
+    await pool.closeAll();
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * The backup CronJob of a release (config `backup`), pure: a ServiceAccount (the EKS Pod Identity
+ * association's subject: no static keys), a ConfigMap with backup.sh (pod/backup-script.ts), and
+ * the CronJob. Each run is one pod in two steps over an emptyDir: the init container (the Valkey
+ * image: valkey-cli, valkey-check-rdb) runs `backup.sh snapshot-from MODE SEED 6379` (the plan from
+ * the live topology, then `valkey-cli --rdb` from each shard's chosen replica), and the container
+ * (an AWS CLI >= 2.15 image) runs `backup.sh upload MODE`, the manifest last. The pod carries the
+ * client label, so the release's NetworkPolicy admits it to 6379; the password reaches valkey-cli
+ * through VALKEYCLI_AUTH / REDISCLI_AUTH from the Secret, never argv. Runs never overlap (Forbid).
+ */
+import type { BackupConfig, ValkeyMode } from "../../config/types.js";
+import { renderBackupScript } from "../../pod/backup-script.js";
+import { PASSWORD_SECRET_KEY } from "../../pod/paths.js";
+import { VALKEY_PORT } from "../../vocabulary/ports.js";
+import { CLIENT_LABEL, releaseLabels, type Placement } from "../shared.js";
+import type { ConfigMap, Container, CronJob, EnvVar, ServiceAccount } from "./k8s-types.js";
+import { hardenedPod, restrictedContainer } from "./pod-security.js";
+import { VALKEY_UID } from "./statefulset.js";
+
+export const BACKUP_SCRIPT_KEY = "backup.sh";
+/** The ConfigMap key holding `s3://bucket/prefix` (the component sets it when the bucket is created). */
+export const BACKUP_URI_KEY = "backup-uri";
+const SCRIPT_MOUNT = "/etc/valkey-backup";
+const WORK_DIR = "/work";
+
+export interface BackupCronJobInput {
+  namespace: string;
+  release: string;
+  mode: ValkeyMode;
+  backup: BackupConfig;
+  /** The bucket when it is known now (`backup.bucket`); undefined: the caller adds BACKUP_URI_KEY to the ConfigMap. */
+  bucket: string | undefined;
+  /** Where the plan starts: the client Service (cluster) or the write Service (replication). */
+  seedHost: string;
+  valkeyImage: string;
+  /** Password Secret; undefined = auth off. */
+  secretName: string | undefined;
+  placement: Pick<Placement, "nodeSelector" | "tolerations">;
+}
+
+export interface BackupManifests {
+  serviceAccount: ServiceAccount;
+  configMap: ConfigMap;
+  cronJob: CronJob;
+}
+
+/** Names of the backup objects of a release. */
+export function backupNames(release: string): { serviceAccount: string; configMap: string; cronJob: string } {
+  return { serviceAccount: `${release}-backup`, configMap: `${release}-backup`, cronJob: `${release}-backup` };
+}
+
+/** Where a backup run writes: `s3://bucket/prefix` (each run under `/<UTC time>/`). */
+export function backupUri(bucket: string, prefix: string): string {
+  return `s3://${bucket}/${prefix}`;
+}
+
+export function buildBackupManifests(i: BackupCronJobInput): BackupManifests {
+  const names = backupNames(i.release);
+  const labels = { ...releaseLabels(i.release), "app.kubernetes.io/component": "backup" };
+  const auth: EnvVar[] =
+    i.secretName === undefined
+      ? []
+      : ["VALKEYCLI_AUTH", "REDISCLI_AUTH"].map((name) => ({ name, valueFrom: { secretKeyRef: { name: i.secretName as string, key: PASSWORD_SECRET_KEY } } }));
+  const mounts = [
+    { name: "script", mountPath: SCRIPT_MOUNT, readOnly: true },
+    { name: "work", mountPath: WORK_DIR },
+  ];
+  const script = `${SCRIPT_MOUNT}/${BACKUP_SCRIPT_KEY}`;
+  const snapshot: Container = {
+    name: "snapshot",
+    image: i.valkeyImage,
+    command: ["sh", script, "snapshot-from", i.mode, i.seedHost, String(VALKEY_PORT)],
+    env: [{ name: "BACKUP_WORK_DIR", value: WORK_DIR }, { name: "BACKUP_ALLOW_PRIMARY", value: i.backup.allowPrimary ? "1" : "0" }, ...auth],
+    volumeMounts: mounts,
+    securityContext: restrictedContainer(),
+  };
+  const upload: Container = {
+    name: "upload",
+    image: i.backup.awsCliImage,
+    command: ["sh", script, "upload", i.mode],
+    env: [
+      { name: "BACKUP_WORK_DIR", value: WORK_DIR },
+      { name: "BACKUP_URI", valueFrom: { configMapKeyRef: { name: names.configMap, key: BACKUP_URI_KEY } } },
+      // The CLI caches under $HOME; the root filesystem is read-only.
+      { name: "HOME", value: WORK_DIR },
+    ],
+    volumeMounts: mounts,
+    securityContext: restrictedContainer(),
+  };
+  return {
+    serviceAccount: { metadata: { name: names.serviceAccount, namespace: i.namespace, labels }, automountServiceAccountToken: false },
+    configMap: {
+      metadata: { name: names.configMap, namespace: i.namespace, labels },
+      data: { [BACKUP_SCRIPT_KEY]: renderBackupScript(), ...(i.bucket === undefined ? {} : { [BACKUP_URI_KEY]: backupUri(i.bucket, i.backup.prefix) }) },
+    },
+    cronJob: {
+      metadata: { name: names.cronJob, namespace: i.namespace, labels },
+      spec: {
+        schedule: i.backup.schedule,
+        timeZone: "Etc/UTC",
+        concurrencyPolicy: "Forbid",
+        successfulJobsHistoryLimit: 3,
+        failedJobsHistoryLimit: 3,
+        jobTemplate: {
+          metadata: { labels },
+          spec: {
+            backoffLimit: 1,
+            template: {
+              metadata: { labels: { ...labels, [CLIENT_LABEL]: "true" } },
+              spec: {
+                ...hardenedPod(VALKEY_UID, 30),
+                serviceAccountName: names.serviceAccount,
+                restartPolicy: "Never",
+                nodeSelector: { ...i.placement.nodeSelector },
+                tolerations: i.placement.tolerations.map((t) => ({ ...t })),
+                initContainers: [snapshot],
+                containers: [upload],
+                volumes: [
+                  { name: "script", configMap: { name: names.configMap, defaultMode: 0o444 } },
+                  { name: "work", emptyDir: {} },
+                ],
+              },
+            },
+          },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * The `backup` and `restore` sections of the stack-file schema (sections.ts lists them): scheduled
+ * snapshots of every shard to S3 (pod/backup-script.ts) and a new stack started from one
+ * (pod/restore-script.ts). Both off by default.
+ */
+import { z } from "zod";
+import { versions } from "../versions.js";
+import { count, flag, imageReference, section } from "./fields.js";
+
+/** S3 bucket names (general purpose): 3-63 of a-z 0-9 . -, starting and ending with a letter or digit. */
+export const BUCKET_RE = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+/** A key prefix: path segments of letters, digits and . _ -, no leading or trailing slash. */
+export const PREFIX_RE = /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
+/** A Kubernetes CronJob schedule: five fields of digits, `*`, `/`, `,`, `-` (no @-macros, no names). */
+export const CRON_RE = /^[0-9*/,-]+( [0-9*/,-]+){4}$/;
+/** `s3://bucket/prefix/<backup id>`: what backup.sh prints when it is done. */
+export const RESTORE_URI_RE = /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/[A-Za-z0-9._-]+)+\/?$/;
+
+export const backupSchema = section(
+  {
+    enabled: flag(false).describe(
+      "Take a snapshot of every shard on `schedule` (a CronJob; platform eks only: it reaches S3 through EKS Pod Identity, no static keys): `valkey-cli --rdb` from a replica whose link is up (the least lagging), checked with valkey-check-rdb, sha256, uploaded per shard with a manifest (time, version, replication offsets, key counts, checksums, slot ranges) written last.",
+    ),
+    schedule: z
+      .string()
+      .regex(CRON_RE, { error: "must be a five-field cron schedule such as `17 3 * * *`" })
+      .default("17 3 * * *")
+      .describe("CronJob schedule (UTC on EKS)."),
+    bucket: z
+      .string()
+      .regex(BUCKET_RE, { error: "must be an S3 bucket name (3-63 of a-z 0-9 . -)" })
+      .optional()
+      .describe(
+        "An existing bucket to write to. Left out, the stack creates one (SSE-S3 encryption, versioning, public access blocked, a lifecycle rule expiring objects under `prefix` after `retentionDays`) and KEEPS it on `pulumi destroy` (retainOnDelete), so the backups outlive the stack they restore into a new one.",
+      )
+      .meta({ defaultText: "none: the stack creates one" }),
+    prefix: z
+      .string()
+      .regex(PREFIX_RE, { error: "must be key path segments of letters, digits, . _ - (no leading or trailing /)" })
+      .default("valkey-on-eks")
+      .describe("Key prefix; each backup goes under `<prefix>/<UTC time>/`."),
+    retentionDays: count(1, 14).describe(
+      "Days a backup is kept: the lifecycle rule of the bucket the stack creates (an existing `bucket`'s own rules apply instead). Noncurrent versions expire after the same days.",
+    ),
+    allowPrimary: flag(false).describe(
+      "Snapshot a shard's primary when none of its replicas has its link up (the primary forks once); false fails that backup run instead, naming the shard.",
+    ),
+    awsCliImage: imageReference(versions.AWS_CLI_IMAGE).describe(
+      "Image of the upload step and of the restore's init container: an AWS CLI >= 2.15.0 (the first that reads EKS Pod Identity credentials), same forms as `valkey.image`.",
+    ),
+  },
+  "Scheduled backups of every shard to S3 (pod/backup-script.ts).",
+);
+
+export const restoreSchema = section(
+  {
+    from: z
+      .string()
+      .regex(RESTORE_URI_RE, { error: "must be s3://bucket/prefix/<backup id>, as a backup run prints it" })
+      .optional()
+      .describe(
+        "Not wired in the deployed stack yet (refused). Meant to: start a NEW stack from this backup: each member's init container restores its shard's RDB (checked against the manifest's sha256; the snapshot's shard count and slot ranges must equal the new cluster's) before valkey-server starts, and the bootstrap makes the restored members the primaries. A missing or corrupted object fails the pod, so no member starts empty as a primary. Ignored by members whose volume already holds data.",
+      )
+      .meta({ defaultText: "none: start empty" }),
+  },
+  "Start a new stack from a backup (pod/restore-script.ts).",
+);

@@ -1,0 +1,91 @@
+/**
+ * `backup.enabled` in the program under Pulumi mocks: the bucket the stack creates (encryption,
+ * versioning, public access blocked, the retention lifecycle rule), the Pod Identity role (put, get,
+ * list under the prefix only) and association of the backup ServiceAccount, the CronJob's two
+ * steps (snapshot in the Valkey image from the live plan, upload in the AWS CLI image), the
+ * password only through Secret references; an existing bucket creates no bucket.
+ */
+import { beforeEach, describe, expect, it } from "vitest";
+import { awsMockInvokes, awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
+import { versions } from "../../versions.js";
+
+const recorder = installMocks({ invokes: awsMockInvokes, outputs: awsMockOutputs });
+const { loadStackFile } = await import("../../config/schema.js");
+const { runProgram } = await import("../../stacks/program.js");
+const pulumi = await import("@pulumi/pulumi");
+
+const PASSWORD = "pw-backup-9Zq!unique";
+beforeEach(() => recorder.reset());
+
+async function program(file: string, backup: Record<string, unknown>): Promise<void> {
+  const { config } = loadStackFile(file);
+  config.backup = { ...config.backup, enabled: true, ...backup };
+  runProgram({ stack: "s", config, password: pulumi.secret(PASSWORD) });
+  await settle();
+}
+
+type Spec = { jobTemplate: { spec: { template: { spec: Record<string, unknown> } } }; schedule: string; concurrencyPolicy: string };
+type C = { name: string; image: string; command: string[]; env: { name: string; value?: string; valueFrom?: unknown }[] };
+
+describe("backup in the program", () => {
+  it("cluster stack: a bucket of its own, the Pod Identity role and association, the two-step CronJob", async () => {
+    await program("stacks/Pulumi.cluster.yaml", { retentionDays: 7, schedule: "5 2 * * *" });
+    const types = recorder.resources.map((r) => r.type);
+    for (const t of [
+      "aws:s3/bucket:Bucket",
+      "aws:s3/bucketVersioning:BucketVersioning",
+      "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+      "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock",
+      "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration",
+      "aws:eks/podIdentityAssociation:PodIdentityAssociation",
+      "kubernetes:batch/v1:CronJob",
+    ])
+      expect(types, t).toContain(t);
+    const lifecycle = recorder.get("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration", "valkey-backup-storage-retention").inputs;
+    expect(lifecycle.rules).toEqual([
+      expect.objectContaining({
+        status: "Enabled",
+        filter: { prefix: "valkey-on-eks/" },
+        expiration: { days: 7 },
+        noncurrentVersionExpiration: { noncurrentDays: 7 },
+      }),
+    ]);
+    expect(recorder.get("aws:s3/bucketVersioning:BucketVersioning", "valkey-backup-storage-versioning").inputs.versioningConfiguration).toEqual({
+      status: "Enabled",
+    });
+    const assoc = recorder.get("aws:eks/podIdentityAssociation:PodIdentityAssociation", "valkey-backup-storage-identity").inputs;
+    expect(assoc).toMatchObject({ namespace: "valkey", serviceAccount: "valkey-cluster-backup" });
+    const policy = JSON.parse(recorder.get("aws:iam/rolePolicy:RolePolicy", "valkey-backup-storage-access").inputs.policy as string) as {
+      Statement: { Action: string | string[]; Resource: string }[];
+    };
+    expect(policy.Statement.map((s) => s.Action)).toEqual([["s3:PutObject", "s3:GetObject"], "s3:ListBucket"]);
+    expect(policy.Statement[0]?.Resource).toMatch(/\/valkey-on-eks\/\*$/);
+
+    const cron = recorder.get("kubernetes:batch/v1:CronJob", "valkey-backup-cronjob").inputs.spec as Spec;
+    expect(cron).toMatchObject({ schedule: "5 2 * * *", concurrencyPolicy: "Forbid" });
+    const pod = cron.jobTemplate.spec.template.spec as { serviceAccountName: string; initContainers: C[]; containers: C[] };
+    expect(pod.serviceAccountName).toBe("valkey-cluster-backup");
+    const [snapshot] = pod.initContainers;
+    const [upload] = pod.containers;
+    expect(snapshot?.command).toEqual(["sh", "/etc/valkey-backup/backup.sh", "snapshot-from", "cluster", "valkey-cluster.valkey.svc.cluster.local", "6379"]);
+    expect(upload?.image).toBe(versions.AWS_CLI_IMAGE);
+    expect(upload?.command).toEqual(["sh", "/etc/valkey-backup/backup.sh", "upload", "cluster"]);
+    expect(snapshot?.env.find((e) => e.name === "REDISCLI_AUTH")?.valueFrom).toEqual({ secretKeyRef: { name: "valkey-cluster-auth", key: "password" } });
+    const data = recorder.get("kubernetes:core/v1:ConfigMap", "valkey-backup-script").inputs.data as Record<string, string>;
+    expect(data["backup-uri"]).toMatch(/^s3:\/\/.+\/valkey-on-eks$/);
+    expect(data["backup.sh"]).toContain("snapshot_from()");
+    for (const r of recorder.resources) expect(JSON.stringify(r.redacted), `${r.type} ${r.name}`).not.toContain(PASSWORD);
+  });
+
+  it("replication stack with an existing bucket: no bucket created, the policy names it, the seed is the write Service", async () => {
+    await program("stacks/Pulumi.replication.yaml", { bucket: "team-backups", prefix: "prod/valkey" });
+    expect(recorder.resources.some((r) => r.type === "aws:s3/bucket:Bucket")).toBe(false);
+    const policy = recorder.get("aws:iam/rolePolicy:RolePolicy", "valkey-backup-storage-access").inputs.policy as string;
+    expect(policy).toContain("arn:aws:s3:::team-backups/prod/valkey/*");
+    const data = recorder.get("kubernetes:core/v1:ConfigMap", "valkey-backup-script").inputs.data as Record<string, string>;
+    expect(data["backup-uri"]).toBe("s3://team-backups/prod/valkey");
+    const cron = recorder.get("kubernetes:batch/v1:CronJob", "valkey-backup-cronjob").inputs.spec as Spec;
+    const pod = cron.jobTemplate.spec.template.spec as { initContainers: C[] };
+    expect(pod.initContainers[0]?.command.slice(3)).toEqual(["replication", "valkey-write.valkey.svc.cluster.local", "6379"]);
+  });
+});
