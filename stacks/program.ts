@@ -313,6 +313,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
         mode,
         backup: config.backup,
         seedHost: valkey.endpoints.write,
+        region: config.aws.region,
         valkeyImage: config.valkey.image,
         secretName: valkey.secretName,
         placement: platform.placement,

@@ -32,6 +32,8 @@ export interface BackupCronJobInput {
   bucket: string | undefined;
   /** Where the plan starts: the client Service (cluster) or the write Service (replication). */
   seedHost: string;
+  /** The bucket's region (`aws.region`): the CLI finds no region by itself in a pod (Pod Identity gives credentials only). */
+  region: string;
   valkeyImage: string;
   /** Password Secret; undefined = auth off. */
   secretName: string | undefined;
@@ -81,6 +83,7 @@ export function buildBackupManifests(i: BackupCronJobInput): BackupManifests {
     env: [
       { name: "BACKUP_WORK_DIR", value: WORK_DIR },
       { name: "BACKUP_URI", valueFrom: { configMapKeyRef: { name: names.configMap, key: BACKUP_URI_KEY } } },
+      { name: "AWS_REGION", value: i.region },
       // The CLI caches under $HOME; the root filesystem is read-only.
       { name: "HOME", value: WORK_DIR },
     ],

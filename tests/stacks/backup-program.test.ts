@@ -15,6 +15,7 @@ const { runProgram } = await import("../../stacks/program.js");
 const pulumi = await import("@pulumi/pulumi");
 
 const PASSWORD = "pw-backup-9Zq!unique";
+const REGION = loadStackFile("stacks/Pulumi.cluster.yaml").config.aws.region;
 beforeEach(() => recorder.reset());
 
 async function program(file: string, backup: Record<string, unknown>): Promise<void> {
@@ -70,6 +71,8 @@ describe("backup in the program", () => {
     expect(snapshot?.command).toEqual(["sh", "/etc/valkey-backup/backup.sh", "snapshot-from", "cluster", "valkey-cluster.valkey.svc.cluster.local", "6379"]);
     expect(upload?.image).toBe(versions.AWS_CLI_IMAGE);
     expect(upload?.command).toEqual(["sh", "/etc/valkey-backup/backup.sh", "upload", "cluster"]);
+    // The stack's region: in a pod the CLI finds none by itself.
+    expect(upload?.env.find((e) => e.name === "AWS_REGION")?.value).toBe(REGION);
     expect(snapshot?.env.find((e) => e.name === "REDISCLI_AUTH")?.valueFrom).toEqual({ secretKeyRef: { name: "valkey-cluster-auth", key: "password" } });
     const data = recorder.get("kubernetes:core/v1:ConfigMap", "valkey-backup-script").inputs.data as Record<string, string>;
     expect(data["backup-uri"]).toMatch(/^s3:\/\/.+\/valkey-on-eks$/);
