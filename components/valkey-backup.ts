@@ -1,8 +1,9 @@
 /**
- * ValkeyBackup (config `backup`, platform eks): the release's scheduled backups to S3 as a thin
- * ComponentResource: BackupStorage (the bucket when none is given, the Pod Identity role and
- * association; components/aws/backup-storage.ts) and the pure manifests of
- * components/valkey/backup-cronjob.ts (ServiceAccount, ConfigMap with backup.sh, CronJob).
+ * ValkeyBackup (config `backup`): the release's scheduled backups to S3 as a thin
+ * ComponentResource over the pure manifests of components/valkey/backup-cronjob.ts
+ * (ServiceAccount, ConfigMap with backup.sh, CronJob). On eks also BackupStorage (the bucket when
+ * none is given, the Pod Identity role and association; components/aws/backup-storage.ts); on byo
+ * the bucket is the user's (`backup.bucket`, on `backup.endpoint`, keys in `backup.credentialsSecret`).
  */
 import type * as aws from "@pulumi/aws";
 import * as k8s from "@pulumi/kubernetes";
@@ -10,17 +11,22 @@ import * as pulumi from "@pulumi/pulumi";
 import { BackupStorage } from "./aws/backup-storage.js";
 import { BACKUP_URI_KEY, backupUri, buildBackupManifests, type BackupCronJobInput } from "./valkey/backup-cronjob.js";
 
-export interface ValkeyBackupArgs extends Omit<BackupCronJobInput, "bucket"> {
+export type ValkeyBackupArgs = Omit<BackupCronJobInput, "bucket">;
+
+/** Platform eks: where the bucket and the Pod Identity role go. */
+export interface BackupAws {
   clusterName: pulumi.Input<string>;
+  /** The AWS provider (the bucket, the role, the association). */
+  awsProvider: aws.Provider;
   /** For the bucket ARN of an existing `backup.bucket`. @default "aws" */
   partition?: string;
 }
 
 export interface ValkeyBackupOptions {
-  /** The AWS provider (the bucket, the role, the association). */
-  awsProvider: aws.Provider;
   /** The cluster's Kubernetes provider. */
   k8sProvider: k8s.Provider;
+  /** Platform eks; undefined on byo (`backup.bucket` is then required, config/rules.ts). */
+  aws?: BackupAws;
   dependsOn?: pulumi.Input<pulumi.Resource>[];
 }
 
@@ -33,25 +39,30 @@ export class ValkeyBackup extends pulumi.ComponentResource {
   constructor(name: string, args: ValkeyBackupArgs, o: ValkeyBackupOptions) {
     super("valkey-on-eks:valkey:Backup", name, {}, { dependsOn: o.dependsOn });
     const m = buildBackupManifests({ ...args, bucket: args.backup.bucket });
-    const storage = new BackupStorage(
-      `${name}-storage`,
-      {
-        clusterName: args.clusterName,
-        namespace: args.namespace,
-        serviceAccount: m.serviceAccount.metadata?.name as string,
-        bucket: args.backup.bucket,
-        prefix: args.backup.prefix,
-        retentionDays: args.backup.retentionDays,
-        partition: args.partition,
-      },
-      { parent: this, provider: o.awsProvider },
-    );
+    const storage =
+      o.aws === undefined
+        ? undefined
+        : new BackupStorage(
+            `${name}-storage`,
+            {
+              clusterName: o.aws.clusterName,
+              namespace: args.namespace,
+              serviceAccount: m.serviceAccount.metadata?.name as string,
+              bucket: args.backup.bucket,
+              prefix: args.backup.prefix,
+              retentionDays: args.backup.retentionDays,
+              partition: o.aws.partition,
+            },
+            { parent: this, provider: o.aws.awsProvider },
+          );
+    const bucket = storage?.bucketName ?? args.backup.bucket;
+    if (bucket === undefined) throw new Error("backup.bucket is required without the eks platform's BackupStorage");
     const k8sOpts = { parent: this, provider: o.k8sProvider };
-    const uri = storage.bucketName.apply((b) => backupUri(b, args.backup.prefix));
+    const uri = pulumi.output(bucket).apply((b) => backupUri(b, args.backup.prefix));
     new k8s.core.v1.ServiceAccount(`${name}-sa`, m.serviceAccount, k8sOpts);
     const configMap = new k8s.core.v1.ConfigMap(`${name}-script`, { ...m.configMap, data: { ...m.configMap.data, [BACKUP_URI_KEY]: uri } }, k8sOpts);
-    new k8s.batch.v1.CronJob(`${name}-cronjob`, m.cronJob, { ...k8sOpts, dependsOn: [configMap, storage] });
-    this.bucketName = storage.bucketName;
+    new k8s.batch.v1.CronJob(`${name}-cronjob`, m.cronJob, { ...k8sOpts, dependsOn: [configMap, ...(storage === undefined ? [] : [storage])] });
+    this.bucketName = pulumi.output(bucket);
     this.uri = uri;
     this.registerOutputs({ bucketName: this.bucketName, uri });
   }

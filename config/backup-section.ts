@@ -19,7 +19,7 @@ export const RESTORE_URI_RE = /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/[A-Za-
 export const backupSchema = section(
   {
     enabled: flag(false).describe(
-      "Take a snapshot of every shard on `schedule` (a CronJob; platform eks only: it reaches S3 through EKS Pod Identity, no static keys): `valkey-cli --rdb` from a replica whose link is up (the least lagging), checked with valkey-check-rdb, sha256, uploaded per shard with a manifest (time, version, replication offsets, key counts, checksums, slot ranges) written last.",
+      "Take a snapshot of every shard on `schedule` (a CronJob; on eks it reaches S3 through EKS Pod Identity, no static keys; on byo through `endpoint` and `credentialsSecret`): `valkey-cli --rdb` from a replica whose link is up (the least lagging), checked with valkey-check-rdb, sha256, uploaded per shard with a manifest (time, version, replication offsets, key counts, checksums, slot ranges) written last.",
     ),
     schedule: z
       .string()
@@ -45,6 +45,21 @@ export const backupSchema = section(
     allowPrimary: flag(false).describe(
       "Snapshot a shard's primary when none of its replicas has its link up (the primary forks once); false fails that backup run instead, naming the shard.",
     ),
+    endpoint: z
+      .url({ protocol: /^https?$/, error: "must be an http(s) URL of an S3-compatible server, e.g. http://minio.storage:9000" })
+      .optional()
+      .describe(
+        "Platform byo: the S3-compatible server to write to (MinIO, Ceph RGW, ...), given to the AWS CLI as its endpoint. Left out: Amazon S3 itself. Refused on eks (the stack's own bucket, through Pod Identity).",
+      )
+      .meta({ defaultText: "none: Amazon S3" }),
+    credentialsSecret: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, { error: "must be a Kubernetes Secret name" })
+      .optional()
+      .describe(
+        "Platform byo (required there): the name of a Secret in `valkey.namespace` holding AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for the bucket, which you create and rotate yourself; the stack never sees the keys. A run that starts before it exists fails naming it (CreateContainerConfigError). Refused on eks (Pod Identity: no static keys).",
+      )
+      .meta({ defaultText: "none" }),
     awsCliImage: imageReference(versions.AWS_CLI_IMAGE).describe(
       "Image of the upload step and of the restore's init container: an AWS CLI >= 2.15.0 (the first that reads EKS Pod Identity credentials), same forms as `valkey.image`.",
     ),

@@ -258,8 +258,15 @@ function checkDrills(config: StackConfig, report: Report): void {
 /** Backup and restore reach S3 through EKS Pod Identity; a cluster restore needs the bootstrap to pin the restored primaries. */
 function checkBackup(config: StackConfig, report: Report): void {
   const { backup, restore } = config;
-  if (backup.enabled && config.platform !== "eks")
-    report(["backup", "enabled"], "needs platform eks: the backup reaches S3 through EKS Pod Identity (no static keys)");
+  if (config.platform === "eks") {
+    if (backup.endpoint !== undefined) report(["backup", "endpoint"], "is for platform byo: on eks the backup writes to Amazon S3 through EKS Pod Identity");
+    if (backup.credentialsSecret !== undefined)
+      report(["backup", "credentialsSecret"], "is for platform byo: on eks the backup gets its credentials from EKS Pod Identity (no static keys)");
+  } else if (backup.enabled) {
+    if (backup.bucket === undefined) report(["backup", "bucket"], "is required on platform byo: the stack creates a bucket only on eks");
+    if (backup.credentialsSecret === undefined)
+      report(["backup", "credentialsSecret"], "is required on platform byo: name the Secret holding AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (there is no Pod Identity)");
+  }
   if (restore.from === undefined) return;
   report(
     ["restore", "from"],

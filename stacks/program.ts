@@ -303,8 +303,8 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
     }
   }
 
-  // Scheduled backups (eks: S3 through Pod Identity), once the topology is formed and rolled.
-  if (config.backup.enabled && platform.eks !== undefined) {
+  // Scheduled backups (eks: S3 through Pod Identity; byo: the user's bucket and keys), once the topology is formed and rolled.
+  if (config.backup.enabled) {
     new ValkeyBackup(
       "valkey-backup",
       {
@@ -317,9 +317,12 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
         valkeyImage: config.valkey.image,
         secretName: valkey.secretName,
         placement: platform.placement,
-        clusterName: platform.eks.clusterName,
       },
-      { awsProvider: platform.eks.awsProvider, k8sProvider: platform.provider, dependsOn: [formed] },
+      {
+        k8sProvider: platform.provider,
+        aws: platform.eks === undefined ? undefined : { clusterName: platform.eks.clusterName, awsProvider: platform.eks.awsProvider },
+        dependsOn: [formed],
+      },
     );
   }
 

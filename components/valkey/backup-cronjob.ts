@@ -4,7 +4,8 @@
  * the CronJob. Each run is one pod in two steps over an emptyDir: the init container (the Valkey
  * image: valkey-cli, valkey-check-rdb) runs `backup.sh snapshot-from MODE SEED 6379` (the plan from
  * the live topology, then `valkey-cli --rdb` from each shard's chosen replica), and the container
- * (an AWS CLI >= 2.15 image) runs `backup.sh upload MODE`, the manifest last. The pod carries the
+ * (an AWS CLI >= 2.15 image) runs `backup.sh upload MODE`, the manifest last: on eks with Pod
+ * Identity's credentials, on byo with the keys of `backup.credentialsSecret` and `backup.endpoint`. The pod carries the
  * client label, so the release's NetworkPolicy admits it to 6379; the password reaches valkey-cli
  * through VALKEYCLI_AUTH / REDISCLI_AUTH from the Secret, never argv. Runs never overlap (Forbid).
  */
@@ -84,9 +85,13 @@ export function buildBackupManifests(i: BackupCronJobInput): BackupManifests {
       { name: "BACKUP_WORK_DIR", value: WORK_DIR },
       { name: "BACKUP_URI", valueFrom: { configMapKeyRef: { name: names.configMap, key: BACKUP_URI_KEY } } },
       { name: "AWS_REGION", value: i.region },
+      // byo: an S3-compatible server (backup.sh passes it as --endpoint-url).
+      ...(i.backup.endpoint === undefined ? [] : [{ name: "AWS_ENDPOINT_URL", value: i.backup.endpoint }]),
       // The CLI caches under $HOME; the root filesystem is read-only.
       { name: "HOME", value: WORK_DIR },
     ],
+    // byo: the keys from the user's own Secret (eks: none, Pod Identity gives the credentials).
+    ...(i.backup.credentialsSecret === undefined ? {} : { envFrom: [{ secretRef: { name: i.backup.credentialsSecret } }] }),
     volumeMounts: mounts,
     securityContext: restrictedContainer(),
   };

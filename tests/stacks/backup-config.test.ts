@@ -1,6 +1,6 @@
 /**
  * The `backup` and `restore` stack-config sections: defaults, field errors naming the key, and the
- * cross-field rules (platform eks for Pod Identity; the deployed restore refused until it is wired).
+ * cross-field rules (eks: Pod Identity, byo: the user's bucket and credentials Secret; the deployed restore refused until it is wired).
  */
 import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
@@ -33,13 +33,28 @@ describe("config backup and restore", () => {
     ["prefix", { backup: { prefix: "/abs/" } }, "backup.prefix", "no leading or trailing"],
     ["retention", { backup: { retentionDays: 0 } }, "backup.retentionDays", ""],
     ["restore uri", { restore: { from: "https://x/y" } }, "restore.from", "s3://bucket/prefix/<backup id>"],
+    ["endpoint", { platform: "byo", backup: { endpoint: "minio:9000" } }, "backup.endpoint", "http(s) URL"],
+    ["endpoint scheme", { platform: "byo", backup: { endpoint: "ftp://minio:9000" } }, "backup.endpoint", "http(s) URL"],
+    ["credentials secret", { platform: "byo", backup: { credentialsSecret: "Bad_Name" } }, "backup.credentialsSecret", "Secret name"],
   ])("names a bad %s", (_what, raw, path, text) => {
     const issue = configIssues(raw).find((i) => i.path === path);
     expect(issue?.message ?? "(no issue)").toContain(text);
   });
 
-  it("needs platform eks, and refuses the deployed restore until it is wired", () => {
-    expect(joined({ platform: "byo", backup: { enabled: true } })).toMatch(/backup\.enabled: needs platform eks/);
+  it("on byo needs the bucket and the credentials Secret; on eks refuses both byo keys; refuses the deployed restore until it is wired", () => {
+    const byo = joined({ platform: "byo", byo: { kubeconfig: "k" }, backup: { enabled: true } });
+    expect(byo).toMatch(/backup\.bucket: is required on platform byo/);
+    expect(byo).toMatch(/backup\.credentialsSecret: is required on platform byo/);
+    expect(
+      configIssues({
+        platform: "byo",
+        byo: { kubeconfig: "k" },
+        backup: { enabled: true, bucket: "backups", endpoint: "http://10.231.0.1:5000", credentialsSecret: "s3-keys" },
+      }).filter((i) => i.path.startsWith("backup")),
+    ).toEqual([]);
+    const eks = joined({ backup: { enabled: true, endpoint: "http://minio:9000", credentialsSecret: "s3-keys" } });
+    expect(eks).toMatch(/backup\.endpoint: is for platform byo/);
+    expect(eks).toMatch(/backup\.credentialsSecret: is for platform byo: on eks .* Pod Identity/);
     expect(joined({ restore: { from: "s3://my-bucket/valkey-on-eks/20261125T031700Z" } })).toMatch(/restore\.from: the deployed restore is not wired yet/);
   });
 });

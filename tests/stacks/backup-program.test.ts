@@ -5,6 +5,9 @@
  * steps (snapshot in the Valkey image from the live plan, upload in the AWS CLI image), the
  * password only through Secret references; an existing bucket creates no bucket.
  */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { awsMockInvokes, awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
 import { versions } from "../../versions.js";
@@ -18,9 +21,14 @@ const PASSWORD = "pw-backup-9Zq!unique";
 const REGION = loadStackFile("stacks/Pulumi.cluster.yaml").config.aws.region;
 beforeEach(() => recorder.reset());
 
+// The byo stack reads its kubeconfig at run time: an empty one will do under mocks.
+const kubeconfigPath = join(mkdtempSync(join(tmpdir(), "backup-program-")), "kubeconfig");
+writeFileSync(kubeconfigPath, "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n");
+
 async function program(file: string, backup: Record<string, unknown>): Promise<void> {
   const { config } = loadStackFile(file);
   config.backup = { ...config.backup, enabled: true, ...backup };
+  if (config.platform === "byo") config.byo = { ...config.byo, kubeconfig: kubeconfigPath };
   runProgram({ stack: "s", config, password: pulumi.secret(PASSWORD) });
   await settle();
 }
@@ -90,5 +98,19 @@ describe("backup in the program", () => {
     const cron = recorder.get("kubernetes:batch/v1:CronJob", "valkey-backup-cronjob").inputs.spec as Spec;
     const pod = cron.jobTemplate.spec.template.spec as { initContainers: C[] };
     expect(pod.initContainers[0]?.command.slice(3)).toEqual(["replication", "valkey-write.valkey.svc.cluster.local", "6379"]);
+  });
+
+  it("byo stack: no AWS resource; the upload step reaches the endpoint with the keys of the user's Secret, never values of its own", async () => {
+    const endpoint = "http://minio.storage:9000";
+    await program("stacks/Pulumi.byo.yaml", { bucket: "team-backups", endpoint, credentialsSecret: "s3-keys" });
+    expect(recorder.resources.filter((r) => r.type.startsWith("aws:")).map((r) => r.type)).toEqual([]);
+    const data = recorder.get("kubernetes:core/v1:ConfigMap", "valkey-backup-script").inputs.data as Record<string, string>;
+    expect(data["backup-uri"]).toBe("s3://team-backups/valkey-on-eks");
+    const cron = recorder.get("kubernetes:batch/v1:CronJob", "valkey-backup-cronjob").inputs.spec as Spec;
+    const pod = cron.jobTemplate.spec.template.spec as { containers: (C & { envFrom?: unknown })[] };
+    const [upload] = pod.containers;
+    expect(upload?.env.find((e) => e.name === "AWS_ENDPOINT_URL")?.value).toBe(endpoint);
+    expect(upload?.envFrom).toEqual([{ secretRef: { name: "s3-keys" } }]);
+    expect(upload?.env.map((e) => e.name)).not.toContain("AWS_SECRET_ACCESS_KEY");
   });
 });
