@@ -265,7 +265,10 @@ function checkBackup(config: StackConfig, report: Report): void {
   } else if (backup.enabled) {
     if (backup.bucket === undefined) report(["backup", "bucket"], "is required on platform byo: the stack creates a bucket only on eks");
     if (backup.credentialsSecret === undefined)
-      report(["backup", "credentialsSecret"], "is required on platform byo: name the Secret holding AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (there is no Pod Identity)");
+      report(
+        ["backup", "credentialsSecret"],
+        "is required on platform byo: name the Secret holding AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (there is no Pod Identity)",
+      );
   }
   if (restore.from === undefined) return;
   report(
