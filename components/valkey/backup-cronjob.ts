@@ -19,6 +19,8 @@ import { hardenedPod, restrictedContainer } from "./pod-security.js";
 import { VALKEY_UID } from "./statefulset.js";
 
 export const BACKUP_SCRIPT_KEY = "backup.sh";
+/** `app.kubernetes.io/name` of the backup objects and pods. */
+export const BACKUP_POD_NAME = "valkey-backup";
 /** The ConfigMap key holding `s3://bucket/prefix` (the component sets it when the bucket is created). */
 export const BACKUP_URI_KEY = "backup-uri";
 const SCRIPT_MOUNT = "/etc/valkey-backup";
@@ -59,7 +61,11 @@ export function backupUri(bucket: string, prefix: string): string {
 
 export function buildBackupManifests(i: BackupCronJobInput): BackupManifests {
   const names = backupNames(i.release);
-  const labels = { ...releaseLabels(i.release), "app.kubernetes.io/component": "backup" };
+  // Not the members' `app.kubernetes.io/name: valkey`: the release's selectors (the StatefulSet's,
+  // the client Service's, the PDB's, the members' NetworkPolicy, the checks' discovery) match on
+  // it, and a backup pod among them would be a Service endpoint and be held to the members' egress
+  // (DNS and members only: no S3). Found on real pods: the upload timed out.
+  const labels = { ...releaseLabels(i.release), "app.kubernetes.io/name": BACKUP_POD_NAME, "app.kubernetes.io/component": "backup" };
   const auth: EnvVar[] =
     i.secretName === undefined
       ? []

@@ -33,6 +33,28 @@ async function program(file: string, backup: Record<string, unknown>): Promise<v
   await settle();
 }
 
+/**
+ * The backup pod matches no selector of the release: not the StatefulSets' (adoption, spread),
+ * the Services' (it would be an endpoint), the PDBs' or the NetworkPolicies' (the members' egress
+ * allows DNS and members only: the upload to S3 would be dropped, as it was on real pods).
+ */
+function expectOutsideReleaseSelectors(cron: Spec): void {
+  const labels = (cron.jobTemplate.spec.template as unknown as { metadata: { labels: Record<string, string> } }).metadata.labels;
+  const selectors = recorder.resources.flatMap((r) => {
+    const spec = r.inputs.spec as Record<string, { matchLabels?: Record<string, string> } & Record<string, string>> | undefined;
+    if (spec === undefined) return [];
+    if (r.type.endsWith(":StatefulSet") || r.type.endsWith(":PodDisruptionBudget")) return [{ what: `${r.type} ${r.name}`, sel: spec.selector?.matchLabels }];
+    if (r.type.endsWith(":Service")) return [{ what: `${r.type} ${r.name}`, sel: spec.selector as unknown as Record<string, string> | undefined }];
+    if (r.type.endsWith(":NetworkPolicy")) return [{ what: `${r.type} ${r.name}`, sel: spec.podSelector?.matchLabels }];
+    return [];
+  });
+  expect(selectors.length).toBeGreaterThan(3);
+  for (const { what, sel } of selectors) {
+    if (sel === undefined) continue;
+    expect(Object.entries(sel).every(([k, v]) => labels[k] === v), `${what} selects the backup pod`).toBe(false);
+  }
+}
+
 type Spec = { jobTemplate: { spec: { template: { spec: Record<string, unknown> } } }; schedule: string; concurrencyPolicy: string };
 type C = { name: string; image: string; command: string[]; env: { name: string; value?: string; valueFrom?: unknown }[] };
 
@@ -86,6 +108,7 @@ describe("backup in the program", () => {
     expect(data["backup-uri"]).toMatch(/^s3:\/\/.+\/valkey-on-eks$/);
     expect(data["backup.sh"]).toContain("snapshot_from()");
     for (const r of recorder.resources) expect(JSON.stringify(r.redacted), `${r.type} ${r.name}`).not.toContain(PASSWORD);
+    expectOutsideReleaseSelectors(cron);
   });
 
   it("replication stack with an existing bucket: no bucket created, the policy names it, the seed is the write Service", async () => {
@@ -98,6 +121,7 @@ describe("backup in the program", () => {
     const cron = recorder.get("kubernetes:batch/v1:CronJob", "valkey-backup-cronjob").inputs.spec as Spec;
     const pod = cron.jobTemplate.spec.template.spec as { initContainers: C[] };
     expect(pod.initContainers[0]?.command.slice(3)).toEqual(["replication", "valkey-write.valkey.svc.cluster.local", "6379"]);
+    expectOutsideReleaseSelectors(cron);
   });
 
   it("byo stack: no AWS resource; the upload step reaches the endpoint with the keys of the user's Secret, never values of its own", async () => {
