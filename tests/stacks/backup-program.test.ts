@@ -44,14 +44,17 @@ function expectOutsideReleaseSelectors(cron: Spec): void {
     const spec = r.inputs.spec as Record<string, { matchLabels?: Record<string, string> } & Record<string, string>> | undefined;
     if (spec === undefined) return [];
     if (r.type.endsWith(":StatefulSet") || r.type.endsWith(":PodDisruptionBudget")) return [{ what: `${r.type} ${r.name}`, sel: spec.selector?.matchLabels }];
-    if (r.type.endsWith(":Service")) return [{ what: `${r.type} ${r.name}`, sel: spec.selector as unknown as Record<string, string> | undefined }];
+    if (r.type.endsWith(":Service")) return [{ what: `${r.type} ${r.name}`, sel: spec.selector }];
     if (r.type.endsWith(":NetworkPolicy")) return [{ what: `${r.type} ${r.name}`, sel: spec.podSelector?.matchLabels }];
     return [];
   });
   expect(selectors.length).toBeGreaterThan(3);
   for (const { what, sel } of selectors) {
     if (sel === undefined) continue;
-    expect(Object.entries(sel).every(([k, v]) => labels[k] === v), `${what} selects the backup pod`).toBe(false);
+    expect(
+      Object.entries(sel).every(([k, v]) => labels[k] === v),
+      `${what} selects the backup pod`,
+    ).toBe(false);
   }
 }
 
