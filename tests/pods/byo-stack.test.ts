@@ -23,6 +23,7 @@ import { createStack, tail } from "../e2e/support/pulumi-harness.js";
 import { podsSkipReason, podsStackConfig, STACK_ZONES, usePodsCluster } from "./support/byo-on-pods.js";
 import { detectionSettings, drillConfig, expectDrills, type DrillRow } from "./support/drill-checks.js";
 import { allowBusFrom, probe, type ProbeTarget } from "./support/probe.js";
+import { expectBackupOnRealPods } from "./support/backup-checks.js";
 import { expectScaleUpThenIn } from "./support/scale-checks.js";
 import { expectLiveConfigChange, expectUpgradeUnderLoad } from "./support/upgrade-checks.js";
 
@@ -209,4 +210,9 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
     () => lifecycle("cluster"),
   );
   it.concurrent("replication mode: the same, with the Sentinels and the HAProxy endpoint in real pods", { timeout: 1_500_000 }, () => lifecycle("replication"));
+  it.concurrent(
+    "backup (cluster 3 x 1, byo: an S3-compatible server and the user's Secret): a Job from the CronJob snapshots every shard from a replica and uploads RDBs and manifest (support/backup-checks.ts)",
+    { timeout: 900_000 },
+    () => expectBackupOnRealPods(ctx),
+  );
 });

@@ -1,0 +1,166 @@
+/**
+ * The backup on real pods: the byo stack in cluster mode (3 x 1) with `backup` on, writing to an
+ * S3-compatible server (moto[server], started in kube:local's outer network namespace on the
+ * bridge address every node routes to, so pods reach it as they would reach MinIO), with the keys
+ * in a Secret the test creates after the first `up` (`backup.credentialsSecret`). A Job made from
+ * the CronJob's own template runs both steps in real containers: `snapshot-from` in the valkey
+ * image (the plan from the live topology through the client Service, `valkey-cli --rdb` from each
+ * shard's replica through the NetworkPolicies, valkey-check-rdb), then `upload` in the locally
+ * built AWS CLI image. Then: the manifest in S3 names 3 shards with the cluster's slot ranges,
+ * snapshotted from replicas, and its key counts add up to the keys written; each RDB's sha256 is
+ * the manifest's. The deployed restore is not built yet (docs/day-2.md).
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { expect } from "vitest";
+import { API_IP, OUTER_NETNS } from "../../../benchmarks/kube-local/plan.js";
+import { pollUntil } from "../../../benchmarks/util/poll-until.js";
+import { trackChild } from "../../../benchmarks/util/process-reaper.js";
+import { kubernetesDrillApi } from "../../../components/steps/failure-drill/kube-api.js";
+import { kubeDeps } from "../../../components/steps/kit/kube-access.js";
+import { kubernetesVerifier, type VerifierInputs } from "../../../components/steps/topology-check/implementation.js";
+import { parseManifest } from "../../../pod/backup-manifest.js";
+import { createStack, tail } from "../../e2e/support/pulumi-harness.js";
+import { s3ToolsMissing } from "../../support/moto-server.js";
+import { podsStackConfig, type PodsContext } from "./byo-on-pods.js";
+
+const PASSWORD = `pods-${Math.random().toString(36).slice(2)}-secret`;
+const NS = "valkey-backup-pods";
+const BUCKET = "valkey-backups";
+const PREFIX = "pods";
+const KEYS = 3000;
+// A port of the outer namespace nothing else listens on (the API server is on 6443).
+const MOTO_PORT = 5055;
+const ENDPOINT = `http://${API_IP}:${MOTO_PORT}`;
+const S3_ENV = { AWS_ACCESS_KEY_ID: "pods-backup", AWS_SECRET_ACCESS_KEY: "pods-backup-secret", AWS_DEFAULT_REGION: "us-west-2" };
+
+/** A log body as text (a container that never ran answers a Status object). */
+const text = (body: unknown): string => (typeof body === "string" ? body : JSON.stringify(body));
+
+/** `aws --endpoint-url ENDPOINT ARGS` run in the outer namespace; stdout, or throws with stderr. */
+function aws(args: string[], binary = false): Buffer {
+  const r = spawnSync("nsenter", [`--net=/run/netns/${OUTER_NETNS}`, "--", process.env.AWS_CLI as string, "--endpoint-url", ENDPOINT, ...args], {
+    env: { ...process.env, ...S3_ENV },
+    maxBuffer: 64 << 20,
+  });
+  if (r.status !== 0) throw new Error(`aws ${args.join(" ")}: ${r.stderr.toString().trim()}`);
+  return binary ? r.stdout : Buffer.from(r.stdout.toString());
+}
+
+/** The whole check (tests/pods/byo-stack.test.ts runs it beside the two lifecycles); needs the S3 tools of .ci/setup. */
+export async function expectBackupOnRealPods(ctx: PodsContext): Promise<void> {
+  const missing = s3ToolsMissing();
+  if (missing !== undefined) throw new Error(`the backup on real pods needs ${missing}`);
+  const { cluster, api, env } = ctx;
+  const awsImage = cluster.images.awscli;
+  if (awsImage === undefined)
+    throw new Error("no awscli image in the running local cluster: restart it (npm run kube:local -- down, then up) to import the images");
+  const moto: ChildProcess = spawn(
+    "nsenter",
+    [`--net=/run/netns/${OUTER_NETNS}`, "--", process.env.MOTO_SERVER as string, "-H", API_IP, "-p", String(MOTO_PORT)],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  trackChild(moto);
+  try {
+    await pollUntil(
+      () => {
+        try {
+          aws(["s3api", "list-buckets"]);
+          return Promise.resolve(true);
+        } catch (e) {
+          return Promise.resolve((e as Error).message);
+        }
+      },
+      { timeoutMs: 30_000, intervalMs: 250, what: `moto_server on ${ENDPOINT} in ${OUTER_NETNS}` },
+    );
+    aws(["s3", "mb", `s3://${BUCKET}`]);
+    const config = podsStackConfig(cluster, "cluster", NS, {
+      benchmark: { enabled: false },
+      drills: { enabled: false },
+      // Far from now: the test runs the CronJob's template itself.
+      backup: {
+        enabled: true,
+        schedule: "0 0 1 1 *",
+        bucket: BUCKET,
+        prefix: PREFIX,
+        endpoint: ENDPOINT,
+        credentialsSecret: "s3-keys",
+        awsCliImage: awsImage,
+      },
+    });
+    const s = await createStack(env, config, { password: PASSWORD });
+    try {
+      const first = await s.stack.up({ onOutput: (o) => s.log.push(o) });
+      expect(first.summary.result, tail(s.log)).toBe("succeeded");
+      const kube = await kubernetesDrillApi(readFileSync(cluster.kubeconfig, "utf8"));
+      // Keys through valkey-cli -c in a member (its REDISCLI_AUTH is the release's password).
+      await kube.exec(NS, "valkey-cluster-0", "valkey", [
+        "sh",
+        "-c",
+        `i=1; while [ $i -le ${KEYS} ]; do echo "SET bk:$i v$i"; i=$((i+1)); done | valkey-cli -c >/dev/null`,
+      ]);
+      const secret = await api("POST", `/api/v1/namespaces/${NS}/secrets`, { metadata: { name: "s3-keys" }, stringData: S3_ENV });
+      expect(secret.status).toBe(201);
+      const cron = await api<{ spec: { jobTemplate: { spec: unknown } } }>("GET", `/apis/batch/v1/namespaces/${NS}/cronjobs/valkey-cluster-backup`);
+      expect(cron.status).toBe(200);
+      const job = await api("POST", `/apis/batch/v1/namespaces/${NS}/jobs`, { metadata: { name: "backup-now" }, spec: cron.body.spec.jobTemplate.spec });
+      expect(job.status).toBe(201);
+      const t0 = Date.now();
+      const logs = async (): Promise<string> => {
+        const pods = await api<{ items: Array<{ metadata: { name: string } }> }>("GET", `/api/v1/namespaces/${NS}/pods?labelSelector=job-name%3Dbackup-now`);
+        const out: string[] = [];
+        for (const p of pods.body.items)
+          for (const c of ["snapshot", "upload"])
+            out.push(
+              `--- ${p.metadata.name}/${c}\n${text((await api<unknown>("GET", `/api/v1/namespaces/${NS}/pods/${p.metadata.name}/log?container=${c}`)).body)}`,
+            );
+        return out.join("\n");
+      };
+      await pollUntil(
+        async () => {
+          const st = await api<{ status: { succeeded?: number; failed?: number } }>("GET", `/apis/batch/v1/namespaces/${NS}/jobs/backup-now`);
+          if ((st.body.status.failed ?? 0) > 0) throw new Error(`the backup Job failed:\n${await logs()}`);
+          return (st.body.status.succeeded ?? 0) > 0 ? true : "not done";
+        },
+        { timeoutMs: 300_000, intervalMs: 2000, what: "the backup Job" },
+      );
+      const runLog = await logs();
+      console.log(`[pods] backup Job done in ${Math.round((Date.now() - t0) / 1000)} s\n${runLog}`);
+
+      const listing = aws(["s3", "ls", `s3://${BUCKET}/${PREFIX}/`, "--recursive"]).toString();
+      const manifestKey = /(\S+\/manifest\.json)\s*$/m.exec(listing)?.[1];
+      expect(manifestKey, listing).toBeDefined();
+      const manifest = parseManifest(aws(["s3", "cp", `s3://${BUCKET}/${manifestKey}`, "-"]).toString());
+      const dir = (manifestKey as string).slice(0, -"manifest.json".length);
+      expect(manifest.mode).toBe("cluster");
+      expect(manifest.shards.map((x) => x.slots).sort()).toEqual([["0-5460"], ["10922-16383"], ["5461-10921"]]);
+      expect(manifest.shards.reduce((n, x) => n + x.keys, 0)).toBe(KEYS);
+      for (const shard of manifest.shards) {
+        const rdb = aws(["s3", "cp", `s3://${BUCKET}/${dir}${shard.object}`, "-"], true);
+        expect(createHash("sha256").update(rdb).digest("hex"), shard.object).toBe(shard.sha256);
+      }
+      // Each shard from a replica (the plan's choice with every link up), not from its primary.
+      const state = (await s.stack.exportStack()).deployment as { resources: Array<{ urn: string; inputs?: Record<string, unknown> }> };
+      const check = state.resources.find((r) => r.urn.endsWith("::valkey-check-run"))?.inputs as VerifierInputs | undefined;
+      if (check === undefined) throw new Error("no valkey-check-run resource in the stack");
+      const vi: VerifierInputs = { ...check, kubeconfig: readFileSync(cluster.kubeconfig, "utf8"), password: PASSWORD, connector: "port-forward" };
+      const v = await kubernetesVerifier(vi, kubeDeps(vi));
+      try {
+        const report = await v.verify();
+        const replicas = report.shards.flatMap((x) => x.replicas.map((r) => r.address));
+        for (const shard of manifest.shards) expect(replicas, `shard ${shard.shard} from ${shard.member}`).toContain(shard.member);
+      } finally {
+        await v.close();
+      }
+      expect(runLog).not.toContain(PASSWORD);
+      console.log(
+        `[pods] backup manifest: ${manifest.shards.map((x) => `shard ${x.shard} ${x.slots.join(",")} ${x.keys} keys ${x.bytes} B from ${x.member}`).join("; ")}`,
+      );
+    } finally {
+      await s.dispose();
+    }
+  } finally {
+    moto.kill("SIGTERM");
+  }
+}
