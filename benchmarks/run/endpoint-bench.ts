@@ -110,7 +110,7 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
   if (mixed !== undefined)
     writeFileSync(
       join(rawDir, `mix-served-${mode}.json`),
-      `${JSON.stringify(mixed.served, (_k, v: unknown) => (v instanceof Map ? Object.fromEntries(v) : v), 2)}\n`,
+      `${JSON.stringify(mixed.served, (_k, v: unknown) => (v instanceof Map ? (Object.fromEntries(v as Map<string, unknown>) as unknown) : v), 2)}\n`,
     );
   const rows =
     mixed?.rows ??

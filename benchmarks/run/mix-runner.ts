@@ -26,7 +26,16 @@ import { type BenchmarkTest, type MixEntry, type Workload } from "../../vocabula
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { parseClusterNodes } from "../topology/cluster-nodes-parser.js";
 import { parseInfo, parseInfoFields } from "../topology/info.js";
-import { checkServedMix, commandstatsDelta, servedMix, servedNote, snapshotCommandstats, type MemberDelta, type ServedMix } from "./mix-served.js";
+import {
+  checkServedMix,
+  commandstatsDelta,
+  servedMix,
+  servedNote,
+  snapshotCommandstats,
+  type Commandstats,
+  type MemberDelta,
+  type ServedMix,
+} from "./mix-served.js";
 import { RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "./result-row.js";
 
 /** Served share may differ from the wanted one by this many percentage points. @default 2 */
@@ -97,7 +106,7 @@ export function mixSchedule(mix: readonly MixEntry[]): BenchmarkTest[] {
     let best = 0;
     mix.forEach((e, i) => {
       current[i] = (current[i] as number) + e.percent;
-      if ((current[i] as number) > (current[best] as number)) best = i;
+      if ((current[i] ?? 0) > (current[best] ?? 0)) best = i;
     });
     current[best] = (current[best] as number) - total;
     out.push((mix[best] as MixEntry).test);
@@ -194,6 +203,7 @@ async function snapshotAll(members: readonly NodeEndpoint[], password: string | 
   );
 }
 
+const NONE: Commandstats = new Map();
 const pad12 = (n: number): string => String(n).padStart(12, "0");
 const ms = (us: number): number => Number((us / 1000).toFixed(3));
 
@@ -263,7 +273,7 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
     const deltas: MemberDelta[] = members.map((m, i) => ({
       member: endpointKey(m),
       primary: after[i]?.primary === true,
-      delta: commandstatsDelta(before[i]?.stats ?? new Map(), after[i]?.stats ?? new Map()),
+      delta: commandstatsDelta(before[i]?.stats ?? NONE, after[i]?.stats ?? NONE),
     }));
     const served = servedMix(mix, deltas);
     if (errors.size > 0) {
