@@ -202,6 +202,12 @@ function checkNodePool(config: StackConfig, report: Report): void {
 
 function checkBenchmark(config: StackConfig, report: Report): void {
   const { benchmark } = config;
+  if (benchmark.enabled && benchmark.mix !== undefined) {
+    report(
+      ["benchmark", "mix"],
+      "the deployed benchmark Job does not run a mix yet (vbench local and vbench bench do: --mix, --duration-s); remove it or set benchmark.enabled false",
+    );
+  }
   if (benchmark.maxRequests < benchmark.requests) {
     report(["benchmark", "maxRequests"], `${benchmark.maxRequests} is below benchmark.requests (${benchmark.requests})`);
   }

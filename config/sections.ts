@@ -9,7 +9,7 @@
  * Shapes are strict: an unknown key anywhere is an error naming its path.
  */
 import { z } from "zod";
-import { BENCHMARK_TESTS } from "../vocabulary/workload.js";
+import { BENCHMARK_TESTS, mixProblems, parseMixText, type MixEntry } from "../vocabulary/workload.js";
 import { ipv4Cidr, DNS_LABEL_RE, REGION_RE, count, cpuQuantity, imageReference, flag, memoryQuantity, quantityLike, runId, section, unique } from "./fields.js";
 import { parseMemoryQuantity } from "./quantity.js";
 import { drillsSchema } from "./drills-section.js";
@@ -189,6 +189,16 @@ export const benchmarkSchema = section(
       .superRefine(unique("test"))
       .default(["set", "get", "incr"])
       .describe("`-t`: valkey-benchmark tests, in order."),
+    mix: z
+      .string()
+      .superRefine((text, ctx) => {
+        for (const problem of mixProblems(parseMixText(text))) ctx.addIssue({ code: "custom", message: problem });
+      })
+      .transform((text) => parseMixText(text) as MixEntry[])
+      .optional()
+      .describe("A mixed workload instead of `tests`, e.g. `get:80,set:20`: whole percents summing to 100, each command once (vbench local / bench `--mix`).")
+      .meta({ defaultText: "none" }),
+    durationSeconds: z.int().min(1).optional().describe("How long a mix runs, in seconds.").meta({ defaultText: "30" }),
     minDurationSeconds: z.number().min(0).default(5).describe("A test shorter than this is re-run with a request count scaled from its rate."),
     maxRequests: count(1, 50_000_000).describe("Upper bound on a re-run's scaled request count; at least `requests`."),
     resources: resourcePair("1", "1Gi", "of the benchmark pod (requests = limits)", "Benchmark pod CPU and memory."),

@@ -7,7 +7,7 @@ import { Listr, ListrLogger, ProcessOutput } from "listr2";
 import { FAULTS, parseFaults, type Fault } from "../../vocabulary/faults.js";
 import { runLocalComparison, TopologyCheckError, type ProgressRunner } from "../local/local-comparison.js";
 import { findChromium } from "../report/browser-check.js";
-import { BENCHMARK_TESTS, SEED_WORKLOAD, type BenchmarkTest, type Workload } from "../../vocabulary/workload.js";
+import { BENCHMARK_TESTS, mixProblems, parseMixText, SEED_WORKLOAD, type BenchmarkTest, type MixEntry, type Workload } from "../../vocabulary/workload.js";
 import { CheckFailed, nonNegativeInt, nonNegativeNumber, positiveInt, UsageError } from "./errors.js";
 import { guarded, passwordFromEnv } from "./guard.js";
 import { screenshotReport } from "./report-command.js";
@@ -35,6 +35,8 @@ interface LocalFlags {
   quiet?: boolean;
   screenshot: boolean;
   drills?: string;
+  mix?: string;
+  durationS?: number;
 }
 
 /** Parses `--tests set,get,incr`, naming any test valkey-benchmark does not know. */
@@ -62,10 +64,19 @@ function parseZones(text: string): string[] {
 /** The workload flags `vbench local` and `vbench sweep` share. */
 export type WorkloadFlags = Pick<
   LocalFlags,
-  "tests" | "requests" | "minDuration" | "maxRequests" | "clients" | "pipeline" | "datasize" | "threads" | "keyspaceLen" | "workloadName"
+  "tests" | "requests" | "minDuration" | "maxRequests" | "clients" | "pipeline" | "datasize" | "threads" | "keyspaceLen" | "workloadName" | "mix" | "durationS"
 >;
 
+/** Parses `--mix get:80,set:20`, naming every problem (mixProblems). */
+export function parseMix(text: string): MixEntry[] {
+  const entries = parseMixText(text);
+  const problems = mixProblems(entries);
+  if (problems.length > 0) throw new UsageError(`--mix: ${problems.join("; ")}`);
+  return entries as MixEntry[];
+}
+
 export function workloadFromFlags(f: WorkloadFlags): Workload {
+  if (f.durationS !== undefined && f.mix === undefined) throw new UsageError("--duration-s applies to a mix: give --mix too");
   if (f.maxRequests < f.requests) throw new UsageError(`--max-requests (${f.maxRequests}) must be ≥ --requests (${f.requests})`);
   return {
     name: f.workloadName,
@@ -78,6 +89,8 @@ export function workloadFromFlags(f: WorkloadFlags): Workload {
     tests: parseTests(f.tests),
     minDurationSeconds: f.minDuration,
     maxRequests: f.maxRequests,
+    ...(f.mix === undefined ? {} : { mix: parseMix(f.mix) }),
+    ...(f.durationS === undefined ? {} : { durationSeconds: f.durationS }),
   };
 }
 
@@ -129,7 +142,12 @@ export function addWorkloadOptions(command: Command, workloadName: string, csv: 
     .option("--datasize <bytes>", "-d: value size", positiveInt("--datasize"), d.dataSize)
     .option("--threads <n>", "--threads: client threads", positiveInt("--threads"), d.threads)
     .option("--keyspace-len <n>", "-r: random keys over this many names", positiveInt("--keyspace-len"), d.keyspaceLength)
-    .option("--workload-name <name>", `${csv} workload column`, workloadName);
+    .option("--workload-name <name>", `${csv} workload column`, workloadName)
+    .option(
+      "--mix <shares>",
+      "a mixed workload instead of --tests, e.g. get:80,set:20 (whole percents summing to 100; ioredis load generator, served shares checked with INFO commandstats)",
+    )
+    .option("--duration-s <seconds>", "how long a --mix runs (default 30)", positiveInt("--duration-s"));
 }
 
 /** `--client-processes N` (local, bench and sweep): benchmark processes per test, started together. */

@@ -59,6 +59,7 @@ export async function runSweepCommand(flags: SweepFlags): Promise<void> {
     throw err;
   }
   const workload = workloadFromFlags(flags);
+  if (workload.mix !== undefined) throw new UsageError("sweep: --mix is not supported (vbench local and vbench bench run a mix)");
   const zones = flags.zones
     .split(",")
     .map((z) => z.trim())

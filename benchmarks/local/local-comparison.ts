@@ -16,6 +16,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { resolveBinaries, type ValkeyBinaries } from "../binaries.js";
 import { runWorkload } from "../run/benchmark-runner.js";
+import { DEFAULT_MIX_DURATION_SECONDS, runMix } from "../run/mix-runner.js";
 import { writeReport } from "../report/render.js";
 import { buildRunMeta, RUN_META_FILE } from "../report/run-meta.js";
 import { renderComparisonTable, renderSummaryMarkdown } from "../run/comparison.js";
@@ -121,6 +122,8 @@ interface StartedTopology {
   writeEndpoint?: NodeEndpoint;
   sentinels?: { endpoints: NodeEndpoint[]; masterName: string };
   zoneMap: Record<string, string>;
+  /** Every server of the topology (a mix reads their INFO commandstats). */
+  members?: NodeEndpoint[];
   expect: VerifyExpectations;
   describe: string;
 }
@@ -159,27 +162,42 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
   };
 
   const benchmarkStep = (mode: LocalMode, path?: keyof typeof REPLICATION_PATH_NOTES): ProgressStep => ({
-    title: `Benchmark ${mode}${path === undefined ? "" : path === "endpoint" ? " through the write endpoint" : " direct to the primary"} (${o.workload.tests.join(",")}, -n ${o.workload.requests} -c ${o.workload.clients} -P ${o.workload.pipeline})`,
+    title: `Benchmark ${mode}${path === undefined ? "" : path === "endpoint" ? " through the write endpoint" : " direct to the primary"} (${o.workload.mix === undefined ? `${o.workload.tests.join(",")}, -n ${o.workload.requests}` : `mix ${o.workload.mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${o.workload.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS} s`} -c ${o.workload.clients} -P ${o.workload.pipeline})`,
     run: async (update) => {
       const t = topology(mode);
       const b = binaries as ValkeyBinaries;
       const target = path === "endpoint" ? (t.writeEndpoint as NodeEndpoint) : t.seed;
-      const out = await runWorkload({
-        workload: o.workload,
-        target: { host: target.host, port: target.port, cluster: mode === "cluster" },
-        mode,
-        client: b.benchmark,
-        serverVersion: b.server.version,
-        password: o.password,
-        timestamp,
-        rawDir,
-        clientProcesses: o.clientProcesses ?? 1,
-        onProgress: (e) => {
-          if (e.phase === "run") update(`${e.test.toUpperCase()}: ${e.requests} requests`);
-          else if (e.phase === "rerun") update(`${e.test.toUpperCase()}: too short, re-running with ${e.requests} requests`);
-          else if (e.row) update(`${e.row.test}: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms (${e.row.duration_s.toFixed(1)} s)`);
-        },
-      });
+      const members = mode === "cluster" ? t.members : sentinelTopology?.members.map((m) => ({ host: m.host, port: m.port }));
+      const out =
+        o.workload.mix !== undefined
+          ? (
+              await runMix({
+                workload: o.workload,
+                target: { host: target.host, port: target.port, cluster: mode === "cluster" },
+                mode,
+                serverVersion: b.server.version,
+                password: o.password,
+                timestamp,
+                members,
+                onProgress: update,
+              })
+            ).rows
+          : await runWorkload({
+              workload: o.workload,
+              target: { host: target.host, port: target.port, cluster: mode === "cluster" },
+              mode,
+              client: b.benchmark,
+              serverVersion: b.server.version,
+              password: o.password,
+              timestamp,
+              rawDir,
+              clientProcesses: o.clientProcesses ?? 1,
+              onProgress: (e) => {
+                if (e.phase === "run") update(`${e.test.toUpperCase()}: ${e.requests} requests`);
+                else if (e.phase === "rerun") update(`${e.test.toUpperCase()}: too short, re-running with ${e.requests} requests`);
+                else if (e.row) update(`${e.row.test}: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms (${e.row.duration_s.toFixed(1)} s)`);
+              },
+            });
       const note = path === undefined ? undefined : REPLICATION_PATH_NOTES[path];
       rows.push(...out.map((r) => (note === undefined ? r : { ...r, notes: r.notes === "" ? note : `${note}; ${r.notes}` })));
     },
@@ -232,6 +250,7 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
             mode: "cluster",
             seed: c.seed,
             zoneMap: c.zoneMap,
+            members: c.nodes.map((n) => ({ host: n.host, port: n.port })),
             expect: { primaries: o.primaries, replicasPerPrimary: o.replicasPerPrimary },
             describe: `cluster: ${o.primaries} primaries × ${o.replicasPerPrimary} replica(s), ${c.nodes.length} nodes`,
           };

@@ -20,6 +20,7 @@ import type { TopologyReport } from "../verify/verify-types.js";
 import { verifyTopology } from "../verify/verify-topology.js";
 import type { Workload } from "../../vocabulary/workload.js";
 import { runWorkload, type RunProgressEvent } from "./benchmark-runner.js";
+import { runMix } from "./mix-runner.js";
 import { renderComparisonTable, renderSummaryMarkdown } from "./comparison.js";
 import type { ResultMode, ResultRow } from "./result-row.js";
 import { renderResultsCsv } from "./results-csv.js";
@@ -102,18 +103,29 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
   const before = await verify();
   if (o.cluster) checkClusterReady(o.target, before);
   mkdirSync(rawDir, { recursive: true });
-  const rows = await runWorkload({
-    workload: o.workload,
-    target: { host: o.target.host, port: o.target.port, cluster: o.cluster },
-    mode,
-    client: binaries.benchmark,
-    serverVersion: version,
-    password: o.password,
-    timestamp,
-    rawDir,
-    onProgress: o.onProgress,
-    clientProcesses: o.clientProcesses ?? 1,
-  });
+  const mixed =
+    o.workload.mix === undefined
+      ? undefined
+      : await runMix({ workload: o.workload, target: { ...o.target, cluster: o.cluster }, mode, serverVersion: version, password: o.password, timestamp });
+  if (mixed !== undefined)
+    writeFileSync(
+      join(rawDir, `mix-served-${mode}.json`),
+      `${JSON.stringify(mixed.served, (_k, v: unknown) => (v instanceof Map ? (Object.fromEntries(v as Map<string, unknown>) as unknown) : v), 2)}\n`,
+    );
+  const rows =
+    mixed?.rows ??
+    (await runWorkload({
+      workload: o.workload,
+      target: { host: o.target.host, port: o.target.port, cluster: o.cluster },
+      mode,
+      client: binaries.benchmark,
+      serverVersion: version,
+      password: o.password,
+      timestamp,
+      rawDir,
+      onProgress: o.onProgress,
+      clientProcesses: o.clientProcesses ?? 1,
+    }));
   const after = await verify();
   await connector.close();
   const versions = { server: version, client: `${binaries.benchmark.flavor}-benchmark ${binaries.benchmark.version}`, cli: binaries.cli.version };

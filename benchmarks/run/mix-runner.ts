@@ -1,0 +1,296 @@
+/**
+ * A mixed read/write workload for a duration (`--mix get:80,set:20 --duration-s 30`), generated
+ * by this project's own load generator on ioredis, because valkey-benchmark has no ratio flag
+ * (docs/report-and-sweep.md, "Mixed workloads", says why this and not split benchmark processes).
+ *
+ * Load. `clients` connections (a Cluster client each in cluster mode, which follows the slot
+ * map), each keeping `pipeline` requests in flight (a new one is written the moment one
+ * answers), for `durationSeconds`. Every request takes the next command of ONE shared
+ * schedule: the mix's shares laid out over 100 slots by smooth weighted round-robin
+ * (get:80,set:20 is G G G G S repeated), so every connection interleaves the commands and the
+ * counts sent match the shares up to one unfinished cycle. Keys and values are valkey-benchmark's
+ * (`key:<12 digits>` random over keyspaceLength, a `dataSize`-byte value), containers
+ * (`mylist`, `myset`, ...) and MSET's ten keys carry a per-connection `{hash tag}` so they
+ * spread over the cluster's shards and MSET stays in one slot.
+ *
+ * Latency. Each request's time from the call to its reply (process.hrtime), recorded per command
+ * in a log-bucket histogram (1 % wide buckets, so a percentile is within 1 % of the true value).
+ * This is closed-loop: a stalled server delays the next requests instead of queueing them, so
+ * the percentiles hide the wait of requests never sent (coordinated omission).
+ *
+ * Served. INFO commandstats from every member before and after (mix-served.ts): the rows carry
+ * the served shares and the run fails when they are off by more than the tolerance.
+ */
+import { Cluster, Redis } from "ioredis";
+import { type BenchmarkTest, type MixEntry, type Workload } from "../../vocabulary/workload.js";
+import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
+import { parseClusterNodes } from "../topology/cluster-nodes-parser.js";
+import { parseInfo, parseInfoFields } from "../topology/info.js";
+import {
+  checkServedMix,
+  commandstatsDelta,
+  servedMix,
+  servedNote,
+  snapshotCommandstats,
+  type Commandstats,
+  type MemberDelta,
+  type ServedMix,
+} from "./mix-served.js";
+import { RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "./result-row.js";
+
+/** Served share may differ from the wanted one by this many percentage points. @default 2 */
+export const DEFAULT_MIX_TOLERANCE_PERCENT = 2;
+/** `durationSeconds` when the workload gives none. */
+export const DEFAULT_MIX_DURATION_SECONDS = 30;
+
+export interface RunMixOptions {
+  workload: Workload;
+  target: NodeEndpoint & { cluster: boolean };
+  mode: ResultMode;
+  serverVersion: string;
+  password?: string;
+  timestamp: string;
+  /** Every member whose commandstats count. @default discovered: CLUSTER NODES, or the target and the replicas INFO replication lists */
+  members?: readonly NodeEndpoint[];
+  /** @default DEFAULT_MIX_TOLERANCE_PERCENT */
+  tolerancePercent?: number;
+  onProgress?: (line: string) => void;
+}
+
+export interface MixResult {
+  /** One row per command of the mix, then the `MIX` row (all of them together). */
+  rows: ResultRow[];
+  served: ServedMix;
+}
+
+/** The request a test sends (valkey-benchmark's), for a key number `r` and a connection's hash tag. */
+type Request = (r: string, tag: string, value: string) => string[];
+
+const list =
+  (cmd: string): Request =>
+  (_r, tag) => [cmd, `mylist:{${tag}}`];
+const lrange =
+  (n: number): Request =>
+  (_r, tag) => ["lrange", `mylist:{${tag}}`, "0", String(n - 1)];
+
+/** Keyed by every test, so a test added to BENCHMARK_TESTS does not compile until it has a request here. */
+const REQUESTS: Readonly<Record<BenchmarkTest, Request>> = {
+  ping_inline: () => ["ping"],
+  ping_mbulk: () => ["ping"],
+  set: (r, _t, v) => ["set", `key:${r}`, v],
+  get: (r) => ["get", `key:${r}`],
+  incr: (r) => ["incr", `counter:${r}`],
+  lpush: (_r, tag, v) => ["lpush", `mylist:{${tag}}`, v],
+  rpush: (_r, tag, v) => ["rpush", `mylist:{${tag}}`, v],
+  lpop: list("lpop"),
+  rpop: list("rpop"),
+  sadd: (r, tag) => ["sadd", `myset:{${tag}}`, `element:${r}`],
+  hset: (r, tag, v) => ["hset", `myhash:{${tag}}`, `element:${r}`, v],
+  spop: (_r, tag) => ["spop", `myset:{${tag}}`],
+  zadd: (r, tag) => ["zadd", `myzset:{${tag}}`, "0", `element:${r}`],
+  zpopmin: (_r, tag) => ["zpopmin", `myzset:{${tag}}`],
+  lrange_100: lrange(100),
+  lrange_300: lrange(300),
+  lrange_500: lrange(500),
+  lrange_600: lrange(600),
+  mset: (r, tag, v) => ["mset", ...Array.from({ length: 10 }, (_, i) => [`key:{${tag}}:${r}:${i}`, v]).flat()],
+  xadd: (_r, tag, v) => ["xadd", `mystream:{${tag}}`, "*", "myfield", v],
+};
+
+/** The mix over 100 slots by smooth weighted round-robin: each test `percent` times, spread evenly. */
+export function mixSchedule(mix: readonly MixEntry[]): BenchmarkTest[] {
+  const current = mix.map(() => 0);
+  const total = mix.reduce((n, e) => n + e.percent, 0);
+  const out: BenchmarkTest[] = [];
+  for (let slot = 0; slot < total; slot++) {
+    let best = 0;
+    mix.forEach((e, i) => {
+      current[i] = (current[i] as number) + e.percent;
+      if ((current[i] ?? 0) > (current[best] ?? 0)) best = i;
+    });
+    current[best] = (current[best] as number) - total;
+    out.push((mix[best] as MixEntry).test);
+  }
+  return out;
+}
+
+const LN_1_01 = Math.log(1.01);
+
+/** Latencies in µs, in buckets 1 % wide (bucket i holds (1.01^(i-1), 1.01^i]); exact count, min, max, sum. */
+export class LatencyHistogram {
+  private readonly buckets = new Float64Array(2400);
+  count = 0;
+  sum = 0;
+  min = Number.POSITIVE_INFINITY;
+  max = 0;
+
+  record(us: number): void {
+    const v = Math.max(us, 1);
+    const i = Math.min(this.buckets.length - 1, Math.ceil(Math.log(v) / LN_1_01));
+    this.buckets[i] = (this.buckets[i] as number) + 1;
+    this.count++;
+    this.sum += v;
+    if (v < this.min) this.min = v;
+    if (v > this.max) this.max = v;
+  }
+
+  /** The q-quantile (0..1) in µs: the upper edge of its bucket, capped at the maximum seen. */
+  quantile(q: number): number {
+    if (this.count === 0) return 0;
+    const rank = Math.max(1, Math.ceil(q * this.count));
+    let seen = 0;
+    for (let i = 0; i < this.buckets.length; i++) {
+      seen += this.buckets[i] as number;
+      if (seen >= rank) return Math.min(1.01 ** i, this.max);
+    }
+    return this.max;
+  }
+
+  merge(other: LatencyHistogram): void {
+    other.buckets.forEach((n, i) => (this.buckets[i] = (this.buckets[i] as number) + n));
+    this.count += other.count;
+    this.sum += other.sum;
+    this.min = Math.min(this.min, other.min);
+    this.max = Math.max(this.max, other.max);
+  }
+}
+
+type Client = Redis | Cluster;
+
+function connect(o: RunMixOptions, name: string): Client {
+  const common = { password: o.password, connectTimeout: 5000, maxRetriesPerRequest: 0, connectionName: name };
+  const c = o.target.cluster
+    ? new Cluster([{ host: o.target.host, port: o.target.port }], { redisOptions: common, maxRedirections: 8 })
+    : new Redis({ host: o.target.host, port: o.target.port, ...common, lazyConnect: false });
+  c.on("error", () => undefined);
+  return c;
+}
+
+/** The members whose commandstats count: every CLUSTER NODES entry, or the target and its replicas. */
+async function discoverMembers(o: RunMixOptions): Promise<NodeEndpoint[]> {
+  const c = new Redis({ host: o.target.host, port: o.target.port, password: o.password, connectTimeout: 5000, maxRetriesPerRequest: 0 });
+  c.on("error", () => undefined);
+  try {
+    if (o.target.cluster) {
+      const nodes = parseClusterNodes(String(await c.call("cluster", "nodes")));
+      return nodes.nodes.flatMap((n) => (n.endpoint === undefined || n.failed ? [] : [n.endpoint]));
+    }
+    const info = parseInfo(await c.info("replication"));
+    const replicas = [...info].flatMap(([k, v]) => {
+      if (!/^slave\d+$/.test(k)) return [];
+      const f = parseInfoFields(v);
+      return [{ host: f.get("ip") as string, port: Number(f.get("port")) }];
+    });
+    return [{ host: o.target.host, port: o.target.port }, ...replicas];
+  } finally {
+    c.disconnect();
+  }
+}
+
+async function snapshotAll(members: readonly NodeEndpoint[], password: string | undefined) {
+  return Promise.all(
+    members.map(async (m) => {
+      const c = new Redis({ host: m.host, port: m.port, password, connectTimeout: 5000, maxRetriesPerRequest: 0 });
+      c.on("error", () => undefined);
+      try {
+        return await snapshotCommandstats(c);
+      } catch (err) {
+        throw new Error(`INFO commandstats from ${endpointKey(m)}: ${(err as Error).message}`, { cause: err });
+      } finally {
+        c.disconnect();
+      }
+    }),
+  );
+}
+
+const NONE: Commandstats = new Map();
+const pad12 = (n: number): string => String(n).padStart(12, "0");
+const ms = (us: number): number => Number((us / 1000).toFixed(3));
+
+function row(o: RunMixOptions, test: string, h: LatencyHistogram, windowS: number, notes: string, connections: number): ResultRow {
+  const w = o.workload;
+  return {
+    workload: w.name,
+    mode: o.mode,
+    test,
+    rps: Number((h.count / windowS).toFixed(2)),
+    p50_ms: ms(h.quantile(0.5)),
+    clients: connections,
+    pipeline: w.pipeline,
+    datasize: w.dataSize,
+    timestamp: o.timestamp,
+    p95_ms: ms(h.quantile(0.95)),
+    p99_ms: ms(h.quantile(0.99)),
+    duration_s: Number(windowS.toFixed(3)),
+    requests: h.count,
+    server_version: o.serverVersion,
+    client_version: "vbench mix (ioredis)",
+    avg_ms: ms(h.count === 0 ? 0 : h.sum / h.count),
+    min_ms: ms(h.count === 0 ? 0 : h.min),
+    max_ms: ms(h.max),
+    notes,
+  };
+}
+
+/** Runs the workload's mix for its duration, then checks the served shares (throws MixMismatchError when off). */
+export async function runMix(o: RunMixOptions): Promise<MixResult> {
+  const w = o.workload;
+  const mix = w.mix;
+  if (mix === undefined || mix.length === 0) throw new RangeError("runMix: the workload has no mix");
+  if (!RESULT_TIMESTAMP_PATTERN.test(o.timestamp)) throw new RangeError(`timestamp '${o.timestamp}' is not YYYYMMDD-HHMMSS`);
+  const durationS = w.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS;
+  const schedule = mixSchedule(mix);
+  const value = "x".repeat(w.dataSize);
+  const members = o.members ?? (await discoverMembers(o));
+  const clients = Array.from({ length: w.clients }, (_, i) => connect(o, `vbench-mix-${i}`));
+  const hist = new Map(mix.map((e) => [e.test, new LatencyHistogram()]));
+  const errors = new Map<string, { count: number; first: string }>();
+  try {
+    await Promise.all(clients.map((c) => (c instanceof Cluster ? c.call("ping") : c.ping())));
+    const before = await snapshotAll(members, o.password);
+    o.onProgress?.(`${mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${durationS} s on ${w.clients} connections × ${w.pipeline} in flight`);
+    let next = 0;
+    const started = process.hrtime.bigint();
+    const deadline = started + BigInt(Math.round(durationS * 1e9));
+    const lane = async (c: Client, tag: string): Promise<void> => {
+      while (process.hrtime.bigint() < deadline) {
+        const test = schedule[next++ % schedule.length] as BenchmarkTest;
+        const args = REQUESTS[test](pad12(Math.floor(Math.random() * w.keyspaceLength)), tag, value);
+        const t0 = process.hrtime.bigint();
+        try {
+          await c.call(args[0] as string, ...args.slice(1));
+          (hist.get(test) as LatencyHistogram).record(Number(process.hrtime.bigint() - t0) / 1000);
+        } catch (err) {
+          const e = errors.get(test) ?? { count: 0, first: (err as Error).message };
+          e.count++;
+          errors.set(test, e);
+        }
+      }
+    };
+    await Promise.all(clients.flatMap((c, i) => Array.from({ length: w.pipeline }, () => lane(c, String(i)))));
+    const windowS = Number(process.hrtime.bigint() - started) / 1e9;
+    const after = await snapshotAll(members, o.password);
+    const deltas: MemberDelta[] = members.map((m, i) => ({
+      member: endpointKey(m),
+      primary: after[i]?.primary === true,
+      delta: commandstatsDelta(before[i]?.stats ?? NONE, after[i]?.stats ?? NONE),
+    }));
+    const served = servedMix(mix, deltas);
+    if (errors.size > 0) {
+      throw new Error(`the mix got error replies: ${[...errors].map(([t, e]) => `${t.toUpperCase()} ${e.count} (first: ${e.first})`).join("; ")}`);
+    }
+    checkServedMix(served, o.tolerancePercent ?? DEFAULT_MIX_TOLERANCE_PERCENT);
+    const spec = `mix ${mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${durationS} s`;
+    const total = new LatencyHistogram();
+    const rows = mix.map((e) => {
+      const h = hist.get(e.test) as LatencyHistogram;
+      total.merge(h);
+      const c = served.commands.find((x) => x.test === e.test);
+      return row(o, e.test.toUpperCase(), h, windowS, `${spec}; wanted ${e.percent}%, served ${c?.servedPercent.toFixed(2)}% (INFO commandstats)`, w.clients);
+    });
+    rows.push(row(o, "MIX", total, windowS, `${spec}; ${servedNote(served)}`, w.clients));
+    return { rows, served };
+  } finally {
+    for (const c of clients) c.disconnect();
+  }
+}
