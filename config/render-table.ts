@@ -6,9 +6,7 @@
  *   npx tsx config/render-table.ts --write   replace it in docs/configuration.md (between the markers only)
  *   npx tsx config/render-table.ts --check   exit 1 when docs/configuration.md is stale
  */
-import { readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { replaceBetweenMarkers, runTableCli } from "./generated-table.js";
 import { describeKeys } from "./meta.js";
 import { PROJECT, stackInputSchema } from "./sections.js";
 
@@ -30,30 +28,11 @@ export function renderConfigTable(): string {
   return [intro, "", "| Key | Type | Default | Description |", "|---|---|---|---|", ...rows].join("\n");
 }
 
+const GENERATED = { doc: TABLE_DOC, start: TABLE_START, end: TABLE_END, script: "config/render-table.ts", what: "config table" };
+
 /** Replaces the text between the markers; throws when they are missing or out of order. */
 export function replaceConfigTable(doc: string, table: string): string {
-  const start = doc.indexOf(TABLE_START);
-  const end = doc.indexOf(TABLE_END);
-  if (start < 0 || end < start) throw new Error(`${TABLE_DOC} must contain ${TABLE_START} followed by ${TABLE_END}`);
-  return `${doc.slice(0, start + TABLE_START.length)}\n${table}\n${doc.slice(end)}`;
+  return replaceBetweenMarkers(GENERATED, doc, table);
 }
 
-function run(args: string[]): number {
-  const docPath = join(dirname(fileURLToPath(import.meta.url)), "..", TABLE_DOC);
-  const table = renderConfigTable();
-  if (!args.includes("--write") && !args.includes("--check")) {
-    process.stdout.write(`${table}\n`);
-    return 0;
-  }
-  const doc = readFileSync(docPath, "utf8");
-  const updated = replaceConfigTable(doc, table);
-  if (args.includes("--check")) {
-    if (updated === doc) return 0;
-    process.stderr.write(`${TABLE_DOC}'s config table is stale; run: npx tsx config/render-table.ts --write\n`);
-    return 1;
-  }
-  if (updated !== doc) writeFileSync(docPath, updated);
-  return 0;
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) process.exit(run(process.argv.slice(2)));
+if (import.meta.url === `file://${process.argv[1]}`) process.exit(runTableCli(GENERATED, renderConfigTable(), process.argv.slice(2)));

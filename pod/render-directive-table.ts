@@ -6,9 +6,7 @@
  *   npx tsx pod/render-directive-table.ts --write   replace it in docs/day-2.md (between the markers only)
  *   npx tsx pod/render-directive-table.ts --check   exit 1 when docs/day-2.md is stale
  */
-import { readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { replaceBetweenMarkers, runTableCli } from "../config/generated-table.js";
 import { CONF_DIRECTIVES, type DirectiveClass } from "./conf-directives.js";
 
 export const DIRECTIVE_TABLE_START = "<!-- conf-directives:start -->";
@@ -32,30 +30,17 @@ export function renderDirectiveTable(): string {
   return ["| directive | a change is | Valkey | why |", "|---|---|---|---|", ...rows].join("\n");
 }
 
+const GENERATED = {
+  doc: DIRECTIVE_TABLE_DOC,
+  start: DIRECTIVE_TABLE_START,
+  end: DIRECTIVE_TABLE_END,
+  script: "pod/render-directive-table.ts",
+  what: "directive table",
+};
+
 /** Replaces the text between the markers; throws when they are missing or out of order. */
 export function replaceDirectiveTable(doc: string, table: string): string {
-  const start = doc.indexOf(DIRECTIVE_TABLE_START);
-  const end = doc.indexOf(DIRECTIVE_TABLE_END);
-  if (start < 0 || end < start) throw new Error(`${DIRECTIVE_TABLE_DOC} must contain ${DIRECTIVE_TABLE_START} followed by ${DIRECTIVE_TABLE_END}`);
-  return `${doc.slice(0, start + DIRECTIVE_TABLE_START.length)}\n${table}\n${doc.slice(end)}`;
+  return replaceBetweenMarkers(GENERATED, doc, table);
 }
 
-function run(args: string[]): number {
-  const docPath = join(dirname(fileURLToPath(import.meta.url)), "..", DIRECTIVE_TABLE_DOC);
-  const table = renderDirectiveTable();
-  if (!args.includes("--write") && !args.includes("--check")) {
-    process.stdout.write(`${table}\n`);
-    return 0;
-  }
-  const doc = readFileSync(docPath, "utf8");
-  const updated = replaceDirectiveTable(doc, table);
-  if (args.includes("--check")) {
-    if (updated === doc) return 0;
-    process.stderr.write(`${DIRECTIVE_TABLE_DOC}'s directive table is stale; run: npx tsx pod/render-directive-table.ts --write\n`);
-    return 1;
-  }
-  if (updated !== doc) writeFileSync(docPath, updated);
-  return 0;
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) process.exit(run(process.argv.slice(2)));
+if (import.meta.url === `file://${process.argv[1]}`) process.exit(runTableCli(GENERATED, renderDirectiveTable(), process.argv.slice(2)));

@@ -33,10 +33,11 @@ import { checkRestoreShape, compareKeyCounts, plannedRanges } from "../../benchm
 import { localMember, startLocalCluster } from "../../benchmarks/local/local-cluster.js";
 import { startLocalReplication, waitForReplicaLinks } from "../../benchmarks/local/local-replication.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
-import { DirectConnector, openClient } from "../../benchmarks/topology/connector.js";
+import { DirectConnector } from "../../benchmarks/topology/connector.js";
 import { verifyTopology } from "../../benchmarks/verify/verify-topology.js";
 import { StaticZoneSource } from "../../benchmarks/topology/zones.js";
 import { startMoto, s3ToolsMissing, type MotoServer } from "../support/moto-server.js";
+import { callOn } from "../support/processes.js";
 
 const run = promisify(execFile);
 const missing = s3ToolsMissing();
@@ -48,14 +49,7 @@ let moto: MotoServer;
 let s3: S3Env;
 let tmp: string;
 
-async function call(n: ValkeyProcess, ...args: string[]): Promise<string> {
-  const cl = await openClient(n.host, n.port, n.address, { password: PW });
-  try {
-    return String(await cl.call(args[0] as string, ...args.slice(1)));
-  } finally {
-    cl.disconnect();
-  }
-}
+const call = (n: ValkeyProcess, ...args: string[]): Promise<string> => callOn(n, PW, args[0] as string, ...args.slice(1));
 
 async function aws(...args: string[]): Promise<string> {
   const env = { ...process.env, ...scriptEnv(s3, join(tmp, "bin"), undefined) };

@@ -13,10 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootstrapCluster } from "../../benchmarks/bootstrap/cluster-bootstrap.js";
 import { localMember, startLocalCluster, type LocalCluster } from "../../benchmarks/local/local-cluster.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
-import { DirectConnector, openClient } from "../../benchmarks/topology/connector.js";
+import { DirectConnector } from "../../benchmarks/topology/connector.js";
 import { StaticZoneSource } from "../../benchmarks/topology/zones.js";
 import { verifyTopology } from "../../benchmarks/verify/verify-topology.js";
 import { eventually } from "../support/processes.js";
+import { callOn } from "../support/processes.js";
 
 const PW = "reconcile-password";
 const NODE_TIMEOUT_MS = 2000;
@@ -41,14 +42,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => fleet?.stopAll());
 
-async function call(n: ValkeyProcess, ...args: string[]): Promise<string> {
-  const cl = await openClient(n.host, n.port, n.address, { password: PW });
-  try {
-    return String(await cl.call(args[0] as string, ...args.slice(1)));
-  } finally {
-    cl.disconnect();
-  }
-}
+const call = (n: ValkeyProcess, ...args: string[]): Promise<string> => callOn(n, PW, args[0] as string, ...args.slice(1));
 
 /** SIGKILL `victim`, delete its data, start an empty server (port: same or new); waits until the others flag the old id fail. */
 async function loseVolume(victim: ValkeyProcess, samePort: boolean): Promise<{ fresh: ValkeyProcess; oldId: string }> {

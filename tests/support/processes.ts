@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { readdirSync, readFileSync } from "node:fs";
 import { sleep } from "../../benchmarks/util/poll-until.js";
+import { openClient } from "../../benchmarks/topology/connector.js";
 
 /** PIDs of live (non-zombie) processes whose environment carries `marker` ("KEY=value"). */
 export function processesWithMarker(marker: string): number[] {
@@ -94,4 +95,14 @@ export async function runShellScript(script: string, env: Record<string, string>
   child.stderr.setEncoding("utf8").on("data", (d: string) => err.push(d));
   const [code] = (await once(child, "close")) as [number | null];
   return { code, stdout: out.join(""), stderr: err.join("") };
+}
+
+/** One command on a real server with its own short-lived connection; the reply as text. */
+export async function callOn(n: { host: string; port: number; address: string }, password: string, command: string, ...args: string[]): Promise<string> {
+  const cl = await openClient(n.host, n.port, n.address, { password });
+  try {
+    return String(await cl.call(command, ...args));
+  } finally {
+    cl.disconnect();
+  }
 }
