@@ -14,7 +14,7 @@
 import type { Redis } from "ioredis";
 import { planCluster, type ClusterPlan } from "../bootstrap/az-aware-planner.js";
 import type { ClusterMember } from "../bootstrap/cluster-member.js";
-import { meetAndWait, replicateWhenKnown } from "../bootstrap/cluster-gossip.js";
+import { meetAndWait, replicateWhenKnown, setDistinctConfigEpochs } from "../bootstrap/cluster-gossip.js";
 import { ConnectionPool, type Connector } from "../topology/connector.js";
 import { parseInfo } from "../topology/info.js";
 import { CLUSTER_SLOT_COUNT, formatSlotRange, missingSlotRanges, withinSlotRange, type SlotRange } from "../topology/slots.js";
@@ -101,15 +101,7 @@ export async function restoreCluster(o: RestoreClusterOptions): Promise<RestoreC
     const nodes = await Promise.all(o.members.map(async (member): Promise<Node> => ({ member, client: await pool.get(member.endpoint) })));
     const byId = new Map(nodes.map((n) => [n.member.id, n]));
     const get = (id: string): Node => byId.get(id) as Node;
-    await Promise.all(
-      nodes.map(async (n, i) => {
-        try {
-          await n.client.call("CLUSTER", "SET-CONFIG-EPOCH", String(i + 1));
-        } catch (err) {
-          if (!/epoch/i.test((err as Error).message)) throw err;
-        }
-      }),
-    );
+    await setDistinctConfigEpochs(nodes.map((n) => n.client));
     for (const [i, shard] of plan.shards.entries()) {
       const p = get(shard.primary.id);
       const entry = o.shards[i];

@@ -20,7 +20,7 @@ import { parseInfo } from "../topology/info.js";
 import { pollUntil } from "../util/poll-until.js";
 import { planCluster, type ClusterPlan } from "./az-aware-planner.js";
 import { checkMembers, type ClusterMember } from "./cluster-member.js";
-import { meetAndWait, replicateWhenKnown } from "./cluster-gossip.js";
+import { meetAndWait, replicateWhenKnown, setDistinctConfigEpochs } from "./cluster-gossip.js";
 import { isScaleUp, scaleUp } from "./cluster-scale.js";
 import { isHalfHealed, reconcileLostMembers } from "./cluster-reconcile.js";
 import { CLUSTER_SLOT_COUNT } from "../topology/slots.js";
@@ -160,15 +160,7 @@ async function bootstrapFresh(states: MemberState[], plan: ClusterPlan, o: Boots
   const byId = new Map(states.map((s) => [s.member.id, s]));
 
   // Distinct config epochs up front avoid epoch collisions that gossip would otherwise resolve slowly.
-  await Promise.all(
-    states.map(async (s, i) => {
-      try {
-        await s.client.call("CLUSTER", "SET-CONFIG-EPOCH", String(i + 1));
-      } catch (err) {
-        if (!/epoch/i.test((err as Error).message)) throw err;
-      }
-    }),
-  );
+  await setDistinctConfigEpochs(states.map((s) => s.client));
 
   // Slots first, as valkey-cli does: the MEET handshake then carries them, instead of waiting
   // for gossip rounds to spread them afterwards.

@@ -57,3 +57,19 @@ export async function replicateWhenKnown(
     { timeoutMs, what: `${replica.member.id} to accept CLUSTER REPLICATE ${primaryLabel}` },
   );
 }
+
+/**
+ * Distinct config epochs (1..n in order) before the members meet: avoids the epoch collisions
+ * gossip would otherwise resolve slowly. A node that already has an epoch refuses; that is fine.
+ */
+export async function setDistinctConfigEpochs(clients: readonly Redis[]): Promise<void> {
+  await Promise.all(
+    clients.map(async (client, i) => {
+      try {
+        await client.call("CLUSTER", "SET-CONFIG-EPOCH", String(i + 1));
+      } catch (err) {
+        if (!/epoch/i.test((err as Error).message)) throw err;
+      }
+    }),
+  );
+}
