@@ -13,7 +13,7 @@ import { ClusterShape } from "./steps/cluster-shape/component.js";
 import { ClusterScaleIn, type ClusterScaleInArgs } from "./steps/cluster-scale-in/component.js";
 import { selectorOf } from "../vocabulary/labels.js";
 import { buildClusterManifests } from "./valkey/cluster-manifests.js";
-import { createReleaseBase, type ValkeyReleaseArgs } from "./valkey/release-resources.js";
+import { createReleaseBase, createRestoreResources, type ValkeyReleaseArgs } from "./valkey/release-resources.js";
 import { requirePassword } from "./valkey/secret.js";
 import type { Rollout } from "./valkey/rollout.js";
 
@@ -61,9 +61,13 @@ export class ValkeyCluster extends pulumi.ComponentResource {
       placement: args.placement,
       auth: password !== undefined,
       checkSourceCidrs: args.checkSourceCidrs,
+      restore: args.restore,
     });
     const parent = { parent: this };
-    const deps = createReleaseBase(this, name, { namespace: args.namespace, release, password }, { ...m, secretName: m.facts.secretName });
+    const deps = [
+      ...createReleaseBase(this, name, { namespace: args.namespace, release, password }, { ...m, secretName: m.facts.secretName }),
+      ...createRestoreResources(this, name, { namespace: args.namespace, release, restore: args.restore }, m.restoreNetworkPolicy),
+    ];
     new k8s.core.v1.Service(`${name}-client`, m.clientService, parent);
     // The StatefulSet waits for the shape guard: a shape it refuses (fewer primaries, another
     // replica count) fails preview, and up before the StatefulSet could delete a pod.

@@ -10,7 +10,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
 import { HAPROXY_CFG_KEY, HAPROXY_STATUS_PORT } from "./valkey/haproxy-manifests.js";
 import { buildReplicationManifests, type ReplicationPod } from "./valkey/replication-manifests.js";
-import { createReleaseBase, type ValkeyReleaseArgs } from "./valkey/release-resources.js";
+import { createReleaseBase, createRestoreResources, type ValkeyReleaseArgs } from "./valkey/release-resources.js";
 import { requirePassword } from "./valkey/secret.js";
 import type { Rollout } from "./valkey/rollout.js";
 
@@ -68,9 +68,13 @@ export class ValkeyReplication extends pulumi.ComponentResource {
       placement: args.placement,
       auth: password !== undefined,
       checkSourceCidrs: args.checkSourceCidrs,
+      restore: args.restore,
     });
     const parent = { parent: this };
-    const deps = createReleaseBase(this, name, { namespace: args.namespace, release, password }, { ...m, secretName: m.facts.secretName });
+    const deps = [
+      ...createReleaseBase(this, name, { namespace: args.namespace, release, password }, { ...m, secretName: m.facts.secretName }),
+      ...createRestoreResources(this, name, { namespace: args.namespace, release, restore: args.restore }, m.restoreNetworkPolicy),
+    ];
     const podDeps = { parent: this, dependsOn: deps };
     new k8s.apps.v1.StatefulSet(`${name}-members`, m.statefulSet, podDeps);
     new k8s.policy.v1.PodDisruptionBudget(`${name}-pdb`, m.pdb, parent);

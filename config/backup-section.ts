@@ -49,7 +49,7 @@ export const backupSchema = section(
       .url({ protocol: /^https?$/, error: "must be an http(s) URL of an S3-compatible server, e.g. http://minio.storage:9000" })
       .optional()
       .describe(
-        "Platform byo: the S3-compatible server to write to (MinIO, Ceph RGW, ...), given to the AWS CLI as its endpoint. Left out: Amazon S3 itself. Refused on eks (the stack's own bucket, through Pod Identity).",
+        "Platform byo: the S3-compatible server the backup writes to and `restore.from` reads from (MinIO, Ceph RGW, ...), given to the AWS CLI as its endpoint. Left out: Amazon S3 itself. Refused on eks (the stack's own bucket, through Pod Identity).",
       )
       .meta({ defaultText: "none: Amazon S3" }),
     credentialsSecret: z
@@ -57,7 +57,7 @@ export const backupSchema = section(
       .regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, { error: "must be a Kubernetes Secret name" })
       .optional()
       .describe(
-        "Platform byo (required there): the name of a Secret in `valkey.namespace` holding AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for the bucket, which you create and rotate yourself; the stack never sees the keys. A run that starts before it exists fails naming it (CreateContainerConfigError). Refused on eks (Pod Identity: no static keys).",
+        "Platform byo (required there, for the backup and for `restore.from`): the name of a Secret in `valkey.namespace` holding AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for the bucket, which you create and rotate yourself; the stack never sees the keys. A pod that starts before it exists waits, naming it (CreateContainerConfigError): with `restore.from`, create it while the first `up` waits for the members. Refused on eks (Pod Identity: no static keys).",
       )
       .meta({ defaultText: "none" }),
     awsCliImage: imageReference(versions.AWS_CLI_IMAGE).describe(
@@ -74,9 +74,17 @@ export const restoreSchema = section(
       .regex(RESTORE_URI_RE, { error: "must be s3://bucket/prefix/<backup id>, as a backup run prints it" })
       .optional()
       .describe(
-        "Not wired in the deployed stack yet (refused). Meant to: start a NEW stack from this backup: each member's init container restores its shard's RDB (checked against the manifest's sha256; the snapshot's shard count and slot ranges must equal the new cluster's) before valkey-server starts, and the bootstrap makes the restored members the primaries. A missing or corrupted object fails the pod, so no member starts empty as a primary. Ignored by members whose volume already holds data.",
+        "Start a NEW stack from this backup (what a backup run prints: s3://bucket/prefix/<UTC time>). Each member's init containers fetch its shard (eks: through EKS Pod Identity, a role reading only this backup; byo: `backup.endpoint` with the keys of `backup.credentialsSecret`), check it against the manifest (sha256, valkey-check-rdb's key count; the snapshot's mode, shard count and slot ranges must equal the new topology's, else the pod fails naming both) and place it before valkey-server starts; the bootstrap then makes the restored members the primaries (cluster mode), the others full-sync from them. A missing or corrupted object fails that pod's start, so no member starts empty as a primary. A member whose volume already holds data, or whose peers already form the topology (a lost volume later on), does not restore. Remove the key once the stack is up: that rolls the members once, in the safe order.",
       )
       .meta({ defaultText: "none: start empty" }),
   },
   "Start a new stack from a backup (pod/restore-script.ts).",
 );
+
+/** `s3://bucket/prefix/<backup id>` split into the bucket and the key prefix of that one backup (no trailing slash). */
+export function parseRestoreUri(uri: string): { bucket: string; key: string } {
+  if (!RESTORE_URI_RE.test(uri)) throw new Error(`restore.from: must be s3://bucket/prefix/<backup id>, got ${JSON.stringify(uri)}`);
+  const rest = uri.slice("s3://".length).replace(/\/$/, "");
+  const slash = rest.indexOf("/");
+  return { bucket: rest.slice(0, slash), key: rest.slice(slash + 1) };
+}

@@ -261,7 +261,7 @@ function checkDrills(config: StackConfig, report: Report): void {
     );
 }
 
-/** Backup and restore reach S3 through EKS Pod Identity; a cluster restore needs the bootstrap to pin the restored primaries. */
+/** Backup and restore reach S3 through EKS Pod Identity (eks) or the user's server and keys (byo); a cluster restore needs the bootstrap to pin the restored primaries. */
 function checkBackup(config: StackConfig, report: Report): void {
   const { backup, restore } = config;
   if (config.platform === "eks") {
@@ -277,11 +277,12 @@ function checkBackup(config: StackConfig, report: Report): void {
       );
   }
   if (restore.from === undefined) return;
-  report(
-    ["restore", "from"],
-    "the deployed restore is not wired yet (no init container, no restore bootstrap step); restore.sh and the restore bootstrap run locally (tests/core/backup-restore.test.ts, docs/day-2.md)",
-  );
-  if (config.platform !== "eks") report(["restore", "from"], "needs platform eks: the restore reaches S3 through EKS Pod Identity (no static keys)");
+  // byo: the members' restore-fetch reads the backup with the same server and keys as the backup.
+  if (config.platform !== "eks" && !backup.enabled && backup.credentialsSecret === undefined)
+    report(
+      ["backup", "credentialsSecret"],
+      "is required on platform byo with restore.from: the members' restore-fetch init container reads the backup with these keys (there is no Pod Identity)",
+    );
   if (config.valkey.mode === "cluster" && !config.checks.bootstrap)
     report(["restore", "from"], "needs checks.bootstrap: true in cluster mode: the bootstrap makes the restored members the primaries of their shards");
 }

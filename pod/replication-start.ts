@@ -53,12 +53,14 @@
  *    (seconds of write stop) and loses at most what the replicas had not yet received at the
  *    kill; an empty data dir (lost volume) must never serve over replicas that hold the data.
  * 4. No reachable Sentinel knows a primary: only ordinal 0 with an empty data dir (the very
- *    first start) becomes primary, after a short grace for the Sentinels to come up, and only
+ *    first start; or a new stack's data restore.sh placed, marked `restore-pending`, which this
+ *    decision removes) becomes primary, after a short grace for the Sentinels to come up, and only
  *    if no Sentinel answered with an error (a NOAUTH Sentinel may know a primary). Everyone
  *    else (ordinal > 0, or ordinal 0 holding data, which may be a primary demoted while the
  *    Sentinels were away) waits and fails after the bounded wait.
  */
 import { shQuote } from "./sh-cli.js";
+import { RESTORE_PENDING_MARKER } from "./restore-script.js";
 
 /** The Sentinel master name the stack uses unless told otherwise. */
 export const DEFAULT_MASTER_NAME = "valkey-primary";
@@ -175,13 +177,15 @@ export function renderReplicationStartBlock(o: ReplicationStartOptions): string[
     `  if [ -n "$answers" ]; then`,
     `    if [ "$(distinct)" -eq 1 ] || [ "$elapsed" -ge ${agree} ]; then primary=$(most_frequent); break; fi`,
     `    say "the Sentinels disagree on the primary ($(printf '%s' "$answers" | sed '/^$/d' | tr '\\n' ';')): asking again"`,
-    `  elif [ "$ordinal" -eq 0 ] && [ -z "$errors" ] && ! has_data && [ "$elapsed" -ge ${grace} ]; then`,
-    `    say "no Sentinel of [$sentinels] knows a primary for $master_name ($reachable reachable) and this is ordinal 0 with an empty data dir: first start, becoming the primary"`,
+    `  elif [ "$ordinal" -eq 0 ] && [ -z "$errors" ] && { ! has_data || [ -e "$data_dir/${RESTORE_PENDING_MARKER}" ]; } && [ "$elapsed" -ge ${grace} ]; then`,
+    `    say "no Sentinel of [$sentinels] knows a primary for $master_name ($reachable reachable) and this is ordinal 0 with an empty data dir, or a new stack's restored one: first start, becoming the primary"`,
     `    break`,
     `  fi`,
     `  [ "$elapsed" -lt ${wait} ] || fail "no Sentinel of [$sentinels] named a primary for $master_name within ${wait}s ($reachable reachable\${errors:+; errors:$errors}); only ordinal 0 with an empty data dir may become the first primary"`,
     `  sleep 1`,
     `done`,
+    `# A restore's first start is decided (primary, or a replica of the one the Sentinels name): never again.`,
+    `rm -f "$data_dir/${RESTORE_PENDING_MARKER}"`,
     `if [ -n "$primary" ] && is_me "$primary"; then`,
     `  sentinel_state`,
     `  if has_data; then what="its data dir holds data"; else what="its data dir is empty"; fi`,

@@ -22,15 +22,26 @@
  * starts EMPTY and ignores dump.rdb (seen here: 0 keys), so the AOF base is what a member with AOF
  * on loads; a member with AOF off loads dump.rdb. Finally `restored-from` records the source.
  *
+ * A lost volume is not a new stack: before placing anything, `place` asks the release's peers
+ * (`$RESTORE_PEERS`, `host:port` words, else every address of `$RESTORE_PEERS_DNS`, the headless
+ * Service, on `$RESTORE_PEERS_PORT`); when one of them is already part of a formed topology
+ * (cluster mode: it knows other nodes; replication mode: it is a replica, or a primary with
+ * replicas), the snapshot would be older than what the release serves, so nothing is placed: the
+ * member starts empty and the lost-volume paths (rejoin.sh, the replication start decision) take it
+ * back as a replica. A new stack's members have met nobody before the bootstrap, so they restore.
+ * In replication mode the placed data also leaves `restore-pending`: the start decision lets
+ * ordinal 0 become the first primary on it as on an empty first start, then removes the marker.
+ *
  * Environment: RESTORE_FROM (s3://bucket/prefix/<backup id>; unset = no restore), RESTORE_SHARD,
- * POD_NAME, AWS_ENDPOINT_URL, AWS_CLI, VALKEY_CHECK_RDB. AWS credentials: the CLI's own chain (EKS
- * Pod Identity in a pod).
+ * POD_NAME, RESTORE_PEERS / RESTORE_PEERS_DNS / RESTORE_PEERS_PORT, AWS_ENDPOINT_URL, AWS_CLI,
+ * VALKEY_CHECK_RDB, VALKEYCLI_AUTH (the peers' password). AWS credentials: the CLI's own chain
+ * (EKS Pod Identity in a pod).
  */
 import type { ValkeyMode } from "../config/types.js";
 import { BACKUP_FORMAT, MANIFEST_OBJECT } from "./backup-manifest.js";
 import { s3CliLines } from "./backup-script.js";
 import { DATA_DIR } from "./paths.js";
-import { shQuote } from "./sh-cli.js";
+import { boundedCliLines, shQuote } from "./sh-cli.js";
 
 export interface RestoreScriptOptions {
   mode: ValkeyMode;
@@ -49,6 +60,56 @@ export const AOF_BASE = "appendonly.aof.1.base.rdb";
 export const AOF_MANIFEST = "appendonly.aof.manifest";
 /** The file a restore leaves in the data dir, naming what it restored. */
 export const RESTORED_MARKER = "restored-from";
+/** Replication mode: placed data the start decision may make the FIRST primary with (it removes the file). */
+export const RESTORE_PENDING_MARKER = "restore-pending";
+
+/**
+ * sh lines: a peer's answer holding `field` goes on to the check; one refusing the password stops
+ * the restore (return 2: the peers' state is unknown); anything else (not started, unreachable,
+ * still loading) is skipped.
+ */
+function answered(field: string): string[] {
+  return [
+    `    case "$info" in`,
+    `      *${field}*) ;;`,
+    `      *NOAUTH*|*WRONGPASS*|*"invalid password"*|*"Authentication required"*) echo "$p answered: $(printf '%s' "$info" | head -n 1)"; return 2 ;;`,
+    `      *) continue ;;`,
+    `    esac`,
+  ];
+}
+
+/** sh lines: `formed_peer` prints the first peer already in a formed topology (and why) and returns 0; 1: none; 2: a peer refused the password. */
+function formedPeerLines(mode: ValkeyMode): string[] {
+  const probe =
+    mode === "cluster"
+      ? [
+          `    info=$(cli -h "\${p%:*}" -p "\${p##*:}" cluster info 2>&1) || true`,
+          ...answered("cluster_known_nodes:"),
+          `    n=$(printf '%s\\n' "$info" | sed -n 's/^cluster_known_nodes:\\([0-9]*\\).*/\\1/p')`,
+          `    [ "\${n:-1}" -gt 1 ] && { echo "$p knows $n cluster nodes"; return 0; }`,
+        ]
+      : [
+          `    info=$(cli -h "\${p%:*}" -p "\${p##*:}" info replication 2>&1) || true`,
+          ...answered("role:"),
+          `    case "$info" in *role:slave*) echo "$p is a replica"; return 0 ;; esac`,
+          `    n=$(printf '%s\\n' "$info" | sed -n 's/^connected_slaves:\\([0-9]*\\).*/\\1/p')`,
+          `    [ "\${n:-0}" -gt 0 ] && { echo "$p is a primary with $n replica(s)"; return 0; }`,
+        ];
+  return [
+    ...boundedCliLines(2),
+    `peers() {`,
+    `  if [ -n "\${RESTORE_PEERS:-}" ]; then printf '%s\\n' $RESTORE_PEERS; return; fi`,
+    `  [ -n "\${RESTORE_PEERS_DNS:-}" ] || return 0`,
+    `  getent ahosts "$RESTORE_PEERS_DNS" 2>/dev/null | awk -v p="\${RESTORE_PEERS_PORT:-6379}" '!seen[$1]++ { print $1 ":" p }'`,
+    `}`,
+    `formed_peer() {`,
+    `  for p in $(peers); do`,
+    ...probe,
+    `  done`,
+    `  return 1`,
+    `}`,
+  ];
+}
 
 function plannedBlock(o: RestoreScriptOptions): string[] {
   if (o.mode === "replication") return [`planned_shards=1`, `planned_slots() { printf ''; }`];
@@ -98,6 +159,7 @@ export function renderRestoreScript(o: RestoreScriptOptions): string {
     `data=${shQuote(dataDir)}`,
     `mode=${o.mode}`,
     ...plannedBlock(o),
+    ...formedPeerLines(o.mode),
     `fetch_step() {`,
     `  from="\${RESTORE_FROM:-}"`,
     `  [ -n "$from" ] || { log "RESTORE_FROM is not set: nothing to restore"; exit 0; }`,
@@ -138,6 +200,12 @@ export function renderRestoreScript(o: RestoreScriptOptions): string {
     `  stage="$data/.restore"`,
     `  if [ ! -e "$stage/fetched" ]; then log "nothing fetched: nothing to place"; exit 0; fi`,
     `  if [ -e "$data/${AOF_DIR}" ] || [ -e "$data/dump.rdb" ]; then log "already placed (an interrupted earlier run)"; rm -rf "$stage"; exit 0; fi`,
+    `  set +e; why=$(formed_peer); formed=$?; set -e`,
+    `  if [ "$formed" -eq 0 ]; then`,
+    `    log "not restoring: the release is already formed ($why): this is a lost volume, not a new stack; starting empty, to rejoin as a replica"`,
+    `    rm -rf "$stage"; exit 0`,
+    `  fi`,
+    `  [ "$formed" -eq 1 ] || fail "cannot tell whether the release is already formed ($why): not restoring"`,
     `  read -r shard sum keys obj < "$stage/entry"`,
     `  got=$(sha256sum "$stage/dump.rdb" | cut -d' ' -f1)`,
     `  [ "$got" = "$sum" ] || fail "shard $shard: checksum mismatch: $obj has sha256 $got, the manifest says $sum (corrupted or replaced): not restoring"`,
@@ -155,6 +223,7 @@ export function renderRestoreScript(o: RestoreScriptOptions): string {
     `  mv "$stage/${AOF_DIR}" "$data/${AOF_DIR}"`,
     `  mv "$stage/dump.rdb" "$data/dump.rdb"`,
     `  printf '%s shard %s sha256 %s keys %s\\n' "$obj" "$shard" "$sum" "$keys" > "$data/${RESTORED_MARKER}"`,
+    ...(o.mode === "replication" ? [`  : > "$data/${RESTORE_PENDING_MARKER}"`] : []),
     `  rm -rf "$stage"`,
     `  log "shard $shard: restored $keys keys from $obj (sha256 ok)"`,
     `}`,

@@ -4,7 +4,7 @@
  * (`program: () => runProgram({ stack, config, password })`).
  *
  * Order: platform (EKS + Karpenter, or your cluster) → namespace → Valkey (replication or
- * cluster) → AZ-aware cluster bootstrap (cluster mode) → rolling restart (a changed pod template)
+ * cluster; from a backup with `restore.from`) → AZ-aware cluster bootstrap (cluster mode) → rolling restart (a changed pod template)
  * → live config (changed LIVE valkey.conf directives, CONFIG SET) → topology check → benchmark Job →
  * benchmark results → topology check again (per-primary key counts after the run) → failure
  * drills (`drills.enabled`, after that check) → outputs.
@@ -36,6 +36,7 @@ import type { StackConfig } from "../config/types.js";
 import { costInputsFromConfig, stackCostOutput } from "./cost.js";
 import { buildStackReport, type Endpoints, type StackReport } from "./outputs.js";
 import { byoPlatform, eksPlatform, type PlatformResult } from "./platform.js";
+import { stackRestore } from "./restore.js";
 import { awsProviderArgs, createAwsProvider } from "./preflight.js";
 
 export interface ProgramInput {
@@ -96,10 +97,12 @@ function deployValkey(
 ): ValkeyRelease {
   const ns = config.valkey.namespace;
   // `volumes` too: destroy deletes the release first, then VolumeRelease waits for its disks to go.
-  const opts = { provider: platform.provider, dependsOn: [namespace, volumes, ...platform.ready] };
+  // `restore.from`: the members start from a backup (eks: their Pod Identity access exists first).
+  const restore = stackRestore(config, platform, config.valkey.mode === "cluster" ? DEFAULT_CLUSTER_RELEASE : DEFAULT_REPLICATION_RELEASE);
+  const opts = { provider: platform.provider, dependsOn: [namespace, volumes, ...platform.ready, ...restore.ready] };
   // The `direct` checks connect from outside the pod network: their CIDRs get a NetworkPolicy rule.
   const checkSourceCidrs = config.checks.connector === "direct" ? config.checks.directSourceCidrs : [];
-  const common = { namespace: ns, valkey: config.valkey, placement: platform.placement, password, checkSourceCidrs };
+  const common = { namespace: ns, valkey: config.valkey, placement: platform.placement, password, checkSourceCidrs, restore: restore.settings };
   if (config.valkey.mode === "replication") {
     const r = new ValkeyReplication("valkey", common, opts);
     return {
@@ -228,7 +231,14 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
   if (mode === "cluster" && config.checks.bootstrap) {
     formed = new ClusterBootstrap(
       "valkey-cluster-bootstrap",
-      { ...target, expectedPods: config.valkey.pods, primaries: config.valkey.cluster.primaries, replicasPerPrimary: config.valkey.cluster.replicasPerPrimary },
+      {
+        ...target,
+        expectedPods: config.valkey.pods,
+        primaries: config.valkey.cluster.primaries,
+        replicasPerPrimary: config.valkey.cluster.replicasPerPrimary,
+        // A new stack restored from a backup: pods 0..P-1 hold the shards and become their primaries.
+        restored: config.restore.from !== undefined,
+      },
       { dependsOn: [valkey.component] },
     );
   }

@@ -132,6 +132,8 @@ export interface RestoredMemberOptions {
   /** The valkey.conf options besides port, dir and logfile. */
   server: Omit<LocalServerOptions, "port" | "clusterPort" | "dir" | "logfile">;
   binDir: string;
+  /** The release's peers (`host:port`) the place step asks whether the topology is already formed (RESTORE_PEERS). @default none */
+  peers?: readonly string[];
 }
 
 /** A LocalFleet `launch`: restore.sh's two steps (the pod's two init containers), then valkey-server, in the member's own directory (its data dir). */
@@ -146,7 +148,13 @@ export function restoredMemberLaunch(o: RestoredMemberOptions): (ctx: LaunchCont
     return {
       command: "sh",
       args: ["-c", 'sh "$1" fetch && sh "$1" place && exec "$2" "$3"', "restore-then-start", script, resolveBinaries().server.path, conf],
-      env: { ...scriptEnv(o.s3, o.binDir, undefined), RESTORE_FROM: o.from, RESTORE_SHARD: String(o.shard) },
+      env: {
+        // The password too: the place step asks the peers whether the topology is already formed.
+        ...scriptEnv(o.s3, o.binDir, o.server.password),
+        RESTORE_FROM: o.from,
+        RESTORE_SHARD: String(o.shard),
+        ...(o.peers === undefined ? {} : { RESTORE_PEERS: o.peers.join(" ") }),
+      },
     };
   };
 }

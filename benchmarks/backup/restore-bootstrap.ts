@@ -6,7 +6,12 @@
  * member is not "fresh" and the ordinary bootstrap would refuse it; this executor instead checks
  * that what it claimed lies inside its shard's ranges, adds the rest of those ranges
  * (ADDSLOTSRANGE on the slots without keys), MEETs everyone and attaches the replicas with the
- * same steps as the bootstrap (cluster-gossip.ts). Refused, naming the member: a restored member
+ * same steps as the bootstrap (cluster-gossip.ts). Zones: the restored members are wherever the
+ * scheduler put pods 0..P-1, possibly two in one zone; the plan (restorePlan) is the balanced one a
+ * new cluster gets, and a shard whose restored member sits in a zone already full of primaries has
+ * another member in a zone with room as its planned primary: it first replicates the restored
+ * member (full sync), then takes over by CLUSTER FAILOVER (waits for the offsets: nothing lost), so
+ * no zone keeps a primary majority. Refused, naming the member: a restored member
  * claiming slots outside its shard's ranges, an empty restored member (no member starts empty as
  * a primary), a would-be replica that holds keys or slots. The shards' ranges must be those a new
  * cluster of that many primaries plans (restore.sh refused any other snapshot before this runs).
@@ -75,6 +80,40 @@ export async function noneJoined(members: readonly ClusterMember[], connector: C
   }
 }
 
+/**
+ * The plan of a restore: the balanced one a new cluster of these members gets (planCluster), with
+ * shard i's restored member kept in shard i: its primary where its zone has room for one more
+ * primary, else a replica of a member in a zone with room (which takes over after the sync).
+ */
+export function restorePlan(members: readonly ClusterMember[], restored: readonly string[], replicasPerPrimary: number): ClusterPlan {
+  const nodes = members.map((m) => ({ id: m.id, zone: m.zone }));
+  const primaries = restored.length;
+  const room = new Map(Object.entries(planCluster({ nodes, primaries, replicasPerPrimary }).primariesPerZone));
+  const zoneOf = new Map(nodes.map((n) => [n.id, n.zone]));
+  const targets: (string | undefined)[] = restored.map((id) => {
+    const z = zoneOf.get(id) ?? "";
+    if ((room.get(z) ?? 0) <= 0) return undefined;
+    room.set(z, (room.get(z) ?? 0) - 1);
+    return id;
+  });
+  const taken = new Set(restored);
+  const fixedPrimaries = targets.map((t) => {
+    if (t !== undefined) return t;
+    const n = nodes.find((x) => !taken.has(x.id) && (room.get(x.zone) ?? 0) > 0);
+    if (n === undefined) throw new RestoreRefused("no member in a zone with room for a primary: the members' zones cannot hold a balanced cluster");
+    taken.add(n.id);
+    room.set(n.zone, (room.get(n.zone) ?? 0) - 1);
+    return n.id;
+  });
+  const preferredReplicaOf = Object.fromEntries(restored.flatMap((id, i) => (fixedPrimaries[i] === id ? [] : [[id, fixedPrimaries[i] as string]])));
+  const plan = planCluster({ nodes, primaries, replicasPerPrimary, fixedPrimaries, preferredReplicaOf });
+  plan.shards.forEach((s, i) => {
+    if (![s.primary, ...s.replicas].some((x) => x.id === restored[i]))
+      throw new RestoreRefused(`the plan left ${restored[i]} (shard ${i}'s restored member) out of its shard`);
+  });
+  return plan;
+}
+
 export async function restoreCluster(o: RestoreClusterOptions): Promise<RestoreClusterResult> {
   const timeoutMs = o.timeoutMs ?? 60_000;
   const steps: string[] = [];
@@ -90,12 +129,7 @@ export async function restoreCluster(o: RestoreClusterOptions): Promise<RestoreC
       throw new RestoreRefused(`shard ${i}: ranges ${have} are not the ${want[i]?.join(",")} a cluster of ${primaries} primaries plans`);
   });
   if (o.restored.length !== primaries) throw new RestoreRefused(`${primaries} shard(s) in the backup but ${o.restored.length} restored member(s) named`);
-  const plan = planCluster({
-    nodes: o.members.map((m) => ({ id: m.id, zone: m.zone })),
-    primaries,
-    replicasPerPrimary: o.replicasPerPrimary,
-    fixedPrimaries: o.restored,
-  });
+  const plan = restorePlan(o.members, o.restored, o.replicasPerPrimary);
   const pool = new ConnectionPool(o.connector);
   try {
     const nodes = await Promise.all(o.members.map(async (member): Promise<Node> => ({ member, client: await pool.get(member.endpoint) })));
@@ -103,10 +137,10 @@ export async function restoreCluster(o: RestoreClusterOptions): Promise<RestoreC
     const get = (id: string): Node => byId.get(id) as Node;
     await setDistinctConfigEpochs(nodes.map((n) => n.client));
     for (const [i, shard] of plan.shards.entries()) {
-      const p = get(shard.primary.id);
+      const holderId = o.restored[i] as string;
+      const p = get(holderId);
       const entry = o.shards[i];
-      if (entry === undefined || shard.primary.id !== o.restored[i])
-        throw new RestoreRefused(`the plan put ${shard.primary.id} first in shard ${i}, not its restored member`);
+      if (entry === undefined) throw new RestoreRefused(`no shard ${i} in the backup`);
       const range = parseSlotRange(normalizeRanges(entry.ranges)[0] ?? "");
       const owned = ownSlots((await p.client.call("CLUSTER", "NODES")) as string);
       const keys = Number(await p.client.call("DBSIZE"));
@@ -116,8 +150,8 @@ export async function restoreCluster(o: RestoreClusterOptions): Promise<RestoreC
         throw new RestoreRefused(`${p.member.id} holds keys of slots ${owned.map(formatSlotRange).join(",")}, outside shard ${i}'s ${formatSlotRange(range)}`);
       }
       for (const r of missingSlotRanges(range, owned)) await p.client.call("CLUSTER", "ADDSLOTSRANGE", String(r.start), String(r.end));
-      step(`${p.member.id} (${shard.primary.zone}) holds shard ${i}: ${keys} keys, slots ${formatSlotRange(range)}`);
-      for (const r of shard.replicas) {
+      step(`${p.member.id} (${p.member.zone}) holds shard ${i}: ${keys} keys, slots ${formatSlotRange(range)}`);
+      for (const r of [shard.primary, ...shard.replicas].filter((x) => x.id !== holderId)) {
         const n = get(r.id);
         const rk = Number(await n.client.call("DBSIZE"));
         const rs = ownSlots((await n.client.call("CLUSTER", "NODES")) as string);
@@ -129,30 +163,45 @@ export async function restoreCluster(o: RestoreClusterOptions): Promise<RestoreC
     if (first === undefined) throw new RestoreRefused("no members");
     await meetAndWait(first, rest, nodes, timeoutMs);
     step(`all ${nodes.length} nodes know each other`);
-    for (const shard of plan.shards) {
-      const primaryId = (await get(shard.primary.id).client.call("CLUSTER", "MYID")) as string;
-      for (const r of shard.replicas) {
-        await replicateWhenKnown(get(r.id), primaryId, shard.primary.id, timeoutMs, (m) => new RestoreRefused(m));
-        step(`${r.id} (${r.zone}) replicates ${shard.primary.id}`);
+    for (const [i, shard] of plan.shards.entries()) {
+      const holderId = o.restored[i] as string;
+      const primaryId = (await get(holderId).client.call("CLUSTER", "MYID")) as string;
+      for (const r of [shard.primary, ...shard.replicas].filter((x) => x.id !== holderId)) {
+        await replicateWhenKnown(get(r.id), primaryId, holderId, timeoutMs, (m) => new RestoreRefused(m));
+        step(`${r.id} (${r.zone}) replicates ${holderId}`);
       }
     }
-    const replicaIds = plan.shards.flatMap((s) => s.replicas.map((r) => r.id));
-    await pollUntil(
-      async () => {
-        const bad: string[] = [];
-        for (const n of nodes) {
-          const info = parseInfo((await n.client.call("CLUSTER", "INFO")) as string);
-          if (info.get("cluster_state") !== "ok" || Number(info.get("cluster_slots_ok")) !== CLUSTER_SLOT_COUNT)
-            bad.push(`${n.member.id} state=${info.get("cluster_state")}`);
-        }
-        for (const id of replicaIds) {
-          const info = parseInfo(await get(id).client.info("replication"));
-          if (info.get("master_link_status") !== "up" || info.get("master_sync_in_progress") === "1") bad.push(`${id} link=${info.get("master_link_status")}`);
-        }
-        return bad.length === 0 ? true : bad.join("; ");
-      },
-      { timeoutMs, what: "the restored cluster: cluster_state:ok on every node, every replica linked and synced" },
-    );
+    const synced = (replicaIds: readonly string[]) =>
+      pollUntil(
+        async () => {
+          const bad: string[] = [];
+          for (const n of nodes) {
+            const info = parseInfo((await n.client.call("CLUSTER", "INFO")) as string);
+            if (info.get("cluster_state") !== "ok" || Number(info.get("cluster_slots_ok")) !== CLUSTER_SLOT_COUNT)
+              bad.push(`${n.member.id} state=${info.get("cluster_state")}`);
+          }
+          for (const id of replicaIds) {
+            const info = parseInfo(await get(id).client.info("replication"));
+            if (info.get("master_link_status") !== "up" || info.get("master_sync_in_progress") === "1") bad.push(`${id} link=${info.get("master_link_status")}`);
+          }
+          return bad.length === 0 ? true : bad.join("; ");
+        },
+        { timeoutMs, what: "the restored cluster: cluster_state:ok on every node, every replica linked and synced" },
+      );
+    await synced(plan.shards.flatMap((s, i) => [s.primary, ...s.replicas].map((x) => x.id).filter((id) => id !== o.restored[i])));
+    // Shards whose restored member sat in a zone already full of primaries: the planned primary takes over.
+    for (const [i, shard] of plan.shards.entries()) {
+      const holderId = o.restored[i] as string;
+      if (shard.primary.id === holderId) continue;
+      const target = get(shard.primary.id);
+      await target.client.call("CLUSTER", "FAILOVER");
+      await pollUntil(async () => (parseInfo(await target.client.info("replication")).get("role") === "master" ? true : "still a replica"), {
+        timeoutMs,
+        what: `${target.member.id} to take shard ${i} over from ${holderId} by CLUSTER FAILOVER`,
+      });
+      step(`${target.member.id} (${target.member.zone}) took shard ${i} over from ${holderId} (${get(holderId).member.zone}): no zone holds a primary majority`);
+    }
+    await synced(plan.shards.flatMap((s) => s.replicas.map((x) => x.id)));
     step(`cluster_state:ok: ${primaries} restored primaries, ${o.replicasPerPrimary} replica(s) each`);
     const nodeIds: Record<string, string> = {};
     for (const n of nodes) nodeIds[n.member.id] = (await n.client.call("CLUSTER", "MYID")) as string;

@@ -19,6 +19,7 @@ import { buildClientService, buildHeadlessService } from "./services.js";
 import { DEFAULT_TERMINATION_GRACE_SECONDS, buildValkeyStatefulSet } from "./statefulset.js";
 import { rolloutOf, type Rollout } from "./rollout.js";
 import { restartFiles } from "../../pod/conf-directives.js";
+import { releaseRestore, type RestoreSettings } from "./restore-init.js";
 
 /** A member must stay ready (synced, cluster ok) this long before a rollout moves on. */
 export const CLUSTER_MIN_READY_SECONDS = 10;
@@ -31,6 +32,8 @@ export interface ClusterInput {
   auth: boolean;
   /** CIDRs the `direct` checks connect from; the NetworkPolicy admits them to 6379. @default [] */
   checkSourceCidrs?: string[];
+  /** `restore.from`: the members start from a backup (restore-init.ts). @default undefined */
+  restore?: RestoreSettings;
 }
 
 export interface ClusterFacts {
@@ -53,6 +56,8 @@ export interface ClusterManifests {
   statefulSet: StatefulSet;
   pdb: PodDisruptionBudget;
   networkPolicy: NetworkPolicy;
+  /** While `restore.from` is set: the members' egress to S3. */
+  restoreNetworkPolicy?: NetworkPolicy;
   /** The RollingRestart step's inputs: the member StatefulSet and its template hash. */
   rollout: Rollout;
 }
@@ -84,7 +89,18 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
   const facts = clusterFacts(i);
   const { names } = facts;
   const pod = clusterMemberPod({ valkey: i.valkey, auth: i.auth });
-  const data = pod.files;
+  const restore = releaseRestore({
+    restore: i.restore,
+    mode: "cluster",
+    primaries: i.valkey.cluster.primaries,
+    release: i.release,
+    namespace: i.namespace,
+    valkeyImage: i.valkey.image,
+    headless: names.headless,
+    secretName: facts.secretName,
+    podSelector: facts.podSelector,
+  });
+  const data = { ...pod.files, ...restore?.files };
   const m: Omit<ClusterManifests, "rollout"> = {
     facts,
     configMap: buildConfigMap(names.configMap, i.namespace, i.release, data),
@@ -113,6 +129,7 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
       storageClass: i.placement.storageClass ?? i.valkey.persistence.storageClass,
       clusterMember: true,
       minReadySeconds: CLUSTER_MIN_READY_SECONDS,
+      restore: restore?.pod,
       // Room for the preStop failover and then an RDB save at shutdown.
       terminationGracePeriodSeconds: DEFAULT_FAILOVER_TIMEOUT_SECONDS + DEFAULT_TERMINATION_GRACE_SECONDS,
     }),
@@ -125,6 +142,7 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
       clusterBus: true,
       checkSourceCidrs: i.checkSourceCidrs,
     }),
+    ...(restore === undefined ? {} : { restoreNetworkPolicy: restore.networkPolicy }),
   };
   return { ...m, rollout: rolloutOf([m.statefulSet], data) };
 }

@@ -7,7 +7,8 @@ import type * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
 import type { ValkeyConfig } from "../../config/types.js";
 import type { Placement } from "../shared.js";
-import type { ConfigMap, Service } from "./k8s-types.js";
+import type { ConfigMap, NetworkPolicy, Service } from "./k8s-types.js";
+import { restoreServiceAccount, type RestoreSettings } from "./restore-init.js";
 import { buildPasswordSecret } from "./secret.js";
 
 /** Args common to ValkeyReplication and ValkeyCluster. */
@@ -22,6 +23,8 @@ export interface ValkeyReleaseArgs {
   password: pulumi.Input<string> | undefined;
   /** CIDRs the `direct` checks connector connects from, admitted to 6379 by the NetworkPolicy (`checks.directSourceCidrs`). @default [] */
   checkSourceCidrs?: string[];
+  /** `restore.from`: the members start from a backup (valkey/restore-init.ts). @default undefined (start empty) */
+  restore?: RestoreSettings;
 }
 
 export interface ReleaseBase {
@@ -48,5 +51,24 @@ export function createReleaseBase(
     created.push(new k8s.core.v1.Secret(`${name}-secret`, secret, opts));
   }
   created.push(new k8s.core.v1.Service(`${name}-headless`, m.headlessService, opts));
+  return created;
+}
+
+/**
+ * While `restore.from` is set: `${name}-restore-egress` (the members' egress to S3) and, on eks,
+ * `${name}-restore-sa` (the members' ServiceAccount, the Pod Identity association's subject);
+ * the member StatefulSet depends on them so the fetch does not start before its way out exists.
+ */
+export function createRestoreResources(
+  parent: pulumi.ComponentResource,
+  name: string,
+  args: { namespace: string; release: string; restore: RestoreSettings | undefined },
+  networkPolicy: NetworkPolicy | undefined,
+): pulumi.Resource[] {
+  if (args.restore === undefined || networkPolicy === undefined) return [];
+  const opts = { parent };
+  const created: pulumi.Resource[] = [new k8s.networking.v1.NetworkPolicy(`${name}-restore-egress`, networkPolicy, opts)];
+  const sa = restoreServiceAccount(args.namespace, args.release, args.restore);
+  if (sa !== undefined) created.push(new k8s.core.v1.ServiceAccount(`${name}-restore-sa`, sa, opts));
   return created;
 }

@@ -28,6 +28,7 @@ import { buildHeadlessService } from "./services.js";
 import { DEFAULT_TERMINATION_GRACE_SECONDS, buildValkeyStatefulSet, roleSelector } from "./statefulset.js";
 import { rolloutOf, type Rollout } from "./rollout.js";
 import { restartFiles } from "../../pod/conf-directives.js";
+import { releaseRestore, type RestoreSettings } from "./restore-init.js";
 
 export interface ReplicationInput {
   namespace: string;
@@ -38,6 +39,8 @@ export interface ReplicationInput {
   auth: boolean;
   /** CIDRs the `direct` checks connect from; the NetworkPolicy admits them to 6379. @default [] */
   checkSourceCidrs?: string[];
+  /** `restore.from`: the members start from a backup (restore-init.ts). @default undefined */
+  restore?: RestoreSettings;
 }
 
 export interface ReplicationPod {
@@ -94,6 +97,8 @@ export interface ReplicationManifests {
   haproxy: HaproxyManifests;
   haproxySecretMeta: { name: string; namespace: string; labels: Record<string, string> };
   networkPolicies: { members: NetworkPolicy; sentinels: NetworkPolicy; haproxy: NetworkPolicy };
+  /** While `restore.from` is set: the members' egress to S3. */
+  restoreNetworkPolicy?: NetworkPolicy;
   /** The RollingRestart step's inputs: the member and Sentinel StatefulSets and their template hash. */
   rollout: Rollout;
 }
@@ -156,9 +161,20 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
   const sentinelData = sentinel.files;
   const storageClass = i.placement.storageClass ?? i.valkey.persistence.storageClass;
   const memberSelector = roleSelector(i.release, "member");
+  const restore = releaseRestore({
+    restore: i.restore,
+    mode: "replication",
+    primaries: 1,
+    release: i.release,
+    namespace: i.namespace,
+    valkeyImage: i.valkey.image,
+    headless: names.headless,
+    secretName: facts.secretName,
+    podSelector: memberSelector,
+  });
   const m: Omit<ReplicationManifests, "rollout"> = {
     facts,
-    configMap: buildConfigMap(names.configMap, i.namespace, i.release, { ...memberData, ...sentinelData }),
+    configMap: buildConfigMap(names.configMap, i.namespace, i.release, { ...memberData, ...sentinelData, ...restore?.files }),
     headlessService: buildHeadlessService({ name: names.headless, namespace: i.namespace, release: i.release, selector: facts.podSelector }),
     statefulSet: buildValkeyStatefulSet({
       name: names.statefulSet,
@@ -178,6 +194,7 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
       storageClass,
       // Room for the preStop switchover and then an RDB save at shutdown.
       terminationGracePeriodSeconds: DEFAULT_SWITCHOVER_TIMEOUT_SECONDS + DEFAULT_TERMINATION_GRACE_SECONDS,
+      restore: restore?.pod,
     }),
     pdb: buildPodDisruptionBudget(names.pdb, i.namespace, i.release, facts.podSelector),
     sentinel: buildSentinelManifests({
@@ -223,6 +240,7 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
       haproxy: haproxyLabels(i.release),
       checkSourceCidrs: i.checkSourceCidrs,
     }),
+    ...(restore === undefined ? {} : { restoreNetworkPolicy: restore.networkPolicy }),
   };
   return { ...m, rollout: rolloutOf([m.statefulSet, m.sentinel.statefulSet], memberData) };
 }

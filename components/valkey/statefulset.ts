@@ -13,11 +13,13 @@ import type { PodDefinition } from "../../pod/definition.js";
 import { CONFIG_MOUNT, DATA_DIR, RUN_DIR, SECRET_MOUNT } from "../../pod/paths.js";
 import type { PodPlacement } from "./pod-placement.js";
 import { hardenedPod, restrictedContainer } from "./pod-security.js";
+import type { RestorePodParts } from "./restore-init.js";
 import { ROLLED_BY_STEP } from "./rollout.js";
 
 /** uid/gid of the official valkey image's `valkey` user. */
 export const VALKEY_UID = 999;
 export const DATA_VOLUME = "data";
+export const CONFIG_VOLUME = "config";
 /** Pod annotation carrying a hash of the ConfigMap, so a config change rolls the pods. */
 export const CONFIG_HASH_ANNOTATION = "valkey-on-eks/config-hash";
 /** @default terminationGracePeriodSeconds: time for an RDB save at shutdown (and the preStop failover). */
@@ -50,6 +52,8 @@ export interface ValkeyStatefulSetOptions {
   terminationGracePeriodSeconds?: number;
   /** Seconds a pod must stay ready before the rollout counts it available. @default 0 */
   minReadySeconds?: number;
+  /** `restore.from`: the init containers, volumes and ServiceAccount of restore-init.ts. @default undefined (no restore) */
+  restore?: RestorePodParts;
 }
 
 /** Labels of one role's pods (the StatefulSet selector). */
@@ -78,7 +82,7 @@ function readinessProbe(o: ValkeyStatefulSetOptions): NonNullable<Container["rea
 function container(o: ValkeyStatefulSetOptions): Container {
   const mounts = [
     { name: DATA_VOLUME, mountPath: DATA_DIR },
-    { name: "config", mountPath: CONFIG_MOUNT, readOnly: true },
+    { name: CONFIG_VOLUME, mountPath: CONFIG_MOUNT, readOnly: true },
     { name: "run", mountPath: RUN_DIR },
   ];
   if (o.secretName !== undefined) mounts.push({ name: "auth", mountPath: SECRET_MOUNT, readOnly: true });
@@ -113,15 +117,18 @@ function container(o: ValkeyStatefulSetOptions): Container {
 
 function podSpec(o: ValkeyStatefulSetOptions): PodSpec {
   const volumes: NonNullable<PodSpec["volumes"]> = [
-    { name: "config", configMap: { name: o.configMap, defaultMode: 0o444 } },
+    { name: CONFIG_VOLUME, configMap: { name: o.configMap, defaultMode: 0o444 } },
     { name: "run", emptyDir: { medium: "Memory", sizeLimit: "1Mi" } },
   ];
   if (o.secretName !== undefined) volumes.push({ name: "auth", secret: { secretName: o.secretName, defaultMode: 0o400 } });
+  const r = o.restore;
   return {
     ...o.placement,
     ...hardenedPod(VALKEY_UID, o.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_SECONDS, "OnRootMismatch"),
+    ...(r?.serviceAccountName === undefined ? {} : { serviceAccountName: r.serviceAccountName }),
+    ...(r === undefined ? {} : { initContainers: r.initContainers }),
     containers: [container(o)],
-    volumes,
+    volumes: [...volumes, ...(r?.volumes ?? [])],
   };
 }
 

@@ -9,7 +9,7 @@
  * member starts empty as a primary. Then the same for replication mode (1 + 1, AOF off).
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -79,9 +79,15 @@ describe.skipIf(missing !== undefined)(`backup and restore through S3${missing ?
   describe("cluster mode, 3 x 1", () => {
     let backup: LocalBackupResult;
     const values = new Map<string, string>();
-    const members = (fleet: LocalFleet, shards: (number | "none")[], from: string, planned = plannedRanges(3)): Promise<ValkeyProcess[]> =>
+    const members = (
+      fleet: LocalFleet,
+      shards: (number | "none")[],
+      from: string,
+      planned = plannedRanges(3),
+      o: { prefix?: string; peers?: string[] } = {},
+    ): Promise<ValkeyProcess[]> =>
       fleet.startMany(shards.length, (i) => ({
-        name: `restored-${i}`,
+        name: `${o.prefix ?? "restored"}-${i}`,
         clusterEnabled: true,
         startTimeoutMs: 30_000,
         launch: restoredMemberLaunch({
@@ -91,6 +97,7 @@ describe.skipIf(missing !== undefined)(`backup and restore through S3${missing ?
           s3,
           server: { clusterEnabled: true, clusterNodeTimeoutMs: 2000, password: PW, appendonly: true },
           binDir: join(tmp, "bin"),
+          peers: o.peers,
         }),
       }));
 
@@ -229,6 +236,75 @@ describe.skipIf(missing !== undefined)(`backup and restore through S3${missing ?
       },
       120_000,
     );
+
+    it("restored primaries crowding one zone: a synced replica in another zone takes one over (no zone keeps a primary majority), every key still there", async () => {
+      const fleet = new LocalFleet();
+      try {
+        const nodes = await members(fleet, [0, 1, 2, "none", "none", "none"], backup.uri);
+        const zones = ["a", "a", "b", "b", "c", "c"];
+        const { steps } = await restoreCluster({
+          shards: backup.manifest.shards.map((x) => ({ ranges: x.slots, keys: x.keys })),
+          restored: nodes.slice(0, 3).map((n) => n.address),
+          members: nodes.map((n, i) => localMember(n, zones[i] as string)),
+          replicasPerPrimary: 1,
+          connector: new DirectConnector({ password: PW }),
+        });
+        expect(steps.join("\n")).toMatch(/took shard \d over from .* no zone holds a primary majority/);
+        const report = await verifyTopology({
+          mode: "cluster",
+          seeds: [{ host: nodes[0]!.host, port: nodes[0]!.port }],
+          connector: new DirectConnector({ password: PW }),
+          zones: new StaticZoneSource(Object.fromEntries(nodes.map((n, i) => [n.address, zones[i] as string]))),
+        });
+        expect(report.failures).toEqual([]);
+        expect(Math.max(...Object.values(report.primariesPerZone))).toBe(1);
+        expect(report.shards.reduce((a, x) => a + (x.primary.keys ?? 0), 0)).toBe(KEYS + 2);
+      } finally {
+        await fleet.stopAll();
+      }
+    }, 120_000);
+
+    it("a lost volume is not a new stack: with restore.from still set, a member whose peers already formed the cluster starts empty; before that, it restores", async () => {
+      const fleet = new LocalFleet();
+      try {
+        const nodes = await members(fleet, [0, 1, 2], backup.uri);
+        const peers = nodes.map((n) => n.address);
+        // Peers restored but not yet met (a new stack, before the bootstrap): it restores.
+        const [early] = await members(fleet, [0], backup.uri, plannedRanges(3), { prefix: "early", peers });
+        expect(Number(await call(early!, "DBSIZE"))).toBe(backup.manifest.shards[0]?.keys);
+        await early!.stop();
+        await restoreCluster({
+          shards: backup.manifest.shards.map((x) => ({ ranges: x.slots, keys: x.keys })),
+          restored: peers,
+          members: nodes.map((n, i) => localMember(n, ["a", "b", "c"][i] as string)),
+          replicasPerPrimary: 0,
+          connector: new DirectConnector({ password: PW }),
+        });
+        // The same member once they formed the cluster (its volume lost later on): nothing placed.
+        const [late] = await members(fleet, [0], backup.uri, plannedRanges(3), { prefix: "late", peers });
+        expect(Number(await call(late!, "DBSIZE"))).toBe(0);
+        expect(existsSync(join(late!.dir, "restored-from"))).toBe(false);
+        // A peer refusing the password: the peers' state is unknown, so the start fails rather than guess.
+        await expect(
+          fleet.start({
+            name: "wrong-password",
+            clusterEnabled: true,
+            startTimeoutMs: 30_000,
+            launch: restoredMemberLaunch({
+              restore: { mode: "cluster", plannedSlots: plannedRanges(3) },
+              from: backup.uri,
+              shard: 0,
+              s3,
+              server: { clusterEnabled: true, password: "not-the-password", appendonly: true },
+              binDir: join(tmp, "bin"),
+              peers,
+            }),
+          }),
+        ).rejects.toThrow(/cannot tell whether the release is already formed \(.* answered: (WRONGPASS|AUTH failed|ERR)/);
+      } finally {
+        await fleet.stopAll();
+      }
+    }, 120_000);
 
     it.each([
       [

@@ -211,8 +211,8 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
   );
   it.concurrent("replication mode: the same, with the Sentinels and the HAProxy endpoint in real pods", { timeout: 1_500_000 }, () => lifecycle("replication"));
   it.concurrent(
-    "backup (cluster 3 x 1, byo: an S3-compatible server and the user's Secret): a Job from the CronJob snapshots every shard from a replica and uploads RDBs and manifest (support/backup-checks.ts)",
-    { timeout: 900_000 },
+    "backup and restore (cluster 3 x 1, byo: an S3-compatible server and the user's Secret): a Job from the CronJob snapshots every shard from a replica and uploads RDBs and manifest; destroy; a new stack restores it, every key back; a corrupted or missing object fails a member's start (support/backup-checks.ts, restore-checks.ts)",
+    { timeout: 1_500_000 },
     () => expectBackupOnRealPods(ctx),
   );
 });

@@ -1,6 +1,6 @@
 /**
  * The `backup` and `restore` stack-config sections: defaults, field errors naming the key, and the
- * cross-field rules (eks: Pod Identity, byo: the user's bucket and credentials Secret; the deployed restore refused until it is wired).
+ * cross-field rules (eks: Pod Identity, byo: the user's bucket and credentials Secret, for the backup and the restore).
  */
 import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
@@ -41,7 +41,7 @@ describe("config backup and restore", () => {
     expect(issue?.message ?? "(no issue)").toContain(text);
   });
 
-  it("on byo needs the bucket and the credentials Secret; on eks refuses both byo keys; refuses the deployed restore until it is wired", () => {
+  it("on byo needs the bucket and the credentials Secret; on eks refuses both byo keys", () => {
     const byo = joined({ platform: "byo", byo: { kubeconfig: "k" }, backup: { enabled: true } });
     expect(byo).toMatch(/backup\.bucket: is required on platform byo/);
     expect(byo).toMatch(/backup\.credentialsSecret: is required on platform byo/);
@@ -55,6 +55,20 @@ describe("config backup and restore", () => {
     const eks = joined({ backup: { enabled: true, endpoint: "http://minio:9000", credentialsSecret: "s3-keys" } });
     expect(eks).toMatch(/backup\.endpoint: is for platform byo/);
     expect(eks).toMatch(/backup\.credentialsSecret: is for platform byo: on eks .* Pod Identity/);
-    expect(joined({ restore: { from: "s3://my-bucket/valkey-on-eks/20261125T031700Z" } })).toMatch(/restore\.from: the deployed restore is not wired yet/);
+  });
+
+  it("restore.from: accepted on eks; on byo needs the credentials Secret; in cluster mode needs the bootstrap", () => {
+    const from = "s3://my-bucket/valkey-on-eks/20261125T031700Z";
+    const restoreIssues = (raw: Record<string, unknown>): string[] =>
+      configIssues(raw)
+        .filter((i) => i.path.startsWith("restore") || i.path.startsWith("backup"))
+        .map((i) => `${i.path}: ${i.message}`);
+    expect(restoreIssues({ restore: { from } })).toEqual([]);
+    expect(restoreIssues({ valkey: { mode: "cluster" }, checks: { bootstrap: false }, restore: { from } })).toEqual([
+      "restore.from: needs checks.bootstrap: true in cluster mode: the bootstrap makes the restored members the primaries of their shards",
+    ]);
+    const byo = { platform: "byo", byo: { kubeconfig: "k" }, restore: { from } };
+    expect(restoreIssues(byo).join("\n")).toMatch(/backup\.credentialsSecret: is required on platform byo with restore\.from/);
+    expect(restoreIssues({ ...byo, backup: { endpoint: "http://10.231.0.1:5000", credentialsSecret: "s3-keys" } })).toEqual([]);
   });
 });

@@ -8,72 +8,39 @@
  * shard's replica through the NetworkPolicies, valkey-check-rdb), then `upload` in the locally
  * built AWS CLI image. Then: the manifest in S3 names 3 shards with the cluster's slot ranges,
  * snapshotted from replicas, and its key counts add up to the keys written; each RDB's sha256 is
- * the manifest's. The deployed restore is not built yet (docs/day-2.md).
+ * the manifest's. Then the stack is destroyed and support/restore-checks.ts restores the backup
+ * into a new one.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { expect } from "vitest";
-import { API_IP, OUTER_NETNS } from "../../../benchmarks/kube-local/plan.js";
 import { pollUntil } from "../../../benchmarks/util/poll-until.js";
-import { trackChild } from "../../../benchmarks/util/process-reaper.js";
 import { kubernetesDrillApi } from "../../../components/steps/failure-drill/kube-api.js";
 import { kubeDeps } from "../../../components/steps/kit/kube-access.js";
 import { kubernetesVerifier, type VerifierInputs } from "../../../components/steps/topology-check/implementation.js";
-import { parseManifest } from "../../../pod/backup-manifest.js";
+import { parseManifest, type BackupManifest } from "../../../pod/backup-manifest.js";
 import { createStack, tail } from "../../e2e/support/pulumi-harness.js";
-import { s3ToolsMissing } from "../../support/moto-server.js";
 import { podsStackConfig, type PodsContext } from "./byo-on-pods.js";
+import { aws, S3_ENDPOINT, S3_KEYS, startOuterS3 } from "./outer-s3.js";
+import { expectRestoreOnRealPods, S3_SECRET } from "./restore-checks.js";
 
 const PASSWORD = `pods-${Math.random().toString(36).slice(2)}-secret`;
 const NS = "valkey-backup-pods";
 const BUCKET = "valkey-backups";
 const PREFIX = "pods";
 const KEYS = 3000;
-// A port of the outer namespace nothing else listens on (the API server is on 6443).
-const MOTO_PORT = 5055;
-const ENDPOINT = `http://${API_IP}:${MOTO_PORT}`;
-const S3_ENV = { AWS_ACCESS_KEY_ID: "pods-backup", AWS_SECRET_ACCESS_KEY: "pods-backup-secret", AWS_DEFAULT_REGION: "us-west-2" };
 
 /** A log body as text (a container that never ran answers a Status object). */
-const text = (body: unknown): string => (typeof body === "string" ? body : JSON.stringify(body));
-
-/** `aws --endpoint-url ENDPOINT ARGS` run in the outer namespace; stdout, or throws with stderr. */
-function aws(args: string[], binary = false): Buffer {
-  const r = spawnSync("nsenter", [`--net=/run/netns/${OUTER_NETNS}`, "--", process.env.AWS_CLI as string, "--endpoint-url", ENDPOINT, ...args], {
-    env: { ...process.env, ...S3_ENV },
-    maxBuffer: 64 << 20,
-  });
-  if (r.status !== 0) throw new Error(`aws ${args.join(" ")}: ${r.stderr.toString().trim()}`);
-  return binary ? r.stdout : Buffer.from(r.stdout.toString());
-}
+export const text = (body: unknown): string => (typeof body === "string" ? body : JSON.stringify(body));
 
 /** The whole check (tests/pods/byo-stack.test.ts runs it beside the two lifecycles); needs the S3 tools of .ci/setup. */
 export async function expectBackupOnRealPods(ctx: PodsContext): Promise<void> {
-  const missing = s3ToolsMissing();
-  if (missing !== undefined) throw new Error(`the backup on real pods needs ${missing}`);
   const { cluster, api, env } = ctx;
   const awsImage = cluster.images.awscli;
   if (awsImage === undefined)
     throw new Error("no awscli image in the running local cluster: restart it (npm run kube:local -- down, then up) to import the images");
-  const moto: ChildProcess = spawn(
-    "nsenter",
-    [`--net=/run/netns/${OUTER_NETNS}`, "--", process.env.MOTO_SERVER as string, "-H", API_IP, "-p", String(MOTO_PORT)],
-    { stdio: ["ignore", "ignore", "pipe"] },
-  );
-  trackChild(moto);
+  const s3 = await startOuterS3();
   try {
-    await pollUntil(
-      () => {
-        try {
-          aws(["s3api", "list-buckets"]);
-          return Promise.resolve(true);
-        } catch (e) {
-          return Promise.resolve((e as Error).message);
-        }
-      },
-      { timeoutMs: 30_000, intervalMs: 250, what: `moto_server on ${ENDPOINT} in ${OUTER_NETNS}` },
-    );
     aws(["s3", "mb", `s3://${BUCKET}`]);
     const config = podsStackConfig(cluster, "cluster", NS, {
       benchmark: { enabled: false },
@@ -84,12 +51,13 @@ export async function expectBackupOnRealPods(ctx: PodsContext): Promise<void> {
         schedule: "0 0 1 1 *",
         bucket: BUCKET,
         prefix: PREFIX,
-        endpoint: ENDPOINT,
-        credentialsSecret: "s3-keys",
+        endpoint: S3_ENDPOINT,
+        credentialsSecret: S3_SECRET,
         awsCliImage: awsImage,
       },
     });
     const s = await createStack(env, config, { password: PASSWORD });
+    let backup: { uri: string; manifest: BackupManifest } | undefined;
     try {
       const first = await s.stack.up({ onOutput: (o) => s.log.push(o) });
       expect(first.summary.result, tail(s.log)).toBe("succeeded");
@@ -100,7 +68,7 @@ export async function expectBackupOnRealPods(ctx: PodsContext): Promise<void> {
         "-c",
         `i=1; while [ $i -le ${KEYS} ]; do echo "SET bk:$i v$i"; i=$((i+1)); done | valkey-cli -c >/dev/null`,
       ]);
-      const secret = await api("POST", `/api/v1/namespaces/${NS}/secrets`, { metadata: { name: "s3-keys" }, stringData: S3_ENV });
+      const secret = await api("POST", `/api/v1/namespaces/${NS}/secrets`, { metadata: { name: S3_SECRET }, stringData: S3_KEYS });
       expect(secret.status).toBe(201);
       const cron = await api<{ spec: { jobTemplate: { spec: unknown } } }>("GET", `/apis/batch/v1/namespaces/${NS}/cronjobs/valkey-cluster-backup`);
       expect(cron.status).toBe(200);
@@ -133,11 +101,12 @@ export async function expectBackupOnRealPods(ctx: PodsContext): Promise<void> {
       expect(manifestKey, listing).toBeDefined();
       const manifest = parseManifest(aws(["s3", "cp", `s3://${BUCKET}/${manifestKey}`, "-"]).toString());
       const dir = (manifestKey as string).slice(0, -"manifest.json".length);
+      backup = { uri: `s3://${BUCKET}/${dir.replace(/\/$/, "")}`, manifest };
       expect(manifest.mode).toBe("cluster");
       expect(manifest.shards.map((x) => x.slots).sort()).toEqual([["0-5460"], ["10922-16383"], ["5461-10921"]]);
       expect(manifest.shards.reduce((n, x) => n + x.keys, 0)).toBe(KEYS);
       for (const shard of manifest.shards) {
-        const rdb = aws(["s3", "cp", `s3://${BUCKET}/${dir}${shard.object}`, "-"], true);
+        const rdb = aws(["s3", "cp", `s3://${BUCKET}/${dir}${shard.object}`, "-"]);
         expect(createHash("sha256").update(rdb).digest("hex"), shard.object).toBe(shard.sha256);
       }
       // Each shard from a replica (the plan's choice with every link up), not from its primary.
@@ -160,7 +129,9 @@ export async function expectBackupOnRealPods(ctx: PodsContext): Promise<void> {
     } finally {
       await s.dispose();
     }
+    // The backup's stack is gone (destroy above): restore it into a new one.
+    if (backup !== undefined) await expectRestoreOnRealPods(ctx, { ...backup, keys: KEYS, keyPrefix: "bk:", awsImage });
   } finally {
-    moto.kill("SIGTERM");
+    s3.stop();
   }
 }

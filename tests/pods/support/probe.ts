@@ -20,11 +20,20 @@ const SCRIPT = 'for (@ARGV) { my $s = IO::Socket::INET->new(PeerAddr => $_, Time
 
 let seq = 0;
 
-/** Runs the probe pod `name` with `labels` on `node` in `ns`; returns, per "ip:port", whether it connected. */
-export async function probe(
-  api: Api,
-  o: { ns: string; node: string; image: string; labels: Record<string, string>; targets: ProbeTarget[] },
-): Promise<Map<string, boolean>> {
+/** A run-once pod's spec beyond its name: where it runs, what it runs, with which labels and env. */
+export interface RunOnce {
+  ns: string;
+  node: string;
+  image: string;
+  labels: Record<string, string>;
+  command: string[];
+  env?: Array<{ name: string; value?: string; valueFrom?: unknown }>;
+  /** @default 180000 */
+  timeoutMs?: number;
+}
+
+/** Runs a pod once (restartPolicy Never) to its end; returns its phase and log, and deletes it. */
+export async function runOnce(api: Api, o: RunOnce): Promise<{ phase: string; log: string }> {
   const name = `probe-${++seq}-${Date.now().toString(36)}`;
   const { status } = await api("POST", `/api/v1/namespaces/${o.ns}/pods`, {
     apiVersion: "v1",
@@ -34,26 +43,30 @@ export async function probe(
       nodeName: o.node,
       restartPolicy: "Never",
       automountServiceAccountToken: false,
-      containers: [
-        {
-          name: "probe",
-          image: o.image,
-          imagePullPolicy: "Never",
-          command: ["perl", "-MIO::Socket::INET", "-e", SCRIPT, ...o.targets.map((t) => `${t.ip}:${t.port}`)],
-        },
-      ],
+      containers: [{ name: "probe", image: o.image, imagePullPolicy: "Never", command: o.command, env: o.env ?? [] }],
     },
   });
   expect(status).toBe(201);
-  const end = Date.now() + 180_000;
+  const end = Date.now() + (o.timeoutMs ?? 180_000);
+  let phase: string;
   for (;;) {
     const { body } = await api<Pod>("GET", `/api/v1/namespaces/${o.ns}/pods/${name}`);
-    if (body.status.phase === "Succeeded" || body.status.phase === "Failed") break;
-    if (Date.now() > end) throw new Error(`probe pod ${name}: ${JSON.stringify(body.status)}`);
+    phase = body.status.phase ?? "";
+    if (phase === "Succeeded" || phase === "Failed") break;
+    if (Date.now() > end) throw new Error(`pod ${name}: ${JSON.stringify(body.status)}`);
     await new Promise((r) => setTimeout(r, 500));
   }
   const log = String((await api<string>("GET", `/api/v1/namespaces/${o.ns}/pods/${name}/log`)).body);
   await api("DELETE", `/api/v1/namespaces/${o.ns}/pods/${name}?gracePeriodSeconds=0`);
+  return { phase, log };
+}
+
+/** Runs a probe pod with `labels` on `node` in `ns`; returns, per "ip:port", whether it connected. */
+export async function probe(
+  api: Api,
+  o: { ns: string; node: string; image: string; labels: Record<string, string>; targets: ProbeTarget[] },
+): Promise<Map<string, boolean>> {
+  const { log } = await runOnce(api, { ...o, command: ["perl", "-MIO::Socket::INET", "-e", SCRIPT, ...o.targets.map((t) => `${t.ip}:${t.port}`)] });
   const out = new Map<string, boolean>();
   for (const line of log.trim().split("\n")) {
     const [target, verdict] = [line.slice(0, line.indexOf(" ")), line.slice(line.indexOf(" ") + 1)];
