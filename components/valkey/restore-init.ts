@@ -19,11 +19,11 @@ import { CONFIG_MOUNT, DATA_DIR, PASSWORD_SECRET_KEY } from "../../pod/paths.js"
 import { renderRestoreScript } from "../../pod/restore-script.js";
 import { VALKEY_PORT } from "../../vocabulary/ports.js";
 import { releaseLabels } from "../shared.js";
-import type { Container, EnvVar, PodSpec, ServiceAccount } from "./k8s-types.js";
+import type { Container, EnvVar, ServiceAccount } from "./k8s-types.js";
 import type { BuiltNetworkPolicy } from "./network-policy.js";
 import { serviceHost } from "./naming.js";
 import { restrictedContainer } from "./pod-security.js";
-import { CONFIG_VOLUME, DATA_VOLUME } from "./statefulset.js";
+import { CONFIG_VOLUME, DATA_VOLUME, type PodExtras } from "./statefulset.js";
 
 export const RESTORE_SCRIPT_KEY = "restore.sh";
 /** The EKS Pod Identity agent (its link-local address and port on every node). */
@@ -47,11 +47,7 @@ export interface RestoreSettings {
 }
 
 /** What the member StatefulSet's pod spec gains. */
-export interface RestorePodParts {
-  initContainers: Container[];
-  volumes: NonNullable<PodSpec["volumes"]>;
-  serviceAccountName?: string;
-}
+export type RestorePodParts = PodExtras;
 
 /** The members' ServiceAccount while restoring on eks. */
 export function restoreServiceAccountName(release: string): string {

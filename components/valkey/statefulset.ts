@@ -13,7 +13,6 @@ import type { PodDefinition } from "../../pod/definition.js";
 import { CONFIG_MOUNT, DATA_DIR, RUN_DIR, SECRET_MOUNT } from "../../pod/paths.js";
 import type { PodPlacement } from "./pod-placement.js";
 import { hardenedPod, restrictedContainer } from "./pod-security.js";
-import type { RestorePodParts } from "./restore-init.js";
 import { ROLLED_BY_STEP } from "./rollout.js";
 
 /** uid/gid of the official valkey image's `valkey` user. */
@@ -26,6 +25,13 @@ export const CONFIG_HASH_ANNOTATION = "valkey-on-eks/config-hash";
 export const DEFAULT_TERMINATION_GRACE_SECONDS = 60;
 
 export type PodRole = "primary" | "replica" | "member";
+
+/** What a member pod gains before its server (the restore's init containers, restore-init.ts). */
+export interface PodExtras {
+  initContainers: Container[];
+  volumes: NonNullable<PodSpec["volumes"]>;
+  serviceAccountName?: string;
+}
 
 export interface ValkeyStatefulSetOptions {
   /** StatefulSet name; pods are `<name>-<ordinal>`. */
@@ -53,7 +59,7 @@ export interface ValkeyStatefulSetOptions {
   /** Seconds a pod must stay ready before the rollout counts it available. @default 0 */
   minReadySeconds?: number;
   /** `restore.from`: the init containers, volumes and ServiceAccount of restore-init.ts. @default undefined (no restore) */
-  restore?: RestorePodParts;
+  restore?: PodExtras;
 }
 
 /** Labels of one role's pods (the StatefulSet selector). */
