@@ -122,4 +122,13 @@ describe("readiness of a member before the bootstrap", () => {
     const fresh = await fleet.start({ name: "fresh", clusterEnabled: true, password: PASSWORD });
     expect(await probe(fresh)).toEqual({ ready: true, why: "" });
   });
+
+  it("a restored member that claimed its snapshot's slots but has met nobody is ready on PONG; once it knows another node, only cluster_state:ok is", async () => {
+    const restored = await fleet.start({ name: "restored", clusterEnabled: true, password: PASSWORD });
+    // What Valkey does at start-up with an RDB holding keys of unassigned slots: it claims them.
+    await cli(restored.port, ["cluster", "addslotsrange", "0", "99"], PASSWORD);
+    expect(await probe(restored)).toEqual({ ready: true, why: "" });
+    await cli(restored.port, ["cluster", "meet", primary.host, String(primary.port)], PASSWORD);
+    await eventually("the member to know another node and stop being ready", 10_000, async () => ((await probe(restored)).ready ? undefined : true));
+  });
 });

@@ -5,12 +5,13 @@
  * refused) and the password reaching the cli through REDISCLI_AUTH, never argv.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_MASTER_NAME, renderReplicationStartBlock } from "../../pod/replication-start.js";
+import { RESTORE_PENDING_MARKER } from "../../pod/restore-script.js";
 import { renderSentinelConf } from "../../pod/sentinel-conf.js";
 import { renderStartScript } from "../../pod/start-script.js";
 import { resolveBinaries } from "../../benchmarks/binaries.js";
@@ -201,7 +202,14 @@ describe("start decision with no Sentinel answering (real sh, real valkey-server
     }
     await first.stop();
     await expect(start(0, port, [dead], "second")).rejects.toThrow(/only ordinal 0 with an empty data dir may become the first primary/);
-  }, 30_000);
+    // A new stack's member 0 whose data restore.sh placed (restore-pending): its first start, once.
+    writeFileSync(join(first.dir, "data", RESTORE_PENDING_MARKER), "");
+    const restored = await start(0, port, [dead], "restored");
+    expect(restored.stderr()).toContain("a new stack's restored one: first start, becoming the primary");
+    expect(existsSync(join(first.dir, "data", RESTORE_PENDING_MARKER))).toBe(false);
+    await restored.stop();
+    await expect(start(0, port, [dead], "after-restore")).rejects.toThrow(/only ordinal 0 with an empty data dir may become the first primary/);
+  }, 45_000);
 
   it("ordinal 0 with an empty data dir does NOT take the primary role when a Sentinel answers with an error (wrong password)", async () => {
     const sentinel = await fleet.start({
