@@ -2,7 +2,7 @@
  * Every Kubernetes object every stack renders, validated by kubeconform in strict mode against the
  * official Kubernetes JSON schemas of EKS_VERSION (PyPI kubernetes-validate) and Karpenter's CRDs
  * (the Karpenter Go module at the chart version): the three example stacks, each in both Valkey
- * modes (the eks ones with backup on), run under Pulumi mocks; each recorded pulumi-kubernetes resource is turned back into its
+ * modes (the eks ones with backup on, all with restore.from set), run under Pulumi mocks; each recorded pulumi-kubernetes resource is turned back into its
  * manifest and all of them go through ONE kubeconform process. Helm releases are not objects of
  * this program (Helm renders the chart) and are left out, by name. Objects with a bogus field, a
  * wrong type or an unknown kind, injected into the same run, must come out invalid: the check can fail.
@@ -47,6 +47,9 @@ function stackConfig(stack: string, mode: string) {
   if (stack === "byo") raw.byo = { ...(raw.byo as Record<string, unknown>), kubeconfig: kubeconfigPath };
   // The backup CronJob, ServiceAccount and ConfigMap too (platform eks only).
   else raw.backup = { enabled: true };
+  // The restore's init containers, egress policy and (eks) ServiceAccount too (byo: the user's endpoint and Secret).
+  raw.restore = { from: "s3://team-backups/valkey-on-eks/20261125T031700Z" };
+  if (stack === "byo") raw.backup = { endpoint: "http://10.231.0.1:5056", credentialsSecret: "s3-keys" };
   return parseStackConfig(raw).config;
 }
 
