@@ -205,9 +205,11 @@ function checkBenchmark(config: StackConfig, report: Report): void {
   if (benchmark.enabled && benchmark.mix !== undefined) {
     report(
       ["benchmark", "mix"],
-      "the deployed benchmark Job does not run a mix yet (vbench local and vbench bench do: --mix, --duration-s); remove it or set benchmark.enabled false",
+      "the deployed benchmark Job does not run a mix yet, open loop included (vbench local and vbench bench do: --mix, --duration-s, --rate); remove it or set benchmark.enabled false",
     );
   }
+  if (benchmark.rate !== undefined && benchmark.mix === undefined)
+    report(["benchmark", "rate"], "applies to a mix (open loop): set benchmark.mix too, e.g. `set:100`");
   if (benchmark.maxRequests < benchmark.requests) {
     report(["benchmark", "maxRequests"], `${benchmark.maxRequests} is below benchmark.requests (${benchmark.requests})`);
   }

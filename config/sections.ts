@@ -199,6 +199,14 @@ export const benchmarkSchema = section(
       .describe("A mixed workload instead of `tests`, e.g. `get:80,set:20`: whole percents summing to 100, each command once (vbench local / bench `--mix`).")
       .meta({ defaultText: "none" }),
     durationSeconds: z.int().min(1).optional().describe("How long a mix runs, in seconds.").meta({ defaultText: "30" }),
+    rate: z
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        "Open loop for a mix: requests per second in total, each sent at its intended time whatever the replies, latency measured from that time (no coordinated omission; vbench local / bench `--rate`).",
+      )
+      .meta({ defaultText: "none: closed loop" }),
     minDurationSeconds: z.number().min(0).default(5).describe("A test shorter than this is re-run with a request count scaled from its rate."),
     maxRequests: count(1, 50_000_000).describe("Upper bound on a re-run's scaled request count; at least `requests`."),
     resources: resourcePair("1", "1Gi", "of the benchmark pod (requests = limits)", "Benchmark pod CPU and memory."),

@@ -60,6 +60,12 @@ export interface Workload {
   mix?: MixEntry[];
   /** How long a mix runs. @default 30 */
   durationSeconds?: number;
+  /**
+   * Open loop: a mix sends this many requests per second in total, each at its intended time
+   * whatever the replies, and measures latency from that intended time (no coordinated omission;
+   * benchmarks/run/open-loop.ts). @default none (closed loop: `pipeline` requests in flight per connection)
+   */
+  rate?: number;
 }
 
 /** The seed page's workload: `-n 500000 -c 50 -P 16 -d 256 --threads 4 -r 1000000 -t set,get,incr`. */

@@ -182,7 +182,8 @@ export async function restoreCluster(o: RestoreClusterOptions): Promise<RestoreC
           }
           for (const id of replicaIds) {
             const info = parseInfo(await get(id).client.info("replication"));
-            if (info.get("master_link_status") !== "up" || info.get("master_sync_in_progress") === "1") bad.push(`${id} link=${info.get("master_link_status")}`);
+            if (info.get("master_link_status") !== "up" || info.get("master_sync_in_progress") === "1")
+              bad.push(`${id} link=${info.get("master_link_status")}`);
           }
           return bad.length === 0 ? true : bad.join("; ");
         },
@@ -199,7 +200,9 @@ export async function restoreCluster(o: RestoreClusterOptions): Promise<RestoreC
         timeoutMs,
         what: `${target.member.id} to take shard ${i} over from ${holderId} by CLUSTER FAILOVER`,
       });
-      step(`${target.member.id} (${target.member.zone}) took shard ${i} over from ${holderId} (${get(holderId).member.zone}): no zone holds a primary majority`);
+      step(
+        `${target.member.id} (${target.member.zone}) took shard ${i} over from ${holderId} (${get(holderId).member.zone}): no zone holds a primary majority`,
+      );
     }
     await synced(plan.shards.flatMap((s) => s.replicas.map((x) => x.id)));
     step(`cluster_state:ok: ${primaries} restored primaries, ${o.replicasPerPrimary} replica(s) each`);

@@ -61,7 +61,9 @@ export async function runBenchCommand(f: BenchFlags): Promise<void> {
       });
       if (!r.topology.ok) process.stderr.write(`warning: the verifier reports ${r.topology.failures.map((x) => x.code).join(", ")} (see summary.md)\n`);
       if (f.json) {
-        process.stdout.write(`${JSON.stringify({ ok: true, runDir: r.runDir, report: r.reportPath, topologyOk: r.topology.ok, rows: r.rows }, null, 2)}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ ok: true, runDir: r.runDir, report: r.reportPath, topologyOk: r.topology.ok, rows: r.rows, ...(r.mix === undefined ? {} : { mix: r.mix }) }, null, 2)}\n`,
+        );
       } else {
         process.stdout.write(`\n${r.table}\n\nresults: ${r.runDir}/{results.csv, summary.md, report.html, raw/}\n`);
       }

@@ -37,6 +37,8 @@ interface LocalFlags {
   drills?: string;
   mix?: string;
   durationS?: number;
+  /** Open loop for a mix: requests per second, each sent at its intended time. */
+  rate?: number;
 }
 
 /** Parses `--tests set,get,incr`, naming any test valkey-benchmark does not know. */
@@ -64,7 +66,19 @@ function parseZones(text: string): string[] {
 /** The workload flags `vbench local` and `vbench sweep` share. */
 export type WorkloadFlags = Pick<
   LocalFlags,
-  "tests" | "requests" | "minDuration" | "maxRequests" | "clients" | "pipeline" | "datasize" | "threads" | "keyspaceLen" | "workloadName" | "mix" | "durationS"
+  | "tests"
+  | "requests"
+  | "minDuration"
+  | "maxRequests"
+  | "clients"
+  | "pipeline"
+  | "datasize"
+  | "threads"
+  | "keyspaceLen"
+  | "workloadName"
+  | "mix"
+  | "durationS"
+  | "rate"
 >;
 
 /** Parses `--mix get:80,set:20`, naming every problem (mixProblems). */
@@ -77,6 +91,7 @@ export function parseMix(text: string): MixEntry[] {
 
 export function workloadFromFlags(f: WorkloadFlags): Workload {
   if (f.durationS !== undefined && f.mix === undefined) throw new UsageError("--duration-s applies to a mix: give --mix too");
+  if (f.rate !== undefined && f.mix === undefined) throw new UsageError("--rate applies to a mix (open loop): give --mix too, e.g. --mix set:100");
   if (f.maxRequests < f.requests) throw new UsageError(`--max-requests (${f.maxRequests}) must be ≥ --requests (${f.requests})`);
   return {
     name: f.workloadName,
@@ -91,6 +106,7 @@ export function workloadFromFlags(f: WorkloadFlags): Workload {
     maxRequests: f.maxRequests,
     ...(f.mix === undefined ? {} : { mix: parseMix(f.mix) }),
     ...(f.durationS === undefined ? {} : { durationSeconds: f.durationS }),
+    ...(f.rate === undefined ? {} : { rate: f.rate }),
   };
 }
 
@@ -147,7 +163,12 @@ export function addWorkloadOptions(command: Command, workloadName: string, csv: 
       "--mix <shares>",
       "a mixed workload instead of --tests, e.g. get:80,set:20 (whole percents summing to 100; ioredis load generator, served shares checked with INFO commandstats)",
     )
-    .option("--duration-s <seconds>", "how long a --mix runs (default 30)", positiveInt("--duration-s"));
+    .option("--duration-s <seconds>", "how long a --mix runs (default 30)", positiveInt("--duration-s"))
+    .option(
+      "--rate <ops/s>",
+      "open loop for a --mix: this many requests per second in total, each sent at its intended time, latency measured from that time (no coordinated omission)",
+      positiveInt("--rate"),
+    );
 }
 
 /** `--client-processes N` (local, bench and sweep): benchmark processes per test, started together. */

@@ -16,7 +16,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { resolveBinaries, type ValkeyBinaries } from "../binaries.js";
 import { runWorkload } from "../run/benchmark-runner.js";
-import { DEFAULT_MIX_DURATION_SECONDS, runMix } from "../run/mix-runner.js";
+import { DEFAULT_MIX_DURATION_SECONDS, runMix, writeMixFiles } from "../run/mix-runner.js";
 import { writeReport } from "../report/render.js";
 import { buildRunMeta, RUN_META_FILE } from "../report/run-meta.js";
 import { renderComparisonTable, renderSummaryMarkdown } from "../run/comparison.js";
@@ -180,6 +180,9 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
                 timestamp,
                 members,
                 onProgress: update,
+              }).then((r) => {
+                writeMixFiles(rawDir, mode, r);
+                return r;
               })
             ).rows
           : await runWorkload({

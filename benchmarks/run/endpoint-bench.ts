@@ -20,7 +20,7 @@ import type { TopologyReport } from "../verify/verify-types.js";
 import { verifyTopology } from "../verify/verify-topology.js";
 import type { Workload } from "../../vocabulary/workload.js";
 import { runWorkload, type RunProgressEvent } from "./benchmark-runner.js";
-import { runMix } from "./mix-runner.js";
+import { runMix, writeMixFiles, type MixResult } from "./mix-runner.js";
 import { renderComparisonTable, renderSummaryMarkdown } from "./comparison.js";
 import type { ResultMode, ResultRow } from "./result-row.js";
 import { renderResultsCsv } from "./results-csv.js";
@@ -45,6 +45,8 @@ export interface EndpointBenchResult {
   reportPath: string;
   /** The verifier's view after the run; `ok` false is reported, not fatal. */
   topology: TopologyReport;
+  /** A mix: p99.9 per row (ms) and, open loop, the rate and the per-second series (the .hgrm files are in raw/). */
+  mix?: { p999_ms: Record<string, number>; openLoop?: MixResult["openLoop"] };
 }
 
 /** `valkey_version` (or `redis_version` for a Redis-compatible server) from INFO server. */
@@ -107,11 +109,7 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
     o.workload.mix === undefined
       ? undefined
       : await runMix({ workload: o.workload, target: { ...o.target, cluster: o.cluster }, mode, serverVersion: version, password: o.password, timestamp });
-  if (mixed !== undefined)
-    writeFileSync(
-      join(rawDir, `mix-served-${mode}.json`),
-      `${JSON.stringify(mixed.served, (_k, v: unknown) => (v instanceof Map ? (Object.fromEntries(v as Map<string, unknown>) as unknown) : v), 2)}\n`,
-    );
+  if (mixed !== undefined) writeMixFiles(rawDir, mode, mixed);
   const rows =
     mixed?.rows ??
     (await runWorkload({
@@ -144,5 +142,6 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
   const meta = { ...buildRunMeta(o.workload, versions, [describe]), target: endpointKey(o.target) };
   writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(meta, null, 2)}\n`);
   const reportPath = await writeReport([runDir], runDir);
-  return { runDir, rows, table: renderComparisonTable(rows), reportPath, topology: after };
+  const mix = mixed === undefined ? {} : { mix: { p999_ms: mixed.latency.p999_ms, ...(mixed.openLoop === undefined ? {} : { openLoop: mixed.openLoop }) } };
+  return { runDir, rows, table: renderComparisonTable(rows), reportPath, topology: after, ...mix };
 }

@@ -14,13 +14,17 @@
  * spread over the cluster's shards and MSET stays in one slot.
  *
  * Latency. Each request's time from the call to its reply (process.hrtime), recorded per command
- * in a log-bucket histogram (1 % wide buckets, so a percentile is within 1 % of the true value).
- * This is closed-loop: a stalled server delays the next requests instead of queueing them, so
- * the percentiles hide the wait of requests never sent (coordinated omission).
+ * in a log-bucket histogram (latency-histogram.ts: 1 % wide buckets, so a percentile is within 1 %
+ * of the true value). This is closed-loop: a stalled server delays the next requests instead of
+ * queueing them, so the percentiles hide the wait of requests never sent (coordinated omission).
+ * With `rate` (`--rate N`) the load is open loop instead (open-loop.ts): requests leave on
+ * schedule and latency counts from each one's intended send time.
  *
  * Served. INFO commandstats from every member before and after (mix-served.ts): the rows carry
  * the served shares and the run fails when they are off by more than the tolerance.
  */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { Cluster, Redis } from "ioredis";
 import { type BenchmarkTest, type MixEntry, type Workload } from "../../vocabulary/workload.js";
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
@@ -36,6 +40,8 @@ import {
   type MemberDelta,
   type ServedMix,
 } from "./mix-served.js";
+import { LatencyHistogram, percentileDistribution } from "./latency-histogram.js";
+import { runOpenLoop, type LatencySecond, type OpenLoopResult } from "./open-loop.js";
 import { RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "./result-row.js";
 
 /** Served share may differ from the wanted one by this many percentage points. @default 2 */
@@ -61,6 +67,10 @@ export interface MixResult {
   /** One row per command of the mix, then the `MIX` row (all of them together). */
   rows: ResultRow[];
   served: ServedMix;
+  /** Per row's test: p99.9 in ms, and the histogram as HdrHistogram's percentile distribution text (`.hgrm`). */
+  latency: { p999_ms: Record<string, number>; histograms: Record<string, string> };
+  /** `--rate`: the rate and the latency over time (per second of intended send time). */
+  openLoop?: { rate: number; series: LatencySecond[]; generatorLagMaxMs: number };
 }
 
 /** The request a test sends (valkey-benchmark's), for a key number `r` and a connection's hash tag. */
@@ -114,48 +124,7 @@ export function mixSchedule(mix: readonly MixEntry[]): BenchmarkTest[] {
   return out;
 }
 
-const LN_1_01 = Math.log(1.01);
-
-/** Latencies in µs, in buckets 1 % wide (bucket i holds (1.01^(i-1), 1.01^i]); exact count, min, max, sum. */
-export class LatencyHistogram {
-  private readonly buckets = new Float64Array(2400);
-  count = 0;
-  sum = 0;
-  min = Number.POSITIVE_INFINITY;
-  max = 0;
-
-  record(us: number): void {
-    const v = Math.max(us, 1);
-    const i = Math.min(this.buckets.length - 1, Math.ceil(Math.log(v) / LN_1_01));
-    this.buckets[i] = (this.buckets[i] as number) + 1;
-    this.count++;
-    this.sum += v;
-    if (v < this.min) this.min = v;
-    if (v > this.max) this.max = v;
-  }
-
-  /** The q-quantile (0..1) in µs: the upper edge of its bucket, capped at the maximum seen. */
-  quantile(q: number): number {
-    if (this.count === 0) return 0;
-    const rank = Math.max(1, Math.ceil(q * this.count));
-    let seen = 0;
-    for (let i = 0; i < this.buckets.length; i++) {
-      seen += this.buckets[i] as number;
-      if (seen >= rank) return Math.min(1.01 ** i, this.max);
-    }
-    return this.max;
-  }
-
-  merge(other: LatencyHistogram): void {
-    other.buckets.forEach((n, i) => (this.buckets[i] = (this.buckets[i] as number) + n));
-    this.count += other.count;
-    this.sum += other.sum;
-    this.min = Math.min(this.min, other.min);
-    this.max = Math.max(this.max, other.max);
-  }
-}
-
-type Client = Redis | Cluster;
+export type Client = Redis | Cluster;
 
 function connect(o: RunMixOptions, name: string): Client {
   const common = { password: o.password, connectTimeout: 5000, maxRetriesPerRequest: 0, connectionName: name };
@@ -249,26 +218,41 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
     await Promise.all(clients.map((c) => (c instanceof Cluster ? c.call("ping") : c.ping())));
     const before = await snapshotAll(members, o.password);
     o.onProgress?.(`${mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${durationS} s on ${w.clients} connections × ${w.pipeline} in flight`);
-    let next = 0;
-    const started = process.hrtime.bigint();
-    const deadline = started + BigInt(Math.round(durationS * 1e9));
-    const lane = async (c: Client, tag: string): Promise<void> => {
-      while (process.hrtime.bigint() < deadline) {
-        const test = schedule[next++ % schedule.length] as BenchmarkTest;
-        const args = REQUESTS[test](pad12(Math.floor(Math.random() * w.keyspaceLength)), tag, value);
-        const t0 = process.hrtime.bigint();
-        try {
-          await c.call(args[0] as string, ...args.slice(1));
-          (hist.get(test) as LatencyHistogram).record(Number(process.hrtime.bigint() - t0) / 1000);
-        } catch (err) {
-          const e = errors.get(test) ?? { count: 0, first: (err as Error).message };
-          e.count++;
-          errors.set(test, e);
+    let windowS: number;
+    let open: OpenLoopResult | undefined;
+    if (w.rate !== undefined) {
+      open = await runOpenLoop({
+        clients,
+        schedule,
+        rate: w.rate,
+        durationSeconds: durationS,
+        request: (test, conn) => REQUESTS[test](pad12(Math.floor(Math.random() * w.keyspaceLength)), String(conn), value),
+      });
+      for (const [t, h] of open.hist) hist.set(t, h);
+      for (const [t, e] of open.errors) errors.set(t, e);
+      windowS = open.windowS;
+    } else {
+      let next = 0;
+      const started = process.hrtime.bigint();
+      const deadline = started + BigInt(Math.round(durationS * 1e9));
+      const lane = async (c: Client, tag: string): Promise<void> => {
+        while (process.hrtime.bigint() < deadline) {
+          const test = schedule[next++ % schedule.length] as BenchmarkTest;
+          const args = REQUESTS[test](pad12(Math.floor(Math.random() * w.keyspaceLength)), tag, value);
+          const t0 = process.hrtime.bigint();
+          try {
+            await c.call(args[0] as string, ...args.slice(1));
+            (hist.get(test) as LatencyHistogram).record(Number(process.hrtime.bigint() - t0) / 1000);
+          } catch (err) {
+            const e = errors.get(test) ?? { count: 0, first: (err as Error).message };
+            e.count++;
+            errors.set(test, e);
+          }
         }
-      }
-    };
-    await Promise.all(clients.flatMap((c, i) => Array.from({ length: w.pipeline }, () => lane(c, String(i)))));
-    const windowS = Number(process.hrtime.bigint() - started) / 1e9;
+      };
+      await Promise.all(clients.flatMap((c, i) => Array.from({ length: w.pipeline }, () => lane(c, String(i)))));
+      windowS = Number(process.hrtime.bigint() - started) / 1e9;
+    }
     const after = await snapshotAll(members, o.password);
     const deltas: MemberDelta[] = members.map((m, i) => ({
       member: endpointKey(m),
@@ -280,7 +264,9 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
       throw new Error(`the mix got error replies: ${[...errors].map(([t, e]) => `${t.toUpperCase()} ${e.count} (first: ${e.first})`).join("; ")}`);
     }
     checkServedMix(served, o.tolerancePercent ?? DEFAULT_MIX_TOLERANCE_PERCENT);
-    const spec = `mix ${mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${durationS} s`;
+    const loop =
+      open === undefined ? "" : ` open loop at ${w.rate}/s (latency from each request's intended send time; generator lag max ${open.generatorLagMaxMs} ms)`;
+    const spec = `mix ${mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${durationS} s${loop}`;
     const total = new LatencyHistogram();
     const rows = mix.map((e) => {
       const h = hist.get(e.test) as LatencyHistogram;
@@ -289,8 +275,43 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
       return row(o, e.test.toUpperCase(), h, windowS, `${spec}; wanted ${e.percent}%, served ${c?.servedPercent.toFixed(2)}% (INFO commandstats)`, w.clients);
     });
     rows.push(row(o, "MIX", total, windowS, `${spec}; ${servedNote(served)}`, w.clients));
-    return { rows, served };
+    const byRow: [string, LatencyHistogram][] = [
+      ...mix.map((e): [string, LatencyHistogram] => [e.test.toUpperCase(), hist.get(e.test) as LatencyHistogram]),
+      ["MIX", total],
+    ];
+    const latency: MixResult["latency"] = { p999_ms: {}, histograms: {} };
+    for (const [t, h] of byRow) {
+      latency.p999_ms[t] = ms(h.quantile(0.999));
+      latency.histograms[t] = percentileDistribution(h);
+    }
+    return {
+      rows,
+      served,
+      latency,
+      ...(open === undefined ? {} : { openLoop: { rate: w.rate as number, series: open.series, generatorLagMaxMs: open.generatorLagMaxMs } }),
+    };
   } finally {
     for (const c of clients) c.disconnect();
   }
+}
+
+/**
+ * A mix's files in a run's raw/ directory: `mix-served-<mode>.json` (the commandstats deltas),
+ * `latency-<mode>-<TEST>.hgrm` per row (HdrHistogram's percentile distribution) and, open loop,
+ * `latency-series-<mode>.json` (per second of intended send time). Returns the paths written.
+ */
+export function writeMixFiles(rawDir: string, mode: ResultMode, r: MixResult): string[] {
+  mkdirSync(rawDir, { recursive: true });
+  const files: [string, string][] = [
+    [
+      `mix-served-${mode}.json`,
+      JSON.stringify(r.served, (_k, v: unknown) => (v instanceof Map ? (Object.fromEntries(v as Map<string, unknown>) as unknown) : v), 2),
+    ],
+    ...Object.entries(r.latency.histograms).map(([t, text]): [string, string] => [`latency-${mode}-${t}.hgrm`, text.trimEnd()]),
+    ...(r.openLoop === undefined ? [] : [[`latency-series-${mode}.json`, JSON.stringify(r.openLoop, null, 2)] as [string, string]]),
+  ];
+  return files.map(([name, text]) => {
+    writeFileSync(join(rawDir, name), `${text}\n`);
+    return join(rawDir, name);
+  });
 }

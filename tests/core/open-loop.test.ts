@@ -1,0 +1,122 @@
+/**
+ * Open-loop latency (`--mix set:100 --rate N`) on a real valkey-server, against the closed loop,
+ * each run with the server frozen (SIGSTOP) for a known 1 s in the middle: the closed loop sends
+ * nothing while the server is frozen, so only the few requests in flight wait and its p99 hides
+ * the stall; the open loop keeps sending on schedule, every request due during the stall waits
+ * behind it and is measured from its intended send time, so its p99 and p99.9 show the stall,
+ * and so do its histogram (.hgrm text) and its latency-over-time series.
+ */
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
+import { runMix, type MixResult } from "../../benchmarks/run/mix-runner.js";
+import { LatencyHistogram, percentileDistribution } from "../../benchmarks/run/latency-histogram.js";
+import { SEED_WORKLOAD, type Workload } from "../../vocabulary/workload.js";
+import { runVbench } from "../support/verify-helpers.js";
+
+const fleet = new LocalFleet();
+let server: ValkeyProcess;
+const STALL_MS = 1000;
+
+beforeAll(async () => {
+  server = await fleet.start({ name: "open-loop" });
+}, 30_000);
+afterAll(async () => {
+  await fleet.stopAll();
+});
+
+const workload = (rate?: number): Workload => ({
+  ...SEED_WORKLOAD,
+  name: "open-loop",
+  clients: 4,
+  pipeline: 1,
+  keyspaceLength: 10_000,
+  mix: [{ test: "set", percent: 100 }],
+  durationSeconds: 5,
+  ...(rate === undefined ? {} : { rate }),
+});
+
+/** Runs the mix with the server frozen for STALL_MS from 2 s in. */
+async function withStall(rate?: number): Promise<MixResult> {
+  const freeze = setTimeout(() => {
+    process.kill(server.pid, "SIGSTOP");
+    setTimeout(() => process.kill(server.pid, "SIGCONT"), STALL_MS);
+  }, 2000);
+  try {
+    return await runMix({
+      workload: workload(rate),
+      target: { host: server.host, port: server.port, cluster: false },
+      mode: "replication",
+      serverVersion: "test",
+      timestamp: "20260101-000000",
+      members: [{ host: server.host, port: server.port }],
+    });
+  } finally {
+    clearTimeout(freeze);
+    process.kill(server.pid, "SIGCONT");
+  }
+}
+
+describe("open loop against closed loop, the server frozen for 1 s", () => {
+  it("the closed loop's p99 hides the stall; the open loop's p99, p99.9, histogram and per-second series show it", async () => {
+    const closed = await withStall();
+    const open = await withStall(2000);
+    const mixRow = (r: MixResult) => r.rows.find((x) => x.test === "MIX");
+    const c = mixRow(closed);
+    const o = mixRow(open);
+    console.log(
+      `[open-loop] closed loop: ${c?.rps} rps, p50 ${c?.p50_ms} ms, p99 ${c?.p99_ms} ms, p99.9 ${closed.latency.p999_ms.MIX} ms, max ${c?.max_ms} ms; ` +
+        `open loop at 2000/s: ${o?.rps} rps, p50 ${o?.p50_ms} ms, p99 ${o?.p99_ms} ms, p99.9 ${open.latency.p999_ms.MIX} ms, max ${o?.max_ms} ms, generator lag max ${open.openLoop?.generatorLagMaxMs} ms`,
+    );
+    // Both saw the stall in their maximum (a request in flight waited it out).
+    expect(c?.max_ms).toBeGreaterThan(0.8 * STALL_MS);
+    expect(o?.max_ms).toBeGreaterThan(0.8 * STALL_MS);
+    // Closed: a handful of requests out of tens of thousands waited; p99 says nothing of it.
+    expect(c?.p99_ms).toBeLessThan(0.2 * STALL_MS);
+    // Open: ~2000 of ~10000 requests were due during the stall, each counted from its intended time.
+    expect(o?.p99_ms).toBeGreaterThan(0.5 * STALL_MS);
+    expect(open.latency.p999_ms.MIX).toBeGreaterThan(0.8 * STALL_MS);
+    expect(o?.requests).toBeGreaterThan(0.9 * 2000 * 5);
+    expect(o?.notes).toMatch(/open loop at 2000\/s \(latency from each request's intended send time; generator lag max [\d.]+ ms\)/);
+    // The series: the seconds around the stall carry it, the first second does not.
+    const series = open.openLoop?.series ?? [];
+    expect(series).toHaveLength(5);
+    expect(series[0]?.max_ms).toBeLessThan(0.2 * STALL_MS);
+    expect(Math.max(...series.slice(1, 4).map((s) => s.max_ms))).toBeGreaterThan(0.8 * STALL_MS);
+    // The histogram file holds the tail: its last line is the maximum.
+    const hgrm = open.latency.histograms.MIX ?? "";
+    expect(hgrm.split("\n")[0]).toMatch(/Value\s+Percentile\s+TotalCount\s+1\/\(1-Percentile\)/);
+    expect(hgrm).toMatch(new RegExp(`#\\[Max     = ${String(o?.max_ms).replace(".", "\\.")}`));
+  }, 60_000);
+
+  it("the histogram text follows HdrHistogram's percentile distribution", () => {
+    const h = new LatencyHistogram();
+    for (let i = 1; i <= 1000; i++) h.record(i * 1000);
+    const lines = percentileDistribution(h).trim().split("\n");
+    expect(lines[2]).toMatch(/^\s+1\.\d+\s+0\.000000000000\s+0\s+1\.00$/);
+    // Within the buckets' 1 %: the upper edge of the median's bucket.
+    expect(lines[3]).toMatch(/^\s+50[0-5]\.\d+\s+0\.500000000000\s+500\s+2\.00$/);
+    expect(lines.at(-1)).toBe("#[Max     = 1000.000, Total count    = 1000]");
+  });
+
+  it("vbench bench --mix --rate: the JSON carries p99.9 and the series, raw/ the .hgrm files; --rate without a mix exits 2 naming the flag", async () => {
+    const out = mkdtempSync(join(tmpdir(), "open-loop-cli-"));
+    try {
+      const args = ["bench", "--target", `${server.host}:${server.port}`, "--mix", "set:100", "--rate", "500", "--duration-s", "2", "--clients", "2"];
+      const r = await runVbench([...args, "--json", "--output", out]);
+      expect(r.code, r.stderr).toBe(0);
+      const j = JSON.parse(r.stdout) as { runDir: string; mix: { p999_ms: Record<string, number>; openLoop: { rate: number; series: unknown[] } } };
+      expect(j.mix.p999_ms.MIX).toBeGreaterThan(0);
+      expect([j.mix.openLoop.rate, j.mix.openLoop.series.length]).toEqual([500, 2]);
+      for (const f of ["latency-replication-MIX.hgrm", "latency-replication-SET.hgrm", "latency-series-replication.json", "mix-served-replication.json"])
+        expect(existsSync(join(j.runDir, "raw", f)), f).toBe(true);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+    const bad = await runVbench(["bench", "--target", `${server.host}:${server.port}`, "--rate", "100"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--rate applies to a mix");
+  }, 60_000);
+});
