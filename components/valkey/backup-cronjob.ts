@@ -11,10 +11,10 @@
  */
 import type { BackupConfig, ValkeyMode } from "../../config/types.js";
 import { renderBackupScript } from "../../pod/backup-script.js";
-import { PASSWORD_SECRET_KEY } from "../../pod/paths.js";
 import { VALKEY_PORT } from "../../vocabulary/ports.js";
 import { CLIENT_LABEL, releaseLabels, type Placement } from "../shared.js";
-import type { ConfigMap, Container, CronJob, EnvVar, ServiceAccount } from "./k8s-types.js";
+import type { ConfigMap, Container, CronJob, ServiceAccount } from "./k8s-types.js";
+import { cliAuthEnv } from "./pod-env.js";
 import { hardenedPod, restrictedContainer } from "./pod-security.js";
 import { VALKEY_UID } from "./statefulset.js";
 
@@ -66,10 +66,7 @@ export function buildBackupManifests(i: BackupCronJobInput): BackupManifests {
   // it, and a backup pod among them would be a Service endpoint and be held to the members' egress
   // (DNS and members only: no S3). Found on real pods: the upload timed out.
   const labels = { ...releaseLabels(i.release), "app.kubernetes.io/name": BACKUP_POD_NAME, "app.kubernetes.io/component": "backup" };
-  const auth: EnvVar[] =
-    i.secretName === undefined
-      ? []
-      : ["VALKEYCLI_AUTH", "REDISCLI_AUTH"].map((name) => ({ name, valueFrom: { secretKeyRef: { name: i.secretName as string, key: PASSWORD_SECRET_KEY } } }));
+  const auth = cliAuthEnv(i.secretName);
   const mounts = [
     { name: "script", mountPath: SCRIPT_MOUNT, readOnly: true },
     { name: "work", mountPath: WORK_DIR },

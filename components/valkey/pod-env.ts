@@ -3,7 +3,7 @@
  * variable a pod's scripts read comes from in Kubernetes. A name not known here is refused, so a
  * script cannot start reading a variable the manifests never set.
  */
-import type { PodDefinition } from "../../pod/definition.js";
+import { CLI_AUTH_ENV, type PodDefinition } from "../../pod/definition.js";
 import { PASSWORD_SECRET_KEY } from "../../pod/paths.js";
 import { ZONE_LABEL } from "../../vocabulary/labels.js";
 import type { EnvVar } from "./k8s-types.js";
@@ -41,4 +41,9 @@ function envVar(name: string, c: PodEnvContext): EnvVar {
 /** The container's `env`, one entry per variable the definition reads. */
 export function podEnv(def: PodDefinition, c: PodEnvContext): EnvVar[] {
   return def.env.map((name) => envVar(name, c));
+}
+
+/** VALKEYCLI_AUTH / REDISCLI_AUTH from the password Secret (none when auth is off): the password reaches valkey-cli by environment, never argv. */
+export function cliAuthEnv(secretName: string | undefined): EnvVar[] {
+  return secretName === undefined ? [] : CLI_AUTH_ENV.map((name) => ({ name, valueFrom: { secretKeyRef: { name: secretName, key: PASSWORD_SECRET_KEY } } }));
 }

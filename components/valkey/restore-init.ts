@@ -15,12 +15,13 @@
  */
 import type { ValkeyMode } from "../../config/types.js";
 import { plannedRanges } from "../../benchmarks/backup/restore-check.js";
-import { CONFIG_MOUNT, DATA_DIR, PASSWORD_SECRET_KEY } from "../../pod/paths.js";
+import { CONFIG_MOUNT, DATA_DIR } from "../../pod/paths.js";
 import { renderRestoreScript } from "../../pod/restore-script.js";
 import { VALKEY_PORT } from "../../vocabulary/ports.js";
 import { releaseLabels } from "../shared.js";
 import type { Container, EnvVar, ServiceAccount } from "./k8s-types.js";
 import type { BuiltNetworkPolicy } from "./network-policy.js";
+import { cliAuthEnv } from "./pod-env.js";
 import { serviceHost } from "./naming.js";
 import { restrictedContainer } from "./pod-security.js";
 import { CONFIG_VOLUME, DATA_VOLUME, type PodExtras } from "./statefulset.js";
@@ -101,10 +102,6 @@ export function restorePodParts(i: RestorePodInput): RestorePodParts {
     volumeMounts: [...mounts, { name: TMP_VOLUME, mountPath: "/tmp" }],
     securityContext: restrictedContainer(),
   };
-  const auth: EnvVar[] =
-    i.secretName === undefined
-      ? []
-      : ["VALKEYCLI_AUTH", "REDISCLI_AUTH"].map((name) => ({ name, valueFrom: { secretKeyRef: { name: i.secretName as string, key: PASSWORD_SECRET_KEY } } }));
   const place: Container = {
     name: "restore-place",
     image: i.valkeyImage,
@@ -114,7 +111,7 @@ export function restorePodParts(i: RestorePodInput): RestorePodParts {
       podName,
       { name: "RESTORE_PEERS_DNS", value: serviceHost(i.headless, i.namespace) },
       { name: "RESTORE_PEERS_PORT", value: String(VALKEY_PORT) },
-      ...auth,
+      ...cliAuthEnv(i.secretName),
     ],
     volumeMounts: mounts,
     securityContext: restrictedContainer(),
