@@ -210,9 +210,11 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
     () => lifecycle("cluster"),
   );
   it.concurrent("replication mode: the same, with the Sentinels and the HAProxy endpoint in real pods", { timeout: 1_500_000 }, () => lifecycle("replication"));
-  it.concurrent(
-    "backup and restore (cluster 3 x 1, byo: an S3-compatible server and the user's Secret): a Job from the CronJob snapshots every shard from a replica and uploads RDBs and manifest; destroy; a new stack restores it, every key back; a corrupted or missing object fails a member's start (support/backup-checks.ts, restore-checks.ts)",
-    { timeout: 1_500_000 },
-    () => expectBackupOnRealPods(ctx),
-  );
+  // Backup, destroy, restore into a new stack, refusals: each mode on its own S3 server, side by side.
+  for (const mode of ["cluster", "replication"] as const)
+    it.concurrent(
+      `backup and restore, ${mode} mode (byo: an S3-compatible server and the user's Secret): a Job from the CronJob snapshots every shard from a replica and uploads RDBs and manifest; destroy; a new stack restores it, every key back; pods from the deployed template refuse a corrupted and a missing object and place nothing on a lost volume (support/backup-checks.ts, restore-checks.ts)`,
+      { timeout: 1_500_000 },
+      () => expectBackupOnRealPods(ctx, mode),
+    );
 });

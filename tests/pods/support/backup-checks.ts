@@ -1,5 +1,5 @@
 /**
- * The backup on real pods: the byo stack in cluster mode (3 x 1) with `backup` on, writing to an
+ * The backup on real pods: the byo stack in a mode (cluster 3 x 1, replication 1 + 3) with `backup` on, writing to an
  * S3-compatible server (moto[server], started in kube:local's outer network namespace on the
  * bridge address every node routes to, so pods reach it as they would reach MinIO), with the keys
  * in a Secret the test creates after the first `up` (`backup.credentialsSecret`). A Job made from
@@ -21,11 +21,10 @@ import { kubernetesVerifier, type VerifierInputs } from "../../../components/ste
 import { parseManifest, type BackupManifest } from "../../../pod/backup-manifest.js";
 import { createStack, tail } from "../../e2e/support/pulumi-harness.js";
 import { podsStackConfig, type PodsContext } from "./byo-on-pods.js";
-import { aws, S3_ENDPOINT, S3_KEYS, startOuterS3 } from "./outer-s3.js";
+import { S3_KEYS, startOuterS3 } from "./outer-s3.js";
 import { expectRestoreOnRealPods, S3_SECRET } from "./restore-checks.js";
 
 const PASSWORD = `pods-${Math.random().toString(36).slice(2)}-secret`;
-const NS = "valkey-backup-pods";
 const BUCKET = "valkey-backups";
 const PREFIX = "pods";
 const KEYS = 3000;
@@ -33,16 +32,25 @@ const KEYS = 3000;
 /** A log body as text (a container that never ran answers a Status object). */
 export const text = (body: unknown): string => (typeof body === "string" ? body : JSON.stringify(body));
 
+/** Per mode: its namespace, the S3 server's port (the two modes run side by side), the release's objects. */
+export const BACKUP_MODES = {
+  cluster: { ns: "valkey-backup-pods", port: 5055, release: "valkey-cluster", writer: "valkey-cluster-0", cli: "valkey-cli -c" },
+  replication: { ns: "valkey-backup-repl-pods", port: 5057, release: "valkey", writer: "valkey-0", cli: "valkey-cli" },
+} as const;
+
 /** The whole check (tests/pods/byo-stack.test.ts runs it beside the two lifecycles); needs the S3 tools of .ci/setup. */
-export async function expectBackupOnRealPods(ctx: PodsContext): Promise<void> {
+export async function expectBackupOnRealPods(ctx: PodsContext, mode: "cluster" | "replication"): Promise<void> {
+  const m = BACKUP_MODES[mode];
+  const NS = m.ns;
   const { cluster, api, env } = ctx;
   const awsImage = cluster.images.awscli;
   if (awsImage === undefined)
     throw new Error("no awscli image in the running local cluster: restart it (npm run kube:local -- down, then up) to import the images");
-  const s3 = await startOuterS3();
+  const s3 = await startOuterS3(m.port);
+  const { aws } = s3;
   try {
     aws(["s3", "mb", `s3://${BUCKET}`]);
-    const config = podsStackConfig(cluster, "cluster", NS, {
+    const config = podsStackConfig(cluster, mode, NS, {
       benchmark: { enabled: false },
       drills: { enabled: false },
       // Far from now: the test runs the CronJob's template itself.
@@ -51,7 +59,7 @@ export async function expectBackupOnRealPods(ctx: PodsContext): Promise<void> {
         schedule: "0 0 1 1 *",
         bucket: BUCKET,
         prefix: PREFIX,
-        endpoint: S3_ENDPOINT,
+        endpoint: s3.endpoint,
         credentialsSecret: S3_SECRET,
         awsCliImage: awsImage,
       },
@@ -62,15 +70,12 @@ export async function expectBackupOnRealPods(ctx: PodsContext): Promise<void> {
       const first = await s.stack.up({ onOutput: (o) => s.log.push(o) });
       expect(first.summary.result, tail(s.log)).toBe("succeeded");
       const kube = await kubernetesDrillApi(readFileSync(cluster.kubeconfig, "utf8"));
-      // Keys through valkey-cli -c in a member (its REDISCLI_AUTH is the release's password).
-      await kube.exec(NS, "valkey-cluster-0", "valkey", [
-        "sh",
-        "-c",
-        `i=1; while [ $i -le ${KEYS} ]; do echo "SET bk:$i v$i"; i=$((i+1)); done | valkey-cli -c >/dev/null`,
-      ]);
+      // Keys through valkey-cli in a member (its REDISCLI_AUTH is the release's password): cluster,
+      // -c from any member; replication, on member 0, the primary of a first start.
+      await kube.exec(NS, m.writer, "valkey", ["sh", "-c", `i=1; while [ $i -le ${KEYS} ]; do echo "SET bk:$i v$i"; i=$((i+1)); done | ${m.cli} >/dev/null`]);
       const secret = await api("POST", `/api/v1/namespaces/${NS}/secrets`, { metadata: { name: S3_SECRET }, stringData: S3_KEYS });
       expect(secret.status).toBe(201);
-      const cron = await api<{ spec: { jobTemplate: { spec: unknown } } }>("GET", `/apis/batch/v1/namespaces/${NS}/cronjobs/valkey-cluster-backup`);
+      const cron = await api<{ spec: { jobTemplate: { spec: unknown } } }>("GET", `/apis/batch/v1/namespaces/${NS}/cronjobs/${m.release}-backup`);
       expect(cron.status).toBe(200);
       const job = await api("POST", `/apis/batch/v1/namespaces/${NS}/jobs`, { metadata: { name: "backup-now" }, spec: cron.body.spec.jobTemplate.spec });
       expect(job.status).toBe(201);
@@ -102,8 +107,8 @@ export async function expectBackupOnRealPods(ctx: PodsContext): Promise<void> {
       const manifest = parseManifest(aws(["s3", "cp", `s3://${BUCKET}/${manifestKey}`, "-"]).toString());
       const dir = (manifestKey as string).slice(0, -"manifest.json".length);
       backup = { uri: `s3://${BUCKET}/${dir.replace(/\/$/, "")}`, manifest };
-      expect(manifest.mode).toBe("cluster");
-      expect(manifest.shards.map((x) => x.slots).sort()).toEqual([["0-5460"], ["10922-16383"], ["5461-10921"]]);
+      expect(manifest.mode).toBe(mode);
+      expect(manifest.shards.map((x) => x.slots).sort()).toEqual(mode === "cluster" ? [["0-5460"], ["10922-16383"], ["5461-10921"]] : [[]]);
       expect(manifest.shards.reduce((n, x) => n + x.keys, 0)).toBe(KEYS);
       for (const shard of manifest.shards) {
         const rdb = aws(["s3", "cp", `s3://${BUCKET}/${dir}${shard.object}`, "-"]);
@@ -130,7 +135,7 @@ export async function expectBackupOnRealPods(ctx: PodsContext): Promise<void> {
       await s.dispose();
     }
     // The backup's stack is gone (destroy above): restore it into a new one.
-    if (backup !== undefined) await expectRestoreOnRealPods(ctx, { ...backup, keys: KEYS, keyPrefix: "bk:", awsImage });
+    if (backup !== undefined) await expectRestoreOnRealPods(ctx, { ...backup, mode, release: m.release, s3, keys: KEYS, keyPrefix: "bk:", awsImage });
   } finally {
     s3.stop();
   }

@@ -22,14 +22,12 @@ import { CLIENT_LABEL } from "../../../components/shared.js";
 import type { BackupManifest } from "../../../pod/backup-manifest.js";
 import { createStack, tail } from "../../e2e/support/pulumi-harness.js";
 import { podsStackConfig, type PodsContext } from "./byo-on-pods.js";
-import { aws, S3_ENDPOINT, S3_KEYS } from "./outer-s3.js";
+import { S3_KEYS, type OuterS3 } from "./outer-s3.js";
 import { runOnce } from "./probe.js";
 
 /** The user's Secret of S3 keys (`backup.credentialsSecret`) in the stacks' namespaces. */
 export const S3_SECRET = "s3-keys";
-const NS = "valkey-restore-pods";
 const PASSWORD = `pods-${Math.random().toString(36).slice(2)}-restore`;
-const STS = "valkey-cluster";
 
 interface PodStatus {
   metadata: { name: string };
@@ -47,6 +45,10 @@ type Template = {
 const text = (body: unknown): string => (typeof body === "string" ? body : JSON.stringify(body));
 
 export interface BackupUnderTest {
+  mode: "cluster" | "replication";
+  /** The release: its StatefulSet, `<release>-headless`, `<release>-auth`. */
+  release: string;
+  s3: OuterS3;
   uri: string;
   manifest: BackupManifest;
   /** Keys `<keyPrefix>1..keys`, each with the value `v<n>`. */
@@ -55,12 +57,17 @@ export interface BackupUnderTest {
   awsImage: string;
 }
 
+/** The new stack's namespace per mode. */
+const nsOf = (mode: BackupUnderTest["mode"]): string => (mode === "cluster" ? "valkey-restore-pods" : "valkey-restore-repl-pods");
+
 export async function expectRestoreOnRealPods(ctx: PodsContext, b: BackupUnderTest): Promise<void> {
   const { cluster, api, env } = ctx;
-  const config = podsStackConfig(cluster, "cluster", NS, {
+  const NS = nsOf(b.mode);
+  const STS = b.release;
+  const config = podsStackConfig(cluster, b.mode, NS, {
     benchmark: { enabled: false },
     drills: { enabled: false },
-    backup: { endpoint: S3_ENDPOINT, credentialsSecret: S3_SECRET, awsCliImage: b.awsImage },
+    backup: { endpoint: b.s3.endpoint, credentialsSecret: S3_SECRET, awsCliImage: b.awsImage },
     restore: { from: b.uri },
   });
   const s = await createStack(env, config, { password: PASSWORD });
@@ -86,19 +93,27 @@ export async function expectRestoreOnRealPods(ctx: PodsContext, b: BackupUnderTe
 
     const log = async (pod: string, container: string): Promise<string> =>
       text((await api<unknown>("GET", `/api/v1/namespaces/${NS}/pods/${pod}/log?container=${container}`)).body);
-    for (let i = 0; i < 6; i++) {
+    const members = b.mode === "cluster" ? 6 : 4;
+    for (let i = 0; i < members; i++) {
       const place = await log(`${STS}-${i}`, "restore-place");
       const fetch = await log(`${STS}-${i}`, "restore-fetch");
-      const shard = b.manifest.shards.find((x) => x.shard === i);
-      if (shard !== undefined) expect(place, `${STS}-${i}`).toContain(`shard ${i}: restored ${shard.keys} keys from ${b.uri}/shard-${i}.rdb (sha256 ok)`);
-      else expect(fetch, `${STS}-${i}`).toContain("this member starts empty");
+      const shard = b.manifest.shards.find((x) => x.shard === (b.mode === "cluster" ? i : 0));
+      const restored = shard === undefined ? "" : `shard ${shard.shard}: restored ${shard.keys} keys from ${b.uri}/shard-${shard.shard}.rdb (sha256 ok)`;
+      if (b.mode === "cluster" && shard === undefined) expect(fetch, `${STS}-${i}`).toContain("this member starts empty");
+      else if (i === 0) expect(place, `${STS}-${i}`).toContain(restored);
+      // Replication: a member whose init ran after member 0 took replicas finds the release formed and places nothing.
+      else expect(place, `${STS}-${i}`).toMatch(new RegExp(`${restored.replace(/[.()*+?[\]\\^$|]/g, "\\$&")}|not restoring: the release is already formed`));
     }
 
     // Through the client Service from a client pod: roles and key counts per pod, then every value.
     const auth = ["VALKEYCLI_AUTH", "REDISCLI_AUTH"].map((name) => ({ name, valueFrom: { secretKeyRef: { name: `${STS}-auth`, key: "password" } } }));
+    const headless = (i: number): string => `${STS}-${i}.${STS}-headless.${NS}.svc.cluster.local`;
+    const primaries = b.mode === "cluster" ? [0, 1, 2] : [0];
+    // Every value: cluster, through the client Service following redirects; replication, from the primary.
+    const reader = b.mode === "cluster" ? `valkey-cli -c -h ${STS}.${NS}.svc.cluster.local` : `valkey-cli -h ${headless(0)}`;
     const script = [
-      `for i in 0 1 2; do h=${STS}-$i.${STS}-headless.${NS}.svc.cluster.local; echo "pod $i $(valkey-cli -h $h role | head -n 1) $(valkey-cli -h $h dbsize)"; done`,
-      `i=1; while [ $i -le ${b.keys} ]; do echo "GET ${b.keyPrefix}$i"; i=$((i+1)); done | valkey-cli -c -h ${STS}.${NS}.svc.cluster.local | awk '{ n++; if ($0 == "v" n) ok++ } END { print "values", ok + 0, "of", n + 0 }'`,
+      `for i in ${primaries.join(" ")}; do h=${STS}-$i.${STS}-headless.${NS}.svc.cluster.local; echo "pod $i $(valkey-cli -h $h role | head -n 1) $(valkey-cli -h $h dbsize)"; done`,
+      `i=1; while [ $i -le ${b.keys} ]; do echo "GET ${b.keyPrefix}$i"; i=$((i+1)); done | ${reader} | grep -v '^-> Redirected' | awk '{ n++; if ($0 == "v" n) ok++ } END { print "values", ok + 0, "of", n + 0 }'`,
     ].join("\n");
     const image = cluster.images.valkey ?? "";
     const check = await runOnce(api, { ns: NS, node: ctx.clientNode, image, labels: { [CLIENT_LABEL]: "true" }, command: ["sh", "-c", script], env: auth });
@@ -108,15 +123,20 @@ export async function expectRestoreOnRealPods(ctx: PodsContext, b: BackupUnderTe
     expect(check.log).toContain(`values ${b.keys} of ${b.keys}`);
     expect(check.log + (await log(`${STS}-0`, "restore-fetch"))).not.toContain(PASSWORD);
 
-    await expectRefusalsOnRealPods(ctx, b);
+    await expectRefusalsOnRealPods(ctx, b, NS);
   } finally {
     await s.dispose();
   }
 }
 
 /** Pods from the release's own template (its init containers, env, mounts), a data emptyDir, on the client node. */
-async function fromTemplate(ctx: PodsContext, name: string, edit: { from: string; peers: boolean; main?: string[] }): Promise<void> {
-  const sts = await ctx.api<{ spec: { template: Template } }>("GET", `/apis/apps/v1/namespaces/${NS}/statefulsets/${STS}`);
+async function fromTemplate(
+  ctx: PodsContext,
+  at: { ns: string; sts: string },
+  name: string,
+  edit: { from: string; peers: boolean; main?: string[] },
+): Promise<void> {
+  const sts = await ctx.api<{ spec: { template: Template } }>("GET", `/apis/apps/v1/namespaces/${at.ns}/statefulsets/${at.sts}`);
   expect(sts.status).toBe(200);
   const spec = structuredClone(sts.body.spec.template.spec) as Template["spec"] & {
     containers: Array<{ command: string[] }>;
@@ -126,14 +146,14 @@ async function fromTemplate(ctx: PodsContext, name: string, edit: { from: string
     c.env = c.env.filter((e) => edit.peers || e.name !== "RESTORE_PEERS_DNS").map((e) => (e.name === "RESTORE_FROM" ? { name: e.name, value: edit.from } : e));
   if (edit.main !== undefined && spec.containers[0] !== undefined) spec.containers[0].command = edit.main;
   for (const k of ["affinity", "topologySpreadConstraints", "nodeSelector"]) delete spec[k];
-  const { status } = await ctx.api("POST", `/api/v1/namespaces/${NS}/pods`, {
+  const { status } = await ctx.api("POST", `/api/v1/namespaces/${at.ns}/pods`, {
     metadata: { name, labels: { "probe.test/role": "restore", [CLIENT_LABEL]: "true" } },
     spec: { ...spec, nodeName: ctx.clientNode, restartPolicy: "Never", volumes: [...spec.volumes, { name: "data", emptyDir: {} }] },
   });
   expect(status).toBe(201);
 }
 
-async function ended(ctx: PodsContext, name: string): Promise<PodStatus> {
+async function ended(ctx: PodsContext, NS: string, name: string): Promise<PodStatus> {
   let last: PodStatus | undefined;
   await pollUntil(
     async () => {
@@ -145,39 +165,47 @@ async function ended(ctx: PodsContext, name: string): Promise<PodStatus> {
   return last as PodStatus;
 }
 
-async function expectRefusalsOnRealPods(ctx: PodsContext, b: BackupUnderTest): Promise<void> {
+async function expectRefusalsOnRealPods(ctx: PodsContext, b: BackupUnderTest, NS: string): Promise<void> {
+  const { aws } = b.s3;
+  const at = { ns: NS, sts: b.release };
+  // The shards the probes restore: by ordinal in cluster mode; shard 0 for every replication member.
+  const [bad, gone] = b.mode === "cluster" ? [1, 2] : [0, 0];
   const copy = (to: string): string => {
     aws(["s3", "cp", "--recursive", "--only-show-errors", `${b.uri}/`, `${to}/`]);
     return to;
   };
   const corrupt = copy(`${b.uri}-corrupt`);
-  const rdb = aws(["s3", "cp", `${corrupt}/shard-1.rdb`, "-"]);
+  const rdb = aws(["s3", "cp", `${corrupt}/shard-${bad}.rdb`, "-"]);
   rdb[rdb.length >> 1] = (rdb[rdb.length >> 1] as number) ^ 0xff;
-  aws(["s3", "cp", "-", `${corrupt}/shard-1.rdb`], rdb);
+  aws(["s3", "cp", "-", `${corrupt}/shard-${bad}.rdb`], rdb);
   const missing = copy(`${b.uri}-missing`);
-  aws(["s3", "rm", "--only-show-errors", `${missing}/shard-2.rdb`]);
+  aws(["s3", "rm", "--only-show-errors", `${missing}/shard-${gone}.rdb`]);
 
-  await fromTemplate(ctx, "corrupt-1", { from: corrupt, peers: false });
-  await fromTemplate(ctx, "missing-2", { from: missing, peers: false });
-  // Ordinal 0, the real backup, the formed release's peers: a lost volume of a running cluster.
-  await fromTemplate(ctx, "lost-volume-0", { from: b.uri, peers: true, main: ["sh", "-c", "ls -a /data"] });
+  await fromTemplate(ctx, at, "corrupt-1", { from: corrupt, peers: false });
+  await fromTemplate(ctx, at, "missing-2", { from: missing, peers: false });
+  // Ordinal 0, the real backup, the formed release's peers: a lost volume of a running release.
+  await fromTemplate(ctx, at, "lost-volume-0", { from: b.uri, peers: true, main: ["sh", "-c", "ls -a /data"] });
   const log = async (pod: string, container: string): Promise<string> =>
     text((await ctx.api<unknown>("GET", `/api/v1/namespaces/${NS}/pods/${pod}/log?container=${container}`)).body);
   try {
-    const c = await ended(ctx, "corrupt-1");
+    const c = await ended(ctx, NS, "corrupt-1");
     expect(c.status.phase).toBe("Failed");
     expect(await log("corrupt-1", "restore-place")).toMatch(
-      /shard 1: checksum mismatch: .*shard-1\.rdb has sha256 [0-9a-f]{64}, the manifest says [0-9a-f]{64}/,
+      new RegExp(`shard ${bad}: checksum mismatch: .*shard-${bad}\\.rdb has sha256 [0-9a-f]{64}, the manifest says [0-9a-f]{64}`),
     );
     // valkey-server never ran: the main container never left `waiting`.
     expect(c.status.containerStatuses?.map((x) => Object.keys(x.state))).toEqual([["waiting"]]);
-    const m = await ended(ctx, "missing-2");
+    const m = await ended(ctx, NS, "missing-2");
     expect(m.status.phase).toBe("Failed");
-    expect(await log("missing-2", "restore-fetch")).toMatch(/shard 2: cannot fetch .*shard-2\.rdb \(missing object\?\)/);
+    expect(await log("missing-2", "restore-fetch")).toMatch(new RegExp(`shard ${gone}: cannot fetch .*shard-${gone}\\.rdb \\(missing object\\?\\)`));
     expect(m.status.containerStatuses?.map((x) => Object.keys(x.state))).toEqual([["waiting"]]);
-    const l = await ended(ctx, "lost-volume-0");
+    const l = await ended(ctx, NS, "lost-volume-0");
     expect(l.status.phase).toBe("Succeeded");
-    expect(await log("lost-volume-0", "restore-place")).toMatch(/not restoring: the release is already formed \(.* knows 6 cluster nodes\)/);
+    expect(await log("lost-volume-0", "restore-place")).toMatch(
+      b.mode === "cluster"
+        ? /not restoring: the release is already formed \(.* knows 6 cluster nodes\)/
+        : /not restoring: the release is already formed \(.* (is a replica|is a primary with 3 replica\(s\))\)/,
+    );
     const listing = await log("lost-volume-0", "valkey");
     expect(listing).not.toContain("restored-from");
     expect(listing).not.toContain("dump.rdb");
