@@ -10,7 +10,8 @@
  * RollingRestart step's order, nothing acknowledged lost), a live directive is set without a
  * restart, cluster mode scales 3 x 1 -> 4 x 1 -> 3 x 1 under load (support/scale-checks.ts), one
  * more `up` changes nothing, and
- * `destroy` leaves no pod, PVC or PV. Needs root, `install.sh` (Pulumi) and `install.sh --real-cluster`. Starts the
+ * `destroy` leaves no pod, PVC or PV. Beside them, per mode, a backup to an S3-compatible server,
+ * destroy, and its restore into a new stack (support/backup-checks.ts, restore-checks.ts). Needs root, `install.sh` (Pulumi) and `install.sh --real-cluster`. Starts the
  * cluster when none runs.
  */
 import { describe, expect, it } from "vitest";
