@@ -87,7 +87,9 @@ export async function expectRestoreOnRealPods(ctx: PodsContext, b: BackupUnderTe
       { timeoutMs: 300_000, intervalMs: 1000, what: `the namespace ${NS}, for the Secret ${S3_SECRET}` },
     );
     const result = await up;
-    console.log(`[pods] restore: up (6 members, 3 restored; bootstrap; check) ${Math.round((Date.now() - t0) / 1000)} s`);
+    console.log(
+      `[pods] restore, ${b.mode} mode: up (members restored, ${b.mode === "cluster" ? "bootstrap, " : ""}check) ${Math.round((Date.now() - t0) / 1000)} s`,
+    );
     expect(result.summary.result, tail(s.log)).toBe("succeeded");
     expect((result.outputs.report?.value as { topology: { ok: boolean } | null }).topology?.ok, tail(s.log)).toBe(true);
 
