@@ -56,7 +56,7 @@ export function clusterMemberPod(o: ClusterMemberOptions): PodDefinition {
     [HEAL_SCRIPT_KEY]: renderClusterHealScript({ ...o.heal, ...self }),
     [REJOIN_SCRIPT_KEY]: renderClusterRejoinScript({ ...o.rejoin, ...self }),
     [FAILBACK_SCRIPT_KEY]: renderAzFailbackScript({ ...o.failback, ...self, zoneFile: zoneFileOf(dataDir) }),
-    [READINESS_SCRIPT_KEY]: renderReadinessScript({ mode: "cluster", ...self }),
+    [READINESS_SCRIPT_KEY]: renderReadinessScript({ mode: "cluster", ...self, restore: o.restore }),
     [PRESTOP_SCRIPT_KEY]: renderPreStopScript({ timeoutSeconds: DEFAULT_FAILOVER_TIMEOUT_SECONDS, ...o.preStop, ...self }),
   };
   return memberDefinition(layout, scripts, clusterMemberEnv(o.auth));

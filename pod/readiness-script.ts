@@ -8,8 +8,9 @@
  * - cluster mode: `cluster_state:ok`, except before the bootstrap: a member that knows of no
  *   assigned slot at all (`cluster_slots_assigned:0`: fresh pods, or met but not yet given slots)
  *   is ready on PONG, since the bootstrap waits for the pods to be ready before it assigns slots;
- *   so is a member that knows no other node (`cluster_known_nodes:1`): a new stack's restored
- *   member claimed its snapshot's slots by itself at start-up and waits for the bootstrap too.
+ *   with `restore`, so is a member that knows no other node (`cluster_known_nodes:1`): a new
+ *   stack's restored member claimed its snapshot's slots by itself at start-up and waits for the
+ *   bootstrap too.
  *
  * Every valkey-cli call is bounded (sh-cli.ts); the password is only in the environment. The
  * reason for "not ready" goes to stderr, which the kubelet records in the probe's event.
@@ -26,6 +27,12 @@ export interface ReadinessScriptOptions {
   localHost?: string;
   /** Bound of one valkey-cli call; keep (calls x bound) below the probe's timeoutSeconds. @default 2 */
   cliTimeoutSeconds?: number;
+  /**
+   * `restore.from` is set (cluster mode): a member that has met nobody is ready on PONG too, as a
+   * restored member claims its snapshot's slots by itself. Off, the text is as before the restore
+   * existed (a stack without it keeps its ConfigMap). @default false
+   */
+  restore?: boolean;
 }
 
 /** Three calls at most (PING, INFO replication, CLUSTER INFO). */
@@ -55,8 +62,12 @@ export function renderReadinessScript(o: ReadinessScriptOptions): string {
     lines.push(
       `info=$(local_cli cluster info 2>&1) || not_ready "CLUSTER INFO failed"`,
       `case "$info" in *cluster_state:ok*) exit 0 ;; esac`,
-      `# Not bootstrapped yet: no slot assigned anywhere this node knows of, or it has met nobody (a new stack's restored member claimed its snapshot's slots by itself).`,
-      `case "$info" in *"cluster_known_nodes:1"[!0-9]*) exit 0 ;; esac`,
+      ...(o.restore === true
+        ? [
+            `# Not bootstrapped yet: no slot assigned anywhere this node knows of, or it has met nobody (a new stack's restored member claimed its snapshot's slots by itself).`,
+            `case "$info" in *"cluster_known_nodes:1"[!0-9]*) exit 0 ;; esac`,
+          ]
+        : [`# Not bootstrapped yet: no slot assigned anywhere this node knows of.`]),
       `case "$info" in *"cluster_slots_assigned:0"[!0-9]*) exit 0 ;; esac`,
       `not_ready "cluster_state is not ok"`,
     );

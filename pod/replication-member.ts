@@ -19,7 +19,7 @@ export interface ReplicationMemberOptions extends MemberOptions {
   /** The Sentinels, `host:port` each (pod DNS names in the cluster). */
   sentinels: readonly string[];
   /** The start decision's clocks, shortened by the local topologies. @default the deployed defaults */
-  start?: Omit<ReplicationStartOptions, "masterName" | "sentinels" | "port" | "dataDir" | "includeFile">;
+  start?: Omit<ReplicationStartOptions, "masterName" | "sentinels" | "port" | "dataDir" | "includeFile" | "restore">;
   /** The preStop's clocks. @default the deployed defaults */
   preStop?: Omit<ReplicationPreStopOptions, "masterName" | "sentinels" | "port" | "localHost">;
 }
@@ -36,7 +36,7 @@ export function replicationMemberPod(o: ReplicationMemberOptions): PodDefinition
     [START_SCRIPT_KEY]: renderStartScript({
       mode: "replication",
       ...start,
-      sentinel: { ...o.start, masterName: o.masterName, sentinels: o.sentinels, port: self.port },
+      sentinel: { ...o.start, masterName: o.masterName, sentinels: o.sentinels, port: self.port, restore: o.restore },
     }),
     [READINESS_SCRIPT_KEY]: renderReadinessScript({ mode: "replication", ...self }),
     [PRESTOP_SCRIPT_KEY]: renderReplicationPreStopScript({

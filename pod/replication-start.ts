@@ -87,6 +87,12 @@ export interface ReplicationStartOptions {
   handoverSlackSeconds?: number;
   /** Seconds the cli may take per Sentinel (connect + reply). @default 3 */
   cliTimeoutSeconds?: number;
+  /**
+   * `restore.from` is set: ordinal 0 may also become the first primary on data restore.sh placed
+   * (`restore-pending`), and the decision removes the marker. Off, the rendered text is the same
+   * as before the restore existed (a stack without it keeps its ConfigMap). @default false
+   */
+  restore?: boolean;
 }
 
 function positiveInt(name: string, value: number): number {
@@ -177,15 +183,26 @@ export function renderReplicationStartBlock(o: ReplicationStartOptions): string[
     `  if [ -n "$answers" ]; then`,
     `    if [ "$(distinct)" -eq 1 ] || [ "$elapsed" -ge ${agree} ]; then primary=$(most_frequent); break; fi`,
     `    say "the Sentinels disagree on the primary ($(printf '%s' "$answers" | sed '/^$/d' | tr '\\n' ';')): asking again"`,
-    `  elif [ "$ordinal" -eq 0 ] && [ -z "$errors" ] && { ! has_data || [ -e "$data_dir/${RESTORE_PENDING_MARKER}" ]; } && [ "$elapsed" -ge ${grace} ]; then`,
-    `    say "no Sentinel of [$sentinels] knows a primary for $master_name ($reachable reachable) and this is ordinal 0 with an empty data dir, or a new stack's restored one: first start, becoming the primary"`,
+    ...(o.restore === true
+      ? [
+          `  elif [ "$ordinal" -eq 0 ] && [ -z "$errors" ] && { ! has_data || [ -e "$data_dir/${RESTORE_PENDING_MARKER}" ]; } && [ "$elapsed" -ge ${grace} ]; then`,
+          `    say "no Sentinel of [$sentinels] knows a primary for $master_name ($reachable reachable) and this is ordinal 0 with an empty data dir, or a new stack's restored one: first start, becoming the primary"`,
+        ]
+      : [
+          `  elif [ "$ordinal" -eq 0 ] && [ -z "$errors" ] && ! has_data && [ "$elapsed" -ge ${grace} ]; then`,
+          `    say "no Sentinel of [$sentinels] knows a primary for $master_name ($reachable reachable) and this is ordinal 0 with an empty data dir: first start, becoming the primary"`,
+        ]),
     `    break`,
     `  fi`,
     `  [ "$elapsed" -lt ${wait} ] || fail "no Sentinel of [$sentinels] named a primary for $master_name within ${wait}s ($reachable reachable\${errors:+; errors:$errors}); only ordinal 0 with an empty data dir may become the first primary"`,
     `  sleep 1`,
     `done`,
-    `# A restore's first start is decided (primary, or a replica of the one the Sentinels name): never again.`,
-    `rm -f "$data_dir/${RESTORE_PENDING_MARKER}"`,
+    ...(o.restore === true
+      ? [
+          `# A restore's first start is decided (primary, or a replica of the one the Sentinels name): never again.`,
+          `rm -f "$data_dir/${RESTORE_PENDING_MARKER}"`,
+        ]
+      : []),
     `if [ -n "$primary" ] && is_me "$primary"; then`,
     `  sentinel_state`,
     `  if has_data; then what="its data dir holds data"; else what="its data dir is empty"; fi`,

@@ -37,6 +37,8 @@ export interface MemberLaunchOptions {
   serverPath?: string;
   /** Timings of the start decision. */
   sentinel?: ReplicationMemberOptions["start"];
+  /** Rendered as for a stack with `restore.from` (the first start accepts restored data). @default false */
+  restore?: boolean;
   onDataDir?: (dir: string) => void;
 }
 
@@ -69,6 +71,7 @@ export function memberLaunch(o: MemberLaunchOptions): (ctx: LaunchContext) => La
       bind: o.host,
       local: { ...o.server, logfile, bindSourceAddr: o.host },
       ...(o.sentinel === undefined ? {} : { start: o.sentinel }),
+      restore: o.restore,
       preStop: { timeoutSeconds: REPLICATION_PRESTOP_TIMEOUT_SECONDS },
     });
     return launchPod(o.name, pod, dir, { ...localPodEnv(o.password, o.serverPath), POD_NAME: o.name, VALKEY_ANNOUNCE_HOST: o.host });

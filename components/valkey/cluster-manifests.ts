@@ -88,7 +88,7 @@ export function clusterFacts(i: ClusterInput): ClusterFacts {
 export function buildClusterManifests(i: ClusterInput): ClusterManifests {
   const facts = clusterFacts(i);
   const { names } = facts;
-  const pod = clusterMemberPod({ valkey: i.valkey, auth: i.auth });
+  const pod = clusterMemberPod({ valkey: i.valkey, auth: i.auth, restore: i.restore !== undefined });
   const restore = releaseRestore({
     restore: i.restore,
     mode: "cluster",

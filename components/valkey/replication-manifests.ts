@@ -146,7 +146,13 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
   const s = i.valkey.replication.sentinel;
   const sentinelAddrs = facts.sentinels.map((x) => `${x.dnsName}:${SENTINEL_PORT}`);
   const first = facts.pods[0]?.dnsName ?? "";
-  const member = replicationMemberPod({ valkey: i.valkey, auth: i.auth, masterName: facts.masterName, sentinels: sentinelAddrs });
+  const member = replicationMemberPod({
+    valkey: i.valkey,
+    auth: i.auth,
+    masterName: facts.masterName,
+    sentinels: sentinelAddrs,
+    restore: i.restore !== undefined,
+  });
   const memberData = member.files;
   const sentinel = sentinelPod({
     auth: i.auth,

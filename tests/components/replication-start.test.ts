@@ -5,10 +5,10 @@
  * refused) and the password reaching the cli through REDISCLI_AUTH, never argv.
  */
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_MASTER_NAME, renderReplicationStartBlock } from "../../pod/replication-start.js";
 import { RESTORE_PENDING_MARKER } from "../../pod/restore-script.js";
@@ -133,7 +133,7 @@ describe("start decision with no Sentinel answering (real sh, real valkey-server
     await fleet.stopAll();
   });
   const UNFENCED = parseStackConfig({ valkey: { replication: { replicas: 0, minReplicasToWrite: 0 } }, checks: { verify: false } }).config.valkey;
-  const start = async (ordinal: number, port: number, sentinels: string[], marker: string) =>
+  const start = async (ordinal: number, port: number, sentinels: string[], marker: string, restore = false) =>
     fleet.start({
       name: `member-${ordinal}`,
       bind: "127.0.0.1",
@@ -150,6 +150,7 @@ describe("start decision with no Sentinel answering (real sh, real valkey-server
           sentinel: { waitSeconds: 2, firstStartGraceSeconds: 1 },
           // A lone member: fencing off, or the deployed min-replicas-to-write 1 refuses its writes.
           valkey: UNFENCED,
+          restore,
         })(ctx);
         return { ...cmd, env: { ...cmd.env, SENTINEL_TEST_MARKER: marker } };
       },
@@ -202,14 +203,33 @@ describe("start decision with no Sentinel answering (real sh, real valkey-server
     }
     await first.stop();
     await expect(start(0, port, [dead], "second")).rejects.toThrow(/only ordinal 0 with an empty data dir may become the first primary/);
-    // A new stack's member 0 whose data restore.sh placed (restore-pending): its first start, once.
+    // The same data dir on a fresh port each time (a member's dir is `<name>-<port>`): another test
+    // file may have taken the old port since it stopped.
+    const withData = async (from: string): Promise<{ port: number; dir: string }> => {
+      const p = await freePort();
+      const dir = join(dirname(from), `member-0-${p}`);
+      cpSync(join(from, "data"), join(dir, "data"), { recursive: true });
+      return { port: p, dir };
+    };
+    // Rendered without restore, the marker changes nothing (a stack without restore.from keeps its scripts).
     writeFileSync(join(first.dir, "data", RESTORE_PENDING_MARKER), "");
-    const restored = await start(0, port, [dead], "restored");
+    const plain = await withData(first.dir);
+    await expect(start(0, plain.port, [dead], "marker-ignored")).rejects.toThrow(/only ordinal 0 with an empty data dir may become the first primary/);
+    // With restore.from: a new stack's member 0 whose data restore.sh placed (restore-pending): its first start, once.
+    const again = await withData(first.dir);
+    const restored = await start(0, again.port, [dead], "restored", true);
     expect(restored.stderr()).toContain("a new stack's restored one: first start, becoming the primary");
-    expect(existsSync(join(first.dir, "data", RESTORE_PENDING_MARKER))).toBe(false);
+    expect(existsSync(join(again.dir, "data", RESTORE_PENDING_MARKER))).toBe(false);
+    const c2 = await openClient("127.0.0.1", again.port, "member-0", { password: PASSWORD });
+    try {
+      expect(await c2.get("k")).toBe("v");
+    } finally {
+      c2.disconnect();
+    }
     await restored.stop();
-    await expect(start(0, port, [dead], "after-restore")).rejects.toThrow(/only ordinal 0 with an empty data dir may become the first primary/);
-  }, 45_000);
+    const after = await withData(again.dir);
+    await expect(start(0, after.port, [dead], "after-restore", true)).rejects.toThrow(/only ordinal 0 with an empty data dir may become the first primary/);
+  }, 60_000);
 
   it("ordinal 0 with an empty data dir does NOT take the primary role when a Sentinel answers with an error (wrong password)", async () => {
     const sentinel = await fleet.start({
