@@ -25,7 +25,8 @@ export function shardObject(shard: number): string {
 
 const slotRange = z.string().regex(/^\d{1,5}(-\d{1,5})?$/, "a slot or slot range like 0-5460");
 
-const shardSchema = z.strictObject({
+/** One shard's manifest line (also what restore-place reports of the shard it placed: pod/restore-message.ts). */
+export const shardSchema = z.strictObject({
   /** 0-based shard index, in slot order. */
   shard: z.number().int().min(0),
   /** `host:port` of the member the RDB came from (a replica when one was linked). */

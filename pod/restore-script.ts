@@ -32,13 +32,20 @@
  * In replication mode the placed data also leaves `restore-pending`: the start decision lets
  * ordinal 0 become the first primary on it as on an empty first start, then removes the marker.
  *
+ * Whatever it did, `place` ends by writing one JSON line (pod/restore-message.ts) to its
+ * termination message file: the shard's manifest line and the backup id when it placed one, else
+ * why not (fetch records its reason for skipping in the stage). The kubelet shows it in the pod's
+ * status, where the RestoreCheck step reads the manifest's counts without reaching S3.
+ *
  * Environment: RESTORE_FROM (s3://bucket/prefix/<backup id>; unset = no restore), RESTORE_SHARD,
  * POD_NAME, RESTORE_PEERS / RESTORE_PEERS_DNS / RESTORE_PEERS_PORT, AWS_ENDPOINT_URL, AWS_CLI,
- * VALKEY_CHECK_RDB, VALKEYCLI_AUTH (the peers' password). AWS credentials: the CLI's own chain
+ * VALKEY_CHECK_RDB, VALKEYCLI_AUTH (the peers' password), RESTORE_MESSAGE_FILE (the message's
+ * file; default the kubelet's /dev/termination-log). AWS credentials: the CLI's own chain
  * (EKS Pod Identity in a pod).
  */
 import type { ValkeyMode } from "../config/types.js";
 import { BACKUP_FORMAT, MANIFEST_OBJECT } from "./backup-manifest.js";
+import { RESTORE_MESSAGE_ENV, TERMINATION_LOG } from "./restore-message.js";
 import { s3CliLines } from "./backup-script.js";
 import { DATA_DIR } from "./paths.js";
 import { boundedCliLines, shQuote } from "./sh-cli.js";
@@ -111,6 +118,24 @@ function formedPeerLines(mode: ValkeyMode): string[] {
   ];
 }
 
+/**
+ * sh lines: `skip <reason>` (fetch: nothing to fetch, and why, for place to report), `json_str`
+ * (the inside of a JSON string: control characters dropped, backslash and quote escaped),
+ * `message <json>` (place: its one-line report, pod/restore-message.ts, to $RESTORE_MESSAGE_FILE,
+ * else the kubelet's termination log; a file that cannot be written is logged, not fatal: the
+ * RestoreCheck then names the member that reported nothing), `earlier` (what an earlier restore
+ * left in the data dir, for the reason).
+ */
+function messageLines(): string[] {
+  return [
+    `msg_file="\${${RESTORE_MESSAGE_ENV}:-${TERMINATION_LOG}}"`,
+    `json_str() { printf '%s' "$1" | tr -d '[:cntrl:]' | sed 's/\\\\/\\\\\\\\/g; s/"/\\\\"/g'; }`,
+    `message() { { printf '%s\\n' "$1" > "$msg_file"; } 2>/dev/null || log "cannot write the termination message to $msg_file"; }`,
+    `skip() { log "$1"; printf '%s\\n' "$1" > "$stage/skipped"; exit 0; }`,
+    `earlier() { [ ! -e "$data/${RESTORED_MARKER}" ] || printf ' (it holds %s)' "$(head -n 1 "$data/${RESTORED_MARKER}" | cut -d' ' -f1)"; }`,
+  ];
+}
+
 function plannedBlock(o: RestoreScriptOptions): string[] {
   if (o.mode === "replication") return [`planned_shards=1`, `planned_slots() { printf ''; }`];
   const planned = o.plannedSlots ?? [];
@@ -140,10 +165,7 @@ function shardChoice(mode: ValkeyMode): string[] {
     `  case "$ordinal" in ''|*[!0-9]*) fail "set RESTORE_SHARD, or POD_NAME ending in an ordinal (got '\${POD_NAME:-}')" ;; esac`,
     ...fromOrdinal,
     `fi`,
-    `if [ "$shard" = none ]; then`,
-    `  log "this member starts empty: it joins as a replica and full-syncs from its shard's restored primary"`,
-    `  exit 0`,
-    `fi`,
+    `[ "$shard" != none ] || skip "this member starts empty: it joins as a replica and full-syncs from its shard's restored primary"`,
     `case "$shard" in ''|*[!0-9]*) fail "RESTORE_SHARD must be a shard number or none, got '$shard'" ;; esac`,
   ];
 }
@@ -160,19 +182,20 @@ export function renderRestoreScript(o: RestoreScriptOptions): string {
     `mode=${o.mode}`,
     ...plannedBlock(o),
     ...formedPeerLines(o.mode),
+    ...messageLines(),
     `fetch_step() {`,
     `  from="\${RESTORE_FROM:-}"`,
-    `  [ -n "$from" ] || { log "RESTORE_FROM is not set: nothing to restore"; exit 0; }`,
-    `  case "$from" in s3://?*) ;; *) fail "RESTORE_FROM must be s3://bucket/prefix/<backup id>, got '$from'" ;; esac`,
     `  from="\${from%/}"`,
-    ...shardChoice(o.mode),
-    `  for f in dump.rdb ${AOF_DIR} nodes.conf; do`,
-    `    if [ -e "$data/$f" ]; then log "$data/$f exists (a restart, or not a new volume): not restoring"; exit 0; fi`,
-    `  done`,
-    `  mkdir -p "$data"`,
     `  stage="$data/.restore"`,
     `  rm -rf "$stage"`,
     `  mkdir -p "$stage"`,
+    `  json_str "$from" > "$stage/from"`,
+    `  [ -n "$from" ] || skip "RESTORE_FROM is not set: nothing to restore"`,
+    `  case "$from" in s3://?*) ;; *) fail "RESTORE_FROM must be s3://bucket/prefix/<backup id>, got '$from'" ;; esac`,
+    ...shardChoice(o.mode),
+    `  for f in dump.rdb ${AOF_DIR} nodes.conf; do`,
+    `    if [ -e "$data/$f" ]; then skip "$data/$f exists (a restart, or not a new volume): not restoring$(earlier)"; fi`,
+    `  done`,
     `  out=$(aws_cli s3 cp --only-show-errors "$from/${MANIFEST_OBJECT}" "$stage/${MANIFEST_OBJECT}" 2>&1) ||`,
     `    fail "cannot fetch the backup manifest $from/${MANIFEST_OBJECT} (no such backup, an incomplete one, or no access): $out"`,
     `  m="$stage/${MANIFEST_OBJECT}"`,
@@ -182,6 +205,9 @@ export function renderRestoreScript(o: RestoreScriptOptions): string {
     `  [ "$shards" -eq "$planned_shards" ] || fail "the backup has $shards shard(s), the new $mode topology plans $planned_shards: restore into the same shape"`,
     `  line=$(grep "^{\\"shard\\":$shard," "$m" || true)`,
     `  [ -n "$line" ] && [ "$(printf '%s\\n' "$line" | wc -l)" -eq 1 ] || fail "the manifest has no single entry for shard $shard"`,
+    `  line="\${line%,}"`,
+    `  id=$(sed -n 's/^{"format":"[^"]*","id":"\\([0-9A-Za-z._-]*\\)".*/\\1/p' "$m" | head -n 1)`,
+    `  [ -n "$id" ] || fail "$from/${MANIFEST_OBJECT} names no backup id"`,
     `  field() { printf '%s' "$line" | sed -n "s/.*\\"$1\\":\\"\\{0,1\\}\\([^\\",]*\\)\\"\\{0,1\\}[,}].*/\\1/p"; }`,
     `  sum=$(field sha256)`,
     `  keys=$(field keys)`,
@@ -193,18 +219,24 @@ export function renderRestoreScript(o: RestoreScriptOptions): string {
     `  obj="$from/shard-$shard.rdb"`,
     `  out=$(aws_cli s3 cp --only-show-errors "$obj" "$stage/dump.rdb" 2>&1) || fail "shard $shard: cannot fetch $obj (missing object?): $out"`,
     `  printf '%s %s %s %s\\n' "$shard" "$sum" "$keys" "$obj" > "$stage/entry"`,
+    `  printf '%s\\n' "$id" > "$stage/backup"`,
+    `  printf '%s\\n' "$line" > "$stage/entry.json"`,
     `  touch "$stage/fetched"`,
     `  log "shard $shard: fetched $obj"`,
     `}`,
     `place_step() {`,
     `  stage="$data/.restore"`,
-    `  if [ ! -e "$stage/fetched" ]; then log "nothing fetched: nothing to place"; exit 0; fi`,
-    `  if [ -e "$data/${AOF_DIR}" ] || [ -e "$data/dump.rdb" ]; then log "already placed (an interrupted earlier run)"; rm -rf "$stage"; exit 0; fi`,
-    `  set +e; why=$(formed_peer); formed=$?; set -e`,
-    `  if [ "$formed" -eq 0 ]; then`,
-    `    log "not restoring: the release is already formed ($why): this is a lost volume, not a new stack; starting empty, to rejoin as a replica"`,
+    `  from_json=$(cat "$stage/from" 2>/dev/null || true)`,
+    `  none() {`,
+    `    log "$1"`,
+    `    message "{\\"restore\\":\\"none\\",\\"from\\":\\"$from_json\\",\\"reason\\":\\"$(json_str "$1")\\"}"`,
     `    rm -rf "$stage"; exit 0`,
-    `  fi`,
+    `  }`,
+    `  [ ! -e "$stage/skipped" ] || none "$(cat "$stage/skipped")"`,
+    `  [ -e "$stage/fetched" ] || none "nothing fetched: nothing to place"`,
+    `  if [ -e "$data/${AOF_DIR}" ] || [ -e "$data/dump.rdb" ]; then none "already placed (an interrupted earlier run)"; fi`,
+    `  set +e; why=$(formed_peer); formed=$?; set -e`,
+    `  [ "$formed" -ne 0 ] || none "not restoring: the release is already formed ($why): this is a lost volume, not a new stack; starting empty, to rejoin as a replica"`,
     `  [ "$formed" -eq 1 ] || fail "cannot tell whether the release is already formed ($why): not restoring"`,
     `  read -r shard sum keys obj < "$stage/entry"`,
     `  got=$(sha256sum "$stage/dump.rdb" | cut -d' ' -f1)`,
@@ -224,13 +256,15 @@ export function renderRestoreScript(o: RestoreScriptOptions): string {
     `  mv "$stage/dump.rdb" "$data/dump.rdb"`,
     `  printf '%s shard %s sha256 %s keys %s\\n' "$obj" "$shard" "$sum" "$keys" > "$data/${RESTORED_MARKER}"`,
     ...(o.mode === "replication" ? [`  : > "$data/${RESTORE_PENDING_MARKER}"`] : []),
+    `  message "{\\"restore\\":\\"placed\\",\\"from\\":\\"$from_json\\",\\"backup\\":\\"$(cat "$stage/backup")\\",\\"entry\\":$(cat "$stage/entry.json")}"`,
     `  rm -rf "$stage"`,
     `  log "shard $shard: restored $keys keys from $obj (sha256 ok)"`,
     `}`,
     `case "\${1:-all}" in`,
     `  fetch) fetch_step ;;`,
     `  place) place_step ;;`,
-    `  all) fetch_step; place_step ;;`,
+    // fetch in a subshell: its early \`exit 0\` (nothing to fetch) must still let place report why.
+    `  all) (fetch_step); place_step ;;`,
     `  *) fail "usage: restore.sh [fetch|place|all]" ;;`,
     `esac`,
   ];

@@ -3,7 +3,8 @@
  * directory and run with `sh`, the binaries and the S3 endpoint in the environment, the Valkey
  * password in VALKEYCLI_AUTH / REDISCLI_AUTH only. A restored member's launch (LocalFleet.start)
  * is `sh restore.sh fetch && sh restore.sh place && exec valkey-server valkey.conf` in its own directory: when the restore
- * fails the server never starts, and the start-up error carries restore.sh's message.
+ * fails the server never starts, and the start-up error carries restore.sh's message. The place
+ * step's report (the pod's termination message) goes to `restoreMessageFile(dir)`.
  */
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
@@ -11,6 +12,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { parseManifest, type BackupManifest } from "../../pod/backup-manifest.js";
 import { renderBackupScript } from "../../pod/backup-script.js";
+import { RESTORE_MESSAGE_ENV } from "../../pod/restore-message.js";
 import { renderRestoreScript, type RestoreScriptOptions } from "../../pod/restore-script.js";
 import { CLI_AUTH_ENV } from "../../pod/definition.js";
 import { resolveBinaries } from "../binaries.js";
@@ -136,6 +138,11 @@ export interface RestoredMemberOptions {
   peers?: readonly string[];
 }
 
+/** Where a local member's place step writes its report (in a pod: the kubelet's termination log). */
+export function restoreMessageFile(dir: string): string {
+  return join(dir, "restore-place.message");
+}
+
 /** A LocalFleet `launch`: restore.sh's two steps (the pod's two init containers), then valkey-server, in the member's own directory (its data dir). */
 export function restoredMemberLaunch(o: RestoredMemberOptions): (ctx: LaunchContext) => LaunchCommand {
   return (ctx) => {
@@ -153,6 +160,7 @@ export function restoredMemberLaunch(o: RestoredMemberOptions): (ctx: LaunchCont
         ...scriptEnv(o.s3, o.binDir, o.server.password),
         RESTORE_FROM: o.from,
         RESTORE_SHARD: String(o.shard),
+        [RESTORE_MESSAGE_ENV]: restoreMessageFile(ctx.dir),
         ...(o.peers === undefined ? {} : { RESTORE_PEERS: o.peers.join(" ") }),
       },
     };

@@ -5,8 +5,8 @@
  * - checkRestoreShape: the snapshot's shards and slot ranges against the new topology's plan.
  *   A difference refuses the restore, naming each shard's snapshot ranges and planned ranges.
  * - checkShardObject: the fetched object against its manifest entry (missing; checksum; size).
- * - compareKeyCounts: after the restore, keys per shard (DBSIZE on each primary, in slot order)
- *   against the manifest's counts.
+ * - checkRestoredKeyCounts: after the restore, each shard's manifest counts against DBSIZE on the
+ *   primary now serving its slots (the RestoreCheck step, components/steps/restore-check/).
  */
 import type { BackupManifest, ShardEntry } from "../../pod/backup-manifest.js";
 import { formatSlotRange, mergeSlotRanges, splitSlots, type SlotRange } from "../topology/slots.js";
@@ -77,18 +77,84 @@ export function checkShardObject(entry: ShardEntry, fetched: FetchedObject | und
   }
 }
 
-export interface KeyCountDiff {
+/** One restored shard as the stack checked it: the manifest's counts and DBSIZE on the primary now serving its slots. */
+export interface RestoredShard {
   shard: number;
-  expected: number;
-  actual: number | undefined;
+  /** Its slot ranges, the snapshot's and now its primary's; empty in replication mode. */
+  slots: string[];
+  /** Keys in the snapshot (the manifest's `keys`, valkey-check-rdb's count). */
+  manifestKeys: number;
+  /** Of them, keys with a TTL (the manifest's `expires`): they may have expired since the snapshot. */
+  expires: number;
+  /** DBSIZE on the primary. */
+  keys: number;
+  /** The primary: its pod name, else its address. */
+  primary: string;
 }
 
-/** Per shard, the manifest's key count against DBSIZE on the restored primary (slot order); empty = all equal. */
-export function compareKeyCounts(m: BackupManifest, actual: readonly (number | undefined)[]): KeyCountDiff[] {
-  const out: KeyCountDiff[] = [];
-  m.shards.forEach((s, i) => {
-    if (actual[i] !== s.keys) out.push({ shard: i, expected: s.keys, actual: actual[i] });
-  });
-  for (let i = m.shards.length; i < actual.length; i++) out.push({ shard: i, expected: 0, actual: actual[i] });
-  return out;
+/** A primary as the verifier saw it. */
+export interface ServingPrimary {
+  /** Its pod name, else its address. */
+  name: string;
+  slotRanges: readonly string[];
+  /** DBSIZE; undefined when not counted or not reachable. */
+  keys: number | undefined;
+}
+
+export interface KeyCountCheck {
+  /** Each shard matched to a primary with a key count, in shard order. */
+  shards: RestoredShard[];
+  /** One line per fault, naming the shard, the manifest's count, DBSIZE and the primary; empty = the restore holds. */
+  problems: string[];
+}
+
+const rangesText = (ranges: readonly string[]): string => normalizeRanges(ranges).join(",");
+
+/** Why `keys` (DBSIZE) does not fit the shard's manifest counts, or undefined: keys - expires ≤ DBSIZE ≤ keys. */
+function countProblem(e: ShardEntry, where: string, keys: number | undefined, primary: string): string | undefined {
+  if (keys === undefined) return `${where}: DBSIZE on its primary ${primary} is unknown (not reachable?); the manifest counts ${e.keys} keys`;
+  const least = e.keys - e.expires;
+  const ttl = e.expires > 0 ? ` (${e.expires} with a TTL, which may have expired since the snapshot: ${least} to ${e.keys} accepted)` : "";
+  if (keys > e.keys) return `${where}: DBSIZE ${keys} on its primary ${primary}, the manifest ${e.keys} keys${ttl}: ${keys - e.keys} more than the snapshot held (written since the restore?)`;
+  if (keys < least) return `${where}: DBSIZE ${keys} on its primary ${primary}, the manifest ${e.keys} keys${ttl}: ${least - keys} missing`;
+  return undefined;
+}
+
+/**
+ * After a restore: each manifest shard (`entries`, any order) against the primary now serving it:
+ * in cluster mode the one whose slot ranges are the shard's (a failover since the restore may have
+ * moved it), in replication mode the one primary. A shard holds when keys - expires ≤ DBSIZE ≤ keys.
+ */
+export function checkRestoredKeyCounts(mode: "cluster" | "replication", entries: readonly ShardEntry[], primaries: readonly ServingPrimary[]): KeyCountCheck {
+  const sorted = [...entries].sort((a, b) => a.shard - b.shard);
+  const problems: string[] = [];
+  const shards: RestoredShard[] = [];
+  const have = new Set(sorted.map((e) => e.shard));
+  for (let i = 0; i < Math.max(0, ...have); i++) if (!have.has(i)) problems.push(`shard ${i}: no member reported restoring it`);
+  const matched = new Set<ServingPrimary>();
+  if (mode === "replication" && primaries.length !== 1) {
+    problems.push(`replication mode: the verifier found ${primaries.length} primaries (${primaries.map((p) => p.name).join(", ") || "none"}), not one`);
+  }
+  for (const e of sorted) {
+    const slots = rangesText(e.slots);
+    const where = mode === "cluster" ? `shard ${e.shard} (slots ${slots})` : `shard ${e.shard}`;
+    const p = mode === "cluster" ? primaries.find((x) => rangesText(x.slotRanges) === slots) : primaries.length === 1 ? primaries[0] : undefined;
+    if (p === undefined) {
+      if (mode === "cluster") {
+        const serving = primaries.map((x) => `${x.name} ${rangesText(x.slotRanges) || "(none)"}`).join("; ");
+        problems.push(`${where}: no primary serves exactly these slots (primaries: ${serving || "none"})`);
+      }
+      continue;
+    }
+    matched.add(p);
+    const problem = countProblem(e, where, p.keys, p.name);
+    if (problem !== undefined) problems.push(problem);
+    if (p.keys !== undefined) shards.push({ shard: e.shard, slots: normalizeRanges(e.slots), manifestKeys: e.keys, expires: e.expires, keys: p.keys, primary: p.name });
+  }
+  if (mode === "cluster") {
+    for (const p of primaries) {
+      if (!matched.has(p) && p.slotRanges.length > 0) problems.push(`primary ${p.name} serves slots ${rangesText(p.slotRanges)}, which no restored shard held`);
+    }
+  }
+  return { shards, problems };
 }

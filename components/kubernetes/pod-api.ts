@@ -19,6 +19,11 @@ export interface PodRecord {
   subdomain: string | undefined;
   /** Named container ports of all containers: name -> containerPort. */
   ports: Record<string, number>;
+  /**
+   * Init containers' termination messages, by container: the last run's (`state.terminated`), then
+   * the one before (`lastState.terminated`, after a restart); only non-empty ones, only containers with one.
+   */
+  initMessages: Record<string, string[]>;
 }
 
 /** What discovery reads from a node. */
@@ -45,6 +50,12 @@ export function podRecordFromV1(pod: V1Pod): PodRecord {
     subdomain: pod.spec?.subdomain || undefined,
     ports: Object.fromEntries(
       (pod.spec?.containers ?? []).flatMap((c) => (c.ports ?? []).flatMap((p) => (p.name ? [[p.name, p.containerPort] as const] : []))),
+    ),
+    initMessages: Object.fromEntries(
+      (pod.status?.initContainerStatuses ?? []).flatMap((c) => {
+        const messages = [c.state?.terminated?.message, c.lastState?.terminated?.message].filter((m): m is string => m !== undefined && m !== "");
+        return messages.length > 0 ? [[c.name, messages] as const] : [];
+      }),
     ),
   };
 }

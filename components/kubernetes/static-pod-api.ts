@@ -31,6 +31,8 @@ export interface StaticPod {
   labels?: Record<string, string>;
   subdomain?: string;
   ports?: Record<string, number>;
+  /** Init containers' termination messages (PodRecord.initMessages). @default none */
+  initMessages?: Record<string, string[]>;
 }
 
 export class StaticPodApi implements PodApi {
@@ -58,6 +60,7 @@ export class StaticPodApi implements PodApi {
           labels: p.labels ?? {},
           subdomain: p.subdomain,
           ports: p.ports ?? {},
+          initMessages: p.initMessages ?? {},
         })),
     );
   }

@@ -6,6 +6,8 @@
  * object) then `restore-place` (the Valkey image: sha256, valkey-check-rdb, the peers' check that
  * this is a new stack and not a lost volume, the files put in place). A failure of either stops
  * the pod before valkey-server ever runs, so no member starts empty in a restored shard's place.
+ * `restore-place` ends with a one-line report in its termination message (what it placed, with
+ * the shard's manifest entry, or why nothing): the RestoreCheck step reads it from the pod status.
  *
  * Credentials: on eks EKS Pod Identity through the members' own ServiceAccount (`<release>-restore`,
  * components/aws/restore-access.ts: s3:GetObject under that one backup); on byo the keys of
@@ -16,6 +18,7 @@
 import type { ValkeyMode } from "../../config/types.js";
 import { plannedRanges } from "../../benchmarks/backup/restore-check.js";
 import { CONFIG_MOUNT, DATA_DIR } from "../../pod/paths.js";
+import { RESTORE_PLACE_CONTAINER, TERMINATION_LOG } from "../../pod/restore-message.js";
 import { renderRestoreScript } from "../../pod/restore-script.js";
 import { VALKEY_PORT } from "../../vocabulary/ports.js";
 import { releaseLabels } from "../shared.js";
@@ -103,7 +106,7 @@ export function restorePodParts(i: RestorePodInput): RestorePodParts {
     securityContext: restrictedContainer(),
   };
   const place: Container = {
-    name: "restore-place",
+    name: RESTORE_PLACE_CONTAINER,
     image: i.valkeyImage,
     imagePullPolicy: "IfNotPresent",
     command: ["sh", script, "place"],
@@ -114,6 +117,10 @@ export function restorePodParts(i: RestorePodInput): RestorePodParts {
       ...cliAuthEnv(i.secretName),
     ],
     volumeMounts: mounts,
+    // Its one-line report (pod/restore-message.ts): the kubelet copies the file into the pod's
+    // status (initContainerStatuses[].state.terminated.message), where the RestoreCheck reads it.
+    terminationMessagePath: TERMINATION_LOG,
+    terminationMessagePolicy: "File",
     securityContext: restrictedContainer(),
   };
   return {

@@ -66,7 +66,7 @@ describe("discoverPods", () => {
   });
 
   it("takes ports from named container ports, else 6379/16379", () => {
-    const rec = { name: "a", podIP: undefined, nodeName: undefined, ready: true, labels: {}, subdomain: undefined };
+    const rec = { name: "a", podIP: undefined, nodeName: undefined, ready: true, labels: {}, subdomain: undefined, initMessages: {} };
     expect(podPorts({ ...rec, ports: { "tcp-redis": 7000, "tcp-redis-bus": 17000 } })).toEqual({ port: 7000, busPort: 17000 });
     expect(podPorts({ ...rec, ports: { metrics: 9121 } })).toEqual({ port: 6379, busPort: 16379 });
   });
@@ -112,7 +112,23 @@ describe("client-node mapping and kubeconfig", () => {
           { name: "valkey", ports: [{ name: "valkey", containerPort: 6379 }, { containerPort: 9000 }, { name: "cluster-bus", containerPort: 16379 }] },
         ],
       },
-      status: { podIP: "10.0.1.1", conditions: [{ type: "Ready", status: "True" }] },
+      status: {
+        podIP: "10.0.1.1",
+        conditions: [{ type: "Ready", status: "True" }],
+        // Init containers' termination messages: the last run's, then the one before; none when empty.
+        initContainerStatuses: [
+          { name: "restore-fetch", image: "i", imageID: "", ready: true, restartCount: 0, state: { terminated: { exitCode: 0, message: "" } } },
+          {
+            name: "restore-place",
+            image: "i",
+            imageID: "",
+            ready: true,
+            restartCount: 1,
+            state: { terminated: { exitCode: 0, message: "now" } },
+            lastState: { terminated: { exitCode: 0, message: "before" } },
+          },
+        ],
+      },
     };
     expect(podRecordFromV1(v1)).toEqual({
       name: "valkey-3",
@@ -122,6 +138,7 @@ describe("client-node mapping and kubeconfig", () => {
       labels,
       subdomain: "valkey-headless",
       ports: { "valkey": 6379, "cluster-bus": 16379 },
+      initMessages: { "restore-place": ["now", "before"] },
     });
     expect(podRecordFromV1({ metadata: { name: "p" }, status: { podIP: "", conditions: [{ type: "Ready", status: "False" }] } })).toMatchObject({
       podIP: undefined,

@@ -1,12 +1,13 @@
 /**
  * The pure half of backup and restore: the manifest's parser (errors name the field), the backup
  * plan (a linked replica with the least lag per shard, in slot order) and the restore checks
- * (slot ranges against the plan, missing object, checksum, key counts).
+ * (slot ranges against the plan, missing object, checksum) and, after a restore, each shard's
+ * manifest counts against DBSIZE on the primary now serving its slots.
  */
 import { describe, expect, it } from "vitest";
 import { parseManifest, type BackupManifest } from "../../pod/backup-manifest.js";
 import { planBackup, targetArg } from "../../benchmarks/backup/backup-plan.js";
-import { checkRestoreShape, checkShardObject, compareKeyCounts, plannedRanges } from "../../benchmarks/backup/restore-check.js";
+import { checkRestoredKeyCounts, checkRestoreShape, checkShardObject, plannedRanges } from "../../benchmarks/backup/restore-check.js";
 import type { ShardReport, TopologyReport } from "../../benchmarks/verify/verify-types.js";
 
 const SUM = "a".repeat(64);
@@ -124,11 +125,66 @@ describe("restore checks", () => {
     expect(() => checkShardObject(e, { bytes: 100, sha256: SUM }, "s3://b/p/id")).not.toThrow();
   });
 
-  it("compares key counts per shard", () => {
-    expect(compareKeyCounts(cluster3(), [10, 11, 12])).toEqual([]);
-    expect(compareKeyCounts(cluster3(), [10, 9, undefined])).toEqual([
-      { shard: 1, expected: 11, actual: 9 },
-      { shard: 2, expected: 12, actual: undefined },
+});
+
+describe("checkRestoredKeyCounts", () => {
+  // Shards 0..2 hold 10, 11, 12 keys; shard 1 has 3 keys with a TTL.
+  const entries = () => cluster3().shards.map((e) => (e.shard === 1 ? { ...e, expires: 3 } : e));
+  const primary = (name: string, slotRanges: string[], keys: number | undefined) => ({ name, slotRanges, keys });
+
+  it("maps each shard to the primary serving its slots, wherever it moved, and passes equal counts", () => {
+    // A failover moved shard 0 to vc-4; the verifier lists primaries in its own order, ranges split.
+    const primaries = [primary("vc-2", ["10922-16383"], 12), primary("vc-4", ["0-100", "101-5460"], 10), primary("vc-1", ["5461-10921"], 11)];
+    expect(checkRestoredKeyCounts("cluster", entries().reverse(), primaries)).toEqual({
+      shards: [
+        { shard: 0, slots: ["0-5460"], manifestKeys: 10, expires: 0, keys: 10, primary: "vc-4" },
+        { shard: 1, slots: ["5461-10921"], manifestKeys: 11, expires: 3, keys: 11, primary: "vc-1" },
+        { shard: 2, slots: ["10922-16383"], manifestKeys: 12, expires: 0, keys: 12, primary: "vc-2" },
+      ],
+      problems: [],
+    });
+  });
+
+  it("accepts keys - expires ≤ DBSIZE ≤ keys, and names shard, manifest count, DBSIZE and primary outside it", () => {
+    const at = (k1: number | undefined, k0 = 10) => [primary("vc-0", ["0-5460"], k0), primary("vc-1", ["5461-10921"], k1), primary("vc-2", ["10922-16383"], 12)];
+    expect(checkRestoredKeyCounts("cluster", entries(), at(8)).problems).toEqual([]);
+    expect(checkRestoredKeyCounts("cluster", entries(), at(7)).problems).toEqual([
+      "shard 1 (slots 5461-10921): DBSIZE 7 on its primary vc-1, the manifest 11 keys (3 with a TTL, which may have expired since the snapshot: 8 to 11 accepted): 1 missing",
     ]);
+    expect(checkRestoredKeyCounts("cluster", entries(), at(12, 9)).problems).toEqual([
+      "shard 0 (slots 0-5460): DBSIZE 9 on its primary vc-0, the manifest 10 keys: 1 missing",
+      "shard 1 (slots 5461-10921): DBSIZE 12 on its primary vc-1, the manifest 11 keys (3 with a TTL, which may have expired since the snapshot: 8 to 11 accepted): 1 more than the snapshot held (written since the restore?)",
+    ]);
+    expect(checkRestoredKeyCounts("cluster", entries(), at(undefined)).problems).toEqual([
+      "shard 1 (slots 5461-10921): DBSIZE on its primary vc-1 is unknown (not reachable?); the manifest counts 11 keys",
+    ]);
+  });
+
+  it("names a shard no primary serves exactly, a shard nobody reported, and slots no restored shard held", () => {
+    const moved = [primary("vc-0", ["0-5460"], 10), primary("vc-1", ["5461-10920"], 11), primary("vc-2", ["10921-16383"], 12)];
+    expect(checkRestoredKeyCounts("cluster", entries(), moved).problems).toEqual([
+      "shard 1 (slots 5461-10921): no primary serves exactly these slots (primaries: vc-0 0-5460; vc-1 5461-10920; vc-2 10921-16383)",
+      "shard 2 (slots 10922-16383): no primary serves exactly these slots (primaries: vc-0 0-5460; vc-1 5461-10920; vc-2 10921-16383)",
+      "primary vc-1 serves slots 5461-10920, which no restored shard held",
+      "primary vc-2 serves slots 10921-16383, which no restored shard held",
+    ]);
+    const [e0, , e2] = entries();
+    const all = [primary("vc-0", ["0-5460"], 10), primary("vc-1", ["5461-10921"], 11), primary("vc-2", ["10922-16383"], 12)];
+    expect(checkRestoredKeyCounts("cluster", [e0!, e2!], all).problems).toEqual([
+      "shard 1: no member reported restoring it",
+      "primary vc-1 serves slots 5461-10921, which no restored shard held",
+    ]);
+  });
+
+  it("replication mode: the one primary, whatever its name", () => {
+    const e = { ...cluster3().shards[0]!, slots: [] };
+    expect(checkRestoredKeyCounts("replication", [e], [primary("valkey-2", [], 10)])).toEqual({
+      shards: [{ shard: 0, slots: [], manifestKeys: 10, expires: 0, keys: 10, primary: "valkey-2" }],
+      problems: [],
+    });
+    expect(checkRestoredKeyCounts("replication", [e], [primary("valkey-2", [], 4)]).problems).toEqual([
+      "shard 0: DBSIZE 4 on its primary valkey-2, the manifest 10 keys: 6 missing",
+    ]);
+    expect(checkRestoredKeyCounts("replication", [e], []).problems).toEqual(["replication mode: the verifier found 0 primaries (none), not one"]);
   });
 });

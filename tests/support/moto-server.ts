@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { accessSync, constants } from "node:fs";
+import { createBucket, type S3Env } from "../../benchmarks/backup/local-backup.js";
 import { freePort } from "../../benchmarks/local/ports.js";
 import { trackChild } from "../../benchmarks/util/process-reaper.js";
 import { pollUntil } from "../../benchmarks/util/poll-until.js";
@@ -62,4 +63,12 @@ export async function startMoto(host: string, server: string = process.env.MOTO_
       clearTimeout(t);
     },
   };
+}
+
+/** moto on `host` with `bucket` created: the S3 side of a local backup ($AWS_CLI, moto's dummy keys). */
+export async function motoBucket(host: string, bucket: string, binDir: string): Promise<{ moto: MotoServer; s3: S3Env }> {
+  const moto = await startMoto(host);
+  const s3: S3Env = { awsCli: process.env.AWS_CLI as string, endpointUrl: moto.url, credentials: { AWS_ACCESS_KEY_ID: "testing", AWS_SECRET_ACCESS_KEY: "testing" } };
+  await createBucket(s3, bucket, binDir);
+  return { moto, s3 };
 }
