@@ -9,6 +9,7 @@ import type { ResultRow } from "../benchmarks/run/result-row.js";
 import type { Platform, StackConfig, ValkeyMode } from "../config/types.js";
 import type { DeployedDrill } from "../components/steps/failure-drill/implementation.js";
 import type { RollStepTiming } from "../benchmarks/roll/rolling-restart.js";
+import type { RestoreCheckReport } from "../components/steps/restore-check/types.js";
 
 export const STACK_REPORT_VERSION = 1;
 
@@ -95,6 +96,12 @@ export interface StackReport {
    * steps when the last `up` had nothing to roll.
    */
   rollout: RolloutPart | null;
+  /**
+   * Added within schemaVersion 1: the restore this stack was made from (`restore.from`), as the
+   * RestoreCheck step checked it: the backup id and, per shard, its slots, the manifest's keys and
+   * expires, DBSIZE on its primary after the restore and that primary; null without `restore.from`.
+   */
+  restore: RestoreCheckReport | null;
   versions: {
     valkeyImage: string;
     /** From the benchmark rows (the server's INFO and the client's --version); null without a benchmark. */
@@ -152,6 +159,7 @@ export interface StackReportParts {
   cost?: pulumi.Input<StackCost> | undefined;
   drills?: pulumi.Input<DrillsPart> | undefined;
   rollout?: pulumi.Input<RolloutPart | undefined> | undefined;
+  restore?: pulumi.Input<RestoreCheckReport> | undefined;
 }
 
 /** What the RollingRestart step gives the report. */
@@ -178,6 +186,7 @@ export function stackReport(
   cost: StackCost | undefined = undefined,
   drills: DrillsPart | undefined = undefined,
   rollout: RolloutPart | undefined = undefined,
+  restore: RestoreCheckReport | undefined = undefined,
 ): StackReport {
   const first = benchmark?.rows?.[0];
   return {
@@ -198,6 +207,7 @@ export function stackReport(
     drillsCsv: drills?.csv ?? null,
     drillsNote: drills?.note ?? null,
     rollout: rollout ?? null,
+    restore: restore ?? null,
     versions: {
       valkeyImage: config.valkey.image,
       server: first?.server_version ?? null,
@@ -212,8 +222,8 @@ export function stackReport(
 /** The report as one Output, resolved from the components' outputs. */
 export function buildStackReport(p: StackReportParts): pulumi.Output<StackReport> {
   return pulumi
-    .all([p.endpoints, p.topology, p.benchmark, p.cost, p.drills, p.rollout])
-    .apply(([endpoints, topology, benchmark, cost, drills, rollout]) =>
-      stackReport(p.stack, p.config, endpoints as Endpoints, topology, benchmark, cost, drills, rollout),
+    .all([p.endpoints, p.topology, p.benchmark, p.cost, p.drills, p.rollout, p.restore])
+    .apply(([endpoints, topology, benchmark, cost, drills, rollout, restore]) =>
+      stackReport(p.stack, p.config, endpoints as Endpoints, topology, benchmark, cost, drills, rollout, restore),
     );
 }

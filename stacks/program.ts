@@ -5,7 +5,8 @@
  *
  * Order: platform (EKS + Karpenter, or your cluster) → namespace → Valkey (replication or
  * cluster; from a backup with `restore.from`) → AZ-aware cluster bootstrap (cluster mode) → rolling restart (a changed pod template)
- * → live config (changed LIVE valkey.conf directives, CONFIG SET) → topology check → benchmark Job →
+ * → live config (changed LIVE valkey.conf directives, CONFIG SET) → topology check → restore check (once per
+ * `restore.from`: each shard's DBSIZE against its manifest count) → benchmark Job →
  * benchmark results → topology check again (per-primary key counts after the run) → failure
  * drills (`drills.enabled`, after that check) → outputs.
  * Every count and shape comes from the config as plain values; nothing is created in apply().
@@ -19,6 +20,7 @@ import { ClusterBootstrap } from "../components/steps/cluster-bootstrap/componen
 import { FailureDrill, type FailureDrillArgs } from "../components/steps/failure-drill/component.js";
 import { RollingRestart } from "../components/steps/rolling-restart/component.js";
 import { LiveConfig } from "../components/steps/live-config/component.js";
+import { RestoreCheck } from "../components/steps/restore-check/component.js";
 import { TopologyCheck } from "../components/steps/topology-check/component.js";
 import type { Rollout } from "../components/valkey/rollout.js";
 import { VolumeRelease } from "../components/steps/volume-release/component.js";
@@ -256,6 +258,12 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
   formed = liveSet;
   // The check re-runs after either step ran (it follows both run stamps).
   const before = config.checks.verify ? new TopologyCheck("valkey-check", { ...target, ...checkOptions, after: [rolled, liveSet] }) : undefined;
+  // `restore.from`: once per value, on the formed topology and before anything writes (benchmark, drills),
+  // each shard's DBSIZE against the manifest count its restoring member reported.
+  const restored =
+    config.restore.from === undefined
+      ? undefined
+      : new RestoreCheck("valkey-restore-check", { ...target, mode, sentinel: valkey.sentinel, from: config.restore.from }, { dependsOn: [before ?? formed] });
 
   let benchmark: pulumi.Output<{ rows: ResultRow[]; csv: string }> | undefined;
   let after: TopologyCheck | undefined;
@@ -277,7 +285,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
         runId: config.benchmark.runId,
         valkeyPodSelector: valkey.podSelector,
       },
-      { provider: platform.provider, dependsOn: [before ?? formed] },
+      { provider: platform.provider, dependsOn: [restored ?? before ?? formed] },
     );
     const results = new BenchmarkResults("valkey-benchmark-results", {
       namespace: job.namespace,
@@ -337,13 +345,16 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
   }
 
   // Failure drills: after the benchmark results and the check after them (each of their runs re-runs the drills).
-  const drills = config.drills.enabled ? failureDrills(config, valkey, target, checkOptions, [after ?? before ?? formed], platform) : undefined;
+  const drills = config.drills.enabled
+    ? failureDrills(config, valkey, target, checkOptions, [after ?? before ?? formed, ...(restored === undefined ? [] : [restored])], platform)
+    : undefined;
 
   const report = buildStackReport({
     stack: input.stack ?? pulumi.getStack(),
     config,
     endpoints: valkey.endpoints,
     topology: (after ?? before)?.report,
+    restore: restored?.report,
     benchmark,
     cost,
     drills: drills === undefined ? undefined : pulumi.all([drills.drills, drills.csv, drills.note]).apply(([d, csv, note]) => ({ drills: d, csv, note })),

@@ -31,6 +31,7 @@ const FORMER: Record<string, (urn: (chain: string, name: string) => string, name
   RollingRestart: () => [],
   LiveConfig: () => [],
   ClusterScaleIn: () => [],
+  RestoreCheck: () => [],
 };
 
 let mocks: MockRecorder;

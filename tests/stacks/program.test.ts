@@ -98,6 +98,8 @@ describe("the program under mocks", () => {
       expect(t, want).toContain(want);
     }
     expect(recorder.resources.some((r) => r.type.includes("ClusterBootstrap") || r.name.startsWith("valkey-cluster-bootstrap"))).toBe(true);
+    // Without restore.from no RestoreCheck (tests/stacks/restore-program.test.ts: with it), and the report says so.
+    expect(t).not.toContain("valkey-on-eks:steps:RestoreCheck");
     // Lowered primaries: the ClusterScaleIn step empties the leaving pods before the StatefulSet shrinks.
     expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-cluster-scale-in-run").inputs).toMatchObject({
       namespace: config.valkey.namespace,
@@ -142,6 +144,7 @@ describe("the program under mocks", () => {
     });
     // The last rolling restart, as the RollingRestart step reported it.
     expect(report.rollout).toEqual(ROLLOUT);
+    expect(report.restore).toBeNull();
     // The report carries the check that ran AFTER the benchmark (per-primary keys).
     expect(report.topology?.primaries[0]).toMatchObject({ address: "valkey-cluster-0:6379", keys: 42, replicas: [{ zone: "us-west-2b", crossAz: true }] });
     expect(JSON.stringify(report)).not.toContain(PASSWORD);

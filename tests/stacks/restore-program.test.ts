@@ -3,17 +3,28 @@
  * that one backup only) and the Pod Identity association of the members' own ServiceAccount; the
  * member pods' two init containers (fetch in the AWS CLI image, place in the Valkey image) over
  * restore.sh in the release's ConfigMap with the new cluster's slot ranges; the egress policy the
- * fetch needs; the bootstrap told the members are restored; on byo the user's endpoint and Secret.
- * The password never appears in any input.
+ * fetch needs; the bootstrap told the members are restored; on byo the user's endpoint and Secret;
+ * restore-place's termination message (its report) read from the kubelet's file; the RestoreCheck
+ * step after the TopologyCheck and before the benchmark, re-run by `from` only, its report in the
+ * stack report. The password never appears in any input.
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { awsMockInvokes, awsMockOutputs, installMocks, settle } from "../support/pulumi-mocks.js";
+import { awsMockInvokes, awsMockOutputs, installMocks, settle, valueOf, type RecordedResource } from "../support/pulumi-mocks.js";
 import { versions } from "../../versions.js";
 
-const recorder = installMocks({ invokes: awsMockInvokes, outputs: awsMockOutputs });
+/** What the RestoreCheck returns once it ran (it does not run under mocks). */
+const RESTORE_REPORT = {
+  from: "s3://team-backups/prod/valkey/20261125T031700Z",
+  backup: "20261125T031700Z",
+  shards: [{ shard: 0, slots: ["0-5460"], manifestKeys: 1012, expires: 0, keys: 1012, primary: "valkey-cluster-0" }],
+};
+const recorder = installMocks({
+  invokes: awsMockInvokes,
+  outputs: (r) => (r.name === "valkey-restore-check-run" ? { ...r.inputs, report: RESTORE_REPORT } : awsMockOutputs(r)),
+});
 const { loadStackFile } = await import("../../config/schema.js");
 const { runProgram } = await import("../../stacks/program.js");
 const pulumi = await import("@pulumi/pulumi");
@@ -25,16 +36,32 @@ beforeEach(() => recorder.reset());
 const kubeconfigPath = join(mkdtempSync(join(tmpdir(), "restore-program-")), "kubeconfig");
 writeFileSync(kubeconfigPath, "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n");
 
-async function program(file: string, edit: (c: ReturnType<typeof loadStackFile>["config"]) => void): Promise<void> {
+async function program(file: string, edit: (c: ReturnType<typeof loadStackFile>["config"]) => void): Promise<ReturnType<typeof runProgram>> {
   const { config } = loadStackFile(file);
   config.restore = { from: FROM };
   if (config.platform === "byo") config.byo = { ...config.byo, kubeconfig: kubeconfigPath };
   edit(config);
-  runProgram({ stack: "s", config, password: pulumi.secret(PASSWORD) });
+  const out = runProgram({ stack: "s", config, password: pulumi.secret(PASSWORD) });
   await settle();
+  return out;
+}
+
+/** The RestoreCheck's run: a child of its component, after the TopologyCheck, before the benchmark, re-run by `from` only. */
+function restoreCheckRun(): RecordedResource {
+  expect(recorder.get("valkey-on-eks:steps:RestoreCheck", "valkey-restore-check")).toBeDefined();
+  const run = recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-restore-check-run");
+  expect(run.parent).toBe("valkey-restore-check");
+  expect(run.dependsOn).toContain("valkey-check-run");
+  expect(recorder.get("valkey-on-eks:benchmark:BenchmarkJob", "valkey-benchmark").dependsOn).toContain("valkey-restore-check-run");
+  // Not a follower: nothing but a new `from` re-runs it.
+  expect(run.inputs).not.toHaveProperty("triggers");
+  expect(run.redacted.password).toBe("[secret]");
+  return run;
 }
 
 type C = {
+  terminationMessagePath?: string;
+  terminationMessagePolicy?: string;
   name: string;
   image: string;
   command: string[];
@@ -80,6 +107,8 @@ describe("restore.from in the program", () => {
     expect(fetch?.envFrom).toBeUndefined();
     expect(Object.keys(env(fetch))).not.toContain("AWS_ENDPOINT_URL");
     expect([place?.name, place?.image, place?.command]).toEqual(["restore-place", pod.containers[0]?.image, ["sh", "/etc/valkey/restore.sh", "place"]]);
+    // Its report (what it placed, or why nothing) goes to the kubelet's file, into the pod status.
+    expect([place?.terminationMessagePath, place?.terminationMessagePolicy]).toEqual(["/dev/termination-log", "File"]);
     expect(env(place)).toMatchObject({
       RESTORE_PEERS_DNS: "valkey-cluster-headless.valkey.svc.cluster.local",
       RESTORE_PEERS_PORT: "6379",
@@ -103,6 +132,20 @@ describe("restore.from in the program", () => {
     for (const r of recorder.resources) expect(JSON.stringify(r.redacted), `${r.type} ${r.name}`).not.toContain(PASSWORD);
   });
 
+  it("eks cluster stack: the RestoreCheck reads the members' reports after the TopologyCheck, before the benchmark; its report goes into the stack report", async () => {
+    const out = await program("stacks/Pulumi.cluster.yaml", () => undefined);
+    const { config } = loadStackFile("stacks/Pulumi.cluster.yaml");
+    expect(restoreCheckRun().inputs).toMatchObject({
+      from: FROM,
+      mode: "cluster",
+      namespace: "valkey",
+      selector: recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-run").inputs.selector,
+      connector: config.checks.connector,
+      headlessService: "valkey-cluster-headless",
+    });
+    expect((await valueOf(out.report)).restore).toEqual(RESTORE_REPORT);
+  });
+
   it("byo replication stack: no AWS resource, the user's endpoint and Secret, egress to the endpoint's port only; without restore.from none of it", async () => {
     const endpoint = "http://10.231.0.1:5056";
     await program("stacks/Pulumi.byo.yaml", (c) => {
@@ -119,12 +162,18 @@ describe("restore.from in the program", () => {
     expect(data["restore.sh"]).toContain("mode=replication");
     const egress = (recorder.get("kubernetes:networking.k8s.io/v1:NetworkPolicy", "valkey-restore-egress").inputs.spec as { egress: Egress }).egress;
     expect(egress.map((e) => e.ports.map((p) => p.port))).toEqual([[5056]]);
+    // The RestoreCheck finds the primary through the Sentinels, as the TopologyCheck does.
+    const check = recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-run").inputs;
+    expect(restoreCheckRun().inputs).toMatchObject({ from: FROM, mode: "replication", selector: check.selector, sentinel: check.sentinel });
+    expect(check.sentinel).toMatchObject({ masterName: expect.any(String), port: 26379 });
 
     recorder.reset();
-    await program("stacks/Pulumi.byo.yaml", (c) => {
+    const out = await program("stacks/Pulumi.byo.yaml", (c) => {
       c.restore = {};
     });
     expect(memberPod().initContainers).toBeUndefined();
     expect(recorder.resources.filter((r) => r.name.includes("restore")).map((r) => r.name)).toEqual([]);
+    expect(recorder.resources.filter((r) => r.type.includes("RestoreCheck"))).toEqual([]);
+    expect((await valueOf(out.report)).restore).toBeNull();
   });
 });

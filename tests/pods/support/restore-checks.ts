@@ -8,6 +8,10 @@
  *
  * Checked from outside:
  * - the init logs name each shard's restore with the manifest's key count;
+ * - each restore-place's termination message in the pod status (what the RestoreCheck reads): the
+ *   shard's manifest entry and the backup id where it placed one, why not elsewhere;
+ * - the stack's own RestoreCheck passed and its report (the stack report's `restore`) gives each
+ *   shard's DBSIZE equal to the manifest's count, on a member pod of the release;
  * - pods 0..2 are primaries whose DBSIZE equals their shard's manifest count;
  * - every key written before the backup reads back with its value through the client Service.
  *
@@ -20,6 +24,8 @@ import { expect } from "vitest";
 import { pollUntil } from "../../../benchmarks/util/poll-until.js";
 import { CLIENT_LABEL } from "../../../components/shared.js";
 import type { BackupManifest } from "../../../pod/backup-manifest.js";
+import { parseRestoreMessage } from "../../../pod/restore-message.js";
+import type { RestoreCheckReport } from "../../../components/steps/restore-check/types.js";
 import { createStack, tail } from "../../e2e/support/pulumi-harness.js";
 import { podsStackConfig, type PodsContext } from "./byo-on-pods.js";
 import { S3_KEYS, type OuterS3 } from "./outer-s3.js";
@@ -33,7 +39,7 @@ interface PodStatus {
   metadata: { name: string };
   status: {
     phase?: string;
-    initContainerStatuses?: Array<{ name: string; state: { terminated?: { exitCode: number } } }>;
+    initContainerStatuses?: Array<{ name: string; state: { terminated?: { exitCode: number; message?: string } } }>;
     containerStatuses?: Array<{ name: string; state: { running?: unknown; waiting?: unknown; terminated?: unknown } }>;
   };
 }
@@ -91,7 +97,15 @@ export async function expectRestoreOnRealPods(ctx: PodsContext, b: BackupUnderTe
       `[pods] restore, ${b.mode} mode: up (members restored, ${b.mode === "cluster" ? "bootstrap, " : ""}check) ${Math.round((Date.now() - t0) / 1000)} s`,
     );
     expect(result.summary.result, tail(s.log)).toBe("succeeded");
-    expect((result.outputs.report?.value as { topology: { ok: boolean } | null }).topology?.ok, tail(s.log)).toBe(true);
+    const report = result.outputs.report?.value as { topology: { ok: boolean } | null; restore: RestoreCheckReport | null };
+    expect(report.topology?.ok, tail(s.log)).toBe(true);
+    // The stack's own check: each shard's DBSIZE on the primary serving it equals the manifest's count.
+    expect(report.restore, tail(s.log)).toMatchObject({ from: b.uri, backup: b.manifest.id });
+    expect(report.restore?.shards.map((x) => [x.shard, x.slots, x.manifestKeys, x.expires, x.keys])).toEqual(
+      b.manifest.shards.map((x) => [x.shard, x.slots, x.keys, x.expires, x.keys]),
+    );
+    for (const x of report.restore?.shards ?? []) expect(x.primary).toMatch(new RegExp(`^${b.release}-\\d+$`));
+    console.log(`[pods] restore check (the stack's): ${JSON.stringify(report.restore?.shards)}`);
 
     const log = async (pod: string, container: string): Promise<string> =>
       text((await api<unknown>("GET", `/api/v1/namespaces/${NS}/pods/${pod}/log?container=${container}`)).body);
@@ -105,6 +119,13 @@ export async function expectRestoreOnRealPods(ctx: PodsContext, b: BackupUnderTe
       else if (i === 0) expect(place, `${STS}-${i}`).toContain(restored);
       // Replication: a member whose init ran after member 0 took replicas finds the release formed and places nothing.
       else expect(place, `${STS}-${i}`).toMatch(new RegExp(`${restored.replace(/[.()*+?[\]\\^$|]/g, "\\$&")}|not restoring: the release is already formed`));
+      // Its report, as the kubelet put it into the pod status (what the RestoreCheck read).
+      const pod = (await api<PodStatus>("GET", `/api/v1/namespaces/${NS}/pods/${STS}-${i}`)).body;
+      const text = pod.status.initContainerStatuses?.find((c) => c.name === "restore-place")?.state.terminated?.message ?? "";
+      const said = parseRestoreMessage(text, `${STS}-${i}`);
+      if (said.restore === "placed") expect([said.from, said.backup, said.entry], `${STS}-${i}`).toEqual([b.uri, b.manifest.id, shard]);
+      else expect(said.reason, `${STS}-${i}`).toMatch(b.mode === "cluster" ? /^this member starts empty/ : /^not restoring: the release is already formed/);
+      if (b.mode === "cluster" || i === 0) expect(said.restore, `${STS}-${i}`).toBe(shard === undefined ? "none" : "placed");
     }
 
     // Through the client Service from a client pod: roles and key counts per pod, then every value.
