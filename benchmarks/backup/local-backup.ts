@@ -17,7 +17,8 @@ import { renderRestoreScript, type RestoreScriptOptions } from "../../pod/restor
 import { CLI_AUTH_ENV } from "../../pod/definition.js";
 import { resolveBinaries } from "../binaries.js";
 import { renderLocalValkeyConf, type LocalServerOptions } from "../local/valkey-config-file.js";
-import type { LaunchContext, LaunchCommand } from "../local/valkey-process.js";
+import { waitForReplicaLinks } from "../local/local-replication.js";
+import type { LaunchContext, LaunchCommand, LocalFleet, ValkeyProcess } from "../local/valkey-process.js";
 import { targetArg, type BackupPlan } from "./backup-plan.js";
 
 const run = promisify(execFile);
@@ -165,6 +166,30 @@ export function restoredMemberLaunch(o: RestoredMemberOptions): (ctx: LaunchCont
       },
     };
   };
+}
+
+/**
+ * Replication mode restored locally, as a new stack's members do: one member restoring shard 0
+ * started first (it becomes the primary), then one restoring it too as its replica; resolves once
+ * the replica's link is up. AOF off. Names: `<prefix>-0`, `<prefix>-1`.
+ */
+export async function startRestoredReplication(
+  fleet: LocalFleet,
+  o: { from: string; s3: S3Env; binDir: string; password: string; prefix: string },
+): Promise<{ primary: ValkeyProcess; replica: ValkeyProcess }> {
+  const launch = (replicaOf?: { host: string; port: number }) =>
+    restoredMemberLaunch({
+      restore: { mode: "replication" },
+      from: o.from,
+      shard: 0,
+      s3: o.s3,
+      server: { password: o.password, appendonly: false, replicaOf },
+      binDir: o.binDir,
+    });
+  const primary = await fleet.start({ name: `${o.prefix}-0`, launch: launch() });
+  const replica = await fleet.start({ name: `${o.prefix}-1`, launch: launch({ host: primary.host, port: primary.port }) });
+  await waitForReplicaLinks([replica], o.password, 30_000);
+  return { primary, replica };
 }
 
 /** `aws s3api create-bucket` (a local S3-compatible server's bucket; deployed, the stack's bucket). */

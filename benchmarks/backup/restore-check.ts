@@ -115,7 +115,8 @@ function countProblem(e: ShardEntry, where: string, keys: number | undefined, pr
   if (keys === undefined) return `${where}: DBSIZE on its primary ${primary} is unknown (not reachable?); the manifest counts ${e.keys} keys`;
   const least = e.keys - e.expires;
   const ttl = e.expires > 0 ? ` (${e.expires} with a TTL, which may have expired since the snapshot: ${least} to ${e.keys} accepted)` : "";
-  if (keys > e.keys) return `${where}: DBSIZE ${keys} on its primary ${primary}, the manifest ${e.keys} keys${ttl}: ${keys - e.keys} more than the snapshot held (written since the restore?)`;
+  if (keys > e.keys)
+    return `${where}: DBSIZE ${keys} on its primary ${primary}, the manifest ${e.keys} keys${ttl}: ${keys - e.keys} more than the snapshot held (written since the restore?)`;
   if (keys < least) return `${where}: DBSIZE ${keys} on its primary ${primary}, the manifest ${e.keys} keys${ttl}: ${least - keys} missing`;
   return undefined;
 }
@@ -149,7 +150,8 @@ export function checkRestoredKeyCounts(mode: "cluster" | "replication", entries:
     matched.add(p);
     const problem = countProblem(e, where, p.keys, p.name);
     if (problem !== undefined) problems.push(problem);
-    if (p.keys !== undefined) shards.push({ shard: e.shard, slots: normalizeRanges(e.slots), manifestKeys: e.keys, expires: e.expires, keys: p.keys, primary: p.name });
+    if (p.keys !== undefined)
+      shards.push({ shard: e.shard, slots: normalizeRanges(e.slots), manifestKeys: e.keys, expires: e.expires, keys: p.keys, primary: p.name });
   }
   if (mode === "cluster") {
     for (const p of primaries) {

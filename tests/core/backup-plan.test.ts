@@ -124,7 +124,6 @@ describe("restore checks", () => {
     expect(() => checkShardObject(e, { bytes: 100, sha256: "b".repeat(64) }, "s3://b/p/id")).toThrow(/shard 1: checksum mismatch/);
     expect(() => checkShardObject(e, { bytes: 100, sha256: SUM }, "s3://b/p/id")).not.toThrow();
   });
-
 });
 
 describe("checkRestoredKeyCounts", () => {
@@ -146,7 +145,11 @@ describe("checkRestoredKeyCounts", () => {
   });
 
   it("accepts keys - expires ≤ DBSIZE ≤ keys, and names shard, manifest count, DBSIZE and primary outside it", () => {
-    const at = (k1: number | undefined, k0 = 10) => [primary("vc-0", ["0-5460"], k0), primary("vc-1", ["5461-10921"], k1), primary("vc-2", ["10922-16383"], 12)];
+    const at = (k1: number | undefined, k0 = 10) => [
+      primary("vc-0", ["0-5460"], k0),
+      primary("vc-1", ["5461-10921"], k1),
+      primary("vc-2", ["10922-16383"], 12),
+    ];
     expect(checkRestoredKeyCounts("cluster", entries(), at(8)).problems).toEqual([]);
     expect(checkRestoredKeyCounts("cluster", entries(), at(7)).problems).toEqual([
       "shard 1 (slots 5461-10921): DBSIZE 7 on its primary vc-1, the manifest 11 keys (3 with a TTL, which may have expired since the snapshot: 8 to 11 accepted): 1 missing",

@@ -19,8 +19,10 @@ import { planBackup, targetArg } from "../../benchmarks/backup/backup-plan.js";
 import {
   planWithScript,
   restoredMemberLaunch,
+  restoreMessageFile,
   runLocalBackup,
   scriptEnv,
+  startRestoredReplication,
   type LocalBackupResult,
   type S3Env,
 } from "../../benchmarks/backup/local-backup.js";
@@ -30,12 +32,13 @@ import { bootstrapStep } from "../../components/steps/cluster-bootstrap/declarat
 import { bootstrapOnKubernetes } from "../../components/steps/cluster-bootstrap/implementation.js";
 import { checkRestoredKeyCounts, checkRestoreShape, plannedRanges } from "../../benchmarks/backup/restore-check.js";
 import { localMember, startLocalCluster } from "../../benchmarks/local/local-cluster.js";
-import { startLocalReplication, waitForReplicaLinks } from "../../benchmarks/local/local-replication.js";
+import { startLocalReplication } from "../../benchmarks/local/local-replication.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
 import { DirectConnector } from "../../benchmarks/topology/connector.js";
 import { verifyTopology } from "../../benchmarks/verify/verify-topology.js";
 import { StaticZoneSource } from "../../benchmarks/topology/zones.js";
 import { motoBucket, s3ToolsMissing, type MotoServer } from "../support/moto-server.js";
+import { parseRestoreMessage } from "../../pod/restore-message.js";
 import { callOn } from "../support/processes.js";
 
 const run = promisify(execFile);
@@ -277,6 +280,9 @@ describe.skipIf(missing !== undefined)(`backup and restore through S3${missing ?
         const [late] = await members(fleet, [0], backup.uri, plannedRanges(3), { prefix: "late", peers });
         expect(Number(await call(late!, "DBSIZE"))).toBe(0);
         expect(existsSync(join(late!.dir, "restored-from"))).toBe(false);
+        // Its report (the pod's termination message) says so, for the RestoreCheck.
+        const said = parseRestoreMessage(readFileSync(restoreMessageFile(late!.dir), "utf8"), "late-0");
+        expect(said.restore === "none" ? said.reason : said).toMatch(/^not restoring: the release is already formed \(.* knows 3 cluster nodes\)/);
         // A peer refusing the password: the peers' state is unknown, so the start fails rather than guess.
         await expect(
           fleet.start({
@@ -376,19 +382,7 @@ describe.skipIf(missing !== undefined)(`backup and restore through S3${missing ?
     expect(backup.manifest.shards[0]?.keys).toBe(500);
     const fleet2 = new LocalFleet();
     try {
-      const common = { mode: "replication" as const };
-      const launch = (replicaOf?: { host: string; port: number }) =>
-        restoredMemberLaunch({
-          restore: common,
-          from: backup.uri,
-          shard: 0,
-          s3,
-          server: { password: PW, appendonly: false, replicaOf },
-          binDir: join(tmp, "bin"),
-        });
-      const primary = await fleet2.start({ name: "r-primary", launch: launch() });
-      const replica = await fleet2.start({ name: "r-replica", launch: launch({ host: primary.host, port: primary.port }) });
-      await waitForReplicaLinks([replica], PW, 30_000);
+      const { primary, replica } = await startRestoredReplication(fleet2, { from: backup.uri, s3, binDir: join(tmp, "bin"), password: PW, prefix: "r" });
       expect(Number(await call(primary, "DBSIZE"))).toBe(backup.manifest.shards[0]?.keys);
       expect(Number(await call(replica, "DBSIZE"))).toBe(500);
       for (let i = 0; i < 500; i += 37) expect(await call(replica, "GET", `r:${i}`)).toBe(`v${i}`);

@@ -165,7 +165,7 @@ describe("restore.from in the program", () => {
     // The RestoreCheck finds the primary through the Sentinels, as the TopologyCheck does.
     const check = recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-run").inputs;
     expect(restoreCheckRun().inputs).toMatchObject({ from: FROM, mode: "replication", selector: check.selector, sentinel: check.sentinel });
-    expect(check.sentinel).toMatchObject({ masterName: expect.any(String), port: 26379 });
+    expect((check.sentinel as { port: number }).port).toBe(26379);
 
     recorder.reset();
     const out = await program("stacks/Pulumi.byo.yaml", (c) => {

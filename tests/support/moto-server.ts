@@ -68,7 +68,11 @@ export async function startMoto(host: string, server: string = process.env.MOTO_
 /** moto on `host` with `bucket` created: the S3 side of a local backup ($AWS_CLI, moto's dummy keys). */
 export async function motoBucket(host: string, bucket: string, binDir: string): Promise<{ moto: MotoServer; s3: S3Env }> {
   const moto = await startMoto(host);
-  const s3: S3Env = { awsCli: process.env.AWS_CLI as string, endpointUrl: moto.url, credentials: { AWS_ACCESS_KEY_ID: "testing", AWS_SECRET_ACCESS_KEY: "testing" } };
+  const s3: S3Env = {
+    awsCli: process.env.AWS_CLI as string,
+    endpointUrl: moto.url,
+    credentials: { AWS_ACCESS_KEY_ID: "testing", AWS_SECRET_ACCESS_KEY: "testing" },
+  };
   await createBucket(s3, bucket, binDir);
   return { moto, s3 };
 }
