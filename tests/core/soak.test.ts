@@ -18,6 +18,7 @@ import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-pr
 import { runMix } from "../../benchmarks/run/mix-runner.js";
 import { soakFileSchema } from "../../benchmarks/run/soak-sample.js";
 import { parseInfo } from "../../benchmarks/topology/info.js";
+import { ConfigError, parseStackConfig } from "../../config/schema.js";
 import { SEED_WORKLOAD } from "../../vocabulary/workload.js";
 import { runVbench } from "../support/verify-helpers.js";
 
@@ -181,4 +182,40 @@ describe("soak: a sampled series with flagged events", () => {
     for (const s of samples.slice(0, -1)) expect(Math.abs(s.rps - 2000)).toBeLessThan(400);
     await settled();
   }, 90_000);
+});
+
+describe("soak flags and stack keys", () => {
+  it("the CLI refuses a soak it cannot run with exit 2, naming the flag", async () => {
+    const bench = (...a: string[]) => runVbench(["bench", "--target", primary.address, ...a]);
+    const cases: [string[], string][] = [
+      [["--sample-s", "5"], "--sample-s applies to a mix (soak): give --mix too"],
+      [
+        ["--mix", "get:100", "--sample-s", "10", "--duration-s", "15"],
+        "--sample-s 10 leaves fewer than two samples in the mix's 15 s (--duration-s or --duration)",
+      ],
+      [["--mix", "get:100", "--sample-s", "0"], "--sample-s must be a positive integer (got '0')"],
+      [["--mix", "get:100", "--duration", "2x"], "--duration must be a duration such as 3h, 90m, 1h30m or 45s (got '2x')"],
+      [["--mix", "get:100", "--duration", "1m", "--duration-s", "60"], "--duration and --duration-s both give a mix's duration: give one"],
+      [["--duration", "3h"], "--duration applies to a mix: give --mix too"],
+    ];
+    for (const [args, message] of cases) {
+      const r = await bench(...args);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.stderr, args.join(" ")).toContain(message);
+    }
+  }, 60_000);
+
+  it("benchmark.soak is validated like benchmark.mix, and refused while the deployed Job cannot run it", () => {
+    const parse = (benchmark: Record<string, unknown>) => parseStackConfig({ "aws:region": "eu-west-1", "benchmark": { enabled: false, ...benchmark } });
+    expect(parse({ mix: "get:80,set:20", durationSeconds: 10_800, soak: { sampleSeconds: 5 } }).config.benchmark.soak).toEqual({ sampleSeconds: 5 });
+    expect(() => parse({ soak: { sampleSeconds: 5 } })).toThrow(/benchmark\.soak.*samples a mix: set benchmark\.mix too/);
+    expect(() => parse({ mix: "get:100", soak: { sampleSeconds: 20 } })).toThrow(
+      /benchmark\.soak\.sampleSeconds.*20 s leaves fewer than two samples in benchmark\.durationSeconds \(30 s\)/,
+    );
+    expect(() => parse({ mix: "get:100", soak: { sampleSeconds: 0 } })).toThrow(ConfigError);
+    expect(() => parse({ mix: "get:100", soak: { sampleSeconds: 5, every: 1 } })).toThrow(/benchmark\.soak/);
+    expect(() => parse({ enabled: true, mix: "get:100", soak: { sampleSeconds: 5 } })).toThrow(
+      /benchmark\.soak.*the deployed benchmark Job does not run a soak yet/,
+    );
+  });
 });
