@@ -55,7 +55,6 @@ export interface SoakMemberDatum {
 export interface SoakEventDatum {
   t: number;
   kind: string;
-  label: string;
 }
 
 /** One datum per window with replies and latency metric (empty windows have no percentile). */
@@ -88,9 +87,7 @@ export function soakMemberData(input: ReportInput): SoakMemberDatum[] {
 }
 
 export function soakEventData(input: ReportInput): SoakEventDatum[] {
-  return soaks(input).flatMap(({ series, soak }) =>
-    soak.events.map((e) => ({ t: e.t_s, kind: e.kind, label: `${soaks(input).length > 1 ? `${series}: ` : ""}${e.kind} ${e.member}` })),
-  );
+  return soaks(input).flatMap(({ soak }) => soak.events.map((e) => ({ t: e.t_s, kind: e.kind })));
 }
 
 const EVENT_COLORS = {
@@ -98,26 +95,16 @@ const EVENT_COLORS = {
   range: ["#9a6700", "#cf222e", "#8250df", "#0b5cad", "#57606a"],
 };
 
-/** Dashed rules at each event (colour by kind), labelled in the top panel only. */
-function eventLayers(labels: boolean) {
-  const rule = {
+/** Dashed rules at each event, stroked by kind (one legend: the panels share the scale; the table names each event). */
+function eventLayer() {
+  return {
     data: { name: "events" },
     mark: { type: "rule" as const, strokeDash: [4, 3], strokeWidth: 1.5 },
     encoding: {
       x: { field: "t", type: "quantitative" as const },
-      color: { field: "kind", type: "nominal" as const, title: "event", scale: EVENT_COLORS },
+      stroke: { field: "kind", type: "nominal" as const, title: "event", scale: EVENT_COLORS },
     },
   };
-  const text = {
-    data: { name: "events" },
-    mark: { type: "text" as const, angle: 270, align: "right" as const, baseline: "bottom" as const, dx: -4, dy: -2, fontSize: 10, y: 0 },
-    encoding: {
-      x: { field: "t", type: "quantitative" as const },
-      text: { field: "label", type: "nominal" as const },
-      color: { field: "kind", type: "nominal" as const },
-    },
-  };
-  return labels ? [rule, text] : [rule];
 }
 
 const X = { field: "t", type: "quantitative" as const, title: "seconds from the soak's start" };
@@ -143,9 +130,13 @@ export function soakLoadSpec(input: ReportInput): TopLevelSpec {
             data: { name: "load" },
             transform: [{ filter: "datum.metric === 'p99'" }],
             mark: { type: "line", point: { filled: true, size: 16 } },
-            encoding: { x: X, y: { field: "rps", type: "quantitative", title: "requests per second", axis: { format: "~s" } }, detail: { field: "series" } },
+            encoding: {
+              x: X,
+              y: { field: "rps", type: "quantitative", title: "requests per second", axis: { format: "~s" } },
+              color: { field: "series", type: "nominal", title: null, scale: { scheme: "tableau10" } },
+            },
           },
-          ...eventLayers(true),
+          eventLayer(),
         ],
       },
       {
@@ -159,21 +150,20 @@ export function soakLoadSpec(input: ReportInput): TopLevelSpec {
               x: X,
               y: { field: "ms", type: "quantitative", title: "window latency ms (log)", scale: { type: "log" } },
               strokeDash: { field: "metric", type: "nominal", title: "percentile", sort: ["p99", "p99.9"] },
-              detail: { field: "series" },
+              color: { field: "series", type: "nominal", title: null, scale: { scheme: "tableau10" } },
             },
           },
-          ...eventLayers(false),
+          eventLayer(),
         ],
       },
     ],
-    resolve: { scale: { color: "independent" } },
     config: CONFIG,
   };
 }
 
 /** Two panels over time per member: used_memory (MiB) and mem_fragmentation_ratio. */
 export function soakMemorySpec(input: ReportInput): TopLevelSpec {
-  const panel = (field: "usedMiB" | "fragmentation", title: string, labels: boolean) => ({
+  const panel = (field: "usedMiB" | "fragmentation", title: string) => ({
     width: 900,
     height: 150,
     layer: [
@@ -183,17 +173,17 @@ export function soakMemorySpec(input: ReportInput): TopLevelSpec {
         encoding: {
           x: X,
           y: { field, type: "quantitative" as const, title, scale: { zero: false } },
-          strokeDash: { field: "member", type: "nominal" as const, title: "member" },
+          color: { field: "member", type: "nominal" as const, title: "member", scale: { scheme: "tableau20" as const }, legend: { columns: 3 } },
         },
       },
-      ...eventLayers(labels),
+      eventLayer(),
     ],
   });
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     description: "A soak's servers over time: used_memory and fragmentation per member, events marked",
     datasets: { members: soakMemberData(input), events: soakEventData(input) },
-    vconcat: [panel("usedMiB", "used_memory MiB", true), panel("fragmentation", "mem_fragmentation_ratio", false)],
+    vconcat: [panel("usedMiB", "used_memory MiB"), panel("fragmentation", "mem_fragmentation_ratio")],
     config: CONFIG,
   };
 }

@@ -1,6 +1,6 @@
 /**
  * A soak's view of the servers: `INFO` (the default sections: memory, persistence, stats,
- * replication, ...) of every member, parsed into the fields a sample keeps (soak-sample.ts
+ * replication, ...) of every member, parsed into the fields a sample keeps (soak-fields.ts
  * INFO_NUMBERS / INFO_TEXTS). `parseMemberInfo` is pure; `InfoPoller` keeps one connection per
  * member for the whole soak (ioredis reconnects it after a restart) and reads all members at
  * once. A member that does not answer within `timeoutMs` (down, frozen, mid-restart) is a
@@ -11,7 +11,8 @@
 import { Redis } from "ioredis";
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { parseInfo } from "../topology/info.js";
-import { INFO_NUMBERS, INFO_TEXTS, type MemberInfo } from "./soak-sample.js";
+import { INFO_NUMBERS, INFO_TEXTS } from "./soak-fields.js";
+import type { MemberInfo } from "./soak-sample.js";
 
 /** The sample fields of one member's INFO text. */
 export function parseMemberInfo(member: string, text: string): MemberInfo {

@@ -3,30 +3,11 @@
  * window of load plus every member's INFO), an event found in the series, and the
  * `raw/soak-<mode>.json` file that holds them. Declared as zod schemas so the report's loader
  * checks a file against the same shape the sampler writes; the TypeScript types are inferred.
+ * The sampler's modules import only types from here (erased at build time), so a bundled in-pod
+ * sampler carries no zod; the field lists they need as values are in soak-fields.ts.
  */
 import { z } from "zod";
-
-/** Numeric INFO fields a sample keeps, as INFO names them (null when the server does not report one). */
-export const INFO_NUMBERS = [
-  "used_memory",
-  "mem_fragmentation_ratio",
-  "aof_enabled",
-  "aof_rewrite_in_progress",
-  "aof_rewrites",
-  "latest_fork_usec",
-  "total_forks",
-  "rdb_bgsave_in_progress",
-  "connected_slaves",
-  "master_sync_in_progress",
-  "sync_full",
-  "sync_partial_ok",
-  "sync_partial_err",
-] as const;
-/** Text INFO fields a sample keeps. */
-export const INFO_TEXTS = ["role", "master_link_status", "aof_last_bgrewrite_status"] as const;
-
-export type InfoNumber = (typeof INFO_NUMBERS)[number];
-export type InfoText = (typeof INFO_TEXTS)[number];
+import { INFO_NUMBERS, INFO_TEXTS, SOAK_EVENT_KINDS, type InfoNumber, type InfoText } from "./soak-fields.js";
 
 const numbers = Object.fromEntries(INFO_NUMBERS.map((k) => [k, z.number().nullable()])) as Record<InfoNumber, z.ZodNullable<z.ZodNumber>>;
 const texts = Object.fromEntries(INFO_TEXTS.map((k) => [k, z.string().nullable()])) as Record<InfoText, z.ZodNullable<z.ZodString>>;
@@ -59,9 +40,6 @@ export const soakSampleSchema = z.object({
   members: z.array(memberInfoSchema),
 });
 export type SoakSample = z.infer<typeof soakSampleSchema>;
-
-export const SOAK_EVENT_KINDS = ["aof-rewrite", "full-resync", "link-down", "role-change", "unreachable"] as const;
-export type SoakEventKind = (typeof SOAK_EVENT_KINDS)[number];
 
 /** Something the series shows happened on a member, with the INFO evidence. */
 export const soakEventSchema = z.object({

@@ -158,10 +158,12 @@ export async function startMixSoak(o: {
   }
 }
 
-/** The rows' notes: `soak: 12 samples every 1 s, 2 events (aof-rewrite on …)`. */
+/** The rows' notes: `soak: 24 samples every 5 s, 3 event(s): aof-rewrite ×2, full-resync ×1 (in summary.md)`. */
 export function soakNote(r: SoakRecord): string {
-  const kinds = r.events.map((e) => `${e.kind} on ${e.member} at t=${e.t_s} s`);
-  return `soak: ${r.samples.length} samples every ${r.sampleSeconds} s, ${r.events.length} event(s)${kinds.length > 0 ? ` (${kinds.join("; ")})` : ""}`;
+  const kinds = new Map<string, number>();
+  for (const e of r.events) kinds.set(e.kind, (kinds.get(e.kind) ?? 0) + 1);
+  const listed = [...kinds].map(([k, n]) => `${k} ×${n}`).join(", ");
+  return `soak: ${r.samples.length} samples every ${r.sampleSeconds} s, ${r.events.length} event(s)${listed === "" ? "" : `: ${listed} (in summary.md)`}`;
 }
 
 /** summary.md: the soak's events, one line each with its evidence. */
