@@ -11,11 +11,12 @@
  * The sampler bundled by esbuild, as an in-pod script would carry it, samples a real server.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bundleForNode } from "../../benchmarks/drill/load-bundle.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
 import { runMix } from "../../benchmarks/run/mix-runner.js";
 import type { startMixSoak } from "../../benchmarks/run/soak-sampler.js";
@@ -189,19 +190,7 @@ describe("soak: a sampled series with flagged events", () => {
 
 describe("the sampler as an in-pod script would carry it", () => {
   it("bundles alone (no filesystem, no Pulumi, no schema library) and samples a real server from the bundle", async () => {
-    const esbuild = await import("esbuild");
-    const out = await esbuild.build({
-      entryPoints: ["benchmarks/run/soak-sampler.ts"],
-      bundle: true,
-      write: false,
-      platform: "node",
-      format: "esm",
-      target: "node22",
-      minify: true,
-      banner: { js: 'import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url);' },
-      logLevel: "silent",
-    });
-    const text = out.outputFiles[0]?.text ?? "";
+    const text = await bundleForNode(fileURLToPath(new URL("../../benchmarks/run/soak-sampler.ts", import.meta.url)));
     expect(text).not.toMatch(/"node:fs"|@pulumi|zod/);
     expect(Buffer.byteLength(text)).toBeLessThan(400_000);
     const path = join(scratch, "soak-sampler.mjs");
