@@ -7,6 +7,7 @@ import { allocatableFor, isNetworkOptimizedFamily, NETWORK_OPTIMIZED_SIBLING, ne
 import { parseImageReference } from "./fields.js";
 import { formatBytes, formatMillicores } from "./quantity.js";
 import type { ResourceAmounts, StackConfig, StackInput } from "./types.js";
+import { DEFAULT_MIX_DURATION_SECONDS } from "../vocabulary/workload.js";
 
 /**
  * The largest share of limits.memory `maxmemory` may take while RDB or AOF is on. A BGSAVE or
@@ -208,6 +209,18 @@ function checkBenchmark(config: StackConfig, report: Report): void {
       "the deployed benchmark Job does not run a mix yet, open loop included (vbench local and vbench bench do: --mix, --duration-s, --rate); remove it or set benchmark.enabled false",
     );
   }
+  if (benchmark.enabled && benchmark.soak !== undefined) {
+    report(
+      ["benchmark", "soak"],
+      "the deployed benchmark Job does not run a soak yet (vbench local and vbench bench do: --mix with --sample-s); remove it or set benchmark.enabled false",
+    );
+  }
+  if (benchmark.soak !== undefined && benchmark.mix === undefined) report(["benchmark", "soak"], "samples a mix: set benchmark.mix too, e.g. `get:80,set:20`");
+  if (benchmark.soak !== undefined && 2 * benchmark.soak.sampleSeconds > (benchmark.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS))
+    report(
+      ["benchmark", "soak", "sampleSeconds"],
+      `${benchmark.soak.sampleSeconds} s leaves fewer than two samples in benchmark.durationSeconds (${benchmark.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS} s)`,
+    );
   if (benchmark.rate !== undefined && benchmark.mix === undefined)
     report(["benchmark", "rate"], "applies to a mix (open loop): set benchmark.mix too, e.g. `set:100`");
   if (benchmark.maxRequests < benchmark.requests) {

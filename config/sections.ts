@@ -207,6 +207,15 @@ export const benchmarkSchema = section(
         "Open loop for a mix: requests per second in total, each sent at its intended time whatever the replies, latency measured from that time (no coordinated omission; vbench local / bench `--rate`).",
       )
       .meta({ defaultText: "none: closed loop" }),
+    soak: z
+      .strictObject({
+        sampleSeconds: z.int().min(1).describe("Seconds between two samples (each: the window's rps and latency percentiles, and every member's INFO)."),
+      })
+      .optional()
+      .describe(
+        "Soak mode of a mix: samples the load and every member's INFO (used_memory, fragmentation, AOF rewrites and fork time, replica links, full syncs) every `sampleSeconds` for `durationSeconds`, and flags events (AOF rewrite, full resync, link down, role change) in the series (vbench local / bench `--sample-s`).",
+      )
+      .meta({ defaultText: "none" }),
     minDurationSeconds: z.number().min(0).default(5).describe("A test shorter than this is re-run with a request count scaled from its rate."),
     maxRequests: count(1, 50_000_000).describe("Upper bound on a re-run's scaled request count; at least `requests`."),
     resources: resourcePair("1", "1Gi", "of the benchmark pod (requests = limits)", "Benchmark pod CPU and memory."),

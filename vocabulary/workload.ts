@@ -66,7 +66,16 @@ export interface Workload {
    * benchmarks/run/open-loop.ts). @default none (closed loop: `pipeline` requests in flight per connection)
    */
   rate?: number;
+  /**
+   * Soak: a mix also samples every `sampleSeconds` the window's rps and latency percentiles and
+   * every member's INFO (memory, fragmentation, AOF rewrites and fork time, replica links, full
+   * syncs), and flags events in the series (benchmarks/run/soak-sampler.ts). @default none
+   */
+  soak?: { sampleSeconds: number };
 }
+
+/** A mix's `durationSeconds` when the workload gives none. */
+export const DEFAULT_MIX_DURATION_SECONDS = 30;
 
 /** The seed page's workload: `-n 500000 -c 50 -P 16 -d 256 --threads 4 -r 1000000 -t set,get,incr`. */
 export const SEED_WORKLOAD: Readonly<Workload> = Object.freeze<Workload>({

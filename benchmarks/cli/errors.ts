@@ -107,3 +107,13 @@ export function nonNegativeNumber(flag: string): (value: string) => number {
     return n;
   };
 }
+
+/** Parses a duration such as `3h`, `90m`, `1h30m`, `45s` (h, m, s parts in that order, whole numbers) into seconds ≥ 1. */
+export function durationSpan(flag: string): (value: string) => number {
+  return (value: string) => {
+    const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(value.trim());
+    const seconds = m === null ? 0 : Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
+    if (m === null || value.trim() === "" || seconds < 1) throw new UsageError(`${flag} must be a duration such as 3h, 90m, 1h30m or 45s (got '${value}')`);
+    return seconds;
+  };
+}

@@ -7,8 +7,17 @@ import { Listr, ListrLogger, ProcessOutput } from "listr2";
 import { FAULTS, parseFaults, type Fault } from "../../vocabulary/faults.js";
 import { runLocalComparison, TopologyCheckError, type ProgressRunner } from "../local/local-comparison.js";
 import { findChromium } from "../report/browser-check.js";
-import { BENCHMARK_TESTS, mixProblems, parseMixText, SEED_WORKLOAD, type BenchmarkTest, type MixEntry, type Workload } from "../../vocabulary/workload.js";
-import { CheckFailed, nonNegativeInt, nonNegativeNumber, positiveInt, UsageError } from "./errors.js";
+import {
+  BENCHMARK_TESTS,
+  DEFAULT_MIX_DURATION_SECONDS,
+  mixProblems,
+  parseMixText,
+  SEED_WORKLOAD,
+  type BenchmarkTest,
+  type MixEntry,
+  type Workload,
+} from "../../vocabulary/workload.js";
+import { CheckFailed, durationSpan, nonNegativeInt, nonNegativeNumber, positiveInt, UsageError } from "./errors.js";
 import { guarded, passwordFromEnv } from "./guard.js";
 import { screenshotReport } from "./report-command.js";
 
@@ -39,6 +48,10 @@ interface LocalFlags {
   durationS?: number;
   /** Open loop for a mix: requests per second, each sent at its intended time. */
   rate?: number;
+  /** `--duration 3h`: the mix's duration as a span, in seconds (instead of --duration-s). */
+  duration?: number;
+  /** Soak: seconds between samples. */
+  sampleS?: number;
 }
 
 /** Parses `--tests set,get,incr`, naming any test valkey-benchmark does not know. */
@@ -79,6 +92,8 @@ export type WorkloadFlags = Pick<
   | "mix"
   | "durationS"
   | "rate"
+  | "duration"
+  | "sampleS"
 >;
 
 /** Parses `--mix get:80,set:20`, naming every problem (mixProblems). */
@@ -92,6 +107,13 @@ export function parseMix(text: string): MixEntry[] {
 export function workloadFromFlags(f: WorkloadFlags): Workload {
   if (f.durationS !== undefined && f.mix === undefined) throw new UsageError("--duration-s applies to a mix: give --mix too");
   if (f.rate !== undefined && f.mix === undefined) throw new UsageError("--rate applies to a mix (open loop): give --mix too, e.g. --mix set:100");
+  if (f.duration !== undefined && f.durationS !== undefined) throw new UsageError("--duration and --duration-s both give a mix's duration: give one");
+  if (f.duration !== undefined && f.mix === undefined) throw new UsageError("--duration applies to a mix: give --mix too");
+  if (f.sampleS !== undefined && f.mix === undefined) throw new UsageError("--sample-s applies to a mix (soak): give --mix too, e.g. --mix get:80,set:20");
+  const durationSeconds = f.durationS ?? f.duration;
+  const soakDuration = durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS;
+  if (f.sampleS !== undefined && 2 * f.sampleS > soakDuration)
+    throw new UsageError(`--sample-s ${f.sampleS} leaves fewer than two samples in the mix's ${soakDuration} s (--duration-s or --duration)`);
   if (f.maxRequests < f.requests) throw new UsageError(`--max-requests (${f.maxRequests}) must be ≥ --requests (${f.requests})`);
   return {
     name: f.workloadName,
@@ -105,8 +127,9 @@ export function workloadFromFlags(f: WorkloadFlags): Workload {
     minDurationSeconds: f.minDuration,
     maxRequests: f.maxRequests,
     ...(f.mix === undefined ? {} : { mix: parseMix(f.mix) }),
-    ...(f.durationS === undefined ? {} : { durationSeconds: f.durationS }),
+    ...(durationSeconds === undefined ? {} : { durationSeconds }),
     ...(f.rate === undefined ? {} : { rate: f.rate }),
+    ...(f.sampleS === undefined ? {} : { soak: { sampleSeconds: f.sampleS } }),
   };
 }
 
@@ -164,6 +187,12 @@ export function addWorkloadOptions(command: Command, workloadName: string, csv: 
       "a mixed workload instead of --tests, e.g. get:80,set:20 (whole percents summing to 100; ioredis load generator, served shares checked with INFO commandstats)",
     )
     .option("--duration-s <seconds>", "how long a --mix runs (default 30)", positiveInt("--duration-s"))
+    .option("--duration <span>", "how long a --mix runs, as a span: 3h, 90m, 1h30m, 45s (instead of --duration-s)", durationSpan("--duration"))
+    .option(
+      "--sample-s <seconds>",
+      "soak a --mix: every N seconds sample the window's rps and latency percentiles and every member's INFO (memory, fragmentation, AOF rewrites, fork time, replica links, full syncs); events flagged in summary.md and the report",
+      positiveInt("--sample-s"),
+    )
     .option(
       "--rate <ops/s>",
       "open loop for a --mix: this many requests per second in total, each sent at its intended time, latency measured from that time (no coordinated omission)",

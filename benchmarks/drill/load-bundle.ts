@@ -9,10 +9,11 @@ export const LOAD_ENTRY = fileURLToPath(new URL("./load-main.ts", import.meta.ur
 /** A ConfigMap holds at most 1 MiB. */
 export const CONFIGMAP_LIMIT_BYTES = 1024 * 1024;
 
-export async function bundleLoadScript(): Promise<string> {
+/** One ES module of `entry` and everything it imports, that a plain `node` runs without node_modules (minified, Node 22+). */
+export async function bundleForNode(entry: string): Promise<string> {
   const esbuild = await import("esbuild");
   const out = await esbuild.build({
-    entryPoints: [LOAD_ENTRY],
+    entryPoints: [entry],
     bundle: true,
     write: false,
     platform: "node",
@@ -25,7 +26,12 @@ export async function bundleLoadScript(): Promise<string> {
     logLevel: "silent",
   });
   const text = out.outputFiles[0]?.text;
-  if (text === undefined) throw new Error("esbuild produced no output for the drill load");
+  if (text === undefined) throw new Error(`esbuild produced no output for ${entry}`);
+  return text;
+}
+
+export async function bundleLoadScript(): Promise<string> {
+  const text = await bundleForNode(LOAD_ENTRY);
   if (Buffer.byteLength(text) >= CONFIGMAP_LIMIT_BYTES) throw new Error(`the drill load bundle is ${Buffer.byteLength(text)} bytes, over a ConfigMap's 1 MiB`);
   return text;
 }

@@ -16,7 +16,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { resolveBinaries, type ValkeyBinaries } from "../binaries.js";
 import { runWorkload } from "../run/benchmark-runner.js";
-import { DEFAULT_MIX_DURATION_SECONDS, runMix, writeMixFiles } from "../run/mix-runner.js";
+import { runMix, writeMixFiles } from "../run/mix-runner.js";
+import { renderSoakMarkdown } from "../run/soak-sampler.js";
+import type { SoakRecord } from "../run/soak-sample.js";
 import { writeReport } from "../report/render.js";
 import { buildRunMeta, RUN_META_FILE } from "../report/run-meta.js";
 import { renderComparisonTable, renderSummaryMarkdown } from "../run/comparison.js";
@@ -33,7 +35,7 @@ import { StaticZoneSource } from "../topology/zones.js";
 import { formatTopologyReport } from "../verify/format-report.js";
 import type { TopologyReport, VerifyExpectations } from "../verify/verify-types.js";
 import { verifyTopology } from "../verify/verify-topology.js";
-import type { Workload } from "../../vocabulary/workload.js";
+import { DEFAULT_MIX_DURATION_SECONDS, type Workload } from "../../vocabulary/workload.js";
 import { startLocalCluster } from "./local-cluster.js";
 import { SentinelTopology } from "./sentinel-topology.js";
 import { LocalFleet } from "./valkey-process.js";
@@ -139,6 +141,7 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
   let sentinelTopology: SentinelTopology | undefined;
   const reports: Partial<Record<LocalMode, { before?: TopologyReport; after?: TopologyReport }>> = {};
   const rows: ResultRow[] = [];
+  const soaks: { label: string; record: SoakRecord }[] = [];
   const drills: DrillResult[] = [];
   const skipped: string[] = [];
   let binaries: ValkeyBinaries | undefined;
@@ -182,6 +185,8 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
                 onProgress: update,
               }).then((r) => {
                 writeMixFiles(rawDir, mode, r);
+                if (r.soak !== undefined)
+                  soaks.push({ label: `${mode}${path === undefined ? "" : ` (${REPLICATION_PATH_NOTES[path]})`}`, record: r.soak.record });
                 return r;
               })
             ).rows
@@ -333,7 +338,11 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
     .join("\n");
   const table = [renderComparisonTable(rows), renderReplicationPathTable(pathPairs), drillTable].filter((t) => t !== "").join("\n\n");
   if (drills.length > 0) writeDrillFiles(runDir, drills);
-  writeResults(runDir, rows, done, versions, topologies, [...renderReplicationPathMarkdown(pathPairs), ...renderDrillMarkdown(drills)]);
+  writeResults(runDir, rows, done, versions, topologies, [
+    ...renderReplicationPathMarkdown(pathPairs),
+    ...renderSoakMarkdown(soaks),
+    ...renderDrillMarkdown(drills),
+  ]);
   const describe = (["replication", "cluster"] as const).map((m) => topologies[m]?.describe ?? m);
   writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(buildRunMeta(o.workload, versions, describe), null, 2)}\n`);
   const reportPath = await writeReport([runDir], runDir);

@@ -44,6 +44,8 @@ export interface BrowserCheckResult {
   bars: Record<string, number>;
   /** Per figure[data-chart]: the number of point marks (aria-roledescription="point"). */
   points: Record<string, number>;
+  /** Per figure[data-chart]: the number of rule marks (aria-roledescription="rule mark": a soak's events). */
+  rules: Record<string, number>;
   /** console.error messages and uncaught page errors. */
   consoleErrors: string[];
   /** Every request the page made other than the report file itself (all were aborted). */
@@ -100,14 +102,16 @@ export async function checkReportInBrowser(htmlPath: string, o: BrowserCheckOpti
     const svgCount = await page.locator("svg").count();
     const bars: Record<string, number> = {};
     const points: Record<string, number> = {};
+    const rules: Record<string, number> = {};
     for (const fig of await page.locator("figure[data-chart]").all()) {
       const id = (await fig.getAttribute("data-chart")) ?? "?";
       bars[id] = await fig.locator('svg [aria-roledescription="bar"]').count();
       points[id] = await fig.locator('svg [aria-roledescription="point"]').count();
+      rules[id] = await fig.locator('svg [aria-roledescription="rule mark"]').count();
     }
     const pageHeight = Number(await page.evaluate("document.documentElement.scrollHeight"));
     if (o.screenshot) await page.screenshot({ path: o.screenshot, fullPage: true, timeout });
-    return { url, svgCount, bars, points, consoleErrors, requests, pageHeight, ...(o.screenshot ? { screenshot: o.screenshot } : {}) };
+    return { url, svgCount, bars, points, rules, consoleErrors, requests, pageHeight, ...(o.screenshot ? { screenshot: o.screenshot } : {}) };
   } finally {
     await context.close();
     rmSync(userDataDir, { recursive: true, force: true });

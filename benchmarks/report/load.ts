@@ -2,7 +2,7 @@
  * Loads report sources from disk:
  *
  * - a local run's results directory (`results/<ts>/`): results.csv (required), run.json and
- *   raw/verify-<mode>.json (optional);
+ *   raw/verify-<mode>.json, raw/drill-*.json and raw/soak-<mode>.json (optional);
  * - a deployed stack's report: `pulumi stack output report --json > stack.json` (or the whole
  *   `pulumi stack output --json`, whose `report` key is used);
  * - a bare results.csv file.
@@ -16,6 +16,7 @@ import { RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "../ru
 import { parseResultsCsv, ResultsCsvError } from "../run/results-csv.js";
 import { parseSweepCsv, SweepCsvError, type SweepRow } from "../sweep/sweep-csv.js";
 import { loadDrills } from "./drill-files.js";
+import { loadSoaks } from "./soak-section.js";
 import type { ReportSource, TopologyShard, TopologyView, WorkloadView } from "./model.js";
 import { RUN_META_FILE, runMetaSchema, type RunMeta } from "./run-meta.js";
 
@@ -152,8 +153,10 @@ function loadRunDir(dir: string): ReportSource {
   }
   const sweep = hasSweep ? readSweep(sweepPath) : undefined;
   let drills: ReturnType<typeof loadDrills>;
+  let soak: ReturnType<typeof loadSoaks>;
   try {
     drills = loadDrills(dir);
+    soak = loadSoaks(dir);
   } catch (err) {
     throw new ReportLoadError((err as Error).message);
   }
@@ -200,6 +203,7 @@ function loadRunDir(dir: string): ReportSource {
   return {
     ...(sweep ? { sweep } : {}),
     ...(drills ? { drills } : {}),
+    ...(soak ? { soak } : {}),
     label: basename(dir),
     kind: meta?.stack ? "stack" : meta?.target ? "endpoint" : "local-run",
     path: dir,

@@ -12,6 +12,7 @@
 import type { ResultMode, ResultRow } from "../run/result-row.js";
 import type { SweepRow } from "../sweep/sweep-csv.js";
 import type { DrillView } from "./drill-files.js";
+import type { SoakFile } from "../run/soak-sample.js";
 
 export const REPORT_MODES: readonly ResultMode[] = ["replication", "cluster"];
 
@@ -95,6 +96,8 @@ export interface ReportSource {
   sweep?: SweepRow[];
   /** Failure drills (raw/drill-<mode>-<fault>.json), when the run had any. */
   drills?: DrillView[];
+  /** Soaks (raw/soak-<mode>.json), when the run sampled one. */
+  soak?: SoakFile[];
   /** A deployed stack's cost estimate (stack report `cost`), when recorded. */
   cost?: CostView;
 }

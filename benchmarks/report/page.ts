@@ -13,6 +13,7 @@ import { allRowsTable, setupSection, sideBySideTable, topologySection } from "./
 import { costSection } from "./cost-section.js";
 import { sweepSection } from "./sweep-section.js";
 import { drillSection } from "./drill-section.js";
+import { soakSection } from "./soak-section.js";
 
 /** Rendered charts by id (render.ts CHARTS): SVG markup from Vega, trusted. */
 export type RenderedCharts = ReadonlyMap<string, { title: string; caption: string; svg: string }>;
@@ -40,6 +41,7 @@ export const SECTIONS: readonly ReportSection[] = [
   { id: "charts", title: "Throughput and latency", render: (_i, c) => figures(c, ["rps", "latency"]) },
   { id: "topology", title: "Verified topology", render: (i) => topologySection(i) },
   { id: "sweep", title: "Shard-scaling sweep", render: (i, c) => sweepSection(i, figures(c, ["sweep"])) },
+  { id: "soak", title: "Soak", render: (i, c) => soakSection(i, figures(c, ["soak-load", "soak-memory"])) },
   { id: "drills", title: "Failure drills", render: (i, c) => drillSection(i, figures(c, ["drill-timeline"])) },
   { id: "cost", title: "Cost per topology", render: (i) => costSection(i) },
   // A new section adds an optional field to ReportSource (model.ts), a loader branch (load.ts),

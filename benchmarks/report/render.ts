@@ -13,6 +13,7 @@ import { seriesOf, type ReportInput, type ReportSource } from "./model.js";
 import { buildReportHtml, type RenderedCharts } from "./page.js";
 import { hasSweep, sweepChartSpec } from "./sweep-section.js";
 import { drillTimelineSpec, hasDrills } from "./drill-section.js";
+import { hasSoak, soakLoadSpec, soakMemorySpec } from "./soak-section.js";
 
 export const REPORT_FILE = "report.html";
 
@@ -48,6 +49,20 @@ export const CHARTS: readonly ChartDef[] = [
     caption: "per drill, the slowest acknowledged write per 0.2 s by load stream (log scale); red ticks at the top: failed writes; dashed line: the fault.",
     when: hasDrills,
     spec: drillTimelineSpec,
+  },
+  {
+    id: "soak-load",
+    title: "Soak: load over time",
+    caption: "requests per second and window latency p99 (solid) / p99.9 (dashed, log scale) per sample; dashed vertical rules: events.",
+    when: hasSoak,
+    spec: soakLoadSpec,
+  },
+  {
+    id: "soak-memory",
+    title: "Soak: memory over time",
+    caption: "used_memory and mem_fragmentation_ratio per member (INFO) per sample; dashed vertical rules: events.",
+    when: hasSoak,
+    spec: soakMemorySpec,
   },
 ];
 

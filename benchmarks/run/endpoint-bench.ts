@@ -21,6 +21,8 @@ import { verifyTopology } from "../verify/verify-topology.js";
 import type { Workload } from "../../vocabulary/workload.js";
 import { runWorkload, type RunProgressEvent } from "./benchmark-runner.js";
 import { runMix, writeMixFiles, type MixResult } from "./mix-runner.js";
+import { renderSoakMarkdown } from "./soak-sampler.js";
+import type { SoakEvent } from "./soak-sample.js";
 import { renderComparisonTable, renderSummaryMarkdown } from "./comparison.js";
 import type { ResultMode, ResultRow } from "./result-row.js";
 import { renderResultsCsv } from "./results-csv.js";
@@ -45,8 +47,8 @@ export interface EndpointBenchResult {
   reportPath: string;
   /** The verifier's view after the run; `ok` false is reported, not fatal. */
   topology: TopologyReport;
-  /** A mix: p99.9 per row (ms) and, open loop, the rate and the per-second series (the .hgrm files are in raw/). */
-  mix?: { p999_ms: Record<string, number>; openLoop?: MixResult["openLoop"] };
+  /** A mix: p99.9 per row (ms), open loop the rate and the per-second series, soak its sample count and events (the files are in raw/). */
+  mix?: { p999_ms: Record<string, number>; openLoop?: MixResult["openLoop"]; soak?: { samples: number; events: SoakEvent[] } };
 }
 
 /** `valkey_version` (or `redis_version` for a Redis-compatible server) from INFO server. */
@@ -130,18 +132,19 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
   const describe = `${mode === "cluster" ? "cluster" : "primary"} endpoint ${endpointKey(o.target)}: ${after.shards.length} primar${after.shards.length === 1 ? "y" : "ies"}, ${after.nodeCount} nodes`;
   writeFileSync(join(runDir, "results.csv"), renderResultsCsv(rows));
   writeFileSync(join(rawDir, `verify-${mode}.json`), `${JSON.stringify({ before, after }, null, 2)}\n`);
-  writeFileSync(
-    join(runDir, "summary.md"),
-    renderSummaryMarkdown({
-      rows,
-      title: `Endpoint benchmark: ${endpointKey(o.target)} (${mode})`,
-      topology: [`### ${describe}`, "", "```", formatTopologyReport(after), "```", ""],
-      versions,
-    }),
-  );
+  const soak = mixed?.soak === undefined ? [] : renderSoakMarkdown([{ label: mode, record: mixed.soak.record }]);
+  const summary = renderSummaryMarkdown({
+    rows,
+    title: `Endpoint benchmark: ${endpointKey(o.target)} (${mode})`,
+    topology: [`### ${describe}`, "", "```", formatTopologyReport(after), "```", ""],
+    versions,
+  });
+  writeFileSync(join(runDir, "summary.md"), [summary, ...soak].join("\n"));
   const meta = { ...buildRunMeta(o.workload, versions, [describe]), target: endpointKey(o.target) };
   writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(meta, null, 2)}\n`);
   const reportPath = await writeReport([runDir], runDir);
-  const mix = mixed === undefined ? {} : { mix: { p999_ms: mixed.latency.p999_ms, ...(mixed.openLoop === undefined ? {} : { openLoop: mixed.openLoop }) } };
+  const soakFigures = mixed?.soak === undefined ? {} : { soak: { samples: mixed.soak.record.samples.length, events: mixed.soak.record.events } };
+  const openLoop = mixed?.openLoop === undefined ? {} : { openLoop: mixed.openLoop };
+  const mix = mixed === undefined ? {} : { mix: { p999_ms: mixed.latency.p999_ms, ...openLoop, ...soakFigures } };
   return { runDir, rows, table: renderComparisonTable(rows), reportPath, topology: after, ...mix };
 }

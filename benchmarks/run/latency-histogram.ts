@@ -1,71 +1,106 @@
 /**
- * Latencies in µs in logarithmic buckets 1 % wide (an HDR-style histogram: constant relative
- * precision over the whole range, 1 µs to ~6 h), with the exact count, min, max and sum. Used by
- * the mix runner (closed and open loop); `percentileDistribution` writes it in HdrHistogram's
- * text form (`.hgrm`), which HdrHistogram's plotters read.
+ * Latency histograms: HdrHistogram, from the maintained npm package `hdr-histogram-js` (its
+ * pure-JS build; this module is the project's only import of the library). Values are recorded
+ * in whole microseconds with 3 significant digits (a recorded value is known to within 0.1 %),
+ * auto-resizing (no upper bound to configure: a multi-second stall records as it is), with 64-bit
+ * counts (an hours-long soak cannot overflow a bucket). Percentiles, merges and the `.hgrm` text
+ * (HdrHistogram's `outputPercentileDistribution`, values in ms) all come from the library; the
+ * soak's per-window histograms come from its Recorder (interval histograms) and are logged with
+ * its HistogramLogWriter (`.hlog`, read by HdrHistogram's log analyzers and plotters).
  */
+import { build, HistogramLogWriter, Recorder, type BuildRequest, type Histogram } from "hdr-histogram-js";
 
-const LN_1_01 = Math.log(1.01);
+/** µs, 3 significant digits, auto-resizing, 64-bit counts, the pure-JS implementation. */
+const BUILD: BuildRequest = {
+  bitBucketSize: 64,
+  autoResize: true,
+  lowestDiscernibleValue: 1,
+  highestTrackableValue: 2,
+  numberOfSignificantValueDigits: 3,
+  useWebAssembly: false,
+};
 
-/** Latencies in µs, in buckets 1 % wide (bucket i holds (1.01^(i-1), 1.01^i]); exact count, min, max, sum. */
+/** Whole µs, at least 1 (a sub-µs reply still took time). */
+const toUs = (us: number): number => Math.max(1, Math.round(us));
+
+/** One HdrHistogram of latencies in µs, with the figures the rows need. */
 export class LatencyHistogram {
-  private readonly buckets = new Float64Array(2400);
-  count = 0;
-  sum = 0;
-  min = Number.POSITIVE_INFINITY;
-  max = 0;
+  constructor(readonly hdr: Histogram = build(BUILD)) {}
 
   record(us: number): void {
-    const v = Math.max(us, 1);
-    const i = Math.min(this.buckets.length - 1, Math.ceil(Math.log(v) / LN_1_01));
-    this.buckets[i] = (this.buckets[i] as number) + 1;
-    this.count++;
-    this.sum += v;
-    if (v < this.min) this.min = v;
-    if (v > this.max) this.max = v;
+    this.hdr.recordValue(toUs(us));
   }
 
-  /** The q-quantile (0..1) in µs: the upper edge of its bucket, capped at the maximum seen. */
+  get count(): number {
+    return this.hdr.totalCount;
+  }
+
+  /** µs; 0 when empty. */
+  get max(): number {
+    return this.count === 0 ? 0 : this.hdr.maxValue;
+  }
+
+  /** µs; 0 when empty. */
+  get min(): number {
+    return this.count === 0 ? 0 : this.hdr.minNonZeroValue;
+  }
+
+  /** µs; 0 when empty. */
+  get mean(): number {
+    return this.count === 0 ? 0 : this.hdr.mean;
+  }
+
+  /** The q-quantile (0..1) in µs (HdrHistogram's value at percentile 100·q, never above the maximum); 0 when empty. */
   quantile(q: number): number {
     if (this.count === 0) return 0;
-    const rank = Math.max(1, Math.ceil(q * this.count));
-    let seen = 0;
-    for (let i = 0; i < this.buckets.length; i++) {
-      seen += this.buckets[i] as number;
-      if (seen >= rank) return Math.min(1.01 ** i, this.max);
-    }
-    return this.max;
+    return Math.min(this.hdr.getValueAtPercentile(100 * q), this.hdr.maxValue);
   }
 
+  /** Adds the other histogram's counts to this one (HdrHistogram `add`). */
   merge(other: LatencyHistogram): void {
-    other.buckets.forEach((n, i) => (this.buckets[i] = (this.buckets[i] as number) + n));
-    this.count += other.count;
-    this.sum += other.sum;
-    this.min = Math.min(this.min, other.min);
-    this.max = Math.max(this.max, other.max);
+    this.hdr.add(other.hdr);
   }
 }
 
-/**
- * HdrHistogram's percentile distribution text (`Value Percentile TotalCount 1/(1-Percentile)`, in
- * ms), at the percentiles HdrHistogram prints (halving the remainder: 50, 75, 87.5, ...), then the
- * maximum; the footer carries mean, max and count.
- */
+/** HdrHistogram's percentile distribution text (`.hgrm`), values in ms, 5 ticks per half distance. */
 export function percentileDistribution(h: LatencyHistogram): string {
-  const lines = [`${"Value".padStart(12)} ${"Percentile".padStart(14)} ${"TotalCount".padStart(10)} 1/(1-Percentile)`, ""];
-  const at = (q: number): string => {
-    const v = (h.quantile(q) / 1000).toFixed(3);
-    const total = Math.ceil(q * h.count);
-    const inv = q >= 1 ? "" : (1 / (1 - q)).toFixed(2);
-    return `${v.padStart(12)} ${q.toFixed(12).padStart(14)} ${String(total).padStart(10)} ${inv.padStart(14)}`;
-  };
-  for (let k = 0; k < 20 && h.count > 0; k++) {
-    const q = 1 - 0.5 ** k;
-    if (Math.ceil(q * h.count) >= h.count) break;
-    lines.push(at(q));
+  return h.hdr.outputPercentileDistribution(5, 1000);
+}
+
+/**
+ * Interval histograms, as HdrHistogram takes them: record into a Recorder, and `interval()`
+ * returns everything recorded since the previous call (a fresh histogram each time). The
+ * intervals are also appended to an HdrHistogram interval log (`log()`), each tagged with its
+ * start and end time.
+ */
+export class IntervalRecorder {
+  private readonly recorder = new Recorder(BUILD);
+  private text = "";
+  private readonly writer = new HistogramLogWriter((s) => (this.text += s));
+
+  /** `startMs`: the wall clock at the start of the first interval (the log's base time). */
+  constructor(startMs: number) {
+    this.writer.outputLogFormatVersion();
+    this.writer.outputStartTime(startMs);
+    this.writer.baseTime = startMs;
+    this.writer.outputLegend();
   }
-  if (h.count > 0) lines.push(at(1));
-  const mean = h.count === 0 ? 0 : h.sum / h.count / 1000;
-  lines.push(`#[Mean    = ${mean.toFixed(3)}, StdDeviation   = n/a]`, `#[Max     = ${(h.max / 1000).toFixed(3)}, Total count    = ${h.count}]`);
-  return `${lines.join("\n")}\n`;
+
+  record(us: number): void {
+    this.recorder.recordValue(toUs(us));
+  }
+
+  /** What was recorded since the previous call, logged with its wall-clock bounds (ms). */
+  interval(fromMs: number, toMs: number): LatencyHistogram {
+    const h = this.recorder.getIntervalHistogram();
+    h.startTimeStampMsec = fromMs;
+    h.endTimeStampMsec = toMs;
+    this.writer.outputIntervalHistogram(h);
+    return new LatencyHistogram(h);
+  }
+
+  /** The interval log so far (HdrHistogram's `.hlog` text: compressed interval histograms, one a line). */
+  log(): string {
+    return this.text;
+  }
 }

@@ -14,8 +14,8 @@
  * spread over the cluster's shards and MSET stays in one slot.
  *
  * Latency. Each request's time from the call to its reply (process.hrtime), recorded per command
- * in a log-bucket histogram (latency-histogram.ts: 1 % wide buckets, so a percentile is within 1 %
- * of the true value). This is closed-loop: a stalled server delays the next requests instead of
+ * in an HdrHistogram (latency-histogram.ts: hdr-histogram-js, µs with 3 significant digits, so a
+ * percentile is within 0.1 % of the true value). This is closed-loop: a stalled server delays the next requests instead of
  * queueing them, so the percentiles hide the wait of requests never sent (coordinated omission).
  * With `rate` (`--rate N`) the load is open loop instead (open-loop.ts): requests leave on
  * schedule and latency counts from each one's intended send time.
@@ -26,7 +26,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Cluster, Redis } from "ioredis";
-import { type BenchmarkTest, type MixEntry, type Workload } from "../../vocabulary/workload.js";
+import { DEFAULT_MIX_DURATION_SECONDS, type BenchmarkTest, type MixEntry, type Workload } from "../../vocabulary/workload.js";
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { parseClusterNodes } from "../topology/cluster-nodes-parser.js";
 import { parseInfo, parseInfoFields } from "../topology/info.js";
@@ -42,12 +42,11 @@ import {
 } from "./mix-served.js";
 import { LatencyHistogram, percentileDistribution } from "./latency-histogram.js";
 import { runOpenLoop, type LatencySecond, type OpenLoopResult } from "./open-loop.js";
+import { soakNote, startMixSoak, type SoakResult, type SoakSampler } from "./soak-sampler.js";
 import { RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "./result-row.js";
 
 /** Served share may differ from the wanted one by this many percentage points. @default 2 */
 export const DEFAULT_MIX_TOLERANCE_PERCENT = 2;
-/** `durationSeconds` when the workload gives none. */
-export const DEFAULT_MIX_DURATION_SECONDS = 30;
 
 export interface RunMixOptions {
   workload: Workload;
@@ -71,6 +70,8 @@ export interface MixResult {
   latency: { p999_ms: Record<string, number>; histograms: Record<string, string> };
   /** `--rate`: the rate and the latency over time (per second of intended send time). */
   openLoop?: { rate: number; series: LatencySecond[]; generatorLagMaxMs: number };
+  /** `soak`: the sampled series, its events and the windows' interval histograms. */
+  soak?: SoakResult;
 }
 
 /** The request a test sends (valkey-benchmark's), for a key number `r` and a connection's hash tag. */
@@ -194,8 +195,8 @@ function row(o: RunMixOptions, test: string, h: LatencyHistogram, windowS: numbe
     requests: h.count,
     server_version: o.serverVersion,
     client_version: "vbench mix (ioredis)",
-    avg_ms: ms(h.count === 0 ? 0 : h.sum / h.count),
-    min_ms: ms(h.count === 0 ? 0 : h.min),
+    avg_ms: ms(h.mean),
+    min_ms: ms(h.min),
     max_ms: ms(h.max),
     notes,
   };
@@ -214,9 +215,11 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
   const clients = Array.from({ length: w.clients }, (_, i) => connect(o, `vbench-mix-${i}`));
   const hist = new Map(mix.map((e) => [e.test, new LatencyHistogram()]));
   const errors = new Map<string, { count: number; first: string }>();
+  let soak: SoakSampler | undefined;
   try {
     await Promise.all(clients.map((c) => (c instanceof Cluster ? c.call("ping") : c.ping())));
     const before = await snapshotAll(members, o.password);
+    if (w.soak !== undefined) soak = await startMixSoak({ ...w.soak, members, password: o.password, onProgress: o.onProgress });
     o.onProgress?.(`${mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${durationS} s on ${w.clients} connections × ${w.pipeline} in flight`);
     let windowS: number;
     let open: OpenLoopResult | undefined;
@@ -227,6 +230,8 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
         rate: w.rate,
         durationSeconds: durationS,
         request: (test, conn) => REQUESTS[test](pad12(Math.floor(Math.random() * w.keyspaceLength)), String(conn), value),
+        onReply: soak?.record,
+        onError: soak?.recordError,
       });
       for (const [t, h] of open.hist) hist.set(t, h);
       for (const [t, e] of open.errors) errors.set(t, e);
@@ -242,8 +247,11 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
           const t0 = process.hrtime.bigint();
           try {
             await c.call(args[0] as string, ...args.slice(1));
-            (hist.get(test) as LatencyHistogram).record(Number(process.hrtime.bigint() - t0) / 1000);
+            const us = Number(process.hrtime.bigint() - t0) / 1000;
+            (hist.get(test) as LatencyHistogram).record(us);
+            soak?.record(us);
           } catch (err) {
+            soak?.recordError();
             const e = errors.get(test) ?? { count: 0, first: (err as Error).message };
             e.count++;
             errors.set(test, e);
@@ -253,6 +261,7 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
       await Promise.all(clients.flatMap((c, i) => Array.from({ length: w.pipeline }, () => lane(c, String(i)))));
       windowS = Number(process.hrtime.bigint() - started) / 1e9;
     }
+    const soaked = await soak?.stop();
     const after = await snapshotAll(members, o.password);
     const deltas: MemberDelta[] = members.map((m, i) => ({
       member: endpointKey(m),
@@ -266,7 +275,8 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
     checkServedMix(served, o.tolerancePercent ?? DEFAULT_MIX_TOLERANCE_PERCENT);
     const loop =
       open === undefined ? "" : ` open loop at ${w.rate}/s (latency from each request's intended send time; generator lag max ${open.generatorLagMaxMs} ms)`;
-    const spec = `mix ${mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${durationS} s${loop}`;
+    const soakText = soaked === undefined ? "" : `; ${soakNote(soaked.record)}`;
+    const spec = `mix ${mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${durationS} s${loop}${soakText}`;
     const total = new LatencyHistogram();
     const rows = mix.map((e) => {
       const h = hist.get(e.test) as LatencyHistogram;
@@ -289,16 +299,20 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
       served,
       latency,
       ...(open === undefined ? {} : { openLoop: { rate: w.rate as number, series: open.series, generatorLagMaxMs: open.generatorLagMaxMs } }),
+      ...(soaked === undefined ? {} : { soak: soaked }),
     };
   } finally {
+    await soak?.stop().catch(() => undefined);
     for (const c of clients) c.disconnect();
   }
 }
 
 /**
  * A mix's files in a run's raw/ directory: `mix-served-<mode>.json` (the commandstats deltas),
- * `latency-<mode>-<TEST>.hgrm` per row (HdrHistogram's percentile distribution) and, open loop,
- * `latency-series-<mode>.json` (per second of intended send time). Returns the paths written.
+ * `latency-<mode>-<TEST>.hgrm` per row (HdrHistogram's percentile distribution), open loop
+ * `latency-series-<mode>.json` (per second of intended send time), and soak `soak-<mode>.json`
+ * (samples and events) with `latency-<mode>.hlog` (the windows' HdrHistogram interval log).
+ * Returns the paths written.
  */
 export function writeMixFiles(rawDir: string, mode: ResultMode, r: MixResult): string[] {
   mkdirSync(rawDir, { recursive: true });
@@ -309,6 +323,12 @@ export function writeMixFiles(rawDir: string, mode: ResultMode, r: MixResult): s
     ],
     ...Object.entries(r.latency.histograms).map(([t, text]): [string, string] => [`latency-${mode}-${t}.hgrm`, text.trimEnd()]),
     ...(r.openLoop === undefined ? [] : [[`latency-series-${mode}.json`, JSON.stringify(r.openLoop, null, 2)] as [string, string]]),
+    ...(r.soak === undefined
+      ? []
+      : ([
+          [`soak-${mode}.json`, JSON.stringify({ mode, ...r.soak.record }, null, 2)],
+          [`latency-${mode}.hlog`, r.soak.hlog.trimEnd()],
+        ] as [string, string][])),
   ];
   return files.map(([name, text]) => {
     writeFileSync(join(rawDir, name), `${text}\n`);

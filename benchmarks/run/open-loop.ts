@@ -33,6 +33,9 @@ export interface OpenLoopOptions {
   request: (test: BenchmarkTest, conn: number) => string[];
   /** @default 30000 */
   drainMs?: number;
+  /** Each reply's latency (µs, from its intended send time) and each error, as they come (a soak's sampler). */
+  onReply?: (us: number) => void;
+  onError?: () => void;
 }
 
 /** One second of intended send time: what was sent then and how long it took. */
@@ -87,8 +90,10 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
           const us = (Number(end - started) - intendedNs) / 1000;
           (hist.get(test) as LatencyHistogram).record(us);
           perSecond[second]?.record(us);
+          o.onReply?.(us);
         },
         (err: Error) => {
+          o.onError?.();
           const e = errors.get(test) ?? { count: 0, first: err.message };
           e.count++;
           errors.set(test, e);

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
 import { runMix, type MixResult } from "../../benchmarks/run/mix-runner.js";
-import { LatencyHistogram, percentileDistribution } from "../../benchmarks/run/latency-histogram.js";
+import { IntervalRecorder, LatencyHistogram, percentileDistribution } from "../../benchmarks/run/latency-histogram.js";
 import { SEED_WORKLOAD, type Workload } from "../../vocabulary/workload.js";
 import { runVbench } from "../support/verify-helpers.js";
 
@@ -85,20 +85,53 @@ describe("open loop against closed loop, the server frozen for 1 s", () => {
     expect(series).toHaveLength(5);
     expect(series[0]?.max_ms).toBeLessThan(0.2 * STALL_MS);
     expect(Math.max(...series.slice(1, 4).map((s) => s.max_ms))).toBeGreaterThan(0.8 * STALL_MS);
-    // The histogram file holds the tail: its last line is the maximum.
+    // The histogram file (HdrHistogram's own text) holds the tail: its maximum and count are the row's.
     const hgrm = open.latency.histograms.MIX ?? "";
     expect(hgrm.split("\n")[0]).toMatch(/Value\s+Percentile\s+TotalCount\s+1\/\(1-Percentile\)/);
-    expect(hgrm).toMatch(new RegExp(`#\\[Max     = ${String(o?.max_ms).replace(".", "\\.")}`));
+    const [, max, count] = /#\[Max\s+=\s+([\d.]+), Total count\s+=\s+(\d+)\]/.exec(hgrm) ?? [];
+    expect(Number(max)).toBeCloseTo(o?.max_ms ?? 0, 2);
+    expect(Number(max)).toBeGreaterThan(0.8 * STALL_MS);
+    expect(Number(count)).toBe(o?.requests);
   }, 60_000);
 
-  it("the histogram text follows HdrHistogram's percentile distribution", () => {
+  it("percentiles, merges and the histogram text come from HdrHistogram (hdr-histogram-js, 3 significant digits)", () => {
     const h = new LatencyHistogram();
     for (let i = 1; i <= 1000; i++) h.record(i * 1000);
-    const lines = percentileDistribution(h).trim().split("\n");
-    expect(lines[2]).toMatch(/^\s+1\.\d+\s+0\.000000000000\s+0\s+1\.00$/);
-    // Within the buckets' 1 %: the upper edge of the median's bucket.
-    expect(lines[3]).toMatch(/^\s+50[0-5]\.\d+\s+0\.500000000000\s+500\s+2\.00$/);
-    expect(lines.at(-1)).toBe("#[Max     = 1000.000, Total count    = 1000]");
+    // Within HdrHistogram's 0.1 % of the true value.
+    expect(Math.abs(h.quantile(0.5) - 500_000)).toBeLessThanOrEqual(500);
+    expect(Math.abs(h.quantile(0.99) - 990_000)).toBeLessThanOrEqual(990);
+    expect([h.count, h.max, h.min]).toEqual([1000, 1_000_000, 1000]);
+    const lines = percentileDistribution(h).trimEnd().split("\n");
+    expect(lines[0]).toBe("       Value     Percentile TotalCount 1/(1-Percentile)");
+    expect(lines[2]).toBe("       1.000 0.000000000000          1           1.00");
+    expect(lines.find((l) => / 0\.500000000000 /.test(l))).toMatch(/^\s+500\.\d{3} 0\.500000000000\s+500\s+2\.00$/);
+    expect(lines.slice(-3)).toEqual([
+      expect.stringMatching(/^#\[Mean\s+=\s+500\.\d{3}, StdDeviation\s+=\s+288\.\d{3}\]$/),
+      "#[Max     =     1000.000, Total count    =         1000]",
+      expect.stringMatching(/^#\[Buckets =\s+\d+, SubBuckets\s+=\s+2048\]$/),
+    ]);
+    // A merge adds the counts: a 10 s stall recorded once is the new maximum, the median barely moves.
+    const other = new LatencyHistogram();
+    other.record(10_000_000);
+    h.merge(other);
+    expect([h.count, h.max]).toEqual([1001, 10_000_000]);
+    expect(Math.abs(h.quantile(0.5) - 501_000)).toBeLessThanOrEqual(501);
+  });
+
+  it("interval histograms: each window holds only what was recorded since the previous one, logged as an HdrHistogram interval log", () => {
+    const r = new IntervalRecorder(1_000_000);
+    for (let i = 0; i < 100; i++) r.record(100);
+    const first = r.interval(1_000_000, 1_001_000);
+    r.record(5_000);
+    const second = r.interval(1_001_000, 1_002_000);
+    expect([first.count, first.max, second.count, second.max]).toEqual([100, 100, 1, 5000]);
+    const lines = r.log().trim().split("\n");
+    expect(lines[0]).toBe("#[Histogram log format version 1.3]");
+    // StartTimestamp (s from the base time), Interval_Length, Interval_Max (ms), the compressed histogram.
+    expect(lines.filter((l) => l.startsWith("0.") || l.startsWith("1."))).toEqual([
+      expect.stringMatching(/^0\.000,1\.000,0\.100,HIST/),
+      expect.stringMatching(/^1\.000,1\.000,5\.000,HIST/),
+    ]);
   });
 
   it("vbench bench --mix --rate: the JSON carries p99.9 and the series, raw/ the .hgrm files; --rate without a mix exits 2 naming the flag", async () => {
