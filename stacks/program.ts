@@ -28,7 +28,6 @@ import { releaseLabels } from "../components/shared.js";
 import { ValkeyBackup } from "../components/valkey-backup.js";
 import { DEFAULT_REPLICATION_RELEASE, ValkeyReplication } from "../components/valkey-replication.js";
 import { withCostColumns, type StackCost } from "../benchmarks/cost/cost-model.js";
-import type { ResultRow } from "../benchmarks/run/result-row.js";
 import { renderResultsCsv } from "../benchmarks/run/results-csv.js";
 import { parseImageReference } from "../config/fields.js";
 import { workloadFromConfig } from "../config/schema.js";

@@ -30,7 +30,7 @@ class Refused extends Error {}
 async function reach(s: MixJobSettings, password: string | undefined): Promise<string> {
   const waitS = s.waitSeconds ?? MIX_JOB_WAIT_S;
   const deadline = Date.now() + waitS * 1000;
-  let last = "";
+  let last: string;
   for (;;) {
     const c = new Redis({
       host: s.target.host,
