@@ -26,6 +26,7 @@ export const resultRowSchema = z.object({
   min_ms: z.number(),
   max_ms: z.number(),
   notes: z.string(),
+  p999_ms: z.number().nonnegative().optional(),
   usd_per_hour: z.number().nonnegative().nullable().optional(),
   usd_per_million_ops_per_s: z.number().nonnegative().nullable().optional(),
 });
