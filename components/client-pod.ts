@@ -8,6 +8,9 @@ import { DATA_PLANE_LABEL, type Placement } from "./shared.js";
 import type { TopologySpreadConstraint } from "./valkey/k8s-types.js";
 import { HOSTNAME_LABEL, toKubeTolerations } from "./valkey/pod-placement.js";
 
+/** The `node` user of the official Node images (the drill's load pod, the benchmark Job running a mix). */
+export const NODE_IMAGE_UID = 1000;
+
 /** A required pod anti-affinity term (kept off the nodes running the pods it selects). */
 export interface AntiAffinityTerm {
   labelSelector: { matchLabels: Record<string, string> };

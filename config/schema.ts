@@ -225,6 +225,7 @@ export function workloadFromConfig(config: StackConfig): Workload {
     resourceAmounts: _amounts,
     clientPods: _clientPods,
     runId: _runId,
+    mixImage: _mixImage,
     tests,
     ...settings
   } = config.benchmark;

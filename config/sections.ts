@@ -196,7 +196,9 @@ export const benchmarkSchema = section(
       })
       .transform((text) => parseMixText(text) as MixEntry[])
       .optional()
-      .describe("A mixed workload instead of `tests`, e.g. `get:80,set:20`: whole percents summing to 100, each command once (vbench local / bench `--mix`).")
+      .describe(
+        "A mixed workload instead of `tests`, e.g. `get:80,set:20`: whole percents summing to 100, each command once (vbench local / bench `--mix`). The Job then runs the project's own load generator in `benchmark.mixImage` for `durationSeconds`, and checks the served shares from every member's INFO commandstats.",
+      )
       .meta({ defaultText: "none" }),
     durationSeconds: z.int().min(1).optional().describe("How long a mix runs, in seconds.").meta({ defaultText: "30" }),
     rate: z
@@ -216,6 +218,9 @@ export const benchmarkSchema = section(
         "Soak mode of a mix: samples the load and every member's INFO (used_memory, fragmentation, AOF rewrites and fork time, replica links, full syncs) every `sampleSeconds` for `durationSeconds`, and flags events (AOF rewrite, full resync, link down, role change) in the series (vbench local / bench `--sample-s`).",
       )
       .meta({ defaultText: "none" }),
+    mixImage: imageReference(versions.DRILL_LOAD_IMAGE).describe(
+      "Image of the benchmark pod when `benchmark.mix` is set: any Node ≥ 22 image that runs `node` as uid 1000 (it runs the bundled mix runner from a ConfigMap, nothing else), same forms as `valkey.image`; the same default as `drills.image`.",
+    ),
     minDurationSeconds: z.number().min(0).default(5).describe("A test shorter than this is re-run with a request count scaled from its rate."),
     maxRequests: count(1, 50_000_000).describe("Upper bound on a re-run's scaled request count; at least `requests`."),
     resources: resourcePair("1", "1Gi", "of the benchmark pod (requests = limits)", "Benchmark pod CPU and memory."),

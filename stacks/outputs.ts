@@ -6,6 +6,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { StackCost } from "../benchmarks/cost/cost-model.js";
 import type { ResultRow } from "../benchmarks/run/result-row.js";
+import type { MixJobExtras } from "../benchmarks/run/mix-job-result.js";
 import type { Platform, StackConfig, ValkeyMode } from "../config/types.js";
 import type { DeployedDrill } from "../components/steps/failure-drill/implementation.js";
 import type { RollStepTiming } from "../benchmarks/roll/rolling-restart.js";
@@ -71,7 +72,7 @@ export interface StackReport {
    * null when `benchmark.enabled` is false. `csv` is the results.csv text; rows are its rows. On
    * eks the rows (and csv) carry the appended `usd_per_hour` and `usd_per_million_ops_per_s`.
    */
-  benchmark: { rows: ResultRow[]; csv: string } | null;
+  benchmark: BenchmarkPart | null;
   /**
    * Added within schemaVersion 1: the estimated on-demand cost per hour (benchmarks/cost/), its
    * lines, which instance types were assumed, and `priceSource` ("aws-pricing-api", "table" or
@@ -155,11 +156,21 @@ export interface StackReportParts {
   config: StackConfig;
   endpoints: pulumi.Input<Endpoints>;
   topology: pulumi.Input<TopologyLike> | undefined;
-  benchmark: pulumi.Input<{ rows: ResultRow[]; csv: string }> | undefined;
+  benchmark: pulumi.Input<BenchmarkPart> | undefined;
   cost?: pulumi.Input<StackCost> | undefined;
   drills?: pulumi.Input<DrillsPart> | undefined;
   rollout?: pulumi.Input<RolloutPart | undefined> | undefined;
   restore?: pulumi.Input<RestoreCheckReport> | undefined;
+}
+
+/**
+ * What the benchmark gives the report. `mix` (added within schemaVersion 1): with `benchmark.mix`,
+ * the served shares, p99.9 and HdrHistogram text per row and the open loop's series; null otherwise.
+ */
+export interface BenchmarkPart {
+  rows: ResultRow[];
+  csv: string;
+  mix?: MixJobExtras | null;
 }
 
 /** What the RollingRestart step gives the report. */
@@ -182,7 +193,7 @@ export function stackReport(
   config: StackConfig,
   endpoints: Endpoints,
   topology: TopologyLike | undefined,
-  benchmark: { rows: ResultRow[]; csv: string } | undefined,
+  benchmark: BenchmarkPart | undefined,
   cost: StackCost | undefined = undefined,
   drills: DrillsPart | undefined = undefined,
   rollout: RolloutPart | undefined = undefined,

@@ -30,13 +30,13 @@ import { releaseLabels } from "../components/shared.js";
 import { ValkeyBackup } from "../components/valkey-backup.js";
 import { DEFAULT_REPLICATION_RELEASE, ValkeyReplication } from "../components/valkey-replication.js";
 import { withCostColumns, type StackCost } from "../benchmarks/cost/cost-model.js";
-import type { ResultRow } from "../benchmarks/run/result-row.js";
 import { renderResultsCsv } from "../benchmarks/run/results-csv.js";
 import { parseImageReference } from "../config/fields.js";
 import { workloadFromConfig } from "../config/schema.js";
+import { DEFAULT_MIX_DURATION_SECONDS } from "../vocabulary/workload.js";
 import type { StackConfig } from "../config/types.js";
 import { costInputsFromConfig, stackCostOutput } from "./cost.js";
-import { buildStackReport, type Endpoints, type StackReport } from "./outputs.js";
+import { buildStackReport, type BenchmarkPart, type Endpoints, type StackReport } from "./outputs.js";
 import { byoPlatform, eksPlatform, type PlatformResult } from "./platform.js";
 import { stackRestore } from "./restore.js";
 import { awsProviderArgs, createAwsProvider } from "./preflight.js";
@@ -77,6 +77,8 @@ interface ValkeyRelease {
   component: pulumi.Resource;
   /** Labels of the pods the benchmark dials: the members (cluster) or the HAProxy endpoint pods (replication). */
   podSelector: Record<string, string>;
+  /** Labels of the data members (a mix reads every member's INFO commandstats). */
+  memberSelector: Record<string, string>;
   endpoints: Endpoints;
   selector: string;
   headlessService: string;
@@ -111,6 +113,7 @@ function deployValkey(
       component: r,
       // The benchmark dials the write Service, i.e. the HAProxy pods: its egress admits those (issue 19).
       podSelector: r.endpointSelector,
+      memberSelector: r.podSelector,
       endpoints: {
         namespace: ns,
         write: r.writeHost,
@@ -135,6 +138,7 @@ function deployValkey(
   return {
     component: c,
     podSelector: c.podSelector,
+    memberSelector: c.podSelector,
     endpoints: { namespace: ns, write: c.clientHost, read: null, port: c.port, sentinel: null, sentinelPort: null, masterName: null },
     selector: selectorOf(c.podSelector),
     headlessService: c.headlessService,
@@ -265,10 +269,12 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
       ? undefined
       : new RestoreCheck("valkey-restore-check", { ...target, mode, sentinel: valkey.sentinel, from: config.restore.from }, { dependsOn: [before ?? formed] });
 
-  let benchmark: pulumi.Output<{ rows: ResultRow[]; csv: string }> | undefined;
+  let benchmark: pulumi.Output<BenchmarkPart> | undefined;
   let after: TopologyCheck | undefined;
   if (config.benchmark.enabled) {
     const workload = workloadFromConfig(config);
+    // A mix runs for its duration: the Job's deadline and the results' wait grow with it (a soak runs for hours).
+    const mixSeconds = workload.mix === undefined ? 0 : (workload.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS);
     const job = new BenchmarkJob(
       "valkey-benchmark",
       {
@@ -283,7 +289,10 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
         resources: config.benchmark.resources,
         clientPods: config.benchmark.clientPods,
         runId: config.benchmark.runId,
-        valkeyPodSelector: valkey.podSelector,
+        ...(mixSeconds === 0 ? {} : { activeDeadlineSeconds: Math.max(7200, mixSeconds + 1800) }),
+        // A mix also reads every member's INFO commandstats (replication: not behind the write Service).
+        valkeyPodSelectors: workload.mix === undefined || mode === "cluster" ? [valkey.podSelector] : [valkey.podSelector, valkey.memberSelector],
+        ...(workload.mix === undefined ? {} : { mixImage: config.benchmark.mixImage }),
       },
       { provider: platform.provider, dependsOn: [restored ?? before ?? formed] },
     );
@@ -299,8 +308,9 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
       image: job.image,
       runId: config.benchmark.runId,
       clientPods: config.benchmark.clientPods,
+      ...(mixSeconds === 0 ? {} : { timeoutSeconds: Math.max(3600, mixSeconds + 1800) }),
     });
-    benchmark = pulumi.all([results.rows, results.csv]).apply(([rows, csv]) => ({ rows, csv }));
+    benchmark = pulumi.all([results.rows, results.csv, results.mix]).apply(([rows, csv, mix]) => ({ rows, csv, mix: mix ?? null }));
     // `after: [results]` follows the results' runStamp: every benchmark run re-runs this check.
     if (config.checks.verify) after = new TopologyCheck("valkey-check-after-benchmark", { ...target, ...checkOptions, after: [results] });
   }
@@ -316,7 +326,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
       benchmark = pulumi.all([benchmark, cost]).apply(([b, c]) => {
         // Rows are absent while the results are unknown (preview) or under mocks that give none.
         const rows = withCostColumns(b.rows ?? [], c.usdPerHour);
-        return { rows, csv: renderResultsCsv(rows) };
+        return { ...b, rows, csv: renderResultsCsv(rows) };
       });
     }
   }

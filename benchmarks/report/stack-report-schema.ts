@@ -3,31 +3,8 @@
  * have for the report loader (load.ts); tests check that the stack's own StackReport type fits it.
  */
 import { z } from "zod";
-import { RESULT_MODES, RESULT_TIMESTAMP_PATTERN, type ResultMode } from "../run/result-row.js";
-
-const resultRowSchema = z.object({
-  workload: z.string(),
-  mode: z.enum(RESULT_MODES as [ResultMode, ...ResultMode[]]),
-  test: z.string().min(1),
-  rps: z.number().nonnegative(),
-  p50_ms: z.number().nonnegative(),
-  clients: z.number().int(),
-  pipeline: z.number().int(),
-  datasize: z.number().int(),
-  timestamp: z.string().regex(RESULT_TIMESTAMP_PATTERN, "not YYYYMMDD-HHMMSS"),
-  p95_ms: z.number().nonnegative(),
-  p99_ms: z.number().nonnegative(),
-  duration_s: z.number().nonnegative(),
-  requests: z.number().int(),
-  server_version: z.string(),
-  client_version: z.string(),
-  avg_ms: z.number(),
-  min_ms: z.number(),
-  max_ms: z.number(),
-  notes: z.string(),
-  usd_per_hour: z.number().nonnegative().nullable().optional(),
-  usd_per_million_ops_per_s: z.number().nonnegative().nullable().optional(),
-});
+import { resultRowSchema } from "../run/result-row-schema.js";
+import { mixExtrasSchema } from "../run/mix-job-result.js";
 
 /** The fields of stacks/outputs.ts `StackReport` (schemaVersion 1) the report reads. */
 export const stackReportSchema = z.object({
@@ -54,7 +31,8 @@ export const stackReportSchema = z.object({
       primariesPerZone: z.record(z.string(), z.number()),
     })
     .nullable(),
-  benchmark: z.object({ rows: z.array(resultRowSchema), csv: z.string() }).nullable(),
+  /** `mix` added within schemaVersion 1 (a deployed mix); older reports lack it. */
+  benchmark: z.object({ rows: z.array(resultRowSchema), csv: z.string(), mix: mixExtrasSchema.nullable().optional() }).nullable(),
   /** Added within schemaVersion 1 (cost estimate); older reports lack it. */
   cost: z
     .object({

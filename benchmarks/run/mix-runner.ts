@@ -199,6 +199,7 @@ function row(o: RunMixOptions, test: string, h: LatencyHistogram, windowS: numbe
     min_ms: ms(h.min),
     max_ms: ms(h.max),
     notes,
+    p999_ms: ms(h.quantile(0.999)),
   };
 }
 

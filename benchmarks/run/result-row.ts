@@ -29,6 +29,8 @@ export interface ResultRow {
   max_ms: number;
   /** e.g. `rerun: first run 0.42 s < 5 s; requests scaled 500000→6000000`, or `` */
   notes: string;
+  /** p99.9, ms: a mix's rows (the generator's HdrHistogram); absent where the client reports none (valkey-benchmark). */
+  p999_ms?: number;
   /**
    * Appended cost columns (deployed stacks only; benchmarks/cost/): the stack's estimated on-demand
    * USD per hour, and that ÷ (rps ÷ 1e6). Absent on local runs; null when a price is missing.

@@ -30,15 +30,26 @@ export const RESULTS_CSV_COLUMNS = [
 ] as const satisfies readonly (keyof ResultRow)[];
 
 /**
- * Appended after `notes` when any row carries a cost (a deployed stack's rows): written only
- * then, so a local results.csv keeps its columns; an empty field is a missing price (null).
+ * Appended after `notes` when any row carries p99.9 (a mix's rows: the generator's histogram has
+ * it; valkey-benchmark's --csv does not): an empty field is "not measured" (undefined).
+ */
+export const P999_CSV_COLUMNS = ["p999_ms"] as const satisfies readonly (keyof ResultRow)[];
+/**
+ * Appended last when any row carries a cost (a deployed stack's rows): written only then, so a
+ * local results.csv keeps its columns; an empty field is a missing price (null).
  */
 export const COST_CSV_COLUMNS = ["usd_per_hour", "usd_per_million_ops_per_s"] as const satisfies readonly (keyof ResultRow)[];
 
 type Column = (typeof RESULTS_CSV_COLUMNS)[number];
-type CostColumn = (typeof COST_CSV_COLUMNS)[number];
+type OptionalColumn = (typeof P999_CSV_COLUMNS)[number] | (typeof COST_CSV_COLUMNS)[number];
 
-const hasCost = (rows: readonly ResultRow[]): boolean => rows.some((r) => COST_CSV_COLUMNS.some((c) => r[c] !== undefined));
+/** The optional column groups, in their order after `notes`; each is written when any row carries one of its fields. */
+const OPTIONAL_GROUPS: readonly { columns: readonly OptionalColumn[]; empty: null | undefined; what: string }[] = [
+  { columns: P999_CSV_COLUMNS, empty: undefined, what: "a non-negative number or empty (not measured)" },
+  { columns: COST_CSV_COLUMNS, empty: null, what: "a non-negative number or empty (no price)" },
+];
+
+const groupsOf = (rows: readonly ResultRow[]) => OPTIONAL_GROUPS.filter((g) => rows.some((r) => g.columns.some((c) => r[c] !== undefined)));
 
 const STRING_COLUMNS = new Set<Column>(["workload", "mode", "test", "timestamp", "server_version", "client_version", "notes"]);
 const INTEGER_COLUMNS = new Set<Column>(["clients", "pipeline", "datasize", "requests"]);
@@ -51,7 +62,7 @@ export class ResultsCsvError extends Error {
 }
 
 export function renderResultsCsv(rows: readonly ResultRow[]): string {
-  const columns: (Column | CostColumn)[] = hasCost(rows) ? [...RESULTS_CSV_COLUMNS, ...COST_CSV_COLUMNS] : [...RESULTS_CSV_COLUMNS];
+  const columns: (Column | OptionalColumn)[] = [...RESULTS_CSV_COLUMNS, ...groupsOf(rows).flatMap((g) => g.columns)];
   return stringify(
     rows.map((r) =>
       columns.map((c) => {
@@ -66,16 +77,15 @@ export function renderResultsCsv(rows: readonly ResultRow[]): string {
   );
 }
 
-function costValue(rec: Record<string, string>, c: CostColumn, lineNo: number): number | null {
+function optionalValue(rec: Record<string, string>, c: OptionalColumn, g: (typeof OPTIONAL_GROUPS)[number], lineNo: number): number | null | undefined {
   const raw = (rec[c] ?? "").trim();
-  if (raw === "") return null;
+  if (raw === "") return g.empty;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0)
-    throw new ResultsCsvError(`results.csv line ${lineNo}: ${c} is ${JSON.stringify(rec[c])}, not a non-negative number or empty`);
+  if (!Number.isFinite(n) || n < 0) throw new ResultsCsvError(`results.csv line ${lineNo}: ${c} is ${JSON.stringify(rec[c])}, not ${g.what}`);
   return n;
 }
 
-function toRow(rec: Record<string, string>, lineNo: number, withCost: boolean): ResultRow {
+function toRow(rec: Record<string, string>, lineNo: number, groups: readonly (typeof OPTIONAL_GROUPS)[number][]): ResultRow {
   const out: Record<string, string | number> = {};
   for (const c of RESULTS_CSV_COLUMNS) {
     const raw = rec[c] ?? "";
@@ -95,12 +105,16 @@ function toRow(rec: Record<string, string>, lineNo: number, withCost: boolean): 
   if (!RESULT_TIMESTAMP_PATTERN.test(String(out.timestamp))) {
     throw new ResultsCsvError(`results.csv line ${lineNo}: timestamp ${JSON.stringify(out.timestamp)} is not YYYYMMDD-HHMMSS`);
   }
-  const row = out as unknown as ResultRow;
-  if (withCost) for (const c of COST_CSV_COLUMNS) row[c] = costValue(rec, c, lineNo);
-  return row;
+  const optional: Partial<Record<OptionalColumn, number | null>> = {};
+  for (const g of groups)
+    for (const c of g.columns) {
+      const v = optionalValue(rec, c, g, lineNo);
+      if (v !== undefined) optional[c] = v;
+    }
+  return { ...(out as unknown as ResultRow), ...(optional as Partial<ResultRow>) };
 }
 
-/** Reads what renderResultsCsv wrote (the header is RESULTS_CSV_COLUMNS, optionally + COST_CSV_COLUMNS). */
+/** Reads what renderResultsCsv wrote (the header is RESULTS_CSV_COLUMNS, then optionally P999_CSV_COLUMNS, then optionally COST_CSV_COLUMNS). */
 export function parseResultsCsv(text: string): ResultRow[] {
   let records: string[][];
   try {
@@ -111,16 +125,18 @@ export function parseResultsCsv(text: string): ResultRow[] {
   const [header, ...body] = records;
   if (header === undefined) throw new ResultsCsvError("results.csv is empty");
   const base = RESULTS_CSV_COLUMNS.join(",");
-  const withCost = [...RESULTS_CSV_COLUMNS, ...COST_CSV_COLUMNS].join(",");
-  if (header.join(",") !== base && header.join(",") !== withCost) {
+  // Every subset of the optional groups, in their order.
+  const variants = OPTIONAL_GROUPS.reduce<(typeof OPTIONAL_GROUPS)[number][][]>((acc, g) => [...acc, ...acc.map((v) => [...v, g])], [[]]);
+  const groups = variants.find((v) => [...RESULTS_CSV_COLUMNS, ...v.flatMap((g) => g.columns)].join(",") === header.join(","));
+  if (groups === undefined) {
     throw new ResultsCsvError(
-      `results.csv header is ${JSON.stringify(header.join(","))}, expected ${JSON.stringify(base)} (optionally followed by ,${COST_CSV_COLUMNS.join(",")})`,
+      `results.csv header is ${JSON.stringify(header.join(","))}, expected ${JSON.stringify(base)} (optionally followed by ${OPTIONAL_GROUPS.map((g) => `,${g.columns.join(",")}`).join(" then ")})`,
     );
   }
   return body.map((fields, i) => {
     if (fields.length !== header.length) {
       throw new ResultsCsvError(`results.csv line ${i + 2} has ${fields.length} fields, expected ${header.length}`);
     }
-    return toRow(Object.fromEntries(header.map((h, j) => [h, fields[j] ?? ""])), i + 2, header.length > RESULTS_CSV_COLUMNS.length);
+    return toRow(Object.fromEntries(header.map((h, j) => [h, fields[j] ?? ""])), i + 2, groups);
   });
 }

@@ -1,5 +1,5 @@
 /**
- * Turns the benchmark Job's log (the framing of log-frames.ts around each run's --csv output)
+ * Turns the benchmark Job's log (the framing of benchmarks/run/log-frames.ts around each run's --csv output)
  * into result rows: each run's CSV goes through the core's parseBenchmarkCsv, the final run of
  * each test is the row (result-rows.ts resultRow), and the notes come from replaying the core's
  * re-run rule (rerun-rule.ts rerunStep) over the logged runs, which also checks that the script
@@ -12,7 +12,9 @@ import { measuredWindow, rerunStep, stillShortNote, type RunMeasurement } from "
 import type { ResultMode, ResultRow } from "../../benchmarks/run/result-row.js";
 import { resultRow } from "../../benchmarks/run/result-rows.js";
 import type { Workload } from "../../vocabulary/workload.js";
-import { parseFrame } from "./log-frames.js";
+import { parseFrame } from "../../benchmarks/run/log-frames.js";
+import { MIX_CLIENT } from "../../benchmarks/run/mix-job.js";
+import { parseMixJobResult, type MixJobExtras, type MixJobResult } from "../../benchmarks/run/mix-job-result.js";
 
 export interface JobLogMeta {
   mode: ResultMode;
@@ -52,13 +54,15 @@ function wholeNumber(raw: string | undefined, what: string): number {
 interface Scanned {
   client: string | undefined;
   runs: Run[];
+  /** `### vbench-result` payloads (a mix prints one). */
+  results: string[];
   done: number | undefined;
   errors: string[];
   stderr: string[];
 }
 
 function scan(log: string): Scanned {
-  const s: Scanned = { client: undefined, runs: [], done: undefined, errors: [], stderr: [] };
+  const s: Scanned = { client: undefined, runs: [], results: [], done: undefined, errors: [], stderr: [] };
   let open: Run | undefined;
   for (const line of log.split("\n")) {
     const f = parseFrame(line.replace(/\r$/, ""));
@@ -83,6 +87,7 @@ function scan(log: string): Scanned {
     } else if (f.kind === "version") s.client = f.fields.client;
     else if (f.kind === "done") s.done = wholeNumber(f.fields.status, "done status");
     else if (f.kind === "error") s.errors.push(f.text);
+    else if (f.kind === "result") s.results.push(f.text);
     else if (f.kind === "stderr") (s.runs.at(-1)?.stderr ?? s.stderr).push(f.text);
   }
   if (open !== undefined) throw new JobLogError(`benchmark Job log ends inside ${open.test.toUpperCase()} run ${open.run} (truncated?)`);
@@ -182,4 +187,35 @@ export function parseJobLog(log: string, meta: JobLogMeta): ResultRow[] {
   if (s.done === undefined) throw new JobLogError("benchmark Job log has no final `### vbench-done` line (truncated?)");
   if (s.done !== 0) throw new JobLogError(`benchmark Job script finished with status ${s.done}`);
   return rows;
+}
+
+/**
+ * Parses the log of a Job that ran a mix (benchmarks/run/mix-job.ts): one `### vbench-result` line
+ * whose rows are the mix's commands then `MIX`, in the workload's order; the rows get the Job's
+ * timestamp. Anything else (an error line, no result, a second one, rows of other commands, a
+ * status other than 0) is a JobLogError naming it.
+ */
+export function parseMixJobLog(log: string, meta: JobLogMeta): { rows: ResultRow[]; mix: MixJobExtras } {
+  const mix = meta.workload.mix;
+  if (mix === undefined) throw new JobLogError("parseMixJobLog: the workload has no mix");
+  if (log.trim() === "") throw new JobLogError("benchmark Job log is empty");
+  const s = scan(log);
+  if (s.errors.length > 0) throw new JobLogError(`benchmark Job stopped: ${s.errors.join("; ")}`);
+  if (s.client !== MIX_CLIENT) throw new JobLogError(`benchmark Job log: client is ${JSON.stringify(s.client ?? null)}, expected ${MIX_CLIENT} (a mix)`);
+  if (s.results.length !== 1) throw new JobLogError(`benchmark Job log has ${s.results.length} result lines, expected one (truncated?)`);
+  if (s.done === undefined) throw new JobLogError("benchmark Job log has no final `### vbench-done` line (truncated?)");
+  if (s.done !== 0) throw new JobLogError(`benchmark Job mix runner finished with status ${s.done}`);
+  let result: MixJobResult;
+  try {
+    result = parseMixJobResult(s.results[0] as string);
+  } catch (err) {
+    throw new JobLogError(`benchmark Job log: ${(err as Error).message}`);
+  }
+  const want = [...mix.map((e) => e.test.toUpperCase()), "MIX"];
+  const got = result.rows.map((r) => r.test);
+  if (got.join(",") !== want.join(",")) throw new JobLogError(`benchmark Job log: the mix's rows are ${got.join(", ")}, expected ${want.join(", ")}`);
+  const wrongMode = result.rows.find((r) => r.mode !== meta.mode);
+  if (wrongMode !== undefined) throw new JobLogError(`benchmark Job log: a ${wrongMode.mode} row in a ${meta.mode} stack`);
+  const { rows, ...extras } = result;
+  return { rows: rows.map((r) => ({ ...r, timestamp: meta.timestamp })), mix: extras };
 }

@@ -2,6 +2,8 @@
  * The benchmark Job's manifest, as plain values (the BenchmarkJob component wraps it). The pod:
  *
  * - runs the script of job-script.ts with the SERVER's image (client and server versions match);
+ *   or, for a mix (`workload.mix`), the bundled mix runner (benchmarks/run/mix-job.ts) in a Node
+ *   image, from a ConfigMap the BenchmarkJob component creates;
  * - lands on the Valkey node pool (placement's nodeSelector + tolerations) but never on a node
  *   that runs a Valkey pod: required pod anti-affinity against DATA_PLANE_LABEL="true" per
  *   hostname, so it gets a node of its own, as the seed's runner pod does;
@@ -14,12 +16,13 @@
 import { createHash } from "node:crypto";
 import type { Workload } from "../../vocabulary/workload.js";
 import type { ResourceQuantities } from "../../config/types.js";
-import { clientContainerSecurity, clientPodBase } from "../client-pod.js";
+import { clientContainerSecurity, clientPodBase, NODE_IMAGE_UID } from "../client-pod.js";
+import { MIX_JOB_FILE, MIX_JOB_MOUNT, MIX_JOB_SETTINGS_ENV, mixJobSettingsEnv } from "../../benchmarks/run/mix-job.js";
 import { CLIENT_LABEL, type Placement } from "../shared.js";
-import type { ObjectMeta, Plain, PodSpec } from "../valkey/k8s-types.js";
+import type { EnvVar, ObjectMeta, Plain, PodSpec } from "../valkey/k8s-types.js";
 import type * as k8s from "@pulumi/kubernetes";
 import { buildBenchmarkScript, RUN_ID_ENV } from "./job-script.js";
-import { PASSWORD_ENV } from "./log-frames.js";
+import { PASSWORD_ENV } from "../../benchmarks/run/log-frames.js";
 
 export type JobSpec = Plain<k8s.types.input.batch.v1.JobSpec>;
 
@@ -68,6 +71,11 @@ export interface BenchmarkJobManifestArgs {
    * spread over the zones (maxSkew 1). @default 1
    */
   clientPods?: number;
+  /**
+   * A mix (`workload.mix`): the Node image that runs the bundle and the ConfigMap holding it
+   * (key MIX_JOB_FILE). Required with a mix, refused without one. @default undefined (valkey-benchmark)
+   */
+  mixRunner?: { image: string; configMap: string };
 }
 
 /**
@@ -94,7 +102,8 @@ export function benchmarkPodLabels(a: Pick<BenchmarkJobManifestArgs, "labels" | 
   };
 }
 
-function podSpec(a: BenchmarkJobManifestArgs): PodSpec {
+/** The valkey-benchmark container: job-script.ts in the server's image. */
+function benchmarkContainer(a: BenchmarkJobManifestArgs, env: EnvVar[]) {
   const script = buildBenchmarkScript({
     workload: a.workload,
     mode: a.mode,
@@ -103,6 +112,41 @@ function podSpec(a: BenchmarkJobManifestArgs): PodSpec {
     ...(a.waitSeconds === undefined ? {} : { waitSeconds: a.waitSeconds }),
     ...(a.clientPods === undefined ? {} : { clientPods: a.clientPods }),
   });
+  return { image: a.image, command: ["/bin/sh", "-c", script], env, volumeMounts: [{ name: "tmp", mountPath: "/tmp" }] };
+}
+
+const MIX_VOLUME = "mix-runner";
+
+/** The mix container: the bundled runner (benchmarks/run/mix-job-main.ts) in a Node image, its settings in one env var. */
+function mixContainer(a: BenchmarkJobManifestArgs, runner: NonNullable<BenchmarkJobManifestArgs["mixRunner"]>, env: EnvVar[]) {
+  const settings = mixJobSettingsEnv({
+    mode: a.mode,
+    target: a.target,
+    workload: a.workload,
+    ...(a.waitSeconds === undefined ? {} : { waitSeconds: a.waitSeconds }),
+  });
+  return {
+    image: runner.image,
+    command: ["node", `${MIX_JOB_MOUNT}/${MIX_JOB_FILE}`],
+    env: [...env, { name: MIX_JOB_SETTINGS_ENV, value: settings }],
+    volumeMounts: [
+      { name: "tmp", mountPath: "/tmp" },
+      { name: MIX_VOLUME, mountPath: MIX_JOB_MOUNT, readOnly: true },
+    ],
+  };
+}
+
+function podSpec(a: BenchmarkJobManifestArgs): PodSpec {
+  const runner = a.mixRunner;
+  if ((a.workload.mix !== undefined) !== (runner !== undefined)) {
+    throw new RangeError(
+      a.workload.mix === undefined
+        ? "mixRunner is given but the workload has no mix"
+        : "the workload has a mix: mixRunner (the Node image and the ConfigMap of the bundle) is required",
+    );
+  }
+  if (runner !== undefined && (a.clientPods ?? 1) > 1)
+    throw new RangeError("a mix runs in one client pod (clientPods 1): the barrier of several pods is valkey-benchmark's");
   const many = (a.clientPods ?? 1) > 1;
   const clientSelector = { matchLabels: { "app.kubernetes.io/component": `benchmark-${a.mode}`, [CLIENT_LABEL]: "true" } };
   // Several clients: the Job's uid names the barrier keys; one client per node; spread over zones.
@@ -115,23 +159,24 @@ function podSpec(a: BenchmarkJobManifestArgs): PodSpec {
         ],
       }
     : {};
-  const env = [{ name: "TMPDIR", value: "/tmp" }];
   const secretEnv = a.secretName === undefined ? [] : [{ name: PASSWORD_ENV, valueFrom: { secretKeyRef: { name: a.secretName, key: a.passwordKey } } }];
+  const env: EnvVar[] = [{ name: "TMPDIR", value: "/tmp" }, ...runIdEnv, ...secretEnv];
   const quantities = { cpu: a.resources.cpu, memory: a.resources.memory };
+  const container = runner === undefined ? benchmarkContainer(a, env) : mixContainer(a, runner, env);
   return {
-    ...clientPodBase(a.placement, VALKEY_IMAGE_UID, { antiAffinity: ownNode, ...spread }),
+    ...clientPodBase(a.placement, runner === undefined ? VALKEY_IMAGE_UID : NODE_IMAGE_UID, { antiAffinity: ownNode, ...spread }),
     containers: [
       {
         name: BENCHMARK_CONTAINER,
-        image: a.image,
-        command: ["/bin/sh", "-c", script],
-        env: [...env, ...runIdEnv, ...secretEnv],
+        image: container.image,
+        command: container.command,
+        env: container.env,
         resources: { requests: quantities, limits: { ...quantities } },
         securityContext: clientContainerSecurity(),
-        volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
+        volumeMounts: container.volumeMounts,
       },
     ],
-    volumes: [{ name: "tmp", emptyDir: { sizeLimit: "64Mi" } }],
+    volumes: [{ name: "tmp", emptyDir: { sizeLimit: "64Mi" } }, ...(runner === undefined ? [] : [{ name: MIX_VOLUME, configMap: { name: runner.configMap } }])],
   };
 }
 

@@ -17,13 +17,13 @@
  *   shorter than minDurationSeconds is re-run with ceil(rate × min × 1.1) requests, capped at
  *   maxRequests, at most MAX_RERUNS times. The log parser replays rerunStep over the logged
  *   runs and fails if the script decided differently.
- * - the framing of log-frames.ts around every run; exit status 1 when any run failed, 2 when the
+ * - the framing of benchmarks/run/log-frames.ts around every run; exit status 1 when any run failed, 2 when the
  *   target never answered, 3 when authentication failed.
  */
 import { buildBenchmarkArgs, buildProbeArgs, type BenchmarkTarget } from "../../benchmarks/run/benchmark-args.js";
 import { MAX_RERUNS } from "../../benchmarks/run/rerun-rule.js";
 import type { Workload } from "../../vocabulary/workload.js";
-import { FRAME_PREFIX, PASSWORD_ENV } from "./log-frames.js";
+import { FRAME_PREFIX, PASSWORD_ENV } from "../../benchmarks/run/log-frames.js";
 
 export interface BenchmarkScriptOptions {
   workload: Workload;

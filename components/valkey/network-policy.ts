@@ -84,12 +84,12 @@ export interface BenchmarkNetworkPolicyOptions {
   namespace: string;
   /** Labels of the benchmark pod (benchmarkPodLabels). */
   podLabels: Record<string, string>;
-  /** The pods it dials: the members (cluster mode) or the HAProxy endpoint pods (replication mode). */
-  valkeyPodSelector: Record<string, string>;
+  /** The pods it dials: the members (cluster mode); the HAProxy endpoint pods (replication mode), and the members too when it runs a mix (it reads every member's INFO commandstats). */
+  valkeyPodSelectors: readonly Record<string, string>[];
   labels?: Record<string, string>;
 }
 
-/** The benchmark pod: nothing may connect to it; it may reach DNS and the endpoint pods' 6379 only. */
+/** The benchmark pod: nothing may connect to it; it may reach DNS and the selected pods' 6379 only. */
 export function buildBenchmarkNetworkPolicy(o: BenchmarkNetworkPolicyOptions): BuiltNetworkPolicy {
   const name = o.podLabels["app.kubernetes.io/name"];
   const component = o.podLabels["app.kubernetes.io/component"];
@@ -103,7 +103,7 @@ export function buildBenchmarkNetworkPolicy(o: BenchmarkNetworkPolicyOptions): B
       ingress: [],
       egress: [
         { ...DNS_EGRESS, ports: [...DNS_EGRESS.ports] },
-        { to: [{ podSelector: { matchLabels: { ...o.valkeyPodSelector } } }], ports: [{ protocol: "TCP", port: VALKEY_PORT }] },
+        { to: o.valkeyPodSelectors.map((labels) => ({ podSelector: { matchLabels: { ...labels } } })), ports: [{ protocol: "TCP", port: VALKEY_PORT }] },
       ],
     },
   };

@@ -95,6 +95,73 @@ describe("BenchmarkJob (mocked engine)", () => {
   });
 });
 
+describe("BenchmarkJob running a mix (mocked engine)", () => {
+  const mixWorkload = {
+    ...workload,
+    mix: [
+      { test: "get" as const, percent: 80 },
+      { test: "set" as const, percent: 20 },
+    ],
+    durationSeconds: 60,
+  };
+  const MEMBERS = { "app.kubernetes.io/name": "valkey", "app.kubernetes.io/instance": "valkey" };
+  const PROXIES = { "app.kubernetes.io/name": "valkey-haproxy" };
+
+  it("a ConfigMap named after the bundle's hash holds mix.mjs; the Job runs it in the Node image as uid 1000 after its NetworkPolicy, which admits the proxies and the members", async () => {
+    mocks.reset();
+    const component = new BenchmarkJob("bench-mix", {
+      namespace: pulumi.output("valkey"),
+      image: "docker.io/valkey/valkey:9.1.2",
+      mode: "replication",
+      target: { host: pulumi.output("valkey-write.valkey.svc") },
+      workload: mixWorkload,
+      secretName: pulumi.secret(PASSWORD).apply(() => "valkey-auth"),
+      placement,
+      resources: { cpu: "1", memory: "1Gi" },
+      mixImage: "node:24-test",
+      valkeyPodSelectors: [PROXIES, MEMBERS],
+    });
+    await valueOf(component.jobName);
+    await settle();
+    const cm = mocks.get("kubernetes:core/v1:ConfigMap", "bench-mix-mix-runner");
+    const name = at(cm.inputs, "metadata", "name") as string;
+    expect(name).toMatch(/^vbench-replication-mix-[0-9a-f]{8}$/);
+    expect(String(at(cm.inputs, "data", "mix.mjs"))).toContain("VBENCH_MIX");
+    const job = mocks.get("kubernetes:batch/v1:Job", "bench-mix-job");
+    const pod = at(job.inputs, "spec", "template", "spec") as Obj;
+    const c = at(pod, "containers", 0) as Obj;
+    expect([c.image, c.command]).toEqual(["node:24-test", ["node", "/vbench/mix.mjs"]]);
+    expect(at(pod, "securityContext", "runAsUser")).toBe(1000);
+    expect(pod.volumes).toContainEqual({ name: "mix-runner", configMap: { name } });
+    const settings = JSON.parse(String((c.env as Obj[]).find((e) => e.name === "VBENCH_MIX")?.value)) as Obj;
+    expect(settings).toMatchObject({
+      mode: "replication",
+      target: { host: "valkey-write.valkey.svc", port: 6379 },
+      workload: { mix: mixWorkload.mix, durationSeconds: 60 },
+    });
+    const policy = mocks.get("kubernetes:networking.k8s.io/v1:NetworkPolicy", "bench-mix-netpol");
+    expect(at(policy.inputs, "spec", "egress", 1, "to")).toEqual([{ podSelector: { matchLabels: PROXIES } }, { podSelector: { matchLabels: MEMBERS } }]);
+    for (const r of mocks.resources) expect(JSON.stringify(r.redacted)).not.toContain(PASSWORD);
+  });
+
+  it("a mix without mixImage is refused, naming it", () => {
+    mocks.reset();
+    expect(
+      () =>
+        new BenchmarkJob("bench-nomix", {
+          namespace: "valkey",
+          image: "valkey:9.1.2",
+          mode: "cluster",
+          target: { host: "valkey-client" },
+          workload: mixWorkload,
+          secretName: undefined,
+          placement,
+          resources: { cpu: "1", memory: "1Gi" },
+        }),
+    ).toThrow(/mixImage is required/);
+  });
+});
+
 describe("buildBenchmarkJob (pure)", () => {
   const base = {
     namespace: "valkey",

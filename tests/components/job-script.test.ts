@@ -12,7 +12,7 @@ import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-pr
 import { SEED_WORKLOAD, type Workload } from "../../vocabulary/workload.js";
 import { JobLogError, parseJobLog, type JobLogMeta } from "../../components/benchmark/job-log.js";
 import { buildBenchmarkScript, type BenchmarkScriptOptions } from "../../components/benchmark/job-script.js";
-import { PASSWORD_ENV } from "../../components/benchmark/log-frames.js";
+import { PASSWORD_ENV } from "../../benchmarks/run/log-frames.js";
 import { runShellScript } from "../support/processes.js";
 
 const client = resolveBinaries().benchmark;

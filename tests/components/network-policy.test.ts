@@ -71,7 +71,7 @@ describe("Valkey release NetworkPolicy, rule by rule", () => {
 
 describe("benchmark pod NetworkPolicy", () => {
   const podLabels = benchmarkPodLabels({ mode: "cluster" });
-  const policy = buildBenchmarkNetworkPolicy({ name: "vbench-netpol", namespace: "valkey", podLabels, valkeyPodSelector: MEMBERS });
+  const policy = buildBenchmarkNetworkPolicy({ name: "vbench-netpol", namespace: "valkey", podLabels, valkeyPodSelectors: [MEMBERS] });
 
   it("selects the benchmark pod and never a Valkey member", () => {
     const selector = policy.spec.podSelector.matchLabels ?? {};
@@ -98,7 +98,7 @@ describe("benchmark pod NetworkPolicy", () => {
       resources: { cpu: "1", memory: "1Gi" },
     };
     mocks.reset();
-    new BenchmarkJob("b", { ...args, valkeyPodSelector: MEMBERS });
+    new BenchmarkJob("b", { ...args, valkeyPodSelectors: [MEMBERS] });
     await settle();
     const np = mocks.get("kubernetes:networking.k8s.io/v1:NetworkPolicy", "b-netpol");
     expect(np.inputs).toMatchObject({ metadata: { name: "vbench-cluster-netpol", namespace: "valkey" }, spec: { ingress: [] } });

@@ -136,11 +136,12 @@ describe("the mix spec", () => {
     expect(d.stderr).toContain("--duration-s applies to a mix");
   }, 30_000);
 
-  it("the stack config names benchmark.mix", () => {
-    const parse = (mix: string, enabled = false) => parseStackConfig({ "aws:region": "eu-west-1", "benchmark": { mix, enabled } });
+  it("the stack config names benchmark.mix; the deployed Job runs it in one client pod", () => {
+    const parse = (mix: string, enabled = false, clientPods = 1) => parseStackConfig({ "aws:region": "eu-west-1", "benchmark": { mix, enabled, clientPods } });
     expect(parse("get:80,set:20").config.benchmark.mix).toEqual(GET_SET);
     expect(() => parse("get:80,get:20")).toThrow(ConfigError);
     expect(() => parse("get:80,get:20")).toThrow(/benchmark\.mix.*get is given twice/);
-    expect(() => parse("get:80,set:20", true)).toThrow(/benchmark\.mix.*does not run a mix yet/);
+    expect(parse("get:80,set:20", true).config.benchmark.mixImage).toMatch(/node:24/);
+    expect(() => parse("get:80,set:20", true, 2)).toThrow(/benchmark\.clientPods.*a mix runs in one client pod \(got 2\)/);
   });
 });

@@ -140,8 +140,17 @@ describe("open loop against closed loop, the server frozen for 1 s", () => {
       const args = ["bench", "--target", `${server.host}:${server.port}`, "--mix", "set:100", "--rate", "500", "--duration-s", "2", "--clients", "2"];
       const r = await runVbench([...args, "--json", "--output", out]);
       expect(r.code, r.stderr).toBe(0);
-      const j = JSON.parse(r.stdout) as { runDir: string; mix: { p999_ms: Record<string, number>; openLoop: { rate: number; series: unknown[] } } };
+      const j = JSON.parse(r.stdout) as {
+        runDir: string;
+        rows: { test: string; p999_ms?: number; max_ms: number }[];
+        mix: { p999_ms: Record<string, number>; openLoop: { rate: number; series: unknown[] } };
+      };
       expect(j.mix.p999_ms.MIX).toBeGreaterThan(0);
+      // The rows themselves carry p99.9 and the maximum (results.csv's appended p999_ms column too).
+      for (const row of j.rows) {
+        expect(row.p999_ms, row.test).toBe(j.mix.p999_ms[row.test]);
+        expect(row.max_ms).toBeGreaterThanOrEqual(row.p999_ms ?? Number.POSITIVE_INFINITY);
+      }
       expect([j.mix.openLoop.rate, j.mix.openLoop.series.length]).toEqual([500, 2]);
       for (const f of ["latency-replication-MIX.hgrm", "latency-replication-SET.hgrm", "latency-series-replication.json", "mix-served-replication.json"])
         expect(existsSync(join(j.runDir, "raw", f)), f).toBe(true);

@@ -2,7 +2,14 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { clusterSpeedup, renderComparisonTable, renderSummaryMarkdown } from "../../benchmarks/run/comparison.js";
 import { formatResultTimestamp, type ResultRow } from "../../benchmarks/run/result-row.js";
-import { parseResultsCsv, renderResultsCsv, ResultsCsvError, RESULTS_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
+import {
+  COST_CSV_COLUMNS,
+  P999_CSV_COLUMNS,
+  parseResultsCsv,
+  renderResultsCsv,
+  ResultsCsvError,
+  RESULTS_CSV_COLUMNS,
+} from "../../benchmarks/run/results-csv.js";
 
 function row(over: Partial<ResultRow>): ResultRow {
   return {
@@ -80,6 +87,26 @@ describe("results.csv", () => {
     expect(() => parseResultsCsv(good.replace("20260522-231743", "yesterday"))).toThrow(/not YYYYMMDD-HHMMSS/);
     expect(() => parseResultsCsv("")).toThrow(/empty/);
     expect(() => renderResultsCsv([row({ rps: Number.POSITIVE_INFINITY })])).toThrow(/rps=Infinity/);
+  });
+
+  it("p99.9 (a mix's rows) is an appended column, before the cost ones, written only when a row has it; empty reads back as not measured", () => {
+    const mixed = [row({ test: "GET", p999_ms: 2.5 }), row({ test: "SET" })];
+    const text = renderResultsCsv(mixed);
+    expect(text.split("\n")[0]).toBe([...RESULTS_CSV_COLUMNS, ...P999_CSV_COLUMNS].join(","));
+    expect(parseResultsCsv(text)).toEqual(mixed);
+    expect(parseResultsCsv(text)[1]).not.toHaveProperty("p999_ms");
+    const both = [
+      row({ test: "GET", p999_ms: 2.5, usd_per_hour: 1.2, usd_per_million_ops_per_s: 0.5 }),
+      row({ test: "SET", usd_per_hour: 1.2, usd_per_million_ops_per_s: null }),
+    ];
+    const withCost = renderResultsCsv(both);
+    expect(withCost.split("\n")[0]).toBe([...RESULTS_CSV_COLUMNS, ...P999_CSV_COLUMNS, ...COST_CSV_COLUMNS].join(","));
+    expect(parseResultsCsv(withCost)).toEqual(both);
+    // The groups in another order are a foreign header; a negative p99.9 is named.
+    expect(() => parseResultsCsv(withCost.replace("p999_ms,usd_per_hour,usd_per_million_ops_per_s", "usd_per_hour,usd_per_million_ops_per_s,p999_ms"))).toThrow(
+      /header is/,
+    );
+    expect(() => parseResultsCsv(text.replace(",2.5\n", ",-1\n"))).toThrow(/p999_ms is "-1", not a non-negative number or empty \(not measured\)/);
   });
 
   it("timestamps look like the seed's", () => {

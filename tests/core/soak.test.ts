@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleForNode } from "../../benchmarks/drill/load-bundle.js";
+import { bundleEntry } from "../../benchmarks/util/bundle.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
 import { runMix } from "../../benchmarks/run/mix-runner.js";
 import type { startMixSoak } from "../../benchmarks/run/soak-sampler.js";
@@ -190,7 +190,7 @@ describe("soak: a sampled series with flagged events", () => {
 
 describe("the sampler as an in-pod script would carry it", () => {
   it("bundles alone (no filesystem, no Pulumi, no schema library) and samples a real server from the bundle", async () => {
-    const text = await bundleForNode(fileURLToPath(new URL("../../benchmarks/run/soak-sampler.ts", import.meta.url)));
+    const text = await bundleEntry(fileURLToPath(new URL("../../benchmarks/run/soak-sampler.ts", import.meta.url)), "the soak sampler");
     expect(text).not.toMatch(/"node:fs"|@pulumi|zod/);
     expect(Buffer.byteLength(text)).toBeLessThan(400_000);
     const path = join(scratch, "soak-sampler.mjs");

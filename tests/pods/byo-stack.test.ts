@@ -8,7 +8,7 @@
  * failure drills (support/drill-checks.ts) in real pods, all on the `valkey-previous` image. A
  * second `up` upgrades to the `valkey` image under a write load (support/upgrade-checks.ts: the
  * RollingRestart step's order, nothing acknowledged lost), a live directive is set without a
- * restart, cluster mode scales 3 x 1 -> 4 x 1 -> 3 x 1 under load (support/scale-checks.ts), one
+ * restart, the benchmark Job runs a mix open loop in the node image (support/mix-checks.ts), cluster mode scales 3 x 1 -> 4 x 1 -> 3 x 1 under load (support/scale-checks.ts), one
  * more `up` changes nothing, and
  * `destroy` leaves no pod, PVC or PV. Beside them, per mode, a backup to an S3-compatible server,
  * destroy, and its restore into a new stack (support/backup-checks.ts, restore-checks.ts). Needs root, `install.sh` (Pulumi) and `install.sh --real-cluster`. Starts the
@@ -27,6 +27,7 @@ import { allowBusFrom, probe, type ProbeTarget } from "./support/probe.js";
 import { expectBackupOnRealPods } from "./support/backup-checks.js";
 import { expectScaleUpThenIn } from "./support/scale-checks.js";
 import { expectLiveConfigChange, expectUpgradeUnderLoad } from "./support/upgrade-checks.js";
+import { expectMixOnRealPods } from "./support/mix-checks.js";
 
 const reason = podsSkipReason({ pulumi: true });
 const PASSWORD = `pods-${Math.random().toString(36).slice(2)}-secret`;
@@ -186,6 +187,8 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
       const upgrade = { api, cluster, stack: s, NS, mode, password: PASSWORD, valkey };
       const release = await expectUpgradeUnderLoad(upgrade);
       await expectLiveConfigChange(upgrade, { ...valkey, image: cluster.images.valkey }, release);
+      // The benchmark Job running a mix, open loop, in the node image (support/mix-checks.ts).
+      await expectMixOnRealPods(upgrade, clientNode);
       // Cluster mode: 3 x 1 -> 4 x 1 -> 3 x 1 under load (support/scale-checks.ts).
       if (mode === "cluster") await expectScaleUpThenIn(upgrade, release, 3, 1);
 
@@ -206,7 +209,7 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
   // cluster): most of each is waiting on pods, detection windows and rolls, and one after the
   // other they took 24 min of CI.
   it.concurrent(
-    "cluster mode: up with real pods (bootstrap and check through port-forward, benchmark Job, drills primary/switchover/all), policies probed; upgraded under load in role order; live config; scaled 3x1 -> 4x1 -> 3x1 under load; up again no-op; destroy leaves nothing",
+    "cluster mode: up with real pods (bootstrap and check through port-forward, benchmark Job, drills primary/switchover/all), policies probed; upgraded under load in role order; live config; a mix in the benchmark Job; scaled 3x1 -> 4x1 -> 3x1 under load; up again no-op; destroy leaves nothing",
     { timeout: 1_500_000 },
     () => lifecycle("cluster"),
   );

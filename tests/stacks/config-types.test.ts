@@ -28,9 +28,9 @@ describe("config types inferred from the schema", () => {
     expectTypeOf<PasswordState>().toEqualTypeOf<"secret" | "plaintext" | "missing">();
     expectTypeOf<Toleration["operator"]>().toEqualTypeOf<"Equal" | "Exists">();
     expectTypeOf<Toleration["key"]>().toEqualTypeOf<string | undefined>();
-    expectTypeOf<Omit<StackConfig["benchmark"], "enabled" | "workloadName" | "resources" | "resourceAmounts" | "clientPods" | "runId">>().toEqualTypeOf<
-      Omit<Workload, "name">
-    >();
+    expectTypeOf<
+      Omit<StackConfig["benchmark"], "enabled" | "workloadName" | "resources" | "resourceAmounts" | "clientPods" | "runId" | "mixImage">
+    >().toEqualTypeOf<Omit<Workload, "name">>();
 
     const { config } = parseStackConfig({ "aws:region": "eu-west-1", "valkey": { mode: "cluster" } });
     expect(config.aws).toEqual({ region: "eu-west-1", zones: ["eu-west-1a", "eu-west-1b", "eu-west-1c"] });

@@ -319,6 +319,38 @@ describe("the program under mocks", () => {
     expect(JSON.stringify(results?.inputs.workload)).not.toContain("bench-3");
   });
 
+  it("benchmark.mix: the Job runs the bundled mix runner in benchmark.mixImage (ConfigMap), its deadline and the results' wait grown by the duration; replication's policy admits the members too", async () => {
+    const { config } = parseStackConfig({
+      platform: "byo",
+      byo: { kubeconfig: kubeconfigPath },
+      benchmark: { mix: "get:90,set:10", durationSeconds: 7200, rate: 5000, mixImage: "registry.example/node:24" },
+    });
+    const out = runProgram({ stack: "byo", config, password: PASSWORD });
+    // The Job's manifest waits for the esbuild bundle (the ConfigMap's name is its hash): outside the mocks' request count.
+    await valueOf(out.report);
+    await settle();
+    const job = recorder.ofType("kubernetes:batch/v1:Job")[0];
+    const spec = job?.inputs.spec as { activeDeadlineSeconds: number; template: { spec: { containers: { image: string; command: string[] }[] } } };
+    expect(spec.template.spec.containers[0]).toMatchObject({ image: "registry.example/node:24", command: ["node", "/vbench/mix.mjs"] });
+    expect(spec.activeDeadlineSeconds).toBe(7200 + 1800);
+    expect(recorder.ofType("kubernetes:core/v1:ConfigMap").some((c) => c.name === "valkey-benchmark-mix-runner")).toBe(true);
+    const results = recorder.resources.find((r) => r.name === "valkey-benchmark-results-run");
+    expect(results?.inputs).toMatchObject({
+      timeoutSeconds: 7200 + 1800,
+      workload: {
+        mix: [
+          { test: "get", percent: 90 },
+          { test: "set", percent: 10 },
+        ],
+        rate: 5000,
+      },
+    });
+    const policy = recorder.ofType("kubernetes:networking.k8s.io/v1:NetworkPolicy").find((p) => p.name === "valkey-benchmark-netpol");
+    const to = (policy?.inputs.spec as { egress: { to?: { podSelector: { matchLabels: Record<string, string> } }[] }[] }).egress[1]?.to ?? [];
+    expect(to).toHaveLength(2);
+    expectNoPlainPassword();
+  });
+
   it("the check after the benchmark follows the results' runStamp (new each run), not their URN (fixed)", async () => {
     const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: kubeconfigPath }, valkey: { mode: "cluster" } });
     runProgram({ stack: "byo", config, password: PASSWORD });

@@ -6,6 +6,7 @@
  */
 import { RESULT_MODES, type ResultRow } from "../../../benchmarks/run/result-row.js";
 import type { Workload } from "../../../vocabulary/workload.js";
+import type { MixJobExtras } from "../../../benchmarks/run/mix-job-result.js";
 import { anObject, nonEmptyString, oneOf, rerun, setting, wholeNumber, withRole } from "../kit/inputs.js";
 import { kubeAccessFields } from "../kit/kube-target.js";
 import { declareStep, output, type InputsOf, type OutputsOf } from "../kit/step.js";
@@ -48,6 +49,12 @@ export const resultsStep = declareStep({
     rows: output<ResultRow[]>(),
     /** results.csv (renderResultsCsv). */
     csv: output<string>(),
+    /**
+     * A mix (`workload.mix`): what the pod measured beside the rows (the served shares from every
+     * member's INFO commandstats, p99.9 and the HdrHistogram text per row, the open loop's series);
+     * null for valkey-benchmark tests.
+     */
+    mix: output<MixJobExtras | null>(),
     /** The pod whose log was read; with several client pods, their names joined by ",". */
     podName: output<string>(),
     /** The image the Job ran (as given). */

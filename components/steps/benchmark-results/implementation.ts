@@ -9,7 +9,8 @@
 import { combineClientRows } from "../../../benchmarks/run/multi-client.js";
 import { renderResultsCsv } from "../../../benchmarks/run/results-csv.js";
 import { formatResultTimestamp, type ResultRow } from "../../../benchmarks/run/result-row.js";
-import { parseJobLog } from "../../benchmark/job-log.js";
+import { parseJobLog, parseMixJobLog } from "../../benchmark/job-log.js";
+import type { MixJobExtras } from "../../../benchmarks/run/mix-job-result.js";
 import { dynamicProtocol } from "../kit/protocol.js";
 import { resultsStep, type BenchmarkResultsInputs, type BenchmarkResultsOutputs } from "./declaration.js";
 
@@ -106,17 +107,25 @@ export async function collectJobResults(api: JobLogApi, i: BenchmarkResultsInput
     );
   }
   const timestamp = i.timestamp ?? formatResultTimestamp(started === undefined ? new Date(now()) : new Date(started));
+  const meta = { mode: i.mode, workload: i.workload, serverVersion: i.serverVersion, timestamp };
   const perPod: ResultRow[][] = [];
+  let mix: MixJobExtras | null = null;
   for (const pod of pods) {
     const log = await api.podLog(i.namespace, pod.name);
     try {
-      perPod.push(parseJobLog(log, { mode: i.mode, workload: i.workload, serverVersion: i.serverVersion, timestamp }));
+      if (i.workload.mix === undefined) perPod.push(parseJobLog(log, meta));
+      else {
+        const m = parseMixJobLog(log, meta);
+        perPod.push(m.rows);
+        mix = m.mix;
+      }
     } catch (err) {
       throw new BenchmarkJobError(`benchmark Job ${job}, pod ${pod.name}: ${(err as Error).message}; last log lines:\n${tail(log)}`);
     }
   }
-  const rows = combineClientRows(perPod);
-  return { rows, csv: renderResultsCsv(rows), podName: pods.map((p) => p.name).join(","), image: i.image, rowsTimestamp: timestamp };
+  // A mix runs in one pod (its rows are final); valkey-benchmark pods are combined.
+  const rows = mix === null ? combineClientRows(perPod) : (perPod[0] ?? []);
+  return { rows, csv: renderResultsCsv(rows), mix, podName: pods.map((p) => p.name).join(","), image: i.image, rowsTimestamp: timestamp };
 }
 
 function isNotFound(err: unknown): boolean {

@@ -22,7 +22,7 @@
  *   node);
  * - output: stdout only, the lines of record-lines.ts (formatRecordLines).
  */
-import { clientContainerSecurity, clientPodBase } from "../../client-pod.js";
+import { clientContainerSecurity, clientPodBase, NODE_IMAGE_UID } from "../../client-pod.js";
 import { CLIENT_LABEL, type Placement } from "../../shared.js";
 
 export const DRILL_LOAD_LABEL = "valkey-on-eks/drill-load";
@@ -30,8 +30,6 @@ export const DRILL_RUN_LABEL = "valkey-on-eks/drill-run";
 export const DRILL_LOAD_CONTAINER = "drill-load";
 export const DRILL_LOAD_MOUNT = "/drill";
 export const DRILL_LOAD_FILE = "load.mjs";
-/** The `node` user of the official Node images. */
-export const NODE_IMAGE_UID = 1000;
 
 /** The env var names of the contract. */
 export const DRILL_ENV = {

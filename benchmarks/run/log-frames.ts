@@ -1,6 +1,7 @@
 /**
- * The framing the benchmark Job's script prints around each benchmark run, shared by the script
- * builder (job-script.ts) and the log parser (job-log.ts) so the two cannot drift apart.
+ * The framing the benchmark Job prints around each benchmark run, shared by the script builder
+ * (components/benchmark/job-script.ts), the in-pod mix runner (mix-job-main.ts) and the log parser
+ * (components/benchmark/job-log.ts) so they cannot drift apart.
  *
  *   ### vbench-version client=valkey-benchmark 9.0.2
  *   ### vbench-auth method=env|argv|none
@@ -9,6 +10,7 @@
  *   ### vbench-end test=set run=1 exit=0 wall_ms=1234
  *   ### vbench-stderr <a line of the client's stderr>
  *   ### vbench-error <why the script stopped>
+ *   ### vbench-result {"rows":[…],…}   (a mix: the whole result as one JSON line, mix-job.ts)
  *   ### vbench-done status=0
  */
 
@@ -18,17 +20,17 @@ export const FRAME_PREFIX = "### vbench-";
 /** Name of the container environment variable the password arrives in (secretKeyRef). */
 export const PASSWORD_ENV = "VALKEY_PASSWORD";
 
-export type FrameKind = "version" | "auth" | "begin" | "end" | "stderr" | "error" | "done";
+export type FrameKind = "version" | "auth" | "begin" | "end" | "stderr" | "error" | "result" | "done";
 
 export interface Frame {
   kind: FrameKind;
   /** `key=value` pairs; for `version` the value runs to the end of the line. */
   fields: Record<string, string>;
-  /** Everything after the kind, for `stderr` / `error`. */
+  /** Everything after the kind, for `stderr` / `error` / `result`. */
   text: string;
 }
 
-const KINDS = new Set<string>(["version", "auth", "begin", "end", "stderr", "error", "done"]);
+const KINDS = new Set<string>(["version", "auth", "begin", "end", "stderr", "error", "result", "done"]);
 
 /** The frame on this line, or undefined for a line that is not one. */
 export function parseFrame(line: string): Frame | undefined {
@@ -42,7 +44,7 @@ export function parseFrame(line: string): Frame | undefined {
   if (kind === "version") {
     const m = /^client=(.*)$/.exec(text);
     if (m?.[1] !== undefined) fields.client = m[1].trim();
-  } else if (kind !== "stderr" && kind !== "error") {
+  } else if (kind !== "stderr" && kind !== "error" && kind !== "result") {
     for (const m of text.matchAll(/(\w+)=(\S*)/g)) if (m[1] !== undefined) fields[m[1]] = m[2] ?? "";
   }
   return { kind: kind as FrameKind, fields, text };

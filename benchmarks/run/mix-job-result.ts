@@ -1,0 +1,52 @@
+/**
+ * The benchmark Job's mix result line (`### vbench-result <json>`, mix-job.ts) as the log parser
+ * reads it (components/benchmark/job-log.ts): every field validated, garbage an error naming it.
+ * Also the stack report's `benchmark.mix` (benchmarks/report/stack-report-schema.ts). Not bundled
+ * into the pod (full zod).
+ */
+import { z } from "zod";
+import type { ResultRow } from "./result-row.js";
+import { resultRowSchema } from "./result-row-schema.js";
+
+function issues(e: z.ZodError): string {
+  return e.issues
+    .slice(0, 5)
+    .map((i) => `${i.path.length > 0 ? i.path.join(".") : "(top level)"}: ${i.message}`)
+    .join("; ");
+}
+
+const ms = z.number().nonnegative();
+/** What a mix measured beside its rows, as JSON (also the stack report's `benchmark.mix`). */
+export const mixExtrasSchema = z.strictObject({
+  served: z.looseObject({ total: z.int().min(0), commands: z.array(z.looseObject({ test: z.string(), servedPercent: z.number() })) }),
+  latency: z.strictObject({ p999_ms: z.record(z.string(), ms), histograms: z.record(z.string(), z.string()) }),
+  openLoop: z
+    .strictObject({
+      rate: z.number().positive(),
+      series: z.array(z.strictObject({ second: z.int().min(0), requests: z.int().min(0), p50_ms: ms, p99_ms: ms, max_ms: ms })),
+      generatorLagMaxMs: ms,
+    })
+    .optional(),
+});
+const resultSchema = mixExtrasSchema.extend({ rows: z.array(resultRowSchema).min(1) });
+
+/** What a mix measured beside its rows (the BenchmarkResults step's `mix` output). */
+export type MixJobExtras = z.infer<typeof mixExtrasSchema>;
+/** The result line's payload: the rows and what the pod measured beside them, JSON-safe. */
+export type MixJobResult = MixJobExtras & { rows: ResultRow[] };
+
+/** Parses and validates the `### vbench-result` payload; throws naming the first bad fields. */
+export function parseMixJobResult(text: string): MixJobResult {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`the result line is not JSON (${(err as Error).message}; truncated?)`, { cause: err });
+  }
+  const r = resultSchema.safeParse(json);
+  if (!r.success) throw new Error(`the result line is not a mix result: ${issues(r.error)}`);
+  const rowTests = new Set(r.data.rows.map((x) => x.test));
+  const missing = Object.keys(r.data.latency.p999_ms).filter((t) => !rowTests.has(t));
+  if (missing.length > 0) throw new Error(`the result line has p99.9 for ${missing.join(", ")} but no row of it`);
+  return r.data;
+}

@@ -1,0 +1,109 @@
+/**
+ * The deployed benchmark Job running a mix (config `benchmark.mix`, open loop with
+ * `benchmark.rate`): its contract, declared once for the three sides that rely on it.
+ *
+ * - The manifest (components/benchmark/job-manifest.ts): a Node container runs
+ *   `node MIX_JOB_MOUNT/MIX_JOB_FILE`, the bundle of mix-job-main.ts from a ConfigMap volume; the
+ *   settings arrive as one JSON env var (MIX_JOB_SETTINGS_ENV), the password only as
+ *   VALKEY_PASSWORD (a secretKeyRef), never in the settings or argv.
+ * - The pod (mix-job-main.ts): runs the same runMix as `vbench local` / `vbench bench`, prints the
+ *   framing of log-frames.ts and the whole result as ONE `### vbench-result <json>` line.
+ * - The log parser (components/benchmark/job-log.ts, through mix-job-result.ts): validates that
+ *   line field by field; garbage is an error naming the field, never a silent row.
+ *
+ * This module is bundled into the pod, so it validates with zod/mini (the full zod would add
+ * ~450 KB to a ConfigMap that also lands in the Pulumi state).
+ */
+import * as z from "zod/mini";
+import { BENCHMARK_TESTS, type Workload } from "../../vocabulary/workload.js";
+import type { MixResult } from "./mix-runner.js";
+import { RESULT_MODES, type ResultMode } from "./result-row.js";
+import type { MixJobExtras, MixJobResult } from "./mix-job-result.js";
+
+/** Where the ConfigMap holding the bundle is mounted, and the bundle's key (its file name). */
+export const MIX_JOB_MOUNT = "/vbench";
+export const MIX_JOB_FILE = "mix.mjs";
+/** The env var carrying MixJobSettings as JSON. */
+export const MIX_JOB_SETTINGS_ENV = "VBENCH_MIX";
+/** The client_version of the mix rows (no valkey-benchmark involved). */
+export const MIX_CLIENT = "vbench mix (ioredis)";
+
+/** What the pod needs besides the password. */
+export interface MixJobSettings {
+  mode: ResultMode;
+  /** Cluster: the client Service (the client follows the slot map); replication: the write Service. */
+  target: { host: string; port: number };
+  /** The stack's workload, `mix` set. */
+  workload: Workload;
+  /** Give up when the target has not answered for this long. @default MIX_JOB_WAIT_S */
+  waitSeconds?: number;
+}
+
+/** How long the pod waits for the target to answer by default. */
+export const MIX_JOB_WAIT_S = 300;
+
+const count = z.int().check(z.minimum(1));
+const workloadSchema = z.strictObject({
+  name: z.string().check(z.minLength(1)),
+  requests: count,
+  clients: count,
+  pipeline: count,
+  dataSize: count,
+  threads: count,
+  keyspaceLength: count,
+  tests: z.array(z.enum(BENCHMARK_TESTS)),
+  minDurationSeconds: z.number().check(z.minimum(0)),
+  maxRequests: count,
+  mix: z.array(z.strictObject({ test: z.enum(BENCHMARK_TESTS), percent: z.int().check(z.minimum(1), z.maximum(100)) })).check(z.minLength(1)),
+  durationSeconds: z.optional(count),
+  rate: z.optional(count),
+}) satisfies z.ZodMiniType<Workload>;
+
+const settingsSchema = z.strictObject({
+  mode: z.enum(RESULT_MODES as [ResultMode, ...ResultMode[]]),
+  target: z.strictObject({ host: z.string().check(z.minLength(1)), port: z.int().check(z.minimum(1), z.maximum(65535)) }),
+  workload: workloadSchema,
+  waitSeconds: z.optional(count),
+});
+
+function issues(e: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
+  return e.issues
+    .slice(0, 5)
+    .map((i) => `${i.path.length > 0 ? i.path.join(".") : "(top level)"}: ${i.message}`)
+    .join("; ");
+}
+
+/** The settings as the manifest puts them in the env (one JSON text). */
+export function mixJobSettingsEnv(s: MixJobSettings): string {
+  if (s.workload.mix === undefined) throw new RangeError("the benchmark Job runs a mix only when the workload has one (benchmark.mix)");
+  return JSON.stringify(s);
+}
+
+/** The pod's settings from its env; an error names the variable and the field. */
+export function mixJobSettingsFromEnv(env: Record<string, string | undefined>): MixJobSettings {
+  const text = env[MIX_JOB_SETTINGS_ENV];
+  if (text === undefined || text === "") throw new Error(`${MIX_JOB_SETTINGS_ENV} is not set`);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${MIX_JOB_SETTINGS_ENV} is not JSON: ${(err as Error).message}`, { cause: err });
+  }
+  const r = z.safeParse(settingsSchema, json);
+  if (!r.success) throw new Error(`${MIX_JOB_SETTINGS_ENV}: ${issues(r.error)}`);
+  return r.data;
+}
+
+/** Maps become plain objects (the served view's per-member deltas are Maps). */
+export function jsonSafeMix(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value, (_k, v: unknown) => (v instanceof Map ? (Object.fromEntries(v as Map<string, unknown>) as unknown) : v)));
+}
+
+export function mixJobResult(r: MixResult): MixJobResult {
+  return {
+    rows: r.rows,
+    served: jsonSafeMix(r.served) as MixJobExtras["served"],
+    latency: r.latency,
+    ...(r.openLoop === undefined ? {} : { openLoop: r.openLoop }),
+  };
+}

@@ -1,0 +1,190 @@
+/**
+ * The deployed benchmark Job's mix as the pod runs it: the Job manifest is built for a local target
+ * (buildBenchmarkJob, the mix branch), its container's env is taken from that manifest (the password
+ * standing in for the secretKeyRef), and the esbuild bundle `mix.mjs` runs under a plain `node` (no
+ * node_modules next to it) against REAL local topologies: a Sentinel replication topology through
+ * its HAProxy write endpoint, and a 3 × 1 cluster. Its log must parse with the BenchmarkResults
+ * parser (parseMixJobLog) into the mix's rows, the served shares from every member's INFO
+ * commandstats, and p99.9; a refused password and an unreachable target end with their status.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
+import type { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
+import { bundleMixScript } from "../../benchmarks/run/mix-bundle.js";
+import { MIX_JOB_FILE, MIX_JOB_MOUNT } from "../../benchmarks/run/mix-job.js";
+import { PASSWORD_ENV } from "../../benchmarks/run/log-frames.js";
+import { BENCHMARK_CONTAINER, buildBenchmarkJob } from "../../components/benchmark/job-manifest.js";
+import { parseMixJobLog } from "../../components/benchmark/job-log.js";
+import { SEED_WORKLOAD, type Workload } from "../../vocabulary/workload.js";
+import { startTestCluster, startTestReplication } from "./drill-faults.js";
+
+const PASSWORD = "mix-bundle-password-5c1e";
+let dir: string;
+let script: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "mix-bundle-"));
+  script = join(dir, MIX_JOB_FILE);
+  writeFileSync(script, await bundleMixScript());
+}, 60_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const workload: Workload = {
+  ...SEED_WORKLOAD,
+  name: "mix-job",
+  clients: 4,
+  pipeline: 4,
+  keyspaceLength: 10_000,
+  mix: [
+    { test: "get", percent: 80 },
+    { test: "set", percent: 20 },
+  ],
+  durationSeconds: 3,
+};
+
+const PLACEMENT = { nodeSelector: {}, tolerations: [], zones: ["zone-a", "zone-b", "zone-c"], storageClass: "standard" };
+
+/** The container the manifest renders for this target: its command and its env (secretKeyRef → the password). */
+function renderedContainer(mode: "cluster" | "replication", target: { host: string; port: number }, w: Workload = workload) {
+  const job = buildBenchmarkJob({
+    namespace: "valkey",
+    name: "vbench-test",
+    image: "valkey:test",
+    mode,
+    target,
+    workload: w,
+    secretName: "valkey-auth",
+    passwordKey: "password",
+    placement: PLACEMENT,
+    resources: { cpu: "1", memory: "1Gi" },
+    waitSeconds: 3,
+    mixRunner: { image: "node:test", configMap: "vbench-test-mix" },
+  });
+  const c = job.spec.template.spec?.containers.find((x) => x.name === BENCHMARK_CONTAINER);
+  if (c === undefined) throw new Error("no benchmark container");
+  const env: Record<string, string> = {};
+  for (const e of c.env ?? []) {
+    if (e.value !== undefined) env[e.name] = e.value;
+    else if (e.valueFrom?.secretKeyRef !== undefined) env[e.name] = PASSWORD;
+  }
+  return { command: c.command as string[], env, image: c.image };
+}
+
+/** Runs mix.mjs as the container would (its command's script path mapped to the bundle here). */
+function runMixJob(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script], {
+      cwd: dir,
+      env: { PATH: process.env["PATH"] ?? "", NODE_NO_WARNINGS: "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const meta = (mode: "cluster" | "replication") => ({ mode, workload, serverVersion: "9.1.2", timestamp: "20261125-120000" });
+
+describe("mix.mjs (the benchmark Job's bundled mix runner) against real local topologies", () => {
+  let replication: ReplicationTarget | undefined;
+  let cluster: ClusterTarget | undefined;
+  afterAll(async () => {
+    await replication?.stop();
+    await cluster?.stop();
+  });
+
+  it("the manifest runs the bundle from its ConfigMap in the Node image as uid 1000, settings in one env var, the password only by secretKeyRef", () => {
+    const c = renderedContainer("replication", { host: "valkey-write.valkey.svc", port: 6379 });
+    expect(c.command).toEqual(["node", `${MIX_JOB_MOUNT}/${MIX_JOB_FILE}`]);
+    expect(c.image).toBe("node:test");
+    const job = buildBenchmarkJob({
+      namespace: "valkey",
+      name: "vbench-test",
+      image: "valkey:test",
+      mode: "cluster",
+      target: { host: "valkey-client", port: 6379 },
+      workload,
+      secretName: "valkey-auth",
+      passwordKey: "password",
+      placement: PLACEMENT,
+      resources: { cpu: "1", memory: "1Gi" },
+      mixRunner: { image: "node:test", configMap: "vbench-test-mix" },
+    });
+    const pod = job.spec.template.spec!;
+    expect(pod.securityContext?.runAsUser).toBe(1000);
+    expect(pod.volumes).toContainEqual({ name: "mix-runner", configMap: { name: "vbench-test-mix" } });
+    expect(JSON.stringify(job)).not.toContain(PASSWORD);
+    const env = pod.containers[0]?.env ?? [];
+    expect(env.find((e) => e.name === PASSWORD_ENV)?.valueFrom?.secretKeyRef).toEqual({ name: "valkey-auth", key: "password" });
+    // Without a mixRunner a mix is refused; a mixRunner without a mix too.
+    const base = {
+      namespace: "v",
+      name: "n",
+      image: "i",
+      mode: "cluster" as const,
+      target: { host: "h", port: 1 },
+      secretName: undefined,
+      passwordKey: "p",
+      placement: PLACEMENT,
+      resources: { cpu: "1", memory: "1Gi" },
+    };
+    expect(() => buildBenchmarkJob({ ...base, workload })).toThrow(/mixRunner .* is required/);
+    expect(() => buildBenchmarkJob({ ...base, workload: SEED_WORKLOAD, mixRunner: { image: "n", configMap: "c" } })).toThrow(/no mix/);
+    expect(() => buildBenchmarkJob({ ...base, workload, clientPods: 2, mixRunner: { image: "n", configMap: "c" } })).toThrow(/one client pod/);
+  });
+
+  it("replication through the HAProxy write endpoint: rows parsed by the results' parser, served shares from the members' commandstats, p99.9; no password in the log", async () => {
+    replication = await startTestReplication(PASSWORD, 1);
+    const w = replication.t.proxy!.write;
+    const run = await runMixJob(renderedContainer("replication", w).env);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout + run.stderr).not.toContain(PASSWORD);
+    const { rows, mix } = parseMixJobLog(run.stdout, meta("replication"));
+    console.log(`[mix-job] replication: ${rows.map((r) => `${r.test} ${Math.round(r.rps)} rps p99 ${r.p99_ms} ms`).join("; ")}`);
+    expect(rows.map((r) => r.test)).toEqual(["GET", "SET", "MIX"]);
+    expect(rows.every((r) => r.timestamp === "20261125-120000" && r.client_version === "vbench mix (ioredis)" && r.rps > 0)).toBe(true);
+    const get = mix.served.commands.find((c) => c.test === "get");
+    expect(get?.servedPercent).toBeGreaterThan(78);
+    expect(get?.servedPercent).toBeLessThan(82);
+    expect(mix.served.total).toBeGreaterThan(100);
+    expect(mix.latency.p999_ms.MIX).toBeGreaterThan(0);
+    expect(mix.latency.histograms.MIX).toMatch(/Percentile/);
+    // The replica's commandstats were read too: it replicated the SETs.
+    expect((mix.served as unknown as { members: { primary: boolean }[] }).members.some((m) => !m.primary)).toBe(true);
+  }, 120_000);
+
+  it("cluster 3 × 1 through one member (the client follows the slot map), open loop at 300/s: rows, the per-second series", async () => {
+    cluster = await startTestCluster(PASSWORD, 175);
+    const seed = cluster.pods[0]!;
+    const open: Workload = { ...workload, rate: 300 };
+    const run = await runMixJob(renderedContainer("cluster", { host: seed.host, port: seed.port }, open).env);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const { rows, mix } = parseMixJobLog(run.stdout, { ...meta("cluster"), workload: open });
+    expect(rows.map((r) => r.test)).toEqual(["GET", "SET", "MIX"]);
+    expect(rows.at(-1)?.requests).toBeGreaterThan(0.8 * 300 * 3);
+    expect(mix.openLoop?.rate).toBe(300);
+    expect(mix.openLoop?.series.length).toBe(3);
+    // Every one of the three primaries served part of the mix.
+    const primaries = (mix.served as unknown as { members: { primary: boolean; delta: Record<string, { calls: number }> }[] }).members.filter((m) => m.primary);
+    expect(primaries).toHaveLength(3);
+    for (const p of primaries) expect(p.delta["get"]?.calls ?? 0).toBeGreaterThan(0);
+  }, 120_000);
+
+  it("a refused password ends with status 3, an unreachable target with status 2, each with an error line the parser names", async () => {
+    const seed = cluster!.pods[0]!;
+    const refused = await runMixJob({ ...renderedContainer("cluster", { host: seed.host, port: seed.port }).env, [PASSWORD_ENV]: "wrong-password" });
+    expect(refused.code).toBe(3);
+    expect(() => parseMixJobLog(refused.stdout, meta("cluster"))).toThrow(/refused the password/);
+    const unreachable = await runMixJob(renderedContainer("cluster", { host: "127.0.0.1", port: 1 }).env);
+    expect(unreachable.code).toBe(2);
+    expect(() => parseMixJobLog(unreachable.stdout, meta("cluster"))).toThrow(/did not answer within 3 s/);
+  }, 60_000);
+});
