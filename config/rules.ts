@@ -210,10 +210,14 @@ function checkBenchmark(config: StackConfig, report: Report): void {
     );
   }
   if (benchmark.enabled && benchmark.soak !== undefined) {
-    report(
-      ["benchmark", "soak"],
-      "the deployed benchmark Job does not run a soak yet (vbench local and vbench bench do: --mix with --sample-s); remove it or set benchmark.enabled false",
-    );
+    // The Job logs one line per sample with every member's INFO; the step reads the log back, so it must stay under the kubelet's rotation.
+    const samples = Math.floor((benchmark.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS) / benchmark.soak.sampleSeconds);
+    const bytes = samples * (SOAK_SAMPLE_BYTES + SOAK_MEMBER_BYTES * config.valkey.pods);
+    if (bytes > MAX_BENCHMARK_LOG_BYTES)
+      report(
+        ["benchmark", "soak", "sampleSeconds"],
+        `${samples} samples of ${config.valkey.pods} members' INFO would log about ${Math.round(bytes / 2 ** 20)} MiB, over the ${MAX_BENCHMARK_LOG_BYTES / 2 ** 20} MiB the benchmark step reads back before the kubelet rotates the pod's log (10 MiB): raise sampleSeconds to at least ${Math.ceil(((benchmark.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS) * (SOAK_SAMPLE_BYTES + SOAK_MEMBER_BYTES * config.valkey.pods)) / MAX_BENCHMARK_LOG_BYTES)} s`,
+      );
   }
   if (benchmark.soak !== undefined && benchmark.mix === undefined) report(["benchmark", "soak"], "samples a mix: set benchmark.mix too, e.g. `get:80,set:20`");
   if (benchmark.soak !== undefined && 2 * benchmark.soak.sampleSeconds > (benchmark.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS))
@@ -253,6 +257,12 @@ function checkByoNodePool(config: StackConfig, report: Report): void {
       "is required while byo.manageKarpenterNodePool is true: the EC2NodeClass selects subnets and security groups by karpenter.sh/discovery",
     );
 }
+
+/** The benchmark Job's log, at most (the kubelet rotates a container's log at 10 MiB by default; the step reads the current file). */
+export const MAX_BENCHMARK_LOG_BYTES = 8 * 2 ** 20;
+/** Bounds of a soak sample line without its members' INFO, and of one member's INFO in it (tests/core/mix-job-bundle.test.ts checks real lines against them). */
+export const SOAK_SAMPLE_BYTES = 300;
+export const SOAK_MEMBER_BYTES = 500;
 
 /** Writes per load stream a drill may log: 2 streams × 120 bytes × this stays well under the kubelet's 10 MiB log rotation. */
 export const MAX_DRILL_WRITES_PER_STREAM = 30_000;

@@ -10,6 +10,7 @@
  *   ### vbench-end test=set run=1 exit=0 wall_ms=1234
  *   ### vbench-stderr <a line of the client's stderr>
  *   ### vbench-error <why the script stopped>
+ *   ### vbench-sample {"t_s":5,…}       (a soak: one sample per line, before the result, mix-job.ts)
  *   ### vbench-result {"rows":[…],…}   (a mix: the whole result as one JSON line, mix-job.ts)
  *   ### vbench-done status=0
  */
@@ -20,17 +21,17 @@ export const FRAME_PREFIX = "### vbench-";
 /** Name of the container environment variable the password arrives in (secretKeyRef). */
 export const PASSWORD_ENV = "VALKEY_PASSWORD";
 
-export type FrameKind = "version" | "auth" | "begin" | "end" | "stderr" | "error" | "result" | "done";
+export type FrameKind = "version" | "auth" | "begin" | "end" | "stderr" | "error" | "sample" | "result" | "done";
 
 export interface Frame {
   kind: FrameKind;
   /** `key=value` pairs; for `version` the value runs to the end of the line. */
   fields: Record<string, string>;
-  /** Everything after the kind, for `stderr` / `error` / `result`. */
+  /** Everything after the kind, for `stderr` / `error` / `sample` / `result`. */
   text: string;
 }
 
-const KINDS = new Set<string>(["version", "auth", "begin", "end", "stderr", "error", "result", "done"]);
+const KINDS = new Set<string>(["version", "auth", "begin", "end", "stderr", "error", "sample", "result", "done"]);
 
 /** The frame on this line, or undefined for a line that is not one. */
 export function parseFrame(line: string): Frame | undefined {
@@ -44,7 +45,7 @@ export function parseFrame(line: string): Frame | undefined {
   if (kind === "version") {
     const m = /^client=(.*)$/.exec(text);
     if (m?.[1] !== undefined) fields.client = m[1].trim();
-  } else if (kind !== "stderr" && kind !== "error" && kind !== "result") {
+  } else if (kind !== "stderr" && kind !== "error" && kind !== "sample" && kind !== "result") {
     for (const m of text.matchAll(/(\w+)=(\S*)/g)) if (m[1] !== undefined) fields[m[1]] = m[2] ?? "";
   }
   return { kind: kind as FrameKind, fields, text };

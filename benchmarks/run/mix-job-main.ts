@@ -6,6 +6,7 @@
  *
  *   ### vbench-version client=vbench mix (ioredis)
  *   ### vbench-auth method=env|none
+ *   ### vbench-sample {…}          (a soak: one per sample)
  *   ### vbench-result {"rows":[…],…}
  *   ### vbench-done status=0
  *
@@ -16,7 +17,7 @@
  */
 import { Redis } from "ioredis";
 import { FRAME_PREFIX, PASSWORD_ENV } from "./log-frames.js";
-import { MIX_CLIENT, MIX_JOB_WAIT_S, mixJobResult, mixJobSettingsFromEnv, type MixJobSettings } from "./mix-job.js";
+import { MIX_CLIENT, MIX_JOB_WAIT_S, mixJobResult, mixJobSettingsFromEnv, soakSampleLines, type MixJobSettings } from "./mix-job.js";
 import { runMix } from "./mix-runner.js";
 import { formatResultTimestamp } from "./result-row.js";
 import { parseInfo } from "../topology/info.js";
@@ -82,6 +83,7 @@ async function main(): Promise<number> {
     timestamp: formatResultTimestamp(),
     onProgress: (line) => process.stderr.write(`${line}\n`),
   });
+  for (const line of soakSampleLines(r)) frame("sample", line);
   frame("result", JSON.stringify(mixJobResult(r)));
   frame("done", "status=0");
   return 0;

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { ResultRow } from "./result-row.js";
 import { resultRowSchema } from "./result-row-schema.js";
+import { soakRecordSchema, soakSampleSchema, type SoakRecord } from "./soak-sample.js";
 
 function issues(e: z.ZodError): string {
   return e.issues
@@ -25,6 +26,14 @@ export const mixExtrasSchema = z.strictObject({
       rate: z.number().positive(),
       series: z.array(z.strictObject({ second: z.int().min(0), requests: z.int().min(0), p50_ms: ms, p99_ms: ms, max_ms: ms })),
       generatorLagMaxMs: ms,
+    })
+    .optional(),
+  /** A soak: its samples arrive on their own lines (`### vbench-sample`); `sampleCount` says how many to expect. */
+  soak: soakRecordSchema
+    .extend({
+      sampleCount: z.int().min(0),
+      /** Set by the BenchmarkResults step when it merged windows for the outputs (soak-downsample.ts). */
+      downsampled: z.strictObject({ factor: z.int().min(2), samples: z.int().min(1) }).optional(),
     })
     .optional(),
 });
@@ -48,5 +57,18 @@ export function parseMixJobResult(text: string): MixJobResult {
   const rowTests = new Set(r.data.rows.map((x) => x.test));
   const missing = Object.keys(r.data.latency.p999_ms).filter((t) => !rowTests.has(t));
   if (missing.length > 0) throw new Error(`the result line has p99.9 for ${missing.join(", ")} but no row of it`);
+  return r.data;
+}
+
+/** One `### vbench-sample` line's sample; throws naming the line and field. */
+export function parseSoakSample(text: string, n: number): SoakRecord["samples"][number] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`soak sample line ${n} is not JSON (${(err as Error).message}; truncated?)`, { cause: err });
+  }
+  const r = soakSampleSchema.safeParse(json);
+  if (!r.success) throw new Error(`soak sample line ${n} is not a sample: ${issues(r.error)}`);
   return r.data;
 }

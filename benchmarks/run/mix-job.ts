@@ -57,6 +57,7 @@ const workloadSchema = z.strictObject({
   mix: z.array(z.strictObject({ test: z.enum(BENCHMARK_TESTS), percent: z.int().check(z.minimum(1), z.maximum(100)) })).check(z.minLength(1)),
   durationSeconds: z.optional(count),
   rate: z.optional(count),
+  soak: z.optional(z.strictObject({ sampleSeconds: count })),
 }) satisfies z.ZodMiniType<Workload>;
 
 const settingsSchema = z.strictObject({
@@ -99,11 +100,23 @@ export function jsonSafeMix(value: unknown): unknown {
   return JSON.parse(JSON.stringify(value, (_k, v: unknown) => (v instanceof Map ? (Object.fromEntries(v as Map<string, unknown>) as unknown) : v)));
 }
 
+/**
+ * The result line's payload. A soak's samples are not in it: they go one per `### vbench-sample`
+ * line before it (soakSampleLines), so no log line grows with the soak's length; the result
+ * carries the soak without them and their count.
+ */
 export function mixJobResult(r: MixResult): MixJobResult {
+  const soak = r.soak?.record;
   return {
     rows: r.rows,
     served: jsonSafeMix(r.served) as MixJobExtras["served"],
     latency: r.latency,
     ...(r.openLoop === undefined ? {} : { openLoop: r.openLoop }),
+    ...(soak === undefined ? {} : { soak: { ...soak, samples: [], sampleCount: soak.samples.length } }),
   };
+}
+
+/** A soak's samples, one JSON text each (the `### vbench-sample` lines). */
+export function soakSampleLines(r: MixResult): string[] {
+  return (r.soak?.record.samples ?? []).map((x) => JSON.stringify(x));
 }

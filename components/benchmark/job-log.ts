@@ -14,7 +14,7 @@ import { resultRow } from "../../benchmarks/run/result-rows.js";
 import type { Workload } from "../../vocabulary/workload.js";
 import { parseFrame } from "../../benchmarks/run/log-frames.js";
 import { MIX_CLIENT } from "../../benchmarks/run/mix-job.js";
-import { parseMixJobResult, type MixJobExtras, type MixJobResult } from "../../benchmarks/run/mix-job-result.js";
+import { parseMixJobResult, parseSoakSample, type MixJobExtras, type MixJobResult } from "../../benchmarks/run/mix-job-result.js";
 
 export interface JobLogMeta {
   mode: ResultMode;
@@ -56,13 +56,15 @@ interface Scanned {
   runs: Run[];
   /** `### vbench-result` payloads (a mix prints one). */
   results: string[];
+  /** `### vbench-sample` payloads (a soak's samples, in order). */
+  samples: string[];
   done: number | undefined;
   errors: string[];
   stderr: string[];
 }
 
 function scan(log: string): Scanned {
-  const s: Scanned = { client: undefined, runs: [], results: [], done: undefined, errors: [], stderr: [] };
+  const s: Scanned = { client: undefined, runs: [], results: [], samples: [], done: undefined, errors: [], stderr: [] };
   let open: Run | undefined;
   for (const line of log.split("\n")) {
     const f = parseFrame(line.replace(/\r$/, ""));
@@ -88,6 +90,7 @@ function scan(log: string): Scanned {
     else if (f.kind === "done") s.done = wholeNumber(f.fields.status, "done status");
     else if (f.kind === "error") s.errors.push(f.text);
     else if (f.kind === "result") s.results.push(f.text);
+    else if (f.kind === "sample") s.samples.push(f.text);
     else if (f.kind === "stderr") (s.runs.at(-1)?.stderr ?? s.stderr).push(f.text);
   }
   if (open !== undefined) throw new JobLogError(`benchmark Job log ends inside ${open.test.toUpperCase()} run ${open.run} (truncated?)`);
@@ -208,6 +211,11 @@ export function parseMixJobLog(log: string, meta: JobLogMeta): { rows: ResultRow
   let result: MixJobResult;
   try {
     result = parseMixJobResult(s.results[0] as string);
+    if (result.soak !== undefined) {
+      if (s.samples.length !== result.soak.sampleCount)
+        throw new Error(`the soak reports ${result.soak.sampleCount} samples, the log holds ${s.samples.length} sample lines (truncated or rotated?)`);
+      result.soak.samples = s.samples.map((text, n) => parseSoakSample(text, n + 1));
+    } else if (s.samples.length > 0) throw new Error(`${s.samples.length} soak sample lines but no soak in the result`);
   } catch (err) {
     throw new JobLogError(`benchmark Job log: ${(err as Error).message}`);
   }

@@ -21,6 +21,8 @@ import { BENCHMARK_CONTAINER, buildBenchmarkJob } from "../../components/benchma
 import { parseMixJobLog } from "../../components/benchmark/job-log.js";
 import { SEED_WORKLOAD, type Workload } from "../../vocabulary/workload.js";
 import { startTestCluster, startTestReplication } from "./drill-faults.js";
+import { downsampleSoak } from "../../benchmarks/run/soak-downsample.js";
+import { SOAK_MEMBER_BYTES, SOAK_SAMPLE_BYTES } from "../../config/rules.js";
 
 const PASSWORD = "mix-bundle-password-5c1e";
 let dir: string;
@@ -177,6 +179,32 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
     expect(primaries).toHaveLength(3);
     for (const p of primaries) expect(p.delta["get"]?.calls ?? 0).toBeGreaterThan(0);
   }, 120_000);
+
+  it("a soak in the Job: one sample line per window (each under the config's size bound), the result carrying the rest; the parser reassembles the series and the step's downsampling keeps its events", async () => {
+    const seed = cluster!.pods[0]!;
+    const soak: Workload = { ...workload, durationSeconds: 5, soak: { sampleSeconds: 1 } };
+    const run = await runMixJob(renderedContainer("cluster", { host: seed.host, port: seed.port }, soak).env);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const lines = run.stdout.split("\n").filter((l) => l.startsWith("### vbench-sample "));
+    const { mix } = parseMixJobLog(run.stdout, { ...meta("cluster"), workload: soak });
+    const record = mix.soak!;
+    expect(record.samples.length).toBe(record.sampleCount);
+    expect(lines).toHaveLength(record.sampleCount);
+    expect(record.sampleCount).toBeGreaterThanOrEqual(4);
+    for (const sample of record.samples) expect(sample.members).toHaveLength(6);
+    const longest = Math.max(...lines.map((l) => Buffer.byteLength(l)));
+    console.log(`[mix-job] soak: ${record.sampleCount} sample lines, the longest ${longest} bytes for 6 members`);
+    expect(longest).toBeLessThanOrEqual(SOAK_SAMPLE_BYTES + 6 * SOAK_MEMBER_BYTES);
+    // A missing sample line is named, never a shorter series.
+    const dropped = run.stdout.replace(lines[1] as string, "");
+    expect(() => parseMixJobLog(dropped, { ...meta("cluster"), workload: soak })).toThrow(/reports \d+ samples, the log holds \d+ sample lines/);
+    const down = downsampleSoak(record, 2);
+    expect(down.samples.length).toBeLessThanOrEqual(2);
+    expect(down.downsampled).toEqual({ factor: Math.ceil(record.sampleCount / 2), samples: record.sampleCount });
+    expect(down.events).toEqual(record.events);
+    expect(down.samples.reduce((n, x) => n + x.requests, 0)).toBe(record.samples.reduce((n, x) => n + x.requests, 0));
+    expect(Math.max(...down.samples.map((x) => x.max_ms))).toBe(Math.max(...record.samples.map((x) => x.max_ms)));
+  }, 60_000);
 
   it("a refused password ends with status 3, an unreachable target with status 2, each with an error line the parser names", async () => {
     const seed = cluster!.pods[0]!;

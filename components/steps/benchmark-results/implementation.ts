@@ -11,6 +11,7 @@ import { renderResultsCsv } from "../../../benchmarks/run/results-csv.js";
 import { formatResultTimestamp, type ResultRow } from "../../../benchmarks/run/result-row.js";
 import { parseJobLog, parseMixJobLog } from "../../benchmark/job-log.js";
 import type { MixJobExtras } from "../../../benchmarks/run/mix-job-result.js";
+import { downsampleSoak } from "../../../benchmarks/run/soak-downsample.js";
 import { dynamicProtocol } from "../kit/protocol.js";
 import { resultsStep, type BenchmarkResultsInputs, type BenchmarkResultsOutputs } from "./declaration.js";
 
@@ -117,7 +118,8 @@ export async function collectJobResults(api: JobLogApi, i: BenchmarkResultsInput
       else {
         const m = parseMixJobLog(log, meta);
         perPod.push(m.rows);
-        mix = m.mix;
+        // A long soak's series is merged down for the outputs (the Pulumi state); its events come from the full series.
+        mix = m.mix.soak === undefined ? m.mix : { ...m.mix, soak: downsampleSoak(m.mix.soak) };
       }
     } catch (err) {
       throw new BenchmarkJobError(`benchmark Job ${job}, pod ${pod.name}: ${(err as Error).message}; last log lines:\n${tail(log)}`);
