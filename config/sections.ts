@@ -9,7 +9,7 @@
  * Shapes are strict: an unknown key anywhere is an error naming its path.
  */
 import { z } from "zod";
-import { BENCHMARK_TESTS, mixProblems, parseMixText, type MixEntry } from "../vocabulary/workload.js";
+import { BENCHMARK_TESTS, mixProblems, parseMixText, READ_TARGETS, READ_TESTS, type MixEntry } from "../vocabulary/workload.js";
 import { ipv4Cidr, DNS_LABEL_RE, REGION_RE, count, cpuQuantity, imageReference, flag, memoryQuantity, quantityLike, runId, section, unique } from "./fields.js";
 import { parseMemoryQuantity } from "./quantity.js";
 import { drillsSchema } from "./drills-section.js";
@@ -207,6 +207,13 @@ export const benchmarkSchema = section(
         "Open loop for a mix: requests per second in total, each sent at its intended time whatever the replies, latency measured from that time (no coordinated omission; vbench local / bench `--rate`).",
       )
       .meta({ defaultText: "none: closed loop" }),
+    reads: z
+      .enum(READ_TARGETS)
+      .optional()
+      .describe(
+        `Where the read tests (${READ_TESTS.join(", ")}) go: \`primary\`, or \`replicas\` (replication: direct and through the read endpoint; cluster: READONLY connections), measured against the primary reads as the read scale-out rows (vbench local / bench \`--reads\`).`,
+      )
+      .meta({ defaultText: "primary" }),
     minDurationSeconds: z.number().min(0).default(5).describe("A test shorter than this is re-run with a request count scaled from its rate."),
     maxRequests: count(1, 50_000_000).describe("Upper bound on a re-run's scaled request count; at least `requests`."),
     resources: resourcePair("1", "1Gi", "of the benchmark pod (requests = limits)", "Benchmark pod CPU and memory."),

@@ -7,7 +7,19 @@ import { Listr, ListrLogger, ProcessOutput } from "listr2";
 import { FAULTS, parseFaults, type Fault } from "../../vocabulary/faults.js";
 import { runLocalComparison, TopologyCheckError, type ProgressRunner } from "../local/local-comparison.js";
 import { findChromium } from "../report/browser-check.js";
-import { BENCHMARK_TESTS, mixProblems, parseMixText, SEED_WORKLOAD, type BenchmarkTest, type MixEntry, type Workload } from "../../vocabulary/workload.js";
+import {
+  BENCHMARK_TESTS,
+  mixProblems,
+  parseMixText,
+  READ_TARGETS,
+  READ_TESTS,
+  readsProblem,
+  SEED_WORKLOAD,
+  type BenchmarkTest,
+  type MixEntry,
+  type ReadTarget,
+  type Workload,
+} from "../../vocabulary/workload.js";
 import { CheckFailed, nonNegativeInt, nonNegativeNumber, positiveInt, UsageError } from "./errors.js";
 import { guarded, passwordFromEnv } from "./guard.js";
 import { screenshotReport } from "./report-command.js";
@@ -39,6 +51,8 @@ interface LocalFlags {
   durationS?: number;
   /** Open loop for a mix: requests per second, each sent at its intended time. */
   rate?: number;
+  /** Where the read tests go: primary (default) or replicas. */
+  reads?: string;
 }
 
 /** Parses `--tests set,get,incr`, naming any test valkey-benchmark does not know. */
@@ -79,6 +93,7 @@ export type WorkloadFlags = Pick<
   | "mix"
   | "durationS"
   | "rate"
+  | "reads"
 >;
 
 /** Parses `--mix get:80,set:20`, naming every problem (mixProblems). */
@@ -89,10 +104,24 @@ export function parseMix(text: string): MixEntry[] {
   return entries as MixEntry[];
 }
 
+/** Parses `--reads primary|replicas`. */
+export function parseReads(text: string | undefined): ReadTarget {
+  if (text === undefined) return "primary";
+  const t = text.trim().toLowerCase();
+  if (!(READ_TARGETS as readonly string[]).includes(t)) throw new UsageError(`--reads: '${text}' is not one of ${READ_TARGETS.join(", ")}`);
+  return t as ReadTarget;
+}
+
 export function workloadFromFlags(f: WorkloadFlags): Workload {
-  if (f.durationS !== undefined && f.mix === undefined) throw new UsageError("--duration-s applies to a mix: give --mix too");
+  const reads = parseReads(f.reads);
+  if (f.durationS !== undefined && f.mix === undefined && reads !== "replicas")
+    throw new UsageError("--duration-s applies to a mix (or to the generator's reads with --reads replicas): give --mix too");
   if (f.rate !== undefined && f.mix === undefined) throw new UsageError("--rate applies to a mix (open loop): give --mix too, e.g. --mix set:100");
   if (f.maxRequests < f.requests) throw new UsageError(`--max-requests (${f.maxRequests}) must be ≥ --requests (${f.requests})`);
+  const tests = parseTests(f.tests);
+  const mix = f.mix === undefined ? undefined : parseMix(f.mix);
+  const readsWrong = readsProblem(reads, tests, mix);
+  if (readsWrong !== undefined) throw new UsageError(`--reads ${readsWrong}`);
   return {
     name: f.workloadName,
     requests: f.requests,
@@ -101,10 +130,11 @@ export function workloadFromFlags(f: WorkloadFlags): Workload {
     dataSize: f.datasize,
     threads: f.threads,
     keyspaceLength: f.keyspaceLen,
-    tests: parseTests(f.tests),
+    tests,
     minDurationSeconds: f.minDuration,
     maxRequests: f.maxRequests,
-    ...(f.mix === undefined ? {} : { mix: parseMix(f.mix) }),
+    ...(mix === undefined ? {} : { mix }),
+    ...(reads === "primary" ? {} : { reads }),
     ...(f.durationS === undefined ? {} : { durationSeconds: f.durationS }),
     ...(f.rate === undefined ? {} : { rate: f.rate }),
   };
@@ -163,11 +193,20 @@ export function addWorkloadOptions(command: Command, workloadName: string, csv: 
       "--mix <shares>",
       "a mixed workload instead of --tests, e.g. get:80,set:20 (whole percents summing to 100; ioredis load generator, served shares checked with INFO commandstats)",
     )
-    .option("--duration-s <seconds>", "how long a --mix runs (default 30)", positiveInt("--duration-s"))
+    .option(
+      "--duration-s <seconds>",
+      "how long a --mix runs (default 30); with --reads replicas, how long the generator runs each read test in cluster mode (default --min-duration)",
+      positiveInt("--duration-s"),
+    )
     .option(
       "--rate <ops/s>",
       "open loop for a --mix: this many requests per second in total, each sent at its intended time, latency measured from that time (no coordinated omission)",
       positiveInt("--rate"),
+    )
+    .option(
+      "--reads <where>",
+      `where the read tests (${READ_TESTS.join(", ")}) go: primary, or replicas (adds the read scale-out rows: on the replicas vs on the primary, who served them checked with INFO commandstats)`,
+      "primary",
     );
 }
 

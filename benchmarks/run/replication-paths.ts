@@ -6,6 +6,12 @@
  */
 import type { ResultRow } from "./result-row.js";
 
+/** The `notes` prefix of a replication row: which path the benchmark client took. */
+export const REPLICATION_PATH_NOTES = {
+  endpoint: "path: HAProxy write endpoint (role:master check) -> primary",
+  direct: "path: direct to the primary",
+} as const;
+
 /** The replication rows whose notes start with `prefix`, by test. */
 function byPath(rows: readonly ResultRow[], prefix: string): Map<string, ResultRow> {
   return new Map(rows.filter((r) => r.mode === "replication" && r.notes.startsWith(prefix)).map((r) => [r.test, r]));
