@@ -6,12 +6,16 @@
  * a run whose reads land on a primary instead fails naming GET and the counts. Validation of
  * `--reads` and `benchmark.reads` at the CLI and stack-config boundary.
  */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveBinaries, type ValkeyBinaries } from "../../benchmarks/binaries.js";
 import { startLocalCluster, type LocalCluster } from "../../benchmarks/local/local-cluster.js";
 import { SentinelTopology } from "../../benchmarks/local/sentinel-topology.js";
 import { LocalFleet } from "../../benchmarks/local/valkey-process.js";
+import { runEndpointBench } from "../../benchmarks/run/endpoint-bench.js";
 import { runMix } from "../../benchmarks/run/mix-runner.js";
 import { parseCommandstats, ReplicaReadsError } from "../../benchmarks/run/mix-served.js";
 import { parseReadPath, READ_PATHS } from "../../benchmarks/run/read-scale-out.js";
@@ -74,8 +78,10 @@ beforeAll(async () => {
   replicas = t.members.filter((m) => m.port !== p.port).map((m) => ({ host: m.host, port: m.port }));
   cluster = await startLocalCluster(fleet, { primaries: 2, replicasPerPrimary: 1, zones: ["zone-a", "zone-b"] });
 }, 120_000);
+const scratch = mkdtempSync(join(tmpdir(), "vbench-replica-reads-"));
 afterAll(async () => {
   await Promise.all([fleet.stopAll(), t?.stopAll()]);
+  rmSync(scratch, { recursive: true, force: true });
 });
 
 const common = () => ({ client: binaries.benchmark, serverVersion: "test", timestamp: TS });
@@ -248,6 +254,34 @@ describe("cluster: reads on the replicas over READONLY connections (ioredis scal
     expect(r.served[1]?.[0]).toMatchObject({ command: "get", byPrimaries: 0 });
     expect(r.served[0]?.[0]?.byReplicas).toBe(0);
   }, 60_000);
+});
+
+describe("vbench bench --reads replicas", () => {
+  it("replication: the replicas found in INFO replication, or --read-target (the read endpoint): rows paired with the bench's own primary rows", async () => {
+    const members = [primary, ...replicas];
+    const before = await calls(members, "get");
+    const found = await runEndpointBench({
+      target: primary,
+      cluster: false,
+      workload: { ...tests, reads: "replicas" },
+      outputDir: join(scratch, "found"),
+      timestamp: TS,
+    });
+    const after = await calls(members, "get");
+    for (const m of replicas) expect(grown(before, after, m)).toBeGreaterThan(1000);
+    expect(found.rows.map((r) => parseReadPath(r.notes)?.key ?? "primary")).toEqual(["primary", "replicasDirect"]);
+    expect(found.table).toMatch(/replication\s+GET\s+direct to the replicas .* 2 vs 1 /);
+    expect(readFileSync(join(found.runDir, "summary.md"), "utf8")).toContain("## Read scale-out");
+    const viaEndpoint = await runEndpointBench({
+      target: primary,
+      cluster: false,
+      workload: { ...tests, reads: "replicas" },
+      readTargets: [t.proxy?.read as NodeEndpoint],
+      outputDir: join(scratch, "endpoint"),
+      timestamp: TS,
+    });
+    expect(parseReadPath(viaEndpoint.rows[1]?.notes ?? "")).toMatchObject({ key: "readTargets", replicas: 2 });
+  }, 90_000);
 });
 
 describe("--reads and benchmark.reads", () => {
