@@ -19,6 +19,7 @@
  */
 import type { ResultMode, ResultRow } from "./result-row.js";
 import { REPLICATION_PATH_NOTES } from "./replication-paths.js";
+import { alignedLines, markdownLines } from "./text-table.js";
 
 export interface ReadPath {
   /** The notes prefix. */
@@ -172,14 +173,9 @@ export const READ_SCALE_OUT_CAVEAT =
 /** Terminal text: a title line, aligned columns, the caveat. */
 export function renderReadScaleOutTable(pairs: readonly ReadScaleOutPair[]): string {
   if (pairs.length === 0) return "";
-  const all = [READ_SCALE_OUT_HEADER, ...readScaleOutCells(pairs)];
-  const widths = READ_SCALE_OUT_HEADER.map((_, c) => Math.max(...all.map((r) => [...(r[c] ?? "")].length)));
-  const line = (r: string[]): string => r.map((cell, c) => (c < 3 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0))).join("  ");
   return [
     "read scale-out: the read tests on the replicas vs on the primary (same client, matching path)",
-    line(READ_SCALE_OUT_HEADER),
-    widths.map((w) => "-".repeat(w)).join("  "),
-    ...readScaleOutCells(pairs).map(line),
+    ...alignedLines(READ_SCALE_OUT_HEADER, readScaleOutCells(pairs), 3),
     READ_SCALE_OUT_CAVEAT,
   ].join("\n");
 }
@@ -187,7 +183,6 @@ export function renderReadScaleOutTable(pairs: readonly ReadScaleOutPair[]): str
 /** summary.md section. */
 export function renderReadScaleOutMarkdown(pairs: readonly ReadScaleOutPair[]): string[] {
   if (pairs.length === 0) return [];
-  const cell = (s: string): string => s.replace(/\|/g, "\\|");
   return [
     "## Read scale-out",
     "",
@@ -195,9 +190,7 @@ export function renderReadScaleOutMarkdown(pairs: readonly ReadScaleOutPair[]): 
     "by the same client on the matching path. Which server served every read is counted from INFO commandstats (the rows' notes).",
     READ_SCALE_OUT_CAVEAT,
     "",
-    `| ${READ_SCALE_OUT_HEADER.map(cell).join(" | ")} |`,
-    `|${READ_SCALE_OUT_HEADER.map(() => "---").join("|")}|`,
-    ...readScaleOutCells(pairs).map((r) => `| ${r.map(cell).join(" | ")} |`),
+    ...markdownLines(READ_SCALE_OUT_HEADER, readScaleOutCells(pairs)),
     "",
   ];
 }

@@ -200,18 +200,14 @@ describe("cluster: reads on the replicas over READONLY connections (ioredis scal
     return out;
   };
 
+  const clusterMix = (workload: Workload) =>
+    runMix({ workload, target: { ...cluster.seed, cluster: true }, mode: "cluster", serverVersion: "test", timestamp: TS, members: nodes() });
+
   it("a get:100 run on the replicas: every replica's cmdstat_get grew, the primaries' did not", async () => {
     const { primaries, replicas: rs } = await roles();
     expect(rs).toHaveLength(2);
     const before = await calls(nodes(), "get");
-    const r = await runMix({
-      workload: { ...mix, mix: [{ test: "get", percent: 100 }], reads: "replicas" },
-      target: { ...cluster.seed, cluster: true },
-      mode: "cluster",
-      serverVersion: "test",
-      timestamp: TS,
-      members: nodes(),
-    });
+    const r = await clusterMix({ ...mix, mix: [{ test: "get", percent: 100 }], reads: "replicas" });
     const after = await calls(nodes(), "get");
     for (const m of rs) expect(grown(before, after, m)).toBeGreaterThan(0);
     for (const m of primaries) expect(grown(before, after, m)).toBe(0);
@@ -221,14 +217,7 @@ describe("cluster: reads on the replicas over READONLY connections (ioredis scal
   it("a mix's served check counts the replicas' GETs as served, the SETs on the primaries", async () => {
     const { primaries } = await roles();
     const before = await calls(nodes(), "get");
-    const r = await runMix({
-      workload: { ...mix, reads: "replicas" },
-      target: { ...cluster.seed, cluster: true },
-      mode: "cluster",
-      serverVersion: "test",
-      timestamp: TS,
-      members: nodes(),
-    });
+    const r = await clusterMix({ ...mix, reads: "replicas" });
     const after = await calls(nodes(), "get");
     for (const m of primaries) expect(grown(before, after, m)).toBe(0);
     const get = r.served.commands.find((c) => c.test === "get");
