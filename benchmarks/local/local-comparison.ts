@@ -9,8 +9,10 @@
  * replication through the write endpoint (the path an in-cluster client without Sentinel
  * support takes) AND direct to the primary (the seed's path, so its numbers stay comparable),
  * then cluster → verify again (per-primary key counts after the run) → write results. Each
- * replication row says its path in `notes` (REPLICATION_PATH_NOTES). Every server is stopped at the end, on failure,
- * and on Ctrl-C (see util/process-reaper.ts).
+ * replication row says its path in `notes` (REPLICATION_PATH_NOTES). With `reads: "replicas"`
+ * the reads are measured on the replicas too, after each mode's primary rows
+ * (read-scale-out-steps.ts), and a "read scale-out" table pairs them. Every server is stopped at
+ * the end, on failure, and on Ctrl-C (see util/process-reaper.ts).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";

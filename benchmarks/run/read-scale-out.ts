@@ -17,6 +17,7 @@
  *
  * Figures: replicas ÷ primary rps (aggregate), and per server: (replica rps ÷ R) ÷ (primary rps ÷ P).
  */
+import { READ_TESTS } from "../../vocabulary/workload.js";
 import type { ResultMode, ResultRow } from "./result-row.js";
 import { REPLICATION_PATH_NOTES } from "./replication-paths.js";
 import { alignedLines, markdownLines } from "./text-table.js";
@@ -111,12 +112,18 @@ export interface ReadScaleOutPair {
   perServerRatio: number;
 }
 
-/** Every replica-read row with its baseline (rows without one are left out). */
+const READ_ROW_TESTS = new Set(READ_TESTS.map((t) => t.toUpperCase()));
+
+/**
+ * Every replica-read row of a read test, or a mix's MIX row, with its baseline (rows without one
+ * are left out; so are a mix's write rows, which went to the primary on both sides). A MIX row has
+ * no per-server ratio: its writes went to the primaries.
+ */
 export function readScaleOutPairs(rows: readonly ResultRow[]): ReadScaleOutPair[] {
   const out: ReadScaleOutPair[] = [];
   for (const r of rows) {
     const p = parseReadPath(r.notes);
-    if (p === undefined || !p.path.replicas) continue;
+    if (p === undefined || !p.path.replicas || !(READ_ROW_TESTS.has(r.test) || r.test === "MIX")) continue;
     const candidates = rows.filter(
       (x) => x.mode === r.mode && x.test === r.test && x.client_version === r.client_version && parseReadPath(x.notes)?.path.replicas !== true,
     );
@@ -125,13 +132,14 @@ export function readScaleOutPairs(rows: readonly ResultRow[]): ReadScaleOutPair[
     if (primary === undefined) continue;
     const replicas = p.replicas ?? 0;
     const rpsRatio = primary.rps > 0 ? r.rps / primary.rps : Number.NaN;
-    const perServerRatio = primary.rps > 0 && replicas > 0 ? r.rps / replicas / (primary.rps / p.primaries) : Number.NaN;
+    const perServerRatio = READ_ROW_TESTS.has(r.test) && primary.rps > 0 && replicas > 0 ? r.rps / replicas / (primary.rps / p.primaries) : Number.NaN;
     out.push({ mode: r.mode, test: r.test, path: p.path, primary, replica: r, replicas, primaries: p.primaries, rpsRatio, perServerRatio });
   }
   return out;
 }
 
 const fmt = (n: number, digits: number): string => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
+const ratio = (x: number): string => (Number.isFinite(x) ? `${x.toFixed(2)}×` : "n/a");
 
 export const READ_SCALE_OUT_HEADER = [
   "mode",
@@ -161,8 +169,8 @@ export function readScaleOutCells(pairs: readonly ReadScaleOutPair[]): string[][
     fmt(p.replica.p50_ms, 3),
     fmt(p.replica.p99_ms, 3),
     `${p.replicas} vs ${p.primaries}`,
-    `${fmt(p.rpsRatio, 2)}×`,
-    `${fmt(p.perServerRatio, 2)}×`,
+    ratio(p.rpsRatio),
+    ratio(p.perServerRatio),
   ]);
 }
 

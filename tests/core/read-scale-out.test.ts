@@ -60,6 +60,18 @@ describe("read scale-out rows", () => {
     expect(renderReadScaleOutMarkdown(pairs)[0]).toBe("## Read scale-out");
   });
 
+  it("a mix: its read rows and MIX (no per-server ratio: its writes went to the primary), never its write rows", () => {
+    const mixRows = ["GET", "SET", "MIX"].flatMap((test, i) => [
+      resultRow({ mode: "replication", test, rps: 100 * (i + 1), client_version: gen, notes: REPLICATION_PATH_NOTES.direct }),
+      resultRow({ mode: "replication", test, rps: 150 * (i + 1), client_version: gen, notes: readPathNote("replicasDirect", { replicas: 3, primaries: 1 }) }),
+    ]);
+    const pairs = readScaleOutPairs(mixRows);
+    expect(pairs.map((p) => p.test)).toEqual(["GET", "MIX"]);
+    expect(pairs[0]?.perServerRatio).toBeCloseTo(0.5);
+    expect(pairs[1]?.rpsRatio).toBeCloseTo(1.5);
+    expect(pairs[1]?.perServerRatio).toBeNaN();
+  });
+
   it("a replica row without a same-client baseline is left out", () => {
     expect(readScaleOutPairs(rows.filter((r) => r.client_version === gen && !r.notes.includes("primaries ["))).filter((p) => p.mode === "cluster")).toEqual([]);
   });
