@@ -243,6 +243,10 @@ export function registerLocalCommand(program: Command): void {
     .option("--no-screenshot", "do not open report.html in headless Chromium for report.png (skipped anyway when no Chromium is found)")
     .action(async (flags: LocalFlags) => {
       const workload = workloadFromFlags(flags);
+      if (workload.reads === "replicas" && (flags.replicas < 1 || flags.replicasPerPrimary < 1))
+        throw new UsageError(
+          `--reads replicas needs replicas to read from: --replicas ${flags.replicas}, --replicas-per-primary ${flags.replicasPerPrimary} (both ≥ 1)`,
+        );
       const zones = parseZones(flags.zones);
       let drills: Fault[] | undefined;
       if (flags.drills !== undefined) {

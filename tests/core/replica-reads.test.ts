@@ -288,6 +288,9 @@ describe("--reads and benchmark.reads", () => {
     const mixNone = await runVbench(["bench", "--target", target, "--reads", "replicas", "--mix", "set:100"]);
     expect(mixNone.code).toBe(2);
     expect(mixNone.stderr).toContain("--reads replicas needs a read command in the mix");
+    const none = await runVbench(["local", "--reads", "replicas", "--replicas", "0", "--output", join(scratch, "none")]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("--reads replicas needs replicas to read from: --replicas 0");
     const target2 = await runVbench(["bench", "--target", target, "--read-target", "127.0.0.1:6379"]);
     expect(target2.code).toBe(2);
     expect(target2.stderr).toContain("--read-target applies to --reads replicas");
