@@ -7,7 +7,7 @@ import { allocatableFor, isNetworkOptimizedFamily, NETWORK_OPTIMIZED_SIBLING, ne
 import { parseImageReference } from "./fields.js";
 import { formatBytes, formatMillicores } from "./quantity.js";
 import type { ResourceAmounts, StackConfig, StackInput } from "./types.js";
-import { DEFAULT_MIX_DURATION_SECONDS } from "../vocabulary/workload.js";
+import { DEFAULT_MIX_DURATION_SECONDS, readsProblem } from "../vocabulary/workload.js";
 
 /**
  * The largest share of limits.memory `maxmemory` may take while RDB or AOF is on. A BGSAVE or
@@ -225,6 +225,14 @@ function checkBenchmark(config: StackConfig, report: Report): void {
       ["benchmark", "soak", "sampleSeconds"],
       `${benchmark.soak.sampleSeconds} s leaves fewer than two samples in benchmark.durationSeconds (${benchmark.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS} s)`,
     );
+  if (benchmark.enabled && benchmark.reads === "replicas") {
+    report(
+      ["benchmark", "reads"],
+      "the deployed benchmark Job does not read from the replicas yet (vbench local and vbench bench do: --reads replicas); remove it or set benchmark.enabled false",
+    );
+  }
+  const reads = readsProblem(benchmark.reads ?? "primary", benchmark.tests, benchmark.mix);
+  if (reads !== undefined) report(["benchmark", "reads"], reads);
   if (benchmark.rate !== undefined && benchmark.mix === undefined)
     report(["benchmark", "rate"], "applies to a mix (open loop): set benchmark.mix too, e.g. `set:100`");
   if (benchmark.maxRequests < benchmark.requests) {

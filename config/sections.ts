@@ -9,7 +9,7 @@
  * Shapes are strict: an unknown key anywhere is an error naming its path.
  */
 import { z } from "zod";
-import { BENCHMARK_TESTS, mixProblems, parseMixText, type MixEntry } from "../vocabulary/workload.js";
+import { BENCHMARK_TESTS, mixProblems, parseMixText, READ_TARGETS, READ_TESTS, type MixEntry } from "../vocabulary/workload.js";
 import { ipv4Cidr, DNS_LABEL_RE, REGION_RE, count, cpuQuantity, imageReference, flag, memoryQuantity, quantityLike, runId, section, unique } from "./fields.js";
 import { parseMemoryQuantity } from "./quantity.js";
 import { drillsSchema } from "./drills-section.js";
@@ -221,6 +221,13 @@ export const benchmarkSchema = section(
     mixImage: imageReference(versions.DRILL_LOAD_IMAGE).describe(
       "Image of the benchmark pod when `benchmark.mix` is set: any Node ≥ 22 image that runs `node` as uid 1000 (it runs the bundled mix runner from a ConfigMap, nothing else), same forms as `valkey.image`; the same default as `drills.image`.",
     ),
+    reads: z
+      .enum(READ_TARGETS)
+      .optional()
+      .describe(
+        `Where the reads go: \`primary\`, or \`replicas\` (the GET test, or a mix's ${READ_TESTS.map((t) => t.toUpperCase()).join("/")}; replication: direct and through the read endpoint, cluster: READONLY connections), measured against the primary reads as the read scale-out rows (vbench local / bench \`--reads\`; not yet the deployed Job).`,
+      )
+      .meta({ defaultText: "primary" }),
     minDurationSeconds: z.number().min(0).default(5).describe("A test shorter than this is re-run with a request count scaled from its rate."),
     maxRequests: count(1, 50_000_000).describe("Upper bound on a re-run's scaled request count; at least `requests`."),
     resources: resourcePair("1", "1Gi", "of the benchmark pod (requests = limits)", "Benchmark pod CPU and memory."),

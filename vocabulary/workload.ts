@@ -29,6 +29,11 @@ export const BENCHMARK_TESTS = [
 
 export type BenchmarkTest = (typeof BENCHMARK_TESTS)[number];
 
+/** Where the read tests of a workload go (`--reads`, `benchmark.reads`). */
+export const READ_TARGETS = ["primary", "replicas"] as const;
+
+export type ReadTarget = (typeof READ_TARGETS)[number];
+
 export interface Workload {
   /** Tag written in results.csv's `workload` column. */
   name: string;
@@ -72,6 +77,12 @@ export interface Workload {
    * syncs), and flags events in the series (benchmarks/run/soak-sampler.ts). @default none
    */
   soak?: { sampleSeconds: number };
+  /**
+   * Where the read tests (READ_TESTS) go: the primary (primaries), or the replicas (replication:
+   * direct or through the read endpoint; cluster: READONLY connections to the replicas).
+   * benchmarks/run/replica-reads.ts. @default "primary"
+   */
+  reads?: ReadTarget;
 }
 
 /** A mix's `durationSeconds` when the workload gives none. */
@@ -118,6 +129,39 @@ export const BENCHMARK_TEST_COMMANDS: Readonly<Record<BenchmarkTest, string>> = 
   mset: "mset",
   xadd: "xadd",
 });
+
+/**
+ * The tests whose command only reads, so a replica can serve it (`--reads replicas` sends these,
+ * and only these, to the replicas): GET and the LRANGEs. Every other test writes (or, PING,
+ * reads no data).
+ */
+export const READ_TESTS: readonly BenchmarkTest[] = Object.freeze(["get", "lrange_100", "lrange_300", "lrange_500", "lrange_600"] as BenchmarkTest[]);
+
+/** The commands of READ_TESTS as `INFO commandstats` names them: a replica's calls of these are reads it served, never its primary's write stream. */
+export const READ_COMMANDS: ReadonlySet<string> = new Set(READ_TESTS.map((t) => BENCHMARK_TEST_COMMANDS[t]));
+
+export function isReadTest(test: BenchmarkTest): boolean {
+  return READ_TESTS.includes(test);
+}
+
+/**
+ * The problem with reading from `reads` for these tests (or this mix), or undefined: reads on
+ * the replicas need a read test to send there. With tests (no mix) that is GET alone:
+ * valkey-benchmark fills the list with LPUSH before an LRANGE test, a write a replica refuses,
+ * so an LRANGE goes to the replicas only in a mix (the generator). Shared by `--reads` and
+ * `benchmark.reads`, which prefix the key.
+ */
+export function readsProblem(reads: ReadTarget, tests: readonly BenchmarkTest[], mix?: readonly { test: string }[]): string | undefined {
+  if (reads !== "replicas") return undefined;
+  if (mix !== undefined)
+    return mix.some((e) => isReadTest(e.test as BenchmarkTest))
+      ? undefined
+      : `replicas needs a read command in the mix (${READ_TESTS.join(", ")}), and ${mix.map((e) => e.test).join(",")} has none`;
+  const lists = tests.filter((t) => isReadTest(t) && t !== "get");
+  if (lists.length > 0)
+    return `replicas: ${lists.join(", ")} cannot run on a replica as a test (valkey-benchmark first fills the list with LPUSH, a write a replica refuses); read it from the replicas in a mix instead (e.g. lpush:20,${lists[0] ?? ""}:80)`;
+  return tests.includes("get") ? undefined : `replicas needs the get test to send to the replicas, and the tests (${tests.join(",")}) have none`;
+}
 
 /** One command of a mixed workload and its share of the requests, in percent (whole numbers, summing to 100). */
 export interface MixEntry {

@@ -1,6 +1,6 @@
 /**
- * `vbench bench --target HOST:PORT [--cluster] [--password-env NAME] [workload flags] [--json]
- * [--output DIR]`: the local comparison's pipeline (verify, benchmark with re-runs, results.csv,
+ * `vbench bench --target HOST:PORT [--cluster] [--password-env NAME] [workload flags]
+ * [--reads replicas [--read-target HOST:PORT,...]] [--json] [--output DIR]`: the local comparison's pipeline (verify, benchmark with re-runs, results.csv,
  * summary.md, report.html) against an endpoint you already have, so it can go side by side with
  * this stack in one report (`vbench report --from dirA --from dirB`).
  *
@@ -18,6 +18,7 @@ import { addWorkloadOptions, CLIENT_PROCESSES_OPTION, workloadFromFlags, type Wo
 
 interface BenchFlags extends WorkloadFlags {
   target?: NodeEndpoint;
+  readTarget?: NodeEndpoint[];
   cluster?: boolean;
   passwordEnv?: string;
   output: string;
@@ -25,23 +26,40 @@ interface BenchFlags extends WorkloadFlags {
   clientProcesses: number;
 }
 
-function target(value: string): NodeEndpoint {
+function endpointOf(value: string, flag: string): NodeEndpoint {
   try {
     return parseEndpoint(value);
   } catch (err) {
-    throw new UsageError(`--target: ${(err as Error).message}`);
+    throw new UsageError(`${flag}: ${(err as Error).message}`);
   }
+}
+
+const target = (value: string): NodeEndpoint => endpointOf(value, "--target");
+
+/** `--read-target host:port[,host:port]`. */
+function readTargets(value: string): NodeEndpoint[] {
+  const list = value
+    .split(",")
+    .map((x) => x.trim())
+    .filter((x) => x !== "");
+  if (list.length === 0) throw new UsageError("--read-target names no endpoint");
+  return list.map((x) => endpointOf(x, "--read-target"));
 }
 
 export async function runBenchCommand(f: BenchFlags): Promise<void> {
   const endpoint = f.target;
   if (endpoint === undefined) throw new UsageError("bench: --target HOST:PORT is required");
   const workload = workloadFromFlags(f);
+  if (f.readTarget !== undefined && workload.reads !== "replicas") throw new UsageError("--read-target applies to --reads replicas: give it too");
+  if (f.readTarget !== undefined && f.cluster === true)
+    throw new UsageError("--read-target applies to replication mode: with --cluster the replicas come from CLUSTER NODES (READONLY connections)");
   const password = passwordFromEnv(f.passwordEnv);
   const known = (err: unknown) => {
     if (err instanceof ConnectionError) return connectionFailed(err);
-    if (err instanceof EndpointNotReady)
+    if (err instanceof EndpointNotReady) {
+      if (err.code === "NO_REPLICAS") return new CheckFailed(err.message);
       return err.code === "CLUSTER_NOT_READY" ? new CheckFailed(err.message, err.code) : new UsageError(err.message, err.code);
+    }
     return undefined;
   };
   await guarded(
@@ -55,6 +73,7 @@ export async function runBenchCommand(f: BenchFlags): Promise<void> {
         password,
         outputDir: f.output,
         clientProcesses: f.clientProcesses,
+        ...(f.readTarget === undefined ? {} : { readTargets: f.readTarget }),
         onProgress: (e) => {
           if (!f.json && e.phase === "done" && e.row) process.stderr.write(`${e.row.test}: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms\n`);
         },
@@ -82,6 +101,11 @@ export function registerBenchCommand(program: Command): void {
   )
     .option("--target <host:port>", "the endpoint: a primary, or any cluster node with --cluster", target)
     .option("--cluster", "cluster mode: the client follows the slot map (--cluster)")
+    .option(
+      "--read-target <host:port,...>",
+      "with --reads replicas (replication): where the reads go, e.g. a read endpoint or the replicas at addresses reachable from here (default: the replicas the target lists in INFO replication)",
+      readTargets,
+    )
     .option("--password-env <name>", "the password is in this environment variable (given to the client only through its environment)")
     .option(...CLIENT_PROCESSES_OPTION)
     .option("--output <dir>", "results root (the run writes <dir>/<timestamp>/)", "results")

@@ -12,9 +12,13 @@ import {
   DEFAULT_MIX_DURATION_SECONDS,
   mixProblems,
   parseMixText,
+  READ_TARGETS,
+  READ_TESTS,
+  readsProblem,
   SEED_WORKLOAD,
   type BenchmarkTest,
   type MixEntry,
+  type ReadTarget,
   type Workload,
 } from "../../vocabulary/workload.js";
 import { CheckFailed, durationSpan, nonNegativeInt, nonNegativeNumber, positiveInt, UsageError } from "./errors.js";
@@ -52,6 +56,8 @@ interface LocalFlags {
   duration?: number;
   /** Soak: seconds between samples. */
   sampleS?: number;
+  /** Where the read tests go: primary (default) or replicas. */
+  reads?: string;
 }
 
 /** Parses `--tests set,get,incr`, naming any test valkey-benchmark does not know. */
@@ -94,6 +100,7 @@ export type WorkloadFlags = Pick<
   | "rate"
   | "duration"
   | "sampleS"
+  | "reads"
 >;
 
 /** Parses `--mix get:80,set:20`, naming every problem (mixProblems). */
@@ -104,8 +111,18 @@ export function parseMix(text: string): MixEntry[] {
   return entries as MixEntry[];
 }
 
+/** Parses `--reads primary|replicas`. */
+export function parseReads(text: string | undefined): ReadTarget {
+  if (text === undefined) return "primary";
+  const t = text.trim().toLowerCase();
+  if (!(READ_TARGETS as readonly string[]).includes(t)) throw new UsageError(`--reads: '${text}' is not one of ${READ_TARGETS.join(", ")}`);
+  return t as ReadTarget;
+}
+
 export function workloadFromFlags(f: WorkloadFlags): Workload {
-  if (f.durationS !== undefined && f.mix === undefined) throw new UsageError("--duration-s applies to a mix: give --mix too");
+  const reads = parseReads(f.reads);
+  if (f.durationS !== undefined && f.mix === undefined && reads !== "replicas")
+    throw new UsageError("--duration-s applies to a mix (or to the generator's reads with --reads replicas): give --mix too");
   if (f.rate !== undefined && f.mix === undefined) throw new UsageError("--rate applies to a mix (open loop): give --mix too, e.g. --mix set:100");
   if (f.duration !== undefined && f.durationS !== undefined) throw new UsageError("--duration and --duration-s both give a mix's duration: give one");
   if (f.duration !== undefined && f.mix === undefined) throw new UsageError("--duration applies to a mix: give --mix too");
@@ -115,6 +132,10 @@ export function workloadFromFlags(f: WorkloadFlags): Workload {
   if (f.sampleS !== undefined && 2 * f.sampleS > soakDuration)
     throw new UsageError(`--sample-s ${f.sampleS} leaves fewer than two samples in the mix's ${soakDuration} s (--duration-s or --duration)`);
   if (f.maxRequests < f.requests) throw new UsageError(`--max-requests (${f.maxRequests}) must be ≥ --requests (${f.requests})`);
+  const tests = parseTests(f.tests);
+  const mix = f.mix === undefined ? undefined : parseMix(f.mix);
+  const readsWrong = readsProblem(reads, tests, mix);
+  if (readsWrong !== undefined) throw new UsageError(`--reads ${readsWrong}`);
   return {
     name: f.workloadName,
     requests: f.requests,
@@ -123,10 +144,11 @@ export function workloadFromFlags(f: WorkloadFlags): Workload {
     dataSize: f.datasize,
     threads: f.threads,
     keyspaceLength: f.keyspaceLen,
-    tests: parseTests(f.tests),
+    tests,
     minDurationSeconds: f.minDuration,
     maxRequests: f.maxRequests,
-    ...(f.mix === undefined ? {} : { mix: parseMix(f.mix) }),
+    ...(mix === undefined ? {} : { mix }),
+    ...(reads === "primary" ? {} : { reads }),
     ...(durationSeconds === undefined ? {} : { durationSeconds }),
     ...(f.rate === undefined ? {} : { rate: f.rate }),
     ...(f.sampleS === undefined ? {} : { soak: { sampleSeconds: f.sampleS } }),
@@ -186,7 +208,11 @@ export function addWorkloadOptions(command: Command, workloadName: string, csv: 
       "--mix <shares>",
       "a mixed workload instead of --tests, e.g. get:80,set:20 (whole percents summing to 100; ioredis load generator, served shares checked with INFO commandstats)",
     )
-    .option("--duration-s <seconds>", "how long a --mix runs (default 30)", positiveInt("--duration-s"))
+    .option(
+      "--duration-s <seconds>",
+      "how long a --mix runs (default 30); with --reads replicas, how long the generator runs each read test in cluster mode (default --min-duration)",
+      positiveInt("--duration-s"),
+    )
     .option("--duration <span>", "how long a --mix runs, as a span: 3h, 90m, 1h30m, 45s (instead of --duration-s)", durationSpan("--duration"))
     .option(
       "--sample-s <seconds>",
@@ -197,6 +223,11 @@ export function addWorkloadOptions(command: Command, workloadName: string, csv: 
       "--rate <ops/s>",
       "open loop for a --mix: this many requests per second in total, each sent at its intended time, latency measured from that time (no coordinated omission)",
       positiveInt("--rate"),
+    )
+    .option(
+      "--reads <where>",
+      `where the read tests (${READ_TESTS.join(", ")}) go: primary, or replicas (adds the read scale-out rows: on the replicas vs on the primary, who served them checked with INFO commandstats)`,
+      "primary",
     );
 }
 
@@ -233,6 +264,10 @@ export function registerLocalCommand(program: Command): void {
     .option("--no-screenshot", "do not open report.html in headless Chromium for report.png (skipped anyway when no Chromium is found)")
     .action(async (flags: LocalFlags) => {
       const workload = workloadFromFlags(flags);
+      if (workload.reads === "replicas" && (flags.replicas < 1 || flags.replicasPerPrimary < 1))
+        throw new UsageError(
+          `--reads replicas needs replicas to read from: --replicas ${flags.replicas}, --replicas-per-primary ${flags.replicasPerPrimary} (both ≥ 1)`,
+        );
       const zones = parseZones(flags.zones);
       let drills: Fault[] | undefined;
       if (flags.drills !== undefined) {

@@ -60,6 +60,7 @@ export async function runSweepCommand(flags: SweepFlags): Promise<void> {
   }
   const workload = workloadFromFlags(flags);
   if (workload.mix !== undefined) throw new UsageError("sweep: --mix is not supported (vbench local and vbench bench run a mix)");
+  if (workload.reads === "replicas") throw new UsageError("sweep: --reads replicas is not supported (vbench local and vbench bench read from the replicas)");
   const zones = flags.zones
     .split(",")
     .map((z) => z.trim())

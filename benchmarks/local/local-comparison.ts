@@ -9,8 +9,10 @@
  * replication through the write endpoint (the path an in-cluster client without Sentinel
  * support takes) AND direct to the primary (the seed's path, so its numbers stay comparable),
  * then cluster → verify again (per-primary key counts after the run) → write results. Each
- * replication row says its path in `notes` (REPLICATION_PATH_NOTES). Every server is stopped at the end, on failure,
- * and on Ctrl-C (see util/process-reaper.ts).
+ * replication row says its path in `notes` (REPLICATION_PATH_NOTES). With `reads: "replicas"`
+ * the reads are measured on the replicas too, after each mode's primary rows
+ * (read-scale-out-steps.ts), and a "read scale-out" table pairs them. Every server is stopped at
+ * the end, on failure, and on Ctrl-C (see util/process-reaper.ts).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -28,15 +30,18 @@ import { renderDrillMarkdown, renderDrillTable } from "../drill/drill-table.js";
 import type { Fault } from "../../vocabulary/faults.js";
 import { DRILL_MODES, LOCAL_DRILL_DEFAULTS, runOneLocalDrill, writeDrillFiles } from "../drill/local-drills.js";
 import { isSkipped, type DrillResult } from "../drill/run-drill.js";
-import { renderReplicationPathMarkdown, renderReplicationPathTable, replicationPathPairs } from "../run/replication-paths.js";
+import { REPLICATION_PATH_NOTES, renderReplicationPathMarkdown, renderReplicationPathTable, replicationPathPairs } from "../run/replication-paths.js";
 import { DirectConnector } from "../topology/connector.js";
-import type { NodeEndpoint } from "../../vocabulary/endpoint.js";
+import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { StaticZoneSource } from "../topology/zones.js";
 import { formatTopologyReport } from "../verify/format-report.js";
 import type { TopologyReport, VerifyExpectations } from "../verify/verify-types.js";
 import { verifyTopology } from "../verify/verify-topology.js";
 import { DEFAULT_MIX_DURATION_SECONDS, type Workload } from "../../vocabulary/workload.js";
 import { startLocalCluster } from "./local-cluster.js";
+import { silentProgress, type ProgressRunner, type ProgressStep } from "./progress.js";
+import { clusterReadSteps, replicationReadSteps, type ReadScaleOutContext } from "./read-scale-out-steps.js";
+import { readScaleOutPairs, renderReadScaleOutMarkdown, renderReadScaleOutTable } from "../run/read-scale-out.js";
 import { SentinelTopology } from "./sentinel-topology.js";
 import { LocalFleet } from "./valkey-process.js";
 
@@ -80,19 +85,7 @@ export interface LocalComparisonResult {
   drills: DrillResult[];
 }
 
-/** The steps a progress display shows; `run` is awaited inside the display. */
-export interface ProgressStep {
-  title: string;
-  run: (update: (line: string) => void) => Promise<void>;
-}
-
-/** Shows steps as they run (listr2 in the CLI, a plain logger in tests). */
-export type ProgressRunner = (steps: ProgressStep[]) => Promise<void>;
-
-/** Runs steps one after another without any display. */
-export const silentProgress: ProgressRunner = async (steps) => {
-  for (const s of steps) await s.run(() => undefined);
-};
+export { silentProgress, type ProgressRunner, type ProgressStep };
 
 /** `YYYYMMDD-HHMMSS` in UTC, the seed's results.csv timestamp format. */
 export function runTimestamp(d: Date = new Date()): string {
@@ -111,11 +104,7 @@ export class TopologyCheckError extends Error {
   }
 }
 
-/** The `notes` prefix of a replication row: which path the benchmark client took. */
-export const REPLICATION_PATH_NOTES = {
-  endpoint: "path: HAProxy write endpoint (role:master check) -> primary",
-  direct: "path: direct to the primary",
-} as const;
+export { REPLICATION_PATH_NOTES };
 
 interface StartedTopology {
   mode: LocalMode;
@@ -170,12 +159,14 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
       const t = topology(mode);
       const b = binaries as ValkeyBinaries;
       const target = path === "endpoint" ? (t.writeEndpoint as NodeEndpoint) : t.seed;
+      // The primary paths: `--reads replicas` adds its own rows (read-scale-out-steps.ts).
+      const workload: Workload = { ...o.workload, reads: "primary" };
       const members = mode === "cluster" ? t.members : sentinelTopology?.members.map((m) => ({ host: m.host, port: m.port }));
       const out =
         o.workload.mix !== undefined
           ? (
               await runMix({
-                workload: o.workload,
+                workload,
                 target: { host: target.host, port: target.port, cluster: mode === "cluster" },
                 mode,
                 serverVersion: b.server.version,
@@ -191,7 +182,7 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
               })
             ).rows
           : await runWorkload({
-              workload: o.workload,
+              workload,
               target: { host: target.host, port: target.port, cluster: mode === "cluster" },
               mode,
               client: b.benchmark,
@@ -210,6 +201,23 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
       rows.push(...out.map((r) => (note === undefined ? r : { ...r, notes: r.notes === "" ? note : `${note}; ${r.notes}` })));
     },
   });
+
+  const reads: ReadScaleOutContext = {
+    workload: o.workload,
+    password: o.password,
+    timestamp,
+    rawDir,
+    clientProcesses: o.clientProcesses ?? 1,
+    binaries: () => binaries as ValkeyBinaries,
+    push: (r) => rows.push(...r),
+  };
+  const replicationReads = replicationReadSteps(reads, () => {
+    const t = sentinelTopology as SentinelTopology;
+    const primary = topology("replication").seed;
+    const replicas = t.members.filter((m) => m.port !== primary.port || m.host !== primary.host).map((m) => ({ host: m.host, port: m.port }));
+    return { primary, replicas, writeEndpoint: t.proxy?.write as NodeEndpoint, readEndpoint: t.proxy?.read as NodeEndpoint };
+  });
+  const clusterReads = clusterReadSteps(reads, () => ({ seed: topology("cluster").seed, members: topology("cluster").members ?? [] }));
 
   try {
     mkdirSync(rawDir, { recursive: true });
@@ -238,7 +246,10 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
             expect: { replicas: o.replicas },
             describe:
               `replication: 1 primary + ${o.replicas} replicas, ${t.sentinels.length} Sentinels (quorum 2, zones round-robin), ` +
-              `HAProxy write endpoint ${write.host}:${write.port}; benchmarked through the endpoint and direct to the primary`,
+              `HAProxy write endpoint ${write.host}:${write.port}; benchmarked through the endpoint and direct to the primary` +
+              (o.workload.reads === "replicas"
+                ? `; reads also on the replicas, direct and through the read endpoint ${endpointKey(t.proxy?.read as NodeEndpoint)}`
+                : ""),
           };
           update(`primary ${primary.address}, Sentinels ${t.sentinels.map((s) => s.address).join(", ")}, write endpoint ${write.host}:${write.port}`);
         },
@@ -274,7 +285,9 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
       })),
       benchmarkStep("replication", "direct"),
       benchmarkStep("replication", "endpoint"),
+      ...replicationReads,
       benchmarkStep("cluster"),
+      ...clusterReads,
       {
         title: "Verify both topologies after the run (per-primary key counts)",
         run: async (update) => {
@@ -336,11 +349,15 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
   ]
     .filter((t) => t !== "")
     .join("\n");
-  const table = [renderComparisonTable(rows), renderReplicationPathTable(pathPairs), drillTable].filter((t) => t !== "").join("\n\n");
+  const readPairs = readScaleOutPairs(rows);
+  const table = [renderComparisonTable(rows), renderReplicationPathTable(pathPairs), renderReadScaleOutTable(readPairs), drillTable]
+    .filter((t) => t !== "")
+    .join("\n\n");
   if (drills.length > 0) writeDrillFiles(runDir, drills);
   writeResults(runDir, rows, done, versions, topologies, [
     ...renderReplicationPathMarkdown(pathPairs),
     ...renderSoakMarkdown(soaks),
+    ...renderReadScaleOutMarkdown(readPairs),
     ...renderDrillMarkdown(drills),
   ]);
   const describe = (["replication", "cluster"] as const).map((m) => topologies[m]?.describe ?? m);

@@ -9,6 +9,7 @@
  * timeline) and cost per topology are not produced yet, so they are not declared here: adding
  * one is additive and changes no existing field.
  */
+import { isReadPathRow } from "../run/read-scale-out.js";
 import type { ResultMode, ResultRow } from "../run/result-row.js";
 import type { SweepRow } from "../sweep/sweep-csv.js";
 import type { DrillView } from "./drill-files.js";
@@ -148,9 +149,9 @@ export function testsOf(input: ReportInput): string[] {
   return [...new Set(input.sources.flatMap((s) => s.rows.map((r) => r.test)))];
 }
 
-/** The last row of a series for a test (re-runs are folded into one row already). */
+/** The last row of a series for a test (re-runs are folded into one row already; the read scale-out rows have their own section). */
 export function rowFor(series: Series, test: string): ResultRow | undefined {
-  return series.rows.filter((r) => r.test === test).at(-1);
+  return series.rows.filter((r) => r.test === test && !isReadPathRow(r)).at(-1);
 }
 
 /** A cluster series and a replication series the speedup column compares. */

@@ -14,6 +14,7 @@ import { costSection } from "./cost-section.js";
 import { sweepSection } from "./sweep-section.js";
 import { drillSection } from "./drill-section.js";
 import { soakSection } from "./soak-section.js";
+import { readScaleOutSection } from "./read-scale-out-section.js";
 
 /** Rendered charts by id (render.ts CHARTS): SVG markup from Vega, trusted. */
 export type RenderedCharts = ReadonlyMap<string, { title: string; caption: string; svg: string }>;
@@ -39,6 +40,7 @@ export const SECTIONS: readonly ReportSection[] = [
   { id: "how-to-read", title: "How to read this", render: (i) => howToRead(i) },
   { id: "side-by-side", title: "Side by side", render: (i) => sideBySideTable(i) },
   { id: "charts", title: "Throughput and latency", render: (_i, c) => figures(c, ["rps", "latency"]) },
+  { id: "read-scale-out", title: "Read scale-out", render: (i) => readScaleOutSection(i) },
   { id: "topology", title: "Verified topology", render: (i) => topologySection(i) },
   { id: "sweep", title: "Shard-scaling sweep", render: (i, c) => sweepSection(i, figures(c, ["sweep"])) },
   { id: "soak", title: "Soak", render: (i, c) => soakSection(i, figures(c, ["soak-load", "soak-memory"])) },

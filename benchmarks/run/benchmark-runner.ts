@@ -42,6 +42,12 @@ export interface RunProgressEvent {
 export interface RunWorkloadOptions {
   workload: Workload;
   target: BenchmarkTarget;
+  /**
+   * Several targets at once (the replicas): `clientProcesses` benchmark processes per target, all
+   * started together, combined into one row like several client processes (multi-client.ts).
+   * @default [target]
+   */
+  targets?: readonly BenchmarkTarget[];
   mode: ResultMode;
   client: ResolvedTool;
   serverVersion: string;
@@ -205,9 +211,19 @@ function clientName(client: ResolvedTool): string {
   return basename(client.path);
 }
 
+const targetsOf = (o: RunWorkloadOptions): readonly BenchmarkTarget[] => (o.targets === undefined || o.targets.length === 0 ? [o.target] : o.targets);
+
+/** Benchmark processes per run: clientProcesses per target. */
+const processCount = (o: RunWorkloadOptions): number => (o.clientProcesses ?? 1) * targetsOf(o).length;
+
 function describeTarget(o: RunWorkloadOptions): string {
-  return `${o.target.host}:${o.target.port}${o.target.cluster ? " (--cluster)" : ""}`;
+  return targetsOf(o)
+    .map((t) => `${t.host}:${t.port}${t.cluster ? " (--cluster)" : ""}`)
+    .join(", ");
 }
+
+/** `o` narrowed to one of its targets (messages then name that one). */
+const onlyTarget = (o: RunWorkloadOptions, target: BenchmarkTarget): RunWorkloadOptions => ({ ...o, target, targets: undefined });
 
 function failure(o: RunWorkloadOptions, test: string, r: ChildResult, what: string): BenchmarkRunError {
   const redact = redactor(o.password);
@@ -238,8 +254,12 @@ function writeRaw(o: RunWorkloadOptions, test: string, n: number, args: string[]
   writeFileSync(join(o.rawDir, `${o.mode}-${test}-${n}${client === undefined ? "" : `-client${client}`}.txt`), redact(text));
 }
 
-/** Checks the target answers and the client authenticates from its environment. */
+/** Checks every target answers and the client authenticates from its environment. */
 async function probe(o: RunWorkloadOptions): Promise<void> {
+  for (const target of targetsOf(o)) await probeOne(onlyTarget(o, target));
+}
+
+async function probeOne(o: RunWorkloadOptions): Promise<void> {
   const { host, port } = o.target;
   try {
     await checkReachable(host, port, o.connectTimeoutMs ?? 5000);
@@ -282,33 +302,42 @@ interface Measured {
   perClient?: CombinedMeasurement["perClient"];
 }
 
-async function measureOne(o: RunWorkloadOptions, test: BenchmarkTest, requests: number, n: number, client?: number): Promise<ClientMeasurement> {
-  const args = buildBenchmarkArgs(o.workload, o.target, test, requests);
-  const r = await runChild(o, args);
-  writeRaw(o, test, n, args, r, client);
-  if (r.code !== 0 || r.signal !== null || r.killedFor !== undefined) throw failure(o, test.toUpperCase(), r, "failed");
+async function measureOne(
+  o: RunWorkloadOptions,
+  test: BenchmarkTest,
+  requests: number,
+  n: number,
+  client?: number,
+  target: BenchmarkTarget = o.target,
+): Promise<ClientMeasurement> {
+  const one = onlyTarget(o, target);
+  const args = buildBenchmarkArgs(o.workload, target, test, requests);
+  const r = await runChild(one, args);
+  writeRaw(one, test, n, args, r, client);
+  if (r.code !== 0 || r.signal !== null || r.killedFor !== undefined) throw failure(one, test.toUpperCase(), r, "failed");
   let lines: BenchmarkLine[];
   try {
     lines = parseBenchmarkCsv(r.stdout, { allowInfiniteRps: true });
   } catch (err) {
     if (!(err instanceof BenchmarkOutputError)) throw err;
-    throw failure(o, test.toUpperCase(), r, `printed output that does not parse: ${err.message}`);
+    throw failure(one, test.toUpperCase(), r, `printed output that does not parse: ${err.message}`);
   }
   const wanted = test.toUpperCase();
   const line = lines.find((l) => l.test === wanted || l.test.startsWith(`${wanted} `));
   if (line === undefined || lines.length !== 1) {
-    throw failure(o, wanted, r, `printed ${lines.length} result line(s) (${lines.map((l) => l.test).join(", ")}), expected one ${wanted} line`);
+    throw failure(one, wanted, r, `printed ${lines.length} result line(s) (${lines.map((l) => l.test).join(", ")}), expected one ${wanted} line`);
   }
   return { line, requests, wallSeconds: r.wallSeconds };
 }
 
-/** One run of a test: `requests` per client process, all processes spawned in the same tick. */
+/** One run of a test: `requests` per client process, all processes (every target's) spawned in the same tick. */
 async function measure(o: RunWorkloadOptions, test: BenchmarkTest, requests: number, n: number): Promise<Measured> {
-  const count = o.clientProcesses ?? 1;
+  const targets = targetsOf(o);
+  const count = processCount(o);
   const m =
     count === 1
       ? await measureOne(o, test, requests, n)
-      : combineClients(await Promise.all(Array.from({ length: count }, (_, i) => measureOne(o, test, requests, n, i + 1))));
+      : combineClients(await Promise.all(Array.from({ length: count }, (_, i) => measureOne(o, test, requests, n, i + 1, targets[i % targets.length]))));
   return { ...m, windowSeconds: measuredWindow(m.requests, m.line.rps, m.wallSeconds) };
 }
 
@@ -316,7 +345,8 @@ function toRow(o: RunWorkloadOptions, m: Measured, notes: string): ResultRow {
   const row = resultRow({ ...o, clientVersion: `${o.client.flavor}-benchmark ${o.client.version}` }, m, notes);
   if (m.perClient === undefined) return row;
   // Several processes: connections and notes cover all of them (multi-client.ts).
-  return { ...row, clients: row.clients * m.perClient.length, notes: [perClientNote(m.perClient), notes].filter((x) => x !== "").join("; ") };
+  const unit = targetsOf(o).length > 1 ? `client processes over ${targetsOf(o).length} targets (${describeTarget(o)})` : undefined;
+  return { ...row, clients: row.clients * m.perClient.length, notes: [perClientNote(m.perClient, unit), notes].filter((x) => x !== "").join("; ") };
 }
 
 const measurement = (m: Measured): RunMeasurement => ({ requests: m.requests, rps: m.line.rps, wallSeconds: m.wallSeconds, windowSeconds: m.windowSeconds });
@@ -333,7 +363,7 @@ async function runTest(o: RunWorkloadOptions, test: BenchmarkTest): Promise<Resu
     if (step.next === undefined) break;
     o.onProgress?.({ test, phase: "rerun", requests: step.next });
     // step.next is the total over all client processes; each gets its share.
-    final = await measure(o, test, Math.ceil(step.next / (o.clientProcesses ?? 1)), attempt);
+    final = await measure(o, test, Math.ceil(step.next / processCount(o)), attempt);
   }
   notes.push(...stillShortNote(w, measurement(final), notes));
   if (!Number.isFinite(final.line.rps)) {
@@ -358,7 +388,7 @@ export async function runWorkload(o: RunWorkloadOptions): Promise<ResultRow[]> {
   if (!(w.minDurationSeconds >= 0)) throw new RangeError(`minDurationSeconds must be ≥ 0 (got ${w.minDurationSeconds})`);
   if (w.tests.length === 0) throw new RangeError("the workload has no tests");
   // Validates every number before anything is spawned.
-  for (const t of w.tests) buildBenchmarkArgs(w, o.target, t, w.requests);
+  for (const t of w.tests) for (const target of targetsOf(o)) buildBenchmarkArgs(w, target, t, w.requests);
   await probe(o);
   const rows: ResultRow[] = [];
   for (const test of w.tests) rows.push(await runTest(o, test));

@@ -5,6 +5,7 @@
  * keeps each test running for at least `minDurationSeconds`.
  */
 import type { ResultMode, ResultRow } from "./result-row.js";
+import { isReadPathRow } from "./read-scale-out.js";
 
 interface Pair {
   test: string;
@@ -12,10 +13,10 @@ interface Pair {
   replication?: ResultRow;
 }
 
-/** Per test (in first-seen order), the last cluster row and the last replication row. */
+/** Per test (in first-seen order), the last cluster row and the last replication row (read-path rows aside: read-scale-out.ts). */
 function pairByTest(rows: readonly ResultRow[]): Pair[] {
   const byTest = new Map<string, Pair>();
-  for (const r of rows) {
+  for (const r of rows.filter((x) => !isReadPathRow(x))) {
     const p = byTest.get(r.test) ?? { test: r.test };
     p[r.mode] = r;
     byTest.set(r.test, p);

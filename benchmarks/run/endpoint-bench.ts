@@ -8,7 +8,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { resolveBinaries } from "../binaries.js";
+import { resolveBinaries, type ResolvedTool } from "../binaries.js";
 import { runTimestamp } from "../local/local-comparison.js";
 import { writeReport } from "../report/render.js";
 import { buildRunMeta, RUN_META_FILE } from "../report/run-meta.js";
@@ -20,9 +20,11 @@ import type { TopologyReport } from "../verify/verify-types.js";
 import { verifyTopology } from "../verify/verify-topology.js";
 import type { Workload } from "../../vocabulary/workload.js";
 import { runWorkload, type RunProgressEvent } from "./benchmark-runner.js";
-import { runMix, writeMixFiles, type MixResult } from "./mix-runner.js";
+import { discoverMembers, runMix, writeMixFiles, type MixResult } from "./mix-runner.js";
 import { renderSoakMarkdown } from "./soak-sampler.js";
 import type { SoakEvent } from "./soak-sample.js";
+import { readScaleOutPairs, renderReadScaleOutMarkdown, renderReadScaleOutTable } from "./read-scale-out.js";
+import { runReplicaReads } from "./replica-reads.js";
 import { renderComparisonTable, renderSummaryMarkdown } from "./comparison.js";
 import type { ResultMode, ResultRow } from "./result-row.js";
 import { renderResultsCsv } from "./results-csv.js";
@@ -38,6 +40,11 @@ export interface EndpointBenchOptions {
   onProgress?: (e: RunProgressEvent) => void;
   /** Benchmark processes per test, started together (runWorkload clientProcesses). @default 1 */
   clientProcesses?: number;
+  /**
+   * Replication with `workload.reads` "replicas": where the reads go (replicas, or a read
+   * endpoint). @default the replicas the target lists in INFO replication
+   */
+  readTargets?: readonly NodeEndpoint[];
 }
 
 export interface EndpointBenchResult {
@@ -66,7 +73,7 @@ async function serverVersion(target: NodeEndpoint, password: string | undefined)
 export class EndpointNotReady extends Error {
   constructor(
     message: string,
-    readonly code: "CLUSTER_MODE_DISABLED" | "CLUSTER_NOT_READY",
+    readonly code: "CLUSTER_MODE_DISABLED" | "CLUSTER_NOT_READY" | "NO_REPLICAS",
   ) {
     super(message);
     this.name = "EndpointNotReady";
@@ -107,15 +114,17 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
   const before = await verify();
   if (o.cluster) checkClusterReady(o.target, before);
   mkdirSync(rawDir, { recursive: true });
+  // The primary paths first; `reads: replicas` adds the reads on the replicas after them.
+  const workload: Workload = { ...o.workload, reads: "primary" };
   const mixed =
-    o.workload.mix === undefined
+    workload.mix === undefined
       ? undefined
-      : await runMix({ workload: o.workload, target: { ...o.target, cluster: o.cluster }, mode, serverVersion: version, password: o.password, timestamp });
+      : await runMix({ workload, target: { ...o.target, cluster: o.cluster }, mode, serverVersion: version, password: o.password, timestamp });
   if (mixed !== undefined) writeMixFiles(rawDir, mode, mixed);
   const rows =
     mixed?.rows ??
     (await runWorkload({
-      workload: o.workload,
+      workload,
       target: { host: o.target.host, port: o.target.port, cluster: o.cluster },
       mode,
       client: binaries.benchmark,
@@ -126,6 +135,7 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
       onProgress: o.onProgress,
       clientProcesses: o.clientProcesses ?? 1,
     }));
+  if (o.workload.reads === "replicas") rows.push(...(await replicaReads(o, mode, version, timestamp, rawDir, binaries.benchmark)));
   const after = await verify();
   await connector.close();
   const versions = { server: version, client: `${binaries.benchmark.flavor}-benchmark ${binaries.benchmark.version}`, cli: binaries.cli.version };
@@ -133,18 +143,61 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
   writeFileSync(join(runDir, "results.csv"), renderResultsCsv(rows));
   writeFileSync(join(rawDir, `verify-${mode}.json`), `${JSON.stringify({ before, after }, null, 2)}\n`);
   const soak = mixed?.soak === undefined ? [] : renderSoakMarkdown([{ label: mode, record: mixed.soak.record }]);
-  const summary = renderSummaryMarkdown({
-    rows,
-    title: `Endpoint benchmark: ${endpointKey(o.target)} (${mode})`,
-    topology: [`### ${describe}`, "", "```", formatTopologyReport(after), "```", ""],
-    versions,
-  });
-  writeFileSync(join(runDir, "summary.md"), [summary, ...soak].join("\n"));
+  const readPairs = readScaleOutPairs(rows);
+  writeFileSync(
+    join(runDir, "summary.md"),
+    [
+      renderSummaryMarkdown({
+        rows,
+        title: `Endpoint benchmark: ${endpointKey(o.target)} (${mode})`,
+        topology: [`### ${describe}`, "", "```", formatTopologyReport(after), "```", ""],
+        versions,
+      }),
+      ...renderReadScaleOutMarkdown(readPairs),
+      ...soak,
+    ].join("\n"),
+  );
   const meta = { ...buildRunMeta(o.workload, versions, [describe]), target: endpointKey(o.target) };
   writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(meta, null, 2)}\n`);
   const reportPath = await writeReport([runDir], runDir);
   const soakFigures = mixed?.soak === undefined ? {} : { soak: { samples: mixed.soak.record.samples.length, events: mixed.soak.record.events } };
   const openLoop = mixed?.openLoop === undefined ? {} : { openLoop: mixed.openLoop };
   const mix = mixed === undefined ? {} : { mix: { p999_ms: mixed.latency.p999_ms, ...openLoop, ...soakFigures } };
-  return { runDir, rows, table: renderComparisonTable(rows), reportPath, topology: after, ...mix };
+  const table = [renderComparisonTable(rows), renderReadScaleOutTable(readPairs)].filter((x) => x !== "").join("\n\n");
+  return { runDir, rows, table, reportPath, topology: after, ...mix };
+}
+
+/**
+ * `--reads replicas`: the reads on the replicas (replica-reads.ts). Replication: to `readTargets`
+ * when given (a read endpoint, or replicas reachable at other addresses), else to the replicas the
+ * target lists in INFO replication; every listed replica's commandstats count, so each must be
+ * reachable from here. Cluster: READONLY connections to the replicas CLUSTER NODES lists.
+ */
+async function replicaReads(
+  o: EndpointBenchOptions,
+  mode: ResultMode,
+  version: string,
+  timestamp: string,
+  rawDir: string,
+  client: ResolvedTool,
+): Promise<ResultRow[]> {
+  const members = await discoverMembers({ ...o.target, cluster: o.cluster }, o.password);
+  const given = o.readTargets !== undefined && o.readTargets.length > 0;
+  if (!o.cluster && !given && members.length < 2)
+    throw new EndpointNotReady(`--reads replicas: ${endpointKey(o.target)} lists no replica in INFO replication; give --read-target`, "NO_REPLICAS");
+  const r = await runReplicaReads({
+    workload: o.workload,
+    mode,
+    path: o.cluster ? "clusterReplicas" : given ? "readTargets" : "replicasDirect",
+    target: o.target,
+    ...(o.cluster ? {} : { readTargets: given ? o.readTargets : members.slice(1) }),
+    members,
+    client,
+    serverVersion: version,
+    password: o.password,
+    timestamp,
+    rawDir,
+    clientProcesses: o.clientProcesses ?? 1,
+  });
+  return [...r.baseline, ...r.rows];
 }

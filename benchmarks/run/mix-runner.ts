@@ -22,24 +22,22 @@
  *
  * Served. INFO commandstats from every member before and after (mix-served.ts): the rows carry
  * the served shares and the run fails when they are off by more than the tolerance.
+ *
+ * Reads on the replicas (`workload.reads` "replicas"). Routed per command: in cluster mode each
+ * connection is a Cluster client with `scaleReads: "slave"` (ioredis sends READONLY to the
+ * replicas and routes its read-only commands there, the rest to the primaries); in replication
+ * mode each connection is a pair, writes to the target and the read commands (READ_COMMANDS) to
+ * one of `readTargets` (the replicas, or a read endpoint). The run then also fails when the
+ * replicas served (almost) none of a read command (mix-served.ts checkReplicaReads).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Cluster, Redis } from "ioredis";
-import { DEFAULT_MIX_DURATION_SECONDS, type BenchmarkTest, type MixEntry, type Workload } from "../../vocabulary/workload.js";
+import { DEFAULT_MIX_DURATION_SECONDS, READ_COMMANDS, type BenchmarkTest, type MixEntry, type Workload } from "../../vocabulary/workload.js";
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { parseClusterNodes } from "../topology/cluster-nodes-parser.js";
 import { parseInfo, parseInfoFields } from "../topology/info.js";
-import {
-  checkServedMix,
-  commandstatsDelta,
-  servedMix,
-  servedNote,
-  snapshotCommandstats,
-  type Commandstats,
-  type MemberDelta,
-  type ServedMix,
-} from "./mix-served.js";
+import { checkReplicaReads, checkServedMix, memberDeltas, readsServed, servedMix, servedNote, snapshotMembers, type ServedMix } from "./mix-served.js";
 import { LatencyHistogram, percentileDistribution } from "./latency-histogram.js";
 import { runOpenLoop, type LatencySecond, type OpenLoopResult } from "./open-loop.js";
 import { soakNote, startMixSoak, type SoakResult, type SoakSampler } from "./soak-sampler.js";
@@ -57,6 +55,11 @@ export interface RunMixOptions {
   timestamp: string;
   /** Every member whose commandstats count. @default discovered: CLUSTER NODES, or the target and the replicas INFO replication lists */
   members?: readonly NodeEndpoint[];
+  /**
+   * Replication, reads on the replicas: connection i sends its read commands to readTargets[i % n]
+   * (replicas, or a read endpoint), its writes to `target`. @default the replicas INFO replication lists
+   */
+  readTargets?: readonly NodeEndpoint[];
   /** @default DEFAULT_MIX_TOLERANCE_PERCENT */
   tolerancePercent?: number;
   onProgress?: (line: string) => void;
@@ -125,23 +128,48 @@ export function mixSchedule(mix: readonly MixEntry[]): BenchmarkTest[] {
   return out;
 }
 
-export type Client = Redis | Cluster;
+/** A replication connection reading from a replica: the read commands go to `read`, the rest to `write`. */
+export class RoutedClient {
+  constructor(
+    readonly write: Redis,
+    readonly read: Redis,
+  ) {}
 
-function connect(o: RunMixOptions, name: string): Client {
-  const common = { password: o.password, connectTimeout: 5000, maxRetriesPerRequest: 0, connectionName: name };
-  const c = o.target.cluster
-    ? new Cluster([{ host: o.target.host, port: o.target.port }], { redisOptions: common, maxRedirections: 8 })
-    : new Redis({ host: o.target.host, port: o.target.port, ...common, lazyConnect: false });
-  c.on("error", () => undefined);
-  return c;
+  call(command: string, ...args: string[]): Promise<unknown> {
+    return (READ_COMMANDS.has(command.toLowerCase()) ? this.read : this.write).call(command, ...args);
+  }
+
+  disconnect(): void {
+    this.write.disconnect();
+    this.read.disconnect();
+  }
 }
 
-/** The members whose commandstats count: every CLUSTER NODES entry, or the target and its replicas. */
-async function discoverMembers(o: RunMixOptions): Promise<NodeEndpoint[]> {
-  const c = new Redis({ host: o.target.host, port: o.target.port, password: o.password, connectTimeout: 5000, maxRetriesPerRequest: 0 });
+export type Client = Redis | Cluster | RoutedClient;
+
+function connect(o: RunMixOptions, name: string, readTarget: NodeEndpoint | undefined): Client {
+  const common = { password: o.password, connectTimeout: 5000, maxRetriesPerRequest: 0, connectionName: name };
+  const quiet = <C extends Redis | Cluster>(c: C): C => c.on("error", () => undefined) as C;
+  const node = (e: NodeEndpoint) => quiet(new Redis({ host: e.host, port: e.port, ...common, lazyConnect: false }));
+  if (o.target.cluster) {
+    const scaleReads = o.workload.reads === "replicas" ? "slave" : "master";
+    return quiet(new Cluster([{ host: o.target.host, port: o.target.port }], { redisOptions: common, maxRedirections: 8, scaleReads }));
+  }
+  return readTarget === undefined ? node(o.target) : new RoutedClient(node(o.target), node(readTarget));
+}
+
+/** Waits until every connection (both of a routed pair) answers. */
+function ready(c: Client): Promise<unknown> {
+  if (c instanceof RoutedClient) return Promise.all([c.write.ping(), c.read.ping()]);
+  return c instanceof Cluster ? c.call("ping") : c.ping();
+}
+
+/** The members whose commandstats count: every CLUSTER NODES entry, or the target and then the replicas its INFO replication lists. */
+export async function discoverMembers(target: NodeEndpoint & { cluster: boolean }, password: string | undefined): Promise<NodeEndpoint[]> {
+  const c = new Redis({ host: target.host, port: target.port, password, connectTimeout: 5000, maxRetriesPerRequest: 0 });
   c.on("error", () => undefined);
   try {
-    if (o.target.cluster) {
+    if (target.cluster) {
       const nodes = parseClusterNodes(String(await c.call("cluster", "nodes")));
       return nodes.nodes.flatMap((n) => (n.endpoint === undefined || n.failed ? [] : [n.endpoint]));
     }
@@ -151,29 +179,12 @@ async function discoverMembers(o: RunMixOptions): Promise<NodeEndpoint[]> {
       const f = parseInfoFields(v);
       return [{ host: f.get("ip") as string, port: Number(f.get("port")) }];
     });
-    return [{ host: o.target.host, port: o.target.port }, ...replicas];
+    return [{ host: target.host, port: target.port }, ...replicas];
   } finally {
     c.disconnect();
   }
 }
 
-async function snapshotAll(members: readonly NodeEndpoint[], password: string | undefined) {
-  return Promise.all(
-    members.map(async (m) => {
-      const c = new Redis({ host: m.host, port: m.port, password, connectTimeout: 5000, maxRetriesPerRequest: 0 });
-      c.on("error", () => undefined);
-      try {
-        return await snapshotCommandstats(c);
-      } catch (err) {
-        throw new Error(`INFO commandstats from ${endpointKey(m)}: ${(err as Error).message}`, { cause: err });
-      } finally {
-        c.disconnect();
-      }
-    }),
-  );
-}
-
-const NONE: Commandstats = new Map();
 const pad12 = (n: number): string => String(n).padStart(12, "0");
 const ms = (us: number): number => Number((us / 1000).toFixed(3));
 
@@ -212,14 +223,17 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
   const durationS = w.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS;
   const schedule = mixSchedule(mix);
   const value = "x".repeat(w.dataSize);
-  const members = o.members ?? (await discoverMembers(o));
-  const clients = Array.from({ length: w.clients }, (_, i) => connect(o, `vbench-mix-${i}`));
+  const members = o.members ?? (await discoverMembers(o.target, o.password));
+  const readTargets = w.reads === "replicas" && !o.target.cluster ? (o.readTargets ?? (await discoverMembers(o.target, o.password)).slice(1)) : [];
+  if (w.reads === "replicas" && !o.target.cluster && readTargets.length === 0)
+    throw new RangeError(`reads on the replicas: ${endpointKey(o.target)} lists no replica in INFO replication, and no read target was given`);
+  const clients = Array.from({ length: w.clients }, (_, i) => connect(o, `vbench-mix-${i}`, readTargets[i % readTargets.length]));
   const hist = new Map(mix.map((e) => [e.test, new LatencyHistogram()]));
   const errors = new Map<string, { count: number; first: string }>();
   let soak: SoakSampler | undefined;
   try {
-    await Promise.all(clients.map((c) => (c instanceof Cluster ? c.call("ping") : c.ping())));
-    const before = await snapshotAll(members, o.password);
+    await Promise.all(clients.map(ready));
+    const before = await snapshotMembers(members, o.password);
     if (w.soak !== undefined) soak = await startMixSoak({ ...w.soak, members, password: o.password, onProgress: o.onProgress });
     o.onProgress?.(`${mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${durationS} s on ${w.clients} connections × ${w.pipeline} in flight`);
     let windowS: number;
@@ -263,17 +277,21 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
       windowS = Number(process.hrtime.bigint() - started) / 1e9;
     }
     const soaked = await soak?.stop();
-    const after = await snapshotAll(members, o.password);
-    const deltas: MemberDelta[] = members.map((m, i) => ({
-      member: endpointKey(m),
-      primary: after[i]?.primary === true,
-      delta: commandstatsDelta(before[i]?.stats ?? NONE, after[i]?.stats ?? NONE),
-    }));
+    const after = await snapshotMembers(members, o.password);
+    const deltas = memberDeltas(members, before, after);
     const served = servedMix(mix, deltas);
     if (errors.size > 0) {
       throw new Error(`the mix got error replies: ${[...errors].map(([t, e]) => `${t.toUpperCase()} ${e.count} (first: ${e.first})`).join("; ")}`);
     }
     checkServedMix(served, o.tolerancePercent ?? DEFAULT_MIX_TOLERANCE_PERCENT);
+    if (w.reads === "replicas")
+      checkReplicaReads(
+        readsServed(
+          served.commands.map((c) => c.command),
+          deltas,
+        ),
+        "the mix",
+      );
     const loop =
       open === undefined ? "" : ` open loop at ${w.rate}/s (latency from each request's intended send time; generator lag max ${open.generatorLagMaxMs} ms)`;
     const soakText = soaked === undefined ? "" : `; ${soakNote(soaked.record)}`;
@@ -313,9 +331,10 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
  * `latency-<mode>-<TEST>.hgrm` per row (HdrHistogram's percentile distribution), open loop
  * `latency-series-<mode>.json` (per second of intended send time), and soak `soak-<mode>.json`
  * (samples and events) with `latency-<mode>.hlog` (the windows' HdrHistogram interval log).
+ * `mode` may carry a suffix (`replication-replicas`) to keep a second run's files apart.
  * Returns the paths written.
  */
-export function writeMixFiles(rawDir: string, mode: ResultMode, r: MixResult): string[] {
+export function writeMixFiles(rawDir: string, mode: string, r: MixResult): string[] {
   mkdirSync(rawDir, { recursive: true });
   const files: [string, string][] = [
     [

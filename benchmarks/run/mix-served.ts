@@ -1,15 +1,19 @@
 /**
  * What the server saw of a mixed workload: `INFO commandstats` from every member before and after
  * the run, the per-command deltas, and the check that the served shares are the mix's. Pure except
- * snapshotCommandstats.
+ * snapshotCommandstats and snapshotMembers.
  *
  * Served vs replicated. A replica executes its primary's write stream, and counts those commands
  * in its own commandstats: a replica's SET calls are writes it was sent, not requests it served.
- * The served share is therefore computed over the members that were primaries (role:master) at the
- * end of the run; the replicas' deltas are reported apart, as "replicated".
+ * A read command (READ_COMMANDS: GET, LRANGE) is never in that stream, so a replica's calls of it
+ * are reads it served (`--reads replicas`). Served = the primaries' calls of every command plus
+ * the replicas' calls of the read commands; the replicas' calls of the other commands are
+ * reported apart, as "replicated". A run that was to read from the replicas fails when the
+ * replicas served (almost) none of a read command (checkReplicaReads).
  */
-import type { Redis } from "ioredis";
-import { BENCHMARK_TEST_COMMANDS, type MixEntry } from "../../vocabulary/workload.js";
+import { Redis } from "ioredis";
+import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
+import { BENCHMARK_TEST_COMMANDS, READ_COMMANDS, type MixEntry } from "../../vocabulary/workload.js";
 import { parseInfo, parseInfoFields } from "../topology/info.js";
 
 /** A member's per-command counters: calls, and the failed / rejected calls Valkey ≥ 7 counts apart. */
@@ -37,6 +41,23 @@ export async function snapshotCommandstats(client: Redis): Promise<{ stats: Comm
   return { stats, primary: role === "master" };
 }
 
+/** Every member's commandstats and role, in `members` order; a member that does not answer fails naming it. */
+export async function snapshotMembers(members: readonly NodeEndpoint[], password: string | undefined): Promise<{ stats: Commandstats; primary: boolean }[]> {
+  return Promise.all(
+    members.map(async (m) => {
+      const c = new Redis({ host: m.host, port: m.port, password, connectTimeout: 5000, maxRetriesPerRequest: 0 });
+      c.on("error", () => undefined);
+      try {
+        return await snapshotCommandstats(c);
+      } catch (err) {
+        throw new Error(`INFO commandstats from ${endpointKey(m)}: ${(err as Error).message}`, { cause: err });
+      } finally {
+        c.disconnect();
+      }
+    }),
+  );
+}
+
 /** after − before, per command (commands absent before count from 0). */
 export function commandstatsDelta(before: Commandstats, after: Commandstats): Commandstats {
   const out: Commandstats = new Map();
@@ -55,6 +76,21 @@ export interface MemberDelta {
   delta: Commandstats;
 }
 
+const NONE: Commandstats = new Map();
+
+/** Per member (in `members` order), after − before and the role at the end. */
+export function memberDeltas(
+  members: readonly NodeEndpoint[],
+  before: readonly { stats: Commandstats }[],
+  after: readonly { stats: Commandstats; primary: boolean }[],
+): MemberDelta[] {
+  return members.map((m, i) => ({
+    member: endpointKey(m),
+    primary: after[i]?.primary === true,
+    delta: commandstatsDelta(before[i]?.stats ?? NONE, after[i]?.stats ?? NONE),
+  }));
+}
+
 /** One command of the mix as the server saw it. */
 export interface ServedCommand {
   /** The mix's test name (`get`). */
@@ -62,19 +98,21 @@ export interface ServedCommand {
   /** The commandstats name (`get`). */
   command: string;
   wantedPercent: number;
-  /** Calls on the primaries. */
+  /** Calls served: on the primaries, plus on the replicas for a read command. */
   served: number;
-  /** served ÷ all the mix's calls on the primaries, in percent. */
+  /** Of `served`, the replicas' (read commands only; 0 otherwise). */
+  servedByReplicas: number;
+  /** served ÷ all the mix's served calls, in percent. */
   servedPercent: number;
   failed: number;
   rejected: number;
-  /** Calls of this command on the replicas (their primary's write stream). */
+  /** Calls of a write command on the replicas (their primary's write stream; 0 for a read command). */
   replicated: number;
 }
 
 export interface ServedMix {
   commands: ServedCommand[];
-  /** All the mix's calls on the primaries. */
+  /** All the mix's served calls. */
   total: number;
   /** Calls of commands outside the mix on the primaries (the client's INFO, CLUSTER SLOTS, other clients). */
   other: Record<string, number>;
@@ -87,19 +125,27 @@ export function servedMix(mix: readonly MixEntry[], members: readonly MemberDelt
   const sum = (primary: boolean, command: string, k: "calls" | "failed" | "rejected"): number =>
     members.filter((m) => m.primary === primary).reduce((n, m) => n + (m.delta.get(command)?.[k] ?? 0), 0);
   const mixCommands = new Set(mix.map((e) => BENCHMARK_TEST_COMMANDS[e.test]));
-  const total = [...mixCommands].reduce((n, c) => n + sum(true, c, "calls"), 0);
+  const split = (command: string) => {
+    const read = READ_COMMANDS.has(command);
+    const onReplicas = sum(false, command, "calls");
+    return { primaries: sum(true, command, "calls"), byReplicas: read ? onReplicas : 0, replicated: read ? 0 : onReplicas };
+  };
+  const total = [...mixCommands].reduce((n, c) => n + split(c).primaries + split(c).byReplicas, 0);
   const commands = mix.map((e): ServedCommand => {
     const command = BENCHMARK_TEST_COMMANDS[e.test];
-    const served = sum(true, command, "calls");
+    const { primaries, byReplicas, replicated } = split(command);
+    const read = READ_COMMANDS.has(command);
+    const both = (k: "failed" | "rejected") => sum(true, command, k) + (read ? sum(false, command, k) : 0);
     return {
       test: e.test,
       command,
       wantedPercent: e.percent,
-      served,
-      servedPercent: total === 0 ? 0 : (100 * served) / total,
-      failed: sum(true, command, "failed"),
-      rejected: sum(true, command, "rejected"),
-      replicated: sum(false, command, "calls"),
+      served: primaries + byReplicas,
+      servedByReplicas: byReplicas,
+      servedPercent: total === 0 ? 0 : (100 * (primaries + byReplicas)) / total,
+      failed: both("failed"),
+      rejected: both("rejected"),
+      replicated,
     };
   });
   const other: Record<string, number> = {};
@@ -124,7 +170,7 @@ export class MixMismatchError extends Error {
  * primaries served none of the mix at all.
  */
 export function checkServedMix(s: ServedMix, tolerancePercent: number): void {
-  if (s.total === 0) throw new MixMismatchError("the primaries served none of the mix's commands (INFO commandstats deltas are all 0)", s);
+  if (s.total === 0) throw new MixMismatchError("the servers served none of the mix's commands (INFO commandstats deltas are all 0)", s);
   const off = s.commands.flatMap((c) => {
     const out: string[] = [];
     if (Math.abs(c.servedPercent - c.wantedPercent) > tolerancePercent)
@@ -145,10 +191,95 @@ export function servedNote(s: ServedMix): string {
     .map(([k, v]) => `${k} ${v}`)
     .join(", ");
   return (
-    `served (INFO commandstats on the primaries): ` +
+    `served (INFO commandstats): ` +
     s.commands
-      .map((c) => `${c.test.toUpperCase()} ${c.servedPercent.toFixed(2)}% (wanted ${c.wantedPercent}%) ${c.served} calls, replicated ${c.replicated}`)
+      .map(
+        (c) =>
+          `${c.test.toUpperCase()} ${c.servedPercent.toFixed(2)}% (wanted ${c.wantedPercent}%) ${c.served} calls` +
+          (READ_COMMANDS.has(c.command)
+            ? `, by the primaries ${c.served - c.servedByReplicas}, by the replicas ${c.servedByReplicas}`
+            : `, replicated ${c.replicated}`),
+      )
       .join("; ") +
     (other === "" ? "" : `; other commands ${other}`)
   );
+}
+
+/**
+ * A read command's replicas' share below this fails a run that was to read from the replicas:
+ * every read of such a run is sent to a replica (a connection to one, the read endpoint, or a
+ * READONLY cluster connection), so a share below it means the client read elsewhere.
+ */
+export const MIN_REPLICA_READ_SHARE = 0.9;
+
+/** One read command's calls, as the servers counted them: the primaries', and each replica's. */
+export interface ReadsServed {
+  command: string;
+  byPrimaries: number;
+  /** `host:port` → calls, for every member that was a replica. */
+  byReplica: Record<string, number>;
+  byReplicas: number;
+}
+
+/** Per read command of `commands`, who served its calls (the members' deltas). */
+export function readsServed(commands: readonly string[], members: readonly MemberDelta[]): ReadsServed[] {
+  return [...new Set(commands)]
+    .filter((c) => READ_COMMANDS.has(c))
+    .map((command) => {
+      const calls = (m: MemberDelta) => m.delta.get(command)?.calls ?? 0;
+      const replicas = members.filter((m) => !m.primary);
+      const byReplica = Object.fromEntries(replicas.map((m) => [m.member, calls(m)]));
+      return {
+        command,
+        byPrimaries: members.filter((m) => m.primary).reduce((n, m) => n + calls(m), 0),
+        byReplica,
+        byReplicas: replicas.reduce((n, m) => n + calls(m), 0),
+      };
+    });
+}
+
+/** The replicas did not serve the reads a run sent them. */
+export class ReplicaReadsError extends Error {
+  constructor(
+    message: string,
+    readonly served: readonly ReadsServed[],
+  ) {
+    super(message);
+    this.name = "ReplicaReadsError";
+  }
+}
+
+/**
+ * Throws ReplicaReadsError naming every read command the replicas served less than
+ * MIN_REPLICA_READ_SHARE of (a client that silently read from the primaries), with the counts.
+ */
+export function checkReplicaReads(served: readonly ReadsServed[], what: string): void {
+  if (served.length === 0) throw new ReplicaReadsError(`${what}: no read command was sent, so nothing could be read from the replicas`, served);
+  const off = served.flatMap((r) => {
+    const all = r.byPrimaries + r.byReplicas;
+    if (all > 0 && r.byReplicas >= MIN_REPLICA_READ_SHARE * all) return [];
+    return [`${r.command.toUpperCase()}: the replicas served ${r.byReplicas} of ${all} calls, the primaries ${r.byPrimaries} (${replicaCounts(r)})`];
+  });
+  if (off.length > 0)
+    throw new ReplicaReadsError(
+      `${what} was to read from the replicas, but they served under ${Math.round(MIN_REPLICA_READ_SHARE * 100)}% of the reads (INFO commandstats): ${off.join("; ")}`,
+      served,
+    );
+}
+
+const replicaCounts = (r: ReadsServed): string =>
+  Object.keys(r.byReplica).length === 0
+    ? "no replica among the members"
+    : Object.entries(r.byReplica)
+        .map(([m, n]) => `${m}: ${n}`)
+        .join(", ");
+
+/** `served GET: by the primaries 0, by the replicas 123 (127.0.0.21:7001: 41, ...)` for a row's notes. */
+export function readsServedNote(served: readonly ReadsServed[]): string {
+  return `served (INFO commandstats): ${served.map((r) => `${r.command.toUpperCase()} by the primaries ${r.byPrimaries}, by the replicas ${r.byReplicas} (${replicaCounts(r)})`).join("; ")}`;
+}
+
+/** Replicas that served some of the reads: the "servers" a per-replica figure divides by. */
+export function servingReplicas(served: readonly ReadsServed[]): number {
+  return new Set(served.flatMap((r) => Object.entries(r.byReplica).flatMap(([m, n]) => (n > 0 ? [m] : [])))).size;
 }

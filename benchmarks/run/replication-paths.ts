@@ -5,6 +5,13 @@
  * replication row per test); this table shows what the proxy hop costs, per test.
  */
 import type { ResultRow } from "./result-row.js";
+import { alignedLines, markdownLines } from "./text-table.js";
+
+/** The `notes` prefix of a replication row: which path the benchmark client took. */
+export const REPLICATION_PATH_NOTES = {
+  endpoint: "path: HAProxy write endpoint (role:master check) -> primary",
+  direct: "path: direct to the primary",
+} as const;
 
 /** The replication rows whose notes start with `prefix`, by test. */
 function byPath(rows: readonly ResultRow[], prefix: string): Map<string, ResultRow> {
@@ -55,21 +62,15 @@ export const REPLICATION_PATH_HEADER = ["test", "endpoint rps", "p50 ms", "p99 m
 /** Terminal text: a title line and aligned columns. */
 export function renderReplicationPathTable(pairs: readonly PathPair[]): string {
   if (pairs.length === 0) return "";
-  const all = [REPLICATION_PATH_HEADER, ...replicationPathCells(pairs)];
-  const widths = REPLICATION_PATH_HEADER.map((_, c) => Math.max(...all.map((r) => [...(r[c] ?? "")].length)));
-  const line = (r: string[]): string => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0))).join("  ");
   return [
     "replication: HAProxy write endpoint vs direct to the primary (the side-by-side table above uses the endpoint rows)",
-    line(REPLICATION_PATH_HEADER),
-    widths.map((w) => "-".repeat(w)).join("  "),
-    ...replicationPathCells(pairs).map(line),
+    ...alignedLines(REPLICATION_PATH_HEADER, replicationPathCells(pairs), 1),
   ].join("\n");
 }
 
 /** summary.md section. */
 export function renderReplicationPathMarkdown(pairs: readonly PathPair[]): string[] {
   if (pairs.length === 0) return [];
-  const cell = (s: string): string => s.replace(/\|/g, "\\|");
   return [
     "## Replication: write endpoint vs direct to the primary",
     "",
@@ -77,9 +78,7 @@ export function renderReplicationPathMarkdown(pairs: readonly PathPair[]): strin
     "in-cluster client without Sentinel support takes). The seed benchmarked the primary directly; those rows are here, so the",
     "comparison with the seed's numbers stays fair.",
     "",
-    `| ${REPLICATION_PATH_HEADER.map(cell).join(" | ")} |`,
-    `|${REPLICATION_PATH_HEADER.map(() => "---").join("|")}|`,
-    ...replicationPathCells(pairs).map((r) => `| ${r.map(cell).join(" | ")} |`),
+    ...markdownLines(REPLICATION_PATH_HEADER, replicationPathCells(pairs)),
     "",
   ];
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildBenchmarkArgs, buildProbeArgs } from "../../benchmarks/run/benchmark-args.js";
+import { buildBenchmarkArgs, buildProbeArgs, supportsReadFromReplicas } from "../../benchmarks/run/benchmark-args.js";
 import { BENCHMARK_TESTS, SEED_WORKLOAD, type Workload } from "../../vocabulary/workload.js";
 
 describe("buildBenchmarkArgs", () => {
@@ -16,6 +16,28 @@ describe("buildBenchmarkArgs", () => {
     expect(args).not.toContain("--cluster");
     expect(args.slice(0, 6)).toEqual(["-h", "10.0.0.5", "-p", "6380", "-n", "6000000"]);
     expect(args.slice(-3)).toEqual(["-t", "incr", "--csv"]);
+  });
+
+  it("reads on the replicas in cluster mode: --rfr yes after --cluster, for the read tests only", () => {
+    const w: Workload = { ...SEED_WORKLOAD, reads: "replicas" };
+    const cluster = { host: "valkey-cluster", port: 6379, cluster: true };
+    expect(buildBenchmarkArgs(w, cluster, "get", 10).slice(0, 7)).toEqual(["-h", "valkey-cluster", "-p", "6379", "--cluster", "--rfr", "yes"]);
+    expect(buildBenchmarkArgs(w, cluster, "lrange_100", 10)).toContain("--rfr");
+    // A write sent to a replica is answered with MOVED: never with --rfr.
+    for (const test of ["set", "incr", "lpush", "mset"] as const) expect(buildBenchmarkArgs(w, cluster, test, 10)).not.toContain("--rfr");
+    // Outside cluster mode the replicas are the target; reads from the primary never carry it.
+    expect(buildBenchmarkArgs(w, { ...cluster, cluster: false }, "get", 10)).not.toContain("--rfr");
+    expect(buildBenchmarkArgs({ ...SEED_WORKLOAD, reads: "primary" }, cluster, "get", 10)).not.toContain("--rfr");
+    expect(buildBenchmarkArgs(SEED_WORKLOAD, cluster, "get", 10)).not.toContain("--rfr");
+  });
+
+  it("--rfr exists from valkey-benchmark 8.1 on, never in redis-benchmark", () => {
+    expect(supportsReadFromReplicas({ flavor: "valkey", version: "8.1.0" })).toBe(true);
+    expect(supportsReadFromReplicas({ flavor: "valkey", version: "9.1.2" })).toBe(true);
+    expect(supportsReadFromReplicas({ flavor: "valkey", version: "8.0.6" })).toBe(false);
+    expect(supportsReadFromReplicas({ flavor: "valkey", version: "7.2.11" })).toBe(false);
+    expect(supportsReadFromReplicas({ flavor: "redis", version: "8.2.0" })).toBe(false);
+    expect(supportsReadFromReplicas({ flavor: "valkey", version: "unknown" })).toBe(false);
   });
 
   it("never carries a password or auth flag", () => {
