@@ -18,7 +18,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { resolveBinaries, type ValkeyBinaries } from "../binaries.js";
 import { runWorkload } from "../run/benchmark-runner.js";
-import { runMix, writeMixFiles } from "../run/mix-runner.js";
+import { writeMixFiles } from "../run/mix-runner.js";
+import { runMixComparingLoops } from "../run/loop-comparison.js";
 import { renderSoakMarkdown } from "../run/soak-sampler.js";
 import type { SoakRecord } from "../run/soak-sample.js";
 import { writeReport } from "../report/render.js";
@@ -165,7 +166,7 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
       const out =
         o.workload.mix !== undefined
           ? (
-              await runMix({
+              await runMixComparingLoops({
                 workload,
                 target: { host: target.host, port: target.port, cluster: mode === "cluster" },
                 mode,

@@ -20,7 +20,8 @@ import type { TopologyReport } from "../verify/verify-types.js";
 import { verifyTopology } from "../verify/verify-topology.js";
 import type { Workload } from "../../vocabulary/workload.js";
 import { runWorkload, type RunProgressEvent } from "./benchmark-runner.js";
-import { discoverMembers, runMix, writeMixFiles, type MixResult } from "./mix-runner.js";
+import { discoverMembers, writeMixFiles, type MixResult } from "./mix-runner.js";
+import { runMixComparingLoops } from "./loop-comparison.js";
 import { renderSoakMarkdown } from "./soak-sampler.js";
 import type { SoakEvent } from "./soak-sample.js";
 import { readScaleOutPairs, renderReadScaleOutMarkdown, renderReadScaleOutTable } from "./read-scale-out.js";
@@ -55,7 +56,7 @@ export interface EndpointBenchResult {
   /** The verifier's view after the run; `ok` false is reported, not fatal. */
   topology: TopologyReport;
   /** A mix: p99.9 per row (ms), open loop the rate and the per-second series, soak its sample count and events (the files are in raw/). */
-  mix?: { p999_ms: Record<string, number>; openLoop?: MixResult["openLoop"]; soak?: { samples: number; events: SoakEvent[] } };
+  mix?: { p999_ms: Record<string, number>; openLoop?: MixResult["openLoop"]; loops?: MixResult["loops"]; soak?: { samples: number; events: SoakEvent[] } };
 }
 
 /** `valkey_version` (or `redis_version` for a Redis-compatible server) from INFO server. */
@@ -119,7 +120,7 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
   const mixed =
     workload.mix === undefined
       ? undefined
-      : await runMix({ workload, target: { ...o.target, cluster: o.cluster }, mode, serverVersion: version, password: o.password, timestamp });
+      : await runMixComparingLoops({ workload, target: { ...o.target, cluster: o.cluster }, mode, serverVersion: version, password: o.password, timestamp });
   if (mixed !== undefined) writeMixFiles(rawDir, mode, mixed);
   const rows =
     mixed?.rows ??
@@ -162,7 +163,8 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
   const reportPath = await writeReport([runDir], runDir);
   const soakFigures = mixed?.soak === undefined ? {} : { soak: { samples: mixed.soak.record.samples.length, events: mixed.soak.record.events } };
   const openLoop = mixed?.openLoop === undefined ? {} : { openLoop: mixed.openLoop };
-  const mix = mixed === undefined ? {} : { mix: { p999_ms: mixed.latency.p999_ms, ...openLoop, ...soakFigures } };
+  const loops = mixed?.loops === undefined ? {} : { loops: mixed.loops };
+  const mix = mixed === undefined ? {} : { mix: { p999_ms: mixed.latency.p999_ms, ...openLoop, ...loops, ...soakFigures } };
   const table = [renderComparisonTable(rows), renderReadScaleOutTable(readPairs)].filter((x) => x !== "").join("\n\n");
   return { runDir, rows, table, reportPath, topology: after, ...mix };
 }

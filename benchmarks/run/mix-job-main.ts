@@ -1,6 +1,6 @@
 /**
  * The benchmark Job's mix runner: the entry bundled into `mix.mjs` (bundle.ts) and run by the
- * Job's Node container (`node /vbench/mix.mjs`, contract in mix-job.ts). It runs runMix, the
+ * Job's Node container (`node /vbench/mix.mjs`, contract in mix-job.ts). It runs runMix (through runMixComparingLoops), the
  * same code as `vbench local --mix` and `vbench bench --mix` (closed or open loop, the served
  * check from every member's INFO commandstats), and prints the framing of log-frames.ts:
  *
@@ -18,7 +18,7 @@
 import { Redis } from "ioredis";
 import { FRAME_PREFIX, PASSWORD_ENV } from "./log-frames.js";
 import { MIX_CLIENT, MIX_JOB_WAIT_S, mixJobResult, mixJobSettingsFromEnv, soakSampleLines, type MixJobSettings } from "./mix-job.js";
-import { runMix } from "./mix-runner.js";
+import { runMixComparingLoops } from "./loop-comparison.js";
 import { formatResultTimestamp } from "./result-row.js";
 import { parseInfo } from "../topology/info.js";
 
@@ -74,7 +74,7 @@ async function main(): Promise<number> {
     frame("done", `status=${status}`);
     return status;
   }
-  const r = await runMix({
+  const r = await runMixComparingLoops({
     workload: settings.workload,
     target: { ...settings.target, cluster: settings.mode === "cluster" },
     mode: settings.mode,

@@ -17,6 +17,7 @@ function issues(e: z.ZodError): string {
 }
 
 const ms = z.number().nonnegative();
+const loopFiguresSchema = z.strictObject({ rps: ms, requests: z.int().min(0), p50_ms: ms, p99_ms: ms, p999_ms: ms, max_ms: ms });
 /** What a mix measured beside its rows, as JSON (also the stack report's `benchmark.mix`). */
 export const mixExtrasSchema = z.strictObject({
   served: z.looseObject({ total: z.int().min(0), commands: z.array(z.looseObject({ test: z.string(), servedPercent: z.number() })) }),
@@ -27,6 +28,10 @@ export const mixExtrasSchema = z.strictObject({
       series: z.array(z.strictObject({ second: z.int().min(0), requests: z.int().min(0), p50_ms: ms, p99_ms: ms, max_ms: ms })),
       generatorLagMaxMs: ms,
     })
+    .optional(),
+  /** With a rate: the closed loop paced to it beside the open loop (loop-comparison.ts). */
+  loops: z
+    .strictObject({ rate: z.number().positive(), durationSeconds: z.number().positive(), closed: loopFiguresSchema, open: loopFiguresSchema })
     .optional(),
   /** A soak: its samples arrive on their own lines (`### vbench-sample`); `sampleCount` says how many to expect. */
   soak: soakRecordSchema

@@ -112,6 +112,7 @@ export function mixJobResult(r: MixResult): MixJobResult {
     served: jsonSafeMix(r.served) as MixJobExtras["served"],
     latency: r.latency,
     ...(r.openLoop === undefined ? {} : { openLoop: r.openLoop }),
+    ...(r.loops === undefined ? {} : { loops: r.loops }),
     ...(soak === undefined ? {} : { soak: { ...soak, samples: [], sampleCount: soak.samples.length } }),
   };
 }

@@ -40,6 +40,8 @@ import { parseInfo, parseInfoFields } from "../topology/info.js";
 import { checkReplicaReads, checkServedMix, memberDeltas, readsServed, servedMix, servedNote, snapshotMembers, type ServedMix } from "./mix-served.js";
 import { LatencyHistogram, percentileDistribution } from "./latency-histogram.js";
 import { runOpenLoop, type LatencySecond, type OpenLoopResult } from "./open-loop.js";
+import { runClosedLoop } from "./closed-loop.js";
+import type { LoopComparison } from "./loop-figures.js";
 import { soakNote, startMixSoak, type SoakResult, type SoakSampler } from "./soak-sampler.js";
 import { RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "./result-row.js";
 
@@ -62,6 +64,8 @@ export interface RunMixOptions {
   readTargets?: readonly NodeEndpoint[];
   /** @default DEFAULT_MIX_TOLERANCE_PERCENT */
   tolerancePercent?: number;
+  /** Closed loop only: hold it to this many requests/s in total (closed-loop.ts; the loop comparison's closed side). @default unpaced */
+  pace?: number;
   onProgress?: (line: string) => void;
 }
 
@@ -75,6 +79,8 @@ export interface MixResult {
   openLoop?: { rate: number; series: LatencySecond[]; generatorLagMaxMs: number };
   /** `soak`: the sampled series, its events and the windows' interval histograms. */
   soak?: SoakResult;
+  /** `rate` (not a soak): the closed loop paced to the same rate beside the open loop (loop-comparison.ts). */
+  loops?: LoopComparison;
 }
 
 /** The request a test sends (valkey-benchmark's), for a key number `r` and a connection's hash tag. */
@@ -252,29 +258,19 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
       for (const [t, e] of open.errors) errors.set(t, e);
       windowS = open.windowS;
     } else {
-      let next = 0;
-      const started = process.hrtime.bigint();
-      const deadline = started + BigInt(Math.round(durationS * 1e9));
-      const lane = async (c: Client, tag: string): Promise<void> => {
-        while (process.hrtime.bigint() < deadline) {
-          const test = schedule[next++ % schedule.length] as BenchmarkTest;
-          const args = REQUESTS[test](pad12(Math.floor(Math.random() * w.keyspaceLength)), tag, value);
-          const t0 = process.hrtime.bigint();
-          try {
-            await c.call(args[0] as string, ...args.slice(1));
-            const us = Number(process.hrtime.bigint() - t0) / 1000;
-            (hist.get(test) as LatencyHistogram).record(us);
-            soak?.record(us);
-          } catch (err) {
-            soak?.recordError();
-            const e = errors.get(test) ?? { count: 0, first: (err as Error).message };
-            e.count++;
-            errors.set(test, e);
-          }
-        }
-      };
-      await Promise.all(clients.flatMap((c, i) => Array.from({ length: w.pipeline }, () => lane(c, String(i)))));
-      windowS = Number(process.hrtime.bigint() - started) / 1e9;
+      const closed = await runClosedLoop({
+        clients,
+        pipeline: w.pipeline,
+        schedule,
+        durationSeconds: durationS,
+        request: (test, conn) => REQUESTS[test](pad12(Math.floor(Math.random() * w.keyspaceLength)), String(conn), value),
+        ...(o.pace === undefined ? {} : { pace: o.pace }),
+        onReply: soak?.record,
+        onError: soak?.recordError,
+      });
+      for (const [t, h] of closed.hist) hist.set(t, h);
+      for (const [t, e] of closed.errors) errors.set(t, e);
+      windowS = closed.windowS;
     }
     const soaked = await soak?.stop();
     const after = await snapshotMembers(members, o.password);
@@ -293,7 +289,11 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
         "the mix",
       );
     const loop =
-      open === undefined ? "" : ` open loop at ${w.rate}/s (latency from each request's intended send time; generator lag max ${open.generatorLagMaxMs} ms)`;
+      open === undefined
+        ? o.pace === undefined
+          ? ""
+          : ` closed loop paced to ${o.pace}/s (latency from each request's own send)`
+        : ` open loop at ${w.rate}/s (latency from each request's intended send time; generator lag max ${open.generatorLagMaxMs} ms)`;
     const soakText = soaked === undefined ? "" : `; ${soakNote(soaked.record)}`;
     const spec = `mix ${mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${durationS} s${loop}${soakText}`;
     const total = new LatencyHistogram();
@@ -330,7 +330,8 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
  * A mix's files in a run's raw/ directory: `mix-served-<mode>.json` (the commandstats deltas),
  * `latency-<mode>-<TEST>.hgrm` per row (HdrHistogram's percentile distribution), open loop
  * `latency-series-<mode>.json` (per second of intended send time), and soak `soak-<mode>.json`
- * (samples and events) with `latency-<mode>.hlog` (the windows' HdrHistogram interval log).
+ * (samples and events) with `latency-<mode>.hlog` (the windows' HdrHistogram interval log), and
+ * with a rate `loop-comparison-<mode>.json` (closed vs open loop at that rate, loop-comparison.ts).
  * `mode` may carry a suffix (`replication-replicas`) to keep a second run's files apart.
  * Returns the paths written.
  */
@@ -343,6 +344,7 @@ export function writeMixFiles(rawDir: string, mode: string, r: MixResult): strin
     ],
     ...Object.entries(r.latency.histograms).map(([t, text]): [string, string] => [`latency-${mode}-${t}.hgrm`, text.trimEnd()]),
     ...(r.openLoop === undefined ? [] : [[`latency-series-${mode}.json`, JSON.stringify(r.openLoop, null, 2)] as [string, string]]),
+    ...(r.loops === undefined ? [] : [[`loop-comparison-${mode}.json`, JSON.stringify(r.loops, null, 2)] as [string, string]]),
     ...(r.soak === undefined
       ? []
       : ([
