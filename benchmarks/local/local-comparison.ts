@@ -23,6 +23,7 @@ import { runMixComparingLoops } from "../run/loop-comparison.js";
 import { renderSoakMarkdown } from "../run/soak-sampler.js";
 import type { SoakRecord } from "../run/soak-sample.js";
 import { writeReport } from "../report/render.js";
+import { writeRunVerdict } from "../report/verdict-run.js";
 import { buildRunMeta, RUN_META_FILE } from "../report/run-meta.js";
 import { renderComparisonTable, renderSummaryMarkdown } from "../run/comparison.js";
 import type { ResultRow } from "../run/result-row.js";
@@ -363,8 +364,9 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
   ]);
   const describe = (["replication", "cluster"] as const).map((m) => topologies[m]?.describe ?? m);
   writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(buildRunMeta(o.workload, versions, describe), null, 2)}\n`);
+  const verdictText = writeRunVerdict(runDir);
   const reportPath = await writeReport([runDir], runDir);
-  return { runDir, rows, reports: done, versions, table, reportPath, drills };
+  return { runDir, rows, reports: done, versions, table: [table, verdictText].filter((t) => t !== "").join("\n\n"), reportPath, drills };
 }
 
 function writeResults(

@@ -17,6 +17,8 @@ import { parseResultsCsv, ResultsCsvError } from "../run/results-csv.js";
 import { parseSweepCsv, SweepCsvError, type SweepRow } from "../sweep/sweep-csv.js";
 import { loadDrills } from "./drill-files.js";
 import { loadSoaks } from "./soak-section.js";
+import { loadLoops, loadOpenLoops } from "./loop-section.js";
+import type { MixJobExtras } from "../run/mix-job-result.js";
 import type { ReportSource, TopologyShard, TopologyView, WorkloadView } from "./model.js";
 import { RUN_META_FILE, runMetaSchema, type RunMeta } from "./run-meta.js";
 
@@ -154,9 +156,13 @@ function loadRunDir(dir: string): ReportSource {
   const sweep = hasSweep ? readSweep(sweepPath) : undefined;
   let drills: ReturnType<typeof loadDrills>;
   let soak: ReturnType<typeof loadSoaks>;
+  let loops: ReturnType<typeof loadLoops>;
+  let openLoop: ReturnType<typeof loadOpenLoops>;
   try {
     drills = loadDrills(dir);
     soak = loadSoaks(dir);
+    loops = loadLoops(dir);
+    openLoop = loadOpenLoops(dir);
   } catch (err) {
     throw new ReportLoadError((err as Error).message);
   }
@@ -204,6 +210,8 @@ function loadRunDir(dir: string): ReportSource {
     ...(sweep ? { sweep } : {}),
     ...(drills ? { drills } : {}),
     ...(soak ? { soak } : {}),
+    ...(loops ? { loops } : {}),
+    ...(openLoop ? { openLoop } : {}),
     label: basename(dir),
     kind: meta?.stack ? "stack" : meta?.target ? "endpoint" : "local-run",
     path: dir,
@@ -289,6 +297,17 @@ function loadStackReport(path: string, json: unknown): ReportSource {
     environment: `${r.platform} stack "${r.stack}": ${r.mode} mode, ${r.pods} Valkey pods over zones ${r.zones.join(", ")}; benchmark from ${clientPodsText(r.benchmark.rows)} inside the cluster`,
     describe: [`${r.mode}: ${r.pods} pods`],
     ...(r.cost ? { cost: r.cost } : {}),
+    ...mixParts(r.mode, r.benchmark.mix ?? undefined),
+  };
+}
+
+/** A deployed mix's extras as the report's fields (soak, loops, open-loop series), each for the stack's one mode. */
+function mixParts(mode: ResultMode, mix: MixJobExtras | undefined): Pick<ReportSource, "soak" | "loops" | "openLoop"> {
+  if (mix === undefined) return {};
+  return {
+    ...(mix.soak === undefined ? {} : { soak: [{ ...mix.soak, mode }] }),
+    ...(mix.loops === undefined ? {} : { loops: [{ ...mix.loops, mode }] }),
+    ...(mix.openLoop === undefined ? {} : { openLoop: [{ ...mix.openLoop, mode }] }),
   };
 }
 

@@ -14,6 +14,13 @@ import type { ResultMode, ResultRow } from "../run/result-row.js";
 import type { SweepRow } from "../sweep/sweep-csv.js";
 import type { DrillView } from "./drill-files.js";
 import type { SoakFile } from "../run/soak-sample.js";
+import type { LoopComparison } from "../run/loop-figures.js";
+import type { MixJobExtras } from "../run/mix-job-result.js";
+
+/** A mode's closed vs open loop figures (loop-section.ts). */
+export type ModeLoops = LoopComparison & { mode: ResultMode };
+/** A mode's open-loop series (loop-section.ts). */
+export type ModeOpenLoop = NonNullable<MixJobExtras["openLoop"]> & { mode: ResultMode };
 
 export const REPORT_MODES: readonly ResultMode[] = ["replication", "cluster"];
 
@@ -99,6 +106,10 @@ export interface ReportSource {
   drills?: DrillView[];
   /** Soaks (raw/soak-<mode>.json), when the run sampled one. */
   soak?: SoakFile[];
+  /** Closed vs open loop at the same rate (raw/loop-comparison-<mode>.json), when a mix ran with a rate. */
+  loops?: ModeLoops[];
+  /** The open loop's latency per second (raw/latency-series-<mode>.json). */
+  openLoop?: ModeOpenLoop[];
   /** A deployed stack's cost estimate (stack report `cost`), when recorded. */
   cost?: CostView;
 }

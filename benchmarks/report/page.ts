@@ -14,6 +14,8 @@ import { costSection } from "./cost-section.js";
 import { sweepSection } from "./sweep-section.js";
 import { drillSection } from "./drill-section.js";
 import { soakSection } from "./soak-section.js";
+import { loopSection } from "./loop-section.js";
+import { verdictSection } from "./verdict-section.js";
 import { readScaleOutSection } from "./read-scale-out-section.js";
 
 /** Rendered charts by id (render.ts CHARTS): SVG markup from Vega, trusted. */
@@ -38,11 +40,13 @@ function figures(charts: RenderedCharts, ids: string[]): SafeHtml | null {
 
 export const SECTIONS: readonly ReportSection[] = [
   { id: "how-to-read", title: "How to read this", render: (i) => howToRead(i) },
+  { id: "verdict", title: "When to use which", render: (i) => verdictSection(i) },
   { id: "side-by-side", title: "Side by side", render: (i) => sideBySideTable(i) },
   { id: "charts", title: "Throughput and latency", render: (_i, c) => figures(c, ["rps", "latency"]) },
   { id: "read-scale-out", title: "Read scale-out", render: (i) => readScaleOutSection(i) },
   { id: "topology", title: "Verified topology", render: (i) => topologySection(i) },
   { id: "sweep", title: "Shard-scaling sweep", render: (i, c) => sweepSection(i, figures(c, ["sweep"])) },
+  { id: "loops", title: "Closed vs open loop", render: (i, c) => loopSection(i, figures(c, ["open-loop"])) },
   { id: "soak", title: "Soak", render: (i, c) => soakSection(i, figures(c, ["soak-load", "soak-memory"])) },
   { id: "drills", title: "Failure drills", render: (i, c) => drillSection(i, figures(c, ["drill-timeline"])) },
   { id: "cost", title: "Cost per topology", render: (i) => costSection(i) },

@@ -14,6 +14,7 @@ import { buildReportHtml, type RenderedCharts } from "./page.js";
 import { hasSweep, sweepChartSpec } from "./sweep-section.js";
 import { drillTimelineSpec, hasDrills } from "./drill-section.js";
 import { hasSoak, soakLoadSpec, soakMemorySpec } from "./soak-section.js";
+import { hasOpenLoopSeries, openLoopSpec } from "./loop-section.js";
 
 export const REPORT_FILE = "report.html";
 
@@ -49,6 +50,13 @@ export const CHARTS: readonly ChartDef[] = [
     caption: "per drill, the slowest acknowledged write per 0.2 s by load stream (log scale); red ticks at the top: failed writes; dashed line: the fault.",
     when: hasDrills,
     spec: drillTimelineSpec,
+  },
+  {
+    id: "open-loop",
+    title: "Open-loop latency over time",
+    caption: "p50, p99 and max per second of intended send time (log scale): a stall shows as the seconds whose requests waited for it.",
+    when: hasOpenLoopSeries,
+    spec: openLoopSpec,
   },
   {
     id: "soak-load",

@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import type { ResultRow } from "./result-row.js";
+import type { LoopComparison } from "./loop-figures.js";
 import { resultRowSchema } from "./result-row-schema.js";
 import { soakRecordSchema, soakSampleSchema, type SoakRecord } from "./soak-sample.js";
 
@@ -18,21 +19,26 @@ function issues(e: z.ZodError): string {
 
 const ms = z.number().nonnegative();
 const loopFiguresSchema = z.strictObject({ rps: ms, requests: z.int().min(0), p50_ms: ms, p99_ms: ms, p999_ms: ms, max_ms: ms });
+/** loop-figures.ts LoopComparison (raw/loop-comparison-<mode>.json; the Job's `loops`). */
+export const loopComparisonSchema = z.strictObject({
+  rate: z.number().positive(),
+  durationSeconds: z.number().positive(),
+  closed: loopFiguresSchema,
+  open: loopFiguresSchema,
+}) satisfies z.ZodType<LoopComparison>;
+/** The open loop's rate and latency over time (raw/latency-series-<mode>.json; the Job's `openLoop`). */
+export const openLoopSchema = z.strictObject({
+  rate: z.number().positive(),
+  series: z.array(z.strictObject({ second: z.int().min(0), requests: z.int().min(0), p50_ms: ms, p99_ms: ms, max_ms: ms })),
+  generatorLagMaxMs: ms,
+});
 /** What a mix measured beside its rows, as JSON (also the stack report's `benchmark.mix`). */
 export const mixExtrasSchema = z.strictObject({
   served: z.looseObject({ total: z.int().min(0), commands: z.array(z.looseObject({ test: z.string(), servedPercent: z.number() })) }),
   latency: z.strictObject({ p999_ms: z.record(z.string(), ms), histograms: z.record(z.string(), z.string()) }),
-  openLoop: z
-    .strictObject({
-      rate: z.number().positive(),
-      series: z.array(z.strictObject({ second: z.int().min(0), requests: z.int().min(0), p50_ms: ms, p99_ms: ms, max_ms: ms })),
-      generatorLagMaxMs: ms,
-    })
-    .optional(),
+  openLoop: openLoopSchema.optional(),
   /** With a rate: the closed loop paced to it beside the open loop (loop-comparison.ts). */
-  loops: z
-    .strictObject({ rate: z.number().positive(), durationSeconds: z.number().positive(), closed: loopFiguresSchema, open: loopFiguresSchema })
-    .optional(),
+  loops: loopComparisonSchema.optional(),
   /** A soak: its samples arrive on their own lines (`### vbench-sample`); `sampleCount` says how many to expect. */
   soak: soakRecordSchema
     .extend({

@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
-import { runMix, type MixResult } from "../../benchmarks/run/mix-runner.js";
+import { runMix, type MixResult, type RunMixOptions } from "../../benchmarks/run/mix-runner.js";
+import { runMixComparingLoops } from "../../benchmarks/run/loop-comparison.js";
 import { IntervalRecorder, LatencyHistogram, percentileDistribution } from "../../benchmarks/run/latency-histogram.js";
 import { SEED_WORKLOAD, type Workload } from "../../vocabulary/workload.js";
 import { runVbench } from "../support/verify-helpers.js";
@@ -38,26 +39,30 @@ const workload = (rate?: number): Workload => ({
   ...(rate === undefined ? {} : { rate }),
 });
 
+/** The options of a run against the test server. */
+const options = (rate?: number): RunMixOptions => ({
+  workload: workload(rate),
+  target: { host: server.host, port: server.port, cluster: false },
+  mode: "replication",
+  serverVersion: "test",
+  timestamp: "20260101-000000",
+  members: [{ host: server.host, port: server.port }],
+});
+
 /** Runs the mix with the server frozen for STALL_MS from 2 s in. */
-async function withStall(rate?: number): Promise<MixResult> {
+async function stalled(o: RunMixOptions): Promise<MixResult> {
   const freeze = setTimeout(() => {
     process.kill(server.pid, "SIGSTOP");
     setTimeout(() => process.kill(server.pid, "SIGCONT"), STALL_MS);
   }, 2000);
   try {
-    return await runMix({
-      workload: workload(rate),
-      target: { host: server.host, port: server.port, cluster: false },
-      mode: "replication",
-      serverVersion: "test",
-      timestamp: "20260101-000000",
-      members: [{ host: server.host, port: server.port }],
-    });
+    return await runMix(o);
   } finally {
     clearTimeout(freeze);
     process.kill(server.pid, "SIGCONT");
   }
 }
+const withStall = (rate?: number): Promise<MixResult> => stalled(options(rate));
 
 describe("open loop against closed loop, the server frozen for 1 s", () => {
   it("the closed loop's p99 hides the stall; the open loop's p99, p99.9, histogram and per-second series show it", async () => {
@@ -92,6 +97,24 @@ describe("open loop against closed loop, the server frozen for 1 s", () => {
     expect(Number(max)).toBeCloseTo(o?.max_ms ?? 0, 2);
     expect(Number(max)).toBeGreaterThan(0.8 * STALL_MS);
     expect(Number(count)).toBe(o?.requests);
+  }, 60_000);
+
+  it("at the same throughput: the closed loop paced to 1000/s hides the stall its open twin shows (runMixComparingLoops, each run frozen 1 s)", async () => {
+    const r = await runMixComparingLoops(options(1000), stalled);
+    const l = r.loops;
+    console.log(`[open-loop] at 1000/s with a 1 s stall: closed ${JSON.stringify(l?.closed)}; open ${JSON.stringify(l?.open)}`);
+    expect(l?.rate).toBe(1000);
+    // The same throughput on both sides (the closed loop falls a little behind during the stall, never ahead).
+    expect(l?.closed.rps).toBeGreaterThan(0.75 * 1000);
+    expect(l?.closed.rps).toBeLessThan(1.05 * 1000);
+    expect(l?.open.rps).toBeGreaterThan(0.9 * 1000);
+    // Both saw the stall in their maximum; only the open loop's p99 shows it.
+    expect(l?.closed.max_ms).toBeGreaterThan(0.8 * STALL_MS);
+    expect(l?.open.max_ms).toBeGreaterThan(0.8 * STALL_MS);
+    expect(l?.closed.p99_ms).toBeLessThan(0.2 * STALL_MS);
+    expect(l?.open.p99_ms).toBeGreaterThan(0.5 * STALL_MS);
+    // The run's rows are the open loop's; the closed run gave only its figures.
+    expect(r.rows.find((x) => x.test === "MIX")?.p99_ms).toBe(l?.open.p99_ms);
   }, 60_000);
 
   it("percentiles, merges and the histogram text come from HdrHistogram (hdr-histogram-js, 3 significant digits)", () => {
