@@ -15,7 +15,7 @@
  * ~450 KB to a ConfigMap that also lands in the Pulumi state).
  */
 import * as z from "zod/mini";
-import { BENCHMARK_TESTS, type Workload } from "../../vocabulary/workload.js";
+import { BENCHMARK_TESTS, READ_TARGETS, type Workload } from "../../vocabulary/workload.js";
 import type { MixResult } from "./mix-runner.js";
 import { RESULT_MODES, type ResultMode } from "./result-row.js";
 import type { MixJobExtras, MixJobResult } from "./mix-job-result.js";
@@ -58,6 +58,7 @@ const workloadSchema = z.strictObject({
   durationSeconds: z.optional(count),
   rate: z.optional(count),
   soak: z.optional(z.strictObject({ sampleSeconds: count })),
+  reads: z.optional(z.enum(READ_TARGETS)),
 }) satisfies z.ZodMiniType<Workload>;
 
 const settingsSchema = z.strictObject({

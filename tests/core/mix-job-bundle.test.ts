@@ -163,6 +163,20 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
     expect((mix.served as unknown as { members: { primary: boolean }[] }).members.some((m) => !m.primary)).toBe(true);
   }, 120_000);
 
+  it("reads on the replicas (benchmark.reads): the generator in the pod sends the GETs to the replica it discovers, the SETs through HAProxy; the replica's commandstats count them", async () => {
+    const w = replication!.t.proxy!.write;
+    const reads: Workload = { ...workload, reads: "replicas" };
+    const run = await runMixJob(renderedContainer("replication", w, reads).env);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const { rows, mix } = parseMixJobLog(run.stdout, { ...meta("replication"), workload: reads });
+    const members = (mix.served as unknown as { members: { member: string; primary: boolean; delta: Record<string, { calls: number }> }[] }).members;
+    const replica = members.find((m) => !m.primary);
+    const primary = members.find((m) => m.primary);
+    expect(replica?.delta["get"]?.calls ?? 0).toBeGreaterThan(100);
+    expect(primary?.delta["get"]?.calls ?? 0).toBe(0);
+    expect(rows.find((r) => r.test === "MIX")?.notes).toMatch(/replicas/);
+  }, 60_000);
+
   it("cluster 3 × 1 through one member (the client follows the slot map), open loop at 300/s: rows, the per-second series", async () => {
     cluster = await startTestCluster(PASSWORD, 175);
     const seed = cluster.pods[0]!;

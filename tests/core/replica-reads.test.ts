@@ -301,7 +301,8 @@ describe("--reads and benchmark.reads", () => {
     expect(parse({ reads: "replicas", enabled: false }).config.benchmark.reads).toBe("replicas");
     expect(() => parse({ reads: "sideways", enabled: false })).toThrow(ConfigError);
     expect(() => parse({ reads: "sideways", enabled: false })).toThrow(/benchmark\.reads/);
-    expect(() => parse({ reads: "replicas", enabled: true })).toThrow(/benchmark\.reads.*does not read from the replicas yet/);
+    expect(() => parse({ reads: "replicas", enabled: true })).toThrow(/benchmark\.reads.*reads from the replicas only in a mix/);
+    expect(parse({ reads: "replicas", enabled: true, mix: "get:90,set:10" }).config.benchmark.reads).toBe("replicas");
     expect(() => parse({ reads: "replicas", enabled: false, tests: ["set"] })).toThrow(/benchmark\.reads.*needs the get test/);
   });
 });
