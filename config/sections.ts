@@ -225,7 +225,7 @@ export const benchmarkSchema = section(
       .enum(READ_TARGETS)
       .optional()
       .describe(
-        `Where the reads go: \`primary\`, or \`replicas\` (the GET test, or a mix's ${READ_TESTS.map((t) => t.toUpperCase()).join("/")}; replication: direct and through the read endpoint, cluster: READONLY connections), measured against the primary reads as the read scale-out rows (vbench local / bench \`--reads\`; not yet the deployed Job).`,
+        `Where the reads go: \`primary\`, or \`replicas\` (the GET test, or a mix's ${READ_TESTS.map((t) => t.toUpperCase()).join("/")}; replication: direct and through the read endpoint, cluster: READONLY connections), measured against the primary reads as the read scale-out rows (vbench local / bench \`--reads\`; the deployed Job with \`benchmark.mix\` only).`,
       )
       .meta({ defaultText: "primary" }),
     minDurationSeconds: z.number().min(0).default(5).describe("A test shorter than this is re-run with a request count scaled from its rate."),
