@@ -4,7 +4,6 @@
  * topologies (a Sentinel replication topology with its HAProxy write endpoint, and a cluster).
  * Its stdout must parse back (record-lines.ts) into measured records whose keys are really there.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +17,7 @@ import { DirectConnector } from "../../benchmarks/topology/connector.js";
 import { readBackKeys } from "../../components/steps/failure-drill/read-back.js";
 import { toCheckReport } from "../../components/steps/topology-check/implementation.js";
 import { startTestCluster, startTestReplication } from "./drill-faults.js";
+import { runNodeBundle } from "../support/processes.js";
 
 const PASSWORD = "bundle-test-password-7f3a";
 const RATE = 40;
@@ -33,19 +33,7 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Runs load.mjs to its end (`sigtermAfterMs`: sends it SIGTERM then, as a test stops the load early). */
-function runLoad(env: Record<string, string>, sigtermAfterMs?: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    // cwd = the temp dir: the bundle must not need the repository's node_modules.
-    const child = spawn(process.execPath, [script], { cwd: dir, env: { PATH: process.env["PATH"] ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    if (sigtermAfterMs !== undefined) setTimeout(() => child.kill("SIGTERM"), sigtermAfterMs);
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const runLoad = (env: Record<string, string>, sigtermAfterMs?: number) => runNodeBundle(script, env, sigtermAfterMs);
 
 function common(prefix: string): Record<string, string> {
   return { DRILL_RATE: String(RATE), DRILL_LOAD_S: String(LOAD_S), DRILL_KEY_PREFIX: prefix, VALKEY_PASSWORD: PASSWORD, NODE_NO_WARNINGS: "1" };

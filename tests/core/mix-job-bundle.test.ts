@@ -7,7 +7,6 @@
  * parser (parseMixJobLog) into the mix's rows, the served shares from every member's INFO
  * commandstats, and p99.9; a refused password and an unreachable target end with their status.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +20,7 @@ import { BENCHMARK_CONTAINER, buildBenchmarkJob } from "../../components/benchma
 import { parseMixJobLog } from "../../components/benchmark/job-log.js";
 import { SEED_WORKLOAD, type Workload } from "../../vocabulary/workload.js";
 import { startTestCluster, startTestReplication } from "./drill-faults.js";
+import { runNodeBundle } from "../support/processes.js";
 import { downsampleSoak } from "../../benchmarks/run/soak-downsample.js";
 import { SOAK_MEMBER_BYTES, SOAK_SAMPLE_BYTES } from "../../config/rules.js";
 
@@ -76,22 +76,8 @@ function renderedContainer(mode: "cluster" | "replication", target: { host: stri
   return { command: c.command as string[], env, image: c.image };
 }
 
-/** Runs mix.mjs as the container would (its command's script path mapped to the bundle here). */
-function runMixJob(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script], {
-      cwd: dir,
-      env: { PATH: process.env["PATH"] ?? "", NODE_NO_WARNINGS: "1", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** Runs mix.mjs as the container would. */
+const runMixJob = (env: Record<string, string>) => runNodeBundle(script, { NODE_NO_WARNINGS: "1", ...env });
 
 const meta = (mode: "cluster" | "replication") => ({ mode, workload, serverVersion: "9.1.2", timestamp: "20261125-120000" });
 

@@ -1,8 +1,9 @@
 /**
  * Test helpers shared by the integration and e2e suites: running the vbench CLI as a user does,
- * running a shell script as a pod would,
+ * running a shell script or a bundled in-pod script as a pod would,
  * which processes a run left behind, and waiting for a value to appear.
  */
+import { dirname } from "node:path";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { readdirSync, readFileSync } from "node:fs";
@@ -94,6 +95,31 @@ export async function runShellScript(script: string, env: Record<string, string>
   child.stdout.setEncoding("utf8").on("data", (d: string) => out.push(d));
   child.stderr.setEncoding("utf8").on("data", (d: string) => err.push(d));
   const [code] = (await once(child, "close")) as [number | null];
+  return { code, stdout: out.join(""), stderr: err.join("") };
+}
+
+/**
+ * Runs a bundled in-pod script (`node <script>`) as a container runs it: cwd its own directory (so
+ * it cannot lean on the repository's node_modules) and an environment of only `env` plus PATH.
+ * `sigtermAfterMs`: sends SIGTERM then (a pod stopped early). Resolves once it closed.
+ */
+export async function runNodeBundle(
+  script: string,
+  env: Record<string, string>,
+  sigtermAfterMs?: number,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [script], {
+    cwd: dirname(script),
+    env: { PATH: process.env["PATH"] ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const timer = sigtermAfterMs === undefined ? undefined : setTimeout(() => child.kill("SIGTERM"), sigtermAfterMs);
+  const out: string[] = [];
+  const err: string[] = [];
+  child.stdout.setEncoding("utf8").on("data", (d: string) => out.push(d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => err.push(d));
+  const [code] = (await once(child, "close")) as [number | null];
+  clearTimeout(timer);
   return { code, stdout: out.join(""), stderr: err.join("") };
 }
 
