@@ -1,13 +1,17 @@
 /**
  * The deployed benchmark Job running a mix on real pods (tests/pods/byo-stack.test.ts runs it after
- * the live config change of each mode): `benchmark.mix` get:80,set:20, open loop at a fixed rate,
- * in the local `node` image (`benchmark.mixImage`), drills off. One `pulumi up` replaces the Job;
+ * the live config change of each mode): `benchmark.mix` get:80,set:20 with the reads on the
+ * replicas (`benchmark.reads`), in the local `node` image (`benchmark.mixImage`), drills off;
+ * cluster mode open loop at a fixed rate (the paced closed loop runs first beside it), replication
+ * mode a short soak (`benchmark.soak`, closed loop). One `pulumi up` replaces the Job;
  * its pod runs the bundled mix runner from the ConfigMap through the benchmark's own NetworkPolicy
  * (replication: the HAProxy write Service for the load, every member for INFO commandstats) and
  * the BenchmarkResults step turns its log into the report's rows and `benchmark.mix`. Then:
  *  - the rows are GET, SET, MIX of this mode, measured by the mix runner, rps near the rate;
  *  - the served shares (every member's INFO commandstats, read from inside the pod) are the mix's
- *    within the run's own tolerance, and the open loop's series covers the duration;
+ *    within the run's own tolerance, and the replicas served the GETs;
+ *  - cluster: the open loop's series covers the duration and the loop comparison has both sides
+ *    at the rate; replication: the soak's samples (every member's INFO) made it out of the pod;
  *  - the Job's pod ran the node image on the node without Valkey and succeeded.
  */
 import { expect } from "vitest";
@@ -22,6 +26,7 @@ interface BenchmarkPods {
 
 const RATE = 400;
 const DURATION_S = 8;
+const SAMPLE_S = 2;
 
 export async function expectMixOnRealPods(c: UpgradeContext, clientNode: string): Promise<void> {
   const { api, cluster, NS, mode, stack: s } = c;
@@ -31,7 +36,16 @@ export async function expectMixOnRealPods(c: UpgradeContext, clientNode: string)
   const drills = JSON.parse(all["valkey-on-eks:drills"]?.value ?? "{}") as Record<string, unknown>;
   await s.stack.setAllConfig({
     "valkey-on-eks:benchmark": {
-      value: JSON.stringify({ ...benchmark, enabled: true, mix: "get:80,set:20", rate: RATE, durationSeconds: DURATION_S, clients: 4, mixImage: node }),
+      value: JSON.stringify({
+        ...benchmark,
+        enabled: true,
+        mix: "get:80,set:20",
+        reads: "replicas",
+        durationSeconds: DURATION_S,
+        clients: 4,
+        mixImage: node,
+        ...(mode === "cluster" ? { rate: RATE } : { soak: { sampleSeconds: SAMPLE_S } }),
+      }),
     },
     "valkey-on-eks:drills": { value: JSON.stringify({ ...drills, enabled: false }) },
   });
@@ -51,13 +65,28 @@ export async function expectMixOnRealPods(c: UpgradeContext, clientNode: string)
     tail(s.log),
   ).toEqual(["GET", "SET", "MIX"].map((t) => [mode, t, "vbench mix (ioredis)"]));
   const total = rows.find((r) => r.test === "MIX");
-  expect(total?.requests).toBeGreaterThan(0.8 * RATE * DURATION_S);
-  expect(total?.rps).toBeGreaterThan(0.5 * RATE);
-  expect(mix?.openLoop?.rate).toBe(RATE);
-  expect(mix?.openLoop?.series).toHaveLength(DURATION_S);
   const get = mix?.served.commands.find((x) => x.test === "get");
   expect(Math.abs((get?.servedPercent ?? 0) - 80)).toBeLessThanOrEqual(2);
   expect(mix?.latency.p999_ms.MIX).toBeGreaterThan(0);
+  // The GETs were served by the replicas (their commandstats, read by the pod itself).
+  const members = (mix?.served as unknown as { members: { primary: boolean; delta: Record<string, { calls: number }> }[] }).members;
+  expect(members.filter((m) => !m.primary).reduce((n, m) => n + (m.delta["get"]?.calls ?? 0), 0)).toBeGreaterThan(0);
+  expect(members.filter((m) => m.primary).reduce((n, m) => n + (m.delta["get"]?.calls ?? 0), 0)).toBe(0);
+  if (mode === "cluster") {
+    expect(total?.requests).toBeGreaterThan(0.8 * RATE * DURATION_S);
+    expect(total?.rps).toBeGreaterThan(0.5 * RATE);
+    expect(mix?.openLoop?.rate).toBe(RATE);
+    expect(mix?.openLoop?.series).toHaveLength(DURATION_S);
+    expect([mix?.loops?.rate, (mix?.loops?.closed.rps ?? 0) > 0.5 * RATE]).toEqual([RATE, true]);
+    console.log(`[pods] cluster loops at ${RATE}/s: closed ${JSON.stringify(mix?.loops?.closed)}; open ${JSON.stringify(mix?.loops?.open)}`);
+  } else {
+    const soak = mix?.soak;
+    expect(soak?.samples.length).toBe(soak?.sampleCount);
+    expect(soak?.sampleCount).toBeGreaterThanOrEqual(DURATION_S / SAMPLE_S - 1);
+    // Every member's INFO in each sample: 4 members in the replication stack.
+    expect(soak?.samples.every((x) => x.members.length === 4 && x.members.every((m) => m.error === null))).toBe(true);
+    console.log(`[pods] replication soak: ${soak?.sampleCount} samples, events ${JSON.stringify(soak?.events.map((e) => e.kind))}`);
+  }
   // The Job's pod: the node image, on the node without Valkey, succeeded.
   const pods = (await api<BenchmarkPods>("GET", `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent("app.kubernetes.io/name=valkey-benchmark")}`))
     .body.items;
