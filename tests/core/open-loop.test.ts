@@ -6,7 +6,7 @@
  * behind it and is measured from its intended send time, so its p99 and p99.9 show the stall,
  * and so do its histogram (.hgrm text) and its latency-over-time series.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -166,7 +166,7 @@ describe("open loop against closed loop, the server frozen for 1 s", () => {
       const j = JSON.parse(r.stdout) as {
         runDir: string;
         rows: { test: string; p999_ms?: number; max_ms: number }[];
-        mix: { p999_ms: Record<string, number>; openLoop: { rate: number; series: unknown[] } };
+        mix: { p999_ms: Record<string, number>; openLoop: { rate: number; series: unknown[] }; loops?: { rate: number; closed: { rps: number } } };
       };
       expect(j.mix.p999_ms.MIX).toBeGreaterThan(0);
       // The rows themselves carry p99.9 and the maximum (results.csv's appended p999_ms column too).
@@ -175,8 +175,21 @@ describe("open loop against closed loop, the server frozen for 1 s", () => {
         expect(row.max_ms).toBeGreaterThanOrEqual(row.p999_ms ?? Number.POSITIVE_INFINITY);
       }
       expect([j.mix.openLoop.rate, j.mix.openLoop.series.length]).toEqual([500, 2]);
-      for (const f of ["latency-replication-MIX.hgrm", "latency-replication-SET.hgrm", "latency-series-replication.json", "mix-served-replication.json"])
+      for (const f of [
+        "latency-replication-MIX.hgrm",
+        "latency-replication-SET.hgrm",
+        "latency-series-replication.json",
+        "mix-served-replication.json",
+        "loop-comparison-replication.json",
+      ])
         expect(existsSync(join(j.runDir, "raw", f)), f).toBe(true);
+      // The closed loop paced to the same rate ran first; the report sets both side by side and charts the open loop over time.
+      expect(j.mix.loops?.rate).toBe(500);
+      expect(j.mix.loops?.closed.rps).toBeGreaterThan(0.5 * 500);
+      const page = readFileSync(join(j.runDir, "report.html"), "utf8");
+      expect(page).toContain('<section id="loops">');
+      expect(page).toContain('data-chart="open-loop"');
+      expect(page.match(/<tr data-series="replication">/g)).toHaveLength(1);
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
