@@ -12,7 +12,8 @@ import type { ReportInput, ReportSource } from "./model.js";
 const drillSources = (input: ReportInput): (ReportSource & { drills: DrillView[] })[] =>
   input.sources.filter((s): s is ReportSource & { drills: DrillView[] } => (s.drills?.length ?? 0) > 0);
 
-export const hasDrills = (input: ReportInput): boolean => drillSources(input).length > 0;
+/** A timeline to chart: local drills record one per write; a deployed stack's drills carry figures only. */
+export const hasDrillTimeline = (input: ReportInput): boolean => drillSources(input).some((s) => s.drills.some((d) => d.timeline.length > 0));
 
 export interface TimelineDatum {
   drill: string;

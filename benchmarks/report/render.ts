@@ -12,7 +12,7 @@ import { loadSources } from "./load.js";
 import { seriesOf, type ReportInput, type ReportSource } from "./model.js";
 import { buildReportHtml, type RenderedCharts } from "./page.js";
 import { hasSweep, sweepChartSpec } from "./sweep-section.js";
-import { drillTimelineSpec, hasDrills } from "./drill-section.js";
+import { drillTimelineSpec, hasDrillTimeline } from "./drill-section.js";
 import { hasSoak, soakLoadSpec, soakMemorySpec } from "./soak-section.js";
 import { hasOpenLoopSeries, openLoopSpec } from "./loop-section.js";
 
@@ -48,7 +48,7 @@ export const CHARTS: readonly ChartDef[] = [
     id: "drill-timeline",
     title: "Write latency around each fault",
     caption: "per drill, the slowest acknowledged write per 0.2 s by load stream (log scale); red ticks at the top: failed writes; dashed line: the fault.",
-    when: hasDrills,
+    when: hasDrillTimeline,
     spec: drillTimelineSpec,
   },
   {

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { resultRowSchema } from "../run/result-row-schema.js";
 import { mixExtrasSchema } from "../run/mix-job-result.js";
+import { drillFileSchema } from "./drill-files.js";
 
 /** The fields of stacks/outputs.ts `StackReport` (schemaVersion 1) the report reads. */
 export const stackReportSchema = z.object({
@@ -54,6 +55,11 @@ export const stackReportSchema = z.object({
       ),
       missing: z.array(z.string()),
     })
+    .nullable()
+    .optional(),
+  /** Added within schemaVersion 1 (the FailureDrill step's results); older reports and stacks without drills lack it. */
+  drills: z
+    .array(drillFileSchema.omit({ timeline: true }))
     .nullable()
     .optional(),
   versions: z.object({

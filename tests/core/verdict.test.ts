@@ -124,11 +124,19 @@ describe("verdict", () => {
   it("two stacks, one per mode, are compared together; one stack alone has nothing to compare", () => {
     const dir = mkdtempSync(join(tmpdir(), "verdict-"));
     dirs.push(dir);
-    const c = loadSource(writeJson(dir, "cluster.json", fixtureStackReport("cluster")));
-    const r = loadSource(writeJson(dir, "replication.json", fixtureStackReport("replication")));
+    // The deployed drills' figures (the stack report's `drills`, no per-write timeline) reach the failover line.
+    const deployed = (mode: "cluster" | "replication", ms: number) => {
+      const { timeline: _t, ...figures } = drill(mode, ms, 0);
+      return { ...figures, loadPod: "vbench-drill-x", deletedPods: [] };
+    };
+    const c = loadSource(writeJson(dir, "cluster.json", { ...fixtureStackReport("cluster"), drills: [deployed("cluster", 3000)] }));
+    const r = loadSource(writeJson(dir, "replication.json", { ...fixtureStackReport("replication"), drills: [deployed("replication", 9000)] }));
     const [cmp] = verdictInputs([c, r]);
     expect(cmp?.label).toBe(`${c.label} vs ${r.label}`);
-    expect(line(verdict(cmp!.input), "writes").measured).toBe(true);
+    const lines = verdict(cmp!.input);
+    expect(line(lines, "writes").measured).toBe(true);
+    expect(line(lines, "failover").text).toContain("replication: writes stopped 9.0 s");
+    expect(line(lines, "failover").text).toContain("cluster: writes stopped 3.0 s");
     expect(verdictInputs([c])).toEqual([]);
   });
 
