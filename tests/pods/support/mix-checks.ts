@@ -56,7 +56,7 @@ export async function expectMixOnRealPods(c: UpgradeContext, clientNode: string)
   const rows = report.benchmark?.rows ?? [];
   const mix = report.benchmark?.mix;
   console.log(
-    `[pods] ${mode} mix get:80,set:20 at ${RATE}/s for ${DURATION_S} s in the benchmark Job: up ${Math.round((Date.now() - t0) / 1000)} s; ` +
+    `[pods] ${mode} mix get:80,set:20 (reads on the replicas) ${mode === "cluster" ? `open loop at ${RATE}/s` : `closed loop, soak sampled every ${SAMPLE_S} s`} for ${DURATION_S} s in the benchmark Job: up ${Math.round((Date.now() - t0) / 1000)} s; ` +
       rows.map((r) => `${r.test} ${Math.round(r.rps)} rps p50 ${r.p50_ms} ms p99 ${r.p99_ms} ms`).join("; ") +
       `; served ${mix?.served.commands.map((x) => `${x.test} ${x.servedPercent.toFixed(2)}%`).join(", ")}`,
   );
