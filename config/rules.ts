@@ -211,12 +211,14 @@ function checkBenchmark(config: StackConfig, report: Report): void {
   }
   if (benchmark.enabled && benchmark.soak !== undefined) {
     // The Job logs one line per sample with every member's INFO; the step reads the log back, so it must stay under the kubelet's rotation.
-    const samples = Math.floor((benchmark.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS) / benchmark.soak.sampleSeconds);
-    const bytes = samples * (SOAK_SAMPLE_BYTES + SOAK_MEMBER_BYTES * config.valkey.pods);
+    const durationS = benchmark.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS;
+    const lineBytes = SOAK_SAMPLE_BYTES + SOAK_MEMBER_BYTES * config.valkey.pods;
+    const samples = Math.floor(durationS / benchmark.soak.sampleSeconds);
+    const bytes = samples * lineBytes;
     if (bytes > MAX_BENCHMARK_LOG_BYTES)
       report(
         ["benchmark", "soak", "sampleSeconds"],
-        `${samples} samples of ${config.valkey.pods} members' INFO would log about ${Math.round(bytes / 2 ** 20)} MiB, over the ${MAX_BENCHMARK_LOG_BYTES / 2 ** 20} MiB the benchmark step reads back before the kubelet rotates the pod's log (10 MiB): raise sampleSeconds to at least ${Math.ceil(((benchmark.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS) * (SOAK_SAMPLE_BYTES + SOAK_MEMBER_BYTES * config.valkey.pods)) / MAX_BENCHMARK_LOG_BYTES)} s`,
+        `${samples} samples of ${config.valkey.pods} members' INFO would log about ${Math.round(bytes / 2 ** 20)} MiB, over the ${MAX_BENCHMARK_LOG_BYTES / 2 ** 20} MiB the benchmark step reads back before the kubelet rotates the pod's log (10 MiB): raise sampleSeconds to at least ${Math.ceil((durationS * lineBytes) / MAX_BENCHMARK_LOG_BYTES)} s`,
       );
   }
   if (benchmark.soak !== undefined && benchmark.mix === undefined) report(["benchmark", "soak"], "samples a mix: set benchmark.mix too, e.g. `get:80,set:20`");

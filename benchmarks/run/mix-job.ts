@@ -18,6 +18,7 @@ import * as z from "zod/mini";
 import { BENCHMARK_TESTS, READ_TARGETS, type Workload } from "../../vocabulary/workload.js";
 import type { MixResult } from "./mix-runner.js";
 import { RESULT_MODES, type ResultMode } from "./result-row.js";
+import { servedJson } from "./mix-served.js";
 import type { MixJobExtras, MixJobResult } from "./mix-job-result.js";
 
 /** Where the ConfigMap holding the bundle is mounted, and the bundle's key (its file name). */
@@ -96,11 +97,6 @@ export function mixJobSettingsFromEnv(env: Record<string, string | undefined>): 
   return r.data;
 }
 
-/** Maps become plain objects (the served view's per-member deltas are Maps). */
-export function jsonSafeMix(value: unknown): unknown {
-  return JSON.parse(JSON.stringify(value, (_k, v: unknown) => (v instanceof Map ? (Object.fromEntries(v as Map<string, unknown>) as unknown) : v)));
-}
-
 /**
  * The result line's payload. A soak's samples are not in it: they go one per `### vbench-sample`
  * line before it (soakSampleLines), so no log line grows with the soak's length; the result
@@ -110,7 +106,7 @@ export function mixJobResult(r: MixResult): MixJobResult {
   const soak = r.soak?.record;
   return {
     rows: r.rows,
-    served: jsonSafeMix(r.served) as MixJobExtras["served"],
+    served: servedJson(r.served) as MixJobExtras["served"],
     latency: r.latency,
     ...(r.openLoop === undefined ? {} : { openLoop: r.openLoop }),
     ...(r.loops === undefined ? {} : { loops: r.loops }),

@@ -37,7 +37,17 @@ import { DEFAULT_MIX_DURATION_SECONDS, READ_COMMANDS, type BenchmarkTest, type M
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { parseClusterNodes } from "../topology/cluster-nodes-parser.js";
 import { parseInfo, parseInfoFields } from "../topology/info.js";
-import { checkReplicaReads, checkServedMix, memberDeltas, readsServed, servedMix, servedNote, snapshotMembers, type ServedMix } from "./mix-served.js";
+import {
+  checkReplicaReads,
+  checkServedMix,
+  memberDeltas,
+  readsServed,
+  servedJson,
+  servedMix,
+  servedNote,
+  snapshotMembers,
+  type ServedMix,
+} from "./mix-served.js";
 import { LatencyHistogram, percentileDistribution } from "./latency-histogram.js";
 import { runOpenLoop, type LatencySecond, type OpenLoopResult } from "./open-loop.js";
 import { runClosedLoop } from "./closed-loop.js";
@@ -338,10 +348,7 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
 export function writeMixFiles(rawDir: string, mode: string, r: MixResult): string[] {
   mkdirSync(rawDir, { recursive: true });
   const files: [string, string][] = [
-    [
-      `mix-served-${mode}.json`,
-      JSON.stringify(r.served, (_k, v: unknown) => (v instanceof Map ? (Object.fromEntries(v as Map<string, unknown>) as unknown) : v), 2),
-    ],
+    [`mix-served-${mode}.json`, JSON.stringify(servedJson(r.served), null, 2)],
     ...Object.entries(r.latency.histograms).map(([t, text]): [string, string] => [`latency-${mode}-${t}.hgrm`, text.trimEnd()]),
     ...(r.openLoop === undefined ? [] : [[`latency-series-${mode}.json`, JSON.stringify(r.openLoop, null, 2)] as [string, string]]),
     ...(r.loops === undefined ? [] : [[`loop-comparison-${mode}.json`, JSON.stringify(r.loops, null, 2)] as [string, string]]),

@@ -120,6 +120,14 @@ export interface ServedMix {
   members: MemberDelta[];
 }
 
+/** The served view as plain JSON data (each member's deltas are Maps): raw/mix-served-<mode>.json and the Job's result line. */
+export function servedJson(s: ServedMix): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(s, (_k, v: unknown) => (v instanceof Map ? (Object.fromEntries(v as Map<string, unknown>) as unknown) : v))) as Record<
+    string,
+    unknown
+  >;
+}
+
 /** Sums the members' deltas into the mix's served view (see the module comment). */
 export function servedMix(mix: readonly MixEntry[], members: readonly MemberDelta[]): ServedMix {
   const sum = (primary: boolean, command: string, k: "calls" | "failed" | "rejected"): number =>

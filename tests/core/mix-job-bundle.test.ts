@@ -16,7 +16,7 @@ import type { ReplicationTarget } from "../../benchmarks/drill/replication-targe
 import { bundleMixScript } from "../../benchmarks/run/mix-bundle.js";
 import { MIX_JOB_FILE, MIX_JOB_MOUNT } from "../../benchmarks/run/mix-job.js";
 import { PASSWORD_ENV } from "../../benchmarks/run/log-frames.js";
-import { BENCHMARK_CONTAINER, buildBenchmarkJob } from "../../components/benchmark/job-manifest.js";
+import { BENCHMARK_CONTAINER, buildBenchmarkJob, type BenchmarkJobManifestArgs } from "../../components/benchmark/job-manifest.js";
 import { parseMixJobLog } from "../../components/benchmark/job-log.js";
 import { SEED_WORKLOAD, type Workload } from "../../vocabulary/workload.js";
 import { startTestCluster, startTestReplication } from "./drill-faults.js";
@@ -50,22 +50,25 @@ const workload: Workload = {
 
 const PLACEMENT = { nodeSelector: {}, tolerations: [], zones: ["zone-a", "zone-b", "zone-c"], storageClass: "standard" };
 
+/** The Job manifest's arguments for a mix against `target` (waiting at most 3 s for it). */
+const jobArgs = (mode: "cluster" | "replication", target: { host: string; port: number }, w: Workload = workload): BenchmarkJobManifestArgs => ({
+  namespace: "valkey",
+  name: "vbench-test",
+  image: "valkey:test",
+  mode,
+  target,
+  workload: w,
+  secretName: "valkey-auth",
+  passwordKey: "password",
+  placement: PLACEMENT,
+  resources: { cpu: "1", memory: "1Gi" },
+  waitSeconds: 3,
+  mixRunner: { image: "node:test", configMap: "vbench-test-mix" },
+});
+
 /** The container the manifest renders for this target: its command and its env (secretKeyRef → the password). */
 function renderedContainer(mode: "cluster" | "replication", target: { host: string; port: number }, w: Workload = workload) {
-  const job = buildBenchmarkJob({
-    namespace: "valkey",
-    name: "vbench-test",
-    image: "valkey:test",
-    mode,
-    target,
-    workload: w,
-    secretName: "valkey-auth",
-    passwordKey: "password",
-    placement: PLACEMENT,
-    resources: { cpu: "1", memory: "1Gi" },
-    waitSeconds: 3,
-    mixRunner: { image: "node:test", configMap: "vbench-test-mix" },
-  });
+  const job = buildBenchmarkJob(jobArgs(mode, target, w));
   const c = job.spec.template.spec?.containers.find((x) => x.name === BENCHMARK_CONTAINER);
   if (c === undefined) throw new Error("no benchmark container");
   const env: Record<string, string> = {};
@@ -93,19 +96,7 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
     const c = renderedContainer("replication", { host: "valkey-write.valkey.svc", port: 6379 });
     expect(c.command).toEqual(["node", `${MIX_JOB_MOUNT}/${MIX_JOB_FILE}`]);
     expect(c.image).toBe("node:test");
-    const job = buildBenchmarkJob({
-      namespace: "valkey",
-      name: "vbench-test",
-      image: "valkey:test",
-      mode: "cluster",
-      target: { host: "valkey-client", port: 6379 },
-      workload,
-      secretName: "valkey-auth",
-      passwordKey: "password",
-      placement: PLACEMENT,
-      resources: { cpu: "1", memory: "1Gi" },
-      mixRunner: { image: "node:test", configMap: "vbench-test-mix" },
-    });
+    const job = buildBenchmarkJob(jobArgs("cluster", { host: "valkey-client", port: 6379 }));
     const pod = job.spec.template.spec!;
     expect(pod.securityContext?.runAsUser).toBe(1000);
     expect(pod.volumes).toContainEqual({ name: "mix-runner", configMap: { name: "vbench-test-mix" } });
@@ -113,20 +104,10 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
     const env = pod.containers[0]?.env ?? [];
     expect(env.find((e) => e.name === PASSWORD_ENV)?.valueFrom?.secretKeyRef).toEqual({ name: "valkey-auth", key: "password" });
     // Without a mixRunner a mix is refused; a mixRunner without a mix too.
-    const base = {
-      namespace: "v",
-      name: "n",
-      image: "i",
-      mode: "cluster" as const,
-      target: { host: "h", port: 1 },
-      secretName: undefined,
-      passwordKey: "p",
-      placement: PLACEMENT,
-      resources: { cpu: "1", memory: "1Gi" },
-    };
-    expect(() => buildBenchmarkJob({ ...base, workload })).toThrow(/mixRunner .* is required/);
+    const { mixRunner: _runner, ...base } = jobArgs("cluster", { host: "h", port: 1 });
+    expect(() => buildBenchmarkJob(base)).toThrow(/mixRunner .* is required/);
     expect(() => buildBenchmarkJob({ ...base, workload: SEED_WORKLOAD, mixRunner: { image: "n", configMap: "c" } })).toThrow(/no mix/);
-    expect(() => buildBenchmarkJob({ ...base, workload, clientPods: 2, mixRunner: { image: "n", configMap: "c" } })).toThrow(/one client pod/);
+    expect(() => buildBenchmarkJob({ ...base, clientPods: 2, mixRunner: { image: "n", configMap: "c" } })).toThrow(/one client pod/);
   });
 
   it("replication through the HAProxy write endpoint: rows parsed by the results' parser, served shares from the members' commandstats, p99.9; no password in the log", async () => {
