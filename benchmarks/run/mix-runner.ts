@@ -54,6 +54,8 @@ import { runClosedLoop } from "./closed-loop.js";
 import type { LoopComparison } from "./loop-figures.js";
 import { soakNote, startMixSoak, type SoakResult, type SoakSampler } from "./soak-sampler.js";
 import { RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "./result-row.js";
+import { withClientCpu, type ClientCpu } from "./client-cpu.js";
+import { nodeProcessCpu } from "./client-cpu-probe.js";
 
 /** Served share may differ from the wanted one by this many percentage points. @default 2 */
 export const DEFAULT_MIX_TOLERANCE_PERCENT = 2;
@@ -91,6 +93,12 @@ export interface MixResult {
   soak?: SoakResult;
   /** `rate` (not a soak): the closed loop paced to the same rate beside the open loop (loop-comparison.ts). */
   loops?: LoopComparison;
+  /**
+   * The generator's CPU use over the load (client-cpu.ts), which marks the rows client-bound at
+   * CLIENT_SATURATION of its cores. The generator's self-report (CPU seconds, wall seconds,
+   * GOMAXPROCS) belongs here; until then nodeProcessCpu() measures this Node process.
+   */
+  clientCpu?: ClientCpu;
 }
 
 /** The request a test sends (valkey-benchmark's), for a key number `r` and a connection's hash tag. */
@@ -254,6 +262,7 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
     o.onProgress?.(`${mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${durationS} s on ${w.clients} connections × ${w.pipeline} in flight`);
     let windowS: number;
     let open: OpenLoopResult | undefined;
+    const generatorCpu = nodeProcessCpu(); // the hook: the generator's own CPU report replaces this stand-in
     if (w.rate !== undefined) {
       open = await runOpenLoop({
         clients,
@@ -282,6 +291,7 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
       for (const [t, e] of closed.errors) errors.set(t, e);
       windowS = closed.windowS;
     }
+    const clientCpu = generatorCpu();
     const soaked = await soak?.stop();
     const after = await snapshotMembers(members, o.password);
     const deltas = memberDeltas(members, before, after);
@@ -324,7 +334,8 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
       latency.histograms[t] = percentileDistribution(h);
     }
     return {
-      rows,
+      rows: withClientCpu(rows, clientCpu),
+      clientCpu,
       served,
       latency,
       ...(open === undefined ? {} : { openLoop: { rate: w.rate as number, series: open.series, generatorLagMaxMs: open.generatorLagMaxMs } }),
