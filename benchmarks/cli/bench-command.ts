@@ -14,7 +14,7 @@ import { ConnectionError } from "../topology/connector.js";
 import { parseEndpoint, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { CheckFailed, connectionFailed, UsageError } from "./errors.js";
 import { guarded, passwordFromEnv } from "./guard.js";
-import { addWorkloadOptions, CLIENT_PROCESSES_OPTION, workloadFromFlags, type WorkloadFlags } from "./local-command.js";
+import { addWorkloadOptions, CLIENT_PROCESSES_OPTION, REPEAT_OPTION, workloadFromFlags, type WorkloadFlags } from "./local-command.js";
 
 interface BenchFlags extends WorkloadFlags {
   target?: NodeEndpoint;
@@ -49,7 +49,7 @@ function readTargets(value: string): NodeEndpoint[] {
 export async function runBenchCommand(f: BenchFlags): Promise<void> {
   const endpoint = f.target;
   if (endpoint === undefined) throw new UsageError("bench: --target HOST:PORT is required");
-  const workload = workloadFromFlags(f);
+  const workload = workloadFromFlags(f, { repeats: true });
   if (f.readTarget !== undefined && workload.reads !== "replicas") throw new UsageError("--read-target applies to --reads replicas: give it too");
   if (f.readTarget !== undefined && f.cluster === true)
     throw new UsageError("--read-target applies to replication mode: with --cluster the replicas come from CLUSTER NODES (READONLY connections)");
@@ -108,6 +108,7 @@ export function registerBenchCommand(program: Command): void {
     )
     .option("--password-env <name>", "the password is in this environment variable (given to the client only through its environment)")
     .option(...CLIENT_PROCESSES_OPTION)
+    .option(...REPEAT_OPTION)
     .option("--output <dir>", "results root (the run writes <dir>/<timestamp>/)", "results")
     .option("--json", "print the rows and paths as JSON on stdout")
     .action(async (flags: BenchFlags) => runBenchCommand(flags));

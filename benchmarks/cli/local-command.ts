@@ -10,11 +10,13 @@ import { findChromium } from "../report/browser-check.js";
 import {
   BENCHMARK_TESTS,
   DEFAULT_MIX_DURATION_SECONDS,
+  DEFAULT_REPEAT,
   mixProblems,
   parseMixText,
   READ_TARGETS,
   READ_TESTS,
   readsProblem,
+  repeatProblem,
   SEED_WORKLOAD,
   type BenchmarkTest,
   type MixEntry,
@@ -58,6 +60,8 @@ interface LocalFlags {
   sampleS?: number;
   /** Where the read tests go: primary (default) or replicas. */
   reads?: string;
+  /** Runs of every measurement (`--repeat`, local and bench). @default DEFAULT_REPEAT (a soak: 1) */
+  repeat?: number;
 }
 
 /** Parses `--tests set,get,incr`, naming any test valkey-benchmark does not know. */
@@ -101,6 +105,7 @@ export type WorkloadFlags = Pick<
   | "duration"
   | "sampleS"
   | "reads"
+  | "repeat"
 >;
 
 /** Parses `--mix get:80,set:20`, naming every problem (mixProblems). */
@@ -119,8 +124,16 @@ export function parseReads(text: string | undefined): ReadTarget {
   return t as ReadTarget;
 }
 
-export function workloadFromFlags(f: WorkloadFlags): Workload {
+/**
+ * The workload the flags give. `repeats`: the command runs every measurement `--repeat` times
+ * (local, bench), so the workload carries `repeat` (DEFAULT_REPEAT when not given; a soak 1);
+ * other commands (sweep) run once and carry none.
+ */
+export function workloadFromFlags(f: WorkloadFlags, o: { repeats?: boolean } = {}): Workload {
   const reads = parseReads(f.reads);
+  const repeatWrong = repeatProblem(f.repeat, f.sampleS !== undefined);
+  if (repeatWrong !== undefined) throw new UsageError(`--repeat ${repeatWrong}`);
+  const repeat = o.repeats === true ? (f.repeat ?? (f.sampleS === undefined ? DEFAULT_REPEAT : 1)) : undefined;
   if (f.durationS !== undefined && f.mix === undefined && reads !== "replicas")
     throw new UsageError("--duration-s applies to a mix (or to the generator's reads with --reads replicas): give --mix too");
   if (f.rate !== undefined && f.mix === undefined) throw new UsageError("--rate applies to a mix (open loop): give --mix too, e.g. --mix set:100");
@@ -152,6 +165,7 @@ export function workloadFromFlags(f: WorkloadFlags): Workload {
     ...(durationSeconds === undefined ? {} : { durationSeconds }),
     ...(f.rate === undefined ? {} : { rate: f.rate }),
     ...(f.sampleS === undefined ? {} : { soak: { sampleSeconds: f.sampleS } }),
+    ...(repeat === undefined ? {} : { repeat }),
   };
 }
 
@@ -231,6 +245,13 @@ export function addWorkloadOptions(command: Command, workloadName: string, csv: 
     );
 }
 
+/** `--repeat N` (local and bench): runs of every measurement, interleaved; rows are medians with min–max. */
+export const REPEAT_OPTION = [
+  "--repeat <n>",
+  `runs of every test (or mix), interleaved with the other measurements (A B A B); each row is the median of its runs with their min–max (default ${DEFAULT_REPEAT}; a soak runs once)`,
+  positiveInt("--repeat"),
+] as const;
+
 /** `--client-processes N` (local, bench and sweep): benchmark processes per test, started together. */
 export const CLIENT_PROCESSES_OPTION = [
   "--client-processes <n>",
@@ -256,6 +277,7 @@ export function registerLocalCommand(program: Command): void {
     .option("--zones <csv>", "zone names assigned round-robin to the nodes", "zone-a,zone-b,zone-c")
     .option("--io-threads <n>", "valkey-server io-threads", positiveInt("--io-threads"), 1)
     .option(...CLIENT_PROCESSES_OPTION)
+    .option(...REPEAT_OPTION)
     .option("--output <dir>", "results root (the run writes <dir>/<timestamp>/)", "results")
     .option("--password-env <name>", "servers require the password in this env var (the benchmark client must read it from its environment)")
     .option("--json", "print the result rows and paths as JSON on stdout")
@@ -263,7 +285,7 @@ export function registerLocalCommand(program: Command): void {
     .option("--drills <faults>", `append failure drills in both modes: any of ${FAULTS.join(",")} (drills.csv, summary.md, terminal)`)
     .option("--no-screenshot", "do not open report.html in headless Chromium for report.png (skipped anyway when no Chromium is found)")
     .action(async (flags: LocalFlags) => {
-      const workload = workloadFromFlags(flags);
+      const workload = workloadFromFlags(flags, { repeats: true });
       if (workload.reads === "replicas" && (flags.replicas < 1 || flags.replicasPerPrimary < 1))
         throw new UsageError(
           `--reads replicas needs replicas to read from: --replicas ${flags.replicas}, --replicas-per-primary ${flags.replicasPerPrimary} (both ≥ 1)`,
