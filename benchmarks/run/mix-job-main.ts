@@ -2,7 +2,9 @@
  * The benchmark Job's mix runner: the entry bundled into `mix.mjs` (bundle.ts) and run by the
  * Job's Node container (`node /vbench/mix.mjs`, contract in mix-job.ts). It runs runMix (through runMixComparingLoops), the
  * same code as `vbench local --mix` and `vbench bench --mix` (closed or open loop, the served
- * check from every member's INFO commandstats), and prints the framing of log-frames.ts:
+ * check from every member's INFO commandstats), `workload.repeat` times (the rows are their
+ * medians with min–max, every run's rows in the result's `runs`), and prints the framing of
+ * log-frames.ts:
  *
  *   ### vbench-version client=vbench mix (ioredis)
  *   ### vbench-auth method=env|none
@@ -20,6 +22,9 @@ import { FRAME_PREFIX, PASSWORD_ENV } from "./log-frames.js";
 import { MIX_CLIENT, MIX_JOB_WAIT_S, mixJobResult, mixJobSettingsFromEnv, soakSampleLines, type MixJobSettings } from "./mix-job.js";
 import { runMixComparingLoops } from "./loop-comparison.js";
 import { formatResultTimestamp } from "./result-row.js";
+import type { MixResult } from "./mix-runner.js";
+import { aggregateRuns } from "./run-spread.js";
+import { runsOf } from "../../vocabulary/workload.js";
 import { parseInfo } from "../topology/info.js";
 
 const frame = (kind: string, text: string): void => void process.stdout.write(`${FRAME_PREFIX}${kind} ${text}\n`);
@@ -74,17 +79,26 @@ async function main(): Promise<number> {
     frame("done", `status=${status}`);
     return status;
   }
-  const r = await runMixComparingLoops({
-    workload: settings.workload,
-    target: { ...settings.target, cluster: settings.mode === "cluster" },
-    mode: settings.mode,
-    serverVersion,
-    password,
-    timestamp: formatResultTimestamp(),
-    onProgress: (line) => process.stderr.write(`${line}\n`),
-  });
-  for (const line of soakSampleLines(r)) frame("sample", line);
-  frame("result", JSON.stringify(mixJobResult(r)));
+  // `workload.repeat`: the mix N times; the rows are their medians with min–max, the rest the last run's.
+  const timestamp = formatResultTimestamp();
+  const results: MixResult[] = [];
+  for (let k = 1; k <= runsOf(settings.workload); k++) {
+    results.push(
+      await runMixComparingLoops({
+        workload: settings.workload,
+        target: { ...settings.target, cluster: settings.mode === "cluster" },
+        mode: settings.mode,
+        serverVersion,
+        password,
+        timestamp,
+        onProgress: (line) => process.stderr.write(`run ${k}: ${line}\n`),
+      }),
+    );
+  }
+  const last = results.at(-1) as MixResult;
+  const perRun = results.map((x) => x.rows);
+  for (const line of soakSampleLines(last)) frame("sample", line);
+  frame("result", JSON.stringify(mixJobResult({ ...last, rows: aggregateRuns(perRun) }, results.length > 1 ? perRun : undefined)));
   frame("done", "status=0");
   return 0;
 }

@@ -39,6 +39,8 @@ export const mixExtrasSchema = z.strictObject({
   openLoop: openLoopSchema.optional(),
   /** With a rate: the closed loop paced to it beside the open loop (loop-comparison.ts). */
   loops: loopComparisonSchema.optional(),
+  /** `workload.repeat` above 1: every run's own rows (the result's rows are their medians with min–max; the other fields are the last run's). */
+  runs: z.array(z.array(resultRowSchema)).optional(),
   /** A soak: its samples arrive on their own lines (`### vbench-sample`); `sampleCount` says how many to expect. */
   soak: soakRecordSchema
     .extend({

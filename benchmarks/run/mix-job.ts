@@ -60,6 +60,7 @@ const workloadSchema = z.strictObject({
   rate: z.optional(count),
   soak: z.optional(z.strictObject({ sampleSeconds: count })),
   reads: z.optional(z.enum(READ_TARGETS)),
+  repeat: z.optional(count),
 }) satisfies z.ZodMiniType<Workload>;
 
 const settingsSchema = z.strictObject({
@@ -102,10 +103,11 @@ export function mixJobSettingsFromEnv(env: Record<string, string | undefined>): 
  * line before it (soakSampleLines), so no log line grows with the soak's length; the result
  * carries the soak without them and their count.
  */
-export function mixJobResult(r: MixResult): MixJobResult {
+export function mixJobResult(r: MixResult, runs?: MixJobResult["runs"]): MixJobResult {
   const soak = r.soak?.record;
   return {
     rows: r.rows,
+    ...(runs === undefined ? {} : { runs }),
     served: servedJson(r.served) as MixJobExtras["served"],
     latency: r.latency,
     ...(r.openLoop === undefined ? {} : { openLoop: r.openLoop }),
