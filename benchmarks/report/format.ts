@@ -2,15 +2,9 @@
 import { clusterSpeedup } from "../run/comparison.js";
 import type { ResultRow } from "../run/result-row.js";
 
+export { fmtMs, fmtRps } from "../run/figure-text.js";
+
 const grouped = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
-
-export function fmtRps(rps: number): string {
-  return grouped.format(Math.round(rps));
-}
-
-export function fmtMs(ms: number): string {
-  return ms.toFixed(3);
-}
 
 const upTo3 = new Intl.NumberFormat("en-US", { maximumFractionDigits: 3 });
 
