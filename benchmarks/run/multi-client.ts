@@ -21,6 +21,7 @@
  */
 import type { BenchmarkLine } from "./benchmark-csv.js";
 import type { ResultRow } from "./result-row.js";
+import { withoutSpread } from "./run-spread.js";
 
 export interface ClientMeasurement {
   line: BenchmarkLine;
@@ -92,7 +93,9 @@ export function combineClientRows(perClient: readonly (readonly ResultRow[])[], 
       throw new RangeError(`combineClientRows: client ${i + 1} measured ${rows.map((r) => r.test).join(",") || "nothing"}, client 1 ${tests.join(",")}`);
     }
   });
-  return first.map((base, t) => {
+  return first.map((first, t) => {
+    // The combined figures are new: one run's, whatever spread the clients' rows had.
+    const base = withoutSpread(first);
     const rows = perClient.map((c) => c[t] as ResultRow);
     const m = combineClients(
       rows.map((r) => ({

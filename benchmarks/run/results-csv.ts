@@ -6,6 +6,7 @@
 import { parse } from "csv-parse/sync";
 import { stringify } from "csv-stringify/sync";
 import { RESULT_MODES, RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "./result-row.js";
+import { SPREAD_FIELDS } from "./run-spread.js";
 
 export const RESULTS_CSV_COLUMNS = [
   "workload",
@@ -40,17 +41,7 @@ export const P999_CSV_COLUMNS = ["p999_ms"] as const satisfies readonly (keyof R
  */
 export const COST_CSV_COLUMNS = ["usd_per_hour", "usd_per_million_ops_per_s"] as const satisfies readonly (keyof ResultRow)[];
 /** Appended when any row carries its spread over runs (run-spread.ts: `--repeat`, `benchmark.repeat`). */
-export const SPREAD_CSV_COLUMNS = [
-  "runs",
-  "rps_min",
-  "rps_max",
-  "p50_min_ms",
-  "p50_max_ms",
-  "p95_min_ms",
-  "p95_max_ms",
-  "p99_min_ms",
-  "p99_max_ms",
-] as const satisfies readonly (keyof ResultRow)[];
+export const SPREAD_CSV_COLUMNS = SPREAD_FIELDS;
 /** Appended last when any row carries its client's CPU use (client-cpu.ts); empty = not measured. */
 export const CLIENT_CPU_CSV_COLUMNS = ["client_cpu_pct", "client_cores", "client_bound"] as const satisfies readonly (keyof ResultRow)[];
 

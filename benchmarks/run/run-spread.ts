@@ -55,6 +55,16 @@ const FIELDS: Record<Figure, { value: keyof ResultRow; min: keyof ResultRow; max
   p99: { value: "p99_ms", min: "p99_min_ms", max: "p99_max_ms", digits: 3 },
 };
 
+/** The spread columns of a row, which only aggregateRows writes. */
+export const SPREAD_FIELDS = ["runs", "rps_min", "rps_max", "p50_min_ms", "p50_max_ms", "p95_min_ms", "p95_max_ms", "p99_min_ms", "p99_max_ms"] as const satisfies readonly (keyof ResultRow)[];
+
+/** The row without spread columns: a row whose figures were recomputed (several clients combined) is one run again until aggregated. */
+export function withoutSpread(r: ResultRow): ResultRow {
+  const out = { ...r };
+  for (const k of SPREAD_FIELDS) delete out[k];
+  return out;
+}
+
 /** A row's figure with its range; a row without spread columns is one run, its range its value. */
 export function rangeOf(r: ResultRow, figure: Figure): Range {
   const f = FIELDS[figure];
