@@ -2,6 +2,7 @@
  * `vbench local`: the seed's side-by-side comparison on this machine (see
  * local/local-comparison.ts). Progress goes to stderr, the table (or --json) to stdout.
  */
+import { join } from "node:path";
 import type { Command } from "commander";
 import { Listr, ListrLogger, ProcessOutput } from "listr2";
 import { FAULTS, parseFaults, type Fault } from "../../vocabulary/faults.js";
@@ -26,6 +27,7 @@ import {
 import { CheckFailed, durationSpan, nonNegativeInt, nonNegativeNumber, positiveInt, UsageError } from "./errors.js";
 import { guarded, passwordFromEnv } from "./guard.js";
 import { screenshotReport } from "./report-command.js";
+import { RUNS_FILE } from "../run/repeated-runs.js";
 
 interface LocalFlags {
   tests: string;
@@ -322,7 +324,7 @@ export function registerLocalCommand(program: Command): void {
           );
           const shot = flags.screenshot && findChromium() !== undefined ? (await screenshotReport(result.reportPath)).screenshot : undefined;
           if (flags.json) {
-            const paths = { report: result.reportPath, screenshot: shot ?? null };
+            const paths = { report: result.reportPath, screenshot: shot ?? null, runs: join(result.runDir, "raw", RUNS_FILE) };
             const drillFigures = result.drills.map(({ timeline: _t, ...rest }) => rest);
             process.stdout.write(
               `${JSON.stringify({ ok: true, runDir: result.runDir, ...paths, versions: result.versions, rows: result.rows, drills: drillFigures }, null, 2)}\n`,
