@@ -101,7 +101,9 @@ export function runsOf(w: Pick<Workload, "repeat" | "soak">): number {
 
 /** The problem with running a soak more than once, or undefined: shared by `--repeat` and `benchmark.repeat`, which prefix the key. */
 export function repeatProblem(repeat: number | undefined, soak: boolean): string | undefined {
-  return soak && repeat !== undefined && repeat > 1 ? `${repeat} runs of a soak: a soak runs once (its figure is the sampled series); give 1 or leave it out` : undefined;
+  return soak && repeat !== undefined && repeat > 1
+    ? `${repeat} runs of a soak: a soak runs once (its figure is the sampled series); give 1 or leave it out`
+    : undefined;
 }
 
 /** A mix's `durationSeconds` when the workload gives none. */

@@ -220,12 +220,13 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
     binaries: () => binaries as ValkeyBinaries,
     push: (r) => runs.add(r),
   });
-  const replicationReads = (run: number) => replicationReadSteps(reads(run), () => {
-    const t = sentinelTopology as SentinelTopology;
-    const primary = topology("replication").seed;
-    const replicas = t.members.filter((m) => m.port !== primary.port || m.host !== primary.host).map((m) => ({ host: m.host, port: m.port }));
-    return { primary, replicas, writeEndpoint: t.proxy?.write as NodeEndpoint, readEndpoint: t.proxy?.read as NodeEndpoint };
-  });
+  const replicationReads = (run: number) =>
+    replicationReadSteps(reads(run), () => {
+      const t = sentinelTopology as SentinelTopology;
+      const primary = topology("replication").seed;
+      const replicas = t.members.filter((m) => m.port !== primary.port || m.host !== primary.host).map((m) => ({ host: m.host, port: m.port }));
+      return { primary, replicas, writeEndpoint: t.proxy?.write as NodeEndpoint, readEndpoint: t.proxy?.read as NodeEndpoint };
+    });
   const clusterReads = (run: number) => clusterReadSteps(reads(run), () => ({ seed: topology("cluster").seed, members: topology("cluster").members ?? [] }));
 
   try {

@@ -18,7 +18,6 @@ export function fmtNumber(n: number | null): string {
   return n === null ? "not recorded" : upTo3.format(n);
 }
 
-
 /**
  * "1.34× rps", "2.02× lower p50" / "1.17× higher p50", each with its range over several runs, and
  * "within run-to-run noise" when the two rps ranges overlap; undefined when not computable.

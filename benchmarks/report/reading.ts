@@ -72,10 +72,9 @@ function spreadNote(input: ReportInput): SafeHtml | null {
   const runs = distinct(rows.map((r) => r.runs ?? 1));
   const bound = rows.filter((r) => r.client_bound === true).length;
   const measured = rows.some((r) => r.client_cpu_pct !== undefined);
-  const spread =
-    runs.some((n) => n > 1)
-      ? `Every measurement ran ${runs.join(" or ")} times, interleaved with the others (run 1 of every one, then run 2, …): each figure is the median of its runs, the small numbers under it the lowest and highest run, and two figures whose ranges overlap differ by no more than run-to-run noise. `
-      : "Each figure is one run (no --repeat), so its run-to-run noise was not measured: a difference of a few tens of percent between two rows may be noise. ";
+  const spread = runs.some((n) => n > 1)
+    ? `Every measurement ran ${runs.join(" or ")} times, interleaved with the others (run 1 of every one, then run 2, …): each figure is the median of its runs, the small numbers under it the lowest and highest run, and two figures whose ranges overlap differ by no more than run-to-run noise. `
+    : "Each figure is one run (no --repeat), so its run-to-run noise was not measured: a difference of a few tens of percent between two rows may be noise. ";
   const client = !measured
     ? "The load generator's CPU use was not measured for these rows."
     : bound > 0

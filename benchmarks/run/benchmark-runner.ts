@@ -265,7 +265,10 @@ async function measure(o: RunWorkloadOptions, test: BenchmarkTest, requests: num
 }
 
 function toRow(o: RunWorkloadOptions, m: Measured, notes: string): ResultRow {
-  const row = { ...resultRow({ ...o, clientVersion: `${o.client.flavor}-benchmark ${o.client.version}` }, m, notes), ...(m.clientCpu && clientCpuColumns(m.clientCpu)) };
+  const row = {
+    ...resultRow({ ...o, clientVersion: `${o.client.flavor}-benchmark ${o.client.version}` }, m, notes),
+    ...(m.clientCpu && clientCpuColumns(m.clientCpu)),
+  };
   if (m.perClient === undefined) return row;
   // Several processes: connections and notes cover all of them (multi-client.ts).
   const unit = targetsOf(o).length > 1 ? `client processes over ${targetsOf(o).length} targets (${describeTarget(o)})` : undefined;

@@ -10,7 +10,7 @@
 import type { ResultMode, ResultRow } from "./result-row.js";
 import { isReadPathRow } from "./read-scale-out.js";
 import { overlaps, rangeOf, ratioRange, type Range } from "./run-spread.js";
-import { figureCells, fmtMs, fmtRps, ratioText } from "./figure-text.js";
+import { figureCells, fmtMs, ratioText } from "./figure-text.js";
 import { clientCpuText } from "./client-cpu.js";
 import { alignedLines } from "./text-table.js";
 
@@ -81,7 +81,11 @@ export function renderComparisonTable(rows: readonly ResultRow[]): string {
     }),
   );
   const figures = alignedLines(["test", "mode", "runs", "rps (min–max)", "p50 ms (min–max)", "p99 ms (min–max)", "client CPU"], body, 2);
-  const speedups = alignedLines(["test", "cluster speedup (rps ratio, p50 ratio)"], pairs.map((p) => [p.test, speedupText(p)]), 2);
+  const speedups = alignedLines(
+    ["test", "cluster speedup (rps ratio, p50 ratio)"],
+    pairs.map((p) => [p.test, speedupText(p)]),
+    2,
+  );
   return [...figures, "", ...speedups].map((l) => l.trimEnd()).join("\n");
 }
 
@@ -143,10 +147,38 @@ export function renderSummaryMarkdown(o: SummaryOptions): string {
     lines.push(`## ${mode === "cluster" ? "Cluster mode" : "Replication mode"}`, "");
     lines.push(
       ...mdTable(
-        ["Test", "Runs", "Requests", "Duration (s)", "rps (min–max)", "avg ms", "min ms", "p50 ms (min–max)", "p95 ms", "p99 ms (min–max)", "max ms", "Client CPU", "Notes"],
+        [
+          "Test",
+          "Runs",
+          "Requests",
+          "Duration (s)",
+          "rps (min–max)",
+          "avg ms",
+          "min ms",
+          "p50 ms (min–max)",
+          "p95 ms",
+          "p99 ms (min–max)",
+          "max ms",
+          "Client CPU",
+          "Notes",
+        ],
         mine.map((r) => {
           const [rps, p50, p99] = figureCells(r);
-          return [r.test, r.runs ?? 1, r.requests, r.duration_s.toFixed(2), rps, fmtMs(r.avg_ms), fmtMs(r.min_ms), p50, fmtMs(r.p95_ms), p99, fmtMs(r.max_ms), clientCpuText(r), r.notes];
+          return [
+            r.test,
+            r.runs ?? 1,
+            r.requests,
+            r.duration_s.toFixed(2),
+            rps,
+            fmtMs(r.avg_ms),
+            fmtMs(r.min_ms),
+            p50,
+            fmtMs(r.p95_ms),
+            p99,
+            fmtMs(r.max_ms),
+            clientCpuText(r),
+            r.notes,
+          ];
         }),
       ),
       "",

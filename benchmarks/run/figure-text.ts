@@ -17,7 +17,9 @@ export function fmtMs(ms: number): string {
 /** "2.50×", or with several runs "2.50× (2.10–2.93×)"; `invert` shows 1 ÷ the ratio (its range turned round). */
 export function ratioText(r: Range, invert = false): string {
   const x = invert ? { ...r, median: 1 / r.median, min: 1 / r.max, max: 1 / r.min } : r;
-  return rangeText(x, (v) => (Number.isFinite(v) ? v.toFixed(2) : "n/a")).replace(/^(\S+)/, "$1×").replace(/\)$/, "×)");
+  return rangeText(x, (v) => (Number.isFinite(v) ? v.toFixed(2) : "n/a"))
+    .replace(/^(\S+)/, "$1×")
+    .replace(/\)$/, "×)");
 }
 
 /** rps, p50 and p99 of a row, each "median (min–max)" over its runs. */

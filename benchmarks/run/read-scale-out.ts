@@ -157,7 +157,6 @@ export function readScaleOutPairs(rows: readonly ResultRow[]): ReadScaleOutPair[
   return out;
 }
 
-
 export const READ_SCALE_OUT_HEADER = [
   "mode",
   "test",

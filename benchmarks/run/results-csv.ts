@@ -47,10 +47,7 @@ export const CLIENT_CPU_CSV_COLUMNS = ["client_cpu_pct", "client_cores", "client
 
 type Column = (typeof RESULTS_CSV_COLUMNS)[number];
 type OptionalColumn =
-  | (typeof P999_CSV_COLUMNS)[number]
-  | (typeof COST_CSV_COLUMNS)[number]
-  | (typeof SPREAD_CSV_COLUMNS)[number]
-  | (typeof CLIENT_CPU_CSV_COLUMNS)[number];
+  (typeof P999_CSV_COLUMNS)[number] | (typeof COST_CSV_COLUMNS)[number] | (typeof SPREAD_CSV_COLUMNS)[number] | (typeof CLIENT_CPU_CSV_COLUMNS)[number];
 type OptionalValue = number | boolean | null | undefined;
 
 interface OptionalGroup {
@@ -79,7 +76,12 @@ const OPTIONAL_GROUPS: readonly OptionalGroup[] = [
   { columns: P999_CSV_COLUMNS, empty: undefined, what: "a non-negative number or empty (not measured)", parse: nonNegative },
   { columns: COST_CSV_COLUMNS, empty: null, what: "a non-negative number or empty (no price)", parse: nonNegative },
   { columns: SPREAD_CSV_COLUMNS, empty: undefined, what: "a non-negative number (runs: a whole number ≥ 1) or empty (one run)", parse: spreadValue },
-  { columns: CLIENT_CPU_CSV_COLUMNS, empty: undefined, what: "a non-negative number (client_bound: true or false) or empty (not measured)", parse: clientValue },
+  {
+    columns: CLIENT_CPU_CSV_COLUMNS,
+    empty: undefined,
+    what: "a non-negative number (client_bound: true or false) or empty (not measured)",
+    parse: clientValue,
+  },
 ];
 
 const groupsOf = (rows: readonly ResultRow[]) => OPTIONAL_GROUPS.filter((g) => rows.some((r) => g.columns.some((c) => r[c] !== undefined)));

@@ -56,7 +56,17 @@ const FIELDS: Record<Figure, { value: keyof ResultRow; min: keyof ResultRow; max
 };
 
 /** The spread columns of a row, which only aggregateRows writes. */
-export const SPREAD_FIELDS = ["runs", "rps_min", "rps_max", "p50_min_ms", "p50_max_ms", "p95_min_ms", "p95_max_ms", "p99_min_ms", "p99_max_ms"] as const satisfies readonly (keyof ResultRow)[];
+export const SPREAD_FIELDS = [
+  "runs",
+  "rps_min",
+  "rps_max",
+  "p50_min_ms",
+  "p50_max_ms",
+  "p95_min_ms",
+  "p95_max_ms",
+  "p99_min_ms",
+  "p99_max_ms",
+] as const satisfies readonly (keyof ResultRow)[];
 
 /** The row without spread columns: a row whose figures were recomputed (several clients combined) is one run again until aggregated. */
 export function withoutSpread(r: ResultRow): ResultRow {
@@ -90,11 +100,12 @@ export function aggregateRows(rows: readonly ResultRow[]): ResultRow {
   }
   const p999 = rows.every((r) => r.p999_ms !== undefined) ? { p999_ms: round(median(rows.map((r) => r.p999_ms as number)), 3) } : {};
   const measured = rows.filter((r) => r.client_cpu_pct !== undefined);
-  const busiest = measured.reduce<ResultRow | undefined>((a, r) => (a === undefined || (r.client_cpu_pct as number) > (a.client_cpu_pct as number) ? r : a), undefined);
+  const busiest = measured.reduce<ResultRow | undefined>(
+    (a, r) => (a === undefined || (r.client_cpu_pct as number) > (a.client_cpu_pct as number) ? r : a),
+    undefined,
+  );
   const client =
-    busiest === undefined
-      ? {}
-      : { client_cpu_pct: busiest.client_cpu_pct, client_cores: busiest.client_cores, client_bound: rows.some(isClientBound) };
+    busiest === undefined ? {} : { client_cpu_pct: busiest.client_cpu_pct, client_cores: busiest.client_cores, client_bound: rows.some(isClientBound) };
   const which = n === 1 ? "" : `median of ${n} runs (these notes, requests and duration: run ${mid.i + 1})`;
   return {
     ...base,

@@ -90,7 +90,14 @@ function scan(log: string): Scanned {
       const test = f.fields.test ?? "";
       if (test === "") throw new JobLogError(`benchmark Job log: begin line without a test: ${line}`);
       const round = f.fields.round === undefined ? 1 : wholeNumber(f.fields.round, `round of ${test}`);
-      open = { test, round, run: wholeNumber(f.fields.run, `run of ${test}`), requests: wholeNumber(f.fields.requests, `requests of ${test}`), lines: [], stderr: [] };
+      open = {
+        test,
+        round,
+        run: wholeNumber(f.fields.run, `run of ${test}`),
+        requests: wholeNumber(f.fields.requests, `requests of ${test}`),
+        lines: [],
+        stderr: [],
+      };
     } else if (f.kind === "end") {
       if (open === undefined || f.fields.test !== open.test || f.fields.run !== String(open.run) || (f.fields.round ?? "1") !== String(open.round)) {
         throw new JobLogError(`benchmark Job log: end line without a matching begin: ${line}`);
@@ -175,17 +182,13 @@ function testRow(meta: JobLogMeta, client: string, label: string, runs: Run[], c
       throw new JobLogError(`benchmark Job log: ${label} run ${r.run + 1} with ${step.next} requests is missing (truncated?)`);
     }
     if (step.next !== undefined && following !== undefined && following.requests !== step.next) {
-      throw new JobLogError(
-        `benchmark Job log: ${label} run ${following.run} ran ${following.requests} requests, the re-run rule gives ${step.next}`,
-      );
+      throw new JobLogError(`benchmark Job log: ${label} run ${following.run} ran ${following.requests} requests, the re-run rule gives ${step.next}`);
     }
   }
   if (last === undefined) throw new JobLogError(`benchmark Job log has no run of ${label} (truncated?)`);
   notes.push(...stillShortNote(w, last.m, notes));
   if (!Number.isFinite(last.line.rps)) {
-    throw new JobLogError(
-      `benchmark ${label} reported rps 'inf' (${last.requests} requests finished within 1 ms); raise requests or minDurationSeconds`,
-    );
+    throw new JobLogError(`benchmark ${label} reported rps 'inf' (${last.requests} requests finished within 1 ms); raise requests or minDurationSeconds`);
   }
   const row = resultRow({ ...meta, clientVersion: client }, last, notes.join("; "));
   if (last.cpuMs === undefined || cores === undefined) return row;
@@ -207,13 +210,17 @@ export function parseJobLogRounds(log: string, meta: JobLogMeta): ResultRow[][] 
   const rounds = runsOf(meta.workload);
   const stray = s.runs.find((r) => !known.has(r.test) || r.round > rounds);
   if (stray !== undefined)
-    throw new JobLogError(`benchmark Job log has a run of ${stray.test} in round ${stray.round}, which the workload (${rounds} round(s) of ${meta.workload.tests.join(",")}) does not have`);
+    throw new JobLogError(
+      `benchmark Job log has a run of ${stray.test} in round ${stray.round}, which the workload (${rounds} round(s) of ${meta.workload.tests.join(",")}) does not have`,
+    );
   const perRound = Array.from({ length: rounds }, (_, i) =>
     meta.workload.tests.map((t) => {
       const runs = s.runs.filter((r) => r.test === t && r.round === i + 1);
       if (runs.length === 0) {
         const seen = [...new Set(s.runs.map((r) => `${r.test.toUpperCase()} (round ${r.round})`))].join(", ") || "none";
-        throw new JobLogError(`benchmark Job log has no run of ${t.toUpperCase()}${rounds > 1 ? ` in round ${i + 1}` : ""} (truncated? tests with runs: ${seen})`);
+        throw new JobLogError(
+          `benchmark Job log has no run of ${t.toUpperCase()}${rounds > 1 ? ` in round ${i + 1}` : ""} (truncated? tests with runs: ${seen})`,
+        );
       }
       return testRow(meta, client, `${t.toUpperCase()}${rounds > 1 ? ` (round ${i + 1})` : ""}`, runs, s.cpus);
     }),

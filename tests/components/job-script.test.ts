@@ -116,9 +116,20 @@ describe("the benchmark Job script against real valkey-server processes", () => 
     const r = await runScript({ workload, mode: "replication", target: { host: open.host, port: open.port } });
     expect(r.code, r.stdout + r.stderr).toBe(0);
     // set get, set get, set get: never all of one test first.
-    expect(frames(r.stdout, "begin").map((b) => /test=(\w+) round=(\d+)/.exec(b)?.slice(1).join("@"))).toEqual(["set@1", "get@1", "set@2", "get@2", "set@3", "get@3"]);
+    expect(frames(r.stdout, "begin").map((b) => /test=(\w+) round=(\d+)/.exec(b)?.slice(1).join("@"))).toEqual([
+      "set@1",
+      "get@1",
+      "set@2",
+      "get@2",
+      "set@3",
+      "get@3",
+    ]);
     const rounds = parseJobLogRounds(r.stdout, meta("replication", workload));
-    expect(rounds.map((x) => x.map((row) => row.test))).toEqual([["SET", "GET"], ["SET", "GET"], ["SET", "GET"]]);
+    expect(rounds.map((x) => x.map((row) => row.test))).toEqual([
+      ["SET", "GET"],
+      ["SET", "GET"],
+      ["SET", "GET"],
+    ]);
     const rows = parseJobLog(r.stdout, meta("replication", workload));
     for (const [i, row] of rows.entries()) {
       const each = rounds.map((x) => x[i]!.rps).sort((a, b) => a - b);
@@ -130,9 +141,16 @@ describe("the benchmark Job script against real valkey-server processes", () => 
     }
     // A log cut after round 2 is missing round 3.
     const lines = r.stdout.split("\n");
-    const cut = lines.slice(0, lines.findIndex((l) => l.startsWith("### vbench-begin test=set round=3"))).join("\n");
+    const cut = lines
+      .slice(
+        0,
+        lines.findIndex((l) => l.startsWith("### vbench-begin test=set round=3")),
+      )
+      .join("\n");
     expect(() => parseJobLog(cut, meta("replication", workload))).toThrow(/no run of SET in round 3 \(truncated\?/);
-    expect(() => parseJobLog(r.stdout, meta("replication", { ...workload, repeat: 2 }))).toThrow(/a run of set in round 3, which the workload \(2 round\(s\) of set,get\) does not have/);
+    expect(() => parseJobLog(r.stdout, meta("replication", { ...workload, repeat: 2 }))).toThrow(
+      /a run of set in round 3, which the workload \(2 round\(s\) of set,get\) does not have/,
+    );
   });
 
   it("the log does not match another workload: the re-run rule check catches a different minimum", () => {

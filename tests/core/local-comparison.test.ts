@@ -67,7 +67,11 @@ describe("local comparison on real valkey-server processes", () => {
       // The client's CPU: the benchmark processes' own, on min(--threads 4, this machine's CPUs) cores.
       expect(r.client_cpu_pct).toBeGreaterThan(0);
       expect(r.client_cores).toBe(Math.min(4, availableParallelism()));
-      expect(readdirSync(join(result.runDir, "raw", "run-2", ...(r.mode === "cluster" ? [] : [r.notes.includes("direct") ? "replication-direct" : "replication-endpoint"]))).length).toBeGreaterThan(0);
+      expect(
+        readdirSync(
+          join(result.runDir, "raw", "run-2", ...(r.mode === "cluster" ? [] : [r.notes.includes("direct") ? "replication-direct" : "replication-endpoint"])),
+        ).length,
+      ).toBeGreaterThan(0);
     }
     for (const r of rows) {
       expect(r.rps).toBeGreaterThan(0);

@@ -83,7 +83,10 @@ describe("chart data and specs", () => {
 
   it("a figure of several runs: its median, and an error bar from its lowest to its highest run in both charts", async () => {
     const base = local();
-    const spread = { ...base, rows: base.rows.map((r) => ({ ...r, runs: 3, rps_min: r.rps - 10, rps_max: r.rps + 20, p99_min_ms: r.p99_ms / 2, p99_max_ms: r.p99_ms * 2 })) };
+    const spread = {
+      ...base,
+      rows: base.rows.map((r) => ({ ...r, runs: 3, rps_min: r.rps - 10, rps_max: r.rps + 20, p99_min_ms: r.p99_ms / 2, p99_max_ms: r.p99_ms * 2 })),
+    };
     const i = input(spread);
     const set = spread.rows.find((r) => r.mode === "cluster" && r.test === "SET")!;
     expect(rpsData(i)).toContainEqual({ test: "SET", series: "cluster", rps: set.rps, min: set.rps - 10, max: set.rps + 20 });

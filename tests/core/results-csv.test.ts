@@ -130,7 +130,9 @@ describe("results.csv", () => {
     const clientOnly = [row({ client_cpu_pct: 12.5, client_cores: 1, client_bound: false })];
     expect(renderResultsCsv(clientOnly).split("\n")[0]).toBe([...RESULTS_CSV_COLUMNS, ...CLIENT_CPU_CSV_COLUMNS].join(","));
     expect(parseResultsCsv(renderResultsCsv(clientOnly))).toEqual(clientOnly);
-    expect(() => parseResultsCsv(text.replace(",95.2,2,true", ",95.2,2,maybe"))).toThrow(/client_bound is "maybe", not a non-negative number \(client_bound: true or false\)/);
+    expect(() => parseResultsCsv(text.replace(",95.2,2,true", ",95.2,2,maybe"))).toThrow(
+      /client_bound is "maybe", not a non-negative number \(client_bound: true or false\)/,
+    );
     expect(() => parseResultsCsv(text.replace(",3,1200000,", ",0,1200000,"))).toThrow(/runs is "0", not a non-negative number \(runs: a whole number ≥ 1\)/);
   });
 
@@ -189,7 +191,10 @@ describe("comparison", () => {
     expect(table).toMatch(/^SET\s+cluster\s+3\s+1,000 \(900–1,100\)\s+0\.550 \(0\.500–0\.600\)\s+1\.200 \(1\.100–1\.300\)\s+not measured$/m);
     // 1000 ÷ 950 = 1.05; from 900 ÷ 1000 to 1100 ÷ 800; the rps ranges overlap.
     expect(table).toMatch(/^SET\s+1\.05× \(0\.90–1\.38×\) rps, within run-to-run noise · 1\.00× \(0\.83–1\.20×\) lower p50$/m);
-    const apart = [row({ ...spread(2000, 1900, 2100) }), row({ mode: "replication", ...spread(950, 800, 1000), client_cpu_pct: 96.5, client_cores: 2, client_bound: true })];
+    const apart = [
+      row({ ...spread(2000, 1900, 2100) }),
+      row({ mode: "replication", ...spread(950, 800, 1000), client_cpu_pct: 96.5, client_cores: 2, client_bound: true }),
+    ];
     const md = renderSummaryMarkdown({ rows: apart, versions: { server: "9.1.2", client: "redis-benchmark 7.0.15" } });
     expect(md).toContain("2.11× (1.90–2.63×) rps · ");
     expect(md).not.toContain("within run-to-run noise");

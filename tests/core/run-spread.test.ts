@@ -4,17 +4,7 @@
  * columns and the Linux readers' parsers; the interleaved order of repeated steps.
  */
 import { describe, expect, it } from "vitest";
-import {
-  aggregateRows,
-  aggregateRuns,
-  differenceRange,
-  median,
-  overlaps,
-  pathOf,
-  rangeOf,
-  ratioRange,
-  type Range,
-} from "../../benchmarks/run/run-spread.js";
+import { aggregateRows, aggregateRuns, differenceRange, median, overlaps, pathOf, rangeOf, ratioRange, type Range } from "../../benchmarks/run/run-spread.js";
 import {
   clientCpuColumns,
   clientCpuText,
@@ -74,14 +64,30 @@ describe("aggregateRows: one row from a measurement's runs", () => {
   ])("%s", (_what, field, want) => expect(aggregateRows(runs)[field]).toEqual(want));
 
   it("an even number of runs: the mean of the middle two; the notes of the lower middle run", () => {
-    const r = aggregateRows([resultRow({ rps: 10, notes: "x" }), resultRow({ rps: 30, notes: "y" }), resultRow({ rps: 20, notes: "z" }), resultRow({ rps: 40 })]);
+    const r = aggregateRows([
+      resultRow({ rps: 10, notes: "x" }),
+      resultRow({ rps: 30, notes: "y" }),
+      resultRow({ rps: 20, notes: "z" }),
+      resultRow({ rps: 40 }),
+    ]);
     expect(r.rps).toBe(25);
     expect(r.notes).toBe("z; median of 4 runs (these notes, requests and duration: run 3)");
   });
 
   it("one run: its figures, runs 1 and a range that is its value", () => {
     const one = resultRow({ rps: 7, notes: "only" });
-    expect(aggregateRows([one])).toEqual({ ...one, runs: 1, rps_min: 7, rps_max: 7, p50_min_ms: 0.5, p50_max_ms: 0.5, p95_min_ms: 0.9, p95_max_ms: 0.9, p99_min_ms: 1.2, p99_max_ms: 1.2 });
+    expect(aggregateRows([one])).toEqual({
+      ...one,
+      runs: 1,
+      rps_min: 7,
+      rps_max: 7,
+      p50_min_ms: 0.5,
+      p50_max_ms: 0.5,
+      p95_min_ms: 0.9,
+      p95_max_ms: 0.9,
+      p99_min_ms: 1.2,
+      p99_max_ms: 1.2,
+    });
   });
 
   it("p99.9 only when every run has it; the client CPU of the busiest run, bound when any run was", () => {
@@ -124,7 +130,10 @@ describe("aggregateRuns: which rows are the same measurement", () => {
     const note = (replicas: number) => `${readPathNote("replicasDirect", { replicas, primaries: 1 })}; served …`;
     const rows = aggregateRuns([
       [resultRow({ mode: "replication", test: "GET", rps: 10, notes: note(3) })],
-      [resultRow({ mode: "replication", test: "GET", rps: 20, notes: note(2) }), resultRow({ mode: "replication", test: "GET", rps: 5, client_version: "vbench mix (ioredis)", notes: note(3) })],
+      [
+        resultRow({ mode: "replication", test: "GET", rps: 20, notes: note(2) }),
+        resultRow({ mode: "replication", test: "GET", rps: 5, client_version: "vbench mix (ioredis)", notes: note(3) }),
+      ],
     ]);
     expect(rows.map((r) => [r.client_version, r.runs, r.rps])).toEqual([
       ["valkey-benchmark 9.0.2", 2, 15],
@@ -224,7 +233,10 @@ describe("RepeatedRuns: the steps interleave run by run, each recorded in the or
   it("A B A B, titles naming the run, rows per run and their medians", async () => {
     const runs = new RepeatedRuns(2);
     let rps = 100;
-    const step = (title: string, mode: "cluster" | "replication") => ({ title, run: async () => runs.add([resultRow({ mode, rps: (rps += 10) })]) });
+    const step = (title: string, mode: "cluster" | "replication") => ({
+      title,
+      run: () => Promise.resolve(runs.add([resultRow({ mode, rps: (rps += 10) })])),
+    });
     const steps = runs.steps(() => [step("A", "replication"), step("B", "cluster")]);
     expect(steps.map((s) => s.title)).toEqual(["Run 1/2: A", "Run 1/2: B", "Run 2/2: A", "Run 2/2: B"]);
     await silentProgress(steps);

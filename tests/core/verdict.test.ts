@@ -193,7 +193,9 @@ describe("verdict: medians with their ranges, run-to-run noise, client-bound row
     expect(writes).toContain("(median and min–max of 3 runs each); the ranges overlap.");
     expect(writes).not.toMatch(/× one primary/);
     const choice = line(lines, "choice").text;
-    expect(choice).toContain("one primary and the cluster wrote alike here (no difference beyond run-to-run noise: 50,000 (42,000–61,000) against 58,000 (55,000–66,000) ops/s)");
+    expect(choice).toContain(
+      "one primary and the cluster wrote alike here (no difference beyond run-to-run noise: 50,000 (42,000–61,000) against 58,000 (55,000–66,000) ops/s)",
+    );
     expect(choice).not.toMatch(/only cluster mode went further|did not write faster/);
   });
 
@@ -207,7 +209,10 @@ describe("verdict: medians with their ranges, run-to-run noise, client-bound row
   });
 
   it("a client-bound row is no server ceiling: skipped, named with its client's CPU; none left: not measured, saying why", () => {
-    const s = spreadSource(base, { replication: { rps: 50_000, min: 45_000, max: 52_000, bound: false }, cluster: { rps: 120_000, min: 100_000, max: 130_000, bound: true } });
+    const s = spreadSource(base, {
+      replication: { rps: 50_000, min: 45_000, max: 52_000, bound: false },
+      cluster: { rps: 120_000, min: 100_000, max: 130_000, bound: true },
+    });
     const writes = line(verdict({ replication: s, cluster: s }), "writes");
     expect(writes.measured).toBe(false);
     expect(writes.text).toMatch(/^Write ceiling: not measured for cluster /);
@@ -216,7 +221,13 @@ describe("verdict: medians with their ranges, run-to-run noise, client-bound row
     expect(line(verdict({ replication: s, cluster: s }), "choice").text).not.toContain("120,000");
     // The direct row bound, the endpoint row not: the endpoint row is the ceiling, the direct one named as skipped.
     const direct = s.rows.find((r) => r.mode === "replication") as ResultRow;
-    const withEndpoint = { ...s, rows: [...s.rows.map((r) => (r === direct ? { ...r, client_bound: true, client_cpu_pct: 99 } : { ...r, client_bound: false })), { ...direct, rps: 30_000, rps_min: 29_000, rps_max: 31_000, notes: REPLICATION_PATH_NOTES.endpoint, client_bound: false }] };
+    const withEndpoint = {
+      ...s,
+      rows: [
+        ...s.rows.map((r) => (r === direct ? { ...r, client_bound: true, client_cpu_pct: 99 } : { ...r, client_bound: false })),
+        { ...direct, rps: 30_000, rps_min: 29_000, rps_max: 31_000, notes: REPLICATION_PATH_NOTES.endpoint, client_bound: false },
+      ],
+    };
     const w = line(verdict({ replication: withEndpoint, cluster: withEndpoint }), "writes");
     expect(w.text).toContain("one primary 30,000 (29,000–31,000) ops/s");
     expect(w.text).toContain(`replication SET (${REPLICATION_PATH_NOTES.direct}; CLIENT-BOUND: 99.0 % of 2 cores)`);
@@ -236,9 +247,27 @@ describe("verdict on real runs: two sets of runs of the SAME valkey-server", () 
     const client = resolveBinaries().benchmark;
     // Short runs (no re-run), one client thread (whole-ms windows, not 250 ms ticks), six rounds,
     // the order alternating (A B, B A, ...) so neither side always runs first.
-    const workload = { name: "same", requests: 30_000, clients: 50, pipeline: 16, dataSize: 256, threads: 1, keyspaceLength: 100_000, tests: ["set" as const], minDurationSeconds: 0, maxRequests: 30_000 };
+    const workload = {
+      name: "same",
+      requests: 30_000,
+      clients: 50,
+      pipeline: 16,
+      dataSize: 256,
+      threads: 1,
+      keyspaceLength: 100_000,
+      tests: ["set" as const],
+      minDurationSeconds: 0,
+      maxRequests: 30_000,
+    };
     const run = (mode: ResultMode) =>
-      runWorkload({ workload, target: { host: server.host, port: server.port, cluster: false }, mode, client, serverVersion: "9", timestamp: "20260101-000000" });
+      runWorkload({
+        workload,
+        target: { host: server.host, port: server.port, cluster: false },
+        mode,
+        client,
+        serverVersion: "9",
+        timestamp: "20260101-000000",
+      });
     const runs: Record<ResultMode, ResultRow[][]> = { replication: [], cluster: [] };
     try {
       for (let k = 0; k < 6; k++) {
@@ -248,7 +277,13 @@ describe("verdict on real runs: two sets of runs of the SAME valkey-server", () 
     } finally {
       await fleet.stopAll();
     }
-    const source = (mode: ResultMode): ReportSource => ({ ...loadSource(LOCAL_RUN_DIR), label: `same server as ${mode}`, kind: "endpoint", topology: [], rows: aggregateRuns(runs[mode]) });
+    const source = (mode: ResultMode): ReportSource => ({
+      ...loadSource(LOCAL_RUN_DIR),
+      label: `same server as ${mode}`,
+      kind: "endpoint",
+      topology: [],
+      rows: aggregateRuns(runs[mode]),
+    });
     const [r, c] = [source("replication"), source("cluster")];
     expect(r.rows[0]?.runs).toBe(6);
     expect(c.rows[0]?.runs).toBe(6);
