@@ -110,16 +110,27 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
     expect(() => buildBenchmarkJob({ ...base, clientPods: 2, mixRunner: { image: "n", configMap: "c" } })).toThrow(/one client pod/);
   });
 
-  it("replication through the HAProxy write endpoint: rows parsed by the results' parser, served shares from the members' commandstats, p99.9; no password in the log", async () => {
+  it("replication through the HAProxy write endpoint, two runs (benchmark.repeat): rows parsed by the results' parser, the medians of the runs with min–max, every run's rows, the generator's CPU; served shares from the members' commandstats, p99.9; no password in the log", async () => {
     replication = await startTestReplication(PASSWORD, 1);
     const w = replication.t.proxy!.write;
-    const run = await runMixJob(renderedContainer("replication", w).env);
+    const run = await runMixJob(renderedContainer("replication", w, { ...workload, durationSeconds: 2, repeat: 2 }).env);
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.stdout + run.stderr).not.toContain(PASSWORD);
     const { rows, mix } = parseMixJobLog(run.stdout, meta("replication"));
     console.log(`[mix-job] replication: ${rows.map((r) => `${r.test} ${Math.round(r.rps)} rps p99 ${r.p99_ms} ms`).join("; ")}`);
     expect(rows.map((r) => r.test)).toEqual(["GET", "SET", "MIX"]);
     expect(rows.every((r) => r.timestamp === "20261125-120000" && r.client_version === "vbench mix (ioredis)" && r.rps > 0)).toBe(true);
+    expect(mix.runs?.map((x) => x.map((r) => r.test))).toEqual([
+      ["GET", "SET", "MIX"],
+      ["GET", "SET", "MIX"],
+    ]);
+    for (const [i, r] of rows.entries()) {
+      const each = mix.runs!.map((x) => x[i]!.rps);
+      expect([r.runs, r.rps_min, r.rps_max]).toEqual([2, Math.min(...each), Math.max(...each)]);
+      // The generator's CPU (this Node process's, the stand-in) on one core.
+      expect(r.client_cores).toBe(1);
+      expect(r.client_cpu_pct).toBeGreaterThan(0);
+    }
     const get = mix.served.commands.find((c) => c.test === "get");
     expect(get?.servedPercent).toBeGreaterThan(78);
     expect(get?.servedPercent).toBeLessThan(82);
