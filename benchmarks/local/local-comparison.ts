@@ -20,9 +20,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { resolveBinaries, type ValkeyBinaries } from "../binaries.js";
-import { runWorkload } from "../run/benchmark-runner.js";
-import { writeMixFiles } from "../run/mix-runner.js";
-import { runMixComparingLoops } from "../run/loop-comparison.js";
 import { renderSoakMarkdown } from "../run/soak-sampler.js";
 import type { SoakRecord } from "../run/soak-sample.js";
 import { writeReport } from "../report/render.js";
@@ -42,7 +39,8 @@ import { StaticZoneSource } from "../topology/zones.js";
 import { formatTopologyReport } from "../verify/format-report.js";
 import type { TopologyReport, VerifyExpectations } from "../verify/verify-types.js";
 import { verifyTopology } from "../verify/verify-topology.js";
-import { DEFAULT_MIX_DURATION_SECONDS, runsOf, type Workload } from "../../vocabulary/workload.js";
+import { runsOf, type Workload } from "../../vocabulary/workload.js";
+import { benchmarkStep as benchStep, type BenchmarkStepContext, type ReplicationPath } from "./benchmark-step.js";
 import { RepeatedRuns, writeRunsFile } from "../run/repeated-runs.js";
 import { startLocalCluster } from "./local-cluster.js";
 import { silentProgress, type ProgressRunner, type ProgressStep } from "./progress.js";
@@ -161,55 +159,23 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
     return t;
   };
 
-  const benchmarkStep = (run: number, mode: LocalMode, path?: keyof typeof REPLICATION_PATH_NOTES): ProgressStep => ({
-    title: `Benchmark ${mode}${path === undefined ? "" : path === "endpoint" ? " through the write endpoint" : " direct to the primary"} (${o.workload.mix === undefined ? `${o.workload.tests.join(",")}, -n ${o.workload.requests}` : `mix ${o.workload.mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${o.workload.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS} s`} -c ${o.workload.clients} -P ${o.workload.pipeline})`,
-    run: async (update) => {
+  const steps: BenchmarkStepContext = {
+    workload: o.workload,
+    password: o.password,
+    timestamp,
+    clientProcesses: o.clientProcesses ?? 1,
+    runs,
+    rawDir,
+    runRaw,
+    binaries: () => binaries as ValkeyBinaries,
+    soaks,
+    target: (mode, path) => {
       const t = topology(mode);
-      const b = binaries as ValkeyBinaries;
-      const target = path === "endpoint" ? (t.writeEndpoint as NodeEndpoint) : t.seed;
-      // The primary paths: `--reads replicas` adds its own rows (read-scale-out-steps.ts).
-      const workload: Workload = { ...o.workload, reads: "primary" };
       const members = mode === "cluster" ? t.members : sentinelTopology?.members.map((m) => ({ host: m.host, port: m.port }));
-      const out =
-        o.workload.mix !== undefined
-          ? (
-              await runMixComparingLoops({
-                workload,
-                target: { host: target.host, port: target.port, cluster: mode === "cluster" },
-                mode,
-                serverVersion: b.server.version,
-                password: o.password,
-                timestamp,
-                members,
-                onProgress: update,
-              }).then((r) => {
-                writeMixFiles(rawDir, mode, r);
-                if (runs.count > 1) writeMixFiles(runRaw(run), `${mode}${path === undefined ? "" : `-${path}`}`, r);
-                if (r.soak !== undefined)
-                  soaks.push({ label: `${mode}${path === undefined ? "" : ` (${REPLICATION_PATH_NOTES[path]})`}`, record: r.soak.record });
-                return r;
-              })
-            ).rows
-          : await runWorkload({
-              workload,
-              target: { host: target.host, port: target.port, cluster: mode === "cluster" },
-              mode,
-              client: b.benchmark,
-              serverVersion: b.server.version,
-              password: o.password,
-              timestamp,
-              rawDir: runRaw(run, path === undefined ? "" : `replication-${path}`),
-              clientProcesses: o.clientProcesses ?? 1,
-              onProgress: (e) => {
-                if (e.phase === "run") update(`${e.test.toUpperCase()}: ${e.requests} requests`);
-                else if (e.phase === "rerun") update(`${e.test.toUpperCase()}: too short, re-running with ${e.requests} requests`);
-                else if (e.row) update(`${e.row.test}: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms (${e.row.duration_s.toFixed(1)} s)`);
-              },
-            });
-      const note = path === undefined ? undefined : REPLICATION_PATH_NOTES[path];
-      runs.add(out.map((r) => (note === undefined ? r : { ...r, notes: r.notes === "" ? note : `${note}; ${r.notes}` })));
+      return { target: path === "endpoint" ? (t.writeEndpoint as NodeEndpoint) : t.seed, ...(members === undefined ? {} : { members }) };
     },
-  });
+  };
+  const benchmarkStep = (run: number, mode: LocalMode, path?: ReplicationPath): ProgressStep => benchStep(steps, run, mode, path);
 
   const reads = (run: number): ReadScaleOutContext => ({
     workload: o.workload,

@@ -72,6 +72,12 @@ export interface RunWorkloadOptions {
    * @default 1
    */
   clientProcesses?: number;
+  /**
+   * Per test (lower case), the first run's requests in total over the client processes instead of
+   * `workload.requests` each: a later run of `--repeat` starts where the same test's previous run
+   * ended, so it is not re-run again from a short first run. @default workload.requests per process
+   */
+  startRequests?: Readonly<Record<string, number>>;
 }
 
 /** The client could not authenticate with the password from its environment. */
@@ -280,8 +286,10 @@ const measurement = (m: Measured): RunMeasurement => ({ requests: m.requests, rp
 /** Runs one test, re-running it with more requests while its window is shorter than the minimum. */
 async function runTest(o: RunWorkloadOptions, test: BenchmarkTest): Promise<ResultRow> {
   const w = o.workload;
-  o.onProgress?.({ test, phase: "run", requests: w.requests });
-  let final = await measure(o, test, w.requests, 1);
+  const start = o.startRequests?.[test];
+  const first = start === undefined ? w.requests : Math.ceil(start / processCount(o));
+  o.onProgress?.({ test, phase: "run", requests: first });
+  let final = await measure(o, test, first, 1);
   const notes: string[] = [];
   for (let attempt = 2; ; attempt++) {
     const step = rerunStep(w, measurement(final), attempt);

@@ -123,7 +123,8 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
   let mixed: MixResult | undefined;
   for (let k = 1; k <= runs.count; k++) {
     const raw = runs.count === 1 ? rawDir : join(rawDir, `run-${k}`);
-    await runs.measure(k, `benchmark ${endpointKey(o.target)} (${mode})`, async () => {
+    const step = `benchmark ${endpointKey(o.target)} (${mode})`;
+    await runs.measure(k, step, async () => {
       if (workload.mix !== undefined) {
         const target = { ...o.target, cluster: o.cluster };
         mixed = await runMixComparingLoops({ workload, target, mode, serverVersion: version, password: o.password, timestamp });
@@ -143,6 +144,7 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
           rawDir: raw,
           onProgress: o.onProgress,
           clientProcesses: o.clientProcesses ?? 1,
+          startRequests: runs.previousRequests(k, step),
         }));
       return o.workload.reads === "replicas" ? [...rows, ...(await replicaReads(o, mode, version, timestamp, raw, binaries.benchmark))] : rows;
     });

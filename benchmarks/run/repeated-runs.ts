@@ -73,6 +73,16 @@ export class RepeatedRuns {
     await recorded?.run(() => undefined);
   }
 
+  /**
+   * The requests the same step's final runs of the previous run ended with, per test (lower case),
+   * for RunWorkloadOptions.startRequests (a test's first row: the step's own, before any read rows
+   * it added); empty for run 1.
+   */
+  previousRequests(run: number, step: string): Record<string, number> {
+    const before = this.records.find((r) => r.run === run - 1 && r.step === step);
+    return Object.fromEntries([...(before?.rows ?? [])].reverse().map((r) => [r.test.toLowerCase(), r.requests]));
+  }
+
   /** Each run's rows, in the order they were measured. */
   perRun(): ResultRow[][] {
     return Array.from({ length: this.count }, (_, i) => this.records.filter((r) => r.run === i + 1).flatMap((r) => r.rows)).filter((r) => r.length > 0);

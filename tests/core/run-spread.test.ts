@@ -241,6 +241,9 @@ describe("RepeatedRuns: the steps interleave run by run, each recorded in the or
     expect(steps.map((s) => s.title)).toEqual(["Run 1/2: A", "Run 1/2: B", "Run 2/2: A", "Run 2/2: B"]);
     await silentProgress(steps);
     expect(runs.record().steps.map((s) => `${s.run}:${s.step}:${s.rows.map((r) => r.rps).join()}`)).toEqual(["1:A:110", "1:B:120", "2:A:130", "2:B:140"]);
+    // Run 2's A starts where run 1's A ended; run 1 has no earlier run.
+    expect(runs.previousRequests(2, "A")).toEqual({ set: 5100 });
+    expect(runs.previousRequests(1, "A")).toEqual({});
     expect(runs.perRun().map((r) => r.map((x) => x.rps))).toEqual([
       [110, 120],
       [130, 140],
