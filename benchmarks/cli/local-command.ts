@@ -199,11 +199,30 @@ function listrProgress(quiet: boolean): ProgressRunner {
 }
 
 /**
- * The workload flags every benchmarking command shares (`local`, `bench`, `sweep`), with the seed
- * workload's defaults; `workloadName` is the default of the CSV's workload column.
+ * `vbench local`'s own defaults, against the seed's (-n 500000, 5 s): three interleaved runs of
+ * every measurement (DEFAULT_REPEAT) in about the time one run of the seed's took here, each test
+ * re-run until its window is at least 2 s (the minimum exists for the tool's rps quantisation:
+ * whole 250 ms ticks with --threads ≥ 2, so at most one tick in eight) and starting from fewer
+ * requests (a later run starts where its previous run ended). docs/report-and-sweep.md says what
+ * this buys, measured.
  */
-export function addWorkloadOptions(command: Command, workloadName: string, csv: string): Command {
-  const d = SEED_WORKLOAD;
+export const LOCAL_WORKLOAD_DEFAULTS: Readonly<Pick<Workload, "requests" | "minDurationSeconds">> = Object.freeze({
+  requests: 100_000,
+  minDurationSeconds: 2,
+});
+
+/**
+ * The workload flags every benchmarking command shares (`local`, `bench`, `sweep`), with the seed
+ * workload's defaults (or `defaults` over them); `workloadName` is the default of the CSV's
+ * workload column.
+ */
+export function addWorkloadOptions(
+  command: Command,
+  workloadName: string,
+  csv: string,
+  defaults: Partial<Pick<Workload, "requests" | "minDurationSeconds">> = {},
+): Command {
+  const d = { ...SEED_WORKLOAD, ...defaults };
   return command
     .option("--tests <csv>", "valkey-benchmark -t tests", d.tests.join(","))
     .option("--requests <n>", "-n: requests per test", positiveInt("--requests"), d.requests)
@@ -272,6 +291,7 @@ export function registerLocalCommand(program: Command): void {
       ),
     "local",
     "results.csv",
+    LOCAL_WORKLOAD_DEFAULTS,
   )
     .option("--replicas <n>", "replication mode: replicas of the primary", nonNegativeInt("--replicas"), 3)
     .option("--primaries <n>", "cluster mode: primaries", positiveInt("--primaries"), 3)
