@@ -26,12 +26,19 @@ export const loopComparisonSchema = z.strictObject({
   closed: loopFiguresSchema,
   open: loopFiguresSchema,
 }) satisfies z.ZodType<LoopComparison>;
-/** The open loop's rate and latency over time (raw/latency-series-<mode>.json; the Job's `openLoop`). */
+/**
+ * The open loop's rate and latency over time (raw/latency-series-<mode>.json; the Job's `openLoop`):
+ * one point per `bucketS` of intended send time (1 s up to 600 s of load, coarser beyond; absent in
+ * files written before it existed: 1 s), and how late the generator sent (mean: absent in older files).
+ */
 export const openLoopSchema = z.strictObject({
   rate: z.number().positive(),
-  series: z.array(z.strictObject({ second: z.int().min(0), requests: z.int().min(0), p50_ms: ms, p99_ms: ms, max_ms: ms })),
+  series: z.array(z.strictObject({ second: z.number().min(0), requests: z.int().min(0), p50_ms: ms, p99_ms: ms, max_ms: ms })),
+  bucketS: z.number().positive().optional(),
   generatorLagMaxMs: ms,
+  generatorLagMeanMs: ms.optional(),
 });
+export type OpenLoopSeries = z.infer<typeof openLoopSchema>;
 /** What a mix measured beside its rows, as JSON (also the stack report's `benchmark.mix`). */
 export const mixExtrasSchema = z.strictObject({
   served: z.looseObject({ total: z.int().min(0), commands: z.array(z.looseObject({ test: z.string(), servedPercent: z.number() })) }),

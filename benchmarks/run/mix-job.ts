@@ -26,8 +26,7 @@ export const MIX_JOB_MOUNT = "/vbench";
 export const MIX_JOB_FILE = "mix.mjs";
 /** The env var carrying MixJobSettings as JSON. */
 export const MIX_JOB_SETTINGS_ENV = "VBENCH_MIX";
-/** The client_version of the mix rows (no valkey-benchmark involved). */
-export const MIX_CLIENT = "vbench mix (ioredis)";
+export { MIX_CLIENT } from "./loadgen.js";
 
 /** What the pod needs besides the password. */
 export interface MixJobSettings {

@@ -15,6 +15,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
+import { LatencyHistogram } from "../../benchmarks/run/latency-histogram.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleEntry } from "../../benchmarks/util/bundle.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
@@ -197,10 +198,21 @@ describe("the sampler as an in-pod script would carry it", () => {
     writeFileSync(path, text);
     const bundled = (await import(pathToFileURL(path).href)) as { startMixSoak: typeof startMixSoak };
     const sampler = await bundled.startMixSoak({ sampleSeconds: 1, members: [{ host: primary.host, port: primary.port }] });
-    for (let i = 0; i < 50; i++) sampler.record(100 + i);
-    await sleep(1300);
+    // Two windows as the generator hands them over (the last one is kept: a whole window).
+    const t0 = Date.now();
+    for (const [index, n] of [
+      [0, 50],
+      [1, 20],
+    ] as const) {
+      const hist = new LatencyHistogram();
+      for (let i = 0; i < n; i++) hist.record(100 + i);
+      sampler.window({ index, fromMs: t0 + index * 1000, toMs: t0 + (index + 1) * 1000, errors: 0, hist });
+    }
     const { record, hlog } = await sampler.stop();
-    expect(record.samples[0]?.requests).toBe(50);
+    expect(record.samples.map((s) => [s.requests, s.rps, s.t_s])).toEqual([
+      [50, 50, 1],
+      [20, 20, 2],
+    ]);
     expect(record.samples.every((s) => s.members[0]?.role === "master" && (s.members[0]?.used_memory ?? 0) > 0)).toBe(true);
     expect(hlog).toContain("HIST");
   }, 60_000);
