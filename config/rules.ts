@@ -221,6 +221,11 @@ function checkBenchmark(config: StackConfig, report: Report): void {
         `${samples} samples of ${config.valkey.pods} members' INFO would log about ${Math.round(bytes / 2 ** 20)} MiB, over the ${MAX_BENCHMARK_LOG_BYTES / 2 ** 20} MiB the benchmark step reads back before the kubelet rotates the pod's log (10 MiB): raise sampleSeconds to at least ${Math.ceil((durationS * lineBytes) / MAX_BENCHMARK_LOG_BYTES)} s`,
       );
   }
+  if (benchmark.enabled && benchmark.mix !== undefined && benchmark.loadgenImage === undefined)
+    report(
+      ["benchmark", "loadgenImage"],
+      "required with benchmark.mix: the image holding the load generator at /vload (`npm run loadgen:image` builds it from loadgen/; push it to a registry your nodes pull from, docs/deploy-on-aws.md)",
+    );
   if (benchmark.soak !== undefined && benchmark.mix === undefined) report(["benchmark", "soak"], "samples a mix: set benchmark.mix too, e.g. `get:80,set:20`");
   if (benchmark.soak !== undefined && 2 * benchmark.soak.sampleSeconds > (benchmark.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS))
     report(

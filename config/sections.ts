@@ -10,7 +10,7 @@
  */
 import { z } from "zod";
 import { BENCHMARK_TESTS, mixProblems, parseMixText, READ_TARGETS, READ_TESTS, type MixEntry } from "../vocabulary/workload.js";
-import { ipv4Cidr, DNS_LABEL_RE, REGION_RE, count, cpuQuantity, imageReference, flag, memoryQuantity, quantityLike, runId, section, unique } from "./fields.js";
+import { ipv4Cidr, DNS_LABEL_RE, REGION_RE, count, cpuQuantity, imageName, imageReference, flag, memoryQuantity, quantityLike, runId, section, unique } from "./fields.js";
 import { parseMemoryQuantity } from "./quantity.js";
 import { drillsSchema } from "./drills-section.js";
 import { backupSchema, restoreSchema } from "./backup-section.js";
@@ -221,6 +221,12 @@ export const benchmarkSchema = section(
     mixImage: imageReference(versions.DRILL_LOAD_IMAGE).describe(
       "Image of the benchmark pod when `benchmark.mix` is set: any Node ≥ 22 image that runs `node` as uid 1000 (it runs the bundled mix runner from a ConfigMap, nothing else), same forms as `valkey.image`; the same default as `drills.image`.",
     ),
+    loadgenImage: imageName()
+      .optional()
+      .describe(
+        "Image holding the load generator `vload` (loadgen/, a static binary) at `/vload`: required with `benchmark.mix`. An init container copies it into the mix pod, whose `benchmark.mixImage` runs it. No public image carries it: `npm run loadgen:image` builds it from loadgen/ as an OCI archive to push to a registry your nodes pull from (docs/deploy-on-aws.md, \"The load generator's image\").",
+      )
+      .meta({ defaultText: "none: required with benchmark.mix" }),
     reads: z
       .enum(READ_TARGETS)
       .optional()

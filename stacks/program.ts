@@ -292,7 +292,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
         ...(mixSeconds === 0 ? {} : { activeDeadlineSeconds: Math.max(7200, mixSeconds + 1800) }),
         // A mix also reads every member's INFO commandstats (replication: not behind the write Service).
         valkeyPodSelectors: workload.mix === undefined || mode === "cluster" ? [valkey.podSelector] : [valkey.podSelector, valkey.memberSelector],
-        ...(workload.mix === undefined ? {} : { mixImage: config.benchmark.mixImage }),
+        ...(workload.mix === undefined ? {} : { mixImage: config.benchmark.mixImage, loadgenImage: config.benchmark.loadgenImage }),
       },
       { provider: platform.provider, dependsOn: [restored ?? before ?? formed] },
     );

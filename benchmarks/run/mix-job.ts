@@ -24,6 +24,15 @@ import type { MixJobExtras, MixJobResult } from "./mix-job-result.js";
 /** Where the ConfigMap holding the bundle is mounted, and the bundle's key (its file name). */
 export const MIX_JOB_MOUNT = "/vbench";
 export const MIX_JOB_FILE = "mix.mjs";
+/**
+ * The load generator in the pod: an init container of the loadgen image runs
+ * `LOADGEN_IMAGE_BINARY install LOADGEN_MOUNT`, copying the binary into an emptyDir that the Node
+ * container mounts at LOADGEN_MOUNT; LOADGEN_ENV names it there.
+ */
+export const LOADGEN_MOUNT = "/loadgen";
+/** Where a loadgen image holds the binary (images.sh and `npm run loadgen:image` build it so). */
+export const LOADGEN_IMAGE_BINARY = "/vload";
+
 /** The env var carrying MixJobSettings as JSON. */
 export const MIX_JOB_SETTINGS_ENV = "VBENCH_MIX";
 export { MIX_CLIENT } from "./loadgen.js";

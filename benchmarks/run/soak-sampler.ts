@@ -54,15 +54,15 @@ export async function startSoakSampler(o: SoakSamplerOptions): Promise<SoakSampl
   if (!Number.isFinite(o.sampleSeconds) || o.sampleSeconds <= 0) throw new RangeError(`soak: sampleSeconds must be > 0, got ${o.sampleSeconds}`);
   const baseline = await o.poller.poll();
   const samples: SoakSample[] = [];
-  let log: IntervalLog | undefined;
+  const windows: LoadgenWindow[] = [];
   let startedAtMs: number | undefined;
   let polls: Promise<void> = Promise.resolve();
   let last: LoadgenWindow | undefined;
+  let taken = 0;
 
   const take = (w: LoadgenWindow): void => {
     startedAtMs ??= w.fromMs;
-    log ??= new IntervalLog(startedAtMs);
-    log.add(w.hist, w.fromMs, w.toMs);
+    windows.push(w);
     const windowS = Math.max(1e-3, (w.toMs - w.fromMs) / 1000);
     const load = {
       t_s: round((w.toMs - startedAtMs) / 1000, 3),
@@ -76,23 +76,29 @@ export async function startSoakSampler(o: SoakSamplerOptions): Promise<SoakSampl
       p999_ms: ms(w.hist.quantile(0.999)),
       max_ms: ms(w.hist.max),
     };
+    const n = taken++;
     polls = polls.then(async () => {
       const sample = { ...load, members: await o.poller.poll() };
-      samples.push(sample);
+      samples[n] = sample;
       o.onSample?.(sample);
     });
   };
 
   return {
-    // The newest window waits one step: only the last one (cut at the end) may be dropped as too short.
     window: (w) => {
-      if (last !== undefined) take(last);
       last = w;
+      take(w);
     },
+    // The last window (cut when the load ended) is dropped when it is too short to say anything.
     stop: async () => {
-      if (last !== undefined && (last.toMs - last.fromMs) / 1000 >= (o.minLastWindowShare ?? 0.2) * o.sampleSeconds) take(last);
-      last = undefined;
       await polls;
+      if (last !== undefined && (last.toMs - last.fromMs) / 1000 < (o.minLastWindowShare ?? 0.2) * o.sampleSeconds) {
+        samples.pop();
+        windows.pop();
+      }
+      last = undefined;
+      const log = new IntervalLog(startedAtMs ?? Date.now());
+      for (const w of windows) log.add(w.hist, w.fromMs, w.toMs);
       const record = {
         sampleSeconds: o.sampleSeconds,
         startedAt: new Date(startedAtMs ?? Date.now()).toISOString(),
@@ -100,7 +106,7 @@ export async function startSoakSampler(o: SoakSamplerOptions): Promise<SoakSampl
         samples,
         events: detectSoakEvents(baseline, samples),
       };
-      return { record, hlog: log?.log() ?? "" };
+      return { record, hlog: windows.length === 0 ? "" : log.log() };
     },
   };
 }

@@ -14,7 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
 import type { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
 import { bundleMixScript } from "../../benchmarks/run/mix-bundle.js";
-import { MIX_JOB_FILE, MIX_JOB_MOUNT } from "../../benchmarks/run/mix-job.js";
+import { LOADGEN_IMAGE_BINARY, LOADGEN_MOUNT, MIX_JOB_FILE, MIX_JOB_MOUNT } from "../../benchmarks/run/mix-job.js";
+import { LOADGEN_ENV } from "../../benchmarks/run/loadgen.js";
+import { resolveLoadgen } from "../../benchmarks/binaries.js";
 import { PASSWORD_ENV } from "../../benchmarks/run/log-frames.js";
 import { BENCHMARK_CONTAINER, buildBenchmarkJob, type BenchmarkJobManifestArgs } from "../../components/benchmark/job-manifest.js";
 import { parseMixJobLog } from "../../components/benchmark/job-log.js";
@@ -63,7 +65,7 @@ const jobArgs = (mode: "cluster" | "replication", target: { host: string; port: 
   placement: PLACEMENT,
   resources: { cpu: "1", memory: "1Gi" },
   waitSeconds: 3,
-  mixRunner: { image: "node:test", configMap: "vbench-test-mix" },
+  mixRunner: { image: "node:test", configMap: "vbench-test-mix", loadgenImage: "vload:test" },
 });
 
 /** The container the manifest renders for this target: its command and its env (secretKeyRef → the password). */
@@ -76,6 +78,9 @@ function renderedContainer(mode: "cluster" | "replication", target: { host: stri
     if (e.value !== undefined) env[e.name] = e.value;
     else if (e.valueFrom?.secretKeyRef !== undefined) env[e.name] = PASSWORD;
   }
+  // The init container's copy of the load generator: here the one .ci/setup built.
+  expect(env[LOADGEN_ENV]).toBe(`${LOADGEN_MOUNT}/vload`);
+  env[LOADGEN_ENV] = resolveLoadgen().path;
   return { command: c.command as string[], env, image: c.image };
 }
 
@@ -100,14 +105,18 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
     const pod = job.spec.template.spec!;
     expect(pod.securityContext?.runAsUser).toBe(1000);
     expect(pod.volumes).toContainEqual({ name: "mix-runner", configMap: { name: "vbench-test-mix" } });
+    // The load generator: an init container of its image copies it into an emptyDir the Node container mounts read-only.
+    expect(pod.initContainers?.map((c) => [c.name, c.image, c.command])).toEqual([["loadgen", "vload:test", [LOADGEN_IMAGE_BINARY, "install", LOADGEN_MOUNT]]]);
+    expect(pod.volumes).toContainEqual({ name: "loadgen", emptyDir: { sizeLimit: "64Mi" } });
+    expect(pod.containers[0]?.volumeMounts).toContainEqual({ name: "loadgen", mountPath: LOADGEN_MOUNT, readOnly: true });
     expect(JSON.stringify(job)).not.toContain(PASSWORD);
     const env = pod.containers[0]?.env ?? [];
     expect(env.find((e) => e.name === PASSWORD_ENV)?.valueFrom?.secretKeyRef).toEqual({ name: "valkey-auth", key: "password" });
     // Without a mixRunner a mix is refused; a mixRunner without a mix too.
     const { mixRunner: _runner, ...base } = jobArgs("cluster", { host: "h", port: 1 });
     expect(() => buildBenchmarkJob(base)).toThrow(/mixRunner .* is required/);
-    expect(() => buildBenchmarkJob({ ...base, workload: SEED_WORKLOAD, mixRunner: { image: "n", configMap: "c" } })).toThrow(/no mix/);
-    expect(() => buildBenchmarkJob({ ...base, clientPods: 2, mixRunner: { image: "n", configMap: "c" } })).toThrow(/one client pod/);
+    expect(() => buildBenchmarkJob({ ...base, workload: SEED_WORKLOAD, mixRunner: { image: "n", configMap: "c", loadgenImage: "l" } })).toThrow(/no mix/);
+    expect(() => buildBenchmarkJob({ ...base, clientPods: 2, mixRunner: { image: "n", configMap: "c", loadgenImage: "l" } })).toThrow(/one client pod/);
   });
 
   it("replication through the HAProxy write endpoint: rows parsed by the results' parser, served shares from the members' commandstats, p99.9; no password in the log", async () => {
@@ -119,7 +128,7 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
     const { rows, mix } = parseMixJobLog(run.stdout, meta("replication"));
     console.log(`[mix-job] replication: ${rows.map((r) => `${r.test} ${Math.round(r.rps)} rps p99 ${r.p99_ms} ms`).join("; ")}`);
     expect(rows.map((r) => r.test)).toEqual(["GET", "SET", "MIX"]);
-    expect(rows.every((r) => r.timestamp === "20261125-120000" && r.client_version === "vbench mix (ioredis)" && r.rps > 0)).toBe(true);
+    expect(rows.every((r) => r.timestamp === "20261125-120000" && r.client_version === "vbench mix (vload)" && r.rps > 0)).toBe(true);
     const get = mix.served.commands.find((c) => c.test === "get");
     expect(get?.servedPercent).toBeGreaterThan(78);
     expect(get?.servedPercent).toBeLessThan(82);

@@ -115,7 +115,7 @@ describe("verdict", () => {
     const writes = line(verdict({ replication: { ...base, rows }, cluster: base }), "writes");
     expect(writes.text).toContain("one primary 50,000 ops/s");
     expect(writes.from[0]).toContain("(path: direct to the primary)");
-    const mixOnly = base.rows.map((r) => ({ ...r, client_version: "vbench mix (ioredis)" }));
+    const mixOnly = base.rows.map((r) => ({ ...r, client_version: "vbench mix (vload)" }));
     expect(line(verdict({ replication: { ...base, rows: mixOnly }, cluster: { ...base, rows: mixOnly } }), "writes").text).toMatch(
       /^Write ceiling: not measured for replication and cluster/,
     );

@@ -63,7 +63,7 @@ export async function expectMixOnRealPods(c: UpgradeContext, clientNode: string)
   expect(
     rows.map((r) => [r.mode, r.test, r.client_version]),
     tail(s.log),
-  ).toEqual(["GET", "SET", "MIX"].map((t) => [mode, t, "vbench mix (ioredis)"]));
+  ).toEqual(["GET", "SET", "MIX"].map((t) => [mode, t, "vbench mix (vload)"]));
   const total = rows.find((r) => r.test === "MIX");
   const get = mix?.served.commands.find((x) => x.test === "get");
   expect(Math.abs((get?.servedPercent ?? 0) - 80)).toBeLessThanOrEqual(2);
