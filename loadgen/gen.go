@@ -12,8 +12,9 @@ import (
 // gen is one run: the spec, the shared schedule cursor, the slot map, the recorder, the lanes.
 type gen struct {
 	spec    *Spec
-	sched   []int  // test index per schedule slot
-	isRead  []bool // per test index: routed to a replica / read target when reads go there
+	sched   []int     // test index per schedule slot
+	reqs    []request // per test index
+	isRead  []bool    // per test index: routed to a replica / read target when reads go there
 	cursor  atomic.Int64
 	slots   atomic.Pointer[slotMap] // nil in standalone mode
 	rec     *recorder
@@ -38,6 +39,9 @@ func newGen(s *Spec) *gen {
 			tests = append(tests, t)
 		}
 		g.sched = append(g.sched, index[t])
+	}
+	for _, t := range tests {
+		g.reqs = append(g.reqs, requests[t])
 	}
 	g.isRead = make([]bool, len(tests))
 	for _, t := range s.ReadTests {

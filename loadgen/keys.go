@@ -14,7 +14,8 @@ type keys struct {
 	keyspace int
 	value    []byte
 	lane     int
-	// owner: slot -> shard of the current map, nil in standalone mode; shard: this lane's.
+	// m: the current slot map, nil in standalone mode (owner: its slot -> shard); shard: this lane's.
+	m           *slotMap
 	owner       *[16384]int16
 	shard       int16
 	tag         []byte // "{tag}", a tag whose slot this lane's shard serves
@@ -36,8 +37,12 @@ func newKeys(lane, keyspace, dataSize int, seed uint64) *keys {
 }
 
 // bind sets the slot map and shard this lane draws for (nil: standalone).
-func (k *keys) bind(owner *[16384]int16, shard int16) {
-	k.owner, k.shard = owner, shard
+func (k *keys) bind(m *slotMap, shard int16) {
+	k.m, k.owner, k.shard = m, nil, shard
+	if m != nil {
+		k.owner = &m.owner
+	}
+	owner := k.owner
 	k.taggedCache = map[string][]byte{}
 	base := strconv.Itoa(k.lane)
 	k.tag = []byte("{" + base + "}")
@@ -68,8 +73,16 @@ func appendDigits(b []byte, n int) []byte {
 	return append(b, d[:]...)
 }
 
-// slotKey: prefix + 12 digits, drawn until its slot is this lane's shard's.
+// slotKey: prefix + 12 digits, drawn uniformly from the keys whose slot is this lane's shard's
+// (from the map's key lists, or drawn until one is).
 func (k *keys) slotKey(prefix []byte) []byte {
+	if k.m != nil {
+		if l := k.m.keyLists(prefix, k.keyspace); l != nil && len(l[k.shard]) > 0 {
+			mine := l[k.shard]
+			k.key = appendDigits(append(k.key[:0], prefix...), int(mine[k.rng.IntN(len(mine))]))
+			return k.key
+		}
+	}
 	for i := 0; ; i++ {
 		k.key = appendDigits(append(k.key[:0], prefix...), k.rng.IntN(k.keyspace))
 		if k.owner == nil || i >= maxDraws || k.owner[crc16(k.key)&16383] == k.shard {

@@ -113,7 +113,7 @@ func (l *lane) bind(m *slotMap) error {
 		}
 	}
 	l.slots, l.write, l.read = m, w, r
-	l.keys.bind(&m.owner, int16(shard))
+	l.keys.bind(m, int16(shard))
 	return nil
 }
 
@@ -131,7 +131,7 @@ func (l *lane) add(slot int64, atNs int64) {
 	if l.read != nil && l.g.isRead[t] {
 		b = &l.rb
 	}
-	b.buf = requests[l.g.rec.tests[t]](b.buf, l.keys)
+	b.buf = l.g.reqs[t](b.buf, l.keys)
 	b.items = append(b.items, item{test: t, end: len(b.buf), atNs: atNs})
 }
 

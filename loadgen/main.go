@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 )
 
@@ -57,6 +58,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func runSpec(stdin io.Reader, stdout, stderr io.Writer) int {
+	// VLOAD_CPUPROFILE=FILE: a Go CPU profile of the run (go tool pprof), to see where the
+	// generator's own time goes.
+	if path := os.Getenv("VLOAD_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
+	}
 	spec, err := readSpec(stdin)
 	if err == nil {
 		w := bufio.NewWriter(stdout)

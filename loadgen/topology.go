@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -19,6 +20,38 @@ type shardInfo struct {
 type slotMap struct {
 	shards []shardInfo
 	owner  [16384]int16
+	// per key prefix, per shard: the key numbers of the keyspace whose slot the shard serves.
+	mu    sync.Mutex
+	lists map[string][][]int32
+}
+
+// maxListedKeyspace: above it keys are drawn and rejected until one is the shard's (no lists).
+const maxListedKeyspace = 1 << 24
+
+// keyLists: for `prefix` + 12 digits, the key numbers of each shard (computed once per map and
+// prefix, shared by every lane); nil when the keyspace is too large to list.
+func (m *slotMap) keyLists(prefix []byte, keyspace int) [][]int32 {
+	if keyspace > maxListedKeyspace {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l, ok := m.lists[string(prefix)]; ok {
+		return l
+	}
+	l := make([][]int32, len(m.shards))
+	key := append([]byte{}, prefix...)
+	for n := 0; n < keyspace; n++ {
+		key = appendDigits(key[:len(prefix)], n)
+		if s := m.owner[crc16(key)&16383]; s >= 0 {
+			l[s] = append(l[s], int32(n))
+		}
+	}
+	if m.lists == nil {
+		m.lists = map[string][][]int32{}
+	}
+	m.lists[string(prefix)] = l
+	return l
 }
 
 // fetchSlotMap asks the addresses in turn (CLUSTER SLOTS) until one answers.
