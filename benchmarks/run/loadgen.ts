@@ -19,6 +19,7 @@ import * as z from "zod/mini";
 import { trackChild } from "../util/process-reaper.js";
 import type { BenchmarkTest } from "../../vocabulary/workload.js";
 import { LatencyHistogram } from "./latency-histogram.js";
+import type { GeneratorFigures } from "./mix-job-result.js";
 
 /** The env var naming the generator's executable (the Job's pod sets it; .ci/setup puts `vload` on PATH). */
 export const LOADGEN_ENV = "VBENCH_LOADGEN";
@@ -92,13 +93,6 @@ export interface LoadgenWindow {
   hist: LatencyHistogram;
 }
 
-/** The generator's own CPU use over the load (for the client-bound check). */
-export interface LoadgenCpu {
-  cpuSeconds: number;
-  wallSeconds: number;
-  /** The CPUs it may use (GOMAXPROCS, or a lower cgroup limit). */
-  cores: number;
-}
 
 export interface LoadgenRun {
   version: string;
@@ -119,7 +113,8 @@ export interface LoadgenRun {
   };
   redirects: { moved: number; ask: number };
   bytes: { written: number; read: number };
-  cpu: LoadgenCpu;
+  /** Its own CPU use over the load (for the client-bound check); cores: the CPUs it may use (GOMAXPROCS, or a lower cgroup limit). */
+  cpu: GeneratorFigures["cpu"];
   /** Replies slower than an hour, recorded as one hour. */
   clamped: number;
 }

@@ -39,8 +39,19 @@ export const openLoopSchema = z.strictObject({
   generatorLagMeanMs: ms.optional(),
 });
 export type OpenLoopSeries = z.infer<typeof openLoopSchema>;
+/** The load generator of a run (loadgen.ts): its version, its own CPU use, bytes, redirects followed. */
+export const generatorSchema = z.strictObject({
+  version: z.string().min(1),
+  cpu: z.strictObject({ cpuSeconds: ms, wallSeconds: ms, cores: z.number().positive() }),
+  bytes: z.strictObject({ written: z.int().min(0), read: z.int().min(0) }),
+  redirects: z.strictObject({ moved: z.int().min(0), ask: z.int().min(0) }),
+});
+export type GeneratorFigures = z.infer<typeof generatorSchema>;
+
 /** What a mix measured beside its rows, as JSON (also the stack report's `benchmark.mix`). */
 export const mixExtrasSchema = z.strictObject({
+  /** Absent in results written before the generator reported itself. */
+  generator: generatorSchema.optional(),
   served: z.looseObject({ total: z.int().min(0), commands: z.array(z.looseObject({ test: z.string(), servedPercent: z.number() })) }),
   latency: z.strictObject({ p999_ms: z.record(z.string(), ms), histograms: z.record(z.string(), z.string()) }),
   openLoop: openLoopSchema.optional(),

@@ -116,6 +116,7 @@ export function mixJobResult(r: MixResult): MixJobResult {
     rows: r.rows,
     served: servedJson(r.served) as MixJobExtras["served"],
     latency: r.latency,
+    generator: r.generator,
     ...(r.openLoop === undefined ? {} : { openLoop: r.openLoop }),
     ...(r.loops === undefined ? {} : { loops: r.loops }),
     ...(soak === undefined ? {} : { soak: { ...soak, samples: [], sampleCount: soak.samples.length } }),

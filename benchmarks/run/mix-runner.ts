@@ -52,8 +52,8 @@ import {
   type ServedMix,
 } from "./mix-served.js";
 import { LatencyHistogram, percentileDistribution } from "./latency-histogram.js";
-import { MIX_CLIENT, runLoadgen, type LoadgenCpu, type LoadgenRun } from "./loadgen.js";
-import type { OpenLoopSeries } from "./mix-job-result.js";
+import { MIX_CLIENT, runLoadgen, type LoadgenRun } from "./loadgen.js";
+import type { GeneratorFigures, OpenLoopSeries } from "./mix-job-result.js";
 import type { LoopComparison } from "./loop-figures.js";
 import { soakNote, startMixSoak, type SoakResult, type SoakSampler } from "./soak-sampler.js";
 import { RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "./result-row.js";
@@ -97,7 +97,7 @@ export interface MixResult {
   /** `rate` (not a soak): the closed loop paced to the same rate beside the open loop (loop-comparison.ts). */
   loops?: LoopComparison;
   /** The generator itself: its version (the hash of its sources), CPU use, bytes, redirects followed. */
-  generator: { version: string; cpu: LoadgenCpu; bytes: LoadgenRun["bytes"]; redirects: LoadgenRun["redirects"] };
+  generator: GeneratorFigures;
 }
 
 /** The mix over 100 slots by smooth weighted round-robin: each test `percent` times, spread evenly. */
