@@ -141,7 +141,9 @@ export function loadgenSourceHash(dir: string = LOADGEN_DIR): string | undefined
 export function resolveLoadgen(env: NodeJS.ProcessEnv = process.env, sourceHash: string | undefined = loadgenSourceHash()): ResolvedTool {
   const path = env[LOADGEN_ENV] || which("vload", env.PATH ?? "");
   if (path === undefined)
-    throw new Error(`the load generator vload was not found: set ${LOADGEN_ENV} or run through .ci/setup, which builds it from loadgen/ (Go from the Go module proxy)`);
+    throw new Error(
+      `the load generator vload was not found: set ${LOADGEN_ENV} or run through .ci/setup, which builds it from loadgen/ (Go from the Go module proxy)`,
+    );
   if (!isExecutable(path)) throw new Error(`${LOADGEN_ENV}=${path} is not an executable file`);
   let version: string;
   try {
@@ -150,6 +152,8 @@ export function resolveLoadgen(env: NodeJS.ProcessEnv = process.env, sourceHash:
     throw new Error(`could not run ${path} version: ${(err as Error).message}`, { cause: err });
   }
   if (sourceHash !== undefined && version !== sourceHash)
-    throw new Error(`the load generator ${path} was built from other sources (version ${version}) than loadgen/ here (${sourceHash}): re-run .ci/setup to rebuild it`);
+    throw new Error(
+      `the load generator ${path} was built from other sources (version ${version}) than loadgen/ here (${sourceHash}): re-run .ci/setup to rebuild it`,
+    );
   return { path, flavor: "valkey", version };
 }

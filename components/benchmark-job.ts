@@ -70,8 +70,7 @@ export class BenchmarkJob extends pulumi.ComponentResource {
     super("valkey-on-eks:benchmark:BenchmarkJob", name, {}, opts);
     const jobName = args.jobName ?? `vbench-${args.mode}`;
     const scoped = args.jobName === undefined;
-    const { namespace: _ns, jobName: _jn, image: _im, target, secretName: _sn, passwordKey, valkeyPodSelectors, mixImage, loadgenImage, ...passThrough } =
-      args;
+    const { namespace: _ns, jobName: _jn, image: _im, target, secretName: _sn, passwordKey, valkeyPodSelectors, mixImage, loadgenImage, ...passThrough } = args;
     const mixScript = args.workload.mix === undefined ? undefined : this.mixScript(name, jobName, args.namespace);
     if (mixScript !== undefined && (mixImage === undefined || loadgenImage === undefined))
       throw new Error(`${name}: the workload has a mix (benchmark.mix): mixImage and loadgenImage are required`);

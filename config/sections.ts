@@ -10,7 +10,21 @@
  */
 import { z } from "zod";
 import { BENCHMARK_TESTS, mixProblems, parseMixText, READ_TARGETS, READ_TESTS, type MixEntry } from "../vocabulary/workload.js";
-import { ipv4Cidr, DNS_LABEL_RE, REGION_RE, count, cpuQuantity, imageName, imageReference, flag, memoryQuantity, quantityLike, runId, section, unique } from "./fields.js";
+import {
+  ipv4Cidr,
+  DNS_LABEL_RE,
+  REGION_RE,
+  count,
+  cpuQuantity,
+  imageName,
+  imageReference,
+  flag,
+  memoryQuantity,
+  quantityLike,
+  runId,
+  section,
+  unique,
+} from "./fields.js";
 import { parseMemoryQuantity } from "./quantity.js";
 import { drillsSchema } from "./drills-section.js";
 import { backupSchema, restoreSchema } from "./backup-section.js";
@@ -224,7 +238,7 @@ export const benchmarkSchema = section(
     loadgenImage: imageName()
       .optional()
       .describe(
-        "Image holding the load generator `vload` (loadgen/, a static binary) at `/vload`: required with `benchmark.mix`. An init container copies it into the mix pod, whose `benchmark.mixImage` runs it. No public image carries it: `npm run loadgen:image` builds it from loadgen/ as an OCI archive to push to a registry your nodes pull from (docs/deploy-on-aws.md, \"The load generator's image\").",
+        'Image holding the load generator `vload` (loadgen/, a static binary) at `/vload`: required with `benchmark.mix`. An init container copies it into the mix pod, whose `benchmark.mixImage` runs it. No public image carries it: `npm run loadgen:image` builds it from loadgen/ as an OCI archive to push to a registry your nodes pull from (docs/deploy-on-aws.md, "The load generator\'s image").',
       )
       .meta({ defaultText: "none: required with benchmark.mix" }),
     reads: z

@@ -93,7 +93,6 @@ export interface LoadgenWindow {
   hist: LatencyHistogram;
 }
 
-
 export interface LoadgenRun {
   version: string;
   /** Wall clock when the load started (every connection up). */

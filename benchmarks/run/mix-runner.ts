@@ -170,7 +170,8 @@ function row(o: RunMixOptions, test: string, h: LatencyHistogram, windowS: numbe
 async function readTargetsOf(o: RunMixOptions): Promise<readonly NodeEndpoint[]> {
   if (o.workload.reads !== "replicas" || o.target.cluster) return [];
   const targets = o.readTargets ?? (await discoverMembers(o.target, o.password)).slice(1);
-  if (targets.length === 0) throw new RangeError(`reads on the replicas: ${endpointKey(o.target)} lists no replica in INFO replication, and no read target was given`);
+  if (targets.length === 0)
+    throw new RangeError(`reads on the replicas: ${endpointKey(o.target)} lists no replica in INFO replication, and no read target was given`);
   return targets;
 }
 

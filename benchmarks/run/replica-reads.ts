@@ -153,7 +153,11 @@ async function clusterThroughGenerator(o: ReplicaReadOptions, readTests: Benchma
         reads === "primary" ? readPathNote("clusterPrimaries", { primaries }) : readPathNote(o.path, { replicas: servingReplicas(served), primaries });
       const [row] = r.rows;
       if (row === undefined) continue;
-      const labelled = prefix(note, [{ ...row, notes: "" }], `${readsServedNote(served)}; ${why}; reads ${reads === "primary" ? "on the primaries" : "on the replicas (READONLY)"}`);
+      const labelled = prefix(
+        note,
+        [{ ...row, notes: "" }],
+        `${readsServedNote(served)}; ${why}; reads ${reads === "primary" ? "on the primaries" : "on the replicas (READONLY)"}`,
+      );
       (reads === "primary" ? out.baseline : out.rows).push(...labelled);
       out.served.push(served);
     }

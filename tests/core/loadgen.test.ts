@@ -15,7 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveLoadgen } from "../../benchmarks/binaries.js";
 import { startLocalCluster, type LocalCluster } from "../../benchmarks/local/local-cluster.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
-import { LoadgenError, runLoadgen, type LoadgenSpec } from "../../benchmarks/run/loadgen.js";
+import type { LoadgenError } from "../../benchmarks/run/loadgen.js";
+import { runLoadgen, type LoadgenSpec } from "../../benchmarks/run/loadgen.js";
 import { parseClusterNodes } from "../../benchmarks/topology/cluster-nodes-parser.js";
 import { BENCHMARK_TESTS } from "../../vocabulary/workload.js";
 
@@ -126,7 +127,9 @@ describe("vload in a 3 × 1 cluster", () => {
     }
     c.disconnect();
     const r = await run;
-    console.log(`[loadgen] failover mid-run: ${r.hist.get("set")?.count} SET, ${r.hist.get("get")?.count} GET, MOVED ${r.redirects.moved}, errors ${r.errors.size}`);
+    console.log(
+      `[loadgen] failover mid-run: ${r.hist.get("set")?.count} SET, ${r.hist.get("get")?.count} GET, MOVED ${r.redirects.moved}, errors ${r.errors.size}`,
+    );
     expect((await primaryOf(replica)).nodes.find((n) => n.myself)?.role).toBe("primary");
     expect(r.redirects.moved).toBeGreaterThan(0);
     expect([...r.errors]).toEqual([]);
@@ -135,7 +138,9 @@ describe("vload in a 3 × 1 cluster", () => {
   it("a slot in migration: SETs of its missing keys get ASK and land on the importing node", async () => {
     // The primaries now (the failover above swapped one pair).
     const nodes = (await primaryOf(cluster.seed)).nodes;
-    const [a, b] = nodes.filter((n) => n.role === "primary" && !n.failed).map((n) => ({ id: n.id, port: n.endpoint?.port as number, host: n.endpoint?.host as string }));
+    const [a, b] = nodes
+      .filter((n) => n.role === "primary" && !n.failed)
+      .map((n) => ({ id: n.id, port: n.endpoint?.port as number, host: n.endpoint?.host as string }));
     if (a === undefined || b === undefined) throw new Error("fewer than two primaries");
     const ca = new Redis({ host: a.host, port: a.port });
     const cb = new Redis({ host: b.host, port: b.port });
