@@ -7,11 +7,16 @@
  * between the steps, so the sweep refines between them and lands below 47 % of the ceiling; the
  * bursts at every rate leave no step meeting the target, and the figure says "below the lowest
  * step" instead of a rate. Two servers swept twice each interleave (A B A B) and each record
- * carries both runs. The target is a p50 because this machine's 2 shared cores put tens of ms into
+ * carries both runs. Through the CLI (`vbench bench --slo`): the JSON, raw/slo-sweep-<mode>.json,
+ * the side-by-side row in the terminal and summary.md, the report's section and chart; bad flags
+ * exit 2 naming the flag. The target is a p50 because this machine's 2 shared cores put tens of ms into
  * an unslowed p99 (measured: p99 48 ms at 40 % of the ceiling with the load average at 12), while
  * the median stays far below the frozen server's; the percentile a target names is the table
  * tests' (slo-figure.test.ts).
  */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
 import { runMix, type MixResult, type RunMixOptions } from "../../benchmarks/run/mix-runner.js";
@@ -20,6 +25,7 @@ import { sloSweepSchema } from "../../benchmarks/run/slo-sweep-schema.js";
 import { formatSummary, type SloSweepRun } from "../../benchmarks/run/slo-figure.js";
 import { SLO_REFINE_STEPS } from "../../vocabulary/slo.js";
 import { SEED_WORKLOAD, type Workload } from "../../vocabulary/workload.js";
+import { runVbench } from "../support/verify-helpers.js";
 
 const fleet = new LocalFleet();
 let a: ValkeyProcess;
@@ -153,4 +159,55 @@ describe("latency-target sweep on a real valkey-server", () => {
       expect(sloSweepSchema.parse(JSON.parse(JSON.stringify(rec)))).toEqual(rec);
     }
   }, 240_000);
+
+  it("vbench bench --slo: the JSON, raw/slo-sweep-replication.json, the side-by-side row, summary.md's steps, the report's section and chart", async () => {
+    const out = mkdtempSync(join(tmpdir(), "slo-cli-"));
+    try {
+      const args = ["bench", "--target", a.address, "--mix", "get:80,set:20", "--duration-s", "1", "--clients", "4", "--pipeline", "8"];
+      const r = await runVbench([...args, "--slo", "p50:15ms", "--slo-steps", "3", "--slo-step-s", "1", "--repeat", "2", "--json", "--output", out]);
+      expect(r.code, r.stderr).toBe(0);
+      const j = JSON.parse(r.stdout) as { runDir: string; sloSweep: { mode: string; runs: unknown[]; summary: { runs: number }; target: unknown } };
+      expect(j.sloSweep).toMatchObject({ mode: "replication", target: { percentile: "p50", boundMs: 15 }, steps: 3, stepSeconds: 1, summary: { runs: 2 } });
+      const file = sloSweepSchema.parse(JSON.parse(readFileSync(join(j.runDir, "raw", "slo-sweep-replication.json"), "utf8")));
+      expect(file).toEqual(j.sloSweep);
+      const summary = readFileSync(join(j.runDir, "summary.md"), "utf8");
+      expect(summary).toMatch(/\| throughput at p50 ≤ 15 ms \| — \| .+ ops\/s \(2 runs: .+\) \| — \|/);
+      expect(summary).toContain("## Throughput at a latency target (p50 ≤ 15 ms)");
+      const page = readFileSync(join(j.runDir, "report.html"), "utf8");
+      expect(page).toContain('<section id="slo">');
+      expect(page).toContain('data-chart="slo"');
+      expect(page.match(/<tr data-series="replication">/g)).toHaveLength(1);
+      const text = await runVbench([...args, "--slo", "p50:15ms", "--slo-steps", "2", "--slo-step-s", "1", "--repeat", "1", "--output", out]);
+      expect(text.code, text.stderr).toBe(0);
+      expect(text.stdout).toMatch(/throughput at p50 ≤ 15 ms +.+ ops\/s \(one run: no spread measured\)/);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  }, 180_000);
+
+  it.each([
+    [["--slo", "p99:2"], "--slo: 'p99:2' has no unit"],
+    [["--slo", "fast"], "--slo: 'fast' is not <percentile>:<bound><unit>"],
+    [["--slo", "p95:2ms"], "--slo: 'p95' is not a percentile it measures"],
+    [["--slo-steps", "3"], "--slo-steps applies to a latency-target sweep: give --slo too"],
+    [["--slo-step-s", "3"], "--slo-step-s applies to a latency-target sweep: give --slo too"],
+    [["--repeat", "3"], "--repeat applies to the --slo sweep"],
+    [["--slo", "p99:2ms", "--slo-steps", "0"], "--slo-steps must be an integer from 1 to 50"],
+    [["--slo", "p99:2ms", "--repeat", "x"], "--repeat must be an integer from 1 to 50"],
+  ])(
+    "bench refuses %j with exit 2 naming the flag",
+    async (flags, message) => {
+      const r = await runVbench(["bench", "--target", a.address, "--mix", "get:100", ...flags]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(message);
+    },
+    30_000,
+  );
+
+  it("local refuses a bad --slo and a --repeat without --slo before starting anything (exit 2 naming the flag)", async () => {
+    const bad = await runVbench(["local", "--slo", "p99:2min"]);
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining("--slo: 'min' is not a unit (us, ms or s)")]);
+    const lone = await runVbench(["local", "--repeat", "3"]);
+    expect([lone.code, lone.stderr]).toEqual([2, expect.stringContaining("--repeat applies to the --slo sweep")]);
+  }, 30_000);
 });
