@@ -151,15 +151,17 @@ export function rangesOverlap(a: SloSummary, b: SloSummary): boolean {
 
 const grouped = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
 
-/** "12,345", "below 5,000 (the lowest step)", "at least 61,000 (every step met it)". */
-export function formatFigure(f: SloFigure): string {
-  const n = grouped.format(Math.round(f.rps));
+/** "12,345", "below 5,000 (the lowest step)", "at least 61,000 (every step met it)"; `unit` follows the number. */
+export function formatFigure(f: SloFigure, unit = ""): string {
+  const n = `${grouped.format(Math.round(f.rps))}${unit}`;
   return f.bound === "exact" ? n : f.bound === "below" ? `below ${n} (the lowest step)` : `at least ${n} (every step met it)`;
 }
 
-/** "12,345 ops/s (3 runs: 11,002–13,120)", "12,345 ops/s (one run: no spread measured)". */
+/** "12,345 ops/s (3 runs: 11,002 – 13,120)", "below 2,100 ops/s, the lowest step (3 runs: < 2,000 – 3,100)", "12,345 ops/s (one run: no spread measured)". */
 export function formatSummary(s: SloSummary): string {
-  const bare = (f: SloFigure): string => (f.bound === "exact" ? grouped.format(Math.round(f.rps)) : formatFigure(f));
+  const bare = (f: SloFigure): string => `${f.bound === "below" ? "< " : f.bound === "atLeast" ? "≥ " : ""}${grouped.format(Math.round(f.rps))}`;
+  const m = s.median;
+  const median = m.bound === "exact" ? formatFigure(m, " ops/s") : formatFigure(m, " ops/s").replace(/ \((.+)\)$/, ", $1");
   const spread = s.runs === 1 ? "one run: no spread measured" : `${s.runs} runs: ${bare(s.min)} – ${bare(s.max)}`;
-  return `${formatFigure(s.median)} ops/s (${spread})`;
+  return `${median} (${spread})`;
 }

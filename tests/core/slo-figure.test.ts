@@ -172,6 +172,10 @@ describe("median and range over sweeps", () => {
     expect(formatFigure({ rps: 61000, bound: "atLeast" })).toBe("at least 61,000 (every step met it)");
     expect(formatSummary(s(exact(11002), exact(12345), exact(13120)))).toBe("12,345 ops/s (3 runs: 11,002 – 13,120)");
     expect(formatSummary(s(exact(12345)))).toBe("12,345 ops/s (one run: no spread measured)");
+    expect(formatSummary(s({ rps: 2000, bound: "below" }, { rps: 2100, bound: "below" }, exact(3100)))).toBe(
+      "below 2,100 ops/s, the lowest step (3 runs: < 2,000 – 3,100)",
+    );
+    expect(formatSummary(s({ rps: 29700, bound: "atLeast" }))).toBe("at least 29,700 ops/s, every step met it (one run: no spread measured)");
   });
 
   it.each([
