@@ -359,7 +359,7 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
     .filter((t) => t !== "")
     .join("\n");
   const readPairs = readScaleOutPairs(rows);
-  const table = [renderComparisonTable(rows, sloSideRows(sweeps)), renderReplicationPathTable(pathPairs), renderReadScaleOutTable(readPairs), drillTable]
+  const table = [renderComparisonTable(rows, sloSideRows(sweeps, true)), renderReplicationPathTable(pathPairs), renderReadScaleOutTable(readPairs), drillTable]
     .filter((t) => t !== "")
     .join("\n\n");
   if (drills.length > 0) writeDrillFiles(runDir, drills);

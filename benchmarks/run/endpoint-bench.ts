@@ -177,7 +177,7 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
   const openLoop = mixed?.openLoop === undefined ? {} : { openLoop: mixed.openLoop };
   const loops = mixed?.loops === undefined ? {} : { loops: mixed.loops };
   const mix = mixed === undefined ? {} : { mix: { p999_ms: mixed.latency.p999_ms, ...openLoop, ...loops, ...soakFigures } };
-  const table = [renderComparisonTable(rows, sloSideRows(sweeps)), renderReadScaleOutTable(readPairs)].filter((x) => x !== "").join("\n\n");
+  const table = [renderComparisonTable(rows, sloSideRows(sweeps, true)), renderReadScaleOutTable(readPairs)].filter((x) => x !== "").join("\n\n");
   return { runDir, rows, table, reportPath, topology: after, ...mix, ...(sweeps[0] === undefined ? {} : { sloSweep: sweeps[0] }) };
 }
 

@@ -157,9 +157,16 @@ export function formatFigure(f: SloFigure, unit = ""): string {
   return f.bound === "exact" ? n : f.bound === "below" ? `below ${n} (the lowest step)` : `at least ${n} (every step met it)`;
 }
 
+/** "12,345", "< 2,000", "≥ 61,000". */
+const bare = (f: SloFigure): string => `${f.bound === "below" ? "< " : f.bound === "atLeast" ? "≥ " : ""}${grouped.format(Math.round(f.rps))}`;
+
+/** For a narrow table cell: "12,345 (11,002 – 13,120)", "< 2,100 (< 2,000 – 3,100)", "12,345 (1 run)". */
+export function formatSummaryShort(s: SloSummary): string {
+  return `${bare(s.median)} (${s.runs === 1 ? "1 run" : `${bare(s.min)} – ${bare(s.max)}`})`;
+}
+
 /** "12,345 ops/s (3 runs: 11,002 – 13,120)", "below 2,100 ops/s, the lowest step (3 runs: < 2,000 – 3,100)", "12,345 ops/s (one run: no spread measured)". */
 export function formatSummary(s: SloSummary): string {
-  const bare = (f: SloFigure): string => `${f.bound === "below" ? "< " : f.bound === "atLeast" ? "≥ " : ""}${grouped.format(Math.round(f.rps))}`;
   const m = s.median;
   const median = m.bound === "exact" ? formatFigure(m, " ops/s") : formatFigure(m, " ops/s").replace(/ \((.+)\)$/, ", $1");
   const spread = s.runs === 1 ? "one run: no spread measured" : `${s.runs} runs: ${bare(s.min)} – ${bare(s.max)}`;

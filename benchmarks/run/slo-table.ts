@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sloLabel } from "../../vocabulary/slo.js";
 import type { SideRow } from "./comparison.js";
-import { formatFigure, formatSummary, rangesOverlap, type SloSummary, type SloSweepRecord } from "./slo-figure.js";
+import { formatFigure, formatSummary, formatSummaryShort, rangesOverlap, type SloSummary, type SloSweepRecord } from "./slo-figure.js";
 
 /** "1.24× (cluster ÷ replication; the ranges do not overlap)", or why no ratio is a finding: overlapping ranges, a single run, a bound. */
 export function sloSpeedupText(cluster: SloSummary, replication: SloSummary): string {
@@ -18,8 +18,12 @@ export function sloSpeedupText(cluster: SloSummary, replication: SloSummary): st
   return `${exact ? "" : "about "}${ratio} (cluster ÷ replication; the ranges do not overlap)`;
 }
 
-/** One row per target: each topology's figure with its spread, and the ratio when it says something. */
-export function sloSideRows(records: readonly SloSweepRecord[]): SideRow[] {
+/**
+ * One row per target: each topology's figure with its spread (`short`: "12,345 (11,002 – 13,120)"
+ * for the terminal's rps column), and the ratio when it says something.
+ */
+export function sloSideRows(records: readonly SloSweepRecord[], short = false): SideRow[] {
+  const text = short ? formatSummaryShort : formatSummary;
   const targets = [...new Set(records.map((r) => sloLabel(r.target)))];
   return targets.map((label) => {
     const of = (mode: SloSweepRecord["mode"]) => records.find((r) => r.mode === mode && sloLabel(r.target) === label);
@@ -27,8 +31,8 @@ export function sloSideRows(records: readonly SloSweepRecord[]): SideRow[] {
     const r = of("replication");
     return {
       test: `throughput at ${label}`,
-      cluster: c === undefined ? "—" : formatSummary(c.summary),
-      replication: r === undefined ? "—" : formatSummary(r.summary),
+      cluster: c === undefined ? "—" : text(c.summary),
+      replication: r === undefined ? "—" : text(r.summary),
       speedup: c === undefined || r === undefined ? "—" : sloSpeedupText(c.summary, r.summary),
     };
   });

@@ -259,6 +259,14 @@ describe("the sweep's workload", () => {
         speedup: "2.73× (cluster ÷ replication; the ranges do not overlap)",
       },
     ]);
+    expect(sloSideRows([rec("replication", exact(100), exact(120), exact(110)), rec("cluster", { rps: 50, bound: "below" })], true)).toEqual([
+      {
+        test: "throughput at p99 ≤ 2 ms",
+        cluster: "< 50 (1 run)",
+        replication: "110 (100 – 120)",
+        speedup: "one run: spread not measured, no winner (run with --repeat 3)",
+      },
+    ]);
     expect(sloSideRows([rec("cluster", exact(300))])).toEqual([
       { test: "throughput at p99 ≤ 2 ms", cluster: "300 ops/s (one run: no spread measured)", replication: "—", speedup: "—" },
     ]);
