@@ -126,7 +126,7 @@ export function sloSection(input: ReportInput, chart: SafeHtml | null): SafeHtml
 ${sweeps.map(
   ({ series, r }) =>
     html`<tr data-series="${series}"><td>${series}</td><td>${sloLabel(r.target)}</td><td class="num"><strong>${formatSummary(r.summary)}</strong></td><td>${r.runs
-      .map((x) => `${formatFigure(x.figure)} (${fmtRps(x.ceiling.rps)}/s)`)
+      .map((x) => `${formatFigure(x.figure, "/s")} (ceiling ${fmtRps(x.ceiling.rps)}/s)`)
       .join("; ")}</td><td>${r.mix.map((e) => `${e.test}:${e.percent}`).join(",")}</td><td>${r.via}</td></tr>
 <tr><td colspan="6">${stepsTable(r)}</td></tr>\n`,
 )}</tbody>

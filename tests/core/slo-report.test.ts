@@ -18,7 +18,7 @@ import { renderReport } from "../../benchmarks/report/render.js";
 import { sloChartSpec, sloCurveData } from "../../benchmarks/report/slo-section.js";
 import { checkReportInBrowser, findChromium } from "../../benchmarks/report/browser-check.js";
 import { parseMixJobResult } from "../../benchmarks/run/mix-job-result.js";
-import { writeSloFiles } from "../../benchmarks/run/slo-table.js";
+import { renderSloMarkdown, writeSloFiles } from "../../benchmarks/run/slo-table.js";
 import type { SloSweepRecord } from "../../benchmarks/run/slo-figure.js";
 import { fixtureStackReport, LOCAL_RUN_DIR, writeJson } from "../support/report-fixtures.js";
 import { fixtureSloSweep } from "../support/slo-fixtures.js";
@@ -57,6 +57,15 @@ describe("throughput at a latency target: report and verdict", () => {
     const text = writeRunVerdict(dir);
     expect(text).toContain("Throughput at p99 ≤ 2 ms: replication 6,534 ops/s");
     expect(readFileSync(join(dir, "summary.md"), "utf8")).toContain("- Throughput at p99 ≤ 2 ms: replication 6,534 ops/s");
+  });
+
+  it("summary.md's section: each topology's figure, each sweep's ceiling and figure, every step with why it missed", () => {
+    const md = renderSloMarkdown([replication, cluster]).join("\n");
+    expect(md).toContain("## Throughput at a latency target (p99 ≤ 2 ms)");
+    expect(md).toContain("### replication: 6,534 ops/s (3 runs: 5,940 – 7,128)");
+    expect(md).toContain("- Sweep 1: closed-loop ceiling 10,000/s, throughput at the target 5,940/s");
+    expect(md).toContain("| 1 | 80 % | 8,000 | 7,920 | 1.250 | 5.000 | 10.000 | 1.5 | no | p99 5 ms > 2 ms |");
+    expect(md.match(/^\| \d \| /gm)).toHaveLength(2 * 3 * 5);
   });
 
   it("overlapping ranges: 'no difference beyond run-to-run noise', never a winner", () => {
