@@ -4,10 +4,10 @@
  * deadline and the results' wait grow by the sweeps' bound (sloSweepSeconds), and the results'
  * `mix.sloSweep` reaches the stack report's `benchmark` and loads in the report.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { awsMockInvokes, awsMockOutputs, installMocks, settle, valueOf } from "../support/pulumi-mocks.js";
 import { resultRow } from "../support/result-rows.js";
 import { fixtureSloSweep } from "../support/slo-fixtures.js";
@@ -30,6 +30,7 @@ const kubeconfigPath = join(dir, "kubeconfig");
 writeFileSync(kubeconfigPath, "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n");
 
 beforeEach(() => recorder.reset());
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function deploy(benchmark: Record<string, unknown>) {
   const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: kubeconfigPath }, benchmark: { mix: "get:80,set:20", ...benchmark } });
