@@ -242,6 +242,14 @@ function checkBenchmark(config: StackConfig, report: Report): void {
   if (reads !== undefined) report(["benchmark", "reads"], reads);
   if (benchmark.rate !== undefined && benchmark.mix === undefined)
     report(["benchmark", "rate"], "applies to a mix (open loop): set benchmark.mix too, e.g. `set:100`");
+  if (benchmark.enabled && benchmark.slo !== undefined && benchmark.mix === undefined)
+    report(
+      ["benchmark", "slo"],
+      "the deployed Job sweeps a mix only (its generator sends the open-loop rates): set benchmark.mix too, e.g. `get:80,set:20`; vbench local / bench --slo sweep the tests without one",
+    );
+  for (const key of ["sloSteps", "sloStepSeconds"] as const)
+    if (benchmark[key] !== undefined && benchmark.slo === undefined)
+      report(["benchmark", key], "applies to a latency-target sweep: set benchmark.slo too, e.g. `p99:2ms`");
   if (benchmark.maxRequests < benchmark.requests) {
     report(["benchmark", "maxRequests"], `${benchmark.maxRequests} is below benchmark.requests (${benchmark.requests})`);
   }

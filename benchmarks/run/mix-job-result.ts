@@ -9,6 +9,7 @@ import type { ResultRow } from "./result-row.js";
 import type { LoopComparison } from "./loop-figures.js";
 import { resultRowSchema } from "./result-row-schema.js";
 import { soakRecordSchema, soakSampleSchema, type SoakRecord } from "./soak-sample.js";
+import { sloSweepSchema } from "./slo-sweep-schema.js";
 
 function issues(e: z.ZodError): string {
   return e.issues
@@ -57,6 +58,8 @@ export const mixExtrasSchema = z.strictObject({
   openLoop: openLoopSchema.optional(),
   /** With a rate: the closed loop paced to it beside the open loop (loop-comparison.ts). */
   loops: loopComparisonSchema.optional(),
+  /** With `slo`: the open-loop rate sweep and the throughput at the latency target (slo-sweep.ts). */
+  sloSweep: sloSweepSchema.optional(),
   /** A soak: its samples arrive on their own lines (`### vbench-sample`); `sampleCount` says how many to expect. */
   soak: soakRecordSchema
     .extend({

@@ -16,10 +16,12 @@
  */
 import * as z from "zod/mini";
 import { BENCHMARK_TESTS, READ_TARGETS, type Workload } from "../../vocabulary/workload.js";
+import { SLO_PERCENTILES } from "../../vocabulary/slo.js";
 import type { MixResult } from "./mix-runner.js";
 import { RESULT_MODES, type ResultMode } from "./result-row.js";
 import { servedJson } from "./mix-served.js";
 import type { MixJobExtras, MixJobResult } from "./mix-job-result.js";
+import type { SloSweepRecord } from "./slo-figure.js";
 
 /** Where the ConfigMap holding the bundle is mounted, and the bundle's key (its file name). */
 export const MIX_JOB_MOUNT = "/vbench";
@@ -68,6 +70,9 @@ const workloadSchema = z.strictObject({
   rate: z.optional(count),
   soak: z.optional(z.strictObject({ sampleSeconds: count })),
   reads: z.optional(z.enum(READ_TARGETS)),
+  slo: z.optional(z.strictObject({ percentile: z.enum(SLO_PERCENTILES), boundMs: z.number().check(z.positive()) })),
+  sloSteps: z.optional(count),
+  sloStepSeconds: z.optional(count),
 }) satisfies z.ZodMiniType<Workload>;
 
 const settingsSchema = z.strictObject({
@@ -108,9 +113,9 @@ export function mixJobSettingsFromEnv(env: Record<string, string | undefined>): 
 /**
  * The result line's payload. A soak's samples are not in it: they go one per `### vbench-sample`
  * line before it (soakSampleLines), so no log line grows with the soak's length; the result
- * carries the soak without them and their count.
+ * carries the soak without them and their count. With `workload.slo`, the sweep's record.
  */
-export function mixJobResult(r: MixResult): MixJobResult {
+export function mixJobResult(r: MixResult, sloSweep?: SloSweepRecord): MixJobResult {
   const soak = r.soak?.record;
   return {
     rows: r.rows,
@@ -119,6 +124,7 @@ export function mixJobResult(r: MixResult): MixJobResult {
     generator: r.generator,
     ...(r.openLoop === undefined ? {} : { openLoop: r.openLoop }),
     ...(r.loops === undefined ? {} : { loops: r.loops }),
+    ...(sloSweep === undefined ? {} : { sloSweep }),
     ...(soak === undefined ? {} : { soak: { ...soak, samples: [], sampleCount: soak.samples.length } }),
   };
 }

@@ -5,7 +5,8 @@
  * node_modules next to it) against REAL local topologies: a Sentinel replication topology through
  * its HAProxy write endpoint, and a 3 × 1 cluster. Its log must parse with the BenchmarkResults
  * parser (parseMixJobLog) into the mix's rows, the served shares from every member's INFO
- * commandstats, and p99.9; a refused password and an unreachable target end with their status.
+ * commandstats, and p99.9 (with `slo`, the latency-target sweeps too); a refused password and an
+ * unreachable target end with their status.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,6 +26,7 @@ import { startTestCluster, startTestReplication } from "./drill-faults.js";
 import { runNodeBundle } from "../support/processes.js";
 import { downsampleSoak } from "../../benchmarks/run/soak-downsample.js";
 import { SOAK_MEMBER_BYTES, SOAK_SAMPLE_BYTES } from "../../config/rules.js";
+import { DEFAULT_SLO_REPEAT } from "../../vocabulary/slo.js";
 
 const PASSWORD = "mix-bundle-password-5c1e";
 let dir: string;
@@ -169,6 +171,30 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
     expect(primaries).toHaveLength(3);
     for (const p of primaries) expect(p.delta["get"]?.calls ?? 0).toBeGreaterThan(0);
   }, 120_000);
+
+  it("benchmark.slo in the Job: after the mix, three latency-target sweeps of its topology ride on the result line; the parser validates them", async () => {
+    const seed = cluster!.pods[0]!;
+    const slo: Workload = { ...workload, durationSeconds: 1, slo: { percentile: "p50", boundMs: 50 }, sloSteps: 2, sloStepSeconds: 1 };
+    const run = await runMixJob(renderedContainer("cluster", { host: seed.host, port: seed.port }, slo).env);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const { rows, mix } = parseMixJobLog(run.stdout, { ...meta("cluster"), workload: slo });
+    expect(rows.map((r) => r.test)).toEqual(["GET", "SET", "MIX"]);
+    const sweep = mix.sloSweep!;
+    console.log(
+      `[mix-job] slo: ${sweep.runs.map((r) => `ceiling ${Math.round(r.ceiling.rps)}/s → ${r.figure.bound} ${Math.round(r.figure.rps)}/s`).join("; ")}`,
+    );
+    expect(sweep).toMatchObject({
+      mode: "cluster",
+      target: { percentile: "p50", boundMs: 50 },
+      steps: 2,
+      stepSeconds: 1,
+      via: `the client Service ${seed.host}:${seed.port}`,
+    });
+    expect(sweep.runs).toHaveLength(DEFAULT_SLO_REPEAT);
+    expect(sweep.summary.runs).toBe(DEFAULT_SLO_REPEAT);
+    for (const r of sweep.runs) expect(r.steps.filter((s) => !s.refined).map((s) => s.fraction)).toEqual([0.5, 1]);
+    expect(run.stderr).toMatch(/p50 ≤ 50 ms sweep 3\/3: closed-loop ceiling/);
+  }, 180_000);
 
   it("a soak in the Job: one sample line per window (each under the config's size bound), the result carrying the rest; the parser reassembles the series and the step's downsampling keeps its events", async () => {
     const seed = cluster!.pods[0]!;
