@@ -212,9 +212,13 @@ describe("parseStackConfig: defaults", () => {
   });
 
   it("a latency target reaches the workload parsed: benchmark.slo p99.9:500us with its sweep settings", () => {
-    const { config: c } = parseStackConfig({ benchmark: { mix: "get:80,set:20", slo: "p99.9:500us", sloSteps: 8, sloStepSeconds: 3 } });
+    const { config: c } = parseStackConfig({
+      benchmark: { mix: "get:80,set:20", loadgenImage: "registry.example/vload:1", slo: "p99.9:500us", sloSteps: 8, sloStepSeconds: 3 },
+    });
     expect(workloadFromConfig(c)).toMatchObject({ slo: { percentile: "p999", boundMs: 0.5 }, sloSteps: 8, sloStepSeconds: 3 });
-    expect(workloadFromConfig(parseStackConfig({ benchmark: { mix: "get:100", slo: "p99:2ms" } }).config)).not.toHaveProperty("sloSteps");
+    expect(
+      workloadFromConfig(parseStackConfig({ benchmark: { mix: "get:100", loadgenImage: "registry.example/vload:1", slo: "p99:2ms" } }).config),
+    ).not.toHaveProperty("sloSteps");
   });
 
   it("runs exactly the seed workload", () => {

@@ -33,7 +33,11 @@ beforeEach(() => recorder.reset());
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function deploy(benchmark: Record<string, unknown>) {
-  const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: kubeconfigPath }, benchmark: { mix: "get:80,set:20", ...benchmark } });
+  const { config } = parseStackConfig({
+    platform: "byo",
+    byo: { kubeconfig: kubeconfigPath },
+    benchmark: { mix: "get:80,set:20", loadgenImage: "registry.example/vload:1", ...benchmark },
+  });
   const out = runProgram({ stack: "byo", config, password: "pw-slo-mock" });
   // The Job's manifest waits for the esbuild bundle: outside the mocks' request count.
   const report = await valueOf(out.report);
