@@ -28,8 +28,9 @@ import { CheckFailed, durationSpan, nonNegativeInt, nonNegativeNumber, positiveI
 import { guarded, passwordFromEnv } from "./guard.js";
 import { screenshotReport } from "./report-command.js";
 import { RUNS_FILE } from "../run/repeated-runs.js";
+import { SLO_OPTIONS, withSlo, type SloFlags } from "./slo-options.js";
 
-interface LocalFlags {
+interface LocalFlags extends SloFlags {
   tests: string;
   requests: number;
   minDuration: number;
@@ -300,6 +301,9 @@ export function registerLocalCommand(program: Command): void {
     .option("--io-threads <n>", "valkey-server io-threads", positiveInt("--io-threads"), 1)
     .option(...CLIENT_PROCESSES_OPTION)
     .option(...REPEAT_OPTION)
+    .option(...SLO_OPTIONS.slo)
+    .option(...SLO_OPTIONS.steps)
+    .option(...SLO_OPTIONS.stepS)
     .option("--output <dir>", "results root (the run writes <dir>/<timestamp>/)", "results")
     .option("--password-env <name>", "servers require the password in this env var (the benchmark client must read it from its environment)")
     .option("--json", "print the result rows and paths as JSON on stdout")
@@ -307,7 +311,7 @@ export function registerLocalCommand(program: Command): void {
     .option("--drills <faults>", `append failure drills in both modes: any of ${FAULTS.join(",")} (drills.csv, summary.md, terminal)`)
     .option("--no-screenshot", "do not open report.html in headless Chromium for report.png (skipped anyway when no Chromium is found)")
     .action(async (flags: LocalFlags) => {
-      const workload = workloadFromFlags(flags, { repeats: true });
+      const workload = withSlo(workloadFromFlags(flags, { repeats: true }), flags);
       if (workload.reads === "replicas" && (flags.replicas < 1 || flags.replicasPerPrimary < 1))
         throw new UsageError(
           `--reads replicas needs replicas to read from: --replicas ${flags.replicas}, --replicas-per-primary ${flags.replicasPerPrimary} (both ≥ 1)`,
@@ -347,7 +351,7 @@ export function registerLocalCommand(program: Command): void {
             const paths = { report: result.reportPath, screenshot: shot ?? null, runs: join(result.runDir, "raw", RUNS_FILE) };
             const drillFigures = result.drills.map(({ timeline: _t, ...rest }) => rest);
             process.stdout.write(
-              `${JSON.stringify({ ok: true, runDir: result.runDir, ...paths, versions: result.versions, rows: result.rows, drills: drillFigures }, null, 2)}\n`,
+              `${JSON.stringify({ ok: true, runDir: result.runDir, ...paths, versions: result.versions, rows: result.rows, drills: drillFigures, sloSweeps: result.sloSweeps }, null, 2)}\n`,
             );
           } else {
             const files = `results.csv, ${result.drills.length > 0 ? "drills.csv, " : ""}summary.md, report.html${shot ? ", report.png" : ""}, raw/`;

@@ -18,6 +18,7 @@ import { parseSweepCsv, SweepCsvError, type SweepRow } from "../sweep/sweep-csv.
 import { loadDrills } from "./drill-files.js";
 import { loadSoaks } from "./soak-section.js";
 import { loadLoops, loadOpenLoops } from "./loop-section.js";
+import { loadSloSweeps } from "./slo-section.js";
 import type { MixJobExtras } from "../run/mix-job-result.js";
 import type { ReportSource, TopologyShard, TopologyView, WorkloadView } from "./model.js";
 import { RUN_META_FILE, runMetaSchema, type RunMeta } from "./run-meta.js";
@@ -158,11 +159,13 @@ function loadRunDir(dir: string): ReportSource {
   let soak: ReturnType<typeof loadSoaks>;
   let loops: ReturnType<typeof loadLoops>;
   let openLoop: ReturnType<typeof loadOpenLoops>;
+  let sloSweeps: ReturnType<typeof loadSloSweeps>;
   try {
     drills = loadDrills(dir);
     soak = loadSoaks(dir);
     loops = loadLoops(dir);
     openLoop = loadOpenLoops(dir);
+    sloSweeps = loadSloSweeps(dir);
   } catch (err) {
     throw new ReportLoadError((err as Error).message);
   }
@@ -212,6 +215,7 @@ function loadRunDir(dir: string): ReportSource {
     ...(soak ? { soak } : {}),
     ...(loops ? { loops } : {}),
     ...(openLoop ? { openLoop } : {}),
+    ...(sloSweeps ? { sloSweeps } : {}),
     label: basename(dir),
     kind: meta?.stack ? "stack" : meta?.target ? "endpoint" : "local-run",
     path: dir,
@@ -303,13 +307,14 @@ function loadStackReport(path: string, json: unknown): ReportSource {
   };
 }
 
-/** A deployed mix's extras as the report's fields (soak, loops, open-loop series), each for the stack's one mode. */
-function mixParts(mode: ResultMode, mix: MixJobExtras | undefined): Pick<ReportSource, "soak" | "loops" | "openLoop"> {
+/** A deployed mix's extras as the report's fields (soak, loops, open-loop series, latency-target sweep), each for the stack's one mode. */
+function mixParts(mode: ResultMode, mix: MixJobExtras | undefined): Pick<ReportSource, "soak" | "loops" | "openLoop" | "sloSweeps"> {
   if (mix === undefined) return {};
   return {
     ...(mix.soak === undefined ? {} : { soak: [{ ...mix.soak, mode }] }),
     ...(mix.loops === undefined ? {} : { loops: [{ ...mix.loops, mode }] }),
     ...(mix.openLoop === undefined ? {} : { openLoop: [{ ...mix.openLoop, mode }] }),
+    ...(mix.sloSweep === undefined ? {} : { sloSweeps: [{ ...mix.sloSweep, mode }] }),
   };
 }
 

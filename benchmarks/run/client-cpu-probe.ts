@@ -1,14 +1,13 @@
 /**
  * The Linux readers behind client-cpu.ts: the CPU time of the children this process waited for
  * (/proc/self/stat cutime + cstime: the children's rusage, whole ticks), the CPUs a process may
- * run on (its affinity, /proc/<pid>/status), this process's cgroup CPU limit, and the stand-in
- * measurement of the mix generator (this Node process's own process.cpuUsage()). Anything
- * unreadable is undefined, never a guess.
+ * run on (its affinity, /proc/<pid>/status) and this process's cgroup CPU limit. Anything
+ * unreadable is undefined, never a guess. (The mix generator reports its own CPU: loadgen.ts.)
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { parseCpuQuota, parseStatCpuTicks, parseStatusCpus, usableCores, type ClientCpu } from "./client-cpu.js";
+import { parseCpuQuota, parseStatCpuTicks, parseStatusCpus } from "./client-cpu.js";
 
 let clockTicks: number | undefined;
 
@@ -56,23 +55,4 @@ export function cgroupCpuLimit(): number | undefined {
 export function cpusAvailable(pid?: number): number {
   const affinity = pid === undefined ? availableParallelism() : (parseStatusCpus(read(`/proc/${pid}/status`) ?? "") ?? availableParallelism());
   return Math.min(affinity, cgroupCpuLimit() ?? Number.POSITIVE_INFINITY);
-}
-
-/**
- * The mix generator's CPU use, measured from this Node process until the returned function is
- * called: process.cpuUsage() over the wall time, on one core (one event loop). The stand-in until
- * the generator reports its own (MixResult.clientCpu); swap this one function for that report.
- */
-export function nodeProcessCpu(): () => ClientCpu {
-  const cpu0 = process.cpuUsage();
-  const t0 = process.hrtime.bigint();
-  return () => {
-    const d = process.cpuUsage(cpu0);
-    return {
-      cpuSeconds: (d.user + d.system) / 1e6,
-      wallSeconds: Number(process.hrtime.bigint() - t0) / 1e9,
-      cores: usableCores(1, cpusAvailable()),
-      source: "Node process.cpuUsage() (stand-in)",
-    };
-  };
 }

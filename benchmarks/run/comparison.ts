@@ -66,13 +66,21 @@ function speedupText(p: Pair): string {
 
 const MODES: readonly ResultMode[] = ["cluster", "replication"];
 
+/** A row of the side-by-side table that is not a test's (e.g. throughput at a latency target, slo-table.ts), as text per side. */
+export interface SideRow {
+  test: string;
+  cluster: string;
+  replication: string;
+  speedup: string;
+}
+
 /**
  * Terminal tables: per test and mode, runs, rps, p50 and p99 (median and min–max over the runs)
  * and the client's CPU; then per test the cluster speedup (rps ratio, p50 ratio, with ranges).
  * Latencies in ms.
  */
-export function renderComparisonTable(rows: readonly ResultRow[]): string {
-  if (rows.length === 0) return "(no results)";
+export function renderComparisonTable(rows: readonly ResultRow[], extra: readonly SideRow[] = []): string {
+  if (rows.length === 0 && extra.length === 0) return "(no results)";
   const pairs = pairByTest(rows);
   const body = pairs.flatMap((p) =>
     MODES.map((m) => {
@@ -80,10 +88,12 @@ export function renderComparisonTable(rows: readonly ResultRow[]): string {
       return r === undefined ? [p.test, m, "—", "—", "—", "—", "—"] : [p.test, m, String(r.runs ?? 1), ...figureCells(r), clientCpuText(r)];
     }),
   );
+  // A row that is not a test's (throughput at a latency target): its text in the rps column.
+  body.push(...extra.flatMap((x) => MODES.map((m) => [x.test, m, "", x[m], "", "", ""])));
   const figures = alignedLines(["test", "mode", "runs", "rps (min–max)", "p50 ms (min–max)", "p99 ms (min–max)", "client CPU"], body, 2);
   const speedups = alignedLines(
     ["test", "cluster speedup (rps ratio, p50 ratio)"],
-    pairs.map((p) => [p.test, speedupText(p)]),
+    [...pairs.map((p) => [p.test, speedupText(p)]), ...extra.map((x) => [x.test, x.speedup])],
     2,
   );
   return [...figures, "", ...speedups].map((l) => l.trimEnd()).join("\n");
@@ -107,6 +117,8 @@ export interface SummaryOptions {
   /** Markdown lines describing the topologies, inserted verbatim. */
   topology?: string[];
   versions: { server: string; client: string };
+  /** Rows after the tests' in the side-by-side table (SideRow). */
+  extraSideRows?: readonly SideRow[];
 }
 
 /** summary.md: workload, versions, topology, the side-by-side table and every row in full. */
@@ -137,7 +149,10 @@ export function renderSummaryMarkdown(o: SummaryOptions): string {
   lines.push(
     ...mdTable(
       ["Test", "Cluster", "Replication", "Cluster speedup (rps ratio, p50 ratio)"],
-      pairByTest(rows).map((p) => [p.test, fmtSide(p.cluster), fmtSide(p.replication), speedupText(p)]),
+      [
+        ...pairByTest(rows).map((p) => [p.test, fmtSide(p.cluster), fmtSide(p.replication), speedupText(p)]),
+        ...(o.extraSideRows ?? []).map((x) => [x.test, x.cluster, x.replication, x.speedup]),
+      ],
     ),
     "",
   );
