@@ -77,6 +77,24 @@ export async function snapshotMembers(members: readonly NodeEndpoint[], password
   );
 }
 
+/**
+ * Every member's snapshot before and after each run it wraps (valkey-benchmark's runs:
+ * benchmark-runner.ts `aroundRun`); `last` holds the deltas of the last run, the one a row reports.
+ */
+export class MemberBytesRecorder {
+  last: MemberDelta[] = [];
+  constructor(
+    private readonly members: readonly NodeEndpoint[],
+    private readonly password: string | undefined,
+  ) {}
+  readonly around = async <T>(run: () => Promise<T>): Promise<T> => {
+    const before = await snapshotMembers(this.members, this.password);
+    const value = await run();
+    this.last = memberDeltas(this.members, before, await snapshotMembers(this.members, this.password));
+    return value;
+  };
+}
+
 /** after − before, per command (commands absent before count from 0). */
 export function commandstatsDelta(before: Commandstats, after: Commandstats): Commandstats {
   const out: Commandstats = new Map();
