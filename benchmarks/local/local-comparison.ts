@@ -46,6 +46,7 @@ import { clusterReadSteps, replicationReadSteps, type ReadScaleOutContext } from
 import { readScaleOutPairs, renderReadScaleOutMarkdown, renderReadScaleOutTable } from "../run/read-scale-out.js";
 import { SentinelTopology } from "./sentinel-topology.js";
 import { LocalFleet } from "./valkey-process.js";
+import { TransferLedger, type ClientZones } from "./transfer-ledger.js";
 
 export type LocalMode = "replication" | "cluster";
 
@@ -69,6 +70,8 @@ export interface LocalComparisonOptions {
   drills?: readonly Fault[];
   /** Benchmark processes per test, started together (runWorkload clientProcesses). @default 1 */
   clientProcesses?: number;
+  /** Where the clients are for the data transfer figures (transfer-ledger.ts; priced at us-east-1's inter-AZ rate). @default "spread" */
+  clientZones?: ClientZones;
   /** Run timestamp, `YYYYMMDD-HHMMSS` (UTC). @default now */
   timestamp?: string;
 }
@@ -136,6 +139,7 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
   const drills: DrillResult[] = [];
   const skipped: string[] = [];
   let binaries: ValkeyBinaries | undefined;
+  const transfer = new TransferLedger({ zones: o.zones, placement: o.clientZones ?? "spread", password: o.password });
 
   const verify = async (t: StartedTopology): Promise<TopologyReport> => {
     const report = await verifyTopology({
@@ -164,6 +168,7 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
       // The primary paths: `--reads replicas` adds its own rows (read-scale-out-steps.ts).
       const workload: Workload = { ...o.workload, reads: "primary" };
       const members = mode === "cluster" ? t.members : sentinelTopology?.members.map((m) => ({ host: m.host, port: m.port }));
+      const tx = transfer.step(mode, path === undefined ? "" : REPLICATION_PATH_NOTES[path], members ?? [], reports[mode]?.before);
       const out =
         o.workload.mix !== undefined
           ? (
@@ -178,6 +183,7 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
                 onProgress: update,
               }).then((r) => {
                 writeMixFiles(rawDir, mode, r);
+                tx.mix(r);
                 if (r.soak !== undefined)
                   soaks.push({ label: `${mode}${path === undefined ? "" : ` (${REPLICATION_PATH_NOTES[path]})`}`, record: r.soak.record });
                 return r;
@@ -193,14 +199,15 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
               timestamp,
               rawDir,
               clientProcesses: o.clientProcesses ?? 1,
-              onProgress: (e) => {
+              aroundRun: tx.aroundRun,
+              onProgress: tx.onProgress((e) => {
                 if (e.phase === "run") update(`${e.test.toUpperCase()}: ${e.requests} requests`);
                 else if (e.phase === "rerun") update(`${e.test.toUpperCase()}: too short, re-running with ${e.requests} requests`);
                 else if (e.row) update(`${e.row.test}: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms (${e.row.duration_s.toFixed(1)} s)`);
-              },
+              }),
             });
       const note = path === undefined ? undefined : REPLICATION_PATH_NOTES[path];
-      rows.push(...out.map((r) => (note === undefined ? r : { ...r, notes: r.notes === "" ? note : `${note}; ${r.notes}` })));
+      rows.push(...tx.columns(out).map((r) => (note === undefined ? r : { ...r, notes: r.notes === "" ? note : `${note}; ${r.notes}` })));
     },
   });
 
@@ -361,6 +368,7 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
     ...renderSoakMarkdown(soaks),
     ...renderReadScaleOutMarkdown(readPairs),
     ...renderDrillMarkdown(drills),
+    ...transfer.write(rawDir),
   ]);
   const describe = (["replication", "cluster"] as const).map((m) => topologies[m]?.describe ?? m);
   writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(buildRunMeta(o.workload, versions, describe), null, 2)}\n`);

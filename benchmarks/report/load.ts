@@ -18,6 +18,7 @@ import { parseSweepCsv, SweepCsvError, type SweepRow } from "../sweep/sweep-csv.
 import { loadDrills } from "./drill-files.js";
 import { loadSoaks } from "./soak-section.js";
 import { loadLoops, loadOpenLoops } from "./loop-section.js";
+import { loadTransfers } from "./transfer-section.js";
 import type { MixJobExtras } from "../run/mix-job-result.js";
 import type { ReportSource, TopologyShard, TopologyView, WorkloadView } from "./model.js";
 import { RUN_META_FILE, runMetaSchema, type RunMeta } from "./run-meta.js";
@@ -158,11 +159,13 @@ function loadRunDir(dir: string): ReportSource {
   let soak: ReturnType<typeof loadSoaks>;
   let loops: ReturnType<typeof loadLoops>;
   let openLoop: ReturnType<typeof loadOpenLoops>;
+  let transfer: ReturnType<typeof loadTransfers>;
   try {
     drills = loadDrills(dir);
     soak = loadSoaks(dir);
     loops = loadLoops(dir);
     openLoop = loadOpenLoops(dir);
+    transfer = loadTransfers(dir);
   } catch (err) {
     throw new ReportLoadError((err as Error).message);
   }
@@ -212,6 +215,7 @@ function loadRunDir(dir: string): ReportSource {
     ...(soak ? { soak } : {}),
     ...(loops ? { loops } : {}),
     ...(openLoop ? { openLoop } : {}),
+    ...(transfer ? { transfer } : {}),
     label: basename(dir),
     kind: meta?.stack ? "stack" : meta?.target ? "endpoint" : "local-run",
     path: dir,
@@ -297,6 +301,7 @@ function loadStackReport(path: string, json: unknown): ReportSource {
     environment: `${r.platform} stack "${r.stack}": ${r.mode} mode, ${r.pods} Valkey pods over zones ${r.zones.join(", ")}; benchmark from ${clientPodsText(r.benchmark.rows)} inside the cluster`,
     describe: [`${r.mode}: ${r.pods} pods`],
     ...(r.cost ? { cost: r.cost } : {}),
+    ...(r.benchmark.transfer ? { transfer: [r.benchmark.transfer] } : {}),
     ...mixParts(r.mode, r.benchmark.mix ?? undefined),
     // The deployed drills carry no per-write timeline (the step keeps only the figures).
     ...(r.drills === null || r.drills === undefined || r.drills.length === 0 ? {} : { drills: r.drills.map((d) => ({ ...d, timeline: [] })) }),
