@@ -15,6 +15,7 @@ import type { ResultMode, ResultRow } from "../run/result-row.js";
 import type { DrillView } from "./drill-files.js";
 import { fmtMs, fmtRatio, fmtRps } from "./format.js";
 import type { ModeLoops, ReportSource } from "./model.js";
+import { withTransfer } from "./verdict-transfer.js";
 
 export type VerdictTopic = "writes" | "reads" | "latency" | "failover" | "cost" | "choice";
 
@@ -226,7 +227,7 @@ function choice(lines: readonly VerdictLine[], i: VerdictInput): VerdictLine {
 }
 
 export function verdict(i: VerdictInput): VerdictLine[] {
-  const lines = [writes(i), reads(i), latency(i), failover(i), cost(i)];
+  const lines = [writes(i), reads(i), latency(i), failover(i), withTransfer(cost(i), i)];
   return [...lines, choice(lines, i)];
 }
 
