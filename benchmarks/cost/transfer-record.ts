@@ -5,11 +5,10 @@
  * at the price table's inter-AZ rate.
  */
 import { z } from "zod";
-import type { MemberDelta } from "../run/mix-served.js";
 import type { ResultRow } from "../run/result-row.js";
 import { BENCHMARK_TEST_COMMANDS, BENCHMARK_TESTS, READ_COMMANDS, type BenchmarkTest } from "../../vocabulary/workload.js";
 import { interAzTransferPerGB, sourceRead, type PriceTable } from "./prices.js";
-import { CLIENT_ZONES, placeMembers, transferFigures, transferUsdPerHour, type ZoneTopology } from "./transfer.js";
+import { CLIENT_ZONES, placeMembers, transferFigures, transferUsdPerHour, type MemberBytes, type ZoneTopology } from "./transfer.js";
 
 const bytes = z.number();
 const rateSchema = z.strictObject({
@@ -81,7 +80,7 @@ export interface RecordInput {
   path: string;
   rps: number;
   requests: number;
-  deltas: readonly MemberDelta[];
+  deltas: readonly MemberBytes[];
   topology: ZoneTopology;
   clientZones: readonly string[];
   cluster: boolean;

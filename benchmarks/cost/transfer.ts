@@ -27,9 +27,9 @@
  */
 import type { MemberDelta } from "../run/mix-served.js";
 import type { NetCounters } from "../run/net-bytes.js";
+import type { ClientZones } from "../../vocabulary/client-zones.js";
 
-export const CLIENT_ZONES = ["spread", "primary"] as const;
-export type ClientZones = (typeof CLIENT_ZONES)[number];
+export { CLIENT_ZONES, type ClientZones } from "../../vocabulary/client-zones.js";
 
 /** A topology's members and zones as the verifier reported them (TopologyReport and the stack report's both fit). */
 export interface ZoneTopology {
@@ -67,19 +67,22 @@ function nodesOf(t: ZoneTopology): Map<string, Node> {
   return out;
 }
 
-type Measured = Pick<MemberDelta, "member" | "primary" | "replicaOf" | "net" | "netMissing">;
+/** What the figures read of a member's deltas (mix-served.ts MemberDelta; the Job's result line carries the same fields). */
+export type MemberBytes = Pick<MemberDelta, "member" | "primary" | "replicaOf" | "net" | "netMissing" | "seconds">;
 
 /**
  * Each measured member's zone from the topology, by address. A primary the client reached through
  * an endpoint (the write Service: an address the topology does not list) is the topology's
  * primary when it has one shard. Returns why not when a member has no zone or no byte counters.
  */
-export function placeMembers(members: readonly Measured[], t: ZoneTopology): { placed: PlacedMember[] } | { missing: string } {
+export function placeMembers(members: readonly MemberBytes[], t: ZoneTopology): { placed: PlacedMember[] } | { missing: string } {
   const nodes = nodesOf(t);
   const only = t.shards.length === 1 ? nodes.get(host(t.shards[0]?.primary.address ?? "")) : undefined;
   const placed: PlacedMember[] = [];
   for (const m of members) {
     if (m.net === undefined) return { missing: `${m.member}: byte counters not read (${m.netMissing ?? "no snapshot"})` };
+    if ([m.net.input, m.net.output, m.net.replInput, m.net.replOutput].some((n) => n < 0))
+      return { missing: `${m.member}: its byte counters went backwards over the test (restarted?)` };
     const node = nodes.get(host(m.member)) ?? (m.primary ? only : undefined);
     if (node === undefined) return { missing: `${m.member} is not in the topology report, so its zone is unknown` };
     if (node.zone === null) return { missing: `${m.member}: zone unknown in the topology report` };
