@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import type { ResultRow } from "../run/result-row.js";
+import { CATCH_UP_MS } from "../run/net-bytes.js";
 import { BENCHMARK_TEST_COMMANDS, BENCHMARK_TESTS, READ_COMMANDS, type BenchmarkTest } from "../../vocabulary/workload.js";
 import { interAzTransferPerGB, sourceRead, type PriceTable } from "./prices.js";
 import { CLIENT_ZONES, placeMembers, transferFigures, transferUsdPerHour, type MemberBytes, type ZoneTopology } from "./transfer.js";
@@ -45,6 +46,8 @@ export const transferRecordSchema = z.strictObject({
   figures: figuresSchema.nullable(),
   /** Why there are no figures. */
   missing: z.string().optional(),
+  /** A caveat on the figures (a replica behind its primary's stream at a snapshot). */
+  note: z.string().optional(),
   usdPerHour: z.number().nullable(),
   readSavingUsdPerHour: z.number().nullable(),
 });
@@ -100,7 +103,14 @@ export function transferRecord(i: RecordInput): TransferRecord {
     replInputBytes: d.net?.replInput ?? null,
     busSentBytes: d.net?.busSent ?? null,
   }));
-  const base = { test: i.test, path: i.path, rps: i.rps, requests: i.requests, seconds, members };
+  const lagged = i.deltas.filter((d) => d.lagged).map((d) => d.member);
+  const note =
+    lagged.length === 0
+      ? {}
+      : {
+          note: `${lagged.join(", ")} had not applied its primary's stream within ${CATCH_UP_MS / 1000} s at a snapshot: some stream bytes fall in a neighbouring test`,
+        };
+  const base = { test: i.test, path: i.path, rps: i.rps, requests: i.requests, seconds, members, ...note };
   const none = { figures: null, usdPerHour: null, readSavingUsdPerHour: null };
   if ("missing" in placedOrWhy) return { ...base, ...none, missing: placedOrWhy.missing };
   if (!(i.requests > 0)) return { ...base, ...none, missing: "the run recorded no requests" };

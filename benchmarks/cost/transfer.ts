@@ -68,7 +68,7 @@ function nodesOf(t: ZoneTopology): Map<string, Node> {
 }
 
 /** What the figures read of a member's deltas (mix-served.ts MemberDelta; the Job's result line carries the same fields). */
-export type MemberBytes = Pick<MemberDelta, "member" | "primary" | "replicaOf" | "net" | "netMissing" | "seconds">;
+export type MemberBytes = Pick<MemberDelta, "member" | "primary" | "replicaOf" | "net" | "netMissing" | "seconds" | "lagged">;
 
 /**
  * Each measured member's zone from the topology, by address. A primary the client reached through

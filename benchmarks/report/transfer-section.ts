@@ -102,6 +102,8 @@ export function renderTransferMarkdown(files: readonly TransferFile[]): string[]
     `|${HEAD.map(() => "---").join("|")}|`,
     ...rows.map((r) => `| ${r.join(" | ")} |`),
     "",
+    ...files.flatMap((f) => f.records.flatMap((r) => (r.note === undefined ? [] : [`- ${f.mode} ${r.test}: ${r.note}.`]))),
+    "",
     TRANSFER_NOT_COUNTED,
     "",
   ];
@@ -127,5 +129,6 @@ ${all.flatMap(({ s, f }) =>
   }),
 )}</tbody>
 </table>
+${all.flatMap(({ f }) => f.records.flatMap((r) => (r.note === undefined ? [] : [html`<p class="note warn">${f.mode} ${r.test}: ${r.note}.</p>`])))}
 <p class="note">${TRANSFER_NOT_COUNTED}</p>`;
 }

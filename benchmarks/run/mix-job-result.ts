@@ -51,6 +51,7 @@ const memberSchema = z.looseObject({
   net: netSchema.optional(),
   netMissing: z.string().optional(),
   seconds: z.number().nonnegative().optional(),
+  lagged: z.literal(true).optional(),
 });
 /** What a mix measured beside its rows, as JSON (also the stack report's `benchmark.mix`). */
 export const mixExtrasSchema = z.strictObject({

@@ -17,7 +17,7 @@ import { Redis } from "ioredis";
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { BENCHMARK_TEST_COMMANDS, READ_COMMANDS, type MixEntry } from "../../vocabulary/workload.js";
 import { parseInfo, parseInfoFields } from "../topology/info.js";
-import { netDelta, readNetCounters, type NetCounters } from "./net-bytes.js";
+import { netDelta, readNetCounters, replicasCaughtUp, type NetCounters } from "./net-bytes.js";
 
 /** A member's per-command counters: calls, and the failed / rejected calls Valkey ≥ 7 counts apart. */
 export type Commandstats = Map<string, { calls: number; failed: number; rejected: number }>;
@@ -46,6 +46,8 @@ export interface MemberSnapshot {
   net: NetCounters | { missing: string };
   /** When the counters were read (ms, monotonic). */
   at: number;
+  /** A replica that had not applied its primary's stream when read (net-bytes.ts replicasCaughtUp gave up). */
+  behind?: true;
 }
 
 /** One member's commandstats, role and byte counters, read with INFO (one round trip per section group). */
@@ -62,7 +64,9 @@ export async function snapshotCommandstats(client: Redis): Promise<MemberSnapsho
 
 /** Every member's snapshot, in `members` order; a member that does not answer fails naming it. */
 export async function snapshotMembers(members: readonly NodeEndpoint[], password: string | undefined): Promise<MemberSnapshot[]> {
-  return Promise.all(
+  // Replicas first apply what their primary sent: a test's stream counts in that test (bounded wait).
+  const behind = new Set(await replicasCaughtUp(members, password));
+  const snaps = await Promise.all(
     members.map(async (m) => {
       const c = new Redis({ host: m.host, port: m.port, password, connectTimeout: 5000, maxRetriesPerRequest: 0 });
       c.on("error", () => undefined);
@@ -75,6 +79,7 @@ export async function snapshotMembers(members: readonly NodeEndpoint[], password
       }
     }),
   );
+  return snaps.map((x, i): MemberSnapshot => (behind.has(endpointKey(members[i] as NodeEndpoint)) ? { ...x, behind: true } : x));
 }
 
 /**
@@ -118,6 +123,8 @@ export interface MemberDelta {
   netMissing?: string;
   /** Seconds between the two reads of the byte counters. */
   seconds?: number;
+  /** A replica behind its primary's stream at a snapshot: some of this test's stream bytes fall in a neighbouring test. */
+  lagged?: true;
 }
 
 const NONE: Commandstats = new Map();
@@ -125,8 +132,8 @@ const NONE: Commandstats = new Map();
 /** Per member (in `members` order), after − before and the role at the end; byte counters when both snapshots carry them. */
 export function memberDeltas(
   members: readonly NodeEndpoint[],
-  before: readonly (Partial<Pick<MemberSnapshot, "net" | "at">> & { stats: Commandstats })[],
-  after: readonly (Partial<Pick<MemberSnapshot, "net" | "at" | "replicaOf">> & { stats: Commandstats; primary: boolean })[],
+  before: readonly (Partial<Pick<MemberSnapshot, "net" | "at" | "behind">> & { stats: Commandstats })[],
+  after: readonly (Partial<Pick<MemberSnapshot, "net" | "at" | "replicaOf" | "behind">> & { stats: Commandstats; primary: boolean })[],
 ): MemberDelta[] {
   return members.map((m, i) => {
     const b = before[i];
@@ -141,11 +148,17 @@ export function memberDeltas(
   });
 }
 
-function netPart(b: Partial<Pick<MemberSnapshot, "net" | "at">> | undefined, a: Partial<Pick<MemberSnapshot, "net" | "at">> | undefined) {
+type NetSide = Partial<Pick<MemberSnapshot, "net" | "at" | "behind">> | undefined;
+
+function netPart(b: NetSide, a: NetSide) {
   if (b?.net === undefined || a?.net === undefined) return {};
   if ("missing" in b.net) return { netMissing: b.net.missing };
   if ("missing" in a.net) return { netMissing: a.net.missing };
-  return { net: netDelta(b.net, a.net), ...(a.at === undefined || b.at === undefined ? {} : { seconds: (a.at - b.at) / 1000 }) };
+  return {
+    net: netDelta(b.net, a.net),
+    ...(a.at === undefined || b.at === undefined ? {} : { seconds: (a.at - b.at) / 1000 }),
+    ...(a.behind || b.behind ? { lagged: true as const } : {}),
+  };
 }
 
 /** One command of the mix as the server saw it. */

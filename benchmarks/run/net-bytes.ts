@@ -21,7 +21,8 @@
  * `cluster_stats_bytes_sent` / `cluster_stats_bytes_received` (Valkey ≥ 9.0) count it; an older
  * server has only message counts, so the bus is then not measured (null).
  */
-import type { Redis } from "ioredis";
+import { Redis } from "ioredis";
+import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { parseInfo } from "../topology/info.js";
 
 export interface NetCounters {
@@ -87,4 +88,44 @@ export async function readNetCounters(client: Redis): Promise<NetCounters | { mi
   const text = String(await client.call("info", "stats", "cluster"));
   const cluster = parseInfo(text).get("cluster_enabled") === "1" ? String(await client.call("cluster", "info")) : undefined;
   return parseNetCounters(text, cluster);
+}
+
+/** How long a snapshot waits for the replicas to apply what their primary has sent. */
+export const CATCH_UP_MS = 5000;
+
+/**
+ * Waits (at most `timeoutMs`) until every replica among `members` has applied its primary's
+ * stream up to the primary's `master_repl_offset` as read first, so a test's stream is counted in
+ * that test and not in the next one (a replica still reading it when the snapshot is taken would
+ * shift those bytes). A replica whose primary is not among the members follows the one primary
+ * when there is one (replication reached through an endpoint). Returns the replicas still behind
+ * (`host:port`), [] when all caught up.
+ */
+export async function replicasCaughtUp(members: readonly NodeEndpoint[], password: string | undefined, timeoutMs = CATCH_UP_MS): Promise<string[]> {
+  const clients = members.map((m) => {
+    const c = new Redis({ host: m.host, port: m.port, password, connectTimeout: 5000, maxRetriesPerRequest: 0 });
+    c.on("error", () => undefined);
+    return c;
+  });
+  try {
+    const read = () => Promise.all(clients.map(async (c) => parseInfo(await c.info("replication"))));
+    const first = await read();
+    const offsets = new Map(
+      first.flatMap((info, i) => (info.get("role") === "master" ? [[endpointKey(members[i] as NodeEndpoint), Number(info.get("master_repl_offset"))]] : [])),
+    );
+    const only = offsets.size === 1 ? [...offsets.values()][0] : undefined;
+    const target = (info: Map<string, string>): number | undefined =>
+      offsets.get(endpointKey({ host: info.get("master_host") ?? "", port: Number(info.get("master_port")) })) ?? only;
+    const deadline = Date.now() + timeoutMs;
+    for (let infos = first; ; infos = await read()) {
+      const behind = infos.flatMap((info, i) => {
+        const want = info.get("role") === "slave" ? target(info) : undefined;
+        return want !== undefined && Number(info.get("slave_repl_offset")) < want ? [endpointKey(members[i] as NodeEndpoint)] : [];
+      });
+      if (behind.length === 0 || Date.now() >= deadline) return behind;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } finally {
+    for (const c of clients) c.disconnect();
+  }
 }
