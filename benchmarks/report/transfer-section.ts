@@ -53,7 +53,7 @@ function busText(f: TransferFile): string {
 }
 
 export const TRANSFER_NOT_COUNTED =
-  "Not counted: the client → HAProxy hop of the write-endpoint rows (HAProxy's zone is not modelled; those rows count the HAProxy → primary bytes the member saw), Sentinel ↔ Sentinel traffic (not read), NAT gateway per-GB processing (no benchmark byte goes through a NAT gateway), a mix's per-command split (INFO counts bytes per member, not per command: a mix's bytes are on its MIX row). Inside the members' client bytes, besides the benchmark: Sentinel's and HAProxy's checks, replicas' REPLCONF ACKs and the snapshots' own INFO (a few kB per test).";
+  "Not counted: the client → HAProxy hop of the write-endpoint rows (HAProxy's zone is not modelled; those rows count the HAProxy → primary bytes the member saw), Sentinel ↔ Sentinel traffic (the snapshots read the data members only: a Sentinel's own INFO would count it), NAT gateway per-GB processing (no benchmark byte goes through a NAT gateway), a mix's per-command split (INFO counts bytes per member, not per command: a mix's bytes are on its MIX row). Inside the members' client bytes, besides the benchmark: Sentinel's and HAProxy's checks, replicas' REPLCONF ACKs and the snapshots' own INFO (a few kB per test).";
 
 const cells = (r: TransferRecord): string[] => {
   const f = r.figures;
