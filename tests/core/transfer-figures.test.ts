@@ -146,6 +146,9 @@ describe("crossing bytes", () => {
     if (!("placed" in r)) throw new Error(r.missing);
     return r.placed;
   };
+  /** The cluster's figures for `deltas`, one request at 1 rps over 2 s, clients spread. */
+  const clusterFigures = (deltas: MemberDelta[]) =>
+    transferFigures({ members: place(deltas, CLUSTER), topology: CLUSTER, clientZones: ZONES, requests: 1, rps: 1, seconds: 2, cluster: true, read: false });
   it("replication, N SETs, clients spread: 2/3 of the client bytes and the two replicas in other zones cross", () => {
     const f = transferFigures({
       members: place(setTraffic(N, L, REPLICATION), REPLICATION),
@@ -183,32 +186,14 @@ describe("crossing bytes", () => {
   });
   it("cluster bus: each node's bytes sent × its share of peers in other zones, over the snapshots' seconds", () => {
     const deltas = CLUSTER.shards.flatMap((s) => [s.primary, ...s.replicas]).map((n, i) => member(n.address, i < 3, { busSent: 6000 }));
-    const f = transferFigures({
-      members: place(deltas, CLUSTER),
-      topology: CLUSTER,
-      clientZones: ZONES,
-      requests: 1,
-      rps: 1,
-      seconds: 2,
-      cluster: true,
-      read: false,
-    });
+    const f = clusterFigures(deltas);
     // Six nodes, two per zone: each has 5 peers, 4 in other zones; 6 × 6000 × 4/5 over 2 s.
     expect(f.crossZone.bus).toBeCloseTo((6 * 6000 * 4) / 5 / 2, 9);
     expect(f.bus).toMatch(/share of peers in other zones/);
   });
   it("cluster bus on a server without byte counters: not measured, with the member named", () => {
     const deltas = [member("10.1.0.1:6379", true, { input: 10 })];
-    const f = transferFigures({
-      members: place(deltas, CLUSTER),
-      topology: CLUSTER,
-      clientZones: ZONES,
-      requests: 1,
-      rps: 1,
-      seconds: 2,
-      cluster: true,
-      read: false,
-    });
+    const f = clusterFigures(deltas);
     expect(f.crossZone.bus).toBeNull();
     expect(f.bus).toBe("not measured: 10.1.0.1:6379 has no CLUSTER INFO cluster_stats_bytes_sent (Valkey < 9.0 counts bus messages, not bytes)");
   });
