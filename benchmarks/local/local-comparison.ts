@@ -26,7 +26,7 @@ import { writeReport } from "../report/render.js";
 import { writeRunVerdict } from "../report/verdict-run.js";
 import { buildRunMeta, RUN_META_FILE } from "../report/run-meta.js";
 import { renderComparisonTable, renderSummaryMarkdown } from "../run/comparison.js";
-import type { ResultRow } from "../run/result-row.js";
+import { formatResultTimestamp, type ResultRow } from "../run/result-row.js";
 import { renderResultsCsv } from "../run/results-csv.js";
 import { renderDrillMarkdown, renderDrillTable } from "../drill/drill-table.js";
 import type { Fault } from "../../vocabulary/faults.js";
@@ -46,11 +46,11 @@ import { clusterReadSteps, replicationReadSteps, type ReadScaleOutContext } from
 import { readScaleOutPairs, renderReadScaleOutMarkdown, renderReadScaleOutTable } from "../run/read-scale-out.js";
 import { SentinelTopology } from "./sentinel-topology.js";
 import { LocalFleet } from "./valkey-process.js";
-import { TransferLedger, type ClientZones } from "./transfer-ledger.js";
+import { TransferLedger, type LocalTransferOptions } from "./transfer-ledger.js";
 
 export type LocalMode = "replication" | "cluster";
 
-export interface LocalComparisonOptions {
+export interface LocalComparisonOptions extends LocalTransferOptions {
   workload: Workload;
   /** Replicas of the replication-mode primary. @default 3 */
   replicas: number;
@@ -70,8 +70,6 @@ export interface LocalComparisonOptions {
   drills?: readonly Fault[];
   /** Benchmark processes per test, started together (runWorkload clientProcesses). @default 1 */
   clientProcesses?: number;
-  /** Where the clients are for the data transfer figures (transfer-ledger.ts; priced at us-east-1's inter-AZ rate). @default "spread" */
-  clientZones?: ClientZones;
   /** Run timestamp, `YYYYMMDD-HHMMSS` (UTC). @default now */
   timestamp?: string;
 }
@@ -92,11 +90,8 @@ export interface LocalComparisonResult {
 
 export { silentProgress, type ProgressRunner, type ProgressStep };
 
-/** `YYYYMMDD-HHMMSS` in UTC, the seed's results.csv timestamp format. */
-export function runTimestamp(d: Date = new Date()): string {
-  const p = (n: number): string => String(n).padStart(2, "0");
-  return `${d.getUTCFullYear()}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}-${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}`;
-}
+/** `YYYYMMDD-HHMMSS` in UTC, the seed's results.csv timestamp format (one home: result-row.ts). */
+export { formatResultTimestamp as runTimestamp };
 
 /** A topology that failed its check: the CLI prints the report and exits 1. */
 export class TopologyCheckError extends Error {
@@ -125,7 +120,7 @@ interface StartedTopology {
 }
 
 export async function runLocalComparison(o: LocalComparisonOptions, progress: ProgressRunner = silentProgress): Promise<LocalComparisonResult> {
-  const timestamp = o.timestamp ?? runTimestamp();
+  const timestamp = o.timestamp ?? formatResultTimestamp();
   const runDir = resolve(o.outputDir, timestamp);
   const rawDir = join(runDir, "raw");
   const fleet = new LocalFleet();
@@ -199,8 +194,7 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
               timestamp,
               rawDir,
               clientProcesses: o.clientProcesses ?? 1,
-              aroundRun: tx.aroundRun,
-              onProgress: tx.onProgress((e) => {
+              ...tx.hooks((e) => {
                 if (e.phase === "run") update(`${e.test.toUpperCase()}: ${e.requests} requests`);
                 else if (e.phase === "rerun") update(`${e.test.toUpperCase()}: too short, re-running with ${e.requests} requests`);
                 else if (e.row) update(`${e.row.test}: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms (${e.row.duration_s.toFixed(1)} s)`);

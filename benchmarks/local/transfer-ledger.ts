@@ -12,7 +12,7 @@ import { clientZonesFor, type ClientZones, type ZoneTopology } from "../cost/tra
 import { transferColumns, transferRate, transferRecord, type TransferFile, type TransferRate } from "../cost/transfer-record.js";
 import { loadPriceTable } from "../cost/prices.js";
 import { renderTransferMarkdown } from "../report/transfer-section.js";
-import type { RunProgressEvent } from "../run/benchmark-runner.js";
+import type { RunProgressEvent, RunWorkloadOptions } from "../run/benchmark-runner.js";
 import { MemberBytesRecorder } from "../run/mix-served.js";
 import type { MixResult } from "../run/mix-runner.js";
 import type { ResultMode, ResultRow } from "../run/result-row.js";
@@ -32,11 +32,16 @@ export interface TransferLedgerOptions {
   password?: string;
 }
 
-/** One benchmark step's hooks: give `aroundRun` and `onProgress` to runWorkload, or `mix` the mix's result; then `columns` its rows. */
+/** What the local comparison's options add for data transfer (local-comparison.ts). */
+export interface LocalTransferOptions {
+  /** Where the clients are for the data transfer figures (priced at LOCAL_PRICE_REGION's inter-AZ rate). @default "spread" */
+  clientZones?: ClientZones;
+}
+
+/** One benchmark step's hooks: spread `hooks(onProgress)` into runWorkload's options, or `mix` the mix's result; then `columns` its rows. */
 export interface TransferStep {
-  aroundRun: <T>(run: () => Promise<T>) => Promise<T>;
-  /** Wraps the step's progress callback: a test's "done" event records that test's bytes. */
-  onProgress: (inner: (e: RunProgressEvent) => void) => (e: RunProgressEvent) => void;
+  /** runWorkload's `aroundRun`, and its progress callback wrapped so a test's "done" event records that test's bytes. */
+  hooks: (inner: (e: RunProgressEvent) => void) => Pick<RunWorkloadOptions, "aroundRun" | "onProgress">;
   mix: (r: MixResult) => void;
   /** The rows with their transfer columns (null where this step measured none: a mix's per-command rows). */
   columns: (rows: readonly ResultRow[]) => ResultRow[];
@@ -69,11 +74,13 @@ export class TransferLedger {
         }),
       );
     return {
-      aroundRun: recorder.around,
-      onProgress: (inner) => (e) => {
-        if (e.phase === "done" && e.row !== undefined) record(e.row, recorder.last);
-        inner(e);
-      },
+      hooks: (inner) => ({
+        aroundRun: recorder.around,
+        onProgress: (e) => {
+          if (e.phase === "done" && e.row !== undefined) record(e.row, recorder.last);
+          inner(e);
+        },
+      }),
       mix: (r) => {
         const total = r.rows.find((x) => x.test === "MIX");
         if (total !== undefined) record(total, r.served.members);
