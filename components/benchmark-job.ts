@@ -50,6 +50,8 @@ export interface BenchmarkJobArgs extends Pick<BenchmarkJobManifestArgs, PassThr
   passwordKey?: string;
   /** A mix's Node image (any Node ≥ 22 image running `node` as uid 1000); required with `workload.mix`. @default undefined */
   mixImage?: pulumi.Input<string>;
+  /** A mix's load generator image (`vload` at LOADGEN_IMAGE_BINARY); required with `workload.mix`. @default undefined */
+  loadgenImage?: pulumi.Input<string>;
   /** Labels of the pods it dials (cluster: members; replication: the HAProxy pods behind the write Service, plus the members for a mix): when set, a NetworkPolicy `${name}-netpol` confines the pod to them. @default undefined (no policy) */
   valkeyPodSelectors?: Record<string, string>[];
 }
@@ -68,15 +70,16 @@ export class BenchmarkJob extends pulumi.ComponentResource {
     super("valkey-on-eks:benchmark:BenchmarkJob", name, {}, opts);
     const jobName = args.jobName ?? `vbench-${args.mode}`;
     const scoped = args.jobName === undefined;
-    const { namespace: _ns, jobName: _jn, image: _im, target, secretName: _sn, passwordKey, valkeyPodSelectors, mixImage, ...passThrough } = args;
+    const { namespace: _ns, jobName: _jn, image: _im, target, secretName: _sn, passwordKey, valkeyPodSelectors, mixImage, loadgenImage, ...passThrough } = args;
     const mixScript = args.workload.mix === undefined ? undefined : this.mixScript(name, jobName, args.namespace);
-    if (mixScript !== undefined && mixImage === undefined) throw new Error(`${name}: the workload has a mix (benchmark.mix): mixImage is required`);
+    if (mixScript !== undefined && (mixImage === undefined || loadgenImage === undefined))
+      throw new Error(`${name}: the workload has a mix (benchmark.mix): mixImage and loadgenImage are required`);
     const manifest = pulumi
-      .all([args.namespace, args.image, target.host, args.secretName, mixImage, mixScript?.metadata.name])
-      .apply(([namespace, image, host, secretName, node, configMap]) => {
+      .all([args.namespace, args.image, target.host, args.secretName, mixImage, loadgenImage, mixScript?.metadata.name])
+      .apply(([namespace, image, host, secretName, node, loadgen, configMap]) => {
         const m = buildBenchmarkJob({
           ...passThrough,
-          ...(node === undefined || configMap === undefined ? {} : { mixRunner: { image: node, configMap } }),
+          ...(node === undefined || configMap === undefined || loadgen === undefined ? {} : { mixRunner: { image: node, configMap, loadgenImage: loadgen } }),
           namespace,
           name: jobName,
           image,

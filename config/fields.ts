@@ -100,11 +100,10 @@ export function parseImageReference(ref: string): { name: string; tag?: string; 
 }
 
 /** A container image: `name:tag`, `name@sha256:<digest>` or `name:tag@sha256:<digest>`. */
-export const imageReference = (fallback: string) =>
-  z
-    .string()
-    .refine((v) => parseImageReference(v) !== undefined, {
-      error:
-        "must be an image reference name:tag, name@sha256:<64 hex digits> or name:tag@sha256:<64 hex digits> (e.g. registry.example.com/valkey/valkey:9.0)",
-    })
-    .default(fallback);
+/** An image reference (name:tag, name@digest or both), validated. */
+export const imageName = () =>
+  z.string().refine((v) => parseImageReference(v) !== undefined, {
+    error: "must be an image reference name:tag, name@sha256:<64 hex digits> or name:tag@sha256:<64 hex digits> (e.g. registry.example.com/valkey/valkey:9.0)",
+  });
+
+export const imageReference = (fallback: string) => imageName().default(fallback);

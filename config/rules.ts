@@ -221,6 +221,11 @@ function checkBenchmark(config: StackConfig, report: Report): void {
         `${samples} samples of ${config.valkey.pods} members' INFO would log about ${Math.round(bytes / 2 ** 20)} MiB, over the ${MAX_BENCHMARK_LOG_BYTES / 2 ** 20} MiB the benchmark step reads back before the kubelet rotates the pod's log (10 MiB): raise sampleSeconds to at least ${Math.ceil((durationS * lineBytes) / MAX_BENCHMARK_LOG_BYTES)} s`,
       );
   }
+  if (benchmark.enabled && benchmark.mix !== undefined && benchmark.loadgenImage === undefined)
+    report(
+      ["benchmark", "loadgenImage"],
+      "required with benchmark.mix: the image holding the load generator at /vload (`npm run loadgen:image` builds it from loadgen/; push it to a registry your nodes pull from, docs/deploy-on-aws.md)",
+    );
   if (benchmark.soak !== undefined && benchmark.mix === undefined) report(["benchmark", "soak"], "samples a mix: set benchmark.mix too, e.g. `get:80,set:20`");
   if (benchmark.soak !== undefined && 2 * benchmark.soak.sampleSeconds > (benchmark.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS))
     report(
@@ -237,6 +242,14 @@ function checkBenchmark(config: StackConfig, report: Report): void {
   if (reads !== undefined) report(["benchmark", "reads"], reads);
   if (benchmark.rate !== undefined && benchmark.mix === undefined)
     report(["benchmark", "rate"], "applies to a mix (open loop): set benchmark.mix too, e.g. `set:100`");
+  if (benchmark.enabled && benchmark.slo !== undefined && benchmark.mix === undefined)
+    report(
+      ["benchmark", "slo"],
+      "the deployed Job sweeps a mix only (its generator sends the open-loop rates): set benchmark.mix too, e.g. `get:80,set:20`; vbench local / bench --slo sweep the tests without one",
+    );
+  for (const key of ["sloSteps", "sloStepSeconds"] as const)
+    if (benchmark[key] !== undefined && benchmark.slo === undefined)
+      report(["benchmark", key], "applies to a latency-target sweep: set benchmark.slo too, e.g. `p99:2ms`");
   if (benchmark.maxRequests < benchmark.requests) {
     report(["benchmark", "maxRequests"], `${benchmark.maxRequests} is below benchmark.requests (${benchmark.requests})`);
   }

@@ -226,6 +226,7 @@ export function workloadFromConfig(config: StackConfig): Workload {
     clientPods: _clientPods,
     runId: _runId,
     mixImage: _mixImage,
+    loadgenImage: _loadgenImage,
     tests,
     ...settings
   } = config.benchmark;

@@ -10,8 +10,23 @@
  */
 import { z } from "zod";
 import { BENCHMARK_TESTS, mixProblems, parseMixText, READ_TARGETS, READ_TESTS, type MixEntry } from "../vocabulary/workload.js";
-import { ipv4Cidr, DNS_LABEL_RE, REGION_RE, count, cpuQuantity, imageReference, flag, memoryQuantity, quantityLike, runId, section, unique } from "./fields.js";
+import {
+  ipv4Cidr,
+  DNS_LABEL_RE,
+  REGION_RE,
+  count,
+  cpuQuantity,
+  imageName,
+  imageReference,
+  flag,
+  memoryQuantity,
+  quantityLike,
+  runId,
+  section,
+  unique,
+} from "./fields.js";
 import { parseMemoryQuantity } from "./quantity.js";
+import { DEFAULT_SLO_STEP_SECONDS, DEFAULT_SLO_STEPS, MAX_SLO_STEP_SECONDS, MAX_SLO_STEPS, parseSlo, type SloTarget } from "../vocabulary/slo.js";
 import { drillsSchema } from "./drills-section.js";
 import { backupSchema, restoreSchema } from "./backup-section.js";
 import { awsSchema, eksSchema, karpenterSchema, networkSchema } from "./platform-sections.js";
@@ -219,9 +234,41 @@ export const benchmarkSchema = section(
         "Soak mode of a mix: samples the load and every member's INFO (used_memory, fragmentation, AOF rewrites and fork time, replica links, full syncs) every `sampleSeconds` for `durationSeconds`, and flags events (AOF rewrite, full resync, link down, role change) in the series (vbench local / bench `--sample-s`).",
       )
       .meta({ defaultText: "none" }),
+    slo: z
+      .string()
+      .superRefine((text, ctx) => {
+        const r = parseSlo(text);
+        if ("problem" in r) ctx.addIssue({ code: "custom", message: r.problem });
+      })
+      .transform((text) => (parseSlo(text) as { target: SloTarget }).target)
+      .optional()
+      .describe(
+        "Throughput at a latency target, e.g. `p99:2ms` (p50, p99, p999 or p99.9; us, ms or s): with `benchmark.mix`, the Job also runs an open-loop rate sweep (the generator's closed-loop ceiling, then `sloSteps` rates up to it, each `sloStepSeconds` long, two bisections) and reports the highest rate that met it, with its median and range over three sweeps (vbench local / bench `--slo`; docs/report-and-sweep.md).",
+      )
+      .meta({ defaultText: "none: no sweep" }),
+    sloSteps: z
+      .int()
+      .min(1)
+      .max(MAX_SLO_STEPS)
+      .optional()
+      .describe("With `slo`: the sweep's rate steps, 1/n … 100 % of the closed-loop ceiling.")
+      .meta({ defaultText: String(DEFAULT_SLO_STEPS) }),
+    sloStepSeconds: z
+      .int()
+      .min(1)
+      .max(MAX_SLO_STEP_SECONDS)
+      .optional()
+      .describe("With `slo`: seconds of each sweep step (and of the ceiling's closed-loop run).")
+      .meta({ defaultText: String(DEFAULT_SLO_STEP_SECONDS) }),
     mixImage: imageReference(versions.DRILL_LOAD_IMAGE).describe(
       "Image of the benchmark pod when `benchmark.mix` is set: any Node ≥ 22 image that runs `node` as uid 1000 (it runs the bundled mix runner from a ConfigMap, nothing else), same forms as `valkey.image`; the same default as `drills.image`.",
     ),
+    loadgenImage: imageName()
+      .optional()
+      .describe(
+        'Image holding the load generator `vload` (loadgen/, a static binary) at `/vload`: required with `benchmark.mix`. An init container copies it into the mix pod, whose `benchmark.mixImage` runs it. No public image carries it: `npm run loadgen:image` builds it from loadgen/ as an OCI archive to push to a registry your nodes pull from (docs/deploy-on-aws.md, "The load generator\'s image").',
+      )
+      .meta({ defaultText: "none: required with benchmark.mix" }),
     reads: z
       .enum(READ_TARGETS)
       .optional()

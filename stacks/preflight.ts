@@ -2,7 +2,7 @@
  * What platform eks checks before any cluster resource: the AWS CLI v2 on this machine, the
  * explicit AWS provider built from the validated `aws` keys (region, profile, role), and, through
  * invokes on that provider, the zones, the instance types offered in them, the pinned AMI release
- * for `eks.version` (SSM) and the EC2 vCPU quota.
+ * for `eks.version` (SSM), the load generator's image when a mix runs (ECR) and the EC2 vCPU quota.
  * Thin wiring over the pure checks in components/aws/preflight.ts; every failure is a
  * `pulumi.RunError` (printed without a stack trace) naming the key, tool, zone, type or quota.
  */
@@ -15,6 +15,10 @@ import {
   checkAdminPrincipals,
   checkAmiAlias,
   checkAwsCli,
+  checkLoadgenImage,
+  ecrImage,
+  isImageNotFound,
+  type EcrImageProbe,
   checkOfferings,
   checkQuota,
   checkZonesAvailable,
@@ -108,6 +112,13 @@ export async function collectPreflight(config: StackConfig, provider: aws.Provid
     if (ami.warning !== undefined) warnings.push(ami.warning);
   }
 
+  const loadgen = config.benchmark.loadgenImage;
+  if (config.benchmark.enabled && config.benchmark.mix !== undefined && loadgen !== undefined) {
+    const image = checkLoadgenImage(loadgen, region, await probeEcrImage(loadgen, region, provider));
+    if (image.error !== undefined) problems.push(image.error);
+    if (image.warning !== undefined) warnings.push(image.warning);
+  }
+
   const estimate = estimateVcpus(config);
   try {
     const quota = await aws.servicequotas.getServiceQuota({ serviceCode: "ec2", quotaCode: ON_DEMAND_STANDARD_VCPU_QUOTA }, opts);
@@ -131,6 +142,26 @@ export async function probeAmiParameter(config: StackConfig, provider: aws.Provi
   } catch (err) {
     const message = (err as Error).message.split("\n")[0] ?? "";
     return isParameterNotFound(message) ? { found: false } : { error: message };
+  }
+}
+
+/** Reads an ECR image of the stack's region (aws.ecr.getImage); undefined when `ref` is no such image. */
+export async function probeEcrImage(ref: string, region: string, provider: aws.Provider): Promise<EcrImageProbe | undefined> {
+  const ecr = ecrImage(ref);
+  if (ecr === undefined || ecr.region !== region) return undefined;
+  try {
+    await aws.ecr.getImage(
+      {
+        registryId: ecr.registryId,
+        repositoryName: ecr.repository,
+        ...(ecr.digest === undefined ? { imageTag: ecr.tag ?? "latest" } : { imageDigest: ecr.digest }),
+      },
+      { provider },
+    );
+    return { found: true };
+  } catch (err) {
+    const message = (err as Error).message.split("\n")[0] ?? "";
+    return isImageNotFound(message) ? { found: false } : { error: message };
   }
 }
 

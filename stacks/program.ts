@@ -34,6 +34,7 @@ import { renderResultsCsv } from "../benchmarks/run/results-csv.js";
 import { parseImageReference } from "../config/fields.js";
 import { workloadFromConfig } from "../config/schema.js";
 import { DEFAULT_MIX_DURATION_SECONDS } from "../vocabulary/workload.js";
+import { sloSweepSeconds } from "../vocabulary/slo.js";
 import type { StackConfig } from "../config/types.js";
 import { costInputsFromConfig, stackCostOutput, withStackTransfer } from "./cost.js";
 import { buildStackReport, type BenchmarkPart, type Endpoints, type StackReport } from "./outputs.js";
@@ -273,8 +274,8 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
   let after: TopologyCheck | undefined;
   if (config.benchmark.enabled) {
     const workload = workloadFromConfig(config);
-    // A mix runs for its duration: the Job's deadline and the results' wait grow with it (a soak runs for hours).
-    const mixSeconds = workload.mix === undefined ? 0 : (workload.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS);
+    // A mix runs for its duration, and a latency-target sweep after it: the Job's deadline and the results' wait grow with both (a soak runs for hours).
+    const mixSeconds = workload.mix === undefined ? 0 : (workload.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS) + sloSweepSeconds(workload);
     const job = new BenchmarkJob(
       "valkey-benchmark",
       {
@@ -292,7 +293,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
         ...(mixSeconds === 0 ? {} : { activeDeadlineSeconds: Math.max(7200, mixSeconds + 1800) }),
         // A mix also reads every member's INFO commandstats (replication: not behind the write Service).
         valkeyPodSelectors: workload.mix === undefined || mode === "cluster" ? [valkey.podSelector] : [valkey.podSelector, valkey.memberSelector],
-        ...(workload.mix === undefined ? {} : { mixImage: config.benchmark.mixImage }),
+        ...(workload.mix === undefined ? {} : { mixImage: config.benchmark.mixImage, loadgenImage: config.benchmark.loadgenImage }),
       },
       { provider: platform.provider, dependsOn: [restored ?? before ?? formed] },
     );

@@ -2,6 +2,7 @@
  * The benchmark workload: what valkey-benchmark is asked to do. The seed page's workload is
  * the default everywhere (stack config, local mode, CLI flags).
  */
+import type { SloTarget } from "./slo.js";
 
 /** Test names valkey-benchmark accepts with `-t` (lower case, as the tool prints them in --csv output upper case). */
 export const BENCHMARK_TESTS = [
@@ -83,6 +84,16 @@ export interface Workload {
    * benchmarks/run/replica-reads.ts. @default "primary"
    */
   reads?: ReadTarget;
+  /**
+   * Throughput at a latency target: after the run, an open-loop rate sweep per topology finds the
+   * highest rate whose `percentile` stays within `boundMs` (benchmarks/run/slo-sweep.ts; `--slo`).
+   * @default none (no sweep)
+   */
+  slo?: SloTarget;
+  /** The sweep's rate steps (1/n … 100 % of the closed-loop ceiling). @default DEFAULT_SLO_STEPS (vocabulary/slo.ts) */
+  sloSteps?: number;
+  /** Seconds per sweep step. @default DEFAULT_SLO_STEP_SECONDS (vocabulary/slo.ts) */
+  sloStepSeconds?: number;
 }
 
 /** A mix's `durationSeconds` when the workload gives none. */

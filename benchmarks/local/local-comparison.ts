@@ -45,6 +45,7 @@ import { silentProgress, type ProgressRunner, type ProgressStep } from "./progre
 import { clusterReadSteps, replicationReadSteps, type ReadScaleOutContext } from "./read-scale-out-steps.js";
 import { readScaleOutPairs, renderReadScaleOutMarkdown, renderReadScaleOutTable } from "../run/read-scale-out.js";
 import { SentinelTopology } from "./sentinel-topology.js";
+import { renderSloMarkdown, sloSideRows, sloSweepSteps, type SloSweepRecord } from "./slo-steps.js";
 import { LocalFleet } from "./valkey-process.js";
 import { TransferLedger, type LocalTransferOptions } from "./transfer-ledger.js";
 
@@ -70,6 +71,8 @@ export interface LocalComparisonOptions extends LocalTransferOptions {
   drills?: readonly Fault[];
   /** Benchmark processes per test, started together (runWorkload clientProcesses). @default 1 */
   clientProcesses?: number;
+  /** Latency-target sweeps per topology (`--repeat`, with `workload.slo`). @default DEFAULT_SLO_REPEAT */
+  repeat?: number;
   /** Run timestamp, `YYYYMMDD-HHMMSS` (UTC). @default now */
   timestamp?: string;
 }
@@ -86,6 +89,8 @@ export interface LocalComparisonResult {
   reportPath: string;
   /** One per mode × fault, when drills were asked for. */
   drills: DrillResult[];
+  /** One per mode, with `workload.slo` (raw/slo-sweep-<mode>.json). */
+  sloSweeps: SloSweepRecord[];
 }
 
 export { silentProgress, type ProgressRunner, type ProgressStep };
@@ -133,6 +138,7 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
   const soaks: { label: string; record: SoakRecord }[] = [];
   const drills: DrillResult[] = [];
   const skipped: string[] = [];
+  const sweeps: SloSweepRecord[] = [];
   let binaries: ValkeyBinaries | undefined;
   const transfer = new TransferLedger({ zones: o.zones, placement: o.clientZones ?? "spread", password: o.password });
 
@@ -291,6 +297,7 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
       ...replicationReads,
       benchmarkStep("cluster"),
       ...clusterReads,
+      ...sloSweepSteps({ ...o, timestamp, rawDir, records: sweeps, binaries: () => binaries, started: () => [topology("replication"), topology("cluster")] }),
       {
         title: "Verify both topologies after the run (per-primary key counts)",
         run: async (update) => {
@@ -353,11 +360,11 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
     .filter((t) => t !== "")
     .join("\n");
   const readPairs = readScaleOutPairs(rows);
-  const table = [renderComparisonTable(rows), renderReplicationPathTable(pathPairs), renderReadScaleOutTable(readPairs), drillTable]
+  const table = [renderComparisonTable(rows, sloSideRows(sweeps, true)), renderReplicationPathTable(pathPairs), renderReadScaleOutTable(readPairs), drillTable]
     .filter((t) => t !== "")
     .join("\n\n");
   if (drills.length > 0) writeDrillFiles(runDir, drills);
-  writeResults(runDir, rows, done, versions, topologies, [
+  writeResults(runDir, rows, done, versions, topologies, sweeps, [
     ...renderReplicationPathMarkdown(pathPairs),
     ...renderSoakMarkdown(soaks),
     ...renderReadScaleOutMarkdown(readPairs),
@@ -368,7 +375,7 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
   writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(buildRunMeta(o.workload, versions, describe), null, 2)}\n`);
   const verdictText = writeRunVerdict(runDir);
   const reportPath = await writeReport([runDir], runDir);
-  return { runDir, rows, reports: done, versions, table: [table, verdictText].filter((t) => t !== "").join("\n\n"), reportPath, drills };
+  return { runDir, rows, reports: done, versions, table: [table, verdictText].filter((t) => t !== "").join("\n\n"), reportPath, drills, sloSweeps: sweeps };
 }
 
 function writeResults(
@@ -377,6 +384,7 @@ function writeResults(
   reports: Record<LocalMode, { before: TopologyReport; after: TopologyReport }>,
   versions: { server: string; client: string },
   topologies: Partial<Record<LocalMode, StartedTopology>>,
+  sweeps: readonly SloSweepRecord[],
   extraSummary: string[],
 ): void {
   writeFileSync(join(runDir, "results.csv"), renderResultsCsv(rows));
@@ -386,8 +394,7 @@ function writeResults(
     writeFileSync(join(runDir, "raw", `verify-${mode}.json`), JSON.stringify(r, null, 2) + "\n");
     topologyLines.push(`### ${topologies[mode]?.describe ?? mode}`, "", "```", formatTopologyReport(r.after), "```", "");
   }
-  writeFileSync(
-    join(runDir, "summary.md"),
-    [renderSummaryMarkdown({ rows, title: "Local comparison: replication vs cluster mode", topology: topologyLines, versions }), ...extraSummary].join("\n"),
-  );
+  const extraSideRows = sloSideRows(sweeps);
+  const summary = renderSummaryMarkdown({ rows, title: "Local comparison: replication vs cluster mode", topology: topologyLines, versions, extraSideRows });
+  writeFileSync(join(runDir, "summary.md"), [summary, ...extraSummary, ...renderSloMarkdown(sweeps)].join("\n"));
 }

@@ -100,7 +100,7 @@ export function clusterReadSteps(c: ReadScaleOutContext, cluster: () => { seed: 
   if (c.workload.reads !== "replicas") return [];
   const how = () =>
     c.workload.mix !== undefined || clusterReadClient(c.binaries().benchmark) === "generator"
-      ? "ioredis generator, scaleReads slave"
+      ? "the load generator, READONLY connections to each shard's replica"
       : "valkey-benchmark --rfr yes";
   return [
     {

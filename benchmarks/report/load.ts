@@ -19,6 +19,7 @@ import { loadDrills } from "./drill-files.js";
 import { loadSoaks } from "./soak-section.js";
 import { loadLoops, loadOpenLoops } from "./loop-section.js";
 import { loadTransfers } from "./transfer-section.js";
+import { loadSloSweeps } from "./slo-section.js";
 import type { MixJobExtras } from "../run/mix-job-result.js";
 import type { ReportSource, TopologyShard, TopologyView, WorkloadView } from "./model.js";
 import { RUN_META_FILE, runMetaSchema, type RunMeta } from "./run-meta.js";
@@ -160,12 +161,14 @@ function loadRunDir(dir: string): ReportSource {
   let loops: ReturnType<typeof loadLoops>;
   let openLoop: ReturnType<typeof loadOpenLoops>;
   let transfer: ReturnType<typeof loadTransfers>;
+  let sloSweeps: ReturnType<typeof loadSloSweeps>;
   try {
     drills = loadDrills(dir);
     soak = loadSoaks(dir);
     loops = loadLoops(dir);
     openLoop = loadOpenLoops(dir);
     transfer = loadTransfers(dir);
+    sloSweeps = loadSloSweeps(dir);
   } catch (err) {
     throw new ReportLoadError((err as Error).message);
   }
@@ -216,6 +219,7 @@ function loadRunDir(dir: string): ReportSource {
     ...(loops ? { loops } : {}),
     ...(openLoop ? { openLoop } : {}),
     ...(transfer ? { transfer } : {}),
+    ...(sloSweeps ? { sloSweeps } : {}),
     label: basename(dir),
     kind: meta?.stack ? "stack" : meta?.target ? "endpoint" : "local-run",
     path: dir,
@@ -308,13 +312,14 @@ function loadStackReport(path: string, json: unknown): ReportSource {
   };
 }
 
-/** A deployed mix's extras as the report's fields (soak, loops, open-loop series), each for the stack's one mode. */
-function mixParts(mode: ResultMode, mix: MixJobExtras | undefined): Pick<ReportSource, "soak" | "loops" | "openLoop"> {
+/** A deployed mix's extras as the report's fields (soak, loops, open-loop series, latency-target sweep), each for the stack's one mode. */
+function mixParts(mode: ResultMode, mix: MixJobExtras | undefined): Pick<ReportSource, "soak" | "loops" | "openLoop" | "sloSweeps"> {
   if (mix === undefined) return {};
   return {
     ...(mix.soak === undefined ? {} : { soak: [{ ...mix.soak, mode }] }),
     ...(mix.loops === undefined ? {} : { loops: [{ ...mix.loops, mode }] }),
     ...(mix.openLoop === undefined ? {} : { openLoop: [{ ...mix.openLoop, mode }] }),
+    ...(mix.sloSweep === undefined ? {} : { sloSweeps: [{ ...mix.sloSweep, mode }] }),
   };
 }
 

@@ -16,7 +16,7 @@ import { fmtMs, fmtRps } from "./format.js";
 import { CHART_FONT, html, type SafeHtml } from "./html.js";
 import type { ModeLoops, ModeOpenLoop, ReportInput } from "./model.js";
 
-function readEach<T>(dir: string, prefix: string, schema: z.ZodType<T>): (T & { mode: ResultMode })[] | undefined {
+export function readEach<T>(dir: string, prefix: string, schema: z.ZodType<T>): (T & { mode: ResultMode })[] | undefined {
   const raw = join(dir, "raw");
   const out = (["replication", "cluster"] as const).flatMap((mode) => {
     const file = join(raw, `${prefix}-${mode}.json`);

@@ -17,6 +17,7 @@ import type { SoakFile } from "../run/soak-sample.js";
 import type { LoopComparison } from "../run/loop-figures.js";
 import type { MixJobExtras } from "../run/mix-job-result.js";
 import type { TransferFile } from "../cost/transfer-record.js";
+import type { SloSweepRecord } from "../run/slo-figure.js";
 
 /** A mode's closed vs open loop figures (loop-section.ts). */
 export type ModeLoops = LoopComparison & { mode: ResultMode };
@@ -111,6 +112,8 @@ export interface ReportSource {
   loops?: ModeLoops[];
   /** The open loop's latency per second (raw/latency-series-<mode>.json). */
   openLoop?: ModeOpenLoop[];
+  /** Throughput at a latency target: the rate sweep per mode (raw/slo-sweep-<mode>.json), when run with `--slo`. */
+  sloSweeps?: SloSweepRecord[];
   /** A deployed stack's cost estimate (stack report `cost`), when recorded. */
   cost?: CostView;
   /** Data transfer per mode (raw/transfer-<mode>.json; a stack report's `benchmark.transfer`), when measured. */

@@ -16,6 +16,7 @@ import { sweepSection } from "./sweep-section.js";
 import { drillSection } from "./drill-section.js";
 import { soakSection } from "./soak-section.js";
 import { loopSection } from "./loop-section.js";
+import { sloSection } from "./slo-section.js";
 import { verdictSection } from "./verdict-section.js";
 import { readScaleOutSection } from "./read-scale-out-section.js";
 
@@ -47,6 +48,7 @@ export const SECTIONS: readonly ReportSection[] = [
   { id: "read-scale-out", title: "Read scale-out", render: (i) => readScaleOutSection(i) },
   { id: "topology", title: "Verified topology", render: (i) => topologySection(i) },
   { id: "sweep", title: "Shard-scaling sweep", render: (i, c) => sweepSection(i, figures(c, ["sweep"])) },
+  { id: "slo", title: "Throughput at a latency target", render: (i, c) => sloSection(i, figures(c, ["slo"])) },
   { id: "loops", title: "Closed vs open loop", render: (i, c) => loopSection(i, figures(c, ["open-loop"])) },
   { id: "soak", title: "Soak", render: (i, c) => soakSection(i, figures(c, ["soak-load", "soak-memory"])) },
   { id: "drills", title: "Failure drills", render: (i, c) => drillSection(i, figures(c, ["drill-timeline"])) },

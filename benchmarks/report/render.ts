@@ -15,6 +15,7 @@ import { hasSweep, sweepChartSpec } from "./sweep-section.js";
 import { drillTimelineSpec, hasDrillTimeline } from "./drill-section.js";
 import { hasSoak, soakLoadSpec, soakMemorySpec } from "./soak-section.js";
 import { hasOpenLoopSeries, openLoopSpec } from "./loop-section.js";
+import { hasSloSweeps, sloChartSpec } from "./slo-section.js";
 
 export const REPORT_FILE = "report.html";
 
@@ -50,6 +51,14 @@ export const CHARTS: readonly ChartDef[] = [
     caption: "per drill, the slowest acknowledged write per 0.2 s by load stream (log scale); red ticks at the top: failed writes; dashed line: the fault.",
     when: hasDrillTimeline,
     spec: drillTimelineSpec,
+  },
+  {
+    id: "slo",
+    title: "Latency against throughput, both topologies",
+    caption:
+      "p50, p99 and p99.9 (line style) against the achieved rate of every open-loop sweep step (log scale), one line per topology and sweep; dashed red: the target's bound; solid vertical: each topology's median throughput at the target.",
+    when: hasSloSweeps,
+    spec: sloChartSpec,
   },
   {
     id: "open-loop",

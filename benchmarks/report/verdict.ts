@@ -16,8 +16,11 @@ import type { DrillView } from "./drill-files.js";
 import { fmtMs, fmtRatio, fmtRps } from "./format.js";
 import type { ModeLoops, ReportSource } from "./model.js";
 import { withTransfer } from "./verdict-transfer.js";
+import { sloLabel } from "../../vocabulary/slo.js";
+import { formatSummary } from "../run/slo-figure.js";
+import { sloSpeedupText } from "../run/slo-table.js";
 
-export type VerdictTopic = "writes" | "reads" | "latency" | "failover" | "cost" | "choice";
+export type VerdictTopic = "writes" | "reads" | "latency" | "slo" | "failover" | "cost" | "choice";
 
 export interface VerdictLine {
   topic: VerdictTopic;
@@ -135,6 +138,32 @@ function latency(i: VerdictInput): VerdictLine {
   };
 }
 
+/** Throughput at a latency target (`--slo`): each mode's median and range, and whether they differ beyond run-to-run noise. */
+function atTarget(i: VerdictInput): VerdictLine {
+  const r = i.replication?.sloSweeps?.find((x) => x.mode === "replication");
+  const c = i.cluster?.sloSweeps?.find((x) => x.mode === "cluster");
+  const any = r ?? c;
+  if (any === undefined)
+    return {
+      topic: "slo",
+      text: "Throughput at a latency target: not measured (run with `--slo p99:2ms`: an open-loop rate sweep per topology; deployed: benchmark.slo with benchmark.mix).",
+      from: [],
+      measured: false,
+    };
+  const side = (mode: ResultMode, x: typeof r): string => `${mode} ${x === undefined ? "not measured" : formatSummary(x.summary)}`;
+  const same = r !== undefined && c !== undefined && sloLabel(r.target) === sloLabel(c.target);
+  const compare = same ? `; ${sloSpeedupText(c.summary, r.summary)}` : "";
+  const label =
+    r !== undefined && c !== undefined && !same ? `replication at ${sloLabel(r.target)}, cluster at ${sloLabel(c.target)}` : `at ${sloLabel(any.target)}`;
+  const file = (s: ReportSource | undefined, mode: ResultMode) => where(s, s?.kind === "stack" ? "benchmark.mix.sloSweep" : `raw/slo-sweep-${mode}.json`);
+  return {
+    topic: "slo",
+    text: `Throughput ${label}: ${side("replication", r)}, ${side("cluster", c)}${compare}.` + (local(i.replication) || local(i.cluster) ? SHARED : ""),
+    from: [...(r === undefined ? [] : [file(i.replication, "replication")]), ...(c === undefined ? [] : [file(i.cluster, "cluster")])],
+    measured: true,
+  };
+}
+
 function drillOf(s: ReportSource | undefined, mode: ResultMode): DrillView | undefined {
   return s?.drills?.find((d) => d.mode === mode && d.fault === "primary");
 }
@@ -227,7 +256,7 @@ function choice(lines: readonly VerdictLine[], i: VerdictInput): VerdictLine {
 }
 
 export function verdict(i: VerdictInput): VerdictLine[] {
-  const lines = [writes(i), reads(i), latency(i), failover(i), withTransfer(cost(i), i)];
+  const lines = [writes(i), reads(i), latency(i), atTarget(i), failover(i), withTransfer(cost(i), i)];
   return [...lines, choice(lines, i)];
 }
 

@@ -64,6 +64,14 @@ function side(r: ResultRow | undefined): [string, string, string] {
 
 const MODES: readonly ResultMode[] = ["cluster", "replication"];
 
+/** A row of the side-by-side table that is not a test's (e.g. throughput at a latency target, slo-table.ts), as text per side. */
+export interface SideRow {
+  test: string;
+  cluster: string;
+  replication: string;
+  speedup: string;
+}
+
 /** Columns padded to width; numbers right-aligned, the first and last column left-aligned. */
 function alignTable(header: string[][], body: string[][]): string {
   const all = [...header, ...body];
@@ -85,14 +93,15 @@ function alignTable(header: string[][], body: string[][]): string {
  * Terminal table: per test, cluster rps · p50 · p99 | replication rps · p50 · p99 | cluster
  * speedup (rps ratio, p50 ratio). Latencies in ms.
  */
-export function renderComparisonTable(rows: readonly ResultRow[]): string {
-  if (rows.length === 0) return "(no results)";
+export function renderComparisonTable(rows: readonly ResultRow[], extra: readonly SideRow[] = []): string {
+  if (rows.length === 0 && extra.length === 0) return "(no results)";
   const pairs = pairByTest(rows);
   const header = [
     ["", "cluster", "", "", "|", "replication", "", "", "|", "cluster speedup"],
     ["test", "rps", "p50 ms", "p99 ms", "|", "rps", "p50 ms", "p99 ms", "|", "(rps ratio, p50 ratio)"],
   ];
   const body = pairs.map((p) => [p.test, ...side(p.cluster), "|", ...side(p.replication), "|", speedupText(p)]);
+  body.push(...extra.map((x) => [x.test, x.cluster, "", "", "|", x.replication, "", "", "|", x.speedup]));
   return alignTable(header, body);
 }
 
@@ -114,6 +123,8 @@ export interface SummaryOptions {
   /** Markdown lines describing the topologies, inserted verbatim. */
   topology?: string[];
   versions: { server: string; client: string };
+  /** Rows after the tests' in the side-by-side table (SideRow). */
+  extraSideRows?: readonly SideRow[];
 }
 
 /** summary.md: workload, versions, topology, the side-by-side table and every row in full. */
@@ -141,7 +152,10 @@ export function renderSummaryMarkdown(o: SummaryOptions): string {
   lines.push(
     ...mdTable(
       ["Test", "Cluster", "Replication", "Cluster speedup (rps ratio, p50 ratio)"],
-      pairByTest(rows).map((p) => [p.test, fmtSide(p.cluster), fmtSide(p.replication), speedupText(p)]),
+      [
+        ...pairByTest(rows).map((p) => [p.test, fmtSide(p.cluster), fmtSide(p.replication), speedupText(p)]),
+        ...(o.extraSideRows ?? []).map((x) => [x.test, x.cluster, x.replication, x.speedup]),
+      ],
     ),
     "",
   );

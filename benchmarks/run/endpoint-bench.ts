@@ -19,6 +19,7 @@ import { formatTopologyReport } from "../verify/format-report.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import { verifyTopology } from "../verify/verify-topology.js";
 import type { Workload } from "../../vocabulary/workload.js";
+import { DEFAULT_SLO_REPEAT } from "../../vocabulary/slo.js";
 import { runWorkload, type RunProgressEvent } from "./benchmark-runner.js";
 import { discoverMembers, writeMixFiles, type MixResult } from "./mix-runner.js";
 import { runMixComparingLoops } from "./loop-comparison.js";
@@ -29,6 +30,9 @@ import { runReplicaReads } from "./replica-reads.js";
 import { renderComparisonTable, renderSummaryMarkdown } from "./comparison.js";
 import type { ResultMode, ResultRow } from "./result-row.js";
 import { renderResultsCsv } from "./results-csv.js";
+import { runSloSweeps } from "./slo-sweep.js";
+import type { SloSweepRecord } from "./slo-figure.js";
+import { renderSloMarkdown, sloSideRows, writeSloFiles } from "./slo-table.js";
 
 export interface EndpointBenchOptions {
   target: NodeEndpoint;
@@ -46,6 +50,8 @@ export interface EndpointBenchOptions {
    * endpoint). @default the replicas the target lists in INFO replication
    */
   readTargets?: readonly NodeEndpoint[];
+  /** Latency-target sweeps (with `workload.slo`). @default DEFAULT_SLO_REPEAT */
+  repeat?: number;
 }
 
 export interface EndpointBenchResult {
@@ -57,6 +63,8 @@ export interface EndpointBenchResult {
   topology: TopologyReport;
   /** A mix: p99.9 per row (ms), open loop the rate and the per-second series, soak its sample count and events (the files are in raw/). */
   mix?: { p999_ms: Record<string, number>; openLoop?: MixResult["openLoop"]; loops?: MixResult["loops"]; soak?: { samples: number; events: SoakEvent[] } };
+  /** With `workload.slo`: the sweep (raw/slo-sweep-<mode>.json). */
+  sloSweep?: SloSweepRecord;
 }
 
 /** `valkey_version` (or `redis_version` for a Redis-compatible server) from INFO server. */
@@ -137,6 +145,8 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
       clientProcesses: o.clientProcesses ?? 1,
     }));
   if (o.workload.reads === "replicas") rows.push(...(await replicaReads(o, mode, version, timestamp, rawDir, binaries.benchmark)));
+  const sweeps = o.workload.slo === undefined ? [] : await sweep(o, mode, version, timestamp);
+  writeSloFiles(rawDir, sweeps);
   const after = await verify();
   await connector.close();
   const versions = { server: version, client: `${binaries.benchmark.flavor}-benchmark ${binaries.benchmark.version}`, cli: binaries.cli.version };
@@ -153,9 +163,11 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
         title: `Endpoint benchmark: ${endpointKey(o.target)} (${mode})`,
         topology: [`### ${describe}`, "", "```", formatTopologyReport(after), "```", ""],
         versions,
+        extraSideRows: sloSideRows(sweeps),
       }),
       ...renderReadScaleOutMarkdown(readPairs),
       ...soak,
+      ...renderSloMarkdown(sweeps),
     ].join("\n"),
   );
   const meta = { ...buildRunMeta(o.workload, versions, [describe]), target: endpointKey(o.target) };
@@ -165,8 +177,8 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
   const openLoop = mixed?.openLoop === undefined ? {} : { openLoop: mixed.openLoop };
   const loops = mixed?.loops === undefined ? {} : { loops: mixed.loops };
   const mix = mixed === undefined ? {} : { mix: { p999_ms: mixed.latency.p999_ms, ...openLoop, ...loops, ...soakFigures } };
-  const table = [renderComparisonTable(rows), renderReadScaleOutTable(readPairs)].filter((x) => x !== "").join("\n\n");
-  return { runDir, rows, table, reportPath, topology: after, ...mix };
+  const table = [renderComparisonTable(rows, sloSideRows(sweeps, true)), renderReadScaleOutTable(readPairs)].filter((x) => x !== "").join("\n\n");
+  return { runDir, rows, table, reportPath, topology: after, ...mix, ...(sweeps[0] === undefined ? {} : { sloSweep: sweeps[0] }) };
 }
 
 /**
@@ -202,4 +214,11 @@ async function replicaReads(
     clientProcesses: o.clientProcesses ?? 1,
   });
   return [...r.baseline, ...r.rows];
+}
+
+/** `--slo`: the latency-target sweeps of the endpoint (slo-sweep.ts), on the primary path (the target, or the cluster through it). */
+function sweep(o: EndpointBenchOptions, mode: ResultMode, version: string, timestamp: string): Promise<SloSweepRecord[]> {
+  const via = `${o.cluster ? "the cluster, seed" : "the endpoint"} ${endpointKey(o.target)}`;
+  const options = { workload: o.workload, target: { ...o.target, cluster: o.cluster }, mode, serverVersion: version, password: o.password, timestamp };
+  return runSloSweeps([{ options, via }], o.repeat ?? DEFAULT_SLO_REPEAT);
 }

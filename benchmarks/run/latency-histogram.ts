@@ -4,11 +4,12 @@
  * in whole microseconds with 3 significant digits (a recorded value is known to within 0.1 %),
  * auto-resizing (no upper bound to configure: a multi-second stall records as it is), with 64-bit
  * counts (an hours-long soak cannot overflow a bucket). Percentiles, merges and the `.hgrm` text
- * (HdrHistogram's `outputPercentileDistribution`, values in ms) all come from the library; the
- * soak's per-window histograms come from its Recorder (interval histograms) and are logged with
- * its HistogramLogWriter (`.hlog`, read by HdrHistogram's log analyzers and plotters).
+ * (HdrHistogram's `outputPercentileDistribution`, values in ms) all come from the library. The
+ * load generator (loadgen/, Go's hdrhistogram-go) records with the same parameters and sends its
+ * histograms in HdrHistogram's V2 compressed encoding, which `decode` reads; the soak's windows
+ * are logged with the library's HistogramLogWriter (`.hlog`).
  */
-import { build, HistogramLogWriter, Recorder, type BuildRequest, type Histogram } from "hdr-histogram-js";
+import { build, decodeFromCompressedBase64, HistogramLogWriter, type BuildRequest, type Histogram } from "hdr-histogram-js";
 
 /** µs, 3 significant digits, auto-resizing, 64-bit counts, the pure-JS implementation. */
 const BUILD: BuildRequest = {
@@ -56,6 +57,18 @@ export class LatencyHistogram {
     return Math.min(this.hdr.getValueAtPercentile(100 * q), this.hdr.maxValue);
   }
 
+  /**
+   * A histogram in HdrHistogram's V2 compressed encoding, base64 (what the load generator sends:
+   * loadgen.ts); a text that is not one throws, naming `what`.
+   */
+  static decode(base64: string, what: string): LatencyHistogram {
+    try {
+      return new LatencyHistogram(decodeFromCompressedBase64(base64, 64, false));
+    } catch (err) {
+      throw new RangeError(`${what}: not an HdrHistogram V2 compressed histogram (${(err as Error).message})`, { cause: err });
+    }
+  }
+
   /** Adds the other histogram's counts to this one (HdrHistogram `add`). */
   merge(other: LatencyHistogram): void {
     this.hdr.add(other.hdr);
@@ -68,13 +81,11 @@ export function percentileDistribution(h: LatencyHistogram): string {
 }
 
 /**
- * Interval histograms, as HdrHistogram takes them: record into a Recorder, and `interval()`
- * returns everything recorded since the previous call (a fresh histogram each time). The
- * intervals are also appended to an HdrHistogram interval log (`log()`), each tagged with its
- * start and end time.
+ * An HdrHistogram interval log (`.hlog`, read by HdrHistogram's log analyzers and plotters): the
+ * soak's windows, each an interval histogram the load generator cut, tagged with its start and
+ * end time.
  */
-export class IntervalRecorder {
-  private readonly recorder = new Recorder(BUILD);
+export class IntervalLog {
   private text = "";
   private readonly writer = new HistogramLogWriter((s) => (this.text += s));
 
@@ -86,20 +97,14 @@ export class IntervalRecorder {
     this.writer.outputLegend();
   }
 
-  record(us: number): void {
-    this.recorder.recordValue(toUs(us));
+  /** One interval's histogram with its wall-clock bounds (ms). */
+  add(h: LatencyHistogram, fromMs: number, toMs: number): void {
+    h.hdr.startTimeStampMsec = fromMs;
+    h.hdr.endTimeStampMsec = toMs;
+    this.writer.outputIntervalHistogram(h.hdr);
   }
 
-  /** What was recorded since the previous call, logged with its wall-clock bounds (ms). */
-  interval(fromMs: number, toMs: number): LatencyHistogram {
-    const h = this.recorder.getIntervalHistogram();
-    h.startTimeStampMsec = fromMs;
-    h.endTimeStampMsec = toMs;
-    this.writer.outputIntervalHistogram(h);
-    return new LatencyHistogram(h);
-  }
-
-  /** The interval log so far (HdrHistogram's `.hlog` text: compressed interval histograms, one a line). */
+  /** The interval log so far. */
   log(): string {
     return this.text;
   }

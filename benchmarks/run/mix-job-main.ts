@@ -2,7 +2,8 @@
  * The benchmark Job's mix runner: the entry bundled into `mix.mjs` (bundle.ts) and run by the
  * Job's Node container (`node /vbench/mix.mjs`, contract in mix-job.ts). It runs runMix (through runMixComparingLoops), the
  * same code as `vbench local --mix` and `vbench bench --mix` (closed or open loop, the served
- * check from every member's INFO commandstats), and prints the framing of log-frames.ts:
+ * check from every member's INFO commandstats), then, with `workload.slo` (`benchmark.slo`), the
+ * latency-target sweep (slo-sweep.ts, DEFAULT_SLO_REPEAT sweeps), and prints the framing of log-frames.ts:
  *
  *   ### vbench-version client=vbench mix (ioredis)
  *   ### vbench-auth method=env|none
@@ -19,6 +20,8 @@ import { Redis } from "ioredis";
 import { FRAME_PREFIX, PASSWORD_ENV } from "./log-frames.js";
 import { MIX_CLIENT, MIX_JOB_WAIT_S, mixJobResult, mixJobSettingsFromEnv, soakSampleLines, type MixJobSettings } from "./mix-job.js";
 import { runMixComparingLoops } from "./loop-comparison.js";
+import { runSloSweeps } from "./slo-sweep.js";
+import { DEFAULT_SLO_REPEAT } from "../../vocabulary/slo.js";
 import { formatResultTimestamp } from "./result-row.js";
 import { parseInfo } from "../topology/info.js";
 
@@ -74,17 +77,21 @@ async function main(): Promise<number> {
     frame("done", `status=${status}`);
     return status;
   }
-  const r = await runMixComparingLoops({
+  const options = {
     workload: settings.workload,
     target: { ...settings.target, cluster: settings.mode === "cluster" },
     mode: settings.mode,
     serverVersion,
     password,
     timestamp: formatResultTimestamp(),
-    onProgress: (line) => process.stderr.write(`${line}\n`),
-  });
+    onProgress: (line: string) => void process.stderr.write(`${line}\n`),
+  };
+  const r = await runMixComparingLoops(options);
+  // `benchmark.repeat` (the repeat branch) is not a setting here yet: the sweep runs DEFAULT_SLO_REPEAT times.
+  const via = `${settings.mode === "cluster" ? "the client Service" : "the write Service"} ${settings.target.host}:${settings.target.port}`;
+  const [sweep] = settings.workload.slo === undefined ? [] : await runSloSweeps([{ options, via }], DEFAULT_SLO_REPEAT);
   for (const line of soakSampleLines(r)) frame("sample", line);
-  frame("result", JSON.stringify(mixJobResult(r)));
+  frame("result", JSON.stringify(mixJobResult(r, sweep)));
   frame("done", "status=0");
   return 0;
 }

@@ -10,6 +10,7 @@ import type { LoopComparison } from "./loop-figures.js";
 import type { NetCounters } from "./net-bytes.js";
 import { resultRowSchema } from "./result-row-schema.js";
 import { soakRecordSchema, soakSampleSchema, type SoakRecord } from "./soak-sample.js";
+import { sloSweepSchema } from "./slo-sweep-schema.js";
 
 function issues(e: z.ZodError): string {
   return e.issues
@@ -27,11 +28,17 @@ export const loopComparisonSchema = z.strictObject({
   closed: loopFiguresSchema,
   open: loopFiguresSchema,
 }) satisfies z.ZodType<LoopComparison>;
-/** The open loop's rate and latency over time (raw/latency-series-<mode>.json; the Job's `openLoop`). */
+/**
+ * The open loop's rate and latency over time (raw/latency-series-<mode>.json; the Job's `openLoop`):
+ * one point per `bucketS` of intended send time (1 s up to 600 s of load, coarser beyond; absent in
+ * files written before it existed: 1 s), and how late the generator sent (mean: absent in older files).
+ */
 export const openLoopSchema = z.strictObject({
   rate: z.number().positive(),
-  series: z.array(z.strictObject({ second: z.int().min(0), requests: z.int().min(0), p50_ms: ms, p99_ms: ms, max_ms: ms })),
+  series: z.array(z.strictObject({ second: z.number().min(0), requests: z.int().min(0), p50_ms: ms, p99_ms: ms, max_ms: ms })),
+  bucketS: z.number().positive().optional(),
   generatorLagMaxMs: ms,
+  generatorLagMeanMs: ms.optional(),
 });
 const bytes = z.int();
 /** A member's byte counters over the mix (net-bytes.ts NetCounters deltas; negative after a restart); the bus is null outside cluster mode. */
@@ -53,8 +60,20 @@ const memberSchema = z.looseObject({
   seconds: z.number().nonnegative().optional(),
   lagged: z.literal(true).optional(),
 });
+export type OpenLoopSeries = z.infer<typeof openLoopSchema>;
+/** The load generator of a run (loadgen.ts): its version, its own CPU use, bytes, redirects followed. */
+export const generatorSchema = z.strictObject({
+  version: z.string().min(1),
+  cpu: z.strictObject({ cpuSeconds: ms, wallSeconds: ms, cores: z.number().positive() }),
+  bytes: z.strictObject({ written: z.int().min(0), read: z.int().min(0) }),
+  redirects: z.strictObject({ moved: z.int().min(0), ask: z.int().min(0) }),
+});
+export type GeneratorFigures = z.infer<typeof generatorSchema>;
+
 /** What a mix measured beside its rows, as JSON (also the stack report's `benchmark.mix`). */
 export const mixExtrasSchema = z.strictObject({
+  /** Absent in results written before the generator reported itself. */
+  generator: generatorSchema.optional(),
   served: z.looseObject({
     total: z.int().min(0),
     commands: z.array(z.looseObject({ test: z.string(), servedPercent: z.number() })),
@@ -65,6 +84,8 @@ export const mixExtrasSchema = z.strictObject({
   openLoop: openLoopSchema.optional(),
   /** With a rate: the closed loop paced to it beside the open loop (loop-comparison.ts). */
   loops: loopComparisonSchema.optional(),
+  /** With `slo`: the open-loop rate sweep and the throughput at the latency target (slo-sweep.ts). */
+  sloSweep: sloSweepSchema.optional(),
   /** A soak: its samples arrive on their own lines (`### vbench-sample`); `sampleCount` says how many to expect. */
   soak: soakRecordSchema
     .extend({

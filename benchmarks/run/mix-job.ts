@@ -16,18 +16,28 @@
  */
 import * as z from "zod/mini";
 import { BENCHMARK_TESTS, READ_TARGETS, type Workload } from "../../vocabulary/workload.js";
+import { SLO_PERCENTILES } from "../../vocabulary/slo.js";
 import type { MixResult } from "./mix-runner.js";
 import { RESULT_MODES, type ResultMode } from "./result-row.js";
 import { servedJson } from "./mix-served.js";
 import type { MixJobExtras, MixJobResult } from "./mix-job-result.js";
+import type { SloSweepRecord } from "./slo-figure.js";
 
 /** Where the ConfigMap holding the bundle is mounted, and the bundle's key (its file name). */
 export const MIX_JOB_MOUNT = "/vbench";
 export const MIX_JOB_FILE = "mix.mjs";
+/**
+ * The load generator in the pod: an init container of the loadgen image runs
+ * `LOADGEN_IMAGE_BINARY install LOADGEN_MOUNT`, copying the binary into an emptyDir that the Node
+ * container mounts at LOADGEN_MOUNT; LOADGEN_ENV names it there.
+ */
+export const LOADGEN_MOUNT = "/loadgen";
+/** Where a loadgen image holds the binary (images.sh and `npm run loadgen:image` build it so). */
+export const LOADGEN_IMAGE_BINARY = "/vload";
+
 /** The env var carrying MixJobSettings as JSON. */
 export const MIX_JOB_SETTINGS_ENV = "VBENCH_MIX";
-/** The client_version of the mix rows (no valkey-benchmark involved). */
-export const MIX_CLIENT = "vbench mix (ioredis)";
+export { MIX_CLIENT } from "./loadgen.js";
 
 /** What the pod needs besides the password. */
 export interface MixJobSettings {
@@ -60,6 +70,9 @@ const workloadSchema = z.strictObject({
   rate: z.optional(count),
   soak: z.optional(z.strictObject({ sampleSeconds: count })),
   reads: z.optional(z.enum(READ_TARGETS)),
+  slo: z.optional(z.strictObject({ percentile: z.enum(SLO_PERCENTILES), boundMs: z.number().check(z.positive()) })),
+  sloSteps: z.optional(count),
+  sloStepSeconds: z.optional(count),
 }) satisfies z.ZodMiniType<Workload>;
 
 const settingsSchema = z.strictObject({
@@ -100,16 +113,18 @@ export function mixJobSettingsFromEnv(env: Record<string, string | undefined>): 
 /**
  * The result line's payload. A soak's samples are not in it: they go one per `### vbench-sample`
  * line before it (soakSampleLines), so no log line grows with the soak's length; the result
- * carries the soak without them and their count.
+ * carries the soak without them and their count. With `workload.slo`, the sweep's record.
  */
-export function mixJobResult(r: MixResult): MixJobResult {
+export function mixJobResult(r: MixResult, sloSweep?: SloSweepRecord): MixJobResult {
   const soak = r.soak?.record;
   return {
     rows: r.rows,
     served: servedJson(r.served) as MixJobExtras["served"],
     latency: r.latency,
+    generator: r.generator,
     ...(r.openLoop === undefined ? {} : { openLoop: r.openLoop }),
     ...(r.loops === undefined ? {} : { loops: r.loops }),
+    ...(sloSweep === undefined ? {} : { sloSweep }),
     ...(soak === undefined ? {} : { soak: { ...soak, samples: [], sampleCount: soak.samples.length } }),
   };
 }

@@ -1,40 +1,43 @@
 /**
  * A mixed read/write workload for a duration (`--mix get:80,set:20 --duration-s 30`), generated
- * by this project's own load generator on ioredis, because valkey-benchmark has no ratio flag
- * (docs/report-and-sweep.md, "Mixed workloads", says why this and not split benchmark processes).
+ * by the project's load generator, `vload` (loadgen/, run through loadgen.ts), because
+ * valkey-benchmark has no ratio flag (docs/report-and-sweep.md, "Mixed workloads", says why this
+ * and not split benchmark processes, and "The load generator" how it compares with
+ * valkey-benchmark on the same target).
  *
- * Load. `clients` connections (a Cluster client each in cluster mode, which follows the slot
- * map), each keeping `pipeline` requests in flight (a new one is written the moment one
- * answers), for `durationSeconds`. Every request takes the next command of ONE shared
- * schedule: the mix's shares laid out over 100 slots by smooth weighted round-robin
- * (get:80,set:20 is G G G G S repeated), so every connection interleaves the commands and the
- * counts sent match the shares up to one unfinished cycle. Keys and values are valkey-benchmark's
- * (`key:<12 digits>` random over keyspaceLength, a `dataSize`-byte value), containers
- * (`mylist`, `myset`, ...) and MSET's ten keys carry a per-connection `{hash tag}` so they
- * spread over the cluster's shards and MSET stays in one slot.
+ * Load. `clients` connections (lanes), each writing `pipeline` requests as one batch and the next
+ * batch once the previous one is answered, for `durationSeconds`. Every request takes the next
+ * command of ONE shared schedule: the mix's shares laid out over 100 slots by smooth weighted
+ * round-robin (get:80,set:20 is G G G G S repeated), so every connection interleaves the commands
+ * and the counts sent match the shares up to one unfinished cycle. Keys and values are
+ * valkey-benchmark's (`key:<12 digits>` random over keyspaceLength, a `dataSize`-byte value),
+ * containers and MSET's ten keys carry a per-connection `{hash tag}`. In cluster mode a lane
+ * belongs to one shard (lanes spread evenly) and draws its keys from that shard's slots, so a
+ * batch is one write to one server, as valkey-benchmark's cluster mode does; MOVED and ASK are
+ * followed.
  *
- * Latency. Each request's time from the call to its reply (process.hrtime), recorded per command
- * in an HdrHistogram (latency-histogram.ts: hdr-histogram-js, µs with 3 significant digits, so a
- * percentile is within 0.1 % of the true value). This is closed-loop: a stalled server delays the next requests instead of
- * queueing them, so the percentiles hide the wait of requests never sent (coordinated omission).
- * With `rate` (`--rate N`) the load is open loop instead (open-loop.ts): requests leave on
- * schedule and latency counts from each one's intended send time.
+ * Latency. Each request's time from its batch's write to the read that completed its reply, per
+ * command, in an HdrHistogram (µs, 3 significant digits: a percentile within 0.1 % of the true
+ * value; latency-histogram.ts decodes the generator's). This is closed-loop: a stalled server
+ * delays the next batches instead of queueing them, so the percentiles hide the wait of requests
+ * never sent (coordinated omission). With `rate` (`--rate N`) the load is open loop instead:
+ * requests leave on schedule and latency counts from each one's intended send time.
  *
  * Served. INFO commandstats from every member before and after (mix-served.ts): the rows carry
  * the served shares and the run fails when they are off by more than the tolerance.
  *
  * Reads on the replicas (`workload.reads` "replicas"). Routed per command: in cluster mode each
- * connection is a Cluster client with `scaleReads: "slave"` (ioredis sends READONLY to the
- * replicas and routes its read-only commands there, the rest to the primaries); in replication
- * mode each connection is a pair, writes to the target and the read commands (READ_COMMANDS) to
- * one of `readTargets` (the replicas, or a read endpoint). The run then also fails when the
+ * lane also has a READONLY connection to a replica of its shard and sends its read commands
+ * (READ_TESTS) there; in replication mode lane i sends them to `readTargets[i % n]` (the
+ * replicas, or a read endpoint), its writes to the target. The run then also fails when the
  * replicas served (almost) none of a read command (mix-served.ts checkReplicaReads).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Cluster, Redis } from "ioredis";
-import { DEFAULT_MIX_DURATION_SECONDS, READ_COMMANDS, type BenchmarkTest, type MixEntry, type Workload } from "../../vocabulary/workload.js";
+import { Redis } from "ioredis";
+import { DEFAULT_MIX_DURATION_SECONDS, READ_TESTS, type BenchmarkTest, type MixEntry, type Workload } from "../../vocabulary/workload.js";
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
+import { resolveLoadgen } from "../binaries.js";
 import { parseClusterNodes } from "../topology/cluster-nodes-parser.js";
 import { parseInfo, parseInfoFields } from "../topology/info.js";
 import {
@@ -49,8 +52,8 @@ import {
   type ServedMix,
 } from "./mix-served.js";
 import { LatencyHistogram, percentileDistribution } from "./latency-histogram.js";
-import { runOpenLoop, type LatencySecond, type OpenLoopResult } from "./open-loop.js";
-import { runClosedLoop } from "./closed-loop.js";
+import { MIX_CLIENT, runLoadgen, type LoadgenRun } from "./loadgen.js";
+import type { GeneratorFigures, OpenLoopSeries } from "./mix-job-result.js";
 import type { LoopComparison } from "./loop-figures.js";
 import { soakNote, startMixSoak, type SoakResult, type SoakSampler } from "./soak-sampler.js";
 import { RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "./result-row.js";
@@ -74,8 +77,10 @@ export interface RunMixOptions {
   readTargets?: readonly NodeEndpoint[];
   /** @default DEFAULT_MIX_TOLERANCE_PERCENT */
   tolerancePercent?: number;
-  /** Closed loop only: hold it to this many requests/s in total (closed-loop.ts; the loop comparison's closed side). @default unpaced */
+  /** Closed loop only: hold it to this many requests/s in total (the loop comparison's closed side). @default unpaced */
   pace?: number;
+  /** The generator's executable. @default resolveLoadgen() */
+  loadgen?: string;
   onProgress?: (line: string) => void;
 }
 
@@ -85,47 +90,15 @@ export interface MixResult {
   served: ServedMix;
   /** Per row's test: p99.9 in ms, and the histogram as HdrHistogram's percentile distribution text (`.hgrm`). */
   latency: { p999_ms: Record<string, number>; histograms: Record<string, string> };
-  /** `--rate`: the rate and the latency over time (per second of intended send time). */
-  openLoop?: { rate: number; series: LatencySecond[]; generatorLagMaxMs: number };
+  /** `--rate`: the rate, the latency over time (per interval of intended send time) and how late the generator sent. */
+  openLoop?: OpenLoopSeries;
   /** `soak`: the sampled series, its events and the windows' interval histograms. */
   soak?: SoakResult;
   /** `rate` (not a soak): the closed loop paced to the same rate beside the open loop (loop-comparison.ts). */
   loops?: LoopComparison;
+  /** The generator itself: its version (the hash of its sources), CPU use, bytes, redirects followed. */
+  generator: GeneratorFigures;
 }
-
-/** The request a test sends (valkey-benchmark's), for a key number `r` and a connection's hash tag. */
-type Request = (r: string, tag: string, value: string) => string[];
-
-const list =
-  (cmd: string): Request =>
-  (_r, tag) => [cmd, `mylist:{${tag}}`];
-const lrange =
-  (n: number): Request =>
-  (_r, tag) => ["lrange", `mylist:{${tag}}`, "0", String(n - 1)];
-
-/** Keyed by every test, so a test added to BENCHMARK_TESTS does not compile until it has a request here. */
-const REQUESTS: Readonly<Record<BenchmarkTest, Request>> = {
-  ping_inline: () => ["ping"],
-  ping_mbulk: () => ["ping"],
-  set: (r, _t, v) => ["set", `key:${r}`, v],
-  get: (r) => ["get", `key:${r}`],
-  incr: (r) => ["incr", `counter:${r}`],
-  lpush: (_r, tag, v) => ["lpush", `mylist:{${tag}}`, v],
-  rpush: (_r, tag, v) => ["rpush", `mylist:{${tag}}`, v],
-  lpop: list("lpop"),
-  rpop: list("rpop"),
-  sadd: (r, tag) => ["sadd", `myset:{${tag}}`, `element:${r}`],
-  hset: (r, tag, v) => ["hset", `myhash:{${tag}}`, `element:${r}`, v],
-  spop: (_r, tag) => ["spop", `myset:{${tag}}`],
-  zadd: (r, tag) => ["zadd", `myzset:{${tag}}`, "0", `element:${r}`],
-  zpopmin: (_r, tag) => ["zpopmin", `myzset:{${tag}}`],
-  lrange_100: lrange(100),
-  lrange_300: lrange(300),
-  lrange_500: lrange(500),
-  lrange_600: lrange(600),
-  mset: (r, tag, v) => ["mset", ...Array.from({ length: 10 }, (_, i) => [`key:{${tag}}:${r}:${i}`, v]).flat()],
-  xadd: (_r, tag, v) => ["xadd", `mystream:{${tag}}`, "*", "myfield", v],
-};
 
 /** The mix over 100 slots by smooth weighted round-robin: each test `percent` times, spread evenly. */
 export function mixSchedule(mix: readonly MixEntry[]): BenchmarkTest[] {
@@ -142,42 +115,6 @@ export function mixSchedule(mix: readonly MixEntry[]): BenchmarkTest[] {
     out.push((mix[best] as MixEntry).test);
   }
   return out;
-}
-
-/** A replication connection reading from a replica: the read commands go to `read`, the rest to `write`. */
-export class RoutedClient {
-  constructor(
-    readonly write: Redis,
-    readonly read: Redis,
-  ) {}
-
-  call(command: string, ...args: string[]): Promise<unknown> {
-    return (READ_COMMANDS.has(command.toLowerCase()) ? this.read : this.write).call(command, ...args);
-  }
-
-  disconnect(): void {
-    this.write.disconnect();
-    this.read.disconnect();
-  }
-}
-
-export type Client = Redis | Cluster | RoutedClient;
-
-function connect(o: RunMixOptions, name: string, readTarget: NodeEndpoint | undefined): Client {
-  const common = { password: o.password, connectTimeout: 5000, maxRetriesPerRequest: 0, connectionName: name };
-  const quiet = <C extends Redis | Cluster>(c: C): C => c.on("error", () => undefined) as C;
-  const node = (e: NodeEndpoint) => quiet(new Redis({ host: e.host, port: e.port, ...common, lazyConnect: false }));
-  if (o.target.cluster) {
-    const scaleReads = o.workload.reads === "replicas" ? "slave" : "master";
-    return quiet(new Cluster([{ host: o.target.host, port: o.target.port }], { redisOptions: common, maxRedirections: 8, scaleReads }));
-  }
-  return readTarget === undefined ? node(o.target) : new RoutedClient(node(o.target), node(readTarget));
-}
-
-/** Waits until every connection (both of a routed pair) answers. */
-function ready(c: Client): Promise<unknown> {
-  if (c instanceof RoutedClient) return Promise.all([c.write.ping(), c.read.ping()]);
-  return c instanceof Cluster ? c.call("ping") : c.ping();
 }
 
 /** The members whose commandstats count: every CLUSTER NODES entry, or the target and then the replicas its INFO replication lists. */
@@ -201,7 +138,6 @@ export async function discoverMembers(target: NodeEndpoint & { cluster: boolean 
   }
 }
 
-const pad12 = (n: number): string => String(n).padStart(12, "0");
 const ms = (us: number): number => Number((us / 1000).toFixed(3));
 
 function row(o: RunMixOptions, test: string, h: LatencyHistogram, windowS: number, notes: string, connections: number): ResultRow {
@@ -221,13 +157,22 @@ function row(o: RunMixOptions, test: string, h: LatencyHistogram, windowS: numbe
     duration_s: Number(windowS.toFixed(3)),
     requests: h.count,
     server_version: o.serverVersion,
-    client_version: "vbench mix (ioredis)",
+    client_version: MIX_CLIENT,
     avg_ms: ms(h.mean),
     min_ms: ms(h.min),
     max_ms: ms(h.max),
     notes,
     p999_ms: ms(h.quantile(0.999)),
   };
+}
+
+/** Where the reads go: the replication read targets (discovered when not given), or none. */
+async function readTargetsOf(o: RunMixOptions): Promise<readonly NodeEndpoint[]> {
+  if (o.workload.reads !== "replicas" || o.target.cluster) return [];
+  const targets = o.readTargets ?? (await discoverMembers(o.target, o.password)).slice(1);
+  if (targets.length === 0)
+    throw new RangeError(`reads on the replicas: ${endpointKey(o.target)} lists no replica in INFO replication, and no read target was given`);
+  return targets;
 }
 
 /** Runs the workload's mix for its duration, then checks the served shares (throws MixMismatchError when off). */
@@ -237,57 +182,41 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
   if (mix === undefined || mix.length === 0) throw new RangeError("runMix: the workload has no mix");
   if (!RESULT_TIMESTAMP_PATTERN.test(o.timestamp)) throw new RangeError(`timestamp '${o.timestamp}' is not YYYYMMDD-HHMMSS`);
   const durationS = w.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS;
-  const schedule = mixSchedule(mix);
-  const value = "x".repeat(w.dataSize);
+  const binary = o.loadgen ?? resolveLoadgen().path;
   const members = o.members ?? (await discoverMembers(o.target, o.password));
-  const readTargets = w.reads === "replicas" && !o.target.cluster ? (o.readTargets ?? (await discoverMembers(o.target, o.password)).slice(1)) : [];
-  if (w.reads === "replicas" && !o.target.cluster && readTargets.length === 0)
-    throw new RangeError(`reads on the replicas: ${endpointKey(o.target)} lists no replica in INFO replication, and no read target was given`);
-  const clients = Array.from({ length: w.clients }, (_, i) => connect(o, `vbench-mix-${i}`, readTargets[i % readTargets.length]));
-  const hist = new Map(mix.map((e) => [e.test, new LatencyHistogram()]));
-  const errors = new Map<string, { count: number; first: string }>();
+  const readTargets = await readTargetsOf(o);
   let soak: SoakSampler | undefined;
   try {
-    await Promise.all(clients.map(ready));
     const before = await snapshotMembers(members, o.password);
     if (w.soak !== undefined) soak = await startMixSoak({ ...w.soak, members, password: o.password, onProgress: o.onProgress });
     o.onProgress?.(`${mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${durationS} s on ${w.clients} connections × ${w.pipeline} in flight`);
-    let windowS: number;
-    let open: OpenLoopResult | undefined;
-    if (w.rate !== undefined) {
-      open = await runOpenLoop({
-        clients,
-        schedule,
-        rate: w.rate,
-        durationSeconds: durationS,
-        request: (test, conn) => REQUESTS[test](pad12(Math.floor(Math.random() * w.keyspaceLength)), String(conn), value),
-        onReply: soak?.record,
-        onError: soak?.recordError,
-      });
-      for (const [t, h] of open.hist) hist.set(t, h);
-      for (const [t, e] of open.errors) errors.set(t, e);
-      windowS = open.windowS;
-    } else {
-      const closed = await runClosedLoop({
-        clients,
+    const run = await runLoadgen(
+      binary,
+      {
+        mode: o.target.cluster ? "cluster" : "standalone",
+        target: endpointKey(o.target),
+        ...(readTargets.length === 0 ? {} : { readTargets: readTargets.map(endpointKey) }),
+        ...(w.reads === "replicas" && o.target.cluster ? { readsFromReplicas: true } : {}),
+        ...(o.password === undefined ? {} : { password: o.password }),
+        connections: w.clients,
         pipeline: w.pipeline,
-        schedule,
+        schedule: mixSchedule(mix),
+        readTests: READ_TESTS,
+        keyspace: w.keyspaceLength,
+        dataSize: w.dataSize,
         durationSeconds: durationS,
-        request: (test, conn) => REQUESTS[test](pad12(Math.floor(Math.random() * w.keyspaceLength)), String(conn), value),
+        ...(w.rate === undefined ? {} : { rate: w.rate }),
         ...(o.pace === undefined ? {} : { pace: o.pace }),
-        onReply: soak?.record,
-        onError: soak?.recordError,
-      });
-      for (const [t, h] of closed.hist) hist.set(t, h);
-      for (const [t, e] of closed.errors) errors.set(t, e);
-      windowS = closed.windowS;
-    }
+        ...(w.soak === undefined ? {} : { windowSeconds: w.soak.sampleSeconds }),
+      },
+      { onWindow: soak?.window },
+    );
     const soaked = await soak?.stop();
     const after = await snapshotMembers(members, o.password);
     const deltas = memberDeltas(members, before, after);
     const served = servedMix(mix, deltas);
-    if (errors.size > 0) {
-      throw new Error(`the mix got error replies: ${[...errors].map(([t, e]) => `${t.toUpperCase()} ${e.count} (first: ${e.first})`).join("; ")}`);
+    if (run.errors.size > 0) {
+      throw new Error(`the mix got error replies: ${[...run.errors].map(([t, e]) => `${t.toUpperCase()} ${e.count} (first: ${e.first})`).join("; ")}`);
     }
     checkServedMix(served, o.tolerancePercent ?? DEFAULT_MIX_TOLERANCE_PERCENT);
     if (w.reads === "replicas")
@@ -298,42 +227,51 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
         ),
         "the mix",
       );
-    const loop =
-      open === undefined
-        ? o.pace === undefined
-          ? ""
-          : ` closed loop paced to ${o.pace}/s (latency from each request's own send)`
-        : ` open loop at ${w.rate}/s (latency from each request's intended send time; generator lag max ${open.generatorLagMaxMs} ms)`;
-    const soakText = soaked === undefined ? "" : `; ${soakNote(soaked.record)}`;
-    const spec = `mix ${mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${durationS} s${loop}${soakText}`;
-    const total = new LatencyHistogram();
-    const rows = mix.map((e) => {
-      const h = hist.get(e.test) as LatencyHistogram;
-      total.merge(h);
-      const c = served.commands.find((x) => x.test === e.test);
-      return row(o, e.test.toUpperCase(), h, windowS, `${spec}; wanted ${e.percent}%, served ${c?.servedPercent.toFixed(2)}% (INFO commandstats)`, w.clients);
-    });
-    rows.push(row(o, "MIX", total, windowS, `${spec}; ${servedNote(served)}`, w.clients));
-    const byRow: [string, LatencyHistogram][] = [
-      ...mix.map((e): [string, LatencyHistogram] => [e.test.toUpperCase(), hist.get(e.test) as LatencyHistogram]),
-      ["MIX", total],
-    ];
-    const latency: MixResult["latency"] = { p999_ms: {}, histograms: {} };
-    for (const [t, h] of byRow) {
-      latency.p999_ms[t] = ms(h.quantile(0.999));
-      latency.histograms[t] = percentileDistribution(h);
-    }
-    return {
-      rows,
-      served,
-      latency,
-      ...(open === undefined ? {} : { openLoop: { rate: w.rate as number, series: open.series, generatorLagMaxMs: open.generatorLagMaxMs } }),
-      ...(soaked === undefined ? {} : { soak: soaked }),
-    };
+    return mixResult(o, run, served, soaked, durationS);
   } finally {
     await soak?.stop().catch(() => undefined);
-    for (const c of clients) c.disconnect();
   }
+}
+
+/** The rows, latency files and extras of a finished, checked run. */
+function mixResult(o: RunMixOptions, run: LoadgenRun, served: ServedMix, soaked: SoakResult | undefined, durationS: number): MixResult {
+  const w = o.workload;
+  const mix = w.mix ?? [];
+  const open = run.openLoop;
+  const loop =
+    open === undefined
+      ? o.pace === undefined
+        ? ""
+        : ` closed loop paced to ${o.pace}/s (latency from each request's own send)`
+      : ` open loop at ${w.rate}/s (latency from each request's intended send time; generator lag mean ${open.lagMeanMs} ms, max ${open.lagMaxMs} ms)`;
+  const soakText = soaked === undefined ? "" : `; ${soakNote(soaked.record)}`;
+  const redirects = run.redirects.moved + run.redirects.ask === 0 ? "" : `; redirects followed: MOVED ${run.redirects.moved}, ASK ${run.redirects.ask}`;
+  const spec = `mix ${mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${durationS} s${loop}${soakText}${redirects}`;
+  const hist = (t: BenchmarkTest): LatencyHistogram => run.hist.get(t) ?? new LatencyHistogram();
+  const total = new LatencyHistogram();
+  const rows = mix.map((e) => {
+    const h = hist(e.test);
+    total.merge(h);
+    const c = served.commands.find((x) => x.test === e.test);
+    return row(o, e.test.toUpperCase(), h, run.windowS, `${spec}; wanted ${e.percent}%, served ${c?.servedPercent.toFixed(2)}% (INFO commandstats)`, w.clients);
+  });
+  rows.push(row(o, "MIX", total, run.windowS, `${spec}; ${servedNote(served)}`, w.clients));
+  const byRow: [string, LatencyHistogram][] = [...mix.map((e): [string, LatencyHistogram] => [e.test.toUpperCase(), hist(e.test)]), ["MIX", total]];
+  const latency: MixResult["latency"] = { p999_ms: {}, histograms: {} };
+  for (const [t, h] of byRow) {
+    latency.p999_ms[t] = ms(h.quantile(0.999));
+    latency.histograms[t] = percentileDistribution(h);
+  }
+  return {
+    rows,
+    served,
+    latency,
+    ...(open === undefined
+      ? {}
+      : { openLoop: { rate: open.rate, series: open.series, bucketS: open.bucketS, generatorLagMaxMs: open.lagMaxMs, generatorLagMeanMs: open.lagMeanMs } }),
+    ...(soaked === undefined ? {} : { soak: soaked }),
+    generator: { version: run.version, cpu: run.cpu, bytes: run.bytes, redirects: run.redirects },
+  };
 }
 
 /**

@@ -6,9 +6,9 @@
  * them with the primary-read rows of the same client for the read scale-out table.
  *
  * Which client:
- * - a mix: the ioredis generator (mix-runner.ts), routed per command: replication, the reads to
+ * - a mix: the load generator (mix-runner.ts, vload), routed per command: replication, the reads to
  *   `readTargets` (a connection per target, round-robin over the connections), the writes to
- *   `target`; cluster, a Cluster client with `scaleReads: "slave"` (READONLY);
+ *   `target`; cluster, each connection's reads to a replica of its shard over READONLY;
  * - replication tests: the benchmark client, one process per read target started together
  *   (`clientProcesses` each), combined like several client processes (multi-client.ts);
  * - cluster tests: valkey-benchmark ≥ 8.1 with `--rfr yes` (benchmark-args.ts); a client
@@ -141,7 +141,7 @@ export async function runReplicaReads(o: ReplicaReadOptions): Promise<ReplicaRea
 /** Cluster read tests with a client that cannot read from replicas: the generator, from the primaries and then from the replicas. */
 async function clusterThroughGenerator(o: ReplicaReadOptions, readTests: BenchmarkTest[]): Promise<ReplicaReadResult> {
   const w = o.workload;
-  const why = `generator ioredis Cluster, ${generatorSeconds(w)} s per test (${o.client.flavor}-benchmark ${o.client.version} has no --rfr, valkey-benchmark ≥ 8.1 has)`;
+  const why = `generator vload, ${generatorSeconds(w)} s per test (${o.client.flavor}-benchmark ${o.client.version} has no --rfr, valkey-benchmark ≥ 8.1 has)`;
   const out: ReplicaReadResult = { baseline: [], rows: [], served: [] };
   for (const test of readTests) {
     for (const reads of ["primary", "replicas"] as const) {
@@ -153,7 +153,11 @@ async function clusterThroughGenerator(o: ReplicaReadOptions, readTests: Benchma
         reads === "primary" ? readPathNote("clusterPrimaries", { primaries }) : readPathNote(o.path, { replicas: servingReplicas(served), primaries });
       const [row] = r.rows;
       if (row === undefined) continue;
-      const labelled = prefix(note, [{ ...row, notes: "" }], `${readsServedNote(served)}; ${why}; scaleReads ${reads === "primary" ? "master" : "slave"}`);
+      const labelled = prefix(
+        note,
+        [{ ...row, notes: "" }],
+        `${readsServedNote(served)}; ${why}; reads ${reads === "primary" ? "on the primaries" : "on the replicas (READONLY)"}`,
+      );
       (reads === "primary" ? out.baseline : out.rows).push(...labelled);
       out.served.push(served);
     }

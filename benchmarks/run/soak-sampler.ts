@@ -1,20 +1,20 @@
 /**
- * The soak mode of a mix (`--sample-s N`): started around the load loop, it records every reply's
- * latency (the hook the loops call) into an HdrHistogram Recorder, and every `sampleSeconds`
- * cuts the window (an interval histogram: rps and p50/p99/p99.9/max of that window alone), reads
- * every member's INFO (soak-info.ts) and keeps one sample (soak-sample.ts). Stopping cuts the
- * last, partial window and finds the events in the series (soak-events.ts).
+ * The soak mode of a mix (`--sample-s N`): the load generator (loadgen.ts) cuts the load into
+ * windows on a fixed schedule (start + k × sampleSeconds, so hours of sampling do not drift), each
+ * reply in the window it arrived in (open loop: its latency still from its intended send time),
+ * and hands over each window's interval histogram as it is cut; for each, this sampler reads
+ * every member's INFO (soak-info.ts) and keeps one sample (soak-sample.ts): the window's rps and
+ * p50/p99/p99.9/max with the members' state at its end. Stopping waits for the pending INFO reads
+ * and finds the events in the series (soak-events.ts).
  *
- * Windows are cut on a fixed schedule (start + k × sampleSeconds, so hours of sampling do not
- * drift), by the time each reply arrived: in the open loop a reply delayed by a stall lands in
- * the window it came back in, with its latency from its intended send time. An INFO read that is
- * slow (a frozen member waits out the poller's timeout) delays only that sample's INFO, never the
- * window's cut; polls are serialised, so samples keep their order.
+ * An INFO read that is slow (a frozen member waits out the poller's timeout) delays only that
+ * sample's INFO, never the window's cut; polls are serialised, so samples keep their order.
  *
  * No filesystem, no Pulumi: usable from a bundled in-pod script.
  */
 import type { NodeEndpoint } from "../../vocabulary/endpoint.js";
-import { IntervalRecorder } from "./latency-histogram.js";
+import { IntervalLog } from "./latency-histogram.js";
+import type { LoadgenWindow } from "./loadgen.js";
 import { InfoPoller } from "./soak-info.js";
 import { detectSoakEvents, describeSoakEvent } from "./soak-events.js";
 import type { MemberInfo, SoakRecord, SoakSample } from "./soak-sample.js";
@@ -34,11 +34,9 @@ export interface SoakSamplerOptions {
 }
 
 export interface SoakSampler {
-  /** A reply's latency, µs. */
-  record: (us: number) => void;
-  /** An error reply. */
-  recordError: () => void;
-  /** Cuts the last window, waits for the pending INFO reads, and returns the series with its events. */
+  /** One window of the load, as the generator cut it. */
+  window: (w: LoadgenWindow) => void;
+  /** Waits for the pending INFO reads and returns the series with its events. */
   stop: () => Promise<SoakResult>;
 }
 
@@ -51,75 +49,64 @@ export interface SoakResult {
 const ms = (us: number): number => Number((us / 1000).toFixed(3));
 const round = (x: number, digits: number): number => Number(x.toFixed(digits));
 
-/** Reads the baseline INFO (before the load), then samples on schedule until `stop()`. */
+/** Reads the baseline INFO (before the load); then a sample per window handed over. */
 export async function startSoakSampler(o: SoakSamplerOptions): Promise<SoakSampler> {
   if (!Number.isFinite(o.sampleSeconds) || o.sampleSeconds <= 0) throw new RangeError(`soak: sampleSeconds must be > 0, got ${o.sampleSeconds}`);
   const baseline = await o.poller.poll();
-  const startedAtMs = Date.now();
-  const started = process.hrtime.bigint();
-  const recorder = new IntervalRecorder(startedAtMs);
   const samples: SoakSample[] = [];
-  let errors = 0;
-  let lastCut = started;
+  const windows: LoadgenWindow[] = [];
+  let startedAtMs: number | undefined;
   let polls: Promise<void> = Promise.resolve();
-  let timer: NodeJS.Timeout | undefined;
-  let k = 0;
+  let last: LoadgenWindow | undefined;
+  let taken = 0;
 
-  const cut = (): void => {
-    const now = process.hrtime.bigint();
-    const fromMs = startedAtMs + Number(lastCut - started) / 1e6;
-    const toMs = startedAtMs + Number(now - started) / 1e6;
-    const window = recorder.interval(fromMs, toMs);
-    const windowS = Number(now - lastCut) / 1e9;
-    const errs = errors;
-    errors = 0;
-    lastCut = now;
+  const take = (w: LoadgenWindow): void => {
+    startedAtMs ??= w.fromMs;
+    windows.push(w);
+    const windowS = Math.max(1e-3, (w.toMs - w.fromMs) / 1000);
     const load = {
-      t_s: round(Number(now - started) / 1e9, 3),
-      at: new Date(toMs).toISOString(),
+      t_s: round((w.toMs - startedAtMs) / 1000, 3),
+      at: new Date(w.toMs).toISOString(),
       window_s: round(windowS, 3),
-      requests: window.count,
-      errors: errs,
-      rps: round(window.count / windowS, 2),
-      p50_ms: ms(window.quantile(0.5)),
-      p99_ms: ms(window.quantile(0.99)),
-      p999_ms: ms(window.quantile(0.999)),
-      max_ms: ms(window.max),
+      requests: w.hist.count,
+      errors: w.errors,
+      rps: round(w.hist.count / windowS, 2),
+      p50_ms: ms(w.hist.quantile(0.5)),
+      p99_ms: ms(w.hist.quantile(0.99)),
+      p999_ms: ms(w.hist.quantile(0.999)),
+      max_ms: ms(w.hist.max),
     };
+    const n = taken++;
     polls = polls.then(async () => {
       const sample = { ...load, members: await o.poller.poll() };
-      samples.push(sample);
+      samples[n] = sample;
       o.onSample?.(sample);
     });
   };
-  const schedule = (): void => {
-    k++;
-    const dueNs = started + BigInt(Math.round(k * o.sampleSeconds * 1e9));
-    const waitMs = Math.max(0, Number(dueNs - process.hrtime.bigint()) / 1e6);
-    timer = setTimeout(() => {
-      cut();
-      schedule();
-    }, waitMs);
-  };
-  schedule();
 
   return {
-    record: (us) => recorder.record(us),
-    recordError: () => {
-      errors++;
+    window: (w) => {
+      last = w;
+      take(w);
     },
+    // The last window (cut when the load ended) is dropped when it is too short to say anything.
     stop: async () => {
-      clearTimeout(timer);
-      if (Number(process.hrtime.bigint() - lastCut) / 1e9 >= (o.minLastWindowShare ?? 0.2) * o.sampleSeconds) cut();
       await polls;
+      if (last !== undefined && (last.toMs - last.fromMs) / 1000 < (o.minLastWindowShare ?? 0.2) * o.sampleSeconds) {
+        samples.pop();
+        windows.pop();
+      }
+      last = undefined;
+      const log = new IntervalLog(startedAtMs ?? Date.now());
+      for (const w of windows) log.add(w.hist, w.fromMs, w.toMs);
       const record = {
         sampleSeconds: o.sampleSeconds,
-        startedAt: new Date(startedAtMs).toISOString(),
+        startedAt: new Date(startedAtMs ?? Date.now()).toISOString(),
         baseline,
         samples,
         events: detectSoakEvents(baseline, samples),
       };
-      return { record, hlog: recorder.log() };
+      return { record, hlog: windows.length === 0 ? "" : log.log() };
     },
   };
 }
@@ -148,8 +135,7 @@ export async function startMixSoak(o: {
     });
     let stopped: Promise<SoakResult> | undefined;
     return {
-      record: sampler.record,
-      recordError: sampler.recordError,
+      window: sampler.window,
       stop: () => (stopped ??= sampler.stop().finally(() => poller.close())),
     };
   } catch (err) {

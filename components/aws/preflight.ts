@@ -203,3 +203,45 @@ export function checkQuota(region: string, quotaVcpus: number, estimate: VcpuEst
   }
   return {};
 }
+
+/** An image in ECR: `<account>.dkr.ecr.<region>.amazonaws.com/<repository>[:tag][@sha256:…]`. */
+export interface EcrImage {
+  registryId: string;
+  region: string;
+  repository: string;
+  tag?: string;
+  digest?: string;
+}
+
+/** The ECR parts of an image reference, or undefined when it is not in ECR. */
+export function ecrImage(ref: string): EcrImage | undefined {
+  const m = /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com\/([a-z0-9._/-]+?)(?::([\w][\w.-]{0,127}))?(?:@(sha256:[0-9a-f]{64}))?$/.exec(ref);
+  if (m === null) return undefined;
+  const [, registryId = "", region = "", repository = "", tag, digest] = m;
+  return { registryId, region, repository, ...(tag === undefined ? {} : { tag }), ...(digest === undefined ? {} : { digest }) };
+}
+
+/** What reading the loadgen image from ECR said. */
+export type EcrImageProbe = { found: true } | { found: false } | { error: string };
+
+/** `aws ecr describe-images` says ImageNotFoundException / RepositoryNotFoundException. */
+export function isImageNotFound(message: string): boolean {
+  return /ImageNotFound|RepositoryNotFound|couldn't find resource/i.test(message);
+}
+
+/**
+ * benchmark.loadgenImage at preview: an ECR image of the stack's region must exist (error naming
+ * the key and the push command); one that cannot be read, or one in another registry, is a warning
+ * saying what was not checked.
+ */
+export function checkLoadgenImage(ref: string, region: string, probe: EcrImageProbe | undefined): { error?: string; warning?: string } {
+  const push = `npm run loadgen:image -- --push ${ref} (docs/deploy-on-aws.md, "The load generator's image")`;
+  const ecr = ecrImage(ref);
+  if (ecr === undefined || probe === undefined)
+    return {
+      warning: `benchmark.loadgenImage ${ref} is not checked at preview (${ecr === undefined ? "not an ECR image" : `an ECR image of ${ecr.region}, the stack is in ${region}`}): make sure the nodes can pull it`,
+    };
+  if ("error" in probe)
+    return { warning: `could not read benchmark.loadgenImage ${ref} from ECR (${probe.error}); the benchmark Job's init container needs it` };
+  return probe.found ? {} : { error: `benchmark.loadgenImage: ${ref} is not in ECR; build and push it: ${push}` };
+}

@@ -17,7 +17,8 @@ import { createHash } from "node:crypto";
 import type { Workload } from "../../vocabulary/workload.js";
 import type { ResourceQuantities } from "../../config/types.js";
 import { clientContainerSecurity, clientPodBase, NODE_IMAGE_UID } from "../client-pod.js";
-import { MIX_JOB_FILE, MIX_JOB_MOUNT, MIX_JOB_SETTINGS_ENV, mixJobSettingsEnv } from "../../benchmarks/run/mix-job.js";
+import { LOADGEN_IMAGE_BINARY, LOADGEN_MOUNT, MIX_JOB_FILE, MIX_JOB_MOUNT, MIX_JOB_SETTINGS_ENV, mixJobSettingsEnv } from "../../benchmarks/run/mix-job.js";
+import { LOADGEN_ENV } from "../../benchmarks/run/loadgen.js";
 import { CLIENT_LABEL, type Placement } from "../shared.js";
 import type { EnvVar, ObjectMeta, Plain, PodSpec } from "../valkey/k8s-types.js";
 import type * as k8s from "@pulumi/kubernetes";
@@ -72,10 +73,11 @@ export interface BenchmarkJobManifestArgs {
    */
   clientPods?: number;
   /**
-   * A mix (`workload.mix`): the Node image that runs the bundle and the ConfigMap holding it
-   * (key MIX_JOB_FILE). Required with a mix, refused without one. @default undefined (valkey-benchmark)
+   * A mix (`workload.mix`): the Node image that runs the bundle, the ConfigMap holding it (key
+   * MIX_JOB_FILE) and the image holding the load generator at LOADGEN_IMAGE_BINARY (an init
+   * container copies it into the pod). Required with a mix, refused without one. @default undefined (valkey-benchmark)
    */
-  mixRunner?: { image: string; configMap: string };
+  mixRunner?: { image: string; configMap: string; loadgenImage: string };
 }
 
 /**
@@ -128,11 +130,26 @@ function mixContainer(a: BenchmarkJobManifestArgs, runner: NonNullable<Benchmark
   return {
     image: runner.image,
     command: ["node", `${MIX_JOB_MOUNT}/${MIX_JOB_FILE}`],
-    env: [...env, { name: MIX_JOB_SETTINGS_ENV, value: settings }],
+    env: [...env, { name: MIX_JOB_SETTINGS_ENV, value: settings }, { name: LOADGEN_ENV, value: `${LOADGEN_MOUNT}/vload` }],
     volumeMounts: [
       { name: "tmp", mountPath: "/tmp" },
       { name: MIX_VOLUME, mountPath: MIX_JOB_MOUNT, readOnly: true },
+      { name: LOADGEN_VOLUME, mountPath: LOADGEN_MOUNT, readOnly: true },
     ],
+  };
+}
+
+const LOADGEN_VOLUME = "loadgen";
+
+/** The init container handing the load generator over: it copies itself into the shared emptyDir. */
+function loadgenInit(runner: NonNullable<BenchmarkJobManifestArgs["mixRunner"]>) {
+  return {
+    name: "loadgen",
+    image: runner.loadgenImage,
+    command: [LOADGEN_IMAGE_BINARY, "install", LOADGEN_MOUNT],
+    resources: { requests: { cpu: "50m", memory: "32Mi" }, limits: { cpu: "500m", memory: "64Mi" } },
+    securityContext: clientContainerSecurity(),
+    volumeMounts: [{ name: LOADGEN_VOLUME, mountPath: LOADGEN_MOUNT }],
   };
 }
 
@@ -165,6 +182,7 @@ function podSpec(a: BenchmarkJobManifestArgs): PodSpec {
   const container = runner === undefined ? benchmarkContainer(a, env) : mixContainer(a, runner, env);
   return {
     ...clientPodBase(a.placement, runner === undefined ? VALKEY_IMAGE_UID : NODE_IMAGE_UID, { antiAffinity: ownNode, ...spread }),
+    ...(runner === undefined ? {} : { initContainers: [loadgenInit(runner)] }),
     containers: [
       {
         name: BENCHMARK_CONTAINER,
@@ -176,7 +194,15 @@ function podSpec(a: BenchmarkJobManifestArgs): PodSpec {
         volumeMounts: container.volumeMounts,
       },
     ],
-    volumes: [{ name: "tmp", emptyDir: { sizeLimit: "64Mi" } }, ...(runner === undefined ? [] : [{ name: MIX_VOLUME, configMap: { name: runner.configMap } }])],
+    volumes: [
+      { name: "tmp", emptyDir: { sizeLimit: "64Mi" } },
+      ...(runner === undefined
+        ? []
+        : [
+            { name: MIX_VOLUME, configMap: { name: runner.configMap } },
+            { name: LOADGEN_VOLUME, emptyDir: { sizeLimit: "64Mi" } },
+          ]),
+    ],
   };
 }
 

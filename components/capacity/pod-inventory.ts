@@ -88,6 +88,10 @@ export function valkeyPoolPods(config: StackConfig): PodGroup[] {
       placement,
       resources: config.benchmark.resources,
       clientPods: config.benchmark.clientPods,
+      // A mix's pod: the same requests; its images and bundle do not change what it asks of a node.
+      ...(config.benchmark.mix === undefined
+        ? {}
+        : { mixRunner: { image: config.benchmark.mixImage, configMap: "estimate", loadgenImage: config.benchmark.loadgenImage ?? config.benchmark.mixImage } }),
     });
     groups.push(podGroupOf("benchmark", config.benchmark.clientPods, "benchmark", job.spec.template));
   }

@@ -119,6 +119,7 @@ describe("BenchmarkJob running a mix (mocked engine)", () => {
       placement,
       resources: { cpu: "1", memory: "1Gi" },
       mixImage: "node:24-test",
+      loadgenImage: "registry.example/vload:test",
       valkeyPodSelectors: [PROXIES, MEMBERS],
     });
     await valueOf(component.jobName);
@@ -133,6 +134,7 @@ describe("BenchmarkJob running a mix (mocked engine)", () => {
     expect([c.image, c.command]).toEqual(["node:24-test", ["node", "/vbench/mix.mjs"]]);
     expect(at(pod, "securityContext", "runAsUser")).toBe(1000);
     expect(pod.volumes).toContainEqual({ name: "mix-runner", configMap: { name } });
+    expect(at(pod, "initContainers", 0, "image")).toBe("registry.example/vload:test");
     const settings = JSON.parse(String((c.env as Obj[]).find((e) => e.name === "VBENCH_MIX")?.value)) as Obj;
     expect(settings).toMatchObject({
       mode: "replication",
@@ -144,7 +146,7 @@ describe("BenchmarkJob running a mix (mocked engine)", () => {
     for (const r of mocks.resources) expect(JSON.stringify(r.redacted)).not.toContain(PASSWORD);
   });
 
-  it("a mix without mixImage is refused, naming it", () => {
+  it("a mix without mixImage or loadgenImage is refused, naming them", () => {
     mocks.reset();
     expect(
       () =>
@@ -158,7 +160,7 @@ describe("BenchmarkJob running a mix (mocked engine)", () => {
           placement,
           resources: { cpu: "1", memory: "1Gi" },
         }),
-    ).toThrow(/mixImage is required/);
+    ).toThrow(/mixImage and loadgenImage are required/);
   });
 });
 

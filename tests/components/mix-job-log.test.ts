@@ -35,7 +35,7 @@ function row(test: string): ResultRow {
     duration_s: 5,
     requests: 5000,
     server_version: "9.1.2",
-    client_version: "vbench mix (ioredis)",
+    client_version: "vbench mix (vload)",
     avg_ms: 0.6,
     min_ms: 0.1,
     max_ms: 3,
@@ -59,7 +59,7 @@ const result = (over: Record<string, unknown> = {}) =>
     ...over,
   });
 
-const log = (...lines: string[]) => ["### vbench-version client=vbench mix (ioredis)", "### vbench-auth method=env", ...lines].join("\n");
+const log = (...lines: string[]) => ["### vbench-version client=vbench mix (vload)", "### vbench-auth method=env", ...lines].join("\n");
 
 describe("parseMixJobLog", () => {
   it("a well-formed log: the rows in the mix's order with the Job's timestamp, and what was measured beside them", () => {
@@ -87,7 +87,7 @@ describe("parseMixJobLog", () => {
     ["a failed status", log(`### vbench-result ${result()}`, "### vbench-done status=1"), /status 1/],
     [
       "another client",
-      log(`### vbench-result ${result()}`, "### vbench-done status=0").replace("vbench mix (ioredis)", "valkey-benchmark 9.1.2"),
+      log(`### vbench-result ${result()}`, "### vbench-done status=0").replace("vbench mix (vload)", "valkey-benchmark 9.1.2"),
       /expected vbench mix/,
     ],
     [

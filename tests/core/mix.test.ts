@@ -137,11 +137,15 @@ describe("the mix spec", () => {
   }, 30_000);
 
   it("the stack config names benchmark.mix; the deployed Job runs it in one client pod", () => {
-    const parse = (mix: string, enabled = false, clientPods = 1) => parseStackConfig({ "aws:region": "eu-west-1", "benchmark": { mix, enabled, clientPods } });
+    const parse = (mix: string, enabled = false, clientPods = 1, loadgenImage: string | null = "registry.example/vload:1") =>
+      parseStackConfig({ "aws:region": "eu-west-1", "benchmark": { mix, enabled, clientPods, ...(loadgenImage === null ? {} : { loadgenImage }) } });
     expect(parse("get:80,set:20").config.benchmark.mix).toEqual(GET_SET);
     expect(() => parse("get:80,get:20")).toThrow(ConfigError);
     expect(() => parse("get:80,get:20")).toThrow(/benchmark\.mix.*get is given twice/);
     expect(parse("get:80,set:20", true).config.benchmark.mixImage).toMatch(/node:24/);
     expect(() => parse("get:80,set:20", true, 2)).toThrow(/benchmark\.clientPods.*a mix runs in one client pod \(got 2\)/);
+    // The load generator's image has no public default: a deployed mix names the key and how to build it.
+    expect(() => parse("get:80,set:20", true, 1, null)).toThrow(/benchmark\.loadgenImage.*required with benchmark\.mix.*npm run loadgen:image/);
+    expect(() => parse("get:80,set:20", true, 1, "not an image!")).toThrow(/benchmark\.loadgenImage.*must be an image reference/);
   });
 });

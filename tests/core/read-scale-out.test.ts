@@ -12,7 +12,7 @@ import type { ReportSource } from "../../benchmarks/report/model.js";
 import { resultRow } from "../support/result-rows.js";
 
 const bench = "redis-benchmark 7.0.15";
-const gen = "vbench mix (ioredis)";
+const gen = "vbench mix (vload)";
 const rows = [
   resultRow({ mode: "replication", test: "GET", rps: 100_000, client_version: bench, notes: REPLICATION_PATH_NOTES.direct }),
   resultRow({ mode: "replication", test: "GET", rps: 80_000, client_version: bench, notes: REPLICATION_PATH_NOTES.endpoint }),

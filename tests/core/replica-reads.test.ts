@@ -185,7 +185,7 @@ describe("replication: reads on the replicas are served by the replicas", () => 
   }, 60_000);
 });
 
-describe("cluster: reads on the replicas over READONLY connections (ioredis scaleReads slave)", () => {
+describe("cluster: reads on the replicas over READONLY connections (the load generator, a READONLY connection to its shard's replica per lane)", () => {
   const nodes = () => cluster.nodes.map((n) => ({ host: n.host, port: n.port }));
   const roles = async () => {
     const out: { primaries: NodeEndpoint[]; replicas: NodeEndpoint[] } = { primaries: [], replicas: [] };

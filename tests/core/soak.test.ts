@@ -15,6 +15,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
+import type { LatencyHistogram } from "../../benchmarks/run/latency-histogram.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleEntry } from "../../benchmarks/util/bundle.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
@@ -190,17 +191,32 @@ describe("soak: a sampled series with flagged events", () => {
 
 describe("the sampler as an in-pod script would carry it", () => {
   it("bundles alone (no filesystem, no Pulumi, no schema library) and samples a real server from the bundle", async () => {
-    const text = await bundleEntry(fileURLToPath(new URL("../../benchmarks/run/soak-sampler.ts", import.meta.url)), "the soak sampler");
+    // The sampler and the histogram it reads, bundled together as a pod script would carry them.
+    const entry = join(scratch, "soak-entry.ts");
+    const run = (f: string) => JSON.stringify(fileURLToPath(new URL(`../../benchmarks/run/${f}`, import.meta.url)));
+    writeFileSync(entry, `export { startMixSoak } from ${run("soak-sampler.ts")};\nexport { LatencyHistogram } from ${run("latency-histogram.ts")};\n`);
+    const text = await bundleEntry(entry, "the soak sampler");
     expect(text).not.toMatch(/"node:fs"|@pulumi|zod/);
     expect(Buffer.byteLength(text)).toBeLessThan(400_000);
     const path = join(scratch, "soak-sampler.mjs");
     writeFileSync(path, text);
-    const bundled = (await import(pathToFileURL(path).href)) as { startMixSoak: typeof startMixSoak };
+    const bundled = (await import(pathToFileURL(path).href)) as { startMixSoak: typeof startMixSoak; LatencyHistogram: typeof LatencyHistogram };
     const sampler = await bundled.startMixSoak({ sampleSeconds: 1, members: [{ host: primary.host, port: primary.port }] });
-    for (let i = 0; i < 50; i++) sampler.record(100 + i);
-    await sleep(1300);
+    // Two windows as the generator hands them over (the last one is kept: a whole window).
+    const t0 = Date.now();
+    for (const [index, n] of [
+      [0, 50],
+      [1, 20],
+    ] as const) {
+      const hist = new bundled.LatencyHistogram();
+      for (let i = 0; i < n; i++) hist.record(100 + i);
+      sampler.window({ index, fromMs: t0 + index * 1000, toMs: t0 + (index + 1) * 1000, errors: 0, hist });
+    }
     const { record, hlog } = await sampler.stop();
-    expect(record.samples[0]?.requests).toBe(50);
+    expect(record.samples.map((s) => [s.requests, s.rps, s.t_s])).toEqual([
+      [50, 50, 1],
+      [20, 20, 2],
+    ]);
     expect(record.samples.every((s) => s.members[0]?.role === "master" && (s.members[0]?.used_memory ?? 0) > 0)).toBe(true);
     expect(hlog).toContain("HIST");
   }, 60_000);
@@ -228,7 +244,8 @@ describe("soak flags and stack keys", () => {
   }, 60_000);
 
   it("benchmark.soak is validated like benchmark.mix; the deployed Job runs it while its log stays under the kubelet's rotation", () => {
-    const parse = (benchmark: Record<string, unknown>) => parseStackConfig({ "aws:region": "eu-west-1", "benchmark": { enabled: false, ...benchmark } });
+    const parse = (benchmark: Record<string, unknown>) =>
+      parseStackConfig({ "aws:region": "eu-west-1", "benchmark": { enabled: false, loadgenImage: "registry.example/vload:1", ...benchmark } });
     expect(parse({ mix: "get:80,set:20", durationSeconds: 10_800, soak: { sampleSeconds: 5 } }).config.benchmark.soak).toEqual({ sampleSeconds: 5 });
     expect(() => parse({ soak: { sampleSeconds: 5 } })).toThrow(/benchmark\.soak.*samples a mix: set benchmark\.mix too/);
     expect(() => parse({ mix: "get:100", soak: { sampleSeconds: 20 } })).toThrow(

@@ -62,14 +62,14 @@ describe("verdict", () => {
     expect(writes.text).toContain(`the cluster ${Math.round(set("cluster").rps).toLocaleString("en-US")} ops/s`);
     expect(writes.text).toContain("not a scale-out figure");
     expect(writes.from.join(" ")).toMatch(/replication SET row \(path not recorded\).*cluster SET row/);
-    for (const t of ["reads", "latency", "failover", "cost"] as const) {
+    for (const t of ["reads", "latency", "slo", "failover", "cost"] as const) {
       expect(line(lines, t).measured, t).toBe(false);
       expect(line(lines, t).text, t).toMatch(/not measured/);
       expect(line(lines, t).from, t).toEqual([]);
     }
     const choice = line(lines, "choice");
     expect(choice.measured).toBe(true);
-    expect(choice.text).toContain("Not measured, so not weighed: reads, latency, failover, cost.");
+    expect(choice.text).toContain("Not measured, so not weighed: reads, latency, slo, failover, cost.");
   });
 
   it("drills, loop figures and prices make their lines; the choice weighs each", () => {
@@ -103,7 +103,7 @@ describe("verdict", () => {
     const choice = line(lines, "choice").text;
     expect(choice).toContain("stopped writes for less time in cluster mode");
     expect(choice).toContain("a million SET/s costs less in replication mode");
-    expect(choice).toContain("Not measured, so not weighed: reads.");
+    expect(choice).toContain("Not measured, so not weighed: reads, slo.");
   });
 
   it("the cost line carries data transfer: per mode the crossing bytes and their price, the placement and rate, in-zone reads' saving; a mode not measured says why, never $0", () => {
@@ -178,7 +178,7 @@ describe("verdict", () => {
     const writes = line(verdict({ replication: { ...base, rows }, cluster: base }), "writes");
     expect(writes.text).toContain("one primary 50,000 ops/s");
     expect(writes.from[0]).toContain("(path: direct to the primary)");
-    const mixOnly = base.rows.map((r) => ({ ...r, client_version: "vbench mix (ioredis)" }));
+    const mixOnly = base.rows.map((r) => ({ ...r, client_version: "vbench mix (vload)" }));
     expect(line(verdict({ replication: { ...base, rows: mixOnly }, cluster: { ...base, rows: mixOnly } }), "writes").text).toMatch(
       /^Write ceiling: not measured for replication and cluster/,
     );

@@ -106,6 +106,13 @@ const BAD_CONFIGS: Array<[string, Record<string, unknown>, string, string]> = [
   ["unknown NAT layout", { network: { natGateways: "onePerAz" } }, "network.natGateways", '"single", "perZone"'],
   ["string where a number belongs", { valkey: { ioThreads: "4" } }, "valkey.ioThreads", 'must be a number (got "4")'],
   ["unknown maxmemory policy", { valkey: { maxmemoryPolicy: "lru" } }, "valkey.maxmemoryPolicy", '"allkeys-lru"'],
+  ["latency target without a unit", { benchmark: { mix: "get:100", slo: "p99:2" } }, "benchmark.slo", "has no unit: give us, ms or s"],
+  ["latency target on a percentile not measured", { benchmark: { mix: "get:100", slo: "p95:2ms" } }, "benchmark.slo", "'p95' is not a percentile it measures"],
+  ["latency target of garbage", { benchmark: { mix: "get:100", slo: "fast" } }, "benchmark.slo", "is not <percentile>:<bound><unit>"],
+  ["latency target without a mix", { benchmark: { slo: "p99:2ms" } }, "benchmark.slo", "set benchmark.mix too"],
+  ["sweep steps without a latency target", { benchmark: { mix: "get:100", sloSteps: 10 } }, "benchmark.sloSteps", "set benchmark.slo too"],
+  ["sweep steps over the bound", { benchmark: { mix: "get:100", slo: "p99:2ms", sloSteps: 51 } }, "benchmark.sloSteps", "50"],
+  ["sweep step length zero", { benchmark: { mix: "get:100", slo: "p99:2ms", sloStepSeconds: 0 } }, "benchmark.sloStepSeconds", "must be ≥ 1"],
 ];
 
 describe("parseStackConfig: bad configs name the key path", () => {
@@ -202,6 +209,16 @@ describe("parseStackConfig: defaults", () => {
     expect(config.valkey.pods).toBe(4);
     expect(config.valkey.auth.enabled).toBe(true);
     expect(config.checks).toEqual({ bootstrap: true, verify: true, connector: "port-forward", directSourceCidrs: [], replicaLagBytes: 1_048_576 });
+  });
+
+  it("a latency target reaches the workload parsed: benchmark.slo p99.9:500us with its sweep settings", () => {
+    const { config: c } = parseStackConfig({
+      benchmark: { mix: "get:80,set:20", loadgenImage: "registry.example/vload:1", slo: "p99.9:500us", sloSteps: 8, sloStepSeconds: 3 },
+    });
+    expect(workloadFromConfig(c)).toMatchObject({ slo: { percentile: "p999", boundMs: 0.5 }, sloSteps: 8, sloStepSeconds: 3 });
+    expect(
+      workloadFromConfig(parseStackConfig({ benchmark: { mix: "get:100", loadgenImage: "registry.example/vload:1", slo: "p99:2ms" } }).config),
+    ).not.toHaveProperty("sloSteps");
   });
 
   it("runs exactly the seed workload", () => {

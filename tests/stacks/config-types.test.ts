@@ -29,7 +29,7 @@ describe("config types inferred from the schema", () => {
     expectTypeOf<Toleration["operator"]>().toEqualTypeOf<"Equal" | "Exists">();
     expectTypeOf<Toleration["key"]>().toEqualTypeOf<string | undefined>();
     expectTypeOf<
-      Omit<StackConfig["benchmark"], "enabled" | "workloadName" | "resources" | "resourceAmounts" | "clientPods" | "runId" | "mixImage">
+      Omit<StackConfig["benchmark"], "enabled" | "workloadName" | "resources" | "resourceAmounts" | "clientPods" | "runId" | "mixImage" | "loadgenImage">
     >().toEqualTypeOf<Omit<Workload, "name">>();
 
     const { config } = parseStackConfig({ "aws:region": "eu-west-1", "valkey": { mode: "cluster" } });

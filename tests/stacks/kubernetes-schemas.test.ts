@@ -51,7 +51,8 @@ function stackConfig(stack: string, mode: string) {
   raw.restore = { from: "s3://team-backups/valkey-on-eks/20261125T031700Z" };
   if (stack === "byo") raw.backup = { endpoint: "http://10.231.0.1:5056", credentialsSecret: "s3-keys" };
   // One stack's benchmark runs a mix: the Node Job and the ConfigMap of its bundled runner.
-  if (stack === "byo" && mode === "replication") raw.benchmark = { ...(raw.benchmark as Record<string, unknown>), mix: "get:80,set:20", rate: 1000 };
+  if (stack === "byo" && mode === "replication")
+    raw.benchmark = { ...(raw.benchmark as Record<string, unknown>), mix: "get:80,set:20", rate: 1000, loadgenImage: "registry.example/vbench/vload:1" };
   return parseStackConfig(raw).config;
 }
 

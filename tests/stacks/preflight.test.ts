@@ -13,6 +13,7 @@ const QUOTA_TOKEN = "aws:servicequotas/getServiceQuota:getServiceQuota";
 const CALLER_TOKEN = "aws:index/getCallerIdentity:getCallerIdentity";
 const SESSION_TOKEN = "aws:iam/getSessionContext:getSessionContext";
 const SSM_TOKEN = "aws:ssm/getParameter:getParameter";
+const ECR_TOKEN = "aws:ecr/getImage:getImage";
 
 /** The account the mocks answer for: zones, what each zone offers, and the vCPU quota. */
 const account = {
@@ -22,6 +23,8 @@ const account = {
   caller: "arn:aws:sts::123456789012:assumed-role/deployer/session-1",
   /** The AL2023 arm64 releases SSM publishes, by Kubernetes version; an Error: the read fails. */
   amiReleases: {} as Record<string, string[]> | Error,
+  /** The ECR images of the account, `<repository>:<tag>`; an Error: the read fails. */
+  ecrImages: [] as string[] | Error,
 };
 const RELEASES = { "1.35": ["v20260625", "v20260714"], "1.36": ["v20260714"] };
 const ALL_TYPES = ["m7g.large", "r7g.large", "r7g.xlarge", "r7g.2xlarge"];
@@ -53,6 +56,13 @@ const recorder = installMocks({
       if (!m || !(account.amiReleases[m[1] as string] ?? []).includes(m[2] as string)) throw new Error(`ParameterNotFound: ${String(inputs.name)}`);
       return { name: inputs.name, type: "String", value: "ami-0123456789abcdef0", arn: `arn:aws:ssm:eu-west-1::parameter${String(inputs.name)}` };
     },
+    [ECR_TOKEN]: (inputs) => {
+      if (account.ecrImages instanceof Error) throw account.ecrImages;
+      const ref = `${String(inputs.repositoryName)}:${String(inputs.imageTag)}`;
+      if (!account.ecrImages.includes(ref))
+        throw new Error(`ImageNotFoundException: The image with imageId {imageTag:'${String(inputs.imageTag)}'} does not exist`);
+      return { registryId: inputs.registryId, repositoryName: inputs.repositoryName, imageTag: inputs.imageTag, imageDigest: `sha256:${"0".repeat(64)}` };
+    },
     [QUOTA_TOKEN]: () => {
       if (account.quota instanceof Error) throw account.quota;
       return { value: account.quota, quotaName: "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances", adjustable: true };
@@ -75,6 +85,7 @@ beforeEach(() => {
   account.quota = 64;
   account.caller = "arn:aws:sts::123456789012:assumed-role/deployer/session-1";
   account.amiReleases = RELEASES;
+  account.ecrImages = [];
 });
 
 describe("preflight invokes", () => {
@@ -158,6 +169,43 @@ describe("the pinned AMI release for eks.version (issue 19 item 4)", () => {
     const auto = parseStackConfig({ "aws:region": "eu-west-1", "eks": { autoMode: true } }).config;
     await collectPreflight(auto, createAwsProvider(auto));
     expect(recorder.calls).not.toContain(SSM_TOKEN);
+  });
+});
+
+describe("the load generator's image of a deployed mix (benchmark.loadgenImage)", () => {
+  const ECR = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/vbench/vload";
+  const mix = (loadgenImage: string) => parseStackConfig({ "aws:region": "eu-west-1", "benchmark": { mix: "get:80,set:20", loadgenImage } }).config;
+
+  it("an ECR image of the stack's region is read through the stack's provider; a missing one fails the preview naming the key and the push command", async () => {
+    account.ecrImages = ["vbench/vload:512c32473f63"];
+    const present = mix(`${ECR}:512c32473f63`);
+    expect(await collectPreflight(present, createAwsProvider(present))).toEqual({ problems: [], warnings: [] });
+    const read = recorder.invokes.find((c) => c.token === ECR_TOKEN);
+    expect(read?.inputs).toEqual({ registryId: "123456789012", repositoryName: "vbench/vload", imageTag: "512c32473f63" });
+    expect(read?.provider).toMatch(PROVIDER_REF);
+    const absent = mix(`${ECR}:0000000000aa`);
+    const err = await preflightEks(absent, createAwsProvider(absent)).catch((e: unknown) => e);
+    expect((err as Error).message).toContain(
+      `benchmark.loadgenImage: ${ECR}:0000000000aa is not in ECR; build and push it: npm run loadgen:image -- --push ${ECR}:0000000000aa`,
+    );
+  });
+
+  it("an unreadable image, another region's or another registry's only warns, saying it was not checked; no mix, no read", async () => {
+    account.ecrImages = new Error("AccessDeniedException: not authorized to perform ecr:DescribeImages");
+    const denied = await collectPreflight(mix(`${ECR}:1`), createAwsProvider(mix(`${ECR}:1`)));
+    expect([denied.problems, denied.warnings]).toEqual([[], [expect.stringMatching(/^could not read benchmark\.loadgenImage .*AccessDeniedException/)]]);
+    const elsewhere = mix("123456789012.dkr.ecr.us-east-1.amazonaws.com/vload:1");
+    expect((await collectPreflight(elsewhere, createAwsProvider(elsewhere))).warnings).toEqual([
+      expect.stringMatching(/an ECR image of us-east-1, the stack is in eu-west-1/),
+    ]);
+    const other = mix("registry.example.com/vload:1");
+    expect((await collectPreflight(other, createAwsProvider(other))).warnings).toEqual([
+      expect.stringMatching(/not an ECR image\): make sure the nodes can pull it/),
+    ]);
+    recorder.reset();
+    const { config } = parseStackConfig({ "aws:region": "eu-west-1" });
+    await collectPreflight(config, createAwsProvider(config));
+    expect(recorder.calls).not.toContain(ECR_TOKEN);
   });
 });
 

@@ -326,15 +326,19 @@ describe("the program under mocks", () => {
     const { config } = parseStackConfig({
       platform: "byo",
       byo: { kubeconfig: kubeconfigPath },
-      benchmark: { mix: "get:90,set:10", durationSeconds: 7200, rate: 5000, mixImage: "registry.example/node:24" },
+      benchmark: { mix: "get:90,set:10", durationSeconds: 7200, rate: 5000, mixImage: "registry.example/node:24", loadgenImage: "registry.example/vload:1" },
     });
     const out = runProgram({ stack: "byo", config, password: PASSWORD });
     // The Job's manifest waits for the esbuild bundle (the ConfigMap's name is its hash): outside the mocks' request count.
     await valueOf(out.report);
     await settle();
     const job = recorder.ofType("kubernetes:batch/v1:Job")[0];
-    const spec = job?.inputs.spec as { activeDeadlineSeconds: number; template: { spec: { containers: { image: string; command: string[] }[] } } };
+    const spec = job?.inputs.spec as {
+      activeDeadlineSeconds: number;
+      template: { spec: { containers: { image: string; command: string[] }[]; initContainers: { image: string }[] } };
+    };
     expect(spec.template.spec.containers[0]).toMatchObject({ image: "registry.example/node:24", command: ["node", "/vbench/mix.mjs"] });
+    expect(spec.template.spec.initContainers[0]?.image).toBe("registry.example/vload:1");
     expect(spec.activeDeadlineSeconds).toBe(7200 + 1800);
     expect(recorder.ofType("kubernetes:core/v1:ConfigMap").some((c) => c.name === "valkey-benchmark-mix-runner")).toBe(true);
     const results = recorder.resources.find((r) => r.name === "valkey-benchmark-results-run");

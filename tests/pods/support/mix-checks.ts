@@ -21,7 +21,7 @@ import { tail } from "../../e2e/support/pulumi-harness.js";
 import type { UpgradeContext } from "./write-load.js";
 
 interface BenchmarkPods {
-  items: Array<{ spec: { nodeName?: string; containers: Array<{ image: string }> }; status: { phase?: string } }>;
+  items: Array<{ spec: { nodeName?: string; containers: Array<{ image: string }>; initContainers?: Array<{ image: string }> }; status: { phase?: string } }>;
 }
 
 const RATE = 400;
@@ -31,6 +31,9 @@ const SAMPLE_S = 2;
 export async function expectMixOnRealPods(c: UpgradeContext, clientNode: string): Promise<void> {
   const { api, cluster, NS, mode, stack: s } = c;
   const node = cluster.images.node as string;
+  const loadgen = cluster.images.loadgen;
+  if (loadgen === undefined)
+    throw new Error("no loadgen image in the running local cluster: restart it (npm run kube:local -- down, then up) to import the images");
   const all = await s.stack.getAllConfig();
   const benchmark = JSON.parse(all["valkey-on-eks:benchmark"]?.value ?? "{}") as Record<string, unknown>;
   const drills = JSON.parse(all["valkey-on-eks:drills"]?.value ?? "{}") as Record<string, unknown>;
@@ -44,6 +47,7 @@ export async function expectMixOnRealPods(c: UpgradeContext, clientNode: string)
         durationSeconds: DURATION_S,
         clients: 4,
         mixImage: node,
+        loadgenImage: loadgen,
         ...(mode === "cluster" ? { rate: RATE } : { soak: { sampleSeconds: SAMPLE_S } }),
       }),
     },
@@ -63,7 +67,7 @@ export async function expectMixOnRealPods(c: UpgradeContext, clientNode: string)
   expect(
     rows.map((r) => [r.mode, r.test, r.client_version]),
     tail(s.log),
-  ).toEqual(["GET", "SET", "MIX"].map((t) => [mode, t, "vbench mix (ioredis)"]));
+  ).toEqual(["GET", "SET", "MIX"].map((t) => [mode, t, "vbench mix (vload)"]));
   const total = rows.find((r) => r.test === "MIX");
   const get = mix?.served.commands.find((x) => x.test === "get");
   expect(Math.abs((get?.servedPercent ?? 0) - 80)).toBeLessThanOrEqual(2);
@@ -91,5 +95,8 @@ export async function expectMixOnRealPods(c: UpgradeContext, clientNode: string)
   const pods = (await api<BenchmarkPods>("GET", `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent("app.kubernetes.io/name=valkey-benchmark")}`))
     .body.items;
   const ran = pods.filter((p) => p.spec.containers[0]?.image === node);
-  expect(ran.map((p) => [p.spec.nodeName, p.status.phase])).toEqual([[clientNode, "Succeeded"]]);
+  expect(ran.map((p) => [p.spec.nodeName, p.status.phase, p.spec.initContainers?.[0]?.image])).toEqual([[clientNode, "Succeeded", loadgen]]);
+  // The rows are the load generator's: its version is the loadgen image's, its CPU use was measured.
+  expect(mix?.generator?.version).toMatch(/^[0-9a-f]{12}$/);
+  expect(mix?.generator?.cpu.cpuSeconds).toBeGreaterThan(0);
 }

@@ -1,0 +1,81 @@
+/**
+ * `vbench local --slo p99:2ms`: the latency-target sweep of both local topologies as one progress
+ * step after the benchmark (slo-sweep.ts), the sweeps interleaved between replication and cluster
+ * (replication 1, cluster 1, replication 2, …). Replication is swept through its HAProxy write
+ * endpoint (the path of the side-by-side rows and of the deployed Job), cluster through a seed
+ * node (the client follows the slot map). Writes raw/slo-sweep-<mode>.json and fills `records`.
+ */
+import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
+import { DEFAULT_SLO_REPEAT, sloLabel } from "../../vocabulary/slo.js";
+import type { Workload } from "../../vocabulary/workload.js";
+import type { SloSweepRecord } from "../run/slo-figure.js";
+import { runSloSweeps, sloMix, type SloSweepSide } from "../run/slo-sweep.js";
+import { writeSloFiles } from "../run/slo-table.js";
+import type { ValkeyBinaries } from "../binaries.js";
+import type { ProgressStep } from "./progress.js";
+
+export type { SloSweepRecord } from "../run/slo-figure.js";
+export { renderSloMarkdown, sloSideRows } from "../run/slo-table.js";
+
+/** What the sweep needs of a started topology (local-comparison.ts StartedTopology). */
+export interface SweptTopology {
+  mode: "replication" | "cluster";
+  seed: NodeEndpoint;
+  writeEndpoint?: NodeEndpoint;
+  members?: NodeEndpoint[];
+}
+
+export interface LocalSloContext {
+  workload: Workload;
+  /** Sweeps per topology. @default DEFAULT_SLO_REPEAT */
+  repeat?: number;
+  password?: string;
+  timestamp: string;
+  rawDir: string;
+  /** The binaries found (the server's version goes in the rows), once found. */
+  binaries: () => ValkeyBinaries | undefined;
+  /** Both topologies, once started. */
+  started: () => SweptTopology[];
+  /** Filled with one record per topology. */
+  records: SloSweepRecord[];
+}
+
+function side(c: LocalSloContext, t: SweptTopology): SloSweepSide {
+  const target = t.mode === "replication" ? (t.writeEndpoint ?? t.seed) : t.seed;
+  return {
+    via: t.mode === "replication" ? `the HAProxy write endpoint ${endpointKey(target)}` : `the cluster, seed ${endpointKey(target)} (slot map followed)`,
+    options: {
+      workload: c.workload,
+      target: { host: target.host, port: target.port, cluster: t.mode === "cluster" },
+      mode: t.mode,
+      serverVersion: c.binaries()?.server.version ?? "unknown",
+      timestamp: c.timestamp,
+      ...(c.password === undefined ? {} : { password: c.password }),
+      ...(t.members === undefined ? {} : { members: t.members }),
+    },
+  };
+}
+
+/** The sweep's progress step, or none without `workload.slo`. */
+export function sloSweepSteps(c: LocalSloContext): ProgressStep[] {
+  const slo = c.workload.slo;
+  if (slo === undefined) return [];
+  const repeat = c.repeat ?? DEFAULT_SLO_REPEAT;
+  const mix = sloMix(c.workload)
+    .map((e) => `${e.test}:${e.percent}`)
+    .join(",");
+  return [
+    {
+      title: `Throughput at ${sloLabel(slo)}: ${repeat} open-loop rate sweep(s) per topology, interleaved (mix ${mix})`,
+      run: async (update) => {
+        const sides = c.started().map((t) => {
+          const s = side(c, t);
+          return { ...s, options: { ...s.options, onProgress: update } };
+        });
+        const records = await runSloSweeps(sides, repeat);
+        writeSloFiles(c.rawDir, records);
+        c.records.push(...records);
+      },
+    },
+  ];
+}

@@ -1,0 +1,5 @@
+module valkey-on-eks/loadgen
+
+go 1.25
+
+require github.com/HdrHistogram/hdrhistogram-go v1.4.0
