@@ -64,6 +64,7 @@ export function stackTransfer(i: StackTransferInput): { rows: ResultRow[]; trans
         clientZones,
         cluster: i.mode === "cluster",
         rate: i.rate,
+        ...(i.mix.generator === undefined ? {} : { generatorBytes: i.mix.generator.bytes }),
       }),
     ];
   });

@@ -48,6 +48,8 @@ export const transferRecordSchema = z.strictObject({
   missing: z.string().optional(),
   /** A caveat on the figures (a replica behind its primary's stream at a snapshot). */
   note: z.string().optional(),
+  /** A mix: what the load generator itself counted on its sockets (vload), beside the members' client bytes. */
+  generatorBytes: z.strictObject({ written: z.int().min(0), read: z.int().min(0) }).optional(),
   usdPerHour: z.number().nullable(),
   readSavingUsdPerHour: z.number().nullable(),
 });
@@ -88,6 +90,8 @@ export interface RecordInput {
   clientZones: readonly string[];
   cluster: boolean;
   rate: TransferRate;
+  /** A mix: the load generator's own byte counts (MixResult.generator.bytes). */
+  generatorBytes?: { written: number; read: number };
 }
 
 /** A test's record: its members' bytes, the figures and their price, or why not (`missing`). */
@@ -110,7 +114,8 @@ export function transferRecord(i: RecordInput): TransferRecord {
       : {
           note: `${lagged.join(", ")} had not applied its primary's stream within ${CATCH_UP_MS / 1000} s at a snapshot: some stream bytes fall in a neighbouring test`,
         };
-  const base = { test: i.test, path: i.path, rps: i.rps, requests: i.requests, seconds, members, ...note };
+  const generator = i.generatorBytes === undefined ? {} : { generatorBytes: { written: i.generatorBytes.written, read: i.generatorBytes.read } };
+  const base = { test: i.test, path: i.path, rps: i.rps, requests: i.requests, seconds, members, ...note, ...generator };
   const none = { figures: null, usdPerHour: null, readSavingUsdPerHour: null };
   if ("missing" in placedOrWhy) return { ...base, ...none, missing: placedOrWhy.missing };
   if (!(i.requests > 0)) return { ...base, ...none, missing: "the run recorded no requests" };

@@ -59,7 +59,7 @@ export class TransferLedger {
     const file = this.fileOf(mode, t);
     const recorder = new MemberBytesRecorder(members, this.o.password);
     const start = file.records.length;
-    const record = (row: ResultRow, deltas: MixResult["served"]["members"]) =>
+    const record = (row: ResultRow, deltas: MixResult["served"]["members"], generatorBytes?: MixResult["generator"]["bytes"]) =>
       file.records.push(
         transferRecord({
           test: row.test,
@@ -71,6 +71,7 @@ export class TransferLedger {
           clientZones: file.clientZones,
           cluster: mode === "cluster",
           rate: this.rate,
+          ...(generatorBytes === undefined ? {} : { generatorBytes }),
         }),
       );
     return {
@@ -83,7 +84,7 @@ export class TransferLedger {
       }),
       mix: (r) => {
         const total = r.rows.find((x) => x.test === "MIX");
-        if (total !== undefined) record(total, r.served.members);
+        if (total !== undefined) record(total, r.served.members, r.generator.bytes);
       },
       columns: (rows) => {
         const mine = file.records.slice(start);

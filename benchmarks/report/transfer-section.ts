@@ -46,6 +46,14 @@ export function rateText(f: Pick<TransferFile, "rate">): string {
     : `$${r.usdPerGBEachDirection}/GB in each direction (${r.region}; ${r.source})`;
 }
 
+/** The load generator's own count beside the members' (a mix): a check of the client bytes. */
+function generatorText(r: TransferRecord): string {
+  const g = r.generatorBytes;
+  const members = r.members.reduce((n, m) => n + (m.clientBytes ?? 0), 0);
+  if (g === undefined || r.requests === 0) return "";
+  return `the load generator counted ${perOp((g.written + g.read) / r.requests)} B/op on its sockets (${g.written} written, ${g.read} read), the members ${perOp(members / r.requests)} B/op of client bytes`;
+}
+
 /** Cluster mode: how the bus figures were had ("; cluster bus: ..."), "" otherwise. */
 function busText(f: TransferFile): string {
   const notes = [...new Set(f.records.flatMap((r) => (r.figures ? [r.figures.bus] : [])))];
@@ -103,6 +111,7 @@ export function renderTransferMarkdown(files: readonly TransferFile[]): string[]
     ...rows.map((r) => `| ${r.join(" | ")} |`),
     "",
     ...files.flatMap((f) => f.records.flatMap((r) => (r.note === undefined ? [] : [`- ${f.mode} ${r.test}: ${r.note}.`]))),
+    ...files.flatMap((f) => f.records.flatMap((r) => (r.generatorBytes === undefined ? [] : [`- ${f.mode} ${r.test}: ${generatorText(r)}.`]))),
     "",
     TRANSFER_NOT_COUNTED,
     "",

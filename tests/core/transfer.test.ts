@@ -12,6 +12,8 @@ import type { ZoneTopology } from "../../benchmarks/cost/transfer.js";
 import { startLocalCluster, type LocalCluster } from "../../benchmarks/local/local-cluster.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
 import { MemberBytesRecorder } from "../../benchmarks/run/mix-served.js";
+import { runMix } from "../../benchmarks/run/mix-runner.js";
+import { SEED_WORKLOAD } from "../../vocabulary/workload.js";
 import { parseInfo } from "../../benchmarks/topology/info.js";
 
 const N = 20_000;
@@ -103,6 +105,51 @@ describe("cross-zone bytes of known traffic", () => {
     expect(Math.abs((inZone.figures?.crossZone.total ?? 0) - replication) / replication).toBeLessThan(0.05);
     // Every replica received the stream (the one in a too, not crossing): 3 × L per N.
     expect(Math.abs((spread.figures?.replicationBytesPerOp ?? 0) - (3 * L) / N) / ((3 * L) / N)).toBeLessThan(0.05);
+  }, 60_000);
+
+  it("a mix: the load generator's own count of the bytes it wrote and read agrees with the members' client bytes within 2 %", async () => {
+    const members = [primary, ...replicas].map((x) => ({ host: x.host, port: x.port }));
+    const r = await runMix({
+      workload: {
+        ...SEED_WORKLOAD,
+        name: "transfer",
+        clients: 4,
+        pipeline: 8,
+        keyspaceLength: 10_000,
+        dataSize: 100,
+        mix: [
+          { test: "get", percent: 50 },
+          { test: "set", percent: 50 },
+        ],
+        durationSeconds: 2,
+      },
+      target: { host: primary.host, port: primary.port, cluster: false },
+      mode: "replication",
+      serverVersion: "test",
+      timestamp: "20260101-000000",
+      members,
+    });
+    const total = r.rows.find((x) => x.test === "MIX");
+    const record = transferRecord({
+      test: "MIX",
+      path: "",
+      rps: total?.rps ?? 0,
+      requests: total?.requests ?? 0,
+      deltas: r.served.members,
+      topology: topology(),
+      clientZones: ["a", "b", "c"],
+      cluster: false,
+      rate: RATE,
+      generatorBytes: r.generator.bytes,
+    });
+    const membersBytes = record.members.reduce((n, m) => n + (m.clientBytes ?? 0), 0);
+    const generator = r.generator.bytes.written + r.generator.bytes.read;
+    console.log(
+      `[transfer] mix: generator ${generator} bytes, members' client bytes ${membersBytes} (${((100 * (membersBytes - generator)) / generator).toFixed(2)} %)`,
+    );
+    expect(generator).toBeGreaterThan(100_000);
+    expect(Math.abs(membersBytes - generator) / generator).toBeLessThan(0.02);
+    expect(record.generatorBytes).toEqual(r.generator.bytes);
   }, 60_000);
 
   it("a cluster's bus bytes come from CLUSTER INFO, per node, and a share crosses zones", async () => {
