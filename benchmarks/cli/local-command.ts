@@ -2,6 +2,7 @@
  * `vbench local`: the seed's side-by-side comparison on this machine (see
  * local/local-comparison.ts). Progress goes to stderr, the table (or --json) to stdout.
  */
+import { CLIENT_ZONES, type ClientZones } from "../cost/transfer.js";
 import type { Command } from "commander";
 import { Listr, ListrLogger, ProcessOutput } from "listr2";
 import { FAULTS, parseFaults, type Fault } from "../../vocabulary/faults.js";
@@ -59,6 +60,14 @@ interface LocalFlags extends SloFlags {
   sampleS?: number;
   /** Where the read tests go: primary (default) or replicas. */
   reads?: string;
+  /** Data transfer: where the clients are (spread or primary). */
+  clientZones: string;
+}
+
+/** Parses `--client-zones spread|primary` (the data transfer's client placement, config `cost.clientZones`). */
+export function parseClientZones(text: string): ClientZones {
+  if (!(CLIENT_ZONES as readonly string[]).includes(text)) throw new UsageError(`--client-zones: '${text}' is not one of ${CLIENT_ZONES.join(", ")}`);
+  return text as ClientZones;
 }
 
 /** Parses `--tests set,get,incr`, naming any test valkey-benchmark does not know. */
@@ -256,6 +265,11 @@ export function registerLocalCommand(program: Command): void {
     .option("--replicas-per-primary <n>", "cluster mode: replicas per primary", nonNegativeInt("--replicas-per-primary"), 1)
     .option("--zones <csv>", "zone names assigned round-robin to the nodes", "zone-a,zone-b,zone-c")
     .option("--io-threads <n>", "valkey-server io-threads", positiveInt("--io-threads"), 1)
+    .option(
+      "--client-zones <where>",
+      "data transfer: the clients spread evenly over the zones, or all in the primary's zone (cluster: the zone of the most primaries)",
+      "spread",
+    )
     .option(...CLIENT_PROCESSES_OPTION)
     .option(...SLO_OPTIONS.slo)
     .option(...SLO_OPTIONS.steps)
@@ -274,6 +288,7 @@ export function registerLocalCommand(program: Command): void {
           `--reads replicas needs replicas to read from: --replicas ${flags.replicas}, --replicas-per-primary ${flags.replicasPerPrimary} (both ≥ 1)`,
         );
       const zones = parseZones(flags.zones);
+      const clientZones = parseClientZones(flags.clientZones);
       let drills: Fault[] | undefined;
       if (flags.drills !== undefined) {
         try {
@@ -300,6 +315,7 @@ export function registerLocalCommand(program: Command): void {
               clientProcesses: flags.clientProcesses,
               password,
               drills,
+              clientZones,
               repeat: sloRepeat(flags),
             },
             listrProgress(flags.quiet === true || flags.json === true),

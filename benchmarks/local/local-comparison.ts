@@ -26,7 +26,7 @@ import { writeReport } from "../report/render.js";
 import { writeRunVerdict } from "../report/verdict-run.js";
 import { buildRunMeta, RUN_META_FILE } from "../report/run-meta.js";
 import { renderComparisonTable, renderSummaryMarkdown } from "../run/comparison.js";
-import type { ResultRow } from "../run/result-row.js";
+import { formatResultTimestamp, type ResultRow } from "../run/result-row.js";
 import { renderResultsCsv } from "../run/results-csv.js";
 import { renderDrillMarkdown, renderDrillTable } from "../drill/drill-table.js";
 import type { Fault } from "../../vocabulary/faults.js";
@@ -47,10 +47,11 @@ import { readScaleOutPairs, renderReadScaleOutMarkdown, renderReadScaleOutTable 
 import { SentinelTopology } from "./sentinel-topology.js";
 import { renderSloMarkdown, sloSideRows, sloSweepSteps, type SloSweepRecord } from "./slo-steps.js";
 import { LocalFleet } from "./valkey-process.js";
+import { TransferLedger, type LocalTransferOptions } from "./transfer-ledger.js";
 
 export type LocalMode = "replication" | "cluster";
 
-export interface LocalComparisonOptions {
+export interface LocalComparisonOptions extends LocalTransferOptions {
   workload: Workload;
   /** Replicas of the replication-mode primary. @default 3 */
   replicas: number;
@@ -94,11 +95,8 @@ export interface LocalComparisonResult {
 
 export { silentProgress, type ProgressRunner, type ProgressStep };
 
-/** `YYYYMMDD-HHMMSS` in UTC, the seed's results.csv timestamp format. */
-export function runTimestamp(d: Date = new Date()): string {
-  const p = (n: number): string => String(n).padStart(2, "0");
-  return `${d.getUTCFullYear()}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}-${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}`;
-}
+/** `YYYYMMDD-HHMMSS` in UTC, the seed's results.csv timestamp format (one home: result-row.ts). */
+export { formatResultTimestamp as runTimestamp };
 
 /** A topology that failed its check: the CLI prints the report and exits 1. */
 export class TopologyCheckError extends Error {
@@ -127,7 +125,7 @@ interface StartedTopology {
 }
 
 export async function runLocalComparison(o: LocalComparisonOptions, progress: ProgressRunner = silentProgress): Promise<LocalComparisonResult> {
-  const timestamp = o.timestamp ?? runTimestamp();
+  const timestamp = o.timestamp ?? formatResultTimestamp();
   const runDir = resolve(o.outputDir, timestamp);
   const rawDir = join(runDir, "raw");
   const fleet = new LocalFleet();
@@ -142,6 +140,7 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
   const skipped: string[] = [];
   const sweeps: SloSweepRecord[] = [];
   let binaries: ValkeyBinaries | undefined;
+  const transfer = new TransferLedger({ zones: o.zones, placement: o.clientZones ?? "spread", password: o.password });
 
   const verify = async (t: StartedTopology): Promise<TopologyReport> => {
     const report = await verifyTopology({
@@ -170,6 +169,7 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
       // The primary paths: `--reads replicas` adds its own rows (read-scale-out-steps.ts).
       const workload: Workload = { ...o.workload, reads: "primary" };
       const members = mode === "cluster" ? t.members : sentinelTopology?.members.map((m) => ({ host: m.host, port: m.port }));
+      const tx = transfer.step(mode, path === undefined ? "" : REPLICATION_PATH_NOTES[path], members ?? [], reports[mode]?.before);
       const out =
         o.workload.mix !== undefined
           ? (
@@ -184,6 +184,7 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
                 onProgress: update,
               }).then((r) => {
                 writeMixFiles(rawDir, mode, r);
+                tx.mix(r);
                 if (r.soak !== undefined)
                   soaks.push({ label: `${mode}${path === undefined ? "" : ` (${REPLICATION_PATH_NOTES[path]})`}`, record: r.soak.record });
                 return r;
@@ -199,14 +200,14 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
               timestamp,
               rawDir,
               clientProcesses: o.clientProcesses ?? 1,
-              onProgress: (e) => {
+              ...tx.hooks((e) => {
                 if (e.phase === "run") update(`${e.test.toUpperCase()}: ${e.requests} requests`);
                 else if (e.phase === "rerun") update(`${e.test.toUpperCase()}: too short, re-running with ${e.requests} requests`);
                 else if (e.row) update(`${e.row.test}: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms (${e.row.duration_s.toFixed(1)} s)`);
-              },
+              }),
             });
       const note = path === undefined ? undefined : REPLICATION_PATH_NOTES[path];
-      rows.push(...out.map((r) => (note === undefined ? r : { ...r, notes: r.notes === "" ? note : `${note}; ${r.notes}` })));
+      rows.push(...tx.columns(out).map((r) => (note === undefined ? r : { ...r, notes: r.notes === "" ? note : `${note}; ${r.notes}` })));
     },
   });
 
@@ -368,6 +369,7 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
     ...renderSoakMarkdown(soaks),
     ...renderReadScaleOutMarkdown(readPairs),
     ...renderDrillMarkdown(drills),
+    ...transfer.write(rawDir),
   ]);
   const describe = (["replication", "cluster"] as const).map((m) => topologies[m]?.describe ?? m);
   writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(buildRunMeta(o.workload, versions, describe), null, 2)}\n`);

@@ -72,6 +72,8 @@ export interface RunWorkloadOptions {
    * @default 1
    */
   clientProcesses?: number;
+  /** Wraps each measured run, re-runs included (every member's byte counters around it: mix-served.ts MemberBytesRecorder). */
+  aroundRun?: <T>(run: () => Promise<T>) => Promise<T>;
 }
 
 /** The client could not authenticate with the password from its environment. */
@@ -334,10 +336,11 @@ async function measureOne(
 async function measure(o: RunWorkloadOptions, test: BenchmarkTest, requests: number, n: number): Promise<Measured> {
   const targets = targetsOf(o);
   const count = processCount(o);
-  const m =
+  const m = await (o.aroundRun ?? ((run) => run()))(async () =>
     count === 1
       ? await measureOne(o, test, requests, n)
-      : combineClients(await Promise.all(Array.from({ length: count }, (_, i) => measureOne(o, test, requests, n, i + 1, targets[i % targets.length]))));
+      : combineClients(await Promise.all(Array.from({ length: count }, (_, i) => measureOne(o, test, requests, n, i + 1, targets[i % targets.length])))),
+  );
   return { ...m, windowSeconds: measuredWindow(m.requests, m.line.rps, m.wallSeconds) };
 }
 

@@ -37,6 +37,14 @@ export interface ResultRow {
    */
   usd_per_hour?: number | null;
   usd_per_million_ops_per_s?: number | null;
+  /**
+   * Appended data transfer columns (benchmarks/cost/transfer.ts): bytes per second that crossed
+   * zones at this row's rps (replication, client traffic under the placement assumed, cluster
+   * bus), and their USD per hour at the price table's inter-AZ rate (locally: what it would cost
+   * on AWS). Absent when the run measured no transfer; null when this row's was not measured.
+   */
+  cross_zone_bytes_per_s?: number | null;
+  transfer_usd_per_hour?: number | null;
 }
 
 export const RESULT_MODES: readonly ResultMode[] = ["cluster", "replication"];

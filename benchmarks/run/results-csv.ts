@@ -40,13 +40,20 @@ export const P999_CSV_COLUMNS = ["p999_ms"] as const satisfies readonly (keyof R
  */
 export const COST_CSV_COLUMNS = ["usd_per_hour", "usd_per_million_ops_per_s"] as const satisfies readonly (keyof ResultRow)[];
 
+/**
+ * Appended after the cost columns when any row carries a data transfer figure (benchmarks/cost/
+ * transfer.ts): an empty field is "not measured" (null).
+ */
+export const TRANSFER_CSV_COLUMNS = ["cross_zone_bytes_per_s", "transfer_usd_per_hour"] as const satisfies readonly (keyof ResultRow)[];
+
 type Column = (typeof RESULTS_CSV_COLUMNS)[number];
-type OptionalColumn = (typeof P999_CSV_COLUMNS)[number] | (typeof COST_CSV_COLUMNS)[number];
+type OptionalColumn = (typeof P999_CSV_COLUMNS)[number] | (typeof COST_CSV_COLUMNS)[number] | (typeof TRANSFER_CSV_COLUMNS)[number];
 
 /** The optional column groups, in their order after `notes`; each is written when any row carries one of its fields. */
 const OPTIONAL_GROUPS: readonly { columns: readonly OptionalColumn[]; empty: null | undefined; what: string }[] = [
   { columns: P999_CSV_COLUMNS, empty: undefined, what: "a non-negative number or empty (not measured)" },
   { columns: COST_CSV_COLUMNS, empty: null, what: "a non-negative number or empty (no price)" },
+  { columns: TRANSFER_CSV_COLUMNS, empty: null, what: "a non-negative number or empty (not measured)" },
 ];
 
 const groupsOf = (rows: readonly ResultRow[]) => OPTIONAL_GROUPS.filter((g) => rows.some((r) => g.columns.some((c) => r[c] !== undefined)));
@@ -114,7 +121,7 @@ function toRow(rec: Record<string, string>, lineNo: number, groups: readonly (ty
   return { ...(out as unknown as ResultRow), ...(optional as Partial<ResultRow>) };
 }
 
-/** Reads what renderResultsCsv wrote (the header is RESULTS_CSV_COLUMNS, then optionally P999_CSV_COLUMNS, then optionally COST_CSV_COLUMNS). */
+/** Reads what renderResultsCsv wrote (the header is RESULTS_CSV_COLUMNS, then optionally P999_CSV_COLUMNS, COST_CSV_COLUMNS and TRANSFER_CSV_COLUMNS, in that order). */
 export function parseResultsCsv(text: string): ResultRow[] {
   let records: string[][];
   try {
