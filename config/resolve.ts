@@ -126,6 +126,7 @@ export function resolveStackConfig(input: StackInput) {
     drills: { ...input.drills, faults: [...input.drills.faults] },
     backup: { ...input.backup },
     restore: { ...input.restore },
+    cost: { ...input.cost },
   };
 }
 

@@ -31,6 +31,7 @@ import { drillsSchema } from "./drills-section.js";
 import { backupSchema, restoreSchema } from "./backup-section.js";
 import { awsSchema, eksSchema, karpenterSchema, networkSchema } from "./platform-sections.js";
 import { versions } from "../versions.js";
+import { CLIENT_ZONES } from "../vocabulary/client-zones.js";
 
 export { PROJECT, cpuQuantity, memoryQuantity } from "./fields.js";
 
@@ -317,6 +318,18 @@ export const checksSchema = section(
   "Post-deploy steps.",
 );
 
+export const costSchema = section(
+  {
+    clientZones: z
+      .enum(CLIENT_ZONES)
+      .default("spread")
+      .describe(
+        "Where the clients are when data transfer is priced: `spread` (evenly over the zones, so (Z − 1)/Z of each member's client bytes cross zones) or `primary` (every client in the primary's zone; cluster mode: the zone holding the most primaries, ties to the first by name). Replication streams and the cluster bus cross by the members' own zones either way.",
+      ),
+  },
+  "How the cost estimate prices data transfer between zones (measured from every member's INFO byte counters around a mix).",
+);
+
 export const passwordSchema = z
   .union([z.string(), z.strictObject({ secure: z.string().min(1) })], { error: "must be set with `pulumi config set --secret password ...`" })
   .optional()
@@ -342,6 +355,7 @@ export const stackInputSchema = z.strictObject({
   "drills": drillsSchema,
   "backup": backupSchema,
   "restore": restoreSchema,
+  "cost": costSchema,
   "password": passwordSchema,
 });
 

@@ -62,3 +62,6 @@ export type DrillsConfig = StackConfig["drills"];
 export type BackupConfig = StackConfig["backup"];
 /** `restore`: start a new stack from a backup. */
 export type RestoreConfig = StackConfig["restore"];
+
+/** `cost`: how the cost estimate prices data transfer. */
+export type CostConfig = StackConfig["cost"];

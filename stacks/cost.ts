@@ -13,6 +13,11 @@ import { loadPriceTable } from "../benchmarks/cost/prices.js";
 import type { StackConfig } from "../config/types.js";
 import { estimateNodes } from "../components/capacity/estimate.js";
 import { natGatewayCount } from "../components/aws/vpc.js";
+import { stackTransfer } from "../benchmarks/cost/stack-transfer.js";
+import { transferRate } from "../benchmarks/cost/transfer-record.js";
+import type { ZoneTopology } from "../benchmarks/cost/transfer.js";
+import { renderResultsCsv } from "../benchmarks/run/results-csv.js";
+import type { BenchmarkPart } from "./outputs.js";
 
 /** Plain cost inputs from the resolved config (EKS platform). */
 export function costInputsFromConfig(config: StackConfig, clientPods: number): CostInputs {
@@ -100,4 +105,24 @@ export function stackCostOutput(
   const provider = new aws.Provider("pricing-api", { ...opts.providerArgs, region: PRICING_API_REGIONS[0] });
   const asked = askPricingApi(inputs.region, typesToPrice(inputs), provider);
   return pulumi.output(asked.then(({ live, error }) => stackCost(inputs, table, live, error)));
+}
+
+/**
+ * The benchmark with its data transfer (benchmarks/cost/stack-transfer.ts): the mix's member bytes,
+ * the members' zones from the topology check's report, the clients placed by `cost.clientZones`,
+ * priced at the table's inter-AZ rate of `aws.region` (byo: what it would cost on AWS there).
+ * Rows are absent while the results are unknown (preview): then nothing is added.
+ */
+export function withStackTransfer(b: BenchmarkPart, topology: ZoneTopology | undefined, config: StackConfig): BenchmarkPart {
+  if (b.rows === undefined) return b;
+  const { rows, transfer } = stackTransfer({
+    mode: config.valkey.mode,
+    rows: b.rows,
+    mix: b.mix,
+    topology,
+    zones: config.aws.zones,
+    placement: config.cost.clientZones,
+    rate: transferRate(loadPriceTable(), config.aws.region),
+  });
+  return { ...b, rows, csv: renderResultsCsv(rows), transfer };
 }

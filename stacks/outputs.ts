@@ -7,6 +7,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { StackCost } from "../benchmarks/cost/cost-model.js";
 import type { ResultRow } from "../benchmarks/run/result-row.js";
 import type { MixJobExtras } from "../benchmarks/run/mix-job-result.js";
+import type { TransferFile } from "../benchmarks/cost/transfer-record.js";
 import type { Platform, StackConfig, ValkeyMode } from "../config/types.js";
 import type { DeployedDrill } from "../components/steps/failure-drill/implementation.js";
 import type { RollStepTiming } from "../benchmarks/roll/rolling-restart.js";
@@ -171,6 +172,8 @@ export interface BenchmarkPart {
   rows: ResultRow[];
   csv: string;
   mix?: MixJobExtras | null;
+  /** Added within schemaVersion 1: data transfer between zones (benchmarks/cost/stack-transfer.ts); absent before the results are known. */
+  transfer?: TransferFile | null;
 }
 
 /** What the RollingRestart step gives the report. */

@@ -36,7 +36,7 @@ import { workloadFromConfig } from "../config/schema.js";
 import { DEFAULT_MIX_DURATION_SECONDS, runsOf } from "../vocabulary/workload.js";
 import { sloSweepSeconds } from "../vocabulary/slo.js";
 import type { StackConfig } from "../config/types.js";
-import { costInputsFromConfig, stackCostOutput } from "./cost.js";
+import { costInputsFromConfig, stackCostOutput, withStackTransfer } from "./cost.js";
 import { buildStackReport, type BenchmarkPart, type Endpoints, type StackReport } from "./outputs.js";
 import { byoPlatform, eksPlatform, type PlatformResult } from "./platform.js";
 import { stackRestore } from "./restore.js";
@@ -320,6 +320,8 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
     benchmark = pulumi.all([results.rows, results.csv, results.mix]).apply(([rows, csv, mix]) => ({ rows, csv, mix: mix ?? null }));
     // `after: [results]` follows the results' runStamp: every benchmark run re-runs this check.
     if (config.checks.verify) after = new TopologyCheck("valkey-check-after-benchmark", { ...target, ...checkOptions, after: [results] });
+    // Data transfer: the mix's member bytes with the members' zones from the check's report (stacks/cost.ts).
+    benchmark = pulumi.all([benchmark, (after ?? before)?.report]).apply(([b, t]) => withStackTransfer(b, t, config));
   }
 
   // Cost (eks only): the estimate of stacks/cost.ts, appended to every result row.

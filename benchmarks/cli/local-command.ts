@@ -3,6 +3,7 @@
  * local/local-comparison.ts). Progress goes to stderr, the table (or --json) to stdout.
  */
 import { join } from "node:path";
+import { CLIENT_ZONES, type ClientZones } from "../cost/transfer.js";
 import type { Command } from "commander";
 import { Listr, ListrLogger, ProcessOutput } from "listr2";
 import { FAULTS, parseFaults, type Fault } from "../../vocabulary/faults.js";
@@ -65,6 +66,14 @@ interface LocalFlags extends SloFlags {
   reads?: string;
   /** Runs of every measurement (`--repeat`, local and bench). @default DEFAULT_REPEAT (a soak: 1) */
   repeat?: number;
+  /** Data transfer: where the clients are (spread or primary). */
+  clientZones: string;
+}
+
+/** Parses `--client-zones spread|primary` (the data transfer's client placement, config `cost.clientZones`). */
+export function parseClientZones(text: string): ClientZones {
+  if (!(CLIENT_ZONES as readonly string[]).includes(text)) throw new UsageError(`--client-zones: '${text}' is not one of ${CLIENT_ZONES.join(", ")}`);
+  return text as ClientZones;
 }
 
 /** Parses `--tests set,get,incr`, naming any test valkey-benchmark does not know. */
@@ -299,6 +308,11 @@ export function registerLocalCommand(program: Command): void {
     .option("--replicas-per-primary <n>", "cluster mode: replicas per primary", nonNegativeInt("--replicas-per-primary"), 1)
     .option("--zones <csv>", "zone names assigned round-robin to the nodes", "zone-a,zone-b,zone-c")
     .option("--io-threads <n>", "valkey-server io-threads", positiveInt("--io-threads"), 1)
+    .option(
+      "--client-zones <where>",
+      "data transfer: the clients spread evenly over the zones, or all in the primary's zone (cluster: the zone of the most primaries)",
+      "spread",
+    )
     .option(...CLIENT_PROCESSES_OPTION)
     .option(...REPEAT_OPTION)
     .option(...SLO_OPTIONS.slo)
@@ -317,6 +331,7 @@ export function registerLocalCommand(program: Command): void {
           `--reads replicas needs replicas to read from: --replicas ${flags.replicas}, --replicas-per-primary ${flags.replicasPerPrimary} (both ≥ 1)`,
         );
       const zones = parseZones(flags.zones);
+      const clientZones = parseClientZones(flags.clientZones);
       let drills: Fault[] | undefined;
       if (flags.drills !== undefined) {
         try {
@@ -343,6 +358,7 @@ export function registerLocalCommand(program: Command): void {
               clientProcesses: flags.clientProcesses,
               password,
               drills,
+              clientZones,
             },
             listrProgress(flags.quiet === true || flags.json === true),
           );

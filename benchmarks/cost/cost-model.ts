@@ -17,10 +17,17 @@
  *
  * Counted per hour: the Valkey nodes, the benchmark client nodes (they exist while the benchmark
  * runs, which is when the rps was measured), the system node group, the Valkey volumes and the
- * system nodes' root volumes at the gp3 rate, the EKS control plane and the NAT gateways.
- * Not counted: data transfer (cross-AZ replication and client traffic, NAT per-GB processing),
- * gp3 IOPS/throughput above the included baseline, load balancers, CloudWatch, public IPv4
- * addresses, and the Karpenter controller's share of the system nodes.
+ * system nodes' root volumes at the gp3 rate, the EKS control plane and the NAT gateways; per row,
+ * data transfer between zones at the row's measured rate (withCostColumns; transfer.ts: the
+ * replication streams, the client traffic under the placement `cost.clientZones` assumes, the
+ * cluster bus), priced at the table's inter-AZ rate ($0.01/GB in each direction), where it was
+ * measured (a mix's MIX row: the pod reads every member's INFO byte counters; valkey-benchmark's
+ * rows are not measured, and say so).
+ * Not counted: NAT per-GB processing (no benchmark byte goes through a NAT gateway; image pulls
+ * and AWS API calls from private subnets do, and are not measured), the client → HAProxy hop of
+ * replication mode's write path, Sentinel ↔ Sentinel traffic, gp3 IOPS/throughput above the
+ * included baseline, load balancers, CloudWatch, public IPv4 addresses, and the Karpenter
+ * controller's share of the system nodes.
  */
 import { allocatableFor } from "../../config/instance-types.js";
 import type { ResultRow } from "../run/result-row.js";
@@ -166,7 +173,14 @@ export function usdPerMillionOpsPerSecond(usdPerHour: number | null, rps: number
   return round(usdPerHour / (rps / 1e6), 4);
 }
 
-/** The rows with the two cost columns appended. */
+/**
+ * The rows with the two cost columns appended: the stack's hour plus the row's own data transfer
+ * per hour where it was measured (`transfer_usd_per_hour`, benchmarks/cost/transfer.ts); a row
+ * whose transfer was not measured carries the stack's hour alone (its transfer column is empty).
+ */
 export function withCostColumns(rows: readonly ResultRow[], usdPerHour: number | null): ResultRow[] {
-  return rows.map((r) => ({ ...r, usd_per_hour: usdPerHour, usd_per_million_ops_per_s: usdPerMillionOpsPerSecond(usdPerHour, r.rps) }));
+  return rows.map((r) => {
+    const hour = usdPerHour === null ? null : round(usdPerHour + (typeof r.transfer_usd_per_hour === "number" ? r.transfer_usd_per_hour : 0), 6);
+    return { ...r, usd_per_hour: hour, usd_per_million_ops_per_s: usdPerMillionOpsPerSecond(hour, r.rps) };
+  });
 }

@@ -97,6 +97,7 @@ export function withKarpenterPrices(table: PriceTable, figures: Record<string, P
     Object.values(r.ec2OnDemandPerHour).forEach(cite);
     cite(r.ebsGp3PerGiBMonth);
     cite(r.natGatewayPerHour);
+    if (r.dataTransferInterAzPerGB) cite(r.dataTransferInterAzPerGB);
   }
   next.sources = Object.fromEntries(Object.entries(next.sources).filter(([id]) => cited.has(id)));
   return next;

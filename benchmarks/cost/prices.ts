@@ -27,6 +27,8 @@ export const priceTableSchema = z
         ec2OnDemandPerHour: z.record(z.string(), figure),
         ebsGp3PerGiBMonth: figure,
         natGatewayPerHour: figure,
+        /** Data crossing Availability Zones in the region, USD per GB in each direction (a crossing byte pays it leaving one zone and entering the other). */
+        dataTransferInterAzPerGB: figure.optional(),
       }),
     ),
   })
@@ -43,6 +45,7 @@ export const priceTableSchema = z
       for (const [type, f] of Object.entries(r.ec2OnDemandPerHour)) check(f, ["regions", region, "ec2OnDemandPerHour", type]);
       check(r.ebsGp3PerGiBMonth, ["regions", region, "ebsGp3PerGiBMonth"]);
       check(r.natGatewayPerHour, ["regions", region, "natGatewayPerHour"]);
+      if (r.dataTransferInterAzPerGB) check(r.dataTransferInterAzPerGB, ["regions", region, "dataTransferInterAzPerGB"]);
     }
   });
 
@@ -94,4 +97,15 @@ export function natGatewayHourly(table: PriceTable, region: string): Lookup {
 
 export function eksControlPlaneHourly(table: PriceTable, support: "standard" | "extended"): Lookup {
   return fromFigure(table.eksControlPlanePerHour[support], `EKS control plane (${support} support)`);
+}
+
+/** The inter-AZ data transfer rate, USD per GB in each direction. */
+export function interAzTransferPerGB(table: PriceTable, region: string): Lookup {
+  return fromFigure(table.regions[region]?.dataTransferInterAzPerGB, `inter-AZ data transfer in ${region}`);
+}
+
+/** The source a lookup names, with the date it was read (for a figure's label). */
+export function sourceRead(table: PriceTable, source: string): string {
+  const s = table.sources[source];
+  return s === undefined ? source : `${source}, read ${s.read}`;
 }

@@ -26,7 +26,7 @@ import { writeReport } from "../report/render.js";
 import { writeRunVerdict } from "../report/verdict-run.js";
 import { buildRunMeta, RUN_META_FILE } from "../report/run-meta.js";
 import { renderComparisonTable, renderSummaryMarkdown } from "../run/comparison.js";
-import type { ResultRow } from "../run/result-row.js";
+import { formatResultTimestamp, type ResultRow } from "../run/result-row.js";
 import { renderResultsCsv } from "../run/results-csv.js";
 import { renderDrillMarkdown } from "../drill/drill-table.js";
 import type { Fault } from "../../vocabulary/faults.js";
@@ -49,10 +49,11 @@ import { readScaleOutPairs, renderReadScaleOutMarkdown, renderReadScaleOutTable 
 import { SentinelTopology } from "./sentinel-topology.js";
 import { renderSloMarkdown, sloSideRows, sloSweepSteps, type SloSweepRecord } from "./slo-steps.js";
 import { LocalFleet } from "./valkey-process.js";
+import { TransferLedger, type LocalTransferOptions } from "./transfer-ledger.js";
 
 export type LocalMode = "replication" | "cluster";
 
-export interface LocalComparisonOptions {
+export interface LocalComparisonOptions extends LocalTransferOptions {
   workload: Workload;
   /** Replicas of the replication-mode primary. @default 3 */
   replicas: number;
@@ -94,11 +95,8 @@ export interface LocalComparisonResult {
 
 export { silentProgress, type ProgressRunner, type ProgressStep };
 
-/** `YYYYMMDD-HHMMSS` in UTC, the seed's results.csv timestamp format. */
-export function runTimestamp(d: Date = new Date()): string {
-  const p = (n: number): string => String(n).padStart(2, "0");
-  return `${d.getUTCFullYear()}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}-${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}`;
-}
+/** `YYYYMMDD-HHMMSS` in UTC, the seed's results.csv timestamp format (one home: result-row.ts). */
+export { formatResultTimestamp as runTimestamp };
 
 /** A topology that failed its check: the CLI prints the report and exits 1. */
 export class TopologyCheckError extends Error {
@@ -127,7 +125,7 @@ interface StartedTopology {
 }
 
 export async function runLocalComparison(o: LocalComparisonOptions, progress: ProgressRunner = silentProgress): Promise<LocalComparisonResult> {
-  const timestamp = o.timestamp ?? runTimestamp();
+  const timestamp = o.timestamp ?? formatResultTimestamp();
   const runDir = resolve(o.outputDir, timestamp);
   const rawDir = join(runDir, "raw");
   const fleet = new LocalFleet();
@@ -144,6 +142,7 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
   const skipped: string[] = [];
   const sweeps: SloSweepRecord[] = [];
   let binaries: ValkeyBinaries | undefined;
+  const transfer = new TransferLedger({ zones: o.zones, placement: o.clientZones ?? "spread", password: o.password });
 
   const verify = async (t: StartedTopology): Promise<TopologyReport> => {
     const report = await verifyTopology({
@@ -173,6 +172,8 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
     runRaw,
     binaries: () => binaries as ValkeyBinaries,
     soaks,
+    transfer,
+    verified: (mode) => reports[mode]?.before,
     target: (mode, path) => {
       const t = topology(mode);
       const members = mode === "cluster" ? t.members : sentinelTopology?.members.map((m) => ({ host: m.host, port: m.port }));
@@ -340,6 +341,7 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
     ...renderSoakMarkdown(soaks),
     ...renderReadScaleOutMarkdown(readPairs),
     ...renderDrillMarkdown(drills),
+    ...transfer.write(rawDir),
   ]);
   const describe = (["replication", "cluster"] as const).map((m) => topologies[m]?.describe ?? m);
   writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(buildRunMeta(o.workload, versions, describe), null, 2)}\n`);

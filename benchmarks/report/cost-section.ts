@@ -50,6 +50,6 @@ export function costSection(input: ReportInput): SafeHtml | null {
 <tbody>
 ${testsOf(input).map((t) => html`<tr data-test="${t}"><th scope="row">${t}</th>${series.map((s) => costCells(rowFor(s, t)))}</tr>\n`)}</tbody>
 </table>
-<p class="note">USD per 1M ops/s = the stack's estimated on-demand USD per hour ÷ (rps ÷ 1,000,000): what an hour of a million ops/s of this test would cost at this stack's shape. An estimate: instance types by the smallest permitted type that fits each pod, one pod per node; data transfer is not counted. "—" where a price is missing.</p>
+<p class="note">USD per 1M ops/s = the stack's estimated on-demand USD per hour ÷ (rps ÷ 1,000,000): what an hour of a million ops/s of this test would cost at this stack's shape. An estimate: instance types by the smallest permitted type that fits each pod, one pod per node. A row's USD/h includes its own data transfer between zones where it was measured (see "Data transfer"); a row without a transfer figure is the stack's hour alone. "—" where a price is missing.</p>
 <div class="cards">${cards}</div>`;
 }

@@ -18,6 +18,7 @@ import { parseSweepCsv, SweepCsvError, type SweepRow } from "../sweep/sweep-csv.
 import { loadDrills } from "./drill-files.js";
 import { loadSoaks } from "./soak-section.js";
 import { loadLoops, loadOpenLoops } from "./loop-section.js";
+import { loadTransfers } from "./transfer-section.js";
 import { loadSloSweeps } from "./slo-section.js";
 import type { MixJobExtras } from "../run/mix-job-result.js";
 import type { ReportSource, TopologyShard, TopologyView, WorkloadView } from "./model.js";
@@ -159,12 +160,14 @@ function loadRunDir(dir: string): ReportSource {
   let soak: ReturnType<typeof loadSoaks>;
   let loops: ReturnType<typeof loadLoops>;
   let openLoop: ReturnType<typeof loadOpenLoops>;
+  let transfer: ReturnType<typeof loadTransfers>;
   let sloSweeps: ReturnType<typeof loadSloSweeps>;
   try {
     drills = loadDrills(dir);
     soak = loadSoaks(dir);
     loops = loadLoops(dir);
     openLoop = loadOpenLoops(dir);
+    transfer = loadTransfers(dir);
     sloSweeps = loadSloSweeps(dir);
   } catch (err) {
     throw new ReportLoadError((err as Error).message);
@@ -215,6 +218,7 @@ function loadRunDir(dir: string): ReportSource {
     ...(soak ? { soak } : {}),
     ...(loops ? { loops } : {}),
     ...(openLoop ? { openLoop } : {}),
+    ...(transfer ? { transfer } : {}),
     ...(sloSweeps ? { sloSweeps } : {}),
     label: basename(dir),
     kind: meta?.stack ? "stack" : meta?.target ? "endpoint" : "local-run",
@@ -301,6 +305,7 @@ function loadStackReport(path: string, json: unknown): ReportSource {
     environment: `${r.platform} stack "${r.stack}": ${r.mode} mode, ${r.pods} Valkey pods over zones ${r.zones.join(", ")}; benchmark from ${clientPodsText(r.benchmark.rows)} inside the cluster`,
     describe: [`${r.mode}: ${r.pods} pods`],
     ...(r.cost ? { cost: r.cost } : {}),
+    ...(r.benchmark.transfer ? { transfer: [r.benchmark.transfer] } : {}),
     ...mixParts(r.mode, r.benchmark.mix ?? undefined),
     // The deployed drills carry no per-write timeline (the step keeps only the figures).
     ...(r.drills === null || r.drills === undefined || r.drills.length === 0 ? {} : { drills: r.drills.map((d) => ({ ...d, timeline: [] })) }),

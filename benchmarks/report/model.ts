@@ -16,6 +16,7 @@ import type { DrillView } from "./drill-files.js";
 import type { SoakFile } from "../run/soak-sample.js";
 import type { LoopComparison } from "../run/loop-figures.js";
 import type { MixJobExtras } from "../run/mix-job-result.js";
+import type { TransferFile } from "../cost/transfer-record.js";
 import type { SloSweepRecord } from "../run/slo-figure.js";
 
 /** A mode's closed vs open loop figures (loop-section.ts). */
@@ -115,6 +116,8 @@ export interface ReportSource {
   sloSweeps?: SloSweepRecord[];
   /** A deployed stack's cost estimate (stack report `cost`), when recorded. */
   cost?: CostView;
+  /** Data transfer per mode (raw/transfer-<mode>.json; a stack report's `benchmark.transfer`), when measured. */
+  transfer?: TransferFile[];
 }
 
 /** What the cost section shows of a stack's estimate (benchmarks/cost/cost-model.ts StackCost). */

@@ -11,6 +11,7 @@ import { seriesOf, type ReportInput } from "./model.js";
 import { howToRead } from "./reading.js";
 import { allRowsTable, setupSection, sideBySideTable, topologySection } from "./sections.js";
 import { costSection } from "./cost-section.js";
+import { transferSection } from "./transfer-section.js";
 import { sweepSection } from "./sweep-section.js";
 import { drillSection } from "./drill-section.js";
 import { soakSection } from "./soak-section.js";
@@ -52,6 +53,7 @@ export const SECTIONS: readonly ReportSection[] = [
   { id: "soak", title: "Soak", render: (i, c) => soakSection(i, figures(c, ["soak-load", "soak-memory"])) },
   { id: "drills", title: "Failure drills", render: (i, c) => drillSection(i, figures(c, ["drill-timeline"])) },
   { id: "cost", title: "Cost per topology", render: (i) => costSection(i) },
+  { id: "transfer", title: "Data transfer", render: (i) => transferSection(i) },
   // A new section adds an optional field to ReportSource (model.ts), a loader branch (load.ts),
   // and, for a chart, an entry in render.ts CHARTS; it renders only when its data is present.
   { id: "setup", title: "Workload, versions and machine", render: (i) => setupSection(i) },

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { resultRowSchema } from "../run/result-row-schema.js";
 import { mixExtrasSchema } from "../run/mix-job-result.js";
 import { drillFileSchema } from "./drill-files.js";
+import { transferFileSchema } from "../cost/transfer-record.js";
 
 /** The fields of stacks/outputs.ts `StackReport` (schemaVersion 1) the report reads. */
 export const stackReportSchema = z.object({
@@ -33,7 +34,10 @@ export const stackReportSchema = z.object({
     })
     .nullable(),
   /** `mix` added within schemaVersion 1 (a deployed mix); older reports lack it. */
-  benchmark: z.object({ rows: z.array(resultRowSchema), csv: z.string(), mix: mixExtrasSchema.nullable().optional() }).nullable(),
+  /** `transfer` added within schemaVersion 1 (data transfer, benchmarks/cost/transfer-record.ts); older reports lack it. */
+  benchmark: z
+    .object({ rows: z.array(resultRowSchema), csv: z.string(), mix: mixExtrasSchema.nullable().optional(), transfer: transferFileSchema.nullable().optional() })
+    .nullable(),
   /** Added within schemaVersion 1 (cost estimate); older reports lack it. */
   cost: z
     .object({

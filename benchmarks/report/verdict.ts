@@ -23,6 +23,7 @@ import type { ResultMode, ResultRow } from "../run/result-row.js";
 import type { DrillView } from "./drill-files.js";
 import { fmtMs, fmtRps } from "./format.js";
 import type { ModeLoops, ReportSource } from "./model.js";
+import { withTransfer } from "./verdict-transfer.js";
 import { sloLabel } from "../../vocabulary/slo.js";
 import { formatSummary } from "../run/slo-figure.js";
 import { sloSpeedupText } from "../run/slo-table.js";
@@ -315,7 +316,7 @@ function choice(lines: readonly VerdictLine[], i: VerdictInput): VerdictLine {
 }
 
 export function verdict(i: VerdictInput): VerdictLine[] {
-  const lines = [writes(i), reads(i), latency(i), atTarget(i), failover(i), cost(i)];
+  const lines = [writes(i), reads(i), latency(i), atTarget(i), failover(i), withTransfer(cost(i), i)];
   return [...lines, choice(lines, i)];
 }
 

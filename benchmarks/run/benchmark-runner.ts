@@ -78,6 +78,8 @@ export interface RunWorkloadOptions {
    * ended, so it is not re-run again from a short first run. @default workload.requests per process
    */
   startRequests?: Readonly<Record<string, number>>;
+  /** Wraps each measured run, re-runs included (every member's byte counters around it: mix-served.ts MemberBytesRecorder). */
+  aroundRun?: <T>(run: () => Promise<T>) => Promise<T>;
 }
 
 /** The client could not authenticate with the password from its environment. */
@@ -253,8 +255,8 @@ async function measure(o: RunWorkloadOptions, test: BenchmarkTest, requests: num
   const targets = targetsOf(o);
   const count = processCount(o);
   const cpu0 = childrenCpuSeconds();
-  const each = await Promise.all(
-    Array.from({ length: count }, (_, i) => measureOne(o, test, requests, n, count === 1 ? undefined : i + 1, targets[i % targets.length])),
+  const each = await (o.aroundRun ?? ((run) => run()))(() =>
+    Promise.all(Array.from({ length: count }, (_, i) => measureOne(o, test, requests, n, count === 1 ? undefined : i + 1, targets[i % targets.length]))),
   );
   const cpu1 = childrenCpuSeconds();
   const m = count === 1 ? (each[0] as ClientMeasurement) : combineClients(each);

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { ResultRow } from "./result-row.js";
 import type { LoopComparison } from "./loop-figures.js";
+import type { NetCounters } from "./net-bytes.js";
 import { resultRowSchema } from "./result-row-schema.js";
 import { soakRecordSchema, soakSampleSchema, type SoakRecord } from "./soak-sample.js";
 import { sloSweepSchema } from "./slo-sweep-schema.js";
@@ -39,6 +40,26 @@ export const openLoopSchema = z.strictObject({
   generatorLagMaxMs: ms,
   generatorLagMeanMs: ms.optional(),
 });
+const bytes = z.int();
+/** A member's byte counters over the mix (net-bytes.ts NetCounters deltas; negative after a restart); the bus is null outside cluster mode. */
+const netSchema = z.strictObject({
+  input: bytes,
+  output: bytes,
+  replInput: bytes,
+  replOutput: bytes,
+  busSent: bytes.nullable(),
+  busReceived: bytes.nullable(),
+}) satisfies z.ZodType<NetCounters>;
+/** Each member as the served view records it (mix-served.ts MemberDelta; `delta`, the commandstats, left loose): what data transfer reads. */
+const memberSchema = z.looseObject({
+  member: z.string(),
+  primary: z.boolean(),
+  replicaOf: z.string().optional(),
+  net: netSchema.optional(),
+  netMissing: z.string().optional(),
+  seconds: z.number().nonnegative().optional(),
+  lagged: z.literal(true).optional(),
+});
 export type OpenLoopSeries = z.infer<typeof openLoopSchema>;
 /** The load generator of a run (loadgen.ts): its version, its own CPU use, bytes, redirects followed. */
 export const generatorSchema = z.strictObject({
@@ -53,7 +74,12 @@ export type GeneratorFigures = z.infer<typeof generatorSchema>;
 export const mixExtrasSchema = z.strictObject({
   /** Absent in results written before the generator reported itself. */
   generator: generatorSchema.optional(),
-  served: z.looseObject({ total: z.int().min(0), commands: z.array(z.looseObject({ test: z.string(), servedPercent: z.number() })) }),
+  served: z.looseObject({
+    total: z.int().min(0),
+    commands: z.array(z.looseObject({ test: z.string(), servedPercent: z.number() })),
+    /** Every member's deltas; absent in results of versions that did not record them. */
+    members: z.array(memberSchema).optional(),
+  }),
   latency: z.strictObject({ p999_ms: z.record(z.string(), ms), histograms: z.record(z.string(), z.string()) }),
   openLoop: openLoopSchema.optional(),
   /** With a rate: the closed loop paced to it beside the open loop (loop-comparison.ts). */

@@ -1,7 +1,9 @@
 /**
  * What the server saw of a mixed workload: `INFO commandstats` from every member before and after
- * the run, the per-command deltas, and the check that the served shares are the mix's. Pure except
- * snapshotCommandstats and snapshotMembers.
+ * the run, the per-command deltas, and the check that the served shares are the mix's. The same
+ * snapshots carry each member's network byte counters (net-bytes.ts), whose deltas the data
+ * transfer figures price (benchmarks/cost/transfer.ts). Pure except snapshotCommandstats and
+ * snapshotMembers.
  *
  * Served vs replicated. A replica executes its primary's write stream, and counts those commands
  * in its own commandstats: a replica's SET calls are writes it was sent, not requests it served.
@@ -15,6 +17,7 @@ import { Redis } from "ioredis";
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { BENCHMARK_TEST_COMMANDS, READ_COMMANDS, type MixEntry } from "../../vocabulary/workload.js";
 import { parseInfo, parseInfoFields } from "../topology/info.js";
+import { netDelta, readNetCounters, replicasCaughtUp, type NetCounters } from "./net-bytes.js";
 
 /** A member's per-command counters: calls, and the failed / rejected calls Valkey ≥ 7 counts apart. */
 export type Commandstats = Map<string, { calls: number; failed: number; rejected: number }>;
@@ -34,16 +37,36 @@ export function parseCommandstats(text: string): Commandstats {
   return out;
 }
 
-/** One member's commandstats and role, read with INFO (two sections, one round trip each). */
-export async function snapshotCommandstats(client: Redis): Promise<{ stats: Commandstats; primary: boolean }> {
-  const stats = parseCommandstats(await client.info("commandstats"));
-  const role = parseInfo(await client.info("replication")).get("role");
-  return { stats, primary: role === "master" };
+/** One member at one moment: commandstats, role, the primary a replica follows, the network byte counters (net-bytes.ts). */
+export interface MemberSnapshot {
+  stats: Commandstats;
+  primary: boolean;
+  /** A replica's `master_host:master_port` (INFO replication). */
+  replicaOf?: string;
+  net: NetCounters | { missing: string };
+  /** When the counters were read (ms, monotonic). */
+  at: number;
+  /** A replica that had not applied its primary's stream when read (net-bytes.ts replicasCaughtUp gave up). */
+  behind?: true;
 }
 
-/** Every member's commandstats and role, in `members` order; a member that does not answer fails naming it. */
-export async function snapshotMembers(members: readonly NodeEndpoint[], password: string | undefined): Promise<{ stats: Commandstats; primary: boolean }[]> {
-  return Promise.all(
+/** One member's commandstats, role and byte counters, read with INFO (one round trip per section group). */
+export async function snapshotCommandstats(client: Redis): Promise<MemberSnapshot> {
+  const stats = parseCommandstats(await client.info("commandstats"));
+  const replication = parseInfo(await client.info("replication"));
+  const net = await readNetCounters(client);
+  const at = performance.now();
+  const host = replication.get("master_host");
+  const port = Number(replication.get("master_port"));
+  const primary = replication.get("role") === "master";
+  return { stats, primary, ...(primary || host === undefined ? {} : { replicaOf: endpointKey({ host, port }) }), net, at };
+}
+
+/** Every member's snapshot, in `members` order; a member that does not answer fails naming it. */
+export async function snapshotMembers(members: readonly NodeEndpoint[], password: string | undefined): Promise<MemberSnapshot[]> {
+  // Replicas first apply what their primary sent: a test's stream counts in that test (bounded wait).
+  const behind = new Set(await replicasCaughtUp(members, password));
+  const snaps = await Promise.all(
     members.map(async (m) => {
       const c = new Redis({ host: m.host, port: m.port, password, connectTimeout: 5000, maxRetriesPerRequest: 0 });
       c.on("error", () => undefined);
@@ -56,6 +79,25 @@ export async function snapshotMembers(members: readonly NodeEndpoint[], password
       }
     }),
   );
+  return snaps.map((x, i): MemberSnapshot => (behind.has(endpointKey(members[i] as NodeEndpoint)) ? { ...x, behind: true } : x));
+}
+
+/**
+ * Every member's snapshot before and after each run it wraps (valkey-benchmark's runs:
+ * benchmark-runner.ts `aroundRun`); `last` holds the deltas of the last run, the one a row reports.
+ */
+export class MemberBytesRecorder {
+  last: MemberDelta[] = [];
+  constructor(
+    private readonly members: readonly NodeEndpoint[],
+    private readonly password: string | undefined,
+  ) {}
+  readonly around = async <T>(run: () => Promise<T>): Promise<T> => {
+    const before = await snapshotMembers(this.members, this.password);
+    const value = await run();
+    this.last = memberDeltas(this.members, before, await snapshotMembers(this.members, this.password));
+    return value;
+  };
 }
 
 /** after − before, per command (commands absent before count from 0). */
@@ -74,21 +116,49 @@ export interface MemberDelta {
   member: string;
   primary: boolean;
   delta: Commandstats;
+  /** A replica's primary at the end (`host:port` as INFO replication names it). */
+  replicaOf?: string;
+  /** The byte counters' after − before (net-bytes.ts); absent when a side could not read them (netMissing says why). */
+  net?: NetCounters;
+  netMissing?: string;
+  /** Seconds between the two reads of the byte counters. */
+  seconds?: number;
+  /** A replica behind its primary's stream at a snapshot: some of this test's stream bytes fall in a neighbouring test. */
+  lagged?: true;
 }
 
 const NONE: Commandstats = new Map();
 
-/** Per member (in `members` order), after − before and the role at the end. */
+/** Per member (in `members` order), after − before and the role at the end; byte counters when both snapshots carry them. */
 export function memberDeltas(
   members: readonly NodeEndpoint[],
-  before: readonly { stats: Commandstats }[],
-  after: readonly { stats: Commandstats; primary: boolean }[],
+  before: readonly (Partial<Pick<MemberSnapshot, "net" | "at" | "behind">> & { stats: Commandstats })[],
+  after: readonly (Partial<Pick<MemberSnapshot, "net" | "at" | "replicaOf" | "behind">> & { stats: Commandstats; primary: boolean })[],
 ): MemberDelta[] {
-  return members.map((m, i) => ({
-    member: endpointKey(m),
-    primary: after[i]?.primary === true,
-    delta: commandstatsDelta(before[i]?.stats ?? NONE, after[i]?.stats ?? NONE),
-  }));
+  return members.map((m, i) => {
+    const b = before[i];
+    const a = after[i];
+    return {
+      member: endpointKey(m),
+      primary: a?.primary === true,
+      delta: commandstatsDelta(b?.stats ?? NONE, a?.stats ?? NONE),
+      ...(a?.replicaOf === undefined ? {} : { replicaOf: a.replicaOf }),
+      ...netPart(b, a),
+    };
+  });
+}
+
+type NetSide = Partial<Pick<MemberSnapshot, "net" | "at" | "behind">> | undefined;
+
+function netPart(b: NetSide, a: NetSide) {
+  if (b?.net === undefined || a?.net === undefined) return {};
+  if ("missing" in b.net) return { netMissing: b.net.missing };
+  if ("missing" in a.net) return { netMissing: a.net.missing };
+  return {
+    net: netDelta(b.net, a.net),
+    ...(a.at === undefined || b.at === undefined ? {} : { seconds: (a.at - b.at) / 1000 }),
+    ...(a.behind || b.behind ? { lagged: true as const } : {}),
+  };
 }
 
 /** One command of the mix as the server saw it. */

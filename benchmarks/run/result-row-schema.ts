@@ -29,6 +29,8 @@ export const resultRowSchema = z.object({
   p999_ms: z.number().nonnegative().optional(),
   usd_per_hour: z.number().nonnegative().nullable().optional(),
   usd_per_million_ops_per_s: z.number().nonnegative().nullable().optional(),
+  cross_zone_bytes_per_s: z.number().nonnegative().nullable().optional(),
+  transfer_usd_per_hour: z.number().nonnegative().nullable().optional(),
   runs: z.int().min(1).optional(),
   rps_min: z.number().nonnegative().optional(),
   rps_max: z.number().nonnegative().optional(),

@@ -38,6 +38,14 @@ export interface ResultRow {
   usd_per_hour?: number | null;
   usd_per_million_ops_per_s?: number | null;
   /**
+   * Appended data transfer columns (benchmarks/cost/transfer.ts): bytes per second that crossed
+   * zones at this row's rps (replication, client traffic under the placement assumed, cluster
+   * bus), and their USD per hour at the price table's inter-AZ rate (locally: what it would cost
+   * on AWS). Absent when the run measured no transfer; null when this row's was not measured.
+   */
+  cross_zone_bytes_per_s?: number | null;
+  transfer_usd_per_hour?: number | null;
+  /**
    * Appended spread columns (run-spread.ts): how many runs the row's figures are the medians of,
    * and the lowest and highest value of rps, p50, p95 and p99 over those runs. Absent on a row of
    * one run written before `--repeat` existed (read as one run: its range is its value).

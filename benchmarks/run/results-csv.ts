@@ -40,14 +40,23 @@ export const P999_CSV_COLUMNS = ["p999_ms"] as const satisfies readonly (keyof R
  * local results.csv keeps its columns; an empty field is a missing price (null).
  */
 export const COST_CSV_COLUMNS = ["usd_per_hour", "usd_per_million_ops_per_s"] as const satisfies readonly (keyof ResultRow)[];
-/** Appended when any row carries its spread over runs (run-spread.ts: `--repeat`, `benchmark.repeat`). */
+/**
+ * Appended after the cost columns when any row carries a data transfer figure (benchmarks/cost/
+ * transfer.ts): an empty field is "not measured" (null).
+ */
+export const TRANSFER_CSV_COLUMNS = ["cross_zone_bytes_per_s", "transfer_usd_per_hour"] as const satisfies readonly (keyof ResultRow)[];
+/** Appended after the transfer columns when any row carries its spread over runs (run-spread.ts: `--repeat`, `benchmark.repeat`). */
 export const SPREAD_CSV_COLUMNS = SPREAD_FIELDS;
 /** Appended last when any row carries its client's CPU use (client-cpu.ts); empty = not measured. */
 export const CLIENT_CPU_CSV_COLUMNS = ["client_cpu_pct", "client_cores", "client_bound"] as const satisfies readonly (keyof ResultRow)[];
 
 type Column = (typeof RESULTS_CSV_COLUMNS)[number];
 type OptionalColumn =
-  (typeof P999_CSV_COLUMNS)[number] | (typeof COST_CSV_COLUMNS)[number] | (typeof SPREAD_CSV_COLUMNS)[number] | (typeof CLIENT_CPU_CSV_COLUMNS)[number];
+  | (typeof P999_CSV_COLUMNS)[number]
+  | (typeof COST_CSV_COLUMNS)[number]
+  | (typeof TRANSFER_CSV_COLUMNS)[number]
+  | (typeof SPREAD_CSV_COLUMNS)[number]
+  | (typeof CLIENT_CPU_CSV_COLUMNS)[number];
 type OptionalValue = number | boolean | null | undefined;
 
 interface OptionalGroup {
@@ -75,6 +84,7 @@ const clientValue = (raw: string, column: OptionalColumn): number | boolean | un
 const OPTIONAL_GROUPS: readonly OptionalGroup[] = [
   { columns: P999_CSV_COLUMNS, empty: undefined, what: "a non-negative number or empty (not measured)", parse: nonNegative },
   { columns: COST_CSV_COLUMNS, empty: null, what: "a non-negative number or empty (no price)", parse: nonNegative },
+  { columns: TRANSFER_CSV_COLUMNS, empty: null, what: "a non-negative number or empty (not measured)", parse: nonNegative },
   { columns: SPREAD_CSV_COLUMNS, empty: undefined, what: "a non-negative number (runs: a whole number ≥ 1) or empty (one run)", parse: spreadValue },
   {
     columns: CLIENT_CPU_CSV_COLUMNS,
@@ -151,8 +161,8 @@ function toRow(rec: Record<string, string>, lineNo: number, groups: readonly Opt
 
 /**
  * Reads what renderResultsCsv wrote: the header is RESULTS_CSV_COLUMNS, then any of the optional
- * groups in their order (P999, COST, SPREAD, CLIENT_CPU); a file written before a group existed
- * simply lacks it.
+ * groups in their order (P999, COST, TRANSFER, SPREAD, CLIENT_CPU); a file written before a group
+ * existed simply lacks it.
  */
 export function parseResultsCsv(text: string): ResultRow[] {
   let records: string[][];

@@ -7,7 +7,15 @@ import { describe, expect, it } from "vitest";
 import { estimateInstanceType, stackCost, usdPerMillionOpsPerSecond, withCostColumns, type CostInputs } from "../../benchmarks/cost/cost-model.js";
 import { ec2ProductFilters, onDemandHourlyUsd, PricingResultError } from "../../benchmarks/cost/pricing-api.js";
 import { instanceHourly, loadPriceTable, parsePriceTable, PriceTableError, type PriceTable } from "../../benchmarks/cost/prices.js";
-import { COST_CSV_COLUMNS, parseResultsCsv, renderResultsCsv, ResultsCsvError, RESULTS_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
+import {
+  COST_CSV_COLUMNS,
+  parseResultsCsv,
+  renderResultsCsv,
+  ResultsCsvError,
+  RESULTS_CSV_COLUMNS,
+  TRANSFER_CSV_COLUMNS,
+} from "../../benchmarks/run/results-csv.js";
+import type { ResultRow } from "../../benchmarks/run/result-row.js";
 import { knownSizesOf } from "../../config/instance-types.js";
 import { resultRow } from "../support/result-rows.js";
 
@@ -152,6 +160,22 @@ describe("usd_per_million_ops_per_s and the appended CSV columns", () => {
     const text = renderResultsCsv([row]);
     expect(text.split("\n")[0]).toBe(RESULTS_CSV_COLUMNS.join(","));
     expect(parseResultsCsv(text)).toEqual([row]);
+  });
+  it("a row's measured data transfer is added to its hour (and so to its cost per 1M ops/s); a row without one keeps the stack's hour, never + 0 said as measured", () => {
+    const [measured, notMeasured] = withCostColumns(
+      [
+        { ...row, rps: 500_000, cross_zone_bytes_per_s: 60e6, transfer_usd_per_hour: 4.32 },
+        { ...row, test: "GET", rps: 500_000, cross_zone_bytes_per_s: null, transfer_usd_per_hour: null },
+      ],
+      1.14226,
+    );
+    expect(measured).toMatchObject({ usd_per_hour: 5.46226, usd_per_million_ops_per_s: 10.9245 });
+    expect(notMeasured).toMatchObject({ usd_per_hour: 1.14226, usd_per_million_ops_per_s: 2.2845, transfer_usd_per_hour: null });
+    expect(withCostColumns([{ ...row, transfer_usd_per_hour: 4.32 }], null)[0]).toMatchObject({ usd_per_hour: null, usd_per_million_ops_per_s: null });
+    // The transfer columns follow the cost columns in results.csv; empty reads back as not measured.
+    const text = renderResultsCsv([measured as ResultRow, notMeasured as ResultRow]);
+    expect(text.split("\n")[0]).toBe([...RESULTS_CSV_COLUMNS, ...COST_CSV_COLUMNS, ...TRANSFER_CSV_COLUMNS].join(","));
+    expect(parseResultsCsv(text)).toEqual([measured, notMeasured]);
   });
   it("a cost field that is not a number is refused by name", () => {
     const text = renderResultsCsv(withCostColumns([row], 1)).replace(/,1,2$/m, ",abc,2");

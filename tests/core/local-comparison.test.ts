@@ -5,7 +5,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { processesWithMarker, runVbench, type CliRun } from "../support/processes.js";
 import { REPLICATION_PATH_NOTES, runLocalComparison } from "../../benchmarks/local/local-comparison.js";
 import { liveServerCount } from "../../benchmarks/local/valkey-process.js";
-import { CLIENT_CPU_CSV_COLUMNS, parseResultsCsv, RESULTS_CSV_COLUMNS, SPREAD_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
+import { CLIENT_CPU_CSV_COLUMNS, parseResultsCsv, RESULTS_CSV_COLUMNS, SPREAD_CSV_COLUMNS, TRANSFER_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
+import { transferFileSchema } from "../../benchmarks/cost/transfer-record.js";
 import { RUNS_FILE, type RunsRecord } from "../../benchmarks/run/repeated-runs.js";
 import { availableParallelism } from "node:os";
 import { trackedChildCount } from "../../benchmarks/util/process-reaper.js";
@@ -32,8 +33,8 @@ describe("local comparison on real valkey-server processes", () => {
     expect(result.runDir).toBe(join(scratch, "results", "20260101-000000"));
     const csv = readFileSync(join(result.runDir, "results.csv"), "utf8");
     expect(csv.split("\n")[0]?.split(",").slice(0, 9)).toEqual(["workload", "mode", "test", "rps", "p50_ms", "clients", "pipeline", "datasize", "timestamp"]);
-    // The seed's columns, then the spread over the runs and the client's CPU.
-    expect(csv.split("\n")[0]).toBe([...RESULTS_CSV_COLUMNS, ...SPREAD_CSV_COLUMNS, ...CLIENT_CPU_CSV_COLUMNS].join(","));
+    // The seed's columns, then the data transfer, the spread over the runs and the client's CPU.
+    expect(csv.split("\n")[0]).toBe([...RESULTS_CSV_COLUMNS, ...TRANSFER_CSV_COLUMNS, ...SPREAD_CSV_COLUMNS, ...CLIENT_CPU_CSV_COLUMNS].join(","));
     const rows = parseResultsCsv(csv);
     expect(rows.map((r) => `${r.mode}/${r.test}`)).toEqual([
       "replication/SET",
@@ -98,6 +99,13 @@ describe("local comparison on real valkey-server processes", () => {
     expect(summary).toMatch(/3 Sentinels .*HAProxy write endpoint/);
     expect(result.table).toContain("replication: HAProxy write endpoint vs direct to the primary");
     expect(readdirSync(join(result.runDir, "raw")).some((f) => f.startsWith("verify-cluster"))).toBe(true);
+    // Data transfer: every row measured; replication's SET streamed its 300-byte commands
+    // (256-byte values, 16-byte keys) to three replicas, two in other zones than the primary.
+    for (const r of rows) expect(r.cross_zone_bytes_per_s, `${r.mode} ${r.test}`).toBeGreaterThan(0);
+    const file = transferFileSchema.parse(JSON.parse(readFileSync(join(result.runDir, "raw", "transfer-replication.json"), "utf8")));
+    const set = file.records.find((x) => x.test === "SET" && x.path === REPLICATION_PATH_NOTES.direct);
+    expect(Math.abs((set?.figures?.replicationBytesPerOp ?? 0) - 900) / 900).toBeLessThan(0.05);
+    expect(summary).toContain("## Data transfer");
     expect(result.table).toMatch(/SET/);
     expect(liveServerCount()).toBe(0);
     expect(trackedChildCount()).toBe(0);

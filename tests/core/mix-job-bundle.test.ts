@@ -149,6 +149,10 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
     expect(mix.latency.histograms.MIX).toMatch(/Percentile/);
     // The replica's commandstats were read too: it replicated the SETs.
     expect((mix.served as unknown as { members: { primary: boolean }[] }).members.some((m) => !m.primary)).toBe(true);
+    // The result line carries every member's byte counters (data transfer): the replica read the SETs' stream.
+    const replicaNet = mix.served.members?.find((m) => !m.primary)?.net;
+    expect(replicaNet?.replInput ?? 0).toBeGreaterThan(rows.find((r) => r.test === "SET")?.requests ?? Infinity);
+    expect(replicaNet?.busSent).toBeNull();
   }, 120_000);
 
   it("reads on the replicas (benchmark.reads): the generator in the pod sends the GETs to the replica it discovers, the SETs through HAProxy; the replica's commandstats count them", async () => {
@@ -180,6 +184,8 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
     const primaries = (mix.served as unknown as { members: { primary: boolean; delta: Record<string, { calls: number }> }[] }).members.filter((m) => m.primary);
     expect(primaries).toHaveLength(3);
     for (const p of primaries) expect(p.delta["get"]?.calls ?? 0).toBeGreaterThan(0);
+    // Cluster mode: the bus bytes from CLUSTER INFO, per member (data transfer).
+    expect(mix.served.members?.every((m) => (m.net?.busSent ?? 0) > 0)).toBe(true);
   }, 120_000);
 
   it("benchmark.slo in the Job: after the mix, three latency-target sweeps of its topology ride on the result line; the parser validates them", async () => {

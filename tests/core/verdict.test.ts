@@ -18,6 +18,7 @@ import { aggregateRuns } from "../../benchmarks/run/run-spread.js";
 import { REPLICATION_PATH_NOTES } from "../../benchmarks/run/replication-paths.js";
 import { loadSource } from "../../benchmarks/report/load.js";
 import type { ReportSource } from "../../benchmarks/report/model.js";
+import type { TransferFile, TransferRecord } from "../../benchmarks/cost/transfer-record.js";
 import type { DrillView } from "../../benchmarks/report/drill-files.js";
 import { renderVerdictMarkdown, verdict, verdictInputs, type VerdictLine } from "../../benchmarks/report/verdict.js";
 import { writeRunVerdict } from "../../benchmarks/report/verdict-run.js";
@@ -104,12 +105,74 @@ describe("verdict", () => {
     );
     expect(line(lines, "latency").from).toEqual([`${source.label}: raw/loop-comparison-cluster.json`]);
     expect(line(lines, "cost").text).toBe(
-      "Cost per 1M ops/s for an hour (on-demand estimate): SET replication $9.00, cluster $20.00; GET replication $9.00, cluster $20.00.",
+      "Cost per 1M ops/s for an hour (on-demand estimate): SET replication $9.00, cluster $20.00; GET replication $9.00, cluster $20.00. " +
+        "Data transfer: not measured (no member's INFO byte counters were read for these rows: a local run or a deployed mix reads them).",
     );
     const choice = line(lines, "choice").text;
     expect(choice).toContain("stopped writes for less time in cluster mode");
     expect(choice).toContain("a million SET/s costs less in replication mode");
     expect(choice).toContain("Not measured, so not weighed: reads, slo.");
+  });
+
+  it("the cost line carries data transfer: per mode the crossing bytes and their price, the placement and rate, in-zone reads' saving; a mode not measured says why, never $0", () => {
+    const base = loadSource(LOCAL_RUN_DIR);
+    const rate = { region: "us-east-1", usdPerGBEachDirection: 0.01, source: "t, read 2026-11-25" };
+    const figures = (total: number, readSaving: number | null) => ({
+      clientBytesPerOp: 300,
+      replicationBytesPerOp: 900,
+      crossZone: { client: total / 4, replication: (3 * total) / 4, bus: null, total },
+      bus: "no cluster bus (replication mode)",
+      readSaving,
+    });
+    const rec = (test: string, path: string, total: number, usd: number, saving: number | null): TransferRecord => ({
+      test,
+      path,
+      rps: 40_000,
+      requests: 100_000,
+      seconds: 2.5,
+      members: [],
+      figures: figures(total, saving === null ? null : 1e6),
+      usdPerHour: usd,
+      readSavingUsdPerHour: saving,
+    });
+    const file = (mode: "replication" | "cluster", records: TransferRecord[]): TransferFile => ({
+      mode,
+      placement: "spread",
+      clientZones: ["a", "b", "c"],
+      zones: ["a", "b", "c"],
+      rate,
+      records,
+    });
+    const source: ReportSource = {
+      ...base,
+      transfer: [
+        file("replication", [
+          rec("SET", "path: HAProxy write endpoint (role:master check) -> primary", 9e6, 0.648, null),
+          rec("SET", "path: direct to the primary", 33.8e6, 2.43, null),
+          rec("GET", "path: direct to the primary", 10.1e6, 0.73, 0.72),
+        ]),
+        file("cluster", [
+          rec("SET", "", 47e6, 3.39, null),
+          { ...rec("GET", "", 0, 0, null), figures: null, usdPerHour: null, missing: "10.0.0.9:6379 is not in the topology report, so its zone is unknown" },
+        ]),
+      ],
+    };
+    const cost = line(verdict({ replication: source, cluster: source }), "cost");
+    expect(cost.measured).toBe(false);
+    expect(cost.text).toContain(
+      "Data transfer (clients spread evenly over a, b, c (cost.clientZones spread: 2/3 of each member's client bytes cross zones); $0.01/GB in each direction (us-east-1; t, read 2026-11-25); what this traffic would cost on AWS)",
+    );
+    // Replication's SET is the row direct to the primary (as the write ceiling), not the endpoint's.
+    expect(cost.text).toContain("SET replication 33.8 MB/s crossing zones, $2.43/h at 40,000 ops/s; cluster 47.0 MB/s crossing zones, $3.39/h at 40,000 ops/s");
+    expect(cost.text).toContain(
+      "GET replication 10.1 MB/s crossing zones, $0.7300/h at 40,000 ops/s; cluster not measured (10.0.0.9:6379 is not in the topology report, so its zone is unknown)",
+    );
+    expect(cost.text).toContain("Reads (GET) from a member in the client's own zone would save replication $0.7200/h.");
+    expect(cost.text).not.toContain("cluster $0");
+    expect(cost.from).toEqual([
+      `${source.label}: replication data transfer (raw/transfer-replication.json or benchmark.transfer)`,
+      `${source.label}: cluster data transfer (raw/transfer-cluster.json or benchmark.transfer)`,
+    ]);
   });
 
   it("replication's ceiling is the row direct to the primary, not the one through the endpoint; a mix's rows are no ceiling", () => {

@@ -131,8 +131,9 @@ describe("the program under mocks", () => {
       masterName: null,
     });
     // Cost columns appended; us-west-2 has no table prices and the mocks refuse the Pricing API
-    // invoke, so the cost is missing (null), never invented (tests/cost-program.test.ts: live and fallback).
-    expect(report.benchmark?.rows).toEqual([{ ...ROW, usd_per_hour: null, usd_per_million_ops_per_s: null }]);
+    // invoke, so the cost is missing (null), never invented (tests/cost-program.test.ts: live and fallback); no transfer measured.
+    const none = { cross_zone_bytes_per_s: null, transfer_usd_per_hour: null, usd_per_hour: null, usd_per_million_ops_per_s: null };
+    expect(report.benchmark?.rows).toEqual([{ ...ROW, ...none }]);
     expect(report.cost).toMatchObject({ region: "us-west-2", usdPerHour: null, priceSource: "table", valkeyInstanceType: "r7g.large" });
     expect(report.cost?.pricingApiError).toEqual(expect.any(String));
     expect(report.versions).toMatchObject({
