@@ -7,7 +7,7 @@ import { allocatableFor, isNetworkOptimizedFamily, NETWORK_OPTIMIZED_SIBLING, ne
 import { parseImageReference } from "./fields.js";
 import { formatBytes, formatMillicores } from "./quantity.js";
 import type { ResourceAmounts, StackConfig, StackInput } from "./types.js";
-import { DEFAULT_MIX_DURATION_SECONDS, readsProblem } from "../vocabulary/workload.js";
+import { DEFAULT_MIX_DURATION_SECONDS, readsProblem, repeatProblem } from "../vocabulary/workload.js";
 
 /**
  * The largest share of limits.memory `maxmemory` may take while RDB or AOF is on. A BGSAVE or
@@ -227,6 +227,8 @@ function checkBenchmark(config: StackConfig, report: Report): void {
       "required with benchmark.mix: the image holding the load generator at /vload (`npm run loadgen:image` builds it from loadgen/; push it to a registry your nodes pull from, docs/deploy-on-aws.md)",
     );
   if (benchmark.soak !== undefined && benchmark.mix === undefined) report(["benchmark", "soak"], "samples a mix: set benchmark.mix too, e.g. `get:80,set:20`");
+  const repeatWrong = repeatProblem(benchmark.repeat, benchmark.soak !== undefined);
+  if (repeatWrong !== undefined) report(["benchmark", "repeat"], repeatWrong);
   if (benchmark.soak !== undefined && 2 * benchmark.soak.sampleSeconds > (benchmark.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS))
     report(
       ["benchmark", "soak", "sampleSeconds"],

@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
-import type { Workload } from "../vocabulary/workload.js";
+import { DEFAULT_REPEAT, type Workload } from "../vocabulary/workload.js";
 import { knownKeysAt } from "./meta.js";
 import { resolveStackConfig, stackResolver } from "./resolve.js";
 import { checkStackRules } from "./rules.js";
@@ -228,9 +228,10 @@ export function workloadFromConfig(config: StackConfig): Workload {
     mixImage: _mixImage,
     loadgenImage: _loadgenImage,
     tests,
+    repeat,
     ...settings
   } = config.benchmark;
-  return { name: workloadName, ...settings, tests: [...tests] };
+  return { name: workloadName, ...settings, tests: [...tests], repeat: repeat ?? (settings.soak === undefined ? DEFAULT_REPEAT : 1) };
 }
 
 /** A stack file that cannot be read or is not a Pulumi stack file at all (as opposed to invalid config). */

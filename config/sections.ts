@@ -9,7 +9,7 @@
  * Shapes are strict: an unknown key anywhere is an error naming its path.
  */
 import { z } from "zod";
-import { BENCHMARK_TESTS, mixProblems, parseMixText, READ_TARGETS, READ_TESTS, type MixEntry } from "../vocabulary/workload.js";
+import { BENCHMARK_TESTS, DEFAULT_REPEAT, mixProblems, parseMixText, READ_TARGETS, READ_TESTS, type MixEntry } from "../vocabulary/workload.js";
 import {
   ipv4Cidr,
   DNS_LABEL_RE,
@@ -276,6 +276,14 @@ export const benchmarkSchema = section(
         `Where the reads go: \`primary\`, or \`replicas\` (the GET test, or a mix's ${READ_TESTS.map((t) => t.toUpperCase()).join("/")}; replication: direct and through the read endpoint, cluster: READONLY connections), measured against the primary reads as the read scale-out rows (vbench local / bench \`--reads\`; the deployed Job with \`benchmark.mix\` only).`,
       )
       .meta({ defaultText: "primary" }),
+    repeat: z
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        "Runs of every test (or of the mix), the tests interleaved across the runs (set get incr set get incr …); each row is the median of its runs with their min–max (`runs`, `rps_min`, … in results.csv; vbench local / bench `--repeat`). A soak runs once.",
+      )
+      .meta({ defaultText: `${DEFAULT_REPEAT} (a soak: 1)` }),
     minDurationSeconds: z.number().min(0).default(5).describe("A test shorter than this is re-run with a request count scaled from its rate."),
     maxRequests: count(1, 50_000_000).describe("Upper bound on a re-run's scaled request count; at least `requests`."),
     resources: resourcePair("1", "1Gi", "of the benchmark pod (requests = limits)", "Benchmark pod CPU and memory."),

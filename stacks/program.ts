@@ -33,7 +33,7 @@ import { withCostColumns, type StackCost } from "../benchmarks/cost/cost-model.j
 import { renderResultsCsv } from "../benchmarks/run/results-csv.js";
 import { parseImageReference } from "../config/fields.js";
 import { workloadFromConfig } from "../config/schema.js";
-import { DEFAULT_MIX_DURATION_SECONDS } from "../vocabulary/workload.js";
+import { DEFAULT_MIX_DURATION_SECONDS, runsOf } from "../vocabulary/workload.js";
 import { sloSweepSeconds } from "../vocabulary/slo.js";
 import type { StackConfig } from "../config/types.js";
 import { costInputsFromConfig, stackCostOutput, withStackTransfer } from "./cost.js";
@@ -274,8 +274,14 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
   let after: TopologyCheck | undefined;
   if (config.benchmark.enabled) {
     const workload = workloadFromConfig(config);
-    // A mix runs for its duration, and a latency-target sweep after it: the Job's deadline and the results' wait grow with both (a soak runs for hours).
-    const mixSeconds = workload.mix === undefined ? 0 : (workload.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS) + sloSweepSeconds(workload);
+    // A mix runs for its duration, once per run (`repeat`), twice with a rate (the closed loop first, not for a soak), and a
+    // latency-target sweep after it (as many sweeps as runs): the Job's deadline and the results' wait grow with all of it
+    // (a soak runs for hours).
+    const loops = workload.rate !== undefined && workload.soak === undefined ? 2 : 1;
+    const mixSeconds =
+      workload.mix === undefined
+        ? 0
+        : (workload.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS) * runsOf(workload) * loops + sloSweepSeconds(workload, runsOf(workload));
     const job = new BenchmarkJob(
       "valkey-benchmark",
       {

@@ -19,8 +19,6 @@ export interface SloTarget {
 export const DEFAULT_SLO_STEPS = 5;
 /** Seconds of each step (and of the ceiling's closed-loop run). */
 export const DEFAULT_SLO_STEP_SECONDS = 2;
-/** Sweeps per topology when no `--repeat` says otherwise (the repeat branch's default). */
-export const DEFAULT_SLO_REPEAT = 3;
 /** Bisections between the last step that met the target and the first that did not. */
 export const SLO_REFINE_STEPS = 2;
 /** A step meets the target only when it achieved at least this share of its offered rate. */
@@ -68,13 +66,10 @@ export function sloLabel(t: SloTarget): string {
 /**
  * Upper bound, in seconds, of a workload's latency-target sweeps (0 without `slo`): per sweep the
  * ceiling's closed loop, the steps and the refinements, each with `overheadS` for connecting, the
- * served check and the drain of an overloaded step. The Job's deadline and the results' wait grow by it.
+ * served check and the drain of an overloaded step, `repeat` sweeps (the workload's runs). The Job's
+ * deadline and the results' wait grow by it.
  */
-export function sloSweepSeconds(
-  w: { slo?: SloTarget; sloSteps?: number; sloStepSeconds?: number },
-  repeat: number = DEFAULT_SLO_REPEAT,
-  overheadS = 15,
-): number {
+export function sloSweepSeconds(w: { slo?: SloTarget; sloSteps?: number; sloStepSeconds?: number }, repeat: number, overheadS = 15): number {
   if (w.slo === undefined) return 0;
   return repeat * (1 + (w.sloSteps ?? DEFAULT_SLO_STEPS) + SLO_REFINE_STEPS) * ((w.sloStepSeconds ?? DEFAULT_SLO_STEP_SECONDS) + overheadS);
 }

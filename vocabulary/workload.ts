@@ -94,6 +94,27 @@ export interface Workload {
   sloSteps?: number;
   /** Seconds per sweep step. @default DEFAULT_SLO_STEP_SECONDS (vocabulary/slo.ts) */
   sloStepSeconds?: number;
+  /**
+   * Runs of every test (or of the mix), interleaved with the other measurements (A B A B, never
+   * all of one first); every row is then the median of its runs with their min–max
+   * (benchmarks/run/run-spread.ts). A soak runs once ({@link runsOf}). @default 1
+   */
+  repeat?: number;
+}
+
+/** `--repeat` and `benchmark.repeat` when not given: three runs of every measurement (a soak: one). */
+export const DEFAULT_REPEAT = 3;
+
+/** How many runs the workload's measurements get: `repeat`, but one for a soak (its figure is the series, and it runs for hours). */
+export function runsOf(w: Pick<Workload, "repeat" | "soak">): number {
+  return w.soak !== undefined ? 1 : (w.repeat ?? 1);
+}
+
+/** The problem with running a soak more than once, or undefined: shared by `--repeat` and `benchmark.repeat`, which prefix the key. */
+export function repeatProblem(repeat: number | undefined, soak: boolean): string | undefined {
+  return soak && repeat !== undefined && repeat > 1
+    ? `${repeat} runs of a soak: a soak runs once (its figure is the sampled series); give 1 or leave it out`
+    : undefined;
 }
 
 /** A mix's `durationSeconds` when the workload gives none. */

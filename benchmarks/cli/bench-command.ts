@@ -14,8 +14,8 @@ import { ConnectionError } from "../topology/connector.js";
 import { parseEndpoint, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { CheckFailed, connectionFailed, UsageError } from "./errors.js";
 import { guarded, passwordFromEnv } from "./guard.js";
-import { addWorkloadOptions, CLIENT_PROCESSES_OPTION, workloadFromFlags, type WorkloadFlags } from "./local-command.js";
-import { SLO_OPTIONS, sloRepeat, withSlo, type SloFlags } from "./slo-options.js";
+import { addWorkloadOptions, CLIENT_PROCESSES_OPTION, REPEAT_OPTION, workloadFromFlags, type WorkloadFlags } from "./local-command.js";
+import { SLO_OPTIONS, withSlo, type SloFlags } from "./slo-options.js";
 
 interface BenchFlags extends WorkloadFlags, SloFlags {
   target?: NodeEndpoint;
@@ -50,7 +50,7 @@ function readTargets(value: string): NodeEndpoint[] {
 export async function runBenchCommand(f: BenchFlags): Promise<void> {
   const endpoint = f.target;
   if (endpoint === undefined) throw new UsageError("bench: --target HOST:PORT is required");
-  const workload = withSlo(workloadFromFlags(f), f);
+  const workload = withSlo(workloadFromFlags(f, { repeats: true }), f);
   if (f.readTarget !== undefined && workload.reads !== "replicas") throw new UsageError("--read-target applies to --reads replicas: give it too");
   if (f.readTarget !== undefined && f.cluster === true)
     throw new UsageError("--read-target applies to replication mode: with --cluster the replicas come from CLUSTER NODES (READONLY connections)");
@@ -74,7 +74,6 @@ export async function runBenchCommand(f: BenchFlags): Promise<void> {
         password,
         outputDir: f.output,
         clientProcesses: f.clientProcesses,
-        repeat: sloRepeat(f),
         ...(f.readTarget === undefined ? {} : { readTargets: f.readTarget }),
         onProgress: (e) => {
           if (!f.json && e.phase === "done" && e.row) process.stderr.write(`${e.row.test}: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms\n`);
@@ -110,10 +109,10 @@ export function registerBenchCommand(program: Command): void {
     )
     .option("--password-env <name>", "the password is in this environment variable (given to the client only through its environment)")
     .option(...CLIENT_PROCESSES_OPTION)
+    .option(...REPEAT_OPTION)
     .option(...SLO_OPTIONS.slo)
     .option(...SLO_OPTIONS.steps)
     .option(...SLO_OPTIONS.stepS)
-    .option(...SLO_OPTIONS.repeat)
     .option("--output <dir>", "results root (the run writes <dir>/<timestamp>/)", "results")
     .option("--json", "print the rows and paths as JSON on stdout")
     .action(async (flags: BenchFlags) => runBenchCommand(flags));

@@ -2,6 +2,7 @@
  * `vbench local`: the seed's side-by-side comparison on this machine (see
  * local/local-comparison.ts). Progress goes to stderr, the table (or --json) to stdout.
  */
+import { join } from "node:path";
 import { CLIENT_ZONES, type ClientZones } from "../cost/transfer.js";
 import type { Command } from "commander";
 import { Listr, ListrLogger, ProcessOutput } from "listr2";
@@ -11,11 +12,13 @@ import { findChromium } from "../report/browser-check.js";
 import {
   BENCHMARK_TESTS,
   DEFAULT_MIX_DURATION_SECONDS,
+  DEFAULT_REPEAT,
   mixProblems,
   parseMixText,
   READ_TARGETS,
   READ_TESTS,
   readsProblem,
+  repeatProblem,
   SEED_WORKLOAD,
   type BenchmarkTest,
   type MixEntry,
@@ -25,7 +28,8 @@ import {
 import { CheckFailed, durationSpan, nonNegativeInt, nonNegativeNumber, positiveInt, UsageError } from "./errors.js";
 import { guarded, passwordFromEnv } from "./guard.js";
 import { screenshotReport } from "./report-command.js";
-import { SLO_OPTIONS, sloRepeat, withSlo, type SloFlags } from "./slo-options.js";
+import { RUNS_FILE } from "../run/repeated-runs.js";
+import { SLO_OPTIONS, withSlo, type SloFlags } from "./slo-options.js";
 
 interface LocalFlags extends SloFlags {
   tests: string;
@@ -60,6 +64,8 @@ interface LocalFlags extends SloFlags {
   sampleS?: number;
   /** Where the read tests go: primary (default) or replicas. */
   reads?: string;
+  /** Runs of every measurement (`--repeat`, local and bench). @default DEFAULT_REPEAT (a soak: 1) */
+  repeat?: number;
   /** Data transfer: where the clients are (spread or primary). */
   clientZones: string;
 }
@@ -111,6 +117,7 @@ export type WorkloadFlags = Pick<
   | "duration"
   | "sampleS"
   | "reads"
+  | "repeat"
 >;
 
 /** Parses `--mix get:80,set:20`, naming every problem (mixProblems). */
@@ -129,8 +136,16 @@ export function parseReads(text: string | undefined): ReadTarget {
   return t as ReadTarget;
 }
 
-export function workloadFromFlags(f: WorkloadFlags): Workload {
+/**
+ * The workload the flags give. `repeats`: the command runs every measurement `--repeat` times
+ * (local, bench), so the workload carries `repeat` (DEFAULT_REPEAT when not given; a soak 1);
+ * other commands (sweep) run once and carry none.
+ */
+export function workloadFromFlags(f: WorkloadFlags, o: { repeats?: boolean } = {}): Workload {
   const reads = parseReads(f.reads);
+  const repeatWrong = repeatProblem(f.repeat, f.sampleS !== undefined);
+  if (repeatWrong !== undefined) throw new UsageError(`--repeat ${repeatWrong}`);
+  const repeat = o.repeats === true ? (f.repeat ?? (f.sampleS === undefined ? DEFAULT_REPEAT : 1)) : undefined;
   if (f.durationS !== undefined && f.mix === undefined && reads !== "replicas")
     throw new UsageError("--duration-s applies to a mix (or to the generator's reads with --reads replicas): give --mix too");
   if (f.rate !== undefined && f.mix === undefined) throw new UsageError("--rate applies to a mix (open loop): give --mix too, e.g. --mix set:100");
@@ -162,6 +177,7 @@ export function workloadFromFlags(f: WorkloadFlags): Workload {
     ...(durationSeconds === undefined ? {} : { durationSeconds }),
     ...(f.rate === undefined ? {} : { rate: f.rate }),
     ...(f.sampleS === undefined ? {} : { soak: { sampleSeconds: f.sampleS } }),
+    ...(repeat === undefined ? {} : { repeat }),
   };
 }
 
@@ -193,11 +209,30 @@ function listrProgress(quiet: boolean): ProgressRunner {
 }
 
 /**
- * The workload flags every benchmarking command shares (`local`, `bench`, `sweep`), with the seed
- * workload's defaults; `workloadName` is the default of the CSV's workload column.
+ * `vbench local`'s own defaults, against the seed's (-n 500000, 5 s): three interleaved runs of
+ * every measurement (DEFAULT_REPEAT) in about the time one run of the seed's took here, each test
+ * re-run until its window is at least 2 s (the minimum exists for the tool's rps quantisation:
+ * whole 250 ms ticks with --threads ≥ 2, so at most one tick in eight) and starting from fewer
+ * requests (a later run starts where its previous run ended). docs/report-and-sweep.md says what
+ * this buys, measured.
  */
-export function addWorkloadOptions(command: Command, workloadName: string, csv: string): Command {
-  const d = SEED_WORKLOAD;
+export const LOCAL_WORKLOAD_DEFAULTS: Readonly<Pick<Workload, "requests" | "minDurationSeconds">> = Object.freeze({
+  requests: 100_000,
+  minDurationSeconds: 2,
+});
+
+/**
+ * The workload flags every benchmarking command shares (`local`, `bench`, `sweep`), with the seed
+ * workload's defaults (or `defaults` over them); `workloadName` is the default of the CSV's
+ * workload column.
+ */
+export function addWorkloadOptions(
+  command: Command,
+  workloadName: string,
+  csv: string,
+  defaults: Partial<Pick<Workload, "requests" | "minDurationSeconds">> = {},
+): Command {
+  const d = { ...SEED_WORKLOAD, ...defaults };
   return command
     .option("--tests <csv>", "valkey-benchmark -t tests", d.tests.join(","))
     .option("--requests <n>", "-n: requests per test", positiveInt("--requests"), d.requests)
@@ -241,6 +276,13 @@ export function addWorkloadOptions(command: Command, workloadName: string, csv: 
     );
 }
 
+/** `--repeat N` (local and bench): runs of every measurement, interleaved; rows are medians with min–max. */
+export const REPEAT_OPTION = [
+  "--repeat <n>",
+  `runs of every test (or mix), interleaved with the other measurements (A B A B); each row is the median of its runs with their min–max (default ${DEFAULT_REPEAT}; a soak runs once)`,
+  positiveInt("--repeat"),
+] as const;
+
 /** `--client-processes N` (local, bench and sweep): benchmark processes per test, started together. */
 export const CLIENT_PROCESSES_OPTION = [
   "--client-processes <n>",
@@ -259,6 +301,7 @@ export function registerLocalCommand(program: Command): void {
       ),
     "local",
     "results.csv",
+    LOCAL_WORKLOAD_DEFAULTS,
   )
     .option("--replicas <n>", "replication mode: replicas of the primary", nonNegativeInt("--replicas"), 3)
     .option("--primaries <n>", "cluster mode: primaries", positiveInt("--primaries"), 3)
@@ -271,10 +314,10 @@ export function registerLocalCommand(program: Command): void {
       "spread",
     )
     .option(...CLIENT_PROCESSES_OPTION)
+    .option(...REPEAT_OPTION)
     .option(...SLO_OPTIONS.slo)
     .option(...SLO_OPTIONS.steps)
     .option(...SLO_OPTIONS.stepS)
-    .option(...SLO_OPTIONS.repeat)
     .option("--output <dir>", "results root (the run writes <dir>/<timestamp>/)", "results")
     .option("--password-env <name>", "servers require the password in this env var (the benchmark client must read it from its environment)")
     .option("--json", "print the result rows and paths as JSON on stdout")
@@ -282,7 +325,7 @@ export function registerLocalCommand(program: Command): void {
     .option("--drills <faults>", `append failure drills in both modes: any of ${FAULTS.join(",")} (drills.csv, summary.md, terminal)`)
     .option("--no-screenshot", "do not open report.html in headless Chromium for report.png (skipped anyway when no Chromium is found)")
     .action(async (flags: LocalFlags) => {
-      const workload = withSlo(workloadFromFlags(flags), flags);
+      const workload = withSlo(workloadFromFlags(flags, { repeats: true }), flags);
       if (workload.reads === "replicas" && (flags.replicas < 1 || flags.replicasPerPrimary < 1))
         throw new UsageError(
           `--reads replicas needs replicas to read from: --replicas ${flags.replicas}, --replicas-per-primary ${flags.replicasPerPrimary} (both ≥ 1)`,
@@ -316,13 +359,12 @@ export function registerLocalCommand(program: Command): void {
               password,
               drills,
               clientZones,
-              repeat: sloRepeat(flags),
             },
             listrProgress(flags.quiet === true || flags.json === true),
           );
           const shot = flags.screenshot && findChromium() !== undefined ? (await screenshotReport(result.reportPath)).screenshot : undefined;
           if (flags.json) {
-            const paths = { report: result.reportPath, screenshot: shot ?? null };
+            const paths = { report: result.reportPath, screenshot: shot ?? null, runs: join(result.runDir, "raw", RUNS_FILE) };
             const drillFigures = result.drills.map(({ timeline: _t, ...rest }) => rest);
             process.stdout.write(
               `${JSON.stringify({ ok: true, runDir: result.runDir, ...paths, versions: result.versions, rows: result.rows, drills: drillFigures, sloSweeps: result.sloSweeps }, null, 2)}\n`,

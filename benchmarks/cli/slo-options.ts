@@ -1,17 +1,10 @@
 /**
  * The latency-target flags of `vbench local` and `vbench bench`: `--slo p99:2ms` (parsed once, by
- * vocabulary/slo.ts parseSlo), `--slo-steps N`, `--slo-step-s S`, and `--repeat N` (sweeps per
- * topology; the repeat branch widens it to every figure). Bad values exit 2 naming the flag.
+ * vocabulary/slo.ts parseSlo), `--slo-steps N`, `--slo-step-s S`. The sweeps per topology are the
+ * workload's runs (`--repeat`, vocabulary/workload.ts runsOf), like every other figure. Bad values
+ * exit 2 naming the flag.
  */
-import {
-  DEFAULT_SLO_REPEAT,
-  DEFAULT_SLO_STEP_SECONDS,
-  DEFAULT_SLO_STEPS,
-  MAX_SLO_STEP_SECONDS,
-  MAX_SLO_STEPS,
-  parseSlo,
-  type SloTarget,
-} from "../../vocabulary/slo.js";
+import { DEFAULT_SLO_STEP_SECONDS, DEFAULT_SLO_STEPS, MAX_SLO_STEP_SECONDS, MAX_SLO_STEPS, parseSlo, type SloTarget } from "../../vocabulary/slo.js";
 import type { Workload } from "../../vocabulary/workload.js";
 import { intInRange, UsageError } from "./errors.js";
 
@@ -19,7 +12,6 @@ export interface SloFlags {
   slo?: SloTarget;
   sloSteps?: number;
   sloStepS?: number;
-  repeat?: number;
 }
 
 /** Parses `--slo p99:2ms`, naming the flag. */
@@ -38,22 +30,13 @@ export const SLO_OPTIONS = {
   ],
   steps: ["--slo-steps <n>", `with --slo: rate steps, 1/n … 100 % of the ceiling (default ${DEFAULT_SLO_STEPS})`, intInRange("--slo-steps", 1, MAX_SLO_STEPS)],
   stepS: ["--slo-step-s <seconds>", `with --slo: seconds per step (default ${DEFAULT_SLO_STEP_SECONDS})`, intInRange("--slo-step-s", 1, MAX_SLO_STEP_SECONDS)],
-  repeat: [
-    "--repeat <n>",
-    `with --slo: sweeps per topology, interleaved between the topologies, for the figure's median and range (default ${DEFAULT_SLO_REPEAT})`,
-    intInRange("--repeat", 1, 50),
-  ],
 } as const;
-
-/** Sweeps per topology: --repeat, else DEFAULT_SLO_REPEAT. */
-export const sloRepeat = (f: SloFlags): number => f.repeat ?? DEFAULT_SLO_REPEAT;
 
 /** The workload with the sweep's settings; the sweep settings without --slo are refused. */
 export function withSlo(workload: Workload, f: SloFlags): Workload {
   if (f.slo === undefined) {
     if (f.sloSteps !== undefined) throw new UsageError("--slo-steps applies to a latency-target sweep: give --slo too, e.g. --slo p99:2ms");
     if (f.sloStepS !== undefined) throw new UsageError("--slo-step-s applies to a latency-target sweep: give --slo too, e.g. --slo p99:2ms");
-    if (f.repeat !== undefined) throw new UsageError("--repeat applies to the --slo sweep (its median and range): give --slo too, e.g. --slo p99:2ms");
     return workload;
   }
   return {

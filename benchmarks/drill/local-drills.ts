@@ -5,7 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { renderDrillsCsv } from "./drill-table.js";
+import { renderDrillsCsv, renderDrillTable } from "./drill-table.js";
 import type { DrillMode, Fault } from "../../vocabulary/faults.js";
 import { runDrill, type DrillOptions, type DrillResult, type DrillRun } from "./run-drill.js";
 
@@ -39,4 +39,14 @@ export function writeDrillFiles(runDir: string, results: readonly DrillResult[])
   writeFileSync(join(runDir, "drills.csv"), renderDrillsCsv(results));
   mkdirSync(join(runDir, "raw"), { recursive: true });
   for (const r of results) writeFileSync(join(runDir, "raw", `drill-${r.mode}-${r.fault}.json`), `${JSON.stringify(r, null, 2)}\n`);
+}
+
+/** The local comparison's drill table for the terminal, with its timeouts, then the drills skipped ("" when none ran). */
+export function renderLocalDrillTable(drills: readonly DrillResult[], skipped: readonly string[]): string {
+  const d = LOCAL_DRILL_DEFAULTS;
+  const table =
+    drills.length === 0
+      ? ""
+      : `failure drills (local timeouts: detection ${d.failureDetectionMs} ms, restart after ${d.restartDelayMs} ms, zone down ${d.zoneDownMs} ms)\n${renderDrillTable(drills)}`;
+  return [table, ...skipped].filter((t) => t !== "").join("\n");
 }

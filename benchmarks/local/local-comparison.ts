@@ -11,15 +11,15 @@
  * then cluster → verify again (per-primary key counts after the run) → write results. Each
  * replication row says its path in `notes` (REPLICATION_PATH_NOTES). With `reads: "replicas"`
  * the reads are measured on the replicas too, after each mode's primary rows
- * (read-scale-out-steps.ts), and a "read scale-out" table pairs them. Every server is stopped at
- * the end, on failure, and on Ctrl-C (see util/process-reaper.ts).
+ * (read-scale-out-steps.ts), and a "read scale-out" table pairs them. With `workload.repeat` N
+ * the measuring steps run N times, interleaved (run 1 is every one of them, then run 2, ...:
+ * run/repeated-runs.ts); each row is the median of its runs with their min–max, every run's raw
+ * output is kept in raw/run-<k>/ and its rows in raw/runs.json. Every server is stopped at the
+ * end, on failure, and on Ctrl-C (see util/process-reaper.ts).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { resolveBinaries, type ValkeyBinaries } from "../binaries.js";
-import { runWorkload } from "../run/benchmark-runner.js";
-import { writeMixFiles } from "../run/mix-runner.js";
-import { runMixComparingLoops } from "../run/loop-comparison.js";
 import { renderSoakMarkdown } from "../run/soak-sampler.js";
 import type { SoakRecord } from "../run/soak-sample.js";
 import { writeReport } from "../report/render.js";
@@ -28,9 +28,9 @@ import { buildRunMeta, RUN_META_FILE } from "../report/run-meta.js";
 import { renderComparisonTable, renderSummaryMarkdown } from "../run/comparison.js";
 import { formatResultTimestamp, type ResultRow } from "../run/result-row.js";
 import { renderResultsCsv } from "../run/results-csv.js";
-import { renderDrillMarkdown, renderDrillTable } from "../drill/drill-table.js";
+import { renderDrillMarkdown } from "../drill/drill-table.js";
 import type { Fault } from "../../vocabulary/faults.js";
-import { DRILL_MODES, LOCAL_DRILL_DEFAULTS, runOneLocalDrill, writeDrillFiles } from "../drill/local-drills.js";
+import { DRILL_MODES, renderLocalDrillTable, runOneLocalDrill, writeDrillFiles } from "../drill/local-drills.js";
 import { isSkipped, type DrillResult } from "../drill/run-drill.js";
 import { REPLICATION_PATH_NOTES, renderReplicationPathMarkdown, renderReplicationPathTable, replicationPathPairs } from "../run/replication-paths.js";
 import { DirectConnector } from "../topology/connector.js";
@@ -39,7 +39,9 @@ import { StaticZoneSource } from "../topology/zones.js";
 import { formatTopologyReport } from "../verify/format-report.js";
 import type { TopologyReport, VerifyExpectations } from "../verify/verify-types.js";
 import { verifyTopology } from "../verify/verify-topology.js";
-import { DEFAULT_MIX_DURATION_SECONDS, type Workload } from "../../vocabulary/workload.js";
+import { runsOf, type Workload } from "../../vocabulary/workload.js";
+import { benchmarkStep as benchStep, type BenchmarkStepContext, type ReplicationPath } from "./benchmark-step.js";
+import { RepeatedRuns, writeRunsFile } from "../run/repeated-runs.js";
 import { startLocalCluster } from "./local-cluster.js";
 import { silentProgress, type ProgressRunner, type ProgressStep } from "./progress.js";
 import { clusterReadSteps, replicationReadSteps, type ReadScaleOutContext } from "./read-scale-out-steps.js";
@@ -71,8 +73,6 @@ export interface LocalComparisonOptions extends LocalTransferOptions {
   drills?: readonly Fault[];
   /** Benchmark processes per test, started together (runWorkload clientProcesses). @default 1 */
   clientProcesses?: number;
-  /** Latency-target sweeps per topology (`--repeat`, with `workload.slo`). @default DEFAULT_SLO_REPEAT */
-  repeat?: number;
   /** Run timestamp, `YYYYMMDD-HHMMSS` (UTC). @default now */
   timestamp?: string;
 }
@@ -134,7 +134,9 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
   const topologies: Partial<Record<LocalMode, StartedTopology>> = {};
   let sentinelTopology: SentinelTopology | undefined;
   const reports: Partial<Record<LocalMode, { before?: TopologyReport; after?: TopologyReport }>> = {};
-  const rows: ResultRow[] = [];
+  const runs = new RepeatedRuns(runsOf(o.workload));
+  /** Run k's raw files (every run's kept): raw/run-<k>/ when there are several. */
+  const runRaw = (k: number, sub = ""): string => join(rawDir, runs.count === 1 ? "" : `run-${k}`, sub);
   const soaks: { label: string; record: SoakRecord }[] = [];
   const drills: DrillResult[] = [];
   const skipped: string[] = [];
@@ -160,73 +162,43 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
     return t;
   };
 
-  const benchmarkStep = (mode: LocalMode, path?: keyof typeof REPLICATION_PATH_NOTES): ProgressStep => ({
-    title: `Benchmark ${mode}${path === undefined ? "" : path === "endpoint" ? " through the write endpoint" : " direct to the primary"} (${o.workload.mix === undefined ? `${o.workload.tests.join(",")}, -n ${o.workload.requests}` : `mix ${o.workload.mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${o.workload.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS} s`} -c ${o.workload.clients} -P ${o.workload.pipeline})`,
-    run: async (update) => {
-      const t = topology(mode);
-      const b = binaries as ValkeyBinaries;
-      const target = path === "endpoint" ? (t.writeEndpoint as NodeEndpoint) : t.seed;
-      // The primary paths: `--reads replicas` adds its own rows (read-scale-out-steps.ts).
-      const workload: Workload = { ...o.workload, reads: "primary" };
-      const members = mode === "cluster" ? t.members : sentinelTopology?.members.map((m) => ({ host: m.host, port: m.port }));
-      const tx = transfer.step(mode, path === undefined ? "" : REPLICATION_PATH_NOTES[path], members ?? [], reports[mode]?.before);
-      const out =
-        o.workload.mix !== undefined
-          ? (
-              await runMixComparingLoops({
-                workload,
-                target: { host: target.host, port: target.port, cluster: mode === "cluster" },
-                mode,
-                serverVersion: b.server.version,
-                password: o.password,
-                timestamp,
-                members,
-                onProgress: update,
-              }).then((r) => {
-                writeMixFiles(rawDir, mode, r);
-                tx.mix(r);
-                if (r.soak !== undefined)
-                  soaks.push({ label: `${mode}${path === undefined ? "" : ` (${REPLICATION_PATH_NOTES[path]})`}`, record: r.soak.record });
-                return r;
-              })
-            ).rows
-          : await runWorkload({
-              workload,
-              target: { host: target.host, port: target.port, cluster: mode === "cluster" },
-              mode,
-              client: b.benchmark,
-              serverVersion: b.server.version,
-              password: o.password,
-              timestamp,
-              rawDir,
-              clientProcesses: o.clientProcesses ?? 1,
-              ...tx.hooks((e) => {
-                if (e.phase === "run") update(`${e.test.toUpperCase()}: ${e.requests} requests`);
-                else if (e.phase === "rerun") update(`${e.test.toUpperCase()}: too short, re-running with ${e.requests} requests`);
-                else if (e.row) update(`${e.row.test}: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms (${e.row.duration_s.toFixed(1)} s)`);
-              }),
-            });
-      const note = path === undefined ? undefined : REPLICATION_PATH_NOTES[path];
-      rows.push(...tx.columns(out).map((r) => (note === undefined ? r : { ...r, notes: r.notes === "" ? note : `${note}; ${r.notes}` })));
-    },
-  });
-
-  const reads: ReadScaleOutContext = {
+  const steps: BenchmarkStepContext = {
     workload: o.workload,
     password: o.password,
     timestamp,
+    clientProcesses: o.clientProcesses ?? 1,
+    runs,
     rawDir,
+    runRaw,
+    binaries: () => binaries as ValkeyBinaries,
+    soaks,
+    transfer,
+    verified: (mode) => reports[mode]?.before,
+    target: (mode, path) => {
+      const t = topology(mode);
+      const members = mode === "cluster" ? t.members : sentinelTopology?.members.map((m) => ({ host: m.host, port: m.port }));
+      return { target: path === "endpoint" ? (t.writeEndpoint as NodeEndpoint) : t.seed, ...(members === undefined ? {} : { members }) };
+    },
+  };
+  const benchmarkStep = (run: number, mode: LocalMode, path?: ReplicationPath): ProgressStep => benchStep(steps, run, mode, path);
+
+  const reads = (run: number): ReadScaleOutContext => ({
+    workload: o.workload,
+    password: o.password,
+    timestamp,
+    rawDir: runRaw(run),
     clientProcesses: o.clientProcesses ?? 1,
     binaries: () => binaries as ValkeyBinaries,
-    push: (r) => rows.push(...r),
-  };
-  const replicationReads = replicationReadSteps(reads, () => {
-    const t = sentinelTopology as SentinelTopology;
-    const primary = topology("replication").seed;
-    const replicas = t.members.filter((m) => m.port !== primary.port || m.host !== primary.host).map((m) => ({ host: m.host, port: m.port }));
-    return { primary, replicas, writeEndpoint: t.proxy?.write as NodeEndpoint, readEndpoint: t.proxy?.read as NodeEndpoint };
+    push: (r) => runs.add(r),
   });
-  const clusterReads = clusterReadSteps(reads, () => ({ seed: topology("cluster").seed, members: topology("cluster").members ?? [] }));
+  const replicationReads = (run: number) =>
+    replicationReadSteps(reads(run), () => {
+      const t = sentinelTopology as SentinelTopology;
+      const primary = topology("replication").seed;
+      const replicas = t.members.filter((m) => m.port !== primary.port || m.host !== primary.host).map((m) => ({ host: m.host, port: m.port }));
+      return { primary, replicas, writeEndpoint: t.proxy?.write as NodeEndpoint, readEndpoint: t.proxy?.read as NodeEndpoint };
+    });
+  const clusterReads = (run: number) => clusterReadSteps(reads(run), () => ({ seed: topology("cluster").seed, members: topology("cluster").members ?? [] }));
 
   try {
     mkdirSync(rawDir, { recursive: true });
@@ -292,11 +264,14 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
           update(`PASS: ${report.nodeCount} nodes, ${report.shards.length} primary(ies)`);
         },
       })),
-      benchmarkStep("replication", "direct"),
-      benchmarkStep("replication", "endpoint"),
-      ...replicationReads,
-      benchmarkStep("cluster"),
-      ...clusterReads,
+      // Run 1 is every measuring step once, run 2 all of them again, ...: the topologies' runs interleave.
+      ...runs.steps((k) => [
+        benchmarkStep(k, "replication", "direct"),
+        benchmarkStep(k, "replication", "endpoint"),
+        ...replicationReads(k),
+        benchmarkStep(k, "cluster"),
+        ...clusterReads(k),
+      ]),
       ...sloSweepSteps({ ...o, timestamp, rawDir, records: sweeps, binaries: () => binaries, started: () => [topology("replication"), topology("cluster")] }),
       {
         title: "Verify both topologies after the run (per-primary key counts)",
@@ -338,7 +313,9 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
   } catch (err) {
     // Nothing measured is lost: rows finished before the failure are still written.
     if (drills.length > 0) writeDrillFiles(runDir, drills);
+    const rows = runs.rows();
     if (rows.length > 0) {
+      writeRunsFile(rawDir, runs);
       writeFileSync(join(runDir, "results.csv"), renderResultsCsv(rows));
       (err as Error).message += ` (the ${rows.length} result row(s) measured before the failure are in ${join(runDir, "results.csv")})`;
     }
@@ -347,18 +324,13 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
     await Promise.all([fleet.stopAll(), sentinelTopology?.stopAll()]);
   }
 
+  const rows = runs.rows();
+  writeRunsFile(rawDir, runs);
   const b = binaries as ValkeyBinaries;
   const versions = { server: b.server.version, client: `${b.benchmark.flavor}-benchmark ${b.benchmark.version}`, cli: b.cli.version };
   const done = reports as Record<LocalMode, { before: TopologyReport; after: TopologyReport }>;
   const pathPairs = replicationPathPairs(rows, REPLICATION_PATH_NOTES);
-  const drillTable = [
-    drills.length === 0
-      ? ""
-      : `failure drills (local timeouts: detection ${LOCAL_DRILL_DEFAULTS.failureDetectionMs} ms, restart after ${LOCAL_DRILL_DEFAULTS.restartDelayMs} ms, zone down ${LOCAL_DRILL_DEFAULTS.zoneDownMs} ms)\n${renderDrillTable(drills)}`,
-    ...skipped,
-  ]
-    .filter((t) => t !== "")
-    .join("\n");
+  const drillTable = renderLocalDrillTable(drills, skipped);
   const readPairs = readScaleOutPairs(rows);
   const table = [renderComparisonTable(rows, sloSideRows(sweeps, true)), renderReplicationPathTable(pathPairs), renderReadScaleOutTable(readPairs), drillTable]
     .filter((t) => t !== "")

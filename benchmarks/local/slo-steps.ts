@@ -6,8 +6,8 @@
  * node (the client follows the slot map). Writes raw/slo-sweep-<mode>.json and fills `records`.
  */
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
-import { DEFAULT_SLO_REPEAT, sloLabel } from "../../vocabulary/slo.js";
-import type { Workload } from "../../vocabulary/workload.js";
+import { sloLabel } from "../../vocabulary/slo.js";
+import { runsOf, type Workload } from "../../vocabulary/workload.js";
 import type { SloSweepRecord } from "../run/slo-figure.js";
 import { runSloSweeps, sloMix, type SloSweepSide } from "../run/slo-sweep.js";
 import { writeSloFiles } from "../run/slo-table.js";
@@ -26,9 +26,8 @@ export interface SweptTopology {
 }
 
 export interface LocalSloContext {
+  /** Its runs (`--repeat`, runsOf) are the sweeps per topology. */
   workload: Workload;
-  /** Sweeps per topology. @default DEFAULT_SLO_REPEAT */
-  repeat?: number;
   password?: string;
   timestamp: string;
   rawDir: string;
@@ -60,7 +59,7 @@ function side(c: LocalSloContext, t: SweptTopology): SloSweepSide {
 export function sloSweepSteps(c: LocalSloContext): ProgressStep[] {
   const slo = c.workload.slo;
   if (slo === undefined) return [];
-  const repeat = c.repeat ?? DEFAULT_SLO_REPEAT;
+  const repeat = runsOf(c.workload);
   const mix = sloMix(c.workload)
     .map((e) => `${e.test}:${e.percent}`)
     .join(",");

@@ -1,9 +1,11 @@
 /**
  * Vega-Lite specs for the report's charts, built from the report model. Pure: data in, spec
  * out; chart-render.ts turns a spec into SVG. Every mark carries its data in the spec's inline
- * values, so a spec can be checked without rendering it.
+ * values, so a spec can be checked without rendering it. A figure of several runs is drawn at
+ * its median with an error bar from its lowest to its highest run (run-spread.ts).
  */
 import type { TopLevelSpec } from "vega-lite";
+import { rangeOf } from "../run/run-spread.js";
 import { CHART_FONT } from "./html.js";
 import { rowFor, seriesOf, testsOf, type ReportInput } from "./model.js";
 
@@ -13,7 +15,11 @@ export type Percentile = (typeof LATENCY_PERCENTILES)[number];
 export interface RpsDatum {
   test: string;
   series: string;
+  /** The median over the runs. */
   rps: number;
+  /** The lowest and highest run (the error bar; equal to rps for one run). */
+  min: number;
+  max: number;
 }
 
 export interface LatencyDatum {
@@ -21,7 +27,15 @@ export interface LatencyDatum {
   series: string;
   percentile: Percentile;
   ms: number;
+  min: number;
+  max: number;
 }
+
+/** The error bar of a figure: a rule from its lowest to its highest run, over the bar of the same x and xOffset. */
+const ERROR_BAR = {
+  mark: { type: "rule" as const, stroke: "#1d2330", strokeWidth: 1.5 },
+  encoding: { y: { field: "min", type: "quantitative" as const }, y2: { field: "max" } },
+};
 
 /** One datum per (series, test) that has a row. */
 export function rpsData(input: ReportInput): RpsDatum[] {
@@ -29,7 +43,8 @@ export function rpsData(input: ReportInput): RpsDatum[] {
   for (const test of testsOf(input)) {
     for (const s of seriesOf(input)) {
       const r = rowFor(s, test);
-      if (r) out.push({ test, series: s.name, rps: r.rps });
+      const x = r === undefined ? undefined : rangeOf(r, "rps");
+      if (x) out.push({ test, series: s.name, rps: x.median, min: x.min, max: x.max });
     }
   }
   return out;
@@ -42,8 +57,10 @@ export function latencyData(input: ReportInput): LatencyDatum[] {
     for (const s of seriesOf(input)) {
       const r = rowFor(s, test);
       if (!r) continue;
-      const ms: Record<Percentile, number> = { p50: r.p50_ms, p95: r.p95_ms, p99: r.p99_ms };
-      for (const percentile of LATENCY_PERCENTILES) out.push({ test, series: s.name, percentile, ms: ms[percentile] });
+      for (const percentile of LATENCY_PERCENTILES) {
+        const x = rangeOf(r, percentile);
+        out.push({ test, series: s.name, percentile, ms: x.median, min: x.min, max: x.max });
+      }
     }
   }
   return out;
@@ -82,9 +99,10 @@ export function rpsChartSpec(input: ReportInput): TopLevelSpec {
         mark: { type: "bar", tooltip: false },
         encoding: { color: { field: "series", type: "nominal", title: null, sort: series, scale: colorScale(series) } },
       },
+      ERROR_BAR,
       {
         mark: { type: "text", dy: -5, fontSize: 11, fill: "#333" },
-        encoding: { text: { field: "rps", type: "quantitative", format: ".3~s" } },
+        encoding: { y: { field: "max", type: "quantitative" }, text: { field: "rps", type: "quantitative", format: ".3~s" } },
       },
     ],
     config: CONFIG,
@@ -117,12 +135,13 @@ export function latencyChartSpec(input: ReportInput): TopLevelSpec {
           mark: { type: "bar", tooltip: false },
           encoding: { color: { field: "series", type: "nominal", title: null, sort: series, scale: colorScale(series) } },
         },
-        // Value labels while they fit (up to three bars per percentile).
+        ERROR_BAR,
+        // Value labels while they fit (up to three bars per percentile), above the error bar.
         ...(series.length <= 3
           ? [
               {
                 mark: { type: "text" as const, dy: -4, fontSize: 9, fill: "#333" },
-                encoding: { text: { field: "ms", type: "quantitative" as const, format: ".3~r" } },
+                encoding: { y: { field: "max", type: "quantitative" as const }, text: { field: "ms", type: "quantitative" as const, format: ".3~r" } },
               },
             ]
           : []),

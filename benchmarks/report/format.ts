@@ -1,16 +1,11 @@
 /** Number formatting shared by the report's tables and text. */
 import { clusterSpeedup } from "../run/comparison.js";
+import { ratioText } from "../run/figure-text.js";
 import type { ResultRow } from "../run/result-row.js";
 
+export { fmtMs, fmtRps } from "../run/figure-text.js";
+
 const grouped = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
-
-export function fmtRps(rps: number): string {
-  return grouped.format(Math.round(rps));
-}
-
-export function fmtMs(ms: number): string {
-  return ms.toFixed(3);
-}
 
 const upTo3 = new Intl.NumberFormat("en-US", { maximumFractionDigits: 3 });
 
@@ -23,13 +18,17 @@ export function fmtNumber(n: number | null): string {
   return n === null ? "not recorded" : upTo3.format(n);
 }
 
-export function fmtRatio(x: number): string {
-  return `${x.toFixed(2)}×`;
-}
-
-/** "1.34× rps", "2.02× lower p50" / "1.17× higher p50", or undefined when not computable. */
-export function speedupParts(cluster: ResultRow, replication: ResultRow): { rps: string; p50: string } | undefined {
+/**
+ * "1.34× rps", "2.02× lower p50" / "1.17× higher p50", each with its range over several runs, and
+ * "within run-to-run noise" when the two rps ranges overlap; undefined when not computable.
+ */
+export function speedupParts(cluster: ResultRow, replication: ResultRow): { rps: string; p50: string; withinNoise: boolean } | undefined {
   const s = clusterSpeedup(cluster, replication);
   if (s === undefined) return undefined;
-  return { rps: `${fmtRatio(s.rps)} rps`, p50: s.p50 >= 1 ? `${fmtRatio(s.p50)} lower p50` : `${fmtRatio(1 / s.p50)} higher p50` };
+  const withinNoise = s.rpsWithinNoise && s.rpsRange.runs > 1;
+  return {
+    rps: `${ratioText(s.rpsRange)} rps${withinNoise ? ", within run-to-run noise" : ""}`,
+    p50: s.p50 >= 1 ? `${ratioText(s.p50Range)} lower p50` : `${ratioText(s.p50Range, true)} higher p50`,
+    withinNoise,
+  };
 }

@@ -5,14 +5,18 @@
  * source has such a pair (a run with `--reads replicas`).
  */
 import { READ_SCALE_OUT_CAVEAT, readScaleOutPairs, type ReadScaleOutPair } from "../run/read-scale-out.js";
-import { fmtMs, fmtRatio, fmtRps } from "./format.js";
+import { ratioText } from "../run/figure-text.js";
+import type { Range } from "../run/run-spread.js";
+import { figureCell } from "./sections.js";
+import { fmtMs, fmtRps } from "./format.js";
 import { html, type SafeHtml } from "./html.js";
 import type { ReportInput } from "./model.js";
 
-const ratio = (x: number) => (Number.isFinite(x) ? fmtRatio(x) : "n/a");
+const ratio = (r: Range) => (Number.isFinite(r.median) ? ratioText(r) : "n/a");
 
 function row(source: string, many: boolean, p: ReadScaleOutPair): SafeHtml {
-  return html`<tr data-mode="${p.mode}" data-test="${p.test}">${many ? html`<td>${source}</td>` : html``}<td>${p.mode}</td><th scope="row">${p.test}</th><td>${p.path.label}</td><td class="num">${fmtRps(p.primary.rps)}</td><td class="num">${fmtMs(p.primary.p50_ms)}</td><td class="num">${fmtMs(p.primary.p99_ms)}</td><td class="num">${fmtRps(p.replica.rps)}</td><td class="num">${fmtMs(p.replica.p50_ms)}</td><td class="num">${fmtMs(p.replica.p99_ms)}</td><td class="num">${p.replicas} vs ${p.primaries}</td><td class="num">${ratio(p.rpsRatio)}</td><td class="num">${ratio(p.perServerRatio)}</td></tr>
+  const figures = (r: ReadScaleOutPair["primary"]) => html`${figureCell(r, "rps", fmtRps)}${figureCell(r, "p50", fmtMs)}${figureCell(r, "p99", fmtMs)}`;
+  return html`<tr data-mode="${p.mode}" data-test="${p.test}">${many ? html`<td>${source}</td>` : html``}<td>${p.mode}</td><th scope="row">${p.test}</th><td>${p.path.label}</td>${figures(p.primary)}${figures(p.replica)}<td class="num">${p.replicas} vs ${p.primaries}</td><td class="num">${ratio(p.rpsRange)}</td><td class="num">${ratio(p.perServerRange)}</td></tr>
 `;
 }
 

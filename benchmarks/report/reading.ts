@@ -66,6 +66,23 @@ function rerunNote(input: ReportInput): SafeHtml | null {
   }</li>`;
 }
 
+function spreadNote(input: ReportInput): SafeHtml | null {
+  const rows = input.sources.flatMap((s) => s.rows);
+  if (rows.length === 0) return null;
+  const runs = distinct(rows.map((r) => r.runs ?? 1));
+  const bound = rows.filter((r) => r.client_bound === true).length;
+  const measured = rows.some((r) => r.client_cpu_pct !== undefined);
+  const spread = runs.some((n) => n > 1)
+    ? `Every measurement ran ${runs.join(" or ")} times, interleaved with the others (run 1 of every one, then run 2, …): each figure is the median of its runs, the small numbers under it the lowest and highest run, and two figures whose ranges overlap differ by no more than run-to-run noise. `
+    : "Each figure is one run (no --repeat), so its run-to-run noise was not measured: a difference of a few tens of percent between two rows may be noise. ";
+  const client = !measured
+    ? "The load generator's CPU use was not measured for these rows."
+    : bound > 0
+      ? `${bound} row(s) are marked client-bound: their load generator used ≥ 90 % of the cores it may use, so their rps is the client's limit, not the server's, and the verdict does not take them as a ceiling.`
+      : "No row's load generator reached 90 % of the cores it may use (Client CPU in All rows).";
+  return html`<li><strong>Spread and client:</strong> ${spread}${client}</li>`;
+}
+
 function sweepNote(input: ReportInput): SafeHtml | null {
   const rows = input.sources.flatMap((s) => s.sweep ?? []);
   if (rows.length === 0) return null;
@@ -101,6 +118,7 @@ ${stackCaveat(input.sources)}
 ${endpointCaveat(input.sources)}
 ${mixedCaveat(input)}
 ${rerunNote(input)}
+${spreadNote(input)}
 ${sweepNote(input)}
 </ul>`;
 }

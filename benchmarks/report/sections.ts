@@ -3,11 +3,25 @@
  * null when its data is absent (the section is then left out, with no placeholder content).
  */
 import type { ResultRow } from "../run/result-row.js";
+import { clientCpuText, isClientBound } from "../run/client-cpu.js";
+import { rangeOf, type Figure } from "../run/run-spread.js";
 import { fmtInt, fmtMs, fmtNumber, fmtRps, speedupParts } from "./format.js";
 import { html, join, type SafeHtml } from "./html.js";
 import { rowFor, seriesOf, speedupPairs, testsOf, type ReportInput, type ReportSource, type TopologyView } from "./model.js";
 
-/** Per test: rps, p50, p99 of every series, then the cluster speedup of every pair. */
+/** A figure's median, with its min–max under it over several runs; `extra` after it (a mark). */
+export function figureCell(r: ResultRow, figure: Figure, fmt: (x: number) => string, extra: SafeHtml | string = ""): SafeHtml {
+  const x = rangeOf(r, figure);
+  const spread = x.runs > 1 || x.min !== x.max ? html`<br><span class="sub range">${fmt(x.min)}–${fmt(x.max)}</span>` : "";
+  return html`<td class="num">${fmt(x.median)}${spread}${extra}</td>`;
+}
+
+/** A client-bound row's mark (its load generator was the limit, not the server). */
+function boundMark(r: ResultRow): SafeHtml | string {
+  return isClientBound(r) ? html`<br><span class="warn client-bound" title="${clientCpuText(r)}">client-bound</span>` : "";
+}
+
+/** Per test: rps, p50, p99 of every series (median, min–max under it), then the cluster speedup of every pair. */
 export function sideBySideTable(input: ReportInput): SafeHtml | null {
   const series = seriesOf(input);
   if (series.length === 0) return null;
@@ -15,7 +29,7 @@ export function sideBySideTable(input: ReportInput): SafeHtml | null {
   const cells = (r: ResultRow | undefined) =>
     r === undefined
       ? html`<td class="num missing">—</td><td class="num missing">—</td><td class="num missing">—</td>`
-      : html`<td class="num">${fmtRps(r.rps)}</td><td class="num">${fmtMs(r.p50_ms)}</td><td class="num">${fmtMs(r.p99_ms)}</td>`;
+      : html`${figureCell(r, "rps", fmtRps, boundMark(r))}${figureCell(r, "p50", fmtMs)}${figureCell(r, "p99", fmtMs)}`;
   const speedup = (test: string) =>
     pairs.map((p) => {
       const c = rowFor(p.cluster, test);
@@ -33,7 +47,7 @@ export function sideBySideTable(input: ReportInput): SafeHtml | null {
 <tbody>
 ${testsOf(input).map((t) => html`<tr data-test="${t}"><th scope="row">${t}</th>${series.map((s) => cells(rowFor(s, t)))}${speedup(t)}</tr>\n`)}</tbody>
 </table>
-<p class="note">Cluster speedup: cluster rps ÷ replication rps, and replication p50 ÷ cluster p50 (above 1× means cluster mode has the lower p50).</p>`;
+<p class="note">Cluster speedup: cluster rps ÷ replication rps, and replication p50 ÷ cluster p50 (above 1× means cluster mode has the lower p50). Over several runs each figure is the median with the lowest–highest run under it, a ratio carries the range its runs allow, and "within run-to-run noise" means the two rps ranges overlap. <span class="warn">client-bound</span>: the load generator used ≥ 90 % of its cores, so that row is the client's limit, not the server's.</p>`;
 }
 
 function yesNo(b: boolean | null): string {
@@ -146,16 +160,20 @@ export function allRowsTable(input: ReportInput): SafeHtml | null {
   const series = seriesOf(input);
   if (series.length === 0) return null;
   return html`<table class="rows">
-<thead><tr><th>Series</th><th>Test</th><th class="num">Requests</th><th class="num">Duration s</th><th class="num">rps</th><th class="num">avg ms</th><th class="num">min ms</th><th class="num">p50 ms</th><th class="num">p95 ms</th><th class="num">p99 ms</th><th class="num">max ms</th><th>Notes</th></tr></thead>
+<thead><tr><th>Series</th><th>Test</th><th class="num">Runs</th><th class="num">Requests</th><th class="num">Duration s</th><th class="num">rps</th><th class="num">avg ms</th><th class="num">min ms</th><th class="num">p50 ms</th><th class="num">p95 ms</th><th class="num">p99 ms</th><th class="num">max ms</th><th>Client CPU</th><th>Notes</th></tr></thead>
 <tbody>
 ${series.flatMap((s) =>
   s.rows.map(
     (r) =>
-      html`<tr><td>${s.name}</td><td>${r.test}</td><td class="num">${fmtInt(r.requests)}</td><td class="num">${r.duration_s.toFixed(2)}</td><td class="num">${fmtRps(
-        r.rps,
-      )}</td><td class="num">${fmtMs(r.avg_ms)}</td><td class="num">${fmtMs(r.min_ms)}</td><td class="num">${fmtMs(r.p50_ms)}</td><td class="num">${fmtMs(
-        r.p95_ms,
-      )}</td><td class="num">${fmtMs(r.p99_ms)}</td><td class="num">${fmtMs(r.max_ms)}</td><td class="notes">${r.notes}</td></tr>\n`,
+      html`<tr><td>${s.name}</td><td>${r.test}</td><td class="num">${r.runs ?? 1}</td><td class="num">${fmtInt(r.requests)}</td><td class="num">${r.duration_s.toFixed(2)}</td>${figureCell(
+        r,
+        "rps",
+        fmtRps,
+      )}<td class="num">${fmtMs(r.avg_ms)}</td><td class="num">${fmtMs(r.min_ms)}</td>${figureCell(r, "p50", fmtMs)}${figureCell(r, "p95", fmtMs)}${figureCell(
+        r,
+        "p99",
+        fmtMs,
+      )}<td class="num">${fmtMs(r.max_ms)}</td><td class="${isClientBound(r) ? "warn" : ""}">${clientCpuText(r)}</td><td class="notes">${r.notes}</td></tr>\n`,
   ),
 )}</tbody>
 </table>`;

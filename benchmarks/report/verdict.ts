@@ -7,13 +7,21 @@
  * Lines: the write ceiling of one primary against the cluster's; the read scale-out per replica;
  * the latency at a target rate (open loop); what a primary's failure cost in each mode (drills);
  * the cost per 1M ops/s; then the choice these numbers support for this workload and hardware.
+ *
+ * Figures are medians with their min–max over the runs (`--repeat`, run-spread.ts). Two figures
+ * whose ranges overlap are "no difference beyond run-to-run noise", said with both ranges, never
+ * a winner (the choice too). A client-bound row (client-cpu.ts: its load generator used ≥ 90 % of
+ * its cores) is never taken as a server's ceiling: the line says which rows it skipped and why.
  */
 import { MIX_CLIENT } from "../run/mix-job.js";
+import { clientCpuText, isClientBound } from "../run/client-cpu.js";
+import { overlaps, rangeOf, rangeText, ratioRange, type Range } from "../run/run-spread.js";
+import { ratioText } from "../run/figure-text.js";
 import { readScaleOutPairs } from "../run/read-scale-out.js";
 import { REPLICATION_PATH_NOTES } from "../run/replication-paths.js";
 import type { ResultMode, ResultRow } from "../run/result-row.js";
 import type { DrillView } from "./drill-files.js";
-import { fmtMs, fmtRatio, fmtRps } from "./format.js";
+import { fmtMs, fmtRps } from "./format.js";
 import type { ModeLoops, ReportSource } from "./model.js";
 import { withTransfer } from "./verdict-transfer.js";
 import { sloLabel } from "../../vocabulary/slo.js";
@@ -39,52 +47,87 @@ export interface VerdictInput {
 
 const isCeilingRow = (r: ResultRow): boolean => r.client_version !== MIX_CLIENT && !/^path: reads /.test(r.notes);
 
-/** One primary's SET ceiling: replication direct to the primary (else through the endpoint), valkey-benchmark rows only. */
-function writeRow(s: ReportSource | undefined, mode: ResultMode): ResultRow | undefined {
+/** A mode's rows of a test that could be a server's ceiling, and those skipped because their client was the limit. */
+interface Ceiling {
+  row: ResultRow | undefined;
+  skipped: ResultRow[];
+}
+
+/** One primary's SET ceiling: replication direct to the primary (else through the endpoint), valkey-benchmark rows only, never a client-bound one. */
+function writeRow(s: ReportSource | undefined, mode: ResultMode): Ceiling {
   const set = (s?.rows ?? []).filter((r) => r.mode === mode && r.test === "SET" && isCeilingRow(r));
-  if (mode === "cluster") return set.at(-1);
-  return set.find((r) => r.notes.startsWith(REPLICATION_PATH_NOTES.direct)) ?? set.at(-1);
+  const usable = set.filter((r) => !isClientBound(r));
+  const row = mode === "cluster" ? usable.at(-1) : (usable.find((r) => r.notes.startsWith(REPLICATION_PATH_NOTES.direct)) ?? usable.at(-1));
+  return { row, skipped: set.filter(isClientBound) };
 }
 
 const primariesOf = (s: ReportSource | undefined): number | undefined => s?.topology.find((t) => t.mode === "cluster")?.shards.length;
 const where = (s: ReportSource | undefined, what: string): string => `${s?.label ?? "?"}: ${what}`;
 const local = (s: ReportSource | undefined): boolean => s?.kind === "local-run" || s?.kind === "endpoint";
 const SHARED = " Local servers and the client share one machine's CPUs: this is the pipeline's ceiling here, not a scale-out figure.";
+const pathName = (r: ResultRow): string => Object.values(REPLICATION_PATH_NOTES).find((n) => r.notes.startsWith(n)) ?? "path not recorded";
+
+/** "51,959 (45,002–60,117)": the median and min–max, or the figure alone for one run. */
+const opsText = (r: Range): string => rangeText(r, fmtRps);
+
+/** " (median and min–max of 3 runs each)", or "" when a side is one run. */
+const runsText = (a: Range, b: Range): string =>
+  a.runs > 1 && b.runs > 1 ? ` (median and min–max of ${a.runs === b.runs ? `${a.runs} runs each` : `${a.runs} and ${b.runs} runs`})` : "";
+
+/** Whether two figures are no difference beyond run-to-run noise: several runs each, and their ranges overlap. */
+export function withinNoise(a: Range, b: Range): boolean {
+  return a.runs > 1 && b.runs > 1 && overlaps(a, b);
+}
+
+/** " One run each: run-to-run noise not measured (`--repeat 3`)." when either side is one run. */
+const singleRun = (a: Range, b: Range): string => (a.runs > 1 && b.runs > 1 ? "" : " One run: run-to-run noise not measured (`--repeat 3`).");
+
+/** "Skipped, client-bound (its load generator, not the server, was the limit): replication SET (…; CLIENT-BOUND: 96.0 % of 2 cores)." */
+function skippedText(skipped: readonly ResultRow[]): string {
+  if (skipped.length === 0) return "";
+  const each = skipped.map((r) => `${r.mode} ${r.test} (${r.notes.startsWith("path: ") ? `${pathName(r)}; ` : ""}${clientCpuText(r)})`);
+  return ` Skipped as no server ceiling, client-bound (the load generator used ≥ 90 % of its cores, so it, not the server, was the limit): ${each.join("; ")}.`;
+}
 
 function writes(i: VerdictInput): VerdictLine {
-  const r = writeRow(i.replication, "replication");
-  const c = writeRow(i.cluster, "cluster");
+  const rc = writeRow(i.replication, "replication");
+  const cc = writeRow(i.cluster, "cluster");
+  const [r, c] = [rc.row, cc.row];
+  const skipped = skippedText([...rc.skipped, ...cc.skipped]);
   if (r === undefined || c === undefined) {
     const missing = [r === undefined ? "replication" : "", c === undefined ? "cluster" : ""].filter(Boolean).join(" and ");
     return {
       topic: "writes",
-      text: `Write ceiling: not measured for ${missing} (a SET test of valkey-benchmark: \`--tests set,...\`; a mix's SET is a share of the mix, not a ceiling).`,
+      text: `Write ceiling: not measured for ${missing} (a SET test of valkey-benchmark: \`--tests set,...\`; a mix's SET is a share of the mix, not a ceiling).${skipped}`,
       from: [],
       measured: false,
     };
   }
+  const [rr, cr] = [rangeOf(r, "rps"), rangeOf(c, "rps")];
   const p = primariesOf(i.cluster);
   const per = p === undefined ? "" : `, ${fmtRps(c.rps / p)} per primary over ${p}`;
+  const figures = `one primary ${opsText(rr)} ops/s (p99 ${fmtMs(r.p99_ms)} ms); the cluster ${opsText(cr)} ops/s (p99 ${fmtMs(c.p99_ms)} ms${per})`;
+  const text = withinNoise(rr, cr)
+    ? `Write ceiling (SET): no difference beyond run-to-run noise: ${figures}${runsText(rr, cr)}; the ranges overlap.`
+    : `Write ceiling (SET): ${figures}, ${ratioText(ratioRange(cr, rr))} one primary${runsText(rr, cr)}.${singleRun(rr, cr)}`;
   return {
     topic: "writes",
-    text:
-      `Write ceiling (SET): one primary ${fmtRps(r.rps)} ops/s (p99 ${fmtMs(r.p99_ms)} ms); the cluster ${fmtRps(c.rps)} ops/s (p99 ${fmtMs(c.p99_ms)} ms${per}), ${fmtRatio(c.rps / r.rps)} one primary.` +
-      (local(i.replication) || local(i.cluster) ? SHARED : ""),
-    from: [
-      where(i.replication, `replication SET row (${Object.values(REPLICATION_PATH_NOTES).find((n) => r.notes.startsWith(n)) ?? "path not recorded"})`),
-      where(i.cluster, "cluster SET row"),
-    ],
+    text: text + skipped + (local(i.replication) || local(i.cluster) ? SHARED : ""),
+    from: [where(i.replication, `replication SET row (${pathName(r)})`), where(i.cluster, "cluster SET row")],
     measured: true,
   };
 }
 
 function reads(i: VerdictInput): VerdictLine {
   const pairs = [i.replication, i.cluster].flatMap((s) => (s === undefined ? [] : readScaleOutPairs(s.rows).map((p) => ({ s, p }))));
-  const best = pairs.filter(({ p }) => p.test === "GET" && Number.isFinite(p.perServerRatio));
+  const gets = pairs.filter(({ p }) => p.test === "GET" && Number.isFinite(p.perServerRatio));
+  const bound = ({ p }: (typeof gets)[number]): boolean => isClientBound(p.replica) || isClientBound(p.primary);
+  const best = gets.filter((x) => !bound(x));
+  const skipped = skippedText(gets.filter(bound).flatMap(({ p }) => [p.replica, p.primary].filter(isClientBound)));
   if (best.length === 0) {
     return {
       topic: "reads",
-      text: "Read scale-out per replica: not measured (run with `--reads replicas`: GET on the replicas against GET on the primary).",
+      text: `Read scale-out per replica: not measured (run with \`--reads replicas\`: GET on the replicas against GET on the primary).${skipped}`,
       from: [],
       measured: false,
     };
@@ -96,10 +139,11 @@ function reads(i: VerdictInput): VerdictLine {
       best
         .map(
           ({ p }) =>
-            `${p.mode} ${p.path.label}: ${fmtRps(p.replica.rps)} ops/s on ${p.replicas} replica(s) against ${fmtRps(p.primary.rps)} on ${p.primaries} primar${p.primaries === 1 ? "y" : "ies"}, ${fmtRatio(p.perServerRatio)} per replica`,
+            `${p.mode} ${p.path.label}: ${opsText(rangeOf(p.replica, "rps"))} ops/s on ${p.replicas} replica(s) against ${opsText(rangeOf(p.primary, "rps"))} on ${p.primaries} primar${p.primaries === 1 ? "y" : "ies"}, ${ratioText(p.perServerRange)} per replica${withinNoise(rangeOf(p.replica, "rps"), rangeOf(p.primary, "rps")) ? " (the replicas' and the primary's rps: no difference beyond run-to-run noise)" : ""}`,
         )
         .join("; ") +
       "." +
+      skipped +
       (best.some(({ s }) => local(s)) ? SHARED : ""),
     from: best.map(({ s, p }) => where(s, `${p.mode} GET rows, ${p.path.label} and its primary baseline`)),
     measured: true,
@@ -190,7 +234,7 @@ function failover(i: VerdictInput): VerdictLine {
 }
 
 function costRow(s: ReportSource | undefined, mode: ResultMode, test: string): ResultRow | undefined {
-  return (s?.rows ?? []).filter((r) => r.mode === mode && r.test === test && typeof r.usd_per_million_ops_per_s === "number").at(-1);
+  return (s?.rows ?? []).filter((r) => r.mode === mode && r.test === test && typeof r.usd_per_million_ops_per_s === "number" && !isClientBound(r)).at(-1);
 }
 
 function cost(i: VerdictInput): VerdictLine {
@@ -217,18 +261,37 @@ function cost(i: VerdictInput): VerdictLine {
   };
 }
 
+/** The choice's write clause: a winner only when the ranges do not overlap. */
+function writeClause(r: Range, c: Range): string {
+  if (withinNoise(r, c))
+    return `one primary and the cluster wrote alike here (no difference beyond run-to-run noise: ${opsText(r)} against ${opsText(c)} ops/s), so writes alone do not call for cluster mode on this hardware`;
+  return c.median > r.median
+    ? `a peak write rate under ${fmtRps(r.median)} ops/s fits one primary (replication mode); above it, only cluster mode went further here (${fmtRps(c.median)} ops/s)`
+    : `cluster mode did not write faster than one primary here (${fmtRps(c.median)} against ${fmtRps(r.median)} ops/s): on this hardware writes alone do not call for it`;
+}
+
+/** $ per 1M ops/s with the range the runs allow: the hour's price over the rps range. */
+function usdRange(row: ResultRow): Range {
+  const usd = row.usd_per_million_ops_per_s as number;
+  const rps = rangeOf(row, "rps");
+  const scale = (x: number): number => (x > 0 ? (usd * row.rps) / x : Number.NaN);
+  return { median: usd, min: scale(rps.max), max: scale(rps.min), runs: rps.runs };
+}
+
+/** The choice's cost clause: a cheaper mode only when the cost ranges do not overlap. */
+function costClause(r: ResultRow, c: ResultRow): string {
+  const [ru, cu] = [usdRange(r), usdRange(c)];
+  const usd = (x: Range): string => rangeText(x, (v) => `$${v.toFixed(2)}`);
+  if (withinNoise(ru, cu)) return `a million SET/s costs the same in both modes within run-to-run noise (${usd(ru)} against ${usd(cu)})`;
+  return `a million SET/s costs less in ${ru.median <= cu.median ? "replication" : "cluster"} mode`;
+}
+
 /** The choice the measured lines support; each clause only from a measured line. */
 function choice(lines: readonly VerdictLine[], i: VerdictInput): VerdictLine {
   const clauses: string[] = [];
-  const r = writeRow(i.replication, "replication");
-  const c = writeRow(i.cluster, "cluster");
-  if (r !== undefined && c !== undefined) {
-    clauses.push(
-      c.rps > r.rps
-        ? `a peak write rate under ${fmtRps(r.rps)} ops/s fits one primary (replication mode); above it, only cluster mode went further here (${fmtRps(c.rps)} ops/s)`
-        : `cluster mode did not write faster than one primary here (${fmtRps(c.rps)} against ${fmtRps(r.rps)} ops/s): on this hardware writes alone do not call for it`,
-    );
-  }
+  const r = writeRow(i.replication, "replication").row;
+  const c = writeRow(i.cluster, "cluster").row;
+  if (r !== undefined && c !== undefined) clauses.push(writeClause(rangeOf(r, "rps"), rangeOf(c, "rps")));
   const f = lines.find((l) => l.topic === "failover" && l.measured);
   const rd = drillOf(i.replication, "replication");
   const cd = drillOf(i.cluster, "cluster");
@@ -238,10 +301,7 @@ function choice(lines: readonly VerdictLine[], i: VerdictInput): VerdictLine {
   }
   const costLine = costRow(i.replication, "replication", "SET");
   const costCluster = costRow(i.cluster, "cluster", "SET");
-  if (costLine !== undefined && costCluster !== undefined)
-    clauses.push(
-      `a million SET/s costs less in ${(costLine.usd_per_million_ops_per_s as number) <= (costCluster.usd_per_million_ops_per_s as number) ? "replication" : "cluster"} mode`,
-    );
+  if (costLine !== undefined && costCluster !== undefined) clauses.push(costClause(costLine, costCluster));
   const missing = lines.filter((l) => !l.measured).map((l) => l.topic);
   const gaps = missing.length === 0 ? "" : ` Not measured, so not weighed: ${missing.join(", ")}.`;
   return {

@@ -18,12 +18,9 @@
  * only take `-a` (redis-benchmark 7.x does) fail it with BenchmarkAuthError. Every message
  * this module builds has the password redacted.
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
 import { basename, join } from "node:path";
 import type { ResolvedTool } from "../binaries.js";
-import { trackChild } from "../util/process-reaper.js";
 import type { BenchmarkTest, Workload } from "../../vocabulary/workload.js";
 import { buildBenchmarkArgs, buildProbeArgs, type BenchmarkTarget } from "./benchmark-args.js";
 import { BenchmarkOutputError, parseBenchmarkCsv, type BenchmarkLine } from "./benchmark-csv.js";
@@ -31,6 +28,9 @@ import { RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "./res
 import { combineClients, perClientNote, type ClientMeasurement, type CombinedMeasurement } from "./multi-client.js";
 import { resultRow } from "./result-rows.js";
 import { measuredWindow, rerunStep, stillShortNote, type RunMeasurement } from "./rerun-rule.js";
+import { checkReachable, runChild, type ChildResult } from "./benchmark-child.js";
+import { clientCpuColumns, usableCores, type ClientCpu } from "./client-cpu.js";
+import { childrenCpuSeconds } from "./client-cpu-probe.js";
 
 export interface RunProgressEvent {
   test: string;
@@ -72,6 +72,12 @@ export interface RunWorkloadOptions {
    * @default 1
    */
   clientProcesses?: number;
+  /**
+   * Per test (lower case), the first run's requests in total over the client processes instead of
+   * `workload.requests` each: a later run of `--repeat` starts where the same test's previous run
+   * ended, so it is not re-run again from a short first run. @default workload.requests per process
+   */
+  startRequests?: Readonly<Record<string, number>>;
   /** Wraps each measured run, re-runs included (every member's byte counters around it: mix-served.ts MemberBytesRecorder). */
   aroundRun?: <T>(run: () => Promise<T>) => Promise<T>;
 }
@@ -98,19 +104,7 @@ export class BenchmarkRunError extends Error {
   }
 }
 
-interface ChildResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-  wallSeconds: number;
-  /** Why this module killed the child, if it did. */
-  killedFor?: string;
-}
-
-const CONNECT_FAILURE = /Could not connect to \S+ at \S+: [^\n]*/;
 const AUTH_FAILURE = /NOAUTH|WRONGPASS|Authentication required|invalid password|invalid username-password/i;
-const MAX_CAPTURE = 1 << 20;
 
 function redactor(password: string | undefined): (s: string) => string {
   if (password === undefined || password === "") return (s) => s;
@@ -125,88 +119,6 @@ function tailOf(text: string, lines = 8): string {
     .slice(-lines)
     .join("\n");
   return t === "" ? "(empty)" : t;
-}
-
-function childEnv(password: string | undefined): NodeJS.ProcessEnv {
-  if (password === undefined) return { ...process.env };
-  return { ...process.env, VALKEYCLI_AUTH: password, REDISCLI_AUTH: password };
-}
-
-/** Resolves once `host:port` accepts a TCP connection; rejects with the socket error otherwise. */
-function checkReachable(host: string, port: number, timeoutMs: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const sock = connect({ host, port });
-    const fail = (why: string): void => {
-      sock.destroy();
-      reject(new Error(why));
-    };
-    sock.setTimeout(timeoutMs, () => fail(`no answer within ${timeoutMs} ms`));
-    sock.once("error", (err: NodeJS.ErrnoException) => fail(err.code ?? err.message));
-    sock.once("connect", () => {
-      sock.destroy();
-      resolve();
-    });
-  });
-}
-
-/** The signal's reason when it is an Error (AbortController.abort() gives an AbortError DOMException). */
-function abortReason(signal: AbortSignal): Error {
-  const reason: unknown = signal.reason;
-  if (reason instanceof Error) return reason;
-  return Object.assign(new Error("The benchmark was aborted", { cause: reason }), { name: "AbortError" });
-}
-
-/** Spawns the client with piped stdio; kills it on abort, timeout, or a fatal connect error. */
-function runChild(o: RunWorkloadOptions, args: string[]): Promise<ChildResult> {
-  const { signal } = o;
-  if (signal?.aborted) return Promise.reject(abortReason(signal));
-  return new Promise((resolve, reject) => {
-    const started = process.hrtime.bigint();
-    const child = spawn(o.client.path, args, { stdio: ["ignore", "pipe", "pipe"], env: childEnv(o.password) });
-    trackChild(child);
-    let stdout = "";
-    let stderr = "";
-    let killedFor: string | undefined;
-    let graceTimer: NodeJS.Timeout | undefined;
-    const kill = (why: string, sig: NodeJS.Signals = "SIGTERM"): void => {
-      if (killedFor !== undefined) return;
-      killedFor = why;
-      child.kill(sig);
-      graceTimer = setTimeout(() => child.kill("SIGKILL"), 2000);
-    };
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      if (stdout.length < MAX_CAPTURE) stdout += d;
-    });
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      if (stderr.length < MAX_CAPTURE) stderr += d;
-      // redis-benchmark 7 spins forever after a refused connection instead of exiting.
-      const m = CONNECT_FAILURE.exec(stderr);
-      if (m) kill(m[0], "SIGKILL");
-    });
-    const onAbort = (): void => kill("aborted");
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const timeout = o.processTimeoutMs === undefined ? undefined : setTimeout(() => kill(`ran longer than ${o.processTimeoutMs} ms`), o.processTimeoutMs);
-    if (child.pid !== undefined) o.onSpawn?.(child.pid, args);
-    let spawnError: Error | undefined;
-    child.once("error", (err) => {
-      spawnError = err;
-    });
-    child.once("close", (code, sig) => {
-      clearTimeout(graceTimer);
-      clearTimeout(timeout);
-      signal?.removeEventListener("abort", onAbort);
-      if (signal?.aborted) {
-        reject(abortReason(signal));
-        return;
-      }
-      if (spawnError !== undefined) {
-        reject(new Error(`could not start ${o.client.path}: ${spawnError.message}`, { cause: spawnError }));
-        return;
-      }
-      const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
-      resolve({ code, signal: sig, stdout, stderr, wallSeconds, ...(killedFor === undefined ? {} : { killedFor }) });
-    });
-  });
 }
 
 function clientName(client: ResolvedTool): string {
@@ -302,6 +214,8 @@ interface Measured {
   windowSeconds: number;
   /** With several client processes: each one's measurement (requests and rps above are the sums). */
   perClient?: CombinedMeasurement["perClient"];
+  /** The benchmark processes' CPU use (their rusage), when readable. */
+  clientCpu?: ClientCpu;
 }
 
 async function measureOne(
@@ -311,7 +225,7 @@ async function measureOne(
   n: number,
   client?: number,
   target: BenchmarkTarget = o.target,
-): Promise<ClientMeasurement> {
+): Promise<ClientMeasurement & { cpus: number }> {
   const one = onlyTarget(o, target);
   const args = buildBenchmarkArgs(o.workload, target, test, requests);
   const r = await runChild(one, args);
@@ -329,23 +243,40 @@ async function measureOne(
   if (line === undefined || lines.length !== 1) {
     throw failure(one, wanted, r, `printed ${lines.length} result line(s) (${lines.map((l) => l.test).join(", ")}), expected one ${wanted} line`);
   }
-  return { line, requests, wallSeconds: r.wallSeconds };
+  return { line, requests, wallSeconds: r.wallSeconds, cpus: r.cpus };
 }
 
-/** One run of a test: `requests` per client process, all processes (every target's) spawned in the same tick. */
+/**
+ * One run of a test: `requests` per client process, all processes (every target's) spawned in the
+ * same tick. Their CPU time is this process's children's rusage across the run (nothing else is
+ * waited for meanwhile), on min(threads × processes, the CPUs they may run on) cores.
+ */
 async function measure(o: RunWorkloadOptions, test: BenchmarkTest, requests: number, n: number): Promise<Measured> {
   const targets = targetsOf(o);
   const count = processCount(o);
-  const m = await (o.aroundRun ?? ((run) => run()))(async () =>
-    count === 1
-      ? await measureOne(o, test, requests, n)
-      : combineClients(await Promise.all(Array.from({ length: count }, (_, i) => measureOne(o, test, requests, n, i + 1, targets[i % targets.length])))),
+  const cpu0 = childrenCpuSeconds();
+  const each = await (o.aroundRun ?? ((run) => run()))(() =>
+    Promise.all(Array.from({ length: count }, (_, i) => measureOne(o, test, requests, n, count === 1 ? undefined : i + 1, targets[i % targets.length]))),
   );
-  return { ...m, windowSeconds: measuredWindow(m.requests, m.line.rps, m.wallSeconds) };
+  const cpu1 = childrenCpuSeconds();
+  const m = count === 1 ? (each[0] as ClientMeasurement) : combineClients(each);
+  const clientCpu: ClientCpu | undefined =
+    cpu0 === undefined || cpu1 === undefined
+      ? undefined
+      : {
+          cpuSeconds: cpu1 - cpu0,
+          wallSeconds: m.wallSeconds,
+          cores: usableCores(o.workload.threads * count, Math.min(...each.map((x) => x.cpus))),
+          source: "the benchmark processes' rusage",
+        };
+  return { ...m, windowSeconds: measuredWindow(m.requests, m.line.rps, m.wallSeconds), ...(clientCpu === undefined ? {} : { clientCpu }) };
 }
 
 function toRow(o: RunWorkloadOptions, m: Measured, notes: string): ResultRow {
-  const row = resultRow({ ...o, clientVersion: `${o.client.flavor}-benchmark ${o.client.version}` }, m, notes);
+  const row = {
+    ...resultRow({ ...o, clientVersion: `${o.client.flavor}-benchmark ${o.client.version}` }, m, notes),
+    ...(m.clientCpu && clientCpuColumns(m.clientCpu)),
+  };
   if (m.perClient === undefined) return row;
   // Several processes: connections and notes cover all of them (multi-client.ts).
   const unit = targetsOf(o).length > 1 ? `client processes over ${targetsOf(o).length} targets (${describeTarget(o)})` : undefined;
@@ -357,8 +288,10 @@ const measurement = (m: Measured): RunMeasurement => ({ requests: m.requests, rp
 /** Runs one test, re-running it with more requests while its window is shorter than the minimum. */
 async function runTest(o: RunWorkloadOptions, test: BenchmarkTest): Promise<ResultRow> {
   const w = o.workload;
-  o.onProgress?.({ test, phase: "run", requests: w.requests });
-  let final = await measure(o, test, w.requests, 1);
+  const start = o.startRequests?.[test];
+  const first = start === undefined ? w.requests : Math.ceil(start / processCount(o));
+  o.onProgress?.({ test, phase: "run", requests: first });
+  let final = await measure(o, test, first, 1);
   const notes: string[] = [];
   for (let attempt = 2; ; attempt++) {
     const step = rerunStep(w, measurement(final), attempt);

@@ -2,10 +2,17 @@
  * The side-by-side view of a comparison: a plain-text table for the terminal and summary.md.
  * Every ratio is computed from the rows. rps figures are printed as measured: the tool has no
  * 1,000,000 rps cap, it divides requests by whole elapsed milliseconds, which is why the runner
- * keeps each test running for at least `minDurationSeconds`.
+ * keeps each test running for at least `minDurationSeconds`. Rows of several runs show their
+ * median and min–max, a ratio the range its runs allow, and a ratio whose two sides' ranges
+ * overlap says it is within run-to-run noise (run-spread.ts); a client-bound row says so
+ * (client-cpu.ts).
  */
 import type { ResultMode, ResultRow } from "./result-row.js";
 import { isReadPathRow } from "./read-scale-out.js";
+import { overlaps, rangeOf, ratioRange, type Range } from "./run-spread.js";
+import { figureCells, fmtMs, ratioText } from "./figure-text.js";
+import { clientCpuText } from "./client-cpu.js";
+import { alignedLines } from "./text-table.js";
 
 interface Pair {
   test: string;
@@ -24,42 +31,37 @@ function pairByTest(rows: readonly ResultRow[]): Pair[] {
   return [...byTest.values()];
 }
 
-const groups = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
-
-function fmtRps(rps: number): string {
-  return groups.format(Math.round(rps));
-}
-
-function fmtMs(ms: number): string {
-  return ms.toFixed(3);
-}
-
-function ratio(x: number): string {
-  return `${x.toFixed(2)}×`;
-}
-
 export interface Speedup {
-  /** cluster rps / replication rps. */
+  /** cluster rps / replication rps (the medians'). */
   rps: number;
   /** replication p50 / cluster p50: above 1 means cluster mode has the lower p50. */
   p50: number;
+  /** The same ratios with the range the runs allow (ratioRange). */
+  rpsRange: Range;
+  p50Range: Range;
+  /** Whether the two sides' rps ranges overlap: a difference within run-to-run noise. */
+  rpsWithinNoise: boolean;
 }
 
 export function clusterSpeedup(cluster: ResultRow, replication: ResultRow): Speedup | undefined {
   if (!(replication.rps > 0) || !(cluster.p50_ms > 0)) return undefined;
-  return { rps: cluster.rps / replication.rps, p50: replication.p50_ms / cluster.p50_ms };
+  const rpsRange = ratioRange(rangeOf(cluster, "rps"), rangeOf(replication, "rps"));
+  const p50Range = ratioRange(rangeOf(replication, "p50"), rangeOf(cluster, "p50"));
+  return { rps: rpsRange.median, p50: p50Range.median, rpsRange, p50Range, rpsWithinNoise: overlaps(rangeOf(cluster, "rps"), rangeOf(replication, "rps")) };
+}
+
+/** The speedup cell: "2.50× rps · 3.14× lower p50", each with its range over several runs, and "within run-to-run noise" when the rps ranges overlap over several runs. */
+export function speedupCell(cluster: ResultRow, replication: ResultRow): string {
+  const s = clusterSpeedup(cluster, replication);
+  if (s === undefined) return "n/a";
+  const p50 = s.p50 >= 1 ? `${ratioText(s.p50Range)} lower p50` : `${ratioText(s.p50Range, true)} higher p50`;
+  const noise = s.rpsWithinNoise && s.rpsRange.runs > 1 ? ", within run-to-run noise" : "";
+  return `${ratioText(s.rpsRange)} rps${noise} · ${p50}`;
 }
 
 function speedupText(p: Pair): string {
   if (p.cluster === undefined || p.replication === undefined) return "—";
-  const s = clusterSpeedup(p.cluster, p.replication);
-  if (s === undefined) return "n/a";
-  const p50 = s.p50 >= 1 ? `${ratio(s.p50)} lower p50` : `${ratio(1 / s.p50)} higher p50`;
-  return `${ratio(s.rps)} rps · ${p50}`;
-}
-
-function side(r: ResultRow | undefined): [string, string, string] {
-  return r === undefined ? ["—", "—", "—"] : [fmtRps(r.rps), fmtMs(r.p50_ms), fmtMs(r.p99_ms)];
+  return speedupCell(p.cluster, p.replication);
 }
 
 const MODES: readonly ResultMode[] = ["cluster", "replication"];
@@ -72,37 +74,29 @@ export interface SideRow {
   speedup: string;
 }
 
-/** Columns padded to width; numbers right-aligned, the first and last column left-aligned. */
-function alignTable(header: string[][], body: string[][]): string {
-  const all = [...header, ...body];
-  const widths = all[0]?.map((_, c) => Math.max(...all.map((row) => [...(row[c] ?? "")].length))) ?? [];
-  const last = widths.length - 1;
-  const line = (row: string[]): string =>
-    row
-      .map((cell, c) => {
-        const pad = " ".repeat((widths[c] ?? 0) - [...cell].length);
-        return c === 0 || c === last ? cell + pad : pad + cell;
-      })
-      .join("  ")
-      .trimEnd();
-  const rule = widths.map((wd) => "-".repeat(wd)).join("  ");
-  return [...header.map(line), rule, ...body.map(line)].join("\n");
-}
-
 /**
- * Terminal table: per test, cluster rps · p50 · p99 | replication rps · p50 · p99 | cluster
- * speedup (rps ratio, p50 ratio). Latencies in ms.
+ * Terminal tables: per test and mode, runs, rps, p50 and p99 (median and min–max over the runs)
+ * and the client's CPU; then per test the cluster speedup (rps ratio, p50 ratio, with ranges).
+ * Latencies in ms.
  */
 export function renderComparisonTable(rows: readonly ResultRow[], extra: readonly SideRow[] = []): string {
   if (rows.length === 0 && extra.length === 0) return "(no results)";
   const pairs = pairByTest(rows);
-  const header = [
-    ["", "cluster", "", "", "|", "replication", "", "", "|", "cluster speedup"],
-    ["test", "rps", "p50 ms", "p99 ms", "|", "rps", "p50 ms", "p99 ms", "|", "(rps ratio, p50 ratio)"],
-  ];
-  const body = pairs.map((p) => [p.test, ...side(p.cluster), "|", ...side(p.replication), "|", speedupText(p)]);
-  body.push(...extra.map((x) => [x.test, x.cluster, "", "", "|", x.replication, "", "", "|", x.speedup]));
-  return alignTable(header, body);
+  const body = pairs.flatMap((p) =>
+    MODES.map((m) => {
+      const r = p[m];
+      return r === undefined ? [p.test, m, "—", "—", "—", "—", "—"] : [p.test, m, String(r.runs ?? 1), ...figureCells(r), clientCpuText(r)];
+    }),
+  );
+  // A row that is not a test's (throughput at a latency target): its text in the rps column.
+  body.push(...extra.flatMap((x) => MODES.map((m) => [x.test, m, "", x[m], "", "", ""])));
+  const figures = alignedLines(["test", "mode", "runs", "rps (min–max)", "p50 ms (min–max)", "p99 ms (min–max)", "client CPU"], body, 2);
+  const speedups = alignedLines(
+    ["test", "cluster speedup (rps ratio, p50 ratio)"],
+    [...pairs.map((p) => [p.test, speedupText(p)]), ...extra.map((x) => [x.test, x.speedup])],
+    2,
+  );
+  return [...figures, "", ...speedups].map((l) => l.trimEnd()).join("\n");
 }
 
 function mdCell(s: string | number): string {
@@ -147,8 +141,11 @@ export function renderSummaryMarkdown(o: SummaryOptions): string {
     lines.push("No results.", "");
     return lines.join("\n");
   }
-  const fmtSide = (r: ResultRow | undefined): string =>
-    r === undefined ? "—" : `${fmtRps(r.rps)} rps · p50 ${fmtMs(r.p50_ms)} ms · p99 ${fmtMs(r.p99_ms)} ms`;
+  const fmtSide = (r: ResultRow | undefined): string => {
+    if (r === undefined) return "—";
+    const [rps, p50, p99] = figureCells(r);
+    return `${rps} rps · p50 ${p50} ms · p99 ${p99} ms${r.client_bound === true ? ` · ${clientCpuText(r)}` : ""}`;
+  };
   lines.push(
     ...mdTable(
       ["Test", "Cluster", "Replication", "Cluster speedup (rps ratio, p50 ratio)"],
@@ -165,20 +162,39 @@ export function renderSummaryMarkdown(o: SummaryOptions): string {
     lines.push(`## ${mode === "cluster" ? "Cluster mode" : "Replication mode"}`, "");
     lines.push(
       ...mdTable(
-        ["Test", "Requests", "Duration (s)", "rps", "avg ms", "min ms", "p50 ms", "p95 ms", "p99 ms", "max ms", "Notes"],
-        mine.map((r) => [
-          r.test,
-          r.requests,
-          r.duration_s.toFixed(2),
-          fmtRps(r.rps),
-          fmtMs(r.avg_ms),
-          fmtMs(r.min_ms),
-          fmtMs(r.p50_ms),
-          fmtMs(r.p95_ms),
-          fmtMs(r.p99_ms),
-          fmtMs(r.max_ms),
-          r.notes,
-        ]),
+        [
+          "Test",
+          "Runs",
+          "Requests",
+          "Duration (s)",
+          "rps (min–max)",
+          "avg ms",
+          "min ms",
+          "p50 ms (min–max)",
+          "p95 ms",
+          "p99 ms (min–max)",
+          "max ms",
+          "Client CPU",
+          "Notes",
+        ],
+        mine.map((r) => {
+          const [rps, p50, p99] = figureCells(r);
+          return [
+            r.test,
+            r.runs ?? 1,
+            r.requests,
+            r.duration_s.toFixed(2),
+            rps,
+            fmtMs(r.avg_ms),
+            fmtMs(r.min_ms),
+            p50,
+            fmtMs(r.p95_ms),
+            p99,
+            fmtMs(r.max_ms),
+            clientCpuText(r),
+            r.notes,
+          ];
+        }),
       ),
       "",
     );
@@ -192,6 +208,12 @@ export function renderSummaryMarkdown(o: SummaryOptions): string {
     "  (see Notes).",
     "- Duration is the wall time of the benchmark process, connection set-up included.",
     "- Cluster speedup: cluster rps ÷ replication rps, and replication p50 ÷ cluster p50.",
+    "- Runs: each measurement ran this many times, interleaved with the others (`--repeat`); a figure is the",
+    "  median of its runs, (min–max) their lowest and highest, and a ratio's range goes from the lowest to the",
+    "  highest the runs allow. Two figures whose ranges overlap differ by no more than run-to-run noise.",
+    "- Client CPU: the load generator's CPU time over its wall time, as a share of the cores it may use",
+    "  (min(its threads, its CPUs)). CLIENT-BOUND (≥ 90 %): the client was the limit, not the server; such a",
+    "  row is no server ceiling.",
     "",
   );
   return lines.join("\n");

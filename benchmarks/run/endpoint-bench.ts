@@ -18,8 +18,7 @@ import { parseInfo } from "../topology/info.js";
 import { formatTopologyReport } from "../verify/format-report.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import { verifyTopology } from "../verify/verify-topology.js";
-import type { Workload } from "../../vocabulary/workload.js";
-import { DEFAULT_SLO_REPEAT } from "../../vocabulary/slo.js";
+import { runsOf, type Workload } from "../../vocabulary/workload.js";
 import { runWorkload, type RunProgressEvent } from "./benchmark-runner.js";
 import { discoverMembers, writeMixFiles, type MixResult } from "./mix-runner.js";
 import { runMixComparingLoops } from "./loop-comparison.js";
@@ -30,6 +29,7 @@ import { runReplicaReads } from "./replica-reads.js";
 import { renderComparisonTable, renderSummaryMarkdown } from "./comparison.js";
 import type { ResultMode, ResultRow } from "./result-row.js";
 import { renderResultsCsv } from "./results-csv.js";
+import { RepeatedRuns, writeRunsFile } from "./repeated-runs.js";
 import { runSloSweeps } from "./slo-sweep.js";
 import type { SloSweepRecord } from "./slo-figure.js";
 import { renderSloMarkdown, sloSideRows, writeSloFiles } from "./slo-table.js";
@@ -50,8 +50,6 @@ export interface EndpointBenchOptions {
    * endpoint). @default the replicas the target lists in INFO replication
    */
   readTargets?: readonly NodeEndpoint[];
-  /** Latency-target sweeps (with `workload.slo`). @default DEFAULT_SLO_REPEAT */
-  repeat?: number;
 }
 
 export interface EndpointBenchResult {
@@ -125,26 +123,39 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
   mkdirSync(rawDir, { recursive: true });
   // The primary paths first; `reads: replicas` adds the reads on the replicas after them.
   const workload: Workload = { ...o.workload, reads: "primary" };
-  const mixed =
-    workload.mix === undefined
-      ? undefined
-      : await runMixComparingLoops({ workload, target: { ...o.target, cluster: o.cluster }, mode, serverVersion: version, password: o.password, timestamp });
-  if (mixed !== undefined) writeMixFiles(rawDir, mode, mixed);
-  const rows =
-    mixed?.rows ??
-    (await runWorkload({
-      workload,
-      target: { host: o.target.host, port: o.target.port, cluster: o.cluster },
-      mode,
-      client: binaries.benchmark,
-      serverVersion: version,
-      password: o.password,
-      timestamp,
-      rawDir,
-      onProgress: o.onProgress,
-      clientProcesses: o.clientProcesses ?? 1,
-    }));
-  if (o.workload.reads === "replicas") rows.push(...(await replicaReads(o, mode, version, timestamp, rawDir, binaries.benchmark)));
+  // `repeat` N: the whole workload N times (set get incr set get incr ...), each run's raw files in raw/run-<k>/.
+  const runs = new RepeatedRuns(runsOf(o.workload));
+  let mixed: MixResult | undefined;
+  for (let k = 1; k <= runs.count; k++) {
+    const raw = runs.count === 1 ? rawDir : join(rawDir, `run-${k}`);
+    const step = `benchmark ${endpointKey(o.target)} (${mode})`;
+    await runs.measure(k, step, async () => {
+      if (workload.mix !== undefined) {
+        const target = { ...o.target, cluster: o.cluster };
+        mixed = await runMixComparingLoops({ workload, target, mode, serverVersion: version, password: o.password, timestamp });
+        writeMixFiles(rawDir, mode, mixed);
+        if (runs.count > 1) writeMixFiles(raw, mode, mixed);
+      }
+      const rows =
+        mixed?.rows ??
+        (await runWorkload({
+          workload,
+          target: { host: o.target.host, port: o.target.port, cluster: o.cluster },
+          mode,
+          client: binaries.benchmark,
+          serverVersion: version,
+          password: o.password,
+          timestamp,
+          rawDir: raw,
+          onProgress: o.onProgress,
+          clientProcesses: o.clientProcesses ?? 1,
+          startRequests: runs.previousRequests(k, step),
+        }));
+      return o.workload.reads === "replicas" ? [...rows, ...(await replicaReads(o, mode, version, timestamp, raw, binaries.benchmark))] : rows;
+    });
+  }
+  const rows = runs.rows();
+  writeRunsFile(rawDir, runs);
   const sweeps = o.workload.slo === undefined ? [] : await sweep(o, mode, version, timestamp);
   writeSloFiles(rawDir, sweeps);
   const after = await verify();
@@ -220,5 +231,5 @@ async function replicaReads(
 function sweep(o: EndpointBenchOptions, mode: ResultMode, version: string, timestamp: string): Promise<SloSweepRecord[]> {
   const via = `${o.cluster ? "the cluster, seed" : "the endpoint"} ${endpointKey(o.target)}`;
   const options = { workload: o.workload, target: { ...o.target, cluster: o.cluster }, mode, serverVersion: version, password: o.password, timestamp };
-  return runSloSweeps([{ options, via }], o.repeat ?? DEFAULT_SLO_REPEAT);
+  return runSloSweeps([{ options, via }], runsOf(o.workload));
 }

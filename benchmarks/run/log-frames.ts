@@ -5,9 +5,10 @@
  *
  *   ### vbench-version client=valkey-benchmark 9.0.2
  *   ### vbench-auth method=env|argv|none
- *   ### vbench-begin test=set run=1 requests=500000
+ *   ### vbench-cpus nproc=2 quota=max period=100000   (the CPUs the pod may use, its cgroup quota)
+ *   ### vbench-begin test=set round=1 run=1 requests=500000
  *   "test","rps",...            (the client's --csv stdout, verbatim)
- *   ### vbench-end test=set run=1 exit=0 wall_ms=1234
+ *   ### vbench-end test=set round=1 run=1 exit=0 wall_ms=1234 cpu_ms=2100
  *   ### vbench-stderr <a line of the client's stderr>
  *   ### vbench-error <why the script stopped>
  *   ### vbench-sample {"t_s":5,…}       (a soak: one sample per line, before the result, mix-job.ts)
@@ -21,7 +22,7 @@ export const FRAME_PREFIX = "### vbench-";
 /** Name of the container environment variable the password arrives in (secretKeyRef). */
 export const PASSWORD_ENV = "VALKEY_PASSWORD";
 
-export type FrameKind = "version" | "auth" | "begin" | "end" | "stderr" | "error" | "sample" | "result" | "done";
+export type FrameKind = "version" | "auth" | "cpus" | "begin" | "end" | "stderr" | "error" | "sample" | "result" | "done";
 
 export interface Frame {
   kind: FrameKind;
@@ -31,7 +32,7 @@ export interface Frame {
   text: string;
 }
 
-const KINDS = new Set<string>(["version", "auth", "begin", "end", "stderr", "error", "sample", "result", "done"]);
+const KINDS = new Set<string>(["version", "auth", "cpus", "begin", "end", "stderr", "error", "sample", "result", "done"]);
 
 /** The frame on this line, or undefined for a line that is not one. */
 export function parseFrame(line: string): Frame | undefined {

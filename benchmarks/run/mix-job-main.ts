@@ -2,8 +2,10 @@
  * The benchmark Job's mix runner: the entry bundled into `mix.mjs` (bundle.ts) and run by the
  * Job's Node container (`node /vbench/mix.mjs`, contract in mix-job.ts). It runs runMix (through runMixComparingLoops), the
  * same code as `vbench local --mix` and `vbench bench --mix` (closed or open loop, the served
- * check from every member's INFO commandstats), then, with `workload.slo` (`benchmark.slo`), the
- * latency-target sweep (slo-sweep.ts, DEFAULT_SLO_REPEAT sweeps), and prints the framing of log-frames.ts:
+ * check from every member's INFO commandstats), `workload.repeat` times (the rows are their
+ * medians with min–max, every run's rows in the result's `runs`), then, with `workload.slo`
+ * (`benchmark.slo`), the latency-target sweep (slo-sweep.ts, as many sweeps as runs), and prints
+ * the framing of log-frames.ts:
  *
  *   ### vbench-version client=vbench mix (ioredis)
  *   ### vbench-auth method=env|none
@@ -21,8 +23,10 @@ import { FRAME_PREFIX, PASSWORD_ENV } from "./log-frames.js";
 import { MIX_CLIENT, MIX_JOB_WAIT_S, mixJobResult, mixJobSettingsFromEnv, soakSampleLines, type MixJobSettings } from "./mix-job.js";
 import { runMixComparingLoops } from "./loop-comparison.js";
 import { runSloSweeps } from "./slo-sweep.js";
-import { DEFAULT_SLO_REPEAT } from "../../vocabulary/slo.js";
 import { formatResultTimestamp } from "./result-row.js";
+import type { MixResult } from "./mix-runner.js";
+import { aggregateRuns } from "./run-spread.js";
+import { runsOf } from "../../vocabulary/workload.js";
 import { parseInfo } from "../topology/info.js";
 
 const frame = (kind: string, text: string): void => void process.stdout.write(`${FRAME_PREFIX}${kind} ${text}\n`);
@@ -77,6 +81,7 @@ async function main(): Promise<number> {
     frame("done", `status=${status}`);
     return status;
   }
+  // `workload.repeat`: the mix N times; the rows are their medians with min–max, the rest the last run's.
   const options = {
     workload: settings.workload,
     target: { ...settings.target, cluster: settings.mode === "cluster" },
@@ -84,14 +89,23 @@ async function main(): Promise<number> {
     serverVersion,
     password,
     timestamp: formatResultTimestamp(),
-    onProgress: (line: string) => void process.stderr.write(`${line}\n`),
   };
-  const r = await runMixComparingLoops(options);
-  // `benchmark.repeat` (the repeat branch) is not a setting here yet: the sweep runs DEFAULT_SLO_REPEAT times.
+  const results: MixResult[] = [];
+  for (let k = 1; k <= runsOf(settings.workload); k++)
+    results.push(await runMixComparingLoops({ ...options, onProgress: (line: string) => void process.stderr.write(`run ${k}: ${line}\n`) }));
+  const last = results.at(-1) as MixResult;
+  const perRun = results.map((x) => x.rows);
   const via = `${settings.mode === "cluster" ? "the client Service" : "the write Service"} ${settings.target.host}:${settings.target.port}`;
-  const [sweep] = settings.workload.slo === undefined ? [] : await runSloSweeps([{ options, via }], DEFAULT_SLO_REPEAT);
-  for (const line of soakSampleLines(r)) frame("sample", line);
-  frame("result", JSON.stringify(mixJobResult(r, sweep)));
+  const progress = { ...options, onProgress: (line: string) => void process.stderr.write(`${line}\n`) };
+  const [sweep] = settings.workload.slo === undefined ? [] : await runSloSweeps([{ options: progress, via }], runsOf(settings.workload));
+  for (const line of soakSampleLines(last)) frame("sample", line);
+  const runs = results.length > 1 ? perRun : undefined;
+  frame(
+    "result",
+    JSON.stringify(
+      mixJobResult({ ...last, rows: aggregateRuns(perRun) }, { ...(runs === undefined ? {} : { runs }), ...(sweep === undefined ? {} : { sloSweep: sweep }) }),
+    ),
+  );
   frame("done", "status=0");
   return 0;
 }

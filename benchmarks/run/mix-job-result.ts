@@ -86,6 +86,8 @@ export const mixExtrasSchema = z.strictObject({
   loops: loopComparisonSchema.optional(),
   /** With `slo`: the open-loop rate sweep and the throughput at the latency target (slo-sweep.ts). */
   sloSweep: sloSweepSchema.optional(),
+  /** `workload.repeat` above 1: every run's own rows (the result's rows are their medians with min–max; the other fields are the last run's). */
+  runs: z.array(z.array(resultRowSchema)).optional(),
   /** A soak: its samples arrive on their own lines (`### vbench-sample`); `sampleCount` says how many to expect. */
   soak: soakRecordSchema
     .extend({

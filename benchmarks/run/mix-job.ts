@@ -73,6 +73,7 @@ const workloadSchema = z.strictObject({
   slo: z.optional(z.strictObject({ percentile: z.enum(SLO_PERCENTILES), boundMs: z.number().check(z.positive()) })),
   sloSteps: z.optional(count),
   sloStepSeconds: z.optional(count),
+  repeat: z.optional(count),
 }) satisfies z.ZodMiniType<Workload>;
 
 const settingsSchema = z.strictObject({
@@ -115,16 +116,17 @@ export function mixJobSettingsFromEnv(env: Record<string, string | undefined>): 
  * line before it (soakSampleLines), so no log line grows with the soak's length; the result
  * carries the soak without them and their count. With `workload.slo`, the sweep's record.
  */
-export function mixJobResult(r: MixResult, sloSweep?: SloSweepRecord): MixJobResult {
+export function mixJobResult(r: MixResult, o: { runs?: MixJobResult["runs"]; sloSweep?: SloSweepRecord } = {}): MixJobResult {
   const soak = r.soak?.record;
   return {
     rows: r.rows,
+    ...(o.runs === undefined ? {} : { runs: o.runs }),
     served: servedJson(r.served) as MixJobExtras["served"],
     latency: r.latency,
     generator: r.generator,
     ...(r.openLoop === undefined ? {} : { openLoop: r.openLoop }),
     ...(r.loops === undefined ? {} : { loops: r.loops }),
-    ...(sloSweep === undefined ? {} : { sloSweep }),
+    ...(o.sloSweep === undefined ? {} : { sloSweep: o.sloSweep }),
     ...(soak === undefined ? {} : { soak: { ...soak, samples: [], sampleCount: soak.samples.length } }),
   };
 }

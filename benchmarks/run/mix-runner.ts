@@ -57,6 +57,7 @@ import type { GeneratorFigures, OpenLoopSeries } from "./mix-job-result.js";
 import type { LoopComparison } from "./loop-figures.js";
 import { soakNote, startMixSoak, type SoakResult, type SoakSampler } from "./soak-sampler.js";
 import { RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "./result-row.js";
+import { withClientCpu } from "./client-cpu.js";
 
 /** Served share may differ from the wanted one by this many percentage points. @default 2 */
 export const DEFAULT_MIX_TOLERANCE_PERCENT = 2;
@@ -263,7 +264,8 @@ function mixResult(o: RunMixOptions, run: LoadgenRun, served: ServedMix, soaked:
     latency.histograms[t] = percentileDistribution(h);
   }
   return {
-    rows,
+    // The generator's own CPU report marks the rows client-bound at CLIENT_SATURATION of its cores (client-cpu.ts).
+    rows: withClientCpu(rows, run.cpu),
     served,
     latency,
     ...(open === undefined

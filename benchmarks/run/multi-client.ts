@@ -16,9 +16,12 @@
  *   that is what combining loses. Each client's percentiles stay in the row's notes.
  * - avg: the request-weighted mean of the clients' averages (exact). min/max: min and max.
  * - requests and clients (connections): summed over the clients; duration: the longest client's.
+ * - the client's CPU (client pods, each on its own node): the busiest pod's; client-bound when any
+ *   pod was.
  */
 import type { BenchmarkLine } from "./benchmark-csv.js";
 import type { ResultRow } from "./result-row.js";
+import { withoutSpread } from "./run-spread.js";
 
 export interface ClientMeasurement {
   line: BenchmarkLine;
@@ -66,6 +69,14 @@ export function perClientNote(perClient: readonly ClientMeasurement[], unit = "c
   );
 }
 
+/** The client CPU of the busiest client (each client has its own cores: bound when any client was). */
+function busiestClient(rows: readonly ResultRow[]): Partial<ResultRow> {
+  const measured = rows.filter((r) => r.client_cpu_pct !== undefined);
+  if (measured.length === 0) return {};
+  const top = measured.reduce((a, r) => ((r.client_cpu_pct as number) > (a.client_cpu_pct as number) ? r : a));
+  return { client_cpu_pct: top.client_cpu_pct, client_cores: top.client_cores, client_bound: rows.some((r) => r.client_bound === true) };
+}
+
 /**
  * The rows of several clients (one list per client, same tests in the same order, e.g. the
  * parsed logs of the Job's pods) as one list: per test, combineClients over the clients' rows;
@@ -82,7 +93,9 @@ export function combineClientRows(perClient: readonly (readonly ResultRow[])[], 
       throw new RangeError(`combineClientRows: client ${i + 1} measured ${rows.map((r) => r.test).join(",") || "nothing"}, client 1 ${tests.join(",")}`);
     }
   });
-  return first.map((base, t) => {
+  return first.map((first, t) => {
+    // The combined figures are new: one run's, whatever spread the clients' rows had.
+    const base = withoutSpread(first);
     const rows = perClient.map((c) => c[t] as ResultRow);
     const m = combineClients(
       rows.map((r) => ({
@@ -105,6 +118,7 @@ export function combineClientRows(perClient: readonly (readonly ResultRow[])[], 
       duration_s: m.wallSeconds,
       clients: rows.reduce((n, r) => n + r.clients, 0),
       notes: [perClientNote(m.perClient, unit), ...own].join("; "),
+      ...busiestClient(rows),
     };
   });
 }

@@ -15,12 +15,15 @@
  *   one and such a row exists (replication: reads direct to the replicas against reads direct to
  *   the primary; through the read endpoint against through the write endpoint).
  *
- * Figures: replicas ÷ primary rps (aggregate), and per server: (replica rps ÷ R) ÷ (primary rps ÷ P).
+ * Figures: replicas ÷ primary rps (aggregate), and per server: (replica rps ÷ R) ÷ (primary rps ÷ P),
+ * each with the range the runs allow (run-spread.ts).
  */
 import { READ_TESTS } from "../../vocabulary/workload.js";
 import type { ResultMode, ResultRow } from "./result-row.js";
 import { REPLICATION_PATH_NOTES } from "./replication-paths.js";
 import { alignedLines, markdownLines } from "./text-table.js";
+import { rangeOf, ratioRange, type Range } from "./run-spread.js";
+import { figureCells, ratioText } from "./figure-text.js";
 
 export interface ReadPath {
   /** The notes prefix. */
@@ -110,6 +113,9 @@ export interface ReadScaleOutPair {
   rpsRatio: number;
   /** (replica rps ÷ replicas) ÷ (primary rps ÷ primaries): what one replica does against one primary. */
   perServerRatio: number;
+  /** The two ratios with the range the runs allow (NaN where not computable). */
+  rpsRange: Range;
+  perServerRange: Range;
 }
 
 const READ_ROW_TESTS = new Set(READ_TESTS.map((t) => t.toUpperCase()));
@@ -131,15 +137,25 @@ export function readScaleOutPairs(rows: readonly ResultRow[]): ReadScaleOutPair[
     const primary = (matching.length > 0 ? matching : candidates).at(-1);
     if (primary === undefined) continue;
     const replicas = p.replicas ?? 0;
-    const rpsRatio = primary.rps > 0 ? r.rps / primary.rps : Number.NaN;
-    const perServerRatio = READ_ROW_TESTS.has(r.test) && primary.rps > 0 && replicas > 0 ? r.rps / replicas / (primary.rps / p.primaries) : Number.NaN;
-    out.push({ mode: r.mode, test: r.test, path: p.path, primary, replica: r, replicas, primaries: p.primaries, rpsRatio, perServerRatio });
+    const rpsRange = ratioRange(rangeOf(r, "rps"), rangeOf(primary, "rps"));
+    const scale = READ_ROW_TESTS.has(r.test) && replicas > 0 ? p.primaries / replicas : Number.NaN;
+    const perServerRange = { ...rpsRange, median: rpsRange.median * scale, min: rpsRange.min * scale, max: rpsRange.max * scale };
+    out.push({
+      mode: r.mode,
+      test: r.test,
+      path: p.path,
+      primary,
+      replica: r,
+      replicas,
+      primaries: p.primaries,
+      rpsRatio: rpsRange.median,
+      perServerRatio: perServerRange.median,
+      rpsRange,
+      perServerRange,
+    });
   }
   return out;
 }
-
-const fmt = (n: number, digits: number): string => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
-const ratio = (x: number): string => (Number.isFinite(x) ? `${x.toFixed(2)}×` : "n/a");
 
 export const READ_SCALE_OUT_HEADER = [
   "mode",
@@ -156,21 +172,18 @@ export const READ_SCALE_OUT_HEADER = [
   "per replica ÷ per primary",
 ];
 
-/** Plain cells, one row per pair. */
+/** Plain cells, one row per pair (figures and ratios with their min–max over several runs). */
 export function readScaleOutCells(pairs: readonly ReadScaleOutPair[]): string[][] {
+  const ratio = (r: Range): string => (Number.isFinite(r.median) ? ratioText(r) : "n/a");
   return pairs.map((p) => [
     p.mode,
     p.test,
     p.path.label,
-    String(Math.round(p.primary.rps)),
-    fmt(p.primary.p50_ms, 3),
-    fmt(p.primary.p99_ms, 3),
-    String(Math.round(p.replica.rps)),
-    fmt(p.replica.p50_ms, 3),
-    fmt(p.replica.p99_ms, 3),
+    ...figureCells(p.primary),
+    ...figureCells(p.replica),
     `${p.replicas} vs ${p.primaries}`,
-    ratio(p.rpsRatio),
-    ratio(p.perServerRatio),
+    ratio(p.rpsRange),
+    ratio(p.perServerRange),
   ]);
 }
 

@@ -2,9 +2,12 @@
  * Replication mode is benchmarked on two paths (local-comparison.ts): through the HAProxy write
  * endpoint (the path a client without Sentinel support takes) and direct to the primary (the
  * seed's path). The side-by-side table compares cluster with the endpoint rows (the last
- * replication row per test); this table shows what the proxy hop costs, per test.
+ * replication row per test); this table shows what the proxy hop costs, per test, with the range its
+ * runs allow (run-spread.ts).
  */
 import type { ResultRow } from "./result-row.js";
+import { differenceRange, rangeOf, rangeText, ratioRange, type Range } from "./run-spread.js";
+import { figureCells, ratioText } from "./figure-text.js";
 import { alignedLines, markdownLines } from "./text-table.js";
 
 /** The `notes` prefix of a replication row: which path the benchmark client took. */
@@ -22,10 +25,13 @@ export interface PathPair {
   test: string;
   endpoint: ResultRow;
   direct: ResultRow;
-  /** endpoint rps / direct rps. */
+  /** endpoint rps / direct rps (the medians'). */
   rpsRatio: number;
-  /** endpoint p50 - direct p50, ms. */
+  /** endpoint p50 - direct p50, ms (the medians'). */
   p50AddedMs: number;
+  /** The same with the range the runs allow. */
+  rpsRange: Range;
+  p50AddedRange: Range;
 }
 
 export function replicationPathPairs(rows: readonly ResultRow[], notes: { endpoint: string; direct: string }): PathPair[] {
@@ -35,26 +41,20 @@ export function replicationPathPairs(rows: readonly ResultRow[], notes: { endpoi
   for (const [test, e] of endpoint) {
     const d = direct.get(test);
     if (d === undefined) continue;
-    out.push({ test, endpoint: e, direct: d, rpsRatio: d.rps > 0 ? e.rps / d.rps : Number.NaN, p50AddedMs: e.p50_ms - d.p50_ms });
+    const rpsRange = ratioRange(rangeOf(e, "rps"), rangeOf(d, "rps"));
+    const p50AddedRange = differenceRange(rangeOf(e, "p50"), rangeOf(d, "p50"));
+    out.push({ test, endpoint: e, direct: d, rpsRatio: rpsRange.median, p50AddedMs: p50AddedRange.median, rpsRange, p50AddedRange });
   }
   return out;
 }
 
 const fmt = (n: number, digits: number): string => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
 
-/** Plain rows: test, endpoint rps/p50/p99, direct rps/p50/p99, endpoint÷direct rps, added p50. */
+const signed = (x: number): string => `${x >= 0 ? "+" : ""}${fmt(x, 3)}`;
+
+/** Plain rows: test, endpoint rps/p50/p99, direct rps/p50/p99, endpoint÷direct rps, added p50 (each with its min–max over several runs). */
 export function replicationPathCells(pairs: readonly PathPair[]): string[][] {
-  return pairs.map((p) => [
-    p.test,
-    String(Math.round(p.endpoint.rps)),
-    fmt(p.endpoint.p50_ms, 3),
-    fmt(p.endpoint.p99_ms, 3),
-    String(Math.round(p.direct.rps)),
-    fmt(p.direct.p50_ms, 3),
-    fmt(p.direct.p99_ms, 3),
-    `${fmt(p.rpsRatio, 2)}×`,
-    `${p.p50AddedMs >= 0 ? "+" : ""}${fmt(p.p50AddedMs, 3)}`,
-  ]);
+  return pairs.map((p) => [p.test, ...figureCells(p.endpoint), ...figureCells(p.direct), ratioText(p.rpsRange), rangeText(p.p50AddedRange, signed)]);
 }
 
 export const REPLICATION_PATH_HEADER = ["test", "endpoint rps", "p50 ms", "p99 ms", "direct rps", "p50 ms", "p99 ms", "endpoint ÷ direct rps", "p50 added ms"];

@@ -4,7 +4,7 @@
  * result line (mix-job.ts). Declared once.
  */
 import { z } from "zod";
-import { RESULT_MODES, RESULT_TIMESTAMP_PATTERN, type ResultMode } from "./result-row.js";
+import { RESULT_MODES, RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "./result-row.js";
 
 export const resultRowSchema = z.object({
   workload: z.string(),
@@ -31,4 +31,16 @@ export const resultRowSchema = z.object({
   usd_per_million_ops_per_s: z.number().nonnegative().nullable().optional(),
   cross_zone_bytes_per_s: z.number().nonnegative().nullable().optional(),
   transfer_usd_per_hour: z.number().nonnegative().nullable().optional(),
-});
+  runs: z.int().min(1).optional(),
+  rps_min: z.number().nonnegative().optional(),
+  rps_max: z.number().nonnegative().optional(),
+  p50_min_ms: z.number().nonnegative().optional(),
+  p50_max_ms: z.number().nonnegative().optional(),
+  p95_min_ms: z.number().nonnegative().optional(),
+  p95_max_ms: z.number().nonnegative().optional(),
+  p99_min_ms: z.number().nonnegative().optional(),
+  p99_max_ms: z.number().nonnegative().optional(),
+  client_cpu_pct: z.number().nonnegative().optional(),
+  client_cores: z.number().positive().optional(),
+  client_bound: z.boolean().optional(),
+}) satisfies z.ZodType<ResultRow>;

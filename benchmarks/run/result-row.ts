@@ -45,6 +45,28 @@ export interface ResultRow {
    */
   cross_zone_bytes_per_s?: number | null;
   transfer_usd_per_hour?: number | null;
+  /**
+   * Appended spread columns (run-spread.ts): how many runs the row's figures are the medians of,
+   * and the lowest and highest value of rps, p50, p95 and p99 over those runs. Absent on a row of
+   * one run written before `--repeat` existed (read as one run: its range is its value).
+   */
+  runs?: number;
+  rps_min?: number;
+  rps_max?: number;
+  p50_min_ms?: number;
+  p50_max_ms?: number;
+  p95_min_ms?: number;
+  p95_max_ms?: number;
+  p99_min_ms?: number;
+  p99_max_ms?: number;
+  /**
+   * Appended client columns (client-cpu.ts): the load generator's CPU time over its wall time, in
+   * percent of the cores it may use (`client_cores`: min(its threads, the CPUs it may run on, its
+   * CPU limit)); `client_bound` when that is at least CLIENT_SATURATION. Absent when not measured.
+   */
+  client_cpu_pct?: number;
+  client_cores?: number;
+  client_bound?: boolean;
 }
 
 export const RESULT_MODES: readonly ResultMode[] = ["cluster", "replication"];

@@ -6,6 +6,7 @@
 import { parse } from "csv-parse/sync";
 import { stringify } from "csv-stringify/sync";
 import { RESULT_MODES, RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "./result-row.js";
+import { SPREAD_FIELDS } from "./run-spread.js";
 
 export const RESULTS_CSV_COLUMNS = [
   "workload",
@@ -35,25 +36,62 @@ export const RESULTS_CSV_COLUMNS = [
  */
 export const P999_CSV_COLUMNS = ["p999_ms"] as const satisfies readonly (keyof ResultRow)[];
 /**
- * Appended last when any row carries a cost (a deployed stack's rows): written only then, so a
+ * Appended when any row carries a cost (a deployed stack's rows): written only then, so a
  * local results.csv keeps its columns; an empty field is a missing price (null).
  */
 export const COST_CSV_COLUMNS = ["usd_per_hour", "usd_per_million_ops_per_s"] as const satisfies readonly (keyof ResultRow)[];
-
 /**
  * Appended after the cost columns when any row carries a data transfer figure (benchmarks/cost/
  * transfer.ts): an empty field is "not measured" (null).
  */
 export const TRANSFER_CSV_COLUMNS = ["cross_zone_bytes_per_s", "transfer_usd_per_hour"] as const satisfies readonly (keyof ResultRow)[];
+/** Appended after the transfer columns when any row carries its spread over runs (run-spread.ts: `--repeat`, `benchmark.repeat`). */
+export const SPREAD_CSV_COLUMNS = SPREAD_FIELDS;
+/** Appended last when any row carries its client's CPU use (client-cpu.ts); empty = not measured. */
+export const CLIENT_CPU_CSV_COLUMNS = ["client_cpu_pct", "client_cores", "client_bound"] as const satisfies readonly (keyof ResultRow)[];
 
 type Column = (typeof RESULTS_CSV_COLUMNS)[number];
-type OptionalColumn = (typeof P999_CSV_COLUMNS)[number] | (typeof COST_CSV_COLUMNS)[number] | (typeof TRANSFER_CSV_COLUMNS)[number];
+type OptionalColumn =
+  | (typeof P999_CSV_COLUMNS)[number]
+  | (typeof COST_CSV_COLUMNS)[number]
+  | (typeof TRANSFER_CSV_COLUMNS)[number]
+  | (typeof SPREAD_CSV_COLUMNS)[number]
+  | (typeof CLIENT_CPU_CSV_COLUMNS)[number];
+type OptionalValue = number | boolean | null | undefined;
+
+interface OptionalGroup {
+  columns: readonly OptionalColumn[];
+  /** What an empty field reads back as. */
+  empty: null | undefined;
+  /** What a field must be, for the error message. */
+  what: string;
+  /** The field's value, or undefined when it is not one. */
+  parse: (raw: string, column: OptionalColumn) => OptionalValue;
+}
+
+const nonNegative = (raw: string): number | undefined => {
+  const n = Number(raw);
+  return Number.isFinite(n) && n >= 0 ? n : undefined;
+};
+const spreadValue = (raw: string, column: OptionalColumn): number | undefined => {
+  const n = nonNegative(raw);
+  return column === "runs" && (n === undefined || !Number.isSafeInteger(n) || n < 1) ? undefined : n;
+};
+const clientValue = (raw: string, column: OptionalColumn): number | boolean | undefined =>
+  column === "client_bound" ? ({ true: true, false: false } as Record<string, boolean>)[raw] : nonNegative(raw);
 
 /** The optional column groups, in their order after `notes`; each is written when any row carries one of its fields. */
-const OPTIONAL_GROUPS: readonly { columns: readonly OptionalColumn[]; empty: null | undefined; what: string }[] = [
-  { columns: P999_CSV_COLUMNS, empty: undefined, what: "a non-negative number or empty (not measured)" },
-  { columns: COST_CSV_COLUMNS, empty: null, what: "a non-negative number or empty (no price)" },
-  { columns: TRANSFER_CSV_COLUMNS, empty: null, what: "a non-negative number or empty (not measured)" },
+const OPTIONAL_GROUPS: readonly OptionalGroup[] = [
+  { columns: P999_CSV_COLUMNS, empty: undefined, what: "a non-negative number or empty (not measured)", parse: nonNegative },
+  { columns: COST_CSV_COLUMNS, empty: null, what: "a non-negative number or empty (no price)", parse: nonNegative },
+  { columns: TRANSFER_CSV_COLUMNS, empty: null, what: "a non-negative number or empty (not measured)", parse: nonNegative },
+  { columns: SPREAD_CSV_COLUMNS, empty: undefined, what: "a non-negative number (runs: a whole number ≥ 1) or empty (one run)", parse: spreadValue },
+  {
+    columns: CLIENT_CPU_CSV_COLUMNS,
+    empty: undefined,
+    what: "a non-negative number (client_bound: true or false) or empty (not measured)",
+    parse: clientValue,
+  },
 ];
 
 const groupsOf = (rows: readonly ResultRow[]) => OPTIONAL_GROUPS.filter((g) => rows.some((r) => g.columns.some((c) => r[c] !== undefined)));
@@ -84,15 +122,15 @@ export function renderResultsCsv(rows: readonly ResultRow[]): string {
   );
 }
 
-function optionalValue(rec: Record<string, string>, c: OptionalColumn, g: (typeof OPTIONAL_GROUPS)[number], lineNo: number): number | null | undefined {
+function optionalValue(rec: Record<string, string>, c: OptionalColumn, g: OptionalGroup, lineNo: number): OptionalValue {
   const raw = (rec[c] ?? "").trim();
   if (raw === "") return g.empty;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0) throw new ResultsCsvError(`results.csv line ${lineNo}: ${c} is ${JSON.stringify(rec[c])}, not ${g.what}`);
-  return n;
+  const v = g.parse(raw, c);
+  if (v === undefined) throw new ResultsCsvError(`results.csv line ${lineNo}: ${c} is ${JSON.stringify(rec[c])}, not ${g.what}`);
+  return v;
 }
 
-function toRow(rec: Record<string, string>, lineNo: number, groups: readonly (typeof OPTIONAL_GROUPS)[number][]): ResultRow {
+function toRow(rec: Record<string, string>, lineNo: number, groups: readonly OptionalGroup[]): ResultRow {
   const out: Record<string, string | number> = {};
   for (const c of RESULTS_CSV_COLUMNS) {
     const raw = rec[c] ?? "";
@@ -112,7 +150,7 @@ function toRow(rec: Record<string, string>, lineNo: number, groups: readonly (ty
   if (!RESULT_TIMESTAMP_PATTERN.test(String(out.timestamp))) {
     throw new ResultsCsvError(`results.csv line ${lineNo}: timestamp ${JSON.stringify(out.timestamp)} is not YYYYMMDD-HHMMSS`);
   }
-  const optional: Partial<Record<OptionalColumn, number | null>> = {};
+  const optional: Partial<Record<OptionalColumn, OptionalValue>> = {};
   for (const g of groups)
     for (const c of g.columns) {
       const v = optionalValue(rec, c, g, lineNo);
@@ -121,7 +159,11 @@ function toRow(rec: Record<string, string>, lineNo: number, groups: readonly (ty
   return { ...(out as unknown as ResultRow), ...(optional as Partial<ResultRow>) };
 }
 
-/** Reads what renderResultsCsv wrote (the header is RESULTS_CSV_COLUMNS, then optionally P999_CSV_COLUMNS, COST_CSV_COLUMNS and TRANSFER_CSV_COLUMNS, in that order). */
+/**
+ * Reads what renderResultsCsv wrote: the header is RESULTS_CSV_COLUMNS, then any of the optional
+ * groups in their order (P999, COST, TRANSFER, SPREAD, CLIENT_CPU); a file written before a group
+ * existed simply lacks it.
+ */
 export function parseResultsCsv(text: string): ResultRow[] {
   let records: string[][];
   try {
@@ -133,7 +175,7 @@ export function parseResultsCsv(text: string): ResultRow[] {
   if (header === undefined) throw new ResultsCsvError("results.csv is empty");
   const base = RESULTS_CSV_COLUMNS.join(",");
   // Every subset of the optional groups, in their order.
-  const variants = OPTIONAL_GROUPS.reduce<(typeof OPTIONAL_GROUPS)[number][][]>((acc, g) => [...acc, ...acc.map((v) => [...v, g])], [[]]);
+  const variants = OPTIONAL_GROUPS.reduce<OptionalGroup[][]>((acc, g) => [...acc, ...acc.map((v) => [...v, g])], [[]]);
   const groups = variants.find((v) => [...RESULTS_CSV_COLUMNS, ...v.flatMap((g) => g.columns)].join(",") === header.join(","));
   if (groups === undefined) {
     throw new ResultsCsvError(

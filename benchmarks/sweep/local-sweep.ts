@@ -26,7 +26,8 @@ import { verifyTopology } from "../verify/verify-topology.js";
 import type { Workload } from "../../vocabulary/workload.js";
 import { CpuSampler, pinProcess } from "./process-cpu.js";
 import { renderSweepCsv, type SweepRow } from "./sweep-csv.js";
-import { CLIENT_SATURATION, clientCpuShare, pinPlan, scaling, type PinPlan } from "./sweep-math.js";
+import { pinPlan, scaling, type PinPlan } from "./sweep-math.js";
+import { CLIENT_SATURATION, clientCpuShare } from "../run/client-cpu.js";
 
 export const SWEEP_CSV_FILE = "sweep.csv";
 

@@ -8,30 +8,9 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { which } from "../binaries.js";
+import { clockTicksPerSecond } from "../run/client-cpu-probe.js";
+import { parseStatCpuTicks } from "../run/client-cpu.js";
 import { cpuList } from "./sweep-math.js";
-
-let clockTicks: number | undefined;
-
-/** Clock ticks per second (`getconf CLK_TCK`, 100 on Linux when getconf is missing). */
-export function clockTicksPerSecond(): number {
-  if (clockTicks === undefined) {
-    try {
-      clockTicks = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-    } catch {
-      clockTicks = 100;
-    }
-  }
-  return clockTicks;
-}
-
-/** utime + stime in clock ticks from a /proc/<pid>/stat line, or undefined when unreadable. */
-export function parseStatCpuTicks(stat: string): number | undefined {
-  const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  // After "pid (comm) ": state is field 3, utime field 14, stime field 15.
-  const utime = Number(rest[11]);
-  const stime = Number(rest[12]);
-  return Number.isFinite(utime) && Number.isFinite(stime) ? utime + stime : undefined;
-}
 
 /** Samples the CPU time of the processes it is told about. */
 export class CpuSampler {

@@ -1,6 +1,6 @@
 /**
  * The shard-scaling sweep's arithmetic, pure: the shard list, scale and scaling exponent per
- * test, the CPU pinning plan, and when the client (not the servers) was the limit.
+ * test and the CPU pinning plan (when the client was the limit: run/client-cpu.ts).
  *
  *   scale    = rps at this step ÷ rps at the first step (same test)
  *   exponent = ln(scale) ÷ ln(shards ÷ first step's shards); 1.0 is linear, 0 is flat
@@ -89,16 +89,4 @@ export function cpuList(cpus: readonly number[]): string {
     i = j + 1;
   }
   return out.join(",");
-}
-
-/** At or above this share of its usable CPUs the client, not the servers, is taken to be the limit. */
-export const CLIENT_SATURATION = 0.9;
-
-/**
- * The client's CPU use as a share of what it could use: CPU seconds ÷ (wall seconds × usable
- * CPUs), where usable = min(client threads, CPUs the client may run on).
- */
-export function clientCpuShare(cpuSeconds: number, wallSeconds: number, threads: number, clientCpus: number): number {
-  const usable = Math.max(1, Math.min(threads, clientCpus));
-  return wallSeconds > 0 ? cpuSeconds / (wallSeconds * usable) : 0;
 }

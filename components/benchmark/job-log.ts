@@ -3,15 +3,21 @@
  * into result rows: each run's CSV goes through the core's parseBenchmarkCsv, the final run of
  * each test is the row (result-rows.ts resultRow), and the notes come from replaying the core's
  * re-run rule (rerun-rule.ts rerunStep) over the logged runs, which also checks that the script
- * in the pod decided exactly as the local runner would. A truncated or foreign log is a JobLogError naming
- * what is missing; no field is ever NaN.
+ * in the pod decided exactly as the local runner would. With `workload.repeat` the script runs the
+ * tests in rounds (each run's frames name its round): each round gives its rows, and the rows are
+ * their medians with min–max (run-spread.ts). Each row records its client's CPU from the `cpu_ms`
+ * of its final run over its wall time, on min(threads, the pod's CPUs, its CPU quota) cores
+ * (client-cpu.ts; a log without them: not measured). A truncated or foreign log is a JobLogError
+ * naming what is missing; no field is ever NaN.
  */
 import { parseToolVersion } from "../../benchmarks/run/tool-version.js";
 import { BenchmarkOutputError, parseBenchmarkCsv, type BenchmarkLine } from "../../benchmarks/run/benchmark-csv.js";
 import { measuredWindow, rerunStep, stillShortNote, type RunMeasurement } from "../../benchmarks/run/rerun-rule.js";
 import type { ResultMode, ResultRow } from "../../benchmarks/run/result-row.js";
 import { resultRow } from "../../benchmarks/run/result-rows.js";
-import type { Workload } from "../../vocabulary/workload.js";
+import { aggregateRuns } from "../../benchmarks/run/run-spread.js";
+import { clientCpuColumns, parseCpuQuota, usableCores } from "../../benchmarks/run/client-cpu.js";
+import { runsOf, type Workload } from "../../vocabulary/workload.js";
 import { parseFrame } from "../../benchmarks/run/log-frames.js";
 import { MIX_CLIENT } from "../../benchmarks/run/mix-job.js";
 import { parseMixJobResult, parseSoakSample, type MixJobExtras, type MixJobResult } from "../../benchmarks/run/mix-job-result.js";
@@ -35,11 +41,15 @@ export class JobLogError extends Error {
 
 interface Run {
   test: string;
+  /** The round (`workload.repeat`), 1 in a log from before rounds. */
+  round: number;
   run: number;
   requests: number;
   lines: string[];
   exit?: number;
   wallMs?: number;
+  /** The client's CPU ms over the run (`times`), when logged. */
+  cpuMs?: number;
   stderr: string[];
 }
 
@@ -53,6 +63,8 @@ function wholeNumber(raw: string | undefined, what: string): number {
 
 interface Scanned {
   client: string | undefined;
+  /** The cores the pod's client may use, from the `cpus` frame (undefined: not logged). */
+  cpus: number | undefined;
   runs: Run[];
   /** `### vbench-result` payloads (a mix prints one). */
   results: string[];
@@ -64,7 +76,7 @@ interface Scanned {
 }
 
 function scan(log: string): Scanned {
-  const s: Scanned = { client: undefined, runs: [], results: [], samples: [], done: undefined, errors: [], stderr: [] };
+  const s: Scanned = { client: undefined, cpus: undefined, runs: [], results: [], samples: [], done: undefined, errors: [], stderr: [] };
   let open: Run | undefined;
   for (const line of log.split("\n")) {
     const f = parseFrame(line.replace(/\r$/, ""));
@@ -77,16 +89,26 @@ function scan(log: string): Scanned {
       if (where !== undefined) throw new JobLogError(`benchmark Job log: ${where} has no end line (truncated?)`);
       const test = f.fields.test ?? "";
       if (test === "") throw new JobLogError(`benchmark Job log: begin line without a test: ${line}`);
-      open = { test, run: wholeNumber(f.fields.run, `run of ${test}`), requests: wholeNumber(f.fields.requests, `requests of ${test}`), lines: [], stderr: [] };
+      const round = f.fields.round === undefined ? 1 : wholeNumber(f.fields.round, `round of ${test}`);
+      open = {
+        test,
+        round,
+        run: wholeNumber(f.fields.run, `run of ${test}`),
+        requests: wholeNumber(f.fields.requests, `requests of ${test}`),
+        lines: [],
+        stderr: [],
+      };
     } else if (f.kind === "end") {
-      if (open === undefined || f.fields.test !== open.test || f.fields.run !== String(open.run)) {
+      if (open === undefined || f.fields.test !== open.test || f.fields.run !== String(open.run) || (f.fields.round ?? "1") !== String(open.round)) {
         throw new JobLogError(`benchmark Job log: end line without a matching begin: ${line}`);
       }
       open.exit = wholeNumber(f.fields.exit, `exit of ${where}`);
       open.wallMs = wholeNumber(f.fields.wall_ms, `wall_ms of ${where}`);
+      if ((f.fields.cpu_ms ?? "") !== "") open.cpuMs = wholeNumber(f.fields.cpu_ms, `cpu_ms of ${where}`);
       s.runs.push(open);
       open = undefined;
     } else if (f.kind === "version") s.client = f.fields.client;
+    else if (f.kind === "cpus") s.cpus = podCores(f.fields);
     else if (f.kind === "done") s.done = wholeNumber(f.fields.status, "done status");
     else if (f.kind === "error") s.errors.push(f.text);
     else if (f.kind === "result") s.results.push(f.text);
@@ -95,6 +117,13 @@ function scan(log: string): Scanned {
   }
   if (open !== undefined) throw new JobLogError(`benchmark Job log ends inside ${open.test.toUpperCase()} run ${open.run} (truncated?)`);
   return s;
+}
+
+/** The CPUs the pod may use, capped by its cgroup quota, from the `cpus` frame; undefined when it says nothing usable. */
+function podCores(fields: Record<string, string>): number | undefined {
+  const nproc = Number(fields.nproc);
+  if (!(nproc >= 1)) return undefined;
+  return Math.min(nproc, parseCpuQuota(fields.quota ?? "max", fields.period ?? "100000") ?? Number.POSITIVE_INFINITY);
 }
 
 /** `valkey-benchmark 9.0.2` from the client's `--version` line. */
@@ -127,49 +156,50 @@ function resultLine(r: Run): BenchmarkLine {
   return line;
 }
 
-/** The row of one test from its runs, in order; checks the runs follow the re-run rule. */
-function testRow(meta: JobLogMeta, client: string, test: string, runs: Run[]): ResultRow {
+/** The row of one test in one round from its runs, in order; checks the runs follow the re-run rule. */
+function testRow(meta: JobLogMeta, client: string, label: string, runs: Run[], cores: number | undefined): ResultRow {
   const w = meta.workload;
   const notes: string[] = [];
-  let last: { line: BenchmarkLine; requests: number; wallSeconds: number; m: RunMeasurement } | undefined;
+  let last: { line: BenchmarkLine; requests: number; wallSeconds: number; m: RunMeasurement; cpuMs?: number } | undefined;
   for (const [i, r] of runs.entries()) {
     const wantRequests = i === 0 ? w.requests : undefined;
     if (r.run !== i + 1 || (wantRequests !== undefined && r.requests !== wantRequests)) {
       throw new JobLogError(
-        `benchmark Job log: ${test.toUpperCase()} run ${r.run} with ${r.requests} requests is out of sequence (expected run ${i + 1}${wantRequests === undefined ? "" : ` with ${wantRequests} requests`})`,
+        `benchmark Job log: ${label} run ${r.run} with ${r.requests} requests is out of sequence (expected run ${i + 1}${wantRequests === undefined ? "" : ` with ${wantRequests} requests`})`,
       );
     }
     const line = resultLine(r);
     const wallSeconds = (r.wallMs ?? 0) / 1000;
     const m: RunMeasurement = { requests: r.requests, rps: line.rps, wallSeconds, windowSeconds: measuredWindow(r.requests, line.rps, wallSeconds) };
-    last = { line, requests: r.requests, wallSeconds, m };
+    last = { line, requests: r.requests, wallSeconds, m, ...(r.cpuMs === undefined ? {} : { cpuMs: r.cpuMs }) };
     const step = rerunStep(w, m, i + 2);
     notes.push(...step.notes);
     const following = runs[i + 1];
     if (step.next === undefined && following !== undefined) {
-      throw new JobLogError(`benchmark Job log: ${test.toUpperCase()} was re-run (run ${following.run}) although the re-run rule stops after run ${r.run}`);
+      throw new JobLogError(`benchmark Job log: ${label} was re-run (run ${following.run}) although the re-run rule stops after run ${r.run}`);
     }
     if (step.next !== undefined && following === undefined) {
-      throw new JobLogError(`benchmark Job log: ${test.toUpperCase()} run ${r.run + 1} with ${step.next} requests is missing (truncated?)`);
+      throw new JobLogError(`benchmark Job log: ${label} run ${r.run + 1} with ${step.next} requests is missing (truncated?)`);
     }
     if (step.next !== undefined && following !== undefined && following.requests !== step.next) {
-      throw new JobLogError(
-        `benchmark Job log: ${test.toUpperCase()} run ${following.run} ran ${following.requests} requests, the re-run rule gives ${step.next}`,
-      );
+      throw new JobLogError(`benchmark Job log: ${label} run ${following.run} ran ${following.requests} requests, the re-run rule gives ${step.next}`);
     }
   }
-  if (last === undefined) throw new JobLogError(`benchmark Job log has no run of ${test.toUpperCase()} (truncated?)`);
+  if (last === undefined) throw new JobLogError(`benchmark Job log has no run of ${label} (truncated?)`);
   notes.push(...stillShortNote(w, last.m, notes));
   if (!Number.isFinite(last.line.rps)) {
-    throw new JobLogError(
-      `benchmark ${test.toUpperCase()} reported rps 'inf' (${last.requests} requests finished within 1 ms); raise requests or minDurationSeconds`,
-    );
+    throw new JobLogError(`benchmark ${label} reported rps 'inf' (${last.requests} requests finished within 1 ms); raise requests or minDurationSeconds`);
   }
-  return resultRow({ ...meta, clientVersion: client }, last, notes.join("; "));
+  const row = resultRow({ ...meta, clientVersion: client }, last, notes.join("; "));
+  if (last.cpuMs === undefined || cores === undefined) return row;
+  return { ...row, ...clientCpuColumns({ cpuSeconds: last.cpuMs / 1000, wallSeconds: last.wallSeconds, cores: usableCores(w.threads, cores) }) };
 }
 
-/** Parses a whole benchmark Job log into one row per test of `meta.workload`, in its order. */
-export function parseJobLog(log: string, meta: JobLogMeta): ResultRow[] {
+/**
+ * Parses a whole benchmark Job log into its rounds (`runsOf(meta.workload)` of them), each one row
+ * per test of `meta.workload`, in its order.
+ */
+export function parseJobLogRounds(log: string, meta: JobLogMeta): ResultRow[][] {
   if (log.trim() === "") throw new JobLogError("benchmark Job log is empty");
   const s = scan(log);
   if (s.errors.length > 0) {
@@ -177,19 +207,32 @@ export function parseJobLog(log: string, meta: JobLogMeta): ResultRow[] {
   }
   const client = clientVersion(s.client);
   const known = new Set<string>(meta.workload.tests);
-  const stray = s.runs.find((r) => !known.has(r.test));
-  if (stray !== undefined) throw new JobLogError(`benchmark Job log has a run of ${stray.test}, which the workload does not have`);
-  const rows = meta.workload.tests.map((t) => {
-    const runs = s.runs.filter((r) => r.test === t);
-    if (runs.length === 0) {
-      const seen = [...new Set(s.runs.map((r) => r.test.toUpperCase()))].join(", ") || "none";
-      throw new JobLogError(`benchmark Job log has no run of ${t.toUpperCase()} (truncated? tests with runs: ${seen})`);
-    }
-    return testRow(meta, client, t, runs);
-  });
+  const rounds = runsOf(meta.workload);
+  const stray = s.runs.find((r) => !known.has(r.test) || r.round > rounds);
+  if (stray !== undefined)
+    throw new JobLogError(
+      `benchmark Job log has a run of ${stray.test} in round ${stray.round}, which the workload (${rounds} round(s) of ${meta.workload.tests.join(",")}) does not have`,
+    );
+  const perRound = Array.from({ length: rounds }, (_, i) =>
+    meta.workload.tests.map((t) => {
+      const runs = s.runs.filter((r) => r.test === t && r.round === i + 1);
+      if (runs.length === 0) {
+        const seen = [...new Set(s.runs.map((r) => `${r.test.toUpperCase()} (round ${r.round})`))].join(", ") || "none";
+        throw new JobLogError(
+          `benchmark Job log has no run of ${t.toUpperCase()}${rounds > 1 ? ` in round ${i + 1}` : ""} (truncated? tests with runs: ${seen})`,
+        );
+      }
+      return testRow(meta, client, `${t.toUpperCase()}${rounds > 1 ? ` (round ${i + 1})` : ""}`, runs, s.cpus);
+    }),
+  );
   if (s.done === undefined) throw new JobLogError("benchmark Job log has no final `### vbench-done` line (truncated?)");
   if (s.done !== 0) throw new JobLogError(`benchmark Job script finished with status ${s.done}`);
-  return rows;
+  return perRound;
+}
+
+/** Parses a whole benchmark Job log into one row per test of `meta.workload`, in its order: the medians of its rounds with min–max. */
+export function parseJobLog(log: string, meta: JobLogMeta): ResultRow[] {
+  return aggregateRuns(parseJobLogRounds(log, meta));
 }
 
 /**

@@ -10,7 +10,8 @@ import { resolveBinaries } from "../../benchmarks/binaries.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
 import { combineClientRows } from "../../benchmarks/run/multi-client.js";
 import { SEED_WORKLOAD, type Workload } from "../../vocabulary/workload.js";
-import { parseJobLog } from "../../components/benchmark/job-log.js";
+import { parseJobLogRounds } from "../../components/benchmark/job-log.js";
+import { aggregateRuns } from "../../benchmarks/run/run-spread.js";
 import { collectJobResults, type JobLogApi } from "../../components/steps/benchmark-results/implementation.js";
 import { buildBenchmarkJob, type BenchmarkJobManifestArgs } from "../../components/benchmark/job-manifest.js";
 import { buildBenchmarkScript, RUN_ID_ENV } from "../../components/benchmark/job-script.js";
@@ -63,7 +64,8 @@ describe("the Indexed Job manifest", () => {
       name: RUN_ID_ENV,
       valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/controller-uid']" } },
     });
-    expect(pod?.containers[0]?.command?.[2]).toContain('barrier "$test"');
+    // One barrier per test and round (`benchmark.repeat`).
+    expect(pod?.containers[0]?.command?.[2]).toContain('barrier "$test-$round"');
   });
   it("clientPods 1 (the default) keeps the single-pod Job: no Indexed mode, no barrier, no spread", () => {
     const { spec } = buildBenchmarkJob(ARGS);
@@ -147,8 +149,7 @@ describe("two client pods' scripts against a real server", () => {
     const start = Number(/start=(\d+)/.exec(barriers(a.stdout)[0] ?? "")?.[1]);
     expect(start).toBeGreaterThanOrEqual(lateArrival + 1);
     const meta = { mode: "replication" as const, workload: WORKLOAD, serverVersion: "9", timestamp: "20260101-000000" };
-    const rowsA = parseJobLog(a.stdout, meta);
-    const rowsB = parseJobLog(b.stdout, meta);
+    const [rowsA = [], rowsB = []] = [parseJobLogRounds(a.stdout, meta)[0], parseJobLogRounds(b.stdout, meta)[0]];
     const combined = combineClientRows([rowsA, rowsB]);
     expect(combined.map((r) => r.test)).toEqual(["SET", "GET"]);
     combined.forEach((r, i) => {
@@ -171,6 +172,9 @@ describe("two client pods' scripts against a real server", () => {
     const collected = await collectJobResults(api, resultsInputs({ timestamp: "20260101-000000" }), NO_WAIT);
     expect(polls).toBe(2);
     expect(collected.podName).toBe("vbench-0-abc,vbench-1-def");
-    expect(collected.rows).toEqual(combined);
+    // One round: the combined rows, as one run each (runs 1, the range its value).
+    expect(collected.runs).toEqual([combined]);
+    expect(collected.rows).toEqual(aggregateRuns([combined]));
+    expect(collected.rows.map((r) => [r.runs, r.rps_min, r.rps_max])).toEqual(combined.map((r) => [1, r.rps, r.rps]));
   }, 120_000);
 });

@@ -10,7 +10,7 @@ import { startLocalCluster, type LocalCluster } from "../../benchmarks/local/loc
 import { freePort } from "../../benchmarks/local/ports.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
 import { SEED_WORKLOAD, type Workload } from "../../vocabulary/workload.js";
-import { JobLogError, parseJobLog, type JobLogMeta } from "../../components/benchmark/job-log.js";
+import { JobLogError, parseJobLog, parseJobLogRounds, type JobLogMeta } from "../../components/benchmark/job-log.js";
 import { buildBenchmarkScript, type BenchmarkScriptOptions } from "../../components/benchmark/job-script.js";
 import { PASSWORD_ENV } from "../../benchmarks/run/log-frames.js";
 import { runShellScript } from "../support/processes.js";
@@ -60,11 +60,12 @@ describe("the benchmark Job script against real valkey-server processes", () => 
     const ends = frames(openLog, "end");
     expect(begins.length).toBe(ends.length);
     for (const test of ["set", "get"]) {
-      expect(begins).toContain(`### vbench-begin test=${test} run=1 requests=20000`);
+      expect(begins).toContain(`### vbench-begin test=${test} round=1 run=1 requests=20000`);
       // The first run took < 0.5 s: a second run with scaled requests follows.
-      expect(begins.some((b) => new RegExp(`^### vbench-begin test=${test} run=2 requests=\\d+$`).test(b))).toBe(true);
+      expect(begins.some((b) => new RegExp(`^### vbench-begin test=${test} round=1 run=2 requests=\\d+$`).test(b))).toBe(true);
     }
-    for (const e of ends) expect(e).toMatch(/^### vbench-end test=(set|get) run=\d exit=0 wall_ms=\d+$/);
+    for (const e of ends) expect(e).toMatch(/^### vbench-end test=(set|get) round=1 run=\d exit=0 wall_ms=\d+ cpu_ms=\d+$/);
+    expect(frames(openLog, "cpus")).toEqual([expect.stringMatching(/^### vbench-cpus nproc=[1-9]\d* quota=\S+ period=\d+$/)]);
     expect(openLog.trimEnd().split("\n").at(-1)).toBe("### vbench-done status=0");
     expect(openLog).toMatch(/^"SET","[\d.]+"/m);
   });
@@ -98,7 +99,7 @@ describe("the benchmark Job script against real valkey-server processes", () => 
     expect(() => parseJobLog(cut(lastEnd), meta("replication"))).toThrow(/ends inside GET run \d \(truncated\?\)/);
     expect(() => parseJobLog(cut(lastEnd + 1), meta("replication"))).toThrow(/no final `### vbench-done` line/);
     const firstGet = lines.findIndex((l) => l.startsWith("### vbench-begin test=get"));
-    expect(() => parseJobLog(cut(firstGet), meta("replication"))).toThrow(/no run of GET \(truncated\? tests with runs: SET\)/);
+    expect(() => parseJobLog(cut(firstGet), meta("replication"))).toThrow(/no run of GET \(truncated\? tests with runs: SET \(round 1\)\)/);
     // Cut after a re-run was due but before it was logged.
     const firstSetEnd = lines.findIndex((l) => l.startsWith("### vbench-end test=set"));
     expect(() => parseJobLog(cut(firstSetEnd + 1), meta("replication"))).toThrow(/SET run 2 with \d+ requests is missing \(truncated\?\)/);
@@ -108,6 +109,48 @@ describe("the benchmark Job script against real valkey-server processes", () => 
     expect(() => parseJobLog(halved, meta("replication"))).toThrow(/SET run 1: benchmark output line \d+ is not valid CSV/);
     expect(() => parseJobLog("Error from server (NotFound): pods not found\n", meta("replication"))).toThrow(JobLogError);
     expect(() => parseJobLog("", meta("replication"))).toThrow(/empty/);
+  });
+
+  it("repeat: the tests interleave across the rounds, each row is the median of its rounds with min–max and its client's CPU", async () => {
+    const workload: Workload = { ...SMALL, minDurationSeconds: 0, repeat: 3 };
+    const r = await runScript({ workload, mode: "replication", target: { host: open.host, port: open.port } });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    // set get, set get, set get: never all of one test first.
+    expect(frames(r.stdout, "begin").map((b) => /test=(\w+) round=(\d+)/.exec(b)?.slice(1).join("@"))).toEqual([
+      "set@1",
+      "get@1",
+      "set@2",
+      "get@2",
+      "set@3",
+      "get@3",
+    ]);
+    const rounds = parseJobLogRounds(r.stdout, meta("replication", workload));
+    expect(rounds.map((x) => x.map((row) => row.test))).toEqual([
+      ["SET", "GET"],
+      ["SET", "GET"],
+      ["SET", "GET"],
+    ]);
+    const rows = parseJobLog(r.stdout, meta("replication", workload));
+    for (const [i, row] of rows.entries()) {
+      const each = rounds.map((x) => x[i]!.rps).sort((a, b) => a - b);
+      expect([row.runs, row.rps, row.rps_min, row.rps_max]).toEqual([3, each[1], each[0], each[2]]);
+      // One client thread: one usable core; its CPU share measured from the shell's `times`.
+      expect(row.client_cores).toBe(1);
+      expect(row.client_cpu_pct).toBeGreaterThan(0);
+      expect(row.client_bound).toBe(row.client_cpu_pct! >= 90);
+    }
+    // A log cut after round 2 is missing round 3.
+    const lines = r.stdout.split("\n");
+    const cut = lines
+      .slice(
+        0,
+        lines.findIndex((l) => l.startsWith("### vbench-begin test=set round=3")),
+      )
+      .join("\n");
+    expect(() => parseJobLog(cut, meta("replication", workload))).toThrow(/no run of SET in round 3 \(truncated\?/);
+    expect(() => parseJobLog(r.stdout, meta("replication", { ...workload, repeat: 2 }))).toThrow(
+      /a run of set in round 3, which the workload \(2 round\(s\) of set,get\) does not have/,
+    );
   });
 
   it("the log does not match another workload: the re-run rule check catches a different minimum", () => {

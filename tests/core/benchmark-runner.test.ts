@@ -13,6 +13,7 @@ import type { ResultRow } from "../../benchmarks/run/result-row.js";
 import { openClient } from "../../benchmarks/topology/connector.js";
 import type { Workload } from "../../vocabulary/workload.js";
 import { eventually, processesWithMarker } from "../support/processes.js";
+import { CpuSampler, pinProcess } from "../../benchmarks/sweep/process-cpu.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}-secret`;
 const timestamp = "20260522-231743";
@@ -198,6 +199,33 @@ describe("runWorkload against real valkey-server processes", () => {
     // 10k pipelined GETs take a few ms, yet the tool reports ~251 ms (rps ≈ 39,841).
     expect(windowS).toBeGreaterThan(0.245);
     expect(windowS).toBeLessThan(0.27);
+  });
+
+  it("every row records the benchmark process's CPU: pinned to one CPU with taskset, min(--threads 2, 1 CPU) = 1 core; the rusage agrees with a /proc sampler", async () => {
+    const sampler = new CpuSampler(20);
+    const pids: number[] = [];
+    const w: Workload = { ...SMALL, threads: 2, requests: 40_000, tests: ["set"], minDurationSeconds: 1 };
+    try {
+      const [row] = await runWorkload(
+        opts(at(standalone), {
+          workload: w,
+          onSpawn: (pid) => {
+            pinProcess(pid, [0]);
+            sampler.track(pid);
+            pids.push(pid);
+          },
+        }),
+      );
+      expect(row?.client_cores).toBe(1);
+      expect(row?.client_bound).toBe((row?.client_cpu_pct ?? 0) >= 90);
+      // CPU seconds of the final run: the children's rusage against the last sample of its process's /proc/<pid>/stat.
+      const rusage = ((row?.client_cpu_pct ?? 0) / 100) * (row?.duration_s ?? 0);
+      const sampled = sampler.cpuSeconds(pids.at(-1) as number);
+      expect(rusage).toBeGreaterThan(0);
+      expect(Math.abs(rusage - sampled), `rusage ${rusage} s, sampled ${sampled} s`).toBeLessThan(0.05 + 0.2 * rusage);
+    } finally {
+      sampler.stop();
+    }
   });
 
   it("abort kills the running benchmark child", async () => {

@@ -3,7 +3,7 @@
  * 2-shard cluster started here, each benchmarked through the CLI, then both rendered side by
  * side with `vbench report --from A --from B`.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -34,7 +34,7 @@ interface BenchOut {
   rows: ResultRow[];
 }
 
-const workload = ["--requests", "5000", "--min-duration", "0.3", "--tests", "set,get"];
+const workload = ["--requests", "5000", "--min-duration", "0.3", "--tests", "set,get", "--repeat", "2"];
 
 describe("vbench bench against an existing endpoint", () => {
   it("benchmarks a primary and a cluster, writes results and reports, and both render side by side", async () => {
@@ -51,7 +51,15 @@ describe("vbench bench against an existing endpoint", () => {
     for (const r of [...a.rows, ...b.rows]) {
       expect(r.rps).toBeGreaterThan(0);
       expect(r.server_version).toMatch(/^\d+\.\d+\.\d+$/);
+      // --repeat 2: each row the median of two runs, their range around it.
+      expect(r.runs).toBe(2);
+      expect(r.rps_min! <= r.rps && r.rps <= r.rps_max!).toBe(true);
     }
+    // The tests interleave across the runs (SET GET, SET GET), each run's rows and raw output kept.
+    const record = JSON.parse(readFileSync(join(a.runDir, "raw", "runs.json"), "utf8")) as { repeat: number; steps: { run: number; rows: ResultRow[] }[] };
+    expect(record.repeat).toBe(2);
+    expect(record.steps.flatMap((x) => x.rows.map((r) => `${x.run}:${r.test}`))).toEqual(["1:SET", "1:GET", "2:SET", "2:GET"]);
+    expect(readdirSync(join(a.runDir, "raw", "run-2")).some((f) => f.startsWith("replication-set-"))).toBe(true);
     expect(b.topologyOk).toBe(true);
     for (const [dir, mode] of [
       [a.runDir, "replication"],

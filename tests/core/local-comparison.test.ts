@@ -5,8 +5,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import { processesWithMarker, runVbench, type CliRun } from "../support/processes.js";
 import { REPLICATION_PATH_NOTES, runLocalComparison } from "../../benchmarks/local/local-comparison.js";
 import { liveServerCount } from "../../benchmarks/local/valkey-process.js";
-import { parseResultsCsv, RESULTS_CSV_COLUMNS, TRANSFER_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
+import { CLIENT_CPU_CSV_COLUMNS, parseResultsCsv, RESULTS_CSV_COLUMNS, SPREAD_CSV_COLUMNS, TRANSFER_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
 import { transferFileSchema } from "../../benchmarks/cost/transfer-record.js";
+import { RUNS_FILE, type RunsRecord } from "../../benchmarks/run/repeated-runs.js";
+import { availableParallelism } from "node:os";
 import { trackedChildCount } from "../../benchmarks/util/process-reaper.js";
 import { SEED_WORKLOAD } from "../../vocabulary/workload.js";
 
@@ -17,9 +19,9 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const runCli = (args: string[], interruptWhen?: RegExp): Promise<CliRun> => runVbench(["local", ...args], "VBENCH_TEST_MARKER", interruptWhen);
 
 describe("local comparison on real valkey-server processes", () => {
-  it("starts both topologies, verifies them, benchmarks both, writes results and stops every server", async () => {
+  it("starts both topologies, verifies them, benchmarks both (two runs, interleaved), writes results and stops every server", async () => {
     const result = await runLocalComparison({
-      workload: { ...SEED_WORKLOAD, name: "test", requests: 20_000, tests: ["set", "get"], minDurationSeconds: 0.3 },
+      workload: { ...SEED_WORKLOAD, name: "test", requests: 20_000, tests: ["set", "get"], minDurationSeconds: 0.3, repeat: 2 },
       replicas: 3,
       primaries: 3,
       replicasPerPrimary: 1,
@@ -31,7 +33,8 @@ describe("local comparison on real valkey-server processes", () => {
     expect(result.runDir).toBe(join(scratch, "results", "20260101-000000"));
     const csv = readFileSync(join(result.runDir, "results.csv"), "utf8");
     expect(csv.split("\n")[0]?.split(",").slice(0, 9)).toEqual(["workload", "mode", "test", "rps", "p50_ms", "clients", "pipeline", "datasize", "timestamp"]);
-    expect(csv.split("\n")[0]).toBe([...RESULTS_CSV_COLUMNS, ...TRANSFER_CSV_COLUMNS].join(","));
+    // The seed's columns, then the data transfer, the spread over the runs and the client's CPU.
+    expect(csv.split("\n")[0]).toBe([...RESULTS_CSV_COLUMNS, ...TRANSFER_CSV_COLUMNS, ...SPREAD_CSV_COLUMNS, ...CLIENT_CPU_CSV_COLUMNS].join(","));
     const rows = parseResultsCsv(csv);
     expect(rows.map((r) => `${r.mode}/${r.test}`)).toEqual([
       "replication/SET",
@@ -45,6 +48,32 @@ describe("local comparison on real valkey-server processes", () => {
     expect(rows.slice(0, 2).map((r) => r.notes.split(";")[0])).toEqual([REPLICATION_PATH_NOTES.direct, REPLICATION_PATH_NOTES.direct]);
     expect(rows.slice(2, 4).map((r) => r.notes.split(";")[0])).toEqual([REPLICATION_PATH_NOTES.endpoint, REPLICATION_PATH_NOTES.endpoint]);
     expect(rows.filter((r) => r.mode === "cluster").every((r) => !r.notes.includes("path:"))).toBe(true);
+    // The runs interleaved: run 1 of every step (direct, endpoint, cluster), then run 2 of every step.
+    const record = JSON.parse(readFileSync(join(result.runDir, "raw", RUNS_FILE), "utf8")) as RunsRecord;
+    expect(record.steps.map((x) => `${x.run}: ${x.step.replace(/ \(.*$/, "")}`)).toEqual([
+      "1: Benchmark replication direct to the primary",
+      "1: Benchmark replication through the write endpoint",
+      "1: Benchmark cluster",
+      "2: Benchmark replication direct to the primary",
+      "2: Benchmark replication through the write endpoint",
+      "2: Benchmark cluster",
+    ]);
+    for (const x of record.steps) expect(x.rows.map((r) => r.test)).toEqual(["SET", "GET"]);
+    expect(Date.parse(record.steps[3]!.startedAt)).toBeGreaterThanOrEqual(Date.parse(record.steps[2]!.finishedAt!));
+    for (const [i, r] of rows.entries()) {
+      // Each row: the median of its two runs (the mean of the two), their min and max around it.
+      const own = [i, i + rows.length].map((k) => record.steps.flatMap((x) => x.rows)[k]!.rps);
+      expect([r.runs, r.rps_min, r.rps_max]).toEqual([2, Math.min(...own), Math.max(...own)]);
+      expect(r.rps).toBeCloseTo((own[0]! + own[1]!) / 2, 1);
+      // The client's CPU: the benchmark processes' own, on min(--threads 4, this machine's CPUs) cores.
+      expect(r.client_cpu_pct).toBeGreaterThan(0);
+      expect(r.client_cores).toBe(Math.min(4, availableParallelism()));
+      expect(
+        readdirSync(
+          join(result.runDir, "raw", "run-2", ...(r.mode === "cluster" ? [] : [r.notes.includes("direct") ? "replication-direct" : "replication-endpoint"])),
+        ).length,
+      ).toBeGreaterThan(0);
+    }
     for (const r of rows) {
       expect(r.rps).toBeGreaterThan(0);
       expect(r.p50_ms).toBeGreaterThan(0);
@@ -100,6 +129,12 @@ describe("local comparison on real valkey-server processes", () => {
   });
 
   it("rejects bad flags with exit 2 before starting anything", async () => {
+    const zero = await runCli(["--repeat", "0", "--output", join(scratch, "usage")]);
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toContain("--repeat must be a positive integer (got '0')");
+    const soak = await runCli(["--mix", "get:100", "--sample-s", "1", "--duration-s", "4", "--repeat", "2", "--output", join(scratch, "usage")]);
+    expect(soak.code).toBe(2);
+    expect(soak.stderr).toContain("--repeat 2 runs of a soak: a soak runs once");
     const run = await runCli(["--tests", "set,bogus", "--output", join(scratch, "usage")]);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("unknown test(s) bogus");

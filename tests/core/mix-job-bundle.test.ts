@@ -26,7 +26,6 @@ import { startTestCluster, startTestReplication } from "./drill-faults.js";
 import { runNodeBundle } from "../support/processes.js";
 import { downsampleSoak } from "../../benchmarks/run/soak-downsample.js";
 import { SOAK_MEMBER_BYTES, SOAK_SAMPLE_BYTES } from "../../config/rules.js";
-import { DEFAULT_SLO_REPEAT } from "../../vocabulary/slo.js";
 
 const PASSWORD = "mix-bundle-password-5c1e";
 let dir: string;
@@ -121,16 +120,27 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
     expect(() => buildBenchmarkJob({ ...base, clientPods: 2, mixRunner: { image: "n", configMap: "c", loadgenImage: "l" } })).toThrow(/one client pod/);
   });
 
-  it("replication through the HAProxy write endpoint: rows parsed by the results' parser, served shares from the members' commandstats, p99.9; no password in the log", async () => {
+  it("replication through the HAProxy write endpoint, two runs (benchmark.repeat): rows parsed by the results' parser, the medians of the runs with min–max, every run's rows, the generator's CPU; served shares from the members' commandstats, p99.9; no password in the log", async () => {
     replication = await startTestReplication(PASSWORD, 1);
     const w = replication.t.proxy!.write;
-    const run = await runMixJob(renderedContainer("replication", w).env);
+    const run = await runMixJob(renderedContainer("replication", w, { ...workload, durationSeconds: 2, repeat: 2 }).env);
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.stdout + run.stderr).not.toContain(PASSWORD);
     const { rows, mix } = parseMixJobLog(run.stdout, meta("replication"));
     console.log(`[mix-job] replication: ${rows.map((r) => `${r.test} ${Math.round(r.rps)} rps p99 ${r.p99_ms} ms`).join("; ")}`);
     expect(rows.map((r) => r.test)).toEqual(["GET", "SET", "MIX"]);
     expect(rows.every((r) => r.timestamp === "20261125-120000" && r.client_version === "vbench mix (vload)" && r.rps > 0)).toBe(true);
+    expect(mix.runs?.map((x) => x.map((r) => r.test))).toEqual([
+      ["GET", "SET", "MIX"],
+      ["GET", "SET", "MIX"],
+    ]);
+    for (const [i, r] of rows.entries()) {
+      const each = mix.runs!.map((x) => x[i]!.rps);
+      expect([r.runs, r.rps_min, r.rps_max]).toEqual([2, Math.min(...each), Math.max(...each)]);
+      // The generator's own CPU report (its cores: GOMAXPROCS or a lower cgroup limit).
+      expect(r.client_cores).toBe(mix.generator?.cpu.cores);
+      expect(r.client_cpu_pct).toBeGreaterThan(0);
+    }
     const get = mix.served.commands.find((c) => c.test === "get");
     expect(get?.servedPercent).toBeGreaterThan(78);
     expect(get?.servedPercent).toBeLessThan(82);
@@ -180,7 +190,8 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
 
   it("benchmark.slo in the Job: after the mix, three latency-target sweeps of its topology ride on the result line; the parser validates them", async () => {
     const seed = cluster!.pods[0]!;
-    const slo: Workload = { ...workload, durationSeconds: 1, slo: { percentile: "p50", boundMs: 50 }, sloSteps: 2, sloStepSeconds: 1 };
+    // Three runs (benchmark.repeat): the mix three times, then three sweeps.
+    const slo: Workload = { ...workload, durationSeconds: 1, slo: { percentile: "p50", boundMs: 50 }, sloSteps: 2, sloStepSeconds: 1, repeat: 3 };
     const run = await runMixJob(renderedContainer("cluster", { host: seed.host, port: seed.port }, slo).env);
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const { rows, mix } = parseMixJobLog(run.stdout, { ...meta("cluster"), workload: slo });
@@ -196,8 +207,8 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
       stepSeconds: 1,
       via: `the client Service ${seed.host}:${seed.port}`,
     });
-    expect(sweep.runs).toHaveLength(DEFAULT_SLO_REPEAT);
-    expect(sweep.summary.runs).toBe(DEFAULT_SLO_REPEAT);
+    expect(sweep.runs).toHaveLength(3);
+    expect(sweep.summary.runs).toBe(3);
     for (const r of sweep.runs) expect(r.steps.filter((s) => !s.refined).map((s) => s.fraction)).toEqual([0.5, 1]);
     expect(run.stderr).toMatch(/p50 ≤ 50 ms sweep 3\/3: closed-loop ceiling/);
   }, 180_000);

@@ -87,6 +87,8 @@ describe("two benchmark processes against a real server", () => {
       server.address,
       "--client-processes",
       "2",
+      "--repeat",
+      "1",
       "--requests",
       String(n),
       "--min-duration",

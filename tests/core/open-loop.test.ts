@@ -161,7 +161,21 @@ describe("open loop against closed loop, the server frozen for 1 s", () => {
   it("vbench bench --mix --rate: the JSON carries p99.9 and the series, raw/ the .hgrm files; --rate without a mix exits 2 naming the flag", async () => {
     const out = mkdtempSync(join(tmpdir(), "open-loop-cli-"));
     try {
-      const args = ["bench", "--target", `${server.host}:${server.port}`, "--mix", "set:100", "--rate", "500", "--duration-s", "2", "--clients", "2"];
+      const args = [
+        "bench",
+        "--target",
+        `${server.host}:${server.port}`,
+        "--mix",
+        "set:100",
+        "--rate",
+        "500",
+        "--duration-s",
+        "2",
+        "--clients",
+        "2",
+        "--repeat",
+        "1",
+      ];
       const r = await runVbench([...args, "--json", "--output", out]);
       expect(r.code, r.stderr).toBe(0);
       const j = JSON.parse(r.stdout) as {

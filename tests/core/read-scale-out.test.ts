@@ -55,7 +55,7 @@ describe("read scale-out rows", () => {
     expect(pairs[0]?.perServerRatio).toBeCloseTo(0.8);
     expect(pairs[2]?.perServerRatio).toBeCloseTo(60_000 / 6 / (30_000 / 3));
     const text = renderReadScaleOutTable(pairs);
-    expect(text).toMatch(/replication\s+GET\s+direct to the replicas\s+100000 .* 240000 .* 3 vs 1\s+2\.40×\s+0\.80×/);
+    expect(text).toMatch(/replication\s+GET\s+direct to the replicas\s+100,000 .* 240,000 .* 3 vs 1\s+2\.40×\s+0\.80×/);
     expect(text).toContain("the ratios prove the path, not the scale-out");
     expect(renderReadScaleOutMarkdown(pairs)[0]).toBe("## Read scale-out");
   });
@@ -79,7 +79,7 @@ describe("read scale-out rows", () => {
   it("the side-by-side table and the report's side-by-side compare the primary paths only", () => {
     const table = renderComparisonTable(rows);
     // Cluster GET: the redis-benchmark row (300,000), replication GET: the write endpoint row (80,000).
-    expect(table).toMatch(/GET\s+300,000 .* \|\s+80,000 /);
+    expect(table).toMatch(/^GET\s+cluster\s+1\s+300,000 .*\n\s*GET\s+replication\s+1\s+80,000 /m);
     const source: ReportSource = {
       label: "local",
       kind: "local-run",

@@ -64,7 +64,7 @@ describe("chart data and specs", () => {
     const rows = fixtureRows();
     const data = rpsData(input(local()));
     expect(data).toHaveLength(6);
-    for (const r of rows) expect(data).toContainEqual({ test: r.test, series: r.mode, rps: r.rps });
+    for (const r of rows) expect(data).toContainEqual({ test: r.test, series: r.mode, rps: r.rps, min: r.rps, max: r.rps });
     const spec = rpsChartSpec(input(local())) as { data: { values: unknown[] }; encoding: { x: { sort: string[] } } };
     expect(spec.data.values).toEqual(data);
     expect(spec.encoding.x.sort).toEqual(["SET", "GET", "INCR"]);
@@ -75,10 +75,45 @@ describe("chart data and specs", () => {
     expect(data).toHaveLength(18);
     const set = fixtureRows("cluster").find((r) => r.test === "SET");
     expect(data.filter((d) => d.test === "SET" && d.series === "cluster")).toEqual([
-      { test: "SET", series: "cluster", percentile: "p50", ms: set?.p50_ms },
-      { test: "SET", series: "cluster", percentile: "p95", ms: set?.p95_ms },
-      { test: "SET", series: "cluster", percentile: "p99", ms: set?.p99_ms },
+      { test: "SET", series: "cluster", percentile: "p50", ms: set?.p50_ms, min: set?.p50_ms, max: set?.p50_ms },
+      { test: "SET", series: "cluster", percentile: "p95", ms: set?.p95_ms, min: set?.p95_ms, max: set?.p95_ms },
+      { test: "SET", series: "cluster", percentile: "p99", ms: set?.p99_ms, min: set?.p99_ms, max: set?.p99_ms },
     ]);
+  });
+
+  it("a figure of several runs: its median, and an error bar from its lowest to its highest run in both charts", async () => {
+    const base = local();
+    const spread = {
+      ...base,
+      rows: base.rows.map((r) => ({ ...r, runs: 3, rps_min: r.rps - 10, rps_max: r.rps + 20, p99_min_ms: r.p99_ms / 2, p99_max_ms: r.p99_ms * 2 })),
+    };
+    const i = input(spread);
+    const set = spread.rows.find((r) => r.mode === "cluster" && r.test === "SET")!;
+    expect(rpsData(i)).toContainEqual({ test: "SET", series: "cluster", rps: set.rps, min: set.rps - 10, max: set.rps + 20 });
+    expect(latencyData(i)).toContainEqual({ test: "SET", series: "cluster", percentile: "p99", ms: set.p99_ms, min: set.p99_ms / 2, max: set.p99_ms * 2 });
+    const rps = await renderChartSvg("rps", rpsChartSpec(i));
+    expect(count(rps, 'aria-roledescription="rule mark"')).toBe(rpsData(i).length);
+    const latency = await renderChartSvg("latency", latencyChartSpec(i));
+    expect(count(latency, 'aria-roledescription="rule mark"')).toBe(latencyData(i).length);
+    // Each error bar is a vertical rule (x2 = 0) of a non-zero length (y2 = −(max − min) on the pixel scale).
+    const rules = [...rps.matchAll(/aria-roledescription="rule mark"[^>]* x2="([^"]+)" y2="([^"]+)"/g)].map((m) => [Number(m[1]), Number(m[2])]);
+    expect(rules).toHaveLength(6);
+    for (const [x2, y2] of rules) expect([x2, (y2 as number) < 0]).toEqual([0, true]);
+  });
+
+  it("the side-by-side table and All rows show each figure's median with its min–max, and mark a client-bound row", () => {
+    const base = local();
+    const rows = base.rows.map((r) => ({ ...r, runs: 3, rps_min: 1000, rps_max: 2000, client_cpu_pct: 40, client_cores: 2, client_bound: false }));
+    const setCluster = rows.findIndex((r) => r.mode === "cluster" && r.test === "SET");
+    rows[setCluster] = { ...rows[setCluster]!, client_cpu_pct: 97.5, client_bound: true };
+    const table = sideBySideTable(input({ ...base, rows }))?.value ?? "";
+    expect(count(table, '<span class="sub range">1,000–2,000</span>')).toBe(rows.length);
+    expect(count(table, 'class="warn client-bound" title="CLIENT-BOUND: 97.5 % of 2 cores"')).toBe(1);
+    const page = buildReportHtml(input({ ...base, rows }), new Map());
+    expect(page).toContain("CLIENT-BOUND: 97.5 % of 2 cores</td>");
+    expect(count(page, "40.0 % of 2 cores</td>")).toBe(rows.length - 1);
+    expect(page).toContain("Every measurement ran 3 times, interleaved");
+    expect(page).toContain("1 row(s) are marked client-bound");
   });
 
   it("names series by source when there is more than one source", () => {

@@ -233,8 +233,8 @@ describe("the sweep's workload", () => {
   });
 
   it("the Job's time bound: none without a target, grows with steps, step length and sweeps", () => {
-    expect(sloSweepSeconds({})).toBe(0);
-    expect(sloSweepSeconds({ slo: P99_2MS })).toBe(3 * (1 + 5 + 2) * (2 + 15));
+    expect(sloSweepSeconds({}, 3)).toBe(0);
+    expect(sloSweepSeconds({ slo: P99_2MS }, 3)).toBe(3 * (1 + 5 + 2) * (2 + 15));
     expect(sloSweepSeconds({ slo: P99_2MS, sloSteps: 10, sloStepSeconds: 30 }, 1)).toBe((1 + 10 + 2) * (30 + 15));
   });
 

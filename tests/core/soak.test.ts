@@ -23,7 +23,7 @@ import { runMix } from "../../benchmarks/run/mix-runner.js";
 import type { startMixSoak } from "../../benchmarks/run/soak-sampler.js";
 import { soakFileSchema } from "../../benchmarks/run/soak-sample.js";
 import { parseInfo } from "../../benchmarks/topology/info.js";
-import { ConfigError, parseStackConfig } from "../../config/schema.js";
+import { ConfigError, parseStackConfig, workloadFromConfig } from "../../config/schema.js";
 import { SEED_WORKLOAD } from "../../vocabulary/workload.js";
 import { runVbench } from "../support/verify-helpers.js";
 
@@ -252,6 +252,10 @@ describe("soak flags and stack keys", () => {
       /benchmark\.soak\.sampleSeconds.*20 s leaves fewer than two samples in benchmark\.durationSeconds \(30 s\)/,
     );
     expect(() => parse({ mix: "get:100", soak: { sampleSeconds: 0 } })).toThrow(ConfigError);
+    // A soak runs once: benchmark.repeat defaults to 1 for it, and more is refused.
+    expect(workloadFromConfig(parse({ mix: "get:100", soak: { sampleSeconds: 5 } }).config).repeat).toBe(1);
+    expect(workloadFromConfig(parse({ mix: "get:100" }).config).repeat).toBe(3);
+    expect(workloadFromConfig(parse({ repeat: 5 }).config).repeat).toBe(5);
     expect(() => parse({ mix: "get:100", soak: { sampleSeconds: 5, every: 1 } })).toThrow(/benchmark\.soak/);
     // 3 h sampled every 5 s over the default replication stack's 4 members: 2160 lines of ~2.3 KB, about 5 MiB.
     expect(parse({ enabled: true, mix: "get:100", durationSeconds: 10_800, soak: { sampleSeconds: 5 } }).config.benchmark.soak).toEqual({ sampleSeconds: 5 });

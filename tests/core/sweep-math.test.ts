@@ -2,9 +2,10 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { parseStatCpuTicks, pinProcess } from "../../benchmarks/sweep/process-cpu.js";
+import { pinProcess } from "../../benchmarks/sweep/process-cpu.js";
 import { parseSweepCsv, renderSweepCsv, SweepCsvError, type SweepRow } from "../../benchmarks/sweep/sweep-csv.js";
-import { clientCpuShare, cpuList, parseShardList, pinPlan, scaling, SweepInputError } from "../../benchmarks/sweep/sweep-math.js";
+import { cpuList, parseShardList, pinPlan, scaling, SweepInputError } from "../../benchmarks/sweep/sweep-math.js";
+import { clientCpuShare, parseStatCpuTicks } from "../../benchmarks/run/client-cpu.js";
 
 describe("scale and exponent", () => {
   it("computes p = ln(scale) / ln(shards / first shards) per test against its own first step", () => {

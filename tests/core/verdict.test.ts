@@ -2,12 +2,20 @@
  * The computed "when to use which" (benchmarks/report/verdict.ts): every line comes from a
  * measurement it names, or says it was not measured; the choice only weighs measured lines.
  * Inputs: the fixture local run (a real `npm run local`), two fixture stack reports (one per mode,
- * with a price), and hand-added drills and loop figures.
+ * with a price), and hand-added drills and loop figures; rows with their spread over runs and
+ * client-bound rows; and two sets of runs of the SAME real valkey-server compared as if they were
+ * the two topologies.
  */
 import { mkdtempSync, readFileSync, rmSync, cpSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { resolveBinaries } from "../../benchmarks/binaries.js";
+import { LocalFleet } from "../../benchmarks/local/valkey-process.js";
+import { runWorkload } from "../../benchmarks/run/benchmark-runner.js";
+import type { ResultMode, ResultRow } from "../../benchmarks/run/result-row.js";
+import { aggregateRuns } from "../../benchmarks/run/run-spread.js";
+import { REPLICATION_PATH_NOTES } from "../../benchmarks/run/replication-paths.js";
 import { loadSource } from "../../benchmarks/report/load.js";
 import type { ReportSource } from "../../benchmarks/report/model.js";
 import type { TransferFile, TransferRecord } from "../../benchmarks/cost/transfer-record.js";
@@ -216,4 +224,139 @@ describe("verdict", () => {
     expect(page).toContain('id="verdict"');
     expect(page.match(/<li data-topic="/g)).toHaveLength(lines.length);
   });
+});
+
+/** Rows of several runs: a SET row per mode with its median and min–max rps. */
+function spreadSource(base: ReportSource, sides: Record<ResultMode, { rps: number; min: number; max: number; bound?: boolean }>): ReportSource {
+  const set = (mode: ResultMode): ResultRow => {
+    const template = base.rows.find((r) => r.mode === mode && r.test === "SET") as ResultRow;
+    const x = sides[mode];
+    return {
+      ...template,
+      rps: x.rps,
+      notes: mode === "replication" ? REPLICATION_PATH_NOTES.direct : "",
+      runs: 3,
+      rps_min: x.min,
+      rps_max: x.max,
+      ...(x.bound === undefined ? {} : { client_cpu_pct: x.bound ? 96.5 : 40, client_cores: 2, client_bound: x.bound }),
+    };
+  };
+  return { ...base, rows: [set("replication"), set("cluster")] };
+}
+
+describe("verdict: medians with their ranges, run-to-run noise, client-bound rows", () => {
+  const base = loadSource(LOCAL_RUN_DIR);
+
+  it("ranges that overlap: no difference beyond run-to-run noise, both ranges said, no winner (the choice neither)", () => {
+    const s = spreadSource(base, { replication: { rps: 50_000, min: 42_000, max: 61_000 }, cluster: { rps: 58_000, min: 55_000, max: 66_000 } });
+    const lines = verdict({ replication: s, cluster: s });
+    const writes = line(lines, "writes").text;
+    expect(writes).toMatch(/^Write ceiling \(SET\): no difference beyond run-to-run noise: one primary 50,000 \(42,000–61,000\) ops\/s/);
+    expect(writes).toContain("the cluster 58,000 (55,000–66,000) ops/s");
+    expect(writes).toContain("(median and min–max of 3 runs each); the ranges overlap.");
+    expect(writes).not.toMatch(/× one primary/);
+    const choice = line(lines, "choice").text;
+    expect(choice).toContain(
+      "one primary and the cluster wrote alike here (no difference beyond run-to-run noise: 50,000 (42,000–61,000) against 58,000 (55,000–66,000) ops/s)",
+    );
+    expect(choice).not.toMatch(/only cluster mode went further|did not write faster/);
+  });
+
+  it("ranges apart: the ratio with the range its runs allow, and the choice may name the faster one", () => {
+    const s = spreadSource(base, { replication: { rps: 50_000, min: 45_000, max: 52_000 }, cluster: { rps: 120_000, min: 100_000, max: 130_000 } });
+    const lines = verdict({ replication: s, cluster: s });
+    // 120,000 ÷ 50,000 = 2.40; from 100,000 ÷ 52,000 to 130,000 ÷ 45,000.
+    expect(line(lines, "writes").text).toContain(", 2.40× (1.92–2.89×) one primary (median and min–max of 3 runs each).");
+    expect(line(lines, "writes").text).not.toContain("noise");
+    expect(line(lines, "choice").text).toContain("only cluster mode went further here (120,000 ops/s)");
+  });
+
+  it("a client-bound row is no server ceiling: skipped, named with its client's CPU; none left: not measured, saying why", () => {
+    const s = spreadSource(base, {
+      replication: { rps: 50_000, min: 45_000, max: 52_000, bound: false },
+      cluster: { rps: 120_000, min: 100_000, max: 130_000, bound: true },
+    });
+    const writes = line(verdict({ replication: s, cluster: s }), "writes");
+    expect(writes.measured).toBe(false);
+    expect(writes.text).toMatch(/^Write ceiling: not measured for cluster /);
+    expect(writes.text).toContain("Skipped as no server ceiling, client-bound");
+    expect(writes.text).toContain("cluster SET (CLIENT-BOUND: 96.5 % of 2 cores)");
+    expect(line(verdict({ replication: s, cluster: s }), "choice").text).not.toContain("120,000");
+    // The direct row bound, the endpoint row not: the endpoint row is the ceiling, the direct one named as skipped.
+    const direct = s.rows.find((r) => r.mode === "replication") as ResultRow;
+    const withEndpoint = {
+      ...s,
+      rows: [
+        ...s.rows.map((r) => (r === direct ? { ...r, client_bound: true, client_cpu_pct: 99 } : { ...r, client_bound: false })),
+        { ...direct, rps: 30_000, rps_min: 29_000, rps_max: 31_000, notes: REPLICATION_PATH_NOTES.endpoint, client_bound: false },
+      ],
+    };
+    const w = line(verdict({ replication: withEndpoint, cluster: withEndpoint }), "writes");
+    expect(w.text).toContain("one primary 30,000 (29,000–31,000) ops/s");
+    expect(w.text).toContain(`replication SET (${REPLICATION_PATH_NOTES.direct}; CLIENT-BOUND: 99.0 % of 2 cores)`);
+    expect(w.from[0]).toContain(REPLICATION_PATH_NOTES.endpoint);
+  });
+
+  it("one run each: the figures alone, and the line says noise was not measured", () => {
+    const writes = line(verdict(verdictInputs([base])[0]!.input), "writes").text;
+    expect(writes).toContain("One run: run-to-run noise not measured (`--repeat 3`).");
+  });
+});
+
+describe("verdict on real runs: two sets of runs of the SAME valkey-server", () => {
+  it("compared as the two topologies, the verdict says no difference beyond run-to-run noise", async () => {
+    const fleet = new LocalFleet();
+    const server = await fleet.start({ name: "same", save: "", appendonly: false });
+    const client = resolveBinaries().benchmark;
+    // Short runs (no re-run), one client thread (whole-ms windows, not 250 ms ticks), six rounds,
+    // the order alternating (A B, B A, ...) so neither side always runs first.
+    const workload = {
+      name: "same",
+      requests: 30_000,
+      clients: 50,
+      pipeline: 16,
+      dataSize: 256,
+      threads: 1,
+      keyspaceLength: 100_000,
+      tests: ["set" as const],
+      minDurationSeconds: 0,
+      maxRequests: 30_000,
+    };
+    const run = (mode: ResultMode) =>
+      runWorkload({
+        workload,
+        target: { host: server.host, port: server.port, cluster: false },
+        mode,
+        client,
+        serverVersion: "9",
+        timestamp: "20260101-000000",
+      });
+    const runs: Record<ResultMode, ResultRow[][]> = { replication: [], cluster: [] };
+    try {
+      for (let k = 0; k < 6; k++) {
+        const order: ResultMode[] = k % 2 === 0 ? ["replication", "cluster"] : ["cluster", "replication"];
+        for (const mode of order) runs[mode].push(await run(mode));
+      }
+    } finally {
+      await fleet.stopAll();
+    }
+    const source = (mode: ResultMode): ReportSource => ({
+      ...loadSource(LOCAL_RUN_DIR),
+      label: `same server as ${mode}`,
+      kind: "endpoint",
+      topology: [],
+      rows: aggregateRuns(runs[mode]),
+    });
+    const [r, c] = [source("replication"), source("cluster")];
+    expect(r.rows[0]?.runs).toBe(6);
+    expect(c.rows[0]?.runs).toBe(6);
+    const lines = verdict({ replication: r, cluster: c });
+    const writes = line(lines, "writes").text;
+    const set = (s: ReportSource) => s.rows[0] as ResultRow;
+    const fmt = (x: number) => Math.round(x).toLocaleString("en-US");
+    expect(writes, writes).toContain("no difference beyond run-to-run noise");
+    expect(writes).toContain(`(${fmt(set(r).rps_min!)}–${fmt(set(r).rps_max!)})`);
+    expect(writes).toContain(`(${fmt(set(c).rps_min!)}–${fmt(set(c).rps_max!)})`);
+    expect(line(lines, "choice").text).toContain("wrote alike here (no difference beyond run-to-run noise");
+  }, 120_000);
 });

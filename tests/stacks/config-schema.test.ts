@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SEED_WORKLOAD } from "../../vocabulary/workload.js";
+import { DEFAULT_REPEAT, SEED_WORKLOAD } from "../../vocabulary/workload.js";
 import { ConfigError, StackFileError, loadStackFile, parseStackConfig, workloadFromConfig } from "../../config/schema.js";
 import { describeKeys } from "../../config/meta.js";
 import { stackInputSchema } from "../../config/sections.js";
@@ -34,6 +34,8 @@ const BAD_CONFIGS: Array<[string, Record<string, unknown>, string, string]> = [
   ["no zones", { aws: { zones: [] } }, "aws.zones", "at least 1 item"],
   ["malformed region", { aws: { region: "Oregon" } }, "aws.region", "AWS region"],
   ["aws.region disagrees with aws:region", { "aws:region": "us-east-1", "aws": { region: "us-west-2" } }, "aws.region", "differs from aws:region"],
+  ["benchmark.repeat 0", { benchmark: { repeat: 0 } }, "benchmark.repeat", "must be ≥ 1 (got 0)"],
+  ["a repeated soak", { benchmark: { mix: "get:100", soak: { sampleSeconds: 5 }, repeat: 2 } }, "benchmark.repeat", "a soak runs once"],
   ["cluster with 2 primaries", { valkey: { mode: "cluster", cluster: { primaries: 2 } } }, "valkey.cluster.primaries", "must be ≥ 3"],
   ["cluster without replicas", { valkey: { mode: "cluster", cluster: { replicasPerPrimary: 0 } } }, "valkey.cluster.replicasPerPrimary", "must be ≥ 1"],
   ["cluster in one zone", { valkey: { mode: "cluster" }, aws: { zones: ["us-west-2a"] } }, "aws.zones", "≥ 2 zones"],
@@ -222,7 +224,8 @@ describe("parseStackConfig: defaults", () => {
   });
 
   it("runs exactly the seed workload", () => {
-    expect(workloadFromConfig(config)).toEqual({ ...SEED_WORKLOAD, name: "replication" });
+    // The seed's workload, repeated DEFAULT_REPEAT times (benchmark.repeat).
+    expect(workloadFromConfig(config)).toEqual({ ...SEED_WORKLOAD, name: "replication", repeat: DEFAULT_REPEAT });
     expect(config.benchmark.resourceAmounts).toEqual({ cpuMillicores: 1000, memoryBytes: 2 ** 30 });
   });
 
@@ -319,7 +322,7 @@ describe("stack files", () => {
     expect(loaded.config.valkey.mode).toBe("replication");
     expect(loaded.config.valkey.pods).toBe(4);
     expect(loaded.config.karpenter.nodePool.permittedInstanceTypes).toEqual(["r7g.large"]);
-    expect(workloadFromConfig(loaded.config)).toEqual({ ...SEED_WORKLOAD, name: "replication" });
+    expect(workloadFromConfig(loaded.config)).toEqual({ ...SEED_WORKLOAD, name: "replication", repeat: DEFAULT_REPEAT });
   });
 
   it("parses the shipped cluster stack as the seed's cluster setup", () => {
@@ -327,7 +330,7 @@ describe("stack files", () => {
     expect(loaded.config.valkey.mode).toBe("cluster");
     expect(loaded.config.valkey.pods).toBe(6);
     expect(loaded.config.aws.zones).toEqual(["us-west-2a", "us-west-2b", "us-west-2c"]);
-    expect(workloadFromConfig(loaded.config)).toEqual({ ...SEED_WORKLOAD, name: "cluster" });
+    expect(workloadFromConfig(loaded.config)).toEqual({ ...SEED_WORKLOAD, name: "cluster", repeat: DEFAULT_REPEAT });
   });
 
   it("separates unreadable files from invalid config", () => {

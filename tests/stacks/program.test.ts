@@ -320,7 +320,7 @@ describe("the program under mocks", () => {
     expect(JSON.stringify(results?.inputs.workload)).not.toContain("bench-3");
   });
 
-  it("benchmark.mix: the Job runs the bundled mix runner in benchmark.mixImage (ConfigMap), its deadline and the results' wait grown by the duration; replication's policy admits the members too", async () => {
+  it("benchmark.mix: the Job runs the bundled mix runner in benchmark.mixImage (ConfigMap), its deadline and the results' wait grown by the duration of every run; replication's policy admits the members too", async () => {
     const { config } = parseStackConfig({
       platform: "byo",
       byo: { kubeconfig: kubeconfigPath },
@@ -337,11 +337,12 @@ describe("the program under mocks", () => {
     };
     expect(spec.template.spec.containers[0]).toMatchObject({ image: "registry.example/node:24", command: ["node", "/vbench/mix.mjs"] });
     expect(spec.template.spec.initContainers[0]?.image).toBe("registry.example/vload:1");
-    expect(spec.activeDeadlineSeconds).toBe(7200 + 1800);
+    // Three runs (benchmark.repeat's default), each the closed loop paced to the rate, then the open loop: 6 × 2 h.
+    expect(spec.activeDeadlineSeconds).toBe(3 * 2 * 7200 + 1800);
     expect(recorder.ofType("kubernetes:core/v1:ConfigMap").some((c) => c.name === "valkey-benchmark-mix-runner")).toBe(true);
     const results = recorder.resources.find((r) => r.name === "valkey-benchmark-results-run");
     expect(results?.inputs).toMatchObject({
-      timeoutSeconds: 7200 + 1800,
+      timeoutSeconds: 3 * 2 * 7200 + 1800,
       workload: {
         mix: [
           { test: "get", percent: 90 },

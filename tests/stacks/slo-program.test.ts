@@ -58,16 +58,17 @@ describe("benchmark.slo under mocks", () => {
       sloStepSeconds: 600,
       mix: [{ test: "get" }, { test: "set" }],
     });
-    const bound = sloSweepSeconds({ slo: { percentile: "p99", boundMs: 2 }, sloSteps: 50, sloStepSeconds: 600 });
+    // benchmark.repeat's default: three runs of the mix, then three sweeps.
+    const bound = sloSweepSeconds({ slo: { percentile: "p99", boundMs: 2 }, sloSteps: 50, sloStepSeconds: 600 }, 3);
     expect(bound).toBeGreaterThan(7200);
-    expect(d.deadline).toBe(60 + bound + 1800);
-    expect(d.wait).toBe(60 + bound + 1800);
+    expect(d.deadline).toBe(3 * 60 + bound + 1800);
+    expect(d.wait).toBe(3 * 60 + bound + 1800);
   });
 
-  it("without a target: no sweep settings in the pod, the mix's deadline as before", async () => {
+  it("without a target: no sweep settings in the pod, the mix's deadline as before (its three runs)", async () => {
     const d = await deploy({ durationSeconds: 7200 });
     expect(d.settings.workload).not.toHaveProperty("slo");
-    expect(d.deadline).toBe(7200 + 1800);
+    expect(d.deadline).toBe(3 * 7200 + 1800);
   });
 
   it("the results' sloSweep reaches the stack report's benchmark.mix and fits the report loader's schema", async () => {

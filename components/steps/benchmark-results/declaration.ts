@@ -50,6 +50,11 @@ export const resultsStep = declareStep({
     /** results.csv (renderResultsCsv). */
     csv: output<string>(),
     /**
+     * Every round's own rows (`workload.repeat`, the pods combined per round), in the order they ran:
+     * `rows` are their medians with min–max, these keep what each run measured.
+     */
+    runs: output<ResultRow[][]>(),
+    /**
      * A mix (`workload.mix`): what the pod measured beside the rows (the served shares from every
      * member's INFO commandstats, p99.9 and the HdrHistogram text per row, the open loop's series);
      * null for valkey-benchmark tests.

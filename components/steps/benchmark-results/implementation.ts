@@ -1,15 +1,17 @@
 /**
  * What the BenchmarkResults dynamic provider does, as a plain module (the dynamic-provider shell
  * ../kit/ts-module-provider.ts loads it with tsx at run time): wait for the benchmark Job to
- * finish (bounded; every one of its `clientPods`), read each pod's log, parse it with parseJobLog,
- * combine the pods' rows (combineClientRows) and render results.csv. The Kubernetes API sits
+ * finish (bounded; every one of its `clientPods`), read each pod's log, parse it with parseJobLogRounds,
+ * combine the pods' rows round by round (combineClientRows), take each test's median with min–max
+ * over the rounds (aggregateRuns) and render results.csv. The Kubernetes API sits
  * behind JobLogApi, so tests drive it with a fake; kubernetesJobLogApi is the
  * @kubernetes/client-node implementation.
  */
 import { combineClientRows } from "../../../benchmarks/run/multi-client.js";
 import { renderResultsCsv } from "../../../benchmarks/run/results-csv.js";
 import { formatResultTimestamp, type ResultRow } from "../../../benchmarks/run/result-row.js";
-import { parseJobLog, parseMixJobLog } from "../../benchmark/job-log.js";
+import { parseJobLogRounds, parseMixJobLog } from "../../benchmark/job-log.js";
+import { aggregateRuns } from "../../../benchmarks/run/run-spread.js";
 import type { MixJobExtras } from "../../../benchmarks/run/mix-job-result.js";
 import { downsampleSoak } from "../../../benchmarks/run/soak-downsample.js";
 import { dynamicProtocol } from "../kit/protocol.js";
@@ -109,15 +111,16 @@ export async function collectJobResults(api: JobLogApi, i: BenchmarkResultsInput
   }
   const timestamp = i.timestamp ?? formatResultTimestamp(started === undefined ? new Date(now()) : new Date(started));
   const meta = { mode: i.mode, workload: i.workload, serverVersion: i.serverVersion, timestamp };
-  const perPod: ResultRow[][] = [];
+  // Per pod, its rounds (`workload.repeat`), each one row per test.
+  const perPod: ResultRow[][][] = [];
   let mix: MixJobExtras | null = null;
   for (const pod of pods) {
     const log = await api.podLog(i.namespace, pod.name);
     try {
-      if (i.workload.mix === undefined) perPod.push(parseJobLog(log, meta));
+      if (i.workload.mix === undefined) perPod.push(parseJobLogRounds(log, meta));
       else {
         const m = parseMixJobLog(log, meta);
-        perPod.push(m.rows);
+        perPod.push([m.rows]);
         // A long soak's series is merged down for the outputs (the Pulumi state); its events come from the full series.
         mix = m.mix.soak === undefined ? m.mix : { ...m.mix, soak: downsampleSoak(m.mix.soak) };
       }
@@ -125,9 +128,12 @@ export async function collectJobResults(api: JobLogApi, i: BenchmarkResultsInput
       throw new BenchmarkJobError(`benchmark Job ${job}, pod ${pod.name}: ${(err as Error).message}; last log lines:\n${tail(log)}`);
     }
   }
-  // A mix runs in one pod (its rows are final); valkey-benchmark pods are combined.
-  const rows = mix === null ? combineClientRows(perPod) : (perPod[0] ?? []);
-  return { rows, csv: renderResultsCsv(rows), mix, podName: pods.map((p) => p.name).join(","), image: i.image, rowsTimestamp: timestamp };
+  // A mix runs in one pod (its rows are final: its runs aggregated in the pod); valkey-benchmark pods
+  // are combined round by round, then each test's rounds become its median with min–max.
+  const combined = mix === null ? (perPod[0] ?? []).map((_, k) => combineClientRows(perPod.map((pod) => pod[k] ?? []))) : [];
+  const rows = mix === null ? aggregateRuns(combined) : (perPod[0]?.[0] ?? []);
+  const runs = mix === null ? combined : (mix.runs ?? [rows]);
+  return { rows, csv: renderResultsCsv(rows), runs, mix, podName: pods.map((p) => p.name).join(","), image: i.image, rowsTimestamp: timestamp };
 }
 
 function isNotFound(err: unknown): boolean {
