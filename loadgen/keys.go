@@ -18,7 +18,9 @@ type keys struct {
 	m           *slotMap
 	owner       *[16384]int16
 	shard       int16
-	tag         []byte // "{tag}", a tag whose slot this lane's shard serves
+	mine        map[string][]int32 // per key prefix, this shard's key numbers (nil: drawn and rejected)
+	sameSlot    bool               // keyShape "tagged": the shard's keys all carry its tag
+	tag         []byte             // "{tag}", a tag whose slot this lane's shard serves
 	taggedCache map[string][]byte
 	// scratch buffers, one per kind of key so that one request may hold several at once.
 	key, elem, digits []byte
@@ -38,7 +40,7 @@ func newKeys(lane, keyspace, dataSize int, seed uint64) *keys {
 
 // bind sets the slot map and shard this lane draws for (nil: standalone).
 func (k *keys) bind(m *slotMap, shard int16) {
-	k.m, k.owner, k.shard = m, nil, shard
+	k.m, k.owner, k.shard, k.mine = m, nil, shard, map[string][]int32{}
 	if m != nil {
 		k.owner = &m.owner
 	}
@@ -64,11 +66,17 @@ func (k *keys) randomDigits() []byte {
 	return k.digits
 }
 
+// pairs: "00" to "99", two digits per division.
+const pairs = "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849" +
+	"5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
 func appendDigits(b []byte, n int) []byte {
 	var d [12]byte
-	for i := 11; i >= 0; i-- {
-		d[i] = byte('0' + n%10)
-		n /= 10
+	for i := 10; i >= 0; i -= 2 {
+		q := n / 100
+		r := (n - q*100) * 2
+		d[i], d[i+1] = pairs[r], pairs[r+1]
+		n = q
 	}
 	return append(b, d[:]...)
 }
@@ -76,9 +84,19 @@ func appendDigits(b []byte, n int) []byte {
 // slotKey: prefix + 12 digits, drawn uniformly from the keys whose slot is this lane's shard's
 // (from the map's key lists, or drawn until one is).
 func (k *keys) slotKey(prefix []byte) []byte {
+	if k.m != nil && k.sameSlot {
+		k.key = appendDigits(append(append(append(k.key[:0], prefix...), k.tag...), ':'), k.rng.IntN(k.keyspace))
+		return k.key
+	}
 	if k.m != nil {
-		if l := k.m.keyLists(prefix, k.keyspace); l != nil && len(l[k.shard]) > 0 {
-			mine := l[k.shard]
+		mine, ok := k.mine[string(prefix)]
+		if !ok {
+			if l := k.m.keyLists(prefix, k.keyspace); l != nil {
+				mine = l[k.shard]
+			}
+			k.mine[string(prefix)] = mine
+		}
+		if len(mine) > 0 {
 			k.key = appendDigits(append(k.key[:0], prefix...), int(mine[k.rng.IntN(len(mine))]))
 			return k.key
 		}

@@ -57,7 +57,9 @@ type outcome struct {
 }
 
 func newLane(g *gen, id int) *lane {
-	return &lane{g: g, id: id, keys: newKeys(id, g.spec.Keyspace, g.spec.DataSize, g.seed), conns: map[string]*conn{}}
+	k := newKeys(id, g.spec.Keyspace, g.spec.DataSize, g.seed)
+	k.sameSlot = g.spec.KeyShape == "tagged"
+	return &lane{g: g, id: id, keys: k, conns: map[string]*conn{}}
 }
 
 func (l *lane) conn(addr string, readonly bool) (*conn, error) {

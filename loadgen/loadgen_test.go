@@ -104,6 +104,13 @@ func TestParseSlotsAndClusterKeys(t *testing.T) {
 			t.Fatalf("the tag %q is not shard 1's", k.tag)
 		}
 	}
+	// keyShape tagged: every key of the lane is in its tag's slot (valkey-benchmark's shape).
+	k := newKeys(4, 1000, 8, 1)
+	k.sameSlot = true
+	k.bind(m, 2)
+	if key := string(k.slotKey(pKey)); !strings.HasPrefix(key, "key:"+string(k.tag)+":") || m.owner[crc16([]byte(key))&16383] != 2 {
+		t.Fatalf("tagged key %q is not in shard 2's tag slot", key)
+	}
 	if _, err := parseSlots(value{array: []value{{array: []value{{num: 0}, {num: 16384}, node("h", 1)}}}}, "h"); err == nil {
 		t.Error("a range past 16383 must be refused")
 	}

@@ -32,6 +32,10 @@ type Spec struct {
 	Rate float64 `json:"rate"`
 	// Closed loop held to this many requests per second in total.
 	Pace float64 `json:"pace"`
+	// Cluster keys: "spread" (default: uniform over every slot of the lane's shard) or "tagged"
+	// (valkey-benchmark's: `key:{<tag of the shard>}:<digits>`, every key of a shard in one slot;
+	// npm run bench:loadgen uses it so both clients ask the servers the same work).
+	KeyShape string `json:"keyShape"`
 	// Soak: a window line every WindowSeconds (start + k x WindowSeconds).
 	WindowSeconds    float64 `json:"windowSeconds"`
 	DrainMs          int     `json:"drainMs"`
@@ -84,6 +88,8 @@ func (s *Spec) validate() error {
 		return bad("rate (open loop) and pace (closed loop) exclude each other")
 	case s.Mode == "cluster" && len(s.ReadTargets) > 0:
 		return bad("readTargets are for standalone mode; a cluster reads from its shards' replicas (readsFromReplicas)")
+	case s.KeyShape != "" && s.KeyShape != "spread" && s.KeyShape != "tagged":
+		return bad("keyShape must be spread or tagged, got %q", s.KeyShape)
 	case s.Mode == "standalone" && s.ReadsFromReplicas:
 		return bad("readsFromReplicas is for cluster mode; standalone reads go to readTargets")
 	}

@@ -6,14 +6,20 @@
  * soak measures is the server, not the client.
  *
  * Method. Servers without persistence (an AOF rewrite mid-run would be noise); every key of the
- * keyspace written by both clients first (their key shapes differ in cluster mode: the benchmark
- * client tags each connection's keys to one node), so a GET finds a value whichever client asks.
- * Then `--rounds` rounds; in each, per target and test, the two clients run back to back for
- * about `--seconds` each, their order swapped every round (A B, B A, ...) so neither always
- * runs on a machine the other just warmed. Per client: the median rps over the rounds and its
- * min–max; the ratio of the medians; each round's paired ratio (vload ÷ the client right next to
- * it), whose median decides PASS. Each run's CPU use is printed as a share of the CPUs the client
- * may use, so a client that saturated its CPUs is visible. Exits 1 when a ratio misses the bar.
+ * keyspace written by each client first, so a GET finds a value whichever client asks. In cluster
+ * mode the benchmark client tags each connection's keys to one slot of its node
+ * (`key:{tag}:<n>`), and a server's work per request depends on that (Valkey keeps a dictionary per
+ * slot: keys spread over every slot cost it more per lookup than keys in one), so vload is run
+ * twice: with the same key shape (`keyShape: tagged`, the ratio that decides: the same server
+ * work, the clients compared) and with its own spread keys (shown, not judged). Then `--rounds`
+ * rounds; in each, per target and test, the clients run back to back for about `--seconds`
+ * each, their order rotated every round so none always runs on a machine another just warmed. Per
+ * client: the median rps over the rounds and its min–max; the ratio of the medians; each round's
+ * paired ratio (vload ÷ the benchmark client of the same round), whose median decides PASS.
+ * Two independent checks beside each figure: the client's CPU use as a share of the CPUs it may
+ * use (a client at its limit shows), and the servers' own CPU per request they served (INFO cpu
+ * and INFO commandstats of every server: equal figures mean the servers did the same work for
+ * both clients). Exits 1 when a ratio misses the bar.
  *
  * Flags: --rounds N (3), --seconds S (3), --clients C (50), --pipeline P (16), --datasize D (256),
  * --keyspace K (100000), --bar X (0.8).
@@ -24,11 +30,13 @@ import { resolveBinaries, resolveLoadgen, type ResolvedTool } from "../binaries.
 import { startLocalCluster } from "../local/local-cluster.js";
 import { LocalFleet } from "../local/valkey-process.js";
 import { runWorkload } from "../run/benchmark-runner.js";
-import { runMix } from "../run/mix-runner.js";
+import { runLoadgen } from "../run/loadgen.js";
+import { parseInfo, parseInfoFields } from "../topology/info.js";
 import type { ResultMode } from "../run/result-row.js";
 import { CpuSampler } from "../sweep/process-cpu.js";
 import { SEED_WORKLOAD, type BenchmarkTest, type Workload } from "../../vocabulary/workload.js";
-import type { NodeEndpoint } from "../../vocabulary/endpoint.js";
+import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
+import { Redis } from "ioredis";
 import { wholeFlag } from "./perf-args.js";
 
 interface Target {
@@ -42,6 +50,37 @@ interface Run {
   rps: number;
   /** CPU seconds ÷ (wall seconds × the CPUs the client may use). */
   cpuShare: number;
+  /** The servers' CPU µs per request they served (INFO cpu ÷ INFO commandstats calls). */
+  serverUs: number;
+}
+
+type Side = "client" | "vload" | "spread";
+
+/** Every server's CPU seconds and the calls of `command`, from INFO (the servers' own count). */
+async function serverCounters(members: readonly NodeEndpoint[], command: string): Promise<{ cpu: number; calls: number }> {
+  let cpu = 0;
+  let calls = 0;
+  for (const m of members) {
+    const c = new Redis({ host: m.host, port: m.port, lazyConnect: true, maxRetriesPerRequest: 0 });
+    try {
+      await c.connect();
+      const info = parseInfo(await c.info("all"));
+      cpu += Number(info.get("used_cpu_user") ?? 0) + Number(info.get("used_cpu_sys") ?? 0);
+      calls += Number(parseInfoFields(info.get(`cmdstat_${command}`) ?? "calls=0").get("calls") ?? 0);
+    } finally {
+      c.disconnect();
+    }
+  }
+  return { cpu, calls };
+}
+
+/** Runs `measure` and adds the servers' CPU per served request around it. */
+async function withServerWork(t: Target, test: BenchmarkTest, measure: () => Promise<Omit<Run, "serverUs">>): Promise<Run> {
+  const before = await serverCounters(t.members, test);
+  const run = await measure();
+  const after = await serverCounters(t.members, test);
+  const calls = after.calls - before.calls;
+  return { ...run, serverUs: calls > 0 ? ((after.cpu - before.cpu) * 1e6) / calls : Number.NaN };
 }
 
 const median = (xs: readonly number[]): number => {
@@ -82,7 +121,7 @@ const workloadOf = (o: Options, test: BenchmarkTest): Workload => ({
 });
 
 /** The benchmark client for about `seconds`: its request count scaled from its last rate. */
-async function benchmarkClient(o: Options, client: ResolvedTool, t: Target, test: BenchmarkTest, requests: number): Promise<Run> {
+async function benchmarkClient(o: Options, client: ResolvedTool, t: Target, test: BenchmarkTest, requests: number): Promise<Omit<Run, "serverUs">> {
   const cpu = new CpuSampler(50);
   const pids: number[] = [];
   try {
@@ -110,20 +149,22 @@ async function benchmarkClient(o: Options, client: ResolvedTool, t: Target, test
   }
 }
 
-async function generator(o: Options, vload: string, t: Target, test: BenchmarkTest): Promise<Run> {
-  const r = await runMix({
-    workload: { ...workloadOf(o, test), mix: [{ test, percent: 100 }], durationSeconds: o.seconds },
-    target: t.endpoint,
-    mode: t.mode,
-    serverVersion: "bench",
-    timestamp: "20260101-000000",
-    members: t.members,
-    loadgen: vload,
+async function generator(o: Options, vload: string, t: Target, test: BenchmarkTest, keyShape: "spread" | "tagged"): Promise<Omit<Run, "serverUs">> {
+  const r = await runLoadgen(vload, {
+    mode: t.endpoint.cluster ? "cluster" : "standalone",
+    target: endpointKey(t.endpoint),
+    connections: o.clients,
+    pipeline: o.pipeline,
+    schedule: [test],
+    readTests: [],
+    keyspace: o.keyspace,
+    dataSize: o.dataSize,
+    durationSeconds: o.seconds,
+    keyShape,
   });
-  const row = r.rows.find((x) => x.test === "MIX");
-  if (row === undefined) throw new Error("vload: no MIX row");
-  const c = r.generator.cpu;
-  return { rps: row.rps, cpuShare: c.cpuSeconds / (c.wallSeconds * c.cores) };
+  if (r.errors.size > 0) throw new Error(`vload: error replies: ${[...r.errors].map(([k, e]) => `${k} ${e.count} (${e.first})`).join("; ")}`);
+  const c = r.cpu;
+  return { rps: (r.hist.get(test)?.count ?? 0) / r.windowS, cpuShare: c.cpuSeconds / (c.wallSeconds * c.cores) };
 }
 
 async function targets(fleet: LocalFleet): Promise<Target[]> {
@@ -151,28 +192,40 @@ async function main(): Promise<number> {
   try {
     const all = await targets(fleet);
     for (const t of all) {
-      // Every key, both key shapes: the GETs then find values.
+      // Every key of every key shape: the GETs then find values.
       await benchmarkClient(o, client, t, "set", o.keyspace * 10);
-      await generator(o, vload.path, t, "set");
+      for (const shape of t.endpoint.cluster ? (["tagged", "spread"] as const) : (["spread"] as const)) await generator(o, vload.path, t, "set", shape);
     }
-    const runs = new Map<string, { client: Run[]; vload: Run[] }>();
+    const runs = new Map<string, Record<Side, Run[]>>();
     const requests = new Map<string, number>();
     for (let round = 0; round < o.rounds; round++) {
       for (const t of all) {
         for (const test of ["set", "get"] as const) {
           const key = `${t.label} ${test.toUpperCase()}`;
-          const r = runs.get(key) ?? { client: [], vload: [] };
+          const r = runs.get(key) ?? { client: [], vload: [], spread: [] };
           runs.set(key, r);
-          const sides = [
-            async () => {
-              const run = await benchmarkClient(o, client, t, test, requests.get(key) ?? 1_000_000);
-              requests.set(key, Math.max(100_000, Math.round(run.rps * o.seconds)));
-              r.client.push(run);
-            },
-            async () => void r.vload.push(await generator(o, vload.path, t, test)),
+          const sides: [Side, () => Promise<Omit<Run, "serverUs">>][] = [
+            [
+              "client",
+              async () => {
+                const run = await benchmarkClient(o, client, t, test, requests.get(key) ?? 1_000_000);
+                requests.set(key, Math.max(100_000, Math.round(run.rps * o.seconds)));
+                return run;
+              },
+            ],
+            ["vload", () => generator(o, vload.path, t, test, t.endpoint.cluster ? "tagged" : "spread")],
+            ...(t.endpoint.cluster ? [["spread", () => generator(o, vload.path, t, test, "spread")] as [Side, () => Promise<Omit<Run, "serverUs">>]] : []),
           ];
-          for (const side of round % 2 === 0 ? sides : [...sides].reverse()) await side();
-          console.log(`  round ${round + 1} ${key}: ${clientName} ${fmt(r.client.at(-1)?.rps ?? 0)} rps, vload ${fmt(r.vload.at(-1)?.rps ?? 0)} rps`);
+          const order = [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)];
+          for (const [side, measure] of order) r[side].push(await withServerWork(t, test, measure));
+          console.log(
+            `  round ${round + 1} ${key}: ` +
+              sides
+                .map(
+                  ([side]) => `${side === "client" ? clientName : side === "vload" ? "vload" : "vload, its spread keys"} ${fmt(r[side].at(-1)?.rps ?? 0)} rps`,
+                )
+                .join(", "),
+          );
         }
       }
     }
@@ -185,18 +238,24 @@ async function main(): Promise<number> {
   return ok ? 0 : 1;
 }
 
-/** One line per target × test: both clients' medians and ranges, CPU, the ratios against the bar. */
-function report(key: string, clientName: string, r: { client: Run[]; vload: Run[] }, bar: number): boolean {
-  const c = r.client.map((x) => x.rps);
-  const v = r.vload.map((x) => x.rps);
+/** Per target × test: each client's median and range, its CPU, the servers' CPU per request, and the ratio against the bar. */
+function report(key: string, clientName: string, r: Record<Side, Run[]>, bar: number): boolean {
+  const rps = (xs: Run[]) => xs.map((x) => x.rps);
+  const c = rps(r.client);
+  const v = rps(r.vload);
   const paired = v.map((x, i) => x / (c[i] as number));
   const ratio = median(paired);
   const pass = ratio >= bar;
-  const span = (xs: number[]) => `${fmt(median(xs))} rps [${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}]`;
-  const cpu = (xs: Run[]) => `CPU ${pct(median(xs.map((x) => x.cpuShare)))} of its cores`;
+  const side = (name: string, xs: Run[]) =>
+    `${name} ${fmt(median(rps(xs)))} rps [${fmt(Math.min(...rps(xs)))}–${fmt(Math.max(...rps(xs)))}], ` +
+    `CPU ${pct(median(xs.map((x) => x.cpuShare)))} of its cores, servers ${median(xs.map((x) => x.serverUs)).toFixed(2)} µs CPU per request`;
+  const tagged = key.startsWith("cluster") ? " (the benchmark client's tagged keys)" : "";
+  console.log(`${key}:`);
+  console.log(`  ${side(clientName, r.client)}`);
+  console.log(`  ${side(`vload${tagged}`, r.vload)}`);
+  if (r.spread.length > 0) console.log(`  ${side("vload, its own keys spread over every slot (shown, not judged)", r.spread)}`);
   console.log(
-    `${key}: ${clientName} ${span(c)} ${cpu(r.client)}; vload ${span(v)} ${cpu(r.vload)}; ` +
-      `ratio of medians ${(median(v) / median(c)).toFixed(2)}; paired ratio median ${ratio.toFixed(2)} [${Math.min(...paired).toFixed(2)}–${Math.max(...paired).toFixed(2)}] ` +
+    `  ratio of medians ${(median(v) / median(c)).toFixed(2)}; paired ratio median ${ratio.toFixed(2)} [${Math.min(...paired).toFixed(2)}–${Math.max(...paired).toFixed(2)}] ` +
       `vs bar ${bar} → ${(ratio / bar).toFixed(2)}x of bar ${pass ? "PASS" : "FAIL"}`,
   );
   return pass;

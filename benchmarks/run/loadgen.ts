@@ -54,6 +54,8 @@ export interface LoadgenSpec {
   rate?: number;
   pace?: number;
   windowSeconds?: number;
+  /** Cluster keys: spread over every slot of a lane's shard (default), or valkey-benchmark's one tagged slot per shard (bench:loadgen). */
+  keyShape?: "spread" | "tagged";
   drainMs?: number;
   connectTimeoutMs?: number;
 }
