@@ -82,6 +82,11 @@ func (g *gen) connect() error {
 				}
 			}
 		}
+		// The shards' key lists now, before the clock starts: computed on the first request they
+		// would hold up the open loop's dispatcher (a million keys take a few hundred ms).
+		for _, prefix := range [][]byte{pKey, pCounter} {
+			m.keyLists(prefix, g.spec.Keyspace)
+		}
 		g.slots.Store(m)
 	}
 	errs := make([]error, g.spec.Connections)

@@ -31,6 +31,8 @@ export interface SloStep {
   max_ms: number | null;
   /** The open loop's largest lateness of the generator itself (its share of the latencies). */
   generatorLagMaxMs: number | null;
+  /** Its mean lateness over the step's requests (absent in sweeps recorded before it was kept). */
+  generatorLagMeanMs?: number | null;
   /** Error replies, requests without a reply, or a served mix off its shares: the runner's message; null when none. */
   error: string | null;
   /** A bisection between the last step that met the target and the first that did not. */

@@ -23,6 +23,7 @@ const stepSchema = z.strictObject({
   p999_ms: ms.nullable(),
   max_ms: ms.nullable(),
   generatorLagMaxMs: ms.nullable(),
+  generatorLagMeanMs: ms.nullable().optional(),
   error: z.string().nullable(),
   refined: z.boolean(),
   meets: z.boolean(),

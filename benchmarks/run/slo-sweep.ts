@@ -74,6 +74,7 @@ async function step(side: SloSweepSide, run: Run, rate: number, fraction: number
       p999_ms: r.latency.p999_ms.MIX ?? mix.p999_ms ?? null,
       max_ms: mix.max_ms,
       generatorLagMaxMs: r.openLoop?.generatorLagMaxMs ?? null,
+      generatorLagMeanMs: r.openLoop?.generatorLagMeanMs ?? null,
       error: null,
     });
   } catch (err) {

@@ -62,14 +62,14 @@ export function renderSloMarkdown(records: readonly SloSweepRecord[]): string[] 
       "",
     );
     lines.push(
-      "| Sweep | Step | Offered /s | Achieved /s | p50 ms | p99 ms | p99.9 ms | Generator lag ms | Meets | Why not |",
+      "| Sweep | Step | Offered /s | Achieved /s | p50 ms | p99 ms | p99.9 ms | Generator lag mean / max ms | Meets | Why not |",
       "|---|---|---|---|---|---|---|---|---|---|",
     );
     r.runs.forEach((run, i) => {
       for (const s of [...run.steps].sort((a, b) => a.offeredRps - b.offeredRps)) {
         const label = s.refined ? "refine" : `${Math.round(100 * s.fraction)} %`;
         lines.push(
-          `| ${i + 1} | ${label} | ${rps(s.offeredRps)} | ${rps(s.achievedRps)} | ${n(s.p50_ms)} | ${n(s.p99_ms)} | ${n(s.p999_ms)} | ${n(s.generatorLagMaxMs, 1)} | ${s.meets ? "yes" : "no"} | ${s.why.replace(/\|/g, "\\|")} |`,
+          `| ${i + 1} | ${label} | ${rps(s.offeredRps)} | ${rps(s.achievedRps)} | ${n(s.p50_ms)} | ${n(s.p99_ms)} | ${n(s.p999_ms)} | ${n(s.generatorLagMeanMs ?? null, 2)} / ${n(s.generatorLagMaxMs, 1)} | ${s.meets ? "yes" : "no"} | ${s.why.replace(/\|/g, "\\|")} |`,
         );
       }
     });
