@@ -64,7 +64,7 @@ describe("throughput at a latency target: report and verdict", () => {
     expect(md).toContain("## Throughput at a latency target (p99 ≤ 2 ms)");
     expect(md).toContain("### replication: 6,534 ops/s (3 runs: 5,940 – 7,128)");
     expect(md).toContain("- Sweep 1: closed-loop ceiling 10,000/s, throughput at the target 5,940/s");
-    expect(md).toContain("| 1 | 80 % | 8,000 | 7,920 | 1.250 | 5.000 | 10.000 | 1.5 | no | p99 5 ms > 2 ms |");
+    expect(md).toContain("| 1 | 80 % | 8,000 | 7,920 | 1.250 | 5.000 | 10.000 | — / 1.5 | no | p99 5 ms > 2 ms |");
     expect(md.match(/^\| \d \| /gm)).toHaveLength(2 * 3 * 5);
   });
 
