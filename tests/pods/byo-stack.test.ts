@@ -16,7 +16,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ResultRow } from "../../benchmarks/run/result-row.js";
-import { parseResultsCsv, RESULTS_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
+import { CLIENT_CPU_CSV_COLUMNS, parseResultsCsv, RESULTS_CSV_COLUMNS, SPREAD_CSV_COLUMNS, TRANSFER_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
 import { CLIENT_LABEL, DATA_PLANE_LABEL } from "../../components/shared.js";
 import { VALKEY_BUS_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
 import { DRILL_LOAD_LABEL } from "../../components/steps/failure-drill/load-job.js";
@@ -89,8 +89,15 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
         expect(r.p50_ms).toBeGreaterThan(0);
         expect([r.clients, r.pipeline, r.datasize]).toEqual([10, 16, 256]);
       }
+      // Every figure with its spread (benchmark.repeat: 3 rounds), the client's CPU in the pod; the
+      // transfer columns are there and empty (valkey-benchmark's Job reads no member's bytes).
+      for (const r of rows) {
+        expect([r.runs, r.rps_min !== undefined && r.rps_min <= r.rps && r.rps <= (r.rps_max ?? 0)], r.test).toEqual([3, true]);
+        expect(r.client_cpu_pct, r.test).toBeGreaterThan(0);
+        expect(r.cross_zone_bytes_per_s ?? null, r.test).toBeNull();
+      }
       const csv = report.benchmark?.csv ?? "";
-      expect(csv.split("\n")[0]).toBe(RESULTS_CSV_COLUMNS.join(","));
+      expect(csv.split("\n")[0]).toBe([...RESULTS_CSV_COLUMNS, ...TRANSFER_CSV_COLUMNS, ...SPREAD_CSV_COLUMNS, ...CLIENT_CPU_CSV_COLUMNS].join(","));
       expect(parseResultsCsv(csv)).toEqual(rows);
       console.log(`[pods] ${mode} benchmark rows:\n${csv}`);
       await expectDrills(api, NS, mode, clientNode, report);
