@@ -297,7 +297,8 @@ describe("--reads and benchmark.reads", () => {
   }, 60_000);
 
   it("the stack config names benchmark.reads", () => {
-    const parse = (benchmark: Record<string, unknown>) => parseStackConfig({ "aws:region": "eu-west-1", benchmark });
+    const parse = (benchmark: Record<string, unknown>) =>
+      parseStackConfig({ "aws:region": "eu-west-1", "benchmark": { loadgenImage: "registry.example/vload:1", ...benchmark } });
     expect(parse({ reads: "replicas", enabled: false }).config.benchmark.reads).toBe("replicas");
     expect(() => parse({ reads: "sideways", enabled: false })).toThrow(ConfigError);
     expect(() => parse({ reads: "sideways", enabled: false })).toThrow(/benchmark\.reads/);
