@@ -317,4 +317,21 @@ describe("deployedLossBound: the window ends where the deleted pods stopped serv
     expect(w.toMs).toBe(toMs);
     expect(w.reason.includes("the kubelet kills after it returns")).toBe(kubelet);
   });
+
+  // Seen on real pods: the endpoint's write failed at +1236 ms, the Sentinel client's connection to
+  // the deleted primary (10.0.0.9) was still acknowledged at +1251 ms, and that write was lost.
+  const twoPaths = [
+    { ...at(11_236, false), stream: "write-endpoint", node: "10.0.0.50:6379" },
+    { ...at(11_251, true), stream: "sentinel-client", node: "10.0.0.9:6379" },
+    { ...at(11_300, false), stream: "sentinel-client" },
+    { ...at(14_000, true), stream: "sentinel-client", node: "10.0.0.9:6379" }, // the pod back, after the stream failed: not the fault
+    { ...at(14_100, true), stream: "write-endpoint", node: "10.0.0.50:6379" },
+  ];
+  it("a deleted pod's own acknowledgement after another path's first failure ends the window there", () => {
+    const w = deployedLossBound("primary", 100, c, twoPaths, FAULT_AT, ["10.0.0.9"]);
+    expect(w.toMs).toBe(1251);
+    expect(w.reason).toContain("the fault ends at the last write a deleted pod acknowledged, 1.25 s after the API call; the first write failed at 1.24 s");
+    expect(deployedLossBound("primary", 100, c, twoPaths, FAULT_AT, ["10.0.0.7"]).toMs).toBe(1236); // another pod's IP: the first failure
+    expect(deployedLossBound("primary", 100, c, twoPaths, FAULT_AT).toMs).toBe(1236);
+  });
 });

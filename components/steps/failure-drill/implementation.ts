@@ -123,21 +123,55 @@ function lastServedBeforeOutageMs(records: readonly WriteRecord[], faultAt: numb
 }
 
 /**
+ * The last write a deleted pod itself acknowledged after the fault, as ms from the fault (null:
+ * none): on each stream, an acknowledgement by one of `killedIps` before that stream's first failed
+ * write. The kubelet kills a pod's connections one at a time: seen on real pods, the endpoint's
+ * write failed at +1.24 s while the Sentinel client's connection to the same primary was
+ * acknowledged at +1.25 s, and that write was lost (its replica never had it).
+ */
+function lastAckByKilledMs(records: readonly WriteRecord[], killedIps: readonly string[], faultAt: number): number | null {
+  if (killedIps.length === 0) return null;
+  const killed = new Set(killedIps);
+  const firstFail = new Map<string, number>();
+  for (const r of records) if (!r.ok && r.doneAt >= faultAt && r.doneAt < (firstFail.get(r.stream) ?? Infinity)) firstFail.set(r.stream, r.doneAt);
+  let last: number | null = null;
+  for (const r of records) {
+    const host = r.node?.slice(0, r.node.lastIndexOf(":"));
+    const failAt = firstFail.get(r.stream);
+    if (!r.ok || r.doneAt < faultAt || host === undefined || !killed.has(host) || failAt === undefined || r.doneAt > failAt) continue;
+    if (last === null || r.doneAt > last) last = r.doneAt;
+  }
+  return last === null ? null : Math.round(last - faultAt);
+}
+
+/**
  * The fault's promised window (bounds.ts), ending where the pods really stopped serving: for
  * faults that delete pods, at the first write that failed after the fault when that is later than
- * the API call's return (firstFailureAfterMs); for `all`, at the last member's last
- * acknowledgement before the total outage when that is later still.
+ * the API call's return (firstFailureAfterMs), or at the last write a deleted pod (`killedIps`)
+ * acknowledged when that is later; for `all`, at the last member's last acknowledgement before
+ * the total outage when that is later still.
  */
-export function deployedLossBound(fault: Fault, injectMs: number, c: DurabilityConfig, records: readonly WriteRecord[], faultAt: number): LossWindow {
+export function deployedLossBound(
+  fault: Fault,
+  injectMs: number,
+  c: DurabilityConfig,
+  records: readonly WriteRecord[],
+  faultAt: number,
+  killedIps: readonly string[] = [],
+): LossWindow {
   const first = DELETES_PODS.has(fault) ? firstFailureAfterMs(records, faultAt) : null;
   const last = fault === "all" && first !== null ? lastServedBeforeOutageMs(records, faultAt) : null;
-  const died = last !== null && first !== null && last > first ? last : first;
-  if (died === null || died <= injectMs) return ackedLossBound(fault, injectMs, c);
+  const byKilled = first !== null ? lastAckByKilledMs(records, killedIps, faultAt) : null;
+  const died = Math.max(first ?? -Infinity, last ?? -Infinity, byKilled ?? -Infinity);
+  if (first === null || died <= injectMs) return ackedLossBound(fault, injectMs, c);
   const w = ackedLossBound(fault, died, c);
+  const at = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
   const where =
     died === first
-      ? `the fault ends at the first failed write, ${(died / 1000).toFixed(1)} s after the API call`
-      : `the fault ends where the last member stopped acknowledging (the total outage begins), ${(died / 1000).toFixed(1)} s after the API call; the first write failed at ${((first ?? 0) / 1000).toFixed(1)} s`;
+      ? `the fault ends at the first failed write, ${at(died)} after the API call`
+      : died === last
+        ? `the fault ends where the last member stopped acknowledging (the total outage begins), ${at(died)} after the API call; the first write failed at ${at(first)}`
+        : `the fault ends at the last write a deleted pod acknowledged, ${at(died)} after the API call; the first write failed at ${at(first)}`;
   return { ...w, reason: `${w.reason}; ${where} (the kubelet kills after it returns)` };
 }
 
@@ -254,7 +288,8 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
     }
     const acked = load.records.filter((r) => r.ok).map((r) => r.key);
     const readBack = await deps.readBack(acked, after);
-    const bound = deployedLossBound(fault, injectMs, durability, load.records, faultAt);
+    const killedIps = deletedPods.flatMap((p) => (p.podIP === undefined ? [] : [p.podIP]));
+    const bound = deployedLossBound(fault, injectMs, durability, load.records, faultAt, killedIps);
     const input = { records: load.records, readBack, faultAt, loadStart: load.loadStart, loadStop: load.loadStop, beforeMs: 10_000, bound };
     const figures = loadFigures(load.streams, input);
     return {
