@@ -56,11 +56,33 @@ export function usePodsCluster(): PodsContext {
       );
       expect(r.status).toBe(200);
     }
+    await deleteLeftoverNamespaces(ctx.api);
     ctx.clientNode = ctx.cluster.nodes.find((n) => n.zone === CLIENT_ZONE)?.name ?? "";
     ctx.env = await createPulumiEnv();
   }, 600_000);
   afterAll(() => ctx.env?.dispose());
   return ctx;
+}
+
+/**
+ * The stacks' namespaces (`valkey-…-pods`) a previous run left on a cluster that kept running
+ * (a run killed or timed out before its destroy): deleted, and waited for, before this run
+ * deploys into the same names (pods files run one at a time, so none is in use).
+ */
+async function deleteLeftoverNamespaces(api: Api): Promise<void> {
+  const list = await api<{ items: Array<{ metadata: { name: string } }> }>("GET", "/api/v1/namespaces");
+  const leftover = list.body.items.map((n) => n.metadata.name).filter((n) => /^valkey-[a-z-]+-pods$/.test(n));
+  if (leftover.length === 0) return;
+  console.log(`[pods] deleting the namespaces a previous run left: ${leftover.join(", ")}`);
+  for (const n of leftover) await api("DELETE", `/api/v1/namespaces/${n}`);
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    const still = [];
+    for (const n of leftover) if ((await api("GET", `/api/v1/namespaces/${n}`)).status !== 404) still.push(n);
+    if (still.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`the namespaces a previous run left are still there after 300 s: ${still.join(", ")}`);
+    await new Promise((r) => setTimeout(r, 2000));
+  }
 }
 
 /** The byo stack's config of `mode` on the cluster: the local images, small pods on local-path volumes, checks through port-forward. */
