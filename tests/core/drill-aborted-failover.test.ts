@@ -61,7 +61,10 @@ describe("replication drill: the Sentinels' own failover aborts (NOGOODSLAVE)", 
     // again for 2 × failover-timeout.
     const aborts = r.failoverSteps?.aborts ?? [];
     expect(aborts.join(" "), why).toMatch(/-failover-abort-(no-good-slave|not-elected)/);
-    expect(r.sentinelEvents?.some((e) => e.event === "+odown"), why).toBe(true);
+    expect(
+      r.sentinelEvents?.some((e) => e.event === "+odown"),
+      why,
+    ).toBe(true);
     // Fixed: promoted within 4 s of the last abort (or of the restart: the start script sees the
     // Sentinels stalled at two looks a second apart and asks), not at its grace (restart +
     // ceil(down-after) + 5 s = 10 s here) nor at the Sentinels' own retry (2 × failover-timeout).
