@@ -28,10 +28,19 @@ describe("replication drills (Sentinel topology, real processes)", () => {
     const s = r.failoverSteps;
     const why = JSON.stringify(r.sentinelEvents);
     for (const e of ["+sdown", "+odown", "+try-failover", "+elected-leader", "+promoted-slave", "+switch-master"])
-      expect(r.sentinelEvents?.some((x) => x.event === e), `${e}: ${why}`).toBe(true);
+      expect(
+        r.sentinelEvents?.some((x) => x.event === e),
+        `${e}: ${why}`,
+      ).toBe(true);
     const order = [s?.sdownMs, s?.odownMs, s?.electedMs, s?.promotionSentMs, s?.promotedMs, s?.switchedMs];
-    expect(order.every((t) => typeof t === "number"), why).toBe(true);
-    expect([...(order as number[])].sort((a, b) => a - b), why).toEqual(order);
+    expect(
+      order.every((t) => typeof t === "number"),
+      why,
+    ).toBe(true);
+    expect(
+      [...(order as number[])].sort((a, b) => a - b),
+      why,
+    ).toEqual(order);
     expect(s?.sdownMs as number, why).toBeGreaterThanOrEqual(TIMINGS.failureDetectionMs / 2);
   }, 120_000);
 
