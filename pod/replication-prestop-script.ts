@@ -15,7 +15,10 @@
  *      replication stream stops growing (pause also stops the replication PINGs);
  *   2. wait (at most `catchUpSeconds`) until every replica acknowledged this primary's final
  *      offset (INFO replication, slaveN offset=), so whichever replica Sentinel picks has every
- *      write, and the others can continue from it with a partial resync;
+ *      write, and the others can continue from it with a partial resync; `WAIT <replicas> 100`
+ *      between two looks makes the replicas acknowledge at once (REPLCONF GETACK; WAIT is not held
+ *      by the write pause) instead of at their next once-a-second ack, which kept the writes
+ *      paused up to a second longer;
  *   3. `SENTINEL FAILOVER` on the first Sentinel that answers OK or INPROG, asking again every
  *      second for up to `failoverRetrySeconds` while none does: a Sentinel answers NOGOODSLAVE
  *      while it does not see a replica up, e.g. one that came back on a new pod IP it has not
@@ -123,7 +126,9 @@ case "$r" in
   *) log "CLIENT PAUSE failed ($r); failing over without the pause (writes in flight may be lost)" ;;
 esac
 
-# 2. Until every replica acknowledged this primary's final offset (bounded).
+# 2. Until every replica acknowledged this primary's final offset (bounded). A replica acknowledges
+#    on its own once a second; WAIT (not held by the write pause) asks them at once (REPLCONF GETACK),
+#    so the pause lasts as long as the catch-up needs, not up to the next periodic ack.
 lagging="unknown"
 if [ -n "$paused" ]; then
   polls=$((catch_up_s * 10))
@@ -136,7 +141,7 @@ if [ -n "$paused" ]; then
       log "all $replicas replicas at offset $offset"
       break
     fi
-    nap
+    if [ "$replicas" -gt 0 ]; then local_cli WAIT "$replicas" 100 >/dev/null 2>&1 || nap; else nap; fi
     polls=$((polls - 1))
   done
   [ "$lagging" = 0 ] || log "replicas not all at the final offset after \${catch_up_s}s ($lagging behind of \${replicas:-?}); failing over anyway"

@@ -38,7 +38,12 @@
  *      and their own failover (one elected leader, sentinel.c) promotes a replica. Only when none
  *      has started down-after + handoverSlackSeconds after the script began (no quorum, an aborted
  *      failover) ask ONE Sentinel at a time for `SENTINEL FAILOVER` (the first that answers OK or
- *      INPROG; re-asked only after the retry interval). Forcing at once was measured to race the
+ *      INPROG; re-asked only after the retry interval). Sooner when the Sentinels' own failover is
+ *      over without a switch: a Sentinel sees this member o_down and none is failing over, at two
+ *      looks a second apart (a Sentinel that reaches o_down starts its failover in the same tick;
+ *      after `-failover-abort-no-good-slave` or `-failover-abort-not-elected` none starts another
+ *      for 2 × failover-timeout, sentinel.c sentinelStartFailoverIfNeeded: measured, the outage
+ *      lasted until this script's grace ran out, restart + down-after + 5 s). Forcing at once was measured to race the
  *      Sentinels' own failover: a second replica promoted, two role:master for ~0.2 s. Wait until
  *      the Sentinels name another member, start as its replica; past the wait, fail with a clear
  *      message (the pod restarts and decides again).
@@ -154,14 +159,16 @@ export function renderReplicationStartBlock(o: ReplicationStartOptions): string[
     `#   live: most replicas one Sentinel reports up (flags without s_down/o_down/disconnected, role-reported slave)`,
     `#   moved: replicas up that report role master, or master-link-status ok to a master that is not this member`,
     `#   inprog: Sentinels whose master flags carry failover_in_progress; down: "sentinel=flags;" of those with s_down/o_down`,
+    `#   odown: Sentinels whose master flags carry o_down`,
     `#   last_ok / down_after: the largest last-ok-ping-reply and down-after-milliseconds reported (for the log)`,
     `sentinel_state() {`,
-    `  live=0; moved=0; inprog=0; down=""; last_ok=0; down_after=0`,
+    `  live=0; moved=0; inprog=0; odown=0; down=""; last_ok=0; down_after=0`,
     `  for s in $sentinels; do`,
     `    m=$(scli "\${s%:*}" "\${s##*:}" SENTINEL MASTER "$master_name") || continue`,
     `    set -- $(printf '%s\\n' "$m" | awk 'NR % 2 == 1 { key = $0; next } key == "flags" { f = $0 } key == "last-ok-ping-reply" { l = $0 } key == "down-after-milliseconds" { d = $0 } END { if (f != "") print f, l + 0, d + 0 }')`,
     `    [ $# -eq 3 ] || continue`,
     `    case ",$1," in *,failover_in_progress,*) inprog=$((inprog + 1)) ;; esac`,
+    `    case ",$1," in *,o_down,*) odown=$((odown + 1)) ;; esac`,
     `    case ",$1," in *,s_down,*|*,o_down,*) down="$down $s=$1;" ;; esac`,
     `    [ "$2" -gt "$last_ok" ] && last_ok=$2`,
     `    [ "$3" -gt "$down_after" ] && down_after=$3`,
@@ -216,11 +223,16 @@ export function renderReplicationStartBlock(o: ReplicationStartOptions): string[
     `    else`,
     `      say "the Sentinels still name this member ($primary) the primary, but its data dir is empty and $live live replica(s) hold the data: waiting for their failover (SENTINEL FAILOVER if none started within \${handover_grace}s), never serving an empty primary"`,
     `    fi`,
-    `    asked=0`,
+    `    asked=0; stalled=0`,
     `    while is_me "$primary"; do`,
     `      [ $(( $(now) - started )) -lt ${wait} ] || fail "the Sentinels still name this member ($primary, $what) the primary after ${wait}s and no failover happened; refusing to start as a primary beside $live live replica(s)"`,
-    `      if [ $(( $(now) - started )) -ge "$handover_grace" ] && { [ "$asked" -eq 0 ] || [ $(( $(now) - asked )) -ge ${retry} ]; }; then`,
-    `        sentinel_state`,
+    `      # Their own failover is over without a switch, or cannot start: seen o_down and nobody failing over,`,
+    `      # twice in a row (a Sentinel that reaches o_down tries at once; after an abort, NOGOODSLAVE or not`,
+    `      # elected, none tries again for 2 × failover-timeout). Then ask at once, not at handover_grace.`,
+    `      sentinel_state`,
+    `      if [ "$odown" -gt 0 ] && [ "$inprog" -eq 0 ]; then stalled=$((stalled + 1)); else stalled=0; fi`,
+    `      if { [ $(( $(now) - started )) -ge "$handover_grace" ] || [ "$stalled" -ge 2 ]; } && { [ "$asked" -eq 0 ] || [ $(( $(now) - asked )) -ge ${retry} ]; }; then`,
+    `        [ "$stalled" -lt 2 ] || say "the Sentinels see this member o_down but none is failing over (their own failover aborted or held back): asking for one now"`,
     `        nogood=0`,
     `        if [ "$inprog" -eq 0 ]; then`,
     `          for s in $sentinels; do`,
@@ -229,7 +241,7 @@ export function renderReplicationStartBlock(o: ReplicationStartOptions): string[
     `            case "$reply" in OK*|INPROG*) asked=$(now); break ;; *NOGOODSLAVE*) nogood=$((nogood + 1)) ;; esac`,
     `          done`,
     `        fi`,
-    `        if [ "$asked" -eq 0 ] && [ "$nogood" -gt 0 ] && [ "$moved" -eq 0 ] && has_data; then`,
+    `        if [ "$asked" -eq 0 ] && [ "$nogood" -gt 0 ] && [ "$moved" -eq 0 ] && has_data && [ $(( $(now) - started )) -ge "$handover_grace" ]; then`,
     `          say "no Sentinel finds a replica fit to promote (NOGOODSLAVE), none is failing over and no replica is master or linked to another primary: this member holds the newest data"`,
     `          break`,
     `        fi`,

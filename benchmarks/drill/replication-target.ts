@@ -28,6 +28,7 @@ import type { DurabilityConfig } from "./bounds.js";
 import { partitionCapability } from "./partition.js";
 import { injectPartition, type PartitionFault } from "./partition-fault.js";
 import { SplitCounter } from "./split-counter.js";
+import type { SentinelEventAt } from "./sentinel-events.js";
 import { injectUpgrade } from "./upgrade-fault.js";
 import {
   crashRestartDelay,
@@ -40,6 +41,9 @@ import {
   type DrillTimings,
   type FaultHandle,
 } from "./target.js";
+
+/** The HAProxy member check interval the pods run (haproxy-cfg.ts, checkIntervalMs' default). */
+const DEPLOYED_CHECK_INTERVAL_MS = 1000;
 
 /** CLIENT SETNAME of the write endpoint's load connections (the partition drill counts them). */
 const WRITE_ENDPOINT_NAME = "drill-write-endpoint";
@@ -56,22 +60,16 @@ export interface ReplicationTargetOptions extends DrillTimings {
   serverPath?: string;
 }
 
-interface SentinelEvent {
-  at: number;
-  channel: string;
-  payload: string;
-}
-
 export class ReplicationTarget implements DrillTarget {
   readonly mode = "replication" as const;
   readonly describe: string;
-  private readonly events: SentinelEvent[] = [];
+  private readonly events: SentinelEventAt[] = [];
   private readonly subscribers: Redis[] = [];
   /** The last switchover's preStop log (the script's stderr). */
   preStopLog = "";
   /** The last partition fault (healed by stop() if still in place). */
   partitioned: PartitionFault | undefined;
-  private onEvent: ((e: SentinelEvent) => void) | undefined;
+  private onEvent: ((e: SentinelEventAt) => void) | undefined;
 
   private constructor(
     readonly t: SentinelTopology,
@@ -87,7 +85,8 @@ export class ReplicationTarget implements DrillTarget {
       password: o.password,
       downAfterMs: o.failureDetectionMs,
       failoverTimeoutMs: o.failoverTimeoutMs,
-      checkIntervalMs: 200,
+      // HAProxy checks as deployed (haproxy-cfg.ts defaults): the write endpoint's outage is the pods'.
+      checkIntervalMs: DEPLOYED_CHECK_INTERVAL_MS,
       memberWaitSeconds: 30,
       baseDir: o.baseDir,
       serverPath: o.serverPath,
@@ -100,12 +99,13 @@ export class ReplicationTarget implements DrillTarget {
       const sub = new Redis({ host: s.host, port: s.port, password: this.o.password, lazyConnect: true, retryStrategy: () => 200, maxRetriesPerRequest: 0 });
       sub.on("error", () => undefined);
       await sub.connect();
-      sub.on("message", (channel: string, payload: string) => {
-        const e = { at: Date.now(), channel, payload };
+      // Every event the Sentinel publishes (its channels are the event names: sentinel-events.ts).
+      sub.on("pmessage", (_pattern: string, channel: string, payload: string) => {
+        const e = { sentinel: s.name, at: Date.now(), channel, payload };
         this.events.push(e);
         this.onEvent?.(e);
       });
-      await sub.subscribe("+sdown", "+odown", "+switch-master");
+      await sub.psubscribe("*");
       this.subscribers.push(sub);
     }
   }
@@ -126,13 +126,21 @@ export class ReplicationTarget implements DrillTarget {
     ];
   }
 
+  /** The fault, and the Sentinels' events from it on (FaultHandle.sentinelEvents). */
   async inject(fault: Fault): Promise<FaultHandle> {
+    const since = Date.now();
+    const handle = await this.injectFault(fault);
+    return { ...handle, sentinelEvents: () => this.events.filter((e) => e.at >= since) };
+  }
+
+  private async injectFault(fault: Fault): Promise<FaultHandle> {
     const primary = this.t.member(await this.t.primaryFromSentinels());
     const replicas = this.t.members.filter((m) => m !== primary);
     const faultAt = Date.now();
     const detectionOf = (killed: readonly TopologyNode[]): (() => number | undefined) => {
       const wanted = new Set(killed.map((k) => `${k.host} ${k.port}`));
-      return () => this.events.find((e) => e.at >= faultAt && wanted.has(e.payload.split(" ").slice(2, 4).join(" ")))?.at;
+      const marks = new Set(["+sdown", "+odown"]);
+      return () => this.events.find((e) => e.at >= faultAt && marks.has(e.channel) && wanted.has(e.payload.split(" ").slice(2, 4).join(" ")))?.at;
     };
     const stopWatching = (): void => undefined;
     const label = (m: Member): string => `${m.name} (${m.address}, zone ${m.zone})`;

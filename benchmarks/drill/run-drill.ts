@@ -18,6 +18,7 @@ import { type DrillMode, type Fault } from "../../vocabulary/faults.js";
 import { WriteStream } from "./load.js";
 import { partitionCapability, type CapabilityProbe } from "./partition.js";
 import { ReplicationTarget } from "./replication-target.js";
+import { failoverSteps, renderFailoverSteps, sentinelEventRows, type FailoverSteps, type SentinelEventRow } from "./sentinel-events.js";
 import { crashRestartDelay, freezeHoldMs, partitionHoldMs, type DrillTarget, type DrillTimings, type PartitionFigures } from "./target.js";
 
 export interface DrillOptions extends DrillTimings {
@@ -56,6 +57,10 @@ export interface DrillOptions extends DrillTimings {
 export interface DrillResult extends DrillOutcome, Partial<PartitionFigures> {
   /** upgrade: each step of the roll and how long until the verifier passed again (rolling-restart.ts). */
   rollSteps?: RollStepTiming[];
+  /** replication: every event the Sentinels published, ms from the fault (sentinel-events.ts). */
+  sentinelEvents?: SentinelEventRow[];
+  /** replication: when the Sentinels reported each failover step first (from sentinelEvents). */
+  failoverSteps?: FailoverSteps;
   timings: DrillTimings;
   /** The primary's settings the loss bound was computed from (CONFIG GET before the fault). */
   durability: DurabilityConfig;
@@ -201,6 +206,9 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
               ? {}
               : { connectionsToOldPrimaryAfterFailover: handle.connectionsToOldPrimaryAfterFailover() }),
           };
+    const events = handle.sentinelEvents === undefined ? undefined : sentinelEventRows(handle.sentinelEvents(), faultAt);
+    const steps = events === undefined ? undefined : failoverSteps(events);
+    if (steps !== undefined) step(`Sentinels: ${renderFailoverSteps(steps)}`);
     const healed = recoveredAt !== undefined;
     return {
       mode: o.mode,
@@ -217,6 +225,7 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
       waitTimeoutMs: o.waitTimeoutMs,
       ...partitionFigures,
       ...(handle.rollSteps === undefined ? {} : { rollSteps: handle.rollSteps() }),
+      ...(events === undefined ? {} : { sentinelEvents: events, failoverSteps: steps }),
       timings: {
         failureDetectionMs: o.failureDetectionMs,
         failoverTimeoutMs: o.failoverTimeoutMs,

@@ -5,6 +5,7 @@ import { DURABILITY_KEYS, durabilityFromConfig, type DurabilityConfig } from "./
 import type { Fault, DrillMode } from "../../vocabulary/faults.js";
 import type { LoadClient } from "./load.js";
 import type { RollStepTiming } from "../roll/rolling-restart.js";
+import type { SentinelEventAt } from "./sentinel-events.js";
 
 export interface DrillTimings {
   /** Sentinel down-after-milliseconds / cluster-node-timeout. */
@@ -65,6 +66,8 @@ export interface FaultHandle {
   demotedAt?: () => number | undefined;
   /** upgrade: the roll's steps and their times (rolling-restart.ts); read once the fault is over. */
   rollSteps?: () => RollStepTiming[];
+  /** replication: every event the Sentinels published from the fault on (sentinel-events.ts); read once the fault is over. */
+  sentinelEvents?: () => readonly SentinelEventAt[];
   /** partition, replication: PartitionFigures.connectionsToOldPrimaryAfterFailover; read once the fault is over. */
   connectionsToOldPrimaryAfterFailover?: () => number | null;
 }

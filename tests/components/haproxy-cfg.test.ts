@@ -70,7 +70,8 @@ describe("haproxy.cfg", () => {
       `  tcp-check connect addr 127.0.0.1 port 8404\n  tcp-check send-binary ${get}\n  tcp-check expect rstring ^HTTP/1[.][01]\\ 200[^0-9]`,
     );
     expect(write.indexOf("role:master")).toBeLessThan(write.indexOf("connect addr"));
-    expect(write).toContain("server member-2 127.0.0.22:7002 check inter 1000ms fall 2 rise 1 on-marked-down shutdown-sessions\n");
+    // A DOWN member (a replica) is checked every 100 ms: a promoted one qualifies 0.1 s after its quorum backend.
+    expect(write).toContain("server member-2 127.0.0.22:7002 check inter 1000ms downinter 100ms fall 2 rise 1 on-marked-down shutdown-sessions\n");
     expect(write.match(/^ {2}server /gm)).toHaveLength(1);
   });
 
@@ -84,7 +85,8 @@ describe("haproxy.cfg", () => {
         `  tcp-check expect min-recv 0 rbinary ^${exact}$\n`,
     );
     expect(masterAddrReplyHex("127.0.0.20", 7000).toUpperCase()).toBe(exact);
-    for (const s of sentinels) expect(q).toContain(`  server ${s.name} ${s.host}:${s.port} check inter 1000ms fall 1 rise 1\n`);
+    // UP (naming m) every 250 ms, DOWN every 100 ms: the endpoint follows the Sentinels within a few tenths.
+    for (const s of sentinels) expect(q).toContain(`  server ${s.name} ${s.host}:${s.port} check inter 250ms downinter 100ms fall 1 rise 1\n`);
     expect(q).not.toContain("shutdown-sessions");
   });
 
@@ -105,7 +107,7 @@ describe("haproxy.cfg", () => {
   it("read endpoint: role:slave only, every member", () => {
     const read = section(cfg, "backend valkey-replicas");
     expect(read).toContain("tcp-check expect string role:slave");
-    for (const s of servers) expect(read).toContain(`server ${s.name} ${s.host}:${s.port} check inter 1000ms fall 2 rise 1 on-marked-down shutdown-sessions`);
+    for (const s of servers) expect(read).toContain(`server ${s.name} ${s.host}:${s.port} check inter 1000ms fall 2 rise 1 on-marked-down shutdown-sessions\n`);
     expect(renderHaproxyCfg({ ...base, read: undefined })).not.toContain("valkey-read");
   });
 

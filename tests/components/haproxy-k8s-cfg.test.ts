@@ -28,7 +28,7 @@ describe("the HAProxy pods' haproxy.cfg", () => {
     expect(cfg).toContain("resolvers cluster-dns\n  parse-resolv-conf");
     for (const p of m.facts.pods)
       expect(cfg).toContain(
-        `server ${p.name} ${p.dnsName}:6379 check inter 1000ms fall 2 rise 1 on-marked-down shutdown-sessions resolvers cluster-dns resolve-prefer ipv4 init-addr last,libc,none`,
+        `server ${p.name} ${p.dnsName}:6379 check inter 1000ms downinter 100ms fall 2 rise 1 on-marked-down shutdown-sessions resolvers cluster-dns resolve-prefer ipv4 init-addr last,libc,none`,
       );
     expect(cfg).toContain("bind *:6379");
     expect(cfg).toContain("bind *:6380");
@@ -47,7 +47,7 @@ describe("the HAProxy pods' haproxy.cfg", () => {
       expect(q).toContain(`tcp-check expect min-recv 0 rbinary ^${masterAddrReplyHex(p.dnsName, 6379).toUpperCase()}$`);
       for (const x of m.facts.sentinels)
         expect(q).toContain(
-          `server ${x.name} ${x.dnsName}:26379 check inter 1000ms fall 1 rise 1 resolvers cluster-dns resolve-prefer ipv4 init-addr last,libc,none`,
+          `server ${x.name} ${x.dnsName}:26379 check inter 250ms downinter 100ms fall 1 rise 1 resolvers cluster-dns resolve-prefer ipv4 init-addr last,libc,none`,
         );
       expect(cfg).toContain(`acl named-${p.name} nbsrv(quorum-${p.name}) ge 2`);
     }

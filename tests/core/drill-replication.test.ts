@@ -24,6 +24,24 @@ describe("replication drills (Sentinel topology, real processes)", () => {
     expect(r.writeOutageMs).toBeGreaterThanOrEqual(TIMINGS.failureDetectionMs / 2);
     expect(r.writeOutageMs).toBeLessThanOrEqual(30_000);
     expectNoWaitedWriteLost(r);
+    // The Sentinels' account of it, in the row: detection, election, promotion, switch, in order.
+    const s = r.failoverSteps;
+    const why = JSON.stringify(r.sentinelEvents);
+    for (const e of ["+sdown", "+odown", "+try-failover", "+elected-leader", "+promoted-slave", "+switch-master"])
+      expect(
+        r.sentinelEvents?.some((x) => x.event === e),
+        `${e}: ${why}`,
+      ).toBe(true);
+    const order = [s?.sdownMs, s?.odownMs, s?.electedMs, s?.promotionSentMs, s?.promotedMs, s?.switchedMs];
+    expect(
+      order.every((t) => typeof t === "number"),
+      why,
+    ).toBe(true);
+    expect(
+      [...(order as number[])].sort((a, b) => a - b),
+      why,
+    ).toEqual(order);
+    expect(s?.sdownMs as number, why).toBeGreaterThanOrEqual(TIMINGS.failureDetectionMs / 2);
   }, 120_000);
 
   itReplicaDrill(() => target);

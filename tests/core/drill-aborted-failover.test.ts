@@ -1,0 +1,78 @@
+/**
+ * The slow path of a replication `primary` drill (issue 32: 21 s on real pods): the Sentinels'
+ * own failover aborts (`-failover-abort-no-good-slave`) and none of them tries again for
+ * 2 × failover-timeout (sentinel.c sentinelStartFailoverIfNeeded), so writes stayed stopped until
+ * the restarted old primary's start script asked for a failover ceil(down-after) + 5 s after it
+ * started. Reproduced on real processes (members through the rendered start script, 3 Sentinels,
+ * HAProxy): the replicas are made unfit to promote (`replica-priority 0`) at the kill, for
+ * down-after + 1 s, so the Sentinels' selection finds none; then they are fit again. The start
+ * script now asks as soon as the Sentinels see the member o_down with nobody failing over.
+ * The drill row carries the Sentinels' events (sentinelEvents, failoverSteps) that show it.
+ */
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
+import type { Member } from "../../benchmarks/local/sentinel-topology.js";
+import { drillOn } from "../../benchmarks/drill/run-drill.js";
+import { sleep } from "../../benchmarks/util/poll-until.js";
+import { expectMeasured, expectNoWaitedWriteLost, log, startTestReplication, testOptions, TIMINGS } from "./drill-faults.js";
+
+const password = "drill-abort-password";
+let target: ReplicationTarget;
+beforeAll(async () => {
+  target = await startTestReplication(password, 2);
+}, 60_000);
+afterAll(async () => target?.stop());
+
+/** CONFIG SET replica-priority on each of `members`. */
+async function setPriority(members: readonly Member[], priority: number): Promise<void> {
+  for (const m of members) {
+    const c = new Redis({ host: m.host, port: m.port, password, lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+    c.on("error", () => undefined);
+    try {
+      await c.connect();
+      await c.config("SET", "replica-priority", String(priority));
+    } finally {
+      c.disconnect();
+    }
+  }
+}
+
+describe("replication drill: the Sentinels' own failover aborts (NOGOODSLAVE)", () => {
+  it("primary killed while no replica is fit to promote: the restarted member's start script asks for the failover once the Sentinels stall, not after its grace", async () => {
+    let restored: Promise<void> = Promise.resolve();
+    const r = await drillOn(target, {
+      ...testOptions("replication", "primary"),
+      afterFault: async () => {
+        // The replicas: every member still running right after the kill.
+        const replicas = target.t.members.filter((m) => m.proc?.alive());
+        await setPriority(replicas, 0);
+        restored = sleep(TIMINGS.failureDetectionMs + 1000).then(() => setPriority(replicas, 100));
+      },
+    }).finally(() => restored);
+    log(r);
+    const why = JSON.stringify({ steps: r.failoverSteps, events: r.sentinelEvents?.map((e) => `${e.t} ${e.sentinel} ${e.event} ${e.detail}`) });
+    console.log(`[drill] Sentinels: ${why}`);
+    expectMeasured(r, "primary");
+    expectNoWaitedWriteLost(r);
+    // Reproduced: the Sentinels' own failover aborted: for want of a replica to promote, or (seen in
+    // 1 of 2 runs here) a split vote first, every Sentinel voting for itself at the same epoch
+    // (`-failover-abort-not-elected` after min(10 s, failover-timeout)). Either way none tries
+    // again for 2 × failover-timeout.
+    const aborts = r.failoverSteps?.aborts ?? [];
+    expect(aborts.join(" "), why).toMatch(/-failover-abort-(no-good-slave|not-elected)/);
+    expect(
+      r.sentinelEvents?.some((e) => e.event === "+odown"),
+      why,
+    ).toBe(true);
+    // Fixed: promoted within 4 s of the last abort (or of the restart: the start script sees the
+    // Sentinels stalled at two looks a second apart and asks), not at its grace (restart +
+    // ceil(down-after) + 5 s = 10 s here) nor at the Sentinels' own retry (2 × failover-timeout).
+    const lastAbort = Math.max(...aborts.map((a) => Number(/@(-?\d+) ms/.exec(a)?.[1])));
+    const grace = TIMINGS.restartDelayMs + Math.ceil(TIMINGS.failureDetectionMs / 1000) * 1000 + 5000;
+    const promoted = r.failoverSteps?.promotedMs ?? null;
+    expect(promoted, why).not.toBeNull();
+    expect(promoted as number, why).toBeLessThanOrEqual(Math.max(lastAbort, TIMINGS.restartDelayMs) + 4000);
+    if (Math.max(lastAbort, TIMINGS.restartDelayMs) + 4000 < grace) expect(promoted as number, why).toBeLessThan(grace);
+  }, 120_000);
+});
