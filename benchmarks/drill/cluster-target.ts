@@ -147,7 +147,6 @@ export class ClusterTarget implements DrillTarget {
 
   private resolve = (name: string): string | undefined => this.pods.find((p) => p.hostname === name)?.host;
   valkeyPyTarget = (): ValkeyPySpec => valkeyPyClusterSpec(this.pods, this.hostsFile, this.o.password);
-
   loadClients(commandTimeoutMs: number, settings?: ClientSettings): ReturnType<DrillTarget["loadClients"]> {
     const seeds = this.pods.map((p) => ({ host: p.hostname, port: p.port }));
     const client = clusterClient(seeds, this.o.password, commandTimeoutMs, this.resolve, false, settings);
