@@ -30,19 +30,28 @@ export function measuredRedisOptions(commandTimeoutMs: number): RedisOptions {
   return { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 1000, commandTimeout: commandTimeoutMs, retryStrategy: () => 100 };
 }
 
+/**
+ * ioredis closes a connection by half-closing it (FIN) and destroys it only after disconnectTimeout
+ * (2 s by default) if the server never closes its side, which a frozen or unreachable primary does
+ * not: recommended destroys it after 200 ms, so a reconnect is not held up by the old primary.
+ */
+export const RECOMMENDED_DISCONNECT_TIMEOUT_MS = 200;
+
 /** A plain connection (the write endpoint): recommended reconnects on FOLLOW_ERRORS; defaults: ioredis' (never). */
 export function plainFollowOptions(s: ClientSettings): RedisOptions {
-  return s === "recommended" ? { reconnectOnError: reconnectOnFollowErrors } : {};
+  return s === "recommended" ? { reconnectOnError: reconnectOnFollowErrors, disconnectTimeout: RECOMMENDED_DISCONNECT_TIMEOUT_MS } : {};
 }
 
 /**
  * The Sentinel client: recommended reconnects on FOLLOW_ERRORS and on the Sentinels' +switch-master
- * (failoverDetector), and keeps its Sentinel list current (updateSentinels, ioredis' default too);
- * every reconnect asks the Sentinels for the primary. defaults: ioredis' (no reconnectOnError, no
- * failover detector).
+ * (failoverDetector), without waiting on the old primary to close (disconnectTimeout), and keeps its
+ * Sentinel list current (updateSentinels, ioredis' default too); every reconnect asks the Sentinels
+ * for the primary. defaults: ioredis' (no reconnectOnError, no failover detector, 2 s disconnectTimeout).
  */
 export function sentinelFollowOptions(s: ClientSettings): RedisOptions {
-  return s === "recommended" ? { reconnectOnError: reconnectOnFollowErrors, failoverDetector: true, updateSentinels: true } : {};
+  return s === "recommended"
+    ? { reconnectOnError: reconnectOnFollowErrors, failoverDetector: true, disconnectTimeout: RECOMMENDED_DISCONNECT_TIMEOUT_MS, updateSentinels: true }
+    : {};
 }
 
 /**

@@ -10,6 +10,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { ClientSettings } from "./client-settings.js";
 import type { WriteRecord } from "./ledger.js";
+import { trackChild } from "../util/process-reaper.js";
 
 /** The writer script, found next to this file (never an absolute machine path). */
 export const VALKEY_PY_WRITER = fileURLToPath(new URL("./valkey_py_writer.py", import.meta.url));
@@ -121,6 +122,8 @@ export class ValkeyPyStream {
       stdio: ["pipe", "pipe", "pipe"],
     });
     this.child = child;
+    // Killed with every other child if the drill is interrupted (process-reaper.ts).
+    trackChild(child);
     child.stderr.on("data", (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-4000)));
     const lines = createInterface({ input: child.stdout });
     lines.on("line", (line) => {
