@@ -4,7 +4,8 @@
  * write to the same primary while it is fenced (more good replicas required than it has: every
  * write gets NOREPLICAS, as a primary cut off from its replicas does) and the Sentinels then fail
  * over to a replica. The recommended client asks the Sentinels again on NOREPLICAS and follows the
- * failover to the new primary; the default one stays on the old primary and never writes again.
+ * failover to the new primary; the default one stays on the old primary and does not write again
+ * (until the Sentinels reconfigure the old primary and kill its clients, past this test's window).
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
@@ -68,7 +69,7 @@ describe("client settings (real processes)", () => {
     const def = w.get("defaults")!;
     const summary = (): string => JSON.stringify([...w].map(([s, x]) => ({ s, connects: x.connects.length, last: x.attempts.slice(-3) })));
     try {
-      await pollUntil(async () => (rec.attempts.some((a) => a.ok) && def.attempts.some((a) => a.ok)) || "not both writing", {
+      await pollUntil(() => Promise.resolve((rec.attempts.some((a) => a.ok) && def.attempts.some((a) => a.ok)) || "not both writing"), {
         timeoutMs: 15_000,
         intervalMs: 100,
         what: "both clients writing",
@@ -104,18 +105,21 @@ describe("client settings (real processes)", () => {
       });
       const switchedAt = Date.now();
       const newAddress = await t.primaryFromSentinels();
-      await sleep(5000);
+      // 4 s: the Sentinels reconfigure a reachable old primary as a replica only once it has reported
+      // itself master for 4 × their 2 s publish period (8 s); that reconfiguration's CLIENT KILL TYPE
+      // normal would move any client, the default one included.
+      await sleep(4000);
       const after = (a: Attempt): boolean => a.at > switchedAt;
       // Recommended: writes again, on the new primary.
       const recOk = rec.attempts.filter((a) => after(a) && a.ok);
-      expect(recOk.length, summary()).toBeGreaterThan(20);
+      expect(recOk.length, summary()).toBeGreaterThan(15);
       expect(
         recOk.every((a) => a.node === newAddress),
         summary(),
       ).toBe(true);
       // Defaults: still on the old primary (fenced, then a replica: NOREPLICAS / READONLY), no write since the fence.
       const defAfter = def.attempts.filter(after);
-      expect(defAfter.length, summary()).toBeGreaterThan(50);
+      expect(defAfter.length, summary()).toBeGreaterThan(40);
       expect(
         def.attempts.filter((a) => a.at > fencedAt + 200 && a.ok),
         summary(),
