@@ -7,10 +7,10 @@
  *   (reconnect when a reply says the node can no longer take writes, NOREPLICAS / READONLY /
  *   LOADING / MASTERDOWN; the Sentinel client also drops its connection on the Sentinels'
  *   +switch-master, and every reconnect asks the Sentinels again), or `defaults`, the library's own
- *   (ioredis: no reconnectOnError, no failover detector; Cluster: its default slot refresh).
+ *   (ioredis: no reconnectOnError, no +switch-master subscriber; Cluster: its default slot refresh).
  * The drill records which (`clientSettings` in the row); `recommended` unless told otherwise.
  */
-import type { ClusterOptions, RedisOptions } from "ioredis";
+import { Redis, type ClusterOptions, type RedisOptions } from "ioredis";
 
 export const CLIENT_SETTINGS = ["recommended", "defaults"] as const;
 export type ClientSettings = (typeof CLIENT_SETTINGS)[number];
@@ -43,15 +43,36 @@ export function plainFollowOptions(s: ClientSettings): RedisOptions {
 }
 
 /**
- * The Sentinel client: recommended reconnects on FOLLOW_ERRORS and on the Sentinels' +switch-master
- * (failoverDetector), without waiting on the old primary to close (disconnectTimeout), and keeps its
- * Sentinel list current (updateSentinels, ioredis' default too); every reconnect asks the Sentinels
- * for the primary. defaults: ioredis' (no reconnectOnError, no failover detector, 2 s disconnectTimeout).
+ * The Sentinel client: recommended reconnects on FOLLOW_ERRORS without waiting on the old primary to
+ * close (disconnectTimeout), and keeps its Sentinel list current (updateSentinels, ioredis' default
+ * too); every reconnect asks the Sentinels for the primary. The Sentinels' +switch-master is
+ * followed by followSwitchMaster (sentinelRedis), not by ioredis' failoverDetector: with a Sentinel
+ * down (the `zone` fault) the detector held writes up for 15 s instead of 3.4 s. defaults: ioredis'
+ * (no reconnectOnError, 2 s disconnectTimeout).
  */
 export function sentinelFollowOptions(s: ClientSettings): RedisOptions {
-  return s === "recommended"
-    ? { reconnectOnError: reconnectOnFollowErrors, failoverDetector: true, disconnectTimeout: RECOMMENDED_DISCONNECT_TIMEOUT_MS, updateSentinels: true }
-    : {};
+  return s === "recommended" ? { reconnectOnError: reconnectOnFollowErrors, disconnectTimeout: RECOMMENDED_DISCONNECT_TIMEOUT_MS, updateSentinels: true } : {};
+}
+
+/**
+ * Recommended: one subscriber per Sentinel on +switch-master (`<name> <old ip> <old port> <new ip>
+ * <new port>`); while `client` is connected to another address than the new primary's, it is made
+ * to reconnect (asking the Sentinels). A client that is already reconnecting is left alone. The
+ * subscribers end with the client.
+ */
+export function followSwitchMaster(client: Redis, sentinels: readonly { host: string; port: number }[], name: string, password: string | undefined): void {
+  const subscribers = sentinels.map(({ host, port }) => {
+    const sub = new Redis({ host, port, password, connectTimeout: 1000, retryStrategy: () => 500 });
+    sub.on("error", () => undefined);
+    sub.subscribe("+switch-master").catch(() => undefined);
+    sub.on("message", (_channel: string, message: string) => {
+      const [master, , , ip, newPort] = message.split(" ");
+      const at = `${client.stream?.remoteAddress}:${client.stream?.remotePort}`;
+      if (master === name && client.status === "ready" && at !== `${ip}:${newPort}`) client.disconnect(true);
+    });
+    return sub;
+  });
+  client.once("end", () => subscribers.forEach((sub) => sub.disconnect()));
 }
 
 /**

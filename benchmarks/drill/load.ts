@@ -13,6 +13,7 @@ import type { WriteRecord } from "./ledger.js";
 import {
   clusterFollowOptions,
   DEFAULT_CLIENT_SETTINGS,
+  followSwitchMaster,
   measuredRedisOptions,
   plainFollowOptions,
   sentinelFollowOptions,
@@ -211,6 +212,7 @@ export function sentinelRedis(
     ...sentinelFollowOptions(settings),
   });
   r.on("error", () => undefined);
+  if (settings === "recommended") followSwitchMaster(r, sentinels, name, password);
   return r;
 }
 

@@ -135,4 +135,49 @@ describe("client settings (real processes)", () => {
       admin.disconnect();
     }
   }, 120_000);
+
+  it("frozen primary (SIGSTOP), failover: the recommended Sentinel client follows the Sentinels' +switch-master while the old primary is still frozen; the default one waits", async () => {
+    target = await startTestReplication(PASSWORD, 2);
+    const t = target.t;
+    const old = t.member(await t.primaryFromSentinels());
+    const oldAddress = `${old.host}:${old.port}`;
+    const rec = sentinelRedis(t.sentinelEndpoints, t.masterName, PASSWORD, 1000, "recommended");
+    const def = sentinelRedis(t.sentinelEndpoints, t.masterName, PASSWORD, 1000, "defaults");
+    const w = { rec: writer(rec, "frozen-rec"), def: writer(def, "frozen-def") };
+    const summary = (): string => JSON.stringify({ rec: w.rec.attempts.slice(-3), def: w.def.attempts.slice(-3) });
+    try {
+      await pollUntil(() => Promise.resolve((w.rec.attempts.some((a) => a.ok) && w.def.attempts.some((a) => a.ok)) || "not both writing"), {
+        timeoutMs: 15_000,
+        intervalMs: 100,
+        what: "both clients writing",
+      });
+      old.proc?.signal("SIGSTOP");
+      const frozenAt = Date.now();
+      await pollUntil(async () => (await t.primaryFromSentinels()) !== oldAddress || "old primary still named", {
+        timeoutMs: 30_000,
+        intervalMs: 100,
+        what: "the Sentinels' failover",
+      });
+      const newAddress = await t.primaryFromSentinels();
+      await sleep(2500);
+      // Still frozen: nothing the old primary says can have moved a client.
+      const recOk = w.rec.attempts.filter((a) => a.at > frozenAt && a.ok);
+      expect(recOk.length, summary()).toBeGreaterThan(10);
+      expect(
+        recOk.every((a) => a.node === newAddress),
+        summary(),
+      ).toBe(true);
+      expect(
+        w.def.attempts.filter((a) => a.at > frozenAt + 1100 && a.ok),
+        summary(),
+      ).toEqual([]);
+      expect(def.stream?.remotePort, summary()).toBe(old.port);
+    } finally {
+      old.proc?.signal("SIGCONT");
+      w.rec.stop();
+      w.def.stop();
+      rec.disconnect();
+      def.disconnect();
+    }
+  }, 120_000);
 });
