@@ -12,6 +12,7 @@ import type { Command } from "commander";
 import { renderDrillTable, renderRollSteps } from "../drill/drill-table.js";
 import { FAULTS, type Fault } from "../../vocabulary/faults.js";
 import { LOCAL_DRILL_DEFAULTS } from "../drill/local-drills.js";
+import { CLIENT_SETTINGS, DEFAULT_CLIENT_SETTINGS, type ClientSettings } from "../drill/client-settings.js";
 import { isSkipped, runDrill, type DrillOptions, type DrillResult } from "../drill/run-drill.js";
 import { intInRange, nonNegativeInt, positiveInt, UsageError } from "./errors.js";
 import { guarded } from "./guard.js";
@@ -37,6 +38,8 @@ interface DrillFlags {
   zones: string;
   output?: string;
   json?: boolean;
+  clientSettings: string;
+  valkeyPy: boolean;
 }
 
 /** Exit code of a drill skipped because its fault cannot run on this machine (never 0: not a pass). */
@@ -71,6 +74,8 @@ export function drillOptionsFromFlags(f: DrillFlags): Omit<DrillOptions, "onStep
     .map((z) => z.trim())
     .filter((z) => z !== "");
   if (zones.length < 2 || new Set(zones).size !== zones.length) throw new UsageError(`--zones must name at least two distinct zones (got '${f.zones}')`);
+  if (!(CLIENT_SETTINGS as readonly string[]).includes(f.clientSettings))
+    throw new UsageError(`--client-settings must be one of ${CLIENT_SETTINGS.join(", ")} (got '${f.clientSettings}')`);
   const nodes = f.primaries * (1 + f.replicasPerPrimary);
   if (f.mode === "cluster" && nodes > MAX_CLUSTER_NODES) {
     throw new UsageError(
@@ -96,6 +101,8 @@ export function drillOptionsFromFlags(f: DrillFlags): Omit<DrillOptions, "onStep
     primaries: f.primaries,
     replicasPerPrimary: f.replicasPerPrimary,
     zones,
+    clientSettings: f.clientSettings as ClientSettings,
+    valkeyPy: f.valkeyPy,
   };
 }
 
@@ -154,6 +161,12 @@ export function registerDrillCommand(program: Command): void {
       "upgrade: the older valkey-server the topology starts on before every member is rolled to the current one (default: $VALKEY_SERVER_PREVIOUS, which .ci/setup sets; without one the drill is skipped with exit 3)",
     )
     .option("--zones <csv>", "zone names assigned round-robin", "zone-a,zone-b,zone-c")
+    .option(
+      "--client-settings <which>",
+      "how the load's clients follow a failover (docs/client-settings.md): recommended (reconnect on NOREPLICAS/READONLY/LOADING/MASTERDOWN and the Sentinels' +switch-master) | defaults (the libraries' own); recorded in the row",
+      DEFAULT_CLIENT_SETTINGS,
+    )
+    .option("--no-valkey-py", "leave out the valkey-py writer (the second client library; needs $VALKEY_PY_PYTHON, which .ci/setup sets)")
     .option("--output <dir>", "write drill-<mode>-<fault>.json here")
     .option("--json", "print the result as one JSON object")
     .action(async (flags: DrillFlags) => {

@@ -33,6 +33,8 @@ import { clusterClient } from "./load.js";
 import { partitionCapability } from "./partition.js";
 import { injectPartition, type PartitionFault } from "./partition-fault.js";
 import type { DurabilityConfig } from "./bounds.js";
+import type { ClientSettings } from "./client-settings.js";
+import { valkeyPyClusterSpec, type ValkeyPySpec } from "./valkey-py-stream.js";
 import type { ValkeyConfig } from "../../config/types.js";
 import { reapBackgroundScripts } from "./reap-scripts.js";
 import { injectUpgrade } from "./upgrade-fault.js";
@@ -144,10 +146,11 @@ export class ClusterTarget implements DrillTarget {
   }
 
   private resolve = (name: string): string | undefined => this.pods.find((p) => p.hostname === name)?.host;
-
-  loadClients(commandTimeoutMs: number): ReturnType<DrillTarget["loadClients"]> {
+  valkeyPyTarget = (): ValkeyPySpec => valkeyPyClusterSpec(this.pods, this.hostsFile, this.o.password);
+  loadClients(commandTimeoutMs: number, settings?: ClientSettings): ReturnType<DrillTarget["loadClients"]> {
     const seeds = this.pods.map((p) => ({ host: p.hostname, port: p.port }));
-    return [{ stream: "cluster-client", client: { kind: "cluster", client: clusterClient(seeds, this.o.password, commandTimeoutMs, this.resolve) } }];
+    const client = clusterClient(seeds, this.o.password, commandTimeoutMs, this.resolve, false, settings);
+    return [{ stream: "cluster-client", client: { kind: "cluster", client } }];
   }
 
   /** One member's CLUSTER NODES (cluster-pod.ts clusterNodesOf); throws when it does not answer. */

@@ -10,6 +10,15 @@
  */
 import { Cluster, Redis } from "ioredis";
 import type { WriteRecord } from "./ledger.js";
+import {
+  clusterFollowOptions,
+  DEFAULT_CLIENT_SETTINGS,
+  followSwitchMaster,
+  measuredRedisOptions,
+  plainFollowOptions,
+  sentinelFollowOptions,
+  type ClientSettings,
+} from "./client-settings.js";
 
 /** Epoch ms with sub-millisecond resolution (Date.now() would round every local latency to 0 or 1 ms). */
 export const preciseNow = (): number => performance.timeOrigin + performance.now();
@@ -161,43 +170,49 @@ export class WriteStream {
 }
 
 /**
- * Common options: fail fast while disconnected, bounded commands. `connectionName`: CLIENT SETNAME
+ * Common options: fail fast while disconnected, bounded commands (client-settings.ts). `connectionName`: CLIENT SETNAME
  * on every connection (the partition drill counts the write endpoint's connections by it).
  */
-export function plainRedis(host: string, port: number, password: string | undefined, commandTimeoutMs: number, connectionName?: string): Redis {
+export function plainRedis(
+  host: string,
+  port: number,
+  password: string | undefined,
+  commandTimeoutMs: number,
+  connectionName?: string,
+  settings: ClientSettings = DEFAULT_CLIENT_SETTINGS,
+): Redis {
   const r = new Redis({
     host,
     port,
     password,
     ...(connectionName === undefined ? {} : { connectionName }),
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    connectTimeout: 1000,
-    commandTimeout: commandTimeoutMs,
+    ...measuredRedisOptions(commandTimeoutMs),
     enableReadyCheck: false,
-    retryStrategy: () => 100,
+    ...plainFollowOptions(settings),
   });
   r.on("error", () => undefined);
   return r;
 }
 
-/** ioredis' Sentinel-aware client: asks the Sentinels for the primary on every (re)connect. */
-export function sentinelRedis(sentinels: { host: string; port: number }[], name: string, password: string | undefined, commandTimeoutMs: number): Redis {
+/** ioredis' Sentinel-aware client: asks the Sentinels for the primary on every (re)connect; `settings`: when it reconnects (client-settings.ts). */
+export function sentinelRedis(
+  sentinels: { host: string; port: number }[],
+  name: string,
+  password: string | undefined,
+  commandTimeoutMs: number,
+  settings: ClientSettings = DEFAULT_CLIENT_SETTINGS,
+): Redis {
   const r = new Redis({
     sentinels,
     name,
     password,
     sentinelPassword: password,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    connectTimeout: 1000,
-    commandTimeout: commandTimeoutMs,
+    ...measuredRedisOptions(commandTimeoutMs),
     sentinelRetryStrategy: () => 100,
-    retryStrategy: () => 100,
-    // After a switchover the old primary answers READONLY: reconnect (to the new primary).
-    reconnectOnError: (err) => err.message.startsWith("READONLY"),
+    ...sentinelFollowOptions(settings),
   });
   r.on("error", () => undefined);
+  if (settings === "recommended") followSwitchMaster(r, sentinels, name, password);
   return r;
 }
 
@@ -211,6 +226,7 @@ export function clusterClient(
   commandTimeoutMs: number,
   resolve: (name: string) => string | undefined,
   queueWhileConnecting = false,
+  settings: ClientSettings = DEFAULT_CLIENT_SETTINGS,
 ): Cluster {
   const c = new Cluster(seeds, {
     redisOptions: { password, connectTimeout: 1000, commandTimeout: commandTimeoutMs, maxRetriesPerRequest: 0 },
@@ -220,8 +236,7 @@ export function clusterClient(
     retryDelayOnClusterDown: 100,
     retryDelayOnTryAgain: 100,
     maxRedirections: 4,
-    slotsRefreshTimeout: 1000,
-    slotsRefreshInterval: 1000,
+    ...clusterFollowOptions(settings),
     dnsLookup: (host, cb) => {
       const ip = resolve(host) ?? host;
       cb(null, ip, 4);

@@ -25,6 +25,8 @@ import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "../../vocabulary/faults.js";
 import { plainRedis, sentinelRedis } from "./load.js";
 import type { DurabilityConfig } from "./bounds.js";
+import { DEFAULT_CLIENT_SETTINGS, type ClientSettings } from "./client-settings.js";
+import type { ValkeyPySpec } from "./valkey-py-stream.js";
 import { partitionCapability } from "./partition.js";
 import { injectPartition, type PartitionFault } from "./partition-fault.js";
 import { SplitCounter } from "./split-counter.js";
@@ -110,20 +112,25 @@ export class ReplicationTarget implements DrillTarget {
     }
   }
 
-  loadClients(commandTimeoutMs: number): ReturnType<DrillTarget["loadClients"]> {
+  loadClients(commandTimeoutMs: number, settings: ClientSettings = DEFAULT_CLIENT_SETTINGS): ReturnType<DrillTarget["loadClients"]> {
     const w = this.t.proxy!.write;
     const pw = this.o.password;
+    const dial = (): Redis => plainRedis(w.host, w.port, pw, commandTimeoutMs, WRITE_ENDPOINT_NAME, settings);
     return [
-      { stream: "sentinel-client", client: { kind: "redis", client: sentinelRedis(this.t.sentinelEndpoints, this.t.masterName, pw, commandTimeoutMs) } },
       {
-        stream: "write-endpoint",
-        client: {
-          kind: "redis",
-          client: plainRedis(w.host, w.port, pw, commandTimeoutMs, WRITE_ENDPOINT_NAME),
-          redial: () => plainRedis(w.host, w.port, pw, commandTimeoutMs, WRITE_ENDPOINT_NAME),
-        },
+        stream: "sentinel-client",
+        client: { kind: "redis", client: sentinelRedis(this.t.sentinelEndpoints, this.t.masterName, pw, commandTimeoutMs, settings) },
       },
+      { stream: "write-endpoint", client: { kind: "redis", client: dial(), redial: dial } },
     ];
+  }
+
+  valkeyPyTarget(): ValkeyPySpec {
+    return {
+      stream: "valkey-py-sentinel",
+      target: { mode: "replication", sentinels: this.t.sentinelEndpoints, masterName: this.t.masterName },
+      password: this.o.password,
+    };
   }
 
   /** The fault, and the Sentinels' events from it on (FaultHandle.sentinelEvents). */

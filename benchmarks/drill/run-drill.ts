@@ -16,6 +16,8 @@ import { ackedLossBound, type DurabilityConfig } from "./bounds.js";
 import { drillOk, loadFigures, roundLatency, type DrillOutcome, type WriteRecord } from "./ledger.js";
 import { type DrillMode, type Fault } from "../../vocabulary/faults.js";
 import { WriteStream } from "./load.js";
+import { DEFAULT_CLIENT_SETTINGS, type ClientSettings } from "./client-settings.js";
+import { valkeyPyStreams } from "./valkey-py-stream.js";
 import { partitionCapability, type CapabilityProbe } from "./partition.js";
 import { ReplicationTarget } from "./replication-target.js";
 import { failoverSteps, renderFailoverSteps, sentinelEventRows, type FailoverSteps, type SentinelEventRow } from "./sentinel-events.js";
@@ -51,6 +53,10 @@ export interface DrillOptions extends DrillTimings {
   capabilityProbe?: CapabilityProbe;
   /** upgrade: the older valkey-server the topology starts on before the roll. @default $VALKEY_SERVER_PREVIOUS */
   upgradeFrom?: string;
+  /** How the load's clients follow a failover (client-settings.ts). @default "recommended" */
+  clientSettings?: ClientSettings;
+  /** Run the valkey-py writer (the second client library, valkey-py-stream.ts) beside the ioredis streams. @default true */
+  valkeyPy?: boolean;
 }
 
 /** The drill's figures: its load's (ledger.ts) plus what the drill itself measured (partition: PartitionFigures too). */
@@ -62,6 +68,8 @@ export interface DrillResult extends DrillOutcome, Partial<PartitionFigures> {
   /** replication: when the Sentinels reported each failover step first (from sentinelEvents). */
   failoverSteps?: FailoverSteps;
   timings: DrillTimings;
+  /** How the load's clients (ioredis and valkey-py) followed the failover (client-settings.ts). */
+  clientSettings: ClientSettings;
   /** The primary's settings the loss bound was computed from (CONFIG GET before the fault). */
   durability: DurabilityConfig;
   /** The verifier's report once healed (or its last failing one). */
@@ -126,9 +134,14 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
   const durability = await target.durability();
   const prefix = `drill-${Date.now().toString(36)}`;
   const commandTimeoutMs = o.commandTimeoutMs ?? 1000;
-  const streams = target
-    .loadClients(commandTimeoutMs)
-    .map((s) => new WriteStream({ stream: s.stream, prefix, rate: o.rate, waitTimeoutMs: o.waitTimeoutMs, client: s.client }));
+  const settings = o.clientSettings ?? DEFAULT_CLIENT_SETTINGS;
+  const pyStreams = valkeyPyStreams(target.valkeyPyTarget?.(), { prefix, rate: o.rate, commandTimeoutMs, settings, enabled: o.valkeyPy ?? true });
+  const streams = [
+    ...target
+      .loadClients(commandTimeoutMs, settings)
+      .map((s) => new WriteStream({ stream: s.stream, prefix, rate: o.rate, waitTimeoutMs: o.waitTimeoutMs, client: s.client })),
+    ...pyStreams,
+  ];
   const loadStart = Date.now();
   streams.forEach((s) => s.start());
   let stopped = false;
@@ -138,7 +151,7 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
     await Promise.all(streams.map((s) => s.stop()));
   };
   try {
-    step(`${target.describe}; load: ${streams.length} stream(s) × ${o.rate} writes/s, warm-up ${o.warmupMs} ms`);
+    step(`${target.describe}; load: ${streams.length} stream(s) × ${o.rate} writes/s (${settings} client settings), warm-up ${o.warmupMs} ms`);
     await sleep(o.warmupMs);
     await o.beforeFault?.(target);
     const faultAt = Date.now();
@@ -183,6 +196,8 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
     await sleep(Math.max(0, until - Date.now()));
     const loadStop = Date.now();
     await stopLoad();
+    const broken = pyStreams.find((s) => s.failure !== undefined)?.failure;
+    if (broken !== undefined) throw broken;
     const records: WriteRecord[] = streams.flatMap((s) => s.records);
     step(`reading back ${records.filter((r) => r.ok).length} acknowledged keys`);
     // Not healed: what can be read is read; keys no node answers for are unknown, never lost.
@@ -223,6 +238,7 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
       detectionNote: handle.detectionNote ?? (detectedAt === undefined ? "no failure mark seen" : undefined),
       rate: o.rate,
       waitTimeoutMs: o.waitTimeoutMs,
+      clientSettings: settings,
       ...partitionFigures,
       ...(handle.rollSteps === undefined ? {} : { rollSteps: handle.rollSteps() }),
       ...(events === undefined ? {} : { sentinelEvents: events, failoverSteps: steps }),

@@ -4,6 +4,8 @@ import type { TopologyReport } from "../verify/verify-types.js";
 import { DURABILITY_KEYS, durabilityFromConfig, type DurabilityConfig } from "./bounds.js";
 import type { Fault, DrillMode } from "../../vocabulary/faults.js";
 import type { LoadClient } from "./load.js";
+import type { ClientSettings } from "./client-settings.js";
+import type { ValkeyPySpec } from "./valkey-py-stream.js";
 import type { RollStepTiming } from "../roll/rolling-restart.js";
 import type { SentinelEventAt } from "./sentinel-events.js";
 
@@ -76,8 +78,10 @@ export interface DrillTarget {
   mode: DrillMode;
   /** One-line description of the topology. */
   describe: string;
-  /** Fresh load clients, one per stream. */
-  loadClients(commandTimeoutMs: number): { stream: string; client: LoadClient }[];
+  /** Fresh load clients, one per stream; `settings`: how they follow a failover (client-settings.ts). */
+  loadClients(commandTimeoutMs: number, settings?: ClientSettings): { stream: string; client: LoadClient }[];
+  /** Where the valkey-py writer (the second client library, valkey-py-stream.ts) connects, and with which password. */
+  valkeyPyTarget?(): ValkeyPySpec;
   inject(fault: Fault): Promise<FaultHandle>;
   /** The primary's durability settings (CONFIG GET), which the fault's loss bound is computed from (bounds.ts). */
   durability(): Promise<DurabilityConfig>;

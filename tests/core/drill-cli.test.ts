@@ -44,7 +44,11 @@ describe("vbench drill (CLI, real processes)", () => {
     ]) {
       expect(r, key).toHaveProperty(key);
     }
-    expect(r).toMatchObject({ mode: "cluster", fault: "replica", ok: true, lostWaitedWrites: 0 });
+    expect(r).toMatchObject({ mode: "cluster", fault: "replica", ok: true, lostWaitedWrites: 0, clientSettings: "recommended" });
+    // The second client library wrote beside ioredis, into the same ledger.
+    const streams = r.streams as { stream: string; ackedWrites: number }[];
+    expect(streams.map((s) => s.stream)).toEqual(["cluster-client", "valkey-py-cluster"]);
+    expect(streams[1]!.ackedWrites).toBeGreaterThan(0);
     expect((r.after as { ok: boolean }).ok).toBe(true);
     expect(r.ackedWrites as number).toBeGreaterThan(0);
     expect(existsSync(join(out, "drill-cluster-replica.json"))).toBe(true);
@@ -58,6 +62,9 @@ describe("vbench drill (CLI, real processes)", () => {
     const mode = await vbench(["drill", "--mode", "sharded", "--fault", "primary"]);
     expect(mode.code).toBe(2);
     expect(mode.stderr).toContain("--mode must be cluster or replication");
+    const settings = await vbench(["drill", "--mode", "replication", "--fault", "primary", "--client-settings", "tuned"]);
+    expect(settings.code).toBe(2);
+    expect(settings.stderr).toContain("--client-settings must be one of recommended, defaults (got 'tuned')");
     const local = await vbench(["local", "--drills", "primary,flood"]);
     expect(local.code).toBe(2);
     expect(local.stderr).toContain("--drills: unknown fault(s) flood");

@@ -1,0 +1,100 @@
+/**
+ * The drills' second client library: the valkey-py writer (benchmarks/drill/valkey_py_writer.py, PyPI
+ * `valkey` in the venv .ci/setup installs) run against a real Sentinel topology. Its records go
+ * into the same ledger as the ioredis streams: a key it wrote and that is then deleted counts as a
+ * lost acknowledged write; a fenced primary's NOREPLICAS is a failed write, never an
+ * acknowledgement; a line that is not a record is refused.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { Redis } from "ioredis";
+import { loadFigures } from "../../benchmarks/drill/ledger.js";
+import type { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
+import { parseWriterLine, valkeyPyPython, valkeyPyStreams } from "../../benchmarks/drill/valkey-py-stream.js";
+import { sleep } from "../../benchmarks/util/poll-until.js";
+import { startTestReplication } from "./drill-faults.js";
+
+const PASSWORD = "drill-valkey-py-password";
+let target: ReplicationTarget | undefined;
+afterEach(async () => {
+  await target?.stop();
+  target = undefined;
+});
+
+describe("valkey-py writer records", () => {
+  it("a record line becomes a WriteRecord (never WAIT-confirmed); anything else is refused, naming the line", () => {
+    const line = JSON.stringify({ stream: "valkey-py-sentinel", key: "p:s:1", value: "v1", sentAt: 1000.5, doneAt: 1001.25, ok: true, waited: false });
+    expect(parseWriterLine(line)).toEqual({
+      stream: "valkey-py-sentinel",
+      key: "p:s:1",
+      value: "v1",
+      sentAt: 1000.5,
+      doneAt: 1001.25,
+      ok: true,
+      waited: false,
+    });
+    const failed = JSON.stringify({
+      stream: "s",
+      key: "k",
+      value: "v",
+      sentAt: 1,
+      doneAt: 2,
+      ok: false,
+      error: "NOREPLICAS Not enough good replicas to write.",
+    });
+    expect(parseWriterLine(failed)).toMatchObject({ ok: false, error: expect.stringMatching(/^NOREPLICAS/) as unknown });
+    expect(() => parseWriterLine("Traceback (most recent call last):")).toThrow(/not a JSON line: "Traceback/);
+    expect(() => parseWriterLine(JSON.stringify({ stream: "s", key: "k", value: "v", sentAt: 1, ok: true }))).toThrow(/not a write record/);
+    expect(() => valkeyPyPython({})).toThrow(/VALKEY_PY_PYTHON is not set: run through \.ci\/setup/);
+  });
+});
+
+describe("valkey-py writer on a real Sentinel topology", () => {
+  it("writes through Sentinel at the rate; the ledger counts its acknowledged writes, a deleted one as lost, NOREPLICAS as failed", async () => {
+    target = await startTestReplication(PASSWORD, 1);
+    const primary = target.t.member(await target.t.primaryFromSentinels());
+    const [stream] = valkeyPyStreams(target.valkeyPyTarget(), { prefix: "vpy", rate: 50, commandTimeoutMs: 1000, settings: "recommended", enabled: true });
+    expect(stream).toBeDefined();
+    const admin = new Redis({ host: primary.host, port: primary.port, password: PASSWORD, maxRetriesPerRequest: 1 });
+    admin.on("error", () => undefined);
+    try {
+      const loadStart = Date.now();
+      stream!.start();
+      await sleep(3000);
+      // Fenced: more good replicas required than there are; every write now gets NOREPLICAS.
+      await admin.config("SET", "min-replicas-to-write", "5");
+      await sleep(1000);
+      await admin.config("SET", "min-replicas-to-write", "1");
+      await sleep(1500);
+      await stream!.stop();
+      const loadStop = Date.now();
+      expect(stream!.failure).toBeUndefined();
+      const records = stream!.records;
+      const acked = records.filter((r) => r.ok);
+      // 50 writes/s for ~5.5 s, some of them fenced.
+      expect(records.length).toBeGreaterThan(200);
+      expect(new Set(records.map((r) => r.key)).size).toBe(records.length);
+      expect(records.filter((r) => r.error?.startsWith("NOREPLICAS")).length).toBeGreaterThan(10);
+      expect(acked.length).toBeGreaterThan(150);
+      expect(records.every((r) => r.stream === "valkey-py-sentinel" && !r.waited)).toBe(true);
+      // Every acknowledged write is on the primary with its value; a fenced one is not.
+      const fenced = records.find((r) => r.error?.startsWith("NOREPLICAS"))!;
+      expect(await admin.get(fenced.key)).toBeNull();
+      const lostKey = acked[Math.floor(acked.length / 2)]!.key;
+      await admin.del(lostKey);
+      const readBack = await target.readBack(acked.map((r) => r.key));
+      const faultAt = fenced.sentAt;
+      const figures = loadFigures(["valkey-py-sentinel"], { records, readBack, faultAt, loadStart, loadStop });
+      const f = figures.streams[0]!;
+      expect(f.ackedWrites).toBe(acked.length);
+      expect(f.lostAckedWrites).toBe(1);
+      expect(f.lostKeys).toEqual([lostKey]);
+      expect(f.waitedWrites).toBe(0);
+      // The fenced second is the longest gap between acknowledgements.
+      expect(f.writeOutageMs).toBeGreaterThan(800);
+      expect(f.writeOutageMs).toBeLessThan(3000);
+    } finally {
+      await stream!.stop();
+      admin.disconnect();
+    }
+  }, 90_000);
+});
