@@ -113,16 +113,10 @@ export class ReplicationTarget implements DrillTarget {
   loadClients(commandTimeoutMs: number): ReturnType<DrillTarget["loadClients"]> {
     const w = this.t.proxy!.write;
     const pw = this.o.password;
+    const dial = (): Redis => plainRedis(w.host, w.port, pw, commandTimeoutMs, WRITE_ENDPOINT_NAME);
     return [
-      { stream: "sentinel-client", client: { kind: "redis", client: sentinelRedis(this.t.sentinelEndpoints, this.t.masterName, pw, commandTimeoutMs) } },
-      {
-        stream: "write-endpoint",
-        client: {
-          kind: "redis",
-          client: plainRedis(w.host, w.port, pw, commandTimeoutMs, WRITE_ENDPOINT_NAME),
-          redial: () => plainRedis(w.host, w.port, pw, commandTimeoutMs, WRITE_ENDPOINT_NAME),
-        },
-      },
+      { client: "sentinel-client", make: () => ({ kind: "redis", client: sentinelRedis(this.t.sentinelEndpoints, this.t.masterName, pw, commandTimeoutMs) }) },
+      { client: "write-endpoint", make: () => ({ kind: "redis", client: dial(), redial: dial }) },
     ];
   }
 

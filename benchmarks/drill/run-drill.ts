@@ -13,9 +13,9 @@ import { sleep } from "../util/poll-until.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import { ClusterTarget } from "./cluster-target.js";
 import { ackedLossBound, type DurabilityConfig } from "./bounds.js";
-import { drillOk, loadFigures, roundLatency, type DrillOutcome, type WriteRecord } from "./ledger.js";
+import { drillFailures, drillOk, loadFigures, roundLatency, type DrillOutcome, type WriteRecord } from "./ledger.js";
 import { type DrillMode, type Fault } from "../../vocabulary/faults.js";
-import { WriteStream } from "./load.js";
+import { loadStreams } from "./load.js";
 import { partitionCapability, type CapabilityProbe } from "./partition.js";
 import { ReplicationTarget } from "./replication-target.js";
 import { crashRestartDelay, freezeHoldMs, partitionHoldMs, type DrillTarget, type DrillTimings, type PartitionFigures } from "./target.js";
@@ -121,9 +121,8 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
   const durability = await target.durability();
   const prefix = `drill-${Date.now().toString(36)}`;
   const commandTimeoutMs = o.commandTimeoutMs ?? 1000;
-  const streams = target
-    .loadClients(commandTimeoutMs)
-    .map((s) => new WriteStream({ stream: s.stream, prefix, rate: o.rate, waitTimeoutMs: o.waitTimeoutMs, client: s.client }));
+  const shards = (await target.loadShards?.()) ?? [];
+  const streams = loadStreams(target.loadClients(commandTimeoutMs), shards, { prefix, rate: o.rate, waitTimeoutMs: o.waitTimeoutMs });
   const loadStart = Date.now();
   streams.forEach((s) => s.start());
   let stopped = false;
@@ -184,9 +183,11 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
     const readBack = await target.readBack(records.filter((r) => r.ok).map((r) => r.key)).catch(() => new Map<string, string | undefined>());
     const bound = ackedLossBound(o.fault, injectMs, durability);
     const input = { records, readBack, faultAt, loadStart, loadStop, beforeMs: 10_000, bound };
+    const hit = new Set(handle.affectedNodeIds ?? []);
+    const affectedShards = shards.filter((sh) => sh.nodeIds.some((id) => hit.has(id))).map((sh) => sh.label);
     const figures = loadFigures(
       streams.map((s) => s.stream),
-      input,
+      { ...input, affectedShards },
     );
     const whole = (v: number): number => Math.round(v);
     const detectedAt = handle.detectedAt();
@@ -206,6 +207,7 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
       mode: o.mode,
       fault: o.fault,
       ok: drillOk(healed, figures),
+      failures: drillFailures(healed, figures),
       healed,
       topology: target.describe,
       faultDescription: handle.description,

@@ -4,6 +4,7 @@ import type { TopologyReport } from "../verify/verify-types.js";
 import { DURABILITY_KEYS, durabilityFromConfig, type DurabilityConfig } from "./bounds.js";
 import type { Fault, DrillMode } from "../../vocabulary/faults.js";
 import type { LoadClient } from "./load.js";
+import type { LoadShard } from "./writers.js";
 import type { RollStepTiming } from "../roll/rolling-restart.js";
 
 export interface DrillTimings {
@@ -56,6 +57,8 @@ export interface FaultHandle {
   restored: Promise<void>;
   /** Time (Date.now()) the first surviving node marked a killed one failed; undefined: not (yet) seen or not observable. */
   detectedAt: () => number | undefined;
+  /** Cluster: the node ids the fault hit (their shards are the affected ones: shard-outage.ts). */
+  affectedNodeIds?: readonly string[];
   /** Why detection is not observable for this fault (e.g. nobody survives to see it). */
   detectionNote?: string;
   stopWatching: () => void;
@@ -73,8 +76,10 @@ export interface DrillTarget {
   mode: DrillMode;
   /** One-line description of the topology. */
   describe: string;
-  /** Fresh load clients, one per stream. */
-  loadClients(commandTimeoutMs: number): { stream: string; client: LoadClient }[];
+  /** The load's client paths, each a factory: every writer (writers.ts) gets its own fresh client. */
+  loadClients(commandTimeoutMs: number): { client: string; make: () => LoadClient }[];
+  /** Cluster: the shards as the load starts, each with a hash tag in it (every shard gets its own writers). */
+  loadShards?(): Promise<LoadShard[]>;
   inject(fault: Fault): Promise<FaultHandle>;
   /** The primary's durability settings (CONFIG GET), which the fault's loss bound is computed from (bounds.ts). */
   durability(): Promise<DurabilityConfig>;
