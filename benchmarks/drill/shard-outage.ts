@@ -5,8 +5,17 @@
  * acknowledging); that aggregate gap stays as a secondary figure. Pure.
  */
 import { CLUSTER_SLOT_COUNT } from "../topology/slots.js";
-import type { StreamFigures } from "./ledger.js";
 import { labelSlots, parseStreamName } from "./writers.js";
+
+/** What a shard's row needs of a stream's figures (ledger.ts StreamFigures). */
+export interface ShardStream {
+  stream: string;
+  writes: number;
+  ackedWrites: number;
+  writeOutageMs: number;
+  outageFromMs: number;
+  outageToMs: number;
+}
 
 /** A shard counts as stopped when its writes stopped at least this long (shards the fault did not touch showed gaps of 1.2-1.4 s on the loaded 2-core machine: ioredis and CPU, not the topology). */
 export const STOPPED_MS = 2000;
@@ -36,8 +45,8 @@ export interface KeyspaceStop {
 }
 
 /** One row per shard (in slot order) from the no-WAIT streams' figures; [] when no stream names a shard. */
-export function shardOutages(streams: readonly StreamFigures[], affected: readonly string[]): ShardOutage[] {
-  const byShard = new Map<string, StreamFigures[]>();
+export function shardOutages(streams: readonly ShardStream[], affected: readonly string[]): ShardOutage[] {
+  const byShard = new Map<string, ShardStream[]>();
   for (const s of streams) {
     const id = parseStreamName(s.stream);
     if (id.shard === undefined || id.writer !== "no-wait") continue;

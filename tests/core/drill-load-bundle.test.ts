@@ -96,7 +96,7 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
     expect(run.code).toBe(0);
     expect(run.stdout).not.toContain(PASSWORD);
     const out = parseRecordLines(run.stdout);
-    expect(out.streams).toEqual(["sentinel-client", "write-endpoint"]);
+    expect(out.streams).toEqual(["sentinel-client", "sentinel-client+wait", "write-endpoint", "write-endpoint+wait"]);
     await expectMeasuredAndStored(out, replication, prefix);
   }, 120_000);
 
@@ -111,7 +111,7 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     const out = parseRecordLines(run.stdout);
-    expect(out.streams).toEqual(["cluster-client"]);
+    expect(out.streams).toEqual(["cluster-client", "cluster-client+wait"]);
     await expectMeasuredAndStored(out, cluster, prefix);
   }, 120_000);
 
