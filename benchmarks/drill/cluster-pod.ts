@@ -177,7 +177,7 @@ export async function loadShardsOf(p: { host: string; port: number }, password: 
       }
       if (tag === undefined) throw new Error(`no hash tag found for the shard of ${primary.id} (${shardLabel(primary.slots)})`);
       const replicas = nodes.filter((n) => n.primaryId === primary.id).map((n) => n.id);
-      shards.push({ label: shardLabel(primary.slots), tag, nodeIds: [primary.id, ...replicas] });
+      shards.push({ label: shardLabel(primary.slots), tag: tag.tag, slot: tag.slot, nodeIds: [primary.id, ...replicas] });
     }
     return shards;
   } finally {

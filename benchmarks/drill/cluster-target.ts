@@ -3,8 +3,7 @@
  * heal.sh and the AZ failback loop), each on its own 127.0.0.x, data dir kept across restarts;
  * formed by the AZ-aware bootstrap. A hosts file (heal.sh's VALKEY_HEAL_HOSTS_FILE) and the load
  * client's connector (load.ts resolvingConnector) stand in for pod DNS, so the `all` fault can
- * bring every member back on a NEW address. Faults: see docs/drills.md (partition:
- * partition-fault.ts). Detection: CLUSTER NODES of the survivors every 100 ms, first `fail?`/`fail`.
+ * bring every member back on a NEW address. Faults: docs/drills.md. Detection: CLUSTER NODES of the survivors every 100 ms.
  */
 import { execFile } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -36,7 +35,7 @@ import {
   type ClusterPodSpec,
 } from "./cluster-pod.js";
 import type { LoadShard } from "./writers.js";
-import { clusterClient, type LoadClient } from "./load.js";
+import { clusterClient, plainRedis, type LoadClient } from "./load.js";
 import { partitionCapability } from "./partition.js";
 import { injectPartition, type PartitionFault } from "./partition-fault.js";
 import type { DurabilityConfig } from "./bounds.js";
@@ -155,7 +154,8 @@ export class ClusterTarget implements DrillTarget {
   private resolve = (name: string): string | undefined => this.pods.find((p) => p.hostname === name)?.host;
 
   loadClients(commandTimeoutMs: number): ReturnType<DrillTarget["loadClients"]> {
-    const make = (): LoadClient => ({ kind: "cluster", client: clusterClient(this.seeds(), this.o.password, commandTimeoutMs, this.resolve) });
+    const dial = (host: string, port: number) => plainRedis(this.resolve(host) ?? host, port, this.o.password, commandTimeoutMs);
+    const make = (): LoadClient => ({ kind: "cluster", client: clusterClient(this.seeds(), this.o.password, commandTimeoutMs, this.resolve), dial });
     return [{ client: "cluster-client", make }];
   }
 

@@ -16,12 +16,18 @@
 import { createConnection, type Socket } from "node:net";
 import { AbstractConnector, Cluster, Redis } from "ioredis";
 import type { WriteRecord } from "./ledger.js";
+import { SlotOwner } from "./slot-owner.js";
 import { streamName, type LoadShard, type Writer } from "./writers.js";
 
 /** Epoch ms with sub-millisecond resolution (Date.now() would round every local latency to 0 or 1 ms). */
 export const preciseNow = (): number => performance.timeOrigin + performance.now();
 
-export type LoadClient = { kind: "redis"; client: Redis; redial?: () => Redis } | { kind: "cluster"; client: Cluster };
+/**
+ * `dial`: cluster, a plain connection to a node the slot table names (host:port as announced):
+ * the WAIT writer's route to its slot's primary (slot-owner.ts).
+ */
+export type LoadClient =
+  { kind: "redis"; client: Redis; redial?: () => Redis } | { kind: "cluster"; client: Cluster; dial?: (host: string, port: number) => Redis };
 
 export interface StreamOptions {
   stream: string;
@@ -34,6 +40,8 @@ export interface StreamOptions {
   writer?: Writer;
   /** Cluster: a hash tag every key of this stream carries (`{tag}`), so they all land in one shard. */
   hashTag?: string;
+  /** The tag's slot: with the cluster client's `dial`, the WAIT writer pipelines on a plain connection to its owner (slot-owner.ts). */
+  hashSlot?: number;
   client: LoadClient;
 }
 
@@ -83,9 +91,13 @@ export class WriteStream {
   private redialing = false;
   private client: LoadClient;
   readonly writer: Writer;
+  private readonly owner: SlotOwner | undefined;
 
   constructor(private readonly o: StreamOptions) {
     this.client = o.client;
+    const c = o.client;
+    const routed = c.kind === "cluster" && c.dial !== undefined && o.hashSlot !== undefined && (o.writer ?? "wait") === "wait" && o.waitTimeoutMs > 0;
+    this.owner = routed ? new SlotOwner(c.client, o.hashSlot as number, c.dial as (host: string, port: number) => Redis) : undefined;
     this.writer = o.writer ?? (o.waitTimeoutMs > 0 ? "wait" : "no-wait");
     if (this.writer === "wait" && o.waitTimeoutMs <= 0) throw new Error(`${o.stream}: a WAIT writer needs waitTimeoutMs > 0`);
   }
@@ -150,7 +162,11 @@ export class WriteStream {
       if (err instanceof UnexpectedReply) return unexpected(err.message);
       // The slot moved under the pipeline: the SET alone follows the redirection (as any
       // cluster client does); its acknowledgement is not confirmed by a WAIT on its node.
-      if (c.kind === "cluster" && isRedirection(err)) return plainSet({});
+      if (c.kind === "cluster" && isRedirection(err)) {
+        this.owner?.stale();
+        return plainSet({});
+      }
+      this.owner?.stale();
       failed(err);
       return;
     }
@@ -166,7 +182,9 @@ export class WriteStream {
    */
   private async setAndWait(c: LoadClient, key: string, value: string): Promise<Confirmed> {
     let doneAt = 0;
-    const p = c.client.pipeline().set(key, value, () => (doneAt = preciseNow()));
+    const via = this.owner === undefined ? c.client : this.owner.connection();
+    if (via === undefined) throw new Error(`no primary serves slot ${this.o.hashSlot} in the cluster client's table`);
+    const p = via.pipeline().set(key, value, () => (doneAt = preciseNow()));
     p.call("WAIT", "1", String(this.o.waitTimeoutMs)).call("ROLE");
     if (c.kind === "cluster") p.call("CLUSTER", "MYID");
     const replies = ((await p.exec()) ?? []) as [Error | null, unknown][];
@@ -201,6 +219,7 @@ export class WriteStream {
     if (this.timer !== undefined) clearInterval(this.timer);
     await Promise.allSettled([...this.inFlight]);
     this.client.client.disconnect();
+    this.owner?.disconnect();
   }
 }
 
@@ -225,7 +244,7 @@ export function loadStreams(
             rate: o.rate,
             waitTimeoutMs: writer === "wait" ? o.waitTimeoutMs : 0,
             writer,
-            ...(sh === undefined ? {} : { hashTag: sh.tag }),
+            ...(sh === undefined ? {} : { hashTag: sh.tag, hashSlot: sh.slot }),
             client: c.make(),
           }),
       ),

@@ -68,6 +68,8 @@ export const inRanges = (slot: number, ranges: readonly SlotRange[]): boolean =>
 export interface LoadShard {
   label: string;
   tag: string;
+  /** The tag's slot. */
+  slot: number;
   /** The shard's members when the load started (primary first): the fault's victims map to shards by these ids. */
   nodeIds: string[];
 }
@@ -76,6 +78,6 @@ export interface LoadShard {
  * The first candidate tag whose slot (as the server computed it: CLUSTER KEYSLOT) lies in the
  * shard's ranges; undefined when none does.
  */
-export function pickTag(ranges: readonly SlotRange[], candidates: readonly { tag: string; slot: number }[]): string | undefined {
-  return candidates.find((c) => inRanges(c.slot, ranges))?.tag;
+export function pickTag(ranges: readonly SlotRange[], candidates: readonly { tag: string; slot: number }[]): { tag: string; slot: number } | undefined {
+  return candidates.find((c) => inRanges(c.slot, ranges));
 }
