@@ -40,6 +40,13 @@ export interface StreamOptions {
   writer?: Writer;
   /** Cluster: a hash tag every key of this stream carries (`{tag}`), so they all land in one shard. */
   hashTag?: string;
+  /**
+   * A write not answered within this many ms is recorded as failed, and a later reply ignored (as
+   * an application's deadline): the Cluster client retries a command through redirections and
+   * reconnections, each try with its own command timeout (a frozen shard's writes were
+   * acknowledged 6.9 s after they were sent, hiding its outage between their acknowledgements).
+   */
+  deadlineMs?: number;
   /** The tag's slot: with the cluster client's `dial`, the WAIT writer pipelines on a plain connection to its owner (slot-owner.ts). */
   hashSlot?: number;
   client: LoadClient;
@@ -146,7 +153,7 @@ export class WriteStream {
     const plainSet = async (node: { node?: string }): Promise<void> => {
       let reply: unknown;
       try {
-        reply = await c.client.set(key, value);
+        reply = await this.inTime(c.client.set(key, value));
       } catch (err) {
         failed(err);
         return;
@@ -157,7 +164,7 @@ export class WriteStream {
     if (this.writer === "no-wait") return plainSet(this.nodeOf(c));
     let confirmed: Confirmed;
     try {
-      confirmed = await this.setAndWait(c, key, value);
+      confirmed = await this.inTime(this.setAndWait(c, key, value));
     } catch (err) {
       if (err instanceof UnexpectedReply) return unexpected(err.message);
       // The slot moved under the pipeline: the SET alone follows the redirection (as any
@@ -191,6 +198,16 @@ export class WriteStream {
     const { acks, primary, node } = checkWaitReplies(replies, c.kind === "cluster");
     if (doneAt === 0) doneAt = preciseNow();
     return { doneAt, waited: acks >= 1 && primary, node: c.kind === "cluster" ? node : this.nodeOf(c).node };
+  }
+
+  /** `p`, or a rejection once deadlineMs passed without its answer. */
+  private inTime<T>(p: Promise<T>): Promise<T> {
+    const ms = this.o.deadlineMs;
+    if (ms === undefined) return p;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, fail) => (timer = setTimeout(() => fail(new Error(`no reply within the ${ms} ms deadline`)), ms)));
+    p.catch(() => undefined);
+    return Promise.race([p, late]).finally(() => clearTimeout(timer));
   }
 
   /** The address the plain connection is connected to (what answered). */
@@ -230,7 +247,7 @@ export class WriteStream {
 export function loadStreams(
   clients: readonly { client: string; make: () => LoadClient }[],
   shards: readonly LoadShard[],
-  o: { prefix: string; rate: number; waitTimeoutMs: number },
+  o: { prefix: string; rate: number; waitTimeoutMs: number; deadlineMs?: number },
 ): WriteStream[] {
   const writers: Writer[] = o.waitTimeoutMs > 0 ? ["no-wait", "wait"] : ["no-wait"];
   const where: (LoadShard | undefined)[] = shards.length > 0 ? [...shards] : [undefined];
@@ -242,6 +259,7 @@ export function loadStreams(
             stream: streamName({ client: c.client, writer, ...(sh === undefined ? {} : { shard: sh.label }) }),
             prefix: o.prefix,
             rate: o.rate,
+            ...(o.deadlineMs === undefined ? {} : { deadlineMs: o.deadlineMs }),
             waitTimeoutMs: writer === "wait" ? o.waitTimeoutMs : 0,
             writer,
             ...(sh === undefined ? {} : { hashTag: sh.tag, hashSlot: sh.slot }),

@@ -122,7 +122,12 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
   const prefix = `drill-${Date.now().toString(36)}`;
   const commandTimeoutMs = o.commandTimeoutMs ?? 1000;
   const shards = (await target.loadShards?.()) ?? [];
-  const streams = loadStreams(target.loadClients(commandTimeoutMs), shards, { prefix, rate: o.rate, waitTimeoutMs: o.waitTimeoutMs });
+  const streams = loadStreams(target.loadClients(commandTimeoutMs), shards, {
+    prefix,
+    rate: o.rate,
+    waitTimeoutMs: o.waitTimeoutMs,
+    deadlineMs: commandTimeoutMs,
+  });
   const loadStart = Date.now();
   streams.forEach((s) => s.start());
   let stopped = false;
