@@ -20,6 +20,10 @@ import { defaultValkeyConfig } from "../../pod/local-conf.js";
 import { launchPod } from "../local/pod-files.js";
 import { freePort } from "../local/ports.js";
 import type { LaunchCommand, LaunchContext } from "../local/valkey-process.js";
+import { pickTag, shardLabel, type LoadShard } from "./writers.js";
+import { clusterClient } from "./load.js";
+import { readInBatches } from "./target.js";
+import type { Fault } from "../../vocabulary/faults.js";
 
 export interface ClusterPodSpec {
   name: string;
@@ -150,4 +154,69 @@ export async function clusterFailover(p: { host: string; port: number }, passwor
   } finally {
     c.disconnect();
   }
+}
+
+/**
+ * The shards the drill load writes to, as the member at host:port sees them: each primary
+ * serving slots is a shard (named by its slot ranges, writers.ts), with its replicas, and a hash
+ * tag whose slot, as the server computes it (CLUSTER KEYSLOT), lies in its ranges.
+ */
+export async function loadShardsOf(p: { host: string; port: number }, password: string): Promise<LoadShard[]> {
+  const nodes = await clusterNodesOf(p.host, p.port, password, 1000, 2000);
+  const c = await openClient(p.host, p.port, `${p.host}:${p.port}`, { password });
+  try {
+    const candidates: { tag: string; slot: number }[] = [];
+    const shards: LoadShard[] = [];
+    for (const primary of nodes.filter((n) => n.role === "primary" && n.slots.length > 0 && !n.failed)) {
+      let tag = pickTag(primary.slots, candidates);
+      while (tag === undefined && candidates.length < 100_000) {
+        const batch = Array.from({ length: 256 }, (_, i) => `t${candidates.length + i}`);
+        const slots = await Promise.all(batch.map((t) => c.call("CLUSTER", "KEYSLOT", t)));
+        batch.forEach((t, i) => candidates.push({ tag: t, slot: Number(slots[i]) }));
+        tag = pickTag(primary.slots, candidates);
+      }
+      if (tag === undefined) throw new Error(`no hash tag found for the shard of ${primary.id} (${shardLabel(primary.slots)})`);
+      const replicas = nodes.filter((n) => n.primaryId === primary.id).map((n) => n.id);
+      shards.push({ label: shardLabel(primary.slots), tag: tag.tag, slot: tag.slot, nodeIds: [primary.id, ...replicas] });
+    }
+    return shards;
+  } finally {
+    c.disconnect();
+  }
+}
+
+/** CLUSTER MYID of the member at host:port (a member restarted without its volume has a new one). */
+export async function clusterMyId(p: { host: string; port: number }, password: string): Promise<string> {
+  const c = new Redis({ host: p.host, port: p.port, password, lazyConnect: true, maxRetriesPerRequest: 1 });
+  c.on("error", () => undefined);
+  try {
+    return String(await c.call("CLUSTER", "MYID"));
+  } finally {
+    c.disconnect();
+  }
+}
+
+/** Per key through the slot-aware client (load.ts clusterClient); a key whose slot no node serves is left out (unknown). */
+export async function readBackCluster(
+  seeds: { host: string; port: number }[],
+  password: string,
+  resolve: (name: string) => string | undefined,
+  keys: readonly string[],
+): Promise<Map<string, string | undefined>> {
+  const c = clusterClient(seeds, password, 5000, resolve, true);
+  try {
+    // Keys span every slot: one GET each (a pipeline must stay within one slot).
+    return await readInBatches(keys, (batch) => Promise.all(batch.map((k) => c.get(k).catch(() => undefined))), true);
+  } finally {
+    c.disconnect();
+  }
+}
+
+/** The members a fault hits (their shards are the affected ones); `all` and `upgrade` hit every shard, so none is marked. */
+export function faultVictims<P extends { zone: string }>(fault: Fault, o: { primary: P; replica: P; lostVolume: P; pods: readonly P[] }): P[] {
+  if (fault === "all" || fault === "upgrade") return [];
+  if (fault === "replica") return [o.replica];
+  if (fault === "lost-volume") return [o.lostVolume];
+  if (fault === "zone") return o.pods.filter((p) => p.zone === o.primary.zone);
+  return [o.primary];
 }

@@ -1,21 +1,14 @@
 /**
- * The cluster drill target: P × (1 + M) members run the way pods run them: the rendered start.sh
- * (cluster mode, announce hostname/IP, availability-zone) with the rendered heal.sh and AZ
- * failback loop in the background, each on its own 127.0.0.x, data dir kept across restarts;
+ * The cluster drill target: P × (1 + M) members run as pods run them (the rendered start.sh with
+ * heal.sh and the AZ failback loop), each on its own 127.0.0.x, data dir kept across restarts;
  * formed by the AZ-aware bootstrap. A hosts file (heal.sh's VALKEY_HEAL_HOSTS_FILE) and the load
- * client's DNS lookup stand in for pod DNS, so the `all` fault can bring every member back on a
- * NEW address. Faults: SIGKILL a primary / a replica; a zone (every member in the zone of a
- * primary, down for `zoneDownMs`); all members (new addresses); crash-restart (SIGKILL a primary,
- * restarted on its address and data dir, nodes.conf included, faster than cluster-node-timeout); a switchover (the rendered preStop
- * script, then SIGTERM and restart); a partition (iptables: a primary cut off from every other
- * member's bus and data ports, not from clients, for partitionMs; partition-fault.ts). Detection: CLUSTER NODES of the survivors, polled every
- * 100 ms, first `fail?`/`fail` flag on a killed node.
+ * client's connector (load.ts resolvingConnector) stand in for pod DNS, so the `all` fault can
+ * bring every member back on a NEW address. Faults: docs/drills.md. Detection: CLUSTER NODES of the survivors every 100 ms.
  */
 import { execFile } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { Redis } from "ioredis";
 import { bootstrapCluster } from "../bootstrap/cluster-bootstrap.js";
 import { localMember } from "../local/local-cluster.js";
 import { localPodEnv } from "../local/pod-files.js";
@@ -28,8 +21,21 @@ import { sleep } from "../util/poll-until.js";
 import { verifyTopology } from "../verify/verify-topology.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "../../vocabulary/faults.js";
-import { clusterFailover, clusterNodesOf, clusterPodLaunch, clusterPodSpecs, watchFailMarks, type ClusterNodes, type ClusterPodSpec } from "./cluster-pod.js";
-import { clusterClient } from "./load.js";
+import {
+  clusterFailover,
+  clusterNodesOf,
+  clusterPodLaunch,
+  clusterPodSpecs,
+  clusterMyId,
+  faultVictims,
+  loadShardsOf,
+  readBackCluster,
+  watchFailMarks,
+  type ClusterNodes,
+  type ClusterPodSpec,
+} from "./cluster-pod.js";
+import type { LoadShard } from "./writers.js";
+import { clusterClient, plainRedis, type LoadClient } from "./load.js";
 import { partitionCapability } from "./partition.js";
 import { injectPartition, type PartitionFault } from "./partition-fault.js";
 import type { DurabilityConfig } from "./bounds.js";
@@ -43,7 +49,6 @@ import {
   freezeHoldMs,
   partitionHoldMs,
   readDurability,
-  readInBatches,
   startedOrStopped,
   type DrillTarget,
   type DrillTimings,
@@ -145,12 +150,25 @@ export class ClusterTarget implements DrillTarget {
     });
   }
 
+  /** The members by name (a client resolves them through `resolve`, as pods through DNS). */
+  private seeds = (): { host: string; port: number }[] => this.pods.map((p) => ({ host: p.hostname, port: p.port }));
+
   private resolve = (name: string): string | undefined => this.pods.find((p) => p.hostname === name)?.host;
   valkeyPyTarget = (): ValkeyPySpec => valkeyPyClusterSpec(this.pods, this.hostsFile, this.o.password);
+
   loadClients(commandTimeoutMs: number, settings?: ClientSettings): ReturnType<DrillTarget["loadClients"]> {
-    const seeds = this.pods.map((p) => ({ host: p.hostname, port: p.port }));
-    const client = clusterClient(seeds, this.o.password, commandTimeoutMs, this.resolve, false, settings);
-    return [{ stream: "cluster-client", client: { kind: "cluster", client } }];
+    const dial = (host: string, port: number) => plainRedis(this.resolve(host) ?? host, port, this.o.password, commandTimeoutMs, undefined, settings);
+    const make = (): LoadClient => ({
+      kind: "cluster",
+      client: clusterClient(this.seeds(), this.o.password, commandTimeoutMs, this.resolve, false, settings),
+      dial,
+    });
+    return [{ client: "cluster-client", make }];
+  }
+
+  /** The shards now, each with a hash tag in it (cluster-pod.ts loadShardsOf). */
+  async loadShards(): Promise<LoadShard[]> {
+    return loadShardsOf(this.pods.find((x) => x.proc?.alive()) ?? (this.pods[0] as Pod), this.o.password);
   }
 
   /** One member's CLUSTER NODES (cluster-pod.ts clusterNodesOf); throws when it does not answer. */
@@ -179,10 +197,17 @@ export class ClusterTarget implements DrillTarget {
     );
   }
 
+  /** The fault, with the node ids it hits (their shards are the affected ones; `all` and `upgrade`: none marked, every shard counts). */
   async inject(fault: Fault): Promise<FaultHandle> {
     const primaryIds = await this.primaryIds();
     const primary = this.pods.find((p) => primaryIds.has(p.nodeId)) as Pod;
     const replica = this.pods.find((p) => !primaryIds.has(p.nodeId)) as Pod;
+    const hit = faultVictims(fault, { primary, replica, lostVolume: this.lostVolumeOf === "primary" ? primary : replica, pods: this.pods });
+    const ids = hit.map((p) => p.nodeId);
+    return { ...(await this.injectOn(fault, primary, replica)), affectedNodeIds: ids };
+  }
+
+  private async injectOn(fault: Fault, primary: Pod, replica: Pod): Promise<FaultHandle> {
     const label = (p: Pod): string => `${p.name} (${p.host}:${p.port}, zone ${p.zone})`;
     const killAndReturn = async (
       victims: Pod[],
@@ -335,13 +360,7 @@ export class ClusterTarget implements DrillTarget {
     const restored = (async () => {
       await sleep(this.o.restartDelayMs);
       await this.startPod(victim);
-      const c = new Redis({ host: victim.host, port: victim.port, password: this.o.password, lazyConnect: true, maxRetriesPerRequest: 1 });
-      c.on("error", () => undefined);
-      try {
-        victim.nodeId = String(await c.call("CLUSTER", "MYID"));
-      } finally {
-        c.disconnect();
-      }
+      victim.nodeId = await clusterMyId(victim, this.o.password);
     })();
     return {
       description: `SIGKILL ${what}, data dir deleted; restarted empty after ${this.o.restartDelayMs} ms (new node id, rejoins by itself)`,
@@ -377,19 +396,7 @@ export class ClusterTarget implements DrillTarget {
 
   /** Per key through the slot-aware client; a key whose slot no node serves is left out (unknown). */
   async readBack(keys: readonly string[]): Promise<Map<string, string | undefined>> {
-    const c = clusterClient(
-      this.pods.map((p) => ({ host: p.hostname, port: p.port })),
-      this.o.password,
-      5000,
-      this.resolve,
-      true,
-    );
-    try {
-      // Keys span every slot: one GET each (a pipeline must stay within one slot).
-      return await readInBatches(keys, (batch) => Promise.all(batch.map((k) => c.get(k).catch(() => undefined))), true);
-    } finally {
-      c.disconnect();
-    }
+    return readBackCluster(this.seeds(), this.o.password, this.resolve, keys);
   }
 
   async stop(): Promise<void> {

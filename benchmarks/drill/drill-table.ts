@@ -4,6 +4,7 @@
  */
 import { stringify } from "csv-stringify/sync";
 import { formatBound } from "./bounds.js";
+import { formatKeyspaceStop, formatShardOutages } from "./shard-outage.js";
 import type { DrillResult } from "./run-drill.js";
 
 export const DRILL_CSV_COLUMNS = [
@@ -22,6 +23,15 @@ export const DRILL_CSV_COLUMNS = [
   "lostWaitedWrites",
   "unknownWrites",
   "lostAckedOutsideBound",
+  "unexpectedReplies",
+  "waitWriterAckedWrites",
+  "waitWriterLostAckedWrites",
+  "waitWriterLostOutsideBound",
+  "aggregateOutageMs",
+  "stoppedSlots",
+  "stoppedShare",
+  "stoppedForMs",
+  "shardOutages",
   "boundWrites",
   "boundFromMs",
   "boundToMs",
@@ -36,6 +46,7 @@ export const DRILL_CSV_COLUMNS = [
   "streams",
   "fault_description",
   "bound_reason",
+  "failures",
 ] as const;
 
 type Row = Pick<
@@ -56,6 +67,12 @@ type Row = Pick<
   | "lostWaitedWrites"
   | "unknownWrites"
   | "lostAckedOutsideBound"
+  | "unexpectedReplies"
+  | "waitWriter"
+  | "aggregateOutageMs"
+  | "shards"
+  | "keyspaceStopped"
+  | "failures"
   | "ackedLossBound"
   | "p50MsBefore"
   | "p99MsBefore"
@@ -72,10 +89,18 @@ const cell = (v: number | null | boolean | string): string => (v === null ? "" :
 export function drillCsvRow(r: Row): string[] {
   return DRILL_CSV_COLUMNS.map((c) => {
     if (c === "failureDetectionMs") return String(r.timings.failureDetectionMs);
-    if (c === "streams") return r.streams.map((s) => s.stream).join("+");
+    if (c === "streams") return r.streams.map((s) => s.stream).join(" ");
     if (c === "fault_description") return r.faultDescription;
     if (c === "bound_reason") return r.ackedLossBound?.reason ?? "";
     if (c === "boundWrites") return cell(r.ackedLossBound?.writes ?? null);
+    if (c === "waitWriterAckedWrites") return cell(r.waitWriter?.ackedWrites ?? null);
+    if (c === "waitWriterLostAckedWrites") return cell(r.waitWriter?.lostAckedWrites ?? null);
+    if (c === "waitWriterLostOutsideBound") return cell(r.waitWriter?.lostAckedOutsideBound ?? null);
+    if (c === "stoppedSlots") return cell(r.keyspaceStopped?.slots ?? null);
+    if (c === "stoppedShare") return cell(r.keyspaceStopped === null ? null : Number(r.keyspaceStopped.share.toFixed(4)));
+    if (c === "stoppedForMs") return cell(r.keyspaceStopped?.forMs ?? null);
+    if (c === "shardOutages") return r.shards.map((x) => `${x.affected ? "*" : ""}${x.shard}=${x.outageMs}`).join(" ");
+    if (c === "failures") return r.failures.join("; ");
     if (c === "boundFromMs") return cell(r.ackedLossBound?.fromMs ?? null);
     if (c === "boundToMs") return cell(r.ackedLossBound?.toMs ?? null);
     return cell(r[c]);
@@ -95,13 +120,17 @@ const HEADER = [
   "ok",
   "healed",
   "outage ms",
+  "keyspace stopped",
+  "aggregate ms",
   "recovery ms",
   "detect ms",
   "failed",
   "acked",
-  "lost acked",
+  "lost acked (no WAIT)",
+  "WAIT writer lost / acked",
   "waited",
   "lost waited",
+  "unexpected",
   "unknown",
   "acked-loss bound",
   "p99 before",
@@ -116,13 +145,17 @@ function cells(r: Row): string[] {
     r.ok ? "yes" : "NO",
     r.healed ? "yes" : "NO",
     ms(r.writeOutageMs),
+    formatKeyspaceStop(r.keyspaceStopped),
+    r.shards.length === 0 ? "—" : ms(r.aggregateOutageMs),
     ms(r.recoveryMs),
     ms(r.detectionMs),
     String(r.failedWrites),
     String(r.ackedWrites),
     String(r.lostAckedWrites),
+    r.waitWriter === null ? "—" : `${r.waitWriter.lostAckedWrites} / ${r.waitWriter.ackedWrites}`,
     String(r.waitedWrites),
     String(r.lostWaitedWrites),
+    r.unexpectedReplies > 0 ? `${r.unexpectedReplies} FAIL` : "0",
     String(r.unknownWrites),
     r.ackedLossBound === null ? "none" : `${formatBound(r.ackedLossBound)}${r.lostAckedOutsideBound > 0 ? ` ${r.lostAckedOutsideBound} OUTSIDE` : ""}`,
     lat(r.p99MsBefore),
@@ -149,19 +182,29 @@ export function renderDrillMarkdown(rows: readonly Row[]): string[] {
     `|${HEADER.map(() => "---").join("|")}|`,
     ...rows.map((r) => `| ${cells(r).join(" | ")} |`),
     "",
-    "- outage: longest gap between two acknowledged writes (any load stream); recovery: fault → every member back and the",
-    "  verifier passing (zones included); detect: fault → first node marking a killed member failed (— where nobody can see it).",
-    "- failed: writes that errored or timed out (cluster mode: only the killed shard's slots fail, so the outage column stays",
-    "  short while the other shards keep taking writes; failed shows the writes the fault cost).",
-    "- lost acked: acknowledged writes missing after recovery; lost waited: writes also confirmed by `WAIT 1` in the same",
-    "  pipeline, by the node that acknowledged them while it was primary, and then lost; unknown: keys no node answered for.",
+    "- Two writers per client path (cluster: per shard, each shard's keys hash-tagged into it), side by side: a no-WAIT writer",
+    "  (plain SET, as applications write) and a WAIT writer (SET pipelined with `WAIT 1` and ROLE). A write is acknowledged only",
+    "  when SET answers exactly `OK`; unexpected: any other reply (never acknowledged; one fails the drill).",
+    "- outage: replication, the longest gap between two acknowledged no-WAIT writes (worst client path); cluster, the affected",
+    "  shard's (its own writer's longest gap); keyspace stopped: the share of the slots whose shard stopped ≥ 1 s, and the",
+    "  longest such stop; aggregate: cluster, the longest gap of all shards' writes merged (secondary: other shards hide a",
+    "  stopped one). recovery: fault → every member back and the verifier passing (zones included); detect: fault → first",
+    "  node marking a killed member failed (— where nobody can see it).",
+    "- failed / acked / lost acked: the no-WAIT writer's writes that errored, timed out or got an unexpected reply; that it",
+    "  got `OK` for; acknowledged and missing after recovery. WAIT writer lost / acked: the same for the WAIT writer; waited:",
+    "  its writes confirmed by `WAIT 1` in the same pipeline, by the node that acknowledged them while it was primary; lost",
+    "  waited: those lost. unknown: keys no node answered for.",
     "- acked-loss bound: the most acknowledged writes the fault may cost as promised (the writes acknowledged in the window",
-    "  around the fault, seconds relative to it); OUTSIDE counts lost writes acknowledged outside it. ok: healed, nothing",
-    "  unknown, no WAIT-confirmed write lost and every lost acknowledged write inside the bound.",
+    "  around the fault, seconds relative to it), counted in the no-WAIT writer's writes; OUTSIDE counts its lost writes",
+    "  acknowledged outside it. ok: healed, no unexpected reply, nothing unknown, no WAIT-confirmed write lost and every lost",
+    "  acknowledged write of either writer inside the bound.",
     "- Latencies in ms: p99 of acknowledged writes in the 10 s before the fault, and from the fault to the end of the outage.",
     "",
     ...rows.map(
-      (r) => `- ${r.mode} ${r.fault}: ${r.faultDescription.replace(/\|/g, "\\|")}; bound: ${(r.ackedLossBound?.reason ?? "none").replace(/\|/g, "\\|")}`,
+      (r) =>
+        `- ${r.mode} ${r.fault}: ${r.faultDescription.replace(/\|/g, "\\|")}; bound: ${(r.ackedLossBound?.reason ?? "none").replace(/\|/g, "\\|")}` +
+        (r.shards.length === 0 ? "" : `; per shard (* affected): ${formatShardOutages(r.shards)}`) +
+        (r.failures.length === 0 ? "" : `; NOT ok: ${r.failures.join("; ").replace(/\|/g, "\\|")}`),
     ),
     "",
     ...(renderRollSteps(rows).length === 0 ? [] : ["### Rolling upgrade, step by step", "", ...renderRollSteps(rows), ""]),

@@ -1,14 +1,19 @@
 /**
  * A drill's write ledger and the figures computed from it: pure functions over the records the
  * load generator (load.ts) keeps, one per unique-key write: when it was sent, when it was
- * acknowledged (or failed), and whether `WAIT 1 <timeout>` then confirmed it reached a replica.
- * Two ledgers follow from the records: acknowledged writes, and acknowledged writes confirmed
- * by WAIT. After recovery every acknowledged key is read back; a missing or wrong value is a
- * lost write, a key that could not be read (its node did not answer) is unknown, never lost.
- * Lost acknowledged writes are checked against the fault's promised bound (bounds.ts).
+ * acknowledged (SET answered exactly `OK`), failed, or answered something else (an unexpected
+ * reply: never an acknowledgement, and it fails the drill), and whether `WAIT 1 <timeout>` then
+ * confirmed it reached a replica. Two writers run side by side (writers.ts): the no-WAIT
+ * writer's acknowledged writes are the headline ledger (as applications write), the WAIT
+ * writer's its own, with its WAIT-confirmed writes. After recovery every acknowledged key is
+ * read back; a missing or wrong value is a lost write, a key that could not be read (its node did
+ * not answer) is unknown, never lost. Lost acknowledged writes are checked against the fault's
+ * promised bound (bounds.ts). Cluster mode: per-shard outage (shard-outage.ts).
  */
 import type { DrillMode, Fault } from "../../vocabulary/faults.js";
 import { inWindow, type AckedLossBound, type LossWindow } from "./bounds.js";
+import { keyspaceStopped, shardHeadlineOutage, shardOutages, type KeyspaceStop, type ShardOutage } from "./shard-outage.js";
+import { parseStreamName } from "./writers.js";
 
 export interface WriteRecord {
   /** Load stream (e.g. "cluster-client", "sentinel-client", "write-endpoint"). */
@@ -19,8 +24,11 @@ export interface WriteRecord {
   sentAt: number;
   /** Date.now() when the SET was acknowledged or failed. */
   doneAt: number;
+  /** SET answered exactly `OK` (and, pipelined, every reply had its command's shape). */
   ok: boolean;
   error?: string;
+  /** Not ok and no error: the reply that was not what the command returns on success (`SET → 1`). */
+  unexpectedReply?: string;
   /**
    * Confirmed: `WAIT 1` answered ≥ 1 in the same pipeline, on the same connection and by the same
    * node that acknowledged the SET, and that node still answered ROLE master after the WAIT.
@@ -47,6 +55,10 @@ export interface StreamFigures {
   lostAckedWrites: number;
   waitedWrites: number;
   lostWaitedWrites: number;
+  /** Replies that were not what the command returns on success: neither acknowledged nor failed. */
+  unexpectedReplies: number;
+  /** The first few of them (`SET → 1`). */
+  unexpectedSamples: string[];
   /** Acknowledged writes whose key could not be read back (no node answered for it): neither kept nor lost. */
   unknownWrites: number;
   /** Lost acknowledged writes acknowledged outside the fault's promised window (0 when no window is given). */
@@ -141,6 +153,8 @@ export function streamFigures(stream: string, i: FigureInput): StreamFigures {
     lostAckedWrites: lost.length,
     waitedWrites: waited.length,
     lostWaitedWrites: lost.filter((r) => r.waited).length,
+    unexpectedReplies: records.filter((r) => r.unexpectedReply !== undefined).length,
+    unexpectedSamples: records.flatMap((r) => (r.unexpectedReply === undefined ? [] : [r.unexpectedReply])).slice(0, 5),
     unknownWrites: unknown.length,
     lostAckedOutsideBound: outside.length,
     writeOutageMs: gap.ms,
@@ -154,7 +168,10 @@ export function streamFigures(stream: string, i: FigureInput): StreamFigures {
 }
 
 /** The drill's one-line figures: sums over the streams, and the worst stream's outage and latencies. */
-export type CombinedFigures = Omit<StreamFigures, "stream" | "lostKeys" | "lostAckedAtMs" | "outageFromMs" | "outageToMs" | "before" | "during"> & {
+export type CombinedFigures = Omit<
+  StreamFigures,
+  "stream" | "lostKeys" | "lostAckedAtMs" | "outageFromMs" | "outageToMs" | "before" | "during" | "unexpectedSamples"
+> & {
   p50MsBefore: number | null;
   p99MsBefore: number | null;
   maxMsBefore: number | null;
@@ -176,6 +193,7 @@ export function combineStreams(streams: readonly StreamFigures[]): CombinedFigur
     lostAckedWrites: sum((s) => s.lostAckedWrites),
     waitedWrites: sum((s) => s.waitedWrites),
     lostWaitedWrites: sum((s) => s.lostWaitedWrites),
+    unexpectedReplies: sum((s) => s.unexpectedReplies),
     unknownWrites: sum((s) => s.unknownWrites),
     lostAckedOutsideBound: sum((s) => s.lostAckedOutsideBound),
     writeOutageMs: worst((s) => s.writeOutageMs) ?? 0,
@@ -191,35 +209,95 @@ export function combineStreams(streams: readonly StreamFigures[]): CombinedFigur
 /** A latency in ms as a drill row reports it: to 0.01 ms. */
 export const roundLatency = (v: number | null): number | null => (v === null ? null : Math.round(v * 100) / 100);
 
-/** What every drill reports from its load (the local drills' run-drill.ts and the deployed FailureDrill step). */
-export interface LoadFigures extends CombinedFigures {
-  /** Load streams: cluster-client; replication: sentinel-client AND write-endpoint, concurrently. */
-  streams: StreamFigures[];
-  /** Writes failed (error or timeout), all streams; `writes` (sent) and the other figures: CombinedFigures. */
-  failedWrites: number;
-  /** The fault's promised acknowledged-loss bound and what it allows in this drill's writes; null: none checked. */
-  ackedLossBound: AckedLossBound | null;
+/** The WAIT writer's own ledger (writers.ts): what a fault cost a writer that WAITs after every write. */
+export interface WaitWriterFigures {
+  writes: number;
+  ackedWrites: number;
+  lostAckedWrites: number;
+  /** Its lost acknowledged writes acknowledged outside the fault's window. */
+  lostAckedOutsideBound: number;
+  /** Its acknowledged writes inside the fault's window (what the bound allows it); null: no bound. */
+  boundWrites: number | null;
 }
 
-/** Each stream's figures and their combination (outage to the ms, latencies to 0.01 ms). */
-export function loadFigures(streams: readonly string[], i: FigureInput): LoadFigures {
+/**
+ * What every drill reports from its load (the local drills' run-drill.ts and the deployed
+ * FailureDrill step). The CombinedFigures are the no-WAIT writer's (writes, acknowledged, lost,
+ * outside the bound, outage, latencies) except waitedWrites / lostWaitedWrites (the WAIT
+ * writer's confirmed ledger), unknownWrites and unexpectedReplies (every writer).
+ */
+export interface LoadFigures extends CombinedFigures {
+  /** Every stream (writer × client path × shard) and its figures. */
+  streams: StreamFigures[];
+  /** The no-WAIT writer's writes that were not acknowledged: errors, timeouts and unexpected replies. */
+  failedWrites: number;
+  /** The fault's promised acknowledged-loss bound and what it allows the no-WAIT writer; null: none checked. */
+  ackedLossBound: AckedLossBound | null;
+  /** The WAIT writer's ledger; null when the drill ran without WAIT. */
+  waitWriter: WaitWriterFigures | null;
+  /** `<stream>: SET → 1`, the first few unexpected replies of any writer. */
+  unexpectedReplySamples: string[];
+  /** Cluster: each shard's outage ([] when the load does not write per shard). */
+  shards: ShardOutage[];
+  /** Cluster: the share of the keyspace that stopped and for how long; null without shards. */
+  keyspaceStopped: KeyspaceStop | null;
+  /** The longest gap between two acknowledgements of the no-WAIT writer, all streams merged (cluster: secondary to the per-shard outage). */
+  aggregateOutageMs: number;
+}
+
+/**
+ * Each stream's figures and their combination (outage to the ms, latencies to 0.01 ms).
+ * writeOutageMs: cluster with shards, the affected shard's outage (shard-outage.ts); otherwise
+ * the worst no-WAIT stream's.
+ */
+export function loadFigures(streams: readonly string[], i: FigureInput & { affectedShards?: readonly string[] }): LoadFigures {
   const perStream = streams.map((s) => streamFigures(s, i));
-  const total = combineStreams(perStream);
+  const isWait = (stream: string): boolean => parseStreamName(stream).writer === "wait";
+  const noWait = perStream.filter((s) => !isWait(s.stream));
+  const wait = perStream.filter((s) => isWait(s.stream));
+  const all = combineStreams(perStream);
+  const total = combineStreams(noWait);
+  const bound = i.bound;
+  const inBound = (names: readonly StreamFigures[]): number | null => {
+    if (bound === undefined) return null;
+    const set = new Set(names.map((s) => s.stream));
+    return i.records.filter((r) => r.ok && set.has(r.stream) && inWindow(bound, r.doneAt, i.faultAt)).length;
+  };
+  const shards = shardOutages(perStream, i.affectedShards ?? []);
+  const noWaitSet = new Set(noWait.map((s) => s.stream));
+  const aggregate = longestGap(
+    i.records.filter((r) => noWaitSet.has(r.stream)),
+    i.loadStart,
+    i.loadStop,
+  ).ms;
+  const w = combineStreams(wait);
   return {
     streams: perStream,
-    writeOutageMs: Math.round(total.writeOutageMs),
+    writeOutageMs: Math.round(shards.length > 0 ? shardHeadlineOutage(shards) : total.writeOutageMs),
+    aggregateOutageMs: Math.round(aggregate),
+    shards,
+    keyspaceStopped: shards.length > 0 ? keyspaceStopped(shards) : null,
     writes: total.writes,
     failedWrites: total.writes - total.ackedWrites,
     ackedWrites: total.ackedWrites,
     lostAckedWrites: total.lostAckedWrites,
-    waitedWrites: total.waitedWrites,
-    lostWaitedWrites: total.lostWaitedWrites,
-    unknownWrites: total.unknownWrites,
+    waitedWrites: all.waitedWrites,
+    lostWaitedWrites: all.lostWaitedWrites,
+    unknownWrites: all.unknownWrites,
+    unexpectedReplies: all.unexpectedReplies,
+    unexpectedReplySamples: perStream.flatMap((s) => s.unexpectedSamples.map((u) => `${s.stream}: ${u}`)).slice(0, 5),
     lostAckedOutsideBound: total.lostAckedOutsideBound,
-    ackedLossBound:
-      i.bound === undefined
+    waitWriter:
+      wait.length === 0
         ? null
-        : { ...i.bound, writes: i.records.filter((r) => r.ok && streams.includes(r.stream) && inWindow(i.bound as LossWindow, r.doneAt, i.faultAt)).length },
+        : {
+            writes: w.writes,
+            ackedWrites: w.ackedWrites,
+            lostAckedWrites: w.lostAckedWrites,
+            lostAckedOutsideBound: w.lostAckedOutsideBound,
+            boundWrites: inBound(wait),
+          },
+    ackedLossBound: bound === undefined ? null : { ...bound, writes: inBound(noWait) as number },
     p50MsBefore: roundLatency(total.p50MsBefore),
     p99MsBefore: roundLatency(total.p99MsBefore),
     maxMsBefore: roundLatency(total.maxMsBefore),
@@ -233,8 +311,10 @@ export function loadFigures(streams: readonly string[], i: FigureInput): LoadFig
 export interface DrillOutcome extends LoadFigures {
   mode: DrillMode;
   fault: Fault;
-  /** drillOk: healed, every key read back, no WAIT-confirmed write lost, acknowledged loss within the bound. */
+  /** drillOk: no drillFailures (healed, every key read back, no unexpected reply, no WAIT-confirmed write lost, acknowledged loss within the bound). */
   ok: boolean;
+  /** drillFailures: why not ok, each reason named; empty when ok. */
+  failures: string[];
   healed: boolean;
   topology: string;
   faultDescription: string;
@@ -247,15 +327,41 @@ export interface DrillOutcome extends LoadFigures {
   waitTimeoutMs: number;
 }
 
+type OkFigures = Pick<
+  LoadFigures,
+  | "unknownWrites"
+  | "lostWaitedWrites"
+  | "lostAckedOutsideBound"
+  | "lostAckedWrites"
+  | "ackedLossBound"
+  | "unexpectedReplies"
+  | "unexpectedReplySamples"
+  | "waitWriter"
+>;
+
 /**
- * What `ok` (and the exit code) requires: healed; every acknowledged key read back (none unknown);
- * no WAIT-confirmed write lost; every lost acknowledged write inside the fault's promised window
- * (so at most `ackedLossBound.writes`); a bound must have been checked.
+ * Why a drill is not ok, each reason named (empty: ok): not healed; no bound checked; an
+ * acknowledged key unknown; a WAIT-confirmed write lost; any unexpected reply (a write answered
+ * with something other than what the command returns on success); a lost acknowledged write of
+ * either writer outside the fault's promised window, or more lost than the bound allows.
  */
-export function drillOk(
-  healed: boolean,
-  f: Pick<LoadFigures, "unknownWrites" | "lostWaitedWrites" | "lostAckedOutsideBound" | "lostAckedWrites" | "ackedLossBound">,
-): boolean {
-  if (!healed || f.ackedLossBound === null) return false;
-  return f.unknownWrites === 0 && f.lostWaitedWrites === 0 && f.lostAckedOutsideBound === 0 && f.lostAckedWrites <= f.ackedLossBound.writes;
+export function drillFailures(healed: boolean, f: OkFigures): string[] {
+  const out: string[] = [];
+  if (!healed) out.push("not healed");
+  if (f.ackedLossBound === null) out.push("no acknowledged-loss bound checked");
+  if (f.unexpectedReplies > 0)
+    out.push(`${f.unexpectedReplies} unexpected replies (not OK, never counted as acknowledged): ${f.unexpectedReplySamples.join("; ")}`);
+  if (f.unknownWrites > 0) out.push(`${f.unknownWrites} acknowledged writes unknown (no node answered for them)`);
+  if (f.lostWaitedWrites > 0) out.push(`${f.lostWaitedWrites} WAIT-confirmed writes lost`);
+  if (f.lostAckedOutsideBound > 0) out.push(`${f.lostAckedOutsideBound} lost acknowledged writes (no-WAIT writer) outside the bound`);
+  if (f.ackedLossBound !== null && f.lostAckedWrites > f.ackedLossBound.writes)
+    out.push(`${f.lostAckedWrites} acknowledged writes lost (no-WAIT writer), more than the bound's ${f.ackedLossBound.writes}`);
+  if ((f.waitWriter?.lostAckedOutsideBound ?? 0) > 0)
+    out.push(`${f.waitWriter?.lostAckedOutsideBound} lost acknowledged writes (WAIT writer) outside the bound`);
+  return out;
+}
+
+/** What `ok` (and the exit code) requires: no drillFailures. */
+export function drillOk(healed: boolean, f: OkFigures): boolean {
+  return drillFailures(healed, f).length === 0;
 }

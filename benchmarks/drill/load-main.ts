@@ -1,9 +1,10 @@
 /**
  * The in-cluster drill load: the entry bundled into `load.mjs` (load-bundle.ts) and run by the
- * FailureDrill step's Job (`node /drill/load.mjs`). It runs the same WriteStream as the local
- * drills (load.ts): cluster mode one slot-aware Cluster client (`cluster-client`); replication
- * mode two streams at once, a Sentinel-aware client (`sentinel-client`) and a plain client through
- * the write Service / HAProxy (`write-endpoint`). After DRILL_LOAD_S seconds (or at SIGTERM) it
+ * FailureDrill step's Job (`node /drill/load.mjs`). It runs the same writers as the local
+ * drills (load.ts loadStreams: a no-WAIT and a WAIT writer per client path): cluster mode the
+ * slot-aware Cluster client (`cluster-client`, keys over every slot: no per-shard streams yet);
+ * replication mode a Sentinel-aware client (`sentinel-client`) and a plain client through the
+ * write Service / HAProxy (`write-endpoint`). After DRILL_LOAD_S seconds (or at SIGTERM) it
  * stops and prints its records on stdout (record-lines.ts), nothing else. The load starts once every client is
  * connected (bounded: 30 s, else it exits 1), so connecting is not counted as failed writes. The password comes from VALKEY_PASSWORD
  * and is never printed.
@@ -11,24 +12,32 @@
 import { lookup } from "node:dns/promises";
 import { formatRecordLines } from "./record-lines.js";
 import { loadSettingsFromEnv, type LoadSettings } from "./load-env.js";
-import { WriteStream, clusterClient, plainRedis, sentinelRedis, type LoadClient } from "./load.js";
+import { clusterClient, loadStreams, plainRedis, sentinelRedis, type LoadClient } from "./load.js";
 
-async function clients(s: LoadSettings): Promise<{ stream: string; client: LoadClient }[]> {
+/** The client paths, each a factory: every writer gets its own client (load.ts loadStreams). */
+async function clients(s: LoadSettings): Promise<{ client: string; make: () => LoadClient }[]> {
   if (s.mode === "cluster") {
     // The seed is a Service name: resolve it once (the nodes then announce their pod IPs).
     const ip = (await lookup(s.target.host, { family: 4 })).address;
     const seeds = [{ host: s.target.host, port: s.target.port }];
-    const c = clusterClient(seeds, s.password, s.commandTimeoutMs, (h) => (h === s.target.host ? ip : undefined));
-    return [{ stream: "cluster-client", client: { kind: "cluster", client: c } }];
+    return [
+      {
+        client: "cluster-client",
+        make: () => ({ kind: "cluster", client: clusterClient(seeds, s.password, s.commandTimeoutMs, (h) => (h === s.target.host ? ip : undefined)) }),
+      },
+    ];
   }
   const sentinel = s.sentinel!;
   const dial = () => plainRedis(s.target.host, s.target.port, s.password, s.commandTimeoutMs);
   return [
     {
-      stream: "sentinel-client",
-      client: { kind: "redis", client: sentinelRedis([{ host: sentinel.host, port: sentinel.port }], sentinel.masterName, s.password, s.commandTimeoutMs) },
+      client: "sentinel-client",
+      make: () => ({
+        kind: "redis",
+        client: sentinelRedis([{ host: sentinel.host, port: sentinel.port }], sentinel.masterName, s.password, s.commandTimeoutMs),
+      }),
     },
-    { stream: "write-endpoint", client: { kind: "redis", client: dial(), redial: dial } },
+    { client: "write-endpoint", make: () => ({ kind: "redis", client: dial(), redial: dial }) },
   ];
 }
 
@@ -46,9 +55,8 @@ function whenReady(stream: string, c: LoadClient, ms: number): Promise<void> {
 
 async function main(): Promise<void> {
   const s = loadSettingsFromEnv(process.env);
-  const made = await clients(s);
-  await Promise.all(made.map((c) => whenReady(c.stream, c.client, 30_000)));
-  const streams = made.map((c) => new WriteStream({ stream: c.stream, prefix: s.keyPrefix, rate: s.rate, waitTimeoutMs: s.waitTimeoutMs, client: c.client }));
+  const streams = loadStreams(await clients(s), [], { prefix: s.keyPrefix, rate: s.rate, waitTimeoutMs: s.waitTimeoutMs });
+  await Promise.all(streams.map((w) => whenReady(w.stream, w.loadClient, 30_000)));
   const loadStart = Date.now();
   streams.forEach((w) => w.start());
   // DRILL_LOAD_S, or less when told to stop (SIGTERM: a pod's container runs this as PID 1,

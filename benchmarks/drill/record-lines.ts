@@ -3,7 +3,7 @@
  * lines on stdout, read back from the pod's log. Pure: a formatter and its parser.
  *
  *   drill-load v1 {"prefix":"…","loadStart":…,"loadStop":…,"streams":[…]}
- *   w <stream> <key> <value> <sentAt> <doneAt> <ok 1|0> <waited 1|0> <error|->
+ *   w <stream> <key> <value> <sentAt> <doneAt> <ok 1|0> <waited 1|0> <error|-> [<unexpected reply>]
  *   …
  *   drill-load end <record count>
  *
@@ -33,7 +33,8 @@ const time = (t: number): string => t.toFixed(3);
 
 export function formatRecordLine(r: WriteRecord): string {
   const error = r.error === undefined ? "-" : enc(r.error);
-  return `w ${enc(r.stream)} ${enc(r.key)} ${enc(r.value)} ${time(r.sentAt)} ${time(r.doneAt)} ${r.ok ? 1 : 0} ${r.waited ? 1 : 0} ${error}`;
+  const unexpected = r.unexpectedReply === undefined ? "" : ` ${enc(r.unexpectedReply)}`;
+  return `w ${enc(r.stream)} ${enc(r.key)} ${enc(r.value)} ${time(r.sentAt)} ${time(r.doneAt)} ${r.ok ? 1 : 0} ${r.waited ? 1 : 0} ${error}${unexpected}`;
 }
 
 /** The whole output: header, one line per record, end line with the count. */
@@ -61,8 +62,9 @@ function decode(s: string, line: number, text: string, what: string): string {
 
 export function parseRecordLine(text: string, line = 1): WriteRecord {
   const f = text.split(" ");
-  if (f[0] !== "w" || f.length !== 9) throw new RecordLineError(line, text, "not a write record (expected 9 space-separated fields starting with w)");
-  const [, stream = "", key = "", value = "", sent = "", done = "", ok = "", waited = "", error = ""] = f;
+  if (f[0] !== "w" || (f.length !== 9 && f.length !== 10))
+    throw new RecordLineError(line, text, "not a write record (expected 9 or 10 space-separated fields starting with w)");
+  const [, stream = "", key = "", value = "", sent = "", done = "", ok = "", waited = "", error = "", unexpected] = f;
   if (!TIME_RE.test(sent) || !TIME_RE.test(done)) throw new RecordLineError(line, text, "sentAt/doneAt are not epoch milliseconds");
   if (!/^[01]$/.test(ok) || !/^[01]$/.test(waited)) throw new RecordLineError(line, text, "ok/waited are not 0 or 1");
   const r: WriteRecord = {
@@ -76,6 +78,7 @@ export function parseRecordLine(text: string, line = 1): WriteRecord {
   };
   if (r.stream === "" || r.key === "") throw new RecordLineError(line, text, "empty stream or key");
   if (error !== "-") r.error = decode(error, line, text, "error");
+  if (unexpected !== undefined) r.unexpectedReply = decode(unexpected, line, text, "unexpected reply");
   return r;
 }
 

@@ -118,10 +118,10 @@ export class ReplicationTarget implements DrillTarget {
     const dial = (): Redis => plainRedis(w.host, w.port, pw, commandTimeoutMs, WRITE_ENDPOINT_NAME, settings);
     return [
       {
-        stream: "sentinel-client",
-        client: { kind: "redis", client: sentinelRedis(this.t.sentinelEndpoints, this.t.masterName, pw, commandTimeoutMs, settings) },
+        client: "sentinel-client",
+        make: () => ({ kind: "redis", client: sentinelRedis(this.t.sentinelEndpoints, this.t.masterName, pw, commandTimeoutMs, settings) }),
       },
-      { stream: "write-endpoint", client: { kind: "redis", client: dial(), redial: dial } },
+      { client: "write-endpoint", make: () => ({ kind: "redis", client: dial(), redial: dial }) },
     ];
   }
 

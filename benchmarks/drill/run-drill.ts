@@ -13,9 +13,9 @@ import { sleep } from "../util/poll-until.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import { ClusterTarget } from "./cluster-target.js";
 import { ackedLossBound, type DurabilityConfig } from "./bounds.js";
-import { drillOk, loadFigures, roundLatency, type DrillOutcome, type WriteRecord } from "./ledger.js";
+import { drillFailures, drillOk, loadFigures, roundLatency, type DrillOutcome, type WriteRecord } from "./ledger.js";
 import { type DrillMode, type Fault } from "../../vocabulary/faults.js";
-import { WriteStream } from "./load.js";
+import { loadStreams } from "./load.js";
 import { DEFAULT_CLIENT_SETTINGS, type ClientSettings } from "./client-settings.js";
 import { valkeyPyStreams } from "./valkey-py-stream.js";
 import { partitionCapability, type CapabilityProbe } from "./partition.js";
@@ -136,10 +136,14 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
   const commandTimeoutMs = o.commandTimeoutMs ?? 1000;
   const settings = o.clientSettings ?? DEFAULT_CLIENT_SETTINGS;
   const pyStreams = valkeyPyStreams(target.valkeyPyTarget?.(), { prefix, rate: o.rate, commandTimeoutMs, settings, enabled: o.valkeyPy ?? true });
+  const shards = (await target.loadShards?.()) ?? [];
   const streams = [
-    ...target
-      .loadClients(commandTimeoutMs, settings)
-      .map((s) => new WriteStream({ stream: s.stream, prefix, rate: o.rate, waitTimeoutMs: o.waitTimeoutMs, client: s.client })),
+    ...loadStreams(target.loadClients(commandTimeoutMs, settings), shards, {
+      prefix,
+      rate: o.rate,
+      waitTimeoutMs: o.waitTimeoutMs,
+      deadlineMs: commandTimeoutMs,
+    }),
     ...pyStreams,
   ];
   const loadStart = Date.now();
@@ -204,9 +208,11 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
     const readBack = await target.readBack(records.filter((r) => r.ok).map((r) => r.key)).catch(() => new Map<string, string | undefined>());
     const bound = ackedLossBound(o.fault, injectMs, durability);
     const input = { records, readBack, faultAt, loadStart, loadStop, beforeMs: 10_000, bound };
+    const hit = new Set(handle.affectedNodeIds ?? []);
+    const affectedShards = shards.filter((sh) => sh.nodeIds.some((id) => hit.has(id))).map((sh) => sh.label);
     const figures = loadFigures(
       streams.map((s) => s.stream),
-      input,
+      { ...input, affectedShards },
     );
     const whole = (v: number): number => Math.round(v);
     const detectedAt = handle.detectedAt();
@@ -229,6 +235,7 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
       mode: o.mode,
       fault: o.fault,
       ok: drillOk(healed, figures),
+      failures: drillFailures(healed, figures),
       healed,
       topology: target.describe,
       faultDescription: handle.description,

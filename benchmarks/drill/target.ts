@@ -6,6 +6,7 @@ import type { Fault, DrillMode } from "../../vocabulary/faults.js";
 import type { LoadClient } from "./load.js";
 import type { ClientSettings } from "./client-settings.js";
 import type { ValkeyPySpec } from "./valkey-py-stream.js";
+import type { LoadShard } from "./writers.js";
 import type { RollStepTiming } from "../roll/rolling-restart.js";
 import type { SentinelEventAt } from "./sentinel-events.js";
 
@@ -59,6 +60,8 @@ export interface FaultHandle {
   restored: Promise<void>;
   /** Time (Date.now()) the first surviving node marked a killed one failed; undefined: not (yet) seen or not observable. */
   detectedAt: () => number | undefined;
+  /** Cluster: the node ids the fault hit (their shards are the affected ones: shard-outage.ts). */
+  affectedNodeIds?: readonly string[];
   /** Why detection is not observable for this fault (e.g. nobody survives to see it). */
   detectionNote?: string;
   stopWatching: () => void;
@@ -78,8 +81,10 @@ export interface DrillTarget {
   mode: DrillMode;
   /** One-line description of the topology. */
   describe: string;
-  /** Fresh load clients, one per stream; `settings`: how they follow a failover (client-settings.ts). */
-  loadClients(commandTimeoutMs: number, settings?: ClientSettings): { stream: string; client: LoadClient }[];
+  /** The load's client paths, each a factory: every writer (writers.ts) gets its own fresh client; `settings`: how they follow a failover (client-settings.ts). */
+  loadClients(commandTimeoutMs: number, settings?: ClientSettings): { client: string; make: () => LoadClient }[];
+  /** Cluster: the shards as the load starts, each with a hash tag in it (every shard gets its own writers). */
+  loadShards?(): Promise<LoadShard[]>;
   /** Where the valkey-py writer (the second client library, valkey-py-stream.ts) connects, and with which password. */
   valkeyPyTarget?(): ValkeyPySpec;
   inject(fault: Fault): Promise<FaultHandle>;

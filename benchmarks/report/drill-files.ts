@@ -26,6 +26,15 @@ export const drillFileSchema = z.object({
   unknownWrites: z.number().optional(),
   lostAckedOutsideBound: z.number().optional(),
   ackedLossBound: z.object({ fromMs: num, toMs: z.number(), writes: z.number(), reason: z.string() }).nullable().optional(),
+  /** Absent in files written before the two writers and the per-shard outage (ledger.ts, shard-outage.ts). */
+  unexpectedReplies: z.number().optional(),
+  failures: z.array(z.string()).optional(),
+  waitWriter: z.object({ writes: z.number(), ackedWrites: z.number(), lostAckedWrites: z.number(), lostAckedOutsideBound: z.number() }).nullable().optional(),
+  aggregateOutageMs: z.number().optional(),
+  shards: z
+    .array(z.object({ shard: z.string(), slots: z.number(), share: z.number(), outageMs: z.number(), failedWrites: z.number(), affected: z.boolean() }))
+    .optional(),
+  keyspaceStopped: z.object({ slots: z.number(), share: z.number(), forMs: z.number() }).nullable().optional(),
   p99MsBefore: num,
   p99MsDuring: num,
   maxMsDuring: num,

@@ -208,6 +208,30 @@ function atTarget(i: VerdictInput): VerdictLine {
   };
 }
 
+/** Seconds to 0.1. */
+const sec = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+/**
+ * One primary drill as the verdict says it: the outage (cluster: the affected shard's, with the
+ * share of the slots that stopped and the merged gap that hides it), the no-WAIT writer's loss
+ * (as applications write) against its bound, the WAIT writer's apart, and unexpected replies.
+ */
+export function drillClause(d: DrillView): string {
+  const perShard = d.shards !== undefined && d.shards.length > 0;
+  const stop = d.keyspaceStopped;
+  const share = stop == null || stop.slots === 0 ? "" : `, ${Math.round(stop.share * 100)}% of the slots`;
+  const outage = perShard
+    ? `the affected shard's writes stopped ${sec(d.writeOutageMs)}${share} (all shards merged: ${sec(d.aggregateOutageMs ?? 0)})`
+    : `writes stopped ${sec(d.writeOutageMs)}`;
+  const bound = d.ackedLossBound == null ? "" : ` (bound ≤ ${d.ackedLossBound.writes})`;
+  const waitWriter = d.waitWriter == null ? "" : `; with WAIT after every write ${d.waitWriter.lostAckedWrites} of ${d.waitWriter.ackedWrites}`;
+  const unexpected = (d.unexpectedReplies ?? 0) > 0 ? `; ${d.unexpectedReplies} UNEXPECTED replies (drill failed)` : "";
+  return (
+    `${outage}, healed in ${d.recoveryMs === null ? "—" : sec(d.recoveryMs)}, ${d.lostAckedWrites} of ${d.ackedWrites} acknowledged writes lost without WAIT${bound}` +
+    `${waitWriter}, ${d.lostWaitedWrites} WAIT-confirmed writes lost${unexpected}${d.healed ? "" : " (NOT healed)"}`
+  );
+}
+
 function drillOf(s: ReportSource | undefined, mode: ResultMode): DrillView | undefined {
   return s?.drills?.find((d) => d.mode === mode && d.fault === "primary");
 }
@@ -218,10 +242,7 @@ function failover(i: VerdictInput): VerdictLine {
   if (r === undefined && c === undefined) {
     return { topic: "failover", text: "A primary's failure: not measured (run the drills: `--drills primary`).", from: [], measured: false };
   }
-  const say = (mode: ResultMode, d: DrillView | undefined): string =>
-    d === undefined
-      ? `${mode}: not measured`
-      : `${mode}: writes stopped ${(d.writeOutageMs / 1000).toFixed(1)} s, healed in ${d.recoveryMs === null ? "—" : `${(d.recoveryMs / 1000).toFixed(1)} s`}, ${d.lostAckedWrites} of ${d.ackedWrites} acknowledged and ${d.lostWaitedWrites} WAIT-confirmed writes lost${d.healed ? "" : " (NOT healed)"}`;
+  const say = (mode: ResultMode, d: DrillView | undefined): string => (d === undefined ? `${mode}: not measured` : `${mode}: ${drillClause(d)}`);
   return {
     topic: "failover",
     text: `A primary killed: ${say("replication", r)}; ${say("cluster", c)}.`,
@@ -296,8 +317,11 @@ function choice(lines: readonly VerdictLine[], i: VerdictInput): VerdictLine {
   const rd = drillOf(i.replication, "replication");
   const cd = drillOf(i.cluster, "cluster");
   if (f !== undefined && rd !== undefined && cd !== undefined) {
+    // Cluster: the affected shard's outage (shard-outage.ts), never the merged gap the other shards hide.
     const shorter = rd.writeOutageMs <= cd.writeOutageMs ? "replication" : "cluster";
-    clauses.push(`a primary's failure stopped writes for less time in ${shorter} mode`);
+    clauses.push(
+      `a primary's failure stopped writes for less time in ${shorter} mode (replication ${sec(rd.writeOutageMs)}, cluster's affected shard ${sec(cd.writeOutageMs)})`,
+    );
   }
   const costLine = costRow(i.replication, "replication", "SET");
   const costCluster = costRow(i.cluster, "cluster", "SET");

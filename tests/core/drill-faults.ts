@@ -60,7 +60,9 @@ export function expectMeasured(r: DrillResult, fault: Fault): void {
   expect(r.recoveryMs as number, why).toBeGreaterThanOrEqual(minRecovery);
   expect(r.recoveryMs as number, why).toBeLessThanOrEqual(RECOVERY_BOUND_MS);
   expect(r.ackedWrites, why).toBeGreaterThan(50);
-  expect(r.writes, why).toBe(r.timeline.length);
+  // The timeline holds every writer's writes; `writes` is the no-WAIT writer's, the WAIT writer's are its own.
+  expect(r.writes + (r.waitWriter?.writes ?? 0), why).toBe(r.timeline.length);
+  expect(r.waitWriter, why).not.toBeNull();
   expect(r.waitedWrites, why).toBeGreaterThan(0);
   expect(r.writeOutageMs, why).toBeGreaterThan(0);
   expect(r.p99MsBefore, why).not.toBeNull();

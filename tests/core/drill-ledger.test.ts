@@ -1,7 +1,18 @@
 /** The drill's ledger and figures (pure): what counts as acknowledged, confirmed, lost, outage, latency windows. */
 import { describe, expect, it } from "vitest";
 import { DRILL_CSV_COLUMNS, renderDrillMarkdown, renderDrillsCsv, renderDrillTable, renderRollSteps } from "../../benchmarks/drill/drill-table.js";
-import { combineStreams, latencyStats, longestGap, percentile, streamFigures, type WriteRecord } from "../../benchmarks/drill/ledger.js";
+import {
+  combineStreams,
+  drillFailures,
+  drillOk,
+  latencyStats,
+  loadFigures,
+  longestGap,
+  percentile,
+  streamFigures,
+  type WriteRecord,
+} from "../../benchmarks/drill/ledger.js";
+import { labelSlots, parseStreamName, streamName } from "../../benchmarks/drill/writers.js";
 import { parseFaults } from "../../vocabulary/faults.js";
 
 function rec(stream: string, n: number, sentAt: number, latency: number | null, waited = false): WriteRecord {
@@ -89,6 +100,15 @@ describe("drill ledger", () => {
       lostWaitedWrites: 0,
       unknownWrites: 0,
       lostAckedOutsideBound: 0,
+      unexpectedReplies: 0,
+      waitWriter: { writes: 10, ackedWrites: 9, lostAckedWrites: 0, lostAckedOutsideBound: 0, boundWrites: 8 },
+      aggregateOutageMs: 400,
+      shards: [
+        { shard: "0-8191", slots: 8192, share: 0.5, outageMs: 1234, outageFromMs: 0, outageToMs: 1234, failedWrites: 2, affected: true },
+        { shard: "8192-16383", slots: 8192, share: 0.5, outageMs: 300, outageFromMs: 10, outageToMs: 310, failedWrites: 0, affected: false },
+      ],
+      keyspaceStopped: { slots: 0, share: 0, forMs: 0 },
+      failures: [],
       ackedLossBound: { fromMs: -4000, toMs: 3, writes: 7, reason: "async replication window" },
       p50MsBefore: 1,
       p99MsBefore: 2,
@@ -104,9 +124,20 @@ describe("drill ledger", () => {
     const csv = renderDrillsCsv([row]).trim().split("\n");
     expect(csv[0]).toBe(DRILL_CSV_COLUMNS.join(","));
     expect(csv[1]).toBe(
-      'cluster,all,true,true,1234,5000,,10,2,8,0,8,0,0,0,7,-4000,3,1,2,3,4,5,6,100,2000,cluster-client,"SIGKILL, every member",async replication window',
+      'cluster,all,true,true,1234,5000,,10,2,8,0,8,0,0,0,0,9,0,0,400,0,0,0,*0-8191=1234 8192-16383=300,7,-4000,3,1,2,3,4,5,6,100,2000,cluster-client,"SIGKILL, every member",async replication window,',
     );
-    expect(renderDrillTable([row])).toMatch(/cluster\s+all\s+yes\s+yes\s+1234\s+5000\s+—\s+2\s+8\s+0\s+8\s+0\s+0\s+≤7 \(−4\.0…\+0\.0 s\)/);
+    expect(renderDrillTable([row])).toMatch(
+      /cluster\s+all\s+yes\s+yes\s+1234\s+none\s+400\s+5000\s+—\s+2\s+8\s+0\s+0 \/ 9\s+8\s+0\s+0\s+0\s+≤7 \(−4\.0…\+0\.0 s\)/,
+    );
+    expect(renderDrillMarkdown([row]).join("\n")).toContain("per shard (* affected): *0-8191: 1.2 s; 8192-16383: 0.3 s");
+    const failed = {
+      ...row,
+      ok: false,
+      unexpectedReplies: 3,
+      failures: ["3 unexpected replies (not OK, never counted as acknowledged): cluster-client@0-8191: SET → 1"],
+    };
+    expect(renderDrillTable([failed])).toMatch(/\s3 FAIL\s/);
+    expect(renderDrillMarkdown([failed]).join("\n")).toContain("NOT ok: 3 unexpected replies");
     expect(renderRollSteps([row])).toEqual([]);
     const upgrade = {
       ...row,
@@ -123,5 +154,71 @@ describe("drill ledger", () => {
       "| cluster | 2 | CLUSTER FAILOVER shard 0: b:2 → a:1 | 1.3 | 0.3 |",
     ]);
     expect(renderDrillMarkdown([upgrade]).join("\n")).toContain("### Rolling upgrade, step by step");
+  });
+});
+
+describe("two writers, per-shard outage, exact acknowledgements", () => {
+  const shardA = streamName({ client: "cluster-client", writer: "no-wait", shard: "0-8191" });
+  const shardB = streamName({ client: "cluster-client", writer: "no-wait", shard: "8192-16383" });
+  const waitA = streamName({ client: "cluster-client", writer: "wait", shard: "0-8191" });
+
+  it("stream names carry the writer and the shard, and read back", () => {
+    expect(shardA).toBe("cluster-client@0-8191");
+    expect(waitA).toBe("cluster-client+wait@0-8191");
+    expect(parseStreamName(waitA)).toEqual({ client: "cluster-client", writer: "wait", shard: "0-8191" });
+    expect(parseStreamName("write-endpoint")).toEqual({ client: "write-endpoint", writer: "no-wait" });
+    expect(labelSlots("0-99,200-299,5")).toBe(201);
+    expect(() => labelSlots("0-99-1")).toThrow(/not a shard label/);
+  });
+
+  it("the headline ledger is the no-WAIT writer's; the WAIT writer has its own; the outage is the affected shard's, the aggregate apart", () => {
+    // Shard A stops from 1 s to 4 s (t=1000); shard B writes on; the WAIT writer loses one write, the no-WAIT writer two.
+    const rs: WriteRecord[] = [];
+    for (let t = 0; t < 6000; t += 100) {
+      rs.push(rec(shardB, t, t, 1));
+      if (t < 1000 || t >= 4000) rs.push(rec(shardA, t, t, 1));
+      else rs.push(rec(shardA, t, t, null));
+      if (t % 500 === 0) rs.push(rec(waitA, t, t, 1, t !== 500));
+    }
+    const lost = new Set([`k:${shardA}:800`, `k:${shardA}:900`, `k:${waitA}:500`]);
+    const readBack = new Map(rs.filter((r) => r.ok).map((r) => [r.key, lost.has(r.key) ? undefined : r.value]));
+    const f = loadFigures([shardA, waitA, shardB], {
+      records: rs,
+      readBack,
+      faultAt: 1000,
+      loadStart: 0,
+      loadStop: 6000,
+      bound: { fromMs: -1000, toMs: 0, reason: "test" },
+      affectedShards: ["0-8191"],
+    });
+    expect(f.lostAckedWrites).toBe(2);
+    expect(f.ackedWrites).toBe(60 + 30);
+    expect(f.waitWriter).toEqual({ writes: 12, ackedWrites: 12, lostAckedWrites: 1, lostAckedOutsideBound: 0, boundWrites: 2 });
+    expect(f.waitedWrites).toBe(11);
+    expect(f.lostWaitedWrites).toBe(0);
+    // Last ack before the stop at 901 ms, first after it at 4001 ms.
+    expect(f.writeOutageMs).toBe(3100);
+    expect(f.aggregateOutageMs).toBe(100);
+    expect(f.shards.map((s) => [s.shard, s.outageMs, s.affected, s.failedWrites])).toEqual([
+      ["0-8191", 3100, true, 30],
+      ["8192-16383", 100, false, 0],
+    ]);
+    expect(f.keyspaceStopped).toEqual({ slots: 8192, share: 0.5, forMs: 3100 });
+    expect(drillFailures(true, f)).toEqual([]);
+  });
+
+  it("an unexpected reply is neither acknowledged nor failed-with-error, and fails the drill naming it", () => {
+    const rs: WriteRecord[] = [rec("write-endpoint", 1, 0, 1), { ...rec("write-endpoint", 2, 10, 1), ok: false, unexpectedReply: "SET → 1" }];
+    const f = loadFigures(["write-endpoint"], {
+      records: rs,
+      readBack: new Map([["k:write-endpoint:1", "v1"]]),
+      faultAt: 5,
+      loadStart: 0,
+      loadStop: 20,
+      bound: { fromMs: -1000, toMs: 0, reason: "test" },
+    });
+    expect(f).toMatchObject({ ackedWrites: 1, failedWrites: 1, unexpectedReplies: 1, unexpectedReplySamples: ["write-endpoint: SET → 1"], waitWriter: null });
+    expect(drillOk(true, f)).toBe(false);
+    expect(drillFailures(true, f)).toEqual(["1 unexpected replies (not OK, never counted as acknowledged): write-endpoint: SET → 1"]);
   });
 });

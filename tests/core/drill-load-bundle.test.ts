@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseStreamName } from "../../benchmarks/drill/writers.js";
 import type { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
 import { bundleLoadScript } from "../../benchmarks/drill/load-bundle.js";
 import { parseRecordLines, type LoadOutput } from "../../benchmarks/drill/record-lines.js";
@@ -49,8 +50,10 @@ async function expectMeasuredAndStored(out: LoadOutput, target: DrillTarget, pre
     expect(rs.length, stream).toBeLessThanOrEqual(RATE * LOAD_S + 5);
     const acked = rs.filter((r) => r.ok);
     expect(acked.length / rs.length, `${stream}: acknowledged share`).toBeGreaterThan(0.9);
-    // Each has a replica: WAIT 1 confirms writes.
-    expect(acked.filter((r) => r.waited).length, `${stream}: WAIT-confirmed`).toBeGreaterThan(acked.length * 0.5);
+    // Each has a replica: WAIT 1 confirms the WAIT writer's writes; the no-WAIT writer's are never confirmed.
+    if (parseStreamName(stream).writer === "wait")
+      expect(acked.filter((r) => r.waited).length, `${stream}: WAIT-confirmed`).toBeGreaterThan(acked.length * 0.5);
+    else expect(acked.filter((r) => r.waited).length, `${stream}: no WAIT`).toBe(0);
     for (const r of acked) {
       expect(r.key.startsWith(`${prefix}:${stream}:`)).toBe(true);
       expect(r.doneAt).toBeGreaterThan(r.sentAt);
@@ -78,7 +81,7 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
   let replication: ReplicationTarget | undefined;
   afterAll(async () => replication?.stop());
 
-  it("replication: two streams (Sentinel-aware, write endpoint) measured, parsed back, every acked key stored and read back by the step's readBackKeys; the password never printed", async () => {
+  it("replication: two client paths (Sentinel-aware, write endpoint), each a no-WAIT and a WAIT writer, measured, parsed back, every acked key stored and read back by the step's readBackKeys; the password never printed", async () => {
     replication = await startTestReplication(PASSWORD);
     const s = replication.t.sentinelEndpoints[0]!;
     const w = replication.t.proxy!.write;
@@ -96,14 +99,14 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
     expect(run.code).toBe(0);
     expect(run.stdout).not.toContain(PASSWORD);
     const out = parseRecordLines(run.stdout);
-    expect(out.streams).toEqual(["sentinel-client", "write-endpoint"]);
+    expect(out.streams).toEqual(["sentinel-client", "sentinel-client+wait", "write-endpoint", "write-endpoint+wait"]);
     await expectMeasuredAndStored(out, replication, prefix);
   }, 120_000);
 
   let cluster: ClusterTarget | undefined;
   afterAll(async () => cluster?.stop());
 
-  it("cluster: one slot-aware stream over every shard, measured, parsed back, every acked key stored and read back by the step's readBackKeys (MOVED from the other primaries)", async () => {
+  it("cluster: a no-WAIT and a WAIT writer through the slot-aware client over every shard, measured, parsed back, every acked key stored and read back by the step's readBackKeys (MOVED from the other primaries)", async () => {
     cluster = await startTestCluster(PASSWORD, 170);
     const seed = cluster.pods[0]!;
     const prefix = "drill:bundle2:replica";
@@ -111,7 +114,7 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     const out = parseRecordLines(run.stdout);
-    expect(out.streams).toEqual(["cluster-client"]);
+    expect(out.streams).toEqual(["cluster-client", "cluster-client+wait"]);
     await expectMeasuredAndStored(out, cluster, prefix);
   }, 120_000);
 

@@ -24,6 +24,16 @@ const records: WriteRecord[] = [
     error: "Command timed out\nafter 1000 ms: 50% done",
   },
   { stream: "write-endpoint", key: "key with spaces", value: "v 2", sentAt: 1700000000003, doneAt: 1700000000004, ok: true, waited: false },
+  {
+    stream: "write-endpoint",
+    key: "k3",
+    value: "v3",
+    sentAt: 1700000000005,
+    doneAt: 1700000000006,
+    ok: false,
+    waited: false,
+    unexpectedReply: 'SET → "QUEUED"',
+  },
 ];
 const output: LoadOutput = {
   prefix: "drill:abc:primary",
@@ -53,7 +63,7 @@ describe("drill record lines", () => {
 
   it("skips blank lines (and CRLF endings)", () => {
     const text = formatRecordLines(output).replace(/\n/g, "\r\n\n");
-    expect(parseRecordLines(text).records).toHaveLength(3);
+    expect(parseRecordLines(text).records).toHaveLength(4);
   });
 
   const lines = formatRecordLines(output).split("\n");
@@ -62,7 +72,7 @@ describe("drill record lines", () => {
     ["a record before the header", [lines[1], ...lines], "line 1: expected the header line first"],
     ["a bad time", [lines[0], lines[1]!.replace(/ 1700000000000\.123 /, " soon "), ...lines.slice(2)], "line 2: sentAt/doneAt are not epoch milliseconds"],
     ["a bad flag", [lines[0], lines[1]!.replace(/ 1 1 -$/, " yes 1 -"), ...lines.slice(2)], "line 2: ok/waited are not 0 or 1"],
-    ["an end line that miscounts", [...lines.slice(0, 2), ...lines.slice(3)], "the end line counts 3 records, 2 were read"],
+    ["an end line that miscounts", [...lines.slice(0, 2), ...lines.slice(3)], "the end line counts 4 records, 3 were read"],
     ["text after the end line", [...lines.slice(0, -1), "more", ""], "text after the end line"],
     ["a second header", [lines[0], ...lines], "line 2: a second header"],
     ["a broken header", ['drill-load v1 {"prefix":1}', ...lines.slice(1)], "line 1: bad header"],

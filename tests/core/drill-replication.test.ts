@@ -19,7 +19,8 @@ afterAll(async () => target?.stop());
 describe("replication drills (Sentinel topology, real processes)", () => {
   it("primary: SIGKILL → Sentinel failover; both load paths write again; no WAIT-confirmed write lost", async () => {
     const r = await measuredDrill(target, "primary", { detected: true });
-    expect(r.streams.map((s) => s.stream)).toEqual(["sentinel-client", "write-endpoint", "valkey-py-sentinel"]);
+    // Both client paths, each with a no-WAIT and a WAIT writer side by side, and the valkey-py writer.
+    expect(r.streams.map((s) => s.stream)).toEqual(["sentinel-client", "sentinel-client+wait", "write-endpoint", "write-endpoint+wait", "valkey-py-sentinel"]);
     expect(r.clientSettings).toBe("recommended");
     // Writes stop at least until the Sentinels see the primary down; bounded by the local timeouts.
     expect(r.writeOutageMs).toBeGreaterThanOrEqual(TIMINGS.failureDetectionMs / 2);

@@ -84,7 +84,23 @@ describe("verdict", () => {
     const base = loadSource(LOCAL_RUN_DIR);
     const source: ReportSource = {
       ...base,
-      drills: [drill("replication", 12_000, 3), drill("cluster", 2_500, 0)],
+      drills: [
+        {
+          ...drill("replication", 12_000, 3),
+          waitWriter: { writes: 1000, ackedWrites: 900, lostAckedWrites: 1, lostAckedOutsideBound: 0 },
+          unexpectedReplies: 0,
+        },
+        {
+          ...drill("cluster", 2_500, 0),
+          waitWriter: { writes: 1000, ackedWrites: 950, lostAckedWrites: 0, lostAckedOutsideBound: 0 },
+          shards: [
+            { shard: "0-5460", slots: 5461, share: 5461 / 16384, outageMs: 2500, failedWrites: 40, affected: true },
+            { shard: "5461-16383", slots: 10923, share: 10923 / 16384, outageMs: 120, failedWrites: 0, affected: false },
+          ],
+          keyspaceStopped: { slots: 5461, share: 5461 / 16384, forMs: 2500 },
+          aggregateOutageMs: 150,
+        },
+      ],
       loops: [
         {
           mode: "cluster",
@@ -98,7 +114,8 @@ describe("verdict", () => {
     };
     const lines = verdict({ replication: source, cluster: source });
     expect(line(lines, "failover").text).toBe(
-      "A primary killed: replication: writes stopped 12.0 s, healed in 14.0 s, 3 of 960 acknowledged and 0 WAIT-confirmed writes lost; cluster: writes stopped 2.5 s, healed in 4.5 s, 0 of 960 acknowledged and 0 WAIT-confirmed writes lost.",
+      "A primary killed: replication: writes stopped 12.0 s, healed in 14.0 s, 3 of 960 acknowledged writes lost without WAIT; with WAIT after every write 1 of 900, 0 WAIT-confirmed writes lost; " +
+        "cluster: the affected shard's writes stopped 2.5 s, 33% of the slots (all shards merged: 0.1 s), healed in 4.5 s, 0 of 960 acknowledged writes lost without WAIT; with WAIT after every write 0 of 950, 0 WAIT-confirmed writes lost.",
     );
     expect(line(lines, "latency").text).toContain(
       "cluster at 5,000/s p99 812.000 ms, p99.9 990.000 ms, max 1004.000 ms (the closed loop at the same rate: p99 1.100 ms)",
@@ -109,7 +126,7 @@ describe("verdict", () => {
         "Data transfer: not measured (no member's INFO byte counters were read for these rows: a local run or a deployed mix reads them).",
     );
     const choice = line(lines, "choice").text;
-    expect(choice).toContain("stopped writes for less time in cluster mode");
+    expect(choice).toContain("stopped writes for less time in cluster mode (replication 12.0 s, cluster's affected shard 2.5 s)");
     expect(choice).toContain("a million SET/s costs less in replication mode");
     expect(choice).toContain("Not measured, so not weighed: reads, slo.");
   });

@@ -17,7 +17,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { ackedLossBound, firstFailureAfterMs, type DurabilityConfig, type LossWindow } from "../../../benchmarks/drill/bounds.js";
-import { drillOk, loadFigures, type WriteRecord } from "../../../benchmarks/drill/ledger.js";
+import { drillFailures, drillOk, loadFigures, type WriteRecord } from "../../../benchmarks/drill/ledger.js";
 import { type Fault } from "../../../vocabulary/faults.js";
 import { parseRecordLines } from "../../../benchmarks/drill/record-lines.js";
 import { renderDrillsCsv } from "../../../benchmarks/drill/drill-table.js";
@@ -296,6 +296,7 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
       mode: i.mode,
       fault,
       ok: drillOk(true, figures),
+      failures: drillFailures(true, figures),
       healed: true,
       topology: `${i.mode}: ${healthy.shards.length} shard(s), ${healthy.nodeCount} node(s)${healthy.sentinels === undefined ? "" : `, ${healthy.sentinels.length} Sentinel(s)`} (deployed, namespace ${ns})`,
       faultDescription: injected.description,
