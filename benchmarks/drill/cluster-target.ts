@@ -156,31 +156,22 @@ export class ClusterTarget implements DrillTarget {
   private resolve = (name: string): string | undefined => this.pods.find((p) => p.hostname === name)?.host;
   valkeyPyTarget = (): ValkeyPySpec => valkeyPyClusterSpec(this.pods, this.hostsFile, this.o.password);
 
-  loadClients(commandTimeoutMs: number, settings?: ClientSettings): ReturnType<DrillTarget["loadClients"]> {
-    const dial = (host: string, port: number) => plainRedis(this.resolve(host) ?? host, port, this.o.password, commandTimeoutMs, undefined, settings);
-    const make = (): LoadClient => ({
-      kind: "cluster",
-      client: clusterClient(this.seeds(), this.o.password, commandTimeoutMs, this.resolve, false, settings),
-      dial,
-    });
+  loadClients(timeoutMs: number, settings?: ClientSettings): ReturnType<DrillTarget["loadClients"]> {
+    const { password: pw } = this.o;
+    const dial = (host: string, port: number) => plainRedis(this.resolve(host) ?? host, port, pw, timeoutMs, undefined, settings);
+    const make = (): LoadClient => ({ kind: "cluster", client: clusterClient(this.seeds(), pw, timeoutMs, this.resolve, false, settings), dial });
     return [{ client: "cluster-client", make }];
   }
 
   /** The shards now, each with a hash tag in it (cluster-pod.ts loadShardsOf). */
-  async loadShards(): Promise<LoadShard[]> {
-    return loadShardsOf(this.pods.find((x) => x.proc?.alive()) ?? (this.pods[0] as Pod), this.o.password);
-  }
+  loadShards = (): Promise<LoadShard[]> => loadShardsOf(this.pods.find((x) => x.proc?.alive()) ?? (this.pods[0] as Pod), this.o.password);
 
-  /** One member's CLUSTER NODES (cluster-pod.ts clusterNodesOf); throws when it does not answer. */
-  private clusterNodesOf(p: Pod, connectTimeout: number, commandTimeout: number): Promise<ClusterNodes> {
-    return clusterNodesOf(p.host, p.port, this.o.password, connectTimeout, commandTimeout);
-  }
-
+  /** The first live member's CLUSTER NODES (cluster-pod.ts clusterNodesOf). */
   private async nodesView(): Promise<ClusterNodes> {
     for (const p of this.pods) {
       if (!p.proc?.alive()) continue;
       try {
-        return await this.clusterNodesOf(p, 500, 1000);
+        return await clusterNodesOf(p.host, p.port, this.o.password, 500, 1000);
       } catch {
         /* next */
       }
