@@ -25,8 +25,8 @@
  * A lost volume is not a new stack: before placing anything, `place` asks the release's peers
  * (`$RESTORE_PEERS`, `host:port` words, else every address of `$RESTORE_PEERS_DNS`, the headless
  * Service, on `$RESTORE_PEERS_PORT`); when one of them is already part of a formed topology
- * (cluster mode: it knows other nodes; replication mode: it is a replica, or a primary with
- * replicas), the snapshot would be older than what the release serves, so nothing is placed: the
+ * (cluster mode: it knows other nodes; replication mode: a replica that has been linked to its
+ * primary since it started, or a primary with replicas), the snapshot would be older than what the release serves, so nothing is placed: the
  * member starts empty and the lost-volume paths (rejoin.sh, the replication start decision) take it
  * back as a replica. A new stack's members have met nobody before the bootstrap, so they restore.
  * In replication mode the placed data also leaves `restore-pending`: the start decision lets
@@ -98,7 +98,17 @@ function formedPeerLines(mode: ValkeyMode): string[] {
       : [
           `    info=$(cli -h "\${p%:*}" -p "\${p##*:}" info replication 2>&1) || true`,
           ...answered("role:"),
-          `    case "$info" in *role:slave*) echo "$p is a replica"; return 0 ;; esac`,
+          // A replica counts only once it was linked (its link up, or down since a time): a new stack's
+          // members start as replicas of ordinal 0 as soon as the Sentinels name it (from their first
+          // start), so on loaded nodes they can be waiting for it, never linked (master_link_down_since_seconds:-1),
+          // before its own restore-place runs; taking them for a formed release placed nothing and the
+          // primary started empty (seen on real pods in CI: DBSIZE 0 of 3000).
+          `    case "$info" in *role:slave*)`,
+          `      case "$info" in *master_link_status:up*) echo "$p is a replica linked to its primary"; return 0 ;; esac`,
+          `      since=$(printf '%s\\n' "$info" | sed -n 's/^master_link_down_since_seconds:\\(-\\{0,1\\}[0-9]*\\).*/\\1/p')`,
+          `      [ "\${since:--1}" -ge 0 ] && { echo "$p is a replica whose link to its primary is down for \${since}s"; return 0 ;}`,
+          `      ;;`,
+          `    esac`,
           `    n=$(printf '%s\\n' "$info" | sed -n 's/^connected_slaves:\\([0-9]*\\).*/\\1/p')`,
           `    [ "\${n:-0}" -gt 0 ] && { echo "$p is a primary with $n replica(s)"; return 0; }`,
         ];
