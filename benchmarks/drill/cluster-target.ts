@@ -21,17 +21,15 @@ import { sleep } from "../util/poll-until.js";
 import { verifyTopology } from "../verify/verify-topology.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import type { Fault } from "../../vocabulary/faults.js";
+import { clusterNodesOf, loadShardsOf, type ClusterNodes } from "./load-shards.js";
 import {
   clusterFailover,
-  clusterNodesOf,
   clusterPodLaunch,
   clusterPodSpecs,
   clusterMyId,
   faultVictims,
-  loadShardsOf,
   readBackCluster,
   watchFailMarks,
-  type ClusterNodes,
   type ClusterPodSpec,
 } from "./cluster-pod.js";
 import type { LoadShard } from "./writers.js";

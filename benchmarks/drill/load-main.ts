@@ -1,8 +1,10 @@
 /**
  * The in-cluster drill load: the entry bundled into `load.mjs` (load-bundle.ts) and run by the
  * FailureDrill step's Job (`node /drill/load.mjs`). It runs the same writers as the local
- * drills (load.ts loadStreams: a no-WAIT and a WAIT writer per client path): cluster mode the
- * slot-aware Cluster client (`cluster-client`, keys over every slot: no per-shard streams yet);
+ * drills (load.ts loadStreams: a no-WAIT and a WAIT writer per client path, each write failed at
+ * its deadline, the command timeout): cluster mode the slot-aware Cluster client per shard
+ * (`cluster-client@<slots>`, hash-tagged keys in that shard's slots, load-shards.ts; the WAIT
+ * writer on a plain connection to its slot's primary, slot-owner.ts);
  * replication mode a Sentinel-aware client (`sentinel-client`) and a plain client through the
  * write Service / HAProxy (`write-endpoint`). After DRILL_LOAD_S seconds (or at SIGTERM) it
  * stops and prints its records on stdout (record-lines.ts), nothing else. The load starts once every client is
@@ -13,32 +15,36 @@ import { lookup } from "node:dns/promises";
 import { formatRecordLines } from "./record-lines.js";
 import { loadSettingsFromEnv, type LoadSettings } from "./load-env.js";
 import { clusterClient, loadStreams, plainRedis, sentinelRedis, type LoadClient } from "./load.js";
+import { loadShardsOf } from "./load-shards.js";
+import type { LoadShard } from "./writers.js";
 
 /** The client paths, each a factory: every writer gets its own client (load.ts loadStreams). */
-async function clients(s: LoadSettings): Promise<{ client: string; make: () => LoadClient }[]> {
+async function clients(s: LoadSettings): Promise<{ paths: { client: string; make: () => LoadClient }[]; shards: LoadShard[] }> {
   if (s.mode === "cluster") {
     // The seed is a Service name: resolve it once (the nodes then announce their pod IPs).
     const ip = (await lookup(s.target.host, { family: 4 })).address;
     const seeds = [{ host: s.target.host, port: s.target.port }];
-    return [
-      {
-        client: "cluster-client",
-        make: () => ({ kind: "cluster", client: clusterClient(seeds, s.password, s.commandTimeoutMs, (h) => (h === s.target.host ? ip : undefined)) }),
-      },
-    ];
+    const dial = (host: string, port: number) => plainRedis(host, port, s.password, s.commandTimeoutMs);
+    const make = (): LoadClient => ({
+      kind: "cluster",
+      client: clusterClient(seeds, s.password, s.commandTimeoutMs, (h) => (h === s.target.host ? ip : undefined)),
+      dial,
+    });
+    return { paths: [{ client: "cluster-client", make }], shards: await loadShardsOf({ host: ip, port: s.target.port }, s.password) };
   }
   const sentinel = s.sentinel!;
   const dial = () => plainRedis(s.target.host, s.target.port, s.password, s.commandTimeoutMs);
-  return [
+  const paths = [
     {
       client: "sentinel-client",
-      make: () => ({
+      make: (): LoadClient => ({
         kind: "redis",
         client: sentinelRedis([{ host: sentinel.host, port: sentinel.port }], sentinel.masterName, s.password, s.commandTimeoutMs),
       }),
     },
-    { client: "write-endpoint", make: () => ({ kind: "redis", client: dial(), redial: dial }) },
+    { client: "write-endpoint", make: (): LoadClient => ({ kind: "redis", client: dial(), redial: dial }) },
   ];
+  return { paths, shards: [] };
 }
 
 /** Waits until a client is connected (AUTH done), so connection set-up is not counted as failed writes. */
@@ -55,7 +61,8 @@ function whenReady(stream: string, c: LoadClient, ms: number): Promise<void> {
 
 async function main(): Promise<void> {
   const s = loadSettingsFromEnv(process.env);
-  const streams = loadStreams(await clients(s), [], { prefix: s.keyPrefix, rate: s.rate, waitTimeoutMs: s.waitTimeoutMs });
+  const { paths, shards } = await clients(s);
+  const streams = loadStreams(paths, shards, { prefix: s.keyPrefix, rate: s.rate, waitTimeoutMs: s.waitTimeoutMs, deadlineMs: s.commandTimeoutMs });
   await Promise.all(streams.map((w) => whenReady(w.stream, w.loadClient, 30_000)));
   const loadStart = Date.now();
   streams.forEach((w) => w.start());

@@ -198,7 +198,7 @@ export class WriteStream {
    */
   private async setAndWait(c: LoadClient, key: string, value: string): Promise<Confirmed> {
     let doneAt = 0;
-    const via = this.owner === undefined ? c.client : this.owner.connection();
+    const via = this.owner === undefined ? c.client : await this.owner.ready(this.o.deadlineMs ?? this.o.waitTimeoutMs + 1000);
     if (via === undefined) throw new Error(`no primary serves slot ${this.o.hashSlot} in the cluster client's table`);
     const p = via.pipeline().set(key, value, () => (doneAt = preciseNow()));
     p.call("WAIT", "1", String(this.o.waitTimeoutMs)).call("ROLE");

@@ -2,12 +2,14 @@
  * How the in-cluster load (load-main.ts) hands its write records to the FailureDrill step: compact
  * lines on stdout, read back from the pod's log. Pure: a formatter and its parser.
  *
- *   drill-load v1 {"prefix":"…","loadStart":…,"loadStop":…,"streams":[…]}
- *   w <stream> <key> <value> <sentAt> <doneAt> <ok 1|0> <waited 1|0> <error|-> [<unexpected reply>]
+ *   drill-load v2 {"prefix":"…","loadStart":…,"loadStop":…,"streams":[…]}
+ *   w <stream> <key> <value> <sentAt> <doneAt> <ok 1|0> <waited 1|0> <error|-> [u:<unexpected reply>] [n:<node>]
  *   …
  *   drill-load end <record count>
  *
- * Every text field is URI-encoded (no spaces, no newlines); times are epoch ms with 3 decimals
+ * `n:` is the node that acknowledged the write (its address, or a cluster node id): the deployed
+ * step's loss window reads it (the last write a deleted pod itself acknowledged). Every text field
+ * is URI-encoded (so never holds a `:` of its own) (no spaces, no newlines); times are epoch ms with 3 decimals
  * (the pod's clock). The parser refuses anything else, naming the line: a log that is not
  * exactly this (an interleaved warning, a truncated log without its end line) is an error,
  * never a silently shorter ledger.
@@ -26,15 +28,16 @@ export interface LoadOutput extends LoadHeader {
   records: WriteRecord[];
 }
 
-const HEADER = "drill-load v1 ";
+const HEADER = "drill-load v2 ";
 const END = "drill-load end ";
 const enc = encodeURIComponent;
 const time = (t: number): string => t.toFixed(3);
 
 export function formatRecordLine(r: WriteRecord): string {
   const error = r.error === undefined ? "-" : enc(r.error);
-  const unexpected = r.unexpectedReply === undefined ? "" : ` ${enc(r.unexpectedReply)}`;
-  return `w ${enc(r.stream)} ${enc(r.key)} ${enc(r.value)} ${time(r.sentAt)} ${time(r.doneAt)} ${r.ok ? 1 : 0} ${r.waited ? 1 : 0} ${error}${unexpected}`;
+  const unexpected = r.unexpectedReply === undefined ? "" : ` u:${enc(r.unexpectedReply)}`;
+  const node = r.node === undefined ? "" : ` n:${enc(r.node)}`;
+  return `w ${enc(r.stream)} ${enc(r.key)} ${enc(r.value)} ${time(r.sentAt)} ${time(r.doneAt)} ${r.ok ? 1 : 0} ${r.waited ? 1 : 0} ${error}${unexpected}${node}`;
 }
 
 /** The whole output: header, one line per record, end line with the count. */
@@ -62,9 +65,9 @@ function decode(s: string, line: number, text: string, what: string): string {
 
 export function parseRecordLine(text: string, line = 1): WriteRecord {
   const f = text.split(" ");
-  if (f[0] !== "w" || (f.length !== 9 && f.length !== 10))
-    throw new RecordLineError(line, text, "not a write record (expected 9 or 10 space-separated fields starting with w)");
-  const [, stream = "", key = "", value = "", sent = "", done = "", ok = "", waited = "", error = "", unexpected] = f;
+  if (f[0] !== "w" || f.length < 9 || f.length > 11)
+    throw new RecordLineError(line, text, "not a write record (expected 9 to 11 space-separated fields starting with w)");
+  const [, stream = "", key = "", value = "", sent = "", done = "", ok = "", waited = "", error = "", ...tagged] = f;
   if (!TIME_RE.test(sent) || !TIME_RE.test(done)) throw new RecordLineError(line, text, "sentAt/doneAt are not epoch milliseconds");
   if (!/^[01]$/.test(ok) || !/^[01]$/.test(waited)) throw new RecordLineError(line, text, "ok/waited are not 0 or 1");
   const r: WriteRecord = {
@@ -78,7 +81,11 @@ export function parseRecordLine(text: string, line = 1): WriteRecord {
   };
   if (r.stream === "" || r.key === "") throw new RecordLineError(line, text, "empty stream or key");
   if (error !== "-") r.error = decode(error, line, text, "error");
-  if (unexpected !== undefined) r.unexpectedReply = decode(unexpected, line, text, "unexpected reply");
+  for (const t of tagged) {
+    if (t.startsWith("u:") && r.unexpectedReply === undefined) r.unexpectedReply = decode(t.slice(2), line, text, "unexpected reply");
+    else if (t.startsWith("n:") && r.node === undefined) r.node = decode(t.slice(2), line, text, "node");
+    else throw new RecordLineError(line, text, `field '${t.slice(0, 20)}' is neither u:<unexpected reply> nor n:<node> (or repeats one)`);
+  }
   return r;
 }
 

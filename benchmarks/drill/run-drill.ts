@@ -17,7 +17,7 @@ import { drillFailures, drillOk, loadFigures, roundLatency, type DrillOutcome, t
 import { type DrillMode, type Fault } from "../../vocabulary/faults.js";
 import { loadStreams } from "./load.js";
 import { DEFAULT_CLIENT_SETTINGS, type ClientSettings } from "./client-settings.js";
-import { valkeyPyStreams } from "./valkey-py-stream.js";
+import { valkeyPyPython, valkeyPyStreams } from "./valkey-py-stream.js";
 import { partitionCapability, type CapabilityProbe } from "./partition.js";
 import { ReplicationTarget } from "./replication-target.js";
 import { failoverSteps, renderFailoverSteps, sentinelEventRows, type FailoverSteps, type SentinelEventRow } from "./sentinel-events.js";
@@ -117,6 +117,8 @@ export async function runDrill(o: DrillOptions): Promise<DrillRun> {
     step(`skipped: the ${o.fault} fault cannot run here: ${reason}`);
     return { mode: o.mode, fault: o.fault, ok: false, skipped: { reason } };
   }
+  // The second client library's interpreter, checked before anything starts (a clear error, no servers left behind).
+  if (o.valkeyPy ?? true) valkeyPyPython();
   const password = randomBytes(12).toString("hex");
   step(`starting the ${o.mode} topology`);
   const target = await startTarget(o, password);
@@ -135,6 +137,7 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
   const prefix = `drill-${Date.now().toString(36)}`;
   const commandTimeoutMs = o.commandTimeoutMs ?? 1000;
   const settings = o.clientSettings ?? DEFAULT_CLIENT_SETTINGS;
+  if (o.valkeyPy ?? true) valkeyPyPython(); // before any client connects: a throw later would leave their timers running
   const pyStreams = valkeyPyStreams(target.valkeyPyTarget?.(), { prefix, rate: o.rate, commandTimeoutMs, settings, enabled: o.valkeyPy ?? true });
   const shards = (await target.loadShards?.()) ?? [];
   const streams = [
@@ -147,7 +150,6 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
     ...pyStreams,
   ];
   const loadStart = Date.now();
-  streams.forEach((s) => s.start());
   let stopped = false;
   const stopLoad = async (): Promise<void> => {
     if (stopped) return;
@@ -155,6 +157,7 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
     await Promise.all(streams.map((s) => s.stop()));
   };
   try {
+    streams.forEach((s) => s.start());
     step(`${target.describe}; load: ${streams.length} stream(s) × ${o.rate} writes/s (${settings} client settings), warm-up ${o.warmupMs} ms`);
     await sleep(o.warmupMs);
     await o.beforeFault?.(target);

@@ -33,6 +33,32 @@ export class SlotOwner {
     return this.current.redis;
   }
 
+  /**
+   * The connection to the slot's primary once it is ready (connected, AUTH done): a plain
+   * connection fails fast while not ready (no offline queue), so a pipeline sent on a connection
+   * still being dialled (each stream's first write, every owner change) would fail at once
+   * without ever reaching the node. Rejects after `ms` (the write's deadline).
+   */
+  async ready(ms: number): Promise<Redis | undefined> {
+    const redis = this.connection();
+    if (redis === undefined || redis.status === "ready") return redis;
+    await new Promise<void>((resolve, reject) => {
+      const done = (err?: Error): void => {
+        clearTimeout(timer);
+        redis.off("ready", onReady);
+        redis.off("end", onEnd);
+        if (err === undefined) resolve();
+        else reject(err);
+      };
+      const onReady = (): void => done();
+      const onEnd = (): void => done(new Error(`the connection to the slot's primary closed before it was ready`));
+      const timer = setTimeout(() => done(new Error(`the connection to the slot's primary was not ready within ${ms} ms`)), ms);
+      redis.once("ready", onReady);
+      redis.once("end", onEnd);
+    });
+    return redis;
+  }
+
   /** A MOVED or a lost connection: the table may be stale, refresh it now. */
   stale(): void {
     this.cluster.refreshSlotsCache();

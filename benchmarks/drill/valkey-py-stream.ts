@@ -72,11 +72,23 @@ export function parseWriterLine(line: string): WriteRecord {
   } catch {
     throw new Error(`valkey-py writer: not a JSON line: ${JSON.stringify(line.slice(0, 200))}`);
   }
-  const { stream, key, value, sentAt, doneAt, ok, error } = v;
+  const { stream, key, value, sentAt, doneAt, ok, error, unexpectedReply } = v;
   if (typeof stream !== "string" || typeof key !== "string" || typeof value !== "string" || !isNum(sentAt) || !isNum(doneAt) || typeof ok !== "boolean")
     throw new Error(`valkey-py writer: not a write record: ${JSON.stringify(line.slice(0, 200))}`);
   if (error !== undefined && typeof error !== "string") throw new Error(`valkey-py writer: error must be a string: ${JSON.stringify(line.slice(0, 200))}`);
-  return { stream, key, value, sentAt, doneAt, ok, waited: false, ...(typeof error === "string" ? { error } : {}) };
+  if (unexpectedReply !== undefined && (typeof unexpectedReply !== "string" || ok !== false))
+    throw new Error(`valkey-py writer: unexpectedReply must be a string on a failed write: ${JSON.stringify(line.slice(0, 200))}`);
+  return {
+    stream,
+    key,
+    value,
+    sentAt,
+    doneAt,
+    ok,
+    waited: false,
+    ...(typeof error === "string" ? { error } : {}),
+    ...(typeof unexpectedReply === "string" ? { unexpectedReply } : {}),
+  };
 }
 
 /** What a target offers the writer (DrillTarget.valkeyPyTarget). */

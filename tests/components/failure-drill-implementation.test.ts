@@ -10,6 +10,7 @@ import { drillStep } from "../../components/steps/failure-drill/declaration.js";
 import { describe, expect, it } from "vitest";
 import type { WriteRecord } from "../../benchmarks/drill/ledger.js";
 import type { Fault } from "../../vocabulary/faults.js";
+import { formatRecordLines, parseRecordLines } from "../../benchmarks/drill/record-lines.js";
 import { CLOCK_NOTE, deployedLossBound, DrillError, drillOnce, runDrills, type DrillDeps } from "../../components/steps/failure-drill/implementation.js";
 import { FakeClock, FakeDrillKube, type FakeKubeOptions } from "../support/fake-drill-kube.js";
 
@@ -327,8 +328,13 @@ describe("deployedLossBound: the window ends where the deleted pods stopped serv
     { ...at(14_000, true), stream: "sentinel-client", node: "10.0.0.9:6379" }, // the pod back, after the stream failed: not the fault
     { ...at(14_100, true), stream: "write-endpoint", node: "10.0.0.50:6379" },
   ];
-  it("a deleted pod's own acknowledgement after another path's first failure ends the window there", () => {
-    const w = deployedLossBound("primary", 100, c, twoPaths, FAULT_AT, ["10.0.0.9"]);
+  it("a deleted pod's own acknowledgement after another path's first failure ends the window there, from the records as the load pod's log carries them", () => {
+    // Through the load pod's log format, as the step reads them: the node that answered survives it.
+    const logged = parseRecordLines(
+      formatRecordLines({ prefix: "p", loadStart: 9_000, loadStop: 15_000, streams: ["write-endpoint", "sentinel-client"], records: twoPaths }),
+    ).records;
+    expect(logged.map((r) => r.node)).toEqual(twoPaths.map((r) => r.node));
+    const w = deployedLossBound("primary", 100, c, logged, FAULT_AT, ["10.0.0.9"]);
     expect(w.toMs).toBe(1251);
     expect(w.reason).toContain("the fault ends at the last write a deleted pod acknowledged, 1.25 s after the API call; the first write failed at 1.24 s");
     expect(deployedLossBound("primary", 100, c, twoPaths, FAULT_AT, ["10.0.0.7"]).toMs).toBe(1236); // another pod's IP: the first failure

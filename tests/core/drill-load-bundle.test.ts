@@ -8,7 +8,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseStreamName } from "../../benchmarks/drill/writers.js";
+import { Redis } from "ioredis";
+import { labelRanges, parseStreamName, shardLabel } from "../../benchmarks/drill/writers.js";
+import { splitSlots } from "../../benchmarks/topology/slots.js";
 import type { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
 import { bundleLoadScript } from "../../benchmarks/drill/load-bundle.js";
 import { parseRecordLines, type LoadOutput } from "../../benchmarks/drill/record-lines.js";
@@ -55,7 +57,8 @@ async function expectMeasuredAndStored(out: LoadOutput, target: DrillTarget, pre
       expect(acked.filter((r) => r.waited).length, `${stream}: WAIT-confirmed`).toBeGreaterThan(acked.length * 0.5);
     else expect(acked.filter((r) => r.waited).length, `${stream}: no WAIT`).toBe(0);
     for (const r of acked) {
-      expect(r.key.startsWith(`${prefix}:${stream}:`)).toBe(true);
+      // `<prefix>:<stream>:<n>`, with the shard's hash tag after the prefix on a per-shard stream.
+      expect(r.key.replace(/^([^{]*)\{[^}]+\}:/, "$1").startsWith(`${prefix}:${stream}:`), r.key).toBe(true);
       expect(r.doneAt).toBeGreaterThan(r.sentAt);
       expect(r.doneAt - r.sentAt).toBeLessThan(1000);
     }
@@ -106,7 +109,7 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
   let cluster: ClusterTarget | undefined;
   afterAll(async () => cluster?.stop());
 
-  it("cluster: a no-WAIT and a WAIT writer through the slot-aware client over every shard, measured, parsed back, every acked key stored and read back by the step's readBackKeys (MOVED from the other primaries)", async () => {
+  it("cluster: a no-WAIT and a WAIT writer per shard (hash-tagged keys in its slots; the WAIT writer on its slot's primary), measured, parsed back, every acked key stored and read back by the step's readBackKeys (MOVED from the other primaries)", async () => {
     cluster = await startTestCluster(PASSWORD, 170);
     const seed = cluster.pods[0]!;
     const prefix = "drill:bundle2:replica";
@@ -114,8 +117,25 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     const out = parseRecordLines(run.stdout);
-    expect(out.streams).toEqual(["cluster-client", "cluster-client+wait"]);
+    // Per shard (its slot ranges, as the cluster was split), a no-WAIT and a WAIT writer.
+    const shards = splitSlots(3).map((r) => shardLabel([r]));
+    expect([...out.streams].sort()).toEqual(shards.flatMap((sh) => [`cluster-client@${sh}`, `cluster-client+wait@${sh}`]).sort());
     await expectMeasuredAndStored(out, cluster, prefix);
+    // Every stream's keys hash to a slot of its own shard (the server's CLUSTER KEYSLOT), and the
+    // WAIT writer's writes were acknowledged by one node per stream (its slot's primary).
+    const probe = new Redis({ host: seed.host, port: seed.port, password: PASSWORD });
+    try {
+      for (const stream of out.streams) {
+        const [range] = labelRanges(parseStreamName(stream).shard ?? "");
+        const key = out.records.find((r) => r.stream === stream && r.ok)?.key ?? "";
+        const slot = Number(await probe.call("CLUSTER", "KEYSLOT", key));
+        expect(slot >= (range?.start ?? -1) && slot <= (range?.end ?? -1), `${stream}: ${key} in slot ${slot}`).toBe(true);
+        if (parseStreamName(stream).writer === "wait")
+          expect(new Set(out.records.filter((r) => r.stream === stream && r.ok).map((r) => r.node)).size, stream).toBe(1);
+      }
+    } finally {
+      probe.disconnect();
+    }
   }, 120_000);
 
   it("stops at SIGTERM long before DRILL_LOAD_S and still prints its records (a test's load around a `pulumi up`)", async () => {

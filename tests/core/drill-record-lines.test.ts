@@ -12,6 +12,7 @@ const records: WriteRecord[] = [
     doneAt: 1700000000001.5,
     ok: true,
     waited: true,
+    node: "10.232.0.17:6379",
   },
   {
     stream: "write-endpoint",
@@ -71,11 +72,13 @@ describe("drill record lines", () => {
     ["a garbage line among the records", [lines[0], lines[1], "Warning: something happened", ...lines.slice(2)], "line 3: not a write record"],
     ["a record before the header", [lines[1], ...lines], "line 1: expected the header line first"],
     ["a bad time", [lines[0], lines[1]!.replace(/ 1700000000000\.123 /, " soon "), ...lines.slice(2)], "line 2: sentAt/doneAt are not epoch milliseconds"],
-    ["a bad flag", [lines[0], lines[1]!.replace(/ 1 1 -$/, " yes 1 -"), ...lines.slice(2)], "line 2: ok/waited are not 0 or 1"],
+    ["a bad flag", [lines[0], lines[1]!.replace(/ 1 1 - /, " yes 1 - "), ...lines.slice(2)], "line 2: ok/waited are not 0 or 1"],
     ["an end line that miscounts", [...lines.slice(0, 2), ...lines.slice(3)], "the end line counts 4 records, 3 were read"],
     ["text after the end line", [...lines.slice(0, -1), "more", ""], "text after the end line"],
     ["a second header", [lines[0], ...lines], "line 2: a second header"],
-    ["a broken header", ['drill-load v1 {"prefix":1}', ...lines.slice(1)], "line 1: bad header"],
+    ["a broken header", ['drill-load v2 {"prefix":1}', ...lines.slice(1)], "line 1: bad header"],
+    ["an unknown trailing field", [lines[0], `${lines[1]} x:1`, ...lines.slice(2)], "line 2: field 'x:1' is neither"],
+    ["a repeated node field", [lines[0], `${lines[1]} n:a`, ...lines.slice(2)], "line 2: field 'n:a' is neither"],
     ["bad URI encoding", [lines[0], lines[1]!.replace("sentinel-client", "sentinel%ZZ"), ...lines.slice(2)], "line 2: stream is not URI-encoded"],
   ])("refuses %s, naming the line", (_name, bad, message) => {
     expect(() => parseRecordLines(bad.join("\n"))).toThrow(message);
