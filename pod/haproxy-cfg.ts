@@ -61,6 +61,9 @@
 import type { NodeEndpoint } from "../vocabulary/endpoint.js";
 import { quorumPath, quorumStatusStep, roleCheck, SENTINELS_PATH, sentinelNamesCheck } from "./haproxy-checks.js";
 
+/** The members' health check interval the pods run (the local drills run the same). */
+export const DEFAULT_CHECK_INTERVAL_MS = 1000;
+
 export { authCommandHex, bulkHex } from "./haproxy-checks.js";
 
 export interface HaproxyServer extends NodeEndpoint {
@@ -82,7 +85,7 @@ export interface HaproxyCfgOptions {
   /** The HTTP status frontend (`/ready`; the write checks' `/quorum/<m>`): an IP or `*`. */
   status: NodeEndpoint;
   password?: string;
-  /** Health check interval. @default 1000 */
+  /** Health check interval. @default DEFAULT_CHECK_INTERVAL_MS (1000) */
   checkIntervalMs?: number;
   /** Connect and check timeout. @default 1000 */
   checkTimeoutMs?: number;
@@ -160,7 +163,7 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
   const statusAddr = o.status.host === "*" ? "127.0.0.1" : o.status.host;
   if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(statusAddr))
     throw new Error(`haproxy.cfg: status host '${o.status.host}' must be an IPv4 address or * (the write checks connect to it)`);
-  const inter = ms("checkIntervalMs", o.checkIntervalMs ?? 1000);
+  const inter = ms("checkIntervalMs", o.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS);
   const checkTimeout = ms("checkTimeoutMs", o.checkTimeoutMs ?? 1000);
   const fall = count("fall", o.fall ?? 2);
   const rise = count("rise", o.rise ?? 1);

@@ -4,7 +4,7 @@
  */
 import { stringify } from "csv-stringify/sync";
 import { formatBound } from "./bounds.js";
-import { formatKeyspaceStop, formatShardOutages } from "./shard-outage.js";
+import { formatKeyspaceStop, formatShardOutages, STOPPED_MS } from "./shard-outage.js";
 import type { DrillResult } from "./run-drill.js";
 
 export const DRILL_CSV_COLUMNS = [
@@ -186,7 +186,7 @@ export function renderDrillMarkdown(rows: readonly Row[]): string[] {
     "  (plain SET, as applications write) and a WAIT writer (SET pipelined with `WAIT 1` and ROLE). A write is acknowledged only",
     "  when SET answers exactly `OK`; unexpected: any other reply (never acknowledged; one fails the drill).",
     "- outage: replication, the longest gap between two acknowledged no-WAIT writes (worst client path); cluster, the affected",
-    "  shard's (its own writer's longest gap); keyspace stopped: the share of the slots whose shard stopped ≥ 1 s, and the",
+    `  shard's (its own writer's longest gap); keyspace stopped: the share of the slots whose shard stopped ≥ ${STOPPED_MS / 1000} s, and the`,
     "  longest such stop; aggregate: cluster, the longest gap of all shards' writes merged (secondary: other shards hide a",
     "  stopped one). recovery: fault → every member back and the verifier passing (zones included); detect: fault → first",
     "  node marking a killed member failed (— where nobody can see it).",

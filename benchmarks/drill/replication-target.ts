@@ -14,6 +14,7 @@
 import { sentinelsCounted } from "../roll/endpoints-settled.js";
 import { rmSync } from "node:fs";
 import { Redis } from "ioredis";
+import { DEFAULT_CHECK_INTERVAL_MS } from "../../pod/haproxy-cfg.js";
 import { resolvePreviousServer } from "../binaries.js";
 import { runReplicationPreStop } from "../local/replication-prestop.js";
 import { killHard, SentinelTopology, type Member, type TopologyNode } from "../local/sentinel-topology.js";
@@ -43,9 +44,6 @@ import {
   type DrillTimings,
   type FaultHandle,
 } from "./target.js";
-
-/** The HAProxy member check interval the pods run (haproxy-cfg.ts, checkIntervalMs' default). */
-const DEPLOYED_CHECK_INTERVAL_MS = 1000;
 
 /** CLIENT SETNAME of the write endpoint's load connections (the partition drill counts them). */
 const WRITE_ENDPOINT_NAME = "drill-write-endpoint";
@@ -88,7 +86,7 @@ export class ReplicationTarget implements DrillTarget {
       downAfterMs: o.failureDetectionMs,
       failoverTimeoutMs: o.failoverTimeoutMs,
       // HAProxy checks as deployed (haproxy-cfg.ts defaults): the write endpoint's outage is the pods'.
-      checkIntervalMs: DEPLOYED_CHECK_INTERVAL_MS,
+      checkIntervalMs: DEFAULT_CHECK_INTERVAL_MS,
       memberWaitSeconds: 30,
       baseDir: o.baseDir,
       serverPath: o.serverPath,

@@ -5,6 +5,7 @@
  * carries drills (drill-files.ts loads them).
  */
 import type { TopLevelSpec } from "vega-lite";
+import { STOPPED_MS } from "../drill/shard-outage.js";
 import type { DrillView } from "./drill-files.js";
 import { CHART_FONT, html, type SafeHtml } from "./html.js";
 import type { ReportInput, ReportSource } from "./model.js";
@@ -86,7 +87,7 @@ function shardCell(d: DrillView): string {
   const stop = d.keyspaceStopped;
   const stopped =
     stop == null || stop.slots === 0
-      ? "no shard stopped ≥ 2 s"
+      ? `no shard stopped ≥ ${STOPPED_MS / 1000} s`
       : `${Math.round(stop.share * 100)}% of the slots stopped, up to ${(stop.forMs / 1000).toFixed(1)} s`;
   const aggregate = d.aggregateOutageMs === undefined ? "" : `; all shards merged: ${ms(d.aggregateOutageMs)} ms`;
   return `${d.shards.map((x) => `${x.affected ? "*" : ""}${x.shard}: ${ms(x.outageMs)} ms`).join(", ")} (${stopped}${aggregate})`;
@@ -97,7 +98,7 @@ const waitWriterCell = (d: DrillView): string => (d.waitWriter == null ? "—" :
 export function drillSection(input: ReportInput, chart: SafeHtml | null): SafeHtml | null {
   const sources = drillSources(input);
   if (sources.length === 0) return null;
-  return html`<p class="note">Each drill: a write load (unique keys at a fixed rate; replication: ioredis' Sentinel-aware client and the HAProxy write endpoint at once; cluster: ioredis' Cluster client on every shard, each shard's keys hash-tagged into it), one fault, measured until every member is back and the verifier passes. Every client path (and shard) runs two writers side by side: a no-WAIT writer (plain SET, as applications write: its figures are the row's) and a WAIT writer (SET pipelined with WAIT 1). A write is acknowledged only when SET answers exactly OK; any other reply is an unexpected reply and fails the drill. outage: replication, the longest gap between acknowledged writes; cluster, the affected shard's (per shard: each shard's, * affected, with the share of the slots that stopped ≥ 2 s and the gap of all shards merged, which the other shards hide); recovery: fault → verifier passing; detect: fault → first node marking the failure; lost: acknowledged writes missing when read back (no-WAIT writer; the WAIT writer's lost / acknowledged apart, and WAIT-confirmed writes lost); bound: the acknowledged writes the fault may cost as promised (hover for why), with those lost outside it. In the chart, red ticks at the top are failed writes.</p>
+  return html`<p class="note">Each drill: a write load (unique keys at a fixed rate; replication: ioredis' Sentinel-aware client and the HAProxy write endpoint at once; cluster: ioredis' Cluster client on every shard, each shard's keys hash-tagged into it), one fault, measured until every member is back and the verifier passes. Every client path (and shard) runs two writers side by side: a no-WAIT writer (plain SET, as applications write: its figures are the row's) and a WAIT writer (SET pipelined with WAIT 1). A write is acknowledged only when SET answers exactly OK; any other reply is an unexpected reply and fails the drill. outage: replication, the longest gap between acknowledged writes; cluster, the affected shard's (per shard: each shard's, * affected, with the share of the slots that stopped ≥ ${STOPPED_MS / 1000} s and the gap of all shards merged, which the other shards hide); recovery: fault → verifier passing; detect: fault → first node marking the failure; lost: acknowledged writes missing when read back (no-WAIT writer; the WAIT writer's lost / acknowledged apart, and WAIT-confirmed writes lost); bound: the acknowledged writes the fault may cost as promised (hover for why), with those lost outside it. In the chart, red ticks at the top are failed writes.</p>
 ${chart}${sources.map(
     (s) => html`<table class="drills" data-source="${s.label}">
 <thead><tr><th>Mode</th><th>Fault</th><th>Healed</th><th class="num">Outage ms</th><th>Per shard</th><th class="num">Recovery ms</th><th class="num">Detect ms</th><th class="num">Failed</th><th class="num">Acked</th><th class="num">Lost acked (no WAIT)</th><th class="num">WAIT writer lost / acked</th><th class="num">WAIT-confirmed</th><th class="num">Lost confirmed</th><th class="num">Unexpected replies</th><th class="num">Bound</th><th class="num">p99 before</th><th class="num">p99 during</th><th>Fault injected</th></tr></thead>

@@ -74,5 +74,11 @@ describe("replication drill: the Sentinels' own failover aborts (NOGOODSLAVE)", 
     expect(promoted, why).not.toBeNull();
     expect(promoted as number, why).toBeLessThanOrEqual(Math.max(lastAbort, TIMINGS.restartDelayMs) + 4000);
     if (Math.max(lastAbort, TIMINGS.restartDelayMs) + 4000 < grace) expect(promoted as number, why).toBeLessThan(grace);
+    // And by the start script's own ask, not by its grace nor the Sentinels' retry: the restarted
+    // member said so (after a not-elected abort, ~8 s here, the bound above alone is past the grace).
+    const asked = target.t.members.filter((m) =>
+      m.proc?.stderr().includes("none is failing over (their own failover aborted or held back): asking for one now"),
+    );
+    expect(asked.length, `${why}\n${target.t.members.map((m) => m.proc?.stderr() ?? "").join("\n")}`).toBe(1);
   }, 120_000);
 });
