@@ -225,6 +225,53 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
     expect(r).not.toHaveProperty("detectionNote");
     expect(stopped).toBe(1);
     expect(clock.now()).toBeGreaterThan(faultSeen);
+    expect(r).not.toHaveProperty("sentinelEvents"); // a watcher without events: none claimed
+  });
+
+  it("replication: the Sentinels' events from the fault on become the row's sentinelEvents and failoverSteps (those before the fault left out)", async () => {
+    const { deps, kube } = setup("replication");
+    let at = 0;
+    const ev = (dt: number, sentinel: string, channel: string, payload = "master valkey 10.0.0.1 6379") => ({ sentinel, at: at + dt, channel, payload });
+    const withEvents: DrillDeps = {
+      ...deps,
+      watchDetection: () =>
+        Promise.resolve({
+          arm: (_pods, faultAt) => void (at = faultAt),
+          detectedAt: () => at + 5000,
+          events: () => [
+            ev(-3000, "sentinel-1", "+sdown", "slave 10.0.0.9:6379 10.0.0.9 6379 @ valkey 10.0.0.1 6379"),
+            ev(5000, "sentinel-0", "+sdown"),
+            ev(5100, "sentinel-1", "+odown"),
+            ev(5150, "sentinel-1", "+try-failover"),
+            ev(5200, "sentinel-1", "+elected-leader"),
+            ev(5400, "sentinel-1", "+failover-state-wait-promotion", "slave 10.0.0.2:6379 10.0.0.2 6379 @ valkey 10.0.0.1 6379"),
+            ev(6300, "sentinel-1", "+promoted-slave", "slave 10.0.0.2:6379 10.0.0.2 6379 @ valkey 10.0.0.1 6379"),
+            ev(6400, "sentinel-1", "+switch-master", "valkey 10.0.0.1 6379 10.0.0.2 6379"),
+          ],
+          stop: () => Promise.resolve(),
+        }),
+    };
+    const r = await drillOnce(inputs("replication"), "primary", withEvents);
+    expect(at).toBe(kube.faultAt);
+    expect(r.sentinelEvents?.map((e) => [e.t, e.sentinel, e.event])).toEqual([
+      [5000, "sentinel-0", "+sdown"],
+      [5100, "sentinel-1", "+odown"],
+      [5150, "sentinel-1", "+try-failover"],
+      [5200, "sentinel-1", "+elected-leader"],
+      [5400, "sentinel-1", "+failover-state-wait-promotion"],
+      [6300, "sentinel-1", "+promoted-slave"],
+      [6400, "sentinel-1", "+switch-master"],
+    ]);
+    expect(r.failoverSteps).toEqual({
+      sdownMs: 5000,
+      odownMs: 5100,
+      tryFailoverMs: 5150,
+      electedMs: 5200,
+      promotionSentMs: 5400,
+      promotedMs: 6300,
+      switchedMs: 6400,
+      aborts: [],
+    });
   });
 
   it("detectionMs is null with the reason when not observable (switchover; cluster all) or when the watcher cannot start", async () => {

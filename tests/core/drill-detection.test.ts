@@ -11,6 +11,7 @@ import { killHard } from "../../benchmarks/local/sentinel-topology.js";
 import { DirectConnector } from "../../benchmarks/topology/connector.js";
 import { parseEndpoint } from "../../vocabulary/endpoint.js";
 import { failedHosts, namesPod, sdownHost, watchClusterNodes, watchSentinels } from "../../components/steps/failure-drill/detection.js";
+import { failoverSteps, sentinelEventRows } from "../../benchmarks/drill/sentinel-events.js";
 import type { DrillPod } from "../../components/steps/failure-drill/kube-api.js";
 import { startTestCluster, startTestReplication, TIMINGS } from "./drill-faults.js";
 
@@ -66,21 +67,35 @@ describe("detection watchers on real processes", () => {
     await cluster?.stop();
   });
 
-  it("Sentinels: +sdown of the SIGKILLed primary, seen after down-after and well within the local bound", async () => {
+  it("Sentinels: +sdown of the SIGKILLed primary, seen after down-after and well within the local bound; every Sentinel's events kept, the failover's steps in order", async () => {
     replication = await startTestReplication(PASSWORD);
     const primaryHost = parseEndpoint((await replication.verify()).shards[0]!.primary.address).host;
     const connector = new DirectConnector({ password: PASSWORD });
-    const clients = await Promise.all(replication.t.sentinelEndpoints.map((e) => connector.connect(e)));
+    const clients = await Promise.all(replication.t.sentinelEndpoints.map(async (e, n) => ({ pod: `sentinel-${n}`, client: await connector.connect(e) })));
     const watch = await watchSentinels(clients);
     const faultAt = Date.now();
     watch.arm([pod("member-0", primaryHost)], faultAt);
     const handle = await replication.inject("primary");
     const seen = await until(() => watch.detectedAt(), 20_000);
+    // Watched on until a Sentinel switched its primary (the failover's last step).
+    await until(() => failoverSteps(sentinelEventRows(watch.events?.() ?? [], faultAt)).switchedMs ?? undefined, 20_000);
     await watch.stop();
     await handle.restored;
     expect(seen, "no +sdown for the killed primary").toBeDefined();
     expect(seen! - faultAt).toBeGreaterThanOrEqual(TIMINGS.failureDetectionMs / 2);
     expect(seen! - faultAt).toBeLessThanOrEqual(15_000);
+    // Every Sentinel's events were kept, named by its pod: the failover's steps in order, from the
+    // +sdown the detection saw to a Sentinel switching its primary.
+    const rows = sentinelEventRows(watch.events?.() ?? [], faultAt);
+    const steps = failoverSteps(rows);
+    expect(steps.sdownMs, JSON.stringify(rows)).toBe(Math.round(seen! - faultAt));
+    for (const [a, b] of [
+      [steps.sdownMs, steps.odownMs],
+      [steps.odownMs, steps.promotedMs],
+      [steps.promotedMs, steps.switchedMs],
+    ] as const)
+      expect(a !== null && b !== null && a <= b, JSON.stringify(steps)).toBe(true);
+    expect(new Set(rows.map((r) => r.sentinel)), JSON.stringify(rows)).toEqual(new Set(clients.map((c) => c.pod)));
   }, 120_000);
 
   it("cluster: a survivor's CLUSTER NODES flags the SIGKILLed member, after the node timeout and within the bound; the victim is never polled", async () => {

@@ -4,8 +4,11 @@
  * (subscribed before the fault) naming a deleted member; cluster: the surviving members'
  * `CLUSTER NODES`, polled, flagging a deleted member's address `fail?` or `fail`. Not observable
  * when nobody survives to see it (`all`), or, in the planned `switchover`, when nothing fails.
+ * Replication also keeps every event the Sentinels publish (PSUBSCRIBE `*`), for the row's
+ * `sentinelEvents` and `failoverSteps` (benchmarks/drill/sentinel-events.ts), as the local drills do.
  */
 import type { Redis } from "ioredis";
+import type { SentinelEventAt } from "../../../benchmarks/drill/sentinel-events.js";
 import type { DrillPod } from "./kube-api.js";
 
 export interface DetectionWatch {
@@ -13,6 +16,8 @@ export interface DetectionWatch {
   arm(deleted: readonly DrillPod[], faultAt: number): void;
   /** When the first mark was seen; undefined: none (yet). */
   detectedAt(): number | undefined;
+  /** Replication: every Sentinel event received since the watch started (times on this process's clock). */
+  events?(): SentinelEventAt[];
   stop(): Promise<void>;
 }
 
@@ -36,24 +41,28 @@ export function failedHosts(clusterNodes: string): string[] {
     .map((f) => (f[1] ?? "").split("@")[0]!.replace(/:\d+$/, ""));
 }
 
-/** Replication: subscribes `+sdown` on every Sentinel client (already connected and authenticated). */
-export async function watchSentinels(clients: readonly Redis[], now: () => number = Date.now): Promise<DetectionWatch> {
+/** Replication: every event of every Sentinel client (already connected and authenticated), named by `pod`; detection is the first `+sdown` of a deleted pod. */
+export async function watchSentinels(clients: readonly { pod: string; client: Redis }[], now: () => number = Date.now): Promise<DetectionWatch> {
   let deleted: readonly DrillPod[] = [];
   let armedAt = Infinity;
   let seen: number | undefined;
-  for (const c of clients) {
+  const events: SentinelEventAt[] = [];
+  for (const { pod, client: c } of clients) {
     c.on("error", () => undefined);
-    c.on("message", (_channel: string, payload: string) => {
+    c.on("pmessage", (_pattern: string, channel: string, payload: string) => {
       const at = now();
+      events.push({ sentinel: pod, at, channel, payload });
+      if (channel !== "+sdown") return;
       const host = sdownHost(payload);
       if (seen === undefined && at >= armedAt && host !== undefined && namesPod(host, deleted)) seen = at;
     });
-    await c.subscribe("+sdown");
+    await c.psubscribe("*");
   }
   return {
     arm: (pods, faultAt) => ((deleted = pods), (armedAt = faultAt)),
     detectedAt: () => seen,
-    stop: () => Promise.resolve(clients.forEach((c) => c.disconnect())),
+    events: () => [...events],
+    stop: () => Promise.resolve(clients.forEach((c) => c.client.disconnect())),
   };
 }
 

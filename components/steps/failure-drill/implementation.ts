@@ -20,6 +20,7 @@ import { ackedLossBound, firstFailureAfterMs, type DurabilityConfig, type LossWi
 import { drillFailures, drillOk, loadFigures, type WriteRecord } from "../../../benchmarks/drill/ledger.js";
 import { type Fault } from "../../../vocabulary/faults.js";
 import { parseRecordLines } from "../../../benchmarks/drill/record-lines.js";
+import { failoverSteps, sentinelEventRows } from "../../../benchmarks/drill/sentinel-events.js";
 import { renderDrillsCsv } from "../../../benchmarks/drill/drill-table.js";
 import { dynamicProtocol } from "../kit/protocol.js";
 import type { TopologyCheckReport } from "../topology-check/implementation.js";
@@ -267,6 +268,7 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
       await watch?.stop();
     }
     const detectedAt = watch?.detectedAt();
+    const sentinelEvents = watch?.events === undefined ? undefined : sentinelEventRows(watch.events(), faultAt);
     if (after === undefined || recoveredAt === undefined) {
       throw new DrillError(`the ${fault} drill did not heal within ${i.timeoutS} s (drills.timeoutS) after ${injected.description}: ${why}`);
     }
@@ -311,6 +313,7 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
       after,
       loadPod: podName,
       deletedPods: injected.deleted.map((d) => ({ name: d.name, uid: d.uid })),
+      ...(sentinelEvents === undefined ? {} : { sentinelEvents, failoverSteps: failoverSteps(sentinelEvents) }),
     };
   } finally {
     await api.deleteLoad(ns, name);

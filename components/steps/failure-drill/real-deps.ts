@@ -86,7 +86,7 @@ async function watchDetection(i: FailureDrillInputs, kube: ReturnType<typeof kub
   const reach = kube.connector([...members, ...sentinels]);
   const targets = s === undefined ? members : sentinels;
   const clients = await Promise.all(targets.map(async (p) => ({ pod: p.name, client: await reach.connect({ host: p.podIP ?? p.name, port: p.port }) })));
-  const watch = s === undefined ? watchClusterNodes(clients) : await watchSentinels(clients.map((c) => c.client));
+  const watch = s === undefined ? watchClusterNodes(clients) : await watchSentinels(clients);
   return {
     ...watch,
     stop: async () => {

@@ -1,6 +1,7 @@
 /** What a FailureDrill reports and what it needs from the outside world (tests pass fakes; real-deps.ts the real ones). */
 import type { DurabilityConfig } from "../../../benchmarks/drill/bounds.js";
 import type { DrillOutcome } from "../../../benchmarks/drill/ledger.js";
+import type { FailoverSteps, SentinelEventRow } from "../../../benchmarks/drill/sentinel-events.js";
 import type { TopologyCheckReport } from "../topology-check/types.js";
 import type { DetectionWatch } from "./detection.js";
 import type { DrillKubeApi, DrillPod } from "./kube-api.js";
@@ -16,6 +17,10 @@ export interface DeployedDrill extends DrillOutcome {
   loadPod: string;
   /** The pods the fault deleted or evicted, by name and UID (the UID finds their events, e.g. FailedPreStopHook). */
   deletedPods: Array<{ name: string; uid: string }>;
+  /** Replication: every event the Sentinels published from the fault on (ms from the fault, the Sentinel's pod), received through the connector. */
+  sentinelEvents?: SentinelEventRow[];
+  /** Replication: when the Sentinels reported each failover step first (from sentinelEvents). */
+  failoverSteps?: FailoverSteps;
 }
 
 /** What a drill needs from the outside world; tests pass fakes. */

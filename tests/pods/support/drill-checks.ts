@@ -16,6 +16,7 @@
 import { expect } from "vitest";
 import type { Api } from "../../../benchmarks/kube-local/api.js";
 import type { ClusterStatus } from "../../../benchmarks/kube-local/cluster.js";
+import type { FailoverSteps, SentinelEventRow } from "../../../benchmarks/drill/sentinel-events.js";
 import { DATA_PLANE_LABEL } from "../../../components/shared.js";
 import { DEFAULT_SWITCHOVER_TIMEOUT_SECONDS } from "../../../pod/replication-prestop-script.js";
 
@@ -52,6 +53,8 @@ export interface DrillRow {
   after: { ok: boolean; failures: unknown[] };
   loadPod: string;
   deletedPods: Array<{ name: string; uid: string }>;
+  sentinelEvents?: SentinelEventRow[];
+  failoverSteps?: FailoverSteps;
 }
 
 interface PodList {
@@ -94,6 +97,17 @@ export async function expectDrills(
   expect(new Set(rows.map((r) => r.loadPod)).size).toBe(3);
   expect(primary.faultDescription).toMatch(/^primary pod \S+ \(\S+ on \S+\) deleted, grace 0$/);
   expect(primary.faultDescription).not.toContain(clientNode);
+  if (mode === "replication") {
+    // The failover as the Sentinels told it, received through the connector during the drill: from
+    // the +sdown of the deleted primary to a Sentinel switching to the new one, in order.
+    const s = primary.failoverSteps;
+    console.log(
+      `[pods] replication primary drill, the Sentinels' timeline (ms from the API call):\n${(primary.sentinelEvents ?? []).map((e) => `  +${e.t} ${e.sentinel} ${e.event} ${e.detail}`).join("\n")}\n  steps ${JSON.stringify(s)}`,
+    );
+    expect(s?.sdownMs ?? null, JSON.stringify(s)).not.toBeNull();
+    expect(s?.switchedMs ?? null, JSON.stringify(s)).not.toBeNull();
+    expect((s?.sdownMs ?? 0) <= (s?.switchedMs ?? -1), JSON.stringify(s)).toBe(true);
+  }
   // The planned path: the kubelet ran the preStop on eviction, which handed the primary over
   // before the server stopped. Cluster mode (CLUSTER FAILOVER to a synced replica) must beat
   // failure detection. Replication mode is held to its preStop's own promise, the writes paused
