@@ -132,17 +132,28 @@ esac
 #    0.77-0.85 s, against ~1 ms unpaused). So each replica the primary still lists behind is asked
 #    itself what it applied (INFO replication, slave_repl_offset), which it knows at once.
 lagging="unknown"
-# The replica of an INFO replication slaveN line ("ip=...,port=...,state=...,offset=...") applied $offset.
+# Whether the replica of an INFO replication slaveN line ("ip=...,port=...,state=...,offset=...")
+# applied $offset, asked itself with a 1 s bound; one that does not answer is not asked again (a
+# frozen or cut-off replica would otherwise hold every look for the cli timeout): the primary's
+# view of it (its acks) still counts.
+silent=""
 applied() {
   r_ip=$(printf '%s' "$1" | sed -n 's/.*[:,]ip=\\([^,]*\\),.*/\\1/p')
   r_port=$(printf '%s' "$1" | sed -n 's/.*,port=\\([0-9]*\\),.*/\\1/p')
   [ -n "$r_ip" ] && [ -n "$r_port" ] || return 1
+  case " $silent " in *" $r_ip:$r_port "*) return 1 ;; esac
+  saved_timeout=$cli_timeout; cli_timeout=1
   theirs=$(cli -h "$r_ip" -p "$r_port" --raw INFO replication 2>/dev/null | tr -d '\\r' | sed -n 's/^slave_repl_offset://p')
-  [ -n "$theirs" ] && [ "$theirs" -ge "$offset" ]
+  cli_timeout=$saved_timeout
+  [ -n "$theirs" ] || { silent="$silent $r_ip:$r_port"; return 1; }
+  [ "$theirs" -ge "$offset" ]
 }
 if [ -n "$paused" ]; then
-  polls=$((catch_up_s * 10))
-  while [ "$polls" -gt 0 ] && [ "$(now_s)" -lt "$deadline" ]; do
+  looks=0
+  catch_up_until=$(($(now_s) + catch_up_s))
+  [ "$catch_up_until" -le "$deadline" ] || catch_up_until=$deadline
+  while [ "$(now_s)" -lt "$catch_up_until" ]; do
+    looks=$((looks + 1))
     info=$(local_cli --raw INFO replication 2>/dev/null | tr -d '\\r')
     offset=$(printf '%s\\n' "$info" | sed -n 's/^master_repl_offset://p')
     replicas=$(printf '%s\\n' "$info" | grep -c '^slave[0-9]*:')
@@ -153,11 +164,10 @@ if [ -n "$paused" ]; then
       done
     fi
     if [ -n "$offset" ] && [ "$replicas" -gt 0 ] && [ "$lagging" -eq 0 ]; then
-      log "all $replicas replicas at offset $offset (look $((catch_up_s * 10 - polls + 1)), a tenth of a second apart)"
+      log "all $replicas replicas at offset $offset (look $looks, a tenth of a second apart)"
       break
     fi
     nap
-    polls=$((polls - 1))
   done
   [ "$lagging" = 0 ] || log "replicas not all at the final offset after \${catch_up_s}s ($lagging behind of \${replicas:-?}); failing over anyway"
 fi
