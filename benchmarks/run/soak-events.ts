@@ -2,6 +2,9 @@
  * Events in a soak's series, found by comparing each member's INFO from one sample to the next
  * (the baseline, read before the load, is the first). Pure: series in, events out.
  *
+ * Times: a sample is stamped at its load window's end, and its members' INFO is read right after,
+ * so an event can carry the end of the window just before the moment it began (by up to the INFO
+ * read's delay), never an earlier one.
  * - aof-rewrite: `aof_rewrites` went up, or `aof_rewrite_in_progress` was seen at 1 where it was
  *   0 before. One event per rewrite, at the first sample that shows it; it lasts until a sample
  *   shows no rewrite in progress. Its fork time is
