@@ -38,9 +38,21 @@ function envVar(name: string, c: PodEnvContext): EnvVar {
   }
 }
 
-/** The container's `env`, one entry per variable the definition reads. */
+/**
+ * The container's `env`, one entry per variable the definition reads; POD_NAME goes before
+ * VALKEY_ANNOUNCE_HOST even when no script reads it, because that value is built from
+ * `$(POD_NAME)`, which Kubernetes expands only from a variable defined earlier in the list.
+ * Without it the literal text is announced: on real pods every Sentinel announced
+ * `$(POD_NAME).valkey-sentinel-headless…` and they kept replacing each other as peers
+ * (`+sentinel-invalid-addr` every second in the drill's Sentinel events).
+ */
 export function podEnv(def: PodDefinition, c: PodEnvContext): EnvVar[] {
-  return def.env.map((name) => envVar(name, c));
+  const out: EnvVar[] = [];
+  for (const name of def.env) {
+    if (name === "VALKEY_ANNOUNCE_HOST" && !out.some((e) => e.name === "POD_NAME")) out.push(envVar("POD_NAME", c));
+    if (!out.some((e) => e.name === name)) out.push(envVar(name, c));
+  }
+  return out;
 }
 
 /** VALKEYCLI_AUTH / REDISCLI_AUTH from the password Secret (none when auth is off): the password reaches valkey-cli by environment, never argv. */

@@ -154,7 +154,8 @@ describe("one pod, one definition", () => {
     for (const [name, text] of Object.entries(deployed.files)) expect(m.configMap.data?.[name], name).toBe(text);
     const c = container(m.sentinel.statefulSet);
     expect(c.command).toEqual(deployed.command);
-    expect(c.env.map((e) => e.name).sort()).toEqual([...deployed.env].sort());
+    // POD_NAME besides: VALKEY_ANNOUNCE_HOST is built from $(POD_NAME) (components/valkey/pod-env.ts).
+    expect(c.env.map((e) => e.name).sort()).toEqual(["POD_NAME", ...deployed.env].sort());
 
     const host = "127.0.0.13";
     const local = launchLocally(
@@ -201,5 +202,37 @@ describe("one pod, one definition", () => {
     expect(() => launchLocally(launch, host, 7002)).toThrow(
       /member-0: the pod's scripts read VALKEYCLI_AUTH, REDISCLI_AUTH, which the local launch does not set/,
     );
+  });
+});
+
+describe("env references", () => {
+  it("every $(VAR) in a container's env is defined before it in that env (else Kubernetes leaves the text as it is), in both modes", () => {
+    const built = [
+      buildClusterManifests({ namespace: "valkey", release: "valkey", valkey: cluster, placement: PLACEMENT, auth: true }).statefulSet,
+      ...(() => {
+        const m = buildReplicationManifests({ namespace: "valkey", release: "valkey", valkey: replication, placement: PLACEMENT, auth: true });
+        return [m.statefulSet, m.sentinel.statefulSet];
+      })(),
+    ];
+    let checked = 0;
+    for (const sts of built) {
+      const spec = sts.spec?.template?.spec as unknown as {
+        containers: { name: string; env?: { name: string; value?: string }[] }[];
+        initContainers?: { name: string; env?: { name: string; value?: string }[] }[];
+      };
+      for (const ctr of [...spec.containers, ...(spec.initContainers ?? [])]) {
+        const env = ctr.env ?? [];
+        env.forEach((e, i) => {
+          for (const [, ref] of (e.value ?? "").matchAll(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g)) {
+            checked++;
+            expect(
+              env.slice(0, i).map((x) => x.name),
+              `${sts.metadata?.name}/${ctr.name}: ${e.name} uses $(${ref})`,
+            ).toContain(ref);
+          }
+        });
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(3); // the members of both modes and the Sentinels announce $(POD_NAME)-based names
   });
 });
