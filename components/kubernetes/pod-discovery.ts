@@ -86,6 +86,9 @@ export async function discoverPods(api: PodApi, o: DiscoverOptions): Promise<Dis
     .sort(byOrdinal);
 }
 
+/** Pods found but not (yet) usable: not ready, no IP, not scheduled or on a node without a zone. */
+export class PodsNotUsableError extends Error {}
+
 /** Names every pod that is not ready, has no IP or no zone; empty when all are usable. */
 export function unusablePods(pods: readonly DiscoveredPod[]): string[] {
   return pods.flatMap((p) => {

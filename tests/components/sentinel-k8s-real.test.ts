@@ -104,6 +104,24 @@ describe("replication under Sentinel on real processes (fake Kubernetes API only
     expect(out.table).toContain("Sentinels");
   }, 60_000);
 
+  it("TopologyCheck waits, within its timeout, for a Sentinel pod not ready yet (a loaded node's probe), and names it when it stays unready", async () => {
+    const deps = depsFor(t);
+    const api = deps.podApi as StaticPodApi;
+    const sentinel = api.pods.find((p) => p.name === "valkey-sentinel-1");
+    if (sentinel === undefined) throw new Error("no valkey-sentinel-1 pod");
+    sentinel.ready = false;
+    const never = await checkTopologyOnKubernetes(inputs(t, 500), deps).then(
+      () => "passed",
+      (err: Error) => err.message,
+    );
+    expect(never).toMatch(/Sentinel pods in namespace data are not usable yet: valkey-sentinel-1 \(not ready\)/);
+    const lists = api.podLists.length;
+    setTimeout(() => (sentinel.ready = true), 3000);
+    const out = await checkTopologyOnKubernetes(inputs(t, 20_000), deps);
+    expect(out.report.ok).toBe(true);
+    expect(api.podLists.length - lists).toBeGreaterThan(2);
+  }, 60_000);
+
   it("preStop on a replica stops at once; on the primary it triggers SENTINEL FAILOVER and returns once another member is primary", async () => {
     const cli = resolveBinaries().cli.path;
     const before = await t.primaryFromSentinels();

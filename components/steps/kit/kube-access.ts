@@ -8,7 +8,7 @@ import { DirectConnector } from "../../../benchmarks/topology/connector.js";
 import type { NodeEndpoint } from "../../../vocabulary/endpoint.js";
 import type { CheckConnector } from "../../../config/types.js";
 import { KubePodApi, loadKubeConfig, type PodApi, type PodRecord } from "../../kubernetes/pod-api.js";
-import { discoverPods, unusablePods, type DiscoveredPod } from "../../kubernetes/pod-discovery.js";
+import { discoverPods, PodsNotUsableError, unusablePods, type DiscoveredPod } from "../../kubernetes/pod-discovery.js";
 import { KubePortForwarder, PortForwardConnector, type Forwarder } from "../../kubernetes/port-forward-connector.js";
 import type { Parsed } from "./inputs.js";
 import type { kubeTargetFields } from "./kube-target.js";
@@ -70,7 +70,7 @@ export async function usablePods(i: KubeTargetInputs, deps: KubeDeps, expected?:
   }
   if (pods.length === 0) throw new Error(`no Valkey pods in ${where}`);
   const bad = unusablePods(pods);
-  if (bad.length > 0) throw new Error(`Valkey pods in ${where} are not usable yet: ${bad.join("; ")}`);
+  if (bad.length > 0) throw new PodsNotUsableError(`Valkey pods in ${where} are not usable yet: ${bad.join("; ")}`);
   return pods;
 }
 

@@ -13,7 +13,7 @@ import type { NodeEndpoint } from "../../../vocabulary/endpoint.js";
 import type { ZoneSource } from "../../../benchmarks/topology/zones.js";
 import { normalHost, podsByHost } from "../../kubernetes/pod-addresses.js";
 import type { PodApi, PodRecord } from "../../kubernetes/pod-api.js";
-import { discoverPods, unusablePods, type DiscoveredPod } from "../../kubernetes/pod-discovery.js";
+import { discoverPods, PodsNotUsableError, unusablePods, type DiscoveredPod } from "../../kubernetes/pod-discovery.js";
 import { KubernetesZoneSource } from "../../kubernetes/zone-source.js";
 import { ROLE_LABEL } from "../../shared.js";
 import { kubeDeps, podEndpoint, usablePods, type KubeDeps } from "../kit/kube-access.js";
@@ -158,12 +158,13 @@ export async function kubernetesVerifier(i: VerifierInputs, deps: CheckDeps): Pr
 }
 
 export async function checkTopologyOnKubernetes(i: TopologyCheckInputs, deps: CheckDeps = kubeDeps(i)): Promise<TopologyCheckOutputs> {
-  const { verify, close } = await kubernetesVerifier(i, deps);
   const s = i.mode === "replication" ? i.sentinel : undefined;
+  // Fresh Sentinels learn their peers (hello, every 2 s) and the replicas (INFO, every 10 s)
+  // after they start, and a loaded node may fail a Sentinel's readiness probe for a while: under
+  // Sentinel a pod not usable yet and a failing verdict are asked again, bounded by timeoutMs.
+  const deadline = Date.now() + (s === undefined ? 0 : (i.timeoutMs ?? SENTINEL_CONVERGE_MS));
+  const { verify, close } = await untilUsable(() => kubernetesVerifier(i, deps), deadline);
   try {
-    // Fresh Sentinels learn their peers (hello, every 2 s) and the replicas (INFO, every 10 s)
-    // after they start: under Sentinel a failing verdict is asked again, bounded by timeoutMs.
-    const deadline = Date.now() + (s === undefined ? 0 : (i.timeoutMs ?? SENTINEL_CONVERGE_MS));
     let report = await verify();
     while (!report.ok && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 2000));
@@ -173,6 +174,18 @@ export async function checkTopologyOnKubernetes(i: TopologyCheckInputs, deps: Ch
     return { report: toCheckReport(report), table: formatTopologyReport(report) };
   } finally {
     await close();
+  }
+}
+
+/** `discover` again every 2 s while it finds pods not usable yet, until `deadline`; then its last error. */
+async function untilUsable<T>(discover: () => Promise<T>, deadline: number): Promise<T> {
+  for (;;) {
+    try {
+      return await discover();
+    } catch (err) {
+      if (!(err instanceof PodsNotUsableError) || Date.now() >= deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+    }
   }
 }
 
@@ -186,7 +199,7 @@ async function usableSentinels(
   const pods = await discoverPods(podApi, { namespace, selector, portsOf });
   if (pods.length === 0) throw new Error(`no Sentinel pods in namespace ${namespace} with selector '${selector}'`);
   const bad = unusablePods(pods);
-  if (bad.length > 0) throw new Error(`Sentinel pods in namespace ${namespace} are not usable yet: ${bad.join("; ")}`);
+  if (bad.length > 0) throw new PodsNotUsableError(`Sentinel pods in namespace ${namespace} are not usable yet: ${bad.join("; ")}`);
   return pods;
 }
 

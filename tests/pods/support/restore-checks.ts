@@ -227,7 +227,7 @@ async function expectRefusalsOnRealPods(ctx: PodsContext, b: BackupUnderTest, NS
     expect(await log("lost-volume-0", "restore-place")).toMatch(
       b.mode === "cluster"
         ? /not restoring: the release is already formed \(.* knows 6 cluster nodes\)/
-        : /not restoring: the release is already formed \(.* (is a replica|is a primary with 3 replica\(s\))\)/,
+        : /not restoring: the release is already formed \(.* (is a replica linked to its primary|is a replica whose link to its primary is down for \d+s|is a primary with 3 replica\(s\))\)/,
     );
     const listing = await log("lost-volume-0", "valkey");
     expect(listing).not.toContain("restored-from");
