@@ -8,6 +8,7 @@ import { parseImageReference } from "./fields.js";
 import { formatBytes, formatMillicores } from "./quantity.js";
 import type { ResourceAmounts, StackConfig, StackInput } from "./types.js";
 import { DEFAULT_MIX_DURATION_SECONDS, readsProblem, repeatProblem } from "../vocabulary/workload.js";
+import { HELD_PAST_DETECTION_S, heldFaultS } from "../vocabulary/faults.js";
 
 /**
  * The largest share of limits.memory `maxmemory` may take while RDB or AOF is on. A BGSAVE or
@@ -304,10 +305,15 @@ function checkDrills(config: StackConfig, report: Report): void {
       ["drills", "rate"],
       `${drills.rate} writes/s × drills.loadS ${drills.loadS} s is over ${MAX_DRILL_WRITES_PER_STREAM} writes per stream: the load pod's log (its records, about 120 bytes each) would outgrow the kubelet's 10 MiB log rotation`,
     );
-  if (drills.loadS < drills.preFaultS + 10)
+  const held = drills.faults.find((f) => f === "freeze" || f === "partition");
+  const detectionMs = config.valkey.mode === "cluster" ? config.valkey.cluster.nodeTimeoutMs : config.valkey.replication.sentinel.downAfterMilliseconds;
+  const holdS = held === undefined ? 0 : heldFaultS(detectionMs);
+  if (drills.loadS < drills.preFaultS + holdS + 10)
     report(
       ["drills", "loadS"],
-      `${drills.loadS} s leaves less than 10 s of load after the fault (drills.preFaultS is ${drills.preFaultS}); use at least ${drills.preFaultS + 10}`,
+      held === undefined
+        ? `${drills.loadS} s leaves less than 10 s of load after the fault (drills.preFaultS is ${drills.preFaultS}); use at least ${drills.preFaultS + 10}`
+        : `${drills.loadS} s leaves less than 10 s of load after ${held}, which holds ${holdS} s (failure detection ${detectionMs} ms + ${HELD_PAST_DETECTION_S} s) after drills.preFaultS ${drills.preFaultS} s; use at least ${drills.preFaultS + holdS + 10}`,
     );
 }
 

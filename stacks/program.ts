@@ -179,6 +179,7 @@ function failureDrills(
     zoneDownS: drills.zoneDownS,
     timeoutS: drills.timeoutS,
     image: drills.image,
+    agentImage: v.image,
     loadTarget: { host: e.write, port: e.port, ...(sentinel === undefined ? {} : { sentinel }) },
     secretName: valkey.secretName,
     passwordKey: valkey.passwordKey,

@@ -9,13 +9,14 @@ export type DrillMode = "cluster" | "replication";
 
 /** Faults the deployed step cannot inject, and why (config/drills-section.ts refuses them, naming drills.faults; components/steps/failure-drill/faults.ts injects the rest). */
 export const UNSUPPORTED_DEPLOYED_FAULTS: Partial<Record<Fault, string>> = {
-  freeze:
-    "valkey-server is PID 1 of its container and Linux does not deliver SIGSTOP sent from inside the container's PID namespace to its init (pods/exec `kill -STOP 1` is ignored); run it with `vbench drill --fault freeze` locally",
-  partition:
-    "NetworkPolicies only add allowances: a drill policy cannot cut the member ↔ member and Sentinel → member traffic the release's own policies admit; run it with `vbench drill --fault partition` locally",
   upgrade:
     "a deployed upgrade is a real change: set a new valkey.image (or a restart-only setting) and `pulumi up`; the RollingRestart step rolls the members in the same order the local drill does (docs/drills.md, upgrade); run the drill with `vbench drill --fault upgrade` locally",
 };
+
+/** Deployed freeze and partition hold the fault this long past failure detection (and the failover). */
+export const HELD_PAST_DETECTION_S = 5;
+/** Deployed freeze and partition: seconds the fault holds, failure detection (down-after / cluster-node-timeout) + HELD_PAST_DETECTION_S. */
+export const heldFaultS = (failureDetectionMs: number): number => Math.ceil(failureDetectionMs / 1000) + HELD_PAST_DETECTION_S;
 
 /** Parses `primary,zone` (or `all-faults`-free lists), naming an unknown fault. */
 export function parseFaults(text: string): Fault[] {

@@ -17,6 +17,7 @@ import { loadSettingsFromEnv, type LoadSettings } from "./load-env.js";
 import { clusterClient, loadStreams, plainRedis, sentinelRedis, type LoadClient } from "./load.js";
 import { loadShardsOf } from "./load-shards.js";
 import type { LoadShard } from "./writers.js";
+import { clientReady } from "../util/client-ready.js";
 
 /** The client paths, each a factory: every writer gets its own client (load.ts loadStreams). */
 async function clients(s: LoadSettings): Promise<{ paths: { client: string; make: () => LoadClient }[]; shards: LoadShard[] }> {
@@ -47,23 +48,12 @@ async function clients(s: LoadSettings): Promise<{ paths: { client: string; make
   return { paths, shards: [] };
 }
 
-/** Waits until a client is connected (AUTH done), so connection set-up is not counted as failed writes. */
-function whenReady(stream: string, c: LoadClient, ms: number): Promise<void> {
-  if (c.client.status === "ready") return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${stream}: not connected after ${ms} ms`)), ms);
-    c.client.once("ready", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-}
-
 async function main(): Promise<void> {
   const s = loadSettingsFromEnv(process.env);
   const { paths, shards } = await clients(s);
   const streams = loadStreams(paths, shards, { prefix: s.keyPrefix, rate: s.rate, waitTimeoutMs: s.waitTimeoutMs, deadlineMs: s.commandTimeoutMs });
-  await Promise.all(streams.map((w) => whenReady(w.stream, w.loadClient, 30_000)));
+  // Connection set-up is not counted as failed writes.
+  await Promise.all(streams.map((w) => clientReady(w.loadClient.client, w.stream, 30_000)));
   const loadStart = Date.now();
   streams.forEach((w) => w.start());
   // DRILL_LOAD_S, or less when told to stop (SIGTERM: a pod's container runs this as PID 1,

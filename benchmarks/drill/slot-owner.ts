@@ -11,6 +11,7 @@
  * no natMap).
  */
 import type { Cluster, Redis } from "ioredis";
+import { clientReady } from "../util/client-ready.js";
 
 export class SlotOwner {
   private current: { key: string; redis: Redis } | undefined;
@@ -41,21 +42,8 @@ export class SlotOwner {
    */
   async ready(ms: number): Promise<Redis | undefined> {
     const redis = this.connection();
-    if (redis === undefined || redis.status === "ready") return redis;
-    await new Promise<void>((resolve, reject) => {
-      const done = (err?: Error): void => {
-        clearTimeout(timer);
-        redis.off("ready", onReady);
-        redis.off("end", onEnd);
-        if (err === undefined) resolve();
-        else reject(err);
-      };
-      const onReady = (): void => done();
-      const onEnd = (): void => done(new Error(`the connection to the slot's primary closed before it was ready`));
-      const timer = setTimeout(() => done(new Error(`the connection to the slot's primary was not ready within ${ms} ms`)), ms);
-      redis.once("ready", onReady);
-      redis.once("end", onEnd);
-    });
+    if (redis === undefined) return redis;
+    await clientReady(redis, "the connection to the slot's primary", ms);
     return redis;
   }
 

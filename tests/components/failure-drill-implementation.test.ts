@@ -324,12 +324,60 @@ describe("FailureDrill: the faults that really happen, where the API allows them
     expect(r.ackedLossBound!.reason).toMatch(/async replication window 5\.0 s/);
   });
 
-  it.each(["freeze", "partition"] as const)("%s cannot be injected through the API: refused naming the fault and why, nothing broken", async (fault) => {
-    const { kube, deps } = setup("replication");
-    await expect(drillOnce(inputs("replication"), fault, deps)).rejects.toThrow(new RegExp(`^the ${fault} fault cannot be injected in the deployed stack: `));
-    expect(kube.calls.filter((c) => !/load/.test(c))).toEqual([]);
+  it.each(["freeze", "partition"] as const)(
+    "%s: a privileged hostPID agent pod on the primary's node holds the fault; the fault time is the agent's, recovery only once it has undone it",
+    async (fault) => {
+      const { kube, deps } = setup("replication");
+      const r = await drillOnce(inputs("replication", { agentImage: "valkey/valkey:9" }), fault, deps);
+      const [agent] = kube.agents;
+      expect(kube.agents).toHaveLength(1);
+      const spec = agent!.body["spec"] as Record<string, unknown> & { containers: Array<Record<string, unknown>> };
+      expect(spec).toMatchObject({ nodeName: "node-a", hostPID: true, restartPolicy: "Never", automountServiceAccountToken: false });
+      expect(spec.containers[0]).toMatchObject({
+        image: "valkey/valkey:9",
+        securityContext: { privileged: true, runAsUser: 0 },
+        volumeMounts: [{ name: "host-root", mountPath: "/host" }],
+      });
+      expect(spec["volumes"]).toEqual([{ name: "host-root", hostPath: { path: "/", type: "Directory" } }]);
+      // The primary valkey-0's uid; hold = detection 5 s + 5 s; partition: every other member and Sentinel, never a client.
+      const uid0 = kube.calls.find((c) => c.startsWith("create agent"));
+      expect(uid0).toMatch(new RegExp(`^create agent valkey-drill-${fault}-k1-agent on node-a: ${fault} uid-1 hold 10 s$`));
+      expect(agent!.env["PEERS"]).toBe(fault === "partition" ? "10.0.0.1 10.0.0.2 10.0.0.10 10.0.0.11 10.0.0.12" : "");
+      expect(JSON.stringify(agent!.body)).not.toContain("pw-secret");
+      // Nothing deleted; the fault counted from the agent's "injected" time (3 s after its pod was asked for), recovery after its 10 s hold.
+      expect(kube.calls.filter((c) => /^delete valkey-[0-9]/.test(c))).toEqual([]);
+      expect(kube.faultAt).toBe(agent!.injectAt);
+      expect(r.recoveryMs).toBeGreaterThanOrEqual(10_000);
+      expect(r.recoveryMs).toBeLessThanOrEqual(11_000);
+      expect(r.faultDescription).toMatch(
+        new RegExp(`^primary valkey-0 \\(10\\.0\\.0\\.0 on node-a\\): .* by the privileged agent pod valkey-drill-${fault}-k1-agent on its node$`),
+      );
+      // The agent pod is removed afterwards, and the load too.
+      expect(kube.calls).toContain(`delete valkey-drill-${fault}-k1-agent grace=0`);
+      expect(agent!.deletedAt).toBeDefined();
+      expect(r.ok).toBe(true);
+    },
+  );
+
+  it("the agent that cannot inject (no valkey-server of the pod on its node) fails the drill with its log; nothing is left behind", async () => {
+    const { kube, deps } = setup("cluster", { agentFails: "fault-agent: no valkey-server of pod uid-1 among this node's processes" });
+    await expect(drillOnce(inputs("cluster"), "freeze", deps)).rejects.toThrow(
+      /the freeze fault's agent pod valkey\/valkey-drill-freeze-k1-agent on node-a ended \(Failed\) before injecting the fault; log:\nfault-agent: no valkey-server/,
+    );
+    expect(kube.agents[0]!.deletedAt).toBeDefined();
+    expect(kube.calls.some((c) => c.startsWith("delete load"))).toBe(true);
   });
 
+  it("a drill that does not heal still has the agent undo the fault (SIGTERM) before the step fails", async () => {
+    const { kube, deps } = setup("replication", { neverHeals: true });
+    // Held 65 s (detection 60 s + 5 s), past the 30 s timeout: the agent is stopped while it holds.
+    await expect(drillOnce(inputs("replication", { timeoutS: 30, failureDetectionMs: 60_000 }), "partition", deps)).rejects.toThrow(
+      /did not heal within 30 s .*: the partition of valkey-0 is held \(65 s\)/,
+    );
+    const [agent] = kube.agents;
+    expect(agent!.restoredAt).toBeDefined();
+    expect(agent!.deletedAt).toBeDefined();
+  });
   it("the row carries the promised bound and ok needs the acknowledged loss inside it", async () => {
     const { deps } = setup("replication");
     const r = await drillOnce(inputs("replication"), "primary", deps);
@@ -360,7 +408,7 @@ describe("deployedLossBound: the window ends where the deleted pods stopped serv
     // (+0.6 s), then nothing until +4 s: every member's death lies before +1.8 s.
     ["all", 100, [...records.slice(0, 5), at(11_800, true), at(14_000, true)], 1800, true],
     ["primary", 100, [...records.slice(0, 5), at(11_800, true), at(14_000, true)], 600, true],
-  ] as const)("%s, API call +%i ms: ends at +%i ms", (fault: Fault, injectMs, recs, toMs, kubelet) => {
+  ] as const)("%s, API call +%i ms (case %#): the window ends where the table says", (fault: Fault, injectMs, recs, toMs, kubelet) => {
     const w = deployedLossBound(fault, injectMs, c, recs, FAULT_AT);
     expect(w.toMs).toBe(toMs);
     expect(w.reason.includes("the kubelet kills after it returns")).toBe(kubelet);

@@ -23,7 +23,9 @@ import { VALKEY_BUS_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
 import { DRILL_LOAD_LABEL } from "../../components/steps/failure-drill/load-job.js";
 import { createStack, tail } from "../e2e/support/pulumi-harness.js";
 import { podsSkipReason, podsStackConfig, STACK_ZONES, usePodsCluster } from "./support/byo-on-pods.js";
-import { detectionSettings, drillConfig, expectDrills, type DrillRow } from "./support/drill-checks.js";
+import { detectionSettings, drillConfig, expectDrills, expectHeldFaults, type DrillRow } from "./support/drill-checks.js";
+
+const HELD_FAULTS = ["freeze", "partition"] as const;
 import { allowBusFrom, probe, type ProbeTarget } from "./support/probe.js";
 import { expectBackupOnRealPods } from "./support/backup-checks.js";
 import { expectScaleUpThenIn } from "./support/scale-checks.js";
@@ -238,22 +240,26 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
   // Cluster mode's day-2 changes on a second release, after the four above have ended (in the
   // lifecycle, the cluster one ran past its timeout in CI; as a fifth stack beside them, its first
   // up took 1,041 s where it takes 92 s alone): deployed with the current image, benchmark off,
-  // one cheap drill (a replica's pod deleted) whose load target the checks under load reuse; then
+  // one cheap drill (a replica's pod deleted) whose load target the checks under load reuse, and
+  // the held faults (freeze, partition: the privileged agent pod on the primary's node); then
   // a mix in the benchmark Job, open loop; then 3 x 1 -> 4 x 1 -> 3 x 1 under load.
   const dayTwo = async (): Promise<void> => {
     const NS = "valkey-scale-pods";
     const { cluster, api, env, clientNode } = ctx;
     const config = podsStackConfig(cluster, "cluster", NS, {
       benchmark: { enabled: false },
-      drills: { ...drillConfig(cluster), faults: ["replica"] },
+      drills: { ...drillConfig(cluster), faults: ["replica", ...HELD_FAULTS] },
     });
     const valkey = { ...detectionSettings("cluster", config.valkey as Record<string, unknown>), image: cluster.images.valkey };
     const s = await createStack(env, { ...config, valkey }, { password: PASSWORD });
     try {
       const t0 = Date.now();
       const first = await s.stack.up({ onOutput: (o) => s.log.push(o) });
-      console.log(`[pods] cluster (second release): first up (deploy, bootstrap, check, replica drill) ${Math.round((Date.now() - t0) / 1000)} s`);
+      console.log(
+        `[pods] cluster (second release): first up (deploy, bootstrap, check, drills replica/freeze/partition) ${Math.round((Date.now() - t0) / 1000)} s`,
+      );
       expect(first.summary.result, tail(s.log)).toBe("succeeded");
+      expectHeldFaults("cluster", first.outputs.report?.value as { drills: DrillRow[] | null; drillsCsv: string | null }, HELD_FAULTS);
       const c = { api, cluster, stack: s, NS, mode: "cluster" as const, password: PASSWORD, valkey };
       const release = await drillInputs(s);
       await expectMixOnRealPods(c, clientNode);
@@ -264,7 +270,7 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
     expect((await api("GET", `/api/v1/namespaces/${NS}`)).status).toBe(404);
   };
   it(
-    "cluster mode, a second release: a mix in the benchmark Job (open loop); scaled 3x1 -> 4x1 -> 3x1 under load; destroy leaves nothing",
+    "cluster mode, a second release: freeze and partition drills by a privileged agent pod on the primary's node, healed; a mix in the benchmark Job (open loop); scaled 3x1 -> 4x1 -> 3x1 under load; destroy leaves nothing",
     { timeout: 1_500_000 },
     dayTwo,
   );

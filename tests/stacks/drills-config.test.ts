@@ -34,16 +34,10 @@ describe("config drills: each bad value names its key", () => {
     ["an empty runId", { drills: { runId: "" } }, "drills.runId", "non-empty"],
     ["an unknown key", { drills: { faultz: [] } }, "drills.faultz", "unknown key"],
     [
-      "freeze (no SIGSTOP of a container's PID 1 through the API)",
-      { drills: { faults: ["primary", "freeze"] } },
+      "upgrade (a deployed upgrade is a real `pulumi up` with a new image)",
+      { drills: { faults: ["primary", "upgrade"] } },
       "drills.faults.1",
-      "freeze cannot run in the deployed stack: valkey-server is PID 1",
-    ],
-    [
-      "partition (NetworkPolicies only add allowances)",
-      { drills: { faults: ["partition"] } },
-      "drills.faults.0",
-      "partition cannot run in the deployed stack: NetworkPolicies only add allowances",
+      "upgrade cannot run in the deployed stack: a deployed upgrade is a real change",
     ],
   ])("%s", (_name, raw, path, fragment) => {
     const p = configIssues(raw).find((x) => x.path === path);
@@ -73,6 +67,17 @@ describe("config drills: cross-field rules", () => {
     const p = configIssues({ drills: { enabled: true, preFaultS: 20, loadS: 25 } });
     expect(p.map((x) => x.path)).toEqual(["drills.loadS"]);
     expect(p[0]!.message).toContain("use at least 30");
+  });
+
+  it("freeze and partition are accepted, and the load must outlast their hold (failure detection + 5 s) by 10 s", () => {
+    const { config } = parseStackConfig({ drills: { enabled: true, faults: ["freeze", "partition"], preFaultS: 3, loadS: 23 } });
+    expect(config.drills.faults).toEqual(["freeze", "partition"]);
+    // Replication's default down-after is 5 s: held 10 s, so 3 + 10 + 10 = 23 is the least.
+    const p = configIssues({ drills: { enabled: true, faults: ["primary", "partition"], preFaultS: 3, loadS: 22 } });
+    expect(p.map((x) => x.path)).toEqual(["drills.loadS"]);
+    expect(p[0]!.message).toContain(
+      "22 s leaves less than 10 s of load after partition, which holds 10 s (failure detection 5000 ms + 5 s) after drills.preFaultS 3 s; use at least 23",
+    );
   });
 
   it("the load's records must fit the pod log (rate × loadS per stream)", () => {

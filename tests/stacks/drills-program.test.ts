@@ -69,6 +69,8 @@ describe("failure drills in the program (mocks)", () => {
       zoneDownS: 30,
       timeoutS: 600,
       image: config.drills.image,
+      // freeze and partition: the fault agent runs the release's own Valkey image.
+      agentImage: config.valkey.image,
       runId: "drill-1",
       loadTarget: {
         host: "valkey-write.valkey.svc.cluster.local",

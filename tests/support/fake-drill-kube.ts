@@ -55,6 +55,23 @@ export interface FakeKubeOptions {
   log?: (real: string) => string;
   /** The verifier never passes after the fault. */
   neverHeals?: boolean;
+  /** The fault agent (freeze, partition) injects this long after its pod is created. @default 3000 */
+  agentStartMs?: number;
+  /** The agent's log instead of injecting (it fails: phase Failed). */
+  agentFails?: string;
+}
+
+/** A fault agent pod (freeze, partition) on the virtual clock. */
+export interface FakeAgent {
+  name: string;
+  body: Record<string, unknown>;
+  env: Record<string, string>;
+  createdAt: number;
+  injectAt: number;
+  holdMs: number;
+  /** When it undid the fault (after the hold, or at SIGTERM). */
+  restoredAt?: number;
+  deletedAt?: number;
 }
 
 export class FakeDrillKube implements DrillKubeApi {
@@ -118,8 +135,60 @@ export class FakeDrillKube implements DrillKubeApi {
       });
   }
 
+  readonly agents: FakeAgent[] = [];
+
+  private agentView(a: FakeAgent): DrillPod & { log: string } {
+    const now = this.o.clock.now();
+    const restoredAt = a.restoredAt ?? (a.injectAt + a.holdMs <= now ? a.injectAt + a.holdMs : undefined);
+    const log =
+      this.o.agentFails !== undefined
+        ? now >= a.injectAt
+          ? this.o.agentFails
+          : ""
+        : [
+            ...(now >= a.injectAt ? [`fault-agent: injected ${a.injectAt} valkey-server 4242 (fake)`] : []),
+            ...(restoredAt !== undefined && now >= restoredAt ? [`fault-agent: restored ${restoredAt}`] : []),
+          ].join("\n");
+    const phase =
+      now < a.createdAt + 1000
+        ? "Pending"
+        : this.o.agentFails !== undefined && now >= a.injectAt
+          ? "Failed"
+          : restoredAt !== undefined && now >= restoredAt
+            ? "Succeeded"
+            : "Running";
+    return { name: a.name, uid: `agent-${a.name}`, nodeName: "node-a", podIP: undefined, phase, ready: phase === "Running", deleting: false, labels: {}, log };
+  }
+
+  /** Whether an agent holds its fault now (the fake's primary is unreachable then). */
+  private holding(): boolean {
+    const now = this.o.clock.now();
+    return this.agents.some((a) => this.o.agentFails === undefined && now >= a.injectAt && (a.restoredAt ?? a.injectAt + a.holdMs) > now);
+  }
+
+  createPod(_ns: string, body: Record<string, unknown>): Promise<void> {
+    const meta = body["metadata"] as { name: string };
+    const spec = body["spec"] as { nodeName: string; containers: { env: { name: string; value: string }[] }[] };
+    const env = Object.fromEntries(spec.containers[0]!.env.map((e) => [e.name, e.value]));
+    const now = this.o.clock.now();
+    const injectAt = now + (this.o.agentStartMs ?? 3000);
+    this.calls.push(`create agent ${meta.name} on ${spec.nodeName}: ${env["FAULT"]} ${env["TARGET_POD_UID"]} hold ${env["HOLD_S"]} s`);
+    this.agents.push({ name: meta.name, body, env, createdAt: now, injectAt, holdMs: Number(env["HOLD_S"]) * 1000 });
+    if (this.o.agentFails === undefined) {
+      this.faultAt = injectAt;
+      // The Sentinels (or the replica) promote another member while the primary is held.
+      this.primary = this.pods.find((p) => p.labels["app"] === "valkey" && p.name !== this.primary && !p.deleting)?.name ?? this.primary;
+    }
+    return Promise.resolve();
+  }
+
   listPods(_ns: string, selector: string): Promise<DrillPod[]> {
     const [k, v] = selector.split("=");
+    if (k === "valkey-on-eks/drill-agent") {
+      return Promise.resolve(
+        this.agents.filter((a) => a.name === v && a.deletedAt === undefined).map((a) => ({ ...this.agentView(a), log: undefined }) as unknown as DrillPod),
+      );
+    }
     const all = this.view();
     const pick = k === "valkey-on-eks/drill-run" ? all.filter((p) => p.labels["run"] === v) : all.filter((p) => p.labels[k!] === v);
     return Promise.resolve(pick.map(({ zone: _z, createdAt: _c, removeAt: _r, scheduledAt: _s, ...p }) => ({ ...p, labels: { ...p.labels } })));
@@ -140,6 +209,14 @@ export class FakeDrillKube implements DrillKubeApi {
 
   deletePod(_ns: string, name: string, grace: number | undefined): Promise<void> {
     this.calls.push(`delete ${name} grace=${grace ?? "default"}`);
+    const agent = this.agents.find((a) => a.name === name && a.deletedAt === undefined);
+    if (agent !== undefined) {
+      // SIGTERM: the agent undoes a fault it still holds, then its pod goes (grace 0: at once).
+      const now = this.o.clock.now();
+      if (now >= agent.injectAt && agent.restoredAt === undefined && agent.injectAt + agent.holdMs > now) agent.restoredAt = now;
+      if (grace === 0) agent.deletedAt = now;
+      return Promise.resolve();
+    }
     const now = this.o.clock.now();
     this.faultAt ??= now;
     const old = this.pods.find((p) => p.name === name && !p.deleting);
@@ -216,6 +293,8 @@ export class FakeDrillKube implements DrillKubeApi {
   readonly stored = new Map<string, string>();
 
   podLog(_ns: string, pod: string, container: string): Promise<string> {
+    const agent = this.agents.find((a) => a.name === pod && a.deletedAt === undefined);
+    if (agent !== undefined && container === "fault") return Promise.resolve(this.agentView(agent).log);
     const l = [...this.loadPods.values()].find((x) => x.pod.name === pod);
     if (l === undefined || container !== "drill-load") return Promise.reject(new Error(`no pod ${pod}/${container}`));
     const records: WriteRecord[] = [];
@@ -247,8 +326,10 @@ export class FakeDrillKube implements DrillKubeApi {
   verify = (): Promise<TopologyCheckReport> => {
     const pods = this.view().filter((p) => p.labels["app"] !== undefined);
     const bad = pods.filter((p) => !p.ready);
-    if ((this.o.neverHeals === true && this.faultAt !== undefined) || bad.length > 0 || pods.length < 6) {
-      return Promise.reject(new Error(`topology check failed: NODE_UNREACHABLE ${bad.map((p) => p.name).join(",")}`));
+    if ((this.o.neverHeals === true && this.faultAt !== undefined) || bad.length > 0 || pods.length < 6 || this.holding()) {
+      return Promise.reject(
+        new Error(`topology check failed: NODE_UNREACHABLE ${this.holding() ? "(held by the fault agent) " : ""}${bad.map((p) => p.name).join(",")}`),
+      );
     }
     const members = pods.filter((p) => p.labels["app"] === "valkey");
     const addr = (p: PodState): string => `${p.podIP}:6379`;

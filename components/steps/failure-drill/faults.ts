@@ -19,14 +19,19 @@
  *   API has no "kill container". The exit flushes the AOF, so the fsync window is not exercised;
  * - lost-volume: the primary's PersistentVolumeClaim (data-<pod>) and then its pod deleted
  *   (grace 0): the StatefulSet recreates the pod on a new, empty volume.
- * freeze (SIGSTOP) is impossible through the API for the same PID-1 reason, and partition too:
- * NetworkPolicies only add allowances, so a drill policy cannot cut traffic the release's own
- * policies admit (member ↔ member, Sentinel → member); config refuses both (DEPLOYED_FAULTS).
+ * - freeze, partition: the API can neither stop a container's PID 1 (the PID-1 reason above) nor
+ *   cut traffic the release's own NetworkPolicies admit (policies only add allowances), so a
+ *   privileged agent pod on the primary's node does it from the host's PID namespace
+ *   (fault-agent.ts): SIGSTOP of the primary's valkey-server, or iptables DROP in its network
+ *   namespace between it and every other member and Sentinel, for `holdS`, then undone. Recovery
+ *   counts only once the agent has undone the fault. The fault time is the agent's (the node's
+ *   clock), when the fault took effect, not when its pod was asked for.
  * Every deleted pod must come back (same name, new uid, Ready), and a restarted container must
  * show a higher restartCount, before recovery counts.
  */
 import { parseEndpoint } from "../../../vocabulary/endpoint.js";
 import { UNSUPPORTED_DEPLOYED_FAULTS, type Fault } from "../../../vocabulary/faults.js";
+import { startFaultAgent } from "./fault-agent.js";
 import { ZONE_LABEL } from "../../../vocabulary/labels.js";
 import type { TopologyCheckReport } from "../topology-check/implementation.js";
 import { DATA_VOLUME } from "../../valkey/statefulset.js";
@@ -46,6 +51,8 @@ export interface FaultTarget {
   /** The verifier's report of the healthy topology. */
   healthy: TopologyCheckReport;
   zoneDownS: number;
+  /** freeze, partition: the agent pod's name, its image and how long the fault holds. */
+  agent?: { name: string; image: string; holdS: number };
 }
 
 export interface InjectedFault {
@@ -57,8 +64,14 @@ export interface InjectedFault {
   /** Zone fault: the zone and its cordoned nodes. */
   zone?: string;
   cordoned: string[];
-  /** Uncordons what was cordoned (zone fault; a no-op otherwise). Safe to call twice. */
+  /** Uncordons what was cordoned (zone fault), stops the fault agent (freeze, partition); a no-op otherwise. Safe to call twice. */
   restore: () => Promise<void>;
+  /** freeze, partition: when the fault took effect (the agent's clock), later than the call that asked for it. */
+  at?: number;
+  /** freeze, partition: the pods the fault held (not deleted), watched for failure marks. */
+  held?: DrillPod[];
+  /** freeze, partition: why the fault still holds; undefined once undone (recovery counts only then). */
+  holding?: () => Promise<string | undefined>;
 }
 
 /** The pod a report address (`host:port`, an IP or a pod DNS name) names. */
@@ -92,7 +105,13 @@ async function evict(api: DrillKubeApi, namespace: string, name: string, sleep: 
 
 const at = (p: DrillPod): string => `${p.name} (${p.podIP ?? "no IP"} on ${p.nodeName ?? "no node"})`;
 
-export async function injectFault(api: DrillKubeApi, fault: Fault, t: FaultTarget, sleep: (ms: number) => Promise<void>): Promise<InjectedFault> {
+export async function injectFault(
+  api: DrillKubeApi,
+  fault: Fault,
+  t: FaultTarget,
+  sleep: (ms: number) => Promise<void>,
+  now: () => number = Date.now,
+): Promise<InjectedFault> {
   const shard = t.healthy.shards[0];
   const noop = (): Promise<void> => Promise.resolve();
   const kill = async (pods: readonly DrillPod[], grace: number | undefined): Promise<{ name: string; uid: string }[]> => {
@@ -130,6 +149,31 @@ export async function injectFault(api: DrillKubeApi, fault: Fault, t: FaultTarge
       deleted,
       cordoned: [],
       restore: noop,
+    };
+  }
+  if (fault === "freeze" || fault === "partition") {
+    const pod = pick("primary", shard?.primary.address, t.members);
+    if (t.agent === undefined) throw new Error(`the ${fault} fault needs its agent's name, image and hold`);
+    const peers =
+      fault === "freeze" ? [] : [...t.members, ...t.sentinels].filter((p) => p.uid !== pod.uid).flatMap((p) => (p.podIP === undefined ? [] : [p.podIP]));
+    const agent = await startFaultAgent(
+      api,
+      { namespace: t.namespace, name: t.agent.name, fault, victim: pod, peers, holdS: t.agent.holdS, image: t.agent.image },
+      sleep,
+      now,
+    );
+    const what =
+      fault === "freeze"
+        ? `valkey-server stopped (SIGSTOP) for ${t.agent.holdS} s, then SIGCONT`
+        : `cut off from ${peers.length} peer(s) (every other member and Sentinel: iptables DROP both ways in its network namespace) for ${t.agent.holdS} s, clients still reaching it`;
+    return {
+      description: `primary ${at(pod)}: ${what}, by the privileged agent pod ${t.agent.name} on its node`,
+      deleted: [],
+      cordoned: [],
+      restore: agent.stop,
+      at: agent.at,
+      held: [pod],
+      holding: agent.holding,
     };
   }
   const unsupported = UNSUPPORTED_DEPLOYED_FAULTS[fault];

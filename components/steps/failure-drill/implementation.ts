@@ -13,12 +13,12 @@
  * Lost writes do not fail `pulumi up`: the row says `ok: false` (a finding, shown) when a
  * WAIT-confirmed write was lost or acknowledged loss exceeds the fault's promised bound
  * (bounds.ts, from the primary's CONFIG GET before the fault).
- * Clocks: the fault time is this process's clock, the write times the load pod's (see CLOCK_NOTE).
+ * Clocks: the fault time is this process's clock (freeze, partition: the agent's, on the victim's node), the write times the load pod's (see CLOCK_NOTE).
  */
 import { randomBytes } from "node:crypto";
 import { ackedLossBound, firstFailureAfterMs, type DurabilityConfig, type LossWindow } from "../../../benchmarks/drill/bounds.js";
 import { drillFailures, drillOk, loadFigures, type WriteRecord } from "../../../benchmarks/drill/ledger.js";
-import { type Fault } from "../../../vocabulary/faults.js";
+import { heldFaultS, type Fault } from "../../../vocabulary/faults.js";
 import { parseRecordLines } from "../../../benchmarks/drill/record-lines.js";
 import { failoverSteps, sentinelEventRows } from "../../../benchmarks/drill/sentinel-events.js";
 import { renderDrillsCsv } from "../../../benchmarks/drill/drill-table.js";
@@ -35,7 +35,7 @@ export type { DeployedDrill, DrillDeps } from "./types.js";
 import type { DeployedDrill, DrillDeps } from "./types.js";
 
 export const CLOCK_NOTE =
-  "The fault time is the clock of the process running `pulumi up`; write times are the load pod's clock. Latencies and the write outage are differences on the pod's clock alone; the split of writes into 'before' and 'during' the fault assumes both clocks agree (NTP), off by their skew. recoveryMs and detectionMs are on the step's clock alone (detection: when the step received the mark, through the connector).";
+  "The fault time is the clock of the process running `pulumi up` (freeze and partition: the fault agent's, on the primary's node, when the fault took effect); write times are the load pod's clock. Latencies and the write outage are differences on the pod's clock alone; the split of writes into 'before' and 'during' the fault assumes both clocks agree (NTP), off by their skew. recoveryMs and detectionMs are on the step's clock alone (detection: when the step received the mark, through the connector).";
 /** How long a failing verdict before a fault is asked again. */
 export const PRE_FAULT_SETTLE_MS = 60_000;
 export const DETECTION_NOTE = "not watched (no detection watcher)";
@@ -232,16 +232,21 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
             return undefined;
           })
         : undefined;
-    const faultAt = now();
-    const injected = await injectFault(api, fault, { namespace: ns, members, sentinels, healthy, zoneDownS: i.zoneDownS }, sleep).catch(async (e: unknown) => {
-      await watch?.stop();
-      throw e;
-    });
-    const injectMs = now() - faultAt;
+    const asked = now();
+    const agent = { name: `${name}-agent`, image: i.agentImage ?? i.image, holdS: heldFaultS(i.failureDetectionMs) };
+    const injected = await injectFault(api, fault, { namespace: ns, members, sentinels, healthy, zoneDownS: i.zoneDownS, agent }, sleep, now).catch(
+      async (e: unknown) => {
+        await watch?.stop();
+        throw e;
+      },
+    );
+    // A held fault (freeze, partition) took effect when its agent says, seconds after it was asked for.
+    const faultAt = injected.at ?? asked;
+    const injectMs = injected.at === undefined ? now() - faultAt : 0;
     const deletedPods = [...members, ...sentinels].filter(
       (p) => injected.deleted.some((d) => d.uid === p.uid) || injected.restarted?.some((r) => r.name === p.name),
     );
-    watch?.arm(deletedPods, faultAt);
+    watch?.arm([...deletedPods, ...(injected.held ?? [])], faultAt);
     let after: TopologyCheckReport | undefined;
     let why = "not checked yet";
     let recoveredAt: number | undefined;
@@ -249,6 +254,11 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
       const deadline = faultAt + i.timeoutS * 1000;
       while (now() < deadline) {
         await sleep(i.pollMs);
+        const held = await injected.holding?.();
+        if (held !== undefined) {
+          why = held;
+          continue;
+        }
         const pods = [...(await api.listPods(ns, i.selector)), ...(i.sentinel === undefined ? [] : await api.listPods(ns, i.sentinel.selector))];
         const pending = notBackYet(injected.deleted, pods, injected.restarted);
         if (pending !== undefined) {

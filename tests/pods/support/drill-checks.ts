@@ -8,7 +8,11 @@
  *    the evicted pod, and keep the write outage below cluster-node-timeout (cluster mode) or the
  *    preStop's pause deadline (replication mode: see below);
  *  - all: every member pod deleted with grace 0: all come back as new pods and the release heals
- *    through its DNS names.
+ *    through its DNS names;
+ *  - freeze, partition (expectHeldFaults, on the second cluster release): a privileged agent pod
+ *    with hostPID on the primary's node stops its valkey-server (SIGSTOP) or drops its traffic
+ *    with every other member (iptables in its network namespace) past cluster-node-timeout: a
+ *    replica takes over, and once the agent undoes it the old primary rejoins as a replica.
  * Each drill heals within the step's timeout, loses no WAIT-confirmed write, and keeps
  * acknowledged loss inside its window (`ok`). The write load is the step's own Job, a real pod
  * of the local Node image on the node without Valkey, through the NetworkPolicies and DNS.
@@ -131,4 +135,31 @@ export async function expectDrills(
   const now = await members();
   expect(now).toHaveLength(mode === "cluster" ? 6 : 4);
   for (const p of now) expect(all.faultDescription).toContain(`${p.metadata.name}`);
+}
+
+/** Rows of the held faults (freeze, partition) on real pods: the agent held the fault, a replica took over, the old primary rejoined. */
+export function expectHeldFaults(
+  mode: "cluster" | "replication",
+  report: { drills: DrillRow[] | null; drillsCsv: string | null },
+  faults: readonly string[],
+): void {
+  const rows = (report.drills ?? []).filter((r) => r.fault === "freeze" || r.fault === "partition");
+  console.log(`[pods] ${mode} held-fault drills:\n${report.drillsCsv ?? ""}`);
+  expect(rows.map((r) => r.fault)).toEqual(faults);
+  const holdMs = (Math.ceil(DETECT_MS / 1000) + 5) * 1000;
+  for (const r of rows) {
+    const what = `${r.fault}: ${JSON.stringify({ ...r, after: r.after })}`;
+    expect([r.ok, r.healed, r.after.ok, r.after.failures], what).toEqual([true, true, true, []]);
+    expect(r.faultDescription, what).toMatch(
+      r.fault === "freeze"
+        ? /^primary \S+ \(\S+ on \S+\): valkey-server stopped \(SIGSTOP\) for 10 s, then SIGCONT, by the privileged agent pod \S+ on its node$/
+        : /^primary \S+ \(\S+ on \S+\): cut off from \d+ peer\(s\) .* for 10 s, clients still reaching it, by the privileged agent pod \S+ on its node$/,
+    );
+    // Recovery counts only once the agent undid the fault, and the primary was really held: the
+    // writes to its shard stopped for longer than failure detection would allow unnoticed.
+    expect(r.recoveryMs ?? 0, what).toBeGreaterThanOrEqual(holdMs);
+    expect(r.writeOutageMs, what).toBeGreaterThan(DETECT_MS / 2);
+    expect(r.deletedPods, what).toEqual([]);
+    expect(r.lostWaitedWrites, what).toBe(0);
+  }
 }
