@@ -378,6 +378,23 @@ describe("FailureDrill: the faults that really happen, where the API allows them
     expect(agent!.restoredAt).toBeDefined();
     expect(agent!.deletedAt).toBeDefined();
   });
+  it.each([
+    ["primary", ["0-5460"]],
+    ["freeze", ["0-5460"]],
+    ["replica", []],
+  ] as const)("cluster %s: the row's outage is the affected shard's (the one whose primary was hit), each shard's beside it", async (fault, affected) => {
+    const { deps } = setup("cluster", { shardStreams: true, outageMs: 4000 });
+    const r = await drillOnce(inputs("cluster"), fault, deps);
+    expect(r.shards.filter((s) => s.affected).map((s) => s.shard)).toEqual(affected);
+    expect(r.shards.map((s) => s.shard)).toEqual(["0-5460", "5461-10921", "10922-16383"]);
+    const first = r.shards.find((s) => s.shard === "0-5460")!;
+    const others = r.shards.filter((s) => s.shard !== "0-5460");
+    // Only the first shard's stream stops in the fake (member-0 is the primary every fault hits).
+    expect(first.outageMs).toBeGreaterThan(3000);
+    for (const o of others) expect(o.outageMs).toBeLessThan(1000);
+    expect(r.writeOutageMs).toBe(first.outageMs);
+  });
+
   it("the row carries the promised bound and ok needs the acknowledged loss inside it", async () => {
     const { deps } = setup("replication");
     const r = await drillOnce(inputs("replication"), "primary", deps);

@@ -233,7 +233,7 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
   for (const mode of ["cluster", "replication"] as const)
     it.concurrent(
       `backup and restore, ${mode} mode (byo: an S3-compatible server and the user's Secret): a Job from the CronJob snapshots every shard from a replica and uploads RDBs and manifest; destroy; a new stack restores it, every key back; pods from the deployed template refuse a corrupted and a missing object and place nothing on a lost volume (support/backup-checks.ts, restore-checks.ts)`,
-      { timeout: 1_500_000 },
+      { timeout: 1_800_000 },
       () => expectBackupOnRealPods(ctx, mode),
     );
 

@@ -55,11 +55,16 @@ export interface FakeKubeOptions {
   log?: (real: string) => string;
   /** The verifier never passes after the fault. */
   neverHeals?: boolean;
+  /** Cluster: the load writes one stream per shard (`cluster-client@<slots>`), and only the shard of the primary hit stops; the report carries slot ranges. */
+  shardStreams?: boolean;
   /** The fault agent (freeze, partition) injects this long after its pod is created. @default 3000 */
   agentStartMs?: number;
   /** The agent's log instead of injecting (it fails: phase Failed). */
   agentFails?: string;
 }
+
+/** The fake cluster's shards, member-0, -1, -2 their primaries. */
+const FAKE_SLOTS = ["0-5460", "5461-10921", "10922-16383"] as const;
 
 /** A fault agent pod (freeze, partition) on the virtual clock. */
 export interface FakeAgent {
@@ -298,11 +303,18 @@ export class FakeDrillKube implements DrillKubeApi {
     const l = [...this.loadPods.values()].find((x) => x.pod.name === pod);
     if (l === undefined || container !== "drill-load") return Promise.reject(new Error(`no pod ${pod}/${container}`));
     const records: WriteRecord[] = [];
-    const streams = this.o.mode === "replication" ? ["sentinel-client", "write-endpoint"] : ["cluster-client"];
+    const streams =
+      this.o.mode === "replication"
+        ? ["sentinel-client", "write-endpoint"]
+        : this.o.shardStreams === true
+          ? FAKE_SLOTS.map((r) => `cluster-client@${r}`)
+          : ["cluster-client"];
     const fault = this.faultAt ?? Infinity;
     for (const stream of streams) {
+      // With shard streams, only the first shard's (member-0, the primary every fault hits) stops.
+      const hit = this.o.shardStreams !== true || stream.endsWith(`@${FAKE_SLOTS[0]}`);
       for (let n = 1, t = l.startedAt; t < l.startedAt + l.loadS * 1000; n++, t += 100) {
-        const down = t >= fault && t < fault + (this.o.outageMs ?? 4000);
+        const down = hit && t >= fault && t < fault + (this.o.outageMs ?? 4000);
         const key = `${l.prefix}:${stream}:${n}`;
         records.push({
           stream,
@@ -333,8 +345,8 @@ export class FakeDrillKube implements DrillKubeApi {
     }
     const members = pods.filter((p) => p.labels["app"] === "valkey");
     const addr = (p: PodState): string => `${p.podIP}:6379`;
-    const shard = (primary: PodState, replicas: PodState[]) => ({
-      primary: { address: addr(primary), zone: primary.zone, slotRanges: [], slotCount: 0, keys: null },
+    const shard = (primary: PodState, replicas: PodState[], slots?: string) => ({
+      primary: { address: addr(primary), zone: primary.zone, slotRanges: slots === undefined ? [] : [slots], slotCount: 0, keys: null },
       replicas: replicas.map((r) => ({ address: addr(r), zone: r.zone, crossAz: r.zone !== primary.zone, linkUp: true })),
     });
     const primary = members.find((p) => p.name === this.primary)!;
@@ -346,7 +358,7 @@ export class FakeDrillKube implements DrillKubeApi {
               members.filter((p) => p !== primary),
             ),
           ]
-        : [0, 1, 2].map((i) => shard(members[i]!, [members[i + 3]!]));
+        : [0, 1, 2].map((i) => shard(members[i]!, [members[i + 3]!], this.o.shardStreams === true ? FAKE_SLOTS[i] : undefined));
     return Promise.resolve({ ok: true, mode: this.o.mode, failures: [], shards, primariesPerZone: {}, nodeCount: members.length });
   };
 

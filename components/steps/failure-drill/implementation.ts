@@ -24,7 +24,8 @@ import { failoverSteps, sentinelEventRows } from "../../../benchmarks/drill/sent
 import { renderDrillsCsv } from "../../../benchmarks/drill/drill-table.js";
 import { dynamicProtocol } from "../kit/protocol.js";
 import type { TopologyCheckReport } from "../topology-check/implementation.js";
-import { injectFault, notBackYet } from "./faults.js";
+import { injectFault, notBackYet, podOfAddress } from "./faults.js";
+import { labelRanges, shardLabel } from "../../../benchmarks/drill/writers.js";
 import { UNSUPPORTED_DEPLOYED_FAULTS } from "../../../vocabulary/faults.js";
 import type { DrillKubeApi, DrillPod } from "./kube-api.js";
 import { buildDrillLoadJob, DRILL_LOAD_CONTAINER, DRILL_RUN_LABEL } from "./load-job.js";
@@ -176,6 +177,16 @@ export function deployedLossBound(
   return { ...w, reason: `${w.reason}; ${where} (the kubelet kills after it returns)` };
 }
 
+/** Cluster: the shards (labelled by their slot ranges, as the load's streams are) whose primary the fault deleted, restarted or held. */
+export function affectedShards(healthy: TopologyCheckReport, members: readonly DrillPod[], hit: readonly DrillPod[]): string[] {
+  const names = new Set(hit.map((p) => p.name));
+  return healthy.shards.flatMap((sh) => {
+    const pod = podOfAddress(sh.primary.address, members);
+    if (pod === undefined || !names.has(pod.name) || sh.primary.slotRanges.length === 0) return [];
+    return [shardLabel(labelRanges(sh.primary.slotRanges.join(",")))];
+  });
+}
+
 /** Runs one fault's drill; throws DrillError when the topology does not heal in time. */
 export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: DrillDeps): Promise<DeployedDrill> {
   const { api } = deps;
@@ -303,7 +314,7 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
     const killedIps = deletedPods.flatMap((p) => (p.podIP === undefined ? [] : [p.podIP]));
     const bound = deployedLossBound(fault, injectMs, durability, load.records, faultAt, killedIps);
     const input = { records: load.records, readBack, faultAt, loadStart: load.loadStart, loadStop: load.loadStop, beforeMs: 10_000, bound };
-    const figures = loadFigures(load.streams, input);
+    const figures = loadFigures(load.streams, { ...input, affectedShards: affectedShards(healthy, members, [...deletedPods, ...(injected.held ?? [])]) });
     return {
       mode: i.mode,
       fault,
