@@ -155,10 +155,13 @@ export function expectHeldFaults(
         ? /^primary \S+ \(\S+ on \S+\): valkey-server stopped \(SIGSTOP\) for 10 s, then SIGCONT, by the privileged agent pod \S+ on its node$/
         : /^primary \S+ \(\S+ on \S+\): cut off from \d+ peer\(s\) .* for 10 s, clients still reaching it, by the privileged agent pod \S+ on its node$/,
     );
-    // Recovery counts only once the agent undid the fault, and the primary was really held: the
-    // writes to its shard stopped for longer than failure detection would allow unnoticed.
+    // Recovery counts only once the agent undid the fault, and the primary was really held: its
+    // peers marked it failed while the fault held. Frozen, its shard's writes stopped; cut off,
+    // it kept taking the clients' writes (they still reach it) until its minority gave up, and
+    // those are the writes a partition loses (seen on these pods: 134, inside the bound of 501).
     expect(r.recoveryMs ?? 0, what).toBeGreaterThanOrEqual(holdMs);
-    expect(r.writeOutageMs, what).toBeGreaterThan(DETECT_MS / 2);
+    expect(r.detectionMs ?? Infinity, what).toBeLessThan(holdMs);
+    if (r.fault === "freeze") expect(r.writeOutageMs, what).toBeGreaterThan(DETECT_MS / 2);
     expect(r.deletedPods, what).toEqual([]);
     expect(r.lostWaitedWrites, what).toBe(0);
   }
