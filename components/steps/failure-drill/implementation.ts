@@ -257,7 +257,9 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
     const deletedPods = [...members, ...sentinels].filter(
       (p) => injected.deleted.some((d) => d.uid === p.uid) || injected.restarted?.some((r) => r.name === p.name),
     );
-    watch?.arm([...deletedPods, ...(injected.held ?? [])], faultAt);
+    // Every pod the fault hit: deleted, restarted or held (detection watches them; cluster rows mark their shards).
+    const hitPods = [...deletedPods, ...(injected.held ?? [])];
+    watch?.arm(hitPods, faultAt);
     let after: TopologyCheckReport | undefined;
     let why = "not checked yet";
     let recoveredAt: number | undefined;
@@ -314,7 +316,7 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
     const killedIps = deletedPods.flatMap((p) => (p.podIP === undefined ? [] : [p.podIP]));
     const bound = deployedLossBound(fault, injectMs, durability, load.records, faultAt, killedIps);
     const input = { records: load.records, readBack, faultAt, loadStart: load.loadStart, loadStop: load.loadStop, beforeMs: 10_000, bound };
-    const figures = loadFigures(load.streams, { ...input, affectedShards: affectedShards(healthy, members, [...deletedPods, ...(injected.held ?? [])]) });
+    const figures = loadFigures(load.streams, { ...input, affectedShards: affectedShards(healthy, members, hitPods) });
     return {
       mode: i.mode,
       fault,
