@@ -64,6 +64,18 @@ import { quorumPath, quorumStatusStep, roleCheck, SENTINELS_PATH, sentinelNamesC
 /** The members' health check interval the pods run (the local drills run the same). */
 export const DEFAULT_CHECK_INTERVAL_MS = 1000;
 
+/**
+ * Check timeouts. A slow answer is not a wrong one. On two cores at load ~50 (the pods CI, 4
+ * stacks at once), with 1 s for every check, the write endpoint closed its connections in steady
+ * state (a benchmark Job's runs failed: "Server closed the connection"; its GET p99 0.7 s, max
+ * 1.4 s) and for 45 s while a Sentinel restarted (one Sentinel away, one slow check of another
+ * loses the majority). A wrong answer still fails a check at once (haproxy-checks.ts: every check
+ * is conclusive on the reply); only a server that does not answer at all is judged later: a frozen
+ * primary's sessions are cut after `fall` x (interval + 2 s) instead of x (interval + 1 s).
+ */
+export const DEFAULT_CHECK_TIMEOUT_MS = 2000;
+export const DEFAULT_SENTINEL_CHECK_TIMEOUT_MS = 3000;
+
 export { authCommandHex, bulkHex } from "./haproxy-checks.js";
 
 export interface HaproxyServer extends NodeEndpoint {
@@ -87,8 +99,18 @@ export interface HaproxyCfgOptions {
   password?: string;
   /** Health check interval. @default DEFAULT_CHECK_INTERVAL_MS (1000) */
   checkIntervalMs?: number;
-  /** Connect and check timeout. @default 1000 */
+  /**
+   * Connect timeout, and how long a member's check may take once connected (its exchanges: AUTH,
+   * PING, INFO, then the status step). @default DEFAULT_CHECK_TIMEOUT_MS (2000)
+   */
   checkTimeoutMs?: number;
+  /**
+   * How long a Sentinel's check in a quorum backend may take once connected (`timeout check` of
+   * those backends). A Sentinel that stops naming the member answers at once and fails its check
+   * at once whatever this says; the timeout only decides how long a Sentinel that does not answer
+   * at all keeps counting, and a majority tolerates one such Sentinel. @default DEFAULT_SENTINEL_CHECK_TIMEOUT_MS (3000)
+   */
+  sentinelCheckTimeoutMs?: number;
   /**
    * Check interval of a server that is DOWN in the write backends (a replica: not role:master or
    * not named) and in the quorum backends (a Sentinel that does not name that member): how soon
@@ -164,7 +186,8 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
   if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(statusAddr))
     throw new Error(`haproxy.cfg: status host '${o.status.host}' must be an IPv4 address or * (the write checks connect to it)`);
   const inter = ms("checkIntervalMs", o.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS);
-  const checkTimeout = ms("checkTimeoutMs", o.checkTimeoutMs ?? 1000);
+  const checkTimeout = ms("checkTimeoutMs", o.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS);
+  const sentinelCheckTimeout = ms("sentinelCheckTimeoutMs", o.sentinelCheckTimeoutMs ?? DEFAULT_SENTINEL_CHECK_TIMEOUT_MS);
   const fall = count("fall", o.fall ?? 2);
   const rise = count("rise", o.rise ?? 1);
   const idle = ms("idleTimeoutMs", o.idleTimeoutMs ?? 3_600_000);
@@ -233,6 +256,7 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
     );
     lines.push(
       `backend quorum-${s.name}`,
+      `  timeout check ${sentinelCheckTimeout}`,
       ...sentinelNamesCheck(o.masterName, s, o.password),
       ...o.sentinels.map((x) => `  server ${x.name} ${bind(x)} check inter ${sentinelInter} downinter ${downInter} fall 1 rise 1${dns}`),
     );

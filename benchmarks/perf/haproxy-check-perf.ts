@@ -11,10 +11,12 @@
  *   FAILOVER, follow, unpause): the longest gap between writes through the endpoint.
  *
  *   bash .ci/setup npx tsx benchmarks/perf/haproxy-check-perf.ts [--falls 1,2] [--runs 3]
- *       [--check-interval-ms 1000] [--check-timeout-ms 1000] [--stall-ms 1500] [--json]
+ *       [--check-interval-ms 1000] [--check-timeout-ms 2000] [--stall-ms 2500] [--json]
+ * (defaults: the pods' interval and timeout, pod/haproxy-cfg.ts; the stall outlasts the timeout)
  */
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
+import { DEFAULT_CHECK_INTERVAL_MS, DEFAULT_CHECK_TIMEOUT_MS } from "../../pod/haproxy-cfg.js";
 import { runReplicationPreStop } from "../local/replication-prestop.js";
 import { SentinelTopology } from "../local/sentinel-topology.js";
 import { WriteProbe } from "../local/write-probe.js";
@@ -102,9 +104,9 @@ async function main(): Promise<void> {
   });
   const falls = (values.falls ?? "1,2").split(",").map((f) => wholeFlag("falls", f, 1));
   const runs = wholeFlag("runs", values.runs, 3);
-  const checkIntervalMs = wholeFlag("check-interval-ms", values["check-interval-ms"], 1000);
-  const checkTimeoutMs = wholeFlag("check-timeout-ms", values["check-timeout-ms"], 1000);
-  const stallMs = wholeFlag("stall-ms", values["stall-ms"], 1500);
+  const checkIntervalMs = wholeFlag("check-interval-ms", values["check-interval-ms"], DEFAULT_CHECK_INTERVAL_MS);
+  const checkTimeoutMs = wholeFlag("check-timeout-ms", values["check-timeout-ms"], DEFAULT_CHECK_TIMEOUT_MS);
+  const stallMs = wholeFlag("stall-ms", values["stall-ms"], checkTimeoutMs + 500);
   const password = `perf-${Math.random().toString(36).slice(2)}`;
   const results: Figures[] = [];
   for (const fall of falls) {

@@ -90,6 +90,15 @@ describe("haproxy.cfg", () => {
     expect(q).not.toContain("shutdown-sessions");
   });
 
+  it("check timeouts: 2 s for a member's check (defaults), 3 s for a Sentinel's (its quorum backend); both overridable", () => {
+    expect(section(cfg, "defaults")).toContain("  timeout connect 2000ms\n  timeout check 2000ms\n");
+    for (const s of servers) expect(section(cfg, `backend quorum-${s.name}`)).toMatch(/^backend quorum-member-\d\n {2}timeout check 3000ms\n/);
+    expect(section(cfg, "backend write-member-0")).not.toContain("timeout");
+    const set = renderHaproxyCfg({ ...base, checkTimeoutMs: 1000, sentinelCheckTimeoutMs: 1500 });
+    expect(section(set, "defaults")).toContain("  timeout check 1000ms\n");
+    expect(section(set, "backend quorum-member-1")).toContain("  timeout check 1500ms\n");
+  });
+
   it("status frontend: /ready fails unless some member qualifies; /quorum/<m> 200 only while the majority names m", () => {
     const st = section(cfg, "frontend status");
     expect(st).toContain("  mode http\n  bind 127.0.0.1:8404");
@@ -147,6 +156,7 @@ describe("haproxy.cfg", () => {
     expect(() => renderHaproxyCfg({ ...base, masterName: "a b" })).toThrow(/masterName 'a b'/);
     expect(() => renderHaproxyCfg({ ...base, status: { host: "localhost", port: 1 } })).toThrow(/status host 'localhost' must be an IPv4 address or \*/);
     expect(() => renderHaproxyCfg({ ...base, checkIntervalMs: 0 })).toThrow(/checkIntervalMs/);
+    expect(() => renderHaproxyCfg({ ...base, sentinelCheckTimeoutMs: 2.5 })).toThrow(/sentinelCheckTimeoutMs must be a whole number of milliseconds/);
     expect(() => renderHaproxyCfg({ ...base, fall: 0 })).toThrow(/fall must be a whole number from 1 to 100 \(got 0\)/);
     expect(() => renderHaproxyCfg({ ...base, rise: 1.5 })).toThrow(/rise must be a whole number/);
   });

@@ -13,10 +13,14 @@
  *   the write endpoint then refuses new connections and cuts the open ones), 200 again once the
  *   Sentinels are back;
  * - `/sentinels` (the rolling restart's gate): 200 only while EVERY Sentinel names the primary,
- *   503 with one of three down even though `/ready` (a majority) stays 200.
+ *   503 with one of three down even though `/ready` (a majority) stays 200;
+ * - a slow answer is not a wrong one: with every Sentinel answering 1.5 s late (a delaying proxy
+ *   in front of each), a HAProxy with the pods' default check timeouts still counts them and
+ *   routes writes to the primary; the same HAProxy with 1 s timeouts does not.
  */
-import { connect } from "node:net";
-import { writeFileSync } from "node:fs";
+import { connect, createServer, type Server, type Socket } from "node:net";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { which } from "../../benchmarks/binaries.js";
@@ -27,7 +31,7 @@ import { openClient } from "../../benchmarks/topology/connector.js";
 import type { NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { parseInfo } from "../../benchmarks/topology/info.js";
 import { pollUntil, sleep } from "../../benchmarks/util/poll-until.js";
-import { authCommandHex, renderHaproxyCfg } from "../../pod/haproxy-cfg.js";
+import { authCommandHex, renderHaproxyCfg, type HaproxyCfgOptions, type HaproxyServer } from "../../pod/haproxy-cfg.js";
 import { SENTINELS_PATH } from "../../pod/haproxy-checks.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)} "q"`;
@@ -53,9 +57,63 @@ async function idleSession(e: NodeEndpoint): Promise<{ closed: Promise<number>; 
   return { closed, end: () => sock.destroy() };
 }
 
+/**
+ * A TCP proxy on `host` in front of `target` whose replies on each connection wait until `delayMs`
+ * after the connection opened (a server descheduled that long once): later data flows at once.
+ */
+async function lateAnswers(host: string, target: NodeEndpoint, delayMs: number): Promise<{ endpoint: NodeEndpoint; close: () => void }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const openedAt = Date.now();
+    const upstream = connect({ host: target.host, port: target.port });
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on("error", () => undefined);
+      s.on("close", () => (client.destroy(), upstream.destroy(), sockets.delete(s)));
+    }
+    client.on("data", (b) => upstream.write(b));
+    upstream.on("data", (b) => {
+      const wait = openedAt + delayMs - Date.now();
+      if (wait <= 0) client.write(b);
+      else setTimeout(() => client.write(b), wait);
+    });
+  });
+  const port = await freePort(host);
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  return { endpoint: { host, port }, close: () => (server.close(), sockets.forEach((s) => s.destroy())) };
+}
+
 describe("the HAProxy write endpoint follows the Sentinel majority (real members, Sentinels, HAProxy)", () => {
   let t: SentinelTopology;
   const primaryPort = async (): Promise<number> => t.member(await t.primaryFromSentinels()).port;
+
+  /**
+   * A second HAProxy on `host`, rendered by the pods' renderer over the given servers and
+   * Sentinels; up once its status frontend answers (whatever it says), stopped after the file.
+   */
+  const extraHaproxy = async (
+    o: { host: string; servers: HaproxyServer[]; sentinels: HaproxyServer[] } & Pick<
+      HaproxyCfgOptions,
+      "checkIntervalMs" | "checkTimeoutMs" | "sentinelCheckTimeoutMs"
+    >,
+  ): Promise<{ write: NodeEndpoint; status: NodeEndpoint }> => {
+    const haproxy = process.env.HAPROXY ?? which("haproxy");
+    expect(haproxy, "haproxy must be installed (.ci/setup does it)").toBeDefined();
+    const { host, ...rest } = o;
+    const write = { host, port: await freePort(host) };
+    const status = { host, port: await freePort(host) };
+    const cfg = join(mkdtempSync(join(t.fleet.baseDir, "haproxy-")), "haproxy.cfg");
+    writeFileSync(cfg, renderHaproxyCfg({ ...rest, masterName: t.masterName, write, status, password }), { mode: 0o600 });
+    const child = spawn(haproxy!, ["-f", cfg, "-db"], { stdio: "ignore" });
+    extras.push(child);
+    await pollUntil(async () => ((await httpStatus(status, "/ready").catch(() => 0)) > 0 ? true : "status frontend not answering"), {
+      timeoutMs: 15_000,
+      what: `the HAProxy on ${host} to start`,
+    });
+    return { write, status };
+  };
+  const extras: ChildProcess[] = [];
+  afterAll(() => extras.forEach((c) => c.kill("SIGKILL")));
 
   beforeAll(async () => {
     t = await SentinelTopology.start({ replicas: 2, zones: ["a", "b", "c"], password, downAfterMs: 1000, failoverTimeoutMs: 3000 });
@@ -70,38 +128,21 @@ describe("the HAProxy write endpoint follows the Sentinel majority (real members
     } finally {
       rogueClient.disconnect();
     }
-    const haproxy = process.env.HAPROXY ?? which("haproxy");
-    expect(haproxy, "haproxy must be installed (.ci/setup does it)").toBeDefined();
-    const host = "127.0.0.121";
-    const write = { host, port: await freePort(host) };
-    const status = { host, port: await freePort(host) };
-    await t.fleet.start({
-      name: "haproxy-rogue",
-      bind: host,
-      port: write.port,
-      launch: ({ dir }) => {
-        const cfg = join(dir, "haproxy.cfg");
-        const text = renderHaproxyCfg({
-          servers: [...t.members.map((m) => ({ name: m.name, host: m.host, port: m.port })), { name: "rogue", host: rogue.host, port: rogue.port }],
-          sentinels: t.sentinels.map((s) => ({ name: s.name, host: s.host, port: s.port })),
-          masterName: t.masterName,
-          write,
-          status,
-          password,
-          checkIntervalMs: 500,
-        });
-        writeFileSync(cfg, text, { mode: 0o600 });
-        return { command: haproxy!, args: ["-f", cfg, "-db"] };
-      },
+    const { status, write } = await extraHaproxy({
+      host: "127.0.0.121",
+      servers: [...t.members.map((m) => ({ name: m.name, host: m.host, port: m.port })), { name: "rogue", host: rogue.host, port: rogue.port }],
+      sentinels: t.sentinels.map((s) => ({ name: s.name, host: s.host, port: s.port })),
+      checkIntervalMs: 500,
     });
     const primary = await primaryPort();
     const primaryName = t.members.find((m) => m.port === primary)!.name;
-    // Both answer role:master; only the Sentinels' primary has their majority.
-    await pollUntil(async () => ((await httpStatus(status, `/quorum/${primaryName}`)) === 200 ? true : "primary not named yet"), {
+    // Both answer role:master; only the Sentinels' primary has their majority (every server
+    // counts until its first check: wait for the rogue's to have run).
+    await pollUntil(async () => ((await httpStatus(status, "/quorum/rogue")) === 503 ? true : "the rogue's quorum not checked yet"), {
       timeoutMs: 10_000,
-      what: "the quorum backend of the primary",
+      what: "the quorum backend of the rogue to go down",
     });
-    expect(await httpStatus(status, "/quorum/rogue")).toBe(503);
+    expect(await httpStatus(status, `/quorum/${primaryName}`)).toBe(200);
     expect(await httpStatus(status, "/ready")).toBe(200);
     const landed: Landing[] = [];
     for (let i = 0; i < 30; i++) landed.push(await landing(write, password));
@@ -176,4 +217,45 @@ describe("the HAProxy write endpoint follows the Sentinel majority (real members
       what: `${SENTINELS_PATH} to answer 200 again`,
     });
   }, 60_000);
+
+  it("a slow answer is not a wrong one: Sentinels answering 1.5 s late still count with the default check timeouts, not with 1 s ones", async () => {
+    await t.waitForSentinelViews();
+    const primary = t.member(await t.primaryFromSentinels());
+    const host = "127.0.0.122";
+    const proxies = await Promise.all(t.sentinels.map((x) => lateAnswers(host, x, 1500)));
+    try {
+      const late = (timeouts: Pick<HaproxyCfgOptions, "checkTimeoutMs" | "sentinelCheckTimeoutMs">) =>
+        extraHaproxy({
+          host,
+          servers: t.members.map((m) => ({ name: m.name, host: m.host, port: m.port })),
+          sentinels: proxies.map((p, i) => ({ name: `late-s${i}`, ...p.endpoint })),
+          checkIntervalMs: 500,
+          ...timeouts,
+        });
+      const strict = await late({ checkTimeoutMs: 1000, sentinelCheckTimeoutMs: 1000 });
+      const tolerant = await late({});
+      // Every server counts until its first check; after it, the strict HAProxy's do not (their
+      // check times out at 1 s, the answers come at 1.5 s) and the tolerant one's do.
+      const quorum = (h: { status: NodeEndpoint }): Promise<number> => httpStatus(h.status, `/quorum/${primary.name}`);
+      await pollUntil(async () => ((await quorum(strict)) === 503 ? true : "first checks not done"), {
+        timeoutMs: 20_000,
+        what: "the strict HAProxy's first checks",
+      });
+      await pollUntil(async () => ((await landing(tolerant.write, password)).port === primary.port ? true : "not on the primary"), {
+        timeoutMs: 20_000,
+        what: "the default-timeout HAProxy to route writes to the primary",
+      });
+      // Held over a window longer than a check cycle (1.5 s late answer + 250 ms interval).
+      for (let i = 0; i < 6; i++) {
+        expect([await quorum(tolerant), (await landing(tolerant.write, password)).port], "default timeouts: the late Sentinels count").toEqual([
+          200,
+          primary.port,
+        ]);
+        expect([await quorum(strict), (await landing(strict.write, password)).port], "1 s timeouts: the late Sentinels never count").toEqual([503, undefined]);
+        await sleep(500);
+      }
+    } finally {
+      proxies.forEach((p) => p.close());
+    }
+  }, 90_000);
 });
