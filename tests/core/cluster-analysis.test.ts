@@ -196,6 +196,10 @@ describe("cluster analysis", () => {
     const r = analyseCluster(s.capture, { zones: s.zones, expect: { primaries: 4, replicasPerPrimary: 2 } });
     expect(codes(r)).toEqual(["SHAPE_MISMATCH"]);
     expect(r.failures).toHaveLength(4);
+    // The total alone: 3 x 1 holds 3 replicas, not 4 (and 3 passes).
+    const total = analyseCluster(s.capture, { zones: s.zones, expect: { replicas: 4 } });
+    expect(total.failures.map((f) => [f.code, f.message])).toEqual([["SHAPE_MISMATCH", "expected 4 replicas in total, found 3"]]);
+    expect(analyseCluster(s.capture, { zones: s.zones, expect: { replicas: 3 } }).ok).toBe(true);
   });
 
   it("a seed without cluster support fails CLUSTER_MODE_DISABLED; another seed error CLUSTER_STATE_NOT_OK with the reason", () => {
@@ -271,5 +275,16 @@ describe("replication analysis", () => {
     expect(codes(analyseReplication(synthesiseReplication(3, zones).capture, { zones: all }))).toEqual(["ZONE_UNKNOWN"]);
     all.set(s.replicas[1]!, "a");
     expect(codes(analyseReplication(synthesiseReplication(3, zones).capture, { zones: all }))).toEqual(["NO_CROSS_AZ_REPLICA"]);
+  });
+
+  it("REPLICA_LAG only past the limit: a replica exactly at it passes, one byte more fails", () => {
+    const s = synthesiseReplication(1, zones);
+    s.capture.replicas[0]!.replicationInfo = replicaReplicationInfo("10.0.0.1:6379", 4000);
+    const lag = (limit: number): [string[], number | undefined] => {
+      const r = analyseReplication(s.capture, { zones: s.zones, replicaLagBytes: limit });
+      return [r.failures.map((f) => f.code), r.shards[0]?.replicas[0]?.lagBytes];
+    };
+    expect(lag(1000)).toEqual([[], 1000]);
+    expect(lag(999)).toEqual([["REPLICA_LAG"], 1000]);
   });
 });

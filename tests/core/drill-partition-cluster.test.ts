@@ -12,6 +12,9 @@ import { chainName, partitionCapability, vbenchChains } from "../../benchmarks/d
 import { drillOn } from "../../benchmarks/drill/run-drill.js";
 import { connects } from "../support/tcp-probe.js";
 import { expectNoWaitedWriteLost, log, startTestCluster, testOptions } from "./drill-faults.js";
+import { rootSkipReason, titled } from "../support/root.js";
+
+const NOT_ROOT = rootSkipReason("iptables rules on loopback");
 
 const PASSWORD = "partition-cluster-password";
 let target: ClusterTarget | undefined;
@@ -20,7 +23,7 @@ afterEach(async () => {
   target = undefined;
 });
 
-describe("partition drill, cluster mode (real processes, iptables)", () => {
+describe.skipIf(NOT_ROOT !== "")(titled("partition drill, cluster mode (real processes, iptables)", NOT_ROOT), () => {
   it("primary cut off from the other members' client and bus ports, not from clients: failover, heal, back as a replica; acked loss within the minority bound; no rule left", async () => {
     const cap = partitionCapability();
     if (!cap.ok) throw new Error(`this test needs root and a working iptables: ${cap.reason}`);

@@ -14,6 +14,9 @@ import type { ReplicationTarget } from "../../benchmarks/drill/replication-targe
 import { drillOn } from "../../benchmarks/drill/run-drill.js";
 import { connects } from "../support/tcp-probe.js";
 import { expectNoWaitedWriteLost, log, startTestReplication, testOptions } from "./drill-faults.js";
+import { rootSkipReason, titled } from "../support/root.js";
+
+const NOT_ROOT = rootSkipReason("iptables rules on loopback");
 
 const PASSWORD = "partition-replication-password";
 let target: ReplicationTarget | undefined;
@@ -22,7 +25,7 @@ afterEach(async () => {
   target = undefined;
 });
 
-describe("partition drill, replication mode (real processes, iptables)", () => {
+describe.skipIf(NOT_ROOT !== "")(titled("partition drill, replication mode (real processes, iptables)", NOT_ROOT), () => {
   it("primary cut off from Sentinels and replicas, not from clients or HAProxy: failover, heal, back as a replica; acked loss within the fenced bound; no rule left", async () => {
     const cap = partitionCapability();
     if (!cap.ok) throw new Error(`this test needs root and a working iptables: ${cap.reason}`);
