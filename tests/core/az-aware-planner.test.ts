@@ -138,6 +138,20 @@ describe("AZ-aware planner", () => {
     expect(plan.shards[0]?.replicas.map((r) => r.id)).toEqual(["zone-a-1"]);
   });
 
+  it("fixed primaries: as many as asked for is fine, one more is refused by name", () => {
+    const nodes = nodesFor([2, 2, 2]);
+    const three = planCluster({ nodes, primaries: 3, replicasPerPrimary: 1, fixedPrimaries: ["zone-a-0", "zone-b-0", "zone-c-0"] });
+    expect(three.shards.map((x) => x.primary.id)).toEqual(["zone-a-0", "zone-b-0", "zone-c-0"]);
+    expect(() => planCluster({ nodes, primaries: 2, replicasPerPrimary: 1, fixedPrimaries: ["zone-a-0", "zone-b-0", "zone-c-0"] })).toThrow(
+      "3 nodes already own slots but only 2 primaries were asked for (scaling primaries down is not supported)",
+    );
+  });
+
+  it("says 'replica' for one and 'replicas' for more in its refusals", () => {
+    expect(() => planCluster({ nodes: nodesFor([4, 1, 1]), primaries: 3, replicasPerPrimary: 1 })).toThrow(/with 3 primaries and 1 replica each,/);
+    expect(() => planCluster({ nodes: nodesFor([7, 1, 1]), primaries: 3, replicasPerPrimary: 2 })).toThrow(/with 3 primaries and 2 replicas each,/);
+  });
+
   it("matches an independent brute force over many shapes (property)", () => {
     fc.assert(
       fc.property(

@@ -3,8 +3,14 @@ import { describe, expect, it } from "vitest";
 import { analyseCluster } from "../../benchmarks/verify/cluster-analysis.js";
 import { digestClusterNodes, parseClusterNodeLine, parseClusterNodes, parseNodeAddress } from "../../benchmarks/topology/cluster-nodes-parser.js";
 import { formatTopologyReport } from "../../benchmarks/verify/format-report.js";
-import { analyseReplication } from "../../benchmarks/verify/replication-analysis.js";
-import { replicaReplicationInfo, synthesiseCluster, synthesiseReplication, syntheticClusterInfo } from "../../benchmarks/verify/synthetic.js";
+import { analyseReplication, listedReplicas } from "../../benchmarks/verify/replication-analysis.js";
+import {
+  primaryReplicationInfo,
+  replicaReplicationInfo,
+  synthesiseCluster,
+  synthesiseReplication,
+  syntheticClusterInfo,
+} from "../../benchmarks/verify/synthetic.js";
 
 const zones = ["a", "b", "c"];
 const codes = (r: { failures: { code: string }[] }): string[] => [...new Set(r.failures.map((f) => f.code))].sort();
@@ -158,6 +164,61 @@ describe("cluster analysis", () => {
     expect(codes(analyseCluster({ ...s.capture, seedClusterNodes: seedNodes }, { zones: s.zones }))).not.toContain("NODE_FAILED");
   });
 
+  it("the notes and messages a user reads: none on a healthy cluster; each disagreement named once; 'seen by' only when several saw it", () => {
+    const s = synthesiseCluster(3, 1, zones);
+    const healthy = analyseCluster(s.capture, { zones: s.zones });
+    expect(healthy.notes ?? []).toEqual([]);
+    // A node that knows fewer nodes than the seed, and one that calls itself a primary the seed sees as a replica.
+    const late = s.capture.nodes[2]!;
+    late.clusterNodes = { ...late.clusterNodes!, knownNodes: 5 };
+    const confused = s.capture.nodes[3]!;
+    confused.clusterNodes = { ...confused.clusterNodes!, self: confused.clusterNodes!.self!.replace("myself,slave", "myself,master") };
+    const stranger = s.capture.nodes[4]!;
+    stranger.clusterNodes = { ...stranger.clusterNodes!, self: stranger.clusterNodes!.self!.replace(/^[0-9a-f]{40}/, "e".repeat(40)) };
+    expect(analyseCluster(s.capture, { zones: s.zones }).notes).toEqual([
+      `${late.address} knows 5 nodes, the seed knows 6`,
+      `${confused.address} calls itself primary, the seed sees it as replica`,
+      `${stranger.address} (eeeeeeee…) is not in the seed's view`,
+    ]);
+    // CLUSTER INFO trouble: one node names itself; two add "(seen by 2 of 6 nodes: …)".
+    const one = synthesiseCluster(3, 1, zones);
+    one.capture.nodes[2]!.clusterInfo = syntheticClusterInfo("fail", 16384, 16384);
+    expect(analyseCluster(one.capture, { zones: one.zones }).failures.map((f) => f.message)).toEqual([`${one.nodes[2]!.address}: cluster_state:fail`]);
+    one.capture.nodes[4]!.clusterInfo = syntheticClusterInfo("fail", 16384, 16384);
+    expect(analyseCluster(one.capture, { zones: one.zones }).failures.map((f) => f.message)).toEqual([
+      `${one.nodes[2]!.address}: cluster_state:fail (seen by 2 of 6 nodes: ${one.nodes[2]!.address}, ${one.nodes[4]!.address})`,
+    ]);
+  });
+
+  it("names why a node failed: 'fail by' or 'fail? by', never both for one flag; a primary without any replica vs without a working one", () => {
+    const s = synthesiseCluster(3, 1, zones);
+    const replica = s.nodes[3]!;
+    const view = s.capture.nodes[1]!;
+    view.clusterNodes = { ...view.clusterNodes!, flagged: [s.line(replica, ["fail"])] };
+    const failed = analyseCluster(s.capture, { zones: s.zones }).failures;
+    expect(failed.find((f) => f.code === "NODE_FAILED")?.message).toContain(`flagged fail by ${view.address}`);
+    expect(failed.find((f) => f.code === "NODE_FAILED")?.message).not.toContain("fail?");
+    expect(failed.find((f) => f.code === "PRIMARY_WITHOUT_REPLICA")?.message).toContain(`has no working replica (${replica.address}: link down or failed)`);
+    const none = synthesiseCluster(3, 1, zones);
+    const without = none.capture
+      .seedClusterNodes!.split("\n")
+      .filter((l) => !l.startsWith(none.nodes[3]!.id))
+      .join("\n");
+    expect(analyseCluster({ ...none.capture, seedClusterNodes: without }, { zones: none.zones }).failures.map((f) => f.message)).toEqual([
+      expect.stringContaining("has no replica"),
+    ]);
+  });
+
+  it("a replica following a primary the seed does not know is noted, not counted in any shard", () => {
+    const s = synthesiseCluster(3, 1, zones);
+    const replica = s.nodes[3]!;
+    const seedNodes = s.capture.seedClusterNodes!.replace(`slave ${s.nodes[0]!.id}`, `slave ${"d".repeat(40)}`);
+    expect(seedNodes).not.toBe(s.capture.seedClusterNodes);
+    const r = analyseCluster({ ...s.capture, seedClusterNodes: seedNodes }, { zones: s.zones });
+    expect(r.notes).toContain(`replica ${replica.address} follows unknown primary dddddddd…`);
+    expect(r.shards.flatMap((x) => x.replicas.map((y) => y.address))).not.toContain(replica.address);
+  });
+
   it("a replica in an unknown zone is not called cross-AZ; a replica ahead of the captured primary offset lags 0, not less", () => {
     const s = synthesiseCluster(3, 1, zones);
     const replica = s.nodes[3]!;
@@ -215,6 +276,10 @@ describe("cluster analysis", () => {
     expect(other.failures).toEqual([
       expect.objectContaining({ code: "CLUSTER_STATE_NOT_OK", node: "h:1", message: expect.stringContaining("Command timed out") as string }),
     ]);
+    // An error after a CLUSTER NODES reply still fails the seed: a half answer is no view.
+    const s = synthesiseCluster(3, 1, zones);
+    const half = analyseCluster({ ...s.capture, seedError: "Connection reset" }, { zones: s.zones });
+    expect([codes(half), half.shards]).toEqual([["CLUSTER_STATE_NOT_OK"], []]);
   });
 
   // The 50 ms bar is a performance claim: `npm run bench:verify` measures it and prints the ratio.
@@ -275,6 +340,60 @@ describe("replication analysis", () => {
     expect(codes(analyseReplication(synthesiseReplication(3, zones).capture, { zones: all }))).toEqual(["ZONE_UNKNOWN"]);
     all.set(s.replicas[1]!, "a");
     expect(codes(analyseReplication(synthesiseReplication(3, zones).capture, { zones: all }))).toEqual(["NO_CROSS_AZ_REPLICA"]);
+  });
+
+  it("seeds the primary does not list: each named with why, and counted as replicas with their link down unless they are primaries", () => {
+    const s = synthesiseReplication(1, zones);
+    const [gone, other, elsewhere] = ["10.0.2.1:6379", "10.0.2.2:6379", "10.0.2.3:6379"];
+    s.capture.replicas.push(
+      { address: gone!, error: "connect ECONNREFUSED" },
+      { address: other!, replicationInfo: primaryReplicationInfo(10, []) },
+      { address: elsewhere!, replicationInfo: replicaReplicationInfo("10.0.9.9:6379", 10, false) },
+    );
+    // A seed the primary does list is no finding.
+    s.capture.extraSeeds = [gone!, other!, elsewhere!, s.replicas[0]!];
+    const inZones = new Map([...s.zones, [gone!, "b"], [other!, "c"], [elsewhere!, "a"]]);
+    const r = analyseReplication(s.capture, { zones: inZones });
+    expect(r.failures.filter((f) => f.code === "REPLICA_LINK_DOWN").map((f) => [f.node, f.message.split(": ").slice(1).join(": ")])).toEqual([
+      [gone, "not reachable from the verifier (connect ECONNREFUSED)"],
+      [other, "is a primary itself, not a replica"],
+      [elsewhere, "replicates from 10.0.9.9:6379 (master_link_status:down)"],
+    ]);
+    const reported = r.shards[0]!.replicas.filter((x) => [gone, other, elsewhere].includes(x.address));
+    expect(r.shards[0]!.replicas.find((x) => x.address === s.replicas[0])).toMatchObject({ linkUp: true });
+    expect(reported).toEqual([
+      { address: gone, zone: "b", crossAz: true, linkUp: false },
+      { address: elsewhere, zone: "a", crossAz: false, linkUp: false },
+    ]);
+  });
+
+  it("NO_REPLICAS only when no replica count was expected; a note when more than one primary was expected", () => {
+    const s = synthesiseReplication(0, zones);
+    expect(codes(analyseReplication(s.capture, { zones: s.zones }))).toContain("NO_REPLICAS");
+    // Zero replicas asked for: no NO_REPLICAS, no REPLICA_COUNT (only the zone rule still speaks).
+    expect(codes(analyseReplication(s.capture, { zones: s.zones, expect: { replicas: 0 } }))).toEqual(["NO_CROSS_AZ_REPLICA"]);
+    const one = synthesiseReplication(1, zones);
+    expect(analyseReplication(one.capture, { zones: one.zones, expect: { primaries: 1 } }).notes ?? []).toEqual([]);
+    expect(analyseReplication(one.capture, { zones: one.zones, expect: { primaries: 3 } }).notes).toEqual([
+      "expected 3 primaries, but a replication set has exactly one",
+    ]);
+  });
+
+  it("no lag figure when an offset is unknown (never NaN)", () => {
+    const s = synthesiseReplication(1, zones);
+    s.capture.seedReplicationInfo = s.capture.seedReplicationInfo.replace(/,offset=\d+/, "");
+    s.capture.replicas[0]!.replicationInfo = s.capture.replicas[0]!.replicationInfo!.replace(/\r\n(slave|master)_repl_offset:\d+/g, "");
+    const r = analyseReplication(s.capture, { zones: s.zones });
+    expect(r.shards[0]!.replicas[0]!.lagBytes).toBeUndefined();
+  });
+
+  it("a slave line without a host or a whole port is skipped, not reported", () => {
+    const info = new Map([
+      ["slave0", "ip=10.0.1.1,port=6379,state=online,offset=5,lag=0"],
+      ["slave1", "port=6380,state=online"],
+      ["slave2", "ip=10.0.1.3,port=x,state=online"],
+    ]);
+    expect(listedReplicas(info).map((l) => l.address)).toEqual(["10.0.1.1:6379"]);
   });
 
   it("REPLICA_LAG only past the limit: a replica exactly at it passes, one byte more fails", () => {

@@ -1,6 +1,14 @@
 /** The promised acknowledged-loss bound per fault (bounds.ts) and what `ok` requires of it (ledger.ts). Pure. */
 import { describe, expect, it } from "vitest";
-import { ackedLossBound, durabilityFromConfig, formatBound, type DurabilityConfig } from "../../benchmarks/drill/bounds.js";
+import {
+  ackedLossBound,
+  durabilityFromConfig,
+  firstFailureAfterMs,
+  formatBound,
+  inWindow,
+  partitionWindow,
+  type DurabilityConfig,
+} from "../../benchmarks/drill/bounds.js";
 import { drillOk, loadFigures, type WriteRecord } from "../../benchmarks/drill/ledger.js";
 import { FAULTS } from "../../vocabulary/faults.js";
 
@@ -118,5 +126,33 @@ describe("acknowledged-loss bounds per fault", () => {
     const pairs = ["min-replicas-to-write", "0", "min-replicas-max-lag", "10", "appendonly", "yes", "appendfsync", "everysec"];
     expect(durabilityFromConfig([...pairs, "cluster-enabled", "yes", "cluster-node-timeout", "2000"])).toEqual({ ...UNFENCED, clusterNodeTimeoutMs: 2000 });
     expect(durabilityFromConfig([...pairs, "cluster-enabled", "no", "cluster-node-timeout", "15000"])).not.toHaveProperty("clusterNodeTimeoutMs");
+  });
+
+  it("the edges: fencing wins a tie with the minority rule; a window holds both its ends; the first failure at or after the fault", () => {
+    // Fence 3 s + 2 s = 5,000 ms; minority 1.5 × 3,200 + 200 = 5,000 ms: a tie names the fence.
+    expect(partitionWindow({ ...FENCED, clusterNodeTimeoutMs: 3200 })).toMatchObject({ ms: 5000, why: expect.stringMatching(/^fenced/) as string });
+    const w = { fromMs: -1000, toMs: 500, reason: "" };
+    expect([-1001, -1000, 0, 500, 501].map((t) => inWindow(w, 10_000 + t, 10_000))).toEqual([false, true, true, true, false]);
+    expect(inWindow({ fromMs: null, toMs: 0, reason: "" }, -1e9, 0)).toBe(true);
+    const records = [
+      { doneAt: 990, ok: false },
+      { doneAt: 1000, ok: true },
+      { doneAt: 1300, ok: false },
+      { doneAt: 1000, ok: false },
+      { doneAt: 1200, ok: false },
+    ];
+    expect(firstFailureAfterMs(records, 1000)).toBe(0);
+    expect(firstFailureAfterMs(records.slice(0, 3), 1000)).toBe(300);
+    expect(firstFailureAfterMs([{ doneAt: 5, ok: true }], 0)).toBeNull();
+  });
+
+  it("formatBound signs the window's start; CONFIG GET with an odd tail or an unknown appendfsync is refused by name", () => {
+    expect(formatBound({ writes: 7, fromMs: -5000, toMs: 0, reason: "" })).toBe("≤7 (−5.0…+0.0 s)");
+    expect(formatBound({ writes: 7, fromMs: 0, toMs: 2, reason: "" })).toBe("≤7 (+0.0…+0.0 s)");
+    const pairs = ["min-replicas-to-write", "1", "min-replicas-max-lag", "3", "appendonly", "yes", "appendfsync", "everysec"];
+    // A trailing name without its value is ignored (it is not the value of anything).
+    expect(durabilityFromConfig([...pairs, "cluster-enabled"])).toEqual(FENCED);
+    for (const fsync of ["always", "everysec", "no"]) expect(durabilityFromConfig([...pairs.slice(0, 7), fsync]).appendfsync).toBe(fsync);
+    expect(() => durabilityFromConfig([...pairs.slice(0, 7), "sometimes"])).toThrow('CONFIG GET appendfsync: unexpected "sometimes"');
   });
 });
