@@ -346,13 +346,13 @@ describe("replication analysis", () => {
     const s = synthesiseReplication(1, zones);
     const [gone, other, elsewhere] = ["10.0.2.1:6379", "10.0.2.2:6379", "10.0.2.3:6379"];
     s.capture.replicas.push(
-      { address: gone!, error: "connect ECONNREFUSED" },
-      { address: other!, replicationInfo: primaryReplicationInfo(10, []) },
-      { address: elsewhere!, replicationInfo: replicaReplicationInfo("10.0.9.9:6379", 10, false) },
+      { address: gone, error: "connect ECONNREFUSED" },
+      { address: other, replicationInfo: primaryReplicationInfo(10, []) },
+      { address: elsewhere, replicationInfo: replicaReplicationInfo("10.0.9.9:6379", 10, false) },
     );
     // A seed the primary does list is no finding.
-    s.capture.extraSeeds = [gone!, other!, elsewhere!, s.replicas[0]!];
-    const inZones = new Map([...s.zones, [gone!, "b"], [other!, "c"], [elsewhere!, "a"]]);
+    s.capture.extraSeeds = [gone, other, elsewhere, s.replicas[0]!];
+    const inZones = new Map([...s.zones, [gone, "b"], [other, "c"], [elsewhere, "a"]]);
     const r = analyseReplication(s.capture, { zones: inZones });
     expect(r.failures.filter((f) => f.code === "REPLICA_LINK_DOWN").map((f) => [f.node, f.message.split(": ").slice(1).join(": ")])).toEqual([
       [gone, "not reachable from the verifier (connect ECONNREFUSED)"],
