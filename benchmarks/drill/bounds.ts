@@ -111,10 +111,11 @@ export function partitionWindow(c: DurabilityConfig): { ms: number | null; why: 
 
 /**
  * The promised window for `fault`. `injectMs`: fault start → the fault in place (the kill sent);
- * writes the primary acknowledged meanwhile were acknowledged before it died.
+ * writes the primary acknowledged meanwhile were acknowledged before it died. Window ends are
+ * rounded up to the whole ms, so the ack an end was measured from is inside it.
  */
 export function ackedLossBound(fault: Fault, injectMs: number, c: DurabilityConfig): LossWindow {
-  const end = Math.max(0, Math.round(injectMs));
+  const end = Math.max(0, Math.ceil(injectMs));
   const r = replicationWindow(c);
   switch (fault) {
     case "replica":
@@ -174,7 +175,7 @@ export function ackedLossBound(fault: Fault, injectMs: number, c: DurabilityConf
 export function firstFailureAfterMs(records: readonly { doneAt: number; ok: boolean }[], faultAt: number): number | null {
   let first: number | null = null;
   for (const r of records) if (!r.ok && r.doneAt >= faultAt && (first === null || r.doneAt < first)) first = r.doneAt;
-  return first === null ? null : Math.round(first - faultAt);
+  return first === null ? null : Math.ceil(first - faultAt);
 }
 
 export function inWindow(w: LossWindow, ackAt: number, faultAt: number): boolean {

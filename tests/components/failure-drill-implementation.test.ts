@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import type { WriteRecord } from "../../benchmarks/drill/ledger.js";
 import type { Fault } from "../../vocabulary/faults.js";
 import { formatRecordLines, parseRecordLines } from "../../benchmarks/drill/record-lines.js";
+import { ackedLossBound, inWindow } from "../../benchmarks/drill/bounds.js";
 import { CLOCK_NOTE, deployedLossBound, DrillError, drillOnce, runDrills, type DrillDeps } from "../../components/steps/failure-drill/implementation.js";
 import { FakeClock, FakeDrillKube, type FakeKubeOptions } from "../support/fake-drill-kube.js";
 
@@ -440,6 +441,25 @@ describe("deployedLossBound: the window ends where the deleted pods stopped serv
     { ...at(14_000, true), stream: "sentinel-client", node: "10.0.0.9:6379" }, // the pod back, after the stream failed: not the fault
     { ...at(14_100, true), stream: "write-endpoint", node: "10.0.0.50:6379" },
   ];
+  // Seen on real pods (the replication `all` drill, CI): the last writes the deleted primary
+  // acknowledged came at +1844.24 ms; the window, rounded to +1844, left them "lost outside the bound".
+  it("a window end measured from an acknowledgement holds that acknowledgement (ends round up, never down)", () => {
+    const t = 1844.24;
+    const recs = [
+      { ...at(FAULT_AT + 146.8, false), stream: "write-endpoint", node: "10.0.0.50:6379" },
+      { ...at(FAULT_AT + 1831.67, true), stream: "sentinel-client", node: "10.0.0.9:6379" },
+      { ...at(FAULT_AT + t, true), stream: "sentinel-client", node: "10.0.0.9:6379" },
+      { ...at(FAULT_AT + 1900.1, false), stream: "sentinel-client" },
+      { ...at(FAULT_AT + 7610, true), stream: "sentinel-client", node: "10.0.0.12:6379" },
+    ];
+    const w = deployedLossBound("all", 100, c, recs, FAULT_AT, ["10.0.0.9"]);
+    expect(w.toMs).toBe(1845);
+    expect(inWindow(w, FAULT_AT + t, FAULT_AT)).toBe(true);
+    // Each way the end is found: the first failure, and the injection itself, round up too.
+    expect(deployedLossBound("primary", 100, c, [at(FAULT_AT + 146.2, false), at(FAULT_AT + 146.8, true)], FAULT_AT).toMs).toBe(147);
+    expect(ackedLossBound("primary", 99.2, c).toMs).toBe(100);
+  });
+
   it("a deleted pod's own acknowledgement after another path's first failure ends the window there, from the records as the load pod's log carries them", () => {
     // Through the load pod's log format, as the step reads them: the node that answered survives it.
     const logged = parseRecordLines(

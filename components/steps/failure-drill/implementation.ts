@@ -121,7 +121,7 @@ function lastServedBeforeOutageMs(records: readonly WriteRecord[], faultAt: numb
     const gap = (acks[n] as number) - (acks[n - 1] as number);
     if (best === null || gap > best.gap) best = { gap, from: acks[n - 1] as number };
   }
-  return best === null ? null : Math.round(best.from - faultAt);
+  return best === null ? null : Math.ceil(best.from - faultAt);
 }
 
 /**
@@ -143,11 +143,14 @@ function lastAckByKilledMs(records: readonly WriteRecord[], killedIps: readonly 
     if (!r.ok || r.doneAt < faultAt || host === undefined || !killed.has(host) || failAt === undefined || r.doneAt > failAt) continue;
     if (last === null || r.doneAt > last) last = r.doneAt;
   }
-  return last === null ? null : Math.round(last - faultAt);
+  return last === null ? null : Math.ceil(last - faultAt);
 }
 
 /**
- * The fault's promised window (bounds.ts), ending where the pods really stopped serving: for
+ * The fault's promised window (bounds.ts), ending where the pods really stopped serving (each end
+ * rounded UP to the whole ms: seen on real pods, the last write a deleted pod acknowledged came at
+ * +1844.24 ms, a window rounded to +1844 left it and its neighbour outside, "lost outside the
+ * bound"): for
  * faults that delete pods, at the first write that failed after the fault when that is later than
  * the API call's return (firstFailureAfterMs), or at the last write a deleted pod (`killedIps`)
  * acknowledged when that is later; for `all`, at the last member's last acknowledgement before
