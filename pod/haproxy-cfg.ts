@@ -68,8 +68,8 @@ export const DEFAULT_CHECK_INTERVAL_MS = 1000;
  * Check timeouts. A slow answer is not a wrong one. On two cores at load ~50 (the pods CI, 4
  * stacks at once), with 1 s for every check, the write endpoint closed its connections in steady
  * state (a benchmark Job's runs failed: "Server closed the connection"; its GET p99 0.7 s, max
- * 1.4 s) and for 45 s while a Sentinel restarted (one Sentinel away, one slow check of another
- * loses the majority). A wrong answer still fails a check at once (haproxy-checks.ts: every check
+ * 1.4 s), and, most likely the same way, for 45 s while a Sentinel restarted (one Sentinel away,
+ * one slow check of another loses the majority). A wrong answer still fails a check at once (haproxy-checks.ts: every check
  * is conclusive on the reply); only a server that does not answer at all is judged later: a frozen
  * primary's sessions are cut after `fall` x (interval + 2 s) instead of x (interval + 1 s).
  */
