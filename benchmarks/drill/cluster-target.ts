@@ -13,6 +13,7 @@ import { bootstrapCluster } from "../bootstrap/cluster-bootstrap.js";
 import { localMember } from "../local/local-cluster.js";
 import { localPodEnv } from "../local/pod-files.js";
 import { killHard } from "../local/sentinel-topology.js";
+import { freePort } from "../local/ports.js";
 import { LocalFleet, type ValkeyProcess } from "../local/valkey-process.js";
 import { resolvePreviousServer } from "../binaries.js";
 import { DirectConnector } from "../topology/connector.js";
@@ -107,7 +108,7 @@ export class ClusterTarget implements DrillTarget {
     const count = this.o.primaries * (1 + this.o.replicasPerPrimary);
     for (const spec of await clusterPodSpecs(count, base, this.o.zones, this.fleet.baseDir)) this.pods.push({ ...spec, nodeId: "", proc: undefined });
     this.writeHosts();
-    await Promise.all(this.pods.map((p) => this.startPod(p)));
+    await Promise.all(this.pods.map((p) => this.startFirst(p)));
     const connector = new DirectConnector({ password: this.o.password });
     const result = await bootstrapCluster({
       members: this.pods.map((p) => localMember(p.proc as ValkeyProcess, p.zone)),
@@ -125,6 +126,23 @@ export class ClusterTarget implements DrillTarget {
 
   private cliEnv(): Record<string, string> {
     return localPodEnv(this.o.password, this.serverPath);
+  }
+
+  /**
+   * The first start, before the cluster exists: a port taken between its probe and the bind (seen
+   * in CI: another test's member on the same 127.0.0.x took it) gets new ports, up to 3 tries.
+   */
+  private async startFirst(p: Pod): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.startPod(p);
+      } catch (err) {
+        if (attempt >= 3 || !/Address already in use/.test((err as Error).message)) throw err;
+        p.port = await freePort(p.host);
+        p.busPort = await freePort(p.host);
+        this.writeHosts();
+      }
+    }
   }
 
   /** Starts a member as its pod does (cluster-pod.ts) on its current address. */
