@@ -84,7 +84,7 @@ export const eksSchema = section(
       .describe(
         "More IAM roles/users given cluster-admin access entries (AmazonEKSClusterAdminPolicy); the deploying identity is admin already and must not be listed.",
       ),
-    // Match Karpenter 1.14 and today's EKS (issue 13): no silent extended-support billing.
+    // Match Karpenter 1.14 and today's EKS: no silent extended-support billing.
     supportType: z
       .enum(["STANDARD", "EXTENDED"])
       .default("STANDARD")
@@ -110,7 +110,7 @@ export const karpenterSchema = section(
       .regex(/^\d+\.\d+\.\d+$/, { error: 'must be a chart version such as "1.14.1"' })
       .default(versions.KARPENTER_CHART_VERSION)
       .describe("Karpenter Helm chart version."),
-    // No surprise node replacement (issue 13): a pinned AMI release by default.
+    // No surprise node replacement: a pinned AMI release by default.
     amiAlias: z
       .string()
       .regex(/^al2023@(latest|v\d{8})$/, { error: 'must be an AL2023 alias: "al2023@vYYYYMMDD" (pinned) or "al2023@latest"' })

@@ -112,7 +112,7 @@ function deployValkey(
     const r = new ValkeyReplication("valkey", common, opts);
     return {
       component: r,
-      // The benchmark dials the write Service, i.e. the HAProxy pods: its egress admits those (issue 19).
+      // The benchmark dials the write Service, i.e. the HAProxy pods: its egress admits those.
       podSelector: r.endpointSelector,
       memberSelector: r.podSelector,
       endpoints: {

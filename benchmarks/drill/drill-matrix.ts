@@ -1,6 +1,6 @@
 /**
  * The drill matrix: many runs of each (mode, fault) at the deployed clocks, reduced to one row each
- * with median and max (benchmarks/perf/drill-matrix.ts runs it; issue 32's table). Pure: rows in,
+ * with median and max (benchmarks/perf/drill-matrix.ts runs it). Pure: rows in,
  * table out. What each column is, and the replication targets the outage is held to (the
  * Sentinel client's and the write endpoint's paths each against the target):
  * - unplanned (primary, crash-restart, lost-volume): down-after + 1.5 s;
@@ -51,7 +51,7 @@ const UNPLANNED: ReadonlySet<Fault> = new Set<Fault>(["primary", "crash-restart"
 const HELD: ReadonlySet<Fault> = new Set<Fault>(["freeze", "partition"]);
 const PLANNED: ReadonlySet<Fault> = new Set<Fault>(["switchover", "upgrade"]);
 
-/** The replication outage target (issue 32, outcome 4) for a fault at `downAfterMs`; null: none promised. */
+/** The replication outage target (docs/drills.md, the drill matrix) for a fault at `downAfterMs`; null: none promised. */
 export function outageTargetMs(mode: DrillMode, fault: Fault, downAfterMs: number): number | null {
   if (mode !== "replication") return null;
   if (UNPLANNED.has(fault)) return downAfterMs + 1500;

@@ -63,9 +63,9 @@ export interface StreamFigures {
   unknownWrites: number;
   /** Lost acknowledged writes acknowledged outside the fault's promised window (0 when no window is given). */
   lostAckedOutsideBound: number;
-  /** Longest gap between two successful acknowledgements (or the last one and the load's stop). */
+  /** The fault's outage (outageOfFault): the longest gap between acknowledgements (or the last one and the load's stop) ending after the fault, counted from the fault. */
   writeOutageMs: number;
-  /** Ack time of the last success before the longest gap and of the first after it (ms from the fault). */
+  /** Ack time of the last success before that gap and of the first after it (ms from the fault; a negative start: writes had stopped before the fault). */
   outageFromMs: number;
   outageToMs: number;
   before: LatencyStats;
@@ -98,21 +98,43 @@ export function latencyStats(records: readonly WriteRecord[], from: number, to: 
   };
 }
 
+/** The edges of the gaps between acknowledgements: each ack, then the load's stop (no ack at all: the whole load). */
+function ackEdges(records: readonly WriteRecord[], loadStart: number, loadStop: number): number[] {
+  const acks = records
+    .filter((r) => r.ok)
+    .map((r) => r.doneAt)
+    .sort((a, b) => a - b);
+  return acks.length === 0 ? [loadStart, loadStop] : [...acks, loadStop];
+}
+
 /**
  * The longest gap between successful acks, the load's stop counting as an edge (a load that
  * never writes again has its outage to the end). Measured from the first ack, so the client's
  * connection set-up is not an outage; with no ack at all, the whole load.
  */
 export function longestGap(records: readonly WriteRecord[], loadStart: number, loadStop: number): { ms: number; from: number; to: number } {
-  const acks = records
-    .filter((r) => r.ok)
-    .map((r) => r.doneAt)
-    .sort((a, b) => a - b);
-  const edges = acks.length === 0 ? [loadStart, loadStop] : [...acks, loadStop];
+  const edges = ackEdges(records, loadStart, loadStop);
   let best = { ms: 0, from: loadStart, to: loadStart };
   for (let i = 1; i < edges.length; i++) {
     const gap = (edges[i] as number) - (edges[i - 1] as number);
     if (gap > best.ms) best = { ms: gap, from: edges[i - 1] as number, to: edges[i] as number };
+  }
+  return best;
+}
+
+/**
+ * The outage the fault caused: among the gaps between acknowledgements (longestGap's edges) that
+ * end after the fault, the longest, counted from the fault when it began before it. Writes that had
+ * already stopped before the fault (a previous drill's hand-over not yet followed) are not the
+ * fault's: `from` keeps the gap's real start, so a reader sees how long before the fault it began.
+ */
+export function outageOfFault(records: readonly WriteRecord[], loadStart: number, loadStop: number, faultAt: number): { ms: number; from: number; to: number } {
+  const edges = ackEdges(records, loadStart, loadStop);
+  let best = { ms: 0, from: faultAt, to: faultAt };
+  for (let i = 1; i < edges.length; i++) {
+    const [from, to] = [edges[i - 1] as number, edges[i] as number];
+    const ms = to - Math.max(from, faultAt);
+    if (to > faultAt && ms > best.ms) best = { ms, from, to };
   }
   return best;
 }
@@ -143,7 +165,7 @@ export function streamFigures(stream: string, i: FigureInput): StreamFigures {
   const bound = i.bound;
   const outside = bound === undefined ? [] : lost.filter((r) => !inWindow(bound, r.doneAt, i.faultAt));
   const after = records.filter((r) => r.doneAt >= i.faultAt || r.sentAt >= i.faultAt);
-  const gap = longestGap(records, i.loadStart, i.loadStop);
+  const gap = outageOfFault(records, i.loadStart, i.loadStop, i.faultAt);
   const gapAfter = longestGap(after, i.faultAt, i.loadStop);
   const duringEnd = Math.max(gapAfter.to, i.faultAt + 1000);
   return {
@@ -241,7 +263,7 @@ export interface LoadFigures extends CombinedFigures {
   shards: ShardOutage[];
   /** Cluster: the share of the keyspace that stopped and for how long; null without shards. */
   keyspaceStopped: KeyspaceStop | null;
-  /** The longest gap between two acknowledgements of the no-WAIT writer, all streams merged (cluster: secondary to the per-shard outage). */
+  /** The fault's outage (outageOfFault) of the no-WAIT writer, all streams merged (cluster: secondary to the per-shard outage). */
   aggregateOutageMs: number;
 }
 
@@ -265,10 +287,11 @@ export function loadFigures(streams: readonly string[], i: FigureInput & { affec
   };
   const shards = shardOutages(perStream, i.affectedShards ?? []);
   const noWaitSet = new Set(noWait.map((s) => s.stream));
-  const aggregate = longestGap(
+  const aggregate = outageOfFault(
     i.records.filter((r) => noWaitSet.has(r.stream)),
     i.loadStart,
     i.loadStop,
+    i.faultAt,
   ).ms;
   const w = combineStreams(wait);
   return {

@@ -3,7 +3,7 @@
  * font, stylesheet or image), built from the model and the charts already rendered to SVG.
  *
  * The page is an ordered list of sections (`SECTIONS`); a section whose data is absent renders
- * nothing. Where the later sections of issue 14 go is marked below: each is one more entry
+ * nothing. Where later sections go is marked below: each is one more entry
  * whose `render` returns null unless some source carries its data.
  */
 import { html, jsonForScript, raw, type SafeHtml } from "./html.js";

@@ -1,5 +1,5 @@
 /**
- * Auto Mode, issue 19 items 2 and 3 under Pulumi mocks: the NodeClass carries no user-defined
+ * Auto Mode under Pulumi mocks: the NodeClass carries no user-defined
  * `tags` (the managed cluster-role policies refuse them and no instance launches), and pulumi-eks
  * is told to install neither the CoreDNS nor the VPC CNI add-on (Auto Mode runs cluster DNS and
  * pod networking itself; the VPC CNI add-on would own the `amazon-vpc-cni` ConfigMap the program

@@ -1,5 +1,5 @@
 /**
- * Issue 19 item 6: the quota and cost estimate come from bin-packing every pod the stack creates
+ * The quota and cost estimate come from bin-packing every pod the stack creates
  * (members, Sentinels, HAProxy, benchmark and drill client pods, Auto Mode system pods) against
  * the allocatable model of config/instance-types.ts, table-tested per stack file; plus the packer's
  * own rules (fit, required anti-affinity both ways, zone spread, preferences relaxed / strict).

@@ -1,5 +1,5 @@
 /**
- * EksCluster against today's EKS (issue 13, "Match Karpenter 1.14 and today's EKS"): the default
+ * EksCluster against today's EKS: the default
  * version and standard-support upgrade policy, VPC CNI network-policy enforcement, the node role's
  * managed policies, and what the add-ons must outlive on destroy. Under Pulumi mocks.
  */

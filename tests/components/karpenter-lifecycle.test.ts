@@ -1,5 +1,5 @@
 /**
- * Karpenter's Valkey pool over its life (issue 13): no surprise node replacement (a pinned AMI
+ * Karpenter's Valkey pool over its life: no surprise node replacement (a pinned AMI
  * alias by default, drift blocked by a `Drifted` budget of 0 unless `karpenter.nodePool.allowDrift`),
  * and a destroy order that lets nodes drain (the NodePool/EC2NodeClass depend on the node role's
  * policy attachments and EC2_LINUX access entry, which therefore outlive them). Pure builders,

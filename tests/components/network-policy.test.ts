@@ -1,5 +1,5 @@
 /**
- * NetworkPolicy on EKS (issue 13): the Valkey release's policy rule by rule (6379 from labelled
+ * NetworkPolicy on EKS: the Valkey release's policy rule by rule (6379 from labelled
  * clients of the release namespace, members and the direct checks' CIDRs; 16379 between members
  * only; egress to DNS and members only), the benchmark pod's own policy, their wiring through
  * BenchmarkJob and the program, and the VPC CNI network-policy agent that enforces them on EKS.

@@ -55,7 +55,7 @@ describe("AWS CLI check", () => {
   });
 });
 
-describe("the pinned AMI release per Kubernetes version (issue 19 item 4)", () => {
+describe("the pinned AMI release per Kubernetes version", () => {
   it("is the SSM parameter Karpenter resolves (amifamily/al2023.go resolvePath), arm64 standard", () => {
     // The AMI name as amazon-eks-ami's CHANGELOG lists it for release v20260714, Kubernetes 1.36.
     expect(amiAliasParameter("al2023@v20260714", "1.36")).toBe(

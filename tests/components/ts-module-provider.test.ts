@@ -199,7 +199,7 @@ describe("the serialized provider in a plain node process (as @pulumi/pulumi/cmd
   });
 });
 
-describe("where a dynamic provider finds the project: relative to it at call time, never an absolute path in the state (issue 19 item 7)", () => {
+describe("where a dynamic provider finds the project: relative to it at call time, never an absolute path in the state", () => {
   const whereStep = fileURLToPath(new URL("../support/where-step.ts", import.meta.url));
   let copy: string;
   let text: string;

@@ -1,5 +1,5 @@
 /**
- * The slow path of a replication `primary` drill (issue 32: 21 s on real pods): the Sentinels'
+ * The slow path of a replication `primary` drill (21 s on real pods): the Sentinels'
  * own failover aborts (`-failover-abort-no-good-slave`) and none of them tries again for
  * 2 × failover-timeout (sentinel.c sentinelStartFailoverIfNeeded), so writes stayed stopped until
  * the restarted old primary's start script asked for a failover ceil(down-after) + 5 s after it

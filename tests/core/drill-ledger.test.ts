@@ -8,6 +8,7 @@ import {
   latencyStats,
   loadFigures,
   longestGap,
+  outageOfFault,
   percentile,
   streamFigures,
   type WriteRecord,
@@ -46,6 +47,21 @@ describe("drill ledger", () => {
     // 500 ms to the first ack (connecting) is not counted; writes that never come back are.
     expect(longestGap([rec("a", 1, 500, 1), rec("a", 2, 600, 1)], 0, 2000)).toEqual({ ms: 1399, from: 601, to: 2000 });
     expect(longestGap([], 0, 1000).ms).toBe(1000);
+  });
+
+  it("the fault's outage: the longest gap ending after the fault, counted from it; a stop before the fault is not the fault's", () => {
+    // Acks every 100 ms to 5 s, none until 19.5 s (a hand-over not yet followed), then every 100 ms; the fault at 19.3 s.
+    const acks = [...Array.from({ length: 50 }, (_, i) => i * 100), ...Array.from({ length: 10 }, (_, i) => 19_500 + i * 100)];
+    const rs = acks.map((t, i) => rec("a", i, t - 1, 1));
+    // longestGap would say 14.5 s; the fault's outage is its last 200 ms, and its start is kept.
+    expect(longestGap(rs, 0, 20_500).ms).toBe(14_600);
+    expect(outageOfFault(rs, 0, 20_500, 19_300)).toEqual({ ms: 200, from: 4900, to: 19_500 });
+    const f = streamFigures("a", { records: rs, readBack: new Map(rs.map((r) => [r.key, r.value])), faultAt: 19_300, loadStart: 0, loadStop: 20_500 });
+    expect([f.writeOutageMs, f.outageFromMs, f.outageToMs]).toEqual([200, -14_400, 200]);
+    // A longer gap after the fault wins; a gap wholly before it never counts; no ack after it: to the load's stop.
+    expect(outageOfFault(rs, 0, 20_500, 4_000).ms).toBe(14_600);
+    expect(outageOfFault(rs.slice(0, 50), 0, 8_000, 6_000)).toEqual({ ms: 2_000, from: 4900, to: 8_000 });
+    expect(outageOfFault([], 0, 1_000, 400)).toEqual({ ms: 600, from: 0, to: 1_000 });
   });
 
   it("latency windows by send time; failed writes counted apart", () => {
@@ -196,14 +212,14 @@ describe("two writers, per-shard outage, exact acknowledgements", () => {
     expect(f.waitWriter).toEqual({ writes: 12, ackedWrites: 12, lostAckedWrites: 1, lostAckedOutsideBound: 0, boundWrites: 2 });
     expect(f.waitedWrites).toBe(11);
     expect(f.lostWaitedWrites).toBe(0);
-    // Last ack before the stop at 901 ms, first after it at 4001 ms.
-    expect(f.writeOutageMs).toBe(3100);
+    // Last ack before the stop at 901 ms, first after it at 4001 ms: the outage counts from the fault (1000 ms).
+    expect(f.writeOutageMs).toBe(3001);
     expect(f.aggregateOutageMs).toBe(100);
     expect(f.shards.map((s) => [s.shard, s.outageMs, s.affected, s.failedWrites])).toEqual([
-      ["0-8191", 3100, true, 30],
+      ["0-8191", 3001, true, 30],
       ["8192-16383", 100, false, 0],
     ]);
-    expect(f.keyspaceStopped).toEqual({ slots: 8192, share: 0.5, forMs: 3100 });
+    expect(f.keyspaceStopped).toEqual({ slots: 8192, share: 0.5, forMs: 3001 });
     expect(drillFailures(true, f)).toEqual([]);
   });
 

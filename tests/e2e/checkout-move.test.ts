@@ -1,5 +1,5 @@
 /**
- * Destroy from another checkout (issue 19 item 7), under the real Pulumi engine (Automation API,
+ * Destroy from another checkout, under the real Pulumi engine (Automation API,
  * the CLI built by the toolchain, a file:// backend; no cluster needed): CI creates a stack from
  * one clone of the repository, an engineer destroys it from another clone at a different path,
  * after the first one is gone.

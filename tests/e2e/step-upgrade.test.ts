@@ -1,5 +1,5 @@
 /**
- * Upgrading a deployed stack across the post-deploy steps' change of shape (issue 21: every step
+ * Upgrading a deployed stack across the post-deploy steps' change of shape (every step
  * became a component `valkey-on-eks:steps:<Type>` over one `${name}-run` child; before, three
  * were components `valkey-on-eks:checks:<Type>` and three were bare dynamic resources). The
  * steps carry aliases to their former URNs; this checks, under the real engine against the e2e

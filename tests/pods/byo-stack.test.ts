@@ -22,7 +22,8 @@ import { CLIENT_LABEL, DATA_PLANE_LABEL } from "../../components/shared.js";
 import { VALKEY_BUS_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
 import { DRILL_LOAD_LABEL } from "../../components/steps/failure-drill/load-job.js";
 import { createStack, tail } from "../e2e/support/pulumi-harness.js";
-import { podsSkipReason, podsStackConfig, STACK_ZONES, usePodsCluster } from "./support/byo-on-pods.js";
+import { PODS_PLAN, podsSkipReason, podsStackConfig, STACK_ZONES, usePodsCluster } from "./support/byo-on-pods.js";
+import { withNetworkEvidence } from "./support/network-evidence.js";
 import { detectionSettings, drillConfig, expectDrills, expectHeldFaults, type DrillRow } from "./support/drill-checks.js";
 
 const HELD_FAULTS = ["freeze", "partition"] as const;
@@ -66,7 +67,7 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
     const s = await createStack(env, { ...config, valkey }, { password: PASSWORD });
     try {
       const t0 = Date.now();
-      const first = await s.stack.up({ onOutput: (o) => s.log.push(o) });
+      const first = await withNetworkEvidence(api, PODS_PLAN, NS, () => s.stack.up({ onOutput: (o) => s.log.push(o) }));
       console.log(`[pods] ${mode}: first up (deploy, bootstrap, check, benchmark, drills) ${Math.round((Date.now() - t0) / 1000)} s`);
       expect(first.summary.result, tail(s.log)).toBe("succeeded");
       const report = first.outputs.report?.value as {
@@ -204,7 +205,7 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
 
       // The diff another up would apply, shown when it is not empty.
       const plan = await s.stack.preview({ diff: true });
-      const second = await s.stack.up({ onOutput: (o) => s.log.push(o) });
+      const second = await withNetworkEvidence(api, PODS_PLAN, NS, () => s.stack.up({ onOutput: (o) => s.log.push(o) }));
       const changes = second.summary.resourceChanges ?? {};
       expect([changes.update ?? 0, changes.create ?? 0, changes.replace ?? 0], plan.stdout).toEqual([0, 0, 0]);
     } finally {
@@ -254,7 +255,7 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
     const s = await createStack(env, { ...config, valkey }, { password: PASSWORD });
     try {
       const t0 = Date.now();
-      const first = await s.stack.up({ onOutput: (o) => s.log.push(o) });
+      const first = await withNetworkEvidence(api, PODS_PLAN, NS, () => s.stack.up({ onOutput: (o) => s.log.push(o) }));
       console.log(
         `[pods] cluster (second release): first up (deploy, bootstrap, check, drills replica/freeze/partition) ${Math.round((Date.now() - t0) / 1000)} s`,
       );

@@ -134,7 +134,7 @@ describe("preflight invokes", () => {
   });
 });
 
-describe("the pinned AMI release for eks.version (issue 19 item 4)", () => {
+describe("the pinned AMI release for eks.version", () => {
   const ssmNames = () => recorder.invokes.filter((c) => c.token === SSM_TOKEN).map((c) => c.inputs.name);
 
   it("reads the exact parameter Karpenter resolves for karpenter.amiAlias, arm64, eks.version", async () => {

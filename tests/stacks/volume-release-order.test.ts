@@ -1,5 +1,5 @@
 /**
- * Destroy order of the volumes (issue 13, "PVCs are deleted and their volumes released before
+ * Destroy order of the volumes ("PVCs are deleted and their volumes released before
  * the EBS CSI add-on goes"), under Pulumi mocks: the program's VolumeRelease guard sits between
  * the Valkey release and the platform in the dependency graph. The engine deletes a resource
  * before everything it depends on, so "A depends on B" reads "B outlives A on destroy":
