@@ -6,13 +6,14 @@
  * (`cluster-client@<slots>`, hash-tagged keys in that shard's slots, load-shards.ts; the WAIT
  * writer on a plain connection to its slot's primary, slot-owner.ts);
  * replication mode a Sentinel-aware client (`sentinel-client`) and a plain client through the
- * write Service / HAProxy (`write-endpoint`). After DRILL_LOAD_S seconds (or at SIGTERM) it
- * stops and prints its records on stdout (record-lines.ts), nothing else. The load starts once every client is
+ * write Service / HAProxy (`write-endpoint`). Once every stream has its first acknowledgement it
+ * prints the writing line (record-lines.ts), the drill's cue for its fault; after DRILL_LOAD_S
+ * seconds (or at SIGTERM) it stops and prints its records on stdout (record-lines.ts), nothing else. The load starts once every client is
  * connected (bounded: 30 s, else it exits 1), so connecting is not counted as failed writes. The password comes from VALKEY_PASSWORD
  * and is never printed.
  */
 import { lookup } from "node:dns/promises";
-import { formatRecordLines } from "./record-lines.js";
+import { formatRecordLines, formatWritingLine } from "./record-lines.js";
 import { loadSettingsFromEnv, type LoadSettings } from "./load-env.js";
 import { clusterClient, loadStreams, plainRedis, sentinelRedis, type LoadClient } from "./load.js";
 import { loadShardsOf } from "./load-shards.js";
@@ -56,6 +57,11 @@ async function main(): Promise<void> {
   await Promise.all(streams.map((w) => clientReady(w.loadClient.client, w.stream, 30_000)));
   const loadStart = Date.now();
   streams.forEach((w) => w.start());
+  // The drill injects its fault after this line: once every stream has an acknowledgement, or
+  // after 30 s naming those without (a busy node can take seconds to run the first writes).
+  const silent = (): string[] => streams.filter((w) => !w.records.some((r) => r.ok)).map((w) => w.stream);
+  for (const until = Date.now() + 30_000; silent().length > 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 50));
+  await new Promise<void>((resolve, reject) => process.stdout.write(formatWritingLine(silent()), (err) => (err ? reject(err) : resolve())));
   // DRILL_LOAD_S, or less when told to stop (SIGTERM: a pod's container runs this as PID 1,
   // which gets only the signals it handles): the records are printed either way.
   await new Promise<void>((resolve) => {

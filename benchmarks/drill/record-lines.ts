@@ -40,6 +40,23 @@ export function formatRecordLine(r: WriteRecord): string {
   return `w ${enc(r.stream)} ${enc(r.key)} ${enc(r.value)} ${time(r.sentAt)} ${time(r.doneAt)} ${r.ok ? 1 : 0} ${r.waited ? 1 : 0} ${error}${unexpected}${node}`;
 }
 
+/**
+ * The line the load prints once every stream has its first acknowledgement (or its wait for them
+ * ran out, naming the streams still without one): the deployed drill injects its fault only after
+ * it. Lines starting with "# " are notes, skipped by the parser.
+ */
+export const WRITING_LINE = "# writing";
+
+/** The writing line: every stream acknowledged, or the streams that were not after the wait. */
+export function formatWritingLine(silent: readonly string[]): string {
+  return `${WRITING_LINE}${silent.length === 0 ? "" : ` (no acknowledgement yet: ${silent.map(enc).join(" ")})`}\n`;
+}
+
+/** Whether a load's log so far has its writing line. */
+export function hasWritingLine(log: string): boolean {
+  return log.split("\n").some((l) => l.startsWith(WRITING_LINE));
+}
+
 /** The whole output: header, one line per record, end line with the count. */
 export function formatRecordLines(o: LoadOutput): string {
   const header = { prefix: o.prefix, loadStart: Number(time(o.loadStart)), loadStop: Number(time(o.loadStop)), streams: o.streams };
@@ -101,7 +118,7 @@ function parseHeader(text: string): LoadHeader {
   return { prefix: h.prefix as string, loadStart: h.loadStart as number, loadStop: h.loadStop as number, streams: h.streams as string[] };
 }
 
-/** Parses the whole output (a pod log); blank lines are skipped, anything else unknown is an error naming its line. */
+/** Parses the whole output (a pod log); blank lines and "# " notes are skipped, anything else unknown is an error naming its line. */
 export function parseRecordLines(log: string): LoadOutput {
   const lines = log.split("\n");
   let header: LoadHeader | undefined;
@@ -110,7 +127,7 @@ export function parseRecordLines(log: string): LoadOutput {
   lines.forEach((raw, i) => {
     const text = raw.replace(/\r$/, "");
     const n = i + 1;
-    if (text.trim() === "") return;
+    if (text.trim() === "" || text.startsWith("# ")) return;
     if (end !== undefined) throw new RecordLineError(n, text, "text after the end line");
     if (text.startsWith(HEADER)) {
       if (header !== undefined) throw new RecordLineError(n, text, "a second header");

@@ -180,9 +180,18 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
   it("a load log that does not parse fails naming the fault, the pod and the line", async () => {
     const { kube, deps } = setup("cluster", { log: (real) => real.replace("\nw ", "\nnode: warning\nw ") });
     await expect(drillOnce(inputs("cluster"), "replica", deps)).rejects.toThrow(
-      /^the replica drill's load pod valkey-drill-replica-k1-x1: drill load output, line 2: not a write record/,
+      /^the replica drill's load pod valkey-drill-replica-k1-x1: drill load output, line 3: not a write record/,
     );
     expect(kube.calls.at(-1)).toBe("delete load valkey-drill-replica-k1");
+  });
+
+  it("no fault before the load writes: a load pod Running without its writing line fails the drill at timeoutS, nothing injected", async () => {
+    const { kube, deps } = setup("replication", { silentLoad: true });
+    await expect(drillOnce(inputs("replication", { timeoutS: 30 }), "primary", deps)).rejects.toThrow(
+      /^the primary drill's load pod valkey-drill-primary-k1-x1 has not started writing after 30 s/,
+    );
+    expect(kube.calls.filter((c) => /^delete (?!load )/.test(c))).toEqual([]);
+    expect(kube.calls.at(-1)).toBe("delete load valkey-drill-primary-k1");
   });
 
   it("a topology failing before the fault stops the drill before any load is created", async () => {

@@ -13,7 +13,7 @@ import { labelRanges, parseStreamName, shardLabel } from "../../benchmarks/drill
 import { splitSlots } from "../../benchmarks/topology/slots.js";
 import type { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
 import { bundleLoadScript } from "../../benchmarks/drill/load-bundle.js";
-import { parseRecordLines, type LoadOutput } from "../../benchmarks/drill/record-lines.js";
+import { parseRecordLines, WRITING_LINE, type LoadOutput } from "../../benchmarks/drill/record-lines.js";
 import type { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
 import type { DrillTarget } from "../../benchmarks/drill/target.js";
 import { DirectConnector } from "../../benchmarks/topology/connector.js";
@@ -101,6 +101,8 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     expect(run.stdout).not.toContain(PASSWORD);
+    // The drill's cue for its fault comes first: every stream had an acknowledgement.
+    expect(run.stdout.split("\n")[0]).toBe(WRITING_LINE);
     const out = parseRecordLines(run.stdout);
     expect(out.streams).toEqual(["sentinel-client", "sentinel-client+wait", "write-endpoint", "write-endpoint+wait"]);
     await expectMeasuredAndStored(out, replication, prefix);
@@ -116,6 +118,7 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
     const run = await runLoad({ ...common(prefix), DRILL_MODE: "cluster", DRILL_TARGET_HOST: seed.host, DRILL_TARGET_PORT: String(seed.port) });
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
+    expect(run.stdout.split("\n")[0]).toBe(WRITING_LINE);
     const out = parseRecordLines(run.stdout);
     // Per shard (its slot ranges, as the cluster was split), a no-WAIT and a WAIT writer.
     const shards = splitSlots(3).map((r) => shardLabel([r]));

@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { WriteRecord } from "../../benchmarks/drill/ledger.js";
 import { loadSettingsFromEnv } from "../../benchmarks/drill/load-env.js";
-import { formatRecordLine, formatRecordLines, parseRecordLine, parseRecordLines, type LoadOutput } from "../../benchmarks/drill/record-lines.js";
+import {
+  formatRecordLine,
+  formatRecordLines,
+  formatWritingLine,
+  hasWritingLine,
+  parseRecordLine,
+  parseRecordLines,
+  type LoadOutput,
+} from "../../benchmarks/drill/record-lines.js";
 
 const records: WriteRecord[] = [
   {
@@ -60,6 +68,13 @@ describe("drill record lines", () => {
   it("keeps times to the microsecond and no finer", () => {
     const [r] = parseRecordLines(formatRecordLines({ ...output, records: [{ ...records[0]!, sentAt: 1.23456789, doneAt: 2 }] })).records;
     expect(r?.sentAt).toBe(1.235);
+  });
+
+  it("skips the load's writing line and other '# ' notes; finds the writing line in a log so far", () => {
+    expect(formatWritingLine([])).toBe("# writing\n");
+    expect(formatWritingLine(["write-endpoint", "a b"])).toBe("# writing (no acknowledgement yet: write-endpoint a%20b)\n");
+    expect(parseRecordLines(formatWritingLine(["write-endpoint"]) + formatRecordLines(output)).records).toHaveLength(4);
+    expect([hasWritingLine(""), hasWritingLine("node: warming\n"), hasWritingLine("x\n# writing (no acknowledgement yet: s)\n")]).toEqual([false, false, true]);
   });
 
   it("skips blank lines (and CRLF endings)", () => {

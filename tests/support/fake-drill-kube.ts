@@ -6,7 +6,7 @@
  * (the fault choice, the waits, the clocks, the figures, the clean-up); the load and the verifier
  * are tested against real valkey-server processes elsewhere.
  */
-import { formatRecordLines } from "../../benchmarks/drill/record-lines.js";
+import { formatRecordLines, formatWritingLine } from "../../benchmarks/drill/record-lines.js";
 import type { WriteRecord } from "../../benchmarks/drill/ledger.js";
 import type { DrillKubeApi, DrillNode, DrillPod } from "../../components/steps/failure-drill/kube-api.js";
 import type { DrillLoadManifests } from "../../components/steps/failure-drill/load-job.js";
@@ -53,6 +53,8 @@ export interface FakeKubeOptions {
   loseAfterFault?: number;
   /** Replace the load pod's log. */
   log?: (real: string) => string;
+  /** The load pod never prints its writing line (a load that does not start writing). */
+  silentLoad?: boolean;
   /** The verifier never passes after the fault. */
   neverHeals?: boolean;
   /** Cluster: the load writes one stream per shard (`cluster-client@<slots>`), and only the shard of the primary hit stops; the report carries slot ranges. */
@@ -302,6 +304,9 @@ export class FakeDrillKube implements DrillKubeApi {
     if (agent !== undefined && container === "fault") return Promise.resolve(this.agentView(agent).log);
     const l = [...this.loadPods.values()].find((x) => x.pod.name === pod);
     if (l === undefined || container !== "drill-load") return Promise.reject(new Error(`no pod ${pod}/${container}`));
+    // Until the Job is done its log has only the writing line (the records come at the end).
+    this.view();
+    if (l.pod.phase !== "Succeeded") return Promise.resolve(this.o.silentLoad === true ? "" : formatWritingLine([]));
     const records: WriteRecord[] = [];
     const streams =
       this.o.mode === "replication"
@@ -330,7 +335,8 @@ export class FakeDrillKube implements DrillKubeApi {
           this.stored.set(key, `v${n}`);
       }
     }
-    const log = formatRecordLines({ prefix: l.prefix, loadStart: l.startedAt, loadStop: l.startedAt + l.loadS * 1000, streams, records });
+    const log =
+      formatWritingLine([]) + formatRecordLines({ prefix: l.prefix, loadStart: l.startedAt, loadStop: l.startedAt + l.loadS * 1000, streams, records });
     return Promise.resolve(this.o.log?.(log) ?? log);
   }
 

@@ -2,7 +2,8 @@
  * The FailureDrill resource's implementation (loaded by its dynamic-provider shell, and called
  * directly by tests with a fake DrillKubeApi). Per fault, in order:
  * 1. verify the topology is healthy (the TopologyCheck's verifier, zones included);
- * 2. create the load ConfigMap + Job (load-job.ts) and wait for its pod to run;
+ * 2. create the load ConfigMap + Job (load-job.ts) and wait for its pod to run and print its
+ *    writing line (every stream acknowledged, record-lines.ts);
  * 3. wait `preFaultS`, start watching the survivors for failure marks (detection.ts), inject the
  *    fault (faults.ts), and poll until every deleted pod runs again and the verifier passes:
  *    recoveryMs (and detectionMs, fault → first mark). Not within `timeoutS`: the drill fails `pulumi up`,
@@ -19,7 +20,7 @@ import { randomBytes } from "node:crypto";
 import { ackedLossBound, firstFailureAfterMs, type DurabilityConfig, type LossWindow } from "../../../benchmarks/drill/bounds.js";
 import { drillFailures, drillOk, loadFigures, type WriteRecord } from "../../../benchmarks/drill/ledger.js";
 import { heldFaultS, type Fault } from "../../../vocabulary/faults.js";
-import { parseRecordLines } from "../../../benchmarks/drill/record-lines.js";
+import { hasWritingLine, parseRecordLines } from "../../../benchmarks/drill/record-lines.js";
 import { failoverSteps, sentinelEventRows } from "../../../benchmarks/drill/sentinel-events.js";
 import { renderDrillsCsv } from "../../../benchmarks/drill/drill-table.js";
 import { dynamicProtocol } from "../kit/protocol.js";
@@ -233,6 +234,13 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
       pod = await loadPod(api, ns, runKey);
     }
     const podName = pod.name;
+    // Running is not writing: on a busy node the load's first writes come seconds later, and a
+    // fault before them leaves nothing to compare with. Its writing line is the cue.
+    while (!hasWritingLine(await api.podLog(ns, podName, DRILL_LOAD_CONTAINER).catch(() => ""))) {
+      if (now() >= startBy)
+        throw new DrillError(`the ${fault} drill's load pod ${podName} has not started writing after ${i.timeoutS} s: ${await logTail(api, ns, podName)}`);
+      await sleep(1000);
+    }
     // 3. The fault, then recovery.
     await sleep(i.preFaultS * 1000);
     const members = await api.listPods(ns, i.selector);
