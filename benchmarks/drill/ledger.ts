@@ -34,7 +34,11 @@ export interface WriteRecord {
    * node that acknowledged the SET, and that node still answered ROLE master after the WAIT.
    */
   waited: boolean;
-  /** The node that acknowledged the write (address or cluster node id), when known. */
+  /**
+   * The node that acknowledged the write, when known: HOST:PORT (a plain connection's socket; a
+   * cluster no-WAIT write, its slot's primary in the client's table, as the cluster announces it),
+   * or a cluster node id (CLUSTER MYID) for a WAIT writer without its own connection.
+   */
   node?: string;
 }
 
@@ -74,6 +78,22 @@ export interface StreamFigures {
   lostKeys: string[];
   /** When each of those was acknowledged, ms from the fault (where in time the loss is). */
   lostAckedAtMs: number[];
+  /** The lost writes acknowledged outside the window: when (ms from the fault) and by which nodes (the records' `node`); null: none. */
+  lostOutside: LostSpan | null;
+}
+
+export interface LostSpan {
+  fromMs: number;
+  toMs: number;
+  /** Distinct nodes that acknowledged them (`unknown` where the record names none). */
+  nodes: string[];
+}
+
+/** Where in time and by whom `lost` were acknowledged; null when there are none. */
+function lostSpan(lost: readonly WriteRecord[], faultAt: number): LostSpan | null {
+  if (lost.length === 0) return null;
+  const at = lost.map((r) => r.doneAt - faultAt);
+  return { fromMs: Math.floor(Math.min(...at)), toMs: Math.ceil(Math.max(...at)), nodes: [...new Set(lost.map((r) => r.node ?? "unknown"))].sort() };
 }
 
 /** Nearest-rank percentile of sorted values. */
@@ -186,13 +206,14 @@ export function streamFigures(stream: string, i: FigureInput): StreamFigures {
     during: latencyStats(records, i.faultAt, duringEnd),
     lostKeys: lost.slice(0, 20).map((r) => r.key),
     lostAckedAtMs: lost.slice(0, 20).map((r) => Math.round(r.doneAt - i.faultAt)),
+    lostOutside: lostSpan(outside, i.faultAt),
   };
 }
 
 /** The drill's one-line figures: sums over the streams, and the worst stream's outage and latencies. */
 export type CombinedFigures = Omit<
   StreamFigures,
-  "stream" | "lostKeys" | "lostAckedAtMs" | "outageFromMs" | "outageToMs" | "before" | "during" | "unexpectedSamples"
+  "stream" | "lostKeys" | "lostAckedAtMs" | "lostOutside" | "outageFromMs" | "outageToMs" | "before" | "during" | "unexpectedSamples"
 > & {
   p50MsBefore: number | null;
   p99MsBefore: number | null;
@@ -360,6 +381,7 @@ type OkFigures = Pick<
   | "unexpectedReplies"
   | "unexpectedReplySamples"
   | "waitWriter"
+  | "streams"
 >;
 
 /**
@@ -376,13 +398,27 @@ export function drillFailures(healed: boolean, f: OkFigures): string[] {
     out.push(`${f.unexpectedReplies} unexpected replies (not OK, never counted as acknowledged): ${f.unexpectedReplySamples.join("; ")}`);
   if (f.unknownWrites > 0) out.push(`${f.unknownWrites} acknowledged writes unknown (no node answered for them)`);
   if (f.lostWaitedWrites > 0) out.push(`${f.lostWaitedWrites} WAIT-confirmed writes lost`);
-  if (f.lostAckedOutsideBound > 0) out.push(`${f.lostAckedOutsideBound} lost acknowledged writes (no-WAIT writer) outside the bound`);
+  const outside = (wait: boolean): string => {
+    const span = combineSpans(f.streams.filter((s) => (parseStreamName(s.stream).writer === "wait") === wait).map((s) => s.lostOutside));
+    return span === null ? "" : ` (acknowledged ${signedS(span.fromMs)}…${signedS(span.toMs)} s after the fault, by ${span.nodes.join(", ")})`;
+  };
+  if (f.lostAckedOutsideBound > 0) out.push(`${f.lostAckedOutsideBound} lost acknowledged writes (no-WAIT writer) outside the bound${outside(false)}`);
   if (f.ackedLossBound !== null && f.lostAckedWrites > f.ackedLossBound.writes)
     out.push(`${f.lostAckedWrites} acknowledged writes lost (no-WAIT writer), more than the bound's ${f.ackedLossBound.writes}`);
   if ((f.waitWriter?.lostAckedOutsideBound ?? 0) > 0)
-    out.push(`${f.waitWriter?.lostAckedOutsideBound} lost acknowledged writes (WAIT writer) outside the bound`);
+    out.push(`${f.waitWriter?.lostAckedOutsideBound} lost acknowledged writes (WAIT writer) outside the bound${outside(true)}`);
   return out;
 }
+
+function combineSpans(spans: readonly (LostSpan | null)[]): LostSpan | null {
+  const all = spans.filter((x): x is LostSpan => x !== null);
+  if (all.length === 0) return null;
+  const nodes = [...new Set(all.flatMap((x) => x.nodes))].sort();
+  return { fromMs: Math.min(...all.map((x) => x.fromMs)), toMs: Math.max(...all.map((x) => x.toMs)), nodes };
+}
+
+/** ms as signed seconds to 0.01: `+3.39`, `−1.00`. */
+const signedS = (ms: number): string => `${ms < 0 ? "−" : "+"}${(Math.abs(ms) / 1000).toFixed(2)}`;
 
 /** What `ok` (and the exit code) requires: no drillFailures. */
 export function drillOk(healed: boolean, f: OkFigures): boolean {

@@ -75,6 +75,12 @@ export const describeReply = (command: string, reply: unknown): string => {
   return `${command} → ${text.length > 60 ? `${text.slice(0, 60)}…` : text}`;
 };
 
+/** REMOTE_IP:PORT of a plain connection's socket; undefined while it has none. */
+function addressOf(r: Redis): string | undefined {
+  const s = r.stream as { remoteAddress?: string; remotePort?: number } | undefined;
+  return s?.remoteAddress === undefined ? undefined : `${s.remoteAddress}:${s.remotePort}`;
+}
+
 /** A reply that is not what its command returns on success: the pipeline's replies are not this write's. */
 class UnexpectedReply extends Error {}
 
@@ -159,7 +165,7 @@ export class WriteStream {
       this.maybeRedial();
     };
     /** A plain SET: acknowledged only on exactly `OK`. */
-    const plainSet = async (node: { node?: string }): Promise<void> => {
+    const plainSet = async (node: { node?: string }, slotOwner = false): Promise<void> => {
       let reply: unknown;
       try {
         reply = await this.inTime(c.client.set(key, value));
@@ -168,9 +174,9 @@ export class WriteStream {
         return;
       }
       if (reply !== "OK") unexpected(describeReply("SET", reply));
-      else this.records.push({ ...base, doneAt: preciseNow(), ok: true, waited: false, ...node });
+      else this.records.push({ ...base, doneAt: preciseNow(), ok: true, waited: false, ...(slotOwner ? this.slotOwnerNode() : node) });
     };
-    if (this.writer === "no-wait") return plainSet(this.nodeOf(c));
+    if (this.writer === "no-wait") return plainSet(this.nodeOf(c), c.kind === "cluster");
     let confirmed: Confirmed;
     try {
       confirmed = await this.inTime(this.setAndWait(c, key, value));
@@ -180,7 +186,7 @@ export class WriteStream {
       // cluster client does); its acknowledgement is not confirmed by a WAIT on its node.
       if (c.kind === "cluster" && isRedirection(err)) {
         this.owner?.stale();
-        return plainSet({});
+        return plainSet({}, true);
       }
       this.owner?.stale();
       failed(err);
@@ -206,7 +212,11 @@ export class WriteStream {
     const replies = ((await p.exec()) ?? []) as [Error | null, unknown][];
     const { acks, primary, node } = checkWaitReplies(replies, c.kind === "cluster");
     if (doneAt === 0) doneAt = preciseNow();
-    return { doneAt, waited: acks >= 1 && primary, node: c.kind === "cluster" ? node : this.nodeOf(c).node };
+    return {
+      doneAt,
+      waited: acks >= 1 && primary,
+      node: this.owner !== undefined ? addressOf(via as Redis) : c.kind === "cluster" ? node : this.nodeOf(c).node,
+    };
   }
 
   /** `p`, or a rejection once deadlineMs passed without its answer. */
@@ -222,8 +232,21 @@ export class WriteStream {
   /** The address the plain connection is connected to (what answered). */
   private nodeOf(c: LoadClient): { node?: string } {
     if (c.kind !== "redis") return {};
-    const s = c.client.stream as { remoteAddress?: string; remotePort?: number } | undefined;
-    return s?.remoteAddress === undefined ? {} : { node: `${s.remoteAddress}:${s.remotePort}` };
+    const node = addressOf(c.client);
+    return node === undefined ? {} : { node };
+  }
+
+  /**
+   * Cluster, a plain SET: the node the client's slot table names as the key's primary when the
+   * reply came (HOST:PORT as the cluster announces it: a pod's DNS name when deployed). ioredis
+   * sends the SET there and, after a MOVED, rewrites that entry before it retries, so this is the
+   * node that answered unless a refresh changed the table in between.
+   */
+  private slotOwnerNode(): { node?: string } {
+    const c = this.client;
+    if (c.kind !== "cluster" || this.o.hashSlot === undefined) return {};
+    const node = c.client.slots[this.o.hashSlot]?.[0];
+    return node === undefined ? {} : { node };
   }
 
   /**

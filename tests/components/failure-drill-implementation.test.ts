@@ -14,6 +14,7 @@ import { formatRecordLines, parseRecordLines } from "../../benchmarks/drill/reco
 import { ackedLossBound, inWindow } from "../../benchmarks/drill/bounds.js";
 import { CLOCK_NOTE, deployedLossBound, DrillError, drillOnce, runDrills, type DrillDeps } from "../../components/steps/failure-drill/implementation.js";
 import { FakeClock, FakeDrillKube, type FakeKubeOptions } from "../support/fake-drill-kube.js";
+import type { DrillPod } from "../../components/steps/failure-drill/kube-api.js";
 
 const placement = { zones: ["zone-a", "zone-b", "zone-c"], nodeSelector: { pool: "valkey" }, tolerations: [], storageClass: undefined };
 
@@ -420,6 +421,16 @@ describe("deployedLossBound: the window ends where the deleted pods stopped serv
   const c = { minReplicasToWrite: 0, minReplicasMaxLag: 10, appendonly: true, appendfsync: "everysec" as const, clusterNodeTimeoutMs: 5000 };
   const at = (doneAt: number, ok: boolean): WriteRecord => ({ stream: "s", key: `k${doneAt}`, value: "v", sentAt: doneAt - 1, doneAt, ok, waited: ok });
   const FAULT_AT = 10_000;
+  const deleted = (name: string, podIP: string): DrillPod => ({
+    name,
+    uid: name,
+    nodeName: "n",
+    podIP,
+    phase: "Running",
+    ready: true,
+    deleting: false,
+    labels: {},
+  });
   const records = [at(9_500, true), at(10_050, true), at(10_400, true), at(10_600, false), at(10_700, false), at(12_000, true)];
 
   it.each([
@@ -461,7 +472,7 @@ describe("deployedLossBound: the window ends where the deleted pods stopped serv
       { ...at(FAULT_AT + 1900.1, false), stream: "sentinel-client" },
       { ...at(FAULT_AT + 7610, true), stream: "sentinel-client", node: "10.0.0.12:6379" },
     ];
-    const w = deployedLossBound("all", 100, c, recs, FAULT_AT, ["10.0.0.9"]);
+    const w = deployedLossBound("all", 100, c, recs, FAULT_AT, [deleted("valkey-1", "10.0.0.9")]);
     expect(w.toMs).toBe(1845);
     expect(inWindow(w, FAULT_AT + t, FAULT_AT)).toBe(true);
     // Each way the end is found: the first failure, and the injection itself, round up too.
@@ -475,10 +486,35 @@ describe("deployedLossBound: the window ends where the deleted pods stopped serv
       formatRecordLines({ prefix: "p", loadStart: 9_000, loadStop: 15_000, streams: ["write-endpoint", "sentinel-client"], records: twoPaths }),
     ).records;
     expect(logged.map((r) => r.node)).toEqual(twoPaths.map((r) => r.node));
-    const w = deployedLossBound("primary", 100, c, logged, FAULT_AT, ["10.0.0.9"]);
+    const w = deployedLossBound("primary", 100, c, logged, FAULT_AT, [deleted("valkey-1", "10.0.0.9")]);
     expect(w.toMs).toBe(1251);
     expect(w.reason).toContain("the fault ends at the last write a deleted pod acknowledged, 1.25 s after the API call; the first write failed at 1.24 s");
-    expect(deployedLossBound("primary", 100, c, twoPaths, FAULT_AT, ["10.0.0.7"]).toMs).toBe(1236); // another pod's IP: the first failure
+    expect(deployedLossBound("primary", 100, c, twoPaths, FAULT_AT, [deleted("valkey-2", "10.0.0.7")]).toMs).toBe(1236); // another pod: the first failure
     expect(deployedLossBound("primary", 100, c, twoPaths, FAULT_AT).toMs).toBe(1236);
+  });
+
+  // Seen on real pods (the cluster `primary` drill): another shard's stream failed first (+2.02 s)
+  // while the deleted primary still acknowledged its shard's no-WAIT stream, named by the slot
+  // table as the cluster announces it (the pod's DNS name), until +3.4 s; 27 of those were lost.
+  it("cluster: a deleted primary's acknowledgements, named by its DNS name or its IP, end the window; a node id or another pod does not", () => {
+    const host = "valkey-cluster-0.valkey-cluster-headless.valkey.svc.cluster.local";
+    const recs = [
+      { ...at(FAULT_AT + 2020, false), stream: "cluster-client+wait@5461-10921", node: "10.0.0.2:6379" },
+      { ...at(FAULT_AT + 3390.5, true), stream: "cluster-client@0-5460", node: `${host}:6379` },
+      { ...at(FAULT_AT + 3450, false), stream: "cluster-client@0-5460" },
+      { ...at(FAULT_AT + 3100, true), stream: "cluster-client+wait@0-5460", node: "10.0.0.9:6379" },
+      { ...at(FAULT_AT + 3500, false), stream: "cluster-client+wait@0-5460" },
+      { ...at(FAULT_AT + 9000, true), stream: "cluster-client@0-5460", node: "valkey-cluster-3.valkey-cluster-headless.valkey.svc.cluster.local:6379" },
+    ];
+    const pod0 = deleted("valkey-cluster-0", "10.0.0.9");
+    const w = deployedLossBound("primary", 100, c, recs, FAULT_AT, [pod0]);
+    expect(w.toMs).toBe(3391);
+    expect(w.reason).toContain("the last write a deleted pod acknowledged, 3.39 s after the API call; the first write failed at 2.02 s");
+    // The WAIT writer's plain connection names the pod's IP.
+    expect(deployedLossBound("primary", 100, c, [recs[0]!, ...recs.slice(3)], FAULT_AT, [pod0]).toMs).toBe(3100);
+    // Another pod, or a node id where an address belongs, proves nothing: the first failure.
+    expect(deployedLossBound("primary", 100, c, recs, FAULT_AT, [deleted("valkey-cluster-1", "10.0.0.8")]).toMs).toBe(2020);
+    const byId = recs.map((r) => (r.node?.startsWith(host) ? { ...r, node: "e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca" } : r));
+    expect(deployedLossBound("primary", 100, c, byId, FAULT_AT, [pod0]).toMs).toBe(3100);
   });
 });

@@ -223,6 +223,31 @@ describe("two writers, per-shard outage, exact acknowledgements", () => {
     expect(drillFailures(true, f)).toEqual([]);
   });
 
+  it("a lost write outside the bound fails the drill naming when it was acknowledged and by which node, per writer", () => {
+    const node = (r: WriteRecord, n: string): WriteRecord => ({ ...r, node: n });
+    const rs: WriteRecord[] = [
+      node(rec("cluster-client@0-8191", 1, 900, 50), "a:6379"), // +0.95 s: inside −1.0…+1.0 s
+      node(rec("cluster-client@0-8191", 2, 1000, 2390.4), "a:6379"), // +2.39 s: outside
+      node(rec("cluster-client@0-8191", 3, 1000, 3000), "b:6379"), // +3.00 s: outside
+      rec("cluster-client@0-8191", 4, 1000, 3100), // +3.10 s: outside, no node
+      node(rec("cluster-client+wait@0-8191", 1, 1000, 1500), "10.0.0.9:6379"), // +1.50 s: outside (its WAIT did not confirm it)
+    ];
+    const f = loadFigures(["cluster-client@0-8191", "cluster-client+wait@0-8191"], {
+      records: rs,
+      readBack: new Map(rs.map((r) => [r.key, undefined])),
+      faultAt: 1000,
+      loadStart: 0,
+      loadStop: 5000,
+      bound: { fromMs: -1000, toMs: 1000, reason: "test" },
+    });
+    expect(f.streams[0]?.lostOutside).toEqual({ fromMs: 2390, toMs: 3100, nodes: ["a:6379", "b:6379", "unknown"] });
+    expect(drillFailures(true, f)).toEqual([
+      "3 lost acknowledged writes (no-WAIT writer) outside the bound (acknowledged +2.39…+3.10 s after the fault, by a:6379, b:6379, unknown)",
+      "4 acknowledged writes lost (no-WAIT writer), more than the bound's 1",
+      "1 lost acknowledged writes (WAIT writer) outside the bound (acknowledged +1.50…+1.50 s after the fault, by 10.0.0.9:6379)",
+    ]);
+  });
+
   it("an unexpected reply is neither acknowledged nor failed-with-error, and fails the drill naming it", () => {
     const rs: WriteRecord[] = [rec("write-endpoint", 1, 0, 1), { ...rec("write-endpoint", 2, 10, 1), ok: false, unexpectedReply: "SET → 1" }];
     const f = loadFigures(["write-endpoint"], {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { labelRanges, parseStreamName, shardLabel } from "../../benchmarks/drill/writers.js";
 import { splitSlots } from "../../benchmarks/topology/slots.js";
+import { parseClusterNodes } from "../../benchmarks/topology/cluster-nodes-parser.js";
 import type { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
 import { bundleLoadScript } from "../../benchmarks/drill/load-bundle.js";
 import { parseRecordLines, WRITING_LINE, type LoadOutput } from "../../benchmarks/drill/record-lines.js";
@@ -111,7 +112,7 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
   let cluster: ClusterTarget | undefined;
   afterAll(async () => cluster?.stop());
 
-  it("cluster: a no-WAIT and a WAIT writer per shard (hash-tagged keys in its slots; the WAIT writer on its slot's primary), measured, parsed back, every acked key stored and read back by the step's readBackKeys (MOVED from the other primaries)", async () => {
+  it("cluster: a no-WAIT and a WAIT writer per shard (hash-tagged keys in its slots; the WAIT writer on its slot's primary), measured, parsed back, every acknowledgement naming its slot's primary, every acked key stored and read back by the step's readBackKeys (MOVED from the other primaries)", async () => {
     cluster = await startTestCluster(PASSWORD, 170);
     const seed = cluster.pods[0]!;
     const prefix = "drill:bundle2:replica";
@@ -124,17 +125,21 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
     const shards = splitSlots(3).map((r) => shardLabel([r]));
     expect([...out.streams].sort()).toEqual(shards.flatMap((sh) => [`cluster-client@${sh}`, `cluster-client+wait@${sh}`]).sort());
     await expectMeasuredAndStored(out, cluster, prefix);
-    // Every stream's keys hash to a slot of its own shard (the server's CLUSTER KEYSLOT), and the
-    // WAIT writer's writes were acknowledged by one node per stream (its slot's primary).
+    // Every stream's keys hash to a slot of its own shard (the server's CLUSTER KEYSLOT), and every
+    // acknowledgement of either writer names the node that gave it: the slot's primary, as the
+    // server's CLUSTER NODES has it (the no-WAIT writer by the client's slot table, the WAIT writer
+    // by its plain connection's socket; both IP:PORT here, `cluster-preferred-endpoint-type ip`).
     const probe = new Redis({ host: seed.host, port: seed.port, password: PASSWORD });
     try {
+      const { nodes } = parseClusterNodes(String(await probe.call("CLUSTER", "NODES")));
       for (const stream of out.streams) {
         const [range] = labelRanges(parseStreamName(stream).shard ?? "");
         const key = out.records.find((r) => r.stream === stream && r.ok)?.key ?? "";
         const slot = Number(await probe.call("CLUSTER", "KEYSLOT", key));
         expect(slot >= (range?.start ?? -1) && slot <= (range?.end ?? -1), `${stream}: ${key} in slot ${slot}`).toBe(true);
-        if (parseStreamName(stream).writer === "wait")
-          expect(new Set(out.records.filter((r) => r.stream === stream && r.ok).map((r) => r.node)).size, stream).toBe(1);
+        const owner = nodes.find((n) => n.role === "primary" && n.slots.some((r) => slot >= r.start && slot <= r.end))?.endpoint;
+        const ackedBy = new Set(out.records.filter((r) => r.stream === stream && r.ok).map((r) => r.node));
+        expect([...ackedBy], stream).toEqual([owner === undefined ? "no owner" : `${owner.host}:${owner.port}`]);
       }
     } finally {
       probe.disconnect();

@@ -127,24 +127,30 @@ function lastServedBeforeOutageMs(records: readonly WriteRecord[], faultAt: numb
 
 /**
  * The last write a deleted pod itself acknowledged after the fault, as ms from the fault (null:
- * none): on each stream, an acknowledgement by one of `killedIps` before that stream's first failed
- * write. The kubelet kills a pod's connections one at a time: seen on real pods, the endpoint's
- * write failed at +1.24 s while the Sentinel client's connection to the same primary was
- * acknowledged at +1.25 s, and that write was lost (its replica never had it).
+ * none): on each stream, an acknowledgement by one of `killed` (a record's node: its IP, or its
+ * DNS name as a cluster announces it) before that stream's first failed write. The kubelet kills
+ * a pod's connections one at a time: seen on real pods, the endpoint's write failed at +1.24 s
+ * while the Sentinel client's connection to the same primary was acknowledged at +1.25 s, and
+ * that write was lost (its replica never had it); in cluster mode the killed primary's no-WAIT
+ * stream was acknowledged until +3.4 s while another stream failed at +2.02 s.
  */
-function lastAckByKilledMs(records: readonly WriteRecord[], killedIps: readonly string[], faultAt: number): number | null {
-  if (killedIps.length === 0) return null;
-  const killed = new Set(killedIps);
+function lastAckByKilledMs(records: readonly WriteRecord[], killed: readonly DrillPod[], faultAt: number): number | null {
+  if (killed.length === 0) return null;
   const firstFail = new Map<string, number>();
   for (const r of records) if (!r.ok && r.doneAt >= faultAt && r.doneAt < (firstFail.get(r.stream) ?? Infinity)) firstFail.set(r.stream, r.doneAt);
   let last: number | null = null;
   for (const r of records) {
-    const host = r.node?.slice(0, r.node.lastIndexOf(":"));
     const failAt = firstFail.get(r.stream);
-    if (!r.ok || r.doneAt < faultAt || host === undefined || !killed.has(host) || failAt === undefined || r.doneAt > failAt) continue;
+    if (!r.ok || r.doneAt < faultAt || failAt === undefined || r.doneAt > failAt || !ackedBy(r.node, killed)) continue;
     if (last === null || r.doneAt > last) last = r.doneAt;
   }
   return last === null ? null : Math.ceil(last - faultAt);
+}
+
+/** A record's node (HOST:PORT; a cluster node id is not an address) is one of `pods`. */
+function ackedBy(node: string | undefined, pods: readonly DrillPod[]): boolean {
+  if (node === undefined || !/:\d+$/.test(node)) return false;
+  return podOfAddress(node, pods) !== undefined;
 }
 
 /**
@@ -153,7 +159,7 @@ function lastAckByKilledMs(records: readonly WriteRecord[], killedIps: readonly 
  * +1844.24 ms, a window rounded to +1844 left it and its neighbour outside, "lost outside the
  * bound"): for
  * faults that delete pods, at the first write that failed after the fault when that is later than
- * the API call's return (firstFailureAfterMs), or at the last write a deleted pod (`killedIps`)
+ * the API call's return (firstFailureAfterMs), or at the last write a deleted pod (`killed`)
  * acknowledged when that is later; for `all`, at the last member's last acknowledgement before
  * the total outage when that is later still.
  */
@@ -163,11 +169,11 @@ export function deployedLossBound(
   c: DurabilityConfig,
   records: readonly WriteRecord[],
   faultAt: number,
-  killedIps: readonly string[] = [],
+  killed: readonly DrillPod[] = [],
 ): LossWindow {
   const first = DELETES_PODS.has(fault) ? firstFailureAfterMs(records, faultAt) : null;
   const last = fault === "all" && first !== null ? lastServedBeforeOutageMs(records, faultAt) : null;
-  const byKilled = first !== null ? lastAckByKilledMs(records, killedIps, faultAt) : null;
+  const byKilled = first !== null ? lastAckByKilledMs(records, killed, faultAt) : null;
   const died = Math.max(first ?? -Infinity, last ?? -Infinity, byKilled ?? -Infinity);
   if (first === null || died <= injectMs) return ackedLossBound(fault, injectMs, c);
   const w = ackedLossBound(fault, died, c);
@@ -324,8 +330,7 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
     }
     const acked = load.records.filter((r) => r.ok).map((r) => r.key);
     const readBack = await deps.readBack(acked, after);
-    const killedIps = deletedPods.flatMap((p) => (p.podIP === undefined ? [] : [p.podIP]));
-    const bound = deployedLossBound(fault, injectMs, durability, load.records, faultAt, killedIps);
+    const bound = deployedLossBound(fault, injectMs, durability, load.records, faultAt, deletedPods);
     const input = { records: load.records, readBack, faultAt, loadStart: load.loadStart, loadStop: load.loadStop, beforeMs: 10_000, bound };
     const figures = loadFigures(load.streams, { ...input, affectedShards: affectedShards(healthy, members, hitPods) });
     return {
