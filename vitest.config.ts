@@ -5,7 +5,9 @@ import { defineConfig } from "vitest/config";
 // Three projects: `unit` needs only Node and valkey-server, `e2e` needs the toolchain of
 // .ci/toolchain (tests/e2e: the real Pulumi engine, kube-apiserver, kwok; tests/stacks/workflows.test.ts:
 // actionlint), `pods` the local real cluster (tests/pods). `npm run test:unit` / `test:e2e` /
-// `test:pods` pick one (`vitest run --project <name>`).
+// `test:pods` pick one (`vitest run --project <name>`). unit and e2e run in a private TMPDIR,
+// removed at the end (tests/support/private-tmp.ts); pods does not: the cluster it starts outlives
+// the run.
 export default defineConfig({
   test: {
     pool: "forks",
@@ -14,8 +16,19 @@ export default defineConfig({
     maxWorkers: 2,
     reporters: ["default", "./tests/support/closing-line-reporter.ts"],
     projects: [
-      { extends: true, test: { name: "unit", include: ["tests/**/*.test.ts"], exclude: ["tests/e2e/**", "tests/pods/**", "tests/stacks/workflows.test.ts"] } },
-      { extends: true, test: { name: "e2e", include: ["tests/e2e/**/*.test.ts", "tests/stacks/workflows.test.ts"] } },
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["tests/**/*.test.ts"],
+          exclude: ["tests/e2e/**", "tests/pods/**", "tests/stacks/workflows.test.ts"],
+          globalSetup: ["tests/support/private-tmp.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: { name: "e2e", include: ["tests/e2e/**/*.test.ts", "tests/stacks/workflows.test.ts"], globalSetup: ["tests/support/private-tmp.ts"] },
+      },
       // The local real cluster (benchmarks/kube-local, docs/real-cluster.md): root and
       // `install.sh --real-cluster` (skipped with the reason otherwise); one file at a time, after
       // the other projects (`npm test` runs it as a second vitest run).
