@@ -13,8 +13,7 @@ import type { Fault } from "../../vocabulary/faults.js";
 import { formatRecordLines, parseRecordLines } from "../../benchmarks/drill/record-lines.js";
 import { ackedLossBound, inWindow } from "../../benchmarks/drill/bounds.js";
 import { CLOCK_NOTE, deployedLossBound, DrillError, drillOnce, runDrills, type DrillDeps } from "../../components/steps/failure-drill/implementation.js";
-import { FakeClock, FakeDrillKube, type FakeKubeOptions } from "../support/fake-drill-kube.js";
-import type { DrillPod } from "../../components/steps/failure-drill/kube-api.js";
+import { drillPod, FakeClock, FakeDrillKube, type FakeKubeOptions } from "../support/fake-drill-kube.js";
 
 const placement = { zones: ["zone-a", "zone-b", "zone-c"], nodeSelector: { pool: "valkey" }, tolerations: [], storageClass: undefined };
 
@@ -421,16 +420,7 @@ describe("deployedLossBound: the window ends where the deleted pods stopped serv
   const c = { minReplicasToWrite: 0, minReplicasMaxLag: 10, appendonly: true, appendfsync: "everysec" as const, clusterNodeTimeoutMs: 5000 };
   const at = (doneAt: number, ok: boolean): WriteRecord => ({ stream: "s", key: `k${doneAt}`, value: "v", sentAt: doneAt - 1, doneAt, ok, waited: ok });
   const FAULT_AT = 10_000;
-  const deleted = (name: string, podIP: string): DrillPod => ({
-    name,
-    uid: name,
-    nodeName: "n",
-    podIP,
-    phase: "Running",
-    ready: true,
-    deleting: false,
-    labels: {},
-  });
+  const deleted = drillPod;
   const records = [at(9_500, true), at(10_050, true), at(10_400, true), at(10_600, false), at(10_700, false), at(12_000, true)];
 
   it.each([

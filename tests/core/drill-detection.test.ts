@@ -12,20 +12,11 @@ import { DirectConnector } from "../../benchmarks/topology/connector.js";
 import { parseEndpoint } from "../../vocabulary/endpoint.js";
 import { failedHosts, namesPod, sdownHost, watchClusterNodes, watchSentinels } from "../../components/steps/failure-drill/detection.js";
 import { failoverSteps, sentinelEventRows } from "../../benchmarks/drill/sentinel-events.js";
-import type { DrillPod } from "../../components/steps/failure-drill/kube-api.js";
+import { drillPod } from "../support/fake-drill-kube.js";
 import { startTestCluster, startTestReplication, TIMINGS } from "./drill-faults.js";
 
 const PASSWORD = "detect-test-pw";
-const pod = (name: string, podIP: string): DrillPod => ({
-  name,
-  uid: `${name}-uid`,
-  nodeName: "n",
-  podIP,
-  phase: "Running",
-  ready: true,
-  deleting: false,
-  labels: {},
-});
+const pod = drillPod;
 
 async function until(f: () => number | undefined, ms: number): Promise<number | undefined> {
   const end = Date.now() + ms;

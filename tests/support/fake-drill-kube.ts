@@ -12,6 +12,18 @@ import type { DrillKubeApi, DrillNode, DrillPod } from "../../components/steps/f
 import type { DrillLoadManifests } from "../../components/steps/failure-drill/load-job.js";
 import type { TopologyCheckReport } from "../../components/steps/topology-check/implementation.js";
 
+/** A Running, ready pod on node `n`, as the drill's kube API lists one (uid `<name>-uid`). */
+export const drillPod = (name: string, podIP: string): DrillPod => ({
+  name,
+  uid: `${name}-uid`,
+  nodeName: "n",
+  podIP,
+  phase: "Running",
+  ready: true,
+  deleting: false,
+  labels: {},
+});
+
 /** A virtual clock: sleep() resolves when every other waiter has had its turn, in time order. */
 export class FakeClock {
   t = 1_700_000_000_000;
