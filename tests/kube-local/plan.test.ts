@@ -54,11 +54,14 @@ describe("clusterPlan", () => {
 });
 
 describe("add-ons", () => {
-  it("the Corefile names no forward or other outside source, and kube-dns has the planned ClusterIP", () => {
+  it("the Corefile names no forward or other outside source, keeps EKS's record TTL, and kube-dns has the planned ClusterIP", () => {
     const objs = coreDnsObjects("img");
     const corefile = (objs.find((o) => o.kind === "ConfigMap") as { data: { Corefile: string } }).data.Corefile;
     expect(corefile).toContain(`kubernetes ${P.CLUSTER_DOMAIN}`);
     expect(corefile).not.toMatch(/\b(forward|proxy|hosts|file|etcd|route53)\b/);
+    // EKS's add-on keeps the plugin's 5 s record TTL (kubeadm's `ttl 30` served a moved pod's old IP for 30 s).
+    expect(corefile).not.toMatch(/\bttl\b/);
+    expect(corefile).toMatch(/^\s*cache 30$/m);
     expect(objs.find((o) => o.kind === "Service")).toMatchObject({ spec: { clusterIP: P.DNS_SERVICE_IP } });
   });
 
