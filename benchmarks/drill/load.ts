@@ -164,8 +164,9 @@ export class WriteStream {
       this.records.push({ ...base, doneAt: preciseNow(), ok: false, unexpectedReply: reply, waited: false });
       this.maybeRedial();
     };
-    /** A plain SET: acknowledged only on exactly `OK`. */
-    const plainSet = async (node: { node?: string }, slotOwner = false): Promise<void> => {
+    /** A plain SET: acknowledged only on exactly `OK`; its node is the plain connection's, or the cluster slot table's at the reply. */
+    const plainSet = async (): Promise<void> => {
+      const sentOn = this.nodeOf(c);
       let reply: unknown;
       try {
         reply = await this.inTime(c.client.set(key, value));
@@ -174,9 +175,9 @@ export class WriteStream {
         return;
       }
       if (reply !== "OK") unexpected(describeReply("SET", reply));
-      else this.records.push({ ...base, doneAt: preciseNow(), ok: true, waited: false, ...(slotOwner ? this.slotOwnerNode() : node) });
+      else this.records.push({ ...base, doneAt: preciseNow(), ok: true, waited: false, ...(c.kind === "cluster" ? this.slotOwnerNode() : sentOn) });
     };
-    if (this.writer === "no-wait") return plainSet(this.nodeOf(c), c.kind === "cluster");
+    if (this.writer === "no-wait") return plainSet();
     let confirmed: Confirmed;
     try {
       confirmed = await this.inTime(this.setAndWait(c, key, value));
@@ -186,7 +187,7 @@ export class WriteStream {
       // cluster client does); its acknowledgement is not confirmed by a WAIT on its node.
       if (c.kind === "cluster" && isRedirection(err)) {
         this.owner?.stale();
-        return plainSet({}, true);
+        return plainSet();
       }
       this.owner?.stale();
       failed(err);
