@@ -147,7 +147,7 @@ export class ValkeyPyStream {
     });
     this.exited = new Promise((resolve) => {
       child.once("close", (code, signal) => {
-        if (code !== 0 && this.bad === undefined) this.bad = new Error(`valkey-py writer exited ${code ?? signal}: ${this.stderr.trim()}`);
+        if (code !== 0 && this.bad === undefined) this.bad = new Error(`valkey-py writer ${this.exitText(code, signal)}: ${this.stderr.trim()}`);
         resolve();
       });
       child.once("error", (err) => {
@@ -163,9 +163,19 @@ export class ValkeyPyStream {
     if (child === undefined || child.exitCode !== null) return this.exited;
     child.stdin?.end();
     child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), this.o.commandTimeoutMs + 10_000);
+    const timer = setTimeout(() => {
+      this.killedAfterMs = this.o.commandTimeoutMs + 10_000;
+      child.kill("SIGKILL");
+    }, this.o.commandTimeoutMs + 10_000);
     await this.exited;
     clearTimeout(timer);
+  }
+
+  private killedAfterMs: number | undefined;
+
+  private exitText(code: number | null, signal: NodeJS.Signals | null): string {
+    if (this.killedAfterMs !== undefined) return `did not exit within ${this.killedAfterMs} ms of SIGTERM (killed)`;
+    return `exited ${code ?? signal}`;
   }
 
   /** Why the writer's output cannot be trusted (a line that was not a record, a failed exit), or undefined. */

@@ -10,7 +10,7 @@ import { Redis } from "ioredis";
 import { loadFigures } from "../../benchmarks/drill/ledger.js";
 import type { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
 import { parseWriterLine, valkeyPyPython, valkeyPyStreams } from "../../benchmarks/drill/valkey-py-stream.js";
-import { sleep } from "../../benchmarks/util/poll-until.js";
+import { pollUntil, sleep } from "../../benchmarks/util/poll-until.js";
 import { startTestReplication } from "./drill-faults.js";
 
 const PASSWORD = "drill-valkey-py-password";
@@ -106,6 +106,38 @@ describe("valkey-py writer on a real Sentinel topology", () => {
       expect(f.writeOutageMs).toBeLessThan(3000);
     } finally {
       await stream!.stop();
+      admin.disconnect();
+    }
+  }, 90_000);
+
+  it("stopped while writes queue behind a paused primary: the queued writes are dropped, never sent after the stop", async () => {
+    target = await startTestReplication(PASSWORD, 1);
+    const primary = target.t.member(await target.t.primaryFromSentinels());
+    // 1000 writes/s against at most 512 workers whose writes each hang for the 1 s deadline: a queue builds.
+    const [stream] = valkeyPyStreams(target.valkeyPyTarget(), { prefix: "vpyq", rate: 1000, commandTimeoutMs: 1000, settings: "recommended", enabled: true });
+    const admin = new Redis({ host: primary.host, port: primary.port, password: PASSWORD, maxRetriesPerRequest: 1 });
+    admin.on("error", () => undefined);
+    try {
+      stream!.start();
+      await pollUntil(() => Promise.resolve(stream!.records.some((r) => r.ok) ? true : `${stream!.records.length} records, none acknowledged`), {
+        timeoutMs: 20_000,
+        what: "the writer's first acknowledged write",
+      });
+      // Writes (not Sentinel's PING/INFO) wait while paused: no failover, every write hits its deadline.
+      await admin.call("CLIENT", "PAUSE", "6000", "WRITE");
+      const failed = () => stream!.records.filter((r) => !r.ok).length;
+      await pollUntil(() => Promise.resolve(failed() >= 1000 || `${failed()} failed so far`), {
+        timeoutMs: 20_000,
+        what: "1000 writes failed by their deadline",
+      });
+      const stopAt = Date.now();
+      await stream!.stop();
+      expect(stream!.failure).toBeUndefined();
+      const late = stream!.records.filter((r) => r.sentAt > stopAt + 1000);
+      expect(late.length, `writes sent more than 1 s after the stop (first: ${JSON.stringify(late[0])})`).toBe(0);
+    } finally {
+      await stream!.stop();
+      await admin.call("CLIENT", "UNPAUSE").catch(() => undefined);
       admin.disconnect();
     }
   }, 90_000);
