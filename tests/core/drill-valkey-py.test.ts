@@ -124,7 +124,7 @@ describe("valkey-py writer on a real Sentinel topology", () => {
         what: "the writer's first acknowledged write",
       });
       // Writes (not Sentinel's PING/INFO) wait while paused: no failover, every write hits its deadline.
-      await admin.call("CLIENT", "PAUSE", "6000", "WRITE");
+      await admin.call("CLIENT", "PAUSE", "15000", "WRITE");
       const failed = () => stream!.records.filter((r) => !r.ok).length;
       await pollUntil(() => Promise.resolve(failed() >= 1000 || `${failed()} failed so far`), {
         timeoutMs: 20_000,
