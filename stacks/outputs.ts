@@ -6,6 +6,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { StackCost } from "../benchmarks/cost/cost-model.js";
 import type { ResultRow } from "../benchmarks/run/result-row.js";
+import type { TopologySummary } from "../benchmarks/report/stack-report-schema.js";
 import type { MixJobExtras } from "../benchmarks/run/mix-job-result.js";
 import type { TransferFile } from "../benchmarks/cost/transfer-record.js";
 import type { Platform, StackConfig, ValkeyMode } from "../config/types.js";
@@ -38,21 +39,6 @@ export interface SentinelSummary {
   reachable: boolean;
   /** Whether it names the primary the check verified. */
   agrees: boolean;
-}
-
-/** The verified topology, as the post-deploy check saw it after the benchmark. */
-export interface TopologySummary {
-  ok: boolean;
-  failureCodes: string[];
-  failures: { code: string; message: string; node?: string }[];
-  primaries: {
-    address: string;
-    zone: string | null;
-    slotRanges: string[];
-    keys: number | null;
-    replicas: { address: string; zone: string | null; crossAz: boolean }[];
-  }[];
-  primariesPerZone: Record<string, number>;
 }
 
 export interface StackReport {

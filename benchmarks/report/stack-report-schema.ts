@@ -3,10 +3,29 @@
  * have for the report loader (load.ts); tests check that the stack's own StackReport type fits it.
  */
 import { z } from "zod";
-import { resultRowSchema } from "../run/result-row-schema.js";
+import { resultRowSchema } from "../run/result-row.js";
 import { mixExtrasSchema } from "../run/mix-job-result.js";
 import { drillFileSchema } from "./drill-files.js";
 import { transferFileSchema } from "../cost/transfer-record.js";
+
+/** The verified topology as the post-deploy check saw it after the benchmark (stacks/outputs.ts summarizeTopology). */
+export const topologySummarySchema = z.object({
+  ok: z.boolean(),
+  failureCodes: z.array(z.string()),
+  failures: z.array(z.object({ code: z.string(), message: z.string(), node: z.string().optional() })),
+  primaries: z.array(
+    z.object({
+      address: z.string(),
+      zone: z.string().nullable(),
+      slotRanges: z.array(z.string()),
+      keys: z.number().nullable(),
+      replicas: z.array(z.object({ address: z.string(), zone: z.string().nullable(), crossAz: z.boolean() })),
+    }),
+  ),
+  primariesPerZone: z.record(z.string(), z.number()),
+});
+
+export type TopologySummary = z.infer<typeof topologySummarySchema>;
 
 /** The fields of stacks/outputs.ts `StackReport` (schemaVersion 1) the report reads. */
 export const stackReportSchema = z.object({
@@ -17,22 +36,8 @@ export const stackReportSchema = z.object({
   mode: z.enum(["cluster", "replication"]),
   pods: z.number().int(),
   zones: z.array(z.string()),
-  topology: z
-    .object({
-      ok: z.boolean(),
-      failures: z.array(z.object({ code: z.string(), message: z.string() })),
-      primaries: z.array(
-        z.object({
-          address: z.string(),
-          zone: z.string().nullable(),
-          slotRanges: z.array(z.string()),
-          keys: z.number().nullable(),
-          replicas: z.array(z.object({ address: z.string(), zone: z.string().nullable(), crossAz: z.boolean() })),
-        }),
-      ),
-      primariesPerZone: z.record(z.string(), z.number()),
-    })
-    .nullable(),
+  /** null when `checks.verify` is false. */
+  topology: topologySummarySchema.nullable(),
   /** `mix` added within schemaVersion 1 (a deployed mix); older reports lack it. */
   /** `transfer` added within schemaVersion 1 (data transfer, benchmarks/cost/transfer-record.ts); older reports lack it. */
   benchmark: z

@@ -8,7 +8,7 @@ import { z } from "zod";
 import type { ResultRow } from "./result-row.js";
 import type { LoopComparison } from "./loop-figures.js";
 import type { NetCounters } from "./net-bytes.js";
-import { resultRowSchema } from "./result-row-schema.js";
+import { resultRowSchema } from "./result-row.js";
 import { soakRecordSchema, soakSampleSchema, type SoakRecord } from "./soak-sample.js";
 import { sloSweepSchema } from "./slo-sweep-schema.js";
 

@@ -77,7 +77,7 @@ const workloadSchema = z.strictObject({
 }) satisfies z.ZodMiniType<Workload>;
 
 const settingsSchema = z.strictObject({
-  mode: z.enum(RESULT_MODES as [ResultMode, ...ResultMode[]]),
+  mode: z.enum(RESULT_MODES),
   target: z.strictObject({ host: z.string().check(z.minLength(1)), port: z.int().check(z.minimum(1), z.maximum(65535)) }),
   workload: workloadSchema,
   waitSeconds: z.optional(count),

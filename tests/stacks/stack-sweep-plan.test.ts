@@ -157,6 +157,7 @@ function report(primaries: number, replicas: number, rps: number[], o: { ok?: bo
     zones: ["a", "b", "c"],
     topology: {
       ok: o.ok ?? true,
+      failureCodes: o.ok === false ? ["SLOTS_UNCOVERED"] : [],
       failures: o.ok === false ? [{ code: "SLOTS_UNCOVERED", message: "x" }] : [],
       primaries: Array.from({ length: primaries }, (_, i) => ({
         address: `10.0.0.${i}:6379`,
