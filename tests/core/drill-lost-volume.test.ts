@@ -11,7 +11,9 @@
  * primary is back in its shard (its replica, or its primary again after the zone failback) and
  * that shard has a working replica.
  */
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseInfo } from "../../benchmarks/topology/info.js";
 import type { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
 import type { DrillResult } from "../../benchmarks/drill/run-drill.js";
 import type { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
@@ -91,7 +93,18 @@ describe("lost-volume, replication mode (Sentinel-aware start script, real proce
   afterAll(async () => target?.stop());
 
   it("the primary restarted with an empty data dir comes back as a replica of the promoted one", async () => {
+    const wiped = target.t.member(await target.t.primaryFromSentinels());
     const r = await measuredDrill(target, "lost-volume", { detected: true });
     expectPrimaryLossBound(r);
+    const promoted = await target.t.primaryFromSentinels();
+    expect(promoted, "the Sentinels name another member primary").not.toBe(wiped.address);
+    // The wiped member's own view: a replica of the promoted one, its link up.
+    const c = new Redis({ host: wiped.host, port: wiped.port, password: "lost-volume-password", maxRetriesPerRequest: 1 });
+    try {
+      const info = parseInfo(await c.info("replication"));
+      expect([info.get("role"), `${info.get("master_host")}:${info.get("master_port")}`, info.get("master_link_status")]).toEqual(["slave", promoted, "up"]);
+    } finally {
+      c.disconnect();
+    }
   }, 150_000);
 });
