@@ -21,8 +21,10 @@ export function localHostLine(host: string = DEFAULT_LOCAL_HOST): string {
 /**
  * sh lines defining `cli <args>` (bounded valkey-cli) and `local_cli <args>` (the same against
  * this pod's own server on $local_host:$port). Needs `port` and `local_host` set before use.
+ * `local: false` leaves `local_cli` out, for a script that never talks to its own server
+ * (backup.sh, restore.sh) and so sets neither.
  */
-export function boundedCliLines(timeoutSeconds: number = DEFAULT_CLI_TIMEOUT_SECONDS): string[] {
+export function boundedCliLines(timeoutSeconds: number = DEFAULT_CLI_TIMEOUT_SECONDS, o: { local?: boolean } = {}): string[] {
   if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1) {
     throw new Error(`cli timeout must be a whole number of seconds >= 1, got ${timeoutSeconds}`);
   }
@@ -35,7 +37,7 @@ export function boundedCliLines(timeoutSeconds: number = DEFAULT_CLI_TIMEOUT_SEC
     `  echo "$0: no timeout command: client calls are unbounded" >&2`,
     `  cli() { "$cli_bin" "$@" </dev/null; }`,
     `fi`,
-    `local_cli() { cli -h "$local_host" -p "$port" "$@"; }`,
+    ...(o.local === false ? [] : [`local_cli() { cli -h "$local_host" -p "$port" "$@"; }`]),
   ];
 }
 

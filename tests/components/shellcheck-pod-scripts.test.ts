@@ -1,0 +1,46 @@
+/**
+ * The shellcheck lint step over the rendered pod scripts (tests/support/shellcheck-pod-scripts.ts,
+ * run by `npm run lint`) cannot pass silently: it reports a finding in a deliberately bad script,
+ * naming the script and its option set, honours a `# shellcheck disable` line, and the scripts it
+ * renders include at least readiness.sh, start.sh and restore.sh of both modes.
+ */
+import { describe, expect, it } from "vitest";
+import { renderedPodScripts, shellcheckMissing, shellcheckScripts } from "../support/shellcheck-pod-scripts.js";
+
+describe("shellcheck over the rendered pod scripts", () => {
+  it("has shellcheck (.ci/setup installs it)", () => {
+    expect(shellcheckMissing()).toBeUndefined();
+  });
+
+  it("reports a finding in a bad script, naming the script and the option set", () => {
+    const bad = { script: "bad.sh", variant: "cluster auth=true", text: '#!/bin/sh\nx="$1"\necho $x\n' };
+    const r = shellcheckScripts([bad]);
+    expect(r.variants).toBe(1);
+    expect(r.distinct).toBe(1);
+    expect(r.findings).toHaveLength(1);
+    expect(r.findings[0]).toMatch(/^bad\.sh \[cluster auth=true\]:3:6: .*\[SC2086\]$/);
+  });
+
+  it("honours a disable line in the rendered text", () => {
+    const text = '#!/bin/sh\nx="$1"\n# shellcheck disable=SC2086 # split on purpose\necho $x\n';
+    expect(shellcheckScripts([{ script: "ok.sh", variant: "v", text }]).findings).toEqual([]);
+  });
+
+  it("renders readiness.sh, start.sh and restore.sh of both modes, among others", () => {
+    const scripts = renderedPodScripts();
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const mode of ["cluster", "replication"]) {
+      for (const script of ["readiness.sh", "start.sh", "restore.sh"]) {
+        const found = scripts.filter((s) => s.script === script && s.variant.startsWith(`${mode} `));
+        expect(found.length, `${script} (${mode})`).toBeGreaterThan(0);
+        for (const s of found) expect(s.text.length, `${script} [${s.variant}]`).toBeGreaterThan(0);
+      }
+    }
+    for (const script of ["prestop.sh", "heal.sh", "rejoin.sh", "failback.sh", "sentinel-start.sh", "backup.sh", "fault-agent.sh", "benchmark-job.sh"]) {
+      expect(
+        scripts.some((s) => s.script === script),
+        script,
+      ).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,167 @@
+/**
+ * shellcheck over every shell script a pod runs, as rendered (part of `npm run lint`):
+ *
+ *   tsx tests/support/shellcheck-pod-scripts.ts
+ *
+ * Renders each script the way the manifests do (pod/cluster-member.ts, pod/replication-member.ts,
+ * pod/sentinel.ts on the embedded default stack config; restore.sh and backup.sh as their
+ * ConfigMaps hold them; the fault agent; the benchmark Job's script), for both modes and every
+ * option that changes a script's text (auth, restore, the background scripts, the zone file, the
+ * client pods), writes each distinct text once to a temporary directory and runs
+ * `shellcheck -s sh -f gcc` on them. Any finding fails, naming the script and its option sets.
+ * An intended construct is kept with a `# shellcheck disable=SCxxxx` line in the rendered text,
+ * with the reason beside it. Needs shellcheck on PATH (`.ci/setup` installs Debian's).
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { buildBenchmarkScript } from "../../components/benchmark/job-script.js";
+import { restoreScriptFiles } from "../../components/valkey/restore-init.js";
+import { parseStackConfig } from "../../config/schema.js";
+import { renderAzFailbackScript } from "../../pod/az-failback-script.js";
+import { renderBackupScript } from "../../pod/backup-script.js";
+import { BACKGROUND_SCRIPTS, clusterMemberPod } from "../../pod/cluster-member.js";
+import { FAULT_AGENT_SCRIPT } from "../../pod/fault-agent-script.js";
+import { replicationMemberPod } from "../../pod/replication-member.js";
+import { DEFAULT_MASTER_NAME } from "../../pod/replication-start.js";
+import { sentinelPod } from "../../pod/sentinel.js";
+import { renderStartScript } from "../../pod/start-script.js";
+import { SEED_WORKLOAD } from "../../vocabulary/workload.js";
+
+/** One rendered script: its file name in the pod, the option set it was rendered with, its text. */
+export interface PodScript {
+  script: string;
+  variant: string;
+  text: string;
+}
+
+/** The files of a pod definition that are shell scripts (valkey.conf and sentinel.conf are not). */
+function shellFiles(files: Record<string, string>, variant: string): PodScript[] {
+  return Object.entries(files)
+    .filter(([name]) => name.endsWith(".sh"))
+    .map(([script, text]) => ({ script, variant, text }));
+}
+
+/** Every shell script a pod runs, for both modes and each option set that changes its text. */
+export function renderedPodScripts(): PodScript[] {
+  const scripts: PodScript[] = [];
+  const clusterConfig = parseStackConfig({ valkey: { mode: "cluster" } }).config.valkey;
+  const replicationConfig = parseStackConfig({}).config.valkey;
+  const sentinels = ["valkey-sentinel-0.valkey-sentinel.valkey.svc:26379", "valkey-sentinel-1.valkey-sentinel.valkey.svc:26379"];
+  for (const auth of [true, false]) {
+    for (const restore of [false, true]) {
+      const v = `auth=${auth} restore=${restore}`;
+      scripts.push(...shellFiles(clusterMemberPod({ valkey: clusterConfig, auth, restore }).files, `cluster ${v}`));
+      scripts.push(...shellFiles(clusterMemberPod({ valkey: clusterConfig, auth, restore, background: [] }).files, `cluster ${v} background=none`));
+      for (const b of BACKGROUND_SCRIPTS) {
+        const background = BACKGROUND_SCRIPTS.filter((x) => x !== b);
+        scripts.push(
+          ...shellFiles(clusterMemberPod({ valkey: clusterConfig, auth, restore, background }).files, `cluster ${v} background=${background.join(",")}`),
+        );
+      }
+      const member = replicationMemberPod({ valkey: replicationConfig, auth, restore, masterName: DEFAULT_MASTER_NAME, sentinels });
+      scripts.push(...shellFiles(member.files, `replication ${v}`));
+    }
+    const s = replicationConfig.replication.sentinel;
+    const sentinel = sentinelPod({
+      auth,
+      masterName: DEFAULT_MASTER_NAME,
+      primary: { host: "valkey-0.valkey.valkey.svc", port: 6379 },
+      quorum: s.quorum,
+      downAfterMs: s.downAfterMilliseconds,
+      failoverTimeoutMs: s.failoverTimeoutMs,
+      parallelSyncs: s.parallelSyncs,
+      hostnames: true,
+    });
+    scripts.push(...shellFiles(sentinel.files, `sentinel auth=${auth}`));
+    scripts.push({ script: "start.sh", variant: `replication auth=${auth} sentinel=none`, text: renderStartScript({ mode: "replication", auth }) });
+  }
+  scripts.push({ script: "failback.sh", variant: "cluster zoneFile=none", text: renderAzFailbackScript() });
+  for (const [mode, primaries] of [
+    ["cluster", clusterConfig.cluster.primaries],
+    ["replication", 1],
+  ] as const) {
+    scripts.push(...shellFiles(restoreScriptFiles(mode, primaries), `${mode} primaries=${primaries}`));
+    for (const clientPods of [1, 2]) {
+      const target = { host: mode === "cluster" ? "valkey-cluster.valkey.svc" : "valkey-primary.valkey.svc", port: 6379 };
+      const text = buildBenchmarkScript({ workload: SEED_WORKLOAD, mode, target, clientPods });
+      scripts.push({ script: "benchmark-job.sh", variant: `${mode} clientPods=${clientPods}`, text });
+    }
+  }
+  scripts.push({ script: "backup.sh", variant: "default", text: renderBackupScript() });
+  // Run as `sh -c` (components/steps/failure-drill/fault-agent.ts): no shebang of its own.
+  scripts.push({ script: "fault-agent.sh", variant: "default", text: FAULT_AGENT_SCRIPT });
+  return scripts;
+}
+
+export interface ShellcheckResult {
+  /** Script/variant pairs checked, and how many distinct texts they render to. */
+  variants: number;
+  distinct: number;
+  /** One line per finding: `<script> [<option set>…]:<line>:<col>: <level>: <message> [SCxxxx]`. */
+  findings: string[];
+}
+
+/** Why shellcheck cannot run here, or undefined when it can. */
+export function shellcheckMissing(): string | undefined {
+  const r = spawnSync("shellcheck", ["--version"], { encoding: "utf8" });
+  if (r.error === undefined && r.status === 0) return undefined;
+  return "shellcheck is not installed: run through `bash .ci/setup` (e.g. `bash .ci/setup npm run lint`), which installs Debian's shellcheck";
+}
+
+/** Runs `shellcheck -s sh -f gcc` on each distinct text of `scripts` (in a temp dir, removed after). */
+export function shellcheckScripts(scripts: readonly PodScript[]): ShellcheckResult {
+  const missing = shellcheckMissing();
+  if (missing !== undefined) throw new Error(missing);
+  const byText = new Map<string, PodScript[]>();
+  for (const s of scripts) byText.set(s.text, [...(byText.get(s.text) ?? []), s]);
+  const dir = mkdtempSync(join(tmpdir(), "shellcheck-pod-scripts-"));
+  try {
+    const names = new Map<string, PodScript[]>();
+    let i = 0;
+    for (const [text, same] of byText) {
+      const file = join(dir, `${String(i++).padStart(3, "0")}-${same[0]?.script ?? "script"}`);
+      writeFileSync(file, text);
+      names.set(file, same);
+    }
+    const r = spawnSync("shellcheck", ["-s", "sh", "-f", "gcc", ...names.keys()], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+    if (r.error !== undefined) throw r.error;
+    const findings: string[] = [];
+    for (const line of r.stdout.split("\n")) {
+      if (line === "") continue;
+      const file = [...names.keys()].find((f) => line.startsWith(`${f}:`));
+      const same = file === undefined ? undefined : names.get(file);
+      if (file === undefined || same === undefined) {
+        findings.push(line);
+        continue;
+      }
+      const others = same.length > 1 ? ` and ${same.length - 1} more option set(s) rendering the same text` : "";
+      findings.push(`${same[0]?.script} [${same[0]?.variant}${others}]${line.slice(file.length)}`);
+    }
+    if (r.status !== 0 && findings.length === 0) throw new Error(`shellcheck exited ${r.status}: ${r.stderr.trim()}`);
+    return { variants: scripts.length, distinct: byText.size, findings };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const missing = shellcheckMissing();
+  if (missing !== undefined) {
+    console.error(`shellcheck-pod-scripts: ${missing}`);
+    process.exit(2);
+  }
+  const scripts = renderedPodScripts();
+  const r = shellcheckScripts(scripts);
+  const kinds = new Set(scripts.map((s) => s.script)).size;
+  for (const f of r.findings) console.error(f);
+  if (r.findings.length > 0) {
+    console.error(
+      `shellcheck-pod-scripts: ${r.findings.length} finding(s) in the rendered pod scripts (${kinds} scripts, ${r.variants} variants, ${r.distinct} distinct texts)`,
+    );
+    process.exit(1);
+  }
+  console.log(`shellcheck-pod-scripts: ${kinds} scripts, ${r.variants} variants (${r.distinct} distinct texts): clean`);
+}
