@@ -54,7 +54,9 @@ export function parseVersions(text: string, source = "versions.env"): Versions {
     if (line === "" || line.startsWith("#")) return;
     const m = LINE.exec(line);
     if (!m)
-      throw new Error(`${source}:${i + 1}: expected KEY=value (value: letters, digits and . _ : / @ + -, no quotes or spaces), got ${JSON.stringify(line)}`);
+      throw new Error(
+        `${source}:${i + 1}: expected KEY=value (value: letters, digits and . _ : / @ + -, no quotes or spaces), got ${JSON.stringify(line)}`,
+      );
     const [, key = "", value = ""] = m;
     if (!known.has(key)) throw new Error(`${source}:${i + 1}: unknown key ${key} (known: ${VERSION_KEYS.join(", ")})`);
     if (found.has(key)) throw new Error(`${source}:${i + 1}: ${key} is set twice`);

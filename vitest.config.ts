@@ -27,14 +27,23 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: "e2e", include: ["tests/e2e/**/*.test.ts", "tests/stacks/workflows.test.ts"], globalSetup: ["tests/support/private-tmp.ts"] },
+        test: {
+          name: "e2e",
+          include: ["tests/e2e/**/*.test.ts", "tests/stacks/workflows.test.ts"],
+          globalSetup: ["tests/support/private-tmp.ts"],
+        },
       },
       // The local real cluster (benchmarks/kube-local, docs/real-cluster.md): root and
       // `install.sh --real-cluster` (skipped with the reason otherwise); one file at a time, after
       // the other projects (`npm test` runs it as a second vitest run).
       {
         extends: true,
-        test: { name: "pods", include: ["tests/pods/**/*.test.ts"], maxWorkers: 1, globalSetup: ["tests/pods/support/global-cluster.ts"] },
+        test: {
+          name: "pods",
+          include: ["tests/pods/**/*.test.ts"],
+          maxWorkers: 1,
+          globalSetup: ["tests/pods/support/global-cluster.ts"],
+        },
       },
     ],
   },

@@ -67,7 +67,8 @@ function versionOf(path: string): string {
     throw new Error(`could not run ${path} --version: ${(err as Error).message}`, { cause: err });
   }
   const version = parseToolVersion(out);
-  if (!version) throw new Error(`could not read a version from '${path} --version' (printed: ${out.trim().slice(0, 120)})`);
+  if (!version)
+    throw new Error(`could not read a version from '${path} --version' (printed: ${out.trim().slice(0, 120)})`);
   return version;
 }
 
@@ -138,7 +139,10 @@ export function loadgenSourceHash(dir: string = LOADGEN_DIR): string | undefined
  * puts it there). In a checkout, a build of other sources than the checkout's is refused, naming
  * the fix: numbers from a stale generator would not be this code's.
  */
-export function resolveLoadgen(env: NodeJS.ProcessEnv = process.env, sourceHash: string | undefined = loadgenSourceHash()): ResolvedTool {
+export function resolveLoadgen(
+  env: NodeJS.ProcessEnv = process.env,
+  sourceHash: string | undefined = loadgenSourceHash(),
+): ResolvedTool {
   const path = env[LOADGEN_ENV] || which("vload", env.PATH ?? "");
   if (path === undefined)
     throw new Error(
@@ -147,7 +151,11 @@ export function resolveLoadgen(env: NodeJS.ProcessEnv = process.env, sourceHash:
   if (!isExecutable(path)) throw new Error(`${LOADGEN_ENV}=${path} is not an executable file`);
   let version: string;
   try {
-    version = execFileSync(path, ["version"], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "pipe"] }).trim();
+    version = execFileSync(path, ["version"], {
+      encoding: "utf8",
+      timeout: 10_000,
+      stdio: ["ignore", "pipe", "pipe"],
+    }).trim();
   } catch (err) {
     throw new Error(`could not run ${path} version: ${(err as Error).message}`, { cause: err });
   }

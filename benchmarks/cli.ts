@@ -55,7 +55,9 @@ export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   const json = wantsJson(program, argv);
   // A run stopped by a signal (util/process-reaper.ts exits 128 + n) still ends its JSON output.
-  const unhook = json ? onTerminatingSignal((sig) => printJsonError("INTERRUPTED", `stopped by ${sig}`, signalExitCode(sig))) : undefined;
+  const unhook = json
+    ? onTerminatingSignal((sig) => printJsonError("INTERRUPTED", `stopped by ${sig}`, signalExitCode(sig)))
+    : undefined;
   try {
     await program.parseAsync(argv, { from: "user" });
     return typeof process.exitCode === "number" ? process.exitCode : 0;

@@ -12,7 +12,12 @@ import * as aws from "@pulumi/aws";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { KarpenterConfig } from "../config/types.js";
-import { AUTO_NODE_ACCESS_POLICY, AUTO_NODE_POLICY_NAMES, buildAutoNodeClass, buildAutoNodePool } from "./aws/auto-mode.js";
+import {
+  AUTO_NODE_ACCESS_POLICY,
+  AUTO_NODE_POLICY_NAMES,
+  buildAutoNodeClass,
+  buildAutoNodePool,
+} from "./aws/auto-mode.js";
 import { ec2TrustPolicy, managedPolicyArn, partitionOf } from "./aws/iam.js";
 import { requireKubernetesProvider } from "./karpenter-node-pool.js";
 import { VALKEY_NODE_POOL } from "./shared.js";
@@ -44,11 +49,24 @@ export class AutoModeNodePool extends pulumi.ComponentResource {
     const partition = partitionOf(args.region);
     const tags = { "valkey-on-eks/cluster": args.clusterName, ...args.tags };
 
-    const role = new aws.iam.Role(`${name}-node-role`, { assumeRolePolicy: JSON.stringify(ec2TrustPolicy()), tags }, parent);
-    const policies = AUTO_NODE_POLICY_NAMES.map(
-      (policy) => new aws.iam.RolePolicyAttachment(`${name}-node-${policy}`, { role: role.name, policyArn: managedPolicyArn(partition, policy) }, parent),
+    const role = new aws.iam.Role(
+      `${name}-node-role`,
+      { assumeRolePolicy: JSON.stringify(ec2TrustPolicy()), tags },
+      parent,
     );
-    const entry = new aws.eks.AccessEntry(`${name}-node-access`, { clusterName: args.clusterName, principalArn: role.arn, type: "EC2", tags }, parent);
+    const policies = AUTO_NODE_POLICY_NAMES.map(
+      (policy) =>
+        new aws.iam.RolePolicyAttachment(
+          `${name}-node-${policy}`,
+          { role: role.name, policyArn: managedPolicyArn(partition, policy) },
+          parent,
+        ),
+    );
+    const entry = new aws.eks.AccessEntry(
+      `${name}-node-access`,
+      { clusterName: args.clusterName, principalArn: role.arn, type: "EC2", tags },
+      parent,
+    );
     const association = new aws.eks.AccessPolicyAssociation(
       `${name}-node-access-policy`,
       {
@@ -66,10 +84,14 @@ export class AutoModeNodePool extends pulumi.ComponentResource {
       buildAutoNodeClass({ role: role.name, discoveryTag: args.clusterName, name: poolName }),
       { parent: this, dependsOn: [...policies, entry, association] },
     );
-    new k8s.apiextensions.CustomResource(`${name}-node-pool`, buildAutoNodePool({ nodePool: args.nodePool, zones: args.zones, name: poolName }), {
-      parent: this,
-      dependsOn: [nodeClass],
-    });
+    new k8s.apiextensions.CustomResource(
+      `${name}-node-pool`,
+      buildAutoNodePool({ nodePool: args.nodePool, zones: args.zones, name: poolName }),
+      {
+        parent: this,
+        dependsOn: [nodeClass],
+      },
+    );
 
     this.nodePoolName = poolName;
     this.nodeRoleName = role.name;

@@ -14,7 +14,12 @@
 import { createHash } from "node:crypto";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { benchmarkPodLabels, buildBenchmarkJob, runScopedJobName, type BenchmarkJobManifestArgs } from "./benchmark/job-manifest.js";
+import {
+  benchmarkPodLabels,
+  buildBenchmarkJob,
+  runScopedJobName,
+  type BenchmarkJobManifestArgs,
+} from "./benchmark/job-manifest.js";
 import { buildBenchmarkNetworkPolicy } from "./valkey/network-policy.js";
 import { PASSWORD_SECRET_KEY } from "../pod/paths.js";
 import { bundleMixScript } from "../benchmarks/run/mix-bundle.js";
@@ -70,7 +75,18 @@ export class BenchmarkJob extends pulumi.ComponentResource {
     super("valkey-on-eks:benchmark:BenchmarkJob", name, {}, opts);
     const jobName = args.jobName ?? `vbench-${args.mode}`;
     const scoped = args.jobName === undefined;
-    const { namespace: _ns, jobName: _jn, image: _im, target, secretName: _sn, passwordKey, valkeyPodSelectors, mixImage, loadgenImage, ...passThrough } = args;
+    const {
+      namespace: _ns,
+      jobName: _jn,
+      image: _im,
+      target,
+      secretName: _sn,
+      passwordKey,
+      valkeyPodSelectors,
+      mixImage,
+      loadgenImage,
+      ...passThrough
+    } = args;
     const mixScript = args.workload.mix === undefined ? undefined : this.mixScript(name, jobName, args.namespace);
     if (mixScript !== undefined && (mixImage === undefined || loadgenImage === undefined))
       throw new Error(`${name}: the workload has a mix (benchmark.mix): mixImage and loadgenImage are required`);
@@ -79,7 +95,9 @@ export class BenchmarkJob extends pulumi.ComponentResource {
       .apply(([namespace, image, host, secretName, node, loadgen, configMap]) => {
         const m = buildBenchmarkJob({
           ...passThrough,
-          ...(node === undefined || configMap === undefined || loadgen === undefined ? {} : { mixRunner: { image: node, configMap, loadgenImage: loadgen } }),
+          ...(node === undefined || configMap === undefined || loadgen === undefined
+            ? {}
+            : { mixRunner: { image: node, configMap, loadgenImage: loadgen } }),
           namespace,
           name: jobName,
           image,
@@ -94,8 +112,16 @@ export class BenchmarkJob extends pulumi.ComponentResource {
       const podLabels = benchmarkPodLabels({ labels: args.labels, mode: args.mode });
       const policy = pulumi
         .output(args.namespace)
-        .apply((namespace) => buildBenchmarkNetworkPolicy({ name: `${jobName}-netpol`, namespace, podLabels, valkeyPodSelectors }));
-      policies.push(new k8s.networking.v1.NetworkPolicy(`${name}-netpol`, { metadata: policy.metadata, spec: policy.spec }, { parent: this }));
+        .apply((namespace) =>
+          buildBenchmarkNetworkPolicy({ name: `${jobName}-netpol`, namespace, podLabels, valkeyPodSelectors }),
+        );
+      policies.push(
+        new k8s.networking.v1.NetworkPolicy(
+          `${name}-netpol`,
+          { metadata: policy.metadata, spec: policy.spec },
+          { parent: this },
+        ),
+      );
     }
     // After its NetworkPolicy: the benchmark pod never runs unconfined.
     this.job = new k8s.batch.v1.Job(

@@ -41,7 +41,12 @@ export function clientPodBase(placement: Placement, uid: number, o: ClientPodOpt
       },
     },
     ...(o.topologySpreadConstraints === undefined ? {} : { topologySpreadConstraints: o.topologySpreadConstraints }),
-    securityContext: { runAsNonRoot: true, runAsUser: uid, runAsGroup: uid, seccompProfile: { type: "RuntimeDefault" } },
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: uid,
+      runAsGroup: uid,
+      seccompProfile: { type: "RuntimeDefault" },
+    },
   };
 }
 

@@ -22,7 +22,14 @@ import {
   kubeconfigOptions,
   type ManagedAddon,
 } from "./aws/eks.js";
-import { EBS_CSI_POLICY_PATH, NODE_POLICY_NAMES, ec2TrustPolicy, managedPolicyArn, partitionOf, podIdentityTrustPolicy } from "./aws/iam.js";
+import {
+  EBS_CSI_POLICY_PATH,
+  NODE_POLICY_NAMES,
+  ec2TrustPolicy,
+  managedPolicyArn,
+  partitionOf,
+  podIdentityTrustPolicy,
+} from "./aws/iam.js";
 import { DISCOVERY_TAG_KEY, buildVpcArgs, type NatGateways } from "./aws/vpc.js";
 
 export { SYSTEM_NODE_LABELS } from "./aws/eks.js";
@@ -82,7 +89,12 @@ export class EksCluster extends pulumi.ComponentResource {
 
     const vpc = new awsx.ec2.Vpc(
       `${name}-vpc`,
-      buildVpcArgs({ cidr: args.eks.vpcCidr, zones: args.aws.zones, clusterName, natGateways: args.natGateways ?? "single" }),
+      buildVpcArgs({
+        cidr: args.eks.vpcCidr,
+        zones: args.aws.zones,
+        clusterName,
+        natGateways: args.natGateways ?? "single",
+      }),
       remote,
     );
     const cluster = new eks.Cluster(
@@ -122,13 +134,23 @@ export class EksCluster extends pulumi.ComponentResource {
         });
 
     // Not `cluster.kubeconfigJson`: pulumi-eks leaves the profile out of it (see buildCredentialOpts).
-    this.kubeconfig = pulumi.secret(cluster.getKubeconfig(kubeconfigOptions({ profile: args.aws.profile, roleArn: args.aws.roleArn })).result);
-    this.provider = new k8s.Provider(`${name}-k8s`, { kubeconfig: this.kubeconfig, enableServerSideApply: true }, parent);
-    const gp3 = new k8s.storage.v1.StorageClass(`${name}-gp3`, args.eks.autoMode ? buildAutoModeGp3StorageClass() : buildGp3StorageClass(), {
-      parent: this,
-      provider: this.provider,
-      dependsOn: compute.length > 0 ? compute : [cluster],
-    });
+    this.kubeconfig = pulumi.secret(
+      cluster.getKubeconfig(kubeconfigOptions({ profile: args.aws.profile, roleArn: args.aws.roleArn })).result,
+    );
+    this.provider = new k8s.Provider(
+      `${name}-k8s`,
+      { kubeconfig: this.kubeconfig, enableServerSideApply: true },
+      parent,
+    );
+    const gp3 = new k8s.storage.v1.StorageClass(
+      `${name}-gp3`,
+      args.eks.autoMode ? buildAutoModeGp3StorageClass() : buildGp3StorageClass(),
+      {
+        parent: this,
+        provider: this.provider,
+        dependsOn: compute.length > 0 ? compute : [cluster],
+      },
+    );
 
     this.clusterName = clusterName;
     this.clusterSecurityGroupId = cluster.clusterSecurityGroupId;
@@ -159,10 +181,18 @@ export class EksCluster extends pulumi.ComponentResource {
   private selfManagedCompute(name: string, c: SelfManagedComputeInput): pulumi.Resource[] {
     const parent = { parent: this };
     const { partition, tags, clusterName } = c;
-    const nodeRole = new aws.iam.Role(`${name}-system-node-role`, { assumeRolePolicy: JSON.stringify(ec2TrustPolicy()), tags }, parent);
+    const nodeRole = new aws.iam.Role(
+      `${name}-system-node-role`,
+      { assumeRolePolicy: JSON.stringify(ec2TrustPolicy()), tags },
+      parent,
+    );
     const nodePolicies = NODE_POLICY_NAMES.map(
       (policy) =>
-        new aws.iam.RolePolicyAttachment(`${name}-system-node-${policy}`, { role: nodeRole.name, policyArn: managedPolicyArn(partition, policy) }, parent),
+        new aws.iam.RolePolicyAttachment(
+          `${name}-system-node-${policy}`,
+          { role: nodeRole.name, policyArn: managedPolicyArn(partition, policy) },
+          parent,
+        ),
     );
     const systemNodes = new eks.ManagedNodeGroup(
       `${name}-system`,
@@ -170,7 +200,11 @@ export class EksCluster extends pulumi.ComponentResource {
       { ...c.remote, dependsOn: nodePolicies },
     );
 
-    const ebsRole = new aws.iam.Role(`${name}-ebs-csi-role`, { assumeRolePolicy: JSON.stringify(podIdentityTrustPolicy()), tags }, parent);
+    const ebsRole = new aws.iam.Role(
+      `${name}-ebs-csi-role`,
+      { assumeRolePolicy: JSON.stringify(podIdentityTrustPolicy()), tags },
+      parent,
+    );
     const ebsPolicy = new aws.iam.RolePolicyAttachment(
       `${name}-ebs-csi-policy`,
       { role: ebsRole.name, policyArn: managedPolicyArn(partition, EBS_CSI_POLICY_PATH) },
@@ -179,15 +213,22 @@ export class EksCluster extends pulumi.ComponentResource {
     // Each add-on at the version EKS gives for the configured Kubernetes version, asked at preview.
     const awsProvider = this.getProvider("aws::");
     const invokeOpts = { parent: this, ...(awsProvider === undefined ? {} : { provider: awsProvider }) };
-    const version = (addon: ManagedAddon) => aws.eks.getAddonVersionOutput(addonVersionQuery(addon, c.kubernetesVersion), invokeOpts).version;
+    const version = (addon: ManagedAddon) =>
+      aws.eks.getAddonVersionOutput(addonVersionQuery(addon, c.kubernetesVersion), invokeOpts).version;
     // Plain cluster name: the add-ons wait for the node group, which waits for the cluster.
     const addonArgs = buildAddonArgs(clusterName, ebsRole.arn, {
       podIdentityAgent: version("podIdentityAgent"),
       ebsCsiDriver: version("ebsCsiDriver"),
       coredns: version("coredns"),
     });
-    const podIdentityAgent = new aws.eks.Addon(`${name}-pod-identity-agent`, addonArgs.podIdentityAgent, { parent: this, dependsOn: [systemNodes] });
-    const ebsCsi = new aws.eks.Addon(`${name}-ebs-csi`, addonArgs.ebsCsiDriver, { parent: this, dependsOn: [systemNodes, podIdentityAgent, ebsPolicy] });
+    const podIdentityAgent = new aws.eks.Addon(`${name}-pod-identity-agent`, addonArgs.podIdentityAgent, {
+      parent: this,
+      dependsOn: [systemNodes],
+    });
+    const ebsCsi = new aws.eks.Addon(`${name}-ebs-csi`, addonArgs.ebsCsiDriver, {
+      parent: this,
+      dependsOn: [systemNodes, podIdentityAgent, ebsPolicy],
+    });
     const coredns = new aws.eks.Addon(`${name}-coredns`, addonArgs.coredns, { parent: this, dependsOn: [systemNodes] });
     return [systemNodes, podIdentityAgent, ebsCsi, coredns];
   }

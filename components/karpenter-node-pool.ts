@@ -78,7 +78,10 @@ export class KarpenterNodePool extends pulumi.ComponentResource {
       extraRequirements: args.extraRequirements,
     });
     this.nodeClass = new k8s.apiextensions.CustomResource(`${name}-node-class`, nodeClass, { parent: this });
-    this.nodePool = new k8s.apiextensions.CustomResource(`${name}-node-pool`, nodePool, { parent: this, dependsOn: [this.nodeClass] });
+    this.nodePool = new k8s.apiextensions.CustomResource(`${name}-node-pool`, nodePool, {
+      parent: this,
+      dependsOn: [this.nodeClass],
+    });
     this.nodePoolName = poolName;
     this.nodeClassName = poolName;
     this.registerOutputs({ nodePoolName: poolName, nodeClassName: poolName });

@@ -14,10 +14,27 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { KarpenterConfig } from "../config/types.js";
 import { SYSTEM_NODE_LABELS } from "./aws/eks.js";
-import { KARPENTER_NODE_POLICY_NAMES, accountOfArn, ec2TrustPolicy, managedPolicyArn, partitionOf, podIdentityTrustPolicy } from "./aws/iam.js";
-import { KARPENTER_CHART, KARPENTER_CRD_CHART, KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT, buildKarpenterChartValues } from "./aws/karpenter-chart.js";
+import {
+  KARPENTER_NODE_POLICY_NAMES,
+  accountOfArn,
+  ec2TrustPolicy,
+  managedPolicyArn,
+  partitionOf,
+  podIdentityTrustPolicy,
+} from "./aws/iam.js";
+import {
+  KARPENTER_CHART,
+  KARPENTER_CRD_CHART,
+  KARPENTER_NAMESPACE,
+  KARPENTER_SERVICE_ACCOUNT,
+  buildKarpenterChartValues,
+} from "./aws/karpenter-chart.js";
 import { buildKarpenterControllerPolicy } from "./aws/karpenter-iam.js";
-import { INTERRUPTION_MESSAGE_RETENTION_SECONDS, INTERRUPTION_RULES, buildInterruptionQueuePolicy } from "./aws/karpenter-interruption.js";
+import {
+  INTERRUPTION_MESSAGE_RETENTION_SECONDS,
+  INTERRUPTION_RULES,
+  buildInterruptionQueuePolicy,
+} from "./aws/karpenter-interruption.js";
 import { KarpenterNodePool, requireKubernetesProvider, type KarpenterNodePoolArgs } from "./karpenter-node-pool.js";
 
 export interface KarpenterArgs {
@@ -32,7 +49,10 @@ export interface KarpenterArgs {
   /** Controller replicas; keep ≤ the system node count (one per node). @default 2 */
   replicas?: number;
   /** Options passed to the Valkey KarpenterNodePool. @default {} */
-  nodePoolOptions?: Pick<KarpenterNodePoolArgs, "amiAlias" | "rootVolumeGiB" | "consolidateAfter" | "expireAfter" | "extraRequirements">;
+  nodePoolOptions?: Pick<
+    KarpenterNodePoolArgs,
+    "amiAlias" | "rootVolumeGiB" | "consolidateAfter" | "expireAfter" | "extraRequirements"
+  >;
   /** Tags on the AWS resources. @default {} */
   tags?: Record<string, string>;
 }
@@ -56,15 +76,33 @@ export class Karpenter extends pulumi.ComponentResource {
     const partition = partitionOf(region);
     const tags = { "valkey-on-eks/cluster": clusterName, ...args.tags };
 
-    const nodeRole = new aws.iam.Role(`${name}-node-role`, { assumeRolePolicy: JSON.stringify(ec2TrustPolicy()), tags }, parent);
-    const nodePolicies = KARPENTER_NODE_POLICY_NAMES.map(
-      (policy) => new aws.iam.RolePolicyAttachment(`${name}-node-${policy}`, { role: nodeRole.name, policyArn: managedPolicyArn(partition, policy) }, parent),
+    const nodeRole = new aws.iam.Role(
+      `${name}-node-role`,
+      { assumeRolePolicy: JSON.stringify(ec2TrustPolicy()), tags },
+      parent,
     );
-    const nodeAccess = new aws.eks.AccessEntry(`${name}-node-access`, { clusterName, principalArn: nodeRole.arn, type: "EC2_LINUX", tags }, parent);
+    const nodePolicies = KARPENTER_NODE_POLICY_NAMES.map(
+      (policy) =>
+        new aws.iam.RolePolicyAttachment(
+          `${name}-node-${policy}`,
+          { role: nodeRole.name, policyArn: managedPolicyArn(partition, policy) },
+          parent,
+        ),
+    );
+    const nodeAccess = new aws.eks.AccessEntry(
+      `${name}-node-access`,
+      { clusterName, principalArn: nodeRole.arn, type: "EC2_LINUX", tags },
+      parent,
+    );
 
     const queue = new aws.sqs.Queue(
       `${name}-interruption`,
-      { name: clusterName, messageRetentionSeconds: INTERRUPTION_MESSAGE_RETENTION_SECONDS, sqsManagedSseEnabled: true, tags },
+      {
+        name: clusterName,
+        messageRetentionSeconds: INTERRUPTION_MESSAGE_RETENTION_SECONDS,
+        sqsManagedSseEnabled: true,
+        tags,
+      },
       parent,
     );
     new aws.sqs.QueuePolicy(
@@ -75,7 +113,11 @@ export class Karpenter extends pulumi.ComponentResource {
     for (const rule of INTERRUPTION_RULES) {
       const eventRule = new aws.cloudwatch.EventRule(
         `${name}-${rule.part}`,
-        { description: `Karpenter interruption: ${rule.description}`, eventPattern: JSON.stringify(rule.eventPattern), tags },
+        {
+          description: `Karpenter interruption: ${rule.description}`,
+          eventPattern: JSON.stringify(rule.eventPattern),
+          tags,
+        },
         parent,
       );
       new aws.cloudwatch.EventTarget(
@@ -85,29 +127,51 @@ export class Karpenter extends pulumi.ComponentResource {
       );
     }
 
-    const controllerRole = new aws.iam.Role(`${name}-controller-role`, { assumeRolePolicy: JSON.stringify(podIdentityTrustPolicy()), tags }, parent);
+    const controllerRole = new aws.iam.Role(
+      `${name}-controller-role`,
+      { assumeRolePolicy: JSON.stringify(podIdentityTrustPolicy()), tags },
+      parent,
+    );
     const controllerPolicy = new aws.iam.RolePolicy(
       `${name}-controller-policy`,
       {
         role: controllerRole.name,
-        policy: pulumi
-          .all([queue.arn, nodeRole.arn])
-          .apply(([queueArn, nodeRoleArn]) =>
-            JSON.stringify(buildKarpenterControllerPolicy({ partition, region, accountId: accountOfArn(nodeRoleArn), clusterName, queueArn, nodeRoleArn })),
+        policy: pulumi.all([queue.arn, nodeRole.arn]).apply(([queueArn, nodeRoleArn]) =>
+          JSON.stringify(
+            buildKarpenterControllerPolicy({
+              partition,
+              region,
+              accountId: accountOfArn(nodeRoleArn),
+              clusterName,
+              queueArn,
+              nodeRoleArn,
+            }),
           ),
+        ),
       },
       parent,
     );
     const association = new aws.eks.PodIdentityAssociation(
       `${name}-controller-identity`,
-      { clusterName, namespace: KARPENTER_NAMESPACE, serviceAccount: KARPENTER_SERVICE_ACCOUNT, roleArn: controllerRole.arn, tags },
+      {
+        clusterName,
+        namespace: KARPENTER_NAMESPACE,
+        serviceAccount: KARPENTER_SERVICE_ACCOUNT,
+        roleArn: controllerRole.arn,
+        tags,
+      },
       parent,
     );
 
     // The CRDs as a release of their own, before the controller, so a chart bump upgrades them.
     this.crdRelease = new k8s.helm.v3.Release(
       `${name}-crd`,
-      { name: "karpenter-crd", chart: KARPENTER_CRD_CHART, version: args.karpenter.chartVersion, namespace: KARPENTER_NAMESPACE },
+      {
+        name: "karpenter-crd",
+        chart: KARPENTER_CRD_CHART,
+        version: args.karpenter.chartVersion,
+        namespace: KARPENTER_NAMESPACE,
+      },
       parent,
     );
     this.release = new k8s.helm.v3.Release(

@@ -60,8 +60,15 @@ export class ValkeyBackup extends pulumi.ComponentResource {
     const k8sOpts = { parent: this, provider: o.k8sProvider };
     const uri = pulumi.output(bucket).apply((b) => backupUri(b, args.backup.prefix));
     new k8s.core.v1.ServiceAccount(`${name}-sa`, m.serviceAccount, k8sOpts);
-    const configMap = new k8s.core.v1.ConfigMap(`${name}-script`, { ...m.configMap, data: { ...m.configMap.data, [BACKUP_URI_KEY]: uri } }, k8sOpts);
-    new k8s.batch.v1.CronJob(`${name}-cronjob`, m.cronJob, { ...k8sOpts, dependsOn: [configMap, ...(storage === undefined ? [] : [storage])] });
+    const configMap = new k8s.core.v1.ConfigMap(
+      `${name}-script`,
+      { ...m.configMap, data: { ...m.configMap.data, [BACKUP_URI_KEY]: uri } },
+      k8sOpts,
+    );
+    new k8s.batch.v1.CronJob(`${name}-cronjob`, m.cronJob, {
+      ...k8sOpts,
+      dependsOn: [configMap, ...(storage === undefined ? [] : [storage])],
+    });
     this.bucketName = pulumi.output(bucket);
     this.uri = uri;
     this.registerOutputs({ bucketName: this.bucketName, uri });

@@ -65,14 +65,28 @@ export class ValkeyCluster extends pulumi.ComponentResource {
     });
     const parent = { parent: this };
     const deps = [
-      ...createReleaseBase(this, name, { namespace: args.namespace, release, password }, { ...m, secretName: m.facts.secretName }),
-      ...createRestoreResources(this, name, { namespace: args.namespace, release, restore: args.restore }, m.restoreNetworkPolicy),
+      ...createReleaseBase(
+        this,
+        name,
+        { namespace: args.namespace, release, password },
+        { ...m, secretName: m.facts.secretName },
+      ),
+      ...createRestoreResources(
+        this,
+        name,
+        { namespace: args.namespace, release, restore: args.restore },
+        m.restoreNetworkPolicy,
+      ),
     ];
     new k8s.core.v1.Service(`${name}-client`, m.clientService, parent);
     // The StatefulSet waits for the shape guard: a shape it refuses (fewer primaries, another
     // replica count) fails preview, and up before the StatefulSet could delete a pod.
     const { primaries, replicasPerPrimary } = args.valkey.cluster;
-    const shape = new ClusterShape(`${name}-shape`, { primaries, replicasPerPrimary, scaleIn: args.scaleIn !== undefined }, parent);
+    const shape = new ClusterShape(
+      `${name}-shape`,
+      { primaries, replicasPerPrimary, scaleIn: args.scaleIn !== undefined },
+      parent,
+    );
     // Lowered primaries: the slots leave the pods above the new shape before the StatefulSet deletes them.
     const scaleIn =
       args.scaleIn === undefined
@@ -92,7 +106,10 @@ export class ValkeyCluster extends pulumi.ComponentResource {
               { parent: this, dependsOn: [shape] },
             ),
           ];
-    new k8s.apps.v1.StatefulSet(`${name}-members`, m.statefulSet, { parent: this, dependsOn: [...deps, shape, ...scaleIn] });
+    new k8s.apps.v1.StatefulSet(`${name}-members`, m.statefulSet, {
+      parent: this,
+      dependsOn: [...deps, shape, ...scaleIn],
+    });
     new k8s.policy.v1.PodDisruptionBudget(`${name}-pdb`, m.pdb, parent);
     new k8s.networking.v1.NetworkPolicy(`${name}-netpol`, m.networkPolicy, parent);
 

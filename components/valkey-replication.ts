@@ -72,8 +72,18 @@ export class ValkeyReplication extends pulumi.ComponentResource {
     });
     const parent = { parent: this };
     const deps = [
-      ...createReleaseBase(this, name, { namespace: args.namespace, release, password }, { ...m, secretName: m.facts.secretName }),
-      ...createRestoreResources(this, name, { namespace: args.namespace, release, restore: args.restore }, m.restoreNetworkPolicy),
+      ...createReleaseBase(
+        this,
+        name,
+        { namespace: args.namespace, release, password },
+        { ...m, secretName: m.facts.secretName },
+      ),
+      ...createRestoreResources(
+        this,
+        name,
+        { namespace: args.namespace, release, restore: args.restore },
+        m.restoreNetworkPolicy,
+      ),
     ];
     const podDeps = { parent: this, dependsOn: deps };
     new k8s.apps.v1.StatefulSet(`${name}-members`, m.statefulSet, podDeps);
@@ -82,12 +92,18 @@ export class ValkeyReplication extends pulumi.ComponentResource {
 
     const sentinelHeadless = new k8s.core.v1.Service(`${name}-sentinel-headless`, m.sentinel.headlessService, parent);
     new k8s.core.v1.Service(`${name}-sentinel-svc`, m.sentinel.service, parent);
-    new k8s.apps.v1.StatefulSet(`${name}-sentinel`, m.sentinel.statefulSet, { parent: this, dependsOn: [...deps, sentinelHeadless] });
+    new k8s.apps.v1.StatefulSet(`${name}-sentinel`, m.sentinel.statefulSet, {
+      parent: this,
+      dependsOn: [...deps, sentinelHeadless],
+    });
     new k8s.policy.v1.PodDisruptionBudget(`${name}-sentinel-pdb`, m.sentinel.pdb, parent);
     new k8s.networking.v1.NetworkPolicy(`${name}-sentinel-netpol`, m.networkPolicies.sentinels, parent);
 
     // haproxy.cfg holds the password (its health check logs in): a Secret, its text a Pulumi secret.
-    const cfg = password === undefined ? m.haproxy.renderCfg(undefined) : pulumi.secret(pulumi.output(password).apply((p) => m.haproxy.renderCfg(p)));
+    const cfg =
+      password === undefined
+        ? m.haproxy.renderCfg(undefined)
+        : pulumi.secret(pulumi.output(password).apply((p) => m.haproxy.renderCfg(p)));
     const cfgSecret = new k8s.core.v1.Secret(
       `${name}-haproxy-cfg`,
       { metadata: m.haproxySecretMeta, type: "Opaque", stringData: { [HAPROXY_CFG_KEY]: cfg } },

@@ -46,7 +46,10 @@ export const backupSchema = section(
       "Snapshot a shard's primary when none of its replicas has its link up (the primary forks once); false fails that backup run instead, naming the shard.",
     ),
     endpoint: z
-      .url({ protocol: /^https?$/, error: "must be an http(s) URL of an S3-compatible server, e.g. http://minio.storage:9000" })
+      .url({
+        protocol: /^https?$/,
+        error: "must be an http(s) URL of an S3-compatible server, e.g. http://minio.storage:9000",
+      })
       .optional()
       .describe(
         "Platform byo: the S3-compatible server the backup writes to and `restore.from` reads from (MinIO, Ceph RGW, ...), given to the AWS CLI as its endpoint. Left out: Amazon S3 itself. Refused on eks (the stack's own bucket, through Pod Identity).",
@@ -83,7 +86,8 @@ export const restoreSchema = section(
 
 /** `s3://bucket/prefix/<backup id>` split into the bucket and the key prefix of that one backup (no trailing slash). */
 export function parseRestoreUri(uri: string): { bucket: string; key: string } {
-  if (!RESTORE_URI_RE.test(uri)) throw new Error(`restore.from: must be s3://bucket/prefix/<backup id>, got ${JSON.stringify(uri)}`);
+  if (!RESTORE_URI_RE.test(uri))
+    throw new Error(`restore.from: must be s3://bucket/prefix/<backup id>, got ${JSON.stringify(uri)}`);
   const rest = uri.slice("s3://".length).replace(/\/$/, "");
   const slash = rest.indexOf("/");
   return { bucket: rest.slice(0, slash), key: rest.slice(slash + 1) };

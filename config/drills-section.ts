@@ -21,21 +21,26 @@ export const drillsSchema = section(
       .superRefine((faults, ctx) =>
         faults.forEach((f, index) => {
           const why = UNSUPPORTED_DEPLOYED_FAULTS[f];
-          if (why !== undefined) ctx.addIssue({ code: "custom", path: [index], message: `${f} cannot run in the deployed stack: ${why}` });
+          if (why !== undefined)
+            ctx.addIssue({ code: "custom", path: [index], message: `${f} cannot run in the deployed stack: ${why}` });
         }),
       )
       .default(["primary"])
       .describe(
         "Faults, in order: primary (delete the primary's pod, grace 0), replica (a replica's pod, grace 0), zone (cordon one zone's nodes, delete its members and Sentinels, hold zoneDownS, uncordon), all (every member pod, grace 0), switchover (evict the primary's pod through the Eviction API as a node drain does: its PodDisruptionBudget honoured, deleted with its grace period, preStop runs; needs pods/eviction), crash-restart (exec `SHUTDOWN NOSAVE NOW FORCE` in the primary's container: the kubelet restarts it in place; needs pods/exec), lost-volume (delete the primary's PVC, then its pod), freeze (SIGSTOP the primary's valkey-server, SIGCONT after failure detection + 5 s) and partition (DROP every packet between the primary and the other members and Sentinels for as long; clients still reach it): both through a privileged pod with hostPID on the primary's node running the Valkey image (the namespace must admit privileged pods; partition uses the node's iptables). upgrade is refused (a real `pulumi up` with a new image is the deployed upgrade).",
       ),
-    rate: count(1, 50).describe("Writes per second of each load stream (replication: two streams, Sentinel-aware and through the write Service)."),
+    rate: count(1, 50).describe(
+      "Writes per second of each load stream (replication: two streams, Sentinel-aware and through the write Service).",
+    ),
     preFaultS: count(1, 10).describe(
       "Seconds of load before the fault (the 'before' latency window), counted from the load's first acknowledgement on every stream.",
     ),
     loadS: count(1, 90).describe(
       "Seconds the load Job writes for, from its first acknowledgement on every stream; the fault and the recovery should fall inside it.",
     ),
-    zoneDownS: count(0, 30).describe("zone fault: seconds the zone stays cordoned (its pods Pending) before it is uncordoned."),
+    zoneDownS: count(0, 30).describe(
+      "zone fault: seconds the zone stays cordoned (its pods Pending) before it is uncordoned.",
+    ),
     timeoutS: count(1, 600).describe(
       "Bound on the recovery (fault → verifier passing, zones included); past it the drill fails `pulumi up`, naming the fault.",
     ),

@@ -70,7 +70,10 @@ export const EVICTION_THRESHOLD_BYTES = 100 * 2 ** 20;
  * each = 30m / 120Mi; eks-pod-identity-agent budgeted at 25m / 64Mi. Sum 180m / 184Mi, rounded
  * up to 200m / 256Mi. (Memory requests of aws-node and kube-proxy are unset by default.)
  */
-export const DAEMONSET_OVERHEAD: Readonly<Allocatable> = Object.freeze({ cpuMillicores: 200, memoryBytes: 256 * 2 ** 20 });
+export const DAEMONSET_OVERHEAD: Readonly<Allocatable> = Object.freeze({
+  cpuMillicores: 200,
+  memoryBytes: 256 * 2 ** 20,
+});
 
 /** kube-reserved CPU as the EKS AMI computes it: 6% of the first core, 1% of the second, 0.5% of cores 3–4, 0.25% above. */
 export function kubeReservedMillicores(vcpu: number): number {

@@ -35,7 +35,9 @@ export const awsSchema = section(
       .min(1)
       .superRefine(unique("zone"))
       .optional()
-      .describe("Availability zones Valkey pods spread over (hard AZ spread, DoNotSchedule); unique, and in `region` on eks.")
+      .describe(
+        "Availability zones Valkey pods spread over (hard AZ spread, DoNotSchedule); unique, and in `region` on eks.",
+      )
       .meta({ defaultText: "`<region>a`, `<region>b`, `<region>c`" }),
     profile: z
       .string()
@@ -49,7 +51,9 @@ export const awsSchema = section(
       .string()
       .regex(IAM_ROLE_ARN_RE, { error: "must be an IAM role ARN such as arn:aws:iam::123456789012:role/deployer" })
       .optional()
-      .describe("IAM role the AWS provider assumes; every kubeconfig the stack writes gets its cluster token as the same role.")
+      .describe(
+        "IAM role the AWS provider assumes; every kubeconfig the stack writes gets its cluster token as the same role.",
+      )
       .meta({ defaultText: "none" }),
   },
   "AWS region, availability zones and credentials (platform eks).",
@@ -62,7 +66,9 @@ export const eksSchema = section(
       .regex(/^1\.\d{2}$/, { error: 'must be a Kubernetes minor version such as "1.33"' })
       .default(versions.EKS_VERSION)
       .describe("EKS Kubernetes version."),
-    vpcCidr: ipv4Cidr("must be an IPv4 CIDR with a /16 to /24 prefix", 16, 24).default("10.0.0.0/16").describe("CIDR of the new VPC."),
+    vpcCidr: ipv4Cidr("must be an IPv4 CIDR with a /16 to /24 prefix", 16, 24)
+      .default("10.0.0.0/16")
+      .describe("CIDR of the new VPC."),
     autoMode: flag(false).describe(
       "EKS Auto Mode: EKS runs Karpenter, the node add-ons and EBS CSI; the stack adds the Valkey NodePool on its own NodeClass (no Karpenter Helm release, no interruption queue, no system node group).",
     ),
@@ -78,7 +84,11 @@ export const eksSchema = section(
         "CIDRs that may reach the public API endpoint (IAM authentication still applies). The default admits any address because CI runners have no fixed IP; narrow it to your egress IPs.",
       ),
     adminPrincipalArns: z
-      .array(z.string().regex(IAM_PRINCIPAL_RE, { error: "must be an IAM role or user ARN such as arn:aws:iam::123456789012:role/admin" }))
+      .array(
+        z.string().regex(IAM_PRINCIPAL_RE, {
+          error: "must be an IAM role or user ARN such as arn:aws:iam::123456789012:role/admin",
+        }),
+      )
       .superRefine(unique("principal"))
       .default([])
       .describe(
@@ -88,7 +98,9 @@ export const eksSchema = section(
     supportType: z
       .enum(["STANDARD", "EXTENDED"])
       .default("STANDARD")
-      .describe("EKS upgrade policy: STANDARD (auto-upgraded when standard support ends) or EXTENDED (kept on the version at the extended-support rate)."),
+      .describe(
+        "EKS upgrade policy: STANDARD (auto-upgraded when standard support ends) or EXTENDED (kept on the version at the extended-support rate).",
+      ),
     systemNodes: section(
       {
         instanceType: gravitonInstanceType
@@ -113,13 +125,19 @@ export const karpenterSchema = section(
     // No surprise node replacement: a pinned AMI release by default.
     amiAlias: z
       .string()
-      .regex(/^al2023@(latest|v\d{8})$/, { error: 'must be an AL2023 alias: "al2023@vYYYYMMDD" (pinned) or "al2023@latest"' })
+      .regex(/^al2023@(latest|v\d{8})$/, {
+        error: 'must be an AL2023 alias: "al2023@vYYYYMMDD" (pinned) or "al2023@latest"',
+      })
       .default(versions.KARPENTER_AMI_ALIAS)
-      .describe("EC2NodeClass AMI alias of the Valkey nodes; `al2023@latest` follows every new EKS AMI (and drifts the nodes to it when drift is allowed)."),
+      .describe(
+        "EC2NodeClass AMI alias of the Valkey nodes; `al2023@latest` follows every new EKS AMI (and drifts the nodes to it when drift is allowed).",
+      ),
     nodePool: section(
       {
         instanceFamilies: z
-          .array(z.string().refine(isGravitonFamily, { error: "must be a Graviton (arm64) instance family such as r7g" }))
+          .array(
+            z.string().refine(isGravitonFamily, { error: "must be a Graviton (arm64) instance family such as r7g" }),
+          )
           .min(1)
           .superRefine(unique("family"))
           .default(["r7g"])

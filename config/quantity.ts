@@ -14,8 +14,26 @@ export class QuantityError extends Error {
   }
 }
 
-const BINARY_SI: Readonly<Record<string, number>> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
-const DECIMAL_SI: Readonly<Record<string, number>> = { "n": 1e-9, "u": 1e-6, "m": 1e-3, "": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18 };
+const BINARY_SI: Readonly<Record<string, number>> = {
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  Pi: 2 ** 50,
+  Ei: 2 ** 60,
+};
+const DECIMAL_SI: Readonly<Record<string, number>> = {
+  "n": 1e-9,
+  "u": 1e-6,
+  "m": 1e-3,
+  "": 1,
+  "k": 1e3,
+  "M": 1e6,
+  "G": 1e9,
+  "T": 1e12,
+  "P": 1e15,
+  "E": 1e18,
+};
 
 // sign, number, then one of: binary-SI suffix | decimal-SI suffix | decimal exponent.
 const QUANTITY_RE = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:(Ki|Mi|Gi|Ti|Pi|Ei)|([numkMGTPE]?)|([eE][+-]?\d+))$/;
@@ -73,7 +91,9 @@ export function parseCpuQuantity(value: QuantityInput): number {
   const millicores = cores * 1000;
   const rounded = Math.round(millicores);
   if (Math.abs(millicores - rounded) > 1e-6) {
-    throw new QuantityError(`${describeInput(value)} is finer than 1m (one thousandth of a CPU), the smallest CPU unit Kubernetes accepts`);
+    throw new QuantityError(
+      `${describeInput(value)} is finer than 1m (one thousandth of a CPU), the smallest CPU unit Kubernetes accepts`,
+    );
   }
   if (!Number.isSafeInteger(rounded)) throw new QuantityError(`${describeInput(value)} is out of range`);
   return rounded;
@@ -87,7 +107,9 @@ export function parseCpuQuantity(value: QuantityInput): number {
  */
 export function parseMemoryQuantity(value: QuantityInput): number {
   if (typeof value === "string" && /^[+-]?(\d+(\.\d*)?|\.\d+)m$/.test(value.trim())) {
-    throw new QuantityError(`${describeInput(value)} is in millibytes ("m"); did you mean ${value.trim().slice(0, -1)}Mi?`);
+    throw new QuantityError(
+      `${describeInput(value)} is in millibytes ("m"); did you mean ${value.trim().slice(0, -1)}Mi?`,
+    );
   }
   const bytes = Math.ceil(parseQuantity(value) - 1e-9);
   if (!Number.isSafeInteger(bytes)) throw new QuantityError(`${describeInput(value)} is out of range`);

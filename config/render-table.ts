@@ -28,11 +28,18 @@ export function renderConfigTable(): string {
   return [intro, "", "| Key | Type | Default | Description |", "|---|---|---|---|", ...rows].join("\n");
 }
 
-const GENERATED = { doc: TABLE_DOC, start: TABLE_START, end: TABLE_END, script: "config/render-table.ts", what: "config table" };
+const GENERATED = {
+  doc: TABLE_DOC,
+  start: TABLE_START,
+  end: TABLE_END,
+  script: "config/render-table.ts",
+  what: "config table",
+};
 
 /** Replaces the text between the markers; throws when they are missing or out of order. */
 export function replaceConfigTable(doc: string, table: string): string {
   return replaceBetweenMarkers(GENERATED, doc, table);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) process.exit(runTableCli(GENERATED, renderConfigTable(), process.argv.slice(2)));
+if (import.meta.url === `file://${process.argv[1]}`)
+  process.exit(runTableCli(GENERATED, renderConfigTable(), process.argv.slice(2)));

@@ -59,7 +59,10 @@ export function resolveStackConfig(input: StackInput) {
     memory: valkey.resources.limits.memory ?? valkey.resources.requests.memory,
   };
   const limits = amountsOf(limitQuantities);
-  const pods = valkey.mode === "cluster" ? valkey.cluster.primaries * (1 + valkey.cluster.replicasPerPrimary) : 1 + valkey.replication.replicas;
+  const pods =
+    valkey.mode === "cluster"
+      ? valkey.cluster.primaries * (1 + valkey.cluster.replicasPerPrimary)
+      : 1 + valkey.replication.replicas;
   return {
     platform: input.platform,
     aws: {

@@ -3,7 +3,13 @@
  * `pulumi up` time or, worse, leave pods Pending or a topology unverifiable. Each rule reports
  * the key path a user should change.
  */
-import { allocatableFor, isNetworkOptimizedFamily, NETWORK_OPTIMIZED_SIBLING, networkOptimizedFamily, type Allocatable } from "./instance-types.js";
+import {
+  allocatableFor,
+  isNetworkOptimizedFamily,
+  NETWORK_OPTIMIZED_SIBLING,
+  networkOptimizedFamily,
+  type Allocatable,
+} from "./instance-types.js";
 import { parseImageReference } from "./fields.js";
 import { formatBytes, formatMillicores } from "./quantity.js";
 import type { ResourceAmounts, StackConfig, StackInput } from "./types.js";
@@ -30,7 +36,8 @@ export function imageVersionOf(image: string): { major: number; minor: number; t
   return m === null ? undefined : { major: Number(m[1]), minor: Number(m[2]), text: tag as string };
 }
 
-const describeAmounts = (a: ResourceAmounts | Allocatable): string => `${formatMillicores(a.cpuMillicores)} vCPU / ${formatBytes(a.memoryBytes)}`;
+const describeAmounts = (a: ResourceAmounts | Allocatable): string =>
+  `${formatMillicores(a.cpuMillicores)} vCPU / ${formatBytes(a.memoryBytes)}`;
 
 function checkTopology(config: StackConfig, report: Report): void {
   const { valkey, aws, checks } = config;
@@ -41,7 +48,10 @@ function checkTopology(config: StackConfig, report: Report): void {
         `must be ≥ 3 in cluster mode (got ${valkey.cluster.primaries}); Valkey cluster needs a majority of 3 primaries to fail over`,
       );
     if (valkey.cluster.replicasPerPrimary < 1)
-      report(["valkey", "cluster", "replicasPerPrimary"], "must be ≥ 1 in cluster mode, or a lost primary loses its slots");
+      report(
+        ["valkey", "cluster", "replicasPerPrimary"],
+        "must be ≥ 1 in cluster mode, or a lost primary loses its slots",
+      );
     const version = imageVersionOf(valkey.image);
     if (version !== undefined && (version.major < 9 || (version.major === 9 && version.minor < 1)))
       report(
@@ -51,9 +61,15 @@ function checkTopology(config: StackConfig, report: Report): void {
   } else {
     const { replicas, minReplicasToWrite } = valkey.replication;
     if (minReplicasToWrite > replicas)
-      report(["valkey", "replication", "minReplicasToWrite"], `must be ≤ valkey.replication.replicas (${replicas}), or every write is refused`);
+      report(
+        ["valkey", "replication", "minReplicasToWrite"],
+        `must be ≤ valkey.replication.replicas (${replicas}), or every write is refused`,
+      );
     if (replicas < 1 && checks.verify)
-      report(["valkey", "replication", "replicas"], "must be ≥ 1 when checks.verify is on: verify requires a replica in a different AZ from the primary");
+      report(
+        ["valkey", "replication", "replicas"],
+        "must be ≥ 1 when checks.verify is on: verify requires a replica in a different AZ from the primary",
+      );
     checkSentinel(config, report);
   }
   const pairsAcrossZones = valkey.mode === "cluster" || valkey.replication.replicas >= 1;
@@ -68,7 +84,10 @@ function checkSentinel(config: StackConfig, report: Report): void {
   const path = ["valkey", "replication", "sentinel"];
   const majority = Math.floor(sentinel.replicas / 2) + 1;
   if (sentinel.quorum > sentinel.replicas) {
-    report([...path, "quorum"], `must be ≤ valkey.replication.sentinel.replicas (${sentinel.replicas}), or no failover can ever be agreed`);
+    report(
+      [...path, "quorum"],
+      `must be ≤ valkey.replication.sentinel.replicas (${sentinel.replicas}), or no failover can ever be agreed`,
+    );
   } else if (sentinel.quorum < majority) {
     report(
       [...path, "quorum"],
@@ -76,7 +95,10 @@ function checkSentinel(config: StackConfig, report: Report): void {
     );
   }
   if (sentinel.replicas < 3)
-    report([...path, "replicas"], `must be ≥ 3 (got ${sentinel.replicas}): with fewer, losing one Sentinel (or its zone) loses the majority a failover needs`);
+    report(
+      [...path, "replicas"],
+      `must be ≥ 3 (got ${sentinel.replicas}): with fewer, losing one Sentinel (or its zone) loses the majority a failover needs`,
+    );
   const zones = config.aws.zones.length;
   if (sentinel.replicas > zones) {
     report(
@@ -101,7 +123,10 @@ function checkSentinel(config: StackConfig, report: Report): void {
     );
   }
   if (sentinel.parallelSyncs > Math.max(1, replicas)) {
-    report([...path, "parallelSyncs"], `must be ≤ max(1, valkey.replication.replicas) (${Math.max(1, replicas)}): there are no more replicas to resync`);
+    report(
+      [...path, "parallelSyncs"],
+      `must be ≤ max(1, valkey.replication.replicas) (${Math.max(1, replicas)}): there are no more replicas to resync`,
+    );
   }
 }
 
@@ -123,21 +148,33 @@ function checkPodResources(config: StackConfig, report: Report): void {
   const { valkey } = config;
   const { requests, limits } = valkey.resourceAmounts;
   if (requests.cpuMillicores > limits.cpuMillicores) {
-    report(["valkey", "resources", "requests", "cpu"], `${valkey.resources.requests.cpu} exceeds limits.cpu ${valkey.resources.limits.cpu}`);
+    report(
+      ["valkey", "resources", "requests", "cpu"],
+      `${valkey.resources.requests.cpu} exceeds limits.cpu ${valkey.resources.limits.cpu}`,
+    );
   }
   if (requests.memoryBytes > limits.memoryBytes) {
-    report(["valkey", "resources", "requests", "memory"], `${valkey.resources.requests.memory} exceeds limits.memory ${valkey.resources.limits.memory}`);
+    report(
+      ["valkey", "resources", "requests", "memory"],
+      `${valkey.resources.requests.memory} exceeds limits.memory ${valkey.resources.limits.memory}`,
+    );
   }
   const limitCores = Math.ceil(limits.cpuMillicores / 1000);
   if (valkey.ioThreads > limitCores) {
-    report(["valkey", "ioThreads"], `${valkey.ioThreads} exceeds the pod's ${formatMillicores(limits.cpuMillicores)} vCPU limit; use at most ${limitCores}`);
+    report(
+      ["valkey", "ioThreads"],
+      `${valkey.ioThreads} exceeds the pod's ${formatMillicores(limits.cpuMillicores)} vCPU limit; use at most ${limitCores}`,
+    );
   }
   if (valkey.maxmemoryBytes >= limits.memoryBytes) {
     report(
       ["valkey", "maxmemory"],
       `${valkey.maxmemory} (${formatBytes(valkey.maxmemoryBytes)}) must be below limits.memory ${valkey.resources.limits.memory}, or the pod is OOM-killed before Valkey evicts`,
     );
-  } else if ((valkey.persistence.rdb || valkey.persistence.aof) && valkey.maxmemoryBytes > MAXMEMORY_SHARE_WITH_FORK * limits.memoryBytes) {
+  } else if (
+    (valkey.persistence.rdb || valkey.persistence.aof) &&
+    valkey.maxmemoryBytes > MAXMEMORY_SHARE_WITH_FORK * limits.memoryBytes
+  ) {
     report(
       ["valkey", "maxmemory"],
       `${valkey.maxmemory} (${formatBytes(valkey.maxmemoryBytes)}) leaves less than ${100 - 100 * MAXMEMORY_SHARE_WITH_FORK}% of limits.memory ` +
@@ -148,9 +185,16 @@ function checkPodResources(config: StackConfig, report: Report): void {
 }
 
 /** Reports a pod request that fits no permitted instance type's allocatable capacity. */
-function checkFits(permitted: Array<[string, Allocatable]>, request: ResourceAmounts, path: string[], what: string, report: Report): void {
+function checkFits(
+  permitted: Array<[string, Allocatable]>,
+  request: ResourceAmounts,
+  path: string[],
+  what: string,
+  report: Report,
+): void {
   if (permitted.length === 0) return;
-  if (permitted.some(([, a]) => a.cpuMillicores >= request.cpuMillicores && a.memoryBytes >= request.memoryBytes)) return;
+  if (permitted.some(([, a]) => a.cpuMillicores >= request.cpuMillicores && a.memoryBytes >= request.memoryBytes))
+    return;
   const cpuFits = permitted.some(([, a]) => a.cpuMillicores >= request.cpuMillicores);
   const memoryFits = permitted.some(([, a]) => a.memoryBytes >= request.memoryBytes);
   const leaf = !memoryFits ? ["memory"] : !cpuFits ? ["cpu"] : [];
@@ -168,7 +212,9 @@ function checkNodePool(config: StackConfig, report: Report): void {
   const { valkey, benchmark, karpenter } = config;
   const { nodePool } = karpenter;
   if (nodePool.networkOptimized && nodePool.instanceTypes === undefined) {
-    const without = nodePool.instanceFamilies.filter((f) => networkOptimizedFamily(f) === undefined && !isNetworkOptimizedFamily(f));
+    const without = nodePool.instanceFamilies.filter(
+      (f) => networkOptimizedFamily(f) === undefined && !isNetworkOptimizedFamily(f),
+    );
     if (without.length > 0) {
       const pairs = Object.entries(NETWORK_OPTIMIZED_SIBLING).map(([f, n]) => `${f} → ${n}`);
       report(
@@ -183,10 +229,14 @@ function checkNodePool(config: StackConfig, report: Report): void {
     return allocatable ? [[type, allocatable]] : [];
   });
   checkFits(permitted, valkey.resourceAmounts.requests, ["valkey", "resources", "requests"], "Valkey pod", report);
-  if (benchmark.enabled) checkFits(permitted, benchmark.resourceAmounts, ["benchmark", "resources"], "benchmark pod", report);
+  if (benchmark.enabled)
+    checkFits(permitted, benchmark.resourceAmounts, ["benchmark", "resources"], "benchmark pod", report);
 
   const clients = benchmark.enabled ? benchmark.clientPods : 0;
-  const extra = { cpuMillicores: clients * benchmark.resourceAmounts.cpuMillicores, memoryBytes: clients * benchmark.resourceAmounts.memoryBytes };
+  const extra = {
+    cpuMillicores: clients * benchmark.resourceAmounts.cpuMillicores,
+    memoryBytes: clients * benchmark.resourceAmounts.memoryBytes,
+  };
   const total = {
     cpuMillicores: valkey.pods * valkey.resourceAmounts.requests.cpuMillicores + extra.cpuMillicores,
     memoryBytes: valkey.pods * valkey.resourceAmounts.requests.memoryBytes + extra.memoryBytes,
@@ -195,10 +245,16 @@ function checkNodePool(config: StackConfig, report: Report): void {
   const benchmarkPods = clients === 0 ? "" : clients === 1 ? " + the benchmark pod" : ` + ${clients} benchmark pods`;
   const pods = `${valkey.pods} Valkey pod${valkey.pods === 1 ? "" : "s"}${benchmarkPods}`;
   if (total.cpuMillicores > limits.amounts.cpuMillicores) {
-    report(["karpenter", "nodePool", "limits", "cpu"], `${limits.cpu} is below the ${formatMillicores(total.cpuMillicores)} vCPU that ${pods} request`);
+    report(
+      ["karpenter", "nodePool", "limits", "cpu"],
+      `${limits.cpu} is below the ${formatMillicores(total.cpuMillicores)} vCPU that ${pods} request`,
+    );
   }
   if (total.memoryBytes > limits.amounts.memoryBytes) {
-    report(["karpenter", "nodePool", "limits", "memory"], `${limits.memory} is below the ${formatBytes(total.memoryBytes)} that ${pods} request`);
+    report(
+      ["karpenter", "nodePool", "limits", "memory"],
+      `${limits.memory} is below the ${formatBytes(total.memoryBytes)} that ${pods} request`,
+    );
   }
 }
 
@@ -227,10 +283,14 @@ function checkBenchmark(config: StackConfig, report: Report): void {
       ["benchmark", "loadgenImage"],
       "required with benchmark.mix: the image holding the load generator at /vload (`npm run loadgen:image` builds it from loadgen/; push it to a registry your nodes pull from, docs/deploy-on-aws.md)",
     );
-  if (benchmark.soak !== undefined && benchmark.mix === undefined) report(["benchmark", "soak"], "samples a mix: set benchmark.mix too, e.g. `get:80,set:20`");
+  if (benchmark.soak !== undefined && benchmark.mix === undefined)
+    report(["benchmark", "soak"], "samples a mix: set benchmark.mix too, e.g. `get:80,set:20`");
   const repeatWrong = repeatProblem(benchmark.repeat, benchmark.soak !== undefined);
   if (repeatWrong !== undefined) report(["benchmark", "repeat"], repeatWrong);
-  if (benchmark.soak !== undefined && 2 * benchmark.soak.sampleSeconds > (benchmark.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS))
+  if (
+    benchmark.soak !== undefined &&
+    2 * benchmark.soak.sampleSeconds > (benchmark.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS)
+  )
     report(
       ["benchmark", "soak", "sampleSeconds"],
       `${benchmark.soak.sampleSeconds} s leaves fewer than two samples in benchmark.durationSeconds (${benchmark.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS} s)`,
@@ -254,7 +314,10 @@ function checkBenchmark(config: StackConfig, report: Report): void {
     if (benchmark[key] !== undefined && benchmark.slo === undefined)
       report(["benchmark", key], "applies to a latency-target sweep: set benchmark.slo too, e.g. `p99:2ms`");
   if (benchmark.maxRequests < benchmark.requests) {
-    report(["benchmark", "maxRequests"], `${benchmark.maxRequests} is below benchmark.requests (${benchmark.requests})`);
+    report(
+      ["benchmark", "maxRequests"],
+      `${benchmark.maxRequests} is below benchmark.requests (${benchmark.requests})`,
+    );
   }
 }
 
@@ -276,7 +339,10 @@ function checkByoNodePool(config: StackConfig, report: Report): void {
   const { byo } = config;
   if (config.platform !== "byo" || !byo.manageKarpenterNodePool) return;
   if (byo.karpenterNodeRole === undefined)
-    report(["byo", "karpenterNodeRole"], "is required while byo.manageKarpenterNodePool is true: the EC2NodeClass needs the node IAM role name");
+    report(
+      ["byo", "karpenterNodeRole"],
+      "is required while byo.manageKarpenterNodePool is true: the EC2NodeClass needs the node IAM role name",
+    );
   if (byo.karpenterDiscoveryTag === undefined)
     report(
       ["byo", "karpenterDiscoveryTag"],
@@ -297,16 +363,26 @@ export const MAX_DRILL_WRITES_PER_STREAM = 30_000;
 function checkDrills(config: StackConfig, report: Report): void {
   const { drills, checks, aws } = config;
   if (!drills.enabled) return;
-  if (!checks.verify) report(["drills", "enabled"], "needs checks.verify: true: a drill's recovery is the topology verifier passing again, zones included");
+  if (!checks.verify)
+    report(
+      ["drills", "enabled"],
+      "needs checks.verify: true: a drill's recovery is the topology verifier passing again, zones included",
+    );
   if (drills.faults.includes("zone") && aws.zones.length < 2)
-    report(["drills", "faults"], `zone needs ≥ 2 zones in aws.zones (got ${aws.zones.length}): losing the only zone leaves nothing to fail over to`);
+    report(
+      ["drills", "faults"],
+      `zone needs ≥ 2 zones in aws.zones (got ${aws.zones.length}): losing the only zone leaves nothing to fail over to`,
+    );
   if (drills.rate * drills.loadS > MAX_DRILL_WRITES_PER_STREAM)
     report(
       ["drills", "rate"],
       `${drills.rate} writes/s × drills.loadS ${drills.loadS} s is over ${MAX_DRILL_WRITES_PER_STREAM} writes per stream: the load pod's log (its records, about 120 bytes each) would outgrow the kubelet's 10 MiB log rotation`,
     );
   const held = drills.faults.find((f) => f === "freeze" || f === "partition");
-  const detectionMs = config.valkey.mode === "cluster" ? config.valkey.cluster.nodeTimeoutMs : config.valkey.replication.sentinel.downAfterMilliseconds;
+  const detectionMs =
+    config.valkey.mode === "cluster"
+      ? config.valkey.cluster.nodeTimeoutMs
+      : config.valkey.replication.sentinel.downAfterMilliseconds;
   const holdS = held === undefined ? 0 : heldFaultS(detectionMs);
   if (drills.loadS < drills.preFaultS + holdS + 10)
     report(
@@ -321,11 +397,19 @@ function checkDrills(config: StackConfig, report: Report): void {
 function checkBackup(config: StackConfig, report: Report): void {
   const { backup, restore } = config;
   if (config.platform === "eks") {
-    if (backup.endpoint !== undefined) report(["backup", "endpoint"], "is for platform byo: on eks the backup writes to Amazon S3 through EKS Pod Identity");
+    if (backup.endpoint !== undefined)
+      report(
+        ["backup", "endpoint"],
+        "is for platform byo: on eks the backup writes to Amazon S3 through EKS Pod Identity",
+      );
     if (backup.credentialsSecret !== undefined)
-      report(["backup", "credentialsSecret"], "is for platform byo: on eks the backup gets its credentials from EKS Pod Identity (no static keys)");
+      report(
+        ["backup", "credentialsSecret"],
+        "is for platform byo: on eks the backup gets its credentials from EKS Pod Identity (no static keys)",
+      );
   } else if (backup.enabled) {
-    if (backup.bucket === undefined) report(["backup", "bucket"], "is required on platform byo: the stack creates a bucket only on eks");
+    if (backup.bucket === undefined)
+      report(["backup", "bucket"], "is required on platform byo: the stack creates a bucket only on eks");
     if (backup.credentialsSecret === undefined)
       report(
         ["backup", "credentialsSecret"],
@@ -340,7 +424,10 @@ function checkBackup(config: StackConfig, report: Report): void {
       "is required on platform byo with restore.from: the members' restore-fetch init container reads the backup with these keys (there is no Pod Identity)",
     );
   if (config.valkey.mode === "cluster" && !config.checks.bootstrap)
-    report(["restore", "from"], "needs checks.bootstrap: true in cluster mode: the bootstrap makes the restored members the primaries of their shards");
+    report(
+      ["restore", "from"],
+      "needs checks.bootstrap: true in cluster mode: the bootstrap makes the restored members the primaries of their shards",
+    );
 }
 
 /** Runs every cross-field rule over a resolved config. */

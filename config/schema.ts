@@ -30,7 +30,12 @@ export interface ConfigIssue {
 export class ConfigError extends Error {
   readonly issues: readonly ConfigIssue[];
   constructor(issues: readonly ConfigIssue[]) {
-    super([`invalid stack config (${issues.length} problem${issues.length === 1 ? "" : "s"}):`, ...issues.map((i) => `  ${i.path}: ${i.message}`)].join("\n"));
+    super(
+      [
+        `invalid stack config (${issues.length} problem${issues.length === 1 ? "" : "s"}):`,
+        ...issues.map((i) => `  ${i.path}: ${i.message}`),
+      ].join("\n"),
+    );
     this.name = "ConfigError";
     this.issues = issues;
   }
@@ -65,7 +70,9 @@ export function stackConfigSchema(options: ParseOptions = {}) {
   return stackInputSchema
     .superRefine(
       (input, ctx) => {
-        checkStackRules(resolveStackConfig(input), input, (path, message) => ctx.addIssue({ code: "custom", path: [...path], message }));
+        checkStackRules(resolveStackConfig(input), input, (path, message) =>
+          ctx.addIssue({ code: "custom", path: [...path], message }),
+        );
         const state = passwordState(input.password);
         if (state === "plaintext") {
           ctx.addIssue({
@@ -74,7 +81,11 @@ export function stackConfigSchema(options: ParseOptions = {}) {
             message: `${PROJECT}:password is stored in plain text in the stack file; remove it and ${SET_PASSWORD}`,
           });
         } else if (state === "missing" && input.valkey.auth.enabled && options.requirePassword) {
-          ctx.addIssue({ code: "custom", path: ["password"], message: `required while valkey.auth.enabled is true; ${SET_PASSWORD}` });
+          ctx.addIssue({
+            code: "custom",
+            path: ["password"],
+            message: `required while valkey.auth.enabled is true; ${SET_PASSWORD}`,
+          });
         }
       },
       { when: (payload) => payload.issues.length === 0 },
@@ -98,7 +109,14 @@ const errorMap: z.core.$ZodErrorMap = (issue) => {
   switch (issue.code) {
     case "invalid_type": {
       const input = issue.input;
-      const got = input === null ? "null" : Array.isArray(input) ? "a list" : typeof input === "object" ? "a map" : JSON.stringify(input);
+      const got =
+        input === null
+          ? "null"
+          : Array.isArray(input)
+            ? "a list"
+            : typeof input === "object"
+              ? "a map"
+              : JSON.stringify(input);
       return input === undefined
         ? `is required (${EXPECTED[issue.expected] ?? issue.expected})`
         : `must be ${EXPECTED[issue.expected] ?? issue.expected} (got ${got})`;
@@ -125,7 +143,11 @@ function editDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
     for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min((previous[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1]?.toLowerCase() === b[j - 1]?.toLowerCase() ? 0 : 1));
+      row[j] = Math.min(
+        (previous[j] ?? 0) + 1,
+        (row[j - 1] ?? 0) + 1,
+        (previous[j - 1] ?? 0) + (a[i - 1]?.toLowerCase() === b[j - 1]?.toLowerCase() ? 0 : 1),
+      );
     }
     previous = row;
   }
@@ -136,7 +158,9 @@ function unknownKeyMessage(key: string, known: string[], topLevel: boolean): str
   const name = (k: string) => (topLevel && !k.includes(":") ? `${PROJECT}:${k}` : k);
   const best = known.map((k) => [k, editDistance(key, k)] as const).sort((x, y) => x[1] - y[1])[0];
   const hint =
-    best && best[1] <= Math.max(1, Math.floor(key.length / 3)) ? ` (did you mean ${name(best[0])}?)` : ` (known keys: ${known.map(name).join(", ")})`;
+    best && best[1] <= Math.max(1, Math.floor(key.length / 3))
+      ? ` (did you mean ${name(best[0])}?)`
+      : ` (known keys: ${known.map(name).join(", ")})`;
   return `unknown key ${name(key)}${hint}`;
 }
 
@@ -146,7 +170,10 @@ export function toConfigIssues(issues: readonly z.core.$ZodIssue[]): ConfigIssue
     const path = issue.path.map(String);
     if (issue.code === "unrecognized_keys") {
       const known = knownKeysAt(stackInputSchema, issue.path);
-      return issue.keys.map((key) => ({ path: [...path, key].join("."), message: unknownKeyMessage(key, known, path.length === 0) }));
+      return issue.keys.map((key) => ({
+        path: [...path, key].join("."),
+        message: unknownKeyMessage(key, known, path.length === 0),
+      }));
     }
     return [{ path: path.join(".") || "(root)", message: issue.message }];
   });
@@ -155,11 +182,17 @@ export function toConfigIssues(issues: readonly z.core.$ZodIssue[]): ConfigIssue
 function warningsFor(raw: Record<string, unknown>, config: StackConfig, password: PasswordState): ConfigIssue[] {
   const warnings: ConfigIssue[] = [];
   if (config.valkey.auth.enabled && password === "missing") {
-    warnings.push({ path: "password", message: `not set yet; \`pulumi up\` needs it while valkey.auth.enabled is true (${SET_PASSWORD})` });
+    warnings.push({
+      path: "password",
+      message: `not set yet; \`pulumi up\` needs it while valkey.auth.enabled is true (${SET_PASSWORD})`,
+    });
   }
-  if (!config.valkey.auth.enabled && password !== "missing") warnings.push({ path: "password", message: "is ignored: valkey.auth.enabled is false" });
-  if (config.platform === "byo" && raw.eks !== undefined) warnings.push({ path: "eks", message: "is ignored on platform byo" });
-  if (config.platform === "eks" && raw.byo !== undefined) warnings.push({ path: "byo", message: "is ignored on platform eks" });
+  if (!config.valkey.auth.enabled && password !== "missing")
+    warnings.push({ path: "password", message: "is ignored: valkey.auth.enabled is false" });
+  if (config.platform === "byo" && raw.eks !== undefined)
+    warnings.push({ path: "eks", message: "is ignored on platform byo" });
+  if (config.platform === "eks" && raw.byo !== undefined)
+    warnings.push({ path: "byo", message: "is ignored on platform eks" });
   return warnings;
 }
 
@@ -167,13 +200,18 @@ function warningsFor(raw: Record<string, unknown>, config: StackConfig, password
 function withoutPaths(value: unknown, paths: readonly (readonly PropertyKey[])[]): unknown {
   const copy: unknown = structuredClone(value);
   const at = (path: readonly PropertyKey[]): unknown =>
-    path.reduce<unknown>((node, key) => (node !== null && typeof node === "object" ? (node as Record<PropertyKey, unknown>)[key] : undefined), copy);
+    path.reduce<unknown>(
+      (node, key) =>
+        node !== null && typeof node === "object" ? (node as Record<PropertyKey, unknown>)[key] : undefined,
+      copy,
+    );
   for (let path of paths) {
     // A bad list item drops the whole list (a hole would be a new problem of its own).
     while (path.length > 0 && Array.isArray(at(path.slice(0, -1)))) path = path.slice(0, -1);
     if (path.length === 0) return {};
     const parent = at(path.slice(0, -1));
-    if (parent !== null && typeof parent === "object") delete (parent as Record<PropertyKey, unknown>)[path[path.length - 1] as PropertyKey];
+    if (parent !== null && typeof parent === "object")
+      delete (parent as Record<PropertyKey, unknown>)[path[path.length - 1] as PropertyKey];
   }
   return copy;
 }
@@ -194,7 +232,8 @@ function crossFieldIssuesDespite(
   const retry = schema.safeParse(withoutPaths(source, paths), { error: errorMap });
   if (retry.success) return [];
   const seen = new Set(reported.map((i) => i.path));
-  const overlaps = (path: string): boolean => [...seen].some((p) => p === path || p.startsWith(`${path}.`) || path.startsWith(`${p}.`));
+  const overlaps = (path: string): boolean =>
+    [...seen].some((p) => p === path || p.startsWith(`${path}.`) || path.startsWith(`${p}.`));
   return toConfigIssues(retry.error.issues).filter((i) => !overlaps(i.path));
 }
 
@@ -231,7 +270,12 @@ export function workloadFromConfig(config: StackConfig): Workload {
     repeat,
     ...settings
   } = config.benchmark;
-  return { name: workloadName, ...settings, tests: [...tests], repeat: repeat ?? (settings.soak === undefined ? DEFAULT_REPEAT : 1) };
+  return {
+    name: workloadName,
+    ...settings,
+    tests: [...tests],
+    repeat: repeat ?? (settings.soak === undefined ? DEFAULT_REPEAT : 1),
+  };
 }
 
 /** A stack file that cannot be read or is not a Pulumi stack file at all (as opposed to invalid config). */
@@ -247,7 +291,8 @@ export interface LoadedStackFile extends ParsedStackConfig {
   stack: string | undefined;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
  * AWS provider keys the stack's explicit AWS provider (stacks/preflight.ts) does not read: set,
@@ -261,7 +306,9 @@ const IGNORED_AWS_KEYS: Readonly<Record<string, string>> = Object.fromEntries(
       ["aws:accessKey", "aws:secretKey", "aws:token", "aws:sharedCredentialsFiles"],
       `use a profile (${PROJECT}:aws.profile) or the AWS_* environment variables`,
     ] as const,
-  ].flatMap(([keys, fix]): Array<[string, string]> => keys.map((key) => [key, `is not read by the stack's AWS provider; ${fix}`])),
+  ].flatMap(([keys, fix]): Array<[string, string]> =>
+    keys.map((key) => [key, `is not read by the stack's AWS provider; ${fix}`]),
+  ),
 );
 
 /**
@@ -270,14 +317,18 @@ const IGNORED_AWS_KEYS: Readonly<Record<string, string>> = Object.fromEntries(
  * ({@link IGNORED_AWS_KEYS}) are issues; other providers' keys are left alone; a key
  * without a namespace is an issue (Pulumi rejects it too).
  */
-export function rawFromPulumiConfig(config: Record<string, unknown>): { raw: Record<string, unknown>; issues: ConfigIssue[] } {
+export function rawFromPulumiConfig(config: Record<string, unknown>): {
+  raw: Record<string, unknown>;
+  issues: ConfigIssue[];
+} {
   const raw: Record<string, unknown> = {};
   const issues: ConfigIssue[] = [];
   for (const [key, value] of Object.entries(config)) {
     if (key.startsWith(`${PROJECT}:`)) raw[key.slice(PROJECT.length + 1)] = value;
     else if (key === "aws:region") raw[key] = value;
     else if (IGNORED_AWS_KEYS[key] !== undefined) issues.push({ path: key, message: IGNORED_AWS_KEYS[key] });
-    else if (!key.includes(":")) issues.push({ path: key, message: `config keys must be namespaced; did you mean ${PROJECT}:${key}?` });
+    else if (!key.includes(":"))
+      issues.push({ path: key, message: `config keys must be namespaced; did you mean ${PROJECT}:${key}?` });
   }
   return { raw, issues };
 }
@@ -292,7 +343,9 @@ export function loadStackFile(path: string, options: ParseOptions = {}): LoadedS
     text = readFileSync(path, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new StackFileError(code === "ENOENT" ? `${path}: no such file` : `${path}: cannot read (${(err as Error).message})`);
+    throw new StackFileError(
+      code === "ENOENT" ? `${path}: no such file` : `${path}: cannot read (${(err as Error).message})`,
+    );
   }
   let document: unknown;
   try {
@@ -301,7 +354,8 @@ export function loadStackFile(path: string, options: ParseOptions = {}): LoadedS
     throw new StackFileError(`${path}: not valid YAML: ${(err as Error).message.split("\n")[0] ?? ""}`);
   }
   document ??= {};
-  if (!isRecord(document)) throw new StackFileError(`${path}: expected a Pulumi stack file (a YAML map with a 'config' key)`);
+  if (!isRecord(document))
+    throw new StackFileError(`${path}: expected a Pulumi stack file (a YAML map with a 'config' key)`);
   const config = document.config ?? {};
   if (!isRecord(config)) throw new StackFileError(`${path}: 'config' must be a map of ${PROJECT}:<key> entries`);
   const { raw, issues } = rawFromPulumiConfig(config);
@@ -311,7 +365,8 @@ export function loadStackFile(path: string, options: ParseOptions = {}): LoadedS
     if (issues.length > 0) throw new ConfigError(issues);
     return { ...parsed, stack };
   } catch (err) {
-    if (err instanceof ConfigError && issues.length > 0 && err.issues !== issues) throw new ConfigError([...issues, ...err.issues]);
+    if (err instanceof ConfigError && issues.length > 0 && err.issues !== issues)
+      throw new ConfigError([...issues, ...err.issues]);
     throw err;
   }
 }

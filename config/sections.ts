@@ -9,7 +9,15 @@
  * Shapes are strict: an unknown key anywhere is an error naming its path.
  */
 import { z } from "zod";
-import { BENCHMARK_TESTS, DEFAULT_REPEAT, mixProblems, parseMixText, READ_TARGETS, READ_TESTS, type MixEntry } from "../vocabulary/workload.js";
+import {
+  BENCHMARK_TESTS,
+  DEFAULT_REPEAT,
+  mixProblems,
+  parseMixText,
+  READ_TARGETS,
+  READ_TESTS,
+  type MixEntry,
+} from "../vocabulary/workload.js";
 import {
   ipv4Cidr,
   DNS_LABEL_RE,
@@ -26,7 +34,14 @@ import {
   unique,
 } from "./fields.js";
 import { parseMemoryQuantity } from "./quantity.js";
-import { DEFAULT_SLO_STEP_SECONDS, DEFAULT_SLO_STEPS, MAX_SLO_STEP_SECONDS, MAX_SLO_STEPS, parseSlo, type SloTarget } from "../vocabulary/slo.js";
+import {
+  DEFAULT_SLO_STEP_SECONDS,
+  DEFAULT_SLO_STEPS,
+  MAX_SLO_STEP_SECONDS,
+  MAX_SLO_STEPS,
+  parseSlo,
+  type SloTarget,
+} from "../vocabulary/slo.js";
 import { drillsSchema } from "./drills-section.js";
 import { backupSchema, restoreSchema } from "./backup-section.js";
 import { awsSchema, eksSchema, karpenterSchema, networkSchema } from "./platform-sections.js";
@@ -50,30 +65,52 @@ const tolerationSchema = z.strictObject({
 
 export const byoSchema = section(
   {
-    kubeconfig: z.string().min(1).optional().describe("Path of the kubeconfig file.").meta({ defaultText: "the Kubernetes provider's default" }),
+    kubeconfig: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Path of the kubeconfig file.")
+      .meta({ defaultText: "the Kubernetes provider's default" }),
     context: z.string().min(1).optional().describe("kubeconfig context.").meta({ defaultText: "the current context" }),
-    nodeSelector: z.record(z.string(), z.string()).default({}).describe("Node labels Valkey and benchmark pods must match."),
+    nodeSelector: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe("Node labels Valkey and benchmark pods must match."),
     tolerations: z.array(tolerationSchema).default([]).describe("Tolerations added to Valkey and benchmark pods."),
-    storageClass: z.string().min(1).optional().describe("Existing StorageClass for Valkey volumes.").meta({ defaultText: "the cluster's default class" }),
-    manageKarpenterNodePool: flag(false).describe("Create a Karpenter NodePool from `karpenter.nodePool` in your cluster (Karpenter must be installed)."),
+    storageClass: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Existing StorageClass for Valkey volumes.")
+      .meta({ defaultText: "the cluster's default class" }),
+    manageKarpenterNodePool: flag(false).describe(
+      "Create a Karpenter NodePool from `karpenter.nodePool` in your cluster (Karpenter must be installed).",
+    ),
     karpenterNodeRole: z
       .string()
       .regex(/^[\w+=,.@-]{1,64}$/, { error: "must be an IAM role name (not an ARN)" })
       .optional()
-      .describe("IAM role name the Valkey EC2NodeClass gives its nodes (it needs an EC2_LINUX access entry); required with manageKarpenterNodePool.")
+      .describe(
+        "IAM role name the Valkey EC2NodeClass gives its nodes (it needs an EC2_LINUX access entry); required with manageKarpenterNodePool.",
+      )
       .meta({ defaultText: "none" }),
     karpenterDiscoveryTag: z
       .string()
       .min(1)
       .optional()
-      .describe("Value of the `karpenter.sh/discovery` tag on the subnets and security groups Valkey nodes use; required with manageKarpenterNodePool.")
+      .describe(
+        "Value of the `karpenter.sh/discovery` tag on the subnets and security groups Valkey nodes use; required with manageKarpenterNodePool.",
+      )
       .meta({ defaultText: "none" }),
   },
   "Your own Kubernetes cluster (platform byo only).",
 );
 
 const resourcePair = (cpu: string, memory: string, what: string, description: string) =>
-  section({ cpu: cpuQuantity(cpu).describe(`CPU ${what}.`), memory: memoryQuantity(memory).describe(`Memory ${what}.`) }, description);
+  section(
+    { cpu: cpuQuantity(cpu).describe(`CPU ${what}.`), memory: memoryQuantity(memory).describe(`Memory ${what}.`) },
+    description,
+  );
 
 export const valkeySchema = section(
   {
@@ -85,10 +122,15 @@ export const valkeySchema = section(
     image: imageReference(versions.VALKEY_IMAGE).describe(
       "Valkey container image of the members, Sentinels and benchmark pods: `name:tag`, `name@sha256:<digest>` or both (`name:tag@sha256:<digest>`: the digest is what is pulled, the tag stays for people). The default is the Valkey project's image on ECR Public (no anonymous pull limit like Docker Hub's); point it at your own mirror, e.g. an ECR pull-through cache.",
     ),
-    mode: z.enum(["replication", "cluster"]).default("replication").describe("Topology: one primary with replicas, or sharded cluster mode."),
+    mode: z
+      .enum(["replication", "cluster"])
+      .default("replication")
+      .describe("Topology: one primary with replicas, or sharded cluster mode."),
     replication: section(
       {
-        replicas: count(0, 3).describe("Replicas of the one primary: the release runs 1 + replicas equal members, any of which Sentinel may promote."),
+        replicas: count(0, 3).describe(
+          "Replicas of the one primary: the release runs 1 + replicas equal members, any of which Sentinel may promote.",
+        ),
         minReplicasToWrite: count(0, 1).describe(
           "Valkey `min-replicas-to-write`, applied on every member so whichever is primary refuses writes (NOREPLICAS) with fewer replicas that acknowledged within minReplicasMaxLag. The default 1 fences an isolated, frozen or partitioned old primary: it stops acknowledging writes within minReplicasMaxLag + 2 s (the server counts the lag in whole seconds and re-checks it once a second), so the writes a failover can drop are bounded; the price is that writes are refused while no replica is linked. 0 turns fencing off (every write a cut-off primary takes after the fault may be lost).",
         ),
@@ -97,11 +139,19 @@ export const valkeySchema = section(
         ),
         sentinel: section(
           {
-            replicas: count(1, 3).describe("Sentinels (one StatefulSet, one per zone: hard zone spread); at most one per zone in `aws.zones`."),
-            quorum: count(1, 2).describe("Sentinels that must agree the primary is down before a failover; at most `replicas`, and a majority of them."),
-            downAfterMilliseconds: count(100, 5000).describe("Sentinel `down-after-milliseconds`: no valid reply for this long marks the primary down."),
+            replicas: count(1, 3).describe(
+              "Sentinels (one StatefulSet, one per zone: hard zone spread); at most one per zone in `aws.zones`.",
+            ),
+            quorum: count(1, 2).describe(
+              "Sentinels that must agree the primary is down before a failover; at most `replicas`, and a majority of them.",
+            ),
+            downAfterMilliseconds: count(100, 5000).describe(
+              "Sentinel `down-after-milliseconds`: no valid reply for this long marks the primary down.",
+            ),
             failoverTimeoutMs: count(1000, 60000).describe("Sentinel `failover-timeout` in milliseconds."),
-            parallelSyncs: count(1, 1).describe("Sentinel `parallel-syncs`: replicas resynced from the new primary at once after a failover."),
+            parallelSyncs: count(1, 1).describe(
+              "Sentinel `parallel-syncs`: replicas resynced from the new primary at once after a failover.",
+            ),
           },
           "Sentinel: automatic failover of the primary (mode replication).",
         ),
@@ -127,8 +177,12 @@ export const valkeySchema = section(
         requests: resourcePair("1500m", "12Gi", "request of each Valkey pod", "Per-pod requests."),
         limits: section(
           {
-            cpu: quantityLike("CPU", "requests.cpu").describe("CPU limit of each Valkey pod; left out, equal to the request (Guaranteed QoS)."),
-            memory: quantityLike("memory", "requests.memory").describe("Memory limit of each Valkey pod; left out, equal to the request (Guaranteed QoS)."),
+            cpu: quantityLike("CPU", "requests.cpu").describe(
+              "CPU limit of each Valkey pod; left out, equal to the request (Guaranteed QoS).",
+            ),
+            memory: quantityLike("memory", "requests.memory").describe(
+              "Memory limit of each Valkey pod; left out, equal to the request (Guaranteed QoS).",
+            ),
           },
           "Per-pod limits; left out, equal to the requests: a Guaranteed pod is the last the kubelet evicts under memory pressure.",
         ),
@@ -152,20 +206,33 @@ export const valkeySchema = section(
       },
       "Persistence and volumes.",
     ),
-    ioThreads: z.int().min(1).max(256).optional().describe("Valkey `io-threads`.").meta({ defaultText: "max(1, min(8, floor(limits.cpu) − 2))" }),
+    ioThreads: z
+      .int()
+      .min(1)
+      .max(256)
+      .optional()
+      .describe("Valkey `io-threads`.")
+      .meta({ defaultText: "max(1, min(8, floor(limits.cpu) − 2))" }),
     maxmemory: z
       .union([z.string(), z.number()], { error: 'must be a memory quantity or a percentage such as "75%"' })
       .superRefine((value, ctx) => {
         const percent = typeof value === "string" ? /^(\d+(?:\.\d+)?)%$/.exec(value.trim()) : null;
         if (percent) {
           const share = Number(percent[1]);
-          if (share <= 0 || share > 100) ctx.addIssue({ code: "custom", message: `must be a percentage above 0% and at most 100% (got ${String(value)})` });
+          if (share <= 0 || share > 100)
+            ctx.addIssue({
+              code: "custom",
+              message: `must be a percentage above 0% and at most 100% (got ${String(value)})`,
+            });
           return;
         }
         try {
           if (parseMemoryQuantity(value) <= 0) ctx.addIssue({ code: "custom", message: "must be greater than zero" });
         } catch (err) {
-          ctx.addIssue({ code: "custom", message: `${(err as Error).message}; or give a percentage of requests.memory such as "75%"` });
+          ctx.addIssue({
+            code: "custom",
+            message: `${(err as Error).message}; or give a percentage of requests.memory such as "75%"`,
+          });
         }
       })
       .transform((value) => String(value))
@@ -173,11 +240,24 @@ export const valkeySchema = section(
       .describe("Valkey `maxmemory`: a memory quantity, or a percentage of resources.requests.memory.")
       .meta({ typeLabel: "memory quantity or percentage" }),
     maxmemoryPolicy: z
-      .enum(["noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"])
+      .enum([
+        "noeviction",
+        "allkeys-lru",
+        "allkeys-lfu",
+        "allkeys-random",
+        "volatile-lru",
+        "volatile-lfu",
+        "volatile-random",
+        "volatile-ttl",
+      ])
       .default("noeviction")
       .describe("Valkey `maxmemory-policy`."),
     auth: section(
-      { enabled: flag(true).describe("Require a password (`requirepass`/`masterauth`); set it with `pulumi config set --secret password`.") },
+      {
+        enabled: flag(true).describe(
+          "Require a password (`requirepass`/`masterauth`); set it with `pulumi config set --secret password`.",
+        ),
+      },
       "Authentication.",
     ),
   },
@@ -227,7 +307,12 @@ export const benchmarkSchema = section(
       .meta({ defaultText: "none: closed loop" }),
     soak: z
       .strictObject({
-        sampleSeconds: z.int().min(1).describe("Seconds between two samples (each: the window's rps and latency percentiles, and every member's INFO)."),
+        sampleSeconds: z
+          .int()
+          .min(1)
+          .describe(
+            "Seconds between two samples (each: the window's rps and latency percentiles, and every member's INFO).",
+          ),
       })
       .optional()
       .describe(
@@ -284,7 +369,11 @@ export const benchmarkSchema = section(
         "Runs of every test (or of the mix), the tests interleaved across the runs (set get incr set get incr …); each row is the median of its runs with their min–max (`runs`, `rps_min`, … in results.csv; vbench local / bench `--repeat`). A soak runs once.",
       )
       .meta({ defaultText: `${DEFAULT_REPEAT} (a soak: 1)` }),
-    minDurationSeconds: z.number().min(0).default(5).describe("A test shorter than this is re-run with a request count scaled from its rate."),
+    minDurationSeconds: z
+      .number()
+      .min(0)
+      .default(5)
+      .describe("A test shorter than this is re-run with a request count scaled from its rate."),
     maxRequests: count(1, 50_000_000).describe("Upper bound on a re-run's scaled request count; at least `requests`."),
     resources: resourcePair("1", "1Gi", "of the benchmark pod (requests = limits)", "Benchmark pod CPU and memory."),
     clientPods: z
@@ -311,7 +400,9 @@ export const checksSchema = section(
       .array(ipv4Cidr("must be an IPv4 CIDR such as 10.0.0.0/16"))
       .superRefine(unique("CIDR"))
       .default([])
-      .describe("With connector direct: the CIDRs the checks connect from, which the Valkey NetworkPolicy admits to port 6379 (port-forward needs none)."),
+      .describe(
+        "With connector direct: the CIDRs the checks connect from, which the Valkey NetworkPolicy admits to port 6379 (port-forward needs none).",
+      ),
     replicaLagBytes: count(0, 1_048_576).describe("Largest acceptable replica lag in bytes."),
     runId: runId("Change it (any new value, e.g. a date) to run the topology checks again on an unchanged stack."),
   },
@@ -331,7 +422,9 @@ export const costSchema = section(
 );
 
 export const passwordSchema = z
-  .union([z.string(), z.strictObject({ secure: z.string().min(1) })], { error: "must be set with `pulumi config set --secret password ...`" })
+  .union([z.string(), z.strictObject({ secure: z.string().min(1) })], {
+    error: "must be set with `pulumi config set --secret password ...`",
+  })
   .optional()
   .describe("Valkey password; set it with `pulumi config set --secret password <value>` (must be `secure:`).")
   .meta({ typeLabel: "{ secure: <ciphertext> }", defaultText: "none: required when valkey.auth.enabled" });

@@ -61,7 +61,8 @@ function keepZoneLines(zoneFile: string | undefined): string[] {
 }
 
 function wholeNumber(name: string, v: number, min: number): number {
-  if (!Number.isInteger(v) || v < min) throw new Error(`AZ failback: ${name} must be a whole number >= ${min}, got ${v}`);
+  if (!Number.isInteger(v) || v < min)
+    throw new Error(`AZ failback: ${name} must be a whole number >= ${min}, got ${v}`);
   return v;
 }
 
@@ -113,7 +114,8 @@ END {
 `;
 
 export function renderAzFailbackScript(o: AzFailbackScriptOptions = {}): string {
-  if (FAILBACK_DECISION_AWK.includes("'")) throw new Error("AZ failback: the awk program must not contain a single quote");
+  if (FAILBACK_DECISION_AWK.includes("'"))
+    throw new Error("AZ failback: the awk program must not contain a single quote");
   const port = wholeNumber("port", o.port ?? VALKEY_PORT, 1);
   const interval = wholeNumber("intervalSeconds", o.intervalSeconds ?? 10, 1);
   const confirm = wholeNumber("confirmRounds", o.confirmRounds ?? 3, 1);

@@ -56,16 +56,28 @@ export const manifestSchema = z
   .superRefine((m, ctx) => {
     m.shards.forEach((s, i) => {
       if (s.shard !== i)
-        ctx.addIssue({ code: "custom", path: ["shards", i, "shard"], message: `shards must be listed in order 0..n-1: found ${s.shard} at position ${i}` });
+        ctx.addIssue({
+          code: "custom",
+          path: ["shards", i, "shard"],
+          message: `shards must be listed in order 0..n-1: found ${s.shard} at position ${i}`,
+        });
       if (s.object !== shardObject(s.shard))
-        ctx.addIssue({ code: "custom", path: ["shards", i, "object"], message: `shard ${s.shard}'s object must be ${shardObject(s.shard)}` });
+        ctx.addIssue({
+          code: "custom",
+          path: ["shards", i, "object"],
+          message: `shard ${s.shard}'s object must be ${shardObject(s.shard)}`,
+        });
       if (m.mode === "cluster" && s.slots.length === 0)
         ctx.addIssue({ code: "custom", path: ["shards", i, "slots"], message: "a cluster shard has slot ranges" });
       if (m.mode === "replication" && s.slots.length > 0)
         ctx.addIssue({ code: "custom", path: ["shards", i, "slots"], message: "replication mode has no slots" });
     });
     if (m.mode === "replication" && m.shards.length !== 1)
-      ctx.addIssue({ code: "custom", path: ["shards"], message: `replication mode has one shard, found ${m.shards.length}` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["shards"],
+        message: `replication mode has one shard, found ${m.shards.length}`,
+      });
   });
 
 export type BackupManifest = z.infer<typeof manifestSchema>;

@@ -35,7 +35,13 @@
  * is only in REDISCLI_AUTH / VALKEYCLI_AUTH.
  */
 import { VALKEY_PORT } from "../vocabulary/ports.js";
-import { boundedCliLines, deadlineLines, DEFAULT_CLI_TIMEOUT_SECONDS, localHostLine, waitForPingLines } from "./sh-cli.js";
+import {
+  boundedCliLines,
+  deadlineLines,
+  DEFAULT_CLI_TIMEOUT_SECONDS,
+  localHostLine,
+  waitForPingLines,
+} from "./sh-cli.js";
 
 export interface ClusterHealScriptOptions {
   /** This node's client port. @default VALKEY_PORT */

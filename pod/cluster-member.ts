@@ -11,14 +11,25 @@ import { renderClusterHealScript, type ClusterHealScriptOptions } from "./cluste
 import { renderClusterRejoinScript, type ClusterRejoinScriptOptions } from "./cluster-rejoin-script.js";
 import { CLI_AUTH_ENV, type PodDefinition } from "./definition.js";
 import { memberDefinition, memberLayout, type MemberOptions } from "./member.js";
-import { FAILBACK_SCRIPT_KEY, HEAL_SCRIPT_KEY, PRESTOP_SCRIPT_KEY, READINESS_SCRIPT_KEY, REJOIN_SCRIPT_KEY, START_SCRIPT_KEY } from "./paths.js";
+import {
+  FAILBACK_SCRIPT_KEY,
+  HEAL_SCRIPT_KEY,
+  PRESTOP_SCRIPT_KEY,
+  READINESS_SCRIPT_KEY,
+  REJOIN_SCRIPT_KEY,
+  START_SCRIPT_KEY,
+} from "./paths.js";
 import { DEFAULT_FAILOVER_TIMEOUT_SECONDS, renderPreStopScript, type PreStopScriptOptions } from "./prestop-script.js";
 import { renderReadinessScript } from "./readiness-script.js";
 import { renderStartScript, zoneFileOf } from "./start-script.js";
 
 export const BACKGROUND_SCRIPTS = ["heal", "rejoin", "failback"] as const;
 export type BackgroundScript = (typeof BACKGROUND_SCRIPTS)[number];
-const BACKGROUND_KEYS: Record<BackgroundScript, string> = { heal: HEAL_SCRIPT_KEY, rejoin: REJOIN_SCRIPT_KEY, failback: FAILBACK_SCRIPT_KEY };
+const BACKGROUND_KEYS: Record<BackgroundScript, string> = {
+  heal: HEAL_SCRIPT_KEY,
+  rejoin: REJOIN_SCRIPT_KEY,
+  failback: FAILBACK_SCRIPT_KEY,
+};
 
 type Clock<T> = Omit<T, "port" | "localHost" | "zoneFile">;
 
@@ -39,7 +50,13 @@ export interface ClusterMemberOptions extends MemberOptions {
 
 /** Environment a cluster member's scripts read; the pod spec sets each (statefulset.ts). */
 export function clusterMemberEnv(auth: boolean): string[] {
-  return ["POD_NAME", "VALKEY_ANNOUNCE_HOST", "VALKEY_ANNOUNCE_IP", "VALKEY_AVAILABILITY_ZONE", ...(auth ? CLI_AUTH_ENV : [])];
+  return [
+    "POD_NAME",
+    "VALKEY_ANNOUNCE_HOST",
+    "VALKEY_ANNOUNCE_IP",
+    "VALKEY_AVAILABILITY_ZONE",
+    ...(auth ? CLI_AUTH_ENV : []),
+  ];
 }
 
 export function clusterMemberPod(o: ClusterMemberOptions): PodDefinition {
@@ -57,7 +74,11 @@ export function clusterMemberPod(o: ClusterMemberOptions): PodDefinition {
     [REJOIN_SCRIPT_KEY]: renderClusterRejoinScript({ ...o.rejoin, ...self }),
     [FAILBACK_SCRIPT_KEY]: renderAzFailbackScript({ ...o.failback, ...self, zoneFile: zoneFileOf(dataDir) }),
     [READINESS_SCRIPT_KEY]: renderReadinessScript({ mode: "cluster", ...self, restore: o.restore }),
-    [PRESTOP_SCRIPT_KEY]: renderPreStopScript({ timeoutSeconds: DEFAULT_FAILOVER_TIMEOUT_SECONDS, ...o.preStop, ...self }),
+    [PRESTOP_SCRIPT_KEY]: renderPreStopScript({
+      timeoutSeconds: DEFAULT_FAILOVER_TIMEOUT_SECONDS,
+      ...o.preStop,
+      ...self,
+    }),
   };
   return memberDefinition(layout, scripts, clusterMemberEnv(o.auth));
 }

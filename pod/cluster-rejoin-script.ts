@@ -32,7 +32,13 @@
  * the environment.
  */
 import { VALKEY_PORT } from "../vocabulary/ports.js";
-import { boundedCliLines, deadlineLines, DEFAULT_CLI_TIMEOUT_SECONDS, localHostLine, waitForPingLines } from "./sh-cli.js";
+import {
+  boundedCliLines,
+  deadlineLines,
+  DEFAULT_CLI_TIMEOUT_SECONDS,
+  localHostLine,
+  waitForPingLines,
+} from "./sh-cli.js";
 
 export interface ClusterRejoinScriptOptions {
   /** This node's client port (and the peers', in a pod). @default VALKEY_PORT */

@@ -47,11 +47,17 @@ export const CONF_DIRECTIVES = {
     "settable",
     "Valkey can move the listener live, but the container port, probes, Services and NetworkPolicies name it: a live move would leave them on a closed port",
   ),
-  "bind": restart("settable", "settable, but which addresses listen is part of the pod's contract with its Services and probes; a restart keeps them in step"),
+  "bind": restart(
+    "settable",
+    "settable, but which addresses listen is part of the pod's contract with its Services and probes; a restart keeps them in step",
+  ),
   "protected-mode": live("settable; always `no` (NetworkPolicy and auth guard the port)"),
   "daemonize": restart("immutable", "IMMUTABLE_CONFIG"),
   "logfile": restart("immutable", "IMMUTABLE_CONFIG"),
-  "dir": restart("protected", "PROTECTED_CONFIG (refused while enable-protected-configs is no); the data volume's mount path"),
+  "dir": restart(
+    "protected",
+    "PROTECTED_CONFIG (refused while enable-protected-configs is no); the data volume's mount path",
+  ),
   // 8.0.1's config.c: DEBUG_CONFIG | IMMUTABLE_CONFIG; 9.1.0's: DEBUG_CONFIG | MODIFIABLE_CONFIG with
   // updateIOThreads (valkey-io/valkey#2033, in 9.0). Replication mode still accepts older images.
   "io-threads": restart(
@@ -60,7 +66,9 @@ export const CONF_DIRECTIVES = {
   ),
   "maxmemory": live("settable; lowering it below used memory evicts (or, with noeviction, refuses writes) at once"),
   "maxmemory-policy": live("settable; applies to the next eviction"),
-  "appendonly": live("settable; `yes` starts a background AOF rewrite (a fork), `no` stops the AOF; refused while the server is loading"),
+  "appendonly": live(
+    "settable; `yes` starts a background AOF rewrite (a fork), `no` stops the AOF; refused while the server is loading",
+  ),
   "appendfsync": live("settable; applies to the next fsync"),
   "save": live('settable; the new RDB schedule (`""` disables it) applies at once'),
   // --- cluster members ---
@@ -78,7 +86,10 @@ export const CONF_DIRECTIVES = {
     "immutable",
     "IMMUTABLE_CONFIG as a directive; who a member follows is the REPLICAOF command's, decided by Sentinel and the start script, never by the file",
   ),
-  "include": restart("not-a-config", "a directive of the file parser; the included files are generated at container start"),
+  "include": restart(
+    "not-a-config",
+    "a directive of the file parser; the included files are generated at container start",
+  ),
   // --- the generated includes (auth.conf), never in the ConfigMap ---
   "requirepass": restart(
     "settable",
@@ -97,7 +108,9 @@ export type ConfDirective = keyof typeof CONF_DIRECTIVES;
 export function directiveClass(key: string): DirectiveClass {
   const c = (CONF_DIRECTIVES as Record<string, DirectiveClass>)[key];
   if (c === undefined)
-    throw new Error(`valkey.conf directive '${key}' is not classified as live or restart: add it to CONF_DIRECTIVES in pod/conf-directives.ts`);
+    throw new Error(
+      `valkey.conf directive '${key}' is not classified as live or restart: add it to CONF_DIRECTIVES in pod/conf-directives.ts`,
+    );
   return c;
 }
 

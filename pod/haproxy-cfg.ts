@@ -149,19 +149,24 @@ const RESOLVERS = "cluster-dns";
 const NAME = /^[A-Za-z0-9._-]+$/;
 
 function count(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1 || value > 100) throw new Error(`haproxy.cfg: ${name} must be a whole number from 1 to 100 (got ${value})`);
+  if (!Number.isInteger(value) || value < 1 || value > 100)
+    throw new Error(`haproxy.cfg: ${name} must be a whole number from 1 to 100 (got ${value})`);
   return value;
 }
 
 function ms(name: string, value: number): string {
-  if (!Number.isInteger(value) || value < 1) throw new Error(`haproxy.cfg: ${name} must be a whole number of milliseconds ≥ 1 (got ${value})`);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`haproxy.cfg: ${name} must be a whole number of milliseconds ≥ 1 (got ${value})`);
   return `${value}ms`;
 }
 
 function names(what: string, list: readonly HaproxyServer[]): void {
-  if (list.length === 0) throw new Error(`haproxy.cfg: ${what} must name at least one ${what === "servers" ? "Valkey member" : "Sentinel"}`);
-  for (const s of list) if (!NAME.test(s.name)) throw new Error(`haproxy.cfg: ${what} name '${s.name}' must match [A-Za-z0-9._-]+`);
-  if (new Set(list.map((s) => s.name)).size !== list.length) throw new Error(`haproxy.cfg: ${what} names must be unique`);
+  if (list.length === 0)
+    throw new Error(`haproxy.cfg: ${what} must name at least one ${what === "servers" ? "Valkey member" : "Sentinel"}`);
+  for (const s of list)
+    if (!NAME.test(s.name)) throw new Error(`haproxy.cfg: ${what} name '${s.name}' must match [A-Za-z0-9._-]+`);
+  if (new Set(list.map((s) => s.name)).size !== list.length)
+    throw new Error(`haproxy.cfg: ${what} names must be unique`);
 }
 
 /** Sentinels that must name a member: a strict majority, so two members never both have it. */
@@ -172,9 +177,16 @@ export function sentinelMajority(sentinels: number): number {
 const bind = (e: NodeEndpoint): string => (e.host.includes(":") ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`);
 
 /** The frontend ACLs (per proxy): `named-<m>` = a Sentinel majority names m, `master-<m>` = m says role:master. */
-function acls(servers: readonly HaproxyServer[], majority: number): { lines: string[]; qualifies: (m: string) => string } {
-  const lines = servers.flatMap((s) => [`  acl named-${s.name} nbsrv(quorum-${s.name}) ge ${majority}`, `  acl master-${s.name} nbsrv(write-${s.name}) ge 1`]);
-  const qualifies = (m: string): string => [`master-${m}`, `named-${m}`, ...servers.filter((x) => x.name !== m).map((x) => `!named-${x.name}`)].join(" ");
+function acls(
+  servers: readonly HaproxyServer[],
+  majority: number,
+): { lines: string[]; qualifies: (m: string) => string } {
+  const lines = servers.flatMap((s) => [
+    `  acl named-${s.name} nbsrv(quorum-${s.name}) ge ${majority}`,
+    `  acl master-${s.name} nbsrv(write-${s.name}) ge 1`,
+  ]);
+  const qualifies = (m: string): string =>
+    [`master-${m}`, `named-${m}`, ...servers.filter((x) => x.name !== m).map((x) => `!named-${x.name}`)].join(" ");
   return { lines, qualifies };
 }
 
@@ -184,14 +196,20 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
   if (!NAME.test(o.masterName)) throw new Error(`haproxy.cfg: masterName '${o.masterName}' must match [A-Za-z0-9._-]+`);
   const statusAddr = o.status.host === "*" ? "127.0.0.1" : o.status.host;
   if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(statusAddr))
-    throw new Error(`haproxy.cfg: status host '${o.status.host}' must be an IPv4 address or * (the write checks connect to it)`);
+    throw new Error(
+      `haproxy.cfg: status host '${o.status.host}' must be an IPv4 address or * (the write checks connect to it)`,
+    );
   const inter = ms("checkIntervalMs", o.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS);
   const checkTimeout = ms("checkTimeoutMs", o.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS);
-  const sentinelCheckTimeout = ms("sentinelCheckTimeoutMs", o.sentinelCheckTimeoutMs ?? DEFAULT_SENTINEL_CHECK_TIMEOUT_MS);
+  const sentinelCheckTimeout = ms(
+    "sentinelCheckTimeoutMs",
+    o.sentinelCheckTimeoutMs ?? DEFAULT_SENTINEL_CHECK_TIMEOUT_MS,
+  );
   const fall = count("fall", o.fall ?? 2);
   const rise = count("rise", o.rise ?? 1);
   const idle = ms("idleTimeoutMs", o.idleTimeoutMs ?? 3_600_000);
-  if (o.source !== undefined && !/^[0-9A-Fa-f:.]+$/.test(o.source)) throw new Error(`haproxy.cfg: source must be an IP address (got '${o.source}')`);
+  if (o.source !== undefined && !/^[0-9A-Fa-f:.]+$/.test(o.source))
+    throw new Error(`haproxy.cfg: source must be an IP address (got '${o.source}')`);
   const majority = sentinelMajority(o.sentinels.length);
   const dns = o.dnsResolve ? ` resolvers ${RESOLVERS} resolve-prefer ipv4 init-addr last,libc,none` : "";
   const downInter = ms("downIntervalMs", o.downIntervalMs ?? 100);
@@ -242,7 +260,8 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
       `  http-request return status 503 if { path ${quorumPath(s.name)} }`,
     ]),
     ...o.servers.map(
-      (s) => `  http-request return status 200 if { path ${SENTINELS_PATH} } ${qualifies(s.name)} { nbsrv(quorum-${s.name}) ge ${o.sentinels.length} }`,
+      (s) =>
+        `  http-request return status 200 if { path ${SENTINELS_PATH} } ${qualifies(s.name)} { nbsrv(quorum-${s.name}) ge ${o.sentinels.length} }`,
     ),
     `  http-request return status 503 if { path ${SENTINELS_PATH} }`,
     `  http-request return status 404`,
@@ -258,7 +277,9 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
       `backend quorum-${s.name}`,
       `  timeout check ${sentinelCheckTimeout}`,
       ...sentinelNamesCheck(o.masterName, s, o.password),
-      ...o.sentinels.map((x) => `  server ${x.name} ${bind(x)} check inter ${sentinelInter} downinter ${downInter} fall 1 rise 1${dns}`),
+      ...o.sentinels.map(
+        (x) => `  server ${x.name} ${bind(x)} check inter ${sentinelInter} downinter ${downInter} fall 1 rise 1${dns}`,
+      ),
     );
   }
   if (o.read)

@@ -49,7 +49,9 @@ const QUIT = "*1\r\n$4\r\nQUIT\r\n";
 const COMPLETE_REPLY = "^([*]2\\r\\n[$][0-9]+\\r\\n[^\\r]*\\r\\n[$][0-9]+\\r\\n[0-9]+|[*]-1|-[^\\r]*)\\r\\n";
 
 function login(password: string | undefined): string[] {
-  return password === undefined ? [] : [`  tcp-check send-binary ${authCommandHex(password)}`, `  tcp-check expect string +OK`];
+  return password === undefined
+    ? []
+    : [`  tcp-check send-binary ${authCommandHex(password)}`, `  tcp-check expect string +OK`];
 }
 
 /** A data member's check: logs in, PINGs, and passes only while `INFO replication` says `role:<role>`. */
@@ -80,7 +82,11 @@ export function roleCheck(role: "master" | "slave", password: string | undefined
  * an `rbinary` regex matches the hex dump of the buffer, uppercase, and has no "wait until as
  * many bytes as the pattern" rule that `binary` has, which kept a SHORTER reply waiting).
  */
-export function sentinelNamesCheck(masterName: string, member: { host: string; port: number }, password: string | undefined): string[] {
+export function sentinelNamesCheck(
+  masterName: string,
+  member: { host: string; port: number },
+  password: string | undefined,
+): string[] {
   return [
     `  option tcp-check`,
     `  tcp-check connect`,

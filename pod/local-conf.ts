@@ -52,7 +52,8 @@ export function renderDeployedLocalConf(valkey: ValkeyConfig, o: ValkeyConfOptio
   if (local.save !== undefined) lines.push(`save ${quote(local.save)}`);
   if (local.ioThreads !== undefined) lines.push(`io-threads ${local.ioThreads}`);
   if (local.clusterNodeTimeoutMs !== undefined) lines.push(`cluster-node-timeout ${local.clusterNodeTimeoutMs}`);
-  if (local.clusterEndpointType !== undefined) lines.push(`cluster-preferred-endpoint-type ${local.clusterEndpointType}`);
+  if (local.clusterEndpointType !== undefined)
+    lines.push(`cluster-preferred-endpoint-type ${local.clusterEndpointType}`);
   if (local.bindSourceAddr !== undefined) lines.push(`bind-source-addr ${local.bindSourceAddr}`);
   return renderValkeyConf(valkey, o) + lines.join("\n") + "\n";
 }

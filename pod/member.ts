@@ -7,7 +7,14 @@ import type { ValkeyConfig } from "../config/types.js";
 import { VALKEY_PORT } from "../vocabulary/ports.js";
 import type { PodDefinition, PodPaths } from "./definition.js";
 import { renderDeployedLocalConf, type LocalConfOverrides } from "./local-conf.js";
-import { CONFIG_MOUNT, DATA_DIR, PRESTOP_SCRIPT_KEY, READINESS_SCRIPT_KEY, RUN_DIR, START_SCRIPT_KEY } from "./paths.js";
+import {
+  CONFIG_MOUNT,
+  DATA_DIR,
+  PRESTOP_SCRIPT_KEY,
+  READINESS_SCRIPT_KEY,
+  RUN_DIR,
+  START_SCRIPT_KEY,
+} from "./paths.js";
 import { renderValkeyConf, type ConfRole } from "./valkey-conf.js";
 
 /** A member's valkey.conf file name. */
@@ -48,13 +55,23 @@ export function memberLayout(o: MemberOptions, role: ConfRole, busPort?: number)
   const dataDir = o.dataDir ?? DATA_DIR;
   const runDir = o.runDir ?? RUN_DIR;
   const port = o.port ?? VALKEY_PORT;
-  const confOptions = { role, port, dataDir, runDir, ...(busPort === undefined ? {} : { busPort }), ...(o.bind === undefined ? {} : { bind: o.bind }) };
+  const confOptions = {
+    role,
+    port,
+    dataDir,
+    runDir,
+    ...(busPort === undefined ? {} : { busPort }),
+    ...(o.bind === undefined ? {} : { bind: o.bind }),
+  };
   return {
     at: (file) => `${dir}/${file}`,
     dataDir,
     runDir,
     self: { port, ...(o.localHost === undefined ? {} : { localHost: o.localHost }) },
-    conf: o.local === undefined ? renderValkeyConf(o.valkey, confOptions) : renderDeployedLocalConf(o.valkey, confOptions, o.local),
+    conf:
+      o.local === undefined
+        ? renderValkeyConf(o.valkey, confOptions)
+        : renderDeployedLocalConf(o.valkey, confOptions, o.local),
     start: { auth: o.auth, ...(o.passwordFile === undefined ? {} : { passwordFile: o.passwordFile }), runDir, dataDir },
   };
 }
@@ -63,7 +80,11 @@ export function memberLayout(o: MemberOptions, role: ConfRole, busPort?: number)
  * A member's definition from its layout and its scripts: valkey.conf beside them, the container
  * running `sh start.sh valkey.conf`, the preStop and readiness scripts as its hooks.
  */
-export function memberDefinition(l: MemberLayout, scripts: Record<string, string>, env: readonly string[]): PodDefinition {
+export function memberDefinition(
+  l: MemberLayout,
+  scripts: Record<string, string>,
+  env: readonly string[],
+): PodDefinition {
   return {
     files: { [VALKEY_CONF_KEY]: l.conf, ...scripts },
     command: ["sh", l.at(START_SCRIPT_KEY), l.at(VALKEY_CONF_KEY)],

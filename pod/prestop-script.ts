@@ -38,7 +38,8 @@ export function renderPreStopScript(o: PreStopScriptOptions = {}): string {
   const port = o.port ?? VALKEY_PORT;
   const timeout = o.timeoutSeconds ?? DEFAULT_FAILOVER_TIMEOUT_SECONDS;
   const maxLag = o.maxLagBytes ?? DEFAULT_MAX_FAILOVER_LAG_BYTES;
-  if (!Number.isInteger(maxLag) || maxLag < 0) throw new Error(`preStop: maxLagBytes must be a whole number >= 0, got ${maxLag}`);
+  if (!Number.isInteger(maxLag) || maxLag < 0)
+    throw new Error(`preStop: maxLagBytes must be a whole number >= 0, got ${maxLag}`);
   const cliLines = boundedCliLines(o.cliTimeoutSeconds ?? DEFAULT_CLI_TIMEOUT_SECONDS).join("\n");
   return `#!/bin/sh
 # preStop hook of a Valkey cluster member, rendered by valkey-on-eks.

@@ -26,7 +26,10 @@ const VALKEY_SAYS: Record<DirectiveClass["valkey"], string> = {
 export function renderDirectiveTable(): string {
   const rows = Object.entries(CONF_DIRECTIVES as Record<string, DirectiveClass>)
     .sort(([, a], [, b]) => (a.apply === b.apply ? 0 : a.apply === "live" ? -1 : 1))
-    .map(([key, c]) => `| \`${key}\` | ${c.apply === "live" ? "live (`CONFIG SET`)" : "rolled (restart)"} | ${VALKEY_SAYS[c.valkey]} | ${cell(c.why)} |`);
+    .map(
+      ([key, c]) =>
+        `| \`${key}\` | ${c.apply === "live" ? "live (`CONFIG SET`)" : "rolled (restart)"} | ${VALKEY_SAYS[c.valkey]} | ${cell(c.why)} |`,
+    );
   return ["| directive | a change is | Valkey | why |", "|---|---|---|---|", ...rows].join("\n");
 }
 
@@ -43,4 +46,5 @@ export function replaceDirectiveTable(doc: string, table: string): string {
   return replaceBetweenMarkers(GENERATED, doc, table);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) process.exit(runTableCli(GENERATED, renderDirectiveTable(), process.argv.slice(2)));
+if (import.meta.url === `file://${process.argv[1]}`)
+  process.exit(runTableCli(GENERATED, renderDirectiveTable(), process.argv.slice(2)));

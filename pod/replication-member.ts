@@ -10,7 +10,11 @@ import { CLI_AUTH_ENV, type PodDefinition } from "./definition.js";
 import { memberDefinition, memberLayout, type MemberOptions } from "./member.js";
 import { PRESTOP_SCRIPT_KEY, READINESS_SCRIPT_KEY, START_SCRIPT_KEY } from "./paths.js";
 import { renderReadinessScript } from "./readiness-script.js";
-import { DEFAULT_SWITCHOVER_TIMEOUT_SECONDS, renderReplicationPreStopScript, type ReplicationPreStopOptions } from "./replication-prestop-script.js";
+import {
+  DEFAULT_SWITCHOVER_TIMEOUT_SECONDS,
+  renderReplicationPreStopScript,
+  type ReplicationPreStopOptions,
+} from "./replication-prestop-script.js";
 import type { ReplicationStartOptions } from "./replication-start.js";
 import { renderStartScript } from "./start-script.js";
 

@@ -73,17 +73,24 @@ export const DEFAULT_SWITCHOVER_RETRY_SECONDS = 10;
 export function renderReplicationPreStopScript(o: ReplicationPreStopOptions): string {
   const timeout = o.timeoutSeconds ?? DEFAULT_SWITCHOVER_TIMEOUT_SECONDS;
   const catchUp = o.catchUpSeconds ?? DEFAULT_SWITCHOVER_CATCH_UP_SECONDS;
-  if (!Number.isInteger(timeout) || timeout < 2) throw new Error(`preStop: timeoutSeconds must be a whole number ≥ 2 (got ${timeout})`);
+  if (!Number.isInteger(timeout) || timeout < 2)
+    throw new Error(`preStop: timeoutSeconds must be a whole number ≥ 2 (got ${timeout})`);
   if (!Number.isInteger(catchUp) || catchUp < 1 || catchUp >= timeout) {
-    throw new Error(`preStop: catchUpSeconds must be a whole number ≥ 1 and below timeoutSeconds ${timeout} (got ${catchUp})`);
+    throw new Error(
+      `preStop: catchUpSeconds must be a whole number ≥ 1 and below timeoutSeconds ${timeout} (got ${catchUp})`,
+    );
   }
   const retry = o.failoverRetrySeconds ?? Math.min(DEFAULT_SWITCHOVER_RETRY_SECONDS, timeout - 1);
   if (!Number.isInteger(retry) || retry < 0 || retry >= timeout) {
-    throw new Error(`preStop: failoverRetrySeconds must be a whole number ≥ 0 and below timeoutSeconds ${timeout} (got ${retry})`);
+    throw new Error(
+      `preStop: failoverRetrySeconds must be a whole number ≥ 0 and below timeoutSeconds ${timeout} (got ${retry})`,
+    );
   }
-  if (!/^[A-Za-z0-9._-]+$/.test(o.masterName)) throw new Error(`preStop: masterName '${o.masterName}' must match [A-Za-z0-9._-]+`);
+  if (!/^[A-Za-z0-9._-]+$/.test(o.masterName))
+    throw new Error(`preStop: masterName '${o.masterName}' must match [A-Za-z0-9._-]+`);
   if (o.sentinels.length === 0) throw new Error("preStop: sentinels must name at least one Sentinel");
-  for (const s of o.sentinels) if (!/^[^\s,:]+:\d+$/.test(s)) throw new Error(`preStop: sentinel '${s}' is not host:port`);
+  for (const s of o.sentinels)
+    if (!/^[^\s,:]+:\d+$/.test(s)) throw new Error(`preStop: sentinel '${s}' is not host:port`);
   const cliLines = boundedCliLines(o.cliTimeoutSeconds ?? DEFAULT_CLI_TIMEOUT_SECONDS).join("\n");
   return `#!/bin/sh
 # preStop hook of a replication member under Sentinel, rendered by valkey-on-eks.

@@ -101,14 +101,16 @@ export interface ReplicationStartOptions {
 }
 
 function positiveInt(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1) throw new Error(`replication start: ${name} must be a whole number ≥ 1 (got ${value})`);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`replication start: ${name} must be a whole number ≥ 1 (got ${value})`);
   return value;
 }
 
 /** The sh lines; expects `fail`, `nl` and (with auth) `$password_file` from the surrounding script. */
 export function renderReplicationStartBlock(o: ReplicationStartOptions): string[] {
   const masterName = o.masterName ?? DEFAULT_MASTER_NAME;
-  if (!/^[A-Za-z0-9._-]+$/.test(masterName)) throw new Error(`replication start: masterName '${masterName}' must match [A-Za-z0-9._-]+`);
+  if (!/^[A-Za-z0-9._-]+$/.test(masterName))
+    throw new Error(`replication start: masterName '${masterName}' must match [A-Za-z0-9._-]+`);
   for (const s of o.sentinels ?? []) {
     if (!/^[^\s,:]+:\d+$/.test(s)) throw new Error(`replication start: sentinel '${s}' is not host:port`);
   }

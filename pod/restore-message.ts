@@ -47,7 +47,9 @@ export function parseRestoreMessage(text: string, source: string): RestoreMessag
   try {
     raw = JSON.parse(text);
   } catch {
-    throw new Error(`${source}: the restore-place message is not JSON (truncated?): ${JSON.stringify(text.slice(0, 200))}`);
+    throw new Error(
+      `${source}: the restore-place message is not JSON (truncated?): ${JSON.stringify(text.slice(0, 200))}`,
+    );
   }
   const r = restoreMessageSchema.safeParse(raw);
   if (!r.success) {

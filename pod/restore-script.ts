@@ -150,10 +150,13 @@ function messageLines(): string[] {
 function plannedBlock(o: RestoreScriptOptions): string[] {
   if (o.mode === "replication") return [`planned_shards=1`, `planned_slots() { printf ''; }`];
   const planned = o.plannedSlots ?? [];
-  if (planned.length === 0) throw new Error("restore script: cluster mode needs plannedSlots (the new cluster's ranges per shard)");
+  if (planned.length === 0)
+    throw new Error("restore script: cluster mode needs plannedSlots (the new cluster's ranges per shard)");
   for (const ranges of planned) {
     if (ranges.length === 0 || ranges.some((r) => !/^\d{1,5}(-\d{1,5})?$/.test(r))) {
-      throw new Error(`restore script: plannedSlots entries must be slot ranges like 0-5460, got ${JSON.stringify(ranges)}`);
+      throw new Error(
+        `restore script: plannedSlots entries must be slot ranges like 0-5460, got ${JSON.stringify(ranges)}`,
+      );
     }
   }
   return [
@@ -168,7 +171,10 @@ function plannedBlock(o: RestoreScriptOptions): string[] {
 }
 
 function shardChoice(mode: ValkeyMode): string[] {
-  const fromOrdinal = mode === "replication" ? [`  shard=0`] : [`  if [ "$ordinal" -lt "$planned_shards" ]; then shard=$ordinal; else shard=none; fi`];
+  const fromOrdinal =
+    mode === "replication"
+      ? [`  shard=0`]
+      : [`  if [ "$ordinal" -lt "$planned_shards" ]; then shard=$ordinal; else shard=none; fi`];
   return [
     `shard="\${RESTORE_SHARD:-}"`,
     `if [ -z "$shard" ]; then`,

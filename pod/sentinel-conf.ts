@@ -39,18 +39,27 @@ export interface SentinelConfOptions extends SentinelTimings {
 const quote = (v: string): string => `"${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
 
 function check(name: string, value: number, min: number): number {
-  if (!Number.isInteger(value) || value < min) throw new Error(`sentinel.conf: ${name} must be a whole number ≥ ${min} (got ${value})`);
+  if (!Number.isInteger(value) || value < min)
+    throw new Error(`sentinel.conf: ${name} must be a whole number ≥ ${min} (got ${value})`);
   return value;
 }
 
 export function renderSentinelConf(o: SentinelConfOptions): string {
   const name = o.masterName ?? DEFAULT_MASTER_NAME;
-  if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new Error(`sentinel.conf: masterName '${name}' must match [A-Za-z0-9._-]+`);
-  const lines = [`port ${check("port", o.port, 1)}`, `bind ${o.bind ?? "* -::*"}`, `daemonize no`, `dir ${quote(o.dir)}`, `logfile ${quote(o.logfile ?? "")}`];
+  if (!/^[A-Za-z0-9._-]+$/.test(name))
+    throw new Error(`sentinel.conf: masterName '${name}' must match [A-Za-z0-9._-]+`);
+  const lines = [
+    `port ${check("port", o.port, 1)}`,
+    `bind ${o.bind ?? "* -::*"}`,
+    `daemonize no`,
+    `dir ${quote(o.dir)}`,
+    `logfile ${quote(o.logfile ?? "")}`,
+  ];
   if (o.hostnames) lines.push(`sentinel resolve-hostnames yes`, `sentinel announce-hostnames yes`);
   if (o.announce) {
     lines.push(`sentinel announce-ip ${quote(o.announce.host)}`);
-    if (o.announce.port !== undefined) lines.push(`sentinel announce-port ${check("announce.port", o.announce.port, 1)}`);
+    if (o.announce.port !== undefined)
+      lines.push(`sentinel announce-port ${check("announce.port", o.announce.port, 1)}`);
   }
   if (o.password !== undefined) {
     if (/[\r\n]/.test(o.password)) throw new Error("sentinel.conf: the password must be a single line");

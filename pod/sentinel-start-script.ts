@@ -33,8 +33,10 @@ export interface SentinelStartScriptOptions {
 
 export function renderSentinelStartScript(o: SentinelStartScriptOptions): string {
   const wait = o.resolveWaitSeconds ?? 60;
-  if (!Number.isInteger(wait) || wait < 1) throw new Error(`sentinel start: resolveWaitSeconds must be a whole number ≥ 1 (got ${wait})`);
-  if (!/^[A-Za-z0-9._-]+$/.test(o.masterName)) throw new Error(`sentinel start: masterName '${o.masterName}' must match [A-Za-z0-9._-]+`);
+  if (!Number.isInteger(wait) || wait < 1)
+    throw new Error(`sentinel start: resolveWaitSeconds must be a whole number ≥ 1 (got ${wait})`);
+  if (!/^[A-Za-z0-9._-]+$/.test(o.masterName))
+    throw new Error(`sentinel start: masterName '${o.masterName}' must match [A-Za-z0-9._-]+`);
   const auth =
     o.passwordFile === undefined
       ? []

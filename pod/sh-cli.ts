@@ -14,7 +14,8 @@ export const DEFAULT_LOCAL_HOST = "127.0.0.1";
 
 /** A host for `local_host=...`: an IPv4/IPv6 literal or a DNS name, nothing sh would expand. */
 export function localHostLine(host: string = DEFAULT_LOCAL_HOST): string {
-  if (!/^[A-Za-z0-9.:-]+$/.test(host)) throw new Error(`local host must be an address or DNS name, got ${JSON.stringify(host)}`);
+  if (!/^[A-Za-z0-9.:-]+$/.test(host))
+    throw new Error(`local host must be an address or DNS name, got ${JSON.stringify(host)}`);
   return `local_host=${host}`;
 }
 
@@ -24,7 +25,10 @@ export function localHostLine(host: string = DEFAULT_LOCAL_HOST): string {
  * `local: false` leaves `local_cli` out, for a script that never talks to its own server
  * (backup.sh, restore.sh) and so sets neither.
  */
-export function boundedCliLines(timeoutSeconds: number = DEFAULT_CLI_TIMEOUT_SECONDS, o: { local?: boolean } = {}): string[] {
+export function boundedCliLines(
+  timeoutSeconds: number = DEFAULT_CLI_TIMEOUT_SECONDS,
+  o: { local?: boolean } = {},
+): string[] {
   if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1) {
     throw new Error(`cli timeout must be a whole number of seconds >= 1, got ${timeoutSeconds}`);
   }

@@ -134,7 +134,9 @@ function backgroundBlock(o: StartScriptOptions): string[] {
 function rejoinGateBlock(o: StartScriptOptions): string[] {
   if (o.rejoinGate === undefined) return [];
   if (o.mode !== "cluster") throw new Error("start script: rejoinGate is for cluster mode only");
-  return [`if [ ! -e ${shQuote(`${o.dataDir ?? DATA_DIR}/nodes.conf`)} ]; then sh ${shQuote(o.rejoinGate)} gate </dev/null || true; fi`];
+  return [
+    `if [ ! -e ${shQuote(`${o.dataDir ?? DATA_DIR}/nodes.conf`)} ]; then sh ${shQuote(o.rejoinGate)} gate </dev/null || true; fi`,
+  ];
 }
 
 export function renderStartScript(o: StartScriptOptions): string {
@@ -164,7 +166,11 @@ export function renderStartScript(o: StartScriptOptions): string {
     `mv -f "$announce_tmp" ${shQuote(files.announce)}`,
     ...(o.sentinel === undefined || o.mode !== "replication"
       ? []
-      : renderReplicationStartBlock({ ...o.sentinel, dataDir: o.dataDir ?? DATA_DIR, includeFile: replicationIncludeFile(runDir) })),
+      : renderReplicationStartBlock({
+          ...o.sentinel,
+          dataDir: o.dataDir ?? DATA_DIR,
+          includeFile: replicationIncludeFile(runDir),
+        })),
     ...rejoinGateBlock(o),
     ...backgroundBlock(o),
     `exec valkey-server "$conf"`,

@@ -35,7 +35,11 @@ export interface ValkeyConfOptions {
 
 /** The generated include files, in the order valkey.conf includes them. */
 export function includeFiles(runDir: string = RUN_DIR): { auth: string; announce: string; replication: string } {
-  return { auth: `${runDir}/auth.conf`, announce: `${runDir}/announce.conf`, replication: `${runDir}/replication.conf` };
+  return {
+    auth: `${runDir}/auth.conf`,
+    announce: `${runDir}/announce.conf`,
+    replication: `${runDir}/replication.conf`,
+  };
 }
 
 function quote(value: string): string {

@@ -7,7 +7,13 @@
  */
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { estimateInstanceType, stackCost, type CostInputs, type LivePrices, type StackCost } from "../benchmarks/cost/cost-model.js";
+import {
+  estimateInstanceType,
+  stackCost,
+  type CostInputs,
+  type LivePrices,
+  type StackCost,
+} from "../benchmarks/cost/cost-model.js";
 import { ec2ProductFilters, onDemandHourlyUsd, PRICING_API_REGIONS } from "../benchmarks/cost/pricing-api.js";
 import { loadPriceTable } from "../benchmarks/cost/prices.js";
 import type { StackConfig } from "../config/types.js";
@@ -74,11 +80,18 @@ async function errorText(err: unknown): Promise<string> {
   return "";
 }
 
-async function askPricingApi(region: string, types: string[], provider: aws.Provider): Promise<{ live: LivePrices; error: string | null }> {
+async function askPricingApi(
+  region: string,
+  types: string[],
+  provider: aws.Provider,
+): Promise<{ live: LivePrices; error: string | null }> {
   try {
     const entries = await Promise.all(
       types.map(async (type) => {
-        const product = await aws.pricing.getProduct({ serviceCode: "AmazonEC2", filters: ec2ProductFilters(region, type) }, { provider });
+        const product = await aws.pricing.getProduct(
+          { serviceCode: "AmazonEC2", filters: ec2ProductFilters(region, type) },
+          { provider },
+        );
         return [type, onDemandHourlyUsd(product.result, `${type} in ${region}`)] as const;
       }),
     );
@@ -113,7 +126,11 @@ export function stackCostOutput(
  * priced at the table's inter-AZ rate of `aws.region` (byo: what it would cost on AWS there).
  * Rows are absent while the results are unknown (preview): then nothing is added.
  */
-export function withStackTransfer(b: BenchmarkPart, topology: ZoneTopology | undefined, config: StackConfig): BenchmarkPart {
+export function withStackTransfer(
+  b: BenchmarkPart,
+  topology: ZoneTopology | undefined,
+  config: StackConfig,
+): BenchmarkPart {
   if (b.rows === undefined) return b;
   const { rows, transfer } = stackTransfer({
     mode: config.valkey.mode,

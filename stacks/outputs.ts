@@ -118,7 +118,12 @@ export interface TopologyLike {
 /** The Sentinels of a verifier report, JSON-safe; null when the check did not go through Sentinel. */
 export function summarizeSentinels(r: TopologyLike | undefined): SentinelSummary[] | null {
   if (r?.sentinels === undefined || r.sentinels === null) return null;
-  return r.sentinels.map((s) => ({ address: s.address, zone: s.zone ?? null, reachable: s.reachable, agrees: s.agrees }));
+  return r.sentinels.map((s) => ({
+    address: s.address,
+    zone: s.zone ?? null,
+    reachable: s.reachable,
+    agrees: s.agrees,
+  }));
 }
 
 /** The JSON-safe summary of a verifier report that the stack outputs carry. */
@@ -126,7 +131,11 @@ export function summarizeTopology(r: TopologyLike): TopologySummary {
   return {
     ok: r.ok,
     failureCodes: [...new Set(r.failures.map((f) => f.code))],
-    failures: r.failures.map((f) => ({ code: f.code, message: f.message, ...(f.node === undefined ? {} : { node: f.node }) })),
+    failures: r.failures.map((f) => ({
+      code: f.code,
+      message: f.message,
+      ...(f.node === undefined ? {} : { node: f.node }),
+    })),
     primaries: r.shards.map((s) => ({
       address: s.primary.address,
       zone: s.primary.zone ?? null,

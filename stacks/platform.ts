@@ -61,7 +61,11 @@ export function byoKubeconfigPath(config: StackConfig, env: NodeJS.ProcessEnv = 
 
 /** EKS + Karpenter; every AWS resource of both (and of the components inside them) uses `awsProvider`. */
 export function eksPlatform(config: StackConfig, awsProvider: aws.Provider): PlatformResult {
-  const cluster = new EksCluster("eks", { aws: config.aws, eks: config.eks, natGateways: config.network.natGateways }, { providers: [awsProvider] });
+  const cluster = new EksCluster(
+    "eks",
+    { aws: config.aws, eks: config.eks, natGateways: config.network.natGateways },
+    { providers: [awsProvider] },
+  );
   // The Kubernetes side is ready once the cluster and whatever provides the Valkey nodes are.
   const onEks = (nodes: pulumi.Resource): PlatformResult => ({
     provider: cluster.provider,
@@ -75,7 +79,12 @@ export function eksPlatform(config: StackConfig, awsProvider: aws.Provider): Pla
     // EKS runs Karpenter: only the Valkey NodePool on our NodeClass.
     const pool = new AutoModeNodePool(
       "auto-mode-valkey",
-      { clusterName: cluster.clusterName, region: config.aws.region, zones: config.aws.zones, nodePool: config.karpenter.nodePool },
+      {
+        clusterName: cluster.clusterName,
+        region: config.aws.region,
+        zones: config.aws.zones,
+        nodePool: config.karpenter.nodePool,
+      },
       { providers: [cluster.provider, awsProvider], dependsOn: cluster.ready },
     );
     return onEks(pool);

@@ -32,8 +32,13 @@ import type { StackConfig } from "../config/types.js";
 /** Runs `aws --version` (no shell); ENOENT and a non-zero exit are "not found". */
 export function probeAwsCli(run: typeof spawnSync = spawnSync): AwsCliProbe {
   const result = run("aws", ["--version"], { encoding: "utf8", timeout: 15_000 });
-  if (result.error) return { found: false, error: (result.error as NodeJS.ErrnoException).code === "ENOENT" ? "`aws` is not on PATH" : result.error.message };
-  if (result.status !== 0) return { found: false, error: `exit ${String(result.status)}: ${String(result.stderr).trim().slice(0, 200)}` };
+  if (result.error)
+    return {
+      found: false,
+      error: (result.error as NodeJS.ErrnoException).code === "ENOENT" ? "`aws` is not on PATH" : result.error.message,
+    };
+  if (result.status !== 0)
+    return { found: false, error: `exit ${String(result.status)}: ${String(result.stderr).trim().slice(0, 200)}` };
   return { found: true, output: `${String(result.stdout)}${String(result.stderr)}` };
 }
 
@@ -60,9 +65,14 @@ export function createAwsProvider(config: StackConfig): aws.Provider {
 
 /** The instance types that must be offered in every configured zone, by the key that sets them. */
 export function requiredInstanceTypes(config: StackConfig): Array<{ key: string; types: string[] }> {
-  const pool = { key: "karpenter.nodePool (permitted instance types)", types: [...config.karpenter.nodePool.permittedInstanceTypes] };
+  const pool = {
+    key: "karpenter.nodePool (permitted instance types)",
+    types: [...config.karpenter.nodePool.permittedInstanceTypes],
+  };
   // Auto Mode has no system node group (EKS picks its built-in system pool's types).
-  return config.eks.autoMode ? [pool] : [{ key: "eks.systemNodes.instanceType", types: [config.eks.systemNodes.instanceType] }, pool];
+  return config.eks.autoMode
+    ? [pool]
+    : [{ key: "eks.systemNodes.instanceType", types: [config.eks.systemNodes.instanceType] }, pool];
 }
 
 export interface PreflightResult {
@@ -79,7 +89,9 @@ export async function collectPreflight(config: StackConfig, provider: aws.Provid
 
   // Who deploys: also proves the credentials work before anything is created.
   const caller = await aws.getCallerIdentity({}, opts);
-  const deployer = caller.arn.includes(":assumed-role/") ? (await aws.iam.getSessionContext({ arn: caller.arn }, opts)).issuerArn : caller.arn;
+  const deployer = caller.arn.includes(":assumed-role/")
+    ? (await aws.iam.getSessionContext({ arn: caller.arn }, opts)).issuerArn
+    : caller.arn;
   void pulumi.log.info(`AWS preflight: deploying as ${deployer} in ${region}`);
   problems.push(...checkAdminPrincipals(deployer, config.eks.adminPrincipalArns));
 
@@ -107,7 +119,12 @@ export async function collectPreflight(config: StackConfig, provider: aws.Provid
 
   // Auto Mode picks its own AMIs: its NodeClass has no alias.
   if (!config.eks.autoMode) {
-    const ami = checkAmiAlias(config.karpenter.amiAlias, config.eks.version, region, await probeAmiParameter(config, provider));
+    const ami = checkAmiAlias(
+      config.karpenter.amiAlias,
+      config.eks.version,
+      region,
+      await probeAmiParameter(config, provider),
+    );
     if (ami.error !== undefined) problems.push(ami.error);
     if (ami.warning !== undefined) warnings.push(ami.warning);
   }
@@ -121,7 +138,10 @@ export async function collectPreflight(config: StackConfig, provider: aws.Provid
 
   const estimate = estimateVcpus(config);
   try {
-    const quota = await aws.servicequotas.getServiceQuota({ serviceCode: "ec2", quotaCode: ON_DEMAND_STANDARD_VCPU_QUOTA }, opts);
+    const quota = await aws.servicequotas.getServiceQuota(
+      { serviceCode: "ec2", quotaCode: ON_DEMAND_STANDARD_VCPU_QUOTA },
+      opts,
+    );
     const verdict = checkQuota(region, quota.value, estimate);
     if (verdict.error !== undefined) problems.push(verdict.error);
     if (verdict.warning !== undefined) warnings.push(verdict.warning);
@@ -137,7 +157,10 @@ export async function collectPreflight(config: StackConfig, provider: aws.Provid
 /** Reads the SSM parameter Karpenter resolves `karpenter.amiAlias` through for `eks.version` (aws.ssm.getParameter). */
 export async function probeAmiParameter(config: StackConfig, provider: aws.Provider): Promise<AmiParameterProbe> {
   try {
-    await aws.ssm.getParameter({ name: amiAliasParameter(config.karpenter.amiAlias, config.eks.version) }, { provider });
+    await aws.ssm.getParameter(
+      { name: amiAliasParameter(config.karpenter.amiAlias, config.eks.version) },
+      { provider },
+    );
     return { found: true };
   } catch (err) {
     const message = (err as Error).message.split("\n")[0] ?? "";
@@ -146,7 +169,11 @@ export async function probeAmiParameter(config: StackConfig, provider: aws.Provi
 }
 
 /** Reads an ECR image of the stack's region (aws.ecr.getImage); undefined when `ref` is no such image. */
-export async function probeEcrImage(ref: string, region: string, provider: aws.Provider): Promise<EcrImageProbe | undefined> {
+export async function probeEcrImage(
+  ref: string,
+  region: string,
+  provider: aws.Provider,
+): Promise<EcrImageProbe | undefined> {
   const ecr = ecrImage(ref);
   if (ecr === undefined || ecr.region !== region) return undefined;
   try {
@@ -172,5 +199,8 @@ export async function probeEcrImage(ref: string, region: string, provider: aws.P
 export async function preflightEks(config: StackConfig, provider: aws.Provider): Promise<void> {
   const { problems, warnings } = await collectPreflight(config, provider);
   for (const warning of warnings) void pulumi.log.warn(warning);
-  if (problems.length > 0) throw new pulumi.RunError(`AWS preflight failed (nothing was created):\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  if (problems.length > 0)
+    throw new pulumi.RunError(
+      `AWS preflight failed (nothing was created):\n${problems.map((p) => `  - ${p}`).join("\n")}`,
+    );
 }

@@ -32,6 +32,8 @@ const done = lastRegistration;
 
 const total = done - started;
 console.log(`modules imported in ${(imported - started).toFixed(0)} ms`);
-console.log(`cluster stack under mocks: ${recorder.resources.length} resources registered in ${total.toFixed(0)} ms (import + config + construction)`);
+console.log(
+  `cluster stack under mocks: ${recorder.resources.length} resources registered in ${total.toFixed(0)} ms (import + config + construction)`,
+);
 console.log(`vs bar ${BAR_MS} ms → ${(total / BAR_MS).toFixed(2)}x of bar ${total <= BAR_MS ? "PASS" : "FAIL"}`);
 process.exit(total <= BAR_MS ? 0 : 1);

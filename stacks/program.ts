@@ -103,11 +103,22 @@ function deployValkey(
   const ns = config.valkey.namespace;
   // `volumes` too: destroy deletes the release first, then VolumeRelease waits for its disks to go.
   // `restore.from`: the members start from a backup (eks: their Pod Identity access exists first).
-  const restore = stackRestore(config, platform, config.valkey.mode === "cluster" ? DEFAULT_CLUSTER_RELEASE : DEFAULT_REPLICATION_RELEASE);
+  const restore = stackRestore(
+    config,
+    platform,
+    config.valkey.mode === "cluster" ? DEFAULT_CLUSTER_RELEASE : DEFAULT_REPLICATION_RELEASE,
+  );
   const opts = { provider: platform.provider, dependsOn: [namespace, volumes, ...platform.ready, ...restore.ready] };
   // The `direct` checks connect from outside the pod network: their CIDRs get a NetworkPolicy rule.
   const checkSourceCidrs = config.checks.connector === "direct" ? config.checks.directSourceCidrs : [];
-  const common = { namespace: ns, valkey: config.valkey, placement: platform.placement, password, checkSourceCidrs, restore: restore.settings };
+  const common = {
+    namespace: ns,
+    valkey: config.valkey,
+    placement: platform.placement,
+    password,
+    checkSourceCidrs,
+    restore: restore.settings,
+  };
   if (config.valkey.mode === "replication") {
     const r = new ValkeyReplication("valkey", common, opts);
     return {
@@ -128,19 +139,34 @@ function deployValkey(
       headlessService: r.headlessService,
       secretName: r.secretName,
       passwordKey: r.passwordKey,
-      sentinel: { selector: selectorOf(r.sentinelSelector), headlessService: r.sentinelHeadlessService, port: r.sentinelPort, masterName: r.masterName },
+      sentinel: {
+        selector: selectorOf(r.sentinelSelector),
+        headlessService: r.sentinelHeadlessService,
+        port: r.sentinelPort,
+        masterName: r.masterName,
+      },
       rollout: r.rollout,
       proxy: { selector: selectorOf(r.endpointSelector), statusPort: r.statusPort },
     };
   }
   // With the bootstrap on, lowering valkey.cluster.primaries migrates the slots off the leaving pods before the StatefulSet shrinks.
-  const scaleIn = config.checks.bootstrap ? { kubeconfig: platform.kubeconfig, context: platform.context, connector: config.checks.connector } : undefined;
+  const scaleIn = config.checks.bootstrap
+    ? { kubeconfig: platform.kubeconfig, context: platform.context, connector: config.checks.connector }
+    : undefined;
   const c = new ValkeyCluster("valkey-cluster", { ...common, scaleIn }, opts);
   return {
     component: c,
     podSelector: c.podSelector,
     memberSelector: c.podSelector,
-    endpoints: { namespace: ns, write: c.clientHost, read: null, port: c.port, sentinel: null, sentinelPort: null, masterName: null },
+    endpoints: {
+      namespace: ns,
+      write: c.clientHost,
+      read: null,
+      port: c.port,
+      sentinel: null,
+      sentinelPort: null,
+      masterName: null,
+    },
     selector: selectorOf(c.podSelector),
     headlessService: c.headlessService,
     secretName: c.secretName,
@@ -153,7 +179,10 @@ function deployValkey(
 function failureDrills(
   config: StackConfig,
   valkey: ValkeyRelease,
-  target: Omit<FailureDrillArgs, "mode" | "faults" | "rate" | "preFaultS" | "loadS" | "image" | "loadTarget" | "placement">,
+  target: Omit<
+    FailureDrillArgs,
+    "mode" | "faults" | "rate" | "preFaultS" | "loadS" | "image" | "loadTarget" | "placement"
+  >,
   checkOptions: Pick<FailureDrillArgs, "mode" | "expect" | "replicaLagBytes" | "sentinel">,
   after: pulumi.Resource[],
   platform: PlatformResult,
@@ -195,11 +224,18 @@ function failureDrills(
  * (which depends on it) and before the namespace and the platform (EBS CSI add-on, node groups,
  * Karpenter), it deletes the release's PVCs and waits until their volumes are gone.
  */
-function releaseVolumesOnDestroy(config: StackConfig, platform: PlatformResult, namespace: k8s.core.v1.Namespace): VolumeRelease {
+function releaseVolumesOnDestroy(
+  config: StackConfig,
+  platform: PlatformResult,
+  namespace: k8s.core.v1.Namespace,
+): VolumeRelease {
   const release = config.valkey.mode === "cluster" ? DEFAULT_CLUSTER_RELEASE : DEFAULT_REPLICATION_RELEASE;
   // Instance and part-of only: the Sentinel StatefulSet's own selector relabels its PVCs' name.
   const { "app.kubernetes.io/instance": instance, "app.kubernetes.io/part-of": partOf } = releaseLabels(release);
-  const selector = selectorOf({ "app.kubernetes.io/instance": instance as string, "app.kubernetes.io/part-of": partOf as string });
+  const selector = selectorOf({
+    "app.kubernetes.io/instance": instance as string,
+    "app.kubernetes.io/part-of": partOf as string,
+  });
   return new VolumeRelease(
     "valkey-volume-release",
     { namespace: config.valkey.namespace, selector, kubeconfig: platform.kubeconfig, context: platform.context },
@@ -210,16 +246,27 @@ function releaseVolumesOnDestroy(config: StackConfig, platform: PlatformResult, 
 export function runProgram(input: ProgramInput): ProgramOutputs {
   const { config, password } = input;
   if (config.valkey.auth.enabled && password === undefined) {
-    throw new pulumi.RunError("password: required while valkey.auth.enabled is true; run `pulumi config set --secret password <value>`");
+    throw new pulumi.RunError(
+      "password: required while valkey.auth.enabled is true; run `pulumi config set --secret password <value>`",
+    );
   }
   const secretPassword = password === undefined ? undefined : pulumi.secret(password);
-  const platform = config.platform === "eks" ? eksPlatform(config, input.awsProvider ?? createAwsProvider(config)) : byoPlatform(config);
+  const platform =
+    config.platform === "eks"
+      ? eksPlatform(config, input.awsProvider ?? createAwsProvider(config))
+      : byoPlatform(config);
   const namespace = new k8s.core.v1.Namespace(
     "valkey-namespace",
     { metadata: { name: config.valkey.namespace, labels: { "app.kubernetes.io/part-of": "valkey-on-eks" } } },
     { provider: platform.provider, dependsOn: platform.ready },
   );
-  const valkey = deployValkey(config, platform, namespace, secretPassword, releaseVolumesOnDestroy(config, platform, namespace));
+  const valkey = deployValkey(
+    config,
+    platform,
+    namespace,
+    secretPassword,
+    releaseVolumesOnDestroy(config, platform, namespace),
+  );
   const target = {
     namespace: config.valkey.namespace,
     selector: valkey.selector,
@@ -250,12 +297,26 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
       { dependsOn: [valkey.component] },
     );
   }
-  const checkOptions = { mode, expect, replicaLagBytes: config.checks.replicaLagBytes, runId: config.checks.runId, sentinel: valkey.sentinel };
+  const checkOptions = {
+    mode,
+    expect,
+    replicaLagBytes: config.checks.replicaLagBytes,
+    runId: config.checks.runId,
+    sentinel: valkey.sentinel,
+  };
   // The StatefulSets are OnDelete: a changed pod template is rolled here, in role order, before anything checks or measures.
   const { live, ...rollout } = valkey.rollout;
   const rolled = new RollingRestart(
     "valkey-rolling-restart",
-    { ...target, mode, expect, replicaLagBytes: config.checks.replicaLagBytes, sentinel: valkey.sentinel, proxy: valkey.proxy, ...rollout },
+    {
+      ...target,
+      mode,
+      expect,
+      replicaLagBytes: config.checks.replicaLagBytes,
+      sentinel: valkey.sentinel,
+      proxy: valkey.proxy,
+      ...rollout,
+    },
     { dependsOn: [formed] },
   );
   // LIVE valkey.conf directives (maxmemory-policy, ...) are not in the templates' hash (nothing rolled for them):
@@ -263,13 +324,19 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
   const liveSet = new LiveConfig("valkey-live-config", { ...target, directives: live }, { dependsOn: [rolled] });
   formed = liveSet;
   // The check re-runs after either step ran (it follows both run stamps).
-  const before = config.checks.verify ? new TopologyCheck("valkey-check", { ...target, ...checkOptions, after: [rolled, liveSet] }) : undefined;
+  const before = config.checks.verify
+    ? new TopologyCheck("valkey-check", { ...target, ...checkOptions, after: [rolled, liveSet] })
+    : undefined;
   // `restore.from`: once per value, on the formed topology and before anything writes (benchmark, drills),
   // each shard's DBSIZE against the manifest count its restoring member reported.
   const restored =
     config.restore.from === undefined
       ? undefined
-      : new RestoreCheck("valkey-restore-check", { ...target, mode, sentinel: valkey.sentinel, from: config.restore.from }, { dependsOn: [before ?? formed] });
+      : new RestoreCheck(
+          "valkey-restore-check",
+          { ...target, mode, sentinel: valkey.sentinel, from: config.restore.from },
+          { dependsOn: [before ?? formed] },
+        );
 
   let benchmark: pulumi.Output<BenchmarkPart> | undefined;
   let after: TopologyCheck | undefined;
@@ -282,7 +349,8 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
     const mixSeconds =
       workload.mix === undefined
         ? 0
-        : (workload.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS) * runsOf(workload) * loops + sloSweepSeconds(workload, runsOf(workload));
+        : (workload.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS) * runsOf(workload) * loops +
+          sloSweepSeconds(workload, runsOf(workload));
     const job = new BenchmarkJob(
       "valkey-benchmark",
       {
@@ -299,8 +367,13 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
         runId: config.benchmark.runId,
         ...(mixSeconds === 0 ? {} : { activeDeadlineSeconds: Math.max(7200, mixSeconds + 1800) }),
         // A mix also reads every member's INFO commandstats (replication: not behind the write Service).
-        valkeyPodSelectors: workload.mix === undefined || mode === "cluster" ? [valkey.podSelector] : [valkey.podSelector, valkey.memberSelector],
-        ...(workload.mix === undefined ? {} : { mixImage: config.benchmark.mixImage, loadgenImage: config.benchmark.loadgenImage }),
+        valkeyPodSelectors:
+          workload.mix === undefined || mode === "cluster"
+            ? [valkey.podSelector]
+            : [valkey.podSelector, valkey.memberSelector],
+        ...(workload.mix === undefined
+          ? {}
+          : { mixImage: config.benchmark.mixImage, loadgenImage: config.benchmark.loadgenImage }),
       },
       { provider: platform.provider, dependsOn: [restored ?? before ?? formed] },
     );
@@ -318,9 +391,12 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
       clientPods: config.benchmark.clientPods,
       ...(mixSeconds === 0 ? {} : { timeoutSeconds: Math.max(3600, mixSeconds + 1800) }),
     });
-    benchmark = pulumi.all([results.rows, results.csv, results.mix]).apply(([rows, csv, mix]) => ({ rows, csv, mix: mix ?? null }));
+    benchmark = pulumi
+      .all([results.rows, results.csv, results.mix])
+      .apply(([rows, csv, mix]) => ({ rows, csv, mix: mix ?? null }));
     // `after: [results]` follows the results' runStamp: every benchmark run re-runs this check.
-    if (config.checks.verify) after = new TopologyCheck("valkey-check-after-benchmark", { ...target, ...checkOptions, after: [results] });
+    if (config.checks.verify)
+      after = new TopologyCheck("valkey-check-after-benchmark", { ...target, ...checkOptions, after: [results] });
     // Data transfer: the mix's member bytes with the members' zones from the check's report (stacks/cost.ts).
     benchmark = pulumi.all([benchmark, (after ?? before)?.report]).apply(([b, t]) => withStackTransfer(b, t, config));
   }
@@ -358,7 +434,10 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
       },
       {
         k8sProvider: platform.provider,
-        aws: platform.eks === undefined ? undefined : { clusterName: platform.eks.clusterName, awsProvider: platform.eks.awsProvider },
+        aws:
+          platform.eks === undefined
+            ? undefined
+            : { clusterName: platform.eks.clusterName, awsProvider: platform.eks.awsProvider },
         dependsOn: [formed],
       },
     );
@@ -366,7 +445,14 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
 
   // Failure drills: after the benchmark results and the check after them (each of their runs re-runs the drills).
   const drills = config.drills.enabled
-    ? failureDrills(config, valkey, target, checkOptions, [after ?? before ?? formed, ...(restored === undefined ? [] : [restored])], platform)
+    ? failureDrills(
+        config,
+        valkey,
+        target,
+        checkOptions,
+        [after ?? before ?? formed, ...(restored === undefined ? [] : [restored])],
+        platform,
+      )
     : undefined;
 
   const report = buildStackReport({
@@ -377,11 +463,16 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
     restore: restored?.report,
     benchmark,
     cost,
-    drills: drills === undefined ? undefined : pulumi.all([drills.drills, drills.csv, drills.note]).apply(([d, csv, note]) => ({ drills: d, csv, note })),
+    drills:
+      drills === undefined
+        ? undefined
+        : pulumi.all([drills.drills, drills.csv, drills.note]).apply(([d, csv, note]) => ({ drills: d, csv, note })),
     // Absent while unknown (preview) or under mocks that give none.
     rollout: pulumi
       .all([rolled.steps, rolled.restartedPods, rolled.totalMs])
-      .apply(([steps, restartedPods, totalMs]) => (steps === undefined ? undefined : { steps, restartedPods, totalMs })),
+      .apply(([steps, restartedPods, totalMs]) =>
+        steps === undefined ? undefined : { steps, restartedPods, totalMs },
+      ),
   });
   return { report, kubeconfig: pulumi.secret(platform.kubeconfig), password: secretPassword };
 }

@@ -44,7 +44,8 @@ function isSecretKey(key: string): boolean {
 export function parseConfigValues(all: Record<string, string>, isSecret: (key: string) => boolean): ParsedStackConfig {
   const decoded: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(all)) {
-    decoded[key] = key === `${PROJECT}:password` ? (isSecret(key) ? { secure: "(set)" } : "(plain text)") : decodeConfigValue(value);
+    decoded[key] =
+      key === `${PROJECT}:password` ? (isSecret(key) ? { secure: "(set)" } : "(plain text)") : decodeConfigValue(value);
   }
   const { raw, issues } = rawFromPulumiConfig(decoded);
   try {
@@ -52,7 +53,8 @@ export function parseConfigValues(all: Record<string, string>, isSecret: (key: s
     if (issues.length > 0) throw new ConfigError(issues);
     return parsed;
   } catch (err) {
-    if (err instanceof ConfigError && err.issues !== issues && issues.length > 0) throw new ConfigError([...issues, ...err.issues]);
+    if (err instanceof ConfigError && err.issues !== issues && issues.length > 0)
+      throw new ConfigError([...issues, ...err.issues]);
     throw err;
   }
 }
@@ -66,7 +68,9 @@ export function parseConfigValues(all: Record<string, string>, isSecret: (key: s
 export function loadPulumiConfig(all: Record<string, string> = pulumi.runtime.allConfig()): LoadedPulumiConfig {
   try {
     const parsed = parseConfigValues(all, isSecretKey);
-    const passwordSecret = parsed.config.valkey.auth.enabled ? new pulumi.Config(PROJECT).requireSecret("password") : undefined;
+    const passwordSecret = parsed.config.valkey.auth.enabled
+      ? new pulumi.Config(PROJECT).requireSecret("password")
+      : undefined;
     return { ...parsed, passwordSecret };
   } catch (err) {
     if (err instanceof ConfigError) throw new pulumi.RunError(err.message);

@@ -17,16 +17,27 @@ export interface StackRestore {
   ready: pulumi.Resource[];
 }
 
-export function stackRestore(config: StackConfig, platform: Pick<PlatformResult, "eks">, release: string): StackRestore {
+export function stackRestore(
+  config: StackConfig,
+  platform: Pick<PlatformResult, "eks">,
+  release: string,
+): StackRestore {
   const from = config.restore.from;
   if (from === undefined) return { settings: undefined, ready: [] };
   const { backup } = config;
   const base = { from, awsCliImage: backup.awsCliImage, region: config.aws.region };
-  if (platform.eks === undefined) return { settings: { ...base, endpoint: backup.endpoint, credentialsSecret: backup.credentialsSecret }, ready: [] };
+  if (platform.eks === undefined)
+    return { settings: { ...base, endpoint: backup.endpoint, credentialsSecret: backup.credentialsSecret }, ready: [] };
   const serviceAccount = restoreServiceAccountName(release);
   const access = new RestoreAccess(
     "valkey-restore-access",
-    { clusterName: platform.eks.clusterName, namespace: config.valkey.namespace, serviceAccount, from, partition: partitionOf(config.aws.region) },
+    {
+      clusterName: platform.eks.clusterName,
+      namespace: config.valkey.namespace,
+      serviceAccount,
+      from,
+      partition: partitionOf(config.aws.region),
+    },
     { provider: platform.eks.awsProvider },
   );
   return { settings: { ...base, serviceAccount }, ready: [access] };

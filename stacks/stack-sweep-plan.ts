@@ -73,7 +73,8 @@ function sectionObject(entries: RawConfig, key: string): { object: Record<string
   if (e === undefined) return { object: {}, yaml: true };
   if (isObject(e.objectValue)) return { object: e.objectValue, yaml: true };
   const decoded = decodeConfigValue(e.value);
-  if (!isObject(decoded)) throw new SweepRefused(`${key}: expected an object, got ${JSON.stringify(e.value).slice(0, 80)}`);
+  if (!isObject(decoded))
+    throw new SweepRefused(`${key}: expected an object, got ${JSON.stringify(e.value).slice(0, 80)}`);
   return { object: decoded, yaml: false };
 }
 
@@ -104,7 +105,10 @@ function leafEdit(entries: RawConfig, key: string, path: readonly string[], valu
 
 /** The edits of one step: `valkey.cluster.primaries` = shards, a new `benchmark.runId`. */
 export function stepEdits(entries: RawConfig, shards: number, runId: string): ConfigEdit[] {
-  return [leafEdit(entries, VALKEY_KEY, ["cluster", "primaries"], shards), leafEdit(entries, BENCHMARK_KEY, ["runId"], runId)];
+  return [
+    leafEdit(entries, VALKEY_KEY, ["cluster", "primaries"], shards),
+    leafEdit(entries, BENCHMARK_KEY, ["runId"], runId),
+  ];
 }
 
 /** The edits that put both leaves back as they were before the sweep (after a destroy). */
@@ -125,7 +129,9 @@ export function restoreEdits(entries: RawConfig): ConfigEdit[] {
 /** The config values (`key → text`) one step would run with, for validation before anything changes. */
 export function stepValues(entries: RawConfig, shards: number, runId: string): Record<string, string> {
   const values: Record<string, string> = Object.fromEntries(Object.entries(entries).map(([k, e]) => [k, e.value]));
-  values[VALKEY_KEY] = JSON.stringify(withLeaf(sectionObject(entries, VALKEY_KEY).object, ["cluster", "primaries"], shards));
+  values[VALKEY_KEY] = JSON.stringify(
+    withLeaf(sectionObject(entries, VALKEY_KEY).object, ["cluster", "primaries"], shards),
+  );
   values[BENCHMARK_KEY] = JSON.stringify(withLeaf(sectionObject(entries, BENCHMARK_KEY).object, ["runId"], runId));
   return values;
 }
@@ -152,7 +158,11 @@ export interface DeployedShape {
  * stack already deployed unless `keep` (the sweep destroys at the end), and a first step below
  * the primaries a deployed stack runs.
  */
-export function planStackSweep(entries: RawConfig, shards: number[], o: { timestamp: string; deployed?: DeployedShape; keep: boolean }): SweepPlan {
+export function planStackSweep(
+  entries: RawConfig,
+  shards: number[],
+  o: { timestamp: string; deployed?: DeployedShape; keep: boolean },
+): SweepPlan {
   const isSecret = (key: string) => entries[key]?.secret === true;
   const runIds = shards.map((n) => stepRunId(o.timestamp, n));
   const configs = shards.map((n, i) => {
@@ -169,9 +179,14 @@ export function planStackSweep(entries: RawConfig, shards: number[], o: { timest
       `valkey.mode is ${config.valkey.mode}: a shard sweep needs cluster mode (replication mode has one primary, there are no shards to add); set valkey-on-eks:valkey.mode to cluster`,
     );
   }
-  if (!config.benchmark.enabled) throw new SweepRefused("benchmark.enabled is false: the sweep reads each step's benchmark rows; enable the benchmark");
+  if (!config.benchmark.enabled)
+    throw new SweepRefused(
+      "benchmark.enabled is false: the sweep reads each step's benchmark rows; enable the benchmark",
+    );
   if (!config.checks.verify)
-    throw new SweepRefused("checks.verify is false: the sweep verifies the cluster shape at every step from the topology check; enable it");
+    throw new SweepRefused(
+      "checks.verify is false: the sweep verifies the cluster shape at every step from the topology check; enable it",
+    );
   if (o.deployed !== undefined && !o.keep) {
     throw new SweepRefused(
       `the stack is already deployed (${o.deployed.mode}, ${o.deployed.primaries} primaries) and a sweep destroys its stack at the end: pass --keep to leave it up, or destroy it first`,
@@ -183,7 +198,13 @@ export function planStackSweep(entries: RawConfig, shards: number[], o: { timest
       `--shards starts at ${first}, but the stack runs ${o.deployed.primaries} primaries: a deployed sweep only scales up (the cluster-shape step refuses fewer primaries on a running cluster); start at ${o.deployed.primaries} or more`,
     );
   }
-  return { shards, replicasPerPrimary: config.valkey.cluster.replicasPerPrimary, config, workload: workloadFromConfig(config), runIds };
+  return {
+    shards,
+    replicasPerPrimary: config.valkey.cluster.replicasPerPrimary,
+    config,
+    workload: workloadFromConfig(config),
+    runIds,
+  };
 }
 
 /**
@@ -194,21 +215,30 @@ export function planStackSweep(entries: RawConfig, shards: number[], o: { timest
 export function stepShapeProblems(report: StackReportInput, shards: number, replicasPerPrimary: number): string[] {
   const problems: string[] = [];
   if (report.mode !== "cluster") problems.push(`mode is ${report.mode}, not cluster`);
-  if (report.pods !== shards * (1 + replicasPerPrimary)) problems.push(`${report.pods} Valkey pods, expected ${shards} × (1 + ${replicasPerPrimary})`);
+  if (report.pods !== shards * (1 + replicasPerPrimary))
+    problems.push(`${report.pods} Valkey pods, expected ${shards} × (1 + ${replicasPerPrimary})`);
   const t = report.topology;
   if (t === null) problems.push("no topology check in the report (checks.verify off?)");
   else {
     if (!t.ok) problems.push(`the topology check failed: ${t.failures.map((f) => f.code).join(", ")}`);
-    if (t.primaries.length !== shards) problems.push(`the topology check saw ${t.primaries.length} primaries, expected ${shards}`);
+    if (t.primaries.length !== shards)
+      problems.push(`the topology check saw ${t.primaries.length} primaries, expected ${shards}`);
     const off = t.primaries.filter((p) => p.replicas.length !== replicasPerPrimary);
-    if (off.length > 0) problems.push(`${off.map((p) => `${p.address} has ${p.replicas.length} replica(s)`).join(", ")}; expected ${replicasPerPrimary} each`);
+    if (off.length > 0)
+      problems.push(
+        `${off.map((p) => `${p.address} has ${p.replicas.length} replica(s)`).join(", ")}; expected ${replicasPerPrimary} each`,
+      );
   }
   if (report.benchmark === null || report.benchmark.rows.length === 0) problems.push("no benchmark rows in the report");
   return problems;
 }
 
 /** A step's benchmark rows as sweep rows (scale and exponent are added once every step ran). */
-export function sweepRowsOf(report: StackReportInput, shards: number, replicasPerPrimary: number): Omit<SweepRow, "scale" | "exponent">[] {
+export function sweepRowsOf(
+  report: StackReportInput,
+  shards: number,
+  replicasPerPrimary: number,
+): Omit<SweepRow, "scale" | "exponent">[] {
   const usd = report.cost?.usdPerHour ?? null;
   return (report.benchmark?.rows ?? []).map((r) => ({
     workload: r.workload,
@@ -228,7 +258,9 @@ export function sweepRowsOf(report: StackReportInput, shards: number, replicasPe
     client_version: r.client_version,
     notes: [
       `stack ${report.stack}, ${report.pods} pods`,
-      usd === null ? "" : `usd_per_hour ${usd}${r.usd_per_million_ops_per_s == null ? "" : `, usd_per_million_ops_per_s ${r.usd_per_million_ops_per_s}`}`,
+      usd === null
+        ? ""
+        : `usd_per_hour ${usd}${r.usd_per_million_ops_per_s == null ? "" : `, usd_per_million_ops_per_s ${r.usd_per_million_ops_per_s}`}`,
       r.notes,
     ]
       .filter((x) => x !== "")

@@ -83,8 +83,10 @@ export class StepShapeError extends Error {
 
 /** The shape a deployed stack runs, from its outputs; undefined when nothing is deployed. */
 export function deployedShape(outputs: OutputMap): DeployedShape | undefined {
-  const report = outputs.report?.value as { mode?: unknown; pods?: unknown; topology?: { primaries?: unknown[] } | null } | undefined;
-  if (report === undefined || typeof report.mode !== "string") return Object.keys(outputs).length > 0 ? { mode: "unknown", primaries: 0 } : undefined;
+  const report = outputs.report?.value as
+    { mode?: unknown; pods?: unknown; topology?: { primaries?: unknown[] } | null } | undefined;
+  if (report === undefined || typeof report.mode !== "string")
+    return Object.keys(outputs).length > 0 ? { mode: "unknown", primaries: 0 } : undefined;
   const primaries = Array.isArray(report.topology?.primaries) ? report.topology.primaries.length : 0;
   return { mode: report.mode, primaries };
 }
@@ -116,7 +118,9 @@ function runMeta(plan: SweepPlan, stackName: string, last: StackReportInput | un
       client: last?.versions.client ?? "unknown",
       cli: "not used (the stack's checks ran in the program)",
     },
-    topologies: [`shard sweep: ${plan.shards.join(", ")} primaries × (1 + ${m}), one deployment scaled up step by step`],
+    topologies: [
+      `shard sweep: ${plan.shards.join(", ")} primaries × (1 + ${m}), one deployment scaled up step by step`,
+    ],
     stack: { name: stackName, platform: plan.config.platform, zones: [...plan.config.aws.zones] },
   };
 }
@@ -145,7 +149,11 @@ export async function runStackSweep(o: StackSweepOptions): Promise<StackSweepRes
   const onOutput = o.onEngineOutput ?? (() => undefined);
   const timestamp = o.timestamp ?? runTimestamp();
   const entries = (await o.stack.getAllConfig()) as RawConfig;
-  const plan = planStackSweep(entries, o.shards, { timestamp, deployed: deployedShape(await o.stack.outputs()), keep: o.keep });
+  const plan = planStackSweep(entries, o.shards, {
+    timestamp,
+    deployed: deployedShape(await o.stack.outputs()),
+    keep: o.keep,
+  });
   const m = plan.replicasPerPrimary;
   const runDir = resolve(o.outputDir, timestamp);
   const rawDir = join(runDir, "raw");
@@ -171,7 +179,9 @@ export async function runStackSweep(o: StackSweepOptions): Promise<StackSweepRes
       last = report;
       const rows = sweepRowsOf(report, n, m);
       measured.push(...rows);
-      say(`${n} shards: verified ${n} × (1 + ${m}); ${rows.map((r) => `${r.test} ${Math.round(r.rps)} rps`).join(", ")}`);
+      say(
+        `${n} shards: verified ${n} × (1 + ${m}); ${rows.map((r) => `${r.test} ${Math.round(r.rps)} rps`).join(", ")}`,
+      );
     }
   } catch (err) {
     failure = err;
@@ -190,13 +200,21 @@ export async function runStackSweep(o: StackSweepOptions): Promise<StackSweepRes
     }
   }
   const s = scaling(measured);
-  const rows: SweepRow[] = measured.map((r, i) => ({ ...r, scale: s[i]?.scale ?? null, exponent: s[i]?.exponent ?? null }));
+  const rows: SweepRow[] = measured.map((r, i) => ({
+    ...r,
+    scale: s[i]?.scale ?? null,
+    exponent: s[i]?.exponent ?? null,
+  }));
   const reportPath =
-    rows.length > 0 ? await writeResults(runDir, rows, runMeta(plan, o.stack.name, last), stepReports, o.stack.name) : join(runDir, REPORT_FILE);
+    rows.length > 0
+      ? await writeResults(runDir, rows, runMeta(plan, o.stack.name, last), stepReports, o.stack.name)
+      : join(runDir, REPORT_FILE);
   if (failure !== undefined || destroyError !== undefined) {
     const parts = [
       failure === undefined ? "" : (failure as Error).message,
-      destroyError === undefined ? "" : `pulumi destroy failed (run \`pulumi destroy --stack ${o.stack.name}\`): ${(destroyError as Error).message}`,
+      destroyError === undefined
+        ? ""
+        : `pulumi destroy failed (run \`pulumi destroy --stack ${o.stack.name}\`): ${(destroyError as Error).message}`,
       rows.length > 0 ? `the steps that ran are in ${runDir}` : "",
     ];
     throw new Error(parts.filter((p) => p !== "").join("\n"), { cause: failure ?? destroyError });

@@ -39,7 +39,10 @@ interface Flags {
 /** Selects the user's stack in this repository with the program inline. */
 export async function selectProjectStack(name: string): Promise<SweepStack> {
   try {
-    return await LocalWorkspace.selectStack({ stackName: name, projectName: "valkey-on-eks", program: main }, { workDir: PROJECT_ROOT });
+    return await LocalWorkspace.selectStack(
+      { stackName: name, projectName: "valkey-on-eks", program: main },
+      { workDir: PROJECT_ROOT },
+    );
   } catch (err) {
     throw new SweepRefused(`--stack ${name}: cannot select it: ${selectFailure((err as Error).message)}`);
   }
@@ -47,16 +50,25 @@ export async function selectProjectStack(name: string): Promise<SweepStack> {
 
 /** The line of a failed `pulumi stack select` that says why (the CommandError text wraps it). */
 export function selectFailure(message: string): string {
-  if (/ENOENT: pulumi/.test(message)) return "the pulumi CLI is not on PATH (install it: https://www.pulumi.com/docs/iac/download-install/)";
+  if (/ENOENT: pulumi/.test(message))
+    return "the pulumi CLI is not on PATH (install it: https://www.pulumi.com/docs/iac/download-install/)";
   const reason = message.split("\n").find((l) => /^error: /.test(l.trim()));
   return reason?.trim().replace(/^error: /, "") ?? message.split("\n")[0] ?? "unknown error";
 }
 
-export async function sweepMain(argv: string[], select: (name: string) => Promise<SweepStack> = selectProjectStack): Promise<number> {
+export async function sweepMain(
+  argv: string[],
+  select: (name: string) => Promise<SweepStack> = selectProjectStack,
+): Promise<number> {
   const program = new Command("sweep:stack")
-    .description("shard-scaling sweep of a deployed cluster-mode stack: one `up` per shard count (scale-up only), benchmark, then destroy unless --keep")
+    .description(
+      "shard-scaling sweep of a deployed cluster-mode stack: one `up` per shard count (scale-up only), benchmark, then destroy unless --keep",
+    )
     .requiredOption("--stack <name>", "the Pulumi stack (stacks/Pulumi.<name>.yaml), cluster mode")
-    .requiredOption("--shards <list>", "shard counts, strictly increasing, each valid for the stack (≥ 3 primaries), e.g. 3,6,9")
+    .requiredOption(
+      "--shards <list>",
+      "shard counts, strictly increasing, each valid for the stack (≥ 3 primaries), e.g. 3,6,9",
+    )
     .option("--keep", "leave the stack up at the last step (its config keeps that shape) instead of destroying it")
     .option("--output <dir>", "results root (the run writes <dir>/<timestamp>/)", "results")
     .option("--json", "print the rows and paths as JSON on stdout")
@@ -73,12 +85,20 @@ export async function sweepMain(argv: string[], select: (name: string) => Promis
     if (!flags.json) process.stderr.write(`${line}\n`);
   };
   const unhook = onTerminatingSignal((sig) =>
-    process.stderr.write(`\nsweep:stack: ${sig}: the stack may be mid-update; run \`pulumi cancel\` / \`pulumi destroy --stack ${flags.stack}\`\n`),
+    process.stderr.write(
+      `\nsweep:stack: ${sig}: the stack may be mid-update; run \`pulumi cancel\` / \`pulumi destroy --stack ${flags.stack}\`\n`,
+    ),
   );
   try {
     const shards = parseStackShards(flags.shards);
     const stack = await select(flags.stack);
-    const result = await runStackSweep({ stack, shards, keep: flags.keep === true, outputDir: flags.output, onProgress: log });
+    const result = await runStackSweep({
+      stack,
+      shards,
+      keep: flags.keep === true,
+      outputDir: flags.output,
+      onProgress: log,
+    });
     if (flags.json) {
       const out = {
         ok: true,
@@ -90,8 +110,12 @@ export async function sweepMain(argv: string[], select: (name: string) => Promis
       };
       process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     } else {
-      const end = result.destroyed ? "stack destroyed, config put back" : `stack kept at ${shards.at(-1)} primaries (its config says so)`;
-      process.stdout.write(`\n${renderSweepTable(result.rows)}\n\n${end}\nresults: ${result.runDir}/{sweep.csv, report.html, run.json, raw/}\n`);
+      const end = result.destroyed
+        ? "stack destroyed, config put back"
+        : `stack kept at ${shards.at(-1)} primaries (its config says so)`;
+      process.stdout.write(
+        `\n${renderSweepTable(result.rows)}\n\n${end}\nresults: ${result.runDir}/{sweep.csv, report.html, run.json, raw/}\n`,
+      );
     }
     return 0;
   } catch (err) {

@@ -3,7 +3,18 @@
  * fault list, and the faults the deployed FailureDrill step cannot inject (config refuses them).
  * Plain values; imports nothing.
  */
-export const FAULTS = ["primary", "replica", "zone", "all", "switchover", "crash-restart", "freeze", "partition", "lost-volume", "upgrade"] as const;
+export const FAULTS = [
+  "primary",
+  "replica",
+  "zone",
+  "all",
+  "switchover",
+  "crash-restart",
+  "freeze",
+  "partition",
+  "lost-volume",
+  "upgrade",
+] as const;
 export type Fault = (typeof FAULTS)[number];
 export type DrillMode = "cluster" | "replication";
 
@@ -16,7 +27,8 @@ export const UNSUPPORTED_DEPLOYED_FAULTS: Partial<Record<Fault, string>> = {
 /** Deployed freeze and partition hold the fault this long past failure detection (and the failover). */
 export const HELD_PAST_DETECTION_S = 5;
 /** Deployed freeze and partition: seconds the fault holds, failure detection (down-after / cluster-node-timeout) + HELD_PAST_DETECTION_S. */
-export const heldFaultS = (failureDetectionMs: number): number => Math.ceil(failureDetectionMs / 1000) + HELD_PAST_DETECTION_S;
+export const heldFaultS = (failureDetectionMs: number): number =>
+  Math.ceil(failureDetectionMs / 1000) + HELD_PAST_DETECTION_S;
 
 /** Parses `primary,zone` (or `all-faults`-free lists), naming an unknown fault. */
 export function parseFaults(text: string): Fault[] {

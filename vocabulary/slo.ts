@@ -29,7 +29,12 @@ export const MAX_SLO_STEP_SECONDS = 600;
 const MAX_BOUND_MS = 60_000;
 
 const UNIT_MS: Readonly<Record<string, number>> = { us: 0.001, µs: 0.001, ms: 1, s: 1000 };
-const PERCENTILE_NAMES: Readonly<Record<string, SloPercentile>> = { "p50": "p50", "p99": "p99", "p999": "p999", "p99.9": "p999" };
+const PERCENTILE_NAMES: Readonly<Record<string, SloPercentile>> = {
+  "p50": "p50",
+  "p99": "p99",
+  "p999": "p999",
+  "p99.9": "p999",
+};
 
 /**
  * Parses `p99:2ms` (also `p50`, `p999` or `p99.9`; the bound in `us`, `ms` or `s`, e.g.
@@ -41,7 +46,8 @@ export function parseSlo(text: string): { target: SloTarget } | { problem: strin
   const m = /^\s*(p[\d.]+)\s*:\s*([\d.]+(?:e-?\d+)?)\s*([a-zµ]*)\s*$/i.exec(text);
   if (m === null) return { problem: `'${text}' is not <percentile>:<bound><unit> (${example})` };
   const percentile = PERCENTILE_NAMES[(m[1] as string).toLowerCase()];
-  if (percentile === undefined) return { problem: `'${m[1]}' is not a percentile it measures (p50, p99, p999 or p99.9)` };
+  if (percentile === undefined)
+    return { problem: `'${m[1]}' is not a percentile it measures (p50, p99, p999 or p99.9)` };
   const unit = (m[3] as string).toLowerCase();
   if (unit === "") return { problem: `'${text}' has no unit: give us, ms or s (${example})` };
   const scale = UNIT_MS[unit];
@@ -49,7 +55,8 @@ export function parseSlo(text: string): { target: SloTarget } | { problem: strin
   const value = Number(m[2]);
   if (!Number.isFinite(value) || value <= 0) return { problem: `the bound must be a number above 0 (got '${m[2]}')` };
   const boundMs = Number((value * scale).toPrecision(12));
-  if (boundMs > MAX_BOUND_MS) return { problem: `the bound ${boundMs} ms is over ${MAX_BOUND_MS / 1000} s: that is no latency target` };
+  if (boundMs > MAX_BOUND_MS)
+    return { problem: `the bound ${boundMs} ms is over ${MAX_BOUND_MS / 1000} s: that is no latency target` };
   return { target: { percentile, boundMs } };
 }
 
@@ -69,7 +76,15 @@ export function sloLabel(t: SloTarget): string {
  * served check and the drain of an overloaded step, `repeat` sweeps (the workload's runs). The Job's
  * deadline and the results' wait grow by it.
  */
-export function sloSweepSeconds(w: { slo?: SloTarget; sloSteps?: number; sloStepSeconds?: number }, repeat: number, overheadS = 15): number {
+export function sloSweepSeconds(
+  w: { slo?: SloTarget; sloSteps?: number; sloStepSeconds?: number },
+  repeat: number,
+  overheadS = 15,
+): number {
   if (w.slo === undefined) return 0;
-  return repeat * (1 + (w.sloSteps ?? DEFAULT_SLO_STEPS) + SLO_REFINE_STEPS) * ((w.sloStepSeconds ?? DEFAULT_SLO_STEP_SECONDS) + overheadS);
+  return (
+    repeat *
+    (1 + (w.sloSteps ?? DEFAULT_SLO_STEPS) + SLO_REFINE_STEPS) *
+    ((w.sloStepSeconds ?? DEFAULT_SLO_STEP_SECONDS) + overheadS)
+  );
 }

@@ -167,7 +167,13 @@ export const BENCHMARK_TEST_COMMANDS: Readonly<Record<BenchmarkTest, string>> = 
  * and only these, to the replicas): GET and the LRANGEs. Every other test writes (or, PING,
  * reads no data).
  */
-export const READ_TESTS: readonly BenchmarkTest[] = Object.freeze(["get", "lrange_100", "lrange_300", "lrange_500", "lrange_600"] as BenchmarkTest[]);
+export const READ_TESTS: readonly BenchmarkTest[] = Object.freeze([
+  "get",
+  "lrange_100",
+  "lrange_300",
+  "lrange_500",
+  "lrange_600",
+] as BenchmarkTest[]);
 
 /** The commands of READ_TESTS as `INFO commandstats` names them: a replica's calls of these are reads it served, never its primary's write stream. */
 export const READ_COMMANDS: ReadonlySet<string> = new Set(READ_TESTS.map((t) => BENCHMARK_TEST_COMMANDS[t]));
@@ -183,7 +189,11 @@ export function isReadTest(test: BenchmarkTest): boolean {
  * so an LRANGE goes to the replicas only in a mix (the generator). Shared by `--reads` and
  * `benchmark.reads`, which prefix the key.
  */
-export function readsProblem(reads: ReadTarget, tests: readonly BenchmarkTest[], mix?: readonly { test: string }[]): string | undefined {
+export function readsProblem(
+  reads: ReadTarget,
+  tests: readonly BenchmarkTest[],
+  mix?: readonly { test: string }[],
+): string | undefined {
   if (reads !== "replicas") return undefined;
   if (mix !== undefined)
     return mix.some((e) => isReadTest(e.test as BenchmarkTest))
@@ -192,7 +202,9 @@ export function readsProblem(reads: ReadTarget, tests: readonly BenchmarkTest[],
   const lists = tests.filter((t) => isReadTest(t) && t !== "get");
   if (lists.length > 0)
     return `replicas: ${lists.join(", ")} cannot run on a replica as a test (valkey-benchmark first fills the list with LPUSH, a write a replica refuses); read it from the replicas in a mix instead (e.g. lpush:20,${lists[0] ?? ""}:80)`;
-  return tests.includes("get") ? undefined : `replicas needs the get test to send to the replicas, and the tests (${tests.join(",")}) have none`;
+  return tests.includes("get")
+    ? undefined
+    : `replicas needs the get test to send to the replicas, and the tests (${tests.join(",")}) have none`;
 }
 
 /** One command of a mixed workload and its share of the requests, in percent (whole numbers, summing to 100). */
@@ -221,11 +233,15 @@ export function mixProblems(entries: readonly { test: string; percent: number }[
     const command = BENCHMARK_TEST_COMMANDS[e.test as BenchmarkTest];
     const earlier = seen.get(command);
     if (earlier === e.test) problems.push(`${e.test} is given twice`);
-    else if (earlier !== undefined) problems.push(`${earlier} and ${e.test} both send ${command.toUpperCase()}: the server cannot tell them apart, give one`);
+    else if (earlier !== undefined)
+      problems.push(
+        `${earlier} and ${e.test} both send ${command.toUpperCase()}: the server cannot tell them apart, give one`,
+      );
     seen.set(command, e.test);
   }
   const sum = entries.reduce((n, e) => n + e.percent, 0);
-  if (problems.length === 0 && sum !== 100) problems.push(`shares sum to ${sum}, not 100 (${entries.map((e) => `${e.test}:${e.percent}`).join(",")})`);
+  if (problems.length === 0 && sum !== 100)
+    problems.push(`shares sum to ${sum}, not 100 (${entries.map((e) => `${e.test}:${e.percent}`).join(",")})`);
   return problems;
 }
 

@@ -36,7 +36,8 @@ export class BackupPlanError extends Error {
 export function splitAddress(address: string): { host: string; port: number } {
   const i = address.lastIndexOf(":");
   const port = Number(address.slice(i + 1));
-  if (i <= 0 || !Number.isInteger(port) || port < 1 || port > 65535) throw new BackupPlanError(`not a host:port address: ${JSON.stringify(address)}`);
+  if (i <= 0 || !Number.isInteger(port) || port < 1 || port > 65535)
+    throw new BackupPlanError(`not a host:port address: ${JSON.stringify(address)}`);
   return { host: address.slice(0, i), port };
 }
 
@@ -58,7 +59,8 @@ export function planBackup(report: TopologyReport, o: { allowPrimary?: boolean }
   const shards = [...report.shards].sort((a, b) => firstSlot(a) - firstSlot(b));
   if (report.mode === "cluster") {
     const empty = shards.filter((s) => s.primary.slotRanges.length === 0).map((s) => s.primary.address);
-    if (empty.length > 0) throw new BackupPlanError(`cluster primaries without slots cannot be placed in the backup: ${empty.join(", ")}`);
+    if (empty.length > 0)
+      throw new BackupPlanError(`cluster primaries without slots cannot be placed in the backup: ${empty.join(", ")}`);
   }
   const notes: string[] = [];
   const refused: string[] = [];
@@ -69,8 +71,10 @@ export function planBackup(report: TopologyReport, o: { allowPrimary?: boolean }
       .sort((a, b) => (a.r.lagBytes ?? Infinity) - (b.r.lagBytes ?? Infinity) || a.i - b.i);
     const best = linked[0]?.r;
     const slots = report.mode === "cluster" ? [...s.primary.slotRanges] : [];
-    if (best !== undefined) return { shard, ...splitAddress(best.address), slots, source: "replica", lagBytes: best.lagBytes };
-    const why = s.replicas.length === 0 ? "it has no replica" : `none of its ${s.replicas.length} replica(s) has its link up`;
+    if (best !== undefined)
+      return { shard, ...splitAddress(best.address), slots, source: "replica", lagBytes: best.lagBytes };
+    const why =
+      s.replicas.length === 0 ? "it has no replica" : `none of its ${s.replicas.length} replica(s) has its link up`;
     if (!o.allowPrimary) {
       refused.push(`shard ${shard} (primary ${s.primary.address}): ${why}`);
       return { shard, ...splitAddress(s.primary.address), slots, source: "primary" };
@@ -79,7 +83,9 @@ export function planBackup(report: TopologyReport, o: { allowPrimary?: boolean }
     return { shard, ...splitAddress(s.primary.address), slots, source: "primary" };
   });
   if (refused.length > 0) {
-    throw new BackupPlanError(`no replica to snapshot for ${refused.join("; ")} (allow the primary to snapshot it instead, or fix the replica)`);
+    throw new BackupPlanError(
+      `no replica to snapshot for ${refused.join("; ")} (allow the primary to snapshot it instead, or fix the replica)`,
+    );
   }
   return { mode: report.mode, targets, notes };
 }

@@ -66,7 +66,8 @@ export interface LocalBackupResult {
 }
 
 /** Where backup.sh takes its targets from: a plan made here, or `plan` in the script from a live seed (as the CronJob does). */
-export type BackupSource = { plan: BackupPlan } | { seed: { mode: "cluster" | "replication"; host: string; port: number } };
+export type BackupSource =
+  { plan: BackupPlan } | { seed: { mode: "cluster" | "replication"; host: string; port: number } };
 
 function writeBackupScript(dir: string): string {
   mkdirSync(dir, { recursive: true });
@@ -102,7 +103,9 @@ export async function planWithScript(o: {
 }
 
 /** Runs `backup.sh all` (or `all-from` a seed); the manifest it wrote is parsed (and so validated) here. */
-export async function runLocalBackup(o: BackupSource & { dir: string; uri: string; id?: string; s3: S3Env; password?: string }): Promise<LocalBackupResult> {
+export async function runLocalBackup(
+  o: BackupSource & { dir: string; uri: string; id?: string; s3: S3Env; password?: string },
+): Promise<LocalBackupResult> {
   const script = writeBackupScript(o.dir);
   const work = join(o.dir, "work");
   const env = {
@@ -112,7 +115,10 @@ export async function runLocalBackup(o: BackupSource & { dir: string; uri: strin
     BACKUP_URI: o.uri,
     ...(o.id ? { BACKUP_ID: o.id } : {}),
   };
-  const args = "plan" in o ? ["all", o.plan.mode, ...o.plan.targets.map(targetArg)] : ["all-from", o.seed.mode, o.seed.host, String(o.seed.port)];
+  const args =
+    "plan" in o
+      ? ["all", o.plan.mode, ...o.plan.targets.map(targetArg)]
+      : ["all-from", o.seed.mode, o.seed.host, String(o.seed.port)];
   const started = Date.now();
   try {
     const { stdout, stderr } = await run("sh", [script, ...args], { env, timeout: 600_000 });
@@ -148,14 +154,31 @@ export function restoreMessageFile(dir: string): string {
 export function restoredMemberLaunch(o: RestoredMemberOptions): (ctx: LaunchContext) => LaunchCommand {
   return (ctx) => {
     const conf = join(ctx.dir, "valkey.conf");
-    writeFileSync(conf, renderLocalValkeyConf({ ...o.server, port: ctx.port, clusterPort: ctx.clusterPort, dir: ctx.dir, logfile: ctx.logfile }), {
-      mode: 0o600,
-    });
+    writeFileSync(
+      conf,
+      renderLocalValkeyConf({
+        ...o.server,
+        port: ctx.port,
+        clusterPort: ctx.clusterPort,
+        dir: ctx.dir,
+        logfile: ctx.logfile,
+      }),
+      {
+        mode: 0o600,
+      },
+    );
     const script = join(ctx.dir, "restore.sh");
     writeFileSync(script, renderRestoreScript({ ...o.restore, dataDir: ctx.dir }), { mode: 0o600 });
     return {
       command: "sh",
-      args: ["-c", 'sh "$1" fetch && sh "$1" place && exec "$2" "$3"', "restore-then-start", script, resolveBinaries().server.path, conf],
+      args: [
+        "-c",
+        'sh "$1" fetch && sh "$1" place && exec "$2" "$3"',
+        "restore-then-start",
+        script,
+        resolveBinaries().server.path,
+        conf,
+      ],
       env: {
         // The password too: the place step asks the peers whether the topology is already formed.
         ...scriptEnv(o.s3, o.binDir, o.server.password),
@@ -187,7 +210,10 @@ export async function startRestoredReplication(
       binDir: o.binDir,
     });
   const primary = await fleet.start({ name: `${o.prefix}-0`, launch: launch() });
-  const replica = await fleet.start({ name: `${o.prefix}-1`, launch: launch({ host: primary.host, port: primary.port }) });
+  const replica = await fleet.start({
+    name: `${o.prefix}-1`,
+    launch: launch({ host: primary.host, port: primary.port }),
+  });
   await waitForReplicaLinks([replica], o.password, 30_000);
   return { primary, replica };
 }

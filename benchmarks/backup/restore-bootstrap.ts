@@ -22,7 +22,13 @@ import type { ClusterMember } from "../bootstrap/cluster-member.js";
 import { meetAndWait, replicateWhenKnown, setDistinctConfigEpochs } from "../bootstrap/cluster-gossip.js";
 import { ConnectionPool, type Connector } from "../topology/connector.js";
 import { parseInfo } from "../topology/info.js";
-import { CLUSTER_SLOT_COUNT, formatSlotRange, missingSlotRanges, withinSlotRange, type SlotRange } from "../topology/slots.js";
+import {
+  CLUSTER_SLOT_COUNT,
+  formatSlotRange,
+  missingSlotRanges,
+  withinSlotRange,
+  type SlotRange,
+} from "../topology/slots.js";
 import { pollUntil } from "../util/poll-until.js";
 import { normalizeRanges, parseSlotRange, plannedRanges, RestoreRefused } from "./restore-check.js";
 
@@ -73,7 +79,9 @@ export interface RestoreClusterResult {
 export async function noneJoined(members: readonly ClusterMember[], connector: Connector): Promise<boolean> {
   const pool = new ConnectionPool(connector);
   try {
-    const infos = await Promise.all(members.map(async (m) => parseInfo((await (await pool.get(m.endpoint)).call("CLUSTER", "INFO")) as string)));
+    const infos = await Promise.all(
+      members.map(async (m) => parseInfo((await (await pool.get(m.endpoint)).call("CLUSTER", "INFO")) as string)),
+    );
     return infos.every((info) => info.get("cluster_known_nodes") === "1");
   } finally {
     await pool.closeAll();
@@ -85,7 +93,11 @@ export async function noneJoined(members: readonly ClusterMember[], connector: C
  * shard i's restored member kept in shard i: its primary where its zone has room for one more
  * primary, else a replica of a member in a zone with room (which takes over after the sync).
  */
-export function restorePlan(members: readonly ClusterMember[], restored: readonly string[], replicasPerPrimary: number): ClusterPlan {
+export function restorePlan(
+  members: readonly ClusterMember[],
+  restored: readonly string[],
+  replicasPerPrimary: number,
+): ClusterPlan {
   const nodes = members.map((m) => ({ id: m.id, zone: m.zone }));
   const primaries = restored.length;
   const room = new Map(Object.entries(planCluster({ nodes, primaries, replicasPerPrimary }).primariesPerZone));
@@ -100,12 +112,17 @@ export function restorePlan(members: readonly ClusterMember[], restored: readonl
   const fixedPrimaries = targets.map((t) => {
     if (t !== undefined) return t;
     const n = nodes.find((x) => !taken.has(x.id) && (room.get(x.zone) ?? 0) > 0);
-    if (n === undefined) throw new RestoreRefused("no member in a zone with room for a primary: the members' zones cannot hold a balanced cluster");
+    if (n === undefined)
+      throw new RestoreRefused(
+        "no member in a zone with room for a primary: the members' zones cannot hold a balanced cluster",
+      );
     taken.add(n.id);
     room.set(n.zone, (room.get(n.zone) ?? 0) - 1);
     return n.id;
   });
-  const preferredReplicaOf = Object.fromEntries(restored.flatMap((id, i) => (fixedPrimaries[i] === id ? [] : [[id, fixedPrimaries[i] as string]])));
+  const preferredReplicaOf = Object.fromEntries(
+    restored.flatMap((id, i) => (fixedPrimaries[i] === id ? [] : [[id, fixedPrimaries[i] as string]])),
+  );
   const plan = planCluster({ nodes, primaries, replicasPerPrimary, fixedPrimaries, preferredReplicaOf });
   plan.shards.forEach((s, i) => {
     if (![s.primary, ...s.replicas].some((x) => x.id === restored[i]))
@@ -126,13 +143,18 @@ export async function restoreCluster(o: RestoreClusterOptions): Promise<RestoreC
   o.shards.forEach((s, i) => {
     const have = normalizeRanges(s.ranges).join(",");
     if (have !== (want[i] ?? []).join(","))
-      throw new RestoreRefused(`shard ${i}: ranges ${have} are not the ${want[i]?.join(",")} a cluster of ${primaries} primaries plans`);
+      throw new RestoreRefused(
+        `shard ${i}: ranges ${have} are not the ${want[i]?.join(",")} a cluster of ${primaries} primaries plans`,
+      );
   });
-  if (o.restored.length !== primaries) throw new RestoreRefused(`${primaries} shard(s) in the backup but ${o.restored.length} restored member(s) named`);
+  if (o.restored.length !== primaries)
+    throw new RestoreRefused(`${primaries} shard(s) in the backup but ${o.restored.length} restored member(s) named`);
   const plan = restorePlan(o.members, o.restored, o.replicasPerPrimary);
   const pool = new ConnectionPool(o.connector);
   try {
-    const nodes = await Promise.all(o.members.map(async (member): Promise<Node> => ({ member, client: await pool.get(member.endpoint) })));
+    const nodes = await Promise.all(
+      o.members.map(async (member): Promise<Node> => ({ member, client: await pool.get(member.endpoint) })),
+    );
     const byId = new Map(nodes.map((n) => [n.member.id, n]));
     const get = (id: string): Node => byId.get(id) as Node;
     await setDistinctConfigEpochs(nodes.map((n) => n.client));
@@ -145,18 +167,25 @@ export async function restoreCluster(o: RestoreClusterOptions): Promise<RestoreC
       const owned = ownSlots((await p.client.call("CLUSTER", "NODES")) as string);
       const keys = Number(await p.client.call("DBSIZE"));
       if (keys === 0 && (entry.keys ?? 0) > 0)
-        throw new RestoreRefused(`${p.member.id} was to restore shard ${i} (${entry.keys} keys) but holds none: not starting it as a primary`);
+        throw new RestoreRefused(
+          `${p.member.id} was to restore shard ${i} (${entry.keys} keys) but holds none: not starting it as a primary`,
+        );
       if (!withinSlotRange(range, owned)) {
-        throw new RestoreRefused(`${p.member.id} holds keys of slots ${owned.map(formatSlotRange).join(",")}, outside shard ${i}'s ${formatSlotRange(range)}`);
+        throw new RestoreRefused(
+          `${p.member.id} holds keys of slots ${owned.map(formatSlotRange).join(",")}, outside shard ${i}'s ${formatSlotRange(range)}`,
+        );
       }
-      for (const r of missingSlotRanges(range, owned)) await p.client.call("CLUSTER", "ADDSLOTSRANGE", String(r.start), String(r.end));
+      for (const r of missingSlotRanges(range, owned))
+        await p.client.call("CLUSTER", "ADDSLOTSRANGE", String(r.start), String(r.end));
       step(`${p.member.id} (${p.member.zone}) holds shard ${i}: ${keys} keys, slots ${formatSlotRange(range)}`);
       for (const r of [shard.primary, ...shard.replicas].filter((x) => x.id !== holderId)) {
         const n = get(r.id);
         const rk = Number(await n.client.call("DBSIZE"));
         const rs = ownSlots((await n.client.call("CLUSTER", "NODES")) as string);
         if (rk > 0 || rs.length > 0)
-          throw new RestoreRefused(`${r.id} would replicate shard ${i} but holds ${rk} keys and ${rs.length} slot range(s): it must start empty`);
+          throw new RestoreRefused(
+            `${r.id} would replicate shard ${i} but holds ${rk} keys and ${rs.length} slot range(s): it must start empty`,
+          );
       }
     }
     const [first, ...rest] = nodes;
@@ -189,17 +218,23 @@ export async function restoreCluster(o: RestoreClusterOptions): Promise<RestoreC
         },
         { timeoutMs, what: "the restored cluster: cluster_state:ok on every node, every replica linked and synced" },
       );
-    await synced(plan.shards.flatMap((s, i) => [s.primary, ...s.replicas].map((x) => x.id).filter((id) => id !== o.restored[i])));
+    await synced(
+      plan.shards.flatMap((s, i) => [s.primary, ...s.replicas].map((x) => x.id).filter((id) => id !== o.restored[i])),
+    );
     // Shards whose restored member sat in a zone already full of primaries: the planned primary takes over.
     for (const [i, shard] of plan.shards.entries()) {
       const holderId = o.restored[i] as string;
       if (shard.primary.id === holderId) continue;
       const target = get(shard.primary.id);
       await target.client.call("CLUSTER", "FAILOVER");
-      await pollUntil(async () => (parseInfo(await target.client.info("replication")).get("role") === "master" ? true : "still a replica"), {
-        timeoutMs,
-        what: `${target.member.id} to take shard ${i} over from ${holderId} by CLUSTER FAILOVER`,
-      });
+      await pollUntil(
+        async () =>
+          parseInfo(await target.client.info("replication")).get("role") === "master" ? true : "still a replica",
+        {
+          timeoutMs,
+          what: `${target.member.id} to take shard ${i} over from ${holderId} by CLUSTER FAILOVER`,
+        },
+      );
       step(
         `${target.member.id} (${target.member.zone}) took shard ${i} over from ${holderId} (${get(holderId).member.zone}): no zone holds a primary majority`,
       );

@@ -41,8 +41,13 @@ export function plannedRanges(primaries: number): string[][] {
  * Refuses (throws RestoreRefused) when the manifest's mode, shard count or any shard's slot ranges
  * differ from the plan's. `planned`: per shard, its ranges (cluster), or [[]] for replication.
  */
-export function checkRestoreShape(m: BackupManifest, mode: "cluster" | "replication", planned: readonly (readonly string[])[]): void {
-  if (m.mode !== mode) throw new RestoreRefused(`backup ${m.id} is of a ${m.mode} topology; the new stack is in ${mode} mode`);
+export function checkRestoreShape(
+  m: BackupManifest,
+  mode: "cluster" | "replication",
+  planned: readonly (readonly string[])[],
+): void {
+  if (m.mode !== mode)
+    throw new RestoreRefused(`backup ${m.id} is of a ${m.mode} topology; the new stack is in ${mode} mode`);
   if (m.shards.length !== planned.length) {
     throw new RestoreRefused(
       `backup ${m.id} has ${m.shards.length} shard(s), the new ${mode} topology plans ${planned.length}: restore into the snapshot's shape (${m.shards.length} primaries)`,
@@ -55,7 +60,8 @@ export function checkRestoreShape(m: BackupManifest, mode: "cluster" | "replicat
       return have === want ? undefined : `shard ${i}: snapshot ${have || "(none)"}, planned ${want || "(none)"}`;
     })
     .filter((d): d is string => d !== undefined);
-  if (diffs.length > 0) throw new RestoreRefused(`backup ${m.id}'s slot ranges differ from the new cluster's plan: ${diffs.join("; ")}`);
+  if (diffs.length > 0)
+    throw new RestoreRefused(`backup ${m.id}'s slot ranges differ from the new cluster's plan: ${diffs.join("; ")}`);
 }
 
 /** What was fetched for one shard: undefined when the object is missing. */
@@ -66,14 +72,17 @@ export interface FetchedObject {
 
 /** Refuses a missing object, a size or a checksum that differs from the manifest entry's. */
 export function checkShardObject(entry: ShardEntry, fetched: FetchedObject | undefined, where: string): void {
-  if (fetched === undefined) throw new RestoreRefused(`shard ${entry.shard}: ${where}/${entry.object} is missing: the backup is incomplete`);
+  if (fetched === undefined)
+    throw new RestoreRefused(`shard ${entry.shard}: ${where}/${entry.object} is missing: the backup is incomplete`);
   if (fetched.sha256 !== entry.sha256) {
     throw new RestoreRefused(
       `shard ${entry.shard}: checksum mismatch: ${where}/${entry.object} has sha256 ${fetched.sha256}, the manifest says ${entry.sha256} (corrupted or replaced)`,
     );
   }
   if (fetched.bytes !== entry.bytes) {
-    throw new RestoreRefused(`shard ${entry.shard}: ${where}/${entry.object} is ${fetched.bytes} bytes, the manifest says ${entry.bytes}`);
+    throw new RestoreRefused(
+      `shard ${entry.shard}: ${where}/${entry.object} is ${fetched.bytes} bytes, the manifest says ${entry.bytes}`,
+    );
   }
 }
 
@@ -112,12 +121,17 @@ const rangesText = (ranges: readonly string[]): string => normalizeRanges(ranges
 
 /** Why `keys` (DBSIZE) does not fit the shard's manifest counts, or undefined: keys - expires ≤ DBSIZE ≤ keys. */
 function countProblem(e: ShardEntry, where: string, keys: number | undefined, primary: string): string | undefined {
-  if (keys === undefined) return `${where}: DBSIZE on its primary ${primary} is unknown (not reachable?); the manifest counts ${e.keys} keys`;
+  if (keys === undefined)
+    return `${where}: DBSIZE on its primary ${primary} is unknown (not reachable?); the manifest counts ${e.keys} keys`;
   const least = e.keys - e.expires;
-  const ttl = e.expires > 0 ? ` (${e.expires} with a TTL, which may have expired since the snapshot: ${least} to ${e.keys} accepted)` : "";
+  const ttl =
+    e.expires > 0
+      ? ` (${e.expires} with a TTL, which may have expired since the snapshot: ${least} to ${e.keys} accepted)`
+      : "";
   if (keys > e.keys)
     return `${where}: DBSIZE ${keys} on its primary ${primary}, the manifest ${e.keys} keys${ttl}: ${keys - e.keys} more than the snapshot held (written since the restore?)`;
-  if (keys < least) return `${where}: DBSIZE ${keys} on its primary ${primary}, the manifest ${e.keys} keys${ttl}: ${least - keys} missing`;
+  if (keys < least)
+    return `${where}: DBSIZE ${keys} on its primary ${primary}, the manifest ${e.keys} keys${ttl}: ${least - keys} missing`;
   return undefined;
 }
 
@@ -126,20 +140,32 @@ function countProblem(e: ShardEntry, where: string, keys: number | undefined, pr
  * in cluster mode the one whose slot ranges are the shard's (a failover since the restore may have
  * moved it), in replication mode the one primary. A shard holds when keys - expires ≤ DBSIZE ≤ keys.
  */
-export function checkRestoredKeyCounts(mode: "cluster" | "replication", entries: readonly ShardEntry[], primaries: readonly ServingPrimary[]): KeyCountCheck {
+export function checkRestoredKeyCounts(
+  mode: "cluster" | "replication",
+  entries: readonly ShardEntry[],
+  primaries: readonly ServingPrimary[],
+): KeyCountCheck {
   const sorted = [...entries].sort((a, b) => a.shard - b.shard);
   const problems: string[] = [];
   const shards: RestoredShard[] = [];
   const have = new Set(sorted.map((e) => e.shard));
-  for (let i = 0; i < Math.max(0, ...have); i++) if (!have.has(i)) problems.push(`shard ${i}: no member reported restoring it`);
+  for (let i = 0; i < Math.max(0, ...have); i++)
+    if (!have.has(i)) problems.push(`shard ${i}: no member reported restoring it`);
   const matched = new Set<ServingPrimary>();
   if (mode === "replication" && primaries.length !== 1) {
-    problems.push(`replication mode: the verifier found ${primaries.length} primaries (${primaries.map((p) => p.name).join(", ") || "none"}), not one`);
+    problems.push(
+      `replication mode: the verifier found ${primaries.length} primaries (${primaries.map((p) => p.name).join(", ") || "none"}), not one`,
+    );
   }
   for (const e of sorted) {
     const slots = rangesText(e.slots);
     const where = mode === "cluster" ? `shard ${e.shard} (slots ${slots})` : `shard ${e.shard}`;
-    const p = mode === "cluster" ? primaries.find((x) => rangesText(x.slotRanges) === slots) : primaries.length === 1 ? primaries[0] : undefined;
+    const p =
+      mode === "cluster"
+        ? primaries.find((x) => rangesText(x.slotRanges) === slots)
+        : primaries.length === 1
+          ? primaries[0]
+          : undefined;
     if (p === undefined) {
       if (mode === "cluster") {
         const serving = primaries.map((x) => `${x.name} ${rangesText(x.slotRanges) || "(none)"}`).join("; ");
@@ -151,11 +177,19 @@ export function checkRestoredKeyCounts(mode: "cluster" | "replication", entries:
     const problem = countProblem(e, where, p.keys, p.name);
     if (problem !== undefined) problems.push(problem);
     if (p.keys !== undefined)
-      shards.push({ shard: e.shard, slots: normalizeRanges(e.slots), manifestKeys: e.keys, expires: e.expires, keys: p.keys, primary: p.name });
+      shards.push({
+        shard: e.shard,
+        slots: normalizeRanges(e.slots),
+        manifestKeys: e.keys,
+        expires: e.expires,
+        keys: p.keys,
+        primary: p.name,
+      });
   }
   if (mode === "cluster") {
     for (const p of primaries) {
-      if (!matched.has(p) && p.slotRanges.length > 0) problems.push(`primary ${p.name} serves slots ${rangesText(p.slotRanges)}, which no restored shard held`);
+      if (!matched.has(p) && p.slotRanges.length > 0)
+        problems.push(`primary ${p.name} serves slots ${rangesText(p.slotRanges)}, which no restored shard held`);
     }
   }
   return { shards, problems };

@@ -84,7 +84,9 @@ function checkShape(input: PlanInput): void {
   }
   const need = p * (1 + m);
   if (nodes.length < need) {
-    throw new PlanError(`${p} primaries x (1 + ${m} replicas) need ${need} nodes, but only ${nodes.length} ${nodes.length === 1 ? "is" : "are"} available`);
+    throw new PlanError(
+      `${p} primaries x (1 + ${m} replicas) need ${need} nodes, but only ${nodes.length} ${nodes.length === 1 ? "is" : "are"} available`,
+    );
   }
   for (const id of input.fixedPrimaries ?? []) {
     if (!seen.has(id)) throw new PlanError(`fixed primary ${id} is not among the nodes`);
@@ -142,7 +144,8 @@ function primariesPerZone(byZone: Map<string, PlannerNode[]>, input: PlanInput):
     }
     if ((counts.get(z) ?? 0) > cap) {
       throw new PlanError(
-        `zone ${z} already holds ${counts.get(z)} primaries but at most ${cap} can have all their replicas in other zones ` + `(${describeZones(byZone)})`,
+        `zone ${z} already holds ${counts.get(z)} primaries but at most ${cap} can have all their replicas in other zones ` +
+          `(${describeZones(byZone)})`,
       );
     }
     caps.set(z, cap);
@@ -168,7 +171,11 @@ function primariesPerZone(byZone: Map<string, PlannerNode[]>, input: PlanInput):
 }
 
 /** Picks which nodes of each zone become primaries: fixed ones first, then input order. */
-function choosePrimaries(byZone: Map<string, PlannerNode[]>, counts: Map<string, number>, input: PlanInput): PlannerNode[] {
+function choosePrimaries(
+  byZone: Map<string, PlannerNode[]>,
+  counts: Map<string, number>,
+  input: PlanInput,
+): PlannerNode[] {
   const fixed = input.fixedPrimaries ?? [];
   const byId = new Map(input.nodes.map((n) => [n.id, n]));
   const chosen = fixed.map((id) => byId.get(id) as PlannerNode);
@@ -218,7 +225,9 @@ function assignReplicas(primaries: PlannerNode[], candidates: PlannerNode[], inp
   const { flow } = g.minCostFlow(0, 1, m * primaries.length);
   if (flow !== m * primaries.length) {
     // The zone caps make this unreachable; keep a clear message in case they are ever wrong.
-    throw new PlanError(`could only place ${flow} of ${m * primaries.length} replicas in a zone other than their primary's`);
+    throw new PlanError(
+      `could only place ${flow} of ${m * primaries.length} replicas in a zone other than their primary's`,
+    );
   }
   const out: PlannerNode[][] = primaries.map(() => []);
   for (const l of links) {

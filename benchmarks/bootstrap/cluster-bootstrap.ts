@@ -72,7 +72,10 @@ async function readState(pool: ConnectionPool, members: readonly ClusterMember[]
       let nodeId: string;
       let infoText: string;
       try {
-        [nodeId, infoText] = await Promise.all([client.call("CLUSTER", "MYID") as Promise<string>, client.call("CLUSTER", "INFO") as Promise<string>]);
+        [nodeId, infoText] = await Promise.all([
+          client.call("CLUSTER", "MYID") as Promise<string>,
+          client.call("CLUSTER", "INFO") as Promise<string>,
+        ]);
       } catch (err) {
         const msg = (err as Error).message;
         throw new BootstrapError(
@@ -84,7 +87,9 @@ async function readState(pool: ConnectionPool, members: readonly ClusterMember[]
       return { member, client, nodeId, info: parseInfo(infoText) };
     }),
   );
-  const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected").map((r) => r.reason as Error);
+  const failed = results
+    .filter((r): r is PromiseRejectedResult => r.status === "rejected")
+    .map((r) => r.reason as Error);
   if (failed.length === 1) throw failed[0] as Error;
   if (failed.length > 1) throw new BootstrapError(failed.map((e) => e.message).join("; "));
   return results.map((r) => (r as PromiseFulfilledResult<MemberState>).value);
@@ -155,7 +160,12 @@ async function clusterInfos(states: readonly MemberState[]): Promise<Map<string,
 }
 
 /** Applies the plan to fresh nodes; see the module comment for the steps. */
-async function bootstrapFresh(states: MemberState[], plan: ClusterPlan, o: BootstrapOptions, step: (s: string) => void): Promise<void> {
+async function bootstrapFresh(
+  states: MemberState[],
+  plan: ClusterPlan,
+  o: BootstrapOptions,
+  step: (s: string) => void,
+): Promise<void> {
   const timeoutMs = o.timeoutMs ?? 60_000;
   const byId = new Map(states.map((s) => [s.member.id, s]));
 
@@ -217,7 +227,10 @@ async function waitHealthy(states: MemberState[], plan: ClusterPlan, o: Bootstra
       const pending = await replicationLag(states, plan);
       return pending.length === 0 ? true : `replicas not linked: ${pending.join(", ")}`;
     },
-    { timeoutMs: o.timeoutMs ?? 60_000, what: "cluster_state:ok with all 16384 slots on every node and every replica linked" },
+    {
+      timeoutMs: o.timeoutMs ?? 60_000,
+      what: "cluster_state:ok with all 16384 slots on every node and every replica linked",
+    },
   );
 }
 
@@ -265,7 +278,11 @@ export async function bootstrapCluster(o: BootstrapOptions): Promise<BootstrapRe
     if (notFresh.length > 0) {
       throw new BootstrapError(
         `cannot bootstrap: ${notFresh
-          .map((s) => `${s.member.id} (knows ${s.info.get("cluster_known_nodes")} nodes, ` + `${s.info.get("cluster_slots_assigned")} slots)`)
+          .map(
+            (s) =>
+              `${s.member.id} (knows ${s.info.get("cluster_known_nodes")} nodes, ` +
+              `${s.info.get("cluster_slots_assigned")} slots)`,
+          )
           .join(", ")} already belong to a cluster that does not have ` +
           `the wanted shape (${o.primaries} primaries x ${o.replicasPerPrimary} replicas); reconcile it or reset the nodes`,
       );

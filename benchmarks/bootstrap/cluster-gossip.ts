@@ -13,9 +13,20 @@ export interface GossipNode {
 }
 
 /** MEETs every node of `others` from `from`, then waits until all of `all` know each other. */
-export async function meetAndWait(from: GossipNode, others: readonly GossipNode[], all: readonly GossipNode[], timeoutMs: number): Promise<void> {
+export async function meetAndWait(
+  from: GossipNode,
+  others: readonly GossipNode[],
+  all: readonly GossipNode[],
+  timeoutMs: number,
+): Promise<void> {
   for (const s of others) {
-    await from.client.call("CLUSTER", "MEET", s.member.meet.ip, String(s.member.meet.port), String(s.member.meet.busPort));
+    await from.client.call(
+      "CLUSTER",
+      "MEET",
+      s.member.meet.ip,
+      String(s.member.meet.port),
+      String(s.member.meet.busPort),
+    );
   }
   const n = all.length;
   await pollUntil(

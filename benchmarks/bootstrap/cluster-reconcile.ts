@@ -47,8 +47,10 @@ export interface ReconcileOptions {
 }
 
 const num = (info: Map<string, string>, key: string): number => Number(info.get(key) ?? "NaN");
-const isFresh = (s: ReconcileMember): boolean => num(s.info, "cluster_known_nodes") === 1 && num(s.info, "cluster_slots_assigned") === 0;
-const slotText = (n: ClusterNodeEntry): string => n.slots.map((r) => (r.start === r.end ? `${r.start}` : `${r.start}-${r.end}`)).join(",");
+const isFresh = (s: ReconcileMember): boolean =>
+  num(s.info, "cluster_known_nodes") === 1 && num(s.info, "cluster_slots_assigned") === 0;
+const slotText = (n: ClusterNodeEntry): string =>
+  n.slots.map((r) => (r.start === r.end ? `${r.start}` : `${r.start}-${r.end}`)).join(",");
 
 async function views(states: readonly ReconcileMember[]): Promise<ClusterNodeEntry[][]> {
   return Promise.all(states.map(async (s) => parseClusterNodes(String(await s.client.call("CLUSTER", "NODES"))).nodes));
@@ -59,9 +61,13 @@ async function views(states: readonly ReconcileMember[]): Promise<ClusterNodeEnt
  * a cluster whose slots are all assigned, and some id in their views is no current member's, or
  * some member is fresh or a slot-less primary while fewer replicas than wanted exist.
  */
-export async function isHalfHealed(states: readonly ReconcileMember[], o: Pick<ReconcileOptions, "primaries">): Promise<boolean> {
+export async function isHalfHealed(
+  states: readonly ReconcileMember[],
+  o: Pick<ReconcileOptions, "primaries">,
+): Promise<boolean> {
   const formed = states.filter((s) => !isFresh(s));
-  if (formed.length === 0 || !formed.every((s) => num(s.info, "cluster_slots_assigned") === CLUSTER_SLOT_COUNT)) return false;
+  if (formed.length === 0 || !formed.every((s) => num(s.info, "cluster_slots_assigned") === CLUSTER_SLOT_COUNT))
+    return false;
   const ids = new Set(states.map((s) => s.nodeId));
   const all = await views(formed);
   const first = all[0] ?? [];
@@ -94,7 +100,9 @@ export async function reconcileLostMembers(states: readonly ReconcileMember[], o
       );
     }
     if (!all.some((v) => v.some((e) => e.id === id && e.failed))) {
-      throw o.fail(`${name} is no current member's node id but is not marked fail yet: retry after cluster-node-timeout`);
+      throw o.fail(
+        `${name} is no current member's node id but is not marked fail yet: retry after cluster-node-timeout`,
+      );
     }
   }
   for (const id of stale.keys()) {
@@ -103,7 +111,8 @@ export async function reconcileLostMembers(states: readonly ReconcileMember[], o
         try {
           await s.client.call("CLUSTER", "FORGET", id);
         } catch (err) {
-          if (!/unknown node/i.test((err as Error).message)) throw o.fail(`CLUSTER FORGET ${id} on ${s.member.id}: ${(err as Error).message}`);
+          if (!/unknown node/i.test((err as Error).message))
+            throw o.fail(`CLUSTER FORGET ${id} on ${s.member.id}: ${(err as Error).message}`);
         }
       }),
     );
@@ -119,7 +128,9 @@ export async function reconcileLostMembers(states: readonly ReconcileMember[], o
   await pollUntil(
     async () => {
       const v = parseClusterNodes(String(await from.client.call("CLUSTER", "NODES"))).nodes;
-      return v.filter((n) => !n.handshake).length === states.length ? true : `${from.member.id} knows ${v.length}/${states.length}`;
+      return v.filter((n) => !n.handshake).length === states.length
+        ? true
+        : `${from.member.id} knows ${v.length}/${states.length}`;
     },
     { timeoutMs: o.timeoutMs, what: "every member in the reconciled cluster's view" },
   );
@@ -132,7 +143,9 @@ export async function reconcileLostMembers(states: readonly ReconcileMember[], o
     if (s === undefined) continue;
     const zoneOf = (id: string): string | undefined => byNode.get(id)?.member.zone;
     const target = [...primaries].sort(
-      (a, b) => (count.get(a.id) ?? 0) - (count.get(b.id) ?? 0) || Number(zoneOf(a.id) === s.member.zone) - Number(zoneOf(b.id) === s.member.zone),
+      (a, b) =>
+        (count.get(a.id) ?? 0) - (count.get(b.id) ?? 0) ||
+        Number(zoneOf(a.id) === s.member.zone) - Number(zoneOf(b.id) === s.member.zone),
     )[0];
     if (target === undefined) throw o.fail("no primary owns slots");
     const label = byNode.get(target.id)?.member.id ?? target.id;
@@ -146,7 +159,11 @@ export async function reconcileLostMembers(states: readonly ReconcileMember[], o
 }
 
 /** Step 7 of the module comment: no zone keeps a primary majority when a replica can fix it */
-async function spreadPrimaries(states: readonly ReconcileMember[], from: ReconcileMember, o: ReconcileOptions): Promise<void> {
+async function spreadPrimaries(
+  states: readonly ReconcileMember[],
+  from: ReconcileMember,
+  o: ReconcileOptions,
+): Promise<void> {
   const byNode = new Map(states.map((s) => [s.nodeId, s]));
   for (let round = 0; round < states.length; round++) {
     const view = parseClusterNodes(String(await from.client.call("CLUSTER", "NODES"))).nodes;
@@ -161,15 +178,21 @@ async function spreadPrimaries(states: readonly ReconcileMember[], from: Reconci
       .flatMap((p) => view.filter((r) => r.primaryId === p.id && !r.failed).map((r) => ({ p, r })))
       .find(({ r }) => byNode.has(r.id) && 2 * ((perZone.get(zone(r.id)) ?? 0) + 1) <= total);
     if (move === undefined) {
-      o.step(`warning: zone ${zone(crowded[0]?.id ?? "")} holds more than half of the primaries and no replica can take one over`);
+      o.step(
+        `warning: zone ${zone(crowded[0]?.id ?? "")} holds more than half of the primaries and no replica can take one over`,
+      );
       return;
     }
     const replica = byNode.get(move.r.id) as ReconcileMember;
     await replica.client.call("CLUSTER", "FAILOVER");
-    await pollUntil(async () => (parseInfo(await replica.client.info("replication")).get("role") === "master" ? true : "still a replica"), {
-      timeoutMs: o.timeoutMs,
-      what: `${replica.member.id} to take over by CLUSTER FAILOVER`,
-    });
+    await pollUntil(
+      async () =>
+        parseInfo(await replica.client.info("replication")).get("role") === "master" ? true : "still a replica",
+      {
+        timeoutMs: o.timeoutMs,
+        what: `${replica.member.id} to take over by CLUSTER FAILOVER`,
+      },
+    );
     o.step(
       `${replica.member.id} (${replica.member.zone}) took over from ${byNode.get(move.p.id)?.member.id ?? move.p.id} (${zone(move.p.id)}): no zone holds a primary majority`,
     );
@@ -184,10 +207,19 @@ async function waitReconciled(states: readonly ReconcileMember[], o: ReconcileOp
   await pollUntil(
     async () => {
       const infos = await Promise.all(
-        states.map(async (s) => [parseInfo(String(await s.client.call("CLUSTER", "INFO"))), parseInfo(await s.client.info("replication"))] as const),
+        states.map(
+          async (s) =>
+            [
+              parseInfo(String(await s.client.call("CLUSTER", "INFO"))),
+              parseInfo(await s.client.info("replication")),
+            ] as const,
+        ),
       );
       const bad = infos.findIndex(
-        ([c]) => c.get("cluster_state") !== "ok" || num(c, "cluster_slots_ok") !== CLUSTER_SLOT_COUNT || num(c, "cluster_known_nodes") !== states.length,
+        ([c]) =>
+          c.get("cluster_state") !== "ok" ||
+          num(c, "cluster_slots_ok") !== CLUSTER_SLOT_COUNT ||
+          num(c, "cluster_known_nodes") !== states.length,
       );
       if (bad >= 0) return `${states[bad]?.member.id} is not ok with all ${states.length} nodes yet`;
       const linked = infos.filter(([, r]) => r.get("role") === "slave" && r.get("master_link_status") === "up").length;

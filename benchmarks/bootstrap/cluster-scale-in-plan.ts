@@ -114,7 +114,13 @@ function planRoles(kept: readonly LiveNode[], input: ScaleInInput): ClusterPlan 
         .slice(0, k)
         .sort((a, b) => (a.slots[0] ?? 0) - (b.slots[0] ?? 0))
         .map((n) => n.id);
-      return planCluster({ nodes, primaries: input.primaries, replicasPerPrimary: input.replicasPerPrimary, fixedPrimaries, preferredReplicaOf });
+      return planCluster({
+        nodes,
+        primaries: input.primaries,
+        replicasPerPrimary: input.replicasPerPrimary,
+        fixedPrimaries,
+        preferredReplicaOf,
+      });
     } catch (err) {
       if (!(err instanceof PlanError) || k === 0) throw err;
     }
@@ -122,20 +128,35 @@ function planRoles(kept: readonly LiveNode[], input: ScaleInInput): ClusterPlan 
 }
 
 /** Estimated used_memory of every planned primary after the moves; refuses when one overflows. */
-function checkMemory(moves: readonly SlotMove[], byId: Map<string, LiveNode>, primaries: readonly string[], headroom: number): MemoryFigure[] {
+function checkMemory(
+  moves: readonly SlotMove[],
+  byId: Map<string, LiveNode>,
+  primaries: readonly string[],
+  headroom: number,
+): MemoryFigure[] {
   const perSlot = (n: LiveNode): number => (n.slots.length === 0 ? 0 : n.datasetBytes / n.slots.length);
   const figures = primaries.map((id) => {
     const n = byId.get(id) as LiveNode;
     const inBytes = moves.filter((m) => m.to === id).reduce((s, m) => s + perSlot(byId.get(m.from) as LiveNode), 0);
     const outBytes = moves.filter((m) => m.from === id).length * perSlot(n);
-    return { id, usedBytes: n.usedMemory, afterBytes: Math.round(n.usedMemory + inBytes - outBytes), maxmemory: n.maxmemory };
+    return {
+      id,
+      usedBytes: n.usedMemory,
+      afterBytes: Math.round(n.usedMemory + inBytes - outBytes),
+      maxmemory: n.maxmemory,
+    };
   });
   const over = figures.filter((f) => f.maxmemory > 0 && f.afterBytes > f.maxmemory * headroom);
   if (over.length > 0) {
     const moving = [...new Set(moves.map((m) => m.from))].reduce((s, id) => s + (byId.get(id)?.datasetBytes ?? 0), 0);
     throw new ScaleInRefused(
       `scaling in to ${primaries.length} primaries is refused: the remaining primaries cannot hold the data. ` +
-        over.map((f) => `${f.id} would hold about ${mib(f.afterBytes)} (now ${mib(f.usedBytes)}) of maxmemory ${mib(f.maxmemory)}`).join("; ") +
+        over
+          .map(
+            (f) =>
+              `${f.id} would hold about ${mib(f.afterBytes)} (now ${mib(f.usedBytes)}) of maxmemory ${mib(f.maxmemory)}`,
+          )
+          .join("; ") +
         ` (limit: ${Math.round(headroom * 100)}% of maxmemory; ${mib(moving)} of data on the primaries giving slots away). ` +
         `Keep more primaries, raise maxmemory (the memory request), or delete data first.`,
     );
@@ -148,7 +169,11 @@ function checkMemory(moves: readonly SlotMove[], byId: Map<string, LiveNode>, pr
  * (CLUSTER FAILOVER swaps the two nodes' roles, slots and data); refuses a promotion whose
  * primary must stay primary too.
  */
-function afterFailovers(nodes: readonly LiveNode[], promote: readonly string[], planned: ReadonlySet<string>): LiveNode[] {
+function afterFailovers(
+  nodes: readonly LiveNode[],
+  promote: readonly string[],
+  planned: ReadonlySet<string>,
+): LiveNode[] {
   const swap = new Map<string, LiveNode>();
   const byId = new Map(nodes.map((n) => [n.id, n]));
   for (const id of promote) {
@@ -160,8 +185,22 @@ function afterFailovers(nodes: readonly LiveNode[], promote: readonly string[], 
           `a failover cannot hand it a shard of its own (fail over the shards so the kept pods hold more primaries, then retry)`,
       );
     }
-    swap.set(r.id, { ...r, role: "primary", replicaOf: undefined, slots: p.slots, usedMemory: p.usedMemory, datasetBytes: p.datasetBytes });
-    swap.set(p.id, { ...p, role: "replica", replicaOf: r.id, slots: [], datasetBytes: r.datasetBytes, usedMemory: r.usedMemory });
+    swap.set(r.id, {
+      ...r,
+      role: "primary",
+      replicaOf: undefined,
+      slots: p.slots,
+      usedMemory: p.usedMemory,
+      datasetBytes: p.datasetBytes,
+    });
+    swap.set(p.id, {
+      ...p,
+      role: "replica",
+      replicaOf: r.id,
+      slots: [],
+      datasetBytes: r.datasetBytes,
+      usedMemory: r.usedMemory,
+    });
   }
   return nodes.map((n) => swap.get(n.id) ?? n);
 }
@@ -170,7 +209,8 @@ function afterFailovers(nodes: readonly LiveNode[], promote: readonly string[], 
 export function planScaleIn(input: ScaleInInput): ScaleInPlan {
   const live = new Map(input.nodes.map((n) => [n.id, n]));
   const keptSet = new Set(input.kept);
-  for (const id of input.kept) if (!live.has(id)) throw new ScaleInRefused(`kept member ${id} is not in the live cluster`);
+  for (const id of input.kept)
+    if (!live.has(id)) throw new ScaleInRefused(`kept member ${id} is not in the live cluster`);
   const cluster = planRoles(
     input.kept.map((id) => live.get(id) as LiveNode),
     input,
@@ -189,11 +229,15 @@ export function planScaleIn(input: ScaleInInput): ScaleInPlan {
   const target = new Map(bySize.map((id, i) => [id, shares[i] ?? 0]));
   const moves = rebalanceSlots([
     ...planned.map((id) => ({ id, slots: byId.get(id)?.slots ?? [], target: target.get(id) ?? 0 })),
-    ...nodes.filter((n) => !plannedSet.has(n.id) && n.slots.length > 0).map((n) => ({ id: n.id, slots: n.slots, target: 0 })),
+    ...nodes
+      .filter((n) => !plannedSet.has(n.id) && n.slots.length > 0)
+      .map((n) => ({ id: n.id, slots: n.slots, target: 0 })),
   ]);
   const memory = checkMemory(moves, byId, planned, input.memoryHeadroom ?? 0.8);
   const replicate = cluster.shards.flatMap((s) =>
-    s.replicas.filter((r) => byId.get(r.id)?.replicaOf !== s.primary.id).map((r) => ({ replica: r.id, primary: s.primary.id })),
+    s.replicas
+      .filter((r) => byId.get(r.id)?.replicaOf !== s.primary.id)
+      .map((r) => ({ replica: r.id, primary: s.primary.id })),
   );
   return {
     cluster,

@@ -24,7 +24,13 @@ import { pollUntil } from "../util/poll-until.js";
 import { checkMembers, type ClusterMember } from "./cluster-member.js";
 import { replicateWhenKnown } from "./cluster-gossip.js";
 import { planScaleIn, type LiveNode, type ScaleInPlan } from "./cluster-scale-in-plan.js";
-import { detectSlotMigration, finishInterruptedMoves, migrateSlots, type ScaleMember, type SlotMigrationMethod } from "./slot-migration.js";
+import {
+  detectSlotMigration,
+  finishInterruptedMoves,
+  migrateSlots,
+  type ScaleMember,
+  type SlotMigrationMethod,
+} from "./slot-migration.js";
 
 export interface ScaleInOptions {
   /** Every member of the running cluster: the kept ones and the leaving ones. */
@@ -71,14 +77,19 @@ interface Live {
 const num = (info: Map<string, string>, key: string): number => Number(info.get(key) ?? "0");
 
 /** A client for every member that answers; leaving members may be gone already. */
-async function connect(pool: ConnectionPool, members: readonly ClusterMember[], kept: ReadonlySet<string>): Promise<ScaleMember[]> {
+async function connect(
+  pool: ConnectionPool,
+  members: readonly ClusterMember[],
+  kept: ReadonlySet<string>,
+): Promise<ScaleMember[]> {
   const out: ScaleMember[] = [];
   for (const member of members) {
     try {
       const client: Redis = await pool.get(member.endpoint);
       out.push({ member, client, nodeId: (await client.call("CLUSTER", "MYID")) as string });
     } catch (err) {
-      if (kept.has(member.id)) throw new ScaleInError(`kept member ${member.id} does not answer: ${(err as Error).message}`);
+      if (kept.has(member.id))
+        throw new ScaleInError(`kept member ${member.id} does not answer: ${(err as Error).message}`);
     }
   }
   return out;
@@ -89,7 +100,10 @@ async function connect(pool: ConnectionPool, members: readonly ClusterMember[], 
  * states them itself (its `myself` line: a slot handed over is the new owner's at once, where a
  * peer's view may lag), with its memory figures.
  */
-async function readOnce(handles: readonly ScaleMember[], kept: ReadonlySet<string>): Promise<Live & { claimedTwice: number[] }> {
+async function readOnce(
+  handles: readonly ScaleMember[],
+  kept: ReadonlySet<string>,
+): Promise<Live & { claimedTwice: number[] }> {
   const seer = handles.find((h) => kept.has(h.member.id)) as ScaleMember;
   const view = parseClusterNodes((await seer.client.call("CLUSTER", "NODES")) as string).nodes;
   const byNodeId = new Map(handles.map((h) => [h.nodeId, h]));
@@ -128,7 +142,8 @@ async function readOnce(handles: readonly ScaleMember[], kept: ReadonlySet<strin
     });
   }
   const missing = [...kept].filter((id) => !nodes.some((n) => n.id === id));
-  if (missing.length > 0) throw new ScaleInError(`kept member(s) ${missing.join(", ")} are not part of the cluster ${seer.member.id} sees`);
+  if (missing.length > 0)
+    throw new ScaleInError(`kept member(s) ${missing.join(", ")} are not part of the cluster ${seer.member.id} sees`);
   const owning = stale.filter((s) => s.slots > 0);
   if (owning.length > 0) {
     throw new ScaleInError(
@@ -144,7 +159,9 @@ async function readLive(handles: readonly ScaleMember[], kept: ReadonlySet<strin
   await pollUntil(
     async () => {
       live = await readOnce(handles, kept);
-      return live.claimedTwice.length === 0 ? true : `slot(s) ${live.claimedTwice.slice(0, 5).join(", ")} claimed by two members`;
+      return live.claimedTwice.length === 0
+        ? true
+        : `slot(s) ${live.claimedTwice.slice(0, 5).join(", ")} claimed by two members`;
     },
     { timeoutMs, intervalMs: 200, what: "every slot to have one owner" },
   );
@@ -152,14 +169,22 @@ async function readLive(handles: readonly ScaleMember[], kept: ReadonlySet<strin
 }
 
 /** CLUSTER FAILOVER on each promoted replica, waiting until it reports itself primary. */
-async function promote(ids: readonly string[], get: (id: string) => ScaleMember, timeoutMs: number, step: (s: string) => void): Promise<void> {
+async function promote(
+  ids: readonly string[],
+  get: (id: string) => ScaleMember,
+  timeoutMs: number,
+  step: (s: string) => void,
+): Promise<void> {
   for (const id of ids) {
     const h = get(id);
     await h.client.call("CLUSTER", "FAILOVER");
-    await pollUntil(async () => (((await h.client.call("ROLE")) as unknown[])[0] === "master" ? true : `${id} not primary yet`), {
-      timeoutMs,
-      what: `${id} to take over its shard (CLUSTER FAILOVER)`,
-    });
+    await pollUntil(
+      async () => (((await h.client.call("ROLE")) as unknown[])[0] === "master" ? true : `${id} not primary yet`),
+      {
+        timeoutMs,
+        what: `${id} to take over its shard (CLUSTER FAILOVER)`,
+      },
+    );
     step(`${id} (${h.member.zone}) took over its shard from a leaving primary (CLUSTER FAILOVER)`);
   }
 }
@@ -170,7 +195,9 @@ async function waitReplicas(plan: ScaleInPlan, get: (id: string) => ScaleMember,
   await pollUntil(
     async () => {
       const infos = await Promise.all(replicas.map(async (id) => parseInfo(await get(id).client.info("replication"))));
-      const down = replicas.filter((_, i) => infos[i]?.get("master_link_status") !== "up" || infos[i]?.get("master_sync_in_progress") === "1");
+      const down = replicas.filter(
+        (_, i) => infos[i]?.get("master_link_status") !== "up" || infos[i]?.get("master_sync_in_progress") === "1",
+      );
       return down.length === 0 ? true : `${down.join(", ")} not in sync yet`;
     },
     { timeoutMs, what: "the kept replicas' links to their primaries" },
@@ -205,7 +232,8 @@ async function forgetLeaving(
             try {
               await k.client.call("CLUSTER", "FORGET", id);
             } catch (err) {
-              if (!/unknown node/i.test((err as Error).message)) throw new ScaleInError(`CLUSTER FORGET ${id} on ${k.member.id}: ${(err as Error).message}`);
+              if (!/unknown node/i.test((err as Error).message))
+                throw new ScaleInError(`CLUSTER FORGET ${id} on ${k.member.id}: ${(err as Error).message}`);
             }
           }
         }),
@@ -238,7 +266,12 @@ export async function scaleIn(o: ScaleInOptions): Promise<ScaleInResult> {
       return h;
     };
     const kept = all.filter((h) => keptSet.has(h.member.id));
-    const input = { kept: o.kept, primaries: o.primaries, replicasPerPrimary: o.replicasPerPrimary, memoryHeadroom: o.memoryHeadroom };
+    const input = {
+      kept: o.kept,
+      primaries: o.primaries,
+      replicasPerPrimary: o.replicasPerPrimary,
+      memoryHeadroom: o.memoryHeadroom,
+    };
     let live = await readLive(all, keptSet, timeoutMs);
     let plan = planScaleIn({ ...input, nodes: live.nodes });
     let changed = false;
@@ -258,7 +291,9 @@ export async function scaleIn(o: ScaleInOptions): Promise<ScaleInResult> {
       plan = planScaleIn({ ...input, nodes: live.nodes });
     }
     if (plan.moves.length > 0) {
-      step(`moving ${plan.moves.length} slots to ${plan.cluster.shards.map((s) => s.primary.id).join(", ")} (${method})`);
+      step(
+        `moving ${plan.moves.length} slots to ${plan.cluster.shards.map((s) => s.primary.id).join(", ")} (${method})`,
+      );
       await migrateSlots(plan.moves, migrate);
       changed = true;
     }
@@ -271,13 +306,18 @@ export async function scaleIn(o: ScaleInOptions): Promise<ScaleInResult> {
     if ((await forgetLeaving(live, plan, kept, all, timeoutMs, step)) > 0) changed = true;
     await pollUntil(
       async () => {
-        const infos = await Promise.all(kept.map(async (k) => parseInfo((await k.client.call("CLUSTER", "INFO")) as string)));
-        const behind = kept.filter((_, i) => infos[i]?.get("cluster_state") !== "ok" || num(infos[i], "cluster_known_nodes") !== kept.length);
+        const infos = await Promise.all(
+          kept.map(async (k) => parseInfo((await k.client.call("CLUSTER", "INFO")) as string)),
+        );
+        const behind = kept.filter(
+          (_, i) => infos[i]?.get("cluster_state") !== "ok" || num(infos[i], "cluster_known_nodes") !== kept.length,
+        );
         return behind.length === 0 ? true : `${behind.map((k) => k.member.id).join(", ")} not settled`;
       },
       { timeoutMs, what: "cluster_state:ok with only the kept members on every kept member" },
     );
-    if (changed) step(`scaled in to ${o.primaries} primaries x (1 + ${o.replicasPerPrimary}) on ${kept.length} members`);
+    if (changed)
+      step(`scaled in to ${o.primaries} primaries x (1 + ${o.replicasPerPrimary}) on ${kept.length} members`);
     return { changed, plan, steps };
   } finally {
     await pool.closeAll();

@@ -23,9 +23,14 @@ export type { SlotMove } from "./slot-moves.js";
  * shard position; donors give their highest slots first. `owned`: existing primaries in
  * shard order with their slots; `added`: the new primaries in shard order.
  */
-export function planSlotMoves(owned: readonly { id: string; slots: readonly number[] }[], added: readonly string[]): SlotMove[] {
+export function planSlotMoves(
+  owned: readonly { id: string; slots: readonly number[] }[],
+  added: readonly string[],
+): SlotMove[] {
   const targets = splitSlots(owned.length + added.length).map(slotCount);
-  return rebalanceSlots([...owned, ...added.map((id) => ({ id, slots: [] }))].map((h, i) => ({ ...h, target: targets[i] ?? 0 })));
+  return rebalanceSlots(
+    [...owned, ...added.map((id) => ({ id, slots: [] }))].map((h, i) => ({ ...h, target: targets[i] ?? 0 })),
+  );
 }
 
 /** The running cluster as one member sees it: primaries in slot order, replica links, slots. */
@@ -39,11 +44,15 @@ function currentTopology(
   const primaries = entries
     .filter((e) => e.role === "primary" && e.slots.length > 0)
     .sort((a, b) => (a.slots[0]?.start ?? 0) - (b.slots[0]?.start ?? 0))
-    .map((e) => ({ id: idOf(e), slots: e.slots.flatMap((r) => Array.from({ length: slotCount(r) }, (_, k) => r.start + k)) }));
+    .map((e) => ({
+      id: idOf(e),
+      slots: e.slots.flatMap((r) => Array.from({ length: slotCount(r) }, (_, k) => r.start + k)),
+    }));
   const nodeToMember = new Map(entries.map((e) => [e.id, idOf(e)]));
   const replicaOf: Record<string, string> = {};
   for (const e of entries) {
-    if (e.role === "replica" && e.primaryId !== undefined) replicaOf[idOf(e)] = nodeToMember.get(e.primaryId) ?? e.primaryId;
+    if (e.role === "replica" && e.primaryId !== undefined)
+      replicaOf[idOf(e)] = nodeToMember.get(e.primaryId) ?? e.primaryId;
   }
   return { primaries, replicaOf, known: entries.length };
 }
@@ -64,7 +73,11 @@ export interface ScaleUpOptions {
 }
 
 /** True when the existing members are one cluster with fewer primaries than wanted. */
-export async function isScaleUp(members: readonly ScaleMember[], existing: ReadonlySet<string>, primaries: number): Promise<boolean> {
+export async function isScaleUp(
+  members: readonly ScaleMember[],
+  existing: ReadonlySet<string>,
+  primaries: number,
+): Promise<boolean> {
   const first = members.find((m) => existing.has(m.member.id));
   if (first === undefined || existing.size === members.length) return false;
   const topo = currentTopology((await first.client.call("CLUSTER", "NODES")) as string, members);
@@ -90,7 +103,9 @@ export async function scaleUp(o: ScaleUpOptions): Promise<ClusterPlan> {
   const added = plan.shards.slice(topo.primaries.length).map((s) => s.primary.id);
   const promoted = added.filter((id) => o.existing.has(id));
   if (promoted.length > 0) {
-    throw o.fail(`scaling up would turn existing replica(s) ${promoted.join(", ")} into new primaries; add fresh nodes for them instead`);
+    throw o.fail(
+      `scaling up would turn existing replica(s) ${promoted.join(", ")} into new primaries; add fresh nodes for them instead`,
+    );
   }
   for (const w of plan.warnings) o.step(`warning: ${w}`);
 
@@ -99,7 +114,9 @@ export async function scaleUp(o: ScaleUpOptions): Promise<ClusterPlan> {
   // A node that does not see cluster_state:ok yet refuses the keys MIGRATE sends it (CLUSTERDOWN).
   await pollUntil(
     async () => {
-      const infos = await Promise.all(fresh.map(async (m) => parseInfo((await m.client.call("CLUSTER", "INFO")) as string)));
+      const infos = await Promise.all(
+        fresh.map(async (m) => parseInfo((await m.client.call("CLUSTER", "INFO")) as string)),
+      );
       const behind = fresh.filter((_, i) => infos[i]?.get("cluster_state") !== "ok").map((m) => m.member.id);
       return behind.length === 0 ? true : `${behind.join(", ")} not ok yet`;
     },
@@ -110,7 +127,14 @@ export async function scaleUp(o: ScaleUpOptions): Promise<ClusterPlan> {
   const moves = planSlotMoves(topo.primaries, added);
   const get = (id: string): ScaleMember => byId.get(id) as ScaleMember;
   const method = o.slotMigration ?? (await detectSlotMigration(first.client));
-  await migrateSlots(moves, { get, method, password: o.password, timeoutMs: o.timeoutMs, step: () => undefined, fail: o.fail });
+  await migrateSlots(moves, {
+    get,
+    method,
+    password: o.password,
+    timeoutMs: o.timeoutMs,
+    step: () => undefined,
+    fail: o.fail,
+  });
   for (const to of added) {
     const n = moves.filter((m) => m.to === to).length;
     o.step(`${to} (${get(to).member.zone}) took ${n} slots from the existing primaries`);

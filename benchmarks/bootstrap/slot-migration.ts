@@ -61,15 +61,20 @@ async function patiently(what: string, call: () => Promise<unknown>): Promise<vo
       await call();
       return;
     } catch (e) {
-      // eslint-disable-next-line preserve-caught-error
-      if (attempt >= 300 || !/NOREPLICAS|TRYAGAIN|CLUSTERDOWN/.test((e as Error).message)) throw new Error(`${what}: ${(e as Error).message}`);
+      if (attempt >= 300 || !/NOREPLICAS|TRYAGAIN|CLUSTERDOWN/.test((e as Error).message))
+        throw new Error(`${what}: ${(e as Error).message}`, { cause: e });
       await sleep(100);
     }
   }
 }
 
 /** Moves one slot with its keys from `from` to `to` (MIGRATE path); safe to repeat after an interruption. */
-export async function moveSlot(from: ScaleMember, to: ScaleMember, slot: number, password: string | undefined): Promise<void> {
+export async function moveSlot(
+  from: ScaleMember,
+  to: ScaleMember,
+  slot: number,
+  password: string | undefined,
+): Promise<void> {
   const s = String(slot);
   const what = (step: string): string => `slot ${s} ${from.member.id} -> ${to.member.id}, ${step}`;
   const setSlot = (node: ScaleMember, step: string, args: readonly string[]): Promise<void> =>
@@ -88,7 +93,17 @@ export async function moveSlot(from: ScaleMember, to: ScaleMember, slot: number,
     if (keys.length === 0) break;
     const auth = password === undefined ? [] : ["AUTH", password];
     await patiently(what("MIGRATE"), () =>
-      from.client.call("MIGRATE", to.member.meet.ip, String(to.member.meet.port), "", "0", "10000", ...auth, "KEYS", ...keys),
+      from.client.call(
+        "MIGRATE",
+        to.member.meet.ip,
+        String(to.member.meet.port),
+        "",
+        "0",
+        "10000",
+        ...auth,
+        "KEYS",
+        ...keys,
+      ),
     );
   }
   await setSlot(to, "SETSLOT NODE (target)", [s, "NODE", to.nodeId]);
@@ -118,14 +133,20 @@ export interface MigrateOptions {
  * Finishes the slot moves an interrupted run left open on `nodes` (a slot MIGRATING on its
  * source, IMPORTING on its target, or both), each towards the target it names.
  */
-export async function finishInterruptedMoves(nodes: readonly ScaleMember[], all: readonly ScaleMember[], o: MigrateOptions): Promise<number> {
+export async function finishInterruptedMoves(
+  nodes: readonly ScaleMember[],
+  all: readonly ScaleMember[],
+  o: MigrateOptions,
+): Promise<number> {
   const byNodeId = new Map(all.map((m) => [m.nodeId, m]));
   const open = new Map<number, { fromNodeId: string; toNodeId: string }>();
   for (const node of nodes) for (const { slot, ...move } of await openSlots(node)) open.set(slot, move);
   for (const [slot, { fromNodeId, toNodeId }] of open) {
     const [from, to] = [byNodeId.get(fromNodeId), byNodeId.get(toNodeId)];
     if (from === undefined || to === undefined)
-      throw o.fail(`slot ${slot} is being moved from node ${fromNodeId} to node ${toNodeId}, and one of them is no member`);
+      throw o.fail(
+        `slot ${slot} is being moved from node ${fromNodeId} to node ${toNodeId}, and one of them is no member`,
+      );
     await moveSlot(from, to, slot, o.password);
   }
   if (open.size > 0) o.step(`finished ${open.size} slot move(s) an earlier run left half done`);
@@ -149,7 +170,10 @@ async function waitMigrationsDone(node: ScaleMember, since: number, o: MigrateOp
   await pollUntil(
     async () => {
       const rows = await slotMigrations(node);
-      const failed = rows.find((r) => Number(r.get("create_time") ?? 0) >= since && (r.get("state") === "failed" || r.get("state") === "cancelled"));
+      const failed = rows.find(
+        (r) =>
+          Number(r.get("create_time") ?? 0) >= since && (r.get("state") === "failed" || r.get("state") === "cancelled"),
+      );
       if (failed !== undefined) {
         throw o.fail(
           `atomic slot migration of ${failed.get("slot_ranges")} from ${node.member.id} to node ${failed.get("target_node")} ` +
@@ -157,7 +181,9 @@ async function waitMigrationsDone(node: ScaleMember, since: number, o: MigrateOp
         );
       }
       const running = rows.filter((r) => !TERMINAL.has(r.get("state") ?? ""));
-      return running.length === 0 ? true : `${node.member.id} still migrating ${running.map((r) => `${r.get("slot_ranges")} (${r.get("state")})`).join(", ")}`;
+      return running.length === 0
+        ? true
+        : `${node.member.id} still migrating ${running.map((r) => `${r.get("slot_ranges")} (${r.get("state")})`).join(", ")}`;
     },
     { timeoutMs: o.timeoutMs, what: `the atomic slot migrations on ${node.member.id} to finish` },
   );
@@ -170,7 +196,9 @@ export async function migrateSlots(moves: readonly SlotMove[], o: MigrateOptions
     // Many slots at a time: each slot's steps are ordered, different slots are independent. (Valkey
     // 8+ primaries hold each SETSLOT until their replicas ack it, which paces one connection.)
     for (let i = 0; i < moves.length; i += SLOTS_IN_FLIGHT) {
-      await Promise.all(moves.slice(i, i + SLOTS_IN_FLIGHT).map((m) => moveSlot(o.get(m.from), o.get(m.to), m.slot, o.password)));
+      await Promise.all(
+        moves.slice(i, i + SLOTS_IN_FLIGHT).map((m) => moveSlot(o.get(m.from), o.get(m.to), m.slot, o.password)),
+      );
       o.step(`moved ${Math.min(moves.length, i + SLOTS_IN_FLIGHT)}/${moves.length} slots (MIGRATE)`);
     }
     return;
@@ -181,10 +209,16 @@ export async function migrateSlots(moves: readonly SlotMove[], o: MigrateOptions
     // One an interrupted run started may still be running on the server: let it end first.
     await waitMigrationsDone(source, Number.POSITIVE_INFINITY, o);
     const mine = groups.filter((g) => g.from === from);
-    const args = mine.flatMap((g) => ["SLOTSRANGE", ...g.ranges.flatMap((r) => [String(r.start), String(r.end)]), "NODE", o.get(g.to).nodeId]);
+    const args = mine.flatMap((g) => [
+      "SLOTSRANGE",
+      ...g.ranges.flatMap((r) => [String(r.start), String(r.end)]),
+      "NODE",
+      o.get(g.to).nodeId,
+    ]);
     const since = Math.floor(Date.now() / 1000) - 1;
     await source.client.call("CLUSTER", "MIGRATESLOTS", ...args);
     await waitMigrationsDone(source, since, o);
-    for (const g of mine) o.step(`${from} -> ${g.to}: ${g.ranges.map(formatSlotRange).join(" ")} (atomic slot migration)`);
+    for (const g of mine)
+      o.step(`${from} -> ${g.to}: ${g.ranges.map(formatSlotRange).join(" ")} (atomic slot migration)`);
   }
 }

@@ -25,7 +25,10 @@ export function rebalanceSlots(holders: readonly SlotHolder[]): SlotMove[] {
   const held = holders.reduce((n, h) => n + h.slots.length, 0);
   const wanted = holders.reduce((n, h) => n + h.target, 0);
   if (held !== wanted) throw new RangeError(`slot targets add up to ${wanted} but the holders own ${held} slots`);
-  const pools = holders.map((h) => ({ id: h.id, give: [...h.slots].sort((a, b) => b - a).slice(0, Math.max(0, h.slots.length - h.target)) }));
+  const pools = holders.map((h) => ({
+    id: h.id,
+    give: [...h.slots].sort((a, b) => b - a).slice(0, Math.max(0, h.slots.length - h.target)),
+  }));
   const moves: SlotMove[] = [];
   for (const h of holders) {
     let need = h.target - h.slots.length;

@@ -14,7 +14,13 @@ import { ConnectionError } from "../topology/connector.js";
 import { parseEndpoint, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { CheckFailed, connectionFailed, UsageError } from "./errors.js";
 import { guarded, passwordFromEnv } from "./guard.js";
-import { addWorkloadOptions, CLIENT_PROCESSES_OPTION, REPEAT_OPTION, workloadFromFlags, type WorkloadFlags } from "./local-command.js";
+import {
+  addWorkloadOptions,
+  CLIENT_PROCESSES_OPTION,
+  REPEAT_OPTION,
+  workloadFromFlags,
+  type WorkloadFlags,
+} from "./local-command.js";
 import { SLO_OPTIONS, withSlo, type SloFlags } from "./slo-options.js";
 
 interface BenchFlags extends WorkloadFlags, SloFlags {
@@ -51,15 +57,20 @@ export async function runBenchCommand(f: BenchFlags): Promise<void> {
   const endpoint = f.target;
   if (endpoint === undefined) throw new UsageError("bench: --target HOST:PORT is required");
   const workload = withSlo(workloadFromFlags(f, { repeats: true }), f);
-  if (f.readTarget !== undefined && workload.reads !== "replicas") throw new UsageError("--read-target applies to --reads replicas: give it too");
+  if (f.readTarget !== undefined && workload.reads !== "replicas")
+    throw new UsageError("--read-target applies to --reads replicas: give it too");
   if (f.readTarget !== undefined && f.cluster === true)
-    throw new UsageError("--read-target applies to replication mode: with --cluster the replicas come from CLUSTER NODES (READONLY connections)");
+    throw new UsageError(
+      "--read-target applies to replication mode: with --cluster the replicas come from CLUSTER NODES (READONLY connections)",
+    );
   const password = passwordFromEnv(f.passwordEnv);
   const known = (err: unknown) => {
     if (err instanceof ConnectionError) return connectionFailed(err);
     if (err instanceof EndpointNotReady) {
       if (err.code === "NO_REPLICAS") return new CheckFailed(err.message);
-      return err.code === "CLUSTER_NOT_READY" ? new CheckFailed(err.message, err.code) : new UsageError(err.message, err.code);
+      return err.code === "CLUSTER_NOT_READY"
+        ? new CheckFailed(err.message, err.code)
+        : new UsageError(err.message, err.code);
     }
     return undefined;
   };
@@ -76,10 +87,14 @@ export async function runBenchCommand(f: BenchFlags): Promise<void> {
         clientProcesses: f.clientProcesses,
         ...(f.readTarget === undefined ? {} : { readTargets: f.readTarget }),
         onProgress: (e) => {
-          if (!f.json && e.phase === "done" && e.row) process.stderr.write(`${e.row.test}: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms\n`);
+          if (!f.json && e.phase === "done" && e.row)
+            process.stderr.write(`${e.row.test}: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms\n`);
         },
       });
-      if (!r.topology.ok) process.stderr.write(`warning: the verifier reports ${r.topology.failures.map((x) => x.code).join(", ")} (see summary.md)\n`);
+      if (!r.topology.ok)
+        process.stderr.write(
+          `warning: the verifier reports ${r.topology.failures.map((x) => x.code).join(", ")} (see summary.md)\n`,
+        );
       if (f.json) {
         process.stdout.write(
           `${JSON.stringify({ ok: true, runDir: r.runDir, report: r.reportPath, topologyOk: r.topology.ok, rows: r.rows, ...(r.mix === undefined ? {} : { mix: r.mix }), ...(r.sloSweep === undefined ? {} : { sloSweep: r.sloSweep }) }, null, 2)}\n`,
@@ -96,7 +111,9 @@ export function registerBenchCommand(program: Command): void {
   addWorkloadOptions(
     program
       .command("bench")
-      .description("benchmark an endpoint you already have with the same pipeline (verify, re-runs, results.csv, summary.md, report.html)"),
+      .description(
+        "benchmark an endpoint you already have with the same pipeline (verify, re-runs, results.csv, summary.md, report.html)",
+      ),
     "bench",
     "results.csv",
   )
@@ -107,7 +124,10 @@ export function registerBenchCommand(program: Command): void {
       "with --reads replicas (replication): where the reads go, e.g. a read endpoint or the replicas at addresses reachable from here (default: the replicas the target lists in INFO replication)",
       readTargets,
     )
-    .option("--password-env <name>", "the password is in this environment variable (given to the client only through its environment)")
+    .option(
+      "--password-env <name>",
+      "the password is in this environment variable (given to the client only through its environment)",
+    )
     .option(...CLIENT_PROCESSES_OPTION)
     .option(...REPEAT_OPTION)
     .option(...SLO_OPTIONS.slo)

@@ -6,7 +6,13 @@
  */
 import type { Command } from "commander";
 import { stringify as toYaml } from "yaml";
-import { ConfigError, StackFileError, loadStackFile, type ConfigIssue, type LoadedStackFile } from "../../config/schema.js";
+import {
+  ConfigError,
+  StackFileError,
+  loadStackFile,
+  type ConfigIssue,
+  type LoadedStackFile,
+} from "../../config/schema.js";
 import { CheckFailed, UsageError, type CliError } from "./errors.js";
 
 interface ConfigOptions {
@@ -20,11 +26,21 @@ const printJson = (value: unknown) => print(JSON.stringify(value, null, 2));
 
 function report(loaded: LoadedStackFile, file: string, json: boolean): void {
   if (json) {
-    printJson({ ok: true, file, stack: loaded.stack ?? null, password: loaded.password, warnings: loaded.warnings, config: loaded.config });
+    printJson({
+      ok: true,
+      file,
+      stack: loaded.stack ?? null,
+      password: loaded.password,
+      warnings: loaded.warnings,
+      config: loaded.config,
+    });
     return;
   }
   for (const w of loaded.warnings) process.stderr.write(`warning: ${w.path}: ${w.message}\n`);
-  const header = [`# ${file}: valid${loaded.stack ? ` (stack ${loaded.stack})` : ""}; resolved config with defaults`, `# password: ${loaded.password}`];
+  const header = [
+    `# ${file}: valid${loaded.stack ? ` (stack ${loaded.stack})` : ""}; resolved config with defaults`,
+    `# password: ${loaded.password}`,
+  ];
   print(`${header.join("\n")}\n${toYaml(loaded.config, { lineWidth: 0 })}`);
 }
 

@@ -67,13 +67,16 @@ const MAX_CLUSTER_NODES = 115;
 const MAX_PRIMARIES = Math.floor(MAX_CLUSTER_NODES / 2);
 
 export function drillOptionsFromFlags(f: DrillFlags): Omit<DrillOptions, "onStep"> {
-  if (f.mode !== "cluster" && f.mode !== "replication") throw new UsageError(`--mode must be cluster or replication (got '${f.mode}')`);
-  if (!(FAULTS as readonly string[]).includes(f.fault)) throw new UsageError(`--fault must be one of ${FAULTS.join(", ")} (got '${f.fault}')`);
+  if (f.mode !== "cluster" && f.mode !== "replication")
+    throw new UsageError(`--mode must be cluster or replication (got '${f.mode}')`);
+  if (!(FAULTS as readonly string[]).includes(f.fault))
+    throw new UsageError(`--fault must be one of ${FAULTS.join(", ")} (got '${f.fault}')`);
   const zones = f.zones
     .split(",")
     .map((z) => z.trim())
     .filter((z) => z !== "");
-  if (zones.length < 2 || new Set(zones).size !== zones.length) throw new UsageError(`--zones must name at least two distinct zones (got '${f.zones}')`);
+  if (zones.length < 2 || new Set(zones).size !== zones.length)
+    throw new UsageError(`--zones must name at least two distinct zones (got '${f.zones}')`);
   if (!(CLIENT_SETTINGS as readonly string[]).includes(f.clientSettings))
     throw new UsageError(`--client-settings must be one of ${CLIENT_SETTINGS.join(", ")} (got '${f.clientSettings}')`);
   const nodes = f.primaries * (1 + f.replicasPerPrimary);
@@ -117,22 +120,57 @@ type IntParser = (flag: string) => (value: string) => number;
 
 /** The drill's integer flags, in help order: flag, help text, parser (it names the flag in its error), default. */
 const INT_FLAGS: readonly (readonly [string, string, IntParser, number])[] = [
-  ["--duration-s <n>", "minimum load duration in seconds (the load runs until recovery + 2 s anyway)", positiveInt, DRILL_DEFAULTS.durationS],
+  [
+    "--duration-s <n>",
+    "minimum load duration in seconds (the load runs until recovery + 2 s anyway)",
+    positiveInt,
+    DRILL_DEFAULTS.durationS,
+  ],
   ["--warmup-s <n>", "load before the fault, in seconds", positiveInt, DRILL_DEFAULTS.warmupS],
   ["--rate <n>", "writes per second per load stream", positiveInt, DRILL_DEFAULTS.rate],
-  ["--wait-timeout-ms <n>", "WAIT 1 <ms> after each acknowledged write; 0 disables WAIT", nonNegativeInt, DRILL_DEFAULTS.waitTimeoutMs],
-  ["--detection-ms <n>", "Sentinel down-after-milliseconds / cluster-node-timeout", positiveInt, DRILL_DEFAULTS.detectionMs],
+  [
+    "--wait-timeout-ms <n>",
+    "WAIT 1 <ms> after each acknowledged write; 0 disables WAIT",
+    nonNegativeInt,
+    DRILL_DEFAULTS.waitTimeoutMs,
+  ],
+  [
+    "--detection-ms <n>",
+    "Sentinel down-after-milliseconds / cluster-node-timeout",
+    positiveInt,
+    DRILL_DEFAULTS.detectionMs,
+  ],
   ["--failover-timeout-ms <n>", "Sentinel failover-timeout", positiveInt, DRILL_DEFAULTS.failoverTimeoutMs],
-  ["--restart-delay-ms <n>", "how long a killed member stays down before its pod starts again", nonNegativeInt, DRILL_DEFAULTS.restartDelayMs],
-  ["--zone-down-ms <n>", "how long a killed zone stays down (its pods Pending)", nonNegativeInt, DRILL_DEFAULTS.zoneDownMs],
-  ["--replicas <n>", `replication: replicas of the primary (1-${MAX_REPLICAS})`, (flag) => intInRange(flag, 1, MAX_REPLICAS), 2],
+  [
+    "--restart-delay-ms <n>",
+    "how long a killed member stays down before its pod starts again",
+    nonNegativeInt,
+    DRILL_DEFAULTS.restartDelayMs,
+  ],
+  [
+    "--zone-down-ms <n>",
+    "how long a killed zone stays down (its pods Pending)",
+    nonNegativeInt,
+    DRILL_DEFAULTS.zoneDownMs,
+  ],
+  [
+    "--replicas <n>",
+    `replication: replicas of the primary (1-${MAX_REPLICAS})`,
+    (flag) => intInRange(flag, 1, MAX_REPLICAS),
+    2,
+  ],
   [
     "--primaries <n>",
     `cluster: primaries (1-${MAX_PRIMARIES}; primaries × (1 + replicas per primary) ≤ ${MAX_CLUSTER_NODES})`,
     (flag) => intInRange(flag, 1, MAX_PRIMARIES),
     3,
   ],
-  ["--replicas-per-primary <n>", `cluster: replicas per primary (1-${MAX_PRIMARIES - 1})`, (flag) => intInRange(flag, 1, MAX_PRIMARIES - 1), 1],
+  [
+    "--replicas-per-primary <n>",
+    `cluster: replicas per primary (1-${MAX_PRIMARIES - 1})`,
+    (flag) => intInRange(flag, 1, MAX_PRIMARIES - 1),
+    1,
+  ],
 ];
 
 export function registerDrillCommand(program: Command): void {
@@ -143,9 +181,14 @@ export function registerDrillCommand(program: Command): void {
     )
     .requiredOption("--mode <mode>", "cluster | replication")
     .requiredOption("--fault <fault>", FAULTS.join(" | "));
-  for (const [flag, help, parser, value] of INT_FLAGS) command.option(flag, help, parser(flag.split(" ")[0] ?? flag), value);
+  for (const [flag, help, parser, value] of INT_FLAGS)
+    command.option(flag, help, parser(flag.split(" ")[0] ?? flag), value);
   command
-    .option("--freeze-ms <n>", "freeze: how long the primary stays SIGSTOPped (default: --detection-ms + --restart-delay-ms)", positiveInt("--freeze-ms"))
+    .option(
+      "--freeze-ms <n>",
+      "freeze: how long the primary stays SIGSTOPped (default: --detection-ms + --restart-delay-ms)",
+      positiveInt("--freeze-ms"),
+    )
     .option(
       "--crash-restart-delay-ms <n>",
       "crash-restart: how long the killed primary stays down before restarting in place (default: half of --detection-ms)",
@@ -166,7 +209,10 @@ export function registerDrillCommand(program: Command): void {
       "how the load's clients follow a failover (docs/client-settings.md): recommended (reconnect on NOREPLICAS/READONLY/LOADING/MASTERDOWN and the Sentinels' +switch-master) | defaults (the libraries' own); recorded in the row",
       DEFAULT_CLIENT_SETTINGS,
     )
-    .option("--no-valkey-py", "leave out the valkey-py writer (the second client library; needs $VALKEY_PY_PYTHON, which .ci/setup sets)")
+    .option(
+      "--no-valkey-py",
+      "leave out the valkey-py writer (the second client library; needs $VALKEY_PY_PYTHON, which .ci/setup sets)",
+    )
     .option("--output <dir>", "write drill-<mode>-<fault>.json here")
     .option("--json", "print the result as one JSON object")
     .action(async (flags: DrillFlags) => {
@@ -176,7 +222,9 @@ export function registerDrillCommand(program: Command): void {
       );
       if (isSkipped(result)) {
         process.stdout.write(
-          flags.json ? `${JSON.stringify({ ...result, file: null }, null, 2)}\n` : `${result.mode} ${result.fault}: SKIPPED: ${result.skipped.reason}\n`,
+          flags.json
+            ? `${JSON.stringify({ ...result, file: null }, null, 2)}\n`
+            : `${result.mode} ${result.fault}: SKIPPED: ${result.skipped.reason}\n`,
         );
         process.exitCode = SKIPPED_EXIT_CODE;
         return;

@@ -77,7 +77,8 @@ export class RunFailed extends CliError {
 /** Parses a positive integer flag value, naming the flag when it is not one. */
 export function positiveInt(flag: string): (value: string) => number {
   return (value: string) => {
-    if (!/^\d+$/.test(value.trim()) || Number(value) < 1) throw new UsageError(`${flag} must be a positive integer (got '${value}')`);
+    if (!/^\d+$/.test(value.trim()) || Number(value) < 1)
+      throw new UsageError(`${flag} must be a positive integer (got '${value}')`);
     return Number(value);
   };
 }
@@ -94,7 +95,8 @@ export function nonNegativeInt(flag: string): (value: string) => number {
 export function intInRange(flag: string, min: number, max: number): (value: string) => number {
   return (value: string) => {
     const n = Number(value.trim());
-    if (!/^\d+$/.test(value.trim()) || n < min || n > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max} (got '${value}')`);
+    if (!/^\d+$/.test(value.trim()) || n < min || n > max)
+      throw new UsageError(`${flag} must be an integer from ${min} to ${max} (got '${value}')`);
     return n;
   };
 }
@@ -103,7 +105,8 @@ export function intInRange(flag: string, min: number, max: number): (value: stri
 export function nonNegativeNumber(flag: string): (value: string) => number {
   return (value: string) => {
     const n = Number(value.trim());
-    if (value.trim() === "" || !Number.isFinite(n) || n < 0) throw new UsageError(`${flag} must be a number ≥ 0 (got '${value}')`);
+    if (value.trim() === "" || !Number.isFinite(n) || n < 0)
+      throw new UsageError(`${flag} must be a number ≥ 0 (got '${value}')`);
     return n;
   };
 }
@@ -113,7 +116,8 @@ export function durationSpan(flag: string): (value: string) => number {
   return (value: string) => {
     const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(value.trim());
     const seconds = m === null ? 0 : Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
-    if (m === null || value.trim() === "" || seconds < 1) throw new UsageError(`${flag} must be a duration such as 3h, 90m, 1h30m or 45s (got '${value}')`);
+    if (m === null || value.trim() === "" || seconds < 1)
+      throw new UsageError(`${flag} must be a duration such as 3h, 90m, 1h30m or 45s (got '${value}')`);
     return seconds;
   };
 }

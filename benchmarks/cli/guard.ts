@@ -11,7 +11,12 @@ import { CliError, RunFailed, UsageError } from "./errors.js";
  * stderr). A CliError (UsageError, CheckFailed, ...) passes through; `known` may turn a known error into another exit-code
  * error (return undefined for the rest); anything else becomes RunFailed.
  */
-export async function guarded<T>(command: string, what: string, work: () => Promise<T>, known?: (err: unknown) => Error | undefined): Promise<T> {
+export async function guarded<T>(
+  command: string,
+  what: string,
+  work: () => Promise<T>,
+  known?: (err: unknown) => Error | undefined,
+): Promise<T> {
   const unhook = onTerminatingSignal((sig) => process.stderr.write(`\nvbench ${command}: ${sig}: stopped ${what}\n`));
   try {
     return await work();
@@ -27,6 +32,7 @@ export async function guarded<T>(command: string, what: string, work: () => Prom
 export function passwordFromEnv(envName: string | undefined): string | undefined {
   if (envName === undefined) return undefined;
   const password = process.env[envName];
-  if (password === undefined || password === "") throw new UsageError(`--password-env ${envName}: that environment variable is not set`);
+  if (password === undefined || password === "")
+    throw new UsageError(`--password-env ${envName}: that environment variable is not set`);
   return password;
 }

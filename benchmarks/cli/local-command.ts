@@ -72,7 +72,8 @@ interface LocalFlags extends SloFlags {
 
 /** Parses `--client-zones spread|primary` (the data transfer's client placement, config `cost.clientZones`). */
 export function parseClientZones(text: string): ClientZones {
-  if (!(CLIENT_ZONES as readonly string[]).includes(text)) throw new UsageError(`--client-zones: '${text}' is not one of ${CLIENT_ZONES.join(", ")}`);
+  if (!(CLIENT_ZONES as readonly string[]).includes(text))
+    throw new UsageError(`--client-zones: '${text}' is not one of ${CLIENT_ZONES.join(", ")}`);
   return text as ClientZones;
 }
 
@@ -84,7 +85,8 @@ export function parseTests(text: string): BenchmarkTest[] {
     .filter((t) => t !== "");
   if (names.length === 0) throw new UsageError("--tests names no test");
   const unknown = names.filter((t) => !(BENCHMARK_TESTS as readonly string[]).includes(t));
-  if (unknown.length > 0) throw new UsageError(`--tests: unknown test(s) ${unknown.join(", ")} (known: ${BENCHMARK_TESTS.join(", ")})`);
+  if (unknown.length > 0)
+    throw new UsageError(`--tests: unknown test(s) ${unknown.join(", ")} (known: ${BENCHMARK_TESTS.join(", ")})`);
   return names as BenchmarkTest[];
 }
 
@@ -132,7 +134,8 @@ export function parseMix(text: string): MixEntry[] {
 export function parseReads(text: string | undefined): ReadTarget {
   if (text === undefined) return "primary";
   const t = text.trim().toLowerCase();
-  if (!(READ_TARGETS as readonly string[]).includes(t)) throw new UsageError(`--reads: '${text}' is not one of ${READ_TARGETS.join(", ")}`);
+  if (!(READ_TARGETS as readonly string[]).includes(t))
+    throw new UsageError(`--reads: '${text}' is not one of ${READ_TARGETS.join(", ")}`);
   return t as ReadTarget;
 }
 
@@ -147,16 +150,25 @@ export function workloadFromFlags(f: WorkloadFlags, o: { repeats?: boolean } = {
   if (repeatWrong !== undefined) throw new UsageError(`--repeat ${repeatWrong}`);
   const repeat = o.repeats === true ? (f.repeat ?? (f.sampleS === undefined ? DEFAULT_REPEAT : 1)) : undefined;
   if (f.durationS !== undefined && f.mix === undefined && reads !== "replicas")
-    throw new UsageError("--duration-s applies to a mix (or to the generator's reads with --reads replicas): give --mix too");
-  if (f.rate !== undefined && f.mix === undefined) throw new UsageError("--rate applies to a mix (open loop): give --mix too, e.g. --mix set:100");
-  if (f.duration !== undefined && f.durationS !== undefined) throw new UsageError("--duration and --duration-s both give a mix's duration: give one");
-  if (f.duration !== undefined && f.mix === undefined) throw new UsageError("--duration applies to a mix: give --mix too");
-  if (f.sampleS !== undefined && f.mix === undefined) throw new UsageError("--sample-s applies to a mix (soak): give --mix too, e.g. --mix get:80,set:20");
+    throw new UsageError(
+      "--duration-s applies to a mix (or to the generator's reads with --reads replicas): give --mix too",
+    );
+  if (f.rate !== undefined && f.mix === undefined)
+    throw new UsageError("--rate applies to a mix (open loop): give --mix too, e.g. --mix set:100");
+  if (f.duration !== undefined && f.durationS !== undefined)
+    throw new UsageError("--duration and --duration-s both give a mix's duration: give one");
+  if (f.duration !== undefined && f.mix === undefined)
+    throw new UsageError("--duration applies to a mix: give --mix too");
+  if (f.sampleS !== undefined && f.mix === undefined)
+    throw new UsageError("--sample-s applies to a mix (soak): give --mix too, e.g. --mix get:80,set:20");
   const durationSeconds = f.durationS ?? f.duration;
   const soakDuration = durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS;
   if (f.sampleS !== undefined && 2 * f.sampleS > soakDuration)
-    throw new UsageError(`--sample-s ${f.sampleS} leaves fewer than two samples in the mix's ${soakDuration} s (--duration-s or --duration)`);
-  if (f.maxRequests < f.requests) throw new UsageError(`--max-requests (${f.maxRequests}) must be ≥ --requests (${f.requests})`);
+    throw new UsageError(
+      `--sample-s ${f.sampleS} leaves fewer than two samples in the mix's ${soakDuration} s (--duration-s or --duration)`,
+    );
+  if (f.maxRequests < f.requests)
+    throw new UsageError(`--max-requests (${f.maxRequests}) must be ≥ --requests (${f.requests})`);
   const tests = parseTests(f.tests);
   const mix = f.mix === undefined ? undefined : parseMix(f.mix);
   const readsWrong = readsProblem(reads, tests, mix);
@@ -247,7 +259,12 @@ export function addWorkloadOptions(
     .option("--pipeline <n>", "-P: pipeline depth", positiveInt("--pipeline"), d.pipeline)
     .option("--datasize <bytes>", "-d: value size", positiveInt("--datasize"), d.dataSize)
     .option("--threads <n>", "--threads: client threads", positiveInt("--threads"), d.threads)
-    .option("--keyspace-len <n>", "-r: random keys over this many names", positiveInt("--keyspace-len"), d.keyspaceLength)
+    .option(
+      "--keyspace-len <n>",
+      "-r: random keys over this many names",
+      positiveInt("--keyspace-len"),
+      d.keyspaceLength,
+    )
     .option("--workload-name <name>", `${csv} workload column`, workloadName)
     .option(
       "--mix <shares>",
@@ -258,7 +275,11 @@ export function addWorkloadOptions(
       "how long a --mix runs (default 30); with --reads replicas, how long the generator runs each read test in cluster mode (default --min-duration)",
       positiveInt("--duration-s"),
     )
-    .option("--duration <span>", "how long a --mix runs, as a span: 3h, 90m, 1h30m, 45s (instead of --duration-s)", durationSpan("--duration"))
+    .option(
+      "--duration <span>",
+      "how long a --mix runs, as a span: 3h, 90m, 1h30m, 45s (instead of --duration-s)",
+      durationSpan("--duration"),
+    )
     .option(
       "--sample-s <seconds>",
       "soak a --mix: every N seconds sample the window's rps and latency percentiles and every member's INFO (memory, fragmentation, AOF rewrites, fork time, replica links, full syncs); events flagged in summary.md and the report",
@@ -305,7 +326,12 @@ export function registerLocalCommand(program: Command): void {
   )
     .option("--replicas <n>", "replication mode: replicas of the primary", nonNegativeInt("--replicas"), 3)
     .option("--primaries <n>", "cluster mode: primaries", positiveInt("--primaries"), 3)
-    .option("--replicas-per-primary <n>", "cluster mode: replicas per primary", nonNegativeInt("--replicas-per-primary"), 1)
+    .option(
+      "--replicas-per-primary <n>",
+      "cluster mode: replicas per primary",
+      nonNegativeInt("--replicas-per-primary"),
+      1,
+    )
     .option("--zones <csv>", "zone names assigned round-robin to the nodes", "zone-a,zone-b,zone-c")
     .option("--io-threads <n>", "valkey-server io-threads", positiveInt("--io-threads"), 1)
     .option(
@@ -319,11 +345,20 @@ export function registerLocalCommand(program: Command): void {
     .option(...SLO_OPTIONS.steps)
     .option(...SLO_OPTIONS.stepS)
     .option("--output <dir>", "results root (the run writes <dir>/<timestamp>/)", "results")
-    .option("--password-env <name>", "servers require the password in this env var (the benchmark client must read it from its environment)")
+    .option(
+      "--password-env <name>",
+      "servers require the password in this env var (the benchmark client must read it from its environment)",
+    )
     .option("--json", "print the result rows and paths as JSON on stdout")
     .option("--quiet", "no progress display")
-    .option("--drills <faults>", `append failure drills in both modes: any of ${FAULTS.join(",")} (drills.csv, summary.md, terminal)`)
-    .option("--no-screenshot", "do not open report.html in headless Chromium for report.png (skipped anyway when no Chromium is found)")
+    .option(
+      "--drills <faults>",
+      `append failure drills in both modes: any of ${FAULTS.join(",")} (drills.csv, summary.md, terminal)`,
+    )
+    .option(
+      "--no-screenshot",
+      "do not open report.html in headless Chromium for report.png (skipped anyway when no Chromium is found)",
+    )
     .action(async (flags: LocalFlags) => {
       const workload = withSlo(workloadFromFlags(flags, { repeats: true }), flags);
       if (workload.reads === "replicas" && (flags.replicas < 1 || flags.replicasPerPrimary < 1))
@@ -362,9 +397,16 @@ export function registerLocalCommand(program: Command): void {
             },
             listrProgress(flags.quiet === true || flags.json === true),
           );
-          const shot = flags.screenshot && findChromium() !== undefined ? (await screenshotReport(result.reportPath)).screenshot : undefined;
+          const shot =
+            flags.screenshot && findChromium() !== undefined
+              ? (await screenshotReport(result.reportPath)).screenshot
+              : undefined;
           if (flags.json) {
-            const paths = { report: result.reportPath, screenshot: shot ?? null, runs: join(result.runDir, "raw", RUNS_FILE) };
+            const paths = {
+              report: result.reportPath,
+              screenshot: shot ?? null,
+              runs: join(result.runDir, "raw", RUNS_FILE),
+            };
             const drillFigures = result.drills.map(({ timeline: _t, ...rest }) => rest);
             process.stdout.write(
               `${JSON.stringify({ ok: true, runDir: result.runDir, ...paths, versions: result.versions, rows: result.rows, drills: drillFigures, sloSweeps: result.sloSweeps }, null, 2)}\n`,

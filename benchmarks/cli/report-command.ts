@@ -43,7 +43,8 @@ export function browserProblems(r: BrowserCheckResult): string[] {
   if (r.requests.length > 0) problems.push(`network requests: ${r.requests.join(", ")}`);
   const charts = Object.entries(r.bars);
   if (charts.length === 0) problems.push("no chart on the page");
-  for (const [id, n] of charts) if (n + (r.points[id] ?? 0) === 0) problems.push(`chart ${id} has no data marks (bars or points)`);
+  for (const [id, n] of charts)
+    if (n + (r.points[id] ?? 0) === 0) problems.push(`chart ${id} has no data marks (bars or points)`);
   return problems;
 }
 
@@ -57,7 +58,10 @@ export async function screenshotReport(htmlPath: string): Promise<BrowserCheckRe
 
 export async function runReportCommand(f: ReportFlags): Promise<void> {
   const from = f.from ?? [];
-  if (from.length === 0) throw new UsageError("report: --from <results dir | stack report .json | results.csv> is required (repeat it to compare sources)");
+  if (from.length === 0)
+    throw new UsageError(
+      "report: --from <results dir | stack report .json | results.csv> is required (repeat it to compare sources)",
+    );
   const outputDir = f.output ?? defaultOutputDir(from[0] as string);
   let path: string;
   try {
@@ -69,7 +73,9 @@ export async function runReportCommand(f: ReportFlags): Promise<void> {
   let check: BrowserCheckResult | undefined;
   if (f.screenshot) check = await screenshotReport(path);
   if (f.json) {
-    process.stdout.write(`${JSON.stringify({ ok: true, report: path, screenshot: check?.screenshot ?? null, bars: check?.bars ?? null }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ ok: true, report: path, screenshot: check?.screenshot ?? null, bars: check?.bars ?? null }, null, 2)}\n`,
+    );
   } else {
     process.stdout.write(`report: ${path}${check?.screenshot ? `\nscreenshot: ${check.screenshot}` : ""}\n`);
   }
@@ -78,8 +84,14 @@ export async function runReportCommand(f: ReportFlags): Promise<void> {
 export function registerReportCommand(program: Command): void {
   program
     .command("report")
-    .description("render report.html (tables, charts, topology, how to read it) from results dirs and/or stack report JSON files, side by side")
-    .option("--from <path>", "a results/<timestamp>/ dir, a `pulumi stack output report --json` file, or a results.csv (repeatable)", collect)
+    .description(
+      "render report.html (tables, charts, topology, how to read it) from results dirs and/or stack report JSON files, side by side",
+    )
+    .option(
+      "--from <path>",
+      "a results/<timestamp>/ dir, a `pulumi stack output report --json` file, or a results.csv (repeatable)",
+      collect,
+    )
     .option("--output <dir>", "where to write report.html (default: the first --from dir, or the first file's dir)")
     .option("--screenshot", "open the report in headless Chromium, check it, and save report.png next to it")
     .option("--json", "print the written paths as JSON")

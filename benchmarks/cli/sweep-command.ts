@@ -43,7 +43,9 @@ export function renderSweepTable(rows: readonly SweepRow[]): string {
   const widths = header.map((h, c) => Math.max(h.length, ...body.map((b) => (b[c] ?? "").length)));
   const line = (cells: string[]) =>
     cells
-      .map((cell, c) => (c === 0 || c === cells.length - 1 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0)))
+      .map((cell, c) =>
+        c === 0 || c === cells.length - 1 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0),
+      )
       .join("  ")
       .trimEnd();
   return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join("\n");
@@ -59,8 +61,12 @@ export async function runSweepCommand(flags: SweepFlags): Promise<void> {
     throw err;
   }
   const workload = workloadFromFlags(flags);
-  if (workload.mix !== undefined) throw new UsageError("sweep: --mix is not supported (vbench local and vbench bench run a mix)");
-  if (workload.reads === "replicas") throw new UsageError("sweep: --reads replicas is not supported (vbench local and vbench bench read from the replicas)");
+  if (workload.mix !== undefined)
+    throw new UsageError("sweep: --mix is not supported (vbench local and vbench bench run a mix)");
+  if (workload.reads === "replicas")
+    throw new UsageError(
+      "sweep: --reads replicas is not supported (vbench local and vbench bench read from the replicas)",
+    );
   const zones = flags.zones
     .split(",")
     .map((z) => z.trim())
@@ -89,7 +95,9 @@ export async function runSweepCommand(flags: SweepFlags): Promise<void> {
       },
     );
     if (flags.json) {
-      process.stdout.write(`${JSON.stringify({ ok: true, runDir: result.runDir, report: result.reportPath, rows: result.rows }, null, 2)}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ ok: true, runDir: result.runDir, report: result.reportPath, rows: result.rows }, null, 2)}\n`,
+      );
     } else {
       const cpus = [...new Set(result.rows.map((r) => r.client_cpus))].join("/");
       process.stdout.write(
@@ -110,8 +118,16 @@ export function registerSweepCommand(program: Command): void {
     "sweep",
     "sweep.csv",
   )
-    .option("--replicas-per-primary <m>", "replicas per primary in every step", nonNegativeInt("--replicas-per-primary"), 0)
-    .option("--pin", "pin primary i to CPU i and the client to the CPUs left (taskset); refused when the machine has too few CPUs")
+    .option(
+      "--replicas-per-primary <m>",
+      "replicas per primary in every step",
+      nonNegativeInt("--replicas-per-primary"),
+      0,
+    )
+    .option(
+      "--pin",
+      "pin primary i to CPU i and the client to the CPUs left (taskset); refused when the machine has too few CPUs",
+    )
     .option("--zones <csv>", "zone names assigned round-robin to the nodes", "zone-a,zone-b,zone-c")
     .option("--io-threads <n>", "valkey-server io-threads", positiveInt("--io-threads"), 1)
     .option(...CLIENT_PROCESSES_OPTION)

@@ -51,8 +51,14 @@ function expectations(mode: "cluster" | "replication", f: VerifyFlags): VerifyEx
     if (f.expectPrimaries !== undefined && f.expectPrimaries !== 1) {
       throw new UsageError(`--expect-primaries ${f.expectPrimaries}: a replication set has exactly one primary`);
     }
-    if (f.expectReplicas !== undefined && f.expectReplicasPerPrimary !== undefined && f.expectReplicas !== f.expectReplicasPerPrimary) {
-      throw new UsageError("--expect-replicas and --expect-replicas-per-primary disagree (one primary in replication mode)");
+    if (
+      f.expectReplicas !== undefined &&
+      f.expectReplicasPerPrimary !== undefined &&
+      f.expectReplicas !== f.expectReplicasPerPrimary
+    ) {
+      throw new UsageError(
+        "--expect-replicas and --expect-replicas-per-primary disagree (one primary in replication mode)",
+      );
     }
   }
   if (f.expectPrimaries !== undefined) e.primaries = f.expectPrimaries;
@@ -64,17 +70,22 @@ function expectations(mode: "cluster" | "replication", f: VerifyFlags): VerifyEx
 function password(envName: string | undefined, flag = "--password-env"): string | undefined {
   if (envName === undefined) return undefined;
   const value = process.env[envName];
-  if (value === undefined || value === "") throw new UsageError(`${flag} ${envName}: environment variable ${envName} is not set`);
+  if (value === undefined || value === "")
+    throw new UsageError(`${flag} ${envName}: environment variable ${envName} is not set`);
   return value;
 }
 
 export async function runVerify(f: VerifyFlags): Promise<void> {
   if (f.mode === undefined) throw new UsageError("verify: --mode cluster|replication is required");
-  if (f.sentinel !== undefined && f.mode !== "replication") throw new UsageError("verify: --sentinel works with --mode replication only");
+  if (f.sentinel !== undefined && f.mode !== "replication")
+    throw new UsageError("verify: --sentinel works with --mode replication only");
   if (f.seed === undefined && f.sentinel === undefined) {
-    throw new UsageError(`verify: --seed HOST:PORT[,HOST:PORT...] is required${f.mode === "replication" ? " (or --sentinel HOST:PORT[,...])" : ""}`);
+    throw new UsageError(
+      `verify: --seed HOST:PORT[,HOST:PORT...] is required${f.mode === "replication" ? " (or --sentinel HOST:PORT[,...])" : ""}`,
+    );
   }
-  if (!/^[A-Za-z0-9._-]+$/.test(f.masterName)) throw new UsageError(`--master-name '${f.masterName}': expected [A-Za-z0-9._-]+`);
+  if (!/^[A-Za-z0-9._-]+$/.test(f.masterName))
+    throw new UsageError(`--master-name '${f.masterName}': expected [A-Za-z0-9._-]+`);
   const expect = expectations(f.mode, f);
   let zones: ZoneSource | undefined;
   if (f.zones !== undefined) {
@@ -90,11 +101,16 @@ export async function runVerify(f: VerifyFlags): Promise<void> {
     f.sentinel === undefined
       ? undefined
       : new DirectConnector({
-          password: f.sentinelPasswordEnv === undefined ? dataPassword : password(f.sentinelPasswordEnv, "--sentinel-password-env"),
+          password:
+            f.sentinelPasswordEnv === undefined
+              ? dataPassword
+              : password(f.sentinelPasswordEnv, "--sentinel-password-env"),
           connectTimeoutMs: 2000,
         });
   const sentinel =
-    f.sentinel === undefined || sentinelConnector === undefined ? undefined : { endpoints: f.sentinel, masterName: f.masterName, connector: sentinelConnector };
+    f.sentinel === undefined || sentinelConnector === undefined
+      ? undefined
+      : { endpoints: f.sentinel, masterName: f.masterName, connector: sentinelConnector };
   let report;
   try {
     report = await verifyTopology({ mode: f.mode, seeds: f.seed ?? [], connector, zones, expect, sentinel });
@@ -125,12 +141,23 @@ export function registerVerifyCommand(program: Command): void {
       endpointList("--sentinel"),
     )
     .option("--master-name <name>", "Sentinel master name (the stack's)", DEFAULT_MASTER_NAME)
-    .option("--sentinel-password-env <name>", "name of the environment variable holding the Sentinels' password (default: the --password-env one)")
+    .option(
+      "--sentinel-password-env <name>",
+      "name of the environment variable holding the Sentinels' password (default: the --password-env one)",
+    )
     .option("--zones <file>", 'JSON zone map {"host:port": "zone"}; without it zone checks are skipped')
     .option("--password-env <name>", "name of the environment variable holding the Valkey password")
     .option("--expect-primaries <n>", "expected number of primaries", positiveInt("--expect-primaries"))
-    .option("--expect-replicas-per-primary <m>", "expected replicas per primary", nonNegativeInt("--expect-replicas-per-primary"))
-    .option("--expect-replicas <n>", "expected replicas (replication mode; cluster mode: in total)", nonNegativeInt("--expect-replicas"))
+    .option(
+      "--expect-replicas-per-primary <m>",
+      "expected replicas per primary",
+      nonNegativeInt("--expect-replicas-per-primary"),
+    )
+    .option(
+      "--expect-replicas <n>",
+      "expected replicas (replication mode; cluster mode: in total)",
+      nonNegativeInt("--expect-replicas"),
+    )
     .option("--json", "print the report as JSON")
     .action(async (flags: VerifyFlags) => runVerify(flags));
 }

@@ -31,7 +31,14 @@
  */
 import { allocatableFor } from "../../config/instance-types.js";
 import type { ResultRow } from "../run/result-row.js";
-import { eksControlPlaneHourly, gp3PerGiBMonth, instanceHourly, natGatewayHourly, type Lookup, type PriceTable } from "./prices.js";
+import {
+  eksControlPlaneHourly,
+  gp3PerGiBMonth,
+  instanceHourly,
+  natGatewayHourly,
+  type Lookup,
+  type PriceTable,
+} from "./prices.js";
 
 export interface PodRequest {
   cpuMillicores: number;
@@ -42,7 +49,9 @@ export interface PodRequest {
 export function estimateInstanceType(permitted: readonly string[], request: PodRequest): string | undefined {
   const fitting = permitted.flatMap((type, index) => {
     const a = allocatableFor(type);
-    return a && a.cpuMillicores >= request.cpuMillicores && a.memoryBytes >= request.memoryBytes ? [{ type, index, ...a }] : [];
+    return a && a.cpuMillicores >= request.cpuMillicores && a.memoryBytes >= request.memoryBytes
+      ? [{ type, index, ...a }]
+      : [];
   });
   fitting.sort((x, y) => x.cpuMillicores - y.cpuMillicores || x.memoryBytes - y.memoryBytes || x.index - y.index);
   return fitting[0]?.type;
@@ -104,7 +113,12 @@ export interface StackCost {
 const round = (n: number, digits: number) => Number(n.toFixed(digits));
 
 /** The hourly cost of a stack from a table, optional live EC2 prices overriding it. */
-export function stackCost(inputs: CostInputs, table: PriceTable, live: LivePrices = {}, pricingApiError: string | null = null): StackCost {
+export function stackCost(
+  inputs: CostInputs,
+  table: PriceTable,
+  live: LivePrices = {},
+  pricingApiError: string | null = null,
+): StackCost {
   const lines: CostLine[] = [];
   const ec2Sources = new Set<"live" | "table">();
   const ec2 = (type: string): Lookup => {
@@ -124,18 +138,34 @@ export function stackCost(inputs: CostInputs, table: PriceTable, live: LivePrice
         : { item, quantity, unit, unitUsd: price.usd, usdPerHour: round(perHour(price.usd), 6), source: price.source },
     );
   };
-  const noFit = (what: string): Lookup => ({ usd: null, missing: `${what}: no permitted instance type fits its requests` });
+  const noFit = (what: string): Lookup => ({
+    usd: null,
+    missing: `${what}: no permitted instance type fits its requests`,
+  });
 
   const pool = inputs.poolNodes;
   const valkeyType = pool ? pool.release[0] : estimateInstanceType(inputs.permittedInstanceTypes, inputs.valkeyRequest);
-  const clientType = pool ? pool.clients[0] : inputs.clientPods > 0 ? estimateInstanceType(inputs.permittedInstanceTypes, inputs.clientRequest) : undefined;
+  const clientType = pool
+    ? pool.clients[0]
+    : inputs.clientPods > 0
+      ? estimateInstanceType(inputs.permittedInstanceTypes, inputs.clientRequest)
+      : undefined;
   const nodeLines = (what: string, types: Array<string | undefined>, pod: string) => {
     const counts = new Map<string | undefined, number>();
     for (const t of types) counts.set(t, (counts.get(t) ?? 0) + 1);
-    for (const [t, n] of counts) add(`${what} (${t ?? "none fits"})`, n, "node-hour", t ? ec2(t) : noFit(pod), (u) => u * n);
+    for (const [t, n] of counts)
+      add(`${what} (${t ?? "none fits"})`, n, "node-hour", t ? ec2(t) : noFit(pod), (u) => u * n);
   };
-  nodeLines("Valkey nodes", pool ? pool.release : Array.from({ length: inputs.valkeyPods }, () => valkeyType), "Valkey pod");
-  nodeLines("benchmark client nodes", pool ? pool.clients : Array.from({ length: inputs.clientPods }, () => clientType), "benchmark pod");
+  nodeLines(
+    "Valkey nodes",
+    pool ? pool.release : Array.from({ length: inputs.valkeyPods }, () => valkeyType),
+    "Valkey pod",
+  );
+  nodeLines(
+    "benchmark client nodes",
+    pool ? pool.clients : Array.from({ length: inputs.clientPods }, () => clientType),
+    "benchmark pod",
+  );
   const sys = inputs.systemNodes;
   add(`system nodes (${sys.instanceType})`, sys.count, "node-hour", ec2(sys.instanceType), (u) => u * sys.count);
   const gp3 = gp3PerGiBMonth(table, inputs.region);
@@ -143,8 +173,20 @@ export function stackCost(inputs: CostInputs, table: PriceTable, live: LivePrice
   add("Valkey volumes (gp3)", valkeyGiB, "GiB-month", gp3, (u) => (u * valkeyGiB) / table.hoursPerMonth);
   const rootGiB = sys.count * sys.diskSizeGiB;
   add("system node root volumes (gp3 rate)", rootGiB, "GiB-month", gp3, (u) => (u * rootGiB) / table.hoursPerMonth);
-  add(`EKS control plane (${inputs.controlPlaneSupport} support)`, 1, "cluster-hour", eksControlPlaneHourly(table, inputs.controlPlaneSupport), (u) => u);
-  add("NAT gateways", inputs.natGateways, "gateway-hour", natGatewayHourly(table, inputs.region), (u) => u * inputs.natGateways);
+  add(
+    `EKS control plane (${inputs.controlPlaneSupport} support)`,
+    1,
+    "cluster-hour",
+    eksControlPlaneHourly(table, inputs.controlPlaneSupport),
+    (u) => u,
+  );
+  add(
+    "NAT gateways",
+    inputs.natGateways,
+    "gateway-hour",
+    natGatewayHourly(table, inputs.region),
+    (u) => u * inputs.natGateways,
+  );
 
   const missing = lines.flatMap((l) => (l.missing ? [l.missing] : []));
   const total =
@@ -154,7 +196,11 @@ export function stackCost(inputs: CostInputs, table: PriceTable, live: LivePrice
           lines.reduce((sum, l) => sum + (l.usdPerHour ?? 0), 0),
           6,
         );
-  const priceSource: PriceSource = ec2Sources.has("live") ? (ec2Sources.has("table") ? "aws-pricing-api+table" : "aws-pricing-api") : "table";
+  const priceSource: PriceSource = ec2Sources.has("live")
+    ? ec2Sources.has("table")
+      ? "aws-pricing-api+table"
+      : "aws-pricing-api"
+    : "table";
   return {
     region: inputs.region,
     usdPerHour: total,
@@ -180,7 +226,10 @@ export function usdPerMillionOpsPerSecond(usdPerHour: number | null, rps: number
  */
 export function withCostColumns(rows: readonly ResultRow[], usdPerHour: number | null): ResultRow[] {
   return rows.map((r) => {
-    const hour = usdPerHour === null ? null : round(usdPerHour + (typeof r.transfer_usd_per_hour === "number" ? r.transfer_usd_per_hour : 0), 6);
+    const hour =
+      usdPerHour === null
+        ? null
+        : round(usdPerHour + (typeof r.transfer_usd_per_hour === "number" ? r.transfer_usd_per_hour : 0), 6);
     return { ...r, usd_per_hour: hour, usd_per_million_ops_per_s: usdPerMillionOpsPerSecond(hour, r.rps) };
   });
 }

@@ -43,12 +43,17 @@ export function parseKarpenterPrices(source: string, where = KARPENTER_PRICE_FIL
       current.set(type, Number(usd));
     }
   }
-  if (regions.size === 0 || [...regions.values()].every((r) => r.size === 0)) throw new Error(`${where}: InitialOnDemandPricesAWS has no prices`);
+  if (regions.size === 0 || [...regions.values()].every((r) => r.size === 0))
+    throw new Error(`${where}: InitialOnDemandPricesAWS has no prices`);
   return { generatedAt, regions };
 }
 
 /** The `sources` entry describing the module file the figures were read from. */
-export function karpenterSourceEntry(moduleVersion: string, generatedAt: string, read: string): PriceTable["sources"][string] {
+export function karpenterSourceEntry(
+  moduleVersion: string,
+  generatedAt: string,
+  read: string,
+): PriceTable["sources"][string] {
   return {
     url: `https://github.com/aws/karpenter-provider-aws/blob/v${moduleVersion}/${KARPENTER_PRICE_FILE}`,
     published: generatedAt.slice(0, 10),
@@ -61,14 +66,25 @@ export function karpenterSourceEntry(moduleVersion: string, generatedAt: string,
 }
 
 /** The us-east-1 EC2 figures for `instanceTypes` (in that order); a type Karpenter's table lacks is missing, with why. */
-export function karpenterEc2Figures(prices: KarpenterPrices, instanceTypes: readonly string[], moduleVersion: string): Record<string, PriceFigure> {
+export function karpenterEc2Figures(
+  prices: KarpenterPrices,
+  instanceTypes: readonly string[],
+  moduleVersion: string,
+): Record<string, PriceFigure> {
   const region = prices.regions.get(KARPENTER_PRICE_REGION);
   if (region === undefined) throw new Error(`${KARPENTER_PRICE_FILE} has no ${KARPENTER_PRICE_REGION} prices`);
   return Object.fromEntries(
     instanceTypes.map((type): [string, PriceFigure] => {
       const usd = region.get(type);
       return usd === undefined
-        ? [type, { usd: null, source: null, note: `not in Karpenter v${moduleVersion}'s generated price table (${KARPENTER_PRICE_FILE})` }]
+        ? [
+            type,
+            {
+              usd: null,
+              source: null,
+              note: `not in Karpenter v${moduleVersion}'s generated price table (${KARPENTER_PRICE_FILE})`,
+            },
+          ]
         : [type, { usd, source: KARPENTER_SOURCE_ID }];
     }),
   );
@@ -79,14 +95,23 @@ export function karpenterEc2Figures(prices: KarpenterPrices, instanceTypes: read
  * (its `read` date kept when nothing else changed); sources no figure cites any more are dropped.
  * Everything else (other regions, EKS, NAT, gp3 and their sources) is left as it is.
  */
-export function withKarpenterPrices(table: PriceTable, figures: Record<string, PriceFigure>, source: PriceTable["sources"][string]): PriceTable {
+export function withKarpenterPrices(
+  table: PriceTable,
+  figures: Record<string, PriceFigure>,
+  source: PriceTable["sources"][string],
+): PriceTable {
   const east = table.regions[KARPENTER_PRICE_REGION];
   if (east === undefined) throw new Error(`the price table has no ${KARPENTER_PRICE_REGION} region`);
   const old = table.sources[KARPENTER_SOURCE_ID];
-  const unchanged = old !== undefined && JSON.stringify({ ...old, read: "" }) === JSON.stringify({ ...source, read: "" });
+  const unchanged =
+    old !== undefined && JSON.stringify({ ...old, read: "" }) === JSON.stringify({ ...source, read: "" });
   const next: PriceTable = {
     ...table,
-    sources: { ...table.sources, [KARPENTER_SOURCE_ID]: unchanged && JSON.stringify(east.ec2OnDemandPerHour) === JSON.stringify(figures) ? old : source },
+    sources: {
+      ...table.sources,
+      [KARPENTER_SOURCE_ID]:
+        unchanged && JSON.stringify(east.ec2OnDemandPerHour) === JSON.stringify(figures) ? old : source,
+    },
     regions: { ...table.regions, [KARPENTER_PRICE_REGION]: { ...east, ec2OnDemandPerHour: figures } },
   };
   const cited = new Set<string>();
@@ -106,7 +131,8 @@ export function withKarpenterPrices(table: PriceTable, figures: Record<string, P
 /** One line per us-east-1 EC2 figure of `table` that differs from `figures` (added, removed or another price). */
 export function ec2PriceDrift(table: PriceTable, figures: Record<string, PriceFigure>): string[] {
   const have = table.regions[KARPENTER_PRICE_REGION]?.ec2OnDemandPerHour ?? {};
-  const show = (f: PriceFigure | undefined) => (f === undefined ? "absent" : f.usd === null ? "missing" : `$${f.usd}/h (${f.source})`);
+  const show = (f: PriceFigure | undefined) =>
+    f === undefined ? "absent" : f.usd === null ? "missing" : `$${f.usd}/h (${f.source})`;
   const types = [...new Set([...Object.keys(figures), ...Object.keys(have)])];
   return types.flatMap((type) => {
     const a = have[type];

@@ -19,7 +19,15 @@ export const priceTableSchema = z
     description: z.string(),
     currency: z.literal("USD"),
     hoursPerMonth: z.number().positive(),
-    sources: z.record(z.string(), z.strictObject({ url: z.url(), published: z.string(), read: z.string().regex(/^\d{4}-\d{2}-\d{2}$/), note: z.string() })),
+    sources: z.record(
+      z.string(),
+      z.strictObject({
+        url: z.url(),
+        published: z.string(),
+        read: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+        note: z.string(),
+      }),
+    ),
     eksControlPlanePerHour: z.strictObject({ standard: figure, extended: figure }),
     regions: z.record(
       z.string(),
@@ -35,17 +43,24 @@ export const priceTableSchema = z
   .superRefine((table, ctx) => {
     const check = (f: z.infer<typeof figure>, path: (string | number)[]) => {
       if (f.usd !== null && (f.source === null || !(f.source in table.sources))) {
-        ctx.addIssue({ code: "custom", path: [...path, "source"], message: `names no source listed under "sources" (got ${JSON.stringify(f.source)})` });
+        ctx.addIssue({
+          code: "custom",
+          path: [...path, "source"],
+          message: `names no source listed under "sources" (got ${JSON.stringify(f.source)})`,
+        });
       }
-      if (f.usd === null && !f.note) ctx.addIssue({ code: "custom", path: [...path, "note"], message: "a missing figure must say why (note)" });
+      if (f.usd === null && !f.note)
+        ctx.addIssue({ code: "custom", path: [...path, "note"], message: "a missing figure must say why (note)" });
     };
     check(table.eksControlPlanePerHour.standard, ["eksControlPlanePerHour", "standard"]);
     check(table.eksControlPlanePerHour.extended, ["eksControlPlanePerHour", "extended"]);
     for (const [region, r] of Object.entries(table.regions)) {
-      for (const [type, f] of Object.entries(r.ec2OnDemandPerHour)) check(f, ["regions", region, "ec2OnDemandPerHour", type]);
+      for (const [type, f] of Object.entries(r.ec2OnDemandPerHour))
+        check(f, ["regions", region, "ec2OnDemandPerHour", type]);
       check(r.ebsGp3PerGiBMonth, ["regions", region, "ebsGp3PerGiBMonth"]);
       check(r.natGatewayPerHour, ["regions", region, "natGatewayPerHour"]);
-      if (r.dataTransferInterAzPerGB) check(r.dataTransferInterAzPerGB, ["regions", region, "dataTransferInterAzPerGB"]);
+      if (r.dataTransferInterAzPerGB)
+        check(r.dataTransferInterAzPerGB, ["regions", region, "dataTransferInterAzPerGB"]);
     }
   });
 

@@ -45,13 +45,19 @@ export function onDemandHourlyUsd(result: string, what: string): number {
   } catch (err) {
     throw new PricingResultError(`${what}: the Pricing API result is not JSON (${(err as Error).message})`);
   }
-  const dimensions = Object.values(product.terms?.OnDemand ?? {}).flatMap((term) => Object.values(term.priceDimensions ?? {}));
+  const dimensions = Object.values(product.terms?.OnDemand ?? {}).flatMap((term) =>
+    Object.values(term.priceDimensions ?? {}),
+  );
   const hourly = dimensions.filter((d) => d.unit === "Hrs" && d.pricePerUnit?.USD !== undefined);
   if (hourly.length !== 1) {
-    throw new PricingResultError(`${what}: expected one on-demand hourly price in the Pricing API result, found ${hourly.length}`);
+    throw new PricingResultError(
+      `${what}: expected one on-demand hourly price in the Pricing API result, found ${hourly.length}`,
+    );
   }
   const usd = Number(hourly[0]?.pricePerUnit?.USD);
   if (!Number.isFinite(usd) || usd <= 0)
-    throw new PricingResultError(`${what}: the Pricing API price ${JSON.stringify(hourly[0]?.pricePerUnit?.USD)} is not a positive number`);
+    throw new PricingResultError(
+      `${what}: the Pricing API price ${JSON.stringify(hourly[0]?.pricePerUnit?.USD)} is not a positive number`,
+    );
   return usd;
 }

@@ -12,7 +12,13 @@
 import type { MixJobExtras } from "../run/mix-job-result.js";
 import type { ResultMode, ResultRow } from "../run/result-row.js";
 import { clientZonesFor, type ClientZones, type MemberBytes, type ZoneTopology } from "./transfer.js";
-import { transferColumns, transferRecord, type TransferFile, type TransferRate, type TransferRecord } from "./transfer-record.js";
+import {
+  transferColumns,
+  transferRecord,
+  type TransferFile,
+  type TransferRate,
+  type TransferRecord,
+} from "./transfer-record.js";
 
 export const JOB_NOT_MEASURED =
   "the valkey-benchmark Job reads no member's INFO (its script runs valkey-benchmark only; a mix, `benchmark.mix`, reads every member's byte counters)";
@@ -52,7 +58,10 @@ export function stackTransfer(i: StackTransferInput): { rows: ResultRow[]; trans
     if (i.mix === null || i.mix === undefined) return [missingRecord(r, JOB_NOT_MEASURED)];
     if (r.test !== "MIX") return [];
     if (i.topology === undefined) return [missingRecord(r, NO_TOPOLOGY)];
-    if (members.length === 0) return [missingRecord(r, "the Job's result line carries no member byte counters (a runner older than this version)")];
+    if (members.length === 0)
+      return [
+        missingRecord(r, "the Job's result line carries no member byte counters (a runner older than this version)"),
+      ];
     return [
       transferRecord({
         test: r.test,
@@ -69,7 +78,10 @@ export function stackTransfer(i: StackTransferInput): { rows: ResultRow[]; trans
     ];
   });
   return {
-    rows: i.rows.map((r) => ({ ...r, ...transferColumns(records.find((x) => x.test === r.test && x.figures !== null)) })),
+    rows: i.rows.map((r) => ({
+      ...r,
+      ...transferColumns(records.find((x) => x.test === r.test && x.figures !== null)),
+    })),
     transfer: { mode: i.mode, placement: i.placement, clientZones, zones: [...i.zones], rate: i.rate, records },
   };
 }

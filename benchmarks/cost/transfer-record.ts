@@ -7,9 +7,21 @@
 import { z } from "zod";
 import type { ResultRow } from "../run/result-row.js";
 import { CATCH_UP_MS } from "../run/net-bytes.js";
-import { BENCHMARK_TEST_COMMANDS, BENCHMARK_TESTS, READ_COMMANDS, type BenchmarkTest } from "../../vocabulary/workload.js";
+import {
+  BENCHMARK_TEST_COMMANDS,
+  BENCHMARK_TESTS,
+  READ_COMMANDS,
+  type BenchmarkTest,
+} from "../../vocabulary/workload.js";
 import { interAzTransferPerGB, sourceRead, type PriceTable } from "./prices.js";
-import { CLIENT_ZONES, placeMembers, transferFigures, transferUsdPerHour, type MemberBytes, type ZoneTopology } from "./transfer.js";
+import {
+  CLIENT_ZONES,
+  placeMembers,
+  transferFigures,
+  transferUsdPerHour,
+  type MemberBytes,
+  type ZoneTopology,
+} from "./transfer.js";
 
 const bytes = z.number();
 const rateSchema = z.strictObject({
@@ -77,7 +89,9 @@ export function transferRate(table: PriceTable, region: string): TransferRate {
 
 const isRead = (test: string): boolean => {
   const t = test.toLowerCase();
-  return (BENCHMARK_TESTS as readonly string[]).includes(t) && READ_COMMANDS.has(BENCHMARK_TEST_COMMANDS[t as BenchmarkTest]);
+  return (
+    (BENCHMARK_TESTS as readonly string[]).includes(t) && READ_COMMANDS.has(BENCHMARK_TEST_COMMANDS[t as BenchmarkTest])
+  );
 };
 
 export interface RecordInput {
@@ -114,8 +128,20 @@ export function transferRecord(i: RecordInput): TransferRecord {
       : {
           note: `${lagged.join(", ")} had not applied its primary's stream within ${CATCH_UP_MS / 1000} s at a snapshot: some stream bytes fall in a neighbouring test`,
         };
-  const generator = i.generatorBytes === undefined ? {} : { generatorBytes: { written: i.generatorBytes.written, read: i.generatorBytes.read } };
-  const base = { test: i.test, path: i.path, rps: i.rps, requests: i.requests, seconds, members, ...note, ...generator };
+  const generator =
+    i.generatorBytes === undefined
+      ? {}
+      : { generatorBytes: { written: i.generatorBytes.written, read: i.generatorBytes.read } };
+  const base = {
+    test: i.test,
+    path: i.path,
+    rps: i.rps,
+    requests: i.requests,
+    seconds,
+    members,
+    ...note,
+    ...generator,
+  };
   const none = { figures: null, usdPerHour: null, readSavingUsdPerHour: null };
   if ("missing" in placedOrWhy) return { ...base, ...none, missing: placedOrWhy.missing };
   if (!(i.requests > 0)) return { ...base, ...none, missing: "the run recorded no requests" };
@@ -134,12 +160,18 @@ export function transferRecord(i: RecordInput): TransferRecord {
     ...base,
     figures,
     usdPerHour: usd === null ? null : transferUsdPerHour(figures.crossZone.total, usd),
-    readSavingUsdPerHour: usd === null || figures.readSaving === null ? null : transferUsdPerHour(figures.readSaving, usd),
+    readSavingUsdPerHour:
+      usd === null || figures.readSaving === null ? null : transferUsdPerHour(figures.readSaving, usd),
     ...(usd === null ? { missing: `no inter-AZ rate: ${i.rate.missing ?? "not in the price table"}` } : {}),
   };
 }
 
 /** The row's transfer columns: null (written empty, "not measured") without figures or a rate. */
-export function transferColumns(r: TransferRecord | undefined): Required<Pick<ResultRow, "cross_zone_bytes_per_s" | "transfer_usd_per_hour">> {
-  return { cross_zone_bytes_per_s: r?.figures ? Math.round(r.figures.crossZone.total) : null, transfer_usd_per_hour: r?.usdPerHour ?? null };
+export function transferColumns(
+  r: TransferRecord | undefined,
+): Required<Pick<ResultRow, "cross_zone_bytes_per_s" | "transfer_usd_per_hour">> {
+  return {
+    cross_zone_bytes_per_s: r?.figures ? Math.round(r.figures.crossZone.total) : null,
+    transfer_usd_per_hour: r?.usdPerHour ?? null,
+  };
 }

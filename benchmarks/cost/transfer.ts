@@ -68,26 +68,34 @@ function nodesOf(t: ZoneTopology): Map<string, Node> {
 }
 
 /** What the figures read of a member's deltas (mix-served.ts MemberDelta; the Job's result line carries the same fields). */
-export type MemberBytes = Pick<MemberDelta, "member" | "primary" | "replicaOf" | "net" | "netMissing" | "seconds" | "lagged">;
+export type MemberBytes = Pick<
+  MemberDelta,
+  "member" | "primary" | "replicaOf" | "net" | "netMissing" | "seconds" | "lagged"
+>;
 
 /**
  * Each measured member's zone from the topology, by address. A primary the client reached through
  * an endpoint (the write Service: an address the topology does not list) is the topology's
  * primary when it has one shard. Returns why not when a member has no zone or no byte counters.
  */
-export function placeMembers(members: readonly MemberBytes[], t: ZoneTopology): { placed: PlacedMember[] } | { missing: string } {
+export function placeMembers(
+  members: readonly MemberBytes[],
+  t: ZoneTopology,
+): { placed: PlacedMember[] } | { missing: string } {
   const nodes = nodesOf(t);
   const only = t.shards.length === 1 ? nodes.get(host(t.shards[0]?.primary.address ?? "")) : undefined;
   const placed: PlacedMember[] = [];
   for (const m of members) {
-    if (m.net === undefined) return { missing: `${m.member}: byte counters not read (${m.netMissing ?? "no snapshot"})` };
+    if (m.net === undefined)
+      return { missing: `${m.member}: byte counters not read (${m.netMissing ?? "no snapshot"})` };
     if ([m.net.input, m.net.output, m.net.replInput, m.net.replOutput].some((n) => n < 0))
       return { missing: `${m.member}: its byte counters went backwards over the test (restarted?)` };
     const node = nodes.get(host(m.member)) ?? (m.primary ? only : undefined);
     if (node === undefined) return { missing: `${m.member} is not in the topology report, so its zone is unknown` };
     if (node.zone === null) return { missing: `${m.member}: zone unknown in the topology report` };
     const shardPrimaryZone = t.shards[node.shard]?.primary.zone ?? null;
-    const primaryZone = m.replicaOf === undefined ? shardPrimaryZone : (nodes.get(host(m.replicaOf))?.zone ?? shardPrimaryZone);
+    const primaryZone =
+      m.replicaOf === undefined ? shardPrimaryZone : (nodes.get(host(m.replicaOf))?.zone ?? shardPrimaryZone);
     if (!m.primary && primaryZone === null) return { missing: `${m.member}: its primary's zone is unknown` };
     placed.push({
       member: m.member,
@@ -152,7 +160,8 @@ function busFigure(i: TransferInput): { bytes: number | null; note: string } {
       bytes: null,
       note: `not measured: ${without[0]?.member} has no CLUSTER INFO cluster_stats_bytes_sent (Valkey < 9.0 counts bus messages, not bytes)`,
     };
-  if (i.seconds === undefined || !(i.seconds > 0)) return { bytes: null, note: "not measured: the snapshots' times were not recorded" };
+  if (i.seconds === undefined || !(i.seconds > 0))
+    return { bytes: null, note: "not measured: the snapshots' times were not recorded" };
   const zones = [...nodesOf(i.topology)].map(([address, n]) => ({ address, zone: n.zone }));
   let crossing = 0;
   for (const m of i.members) {
@@ -160,15 +169,21 @@ function busFigure(i: TransferInput): { bytes: number | null; note: string } {
     const share = peers.length === 0 ? 0 : peers.filter((p) => p.zone !== m.zone).length / peers.length;
     crossing += (m.net.busSent as number) * share;
   }
-  return { bytes: crossing / i.seconds, note: "each node's bus bytes sent × its share of peers in other zones (Valkey counts the bus per node, not per peer)" };
+  return {
+    bytes: crossing / i.seconds,
+    note: "each node's bus bytes sent × its share of peers in other zones (Valkey counts the bus per node, not per peer)",
+  };
 }
 
 function readSaving(i: TransferInput): number | null {
   if (!i.read) return null;
   let bytes = 0;
   i.topology.shards.forEach((s, shard) => {
-    const zones = new Set([s.primary.zone, ...s.replicas.map((r) => r.zone)].filter((z): z is string => typeof z === "string"));
-    const uncovered = i.clientZones.length === 0 ? 0 : i.clientZones.filter((z) => !zones.has(z)).length / i.clientZones.length;
+    const zones = new Set(
+      [s.primary.zone, ...s.replicas.map((r) => r.zone)].filter((z): z is string => typeof z === "string"),
+    );
+    const uncovered =
+      i.clientZones.length === 0 ? 0 : i.clientZones.filter((z) => !zones.has(z)).length / i.clientZones.length;
     for (const m of i.members.filter((x) => x.primary && x.shard === shard))
       bytes += clientBytes(m.net) * Math.max(0, crossingShare(m.zone, i.clientZones) - uncovered);
   });

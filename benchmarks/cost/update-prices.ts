@@ -47,9 +47,17 @@ function main(args: string[]): number {
   const table = loadPriceTable();
   const drift = ec2PriceDrift(table, figures);
   if (args.includes("--write")) {
-    const next = parsePriceTable(withKarpenterPrices(table, figures, karpenterSourceEntry(version, prices.generatedAt, new Date().toISOString().slice(0, 10))));
+    const next = parsePriceTable(
+      withKarpenterPrices(
+        table,
+        figures,
+        karpenterSourceEntry(version, prices.generatedAt, new Date().toISOString().slice(0, 10)),
+      ),
+    );
     writeFileSync(PRICES_FILE, `${JSON.stringify(next, null, 2)}\n`);
-    console.log(`prices.json: ${drift.length} us-east-1 EC2 figure(s) changed (Karpenter v${version}, generated at ${prices.generatedAt})`);
+    console.log(
+      `prices.json: ${drift.length} us-east-1 EC2 figure(s) changed (Karpenter v${version}, generated at ${prices.generatedAt})`,
+    );
     for (const line of drift) console.log(`  ${line}`);
     return 0;
   }

@@ -101,11 +101,16 @@ const CLUSTER_CRON_SLACK_MS = 200;
  */
 export function partitionWindow(c: DurabilityConfig): { ms: number | null; why: string } {
   const fence = c.minReplicasToWrite >= 1 ? c.minReplicasMaxLag * 1000 + FENCE_SLACK_MS : null;
-  const minority = c.clusterNodeTimeoutMs === undefined ? null : Math.round(1.5 * c.clusterNodeTimeoutMs) + CLUSTER_CRON_SLACK_MS;
+  const minority =
+    c.clusterNodeTimeoutMs === undefined ? null : Math.round(1.5 * c.clusterNodeTimeoutMs) + CLUSTER_CRON_SLACK_MS;
   const fenceWhy = `fenced: NOREPLICAS within min-replicas-max-lag ${c.minReplicasMaxLag} s + 2 s (whole-second lag clock, 1 Hz refresh)`;
   const minorityWhy = `cluster minority: CLUSTERDOWN within 1.5 × cluster-node-timeout ${c.clusterNodeTimeoutMs} ms + 200 ms`;
   if (fence !== null && (minority === null || fence <= minority)) return { ms: fence, why: fenceWhy };
-  if (minority !== null) return { ms: minority, why: `${minorityWhy}${fence === null ? " (no min-replicas fencing: min-replicas-to-write 0)" : ""}` };
+  if (minority !== null)
+    return {
+      ms: minority,
+      why: `${minorityWhy}${fence === null ? " (no min-replicas fencing: min-replicas-to-write 0)" : ""}`,
+    };
   return { ms: null, why: "unfenced (min-replicas-to-write 0)" };
 }
 
@@ -135,7 +140,11 @@ export function ackedLossBound(fault: Fault, injectMs: number, c: DurabilityConf
       return { fromMs: -r.ms, toMs: end, reason: `writes acknowledged in the ${r.why} before the fault` };
     case "crash-restart": {
       const f = fsyncWindow(c);
-      return { fromMs: f.ms === null ? null : -f.ms, toMs: end, reason: `writes acknowledged in the ${f.why} before the crash; nothing after it` };
+      return {
+        fromMs: f.ms === null ? null : -f.ms,
+        toMs: end,
+        reason: `writes acknowledged in the ${f.why} before the crash; nothing after it`,
+      };
     }
     case "partition": {
       const p = partitionWindow(c);
@@ -172,7 +181,10 @@ export function ackedLossBound(fault: Fault, injectMs: number, c: DurabilityConf
  * whose replica (or, with every member deleted, whose AOF fsync) may not have it yet, so the
  * deployed drills end the loss window there (and not at the API call) for faults that delete pods.
  */
-export function firstFailureAfterMs(records: readonly { doneAt: number; ok: boolean }[], faultAt: number): number | null {
+export function firstFailureAfterMs(
+  records: readonly { doneAt: number; ok: boolean }[],
+  faultAt: number,
+): number | null {
   let first: number | null = null;
   for (const r of records) if (!r.ok && r.doneAt >= faultAt && (first === null || r.doneAt < first)) first = r.doneAt;
   return first === null ? null : Math.ceil(first - faultAt);
@@ -199,7 +211,8 @@ export function durabilityFromConfig(pairs: readonly string[]): DurabilityConfig
     return v;
   };
   const fsync = m.get("appendfsync");
-  if (fsync !== "always" && fsync !== "everysec" && fsync !== "no") throw new Error(`CONFIG GET appendfsync: unexpected ${JSON.stringify(fsync)}`);
+  if (fsync !== "always" && fsync !== "everysec" && fsync !== "no")
+    throw new Error(`CONFIG GET appendfsync: unexpected ${JSON.stringify(fsync)}`);
   return {
     minReplicasToWrite: num("min-replicas-to-write"),
     minReplicasMaxLag: num("min-replicas-max-lag"),

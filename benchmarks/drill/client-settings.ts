@@ -27,7 +27,13 @@ export const reconnectOnFollowErrors = (err: Error): 1 | false => (mustFollow(er
 
 /** The measurement settings every drill connection has (see the file comment). */
 export function measuredRedisOptions(commandTimeoutMs: number): RedisOptions {
-  return { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 1000, commandTimeout: commandTimeoutMs, retryStrategy: () => 100 };
+  return {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 1000,
+    commandTimeout: commandTimeoutMs,
+    retryStrategy: () => 100,
+  };
 }
 
 /**
@@ -39,7 +45,9 @@ export const RECOMMENDED_DISCONNECT_TIMEOUT_MS = 200;
 
 /** A plain connection (the write endpoint): recommended reconnects on FOLLOW_ERRORS; defaults: ioredis' (never). */
 export function plainFollowOptions(s: ClientSettings): RedisOptions {
-  return s === "recommended" ? { reconnectOnError: reconnectOnFollowErrors, disconnectTimeout: RECOMMENDED_DISCONNECT_TIMEOUT_MS } : {};
+  return s === "recommended"
+    ? { reconnectOnError: reconnectOnFollowErrors, disconnectTimeout: RECOMMENDED_DISCONNECT_TIMEOUT_MS }
+    : {};
 }
 
 /**
@@ -51,7 +59,13 @@ export function plainFollowOptions(s: ClientSettings): RedisOptions {
  * (no reconnectOnError, 2 s disconnectTimeout).
  */
 export function sentinelFollowOptions(s: ClientSettings): RedisOptions {
-  return s === "recommended" ? { reconnectOnError: reconnectOnFollowErrors, disconnectTimeout: RECOMMENDED_DISCONNECT_TIMEOUT_MS, updateSentinels: true } : {};
+  return s === "recommended"
+    ? {
+        reconnectOnError: reconnectOnFollowErrors,
+        disconnectTimeout: RECOMMENDED_DISCONNECT_TIMEOUT_MS,
+        updateSentinels: true,
+      }
+    : {};
 }
 
 /**
@@ -60,7 +74,12 @@ export function sentinelFollowOptions(s: ClientSettings): RedisOptions {
  * to reconnect (asking the Sentinels). A client that is already reconnecting is left alone. The
  * subscribers end with the client.
  */
-export function followSwitchMaster(client: Redis, sentinels: readonly { host: string; port: number }[], name: string, password: string | undefined): void {
+export function followSwitchMaster(
+  client: Redis,
+  sentinels: readonly { host: string; port: number }[],
+  name: string,
+  password: string | undefined,
+): void {
   const subscribers = sentinels.map(({ host, port }) => {
     const sub = new Redis({ host, port, password, connectTimeout: 1000, retryStrategy: () => 500 });
     sub.on("error", () => undefined);
@@ -80,6 +99,8 @@ export function followSwitchMaster(client: Redis, sentinels: readonly { host: st
  * connection errors (a promoted replica is found within a second even with no redirection yet);
  * defaults: ioredis' (every 5 s). Cluster mode has no Sentinel: redirections do the following.
  */
-export function clusterFollowOptions(s: ClientSettings): Pick<ClusterOptions, "slotsRefreshInterval" | "slotsRefreshTimeout"> {
+export function clusterFollowOptions(
+  s: ClientSettings,
+): Pick<ClusterOptions, "slotsRefreshInterval" | "slotsRefreshTimeout"> {
   return s === "recommended" ? { slotsRefreshInterval: 1000, slotsRefreshTimeout: 1000 } : {};
 }

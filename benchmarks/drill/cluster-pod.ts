@@ -35,7 +35,12 @@ export interface ClusterPodSpec {
 }
 
 /** `count` members `member-<i>` on 127.0.0.<base + i>, zones round-robin, each with free ports and a data dir under `baseDir`. */
-export async function clusterPodSpecs(count: number, base: number, zones: readonly string[], baseDir: string): Promise<(ClusterPodSpec & { index: number })[]> {
+export async function clusterPodSpecs(
+  count: number,
+  base: number,
+  zones: readonly string[],
+  baseDir: string,
+): Promise<(ClusterPodSpec & { index: number })[]> {
   const specs: (ClusterPodSpec & { index: number })[] = [];
   for (let i = 0; i < count; i++) {
     const host = `127.0.0.${base + i}`;
@@ -169,7 +174,10 @@ export async function readBackCluster(
 }
 
 /** The members a fault hits (their shards are the affected ones); `all` and `upgrade` hit every shard, so none is marked. */
-export function faultVictims<P extends { zone: string }>(fault: Fault, o: { primary: P; replica: P; lostVolume: P; pods: readonly P[] }): P[] {
+export function faultVictims<P extends { zone: string }>(
+  fault: Fault,
+  o: { primary: P; replica: P; lostVolume: P; pods: readonly P[] },
+): P[] {
   if (fault === "all" || fault === "upgrade") return [];
   if (fault === "replica") return [o.replica];
   if (fault === "lost-volume") return [o.lostVolume];

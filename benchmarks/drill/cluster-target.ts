@@ -106,7 +106,8 @@ export class ClusterTarget implements DrillTarget {
     mkdirSync(dirname(this.passwordFile), { recursive: true, mode: 0o700 });
     writeFileSync(this.passwordFile, this.o.password, { mode: 0o600 });
     const count = this.o.primaries * (1 + this.o.replicasPerPrimary);
-    for (const spec of await clusterPodSpecs(count, base, this.o.zones, this.fleet.baseDir)) this.pods.push({ ...spec, nodeId: "", proc: undefined });
+    for (const spec of await clusterPodSpecs(count, base, this.o.zones, this.fleet.baseDir))
+      this.pods.push({ ...spec, nodeId: "", proc: undefined });
     this.writeHosts();
     await Promise.all(this.pods.map((p) => this.startFirst(p)));
     const connector = new DirectConnector({ password: this.o.password });
@@ -174,13 +175,19 @@ export class ClusterTarget implements DrillTarget {
 
   loadClients(timeoutMs: number, settings?: ClientSettings): ReturnType<DrillTarget["loadClients"]> {
     const { password: pw } = this.o;
-    const dial = (host: string, port: number) => plainRedis(this.resolve(host) ?? host, port, pw, timeoutMs, undefined, settings);
-    const make = (): LoadClient => ({ kind: "cluster", client: clusterClient(this.seeds(), pw, timeoutMs, this.resolve, false, settings), dial });
+    const dial = (host: string, port: number) =>
+      plainRedis(this.resolve(host) ?? host, port, pw, timeoutMs, undefined, settings);
+    const make = (): LoadClient => ({
+      kind: "cluster",
+      client: clusterClient(this.seeds(), pw, timeoutMs, this.resolve, false, settings),
+      dial,
+    });
     return [{ client: "cluster-client", make }];
   }
 
   /** The shards now, each with a hash tag in it (cluster-pod.ts loadShardsOf). */
-  loadShards = (): Promise<LoadShard[]> => loadShardsOf(this.pods.find((x) => x.proc?.alive()) ?? (this.pods[0] as Pod), this.o.password);
+  loadShards = (): Promise<LoadShard[]> =>
+    loadShardsOf(this.pods.find((x) => x.proc?.alive()) ?? (this.pods[0] as Pod), this.o.password);
 
   /** The first live member's CLUSTER NODES (cluster-pod.ts clusterNodesOf). */
   private async nodesView(): Promise<ClusterNodes> {
@@ -209,7 +216,12 @@ export class ClusterTarget implements DrillTarget {
     const primaryIds = await this.primaryIds();
     const primary = this.pods.find((p) => primaryIds.has(p.nodeId)) as Pod;
     const replica = this.pods.find((p) => !primaryIds.has(p.nodeId)) as Pod;
-    const hit = faultVictims(fault, { primary, replica, lostVolume: this.lostVolumeOf === "primary" ? primary : replica, pods: this.pods });
+    const hit = faultVictims(fault, {
+      primary,
+      replica,
+      lostVolume: this.lostVolumeOf === "primary" ? primary : replica,
+      pods: this.pods,
+    });
     const ids = hit.map((p) => p.nodeId);
     return { ...(await this.injectOn(fault, primary, replica)), affectedNodeIds: ids };
   }
@@ -226,7 +238,10 @@ export class ClusterTarget implements DrillTarget {
       const restored = (async () => {
         await sleep(downMs);
         if (newAddress) {
-          const base = Number(victims[0]?.host.split(".")[3]) >= (this.o.hostBase ?? 140) + 50 ? (this.o.hostBase ?? 140) : (this.o.hostBase ?? 140) + 50;
+          const base =
+            Number(victims[0]?.host.split(".")[3]) >= (this.o.hostBase ?? 140) + 50
+              ? (this.o.hostBase ?? 140)
+              : (this.o.hostBase ?? 140) + 50;
           for (const v of victims) v.host = `127.0.0.${base + v.index}`;
           this.writeHosts();
         }
@@ -292,7 +307,10 @@ export class ClusterTarget implements DrillTarget {
       };
     }
     if (fault === "upgrade") return this.upgrade();
-    if (fault !== "switchover") throw new Error(`the ${String(fault satisfies never)} fault is not implemented for the local ${this.mode} target`);
+    if (fault !== "switchover")
+      throw new Error(
+        `the ${String(fault satisfies never)} fault is not implemented for the local ${this.mode} target`,
+      );
     const restored = this.restartPod(primary, this.o.restartDelayMs);
     return {
       description: `preStop of primary ${label(primary)} (CLUSTER FAILOVER to a synced replica), then SIGTERM; restarted after ${this.o.restartDelayMs} ms`,
@@ -306,7 +324,10 @@ export class ClusterTarget implements DrillTarget {
   /** As a pod restarts: its preStop script (a primary hands its slots to a synced replica), then SIGTERM, then it starts again after `delayMs`. */
   private async restartPod(p: Pod, delayMs: number): Promise<void> {
     const dir = dirname(p.proc?.logfile ?? "");
-    await promisify(execFile)("sh", [join(dir, "prestop.sh")], { env: { ...process.env, ...this.cliEnv() }, timeout: 30_000 });
+    await promisify(execFile)("sh", [join(dir, "prestop.sh")], {
+      env: { ...process.env, ...this.cliEnv() },
+      timeout: 30_000,
+    });
     await p.proc?.stop(10_000);
     await sleep(delayMs);
     await this.startPod(p);
@@ -338,9 +359,19 @@ export class ClusterTarget implements DrillTarget {
     if (!cap.ok) throw new Error(`partition: ${cap.reason}`);
     const hold = partitionHoldMs(this.o);
     const w = this.watch([primary]);
-    const end = (p: Pod): { host: string; port: number; ports: number[] } => ({ host: p.host, port: p.port, ports: [p.port, p.busPort] });
+    const end = (p: Pod): { host: string; port: number; ports: number[] } => ({
+      host: p.host,
+      port: p.port,
+      ports: [p.port, p.busPort],
+    });
     const peers = this.pods.filter((p) => p !== primary).map(end);
-    const cut = await injectPartition({ iptables: cap.iptables, isolated: end(primary), peers, holdMs: hold, password: this.o.password });
+    const cut = await injectPartition({
+      iptables: cap.iptables,
+      isolated: end(primary),
+      peers,
+      holdMs: hold,
+      password: this.o.password,
+    });
     this.partitioned = cut;
     return {
       description: `partition: primary ${what} cut off from the ${peers.length} other members for ${hold} ms (cluster-node-timeout ${this.o.failureDetectionMs} ms), clients still reach it (${cut.partition.describe()}); then healed`,
@@ -398,7 +429,9 @@ export class ClusterTarget implements DrillTarget {
 
   /** Node ids of the primaries serving slots, as a survivor sees them. */
   private async primaryIds(): Promise<Set<string>> {
-    return new Set((await this.nodesView()).filter((n) => n.role === "primary" && n.slots.length > 0 && !n.failed).map((n) => n.id));
+    return new Set(
+      (await this.nodesView()).filter((n) => n.role === "primary" && n.slots.length > 0 && !n.failed).map((n) => n.id),
+    );
   }
 
   /** Per key through the slot-aware client; a key whose slot no node serves is left out (unknown). */

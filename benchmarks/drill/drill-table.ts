@@ -97,7 +97,8 @@ export function drillCsvRow(r: Row): string[] {
     if (c === "waitWriterLostAckedWrites") return cell(r.waitWriter?.lostAckedWrites ?? null);
     if (c === "waitWriterLostOutsideBound") return cell(r.waitWriter?.lostAckedOutsideBound ?? null);
     if (c === "stoppedSlots") return cell(r.keyspaceStopped?.slots ?? null);
-    if (c === "stoppedShare") return cell(r.keyspaceStopped === null ? null : Number(r.keyspaceStopped.share.toFixed(4)));
+    if (c === "stoppedShare")
+      return cell(r.keyspaceStopped === null ? null : Number(r.keyspaceStopped.share.toFixed(4)));
     if (c === "stoppedForMs") return cell(r.keyspaceStopped?.forMs ?? null);
     if (c === "shardOutages") return r.shards.map((x) => `${x.affected ? "*" : ""}${x.shard}=${x.outageMs}`).join(" ");
     if (c === "failures") return r.failures.join("; ");
@@ -108,7 +109,12 @@ export function drillCsvRow(r: Row): string[] {
 }
 
 export function renderDrillsCsv(rows: readonly Row[]): string {
-  return stringify(rows.map(drillCsvRow), { header: true, columns: [...DRILL_CSV_COLUMNS], eof: true, record_delimiter: "unix" });
+  return stringify(rows.map(drillCsvRow), {
+    header: true,
+    columns: [...DRILL_CSV_COLUMNS],
+    eof: true,
+    record_delimiter: "unix",
+  });
 }
 
 const ms = (v: number | null): string => (v === null ? "—" : String(Math.round(v)));
@@ -157,7 +163,9 @@ function cells(r: Row): string[] {
     String(r.lostWaitedWrites),
     r.unexpectedReplies > 0 ? `${r.unexpectedReplies} FAIL` : "0",
     String(r.unknownWrites),
-    r.ackedLossBound === null ? "none" : `${formatBound(r.ackedLossBound)}${r.lostAckedOutsideBound > 0 ? ` ${r.lostAckedOutsideBound} OUTSIDE` : ""}`,
+    r.ackedLossBound === null
+      ? "none"
+      : `${formatBound(r.ackedLossBound)}${r.lostAckedOutsideBound > 0 ? ` ${r.lostAckedOutsideBound} OUTSIDE` : ""}`,
     lat(r.p99MsBefore),
     lat(r.p99MsDuring),
     lat(r.maxMsDuring),
@@ -168,8 +176,11 @@ function cells(r: Row): string[] {
 export function renderDrillTable(rows: readonly Row[]): string {
   const all = [HEADER, ...rows.map(cells)];
   const widths = HEADER.map((_, c) => Math.max(...all.map((r) => (r[c] ?? "").length)));
-  const line = (r: string[]): string => r.map((v, c) => (c < 2 ? v.padEnd(widths[c] ?? 0) : v.padStart(widths[c] ?? 0))).join("  ");
-  return [line(HEADER), widths.map((w) => "-".repeat(w)).join("  "), ...rows.slice().map((r) => line(cells(r)))].join("\n");
+  const line = (r: string[]): string =>
+    r.map((v, c) => (c < 2 ? v.padEnd(widths[c] ?? 0) : v.padStart(widths[c] ?? 0))).join("  ");
+  return [line(HEADER), widths.map((w) => "-".repeat(w)).join("  "), ...rows.slice().map((r) => line(cells(r)))].join(
+    "\n",
+  );
 }
 
 /** summary.md section: the table side by side (modes as row groups) and how to read it. */
@@ -207,7 +218,9 @@ export function renderDrillMarkdown(rows: readonly Row[]): string[] {
         (r.failures.length === 0 ? "" : `; NOT ok: ${r.failures.join("; ").replace(/\|/g, "\\|")}`),
     ),
     "",
-    ...(renderRollSteps(rows).length === 0 ? [] : ["### Rolling upgrade, step by step", "", ...renderRollSteps(rows), ""]),
+    ...(renderRollSteps(rows).length === 0
+      ? []
+      : ["### Rolling upgrade, step by step", "", ...renderRollSteps(rows), ""]),
   ];
 }
 
@@ -219,7 +232,10 @@ export function renderRollSteps(rows: readonly Pick<DrillResult, "mode" | "fault
     "| mode | # | step | started (s into the roll) | until the verifier passed (s) |",
     "|---|---|---|---|---|",
     ...rolled.flatMap((r) =>
-      (r.rollSteps ?? []).map((s, i) => `| ${r.mode} | ${i + 1} | ${s.step} | ${(s.startMs / 1000).toFixed(1)} | ${(s.ms / 1000).toFixed(1)} |`),
+      (r.rollSteps ?? []).map(
+        (s, i) =>
+          `| ${r.mode} | ${i + 1} | ${s.step} | ${(s.startMs / 1000).toFixed(1)} | ${(s.ms / 1000).toFixed(1)} |`,
+      ),
     ),
   ];
 }

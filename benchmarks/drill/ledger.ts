@@ -12,7 +12,13 @@
  */
 import type { DrillMode, Fault } from "../../vocabulary/faults.js";
 import { inWindow, type AckedLossBound, type LossWindow } from "./bounds.js";
-import { keyspaceStopped, shardHeadlineOutage, shardOutages, type KeyspaceStop, type ShardOutage } from "./shard-outage.js";
+import {
+  keyspaceStopped,
+  shardHeadlineOutage,
+  shardOutages,
+  type KeyspaceStop,
+  type ShardOutage,
+} from "./shard-outage.js";
 import { parseStreamName } from "./writers.js";
 
 export interface WriteRecord {
@@ -93,7 +99,11 @@ export interface LostSpan {
 function lostSpan(lost: readonly WriteRecord[], faultAt: number): LostSpan | null {
   if (lost.length === 0) return null;
   const at = lost.map((r) => r.doneAt - faultAt);
-  return { fromMs: Math.floor(Math.min(...at)), toMs: Math.ceil(Math.max(...at)), nodes: [...new Set(lost.map((r) => r.node ?? "unknown"))].sort() };
+  return {
+    fromMs: Math.floor(Math.min(...at)),
+    toMs: Math.ceil(Math.max(...at)),
+    nodes: [...new Set(lost.map((r) => r.node ?? "unknown"))].sort(),
+  };
 }
 
 /** Nearest-rank percentile of sorted values. */
@@ -132,7 +142,11 @@ function ackEdges(records: readonly WriteRecord[], loadStart: number, loadStop: 
  * never writes again has its outage to the end). Measured from the first ack, so the client's
  * connection set-up is not an outage; with no ack at all, the whole load.
  */
-export function longestGap(records: readonly WriteRecord[], loadStart: number, loadStop: number): { ms: number; from: number; to: number } {
+export function longestGap(
+  records: readonly WriteRecord[],
+  loadStart: number,
+  loadStop: number,
+): { ms: number; from: number; to: number } {
   const edges = ackEdges(records, loadStart, loadStop);
   let best = { ms: 0, from: loadStart, to: loadStart };
   for (let i = 1; i < edges.length; i++) {
@@ -148,7 +162,12 @@ export function longestGap(records: readonly WriteRecord[], loadStart: number, l
  * already stopped before the fault (a previous drill's hand-over not yet followed) are not the
  * fault's: `from` keeps the gap's real start, so a reader sees how long before the fault it began.
  */
-export function outageOfFault(records: readonly WriteRecord[], loadStart: number, loadStop: number, faultAt: number): { ms: number; from: number; to: number } {
+export function outageOfFault(
+  records: readonly WriteRecord[],
+  loadStart: number,
+  loadStop: number,
+  faultAt: number,
+): { ms: number; from: number; to: number } {
   const edges = ackEdges(records, loadStart, loadStop);
   let best = { ms: 0, from: faultAt, to: faultAt };
   for (let i = 1; i < edges.length; i++) {
@@ -213,7 +232,15 @@ export function streamFigures(stream: string, i: FigureInput): StreamFigures {
 /** The drill's one-line figures: sums over the streams, and the worst stream's outage and latencies. */
 export type CombinedFigures = Omit<
   StreamFigures,
-  "stream" | "lostKeys" | "lostAckedAtMs" | "lostOutside" | "outageFromMs" | "outageToMs" | "before" | "during" | "unexpectedSamples"
+  | "stream"
+  | "lostKeys"
+  | "lostAckedAtMs"
+  | "lostOutside"
+  | "outageFromMs"
+  | "outageToMs"
+  | "before"
+  | "during"
+  | "unexpectedSamples"
 > & {
   p50MsBefore: number | null;
   p99MsBefore: number | null;
@@ -293,7 +320,10 @@ export interface LoadFigures extends CombinedFigures {
  * writeOutageMs: cluster with shards, the affected shard's outage (shard-outage.ts); otherwise
  * the worst no-WAIT stream's.
  */
-export function loadFigures(streams: readonly string[], i: FigureInput & { affectedShards?: readonly string[] }): LoadFigures {
+export function loadFigures(
+  streams: readonly string[],
+  i: FigureInput & { affectedShards?: readonly string[] },
+): LoadFigures {
   const perStream = streams.map((s) => streamFigures(s, i));
   const isWait = (stream: string): boolean => parseStreamName(stream).writer === "wait";
   const noWait = perStream.filter((s) => !isWait(s.stream));
@@ -395,18 +425,29 @@ export function drillFailures(healed: boolean, f: OkFigures): string[] {
   if (!healed) out.push("not healed");
   if (f.ackedLossBound === null) out.push("no acknowledged-loss bound checked");
   if (f.unexpectedReplies > 0)
-    out.push(`${f.unexpectedReplies} unexpected replies (not OK, never counted as acknowledged): ${f.unexpectedReplySamples.join("; ")}`);
+    out.push(
+      `${f.unexpectedReplies} unexpected replies (not OK, never counted as acknowledged): ${f.unexpectedReplySamples.join("; ")}`,
+    );
   if (f.unknownWrites > 0) out.push(`${f.unknownWrites} acknowledged writes unknown (no node answered for them)`);
   if (f.lostWaitedWrites > 0) out.push(`${f.lostWaitedWrites} WAIT-confirmed writes lost`);
   const outside = (wait: boolean): string => {
-    const span = combineSpans(f.streams.filter((s) => (parseStreamName(s.stream).writer === "wait") === wait).map((s) => s.lostOutside));
-    return span === null ? "" : ` (acknowledged ${signedS(span.fromMs)}…${signedS(span.toMs)} s after the fault, by ${span.nodes.join(", ")})`;
+    const span = combineSpans(
+      f.streams.filter((s) => (parseStreamName(s.stream).writer === "wait") === wait).map((s) => s.lostOutside),
+    );
+    return span === null
+      ? ""
+      : ` (acknowledged ${signedS(span.fromMs)}…${signedS(span.toMs)} s after the fault, by ${span.nodes.join(", ")})`;
   };
-  if (f.lostAckedOutsideBound > 0) out.push(`${f.lostAckedOutsideBound} lost acknowledged writes (no-WAIT writer) outside the bound${outside(false)}`);
+  if (f.lostAckedOutsideBound > 0)
+    out.push(`${f.lostAckedOutsideBound} lost acknowledged writes (no-WAIT writer) outside the bound${outside(false)}`);
   if (f.ackedLossBound !== null && f.lostAckedWrites > f.ackedLossBound.writes)
-    out.push(`${f.lostAckedWrites} acknowledged writes lost (no-WAIT writer), more than the bound's ${f.ackedLossBound.writes}`);
+    out.push(
+      `${f.lostAckedWrites} acknowledged writes lost (no-WAIT writer), more than the bound's ${f.ackedLossBound.writes}`,
+    );
   if ((f.waitWriter?.lostAckedOutsideBound ?? 0) > 0)
-    out.push(`${f.waitWriter?.lostAckedOutsideBound} lost acknowledged writes (WAIT writer) outside the bound${outside(true)}`);
+    out.push(
+      `${f.waitWriter?.lostAckedOutsideBound} lost acknowledged writes (WAIT writer) outside the bound${outside(true)}`,
+    );
   return out;
 }
 

@@ -26,13 +26,15 @@ function int(env: Env, name: string, min: number, fallback?: number): number {
   const v = env[name];
   if ((v === undefined || v === "") && fallback !== undefined) return fallback;
   const s = text(env, name);
-  if (!/^\d+$/.test(s) || Number(s) < min) throw new Error(`${name} must be a whole number ≥ ${min} (got ${JSON.stringify(s)})`);
+  if (!/^\d+$/.test(s) || Number(s) < min)
+    throw new Error(`${name} must be a whole number ≥ ${min} (got ${JSON.stringify(s)})`);
   return Number(s);
 }
 
 export function loadSettingsFromEnv(env: Env): LoadSettings {
   const mode = text(env, "DRILL_MODE");
-  if (mode !== "cluster" && mode !== "replication") throw new Error(`DRILL_MODE must be cluster or replication (got ${JSON.stringify(mode)})`);
+  if (mode !== "cluster" && mode !== "replication")
+    throw new Error(`DRILL_MODE must be cluster or replication (got ${JSON.stringify(mode)})`);
   const password = env["VALKEY_PASSWORD"];
   const settings: LoadSettings = {
     mode,
@@ -45,7 +47,11 @@ export function loadSettingsFromEnv(env: Env): LoadSettings {
     password: password === undefined || password === "" ? undefined : password,
   };
   if (mode === "replication") {
-    settings.sentinel = { host: text(env, "DRILL_SENTINEL_HOST"), port: int(env, "DRILL_SENTINEL_PORT", 1), masterName: text(env, "DRILL_MASTER_NAME") };
+    settings.sentinel = {
+      host: text(env, "DRILL_SENTINEL_HOST"),
+      port: int(env, "DRILL_SENTINEL_PORT", 1),
+      masterName: text(env, "DRILL_MASTER_NAME"),
+    };
   }
   return settings;
 }

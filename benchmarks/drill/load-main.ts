@@ -21,7 +21,9 @@ import type { LoadShard } from "./writers.js";
 import { clientReady } from "../util/client-ready.js";
 
 /** The client paths, each a factory: every writer gets its own client (load.ts loadStreams). */
-async function clients(s: LoadSettings): Promise<{ paths: { client: string; make: () => LoadClient }[]; shards: LoadShard[] }> {
+async function clients(
+  s: LoadSettings,
+): Promise<{ paths: { client: string; make: () => LoadClient }[]; shards: LoadShard[] }> {
   if (s.mode === "cluster") {
     // The seed is a Service name: resolve it once (the nodes then announce their pod IPs).
     const ip = (await lookup(s.target.host, { family: 4 })).address;
@@ -32,7 +34,10 @@ async function clients(s: LoadSettings): Promise<{ paths: { client: string; make
       client: clusterClient(seeds, s.password, s.commandTimeoutMs, (h) => (h === s.target.host ? ip : undefined)),
       dial,
     });
-    return { paths: [{ client: "cluster-client", make }], shards: await loadShardsOf({ host: ip, port: s.target.port }, s.password) };
+    return {
+      paths: [{ client: "cluster-client", make }],
+      shards: await loadShardsOf({ host: ip, port: s.target.port }, s.password),
+    };
   }
   const sentinel = s.sentinel!;
   const dial = () => plainRedis(s.target.host, s.target.port, s.password, s.commandTimeoutMs);
@@ -41,7 +46,12 @@ async function clients(s: LoadSettings): Promise<{ paths: { client: string; make
       client: "sentinel-client",
       make: (): LoadClient => ({
         kind: "redis",
-        client: sentinelRedis([{ host: sentinel.host, port: sentinel.port }], sentinel.masterName, s.password, s.commandTimeoutMs),
+        client: sentinelRedis(
+          [{ host: sentinel.host, port: sentinel.port }],
+          sentinel.masterName,
+          s.password,
+          s.commandTimeoutMs,
+        ),
       }),
     },
     { client: "write-endpoint", make: (): LoadClient => ({ kind: "redis", client: dial(), redial: dial }) },
@@ -52,7 +62,12 @@ async function clients(s: LoadSettings): Promise<{ paths: { client: string; make
 async function main(): Promise<void> {
   const s = loadSettingsFromEnv(process.env);
   const { paths, shards } = await clients(s);
-  const streams = loadStreams(paths, shards, { prefix: s.keyPrefix, rate: s.rate, waitTimeoutMs: s.waitTimeoutMs, deadlineMs: s.commandTimeoutMs });
+  const streams = loadStreams(paths, shards, {
+    prefix: s.keyPrefix,
+    rate: s.rate,
+    waitTimeoutMs: s.waitTimeoutMs,
+    deadlineMs: s.commandTimeoutMs,
+  });
   // Connection set-up is not counted as failed writes.
   await Promise.all(streams.map((w) => clientReady(w.loadClient.client, w.stream, 30_000)));
   const loadStart = Date.now();
@@ -60,8 +75,11 @@ async function main(): Promise<void> {
   // The drill injects its fault after this line: once every stream has an acknowledgement, or
   // after 30 s naming those without (a busy node can take seconds to run the first writes).
   const silent = (): string[] => streams.filter((w) => !w.records.some((r) => r.ok)).map((w) => w.stream);
-  for (const until = Date.now() + 30_000; silent().length > 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 50));
-  await new Promise<void>((resolve, reject) => process.stdout.write(formatWritingLine(silent()), (err) => (err ? reject(err) : resolve())));
+  for (const until = Date.now() + 30_000; silent().length > 0 && Date.now() < until;)
+    await new Promise((r) => setTimeout(r, 50));
+  await new Promise<void>((resolve, reject) =>
+    process.stdout.write(formatWritingLine(silent()), (err) => (err ? reject(err) : resolve())),
+  );
   // DRILL_LOAD_S, or less when told to stop (SIGTERM: a pod's container runs this as PID 1,
   // which gets only the signals it handles): the records are printed either way.
   await new Promise<void>((resolve) => {

@@ -18,7 +18,16 @@ export async function clusterNodesOf(
   connectTimeout: number,
   commandTimeout: number,
 ): Promise<ClusterNodes> {
-  const c = new Redis({ host, port, password, connectTimeout, commandTimeout, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+  const c = new Redis({
+    host,
+    port,
+    password,
+    connectTimeout,
+    commandTimeout,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    lazyConnect: true,
+  });
   c.on("error", () => undefined);
   try {
     await c.connect();
@@ -33,7 +42,10 @@ export async function clusterNodesOf(
  * serving slots is a shard (named by its slot ranges, writers.ts), with its replicas, and a hash
  * tag whose slot, as the server computes it (CLUSTER KEYSLOT), lies in its ranges.
  */
-export async function loadShardsOf(p: { host: string; port: number }, password: string | undefined): Promise<LoadShard[]> {
+export async function loadShardsOf(
+  p: { host: string; port: number },
+  password: string | undefined,
+): Promise<LoadShard[]> {
   const nodes = await clusterNodesOf(p.host, p.port, password, 1000, 2000);
   const c = await openClient(p.host, p.port, `${p.host}:${p.port}`, { password });
   try {
@@ -47,9 +59,15 @@ export async function loadShardsOf(p: { host: string; port: number }, password: 
         batch.forEach((t, i) => candidates.push({ tag: t, slot: Number(slots[i]) }));
         tag = pickTag(primary.slots, candidates);
       }
-      if (tag === undefined) throw new Error(`no hash tag found for the shard of ${primary.id} (${shardLabel(primary.slots)})`);
+      if (tag === undefined)
+        throw new Error(`no hash tag found for the shard of ${primary.id} (${shardLabel(primary.slots)})`);
       const replicas = nodes.filter((n) => n.primaryId === primary.id).map((n) => n.id);
-      shards.push({ label: shardLabel(primary.slots), tag: tag.tag, slot: tag.slot, nodeIds: [primary.id, ...replicas] });
+      shards.push({
+        label: shardLabel(primary.slots),
+        tag: tag.tag,
+        slot: tag.slot,
+        nodeIds: [primary.id, ...replicas],
+      });
     }
     return shards;
   } finally {

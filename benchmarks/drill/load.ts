@@ -36,7 +36,8 @@ export const preciseNow = (): number => performance.timeOrigin + performance.now
  * the WAIT writer's route to its slot's primary (slot-owner.ts).
  */
 export type LoadClient =
-  { kind: "redis"; client: Redis; redial?: () => Redis } | { kind: "cluster"; client: Cluster; dial?: (host: string, port: number) => Redis };
+  | { kind: "redis"; client: Redis; redial?: () => Redis }
+  | { kind: "cluster"; client: Cluster; dial?: (host: string, port: number) => Redis };
 
 export interface StreamOptions {
   stream: string;
@@ -67,7 +68,8 @@ interface Confirmed {
   node?: string;
 }
 
-const isRedirection = (err: unknown): boolean => /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /.test((err as Error)?.message ?? "");
+const isRedirection = (err: unknown): boolean =>
+  /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /.test((err as Error)?.message ?? "");
 
 /** A reply as a short text for the record: `SET → 1`. */
 export const describeReply = (command: string, reply: unknown): string => {
@@ -89,7 +91,10 @@ class UnexpectedReply extends Error {}
  * array, CLUSTER MYID a 40-hex node id. Errors are thrown as they are; a reply of another shape
  * throws UnexpectedReply naming it. Pure.
  */
-export function checkWaitReplies(replies: readonly [Error | null, unknown][], cluster: boolean): { acks: number; primary: boolean; node?: string } {
+export function checkWaitReplies(
+  replies: readonly [Error | null, unknown][],
+  cluster: boolean,
+): { acks: number; primary: boolean; node?: string } {
   const [setErr, set] = replies[0] ?? [new Error("no reply to SET"), undefined];
   if (setErr) throw setErr;
   if (set !== "OK") throw new UnexpectedReply(describeReply("SET", set));
@@ -100,7 +105,8 @@ export function checkWaitReplies(replies: readonly [Error | null, unknown][], cl
   const out = { acks: waitErr ? 0 : (acks as number), primary: !roleErr && (role as unknown[])[0] === "master" };
   if (!cluster) return out;
   const [idErr, id] = replies[3] ?? [new Error("no reply to CLUSTER MYID"), undefined];
-  if (!idErr && !(typeof id === "string" && /^[0-9a-f]{40}$/.test(id))) throw new UnexpectedReply(describeReply("CLUSTER MYID", id));
+  if (!idErr && !(typeof id === "string" && /^[0-9a-f]{40}$/.test(id)))
+    throw new UnexpectedReply(describeReply("CLUSTER MYID", id));
   return idErr ? out : { ...out, node: id as string };
 }
 
@@ -118,10 +124,18 @@ export class WriteStream {
   constructor(private readonly o: StreamOptions) {
     this.client = o.client;
     const c = o.client;
-    const routed = c.kind === "cluster" && c.dial !== undefined && o.hashSlot !== undefined && (o.writer ?? "wait") === "wait" && o.waitTimeoutMs > 0;
-    this.owner = routed ? new SlotOwner(c.client, o.hashSlot as number, c.dial as (host: string, port: number) => Redis) : undefined;
+    const routed =
+      c.kind === "cluster" &&
+      c.dial !== undefined &&
+      o.hashSlot !== undefined &&
+      (o.writer ?? "wait") === "wait" &&
+      o.waitTimeoutMs > 0;
+    this.owner = routed
+      ? new SlotOwner(c.client, o.hashSlot as number, c.dial as (host: string, port: number) => Redis)
+      : undefined;
     this.writer = o.writer ?? (o.waitTimeoutMs > 0 ? "wait" : "no-wait");
-    if (this.writer === "wait" && o.waitTimeoutMs <= 0) throw new Error(`${o.stream}: a WAIT writer needs waitTimeoutMs > 0`);
+    if (this.writer === "wait" && o.waitTimeoutMs <= 0)
+      throw new Error(`${o.stream}: a WAIT writer needs waitTimeoutMs > 0`);
   }
 
   get stream(): string {
@@ -175,7 +189,14 @@ export class WriteStream {
         return;
       }
       if (reply !== "OK") unexpected(describeReply("SET", reply));
-      else this.records.push({ ...base, doneAt: preciseNow(), ok: true, waited: false, ...(c.kind === "cluster" ? this.slotOwnerNode() : sentOn) });
+      else
+        this.records.push({
+          ...base,
+          doneAt: preciseNow(),
+          ok: true,
+          waited: false,
+          ...(c.kind === "cluster" ? this.slotOwnerNode() : sentOn),
+        });
     };
     if (this.writer === "no-wait") return plainSet();
     let confirmed: Confirmed;
@@ -205,7 +226,8 @@ export class WriteStream {
    */
   private async setAndWait(c: LoadClient, key: string, value: string): Promise<Confirmed> {
     let doneAt = 0;
-    const via = this.owner === undefined ? c.client : await this.owner.ready(this.o.deadlineMs ?? this.o.waitTimeoutMs + 1000);
+    const via =
+      this.owner === undefined ? c.client : await this.owner.ready(this.o.deadlineMs ?? this.o.waitTimeoutMs + 1000);
     if (via === undefined) throw new Error(`no primary serves slot ${this.o.hashSlot} in the cluster client's table`);
     const p = via.pipeline().set(key, value, () => (doneAt = preciseNow()));
     p.call("WAIT", "1", String(this.o.waitTimeoutMs)).call("ROLE");
@@ -225,7 +247,9 @@ export class WriteStream {
     const ms = this.o.deadlineMs;
     if (ms === undefined) return p;
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, fail) => (timer = setTimeout(() => fail(new Error(`no reply within the ${ms} ms deadline`)), ms)));
+    const late = new Promise<never>(
+      (_, fail) => (timer = setTimeout(() => fail(new Error(`no reply within the ${ms} ms deadline`)), ms)),
+    );
     p.catch(() => undefined);
     return Promise.race([p, late]).finally(() => clearTimeout(timer));
   }
@@ -355,7 +379,9 @@ export function sentinelRedis(
  * it connects (the local stand-in for pod DNS; a name it does not know is left to the system's
  * resolver), so a client keeps the names the cluster announces as its node keys.
  */
-export function resolvingConnector(resolve: (name: string) => string | undefined): new (options: unknown) => AbstractConnector {
+export function resolvingConnector(
+  resolve: (name: string) => string | undefined,
+): new (options: unknown) => AbstractConnector {
   return class ResolvingConnector extends AbstractConnector {
     private readonly target: { host: string; port: number };
     constructor(options: unknown) {
@@ -402,7 +428,13 @@ export function clusterClient(
   settings: ClientSettings = DEFAULT_CLIENT_SETTINGS,
 ): Cluster {
   const c = new Cluster(seeds, {
-    redisOptions: { password, connectTimeout: 1000, commandTimeout: commandTimeoutMs, maxRetriesPerRequest: 0, Connector: resolvingConnector(resolve) },
+    redisOptions: {
+      password,
+      connectTimeout: 1000,
+      commandTimeout: commandTimeoutMs,
+      maxRetriesPerRequest: 0,
+      Connector: resolvingConnector(resolve),
+    },
     enableOfflineQueue: queueWhileConnecting,
     clusterRetryStrategy: () => 100,
     retryDelayOnFailover: 100,

@@ -30,7 +30,12 @@ export function localDrillOptions(mode: DrillMode, fault: Fault, shape: LocalDri
 }
 
 /** One drill; a SkippedDrill when its fault cannot run on this machine (partition without root / iptables). */
-export async function runOneLocalDrill(mode: DrillMode, fault: Fault, shape: LocalDrillShape, onStep?: (line: string) => void): Promise<DrillRun> {
+export async function runOneLocalDrill(
+  mode: DrillMode,
+  fault: Fault,
+  shape: LocalDrillShape,
+  onStep?: (line: string) => void,
+): Promise<DrillRun> {
   return runDrill({ ...localDrillOptions(mode, fault, shape), onStep });
 }
 
@@ -38,7 +43,8 @@ export async function runOneLocalDrill(mode: DrillMode, fault: Fault, shape: Loc
 export function writeDrillFiles(runDir: string, results: readonly DrillResult[]): void {
   writeFileSync(join(runDir, "drills.csv"), renderDrillsCsv(results));
   mkdirSync(join(runDir, "raw"), { recursive: true });
-  for (const r of results) writeFileSync(join(runDir, "raw", `drill-${r.mode}-${r.fault}.json`), `${JSON.stringify(r, null, 2)}\n`);
+  for (const r of results)
+    writeFileSync(join(runDir, "raw", `drill-${r.mode}-${r.fault}.json`), `${JSON.stringify(r, null, 2)}\n`);
 }
 
 /** The local comparison's drill table for the terminal, with its timeouts, then the drills skipped ("" when none ran). */

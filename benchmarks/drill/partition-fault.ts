@@ -40,7 +40,16 @@ export interface PartitionFault {
 }
 
 function probeClient(host: string, port: number, password: string): Redis {
-  const c = new Redis({ host, port, password, lazyConnect: true, connectTimeout: 500, commandTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => 100 });
+  const c = new Redis({
+    host,
+    port,
+    password,
+    lazyConnect: true,
+    connectTimeout: 500,
+    commandTimeout: 500,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => 100,
+  });
   c.on("error", () => undefined);
   return c;
 }

@@ -50,8 +50,13 @@ export function partitionCapability(probe: CapabilityProbe = {}): PartitionCapab
   if (uid !== 0) return { ok: false, reason: `not root (uid ${uid}): iptables rules need root (CAP_NET_ADMIN)` };
   const named = env.IPTABLES;
   const iptables = named ?? which("iptables", env.PATH ?? "");
-  if (iptables === undefined) return { ok: false, reason: "iptables not found on PATH (.ci/setup installs Debian's iptables; IPTABLES names another binary)" };
-  if (!existsSync(iptables)) return { ok: false, reason: `iptables not found: IPTABLES names ${iptables}, which does not exist` };
+  if (iptables === undefined)
+    return {
+      ok: false,
+      reason: "iptables not found on PATH (.ci/setup installs Debian's iptables; IPTABLES names another binary)",
+    };
+  if (!existsSync(iptables))
+    return { ok: false, reason: `iptables not found: IPTABLES names ${iptables}, which does not exist` };
   try {
     execFileSync(iptables, [...WAIT, "-S", "INPUT"], { stdio: ["ignore", "pipe", "pipe"], timeout: 10_000 });
   } catch (err) {
@@ -72,7 +77,8 @@ export interface PartitionEnd {
 }
 
 const portList = (e: PartitionEnd): string => {
-  if (e.ports.length === 0 || e.ports.length > 15) throw new Error(`partition: ${e.host} needs 1 to 15 listening ports (got ${e.ports.length})`);
+  if (e.ports.length === 0 || e.ports.length > 15)
+    throw new Error(`partition: ${e.host} needs 1 to 15 listening ports (got ${e.ports.length})`);
   return e.ports.join(",");
 };
 
@@ -102,7 +108,12 @@ export function dropRules(chain: string, isolated: PartitionEnd, peers: readonly
   ];
   return peers.flatMap((p) => {
     const pPorts = portList(p);
-    return [drop(p.host, i, "--dports", iPorts), drop(i, p.host, "--sports", iPorts), drop(i, p.host, "--dports", pPorts), drop(p.host, i, "--sports", pPorts)];
+    return [
+      drop(p.host, i, "--dports", iPorts),
+      drop(i, p.host, "--sports", iPorts),
+      drop(i, p.host, "--dports", pPorts),
+      drop(p.host, i, "--sports", pPorts),
+    ];
   });
 }
 
@@ -145,7 +156,14 @@ async function removeOrphans(iptables: string): Promise<void> {
 
 /** iptables-restore input (`--noflush`): a new chain with `rules`, then the jump to it from INPUT (pure). */
 export function restoreInput(chain: string, rules: readonly string[][]): string {
-  return ["*filter", `:${chain} - [0:0]`, ...rules.map((r) => r.join(" ")), `-I INPUT 1 -j ${chain}`, "COMMIT", ""].join("\n");
+  return [
+    "*filter",
+    `:${chain} - [0:0]`,
+    ...rules.map((r) => r.join(" ")),
+    `-I INPUT 1 -j ${chain}`,
+    "COMMIT",
+    "",
+  ].join("\n");
 }
 
 /** Runs `command args` with `input` on stdin; rejects with its stderr when it fails. */
@@ -155,7 +173,9 @@ function feed(command: string, args: readonly string[], input: string): Promise<
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     child.once("error", reject);
-    child.once("close", (code) => (code === 0 ? resolve() : reject(new Error(`${command} exited ${code}: ${stderr.trim()}`))));
+    child.once("close", (code) =>
+      code === 0 ? resolve() : reject(new Error(`${command} exited ${code}: ${stderr.trim()}`)),
+    );
     child.stdin.end(input);
   });
 }

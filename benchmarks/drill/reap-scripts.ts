@@ -18,7 +18,8 @@ export async function reapBackgroundScripts(marker: string, graceMs = 4000): Pro
     return entries.flatMap((e) => {
       if (!/^\d+$/.test(e)) return [];
       try {
-        return readFileSync(`/proc/${e}/environ`, "latin1").split("\0").includes(marker) && !/\) Z /.test(readFileSync(`/proc/${e}/stat`, "latin1"))
+        return readFileSync(`/proc/${e}/environ`, "latin1").split("\0").includes(marker) &&
+          !/\) Z /.test(readFileSync(`/proc/${e}/stat`, "latin1"))
           ? [Number(e)]
           : [];
       } catch {

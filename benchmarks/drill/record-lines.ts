@@ -59,13 +59,25 @@ export function hasWritingLine(log: string): boolean {
 
 /** The whole output: header, one line per record, end line with the count. */
 export function formatRecordLines(o: LoadOutput): string {
-  const header = { prefix: o.prefix, loadStart: Number(time(o.loadStart)), loadStop: Number(time(o.loadStop)), streams: o.streams };
-  return [`${HEADER}${JSON.stringify(header)}`, ...o.records.map(formatRecordLine), `${END}${o.records.length}`, ""].join("\n");
+  const header = {
+    prefix: o.prefix,
+    loadStart: Number(time(o.loadStart)),
+    loadStop: Number(time(o.loadStop)),
+    streams: o.streams,
+  };
+  return [
+    `${HEADER}${JSON.stringify(header)}`,
+    ...o.records.map(formatRecordLine),
+    `${END}${o.records.length}`,
+    "",
+  ].join("\n");
 }
 
 export class RecordLineError extends Error {
   constructor(line: number, text: string, why: string) {
-    super(`drill load output, line ${line}: ${why}: ${JSON.stringify(text.length > 120 ? `${text.slice(0, 120)}…` : text)}`);
+    super(
+      `drill load output, line ${line}: ${why}: ${JSON.stringify(text.length > 120 ? `${text.slice(0, 120)}…` : text)}`,
+    );
     this.name = "RecordLineError";
   }
 }
@@ -83,9 +95,14 @@ function decode(s: string, line: number, text: string, what: string): string {
 export function parseRecordLine(text: string, line = 1): WriteRecord {
   const f = text.split(" ");
   if (f[0] !== "w" || f.length < 9 || f.length > 11)
-    throw new RecordLineError(line, text, "not a write record (expected 9 to 11 space-separated fields starting with w)");
+    throw new RecordLineError(
+      line,
+      text,
+      "not a write record (expected 9 to 11 space-separated fields starting with w)",
+    );
   const [, stream = "", key = "", value = "", sent = "", done = "", ok = "", waited = "", error = "", ...tagged] = f;
-  if (!TIME_RE.test(sent) || !TIME_RE.test(done)) throw new RecordLineError(line, text, "sentAt/doneAt are not epoch milliseconds");
+  if (!TIME_RE.test(sent) || !TIME_RE.test(done))
+    throw new RecordLineError(line, text, "sentAt/doneAt are not epoch milliseconds");
   if (!/^[01]$/.test(ok) || !/^[01]$/.test(waited)) throw new RecordLineError(line, text, "ok/waited are not 0 or 1");
   const r: WriteRecord = {
     stream: decode(stream, line, text, "stream"),
@@ -99,9 +116,15 @@ export function parseRecordLine(text: string, line = 1): WriteRecord {
   if (r.stream === "" || r.key === "") throw new RecordLineError(line, text, "empty stream or key");
   if (error !== "-") r.error = decode(error, line, text, "error");
   for (const t of tagged) {
-    if (t.startsWith("u:") && r.unexpectedReply === undefined) r.unexpectedReply = decode(t.slice(2), line, text, "unexpected reply");
+    if (t.startsWith("u:") && r.unexpectedReply === undefined)
+      r.unexpectedReply = decode(t.slice(2), line, text, "unexpected reply");
     else if (t.startsWith("n:") && r.node === undefined) r.node = decode(t.slice(2), line, text, "node");
-    else throw new RecordLineError(line, text, `field '${t.slice(0, 20)}' is neither u:<unexpected reply> nor n:<node> (or repeats one)`);
+    else
+      throw new RecordLineError(
+        line,
+        text,
+        `field '${t.slice(0, 20)}' is neither u:<unexpected reply> nor n:<node> (or repeats one)`,
+      );
   }
   return r;
 }
@@ -115,7 +138,12 @@ function parseHeader(text: string): LoadHeader {
     Array.isArray(h.streams) &&
     h.streams.every((s) => typeof s === "string");
   if (!ok) throw new Error("missing prefix, loadStart, loadStop or streams");
-  return { prefix: h.prefix as string, loadStart: h.loadStart as number, loadStop: h.loadStop as number, streams: h.streams as string[] };
+  return {
+    prefix: h.prefix as string,
+    loadStart: h.loadStart as number,
+    loadStop: h.loadStop as number,
+    streams: h.streams as string[],
+  };
 }
 
 /** Parses the whole output (a pod log); blank lines and "# " notes are skipped, anything else unknown is an error naming its line. */
@@ -142,15 +170,22 @@ export function parseRecordLines(log: string): LoadOutput {
     if (text.startsWith(END)) {
       const count = text.slice(END.length);
       if (!/^\d+$/.test(count)) throw new RecordLineError(n, text, "end line without a record count");
-      if (Number(count) !== records.length) throw new RecordLineError(n, text, `the end line counts ${count} records, ${records.length} were read`);
+      if (Number(count) !== records.length)
+        throw new RecordLineError(n, text, `the end line counts ${count} records, ${records.length} were read`);
       end = Number(count);
       return;
     }
     records.push(parseRecordLine(text, n));
   });
   if (header === undefined) throw new Error("drill load output has no header line (did the load start?)");
-  if (end === undefined) throw new Error(`drill load output has no end line after ${records.length} records (truncated log, or the load did not finish)`);
+  if (end === undefined)
+    throw new Error(
+      `drill load output has no end line after ${records.length} records (truncated log, or the load did not finish)`,
+    );
   const unknown = records.find((r) => !header!.streams.includes(r.stream));
-  if (unknown !== undefined) throw new Error(`drill load output: record of stream "${unknown.stream}" not listed in the header (${header.streams.join(", ")})`);
+  if (unknown !== undefined)
+    throw new Error(
+      `drill load output: record of stream "${unknown.stream}" not listed in the header (${header.streams.join(", ")})`,
+    );
   return { ...header, records };
 }

@@ -96,7 +96,14 @@ export class ReplicationTarget implements DrillTarget {
 
   private async subscribe(): Promise<void> {
     for (const s of this.t.sentinels) {
-      const sub = new Redis({ host: s.host, port: s.port, password: this.o.password, lazyConnect: true, retryStrategy: () => 200, maxRetriesPerRequest: 0 });
+      const sub = new Redis({
+        host: s.host,
+        port: s.port,
+        password: this.o.password,
+        lazyConnect: true,
+        retryStrategy: () => 200,
+        maxRetriesPerRequest: 0,
+      });
       sub.on("error", () => undefined);
       await sub.connect();
       // Every event the Sentinel publishes (its channels are the event names: sentinel-events.ts).
@@ -110,14 +117,20 @@ export class ReplicationTarget implements DrillTarget {
     }
   }
 
-  loadClients(commandTimeoutMs: number, settings: ClientSettings = DEFAULT_CLIENT_SETTINGS): ReturnType<DrillTarget["loadClients"]> {
+  loadClients(
+    commandTimeoutMs: number,
+    settings: ClientSettings = DEFAULT_CLIENT_SETTINGS,
+  ): ReturnType<DrillTarget["loadClients"]> {
     const w = this.t.proxy!.write;
     const pw = this.o.password;
     const dial = (): Redis => plainRedis(w.host, w.port, pw, commandTimeoutMs, WRITE_ENDPOINT_NAME, settings);
     return [
       {
         client: "sentinel-client",
-        make: () => ({ kind: "redis", client: sentinelRedis(this.t.sentinelEndpoints, this.t.masterName, pw, commandTimeoutMs, settings) }),
+        make: () => ({
+          kind: "redis",
+          client: sentinelRedis(this.t.sentinelEndpoints, this.t.masterName, pw, commandTimeoutMs, settings),
+        }),
       },
       { client: "write-endpoint", make: () => ({ kind: "redis", client: dial(), redial: dial }) },
     ];
@@ -145,7 +158,10 @@ export class ReplicationTarget implements DrillTarget {
     const detectionOf = (killed: readonly TopologyNode[]): (() => number | undefined) => {
       const wanted = new Set(killed.map((k) => `${k.host} ${k.port}`));
       const marks = new Set(["+sdown", "+odown"]);
-      return () => this.events.find((e) => e.at >= faultAt && marks.has(e.channel) && wanted.has(e.payload.split(" ").slice(2, 4).join(" ")))?.at;
+      return () =>
+        this.events.find(
+          (e) => e.at >= faultAt && marks.has(e.channel) && wanted.has(e.payload.split(" ").slice(2, 4).join(" ")),
+        )?.at;
     };
     const stopWatching = (): void => undefined;
     const label = (m: Member): string => `${m.name} (${m.address}, zone ${m.zone})`;
@@ -212,7 +228,10 @@ export class ReplicationTarget implements DrillTarget {
       };
     }
     if (fault === "upgrade") return this.upgrade();
-    if (fault !== "switchover") throw new Error(`the ${String(fault satisfies never)} fault is not implemented for the local ${this.mode} target`);
+    if (fault !== "switchover")
+      throw new Error(
+        `the ${String(fault satisfies never)} fault is not implemented for the local ${this.mode} target`,
+      );
     // switchover: the pod's preStop script (rendered, run by sh), then the pod stops and comes back.
     const restored = (async () => {
       this.preStopLog = await runReplicationPreStop(primary, this.o.password);
@@ -257,8 +276,10 @@ export class ReplicationTarget implements DrillTarget {
           await m.proc?.stop(10_000);
           await t.startMember(m.ordinal);
         },
-        failover: () => Promise.reject(new Error("replication mode has no CLUSTER FAILOVER: the primary's preStop switches over")),
-        endpointsSettled: () => (t.proxy === undefined ? Promise.resolve(undefined) : sentinelsCounted(t.proxy.status, "HAProxy")),
+        failover: () =>
+          Promise.reject(new Error("replication mode has no CLUSTER FAILOVER: the primary's preStop switches over")),
+        endpointsSettled: () =>
+          t.proxy === undefined ? Promise.resolve(undefined) : sentinelsCounted(t.proxy.status, "HAProxy"),
       },
     });
   }
@@ -284,12 +305,22 @@ export class ReplicationTarget implements DrillTarget {
    * HAProxy still reach it. From the Sentinels' +switch-master until the old primary is back as a
    * replica (or the drill ends), counts the write endpoint's connections that land on it (split-counter.ts).
    */
-  private async partition(primary: Member, replicas: Member[], detectedAt: () => number | undefined): Promise<FaultHandle> {
+  private async partition(
+    primary: Member,
+    replicas: Member[],
+    detectedAt: () => number | undefined,
+  ): Promise<FaultHandle> {
     const cap = partitionCapability();
     if (!cap.ok) throw new Error(`partition: ${cap.reason}`);
     const hold = partitionHoldMs(this.o);
     const faultAt = Date.now();
-    const split = new SplitCounter(primary.host, primary.port, this.o.password, this.t.proxy!.write.host, WRITE_ENDPOINT_NAME);
+    const split = new SplitCounter(
+      primary.host,
+      primary.port,
+      this.o.password,
+      this.t.proxy!.write.host,
+      WRITE_ENDPOINT_NAME,
+    );
     this.onEvent = (e) => {
       if (e.channel === "+switch-master" && e.at >= faultAt) split.start();
     };
@@ -345,7 +376,14 @@ export class ReplicationTarget implements DrillTarget {
     } catch {
       return new Map();
     }
-    const c = new Redis({ host: p.host, port: p.port, password: this.o.password, maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: 10_000 });
+    const c = new Redis({
+      host: p.host,
+      port: p.port,
+      password: this.o.password,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 2000,
+      commandTimeout: 10_000,
+    });
     c.on("error", () => undefined);
     try {
       return await readInBatches(keys, (batch) => c.mget(batch), true);

@@ -20,8 +20,21 @@ import { DEFAULT_CLIENT_SETTINGS, type ClientSettings } from "./client-settings.
 import { valkeyPyPython, valkeyPyStreams } from "./valkey-py-stream.js";
 import { partitionCapability, type CapabilityProbe } from "./partition.js";
 import { ReplicationTarget } from "./replication-target.js";
-import { failoverSteps, renderFailoverSteps, sentinelEventRows, type FailoverSteps, type SentinelEventRow } from "./sentinel-events.js";
-import { crashRestartDelay, freezeHoldMs, partitionHoldMs, type DrillTarget, type DrillTimings, type PartitionFigures } from "./target.js";
+import {
+  failoverSteps,
+  renderFailoverSteps,
+  sentinelEventRows,
+  type FailoverSteps,
+  type SentinelEventRow,
+} from "./sentinel-events.js";
+import {
+  crashRestartDelay,
+  freezeHoldMs,
+  partitionHoldMs,
+  type DrillTarget,
+  type DrillTimings,
+  type PartitionFigures,
+} from "./target.js";
 
 export interface DrillOptions extends DrillTimings {
   mode: DrillMode;
@@ -107,7 +120,9 @@ export function skipReason(o: Pick<DrillOptions, "fault" | "capabilityProbe" | "
 
 export async function startTarget(o: DrillOptions, password: string): Promise<DrillTarget> {
   const serverPath = o.fault === "upgrade" ? resolvePreviousServer(o.upgradeFrom).path : undefined;
-  return o.mode === "cluster" ? ClusterTarget.start({ ...o, password, serverPath }) : ReplicationTarget.start({ ...o, password, serverPath });
+  return o.mode === "cluster"
+    ? ClusterTarget.start({ ...o, password, serverPath })
+    : ReplicationTarget.start({ ...o, password, serverPath });
 }
 
 export async function runDrill(o: DrillOptions): Promise<DrillRun> {
@@ -132,13 +147,22 @@ export async function runDrill(o: DrillOptions): Promise<DrillRun> {
 export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<DrillResult> {
   const step = o.onStep ?? (() => undefined);
   const before = await target.verify();
-  if (!before.ok) throw new Error(`the ${o.mode} topology failed verification before the fault: ${before.failures.map((f) => f.code).join(", ")}`);
+  if (!before.ok)
+    throw new Error(
+      `the ${o.mode} topology failed verification before the fault: ${before.failures.map((f) => f.code).join(", ")}`,
+    );
   const durability = await target.durability();
   const prefix = `drill-${Date.now().toString(36)}`;
   const commandTimeoutMs = o.commandTimeoutMs ?? 1000;
   const settings = o.clientSettings ?? DEFAULT_CLIENT_SETTINGS;
   if (o.valkeyPy ?? true) valkeyPyPython(); // before any client connects: a throw later would leave their timers running
-  const pyStreams = valkeyPyStreams(target.valkeyPyTarget?.(), { prefix, rate: o.rate, commandTimeoutMs, settings, enabled: o.valkeyPy ?? true });
+  const pyStreams = valkeyPyStreams(target.valkeyPyTarget?.(), {
+    prefix,
+    rate: o.rate,
+    commandTimeoutMs,
+    settings,
+    enabled: o.valkeyPy ?? true,
+  });
   const shards = (await target.loadShards?.()) ?? [];
   const streams = [
     ...loadStreams(target.loadClients(commandTimeoutMs, settings), shards, {
@@ -158,7 +182,9 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
   };
   try {
     streams.forEach((s) => s.start());
-    step(`${target.describe}; load: ${streams.length} stream(s) × ${o.rate} writes/s (${settings} client settings), warm-up ${o.warmupMs} ms`);
+    step(
+      `${target.describe}; load: ${streams.length} stream(s) × ${o.rate} writes/s (${settings} client settings), warm-up ${o.warmupMs} ms`,
+    );
     await sleep(o.warmupMs);
     await o.beforeFault?.(target);
     const faultAt = Date.now();
@@ -208,7 +234,9 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
     const records: WriteRecord[] = streams.flatMap((s) => s.records);
     step(`reading back ${records.filter((r) => r.ok).length} acknowledged keys`);
     // Not healed: what can be read is read; keys no node answers for are unknown, never lost.
-    const readBack = await target.readBack(records.filter((r) => r.ok).map((r) => r.key)).catch(() => new Map<string, string | undefined>());
+    const readBack = await target
+      .readBack(records.filter((r) => r.ok).map((r) => r.key))
+      .catch(() => new Map<string, string | undefined>());
     const bound = ackedLossBound(o.fault, injectMs, durability);
     const input = { records, readBack, faultAt, loadStart, loadStop, beforeMs: 10_000, bound };
     const hit = new Set(handle.affectedNodeIds ?? []);
@@ -230,7 +258,8 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
               ? {}
               : { connectionsToOldPrimaryAfterFailover: handle.connectionsToOldPrimaryAfterFailover() }),
           };
-    const events = handle.sentinelEvents === undefined ? undefined : sentinelEventRows(handle.sentinelEvents(), faultAt);
+    const events =
+      handle.sentinelEvents === undefined ? undefined : sentinelEventRows(handle.sentinelEvents(), faultAt);
     const steps = events === undefined ? undefined : failoverSteps(events);
     if (steps !== undefined) step(`Sentinels: ${renderFailoverSteps(steps)}`);
     const healed = recoveredAt !== undefined;
@@ -263,7 +292,11 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
       },
       durability,
       after,
-      timeline: records.map((r) => ({ stream: r.stream, t: whole(r.sentAt - faultAt), latencyMs: r.ok ? roundLatency(r.doneAt - r.sentAt) : null })),
+      timeline: records.map((r) => ({
+        stream: r.stream,
+        t: whole(r.sentAt - faultAt),
+        latencyMs: r.ok ? roundLatency(r.doneAt - r.sentAt) : null,
+      })),
     };
   } finally {
     await stopLoad();

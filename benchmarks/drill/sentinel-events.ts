@@ -47,7 +47,11 @@ export interface FailoverSteps {
 const NOISE = /^(__sentinel__:|[+-](cmd|pubsub)-link-reconnection$)/;
 
 /** The events from `since` on (Date.now()), times relative to `faultAt`, in time order. */
-export function sentinelEventRows(events: readonly SentinelEventAt[], faultAt: number, since = faultAt): SentinelEventRow[] {
+export function sentinelEventRows(
+  events: readonly SentinelEventAt[],
+  faultAt: number,
+  since = faultAt,
+): SentinelEventRow[] {
   return events
     .filter((e) => e.at >= since && !NOISE.test(e.channel))
     .map((e) => ({ t: Math.round(e.at - faultAt), sentinel: e.sentinel, event: e.channel, detail: e.payload }))
@@ -65,7 +69,9 @@ export function failoverSteps(rows: readonly SentinelEventRow[]): FailoverSteps 
     promotionSentMs: first((e) => e === "+failover-state-wait-promotion"),
     promotedMs: first((e) => e === "+promoted-slave"),
     switchedMs: first((e) => e === "+switch-master" || e === "+config-update-from"),
-    aborts: rows.filter((r) => r.event.startsWith("-failover-abort")).map((r) => `${r.event} @${r.t} ms (${r.sentinel})`),
+    aborts: rows
+      .filter((r) => r.event.startsWith("-failover-abort"))
+      .map((r) => `${r.event} @${r.t} ms (${r.sentinel})`),
   };
 }
 

@@ -137,7 +137,10 @@ export async function readDurability(host: string, port: number, password: strin
 }
 
 /** Runs `start` on a new target and returns it; when `start` throws, stops what it started and rethrows. */
-export async function startedOrStopped<T extends { stop(): Promise<void> }>(target: T, start: (t: T) => Promise<void>): Promise<T> {
+export async function startedOrStopped<T extends { stop(): Promise<void> }>(
+  target: T,
+  start: (t: T) => Promise<void>,
+): Promise<T> {
   try {
     await start(target);
   } catch (err) {

@@ -19,7 +19,8 @@ type Endpoint = { host: string; port: number };
 
 /** Where the writer connects: through the Sentinels (replication) or to the cluster's seeds (hostnames resolved through `hostsFile`). */
 export type ValkeyPyTarget =
-  { mode: "replication"; sentinels: readonly Endpoint[]; masterName: string } | { mode: "cluster"; seeds: readonly Endpoint[]; hostsFile: string };
+  | { mode: "replication"; sentinels: readonly Endpoint[]; masterName: string }
+  | { mode: "cluster"; seeds: readonly Endpoint[]; hostsFile: string };
 
 export interface ValkeyPyStreamOptions {
   stream: string;
@@ -35,7 +36,9 @@ export interface ValkeyPyStreamOptions {
 export function valkeyPyPython(env: Record<string, string | undefined> = process.env): string {
   const python = env["VALKEY_PY_PYTHON"];
   if (python === undefined || python === "")
-    throw new Error("VALKEY_PY_PYTHON is not set: run through .ci/setup, which installs valkey-py (PyPI valkey==$VALKEY_PY_VERSION) in a venv and sets it");
+    throw new Error(
+      "VALKEY_PY_PYTHON is not set: run through .ci/setup, which installs valkey-py (PyPI valkey==$VALKEY_PY_VERSION) in a venv and sets it",
+    );
   return python;
 }
 
@@ -73,11 +76,21 @@ export function parseWriterLine(line: string): WriteRecord {
     throw new Error(`valkey-py writer: not a JSON line: ${JSON.stringify(line.slice(0, 200))}`);
   }
   const { stream, key, value, sentAt, doneAt, ok, error, unexpectedReply } = v;
-  if (typeof stream !== "string" || typeof key !== "string" || typeof value !== "string" || !isNum(sentAt) || !isNum(doneAt) || typeof ok !== "boolean")
+  if (
+    typeof stream !== "string" ||
+    typeof key !== "string" ||
+    typeof value !== "string" ||
+    !isNum(sentAt) ||
+    !isNum(doneAt) ||
+    typeof ok !== "boolean"
+  )
     throw new Error(`valkey-py writer: not a write record: ${JSON.stringify(line.slice(0, 200))}`);
-  if (error !== undefined && typeof error !== "string") throw new Error(`valkey-py writer: error must be a string: ${JSON.stringify(line.slice(0, 200))}`);
+  if (error !== undefined && typeof error !== "string")
+    throw new Error(`valkey-py writer: error must be a string: ${JSON.stringify(line.slice(0, 200))}`);
   if (unexpectedReply !== undefined && (typeof unexpectedReply !== "string" || ok !== false))
-    throw new Error(`valkey-py writer: unexpectedReply must be a string on a failed write: ${JSON.stringify(line.slice(0, 200))}`);
+    throw new Error(
+      `valkey-py writer: unexpectedReply must be a string on a failed write: ${JSON.stringify(line.slice(0, 200))}`,
+    );
   return {
     stream,
     key,
@@ -99,7 +112,11 @@ export interface ValkeyPySpec {
 }
 
 /** A cluster's spec: seeded with the members' current addresses, the hostnames they announce resolved through `hostsFile`. */
-export const valkeyPyClusterSpec = (members: readonly Endpoint[], hostsFile: string, password: string): ValkeyPySpec => ({
+export const valkeyPyClusterSpec = (
+  members: readonly Endpoint[],
+  hostsFile: string,
+  password: string,
+): ValkeyPySpec => ({
   stream: "valkey-py-cluster",
   target: { mode: "cluster", seeds: members.map(({ host, port }) => ({ host, port })), hostsFile },
   password,
@@ -147,7 +164,8 @@ export class ValkeyPyStream {
     });
     this.exited = new Promise((resolve) => {
       child.once("close", (code, signal) => {
-        if (code !== 0 && this.bad === undefined) this.bad = new Error(`valkey-py writer ${this.exitText(code, signal)}: ${this.stderr.trim()}`);
+        if (code !== 0 && this.bad === undefined)
+          this.bad = new Error(`valkey-py writer ${this.exitText(code, signal)}: ${this.stderr.trim()}`);
         resolve();
       });
       child.once("error", (err) => {

@@ -36,7 +36,11 @@ export function parseStreamName(name: string): StreamId {
   const head = at < 0 ? name : name.slice(0, at);
   const shard = at < 0 ? undefined : name.slice(at + 1);
   const wait = head.endsWith(WAIT_SUFFIX);
-  return { client: wait ? head.slice(0, -WAIT_SUFFIX.length) : head, writer: wait ? "wait" : "no-wait", ...(shard === undefined ? {} : { shard }) };
+  return {
+    client: wait ? head.slice(0, -WAIT_SUFFIX.length) : head,
+    writer: wait ? "wait" : "no-wait",
+    ...(shard === undefined ? {} : { shard }),
+  };
 }
 
 /** `0-5460` / `0-99,200-5460`: a shard's name from its slot ranges, sorted. */
@@ -54,7 +58,8 @@ export function labelRanges(label: string): SlotRange[] {
     if (m === null) throw new Error(`not a shard label (slot ranges): ${JSON.stringify(label)}`);
     const start = Number(m[1]);
     const end = m[2] === undefined ? start : Number(m[2]);
-    if (end < start || end >= CLUSTER_SLOT_COUNT) throw new Error(`not a shard label (slot ranges): ${JSON.stringify(label)}`);
+    if (end < start || end >= CLUSTER_SLOT_COUNT)
+      throw new Error(`not a shard label (slot ranges): ${JSON.stringify(label)}`);
     return { start, end };
   });
 }
@@ -62,7 +67,8 @@ export function labelRanges(label: string): SlotRange[] {
 /** How many slots a shard label names. */
 export const labelSlots = (label: string): number => labelRanges(label).reduce((n, r) => n + r.end - r.start + 1, 0);
 
-export const inRanges = (slot: number, ranges: readonly SlotRange[]): boolean => ranges.some((r) => slot >= r.start && slot <= r.end);
+export const inRanges = (slot: number, ranges: readonly SlotRange[]): boolean =>
+  ranges.some((r) => slot >= r.start && slot <= r.end);
 
 /** A shard the load writes to: its label, and the hash tag whose slot lies in it (each key carries `{tag}`). */
 export interface LoadShard {
@@ -78,6 +84,9 @@ export interface LoadShard {
  * The first candidate tag whose slot (as the server computed it: CLUSTER KEYSLOT) lies in the
  * shard's ranges; undefined when none does.
  */
-export function pickTag(ranges: readonly SlotRange[], candidates: readonly { tag: string; slot: number }[]): { tag: string; slot: number } | undefined {
+export function pickTag(
+  ranges: readonly SlotRange[],
+  candidates: readonly { tag: string; slot: number }[],
+): { tag: string; slot: number } | undefined {
   return candidates.find((c) => inRanges(c.slot, ranges));
 }

@@ -51,7 +51,12 @@ export function coreDnsObjects(image: string): Obj[] {
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "system:coredns" },
       subjects: [{ kind: "ServiceAccount", name: "coredns", namespace: "kube-system" }],
     },
-    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "coredns", namespace: "kube-system" }, data: { Corefile: corefile } },
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "coredns", namespace: "kube-system" },
+      data: { Corefile: corefile },
+    },
     {
       apiVersion: "apps/v1",
       kind: "Deployment",
@@ -75,7 +80,10 @@ export function coreDnsObjects(image: string): Obj[] {
                   { name: "dns", containerPort: 53, protocol: "UDP" },
                   { name: "dns-tcp", containerPort: 53, protocol: "TCP" },
                 ],
-                securityContext: { capabilities: { add: ["NET_BIND_SERVICE"], drop: ["ALL"] }, readOnlyRootFilesystem: true },
+                securityContext: {
+                  capabilities: { add: ["NET_BIND_SERVICE"], drop: ["ALL"] },
+                  readOnlyRootFilesystem: true,
+                },
                 livenessProbe: { httpGet: { path: "/health", port: 8080 }, initialDelaySeconds: 10 },
                 readinessProbe: { httpGet: { path: "/ready", port: 8181 } },
                 volumeMounts: [{ name: "config", mountPath: "/etc/coredns", readOnly: true }],
@@ -130,7 +138,11 @@ export function localPathObjects(image: string, helperImage: string, nodes: Node
           resources: ["nodes", "persistentvolumeclaims", "configmaps", "pods", "pods/log"],
           verbs: ["get", "list", "watch", "create", "patch", "update", "delete"],
         },
-        { apiGroups: [""], resources: ["persistentvolumes"], verbs: ["get", "list", "watch", "create", "patch", "update", "delete"] },
+        {
+          apiGroups: [""],
+          resources: ["persistentvolumes"],
+          verbs: ["get", "list", "watch", "create", "patch", "update", "delete"],
+        },
         { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
         { apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["get", "list", "watch"] },
       ],
@@ -146,7 +158,12 @@ export function localPathObjects(image: string, helperImage: string, nodes: Node
       apiVersion: "v1",
       kind: "ConfigMap",
       metadata: { name: "local-path-config", namespace: ns },
-      data: { "config.json": JSON.stringify(config, null, 2), "setup": setup, "teardown": teardown, "helperPod.yaml": helperPod },
+      data: {
+        "config.json": JSON.stringify(config, null, 2),
+        "setup": setup,
+        "teardown": teardown,
+        "helperPod.yaml": helperPod,
+      },
     },
     {
       apiVersion: "apps/v1",
@@ -177,7 +194,10 @@ export function localPathObjects(image: string, helperImage: string, nodes: Node
     {
       apiVersion: "storage.k8s.io/v1",
       kind: "StorageClass",
-      metadata: { name: LOCAL_PATH_STORAGE_CLASS, annotations: { "storageclass.kubernetes.io/is-default-class": "true" } },
+      metadata: {
+        name: LOCAL_PATH_STORAGE_CLASS,
+        annotations: { "storageclass.kubernetes.io/is-default-class": "true" },
+      },
       provisioner: "rancher.io/local-path",
       volumeBindingMode: "WaitForFirstConsumer",
       reclaimPolicy: "Delete",

@@ -8,7 +8,12 @@ import { request } from "node:https";
 import { parse } from "yaml";
 
 /** A request; `contentType` defaults to JSON (PATCH needs e.g. application/merge-patch+json). */
-export type Api = <T = unknown>(method: string, path: string, body?: unknown, contentType?: string) => Promise<{ status: number; body: T }>;
+export type Api = <T = unknown>(
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType?: string,
+) => Promise<{ status: number; body: T }>;
 
 interface Kubeconfig {
   clusters: Array<{ cluster: { "server": string; "certificate-authority-data": string } }>;
@@ -32,7 +37,9 @@ export function apiClient(kubeconfigPath: string): Api {
           headers: {
             authorization: `Bearer ${token}`,
             accept: "application/json",
-            ...(payload !== undefined ? { "content-type": contentType, "content-length": Buffer.byteLength(payload) } : {}),
+            ...(payload !== undefined
+              ? { "content-type": contentType, "content-length": Buffer.byteLength(payload) }
+              : {}),
           },
         },
         (res) => {
@@ -88,7 +95,9 @@ export async function applyAll(api: Api, objs: Array<Record<string, unknown>>): 
     const { status, body } = await api("POST", collectionPath(o), o);
     if (status !== 201 && status !== 200 && status !== 409) {
       const name = (o.metadata as { name?: string } | undefined)?.name;
-      throw new Error(`kube:local: creating ${String(o.kind)} ${name}: HTTP ${status}: ${JSON.stringify(body).slice(0, 400)}`);
+      throw new Error(
+        `kube:local: creating ${String(o.kind)} ${name}: HTTP ${status}: ${JSON.stringify(body).slice(0, 400)}`,
+      );
     }
   }
 }

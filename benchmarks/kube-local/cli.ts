@@ -12,12 +12,17 @@ import { Command } from "commander";
 import { down, STATE_DIR, status, up, type ClusterStatus } from "./cluster.js";
 import { clusterPlan, DEFAULT_ZONES } from "./plan.js";
 
-const planOf = (zones: string | undefined) => clusterPlan(STATE_DIR, zones === undefined ? DEFAULT_ZONES : zones.split(",").map((z) => z.trim()));
+const planOf = (zones: string | undefined) =>
+  clusterPlan(STATE_DIR, zones === undefined ? DEFAULT_ZONES : zones.split(",").map((z) => z.trim()));
 const ZONES_HELP = `one node per zone, comma-separated (default ${DEFAULT_ZONES.join(",")})`;
 
 function print(s: ClusterStatus, json: boolean): void {
   if (json) {
-    const out = { kubeconfig: s.kubeconfig, nodes: s.nodes.map((n) => ({ name: n.name, zone: n.zone })), images: s.images };
+    const out = {
+      kubeconfig: s.kubeconfig,
+      nodes: s.nodes.map((n) => ({ name: n.name, zone: n.zone })),
+      images: s.images,
+    };
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
   } else {
     process.stdout.write(`${s.kubeconfig}\n`);

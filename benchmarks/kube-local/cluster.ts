@@ -21,7 +21,8 @@ import * as P from "./plan.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 export const STATE_DIR =
-  process.env.VALKEY_ON_EKS_KUBE_LOCAL_DIR ?? join(process.env.VALKEY_ON_EKS_CACHE ?? join(homedir(), ".cache/valkey-on-eks"), "kube-local");
+  process.env.VALKEY_ON_EKS_KUBE_LOCAL_DIR ??
+  join(process.env.VALKEY_ON_EKS_CACHE ?? join(homedir(), ".cache/valkey-on-eks"), "kube-local");
 
 export interface ClusterStatus {
   kubeconfig: string;
@@ -62,12 +63,16 @@ function requireHost(): void {
     ["/usr/sbin/debootstrap", "debootstrap"],
   ];
   const missing = need.filter(([p]) => !existsSync(p)).map(([, pkg]) => pkg);
-  if (missing.length > 0) throw new Error(`kube:local needs Debian packages: apt-get install ${[...new Set(missing)].join(" ")}`);
+  if (missing.length > 0)
+    throw new Error(`kube:local needs Debian packages: apt-get install ${[...new Set(missing)].join(" ")}`);
 }
 
 /** Builds (or finds cached) the images: name -> { ref, archive }. */
 function buildImages(): Record<string, { ref: string; archive: string }> {
-  const out = execFileSync("bash", [join(ROOT, "benchmarks/kube-local/images.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  const out = execFileSync("bash", [join(ROOT, "benchmarks/kube-local/images.sh")], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   return Object.fromEntries(
     out
       .trim()
@@ -82,18 +87,26 @@ export async function status(plan = P.clusterPlan(STATE_DIR)): Promise<ClusterSt
   const state = JSON.parse(readFileSync(stateFile(plan.dir), "utf8")) as State;
   const api = apiClient(state.kubeconfig);
   try {
-    const { body } = await api<{ items: Array<{ metadata: { name: string }; status: { conditions?: Array<{ type: string; status: string }> } }> }>(
-      "GET",
-      "/api/v1/nodes",
+    const { body } = await api<{
+      items: Array<{ metadata: { name: string }; status: { conditions?: Array<{ type: string; status: string }> } }>;
+    }>("GET", "/api/v1/nodes");
+    const ready = new Map(
+      body.items.map((n) => [
+        n.metadata.name,
+        n.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
+      ]),
     );
-    const ready = new Map(body.items.map((n) => [n.metadata.name, n.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false]));
     return {
       kubeconfig: state.kubeconfig,
       images: state.images,
       nodes: plan.nodes.map((n) => ({ name: n.name, zone: n.zone, ready: ready.get(n.name) ?? false })),
     };
   } catch {
-    return { kubeconfig: state.kubeconfig, images: state.images, nodes: plan.nodes.map((n) => ({ name: n.name, zone: n.zone, ready: false })) };
+    return {
+      kubeconfig: state.kubeconfig,
+      images: state.images,
+      nodes: plan.nodes.map((n) => ({ name: n.name, zone: n.zone, ready: false })),
+    };
   }
 }
 
@@ -102,7 +115,11 @@ export async function down(plan = P.clusterPlan(STATE_DIR)): Promise<void> {
   rmSync(plan.dir, { recursive: true, force: true });
 }
 
-export async function up(log: (m: string) => void, plan = P.clusterPlan(STATE_DIR), timeoutMs = 600_000): Promise<ClusterStatus> {
+export async function up(
+  log: (m: string) => void,
+  plan = P.clusterPlan(STATE_DIR),
+  timeoutMs = 600_000,
+): Promise<ClusterStatus> {
   const current = await status(plan);
   if (current && current.nodes.every((n) => n.ready)) return current;
   if (current) log("a previous cluster is not healthy: tearing it down first");
@@ -110,7 +127,8 @@ export async function up(log: (m: string) => void, plan = P.clusterPlan(STATE_DI
   requireHost();
   const deadline = Date.now() + timeoutMs;
   const tools = toolDirs();
-  for (const [k, d] of Object.entries(tools)) if (!existsSync(d)) throw new Error(`${k} not built (${d}): run bash .ci/toolchain/install.sh --real-cluster`);
+  for (const [k, d] of Object.entries(tools))
+    if (!existsSync(d)) throw new Error(`${k} not built (${d}): run bash .ci/toolchain/install.sh --real-cluster`);
   log("building or finding the images");
   const images = buildImages();
   const dir = plan.dir;
@@ -144,7 +162,8 @@ export async function up(log: (m: string) => void, plan = P.clusterPlan(STATE_DI
   createCgroup(plan.controlPlaneCgroup);
   const logs = join(dir, "logs");
   mkdirSync(logs, { recursive: true });
-  const cp = (name: string, argv: string[]) => spawnDetached(argv, join(logs, `${name}.log`), plan.controlPlaneCgroup, P.OUTER_NETNS);
+  const cp = (name: string, argv: string[]) =>
+    spawnDetached(argv, join(logs, `${name}.log`), plan.controlPlaneCgroup, P.OUTER_NETNS);
   const k8s = (b: string) => join(tools.kubernetes!, b);
   cp("etcd", [
     join(tools.etcd!, "etcd"),
@@ -196,7 +215,9 @@ export async function up(log: (m: string) => void, plan = P.clusterPlan(STATE_DI
         last = e instanceof Error ? e.message : String(e);
       }
       if (Date.now() > deadline)
-        throw new Error(`kube:local up: timed out waiting for ${what}${last ? `: ${last}` : ""} (logs: ${logs}, ${join(dir, "nodes")})`);
+        throw new Error(
+          `kube:local up: timed out waiting for ${what}${last ? `: ${last}` : ""} (logs: ${logs}, ${join(dir, "nodes")})`,
+        );
       await sleep(500);
     }
   };
@@ -221,11 +242,19 @@ export async function up(log: (m: string) => void, plan = P.clusterPlan(STATE_DI
     "--controllers=*,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller",
     "--profiling=false",
   ]);
-  cp("kube-scheduler", [k8s("kube-scheduler"), `--kubeconfig=${cpKubeconfig}`, "--leader-elect=false", "--secure-port=0", "--profiling=false"]);
+  cp("kube-scheduler", [
+    k8s("kube-scheduler"),
+    `--kubeconfig=${cpKubeconfig}`,
+    "--leader-elect=false",
+    "--secure-port=0",
+    "--profiling=false",
+  ]);
 
   // Cilium's CRDs (its operator, not built, would register them).
   const crdDir = join(tools.cilium!, "..", "crds");
-  const crds = readdirSync(crdDir).flatMap((f) => parseAllDocuments(readFileSync(join(crdDir, f), "utf8")).map((d) => d.toJS() as Record<string, unknown>));
+  const crds = readdirSync(crdDir).flatMap((f) =>
+    parseAllDocuments(readFileSync(join(crdDir, f), "utf8")).map((d) => d.toJS() as Record<string, unknown>),
+  );
   await applyAll(
     api,
     crds.filter((c) => c && c.kind === "CustomResourceDefinition"),
@@ -241,45 +270,76 @@ export async function up(log: (m: string) => void, plan = P.clusterPlan(STATE_DI
     symlinkSync("/usr/lib/cni/loopback", join(n.dir, "cni", "bin", "loopback"));
     writeFileSync(join(n.dir, "containerd.toml"), P.containerdConfig(n, images.pause!.ref));
     writeFileSync(join(n.dir, "kubelet.yaml"), P.kubeletConfig(n, pki("ca.crt")));
-    writeFileSync(join(n.dir, "kubelet.kubeconfig"), P.tokenKubeconfig(inCluster, caPem, nodeTokens[i]!), { mode: 0o600 });
-    writeFileSync(join(n.dir, "kube-proxy.kubeconfig"), P.tokenKubeconfig(inCluster, caPem, proxyToken), { mode: 0o600 });
+    writeFileSync(join(n.dir, "kubelet.kubeconfig"), P.tokenKubeconfig(inCluster, caPem, nodeTokens[i]!), {
+      mode: 0o600,
+    });
+    writeFileSync(join(n.dir, "kube-proxy.kubeconfig"), P.tokenKubeconfig(inCluster, caPem, proxyToken), {
+      mode: 0o600,
+    });
     writeFileSync(join(n.dir, "cilium.kubeconfig"), P.tokenKubeconfig(inCluster, caPem, ciliumToken), { mode: 0o600 });
     writeFileSync(join(n.dir, "kube-proxy.yaml"), P.kubeProxyConfig(n, join(n.dir, "kube-proxy.kubeconfig")));
-    writeFileSync(join(n.dir, "resolv.conf"), "# kube:local: no upstream resolver (the cluster DNS answers cluster names only)\n");
+    writeFileSync(
+      join(n.dir, "resolv.conf"),
+      "# kube:local: no upstream resolver (the cluster DNS answers cluster names only)\n",
+    );
     const bins = {
       kubelet: join(tools["kubernetes-node"]!, "kubelet"),
       kubeProxy: join(tools["kubernetes-node"]!, "kube-proxy"),
       ciliumAgent: join(tools.cilium!, "cilium-agent"),
       llvmBin: "/usr/lib/llvm-19/bin",
     };
-    const script = nodeScript(n, bins, P.ciliumArgs(n, join(n.dir, "cilium.kubeconfig"), join(tools.cilium!, "..")), P.nodeLabels(plan, n), archives);
+    const script = nodeScript(
+      n,
+      bins,
+      P.ciliumArgs(n, join(n.dir, "cilium.kubeconfig"), join(tools.cilium!, "..")),
+      P.nodeLabels(plan, n),
+      archives,
+    );
     writeFileSync(join(n.dir, "node.sh"), script, { mode: 0o755 });
     createCgroup(`${n.cgroup}/system`);
     createCgroup(`${n.cgroup}/pods`);
-    spawnDetached(["unshare", "--mount", "--propagation", "private", "sh", join(n.dir, "node.sh")], join(n.dir, "node.log"), `${n.cgroup}/system`, n.netns);
+    spawnDetached(
+      ["unshare", "--mount", "--propagation", "private", "sh", join(n.dir, "node.sh")],
+      join(n.dir, "node.log"),
+      `${n.cgroup}/system`,
+      n.netns,
+    );
   }
   interface NodeList {
     items: Array<{
       metadata: { name: string };
       spec: { podCIDR?: string };
-      status: { conditions?: Array<{ type: string; status: string }>; addresses?: Array<{ type: string; address: string }> };
+      status: {
+        conditions?: Array<{ type: string; status: string }>;
+        addresses?: Array<{ type: string; address: string }>;
+      };
     }>;
   }
   let nodes: NodeList["items"] = [];
   await waitFor(`${plan.nodes.length} Ready nodes`, async () => {
     nodes = (await api<NodeList>("GET", "/api/v1/nodes")).body.items;
-    return nodes.filter((n) => n.status.conditions?.some((c) => c.type === "Ready" && c.status === "True")).length === plan.nodes.length;
+    return (
+      nodes.filter((n) => n.status.conditions?.some((c) => c.type === "Ready" && c.status === "True")).length ===
+      plan.nodes.length
+    );
   });
   routePodCidrs(
     nodes
-      .map((n) => ({ cidr: n.spec.podCIDR ?? "", via: n.status.addresses?.find((a) => a.type === "InternalIP")?.address ?? "" }))
+      .map((n) => ({
+        cidr: n.spec.podCIDR ?? "",
+        via: n.status.addresses?.find((a) => a.type === "InternalIP")?.address ?? "",
+      }))
       .filter((r) => r.cidr && r.via),
   );
   log("nodes Ready; starting cluster DNS and the volume provisioner");
   await applyAll(api, coreDnsObjects(images.coredns!.ref));
   await applyAll(api, localPathObjects(images["local-path-provisioner"]!.ref, images.valkey!.ref, plan.nodes));
   await waitFor("cluster DNS answering kubernetes.default", () => dnsAnswers(plan.nodes[0]!.netns));
-  const state: State = { kubeconfig, token: admin, images: Object.fromEntries(Object.entries(images).map(([k, v]) => [k, v.ref])) };
+  const state: State = {
+    kubeconfig,
+    token: admin,
+    images: Object.fromEntries(Object.entries(images).map(([k, v]) => [k, v.ref])),
+  };
   writeFileSync(stateFile(dir), JSON.stringify(state, null, 2));
   const s = await status(plan);
   if (!s) throw new Error("kube:local up: no state after start");
@@ -290,7 +350,9 @@ export async function up(log: (m: string) => void, plan = P.clusterPlan(STATE_DI
 async function dnsAnswers(netns: string): Promise<boolean> {
   const script = `const r=new (require("node:dns").promises.Resolver)({timeout:2000,tries:1});r.setServers(["${P.DNS_SERVICE_IP}"]);r.resolve4("kubernetes.default.svc.${P.CLUSTER_DOMAIN}").then(a=>{console.log(a.join(","));process.exit(a.includes("${P.KUBERNETES_SERVICE_IP}")?0:1)},()=>process.exit(1))`;
   try {
-    await promisify(execFile)("nsenter", [`--net=/run/netns/${netns}`, "--", process.execPath, "-e", script], { timeout: 10_000 });
+    await promisify(execFile)("nsenter", [`--net=/run/netns/${netns}`, "--", process.execPath, "-e", script], {
+      timeout: 10_000,
+    });
     return true;
   } catch {
     return false;

@@ -4,7 +4,17 @@
  * whatever of it still exists (the test of `down` asserts it is empty). Needs root.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { sleep } from "../util/poll-until.js";
 import { API_IP, BRIDGE, CGROUP_CONTROLLERS, NODE_NET, OUTER_NETNS, PREFIX, type ClusterPlan } from "./plan.js";
@@ -12,7 +22,11 @@ import { API_IP, BRIDGE, CGROUP_CONTROLLERS, NODE_NET, OUTER_NETNS, PREFIX, type
 const CGROUP_FS = "/sys/fs/cgroup";
 
 export function sh(cmd: string, args: string[], input?: string): string {
-  return execFileSync(cmd, args, { encoding: "utf8", input, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+  return execFileSync(cmd, args, {
+    encoding: "utf8",
+    input,
+    stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+  });
 }
 
 function netnsList(): string[] {
@@ -56,7 +70,8 @@ export function createCgroup(path: string): void {
       if (!existsSync(next)) {
         mkdirSync(next);
         if (c === "cpuset") {
-          for (const f of ["cpuset.cpus", "cpuset.mems"]) writeFileSync(join(next, f), readFileSync(join(cur, f), "utf8"));
+          for (const f of ["cpuset.cpus", "cpuset.mems"])
+            writeFileSync(join(next, f), readFileSync(join(cur, f), "utf8"));
         }
       }
       cur = next;
@@ -86,7 +101,8 @@ export function cgroupPids(path: string): number[] {
   if (!existsSync(root)) return [];
   const out: number[] = [];
   const walk = (dir: string): void => {
-    for (const line of readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n")) if (line.trim()) out.push(Number(line));
+    for (const line of readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n"))
+      if (line.trim()) out.push(Number(line));
     for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) walk(join(dir, e.name));
   };
   walk(root);
@@ -142,7 +158,8 @@ export async function teardown(plan: ClusterPlan): Promise<void> {
       /* gone with its namespace meanwhile */
     }
   }
-  for (const ns of netnsList().filter((n) => n === OUTER_NETNS || n.startsWith(`${PREFIX}-`))) sh("ip", ["netns", "del", ns]);
+  for (const ns of netnsList().filter((n) => n === OUTER_NETNS || n.startsWith(`${PREFIX}-`)))
+    sh("ip", ["netns", "del", ns]);
 }
 
 /** Mount points (host mount namespace) at or under `dir`. */
@@ -157,7 +174,8 @@ function mountsUnder(dir: string): string[] {
 export function leftovers(plan: ClusterPlan): string[] {
   const out: string[] = [];
   for (const ns of netnsList()) if (ns === OUTER_NETNS || ns.startsWith(`${PREFIX}-`)) out.push(`netns ${ns}`);
-  for (const c of CGROUP_CONTROLLERS) if (existsSync(join(CGROUP_FS, c, plan.cgroup))) out.push(`cgroup ${c}${plan.cgroup}`);
+  for (const c of CGROUP_CONTROLLERS)
+    if (existsSync(join(CGROUP_FS, c, plan.cgroup))) out.push(`cgroup ${c}${plan.cgroup}`);
   for (const pid of cgroupPids(plan.cgroup)) out.push(`process ${pid}`);
   for (const m of mountsUnder(plan.dir)) out.push(`mount ${m}`);
   const links = sh("ip", ["-o", "link", "show"]);

@@ -37,7 +37,13 @@ export function shq(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-export function nodeScript(node: NodePlan, bins: NodeBinaries, ciliumArgs: string[], labels: Record<string, string>, archives: string[]): string {
+export function nodeScript(
+  node: NodePlan,
+  bins: NodeBinaries,
+  ciliumArgs: string[],
+  labels: Record<string, string>,
+  archives: string[],
+): string {
   const d = shq(node.dir);
   const labelArg = Object.entries(labels)
     .map(([k, v]) => `${k}=${v}`)

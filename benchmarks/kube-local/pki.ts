@@ -13,11 +13,22 @@ function openssl(args: string[], cwd: string): void {
   execFileSync("openssl", args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
 }
 
-const newKey = (name: string) => ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", `${name}.key`];
+const newKey = (name: string) => [
+  "-newkey",
+  "ec",
+  "-pkeyopt",
+  "ec_paramgen_curve:prime256v1",
+  "-nodes",
+  "-keyout",
+  `${name}.key`,
+];
 
 function signed(dir: string, name: string, subject: string, ext: string[]): void {
   openssl(["req", ...newKey(name), "-out", `${name}.csr`, "-subj", subject], dir);
-  writeFileSync(join(dir, `${name}.ext`), ["basicConstraints=CA:FALSE", "keyUsage=critical,digitalSignature,keyEncipherment", ...ext, ""].join("\n"));
+  writeFileSync(
+    join(dir, `${name}.ext`),
+    ["basicConstraints=CA:FALSE", "keyUsage=critical,digitalSignature,keyEncipherment", ...ext, ""].join("\n"),
+  );
   openssl(
     [
       "x509",
@@ -59,12 +70,20 @@ export function makePki(dir: string): void {
     ],
     dir,
   );
-  const names = ["kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "localhost"];
+  const names = [
+    "kubernetes",
+    "kubernetes.default",
+    "kubernetes.default.svc",
+    "kubernetes.default.svc.cluster.local",
+    "localhost",
+  ];
   signed(dir, "apiserver", "/CN=kube-apiserver", [
     "extendedKeyUsage=serverAuth",
     `subjectAltName=IP:127.0.0.1,IP:${API_IP},IP:${KUBERNETES_SERVICE_IP},${names.map((n) => `DNS:${n}`).join(",")}`,
   ]);
-  signed(dir, "apiserver-kubelet-client", "/O=system:masters/CN=kube-apiserver-kubelet-client", ["extendedKeyUsage=clientAuth"]);
+  signed(dir, "apiserver-kubelet-client", "/O=system:masters/CN=kube-apiserver-kubelet-client", [
+    "extendedKeyUsage=clientAuth",
+  ]);
   const sa = generateKeyPairSync("rsa", { modulusLength: 2048 });
   writeFileSync(join(dir, "sa.key"), sa.privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
   writeFileSync(join(dir, "sa.pub"), sa.publicKey.export({ type: "spki", format: "pem" }));

@@ -25,7 +25,17 @@ export const DNS_SERVICE_IP = "10.233.0.10";
 export const CLUSTER_DOMAIN = "cluster.local";
 export const DEFAULT_ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"] as const;
 /** cgroup v1 hierarchies (under /sys/fs/cgroup) in which every node gets its own subtree. */
-export const CGROUP_CONTROLLERS = ["cpu", "cpuacct", "cpuset", "memory", "devices", "freezer", "blkio", "pids", "systemd"] as const;
+export const CGROUP_CONTROLLERS = [
+  "cpu",
+  "cpuacct",
+  "cpuset",
+  "memory",
+  "devices",
+  "freezer",
+  "blkio",
+  "pids",
+  "systemd",
+] as const;
 
 export interface NodePlan {
   /** Kubernetes node name, also its netns name. */
@@ -56,10 +66,20 @@ export function clusterPlan(dir: string, zones: readonly string[] = DEFAULT_ZONE
   const region = zones[0]!.replace(/[a-z]$/, "");
   const bad = zones.filter((z) => !/^[a-z0-9-]+[a-z]$/.test(z) || z.replace(/[a-z]$/, "") !== region || z.length > 30);
   if (bad.length > 0 || new Set(zones).size !== zones.length)
-    throw new Error(`kube:local: zones must be distinct names of one region like us-west-2a (lowercase, ≤ 30 characters), got ${zones.join(", ")}`);
+    throw new Error(
+      `kube:local: zones must be distinct names of one region like us-west-2a (lowercase, ≤ 30 characters), got ${zones.join(", ")}`,
+    );
   const nodes = zones.map((zone, i): NodePlan => {
     const name = `${PREFIX}-${zone}`;
-    return { name, zone, ip: `${NODE_NET}.${11 + i}`, netns: name, veth: `${PREFIX}v${i}`, dir: join(dir, "nodes", name), cgroup: `/${PREFIX}/${name}` };
+    return {
+      name,
+      zone,
+      ip: `${NODE_NET}.${11 + i}`,
+      netns: name,
+      veth: `${PREFIX}v${i}`,
+      dir: join(dir, "nodes", name),
+      cgroup: `/${PREFIX}/${name}`,
+    };
   });
   return { dir, region, nodes, cgroup: `/${PREFIX}`, controlPlaneCgroup: `/${PREFIX}/control-plane` };
 }

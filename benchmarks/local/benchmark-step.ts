@@ -45,7 +45,8 @@ export interface BenchmarkStepContext {
 }
 
 function title(w: Workload, mode: ResultMode, path?: ReplicationPath): string {
-  const where = path === undefined ? "" : path === "endpoint" ? " through the write endpoint" : " direct to the primary";
+  const where =
+    path === undefined ? "" : path === "endpoint" ? " through the write endpoint" : " direct to the primary";
   const what =
     w.mix === undefined
       ? `${w.tests.join(",")}, -n ${w.requests}`
@@ -53,7 +54,12 @@ function title(w: Workload, mode: ResultMode, path?: ReplicationPath): string {
   return `Benchmark ${mode}${where} (${what} -c ${w.clients} -P ${w.pipeline})`;
 }
 
-export function benchmarkStep(c: BenchmarkStepContext, run: number, mode: ResultMode, path?: ReplicationPath): ProgressStep {
+export function benchmarkStep(
+  c: BenchmarkStepContext,
+  run: number,
+  mode: ResultMode,
+  path?: ReplicationPath,
+): ProgressStep {
   const stepTitle = title(c.workload, mode, path);
   const note = path === undefined ? undefined : REPLICATION_PATH_NOTES[path];
   return {
@@ -67,11 +73,17 @@ export function benchmarkStep(c: BenchmarkStepContext, run: number, mode: Result
       const tx = c.transfer.step(mode, note ?? "", members ?? [], c.verified(mode));
       let out: ResultRow[];
       if (workload.mix !== undefined) {
-        const r = await runMixComparingLoops({ ...common, target: { ...target, cluster: mode === "cluster" }, members, onProgress: update });
+        const r = await runMixComparingLoops({
+          ...common,
+          target: { ...target, cluster: mode === "cluster" },
+          members,
+          onProgress: update,
+        });
         writeMixFiles(c.rawDir, mode, r);
         tx.mix(r);
         if (c.runs.count > 1) writeMixFiles(c.runRaw(run), `${mode}${path === undefined ? "" : `-${path}`}`, r);
-        if (r.soak !== undefined) c.soaks.push({ label: `${mode}${note === undefined ? "" : ` (${note})`}`, record: r.soak.record });
+        if (r.soak !== undefined)
+          c.soaks.push({ label: `${mode}${note === undefined ? "" : ` (${note})`}`, record: r.soak.record });
         out = r.rows;
       } else {
         out = await runWorkload({
@@ -83,12 +95,20 @@ export function benchmarkStep(c: BenchmarkStepContext, run: number, mode: Result
           startRequests: c.runs.previousRequests(run, stepTitle),
           ...tx.hooks((e) => {
             if (e.phase === "run") update(`${e.test.toUpperCase()}: ${e.requests} requests`);
-            else if (e.phase === "rerun") update(`${e.test.toUpperCase()}: too short, re-running with ${e.requests} requests`);
-            else if (e.row) update(`${e.row.test}: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms (${e.row.duration_s.toFixed(1)} s)`);
+            else if (e.phase === "rerun")
+              update(`${e.test.toUpperCase()}: too short, re-running with ${e.requests} requests`);
+            else if (e.row)
+              update(
+                `${e.row.test}: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms (${e.row.duration_s.toFixed(1)} s)`,
+              );
           }),
         });
       }
-      c.runs.add(tx.columns(out).map((r) => (note === undefined ? r : { ...r, notes: r.notes === "" ? note : `${note}; ${r.notes}` })));
+      c.runs.add(
+        tx
+          .columns(out)
+          .map((r) => (note === undefined ? r : { ...r, notes: r.notes === "" ? note : `${note}; ${r.notes}` })),
+      );
     },
   };
 }

@@ -21,7 +21,9 @@ export interface Landing {
 /** One new connection through `endpoint`: logs in, asks `INFO server`, disconnects. */
 export async function landing(endpoint: NodeEndpoint, password: string | undefined): Promise<Landing> {
   const at = Date.now();
-  const c = await openClient(endpoint.host, endpoint.port, "endpoint", { password, connectTimeoutMs: 1000 }).catch((err: Error) => err);
+  const c = await openClient(endpoint.host, endpoint.port, "endpoint", { password, connectTimeoutMs: 1000 }).catch(
+    (err: Error) => err,
+  );
   if (c instanceof Error) return { at, port: undefined, error: c.message };
   try {
     return { at, port: Number(parseInfo(await c.info("server")).get("tcp_port")) };
@@ -33,12 +35,17 @@ export async function landing(endpoint: NodeEndpoint, password: string | undefin
 }
 
 /** What each running Sentinel names as primary (`host:port`; undefined = no answer). */
-export async function sentinelVotes(t: SentinelTopology, password: string | undefined): Promise<(string | undefined)[]> {
+export async function sentinelVotes(
+  t: SentinelTopology,
+  password: string | undefined,
+): Promise<(string | undefined)[]> {
   return Promise.all(
     t.sentinels
       .filter((s) => s.proc?.alive())
       .map(async (s) => {
-        const c = await openClient(s.host, s.port, s.address, { password, connectTimeoutMs: 1000 }).catch(() => undefined);
+        const c = await openClient(s.host, s.port, s.address, { password, connectTimeoutMs: 1000 }).catch(
+          () => undefined,
+        );
         if (c === undefined) return undefined;
         try {
           const r = (await c.call("SENTINEL", "GET-MASTER-ADDR-BY-NAME", t.masterName)) as [string, string] | null;

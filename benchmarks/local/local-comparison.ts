@@ -32,7 +32,12 @@ import { renderDrillMarkdown } from "../drill/drill-table.js";
 import type { Fault } from "../../vocabulary/faults.js";
 import { DRILL_MODES, renderLocalDrillTable, runOneLocalDrill, writeDrillFiles } from "../drill/local-drills.js";
 import { isSkipped, type DrillResult } from "../drill/run-drill.js";
-import { REPLICATION_PATH_NOTES, renderReplicationPathMarkdown, renderReplicationPathTable, replicationPathPairs } from "../run/replication-paths.js";
+import {
+  REPLICATION_PATH_NOTES,
+  renderReplicationPathMarkdown,
+  renderReplicationPathTable,
+  replicationPathPairs,
+} from "../run/replication-paths.js";
 import { DirectConnector } from "../topology/connector.js";
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { StaticZoneSource } from "../topology/zones.js";
@@ -104,7 +109,9 @@ export class TopologyCheckError extends Error {
     readonly mode: LocalMode,
     readonly report: TopologyReport,
   ) {
-    super(`${mode} topology failed verification (${report.failures.map((f) => f.code).join(", ")}):\n${formatTopologyReport(report)}`);
+    super(
+      `${mode} topology failed verification (${report.failures.map((f) => f.code).join(", ")}):\n${formatTopologyReport(report)}`,
+    );
     this.name = "TopologyCheckError";
   }
 }
@@ -124,7 +131,10 @@ interface StartedTopology {
   describe: string;
 }
 
-export async function runLocalComparison(o: LocalComparisonOptions, progress: ProgressRunner = silentProgress): Promise<LocalComparisonResult> {
+export async function runLocalComparison(
+  o: LocalComparisonOptions,
+  progress: ProgressRunner = silentProgress,
+): Promise<LocalComparisonResult> {
   const timestamp = o.timestamp ?? formatResultTimestamp();
   const runDir = resolve(o.outputDir, timestamp);
   const rawDir = join(runDir, "raw");
@@ -176,11 +186,16 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
     verified: (mode) => reports[mode]?.before,
     target: (mode, path) => {
       const t = topology(mode);
-      const members = mode === "cluster" ? t.members : sentinelTopology?.members.map((m) => ({ host: m.host, port: m.port }));
-      return { target: path === "endpoint" ? (t.writeEndpoint as NodeEndpoint) : t.seed, ...(members === undefined ? {} : { members }) };
+      const members =
+        mode === "cluster" ? t.members : sentinelTopology?.members.map((m) => ({ host: m.host, port: m.port }));
+      return {
+        target: path === "endpoint" ? (t.writeEndpoint as NodeEndpoint) : t.seed,
+        ...(members === undefined ? {} : { members }),
+      };
     },
   };
-  const benchmarkStep = (run: number, mode: LocalMode, path?: ReplicationPath): ProgressStep => benchStep(steps, run, mode, path);
+  const benchmarkStep = (run: number, mode: LocalMode, path?: ReplicationPath): ProgressStep =>
+    benchStep(steps, run, mode, path);
 
   const reads = (run: number): ReadScaleOutContext => ({
     workload: o.workload,
@@ -195,10 +210,21 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
     replicationReadSteps(reads(run), () => {
       const t = sentinelTopology as SentinelTopology;
       const primary = topology("replication").seed;
-      const replicas = t.members.filter((m) => m.port !== primary.port || m.host !== primary.host).map((m) => ({ host: m.host, port: m.port }));
-      return { primary, replicas, writeEndpoint: t.proxy?.write as NodeEndpoint, readEndpoint: t.proxy?.read as NodeEndpoint };
+      const replicas = t.members
+        .filter((m) => m.port !== primary.port || m.host !== primary.host)
+        .map((m) => ({ host: m.host, port: m.port }));
+      return {
+        primary,
+        replicas,
+        writeEndpoint: t.proxy?.write as NodeEndpoint,
+        readEndpoint: t.proxy?.read as NodeEndpoint,
+      };
     });
-  const clusterReads = (run: number) => clusterReadSteps(reads(run), () => ({ seed: topology("cluster").seed, members: topology("cluster").members ?? [] }));
+  const clusterReads = (run: number) =>
+    clusterReadSteps(reads(run), () => ({
+      seed: topology("cluster").seed,
+      members: topology("cluster").members ?? [],
+    }));
 
   try {
     mkdirSync(rawDir, { recursive: true });
@@ -207,14 +233,21 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
         title: "Find valkey-server and the benchmark client",
         run: (update) => {
           binaries = resolveBinaries();
-          update(`server ${binaries.server.path} ${binaries.server.version}; client ${binaries.benchmark.path} ${binaries.benchmark.version}`);
+          update(
+            `server ${binaries.server.path} ${binaries.server.version}; client ${binaries.benchmark.path} ${binaries.benchmark.version}`,
+          );
           return Promise.resolve();
         },
       },
       {
         title: `Start replication: 1 primary + ${o.replicas} replicas, 3 Sentinels, HAProxy write endpoint`,
         run: async (update) => {
-          sentinelTopology = await SentinelTopology.start({ replicas: o.replicas, zones: o.zones, password: o.password, server });
+          sentinelTopology = await SentinelTopology.start({
+            replicas: o.replicas,
+            zones: o.zones,
+            password: o.password,
+            server,
+          });
           const t = sentinelTopology;
           const primary = t.member(await t.primaryFromSentinels());
           const write = t.proxy?.write as NodeEndpoint;
@@ -232,7 +265,9 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
                 ? `; reads also on the replicas, direct and through the read endpoint ${endpointKey(t.proxy?.read as NodeEndpoint)}`
                 : ""),
           };
-          update(`primary ${primary.address}, Sentinels ${t.sentinels.map((s) => s.address).join(", ")}, write endpoint ${write.host}:${write.port}`);
+          update(
+            `primary ${primary.address}, Sentinels ${t.sentinels.map((s) => s.address).join(", ")}, write endpoint ${write.host}:${write.port}`,
+          );
         },
       },
       {
@@ -272,7 +307,14 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
         benchmarkStep(k, "cluster"),
         ...clusterReads(k),
       ]),
-      ...sloSweepSteps({ ...o, timestamp, rawDir, records: sweeps, binaries: () => binaries, started: () => [topology("replication"), topology("cluster")] }),
+      ...sloSweepSteps({
+        ...o,
+        timestamp,
+        rawDir,
+        records: sweeps,
+        binaries: () => binaries,
+        started: () => [topology("replication"), topology("cluster")],
+      }),
       {
         title: "Verify both topologies after the run (per-primary key counts)",
         run: async (update) => {
@@ -280,7 +322,8 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
             const report = await verify(topology(mode));
             (reports[mode] ??= {}).after = report;
           }
-          const keys = reports.cluster?.after?.shards.map((s) => `${s.primary.address}: ${s.primary.keys ?? "?"} keys`) ?? [];
+          const keys =
+            reports.cluster?.after?.shards.map((s) => `${s.primary.address}: ${s.primary.keys ?? "?"} keys`) ?? [];
           update(keys.join(", "));
         },
       },
@@ -294,7 +337,12 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
         DRILL_MODES.map((mode): ProgressStep => ({
           title: `Drill ${mode} ${fault}: write load, fault, measured until the verifier passes`,
           run: async (update) => {
-            const shape = { replicas: Math.max(1, o.replicas), primaries: o.primaries, replicasPerPrimary: Math.max(1, o.replicasPerPrimary), zones: o.zones };
+            const shape = {
+              replicas: Math.max(1, o.replicas),
+              primaries: o.primaries,
+              replicasPerPrimary: Math.max(1, o.replicasPerPrimary),
+              zones: o.zones,
+            };
             const r = await runOneLocalDrill(mode, fault, shape, update);
             if (isSkipped(r)) {
               // Not a row of figures: listed under the drill table, never counted as a pass.
@@ -317,7 +365,8 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
     if (rows.length > 0) {
       writeRunsFile(rawDir, runs);
       writeFileSync(join(runDir, "results.csv"), renderResultsCsv(rows));
-      (err as Error).message += ` (the ${rows.length} result row(s) measured before the failure are in ${join(runDir, "results.csv")})`;
+      (err as Error).message +=
+        ` (the ${rows.length} result row(s) measured before the failure are in ${join(runDir, "results.csv")})`;
     }
     throw err;
   } finally {
@@ -327,12 +376,21 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
   const rows = runs.rows();
   writeRunsFile(rawDir, runs);
   const b = binaries as ValkeyBinaries;
-  const versions = { server: b.server.version, client: `${b.benchmark.flavor}-benchmark ${b.benchmark.version}`, cli: b.cli.version };
+  const versions = {
+    server: b.server.version,
+    client: `${b.benchmark.flavor}-benchmark ${b.benchmark.version}`,
+    cli: b.cli.version,
+  };
   const done = reports as Record<LocalMode, { before: TopologyReport; after: TopologyReport }>;
   const pathPairs = replicationPathPairs(rows, REPLICATION_PATH_NOTES);
   const drillTable = renderLocalDrillTable(drills, skipped);
   const readPairs = readScaleOutPairs(rows);
-  const table = [renderComparisonTable(rows, sloSideRows(sweeps, true)), renderReplicationPathTable(pathPairs), renderReadScaleOutTable(readPairs), drillTable]
+  const table = [
+    renderComparisonTable(rows, sloSideRows(sweeps, true)),
+    renderReplicationPathTable(pathPairs),
+    renderReadScaleOutTable(readPairs),
+    drillTable,
+  ]
     .filter((t) => t !== "")
     .join("\n\n");
   if (drills.length > 0) writeDrillFiles(runDir, drills);
@@ -344,10 +402,22 @@ export async function runLocalComparison(o: LocalComparisonOptions, progress: Pr
     ...transfer.write(rawDir),
   ]);
   const describe = (["replication", "cluster"] as const).map((m) => topologies[m]?.describe ?? m);
-  writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(buildRunMeta(o.workload, versions, describe), null, 2)}\n`);
+  writeFileSync(
+    join(runDir, RUN_META_FILE),
+    `${JSON.stringify(buildRunMeta(o.workload, versions, describe), null, 2)}\n`,
+  );
   const verdictText = writeRunVerdict(runDir);
   const reportPath = await writeReport([runDir], runDir);
-  return { runDir, rows, reports: done, versions, table: [table, verdictText].filter((t) => t !== "").join("\n\n"), reportPath, drills, sloSweeps: sweeps };
+  return {
+    runDir,
+    rows,
+    reports: done,
+    versions,
+    table: [table, verdictText].filter((t) => t !== "").join("\n\n"),
+    reportPath,
+    drills,
+    sloSweeps: sweeps,
+  };
 }
 
 function writeResults(
@@ -364,9 +434,22 @@ function writeResults(
   for (const mode of ["replication", "cluster"] as const) {
     const r = reports[mode];
     writeFileSync(join(runDir, "raw", `verify-${mode}.json`), JSON.stringify(r, null, 2) + "\n");
-    topologyLines.push(`### ${topologies[mode]?.describe ?? mode}`, "", "```", formatTopologyReport(r.after), "```", "");
+    topologyLines.push(
+      `### ${topologies[mode]?.describe ?? mode}`,
+      "",
+      "```",
+      formatTopologyReport(r.after),
+      "```",
+      "",
+    );
   }
   const extraSideRows = sloSideRows(sweeps);
-  const summary = renderSummaryMarkdown({ rows, title: "Local comparison: replication vs cluster mode", topology: topologyLines, versions, extraSideRows });
+  const summary = renderSummaryMarkdown({
+    rows,
+    title: "Local comparison: replication vs cluster mode",
+    topology: topologyLines,
+    versions,
+    extraSideRows,
+  });
   writeFileSync(join(runDir, "summary.md"), [summary, ...extraSummary, ...renderSloMarkdown(sweeps)].join("\n"));
 }

@@ -33,7 +33,11 @@ export interface LocalReplication {
  * reconfigures (sentinel.c sentinelSendSlaveOf: REPLICAOF, CONFIG REWRITE, CLIENT KILL TYPE
  * normal), which it may do to a replica at any time after a failover.
  */
-export async function waitForReplicaLinks(replicas: readonly NodeEndpoint[], password: string | undefined, timeoutMs: number): Promise<void> {
+export async function waitForReplicaLinks(
+  replicas: readonly NodeEndpoint[],
+  password: string | undefined,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (const r of replicas) {
     await pollUntil(
@@ -50,13 +54,18 @@ export async function waitForReplicaLinks(replicas: readonly NodeEndpoint[], pas
           client.disconnect();
         }
       },
-      { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: 100, what: `replica ${endpointKey(r)} to link to its primary` },
+      {
+        timeoutMs: Math.max(0, deadline - Date.now()),
+        intervalMs: 100,
+        what: `replica ${endpointKey(r)} to link to its primary`,
+      },
     );
   }
 }
 
 export async function startLocalReplication(fleet: LocalFleet, o: LocalReplicationOptions): Promise<LocalReplication> {
-  if (!Number.isInteger(o.replicas) || o.replicas < 0) throw new Error(`replicas must be a whole number ≥ 0 (got ${o.replicas})`);
+  if (!Number.isInteger(o.replicas) || o.replicas < 0)
+    throw new Error(`replicas must be a whole number ≥ 0 (got ${o.replicas})`);
   const common = { ...o.server, password: o.password };
   const primary = await fleet.start({ ...common, name: "primary" });
   const replicas = await fleet.startMany(o.replicas, (i) => ({

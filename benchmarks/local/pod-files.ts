@@ -13,7 +13,8 @@ import type { LaunchCommand } from "./valkey-process.js";
 /** Writes `def.files` into `dir` (which must be the definition's `configDir`) and returns its command with `env`. */
 export function launchPod(what: string, def: PodDefinition, dir: string, env: Record<string, string>): LaunchCommand {
   const missing = missingEnv(def, env);
-  if (missing.length > 0) throw new Error(`${what}: the pod's scripts read ${missing.join(", ")}, which the local launch does not set`);
+  if (missing.length > 0)
+    throw new Error(`${what}: the pod's scripts read ${missing.join(", ")}, which the local launch does not set`);
   for (const [name, text] of Object.entries(def.files)) writeFileSync(join(dir, name), text, { mode: 0o600 });
   const [command, ...args] = def.command;
   if (command === undefined) throw new Error(`${what}: the pod definition has no command`);
@@ -28,7 +29,10 @@ export function launchPod(what: string, def: PodDefinition, dir: string, env: Re
  */
 export function localPodEnv(password: string | undefined, server?: string): Record<string, string> {
   const bin = resolveBinaries();
-  const env: Record<string, string> = { PATH: `${dirname(server ?? bin.server.path)}:${process.env.PATH ?? ""}`, VALKEY_CLI: bin.cli.path };
+  const env: Record<string, string> = {
+    PATH: `${dirname(server ?? bin.server.path)}:${process.env.PATH ?? ""}`,
+    VALKEY_CLI: bin.cli.path,
+  };
   if (password !== undefined) for (const name of CLI_AUTH_ENV) env[name] = password;
   return env;
 }

@@ -53,11 +53,16 @@ const common = (c: ReadScaleOutContext, update: (line: string) => void) => ({
 
 const what = (w: Workload): string => (w.mix === undefined ? "GET" : "the mix's reads");
 
-async function measure(c: ReadScaleOutContext, o: Omit<ReplicaReadOptions, keyof ReturnType<typeof common>>, update: (line: string) => void): Promise<void> {
+async function measure(
+  c: ReadScaleOutContext,
+  o: Omit<ReplicaReadOptions, keyof ReturnType<typeof common>>,
+  update: (line: string) => void,
+): Promise<void> {
   const r = await runReplicaReads({ ...common(c, update), ...o });
   c.push(r.baseline);
   c.push(r.rows);
-  for (const row of [...r.baseline, ...r.rows]) update(`${row.test}: ${Math.round(row.rps)} rps, p50 ${row.p50_ms} ms (${row.notes.split(";")[0]})`);
+  for (const row of [...r.baseline, ...r.rows])
+    update(`${row.test}: ${Math.round(row.rps)} rps, p50 ${row.p50_ms} ms (${row.notes.split(";")[0]})`);
 }
 
 /** Until a new connection through the read endpoint lands on a replica (HAProxy's role:slave checks have risen). */
@@ -81,7 +86,17 @@ export function replicationReadSteps(c: ReadScaleOutContext, topology: () => Rep
       title: `Reads on the replicas (replication): ${what(c.workload)} direct to every replica at once`,
       run: async (update) => {
         const t = topology();
-        await measure(c, { mode: "replication", path: "replicasDirect", target: t.primary, readTargets: t.replicas, members: members(t) }, update);
+        await measure(
+          c,
+          {
+            mode: "replication",
+            path: "replicasDirect",
+            target: t.primary,
+            readTargets: t.replicas,
+            members: members(t),
+          },
+          update,
+        );
       },
     },
     {
@@ -89,14 +104,27 @@ export function replicationReadSteps(c: ReadScaleOutContext, topology: () => Rep
       run: async (update) => {
         const t = topology();
         await readEndpointReady(t, c.password);
-        await measure(c, { mode: "replication", path: "readEndpoint", target: t.writeEndpoint, readTargets: [t.readEndpoint], members: members(t) }, update);
+        await measure(
+          c,
+          {
+            mode: "replication",
+            path: "readEndpoint",
+            target: t.writeEndpoint,
+            readTargets: [t.readEndpoint],
+            members: members(t),
+          },
+          update,
+        );
       },
     },
   ];
 }
 
 /** Cluster: reads on the replicas over READONLY connections. Empty unless reads go to the replicas. */
-export function clusterReadSteps(c: ReadScaleOutContext, cluster: () => { seed: NodeEndpoint; members: NodeEndpoint[] }): ProgressStep[] {
+export function clusterReadSteps(
+  c: ReadScaleOutContext,
+  cluster: () => { seed: NodeEndpoint; members: NodeEndpoint[] },
+): ProgressStep[] {
   if (c.workload.reads !== "replicas") return [];
   const how = () =>
     c.workload.mix !== undefined || clusterReadClient(c.binaries().benchmark) === "generator"

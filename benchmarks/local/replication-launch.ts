@@ -74,7 +74,11 @@ export function memberLaunch(o: MemberLaunchOptions): (ctx: LaunchContext) => La
       restore: o.restore,
       preStop: { timeoutSeconds: REPLICATION_PRESTOP_TIMEOUT_SECONDS },
     });
-    return launchPod(o.name, pod, dir, { ...localPodEnv(o.password, o.serverPath), POD_NAME: o.name, VALKEY_ANNOUNCE_HOST: o.host });
+    return launchPod(o.name, pod, dir, {
+      ...localPodEnv(o.password, o.serverPath),
+      POD_NAME: o.name,
+      VALKEY_ANNOUNCE_HOST: o.host,
+    });
   };
 }
 
@@ -113,6 +117,9 @@ export function sentinelLaunch(o: SentinelLaunchOptions): (ctx: LaunchContext) =
       passwordFile,
       local: { bind: o.host, logfile, bindSourceAddr: o.host },
     });
-    return launchPod(o.name, pod, configDir, { ...localPodEnv(o.password, o.serverPath), VALKEY_ANNOUNCE_HOST: o.host });
+    return launchPod(o.name, pod, configDir, {
+      ...localPodEnv(o.password, o.serverPath),
+      VALKEY_ANNOUNCE_HOST: o.host,
+    });
   };
 }

@@ -17,6 +17,9 @@ export async function runReplicationPreStop(m: Member, password: string | undefi
   if (m.dataDir === "") throw new Error(`${m.name} has not started: no prestop.sh written yet`);
   const file = join(dirname(m.dataDir), PRESTOP_SCRIPT_KEY);
   const env = { ...localPodEnv(password), VALKEY_ANNOUNCE_HOST: m.host };
-  const { stderr } = await promisify(execFile)("sh", [file], { env, timeout: (REPLICATION_PRESTOP_TIMEOUT_SECONDS + 15) * 1000 });
+  const { stderr } = await promisify(execFile)("sh", [file], {
+    env,
+    timeout: (REPLICATION_PRESTOP_TIMEOUT_SECONDS + 15) * 1000,
+  });
   return stderr;
 }

@@ -99,7 +99,8 @@ export class SentinelTopology {
   }
 
   static async start(o: SentinelTopologyOptions): Promise<SentinelTopology> {
-    if (!Number.isInteger(o.replicas) || o.replicas < 0) throw new Error(`replicas must be a whole number ≥ 0 (got ${o.replicas})`);
+    if (!Number.isInteger(o.replicas) || o.replicas < 0)
+      throw new Error(`replicas must be a whole number ≥ 0 (got ${o.replicas})`);
     const count = o.sentinels ?? 3;
     if (!Number.isInteger(count) || count < 1) throw new Error(`sentinels must be a whole number ≥ 1 (got ${count})`);
     if (o.zones.length === 0) throw new Error("zones must name at least one zone");
@@ -124,12 +125,28 @@ export class SentinelTopology {
     for (let i = 0; i <= this.o.replicas; i++) {
       const host = `127.0.0.${base + i}`;
       const port = await freePort(host);
-      this.members.push({ ordinal: i, name: `member-${i}`, host, port, zone: zone(i), address: endpointKey({ host, port }), dataDir: "", proc: undefined });
+      this.members.push({
+        ordinal: i,
+        name: `member-${i}`,
+        host,
+        port,
+        zone: zone(i),
+        address: endpointKey({ host, port }),
+        dataDir: "",
+        proc: undefined,
+      });
     }
     for (let j = 0; j < sentinelCount; j++) {
       const host = `127.0.0.${base + 50 + j}`;
       const port = await freePort(host);
-      this.sentinels.push({ name: `sentinel-${j}`, host, port, zone: zone(j), address: endpointKey({ host, port }), proc: undefined });
+      this.sentinels.push({
+        name: `sentinel-${j}`,
+        host,
+        port,
+        zone: zone(j),
+        address: endpointKey({ host, port }),
+        proc: undefined,
+      });
     }
     await Promise.all(this.sentinels.map((_, j) => this.startSentinel(j)));
     await Promise.all(this.members.map((m) => this.startMember(m.ordinal)));
@@ -210,7 +227,10 @@ export class SentinelTopology {
 
   private async startProxy(): Promise<void> {
     const haproxy = process.env.HAPROXY ?? which("haproxy");
-    if (haproxy === undefined) throw new Error("haproxy not found: set HAPROXY or install it (run through .ci/setup, which installs the Debian package)");
+    if (haproxy === undefined)
+      throw new Error(
+        "haproxy not found: set HAPROXY or install it (run through .ci/setup, which installs the Debian package)",
+      );
     const host = `127.0.0.${(this.o.hostBase ?? 20) + 100}`;
     const [writePort, readPort, statusPort] = [await freePort(host), await freePort(host), await freePort(host)];
     const write = { host, port: writePort };
@@ -246,7 +266,10 @@ export class SentinelTopology {
   async primaryFromSentinels(): Promise<string> {
     for (const s of this.sentinels) {
       if (!s.proc?.alive()) continue;
-      const c = await openClient(s.host, s.port, s.address, { password: this.o.password, connectTimeoutMs: 1000 }).catch(() => undefined);
+      const c = await openClient(s.host, s.port, s.address, {
+        password: this.o.password,
+        connectTimeoutMs: 1000,
+      }).catch(() => undefined);
       if (c === undefined) continue;
       try {
         const r = (await c.call("SENTINEL", "GET-MASTER-ADDR-BY-NAME", this.masterName)) as [string, string] | null;
@@ -265,13 +288,17 @@ export class SentinelTopology {
         const running = this.sentinels.filter((s) => s.proc?.alive());
         const replicas = this.members.filter((m) => m.proc?.alive()).length - 1;
         for (const s of running) {
-          const c = await openClient(s.host, s.port, s.address, { password: this.o.password, connectTimeoutMs: 1000 }).catch(() => undefined);
+          const c = await openClient(s.host, s.port, s.address, {
+            password: this.o.password,
+            connectTimeoutMs: 1000,
+          }).catch(() => undefined);
           if (c === undefined) return `${s.address} not reachable`;
           try {
             const flat = (await c.call("SENTINEL", "MASTER", this.masterName)) as string[];
             const f = new Map<string, string>();
             for (let i = 0; i + 1 < flat.length; i += 2) f.set(flat[i] as string, flat[i + 1] as string);
-            if (Number(f.get("num-other-sentinels")) < running.length - 1) return `${s.address} sees ${f.get("num-other-sentinels")} other Sentinels`;
+            if (Number(f.get("num-other-sentinels")) < running.length - 1)
+              return `${s.address} sees ${f.get("num-other-sentinels")} other Sentinels`;
             const slaves = (await c.call("SENTINEL", "REPLICAS", this.masterName)) as string[][];
             const up = slaves.filter((r) => !/s_down|disconnected/.test(r[r.indexOf("flags") + 1] ?? "")).length;
             if (up < replicas) return `${s.address} sees ${up} of ${replicas} replicas up`;
@@ -304,5 +331,8 @@ export class SentinelTopology {
 export async function killHard(p: ValkeyProcess | undefined): Promise<void> {
   if (p === undefined || !p.alive()) return;
   p.signal("SIGKILL");
-  await pollUntil(() => Promise.resolve(p.alive() ? "still running" : true), { timeoutMs: 10_000, what: `${p.name} to exit after SIGKILL` });
+  await pollUntil(() => Promise.resolve(p.alive() ? "still running" : true), {
+    timeoutMs: 10_000,
+    what: `${p.name} to exit after SIGKILL`,
+  });
 }

@@ -42,7 +42,10 @@ export interface LocalSloContext {
 function side(c: LocalSloContext, t: SweptTopology): SloSweepSide {
   const target = t.mode === "replication" ? (t.writeEndpoint ?? t.seed) : t.seed;
   return {
-    via: t.mode === "replication" ? `the HAProxy write endpoint ${endpointKey(target)}` : `the cluster, seed ${endpointKey(target)} (slot map followed)`,
+    via:
+      t.mode === "replication"
+        ? `the HAProxy write endpoint ${endpointKey(target)}`
+        : `the cluster, seed ${endpointKey(target)} (slot map followed)`,
     options: {
       workload: c.workload,
       target: { host: target.host, port: target.port, cluster: t.mode === "cluster" },

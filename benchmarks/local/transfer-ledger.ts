@@ -9,7 +9,13 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { clientZonesFor, type ClientZones, type ZoneTopology } from "../cost/transfer.js";
-import { transferColumns, transferRate, transferRecord, type TransferFile, type TransferRate } from "../cost/transfer-record.js";
+import {
+  transferColumns,
+  transferRate,
+  transferRecord,
+  type TransferFile,
+  type TransferRate,
+} from "../cost/transfer-record.js";
 import { loadPriceTable } from "../cost/prices.js";
 import { renderTransferMarkdown } from "../report/transfer-section.js";
 import type { RunProgressEvent, RunWorkloadOptions } from "../run/benchmark-runner.js";
@@ -54,12 +60,21 @@ export class TransferLedger {
     this.rate = o.rate ?? transferRate(loadPriceTable(), LOCAL_PRICE_REGION);
   }
 
-  step(mode: ResultMode, path: string, members: readonly NodeEndpoint[], topology: ZoneTopology | undefined): TransferStep {
+  step(
+    mode: ResultMode,
+    path: string,
+    members: readonly NodeEndpoint[],
+    topology: ZoneTopology | undefined,
+  ): TransferStep {
     const t = topology ?? { shards: [] };
     const file = this.fileOf(mode, t);
     const recorder = new MemberBytesRecorder(members, this.o.password);
     const start = file.records.length;
-    const record = (row: ResultRow, deltas: MixResult["served"]["members"], generatorBytes?: MixResult["generator"]["bytes"]) =>
+    const record = (
+      row: ResultRow,
+      deltas: MixResult["served"]["members"],
+      generatorBytes?: MixResult["generator"]["bytes"],
+    ) =>
       file.records.push(
         transferRecord({
           test: row.test,
@@ -97,7 +112,14 @@ export class TransferLedger {
     let f = this.files.get(mode);
     if (f === undefined) {
       const zones = [...this.o.zones];
-      f = { mode, placement: this.o.placement, clientZones: clientZonesFor(this.o.placement, t, zones), zones, rate: this.rate, records: [] };
+      f = {
+        mode,
+        placement: this.o.placement,
+        clientZones: clientZonesFor(this.o.placement, t, zones),
+        zones,
+        rate: this.rate,
+        records: [],
+      };
       this.files.set(mode, f);
     }
     return f;
@@ -114,7 +136,8 @@ export class TransferLedger {
   /** Writes raw/transfer-<mode>.json per mode measured; returns summary.md's "Data transfer" section. */
   write(rawDir: string): string[] {
     mkdirSync(rawDir, { recursive: true });
-    for (const f of this.all()) writeFileSync(join(rawDir, `transfer-${f.mode}.json`), `${JSON.stringify(f, null, 2)}\n`);
+    for (const f of this.all())
+      writeFileSync(join(rawDir, `transfer-${f.mode}.json`), `${JSON.stringify(f, null, 2)}\n`);
     return renderTransferMarkdown(this.all());
   }
 }

@@ -177,7 +177,9 @@ export async function startValkeyServer(opts: StartOptions, baseDir?: string): P
     try {
       await waitForPing(host, port, startTimeoutMs ?? 15_000, () => exited);
     } catch (err) {
-      lastError = new Error(`${(err as Error).message} (${name}); log tail:\n${tail(logfile, 15)}${stderr ? `\nstderr: ${stderr.trim()}` : ""}`);
+      lastError = new Error(
+        `${(err as Error).message} (${name}); log tail:\n${tail(logfile, 15)}${stderr ? `\nstderr: ${stderr.trim()}` : ""}`,
+      );
       if (!exited) child.kill("SIGKILL");
       await exitPromise;
       // A port taken between our probe and the server's bind: try again with new ports.

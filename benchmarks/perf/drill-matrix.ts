@@ -26,7 +26,10 @@ const DEFAULT_FAULTS: readonly Fault[] = FAULTS.filter((f) => f !== "upgrade");
 
 function runDrill(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
-    const p = spawn(process.execPath, ["--import", "tsx", join(ROOT, "benchmarks/cli.ts"), "drill", ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const p = spawn(process.execPath, ["--import", "tsx", join(ROOT, "benchmarks/cli.ts"), "drill", ...args], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     p.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -53,7 +56,8 @@ async function main(): Promise<number> {
   const nodeTimeoutMs = wholeFlag("node-timeout-ms", values["node-timeout-ms"], 15_000);
   const failoverTimeoutMs = wholeFlag("failover-timeout-ms", values["failover-timeout-ms"], 60_000);
   const modes = (values.modes ?? "replication,cluster").split(",").map((m) => m.trim());
-  for (const m of modes) if (m !== "replication" && m !== "cluster") throw new Error(`--modes: '${m}' is not replication or cluster`);
+  for (const m of modes)
+    if (m !== "replication" && m !== "cluster") throw new Error(`--modes: '${m}' is not replication or cluster`);
   const faults = values.faults === undefined ? DEFAULT_FAULTS : parseFaults(values.faults);
   const out = values.out ?? mkdtempSync(join(tmpdir(), "drill-matrix-"));
   mkdirSync(out, { recursive: true });
@@ -73,14 +77,18 @@ async function main(): Promise<number> {
         try {
           row = JSON.parse(r.stdout) as MatrixRun & { skipped?: { reason: string } };
         } catch {
-          problems.push(`${what}: exit ${r.code}, no JSON on stdout; stderr tail: ${r.stderr.trim().split("\n").slice(-3).join(" | ")}`);
+          problems.push(
+            `${what}: exit ${r.code}, no JSON on stdout; stderr tail: ${r.stderr.trim().split("\n").slice(-3).join(" | ")}`,
+          );
         }
         if (row !== undefined) {
           writeFileSync(join(out, `${mode}-${fault}-${run}.json`), `${JSON.stringify(row, null, 2)}\n`);
           if (row.skipped !== undefined) problems.push(`${what}: skipped (${row.skipped.reason})`);
           else results.push(row);
         }
-        process.stderr.write(`[matrix] ${what}: ${row?.ok === true ? "ok" : "NOT ok"} in ${Math.round((Date.now() - t0) / 1000)} s\n`);
+        process.stderr.write(
+          `[matrix] ${what}: ${row?.ok === true ? "ok" : "NOT ok"} in ${Math.round((Date.now() - t0) / 1000)} s\n`,
+        );
       }
   const rows = matrixRows(results, downAfterMs);
   process.stdout.write(

@@ -44,7 +44,14 @@ async function main(): Promise<void> {
   const checkIntervalMs = wholeFlag("check-interval-ms", values["check-interval-ms"], 500);
   const replicas = wholeFlag("replicas", values.replicas, 2);
   const password = `perf-${Math.random().toString(36).slice(2)}`;
-  const t = await SentinelTopology.start({ replicas, zones: ["a", "b", "c"], password, downAfterMs, failoverTimeoutMs, checkIntervalMs });
+  const t = await SentinelTopology.start({
+    replicas,
+    zones: ["a", "b", "c"],
+    password,
+    downAfterMs,
+    failoverTimeoutMs,
+    checkIntervalMs,
+  });
   const results: RunResult[] = [];
   try {
     for (let run = 1; run <= runs; run++) {
@@ -79,7 +86,14 @@ async function main(): Promise<void> {
           { timeoutMs: 30_000, intervalMs: 20, what: "a write through the endpoint" },
         );
         const first = probe.firstAckAfter(mark)!;
-        results.push({ run, killed: killed.address, promoted, promotionMs, firstWriteMs: first.at - killedAt, failedWrites: probe.errors - errorsBefore });
+        results.push({
+          run,
+          killed: killed.address,
+          promoted,
+          promotionMs,
+          firstWriteMs: first.at - killedAt,
+          failedWrites: probe.errors - errorsBefore,
+        });
       } finally {
         await probe.stop();
       }
@@ -91,7 +105,9 @@ async function main(): Promise<void> {
     await t.stopAll();
   }
   if (values.json) {
-    process.stdout.write(`${JSON.stringify({ downAfterMs, failoverTimeoutMs, checkIntervalMs, replicas, results }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ downAfterMs, failoverTimeoutMs, checkIntervalMs, replicas, results }, null, 2)}\n`,
+    );
     return;
   }
   process.stdout.write(

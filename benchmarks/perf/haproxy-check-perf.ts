@@ -38,7 +38,13 @@ interface Figures {
 
 /** A client that never reconnects, like a benchmark's connection: did it survive? */
 function longLived(t: SentinelTopology, password: string): { stop: () => Promise<number | null> } {
-  const c = new Redis({ ...t.proxy!.write, password, retryStrategy: () => null, maxRetriesPerRequest: 0, enableOfflineQueue: false });
+  const c = new Redis({
+    ...t.proxy!.write,
+    password,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+  });
   c.on("error", () => undefined);
   let cut: number | null = null;
   let stopped = false;
@@ -59,11 +65,21 @@ function longLived(t: SentinelTopology, password: string): { stop: () => Promise
   };
 }
 
-async function measure(t: SentinelTopology, password: string, fall: number, scenario: Figures["scenario"], run: number, stallMs: number): Promise<Figures> {
+async function measure(
+  t: SentinelTopology,
+  password: string,
+  fall: number,
+  scenario: Figures["scenario"],
+  run: number,
+  stallMs: number,
+): Promise<Figures> {
   await t.waitForSentinelViews();
   const probe = new WriteProbe(t.proxy!.write, password, `hc${fall}${scenario}${run}`).start();
   const long = longLived(t, password);
-  await pollUntil(() => Promise.resolve(probe.acked.length >= 50 ? true : `${probe.acked.length} writes`), { timeoutMs: 15_000, what: "writes" });
+  await pollUntil(() => Promise.resolve(probe.acked.length >= 50 ? true : `${probe.acked.length} writes`), {
+    timeoutMs: 15_000,
+    what: "writes",
+  });
   const errorsBefore = probe.errors;
   const at = Date.now();
   const primary = t.member(await t.primaryFromSentinels());
@@ -79,7 +95,8 @@ async function measure(t: SentinelTopology, password: string, fall: number, scen
   await probe.stop();
   const acks = probe.acked.filter((w) => w.at >= at - 1000).map((w) => w.at);
   let longestGapMs = 0;
-  for (let i = 1; i < acks.length; i++) longestGapMs = Math.max(longestGapMs, (acks[i] as number) - (acks[i - 1] as number));
+  for (let i = 1; i < acks.length; i++)
+    longestGapMs = Math.max(longestGapMs, (acks[i] as number) - (acks[i - 1] as number));
   return {
     fall,
     scenario,
@@ -136,7 +153,9 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify({ ...settings, results }, null, 2)}\n`);
     return;
   }
-  process.stdout.write(`HAProxy write endpoint: check every ${checkIntervalMs} ms, check timeout ${checkTimeoutMs} ms; stall = primary frozen ${stallMs} ms\n`);
+  process.stdout.write(
+    `HAProxy write endpoint: check every ${checkIntervalMs} ms, check timeout ${checkTimeoutMs} ms; stall = primary frozen ${stallMs} ms\n`,
+  );
   for (const fall of falls) {
     for (const scenario of ["stall", "switchover"] as const) {
       const rs = results.filter((r) => r.fall === fall && r.scenario === scenario);

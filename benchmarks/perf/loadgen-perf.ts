@@ -57,7 +57,10 @@ interface Run {
 type Side = "client" | "vload" | "spread";
 
 /** Every server's CPU seconds and the calls of `command`, from INFO (the servers' own count). */
-async function serverCounters(members: readonly NodeEndpoint[], command: string): Promise<{ cpu: number; calls: number }> {
+async function serverCounters(
+  members: readonly NodeEndpoint[],
+  command: string,
+): Promise<{ cpu: number; calls: number }> {
   let cpu = 0;
   let calls = 0;
   for (const m of members) {
@@ -75,7 +78,11 @@ async function serverCounters(members: readonly NodeEndpoint[], command: string)
 }
 
 /** Runs `measure` and adds the servers' CPU per served request around it. */
-async function withServerWork(t: Target, test: BenchmarkTest, measure: () => Promise<Omit<Run, "serverUs">>): Promise<Run> {
+async function withServerWork(
+  t: Target,
+  test: BenchmarkTest,
+  measure: () => Promise<Omit<Run, "serverUs">>,
+): Promise<Run> {
   const before = await serverCounters(t.members, test);
   const run = await measure();
   const after = await serverCounters(t.members, test);
@@ -93,7 +100,12 @@ const pct = (x: number): string => `${Math.round(100 * x)} %`;
 
 function options() {
   const { values } = parseArgs({
-    options: Object.fromEntries(["rounds", "seconds", "clients", "pipeline", "datasize", "keyspace", "bar"].map((k) => [k, { type: "string" as const }])),
+    options: Object.fromEntries(
+      ["rounds", "seconds", "clients", "pipeline", "datasize", "keyspace", "bar"].map((k) => [
+        k,
+        { type: "string" as const },
+      ]),
+    ),
   });
   const bar = values.bar === undefined ? 0.8 : Number(values.bar);
   if (!(bar > 0)) throw new Error(`--bar must be a number > 0 (got ${values.bar})`);
@@ -121,7 +133,13 @@ const workloadOf = (o: Options, test: BenchmarkTest): Workload => ({
 });
 
 /** The benchmark client for about `seconds`: its request count scaled from its last rate. */
-async function benchmarkClient(o: Options, client: ResolvedTool, t: Target, test: BenchmarkTest, requests: number): Promise<Omit<Run, "serverUs">> {
+async function benchmarkClient(
+  o: Options,
+  client: ResolvedTool,
+  t: Target,
+  test: BenchmarkTest,
+  requests: number,
+): Promise<Omit<Run, "serverUs">> {
   const cpu = new CpuSampler(50);
   const pids: number[] = [];
   try {
@@ -149,7 +167,13 @@ async function benchmarkClient(o: Options, client: ResolvedTool, t: Target, test
   }
 }
 
-async function generator(o: Options, vload: string, t: Target, test: BenchmarkTest, keyShape: "spread" | "tagged"): Promise<Omit<Run, "serverUs">> {
+async function generator(
+  o: Options,
+  vload: string,
+  t: Target,
+  test: BenchmarkTest,
+  keyShape: "spread" | "tagged",
+): Promise<Omit<Run, "serverUs">> {
   const r = await runLoadgen(vload, {
     mode: t.endpoint.cluster ? "cluster" : "standalone",
     target: endpointKey(t.endpoint),
@@ -162,7 +186,10 @@ async function generator(o: Options, vload: string, t: Target, test: BenchmarkTe
     durationSeconds: o.seconds,
     keyShape,
   });
-  if (r.errors.size > 0) throw new Error(`vload: error replies: ${[...r.errors].map(([k, e]) => `${k} ${e.count} (${e.first})`).join("; ")}`);
+  if (r.errors.size > 0)
+    throw new Error(
+      `vload: error replies: ${[...r.errors].map(([k, e]) => `${k} ${e.count} (${e.first})`).join("; ")}`,
+    );
   const c = r.cpu;
   return { rps: (r.hist.get(test)?.count ?? 0) / r.windowS, cpuShare: c.cpuSeconds / (c.wallSeconds * c.cores) };
 }
@@ -170,11 +197,21 @@ async function generator(o: Options, vload: string, t: Target, test: BenchmarkTe
 async function targets(fleet: LocalFleet): Promise<Target[]> {
   const server = { appendonly: false, save: "" };
   const one = await fleet.start({ name: "bench-loadgen", ...server });
-  const cluster = await startLocalCluster(fleet, { primaries: 3, replicasPerPrimary: 0, zones: ["a", "b", "c"], server });
+  const cluster = await startLocalCluster(fleet, {
+    primaries: 3,
+    replicasPerPrimary: 0,
+    zones: ["a", "b", "c"],
+    server,
+  });
   const ep = (n: NodeEndpoint): NodeEndpoint => ({ host: n.host, port: n.port });
   return [
     { label: "standalone", mode: "replication", endpoint: { ...ep(one), cluster: false }, members: [ep(one)] },
-    { label: "cluster 3 primaries", mode: "cluster", endpoint: { ...ep(cluster.seed), cluster: true }, members: cluster.nodes.map(ep) },
+    {
+      label: "cluster 3 primaries",
+      mode: "cluster",
+      endpoint: { ...ep(cluster.seed), cluster: true },
+      members: cluster.nodes.map(ep),
+    },
   ];
 }
 
@@ -194,7 +231,8 @@ async function main(): Promise<number> {
     for (const t of all) {
       // Every key of every key shape: the GETs then find values.
       await benchmarkClient(o, client, t, "set", o.keyspace * 10);
-      for (const shape of t.endpoint.cluster ? (["tagged", "spread"] as const) : (["spread"] as const)) await generator(o, vload.path, t, "set", shape);
+      for (const shape of t.endpoint.cluster ? (["tagged", "spread"] as const) : (["spread"] as const))
+        await generator(o, vload.path, t, "set", shape);
     }
     const runs = new Map<string, Record<Side, Run[]>>();
     const requests = new Map<string, number>();
@@ -214,7 +252,14 @@ async function main(): Promise<number> {
               },
             ],
             ["vload", () => generator(o, vload.path, t, test, t.endpoint.cluster ? "tagged" : "spread")],
-            ...(t.endpoint.cluster ? [["spread", () => generator(o, vload.path, t, test, "spread")] as [Side, () => Promise<Omit<Run, "serverUs">>]] : []),
+            ...(t.endpoint.cluster
+              ? [
+                  ["spread", () => generator(o, vload.path, t, test, "spread")] as [
+                    Side,
+                    () => Promise<Omit<Run, "serverUs">>,
+                  ],
+                ]
+              : []),
           ];
           const order = [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)];
           for (const [side, measure] of order) r[side].push(await withServerWork(t, test, measure));
@@ -222,7 +267,8 @@ async function main(): Promise<number> {
             `  round ${round + 1} ${key}: ` +
               sides
                 .map(
-                  ([side]) => `${side === "client" ? clientName : side === "vload" ? "vload" : "vload, its spread keys"} ${fmt(r[side].at(-1)?.rps ?? 0)} rps`,
+                  ([side]) =>
+                    `${side === "client" ? clientName : side === "vload" ? "vload" : "vload, its spread keys"} ${fmt(r[side].at(-1)?.rps ?? 0)} rps`,
                 )
                 .join(", "),
           );
@@ -234,7 +280,9 @@ async function main(): Promise<number> {
   } finally {
     await fleet.stopAll();
   }
-  console.log(ok ? `bench:loadgen: every ratio met the ${o.bar} bar` : `bench:loadgen: a ratio missed the ${o.bar} bar`);
+  console.log(
+    ok ? `bench:loadgen: every ratio met the ${o.bar} bar` : `bench:loadgen: a ratio missed the ${o.bar} bar`,
+  );
   return ok ? 0 : 1;
 }
 
@@ -253,7 +301,8 @@ function report(key: string, clientName: string, r: Record<Side, Run[]>, bar: nu
   console.log(`${key}:`);
   console.log(`  ${side(clientName, r.client)}`);
   console.log(`  ${side(`vload${tagged}`, r.vload)}`);
-  if (r.spread.length > 0) console.log(`  ${side("vload, its own keys spread over every slot (shown, not judged)", r.spread)}`);
+  if (r.spread.length > 0)
+    console.log(`  ${side("vload, its own keys spread over every slot (shown, not judged)", r.spread)}`);
   console.log(
     `  ratio of medians ${(median(v) / median(c)).toFixed(2)}; paired ratio median ${ratio.toFixed(2)} [${Math.min(...paired).toFixed(2)}–${Math.max(...paired).toFixed(2)}] ` +
       `vs bar ${bar} → ${(ratio / bar).toFixed(2)}x of bar ${pass ? "PASS" : "FAIL"}`,

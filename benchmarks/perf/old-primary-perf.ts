@@ -59,12 +59,20 @@ async function measure(t: SentinelTopology, password: string, run: number, every
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { "runs": { type: "string" }, "every-ms": { type: "string" }, "json": { type: "boolean" } } });
+  const { values } = parseArgs({
+    options: { "runs": { type: "string" }, "every-ms": { type: "string" }, "json": { type: "boolean" } },
+  });
   const runs = wholeFlag("runs", values.runs, 3);
   const everyMs = wholeFlag("every-ms", values["every-ms"], 100);
   const password = `perf-${Math.random().toString(36).slice(2)}`;
   const results: Figures[] = [];
-  const t = await SentinelTopology.start({ replicas: 2, zones: ["a", "b", "c"], password, downAfterMs: 1000, failoverTimeoutMs: 3000 });
+  const t = await SentinelTopology.start({
+    replicas: 2,
+    zones: ["a", "b", "c"],
+    password,
+    downAfterMs: 1000,
+    failoverTimeoutMs: 3000,
+  });
   try {
     for (let run = 1; run <= runs; run++) {
       const f = await measure(t, password, run, everyMs);
@@ -78,7 +86,9 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify({ runs, everyMs, results }, null, 2)}\n`);
     return;
   }
-  process.stdout.write(`new write-endpoint connections while the thawed old primary said role:master (one every ${everyMs} ms):\n`);
+  process.stdout.write(
+    `new write-endpoint connections while the thawed old primary said role:master (one every ${everyMs} ms):\n`,
+  );
   for (const r of results)
     process.stdout.write(
       `run ${r.run}: ${r.onOldPrimary}/${r.whileOldSaidMaster} on the old primary (at ${r.onOldAtMs.join(", ") || "-"} ms), ${r.onNamedPrimary} on the Sentinels' primary, ${r.failed} failed (at ${r.failedAtMs.join(", ") || "-"} ms) (window ${r.windowMs} ms)\n`,

@@ -139,7 +139,10 @@ function plainCallArg(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(plainCallArg);
   if (v === null || typeof v !== "object") return v;
   const obj = v as Record<string, unknown>;
-  if (SECRET_SIG in obj) return obj[SECRET_SIG] === OUTPUT_VALUE_SIG || obj[SECRET_SIG] === SECRET_VALUE_SIG ? plainCallArg(obj.value) : obj.urn;
+  if (SECRET_SIG in obj)
+    return obj[SECRET_SIG] === OUTPUT_VALUE_SIG || obj[SECRET_SIG] === SECRET_VALUE_SIG
+      ? plainCallArg(obj.value)
+      : obj.urn;
   return Object.fromEntries(Object.entries(obj).map(([k, x]) => [k, plainCallArg(x)]));
 }
 
@@ -149,7 +152,12 @@ interface CallRequest {
   getProvider(): string;
   getArgs(): { toJavaScript(): Record<string, unknown>; constructor: unknown };
 }
-type CallAnswer = (token: string, inputs: Record<string, unknown>, provider: string, self: string | undefined) => Promise<Record<string, unknown>>;
+type CallAnswer = (
+  token: string,
+  inputs: Record<string, unknown>,
+  provider: string,
+  self: string | undefined,
+) => Promise<Record<string, unknown>>;
 
 /**
  * Wraps the installed mock monitor so each registration's (and read's) parent and dependencies
@@ -158,25 +166,44 @@ type CallAnswer = (token: string, inputs: Record<string, unknown>, provider: str
 function captureWiring(answer: CallAnswer): Map<string, Wiring> {
   const wiring = new Map<string, Wiring>();
   const monitor = pulumi.runtime.getMonitor() as unknown as
-    { registerResource: Handler; readResource: Handler; call?: (req: CallRequest, cb: (err: unknown, res?: unknown) => void) => void } | undefined;
+    | {
+        registerResource: Handler;
+        readResource: Handler;
+        call?: (req: CallRequest, cb: (err: unknown, res?: unknown) => void) => void;
+      }
+    | undefined;
   if (monitor === undefined) throw new Error("installMocks: no mock monitor after pulumi.runtime.setMocks");
   // The mock monitor of @pulumi/pulumi 3.270 has no `call` (component methods such as
   // eks.Cluster.getKubeconfig): answer it from the invoke map, the result shaped as the SDK reads it.
   // A failed invoke reaches the SDK as the engine's gRPC error, whose message the SDK reads from
   // `details`; the mock monitor passes the thrown Error, without it: keep its message.
-  const invoke = (monitor as unknown as { invoke: (req: unknown, cb: (err: unknown, res?: unknown) => void) => unknown }).invoke.bind(monitor);
+  const invoke = (
+    monitor as unknown as { invoke: (req: unknown, cb: (err: unknown, res?: unknown) => void) => unknown }
+  ).invoke.bind(monitor);
   (monitor as unknown as { invoke: typeof invoke }).invoke = (req, cb) =>
-    invoke(req, (err, res) => cb(err instanceof Error && !("details" in err) ? Object.assign(err, { details: err.message }) : err, res));
+    invoke(req, (err, res) =>
+      cb(err instanceof Error && !("details" in err) ? Object.assign(err, { details: err.message }) : err, res),
+    );
   monitor.call = (req, cb) => {
     const args = req.getArgs();
     const raw = args.toJavaScript();
-    const self = typeof raw.__self__ === "object" && raw.__self__ !== null ? String((raw.__self__ as { urn?: unknown }).urn) : undefined;
-    const inputs = plainCallArg(Object.fromEntries(Object.entries(raw).filter(([k]) => k !== "__self__"))) as Record<string, unknown>;
+    const self =
+      typeof raw.__self__ === "object" && raw.__self__ !== null
+        ? String((raw.__self__ as { urn?: unknown }).urn)
+        : undefined;
+    const inputs = plainCallArg(Object.fromEntries(Object.entries(raw).filter(([k]) => k !== "__self__"))) as Record<
+      string,
+      unknown
+    >;
     const Struct = args.constructor as { fromJavaScript(o: Record<string, unknown>): unknown };
     answer(req.getTok(), inputs, req.getProvider(), self === undefined ? undefined : nameOfUrn(self))
       .then(async (result) => {
         const serialized = await pulumi.runtime.serializeProperties("mock call", result);
-        cb(null, { getFailuresList: () => [], getReturn: () => Struct.fromJavaScript(serialized), getReturndependenciesMap: () => undefined });
+        cb(null, {
+          getFailuresList: () => [],
+          getReturn: () => Struct.fromJavaScript(serialized),
+          getReturndependenciesMap: () => undefined,
+        });
       })
       .catch((err: unknown) => cb({ details: (err as Error).message }));
   };
@@ -219,7 +246,8 @@ export function installMocks(o: MockOptions = {}): MockRecorder {
       newResource(args: pulumi.runtime.MockResourceArgs): { id: string; state: Record<string, unknown> } {
         const key = `${args.type}\0${args.name}`;
         const w = wiring.get(key);
-        if (w === undefined) throw new Error(`installMocks: ${args.type} ${args.name} reached the mocks without passing the monitor`);
+        if (w === undefined)
+          throw new Error(`installMocks: ${args.type} ${args.name} reached the mocks without passing the monitor`);
         wiring.delete(key);
         const rec: RecordedResource = {
           type: args.type,
@@ -266,7 +294,11 @@ export const MOCK_KUBECONFIG = JSON.stringify({ apiVersion: "v1", kind: "Config"
 export function awsMockOutputs(r: RecordedResource): Record<string, unknown> {
   switch (r.type) {
     case "awsx:ec2:Vpc":
-      return { vpcId: "vpc-1", privateSubnetIds: ["subnet-p1", "subnet-p2", "subnet-p3"], publicSubnetIds: ["subnet-u1", "subnet-u2", "subnet-u3"] };
+      return {
+        vpcId: "vpc-1",
+        privateSubnetIds: ["subnet-p1", "subnet-p2", "subnet-p3"],
+        publicSubnetIds: ["subnet-u1", "subnet-u2", "subnet-u3"],
+      };
     case "eks:index:Cluster":
       return { kubeconfigJson: MOCK_KUBECONFIG, clusterSecurityGroupId: "sg-cluster" };
     case "aws:iam/role:Role":
@@ -296,7 +328,12 @@ export function mockKubeconfig(opts: { profileName?: unknown; roleArn?: unknown 
   const args = ["eks", "get-token", "--cluster-name", "valkey-test", "--output", "json"];
   if (typeof opts.roleArn === "string") args.push("--role", opts.roleArn);
   if (typeof opts.profileName === "string") args.push("--profile", opts.profileName);
-  return JSON.stringify({ apiVersion: "v1", kind: "Config", clusters: [], users: [{ name: "aws", user: { exec: { command: "aws", args } } }] });
+  return JSON.stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [],
+    users: [{ name: "aws", user: { exec: { command: "aws", args } } }],
+  });
 }
 
 /** A version string per add-on and Kubernetes version, so a version bump shows in every add-on. */

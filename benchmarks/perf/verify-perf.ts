@@ -22,7 +22,9 @@ function median(xs: number[]): number {
 
 function line(what: string, ms: number, barMs: number): boolean {
   const ok = ms <= barMs;
-  console.log(`${what}: median ${ms.toFixed(1)} ms vs bar ${barMs} ms → ${(ms / barMs).toFixed(2)}x of bar ${ok ? "PASS" : "FAIL"}`);
+  console.log(
+    `${what}: median ${ms.toFixed(1)} ms vs bar ${barMs} ms → ${(ms / barMs).toFixed(2)}x of bar ${ok ? "PASS" : "FAIL"}`,
+  );
   return ok;
 }
 
@@ -36,21 +38,33 @@ async function main(): Promise<number> {
     const t = performance.now();
     const r = analyseCluster(synth.capture, { zones: synth.zones });
     times.push(performance.now() - t);
-    if (!r.ok || r.shards.length !== 1000) throw new Error(`synthetic topology analysed wrong: ${JSON.stringify(r.failures.slice(0, 3))}`);
+    if (!r.ok || r.shards.length !== 1000)
+      throw new Error(`synthetic topology analysed wrong: ${JSON.stringify(r.failures.slice(0, 3))}`);
   }
   ok = line("analysis, 1000 primaries + 1000 replicas (15 runs)", median(times), 50) && ok;
 
   const fleet = new LocalFleet();
   try {
     const t0 = performance.now();
-    const cluster = await startLocalCluster(fleet, { primaries: 32, replicasPerPrimary: 1, zones: ZONES, timeoutMs: 120_000 });
+    const cluster = await startLocalCluster(fleet, {
+      primaries: 32,
+      replicasPerPrimary: 1,
+      zones: ZONES,
+      timeoutMs: 120_000,
+    });
     console.log(`started a live 64-node cluster (32 x 1) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     const connector = new DirectConnector();
     const zones = new StaticZoneSource(cluster.zoneMap);
     const live: number[] = [];
     for (let i = 0; i < 5; i++) {
       const t = performance.now();
-      const r = await verifyTopology({ mode: "cluster", seeds: [cluster.seed], connector, zones, expect: { primaries: 32, replicasPerPrimary: 1 } });
+      const r = await verifyTopology({
+        mode: "cluster",
+        seeds: [cluster.seed],
+        connector,
+        zones,
+        expect: { primaries: 32, replicasPerPrimary: 1 },
+      });
       live.push(performance.now() - t);
       if (!r.ok) throw new Error(`live cluster did not verify: ${JSON.stringify(r.failures.slice(0, 3))}`);
       if (r.nodeCount !== 64) throw new Error(`expected 64 nodes, verifier saw ${r.nodeCount}`);

@@ -66,7 +66,9 @@ export interface BrowserCheckOptions {
 
 export class BrowserUnavailableError extends Error {
   constructor() {
-    super("no Chromium found: install the Debian package (apt-get install -y chromium, or run through .ci/setup) or set CHROMIUM_PATH");
+    super(
+      "no Chromium found: install the Debian package (apt-get install -y chromium, or run through .ci/setup) or set CHROMIUM_PATH",
+    );
     this.name = "BrowserUnavailableError";
   }
 }
@@ -92,7 +94,9 @@ export async function checkReportInBrowser(htmlPath: string, o: BrowserCheckOpti
     context.on("request", (r) => {
       if (r.url() !== url) requests.push(r.url());
     });
-    await context.route("**/*", (route) => (route.request().url() === url ? route.continue() : route.abort("blockedbyclient")));
+    await context.route("**/*", (route) =>
+      route.request().url() === url ? route.continue() : route.abort("blockedbyclient"),
+    );
     const page = context.pages()[0] ?? (await context.newPage());
     page.on("console", (m) => {
       if (m.type() === "error") consoleErrors.push(m.text());
@@ -111,7 +115,17 @@ export async function checkReportInBrowser(htmlPath: string, o: BrowserCheckOpti
     }
     const pageHeight = Number(await page.evaluate("document.documentElement.scrollHeight"));
     if (o.screenshot) await page.screenshot({ path: o.screenshot, fullPage: true, timeout });
-    return { url, svgCount, bars, points, rules, consoleErrors, requests, pageHeight, ...(o.screenshot ? { screenshot: o.screenshot } : {}) };
+    return {
+      url,
+      svgCount,
+      bars,
+      points,
+      rules,
+      consoleErrors,
+      requests,
+      pageHeight,
+      ...(o.screenshot ? { screenshot: o.screenshot } : {}),
+    };
   } finally {
     await context.close();
     rmSync(userDataDir, { recursive: true, force: true });

@@ -102,7 +102,10 @@ export function rpsChartSpec(input: ReportInput): TopLevelSpec {
       ERROR_BAR,
       {
         mark: { type: "text", dy: -5, fontSize: 11, fill: "#333" },
-        encoding: { y: { field: "max", type: "quantitative" }, text: { field: "rps", type: "quantitative", format: ".3~s" } },
+        encoding: {
+          y: { field: "max", type: "quantitative" },
+          text: { field: "rps", type: "quantitative", format: ".3~s" },
+        },
       },
     ],
     config: CONFIG,
@@ -126,14 +129,22 @@ export function latencyChartSpec(input: ReportInput): TopLevelSpec {
       width: { step },
       height: 220,
       encoding: {
-        x: { field: "percentile", type: "nominal", sort: [...LATENCY_PERCENTILES], title: null, axis: { labelAngle: 0 } },
+        x: {
+          field: "percentile",
+          type: "nominal",
+          sort: [...LATENCY_PERCENTILES],
+          title: null,
+          axis: { labelAngle: 0 },
+        },
         xOffset: { field: "series", type: "nominal", sort: series },
         y: { field: "ms", type: "quantitative", title: "latency (ms)" },
       },
       layer: [
         {
           mark: { type: "bar", tooltip: false },
-          encoding: { color: { field: "series", type: "nominal", title: null, sort: series, scale: colorScale(series) } },
+          encoding: {
+            color: { field: "series", type: "nominal", title: null, sort: series, scale: colorScale(series) },
+          },
         },
         ERROR_BAR,
         // Value labels while they fit (up to three bars per percentile), above the error bar.
@@ -141,7 +152,10 @@ export function latencyChartSpec(input: ReportInput): TopLevelSpec {
           ? [
               {
                 mark: { type: "text" as const, dy: -4, fontSize: 9, fill: "#333" },
-                encoding: { y: { field: "max", type: "quantitative" as const }, text: { field: "ms", type: "quantitative" as const, format: ".3~r" } },
+                encoding: {
+                  y: { field: "max", type: "quantitative" as const },
+                  text: { field: "ms", type: "quantitative" as const, format: ".3~r" },
+                },
               },
             ]
           : []),

@@ -9,10 +9,12 @@ import { fmtRps } from "./format.js";
 import { html, type SafeHtml } from "./html.js";
 import { rowFor, seriesOf, testsOf, type ReportInput, type ReportSource } from "./model.js";
 
-const usd = (n: number | null | undefined, digits: number): string => (n === null || n === undefined ? "—" : `$${n.toFixed(digits)}`);
+const usd = (n: number | null | undefined, digits: number): string =>
+  n === null || n === undefined ? "—" : `$${n.toFixed(digits)}`;
 
 function costCells(r: ResultRow | undefined) {
-  if (r === undefined || r.usd_per_hour === undefined) return html`<td class="num missing">—</td><td class="num missing">—</td><td class="num missing">—</td>`;
+  if (r === undefined || r.usd_per_hour === undefined)
+    return html`<td class="num missing">—</td><td class="num missing">—</td><td class="num missing">—</td>`;
   return html`<td class="num">${fmtRps(r.rps)}</td><td class="num">${usd(r.usd_per_hour, 4)}</td><td class="num">${usd(r.usd_per_million_ops_per_s, 2)}</td>`;
 }
 

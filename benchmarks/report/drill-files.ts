@@ -25,14 +25,34 @@ export const drillFileSchema = z.object({
   /** Absent in files written before the bounds (bounds.ts). */
   unknownWrites: z.number().optional(),
   lostAckedOutsideBound: z.number().optional(),
-  ackedLossBound: z.object({ fromMs: num, toMs: z.number(), writes: z.number(), reason: z.string() }).nullable().optional(),
+  ackedLossBound: z
+    .object({ fromMs: num, toMs: z.number(), writes: z.number(), reason: z.string() })
+    .nullable()
+    .optional(),
   /** Absent in files written before the two writers and the per-shard outage (ledger.ts, shard-outage.ts). */
   unexpectedReplies: z.number().optional(),
   failures: z.array(z.string()).optional(),
-  waitWriter: z.object({ writes: z.number(), ackedWrites: z.number(), lostAckedWrites: z.number(), lostAckedOutsideBound: z.number() }).nullable().optional(),
+  waitWriter: z
+    .object({
+      writes: z.number(),
+      ackedWrites: z.number(),
+      lostAckedWrites: z.number(),
+      lostAckedOutsideBound: z.number(),
+    })
+    .nullable()
+    .optional(),
   aggregateOutageMs: z.number().optional(),
   shards: z
-    .array(z.object({ shard: z.string(), slots: z.number(), share: z.number(), outageMs: z.number(), failedWrites: z.number(), affected: z.boolean() }))
+    .array(
+      z.object({
+        shard: z.string(),
+        slots: z.number(),
+        share: z.number(),
+        outageMs: z.number(),
+        failedWrites: z.number(),
+        affected: z.boolean(),
+      }),
+    )
     .optional(),
   keyspaceStopped: z.object({ slots: z.number(), share: z.number(), forMs: z.number() }).nullable().optional(),
   p99MsBefore: num,
@@ -52,7 +72,10 @@ export function loadDrills(dir: string): DrillView[] | undefined {
   if (files.length === 0) return undefined;
   return files.map((f) => {
     const parsed = drillFileSchema.safeParse(JSON.parse(readFileSync(join(raw, f), "utf8")));
-    if (!parsed.success) throw new Error(`${join(raw, f)}: not a drill result (${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message})`);
+    if (!parsed.success)
+      throw new Error(
+        `${join(raw, f)}: not a drill result (${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message})`,
+      );
     return parsed.data;
   });
 }

@@ -14,7 +14,8 @@ const drillSources = (input: ReportInput): (ReportSource & { drills: DrillView[]
   input.sources.filter((s): s is ReportSource & { drills: DrillView[] } => (s.drills?.length ?? 0) > 0);
 
 /** A timeline to chart: local drills record one per write; a deployed stack's drills carry figures only. */
-export const hasDrillTimeline = (input: ReportInput): boolean => drillSources(input).some((s) => s.drills.some((d) => d.timeline.length > 0));
+export const hasDrillTimeline = (input: ReportInput): boolean =>
+  drillSources(input).some((s) => s.drills.some((d) => d.timeline.length > 0));
 
 export interface TimelineDatum {
   drill: string;
@@ -66,16 +67,34 @@ export function drillTimelineSpec(input: ReportInput): TopLevelSpec {
           mark: { type: "point", filled: true, size: 12 },
           encoding: { color: { field: "stream", type: "nominal", title: "acknowledged write (slowest per 0.2 s)" } },
         },
-        { transform: [{ filter: "datum.outcome === 'failed'" }], mark: { type: "tick", color: "#cf222e", thickness: 2 }, encoding: {} },
-        { data: { values: [{ t: 0 }] }, mark: { type: "rule", color: "#1d2330", strokeDash: [4, 3] }, encoding: { x: { field: "t", type: "quantitative" } } },
+        {
+          transform: [{ filter: "datum.outcome === 'failed'" }],
+          mark: { type: "tick", color: "#cf222e", thickness: 2 },
+          encoding: {},
+        },
+        {
+          data: { values: [{ t: 0 }] },
+          mark: { type: "rule", color: "#1d2330", strokeDash: [4, 3] },
+          encoding: { x: { field: "t", type: "quantitative" } },
+        },
       ],
       encoding: {
         x: { field: "t", type: "quantitative", title: "seconds from the fault" },
-        y: { field: "latencyMs", type: "quantitative", title: "write latency ms (log)", scale: { type: "log", domain: [0.1, 2000], clamp: true } },
+        y: {
+          field: "latencyMs",
+          type: "quantitative",
+          title: "write latency ms (log)",
+          scale: { type: "log", domain: [0.1, 2000], clamp: true },
+        },
       },
     },
     resolve: { scale: { x: "independent" } },
-    config: { font: CHART_FONT, view: { stroke: "#d9dde5" }, legend: { orient: "bottom", labelFontSize: 12 }, axis: { labelFontSize: 11, titleFontSize: 11 } },
+    config: {
+      font: CHART_FONT,
+      view: { stroke: "#d9dde5" },
+      legend: { orient: "bottom", labelFontSize: 12 },
+      axis: { labelFontSize: 11, titleFontSize: 11 },
+    },
   };
 }
 
@@ -93,7 +112,8 @@ function shardCell(d: DrillView): string {
   return `${d.shards.map((x) => `${x.affected ? "*" : ""}${x.shard}: ${ms(x.outageMs)} ms`).join(", ")} (${stopped}${aggregate})`;
 }
 
-const waitWriterCell = (d: DrillView): string => (d.waitWriter == null ? "—" : `${d.waitWriter.lostAckedWrites} / ${d.waitWriter.ackedWrites}`);
+const waitWriterCell = (d: DrillView): string =>
+  d.waitWriter == null ? "—" : `${d.waitWriter.lostAckedWrites} / ${d.waitWriter.ackedWrites}`;
 
 export function drillSection(input: ReportInput, chart: SafeHtml | null): SafeHtml | null {
   const sources = drillSources(input);
@@ -110,7 +130,9 @@ ${s.drills.map(
     )}</td><td class="num">${d.failedWrites}</td><td class="num">${d.ackedWrites}</td><td class="num ${d.lostAckedWrites > 0 ? "warn" : ""}">${d.lostAckedWrites}</td><td class="num">${waitWriterCell(d)}</td><td class="num">${d.waitedWrites}</td><td class="num ${
       d.lostWaitedWrites > 0 ? "fail" : ""
     }">${d.lostWaitedWrites}</td><td class="num ${(d.unexpectedReplies ?? 0) > 0 ? "fail" : ""}" title="${(d.failures ?? []).join("; ")}">${d.unexpectedReplies ?? "—"}</td><td class="num ${(d.lostAckedOutsideBound ?? 0) > 0 ? "fail" : ""}" title="${d.ackedLossBound?.reason ?? "no bound checked"}">${
-      d.ackedLossBound == null ? "—" : `≤${d.ackedLossBound.writes}${(d.lostAckedOutsideBound ?? 0) > 0 ? ` (${d.lostAckedOutsideBound} outside)` : ""}`
+      d.ackedLossBound == null
+        ? "—"
+        : `≤${d.ackedLossBound.writes}${(d.lostAckedOutsideBound ?? 0) > 0 ? ` (${d.lostAckedOutsideBound} outside)` : ""}`
     }</td><td class="num">${ms(d.p99MsBefore)}</td><td class="num">${ms(d.p99MsDuring)}</td><td class="notes">${d.faultDescription}</td></tr>\n`,
 )}</tbody>
 </table>`,

@@ -22,7 +22,10 @@ export function fmtNumber(n: number | null): string {
  * "1.34× rps", "2.02× lower p50" / "1.17× higher p50", each with its range over several runs, and
  * "within run-to-run noise" when the two rps ranges overlap; undefined when not computable.
  */
-export function speedupParts(cluster: ResultRow, replication: ResultRow): { rps: string; p50: string; withinNoise: boolean } | undefined {
+export function speedupParts(
+  cluster: ResultRow,
+  replication: ResultRow,
+): { rps: string; p50: string; withinNoise: boolean } | undefined {
   const s = clusterSpeedup(cluster, replication);
   if (s === undefined) return undefined;
   const withinNoise = s.rpsWithinNoise && s.rpsRange.runs > 1;

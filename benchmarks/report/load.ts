@@ -32,7 +32,9 @@ export class ReportLoadError extends Error {
 }
 
 function describeIssues(path: string, what: string, error: z.ZodError): ReportLoadError {
-  const lines = error.issues.slice(0, 5).map((i) => `${i.path.length > 0 ? i.path.join(".") : "(top level)"}: ${i.message}`);
+  const lines = error.issues
+    .slice(0, 5)
+    .map((i) => `${i.path.length > 0 ? i.path.join(".") : "(top level)"}: ${i.message}`);
   const more = error.issues.length > 5 ? ` (and ${error.issues.length - 5} more)` : "";
   return new ReportLoadError(`${path}: not ${what}: ${lines.join("; ")}${more}`);
 }
@@ -58,7 +60,13 @@ function readJson(path: string): unknown {
  * Parses the CSV at `path` with `parse`; a file with a header but no `noun` rows is an error, and
  * so is a parse error (`isParseError`), prefixed with `prefix` after the path.
  */
-function readRows<R>(path: string, parse: (text: string) => R[], noun: string, isParseError: (err: unknown) => err is Error, prefix = ""): R[] {
+function readRows<R>(
+  path: string,
+  parse: (text: string) => R[],
+  noun: string,
+  isParseError: (err: unknown) => err is Error,
+  prefix = "",
+): R[] {
   let rows: R[];
   try {
     rows = parse(readText(path));
@@ -83,7 +91,12 @@ const verifierReportSchema = z.object({
   failures: z.array(z.object({ code: z.string(), message: z.string() })),
   shards: z.array(
     z.object({
-      primary: z.object({ address: z.string(), zone, slotRanges: z.array(z.string()), keys: z.number().nullable().optional() }),
+      primary: z.object({
+        address: z.string(),
+        zone,
+        slotRanges: z.array(z.string()),
+        keys: z.number().nullable().optional(),
+      }),
       replicas: z.array(z.object({ address: z.string(), zone, crossAz: z.boolean(), linkUp: z.boolean().optional() })),
     }),
   ),
@@ -107,7 +120,12 @@ function viewOf(mode: ResultMode, r: VerifierReport): TopologyView {
     zone: s.primary.zone ?? null,
     slotRanges: s.primary.slotRanges,
     keys: s.primary.keys ?? null,
-    replicas: s.replicas.map((x) => ({ address: x.address, zone: x.zone ?? null, crossAz: x.crossAz, linkUp: x.linkUp ?? null })),
+    replicas: s.replicas.map((x) => ({
+      address: x.address,
+      zone: x.zone ?? null,
+      crossAz: x.crossAz,
+      linkUp: x.linkUp ?? null,
+    })),
   }));
   return {
     mode,
@@ -153,7 +171,9 @@ function loadRunDir(dir: string): ReportSource {
   const sweepPath = join(dir, "sweep.csv");
   const hasSweep = existsSync(sweepPath);
   if (!existsSync(csvPath) && !hasSweep) {
-    throw new ReportLoadError(`${dir}: no results.csv or sweep.csv in this directory (is it a results/<timestamp>/ run directory?)`);
+    throw new ReportLoadError(
+      `${dir}: no results.csv or sweep.csv in this directory (is it a results/<timestamp>/ run directory?)`,
+    );
   }
   const sweep = hasSweep ? readSweep(sweepPath) : undefined;
   let drills: ReturnType<typeof loadDrills>;
@@ -203,7 +223,11 @@ function loadRunDir(dir: string): ReportSource {
         minDurationSeconds: w.minDurationSeconds,
       }
     : sweep && rows.length === 0
-      ? { ...workloadFromRows([]), name: [...new Set(sweep.map((r) => r.workload))].join(", "), tests: [...new Set(sweep.map((r) => r.test))] }
+      ? {
+          ...workloadFromRows([]),
+          name: [...new Set(sweep.map((r) => r.workload))].join(", "),
+          tests: [...new Set(sweep.map((r) => r.test))],
+        }
       : workloadFromRows(rows);
   const versions: [string, string][] = meta
     ? [
@@ -256,17 +280,23 @@ function clientPodsText(rows: readonly ResultRow[]): string {
 
 function loadStackReport(path: string, json: unknown): ReportSource {
   // `pulumi stack output --json` (all outputs) wraps the report under its output name.
-  const candidate = typeof json === "object" && json !== null && !("schemaVersion" in json) && "report" in json ? json.report : json;
+  const candidate =
+    typeof json === "object" && json !== null && !("schemaVersion" in json) && "report" in json ? json.report : json;
   const parsed = stackReportSchema.safeParse(candidate);
   if (!parsed.success) {
     throw describeIssues(path, "a stack report (`pulumi stack output report --json`, schemaVersion 1)", parsed.error);
   }
   const r = parsed.data;
   if (r.benchmark === null || r.benchmark.rows.length === 0) {
-    throw new ReportLoadError(`${path}: benchmark: the stack report has no benchmark rows (was benchmark.enabled false?)`);
+    throw new ReportLoadError(
+      `${path}: benchmark: the stack report has no benchmark rows (was benchmark.enabled false?)`,
+    );
   }
   const other = r.benchmark.rows.findIndex((row) => row.mode !== r.mode);
-  if (other >= 0) throw new ReportLoadError(`${path}: benchmark.rows.${other}.mode is ${r.benchmark.rows[other]?.mode}, but the stack's mode is ${r.mode}`);
+  if (other >= 0)
+    throw new ReportLoadError(
+      `${path}: benchmark.rows.${other}.mode is ${r.benchmark.rows[other]?.mode}, but the stack's mode is ${r.mode}`,
+    );
   const topology: TopologyView[] = [];
   if (r.topology !== null) {
     const shards: TopologyShard[] = r.topology.primaries.map((p) => ({
@@ -308,12 +338,17 @@ function loadStackReport(path: string, json: unknown): ReportSource {
     ...(r.benchmark.transfer ? { transfer: [r.benchmark.transfer] } : {}),
     ...mixParts(r.mode, r.benchmark.mix ?? undefined),
     // The deployed drills carry no per-write timeline (the step keeps only the figures).
-    ...(r.drills === null || r.drills === undefined || r.drills.length === 0 ? {} : { drills: r.drills.map((d) => ({ ...d, timeline: [] })) }),
+    ...(r.drills === null || r.drills === undefined || r.drills.length === 0
+      ? {}
+      : { drills: r.drills.map((d) => ({ ...d, timeline: [] })) }),
   };
 }
 
 /** A deployed mix's extras as the report's fields (soak, loops, open-loop series, latency-target sweep), each for the stack's one mode. */
-function mixParts(mode: ResultMode, mix: MixJobExtras | undefined): Pick<ReportSource, "soak" | "loops" | "openLoop" | "sloSweeps"> {
+function mixParts(
+  mode: ResultMode,
+  mix: MixJobExtras | undefined,
+): Pick<ReportSource, "soak" | "loops" | "openLoop" | "sloSweeps"> {
   if (mix === undefined) return {};
   return {
     ...(mix.soak === undefined ? {} : { soak: [{ ...mix.soak, mode }] }),
@@ -329,7 +364,9 @@ export function loadSource(path: string): ReportSource {
   try {
     isDir = statSync(path).isDirectory();
   } catch (err) {
-    throw new ReportLoadError(`${path}: ${(err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (err as Error).message}`);
+    throw new ReportLoadError(
+      `${path}: ${(err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (err as Error).message}`,
+    );
   }
   if (isDir) return loadRunDir(path);
   const text = readText(path);
@@ -352,7 +389,8 @@ export function loadSource(path: string): ReportSource {
 
 /** Loads every path in order; labels are made unique ("x", "x (2)"). */
 export function loadSources(paths: readonly string[]): ReportSource[] {
-  if (paths.length === 0) throw new ReportLoadError("no source given: pass --from <results dir | stack report .json | results.csv>");
+  if (paths.length === 0)
+    throw new ReportLoadError("no source given: pass --from <results dir | stack report .json | results.csv>");
   const sources = paths.map(loadSource);
   const seen = new Map<string, number>();
   for (const s of sources) {

@@ -16,24 +16,34 @@ import { fmtMs, fmtRps } from "./format.js";
 import { CHART_FONT, html, type SafeHtml } from "./html.js";
 import type { ModeLoops, ModeOpenLoop, ReportInput } from "./model.js";
 
-export function readEach<T>(dir: string, prefix: string, schema: z.ZodType<T>): (T & { mode: ResultMode })[] | undefined {
+export function readEach<T>(
+  dir: string,
+  prefix: string,
+  schema: z.ZodType<T>,
+): (T & { mode: ResultMode })[] | undefined {
   const raw = join(dir, "raw");
   const out = (["replication", "cluster"] as const).flatMap((mode) => {
     const file = join(raw, `${prefix}-${mode}.json`);
     if (!existsSync(file)) return [];
     const parsed = schema.safeParse(JSON.parse(readFileSync(file, "utf8")));
-    if (!parsed.success) throw new Error(`${file}: not a ${prefix} file (${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message})`);
+    if (!parsed.success)
+      throw new Error(
+        `${file}: not a ${prefix} file (${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message})`,
+      );
     return [{ ...parsed.data, mode }];
   });
   return out.length === 0 ? undefined : out;
 }
 
 /** raw/loop-comparison-<mode>.json of a run directory, replication before cluster. */
-export const loadLoops = (dir: string): ModeLoops[] | undefined => readEach(dir, "loop-comparison", loopComparisonSchema);
+export const loadLoops = (dir: string): ModeLoops[] | undefined =>
+  readEach(dir, "loop-comparison", loopComparisonSchema);
 /** raw/latency-series-<mode>.json of a run directory, replication before cluster. */
-export const loadOpenLoops = (dir: string): ModeOpenLoop[] | undefined => readEach(dir, "latency-series", openLoopSchema);
+export const loadOpenLoops = (dir: string): ModeOpenLoop[] | undefined =>
+  readEach(dir, "latency-series", openLoopSchema);
 
-const seriesName = (input: ReportInput, label: string, mode: string): string => (input.sources.length > 1 ? `${label} · ${mode}` : mode);
+const seriesName = (input: ReportInput, label: string, mode: string): string =>
+  input.sources.length > 1 ? `${label} · ${mode}` : mode;
 
 export interface OpenLoopDatum {
   series: string;
@@ -77,13 +87,20 @@ export function openLoopSpec(input: ReportInput): TopLevelSpec {
       color: { field: "series", type: "nominal", title: null },
       strokeDash: { field: "metric", type: "nominal", title: null, sort: ["p50", "p99", "max"] },
     },
-    config: { font: CHART_FONT, view: { stroke: "#d9dde5" }, legend: { orient: "bottom", labelFontSize: 12 }, axis: { labelFontSize: 11, titleFontSize: 11 } },
+    config: {
+      font: CHART_FONT,
+      view: { stroke: "#d9dde5" },
+      legend: { orient: "bottom", labelFontSize: 12 },
+      axis: { labelFontSize: 11, titleFontSize: 11 },
+    },
   };
 }
 
 /** The section: per source and mode, closed and open loop at the same rate side by side; then the chart. */
 export function loopSection(input: ReportInput, chart: SafeHtml | null): SafeHtml | null {
-  const rows = input.sources.flatMap((s) => (s.loops ?? []).map((l) => ({ series: seriesName(input, s.label, l.mode), l })));
+  const rows = input.sources.flatMap((s) =>
+    (s.loops ?? []).map((l) => ({ series: seriesName(input, s.label, l.mode), l })),
+  );
   if (rows.length === 0 && chart === null) return null;
   const cells = (name: string, f: LoopComparison["open"], warn: boolean) =>
     html`<td>${name}</td><td class="num">${fmtRps(f.rps)}</td><td class="num">${fmtMs(f.p50_ms)}</td><td class="num ${warn ? "warn" : ""}">${fmtMs(f.p99_ms)}</td><td class="num">${fmtMs(f.p999_ms)}</td><td class="num">${fmtMs(f.max_ms)}</td>`;

@@ -128,7 +128,14 @@ export interface CostView {
   pricingApiError: string | null;
   valkeyInstanceType: string | null;
   clientInstanceType: string | null;
-  lines: { item: string; quantity: number; unit: string; usdPerHour: number | null; source: string | null; missing?: string }[];
+  lines: {
+    item: string;
+    quantity: number;
+    unit: string;
+    usdPerHour: number | null;
+    source: string | null;
+    missing?: string;
+  }[];
   missing: string[];
 }
 
@@ -189,7 +196,12 @@ export function speedupPairs(series: readonly Series[]): SpeedupPair[] {
   for (const s of series) bySource.set(s.source, { ...bySource.get(s.source), [s.mode]: s });
   const many = bySource.size > 1;
   for (const [source, m] of bySource) {
-    if (m.cluster && m.replication) pairs.push({ label: many ? source.label : "cluster vs replication", cluster: m.cluster, replication: m.replication });
+    if (m.cluster && m.replication)
+      pairs.push({
+        label: many ? source.label : "cluster vs replication",
+        cluster: m.cluster,
+        replication: m.replication,
+      });
   }
   if (pairs.length > 0) return pairs;
   const clusters = series.filter((s) => s.mode === "cluster");

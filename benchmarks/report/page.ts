@@ -36,7 +36,8 @@ function figures(charts: RenderedCharts, ids: string[]): SafeHtml | null {
   });
   if (present.length === 0) return null;
   return html`${present.map(
-    (c) => html`<figure class="chart" data-chart="${c.id}"><figcaption><strong>${c.title}</strong> ${c.caption}</figcaption>${raw(c.svg)}</figure>`,
+    (c) =>
+      html`<figure class="chart" data-chart="${c.id}"><figcaption><strong>${c.title}</strong> ${c.caption}</figcaption>${raw(c.svg)}</figure>`,
   )}`;
 }
 
@@ -106,7 +107,10 @@ export function buildReportHtml(input: ReportInput, charts: RenderedCharts): str
     return body === null ? [] : [{ ...s, body }];
   });
   const series = seriesOf(input);
-  const data = { generatedAt: input.generatedAt, sources: input.sources.map((s) => ({ label: s.label, kind: s.kind, rows: s.rows })) };
+  const data = {
+    generatedAt: input.generatedAt,
+    sources: input.sources.map((s) => ({ label: s.label, kind: s.kind, rows: s.rows })),
+  };
   const page = html`<!doctype html>
 <html lang="en">
 <head>

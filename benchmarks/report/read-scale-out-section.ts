@@ -15,7 +15,8 @@ import type { ReportInput } from "./model.js";
 const ratio = (r: Range) => (Number.isFinite(r.median) ? ratioText(r) : "n/a");
 
 function row(source: string, many: boolean, p: ReadScaleOutPair): SafeHtml {
-  const figures = (r: ReadScaleOutPair["primary"]) => html`${figureCell(r, "rps", fmtRps)}${figureCell(r, "p50", fmtMs)}${figureCell(r, "p99", fmtMs)}`;
+  const figures = (r: ReadScaleOutPair["primary"]) =>
+    html`${figureCell(r, "rps", fmtRps)}${figureCell(r, "p50", fmtMs)}${figureCell(r, "p99", fmtMs)}`;
   return html`<tr data-mode="${p.mode}" data-test="${p.test}">${many ? html`<td>${source}</td>` : html``}<td>${p.mode}</td><th scope="row">${p.test}</th><td>${p.path.label}</td>${figures(p.primary)}${figures(p.replica)}<td class="num">${p.replicas} vs ${p.primaries}</td><td class="num">${ratio(p.rpsRange)}</td><td class="num">${ratio(p.perServerRange)}</td></tr>
 `;
 }

@@ -14,10 +14,16 @@ function distinct<T>(values: T[]): T[] {
 function localCaveat(sources: ReportSource[]): SafeHtml | null {
   const local = sources.filter((s) => s.kind === "local-run");
   if (local.length === 0) return null;
-  const cpus = distinct(local.map((s) => (s.machine ? `${s.machine.cpus} CPU${s.machine.cpus === 1 ? "" : "s"}` : "an unrecorded number of CPUs")));
+  const cpus = distinct(
+    local.map((s) =>
+      s.machine ? `${s.machine.cpus} CPU${s.machine.cpus === 1 ? "" : "s"}` : "an unrecorded number of CPUs",
+    ),
+  );
   return html`<li><strong>Local runs share one machine.</strong> Every valkey-server and the benchmark client of ${local
     .map((s) => s.label)
-    .join(", ")} ran on the same machine (${cpus.join(", ")}), on 127.0.0.1. The cluster's primaries, its replicas and the client all compete
+    .join(
+      ", ",
+    )} ran on the same machine (${cpus.join(", ")}), on 127.0.0.1. The cluster's primaries, its replicas and the client all compete
 for the same cores, so cluster mode cannot show the per-node scale-out it has when each primary has its own EKS node: a
 cluster speedup here only says how much spreading requests over several server processes helped on these few cores. And
 the "zones" are names assigned round-robin, so no cross-zone latency is in these numbers. A local run proves the pipeline
@@ -39,14 +45,17 @@ function endpointCaveat(sources: ReportSource[]): SafeHtml | null {
   if (endpoints.length === 0) return null;
   return html`<li><strong>Endpoint benchmarks include the path to the endpoint.</strong> ${endpoints
     .map((s) => s.label)
-    .join(", ")} ran one benchmark client on this machine against an existing endpoint: the latencies include the network between
+    .join(
+      ", ",
+    )} ran one benchmark client on this machine against an existing endpoint: the latencies include the network between
 them, and a single client machine may saturate before the endpoint does. No zone map is known for a foreign endpoint, so
 its zone checks were skipped.</li>`;
 }
 
 function mixedCaveat(input: ReportInput): SafeHtml | null {
   if (input.sources.length < 2) return null;
-  const shape = (s: ReportSource) => `${s.workload.clients ?? "?"}×P${s.workload.pipeline ?? "?"}, ${s.workload.dataSize ?? "?"} B`;
+  const shape = (s: ReportSource) =>
+    `${s.workload.clients ?? "?"}×P${s.workload.pipeline ?? "?"}, ${s.workload.dataSize ?? "?"} B`;
   const shapes = distinct(input.sources.map(shape));
   const kinds = distinct(input.sources.map((s) => s.kind));
   const parts: string[] = [];

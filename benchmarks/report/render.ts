@@ -30,7 +30,13 @@ export interface ChartDef {
 const hasRows = (i: ReportInput) => seriesOf(i).length > 0;
 
 export const CHARTS: readonly ChartDef[] = [
-  { id: "rps", title: "Requests per second", caption: "per test, one bar per mode (higher is better).", when: hasRows, spec: rpsChartSpec },
+  {
+    id: "rps",
+    title: "Requests per second",
+    caption: "per test, one bar per mode (higher is better).",
+    when: hasRows,
+    spec: rpsChartSpec,
+  },
   {
     id: "latency",
     title: "Latency percentiles",
@@ -48,7 +54,8 @@ export const CHARTS: readonly ChartDef[] = [
   {
     id: "drill-timeline",
     title: "Write latency around each fault",
-    caption: "per drill, the slowest acknowledged write per 0.2 s by load stream (log scale); red ticks at the top: failed writes; dashed line: the fault.",
+    caption:
+      "per drill, the slowest acknowledged write per 0.2 s by load stream (log scale); red ticks at the top: failed writes; dashed line: the fault.",
     when: hasDrillTimeline,
     spec: drillTimelineSpec,
   },
@@ -63,14 +70,16 @@ export const CHARTS: readonly ChartDef[] = [
   {
     id: "open-loop",
     title: "Open-loop latency over time",
-    caption: "p50, p99 and max per second of intended send time (log scale): a stall shows as the seconds whose requests waited for it.",
+    caption:
+      "p50, p99 and max per second of intended send time (log scale): a stall shows as the seconds whose requests waited for it.",
     when: hasOpenLoopSeries,
     spec: openLoopSpec,
   },
   {
     id: "soak-load",
     title: "Soak: load over time",
-    caption: "requests per second and window latency p99 (solid) / p99.9 (dashed, log scale) per sample; dashed vertical rules: events.",
+    caption:
+      "requests per second and window latency p99 (solid) / p99.9 (dashed, log scale) per sample; dashed vertical rules: events.",
     when: hasSoak,
     spec: soakLoadSpec,
   },
@@ -100,7 +109,11 @@ export function reportTitle(sources: readonly ReportSource[]): string {
 }
 
 export async function renderReport(sources: ReportSource[], now: Date = new Date()): Promise<string> {
-  const input: ReportInput = { title: reportTitle(sources), generatedAt: now.toISOString().replace(/\.\d{3}Z$/, "Z"), sources };
+  const input: ReportInput = {
+    title: reportTitle(sources),
+    generatedAt: now.toISOString().replace(/\.\d{3}Z$/, "Z"),
+    sources,
+  };
   return buildReportHtml(input, await renderCharts(input));
 }
 

@@ -69,5 +69,12 @@ export function buildRunMeta(
   topologies: string[],
   machine: MachineView = captureMachine(),
 ): RunMeta {
-  return { schemaVersion: RUN_META_VERSION, kind: "local-run", workload: { ...workload, tests: [...workload.tests] }, versions, machine, topologies };
+  return {
+    schemaVersion: RUN_META_VERSION,
+    kind: "local-run",
+    workload: { ...workload, tests: [...workload.tests] },
+    versions,
+    machine,
+    topologies,
+  };
 }

@@ -7,18 +7,34 @@ import { clientCpuText, isClientBound } from "../run/client-cpu.js";
 import { rangeOf, type Figure } from "../run/run-spread.js";
 import { fmtInt, fmtMs, fmtNumber, fmtRps, speedupParts } from "./format.js";
 import { html, join, type SafeHtml } from "./html.js";
-import { rowFor, seriesOf, speedupPairs, testsOf, type ReportInput, type ReportSource, type TopologyView } from "./model.js";
+import {
+  rowFor,
+  seriesOf,
+  speedupPairs,
+  testsOf,
+  type ReportInput,
+  type ReportSource,
+  type TopologyView,
+} from "./model.js";
 
 /** A figure's median, with its min–max under it over several runs; `extra` after it (a mark). */
-export function figureCell(r: ResultRow, figure: Figure, fmt: (x: number) => string, extra: SafeHtml | string = ""): SafeHtml {
+export function figureCell(
+  r: ResultRow,
+  figure: Figure,
+  fmt: (x: number) => string,
+  extra: SafeHtml | string = "",
+): SafeHtml {
   const x = rangeOf(r, figure);
-  const spread = x.runs > 1 || x.min !== x.max ? html`<br><span class="sub range">${fmt(x.min)}–${fmt(x.max)}</span>` : "";
+  const spread =
+    x.runs > 1 || x.min !== x.max ? html`<br><span class="sub range">${fmt(x.min)}–${fmt(x.max)}</span>` : "";
   return html`<td class="num">${fmt(x.median)}${spread}${extra}</td>`;
 }
 
 /** A client-bound row's mark (its load generator was the limit, not the server). */
 function boundMark(r: ResultRow): SafeHtml | string {
-  return isClientBound(r) ? html`<br><span class="warn client-bound" title="${clientCpuText(r)}">client-bound</span>` : "";
+  return isClientBound(r)
+    ? html`<br><span class="warn client-bound" title="${clientCpuText(r)}">client-bound</span>`
+    : "";
 }
 
 /** Per test: rps, p50, p99 of every series (median, min–max under it), then the cluster speedup of every pair. */
@@ -35,7 +51,9 @@ export function sideBySideTable(input: ReportInput): SafeHtml | null {
       const c = rowFor(p.cluster, test);
       const r = rowFor(p.replication, test);
       const s = c && r ? speedupParts(c, r) : undefined;
-      return s ? html`<td class="speedup">${s.rps}<br><span class="sub">${s.p50}</span></td>` : html`<td class="missing">—</td>`;
+      return s
+        ? html`<td class="speedup">${s.rps}<br><span class="sub">${s.p50}</span></td>`
+        : html`<td class="missing">—</td>`;
     });
   return html`<table class="side-by-side" data-section="side-by-side">
 <thead>

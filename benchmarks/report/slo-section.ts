@@ -17,11 +17,14 @@ import type { ReportInput } from "./model.js";
 /** raw/slo-sweep-<mode>.json of a run directory, replication before cluster. */
 export const loadSloSweeps = (dir: string): SloSweepRecord[] | undefined => readEach(dir, "slo-sweep", sloSweepSchema);
 
-const seriesName = (input: ReportInput, label: string, mode: string): string => (input.sources.length > 1 ? `${label} · ${mode}` : mode);
+const seriesName = (input: ReportInput, label: string, mode: string): string =>
+  input.sources.length > 1 ? `${label} · ${mode}` : mode;
 
 /** Every sweep of the report with its series name. */
 function sweepsOf(input: ReportInput): { series: string; r: SloSweepRecord }[] {
-  return input.sources.flatMap((s) => (s.sloSweeps ?? []).map((r) => ({ series: seriesName(input, s.label, r.mode), r })));
+  return input.sources.flatMap((s) =>
+    (s.sloSweeps ?? []).map((r) => ({ series: seriesName(input, s.label, r.mode), r })),
+  );
 }
 
 export const hasSloSweeps = (input: ReportInput): boolean => sweepsOf(input).length > 0;
@@ -45,7 +48,15 @@ export function sloCurveData(input: ReportInput): SloCurveDatum[] {
           const v = p === "p50" ? s.p50_ms : p === "p99" ? s.p99_ms : s.p999_ms;
           if (v === null || !(s.achievedRps > 0)) return [];
           return [
-            { series, run: i + 1, percentile: percentileLabel(p), offered: s.offeredRps, achieved: s.achievedRps, ms: Math.max(0.001, v), meets: s.meets },
+            {
+              series,
+              run: i + 1,
+              percentile: percentileLabel(p),
+              offered: s.offeredRps,
+              achieved: s.achievedRps,
+              ms: Math.max(0.001, v),
+              meets: s.meets,
+            },
           ];
         }),
       ),
@@ -57,12 +68,24 @@ export function sloCurveData(input: ReportInput): SloCurveDatum[] {
 export function sloChartSpec(input: ReportInput): TopLevelSpec {
   const sweeps = sweepsOf(input);
   const series = [...new Set(sweeps.map((x) => x.series))];
-  const color = { field: "series", type: "nominal" as const, title: null, scale: { domain: series, scheme: "tableau10" as const } };
-  const bounds = [...new Map(sweeps.map(({ r }) => [sloLabel(r.target), { bound: r.target.boundMs, label: sloLabel(r.target) }])).values()];
-  const figures = sweeps.filter(({ r }) => r.summary.median.bound !== "below").map(({ series: s, r }) => ({ series: s, rps: r.summary.median.rps }));
+  const color = {
+    field: "series",
+    type: "nominal" as const,
+    title: null,
+    scale: { domain: series, scheme: "tableau10" as const },
+  };
+  const bounds = [
+    ...new Map(
+      sweeps.map(({ r }) => [sloLabel(r.target), { bound: r.target.boundMs, label: sloLabel(r.target) }]),
+    ).values(),
+  ];
+  const figures = sweeps
+    .filter(({ r }) => r.summary.median.bound !== "below")
+    .map(({ series: s, r }) => ({ series: s, rps: r.summary.median.rps }));
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    description: "Latency percentiles against the achieved rate of every open-loop sweep step, both topologies on one chart",
+    description:
+      "Latency percentiles against the achieved rate of every open-loop sweep step, both topologies on one chart",
     width: 900,
     height: 320,
     layer: [
@@ -94,7 +117,12 @@ export function sloChartSpec(input: ReportInput): TopLevelSpec {
             },
           ]),
     ],
-    config: { font: CHART_FONT, view: { stroke: "#d9dde5" }, legend: { orient: "bottom", labelFontSize: 12 }, axis: { labelFontSize: 11, titleFontSize: 11 } },
+    config: {
+      font: CHART_FONT,
+      view: { stroke: "#d9dde5" },
+      legend: { orient: "bottom", labelFontSize: 12 },
+      axis: { labelFontSize: 11, titleFontSize: 11 },
+    },
   };
 }
 

@@ -20,7 +20,10 @@ export function loadSoaks(dir: string): SoakFile[] | undefined {
   if (files.length === 0) return undefined;
   return files.map((f) => {
     const parsed = soakFileSchema.safeParse(JSON.parse(readFileSync(join(raw, f), "utf8")));
-    if (!parsed.success) throw new Error(`${join(raw, f)}: not a soak record (${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message})`);
+    if (!parsed.success)
+      throw new Error(
+        `${join(raw, f)}: not a soak record (${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message})`,
+      );
     return parsed.data;
   });
 }
@@ -33,7 +36,9 @@ export const hasSoak = (input: ReportInput): boolean => soakSources(input).lengt
 /** Every soak with its series name: the mode, or "<source> · <mode>" when there is more than one source. */
 function soaks(input: ReportInput): { series: string; soak: SoakFile }[] {
   const many = input.sources.length > 1;
-  return soakSources(input).flatMap((s) => s.soak.map((soak) => ({ series: many ? `${s.label} · ${soak.mode}` : soak.mode, soak })));
+  return soakSources(input).flatMap((s) =>
+    s.soak.map((soak) => ({ series: many ? `${s.label} · ${soak.mode}` : soak.mode, soak })),
+  );
 }
 
 export interface SoakLoadDatum {
@@ -173,7 +178,13 @@ export function soakMemorySpec(input: ReportInput): TopLevelSpec {
         encoding: {
           x: X,
           y: { field, type: "quantitative" as const, title, scale: { zero: false } },
-          color: { field: "member", type: "nominal" as const, title: "member", scale: { scheme: "tableau20" as const }, legend: { columns: 3 } },
+          color: {
+            field: "member",
+            type: "nominal" as const,
+            title: "member",
+            scale: { scheme: "tableau20" as const },
+            legend: { columns: 3 },
+          },
         },
       },
       eventLayer(),
@@ -193,7 +204,10 @@ export function soakSection(input: ReportInput, charts: SafeHtml | null): SafeHt
   if (all.length === 0) return null;
   return html`<p class="note">A soak samples, every few seconds, the window's requests per second and latency percentiles (an HdrHistogram interval histogram per window, by the time each reply arrived; open loop: latency from each request's intended send time) and every member's INFO. Events come from the INFO series: an AOF rewrite (aof_rewrites up or a rewrite in progress), a full resync (sync_full up on a primary), a replica link down, a role change, a member not answering. A change that starts and ends between two samples without moving a counter is not seen. The raw series is raw/soak-&lt;mode&gt;.json, the interval histograms raw/latency-&lt;mode&gt;.hlog.</p>
 ${charts}${all.map(
-    ({ series, soak }) => html`<h3>${series}: ${soak.samples.length} samples every ${soak.sampleSeconds} s from ${soak.startedAt}</h3>
+    ({
+      series,
+      soak,
+    }) => html`<h3>${series}: ${soak.samples.length} samples every ${soak.sampleSeconds} s from ${soak.startedAt}</h3>
 ${
   soak.events.length === 0
     ? html`<p class="note">No event.</p>`

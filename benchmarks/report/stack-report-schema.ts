@@ -41,7 +41,12 @@ export const stackReportSchema = z.object({
   /** `mix` added within schemaVersion 1 (a deployed mix); older reports lack it. */
   /** `transfer` added within schemaVersion 1 (data transfer, benchmarks/cost/transfer-record.ts); older reports lack it. */
   benchmark: z
-    .object({ rows: z.array(resultRowSchema), csv: z.string(), mix: mixExtrasSchema.nullable().optional(), transfer: transferFileSchema.nullable().optional() })
+    .object({
+      rows: z.array(resultRowSchema),
+      csv: z.string(),
+      mix: mixExtrasSchema.nullable().optional(),
+      transfer: transferFileSchema.nullable().optional(),
+    })
     .nullable(),
   /** Added within schemaVersion 1 (cost estimate); older reports lack it. */
   cost: z

@@ -36,7 +36,8 @@ export function sweepData(input: ReportInput): SweepDatum[] {
       const first = steps[0];
       for (const r of steps) {
         out.push({ source, test, shards: r.shards, rps: r.rps, kind: "measured" });
-        if (first) out.push({ source, test, shards: r.shards, rps: (first.rps * r.shards) / first.shards, kind: "linear" });
+        if (first)
+          out.push({ source, test, shards: r.shards, rps: (first.rps * r.shards) / first.shards, kind: "linear" });
       }
     }
   }
@@ -87,7 +88,12 @@ export function sweepChartSpec(input: ReportInput): TopLevelSpec {
       { mark: { type: "line", strokeWidth: 2 } },
       { transform: [{ filter: "datum.kind === 'measured'" }], mark: { type: "point", filled: true, size: 60 } },
     ],
-    config: { font: CHART_FONT, view: { stroke: null }, legend: { orient: "right", labelFontSize: 12 }, axis: { labelFontSize: 12, titleFontSize: 12 } },
+    config: {
+      font: CHART_FONT,
+      view: { stroke: null },
+      legend: { orient: "right", labelFontSize: 12 },
+      axis: { labelFontSize: 12, titleFontSize: 12 },
+    },
   };
 }
 
@@ -96,7 +102,9 @@ function fmt(x: number | null, digits: number): string {
 }
 
 /** Per test, the exponent at the largest step. */
-export function sweepExponents(rows: readonly SweepRow[]): { test: string; from: number; to: number; exponent: number | null }[] {
+export function sweepExponents(
+  rows: readonly SweepRow[],
+): { test: string; from: number; to: number; exponent: number | null }[] {
   return [...new Set(rows.map((r) => r.test))].map((test) => {
     const steps = rows.filter((r) => r.test === test).sort((a, b) => a.shards - b.shards);
     const first = steps[0];
@@ -118,8 +126,11 @@ export function sweepSection(input: ReportInput, chartSvg: SafeHtml | null): Saf
         : `${pinned ? "Pinned (--pin): each primary on its own CPU" : "Not pinned: servers and client share every CPU"}; the client had ${cpus} CPU(s)`;
     return html`<div class="sweep" data-source="${s.label}">
 ${many ? html`<h3>${s.label}</h3>` : ""}
-<p><strong>Scaling exponent</strong> p = ln(scale) ÷ ln(shards ÷ first shards), 1.0 is linear: ${sweepExponents(s.sweep).map(
-      (e, i) => html`${i > 0 ? " · " : ""}<span class="exponent" data-test="${e.test}">${e.test} ${e.from}→${e.to} shards: p = ${fmt(e.exponent, 2)}</span>`,
+<p><strong>Scaling exponent</strong> p = ln(scale) ÷ ln(shards ÷ first shards), 1.0 is linear: ${sweepExponents(
+      s.sweep,
+    ).map(
+      (e, i) =>
+        html`${i > 0 ? " · " : ""}<span class="exponent" data-test="${e.test}">${e.test} ${e.from}→${e.to} shards: p = ${fmt(e.exponent, 2)}</span>`,
     )}</p>
 <p class="note">${clientNote}.</p>
 <table class="sweep-steps">

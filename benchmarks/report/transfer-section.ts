@@ -19,13 +19,17 @@ export function loadTransfers(dir: string): TransferFile[] | undefined {
     const file = join(dir, "raw", `transfer-${mode}.json`);
     if (!existsSync(file)) return [];
     const parsed = transferFileSchema.safeParse(JSON.parse(readFileSync(file, "utf8")));
-    if (!parsed.success) throw new Error(`${file}: not a transfer file (${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message})`);
+    if (!parsed.success)
+      throw new Error(
+        `${file}: not a transfer file (${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message})`,
+      );
     return [parsed.data];
   });
   return out.length === 0 ? undefined : out;
 }
 
-const mb = (bytesPerS: number | null): string => (bytesPerS === null ? "—" : (bytesPerS / 1e6).toFixed(bytesPerS >= 1e6 ? 2 : 4));
+const mb = (bytesPerS: number | null): string =>
+  bytesPerS === null ? "—" : (bytesPerS / 1e6).toFixed(bytesPerS >= 1e6 ? 2 : 4);
 const usd = (n: number | null): string => (n === null ? "—" : `$${n.toFixed(n >= 1 ? 2 : 4)}`);
 const perOp = (n: number): string => n.toFixed(1);
 
@@ -34,7 +38,8 @@ export function placementText(f: Pick<TransferFile, "placement" | "clientZones" 
   const z = f.clientZones;
   if (f.placement === "spread")
     return `clients spread evenly over ${z.join(", ")} (cost.clientZones spread: ${z.length - 1}/${z.length} of each member's client bytes cross zones)`;
-  const where = f.mode === "cluster" ? "the zone holding the most primaries, ties to the first by name" : "the primary's zone";
+  const where =
+    f.mode === "cluster" ? "the zone holding the most primaries, ties to the first by name" : "the primary's zone";
   return `every client in ${z.join(", ")} (cost.clientZones primary: ${where}; the bytes to members elsewhere cross)`;
 }
 
@@ -98,7 +103,9 @@ const HEAD = [
 /** summary.md's section ([] when no file). */
 export function renderTransferMarkdown(files: readonly TransferFile[]): string[] {
   if (files.length === 0) return [];
-  const rows = files.flatMap((f) => f.records.map((r) => [f.mode, r.test, r.path.replace(/^path: /, "") || "—", ...cells(r)]));
+  const rows = files.flatMap((f) =>
+    f.records.map((r) => [f.mode, r.test, r.path.replace(/^path: /, "") || "—", ...cells(r)]),
+  );
   return [
     "## Data transfer",
     "",
@@ -110,8 +117,12 @@ export function renderTransferMarkdown(files: readonly TransferFile[]): string[]
     `|${HEAD.map(() => "---").join("|")}|`,
     ...rows.map((r) => `| ${r.join(" | ")} |`),
     "",
-    ...files.flatMap((f) => f.records.flatMap((r) => (r.note === undefined ? [] : [`- ${f.mode} ${r.test}: ${r.note}.`]))),
-    ...files.flatMap((f) => f.records.flatMap((r) => (r.generatorBytes === undefined ? [] : [`- ${f.mode} ${r.test}: ${generatorText(r)}.`]))),
+    ...files.flatMap((f) =>
+      f.records.flatMap((r) => (r.note === undefined ? [] : [`- ${f.mode} ${r.test}: ${r.note}.`])),
+    ),
+    ...files.flatMap((f) =>
+      f.records.flatMap((r) => (r.generatorBytes === undefined ? [] : [`- ${f.mode} ${r.test}: ${generatorText(r)}.`])),
+    ),
     "",
     TRANSFER_NOT_COUNTED,
     "",

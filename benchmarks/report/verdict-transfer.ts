@@ -48,11 +48,17 @@ export function transferClause(i: Sides, priced: boolean): { text: string; from:
       from: [],
       measured: false,
     };
-  const tests = TESTS.filter((t) => recordOf(files.replication, t) !== undefined || recordOf(files.cluster, t) !== undefined).slice(0, 2);
-  const parts = tests.map((t) => `${t} ${say("replication", recordOf(files.replication, t))}; ${say("cluster", recordOf(files.cluster, t))}`);
+  const tests = TESTS.filter(
+    (t) => recordOf(files.replication, t) !== undefined || recordOf(files.cluster, t) !== undefined,
+  ).slice(0, 2);
+  const parts = tests.map(
+    (t) => `${t} ${say("replication", recordOf(files.replication, t))}; ${say("cluster", recordOf(files.cluster, t))}`,
+  );
   const savings = (["replication", "cluster"] as const).flatMap((m) => {
     const r = recordOf(files[m], "GET");
-    return r?.readSavingUsdPerHour === null || r?.readSavingUsdPerHour === undefined ? [] : [`${m} ${usd(r.readSavingUsdPerHour)}`];
+    return r?.readSavingUsdPerHour === null || r?.readSavingUsdPerHour === undefined
+      ? []
+      : [`${m} ${usd(r.readSavingUsdPerHour)}`];
   });
   const placement = [...new Set(both.map((f) => placementText(f)))].join("; ");
   const measured = both.some((f) => f.records.some((r) => r.figures !== null));
@@ -60,7 +66,9 @@ export function transferClause(i: Sides, priced: boolean): { text: string; from:
     text:
       `Data transfer (${placement}; ${rateText(both[0] as TransferFile)}${priced ? "; included in the cost per 1M ops/s above where measured" : "; what this traffic would cost on AWS"}): ` +
       `${parts.length === 0 ? "no SET, GET or MIX row measured" : parts.join("; ")}.` +
-      (savings.length === 0 ? "" : ` Reads (GET) from a member in the client's own zone would save ${savings.join(", ")}.`),
+      (savings.length === 0
+        ? ""
+        : ` Reads (GET) from a member in the client's own zone would save ${savings.join(", ")}.`),
     from: both.map(
       (f) =>
         `${f === files.replication ? (i.replication?.label ?? "?") : (i.cluster?.label ?? "?")}: ${f.mode} data transfer (raw/transfer-${f.mode}.json or benchmark.transfer)`,
@@ -71,7 +79,9 @@ export function transferClause(i: Sides, priced: boolean): { text: string; from:
 
 /** The cost line with the transfer clause appended (its `measured` unchanged: transfer alone prices no node). */
 export function withTransfer<L extends { text: string; from: string[] }>(line: L, i: Sides): L {
-  const priced = [i.replication, i.cluster].some((s) => (s?.rows ?? []).some((r) => typeof r.usd_per_hour === "number"));
+  const priced = [i.replication, i.cluster].some((s) =>
+    (s?.rows ?? []).some((r) => typeof r.usd_per_hour === "number"),
+  );
   const t = transferClause(i, priced);
   return { ...line, text: `${line.text} ${t.text}`, from: [...line.from, ...t.from] };
 }

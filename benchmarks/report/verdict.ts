@@ -57,22 +57,30 @@ interface Ceiling {
 function writeRow(s: ReportSource | undefined, mode: ResultMode): Ceiling {
   const set = (s?.rows ?? []).filter((r) => r.mode === mode && r.test === "SET" && isCeilingRow(r));
   const usable = set.filter((r) => !isClientBound(r));
-  const row = mode === "cluster" ? usable.at(-1) : (usable.find((r) => r.notes.startsWith(REPLICATION_PATH_NOTES.direct)) ?? usable.at(-1));
+  const row =
+    mode === "cluster"
+      ? usable.at(-1)
+      : (usable.find((r) => r.notes.startsWith(REPLICATION_PATH_NOTES.direct)) ?? usable.at(-1));
   return { row, skipped: set.filter(isClientBound) };
 }
 
-const primariesOf = (s: ReportSource | undefined): number | undefined => s?.topology.find((t) => t.mode === "cluster")?.shards.length;
+const primariesOf = (s: ReportSource | undefined): number | undefined =>
+  s?.topology.find((t) => t.mode === "cluster")?.shards.length;
 const where = (s: ReportSource | undefined, what: string): string => `${s?.label ?? "?"}: ${what}`;
 const local = (s: ReportSource | undefined): boolean => s?.kind === "local-run" || s?.kind === "endpoint";
-const SHARED = " Local servers and the client share one machine's CPUs: this is the pipeline's ceiling here, not a scale-out figure.";
-const pathName = (r: ResultRow): string => Object.values(REPLICATION_PATH_NOTES).find((n) => r.notes.startsWith(n)) ?? "path not recorded";
+const SHARED =
+  " Local servers and the client share one machine's CPUs: this is the pipeline's ceiling here, not a scale-out figure.";
+const pathName = (r: ResultRow): string =>
+  Object.values(REPLICATION_PATH_NOTES).find((n) => r.notes.startsWith(n)) ?? "path not recorded";
 
 /** "51,959 (45,002–60,117)": the median and min–max, or the figure alone for one run. */
 const opsText = (r: Range): string => rangeText(r, fmtRps);
 
 /** " (median and min–max of 3 runs each)", or "" when a side is one run. */
 const runsText = (a: Range, b: Range): string =>
-  a.runs > 1 && b.runs > 1 ? ` (median and min–max of ${a.runs === b.runs ? `${a.runs} runs each` : `${a.runs} and ${b.runs} runs`})` : "";
+  a.runs > 1 && b.runs > 1
+    ? ` (median and min–max of ${a.runs === b.runs ? `${a.runs} runs each` : `${a.runs} and ${b.runs} runs`})`
+    : "";
 
 /** Whether two figures are no difference beyond run-to-run noise: several runs each, and their ranges overlap. */
 export function withinNoise(a: Range, b: Range): boolean {
@@ -80,12 +88,15 @@ export function withinNoise(a: Range, b: Range): boolean {
 }
 
 /** " One run each: run-to-run noise not measured (`--repeat 3`)." when either side is one run. */
-const singleRun = (a: Range, b: Range): string => (a.runs > 1 && b.runs > 1 ? "" : " One run: run-to-run noise not measured (`--repeat 3`).");
+const singleRun = (a: Range, b: Range): string =>
+  a.runs > 1 && b.runs > 1 ? "" : " One run: run-to-run noise not measured (`--repeat 3`).";
 
 /** "Skipped, client-bound (its load generator, not the server, was the limit): replication SET (…; CLIENT-BOUND: 96.0 % of 2 cores)." */
 function skippedText(skipped: readonly ResultRow[]): string {
   if (skipped.length === 0) return "";
-  const each = skipped.map((r) => `${r.mode} ${r.test} (${r.notes.startsWith("path: ") ? `${pathName(r)}; ` : ""}${clientCpuText(r)})`);
+  const each = skipped.map(
+    (r) => `${r.mode} ${r.test} (${r.notes.startsWith("path: ") ? `${pathName(r)}; ` : ""}${clientCpuText(r)})`,
+  );
   return ` Skipped as no server ceiling, client-bound (the load generator used ≥ 90 % of its cores, so it, not the server, was the limit): ${each.join("; ")}.`;
 }
 
@@ -95,7 +106,9 @@ function writes(i: VerdictInput): VerdictLine {
   const [r, c] = [rc.row, cc.row];
   const skipped = skippedText([...rc.skipped, ...cc.skipped]);
   if (r === undefined || c === undefined) {
-    const missing = [r === undefined ? "replication" : "", c === undefined ? "cluster" : ""].filter(Boolean).join(" and ");
+    const missing = [r === undefined ? "replication" : "", c === undefined ? "cluster" : ""]
+      .filter(Boolean)
+      .join(" and ");
     return {
       topic: "writes",
       text: `Write ceiling: not measured for ${missing} (a SET test of valkey-benchmark: \`--tests set,...\`; a mix's SET is a share of the mix, not a ceiling).${skipped}`,
@@ -119,7 +132,9 @@ function writes(i: VerdictInput): VerdictLine {
 }
 
 function reads(i: VerdictInput): VerdictLine {
-  const pairs = [i.replication, i.cluster].flatMap((s) => (s === undefined ? [] : readScaleOutPairs(s.rows).map((p) => ({ s, p }))));
+  const pairs = [i.replication, i.cluster].flatMap((s) =>
+    s === undefined ? [] : readScaleOutPairs(s.rows).map((p) => ({ s, p })),
+  );
   const gets = pairs.filter(({ p }) => p.test === "GET" && Number.isFinite(p.perServerRatio));
   const bound = ({ p }: (typeof gets)[number]): boolean => isClientBound(p.replica) || isClientBound(p.primary);
   const best = gets.filter((x) => !bound(x));
@@ -194,16 +209,25 @@ function atTarget(i: VerdictInput): VerdictLine {
       from: [],
       measured: false,
     };
-  const side = (mode: ResultMode, x: typeof r): string => `${mode} ${x === undefined ? "not measured" : formatSummary(x.summary)}`;
+  const side = (mode: ResultMode, x: typeof r): string =>
+    `${mode} ${x === undefined ? "not measured" : formatSummary(x.summary)}`;
   const same = r !== undefined && c !== undefined && sloLabel(r.target) === sloLabel(c.target);
   const compare = same ? `; ${sloSpeedupText(c.summary, r.summary)}` : "";
   const label =
-    r !== undefined && c !== undefined && !same ? `replication at ${sloLabel(r.target)}, cluster at ${sloLabel(c.target)}` : `at ${sloLabel(any.target)}`;
-  const file = (s: ReportSource | undefined, mode: ResultMode) => where(s, s?.kind === "stack" ? "benchmark.mix.sloSweep" : `raw/slo-sweep-${mode}.json`);
+    r !== undefined && c !== undefined && !same
+      ? `replication at ${sloLabel(r.target)}, cluster at ${sloLabel(c.target)}`
+      : `at ${sloLabel(any.target)}`;
+  const file = (s: ReportSource | undefined, mode: ResultMode) =>
+    where(s, s?.kind === "stack" ? "benchmark.mix.sloSweep" : `raw/slo-sweep-${mode}.json`);
   return {
     topic: "slo",
-    text: `Throughput ${label}: ${side("replication", r)}, ${side("cluster", c)}${compare}.` + (local(i.replication) || local(i.cluster) ? SHARED : ""),
-    from: [...(r === undefined ? [] : [file(i.replication, "replication")]), ...(c === undefined ? [] : [file(i.cluster, "cluster")])],
+    text:
+      `Throughput ${label}: ${side("replication", r)}, ${side("cluster", c)}${compare}.` +
+      (local(i.replication) || local(i.cluster) ? SHARED : ""),
+    from: [
+      ...(r === undefined ? [] : [file(i.replication, "replication")]),
+      ...(c === undefined ? [] : [file(i.cluster, "cluster")]),
+    ],
     measured: true,
   };
 }
@@ -224,7 +248,10 @@ export function drillClause(d: DrillView): string {
     ? `the affected shard's writes stopped ${sec(d.writeOutageMs)}${share} (all shards merged: ${sec(d.aggregateOutageMs ?? 0)})`
     : `writes stopped ${sec(d.writeOutageMs)}`;
   const bound = d.ackedLossBound == null ? "" : ` (bound ≤ ${d.ackedLossBound.writes})`;
-  const waitWriter = d.waitWriter == null ? "" : `; with WAIT after every write ${d.waitWriter.lostAckedWrites} of ${d.waitWriter.ackedWrites}`;
+  const waitWriter =
+    d.waitWriter == null
+      ? ""
+      : `; with WAIT after every write ${d.waitWriter.lostAckedWrites} of ${d.waitWriter.ackedWrites}`;
   const unexpected = (d.unexpectedReplies ?? 0) > 0 ? `; ${d.unexpectedReplies} UNEXPECTED replies (drill failed)` : "";
   return (
     `${outage}, healed in ${d.recoveryMs === null ? "—" : sec(d.recoveryMs)}, ${d.lostAckedWrites} of ${d.ackedWrites} acknowledged writes lost without WAIT${bound}` +
@@ -240,9 +267,15 @@ function failover(i: VerdictInput): VerdictLine {
   const r = drillOf(i.replication, "replication");
   const c = drillOf(i.cluster, "cluster");
   if (r === undefined && c === undefined) {
-    return { topic: "failover", text: "A primary's failure: not measured (run the drills: `--drills primary`).", from: [], measured: false };
+    return {
+      topic: "failover",
+      text: "A primary's failure: not measured (run the drills: `--drills primary`).",
+      from: [],
+      measured: false,
+    };
   }
-  const say = (mode: ResultMode, d: DrillView | undefined): string => (d === undefined ? `${mode}: not measured` : `${mode}: ${drillClause(d)}`);
+  const say = (mode: ResultMode, d: DrillView | undefined): string =>
+    d === undefined ? `${mode}: not measured` : `${mode}: ${drillClause(d)}`;
   return {
     topic: "failover",
     text: `A primary killed: ${say("replication", r)}; ${say("cluster", c)}.`,
@@ -255,7 +288,11 @@ function failover(i: VerdictInput): VerdictLine {
 }
 
 function costRow(s: ReportSource | undefined, mode: ResultMode, test: string): ResultRow | undefined {
-  return (s?.rows ?? []).filter((r) => r.mode === mode && r.test === test && typeof r.usd_per_million_ops_per_s === "number" && !isClientBound(r)).at(-1);
+  return (s?.rows ?? [])
+    .filter(
+      (r) => r.mode === mode && r.test === test && typeof r.usd_per_million_ops_per_s === "number" && !isClientBound(r),
+    )
+    .at(-1);
 }
 
 function cost(i: VerdictInput): VerdictLine {
@@ -277,7 +314,10 @@ function cost(i: VerdictInput): VerdictLine {
   return {
     topic: "cost",
     text: `Cost per 1M ops/s for an hour (on-demand estimate): ${lines.join("; ")}.`,
-    from: [where(i.replication, "usd_per_million_ops_per_s of the replication rows"), where(i.cluster, "usd_per_million_ops_per_s of the cluster rows")],
+    from: [
+      where(i.replication, "usd_per_million_ops_per_s of the replication rows"),
+      where(i.cluster, "usd_per_million_ops_per_s of the cluster rows"),
+    ],
     measured: true,
   };
 }
@@ -303,7 +343,8 @@ function usdRange(row: ResultRow): Range {
 function costClause(r: ResultRow, c: ResultRow): string {
   const [ru, cu] = [usdRange(r), usdRange(c)];
   const usd = (x: Range): string => rangeText(x, (v) => `$${v.toFixed(2)}`);
-  if (withinNoise(ru, cu)) return `a million SET/s costs the same in both modes within run-to-run noise (${usd(ru)} against ${usd(cu)})`;
+  if (withinNoise(ru, cu))
+    return `a million SET/s costs the same in both modes within run-to-run noise (${usd(ru)} against ${usd(cu)})`;
   return `a million SET/s costs less in ${ru.median <= cu.median ? "replication" : "cluster"} mode`;
 }
 
@@ -346,12 +387,14 @@ export function verdict(i: VerdictInput): VerdictLine[] {
 
 /** The comparisons of a report: each source with both modes; else one replication and one cluster source together. */
 export function verdictInputs(sources: readonly ReportSource[]): { label: string; input: VerdictInput }[] {
-  const has = (s: ReportSource, m: ResultMode) => s.rows.some((r) => r.mode === m) || (s.drills ?? []).some((d) => d.mode === m);
+  const has = (s: ReportSource, m: ResultMode) =>
+    s.rows.some((r) => r.mode === m) || (s.drills ?? []).some((d) => d.mode === m);
   const both = sources.filter((s) => has(s, "replication") && has(s, "cluster"));
   if (both.length > 0) return both.map((s) => ({ label: s.label, input: { replication: s, cluster: s } }));
   const r = sources.filter((s) => has(s, "replication"));
   const c = sources.filter((s) => has(s, "cluster"));
-  if (r.length === 1 && c.length === 1) return [{ label: `${c[0]?.label} vs ${r[0]?.label}`, input: { replication: r[0], cluster: c[0] } }];
+  if (r.length === 1 && c.length === 1)
+    return [{ label: `${c[0]?.label} vs ${r[0]?.label}`, input: { replication: r[0], cluster: c[0] } }];
   return [];
 }
 
@@ -367,5 +410,7 @@ export function renderVerdictMarkdown(label: string, lines: readonly VerdictLine
 
 /** Terminal text: the heading and one line per finding (sources left to summary.md and the report). */
 export function renderVerdictText(label: string, lines: readonly VerdictLine[]): string {
-  return [`when to use which (computed${label === "" ? "" : `: ${label}`})`, ...lines.map((l) => `  - ${l.text}`)].join("\n");
+  return [`when to use which (computed${label === "" ? "" : `: ${label}`})`, ...lines.map((l) => `  - ${l.text}`)].join(
+    "\n",
+  );
 }

@@ -12,7 +12,9 @@ export async function sentinelsCounted(status: NodeEndpoint, who: string): Promi
   try {
     const r = await fetch(`http://${host}:${status.port}${SENTINELS_PATH}`, { signal: AbortSignal.timeout(3000) });
     await r.arrayBuffer();
-    return r.status === 200 ? undefined : `${who} does not count every Sentinel naming the primary yet (${SENTINELS_PATH} answered ${r.status})`;
+    return r.status === 200
+      ? undefined
+      : `${who} does not count every Sentinel naming the primary yet (${SENTINELS_PATH} answered ${r.status})`;
   } catch (e) {
     return `${who} did not answer ${SENTINELS_PATH} (${(e as Error).message})`;
   }

@@ -56,7 +56,10 @@ export async function applyLiveConfig(
 ): Promise<LiveConfigResult> {
   const keys = Object.keys(directives).sort();
   const notLive = keys.filter((k) => directiveClass(k).apply !== "live");
-  if (notLive.length > 0) throw new Error(`live config: ${notLive.join(", ")} cannot be set live (pod/conf-directives.ts): they need a rolling restart`);
+  if (notLive.length > 0)
+    throw new Error(
+      `live config: ${notLive.join(", ")} cannot be set live (pod/conf-directives.ts): they need a rolling restart`,
+    );
   if (members.length === 0) throw new Error("live config: no members to set");
   const failures: LiveConfigFailure[] = [];
   await Promise.all(
@@ -75,10 +78,16 @@ export async function applyLiveConfig(
             await client.call("CONFIG", "SET", key, want);
             const got = (await client.call("CONFIG", "GET", key)) as string[];
             const value = got[1];
-            if (value === undefined) failures.push({ member: m.name, key, reason: `CONFIG GET ${key} answered nothing` });
-            else if (canonical(value) !== canonical(want)) failures.push({ member: m.name, key, reason: `CONFIG GET answers '${value}', not '${want}'` });
+            if (value === undefined)
+              failures.push({ member: m.name, key, reason: `CONFIG GET ${key} answered nothing` });
+            else if (canonical(value) !== canonical(want))
+              failures.push({ member: m.name, key, reason: `CONFIG GET answers '${value}', not '${want}'` });
           } catch (err) {
-            failures.push({ member: m.name, key, reason: `CONFIG SET ${key} '${want}' refused: ${(err as Error).message}` });
+            failures.push({
+              member: m.name,
+              key,
+              reason: `CONFIG SET ${key} '${want}' refused: ${(err as Error).message}`,
+            });
           }
         }
         const refused = failures.filter((f) => f.member === m.name).length;
@@ -88,6 +97,9 @@ export async function applyLiveConfig(
       }
     }),
   );
-  if (failures.length > 0) throw new LiveConfigError(failures.sort((a, b) => a.member.localeCompare(b.member) || (a.key ?? "").localeCompare(b.key ?? "")));
+  if (failures.length > 0)
+    throw new LiveConfigError(
+      failures.sort((a, b) => a.member.localeCompare(b.member) || (a.key ?? "").localeCompare(b.key ?? "")),
+    );
   return { keys, members: members.map((m) => m.name) };
 }

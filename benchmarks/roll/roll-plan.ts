@@ -59,10 +59,20 @@ export function describeStep(s: RollStep): string {
 }
 
 /** The synced replica of `shard` that takes over: already restarted, link up, the least-served zone first, then the least lag. */
-function failoverTarget(shard: ShardReport, rolled: ReadonlySet<string>, primariesPerZone: Record<string, number>): string | undefined {
+function failoverTarget(
+  shard: ShardReport,
+  rolled: ReadonlySet<string>,
+  primariesPerZone: Record<string, number>,
+): string | undefined {
   const candidates = shard.replicas.filter((r) => rolled.has(r.address) && r.linkUp);
-  const load = (zone: string | undefined): number => (zone === undefined ? Number.MAX_SAFE_INTEGER : (primariesPerZone[zone] ?? 0));
-  candidates.sort((a, b) => load(a.zone) - load(b.zone) || (a.lagBytes ?? Infinity) - (b.lagBytes ?? Infinity) || a.address.localeCompare(b.address));
+  const load = (zone: string | undefined): number =>
+    zone === undefined ? Number.MAX_SAFE_INTEGER : (primariesPerZone[zone] ?? 0);
+  candidates.sort(
+    (a, b) =>
+      load(a.zone) - load(b.zone) ||
+      (a.lagBytes ?? Infinity) - (b.lagBytes ?? Infinity) ||
+      a.address.localeCompare(b.address),
+  );
   return candidates[0]?.address;
 }
 
@@ -76,13 +86,16 @@ export function nextRollStep(report: TopologyReport, rolled: ReadonlySet<string>
   for (const s of report.sentinels ?? []) if (!rolled.has(s.address)) return { kind: "sentinel", address: s.address };
   // By first slot: a shard keeps its slots (and so its number) across the failovers of the roll.
   const firstSlot = (s: ShardReport): number => Number.parseInt(s.primary.slotRanges[0] ?? "", 10) || 0;
-  const shards = [...report.shards].sort((a, b) => firstSlot(a) - firstSlot(b) || a.primary.address.localeCompare(b.primary.address));
+  const shards = [...report.shards].sort(
+    (a, b) => firstSlot(a) - firstSlot(b) || a.primary.address.localeCompare(b.primary.address),
+  );
   for (const [i, shard] of shards.entries()) {
     const replica = shard.replicas.find((r) => !rolled.has(r.address));
     if (replica !== undefined) return { kind: "replica", address: replica.address, shard: i };
     if (rolled.has(shard.primary.address)) continue;
     // Replication mode, or a cluster shard without replicas (nothing to fail over to: its slots are down while it restarts).
-    if (report.mode === "replication" || shard.replicas.length === 0) return { kind: "primary", address: shard.primary.address, shard: i };
+    if (report.mode === "replication" || shard.replicas.length === 0)
+      return { kind: "primary", address: shard.primary.address, shard: i };
     const to = failoverTarget(shard, rolled, report.primariesPerZone);
     if (to === undefined)
       throw new Error(

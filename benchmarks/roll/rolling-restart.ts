@@ -65,7 +65,13 @@ const failureText = (r: TopologyReport | { error: string }): string =>
   "error" in r ? r.error : r.failures.map((f) => `${f.code}${f.node === undefined ? "" : ` (${f.node})`}`).join(", ");
 
 /** Polls the verifier until `ready(report)` or the deadline; throws naming `what` and the last failures. */
-async function waitFor(ops: RollOps, what: string, ready: (r: TopologyReport) => boolean, timeoutMs: number, pollMs: number): Promise<TopologyReport> {
+async function waitFor(
+  ops: RollOps,
+  what: string,
+  ready: (r: TopologyReport) => boolean,
+  timeoutMs: number,
+  pollMs: number,
+): Promise<TopologyReport> {
   const deadline = Date.now() + timeoutMs;
   let last: TopologyReport | { error: string };
   for (;;) {
@@ -79,7 +85,10 @@ async function waitFor(ops: RollOps, what: string, ready: (r: TopologyReport) =>
     } catch (e) {
       last = { error: (e as Error).message };
     }
-    if (Date.now() >= deadline) throw new Error(`rolling restart: ${what} not reached within ${timeoutMs} ms (last verifier result: ${failureText(last)})`);
+    if (Date.now() >= deadline)
+      throw new Error(
+        `rolling restart: ${what} not reached within ${timeoutMs} ms (last verifier result: ${failureText(last)})`,
+      );
     await sleep(pollMs);
   }
 }
@@ -101,11 +110,17 @@ export async function rollingRestart(ops: RollOps, o: RollOptions = {}): Promise
   const restarted = new Set<string>();
   const rolledIn = o.rolledIn ?? (() => Promise.resolve(restarted));
   let report = await waitFor(ops, "a passing verifier before the roll", gateOpen, stepTimeoutMs, pollMs);
-  for (let step = nextRollStep(report, await rolledIn(report)); step !== undefined; step = nextRollStep(report, await rolledIn(report))) {
+  for (
+    let step = nextRollStep(report, await rolledIn(report));
+    step !== undefined;
+    step = nextRollStep(report, await rolledIn(report))
+  ) {
     const text = describeStep(step);
     // Each member is restarted once and each shard fails over about once: far more steps means roles keep moving under the roll.
     if (steps.length > 3 * addressesOf(report).length)
-      throw new Error(`rolling restart: no end after ${steps.length} steps (last: ${text}); roles keep moving under the roll`);
+      throw new Error(
+        `rolling restart: no end after ${steps.length} steps (last: ${text}); roles keep moving under the roll`,
+      );
     const at = Date.now();
     o.onStep?.(text);
     let address: string;
@@ -117,7 +132,13 @@ export async function rollingRestart(ops: RollOps, o: RollOptions = {}): Promise
       await ops.failover(to).catch(async (e: unknown) => {
         if (!primaryOf(await ops.verify(), to)) throw e;
       });
-      report = await waitFor(ops, `${text}: ${to} serving as primary`, (r) => primaryOf(r, to) && gateOpen(r), stepTimeoutMs, pollMs);
+      report = await waitFor(
+        ops,
+        `${text}: ${to} serving as primary`,
+        (r) => primaryOf(r, to) && gateOpen(r),
+        stepTimeoutMs,
+        pollMs,
+      );
     } else {
       address = step.address;
       await ops.restart(step);
@@ -126,6 +147,12 @@ export async function rollingRestart(ops: RollOps, o: RollOptions = {}): Promise
     }
     steps.push({ step: text, kind: step.kind, address, startMs: at - started, ms: Date.now() - at });
   }
-  const final = await waitFor(ops, "a passing verifier (zones included) after the roll", (r) => r.ok, stepTimeoutMs, pollMs);
+  const final = await waitFor(
+    ops,
+    "a passing verifier (zones included) after the roll",
+    (r) => r.ok,
+    stepTimeoutMs,
+    pollMs,
+  );
   return { steps, totalMs: Date.now() - started, final };
 }

@@ -4,7 +4,10 @@ import { parseInfo } from "../topology/info.js";
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 
 /** `host:port` → the version it reports (or `unreachable: <why>`). */
-export async function serverVersions(endpoints: readonly NodeEndpoint[], password: string | undefined): Promise<Map<string, string>> {
+export async function serverVersions(
+  endpoints: readonly NodeEndpoint[],
+  password: string | undefined,
+): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   await Promise.all(
     endpoints.map(async (e) => {
@@ -28,5 +31,6 @@ export async function serverVersions(endpoints: readonly NodeEndpoint[], passwor
 /** Throws naming every endpoint that does not run `version`. */
 export function requireVersion(versions: ReadonlyMap<string, string>, version: string, what: string): void {
   const stale = [...versions].filter(([, v]) => v !== version);
-  if (stale.length > 0) throw new Error(`${what}: ${stale.map(([k, v]) => `${k} runs ${v}`).join(", ")} (expected ${version})`);
+  if (stale.length > 0)
+    throw new Error(`${what}: ${stale.map(([k, v]) => `${k} runs ${v}`).join(", ")} (expected ${version})`);
 }

@@ -13,12 +13,14 @@ export interface BenchmarkTarget {
 }
 
 function positiveInt(name: string, value: number): string {
-  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a whole number ≥ 1 (got ${value})`);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new RangeError(`${name} must be a whole number ≥ 1 (got ${value})`);
   return String(value);
 }
 
 function targetArgs(target: BenchmarkTarget): string[] {
-  if (target.host.trim() === "" || target.host.startsWith("-")) throw new RangeError(`invalid benchmark host '${target.host}'`);
+  if (target.host.trim() === "" || target.host.startsWith("-"))
+    throw new RangeError(`invalid benchmark host '${target.host}'`);
   const args = ["-h", target.host, "-p", positiveInt("port", target.port)];
   if (target.cluster) args.push("--cluster");
   return args;
@@ -45,7 +47,12 @@ export function supportsReadFromReplicas(client: { flavor: "valkey" | "redis"; v
  * for a read test of a workload reading from the replicas in cluster mode: a write test sent to
  * the replicas would be answered with MOVED. Outside cluster mode the replicas are the target.
  */
-export function buildBenchmarkArgs(w: Workload, target: BenchmarkTarget, test: BenchmarkTest, requests: number): string[] {
+export function buildBenchmarkArgs(
+  w: Workload,
+  target: BenchmarkTarget,
+  test: BenchmarkTest,
+  requests: number,
+): string[] {
   const rfr = target.cluster && w.reads === "replicas" && isReadTest(test) ? ["--rfr", "yes"] : [];
   return [
     ...targetArgs(target),

@@ -92,7 +92,10 @@ export function runChild(o: ChildOptions, args: string[]): Promise<ChildResult> 
     });
     const onAbort = (): void => kill("aborted");
     signal?.addEventListener("abort", onAbort, { once: true });
-    const timeout = o.processTimeoutMs === undefined ? undefined : setTimeout(() => kill(`ran longer than ${o.processTimeoutMs} ms`), o.processTimeoutMs);
+    const timeout =
+      o.processTimeoutMs === undefined
+        ? undefined
+        : setTimeout(() => kill(`ran longer than ${o.processTimeoutMs} ms`), o.processTimeoutMs);
     if (child.pid !== undefined) o.onSpawn?.(child.pid, args);
     const cpus = cpusAvailable(child.pid);
     let spawnError: Error | undefined;
@@ -112,7 +115,15 @@ export function runChild(o: ChildOptions, args: string[]): Promise<ChildResult> 
         return;
       }
       const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
-      resolve({ code, signal: sig, stdout, stderr, wallSeconds, cpus, ...(killedFor === undefined ? {} : { killedFor }) });
+      resolve({
+        code,
+        signal: sig,
+        stdout,
+        stderr,
+        wallSeconds,
+        cpus,
+        ...(killedFor === undefined ? {} : { killedFor }),
+      });
     });
   });
 }

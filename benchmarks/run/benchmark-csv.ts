@@ -84,7 +84,9 @@ function fields(line: string, lineNo: number): string[] {
   try {
     rows = parse(line, { relax_quotes: false, skip_empty_lines: true });
   } catch (err) {
-    throw new BenchmarkOutputError(`benchmark output line ${lineNo} is not valid CSV (${(err as Error).message}): ${quote(line)}`);
+    throw new BenchmarkOutputError(
+      `benchmark output line ${lineNo} is not valid CSV (${(err as Error).message}): ${quote(line)}`,
+    );
   }
   if (rows.length !== 1 || rows[0] === undefined) {
     throw new BenchmarkOutputError(`benchmark output line ${lineNo} is not one CSV record: ${quote(line)}`);
@@ -97,7 +99,9 @@ function numberField(raw: string, column: string, allowInfinite: boolean, line: 
   if (allowInfinite && column === "rps" && v === "inf") return Number.POSITIVE_INFINITY;
   if (!DECIMAL.test(v)) {
     const hint = v === "inf" ? " (the test finished within 1 ms; run more requests)" : "";
-    throw new BenchmarkOutputError(`benchmark output line ${lineNo}: ${column} is ${JSON.stringify(raw)}, not a number${hint}: ${quote(line)}`);
+    throw new BenchmarkOutputError(
+      `benchmark output line ${lineNo}: ${column} is ${JSON.stringify(raw)}, not a number${hint}: ${quote(line)}`,
+    );
   }
   return Number(v);
 }
@@ -122,7 +126,9 @@ export function parseBenchmarkCsv(text: string, opts: ParseBenchmarkCsvOptions =
       const names = fields(line, lineNo).map((f) => f.trim());
       const missing = BENCHMARK_CSV_HEADER.filter((h) => !names.includes(h));
       if (missing.length > 0) {
-        throw new BenchmarkOutputError(`benchmark CSV header on line ${lineNo} lacks ${missing.join(", ")}: ${quote(line)}`);
+        throw new BenchmarkOutputError(
+          `benchmark CSV header on line ${lineNo} lacks ${missing.join(", ")}: ${quote(line)}`,
+        );
       }
       header = new Map(names.map((n, idx) => [n, idx]));
       return;
@@ -139,12 +145,18 @@ export function parseBenchmarkCsv(text: string, opts: ParseBenchmarkCsvOptions =
       throw new BenchmarkOutputError(`benchmark output line ${lineNo} has no test name: ${quote(line)}`);
     }
     const row: BenchmarkLine = { test, rps: 0, avgMs: 0, minMs: 0, p50Ms: 0, p95Ms: 0, p99Ms: 0, maxMs: 0 };
-    for (const [key, column] of NUMERIC) row[key] = numberField(get(column), column, opts.allowInfiniteRps === true, line, lineNo);
+    for (const [key, column] of NUMERIC)
+      row[key] = numberField(get(column), column, opts.allowInfiniteRps === true, line, lineNo);
     out.push(row);
   });
   if (header === undefined) {
-    throw new BenchmarkOutputError(text.trim() === "" ? "benchmark output is empty (no CSV header, no results)" : "benchmark output has no CSV header line");
+    throw new BenchmarkOutputError(
+      text.trim() === ""
+        ? "benchmark output is empty (no CSV header, no results)"
+        : "benchmark output has no CSV header line",
+    );
   }
-  if (out.length === 0) throw new BenchmarkOutputError("benchmark output has a CSV header but no result lines (truncated?)");
+  if (out.length === 0)
+    throw new BenchmarkOutputError("benchmark output has a CSV header but no result lines (truncated?)");
   return out;
 }

@@ -125,7 +125,8 @@ function clientName(client: ResolvedTool): string {
   return basename(client.path);
 }
 
-const targetsOf = (o: RunWorkloadOptions): readonly BenchmarkTarget[] => (o.targets === undefined || o.targets.length === 0 ? [o.target] : o.targets);
+const targetsOf = (o: RunWorkloadOptions): readonly BenchmarkTarget[] =>
+  o.targets === undefined || o.targets.length === 0 ? [o.target] : o.targets;
 
 /** Benchmark processes per run: clientProcesses per target. */
 const processCount = (o: RunWorkloadOptions): number => (o.clientProcesses ?? 1) * targetsOf(o).length;
@@ -137,14 +138,26 @@ function describeTarget(o: RunWorkloadOptions): string {
 }
 
 /** `o` narrowed to one of its targets (messages then name that one). */
-const onlyTarget = (o: RunWorkloadOptions, target: BenchmarkTarget): RunWorkloadOptions => ({ ...o, target, targets: undefined });
+const onlyTarget = (o: RunWorkloadOptions, target: BenchmarkTarget): RunWorkloadOptions => ({
+  ...o,
+  target,
+  targets: undefined,
+});
 
 function failure(o: RunWorkloadOptions, test: string, r: ChildResult, what: string): BenchmarkRunError {
   const redact = redactor(o.password);
-  const status = r.killedFor !== undefined ? `killed: ${r.killedFor}` : r.signal !== null ? `signal ${r.signal}` : `exit code ${r.code}`;
+  const status =
+    r.killedFor !== undefined
+      ? `killed: ${r.killedFor}`
+      : r.signal !== null
+        ? `signal ${r.signal}`
+        : `exit code ${r.code}`;
   const stdoutPart = r.stdout.trim() === "" ? "" : `; stdout tail:\n${tailOf(r.stdout)}`;
   return new BenchmarkRunError(
-    redact(`${clientName(o.client)} ${test} against ${describeTarget(o)} (${o.mode}) ${what} (${status}); ` + `stderr tail:\n${tailOf(r.stderr)}${stdoutPart}`),
+    redact(
+      `${clientName(o.client)} ${test} against ${describeTarget(o)} (${o.mode}) ${what} (${status}); ` +
+        `stderr tail:\n${tailOf(r.stderr)}${stdoutPart}`,
+    ),
     test,
     r.code,
     r.signal,
@@ -152,7 +165,14 @@ function failure(o: RunWorkloadOptions, test: string, r: ChildResult, what: stri
   );
 }
 
-function writeRaw(o: RunWorkloadOptions, test: string, n: number, args: string[], r: ChildResult, client?: number): void {
+function writeRaw(
+  o: RunWorkloadOptions,
+  test: string,
+  n: number,
+  args: string[],
+  r: ChildResult,
+  client?: number,
+): void {
   if (o.rawDir === undefined) return;
   mkdirSync(o.rawDir, { recursive: true });
   const redact = redactor(o.password);
@@ -165,7 +185,10 @@ function writeRaw(o: RunWorkloadOptions, test: string, n: number, args: string[]
     r.stderr.trimEnd(),
     "",
   ].join("\n");
-  writeFileSync(join(o.rawDir, `${o.mode}-${test}-${n}${client === undefined ? "" : `-client${client}`}.txt`), redact(text));
+  writeFileSync(
+    join(o.rawDir, `${o.mode}-${test}-${n}${client === undefined ? "" : `-client${client}`}.txt`),
+    redact(text),
+  );
 }
 
 /** Checks every target answers and the client authenticates from its environment. */
@@ -191,7 +214,9 @@ async function probeOne(o: RunWorkloadOptions): Promise<void> {
   if (AUTH_FAILURE.test(output)) {
     const who = `${clientName(o.client)} ${o.client.version}`;
     if (o.password === undefined) {
-      throw new BenchmarkAuthError(`${describeTarget(o)} requires a password, but none was given to the ${o.mode} benchmark (${who})`);
+      throw new BenchmarkAuthError(
+        `${describeTarget(o)} requires a password, but none was given to the ${o.mode} benchmark (${who})`,
+      );
     }
     throw new BenchmarkAuthError(
       redactor(o.password)(
@@ -230,7 +255,8 @@ async function measureOne(
   const args = buildBenchmarkArgs(o.workload, target, test, requests);
   const r = await runChild(one, args);
   writeRaw(one, test, n, args, r, client);
-  if (r.code !== 0 || r.signal !== null || r.killedFor !== undefined) throw failure(one, test.toUpperCase(), r, "failed");
+  if (r.code !== 0 || r.signal !== null || r.killedFor !== undefined)
+    throw failure(one, test.toUpperCase(), r, "failed");
   let lines: BenchmarkLine[];
   try {
     lines = parseBenchmarkCsv(r.stdout, { allowInfiniteRps: true });
@@ -241,7 +267,12 @@ async function measureOne(
   const wanted = test.toUpperCase();
   const line = lines.find((l) => l.test === wanted || l.test.startsWith(`${wanted} `));
   if (line === undefined || lines.length !== 1) {
-    throw failure(one, wanted, r, `printed ${lines.length} result line(s) (${lines.map((l) => l.test).join(", ")}), expected one ${wanted} line`);
+    throw failure(
+      one,
+      wanted,
+      r,
+      `printed ${lines.length} result line(s) (${lines.map((l) => l.test).join(", ")}), expected one ${wanted} line`,
+    );
   }
   return { line, requests, wallSeconds: r.wallSeconds, cpus: r.cpus };
 }
@@ -256,7 +287,11 @@ async function measure(o: RunWorkloadOptions, test: BenchmarkTest, requests: num
   const count = processCount(o);
   const cpu0 = childrenCpuSeconds();
   const each = await (o.aroundRun ?? ((run) => run()))(() =>
-    Promise.all(Array.from({ length: count }, (_, i) => measureOne(o, test, requests, n, count === 1 ? undefined : i + 1, targets[i % targets.length]))),
+    Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        measureOne(o, test, requests, n, count === 1 ? undefined : i + 1, targets[i % targets.length]),
+      ),
+    ),
   );
   const cpu1 = childrenCpuSeconds();
   const m = count === 1 ? (each[0] as ClientMeasurement) : combineClients(each);
@@ -269,7 +304,11 @@ async function measure(o: RunWorkloadOptions, test: BenchmarkTest, requests: num
           cores: usableCores(o.workload.threads * count, Math.min(...each.map((x) => x.cpus))),
           source: "the benchmark processes' rusage",
         };
-  return { ...m, windowSeconds: measuredWindow(m.requests, m.line.rps, m.wallSeconds), ...(clientCpu === undefined ? {} : { clientCpu }) };
+  return {
+    ...m,
+    windowSeconds: measuredWindow(m.requests, m.line.rps, m.wallSeconds),
+    ...(clientCpu === undefined ? {} : { clientCpu }),
+  };
 }
 
 function toRow(o: RunWorkloadOptions, m: Measured, notes: string): ResultRow {
@@ -279,11 +318,21 @@ function toRow(o: RunWorkloadOptions, m: Measured, notes: string): ResultRow {
   };
   if (m.perClient === undefined) return row;
   // Several processes: connections and notes cover all of them (multi-client.ts).
-  const unit = targetsOf(o).length > 1 ? `client processes over ${targetsOf(o).length} targets (${describeTarget(o)})` : undefined;
-  return { ...row, clients: row.clients * m.perClient.length, notes: [perClientNote(m.perClient, unit), notes].filter((x) => x !== "").join("; ") };
+  const unit =
+    targetsOf(o).length > 1 ? `client processes over ${targetsOf(o).length} targets (${describeTarget(o)})` : undefined;
+  return {
+    ...row,
+    clients: row.clients * m.perClient.length,
+    notes: [perClientNote(m.perClient, unit), notes].filter((x) => x !== "").join("; "),
+  };
 }
 
-const measurement = (m: Measured): RunMeasurement => ({ requests: m.requests, rps: m.line.rps, wallSeconds: m.wallSeconds, windowSeconds: m.windowSeconds });
+const measurement = (m: Measured): RunMeasurement => ({
+  requests: m.requests,
+  rps: m.line.rps,
+  wallSeconds: m.wallSeconds,
+  windowSeconds: m.windowSeconds,
+});
 
 /** Runs one test, re-running it with more requests while its window is shorter than the minimum. */
 async function runTest(o: RunWorkloadOptions, test: BenchmarkTest): Promise<ResultRow> {
@@ -319,9 +368,11 @@ async function runTest(o: RunWorkloadOptions, test: BenchmarkTest): Promise<Resu
 
 /** Probes the target, then runs every test of the workload in order, one process each. */
 export async function runWorkload(o: RunWorkloadOptions): Promise<ResultRow[]> {
-  if (!RESULT_TIMESTAMP_PATTERN.test(o.timestamp)) throw new RangeError(`timestamp '${o.timestamp}' is not YYYYMMDD-HHMMSS`);
+  if (!RESULT_TIMESTAMP_PATTERN.test(o.timestamp))
+    throw new RangeError(`timestamp '${o.timestamp}' is not YYYYMMDD-HHMMSS`);
   const w = o.workload;
-  if (!(w.minDurationSeconds >= 0)) throw new RangeError(`minDurationSeconds must be ≥ 0 (got ${w.minDurationSeconds})`);
+  if (!(w.minDurationSeconds >= 0))
+    throw new RangeError(`minDurationSeconds must be ≥ 0 (got ${w.minDurationSeconds})`);
   if (w.tests.length === 0) throw new RangeError("the workload has no tests");
   // Validates every number before anything is spawned.
   for (const t of w.tests) for (const target of targetsOf(o)) buildBenchmarkArgs(w, target, t, w.requests);

@@ -53,6 +53,9 @@ export function cgroupCpuLimit(): number | undefined {
 
 /** The CPUs `pid` may run on (its affinity; this process's when omitted), capped by this process's cgroup limit. */
 export function cpusAvailable(pid?: number): number {
-  const affinity = pid === undefined ? availableParallelism() : (parseStatusCpus(read(`/proc/${pid}/status`) ?? "") ?? availableParallelism());
+  const affinity =
+    pid === undefined
+      ? availableParallelism()
+      : (parseStatusCpus(read(`/proc/${pid}/status`) ?? "") ?? availableParallelism());
   return Math.min(affinity, cgroupCpuLimit() ?? Number.POSITIVE_INFINITY);
 }

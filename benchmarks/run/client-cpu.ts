@@ -41,9 +41,15 @@ export function clientCpuShare(cpuSeconds: number, wallSeconds: number, threads:
 }
 
 /** The row's client columns from a measurement (percent to one decimal; bound at CLIENT_SATURATION). */
-export function clientCpuColumns(c: ClientCpu): Required<Pick<ResultRow, "client_cpu_pct" | "client_cores" | "client_bound">> {
+export function clientCpuColumns(
+  c: ClientCpu,
+): Required<Pick<ResultRow, "client_cpu_pct" | "client_cores" | "client_bound">> {
   const share = clientCpuShare(c.cpuSeconds, c.wallSeconds, c.cores, c.cores);
-  return { client_cpu_pct: Math.round(share * 1000) / 10, client_cores: usableCores(c.cores, c.cores), client_bound: share >= CLIENT_SATURATION };
+  return {
+    client_cpu_pct: Math.round(share * 1000) / 10,
+    client_cores: usableCores(c.cores, c.cores),
+    client_bound: share >= CLIENT_SATURATION,
+  };
 }
 
 /** The rows with their client's columns, or unchanged when the client was not measured. */

@@ -47,7 +47,13 @@ export function clusterSpeedup(cluster: ResultRow, replication: ResultRow): Spee
   if (!(replication.rps > 0) || !(cluster.p50_ms > 0)) return undefined;
   const rpsRange = ratioRange(rangeOf(cluster, "rps"), rangeOf(replication, "rps"));
   const p50Range = ratioRange(rangeOf(replication, "p50"), rangeOf(cluster, "p50"));
-  return { rps: rpsRange.median, p50: p50Range.median, rpsRange, p50Range, rpsWithinNoise: overlaps(rangeOf(cluster, "rps"), rangeOf(replication, "rps")) };
+  return {
+    rps: rpsRange.median,
+    p50: p50Range.median,
+    rpsRange,
+    p50Range,
+    rpsWithinNoise: overlaps(rangeOf(cluster, "rps"), rangeOf(replication, "rps")),
+  };
 }
 
 /** The speedup cell: "2.50× rps · 3.14× lower p50", each with its range over several runs, and "within run-to-run noise" when the rps ranges overlap over several runs. */
@@ -85,12 +91,18 @@ export function renderComparisonTable(rows: readonly ResultRow[], extra: readonl
   const body = pairs.flatMap((p) =>
     MODES.map((m) => {
       const r = p[m];
-      return r === undefined ? [p.test, m, "—", "—", "—", "—", "—"] : [p.test, m, String(r.runs ?? 1), ...figureCells(r), clientCpuText(r)];
+      return r === undefined
+        ? [p.test, m, "—", "—", "—", "—", "—"]
+        : [p.test, m, String(r.runs ?? 1), ...figureCells(r), clientCpuText(r)];
     }),
   );
   // A row that is not a test's (throughput at a latency target): its text in the rps column.
   body.push(...extra.flatMap((x) => MODES.map((m) => [x.test, m, "", x[m], "", "", ""])));
-  const figures = alignedLines(["test", "mode", "runs", "rps (min–max)", "p50 ms (min–max)", "p99 ms (min–max)", "client CPU"], body, 2);
+  const figures = alignedLines(
+    ["test", "mode", "runs", "rps (min–max)", "p50 ms (min–max)", "p99 ms (min–max)", "client CPU"],
+    body,
+    2,
+  );
   const speedups = alignedLines(
     ["test", "cluster speedup (rps ratio, p50 ratio)"],
     [...pairs.map((p) => [p.test, speedupText(p)]), ...extra.map((x) => [x.test, x.speedup])],
@@ -104,7 +116,11 @@ function mdCell(s: string | number): string {
 }
 
 function mdTable(header: string[], body: (string | number)[][]): string[] {
-  return [`| ${header.map(mdCell).join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...body.map((r) => `| ${r.map(mdCell).join(" | ")} |`)];
+  return [
+    `| ${header.map(mdCell).join(" | ")} |`,
+    `|${header.map(() => "---").join("|")}|`,
+    ...body.map((r) => `| ${r.map(mdCell).join(" | ")} |`),
+  ];
 }
 
 function distinct<T>(values: T[]): T[] {

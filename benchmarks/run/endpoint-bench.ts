@@ -60,7 +60,12 @@ export interface EndpointBenchResult {
   /** The verifier's view after the run; `ok` false is reported, not fatal. */
   topology: TopologyReport;
   /** A mix: p99.9 per row (ms), open loop the rate and the per-second series, soak its sample count and events (the files are in raw/). */
-  mix?: { p999_ms: Record<string, number>; openLoop?: MixResult["openLoop"]; loops?: MixResult["loops"]; soak?: { samples: number; events: SoakEvent[] } };
+  mix?: {
+    p999_ms: Record<string, number>;
+    openLoop?: MixResult["openLoop"];
+    loops?: MixResult["loops"];
+    soak?: { samples: number; events: SoakEvent[] };
+  };
   /** With `workload.slo`: the sweep (raw/slo-sweep-<mode>.json). */
   sloSweep?: SloSweepRecord;
 }
@@ -100,7 +105,9 @@ function checkClusterReady(target: NodeEndpoint, before: TopologyReport): void {
       `--cluster: ${at} has cluster mode off (cluster-enabled no); drop --cluster to benchmark it as a primary`,
       "CLUSTER_MODE_DISABLED",
     );
-  const blocking = before.failures.filter((f) => f.code === "CLUSTER_STATE_NOT_OK" || f.code === "SLOTS_UNASSIGNED" || f.code === "SLOTS_NOT_OK");
+  const blocking = before.failures.filter(
+    (f) => f.code === "CLUSTER_STATE_NOT_OK" || f.code === "SLOTS_UNASSIGNED" || f.code === "SLOTS_NOT_OK",
+  );
   if (blocking.length > 0) {
     throw new EndpointNotReady(
       `--cluster: the cluster at ${at} is not serving every slot, so the benchmark would wait for it: ${blocking.map((f) => `${f.code}: ${f.message}`).join("; ")}`,
@@ -132,7 +139,14 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
     await runs.measure(k, step, async () => {
       if (workload.mix !== undefined) {
         const target = { ...o.target, cluster: o.cluster };
-        mixed = await runMixComparingLoops({ workload, target, mode, serverVersion: version, password: o.password, timestamp });
+        mixed = await runMixComparingLoops({
+          workload,
+          target,
+          mode,
+          serverVersion: version,
+          password: o.password,
+          timestamp,
+        });
         writeMixFiles(rawDir, mode, mixed);
         if (runs.count > 1) writeMixFiles(raw, mode, mixed);
       }
@@ -151,7 +165,9 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
           clientProcesses: o.clientProcesses ?? 1,
           startRequests: runs.previousRequests(k, step),
         }));
-      return o.workload.reads === "replicas" ? [...rows, ...(await replicaReads(o, mode, version, timestamp, raw, binaries.benchmark))] : rows;
+      return o.workload.reads === "replicas"
+        ? [...rows, ...(await replicaReads(o, mode, version, timestamp, raw, binaries.benchmark))]
+        : rows;
     });
   }
   const rows = runs.rows();
@@ -160,7 +176,11 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
   writeSloFiles(rawDir, sweeps);
   const after = await verify();
   await connector.close();
-  const versions = { server: version, client: `${binaries.benchmark.flavor}-benchmark ${binaries.benchmark.version}`, cli: binaries.cli.version };
+  const versions = {
+    server: version,
+    client: `${binaries.benchmark.flavor}-benchmark ${binaries.benchmark.version}`,
+    cli: binaries.cli.version,
+  };
   const describe = `${mode === "cluster" ? "cluster" : "primary"} endpoint ${endpointKey(o.target)}: ${after.shards.length} primar${after.shards.length === 1 ? "y" : "ies"}, ${after.nodeCount} nodes`;
   writeFileSync(join(runDir, "results.csv"), renderResultsCsv(rows));
   writeFileSync(join(rawDir, `verify-${mode}.json`), `${JSON.stringify({ before, after }, null, 2)}\n`);
@@ -184,12 +204,26 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
   const meta = { ...buildRunMeta(o.workload, versions, [describe]), target: endpointKey(o.target) };
   writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(meta, null, 2)}\n`);
   const reportPath = await writeReport([runDir], runDir);
-  const soakFigures = mixed?.soak === undefined ? {} : { soak: { samples: mixed.soak.record.samples.length, events: mixed.soak.record.events } };
+  const soakFigures =
+    mixed?.soak === undefined
+      ? {}
+      : { soak: { samples: mixed.soak.record.samples.length, events: mixed.soak.record.events } };
   const openLoop = mixed?.openLoop === undefined ? {} : { openLoop: mixed.openLoop };
   const loops = mixed?.loops === undefined ? {} : { loops: mixed.loops };
-  const mix = mixed === undefined ? {} : { mix: { p999_ms: mixed.latency.p999_ms, ...openLoop, ...loops, ...soakFigures } };
-  const table = [renderComparisonTable(rows, sloSideRows(sweeps, true)), renderReadScaleOutTable(readPairs)].filter((x) => x !== "").join("\n\n");
-  return { runDir, rows, table, reportPath, topology: after, ...mix, ...(sweeps[0] === undefined ? {} : { sloSweep: sweeps[0] }) };
+  const mix =
+    mixed === undefined ? {} : { mix: { p999_ms: mixed.latency.p999_ms, ...openLoop, ...loops, ...soakFigures } };
+  const table = [renderComparisonTable(rows, sloSideRows(sweeps, true)), renderReadScaleOutTable(readPairs)]
+    .filter((x) => x !== "")
+    .join("\n\n");
+  return {
+    runDir,
+    rows,
+    table,
+    reportPath,
+    topology: after,
+    ...mix,
+    ...(sweeps[0] === undefined ? {} : { sloSweep: sweeps[0] }),
+  };
 }
 
 /**
@@ -209,7 +243,10 @@ async function replicaReads(
   const members = await discoverMembers({ ...o.target, cluster: o.cluster }, o.password);
   const given = o.readTargets !== undefined && o.readTargets.length > 0;
   if (!o.cluster && !given && members.length < 2)
-    throw new EndpointNotReady(`--reads replicas: ${endpointKey(o.target)} lists no replica in INFO replication; give --read-target`, "NO_REPLICAS");
+    throw new EndpointNotReady(
+      `--reads replicas: ${endpointKey(o.target)} lists no replica in INFO replication; give --read-target`,
+      "NO_REPLICAS",
+    );
   const r = await runReplicaReads({
     workload: o.workload,
     mode,
@@ -228,8 +265,20 @@ async function replicaReads(
 }
 
 /** `--slo`: the latency-target sweeps of the endpoint (slo-sweep.ts), on the primary path (the target, or the cluster through it). */
-function sweep(o: EndpointBenchOptions, mode: ResultMode, version: string, timestamp: string): Promise<SloSweepRecord[]> {
+function sweep(
+  o: EndpointBenchOptions,
+  mode: ResultMode,
+  version: string,
+  timestamp: string,
+): Promise<SloSweepRecord[]> {
   const via = `${o.cluster ? "the cluster, seed" : "the endpoint"} ${endpointKey(o.target)}`;
-  const options = { workload: o.workload, target: { ...o.target, cluster: o.cluster }, mode, serverVersion: version, password: o.password, timestamp };
+  const options = {
+    workload: o.workload,
+    target: { ...o.target, cluster: o.cluster },
+    mode,
+    serverVersion: version,
+    password: o.password,
+    timestamp,
+  };
   return runSloSweeps([{ options, via }], runsOf(o.workload));
 }

@@ -24,5 +24,9 @@ export function ratioText(r: Range, invert = false): string {
 
 /** rps, p50 and p99 of a row, each "median (min–max)" over its runs. */
 export function figureCells(r: ResultRow): [string, string, string] {
-  return [rangeText(rangeOf(r, "rps"), fmtRps), rangeText(rangeOf(r, "p50"), fmtMs), rangeText(rangeOf(r, "p99"), fmtMs)];
+  return [
+    rangeText(rangeOf(r, "rps"), fmtRps),
+    rangeText(rangeOf(r, "p50"), fmtMs),
+    rangeText(rangeOf(r, "p99"), fmtMs),
+  ];
 }

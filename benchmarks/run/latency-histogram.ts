@@ -9,7 +9,13 @@
  * histograms in HdrHistogram's V2 compressed encoding, which `decode` reads; the soak's windows
  * are logged with the library's HistogramLogWriter (`.hlog`).
  */
-import { build, decodeFromCompressedBase64, HistogramLogWriter, type BuildRequest, type Histogram } from "hdr-histogram-js";
+import {
+  build,
+  decodeFromCompressedBase64,
+  HistogramLogWriter,
+  type BuildRequest,
+  type Histogram,
+} from "hdr-histogram-js";
 
 /** µs, 3 significant digits, auto-resizing, 64-bit counts, the pure-JS implementation. */
 const BUILD: BuildRequest = {
@@ -65,7 +71,9 @@ export class LatencyHistogram {
     try {
       return new LatencyHistogram(decodeFromCompressedBase64(base64, 64, false));
     } catch (err) {
-      throw new RangeError(`${what}: not an HdrHistogram V2 compressed histogram (${(err as Error).message})`, { cause: err });
+      throw new RangeError(`${what}: not an HdrHistogram V2 compressed histogram (${(err as Error).message})`, {
+        cause: err,
+      });
     }
   }
 

@@ -63,11 +63,21 @@ export interface LoadgenSpec {
 const num = z.number();
 const int = z.int();
 const readySchema = z.object({ type: z.literal("ready"), connections: int, startUnixMs: num, version: z.string() });
-const windowSchema = z.object({ type: z.literal("window"), index: int, fromMs: num, toMs: num, count: int, errors: int, hist: z.string() });
+const windowSchema = z.object({
+  type: z.literal("window"),
+  index: int,
+  fromMs: num,
+  toMs: num,
+  count: int,
+  errors: int,
+  hist: z.string(),
+});
 const resultSchema = z.object({
   type: z.literal("result"),
   version: z.string(),
-  tests: z.array(z.object({ test: z.string(), count: int, errors: int, firstError: z.optional(z.string()), hist: z.string() })),
+  tests: z.array(
+    z.object({ test: z.string(), count: int, errors: int, firstError: z.optional(z.string()), hist: z.string() }),
+  ),
   windowS: num,
   openLoop: z.optional(
     z.object({
@@ -155,7 +165,13 @@ function toRun(r: z.infer<typeof resultSchema>, startUnixMs: number): LoadgenRun
             rate: o.rate,
             sent: o.sent,
             bucketS: o.bucketS,
-            series: o.series.map((p) => ({ second: p.index * o.bucketS, requests: p.requests, p50_ms: ms(p.p50Us), p99_ms: ms(p.p99Us), max_ms: ms(p.maxUs) })),
+            series: o.series.map((p) => ({
+              second: p.index * o.bucketS,
+              requests: p.requests,
+              p50_ms: ms(p.p50Us),
+              p99_ms: ms(p.p99Us),
+              max_ms: ms(p.maxUs),
+            })),
             lagMaxMs: ms(o.lagMaxUs),
             lagMeanMs: ms(o.lagMeanUs),
           },
@@ -170,7 +186,11 @@ function toRun(r: z.infer<typeof resultSchema>, startUnixMs: number): LoadgenRun
 const redact = (s: string, password: string | undefined): string => (password ? s.split(password).join("***") : s);
 
 /** Runs the generator with `spec` and returns what it measured; `onWindow` gets each soak window as it comes. */
-export function runLoadgen(binary: string, spec: LoadgenSpec, o: { onWindow?: (w: LoadgenWindow) => void } = {}): Promise<LoadgenRun> {
+export function runLoadgen(
+  binary: string,
+  spec: LoadgenSpec,
+  o: { onWindow?: (w: LoadgenWindow) => void } = {},
+): Promise<LoadgenRun> {
   const child = spawn(binary, ["run"], { stdio: ["pipe", "pipe", "pipe"] });
   trackChild(child);
   let stderr = "";
@@ -196,7 +216,9 @@ export function runLoadgen(binary: string, spec: LoadgenSpec, o: { onWindow?: (w
   child.stdin.on("error", () => undefined);
   child.stdin.end(JSON.stringify(spec));
   return new Promise((resolve, reject) => {
-    child.on("error", (err) => reject(new LoadgenError(`the load generator ${binary} could not start: ${err.message}`, null)));
+    child.on("error", (err) =>
+      reject(new LoadgenError(`the load generator ${binary} could not start: ${err.message}`, null)),
+    );
     child.on("close", (code, signal) => {
       const why = redact(stderr.trim().split("\n").slice(-5).join(" | "), spec.password);
       if (bad !== undefined) return reject(new LoadgenError(`the load generator printed ${bad}`, code));

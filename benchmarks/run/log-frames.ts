@@ -22,7 +22,8 @@ export const FRAME_PREFIX = "### vbench-";
 /** Name of the container environment variable the password arrives in (secretKeyRef). */
 export const PASSWORD_ENV = "VALKEY_PASSWORD";
 
-export type FrameKind = "version" | "auth" | "cpus" | "begin" | "end" | "stderr" | "error" | "sample" | "result" | "done";
+export type FrameKind =
+  "version" | "auth" | "cpus" | "begin" | "end" | "stderr" | "error" | "sample" | "result" | "done";
 
 export interface Frame {
   kind: FrameKind;
@@ -32,7 +33,18 @@ export interface Frame {
   text: string;
 }
 
-const KINDS = new Set<string>(["version", "auth", "cpus", "begin", "end", "stderr", "error", "sample", "result", "done"]);
+const KINDS = new Set<string>([
+  "version",
+  "auth",
+  "cpus",
+  "begin",
+  "end",
+  "stderr",
+  "error",
+  "sample",
+  "result",
+  "done",
+]);
 
 /** The frame on this line, or undefined for a line that is not one. */
 export function parseFrame(line: string): Frame | undefined {

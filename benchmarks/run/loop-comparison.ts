@@ -11,7 +11,10 @@ import { DEFAULT_MIX_DURATION_SECONDS } from "../../vocabulary/workload.js";
 import { loopFigures } from "./loop-figures.js";
 import { runMix, type MixResult, type RunMixOptions } from "./mix-runner.js";
 
-export async function runMixComparingLoops(o: RunMixOptions, run: (o: RunMixOptions) => Promise<MixResult> = runMix): Promise<MixResult> {
+export async function runMixComparingLoops(
+  o: RunMixOptions,
+  run: (o: RunMixOptions) => Promise<MixResult> = runMix,
+): Promise<MixResult> {
   const w = o.workload;
   if (w.rate === undefined || w.soak !== undefined) return run(o);
   const { rate: _rate, ...closedWorkload } = w;
@@ -20,6 +23,11 @@ export async function runMixComparingLoops(o: RunMixOptions, run: (o: RunMixOpti
   const open = await run(o);
   return {
     ...open,
-    loops: { rate: w.rate, durationSeconds: w.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS, closed: loopFigures(closed.rows), open: loopFigures(open.rows) },
+    loops: {
+      rate: w.rate,
+      durationSeconds: w.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS,
+      closed: loopFigures(closed.rows),
+      open: loopFigures(open.rows),
+    },
   };
 }

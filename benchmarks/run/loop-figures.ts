@@ -28,5 +28,12 @@ export interface LoopComparison {
 export function loopFigures(rows: readonly ResultRow[]): LoopFigures {
   const r = rows.find((x) => x.test === "MIX");
   if (r === undefined) throw new RangeError("loop comparison: the rows have no MIX row");
-  return { rps: r.rps, requests: r.requests, p50_ms: r.p50_ms, p99_ms: r.p99_ms, p999_ms: r.p999_ms ?? r.max_ms, max_ms: r.max_ms };
+  return {
+    rps: r.rps,
+    requests: r.requests,
+    p50_ms: r.p50_ms,
+    p99_ms: r.p99_ms,
+    p999_ms: r.p999_ms ?? r.max_ms,
+    max_ms: r.max_ms,
+  };
 }

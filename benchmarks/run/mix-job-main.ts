@@ -20,7 +20,14 @@
  */
 import { Redis } from "ioredis";
 import { FRAME_PREFIX, PASSWORD_ENV } from "./log-frames.js";
-import { MIX_CLIENT, MIX_JOB_WAIT_S, mixJobResult, mixJobSettingsFromEnv, soakSampleLines, type MixJobSettings } from "./mix-job.js";
+import {
+  MIX_CLIENT,
+  MIX_JOB_WAIT_S,
+  mixJobResult,
+  mixJobSettingsFromEnv,
+  soakSampleLines,
+  type MixJobSettings,
+} from "./mix-job.js";
 import { runMixComparingLoops } from "./loop-comparison.js";
 import { runSloSweeps } from "./slo-sweep.js";
 import { formatResultTimestamp } from "./result-row.js";
@@ -58,11 +65,13 @@ async function reach(s: MixJobSettings, password: string | undefined): Promise<s
       return info.get("valkey_version") ?? info.get("redis_version") ?? "unknown";
     } catch (err) {
       last = event === "" ? (err as Error).message : event;
-      if (/WRONGPASS|NOAUTH|invalid password|invalid username-password/i.test(last)) throw new Refused(`the target refused the password: ${last}`);
+      if (/WRONGPASS|NOAUTH|invalid password|invalid username-password/i.test(last))
+        throw new Refused(`the target refused the password: ${last}`);
     } finally {
       c.disconnect();
     }
-    if (Date.now() >= deadline) throw new Error(`${s.target.host}:${s.target.port} did not answer within ${waitS} s (last: ${last})`);
+    if (Date.now() >= deadline)
+      throw new Error(`${s.target.host}:${s.target.port} did not answer within ${waitS} s (last: ${last})`);
     await new Promise((r) => setTimeout(r, 2000));
   }
 }
@@ -92,18 +101,29 @@ async function main(): Promise<number> {
   };
   const results: MixResult[] = [];
   for (let k = 1; k <= runsOf(settings.workload); k++)
-    results.push(await runMixComparingLoops({ ...options, onProgress: (line: string) => void process.stderr.write(`run ${k}: ${line}\n`) }));
+    results.push(
+      await runMixComparingLoops({
+        ...options,
+        onProgress: (line: string) => void process.stderr.write(`run ${k}: ${line}\n`),
+      }),
+    );
   const last = results.at(-1) as MixResult;
   const perRun = results.map((x) => x.rows);
   const via = `${settings.mode === "cluster" ? "the client Service" : "the write Service"} ${settings.target.host}:${settings.target.port}`;
   const progress = { ...options, onProgress: (line: string) => void process.stderr.write(`${line}\n`) };
-  const [sweep] = settings.workload.slo === undefined ? [] : await runSloSweeps([{ options: progress, via }], runsOf(settings.workload));
+  const [sweep] =
+    settings.workload.slo === undefined
+      ? []
+      : await runSloSweeps([{ options: progress, via }], runsOf(settings.workload));
   for (const line of soakSampleLines(last)) frame("sample", line);
   const runs = results.length > 1 ? perRun : undefined;
   frame(
     "result",
     JSON.stringify(
-      mixJobResult({ ...last, rows: aggregateRuns(perRun) }, { ...(runs === undefined ? {} : { runs }), ...(sweep === undefined ? {} : { sloSweep: sweep }) }),
+      mixJobResult(
+        { ...last, rows: aggregateRuns(perRun) },
+        { ...(runs === undefined ? {} : { runs }), ...(sweep === undefined ? {} : { sloSweep: sweep }) },
+      ),
     ),
   );
   frame("done", "status=0");

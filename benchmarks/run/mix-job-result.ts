@@ -20,7 +20,14 @@ function issues(e: z.ZodError): string {
 }
 
 const ms = z.number().nonnegative();
-const loopFiguresSchema = z.strictObject({ rps: ms, requests: z.int().min(0), p50_ms: ms, p99_ms: ms, p999_ms: ms, max_ms: ms });
+const loopFiguresSchema = z.strictObject({
+  rps: ms,
+  requests: z.int().min(0),
+  p50_ms: ms,
+  p99_ms: ms,
+  p999_ms: ms,
+  max_ms: ms,
+});
 /** loop-figures.ts LoopComparison (raw/loop-comparison-<mode>.json; the Job's `loops`). */
 export const loopComparisonSchema = z.strictObject({
   rate: z.number().positive(),
@@ -35,7 +42,9 @@ export const loopComparisonSchema = z.strictObject({
  */
 export const openLoopSchema = z.strictObject({
   rate: z.number().positive(),
-  series: z.array(z.strictObject({ second: z.number().min(0), requests: z.int().min(0), p50_ms: ms, p99_ms: ms, max_ms: ms })),
+  series: z.array(
+    z.strictObject({ second: z.number().min(0), requests: z.int().min(0), p50_ms: ms, p99_ms: ms, max_ms: ms }),
+  ),
   bucketS: z.number().positive().optional(),
   generatorLagMaxMs: ms,
   generatorLagMeanMs: ms.optional(),

@@ -65,7 +65,9 @@ const workloadSchema = z.strictObject({
   tests: z.array(z.enum(BENCHMARK_TESTS)),
   minDurationSeconds: z.number().check(z.minimum(0)),
   maxRequests: count,
-  mix: z.array(z.strictObject({ test: z.enum(BENCHMARK_TESTS), percent: z.int().check(z.minimum(1), z.maximum(100)) })).check(z.minLength(1)),
+  mix: z
+    .array(z.strictObject({ test: z.enum(BENCHMARK_TESTS), percent: z.int().check(z.minimum(1), z.maximum(100)) }))
+    .check(z.minLength(1)),
   durationSeconds: z.optional(count),
   rate: z.optional(count),
   soak: z.optional(z.strictObject({ sampleSeconds: count })),
@@ -78,7 +80,10 @@ const workloadSchema = z.strictObject({
 
 const settingsSchema = z.strictObject({
   mode: z.enum(RESULT_MODES),
-  target: z.strictObject({ host: z.string().check(z.minLength(1)), port: z.int().check(z.minimum(1), z.maximum(65535)) }),
+  target: z.strictObject({
+    host: z.string().check(z.minLength(1)),
+    port: z.int().check(z.minimum(1), z.maximum(65535)),
+  }),
   workload: workloadSchema,
   waitSeconds: z.optional(count),
 });
@@ -92,7 +97,8 @@ function issues(e: { issues: readonly { path: readonly PropertyKey[]; message: s
 
 /** The settings as the manifest puts them in the env (one JSON text). */
 export function mixJobSettingsEnv(s: MixJobSettings): string {
-  if (s.workload.mix === undefined) throw new RangeError("the benchmark Job runs a mix only when the workload has one (benchmark.mix)");
+  if (s.workload.mix === undefined)
+    throw new RangeError("the benchmark Job runs a mix only when the workload has one (benchmark.mix)");
   return JSON.stringify(s);
 }
 
@@ -116,7 +122,10 @@ export function mixJobSettingsFromEnv(env: Record<string, string | undefined>): 
  * line before it (soakSampleLines), so no log line grows with the soak's length; the result
  * carries the soak without them and their count. With `workload.slo`, the sweep's record.
  */
-export function mixJobResult(r: MixResult, o: { runs?: MixJobResult["runs"]; sloSweep?: SloSweepRecord } = {}): MixJobResult {
+export function mixJobResult(
+  r: MixResult,
+  o: { runs?: MixJobResult["runs"]; sloSweep?: SloSweepRecord } = {},
+): MixJobResult {
   const soak = r.soak?.record;
   return {
     rows: r.rows,

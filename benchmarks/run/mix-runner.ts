@@ -35,7 +35,13 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { DEFAULT_MIX_DURATION_SECONDS, READ_TESTS, type BenchmarkTest, type MixEntry, type Workload } from "../../vocabulary/workload.js";
+import {
+  DEFAULT_MIX_DURATION_SECONDS,
+  READ_TESTS,
+  type BenchmarkTest,
+  type MixEntry,
+  type Workload,
+} from "../../vocabulary/workload.js";
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { resolveLoadgen } from "../binaries.js";
 import { parseClusterNodes } from "../topology/cluster-nodes-parser.js";
@@ -119,8 +125,17 @@ export function mixSchedule(mix: readonly MixEntry[]): BenchmarkTest[] {
 }
 
 /** The members whose commandstats count: every CLUSTER NODES entry, or the target and then the replicas its INFO replication lists. */
-export async function discoverMembers(target: NodeEndpoint & { cluster: boolean }, password: string | undefined): Promise<NodeEndpoint[]> {
-  const c = new Redis({ host: target.host, port: target.port, password, connectTimeout: 5000, maxRetriesPerRequest: 0 });
+export async function discoverMembers(
+  target: NodeEndpoint & { cluster: boolean },
+  password: string | undefined,
+): Promise<NodeEndpoint[]> {
+  const c = new Redis({
+    host: target.host,
+    port: target.port,
+    password,
+    connectTimeout: 5000,
+    maxRetriesPerRequest: 0,
+  });
   c.on("error", () => undefined);
   try {
     if (target.cluster) {
@@ -141,7 +156,14 @@ export async function discoverMembers(target: NodeEndpoint & { cluster: boolean 
 
 const ms = (us: number): number => Number((us / 1000).toFixed(3));
 
-function row(o: RunMixOptions, test: string, h: LatencyHistogram, windowS: number, notes: string, connections: number): ResultRow {
+function row(
+  o: RunMixOptions,
+  test: string,
+  h: LatencyHistogram,
+  windowS: number,
+  notes: string,
+  connections: number,
+): ResultRow {
   const w = o.workload;
   return {
     workload: w.name,
@@ -172,7 +194,9 @@ async function readTargetsOf(o: RunMixOptions): Promise<readonly NodeEndpoint[]>
   if (o.workload.reads !== "replicas" || o.target.cluster) return [];
   const targets = o.readTargets ?? (await discoverMembers(o.target, o.password)).slice(1);
   if (targets.length === 0)
-    throw new RangeError(`reads on the replicas: ${endpointKey(o.target)} lists no replica in INFO replication, and no read target was given`);
+    throw new RangeError(
+      `reads on the replicas: ${endpointKey(o.target)} lists no replica in INFO replication, and no read target was given`,
+    );
   return targets;
 }
 
@@ -181,7 +205,8 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
   const w = o.workload;
   const mix = w.mix;
   if (mix === undefined || mix.length === 0) throw new RangeError("runMix: the workload has no mix");
-  if (!RESULT_TIMESTAMP_PATTERN.test(o.timestamp)) throw new RangeError(`timestamp '${o.timestamp}' is not YYYYMMDD-HHMMSS`);
+  if (!RESULT_TIMESTAMP_PATTERN.test(o.timestamp))
+    throw new RangeError(`timestamp '${o.timestamp}' is not YYYYMMDD-HHMMSS`);
   const durationS = w.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS;
   const binary = o.loadgen ?? resolveLoadgen().path;
   const members = o.members ?? (await discoverMembers(o.target, o.password));
@@ -189,8 +214,11 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
   let soak: SoakSampler | undefined;
   try {
     const before = await snapshotMembers(members, o.password);
-    if (w.soak !== undefined) soak = await startMixSoak({ ...w.soak, members, password: o.password, onProgress: o.onProgress });
-    o.onProgress?.(`${mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${durationS} s on ${w.clients} connections × ${w.pipeline} in flight`);
+    if (w.soak !== undefined)
+      soak = await startMixSoak({ ...w.soak, members, password: o.password, onProgress: o.onProgress });
+    o.onProgress?.(
+      `${mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${durationS} s on ${w.clients} connections × ${w.pipeline} in flight`,
+    );
     const run = await runLoadgen(
       binary,
       {
@@ -217,7 +245,9 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
     const deltas = memberDeltas(members, before, after);
     const served = servedMix(mix, deltas);
     if (run.errors.size > 0) {
-      throw new Error(`the mix got error replies: ${[...run.errors].map(([t, e]) => `${t.toUpperCase()} ${e.count} (first: ${e.first})`).join("; ")}`);
+      throw new Error(
+        `the mix got error replies: ${[...run.errors].map(([t, e]) => `${t.toUpperCase()} ${e.count} (first: ${e.first})`).join("; ")}`,
+      );
     }
     checkServedMix(served, o.tolerancePercent ?? DEFAULT_MIX_TOLERANCE_PERCENT);
     if (w.reads === "replicas")
@@ -235,7 +265,13 @@ export async function runMix(o: RunMixOptions): Promise<MixResult> {
 }
 
 /** The rows, latency files and extras of a finished, checked run. */
-function mixResult(o: RunMixOptions, run: LoadgenRun, served: ServedMix, soaked: SoakResult | undefined, durationS: number): MixResult {
+function mixResult(
+  o: RunMixOptions,
+  run: LoadgenRun,
+  served: ServedMix,
+  soaked: SoakResult | undefined,
+  durationS: number,
+): MixResult {
   const w = o.workload;
   const mix = w.mix ?? [];
   const open = run.openLoop;
@@ -246,7 +282,10 @@ function mixResult(o: RunMixOptions, run: LoadgenRun, served: ServedMix, soaked:
         : ` closed loop paced to ${o.pace}/s (latency from each request's own send)`
       : ` open loop at ${w.rate}/s (latency from each request's intended send time; generator lag mean ${open.lagMeanMs} ms, max ${open.lagMaxMs} ms)`;
   const soakText = soaked === undefined ? "" : `; ${soakNote(soaked.record)}`;
-  const redirects = run.redirects.moved + run.redirects.ask === 0 ? "" : `; redirects followed: MOVED ${run.redirects.moved}, ASK ${run.redirects.ask}`;
+  const redirects =
+    run.redirects.moved + run.redirects.ask === 0
+      ? ""
+      : `; redirects followed: MOVED ${run.redirects.moved}, ASK ${run.redirects.ask}`;
   const spec = `mix ${mix.map((e) => `${e.test}:${e.percent}`).join(",")} for ${durationS} s${loop}${soakText}${redirects}`;
   const hist = (t: BenchmarkTest): LatencyHistogram => run.hist.get(t) ?? new LatencyHistogram();
   const total = new LatencyHistogram();
@@ -254,10 +293,20 @@ function mixResult(o: RunMixOptions, run: LoadgenRun, served: ServedMix, soaked:
     const h = hist(e.test);
     total.merge(h);
     const c = served.commands.find((x) => x.test === e.test);
-    return row(o, e.test.toUpperCase(), h, run.windowS, `${spec}; wanted ${e.percent}%, served ${c?.servedPercent.toFixed(2)}% (INFO commandstats)`, w.clients);
+    return row(
+      o,
+      e.test.toUpperCase(),
+      h,
+      run.windowS,
+      `${spec}; wanted ${e.percent}%, served ${c?.servedPercent.toFixed(2)}% (INFO commandstats)`,
+      w.clients,
+    );
   });
   rows.push(row(o, "MIX", total, run.windowS, `${spec}; ${servedNote(served)}`, w.clients));
-  const byRow: [string, LatencyHistogram][] = [...mix.map((e): [string, LatencyHistogram] => [e.test.toUpperCase(), hist(e.test)]), ["MIX", total]];
+  const byRow: [string, LatencyHistogram][] = [
+    ...mix.map((e): [string, LatencyHistogram] => [e.test.toUpperCase(), hist(e.test)]),
+    ["MIX", total],
+  ];
   const latency: MixResult["latency"] = { p999_ms: {}, histograms: {} };
   for (const [t, h] of byRow) {
     latency.p999_ms[t] = ms(h.quantile(0.999));
@@ -270,7 +319,15 @@ function mixResult(o: RunMixOptions, run: LoadgenRun, served: ServedMix, soaked:
     latency,
     ...(open === undefined
       ? {}
-      : { openLoop: { rate: open.rate, series: open.series, bucketS: open.bucketS, generatorLagMaxMs: open.lagMaxMs, generatorLagMeanMs: open.lagMeanMs } }),
+      : {
+          openLoop: {
+            rate: open.rate,
+            series: open.series,
+            bucketS: open.bucketS,
+            generatorLagMaxMs: open.lagMaxMs,
+            generatorLagMeanMs: open.lagMeanMs,
+          },
+        }),
     ...(soaked === undefined ? {} : { soak: soaked }),
     generator: { version: run.version, cpu: run.cpu, bytes: run.bytes, redirects: run.redirects },
   };
@@ -289,9 +346,16 @@ export function writeMixFiles(rawDir: string, mode: string, r: MixResult): strin
   mkdirSync(rawDir, { recursive: true });
   const files: [string, string][] = [
     [`mix-served-${mode}.json`, JSON.stringify(servedJson(r.served), null, 2)],
-    ...Object.entries(r.latency.histograms).map(([t, text]): [string, string] => [`latency-${mode}-${t}.hgrm`, text.trimEnd()]),
-    ...(r.openLoop === undefined ? [] : [[`latency-series-${mode}.json`, JSON.stringify(r.openLoop, null, 2)] as [string, string]]),
-    ...(r.loops === undefined ? [] : [[`loop-comparison-${mode}.json`, JSON.stringify(r.loops, null, 2)] as [string, string]]),
+    ...Object.entries(r.latency.histograms).map(([t, text]): [string, string] => [
+      `latency-${mode}-${t}.hgrm`,
+      text.trimEnd(),
+    ]),
+    ...(r.openLoop === undefined
+      ? []
+      : [[`latency-series-${mode}.json`, JSON.stringify(r.openLoop, null, 2)] as [string, string]]),
+    ...(r.loops === undefined
+      ? []
+      : [[`loop-comparison-${mode}.json`, JSON.stringify(r.loops, null, 2)] as [string, string]]),
     ...(r.soak === undefined
       ? []
       : ([

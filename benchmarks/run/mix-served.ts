@@ -59,11 +59,20 @@ export async function snapshotCommandstats(client: Redis): Promise<MemberSnapsho
   const host = replication.get("master_host");
   const port = Number(replication.get("master_port"));
   const primary = replication.get("role") === "master";
-  return { stats, primary, ...(primary || host === undefined ? {} : { replicaOf: endpointKey({ host, port }) }), net, at };
+  return {
+    stats,
+    primary,
+    ...(primary || host === undefined ? {} : { replicaOf: endpointKey({ host, port }) }),
+    net,
+    at,
+  };
 }
 
 /** Every member's snapshot, in `members` order; a member that does not answer fails naming it. */
-export async function snapshotMembers(members: readonly NodeEndpoint[], password: string | undefined): Promise<MemberSnapshot[]> {
+export async function snapshotMembers(
+  members: readonly NodeEndpoint[],
+  password: string | undefined,
+): Promise<MemberSnapshot[]> {
   // Replicas first apply what their primary sent: a test's stream counts in that test (bounded wait).
   const behind = new Set(await replicasCaughtUp(members, password));
   const snaps = await Promise.all(
@@ -79,7 +88,9 @@ export async function snapshotMembers(members: readonly NodeEndpoint[], password
       }
     }),
   );
-  return snaps.map((x, i): MemberSnapshot => (behind.has(endpointKey(members[i] as NodeEndpoint)) ? { ...x, behind: true } : x));
+  return snaps.map((x, i): MemberSnapshot =>
+    behind.has(endpointKey(members[i] as NodeEndpoint)) ? { ...x, behind: true } : x,
+  );
 }
 
 /**
@@ -133,7 +144,10 @@ const NONE: Commandstats = new Map();
 export function memberDeltas(
   members: readonly NodeEndpoint[],
   before: readonly (Partial<Pick<MemberSnapshot, "net" | "at" | "behind">> & { stats: Commandstats })[],
-  after: readonly (Partial<Pick<MemberSnapshot, "net" | "at" | "replicaOf" | "behind">> & { stats: Commandstats; primary: boolean })[],
+  after: readonly (Partial<Pick<MemberSnapshot, "net" | "at" | "replicaOf" | "behind">> & {
+    stats: Commandstats;
+    primary: boolean;
+  })[],
 ): MemberDelta[] {
   return members.map((m, i) => {
     const b = before[i];
@@ -192,10 +206,11 @@ export interface ServedMix {
 
 /** The served view as plain JSON data (each member's deltas are Maps): raw/mix-served-<mode>.json and the Job's result line. */
 export function servedJson(s: ServedMix): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(s, (_k, v: unknown) => (v instanceof Map ? (Object.fromEntries(v as Map<string, unknown>) as unknown) : v))) as Record<
-    string,
-    unknown
-  >;
+  return JSON.parse(
+    JSON.stringify(s, (_k, v: unknown) =>
+      v instanceof Map ? (Object.fromEntries(v as Map<string, unknown>) as unknown) : v,
+    ),
+  ) as Record<string, unknown>;
 }
 
 /** Sums the members' deltas into the mix's served view (see the module comment). */
@@ -206,7 +221,11 @@ export function servedMix(mix: readonly MixEntry[], members: readonly MemberDelt
   const split = (command: string) => {
     const read = READ_COMMANDS.has(command);
     const onReplicas = sum(false, command, "calls");
-    return { primaries: sum(true, command, "calls"), byReplicas: read ? onReplicas : 0, replicated: read ? 0 : onReplicas };
+    return {
+      primaries: sum(true, command, "calls"),
+      byReplicas: read ? onReplicas : 0,
+      replicated: read ? 0 : onReplicas,
+    };
   };
   const total = [...mixCommands].reduce((n, c) => n + split(c).primaries + split(c).byReplicas, 0);
   const commands = mix.map((e): ServedCommand => {
@@ -227,7 +246,8 @@ export function servedMix(mix: readonly MixEntry[], members: readonly MemberDelt
     };
   });
   const other: Record<string, number> = {};
-  for (const m of members.filter((x) => x.primary)) for (const [name, d] of m.delta) if (!mixCommands.has(name)) other[name] = (other[name] ?? 0) + d.calls;
+  for (const m of members.filter((x) => x.primary))
+    for (const [name, d] of m.delta) if (!mixCommands.has(name)) other[name] = (other[name] ?? 0) + d.calls;
   return { commands, total, other, members: [...members] };
 }
 
@@ -248,12 +268,16 @@ export class MixMismatchError extends Error {
  * primaries served none of the mix at all.
  */
 export function checkServedMix(s: ServedMix, tolerancePercent: number): void {
-  if (s.total === 0) throw new MixMismatchError("the servers served none of the mix's commands (INFO commandstats deltas are all 0)", s);
+  if (s.total === 0)
+    throw new MixMismatchError("the servers served none of the mix's commands (INFO commandstats deltas are all 0)", s);
   const off = s.commands.flatMap((c) => {
     const out: string[] = [];
     if (Math.abs(c.servedPercent - c.wantedPercent) > tolerancePercent)
-      out.push(`${c.test.toUpperCase()}: wanted ${c.wantedPercent}%, served ${c.servedPercent.toFixed(2)}% (${c.served} of ${s.total} calls)`);
-    if (c.failed + c.rejected > 0) out.push(`${c.test.toUpperCase()}: ${c.failed} failed and ${c.rejected} rejected calls`);
+      out.push(
+        `${c.test.toUpperCase()}: wanted ${c.wantedPercent}%, served ${c.servedPercent.toFixed(2)}% (${c.served} of ${s.total} calls)`,
+      );
+    if (c.failed + c.rejected > 0)
+      out.push(`${c.test.toUpperCase()}: ${c.failed} failed and ${c.rejected} rejected calls`);
     return out;
   });
   if (off.length > 0)
@@ -332,11 +356,17 @@ export class ReplicaReadsError extends Error {
  * MIN_REPLICA_READ_SHARE of (a client that silently read from the primaries), with the counts.
  */
 export function checkReplicaReads(served: readonly ReadsServed[], what: string): void {
-  if (served.length === 0) throw new ReplicaReadsError(`${what}: no read command was sent, so nothing could be read from the replicas`, served);
+  if (served.length === 0)
+    throw new ReplicaReadsError(
+      `${what}: no read command was sent, so nothing could be read from the replicas`,
+      served,
+    );
   const off = served.flatMap((r) => {
     const all = r.byPrimaries + r.byReplicas;
     if (all > 0 && r.byReplicas >= MIN_REPLICA_READ_SHARE * all) return [];
-    return [`${r.command.toUpperCase()}: the replicas served ${r.byReplicas} of ${all} calls, the primaries ${r.byPrimaries} (${replicaCounts(r)})`];
+    return [
+      `${r.command.toUpperCase()}: the replicas served ${r.byReplicas} of ${all} calls, the primaries ${r.byPrimaries} (${replicaCounts(r)})`,
+    ];
   });
   if (off.length > 0)
     throw new ReplicaReadsError(

@@ -41,7 +41,8 @@ export function combineClients(clients: readonly ClientMeasurement[]): CombinedM
   const [first] = clients;
   if (first === undefined) throw new RangeError("combineClients: no client measurements");
   const tests = new Set(clients.map((c) => c.line.test));
-  if (tests.size !== 1) throw new RangeError(`combineClients: the clients measured different tests (${[...tests].join(", ")})`);
+  if (tests.size !== 1)
+    throw new RangeError(`combineClients: the clients measured different tests (${[...tests].join(", ")})`);
   const requests = clients.reduce((n, c) => n + c.requests, 0);
   const worst = (k: "p50Ms" | "p95Ms" | "p99Ms") => Math.max(...clients.map((c) => c.line[k]));
   const line: BenchmarkLine = {
@@ -74,7 +75,11 @@ function busiestClient(rows: readonly ResultRow[]): Partial<ResultRow> {
   const measured = rows.filter((r) => r.client_cpu_pct !== undefined);
   if (measured.length === 0) return {};
   const top = measured.reduce((a, r) => ((r.client_cpu_pct as number) > (a.client_cpu_pct as number) ? r : a));
-  return { client_cpu_pct: top.client_cpu_pct, client_cores: top.client_cores, client_bound: rows.some((r) => r.client_bound === true) };
+  return {
+    client_cpu_pct: top.client_cpu_pct,
+    client_cores: top.client_cores,
+    client_bound: rows.some((r) => r.client_bound === true),
+  };
 }
 
 /**
@@ -90,7 +95,9 @@ export function combineClientRows(perClient: readonly (readonly ResultRow[])[], 
   const tests = first.map((r) => r.test);
   perClient.forEach((rows, i) => {
     if (rows.map((r) => r.test).join(",") !== tests.join(",")) {
-      throw new RangeError(`combineClientRows: client ${i + 1} measured ${rows.map((r) => r.test).join(",") || "nothing"}, client 1 ${tests.join(",")}`);
+      throw new RangeError(
+        `combineClientRows: client ${i + 1} measured ${rows.map((r) => r.test).join(",") || "nothing"}, client 1 ${tests.join(",")}`,
+      );
     }
   });
   return first.map((first, t) => {
@@ -99,7 +106,16 @@ export function combineClientRows(perClient: readonly (readonly ResultRow[])[], 
     const rows = perClient.map((c) => c[t] as ResultRow);
     const m = combineClients(
       rows.map((r) => ({
-        line: { test: r.test, rps: r.rps, avgMs: r.avg_ms, minMs: r.min_ms, p50Ms: r.p50_ms, p95Ms: r.p95_ms, p99Ms: r.p99_ms, maxMs: r.max_ms },
+        line: {
+          test: r.test,
+          rps: r.rps,
+          avgMs: r.avg_ms,
+          minMs: r.min_ms,
+          p50Ms: r.p50_ms,
+          p95Ms: r.p95_ms,
+          p99Ms: r.p99_ms,
+          maxMs: r.max_ms,
+        },
         requests: r.requests,
         wallSeconds: r.duration_s,
       })),

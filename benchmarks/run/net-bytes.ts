@@ -47,7 +47,10 @@ export const NET_INFO_FIELDS = {
   replOutput: "total_net_repl_output_bytes",
 } as const;
 
-export const BUS_INFO_FIELDS = { busSent: "cluster_stats_bytes_sent", busReceived: "cluster_stats_bytes_received" } as const;
+export const BUS_INFO_FIELDS = {
+  busSent: "cluster_stats_bytes_sent",
+  busReceived: "cluster_stats_bytes_received",
+} as const;
 
 /** The counters from `INFO stats` (and CLUSTER INFO's reply in cluster mode), or why not: a missing or non-numeric field, named. */
 export function parseNetCounters(infoStats: string, clusterInfo?: string): NetCounters | { missing: string } {
@@ -86,7 +89,8 @@ export function netDelta(before: NetCounters, after: NetCounters): NetCounters {
 /** Reads the counters: `INFO stats cluster`, then CLUSTER INFO when the member runs in cluster mode. */
 export async function readNetCounters(client: Redis): Promise<NetCounters | { missing: string }> {
   const text = String(await client.call("info", "stats", "cluster"));
-  const cluster = parseInfo(text).get("cluster_enabled") === "1" ? String(await client.call("cluster", "info")) : undefined;
+  const cluster =
+    parseInfo(text).get("cluster_enabled") === "1" ? String(await client.call("cluster", "info")) : undefined;
   return parseNetCounters(text, cluster);
 }
 
@@ -101,7 +105,11 @@ export const CATCH_UP_MS = 5000;
  * when there is one (replication reached through an endpoint). Returns the replicas still behind
  * (`host:port`), [] when all caught up.
  */
-export async function replicasCaughtUp(members: readonly NodeEndpoint[], password: string | undefined, timeoutMs = CATCH_UP_MS): Promise<string[]> {
+export async function replicasCaughtUp(
+  members: readonly NodeEndpoint[],
+  password: string | undefined,
+  timeoutMs = CATCH_UP_MS,
+): Promise<string[]> {
   const clients = members.map((m) => {
     const c = new Redis({ host: m.host, port: m.port, password, connectTimeout: 5000, maxRetriesPerRequest: 0 });
     c.on("error", () => undefined);
@@ -111,7 +119,11 @@ export async function replicasCaughtUp(members: readonly NodeEndpoint[], passwor
     const read = () => Promise.all(clients.map(async (c) => parseInfo(await c.info("replication"))));
     const first = await read();
     const offsets = new Map(
-      first.flatMap((info, i) => (info.get("role") === "master" ? [[endpointKey(members[i] as NodeEndpoint), Number(info.get("master_repl_offset"))]] : [])),
+      first.flatMap((info, i) =>
+        info.get("role") === "master"
+          ? [[endpointKey(members[i] as NodeEndpoint), Number(info.get("master_repl_offset"))]]
+          : [],
+      ),
     );
     const only = offsets.size === 1 ? [...offsets.values()][0] : undefined;
     const target = (info: Map<string, string>): number | undefined =>
@@ -120,7 +132,9 @@ export async function replicasCaughtUp(members: readonly NodeEndpoint[], passwor
     for (let infos = first; ; infos = await read()) {
       const behind = infos.flatMap((info, i) => {
         const want = info.get("role") === "slave" ? target(info) : undefined;
-        return want !== undefined && Number(info.get("slave_repl_offset")) < want ? [endpointKey(members[i] as NodeEndpoint)] : [];
+        return want !== undefined && Number(info.get("slave_repl_offset")) < want
+          ? [endpointKey(members[i] as NodeEndpoint)]
+          : [];
       });
       if (behind.length === 0 || Date.now() >= deadline) return behind;
       await new Promise((r) => setTimeout(r, 50));

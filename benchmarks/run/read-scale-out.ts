@@ -74,7 +74,9 @@ const plural = (n: number, one: string, many: string): string => `${n} ${n === 1
 export function readPathNote(path: ReadPathKey, servers: { replicas?: number; primaries: number }): string {
   const p = READ_PATHS[path];
   const primaries = plural(servers.primaries, "primary", "primaries");
-  return p.replicas ? `${p.note} [${plural(servers.replicas ?? 0, "replica", "replicas")} vs ${primaries}]` : `${p.note} [${primaries}]`;
+  return p.replicas
+    ? `${p.note} [${plural(servers.replicas ?? 0, "replica", "replicas")} vs ${primaries}]`
+    : `${p.note} [${primaries}]`;
 }
 
 export interface ParsedReadPath {
@@ -89,9 +91,13 @@ export function parseReadPath(notes: string): ParsedReadPath | undefined {
   for (const [key, path] of Object.entries(READ_PATHS) as [ReadPathKey, ReadPath][]) {
     if (!notes.startsWith(`${path.note} [`)) continue;
     const rest = notes.slice(path.note.length);
-    const m = path.replicas ? /^ \[(\d+) replicas? vs (\d+) primar(?:y|ies)\]/.exec(rest) : /^ \[(\d+) primar(?:y|ies)\]/.exec(rest);
+    const m = path.replicas
+      ? /^ \[(\d+) replicas? vs (\d+) primar(?:y|ies)\]/.exec(rest)
+      : /^ \[(\d+) primar(?:y|ies)\]/.exec(rest);
     if (m === null) continue;
-    return path.replicas ? { key, path, replicas: Number(m[1]), primaries: Number(m[2]) } : { key, path, replicas: undefined, primaries: Number(m[1]) };
+    return path.replicas
+      ? { key, path, replicas: Number(m[1]), primaries: Number(m[2]) }
+      : { key, path, replicas: undefined, primaries: Number(m[1]) };
   }
   return undefined;
 }
@@ -131,15 +137,25 @@ export function readScaleOutPairs(rows: readonly ResultRow[]): ReadScaleOutPair[
     const p = parseReadPath(r.notes);
     if (p === undefined || !p.path.replicas || !(READ_ROW_TESTS.has(r.test) || r.test === "MIX")) continue;
     const candidates = rows.filter(
-      (x) => x.mode === r.mode && x.test === r.test && x.client_version === r.client_version && parseReadPath(x.notes)?.path.replicas !== true,
+      (x) =>
+        x.mode === r.mode &&
+        x.test === r.test &&
+        x.client_version === r.client_version &&
+        parseReadPath(x.notes)?.path.replicas !== true,
     );
-    const matching = p.path.baseline === undefined ? [] : candidates.filter((x) => x.notes.startsWith(p.path.baseline as string));
+    const matching =
+      p.path.baseline === undefined ? [] : candidates.filter((x) => x.notes.startsWith(p.path.baseline as string));
     const primary = (matching.length > 0 ? matching : candidates).at(-1);
     if (primary === undefined) continue;
     const replicas = p.replicas ?? 0;
     const rpsRange = ratioRange(rangeOf(r, "rps"), rangeOf(primary, "rps"));
     const scale = READ_ROW_TESTS.has(r.test) && replicas > 0 ? p.primaries / replicas : Number.NaN;
-    const perServerRange = { ...rpsRange, median: rpsRange.median * scale, min: rpsRange.min * scale, max: rpsRange.max * scale };
+    const perServerRange = {
+      ...rpsRange,
+      median: rpsRange.median * scale,
+      min: rpsRange.min * scale,
+      max: rpsRange.max * scale,
+    };
     out.push({
       mode: r.mode,
       test: r.test,

@@ -34,7 +34,8 @@ export class RepeatedRuns {
   private readonly records: StepRecord[] = [];
 
   constructor(readonly count: number) {
-    if (!Number.isSafeInteger(count) || count < 1) throw new RangeError(`repeat must be a whole number ≥ 1 (got ${count})`);
+    if (!Number.isSafeInteger(count) || count < 1)
+      throw new RangeError(`repeat must be a whole number ≥ 1 (got ${count})`);
   }
 
   /** The title of run `run`'s step: `Run 2/3: <title>` (the title alone for one run). */
@@ -63,13 +64,16 @@ export class RepeatedRuns {
   /** Rows measured by the step running now. */
   add(rows: readonly ResultRow[]): void {
     const current = this.records.at(-1);
-    if (current === undefined || current.finishedAt !== undefined) throw new Error("RepeatedRuns.add: no step is running");
+    if (current === undefined || current.finishedAt !== undefined)
+      throw new Error("RepeatedRuns.add: no step is running");
     current.rows.push(...rows);
   }
 
   /** Runs `measure` as run `run`'s step `step` (no progress display), recording it like {@link steps}. */
   async measure(run: number, step: string, measure: () => Promise<readonly ResultRow[]>): Promise<void> {
-    const [recorded] = this.steps((r) => (r === run ? [{ title: step, run: async () => this.add(await measure()) }] : []));
+    const [recorded] = this.steps((r) =>
+      r === run ? [{ title: step, run: async () => this.add(await measure()) }] : [],
+    );
     await recorded?.run(() => undefined);
   }
 
@@ -85,7 +89,9 @@ export class RepeatedRuns {
 
   /** Each run's rows, in the order they were measured. */
   perRun(): ResultRow[][] {
-    return Array.from({ length: this.count }, (_, i) => this.records.filter((r) => r.run === i + 1).flatMap((r) => r.rows)).filter((r) => r.length > 0);
+    return Array.from({ length: this.count }, (_, i) =>
+      this.records.filter((r) => r.run === i + 1).flatMap((r) => r.rows),
+    ).filter((r) => r.length > 0);
   }
 
   /** One row per measurement: the medians of its runs with their min–max. */

@@ -22,7 +22,15 @@ import { BENCHMARK_TEST_COMMANDS, isReadTest, type BenchmarkTest, type Workload 
 import { supportsReadFromReplicas } from "./benchmark-args.js";
 import { runWorkload } from "./benchmark-runner.js";
 import { runMix, writeMixFiles, type MixResult } from "./mix-runner.js";
-import { checkReplicaReads, memberDeltas, readsServed, readsServedNote, servingReplicas, snapshotMembers, type ReadsServed } from "./mix-served.js";
+import {
+  checkReplicaReads,
+  memberDeltas,
+  readsServed,
+  readsServedNote,
+  servingReplicas,
+  snapshotMembers,
+  type ReadsServed,
+} from "./mix-served.js";
 import { readPathNote, type ReadPathKey } from "./read-scale-out.js";
 import type { ResultMode, ResultRow } from "./result-row.js";
 
@@ -71,7 +79,11 @@ export function generatorSeconds(w: Workload): number {
   return w.durationSeconds ?? Math.max(1, Math.ceil(w.minDurationSeconds));
 }
 
-async function generatorRun(o: ReplicaReadOptions, workload: Workload, fileTag: string): Promise<{ r: MixResult; served: ReadsServed[] }> {
+async function generatorRun(
+  o: ReplicaReadOptions,
+  workload: Workload,
+  fileTag: string,
+): Promise<{ r: MixResult; served: ReadsServed[] }> {
   const r = await runMix({
     workload,
     target: { ...o.target, cluster: o.mode === "cluster" },
@@ -107,7 +119,8 @@ export async function runReplicaReads(o: ReplicaReadOptions): Promise<ReplicaRea
     return { baseline: [], rows: prefix(note, r.rows, ""), served: [served] };
   }
   const readTests = w.tests.filter((t) => isReadTest(t));
-  if (readTests.length === 0) throw new RangeError(`reads on the replicas: the tests (${w.tests.join(",")}) have no read test`);
+  if (readTests.length === 0)
+    throw new RangeError(`reads on the replicas: the tests (${w.tests.join(",")}) have no read test`);
   if (o.mode === "cluster" && clusterReadClient(o.client) === "generator") return clusterThroughGenerator(o, readTests);
   const before = await snapshotMembers(o.members, o.password);
   const cluster = o.mode === "cluster";
@@ -125,7 +138,8 @@ export async function runReplicaReads(o: ReplicaReadOptions): Promise<ReplicaRea
     rawDir: o.rawDir,
     clientProcesses: o.clientProcesses ?? 1,
     onProgress: (e) => {
-      if (e.phase === "done" && e.row) o.onProgress?.(`${e.row.test} on the replicas: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms`);
+      if (e.phase === "done" && e.row)
+        o.onProgress?.(`${e.row.test} on the replicas: ${Math.round(e.row.rps)} rps, p50 ${e.row.p50_ms} ms`);
     },
   });
   const after = await snapshotMembers(o.members, o.password);
@@ -150,7 +164,9 @@ async function clusterThroughGenerator(o: ReplicaReadOptions, readTests: Benchma
       if (reads === "replicas") checkReplicaReads(served, `the generator's ${test.toUpperCase()} (${o.path})`);
       const primaries = primariesOf(r.served.members);
       const note =
-        reads === "primary" ? readPathNote("clusterPrimaries", { primaries }) : readPathNote(o.path, { replicas: servingReplicas(served), primaries });
+        reads === "primary"
+          ? readPathNote("clusterPrimaries", { primaries })
+          : readPathNote(o.path, { replicas: servingReplicas(served), primaries });
       const [row] = r.rows;
       if (row === undefined) continue;
       const labelled = prefix(

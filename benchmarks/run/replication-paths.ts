@@ -34,7 +34,10 @@ export interface PathPair {
   p50AddedRange: Range;
 }
 
-export function replicationPathPairs(rows: readonly ResultRow[], notes: { endpoint: string; direct: string }): PathPair[] {
+export function replicationPathPairs(
+  rows: readonly ResultRow[],
+  notes: { endpoint: string; direct: string },
+): PathPair[] {
   const endpoint = byPath(rows, notes.endpoint);
   const direct = byPath(rows, notes.direct);
   const out: PathPair[] = [];
@@ -43,7 +46,15 @@ export function replicationPathPairs(rows: readonly ResultRow[], notes: { endpoi
     if (d === undefined) continue;
     const rpsRange = ratioRange(rangeOf(e, "rps"), rangeOf(d, "rps"));
     const p50AddedRange = differenceRange(rangeOf(e, "p50"), rangeOf(d, "p50"));
-    out.push({ test, endpoint: e, direct: d, rpsRatio: rpsRange.median, p50AddedMs: p50AddedRange.median, rpsRange, p50AddedRange });
+    out.push({
+      test,
+      endpoint: e,
+      direct: d,
+      rpsRatio: rpsRange.median,
+      p50AddedMs: p50AddedRange.median,
+      rpsRange,
+      p50AddedRange,
+    });
   }
   return out;
 }
@@ -54,10 +65,26 @@ const signed = (x: number): string => `${x >= 0 ? "+" : ""}${fmt(x, 3)}`;
 
 /** Plain rows: test, endpoint rps/p50/p99, direct rps/p50/p99, endpoint÷direct rps, added p50 (each with its min–max over several runs). */
 export function replicationPathCells(pairs: readonly PathPair[]): string[][] {
-  return pairs.map((p) => [p.test, ...figureCells(p.endpoint), ...figureCells(p.direct), ratioText(p.rpsRange), rangeText(p.p50AddedRange, signed)]);
+  return pairs.map((p) => [
+    p.test,
+    ...figureCells(p.endpoint),
+    ...figureCells(p.direct),
+    ratioText(p.rpsRange),
+    rangeText(p.p50AddedRange, signed),
+  ]);
 }
 
-export const REPLICATION_PATH_HEADER = ["test", "endpoint rps", "p50 ms", "p99 ms", "direct rps", "p50 ms", "p99 ms", "endpoint ÷ direct rps", "p50 added ms"];
+export const REPLICATION_PATH_HEADER = [
+  "test",
+  "endpoint rps",
+  "p50 ms",
+  "p99 ms",
+  "direct rps",
+  "p50 ms",
+  "p99 ms",
+  "endpoint ÷ direct rps",
+  "p50 added ms",
+];
 
 /** Terminal text: a title line and aligned columns. */
 export function renderReplicationPathTable(pairs: readonly PathPair[]): string {

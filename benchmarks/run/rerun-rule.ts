@@ -46,7 +46,11 @@ const secs = (x: number): string => `${x.toFixed(2)} s`;
  * (≥ 2) the next run would have, the requests of that next run (undefined: stop) and the notes
  * to add.
  */
-export function rerunStep(w: Workload, last: RunMeasurement, attempt: number): { next: number | undefined; notes: string[] } {
+export function rerunStep(
+  w: Workload,
+  last: RunMeasurement,
+  attempt: number,
+): { next: number | undefined; notes: string[] } {
   const min = w.minDurationSeconds;
   if (!(last.windowSeconds < min) || attempt > MAX_RERUNS + 1) return { next: undefined, notes: [] };
   // `inf` rps (finished within 1 ms): fall back to the wall-clock rate for scaling.
@@ -57,7 +61,11 @@ export function rerunStep(w: Workload, last: RunMeasurement, attempt: number): {
   const which = attempt === 2 ? "first run" : `re-run ${attempt - 2}`;
   if (next <= last.requests) {
     const notes =
-      attempt === 2 ? [`not re-run: first run ${secs(last.windowSeconds)} < ${min} s but maxRequests ${w.maxRequests} ≤ requests ${last.requests}`] : [];
+      attempt === 2
+        ? [
+            `not re-run: first run ${secs(last.windowSeconds)} < ${min} s but maxRequests ${w.maxRequests} ≤ requests ${last.requests}`,
+          ]
+        : [];
     return { next: undefined, notes };
   }
   const notes = [`rerun: ${which} ${secs(last.windowSeconds)} < ${min} s; requests scaled ${last.requests}→${next}`];
@@ -68,5 +76,7 @@ export function rerunStep(w: Workload, last: RunMeasurement, attempt: number): {
 /** The closing note when the last run is still shorter than the minimum after re-runs. */
 export function stillShortNote(w: Workload, final: RunMeasurement, notes: readonly string[]): string[] {
   const min = w.minDurationSeconds;
-  return final.windowSeconds < min && notes.length > 0 && !notes[0]?.startsWith("not re-run") ? [`re-run still ${secs(final.windowSeconds)} < ${min} s`] : [];
+  return final.windowSeconds < min && notes.length > 0 && !notes[0]?.startsWith("not re-run")
+    ? [`re-run still ${secs(final.windowSeconds)} < ${min} s`]
+    : [];
 }

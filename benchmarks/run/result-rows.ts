@@ -19,7 +19,11 @@ export interface ResultRowContext {
 const round = (x: number, digits: number): number => Number(x.toFixed(digits));
 
 /** The row for the final run of a test: `m` is that run, `notes` what the re-run rule said. */
-export function resultRow(c: ResultRowContext, m: { line: BenchmarkLine; requests: number; wallSeconds: number }, notes: string): ResultRow {
+export function resultRow(
+  c: ResultRowContext,
+  m: { line: BenchmarkLine; requests: number; wallSeconds: number },
+  notes: string,
+): ResultRow {
   const w = c.workload;
   const l = m.line;
   return {

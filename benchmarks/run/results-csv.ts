@@ -39,16 +39,26 @@ export const P999_CSV_COLUMNS = ["p999_ms"] as const satisfies readonly (keyof R
  * Appended when any row carries a cost (a deployed stack's rows): written only then, so a
  * local results.csv keeps its columns; an empty field is a missing price (null).
  */
-export const COST_CSV_COLUMNS = ["usd_per_hour", "usd_per_million_ops_per_s"] as const satisfies readonly (keyof ResultRow)[];
+export const COST_CSV_COLUMNS = [
+  "usd_per_hour",
+  "usd_per_million_ops_per_s",
+] as const satisfies readonly (keyof ResultRow)[];
 /**
  * Appended after the cost columns when any row carries a data transfer figure (benchmarks/cost/
  * transfer.ts): an empty field is "not measured" (null).
  */
-export const TRANSFER_CSV_COLUMNS = ["cross_zone_bytes_per_s", "transfer_usd_per_hour"] as const satisfies readonly (keyof ResultRow)[];
+export const TRANSFER_CSV_COLUMNS = [
+  "cross_zone_bytes_per_s",
+  "transfer_usd_per_hour",
+] as const satisfies readonly (keyof ResultRow)[];
 /** Appended after the transfer columns when any row carries its spread over runs (run-spread.ts: `--repeat`, `benchmark.repeat`). */
 export const SPREAD_CSV_COLUMNS = SPREAD_FIELDS;
 /** Appended last when any row carries its client's CPU use (client-cpu.ts); empty = not measured. */
-export const CLIENT_CPU_CSV_COLUMNS = ["client_cpu_pct", "client_cores", "client_bound"] as const satisfies readonly (keyof ResultRow)[];
+export const CLIENT_CPU_CSV_COLUMNS = [
+  "client_cpu_pct",
+  "client_cores",
+  "client_bound",
+] as const satisfies readonly (keyof ResultRow)[];
 
 type Column = (typeof RESULTS_CSV_COLUMNS)[number];
 type OptionalColumn =
@@ -82,10 +92,25 @@ const clientValue = (raw: string, column: OptionalColumn): number | boolean | un
 
 /** The optional column groups, in their order after `notes`; each is written when any row carries one of its fields. */
 const OPTIONAL_GROUPS: readonly OptionalGroup[] = [
-  { columns: P999_CSV_COLUMNS, empty: undefined, what: "a non-negative number or empty (not measured)", parse: nonNegative },
+  {
+    columns: P999_CSV_COLUMNS,
+    empty: undefined,
+    what: "a non-negative number or empty (not measured)",
+    parse: nonNegative,
+  },
   { columns: COST_CSV_COLUMNS, empty: null, what: "a non-negative number or empty (no price)", parse: nonNegative },
-  { columns: TRANSFER_CSV_COLUMNS, empty: null, what: "a non-negative number or empty (not measured)", parse: nonNegative },
-  { columns: SPREAD_CSV_COLUMNS, empty: undefined, what: "a non-negative number (runs: a whole number ≥ 1) or empty (one run)", parse: spreadValue },
+  {
+    columns: TRANSFER_CSV_COLUMNS,
+    empty: null,
+    what: "a non-negative number or empty (not measured)",
+    parse: nonNegative,
+  },
+  {
+    columns: SPREAD_CSV_COLUMNS,
+    empty: undefined,
+    what: "a non-negative number (runs: a whole number ≥ 1) or empty (one run)",
+    parse: spreadValue,
+  },
   {
     columns: CLIENT_CPU_CSV_COLUMNS,
     empty: undefined,
@@ -94,9 +119,18 @@ const OPTIONAL_GROUPS: readonly OptionalGroup[] = [
   },
 ];
 
-const groupsOf = (rows: readonly ResultRow[]) => OPTIONAL_GROUPS.filter((g) => rows.some((r) => g.columns.some((c) => r[c] !== undefined)));
+const groupsOf = (rows: readonly ResultRow[]) =>
+  OPTIONAL_GROUPS.filter((g) => rows.some((r) => g.columns.some((c) => r[c] !== undefined)));
 
-const STRING_COLUMNS = new Set<Column>(["workload", "mode", "test", "timestamp", "server_version", "client_version", "notes"]);
+const STRING_COLUMNS = new Set<Column>([
+  "workload",
+  "mode",
+  "test",
+  "timestamp",
+  "server_version",
+  "client_version",
+  "notes",
+]);
 const INTEGER_COLUMNS = new Set<Column>(["clients", "pipeline", "datasize", "requests"]);
 
 export class ResultsCsvError extends Error {
@@ -122,11 +156,17 @@ export function renderResultsCsv(rows: readonly ResultRow[]): string {
   );
 }
 
-function optionalValue(rec: Record<string, string>, c: OptionalColumn, g: OptionalGroup, lineNo: number): OptionalValue {
+function optionalValue(
+  rec: Record<string, string>,
+  c: OptionalColumn,
+  g: OptionalGroup,
+  lineNo: number,
+): OptionalValue {
   const raw = (rec[c] ?? "").trim();
   if (raw === "") return g.empty;
   const v = g.parse(raw, c);
-  if (v === undefined) throw new ResultsCsvError(`results.csv line ${lineNo}: ${c} is ${JSON.stringify(rec[c])}, not ${g.what}`);
+  if (v === undefined)
+    throw new ResultsCsvError(`results.csv line ${lineNo}: ${c} is ${JSON.stringify(rec[c])}, not ${g.what}`);
   return v;
 }
 
@@ -140,15 +180,21 @@ function toRow(rec: Record<string, string>, lineNo: number, groups: readonly Opt
     }
     const n = Number(raw);
     if (raw.trim() === "" || !Number.isFinite(n) || (INTEGER_COLUMNS.has(c) && !Number.isSafeInteger(n))) {
-      throw new ResultsCsvError(`results.csv line ${lineNo}: ${c} is ${JSON.stringify(raw)}, not a ${INTEGER_COLUMNS.has(c) ? "whole " : ""}number`);
+      throw new ResultsCsvError(
+        `results.csv line ${lineNo}: ${c} is ${JSON.stringify(raw)}, not a ${INTEGER_COLUMNS.has(c) ? "whole " : ""}number`,
+      );
     }
     out[c] = n;
   }
   if (!RESULT_MODES.includes(out.mode as ResultMode)) {
-    throw new ResultsCsvError(`results.csv line ${lineNo}: mode is ${JSON.stringify(out.mode)}, not cluster or replication`);
+    throw new ResultsCsvError(
+      `results.csv line ${lineNo}: mode is ${JSON.stringify(out.mode)}, not cluster or replication`,
+    );
   }
   if (!RESULT_TIMESTAMP_PATTERN.test(String(out.timestamp))) {
-    throw new ResultsCsvError(`results.csv line ${lineNo}: timestamp ${JSON.stringify(out.timestamp)} is not YYYYMMDD-HHMMSS`);
+    throw new ResultsCsvError(
+      `results.csv line ${lineNo}: timestamp ${JSON.stringify(out.timestamp)} is not YYYYMMDD-HHMMSS`,
+    );
   }
   const optional: Partial<Record<OptionalColumn, OptionalValue>> = {};
   for (const g of groups)
@@ -176,7 +222,9 @@ export function parseResultsCsv(text: string): ResultRow[] {
   const base = RESULTS_CSV_COLUMNS.join(",");
   // Every subset of the optional groups, in their order.
   const variants = OPTIONAL_GROUPS.reduce<OptionalGroup[][]>((acc, g) => [...acc, ...acc.map((v) => [...v, g])], [[]]);
-  const groups = variants.find((v) => [...RESULTS_CSV_COLUMNS, ...v.flatMap((g) => g.columns)].join(",") === header.join(","));
+  const groups = variants.find(
+    (v) => [...RESULTS_CSV_COLUMNS, ...v.flatMap((g) => g.columns)].join(",") === header.join(","),
+  );
   if (groups === undefined) {
     throw new ResultsCsvError(
       `results.csv header is ${JSON.stringify(header.join(","))}, expected ${JSON.stringify(base)} (optionally followed by ${OPTIONAL_GROUPS.map((g) => `,${g.columns.join(",")}`).join(" then ")})`,

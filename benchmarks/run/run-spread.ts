@@ -79,7 +79,12 @@ export function withoutSpread(r: ResultRow): ResultRow {
 export function rangeOf(r: ResultRow, figure: Figure): Range {
   const f = FIELDS[figure];
   const value = r[f.value] as number;
-  return { median: value, min: (r[f.min] as number | undefined) ?? value, max: (r[f.max] as number | undefined) ?? value, runs: r.runs ?? 1 };
+  return {
+    median: value,
+    min: (r[f.min] as number | undefined) ?? value,
+    max: (r[f.max] as number | undefined) ?? value,
+    runs: r.runs ?? 1,
+  };
 }
 
 /** One row from the same measurement's runs, in run order (module comment). */
@@ -98,14 +103,22 @@ export function aggregateRows(rows: readonly ResultRow[]): ResultRow {
       [f.max]: Math.max(...rows.map((r) => rangeOf(r, figure).max)),
     });
   }
-  const p999 = rows.every((r) => r.p999_ms !== undefined) ? { p999_ms: round(median(rows.map((r) => r.p999_ms as number)), 3) } : {};
+  const p999 = rows.every((r) => r.p999_ms !== undefined)
+    ? { p999_ms: round(median(rows.map((r) => r.p999_ms as number)), 3) }
+    : {};
   const measured = rows.filter((r) => r.client_cpu_pct !== undefined);
   const busiest = measured.reduce<ResultRow | undefined>(
     (a, r) => (a === undefined || (r.client_cpu_pct as number) > (a.client_cpu_pct as number) ? r : a),
     undefined,
   );
   const client =
-    busiest === undefined ? {} : { client_cpu_pct: busiest.client_cpu_pct, client_cores: busiest.client_cores, client_bound: rows.some(isClientBound) };
+    busiest === undefined
+      ? {}
+      : {
+          client_cpu_pct: busiest.client_cpu_pct,
+          client_cores: busiest.client_cores,
+          client_bound: rows.some(isClientBound),
+        };
   const which = n === 1 ? "" : `median of ${n} runs (these notes, requests and duration: run ${mid.i + 1})`;
   return {
     ...base,
@@ -132,7 +145,12 @@ export function aggregateRuns(runs: readonly (readonly ResultRow[])[]): ResultRo
 /** a ÷ b with the range the runs allow: from a.min ÷ b.max to a.max ÷ b.min (NaN where b is 0). */
 export function ratioRange(a: Range, b: Range): Range {
   const div = (x: number, y: number): number => (y > 0 ? x / y : Number.NaN);
-  return { median: div(a.median, b.median), min: div(a.min, b.max), max: div(a.max, b.min), runs: Math.min(a.runs, b.runs) };
+  return {
+    median: div(a.median, b.median),
+    min: div(a.min, b.max),
+    max: div(a.max, b.min),
+    runs: Math.min(a.runs, b.runs),
+  };
 }
 
 /** a − b with the range the runs allow. */

@@ -79,7 +79,11 @@ export interface SloSweepRecord {
   summary: SloSummary;
 }
 
-const FIELD: Readonly<Record<SloPercentile, "p50_ms" | "p99_ms" | "p999_ms">> = { p50: "p50_ms", p99: "p99_ms", p999: "p999_ms" };
+const FIELD: Readonly<Record<SloPercentile, "p50_ms" | "p99_ms" | "p999_ms">> = {
+  p50: "p50_ms",
+  p99: "p99_ms",
+  p999: "p999_ms",
+};
 
 /** The step's value of the target's percentile (null when the step has none). */
 export function stepPercentile(t: SloTarget, s: Pick<SloStep, "p50_ms" | "p99_ms" | "p999_ms">): number | null {
@@ -93,7 +97,8 @@ export function judgeStep(t: SloTarget, s: Measured): SloStep {
   const why: string[] = [];
   if (s.error !== null) why.push(`errors: ${s.error}`);
   const share = s.offeredRps > 0 ? s.achievedRps / s.offeredRps : 0;
-  if (share < SLO_ACHIEVED_SHARE) why.push(`achieved ${(100 * share).toFixed(1)} % of the offered rate (< ${100 * SLO_ACHIEVED_SHARE} %)`);
+  if (share < SLO_ACHIEVED_SHARE)
+    why.push(`achieved ${(100 * share).toFixed(1)} % of the offered rate (< ${100 * SLO_ACHIEVED_SHARE} %)`);
   const v = stepPercentile(t, s);
   const name = percentileLabel(t.percentile);
   if (v === null) why.push(`no ${name} measured`);
@@ -156,11 +161,16 @@ const grouped = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
 /** "12,345", "below 5,000 (the lowest step)", "at least 61,000 (every step met it)"; `unit` follows the number. */
 export function formatFigure(f: SloFigure, unit = ""): string {
   const n = `${grouped.format(Math.round(f.rps))}${unit}`;
-  return f.bound === "exact" ? n : f.bound === "below" ? `below ${n} (the lowest step)` : `at least ${n} (every step met it)`;
+  return f.bound === "exact"
+    ? n
+    : f.bound === "below"
+      ? `below ${n} (the lowest step)`
+      : `at least ${n} (every step met it)`;
 }
 
 /** "12,345", "< 2,000", "≥ 61,000". */
-const bare = (f: SloFigure): string => `${f.bound === "below" ? "< " : f.bound === "atLeast" ? "≥ " : ""}${grouped.format(Math.round(f.rps))}`;
+const bare = (f: SloFigure): string =>
+  `${f.bound === "below" ? "< " : f.bound === "atLeast" ? "≥ " : ""}${grouped.format(Math.round(f.rps))}`;
 
 /** For a narrow table cell: "12,345 (11,002 – 13,120)", "< 2,100 (< 2,000 – 3,100)", "12,345 (1 run)". */
 export function formatSummaryShort(s: SloSummary): string {
@@ -170,7 +180,8 @@ export function formatSummaryShort(s: SloSummary): string {
 /** "12,345 ops/s (3 runs: 11,002 – 13,120)", "below 2,100 ops/s, the lowest step (3 runs: < 2,000 – 3,100)", "12,345 ops/s (one run: no spread measured)". */
 export function formatSummary(s: SloSummary): string {
   const m = s.median;
-  const median = m.bound === "exact" ? formatFigure(m, " ops/s") : formatFigure(m, " ops/s").replace(/ \((.+)\)$/, ", $1");
+  const median =
+    m.bound === "exact" ? formatFigure(m, " ops/s") : formatFigure(m, " ops/s").replace(/ \((.+)\)$/, ", $1");
   const spread = s.runs === 1 ? "one run: no spread measured" : `${s.runs} runs: ${bare(s.min)} – ${bare(s.max)}`;
   return `${median} (${spread})`;
 }

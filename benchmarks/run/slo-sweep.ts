@@ -13,10 +13,29 @@
  * The mix: the run's `mix`, else the run's tests in equal shares (sloMix). Reads go to the primary
  * (primaries); a soak's sampling and the run's own `rate` are not part of the sweep.
  */
-import { DEFAULT_SLO_STEP_SECONDS, DEFAULT_SLO_STEPS, SLO_ACHIEVED_SHARE, SLO_REFINE_STEPS, sloLabel } from "../../vocabulary/slo.js";
-import { BENCHMARK_TEST_COMMANDS, type BenchmarkTest, type MixEntry, type Workload } from "../../vocabulary/workload.js";
+import {
+  DEFAULT_SLO_STEP_SECONDS,
+  DEFAULT_SLO_STEPS,
+  SLO_ACHIEVED_SHARE,
+  SLO_REFINE_STEPS,
+  sloLabel,
+} from "../../vocabulary/slo.js";
+import {
+  BENCHMARK_TEST_COMMANDS,
+  type BenchmarkTest,
+  type MixEntry,
+  type Workload,
+} from "../../vocabulary/workload.js";
 import { runMix, type MixResult, type RunMixOptions } from "./mix-runner.js";
-import { judgeStep, nextRefineRate, summarizeFigures, sweepFigure, type SloStep, type SloSweepRecord, type SloSweepRun } from "./slo-figure.js";
+import {
+  judgeStep,
+  nextRefineRate,
+  summarizeFigures,
+  sweepFigure,
+  type SloStep,
+  type SloSweepRecord,
+  type SloSweepRun,
+} from "./slo-figure.js";
 
 /**
  * The mix a sweep runs: the run's mix when it has one; otherwise the run's tests in equal whole
@@ -41,7 +60,12 @@ export function sloMix(w: Pick<Workload, "mix" | "tests">): MixEntry[] {
 /** The workload of a sweep's run: its mix, one step's length, reads on the primary, no soak; open loop at `rate` when given. */
 export function sweepWorkload(w: Workload, rate?: number): Workload {
   const { rate: _rate, soak: _soak, reads: _reads, ...rest } = w;
-  return { ...rest, mix: sloMix(w), durationSeconds: w.sloStepSeconds ?? DEFAULT_SLO_STEP_SECONDS, ...(rate === undefined ? {} : { rate }) };
+  return {
+    ...rest,
+    mix: sloMix(w),
+    durationSeconds: w.sloStepSeconds ?? DEFAULT_SLO_STEP_SECONDS,
+    ...(rate === undefined ? {} : { rate }),
+  };
 }
 
 /** What a sweep of one topology needs: runMix's options (the workload with `slo` set) and a description of the path. */
@@ -79,7 +103,13 @@ async function step(side: SloSweepSide, run: Run, rate: number, fraction: number
     });
   } catch (err) {
     const e = { p50_ms: null, p99_ms: null, p999_ms: null, max_ms: null };
-    return judgeStep(slo, { ...base, achievedRps: 0, requests: 0, ...e, error: (err as Error).message.replace(/\s*\n\s*/g, " | ") });
+    return judgeStep(slo, {
+      ...base,
+      achievedRps: 0,
+      requests: 0,
+      ...e,
+      error: (err as Error).message.replace(/\s*\n\s*/g, " | "),
+    });
   }
 }
 
@@ -90,8 +120,14 @@ export async function runSloSweep(side: SloSweepSide, run: Run = runMix, label =
   const say = (line: string): void => o.onProgress?.(`${label}${line}`);
   const closed = await run({ ...o, workload: sweepWorkload(w), onProgress: undefined });
   const mix = closed.rows.find((x) => x.test === "MIX");
-  if (mix === undefined || !(mix.rps > 0)) throw new Error(`the sweep's closed-loop ceiling run measured no rate (${o.mode})`);
-  const ceiling = { rps: mix.rps, p50_ms: mix.p50_ms, p99_ms: mix.p99_ms, p999_ms: closed.latency.p999_ms.MIX ?? mix.p999_ms ?? mix.max_ms };
+  if (mix === undefined || !(mix.rps > 0))
+    throw new Error(`the sweep's closed-loop ceiling run measured no rate (${o.mode})`);
+  const ceiling = {
+    rps: mix.rps,
+    p50_ms: mix.p50_ms,
+    p99_ms: mix.p99_ms,
+    p999_ms: closed.latency.p999_ms.MIX ?? mix.p999_ms ?? mix.max_ms,
+  };
   say(`closed-loop ceiling ${fmt(ceiling.rps)}/s`);
   const n = w.sloSteps ?? DEFAULT_SLO_STEPS;
   const steps: SloStep[] = [];
@@ -132,8 +168,13 @@ export function sweepRecord(side: SloSweepSide, runs: SloSweepRun[]): SloSweepRe
 }
 
 /** `repeat` sweeps of each side, interleaved (run 1 of every side, then run 2, …); one record per side, in the sides' order. */
-export async function runSloSweeps(sides: readonly SloSweepSide[], repeat: number, run: Run = runMix): Promise<SloSweepRecord[]> {
-  if (!Number.isInteger(repeat) || repeat < 1) throw new RangeError(`repeat must be a whole number ≥ 1 (got ${repeat})`);
+export async function runSloSweeps(
+  sides: readonly SloSweepSide[],
+  repeat: number,
+  run: Run = runMix,
+): Promise<SloSweepRecord[]> {
+  if (!Number.isInteger(repeat) || repeat < 1)
+    throw new RangeError(`repeat must be a whole number ≥ 1 (got ${repeat})`);
   const runs: SloSweepRun[][] = sides.map(() => []);
   for (let k = 1; k <= repeat; k++) {
     for (const [i, side] of sides.entries()) {

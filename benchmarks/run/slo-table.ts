@@ -7,7 +7,14 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sloLabel } from "../../vocabulary/slo.js";
 import type { SideRow } from "./comparison.js";
-import { formatFigure, formatSummary, formatSummaryShort, rangesOverlap, type SloSummary, type SloSweepRecord } from "./slo-figure.js";
+import {
+  formatFigure,
+  formatSummary,
+  formatSummaryShort,
+  rangesOverlap,
+  type SloSummary,
+  type SloSweepRecord,
+} from "./slo-figure.js";
 
 /** "1.24× (cluster ÷ replication; the ranges do not overlap)", or why no ratio is a finding: overlapping ranges, a single run, a bound. */
 export function sloSpeedupText(cluster: SloSummary, replication: SloSummary): string {
@@ -58,7 +65,10 @@ export function renderSloMarkdown(records: readonly SloSweepRecord[]): string[] 
   for (const r of records) {
     lines.push(`### ${r.mode}: ${formatSummary(r.summary)}`, "", `Swept through ${r.via}.`, "");
     lines.push(
-      ...r.runs.map((run, i) => `- Sweep ${i + 1}: closed-loop ceiling ${rps(run.ceiling.rps)}/s, throughput at the target ${formatFigure(run.figure, "/s")}`),
+      ...r.runs.map(
+        (run, i) =>
+          `- Sweep ${i + 1}: closed-loop ceiling ${rps(run.ceiling.rps)}/s, throughput at the target ${formatFigure(run.figure, "/s")}`,
+      ),
       "",
     );
     lines.push(

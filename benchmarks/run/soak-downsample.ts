@@ -40,8 +40,12 @@ function merge(group: readonly SoakSample[]): SoakSample {
 }
 
 /** The record unchanged when it has at most `maxPoints` samples; else merged k at a time (k the smallest that fits). */
-export function downsampleSoak<R extends SoakRecord>(r: R, maxPoints = MAX_SOAK_OUTPUT_POINTS): R & { downsampled?: Downsampled } {
-  if (!Number.isSafeInteger(maxPoints) || maxPoints < 1) throw new RangeError(`maxPoints must be a whole number ≥ 1, got ${maxPoints}`);
+export function downsampleSoak<R extends SoakRecord>(
+  r: R,
+  maxPoints = MAX_SOAK_OUTPUT_POINTS,
+): R & { downsampled?: Downsampled } {
+  if (!Number.isSafeInteger(maxPoints) || maxPoints < 1)
+    throw new RangeError(`maxPoints must be a whole number ≥ 1, got ${maxPoints}`);
   if (r.samples.length <= maxPoints) return r;
   const factor = Math.ceil(r.samples.length / maxPoints);
   const samples: SoakSample[] = [];

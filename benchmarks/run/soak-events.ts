@@ -53,7 +53,9 @@ interface OpenRewrite {
 export function detectSoakEvents(baseline: readonly MemberInfo[], samples: readonly SoakSample[]): SoakEvent[] {
   const events: SoakEvent[] = [];
   const medianP99 = median(samples.filter((s) => s.requests > 0).map((s) => s.p99_ms));
-  const members = [...new Set([...baseline.map((m) => m.member), ...samples.flatMap((s) => s.members.map((m) => m.member))])];
+  const members = [
+    ...new Set([...baseline.map((m) => m.member), ...samples.flatMap((s) => s.members.map((m) => m.member))]),
+  ];
   for (const member of members) {
     let prev = baseline.find((m) => m.member === member);
     let rewrite: OpenRewrite | undefined;
@@ -63,7 +65,8 @@ export function detectSoakEvents(baseline: readonly MemberInfo[], samples: reado
       if (rewrite === undefined) return;
       const p99 = Math.max(...samples.slice(rewrite.from, upTo + 1).map((s) => s.p99_ms));
       rewrite.event.fork_usec = cur.latest_fork_usec;
-      rewrite.event.latency_spike = medianP99 > 0 && p99 >= SPIKE_FACTOR * medianP99 ? { p99_ms: p99, median_p99_ms: medianP99 } : null;
+      rewrite.event.latency_spike =
+        medianP99 > 0 && p99 >= SPIKE_FACTOR * medianP99 ? { p99_ms: p99, median_p99_ms: medianP99 } : null;
       rewrite.event.evidence += `; over by t=${(samples[upTo] as SoakSample).t_s} s (aof_last_bgrewrite_status ${String(cur.aof_last_bgrewrite_status)}, latest_fork_usec ${String(cur.latest_fork_usec)})`;
       rewrite = undefined;
     };
@@ -87,7 +90,11 @@ export function detectSoakEvents(baseline: readonly MemberInfo[], samples: reado
         return;
       }
       if (prev.role !== cur.role)
-        events.push({ ...base, kind: "role-change", evidence: changed(prev, cur, ["role", "master_link_status", "connected_slaves"]) });
+        events.push({
+          ...base,
+          kind: "role-change",
+          evidence: changed(prev, cur, ["role", "master_link_status", "connected_slaves"]),
+        });
 
       // AOF rewrites.
       const restarted = prev.aof_rewrites !== null && cur.aof_rewrites !== null && cur.aof_rewrites < prev.aof_rewrites;
@@ -95,7 +102,11 @@ export function detectSoakEvents(baseline: readonly MemberInfo[], samples: reado
       const started = cur.aof_rewrite_in_progress === 1 && prev.aof_rewrite_in_progress !== 1;
       if (rewrite === undefined && (counted || started)) {
         rewrite = {
-          event: { ...base, kind: "aof-rewrite", evidence: changed(prev, cur, ["aof_rewrite_in_progress", "aof_rewrites", "total_forks"]) },
+          event: {
+            ...base,
+            kind: "aof-rewrite",
+            evidence: changed(prev, cur, ["aof_rewrite_in_progress", "aof_rewrites", "total_forks"]),
+          },
           from: i,
         };
         events.push(rewrite.event);
@@ -107,13 +118,24 @@ export function detectSoakEvents(baseline: readonly MemberInfo[], samples: reado
         events.push({
           ...base,
           kind: "full-resync",
-          evidence: changed(prev, cur, ["sync_full", "sync_partial_ok", "sync_partial_err", "connected_slaves", "rdb_bgsave_in_progress", "latest_fork_usec"]),
+          evidence: changed(prev, cur, [
+            "sync_full",
+            "sync_partial_ok",
+            "sync_partial_err",
+            "connected_slaves",
+            "rdb_bgsave_in_progress",
+            "latest_fork_usec",
+          ]),
         });
 
       // Replica link.
       if (cur.role === "slave" && prev.role === "slave") {
         if (prev.master_link_status === "up" && cur.master_link_status !== "up" && linkDown === undefined) {
-          linkDown = { ...base, kind: "link-down", evidence: changed(prev, cur, ["master_link_status", "master_sync_in_progress"]) };
+          linkDown = {
+            ...base,
+            kind: "link-down",
+            evidence: changed(prev, cur, ["master_link_status", "master_sync_in_progress"]),
+          };
           events.push(linkDown);
         } else if (linkDown !== undefined && cur.master_link_status === "up") {
           linkDown.evidence += `; up again at t=${sample.t_s} s`;
@@ -130,6 +152,9 @@ export function detectSoakEvents(baseline: readonly MemberInfo[], samples: reado
 /** Human lines for the notes and summary.md: `t=12 s aof-rewrite on 127.0.0.1:7001: aof_rewrites 0→1 …`. */
 export function describeSoakEvent(e: SoakEvent): string {
   const fork = e.fork_usec === null ? "" : `; fork ${e.fork_usec} µs`;
-  const spike = e.latency_spike === null ? "" : `; window p99 ${e.latency_spike.p99_ms} ms vs median ${e.latency_spike.median_p99_ms} ms`;
+  const spike =
+    e.latency_spike === null
+      ? ""
+      : `; window p99 ${e.latency_spike.p99_ms} ms vs median ${e.latency_spike.median_p99_ms} ms`;
   return `t=${e.t_s} s ${e.kind} on ${e.member}: ${e.evidence}${fork}${spike}`;
 }

@@ -9,8 +9,14 @@
 import { z } from "zod";
 import { INFO_NUMBERS, INFO_TEXTS, SOAK_EVENT_KINDS, type InfoNumber, type InfoText } from "./soak-fields.js";
 
-const numbers = Object.fromEntries(INFO_NUMBERS.map((k) => [k, z.number().nullable()])) as Record<InfoNumber, z.ZodNullable<z.ZodNumber>>;
-const texts = Object.fromEntries(INFO_TEXTS.map((k) => [k, z.string().nullable()])) as Record<InfoText, z.ZodNullable<z.ZodString>>;
+const numbers = Object.fromEntries(INFO_NUMBERS.map((k) => [k, z.number().nullable()])) as Record<
+  InfoNumber,
+  z.ZodNullable<z.ZodNumber>
+>;
+const texts = Object.fromEntries(INFO_TEXTS.map((k) => [k, z.string().nullable()])) as Record<
+  InfoText,
+  z.ZodNullable<z.ZodString>
+>;
 
 /** One member's INFO at one sample; `error` when it did not answer (every field then null). */
 export const memberInfoSchema = z.object({

@@ -51,7 +51,8 @@ const round = (x: number, digits: number): number => Number(x.toFixed(digits));
 
 /** Reads the baseline INFO (before the load); then a sample per window handed over. */
 export async function startSoakSampler(o: SoakSamplerOptions): Promise<SoakSampler> {
-  if (!Number.isFinite(o.sampleSeconds) || o.sampleSeconds <= 0) throw new RangeError(`soak: sampleSeconds must be > 0, got ${o.sampleSeconds}`);
+  if (!Number.isFinite(o.sampleSeconds) || o.sampleSeconds <= 0)
+    throw new RangeError(`soak: sampleSeconds must be > 0, got ${o.sampleSeconds}`);
   const baseline = await o.poller.poll();
   const samples: SoakSample[] = [];
   const windows: LoadgenWindow[] = [];
@@ -122,7 +123,11 @@ export async function startMixSoak(o: {
   password?: string;
   onProgress?: (line: string) => void;
 }): Promise<SoakSampler> {
-  const poller = new InfoPoller({ members: o.members, password: o.password, timeoutMs: Math.min(2000, Math.max(200, 500 * o.sampleSeconds)) });
+  const poller = new InfoPoller({
+    members: o.members,
+    password: o.password,
+    timeoutMs: Math.min(2000, Math.max(200, 500 * o.sampleSeconds)),
+  });
   try {
     const sampler = await startSoakSampler({
       sampleSeconds: o.sampleSeconds,
@@ -157,8 +162,14 @@ export function renderSoakMarkdown(soaks: readonly { label: string; record: Soak
   if (soaks.length === 0) return [];
   const lines = ["## Soak events", ""];
   for (const { label, record } of soaks) {
-    lines.push(`### ${label}: ${record.samples.length} samples every ${record.sampleSeconds} s from ${record.startedAt}`, "");
-    if (record.events.length === 0) lines.push("No event: no AOF rewrite, full resync, replica link down, role change or unreachable member was seen.");
+    lines.push(
+      `### ${label}: ${record.samples.length} samples every ${record.sampleSeconds} s from ${record.startedAt}`,
+      "",
+    );
+    if (record.events.length === 0)
+      lines.push(
+        "No event: no AOF rewrite, full resync, replica link down, role change or unreachable member was seen.",
+      );
     for (const e of record.events) lines.push(`- ${describeSoakEvent(e)}`);
     lines.push("");
   }

@@ -65,7 +65,10 @@ export function checkPin(o: Pick<LocalSweepOptions, "pin" | "shards" | "cpuCount
   return pinPlan(o.cpuCount ?? availableParallelism(), Math.max(...o.shards));
 }
 
-export async function runLocalSweep(o: LocalSweepOptions, progress: ProgressRunner = silentProgress): Promise<LocalSweepResult> {
+export async function runLocalSweep(
+  o: LocalSweepOptions,
+  progress: ProgressRunner = silentProgress,
+): Promise<LocalSweepResult> {
   const cpuCount = o.cpuCount ?? availableParallelism();
   const clientProcesses = o.clientProcesses ?? 1;
   checkPin({ ...o, cpuCount });
@@ -102,7 +105,8 @@ export async function runLocalSweep(o: LocalSweepOptions, progress: ProgressRunn
           expect: { primaries: n, replicasPerPrimary: o.replicasPerPrimary },
         });
         const tolerated = o.replicasPerPrimary === 0 && report.failures.every((f) => NO_REPLICA_CODES.has(f.code));
-        if (!report.ok && !tolerated) throw new Error(`the ${n}-shard cluster failed verification:\n${formatTopologyReport(report)}`);
+        if (!report.ok && !tolerated)
+          throw new Error(`the ${n}-shard cluster failed verification:\n${formatTopologyReport(report)}`);
         writeFileSync(join(rawDir, `verify-${n}-shards.json`), `${JSON.stringify(report, null, 2)}\n`);
         // Per test, the pids of its runs in spawn order; the last `clientProcesses` are the final run's.
         const pidsOf = new Map<string, number[]>();
@@ -128,7 +132,10 @@ export async function runLocalSweep(o: LocalSweepOptions, progress: ProgressRunn
         for (const r of rows) {
           const pids = (pidsOf.get(r.test) ?? []).slice(-clientProcesses);
           const cpuSeconds = pids.reduce((sum, pid) => sum + sampler.cpuSeconds(pid), 0);
-          const share = pids.length === 0 ? 0 : clientCpuShare(cpuSeconds, r.duration_s, o.workload.threads * clientProcesses, clientCpus);
+          const share =
+            pids.length === 0
+              ? 0
+              : clientCpuShare(cpuSeconds, r.duration_s, o.workload.threads * clientProcesses, clientCpus);
           measured.push({
             workload: r.workload,
             test: r.test,
@@ -145,7 +152,12 @@ export async function runLocalSweep(o: LocalSweepOptions, progress: ProgressRunn
             timestamp,
             server_version: r.server_version,
             client_version: r.client_version,
-            notes: [n === 1 ? "1 shard: client without --cluster against the primary, which owns every slot" : "", r.notes].filter((x) => x !== "").join("; "),
+            notes: [
+              n === 1 ? "1 shard: client without --cluster against the primary, which owns every slot" : "",
+              r.notes,
+            ]
+              .filter((x) => x !== "")
+              .join("; "),
           });
         }
       } finally {
@@ -157,7 +169,11 @@ export async function runLocalSweep(o: LocalSweepOptions, progress: ProgressRunn
   }));
   await progress(steps);
   const s = scaling(measured);
-  const rows: SweepRow[] = measured.map((r, i) => ({ ...r, scale: s[i]?.scale ?? null, exponent: s[i]?.exponent ?? null }));
+  const rows: SweepRow[] = measured.map((r, i) => ({
+    ...r,
+    scale: s[i]?.scale ?? null,
+    exponent: s[i]?.exponent ?? null,
+  }));
   writeFileSync(join(runDir, SWEEP_CSV_FILE), renderSweepCsv(rows));
   const versions = {
     server: binaries.server.version,
@@ -168,7 +184,10 @@ export async function runLocalSweep(o: LocalSweepOptions, progress: ProgressRunn
   const describe = [
     `shard sweep: ${o.shards.join(", ")} primaries × (1 + ${o.replicasPerPrimary}), one cluster per step${o.pin ? ", pinned" : ""}${clientsText}`,
   ];
-  writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(buildRunMeta(o.workload, versions, describe), null, 2)}\n`);
+  writeFileSync(
+    join(runDir, RUN_META_FILE),
+    `${JSON.stringify(buildRunMeta(o.workload, versions, describe), null, 2)}\n`,
+  );
   const reportPath = await writeReport([runDir], runDir);
   return { runDir, rows, reportPath };
 }

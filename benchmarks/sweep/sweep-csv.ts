@@ -61,7 +61,8 @@ export class SweepCsvError extends Error {
   }
 }
 
-const cell = (v: string | number | boolean | null): string => (v === null ? "" : typeof v === "number" ? String(Number(v.toFixed(6))) : String(v));
+const cell = (v: string | number | boolean | null): string =>
+  v === null ? "" : typeof v === "number" ? String(Number(v.toFixed(6))) : String(v);
 
 export function renderSweepCsv(rows: readonly SweepRow[]): string {
   return stringify(
@@ -111,7 +112,9 @@ export function parseSweepCsv(text: string): SweepRow[] {
     const parsed = rowSchema.safeParse(rec);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new SweepCsvError(`sweep.csv line ${i + 2}: ${issue?.path.join(".") ?? "?"}: ${issue?.message ?? "invalid"}`);
+      throw new SweepCsvError(
+        `sweep.csv line ${i + 2}: ${issue?.path.join(".") ?? "?"}: ${issue?.message ?? "invalid"}`,
+      );
     }
     return parsed.data;
   });

@@ -17,11 +17,16 @@ export class SweepInputError extends Error {
 export function parseShardList(text: string): number[] {
   const parts = text.split(",").map((s) => s.trim());
   const bad = parts.filter((s) => !/^\d+$/.test(s) || Number(s) < 1);
-  if (bad.length > 0) throw new SweepInputError(`--shards: ${bad.map((b) => `'${b}'`).join(", ")} is not a positive whole number (e.g. --shards 1,2,4)`);
+  if (bad.length > 0)
+    throw new SweepInputError(
+      `--shards: ${bad.map((b) => `'${b}'`).join(", ")} is not a positive whole number (e.g. --shards 1,2,4)`,
+    );
   const shards = parts.map(Number);
-  if (shards.length < 2) throw new SweepInputError("--shards needs at least two shard counts to measure scaling (e.g. --shards 1,2)");
+  if (shards.length < 2)
+    throw new SweepInputError("--shards needs at least two shard counts to measure scaling (e.g. --shards 1,2)");
   for (let i = 1; i < shards.length; i++) {
-    if ((shards[i] as number) <= (shards[i - 1] as number)) throw new SweepInputError(`--shards must increase strictly (got ${text})`);
+    if ((shards[i] as number) <= (shards[i - 1] as number))
+      throw new SweepInputError(`--shards must increase strictly (got ${text})`);
   }
   return shards;
 }

@@ -42,7 +42,9 @@ export interface ParsedClusterNodes {
 const NODE_ID = /^[0-9a-f]{40}$/i;
 
 /** Splits `ip:port@cport[,hostname...]`; the last colon separates the port (IPv6 hosts). */
-export function parseNodeAddress(field: string): { endpoint: NodeEndpoint | undefined; busPort: number | undefined; hostname: string | undefined } | undefined {
+export function parseNodeAddress(
+  field: string,
+): { endpoint: NodeEndpoint | undefined; busPort: number | undefined; hostname: string | undefined } | undefined {
   const comma = field.indexOf(",");
   const addr = comma < 0 ? field : field.slice(0, comma);
   const hostname = comma < 0 ? undefined : field.slice(comma + 1).split(",")[0] || undefined;
@@ -76,7 +78,16 @@ export function parseClusterNodeLine(line: string): ClusterNodeEntry | undefined
   const trimmed = line.trim();
   const f = trimmed.includes("  ") || trimmed.includes("\t") ? trimmed.split(/\s+/) : trimmed.split(" ");
   if (f.length < 8) return undefined;
-  const [id, addrField, flagField, primaryField, , , epochField, linkState] = f as [string, string, string, string, string, string, string, string];
+  const [id, addrField, flagField, primaryField, , , epochField, linkState] = f as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   if (!NODE_ID.test(id)) return undefined;
   const addr = parseNodeAddress(addrField);
   if (addr === undefined) return undefined;

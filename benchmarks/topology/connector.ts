@@ -30,7 +30,11 @@ export class ConnectionError extends Error {
     /** "not-valkey": something answered, but not a Valkey/Redis server. */
     readonly kind: "unreachable" | "not-valkey" = "unreachable",
   ) {
-    super(kind === "not-valkey" ? `${endpoint} is not a Valkey/Redis server: ${message}` : `cannot reach ${endpoint}: ${message}`);
+    super(
+      kind === "not-valkey"
+        ? `${endpoint} is not a Valkey/Redis server: ${message}`
+        : `cannot reach ${endpoint}: ${message}`,
+    );
     this.name = "ConnectionError";
   }
 }
@@ -40,11 +44,16 @@ export class ConnectionError extends Error {
  * port itself (protocol-probe.ts) so a non-Valkey listener is named as such.
  */
 async function explainFailure(host: string, port: number, label: string, cause: string): Promise<ConnectionError> {
-  if (/WRONGPASS|NOAUTH|invalid password/i.test(cause)) return new ConnectionError(label, `authentication failed (${cause})`);
+  if (/WRONGPASS|NOAUTH|invalid password/i.test(cause))
+    return new ConnectionError(label, `authentication failed (${cause})`);
   const probe = await probeProtocol(host, port);
-  if (probe.kind === "other") return new ConnectionError(label, `it answered '${probe.first}' to PING (${cause})`, "not-valkey");
+  if (probe.kind === "other")
+    return new ConnectionError(label, `it answered '${probe.first}' to PING (${cause})`, "not-valkey");
   if (probe.kind === "silent" && /timed out/i.test(cause)) {
-    return new ConnectionError(label, `no reply to PING (${cause}): a stopped or frozen server, or not a Valkey/Redis server`);
+    return new ConnectionError(
+      label,
+      `no reply to PING (${cause}): a stopped or frozen server, or not a Valkey/Redis server`,
+    );
   }
   return new ConnectionError(label, cause);
 }
@@ -73,7 +82,8 @@ export async function openClient(host: string, port: number, label: string, opts
     const reply = opts.password !== undefined ? await client.call("AUTH", opts.password) : await client.ping();
     const expected = opts.password !== undefined ? "OK" : "PONG";
     // The reply is not quoted: an echoing listener would echo the password back.
-    if (reply !== expected) throw new Error(`the reply to ${opts.password !== undefined ? "AUTH" : "PING"} was not ${expected}`);
+    if (reply !== expected)
+      throw new Error(`the reply to ${opts.password !== undefined ? "AUTH" : "PING"} was not ${expected}`);
   } catch (err) {
     client.disconnect();
     throw await explainFailure(host, port, label, (err as Error).message);

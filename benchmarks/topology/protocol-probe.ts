@@ -40,7 +40,9 @@ export function probeProtocol(host: string, port: number, timeoutMs = 1500): Pro
     };
     const verdict = (): ProbeResult => {
       if (got === "") return { kind: "silent" };
-      return RESP_TYPES.has(got[0]!) && !got.startsWith("PING") ? { kind: "resp", first: printable(got) } : { kind: "other", first: printable(got) };
+      return RESP_TYPES.has(got[0]!) && !got.startsWith("PING")
+        ? { kind: "resp", first: printable(got) }
+        : { kind: "other", first: printable(got) };
     };
     const timer = setTimeout(() => finish(verdict()), timeoutMs);
     socket.setEncoding("latin1");

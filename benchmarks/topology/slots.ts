@@ -17,7 +17,8 @@ export function splitSlots(parts: number, total: number = CLUSTER_SLOT_COUNT): S
   if (!Number.isInteger(parts) || parts < 1) {
     throw new RangeError(`cannot split slots over ${parts} primaries: need a whole number ≥ 1`);
   }
-  if (!Number.isInteger(total) || total < 1) throw new RangeError(`slot total must be a whole number ≥ 1 (got ${total})`);
+  if (!Number.isInteger(total) || total < 1)
+    throw new RangeError(`slot total must be a whole number ≥ 1 (got ${total})`);
   if (parts > total) {
     throw new RangeError(`cannot split ${total} slots over ${parts} primaries: every primary needs at least one slot`);
   }

@@ -26,6 +26,7 @@ export async function bundleEntry(entry: string, what: string): Promise<string> 
   });
   const text = out.outputFiles[0]?.text;
   if (text === undefined) throw new Error(`esbuild produced no output for ${what}`);
-  if (Buffer.byteLength(text) >= CONFIGMAP_LIMIT_BYTES) throw new Error(`${what} bundles to ${Buffer.byteLength(text)} bytes, over a ConfigMap's 1 MiB`);
+  if (Buffer.byteLength(text) >= CONFIGMAP_LIMIT_BYTES)
+    throw new Error(`${what} bundles to ${Buffer.byteLength(text)} bytes, over a ConfigMap's 1 MiB`);
   return text;
 }

@@ -70,7 +70,9 @@ export function checkZones(
   failWithoutWorkingReplica: boolean,
 ): void {
   if (zones === undefined) {
-    notes.push("no zone source given: zone checks skipped (ZONE_UNKNOWN, NO_CROSS_AZ_REPLICA and, in cluster mode, AZ_PRIMARY_MAJORITY)");
+    notes.push(
+      "no zone source given: zone checks skipped (ZONE_UNKNOWN, NO_CROSS_AZ_REPLICA and, in cluster mode, AZ_PRIMARY_MAJORITY)",
+    );
     return;
   }
   for (const s of shards) {

@@ -22,7 +22,13 @@ export function announcedZones(reply: unknown): Map<string, string> {
       const zone = f.get("availability-zone");
       const ip = f.get("ip");
       const port = f.get("port");
-      if (typeof zone === "string" && zone !== "" && typeof ip === "string" && ip !== "" && (typeof port === "number" || typeof port === "string")) {
+      if (
+        typeof zone === "string" &&
+        zone !== "" &&
+        typeof ip === "string" &&
+        ip !== "" &&
+        (typeof port === "number" || typeof port === "string")
+      ) {
         zones.set(`${ip}:${String(port)}`, zone);
       }
     }
@@ -31,7 +37,10 @@ export function announcedZones(reply: unknown): Map<string, string> {
 }
 
 /** Announced zones as seen by the first seed that answers CLUSTER SHARDS; empty if none does. */
-export async function collectAnnouncedZones(connector: Connector, seeds: readonly NodeEndpoint[]): Promise<Map<string, string>> {
+export async function collectAnnouncedZones(
+  connector: Connector,
+  seeds: readonly NodeEndpoint[],
+): Promise<Map<string, string>> {
   for (const seed of seeds) {
     try {
       const client = await connector.connect(seed);
@@ -48,7 +57,10 @@ export async function collectAnnouncedZones(connector: Connector, seeds: readonl
 }
 
 /** The zone map the analysis gets: announced zones win, the zone source fills the rest. */
-export function mergeZones(announced: Map<string, string>, fromSource: Map<string, string> | undefined): Map<string, string> | undefined {
+export function mergeZones(
+  announced: Map<string, string>,
+  fromSource: Map<string, string> | undefined,
+): Map<string, string> | undefined {
   if (announced.size === 0) return fromSource;
   return new Map([...(fromSource ?? new Map<string, string>()), ...announced]);
 }

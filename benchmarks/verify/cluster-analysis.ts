@@ -33,7 +33,12 @@ import {
   type AnalysisContext,
   type NodeCapture,
 } from "./analysis-common.js";
-import { parseClusterNodeLine, parseClusterNodes, type ClusterNodeEntry, type ClusterNodesDigest } from "../topology/cluster-nodes-parser.js";
+import {
+  parseClusterNodeLine,
+  parseClusterNodes,
+  type ClusterNodeEntry,
+  type ClusterNodesDigest,
+} from "../topology/cluster-nodes-parser.js";
 import type { ReplicaReport, ShardReport, TopologyReport } from "./verify-types.js";
 
 export interface ClusterNodeCapture extends NodeCapture {
@@ -66,10 +71,16 @@ interface Seen {
 }
 
 /** Adds one failure for a condition seen by several nodes, naming the first (the seed when it is one). */
-function aggregate(failures: FailureList, code: "CLUSTER_STATE_NOT_OK" | "SLOTS_UNASSIGNED" | "SLOTS_NOT_OK", seen: readonly Seen[], total: number): void {
+function aggregate(
+  failures: FailureList,
+  code: "CLUSTER_STATE_NOT_OK" | "SLOTS_UNASSIGNED" | "SLOTS_NOT_OK",
+  seen: readonly Seen[],
+  total: number,
+): void {
   const first = seen[0];
   if (first === undefined) return;
-  const others = seen.length > 1 ? ` (seen by ${seen.length} of ${total} nodes: ${listSome(seen.map((x) => x.address))})` : "";
+  const others =
+    seen.length > 1 ? ` (seen by ${seen.length} of ${total} nodes: ${listSome(seen.map((x) => x.address))})` : "";
   failures.add(code, `${first.address}: ${first.detail}${others}`, first.address);
 }
 
@@ -89,7 +100,12 @@ function seedFailure(c: ClusterCapture, failures: FailureList): void {
   if (c.seedError !== undefined && /cluster support disabled/i.test(c.seedError)) {
     const what = "it is not a cluster node (a replication-mode primary or replica? use --mode replication)";
     failures.add("CLUSTER_MODE_DISABLED", `seed ${c.seed} has cluster mode off (cluster-enabled no): ${what}`, c.seed);
-  } else failures.add("CLUSTER_STATE_NOT_OK", `seed ${c.seed} cannot describe a cluster: ${c.seedError ?? "no CLUSTER NODES reply"}`, c.seed);
+  } else
+    failures.add(
+      "CLUSTER_STATE_NOT_OK",
+      `seed ${c.seed} cannot describe a cluster: ${c.seedError ?? "no CLUSTER NODES reply"}`,
+      c.seed,
+    );
 }
 
 /** Failure flags from the seed's view and every node's digest, and unreachable nodes: NODE_FAILED; the failed node ids. */
@@ -111,10 +127,12 @@ function failedNodeIds(v: ClusterView): Set<string> {
       const e = parseClusterNodeLine(line);
       if (e) flag(e.id, cap.address, e.failed, e.pfail);
     }
-    if (d.knownNodes !== entries.length) notes.push(`${cap.address} knows ${d.knownNodes} nodes, the seed knows ${entries.length}`);
+    if (d.knownNodes !== entries.length)
+      notes.push(`${cap.address} knows ${d.knownNodes} nodes, the seed knows ${entries.length}`);
     const self = d.self === undefined ? undefined : parseClusterNodeLine(d.self);
     const asSeenBySeed = self === undefined ? undefined : byId.get(self.id);
-    if (self !== undefined && asSeenBySeed === undefined) notes.push(`${cap.address} (${self.id.slice(0, 8)}…) is not in the seed's view`);
+    if (self !== undefined && asSeenBySeed === undefined)
+      notes.push(`${cap.address} (${self.id.slice(0, 8)}…) is not in the seed's view`);
     else if (self !== undefined && asSeenBySeed !== undefined && self.role !== asSeenBySeed.role) {
       notes.push(`${cap.address} calls itself ${self.role}, the seed sees it as ${asSeenBySeed.role}`);
     }
@@ -204,14 +222,20 @@ function checkSlotOwnership(v: ClusterView, info: ReturnType<typeof checkCluster
 }
 
 /** The shards (primaries by first slot, their replicas and which of them work): SLOTS_NOT_OK, PRIMARY_WITHOUT_REPLICA. */
-function buildShards(v: ClusterView, ctx: AnalysisContext, failedIds: ReadonlySet<string>): { shards: ShardReport[]; working: Set<string> } {
+function buildShards(
+  v: ClusterView,
+  ctx: AnalysisContext,
+  failedIds: ReadonlySet<string>,
+): { shards: ShardReport[]; working: Set<string> } {
   const { entries, byId, addressOf, captures, failures, notes } = v;
   const zoneOf = (address: string): string | undefined => ctx.zones?.get(address);
   const replicasOf = new Map<string, ClusterNodeEntry[]>();
   for (const n of entries) {
     if (n.role !== "replica") continue;
     if (n.primaryId === undefined || byId.get(n.primaryId)?.role !== "primary") {
-      notes.push(`replica ${addressOf(n)} follows ${n.primaryId === undefined ? "no primary" : `unknown primary ${n.primaryId.slice(0, 8)}…`}`);
+      notes.push(
+        `replica ${addressOf(n)} follows ${n.primaryId === undefined ? "no primary" : `unknown primary ${n.primaryId.slice(0, 8)}…`}`,
+      );
       continue;
     }
     let list = replicasOf.get(n.primaryId);
@@ -221,7 +245,9 @@ function buildShards(v: ClusterView, ctx: AnalysisContext, failedIds: ReadonlySe
   const working = new Set<string>();
   const shards: ShardReport[] = [];
   const primaries = entries.filter((n) => n.role === "primary" && !(n.failed && n.slots.length === 0));
-  const firstSlot = new Map(primaries.map((n) => [n.id, n.slots.reduce((m, r) => Math.min(m, r.start), CLUSTER_SLOT_COUNT)]));
+  const firstSlot = new Map(
+    primaries.map((n) => [n.id, n.slots.reduce((m, r) => Math.min(m, r.start), CLUSTER_SLOT_COUNT)]),
+  );
   primaries.sort((a, b) => (firstSlot.get(a.id) ?? 0) - (firstSlot.get(b.id) ?? 0));
   for (const p of primaries) {
     const address = addressOf(p);
@@ -230,7 +256,11 @@ function buildShards(v: ClusterView, ctx: AnalysisContext, failedIds: ReadonlySe
     const slotCount = merged.reduce((sum, r) => sum + r.end - r.start + 1, 0);
     const primaryOffset = replicationOffset(captures.get(address)?.replicationInfo);
     if (slotCount > 0 && failedIds.has(p.id)) {
-      failures.add("SLOTS_NOT_OK", `slots ${listSome(formatSlotRanges(merged), 4)} are owned by ${address}, which is failed or unreachable`, address);
+      failures.add(
+        "SLOTS_NOT_OK",
+        `slots ${listSome(formatSlotRanges(merged), 4)} are owned by ${address}, which is failed or unreachable`,
+        address,
+      );
     }
     const replicas: ReplicaReport[] = (replicasOf.get(p.id) ?? []).map((r) => {
       const raddr = addressOf(r);
@@ -239,31 +269,57 @@ function buildShards(v: ClusterView, ctx: AnalysisContext, failedIds: ReadonlySe
       const linkUp = infoValue(rinfo, "master_link_status") === "up" && !failedIds.has(r.id);
       if (linkUp) working.add(raddr);
       const rOffset = replicationOffset(rinfo);
-      const report: ReplicaReport = { address: raddr, zone: rzone, crossAz: zone !== undefined && rzone !== undefined && zone !== rzone, linkUp, nodeId: r.id };
+      const report: ReplicaReport = {
+        address: raddr,
+        zone: rzone,
+        crossAz: zone !== undefined && rzone !== undefined && zone !== rzone,
+        linkUp,
+        nodeId: r.id,
+      };
       if (primaryOffset !== undefined && rOffset !== undefined) report.lagBytes = Math.max(0, primaryOffset - rOffset);
       return report;
     });
     shards.push({
-      primary: { address, zone, nodeId: p.id, slotRanges: formatSlotRanges(merged), slotCount, keys: captures.get(address)?.dbsize },
+      primary: {
+        address,
+        zone,
+        nodeId: p.id,
+        slotRanges: formatSlotRanges(merged),
+        slotCount,
+        keys: captures.get(address)?.dbsize,
+      },
       replicas,
     });
     const workingReplicas = replicas.filter((r) => r.linkUp);
     if (workingReplicas.length === 0) {
-      const why = replicas.length === 0 ? "has no replica" : `has no working replica (${listSome(replicas.map((r) => `${r.address}: link down or failed`))})`;
-      failures.add("PRIMARY_WITHOUT_REPLICA", `primary ${address} (slots ${listSome(formatSlotRanges(merged), 4) || "none"}) ${why}`, address);
+      const why =
+        replicas.length === 0
+          ? "has no replica"
+          : `has no working replica (${listSome(replicas.map((r) => `${r.address}: link down or failed`))})`;
+      failures.add(
+        "PRIMARY_WITHOUT_REPLICA",
+        `primary ${address} (slots ${listSome(formatSlotRanges(merged), 4) || "none"}) ${why}`,
+        address,
+      );
     }
   }
   return { shards, working };
 }
 
 /** Zone checks on working replicas, and AZ_PRIMARY_MAJORITY (with ≥ 3 zones in use and ≥ 2 primaries). */
-function checkZonePlacement(v: ClusterView, ctx: AnalysisContext, shards: readonly ShardReport[], working: ReadonlySet<string>): void {
+function checkZonePlacement(
+  v: ClusterView,
+  ctx: AnalysisContext,
+  shards: readonly ShardReport[],
+  working: ReadonlySet<string>,
+): void {
   const { failures, notes } = v;
   // A primary with no working replica already has PRIMARY_WITHOUT_REPLICA.
   checkZones(shards, ctx.zones, (a) => working.has(a), failures, notes, false);
   if (ctx.zones !== undefined) {
     const zonesInUse = new Set<string>();
-    for (const s of shards) for (const n of [s.primary, ...s.replicas]) if (n.zone !== undefined) zonesInUse.add(n.zone);
+    for (const s of shards)
+      for (const n of [s.primary, ...s.replicas]) if (n.zone !== undefined) zonesInUse.add(n.zone);
     const perZone = new Map<string, string[]>();
     for (const s of shards) {
       if (s.primary.zone === undefined) continue;
@@ -296,7 +352,11 @@ function checkExpectedShape(ctx: AnalysisContext, shards: readonly ShardReport[]
   if (e.replicasPerPrimary !== undefined) {
     for (const s of shards) {
       if (s.replicas.length !== e.replicasPerPrimary) {
-        failures.add("SHAPE_MISMATCH", `primary ${s.primary.address} has ${s.replicas.length} replica(s), expected ${e.replicasPerPrimary}`, s.primary.address);
+        failures.add(
+          "SHAPE_MISMATCH",
+          `primary ${s.primary.address} has ${s.replicas.length} replica(s), expected ${e.replicasPerPrimary}`,
+          s.primary.address,
+        );
       }
     }
   }

@@ -52,7 +52,10 @@ class Session {
 }
 
 /** Connects to the first seed that answers; throws ConnectionError naming every failure. */
-async function firstSeed(session: Session, seeds: readonly NodeEndpoint[]): Promise<{ seed: NodeEndpoint; client: Redis }> {
+async function firstSeed(
+  session: Session,
+  seeds: readonly NodeEndpoint[],
+): Promise<{ seed: NodeEndpoint; client: Redis }> {
   const errors: ConnectionError[] = [];
   for (const seed of seeds) {
     try {
@@ -71,7 +74,11 @@ async function firstSeed(session: Session, seeds: readonly NodeEndpoint[]): Prom
   );
 }
 
-async function captureNode<T extends NodeCapture>(session: Session, endpoint: NodeEndpoint, ask: (c: Redis, capture: T) => Promise<void>): Promise<T> {
+async function captureNode<T extends NodeCapture>(
+  session: Session,
+  endpoint: NodeEndpoint,
+  ask: (c: Redis, capture: T) => Promise<void>,
+): Promise<T> {
   const capture = { address: endpointKey(endpoint) } as T;
   try {
     await ask(await session.get(endpoint), capture);
@@ -87,7 +94,11 @@ export interface Collected<T> {
   endpoints: NodeEndpoint[];
 }
 
-export async function collectCluster(connector: Connector, seeds: readonly NodeEndpoint[], countKeys: boolean): Promise<Collected<ClusterCapture>> {
+export async function collectCluster(
+  connector: Connector,
+  seeds: readonly NodeEndpoint[],
+  countKeys: boolean,
+): Promise<Collected<ClusterCapture>> {
   const session = new Session(connector);
   try {
     const { seed, client } = await firstSeed(session, seeds);
@@ -95,9 +106,15 @@ export async function collectCluster(connector: Connector, seeds: readonly NodeE
     let seedClusterNodes: string;
     let seedClusterInfo: string;
     try {
-      [seedClusterNodes, seedClusterInfo] = (await Promise.all([client.call("CLUSTER", "NODES"), client.call("CLUSTER", "INFO")])) as [string, string];
+      [seedClusterNodes, seedClusterInfo] = (await Promise.all([
+        client.call("CLUSTER", "NODES"),
+        client.call("CLUSTER", "INFO"),
+      ])) as [string, string];
     } catch (err) {
-      return { capture: { seed: seedKey, seedAddress: seedKey, seedError: message(err), nodes: [] }, endpoints: [seed] };
+      return {
+        capture: { seed: seedKey, seedAddress: seedKey, seedError: message(err), nodes: [] },
+        endpoints: [seed],
+      };
     }
     const entries = parseClusterNodes(seedClusterNodes).nodes;
     const self = entries.find((n) => n.myself);
@@ -135,7 +152,11 @@ export async function collectCluster(connector: Connector, seeds: readonly NodeE
   }
 }
 
-export async function collectReplication(connector: Connector, seeds: readonly NodeEndpoint[], countKeys: boolean): Promise<Collected<ReplicationCapture>> {
+export async function collectReplication(
+  connector: Connector,
+  seeds: readonly NodeEndpoint[],
+  countKeys: boolean,
+): Promise<Collected<ReplicationCapture>> {
   const session = new Session(connector);
   try {
     const { seed, client } = await firstSeed(session, seeds);

@@ -11,7 +11,11 @@ function replicaLine(r: ReplicaReport): string {
 }
 
 function sentinelLine(s: SentinelReport): string {
-  const view = !s.reachable ? `UNREACHABLE (${s.error ?? "?"})` : s.agrees ? `agrees ✓` : `names ${s.primary ?? "no primary"} ✗`;
+  const view = !s.reachable
+    ? `UNREACHABLE (${s.error ?? "?"})`
+    : s.agrees
+      ? `agrees ✓`
+      : `names ${s.primary ?? "no primary"} ✗`;
   const quorum = s.ckquorum === undefined ? "" : `  ckquorum: ${s.ckquorum}`;
   return `SENTINEL ${s.address}  ${zoneText(s.zone)}  ${view}${quorum}`;
 }
@@ -50,7 +54,10 @@ export function formatTopologyReport(r: TopologyReport): string {
       r.mode === "cluster"
         ? `cluster_state=ok, all ${r.slotsAssigned ?? "?"} slots assigned and ok`
         : `primary ${r.seed ?? "?"} with ${r.shards[0]?.replicas.length ?? 0} linked replica(s)`;
-    const az = r.zoneCheck === "skipped" ? "zone checks skipped (no zone source)" : "every primary has a linked replica in another zone";
+    const az =
+      r.zoneCheck === "skipped"
+        ? "zone checks skipped (no zone source)"
+        : "every primary has a linked replica in another zone";
     out.push(`VERIFY: PASS — ${what}, ${az}.`);
   } else {
     out.push(`VERIFY: FAIL — ${r.failures.length} problem(s):`);

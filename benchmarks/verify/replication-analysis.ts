@@ -19,7 +19,15 @@
  */
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { parseInfo, parseInfoFields } from "../topology/info.js";
-import { checkZones, FailureList, finishReport, infoValue, replicationOffset, type AnalysisContext, type NodeCapture } from "./analysis-common.js";
+import {
+  checkZones,
+  FailureList,
+  finishReport,
+  infoValue,
+  replicationOffset,
+  type AnalysisContext,
+  type NodeCapture,
+} from "./analysis-common.js";
 import { DEFAULT_REPLICA_LAG_BYTES, type ReplicaReport, type TopologyReport } from "./verify-types.js";
 
 export interface ReplicationCapture {
@@ -52,18 +60,28 @@ export function listedReplicas(info: Map<string, string>): ListedReplica[] {
     const port = Number(f.get("port"));
     if (host === undefined || !Number.isInteger(port)) continue;
     const offset = Number(f.get("offset"));
-    out.push({ address: endpointKey({ host, port }), endpoint: { host, port }, state: f.get("state"), offset: Number.isFinite(offset) ? offset : undefined });
+    out.push({
+      address: endpointKey({ host, port }),
+      endpoint: { host, port },
+      state: f.get("state"),
+      offset: Number.isFinite(offset) ? offset : undefined,
+    });
   }
   return out;
 }
 
-export function analyseReplication(c: ReplicationCapture, ctx: AnalysisContext & { replicaLagBytes?: number }): TopologyReport {
+export function analyseReplication(
+  c: ReplicationCapture,
+  ctx: AnalysisContext & { replicaLagBytes?: number },
+): TopologyReport {
   const failures = new FailureList();
   const notes: string[] = [];
   const info = parseInfo(c.seedReplicationInfo);
   const role = info.get("role");
   if (role !== "master") {
-    const primary = info.has("master_host") ? `${info.get("master_host")}:${info.get("master_port") ?? "?"}` : "an unknown primary";
+    const primary = info.has("master_host")
+      ? `${info.get("master_host")}:${info.get("master_port") ?? "?"}`
+      : "an unknown primary";
     failures.add(
       "NOT_PRIMARY",
       `seed ${c.seed} is not a primary (role:${role ?? "?"}); it replicates from ${primary} (master_link_status:${info.get("master_link_status") ?? "?"}) — point --seed at the primary`,
@@ -92,12 +110,21 @@ export function analyseReplication(c: ReplicationCapture, ctx: AnalysisContext &
     const linkUp = reasons.length === 0;
     if (!linkUp) failures.add("REPLICA_LINK_DOWN", `replica ${l.address}: ${reasons.join("; ")}`, l.address);
     const zone = zoneOf(l.address);
-    const report: ReplicaReport = { address: l.address, zone, crossAz: primaryZone !== undefined && zone !== undefined && zone !== primaryZone, linkUp };
+    const report: ReplicaReport = {
+      address: l.address,
+      zone,
+      crossAz: primaryZone !== undefined && zone !== undefined && zone !== primaryZone,
+      linkUp,
+    };
     const rOffset = replicationOffset(rinfo) ?? l.offset;
     if (primaryOffset !== undefined && rOffset !== undefined) {
       report.lagBytes = Math.max(0, primaryOffset - rOffset);
       if (report.lagBytes > limit) {
-        failures.add("REPLICA_LAG", `replica ${l.address} is ${report.lagBytes} bytes behind the primary (limit ${limit})`, l.address);
+        failures.add(
+          "REPLICA_LAG",
+          `replica ${l.address} is ${report.lagBytes} bytes behind the primary (limit ${limit})`,
+          l.address,
+        );
       }
     }
     replicas.push(report);
@@ -113,26 +140,50 @@ export function analyseReplication(c: ReplicationCapture, ctx: AnalysisContext &
     else if (rinfo?.get("role") === "master") why = "is a primary itself, not a replica";
     else
       why = `replicates from ${rinfo?.get("master_host") ?? "?"}:${rinfo?.get("master_port") ?? "?"} (master_link_status:${rinfo?.get("master_link_status") ?? "?"})`;
-    failures.add("REPLICA_LINK_DOWN", `seed ${address} is not a replica of ${c.seed} (the primary does not list it): ${why}`, address);
+    failures.add(
+      "REPLICA_LINK_DOWN",
+      `seed ${address} is not a replica of ${c.seed} (the primary does not list it): ${why}`,
+      address,
+    );
     if (rinfo?.get("role") !== "master") {
       const zone = zoneOf(address);
-      replicas.push({ address, zone, crossAz: primaryZone !== undefined && zone !== undefined && zone !== primaryZone, linkUp: false });
+      replicas.push({
+        address,
+        zone,
+        crossAz: primaryZone !== undefined && zone !== undefined && zone !== primaryZone,
+        linkUp: false,
+      });
     }
   }
 
   const expected = ctx.expect?.replicas ?? ctx.expect?.replicasPerPrimary;
   if (expected !== undefined && expected !== listed.length) {
-    failures.add("REPLICA_COUNT", `the primary ${c.seed} has ${listed.length} replica(s), expected ${expected}`, c.seed);
+    failures.add(
+      "REPLICA_COUNT",
+      `the primary ${c.seed} has ${listed.length} replica(s), expected ${expected}`,
+      c.seed,
+    );
   }
   if (expected === undefined && listed.length === 0) {
-    failures.add("NO_REPLICAS", `the primary ${c.seed} has no replica: losing it loses every write (--expect-replicas 0 if that is intended)`, c.seed);
+    failures.add(
+      "NO_REPLICAS",
+      `the primary ${c.seed} has no replica: losing it loses every write (--expect-replicas 0 if that is intended)`,
+      c.seed,
+    );
   }
   if (ctx.expect?.primaries !== undefined && ctx.expect.primaries !== 1) {
     notes.push(`expected ${ctx.expect.primaries} primaries, but a replication set has exactly one`);
   }
 
-  const shards = [{ primary: { address: c.seed, zone: primaryZone, slotRanges: [], slotCount: 0, keys: c.seedDbsize }, replicas }];
+  const shards = [
+    { primary: { address: c.seed, zone: primaryZone, slotRanges: [], slotCount: 0, keys: c.seedDbsize }, replicas },
+  ];
   const up = new Set(replicas.filter((r) => r.linkUp).map((r) => r.address));
   checkZones(shards, ctx.zones, (a) => up.has(a), failures, notes, true);
-  return finishReport({ mode: "replication", shards, nodeCount: 1 + replicas.length, seed: c.seed }, failures, notes, ctx.zones);
+  return finishReport(
+    { mode: "replication", shards, nodeCount: 1 + replicas.length, seed: c.seed },
+    failures,
+    notes,
+    ctx.zones,
+  );
 }

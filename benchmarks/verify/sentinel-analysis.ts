@@ -48,7 +48,11 @@ function replicaEntry(flat: readonly string[]): { address: string; flags: string
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** Asks every Sentinel; throws ConnectionError only when none can be reached. */
-export async function collectSentinels(connector: Connector, endpoints: readonly NodeEndpoint[], masterName: string): Promise<SentinelCapture[]> {
+export async function collectSentinels(
+  connector: Connector,
+  endpoints: readonly NodeEndpoint[],
+  masterName: string,
+): Promise<SentinelCapture[]> {
   const captures = await Promise.all(
     endpoints.map(async (endpoint): Promise<SentinelCapture> => {
       const cap: SentinelCapture = { address: endpointKey(endpoint), endpoint };
@@ -102,7 +106,8 @@ export interface SentinelAnalysis {
 /** The primary most Sentinels name; ties go to the earliest-listed Sentinel's answer. */
 export function chosenPrimary(captures: readonly SentinelCapture[]): string | undefined {
   const votes = new Map<string, number>();
-  for (const c of captures) if (c.error === undefined && typeof c.primary === "string") votes.set(c.primary, (votes.get(c.primary) ?? 0) + 1);
+  for (const c of captures)
+    if (c.error === undefined && typeof c.primary === "string") votes.set(c.primary, (votes.get(c.primary) ?? 0) + 1);
   let best: string | undefined;
   for (const [p, n] of votes) if (best === undefined || n > (votes.get(best) ?? 0)) best = p;
   return best;
@@ -132,7 +137,11 @@ export function analyseSentinels(
   }
   for (const c of reachable) {
     if (c.ckquorum !== undefined && !c.ckquorum.ok)
-      failures.add("SENTINEL_QUORUM", `Sentinel ${c.address}: SENTINEL CKQUORUM ${masterName} failed: ${c.ckquorum.text}`, c.address);
+      failures.add(
+        "SENTINEL_QUORUM",
+        `Sentinel ${c.address}: SENTINEL CKQUORUM ${masterName} failed: ${c.ckquorum.text}`,
+        c.address,
+      );
   }
 
   const named = new Set(reachable.map((c) => c.primary).filter((p): p is string => typeof p === "string"));
@@ -141,15 +150,21 @@ export function analyseSentinels(
     failures.add("SENTINEL_DISAGREE", `the Sentinels name different primaries for ${masterName}: ${who}`);
   }
   for (const c of reachable) {
-    if (c.primary === null) failures.add("SENTINEL_DISAGREE", `Sentinel ${c.address} does not monitor ${masterName}`, c.address);
+    if (c.primary === null)
+      failures.add("SENTINEL_DISAGREE", `Sentinel ${c.address} does not monitor ${masterName}`, c.address);
   }
   for (const c of reachable.filter((x) => x.primary === primary && x.replicas !== undefined)) {
     const known = new Map((c.replicas ?? []).map((r) => [r.address.toLowerCase(), r.flags]));
     for (const replica of liveReplicas) {
       const flags = known.get(replica.toLowerCase());
-      const down = flags === undefined ? "does not know it" : /s_down|disconnected/.test(flags) ? `flags it ${flags}` : undefined;
+      const down =
+        flags === undefined ? "does not know it" : /s_down|disconnected/.test(flags) ? `flags it ${flags}` : undefined;
       if (down !== undefined)
-        failures.add("SENTINEL_REPLICA_DOWN", `Sentinel ${c.address} ${down}: replica ${replica} (a failover it leads now could not pick it)`, c.address);
+        failures.add(
+          "SENTINEL_REPLICA_DOWN",
+          `Sentinel ${c.address} ${down}: replica ${replica} (a failover it leads now could not pick it)`,
+          c.address,
+        );
     }
   }
 

@@ -45,7 +45,11 @@ export function primaryReplicationInfo(offset: number, replicas: readonly string
     const c = r.lastIndexOf(":");
     lines.push(`slave${i}:ip=${r.slice(0, c)},port=${r.slice(c + 1)},state=online,offset=${offset},lag=0`);
   });
-  lines.push("master_failover_state:no-failover", "master_replid:0123456789abcdef0123456789abcdef01234567", `master_repl_offset:${offset}`);
+  lines.push(
+    "master_failover_state:no-failover",
+    "master_replid:0123456789abcdef0123456789abcdef01234567",
+    `master_repl_offset:${offset}`,
+  );
   return lines.join("\r\n");
 }
 
@@ -64,24 +68,42 @@ export function replicaReplicationInfo(primary: string, offset: number, linkUp =
 }
 
 /** A healthy P x (1 + M) cluster over `zones`, every replica in a zone other than its primary's. */
-export function synthesiseCluster(primaries: number, replicasPerPrimary: number, zones: readonly string[]): SyntheticCluster {
+export function synthesiseCluster(
+  primaries: number,
+  replicasPerPrimary: number,
+  zones: readonly string[],
+): SyntheticCluster {
   const ranges = splitSlots(primaries);
   const nodes: SyntheticNode[] = [];
   let idx = 0;
   const addr = (i: number): string => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}:6379`;
   for (let s = 0; s < primaries; s++) {
-    nodes.push({ id: syntheticNodeId(++idx), address: addr(idx), zone: zones[s % zones.length] as string, role: "primary", shard: s });
+    nodes.push({
+      id: syntheticNodeId(++idx),
+      address: addr(idx),
+      zone: zones[s % zones.length] as string,
+      role: "primary",
+      shard: s,
+    });
   }
   for (let s = 0; s < primaries; s++) {
     for (let r = 0; r < replicasPerPrimary; r++) {
-      nodes.push({ id: syntheticNodeId(++idx), address: addr(idx), zone: zones[(s + 1 + r) % zones.length] as string, role: "replica", shard: s });
+      nodes.push({
+        id: syntheticNodeId(++idx),
+        address: addr(idx),
+        zone: zones[(s + 1 + r) % zones.length] as string,
+        role: "replica",
+        shard: s,
+      });
     }
   }
   const primaryIds = nodes.filter((n) => n.role === "primary").map((n) => n.id);
   const primaryAddrs = nodes.filter((n) => n.role === "primary").map((n) => n.address);
   const seed = nodes[0] as SyntheticNode;
   const line = (n: SyntheticNode, extraFlags: string[] = []): string => {
-    const flags = [...(n === seed ? ["myself"] : []), n.role === "primary" ? "master" : "slave", ...extraFlags].join(",");
+    const flags = [...(n === seed ? ["myself"] : []), n.role === "primary" ? "master" : "slave", ...extraFlags].join(
+      ",",
+    );
     const range = ranges[n.shard];
     const slots = n.role === "primary" && range ? ` ${range.start}-${range.end}` : "";
     const master = n.role === "primary" ? "-" : (primaryIds[n.shard] as string);
@@ -90,7 +112,8 @@ export function synthesiseCluster(primaries: number, replicasPerPrimary: number,
   };
   const text = nodes.map((n) => line(n)).join("\n") + "\n";
   const replicasByShard = new Map<number, string[]>();
-  for (const n of nodes) if (n.role === "replica") replicasByShard.set(n.shard, [...(replicasByShard.get(n.shard) ?? []), n.address]);
+  for (const n of nodes)
+    if (n.role === "replica") replicasByShard.set(n.shard, [...(replicasByShard.get(n.shard) ?? []), n.address]);
   const offset = 123456;
   const info = syntheticClusterInfo();
   const captures: ClusterNodeCapture[] = nodes.map((n) => ({
@@ -104,7 +127,13 @@ export function synthesiseCluster(primaries: number, replicasPerPrimary: number,
     ...(n.role === "primary" ? { dbsize: 1000 } : {}),
   }));
   return {
-    capture: { seed: seed.address, seedAddress: seed.address, seedClusterNodes: text, seedClusterInfo: info, nodes: captures },
+    capture: {
+      seed: seed.address,
+      seedAddress: seed.address,
+      seedClusterNodes: text,
+      seedClusterInfo: info,
+      nodes: captures,
+    },
     zones: new Map(nodes.map((n) => [n.address, n.zone])),
     nodes,
     line,

@@ -41,7 +41,10 @@ export async function verifyTopology(o: VerifyOptions): Promise<TopologyReport> 
   const sentinelCaptures = await collectSentinels(connector, sentinelEndpoints, masterName);
   const primaryKey = chosenPrimary(sentinelCaptures);
   if (primaryKey === undefined) {
-    throw new ConnectionError(sentinelCaptures.map((c) => c.address).join(","), `no reachable Sentinel knows a primary named ${masterName}`);
+    throw new ConnectionError(
+      sentinelCaptures.map((c) => c.address).join(","),
+      `no reachable Sentinel knows a primary named ${masterName}`,
+    );
   }
   const primary = parseEndpoint(primaryKey);
   const unreachable = await reachError(o.connector, primary);

@@ -19,10 +19,17 @@ export type ClusterFailureCode =
   | "SHAPE_MISMATCH";
 
 export type ReplicationFailureCode =
-  "NOT_PRIMARY" | "NO_REPLICAS" | "REPLICA_LINK_DOWN" | "REPLICA_COUNT" | "REPLICA_LAG" | "NO_CROSS_AZ_REPLICA" | "ZONE_UNKNOWN";
+  | "NOT_PRIMARY"
+  | "NO_REPLICAS"
+  | "REPLICA_LINK_DOWN"
+  | "REPLICA_COUNT"
+  | "REPLICA_LAG"
+  | "NO_CROSS_AZ_REPLICA"
+  | "ZONE_UNKNOWN";
 
 /** Replication mode with --sentinel. */
-export type SentinelFailureCode = "PRIMARY_UNREACHABLE" | "SENTINEL_QUORUM" | "SENTINEL_DISAGREE" | "SENTINEL_REPLICA_DOWN" | "SENTINEL_SAME_ZONE";
+export type SentinelFailureCode =
+  "PRIMARY_UNREACHABLE" | "SENTINEL_QUORUM" | "SENTINEL_DISAGREE" | "SENTINEL_REPLICA_DOWN" | "SENTINEL_SAME_ZONE";
 
 export type FailureCode = ClusterFailureCode | ReplicationFailureCode | SentinelFailureCode;
 

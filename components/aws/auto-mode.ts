@@ -17,7 +17,10 @@ export const AUTO_MODE_EBS_PROVISIONER = "ebs.csi.eks.amazonaws.com";
 /** The access policy a custom NodeClass's node role needs (access entry type EC2). */
 export const AUTO_NODE_ACCESS_POLICY = "AmazonEKSAutoNodePolicy";
 /** Managed policies of a custom NodeClass's node role (as the role pulumi-eks creates for Auto Mode). */
-export const AUTO_NODE_POLICY_NAMES = ["AmazonEKSWorkerNodeMinimalPolicy", "AmazonEC2ContainerRegistryPullOnly"] as const;
+export const AUTO_NODE_POLICY_NAMES = [
+  "AmazonEKSWorkerNodeMinimalPolicy",
+  "AmazonEC2ContainerRegistryPullOnly",
+] as const;
 /**
  * Auto Mode replaces every node after at most 21 days (336h by default); a NodePool may not ask
  * for longer. 20 days leaves EKS's own deadline unreached, so the replacement follows our budget.
@@ -50,15 +53,23 @@ export function buildAutoModeOptions(): NonNullable<eks.ClusterArgs["autoMode"]>
  * nodes: they tolerate CriticalAddonsOnly), and installs the VPC CNI add-on whenever
  * `useDefaultVpcCni` is false, whose `amazon-vpc-cni` ConfigMap is the one we create. Both off.
  */
-export function buildNetworkAddonOptions(autoMode: boolean): Pick<eks.ClusterArgs, "useDefaultVpcCni" | "vpcCniOptions" | "corednsAddonOptions"> {
+export function buildNetworkAddonOptions(
+  autoMode: boolean,
+): Pick<eks.ClusterArgs, "useDefaultVpcCni" | "vpcCniOptions" | "corednsAddonOptions"> {
   if (autoMode) return { useDefaultVpcCni: true, corednsAddonOptions: { enabled: false } };
   // CoreDNS here is the stack's own managed add-on (EksCluster, after the system node group):
   // pulumi-eks would create it inside the cluster component, before any node exists to run it.
-  return { useDefaultVpcCni: false, vpcCniOptions: { enableNetworkPolicy: true }, corednsAddonOptions: { enabled: false } };
+  return {
+    useDefaultVpcCni: false,
+    vpcCniOptions: { enableNetworkPolicy: true },
+    corednsAddonOptions: { enabled: false },
+  };
 }
 
 /** The in-cluster add-ons pulumi-eks v4.3.0 creates for these args (its cluster.ts decisions, for a cluster without a default node group or Fargate). */
-export function pulumiEksAddons(args: Pick<eks.ClusterArgs, "autoMode" | "useDefaultVpcCni" | "corednsAddonOptions" | "kubeProxyAddonOptions">): {
+export function pulumiEksAddons(
+  args: Pick<eks.ClusterArgs, "autoMode" | "useDefaultVpcCni" | "corednsAddonOptions" | "kubeProxyAddonOptions">,
+): {
   vpcCni: boolean;
   coredns: boolean;
   kubeProxy: boolean;
@@ -109,7 +120,8 @@ export function buildAutoNodeClass(input: {
   ephemeralStorageGiB?: number;
 }): AutoNodeClassManifest {
   const size = input.ephemeralStorageGiB ?? 80;
-  if (!Number.isInteger(size) || size < 20) throw new Error(`ephemeral storage must be a whole number of GiB ≥ 20 (got ${size})`);
+  if (!Number.isInteger(size) || size < 20)
+    throw new Error(`ephemeral storage must be a whole number of GiB ≥ 20 (got ${size})`);
   const name = input.name ?? VALKEY_NODE_POOL;
   return {
     apiVersion: "eks.amazonaws.com/v1",
@@ -182,7 +194,10 @@ export function buildAutoNodePool(input: {
  * NetworkPolicies would be objects nobody enforces.
  */
 export function buildAutoModeNetworkPolicyConfigMap(): k8s.core.v1.ConfigMapArgs {
-  return { metadata: { name: "amazon-vpc-cni", namespace: "kube-system" }, data: { "enable-network-policy-controller": "true" } };
+  return {
+    metadata: { name: "amazon-vpc-cni", namespace: "kube-system" },
+    data: { "enable-network-policy-controller": "true" },
+  };
 }
 
 /** The default gp3 StorageClass on Auto Mode's EBS provisioner. */

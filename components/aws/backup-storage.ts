@@ -16,14 +16,28 @@ export function backupAccessPolicy(bucketArn: string, prefix: string): PolicyDoc
   return {
     Version: "2012-10-17",
     Statement: [
-      { Sid: "BackupObjects", Effect: "Allow", Action: ["s3:PutObject", "s3:GetObject"], Resource: `${bucketArn}/${prefix}/*` },
-      { Sid: "BackupList", Effect: "Allow", Action: "s3:ListBucket", Resource: bucketArn, Condition: { StringLike: { "s3:prefix": [`${prefix}/*`] } } },
+      {
+        Sid: "BackupObjects",
+        Effect: "Allow",
+        Action: ["s3:PutObject", "s3:GetObject"],
+        Resource: `${bucketArn}/${prefix}/*`,
+      },
+      {
+        Sid: "BackupList",
+        Effect: "Allow",
+        Action: "s3:ListBucket",
+        Resource: bucketArn,
+        Condition: { StringLike: { "s3:prefix": [`${prefix}/*`] } },
+      },
     ],
   };
 }
 
 /** The lifecycle rule of a bucket the stack creates. */
-export function retentionRule(prefix: string, retentionDays: number): aws.types.input.s3.BucketLifecycleConfigurationRule {
+export function retentionRule(
+  prefix: string,
+  retentionDays: number,
+): aws.types.input.s3.BucketLifecycleConfigurationRule {
   return {
     id: "valkey-backup-retention",
     status: "Enabled",
@@ -59,7 +73,11 @@ export class BackupStorage extends pulumi.ComponentResource {
     let bucketName: pulumi.Output<string>;
     let bucketArn: pulumi.Output<string>;
     if (args.bucket === undefined) {
-      const bucket = new aws.s3.Bucket(`${name}-bucket`, { bucketPrefix: "valkey-backup-", tags }, { ...parent, retainOnDelete: true });
+      const bucket = new aws.s3.Bucket(
+        `${name}-bucket`,
+        { bucketPrefix: "valkey-backup-", tags },
+        { ...parent, retainOnDelete: true },
+      );
       const b = { bucket: bucket.id };
       const kept = { ...parent, retainOnDelete: true };
       new aws.s3.BucketPublicAccessBlock(
@@ -73,14 +91,22 @@ export class BackupStorage extends pulumi.ComponentResource {
         kept,
       );
       new aws.s3.BucketVersioning(`${name}-versioning`, { ...b, versioningConfiguration: { status: "Enabled" } }, kept);
-      new aws.s3.BucketLifecycleConfiguration(`${name}-retention`, { ...b, rules: [retentionRule(args.prefix, args.retentionDays)] }, kept);
+      new aws.s3.BucketLifecycleConfiguration(
+        `${name}-retention`,
+        { ...b, rules: [retentionRule(args.prefix, args.retentionDays)] },
+        kept,
+      );
       bucketName = bucket.id;
       bucketArn = bucket.arn;
     } else {
       bucketName = pulumi.output(args.bucket);
       bucketArn = pulumi.output(`arn:${args.partition ?? "aws"}:s3:::${args.bucket}`);
     }
-    const role = new aws.iam.Role(`${name}-role`, { assumeRolePolicy: JSON.stringify(podIdentityTrustPolicy()), tags }, parent);
+    const role = new aws.iam.Role(
+      `${name}-role`,
+      { assumeRolePolicy: JSON.stringify(podIdentityTrustPolicy()), tags },
+      parent,
+    );
     new aws.iam.RolePolicy(
       `${name}-access`,
       { role: role.name, policy: bucketArn.apply((arn) => JSON.stringify(backupAccessPolicy(arn, args.prefix))) },
@@ -88,7 +114,13 @@ export class BackupStorage extends pulumi.ComponentResource {
     );
     new aws.eks.PodIdentityAssociation(
       `${name}-identity`,
-      { clusterName: args.clusterName, namespace: args.namespace, serviceAccount: args.serviceAccount, roleArn: role.arn, tags },
+      {
+        clusterName: args.clusterName,
+        namespace: args.namespace,
+        serviceAccount: args.serviceAccount,
+        roleArn: role.arn,
+        tags,
+      },
       parent,
     );
     this.bucketName = bucketName;

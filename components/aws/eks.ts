@@ -33,7 +33,10 @@ export interface ClusterBuildInput {
 }
 
 /** Access entries granting each admin principal AmazonEKSClusterAdminPolicy cluster-wide. */
-export function buildAdminAccessEntries(partition: string, principals: pulumi.Input<string>[]): Record<string, eks.types.input.AccessEntryArgs> {
+export function buildAdminAccessEntries(
+  partition: string,
+  principals: pulumi.Input<string>[],
+): Record<string, eks.types.input.AccessEntryArgs> {
   return Object.fromEntries(
     principals.map((principalArn, index) => [
       `admin-${index}`,
@@ -41,7 +44,10 @@ export function buildAdminAccessEntries(partition: string, principals: pulumi.In
         principalArn,
         type: "STANDARD",
         accessPolicies: {
-          admin: { policyArn: `arn:${partition}:eks::aws:cluster-access-policy/${CLUSTER_ADMIN_POLICY}`, accessScope: { type: "cluster" } },
+          admin: {
+            policyArn: `arn:${partition}:eks::aws:cluster-access-policy/${CLUSTER_ADMIN_POLICY}`,
+            accessScope: { type: "cluster" },
+          },
         },
       },
     ]),
@@ -97,7 +103,9 @@ export function kubeconfigOptions(credentials: ClusterBuildInput["credentials"])
  * `cluster.getKubeconfig({ profileName, roleArn })` passes `--profile` (EksCluster uses it).
  * Omitted when neither is set.
  */
-export function buildCredentialOpts(credentials: ClusterBuildInput["credentials"]): Pick<eks.ClusterArgs, "providerCredentialOpts"> {
+export function buildCredentialOpts(
+  credentials: ClusterBuildInput["credentials"],
+): Pick<eks.ClusterArgs, "providerCredentialOpts"> {
   const opts = kubeconfigOptions(credentials);
   return Object.keys(opts).length === 0 ? {} : { providerCredentialOpts: opts };
 }
@@ -105,7 +113,10 @@ export function buildCredentialOpts(credentials: ClusterBuildInput["credentials"
 /** The system node group's shape (without cluster, role and subnets, which are resources). */
 export function buildSystemNodeGroupShape(
   nodes: EksConfig["systemNodes"],
-): Pick<eks.ManagedNodeGroupArgs, "amiType" | "capacityType" | "instanceTypes" | "diskSize" | "scalingConfig" | "labels"> {
+): Pick<
+  eks.ManagedNodeGroupArgs,
+  "amiType" | "capacityType" | "instanceTypes" | "diskSize" | "scalingConfig" | "labels"
+> {
   return {
     amiType: "AL2023_ARM_64_STANDARD",
     capacityType: "ON_DEMAND",
@@ -117,7 +128,11 @@ export function buildSystemNodeGroupShape(
 }
 
 /** The managed add-ons the stack installs on a cluster without Auto Mode (their EKS names). */
-export const MANAGED_ADDONS = { podIdentityAgent: "eks-pod-identity-agent", ebsCsiDriver: "aws-ebs-csi-driver", coredns: "coredns" } as const;
+export const MANAGED_ADDONS = {
+  podIdentityAgent: "eks-pod-identity-agent",
+  ebsCsiDriver: "aws-ebs-csi-driver",
+  coredns: "coredns",
+} as const;
 export type ManagedAddon = keyof typeof MANAGED_ADDONS;
 
 /**
@@ -150,7 +165,11 @@ export function buildAddonArgs(
 ): Record<ManagedAddon, aws.eks.AddonArgs> {
   const common = { clusterName, resolveConflictsOnCreate: "OVERWRITE", resolveConflictsOnUpdate: "OVERWRITE" };
   return {
-    podIdentityAgent: { ...common, addonName: MANAGED_ADDONS.podIdentityAgent, addonVersion: versions.podIdentityAgent },
+    podIdentityAgent: {
+      ...common,
+      addonName: MANAGED_ADDONS.podIdentityAgent,
+      addonVersion: versions.podIdentityAgent,
+    },
     ebsCsiDriver: {
       ...common,
       addonName: MANAGED_ADDONS.ebsCsiDriver,

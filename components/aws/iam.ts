@@ -38,13 +38,18 @@ export function managedPolicyArn(partition: string, path: string): string {
 export function podIdentityTrustPolicy(): PolicyDocument {
   return {
     Version: "2012-10-17",
-    Statement: [{ Effect: "Allow", Principal: { Service: POD_IDENTITY_PRINCIPAL }, Action: ["sts:AssumeRole", "sts:TagSession"] }],
+    Statement: [
+      { Effect: "Allow", Principal: { Service: POD_IDENTITY_PRINCIPAL }, Action: ["sts:AssumeRole", "sts:TagSession"] },
+    ],
   };
 }
 
 /** Trust policy of an EC2 node role. */
 export function ec2TrustPolicy(): PolicyDocument {
-  return { Version: "2012-10-17", Statement: [{ Effect: "Allow", Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" }] };
+  return {
+    Version: "2012-10-17",
+    Statement: [{ Effect: "Allow", Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" }],
+  };
 }
 
 /**
@@ -52,7 +57,11 @@ export function ec2TrustPolicy(): PolicyDocument {
  * KarpenterNodeRole). Image pulls need only AmazonEC2ContainerRegistryPullOnly (ECR's pull-only
  * managed policy, which the EKS and Karpenter docs now name instead of the wider ReadOnly).
  */
-export const NODE_POLICY_NAMES = ["AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryPullOnly"] as const;
+export const NODE_POLICY_NAMES = [
+  "AmazonEKSWorkerNodePolicy",
+  "AmazonEKS_CNI_Policy",
+  "AmazonEC2ContainerRegistryPullOnly",
+] as const;
 export const KARPENTER_NODE_POLICY_NAMES = [...NODE_POLICY_NAMES, "AmazonSSMManagedInstanceCore"] as const;
 /** The EBS CSI driver's AWS-managed policy (under `service-role/`). */
 export const EBS_CSI_POLICY_PATH = "service-role/AmazonEBSCSIDriverPolicy";

@@ -28,7 +28,11 @@ export interface ChartValuesInput {
 
 /** Values of the Karpenter chart. */
 export function buildKarpenterChartValues(input: ChartValuesInput): Record<string, unknown> {
-  const systemNode = Object.entries(input.systemNodeLabels).map(([key, value]) => ({ key, operator: "In", values: [value] }));
+  const systemNode = Object.entries(input.systemNodeLabels).map(([key, value]) => ({
+    key,
+    operator: "In",
+    values: [value],
+  }));
   return {
     replicas: input.replicas,
     settings: { clusterName: input.clusterName, interruptionQueue: input.interruptionQueue },
@@ -42,12 +46,17 @@ export function buildKarpenterChartValues(input: ChartValuesInput): Record<strin
       nodeAffinity: {
         requiredDuringSchedulingIgnoredDuringExecution: {
           // Never on a node Karpenter itself launched, and only on the system node group.
-          nodeSelectorTerms: [{ matchExpressions: [{ key: "karpenter.sh/nodepool", operator: "DoesNotExist" }, ...systemNode] }],
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: "karpenter.sh/nodepool", operator: "DoesNotExist" }, ...systemNode] },
+          ],
         },
       },
       podAntiAffinity: {
         requiredDuringSchedulingIgnoredDuringExecution: [
-          { topologyKey: "kubernetes.io/hostname", labelSelector: { matchLabels: { "app.kubernetes.io/name": "karpenter" } } },
+          {
+            topologyKey: "kubernetes.io/hostname",
+            labelSelector: { matchLabels: { "app.kubernetes.io/name": "karpenter" } },
+          },
         ],
       },
     },

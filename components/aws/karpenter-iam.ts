@@ -22,8 +22,18 @@ export interface ControllerPolicyInput {
 /** The statements that launch, tag and delete instances and launch templates of this cluster. */
 function ec2Statements(ec2: string, clusterName: string): PolicyStatement[] {
   const owned = { [`aws:ResourceTag/kubernetes.io/cluster/${clusterName}`]: "owned" };
-  const requestOwned = { [`aws:RequestTag/kubernetes.io/cluster/${clusterName}`]: "owned", "aws:RequestTag/eks:eks-cluster-name": clusterName };
-  const taggedResources = ["fleet", "instance", "volume", "network-interface", "launch-template", "spot-instances-request"].map((r) => `${ec2}:*:${r}/*`);
+  const requestOwned = {
+    [`aws:RequestTag/kubernetes.io/cluster/${clusterName}`]: "owned",
+    "aws:RequestTag/eks:eks-cluster-name": clusterName,
+  };
+  const taggedResources = [
+    "fleet",
+    "instance",
+    "volume",
+    "network-interface",
+    "launch-template",
+    "spot-instances-request",
+  ].map((r) => `${ec2}:*:${r}/*`);
   return [
     {
       Sid: "AllowScopedEC2InstanceAccessActions",
@@ -92,7 +102,10 @@ function instanceProfileStatements(profiles: string, clusterName: string, region
     "aws:RequestTag/eks:eks-cluster-name": clusterName,
     "aws:RequestTag/topology.kubernetes.io/region": region,
   };
-  const resourceTags = { [`aws:ResourceTag/kubernetes.io/cluster/${clusterName}`]: "owned", "aws:ResourceTag/topology.kubernetes.io/region": region };
+  const resourceTags = {
+    [`aws:ResourceTag/kubernetes.io/cluster/${clusterName}`]: "owned",
+    "aws:ResourceTag/topology.kubernetes.io/region": region,
+  };
   return [
     {
       Sid: "AllowScopedInstanceProfileCreationActions",
@@ -108,7 +121,10 @@ function instanceProfileStatements(profiles: string, clusterName: string, region
       Action: ["iam:TagInstanceProfile"],
       Condition: {
         StringEquals: { ...resourceTags, ...requestTags },
-        StringLike: { "aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*", "aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*" },
+        StringLike: {
+          "aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*",
+          "aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*",
+        },
       },
     },
     {
@@ -118,7 +134,12 @@ function instanceProfileStatements(profiles: string, clusterName: string, region
       Action: ["iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"],
       Condition: { StringEquals: resourceTags, StringLike: { "aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*" } },
     },
-    { Sid: "AllowUnscopedInstanceProfileListAction", Effect: "Allow", Resource: "*", Action: "iam:ListInstanceProfiles" },
+    {
+      Sid: "AllowUnscopedInstanceProfileListAction",
+      Effect: "Allow",
+      Resource: "*",
+      Action: "iam:ListInstanceProfiles",
+    },
     { Sid: "AllowInstanceProfileReadActions", Effect: "Allow", Resource: profiles, Action: "iam:GetInstanceProfile" },
   ];
 }
@@ -151,7 +172,12 @@ export function buildKarpenterControllerPolicy(input: ControllerPolicyInput): Po
         ],
         Condition: { StringEquals: { "aws:RequestedRegion": region } },
       },
-      { Sid: "AllowSSMReadActions", Effect: "Allow", Resource: `arn:${partition}:ssm:${region}::parameter/aws/service/*`, Action: "ssm:GetParameter" },
+      {
+        Sid: "AllowSSMReadActions",
+        Effect: "Allow",
+        Resource: `arn:${partition}:ssm:${region}::parameter/aws/service/*`,
+        Action: "ssm:GetParameter",
+      },
       { Sid: "AllowPricingReadActions", Effect: "Allow", Resource: "*", Action: "pricing:GetProducts" },
       {
         Sid: "AllowInterruptionQueueActions",

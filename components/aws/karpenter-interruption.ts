@@ -58,7 +58,14 @@ export function buildInterruptionQueuePolicy(queueArn: string): PolicyDocument {
         Action: "sqs:SendMessage",
         Resource: queueArn,
       },
-      { Sid: "DenyHTTP", Effect: "Deny", Principal: "*", Action: "sqs:*", Resource: queueArn, Condition: { Bool: { "aws:SecureTransport": false } } },
+      {
+        Sid: "DenyHTTP",
+        Effect: "Deny",
+        Principal: "*",
+        Action: "sqs:*",
+        Resource: queueArn,
+        Condition: { Bool: { "aws:SecureTransport": false } },
+      },
     ],
   };
 }

@@ -30,7 +30,11 @@ export interface NodePoolManifest {
         expireAfter: string;
       };
     };
-    disruption: { consolidationPolicy: "WhenEmpty" | "WhenEmptyOrUnderutilized"; consolidateAfter: string; budgets: DisruptionBudget[] };
+    disruption: {
+      consolidationPolicy: "WhenEmpty" | "WhenEmptyOrUnderutilized";
+      consolidateAfter: string;
+      budgets: DisruptionBudget[];
+    };
     limits: { cpu: string; memory: string };
   };
 }
@@ -49,7 +53,12 @@ export interface Ec2NodeClassManifest {
       rootVolume: boolean;
       ebs: { volumeSize: string; volumeType: "gp3"; encrypted: boolean; deleteOnTermination: boolean };
     }>;
-    metadataOptions: { httpEndpoint: "enabled"; httpTokens: "required"; httpPutResponseHopLimit: number; httpProtocolIPv6: "disabled" };
+    metadataOptions: {
+      httpEndpoint: "enabled";
+      httpTokens: "required";
+      httpPutResponseHopLimit: number;
+      httpProtocolIPv6: "disabled";
+    };
     tags: Record<string, string>;
   };
 }
@@ -99,12 +108,18 @@ export interface NodePoolBuildInput {
 export function checkExtraRequirements(requirements: NodeSelectorRequirement[]): void {
   for (const { key, operator, values } of requirements) {
     const domain = key.split("/")[0] ?? "";
-    if (RESTRICTED_LABELS.includes(key) || (domain.endsWith("karpenter.sh") && key.includes("/") && !ALLOWED_KARPENTER_SH.includes(key))) {
+    if (
+      RESTRICTED_LABELS.includes(key) ||
+      (domain.endsWith("karpenter.sh") && key.includes("/") && !ALLOWED_KARPENTER_SH.includes(key))
+    ) {
       throw new Error(`NodePool requirement on "${key}" is restricted by Karpenter`);
     }
     if (MANAGED_KEYS.includes(key))
-      throw new Error(`NodePool requirement on "${key}" comes from the stack config; change karpenter.nodePool or aws.zones instead`);
-    if (operator === "In" && (values === undefined || values.length === 0)) throw new Error(`NodePool requirement "${key}" In needs at least one value`);
+      throw new Error(
+        `NodePool requirement on "${key}" comes from the stack config; change karpenter.nodePool or aws.zones instead`,
+      );
+    if (operator === "In" && (values === undefined || values.length === 0))
+      throw new Error(`NodePool requirement "${key}" In needs at least one value`);
   }
 }
 
@@ -137,7 +152,11 @@ export function buildValkeyNodePool(input: NodePoolBuildInput): NodePoolManifest
         },
       },
       // Valkey pods hold data: never move them to pack nodes tighter, only remove empty nodes.
-      disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: input.consolidateAfter ?? "5m", budgets: valkeyDisruptionBudgets(nodePool.allowDrift) },
+      disruption: {
+        consolidationPolicy: "WhenEmpty",
+        consolidateAfter: input.consolidateAfter ?? "5m",
+        budgets: valkeyDisruptionBudgets(nodePool.allowDrift),
+      },
       limits: { cpu: nodePool.limits.cpu, memory: nodePool.limits.memory },
     },
   };
@@ -165,9 +184,11 @@ export interface Ec2NodeClassBuildInput {
 /** The EC2NodeClass of the Valkey pool: AL2023, discovery-tag selectors, encrypted gp3 root, IMDSv2 only. */
 export function buildEc2NodeClass(input: Ec2NodeClassBuildInput): Ec2NodeClassManifest {
   const alias = input.amiAlias ?? versions.KARPENTER_AMI_ALIAS;
-  if (!/^al2023@(latest|v\d{8})$/.test(alias)) throw new Error(`AMI alias "${alias}" must be an al2023 alias (al2023@latest or al2023@vYYYYMMDD)`);
+  if (!/^al2023@(latest|v\d{8})$/.test(alias))
+    throw new Error(`AMI alias "${alias}" must be an al2023 alias (al2023@latest or al2023@vYYYYMMDD)`);
   const size = input.rootVolumeGiB ?? 50;
-  if (!Number.isInteger(size) || size < 20) throw new Error(`root volume must be a whole number of GiB ≥ 20 (got ${size})`);
+  if (!Number.isInteger(size) || size < 20)
+    throw new Error(`root volume must be a whole number of GiB ≥ 20 (got ${size})`);
   const selector = [{ tags: { [DISCOVERY_TAG_KEY]: input.discoveryTag } }];
   return {
     apiVersion: "karpenter.k8s.aws/v1",
@@ -179,10 +200,19 @@ export function buildEc2NodeClass(input: Ec2NodeClassBuildInput): Ec2NodeClassMa
       subnetSelectorTerms: selector,
       securityGroupSelectorTerms: selector.map((s) => ({ tags: { ...s.tags } })),
       blockDeviceMappings: [
-        { deviceName: "/dev/xvda", rootVolume: true, ebs: { volumeSize: `${size}Gi`, volumeType: "gp3", encrypted: true, deleteOnTermination: true } },
+        {
+          deviceName: "/dev/xvda",
+          rootVolume: true,
+          ebs: { volumeSize: `${size}Gi`, volumeType: "gp3", encrypted: true, deleteOnTermination: true },
+        },
       ],
       // Hop limit 1: pods cannot reach the node's IMDS credentials (they use Pod Identity).
-      metadataOptions: { httpEndpoint: "enabled", httpTokens: "required", httpPutResponseHopLimit: 1, httpProtocolIPv6: "disabled" },
+      metadataOptions: {
+        httpEndpoint: "enabled",
+        httpTokens: "required",
+        httpPutResponseHopLimit: 1,
+        httpProtocolIPv6: "disabled",
+      },
       tags: { "valkey-on-eks/node-pool": input.name ?? VALKEY_NODE_POOL, ...input.tags },
     },
   };

@@ -25,8 +25,10 @@ export function checkAwsCli(probe: AwsCliProbe): string | undefined {
   if (!probe.found)
     return `platform eks needs the AWS CLI v2 (\`aws\`): the cluster's kubeconfig runs \`aws eks get-token\`, and \`aws --version\` failed (${probe.error}); ${how}`;
   const match = /aws-cli\/(\d+)\.(\d+)\.(\d+)/.exec(probe.output);
-  if (!match) return `platform eks needs the AWS CLI v2: \`aws --version\` printed "${probe.output.trim().slice(0, 80)}", not aws-cli/2.x; ${how}`;
-  if (Number(match[1]) < 2) return `platform eks needs the AWS CLI v2 for \`aws eks get-token\`; found aws-cli/${match[1]}.${match[2]}.${match[3]}; ${how}`;
+  if (!match)
+    return `platform eks needs the AWS CLI v2: \`aws --version\` printed "${probe.output.trim().slice(0, 80)}", not aws-cli/2.x; ${how}`;
+  if (Number(match[1]) < 2)
+    return `platform eks needs the AWS CLI v2 for \`aws eks get-token\`; found aws-cli/${match[1]}.${match[2]}.${match[3]}; ${how}`;
   return undefined;
 }
 
@@ -51,7 +53,9 @@ export function checkZonesAvailable(region: string, zones: readonly string[], av
   return zones.flatMap((zone, index) =>
     available.includes(zone)
       ? []
-      : [`aws.zones.${index}: "${zone}" is not an available zone of ${region} for this account (available: ${available.join(", ") || "none"})`],
+      : [
+          `aws.zones.${index}: "${zone}" is not an available zone of ${region} for this account (available: ${available.join(", ") || "none"})`,
+        ],
   );
 }
 
@@ -83,11 +87,17 @@ export function checkOfferings(
  * for the next: Karpenter then finds no AMI ("failed to discover any AMIs for alias") and
  * launches no node.
  */
-export function amiAliasParameter(alias: string, kubernetesVersion: string, arch = "arm64", variant = "standard"): string {
+export function amiAliasParameter(
+  alias: string,
+  kubernetesVersion: string,
+  arch = "arm64",
+  variant = "standard",
+): string {
   const m = /^al2023@(latest|v\d{8})$/.exec(alias);
   if (!m) throw new Error(`AMI alias "${alias}" must be al2023@latest or al2023@vYYYYMMDD`);
   const version = m[1] as string;
-  const name = version === "latest" ? "recommended" : `amazon-eks-node-al2023-${arch}-${variant}-${kubernetesVersion}-${version}`;
+  const name =
+    version === "latest" ? "recommended" : `amazon-eks-node-al2023-${arch}-${variant}-${kubernetesVersion}-${version}`;
   return `/aws/service/eks/optimized-ami/${kubernetesVersion}/amazon-linux-2023/${arch}/${variant}/${name}/image_id`;
 }
 
@@ -109,7 +119,12 @@ export function isParameterNotFound(message: string): boolean {
  * naming both keys and the command that lists valid releases; an unreadable one (e.g. no
  * ssm:GetParameter) a warning.
  */
-export function checkAmiAlias(alias: string, kubernetesVersion: string, region: string, probe: AmiParameterProbe): { error?: string; warning?: string } {
+export function checkAmiAlias(
+  alias: string,
+  kubernetesVersion: string,
+  region: string,
+  probe: AmiParameterProbe,
+): { error?: string; warning?: string } {
   const parameter = amiAliasParameter(alias, kubernetesVersion);
   const list = `list the releases for ${kubernetesVersion}: ${amiReleasesCommand(kubernetesVersion, region)}`;
   if ("error" in probe) {
@@ -159,7 +174,9 @@ export interface VcpuEstimate {
 export function estimateVcpus(config: StackConfig): VcpuEstimate {
   const { eks, karpenter, valkey, aws } = config;
   const nodes = estimateNodes(config);
-  const system = eks.autoMode ? vcpusOfNodes(nodes.autoModeSystem.nodes) : eks.systemNodes.count * vcpusOf(eks.systemNodes.instanceType);
+  const system = eks.autoMode
+    ? vcpusOfNodes(nodes.autoModeSystem.nodes)
+    : eks.systemNodes.count * vcpusOf(eks.systemNodes.instanceType);
   const release = (p: Packing) => p.nodes.filter((n) => n.phase === "release");
   const clients = (p: Packing) => p.nodes.filter((n) => n.phase !== "release");
   const cap = Math.ceil(karpenter.nodePool.limits.amounts.cpuMillicores / 1000);
@@ -168,13 +185,25 @@ export function estimateVcpus(config: StackConfig): VcpuEstimate {
   const benchmarkMin = vcpusOfNodes(clients(nodes.least));
   const benchmarkMax = Math.max(benchmarkMin, vcpusOfNodes(clients(nodes.worst)));
   const zones = aws.zones.length;
-  const unschedulable = nodes.least.unschedulable.length > 0 ? ` (no permitted type fits: ${nodes.least.unschedulable.join(", ")})` : "";
+  const unschedulable =
+    nodes.least.unschedulable.length > 0 ? ` (no permitted type fits: ${nodes.least.unschedulable.join(", ")})` : "";
   const explain =
-    (eks.autoMode ? `Auto Mode system pool = ${system}, ` : `${eks.systemNodes.count} × ${eks.systemNodes.instanceType} system = ${system}, `) +
+    (eks.autoMode
+      ? `Auto Mode system pool = ${system}, `
+      : `${eks.systemNodes.count} × ${eks.systemNodes.instanceType} system = ${system}, `) +
     `${valkey.pods} Valkey pod${valkey.pods === 1 ? "" : "s"} (with Sentinels and HAProxy in replication mode) over ${zones} zone${zones === 1 ? "" : "s"} on ${describeNodes(release(nodes.least))} = ${valkeyMin}–${valkeyMax}` +
     (benchmarkMax > 0 ? `, benchmark/drill client nodes = ${benchmarkMin}–${benchmarkMax}` : "") +
     unschedulable;
-  return { system, valkeyMin, valkeyMax, benchmarkMin, benchmarkMax, min: system + valkeyMin + benchmarkMin, max: system + valkeyMax + benchmarkMax, explain };
+  return {
+    system,
+    valkeyMin,
+    valkeyMax,
+    benchmarkMin,
+    benchmarkMax,
+    min: system + valkeyMin + benchmarkMin,
+    max: system + valkeyMax + benchmarkMax,
+    explain,
+  };
 }
 
 export interface QuotaVerdict {
@@ -215,10 +244,19 @@ export interface EcrImage {
 
 /** The ECR parts of an image reference, or undefined when it is not in ECR. */
 export function ecrImage(ref: string): EcrImage | undefined {
-  const m = /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com\/([a-z0-9._/-]+?)(?::([\w][\w.-]{0,127}))?(?:@(sha256:[0-9a-f]{64}))?$/.exec(ref);
+  const m =
+    /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com\/([a-z0-9._/-]+?)(?::([\w][\w.-]{0,127}))?(?:@(sha256:[0-9a-f]{64}))?$/.exec(
+      ref,
+    );
   if (m === null) return undefined;
   const [, registryId = "", region = "", repository = "", tag, digest] = m;
-  return { registryId, region, repository, ...(tag === undefined ? {} : { tag }), ...(digest === undefined ? {} : { digest }) };
+  return {
+    registryId,
+    region,
+    repository,
+    ...(tag === undefined ? {} : { tag }),
+    ...(digest === undefined ? {} : { digest }),
+  };
 }
 
 /** What reading the loadgen image from ECR said. */
@@ -234,7 +272,11 @@ export function isImageNotFound(message: string): boolean {
  * the key and the push command); one that cannot be read, or one in another registry, is a warning
  * saying what was not checked.
  */
-export function checkLoadgenImage(ref: string, region: string, probe: EcrImageProbe | undefined): { error?: string; warning?: string } {
+export function checkLoadgenImage(
+  ref: string,
+  region: string,
+  probe: EcrImageProbe | undefined,
+): { error?: string; warning?: string } {
   const push = `npm run loadgen:image -- --push ${ref} (docs/deploy-on-aws.md, "The load generator's image")`;
   const ecr = ecrImage(ref);
   if (ecr === undefined || probe === undefined)
@@ -242,6 +284,8 @@ export function checkLoadgenImage(ref: string, region: string, probe: EcrImagePr
       warning: `benchmark.loadgenImage ${ref} is not checked at preview (${ecr === undefined ? "not an ECR image" : `an ECR image of ${ecr.region}, the stack is in ${region}`}): make sure the nodes can pull it`,
     };
   if ("error" in probe)
-    return { warning: `could not read benchmark.loadgenImage ${ref} from ECR (${probe.error}); the benchmark Job's init container needs it` };
+    return {
+      warning: `could not read benchmark.loadgenImage ${ref} from ECR (${probe.error}); the benchmark Job's init container needs it`,
+    };
   return probe.found ? {} : { error: `benchmark.loadgenImage: ${ref} is not in ECR; build and push it: ${push}` };
 }

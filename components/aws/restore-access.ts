@@ -18,7 +18,13 @@ export function restoreAccessPolicy(partition: string, from: string): PolicyDocu
     Version: "2012-10-17",
     Statement: [
       { Sid: "RestoreObjects", Effect: "Allow", Action: "s3:GetObject", Resource: `${bucketArn}/${key}/*` },
-      { Sid: "RestoreList", Effect: "Allow", Action: "s3:ListBucket", Resource: bucketArn, Condition: { StringLike: { "s3:prefix": [`${key}/*`] } } },
+      {
+        Sid: "RestoreList",
+        Effect: "Allow",
+        Action: "s3:ListBucket",
+        Resource: bucketArn,
+        Condition: { StringLike: { "s3:prefix": [`${key}/*`] } },
+      },
     ],
   };
 }
@@ -41,11 +47,25 @@ export class RestoreAccess extends pulumi.ComponentResource {
     super("valkey-on-eks:aws:RestoreAccess", name, {}, opts);
     const parent = { parent: this };
     const tags = { "valkey-on-eks/restore": "true" };
-    const role = new aws.iam.Role(`${name}-role`, { assumeRolePolicy: JSON.stringify(podIdentityTrustPolicy()), tags }, parent);
-    new aws.iam.RolePolicy(`${name}-access`, { role: role.name, policy: JSON.stringify(restoreAccessPolicy(args.partition ?? "aws", args.from)) }, parent);
+    const role = new aws.iam.Role(
+      `${name}-role`,
+      { assumeRolePolicy: JSON.stringify(podIdentityTrustPolicy()), tags },
+      parent,
+    );
+    new aws.iam.RolePolicy(
+      `${name}-access`,
+      { role: role.name, policy: JSON.stringify(restoreAccessPolicy(args.partition ?? "aws", args.from)) },
+      parent,
+    );
     new aws.eks.PodIdentityAssociation(
       `${name}-identity`,
-      { clusterName: args.clusterName, namespace: args.namespace, serviceAccount: args.serviceAccount, roleArn: role.arn, tags },
+      {
+        clusterName: args.clusterName,
+        namespace: args.namespace,
+        serviceAccount: args.serviceAccount,
+        roleArn: role.arn,
+        tags,
+      },
       parent,
     );
     this.roleArn = role.arn;

@@ -39,7 +39,8 @@ export interface VpcBuildInput {
 /** Prefix lengths: each zone gets a block; private subnets take half of it, public a quarter. */
 export function subnetPrefixes(cidr: string, zoneCount: number): { zone: number; private: number; public: number } {
   const vpcPrefix = Number(cidr.split("/")[1]);
-  if (!Number.isInteger(vpcPrefix) || vpcPrefix < 16 || vpcPrefix > 24) throw new Error(`VPC CIDR ${cidr} must have a /16 to /24 prefix`);
+  if (!Number.isInteger(vpcPrefix) || vpcPrefix < 16 || vpcPrefix > 24)
+    throw new Error(`VPC CIDR ${cidr} must have a /16 to /24 prefix`);
   if (zoneCount < 1) throw new Error("at least one zone is needed");
   const zone = vpcPrefix + Math.ceil(Math.log2(zoneCount));
   const prefixes = { zone, private: zone + 1, public: zone + 2 };
@@ -63,7 +64,12 @@ export function buildVpcArgs(input: VpcBuildInput): awsx.ec2.VpcArgs {
     enableDnsSupport: true,
     natGateways: { strategy: natStrategy(input.natGateways) },
     subnetSpecs: [
-      { type: "Private", name: "private", cidrMask: prefixes.private, tags: { [DISCOVERY_TAG_KEY]: input.clusterName, [INTERNAL_ELB_TAG]: "1" } },
+      {
+        type: "Private",
+        name: "private",
+        cidrMask: prefixes.private,
+        tags: { [DISCOVERY_TAG_KEY]: input.clusterName, [INTERNAL_ELB_TAG]: "1" },
+      },
       { type: "Public", name: "public", cidrMask: prefixes.public, tags: { [PUBLIC_ELB_TAG]: "1" } },
     ],
     tags: { Name: input.clusterName },

@@ -20,7 +20,12 @@ import { clientCpuColumns, parseCpuQuota, usableCores } from "../../benchmarks/r
 import { runsOf, type Workload } from "../../vocabulary/workload.js";
 import { parseFrame } from "../../benchmarks/run/log-frames.js";
 import { MIX_CLIENT } from "../../benchmarks/run/mix-job.js";
-import { parseMixJobResult, parseSoakSample, type MixJobExtras, type MixJobResult } from "../../benchmarks/run/mix-job-result.js";
+import {
+  parseMixJobResult,
+  parseSoakSample,
+  type MixJobExtras,
+  type MixJobResult,
+} from "../../benchmarks/run/mix-job-result.js";
 
 export interface JobLogMeta {
   mode: ResultMode;
@@ -76,7 +81,16 @@ interface Scanned {
 }
 
 function scan(log: string): Scanned {
-  const s: Scanned = { client: undefined, cpus: undefined, runs: [], results: [], samples: [], done: undefined, errors: [], stderr: [] };
+  const s: Scanned = {
+    client: undefined,
+    cpus: undefined,
+    runs: [],
+    results: [],
+    samples: [],
+    done: undefined,
+    errors: [],
+    stderr: [],
+  };
   let open: Run | undefined;
   for (const line of log.split("\n")) {
     const f = parseFrame(line.replace(/\r$/, ""));
@@ -99,7 +113,12 @@ function scan(log: string): Scanned {
         stderr: [],
       };
     } else if (f.kind === "end") {
-      if (open === undefined || f.fields.test !== open.test || f.fields.run !== String(open.run) || (f.fields.round ?? "1") !== String(open.round)) {
+      if (
+        open === undefined ||
+        f.fields.test !== open.test ||
+        f.fields.run !== String(open.run) ||
+        (f.fields.round ?? "1") !== String(open.round)
+      ) {
         throw new JobLogError(`benchmark Job log: end line without a matching begin: ${line}`);
       }
       open.exit = wholeNumber(f.fields.exit, `exit of ${where}`);
@@ -115,7 +134,8 @@ function scan(log: string): Scanned {
     else if (f.kind === "sample") s.samples.push(f.text);
     else if (f.kind === "stderr") (s.runs.at(-1)?.stderr ?? s.stderr).push(f.text);
   }
-  if (open !== undefined) throw new JobLogError(`benchmark Job log ends inside ${open.test.toUpperCase()} run ${open.run} (truncated?)`);
+  if (open !== undefined)
+    throw new JobLogError(`benchmark Job log ends inside ${open.test.toUpperCase()} run ${open.run} (truncated?)`);
   return s;
 }
 
@@ -131,7 +151,9 @@ function clientVersion(raw: string | undefined): string {
   const flavor = /^(valkey|redis)-benchmark\b/.exec(raw ?? "")?.[1];
   const version = parseToolVersion(raw ?? "");
   if (flavor === undefined || version === undefined) {
-    throw new JobLogError(`benchmark Job log has no usable client version line (### vbench-version client=...; got ${JSON.stringify(raw ?? null)})`);
+    throw new JobLogError(
+      `benchmark Job log has no usable client version line (### vbench-version client=...; got ${JSON.stringify(raw ?? null)})`,
+    );
   }
   return `${flavor}-benchmark ${version}`;
 }
@@ -151,7 +173,9 @@ function resultLine(r: Run): BenchmarkLine {
   const wanted = r.test.toUpperCase();
   const line = lines.find((l) => l.test === wanted || l.test.startsWith(`${wanted} `));
   if (line === undefined || lines.length !== 1) {
-    throw new JobLogError(`benchmark ${name} printed ${lines.length} result line(s) (${lines.map((l) => l.test).join(", ")}), expected one ${wanted} line`);
+    throw new JobLogError(
+      `benchmark ${name} printed ${lines.length} result line(s) (${lines.map((l) => l.test).join(", ")}), expected one ${wanted} line`,
+    );
   }
   return line;
 }
@@ -160,7 +184,8 @@ function resultLine(r: Run): BenchmarkLine {
 function testRow(meta: JobLogMeta, client: string, label: string, runs: Run[], cores: number | undefined): ResultRow {
   const w = meta.workload;
   const notes: string[] = [];
-  let last: { line: BenchmarkLine; requests: number; wallSeconds: number; m: RunMeasurement; cpuMs?: number } | undefined;
+  let last:
+    { line: BenchmarkLine; requests: number; wallSeconds: number; m: RunMeasurement; cpuMs?: number } | undefined;
   for (const [i, r] of runs.entries()) {
     const wantRequests = i === 0 ? w.requests : undefined;
     if (r.run !== i + 1 || (wantRequests !== undefined && r.requests !== wantRequests)) {
@@ -170,29 +195,49 @@ function testRow(meta: JobLogMeta, client: string, label: string, runs: Run[], c
     }
     const line = resultLine(r);
     const wallSeconds = (r.wallMs ?? 0) / 1000;
-    const m: RunMeasurement = { requests: r.requests, rps: line.rps, wallSeconds, windowSeconds: measuredWindow(r.requests, line.rps, wallSeconds) };
+    const m: RunMeasurement = {
+      requests: r.requests,
+      rps: line.rps,
+      wallSeconds,
+      windowSeconds: measuredWindow(r.requests, line.rps, wallSeconds),
+    };
     last = { line, requests: r.requests, wallSeconds, m, ...(r.cpuMs === undefined ? {} : { cpuMs: r.cpuMs }) };
     const step = rerunStep(w, m, i + 2);
     notes.push(...step.notes);
     const following = runs[i + 1];
     if (step.next === undefined && following !== undefined) {
-      throw new JobLogError(`benchmark Job log: ${label} was re-run (run ${following.run}) although the re-run rule stops after run ${r.run}`);
+      throw new JobLogError(
+        `benchmark Job log: ${label} was re-run (run ${following.run}) although the re-run rule stops after run ${r.run}`,
+      );
     }
     if (step.next !== undefined && following === undefined) {
-      throw new JobLogError(`benchmark Job log: ${label} run ${r.run + 1} with ${step.next} requests is missing (truncated?)`);
+      throw new JobLogError(
+        `benchmark Job log: ${label} run ${r.run + 1} with ${step.next} requests is missing (truncated?)`,
+      );
     }
     if (step.next !== undefined && following !== undefined && following.requests !== step.next) {
-      throw new JobLogError(`benchmark Job log: ${label} run ${following.run} ran ${following.requests} requests, the re-run rule gives ${step.next}`);
+      throw new JobLogError(
+        `benchmark Job log: ${label} run ${following.run} ran ${following.requests} requests, the re-run rule gives ${step.next}`,
+      );
     }
   }
   if (last === undefined) throw new JobLogError(`benchmark Job log has no run of ${label} (truncated?)`);
   notes.push(...stillShortNote(w, last.m, notes));
   if (!Number.isFinite(last.line.rps)) {
-    throw new JobLogError(`benchmark ${label} reported rps 'inf' (${last.requests} requests finished within 1 ms); raise requests or minDurationSeconds`);
+    throw new JobLogError(
+      `benchmark ${label} reported rps 'inf' (${last.requests} requests finished within 1 ms); raise requests or minDurationSeconds`,
+    );
   }
   const row = resultRow({ ...meta, clientVersion: client }, last, notes.join("; "));
   if (last.cpuMs === undefined || cores === undefined) return row;
-  return { ...row, ...clientCpuColumns({ cpuSeconds: last.cpuMs / 1000, wallSeconds: last.wallSeconds, cores: usableCores(w.threads, cores) }) };
+  return {
+    ...row,
+    ...clientCpuColumns({
+      cpuSeconds: last.cpuMs / 1000,
+      wallSeconds: last.wallSeconds,
+      cores: usableCores(w.threads, cores),
+    }),
+  };
 }
 
 /**
@@ -203,7 +248,9 @@ export function parseJobLogRounds(log: string, meta: JobLogMeta): ResultRow[][] 
   if (log.trim() === "") throw new JobLogError("benchmark Job log is empty");
   const s = scan(log);
   if (s.errors.length > 0) {
-    throw new JobLogError(`benchmark Job stopped: ${s.errors.join("; ")}${s.stderr.length > 0 ? `; stderr: ${s.stderr.join(" | ")}` : ""}`);
+    throw new JobLogError(
+      `benchmark Job stopped: ${s.errors.join("; ")}${s.stderr.length > 0 ? `; stderr: ${s.stderr.join(" | ")}` : ""}`,
+    );
   }
   const client = clientVersion(s.client);
   const known = new Set<string>(meta.workload.tests);
@@ -247,8 +294,12 @@ export function parseMixJobLog(log: string, meta: JobLogMeta): { rows: ResultRow
   if (log.trim() === "") throw new JobLogError("benchmark Job log is empty");
   const s = scan(log);
   if (s.errors.length > 0) throw new JobLogError(`benchmark Job stopped: ${s.errors.join("; ")}`);
-  if (s.client !== MIX_CLIENT) throw new JobLogError(`benchmark Job log: client is ${JSON.stringify(s.client ?? null)}, expected ${MIX_CLIENT} (a mix)`);
-  if (s.results.length !== 1) throw new JobLogError(`benchmark Job log has ${s.results.length} result lines, expected one (truncated?)`);
+  if (s.client !== MIX_CLIENT)
+    throw new JobLogError(
+      `benchmark Job log: client is ${JSON.stringify(s.client ?? null)}, expected ${MIX_CLIENT} (a mix)`,
+    );
+  if (s.results.length !== 1)
+    throw new JobLogError(`benchmark Job log has ${s.results.length} result lines, expected one (truncated?)`);
   if (s.done === undefined) throw new JobLogError("benchmark Job log has no final `### vbench-done` line (truncated?)");
   if (s.done !== 0) throw new JobLogError(`benchmark Job mix runner finished with status ${s.done}`);
   let result: MixJobResult;
@@ -256,7 +307,9 @@ export function parseMixJobLog(log: string, meta: JobLogMeta): { rows: ResultRow
     result = parseMixJobResult(s.results[0] as string);
     if (result.soak !== undefined) {
       if (s.samples.length !== result.soak.sampleCount)
-        throw new Error(`the soak reports ${result.soak.sampleCount} samples, the log holds ${s.samples.length} sample lines (truncated or rotated?)`);
+        throw new Error(
+          `the soak reports ${result.soak.sampleCount} samples, the log holds ${s.samples.length} sample lines (truncated or rotated?)`,
+        );
       result.soak.samples = s.samples.map((text, n) => parseSoakSample(text, n + 1));
     } else if (s.samples.length > 0) throw new Error(`${s.samples.length} soak sample lines but no soak in the result`);
   } catch (err) {
@@ -264,9 +317,11 @@ export function parseMixJobLog(log: string, meta: JobLogMeta): { rows: ResultRow
   }
   const want = [...mix.map((e) => e.test.toUpperCase()), "MIX"];
   const got = result.rows.map((r) => r.test);
-  if (got.join(",") !== want.join(",")) throw new JobLogError(`benchmark Job log: the mix's rows are ${got.join(", ")}, expected ${want.join(", ")}`);
+  if (got.join(",") !== want.join(","))
+    throw new JobLogError(`benchmark Job log: the mix's rows are ${got.join(", ")}, expected ${want.join(", ")}`);
   const wrongMode = result.rows.find((r) => r.mode !== meta.mode);
-  if (wrongMode !== undefined) throw new JobLogError(`benchmark Job log: a ${wrongMode.mode} row in a ${meta.mode} stack`);
+  if (wrongMode !== undefined)
+    throw new JobLogError(`benchmark Job log: a ${wrongMode.mode} row in a ${meta.mode} stack`);
   const { rows, ...extras } = result;
   return { rows: rows.map((r) => ({ ...r, timestamp: meta.timestamp })), mix: extras };
 }

@@ -17,7 +17,14 @@ import { createHash } from "node:crypto";
 import type { Workload } from "../../vocabulary/workload.js";
 import type { ResourceQuantities } from "../../config/types.js";
 import { clientContainerSecurity, clientPodBase, NODE_IMAGE_UID } from "../client-pod.js";
-import { LOADGEN_IMAGE_BINARY, LOADGEN_MOUNT, MIX_JOB_FILE, MIX_JOB_MOUNT, MIX_JOB_SETTINGS_ENV, mixJobSettingsEnv } from "../../benchmarks/run/mix-job.js";
+import {
+  LOADGEN_IMAGE_BINARY,
+  LOADGEN_MOUNT,
+  MIX_JOB_FILE,
+  MIX_JOB_MOUNT,
+  MIX_JOB_SETTINGS_ENV,
+  mixJobSettingsEnv,
+} from "../../benchmarks/run/mix-job.js";
 import { LOADGEN_ENV } from "../../benchmarks/run/loadgen.js";
 import { CLIENT_LABEL, type Placement } from "../shared.js";
 import type { EnvVar, ObjectMeta, Plain, PodSpec } from "../valkey/k8s-types.js";
@@ -114,13 +121,22 @@ function benchmarkContainer(a: BenchmarkJobManifestArgs, env: EnvVar[]) {
     ...(a.waitSeconds === undefined ? {} : { waitSeconds: a.waitSeconds }),
     ...(a.clientPods === undefined ? {} : { clientPods: a.clientPods }),
   });
-  return { image: a.image, command: ["/bin/sh", "-c", script], env, volumeMounts: [{ name: "tmp", mountPath: "/tmp" }] };
+  return {
+    image: a.image,
+    command: ["/bin/sh", "-c", script],
+    env,
+    volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
+  };
 }
 
 const MIX_VOLUME = "mix-runner";
 
 /** The mix container: the bundled runner (benchmarks/run/mix-job-main.ts) in a Node image, its settings in one env var. */
-function mixContainer(a: BenchmarkJobManifestArgs, runner: NonNullable<BenchmarkJobManifestArgs["mixRunner"]>, env: EnvVar[]) {
+function mixContainer(
+  a: BenchmarkJobManifestArgs,
+  runner: NonNullable<BenchmarkJobManifestArgs["mixRunner"]>,
+  env: EnvVar[],
+) {
   const settings = mixJobSettingsEnv({
     mode: a.mode,
     target: a.target,
@@ -130,7 +146,11 @@ function mixContainer(a: BenchmarkJobManifestArgs, runner: NonNullable<Benchmark
   return {
     image: runner.image,
     command: ["node", `${MIX_JOB_MOUNT}/${MIX_JOB_FILE}`],
-    env: [...env, { name: MIX_JOB_SETTINGS_ENV, value: settings }, { name: LOADGEN_ENV, value: `${LOADGEN_MOUNT}/vload` }],
+    env: [
+      ...env,
+      { name: MIX_JOB_SETTINGS_ENV, value: settings },
+      { name: LOADGEN_ENV, value: `${LOADGEN_MOUNT}/vload` },
+    ],
     volumeMounts: [
       { name: "tmp", mountPath: "/tmp" },
       { name: MIX_VOLUME, mountPath: MIX_JOB_MOUNT, readOnly: true },
@@ -163,25 +183,47 @@ function podSpec(a: BenchmarkJobManifestArgs): PodSpec {
     );
   }
   if (runner !== undefined && (a.clientPods ?? 1) > 1)
-    throw new RangeError("a mix runs in one client pod (clientPods 1): the barrier of several pods is valkey-benchmark's");
+    throw new RangeError(
+      "a mix runs in one client pod (clientPods 1): the barrier of several pods is valkey-benchmark's",
+    );
   const many = (a.clientPods ?? 1) > 1;
-  const clientSelector = { matchLabels: { "app.kubernetes.io/component": `benchmark-${a.mode}`, [CLIENT_LABEL]: "true" } };
+  const clientSelector = {
+    matchLabels: { "app.kubernetes.io/component": `benchmark-${a.mode}`, [CLIENT_LABEL]: "true" },
+  };
   // Several clients: the Job's uid names the barrier keys; one client per node; spread over zones.
-  const runIdEnv = many ? [{ name: RUN_ID_ENV, valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/controller-uid']" } } }] : [];
+  const runIdEnv = many
+    ? [
+        {
+          name: RUN_ID_ENV,
+          valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/controller-uid']" } },
+        },
+      ]
+    : [];
   const ownNode = many ? [{ labelSelector: clientSelector, topologyKey: "kubernetes.io/hostname" }] : [];
   const spread = many
     ? {
         topologySpreadConstraints: [
-          { maxSkew: 1, topologyKey: "topology.kubernetes.io/zone", whenUnsatisfiable: "DoNotSchedule", labelSelector: clientSelector },
+          {
+            maxSkew: 1,
+            topologyKey: "topology.kubernetes.io/zone",
+            whenUnsatisfiable: "DoNotSchedule",
+            labelSelector: clientSelector,
+          },
         ],
       }
     : {};
-  const secretEnv = a.secretName === undefined ? [] : [{ name: PASSWORD_ENV, valueFrom: { secretKeyRef: { name: a.secretName, key: a.passwordKey } } }];
+  const secretEnv =
+    a.secretName === undefined
+      ? []
+      : [{ name: PASSWORD_ENV, valueFrom: { secretKeyRef: { name: a.secretName, key: a.passwordKey } } }];
   const env: EnvVar[] = [{ name: "TMPDIR", value: "/tmp" }, ...runIdEnv, ...secretEnv];
   const quantities = { cpu: a.resources.cpu, memory: a.resources.memory };
   const container = runner === undefined ? benchmarkContainer(a, env) : mixContainer(a, runner, env);
   return {
-    ...clientPodBase(a.placement, runner === undefined ? VALKEY_IMAGE_UID : NODE_IMAGE_UID, { antiAffinity: ownNode, ...spread }),
+    ...clientPodBase(a.placement, runner === undefined ? VALKEY_IMAGE_UID : NODE_IMAGE_UID, {
+      antiAffinity: ownNode,
+      ...spread,
+    }),
     ...(runner === undefined ? {} : { initContainers: [loadgenInit(runner)] }),
     containers: [
       {
@@ -216,7 +258,10 @@ export function buildBenchmarkJob(a: BenchmarkJobManifestArgs): { metadata: Obje
   const spec: JobSpec = {
     backoffLimit: 0,
     activeDeadlineSeconds: a.activeDeadlineSeconds ?? 7200,
-    template: { metadata: a.runId === undefined ? { labels } : { labels, annotations: { [RUN_ID_ANNOTATION]: a.runId } }, spec: podSpec(a) },
+    template: {
+      metadata: a.runId === undefined ? { labels } : { labels, annotations: { [RUN_ID_ANNOTATION]: a.runId } },
+      spec: podSpec(a),
+    },
   };
   const pods = a.clientPods ?? 1;
   if (pods > 1) Object.assign(spec, { completionMode: "Indexed", completions: pods, parallelism: pods });

@@ -69,7 +69,9 @@ export const RUN_ID_ENV = "VBENCH_RUN_ID";
  * hour, land in the keyspace under test. Re-runs of a short test are not re-synchronised.
  */
 function barrierScript(o: BenchmarkScriptOptions, target: BenchmarkTarget, pods: number): string {
-  const conn = [o.cli ?? "valkey-cli", "-h", target.host, "-p", String(target.port), ...(target.cluster ? ["-c"] : [])].map(shellQuote).join(" ");
+  const conn = [o.cli ?? "valkey-cli", "-h", target.host, "-p", String(target.port), ...(target.cluster ? ["-c"] : [])]
+    .map(shellQuote)
+    .join(" ");
   const margin = positive("startMarginSeconds", o.startMarginSeconds ?? 3);
   const wait = positive("barrierWaitSeconds", o.barrierWaitSeconds ?? 600);
   return `PODS=${pods}

@@ -56,7 +56,8 @@ interface LiveNode extends PackedNode {
   live: Array<{ labels: Labels; group: PodGroup }>;
 }
 
-const matches = (selector: Labels, labels: Labels): boolean => Object.entries(selector).every(([k, v]) => labels[k] === v);
+const matches = (selector: Labels, labels: Labels): boolean =>
+  Object.entries(selector).every(([k, v]) => labels[k] === v);
 
 /** Places every pod of `groups`; `typeFor` names the instance type Karpenter launches for a pod's requests. */
 export function packPods(
@@ -65,7 +66,8 @@ export function packPods(
 ): Packing {
   const nodes: LiveNode[] = [];
   const unschedulable: string[] = [];
-  const placedIn = (zone: string): Array<{ labels: Labels; group: PodGroup }> => nodes.filter((n) => n.zone === zone).flatMap((n) => n.live);
+  const placedIn = (zone: string): Array<{ labels: Labels; group: PodGroup }> =>
+    nodes.filter((n) => n.zone === zone).flatMap((n) => n.live);
 
   const nodeOk = (n: LiveNode, g: PodGroup, preferred: boolean): boolean => {
     if (n.free.cpuMillicores < g.request.cpuMillicores || n.free.memoryBytes < g.request.memoryBytes) return false;
@@ -78,7 +80,8 @@ export function packPods(
 
   const place = (g: PodGroup, index: number): void => {
     let zones = (g.zones ?? o.zones).filter((z) => o.zones.includes(z));
-    for (const t of g.requiredApart.filter((x) => x.per === "zone")) zones = zones.filter((z) => !placedIn(z).some((p) => matches(t.selector, p.labels)));
+    for (const t of g.requiredApart.filter((x) => x.per === "zone"))
+      zones = zones.filter((z) => !placedIn(z).some((p) => matches(t.selector, p.labels)));
     const spread = g.spreadOver;
     if (spread !== undefined) {
       const count = (z: string): number => placedIn(z).filter((p) => matches(spread, p.labels)).length;
@@ -88,12 +91,17 @@ export function packPods(
     const name = `${g.name}-${index}`;
     const inZones = nodes.filter((n) => zones.includes(n.zone));
     const node =
-      inZones.find((n) => nodeOk(n, g, true)) ?? (o.preferences === "relaxed" ? inZones.find((n) => nodeOk(n, g, false)) : undefined) ?? launch(g, zones);
+      inZones.find((n) => nodeOk(n, g, true)) ??
+      (o.preferences === "relaxed" ? inZones.find((n) => nodeOk(n, g, false)) : undefined) ??
+      launch(g, zones);
     if (node === undefined) {
       unschedulable.push(name);
       return;
     }
-    node.free = { cpuMillicores: node.free.cpuMillicores - g.request.cpuMillicores, memoryBytes: node.free.memoryBytes - g.request.memoryBytes };
+    node.free = {
+      cpuMillicores: node.free.cpuMillicores - g.request.cpuMillicores,
+      memoryBytes: node.free.memoryBytes - g.request.memoryBytes,
+    };
     node.live.push({ labels: g.labels, group: g });
     node.pods.push(name);
   };
@@ -113,7 +121,10 @@ export function packPods(
     if (phase === "drill") {
       for (const n of nodes) {
         for (const p of n.live.filter((x) => x.group.phase === "benchmark")) {
-          n.free = { cpuMillicores: n.free.cpuMillicores + p.group.request.cpuMillicores, memoryBytes: n.free.memoryBytes + p.group.request.memoryBytes };
+          n.free = {
+            cpuMillicores: n.free.cpuMillicores + p.group.request.cpuMillicores,
+            memoryBytes: n.free.memoryBytes + p.group.request.memoryBytes,
+          };
         }
         n.live = n.live.filter((x) => x.group.phase !== "benchmark");
       }

@@ -35,7 +35,8 @@ export function vcpusOf(instanceType: string): number {
   return 64;
 }
 
-export const vcpusOfNodes = (nodes: readonly PackedNode[]): number => nodes.reduce((sum, n) => sum + vcpusOf(n.type), 0);
+export const vcpusOfNodes = (nodes: readonly PackedNode[]): number =>
+  nodes.reduce((sum, n) => sum + vcpusOf(n.type), 0);
 
 const only = (type: string) => (r: Allocatable) => {
   const a = allocatableFor(type);
@@ -48,11 +49,19 @@ export function estimateNodes(config: StackConfig): NodeEstimate {
   const groups = valkeyPoolPods(config);
   const smallest = (r: Allocatable) => estimateInstanceType(permitted, r);
   const least = packPods(groups, { zones, typeFor: smallest, preferences: "relaxed" });
-  const candidates = permitted.map((t) => packPods(groups, { zones, typeFor: only(t), preferences: "strict" })).filter((p) => p.unschedulable.length === 0);
+  const candidates = permitted
+    .map((t) => packPods(groups, { zones, typeFor: only(t), preferences: "strict" }))
+    .filter((p) => p.unschedulable.length === 0);
   const worst = candidates.reduce<Packing>((w, p) => (vcpusOfNodes(p.nodes) > vcpusOfNodes(w.nodes) ? p : w), least);
   const system =
-    config.platform === "eks" && config.eks.autoMode ? autoModeSystemPods({ autoMode: buildAutoModeOptions(), ...buildNetworkAddonOptions(true) }) : [];
-  return { least, worst, autoModeSystem: packPods(systemPoolPods(system), { zones, typeFor: smallest, preferences: "relaxed" }) };
+    config.platform === "eks" && config.eks.autoMode
+      ? autoModeSystemPods({ autoMode: buildAutoModeOptions(), ...buildNetworkAddonOptions(true) })
+      : [];
+  return {
+    least,
+    worst,
+    autoModeSystem: packPods(systemPoolPods(system), { zones, typeFor: smallest, preferences: "relaxed" }),
+  };
 }
 
 /** "r7g.large × 6 (valkey-0, …)" lines for messages: nodes by type and phase. */

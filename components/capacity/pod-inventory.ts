@@ -27,13 +27,16 @@ type Template = { metadata?: { labels?: Labels }; spec?: PodSpec };
 /** A group from a rendered pod template: summed container requests, anti-affinity, zone spread, zones. */
 export function podGroupOf(name: string, count: number, phase: Phase, template: Template): PodGroup {
   const spec: PodSpec = template.spec ?? { containers: [] };
-  const requests = (spec.containers ?? []).map((c) => (c.resources?.requests ?? {}) as Record<string, string | number | undefined>);
+  const requests = (spec.containers ?? []).map(
+    (c) => (c.resources?.requests ?? {}) as Record<string, string | number | undefined>,
+  );
   const request = {
     cpuMillicores: requests.reduce((sum, r) => sum + (r.cpu === undefined ? 0 : parseCpuQuantity(r.cpu)), 0),
     memoryBytes: requests.reduce((sum, r) => sum + (r.memory === undefined ? 0 : parseMemoryQuantity(r.memory)), 0),
   };
   const anti = spec.affinity?.podAntiAffinity;
-  const per = (key: string | undefined): "node" | "zone" | undefined => (key === HOSTNAME_LABEL ? "node" : key === ZONE_LABEL ? "zone" : undefined);
+  const per = (key: string | undefined): "node" | "zone" | undefined =>
+    key === HOSTNAME_LABEL ? "node" : key === ZONE_LABEL ? "zone" : undefined;
   const requiredApart = (anti?.requiredDuringSchedulingIgnoredDuringExecution ?? []).flatMap((t) => {
     const p = per(t.topologyKey);
     return p === undefined ? [] : [{ selector: { ...t.labelSelector?.matchLabels }, per: p }];
@@ -41,10 +44,13 @@ export function podGroupOf(name: string, count: number, phase: Phase, template: 
   const preferredApart = (anti?.preferredDuringSchedulingIgnoredDuringExecution ?? [])
     .filter((t) => per(t.podAffinityTerm.topologyKey) === "node")
     .map((t) => ({ ...t.podAffinityTerm.labelSelector?.matchLabels }));
-  const spread = (spec.topologySpreadConstraints ?? []).find((c) => c.topologyKey === ZONE_LABEL && c.whenUnsatisfiable === "DoNotSchedule");
-  const zoneTerm = spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms?.[0]?.matchExpressions?.find(
-    (e) => e.key === ZONE_LABEL && e.operator === "In",
+  const spread = (spec.topologySpreadConstraints ?? []).find(
+    (c) => c.topologyKey === ZONE_LABEL && c.whenUnsatisfiable === "DoNotSchedule",
   );
+  const zoneTerm =
+    spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms?.[0]?.matchExpressions?.find(
+      (e) => e.key === ZONE_LABEL && e.operator === "In",
+    );
   return {
     name,
     count,
@@ -60,7 +66,12 @@ export function podGroupOf(name: string, count: number, phase: Phase, template: 
 
 /** The pods on the Valkey node pool, in the order the program creates them. */
 export function valkeyPoolPods(config: StackConfig): PodGroup[] {
-  const placement: Placement = { zones: config.aws.zones, nodeSelector: {}, tolerations: [], storageClass: config.valkey.persistence.storageClass };
+  const placement: Placement = {
+    zones: config.aws.zones,
+    nodeSelector: {},
+    tolerations: [],
+    storageClass: config.valkey.persistence.storageClass,
+  };
   const ns = config.valkey.namespace;
   const base = { namespace: ns, valkey: config.valkey, placement, auth: config.valkey.auth.enabled };
   const groups: PodGroup[] = [];
@@ -68,8 +79,18 @@ export function valkeyPoolPods(config: StackConfig): PodGroup[] {
     const m = buildReplicationManifests({ ...base, release: DEFAULT_REPLICATION_RELEASE });
     groups.push(
       podGroupOf("valkey", m.statefulSet.spec?.replicas ?? 0, "release", m.statefulSet.spec?.template ?? {}),
-      podGroupOf("sentinel", m.sentinel.statefulSet.spec?.replicas ?? 0, "release", m.sentinel.statefulSet.spec?.template ?? {}),
-      podGroupOf("haproxy", m.haproxy.deployment.spec?.replicas ?? 0, "release", m.haproxy.deployment.spec?.template ?? {}),
+      podGroupOf(
+        "sentinel",
+        m.sentinel.statefulSet.spec?.replicas ?? 0,
+        "release",
+        m.sentinel.statefulSet.spec?.template ?? {},
+      ),
+      podGroupOf(
+        "haproxy",
+        m.haproxy.deployment.spec?.replicas ?? 0,
+        "release",
+        m.haproxy.deployment.spec?.template ?? {},
+      ),
     );
   } else {
     const m = buildClusterManifests({ ...base, release: DEFAULT_CLUSTER_RELEASE });
@@ -91,7 +112,13 @@ export function valkeyPoolPods(config: StackConfig): PodGroup[] {
       // A mix's pod: the same requests; its images and bundle do not change what it asks of a node.
       ...(config.benchmark.mix === undefined
         ? {}
-        : { mixRunner: { image: config.benchmark.mixImage, configMap: "estimate", loadgenImage: config.benchmark.loadgenImage ?? config.benchmark.mixImage } }),
+        : {
+            mixRunner: {
+              image: config.benchmark.mixImage,
+              configMap: "estimate",
+              loadgenImage: config.benchmark.loadgenImage ?? config.benchmark.mixImage,
+            },
+          }),
     });
     groups.push(podGroupOf("benchmark", config.benchmark.clientPods, "benchmark", job.spec.template));
   }

@@ -87,7 +87,8 @@ export function selects(selector: LabelSelector | undefined, labels: Record<stri
             : e.operator === "DoesNotExist"
               ? !has
               : undefined;
-    if (ok === undefined) throw new Error(`label selector operator "${e.operator}" is not In, NotIn, Exists or DoesNotExist`);
+    if (ok === undefined)
+      throw new Error(`label selector operator "${e.operator}" is not In, NotIn, Exists or DoesNotExist`);
     if (!ok) return false;
   }
   return true;
@@ -95,20 +96,25 @@ export function selects(selector: LabelSelector | undefined, labels: Record<stri
 
 function ipToInt(ip: string): number {
   const parts = ip.split(".").map(Number);
-  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) throw new Error(`"${ip}" is not an IPv4 address`);
+  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255))
+    throw new Error(`"${ip}" is not an IPv4 address`);
   return parts.reduce((n, p) => n * 256 + p, 0);
 }
 
 export function inCidr(ip: string, cidr: string): boolean {
   const [base, bits] = cidr.split("/");
   const prefix = Number(bits);
-  if (base === undefined || !Number.isInteger(prefix) || prefix < 0 || prefix > 32) throw new Error(`"${cidr}" is not an IPv4 CIDR`);
+  if (base === undefined || !Number.isInteger(prefix) || prefix < 0 || prefix > 32)
+    throw new Error(`"${cidr}" is not an IPv4 CIDR`);
   const size = 2 ** (32 - prefix);
   return Math.floor(ipToInt(ip) / size) === Math.floor(ipToInt(base) / size);
 }
 
 const isPod = (x: Pod | External): x is Pod => "namespace" in x;
-const nsLabels = (world: World, ns: string): Record<string, string> => ({ ...world.namespaces[ns], "kubernetes.io/metadata.name": ns });
+const nsLabels = (world: World, ns: string): Record<string, string> => ({
+  ...world.namespaces[ns],
+  "kubernetes.io/metadata.name": ns,
+});
 
 function types(p: Policy): string[] {
   return p.spec.policyTypes ?? (p.spec.egress === undefined ? ["Ingress"] : ["Ingress", "Egress"]);
@@ -121,7 +127,10 @@ function peerMatches(world: World, peer: PolicyPeer, policyNs: string, other: Po
     return inCidr(ip, peer.ipBlock.cidr) && !(peer.ipBlock.except ?? []).some((c) => inCidr(ip, c));
   }
   if (!isPod(other)) return false;
-  const nsOk = peer.namespaceSelector === undefined ? other.namespace === policyNs : selects(peer.namespaceSelector, nsLabels(world, other.namespace));
+  const nsOk =
+    peer.namespaceSelector === undefined
+      ? other.namespace === policyNs
+      : selects(peer.namespaceSelector, nsLabels(world, other.namespace));
   return nsOk && (peer.podSelector === undefined || selects(peer.podSelector, other.labels));
 }
 
@@ -131,7 +140,9 @@ function portMatches(ports: PolicyPort[] | undefined, dst: Pod | External, port:
     if ((p.protocol ?? "TCP") !== protocol) return false;
     if (p.port === undefined) return true;
     if (typeof p.port === "string") {
-      const named = isPod(dst) ? dst.ports?.find((c) => c.name === p.port && (c.protocol ?? "TCP") === protocol) : undefined;
+      const named = isPod(dst)
+        ? dst.ports?.find((c) => c.name === p.port && (c.protocol ?? "TCP") === protocol)
+        : undefined;
       return named?.containerPort === port;
     }
     return p.endPort === undefined ? p.port === port : port >= p.port && port <= p.endPort;
@@ -139,22 +150,42 @@ function portMatches(ports: PolicyPort[] | undefined, dst: Pod | External, port:
 }
 
 /** Whether `pod` lets this direction through: not isolated, or some selecting policy's rule matches. */
-function side(world: World, pod: Pod, dir: "Ingress" | "Egress", other: Pod | External, dst: Pod | External, port: number, protocol: string): boolean {
+function side(
+  world: World,
+  pod: Pod,
+  dir: "Ingress" | "Egress",
+  other: Pod | External,
+  dst: Pod | External,
+  port: number,
+  protocol: string,
+): boolean {
   const selecting = world.policies.filter(
-    (p) => (p.metadata.namespace ?? "default") === pod.namespace && types(p).includes(dir) && selects(p.spec.podSelector ?? {}, pod.labels),
+    (p) =>
+      (p.metadata.namespace ?? "default") === pod.namespace &&
+      types(p).includes(dir) &&
+      selects(p.spec.podSelector ?? {}, pod.labels),
   );
   if (selecting.length === 0) return true;
   return selecting.some((p) =>
     (dir === "Ingress" ? (p.spec.ingress ?? []) : (p.spec.egress ?? [])).some((rule) => {
       const peers = dir === "Ingress" ? rule.from : rule.to;
-      const peerOk = peers === undefined || peers.length === 0 || peers.some((peer) => peerMatches(world, peer, pod.namespace, other));
+      const peerOk =
+        peers === undefined ||
+        peers.length === 0 ||
+        peers.some((peer) => peerMatches(world, peer, pod.namespace, other));
       return peerOk && portMatches(rule.ports, dst, port, protocol);
     }),
   );
 }
 
 /** Whether a connection from `src` to `dst` on `port`/`protocol` is allowed by the policies. */
-export function allowed(world: World, src: Pod | External, dst: Pod | External, port: number, protocol = "TCP"): boolean {
+export function allowed(
+  world: World,
+  src: Pod | External,
+  dst: Pod | External,
+  port: number,
+  protocol = "TCP",
+): boolean {
   const egress = isPod(src) ? side(world, src, "Egress", dst, dst, port, protocol) : true;
   const ingress = isPod(dst) ? side(world, dst, "Ingress", src, dst, port, protocol) : true;
   return egress && ingress;
@@ -162,11 +193,18 @@ export function allowed(world: World, src: Pod | External, dst: Pod | External, 
 
 export interface ServiceSpec {
   metadata: { name?: string; namespace?: string };
-  spec: { selector?: Record<string, string>; ports?: Array<{ port: number; targetPort?: number | string; protocol?: string }> };
+  spec: {
+    selector?: Record<string, string>;
+    ports?: Array<{ port: number; targetPort?: number | string; protocol?: string }>;
+  };
 }
 
 /** The backends of a Service port: each selected pod with the container port the target resolves to. */
-export function serviceBackends(service: ServiceSpec, pods: Pod[], port: number): Array<{ pod: Pod; port: number; protocol: string }> {
+export function serviceBackends(
+  service: ServiceSpec,
+  pods: Pod[],
+  port: number,
+): Array<{ pod: Pod; port: number; protocol: string }> {
   const sp = service.spec.ports?.find((p) => p.port === port);
   if (sp === undefined || service.spec.selector === undefined) return [];
   const ns = service.metadata.namespace ?? "default";

@@ -41,7 +41,11 @@ export function podsByHost(pods: readonly DiscoveredPod[], o: AddressOptions): M
 }
 
 /** The pod announced as `host:port`: one of its hosts (podHosts) and its client port. */
-export function podAnnouncedAs(address: string, pods: readonly DiscoveredPod[], o: AddressOptions): DiscoveredPod | undefined {
+export function podAnnouncedAs(
+  address: string,
+  pods: readonly DiscoveredPod[],
+  o: AddressOptions,
+): DiscoveredPod | undefined {
   const at = address.lastIndexOf(":");
   const host = normalHost(address.slice(0, at));
   const port = Number(address.slice(at + 1));

@@ -49,11 +49,15 @@ export function podRecordFromV1(pod: V1Pod): PodRecord {
     labels: { ...(pod.metadata?.labels ?? {}) },
     subdomain: pod.spec?.subdomain || undefined,
     ports: Object.fromEntries(
-      (pod.spec?.containers ?? []).flatMap((c) => (c.ports ?? []).flatMap((p) => (p.name ? [[p.name, p.containerPort] as const] : []))),
+      (pod.spec?.containers ?? []).flatMap((c) =>
+        (c.ports ?? []).flatMap((p) => (p.name ? [[p.name, p.containerPort] as const] : [])),
+      ),
     ),
     initMessages: Object.fromEntries(
       (pod.status?.initContainerStatuses ?? []).flatMap((c) => {
-        const messages = [c.state?.terminated?.message, c.lastState?.terminated?.message].filter((m): m is string => m !== undefined && m !== "");
+        const messages = [c.state?.terminated?.message, c.lastState?.terminated?.message].filter(
+          (m): m is string => m !== undefined && m !== "",
+        );
         return messages.length > 0 ? [[c.name, messages] as const] : [];
       }),
     ),

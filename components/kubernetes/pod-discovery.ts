@@ -40,7 +40,8 @@ export const BUS_PORT_NAMES = ["cluster-bus", "bus", "tcp-valkey-bus", "tcp-redi
 
 /** A pod's client and bus ports from its named container ports, else 6379 / 16379. */
 export function podPorts(pod: PodRecord): { port: number; busPort: number } {
-  const first = (names: readonly string[]): number | undefined => names.map((n) => pod.ports[n]).find((x) => x !== undefined);
+  const first = (names: readonly string[]): number | undefined =>
+    names.map((n) => pod.ports[n]).find((x) => x !== undefined);
   return { port: first(CLIENT_PORT_NAMES) ?? VALKEY_PORT, busPort: first(BUS_PORT_NAMES) ?? VALKEY_BUS_PORT };
 }
 
@@ -65,7 +66,9 @@ export async function discoverPods(api: PodApi, o: DiscoverOptions): Promise<Dis
         try {
           return [n, (await api.getNode(n)).labels[ZONE_LABEL]];
         } catch (err) {
-          throw new Error(`cannot read node ${n} (for the zone of its pods): ${(err as Error).message}`, { cause: err });
+          throw new Error(`cannot read node ${n} (for the zone of its pods): ${(err as Error).message}`, {
+            cause: err,
+          });
         }
       }),
     ),
@@ -95,7 +98,11 @@ export function unusablePods(pods: readonly DiscoveredPod[]): string[] {
     const why = [
       p.ready ? undefined : "not ready",
       p.podIP === undefined ? "no pod IP" : undefined,
-      p.nodeName === undefined ? "not scheduled" : p.zone === undefined ? `node ${p.nodeName} has no ${ZONE_LABEL} label` : undefined,
+      p.nodeName === undefined
+        ? "not scheduled"
+        : p.zone === undefined
+          ? `node ${p.nodeName} has no ${ZONE_LABEL} label`
+          : undefined,
     ].filter((x): x is string => x !== undefined);
     return why.length === 0 ? [] : [`${p.name} (${why.join(", ")})`];
   });

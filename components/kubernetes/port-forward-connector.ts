@@ -8,7 +8,12 @@
 import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { PortForward, type KubeConfig } from "@kubernetes/client-node";
 import type { Redis } from "ioredis";
-import { ConnectionError, openClient, type ConnectOptions, type Connector } from "../../benchmarks/topology/connector.js";
+import {
+  ConnectionError,
+  openClient,
+  type ConnectOptions,
+  type Connector,
+} from "../../benchmarks/topology/connector.js";
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { normalHost, podsByHost, type AddressOptions } from "./pod-addresses.js";
 import type { DiscoveredPod } from "./pod-discovery.js";
@@ -79,7 +84,10 @@ export class PortForwardConnector implements Connector {
     let pod = (this.byHost ?? (await this.load())).get(host);
     if (pod === undefined && typeof this.o.pods === "function") pod = (await this.load()).get(host);
     if (pod === undefined) {
-      throw new ConnectionError(endpointKey(endpoint), `no pod in namespace ${this.o.namespace} has this address (port-forward connector)`);
+      throw new ConnectionError(
+        endpointKey(endpoint),
+        `no pod in namespace ${this.o.namespace} has this address (port-forward connector)`,
+      );
     }
     return { namespace: this.o.namespace, pod: pod.name, port: endpoint.port };
   }

@@ -65,7 +65,11 @@ export function buildBackupManifests(i: BackupCronJobInput): BackupManifests {
   // the client Service's, the PDB's, the members' NetworkPolicy, the checks' discovery) match on
   // it, and a backup pod among them would be a Service endpoint and be held to the members' egress
   // (DNS and members only: no S3). Found on real pods: the upload timed out.
-  const labels = { ...releaseLabels(i.release), "app.kubernetes.io/name": BACKUP_POD_NAME, "app.kubernetes.io/component": "backup" };
+  const labels = {
+    ...releaseLabels(i.release),
+    "app.kubernetes.io/name": BACKUP_POD_NAME,
+    "app.kubernetes.io/component": "backup",
+  };
   const auth = cliAuthEnv(i.secretName);
   const mounts = [
     { name: "script", mountPath: SCRIPT_MOUNT, readOnly: true },
@@ -76,7 +80,11 @@ export function buildBackupManifests(i: BackupCronJobInput): BackupManifests {
     name: "snapshot",
     image: i.valkeyImage,
     command: ["sh", script, "snapshot-from", i.mode, i.seedHost, String(VALKEY_PORT)],
-    env: [{ name: "BACKUP_WORK_DIR", value: WORK_DIR }, { name: "BACKUP_ALLOW_PRIMARY", value: i.backup.allowPrimary ? "1" : "0" }, ...auth],
+    env: [
+      { name: "BACKUP_WORK_DIR", value: WORK_DIR },
+      { name: "BACKUP_ALLOW_PRIMARY", value: i.backup.allowPrimary ? "1" : "0" },
+      ...auth,
+    ],
     volumeMounts: mounts,
     securityContext: restrictedContainer(),
   };
@@ -94,15 +102,23 @@ export function buildBackupManifests(i: BackupCronJobInput): BackupManifests {
       { name: "HOME", value: WORK_DIR },
     ],
     // byo: the keys from the user's own Secret (eks: none, Pod Identity gives the credentials).
-    ...(i.backup.credentialsSecret === undefined ? {} : { envFrom: [{ secretRef: { name: i.backup.credentialsSecret } }] }),
+    ...(i.backup.credentialsSecret === undefined
+      ? {}
+      : { envFrom: [{ secretRef: { name: i.backup.credentialsSecret } }] }),
     volumeMounts: mounts,
     securityContext: restrictedContainer(),
   };
   return {
-    serviceAccount: { metadata: { name: names.serviceAccount, namespace: i.namespace, labels }, automountServiceAccountToken: false },
+    serviceAccount: {
+      metadata: { name: names.serviceAccount, namespace: i.namespace, labels },
+      automountServiceAccountToken: false,
+    },
     configMap: {
       metadata: { name: names.configMap, namespace: i.namespace, labels },
-      data: { [BACKUP_SCRIPT_KEY]: renderBackupScript(), ...(i.bucket === undefined ? {} : { [BACKUP_URI_KEY]: backupUri(i.bucket, i.backup.prefix) }) },
+      data: {
+        [BACKUP_SCRIPT_KEY]: renderBackupScript(),
+        ...(i.bucket === undefined ? {} : { [BACKUP_URI_KEY]: backupUri(i.bucket, i.backup.prefix) }),
+      },
     },
     cronJob: {
       metadata: { name: names.cronJob, namespace: i.namespace, labels },

@@ -119,7 +119,11 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
       role: "member",
       replicas: clusterPodCount(i.valkey),
       valkey: i.valkey,
-      placement: podPlacement({ placement: i.placement, releaseSelector: facts.podSelector, spreadOver: facts.podSelector }),
+      placement: podPlacement({
+        placement: i.placement,
+        releaseSelector: facts.podSelector,
+        spreadOver: facts.podSelector,
+      }),
       headless: names.headless,
       configMap: names.configMap,
       pod,

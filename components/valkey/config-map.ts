@@ -3,7 +3,12 @@ import { createHash } from "node:crypto";
 import { releaseLabels } from "../shared.js";
 import type { ConfigMap } from "./k8s-types.js";
 
-export function buildConfigMap(name: string, namespace: string, release: string, data: Record<string, string>): ConfigMap {
+export function buildConfigMap(
+  name: string,
+  namespace: string,
+  release: string,
+  data: Record<string, string>,
+): ConfigMap {
   return { metadata: { name, namespace, labels: releaseLabels(release) }, data: { ...data } };
 }
 

@@ -37,7 +37,11 @@ export const HAPROXY_RESOURCES = { requests: { cpu: "250m", memory: "128Mi" }, l
 export type Deployment = pulumi.Unwrap<k8s.types.input.apps.v1.Deployment>;
 
 export function haproxyLabels(release: string): Record<string, string> {
-  return { ...releaseLabels(release), "app.kubernetes.io/name": "valkey-haproxy", "app.kubernetes.io/component": "haproxy" };
+  return {
+    ...releaseLabels(release),
+    "app.kubernetes.io/name": "valkey-haproxy",
+    "app.kubernetes.io/component": "haproxy",
+  };
 }
 
 export interface HaproxyManifestOptions {
@@ -116,8 +120,20 @@ export function buildHaproxyManifests(o: HaproxyManifestOptions): HaproxyManifes
                 { name: "status", containerPort: HAPROXY_STATUS_PORT, protocol: "TCP" },
               ],
               resources: HAPROXY_RESOURCES,
-              readinessProbe: { httpGet: { path: "/ready", port: "status" }, initialDelaySeconds: 2, periodSeconds: 5, timeoutSeconds: 2, failureThreshold: 3 },
-              livenessProbe: { tcpSocket: { port: HAPROXY_WRITE_PORT }, initialDelaySeconds: 10, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 6 },
+              readinessProbe: {
+                httpGet: { path: "/ready", port: "status" },
+                initialDelaySeconds: 2,
+                periodSeconds: 5,
+                timeoutSeconds: 2,
+                failureThreshold: 3,
+              },
+              livenessProbe: {
+                tcpSocket: { port: HAPROXY_WRITE_PORT },
+                initialDelaySeconds: 10,
+                periodSeconds: 10,
+                timeoutSeconds: 3,
+                failureThreshold: 6,
+              },
               volumeMounts: [{ name: "cfg", mountPath: HAPROXY_CFG_DIR, readOnly: true }],
               securityContext: restrictedContainer(),
             },
@@ -134,7 +150,11 @@ export function buildHaproxyManifests(o: HaproxyManifestOptions): HaproxyManifes
   });
   const service = (name: string, target: string): Service => ({
     metadata: meta(name),
-    spec: { type: "ClusterIP", selector: { ...labels }, ports: [{ name: "valkey", port: HAPROXY_WRITE_PORT, targetPort: target, protocol: "TCP" }] },
+    spec: {
+      type: "ClusterIP",
+      selector: { ...labels },
+      ports: [{ name: "valkey", port: HAPROXY_WRITE_PORT, targetPort: target, protocol: "TCP" }],
+    },
   });
   return {
     renderCfg,

@@ -31,7 +31,10 @@ export const DNS_EGRESS: { ports: Port[] } = {
 };
 
 /** A NetworkPolicy with its spec always set. */
-export type BuiltNetworkPolicy = NetworkPolicy & { metadata: NonNullable<NetworkPolicy["metadata"]>; spec: NonNullable<NetworkPolicy["spec"]> };
+export type BuiltNetworkPolicy = NetworkPolicy & {
+  metadata: NonNullable<NetworkPolicy["metadata"]>;
+  spec: NonNullable<NetworkPolicy["spec"]>;
+};
 
 const CIDR_RE = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
 
@@ -62,7 +65,10 @@ export function buildNetworkPolicy(o: NetworkPolicyOptions): BuiltNetworkPolicy 
   // No namespaceSelector: a podSelector alone selects pods in the policy's own namespace.
   const clients: Peer = { podSelector: { matchLabels: { [CLIENT_LABEL]: "true" } } };
   const checks: Peer[] = cidrs.map((cidr) => ({ ipBlock: { cidr } }));
-  const memberPorts: Port[] = [{ protocol: "TCP", port: VALKEY_PORT }, ...(o.clusterBus ? [{ protocol: "TCP" as const, port: VALKEY_BUS_PORT }] : [])];
+  const memberPorts: Port[] = [
+    { protocol: "TCP", port: VALKEY_PORT },
+    ...(o.clusterBus ? [{ protocol: "TCP" as const, port: VALKEY_BUS_PORT }] : []),
+  ];
   const ingress = [{ from: [clients, members, ...checks], ports: [{ protocol: "TCP", port: VALKEY_PORT }] }];
   if (o.clusterBus) ingress.push({ from: [members], ports: [{ protocol: "TCP", port: VALKEY_BUS_PORT }] });
   return {
@@ -93,8 +99,12 @@ export interface BenchmarkNetworkPolicyOptions {
 export function buildBenchmarkNetworkPolicy(o: BenchmarkNetworkPolicyOptions): BuiltNetworkPolicy {
   const name = o.podLabels["app.kubernetes.io/name"];
   const component = o.podLabels["app.kubernetes.io/component"];
-  if (name === undefined) throw new Error("benchmark NetworkPolicy: podLabels must name the benchmark pod (app.kubernetes.io/name)");
-  const selector = { "app.kubernetes.io/name": name, ...(component === undefined ? {} : { "app.kubernetes.io/component": component }) };
+  if (name === undefined)
+    throw new Error("benchmark NetworkPolicy: podLabels must name the benchmark pod (app.kubernetes.io/name)");
+  const selector = {
+    "app.kubernetes.io/name": name,
+    ...(component === undefined ? {} : { "app.kubernetes.io/component": component }),
+  };
   return {
     metadata: { name: o.name, namespace: o.namespace, ...(o.labels ? { labels: { ...o.labels } } : {}) },
     spec: {
@@ -103,7 +113,10 @@ export function buildBenchmarkNetworkPolicy(o: BenchmarkNetworkPolicyOptions): B
       ingress: [],
       egress: [
         { ...DNS_EGRESS, ports: [...DNS_EGRESS.ports] },
-        { to: o.valkeyPodSelectors.map((labels) => ({ podSelector: { matchLabels: { ...labels } } })), ports: [{ protocol: "TCP", port: VALKEY_PORT }] },
+        {
+          to: o.valkeyPodSelectors.map((labels) => ({ podSelector: { matchLabels: { ...labels } } })),
+          ports: [{ protocol: "TCP", port: VALKEY_PORT }],
+        },
       ],
     },
   };

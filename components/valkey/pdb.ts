@@ -2,7 +2,12 @@
 import { releaseLabels } from "../shared.js";
 import type { PodDisruptionBudget } from "./k8s-types.js";
 
-export function buildPodDisruptionBudget(name: string, namespace: string, release: string, selector: Record<string, string>): PodDisruptionBudget {
+export function buildPodDisruptionBudget(
+  name: string,
+  namespace: string,
+  release: string,
+  selector: Record<string, string>,
+): PodDisruptionBudget {
   return {
     metadata: { name, namespace, labels: releaseLabels(release) },
     spec: { maxUnavailable: 1, selector: { matchLabels: { ...selector } } },

@@ -57,5 +57,10 @@ export function podEnv(def: PodDefinition, c: PodEnvContext): EnvVar[] {
 
 /** VALKEYCLI_AUTH / REDISCLI_AUTH from the password Secret (none when auth is off): the password reaches valkey-cli by environment, never argv. */
 export function cliAuthEnv(secretName: string | undefined): EnvVar[] {
-  return secretName === undefined ? [] : CLI_AUTH_ENV.map((name) => ({ name, valueFrom: { secretKeyRef: { name: secretName, key: PASSWORD_SECRET_KEY } } }));
+  return secretName === undefined
+    ? []
+    : CLI_AUTH_ENV.map((name) => ({
+        name,
+        valueFrom: { secretKeyRef: { name: secretName, key: PASSWORD_SECRET_KEY } },
+      }));
 }

@@ -22,7 +22,9 @@ export interface PodPlacementOptions {
   zones?: string[];
 }
 
-export type PodPlacement = Required<Pick<PodSpec, "nodeSelector" | "tolerations" | "affinity" | "topologySpreadConstraints">>;
+export type PodPlacement = Required<
+  Pick<PodSpec, "nodeSelector" | "tolerations" | "affinity" | "topologySpreadConstraints">
+>;
 
 export function toKubeTolerations(placement: Placement): KubeToleration[] {
   return placement.tolerations.map((t) => {

@@ -11,7 +11,10 @@ export function hardenedPod(
   uid: number,
   terminationGracePeriodSeconds: number,
   fsGroupChangePolicy?: "OnRootMismatch",
-): Pick<PodSpec, "automountServiceAccountToken" | "enableServiceLinks" | "terminationGracePeriodSeconds" | "securityContext"> {
+): Pick<
+  PodSpec,
+  "automountServiceAccountToken" | "enableServiceLinks" | "terminationGracePeriodSeconds" | "securityContext"
+> {
   return {
     automountServiceAccountToken: false,
     enableServiceLinks: false,

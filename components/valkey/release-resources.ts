@@ -67,7 +67,9 @@ export function createRestoreResources(
 ): pulumi.Resource[] {
   if (args.restore === undefined || networkPolicy === undefined) return [];
   const opts = { parent };
-  const created: pulumi.Resource[] = [new k8s.networking.v1.NetworkPolicy(`${name}-restore-egress`, networkPolicy, opts)];
+  const created: pulumi.Resource[] = [
+    new k8s.networking.v1.NetworkPolicy(`${name}-restore-egress`, networkPolicy, opts),
+  ];
   const sa = restoreServiceAccount(args.namespace, args.release, args.restore);
   if (sa !== undefined) created.push(new k8s.core.v1.ServiceAccount(`${name}-restore-sa`, sa, opts));
   return created;

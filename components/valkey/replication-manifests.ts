@@ -180,8 +180,17 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
   });
   const m: Omit<ReplicationManifests, "rollout"> = {
     facts,
-    configMap: buildConfigMap(names.configMap, i.namespace, i.release, { ...memberData, ...sentinelData, ...restore?.files }),
-    headlessService: buildHeadlessService({ name: names.headless, namespace: i.namespace, release: i.release, selector: facts.podSelector }),
+    configMap: buildConfigMap(names.configMap, i.namespace, i.release, {
+      ...memberData,
+      ...sentinelData,
+      ...restore?.files,
+    }),
+    headlessService: buildHeadlessService({
+      name: names.headless,
+      namespace: i.namespace,
+      release: i.release,
+      selector: facts.podSelector,
+    }),
     statefulSet: buildValkeyStatefulSet({
       name: names.statefulSet,
       namespace: i.namespace,
@@ -190,7 +199,11 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
       replicas: 1 + i.valkey.replication.replicas,
       valkey: i.valkey,
       // Every member may become primary: all of them spread hard over every zone.
-      placement: podPlacement({ placement: i.placement, releaseSelector: facts.podSelector, spreadOver: memberSelector }),
+      placement: podPlacement({
+        placement: i.placement,
+        releaseSelector: facts.podSelector,
+        spreadOver: memberSelector,
+      }),
       headless: names.headless,
       configMap: names.configMap,
       pod: member,
@@ -240,7 +253,11 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
     networkPolicies: buildReplicationNetworkPolicies({
       namespace: i.namespace,
       release: i.release,
-      names: { members: names.networkPolicy, sentinels: names.sentinelNetworkPolicy, haproxy: names.haproxyNetworkPolicy },
+      names: {
+        members: names.networkPolicy,
+        sentinels: names.sentinelNetworkPolicy,
+        haproxy: names.haproxyNetworkPolicy,
+      },
       members: facts.podSelector,
       sentinels: facts.sentinelSelector,
       haproxy: haproxyLabels(i.release),

@@ -31,8 +31,14 @@ export interface ReplicationPolicyOptions {
 
 type Spec = NonNullable<NetworkPolicy["spec"]>;
 
-export function buildReplicationNetworkPolicies(o: ReplicationPolicyOptions): { members: NetworkPolicy; sentinels: NetworkPolicy; haproxy: NetworkPolicy } {
-  const pods = (labels: Record<string, string>): { podSelector: { matchLabels: Record<string, string> } } => ({ podSelector: { matchLabels: { ...labels } } });
+export function buildReplicationNetworkPolicies(o: ReplicationPolicyOptions): {
+  members: NetworkPolicy;
+  sentinels: NetworkPolicy;
+  haproxy: NetworkPolicy;
+} {
+  const pods = (labels: Record<string, string>): { podSelector: { matchLabels: Record<string, string> } } => ({
+    podSelector: { matchLabels: { ...labels } },
+  });
   // No namespaceSelector: a podSelector alone selects pods in the policy's own namespace.
   const clients = pods({ [CLIENT_LABEL]: "true" });
   const checks = (o.checkSourceCidrs ?? []).map((cidr) => ({ ipBlock: { cidr } }));
@@ -40,7 +46,12 @@ export function buildReplicationNetworkPolicies(o: ReplicationPolicyOptions): { 
   const dns = { ...DNS_EGRESS, ports: [...DNS_EGRESS.ports] };
   const toMembers = { to: [pods(o.members)], ports: [tcp(VALKEY_PORT)] };
   const toSentinels = { to: [pods(o.sentinels)], ports: [tcp(SENTINEL_PORT)] };
-  const policy = (name: string, selector: Record<string, string>, ingress: Spec["ingress"], egress: Spec["egress"]): NetworkPolicy => ({
+  const policy = (
+    name: string,
+    selector: Record<string, string>,
+    ingress: Spec["ingress"],
+    egress: Spec["egress"],
+  ): NetworkPolicy => ({
     metadata: { name, namespace: o.namespace, labels: releaseLabels(o.release) },
     spec: { podSelector: { matchLabels: { ...selector } }, policyTypes: ["Ingress", "Egress"], ingress, egress },
   });
@@ -54,9 +65,19 @@ export function buildReplicationNetworkPolicies(o: ReplicationPolicyOptions): { 
     sentinels: policy(
       o.names.sentinels,
       o.sentinels,
-      [{ from: [clients, pods(o.members), pods(o.sentinels), pods(o.haproxy), ...checks], ports: [tcp(SENTINEL_PORT)] }],
+      [
+        {
+          from: [clients, pods(o.members), pods(o.sentinels), pods(o.haproxy), ...checks],
+          ports: [tcp(SENTINEL_PORT)],
+        },
+      ],
       [dns, toMembers, toSentinels],
     ),
-    haproxy: policy(o.names.haproxy, o.haproxy, [{ from: [clients], ports: [tcp(HAPROXY_WRITE_PORT), tcp(HAPROXY_READ_PORT)] }], [dns, toMembers, toSentinels]),
+    haproxy: policy(
+      o.names.haproxy,
+      o.haproxy,
+      [{ from: [clients], ports: [tcp(HAPROXY_WRITE_PORT), tcp(HAPROXY_READ_PORT)] }],
+      [dns, toMembers, toSentinels],
+    ),
   };
 }

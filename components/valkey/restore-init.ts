@@ -59,9 +59,16 @@ export function restoreServiceAccountName(release: string): string {
 }
 
 /** eks: the members' ServiceAccount (no token mounted: Pod Identity injects its own); undefined on byo. */
-export function restoreServiceAccount(namespace: string, release: string, r: RestoreSettings): ServiceAccount | undefined {
+export function restoreServiceAccount(
+  namespace: string,
+  release: string,
+  r: RestoreSettings,
+): ServiceAccount | undefined {
   if (r.serviceAccount === undefined) return undefined;
-  return { metadata: { name: r.serviceAccount, namespace, labels: releaseLabels(release) }, automountServiceAccountToken: false };
+  return {
+    metadata: { name: r.serviceAccount, namespace, labels: releaseLabels(release) },
+    automountServiceAccountToken: false,
+  };
 }
 
 /** The ConfigMap entry: restore.sh for this mode (cluster: the new cluster's slot ranges per shard). */
@@ -153,7 +160,10 @@ export function buildRestoreEgressPolicy(o: {
     o.endpoint === undefined
       ? [
           { ports: [{ protocol: "TCP", port: 443 }] },
-          { to: [{ ipBlock: { cidr: POD_IDENTITY_AGENT.cidr } }], ports: [{ protocol: "TCP", port: POD_IDENTITY_AGENT.port }] },
+          {
+            to: [{ ipBlock: { cidr: POD_IDENTITY_AGENT.cidr } }],
+            ports: [{ protocol: "TCP", port: POD_IDENTITY_AGENT.port }],
+          },
         ]
       : [{ ports: [{ protocol: "TCP", port: endpointPort(o.endpoint) }] }];
   return {
@@ -183,7 +193,13 @@ export function releaseRestore(o: {
   if (o.restore === undefined) return undefined;
   return {
     files: restoreScriptFiles(o.mode, o.primaries),
-    pod: restorePodParts({ restore: o.restore, valkeyImage: o.valkeyImage, headless: o.headless, namespace: o.namespace, secretName: o.secretName }),
+    pod: restorePodParts({
+      restore: o.restore,
+      valkeyImage: o.valkeyImage,
+      headless: o.headless,
+      namespace: o.namespace,
+      secretName: o.secretName,
+    }),
     networkPolicy: buildRestoreEgressPolicy({
       name: `${o.release}-restore-egress`,
       namespace: o.namespace,

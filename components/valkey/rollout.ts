@@ -39,5 +39,9 @@ export function rolloutOf(sets: readonly StatefulSet[], memberFiles: Readonly<Re
   if (conf === undefined) throw new Error(`the members' files hold no ${VALKEY_CONF_KEY}`);
   const h = createHash("sha256");
   for (const s of sets) h.update(JSON.stringify({ name: s.metadata?.name, template: s.spec?.template }));
-  return { statefulSets: sets.map((s) => String(s.metadata?.name)), templateHash: h.digest("hex").slice(0, 16), live: liveDirectives(conf) };
+  return {
+    statefulSets: sets.map((s) => String(s.metadata?.name)),
+    templateHash: h.digest("hex").slice(0, 16),
+    live: liveDirectives(conf),
+  };
 }

@@ -19,11 +19,18 @@ import { VALKEY_UID } from "./statefulset.js";
 import { ROLLED_BY_STEP } from "./rollout.js";
 
 export const SENTINEL_VOLUME_SIZE = "1Gi";
-export const SENTINEL_RESOURCES = { requests: { cpu: "100m", memory: "64Mi" }, limits: { cpu: "500m", memory: "256Mi" } };
+export const SENTINEL_RESOURCES = {
+  requests: { cpu: "100m", memory: "64Mi" },
+  limits: { cpu: "500m", memory: "256Mi" },
+};
 
 /** Labels of the Sentinel pods: the release's, but a different name, so the data-member selector never matches them. */
 export function sentinelLabels(release: string): Record<string, string> {
-  return { ...releaseLabels(release), "app.kubernetes.io/name": "valkey-sentinel", "app.kubernetes.io/component": "sentinel" };
+  return {
+    ...releaseLabels(release),
+    "app.kubernetes.io/name": "valkey-sentinel",
+    "app.kubernetes.io/component": "sentinel",
+  };
 }
 
 export interface SentinelManifestOptions {
@@ -61,19 +68,31 @@ export function buildSentinelManifests(o: SentinelManifestOptions): SentinelMani
   // At most one Sentinel per zone: losing a zone loses one vote, never the quorum.
   affinity.podAntiAffinity = {
     ...affinity.podAntiAffinity,
-    requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: ZONE_LABEL, labelSelector: { matchLabels: { ...labels } } }],
+    requiredDuringSchedulingIgnoredDuringExecution: [
+      { topologyKey: ZONE_LABEL, labelSelector: { matchLabels: { ...labels } } },
+    ],
   };
-  const env = podEnv(o.pod, { owner: `StatefulSet ${o.statefulSet}`, headless: o.headless, namespace: o.namespace, secretName: o.secretName });
+  const env = podEnv(o.pod, {
+    owner: `StatefulSet ${o.statefulSet}`,
+    headless: o.headless,
+    namespace: o.namespace,
+    secretName: o.secretName,
+  });
   const mounts = [
     { name: "data", mountPath: SENTINEL_DATA_DIR },
     { name: "config", mountPath: CONFIG_MOUNT, readOnly: true },
   ];
-  const volumes: NonNullable<PodSpec["volumes"]> = [{ name: "config", configMap: { name: o.configMap, defaultMode: 0o444 } }];
+  const volumes: NonNullable<PodSpec["volumes"]> = [
+    { name: "config", configMap: { name: o.configMap, defaultMode: 0o444 } },
+  ];
   if (o.secretName !== undefined) {
     mounts.push({ name: "auth", mountPath: SECRET_MOUNT, readOnly: true });
     volumes.push({ name: "auth", secret: { secretName: o.secretName, defaultMode: 0o400 } });
   }
-  const pvcSpec: Record<string, unknown> = { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: SENTINEL_VOLUME_SIZE } } };
+  const pvcSpec: Record<string, unknown> = {
+    accessModes: ["ReadWriteOnce"],
+    resources: { requests: { storage: SENTINEL_VOLUME_SIZE } },
+  };
   if (o.storageClass !== undefined) pvcSpec.storageClassName = o.storageClass;
   const statefulSet: StatefulSet = {
     metadata: { name: o.statefulSet, namespace: o.namespace, labels },
@@ -103,13 +122,21 @@ export function buildSentinelManifests(o: SentinelManifestOptions): SentinelMani
               env,
               resources: SENTINEL_RESOURCES,
               readinessProbe: {
-                exec: { command: ["sh", "-c", `[ "$(timeout 3 valkey-cli -h 127.0.0.1 -p ${SENTINEL_PORT} ping)" = PONG ]`] },
+                exec: {
+                  command: ["sh", "-c", `[ "$(timeout 3 valkey-cli -h 127.0.0.1 -p ${SENTINEL_PORT} ping)" = PONG ]`],
+                },
                 initialDelaySeconds: 3,
                 periodSeconds: 5,
                 timeoutSeconds: 4,
                 failureThreshold: 3,
               },
-              livenessProbe: { tcpSocket: { port: SENTINEL_PORT }, initialDelaySeconds: 15, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
+              livenessProbe: {
+                tcpSocket: { port: SENTINEL_PORT },
+                initialDelaySeconds: 15,
+                periodSeconds: 10,
+                timeoutSeconds: 5,
+                failureThreshold: 6,
+              },
               volumeMounts: mounts,
               securityContext: restrictedContainer(),
             },

@@ -32,7 +32,12 @@ export function buildHeadlessService(o: HeadlessServiceOptions): Service {
 }
 
 /** A ClusterIP Service on 6379 over the pods `selector` matches (ready pods only). */
-export function buildClientService(name: string, namespace: string, release: string, selector: Record<string, string>): Service {
+export function buildClientService(
+  name: string,
+  namespace: string,
+  release: string,
+  selector: Record<string, string>,
+): Service {
   return {
     metadata: { name, namespace, labels: releaseLabels(release) },
     spec: { type: "ClusterIP", selector: { ...selector }, ports: [clientPort] },

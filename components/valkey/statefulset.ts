@@ -100,7 +100,12 @@ function container(o: ValkeyStatefulSetOptions): Container {
     imagePullPolicy: "IfNotPresent",
     command: o.pod.command,
     ports,
-    env: podEnv(o.pod, { owner: `StatefulSet ${o.name}`, headless: o.headless, namespace: o.namespace, secretName: o.secretName }),
+    env: podEnv(o.pod, {
+      owner: `StatefulSet ${o.name}`,
+      headless: o.headless,
+      namespace: o.namespace,
+      secretName: o.secretName,
+    }),
     resources: {
       requests: { cpu: o.valkey.resources.requests.cpu, memory: o.valkey.resources.requests.memory },
       limits: { cpu: o.valkey.resources.limits.cpu, memory: o.valkey.resources.limits.memory },
@@ -126,7 +131,8 @@ function podSpec(o: ValkeyStatefulSetOptions): PodSpec {
     { name: CONFIG_VOLUME, configMap: { name: o.configMap, defaultMode: 0o444 } },
     { name: "run", emptyDir: { medium: "Memory", sizeLimit: "1Mi" } },
   ];
-  if (o.secretName !== undefined) volumes.push({ name: "auth", secret: { secretName: o.secretName, defaultMode: 0o400 } });
+  if (o.secretName !== undefined)
+    volumes.push({ name: "auth", secret: { secretName: o.secretName, defaultMode: 0o400 } });
   const r = o.restore;
   return {
     ...o.placement,
@@ -138,7 +144,11 @@ function podSpec(o: ValkeyStatefulSetOptions): PodSpec {
   };
 }
 
-export function dataVolumeClaim(release: string, size: string, storageClass: string | undefined): PersistentVolumeClaim {
+export function dataVolumeClaim(
+  release: string,
+  size: string,
+  storageClass: string | undefined,
+): PersistentVolumeClaim {
   const spec: NonNullable<PersistentVolumeClaim["spec"]> = {
     accessModes: ["ReadWriteOnce"],
     resources: { requests: { storage: size } },

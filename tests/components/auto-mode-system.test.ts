@@ -18,7 +18,12 @@ const pulumi = await import("@pulumi/pulumi");
 async function deploy(file: string, autoMode: boolean): Promise<void> {
   const { config } = loadStackFile(file);
   recorder.reset();
-  runProgram({ stack: "t", config: { ...config, eks: { ...config.eks, autoMode } }, password: pulumi.secret("pw"), usePricingApi: false });
+  runProgram({
+    stack: "t",
+    config: { ...config, eks: { ...config.eks, autoMode } },
+    password: pulumi.secret("pw"),
+    usePricingApi: false,
+  });
   await settle();
 }
 
@@ -27,19 +32,24 @@ beforeEach(() => recorder.reset());
 describe.each(["stacks/Pulumi.cluster.yaml", "stacks/Pulumi.replication.yaml"])("%s in Auto Mode", (file) => {
   it("the Valkey NodeClass sets no user-defined tags", async () => {
     await deploy(file, true);
-    const spec = recorder.get("kubernetes:eks.amazonaws.com/v1:NodeClass", "auto-mode-valkey-node-class").inputs.spec as Record<string, unknown>;
+    const spec = recorder.get("kubernetes:eks.amazonaws.com/v1:NodeClass", "auto-mode-valkey-node-class").inputs
+      .spec as Record<string, unknown>;
     expect(Object.keys(spec)).not.toContain("tags");
   });
 
   it("pulumi-eks installs neither CoreDNS nor the VPC CNI add-on, so no add-on pod needs the system pool", async () => {
     await deploy(file, true);
-    const args = recorder.get("eks:index:Cluster", "eks-cluster").inputs as Parameters<typeof pulumiEksAddons>[0] & { vpcCniOptions?: unknown };
+    const args = recorder.get("eks:index:Cluster", "eks-cluster").inputs as Parameters<typeof pulumiEksAddons>[0] & {
+      vpcCniOptions?: unknown;
+    };
     expect(args).toMatchObject({ useDefaultVpcCni: true, corednsAddonOptions: { enabled: false } });
     expect(args.vpcCniOptions).toBeUndefined();
     expect(pulumiEksAddons(args)).toEqual({ vpcCni: false, coredns: false, kubeProxy: false });
     expect(autoModeSystemPods(args)).toEqual([]);
     // The program's own ConfigMap turns network policy on.
-    expect(recorder.get("kubernetes:core/v1:ConfigMap", "eks-network-policy").inputs).toMatchObject({ metadata: { name: "amazon-vpc-cni" } });
+    expect(recorder.get("kubernetes:core/v1:ConfigMap", "eks-network-policy").inputs).toMatchObject({
+      metadata: { name: "amazon-vpc-cni" },
+    });
   });
 });
 
@@ -55,8 +65,15 @@ describe("without Auto Mode", () => {
 describe("pulumi-eks v4.3.0's add-on decisions (nodejs/eks/cluster/cluster.ts)", () => {
   const auto = { autoMode: { enabled: true } };
   it("in Auto Mode: CoreDNS unless disabled, VPC CNI when useDefaultVpcCni is false, kube-proxy off", () => {
-    expect(pulumiEksAddons({ ...auto, useDefaultVpcCni: false })).toEqual({ vpcCni: true, coredns: true, kubeProxy: false });
-    expect(autoModeSystemPods({ ...auto, useDefaultVpcCni: false }).map((p) => p.name)).toEqual(["coredns-0", "coredns-1"]);
+    expect(pulumiEksAddons({ ...auto, useDefaultVpcCni: false })).toEqual({
+      vpcCni: true,
+      coredns: true,
+      kubeProxy: false,
+    });
+    expect(autoModeSystemPods({ ...auto, useDefaultVpcCni: false }).map((p) => p.name)).toEqual([
+      "coredns-0",
+      "coredns-1",
+    ]);
   });
   it("without a default node group or Fargate: CoreDNS only when enabled explicitly; VPC CNI and kube-proxy by default", () => {
     expect(pulumiEksAddons({})).toEqual({ vpcCni: true, coredns: false, kubeProxy: true });

@@ -36,7 +36,11 @@ describe("EKS Auto Mode under mocks", () => {
   it("enables pulumi-eks autoMode with only the built-in system pool, and no self-managed Karpenter or node group", async () => {
     await deploy();
     const cluster = recorder.get("eks:index:Cluster", "eks-cluster");
-    expect(cluster.inputs.autoMode).toEqual({ enabled: true, createNodeRole: true, computeConfig: { nodePools: ["system"] } });
+    expect(cluster.inputs.autoMode).toEqual({
+      enabled: true,
+      createNodeRole: true,
+      computeConfig: { nodePools: ["system"] },
+    });
     const t = types();
     for (const absent of [
       "kubernetes:helm.sh/v3:Release",
@@ -66,7 +70,14 @@ describe("EKS Auto Mode under mocks", () => {
     const pool = recorder.get("kubernetes:karpenter.sh/v1:NodePool", "auto-mode-valkey-node-pool");
     const spec = (
       pool.inputs.spec as {
-        template: { spec: { nodeClassRef: unknown; requirements: Array<{ key: string; values?: string[] }>; taints: unknown; expireAfter: string } };
+        template: {
+          spec: {
+            nodeClassRef: unknown;
+            requirements: Array<{ key: string; values?: string[] }>;
+            taints: unknown;
+            expireAfter: string;
+          };
+        };
       }
     ).template.spec;
     expect(spec.nodeClassRef).toEqual({ group: "eks.amazonaws.com", kind: "NodeClass", name: "valkey" });
@@ -84,13 +95,25 @@ describe("EKS Auto Mode under mocks", () => {
       metadata: { name: "amazon-vpc-cni", namespace: "kube-system" },
       data: { "enable-network-policy-controller": "true" },
     });
-    expect(recorder.get("aws:eks/accessEntry:AccessEntry", "auto-mode-valkey-node-access").inputs).toMatchObject({ clusterName: "valkey-test", type: "EC2" });
-    expect(recorder.get("aws:eks/accessPolicyAssociation:AccessPolicyAssociation", "auto-mode-valkey-node-access-policy").inputs).toMatchObject({
+    expect(recorder.get("aws:eks/accessEntry:AccessEntry", "auto-mode-valkey-node-access").inputs).toMatchObject({
+      clusterName: "valkey-test",
+      type: "EC2",
+    });
+    expect(
+      recorder.get("aws:eks/accessPolicyAssociation:AccessPolicyAssociation", "auto-mode-valkey-node-access-policy")
+        .inputs,
+    ).toMatchObject({
       policyArn: "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAutoNodePolicy",
       accessScope: { type: "cluster" },
     });
-    const policies = recorder.ofType("aws:iam/rolePolicyAttachment:RolePolicyAttachment").map((p) => p.inputs.policyArn);
-    expect(policies.sort()).toEqual(["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodeMinimalPolicy"].map((p) => `arn:aws:iam::aws:policy/${p}`));
+    const policies = recorder
+      .ofType("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+      .map((p) => p.inputs.policyArn);
+    expect(policies.sort()).toEqual(
+      ["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodeMinimalPolicy"].map(
+        (p) => `arn:aws:iam::aws:policy/${p}`,
+      ),
+    );
     expect(nodeClass.provider).toMatch(/::eks-k8s::/);
   });
 
@@ -115,14 +138,19 @@ describe("EKS Auto Mode under mocks", () => {
     expect(JSON.stringify(statefulSet?.inputs)).toContain('"karpenter.sh/nodepool":"valkey"');
     for (const r of recorder.resources.filter((x) => x.type.startsWith("aws:")))
       expect(r.provider, `${r.type} ${r.name}`).toMatch(/::pulumi:providers:aws::aws::/);
-    for (const r of recorder.resources) expect(JSON.stringify(r.redacted), `${r.type} ${r.name}`).not.toContain("pw-auto");
-    const report = await new Promise<{ versions: { karpenterChart: string | null } }>((resolve) => out.report.apply((v) => resolve(v as never)));
+    for (const r of recorder.resources)
+      expect(JSON.stringify(r.redacted), `${r.type} ${r.name}`).not.toContain("pw-auto");
+    const report = await new Promise<{ versions: { karpenterChart: string | null } }>((resolve) =>
+      out.report.apply((v) => resolve(v as never)),
+    );
     expect(report.versions.karpenterChart).toBeNull();
   });
 
   it("checks only the pool's types in each zone and counts no system nodes", () => {
     const config = autoConfig();
-    expect(requiredInstanceTypes(config)).toEqual([{ key: "karpenter.nodePool (permitted instance types)", types: ["r7g.large"] }]);
+    expect(requiredInstanceTypes(config)).toEqual([
+      { key: "karpenter.nodePool (permitted instance types)", types: ["r7g.large"] },
+    ]);
     expect(estimateVcpus(config)).toMatchObject({ system: 0, min: 14, max: 14 });
   });
 

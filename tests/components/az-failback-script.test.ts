@@ -40,7 +40,10 @@ const failbackOptions = { intervalSeconds: 1, confirmRounds: 2, cooldownSeconds:
 function startLoop(p: ValkeyProcess): void {
   const path = join(dir, `failback-${p.port}.sh`);
   writeFileSync(path, renderAzFailbackScript({ port: p.port, ...failbackOptions }));
-  const child = spawn("sh", [path, String(p.pid)], { env: { ...process.env, ...cliEnv }, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn("sh", [path, String(p.pid)], {
+    env: { ...process.env, ...cliEnv },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   trackChild(child);
   let log = "";
   child.stderr?.on("data", (d: Buffer) => (log += d.toString()));
@@ -48,7 +51,8 @@ function startLoop(p: ValkeyProcess): void {
 }
 
 const connector = new DirectConnector({ password: PASSWORD, connectTimeoutMs: 1000, commandTimeoutMs: 1000 });
-const verify = (): Promise<TopologyReport> => verifyTopology({ mode: "cluster", seeds: [c.seed], connector, zones: new StaticZoneSource(c.zoneMap) });
+const verify = (): Promise<TopologyReport> =>
+  verifyTopology({ mode: "cluster", seeds: [c.seed], connector, zones: new StaticZoneSource(c.zoneMap) });
 
 async function primaryZones(): Promise<Record<string, number>> {
   return countPrimariesPerZone((await verify()).shards);
@@ -62,7 +66,8 @@ beforeAll(async () => {
     password: PASSWORD,
     clusterNodeTimeoutMs: NODE_TIMEOUT_MS,
   });
-  for (const n of c.nodes) await cli(n.port, ["config", "set", "availability-zone", c.zoneMap[n.address] as string], PASSWORD);
+  for (const n of c.nodes)
+    await cli(n.port, ["config", "set", "availability-zone", c.zoneMap[n.address] as string], PASSWORD);
   for (const n of c.nodes) startLoop(n);
 }, 90_000);
 afterAll(async () => {
@@ -124,7 +129,9 @@ describe("AZ failback (rendered failback.sh beside every member of a real cluste
       VALKEY_AVAILABILITY_ZONE: victimZone,
     });
     expect(await cli(victim.port, ["cluster", "myid"], PASSWORD)).toBe(id);
-    expect(await cli(victim.port, ["config", "get", "availability-zone"], PASSWORD)).toBe(`availability-zone\n${victimZone}`);
+    expect(await cli(victim.port, ["config", "get", "availability-zone"], PASSWORD)).toBe(
+      `availability-zone\n${victimZone}`,
+    );
 
     const t0 = Date.now();
     const report = await eventually(

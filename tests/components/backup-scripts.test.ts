@@ -26,7 +26,9 @@ describe("backup.sh and restore.sh", () => {
   });
 
   it("names bad options", () => {
-    expect(() => renderBackupScript({ transferTimeoutSeconds: 0 })).toThrow(/transferTimeoutSeconds must be a whole number >= 1/);
+    expect(() => renderBackupScript({ transferTimeoutSeconds: 0 })).toThrow(
+      /transferTimeoutSeconds must be a whole number >= 1/,
+    );
     expect(() => renderRestoreScript({ mode: "cluster" })).toThrow(/cluster mode needs plannedSlots/);
     expect(() => renderRestoreScript({ mode: "cluster", plannedSlots: [["0-x"]] })).toThrow(/slot ranges like 0-5460/);
   });

@@ -50,14 +50,19 @@ describe("the Indexed Job manifest", () => {
     const terms = pod?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
     expect(terms.map((t) => [t.labelSelector?.matchLabels, t.topologyKey])).toEqual([
       [{ "valkey-on-eks/data-plane": "true" }, "kubernetes.io/hostname"],
-      [{ "app.kubernetes.io/component": "benchmark-cluster", "valkey-on-eks/client": "true" }, "kubernetes.io/hostname"],
+      [
+        { "app.kubernetes.io/component": "benchmark-cluster", "valkey-on-eks/client": "true" },
+        "kubernetes.io/hostname",
+      ],
     ]);
     expect(pod?.topologySpreadConstraints).toEqual([
       {
         maxSkew: 1,
         topologyKey: "topology.kubernetes.io/zone",
         whenUnsatisfiable: "DoNotSchedule",
-        labelSelector: { matchLabels: { "app.kubernetes.io/component": "benchmark-cluster", "valkey-on-eks/client": "true" } },
+        labelSelector: {
+          matchLabels: { "app.kubernetes.io/component": "benchmark-cluster", "valkey-on-eks/client": "true" },
+        },
       },
     ]);
     expect(pod?.containers[0]?.env).toContainEqual({
@@ -161,7 +166,8 @@ describe("two client pods' scripts against a real server", () => {
     // The results step reads every pod of the Job: waits until both (clientPods: 2) succeeded, then combines their logs.
     let polls = 0;
     const api: JobLogApi = {
-      jobStatus: () => Promise.resolve({ succeeded: polls++ === 0 ? 1 : 2, failed: 0, complete: false, failedReason: undefined }),
+      jobStatus: () =>
+        Promise.resolve({ succeeded: polls++ === 0 ? 1 : 2, failed: 0, complete: false, failedReason: undefined }),
       podsOfJob: () =>
         Promise.resolve([
           { name: "vbench-0-abc", phase: "Succeeded", created: "2026-01-01T00:00:00Z" },

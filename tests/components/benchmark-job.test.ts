@@ -142,7 +142,10 @@ describe("BenchmarkJob running a mix (mocked engine)", () => {
       workload: { mix: mixWorkload.mix, durationSeconds: 60 },
     });
     const policy = mocks.get("kubernetes:networking.k8s.io/v1:NetworkPolicy", "bench-mix-netpol");
-    expect(at(policy.inputs, "spec", "egress", 1, "to")).toEqual([{ podSelector: { matchLabels: PROXIES } }, { podSelector: { matchLabels: MEMBERS } }]);
+    expect(at(policy.inputs, "spec", "egress", 1, "to")).toEqual([
+      { podSelector: { matchLabels: PROXIES } },
+      { podSelector: { matchLabels: MEMBERS } },
+    ]);
     for (const r of mocks.resources) expect(JSON.stringify(r.redacted)).not.toContain(PASSWORD);
   });
 

@@ -10,11 +10,16 @@ import { installMocks, settle, valueOf } from "../support/pulumi-mocks.js";
 import * as pulumi from "@pulumi/pulumi";
 import { parseResultsCsv } from "../../benchmarks/run/results-csv.js";
 import type { Workload } from "../../vocabulary/workload.js";
-import type { BenchmarkResultsInputs, JobLogApi, JobState } from "../../components/steps/benchmark-results/implementation.js";
+import type {
+  BenchmarkResultsInputs,
+  JobLogApi,
+  JobState,
+} from "../../components/steps/benchmark-results/implementation.js";
 
 const mocks = installMocks();
 const { BenchmarkResults } = await import("../../components/steps/benchmark-results/component.js");
-const { collectJobResults, BenchmarkJobError } = await import("../../components/steps/benchmark-results/implementation.js");
+const { collectJobResults, BenchmarkJobError } =
+  await import("../../components/steps/benchmark-results/implementation.js");
 const { benchmarkResultsProvider } = await import("../../components/steps/benchmark-results/component.js");
 
 const PASSWORD = "Zq-distinctive-PASSWORD-8841";
@@ -32,7 +37,8 @@ const W: Workload = {
   minDurationSeconds: 0,
   maxRequests: 10_000,
 };
-const HEADER = '"test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"';
+const HEADER =
+  '"test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"';
 
 function syntheticLog(tests = W.tests): string {
   const blocks = tests.flatMap((t) => [
@@ -41,7 +47,13 @@ function syntheticLog(tests = W.tests): string {
     `"${t.toUpperCase()}","250000.00","0.500","0.100","0.450","0.900","1.200","3.000"`,
     `### vbench-end test=${t} run=1 exit=0 wall_ms=12`,
   ]);
-  return ["### vbench-version client=valkey-benchmark 9.0.2", "### vbench-auth method=argv", ...blocks, "### vbench-done status=0", ""].join("\n");
+  return [
+    "### vbench-version client=valkey-benchmark 9.0.2",
+    "### vbench-auth method=argv",
+    ...blocks,
+    "### vbench-done status=0",
+    "",
+  ].join("\n");
 }
 
 const inputs: BenchmarkResultsInputs = {
@@ -61,12 +73,19 @@ function fakeApi(states: (JobState | undefined)[], log = syntheticLog()): JobLog
   const api = {
     polls: 0,
     jobStatus: () => Promise.resolve(states[Math.min(api.polls++, states.length - 1)]),
-    podsOfJob: () => Promise.resolve([{ name: "vbench-cluster-abcde", phase: "Succeeded", created: "2026-05-23T10:15:00Z" }]),
+    podsOfJob: () =>
+      Promise.resolve([{ name: "vbench-cluster-abcde", phase: "Succeeded", created: "2026-05-23T10:15:00Z" }]),
     podLog: () => Promise.resolve(log),
   };
   return api;
 }
-const running: JobState = { succeeded: 0, failed: 0, complete: false, failedReason: undefined, startTime: "2026-05-23T10:15:00Z" };
+const running: JobState = {
+  succeeded: 0,
+  failed: 0,
+  complete: false,
+  failedReason: undefined,
+  startTime: "2026-05-23T10:15:00Z",
+};
 const done: JobState = { ...running, succeeded: 1, complete: true };
 /** A fake clock: every sleep advances it. */
 function clock(): { now: () => number; sleep: (ms: number) => Promise<void> } {
@@ -87,8 +106,13 @@ describe("collectJobResults with a fake JobLogApi", () => {
     expect(out.podName).toBe("vbench-cluster-abcde");
   });
   it("a failed Job fails with its reason and the pod's last log lines", async () => {
-    const log = "### vbench-version client=valkey-benchmark 9.0.2\n### vbench-error authentication to h:6379 failed\n### vbench-done status=3\n";
-    const failed: JobState = { ...running, failed: 1, failedReason: "BackoffLimitExceeded: Job has reached the specified backoff limit" };
+    const log =
+      "### vbench-version client=valkey-benchmark 9.0.2\n### vbench-error authentication to h:6379 failed\n### vbench-done status=3\n";
+    const failed: JobState = {
+      ...running,
+      failed: 1,
+      failedReason: "BackoffLimitExceeded: Job has reached the specified backoff limit",
+    };
     const err = await collectJobResults(fakeApi([running, failed], log), inputs, clock()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BenchmarkJobError);
     expect((err as Error).message).toMatch(
@@ -96,13 +120,19 @@ describe("collectJobResults with a fake JobLogApi", () => {
     );
   });
   it("a Job still running at the timeout fails with the log so far", async () => {
-    const err = await collectJobResults(fakeApi([running], "### vbench-begin test=set run=1 requests=1000\n"), inputs, clock()).catch((e: unknown) => e);
+    const err = await collectJobResults(
+      fakeApi([running], "### vbench-begin test=set run=1 requests=1000\n"),
+      inputs,
+      clock(),
+    ).catch((e: unknown) => e);
     expect((err as Error).message).toMatch(/has not finished after 60 s; pod .*vbench-begin test=set/s);
     const missing = await collectJobResults(fakeApi([undefined]), inputs, clock()).catch((e: unknown) => e);
     expect((missing as Error).message).toMatch(/does not exist after 60 s/);
   });
   it("a succeeded Job with an unusable log names the pod and what is missing", async () => {
-    const err = await collectJobResults(fakeApi([done], syntheticLog(["set"])), inputs, clock()).catch((e: unknown) => e);
+    const err = await collectJobResults(fakeApi([done], syntheticLog(["set"])), inputs, clock()).catch(
+      (e: unknown) => e,
+    );
     expect((err as Error).message).toMatch(/pod vbench-cluster-abcde: benchmark Job log has no run of GET/);
   });
 });
@@ -133,8 +163,12 @@ describe("the provider shell, in-process", () => {
     const err = await provider.create({ ...inputs, timeoutSeconds: 0 }).catch((e: unknown) => e);
     expect((err as Error).message).toMatch(/input 'timeoutSeconds' must be a whole number ≥ 1/);
     expect((err as Error).message).not.toContain("KUBE-TOKEN");
-    await expect(provider.create({ ...inputs, kubeconfig: undefined })).rejects.toThrow(/input 'kubeconfig' must be a non-empty string/);
-    await expect(provider.create({ ...inputs, mode: "sharded" })).rejects.toThrow(/input 'mode' must be one of cluster, replication/);
+    await expect(provider.create({ ...inputs, kubeconfig: undefined })).rejects.toThrow(
+      /input 'kubeconfig' must be a non-empty string/,
+    );
+    await expect(provider.create({ ...inputs, mode: "sharded" })).rejects.toThrow(
+      /input 'mode' must be one of cluster, replication/,
+    );
   });
   it("diff replaces on a new Job or workload, not on a new kubeconfig", async () => {
     const provider = benchmarkResultsProvider();
@@ -154,7 +188,10 @@ describe("the provider shell, in-process", () => {
     const olds = { ...inputs, runId: "r1", kubeconfig: undefined } as unknown as Record<string, unknown>;
     expect(await diff("id", olds, { ...inputs, runId: "r1" })).toMatchObject({ changes: false, replaces: [] });
     expect(await diff("id", olds, { ...inputs, runId: "r2" })).toMatchObject({ changes: true, replaces: ["runId"] });
-    expect(await diff("id", { ...olds, runId: undefined }, { ...inputs, runId: "first" })).toMatchObject({ changes: true, replaces: ["runId"] });
+    expect(await diff("id", { ...olds, runId: undefined }, { ...inputs, runId: "first" })).toMatchObject({
+      changes: true,
+      replaces: ["runId"],
+    });
   });
 });
 

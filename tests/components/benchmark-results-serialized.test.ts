@@ -41,7 +41,8 @@ describe("the serialized BenchmarkResults provider in a plain node process", () 
       timeoutSeconds: 1,
     };
     const stdout = await runSerializedProvider(text, [
-      `p.create(${JSON.stringify(inputs)})` + `.then((r) => console.log("CREATED " + JSON.stringify(r)), (e) => console.log("ERROR " + e.message));`,
+      `p.create(${JSON.stringify(inputs)})` +
+        `.then((r) => console.log("CREATED " + JSON.stringify(r)), (e) => console.log("ERROR " + e.message));`,
     ]);
     expect(stdout).toMatch(/^ERROR cannot read Job valkey\/vbench from the cluster: .*(ECONNREFUSED|fetch failed)/);
   });

@@ -43,8 +43,23 @@ describe.each([
   // file, least nodes (kube-scheduler view), worst nodes (Karpenter view), vCPU min–max with the system group
   {
     file: "stacks/Pulumi.replication.yaml",
-    least: ["valkey-0+sentinel-0", "valkey-1+sentinel-1", "valkey-2+sentinel-2", "valkey-3", "haproxy-0+benchmark-0", "haproxy-1"],
-    worst: ["valkey-0", "valkey-1", "valkey-2", "valkey-3", "sentinel-0+haproxy-0+benchmark-0", "sentinel-1+haproxy-1", "sentinel-2"],
+    least: [
+      "valkey-0+sentinel-0",
+      "valkey-1+sentinel-1",
+      "valkey-2+sentinel-2",
+      "valkey-3",
+      "haproxy-0+benchmark-0",
+      "haproxy-1",
+    ],
+    worst: [
+      "valkey-0",
+      "valkey-1",
+      "valkey-2",
+      "valkey-3",
+      "sentinel-0+haproxy-0+benchmark-0",
+      "sentinel-1+haproxy-1",
+      "sentinel-2",
+    ],
     vcpus: { system: 4, valkeyMin: 12, valkeyMax: 14, benchmarkMin: 0, benchmarkMax: 0, min: 16, max: 18 },
   },
   {
@@ -57,8 +72,21 @@ describe.each([
     // byo: small pods (500m / 1Gi) on the default permitted types; the estimate is for a Karpenter pool sized like it.
     file: "stacks/Pulumi.byo.yaml",
     // Members' per-node anti-affinity is only preferred: the scheduler stacks two on one node when one fits.
-    least: ["valkey-0+valkey-3+sentinel-0+haproxy-0", "valkey-1+sentinel-1+haproxy-1", "valkey-2+sentinel-2", "benchmark-0"],
-    worst: ["valkey-0+haproxy-0", "valkey-1+haproxy-1", "valkey-2", "valkey-3", "sentinel-0+benchmark-0", "sentinel-1", "sentinel-2"],
+    least: [
+      "valkey-0+valkey-3+sentinel-0+haproxy-0",
+      "valkey-1+sentinel-1+haproxy-1",
+      "valkey-2+sentinel-2",
+      "benchmark-0",
+    ],
+    worst: [
+      "valkey-0+haproxy-0",
+      "valkey-1+haproxy-1",
+      "valkey-2",
+      "valkey-3",
+      "sentinel-0+benchmark-0",
+      "sentinel-1",
+      "sentinel-2",
+    ],
     vcpus: undefined,
   },
 ])("$file", ({ file, least, worst, vcpus }) => {
@@ -75,7 +103,9 @@ describe.each([
     });
     it("the cost counts the same nodes", () => {
       const cost = stackCost(costInputsFromConfig(config, config.benchmark.clientPods), loadPriceTable());
-      const nodes = cost.lines.filter((l) => l.unit === "node-hour" && !l.item.startsWith("system")).reduce((n, l) => n + l.quantity, 0);
+      const nodes = cost.lines
+        .filter((l) => l.unit === "node-hour" && !l.item.startsWith("system"))
+        .reduce((n, l) => n + l.quantity, 0);
       expect(nodes).toBe(least.length);
     });
   }
@@ -115,13 +145,22 @@ describe("the packer's rules", () => {
   });
   const opts = { zones: ["a", "b"], typeFor: () => "r7g.large", preferences: "relaxed" as const };
   it("a required anti-affinity of an existing pod keeps a newcomer off its node", () => {
-    const p = packPods([g({ name: "x", requiredApart: [{ selector: { app: "y" }, per: "node" }] }), g({ name: "y" })], opts);
+    const p = packPods(
+      [g({ name: "x", requiredApart: [{ selector: { app: "y" }, per: "node" }] }), g({ name: "y" })],
+      opts,
+    );
     expect(summary(p.nodes)).toEqual(["x-0", "y-0"]);
   });
   it("zone spread alternates zones; a zone anti-affinity allows one per zone and leaves the rest unschedulable", () => {
-    const spread = packPods([g({ name: "s", count: 3, spreadOver: { app: "s" }, request: { cpuMillicores: 1500, memoryBytes: 2 ** 20 } })], opts);
+    const spread = packPods(
+      [g({ name: "s", count: 3, spreadOver: { app: "s" }, request: { cpuMillicores: 1500, memoryBytes: 2 ** 20 } })],
+      opts,
+    );
     expect(spread.nodes.map((n) => n.zone)).toEqual(["a", "b", "a"]);
-    const perZone = packPods([g({ name: "z", count: 3, requiredApart: [{ selector: { app: "z" }, per: "zone" }] })], opts);
+    const perZone = packPods(
+      [g({ name: "z", count: 3, requiredApart: [{ selector: { app: "z" }, per: "zone" }] })],
+      opts,
+    );
     expect(perZone.unschedulable).toEqual(["z-2"]);
   });
   it("a preference is dropped for an existing node (relaxed) or costs a node (strict)", () => {
@@ -130,8 +169,11 @@ describe("the packer's rules", () => {
     expect(packPods(groups, { ...opts, preferences: "strict" }).nodes).toHaveLength(2);
   });
   it("a pod no type fits is reported, not dropped silently", () => {
-    expect(packPods([g({ name: "big", request: { cpuMillicores: 64_000, memoryBytes: 1 } })], { ...opts, typeFor: () => undefined }).unschedulable).toEqual([
-      "big-0",
-    ]);
+    expect(
+      packPods([g({ name: "big", request: { cpuMillicores: 64_000, memoryBytes: 1 } })], {
+        ...opts,
+        typeFor: () => undefined,
+      }).unschedulable,
+    ).toEqual(["big-0"]);
   });
 });

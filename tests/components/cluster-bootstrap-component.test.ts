@@ -19,13 +19,22 @@ describe("ClusterBootstrap component (mocks)", () => {
 
   beforeAll(async () => {
     mocks = installMocks({
-      outputs: (r) => (r.type === DYNAMIC ? { changed: true, nodeIds: { "valkey-0": "a".repeat(40) }, plan: { shards: [], primariesPerZone: {} } } : {}),
+      outputs: (r) =>
+        r.type === DYNAMIC
+          ? { changed: true, nodeIds: { "valkey-0": "a".repeat(40) }, plan: { shards: [], primariesPerZone: {} } }
+          : {},
     });
     mod = await import("../../components/steps/cluster-bootstrap/component.js");
   });
 
   it("registers the dynamic resource with the inputs, secrets marked, and exposes its outputs", async () => {
-    const plain = { namespace: "valkey", selector: "app.kubernetes.io/instance=vc", expectedPods: 6, primaries: 3, replicasPerPrimary: 1 };
+    const plain = {
+      namespace: "valkey",
+      selector: "app.kubernetes.io/instance=vc",
+      expectedPods: 6,
+      primaries: 3,
+      replicasPerPrimary: 1,
+    };
     const c = new mod.ClusterBootstrap("vc", { ...plain, kubeconfig, password });
     expect(await valueOf(c.changed)).toBe(true);
     expect(await valueOf(c.nodeIds)).toEqual({ "valkey-0": "a".repeat(40) });

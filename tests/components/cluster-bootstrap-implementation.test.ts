@@ -24,7 +24,15 @@ const selector = "app.kubernetes.io/instance=vc";
 const podApi = serversAsPods;
 
 const inputs = (over: Partial<ClusterBootstrapInputs> = {}): ClusterBootstrapInputs => ({
-  ...bootstrapStep.parse({ namespace: "data", selector, kubeconfig: "unused", connector: "direct", expectedPods: 6, primaries: 3, replicasPerPrimary: 1 }),
+  ...bootstrapStep.parse({
+    namespace: "data",
+    selector,
+    kubeconfig: "unused",
+    connector: "direct",
+    expectedPods: 6,
+    primaries: 3,
+    replicasPerPrimary: 1,
+  }),
   password,
   timeoutMs: 30_000,
   ...over,
@@ -38,7 +46,12 @@ describe("bootstrapOnKubernetes on real valkey-server processes", () => {
   const zones = { "node-a": "us-west-2a", "node-b": "us-west-2b", "node-c": "us-west-2c" };
 
   beforeAll(async () => {
-    servers = await fleet.startMany(6, (i) => ({ name: `kb-${i}`, clusterEnabled: true, password, clusterNodeTimeoutMs: 2000 }));
+    servers = await fleet.startMany(6, (i) => ({
+      name: `kb-${i}`,
+      clusterEnabled: true,
+      password,
+      clusterNodeTimeoutMs: 2000,
+    }));
     deps = { podApi: podApi(servers, zones), connector: () => new DirectConnector({ password }) };
   });
   afterAll(() => fleet.stopAll());
@@ -100,15 +113,35 @@ describe("bootstrapOnKubernetes on real valkey-server processes", () => {
   });
 
   it("refuses another shape on the formed cluster", async () => {
-    await expect(bootstrapOnKubernetes(inputs({ primaries: 2, replicasPerPrimary: 2 }), deps)).rejects.toThrow(/already belong to a cluster/);
+    await expect(bootstrapOnKubernetes(inputs({ primaries: 2, replicasPerPrimary: 2 }), deps)).rejects.toThrow(
+      /already belong to a cluster/,
+    );
   });
 });
 
 describe("the bootstrap's dynamic-provider protocol", () => {
-  const base = { namespace: "data", selector, expectedPods: 6, primaries: 3, replicasPerPrimary: 1, connector: "direct", kubeconfig: "k1", password: "p1" };
+  const base = {
+    namespace: "data",
+    selector,
+    expectedPods: 6,
+    primaries: 3,
+    replicasPerPrimary: 1,
+    connector: "direct",
+    kubeconfig: "k1",
+    password: "p1",
+  };
 
   it("diff: no change for the same inputs or new secrets; a change for a new shape or selector", () => {
-    const outs = { namespace: "data", selector, expectedPods: 6, primaries: 3, replicasPerPrimary: 1, connector: "direct", plan: {}, changed: true };
+    const outs = {
+      namespace: "data",
+      selector,
+      expectedPods: 6,
+      primaries: 3,
+      replicasPerPrimary: 1,
+      connector: "direct",
+      plan: {},
+      changed: true,
+    };
     expect(diff("id", outs, base)).toEqual({ changes: false, replaces: [] });
     expect(diff("id", outs, { ...base, kubeconfig: "k2", password: "p2" }).changes).toBe(false);
     expect(diff("id", outs, { ...base, primaries: 4 }).changes).toBe(true);
@@ -122,13 +155,21 @@ describe("the bootstrap's dynamic-provider protocol", () => {
     expect(() => refuseUnsupportedReshape(base, { ...base, primaries: 2, expectedPods: 6 })).toThrow(
       "scaling an existing cluster from 3 primaries x 1 replicas (6 pods) to 2 primaries x 1 replicas (6 pods) is not supported yet",
     );
-    expect(() => refuseUnsupportedReshape(base, { ...base, replicasPerPrimary: 2, expectedPods: 9 })).toThrow(/is not supported yet/);
+    expect(() => refuseUnsupportedReshape(base, { ...base, replicasPerPrimary: 2, expectedPods: 9 })).toThrow(
+      /is not supported yet/,
+    );
     expect(() => refuseUnsupportedReshape(base, { ...base, selector: "x=y" })).not.toThrow();
   });
 
   it("input errors name the key, never a secret value", () => {
-    expect(() => bootstrapStep.parse({ ...base, primaries: 0 })).toThrow("input 'primaries' must be a whole number ≥ 1");
-    expect(() => bootstrapStep.parse({ ...base, connector: "ssh" })).toThrow("input 'connector' must be one of port-forward, direct");
-    expect(() => bootstrapStep.parse({ ...base, kubeconfig: 42 })).toThrow("input 'kubeconfig' must be a non-empty string");
+    expect(() => bootstrapStep.parse({ ...base, primaries: 0 })).toThrow(
+      "input 'primaries' must be a whole number ≥ 1",
+    );
+    expect(() => bootstrapStep.parse({ ...base, connector: "ssh" })).toThrow(
+      "input 'connector' must be one of port-forward, direct",
+    );
+    expect(() => bootstrapStep.parse({ ...base, kubeconfig: 42 })).toThrow(
+      "input 'kubeconfig' must be a non-empty string",
+    );
   });
 });

@@ -117,9 +117,16 @@ async function formAndStop(root: string): Promise<Member[]> {
 }
 
 /** Starts every member as a pod on 127.0.0.<base + index>, the old ports, the old data dirs. */
-async function restartAsPods(root: string, members: Member[], base: number, heal: boolean, staleDnsMs = 0): Promise<PodProcess[]> {
+async function restartAsPods(
+  root: string,
+  members: Member[],
+  base: number,
+  heal: boolean,
+  staleDnsMs = 0,
+): Promise<PodProcess[]> {
   const hostsFile = join(root, "hosts");
-  const hosts = (ip: (m: Member) => string): void => writeFileSync(hostsFile, members.map((m) => `${ip(m)} ${m.hostname}`).join("\n") + "\n");
+  const hosts = (ip: (m: Member) => string): void =>
+    writeFileSync(hostsFile, members.map((m) => `${ip(m)} ${m.hostname}`).join("\n") + "\n");
   if (staleDnsMs > 0) {
     // DNS still answers with the old address for a while, as the endpoints and CoreDNS's cache lag.
     hosts(() => "127.0.0.1");
@@ -225,7 +232,10 @@ describe("full cluster restart on new addresses (real valkey-server, rendered po
       )
       .join("\n");
     blackhole?.heal();
-    expect(healedMs, `not every member was ok with every peer connected at its new address within ${HEAL_BOUND_MS} ms\n${logs}`).toBeGreaterThan(0);
+    expect(
+      healedMs,
+      `not every member was ok with every peer connected at its new address within ${HEAL_BOUND_MS} ms\n${logs}`,
+    ).toBeGreaterThan(0);
     console.log(`[heal] all 6 members ok, every peer connected at its new address, ${healedMs} ms after the restart`);
 
     // Still ok after twice the node timeout (no transient ok before failure detection).
@@ -235,7 +245,8 @@ describe("full cluster restart on new addresses (real valkey-server, rendered po
     for (const [i, p] of started.entries()) {
       const m = members[i] as Member;
       expect(await clusterCall(p.host, p.port, "CLUSTER", "MYID")).toBe(m.id);
-      const myself = (await clusterCall(p.host, p.port, "CLUSTER", "NODES")).split("\n").find((l) => l.includes("myself")) ?? "";
+      const myself =
+        (await clusterCall(p.host, p.port, "CLUSTER", "NODES")).split("\n").find((l) => l.includes("myself")) ?? "";
       expect(myself).toContain(`${m.id} ${p.host}:${m.port}@${m.busPort},${m.hostname}`);
       expect(await ready(p), `readiness of ${p.name}`).toBe(true);
     }
@@ -244,9 +255,14 @@ describe("full cluster restart on new addresses (real valkey-server, rendered po
     for (const p of started) expect(p.log(), p.name).toContain("heal: cluster_state:ok with all 5 peers connected");
 
     // Clients get hostnames (cluster-preferred-endpoint-type hostname); map them like DNS would.
-    const natMap = Object.fromEntries(members.map((m, i) => [`${m.hostname}:${m.port}`, { host: (started[i] as PodProcess).host, port: m.port }]));
+    const natMap = Object.fromEntries(
+      members.map((m, i) => [`${m.hostname}:${m.port}`, { host: (started[i] as PodProcess).host, port: m.port }]),
+    );
     const first = started[0] as PodProcess;
-    const client = new Cluster([{ host: first.host, port: first.port }], { natMap, redisOptions: { password: PASSWORD } });
+    const client = new Cluster([{ host: first.host, port: first.port }], {
+      natMap,
+      redisOptions: { password: PASSWORD },
+    });
     try {
       const values = await Promise.all(Array.from({ length: KEYS }, (_, i) => client.get(`heal:${i}`)));
       expect(values).toEqual(Array.from({ length: KEYS }, (_, i) => `v${i}`));

@@ -24,6 +24,8 @@ describe("renderClusterRejoinScript", () => {
     ["gateDeadlineSeconds", { gateDeadlineSeconds: -1 }],
     ["port", { port: 0 }],
   ])("names a bad %s", (name, o) => {
-    expect(() => renderClusterRejoinScript(o)).toThrow(new RegExp(`cluster rejoin: ${name} must be a whole number >= 1`));
+    expect(() => renderClusterRejoinScript(o)).toThrow(
+      new RegExp(`cluster rejoin: ${name} must be a whole number >= 1`),
+    );
   });
 });

@@ -55,11 +55,20 @@ describe("ClusterScaleIn on real valkey-server processes", () => {
   const connector = () => new DirectConnector({ password });
 
   beforeAll(async () => {
-    servers = await fleet.startMany(8, (i) => ({ name: `si-${i}`, clusterEnabled: true, password, clusterNodeTimeoutMs: 2000 }));
+    servers = await fleet.startMany(8, (i) => ({
+      name: `si-${i}`,
+      clusterEnabled: true,
+      password,
+      clusterNodeTimeoutMs: 2000,
+    }));
   });
   afterAll(() => fleet.stopAll());
 
-  const scaleInputs = (primaries: number) => ({ ...scaleInStep.parse({ ...target, primaries, replicasPerPrimary: 1 }), password, timeoutMs: 30_000 });
+  const scaleInputs = (primaries: number) => ({
+    ...scaleInStep.parse({ ...target, primaries, replicasPerPrimary: 1 }),
+    password,
+    timeoutMs: 30_000,
+  });
   const bootInputs = (primaries: number) => ({
     ...bootstrapStep.parse({ ...target, expectedPods: primaries * 2, primaries, replicasPerPrimary: 1 }),
     password,
@@ -79,7 +88,8 @@ describe("ClusterScaleIn on real valkey-server processes", () => {
     await bootstrapOnKubernetes(bootInputs(4), { podApi: podApi(servers), connector });
     const c = new Cluster([{ host: "127.0.0.1", port: servers[0]!.port }], { redisOptions: { password } });
     try {
-      for (let i = 0; i < 1000; i += 100) await Promise.all(Array.from({ length: 100 }, (_, k) => c.set(`k:${i + k}`, `v${i + k}`)));
+      for (let i = 0; i < 1000; i += 100)
+        await Promise.all(Array.from({ length: 100 }, (_, k) => c.set(`k:${i + k}`, `v${i + k}`)));
     } finally {
       c.disconnect();
     }

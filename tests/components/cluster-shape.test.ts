@@ -18,7 +18,11 @@ import { PLACEMENT, valkeyConfig } from "../support/valkey-fixtures.js";
 const mocks = installMocks();
 const { ValkeyCluster } = await import("../../components/valkey-cluster.js");
 
-const shape = (primaries: number, replicasPerPrimary: number) => ({ primaries, replicasPerPrimary, __provider: "serialized" });
+const shape = (primaries: number, replicasPerPrimary: number) => ({
+  primaries,
+  replicasPerPrimary,
+  __provider: "serialized",
+});
 
 describe("ClusterShape refusals", () => {
   it("refuses fewer primaries, naming valkey.cluster.primaries, both values and what to do instead", () => {
@@ -35,15 +39,24 @@ describe("ClusterShape refusals", () => {
     for (const m of [0, 2]) {
       const f = refuseShapeChange(shape(3, 1), shape(3, m));
       expect(f.map((x) => x.property)).toEqual(["replicasPerPrimary"]);
-      expect(f[0]?.reason).toMatch(new RegExp(`^valkey\\.cluster\\.replicasPerPrimary: changing it from 1 to ${m} on a running cluster is refused`));
+      expect(f[0]?.reason).toMatch(
+        new RegExp(
+          `^valkey\\.cluster\\.replicasPerPrimary: changing it from 1 to ${m} on a running cluster is refused`,
+        ),
+      );
       expect(f[0]?.reason).toContain("Keep valkey.cluster.replicasPerPrimary at 1");
     }
-    expect(refuseShapeChange(shape(4, 1), shape(3, 2)).map((x) => x.property)).toEqual(["primaries", "replicasPerPrimary"]);
+    expect(refuseShapeChange(shape(4, 1), shape(3, 2)).map((x) => x.property)).toEqual([
+      "primaries",
+      "replicasPerPrimary",
+    ]);
   });
 
   it("lets fewer primaries through when a ClusterScaleIn step runs first (scaleIn: true), never another replica count", () => {
     expect(refuseShapeChange(shape(6, 1), { ...shape(3, 1), scaleIn: true })).toEqual([]);
-    expect(refuseShapeChange(shape(4, 1), { ...shape(3, 2), scaleIn: true }).map((x) => x.property)).toEqual(["replicasPerPrimary"]);
+    expect(refuseShapeChange(shape(4, 1), { ...shape(3, 2), scaleIn: true }).map((x) => x.property)).toEqual([
+      "replicasPerPrimary",
+    ]);
   });
 
   it("lets a first deployment, the same shape and a scale-up of primaries through", () => {
@@ -56,8 +69,14 @@ describe("ClusterShape refusals", () => {
     const news = shape(3, 1);
     expect(check(shape(4, 1), news)).toEqual({ inputs: news, failures: refuseShapeChange(shape(4, 1), news) });
     expect(check(shape(3, 1), shape(4, 1))).toEqual({ inputs: shape(4, 1), failures: [] });
-    await expect(update("4x1", shape(4, 1), shape(3, 1))).rejects.toThrow(/valkey\.cluster\.primaries: lowering it from 4 to 3/);
-    expect((await update("3x1", shape(3, 1), shape(4, 1))).outs).toMatchObject({ primaries: 4, replicasPerPrimary: 1, pods: 8 });
+    await expect(update("4x1", shape(4, 1), shape(3, 1))).rejects.toThrow(
+      /valkey\.cluster\.primaries: lowering it from 4 to 3/,
+    );
+    expect((await update("3x1", shape(3, 1), shape(4, 1))).outs).toMatchObject({
+      primaries: 4,
+      replicasPerPrimary: 1,
+      pods: 8,
+    });
   });
 
   it("a step without a check hook passes every input (the hook is generic)", () => {
@@ -67,7 +86,9 @@ describe("ClusterShape refusals", () => {
   });
 
   it("the provider shell answers Check through the implementation module", async () => {
-    const provider = tsModuleProvider(fileURLToPath(new URL("../../components/steps/cluster-shape/implementation.ts", import.meta.url)));
+    const provider = tsModuleProvider(
+      fileURLToPath(new URL("../../components/steps/cluster-shape/implementation.ts", import.meta.url)),
+    );
     const refused = await provider.check?.(shape(4, 1), shape(3, 1));
     expect(refused?.failures?.map((f) => f.property)).toEqual(["primaries"]);
     expect((await provider.check?.(shape(3, 1), shape(4, 1)))?.failures).toEqual([]);
@@ -101,12 +122,17 @@ describe("ValkeyCluster waits for its shape guard", () => {
       scaleIn: { kubeconfig: "kc", connector: "direct" },
     });
     await settle();
-    expect(mocks.get("pulumi-nodejs:dynamic:Resource", "vs-shape-run").inputs).toMatchObject({ primaries: 3, scaleIn: true });
+    expect(mocks.get("pulumi-nodejs:dynamic:Resource", "vs-shape-run").inputs).toMatchObject({
+      primaries: 3,
+      scaleIn: true,
+    });
     expect(mocks.get("valkey-on-eks:steps:ClusterScaleIn", "vs-scale-in").parent).toBe("vs");
     const step = mocks.get("pulumi-nodejs:dynamic:Resource", "vs-scale-in-run");
     expect(step.inputs).toMatchObject({ namespace: "data", primaries: 3, replicasPerPrimary: 1, connector: "direct" });
     expect(String(step.inputs.selector)).toContain("app.kubernetes.io/instance=");
     expect(mocks.resources.find((r) => r.name === "vs-scale-in")?.dependsOn).toContain("vs-shape-run");
-    expect(mocks.resources.find((r) => r.name === "vs-members")?.dependsOn).toEqual(expect.arrayContaining(["vs-shape-run", "vs-scale-in-run"]));
+    expect(mocks.resources.find((r) => r.name === "vs-members")?.dependsOn).toEqual(
+      expect.arrayContaining(["vs-shape-run", "vs-scale-in-run"]),
+    );
   });
 });

@@ -64,7 +64,8 @@ const start = (zoneLabel?: string): Promise<PodProcess> =>
     VALKEY_AVAILABILITY_ZONE: zoneLabel ?? "",
   });
 
-const zoneOf = async (): Promise<string> => (await cli(PORT, ["config", "get", "availability-zone"], PASSWORD)).split("\n")[1] ?? "";
+const zoneOf = async (): Promise<string> =>
+  (await cli(PORT, ["config", "get", "availability-zone"], PASSWORD)).split("\n")[1] ?? "";
 const fileZone = (): string | undefined => (existsSync(zoneFile) ? readFileSync(zoneFile, "utf8").trim() : undefined);
 
 afterAll(async () => {
@@ -80,12 +81,20 @@ describe("availability-zone without a pod zone label (Kubernetes < 1.35)", () =>
 
     const connector = new DirectConnector({ password: PASSWORD });
     const member = { id: "zone-pod", zone: "us-west-2b", endpoint: { host: HOST, port: PORT } };
-    expect(await announceZones([member], connector)).toEqual({ set: ["zone-pod: availability-zone us-west-2b"], unsupported: [] });
+    expect(await announceZones([member], connector)).toEqual({
+      set: ["zone-pod: availability-zone us-west-2b"],
+      unsupported: [],
+    });
     expect(await zoneOf()).toBe("us-west-2b");
     // Idempotent: the same zone again sets nothing; a member without a zone is left alone.
-    expect(await announceZones([member, { ...member, id: "no-zone", zone: "" }], connector)).toEqual({ set: [], unsupported: [] });
+    expect(await announceZones([member, { ...member, id: "no-zone", zone: "" }], connector)).toEqual({
+      set: [],
+      unsupported: [],
+    });
 
-    await eventually("the loop keeps the zone in the zone file", 20_000, () => Promise.resolve(fileZone() === "us-west-2b" ? true : undefined));
+    await eventually("the loop keeps the zone in the zone file", 20_000, () =>
+      Promise.resolve(fileZone() === "us-west-2b" ? true : undefined),
+    );
     expect(pod.log()).toContain(`failback: availability-zone us-west-2b kept in ${zoneFile}`);
 
     // A restart (same data volume, still no label): the entrypoint announces the kept zone.
@@ -98,6 +107,8 @@ describe("availability-zone without a pod zone label (Kubernetes < 1.35)", () =>
     await pod?.stop(3000);
     pod = await start("us-west-2c");
     expect(await zoneOf()).toBe("us-west-2c");
-    await eventually("the zone file follows the label", 20_000, () => Promise.resolve(fileZone() === "us-west-2c" ? true : undefined));
+    await eventually("the zone file follows the label", 20_000, () =>
+      Promise.resolve(fileZone() === "us-west-2c" ? true : undefined),
+    );
   }, 60_000);
 });

@@ -9,7 +9,15 @@ import { readFileSync } from "node:fs";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
-import { CONF_DIRECTIVES, confLines, directiveClass, liveDirectives, restartFiles, restartPart, type DirectiveClass } from "../../pod/conf-directives.js";
+import {
+  CONF_DIRECTIVES,
+  confLines,
+  directiveClass,
+  liveDirectives,
+  restartFiles,
+  restartPart,
+  type DirectiveClass,
+} from "../../pod/conf-directives.js";
 import { renderDeployedLocalConf } from "../../pod/local-conf.js";
 import { VALKEY_CONF_KEY } from "../../pod/member.js";
 import {
@@ -23,7 +31,12 @@ import { renderValkeyConf, type ConfRole } from "../../pod/valkey-conf.js";
 import { valkeyConfig } from "../support/valkey-fixtures.js";
 import { CLUSTER_MEMBER_LIVE_KEYS } from "../support/live-keys.js";
 
-const ROLES: ConfRole[] = [{ kind: "cluster-member" }, { kind: "replication-member" }, { kind: "primary" }, { kind: "replica", primaryHost: "p.example" }];
+const ROLES: ConfRole[] = [
+  { kind: "cluster-member" },
+  { kind: "replication-member" },
+  { kind: "primary" },
+  { kind: "replica", primaryHost: "p.example" },
+];
 const TABLE = CONF_DIRECTIVES as Record<string, DirectiveClass>;
 
 /** Every conf a renderer writes: each role, deployed and with every local line. */
@@ -50,13 +63,17 @@ describe("the classification covers what the renderers write", () => {
   });
 
   it("names an unknown directive and where to classify it", () => {
-    expect(() => directiveClass("lazyfree-lazy-eviction")).toThrow(/'lazyfree-lazy-eviction' is not classified.*pod\/conf-directives\.ts/);
+    expect(() => directiveClass("lazyfree-lazy-eviction")).toThrow(
+      /'lazyfree-lazy-eviction' is not classified.*pod\/conf-directives\.ts/,
+    );
     expect(() => restartPart("port 1\nlatency-tracking yes\n")).toThrow(/latency-tracking/);
   });
 
   it("the LIVE directives of the deployed member confs are memory, persistence, fencing and cluster timing; io-threads, port, dir and the cluster identity are not", () => {
     const v = valkeyConfig();
-    expect(Object.keys(liveDirectives(renderValkeyConf(v, { role: { kind: "cluster-member" } }))).sort()).toEqual([...CLUSTER_MEMBER_LIVE_KEYS]);
+    expect(Object.keys(liveDirectives(renderValkeyConf(v, { role: { kind: "cluster-member" } }))).sort()).toEqual([
+      ...CLUSTER_MEMBER_LIVE_KEYS,
+    ]);
     const replication = renderValkeyConf(v, { role: { kind: "replication-member" } });
     expect(liveDirectives(replication)).toEqual({
       "protected-mode": "no",
@@ -70,12 +87,17 @@ describe("the classification covers what the renderers write", () => {
       "replica-read-only": "yes",
     });
     const rest = restartPart(replication);
-    for (const kept of ["port 6379", "io-threads 3", 'dir "/data"', 'include "/run/valkey/auth.conf"', "# valkey.conf"]) expect(rest).toContain(kept);
+    for (const kept of ["port 6379", "io-threads 3", 'dir "/data"', 'include "/run/valkey/auth.conf"', "# valkey.conf"])
+      expect(rest).toContain(kept);
     for (const gone of ["maxmemory", "appendonly", "save", "min-replicas"]) expect(rest).not.toContain(gone);
   });
 
   it("parses values as CONFIG SET takes them: quotes removed, the last occurrence wins (a local line over the deployed one)", () => {
-    const conf = renderDeployedLocalConf(valkeyConfig(), { role: { kind: "primary" } }, { logfile: "/tmp/a.log", save: "", appendonly: false });
+    const conf = renderDeployedLocalConf(
+      valkeyConfig(),
+      { role: { kind: "primary" } },
+      { logfile: "/tmp/a.log", save: "", appendonly: false },
+    );
     expect(liveDirectives(conf)).toMatchObject({ "save": "", "appendonly": "no", "repl-diskless-sync-delay": "0" });
     expect(confLines('dir "/a \\"b\\" \\\\c"')[0]).toMatchObject({ key: "dir", value: '/a "b" \\c' });
   });
@@ -118,7 +140,10 @@ describe("the classification's claims on the pinned valkey-server (a real proces
     const want = Object.fromEntries(
       Object.entries(TABLE)
         .filter(([, cls]) => cls.valkey !== "not-a-config")
-        .map(([key, cls]) => [key, cls.valkey === "settable" ? "OK" : expect.stringMatching(new RegExp(`can't set ${cls.valkey} config`))]),
+        .map(([key, cls]) => [
+          key,
+          cls.valkey === "settable" ? "OK" : expect.stringMatching(new RegExp(`can't set ${cls.valkey} config`)),
+        ]),
     );
     expect(got).toEqual(want);
     // Every LIVE directive is one Valkey itself calls settable.

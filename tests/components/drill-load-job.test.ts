@@ -3,7 +3,11 @@
  * stand-in and the NetworkPolicy rely on, field by field.
  */
 import { describe, expect, it } from "vitest";
-import { buildDrillLoadJob, DRILL_LOAD_CONTAINER, type DrillLoadJobArgs } from "../../components/steps/failure-drill/load-job.js";
+import {
+  buildDrillLoadJob,
+  DRILL_LOAD_CONTAINER,
+  type DrillLoadJobArgs,
+} from "../../components/steps/failure-drill/load-job.js";
 import { CLIENT_LABEL, DATA_PLANE_LABEL } from "../../components/shared.js";
 import { buildNetworkPolicy } from "../../components/valkey/network-policy.js";
 
@@ -45,7 +49,12 @@ describe("the drill load Job contract", () => {
       "app.kubernetes.io/part-of": "valkey-on-eks",
     });
     // The release's own policy admits exactly this label as a client.
-    const policy = buildNetworkPolicy({ name: "np", namespace: "valkey", release: "valkey", podSelector: { app: "valkey" } });
+    const policy = buildNetworkPolicy({
+      name: "np",
+      namespace: "valkey",
+      release: "valkey",
+      podSelector: { app: "valkey" },
+    });
     const from = JSON.stringify(policy.spec.ingress);
     expect(from).toContain(JSON.stringify({ podSelector: { matchLabels: { [CLIENT_LABEL]: "true" } } }));
   });
@@ -92,14 +101,20 @@ describe("the drill load Job contract", () => {
     expect(pod.spec.restartPolicy).toBe("Never");
     expect(job.spec.backoffLimit).toBe(0);
     expect(pod.spec.nodeSelector).toEqual({ "karpenter.sh/nodepool": "valkey" });
-    expect(pod.spec.tolerations).toEqual([{ key: "workload", operator: "Equal", value: "valkey", effect: "NoSchedule" }]);
+    expect(pod.spec.tolerations).toEqual([
+      { key: "workload", operator: "Equal", value: "valkey", effect: "NoSchedule" },
+    ]);
     expect(pod.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution).toEqual([
       { labelSelector: { matchLabels: { [DATA_PLANE_LABEL]: "true" } }, topologyKey: "kubernetes.io/hostname" },
     ]);
   });
 
   it("refuses a name that is not a DNS label, and replication without the Sentinel", () => {
-    expect(() => buildDrillLoadJob({ ...args, name: "Valkey_Drill" })).toThrow('drill load Job name "Valkey_Drill" is not a DNS-1123 label');
-    expect(() => buildDrillLoadJob({ ...args, target: { host: "w", port: 6379 } })).toThrow("replication mode needs target.sentinel");
+    expect(() => buildDrillLoadJob({ ...args, name: "Valkey_Drill" })).toThrow(
+      'drill load Job name "Valkey_Drill" is not a DNS-1123 label',
+    );
+    expect(() => buildDrillLoadJob({ ...args, target: { host: "w", port: 6379 } })).toThrow(
+      "replication mode needs target.sentinel",
+    );
   });
 });

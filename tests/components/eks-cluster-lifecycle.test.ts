@@ -32,7 +32,9 @@ describe("EKS version and support policy", () => {
   it("takes eks.supportType EXTENDED when asked, and names the key on a bad value", async () => {
     await deploy({ eks: { supportType: "EXTENDED" } });
     expect(mocks.get("eks:index:Cluster", "eks-cluster").inputs.upgradePolicy).toEqual({ supportType: "EXTENDED" });
-    expect(() => parseStackConfig({ "aws:region": "us-west-2", "eks": { supportType: "standard" } })).toThrow(/eks\.supportType/);
+    expect(() => parseStackConfig({ "aws:region": "us-west-2", "eks": { supportType: "standard" } })).toThrow(
+      /eks\.supportType/,
+    );
   });
 
   it("does not set nodeAssociatePublicIpAddress (it has no effect on managed node groups)", () => {
@@ -48,7 +50,11 @@ describe("destroy order: volumes before the EBS CSI driver", () => {
   it("the Valkey namespace and release depend on the EBS CSI add-on and the gp3 StorageClass", async () => {
     mocks.reset();
     deps.reset();
-    runProgram({ stack: "cluster", config: loadStackFile("stacks/Pulumi.cluster.yaml").config, password: pulumi.secret("pw") });
+    runProgram({
+      stack: "cluster",
+      config: loadStackFile("stacks/Pulumi.cluster.yaml").config,
+      password: pulumi.secret("pw"),
+    });
     await settle();
     for (const dependent of ["valkey-namespace", "valkey-cluster"]) {
       expect(deps.dependsOn(dependent, "eks-ebs-csi"), `${dependent}: ${deps.of(dependent).join(", ")}`).toBe(true);

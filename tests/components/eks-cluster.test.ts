@@ -23,10 +23,20 @@ import {
 const mocks = installMocks({ outputs: awsMockOutputs, invokes: awsMockInvokes });
 const { buildVpcArgs, natGatewayCount, subnetPrefixes } = await import("../../components/aws/vpc.js");
 
-const { config } = parseStackConfig({ "aws:region": "us-west-2", "eks": { systemNodes: { instanceType: "m7g.xlarge", count: 3, diskSizeGiB: 80 } } });
+const { config } = parseStackConfig({
+  "aws:region": "us-west-2",
+  "eks": { systemNodes: { instanceType: "m7g.xlarge", count: 3, diskSizeGiB: 80 } },
+});
 
-async function deploy(extra: { adminPrincipalArns?: string[] } = {}, over: { aws?: Partial<typeof config.aws>; eks?: Partial<typeof config.eks> } = {}) {
-  return deployEksCluster(mocks, { aws: { ...config.aws, ...over.aws }, eks: { ...config.eks, ...over.eks }, ...extra });
+async function deploy(
+  extra: { adminPrincipalArns?: string[] } = {},
+  over: { aws?: Partial<typeof config.aws>; eks?: Partial<typeof config.eks> } = {},
+) {
+  return deployEksCluster(mocks, {
+    aws: { ...config.aws, ...over.aws },
+    eks: { ...config.eks, ...over.eks },
+    ...extra,
+  });
 }
 
 describe("EksCluster", () => {
@@ -40,7 +50,12 @@ describe("EksCluster", () => {
       natGateways: { strategy: "Single" },
     });
     expect(vpc.inputs.subnetSpecs).toEqual([
-      { type: "Private", name: "private", cidrMask: 19, tags: { "karpenter.sh/discovery": "valkey-test", "kubernetes.io/role/internal-elb": "1" } },
+      {
+        type: "Private",
+        name: "private",
+        cidrMask: 19,
+        tags: { "karpenter.sh/discovery": "valkey-test", "kubernetes.io/role/internal-elb": "1" },
+      },
       { type: "Public", name: "public", cidrMask: 20, tags: { "kubernetes.io/role/elb": "1" } },
     ]);
   });
@@ -66,7 +81,12 @@ describe("EksCluster", () => {
       "admin-0": {
         principalArn: "arn:aws:iam::123456789012:role/admin",
         type: "STANDARD",
-        accessPolicies: { admin: { policyArn: "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy", accessScope: { type: "cluster" } } },
+        accessPolicies: {
+          admin: {
+            policyArn: "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy",
+            accessScope: { type: "cluster" },
+          },
+        },
       },
     });
   });
@@ -83,9 +103,13 @@ describe("EksCluster", () => {
       labels: { "valkey-on-eks/node-role": "system" },
       subnetIds: ["subnet-p1", "subnet-p2", "subnet-p3"],
     });
-    const policies = mocks.ofType("aws:iam/rolePolicyAttachment:RolePolicyAttachment").filter((r) => r.name.startsWith("eks-system-node-"));
+    const policies = mocks
+      .ofType("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+      .filter((r) => r.name.startsWith("eks-system-node-"));
     expect(policies.map((p) => p.inputs.policyArn).sort()).toEqual(
-      ["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy"].map((p) => `arn:aws:iam::aws:policy/${p}`),
+      ["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy"].map(
+        (p) => `arn:aws:iam::aws:policy/${p}`,
+      ),
     );
   });
 
@@ -101,7 +125,9 @@ describe("EksCluster", () => {
       clusterName: "valkey-test",
       addonName: "aws-ebs-csi-driver",
       addonVersion: v("aws-ebs-csi-driver"),
-      podIdentityAssociations: [{ roleArn: "arn:aws:iam::123456789012:role/eks-ebs-csi-role", serviceAccount: "ebs-csi-controller-sa" }],
+      podIdentityAssociations: [
+        { roleArn: "arn:aws:iam::123456789012:role/eks-ebs-csi-role", serviceAccount: "ebs-csi-controller-sa" },
+      ],
     });
     // The Amazon EKS type of CoreDNS, over the self-managed Deployment EKS bootstraps; pulumi-eks installs none.
     const coredns = mocks.get("aws:eks/addon:Addon", "eks-coredns");
@@ -116,7 +142,13 @@ describe("EksCluster", () => {
     const role = mocks.get("aws:iam/role:Role", "eks-ebs-csi-role");
     expect(JSON.parse(String(role.inputs.assumeRolePolicy))).toEqual({
       Version: "2012-10-17",
-      Statement: [{ Effect: "Allow", Principal: { Service: "pods.eks.amazonaws.com" }, Action: ["sts:AssumeRole", "sts:TagSession"] }],
+      Statement: [
+        {
+          Effect: "Allow",
+          Principal: { Service: "pods.eks.amazonaws.com" },
+          Action: ["sts:AssumeRole", "sts:TagSession"],
+        },
+      ],
     });
     expect(mocks.get("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "eks-ebs-csi-policy").inputs.policyArn).toBe(
       "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy",
@@ -125,11 +157,17 @@ describe("EksCluster", () => {
 
   it("resolves every add-on's version for the configured eks.version at preview: a version bump moves all three", async () => {
     const addonVersions = (): Record<string, string> =>
-      Object.fromEntries(mocks.ofType("aws:eks/addon:Addon").map((a) => [String(a.inputs.addonName), String(a.inputs.addonVersion)]));
+      Object.fromEntries(
+        mocks.ofType("aws:eks/addon:Addon").map((a) => [String(a.inputs.addonName), String(a.inputs.addonVersion)]),
+      );
     await deploy({}, { eks: { version: "1.35" } });
     const queries = mocks.invokes.filter((c) => c.token === GET_ADDON_VERSION).map((c) => c.inputs);
     expect(queries).toEqual(
-      ["eks-pod-identity-agent", "aws-ebs-csi-driver", "coredns"].map((addonName) => ({ addonName, kubernetesVersion: "1.35", mostRecent: false })),
+      ["eks-pod-identity-agent", "aws-ebs-csi-driver", "coredns"].map((addonName) => ({
+        addonName,
+        kubernetesVersion: "1.35",
+        mostRecent: false,
+      })),
     );
     const before = addonVersions();
     await deploy({}, { eks: { version: "1.36" } });
@@ -194,10 +232,17 @@ describe("VPC builders", () => {
   });
 
   it("uses one NAT gateway per zone when asked (network.natGateways: perZone), one for the VPC by default", () => {
-    const args = buildVpcArgs({ cidr: "10.1.0.0/20", zones: ["eu-west-1a", "eu-west-1b"], clusterName: "c", natGateways: "perZone" });
+    const args = buildVpcArgs({
+      cidr: "10.1.0.0/20",
+      zones: ["eu-west-1a", "eu-west-1b"],
+      clusterName: "c",
+      natGateways: "perZone",
+    });
     expect(args.natGateways).toEqual({ strategy: "OnePerAz" });
     expect(args.availabilityZoneCidrMask).toBe(21);
-    expect(buildVpcArgs({ cidr: "10.1.0.0/20", zones: ["eu-west-1a"], clusterName: "c", natGateways: "single" }).natGateways).toEqual({ strategy: "Single" });
+    expect(
+      buildVpcArgs({ cidr: "10.1.0.0/20", zones: ["eu-west-1a"], clusterName: "c", natGateways: "single" }).natGateways,
+    ).toEqual({ strategy: "Single" });
     expect([natGatewayCount("single", 3), natGatewayCount("perZone", 3)]).toEqual([1, 3]);
   });
 });

@@ -12,10 +12,22 @@ import type { WriteRecord } from "../../benchmarks/drill/ledger.js";
 import type { Fault } from "../../vocabulary/faults.js";
 import { formatRecordLines, parseRecordLines } from "../../benchmarks/drill/record-lines.js";
 import { ackedLossBound, inWindow } from "../../benchmarks/drill/bounds.js";
-import { CLOCK_NOTE, deployedLossBound, DrillError, drillOnce, runDrills, type DrillDeps } from "../../components/steps/failure-drill/implementation.js";
+import {
+  CLOCK_NOTE,
+  deployedLossBound,
+  DrillError,
+  drillOnce,
+  runDrills,
+  type DrillDeps,
+} from "../../components/steps/failure-drill/implementation.js";
 import { drillPod, FakeClock, FakeDrillKube, type FakeKubeOptions } from "../support/fake-drill-kube.js";
 
-const placement = { zones: ["zone-a", "zone-b", "zone-c"], nodeSelector: { pool: "valkey" }, tolerations: [], storageClass: undefined };
+const placement = {
+  zones: ["zone-a", "zone-b", "zone-c"],
+  nodeSelector: { pool: "valkey" },
+  tolerations: [],
+  storageClass: undefined,
+};
 
 function inputs(mode: "replication" | "cluster", extra: Record<string, unknown> = {}) {
   return drillStep.parse({
@@ -35,7 +47,9 @@ function inputs(mode: "replication" | "cluster", extra: Record<string, unknown> 
     loadTarget: {
       host: "valkey-write.valkey.svc.cluster.local",
       port: 6379,
-      ...(mode === "replication" ? { sentinel: { host: "valkey-sentinel.valkey.svc.cluster.local", port: 26379, masterName: "valkey" } } : {}),
+      ...(mode === "replication"
+        ? { sentinel: { host: "valkey-sentinel.valkey.svc.cluster.local", port: 26379, masterName: "valkey" } }
+        : {}),
     },
     secretName: "valkey-auth",
     placement,
@@ -53,7 +67,13 @@ function setup(mode: "replication" | "cluster", o: Partial<FakeKubeOptions> = {}
     api: kube,
     verify: kube.verify,
     readBack: kube.readBack,
-    durability: () => Promise.resolve({ minReplicasToWrite: 1, minReplicasMaxLag: 3, appendonly: true, appendfsync: "everysec" as const }),
+    durability: () =>
+      Promise.resolve({
+        minReplicasToWrite: 1,
+        minReplicasMaxLag: 3,
+        appendonly: true,
+        appendfsync: "everysec" as const,
+      }),
     loadScript: () => Promise.resolve("// load.mjs"),
     sleep: clock.sleep,
     now: clock.now,
@@ -98,9 +118,15 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
   it("the load follows the Job contract: name, unique key prefix, password by secretKeyRef only, the script in the ConfigMap", async () => {
     const { kube, deps } = setup("replication");
     await runDrills(inputs("replication", { faults: ["replica", "primary"] }), deps);
-    expect(kube.created.map((m) => m.job.metadata.name)).toEqual(["valkey-drill-replica-k1", "valkey-drill-primary-k2"]);
+    expect(kube.created.map((m) => m.job.metadata.name)).toEqual([
+      "valkey-drill-replica-k1",
+      "valkey-drill-primary-k2",
+    ]);
     const env = kube.created.map((m) => m.job.spec.template.spec.containers[0]!.env);
-    expect(env.map((e) => e.find((x) => x.name === "DRILL_KEY_PREFIX")?.value)).toEqual(["drill:k1:replica", "drill:k2:primary"]);
+    expect(env.map((e) => e.find((x) => x.name === "DRILL_KEY_PREFIX")?.value)).toEqual([
+      "drill:k1:replica",
+      "drill:k2:primary",
+    ]);
     expect(env[0]!.find((x) => x.name === "VALKEY_PASSWORD")).toEqual({
       name: "VALKEY_PASSWORD",
       valueFrom: { secretKeyRef: { name: "valkey-auth", key: "password" } },
@@ -141,18 +167,25 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
   it("all: every member pod at once, grace 0 (Sentinels stay)", async () => {
     const { kube, deps } = setup("cluster");
     const r = await drillOnce(inputs("cluster"), "all", deps);
-    expect(kube.calls.filter((c) => c.startsWith("delete member")).sort()).toEqual([0, 1, 2, 3, 4, 5].map((i) => `delete member-${i} grace=0`));
+    expect(kube.calls.filter((c) => c.startsWith("delete member")).sort()).toEqual(
+      [0, 1, 2, 3, 4, 5].map((i) => `delete member-${i} grace=0`),
+    );
     expect(r.streams.map((s) => s.stream)).toEqual(["cluster-client"]);
   });
 
   it("zone: the primary's zone cordoned, its member and Sentinel deleted, Pending until uncordoned after zoneDownS", async () => {
     const { kube, deps } = setup("replication");
     const r = await drillOnce(inputs("replication"), "zone", deps);
-    expect(kube.calls.filter((c) => c.startsWith("delete ") && !c.startsWith("delete load"))).toEqual(["delete valkey-0 grace=0", "delete sentinel-0 grace=0"]);
+    expect(kube.calls.filter((c) => c.startsWith("delete ") && !c.startsWith("delete load"))).toEqual([
+      "delete valkey-0 grace=0",
+      "delete sentinel-0 grace=0",
+    ]);
     expect(kube.calls.filter((c) => /cordon/.test(c))).toEqual(["cordon node-a at +0", "uncordon node-a at +20000"]);
     // Not back before the uncordon (20 s), then scheduled and Ready 3 s later.
     expect(r.recoveryMs).toBeGreaterThanOrEqual(23_000);
-    expect(r.faultDescription).toMatch(/^zone zone-a down for 20 s: node\(s\) node-a cordoned, pod\(s\) valkey-0, sentinel-0 deleted/);
+    expect(r.faultDescription).toMatch(
+      /^zone zone-a down for 20 s: node\(s\) node-a cordoned, pod\(s\) valkey-0, sentinel-0 deleted/,
+    );
     expect(kube.nodes.every((n) => !n.unschedulable)).toBe(true);
   });
 
@@ -196,9 +229,14 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
 
   it("a topology failing before the fault stops the drill before any load is created", async () => {
     const { kube, deps } = setup("replication");
-    const failing: DrillDeps = { ...deps, verify: () => Promise.reject(new Error("topology check failed: SENTINEL_QUORUM\ntable")) };
+    const failing: DrillDeps = {
+      ...deps,
+      verify: () => Promise.reject(new Error("topology check failed: SENTINEL_QUORUM\ntable")),
+    };
     await expect(drillOnce(inputs("replication"), "primary", failing)).rejects.toThrow(
-      new DrillError("the primary drill did not start: the topology fails verification before the fault: topology check failed: SENTINEL_QUORUM"),
+      new DrillError(
+        "the primary drill did not start: the topology fails verification before the fault: topology check failed: SENTINEL_QUORUM",
+      ),
     );
     expect(kube.created).toEqual([]);
   });
@@ -207,7 +245,10 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
     const { kube, deps, clock } = setup("replication");
     let asked = 0;
     const start = clock.now();
-    const settling: DrillDeps = { ...deps, verify: () => (++asked <= 2 ? Promise.reject(new Error("SENTINEL_DISAGREE")) : kube.verify()) };
+    const settling: DrillDeps = {
+      ...deps,
+      verify: () => (++asked <= 2 ? Promise.reject(new Error("SENTINEL_DISAGREE")) : kube.verify()),
+    };
     const r = await drillOnce(inputs("replication"), "primary", settling);
     expect(r.healed).toBe(true);
     expect(kube.created).toHaveLength(1);
@@ -241,7 +282,12 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
   it("replication: the Sentinels' events from the fault on become the row's sentinelEvents and failoverSteps (those before the fault left out)", async () => {
     const { deps, kube } = setup("replication");
     let at = 0;
-    const ev = (dt: number, sentinel: string, channel: string, payload = "master valkey 10.0.0.1 6379") => ({ sentinel, at: at + dt, channel, payload });
+    const ev = (dt: number, sentinel: string, channel: string, payload = "master valkey 10.0.0.1 6379") => ({
+      sentinel,
+      at: at + dt,
+      channel,
+      payload,
+    });
     const withEvents: DrillDeps = {
       ...deps,
       watchDetection: () =>
@@ -254,7 +300,12 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
             ev(5100, "sentinel-1", "+odown"),
             ev(5150, "sentinel-1", "+try-failover"),
             ev(5200, "sentinel-1", "+elected-leader"),
-            ev(5400, "sentinel-1", "+failover-state-wait-promotion", "slave 10.0.0.2:6379 10.0.0.2 6379 @ valkey 10.0.0.1 6379"),
+            ev(
+              5400,
+              "sentinel-1",
+              "+failover-state-wait-promotion",
+              "slave 10.0.0.2:6379 10.0.0.2 6379 @ valkey 10.0.0.1 6379",
+            ),
             ev(6300, "sentinel-1", "+promoted-slave", "slave 10.0.0.2:6379 10.0.0.2 6379 @ valkey 10.0.0.1 6379"),
             ev(6400, "sentinel-1", "+switch-master", "valkey 10.0.0.1 6379 10.0.0.2 6379"),
           ],
@@ -287,7 +338,10 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
   it("detectionMs is null with the reason when not observable (switchover; cluster all) or when the watcher cannot start", async () => {
     const { deps } = setup("cluster");
     let asked = 0;
-    const failing: DrillDeps = { ...deps, watchDetection: () => (asked++, Promise.reject(new Error("cannot reach 10.0.0.3:6379\nmore"))) };
+    const failing: DrillDeps = {
+      ...deps,
+      watchDetection: () => (asked++, Promise.reject(new Error("cannot reach 10.0.0.3:6379\nmore"))),
+    };
     const switchover = await drillOnce(inputs("cluster"), "switchover", failing);
     const all = await drillOnce(inputs("cluster"), "all", failing);
     expect(asked).toBe(0);
@@ -299,24 +353,27 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
     expect([primary.detectionMs, primary.detectionNote]).toEqual([null, "not watched: cannot reach 10.0.0.3:6379"]);
   });
 
-  it.each<Fault>(["primary", "replica", "zone", "all", "switchover"])("runDrills: one CSV row per fault (%s)", async (fault) => {
-    const { deps } = setup("cluster");
-    const out = await runDrills(inputs("cluster", { faults: [fault] }), deps);
-    expect(out.drills.map((d) => d.fault)).toEqual([fault]);
-    const [header, row] = out.csv.trim().split("\n");
-    expect(header).toMatch(/^mode,fault,ok,healed,writeOutageMs,recoveryMs,detectionMs,/);
-    expect(row).toMatch(new RegExp(`^cluster,${fault},true,true,\\d+,\\d+,,`));
-    expect(row).toContain(",5000,cluster-client,");
-  });
+  it.each<Fault>(["primary", "replica", "zone", "all", "switchover"])(
+    "runDrills: one CSV row per fault (%s)",
+    async (fault) => {
+      const { deps } = setup("cluster");
+      const out = await runDrills(inputs("cluster", { faults: [fault] }), deps);
+      expect(out.drills.map((d) => d.fault)).toEqual([fault]);
+      const [header, row] = out.csv.trim().split("\n");
+      expect(header).toMatch(/^mode,fault,ok,healed,writeOutageMs,recoveryMs,detectionMs,/);
+      expect(row).toMatch(new RegExp(`^cluster,${fault},true,true,\\d+,\\d+,,`));
+      expect(row).toContain(",5000,cluster-client,");
+    },
+  );
 });
 
 describe("FailureDrill: the faults that really happen, where the API allows them", () => {
   it("crash-restart: SHUTDOWN NOSAVE NOW FORCE exec'd in the primary's container (password from its env, not argv); recovery waits for the restarted container", async () => {
     const { kube, deps } = setup("replication");
     const r = await drillOnce(inputs("replication"), "crash-restart", deps);
-    expect(kube.calls.filter((c) => c.startsWith("exec ") || (c.startsWith("delete ") && !c.startsWith("delete load")))).toEqual([
-      "exec valkey-0/valkey sh -c valkey-cli -p 6379 SHUTDOWN NOSAVE NOW FORCE >/dev/null 2>&1 || true",
-    ]);
+    expect(
+      kube.calls.filter((c) => c.startsWith("exec ") || (c.startsWith("delete ") && !c.startsWith("delete load"))),
+    ).toEqual(["exec valkey-0/valkey sh -c valkey-cli -p 6379 SHUTDOWN NOSAVE NOW FORCE >/dev/null 2>&1 || true"]);
     expect(kube.calls.join("\n")).not.toContain("pw-secret");
     expect(r.faultDescription).toMatch(/^primary valkey-0 .*SHUTDOWN NOSAVE NOW FORCE/);
     // Not Ready for readyMs (3 s) after the restart, verified at the next poll.
@@ -329,7 +386,10 @@ describe("FailureDrill: the faults that really happen, where the API allows them
   it("lost-volume: the primary's PVC deleted, then its pod (grace 0); recovery once the pod is back", async () => {
     const { kube, deps } = setup("cluster");
     const r = await drillOnce(inputs("cluster"), "lost-volume", deps);
-    expect(kube.calls.filter((c) => /^delete (pvc|member)/.test(c))).toEqual(["delete pvc data-member-0", "delete member-0 grace=0"]);
+    expect(kube.calls.filter((c) => /^delete (pvc|member)/.test(c))).toEqual([
+      "delete pvc data-member-0",
+      "delete member-0 grace=0",
+    ]);
     expect(r.faultDescription).toMatch(/PersistentVolumeClaim data-member-0 deleted, then the pod/);
     expect(r.ackedLossBound!.reason).toMatch(/async replication window 5\.0 s/);
   });
@@ -342,7 +402,12 @@ describe("FailureDrill: the faults that really happen, where the API allows them
       const [agent] = kube.agents;
       expect(kube.agents).toHaveLength(1);
       const spec = agent!.body["spec"] as Record<string, unknown> & { containers: Array<Record<string, unknown>> };
-      expect(spec).toMatchObject({ nodeName: "node-a", hostPID: true, restartPolicy: "Never", automountServiceAccountToken: false });
+      expect(spec).toMatchObject({
+        nodeName: "node-a",
+        hostPID: true,
+        restartPolicy: "Never",
+        automountServiceAccountToken: false,
+      });
       expect(spec.containers[0]).toMatchObject({
         image: "valkey/valkey:9",
         securityContext: { privileged: true, runAsUser: 0 },
@@ -351,7 +416,9 @@ describe("FailureDrill: the faults that really happen, where the API allows them
       expect(spec["volumes"]).toEqual([{ name: "host-root", hostPath: { path: "/", type: "Directory" } }]);
       // The primary valkey-0's uid; hold = detection 5 s + 5 s; partition: every other member and Sentinel, never a client.
       const uid0 = kube.calls.find((c) => c.startsWith("create agent"));
-      expect(uid0).toMatch(new RegExp(`^create agent valkey-drill-${fault}-k1-agent on node-a: ${fault} uid-1 hold 10 s$`));
+      expect(uid0).toMatch(
+        new RegExp(`^create agent valkey-drill-${fault}-k1-agent on node-a: ${fault} uid-1 hold 10 s$`),
+      );
       expect(agent!.env["PEERS"]).toBe(fault === "partition" ? "10.0.0.1 10.0.0.2 10.0.0.10 10.0.0.11 10.0.0.12" : "");
       expect(JSON.stringify(agent!.body)).not.toContain("pw-secret");
       // Nothing deleted; the fault counted from the agent's "injected" time (3 s after its pod was asked for), recovery after its 10 s hold.
@@ -360,7 +427,9 @@ describe("FailureDrill: the faults that really happen, where the API allows them
       expect(r.recoveryMs).toBeGreaterThanOrEqual(10_000);
       expect(r.recoveryMs).toBeLessThanOrEqual(11_000);
       expect(r.faultDescription).toMatch(
-        new RegExp(`^primary valkey-0 \\(10\\.0\\.0\\.0 on node-a\\): .* by the privileged agent pod valkey-drill-${fault}-k1-agent on its node$`),
+        new RegExp(
+          `^primary valkey-0 \\(10\\.0\\.0\\.0 on node-a\\): .* by the privileged agent pod valkey-drill-${fault}-k1-agent on its node$`,
+        ),
       );
       // The agent pod is removed afterwards, and the load too.
       expect(kube.calls).toContain(`delete valkey-drill-${fault}-k1-agent grace=0`);
@@ -370,7 +439,9 @@ describe("FailureDrill: the faults that really happen, where the API allows them
   );
 
   it("the agent that cannot inject (no valkey-server of the pod on its node) fails the drill with its log; nothing is left behind", async () => {
-    const { kube, deps } = setup("cluster", { agentFails: "fault-agent: no valkey-server of pod uid-1 among this node's processes" });
+    const { kube, deps } = setup("cluster", {
+      agentFails: "fault-agent: no valkey-server of pod uid-1 among this node's processes",
+    });
     await expect(drillOnce(inputs("cluster"), "freeze", deps)).rejects.toThrow(
       /the freeze fault's agent pod valkey\/valkey-drill-freeze-k1-agent on node-a ended \(Failed\) before injecting the fault; log:\nfault-agent: no valkey-server/,
     );
@@ -381,9 +452,9 @@ describe("FailureDrill: the faults that really happen, where the API allows them
   it("a drill that does not heal still has the agent undo the fault (SIGTERM) before the step fails", async () => {
     const { kube, deps } = setup("replication", { neverHeals: true });
     // Held 65 s (detection 60 s + 5 s), past the 30 s timeout: the agent is stopped while it holds.
-    await expect(drillOnce(inputs("replication", { timeoutS: 30, failureDetectionMs: 60_000 }), "partition", deps)).rejects.toThrow(
-      /did not heal within 30 s .*: the partition of valkey-0 is held \(65 s\)/,
-    );
+    await expect(
+      drillOnce(inputs("replication", { timeoutS: 30, failureDetectionMs: 60_000 }), "partition", deps),
+    ).rejects.toThrow(/did not heal within 30 s .*: the partition of valkey-0 is held \(65 s\)/);
     const [agent] = kube.agents;
     expect(agent!.restoredAt).toBeDefined();
     expect(agent!.deletedAt).toBeDefined();
@@ -392,18 +463,21 @@ describe("FailureDrill: the faults that really happen, where the API allows them
     ["primary", ["0-5460"]],
     ["freeze", ["0-5460"]],
     ["replica", []],
-  ] as const)("cluster %s: the row's outage is the affected shard's (the one whose primary was hit), each shard's beside it", async (fault, affected) => {
-    const { deps } = setup("cluster", { shardStreams: true, outageMs: 4000 });
-    const r = await drillOnce(inputs("cluster"), fault, deps);
-    expect(r.shards.filter((s) => s.affected).map((s) => s.shard)).toEqual(affected);
-    expect(r.shards.map((s) => s.shard)).toEqual(["0-5460", "5461-10921", "10922-16383"]);
-    const first = r.shards.find((s) => s.shard === "0-5460")!;
-    const others = r.shards.filter((s) => s.shard !== "0-5460");
-    // Only the first shard's stream stops in the fake (member-0 is the primary every fault hits).
-    expect(first.outageMs).toBeGreaterThan(3000);
-    for (const o of others) expect(o.outageMs).toBeLessThan(1000);
-    expect(r.writeOutageMs).toBe(first.outageMs);
-  });
+  ] as const)(
+    "cluster %s: the row's outage is the affected shard's (the one whose primary was hit), each shard's beside it",
+    async (fault, affected) => {
+      const { deps } = setup("cluster", { shardStreams: true, outageMs: 4000 });
+      const r = await drillOnce(inputs("cluster"), fault, deps);
+      expect(r.shards.filter((s) => s.affected).map((s) => s.shard)).toEqual(affected);
+      expect(r.shards.map((s) => s.shard)).toEqual(["0-5460", "5461-10921", "10922-16383"]);
+      const first = r.shards.find((s) => s.shard === "0-5460")!;
+      const others = r.shards.filter((s) => s.shard !== "0-5460");
+      // Only the first shard's stream stops in the fake (member-0 is the primary every fault hits).
+      expect(first.outageMs).toBeGreaterThan(3000);
+      for (const o of others) expect(o.outageMs).toBeLessThan(1000);
+      expect(r.writeOutageMs).toBe(first.outageMs);
+    },
+  );
 
   it("the row carries the promised bound and ok needs the acknowledged loss inside it", async () => {
     const { deps } = setup("replication");
@@ -417,11 +491,32 @@ describe("FailureDrill: the faults that really happen, where the API allows them
 });
 
 describe("deployedLossBound: the window ends where the deleted pods stopped serving", () => {
-  const c = { minReplicasToWrite: 0, minReplicasMaxLag: 10, appendonly: true, appendfsync: "everysec" as const, clusterNodeTimeoutMs: 5000 };
-  const at = (doneAt: number, ok: boolean): WriteRecord => ({ stream: "s", key: `k${doneAt}`, value: "v", sentAt: doneAt - 1, doneAt, ok, waited: ok });
+  const c = {
+    minReplicasToWrite: 0,
+    minReplicasMaxLag: 10,
+    appendonly: true,
+    appendfsync: "everysec" as const,
+    clusterNodeTimeoutMs: 5000,
+  };
+  const at = (doneAt: number, ok: boolean): WriteRecord => ({
+    stream: "s",
+    key: `k${doneAt}`,
+    value: "v",
+    sentAt: doneAt - 1,
+    doneAt,
+    ok,
+    waited: ok,
+  });
   const FAULT_AT = 10_000;
   const deleted = drillPod;
-  const records = [at(9_500, true), at(10_050, true), at(10_400, true), at(10_600, false), at(10_700, false), at(12_000, true)];
+  const records = [
+    at(9_500, true),
+    at(10_050, true),
+    at(10_400, true),
+    at(10_600, false),
+    at(10_700, false),
+    at(12_000, true),
+  ];
 
   it.each([
     // fault, API call's return (ms), records, expected window end (ms), reason names the kubelet
@@ -436,11 +531,14 @@ describe("deployedLossBound: the window ends where the deleted pods stopped serv
     // (+0.6 s), then nothing until +4 s: every member's death lies before +1.8 s.
     ["all", 100, [...records.slice(0, 5), at(11_800, true), at(14_000, true)], 1800, true],
     ["primary", 100, [...records.slice(0, 5), at(11_800, true), at(14_000, true)], 600, true],
-  ] as const)("%s, API call +%i ms (case %#): the window ends where the table says", (fault: Fault, injectMs, recs, toMs, kubelet) => {
-    const w = deployedLossBound(fault, injectMs, c, recs, FAULT_AT);
-    expect(w.toMs).toBe(toMs);
-    expect(w.reason.includes("the kubelet kills after it returns")).toBe(kubelet);
-  });
+  ] as const)(
+    "%s, API call +%i ms (case %#): the window ends where the table says",
+    (fault: Fault, injectMs, recs, toMs, kubelet) => {
+      const w = deployedLossBound(fault, injectMs, c, recs, FAULT_AT);
+      expect(w.toMs).toBe(toMs);
+      expect(w.reason.includes("the kubelet kills after it returns")).toBe(kubelet);
+    },
+  );
 
   // Seen on real pods: the endpoint's write failed at +1236 ms, the Sentinel client's connection to
   // the deleted primary (10.0.0.9) was still acknowledged at +1251 ms, and that write was lost.
@@ -466,19 +564,29 @@ describe("deployedLossBound: the window ends where the deleted pods stopped serv
     expect(w.toMs).toBe(1845);
     expect(inWindow(w, FAULT_AT + t, FAULT_AT)).toBe(true);
     // Each way the end is found: the first failure, and the injection itself, round up too.
-    expect(deployedLossBound("primary", 100, c, [at(FAULT_AT + 146.2, false), at(FAULT_AT + 146.8, true)], FAULT_AT).toMs).toBe(147);
+    expect(
+      deployedLossBound("primary", 100, c, [at(FAULT_AT + 146.2, false), at(FAULT_AT + 146.8, true)], FAULT_AT).toMs,
+    ).toBe(147);
     expect(ackedLossBound("primary", 99.2, c).toMs).toBe(100);
   });
 
   it("a deleted pod's own acknowledgement after another path's first failure ends the window there, from the records as the load pod's log carries them", () => {
     // Through the load pod's log format, as the step reads them: the node that answered survives it.
     const logged = parseRecordLines(
-      formatRecordLines({ prefix: "p", loadStart: 9_000, loadStop: 15_000, streams: ["write-endpoint", "sentinel-client"], records: twoPaths }),
+      formatRecordLines({
+        prefix: "p",
+        loadStart: 9_000,
+        loadStop: 15_000,
+        streams: ["write-endpoint", "sentinel-client"],
+        records: twoPaths,
+      }),
     ).records;
     expect(logged.map((r) => r.node)).toEqual(twoPaths.map((r) => r.node));
     const w = deployedLossBound("primary", 100, c, logged, FAULT_AT, [deleted("valkey-1", "10.0.0.9")]);
     expect(w.toMs).toBe(1251);
-    expect(w.reason).toContain("the fault ends at the last write a deleted pod acknowledged, 1.25 s after the API call; the first write failed at 1.24 s");
+    expect(w.reason).toContain(
+      "the fault ends at the last write a deleted pod acknowledged, 1.25 s after the API call; the first write failed at 1.24 s",
+    );
     expect(deployedLossBound("primary", 100, c, twoPaths, FAULT_AT, [deleted("valkey-2", "10.0.0.7")]).toMs).toBe(1236); // another pod: the first failure
     expect(deployedLossBound("primary", 100, c, twoPaths, FAULT_AT).toMs).toBe(1236);
   });
@@ -494,17 +602,27 @@ describe("deployedLossBound: the window ends where the deleted pods stopped serv
       { ...at(FAULT_AT + 3450, false), stream: "cluster-client@0-5460" },
       { ...at(FAULT_AT + 3100, true), stream: "cluster-client+wait@0-5460", node: "10.0.0.9:6379" },
       { ...at(FAULT_AT + 3500, false), stream: "cluster-client+wait@0-5460" },
-      { ...at(FAULT_AT + 9000, true), stream: "cluster-client@0-5460", node: "valkey-cluster-3.valkey-cluster-headless.valkey.svc.cluster.local:6379" },
+      {
+        ...at(FAULT_AT + 9000, true),
+        stream: "cluster-client@0-5460",
+        node: "valkey-cluster-3.valkey-cluster-headless.valkey.svc.cluster.local:6379",
+      },
     ];
     const pod0 = deleted("valkey-cluster-0", "10.0.0.9");
     const w = deployedLossBound("primary", 100, c, recs, FAULT_AT, [pod0]);
     expect(w.toMs).toBe(3391);
-    expect(w.reason).toContain("the last write a deleted pod acknowledged, 3.39 s after the API call; the first write failed at 2.02 s");
+    expect(w.reason).toContain(
+      "the last write a deleted pod acknowledged, 3.39 s after the API call; the first write failed at 2.02 s",
+    );
     // The WAIT writer's plain connection names the pod's IP.
     expect(deployedLossBound("primary", 100, c, [recs[0]!, ...recs.slice(3)], FAULT_AT, [pod0]).toMs).toBe(3100);
     // Another pod, or a node id where an address belongs, proves nothing: the first failure.
-    expect(deployedLossBound("primary", 100, c, recs, FAULT_AT, [deleted("valkey-cluster-1", "10.0.0.8")]).toMs).toBe(2020);
-    const byId = recs.map((r) => (r.node?.startsWith(host) ? { ...r, node: "e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca" } : r));
+    expect(deployedLossBound("primary", 100, c, recs, FAULT_AT, [deleted("valkey-cluster-1", "10.0.0.8")]).toMs).toBe(
+      2020,
+    );
+    const byId = recs.map((r) =>
+      r.node?.startsWith(host) ? { ...r, node: "e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca" } : r,
+    );
     expect(deployedLossBound("primary", 100, c, byId, FAULT_AT, [pod0]).toMs).toBe(3100);
   });
 });

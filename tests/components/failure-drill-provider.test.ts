@@ -16,7 +16,12 @@ describe("the FailureDrill provider, serialized, in a plain node process", () =>
       `Promise.all([p.diff("id", same, same), p.diff("id", same, { ...same, rate: 60 }), p.diff("id", same, { ...same, timeoutS: 60 }), p.create(bad).then(() => "created", (e) => String(e.message))])`,
       `  .then((r) => process.stdout.write(JSON.stringify(r)), (e) => { process.stderr.write(String(e)); process.exit(1); });`,
     ]);
-    const [unchanged, rate, timeout, refused] = JSON.parse(out) as [unknown, { changes: boolean }, { changes: boolean }, string];
+    const [unchanged, rate, timeout, refused] = JSON.parse(out) as [
+      unknown,
+      { changes: boolean },
+      { changes: boolean },
+      string,
+    ];
     expect(unchanged).toEqual({ changes: false, replaces: [] });
     expect(rate.changes).toBe(true);
     expect(timeout.changes).toBe(false);

@@ -17,7 +17,11 @@ const PASSWORD = `s3cr3t "with" spaces\\`;
 const dir = mkdtempSync(join(tmpdir(), "haproxy-cfg-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const run = (cmd: string, args: string[]): Promise<{ code: number; out: string }> =>
-  new Promise((resolve) => execFile(cmd, args, (err, stdout, stderr) => resolve({ code: err === null ? 0 : Number(err.code ?? -1), out: stdout + stderr })));
+  new Promise((resolve) =>
+    execFile(cmd, args, (err, stdout, stderr) =>
+      resolve({ code: err === null ? 0 : Number(err.code ?? -1), out: stdout + stderr }),
+    ),
+  );
 
 const servers = [0, 1, 2].map((i) => ({ name: `member-${i}`, host: `127.0.0.${20 + i}`, port: 7000 + i }));
 const sentinels = [0, 1, 2].map((i) => ({ name: `sentinel-${i}`, host: `127.0.0.${70 + i}`, port: 26000 + i }));
@@ -55,8 +59,12 @@ describe("haproxy.cfg", () => {
   it("write frontend: member m only while a Sentinel majority names it, it says role:master and no other member is named; no default backend", () => {
     const front = section(cfg, "frontend valkey-write");
     expect(front).not.toContain("default_backend");
-    expect(front).toContain("  acl named-member-1 nbsrv(quorum-member-1) ge 2\n  acl master-member-1 nbsrv(write-member-1) ge 1");
-    expect(front).toContain("  use_backend write-member-1 if master-member-1 named-member-1 !named-member-0 !named-member-2");
+    expect(front).toContain(
+      "  acl named-member-1 nbsrv(quorum-member-1) ge 2\n  acl master-member-1 nbsrv(write-member-1) ge 1",
+    );
+    expect(front).toContain(
+      "  use_backend write-member-1 if master-member-1 named-member-1 !named-member-0 !named-member-2",
+    );
     expect(front.match(/use_backend/g)).toHaveLength(3);
   });
 
@@ -71,13 +79,17 @@ describe("haproxy.cfg", () => {
     );
     expect(write.indexOf("role:master")).toBeLessThan(write.indexOf("connect addr"));
     // A DOWN member (a replica) is checked every 100 ms: a promoted one qualifies 0.1 s after its quorum backend.
-    expect(write).toContain("server member-2 127.0.0.22:7002 check inter 1000ms downinter 100ms fall 2 rise 1 on-marked-down shutdown-sessions\n");
+    expect(write).toContain(
+      "server member-2 127.0.0.22:7002 check inter 1000ms downinter 100ms fall 2 rise 1 on-marked-down shutdown-sessions\n",
+    );
     expect(write.match(/^ {2}server /gm)).toHaveLength(1);
   });
 
   it("quorum-<m>: every Sentinel, asked GET-MASTER-ADDR-BY-NAME, must answer exactly m's host and port (a complete reply, then a conclusive exact match)", () => {
     const q = section(cfg, "backend quorum-member-0");
-    const ask = Buffer.from("*3\r\n$8\r\nSENTINEL\r\n$23\r\nGET-MASTER-ADDR-BY-NAME\r\n$14\r\nvalkey-primary\r\n").toString("hex");
+    const ask = Buffer.from(
+      "*3\r\n$8\r\nSENTINEL\r\n$23\r\nGET-MASTER-ADDR-BY-NAME\r\n$14\r\nvalkey-primary\r\n",
+    ).toString("hex");
     const exact = Buffer.from("*2\r\n$10\r\n127.0.0.20\r\n$4\r\n7000\r\n").toString("hex").toUpperCase();
     expect(q).toContain(
       `  tcp-check send-binary ${ask}\n` +
@@ -86,13 +98,15 @@ describe("haproxy.cfg", () => {
     );
     expect(masterAddrReplyHex("127.0.0.20", 7000).toUpperCase()).toBe(exact);
     // UP (naming m) every 250 ms, DOWN every 100 ms: the endpoint follows the Sentinels within a few tenths.
-    for (const s of sentinels) expect(q).toContain(`  server ${s.name} ${s.host}:${s.port} check inter 250ms downinter 100ms fall 1 rise 1\n`);
+    for (const s of sentinels)
+      expect(q).toContain(`  server ${s.name} ${s.host}:${s.port} check inter 250ms downinter 100ms fall 1 rise 1\n`);
     expect(q).not.toContain("shutdown-sessions");
   });
 
   it("check timeouts: 2 s for a member's check (defaults), 3 s for a Sentinel's (its quorum backend); both overridable", () => {
     expect(section(cfg, "defaults")).toContain("  timeout connect 2000ms\n  timeout check 2000ms\n");
-    for (const s of servers) expect(section(cfg, `backend quorum-${s.name}`)).toMatch(/^backend quorum-member-\d\n {2}timeout check 3000ms\n/);
+    for (const s of servers)
+      expect(section(cfg, `backend quorum-${s.name}`)).toMatch(/^backend quorum-member-\d\n {2}timeout check 3000ms\n/);
     expect(section(cfg, "backend write-member-0")).not.toContain("timeout");
     const set = renderHaproxyCfg({ ...base, checkTimeoutMs: 1000, sentinelCheckTimeoutMs: 1500 });
     expect(section(set, "defaults")).toContain("  timeout check 1000ms\n");
@@ -110,25 +124,35 @@ describe("haproxy.cfg", () => {
       "  http-request return status 200 if { path /quorum/member-0 } named-member-0\n  http-request return status 503 if { path /quorum/member-0 }",
     );
     // Bound to every address: the write checks reach it on loopback.
-    expect(renderHaproxyCfg({ ...base, status: { host: "*", port: 8404 } })).toContain("tcp-check connect addr 127.0.0.1 port 8404");
+    expect(renderHaproxyCfg({ ...base, status: { host: "*", port: 8404 } })).toContain(
+      "tcp-check connect addr 127.0.0.1 port 8404",
+    );
   });
 
   it("read endpoint: role:slave only, every member", () => {
     const read = section(cfg, "backend valkey-replicas");
     expect(read).toContain("tcp-check expect string role:slave");
-    for (const s of servers) expect(read).toContain(`server ${s.name} ${s.host}:${s.port} check inter 1000ms fall 2 rise 1 on-marked-down shutdown-sessions\n`);
+    for (const s of servers)
+      expect(read).toContain(
+        `server ${s.name} ${s.host}:${s.port} check inter 1000ms fall 2 rise 1 on-marked-down shutdown-sessions\n`,
+      );
     expect(renderHaproxyCfg({ ...base, read: undefined })).not.toContain("valkey-read");
   });
 
   it("a majority is ⌊S/2⌋+1: two members can never both have one", () => {
     expect([1, 2, 3, 4, 5].map(sentinelMajority)).toEqual([1, 2, 2, 3, 3]);
-    const five = renderHaproxyCfg({ ...base, sentinels: [0, 1, 2, 3, 4].map((i) => ({ name: `s${i}`, host: `10.0.0.${i}`, port: 26379 })) });
+    const five = renderHaproxyCfg({
+      ...base,
+      sentinels: [0, 1, 2, 3, 4].map((i) => ({ name: `s${i}`, host: `10.0.0.${i}`, port: 26379 })),
+    });
     expect(five).toContain("acl named-member-0 nbsrv(quorum-member-0) ge 3");
   });
 
   it("sends AUTH (members and Sentinels) as a RESP array in hex: any password byte survives, the text never appears in clear", () => {
     const hex = authCommandHex(PASSWORD);
-    expect(Buffer.from(hex, "hex").toString("utf8")).toBe(`*2\r\n$4\r\nAUTH\r\n$${Buffer.byteLength(PASSWORD)}\r\n${PASSWORD}\r\n`);
+    expect(Buffer.from(hex, "hex").toString("utf8")).toBe(
+      `*2\r\n$4\r\nAUTH\r\n$${Buffer.byteLength(PASSWORD)}\r\n${PASSWORD}\r\n`,
+    );
     expect(section(cfg, "backend write-member-0")).toContain(`tcp-check send-binary ${hex}`);
     expect(section(cfg, "backend quorum-member-0")).toContain(`tcp-check send-binary ${hex}`);
     expect(cfg).not.toContain("s3cr3t");
@@ -145,18 +169,28 @@ describe("haproxy.cfg", () => {
     const r = await run(process.env.HAPROXY ?? which("haproxy")!, ["-c", "-f", path]);
     expect(r.out).toContain("Configuration file is valid");
     expect(r.out).not.toMatch(/WARNING|ALERT/);
-    expect(() => renderHaproxyCfg({ ...base, source: "10.0.0.1 usesrc clientip" })).toThrow(/source must be an IP address/);
+    expect(() => renderHaproxyCfg({ ...base, source: "10.0.0.1 usesrc clientip" })).toThrow(
+      /source must be an IP address/,
+    );
   });
 
   it("rejects bad input naming the fault", () => {
     expect(() => renderHaproxyCfg({ ...base, servers: [] })).toThrow(/servers must name at least one Valkey member/);
     expect(() => renderHaproxyCfg({ ...base, sentinels: [] })).toThrow(/sentinels must name at least one Sentinel/);
-    expect(() => renderHaproxyCfg({ ...base, servers: [{ name: "a b", host: "h", port: 1 }] })).toThrow(/servers name 'a b'/);
-    expect(() => renderHaproxyCfg({ ...base, sentinels: [sentinels[0]!, sentinels[0]!] })).toThrow(/sentinels names must be unique/);
+    expect(() => renderHaproxyCfg({ ...base, servers: [{ name: "a b", host: "h", port: 1 }] })).toThrow(
+      /servers name 'a b'/,
+    );
+    expect(() => renderHaproxyCfg({ ...base, sentinels: [sentinels[0]!, sentinels[0]!] })).toThrow(
+      /sentinels names must be unique/,
+    );
     expect(() => renderHaproxyCfg({ ...base, masterName: "a b" })).toThrow(/masterName 'a b'/);
-    expect(() => renderHaproxyCfg({ ...base, status: { host: "localhost", port: 1 } })).toThrow(/status host 'localhost' must be an IPv4 address or \*/);
+    expect(() => renderHaproxyCfg({ ...base, status: { host: "localhost", port: 1 } })).toThrow(
+      /status host 'localhost' must be an IPv4 address or \*/,
+    );
     expect(() => renderHaproxyCfg({ ...base, checkIntervalMs: 0 })).toThrow(/checkIntervalMs/);
-    expect(() => renderHaproxyCfg({ ...base, sentinelCheckTimeoutMs: 2.5 })).toThrow(/sentinelCheckTimeoutMs must be a whole number of milliseconds/);
+    expect(() => renderHaproxyCfg({ ...base, sentinelCheckTimeoutMs: 2.5 })).toThrow(
+      /sentinelCheckTimeoutMs must be a whole number of milliseconds/,
+    );
     expect(() => renderHaproxyCfg({ ...base, fall: 0 })).toThrow(/fall must be a whole number from 1 to 100 \(got 0\)/);
     expect(() => renderHaproxyCfg({ ...base, rise: 1.5 })).toThrow(/rise must be a whole number/);
   });

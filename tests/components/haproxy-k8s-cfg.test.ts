@@ -21,7 +21,13 @@ const dir = mkdtempSync(join(tmpdir(), "haproxy-k8s-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("the HAProxy pods' haproxy.cfg", () => {
-  const m = buildReplicationManifests({ namespace: "valkey", release: "valkey", valkey: valkeyConfig(), placement: PLACEMENT, auth: true });
+  const m = buildReplicationManifests({
+    namespace: "valkey",
+    release: "valkey",
+    valkey: valkeyConfig(),
+    placement: PLACEMENT,
+    auth: true,
+  });
   const cfg = m.haproxy.renderCfg("pw-k8s");
 
   it("lists every member by DNS name with DNS re-resolution and init-addr none, and holds the AUTH only when given", () => {

@@ -31,8 +31,14 @@ function runScript(o: Omit<BenchmarkScriptOptions, "client">, env: Record<string
   return runShellScript(buildBenchmarkScript({ ...o, client: client.path }), env);
 }
 
-const meta = (mode: JobLogMeta["mode"], workload = SMALL): JobLogMeta => ({ mode, workload, serverVersion: "9.1.2", timestamp: "20260523-101500" });
-const frames = (log: string, kind: string): string[] => log.split("\n").filter((l) => l.startsWith(`### vbench-${kind}`));
+const meta = (mode: JobLogMeta["mode"], workload = SMALL): JobLogMeta => ({
+  mode,
+  workload,
+  serverVersion: "9.1.2",
+  timestamp: "20260523-101500",
+});
+const frames = (log: string, kind: string): string[] =>
+  log.split("\n").filter((l) => l.startsWith(`### vbench-${kind}`));
 
 describe("the benchmark Job script against real valkey-server processes", () => {
   const fleet = new LocalFleet();
@@ -54,7 +60,9 @@ describe("the benchmark Job script against real valkey-server processes", () => 
   afterAll(() => fleet.stopAll());
 
   it("prints a complete framed log and re-runs the short tests", () => {
-    expect(frames(openLog, "version")).toEqual([expect.stringMatching(/^### vbench-version client=(valkey|redis)-benchmark \d+\.\d+\.\d+/)]);
+    expect(frames(openLog, "version")).toEqual([
+      expect.stringMatching(/^### vbench-version client=(valkey|redis)-benchmark \d+\.\d+\.\d+/),
+    ]);
     expect(frames(openLog, "auth")).toEqual(["### vbench-auth method=none"]);
     const begins = frames(openLog, "begin");
     const ends = frames(openLog, "end");
@@ -62,10 +70,15 @@ describe("the benchmark Job script against real valkey-server processes", () => 
     for (const test of ["set", "get"]) {
       expect(begins).toContain(`### vbench-begin test=${test} round=1 run=1 requests=20000`);
       // The first run took < 0.5 s: a second run with scaled requests follows.
-      expect(begins.some((b) => new RegExp(`^### vbench-begin test=${test} round=1 run=2 requests=\\d+$`).test(b))).toBe(true);
+      expect(
+        begins.some((b) => new RegExp(`^### vbench-begin test=${test} round=1 run=2 requests=\\d+$`).test(b)),
+      ).toBe(true);
     }
-    for (const e of ends) expect(e).toMatch(/^### vbench-end test=(set|get) round=1 run=\d exit=0 wall_ms=\d+ cpu_ms=\d+$/);
-    expect(frames(openLog, "cpus")).toEqual([expect.stringMatching(/^### vbench-cpus nproc=[1-9]\d* quota=\S+ period=\d+$/)]);
+    for (const e of ends)
+      expect(e).toMatch(/^### vbench-end test=(set|get) round=1 run=\d exit=0 wall_ms=\d+ cpu_ms=\d+$/);
+    expect(frames(openLog, "cpus")).toEqual([
+      expect.stringMatching(/^### vbench-cpus nproc=[1-9]\d* quota=\S+ period=\d+$/),
+    ]);
     expect(openLog.trimEnd().split("\n").at(-1)).toBe("### vbench-done status=0");
     expect(openLog).toMatch(/^"SET","[\d.]+"/m);
   });
@@ -86,7 +99,8 @@ describe("the benchmark Job script against real valkey-server processes", () => 
       ]);
       expect(r.notes).toMatch(/^rerun: first run 0\.\d\d s < 0\.5 s; requests scaled 20000→\d+/);
       expect(r.requests).toBe(Number([...r.notes.matchAll(/→(\d+)/g)].at(-1)?.[1]));
-      for (const v of [r.rps, r.p50_ms, r.p95_ms, r.p99_ms, r.avg_ms, r.min_ms, r.max_ms, r.duration_s]) expect(Number.isFinite(v)).toBe(true);
+      for (const v of [r.rps, r.p50_ms, r.p95_ms, r.p99_ms, r.avg_ms, r.min_ms, r.max_ms, r.duration_s])
+        expect(Number.isFinite(v)).toBe(true);
       expect(r.rps).toBeGreaterThan(0);
       expect(r.duration_s).toBeGreaterThan(0.35);
     }
@@ -99,15 +113,25 @@ describe("the benchmark Job script against real valkey-server processes", () => 
     expect(() => parseJobLog(cut(lastEnd), meta("replication"))).toThrow(/ends inside GET run \d \(truncated\?\)/);
     expect(() => parseJobLog(cut(lastEnd + 1), meta("replication"))).toThrow(/no final `### vbench-done` line/);
     const firstGet = lines.findIndex((l) => l.startsWith("### vbench-begin test=get"));
-    expect(() => parseJobLog(cut(firstGet), meta("replication"))).toThrow(/no run of GET \(truncated\? tests with runs: SET \(round 1\)\)/);
+    expect(() => parseJobLog(cut(firstGet), meta("replication"))).toThrow(
+      /no run of GET \(truncated\? tests with runs: SET \(round 1\)\)/,
+    );
     // Cut after a re-run was due but before it was logged.
     const firstSetEnd = lines.findIndex((l) => l.startsWith("### vbench-end test=set"));
-    expect(() => parseJobLog(cut(firstSetEnd + 1), meta("replication"))).toThrow(/SET run 2 with \d+ requests is missing \(truncated\?\)/);
+    expect(() => parseJobLog(cut(firstSetEnd + 1), meta("replication"))).toThrow(
+      /SET run 2 with \d+ requests is missing \(truncated\?\)/,
+    );
     // A data line cut in half.
     const setLine = lines.findIndex((l) => l.startsWith('"SET"'));
-    const halved = [...lines.slice(0, setLine), lines[setLine]?.slice(0, 20) ?? "", ...lines.slice(setLine + 1)].join("\n");
-    expect(() => parseJobLog(halved, meta("replication"))).toThrow(/SET run 1: benchmark output line \d+ is not valid CSV/);
-    expect(() => parseJobLog("Error from server (NotFound): pods not found\n", meta("replication"))).toThrow(JobLogError);
+    const halved = [...lines.slice(0, setLine), lines[setLine]?.slice(0, 20) ?? "", ...lines.slice(setLine + 1)].join(
+      "\n",
+    );
+    expect(() => parseJobLog(halved, meta("replication"))).toThrow(
+      /SET run 1: benchmark output line \d+ is not valid CSV/,
+    );
+    expect(() => parseJobLog("Error from server (NotFound): pods not found\n", meta("replication"))).toThrow(
+      JobLogError,
+    );
     expect(() => parseJobLog("", meta("replication"))).toThrow(/empty/);
   });
 
@@ -154,12 +178,18 @@ describe("the benchmark Job script against real valkey-server processes", () => 
   });
 
   it("the log does not match another workload: the re-run rule check catches a different minimum", () => {
-    expect(() => parseJobLog(openLog, meta("replication", { ...SMALL, minDurationSeconds: 0.01 }))).toThrow(/re-run rule stops after run 1/);
+    expect(() => parseJobLog(openLog, meta("replication", { ...SMALL, minDurationSeconds: 0.01 }))).toThrow(
+      /re-run rule stops after run 1/,
+    );
   });
 
   it("password-protected target: the password comes from the env var, the log never contains it", async () => {
     const r = await runScript(
-      { workload: { ...SMALL, tests: ["incr"] }, mode: "replication", target: { host: locked.host, port: locked.port } },
+      {
+        workload: { ...SMALL, tests: ["incr"] },
+        mode: "replication",
+        target: { host: locked.host, port: locked.port },
+      },
       { [PASSWORD_ENV]: password },
     );
     expect(r.code, r.stdout + r.stderr).toBe(0);
@@ -171,7 +201,11 @@ describe("the benchmark Job script against real valkey-server processes", () => 
   });
 
   it("without the password: exit 3 and an error frame", async () => {
-    const r = await runScript({ workload: SMALL, mode: "replication", target: { host: locked.host, port: locked.port } });
+    const r = await runScript({
+      workload: SMALL,
+      mode: "replication",
+      target: { host: locked.host, port: locked.port },
+    });
     expect(r.code).toBe(3);
     expect(r.stdout).toContain("### vbench-error authentication to");
     expect(() => parseJobLog(r.stdout, meta("replication"))).toThrow(/benchmark Job stopped: authentication .*NOAUTH/);
@@ -180,7 +214,12 @@ describe("the benchmark Job script against real valkey-server processes", () => 
   it("an unreachable target: bounded wait, exit 2", async () => {
     const port = await freePort();
     const started = Date.now();
-    const r = await runScript({ workload: SMALL, mode: "replication", target: { host: "127.0.0.1", port }, waitSeconds: 1 });
+    const r = await runScript({
+      workload: SMALL,
+      mode: "replication",
+      target: { host: "127.0.0.1", port },
+      waitSeconds: 1,
+    });
     expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/### vbench-error 127\.0\.0\.1:\d+ did not answer PING within 1 s/);
     expect(Date.now() - started).toBeLessThan(20_000);
@@ -188,7 +227,11 @@ describe("the benchmark Job script against real valkey-server processes", () => 
 
   it("cluster mode through one seed with --cluster", async () => {
     const w: Workload = { ...SMALL, tests: ["set"] };
-    const r = await runScript({ workload: w, mode: "cluster", target: { host: cluster.seed.host, port: cluster.seed.port } });
+    const r = await runScript({
+      workload: w,
+      mode: "cluster",
+      target: { host: cluster.seed.host, port: cluster.seed.port },
+    });
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const rows = parseJobLog(r.stdout, meta("cluster", w));
     expect(rows).toHaveLength(1);

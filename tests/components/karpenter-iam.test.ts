@@ -19,7 +19,12 @@ import { buildKarpenterControllerPolicy } from "../../components/aws/karpenter-i
 import { INTERRUPTION_RULES } from "../../components/aws/karpenter-interruption.js";
 import { KARPENTER_NODE_POLICY_NAMES, type PolicyStatement } from "../../components/aws/iam.js";
 import { versions } from "../../versions.js";
-import { karpenterInterruptionEvents, karpenterKubernetesRange, karpenterModuleDir, karpenterSdkActions } from "../support/karpenter-module.js";
+import {
+  karpenterInterruptionEvents,
+  karpenterKubernetesRange,
+  karpenterModuleDir,
+  karpenterSdkActions,
+} from "../support/karpenter-module.js";
 
 const INPUT = {
   partition: "aws",
@@ -48,12 +53,15 @@ describe(`Karpenter v${versions.KARPENTER_CHART_VERSION} Go module`, () => {
   beforeAll(() => void karpenterModuleDir(), 300_000);
 
   it("is found in the Go module cache (downloaded through the module proxy when missing)", () => {
-    expect(karpenterModuleDir()).toMatch(new RegExp(`karpenter-provider-aws@v${versions.KARPENTER_CHART_VERSION.replaceAll(".", "\\.")}$`));
+    expect(karpenterModuleDir()).toMatch(
+      new RegExp(`karpenter-provider-aws@v${versions.KARPENTER_CHART_VERSION.replaceAll(".", "\\.")}$`),
+    );
   });
 
   it("the controller policy grants every AWS API the controller calls, and nothing more", () => {
     const calls = karpenterSdkActions();
-    for (const action of Object.keys(NOT_GRANTED)) expect(calls, `${action} is listed in NOT_GRANTED but no longer in pkg/aws/sdk.go`).toContain(action);
+    for (const action of Object.keys(NOT_GRANTED))
+      expect(calls, `${action} is listed in NOT_GRANTED but no longer in pkg/aws/sdk.go`).toContain(action);
     const needed = calls.filter((a) => !(a in NOT_GRANTED));
     expect(
       needed.filter((a) => !granted.includes(a)),
@@ -68,18 +76,31 @@ describe(`Karpenter v${versions.KARPENTER_CHART_VERSION} Go module`, () => {
 
   it("ships the NodePool, NodeClaim and EC2NodeClass CRDs as templates of the karpenter-crd chart (so helm upgrade upgrades them)", () => {
     const templates = readdirSync(join(karpenterModuleDir(), "charts/karpenter-crd/templates"));
-    expect(templates).toEqual(expect.arrayContaining(["karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml", "karpenter.k8s.aws_ec2nodeclasses.yaml"]));
+    expect(templates).toEqual(
+      expect.arrayContaining([
+        "karpenter.sh_nodepools.yaml",
+        "karpenter.sh_nodeclaims.yaml",
+        "karpenter.k8s.aws_ec2nodeclasses.yaml",
+      ]),
+    );
   });
 
   it("supports the default EKS version (versions.env EKS_VERSION) per its compatibility matrix", () => {
     const range = karpenterKubernetesRange(versions.KARPENTER_CHART_VERSION.split(".").slice(0, 2).join("."));
     const minor = (v: string) => Number(v.split(".")[1]);
-    expect(minor(versions.EKS_VERSION), `Karpenter supports ${range.min}-${range.max}`).toBeGreaterThanOrEqual(minor(range.min));
-    expect(minor(versions.EKS_VERSION), `Karpenter supports ${range.min}-${range.max}`).toBeLessThanOrEqual(minor(range.max));
+    expect(minor(versions.EKS_VERSION), `Karpenter supports ${range.min}-${range.max}`).toBeGreaterThanOrEqual(
+      minor(range.min),
+    );
+    expect(minor(versions.EKS_VERSION), `Karpenter supports ${range.min}-${range.max}`).toBeLessThanOrEqual(
+      minor(range.max),
+    );
   });
 
   it("has one EventBridge rule per interruption message the controller parses, with its source and detail-type", () => {
-    const upstream = karpenterInterruptionEvents().map((e) => ({ "source": [e.source], "detail-type": [e.detailType] }));
+    const upstream = karpenterInterruptionEvents().map((e) => ({
+      "source": [e.source],
+      "detail-type": [e.detailType],
+    }));
     const ours = INTERRUPTION_RULES.map((r) => r.eventPattern);
     const key = (p: { "source": string[]; "detail-type": string[] }) => `${p.source.join()}|${p["detail-type"].join()}`;
     expect(ours.map(key).sort()).toEqual(upstream.map(key).sort());
@@ -92,7 +113,9 @@ describe("controller policy, statement by statement as the v1.14 CloudFormation"
   beforeAll(() => void karpenterModuleDir(), 300_000);
   const ec2 = "arn:aws:ec2:us-west-2";
   const profiles = "arn:aws:iam::123456789012:instance-profile/*";
-  const tagged = ["fleet", "instance", "volume", "network-interface", "launch-template", "spot-instances-request"].map((r) => `${ec2}:*:${r}/*`);
+  const tagged = ["fleet", "instance", "volume", "network-interface", "launch-template", "spot-instances-request"].map(
+    (r) => `${ec2}:*:${r}/*`,
+  );
   // Actions are a list, or (regional reads) a function of the controller's SDK, read when the test runs.
   const expected: Record<string, { Action: string[] | (() => string[]); Resource: string[] }> = {
     AllowScopedEC2InstanceAccessActions: {
@@ -103,11 +126,20 @@ describe("controller policy, statement by statement as the v1.14 CloudFormation"
         ...["security-group", "subnet", "capacity-reservation", "placement-group"].map((r) => `${ec2}:*:${r}/*`),
       ],
     },
-    AllowScopedEC2LaunchTemplateAccessActions: { Action: ["ec2:RunInstances", "ec2:CreateFleet"], Resource: [`${ec2}:*:launch-template/*`] },
-    AllowScopedEC2InstanceActionsWithTags: { Action: ["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"], Resource: tagged },
+    AllowScopedEC2LaunchTemplateAccessActions: {
+      Action: ["ec2:RunInstances", "ec2:CreateFleet"],
+      Resource: [`${ec2}:*:launch-template/*`],
+    },
+    AllowScopedEC2InstanceActionsWithTags: {
+      Action: ["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"],
+      Resource: tagged,
+    },
     AllowScopedResourceCreationTagging: { Action: ["ec2:CreateTags"], Resource: tagged },
     AllowScopedResourceTagging: { Action: ["ec2:CreateTags"], Resource: [`${ec2}:*:instance/*`] },
-    AllowScopedDeletion: { Action: ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"], Resource: [`${ec2}:*:instance/*`, `${ec2}:*:launch-template/*`] },
+    AllowScopedDeletion: {
+      Action: ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"],
+      Resource: [`${ec2}:*:instance/*`, `${ec2}:*:launch-template/*`],
+    },
     AllowPassingInstanceRole: { Action: ["iam:PassRole"], Resource: [INPUT.nodeRoleArn] },
     AllowScopedInstanceProfileCreationActions: { Action: ["iam:CreateInstanceProfile"], Resource: [profiles] },
     AllowScopedInstanceProfileTagActions: { Action: ["iam:TagInstanceProfile"], Resource: [profiles] },
@@ -115,12 +147,21 @@ describe("controller policy, statement by statement as the v1.14 CloudFormation"
       Action: ["iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"],
       Resource: [profiles],
     },
-    AllowAPIServerEndpointDiscovery: { Action: ["eks:DescribeCluster"], Resource: ["arn:aws:eks:us-west-2:123456789012:cluster/valkey-test"] },
-    AllowInterruptionQueueActions: { Action: ["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"], Resource: [INPUT.queueArn] },
+    AllowAPIServerEndpointDiscovery: {
+      Action: ["eks:DescribeCluster"],
+      Resource: ["arn:aws:eks:us-west-2:123456789012:cluster/valkey-test"],
+    },
+    AllowInterruptionQueueActions: {
+      Action: ["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"],
+      Resource: [INPUT.queueArn],
+    },
     AllowZonalShiftStatusReadOnly: { Action: ["arc-zonal-shift:GetManagedResource"], Resource: ["*"] },
     // The CloudFormation's eleven ec2:Describe* actions are exactly those of the controller's
     // EC2API (pkg/aws/sdk.go at the pinned version): derived from there, not copied from our policy.
-    AllowRegionalReadActions: { Action: () => karpenterSdkActions().filter((a) => a.startsWith("ec2:Describe")), Resource: ["*"] },
+    AllowRegionalReadActions: {
+      Action: () => karpenterSdkActions().filter((a) => a.startsWith("ec2:Describe")),
+      Resource: ["*"],
+    },
     AllowSSMReadActions: { Action: ["ssm:GetParameter"], Resource: ["arn:aws:ssm:us-west-2::parameter/aws/service/*"] },
     AllowPricingReadActions: { Action: ["pricing:GetProducts"], Resource: ["*"] },
     AllowUnscopedInstanceProfileListAction: { Action: ["iam:ListInstanceProfiles"], Resource: ["*"] },
@@ -142,7 +183,9 @@ describe("controller policy, statement by statement as the v1.14 CloudFormation"
 
   it("scopes the regional reads to the region and the zonal-shift read to this cluster", () => {
     const sid = (s: string) => policy.Statement.find((x) => x.Sid === s);
-    expect(sid("AllowRegionalReadActions")?.Condition).toEqual({ StringEquals: { "aws:RequestedRegion": "us-west-2" } });
+    expect(sid("AllowRegionalReadActions")?.Condition).toEqual({
+      StringEquals: { "aws:RequestedRegion": "us-west-2" },
+    });
     expect(sid("AllowZonalShiftStatusReadOnly")?.Condition).toEqual({
       StringEquals: { "arc-zonal-shift:ResourceIdentifier": "arn:aws:eks:us-west-2:123456789012:cluster/valkey-test" },
     });

@@ -46,7 +46,9 @@ describe("no surprise node replacement", () => {
   it("pins the EC2NodeClass AMI alias to versions.env KARPENTER_AMI_ALIAS by default (config karpenter.amiAlias)", () => {
     expect(versions.KARPENTER_AMI_ALIAS).toMatch(/^al2023@v\d{8}$/);
     expect(parse().karpenter.amiAlias).toBe(versions.KARPENTER_AMI_ALIAS);
-    expect(buildEc2NodeClass({ role: "r", discoveryTag: "t" }).spec.amiSelectorTerms).toEqual([{ alias: versions.KARPENTER_AMI_ALIAS }]);
+    expect(buildEc2NodeClass({ role: "r", discoveryTag: "t" }).spec.amiSelectorTerms).toEqual([
+      { alias: versions.KARPENTER_AMI_ALIAS },
+    ]);
     expect(parse({ karpenter: { amiAlias: "al2023@latest" } }).karpenter.amiAlias).toBe("al2023@latest");
     expect(() => parse({ karpenter: { amiAlias: "al2023@v2026" } })).toThrow(/karpenter\.amiAlias/);
     expect(() => parse({ karpenter: { amiAlias: "bottlerocket@latest" } })).toThrow(/karpenter\.amiAlias/);
@@ -55,19 +57,27 @@ describe("no surprise node replacement", () => {
   it("blocks drift with a Drifted budget of 0 nodes unless karpenter.nodePool.allowDrift", () => {
     const blocked = buildValkeyNodePool({ nodePool: parse().karpenter.nodePool, zones: ZONES });
     expect(blocked.spec.disruption.budgets).toEqual([{ nodes: "1" }, { nodes: "0", reasons: ["Drifted"] }]);
-    const allowed = buildValkeyNodePool({ nodePool: parse({ karpenter: { nodePool: { allowDrift: true } } }).karpenter.nodePool, zones: ZONES });
+    const allowed = buildValkeyNodePool({
+      nodePool: parse({ karpenter: { nodePool: { allowDrift: true } } }).karpenter.nodePool,
+      zones: ZONES,
+    });
     expect(allowed.spec.disruption.budgets).toEqual([{ nodes: "1" }]);
     expect(() => parse({ karpenter: { nodePool: { allowDrift: "yes" } } })).toThrow(/karpenter\.nodePool\.allowDrift/);
   });
 
   it("both budget shapes are valid NodePools for the Karpenter CRD, and a bogus reason is not", () => {
-    const crd = parseYaml(readFileSync(`${requireInstalled(KARPENTER_CRD_DIR, "Karpenter CRDs")}/karpenter.sh_nodepools.yaml`, "utf8")) as {
+    const crd = parseYaml(
+      readFileSync(`${requireInstalled(KARPENTER_CRD_DIR, "Karpenter CRDs")}/karpenter.sh_nodepools.yaml`, "utf8"),
+    ) as {
       spec: { versions: Array<{ name: string; schema: { openAPIV3Schema: object } }> };
     };
     const schema = crd.spec.versions.find((v) => v.name === "v1")?.schema.openAPIV3Schema;
     const validate = new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(schema as object);
     for (const allowDrift of [false, true]) {
-      const pool = buildValkeyNodePool({ nodePool: parse({ karpenter: { nodePool: { allowDrift } } }).karpenter.nodePool, zones: ZONES });
+      const pool = buildValkeyNodePool({
+        nodePool: parse({ karpenter: { nodePool: { allowDrift } } }).karpenter.nodePool,
+        zones: ZONES,
+      });
       expect(validate(pool), JSON.stringify(validate.errors)).toBe(true);
     }
     const bogus = buildValkeyNodePool({ nodePool: parse().karpenter.nodePool, zones: ZONES });
@@ -78,9 +88,14 @@ describe("no surprise node replacement", () => {
   it("the Karpenter component passes karpenter.amiAlias and the drift budget to the cluster", async () => {
     await deploy({ karpenter: { amiAlias: "al2023@v20260625" } });
     const nodeClass = mocks.get("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "karpenter-valkey-node-class");
-    expect((nodeClass.inputs.spec as { amiSelectorTerms: unknown }).amiSelectorTerms).toEqual([{ alias: "al2023@v20260625" }]);
+    expect((nodeClass.inputs.spec as { amiSelectorTerms: unknown }).amiSelectorTerms).toEqual([
+      { alias: "al2023@v20260625" },
+    ]);
     const pool = mocks.get("kubernetes:karpenter.sh/v1:NodePool", "karpenter-valkey-node-pool");
-    expect((pool.inputs.spec as { disruption: { budgets: unknown } }).disruption.budgets).toEqual([{ nodes: "1" }, { nodes: "0", reasons: ["Drifted"] }]);
+    expect((pool.inputs.spec as { disruption: { budgets: unknown } }).disruption.budgets).toEqual([
+      { nodes: "1" },
+      { nodes: "0", reasons: ["Drifted"] },
+    ]);
   });
 });
 
@@ -90,10 +105,15 @@ describe("destroy order", () => {
   // attachments and the access entry the component depends on.
   it("the Valkey KarpenterNodePool depends on every node-role policy attachment and the EC2_LINUX access entry", async () => {
     await deploy();
-    const keep = [...KARPENTER_NODE_POLICY_NAMES.map((p) => `karpenter-node-${p}`), "karpenter-node-access", "karpenter-controller"];
+    const keep = [
+      ...KARPENTER_NODE_POLICY_NAMES.map((p) => `karpenter-node-${p}`),
+      "karpenter-node-access",
+      "karpenter-controller",
+    ];
     const missing = keep.filter((k) => !deps.dependsOn("karpenter-valkey", k));
     expect(missing, `karpenter-valkey depends on ${deps.of("karpenter-valkey").join(", ")}`).toEqual([]);
-    for (const custom of ["karpenter-valkey-node-pool", "karpenter-valkey-node-class"]) expect(deps.parentOf(custom)).toBe("karpenter-valkey");
+    for (const custom of ["karpenter-valkey-node-pool", "karpenter-valkey-node-class"])
+      expect(deps.parentOf(custom)).toBe("karpenter-valkey");
   });
 });
 

@@ -32,7 +32,8 @@ function crdValidator(file: string): ValidateFunction {
   return new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(v1.schema.openAPIV3Schema);
 }
 
-const nodePoolConfig = (raw: Record<string, unknown> = {}) => parseStackConfig({ "aws:region": "us-west-2", ...raw }).config.karpenter.nodePool;
+const nodePoolConfig = (raw: Record<string, unknown> = {}) =>
+  parseStackConfig({ "aws:region": "us-west-2", ...raw }).config.karpenter.nodePool;
 
 describe("buildValkeyNodePool", () => {
   it("sets every requirement, the taint, disruption, limits and the node class", () => {
@@ -46,7 +47,11 @@ describe("buildValkeyNodePool", () => {
       { key: "topology.kubernetes.io/zone", operator: "In", values: ZONES },
     ]);
     expect(pool.spec.template.spec.taints).toEqual([{ key: "workload", value: "valkey", effect: "NoSchedule" }]);
-    expect(pool.spec.template.spec.nodeClassRef).toEqual({ group: "karpenter.k8s.aws", kind: "EC2NodeClass", name: "valkey" });
+    expect(pool.spec.template.spec.nodeClassRef).toEqual({
+      group: "karpenter.k8s.aws",
+      kind: "EC2NodeClass",
+      name: "valkey",
+    });
     expect(pool.spec.template.spec.expireAfter).toBe("Never");
     expect(pool.spec.disruption).toEqual({
       consolidationPolicy: "WhenEmpty",
@@ -58,27 +63,56 @@ describe("buildValkeyNodePool", () => {
 
   it("permits the network-optimised siblings and the configured limits", () => {
     const config = nodePoolConfig({
-      karpenter: { nodePool: { networkOptimized: true, instanceFamilies: ["r8g"], instanceSizes: ["large"], limits: { cpu: 32, memory: "256Gi" } } },
+      karpenter: {
+        nodePool: {
+          networkOptimized: true,
+          instanceFamilies: ["r8g"],
+          instanceSizes: ["large"],
+          limits: { cpu: 32, memory: "256Gi" },
+        },
+      },
     });
-    const pool = buildValkeyNodePool({ nodePool: config, zones: ["us-west-2a", "us-west-2b"], consolidateAfter: "10m" });
-    expect(pool.spec.template.spec.requirements.find((r) => r.key === "node.kubernetes.io/instance-type")?.values).toEqual(["r8g.large", "r8gn.large"]);
-    expect(pool.spec.template.spec.requirements.find((r) => r.key === "topology.kubernetes.io/zone")?.values).toEqual(["us-west-2a", "us-west-2b"]);
+    const pool = buildValkeyNodePool({
+      nodePool: config,
+      zones: ["us-west-2a", "us-west-2b"],
+      consolidateAfter: "10m",
+    });
+    expect(
+      pool.spec.template.spec.requirements.find((r) => r.key === "node.kubernetes.io/instance-type")?.values,
+    ).toEqual(["r8g.large", "r8gn.large"]);
+    expect(pool.spec.template.spec.requirements.find((r) => r.key === "topology.kubernetes.io/zone")?.values).toEqual([
+      "us-west-2a",
+      "us-west-2b",
+    ]);
     expect(pool.spec.limits).toEqual({ cpu: "32", memory: "256Gi" });
     expect(pool.spec.disruption.consolidateAfter).toBe("10m");
   });
 
   it("appends valid extra requirements and rejects restricted or config-owned keys", () => {
     const extra = [{ key: "karpenter.k8s.aws/instance-generation", operator: "Gt" as const, values: ["6"] }];
-    expect(buildValkeyNodePool({ nodePool: nodePoolConfig(), zones: ZONES, extraRequirements: extra }).spec.template.spec.requirements.at(-1)).toEqual(
-      extra[0],
-    );
-    const build = (key: string) => () => buildValkeyNodePool({ nodePool: nodePoolConfig(), zones: ZONES, extraRequirements: [{ key, operator: "Exists" }] });
+    expect(
+      buildValkeyNodePool({
+        nodePool: nodePoolConfig(),
+        zones: ZONES,
+        extraRequirements: extra,
+      }).spec.template.spec.requirements.at(-1),
+    ).toEqual(extra[0]);
+    const build = (key: string) => () =>
+      buildValkeyNodePool({
+        nodePool: nodePoolConfig(),
+        zones: ZONES,
+        extraRequirements: [{ key, operator: "Exists" }],
+      });
     expect(build("karpenter.sh/nodepool")).toThrow(/karpenter.sh\/nodepool" is restricted/);
     expect(build("kubernetes.io/hostname")).toThrow(/restricted/);
     expect(build("karpenter.sh/anything")).toThrow(/restricted/);
     expect(build("kubernetes.io/arch")).toThrow(/comes from the stack config/);
     expect(() =>
-      buildValkeyNodePool({ nodePool: nodePoolConfig(), zones: ZONES, extraRequirements: [{ key: "example.com/x", operator: "In", values: [] }] }),
+      buildValkeyNodePool({
+        nodePool: nodePoolConfig(),
+        zones: ZONES,
+        extraRequirements: [{ key: "example.com/x", operator: "In", values: [] }],
+      }),
     ).toThrow(/at least one value/);
     expect(() => buildValkeyNodePool({ nodePool: nodePoolConfig(), zones: [] })).toThrow(/zone/);
   });
@@ -93,16 +127,27 @@ describe("buildEc2NodeClass", () => {
     expect(nodeClass.spec.subnetSelectorTerms).toEqual([{ tags: { "karpenter.sh/discovery": "valkey-test" } }]);
     expect(nodeClass.spec.securityGroupSelectorTerms).toEqual([{ tags: { "karpenter.sh/discovery": "valkey-test" } }]);
     expect(nodeClass.spec.blockDeviceMappings).toEqual([
-      { deviceName: "/dev/xvda", rootVolume: true, ebs: { volumeSize: "50Gi", volumeType: "gp3", encrypted: true, deleteOnTermination: true } },
+      {
+        deviceName: "/dev/xvda",
+        rootVolume: true,
+        ebs: { volumeSize: "50Gi", volumeType: "gp3", encrypted: true, deleteOnTermination: true },
+      },
     ]);
     expect(nodeClass.spec.metadataOptions.httpTokens).toBe("required");
   });
 
   it("takes a pinned alias and volume size, and rejects other AMI families", () => {
-    const nodeClass = buildEc2NodeClass({ role: "r", discoveryTag: "t", amiAlias: "al2023@v20250715", rootVolumeGiB: 100 });
+    const nodeClass = buildEc2NodeClass({
+      role: "r",
+      discoveryTag: "t",
+      amiAlias: "al2023@v20250715",
+      rootVolumeGiB: 100,
+    });
     expect(nodeClass.spec.amiSelectorTerms).toEqual([{ alias: "al2023@v20250715" }]);
     expect(nodeClass.spec.blockDeviceMappings[0]?.ebs.volumeSize).toBe("100Gi");
-    expect(() => buildEc2NodeClass({ role: "r", discoveryTag: "t", amiAlias: "bottlerocket@latest" })).toThrow(/al2023/);
+    expect(() => buildEc2NodeClass({ role: "r", discoveryTag: "t", amiAlias: "bottlerocket@latest" })).toThrow(
+      /al2023/,
+    );
     expect(() => buildEc2NodeClass({ role: "r", discoveryTag: "t", rootVolumeGiB: 8 })).toThrow(/≥ 20/);
   });
 });
@@ -151,7 +196,11 @@ describe("KarpenterNodePool on a bring-your-own cluster", () => {
     const { config } = parseStackConfig({
       "platform": "byo",
       "aws:region": "eu-west-1",
-      "byo": { manageKarpenterNodePool: true, karpenterNodeRole: "KarpenterNodeRole-prod", karpenterDiscoveryTag: "prod" },
+      "byo": {
+        manageKarpenterNodePool: true,
+        karpenterNodeRole: "KarpenterNodeRole-prod",
+        karpenterDiscoveryTag: "prod",
+      },
     });
     const provider = new k8s.Provider("byo", { kubeconfig: "{}" });
     const pool = new KarpenterNodePool(
@@ -176,11 +225,22 @@ describe("KarpenterNodePool on a bring-your-own cluster", () => {
     });
     const nodePool = mocks.get("kubernetes:karpenter.sh/v1:NodePool", "valkey-pool-node-pool");
     expect(nodePool.provider).toMatch(/::byo::/);
-    const spec = nodePool.inputs.spec as { template: { spec: { requirements: Array<{ key: string; values: string[] }> } } };
-    expect(spec.template.spec.requirements.find((r) => r.key === "topology.kubernetes.io/zone")?.values).toEqual(["eu-west-1a", "eu-west-1b", "eu-west-1c"]);
+    const spec = nodePool.inputs.spec as {
+      template: { spec: { requirements: Array<{ key: string; values: string[] }> } };
+    };
+    expect(spec.template.spec.requirements.find((r) => r.key === "topology.kubernetes.io/zone")?.values).toEqual([
+      "eu-west-1a",
+      "eu-west-1b",
+      "eu-west-1c",
+    ]);
   });
 
-  const ARGS = { nodePool: nodePoolConfig(), zones: ZONES, nodeRoleName: "KarpenterNodeRole-prod", discoveryTag: "prod" };
+  const ARGS = {
+    nodePool: nodePoolConfig(),
+    zones: ZONES,
+    nodeRoleName: "KarpenterNodeRole-prod",
+    discoveryTag: "prod",
+  };
 
   it("refuses to start without a Kubernetes provider instead of falling back to the ambient kubeconfig", () => {
     expect(() => new KarpenterNodePool("no-provider", ARGS)).toThrow(
@@ -208,7 +268,10 @@ describe("KarpenterNodePool on a bring-your-own cluster", () => {
       /byo.karpenterNodeRole: is required[\s\S]*byo.karpenterDiscoveryTag: is required/,
     );
     expect(() =>
-      parseStackConfig({ platform: "byo", byo: { manageKarpenterNodePool: true, karpenterNodeRole: "arn:aws:iam::1:role/x", karpenterDiscoveryTag: "t" } }),
+      parseStackConfig({
+        platform: "byo",
+        byo: { manageKarpenterNodePool: true, karpenterNodeRole: "arn:aws:iam::1:role/x", karpenterDiscoveryTag: "t" },
+      }),
     ).toThrow(/IAM role name/);
   });
 });

@@ -8,7 +8,14 @@ import type * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
 import { versions } from "../../versions.js";
-import { awsMockOutputs, installMocks, MOCK_ACCOUNT, settle, valueOf, type RecordedResource } from "../support/pulumi-mocks.js";
+import {
+  awsMockOutputs,
+  installMocks,
+  MOCK_ACCOUNT,
+  settle,
+  valueOf,
+  type RecordedResource,
+} from "../support/pulumi-mocks.js";
 
 const ACCOUNT = MOCK_ACCOUNT;
 const mocks = installMocks({ outputs: awsMockOutputs });
@@ -17,7 +24,10 @@ const { Karpenter } = await import("../../components/karpenter.js");
 const { buildKarpenterControllerPolicy } = await import("../../components/aws/karpenter-iam.js");
 const { partitionOf, accountOfArn } = await import("../../components/aws/iam.js");
 
-const { config } = parseStackConfig({ "aws:region": "us-west-2", "karpenter": { nodePool: { networkOptimized: true, instanceFamilies: ["r8g"] } } });
+const { config } = parseStackConfig({
+  "aws:region": "us-west-2",
+  "karpenter": { nodePool: { networkOptimized: true, instanceFamilies: ["r8g"] } },
+});
 const ARGS = { clusterName: "valkey-test", region: "us-west-2", zones: config.aws.zones, karpenter: config.karpenter };
 
 async function deploy() {
@@ -46,9 +56,18 @@ describe("Karpenter", () => {
     const role = mocks.get("aws:iam/role:Role", "karpenter-controller-role");
     expect(json(role, "assumeRolePolicy")).toEqual({
       Version: "2012-10-17",
-      Statement: [{ Effect: "Allow", Principal: { Service: "pods.eks.amazonaws.com" }, Action: ["sts:AssumeRole", "sts:TagSession"] }],
+      Statement: [
+        {
+          Effect: "Allow",
+          Principal: { Service: "pods.eks.amazonaws.com" },
+          Action: ["sts:AssumeRole", "sts:TagSession"],
+        },
+      ],
     });
-    const association = mocks.get("aws:eks/podIdentityAssociation:PodIdentityAssociation", "karpenter-controller-identity");
+    const association = mocks.get(
+      "aws:eks/podIdentityAssociation:PodIdentityAssociation",
+      "karpenter-controller-identity",
+    );
     expect(association.inputs).toMatchObject({
       clusterName: "valkey-test",
       namespace: "kube-system",
@@ -59,13 +78,24 @@ describe("Karpenter", () => {
 
   it("scopes the controller policy to the cluster, queue and node role", async () => {
     await deploy();
-    const policy = json(mocks.get("aws:iam/rolePolicy:RolePolicy", "karpenter-controller-policy"), "policy") as { Statement: Statement[] };
+    const policy = json(mocks.get("aws:iam/rolePolicy:RolePolicy", "karpenter-controller-policy"), "policy") as {
+      Statement: Statement[];
+    };
     const sid = (s: string) => policy.Statement.find((x) => x.Sid === s);
     expect(sid("AllowInterruptionQueueActions")?.Resource).toBe(`arn:aws:sqs:us-west-2:${ACCOUNT}:valkey-test`);
-    expect(sid("AllowPassingInstanceRole")).toMatchObject({ Action: "iam:PassRole", Resource: `arn:aws:iam::${ACCOUNT}:role/karpenter-node-role` });
-    expect(sid("AllowAPIServerEndpointDiscovery")?.Resource).toBe(`arn:aws:eks:us-west-2:${ACCOUNT}:cluster/valkey-test`);
-    expect(sid("AllowScopedDeletion")?.Condition?.StringEquals).toEqual({ "aws:ResourceTag/kubernetes.io/cluster/valkey-test": "owned" });
-    expect(sid("AllowScopedInstanceProfileCreationActions")?.Resource).toBe(`arn:aws:iam::${ACCOUNT}:instance-profile/*`);
+    expect(sid("AllowPassingInstanceRole")).toMatchObject({
+      Action: "iam:PassRole",
+      Resource: `arn:aws:iam::${ACCOUNT}:role/karpenter-node-role`,
+    });
+    expect(sid("AllowAPIServerEndpointDiscovery")?.Resource).toBe(
+      `arn:aws:eks:us-west-2:${ACCOUNT}:cluster/valkey-test`,
+    );
+    expect(sid("AllowScopedDeletion")?.Condition?.StringEquals).toEqual({
+      "aws:ResourceTag/kubernetes.io/cluster/valkey-test": "owned",
+    });
+    expect(sid("AllowScopedInstanceProfileCreationActions")?.Resource).toBe(
+      `arn:aws:iam::${ACCOUNT}:instance-profile/*`,
+    );
     expect(policy.Statement.map((s) => s.Sid)).toEqual([
       "AllowScopedEC2InstanceAccessActions",
       "AllowScopedEC2LaunchTemplateAccessActions",
@@ -91,40 +121,71 @@ describe("Karpenter", () => {
   it("creates the node role with the four policies and an EC2_LINUX access entry", async () => {
     await deploy();
     const role = mocks.get("aws:iam/role:Role", "karpenter-node-role");
-    expect(json(role, "assumeRolePolicy")).toMatchObject({ Statement: [{ Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" }] });
+    expect(json(role, "assumeRolePolicy")).toMatchObject({
+      Statement: [{ Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" }],
+    });
     const attached = mocks.ofType("aws:iam/rolePolicyAttachment:RolePolicyAttachment").map((r) => r.inputs.policyArn);
     expect(attached.sort()).toEqual(
-      ["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonSSMManagedInstanceCore"].map(
-        (p) => `arn:aws:iam::aws:policy/${p}`,
-      ),
+      [
+        "AmazonEC2ContainerRegistryPullOnly",
+        "AmazonEKSWorkerNodePolicy",
+        "AmazonEKS_CNI_Policy",
+        "AmazonSSMManagedInstanceCore",
+      ].map((p) => `arn:aws:iam::aws:policy/${p}`),
     );
     const entry = mocks.get("aws:eks/accessEntry:AccessEntry", "karpenter-node-access");
-    expect(entry.inputs).toMatchObject({ clusterName: "valkey-test", type: "EC2_LINUX", principalArn: `arn:aws:iam::${ACCOUNT}:role/karpenter-node-role` });
+    expect(entry.inputs).toMatchObject({
+      clusterName: "valkey-test",
+      type: "EC2_LINUX",
+      principalArn: `arn:aws:iam::${ACCOUNT}:role/karpenter-node-role`,
+    });
   });
 
   it("creates an encrypted interruption queue, its policy and the five rules targeting it", async () => {
     await deploy();
     const queue = mocks.get("aws:sqs/queue:Queue", "karpenter-interruption");
-    expect(queue.inputs).toMatchObject({ name: "valkey-test", sqsManagedSseEnabled: true, messageRetentionSeconds: 300 });
+    expect(queue.inputs).toMatchObject({
+      name: "valkey-test",
+      sqsManagedSseEnabled: true,
+      messageRetentionSeconds: 300,
+    });
     const queueArn = `arn:aws:sqs:us-west-2:${ACCOUNT}:valkey-test`;
-    const policy = json(mocks.get("aws:sqs/queuePolicy:QueuePolicy", "karpenter-interruption-policy"), "policy") as { Statement: Statement[] };
+    const policy = json(mocks.get("aws:sqs/queuePolicy:QueuePolicy", "karpenter-interruption-policy"), "policy") as {
+      Statement: Statement[];
+    };
     expect(policy.Statement[0]).toMatchObject({
       Effect: "Allow",
       Principal: { Service: ["events.amazonaws.com", "sqs.amazonaws.com"] },
       Action: "sqs:SendMessage",
       Resource: queueArn,
     });
-    expect(policy.Statement[1]).toMatchObject({ Effect: "Deny", Condition: { Bool: { "aws:SecureTransport": false } } });
-    const patterns = Object.fromEntries(mocks.ofType("aws:cloudwatch/eventRule:EventRule").map((r) => [r.name, json(r, "eventPattern")]));
+    expect(policy.Statement[1]).toMatchObject({
+      Effect: "Deny",
+      Condition: { Bool: { "aws:SecureTransport": false } },
+    });
+    const patterns = Object.fromEntries(
+      mocks.ofType("aws:cloudwatch/eventRule:EventRule").map((r) => [r.name, json(r, "eventPattern")]),
+    );
     expect(patterns).toEqual({
       "karpenter-scheduled-change": { "source": ["aws.health"], "detail-type": ["AWS Health Event"] },
-      "karpenter-spot-interruption": { "source": ["aws.ec2"], "detail-type": ["EC2 Spot Instance Interruption Warning"] },
+      "karpenter-spot-interruption": {
+        "source": ["aws.ec2"],
+        "detail-type": ["EC2 Spot Instance Interruption Warning"],
+      },
       "karpenter-rebalance": { "source": ["aws.ec2"], "detail-type": ["EC2 Instance Rebalance Recommendation"] },
-      "karpenter-instance-state-change": { "source": ["aws.ec2"], "detail-type": ["EC2 Instance State-change Notification"] },
-      "karpenter-capacity-reservation-interruption": { "source": ["aws.ec2"], "detail-type": ["EC2 Capacity Reservation Instance Interruption Warning"] },
+      "karpenter-instance-state-change": {
+        "source": ["aws.ec2"],
+        "detail-type": ["EC2 Instance State-change Notification"],
+      },
+      "karpenter-capacity-reservation-interruption": {
+        "source": ["aws.ec2"],
+        "detail-type": ["EC2 Capacity Reservation Instance Interruption Warning"],
+      },
     });
     const targets = mocks.ofType("aws:cloudwatch/eventTarget:EventTarget");
-    expect(targets.map((t) => [t.name, t.inputs.rule, t.inputs.arn])).toEqual(Object.keys(patterns).map((rule) => [`${rule}-target`, rule, queueArn]));
+    expect(targets.map((t) => [t.name, t.inputs.rule, t.inputs.arn])).toEqual(
+      Object.keys(patterns).map((rule) => [`${rule}-target`, rule, queueArn]),
+    );
   });
 
   it("installs the pinned chart in kube-system with the cluster, queue and system-node placement", async () => {
@@ -140,7 +201,9 @@ describe("Karpenter", () => {
     const values = release.inputs.values as Record<string, unknown>;
     expect(values.settings).toEqual({ clusterName: "valkey-test", interruptionQueue: "valkey-test" });
     expect(values.serviceAccount).toEqual({ create: true, name: "karpenter" });
-    expect(values.controller).toMatchObject({ resources: { requests: { cpu: "500m", memory: "512Mi" }, limits: { cpu: "1", memory: "1Gi" } } });
+    expect(values.controller).toMatchObject({
+      resources: { requests: { cpu: "500m", memory: "512Mi" }, limits: { cpu: "1", memory: "1Gi" } },
+    });
     expect(values.affinity).toMatchObject({
       nodeAffinity: {
         requiredDuringSchedulingIgnoredDuringExecution: {
@@ -162,11 +225,18 @@ describe("Karpenter", () => {
     expect(karpenter.valkeyNodePool.nodePoolName).toBe("valkey");
     const nodeClass = mocks.get("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "karpenter-valkey-node-class");
     expect(nodeClass.inputs).toMatchObject({
-      spec: { role: "karpenter-node-role", securityGroupSelectorTerms: [{ tags: { "karpenter.sh/discovery": "valkey-test" } }] },
+      spec: {
+        role: "karpenter-node-role",
+        securityGroupSelectorTerms: [{ tags: { "karpenter.sh/discovery": "valkey-test" } }],
+      },
     });
     const pool = mocks.get("kubernetes:karpenter.sh/v1:NodePool", "karpenter-valkey-node-pool");
-    const requirements = (pool.inputs.spec as { template: { spec: { requirements: Array<{ key: string; values: string[] }> } } }).template.spec.requirements;
-    expect(requirements.find((r) => r.key === "node.kubernetes.io/instance-type")?.values).toEqual(config.karpenter.nodePool.permittedInstanceTypes);
+    const requirements = (
+      pool.inputs.spec as { template: { spec: { requirements: Array<{ key: string; values: string[] }> } } }
+    ).template.spec.requirements;
+    expect(requirements.find((r) => r.key === "node.kubernetes.io/instance-type")?.values).toEqual(
+      config.karpenter.nodePool.permittedInstanceTypes,
+    );
     expect(config.karpenter.nodePool.permittedInstanceTypes).toContain("r8gn.large");
   });
 });
@@ -183,14 +253,17 @@ describe("Karpenter's resource options", () => {
     await deploy();
     const kubernetes = mocks.resources.filter((r) => r.type.startsWith("kubernetes:"));
     expect(kubernetes.map((r) => r.type).sort()).toEqual(K8S_TYPES);
-    for (const r of kubernetes) expect(r.provider, `${r.type} ${r.name}`).toMatch(/::pulumi:providers:kubernetes::eks::/);
+    for (const r of kubernetes)
+      expect(r.provider, `${r.type} ${r.name}`).toMatch(/::pulumi:providers:kubernetes::eks::/);
     const awsChildren = mocks.resources.filter((r) => r.type.startsWith("aws:"));
     expect(awsChildren.length).toBeGreaterThanOrEqual(15);
     for (const r of awsChildren) expect(r.provider ?? "", `${r.type} ${r.name}`).not.toMatch(/kubernetes/);
   });
 
   it("refuses to start without a Kubernetes provider instead of falling back to the ambient kubeconfig", () => {
-    expect(() => new Karpenter("no-provider", ARGS)).toThrow(/Karpenter no-provider: pass the target cluster's Kubernetes provider as a resource option/);
+    expect(() => new Karpenter("no-provider", ARGS)).toThrow(
+      /Karpenter no-provider: pass the target cluster's Kubernetes provider as a resource option/,
+    );
   });
 
   it("registers none of its resources until opts.dependsOn is ready, then all of them", async () => {

@@ -15,8 +15,15 @@ import { PLACEMENT, valkeyConfig } from "../support/valkey-fixtures.js";
 
 const build = {
   cluster: (valkey: ValkeyConfig) =>
-    buildClusterManifests({ namespace: "valkey", release: "valkey-cluster", valkey: { ...valkey, mode: "cluster" }, placement: PLACEMENT, auth: true }),
-  replication: (valkey: ValkeyConfig) => buildReplicationManifests({ namespace: "valkey", release: "valkey", valkey, placement: PLACEMENT, auth: true }),
+    buildClusterManifests({
+      namespace: "valkey",
+      release: "valkey-cluster",
+      valkey: { ...valkey, mode: "cluster" },
+      placement: PLACEMENT,
+      auth: true,
+    }),
+  replication: (valkey: ValkeyConfig) =>
+    buildReplicationManifests({ namespace: "valkey", release: "valkey", valkey, placement: PLACEMENT, auth: true }),
 };
 
 function seen(mode: keyof typeof build, valkey: ValkeyConfig) {

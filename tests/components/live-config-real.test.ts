@@ -66,8 +66,10 @@ function member(valkey: ValkeyConfig) {
   });
 }
 
-const pid = async (): Promise<string> => /process_id:(\d+)/.exec(await cli(PORT, ["info", "server"], PASSWORD))?.[1] ?? "";
-const get = async (name: string): Promise<string> => (await cli(PORT, ["config", "get", name], PASSWORD)).split("\n")[1] ?? "";
+const pid = async (): Promise<string> =>
+  /process_id:(\d+)/.exec(await cli(PORT, ["info", "server"], PASSWORD))?.[1] ?? "";
+const get = async (name: string): Promise<string> =>
+  (await cli(PORT, ["config", "get", name], PASSWORD)).split("\n")[1] ?? "";
 
 beforeAll(async () => {
   writeFileSync(join(dir, "password"), PASSWORD, { mode: 0o600 });
@@ -98,7 +100,12 @@ describe("live config on a real member (rendered pod files)", () => {
     const before = await pid();
     const live = liveDirectives(b[VALKEY_CONF_KEY] ?? "");
     expect(Object.keys(live).sort()).toEqual([...CLUSTER_MEMBER_LIVE_KEYS]);
-    const r = await applyLiveConfig([{ name: "live-pod", endpoint: { host: HOST, port: PORT } }], live, connector, () => undefined);
+    const r = await applyLiveConfig(
+      [{ name: "live-pod", endpoint: { host: HOST, port: PORT } }],
+      live,
+      connector,
+      () => undefined,
+    );
     expect(r.members).toEqual(["live-pod"]);
     expect(await pid(), "not restarted").toBe(before);
     expect([

@@ -21,7 +21,14 @@ const fleet = new LocalFleet();
 let servers: ValkeyProcess[] = [];
 let deps: KubeDeps;
 
-const raw = (directives: Record<string, string>) => ({ namespace: "data", selector: "app=v", kubeconfig: "unused", connector: "direct", password, directives });
+const raw = (directives: Record<string, string>) => ({
+  namespace: "data",
+  selector: "app=v",
+  kubeconfig: "unused",
+  connector: "direct",
+  password,
+  directives,
+});
 const inputs = (directives: Record<string, string>): LiveConfigInputs => liveConfigStep.parse(raw(directives));
 const quiet = () => undefined;
 
@@ -38,7 +45,13 @@ async function configGet(s: ValkeyProcess, key: string): Promise<string | undefi
 beforeAll(async () => {
   servers = await fleet.startMany(2, (i) => ({ name: `step-${i}`, password }));
   const api = new StaticPodApi(
-    servers.map((s, i) => ({ name: `v-${i}`, podIP: s.host, nodeName: `node-${i}`, labels: { app: "v" }, ports: { valkey: s.port } })),
+    servers.map((s, i) => ({
+      name: `v-${i}`,
+      podIP: s.host,
+      nodeName: `node-${i}`,
+      labels: { app: "v" },
+      ports: { valkey: s.port },
+    })),
     { "node-0": "zone-a", "node-1": "zone-b" },
   );
   deps = { podApi: api, connector: () => new DirectConnector({ password }) };
@@ -49,14 +62,20 @@ describe("LiveConfig on real servers", () => {
   it("create sets nothing and reaches no member: the members started from the file", async () => {
     const before = await configGet(servers[0]!, "maxmemory-policy");
     // The kubeconfig is not one: reaching the cluster would fail.
-    const created = await create(raw({ "maxmemory-policy": before === "volatile-ttl" ? "allkeys-lfu" : "volatile-ttl" }));
+    const created = await create(
+      raw({ "maxmemory-policy": before === "volatile-ttl" ? "allkeys-lfu" : "volatile-ttl" }),
+    );
     expect(created.id).toBe("data/app=v/live-config");
     expect(created.outs).toMatchObject({ keys: [], pods: [] });
     for (const s of servers) expect(await configGet(s, "maxmemory-policy"), s.name).toBe(before);
   });
 
   it("an update sets and confirms every directive on every member; its outputs name the keys and the pods, never the password", async () => {
-    const out = await runLiveConfig(inputs({ "maxmemory-policy": "allkeys-lfu", "cluster-node-timeout": "7000" }), deps, quiet);
+    const out = await runLiveConfig(
+      inputs({ "maxmemory-policy": "allkeys-lfu", "cluster-node-timeout": "7000" }),
+      deps,
+      quiet,
+    );
     expect(out).toEqual({ keys: ["cluster-node-timeout", "maxmemory-policy"], pods: ["v-0", "v-1"] });
     for (const s of servers) {
       expect(await configGet(s, "maxmemory-policy"), s.name).toBe("allkeys-lfu");
@@ -64,7 +83,11 @@ describe("LiveConfig on real servers", () => {
     }
     const olds = { ...raw({ "maxmemory-policy": "allkeys-lfu" }), keys: [], pods: [] };
     const updated = await update("id", olds, raw({ "maxmemory-policy": "volatile-ttl" }), deps);
-    expect(updated.outs).toMatchObject({ keys: ["maxmemory-policy"], pods: ["v-0", "v-1"], directives: { "maxmemory-policy": "volatile-ttl" } });
+    expect(updated.outs).toMatchObject({
+      keys: ["maxmemory-policy"],
+      pods: ["v-0", "v-1"],
+      directives: { "maxmemory-policy": "volatile-ttl" },
+    });
     expect(JSON.stringify(updated.outs)).not.toContain(password);
     for (const s of servers) expect(await configGet(s, "maxmemory-policy"), s.name).toBe("volatile-ttl");
   });
@@ -82,7 +105,10 @@ describe("LiveConfig on real servers", () => {
     expect(check({}, raw({ "maxmemory-policy": "allkeys-lru" })).failures).toEqual([]);
     expect(check({}, raw({ "io-threads": "4", "no-such-key": "1" })).failures).toEqual([
       { property: "directives", reason: "io-threads needs a restart, not CONFIG SET (pod/conf-directives.ts)" },
-      { property: "directives", reason: "no-such-key is not a classified valkey.conf directive (pod/conf-directives.ts)" },
+      {
+        property: "directives",
+        reason: "no-such-key is not a classified valkey.conf directive (pod/conf-directives.ts)",
+      },
     ]);
   });
 });

@@ -59,11 +59,15 @@ const result = (over: Record<string, unknown> = {}) =>
     ...over,
   });
 
-const log = (...lines: string[]) => ["### vbench-version client=vbench mix (vload)", "### vbench-auth method=env", ...lines].join("\n");
+const log = (...lines: string[]) =>
+  ["### vbench-version client=vbench mix (vload)", "### vbench-auth method=env", ...lines].join("\n");
 
 describe("parseMixJobLog", () => {
   it("a well-formed log: the rows in the mix's order with the Job's timestamp, and what was measured beside them", () => {
-    const { rows, mix } = parseMixJobLog(log("progress on stderr", `### vbench-result ${result()}`, "### vbench-done status=0"), meta);
+    const { rows, mix } = parseMixJobLog(
+      log("progress on stderr", `### vbench-result ${result()}`, "### vbench-done status=0"),
+      meta,
+    );
     expect(rows.map((r) => [r.test, r.timestamp])).toEqual([
       ["GET", meta.timestamp],
       ["SET", meta.timestamp],
@@ -75,9 +79,17 @@ describe("parseMixJobLog", () => {
 
   const garbage: [string, string, RegExp][] = [
     ["empty", "", /is empty/],
-    ["truncated JSON", log(`### vbench-result ${result().slice(0, 200)}`, "### vbench-done status=0"), /not JSON .*truncated/],
+    [
+      "truncated JSON",
+      log(`### vbench-result ${result().slice(0, 200)}`, "### vbench-done status=0"),
+      /not JSON .*truncated/,
+    ],
     ["no result line", log("### vbench-done status=0"), /0 result lines/],
-    ["two result lines", log(`### vbench-result ${result()}`, `### vbench-result ${result()}`, "### vbench-done status=0"), /2 result lines/],
+    [
+      "two result lines",
+      log(`### vbench-result ${result()}`, `### vbench-result ${result()}`, "### vbench-done status=0"),
+      /2 result lines/,
+    ],
     ["no done line", log(`### vbench-result ${result()}`), /no final/],
     [
       "an error line",
@@ -87,7 +99,10 @@ describe("parseMixJobLog", () => {
     ["a failed status", log(`### vbench-result ${result()}`, "### vbench-done status=1"), /status 1/],
     [
       "another client",
-      log(`### vbench-result ${result()}`, "### vbench-done status=0").replace("vbench mix (vload)", "valkey-benchmark 9.1.2"),
+      log(`### vbench-result ${result()}`, "### vbench-done status=0").replace(
+        "vbench mix (vload)",
+        "valkey-benchmark 9.1.2",
+      ),
       /expected vbench mix/,
     ],
     [
@@ -100,12 +115,18 @@ describe("parseMixJobLog", () => {
     ],
     [
       "a negative rps",
-      log(`### vbench-result ${result({ rows: [{ ...row("GET"), rps: -1 }, row("SET"), row("MIX")] })}`, "### vbench-done status=0"),
+      log(
+        `### vbench-result ${result({ rows: [{ ...row("GET"), rps: -1 }, row("SET"), row("MIX")] })}`,
+        "### vbench-done status=0",
+      ),
       /rows\.0\.rps/,
     ],
     [
       "a p99.9 of no row",
-      log(`### vbench-result ${result({ latency: { p999_ms: { LPUSH: 1 }, histograms: {} } })}`, "### vbench-done status=0"),
+      log(
+        `### vbench-result ${result({ latency: { p999_ms: { LPUSH: 1 }, histograms: {} } })}`,
+        "### vbench-done status=0",
+      ),
       /p99\.9 for LPUSH/,
     ],
     ["an unknown field", log(`### vbench-result ${result({ surprise: 1 })}`, "### vbench-done status=0"), /surprise/],
@@ -121,9 +142,13 @@ describe("parseMixJobLog", () => {
     const parseMixJobSettings = (text: string | undefined) => mixJobSettingsFromEnv({ [MIX_JOB_SETTINGS_ENV]: text });
     expect(() => parseMixJobSettings(undefined)).toThrow(/VBENCH_MIX is not set/);
     expect(() => parseMixJobSettings("{")).toThrow(/VBENCH_MIX is not JSON/);
-    expect(() => parseMixJobSettings(JSON.stringify({ mode: "cluster", target: { host: "h", port: 0 }, workload }))).toThrow(/target\.port/);
-    expect(() => parseMixJobSettings(JSON.stringify({ mode: "cluster", target: { host: "h", port: 1 }, workload: { ...workload, mix: [] } }))).toThrow(
-      /workload\.mix/,
-    );
+    expect(() =>
+      parseMixJobSettings(JSON.stringify({ mode: "cluster", target: { host: "h", port: 0 }, workload })),
+    ).toThrow(/target\.port/);
+    expect(() =>
+      parseMixJobSettings(
+        JSON.stringify({ mode: "cluster", target: { host: "h", port: 1 }, workload: { ...workload, mix: [] } }),
+      ),
+    ).toThrow(/workload\.mix/);
   });
 });

@@ -36,7 +36,13 @@ type Raw = Record<string, Record<string, unknown> | string | undefined>;
 const STACKS = readdirSync("stacks").filter((f) => /^Pulumi\..+\.yaml$/.test(f));
 const VARIANTS: Array<{ name: string; patch: (raw: Raw) => Raw }> = [
   { name: "as written", patch: (raw) => raw },
-  { name: "direct checks", patch: (raw) => ({ ...raw, checks: { ...(raw.checks as object), connector: "direct", directSourceCidrs: [CHECK_CIDR] } }) },
+  {
+    name: "direct checks",
+    patch: (raw) => ({
+      ...raw,
+      checks: { ...(raw.checks as object), connector: "direct", directSourceCidrs: [CHECK_CIDR] },
+    }),
+  },
 ];
 
 interface Rendered {
@@ -47,7 +53,10 @@ interface Rendered {
   namespace: string;
 }
 
-type Template = { metadata?: { labels?: Record<string, string> }; spec?: { containers?: Array<{ ports?: Pod["ports"] }> } };
+type Template = {
+  metadata?: { labels?: Record<string, string> };
+  spec?: { containers?: Array<{ ports?: Pod["ports"] }> };
+};
 let ip = 0;
 function podsOf(name: string, namespace: string, template: Template | undefined, count: number): Pod[] {
   const ports = (template?.spec?.containers ?? []).flatMap((c) => c.ports ?? []);
@@ -66,13 +75,21 @@ async function render(file: string, patch: (raw: Raw) => Raw): Promise<Rendered>
   const patched = patch(raw.platform === "byo" ? { ...raw, byo: { ...(raw.byo as object), kubeconfig } } : raw);
   const { config } = parseStackConfig(patched);
   mocks.reset();
-  runProgram({ stack: file, config, password: config.valkey.auth.enabled ? pulumi.secret("pw") : undefined, usePricingApi: false });
+  runProgram({
+    stack: file,
+    config,
+    password: config.valkey.auth.enabled ? pulumi.secret("pw") : undefined,
+    usePricingApi: false,
+  });
   await settle();
   const ns = config.valkey.namespace;
   const inputs = (type: string): unknown[] => mocks.ofType(type).map((r) => r.inputs);
   const pods: Pod[] = [];
   for (const kind of ["apps/v1:StatefulSet", "apps/v1:Deployment", "batch/v1:Job"]) {
-    for (const w of inputs(`kubernetes:${kind}`) as Array<{ metadata: { name: string }; spec: { replicas?: number; template: Template } }>) {
+    for (const w of inputs(`kubernetes:${kind}`) as Array<{
+      metadata: { name: string };
+      spec: { replicas?: number; template: Template };
+    }>) {
       pods.push(...podsOf(w.metadata.name, ns, w.spec.template, Math.min(w.spec.replicas ?? 1, 2)));
     }
   }
@@ -95,7 +112,13 @@ async function render(file: string, patch: (raw: Raw) => Raw): Promise<Rendered>
   pods.push(...podsOf("drill-load", ns, drill.job.spec.template as Template, 1));
   const policies = inputs("kubernetes:networking.k8s.io/v1:NetworkPolicy") as Policy[];
   const services = inputs("kubernetes:core/v1:Service") as ServiceSpec[];
-  return { world: { policies, namespaces: { [ns]: {}, "kube-system": {} } }, pods, services, mode: config.valkey.mode, namespace: ns };
+  return {
+    world: { policies, namespaces: { [ns]: {}, "kube-system": {} } },
+    pods,
+    services,
+    mode: config.valkey.mode,
+    namespace: ns,
+  };
 }
 
 const named = (r: Rendered, name: string): Pod[] => r.pods.filter((p) => p.labels["app.kubernetes.io/name"] === name);
@@ -109,14 +132,20 @@ const service = (r: Rendered, name: string): ServiceSpec => {
 function denied(r: Rendered, srcs: Array<Pod | External>, dsts: Pod[], port: number): string[] {
   expect(srcs.length, "sources exist").toBeGreaterThan(0);
   expect(dsts.length, "destinations exist").toBeGreaterThan(0);
-  return srcs.flatMap((s) => dsts.filter((d) => d !== s && !allowed(r.world, s, d, port)).map((d) => `${"name" in s ? s.name : s.ip} → ${d.name}:${port}`));
+  return srcs.flatMap((s) =>
+    dsts
+      .filter((d) => d !== s && !allowed(r.world, s, d, port))
+      .map((d) => `${"name" in s ? s.name : s.ip} → ${d.name}:${port}`),
+  );
 }
 
 function viaService(r: Rendered, srcs: Pod[], svc: string, port: number): string[] {
   const backends = serviceBackends(service(r, svc), r.pods, port);
   expect(backends.length, `${svc}:${port} has backends`).toBeGreaterThan(0);
   return srcs.flatMap((s) =>
-    backends.filter((b) => !allowed(r.world, s, b.pod, b.port, b.protocol)).map((b) => `${s.name} → ${svc}:${port} (${b.pod.name}:${b.port})`),
+    backends
+      .filter((b) => !allowed(r.world, s, b.pod, b.port, b.protocol))
+      .map((b) => `${s.name} → ${svc}:${port} (${b.pod.name}:${b.port})`),
   );
 }
 
@@ -144,7 +173,11 @@ describe.each(STACKS)("%s: the rendered NetworkPolicies", (file) => {
         problems.push(...denied(r, members, members, 6379), ...denied(r, members, sentinels, 26379));
         problems.push(...denied(r, sentinels, members, 6379), ...denied(r, sentinels, sentinels, 26379));
         problems.push(...denied(r, haproxy, members, 6379), ...denied(r, haproxy, sentinels, 26379));
-        if (name === "direct checks") problems.push(...denied(r, [{ ip: "10.20.3.4" }], members, 6379), ...denied(r, [{ ip: "10.20.3.4" }], sentinels, 26379));
+        if (name === "direct checks")
+          problems.push(
+            ...denied(r, [{ ip: "10.20.3.4" }], members, 6379),
+            ...denied(r, [{ ip: "10.20.3.4" }], sentinels, 26379),
+          );
       } else {
         problems.push(...viaService(r, bench, "valkey-cluster", 6379), ...denied(r, bench, members, 6379));
         problems.push(...viaService(r, drill, "valkey-cluster", 6379), ...denied(r, drill, members, 6379));
@@ -158,10 +191,14 @@ describe.each(STACKS)("%s: the rendered NetworkPolicies", (file) => {
     it("let an unlabelled pod (or an outside address) reach nothing on 6379/6380/8404/16379/26379", async () => {
       const r = await render(file, patch);
       const stranger: Pod = { name: "stranger", namespace: r.namespace, labels: {}, ip: "10.244.8.8" };
-      const targets = r.pods.filter((p) => ["valkey", "valkey-sentinel", "valkey-haproxy"].includes(p.labels["app.kubernetes.io/name"] ?? ""));
+      const targets = r.pods.filter((p) =>
+        ["valkey", "valkey-sentinel", "valkey-haproxy"].includes(p.labels["app.kubernetes.io/name"] ?? ""),
+      );
       const reached = [stranger, { ip: "192.168.7.7" }].flatMap((s) =>
         targets.flatMap((d) =>
-          [6379, 6380, 8404, 16379, 26379].filter((port) => allowed(r.world, s, d, port)).map((port) => `${"name" in s ? s.name : s.ip} → ${d.name}:${port}`),
+          [6379, 6380, 8404, 16379, 26379]
+            .filter((port) => allowed(r.world, s, d, port))
+            .map((port) => `${"name" in s ? s.name : s.ip} → ${d.name}:${port}`),
         ),
       );
       expect(reached).toEqual([]);

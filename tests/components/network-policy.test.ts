@@ -44,7 +44,10 @@ describe("Valkey release NetworkPolicy, rule by rule", () => {
   it("6379: client-labelled pods of the release namespace only (no namespaceSelector), and the members", () => {
     const rule = spec(base).ingress?.[0];
     expect(rule?.ports).toEqual([{ protocol: "TCP", port: 6379 }]);
-    expect(rule?.from).toEqual([{ podSelector: { matchLabels: { [CLIENT_LABEL]: "true" } } }, { podSelector: { matchLabels: MEMBERS } }]);
+    expect(rule?.from).toEqual([
+      { podSelector: { matchLabels: { [CLIENT_LABEL]: "true" } } },
+      { podSelector: { matchLabels: MEMBERS } },
+    ]);
     expect(JSON.stringify(spec(base))).not.toContain("namespaceSelector");
   });
 
@@ -57,11 +60,17 @@ describe("Valkey release NetworkPolicy, rule by rule", () => {
   it("16379 (cluster bus): members only, and only in cluster mode", () => {
     expect(spec(base).ingress).toHaveLength(1);
     const bus = spec({ ...base, clusterBus: true, checkSourceCidrs: ["10.0.0.0/16"] }).ingress?.[1];
-    expect(bus).toEqual({ from: [{ podSelector: { matchLabels: MEMBERS } }], ports: [{ protocol: "TCP", port: 16379 }] });
+    expect(bus).toEqual({
+      from: [{ podSelector: { matchLabels: MEMBERS } }],
+      ports: [{ protocol: "TCP", port: 16379 }],
+    });
   });
 
   it("egress: DNS on 53, and the members on 6379 (+16379 in cluster mode), nothing else", () => {
-    expect(spec(base).egress).toEqual([DNS, { to: [{ podSelector: { matchLabels: MEMBERS } }], ports: [{ protocol: "TCP", port: 6379 }] }]);
+    expect(spec(base).egress).toEqual([
+      DNS,
+      { to: [{ podSelector: { matchLabels: MEMBERS } }], ports: [{ protocol: "TCP", port: 6379 }] },
+    ]);
     expect(spec({ ...base, clusterBus: true }).egress?.[1]?.ports).toEqual([
       { protocol: "TCP", port: 6379 },
       { protocol: "TCP", port: 16379 },
@@ -71,7 +80,12 @@ describe("Valkey release NetworkPolicy, rule by rule", () => {
 
 describe("benchmark pod NetworkPolicy", () => {
   const podLabels = benchmarkPodLabels({ mode: "cluster" });
-  const policy = buildBenchmarkNetworkPolicy({ name: "vbench-netpol", namespace: "valkey", podLabels, valkeyPodSelectors: [MEMBERS] });
+  const policy = buildBenchmarkNetworkPolicy({
+    name: "vbench-netpol",
+    namespace: "valkey",
+    podLabels,
+    valkeyPodSelectors: [MEMBERS],
+  });
 
   it("selects the benchmark pod and never a Valkey member", () => {
     const selector = policy.spec.podSelector.matchLabels ?? {};
@@ -82,7 +96,10 @@ describe("benchmark pod NetworkPolicy", () => {
   it("admits no ingress and reaches only DNS and the Valkey pods' 6379", () => {
     expect(policy.spec.policyTypes).toEqual(["Ingress", "Egress"]);
     expect(policy.spec.ingress).toEqual([]);
-    expect(policy.spec.egress).toEqual([DNS, { to: [{ podSelector: { matchLabels: MEMBERS } }], ports: [{ protocol: "TCP", port: 6379 }] }]);
+    expect(policy.spec.egress).toEqual([
+      DNS,
+      { to: [{ podSelector: { matchLabels: MEMBERS } }], ports: [{ protocol: "TCP", port: 6379 }] },
+    ]);
   });
 
   it("BenchmarkJob creates it before the Job when given the Valkey pods' labels, and not otherwise", async () => {
@@ -101,7 +118,10 @@ describe("benchmark pod NetworkPolicy", () => {
     new BenchmarkJob("b", { ...args, valkeyPodSelectors: [MEMBERS] });
     await settle();
     const np = mocks.get("kubernetes:networking.k8s.io/v1:NetworkPolicy", "b-netpol");
-    expect(np.inputs).toMatchObject({ metadata: { name: "vbench-cluster-netpol", namespace: "valkey" }, spec: { ingress: [] } });
+    expect(np.inputs).toMatchObject({
+      metadata: { name: "vbench-cluster-netpol", namespace: "valkey" },
+      spec: { ingress: [] },
+    });
     expect(deps.dependsOn("b-job", "b-netpol")).toBe(true);
     mocks.reset();
     new BenchmarkJob("b2", args);
@@ -138,13 +158,21 @@ describe("the program wires the policies", () => {
     expect(bench.spec.egress[1]?.to).toEqual([{ podSelector: { matchLabels: haproxyLabels("valkey") } }]);
 
     mocks.reset();
-    runProgram({ stack: "byo", config: parseStackConfig({ ...raw, checks: { directSourceCidrs: ["10.1.0.0/16"] } }).config, password: undefined });
+    runProgram({
+      stack: "byo",
+      config: parseStackConfig({ ...raw, checks: { directSourceCidrs: ["10.1.0.0/16"] } }).config,
+      password: undefined,
+    });
     await settle();
-    expect(JSON.stringify(mocks.get("kubernetes:networking.k8s.io/v1:NetworkPolicy", "valkey-netpol").inputs)).not.toContain("ipBlock");
+    expect(
+      JSON.stringify(mocks.get("kubernetes:networking.k8s.io/v1:NetworkPolicy", "valkey-netpol").inputs),
+    ).not.toContain("ipBlock");
   });
 
   it("checks.directSourceCidrs names a bad CIDR", () => {
-    expect(() => parseStackConfig({ "aws:region": "us-west-2", "checks": { directSourceCidrs: ["10.0.0.0"] } })).toThrow(/checks\.directSourceCidrs/);
+    expect(() =>
+      parseStackConfig({ "aws:region": "us-west-2", "checks": { directSourceCidrs: ["10.0.0.0"] } }),
+    ).toThrow(/checks\.directSourceCidrs/);
   });
 });
 
@@ -154,8 +182,15 @@ describe("enforcement on EKS", () => {
     expect(args.useDefaultVpcCni).toBe(false);
     expect(args.vpcCniOptions).toEqual({ enableNetworkPolicy: true });
     mocks.reset();
-    runProgram({ stack: "cluster", config: loadStackFile("stacks/Pulumi.cluster.yaml").config, password: pulumi.secret("pw") });
+    runProgram({
+      stack: "cluster",
+      config: loadStackFile("stacks/Pulumi.cluster.yaml").config,
+      password: pulumi.secret("pw"),
+    });
     await settle();
-    expect(mocks.get("eks:index:Cluster", "eks-cluster").inputs).toMatchObject({ useDefaultVpcCni: false, vpcCniOptions: { enableNetworkPolicy: true } });
+    expect(mocks.get("eks:index:Cluster", "eks-cluster").inputs).toMatchObject({
+      useDefaultVpcCni: false,
+      vpcCniOptions: { enableNetworkPolicy: true },
+    });
   });
 });

@@ -25,7 +25,10 @@ import { PLACEMENT, valkeyConfig } from "../support/valkey-fixtures.js";
 const root = mkdtempSync(join(tmpdir(), "pod-definition-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-const cluster = valkeyConfig({ mode: "cluster", cluster: { primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: 5000 } });
+const cluster = valkeyConfig({
+  mode: "cluster",
+  cluster: { primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: 5000 },
+});
 const replication = valkeyConfig();
 
 function container(sts: ReturnType<typeof buildClusterManifests>["statefulSet"]) {
@@ -40,7 +43,11 @@ function container(sts: ReturnType<typeof buildClusterManifests>["statefulSet"])
 }
 
 /** The manifest runs exactly `def`: its files in the ConfigMap, its command, preStop, readiness and env. */
-function expectManifestRuns(data: Record<string, string>, sts: ReturnType<typeof buildClusterManifests>["statefulSet"], def: PodDefinition): void {
+function expectManifestRuns(
+  data: Record<string, string>,
+  sts: ReturnType<typeof buildClusterManifests>["statefulSet"],
+  def: PodDefinition,
+): void {
   for (const [name, text] of Object.entries(def.files)) expect(data[name], name).toBe(text);
   const c = container(sts);
   expect(c.command).toEqual(def.command);
@@ -50,7 +57,11 @@ function expectManifestRuns(data: Record<string, string>, sts: ReturnType<typeof
 }
 
 /** Runs a local launch in a fresh dir; returns what it wrote and its command. */
-function launchLocally(launch: (ctx: { host: string; port: number; dir: string; logfile: string }) => LaunchCommand, host: string, port: number) {
+function launchLocally(
+  launch: (ctx: { host: string; port: number; dir: string; logfile: string }) => LaunchCommand,
+  host: string,
+  port: number,
+) {
   const dir = mkdtempSync(join(root, "pod-"));
   const cmd = launch({ host, port, dir, logfile: join(dir, "server.log") });
   const files = Object.fromEntries(
@@ -88,9 +99,10 @@ function expectSamePod(
   expect([local.cmd.command, ...local.cmd.args].map(n)).toEqual(deployed.command.map((a) => a.replace(/\d+/g, "N")));
   for (const name of Object.keys(deployed.files)) {
     if (name === confKey) continue;
-    expect(n(local.files[name] ?? ""), `${name}: the local file differs from the deployed one beyond paths, addresses and numbers`).toBe(
-      (deployed.files[name] ?? "").replace(/\d+/g, "N"),
-    );
+    expect(
+      n(local.files[name] ?? ""),
+      `${name}: the local file differs from the deployed one beyond paths, addresses and numbers`,
+    ).toBe((deployed.files[name] ?? "").replace(/\d+/g, "N"));
   }
   // valkey.conf: the deployed lines (but the listen address), then the local ones after them.
   const deployedConf = (deployed.files[confKey] ?? "")
@@ -106,7 +118,13 @@ function expectSamePod(
 
 describe("one pod, one definition", () => {
   it("cluster member: the manifests mount and run exactly the definition; the drills' local member runs the same files", () => {
-    const m = buildClusterManifests({ namespace: "valkey", release: "valkey", valkey: cluster, placement: PLACEMENT, auth: true });
+    const m = buildClusterManifests({
+      namespace: "valkey",
+      release: "valkey",
+      valkey: cluster,
+      placement: PLACEMENT,
+      auth: true,
+    });
     const deployed = clusterMemberPod({ valkey: cluster, auth: true });
     expect(Object.keys(m.configMap.data ?? {}).sort()).toEqual(Object.keys(deployed.files).sort());
     expectManifestRuns(m.configMap.data as Record<string, string>, m.statefulSet, deployed);
@@ -117,7 +135,13 @@ describe("one pod, one definition", () => {
     const local = launchLocally(
       clusterPodLaunch(
         { name: "member-0", hostname: "member-0.local", zone: "zone-a", host, port: 7000, busPort: 17000, dataDir },
-        { valkey: cluster, nodeTimeoutMs: 2000, passwordFile, hostsFile: join(root, "hosts"), cliEnv: { VALKEYCLI_AUTH: "x", REDISCLI_AUTH: "x" } },
+        {
+          valkey: cluster,
+          nodeTimeoutMs: 2000,
+          passwordFile,
+          hostsFile: join(root, "hosts"),
+          cliEnv: { VALKEYCLI_AUTH: "x", REDISCLI_AUTH: "x" },
+        },
       ),
       host,
       7000,
@@ -128,29 +152,71 @@ describe("one pod, one definition", () => {
   });
 
   it("replication member: the manifests mount and run exactly the definition; the Sentinel topology's member runs the same files", () => {
-    const m = buildReplicationManifests({ namespace: "valkey", release: "valkey", valkey: replication, placement: PLACEMENT, auth: true });
+    const m = buildReplicationManifests({
+      namespace: "valkey",
+      release: "valkey",
+      valkey: replication,
+      placement: PLACEMENT,
+      auth: true,
+    });
     const sentinels = m.facts.sentinels.map((s) => `${s.dnsName}:26379`);
-    const deployed = replicationMemberPod({ valkey: replication, auth: true, masterName: m.facts.masterName, sentinels });
+    const deployed = replicationMemberPod({
+      valkey: replication,
+      auth: true,
+      masterName: m.facts.masterName,
+      sentinels,
+    });
     expectManifestRuns(m.configMap.data as Record<string, string>, m.statefulSet, deployed);
 
     const host = "127.0.0.10";
     const local = launchLocally(
-      memberLaunch({ name: "member-1", host, port: 7001, password: "x", sentinels: ["127.0.0.11:26379"], masterName: m.facts.masterName, valkey: replication }),
+      memberLaunch({
+        name: "member-1",
+        host,
+        port: 7001,
+        password: "x",
+        sentinels: ["127.0.0.11:26379"],
+        masterName: m.facts.masterName,
+        valkey: replication,
+      }),
       host,
       7001,
     );
     // The local member's Sentinel list is its own: put the deployed one in its place before comparing.
-    for (const name of Object.keys(local.files)) local.files[name] = (local.files[name] ?? "").split("127.0.0.11:26379").join(sentinels.join(" "));
+    for (const name of Object.keys(local.files))
+      local.files[name] = (local.files[name] ?? "").split("127.0.0.11:26379").join(sentinels.join(" "));
     const dir = local.dir;
-    expectSamePod(deployed, local, { host, passwordFile: join(dir, "secret", "password"), dataDir: join(dir, "data") }, "valkey.conf");
+    expectSamePod(
+      deployed,
+      local,
+      { host, passwordFile: join(dir, "secret", "password"), dataDir: join(dir, "data") },
+      "valkey.conf",
+    );
   });
 
   it("Sentinel: the manifests run exactly the definition; the local Sentinel runs the same start script on the same template", () => {
-    const m = buildReplicationManifests({ namespace: "valkey", release: "valkey", valkey: replication, placement: PLACEMENT, auth: true });
+    const m = buildReplicationManifests({
+      namespace: "valkey",
+      release: "valkey",
+      valkey: replication,
+      placement: PLACEMENT,
+      auth: true,
+    });
     const s = replication.replication.sentinel;
-    const timings = { downAfterMs: s.downAfterMilliseconds, failoverTimeoutMs: s.failoverTimeoutMs, parallelSyncs: s.parallelSyncs };
+    const timings = {
+      downAfterMs: s.downAfterMilliseconds,
+      failoverTimeoutMs: s.failoverTimeoutMs,
+      parallelSyncs: s.parallelSyncs,
+    };
     const primary = { host: m.facts.pods[0]?.dnsName ?? "", port: 6379 };
-    const deployed = sentinelPod({ ...timings, auth: true, masterName: m.facts.masterName, primary, quorum: s.quorum, hostnames: true });
+    const deployed = sentinelPod({
+      ...timings,
+      auth: true,
+      masterName: m.facts.masterName,
+      primary,
+      quorum: s.quorum,
+      hostnames: true,
+    });
     for (const [name, text] of Object.entries(deployed.files)) expect(m.configMap.data?.[name], name).toBe(text);
     const c = container(m.sentinel.statefulSet);
     expect(c.command).toEqual(deployed.command);
@@ -173,12 +239,16 @@ describe("one pod, one definition", () => {
       26400,
     );
     const configDir = join(local.dir, "config");
-    const written = Object.fromEntries(Object.keys(deployed.files).map((name) => [name, readFileSync(join(configDir, name), "utf8")]));
+    const written = Object.fromEntries(
+      Object.keys(deployed.files).map((name) => [name, readFileSync(join(configDir, name), "utf8")]),
+    );
     const n = (t: string) =>
       normalise(t, { dir: local.dir, host, passwordFile: join(local.dir, "secret", "password"), dataDir: local.dir })
         .split(`${DATA_DIR}/config`)
         .join(CONFIG_MOUNT);
-    expect(n(written["sentinel-start.sh"] ?? "")).toBe((deployed.files["sentinel-start.sh"] ?? "").replace(/\d+/g, "N"));
+    expect(n(written["sentinel-start.sh"] ?? "")).toBe(
+      (deployed.files["sentinel-start.sh"] ?? "").replace(/\d+/g, "N"),
+    );
     expect([local.cmd.command, ...local.cmd.args].map(n)).toEqual(deployed.command);
     // The template: the deployed lines but the local ones (listen address, log file, source
     // address) and the pod DNS names (a local Sentinel monitors and announces IPs).
@@ -189,7 +259,9 @@ describe("one pod, one definition", () => {
         .split("\n")
         .filter((l) => !localOnly.test(l));
     const monitor = (t: string) => t.replace(/^sentinel monitor (\S+) \S+ /m, "sentinel monitor $1 PRIMARY ");
-    expect(lines(monitor(n(written["sentinel.conf"] ?? "")))).toEqual(lines(monitor(deployed.files["sentinel.conf"] ?? "")));
+    expect(lines(monitor(n(written["sentinel.conf"] ?? "")))).toEqual(
+      lines(monitor(deployed.files["sentinel.conf"] ?? "")),
+    );
     for (const name of deployed.env) expect(local.cmd.env?.[name], `the local launch sets ${name}`).toBeDefined();
   });
 
@@ -208,9 +280,21 @@ describe("one pod, one definition", () => {
 describe("env references", () => {
   it("every $(VAR) in a container's env is defined before it in that env (else Kubernetes leaves the text as it is), in both modes", () => {
     const built = [
-      buildClusterManifests({ namespace: "valkey", release: "valkey", valkey: cluster, placement: PLACEMENT, auth: true }).statefulSet,
+      buildClusterManifests({
+        namespace: "valkey",
+        release: "valkey",
+        valkey: cluster,
+        placement: PLACEMENT,
+        auth: true,
+      }).statefulSet,
       ...(() => {
-        const m = buildReplicationManifests({ namespace: "valkey", release: "valkey", valkey: replication, placement: PLACEMENT, auth: true });
+        const m = buildReplicationManifests({
+          namespace: "valkey",
+          release: "valkey",
+          valkey: replication,
+          placement: PLACEMENT,
+          auth: true,
+        });
         return [m.statefulSet, m.sentinel.statefulSet];
       })(),
     ];

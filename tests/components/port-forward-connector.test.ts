@@ -8,7 +8,11 @@ import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
 import { discoverPods, type DiscoveredPod } from "../../components/kubernetes/pod-discovery.js";
-import { PortForwardConnector, type ForwardTarget, type Forwarder } from "../../components/kubernetes/port-forward-connector.js";
+import {
+  PortForwardConnector,
+  type ForwardTarget,
+  type Forwarder,
+} from "../../components/kubernetes/port-forward-connector.js";
 import { StaticPodApi } from "../../components/kubernetes/static-pod-api.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
@@ -43,7 +47,13 @@ describe("PortForwardConnector", () => {
     const [a, b] = await fleet.startMany(2, (i) => ({ name: `pf-${i}`, password }));
     servers = { "valkey-0": a as ValkeyProcess, "valkey-1": b as ValkeyProcess };
     const api = new StaticPodApi(
-      [0, 1].map((i) => ({ name: `valkey-${i}`, podIP: `10.0.3.${i + 1}`, nodeName: "n", labels: { app: "v" }, subdomain: "valkey-headless" })),
+      [0, 1].map((i) => ({
+        name: `valkey-${i}`,
+        podIP: `10.0.3.${i + 1}`,
+        nodeName: "n",
+        labels: { app: "v" },
+        subdomain: "valkey-headless",
+      })),
       { n: "us-east-1a" },
     );
     pods = await discoverPods(api, { namespace: "data", selector: "app=v" });
@@ -86,12 +96,19 @@ describe("PortForwardConnector", () => {
   });
 
   it("rejects an endpoint no pod has, and a wrong password, with clear messages", async () => {
-    const c = new PortForwardConnector({ namespace: "data", pods, forwarder: new LoopbackForwarder(servers), connect: { password: "wrong" } });
+    const c = new PortForwardConnector({
+      namespace: "data",
+      pods,
+      forwarder: new LoopbackForwarder(servers),
+      connect: { password: "wrong" },
+    });
     try {
       await expect(c.connect({ host: "10.9.9.9", port: 6379 })).rejects.toThrow(
         "cannot reach 10.9.9.9:6379: no pod in namespace data has this address (port-forward connector)",
       );
-      await expect(c.connect({ host: "10.0.3.2", port: 6379 })).rejects.toThrow(/cannot reach 10\.0\.3\.2:6379: authentication failed/);
+      await expect(c.connect({ host: "10.0.3.2", port: 6379 })).rejects.toThrow(
+        /cannot reach 10\.0\.3\.2:6379: authentication failed/,
+      );
     } finally {
       await c.close();
     }

@@ -33,9 +33,13 @@ describe("AWS CLI check", () => {
   });
 
   it("refuses AWS CLI v1 and unrecognised output, accepts v2", () => {
-    expect(checkAwsCli({ found: true, output: "aws-cli/1.29.0 Python/3.8.10 Linux/5.15 botocore/1.31.0\n" })).toMatch(/found aws-cli\/1\.29\.0/);
+    expect(checkAwsCli({ found: true, output: "aws-cli/1.29.0 Python/3.8.10 Linux/5.15 botocore/1.31.0\n" })).toMatch(
+      /found aws-cli\/1\.29\.0/,
+    );
     expect(checkAwsCli({ found: true, output: "something else" })).toMatch(/printed "something else"/);
-    expect(checkAwsCli({ found: true, output: "aws-cli/2.17.40 Python/3.11.9 Linux/6.8 exe/x86_64.ubuntu.24\n" })).toBeUndefined();
+    expect(
+      checkAwsCli({ found: true, output: "aws-cli/2.17.40 Python/3.11.9 Linux/6.8 exe/x86_64.ubuntu.24\n" }),
+    ).toBeUndefined();
   });
 
   it("probes `aws --version` without a shell and maps ENOENT, a failed exit and stderr output", () => {
@@ -48,8 +52,14 @@ describe("AWS CLI check", () => {
     const enoent = Object.assign(new Error("spawnSync aws ENOENT"), { code: "ENOENT" });
     expect(probeAwsCli(fake({ error: enoent }))).toEqual({ found: false, error: "`aws` is not on PATH" });
     expect(calls[0]?.slice(0, 2)).toEqual(["aws", ["--version"]]);
-    expect(probeAwsCli(fake({ status: 1, stdout: "", stderr: "boom" }))).toEqual({ found: false, error: "exit 1: boom" });
-    expect(probeAwsCli(fake({ status: 0, stdout: "", stderr: "aws-cli/1.18.0 Python/2.7" }))).toEqual({ found: true, output: "aws-cli/1.18.0 Python/2.7" });
+    expect(probeAwsCli(fake({ status: 1, stdout: "", stderr: "boom" }))).toEqual({
+      found: false,
+      error: "exit 1: boom",
+    });
+    expect(probeAwsCli(fake({ status: 0, stdout: "", stderr: "aws-cli/1.18.0 Python/2.7" }))).toEqual({
+      found: true,
+      output: "aws-cli/1.18.0 Python/2.7",
+    });
     expect(() => requireAwsCli({ found: false, error: "`aws` is not on PATH" })).toThrow(/AWS CLI v2/);
     expect(() => requireAwsCli({ found: true, output: "aws-cli/2.0.0" })).not.toThrow();
   });
@@ -61,21 +71,27 @@ describe("the pinned AMI release per Kubernetes version", () => {
     expect(amiAliasParameter("al2023@v20260714", "1.36")).toBe(
       "/aws/service/eks/optimized-ami/1.36/amazon-linux-2023/arm64/standard/amazon-eks-node-al2023-arm64-standard-1.36-v20260714/image_id",
     );
-    expect(amiAliasParameter("al2023@latest", "1.35")).toBe("/aws/service/eks/optimized-ami/1.35/amazon-linux-2023/arm64/standard/recommended/image_id");
+    expect(amiAliasParameter("al2023@latest", "1.35")).toBe(
+      "/aws/service/eks/optimized-ami/1.35/amazon-linux-2023/arm64/standard/recommended/image_id",
+    );
     expect(() => amiAliasParameter("al2@latest", "1.36")).toThrow(/al2023@latest or al2023@vYYYYMMDD/);
   });
 
   it("a missing parameter names both keys and the command that lists valid releases; an unreadable one only warns", () => {
     const { error, warning } = checkAmiAlias("al2023@v20260714", "1.37", "us-west-2", { found: false });
     expect(warning).toBeUndefined();
-    expect(error).toContain('karpenter.amiAlias "al2023@v20260714" has no arm64 AL2023 AMI for eks.version 1.37 in us-west-2');
+    expect(error).toContain(
+      'karpenter.amiAlias "al2023@v20260714" has no arm64 AL2023 AMI for eks.version 1.37 in us-west-2',
+    );
     expect(error).toContain("amazon-eks-node-al2023-arm64-standard-1.37-v20260714/image_id does not exist");
     expect(error).toContain(amiReleasesCommand("1.37", "us-west-2"));
     expect(amiReleasesCommand("1.37", "us-west-2")).toBe(
       'aws ssm get-parameters-by-path --path /aws/service/eks/optimized-ami/1.37/amazon-linux-2023/arm64/standard --recursive --region us-west-2 --query "Parameters[].Name" --output text',
     );
     expect(checkAmiAlias("al2023@v20260714", "1.36", "us-west-2", { found: true })).toEqual({});
-    const unreadable = checkAmiAlias("al2023@v20260714", "1.36", "us-west-2", { error: "AccessDeniedException: not authorized to perform ssm:GetParameter" });
+    const unreadable = checkAmiAlias("al2023@v20260714", "1.36", "us-west-2", {
+      error: "AccessDeniedException: not authorized to perform ssm:GetParameter",
+    });
     expect(unreadable.error).toBeUndefined();
     expect(unreadable.warning).toMatch(
       /^could not read SSM parameter \/aws\/service\/eks\/optimized-ami\/1\.36\/.*AccessDeniedException.*cannot confirm karpenter\.amiAlias/,
@@ -85,13 +101,21 @@ describe("the pinned AMI release per Kubernetes version", () => {
   it("tells ParameterNotFound from other errors", () => {
     expect(isParameterNotFound("ParameterNotFound: ")).toBe(true);
     expect(isParameterNotFound("reading SSM Parameter (/aws/x): couldn't find resource")).toBe(true);
-    expect(isParameterNotFound("AccessDeniedException: User is not authorized to perform: ssm:GetParameter")).toBe(false);
+    expect(isParameterNotFound("AccessDeniedException: User is not authorized to perform: ssm:GetParameter")).toBe(
+      false,
+    );
   });
 });
 
 describe("zones, offerings, quota", () => {
   it("reports a configured zone the region does not offer this account", () => {
-    expect(checkZonesAvailable("us-west-2", ["us-west-2a", "us-west-2e"], ["us-west-2a", "us-west-2b", "us-west-2c", "us-west-2d"])).toEqual([
+    expect(
+      checkZonesAvailable(
+        "us-west-2",
+        ["us-west-2a", "us-west-2e"],
+        ["us-west-2a", "us-west-2b", "us-west-2c", "us-west-2d"],
+      ),
+    ).toEqual([
       'aws.zones.1: "us-west-2e" is not an available zone of us-west-2 for this account (available: us-west-2a, us-west-2b, us-west-2c, us-west-2d)',
     ]);
     expect(checkZonesAvailable("us-west-2", ["us-west-2a"], ["us-west-2a"])).toEqual([]);
@@ -102,21 +126,37 @@ describe("zones, offerings, quota", () => {
       { key: "eks.systemNodes.instanceType", types: ["m7g.large"] },
       { key: "karpenter.nodePool (permitted instance types)", types: ["r7g.large", "r8gn.large"] },
     ];
-    expect(checkOfferings(required, { "us-east-1a": ["m7g.large", "r7g.large", "r8gn.large"], "us-east-1e": ["r7g.large"] })).toEqual([
+    expect(
+      checkOfferings(required, { "us-east-1a": ["m7g.large", "r7g.large", "r8gn.large"], "us-east-1e": ["r7g.large"] }),
+    ).toEqual([
       "eks.systemNodes.instanceType: m7g.large is not offered in us-east-1e; pick types offered in every zone of aws.zones, or other zones",
       "karpenter.nodePool (permitted instance types): r8gn.large is not offered in us-east-1e; pick types offered in every zone of aws.zones, or other zones",
     ]);
   });
 
   it("counts vCPUs by size", () => {
-    expect([vcpusOf("r7g.medium"), vcpusOf("r7g.large"), vcpusOf("m7g.xlarge"), vcpusOf("r7g.2xlarge"), vcpusOf("r7g.16xlarge")]).toEqual([1, 2, 4, 8, 64]);
+    expect([
+      vcpusOf("r7g.medium"),
+      vcpusOf("r7g.large"),
+      vcpusOf("m7g.xlarge"),
+      vcpusOf("r7g.2xlarge"),
+      vcpusOf("r7g.16xlarge"),
+    ]).toEqual([1, 2, 4, 8, 64]);
   });
 
   it("estimates the cluster stack: 2 m7g.large + 6 pods on r7g.large (one per node) + a benchmark node", () => {
     const { config } = loadStackFile("stacks/Pulumi.cluster.yaml");
     expect(config.karpenter.nodePool.permittedInstanceTypes).toEqual(["r7g.large"]);
     const estimate = estimateVcpus(config);
-    expect(estimate).toMatchObject({ system: 4, valkeyMin: 12, valkeyMax: 12, benchmarkMin: 2, benchmarkMax: 2, min: 18, max: 18 });
+    expect(estimate).toMatchObject({
+      system: 4,
+      valkeyMin: 12,
+      valkeyMax: 12,
+      benchmarkMin: 2,
+      benchmarkMax: 2,
+      min: 18,
+      max: 18,
+    });
   });
 
   it("spans the cheapest and worst packing over the default types, capped by limits.cpu", () => {
@@ -125,7 +165,15 @@ describe("zones, offerings, quota", () => {
     // its own, the benchmark beside one) = 12; worst = 7 × r7g.2xlarge (Sentinels kept off the
     // members as Karpenter treats the preference) = 56.
     const { config } = parseStackConfig({});
-    expect(estimateVcpus(config)).toMatchObject({ system: 4, valkeyMin: 12, valkeyMax: 56, benchmarkMin: 0, benchmarkMax: 0, min: 16, max: 60 });
+    expect(estimateVcpus(config)).toMatchObject({
+      system: 4,
+      valkeyMin: 12,
+      valkeyMax: 56,
+      benchmarkMin: 0,
+      benchmarkMax: 0,
+      min: 16,
+      max: 60,
+    });
     const capped = parseStackConfig({ karpenter: { nodePool: { limits: { cpu: "16" } } } }).config;
     expect(estimateVcpus(capped).valkeyMax).toBe(16);
   });
@@ -133,7 +181,9 @@ describe("zones, offerings, quota", () => {
   it("fails below the least the stack needs, warns below the worst case, names the quota and numbers", () => {
     const estimate = estimateVcpus(parseStackConfig({}).config);
     const low = checkQuota("us-west-2", 5, estimate);
-    expect(low.error).toMatch(/^EC2 quota L-1216C47A \(Running On-Demand Standard instances\) in us-west-2 is 5 vCPUs; this stack needs at least 16 vCPUs/);
+    expect(low.error).toMatch(
+      /^EC2 quota L-1216C47A \(Running On-Demand Standard instances\) in us-west-2 is 5 vCPUs; this stack needs at least 16 vCPUs/,
+    );
     expect(low.error).toContain("--quota-code L-1216C47A --desired-value 60 --region us-west-2");
     const mid = checkQuota("us-west-2", 32, estimate);
     expect(mid.error).toBeUndefined();
@@ -144,12 +194,18 @@ describe("zones, offerings, quota", () => {
 
 describe("credential and endpoint config", () => {
   it("validates aws.profile, aws.roleArn, eks.adminPrincipalArns and eks.publicAccessCidrs", () => {
-    expect(issuesOf({ aws: { roleArn: "deployer" } })).toEqual([expect.stringMatching(/^aws\.roleArn: must be an IAM role ARN/)]);
-    expect(issuesOf({ aws: { profile: "my profile" } })).toEqual([expect.stringMatching(/^aws\.profile: must be a profile name/)]);
+    expect(issuesOf({ aws: { roleArn: "deployer" } })).toEqual([
+      expect.stringMatching(/^aws\.roleArn: must be an IAM role ARN/),
+    ]);
+    expect(issuesOf({ aws: { profile: "my profile" } })).toEqual([
+      expect.stringMatching(/^aws\.profile: must be a profile name/),
+    ]);
     expect(issuesOf({ eks: { adminPrincipalArns: ["arn:aws:iam::123456789012:group/ops"] } })).toEqual([
       expect.stringMatching(/^eks\.adminPrincipalArns\.0: must be an IAM role or user ARN/),
     ]);
-    expect(issuesOf({ eks: { publicAccessCidrs: ["203.0.113.0/33"] } })).toEqual([expect.stringMatching(/^eks\.publicAccessCidrs\.0: must be an IPv4 CIDR/)]);
+    expect(issuesOf({ eks: { publicAccessCidrs: ["203.0.113.0/33"] } })).toEqual([
+      expect.stringMatching(/^eks\.publicAccessCidrs\.0: must be an IPv4 CIDR/),
+    ]);
     const { config } = parseStackConfig({
       aws: { profile: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" },
       eks: { adminPrincipalArns: ["arn:aws:iam::123456789012:user/alice"] },
@@ -169,8 +225,15 @@ describe("credential and endpoint config", () => {
     });
     expect(raw).toEqual({ "aws:region": "eu-west-1", "platform": "eks" });
     expect(issues).toEqual([
-      { path: "aws:profile", message: "is not read by the stack's AWS provider; set valkey-on-eks:aws.profile (the kubeconfig uses it too)" },
-      { path: "aws:assumeRole", message: "is not read by the stack's AWS provider; set valkey-on-eks:aws.roleArn (the kubeconfig assumes it too)" },
+      {
+        path: "aws:profile",
+        message: "is not read by the stack's AWS provider; set valkey-on-eks:aws.profile (the kubeconfig uses it too)",
+      },
+      {
+        path: "aws:assumeRole",
+        message:
+          "is not read by the stack's AWS provider; set valkey-on-eks:aws.roleArn (the kubeconfig assumes it too)",
+      },
     ]);
   });
 
@@ -186,7 +249,10 @@ describe("credential and endpoint config", () => {
   });
 
   it("builds the AWS provider and the kubeconfig credentials from the same keys", () => {
-    const { config } = parseStackConfig({ "aws:region": "eu-west-1", "aws": { profile: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" } });
+    const { config } = parseStackConfig({
+      "aws:region": "eu-west-1",
+      "aws": { profile: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" },
+    });
     expect(awsProviderArgs(config)).toEqual({
       region: "eu-west-1",
       profile: "ops",
@@ -197,7 +263,10 @@ describe("credential and endpoint config", () => {
       eks: { ...config.eks, publicAccessCidrs: ["203.0.113.0/24"] },
       credentials: { profile: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" },
     });
-    expect(args.providerCredentialOpts).toEqual({ profileName: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" });
+    expect(args.providerCredentialOpts).toEqual({
+      profileName: "ops",
+      roleArn: "arn:aws:iam::123456789012:role/deployer",
+    });
     expect(args.publicAccessCidrs).toEqual(["203.0.113.0/24"]);
     const ambient = defaultClusterArgs({ eks: { ...config.eks, publicEndpoint: false } });
     expect(ambient.providerCredentialOpts).toBeUndefined();

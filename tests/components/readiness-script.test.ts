@@ -23,7 +23,13 @@ let synced: ValkeyProcess;
 let cutOff: ValkeyProcess;
 
 beforeAll(async () => {
-  c = await startLocalCluster(fleet, { primaries: 1, replicasPerPrimary: 2, zones: ["a", "b"], password: PASSWORD, clusterNodeTimeoutMs: 3000 });
+  c = await startLocalCluster(fleet, {
+    primaries: 1,
+    replicasPerPrimary: 2,
+    zones: ["a", "b"],
+    password: PASSWORD,
+    clusterNodeTimeoutMs: 3000,
+  });
   primary = c.primaries[0] as ValkeyProcess;
   const replicas = c.replicasOf.get(primary.address) as ValkeyProcess[];
   // Cut off the replica listed first in the primary's CLUSTER NODES: the one a preStop that takes
@@ -42,7 +48,12 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const env = (): NodeJS.ProcessEnv => ({ ...process.env, VALKEY_CLI: cliPath(), REDISCLI_AUTH: PASSWORD, VALKEYCLI_AUTH: PASSWORD });
+const env = (): NodeJS.ProcessEnv => ({
+  ...process.env,
+  VALKEY_CLI: cliPath(),
+  REDISCLI_AUTH: PASSWORD,
+  VALKEYCLI_AUTH: PASSWORD,
+});
 
 async function probe(p: ValkeyProcess, restore = false): Promise<{ ready: boolean; why: string }> {
   const path = join(dir, `readiness-${p.port}.sh`);
@@ -87,7 +98,9 @@ describe("readiness means synced; preStop picks only a synced replica (real clus
 
   it("preStop hands the slots to the synced replica, never the cut-off one", async () => {
     const log = await preStop(primary);
-    expect(log).toMatch(new RegExp(`replica 127\\.0\\.0\\.1:${cutOff.port} has master_link_status:down; not choosing it`));
+    expect(log).toMatch(
+      new RegExp(`replica 127\\.0\\.0\\.1:${cutOff.port} has master_link_status:down; not choosing it`),
+    );
     expect(log).toContain(`to its synced replica 127.0.0.1:${synced.port}`);
     expect(log).toContain("failover done");
     expect(await role(synced)).toBe("master");
@@ -131,6 +144,8 @@ describe("readiness of a member before the bootstrap", () => {
     expect(await probe(restored, true)).toEqual({ ready: true, why: "" });
     expect((await probe(restored)).ready).toBe(false);
     await cli(restored.port, ["cluster", "meet", primary.host, String(primary.port)], PASSWORD);
-    await eventually("the member to know another node and stop being ready", 10_000, async () => ((await probe(restored, true)).ready ? undefined : true));
+    await eventually("the member to know another node and stop being ready", 10_000, async () =>
+      (await probe(restored, true)).ready ? undefined : true,
+    );
   });
 });

@@ -19,7 +19,10 @@ import { resolveBinaries } from "../../benchmarks/binaries.js";
 import { SentinelTopology, type Member } from "../../benchmarks/local/sentinel-topology.js";
 import { openClient } from "../../benchmarks/topology/connector.js";
 import { pollUntil, sleep } from "../../benchmarks/util/poll-until.js";
-import { renderReplicationPreStopScript, type ReplicationPreStopOptions } from "../../pod/replication-prestop-script.js";
+import {
+  renderReplicationPreStopScript,
+  type ReplicationPreStopOptions,
+} from "../../pod/replication-prestop-script.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
 let t: SentinelTopology;
@@ -44,7 +47,12 @@ function startPreStop(m: Member, o: Partial<ReplicationPreStopOptions> = {}): Pr
   });
   writeFileSync(file, script, { mode: 0o600 });
   const started = Date.now();
-  const env = { PATH: process.env.PATH ?? "", VALKEY_CLI: resolveBinaries().cli.path, REDISCLI_AUTH: password, VALKEY_ANNOUNCE_HOST: m.host };
+  const env = {
+    PATH: process.env.PATH ?? "",
+    VALKEY_CLI: resolveBinaries().cli.path,
+    REDISCLI_AUTH: password,
+    VALKEY_ANNOUNCE_HOST: m.host,
+  };
   const proc = spawn("sh", [file], { env, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   proc.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
@@ -60,7 +68,15 @@ function startPreStop(m: Member, o: Partial<ReplicationPreStopOptions> = {}): Pr
 }
 
 function client(m: Member, commandTimeout: number): Redis {
-  const c = new Redis({ host: m.host, port: m.port, password, maxRetriesPerRequest: 0, enableOfflineQueue: false, commandTimeout, lazyConnect: true });
+  const c = new Redis({
+    host: m.host,
+    port: m.port,
+    password,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    commandTimeout,
+    lazyConnect: true,
+  });
   c.on("error", () => undefined);
   return c;
 }
@@ -82,7 +98,15 @@ async function primary(): Promise<Member> {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "repl-prestop-"));
-  t = await SentinelTopology.start({ replicas: 2, zones: ["a", "b", "c"], password, downAfterMs: 2000, failoverTimeoutMs: 6000, proxy: false, hostBase: 160 });
+  t = await SentinelTopology.start({
+    replicas: 2,
+    zones: ["a", "b", "c"],
+    password,
+    downAfterMs: 2000,
+    failoverTimeoutMs: 6000,
+    proxy: false,
+    hostBase: 160,
+  });
 }, 120_000);
 afterAll(async () => {
   await t?.stopAll();
@@ -168,7 +192,11 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
       await pollUntil(
         async () => {
           const p = await seen();
-          return p instanceof Error ? `a Sentinel did not answer (${p.message})` : p.every((x) => x === "0") ? true : "not every Sentinel sees priority 0 yet";
+          return p instanceof Error
+            ? `a Sentinel did not answer (${p.message})`
+            : p.every((x) => x === "0")
+              ? true
+              : "not every Sentinel sees priority 0 yet";
         },
         {
           timeoutMs: 25_000,
@@ -187,10 +215,13 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toMatch(/SENTINEL FAILOVER via \S+: NOGOODSLAVE[\s\S]*SENTINEL FAILOVER via \S+: (OK|INPROG)/);
       expect(r.stderr).toContain("switchover done");
-      await pollUntil(async () => ((await primary()).address !== old.address ? true : "the Sentinels still name the old primary"), {
-        timeoutMs: 10_000,
-        what: "the Sentinels to name the new primary",
-      });
+      await pollUntil(
+        async () => ((await primary()).address !== old.address ? true : "the Sentinels still name the old primary"),
+        {
+          timeoutMs: 10_000,
+          what: "the Sentinels to name the new primary",
+        },
+      );
     } finally {
       await setPriority("100");
     }
@@ -287,11 +318,15 @@ describe("replication preStop rendering", () => {
     expect(script).toContain("trap release EXIT");
     const file = join(dir, "syntax.sh");
     writeFileSync(file, script);
-    const code = await new Promise<number | null>((resolve) => spawn("sh", ["-n", file], { stdio: "ignore" }).on("exit", resolve));
+    const code = await new Promise<number | null>((resolve) =>
+      spawn("sh", ["-n", file], { stdio: "ignore" }).on("exit", resolve),
+    );
     expect(code).toBe(0);
   });
   it("rejects bad input naming the option", () => {
-    expect(() => renderReplicationPreStopScript({ ...base, timeoutSeconds: 1 })).toThrow(/timeoutSeconds must be a whole number ≥ 2 \(got 1\)/);
+    expect(() => renderReplicationPreStopScript({ ...base, timeoutSeconds: 1 })).toThrow(
+      /timeoutSeconds must be a whole number ≥ 2 \(got 1\)/,
+    );
     expect(() => renderReplicationPreStopScript({ ...base, timeoutSeconds: 10, catchUpSeconds: 10 })).toThrow(
       /catchUpSeconds .* below timeoutSeconds 10 \(got 10\)/,
     );
@@ -299,10 +334,14 @@ describe("replication preStop rendering", () => {
     expect(() => renderReplicationPreStopScript({ ...base, timeoutSeconds: 10, failoverRetrySeconds: 10 })).toThrow(
       /failoverRetrySeconds must be a whole number ≥ 0 and below timeoutSeconds 10 \(got 10\)/,
     );
-    expect(renderReplicationPreStopScript({ ...base, timeoutSeconds: 6, catchUpSeconds: 2 })).toContain("failover_retry_s=5");
+    expect(renderReplicationPreStopScript({ ...base, timeoutSeconds: 6, catchUpSeconds: 2 })).toContain(
+      "failover_retry_s=5",
+    );
     expect(() => renderReplicationPreStopScript({ ...base, masterName: "a;b" })).toThrow(/masterName 'a;b'/);
     expect(() => renderReplicationPreStopScript({ ...base, sentinels: [] })).toThrow(/at least one Sentinel/);
-    expect(() => renderReplicationPreStopScript({ ...base, sentinels: ["nohost"] })).toThrow(/sentinel 'nohost' is not host:port/);
+    expect(() => renderReplicationPreStopScript({ ...base, sentinels: ["nohost"] })).toThrow(
+      /sentinel 'nohost' is not host:port/,
+    );
   });
 });
 

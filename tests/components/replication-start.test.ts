@@ -27,7 +27,11 @@ import { processesWithMarker } from "../support/processes.js";
 const PASSWORD = `s3cr3t "with" spaces\\`;
 const dir = mkdtempSync(join(tmpdir(), "sentinel-builders-"));
 const run = (cmd: string, args: string[]): Promise<{ code: number; out: string }> =>
-  new Promise((resolve) => execFile(cmd, args, (err, stdout, stderr) => resolve({ code: err === null ? 0 : Number(err.code ?? -1), out: stdout + stderr })));
+  new Promise((resolve) =>
+    execFile(cmd, args, (err, stdout, stderr) =>
+      resolve({ code: err === null ? 0 : Number(err.code ?? -1), out: stdout + stderr }),
+    ),
+  );
 
 describe("sentinel.conf", () => {
   const base = {
@@ -41,7 +45,12 @@ describe("sentinel.conf", () => {
   };
 
   it("monitors the primary with the timings, authenticates everywhere, announces hostnames", () => {
-    const text = renderSentinelConf({ ...base, password: PASSWORD, hostnames: true, announce: { host: "sentinel-0.sentinel-headless" } });
+    const text = renderSentinelConf({
+      ...base,
+      password: PASSWORD,
+      hostnames: true,
+      announce: { host: "sentinel-0.sentinel-headless" },
+    });
     const lines = text.trim().split("\n");
     const name = DEFAULT_MASTER_NAME;
     expect(lines).toEqual(
@@ -59,7 +68,9 @@ describe("sentinel.conf", () => {
       ]),
     );
     // Hostname resolution must be on before the monitor line names a hostname.
-    expect(lines.indexOf("sentinel resolve-hostnames yes")).toBeLessThan(lines.findIndex((l) => l.startsWith("sentinel monitor")));
+    expect(lines.indexOf("sentinel resolve-hostnames yes")).toBeLessThan(
+      lines.findIndex((l) => l.startsWith("sentinel monitor")),
+    );
     expect(renderSentinelConf(base)).toContain("protected-mode no");
   });
 
@@ -72,7 +83,11 @@ describe("sentinel.conf", () => {
 });
 
 describe("start script with the Sentinel decision", () => {
-  const script = renderStartScript({ mode: "replication", auth: true, sentinel: { sentinels: ["sentinel-0.s:26379", "sentinel-1.s:26379"] } });
+  const script = renderStartScript({
+    mode: "replication",
+    auth: true,
+    sentinel: { sentinels: ["sentinel-0.s:26379", "sentinel-1.s:26379"] },
+  });
 
   it("is valid sh, hands the password to the cli by environment only, and is absent without Sentinel", async () => {
     const path = join(dir, "start.sh");
@@ -89,11 +104,23 @@ describe("start script with the Sentinel decision", () => {
   it("fails with a clear message when a per-member value is missing (real sh)", async () => {
     const root = mkdtempSync(join(dir, "member-"));
     const path = join(root, "start.sh");
-    writeFileSync(path, renderStartScript({ mode: "replication", auth: false, runDir: join(root, "run"), dataDir: join(root, "data"), sentinel: {} }));
+    writeFileSync(
+      path,
+      renderStartScript({
+        mode: "replication",
+        auth: false,
+        runDir: join(root, "run"),
+        dataDir: join(root, "data"),
+        sentinel: {},
+      }),
+    );
     const sh = (env: Record<string, string>): Promise<{ code: number; out: string }> =>
       new Promise((resolve) =>
-        execFile("sh", [path, join(root, "valkey.conf")], { env: { PATH: process.env.PATH ?? "", ...env } }, (err, stdout, stderr) =>
-          resolve({ code: err === null ? 0 : Number(err.code ?? -1), out: stdout + stderr }),
+        execFile(
+          "sh",
+          [path, join(root, "valkey.conf")],
+          { env: { PATH: process.env.PATH ?? "", ...env } },
+          (err, stdout, stderr) => resolve({ code: err === null ? 0 : Number(err.code ?? -1), out: stdout + stderr }),
         ),
       );
     const base = { VALKEY_SENTINELS: "127.0.0.1:1", VALKEY_ANNOUNCE_HOST: "127.0.0.1" };
@@ -117,8 +144,12 @@ describe("start script with the Sentinel decision", () => {
 
   it("rejects bad options naming the key", () => {
     const b = { dataDir: "/data", includeFile: "/run/valkey/replication.conf" };
-    expect(() => renderReplicationStartBlock({ ...b, sentinels: ["no-port"] })).toThrow(/sentinel 'no-port' is not host:port/);
-    expect(() => renderReplicationStartBlock({ ...b, waitSeconds: 0 })).toThrow(/waitSeconds must be a whole number ≥ 1/);
+    expect(() => renderReplicationStartBlock({ ...b, sentinels: ["no-port"] })).toThrow(
+      /sentinel 'no-port' is not host:port/,
+    );
+    expect(() => renderReplicationStartBlock({ ...b, waitSeconds: 0 })).toThrow(
+      /waitSeconds must be a whole number ≥ 1/,
+    );
     expect(() => renderReplicationStartBlock({ ...b, masterName: "a;b" })).toThrow(/masterName 'a;b'/);
   });
 });
@@ -132,7 +163,10 @@ describe("start decision with no Sentinel answering (real sh, real valkey-server
     mute?.close();
     await fleet.stopAll();
   });
-  const UNFENCED = parseStackConfig({ valkey: { replication: { replicas: 0, minReplicasToWrite: 0 } }, checks: { verify: false } }).config.valkey;
+  const UNFENCED = parseStackConfig({
+    valkey: { replication: { replicas: 0, minReplicasToWrite: 0 } },
+    checks: { verify: false },
+  }).config.valkey;
   const start = async (ordinal: number, port: number, sentinels: string[], marker: string, restore = false) =>
     fleet.start({
       name: `member-${ordinal}`,
@@ -172,7 +206,8 @@ describe("start decision with no Sentinel answering (real sh, real valkey-server
       for (const pid of processesWithMarker(`SENTINEL_TEST_MARKER=${marker}`)) {
         try {
           const cmdline = readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0").join(" ");
-          if (/redis-cli|valkey-cli/.test(cmdline)) seen.push({ cmdline, environ: readFileSync(`/proc/${pid}/environ`, "latin1") });
+          if (/redis-cli|valkey-cli/.test(cmdline))
+            seen.push({ cmdline, environ: readFileSync(`/proc/${pid}/environ`, "latin1") });
         } catch {
           /* exited */
         }
@@ -202,7 +237,9 @@ describe("start decision with no Sentinel answering (real sh, real valkey-server
       c.disconnect();
     }
     await first.stop();
-    await expect(start(0, port, [dead], "second")).rejects.toThrow(/only ordinal 0 with an empty data dir may become the first primary/);
+    await expect(start(0, port, [dead], "second")).rejects.toThrow(
+      /only ordinal 0 with an empty data dir may become the first primary/,
+    );
     // The same data dir on a fresh port each time (a member's dir is `<name>-<port>`): another test
     // file may have taken the old port since it stopped.
     const withData = async (from: string): Promise<{ port: number; dir: string }> => {
@@ -214,7 +251,9 @@ describe("start decision with no Sentinel answering (real sh, real valkey-server
     // Rendered without restore, the marker changes nothing (a stack without restore.from keeps its scripts).
     writeFileSync(join(first.dir, "data", RESTORE_PENDING_MARKER), "");
     const plain = await withData(first.dir);
-    await expect(start(0, plain.port, [dead], "marker-ignored")).rejects.toThrow(/only ordinal 0 with an empty data dir may become the first primary/);
+    await expect(start(0, plain.port, [dead], "marker-ignored")).rejects.toThrow(
+      /only ordinal 0 with an empty data dir may become the first primary/,
+    );
     // With restore.from: a new stack's member 0 whose data restore.sh placed (restore-pending): its first start, once.
     const again = await withData(first.dir);
     const restored = await start(0, again.port, [dead], "restored", true);
@@ -228,7 +267,9 @@ describe("start decision with no Sentinel answering (real sh, real valkey-server
     }
     await restored.stop();
     const after = await withData(again.dir);
-    await expect(start(0, after.port, [dead], "after-restore", true)).rejects.toThrow(/only ordinal 0 with an empty data dir may become the first primary/);
+    await expect(start(0, after.port, [dead], "after-restore", true)).rejects.toThrow(
+      /only ordinal 0 with an empty data dir may become the first primary/,
+    );
   }, 60_000);
 
   it("ordinal 0 with an empty data dir does NOT take the primary role when a Sentinel answers with an error (wrong password)", async () => {

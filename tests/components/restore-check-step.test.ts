@@ -90,152 +90,215 @@ const raw = (mode: "cluster" | "replication", from: string) => ({
   from,
 });
 
-const call = (n: ValkeyProcess, ...args: string[]): Promise<string> => callOn(n, PW, args[0] as string, ...args.slice(1));
+const call = (n: ValkeyProcess, ...args: string[]): Promise<string> =>
+  callOn(n, PW, args[0] as string, ...args.slice(1));
 
-describe.skipIf(missing !== undefined)(`RestoreCheck on restored real servers${missing ? ` (skipped: ${missing})` : ""}`, () => {
-  describe("cluster mode, 3 x 1", () => {
-    let backup: LocalBackupResult;
-    const fleet = new LocalFleet();
-    let nodes: ValkeyProcess[] = [];
-    let deps: CheckDeps;
+describe.skipIf(missing !== undefined)(
+  `RestoreCheck on restored real servers${missing ? ` (skipped: ${missing})` : ""}`,
+  () => {
+    describe("cluster mode, 3 x 1", () => {
+      let backup: LocalBackupResult;
+      const fleet = new LocalFleet();
+      let nodes: ValkeyProcess[] = [];
+      let deps: CheckDeps;
 
-    beforeAll(async () => {
-      const source = new LocalFleet();
-      try {
-        const c = await startLocalCluster(source, { primaries: 3, replicasPerPrimary: 1, zones: ["a", "b", "c"], password: PW, clusterNodeTimeoutMs: 2000 });
-        const client = new Cluster([{ host: c.seed.host, port: c.seed.port }], { redisOptions: { password: PW } });
+      beforeAll(async () => {
+        const source = new LocalFleet();
         try {
-          for (let i = 0; i < 600; i++) await client.set(`k:${i}`, `v${i}`);
+          const c = await startLocalCluster(source, {
+            primaries: 3,
+            replicasPerPrimary: 1,
+            zones: ["a", "b", "c"],
+            password: PW,
+            clusterNodeTimeoutMs: 2000,
+          });
+          const client = new Cluster([{ host: c.seed.host, port: c.seed.port }], { redisOptions: { password: PW } });
+          try {
+            for (let i = 0; i < 600; i++) await client.set(`k:${i}`, `v${i}`);
+          } finally {
+            client.disconnect();
+          }
+          for (const p of c.primaries) await call(p, "WAIT", "1", "5000");
+          const report = await verifyTopology({
+            mode: "cluster",
+            seeds: [{ host: c.seed.host, port: c.seed.port }],
+            connector: new DirectConnector({ password: PW }),
+          });
+          backup = await runLocalBackup({
+            plan: planBackup(report),
+            dir: join(tmp, "cluster"),
+            uri: `s3://${BUCKET}/prod`,
+            id: "check-1",
+            s3,
+            password: PW,
+          });
         } finally {
-          client.disconnect();
+          await source.stopAll();
         }
-        for (const p of c.primaries) await call(p, "WAIT", "1", "5000");
-        const report = await verifyTopology({
-          mode: "cluster",
-          seeds: [{ host: c.seed.host, port: c.seed.port }],
-          connector: new DirectConnector({ password: PW }),
+        // A new stack: pods 0..2 restore shards 0..2, pods 3..5 start empty; the ClusterBootstrap (restored: true) forms it.
+        nodes = await fleet.startMany(6, (i) => ({
+          name: `restored-${i}`,
+          clusterEnabled: true,
+          startTimeoutMs: 30_000,
+          launch: restoredMemberLaunch({
+            restore: { mode: "cluster", plannedSlots: plannedRanges(3) },
+            from: backup.uri,
+            shard: i < 3 ? i : "none",
+            s3,
+            server: { clusterEnabled: true, clusterNodeTimeoutMs: 2000, password: PW, appendonly: true },
+            binDir: join(tmp, "bin"),
+          }),
+        }));
+        ({ deps } = asPods(nodes));
+        const target = {
+          namespace: "data",
+          selector: SELECTOR,
+          kubeconfig: "unused",
+          connector: "direct",
+          password: PW,
+        };
+        const inputs = bootstrapStep.parse({
+          ...target,
+          expectedPods: 6,
+          primaries: 3,
+          replicasPerPrimary: 1,
+          restored: true,
         });
-        backup = await runLocalBackup({ plan: planBackup(report), dir: join(tmp, "cluster"), uri: `s3://${BUCKET}/prod`, id: "check-1", s3, password: PW });
-      } finally {
-        await source.stopAll();
-      }
-      // A new stack: pods 0..2 restore shards 0..2, pods 3..5 start empty; the ClusterBootstrap (restored: true) forms it.
-      nodes = await fleet.startMany(6, (i) => ({
-        name: `restored-${i}`,
-        clusterEnabled: true,
-        startTimeoutMs: 30_000,
-        launch: restoredMemberLaunch({
-          restore: { mode: "cluster", plannedSlots: plannedRanges(3) },
+        const out = await bootstrapOnKubernetes({ ...inputs, timeoutMs: 30_000 }, deps);
+        expect(out.plan.shards.map((s) => s.primary.pod)).toEqual(["vc-0", "vc-1", "vc-2"]);
+      }, 180_000);
+      afterAll(async () => fleet.stopAll());
+
+      it("restore.sh place reports the shard it placed (its manifest entry, the backup id) or why it placed nothing", () => {
+        const report = (i: number) => JSON.parse(readFileSync(restoreMessageFile(nodes[i]!.dir), "utf8")) as unknown;
+        expect(report(1)).toEqual({
+          restore: "placed",
           from: backup.uri,
-          shard: i < 3 ? i : "none",
+          backup: "check-1",
+          entry: backup.manifest.shards[1],
+        });
+        const empty = parseRestoreMessage(JSON.stringify(report(4)), "vc-4");
+        expect(empty.restore === "none" ? [empty.from, empty.reason] : empty).toEqual([
+          backup.uri,
+          expect.stringMatching(/^this member starts empty: it joins as a replica/) as string,
+        ]);
+        // One line each, and the shape the step parses.
+        for (const n of nodes)
+          expect(readFileSync(restoreMessageFile(n.dir), "utf8").trim().split("\n")).toHaveLength(1);
+        for (const i of [1, 4]) expect(() => parseRestoreMessage(JSON.stringify(report(i)), `vc-${i}`)).not.toThrow();
+      });
+
+      it("passes: each shard's DBSIZE on the primary serving its slots equals the manifest's; the report names the pods", async () => {
+        const t0 = Date.now();
+        const out = await checkRestore(restoreCheckStep.parse(raw("cluster", backup.uri)), deps);
+        console.log(
+          `[restore check] 6 pods, 3 shards, ${backup.manifest.shards.reduce((a, x) => a + x.keys, 0)} keys: ${Date.now() - t0} ms`,
+        );
+        expect(out.report).toEqual({
+          from: backup.uri,
+          backup: "check-1",
+          shards: backup.manifest.shards.map((s) => ({
+            shard: s.shard,
+            slots: s.slots,
+            manifestKeys: s.keys,
+            expires: 0,
+            keys: s.keys,
+            primary: `vc-${s.shard}`,
+          })),
+        });
+        expect(out.report.shards.reduce((a, s) => a + s.keys, 0)).toBe(600);
+        // Through the provider protocol: the outputs carry the report, never the password.
+        const created = await create(raw("cluster", `${backup.uri}/`), deps);
+        expect(created.outs.report).toMatchObject({ backup: "check-1" });
+        expect(JSON.stringify(created.outs)).not.toContain(PW);
+      });
+
+      it("refuses a restore.from no member restored, naming what each member said", async () => {
+        const other = `s3://${BUCKET}/prod/other`;
+        await expect(checkRestore(restoreCheckStep.parse(raw("cluster", other)), deps)).rejects.toThrow(
+          new RegExp(
+            `restore\\.from is ${other}, but no member restored it .*vc-0: placed shard 0 of another backup \\(${backup.uri}\\).*vc-3: placed nothing: this member starts empty`,
+          ),
+        );
+      });
+
+      it("only restore.from re-runs it", () => {
+        const olds = { ...raw("cluster", backup.uri), report: {} };
+        expect(
+          diff("id", olds, {
+            ...raw("cluster", backup.uri),
+            namespace: "elsewhere",
+            connector: "port-forward",
+            mode: "replication",
+          }).changes,
+        ).toBe(false);
+        expect(diff("id", olds, raw("cluster", `${backup.uri}-2`)).changes).toBe(true);
+      });
+
+      // Last: it changes the data.
+      it("fails when a shard lost a key, naming the shard, the manifest's count, DBSIZE and its primary", async () => {
+        const key = await call(nodes[1]!, "RANDOMKEY");
+        expect(await call(nodes[1]!, "DEL", key)).toBe("1");
+        const want = backup.manifest.shards[1]!.keys;
+        await expect(checkRestore(restoreCheckStep.parse(raw("cluster", backup.uri)), deps)).rejects.toThrow(
+          `restore check of backup check-1 (${backup.uri}) failed:\n  shard 1 (slots 5461-10921): DBSIZE ${want - 1} on its primary vc-1, the manifest ${want} keys: 1 missing`,
+        );
+      });
+    });
+
+    it("replication mode, 1 + 1: passes with keys with a TTL gone (as if expired), fails once more keys are gone than had one", async () => {
+      const fleet = new LocalFleet();
+      let backup: LocalBackupResult;
+      try {
+        const r = await startLocalReplication(fleet, {
+          replicas: 1,
+          zones: ["a", "b"],
+          password: PW,
+          server: { appendonly: false },
+        });
+        for (let i = 0; i < 200; i++)
+          await call(r.primary, "SET", `r:${i}`, `v${i}`, ...(i < 20 ? ["EX", "3600"] : []));
+        await call(r.primary, "WAIT", "1", "5000");
+        const seed = { mode: "replication" as const, host: r.primary.host, port: r.primary.port };
+        backup = await runLocalBackup({
+          seed,
+          dir: join(tmp, "repl"),
+          uri: `s3://${BUCKET}/repl`,
+          id: "repl-1",
           s3,
-          server: { clusterEnabled: true, clusterNodeTimeoutMs: 2000, password: PW, appendonly: true },
+          password: PW,
+        });
+      } finally {
+        await fleet.stopAll();
+      }
+      expect(backup.manifest.shards[0]).toMatchObject({ keys: 200, expires: 20 });
+      const restored = new LocalFleet();
+      try {
+        const { primary, replica } = await startRestoredReplication(restored, {
+          from: backup.uri,
+          s3,
           binDir: join(tmp, "bin"),
-        }),
-      }));
-      ({ deps } = asPods(nodes));
-      const target = { namespace: "data", selector: SELECTOR, kubeconfig: "unused", connector: "direct", password: PW };
-      const inputs = bootstrapStep.parse({ ...target, expectedPods: 6, primaries: 3, replicasPerPrimary: 1, restored: true });
-      const out = await bootstrapOnKubernetes({ ...inputs, timeoutMs: 30_000 }, deps);
-      expect(out.plan.shards.map((s) => s.primary.pod)).toEqual(["vc-0", "vc-1", "vc-2"]);
-    }, 180_000);
-    afterAll(async () => fleet.stopAll());
-
-    it("restore.sh place reports the shard it placed (its manifest entry, the backup id) or why it placed nothing", () => {
-      const report = (i: number) => JSON.parse(readFileSync(restoreMessageFile(nodes[i]!.dir), "utf8")) as unknown;
-      expect(report(1)).toEqual({ restore: "placed", from: backup.uri, backup: "check-1", entry: backup.manifest.shards[1] });
-      const empty = parseRestoreMessage(JSON.stringify(report(4)), "vc-4");
-      expect(empty.restore === "none" ? [empty.from, empty.reason] : empty).toEqual([
-        backup.uri,
-        expect.stringMatching(/^this member starts empty: it joins as a replica/) as string,
-      ]);
-      // One line each, and the shape the step parses.
-      for (const n of nodes) expect(readFileSync(restoreMessageFile(n.dir), "utf8").trim().split("\n")).toHaveLength(1);
-      for (const i of [1, 4]) expect(() => parseRestoreMessage(JSON.stringify(report(i)), `vc-${i}`)).not.toThrow();
-    });
-
-    it("passes: each shard's DBSIZE on the primary serving its slots equals the manifest's; the report names the pods", async () => {
-      const t0 = Date.now();
-      const out = await checkRestore(restoreCheckStep.parse(raw("cluster", backup.uri)), deps);
-      console.log(`[restore check] 6 pods, 3 shards, ${backup.manifest.shards.reduce((a, x) => a + x.keys, 0)} keys: ${Date.now() - t0} ms`);
-      expect(out.report).toEqual({
-        from: backup.uri,
-        backup: "check-1",
-        shards: backup.manifest.shards.map((s) => ({
-          shard: s.shard,
-          slots: s.slots,
-          manifestKeys: s.keys,
-          expires: 0,
-          keys: s.keys,
-          primary: `vc-${s.shard}`,
-        })),
-      });
-      expect(out.report.shards.reduce((a, s) => a + s.keys, 0)).toBe(600);
-      // Through the provider protocol: the outputs carry the report, never the password.
-      const created = await create(raw("cluster", `${backup.uri}/`), deps);
-      expect(created.outs.report).toMatchObject({ backup: "check-1" });
-      expect(JSON.stringify(created.outs)).not.toContain(PW);
-    });
-
-    it("refuses a restore.from no member restored, naming what each member said", async () => {
-      const other = `s3://${BUCKET}/prod/other`;
-      await expect(checkRestore(restoreCheckStep.parse(raw("cluster", other)), deps)).rejects.toThrow(
-        new RegExp(
-          `restore\\.from is ${other}, but no member restored it .*vc-0: placed shard 0 of another backup \\(${backup.uri}\\).*vc-3: placed nothing: this member starts empty`,
-        ),
-      );
-    });
-
-    it("only restore.from re-runs it", () => {
-      const olds = { ...raw("cluster", backup.uri), report: {} };
-      expect(diff("id", olds, { ...raw("cluster", backup.uri), namespace: "elsewhere", connector: "port-forward", mode: "replication" }).changes).toBe(false);
-      expect(diff("id", olds, raw("cluster", `${backup.uri}-2`)).changes).toBe(true);
-    });
-
-    // Last: it changes the data.
-    it("fails when a shard lost a key, naming the shard, the manifest's count, DBSIZE and its primary", async () => {
-      const key = await call(nodes[1]!, "RANDOMKEY");
-      expect(await call(nodes[1]!, "DEL", key)).toBe("1");
-      const want = backup.manifest.shards[1]!.keys;
-      await expect(checkRestore(restoreCheckStep.parse(raw("cluster", backup.uri)), deps)).rejects.toThrow(
-        `restore check of backup check-1 (${backup.uri}) failed:\n  shard 1 (slots 5461-10921): DBSIZE ${want - 1} on its primary vc-1, the manifest ${want} keys: 1 missing`,
-      );
-    });
-  });
-
-  it("replication mode, 1 + 1: passes with keys with a TTL gone (as if expired), fails once more keys are gone than had one", async () => {
-    const fleet = new LocalFleet();
-    let backup: LocalBackupResult;
-    try {
-      const r = await startLocalReplication(fleet, { replicas: 1, zones: ["a", "b"], password: PW, server: { appendonly: false } });
-      for (let i = 0; i < 200; i++) await call(r.primary, "SET", `r:${i}`, `v${i}`, ...(i < 20 ? ["EX", "3600"] : []));
-      await call(r.primary, "WAIT", "1", "5000");
-      const seed = { mode: "replication" as const, host: r.primary.host, port: r.primary.port };
-      backup = await runLocalBackup({ seed, dir: join(tmp, "repl"), uri: `s3://${BUCKET}/repl`, id: "repl-1", s3, password: PW });
-    } finally {
-      await fleet.stopAll();
-    }
-    expect(backup.manifest.shards[0]).toMatchObject({ keys: 200, expires: 20 });
-    const restored = new LocalFleet();
-    try {
-      const { primary, replica } = await startRestoredReplication(restored, { from: backup.uri, s3, binDir: join(tmp, "bin"), password: PW, prefix: "r" });
-      const { deps } = asPods([primary, replica]);
-      const inputs = restoreCheckStep.parse(raw("replication", backup.uri));
-      const row = (keys: number) => ({
-        from: backup.uri,
-        backup: "repl-1",
-        shards: [{ shard: 0, slots: [], manifestKeys: 200, expires: 20, keys, primary: "vc-0" }],
-      });
-      expect((await checkRestore(inputs, deps)).report).toEqual(row(200));
-      // 20 keys had a TTL: up to 20 may be gone by the check.
-      for (let i = 0; i < 15; i++) await call(primary, "DEL", `r:${i}`);
-      expect((await checkRestore(inputs, deps)).report).toEqual(row(185));
-      for (let i = 15; i < 21; i++) await call(primary, "DEL", `r:${i}`);
-      await expect(checkRestore(inputs, deps)).rejects.toThrow(
-        "shard 0: DBSIZE 179 on its primary vc-0, the manifest 200 keys (20 with a TTL, which may have expired since the snapshot: 180 to 200 accepted): 1 missing",
-      );
-    } finally {
-      await restored.stopAll();
-    }
-  }, 120_000);
-});
+          password: PW,
+          prefix: "r",
+        });
+        const { deps } = asPods([primary, replica]);
+        const inputs = restoreCheckStep.parse(raw("replication", backup.uri));
+        const row = (keys: number) => ({
+          from: backup.uri,
+          backup: "repl-1",
+          shards: [{ shard: 0, slots: [], manifestKeys: 200, expires: 20, keys, primary: "vc-0" }],
+        });
+        expect((await checkRestore(inputs, deps)).report).toEqual(row(200));
+        // 20 keys had a TTL: up to 20 may be gone by the check.
+        for (let i = 0; i < 15; i++) await call(primary, "DEL", `r:${i}`);
+        expect((await checkRestore(inputs, deps)).report).toEqual(row(185));
+        for (let i = 15; i < 21; i++) await call(primary, "DEL", `r:${i}`);
+        await expect(checkRestore(inputs, deps)).rejects.toThrow(
+          "shard 0: DBSIZE 179 on its primary vc-0, the manifest 200 keys (20 with a TTL, which may have expired since the snapshot: 180 to 200 accepted): 1 missing",
+        );
+      } finally {
+        await restored.stopAll();
+      }
+    }, 120_000);
+  },
+);

@@ -9,7 +9,12 @@
 import { describe, expect, it } from "vitest";
 import type { TopologyReport } from "../../benchmarks/verify/verify-types.js";
 import { rollStep } from "../../components/steps/rolling-restart/declaration.js";
-import { podOfAddress, REVISION_LABEL, runRoll, type RollDeps } from "../../components/steps/rolling-restart/implementation.js";
+import {
+  podOfAddress,
+  REVISION_LABEL,
+  runRoll,
+  type RollDeps,
+} from "../../components/steps/rolling-restart/implementation.js";
 import type { RollKubeApi, RollPod } from "../../components/steps/rolling-restart/kube-api.js";
 
 const NS = "valkey";
@@ -69,7 +74,10 @@ class FakeRelease implements RollKubeApi {
     const role = selector.includes("sentinel") ? "sentinel" : "member";
     return Promise.resolve(
       this.pods
-        .filter((p) => p.labels.role === role && !(p.deleting && p.back === undefined && this.o.lost?.includes(p.name) === false))
+        .filter(
+          (p) =>
+            p.labels.role === role && !(p.deleting && p.back === undefined && this.o.lost?.includes(p.name) === false),
+        )
         .map((p) => ({ ...p })),
     );
   }
@@ -82,7 +90,8 @@ class FakeRelease implements RollKubeApi {
     this.evictions.push(name);
     const p = this.pods.find((x) => x.name === name)!;
     // The member's preStop: a primary hands over to a replica first (replication mode).
-    if (name === this.primary) this.primary = this.pods.find((x) => x.labels.role === "member" && x.name !== name)!.name;
+    if (name === this.primary)
+      this.primary = this.pods.find((x) => x.labels.role === "member" && x.name !== name)!.name;
     Object.assign(p, { deleting: true, ready: false, back: this.o.lost?.includes(name) ? Infinity : this.clock + 2 });
     return Promise.resolve("evicted");
   }
@@ -92,7 +101,13 @@ class FakeRelease implements RollKubeApi {
   verify = (): Promise<TopologyReport> => {
     const members = this.pods.filter((p) => p.labels.role === "member");
     const down = this.pods.filter((p) => !p.ready);
-    const replica = (p: RollPod) => ({ address: `${dns(p.name)}:6379`, zone: undefined, crossAz: true, linkUp: p.ready, lagBytes: 0 });
+    const replica = (p: RollPod) => ({
+      address: `${dns(p.name)}:6379`,
+      zone: undefined,
+      crossAz: true,
+      linkUp: p.ready,
+      lagBytes: 0,
+    });
     return Promise.resolve({
       ok: down.length === 0,
       mode: this.o.mode,
@@ -148,7 +163,14 @@ describe("RollingRestart implementation (fake API server)", () => {
   it("replication: evicts the Sentinels one by one, then the replicas, the primary last; each back at the new revision before the next", async () => {
     const k = new FakeRelease({ mode: "replication" });
     const out = await runRoll(inputs("replication"), depsOf(k));
-    expect(k.evictions).toEqual(["valkey-sentinel-0", "valkey-sentinel-1", "valkey-sentinel-2", "valkey-1", "valkey-2", "valkey-0"]);
+    expect(k.evictions).toEqual([
+      "valkey-sentinel-0",
+      "valkey-sentinel-1",
+      "valkey-sentinel-2",
+      "valkey-1",
+      "valkey-2",
+      "valkey-0",
+    ]);
     expect(out.restartedPods).toEqual(k.evictions);
     expect(out.steps.map((s) => s.kind)).toEqual(["sentinel", "sentinel", "sentinel", "replica", "replica", "primary"]);
     expect(k.pods.every((p) => p.labels[REVISION_LABEL]?.endsWith("-new"))).toBe(true);
@@ -165,13 +187,19 @@ describe("RollingRestart implementation (fake API server)", () => {
   it("nothing stale (a fresh stack, or a change that left the templates alone): no pod is touched, no verifier call needed", async () => {
     const all = ["valkey-0", "valkey-1", "valkey-2", "valkey-sentinel-0", "valkey-sentinel-1", "valkey-sentinel-2"];
     const k = new FakeRelease({ mode: "replication", current: all });
-    const out = await runRoll(inputs("replication"), { ...depsOf(k), verify: () => Promise.reject(new Error("must not verify")) });
+    const out = await runRoll(inputs("replication"), {
+      ...depsOf(k),
+      verify: () => Promise.reject(new Error("must not verify")),
+    });
     expect(k.evictions).toEqual([]);
     expect(out).toEqual({ steps: [], restartedPods: [], totalMs: 0 });
   });
 
   it("resumes a roll cut short: pods already at the new revision are not restarted again", async () => {
-    const k = new FakeRelease({ mode: "replication", current: ["valkey-sentinel-0", "valkey-sentinel-1", "valkey-sentinel-2", "valkey-1"] });
+    const k = new FakeRelease({
+      mode: "replication",
+      current: ["valkey-sentinel-0", "valkey-sentinel-1", "valkey-sentinel-2", "valkey-1"],
+    });
     await runRoll(inputs("replication"), depsOf(k));
     expect(k.evictions).toEqual(["valkey-2", "valkey-0"]);
   });
@@ -183,12 +211,14 @@ describe("RollingRestart implementation (fake API server)", () => {
   });
 
   it("fails naming the pod when the budget refuses past stepTimeoutS, or the pod does not come back", async () => {
-    await expect(runRoll(inputs("cluster"), depsOf(new FakeRelease({ mode: "cluster", blocked: { "valkey-1": 1e9 } })))).rejects.toThrow(
+    await expect(
+      runRoll(inputs("cluster"), depsOf(new FakeRelease({ mode: "cluster", blocked: { "valkey-1": 1e9 } }))),
+    ).rejects.toThrow(
       /the eviction of valkey-1 not within 1 s \(rollingRestart.stepTimeoutS\): its PodDisruptionBudget refused/,
     );
-    await expect(runRoll(inputs("cluster"), depsOf(new FakeRelease({ mode: "cluster", lost: ["valkey-1"] })))).rejects.toThrow(
-      /valkey-1 back at revision valkey-new and Ready not within 1 s/,
-    );
+    await expect(
+      runRoll(inputs("cluster"), depsOf(new FakeRelease({ mode: "cluster", lost: ["valkey-1"] }))),
+    ).rejects.toThrow(/valkey-1 back at revision valkey-new and Ready not within 1 s/);
   });
 
   it("finds the pod an address names: by pod IP, or by the first label of its DNS name", () => {

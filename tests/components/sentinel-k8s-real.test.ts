@@ -34,7 +34,13 @@ const zones = ["us-west-2a", "us-west-2b", "us-west-2c"];
 
 function depsFor(t: SentinelTopology): CheckDeps {
   const pods = [
-    ...t.members.map((m, i) => ({ name: `valkey-${i}`, podIP: m.host, nodeName: `node-${m.zone}`, labels: { app: "v" }, ports: { valkey: m.port } })),
+    ...t.members.map((m, i) => ({
+      name: `valkey-${i}`,
+      podIP: m.host,
+      nodeName: `node-${m.zone}`,
+      labels: { app: "v" },
+      ports: { valkey: m.port },
+    })),
     ...t.sentinels.map((s, i) => ({
       name: `valkey-sentinel-${i}`,
       podIP: s.host,
@@ -65,13 +71,20 @@ const inputs = (t: SentinelTopology, timeoutMs = 3000): TopologyCheckInputs => (
   password,
 });
 
-function runSh(script: string, env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; stderr: string; ms: number }> {
+function runSh(
+  script: string,
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<{ code: number | null; stderr: string; ms: number }> {
   const dir = mkdtempSync(join(tmpdir(), "prestop-"));
   const file = join(dir, "prestop.sh");
   writeFileSync(file, script, { mode: 0o600 });
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const p = spawn("sh", [file], { env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "ignore", "pipe"] });
+    const p = spawn("sh", [file], {
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     let stderr = "";
     p.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => p.kill("SIGKILL"), timeoutMs);
@@ -87,7 +100,15 @@ function runSh(script: string, env: Record<string, string>, timeoutMs: number): 
 describe("replication under Sentinel on real processes (fake Kubernetes API only)", () => {
   let t: SentinelTopology;
   beforeAll(async () => {
-    t = await SentinelTopology.start({ replicas: 2, zones, password, downAfterMs: 1000, failoverTimeoutMs: 3000, proxy: false, hostBase: 140 });
+    t = await SentinelTopology.start({
+      replicas: 2,
+      zones,
+      password,
+      downAfterMs: 1000,
+      failoverTimeoutMs: 3000,
+      proxy: false,
+      hostBase: 140,
+    });
   }, 120_000);
   afterAll(async () => {
     await t?.stopAll();
@@ -100,7 +121,9 @@ describe("replication under Sentinel on real processes (fake Kubernetes API only
     expect(out.report.shards[0]?.primary.address).toBe(primary);
     expect(out.report.shards[0]?.replicas).toHaveLength(2);
     expect(out.report.masterName).toBe(t.masterName);
-    expect(out.report.sentinels).toEqual(t.sentinels.map((s) => ({ address: s.address, zone: s.zone, reachable: true, agrees: true, primary })));
+    expect(out.report.sentinels).toEqual(
+      t.sentinels.map((s) => ({ address: s.address, zone: s.zone, reachable: true, agrees: true, primary })),
+    );
     expect(out.table).toContain("Sentinels");
   }, 60_000);
 
@@ -129,9 +152,19 @@ describe("replication under Sentinel on real processes (fake Kubernetes API only
     const replica = t.members.find((m) => m !== primary);
     if (replica === undefined) throw new Error("no replica");
     const sentinels = t.sentinels.map((s) => s.address);
-    const env = (m: typeof primary): Record<string, string> => ({ VALKEY_CLI: cli, REDISCLI_AUTH: password, VALKEY_ANNOUNCE_HOST: m.host });
+    const env = (m: typeof primary): Record<string, string> => ({
+      VALKEY_CLI: cli,
+      REDISCLI_AUTH: password,
+      VALKEY_ANNOUNCE_HOST: m.host,
+    });
     const onReplica = await runSh(
-      renderReplicationPreStopScript({ masterName: t.masterName, sentinels, port: replica.port, localHost: replica.host, timeoutSeconds: 20 }),
+      renderReplicationPreStopScript({
+        masterName: t.masterName,
+        sentinels,
+        port: replica.port,
+        localHost: replica.host,
+        timeoutSeconds: 20,
+      }),
       env(replica),
       30_000,
     );
@@ -140,7 +173,13 @@ describe("replication under Sentinel on real processes (fake Kubernetes API only
     expect(await t.primaryFromSentinels()).toBe(before);
 
     const res = await runSh(
-      renderReplicationPreStopScript({ masterName: t.masterName, sentinels, port: primary.port, localHost: primary.host, timeoutSeconds: 20 }),
+      renderReplicationPreStopScript({
+        masterName: t.masterName,
+        sentinels,
+        port: primary.port,
+        localHost: primary.host,
+        timeoutSeconds: 20,
+      }),
       env(primary),
       40_000,
     );

@@ -32,7 +32,10 @@ describe("the Sentinel entrypoint on a real Sentinel", () => {
 
   const start = async (): Promise<void> => {
     const path = `${dirname(resolveBinaries().server.path)}:${process.env.PATH ?? ""}`;
-    proc = spawn("sh", [script], { env: { PATH: path, VALKEY_ANNOUNCE_HOST: HOST }, stdio: ["ignore", "pipe", "pipe"] });
+    proc = spawn("sh", [script], {
+      env: { PATH: path, VALKEY_ANNOUNCE_HOST: HOST },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     proc.stdout?.on("data", (d: Buffer) => (log += d.toString()));
     proc.stderr?.on("data", (d: Buffer) => (log += d.toString()));
     await pollUntil(
@@ -56,7 +59,14 @@ describe("the Sentinel entrypoint on a real Sentinel", () => {
   };
 
   beforeAll(async () => {
-    primary = await fleet.start({ name: "p", bind: HOST, port: await freePort(HOST), password, appendonly: false, save: "" });
+    primary = await fleet.start({
+      name: "p",
+      bind: HOST,
+      port: await freePort(HOST),
+      password,
+      appendonly: false,
+      save: "",
+    });
     dir = mkdtempSync(join(tmpdir(), "sentinel-start-"));
     port = await freePort(HOST);
     const template = join(dir, "sentinel.conf.template");

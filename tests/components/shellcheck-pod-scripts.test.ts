@@ -36,7 +36,16 @@ describe("shellcheck over the rendered pod scripts", () => {
         for (const s of found) expect(s.text.length, `${script} [${s.variant}]`).toBeGreaterThan(0);
       }
     }
-    for (const script of ["prestop.sh", "heal.sh", "rejoin.sh", "failback.sh", "sentinel-start.sh", "backup.sh", "fault-agent.sh", "benchmark-job.sh"]) {
+    for (const script of [
+      "prestop.sh",
+      "heal.sh",
+      "rejoin.sh",
+      "failback.sh",
+      "sentinel-start.sh",
+      "backup.sh",
+      "fault-agent.sh",
+      "benchmark-job.sh",
+    ]) {
       expect(
         scripts.some((s) => s.script === script),
         script,

@@ -16,15 +16,28 @@ import { installMocks, settle, valueOf, type MockRecorder } from "../support/pul
 const STEPS_DIR = fileURLToPath(new URL("../../components/steps/", import.meta.url));
 const RUN = "pulumi-nodejs:dynamic:Resource";
 
-type StepClass = (new (name: string, args: never, opts?: pulumi.ComponentResourceOptions) => pulumi.ComponentResource) & {
+type StepClass = (new (
+  name: string,
+  args: never,
+  opts?: pulumi.ComponentResourceOptions,
+) => pulumi.ComponentResource) & {
   step: StepDeclaration;
 };
 
 /** The URNs the steps had before defineStep (git 1c0b312), per step type. */
 const FORMER: Record<string, (urn: (chain: string, name: string) => string, name: string) => string[]> = {
-  ClusterBootstrap: (urn, n) => [urn("valkey-on-eks:checks:ClusterBootstrap", n), urn(`valkey-on-eks:checks:ClusterBootstrap$${RUN}`, `${n}-run`)],
-  TopologyCheck: (urn, n) => [urn("valkey-on-eks:checks:TopologyCheck", n), urn(`valkey-on-eks:checks:TopologyCheck$${RUN}`, `${n}-run`)],
-  FailureDrill: (urn, n) => [urn("valkey-on-eks:checks:FailureDrill", n), urn(`valkey-on-eks:checks:FailureDrill$${RUN}`, `${n}-run`)],
+  ClusterBootstrap: (urn, n) => [
+    urn("valkey-on-eks:checks:ClusterBootstrap", n),
+    urn(`valkey-on-eks:checks:ClusterBootstrap$${RUN}`, `${n}-run`),
+  ],
+  TopologyCheck: (urn, n) => [
+    urn("valkey-on-eks:checks:TopologyCheck", n),
+    urn(`valkey-on-eks:checks:TopologyCheck$${RUN}`, `${n}-run`),
+  ],
+  FailureDrill: (urn, n) => [
+    urn("valkey-on-eks:checks:FailureDrill", n),
+    urn(`valkey-on-eks:checks:FailureDrill$${RUN}`, `${n}-run`),
+  ],
   ClusterShape: (urn, n) => [urn("pulumi-nodejs:dynamic/checks:ClusterShape", n)],
   BenchmarkResults: (urn, n) => [urn("pulumi-nodejs:dynamic/benchmark:BenchmarkResults", n)],
   VolumeRelease: (urn, n) => [urn("pulumi-nodejs:dynamic/storage:VolumeRelease", n)],
@@ -49,20 +62,31 @@ beforeAll(async () => {
   mocks = installMocks({
     // A provider that answers every step's declared outputs (and runStamp), each its own value:
     // the component shows only those its child registered a placeholder for.
-    outputs: (r) => (r.type === RUN ? Object.fromEntries(["runStamp", ...steps.flatMap(([, s]) => s.step.outputKeys)].map((k) => [k, `out:${k}`])) : {}),
+    outputs: (r) =>
+      r.type === RUN
+        ? Object.fromEntries(["runStamp", ...steps.flatMap(([, s]) => s.step.outputKeys)].map((k) => [k, `out:${k}`]))
+        : {},
   });
   pulumiRt = await import("@pulumi/pulumi");
-  const monitor = pulumiRt.runtime.getMonitor() as unknown as { registerResource: (req: never, cb: unknown) => unknown };
+  const monitor = pulumiRt.runtime.getMonitor() as unknown as {
+    registerResource: (req: never, cb: unknown) => unknown;
+  };
   const original = monitor.registerResource.bind(monitor);
-  monitor.registerResource = (req: { getType(): string; getName(): string; getAliasesList(): AliasProto[] }, cb: unknown) => {
-    const list = req.getAliasesList().map((a) => (a.getSpec()?.getType() ? `spec:${a.getSpec()?.getType()}` : a.getUrn()));
+  monitor.registerResource = (
+    req: { getType(): string; getName(): string; getAliasesList(): AliasProto[] },
+    cb: unknown,
+  ) => {
+    const list = req
+      .getAliasesList()
+      .map((a) => (a.getSpec()?.getType() ? `spec:${a.getSpec()?.getType()}` : a.getUrn()));
     aliases.set(`${req.getType()}\0${req.getName()}`, list);
     return original(req as never, cb);
   };
   for (const dir of readdirSync(STEPS_DIR, { withFileTypes: true })) {
     if (!dir.isDirectory() || dir.name === "kit") continue;
     const mod = (await import(`../../components/steps/${dir.name}/component.ts`)) as Record<string, unknown>;
-    for (const v of Object.values(mod)) if (typeof v === "function" && "step" in v) steps.push([dir.name, v as StepClass]);
+    for (const v of Object.values(mod))
+      if (typeof v === "function" && "step" in v) steps.push([dir.name, v as StepClass]);
   }
 });
 
@@ -71,7 +95,14 @@ describe("every step component (defineStep)", () => {
     const folders = readdirSync(STEPS_DIR, { withFileTypes: true }).filter((d) => d.isDirectory() && d.name !== "kit");
     expect(steps.map(([dir]) => dir).sort()).toEqual(folders.map((d) => d.name).sort());
     expect(steps.map(([dir]) => dir)).toEqual(
-      expect.arrayContaining(["benchmark-results", "cluster-bootstrap", "cluster-shape", "failure-drill", "topology-check", "volume-release"]),
+      expect.arrayContaining([
+        "benchmark-results",
+        "cluster-bootstrap",
+        "cluster-shape",
+        "failure-drill",
+        "topology-check",
+        "volume-release",
+      ]),
     );
   });
 
@@ -106,7 +137,8 @@ describe("every step component (defineStep)", () => {
 
   it("keeps the URNs existing stacks have (aliases to the former type and shape)", async () => {
     const parent = new pulumiRt.ComponentResource("test:index:Parent", "p");
-    const chain = (type: string) => `urn:pulumi:${pulumiRt.getStack()}::${pulumiRt.getProject()}::test:index:Parent$${type}`;
+    const chain = (type: string) =>
+      `urn:pulumi:${pulumiRt.getStack()}::${pulumiRt.getProject()}::test:index:Parent$${type}`;
     for (const [dir, Step] of steps) {
       for (const under of [undefined, parent]) {
         const name = `a-${dir}${under ? "-under" : ""}`;

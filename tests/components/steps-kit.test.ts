@@ -6,7 +6,16 @@
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { nonEmptyString, parserOf, rerun, rerunKeys, secret, secretKeys, setting, wholeNumber } from "../../components/steps/kit/inputs.js";
+import {
+  nonEmptyString,
+  parserOf,
+  rerun,
+  rerunKeys,
+  secret,
+  secretKeys,
+  setting,
+  wholeNumber,
+} from "../../components/steps/kit/inputs.js";
 import { resourceInputs } from "../../components/steps/kit/resource-inputs.js";
 import { dynamicProtocol } from "../../components/steps/kit/protocol.js";
 import { declareStep, output } from "../../components/steps/kit/step.js";
@@ -71,7 +80,13 @@ describe("step inputs from one field list", () => {
 
   it("parses with defaults, treats null and empty optional values as absent, and names the faulty key only", () => {
     const parse = parserOf(fields);
-    expect(parse({ name: "a", token: "t", label: "", extra: 1 })).toEqual({ name: "a", token: "t", retries: 3, label: undefined, flag: true });
+    expect(parse({ name: "a", token: "t", label: "", extra: 1 })).toEqual({
+      name: "a",
+      token: "t",
+      retries: 3,
+      label: undefined,
+      flag: true,
+    });
     expect(parse({ name: "a", token: "t", label: null, retries: 7 })).toMatchObject({ label: undefined, retries: 7 });
     expect(() => parse({ name: "a", token: "t", retries: 0 })).toThrow("input 'retries' must be a whole number ≥ 1");
     expect(() => parse({ name: "a", token: "" })).toThrow("input 'token' must be a non-empty string");
@@ -103,9 +118,16 @@ describe("a step's declaration", () => {
   });
 
   it("a step that follows others gets the `triggers` rerun field; runStamp is every step's, not declared", () => {
-    expect(declareStep({ type: "F", follows: true, fields, outputs: {} }).rerunKeys).toEqual(["name", "label", "flag", "triggers"]);
+    expect(declareStep({ type: "F", follows: true, fields, outputs: {} }).rerunKeys).toEqual([
+      "name",
+      "label",
+      "flag",
+      "triggers",
+    ]);
     expect(declareStep({ type: "N", fields, outputs: {} }).rerunKeys).toEqual(["name", "label", "flag"]);
-    expect(() => declareStep({ type: "R", fields, outputs: { runStamp: output<string>() } })).toThrow("step R: runStamp is every step's output");
+    expect(() => declareStep({ type: "R", fields, outputs: { runStamp: output<string>() } })).toThrow(
+      "step R: runStamp is every step's output",
+    );
   });
 });
 

@@ -73,7 +73,14 @@ describe("TopologyCheck component (mocks)", () => {
 
   it("follows a step with a runStamp by its stamp (its URN never changes), and passes runId", async () => {
     const results = new StampedStep("results", "2026-11-23T10:00:00.000Z/1234abcd");
-    new mod.TopologyCheck("after-results", { mode: "replication", namespace: "valkey", selector: "app=r", kubeconfig, runId: "verify-2", after: [results] });
+    new mod.TopologyCheck("after-results", {
+      mode: "replication",
+      namespace: "valkey",
+      selector: "app=r",
+      kubeconfig,
+      runId: "verify-2",
+      after: [results],
+    });
     await settle();
     const run = mocks.get(DYNAMIC, "after-results-run");
     expect(run.inputs.triggers).toEqual(["2026-11-23T10:00:00.000Z/1234abcd"]);
@@ -92,7 +99,13 @@ describe("TopologyCheck component (mocks)", () => {
     });
     await settle();
     const run = mocks.get(DYNAMIC, "repl-run");
-    expect(run.inputs).toMatchObject({ mode: "replication", connector: "direct", replicaLagBytes: 2048, countKeys: false, triggers: [] });
+    expect(run.inputs).toMatchObject({
+      mode: "replication",
+      connector: "direct",
+      replicaLagBytes: 2048,
+      countKeys: false,
+      triggers: [],
+    });
     expect(run.inputs).not.toHaveProperty("password");
   });
 });

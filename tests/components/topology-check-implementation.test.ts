@@ -11,13 +11,22 @@ import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-pr
 import { DirectConnector, openClient } from "../../benchmarks/topology/connector.js";
 import type { KubeDeps } from "../../components/steps/kit/kube-access.js";
 import { StaticPodApi } from "../../components/kubernetes/static-pod-api.js";
-import { checkTopologyOnKubernetes, diff, TopologyCheckError, type TopologyCheckInputs } from "../../components/steps/topology-check/implementation.js";
+import {
+  checkTopologyOnKubernetes,
+  diff,
+  TopologyCheckError,
+  type TopologyCheckInputs,
+} from "../../components/steps/topology-check/implementation.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
 const zones = ["us-west-2a", "us-west-2b", "us-west-2c"];
 
 /** One fake node per server, in the zone `zoneOf` gives; roles as pod labels. */
-function depsFor(servers: readonly ValkeyProcess[], zoneOf: (s: ValkeyProcess) => string, role?: (s: ValkeyProcess) => string): KubeDeps {
+function depsFor(
+  servers: readonly ValkeyProcess[],
+  zoneOf: (s: ValkeyProcess) => string,
+  role?: (s: ValkeyProcess) => string,
+): KubeDeps {
   const api = new StaticPodApi(
     servers.map((s, i) => ({
       name: `v-${i}`,
@@ -32,7 +41,14 @@ function depsFor(servers: readonly ValkeyProcess[], zoneOf: (s: ValkeyProcess) =
 }
 
 const inputs = (mode: "cluster" | "replication", over: Record<string, unknown> = {}): TopologyCheckInputs => ({
-  ...checkStep.parse({ mode, namespace: "data", selector: "app=v", kubeconfig: "unused", connector: "direct", ...over }),
+  ...checkStep.parse({
+    mode,
+    namespace: "data",
+    selector: "app=v",
+    kubeconfig: "unused",
+    connector: "direct",
+    ...over,
+  }),
   password,
 });
 
@@ -52,7 +68,13 @@ describe("checkTopologyOnKubernetes, cluster mode", () => {
   let deps: KubeDeps;
 
   beforeAll(async () => {
-    cluster = await startLocalCluster(fleet, { primaries: 3, replicasPerPrimary: 1, zones, password, clusterNodeTimeoutMs: 2000 });
+    cluster = await startLocalCluster(fleet, {
+      primaries: 3,
+      replicasPerPrimary: 1,
+      zones,
+      password,
+      clusterNodeTimeoutMs: 2000,
+    });
     deps = depsFor(cluster.nodes, (s) => cluster.zoneMap[s.address] ?? "?");
     const c = await openClient(cluster.seed.host, cluster.seed.port, "seed", { password });
     // Write where the key's slot lives (follow one MOVED by hand).
@@ -69,7 +91,10 @@ describe("checkTopologyOnKubernetes, cluster mode", () => {
   afterAll(() => fleet.stopAll());
 
   it("passes on the healthy cluster and returns the JSON-safe report and the table", async () => {
-    const out = await checkTopologyOnKubernetes(inputs("cluster", { expect: { primaries: 3, replicasPerPrimary: 1 } }), deps);
+    const out = await checkTopologyOnKubernetes(
+      inputs("cluster", { expect: { primaries: 3, replicasPerPrimary: 1 } }),
+      deps,
+    );
     expect(out.report.ok).toBe(true);
     expect(out.report.failures).toEqual([]);
     expect(out.report.mode).toBe("cluster");
@@ -108,7 +133,11 @@ describe("checkTopologyOnKubernetes, cluster mode", () => {
       await c.call("CLUSTER", "ADDSLOTSRANGE", "16284", "16383");
       c.disconnect();
     }
-    await expect.poll(async () => (await checkTopologyOnKubernetes(inputs("cluster"), deps).catch(() => undefined))?.report.ok, { timeout: 15_000 }).toBe(true);
+    await expect
+      .poll(async () => (await checkTopologyOnKubernetes(inputs("cluster"), deps).catch(() => undefined))?.report.ok, {
+        timeout: 15_000,
+      })
+      .toBe(true);
   });
 
   it("fails when the expected shape differs (SHAPE_MISMATCH)", async () => {
@@ -149,14 +178,28 @@ describe("checkTopologyOnKubernetes, replication mode", () => {
 
 describe("the check's dynamic-provider protocol", () => {
   it("re-runs when a trigger or expectation changes, not when secrets change", () => {
-    const base = { mode: "cluster", namespace: "d", selector: "a=b", connector: "direct", triggers: ["urn:1", "abc"], expect: { primaries: 3 } };
+    const base = {
+      mode: "cluster",
+      namespace: "d",
+      selector: "a=b",
+      connector: "direct",
+      triggers: ["urn:1", "abc"],
+      expect: { primaries: 3 },
+    };
     expect(diff("id", base, { ...base, kubeconfig: "new", password: "new" }).changes).toBe(false);
     expect(diff("id", base, { ...base, triggers: ["urn:1", "abd"] }).changes).toBe(true);
     expect(diff("id", base, { ...base, expect: { primaries: 4 } }).changes).toBe(true);
   });
 
   it("re-runs when checks.runId changes, not when it stays the same", () => {
-    const base = { mode: "cluster", namespace: "d", selector: "a=b", connector: "direct", triggers: [], runId: "2026-11-23" };
+    const base = {
+      mode: "cluster",
+      namespace: "d",
+      selector: "a=b",
+      connector: "direct",
+      triggers: [],
+      runId: "2026-11-23",
+    };
     expect(diff("id", base, { ...base }).changes).toBe(false);
     expect(diff("id", base, { ...base, runId: "2026-11-24" }).changes).toBe(true);
     const { runId: _none, ...without } = base;

@@ -18,7 +18,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
 import { openClient } from "../../benchmarks/topology/connector.js";
 import { clusterBootstrapProvider } from "../../components/steps/cluster-bootstrap/component.js";
-import { PROJECT_ROOT, PROJECT_ROOT_ENV, findProjectRoot, projectRelative, tsModuleProvider } from "../../components/steps/kit/ts-module-provider.js";
+import {
+  PROJECT_ROOT,
+  PROJECT_ROOT_ENV,
+  findProjectRoot,
+  projectRelative,
+  tsModuleProvider,
+} from "../../components/steps/kit/ts-module-provider.js";
 import { topologyCheckProvider } from "../../components/steps/topology-check/component.js";
 import { liveConfigProvider } from "../../components/steps/live-config/component.js";
 import { copyCheckout, runSerializedProvider, serializeProviderUnderTsx } from "../support/serialized-provider.js";
@@ -50,14 +56,19 @@ function fakeApiServer(servers: readonly ValkeyProcess[]): Server {
       res.writeHead(code, { "content-type": "application/json" });
       res.end(JSON.stringify(body));
     };
-    if (req.headers.authorization !== `Bearer ${token}`) return send(401, { kind: "Status", code: 401, message: "Unauthorized" });
+    if (req.headers.authorization !== `Bearer ${token}`)
+      return send(401, { kind: "Status", code: 401, message: "Unauthorized" });
     const url = new URL(req.url ?? "/", "http://x");
     if (url.pathname === "/api/v1/namespaces/data/pods" && url.searchParams.get("labelSelector") === "app=valkey") {
       return send(200, { kind: "PodList", apiVersion: "v1", metadata: {}, items: pods });
     }
     const node = /^\/api\/v1\/nodes\/(node-\d)$/.exec(url.pathname)?.[1];
     if (node !== undefined) {
-      return send(200, { kind: "Node", apiVersion: "v1", metadata: { name: node, labels: { "topology.kubernetes.io/zone": zones[Number(node.slice(5))] } } });
+      return send(200, {
+        kind: "Node",
+        apiVersion: "v1",
+        metadata: { name: node, labels: { "topology.kubernetes.io/zone": zones[Number(node.slice(5))] } },
+      });
     }
     send(404, { kind: "Status", code: 404, message: `no route ${url.pathname}` });
   });
@@ -70,13 +81,26 @@ describe("dynamic-provider shells, in-process, against a fake API server and rea
   let inputs: Record<string, unknown>;
 
   beforeAll(async () => {
-    servers = await fleet.startMany(6, (i) => ({ name: `sh-${i}`, clusterEnabled: true, password, clusterNodeTimeoutMs: 2000 }));
+    servers = await fleet.startMany(6, (i) => ({
+      name: `sh-${i}`,
+      clusterEnabled: true,
+      password,
+      clusterNodeTimeoutMs: 2000,
+    }));
     api = fakeApiServer(servers);
     await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
     const kubeconfig = JSON.stringify({
       "apiVersion": "v1",
       "kind": "Config",
-      "clusters": [{ name: "fake", cluster: { "server": `http://127.0.0.1:${(api.address() as AddressInfo).port}`, "insecure-skip-tls-verify": true } }],
+      "clusters": [
+        {
+          name: "fake",
+          cluster: {
+            "server": `http://127.0.0.1:${(api.address() as AddressInfo).port}`,
+            "insecure-skip-tls-verify": true,
+          },
+        },
+      ],
       "users": [{ name: "u", user: { token } }],
       "contexts": [{ name: "fake", context: { cluster: "fake", user: "u" } }],
       "current-context": "fake",
@@ -105,19 +129,32 @@ describe("dynamic-provider shells, in-process, against a fake API server and rea
     expect(outs).not.toHaveProperty("password");
     expect(JSON.stringify(outs)).not.toContain(password);
     expect(JSON.stringify(outs)).not.toContain(token);
-    expect(outs).toMatchObject({ namespace: "data", selector: "app=valkey", primaries: 3, replicasPerPrimary: 1, expectedPods: 6 });
+    expect(outs).toMatchObject({
+      namespace: "data",
+      selector: "app=valkey",
+      primaries: 3,
+      replicasPerPrimary: 1,
+      expectedPods: 6,
+    });
 
     expect(await provider.diff?.(created.id, outs, bootInputs)).toEqual({ changes: false, replaces: [] });
     const updated = await provider.update?.(created.id, outs, bootInputs);
     expect(updated?.outs).toMatchObject({ changed: false, nodeIds: outs.nodeIds });
-    await expect(provider.update?.(created.id, outs, { ...bootInputs, primaries: 2, replicasPerPrimary: 2 })).rejects.toThrow(
+    await expect(
+      provider.update?.(created.id, outs, { ...bootInputs, primaries: 2, replicasPerPrimary: 2 }),
+    ).rejects.toThrow(
       /scaling an existing cluster from 3 primaries x 1 replicas \(6 pods\) to 2 primaries x 2 replicas \(6 pods\) is not supported yet/,
     );
   });
 
   it("TopologyCheck: create passes on the formed cluster, and fails pulumi up with codes and the table when slots are missing", async () => {
     const provider = topologyCheckProvider();
-    const checkInputs = { ...inputs, mode: "cluster", expect: { primaries: 3, replicasPerPrimary: 1 }, triggers: ["x"] };
+    const checkInputs = {
+      ...inputs,
+      mode: "cluster",
+      expect: { primaries: 3, replicasPerPrimary: 1 },
+      triggers: ["x"],
+    };
     const ok = await provider.create(checkInputs);
     expect((ok.outs as { report: { ok: boolean; primariesPerZone: unknown } }).report).toMatchObject({
       ok: true,
@@ -129,7 +166,9 @@ describe("dynamic-provider shells, in-process, against a fake API server and rea
     const oc = await openClient("127.0.0.1", owner, "owner", { password });
     try {
       await oc.call("CLUSTER", "DELSLOTSRANGE", "0", "99");
-      await expect(provider.create(checkInputs)).rejects.toThrow(/topology check failed \(cluster mode\): .*SLOTS_UNASSIGNED[^]*VERIFY: FAIL/);
+      await expect(provider.create(checkInputs)).rejects.toThrow(
+        /topology check failed \(cluster mode\): .*SLOTS_UNASSIGNED[^]*VERIFY: FAIL/,
+      );
     } finally {
       await oc.call("CLUSTER", "ADDSLOTSRANGE", "0", "99");
       oc.disconnect();
@@ -156,16 +195,25 @@ describe("dynamic-provider shells, in-process, against a fake API server and rea
     expect(await policy(), "create set nothing").toEqual(before);
     expect(before).not.toContain("volatile-lru");
 
-    const liveInputs = { ...inputs, directives: { "cluster-node-timeout": "2500", "maxmemory-policy": "volatile-lru" } };
+    const liveInputs = {
+      ...inputs,
+      directives: { "cluster-node-timeout": "2500", "maxmemory-policy": "volatile-lru" },
+    };
     const updated = await provider.update?.(created.id, created.outs, liveInputs);
-    expect(updated?.outs).toMatchObject({ keys: ["cluster-node-timeout", "maxmemory-policy"], pods: servers.map((_, i) => `valkey-${i}`) });
+    expect(updated?.outs).toMatchObject({
+      keys: ["cluster-node-timeout", "maxmemory-policy"],
+      pods: servers.map((_, i) => `valkey-${i}`),
+    });
     expect(JSON.stringify(updated?.outs)).not.toContain(password);
     expect(JSON.stringify(updated?.outs)).not.toContain(token);
     expect(await policy()).toEqual(servers.map(() => "volatile-lru"));
-    await expect(provider.update?.(created.id, updated?.outs, { ...inputs, directives: { "cluster-node-timeout": "-1" } })).rejects.toThrow(
-      /valkey-0 cluster-node-timeout: CONFIG SET cluster-node-timeout '-1' refused/,
-    );
-    await provider.update?.(created.id, updated?.outs, { ...inputs, directives: { "cluster-node-timeout": "2000", "maxmemory-policy": before[0] as string } });
+    await expect(
+      provider.update?.(created.id, updated?.outs, { ...inputs, directives: { "cluster-node-timeout": "-1" } }),
+    ).rejects.toThrow(/valkey-0 cluster-node-timeout: CONFIG SET cluster-node-timeout '-1' refused/);
+    await provider.update?.(created.id, updated?.outs, {
+      ...inputs,
+      directives: { "cluster-node-timeout": "2000", "maxmemory-policy": before[0] as string },
+    });
   });
 
   /** The client port of the primary owning `slot` (from CLUSTER SLOTS on the first server). */
@@ -184,7 +232,10 @@ describe("dynamic-provider shells, in-process, against a fake API server and rea
 
 describe("the serialized provider in a plain node process (as @pulumi/pulumi/cmd/dynamic-provider runs it)", () => {
   it("serializes under tsx, loads with require-from-string in plain node, and reaches the implementation", async () => {
-    const text = serializeProviderUnderTsx("components/steps/cluster-bootstrap/component.ts", "clusterBootstrapProvider");
+    const text = serializeProviderUnderTsx(
+      "components/steps/cluster-bootstrap/component.ts",
+      "clusterBootstrapProvider",
+    );
     expect(text).toContain("cluster-bootstrap/implementation.ts");
     // A plain node, outside the project directory, with no loader flags: like the provider process.
     const out = await runSerializedProvider(text, [
@@ -213,7 +264,9 @@ describe("where a dynamic provider finds the project: relative to it at call tim
   const created = (options: Parameters<typeof runSerializedProvider>[3]): Promise<string> =>
     runSerializedProvider(
       text,
-      [`p.create({}).then((r) => process.stdout.write(JSON.stringify(r.outs)), (e) => { process.stdout.write("ERROR " + e.message); });`],
+      [
+        `p.create({}).then((r) => process.stdout.write(JSON.stringify(r.outs)), (e) => { process.stdout.write("ERROR " + e.message); });`,
+      ],
       30_000,
       options,
     );
@@ -231,7 +284,9 @@ describe("where a dynamic provider finds the project: relative to it at call tim
   it("finds the checkout from the first anchor below which the module exists", () => {
     const rel = "tests/support/where-step.ts";
     expect(findProjectRoot(rel, [undefined, join(copy, "stacks"), PROJECT_ROOT])).toBe(copy);
-    expect(findProjectRoot(rel, ["", join(copy, "node_modules/@pulumi/pulumi/cmd/dynamic-provider"), PROJECT_ROOT])).toBe(copy);
+    expect(
+      findProjectRoot(rel, ["", join(copy, "node_modules/@pulumi/pulumi/cmd/dynamic-provider"), PROJECT_ROOT]),
+    ).toBe(copy);
     expect(findProjectRoot(rel, [tmpdir(), join(PROJECT_ROOT, "stacks")])).toBe(PROJECT_ROOT.replace(/\/$/, ""));
     expect(findProjectRoot(rel, [tmpdir(), "/"])).toBeUndefined();
   });
@@ -247,23 +302,40 @@ describe("where a dynamic provider finds the project: relative to it at call tim
     expect(await created({ cwd: tmpdir(), env })).toMatch(
       /^ERROR cannot find tests\/support\/where-step\.ts above .*: run Pulumi from a valkey-on-eks checkout \(or set VALKEY_ON_EKS_ROOT to one\)$/,
     );
-    const outs = JSON.parse(await created({ cwd: tmpdir(), env: { ...env, [PROJECT_ROOT_ENV]: copy } })) as { module: string };
+    const outs = JSON.parse(await created({ cwd: tmpdir(), env: { ...env, [PROJECT_ROOT_ENV]: copy } })) as {
+      module: string;
+    };
     expect(outs.module).toBe(pathToFileURL(join(copy, "tests/support/where-step.ts")).href);
   });
 
   it("an undoing provider's delete runs the copy's module; its diff asks for an update while the stored provider text differs (one up rewrites older state)", async () => {
     const marker = join(copy, "deleted.json");
-    const out = await runSerializedProvider(text, [`p.delete("where", ${JSON.stringify({ marker })}).then(() => process.stdout.write("DELETED"));`], 30_000, {
-      cwd: join(copy, "stacks"),
-    });
+    const out = await runSerializedProvider(
+      text,
+      [`p.delete("where", ${JSON.stringify({ marker })}).then(() => process.stdout.write("DELETED"));`],
+      30_000,
+      {
+        cwd: join(copy, "stacks"),
+      },
+    );
     expect(out).toBe("DELETED");
-    expect((JSON.parse(readFileSync(marker, "utf8")) as { module: string }).module).toBe(pathToFileURL(join(copy, "tests/support/where-step.ts")).href);
+    expect((JSON.parse(readFileSync(marker, "utf8")) as { module: string }).module).toBe(
+      pathToFileURL(join(copy, "tests/support/where-step.ts")).href,
+    );
 
     const undoing = tsModuleProvider(whereStep, undefined, { undoes: true });
     const plain = tsModuleProvider(whereStep);
-    expect(await undoing.diff?.("where", { __provider: "old text with /old/checkout/paths" }, { __provider: text })).toEqual({ changes: true, replaces: [] });
-    expect(await undoing.diff?.("where", { __provider: text }, { __provider: text })).toEqual({ changes: false, replaces: [] });
+    expect(
+      await undoing.diff?.("where", { __provider: "old text with /old/checkout/paths" }, { __provider: text }),
+    ).toEqual({ changes: true, replaces: [] });
+    expect(await undoing.diff?.("where", { __provider: text }, { __provider: text })).toEqual({
+      changes: false,
+      replaces: [],
+    });
     expect(await undoing.diff?.("where", {}, { __provider: text })).toEqual({ changes: false, replaces: [] });
-    expect(await plain.diff?.("where", { __provider: "old text" }, { __provider: text })).toEqual({ changes: false, replaces: [] });
+    expect(await plain.diff?.("where", { __provider: "old text" }, { __provider: text })).toEqual({
+      changes: false,
+      replaces: [],
+    });
   });
 });

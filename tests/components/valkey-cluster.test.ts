@@ -7,8 +7,27 @@ import { ZONE_LABEL } from "../../vocabulary/labels.js";
 import { renderPreStopScript } from "../../pod/prestop-script.js";
 import { LocalFleet } from "../../benchmarks/local/valkey-process.js";
 import { startLocalCluster } from "../../benchmarks/local/local-cluster.js";
-import { PASSWORD, PLACEMENT, cli, cliPath, containerOf, manifest, podSpecOf, podTree, rmSync, run, valkeyConfig } from "../support/valkey-fixtures.js";
-import type { ConfigMap, NetworkPolicy, PodDisruptionBudget, PodSpec, Service, StatefulSet } from "../../components/valkey/k8s-types.js";
+import {
+  PASSWORD,
+  PLACEMENT,
+  cli,
+  cliPath,
+  containerOf,
+  manifest,
+  podSpecOf,
+  podTree,
+  rmSync,
+  run,
+  valkeyConfig,
+} from "../support/valkey-fixtures.js";
+import type {
+  ConfigMap,
+  NetworkPolicy,
+  PodDisruptionBudget,
+  PodSpec,
+  Service,
+  StatefulSet,
+} from "../../components/valkey/k8s-types.js";
 
 const mocks = installMocks();
 const { ValkeyCluster } = await import("../../components/valkey-cluster.js");
@@ -42,28 +61,49 @@ describe("ValkeyCluster", () => {
     ).toEqual(["vc-client", "vc-config", "vc-headless", "vc-members", "vc-netpol", "vc-pdb", "vc-secret"].sort());
     expect(sts.spec?.replicas).toBe(3 * (1 + 2));
     expect(comp.pods).toHaveLength(9);
-    expect(comp.pods[8]).toEqual({ name: "valkey-cluster-8", dnsName: "valkey-cluster-8.valkey-cluster-headless.data.svc.cluster.local" });
+    expect(comp.pods[8]).toEqual({
+      name: "valkey-cluster-8",
+      dnsName: "valkey-cluster-8.valkey-cluster-headless.data.svc.cluster.local",
+    });
     expect(comp.clientHost).toBe("valkey-cluster.data.svc.cluster.local");
     expect(comp.headlessService).toBe("valkey-cluster-headless");
-    expect([comp.port, comp.busPort, comp.secretName, comp.passwordKey]).toEqual([6379, 16379, "valkey-cluster-auth", "password"]);
+    expect([comp.port, comp.busPort, comp.secretName, comp.passwordKey]).toEqual([
+      6379,
+      16379,
+      "valkey-cluster-auth",
+      "password",
+    ]);
     expect(comp.podSelector).toEqual(members);
   });
 
   it("spreads members hard over the zones, softly per node, with the placement's selectors", () => {
     expect(pod.topologySpreadConstraints).toEqual([
-      { maxSkew: 1, topologyKey: ZONE_LABEL, whenUnsatisfiable: "DoNotSchedule", minDomains: 3, labelSelector: { matchLabels: members } },
+      {
+        maxSkew: 1,
+        topologyKey: ZONE_LABEL,
+        whenUnsatisfiable: "DoNotSchedule",
+        minDomains: 3,
+        labelSelector: { matchLabels: members },
+      },
     ]);
     expect(pod.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms).toEqual([
       { matchExpressions: [{ key: ZONE_LABEL, operator: "In", values: PLACEMENT.zones }] },
     ]);
     expect(pod.affinity?.podAntiAffinity).toEqual({
       preferredDuringSchedulingIgnoredDuringExecution: [
-        { weight: 100, podAffinityTerm: { topologyKey: "kubernetes.io/hostname", labelSelector: { matchLabels: members } } },
+        {
+          weight: 100,
+          podAffinityTerm: { topologyKey: "kubernetes.io/hostname", labelSelector: { matchLabels: members } },
+        },
       ],
     });
     expect(pod.nodeSelector).toEqual(PLACEMENT.nodeSelector);
     expect(pod.tolerations).toEqual([{ key: "workload", operator: "Equal", value: "valkey", effect: "NoSchedule" }]);
-    expect(sts.spec?.template.metadata?.labels).toMatchObject({ ...members, [DATA_PLANE_LABEL]: "true", [ROLE_LABEL]: "member" });
+    expect(sts.spec?.template.metadata?.labels).toMatchObject({
+      ...members,
+      [DATA_PLANE_LABEL]: "true",
+      [ROLE_LABEL]: "member",
+    });
   });
 
   it("runs the container with bus port, announce hostname from the pod name, preStop hook, probes, resources, PVC", () => {
@@ -72,7 +112,9 @@ describe("ValkeyCluster", () => {
       { name: "valkey", containerPort: 6379, protocol: "TCP" },
       { name: "cluster-bus", containerPort: 16379, protocol: "TCP" },
     ]);
-    expect((c.env ?? []).find((e) => e.name === "VALKEY_ANNOUNCE_HOST")?.value).toBe("$(POD_NAME).valkey-cluster-headless.data.svc.cluster.local");
+    expect((c.env ?? []).find((e) => e.name === "VALKEY_ANNOUNCE_HOST")?.value).toBe(
+      "$(POD_NAME).valkey-cluster-headless.data.svc.cluster.local",
+    );
     expect(c.lifecycle?.preStop?.exec?.command).toEqual(["sh", "/etc/valkey/prestop.sh"]);
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(30);
     expect(c.resources).toEqual({ requests: { cpu: "1", memory: "12Gi" }, limits: { cpu: "2", memory: "16Gi" } });
@@ -108,7 +150,9 @@ describe("ValkeyCluster", () => {
       `( sh '/etc/valkey/heal.sh' "$$"; sh '/etc/valkey/rejoin.sh' "$$"; exec sh '/etc/valkey/failback.sh' "$$" ) </dev/null &`,
     );
     // A lost volume (no nodes.conf): the rejoin gate runs before the server starts.
-    expect(data["start.sh"]).toContain(`if [ ! -e '/data/nodes.conf' ]; then sh '/etc/valkey/rejoin.sh' gate </dev/null || true; fi`);
+    expect(data["start.sh"]).toContain(
+      `if [ ! -e '/data/nodes.conf' ]; then sh '/etc/valkey/rejoin.sh' gate </dev/null || true; fi`,
+    );
     expect(data["rejoin.sh"]).toContain("cluster forget");
     expect(data["failback.sh"]).toContain("cluster failover");
     expect((c.env ?? []).find((e) => e.name === "VALKEY_AVAILABILITY_ZONE")?.valueFrom).toEqual({
@@ -133,7 +177,10 @@ describe("ValkeyCluster", () => {
       },
       { from: [{ podSelector: { matchLabels: members } }], ports: [{ protocol: "TCP", port: 16379 }] },
     ]);
-    expect(manifest<PodDisruptionBudget>(mocks.get("kubernetes:policy/v1:PodDisruptionBudget", "vc-pdb")).spec?.maxUnavailable).toBe(1);
+    expect(
+      manifest<PodDisruptionBudget>(mocks.get("kubernetes:policy/v1:PodDisruptionBudget", "vc-pdb")).spec
+        ?.maxUnavailable,
+    ).toBe(1);
   });
 
   it("keeps the password out of every manifest", () => {
@@ -159,7 +206,13 @@ describe("preStop failover against a real local cluster (1 primary + 1 replica)"
   }
 
   it("hands the primary's slots to its replica before stopping; a replica just stops", async () => {
-    const c = await startLocalCluster(fleet, { primaries: 1, replicasPerPrimary: 1, zones: ["a", "b"], password: PASSWORD, clusterNodeTimeoutMs: 3000 });
+    const c = await startLocalCluster(fleet, {
+      primaries: 1,
+      replicasPerPrimary: 1,
+      zones: ["a", "b"],
+      password: PASSWORD,
+      clusterNodeTimeoutMs: 3000,
+    });
     const primary = c.primaries[0];
     const replica = primary ? c.replicasOf.get(primary.address)?.[0] : undefined;
     if (!primary || !replica) throw new Error("cluster has no primary/replica pair");

@@ -7,7 +7,17 @@ import { renderPreStopScript } from "../../pod/prestop-script.js";
 import { renderClusterHealScript } from "../../pod/cluster-heal-script.js";
 import { renderReadinessScript } from "../../pod/readiness-script.js";
 import { renderAzFailbackScript } from "../../pod/az-failback-script.js";
-import { PASSWORD, cli, freePort, podTree, rmSync, run, startWithScript, valkeyConfig, type ScriptServer } from "../support/valkey-fixtures.js";
+import {
+  PASSWORD,
+  cli,
+  freePort,
+  podTree,
+  rmSync,
+  run,
+  startWithScript,
+  valkeyConfig,
+  type ScriptServer,
+} from "../support/valkey-fixtures.js";
 
 const started: ScriptServer[] = [];
 const dirs: string[] = [];
@@ -52,7 +62,9 @@ describe("valkey.conf lines", () => {
   });
 
   it("points replicas at the primary's stable DNS name", () => {
-    const lines = valkeyConfLines(v, { role: { kind: "replica", primaryHost: "valkey-primary-0.valkey-headless.valkey.svc.cluster.local" } });
+    const lines = valkeyConfLines(v, {
+      role: { kind: "replica", primaryHost: "valkey-primary-0.valkey-headless.valkey.svc.cluster.local" },
+    });
     expect(lines).toContain("replicaof valkey-primary-0.valkey-headless.valkey.svc.cluster.local 6379");
     expect(lines).toContain("replica-read-only yes");
   });
@@ -87,7 +99,11 @@ describe("scripts", () => {
     const scripts = {
       "start-repl.sh": renderStartScript({ mode: "replication", auth: true }),
       "start-cluster.sh": renderStartScript({ mode: "cluster", auth: false }),
-      "start-cluster-heal.sh": renderStartScript({ mode: "cluster", auth: true, backgroundScripts: ["/etc/valkey/heal.sh", "/etc/valkey/failback.sh"] }),
+      "start-cluster-heal.sh": renderStartScript({
+        mode: "cluster",
+        auth: true,
+        backgroundScripts: ["/etc/valkey/heal.sh", "/etc/valkey/failback.sh"],
+      }),
       "failback.sh": renderAzFailbackScript(),
       "prestop.sh": renderPreStopScript(),
       "heal.sh": renderClusterHealScript(),
@@ -102,14 +118,25 @@ describe("scripts", () => {
   });
 
   it("starts the heal step only in cluster mode, in the background, before the exec", () => {
-    expect(() => renderStartScript({ mode: "replication", auth: true, backgroundScripts: ["/x/heal.sh"] })).toThrow(/cluster mode only/);
+    expect(() => renderStartScript({ mode: "replication", auth: true, backgroundScripts: ["/x/heal.sh"] })).toThrow(
+      /cluster mode only/,
+    );
     expect(renderStartScript({ mode: "cluster", auth: true })).not.toContain("heal");
     const s = renderStartScript({ mode: "cluster", auth: true, backgroundScripts: ["/x/heal.sh", "/x/failback.sh"] });
-    expect(s.endsWith(`\n( sh '/x/heal.sh' "$$"; exec sh '/x/failback.sh' "$$" ) </dev/null &\nexec valkey-server "$conf"\n`)).toBe(true);
+    expect(
+      s.endsWith(
+        `\n( sh '/x/heal.sh' "$$"; exec sh '/x/failback.sh' "$$" ) </dev/null &\nexec valkey-server "$conf"\n`,
+      ),
+    ).toBe(true);
   });
 
   it("bounds every valkey-cli call and never passes the password on argv", () => {
-    for (const s of [renderClusterHealScript(), renderReadinessScript({ mode: "cluster" }), renderPreStopScript(), renderAzFailbackScript()]) {
+    for (const s of [
+      renderClusterHealScript(),
+      renderReadinessScript({ mode: "cluster" }),
+      renderPreStopScript(),
+      renderAzFailbackScript(),
+    ]) {
       expect(s).toContain(`cli() { timeout "$cli_timeout" "$cli_bin" "$@" </dev/null; }`);
       // Every call goes through cli/local_cli: valkey-cli is named only in the binary default.
       expect(s.match(/valkey-cli/g)).toEqual(["valkey-cli"]);
@@ -137,13 +164,31 @@ describe("rendered config against a real valkey-server", () => {
     const [pt, rt] = trees;
     const paths = (t: (typeof trees)[number]) => ({ dataDir: t.dataDir, runDir: t.runDir, bind: "127.0.0.1" });
     const script = (t: (typeof trees)[number]) =>
-      renderStartScript({ mode: "replication", auth: true, passwordFile: t.passwordFile, runDir: t.runDir, dataDir: t.dataDir });
-    const primary = await startWithScript(pt.root, pPort, script(pt), renderValkeyConf(v, { role: { kind: "primary" }, port: pPort, ...paths(pt) }), {
-      VALKEY_ANNOUNCE_HOST: "valkey-primary-0.test",
-    });
+      renderStartScript({
+        mode: "replication",
+        auth: true,
+        passwordFile: t.passwordFile,
+        runDir: t.runDir,
+        dataDir: t.dataDir,
+      });
+    const primary = await startWithScript(
+      pt.root,
+      pPort,
+      script(pt),
+      renderValkeyConf(v, { role: { kind: "primary" }, port: pPort, ...paths(pt) }),
+      {
+        VALKEY_ANNOUNCE_HOST: "valkey-primary-0.test",
+      },
+    );
     started.push(primary);
-    const replicaConf = renderValkeyConf(v, { role: { kind: "replica", primaryHost: "127.0.0.1", primaryPort: pPort }, port: rPort, ...paths(rt) });
-    const replica = await startWithScript(rt.root, rPort, script(rt), replicaConf, { VALKEY_ANNOUNCE_HOST: "valkey-replica-0.test" });
+    const replicaConf = renderValkeyConf(v, {
+      role: { kind: "replica", primaryHost: "127.0.0.1", primaryPort: pPort },
+      port: rPort,
+      ...paths(rt),
+    });
+    const replica = await startWithScript(rt.root, rPort, script(rt), replicaConf, {
+      VALKEY_ANNOUNCE_HOST: "valkey-replica-0.test",
+    });
     started.push(replica);
 
     // Without the password: NOAUTH. With it (from the environment): PONG.
@@ -174,7 +219,9 @@ describe("rendered config against a real valkey-server", () => {
 
     // The generated include is private to the valkey user.
     expect(statSync(join(pt.runDir, "auth.conf")).mode & 0o077).toBe(0);
-    expect(readFileSync(join(pt.runDir, "announce.conf"), "utf8")).toBe('replica-announce-ip "valkey-primary-0.test"\n');
+    expect(readFileSync(join(pt.runDir, "announce.conf"), "utf8")).toBe(
+      'replica-announce-ip "valkey-primary-0.test"\n',
+    );
   });
 
   it("cluster: a member starts cluster-enabled, announces its hostname and keeps nodes.conf on the data volume", async () => {
@@ -182,14 +229,28 @@ describe("rendered config against a real valkey-server", () => {
     const [port, bus] = [await freePort(), await freePort()];
     const t = podTree(undefined);
     dirs.push(t.root);
-    const conf = renderValkeyConf(v, { role: { kind: "cluster-member" }, port, busPort: bus, dataDir: t.dataDir, runDir: t.runDir, bind: "127.0.0.1" });
+    const conf = renderValkeyConf(v, {
+      role: { kind: "cluster-member" },
+      port,
+      busPort: bus,
+      dataDir: t.dataDir,
+      runDir: t.runDir,
+      bind: "127.0.0.1",
+    });
     const script = renderStartScript({ mode: "cluster", auth: false, runDir: t.runDir, dataDir: t.dataDir });
     const host = "valkey-cluster-0.valkey-cluster-headless.valkey.svc.cluster.local";
-    const s = await startWithScript(t.root, port, script, conf, { VALKEY_ANNOUNCE_HOST: host, POD_NAME: "valkey-cluster-0" });
+    const s = await startWithScript(t.root, port, script, conf, {
+      VALKEY_ANNOUNCE_HOST: host,
+      POD_NAME: "valkey-cluster-0",
+    });
     started.push(s);
     expect(await cli(port, ["config", "get", "cluster-announce-hostname"])).toBe(`cluster-announce-hostname\n${host}`);
-    expect(await cli(port, ["config", "get", "cluster-preferred-endpoint-type"])).toBe("cluster-preferred-endpoint-type\nhostname");
-    expect(await cli(port, ["config", "get", "cluster-announce-human-nodename"])).toBe("cluster-announce-human-nodename\nvalkey-cluster-0");
+    expect(await cli(port, ["config", "get", "cluster-preferred-endpoint-type"])).toBe(
+      "cluster-preferred-endpoint-type\nhostname",
+    );
+    expect(await cli(port, ["config", "get", "cluster-announce-human-nodename"])).toBe(
+      "cluster-announce-human-nodename\nvalkey-cluster-0",
+    );
     expect(await cli(port, ["config", "get", "cluster-node-timeout"])).toBe("cluster-node-timeout\n12000");
     expect(await cli(port, ["info", "cluster"])).toMatch(/cluster_enabled:1/);
     expect(existsSync(join(t.dataDir, "nodes.conf"))).toBe(true);
@@ -198,7 +259,10 @@ describe("rendered config against a real valkey-server", () => {
   it("cluster start writes availability-zone for this valkey-server (>= 8.1), and leaves it out when --version reports 8.0 (a version-string stub)", async () => {
     const t = podTree(undefined);
     dirs.push(t.root);
-    writeFileSync(join(t.root, "start.sh"), renderStartScript({ mode: "cluster", auth: false, runDir: t.runDir, dataDir: t.dataDir }));
+    writeFileSync(
+      join(t.root, "start.sh"),
+      renderStartScript({ mode: "cluster", auth: false, runDir: t.runDir, dataDir: t.dataDir }),
+    );
     const env = { ...process.env, VALKEY_ANNOUNCE_HOST: "m-0.test", VALKEY_AVAILABILITY_ZONE: "use1-az1" };
     // The exec fails on the missing conf; announce.conf is written before it.
     await expect(run("sh", [join(t.root, "start.sh"), "/nonexistent.conf"], { env })).rejects.toThrow();
@@ -206,9 +270,15 @@ describe("rendered config against a real valkey-server", () => {
 
     const bin = join(t.root, "bin");
     mkdirSync(bin);
-    writeFileSync(join(bin, "valkey-server"), '#!/bin/sh\necho "Valkey server v=8.0.2 sha=00000000:0 malloc=libc bits=64"\nexit 1\n', { mode: 0o755 });
+    writeFileSync(
+      join(bin, "valkey-server"),
+      '#!/bin/sh\necho "Valkey server v=8.0.2 sha=00000000:0 malloc=libc bits=64"\nexit 1\n',
+      { mode: 0o755 },
+    );
     const old = { ...env, PATH: `${bin}:${process.env.PATH ?? ""}` };
-    const failed = await run("sh", [join(t.root, "start.sh"), "/nonexistent.conf"], { env: old }).catch((e: { stderr: string }) => e);
+    const failed = await run("sh", [join(t.root, "start.sh"), "/nonexistent.conf"], { env: old }).catch(
+      (e: { stderr: string }) => e,
+    );
     expect(failed.stderr).toContain("(version 8.0) predates availability-zone (8.1); not setting it");
     expect(readFileSync(join(t.runDir, "announce.conf"), "utf8")).not.toContain("availability-zone");
   });
@@ -219,6 +289,8 @@ describe("rendered config against a real valkey-server", () => {
     const script = renderStartScript({ mode: "cluster", auth: false, runDir: t.runDir, dataDir: t.dataDir });
     writeFileSync(join(t.root, "start.sh"), script);
     const env = { ...process.env, VALKEY_ANNOUNCE_HOST: "" };
-    await expect(run("sh", [join(t.root, "start.sh"), "/nonexistent.conf"], { env })).rejects.toThrow(/VALKEY_ANNOUNCE_HOST/);
+    await expect(run("sh", [join(t.root, "start.sh"), "/nonexistent.conf"], { env })).rejects.toThrow(
+      /VALKEY_ANNOUNCE_HOST/,
+    );
   });
 });

@@ -3,7 +3,14 @@ import { installMocks, settle, valueOf } from "../support/pulumi-mocks.js";
 import { CLIENT_LABEL, DATA_PLANE_LABEL, ROLE_LABEL, releaseLabels } from "../../components/shared.js";
 import { ZONE_LABEL } from "../../vocabulary/labels.js";
 import { PASSWORD, PLACEMENT, containerOf, manifest, podSpecOf, valkeyConfig } from "../support/valkey-fixtures.js";
-import type { ConfigMap, NetworkPolicy, PodDisruptionBudget, Secret, Service, StatefulSet } from "../../components/valkey/k8s-types.js";
+import type {
+  ConfigMap,
+  NetworkPolicy,
+  PodDisruptionBudget,
+  Secret,
+  Service,
+  StatefulSet,
+} from "../../components/valkey/k8s-types.js";
 import type { Deployment } from "../../components/valkey/haproxy-manifests.js";
 import { authCommandHex } from "../../pod/haproxy-cfg.js";
 
@@ -18,15 +25,30 @@ const NP = "kubernetes:networking.k8s.io/v1:NetworkPolicy";
 const sts = (name: string): StatefulSet => manifest<StatefulSet>(mocks.get(STS, name));
 const svc = (name: string): Service => manifest<Service>(mocks.get(SVC, name));
 const members = releaseLabels("valkey");
-const sentinels = { ...releaseLabels("valkey"), "app.kubernetes.io/name": "valkey-sentinel", "app.kubernetes.io/component": "sentinel" };
-const proxies = { ...releaseLabels("valkey"), "app.kubernetes.io/name": "valkey-haproxy", "app.kubernetes.io/component": "haproxy" };
-const SENTINEL_DNS = [0, 1, 2].map((i) => `valkey-sentinel-${i}.valkey-sentinel-headless.valkey.svc.cluster.local:26379`);
+const sentinels = {
+  ...releaseLabels("valkey"),
+  "app.kubernetes.io/name": "valkey-sentinel",
+  "app.kubernetes.io/component": "sentinel",
+};
+const proxies = {
+  ...releaseLabels("valkey"),
+  "app.kubernetes.io/name": "valkey-haproxy",
+  "app.kubernetes.io/component": "haproxy",
+};
+const SENTINEL_DNS = [0, 1, 2].map(
+  (i) => `valkey-sentinel-${i}.valkey-sentinel-headless.valkey.svc.cluster.local:26379`,
+);
 
 describe("ValkeyReplication under Sentinel (mocks)", () => {
   let comp: InstanceType<typeof ValkeyReplication>;
   let data: Record<string, string>;
   beforeAll(async () => {
-    comp = new ValkeyReplication("repl", { namespace: "valkey", valkey: valkeyConfig(), placement: PLACEMENT, password: PASSWORD });
+    comp = new ValkeyReplication("repl", {
+      namespace: "valkey",
+      valkey: valkeyConfig(),
+      placement: PLACEMENT,
+      password: PASSWORD,
+    });
     await settle();
     data = manifest<ConfigMap>(mocks.get("kubernetes:core/v1:ConfigMap", "repl-config")).data ?? {};
   });
@@ -34,7 +56,8 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
   it("creates exactly these children, parented to the component, and no RBAC object", async () => {
     const children = mocks.resources.filter((r) => r.type.startsWith("kubernetes:"));
     const urn = await valueOf(comp.urn);
-    for (const c of children) expect({ child: c.name, parentUrn: c.parentUrn }).toEqual({ child: c.name, parentUrn: urn });
+    for (const c of children)
+      expect({ child: c.name, parentUrn: c.parentUrn }).toEqual({ child: c.name, parentUrn: urn });
     expect(children.map((r) => `${r.type} ${r.name}`).sort()).toEqual(
       [
         "kubernetes:apps/v1:Deployment repl-haproxy",
@@ -76,7 +99,11 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
     const s = sts("repl-members");
     expect(s.metadata?.name).toBe("valkey");
     expect(s.spec?.replicas).toBe(4);
-    expect(s.spec?.template.metadata?.labels).toEqual({ ...members, [ROLE_LABEL]: "member", [DATA_PLANE_LABEL]: "true" });
+    expect(s.spec?.template.metadata?.labels).toEqual({
+      ...members,
+      [ROLE_LABEL]: "member",
+      [DATA_PLANE_LABEL]: "true",
+    });
     const p = podSpecOf(s);
     expect(p.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms).toEqual([
       { matchExpressions: [{ key: ZONE_LABEL, operator: "In", values: PLACEMENT.zones }] },
@@ -134,7 +161,13 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
       { topologyKey: ZONE_LABEL, labelSelector: { matchLabels: sentinels } },
     ]);
     expect(p.topologySpreadConstraints).toEqual([
-      { maxSkew: 1, topologyKey: ZONE_LABEL, whenUnsatisfiable: "DoNotSchedule", minDomains: 3, labelSelector: { matchLabels: sentinels } },
+      {
+        maxSkew: 1,
+        topologyKey: ZONE_LABEL,
+        whenUnsatisfiable: "DoNotSchedule",
+        minDomains: 3,
+        labelSelector: { matchLabels: sentinels },
+      },
     ]);
     expect(p.tolerations).toEqual([{ key: "workload", operator: "Equal", value: "valkey", effect: "NoSchedule" }]);
     expect(s.spec?.volumeClaimTemplates?.[0]?.spec).toMatchObject({
@@ -145,10 +178,22 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
     const c = containerOf(s);
     expect(c.command).toEqual(["sh", "/etc/valkey/sentinel-start.sh"]);
     expect(c.volumeMounts).toContainEqual({ name: "data", mountPath: "/data" });
-    expect(c.env).toContainEqual({ name: "VALKEY_ANNOUNCE_HOST", value: "$(POD_NAME).valkey-sentinel-headless.valkey.svc.cluster.local" });
+    expect(c.env).toContainEqual({
+      name: "VALKEY_ANNOUNCE_HOST",
+      value: "$(POD_NAME).valkey-sentinel-headless.valkey.svc.cluster.local",
+    });
     const headless = svc("repl-sentinel-headless").spec;
-    expect(headless).toMatchObject({ clusterIP: "None", publishNotReadyAddresses: true, selector: sentinels, ports: [{ port: 26379 }] });
-    expect(svc("repl-sentinel-svc").spec).toMatchObject({ type: "ClusterIP", selector: sentinels, ports: [{ port: 26379, targetPort: "sentinel" }] });
+    expect(headless).toMatchObject({
+      clusterIP: "None",
+      publishNotReadyAddresses: true,
+      selector: sentinels,
+      ports: [{ port: 26379 }],
+    });
+    expect(svc("repl-sentinel-svc").spec).toMatchObject({
+      type: "ClusterIP",
+      selector: sentinels,
+      ports: [{ port: 26379, targetPort: "sentinel" }],
+    });
   });
 
   it("Sentinel config: hostnames, auth from the Secret file under umask 077, the configured quorum and timings", () => {
@@ -177,7 +222,13 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
     expect(d.spec?.replicas).toBe(2);
     const p = d.spec?.template.spec;
     expect(p?.topologySpreadConstraints).toEqual([
-      { maxSkew: 1, topologyKey: ZONE_LABEL, whenUnsatisfiable: "DoNotSchedule", minDomains: 3, labelSelector: { matchLabels: proxies } },
+      {
+        maxSkew: 1,
+        topologyKey: ZONE_LABEL,
+        whenUnsatisfiable: "DoNotSchedule",
+        minDomains: 3,
+        labelSelector: { matchLabels: proxies },
+      },
     ]);
     expect(p?.automountServiceAccountToken).toBe(false);
     // The image is config valkey.replication.haproxyImage (a mirror here), not a constant.
@@ -194,7 +245,10 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
 
   it("the write Service reaches HAProxy's write frontend, the read Service its replicas-only frontend", () => {
     expect(svc("repl-write-svc").metadata?.name).toBe("valkey-write");
-    expect(svc("repl-write-svc").spec).toMatchObject({ selector: proxies, ports: [{ port: 6379, targetPort: "write" }] });
+    expect(svc("repl-write-svc").spec).toMatchObject({
+      selector: proxies,
+      ports: [{ port: 6379, targetPort: "write" }],
+    });
     expect(svc("repl-read-svc").spec).toMatchObject({ selector: proxies, ports: [{ port: 6379, targetPort: "read" }] });
   });
 
@@ -221,7 +275,9 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
     expect(np("repl-netpol")).toEqual({
       podSelector: { matchLabels: members },
       policyTypes: ["Ingress", "Egress"],
-      ingress: [{ from: [clients, pods(members), pods(sentinels), pods(proxies)], ports: [{ protocol: "TCP", port: 6379 }] }],
+      ingress: [
+        { from: [clients, pods(members), pods(sentinels), pods(proxies)], ports: [{ protocol: "TCP", port: 6379 }] },
+      ],
       egress: [dns, toMembers, toSentinels],
     });
     expect(np("repl-sentinel-netpol")?.ingress).toEqual([
@@ -245,7 +301,8 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
       expect(JSON.stringify(r.redacted)).not.toContain("s3cr3t");
       expect(JSON.stringify(r.redacted)).not.toContain(authCommandHex(PASSWORD));
     }
-    for (const r of mocks.resources.filter((x) => x.type !== "kubernetes:core/v1:Secret")) expect(JSON.stringify(r.inputs)).not.toContain("s3cr3t");
+    for (const r of mocks.resources.filter((x) => x.type !== "kubernetes:core/v1:Secret"))
+      expect(JSON.stringify(r.inputs)).not.toContain("s3cr3t");
     for (const name of ["repl-members", "repl-sentinel"]) {
       const c = containerOf(sts(name));
       expect((c.command ?? []).join(" ")).not.toContain("s3cr3t");
@@ -267,9 +324,11 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
     });
     await settle();
     expect(mocks.resources.filter((r) => r.name === "open-secret")).toEqual([]);
-    const start = manifest<ConfigMap>(mocks.get("kubernetes:core/v1:ConfigMap", "open-config")).data?.["sentinel-start.sh"] ?? "";
+    const start =
+      manifest<ConfigMap>(mocks.get("kubernetes:core/v1:ConfigMap", "open-config")).data?.["sentinel-start.sh"] ?? "";
     expect(start).not.toContain("requirepass");
-    const cfg = manifest<Secret>(mocks.get("kubernetes:core/v1:Secret", "open-haproxy-cfg")).stringData?.["haproxy.cfg"] ?? "";
+    const cfg =
+      manifest<Secret>(mocks.get("kubernetes:core/v1:Secret", "open-haproxy-cfg")).stringData?.["haproxy.cfg"] ?? "";
     expect(cfg).not.toContain(authCommandHex("x").slice(0, 20));
     expect(cfg).toContain("tcp-check expect string role:master");
   });

@@ -6,7 +6,13 @@
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { volumeReleaseProvider } from "../../components/steps/volume-release/component.js";
-import { create, diff, pendingVolumes, releaseVolumes, update } from "../../components/steps/volume-release/implementation.js";
+import {
+  create,
+  diff,
+  pendingVolumes,
+  releaseVolumes,
+  update,
+} from "../../components/steps/volume-release/implementation.js";
 import type { ClaimRecord, VolumeApi, VolumeRecord } from "../../components/steps/volume-release/volume-api.js";
 import { runSerializedProvider, unreachableKubeconfig } from "../support/serialized-provider.js";
 
@@ -22,7 +28,12 @@ const pv = (name: string, claim: string | undefined, o: Partial<VolumeRecord> = 
   deleting: false,
   ...o,
 });
-const pvc = (name: string, volumeName?: string): ClaimRecord => ({ name, volumeName, deleting: false, finalizers: ["kubernetes.io/pvc-protection"] });
+const pvc = (name: string, volumeName?: string): ClaimRecord => ({
+  name,
+  volumeName,
+  deleting: false,
+  finalizers: ["kubernetes.io/pvc-protection"],
+});
 
 describe("pendingVolumes", () => {
   it("waits for the volumes of the deleted claims and for left-over Released ones of the namespace, never for Retain or other namespaces", () => {
@@ -35,13 +46,22 @@ describe("pendingVolumes", () => {
       pv("live-other", "someone-elses"),
       pv("unclaimed", undefined, { phase: "Available" }),
     ];
-    const pending = pendingVolumes(NS, new Set(["data-valkey-0", "data-valkey-1", "data-valkey-2"]), new Set(["someone-elses"]), volumes);
+    const pending = pendingVolumes(
+      NS,
+      new Set(["data-valkey-0", "data-valkey-1", "data-valkey-2"]),
+      new Set(["someone-elses"]),
+      volumes,
+    );
     expect(pending.map((v) => v.name)).toEqual(["a", "b", "left-over"]);
   });
 });
 
 /** A fake cluster: the claims of NS and volumes; each volume of a deleted claim disappears after `pollsToGo` looks. */
-function fakeCluster(claims: ClaimRecord[], volumes: VolumeRecord[], pollsToGo: number | "never"): VolumeApi & { deleted: string[] } {
+function fakeCluster(
+  claims: ClaimRecord[],
+  volumes: VolumeRecord[],
+  pollsToGo: number | "never",
+): VolumeApi & { deleted: string[] } {
   const deleted: string[] = [];
   let looks = 0;
   return {
@@ -58,7 +78,11 @@ function fakeCluster(claims: ClaimRecord[], volumes: VolumeRecord[], pollsToGo: 
     listVolumes: () => {
       looks += 1;
       const gone = pollsToGo !== "never" && looks > pollsToGo;
-      return Promise.resolve(volumes.filter((v) => !(gone && deleted.includes(v.claim?.name ?? ""))).map((v) => ({ ...v, phase: "Released" })));
+      return Promise.resolve(
+        volumes
+          .filter((v) => !(gone && deleted.includes(v.claim?.name ?? "")))
+          .map((v) => ({ ...v, phase: "Released" })),
+      );
     },
   };
 }
@@ -81,12 +105,20 @@ describe("releaseVolumes", () => {
   const input = { namespace: NS, selector: SELECTOR, timeoutMs: 10_000, pollMs: 1_000 };
 
   it("deletes the selected claims and returns once their volumes are gone, polling in between", async () => {
-    const api = fakeCluster([pvc("data-valkey-0", "a"), pvc("data-valkey-1", "b"), pvc("other")], [pv("a", "data-valkey-0"), pv("b", "data-valkey-1")], 3);
+    const api = fakeCluster(
+      [pvc("data-valkey-0", "a"), pvc("data-valkey-1", "b"), pvc("other")],
+      [pv("a", "data-valkey-0"), pv("b", "data-valkey-1")],
+      3,
+    );
     const clock = fakeClock();
     const outcome = await releaseVolumes(input, api, clock);
     expect(api.deleted).toEqual(["data-valkey-0", "data-valkey-1"]);
     expect(clock.slept).toEqual([1_000, 1_000, 1_000]);
-    expect(outcome).toEqual({ deletedClaims: ["data-valkey-0", "data-valkey-1"], releasedVolumes: ["a", "b"], keptVolumes: [] });
+    expect(outcome).toEqual({
+      deletedClaims: ["data-valkey-0", "data-valkey-1"],
+      releasedVolumes: ["a", "b"],
+      keptVolumes: [],
+    });
   });
 
   it("rejects at its bound naming each volume, its claim, phase and disk, and what to do", async () => {
@@ -108,7 +140,11 @@ describe("releaseVolumes", () => {
 
   it("returns at once when the release has no claims and no volume is left over", async () => {
     const clock = fakeClock();
-    expect(await releaseVolumes(input, fakeCluster([], [], "never"), clock)).toEqual({ deletedClaims: [], releasedVolumes: [], keptVolumes: [] });
+    expect(await releaseVolumes(input, fakeCluster([], [], "never"), clock)).toEqual({
+      deletedClaims: [],
+      releasedVolumes: [],
+      keptVolumes: [],
+    });
     expect(clock.slept).toEqual([]);
   });
 });
@@ -128,7 +164,10 @@ describe("create, diff and update", () => {
     expect(diff("id", outs, inputs).changes).toBe(false);
     expect(diff("id", outs, { ...inputs, timeoutMs: 9_000 }).changes).toBe(false);
     for (const change of [{ namespace: "x" }, { selector: "a=b" }, { kubeconfig: "OTHER" }]) {
-      expect(diff("id", outs, { ...inputs, ...change }), JSON.stringify(change)).toMatchObject({ changes: true, replaces: [] });
+      expect(diff("id", outs, { ...inputs, ...change }), JSON.stringify(change)).toMatchObject({
+        changes: true,
+        replaces: [],
+      });
     }
     const updated = await update("id", outs, { ...inputs, kubeconfig: "OTHER" });
     expect(updated.outs.kubeconfig).toBe("OTHER");
@@ -144,7 +183,8 @@ describe("the serialized VolumeRelease provider in a plain node process", () => 
     expect(text).not.toContain("KUBE-TOKEN");
     const props = { namespace: NS, selector: SELECTOR, kubeconfig, timeoutMs: 5_000, pollMs: 100 };
     const stdout = await runSerializedProvider(text, [
-      `p.delete("id", ${JSON.stringify(props)})` + `.then(() => console.log("DELETED"), (e) => console.log("ERROR " + e.message));`,
+      `p.delete("id", ${JSON.stringify(props)})` +
+        `.then(() => console.log("DELETED"), (e) => console.log("ERROR " + e.message));`,
     ]);
     expect(stdout).toMatch(
       /^ERROR VolumeRelease: could not release the PVCs in namespace valkey \(selector '[^']+'\) through the API server: .*pulumi state delete/s,

@@ -37,7 +37,12 @@ interface Case {
 const MAX_LAG = 1024 * 1024;
 const CASES: Case[] = [
   { name: "one primary per zone", shards: [s("a", "b"), s("b", "c"), s("c", "a")], failback: false, verifier: false },
-  { name: "2 of 3 primaries in zone a, a's replica in c is synced", shards: [s("a", "b"), s("a", "c"), s("c", "a")], failback: true, verifier: true },
+  {
+    name: "2 of 3 primaries in zone a, a's replica in c is synced",
+    shards: [s("a", "b"), s("a", "c"), s("c", "a")],
+    failback: true,
+    verifier: true,
+  },
   {
     name: "2 of 3 in zone a, the only way out (b) lags; c would become the majority",
     shards: [s("a", "c"), { primary: "a", replicas: [{ zone: "b", lag: MAX_LAG + 1 }] }, s("c", "a")],
@@ -59,8 +64,18 @@ const CASES: Case[] = [
     verifier: true,
     differs: "moving either shard to c makes c hold 2 of 3: the failback cannot fix it",
   },
-  { name: "3 of 5 in zone a", shards: [s("a", "b"), s("a", "c"), s("a", "b"), s("b", "c"), s("c", "a")], failback: true, verifier: true },
-  { name: "2 of 4 in zone a (half is not a majority)", shards: [s("a", "b"), s("a", "c"), s("b", "c"), s("c", "a")], failback: false, verifier: false },
+  {
+    name: "3 of 5 in zone a",
+    shards: [s("a", "b"), s("a", "c"), s("a", "b"), s("b", "c"), s("c", "a")],
+    failback: true,
+    verifier: true,
+  },
+  {
+    name: "2 of 4 in zone a (half is not a majority)",
+    shards: [s("a", "b"), s("a", "c"), s("b", "c"), s("c", "a")],
+    failback: false,
+    verifier: false,
+  },
   {
     name: "3 of 4 over two zones",
     shards: [s("a", "b"), s("a", "b"), s("a", "b"), s("b", "a")],
@@ -88,7 +103,10 @@ function build(c: Case) {
     const mine = replicas.filter((r) => r.shard === i);
     for (const [k, r] of mine.entries()) {
       const spec = sh.replicas[k];
-      if (spec === undefined) throw new Error(`${c.name}: shard ${i} has fewer replicas than the widest shard; give every shard the same count`);
+      if (spec === undefined)
+        throw new Error(
+          `${c.name}: shard ${i} has fewer replicas than the widest shard; give every shard the same count`,
+        );
       zones.set(r.address, spec.zone);
       extra.set(r.id, spec);
     }
@@ -138,7 +156,10 @@ function shardsReply(c: Case): { text: string; replicaIds: string[] } {
 function failbackActs(c: Case): boolean {
   const { text, replicaIds } = shardsReply(c);
   const decide = (me: string): string =>
-    execFileSync("awk", ["-v", `me=${me}`, "-v", `maxlag=${MAX_LAG}`, FAILBACK_DECISION_AWK], { input: text, encoding: "utf8" }).trim();
+    execFileSync("awk", ["-v", `me=${me}`, "-v", `maxlag=${MAX_LAG}`, FAILBACK_DECISION_AWK], {
+      input: text,
+      encoding: "utf8",
+    }).trim();
   const answers = replicaIds.map(decide);
   for (const a of answers) expect(a, c.name).toMatch(/^(act|wait .+)$/);
   // At most one member acts at a time (the lowest qualifying node id).
@@ -154,8 +175,14 @@ function verifierReportsMajority(c: Case): boolean {
 
 describe("zone-majority decision: one table, the failback awk and the verifier", () => {
   it.each(CASES)("$name", (c) => {
-    expect({ failback: failbackActs(c), verifier: verifierReportsMajority(c) }).toEqual({ failback: c.failback, verifier: c.verifier });
+    expect({ failback: failbackActs(c), verifier: verifierReportsMajority(c) }).toEqual({
+      failback: c.failback,
+      verifier: c.verifier,
+    });
     // They agree unless the case says why not.
-    expect(c.failback === c.verifier || c.differs !== undefined, `${c.name}: the implementations differ without a reason`).toBe(true);
+    expect(
+      c.failback === c.verifier || c.differs !== undefined,
+      `${c.name}: the implementations differ without a reason`,
+    ).toBe(true);
   });
 });

@@ -25,12 +25,15 @@ const pod = (i: number, node: string, extra: Partial<StaticPod> = {}): StaticPod
 });
 
 function fixture(): StaticPodApi {
-  return new StaticPodApi([pod(10, "n-c"), pod(2, "n-b"), pod(0, "n-a"), pod(1, "n-a"), { ...pod(9, "n-a"), labels: { other: "x" } }], {
-    "n-a": "us-west-2a",
-    "n-b": "us-west-2b",
-    "n-c": "us-west-2c",
-    "n-x": "us-west-2x",
-  });
+  return new StaticPodApi(
+    [pod(10, "n-c"), pod(2, "n-b"), pod(0, "n-a"), pod(1, "n-a"), { ...pod(9, "n-a"), labels: { other: "x" } }],
+    {
+      "n-a": "us-west-2a",
+      "n-b": "us-west-2b",
+      "n-c": "us-west-2c",
+      "n-x": "us-west-2x",
+    },
+  );
 }
 
 describe("discoverPods", () => {
@@ -48,10 +51,13 @@ describe("discoverPods", () => {
   });
 
   it("names unusable pods: not ready, unscheduled, no IP, node without a zone label", async () => {
-    const api = new StaticPodApi([pod(0, "n-a", { ready: false }), { name: "valkey-1", labels }, pod(2, "n-nozone"), pod(3, "n-a")], {
-      "n-a": "z1",
-      "n-nozone": { "kubernetes.io/hostname": "n-nozone" },
-    });
+    const api = new StaticPodApi(
+      [pod(0, "n-a", { ready: false }), { name: "valkey-1", labels }, pod(2, "n-nozone"), pod(3, "n-a")],
+      {
+        "n-a": "z1",
+        "n-nozone": { "kubernetes.io/hostname": "n-nozone" },
+      },
+    );
     const pods = await discoverPods(api, { namespace: "d", selector: sel });
     expect(unusablePods(pods)).toEqual([
       "valkey-0 (not ready)",
@@ -66,8 +72,19 @@ describe("discoverPods", () => {
   });
 
   it("takes ports from named container ports, else 6379/16379", () => {
-    const rec = { name: "a", podIP: undefined, nodeName: undefined, ready: true, labels: {}, subdomain: undefined, initMessages: {} };
-    expect(podPorts({ ...rec, ports: { "tcp-redis": 7000, "tcp-redis-bus": 17000 } })).toEqual({ port: 7000, busPort: 17000 });
+    const rec = {
+      name: "a",
+      podIP: undefined,
+      nodeName: undefined,
+      ready: true,
+      labels: {},
+      subdomain: undefined,
+      initMessages: {},
+    };
+    expect(podPorts({ ...rec, ports: { "tcp-redis": 7000, "tcp-redis-bus": 17000 } })).toEqual({
+      port: 7000,
+      busPort: 17000,
+    });
     expect(podPorts({ ...rec, ports: { metrics: 9121 } })).toEqual({ port: 6379, busPort: 16379 });
   });
 });
@@ -92,7 +109,12 @@ describe("KubernetesZoneSource", () => {
   });
 
   it("uses the headless Service and cluster domain given, over spec.subdomain", async () => {
-    const zs = new KubernetesZoneSource(fixture(), { namespace: "data", selector: sel, headlessService: "hl", clusterDomain: "corp.local" });
+    const zs = new KubernetesZoneSource(fixture(), {
+      namespace: "data",
+      selector: sel,
+      headlessService: "hl",
+      clusterDomain: "corp.local",
+    });
     const m = await zs.zonesFor([
       { host: "valkey-2.hl.data.svc.corp.local", port: 6379 },
       { host: "valkey-2.valkey-headless.data.svc.cluster.local", port: 6379 },
@@ -109,7 +131,14 @@ describe("client-node mapping and kubeconfig", () => {
         nodeName: "ip-10-0-1-1",
         subdomain: "valkey-headless",
         containers: [
-          { name: "valkey", ports: [{ name: "valkey", containerPort: 6379 }, { containerPort: 9000 }, { name: "cluster-bus", containerPort: 16379 }] },
+          {
+            name: "valkey",
+            ports: [
+              { name: "valkey", containerPort: 6379 },
+              { containerPort: 9000 },
+              { name: "cluster-bus", containerPort: 16379 },
+            ],
+          },
         ],
       },
       status: {
@@ -117,7 +146,14 @@ describe("client-node mapping and kubeconfig", () => {
         conditions: [{ type: "Ready", status: "True" }],
         // Init containers' termination messages: the last run's, then the one before; none when empty.
         initContainerStatuses: [
-          { name: "restore-fetch", image: "i", imageID: "", ready: true, restartCount: 0, state: { terminated: { exitCode: 0, message: "" } } },
+          {
+            name: "restore-fetch",
+            image: "i",
+            imageID: "",
+            ready: true,
+            restartCount: 0,
+            state: { terminated: { exitCode: 0, message: "" } },
+          },
           {
             name: "restore-place",
             image: "i",
@@ -140,7 +176,12 @@ describe("client-node mapping and kubeconfig", () => {
       ports: { "valkey": 6379, "cluster-bus": 16379 },
       initMessages: { "restore-place": ["now", "before"] },
     });
-    expect(podRecordFromV1({ metadata: { name: "p" }, status: { podIP: "", conditions: [{ type: "Ready", status: "False" }] } })).toMatchObject({
+    expect(
+      podRecordFromV1({
+        metadata: { name: "p" },
+        status: { podIP: "", conditions: [{ type: "Ready", status: "False" }] },
+      }),
+    ).toMatchObject({
       podIP: undefined,
       nodeName: undefined,
       ready: false,
@@ -162,7 +203,9 @@ describe("client-node mapping and kubeconfig", () => {
     });
     expect(loadKubeConfig(kubeconfig, "two").getCurrentContext()).toBe("two");
     expect(loadKubeConfig(kubeconfig).getCurrentContext()).toBe("one");
-    expect(() => loadKubeConfig(kubeconfig, "three")).toThrow("the kubeconfig has no context named 'three' (has: one, two)");
+    expect(() => loadKubeConfig(kubeconfig, "three")).toThrow(
+      "the kubeconfig has no context named 'three' (has: one, two)",
+    );
     let msg = "";
     try {
       loadKubeConfig(`{ not yaml: [ ${token}`);

@@ -102,7 +102,9 @@ describe("AZ-aware planner", () => {
   });
 
   it("fails clearly when one zone holds too many nodes to pair across zones", () => {
-    expect(() => planCluster({ nodes: nodesFor([4, 1, 1]), primaries: 3, replicasPerPrimary: 1 })).toThrow(/zone zone-a holds 4 of 6 nodes/);
+    expect(() => planCluster({ nodes: nodesFor([4, 1, 1]), primaries: 3, replicasPerPrimary: 1 })).toThrow(
+      /zone zone-a holds 4 of 6 nodes/,
+    );
   });
 
   it("fails clearly when there are too few nodes", () => {
@@ -113,16 +115,22 @@ describe("AZ-aware planner", () => {
 
   it("warns, without failing, when two zones leave a primary majority in one zone", () => {
     const plan = planCluster({ nodes: nodesFor([3, 3]), primaries: 3, replicasPerPrimary: 1 });
-    expect(plan.warnings).toEqual(["zone zone-a holds 2 of 3 primaries: losing that zone loses the primary majority (only 2 zones; use 3 or more)"]);
+    expect(plan.warnings).toEqual([
+      "zone zone-a holds 2 of 3 primaries: losing that zone loses the primary majority (only 2 zones; use 3 or more)",
+    ]);
   });
 
   it("rejects bad shapes and duplicate nodes by name", () => {
-    expect(() => planCluster({ nodes: nodesFor([2, 2]), primaries: 0, replicasPerPrimary: 1 })).toThrow("primaries must be a whole number ≥ 1 (got 0)");
+    expect(() => planCluster({ nodes: nodesFor([2, 2]), primaries: 0, replicasPerPrimary: 1 })).toThrow(
+      "primaries must be a whole number ≥ 1 (got 0)",
+    );
     expect(() => planCluster({ nodes: nodesFor([2, 2]), primaries: 1, replicasPerPrimary: -1 })).toThrow(
       "replicasPerPrimary must be a whole number ≥ 0 (got -1)",
     );
     const dup = [...nodesFor([1, 1]), { id: "zone-a-0", zone: "zone-b" }];
-    expect(() => planCluster({ nodes: dup, primaries: 1, replicasPerPrimary: 1 })).toThrow("node zone-a-0 is listed twice");
+    expect(() => planCluster({ nodes: dup, primaries: 1, replicasPerPrimary: 1 })).toThrow(
+      "node zone-a-0 is listed twice",
+    );
   });
 
   it("keeps fixed primaries first and preferred replica links", () => {
@@ -140,16 +148,27 @@ describe("AZ-aware planner", () => {
 
   it("fixed primaries: as many as asked for is fine, one more is refused by name", () => {
     const nodes = nodesFor([2, 2, 2]);
-    const three = planCluster({ nodes, primaries: 3, replicasPerPrimary: 1, fixedPrimaries: ["zone-a-0", "zone-b-0", "zone-c-0"] });
+    const three = planCluster({
+      nodes,
+      primaries: 3,
+      replicasPerPrimary: 1,
+      fixedPrimaries: ["zone-a-0", "zone-b-0", "zone-c-0"],
+    });
     expect(three.shards.map((x) => x.primary.id)).toEqual(["zone-a-0", "zone-b-0", "zone-c-0"]);
-    expect(() => planCluster({ nodes, primaries: 2, replicasPerPrimary: 1, fixedPrimaries: ["zone-a-0", "zone-b-0", "zone-c-0"] })).toThrow(
+    expect(() =>
+      planCluster({ nodes, primaries: 2, replicasPerPrimary: 1, fixedPrimaries: ["zone-a-0", "zone-b-0", "zone-c-0"] }),
+    ).toThrow(
       "3 nodes already own slots but only 2 primaries were asked for (scaling primaries down is not supported)",
     );
   });
 
   it("says 'replica' for one and 'replicas' for more in its refusals", () => {
-    expect(() => planCluster({ nodes: nodesFor([4, 1, 1]), primaries: 3, replicasPerPrimary: 1 })).toThrow(/with 3 primaries and 1 replica each,/);
-    expect(() => planCluster({ nodes: nodesFor([7, 1, 1]), primaries: 3, replicasPerPrimary: 2 })).toThrow(/with 3 primaries and 2 replicas each,/);
+    expect(() => planCluster({ nodes: nodesFor([4, 1, 1]), primaries: 3, replicasPerPrimary: 1 })).toThrow(
+      /with 3 primaries and 1 replica each,/,
+    );
+    expect(() => planCluster({ nodes: nodesFor([7, 1, 1]), primaries: 3, replicasPerPrimary: 2 })).toThrow(
+      /with 3 primaries and 2 replicas each,/,
+    );
   });
 
   it("matches an independent brute force over many shapes (property)", () => {

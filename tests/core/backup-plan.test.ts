@@ -7,7 +7,12 @@
 import { describe, expect, it } from "vitest";
 import { parseManifest, type BackupManifest } from "../../pod/backup-manifest.js";
 import { planBackup, targetArg } from "../../benchmarks/backup/backup-plan.js";
-import { checkRestoredKeyCounts, checkRestoreShape, checkShardObject, plannedRanges } from "../../benchmarks/backup/restore-check.js";
+import {
+  checkRestoredKeyCounts,
+  checkRestoreShape,
+  checkShardObject,
+  plannedRanges,
+} from "../../benchmarks/backup/restore-check.js";
 import type { ShardReport, TopologyReport } from "../../benchmarks/verify/verify-types.js";
 
 const SUM = "a".repeat(64);
@@ -57,11 +62,15 @@ describe("parseManifest", () => {
   });
 
   it("refuses shards out of order, slots in replication mode, a wrong format", () => {
-    expect(() => parseManifest(manifestText("cluster", [shardLine(1, ["0-16383"]).replace("shard-1", "shard-1")]))).toThrow(
-      /shards\.0\.shard: shards must be listed in order/,
+    expect(() =>
+      parseManifest(manifestText("cluster", [shardLine(1, ["0-16383"]).replace("shard-1", "shard-1")])),
+    ).toThrow(/shards\.0\.shard: shards must be listed in order/);
+    expect(() => parseManifest(manifestText("replication", [shardLine(0, ["0-16383"])]))).toThrow(
+      /shards\.0\.slots: replication mode has no slots/,
     );
-    expect(() => parseManifest(manifestText("replication", [shardLine(0, ["0-16383"])]))).toThrow(/shards\.0\.slots: replication mode has no slots/);
-    expect(() => parseManifest(manifestText("cluster", [shardLine(0, ["0-16383"])]).replace("/v1", "/v9"))).toThrow(/format/);
+    expect(() => parseManifest(manifestText("cluster", [shardLine(0, ["0-16383"])]).replace("/v1", "/v9"))).toThrow(
+      /format/,
+    );
   });
 });
 
@@ -99,7 +108,9 @@ describe("planBackup", () => {
 
   it("refuses a shard with no linked replica unless the primary is allowed, and says so", () => {
     const r = report("replication", [shard("10.0.0.1:6379", [], [{ linkUp: false }])]);
-    expect(() => planBackup(r)).toThrow(/no replica to snapshot for shard 0 \(primary 10\.0\.0\.1:6379\): none of its 1 replica\(s\) has its link up/);
+    expect(() => planBackup(r)).toThrow(
+      /no replica to snapshot for shard 0 \(primary 10\.0\.0\.1:6379\): none of its 1 replica\(s\) has its link up/,
+    );
     const plan = planBackup(r, { allowPrimary: true });
     expect(plan.targets[0]).toMatchObject({ host: "10.0.0.1", port: 6379, source: "primary", slots: [] });
     expect(plan.notes[0]).toMatch(/snapshotting its primary/);
@@ -110,18 +121,28 @@ describe("restore checks", () => {
   it("accepts the same shape and refuses other ranges, naming both", () => {
     const m = cluster3();
     expect(() => checkRestoreShape(m, "cluster", plannedRanges(3))).not.toThrow();
-    expect(() => checkRestoreShape(m, "cluster", [["0-5460"], ["5461-10000", "10001-10921"], ["10922-16383"]])).not.toThrow();
+    expect(() =>
+      checkRestoreShape(m, "cluster", [["0-5460"], ["5461-10000", "10001-10921"], ["10922-16383"]]),
+    ).not.toThrow();
     expect(() => checkRestoreShape(m, "cluster", [["0-5460"], ["5461-10920"], ["10921-16383"]])).toThrow(
       /shard 1: snapshot 5461-10921, planned 5461-10920; shard 2: snapshot 10922-16383, planned 10921-16383/,
     );
-    expect(() => checkRestoreShape(m, "cluster", plannedRanges(4))).toThrow(/has 3 shard\(s\), the new cluster topology plans 4/);
-    expect(() => checkRestoreShape(m, "replication", [[]])).toThrow(/is of a cluster topology; the new stack is in replication mode/);
+    expect(() => checkRestoreShape(m, "cluster", plannedRanges(4))).toThrow(
+      /has 3 shard\(s\), the new cluster topology plans 4/,
+    );
+    expect(() => checkRestoreShape(m, "replication", [[]])).toThrow(
+      /is of a cluster topology; the new stack is in replication mode/,
+    );
   });
 
   it("refuses a missing object and a checksum mismatch", () => {
     const e = cluster3().shards[1]!;
-    expect(() => checkShardObject(e, undefined, "s3://b/p/id")).toThrow(/shard 1: s3:\/\/b\/p\/id\/shard-1\.rdb is missing/);
-    expect(() => checkShardObject(e, { bytes: 100, sha256: "b".repeat(64) }, "s3://b/p/id")).toThrow(/shard 1: checksum mismatch/);
+    expect(() => checkShardObject(e, undefined, "s3://b/p/id")).toThrow(
+      /shard 1: s3:\/\/b\/p\/id\/shard-1\.rdb is missing/,
+    );
+    expect(() => checkShardObject(e, { bytes: 100, sha256: "b".repeat(64) }, "s3://b/p/id")).toThrow(
+      /shard 1: checksum mismatch/,
+    );
     expect(() => checkShardObject(e, { bytes: 100, sha256: SUM }, "s3://b/p/id")).not.toThrow();
   });
 });
@@ -133,7 +154,11 @@ describe("checkRestoredKeyCounts", () => {
 
   it("maps each shard to the primary serving its slots, wherever it moved, and passes equal counts", () => {
     // A failover moved shard 0 to vc-4; the verifier lists primaries in its own order, ranges split.
-    const primaries = [primary("vc-2", ["10922-16383"], 12), primary("vc-4", ["0-100", "101-5460"], 10), primary("vc-1", ["5461-10921"], 11)];
+    const primaries = [
+      primary("vc-2", ["10922-16383"], 12),
+      primary("vc-4", ["0-100", "101-5460"], 10),
+      primary("vc-1", ["5461-10921"], 11),
+    ];
     expect(checkRestoredKeyCounts("cluster", entries().reverse(), primaries)).toEqual({
       shards: [
         { shard: 0, slots: ["0-5460"], manifestKeys: 10, expires: 0, keys: 10, primary: "vc-4" },
@@ -164,7 +189,11 @@ describe("checkRestoredKeyCounts", () => {
   });
 
   it("names a shard no primary serves exactly, a shard nobody reported, and slots no restored shard held", () => {
-    const moved = [primary("vc-0", ["0-5460"], 10), primary("vc-1", ["5461-10920"], 11), primary("vc-2", ["10921-16383"], 12)];
+    const moved = [
+      primary("vc-0", ["0-5460"], 10),
+      primary("vc-1", ["5461-10920"], 11),
+      primary("vc-2", ["10921-16383"], 12),
+    ];
     expect(checkRestoredKeyCounts("cluster", entries(), moved).problems).toEqual([
       "shard 1 (slots 5461-10921): no primary serves exactly these slots (primaries: vc-0 0-5460; vc-1 5461-10920; vc-2 10921-16383)",
       "shard 2 (slots 10922-16383): no primary serves exactly these slots (primaries: vc-0 0-5460; vc-1 5461-10920; vc-2 10921-16383)",
@@ -172,7 +201,11 @@ describe("checkRestoredKeyCounts", () => {
       "primary vc-2 serves slots 10921-16383, which no restored shard held",
     ]);
     const [e0, , e2] = entries();
-    const all = [primary("vc-0", ["0-5460"], 10), primary("vc-1", ["5461-10921"], 11), primary("vc-2", ["10922-16383"], 12)];
+    const all = [
+      primary("vc-0", ["0-5460"], 10),
+      primary("vc-1", ["5461-10921"], 11),
+      primary("vc-2", ["10922-16383"], 12),
+    ];
     expect(checkRestoredKeyCounts("cluster", [e0!, e2!], all).problems).toEqual([
       "shard 1: no member reported restoring it",
       "primary vc-1 serves slots 5461-10921, which no restored shard held",
@@ -188,6 +221,8 @@ describe("checkRestoredKeyCounts", () => {
     expect(checkRestoredKeyCounts("replication", [e], [primary("valkey-2", [], 4)]).problems).toEqual([
       "shard 0: DBSIZE 4 on its primary valkey-2, the manifest 10 keys: 6 missing",
     ]);
-    expect(checkRestoredKeyCounts("replication", [e], []).problems).toEqual(["replication mode: the verifier found 0 primaries (none), not one"]);
+    expect(checkRestoredKeyCounts("replication", [e], []).problems).toEqual([
+      "replication mode: the verifier found 0 primaries (none), not one",
+    ]);
   });
 });

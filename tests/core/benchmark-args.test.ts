@@ -21,10 +21,19 @@ describe("buildBenchmarkArgs", () => {
   it("reads on the replicas in cluster mode: --rfr yes after --cluster, for the read tests only", () => {
     const w: Workload = { ...SEED_WORKLOAD, reads: "replicas" };
     const cluster = { host: "valkey-cluster", port: 6379, cluster: true };
-    expect(buildBenchmarkArgs(w, cluster, "get", 10).slice(0, 7)).toEqual(["-h", "valkey-cluster", "-p", "6379", "--cluster", "--rfr", "yes"]);
+    expect(buildBenchmarkArgs(w, cluster, "get", 10).slice(0, 7)).toEqual([
+      "-h",
+      "valkey-cluster",
+      "-p",
+      "6379",
+      "--cluster",
+      "--rfr",
+      "yes",
+    ]);
     expect(buildBenchmarkArgs(w, cluster, "lrange_100", 10)).toContain("--rfr");
     // A write sent to a replica is answered with MOVED: never with --rfr.
-    for (const test of ["set", "incr", "lpush", "mset"] as const) expect(buildBenchmarkArgs(w, cluster, test, 10)).not.toContain("--rfr");
+    for (const test of ["set", "incr", "lpush", "mset"] as const)
+      expect(buildBenchmarkArgs(w, cluster, test, 10)).not.toContain("--rfr");
     // Outside cluster mode the replicas are the target; reads from the primary never carry it.
     expect(buildBenchmarkArgs(w, { ...cluster, cluster: false }, "get", 10)).not.toContain("--rfr");
     expect(buildBenchmarkArgs({ ...SEED_WORKLOAD, reads: "primary" }, cluster, "get", 10)).not.toContain("--rfr");
@@ -43,7 +52,10 @@ describe("buildBenchmarkArgs", () => {
   it("never carries a password or auth flag", () => {
     for (const test of BENCHMARK_TESTS) {
       for (const cluster of [true, false]) {
-        const args = [...buildBenchmarkArgs(SEED_WORKLOAD, { host: "h", port: 1, cluster }, test, 10), ...buildProbeArgs({ host: "h", port: 1, cluster })];
+        const args = [
+          ...buildBenchmarkArgs(SEED_WORKLOAD, { host: "h", port: 1, cluster }, test, 10),
+          ...buildProbeArgs({ host: "h", port: 1, cluster }),
+        ];
         for (const flag of ["-a", "--user", "-u", "--pass", "--askpass"]) expect(args).not.toContain(flag);
         expect(args.join(" ")).not.toMatch(/redis:\/\/|valkey:\/\/|pass/i);
       }

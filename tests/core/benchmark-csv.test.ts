@@ -53,8 +53,26 @@ function errorOf(text: string): BenchmarkOutputError {
 describe("parseBenchmarkCsv on real output", () => {
   it("reads every field of a standalone run", () => {
     expect(parseBenchmarkCsv(STANDALONE)).toEqual([
-      { test: "SET", rps: 79051.38, avgMs: 2.03, minMs: 0.248, p50Ms: 1.671, p95Ms: 4.383, p99Ms: 8.399, maxMs: 11.855 },
-      { test: "GET", rps: 79681.28, avgMs: 0.784, minMs: 0.064, p50Ms: 0.679, p95Ms: 1.567, p99Ms: 4.279, maxMs: 7.071 },
+      {
+        test: "SET",
+        rps: 79051.38,
+        avgMs: 2.03,
+        minMs: 0.248,
+        p50Ms: 1.671,
+        p95Ms: 4.383,
+        p99Ms: 8.399,
+        maxMs: 11.855,
+      },
+      {
+        test: "GET",
+        rps: 79681.28,
+        avgMs: 0.784,
+        minMs: 0.064,
+        p50Ms: 0.679,
+        p95Ms: 1.567,
+        p99Ms: 4.279,
+        maxMs: 7.071,
+      },
       { test: "INCR", rps: 80000, avgMs: 1.016, minMs: 0.072, p50Ms: 0.815, p95Ms: 2.719, p99Ms: 4.047, maxMs: 7.159 },
     ]);
   });
@@ -115,7 +133,9 @@ describe("parseBenchmarkCsv on bad output", () => {
   });
 
   it("an empty field", () => {
-    expect(errorOf(`${HEADER}\n"SET","","2.030","0.248","1.671","4.383","8.399","11.855"\n`).message).toMatch(/rps is "", not a number/);
+    expect(errorOf(`${HEADER}\n"SET","","2.030","0.248","1.671","4.383","8.399","11.855"\n`).message).toMatch(
+      /rps is "", not a number/,
+    );
   });
 
   it("missing header", () => {
@@ -125,7 +145,9 @@ describe("parseBenchmarkCsv on bad output", () => {
   });
 
   it("a header lacking a column", () => {
-    expect(errorOf('"test","rps","avg_latency_ms"\n"SET","1","2"\n').message).toMatch(/header on line 1 lacks min_latency_ms/);
+    expect(errorOf('"test","rps","avg_latency_ms"\n"SET","1","2"\n').message).toMatch(
+      /header on line 1 lacks min_latency_ms/,
+    );
   });
 
   it("header only", () => {

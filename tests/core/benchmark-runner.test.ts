@@ -8,7 +8,13 @@ import { startLocalCluster, type LocalCluster } from "../../benchmarks/local/loc
 import { freePort } from "../../benchmarks/local/ports.js";
 import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
 import type { BenchmarkTarget } from "../../benchmarks/run/benchmark-args.js";
-import { BenchmarkAuthError, BenchmarkRunError, runWorkload, type RunProgressEvent, type RunWorkloadOptions } from "../../benchmarks/run/benchmark-runner.js";
+import {
+  BenchmarkAuthError,
+  BenchmarkRunError,
+  runWorkload,
+  type RunProgressEvent,
+  type RunWorkloadOptions,
+} from "../../benchmarks/run/benchmark-runner.js";
 import type { ResultRow } from "../../benchmarks/run/result-row.js";
 import { openClient } from "../../benchmarks/topology/connector.js";
 import type { Workload } from "../../vocabulary/workload.js";
@@ -52,7 +58,8 @@ function expectSaneRow(r: ResultRow, mode: ResultRow["mode"]): void {
   expect(r.mode).toBe(mode);
   expect(r.workload).toBe("it");
   expect(Number.isFinite(r.rps) && r.rps > 0).toBe(true);
-  for (const v of [r.avg_ms, r.min_ms, r.p50_ms, r.p95_ms, r.p99_ms, r.max_ms]) expect(Number.isFinite(v) && v >= 0).toBe(true);
+  for (const v of [r.avg_ms, r.min_ms, r.p50_ms, r.p95_ms, r.p99_ms, r.max_ms])
+    expect(Number.isFinite(v) && v >= 0).toBe(true);
   expect(r.min_ms).toBeLessThanOrEqual(r.p50_ms);
   expect(r.p50_ms).toBeLessThanOrEqual(r.p95_ms);
   expect(r.p95_ms).toBeLessThanOrEqual(r.p99_ms);
@@ -88,7 +95,11 @@ describe("runWorkload against real valkey-server processes", () => {
     timestamp,
     ...over,
   });
-  const at = (p: ValkeyProcess, isCluster = false): BenchmarkTarget => ({ host: p.host, port: p.port, cluster: isCluster });
+  const at = (p: ValkeyProcess, isCluster = false): BenchmarkTarget => ({
+    host: p.host,
+    port: p.port,
+    cluster: isCluster,
+  });
 
   beforeAll(async () => {
     [standalone, locked, cluster] = await Promise.all([
@@ -113,7 +124,9 @@ describe("runWorkload against real valkey-server processes", () => {
     expect(events.find((e) => e.phase === "done")?.row).toEqual(rows[0]);
     // One raw file per process: run 1, re-runs 2.. (as many as the events say).
     const reruns = (t: string): number => events.filter((e) => e.test === t && e.phase === "rerun").length;
-    const wantRaw = ["get", "set"].flatMap((t) => Array.from({ length: 1 + reruns(t) }, (_, i) => `replication-${t}-${i + 1}.txt`));
+    const wantRaw = ["get", "set"].flatMap((t) =>
+      Array.from({ length: 1 + reruns(t) }, (_, i) => `replication-${t}-${i + 1}.txt`),
+    );
     expect(
       readdirSync(rawDir)
         .filter((f) => f.startsWith("replication-"))
@@ -159,11 +172,15 @@ describe("runWorkload against real valkey-server processes", () => {
 
   it("a client that cannot take the password from its environment fails the probe with BenchmarkAuthError", async () => {
     const argvs: string[][] = [];
-    const err = await rejection(runWorkload(opts(at(locked), { password, onSpawn: (_pid, args) => argvs.push([...args]) })));
+    const err = await rejection(
+      runWorkload(opts(at(locked), { password, onSpawn: (_pid, args) => argvs.push([...args]) })),
+    );
     expect(err).toBeInstanceOf(BenchmarkAuthError);
     // redis-benchmark 7.0.15 (this machine's client) only reads -a.
     expect(err.message).toContain(`${client.path.split("/").pop()} ${client.version}`);
-    expect(err.message).toMatch(/only accepts a password on its command line \(-a\), which would expose it in the process list/);
+    expect(err.message).toMatch(
+      /only accepts a password on its command line \(-a\), which would expose it in the process list/,
+    );
     expect(err.message).toMatch(/runs password-less on loopback/);
     expect(err.message).not.toContain(password);
     expect(err.stack ?? "").not.toContain(password);
@@ -181,9 +198,13 @@ describe("runWorkload against real valkey-server processes", () => {
     const port = await freePort();
     const spawned: number[] = [];
     const started = Date.now();
-    const err = await rejection(runWorkload(opts({ host: "127.0.0.1", port, cluster: false }, { onSpawn: (pid) => spawned.push(pid) })));
+    const err = await rejection(
+      runWorkload(opts({ host: "127.0.0.1", port, cluster: false }, { onSpawn: (pid) => spawned.push(pid) })),
+    );
     expect(err).toBeInstanceOf(BenchmarkRunError);
-    expect(err.message).toBe(`cannot benchmark replication: 127.0.0.1:${port} does not accept connections (ECONNREFUSED)`);
+    expect(err.message).toBe(
+      `cannot benchmark replication: 127.0.0.1:${port} does not accept connections (ECONNREFUSED)`,
+    );
     expect(spawned).toEqual([]);
     expect(Date.now() - started).toBeLessThan(3000);
   });
@@ -251,7 +272,9 @@ describe("runWorkload against real valkey-server processes", () => {
   });
 
   /** Starts tests/support/benchmark-host.ts (a real runner, real client) and waits for its benchmark child. */
-  async function hostWithRunningBenchmark(end: "signal" | "exit"): Promise<{ host: ChildProcess; pid: number; marker: string; exited: Promise<unknown> }> {
+  async function hostWithRunningBenchmark(
+    end: "signal" | "exit",
+  ): Promise<{ host: ChildProcess; pid: number; marker: string; exited: Promise<unknown> }> {
     const marker = `VBENCH_HOST_MARKER=${Math.random().toString(36).slice(2)}`;
     const [k, v] = marker.split("=") as [string, string];
     const host = spawn(process.execPath, ["--import", "tsx", "tests/support/benchmark-host.ts"], {
@@ -275,24 +298,27 @@ describe("runWorkload against real valkey-server processes", () => {
     return { host, pid, marker, exited };
   }
 
-  it.each(["signal", "exit"] as const)("a benchmark child does not outlive its parent process (parent ends by %s)", async (end) => {
-    const { host, pid, marker, exited } = await hostWithRunningBenchmark(end);
-    try {
-      expect(processesWithMarker(marker)).toContain(pid); // the real client is running, under its parent
-      if (end === "signal") host.kill("SIGTERM");
-      expect(await exited).toEqual(end === "signal" ? { code: 143, sig: null } : { code: 3, sig: null });
-      // The reaper SIGKILLs the child before the parent exits; give the kernel a moment to reap it.
-      const left = await eventually(
-        "the benchmark child to be gone",
-        5_000,
-        () => Promise.resolve(processesWithMarker(marker).length === 0 ? [] : undefined),
-        100,
-      ).catch(() => processesWithMarker(marker));
-      expect(left).toEqual([]);
-    } finally {
-      for (const p of processesWithMarker(marker)) process.kill(p, "SIGKILL"); // a failed run leaves nothing behind
-    }
-  });
+  it.each(["signal", "exit"] as const)(
+    "a benchmark child does not outlive its parent process (parent ends by %s)",
+    async (end) => {
+      const { host, pid, marker, exited } = await hostWithRunningBenchmark(end);
+      try {
+        expect(processesWithMarker(marker)).toContain(pid); // the real client is running, under its parent
+        if (end === "signal") host.kill("SIGTERM");
+        expect(await exited).toEqual(end === "signal" ? { code: 143, sig: null } : { code: 3, sig: null });
+        // The reaper SIGKILLs the child before the parent exits; give the kernel a moment to reap it.
+        const left = await eventually(
+          "the benchmark child to be gone",
+          5_000,
+          () => Promise.resolve(processesWithMarker(marker).length === 0 ? [] : undefined),
+          100,
+        ).catch(() => processesWithMarker(marker));
+        expect(left).toEqual([]);
+      } finally {
+        for (const p of processesWithMarker(marker)) process.kill(p, "SIGKILL"); // a failed run leaves nothing behind
+      }
+    },
+  );
 });
 
 describe("runWorkload failure reporting (scripted client)", () => {
@@ -303,7 +329,8 @@ describe("runWorkload failure reporting (scripted client)", () => {
   /** A stand-in client: answers the probe like the real one, then runs `body` for the test. */
   function fakeClient(name: string, body: string): ResolvedTool {
     const path = join(dir, name);
-    const header = '"test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"';
+    const header =
+      '"test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"';
     writeFileSync(
       path,
       [
@@ -327,7 +354,15 @@ describe("runWorkload failure reporting (scripted client)", () => {
   });
 
   const run = (c: ResolvedTool): Promise<ResultRow[]> =>
-    runWorkload({ workload: { ...SMALL, tests: ["incr"] }, target, mode: "replication", client: c, serverVersion: "x", password, timestamp });
+    runWorkload({
+      workload: { ...SMALL, tests: ["incr"] },
+      target,
+      mode: "replication",
+      client: c,
+      serverVersion: "x",
+      password,
+      timestamp,
+    });
 
   it("non-zero exit names the test, the exit code and the stderr tail, password redacted", async () => {
     const c = fakeClient("exit3", 'echo "line one" >&2; echo "fatal: the end ($REDISCLI_AUTH)" >&2; exit 3');
@@ -350,12 +385,18 @@ describe("runWorkload failure reporting (scripted client)", () => {
   it("output that does not parse is reported with the parser's reason", async () => {
     const err = await rejection(run(fakeClient("garbage", "echo 'Segmentation fault'; exit 0")));
     expect(err).toBeInstanceOf(BenchmarkRunError);
-    expect(err.message).toMatch(/INCR .* printed output that does not parse: benchmark output has no CSV header.*`Segmentation fault`/);
+    expect(err.message).toMatch(
+      /INCR .* printed output that does not parse: benchmark output has no CSV header.*`Segmentation fault`/,
+    );
   });
 
   it("a client stuck after 'Could not connect' is killed instead of spinning forever", async () => {
     const started = Date.now();
-    const err = await rejection(run(fakeClient("spin", 'echo "Could not connect to Redis at 127.0.0.1:1: Connection refused" >&2; exec sleep 30')));
+    const err = await rejection(
+      run(
+        fakeClient("spin", 'echo "Could not connect to Redis at 127.0.0.1:1: Connection refused" >&2; exec sleep 30'),
+      ),
+    );
     expect(err.message).toMatch(/killed: Could not connect to Redis at 127\.0\.0\.1:1: Connection refused/);
     expect(Date.now() - started).toBeLessThan(5000);
   });

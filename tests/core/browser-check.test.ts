@@ -6,7 +6,16 @@
  * report.png in its run directory.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -26,7 +35,9 @@ function isPng(path: string): boolean {
 
 beforeAll(() => {
   if (findChromium() === undefined) {
-    throw new Error("no Chromium on PATH (or CHROMIUM_PATH): run the tests through .ci/setup, which installs Debian's chromium");
+    throw new Error(
+      "no Chromium on PATH (or CHROMIUM_PATH): run the tests through .ci/setup, which installs Debian's chromium",
+    );
   }
 });
 
@@ -66,16 +77,31 @@ describe("report.html in headless Chromium", () => {
         '<figure data-chart="rps"><svg></svg></figure></body></html>',
     );
     const r = await checkReportInBrowser(path);
-    expect(r.requests).toEqual(expect.arrayContaining(["https://fonts.example.invalid/x.css", "http://example.invalid/chart.png"]));
+    expect(r.requests).toEqual(
+      expect.arrayContaining(["https://fonts.example.invalid/x.css", "http://example.invalid/chart.png"]),
+    );
     expect(r.consoleErrors).toContain("boom");
     expect(r.bars).toEqual({ rps: 0 });
   });
 
   it("`vbench local` writes report.html and report.png into its run directory", async () => {
     const out = join(scratch, "results");
-    const args = ["local", "--requests", "5000", "--min-duration", "0.2", "--tests", "set,get", "--output", out, "--quiet"];
+    const args = [
+      "local",
+      "--requests",
+      "5000",
+      "--min-duration",
+      "0.2",
+      "--tests",
+      "set,get",
+      "--output",
+      out,
+      "--quiet",
+    ];
     const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ["--import", "tsx", "benchmarks/cli.ts", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, ["--import", "tsx", "benchmarks/cli.ts", ...args], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));

@@ -83,10 +83,18 @@ describe("vbench drill shape flags", () => {
     const cases: [string[], string][] = [
       [["--mode", "cluster", "--primaries", "400"], "--primaries must be an integer from 1 to 57 (got '400')"],
       [["--mode", "replication", "--replicas", "300"], "--replicas must be an integer from 1 to 49 (got '300')"],
-      [["--mode", "cluster", "--replicas-per-primary", "0"], "--replicas-per-primary must be an integer from 1 to 56 (got '0')"],
-      [["--mode", "cluster", "--primaries", "40", "--replicas-per-primary", "2"], "--primaries 40 × (1 + --replicas-per-primary 2) = 120 nodes"],
+      [
+        ["--mode", "cluster", "--replicas-per-primary", "0"],
+        "--replicas-per-primary must be an integer from 1 to 56 (got '0')",
+      ],
+      [
+        ["--mode", "cluster", "--primaries", "40", "--replicas-per-primary", "2"],
+        "--primaries 40 × (1 + --replicas-per-primary 2) = 120 nodes",
+      ],
     ];
-    const runs = await Promise.all(cases.map(([args]) => runVbench(["drill", "--fault", "primary", ...args, "--json"])));
+    const runs = await Promise.all(
+      cases.map(([args]) => runVbench(["drill", "--fault", "primary", ...args, "--json"])),
+    );
     runs.forEach((run, i) => {
       const [, text] = cases[i]!;
       expect(run.code, run.stderr).toBe(2);
@@ -101,7 +109,20 @@ describe("vbench drill stopped by SIGTERM", () => {
   it("removes its temporary directory (data, password file), leaves no valkey-server, ends --json with INTERRUPTED", async () => {
     const tmp = mkdtempSync(join(scratch, "tmp-"));
     const run = await runMarked(
-      ["drill", "--mode", "cluster", "--fault", "replica", "--duration-s", "1", "--warmup-s", "2", "--rate", "50", "--json"],
+      [
+        "drill",
+        "--mode",
+        "cluster",
+        "--fault",
+        "replica",
+        "--duration-s",
+        "1",
+        "--warmup-s",
+        "2",
+        "--rate",
+        "50",
+        "--json",
+      ],
       "VBENCH_SIGTERM_MARKER",
       /fault: /,
       { signal: "SIGTERM", env: { TMPDIR: tmp } },

@@ -1,7 +1,12 @@
 /** Pure verifier analysis from captured replies: parser edge cases and each failure code. */
 import { describe, expect, it } from "vitest";
 import { analyseCluster } from "../../benchmarks/verify/cluster-analysis.js";
-import { digestClusterNodes, parseClusterNodeLine, parseClusterNodes, parseNodeAddress } from "../../benchmarks/topology/cluster-nodes-parser.js";
+import {
+  digestClusterNodes,
+  parseClusterNodeLine,
+  parseClusterNodes,
+  parseNodeAddress,
+} from "../../benchmarks/topology/cluster-nodes-parser.js";
 import { formatTopologyReport } from "../../benchmarks/verify/format-report.js";
 import { analyseReplication, listedReplicas } from "../../benchmarks/verify/replication-analysis.js";
 import {
@@ -31,7 +36,12 @@ describe("CLUSTER NODES parser", () => {
     expect(nodes).toHaveLength(6);
     expect(invalid).toEqual(["this is not a cluster nodes line", "abcdef :0@0 master,noaddr - 0 0 0 disconnected"]);
     const [r4, p2, p3, r5, r6, self] = nodes;
-    expect(r4).toMatchObject({ role: "replica", hostname: "replica-4", endpoint: { host: "127.0.0.1", port: 30004 }, busPort: 31004 });
+    expect(r4).toMatchObject({
+      role: "replica",
+      hostname: "replica-4",
+      endpoint: { host: "127.0.0.1", port: 30004 },
+      busPort: 31004,
+    });
     expect(p2?.slots).toEqual([{ start: 5461, end: 10922 }]);
     expect(p3?.slots).toEqual([{ start: 10923, end: 16383 }]);
     expect(r5).toMatchObject({ pfail: true, failed: false, primaryId: p2?.id });
@@ -64,9 +74,20 @@ describe("CLUSTER NODES parser", () => {
 describe("cluster analysis", () => {
   it("passes a healthy 3x1 cluster and formats the seed's table", () => {
     const s = synthesiseCluster(3, 1, zones);
-    const r = analyseCluster(s.capture, { zones: s.zones, expect: { primaries: 3, replicasPerPrimary: 1, replicas: 3 } });
+    const r = analyseCluster(s.capture, {
+      zones: s.zones,
+      expect: { primaries: 3, replicasPerPrimary: 1, replicas: 3 },
+    });
     expect(r.failures).toEqual([]);
-    expect(r).toMatchObject({ ok: true, mode: "cluster", nodeCount: 6, clusterState: "ok", slotsAssigned: 16384, slotsOk: 16384, zoneCheck: "checked" });
+    expect(r).toMatchObject({
+      ok: true,
+      mode: "cluster",
+      nodeCount: 6,
+      clusterState: "ok",
+      slotsAssigned: 16384,
+      slotsOk: 16384,
+      zoneCheck: "checked",
+    });
     expect(r.primariesPerZone).toEqual({ a: 1, b: 1, c: 1 });
     expect(r.shards.map((x) => x.primary.slotRanges)).toEqual([["0-5460"], ["5461-10921"], ["10922-16383"]]);
     expect(r.shards.every((x) => x.replicas.length === 1 && x.replicas[0]?.crossAz && x.replicas[0].linkUp)).toBe(true);
@@ -112,13 +133,17 @@ describe("cluster analysis", () => {
     const replica = s.nodes[3]!;
     s.capture.nodes[3]!.replicationInfo = replicaReplicationInfo(s.nodes[0]!.address, 1, false);
     const r = analyseCluster(s.capture, { zones: s.zones });
-    expect(r.failures).toEqual([expect.objectContaining({ code: "PRIMARY_WITHOUT_REPLICA", node: s.nodes[0]!.address })]);
+    expect(r.failures).toEqual([
+      expect.objectContaining({ code: "PRIMARY_WITHOUT_REPLICA", node: s.nodes[0]!.address }),
+    ]);
     expect(r.shards[0]?.replicas[0]).toMatchObject({ address: replica.address, linkUp: false });
     const without = s.capture
       .seedClusterNodes!.split("\n")
       .filter((l) => !l.startsWith(replica.id))
       .join("\n");
-    expect(codes(analyseCluster({ ...s.capture, seedClusterNodes: without }, { zones: s.zones }))).toEqual(["PRIMARY_WITHOUT_REPLICA"]);
+    expect(codes(analyseCluster({ ...s.capture, seedClusterNodes: without }, { zones: s.zones }))).toEqual([
+      "PRIMARY_WITHOUT_REPLICA",
+    ]);
   });
 
   it("a replica the cluster flags fail is no working replica, even while its INFO still says the link is up", () => {
@@ -149,7 +174,11 @@ describe("cluster analysis", () => {
     const empty = { id: "f".repeat(40), address: "10.0.0.7:6379" };
     const seedNodes = `${s.capture.seedClusterNodes!}${empty.id} 10.0.0.7:6379@16379 master - 0 1700000000000 7 connected\n`;
     const r = analyseCluster(
-      { ...s.capture, seedClusterNodes: seedNodes, nodes: [...s.capture.nodes, { address: empty.address, error: "connect ETIMEDOUT" }] },
+      {
+        ...s.capture,
+        seedClusterNodes: seedNodes,
+        nodes: [...s.capture.nodes, { address: empty.address, error: "connect ETIMEDOUT" }],
+      },
       { zones: new Map([...s.zones, [empty.address, "a"]]) },
     );
     expect(codes(r)).toContain("NODE_FAILED");
@@ -161,7 +190,9 @@ describe("cluster analysis", () => {
     const seed = s.nodes[0]!;
     const seedNodes = s.capture.seedClusterNodes!.replace(`${seed.id} ${seed.address}@1`, `${seed.id} :6379@1`);
     expect(seedNodes).not.toBe(s.capture.seedClusterNodes);
-    expect(codes(analyseCluster({ ...s.capture, seedClusterNodes: seedNodes }, { zones: s.zones }))).not.toContain("NODE_FAILED");
+    expect(codes(analyseCluster({ ...s.capture, seedClusterNodes: seedNodes }, { zones: s.zones }))).not.toContain(
+      "NODE_FAILED",
+    );
   });
 
   it("the notes and messages a user reads: none on a healthy cluster; each disagreement named once; 'seen by' only when several saw it", () => {
@@ -172,9 +203,15 @@ describe("cluster analysis", () => {
     const late = s.capture.nodes[2]!;
     late.clusterNodes = { ...late.clusterNodes!, knownNodes: 5 };
     const confused = s.capture.nodes[3]!;
-    confused.clusterNodes = { ...confused.clusterNodes!, self: confused.clusterNodes!.self!.replace("myself,slave", "myself,master") };
+    confused.clusterNodes = {
+      ...confused.clusterNodes!,
+      self: confused.clusterNodes!.self!.replace("myself,slave", "myself,master"),
+    };
     const stranger = s.capture.nodes[4]!;
-    stranger.clusterNodes = { ...stranger.clusterNodes!, self: stranger.clusterNodes!.self!.replace(/^[0-9a-f]{40}/, "e".repeat(40)) };
+    stranger.clusterNodes = {
+      ...stranger.clusterNodes!,
+      self: stranger.clusterNodes!.self!.replace(/^[0-9a-f]{40}/, "e".repeat(40)),
+    };
     expect(analyseCluster(s.capture, { zones: s.zones }).notes).toEqual([
       `${late.address} knows 5 nodes, the seed knows 6`,
       `${confused.address} calls itself primary, the seed sees it as replica`,
@@ -183,7 +220,9 @@ describe("cluster analysis", () => {
     // CLUSTER INFO trouble: one node names itself; two add "(seen by 2 of 6 nodes: …)".
     const one = synthesiseCluster(3, 1, zones);
     one.capture.nodes[2]!.clusterInfo = syntheticClusterInfo("fail", 16384, 16384);
-    expect(analyseCluster(one.capture, { zones: one.zones }).failures.map((f) => f.message)).toEqual([`${one.nodes[2]!.address}: cluster_state:fail`]);
+    expect(analyseCluster(one.capture, { zones: one.zones }).failures.map((f) => f.message)).toEqual([
+      `${one.nodes[2]!.address}: cluster_state:fail`,
+    ]);
     one.capture.nodes[4]!.clusterInfo = syntheticClusterInfo("fail", 16384, 16384);
     expect(analyseCluster(one.capture, { zones: one.zones }).failures.map((f) => f.message)).toEqual([
       `${one.nodes[2]!.address}: cluster_state:fail (seen by 2 of 6 nodes: ${one.nodes[2]!.address}, ${one.nodes[4]!.address})`,
@@ -198,15 +237,19 @@ describe("cluster analysis", () => {
     const failed = analyseCluster(s.capture, { zones: s.zones }).failures;
     expect(failed.find((f) => f.code === "NODE_FAILED")?.message).toContain(`flagged fail by ${view.address}`);
     expect(failed.find((f) => f.code === "NODE_FAILED")?.message).not.toContain("fail?");
-    expect(failed.find((f) => f.code === "PRIMARY_WITHOUT_REPLICA")?.message).toContain(`has no working replica (${replica.address}: link down or failed)`);
+    expect(failed.find((f) => f.code === "PRIMARY_WITHOUT_REPLICA")?.message).toContain(
+      `has no working replica (${replica.address}: link down or failed)`,
+    );
     const none = synthesiseCluster(3, 1, zones);
     const without = none.capture
       .seedClusterNodes!.split("\n")
       .filter((l) => !l.startsWith(none.nodes[3]!.id))
       .join("\n");
-    expect(analyseCluster({ ...none.capture, seedClusterNodes: without }, { zones: none.zones }).failures.map((f) => f.message)).toEqual([
-      expect.stringContaining("has no replica"),
-    ]);
+    expect(
+      analyseCluster({ ...none.capture, seedClusterNodes: without }, { zones: none.zones }).failures.map(
+        (f) => f.message,
+      ),
+    ).toEqual([expect.stringContaining("has no replica")]);
   });
 
   it("a replica following a primary the seed does not know is noted, not counted in any shard", () => {
@@ -224,7 +267,10 @@ describe("cluster analysis", () => {
     const replica = s.nodes[3]!;
     const unknownZone = new Map(s.zones);
     unknownZone.delete(replica.address);
-    expect(analyseCluster(s.capture, { zones: unknownZone }).shards[0]?.replicas[0]).toMatchObject({ address: replica.address, crossAz: false });
+    expect(analyseCluster(s.capture, { zones: unknownZone }).shards[0]?.replicas[0]).toMatchObject({
+      address: replica.address,
+      crossAz: false,
+    });
     s.capture.nodes[3]!.replicationInfo = replicaReplicationInfo(s.nodes[0]!.address, 999_999_999);
     expect(analyseCluster(s.capture, { zones: s.zones }).shards[0]?.replicas[0]?.lagBytes).toBe(0);
   });
@@ -233,12 +279,16 @@ describe("cluster analysis", () => {
     const s = synthesiseCluster(3, 1, zones);
     const [p1, p2, , r1] = s.nodes;
     const sameZone = new Map(s.zones).set(r1!.address, "a");
-    expect(analyseCluster(s.capture, { zones: sameZone }).failures).toEqual([expect.objectContaining({ code: "NO_CROSS_AZ_REPLICA", node: p1!.address })]);
+    expect(analyseCluster(s.capture, { zones: sameZone }).failures).toEqual([
+      expect.objectContaining({ code: "NO_CROSS_AZ_REPLICA", node: p1!.address }),
+    ]);
     const majority = new Map(s.zones).set(p2!.address, "a");
     expect(codes(analyseCluster(s.capture, { zones: majority }))).toContain("AZ_PRIMARY_MAJORITY");
     const unknown = new Map(s.zones);
     unknown.delete(r1!.address);
-    expect(analyseCluster(s.capture, { zones: unknown }).failures).toEqual([expect.objectContaining({ code: "ZONE_UNKNOWN", node: r1!.address })]);
+    expect(analyseCluster(s.capture, { zones: unknown }).failures).toEqual([
+      expect.objectContaining({ code: "ZONE_UNKNOWN", node: r1!.address }),
+    ]);
     const skipped = analyseCluster(s.capture, { zones: undefined });
     expect(skipped.ok).toBe(true);
     expect(skipped.zoneCheck).toBe("skipped");
@@ -259,12 +309,17 @@ describe("cluster analysis", () => {
     expect(r.failures).toHaveLength(4);
     // The total alone: 3 x 1 holds 3 replicas, not 4 (and 3 passes).
     const total = analyseCluster(s.capture, { zones: s.zones, expect: { replicas: 4 } });
-    expect(total.failures.map((f) => [f.code, f.message])).toEqual([["SHAPE_MISMATCH", "expected 4 replicas in total, found 3"]]);
+    expect(total.failures.map((f) => [f.code, f.message])).toEqual([
+      ["SHAPE_MISMATCH", "expected 4 replicas in total, found 3"],
+    ]);
     expect(analyseCluster(s.capture, { zones: s.zones, expect: { replicas: 3 } }).ok).toBe(true);
   });
 
   it("a seed without cluster support fails CLUSTER_MODE_DISABLED; another seed error CLUSTER_STATE_NOT_OK with the reason", () => {
-    const r = analyseCluster({ seed: "h:1", seedAddress: "h:1", seedError: "ERR This instance has cluster support disabled", nodes: [] }, { zones: undefined });
+    const r = analyseCluster(
+      { seed: "h:1", seedAddress: "h:1", seedError: "ERR This instance has cluster support disabled", nodes: [] },
+      { zones: undefined },
+    );
     expect(r.failures).toEqual([
       expect.objectContaining({
         code: "CLUSTER_MODE_DISABLED",
@@ -272,9 +327,16 @@ describe("cluster analysis", () => {
         message: expect.stringContaining("has cluster mode off (cluster-enabled no)") as string,
       }),
     ]);
-    const other = analyseCluster({ seed: "h:1", seedAddress: "h:1", seedError: "Command timed out", nodes: [] }, { zones: undefined });
+    const other = analyseCluster(
+      { seed: "h:1", seedAddress: "h:1", seedError: "Command timed out", nodes: [] },
+      { zones: undefined },
+    );
     expect(other.failures).toEqual([
-      expect.objectContaining({ code: "CLUSTER_STATE_NOT_OK", node: "h:1", message: expect.stringContaining("Command timed out") as string }),
+      expect.objectContaining({
+        code: "CLUSTER_STATE_NOT_OK",
+        node: "h:1",
+        message: expect.stringContaining("Command timed out") as string,
+      }),
     ]);
     // An error after a CLUSTER NODES reply still fails the seed: a half answer is no view.
     const s = synthesiseCluster(3, 1, zones);
@@ -318,7 +380,11 @@ describe("replication analysis", () => {
       { zones: undefined },
     );
     expect(r.failures).toEqual([
-      expect.objectContaining({ code: "NOT_PRIMARY", node: "10.0.1.1:6379", message: expect.stringContaining("10.0.0.1:6379") as string }),
+      expect.objectContaining({
+        code: "NOT_PRIMARY",
+        node: "10.0.1.1:6379",
+        message: expect.stringContaining("10.0.0.1:6379") as string,
+      }),
     ]);
   });
 
@@ -337,9 +403,13 @@ describe("replication analysis", () => {
     ]);
     const all = new Map([...s.zones].map(([k]) => [k, "a"]));
     all.delete(s.replicas[1]!);
-    expect(codes(analyseReplication(synthesiseReplication(3, zones).capture, { zones: all }))).toEqual(["ZONE_UNKNOWN"]);
+    expect(codes(analyseReplication(synthesiseReplication(3, zones).capture, { zones: all }))).toEqual([
+      "ZONE_UNKNOWN",
+    ]);
     all.set(s.replicas[1]!, "a");
-    expect(codes(analyseReplication(synthesiseReplication(3, zones).capture, { zones: all }))).toEqual(["NO_CROSS_AZ_REPLICA"]);
+    expect(codes(analyseReplication(synthesiseReplication(3, zones).capture, { zones: all }))).toEqual([
+      "NO_CROSS_AZ_REPLICA",
+    ]);
   });
 
   it("seeds the primary does not list: each named with why, and counted as replicas with their link down unless they are primaries", () => {
@@ -354,7 +424,11 @@ describe("replication analysis", () => {
     s.capture.extraSeeds = [gone, other, elsewhere, s.replicas[0]!];
     const inZones = new Map([...s.zones, [gone, "b"], [other, "c"], [elsewhere, "a"]]);
     const r = analyseReplication(s.capture, { zones: inZones });
-    expect(r.failures.filter((f) => f.code === "REPLICA_LINK_DOWN").map((f) => [f.node, f.message.split(": ").slice(1).join(": ")])).toEqual([
+    expect(
+      r.failures
+        .filter((f) => f.code === "REPLICA_LINK_DOWN")
+        .map((f) => [f.node, f.message.split(": ").slice(1).join(": ")]),
+    ).toEqual([
       [gone, "not reachable from the verifier (connect ECONNREFUSED)"],
       [other, "is a primary itself, not a replica"],
       [elsewhere, "replicates from 10.0.9.9:6379 (master_link_status:down)"],
@@ -371,7 +445,9 @@ describe("replication analysis", () => {
     const s = synthesiseReplication(0, zones);
     expect(codes(analyseReplication(s.capture, { zones: s.zones }))).toContain("NO_REPLICAS");
     // Zero replicas asked for: no NO_REPLICAS, no REPLICA_COUNT (only the zone rule still speaks).
-    expect(codes(analyseReplication(s.capture, { zones: s.zones, expect: { replicas: 0 } }))).toEqual(["NO_CROSS_AZ_REPLICA"]);
+    expect(codes(analyseReplication(s.capture, { zones: s.zones, expect: { replicas: 0 } }))).toEqual([
+      "NO_CROSS_AZ_REPLICA",
+    ]);
     const one = synthesiseReplication(1, zones);
     expect(analyseReplication(one.capture, { zones: one.zones, expect: { primaries: 1 } }).notes ?? []).toEqual([]);
     expect(analyseReplication(one.capture, { zones: one.zones, expect: { primaries: 3 } }).notes).toEqual([
@@ -382,7 +458,10 @@ describe("replication analysis", () => {
   it("no lag figure when an offset is unknown (never NaN)", () => {
     const s = synthesiseReplication(1, zones);
     s.capture.seedReplicationInfo = s.capture.seedReplicationInfo.replace(/,offset=\d+/, "");
-    s.capture.replicas[0]!.replicationInfo = s.capture.replicas[0]!.replicationInfo!.replace(/\r\n(slave|master)_repl_offset:\d+/g, "");
+    s.capture.replicas[0]!.replicationInfo = s.capture.replicas[0]!.replicationInfo!.replace(
+      /\r\n(slave|master)_repl_offset:\d+/g,
+      "",
+    );
     const r = analyseReplication(s.capture, { zones: s.zones });
     expect(r.shards[0]!.replicas[0]!.lagBytes).toBeUndefined();
   });

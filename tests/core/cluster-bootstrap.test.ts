@@ -158,7 +158,12 @@ describe("cluster bootstrap input errors", () => {
   it("names an unreachable node and a wrong password", async () => {
     const [node] = await fleet.startMany(1, () => ({ name: "lonely", clusterEnabled: true, password }));
     const member = localMember(node!, "us-west-2a");
-    const dead = { ...member, id: "127.0.0.1:1", endpoint: { host: "127.0.0.1", port: 1 }, meet: { ip: "127.0.0.1", port: 1, busPort: 2 } };
+    const dead = {
+      ...member,
+      id: "127.0.0.1:1",
+      endpoint: { host: "127.0.0.1", port: 1 },
+      meet: { ip: "127.0.0.1", port: 1, busPort: 2 },
+    };
     await expect(
       bootstrapCluster({
         members: [member, { ...dead, zone: "us-west-2b" }],
@@ -168,14 +173,26 @@ describe("cluster bootstrap input errors", () => {
       }),
     ).rejects.toThrow(/cannot reach 127\.0\.0\.1:1/);
     await expect(
-      bootstrapCluster({ members: [member], primaries: 1, replicasPerPrimary: 0, connector: new DirectConnector({ password: "wrong" }) }),
+      bootstrapCluster({
+        members: [member],
+        primaries: 1,
+        replicasPerPrimary: 0,
+        connector: new DirectConnector({ password: "wrong" }),
+      }),
     ).rejects.toThrow(/authentication failed/);
   });
 
   it("rejects a MEET address that is not an IP", () => {
     return expect(
       bootstrapCluster({
-        members: [{ id: "pod-0", zone: "a", endpoint: { host: "localhost", port: 1 }, meet: { ip: "valkey-0.valkey", port: 6379, busPort: 16379 } }],
+        members: [
+          {
+            id: "pod-0",
+            zone: "a",
+            endpoint: { host: "localhost", port: 1 },
+            meet: { ip: "valkey-0.valkey", port: 6379, busPort: 16379 },
+          },
+        ],
         primaries: 1,
         replicasPerPrimary: 0,
         connector: new DirectConnector(),

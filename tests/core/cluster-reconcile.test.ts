@@ -29,7 +29,13 @@ const zoneOf = new Map<string, string>();
 
 beforeAll(async () => {
   fleet = new LocalFleet();
-  c = await startLocalCluster(fleet, { primaries: 3, replicasPerPrimary: 1, zones: ["a", "b", "c"], password: PW, clusterNodeTimeoutMs: NODE_TIMEOUT_MS });
+  c = await startLocalCluster(fleet, {
+    primaries: 3,
+    replicasPerPrimary: 1,
+    zones: ["a", "b", "c"],
+    password: PW,
+    clusterNodeTimeoutMs: NODE_TIMEOUT_MS,
+  });
   nodes = [...c.nodes];
   for (const n of nodes) zoneOf.set(n.address, c.zoneMap[n.address] as string);
   const client = new Cluster([{ host: c.seed.host, port: c.seed.port }], { redisOptions: { password: PW } });
@@ -42,7 +48,8 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => fleet?.stopAll());
 
-const call = (n: ValkeyProcess, ...args: string[]): Promise<string> => callOn(n, PW, args[0] as string, ...args.slice(1));
+const call = (n: ValkeyProcess, ...args: string[]): Promise<string> =>
+  callOn(n, PW, args[0] as string, ...args.slice(1));
 
 /** SIGKILL `victim`, delete its data, start an empty server (port: same or new); waits until the others flag the old id fail. */
 async function loseVolume(victim: ValkeyProcess, samePort: boolean): Promise<{ fresh: ValkeyProcess; oldId: string }> {
@@ -61,7 +68,9 @@ async function loseVolume(victim: ValkeyProcess, samePort: boolean): Promise<{ f
   nodes = nodes.map((n) => (n === victim ? fresh : n));
   const other = nodes.find((n) => n !== fresh) as ValkeyProcess;
   await eventually("the old id flagged fail", 20_000, async () =>
-    (await call(other, "CLUSTER", "NODES")).split("\n").some((l) => l.startsWith(oldId) && / \S*fail[, ]/.test(l)) ? true : undefined,
+    (await call(other, "CLUSTER", "NODES")).split("\n").some((l) => l.startsWith(oldId) && / \S*fail[, ]/.test(l))
+      ? true
+      : undefined,
   );
   return { fresh, oldId };
 }
@@ -173,13 +182,23 @@ describe("a primary with no replica lost its volume (real processes)", () => {
         port: victim.port,
         clusterPort: victim.clusterPort,
       });
-      const members = lone.nodes.map((n) => (n === victim ? fresh : n)).map((n) => localMember(n, lone.zoneMap[n.address] as string));
+      const members = lone.nodes
+        .map((n) => (n === victim ? fresh : n))
+        .map((n) => localMember(n, lone.zoneMap[n.address] as string));
       const other = lone.nodes.find((n) => n !== victim) as ValkeyProcess;
       await eventually("the old id flagged fail", 20_000, async () =>
-        (await call(other, "CLUSTER", "NODES")).split("\n").some((l) => l.startsWith(oldId) && / \S*fail[, ]/.test(l)) ? true : undefined,
+        (await call(other, "CLUSTER", "NODES")).split("\n").some((l) => l.startsWith(oldId) && / \S*fail[, ]/.test(l))
+          ? true
+          : undefined,
       );
       await expect(
-        bootstrapCluster({ members, primaries: 3, replicasPerPrimary: 0, connector: new DirectConnector({ password: PW }), timeoutMs: 10_000 }),
+        bootstrapCluster({
+          members,
+          primaries: 3,
+          replicasPerPrimary: 0,
+          connector: new DirectConnector({ password: PW }),
+          timeoutMs: 10_000,
+        }),
       ).rejects.toThrow(/still owns slots 0-5460 with no replica to take them over: those slots are LOST/);
       expect(await call(other, "CLUSTER", "NODES")).toContain(oldId);
     } finally {

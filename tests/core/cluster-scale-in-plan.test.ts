@@ -11,13 +11,34 @@ import { rebalanceSlots, groupMoves } from "../../benchmarks/bootstrap/slot-move
 const MiB = 1048576;
 /** The splitSlots(3) shares, sorted as Array#sort sorts numbers' strings (5461, 5461, 5462). */
 const SHARES = splitSlots(3).map(slotCount).sort();
-const range = (r: { start: number; end: number }): number[] => Array.from({ length: slotCount(r) }, (_, i) => r.start + i);
+const range = (r: { start: number; end: number }): number[] =>
+  Array.from({ length: slotCount(r) }, (_, i) => r.start + i);
 
 function primary(id: string, zone: string, slots: number[], o: Partial<LiveNode> = {}): LiveNode {
-  return { id, nodeId: id.padEnd(40, "0"), zone, role: "primary", slots, usedMemory: 2 * MiB, datasetBytes: MiB, maxmemory: 1024 * MiB, ...o };
+  return {
+    id,
+    nodeId: id.padEnd(40, "0"),
+    zone,
+    role: "primary",
+    slots,
+    usedMemory: 2 * MiB,
+    datasetBytes: MiB,
+    maxmemory: 1024 * MiB,
+    ...o,
+  };
 }
 function replica(id: string, zone: string, of: string): LiveNode {
-  return { id, nodeId: id.padEnd(40, "0"), zone, role: "replica", replicaOf: of, slots: [], usedMemory: 2 * MiB, datasetBytes: MiB, maxmemory: 1024 * MiB };
+  return {
+    id,
+    nodeId: id.padEnd(40, "0"),
+    zone,
+    role: "replica",
+    replicaOf: of,
+    slots: [],
+    usedMemory: 2 * MiB,
+    datasetBytes: MiB,
+    maxmemory: 1024 * MiB,
+  };
 }
 
 /** Slot counts per node once the moves are applied; throws on a move from a node that does not own the slot. */
@@ -29,7 +50,8 @@ function apply(
   const owner = new Map<number, string>();
   for (const n of nodes) for (const s of n.slots) owner.set(s, swaps[n.id] ?? n.id);
   for (const m of moves) {
-    if (owner.get(m.slot) !== m.from) throw new Error(`slot ${m.slot} moved from ${m.from} but owned by ${owner.get(m.slot)}`);
+    if (owner.get(m.slot) !== m.from)
+      throw new Error(`slot ${m.slot} moved from ${m.from} but owned by ${owner.get(m.slot)}`);
     owner.set(m.slot, m.to);
   }
   const counts = new Map<string, number>();
@@ -45,7 +67,12 @@ describe("planScaleIn", () => {
       ...s4.map((r, i) => primary(`p${i}`, zones[i % 3] as string, range(r))),
       ...s4.map((_, i) => replica(`r${i}`, zones[(i + 1) % 3] as string, `p${i}`)),
     ];
-    const plan = planScaleIn({ nodes, kept: ["p0", "p1", "p2", "r0", "r1", "r2"], primaries: 3, replicasPerPrimary: 1 });
+    const plan = planScaleIn({
+      nodes,
+      kept: ["p0", "p1", "p2", "r0", "r1", "r2"],
+      primaries: 3,
+      replicasPerPrimary: 1,
+    });
     expect(plan.cluster.shards.map((s) => s.primary.id)).toEqual(["p0", "p1", "p2"]);
     expect(plan.promote).toEqual([]);
     expect(new Set(plan.moves.map((m) => m.from))).toEqual(new Set(["p3"]));
@@ -68,7 +95,12 @@ describe("planScaleIn", () => {
       ...s6.map((r, i) => primary(`p${i}`, zones[i % 3] as string, range(r))),
       ...s6.map((_, i) => replica(`r${i}`, zones[(i + 1) % 3] as string, `p${i}`)),
     ];
-    const plan = planScaleIn({ nodes, kept: ["p0", "p1", "p2", "p3", "p4", "p5"], primaries: 3, replicasPerPrimary: 1 });
+    const plan = planScaleIn({
+      nodes,
+      kept: ["p0", "p1", "p2", "p3", "p4", "p5"],
+      primaries: 3,
+      replicasPerPrimary: 1,
+    });
     const primaries = plan.cluster.shards.map((s) => s.primary);
     expect(new Set(primaries.map((p) => p.zone))).toEqual(new Set(zones));
     expect(plan.drained).toHaveLength(3);
@@ -94,7 +126,12 @@ describe("planScaleIn", () => {
       replica("r1", "c", "p1"),
       replica("p3", "a", "r3"),
     ];
-    const plan = planScaleIn({ nodes, kept: ["p0", "p1", "p2", "p3", "r0", "r1"], primaries: 3, replicasPerPrimary: 1 });
+    const plan = planScaleIn({
+      nodes,
+      kept: ["p0", "p1", "p2", "p3", "r0", "r1"],
+      primaries: 3,
+      replicasPerPrimary: 1,
+    });
     expect(plan.promote).toEqual(["p2"]);
     const counts = apply(nodes, plan.moves, { r2: "p2" });
     expect(plan.cluster.shards.map((s) => counts.get(s.primary.id)).sort()).toEqual(SHARES);
@@ -113,7 +150,12 @@ describe("planScaleIn", () => {
       replica("r2", "a", "p2"),
       replica("r3", "b", "p3"),
     ];
-    const plan = planScaleIn({ nodes, kept: ["p0", "p1", "p2", "r0", "r1", "r2"], primaries: 3, replicasPerPrimary: 1 });
+    const plan = planScaleIn({
+      nodes,
+      kept: ["p0", "p1", "p2", "r0", "r1", "r2"],
+      primaries: 3,
+      replicasPerPrimary: 1,
+    });
     const counts = apply(nodes, plan.moves);
     expect(["p0", "p1", "p2"].map((id) => counts.get(id)).sort()).toEqual(SHARES);
   });
@@ -127,14 +169,25 @@ describe("planScaleIn", () => {
       replica("r1", "c", "p1"),
       replica("r2", "a", "p2"),
     ];
-    const plan = planScaleIn({ nodes, kept: ["p0", "p1", "p2", "r0", "r1", "r2"], primaries: 3, replicasPerPrimary: 1 });
+    const plan = planScaleIn({
+      nodes,
+      kept: ["p0", "p1", "p2", "r0", "r1", "r2"],
+      primaries: 3,
+      replicasPerPrimary: 1,
+    });
     expect([plan.moves, plan.replicate, plan.forget, plan.promote, plan.drained]).toEqual([[], [], [], [], []]);
   });
 
   it("refuses, naming the node and the figures, when a kept primary cannot hold its share of the data", () => {
     const s4 = splitSlots(4);
     const nodes = [
-      ...s4.map((r, i) => primary(`p${i}`, zones[i % 3] as string, range(r), { usedMemory: 70 * MiB, datasetBytes: 68 * MiB, maxmemory: 100 * MiB })),
+      ...s4.map((r, i) =>
+        primary(`p${i}`, zones[i % 3] as string, range(r), {
+          usedMemory: 70 * MiB,
+          datasetBytes: 68 * MiB,
+          maxmemory: 100 * MiB,
+        }),
+      ),
       ...s4.map((_, i) => replica(`r${i}`, zones[(i + 1) % 3] as string, `p${i}`)),
     ];
     let err: unknown;
@@ -147,7 +200,15 @@ describe("planScaleIn", () => {
     expect((err as Error).message).toMatch(/p0 would hold about 92\.\d MiB \(now 70\.0 MiB\) of maxmemory 100\.0 MiB/);
     expect((err as Error).message).toMatch(/80% of maxmemory; 68\.0 MiB of data on the primaries giving slots away/);
     // With room enough it passes.
-    expect(() => planScaleIn({ nodes, kept: ["p0", "p1", "p2", "r0", "r1", "r2"], primaries: 3, replicasPerPrimary: 1, memoryHeadroom: 0.95 })).not.toThrow();
+    expect(() =>
+      planScaleIn({
+        nodes,
+        kept: ["p0", "p1", "p2", "r0", "r1", "r2"],
+        primaries: 3,
+        replicasPerPrimary: 1,
+        memoryHeadroom: 0.95,
+      }),
+    ).not.toThrow();
   });
 });
 

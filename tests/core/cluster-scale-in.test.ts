@@ -26,10 +26,23 @@ const connector = new DirectConnector({ password });
 const PRELOAD = 3000;
 
 async function start(fleet: LocalFleet, primaries: number): Promise<LocalCluster> {
-  const cluster = await startLocalCluster(fleet, { primaries, replicasPerPrimary: 1, zones, password, clusterNodeTimeoutMs: 2000 });
-  const c = clusterClient([{ host: cluster.seed.host, port: cluster.seed.port }], password, 5000, () => undefined, true);
+  const cluster = await startLocalCluster(fleet, {
+    primaries,
+    replicasPerPrimary: 1,
+    zones,
+    password,
+    clusterNodeTimeoutMs: 2000,
+  });
+  const c = clusterClient(
+    [{ host: cluster.seed.host, port: cluster.seed.port }],
+    password,
+    5000,
+    () => undefined,
+    true,
+  );
   try {
-    for (let i = 0; i < PRELOAD; i += 100) await Promise.all(Array.from({ length: 100 }, (_, k) => c.set(`pre:${i + k}`, `v${i + k}`)));
+    for (let i = 0; i < PRELOAD; i += 100)
+      await Promise.all(Array.from({ length: 100 }, (_, k) => c.set(`pre:${i + k}`, `v${i + k}`)));
   } finally {
     c.disconnect();
   }
@@ -74,9 +87,18 @@ async function underLoad(cluster: LocalCluster, during: () => Promise<void>) {
   const ms = Math.round(performance.now() - t0);
   const reader = clusterClient(seeds, password, 5000, () => undefined, true);
   try {
-    const keys = [...stream.records.filter((r) => r.ok).map((r) => r.key), ...Array.from({ length: PRELOAD }, (_, i) => `pre:${i}`)];
+    const keys = [
+      ...stream.records.filter((r) => r.ok).map((r) => r.key),
+      ...Array.from({ length: PRELOAD }, (_, i) => `pre:${i}`),
+    ];
     const readBack = await readInBatches(keys, (batch) => Promise.all(batch.map((k) => reader.get(k))));
-    const figures = streamFigures("cluster-client", { records: stream.records, readBack, faultAt, loadStart, loadStop: Date.now() });
+    const figures = streamFigures("cluster-client", {
+      records: stream.records,
+      readBack,
+      faultAt,
+      loadStart,
+      loadStop: Date.now(),
+    });
     const preLost = Array.from({ length: PRELOAD }, (_, i) => i).filter((i) => readBack.get(`pre:${i}`) !== `v${i}`);
     return { figures, preLost, ms };
   } finally {
@@ -104,7 +126,9 @@ async function stopLeavingAndVerify(cluster: LocalCluster, keep: number, ackedKe
   expect(report.failures).toEqual([]);
   expect(report.shards.map((s) => s.primary.slotCount).sort()).toEqual([5461, 5461, 5462]);
   expect(new Set(report.shards.map((s) => s.primary.zone)).size).toBe(3);
-  expect(report.shards.every((s) => s.replicas.length === 1 && s.replicas.every((r) => r.crossAz && r.linkUp))).toBe(true);
+  expect(report.shards.every((s) => s.replicas.length === 1 && s.replicas.every((r) => r.crossAz && r.linkUp))).toBe(
+    true,
+  );
   expect(report.shards.reduce((n, s) => n + (s.primary.keys ?? 0), 0)).toBe(PRELOAD + ackedKeys);
 }
 
@@ -120,7 +144,13 @@ describe("scaling a 4x1 cluster in to 3x1 (MIGRATE), interrupted and resumed, on
     const kept = cluster.nodes.slice(0, 6);
     const clients = await Promise.all(kept.map((n) => connector.connect({ host: n.host, port: n.port })));
     try {
-      for (const c of clients) await c.call("CONFIG", "SET", "maxmemory", String(Number(/used_memory:(\d+)/.exec(await c.info("memory"))?.[1]) + 200_000));
+      for (const c of clients)
+        await c.call(
+          "CONFIG",
+          "SET",
+          "maxmemory",
+          String(Number(/used_memory:(\d+)/.exec(await c.info("memory"))?.[1]) + 200_000),
+        );
       await expect(scaleIn(options(cluster, 6))).rejects.toThrow(ScaleInRefused);
       await expect(scaleIn(options(cluster, 6))).rejects.toThrow(
         /cannot hold the data.*would hold about [\d.]+ MiB \(now [\d.]+ MiB\) of maxmemory [\d.]+ MiB/,
@@ -236,14 +266,18 @@ async function eventually(probe: () => Promise<boolean>): Promise<void> {
  * Returns the slot.
  */
 async function leaveOneSlotHalfMoved(cluster: LocalCluster): Promise<number> {
-  const clients = await Promise.all(cluster.nodes.slice(0, 6).map((n) => connector.connect({ host: n.host, port: n.port })));
+  const clients = await Promise.all(
+    cluster.nodes.slice(0, 6).map((n) => connector.connect({ host: n.host, port: n.port })),
+  );
   try {
     const roles = await Promise.all(clients.map(async (c) => ((await c.call("ROLE")) as string[])[0]));
     const primaries = clients.filter((_, i) => roles[i] === "master");
     const ids = await Promise.all(primaries.map(async (c) => (await c.call("CLUSTER", "MYID")) as string));
     for (let k = 0; k < PRELOAD; k++) {
       const slot = String(await primaries[0]?.call("CLUSTER", "KEYSLOT", `pre:${k}`));
-      const counts = await Promise.all(primaries.map(async (c) => Number(await c.call("CLUSTER", "COUNTKEYSINSLOT", slot))));
+      const counts = await Promise.all(
+        primaries.map(async (c) => Number(await c.call("CLUSTER", "COUNTKEYSINSLOT", slot))),
+      );
       const src = counts.findIndex((n) => n >= 2);
       if (src < 0) continue;
       const dst = (src + 1) % primaries.length;

@@ -42,7 +42,13 @@ describe("scaling a 3x1 cluster to 4x1 on real valkey-server processes", () => {
   const zoneMap: Record<string, string> = {};
 
   beforeAll(async () => {
-    cluster = await startLocalCluster(fleet, { primaries: 3, replicasPerPrimary: 1, zones, password, clusterNodeTimeoutMs: 2000 });
+    cluster = await startLocalCluster(fleet, {
+      primaries: 3,
+      replicasPerPrimary: 1,
+      zones,
+      password,
+      clusterNodeTimeoutMs: 2000,
+    });
     Object.assign(zoneMap, cluster.zoneMap);
     const c = new Cluster([{ host: cluster.seed.host, port: cluster.seed.port }], { redisOptions: { password } });
     try {
@@ -50,7 +56,12 @@ describe("scaling a 3x1 cluster to 4x1 on real valkey-server processes", () => {
     } finally {
       c.disconnect();
     }
-    added = await fleet.startMany(2, (i) => ({ name: `added-${i}`, clusterEnabled: true, password, clusterNodeTimeoutMs: 2000 }));
+    added = await fleet.startMany(2, (i) => ({
+      name: `added-${i}`,
+      clusterEnabled: true,
+      password,
+      clusterNodeTimeoutMs: 2000,
+    }));
     zoneMap[added[0]?.address ?? ""] = "us-west-2a";
     zoneMap[added[1]?.address ?? ""] = "us-west-2b";
   });
@@ -80,7 +91,9 @@ describe("scaling a 3x1 cluster to 4x1 on real valkey-server processes", () => {
     expect(report.failures).toEqual([]);
     expect(report.shards.map((s) => s.primary.slotCount).sort()).toEqual([4096, 4096, 4096, 4096]);
     expect(report.shards.reduce((n, s) => n + (s.primary.keys ?? 0), 0)).toBe(300);
-    expect(report.shards.every((s) => s.replicas.length === 1 && s.replicas.every((r) => r.crossAz && r.linkUp))).toBe(true);
+    expect(report.shards.every((s) => s.replicas.length === 1 && s.replicas.every((r) => r.crossAz && r.linkUp))).toBe(
+      true,
+    );
     const c = new Cluster([{ host: cluster.seed.host, port: cluster.seed.port }], { redisOptions: { password } });
     try {
       expect(await c.get("key:0")).toBe("v0");

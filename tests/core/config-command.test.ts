@@ -99,13 +99,20 @@ describe("vbench config", () => {
     expect(run.code).toBe(1);
     const out = JSON.parse(run.stdout) as { ok: boolean; errors: Array<{ path: string; message: string }> };
     expect(out.ok).toBe(false);
-    expect(out.errors.map((e) => e.path).sort()).toEqual(["password", "valkey.cluster.primaries", "valkey.cluster.replicasPerPrimary"]);
+    expect(out.errors.map((e) => e.path).sort()).toEqual([
+      "password",
+      "valkey.cluster.primaries",
+      "valkey.cluster.replicasPerPrimary",
+    ]);
     for (const e of out.errors) expect(Object.keys(e).sort()).toEqual(["message", "path"]);
     expect(run.stdout).not.toContain("hunter2-do-not-print");
   });
 
   it("never prints a secret password", async () => {
-    const path = stackFile("Pulumi.secret.yaml", "config:\n  valkey-on-eks:password:\n    secure: AAABACIPHERTEXTxyz\n");
+    const path = stackFile(
+      "Pulumi.secret.yaml",
+      "config:\n  valkey-on-eks:password:\n    secure: AAABACIPHERTEXTxyz\n",
+    );
     const human = await vbench("config", "--file", path);
     const json = await vbench("config", "--file", path, "--json");
     expect(human.code).toBe(0);
@@ -121,7 +128,11 @@ describe("vbench config", () => {
   });
 
   it("exits 2 for bad YAML", async () => {
-    const run = await vbench("config", "--file", stackFile("Pulumi.broken.yaml", "config:\n  valkey-on-eks:valkey: { mode: [\n"));
+    const run = await vbench(
+      "config",
+      "--file",
+      stackFile("Pulumi.broken.yaml", "config:\n  valkey-on-eks:valkey: { mode: [\n"),
+    );
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("not valid YAML");
   });

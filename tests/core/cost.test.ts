@@ -4,9 +4,21 @@
  * API result parser, and the appended CSV columns.
  */
 import { describe, expect, it } from "vitest";
-import { estimateInstanceType, stackCost, usdPerMillionOpsPerSecond, withCostColumns, type CostInputs } from "../../benchmarks/cost/cost-model.js";
+import {
+  estimateInstanceType,
+  stackCost,
+  usdPerMillionOpsPerSecond,
+  withCostColumns,
+  type CostInputs,
+} from "../../benchmarks/cost/cost-model.js";
 import { ec2ProductFilters, onDemandHourlyUsd, PricingResultError } from "../../benchmarks/cost/pricing-api.js";
-import { instanceHourly, loadPriceTable, parsePriceTable, PriceTableError, type PriceTable } from "../../benchmarks/cost/prices.js";
+import {
+  instanceHourly,
+  loadPriceTable,
+  parsePriceTable,
+  PriceTableError,
+  type PriceTable,
+} from "../../benchmarks/cost/prices.js";
 import {
   COST_CSV_COLUMNS,
   parseResultsCsv,
@@ -26,7 +38,9 @@ const KNOWN: PriceTable = parsePriceTable({
   description: "test",
   currency: "USD",
   hoursPerMonth: 730,
-  sources: { t: { url: "https://example.com/prices", published: "2026-01-01", read: "2026-11-23", note: "test figures" } },
+  sources: {
+    t: { url: "https://example.com/prices", published: "2026-01-01", read: "2026-11-23", note: "test figures" },
+  },
   eksControlPlanePerHour: { standard: { usd: 0.1, source: "t" }, extended: { usd: 0.6, source: "t" } },
   regions: {
     "us-test-1": {
@@ -62,7 +76,8 @@ describe("the shipped price table (benchmarks/cost/prices.json)", () => {
       const r = table.regions[region];
       expect(r, region).toBeDefined();
       for (const family of ["r7g", "m7g", "r8g", "r8gn", "m8g", "m8gn"]) {
-        for (const size of knownSizesOf(family)) expect(r?.ec2OnDemandPerHour[`${family}.${size}`], `${region} ${family}.${size}`).toBeDefined();
+        for (const size of knownSizesOf(family))
+          expect(r?.ec2OnDemandPerHour[`${family}.${size}`], `${region} ${family}.${size}`).toBeDefined();
       }
     }
     for (const s of Object.values(table.sources)) {
@@ -71,32 +86,50 @@ describe("the shipped price table (benchmarks/cost/prices.json)", () => {
     }
   });
   it("carries the figures as read: r7g.large us-east-1 $0.1071/h; a price not found is missing, not zero", () => {
-    expect(instanceHourly(table, "us-east-1", "r7g.large")).toEqual({ usd: 0.1071, source: "karpenter-generated-us-east-1" });
+    expect(instanceHourly(table, "us-east-1", "r7g.large")).toEqual({
+      usd: 0.1071,
+      source: "karpenter-generated-us-east-1",
+    });
     const missing = instanceHourly(table, "us-west-2", "r7g.large");
     expect(missing.usd).toBeNull();
-    expect(instanceHourly(table, "ap-nowhere-1", "r7g.large")).toEqual({ usd: null, missing: "r7g.large in ap-nowhere-1: not in the price table" });
+    expect(instanceHourly(table, "ap-nowhere-1", "r7g.large")).toEqual({
+      usd: null,
+      missing: "r7g.large in ap-nowhere-1: not in the price table",
+    });
   });
   it("rejects a figure that names no listed source, and a missing figure without a reason, by key path", () => {
-    const bad = structuredClone(KNOWN) as unknown as { regions: Record<string, { natGatewayPerHour: unknown; ebsGp3PerGiBMonth: unknown }> };
+    const bad = structuredClone(KNOWN) as unknown as {
+      regions: Record<string, { natGatewayPerHour: unknown; ebsGp3PerGiBMonth: unknown }>;
+    };
     const region = bad.regions["us-test-1"];
     if (!region) throw new Error("fixture");
     region.natGatewayPerHour = { usd: 0.045, source: "nowhere" };
     region.ebsGp3PerGiBMonth = { usd: null, source: null };
     expect(() => parsePriceTable(bad)).toThrow(PriceTableError);
-    expect(() => parsePriceTable(bad)).toThrow(/regions\.us-test-1\.natGatewayPerHour\.source: names no source listed under "sources" \(got "nowhere"\)/);
-    expect(() => parsePriceTable(bad)).toThrow(/regions\.us-test-1\.ebsGp3PerGiBMonth\.note: a missing figure must say why/);
+    expect(() => parsePriceTable(bad)).toThrow(
+      /regions\.us-test-1\.natGatewayPerHour\.source: names no source listed under "sources" \(got "nowhere"\)/,
+    );
+    expect(() => parsePriceTable(bad)).toThrow(
+      /regions\.us-test-1\.ebsGp3PerGiBMonth\.note: a missing figure must say why/,
+    );
   });
 });
 
 describe("estimateInstanceType: the smallest permitted type whose allocatable fits", () => {
   it("takes r7g.large for the seed's 1 vCPU / 12Gi pod, whatever order the NodePool lists types in", () => {
-    expect(estimateInstanceType(["r7g.2xlarge", "r7g.xlarge", "r7g.large"], { cpuMillicores: 1000, memoryBytes: 12 * GiB })).toBe("r7g.large");
+    expect(
+      estimateInstanceType(["r7g.2xlarge", "r7g.xlarge", "r7g.large"], { cpuMillicores: 1000, memoryBytes: 12 * GiB }),
+    ).toBe("r7g.large");
   });
   it("steps up when the request does not fit the allocatable of the smaller one (15Gi > r7g.large's ~13.9Gi)", () => {
-    expect(estimateInstanceType(["r7g.large", "r7g.xlarge"], { cpuMillicores: 1000, memoryBytes: 15 * GiB })).toBe("r7g.xlarge");
+    expect(estimateInstanceType(["r7g.large", "r7g.xlarge"], { cpuMillicores: 1000, memoryBytes: 15 * GiB })).toBe(
+      "r7g.xlarge",
+    );
   });
   it("prefers fewer vCPU over less memory (m7g.xlarge 4 vCPU vs r7g.large 2 vCPU) and is undefined when nothing fits", () => {
-    expect(estimateInstanceType(["m7g.xlarge", "r7g.large"], { cpuMillicores: 1000, memoryBytes: 8 * GiB })).toBe("r7g.large");
+    expect(estimateInstanceType(["m7g.xlarge", "r7g.large"], { cpuMillicores: 1000, memoryBytes: 8 * GiB })).toBe(
+      "r7g.large",
+    );
     expect(estimateInstanceType(["r7g.large"], { cpuMillicores: 4000, memoryBytes: GiB })).toBeUndefined();
   });
 });
@@ -109,7 +142,12 @@ describe("stackCost from a known table", () => {
     const expected = 0.6 + 0.2 + 0.16 + (340 * 0.08) / 730 + 0.1 + 0.045;
     expect(c.usdPerHour).toBeCloseTo(expected, 5);
     expect(c.usdPerHour).toBeCloseTo(1.14226, 5);
-    expect(c).toMatchObject({ valkeyInstanceType: "r7g.large", clientInstanceType: "r7g.xlarge", priceSource: "table", missing: [] });
+    expect(c).toMatchObject({
+      valkeyInstanceType: "r7g.large",
+      clientInstanceType: "r7g.xlarge",
+      priceSource: "table",
+      missing: [],
+    });
     expect(c.lines.map((l) => l.item)).toEqual([
       "Valkey nodes (r7g.large)",
       "benchmark client nodes (r7g.xlarge)",
@@ -170,8 +208,15 @@ describe("usd_per_million_ops_per_s and the appended CSV columns", () => {
       1.14226,
     );
     expect(measured).toMatchObject({ usd_per_hour: 5.46226, usd_per_million_ops_per_s: 10.9245 });
-    expect(notMeasured).toMatchObject({ usd_per_hour: 1.14226, usd_per_million_ops_per_s: 2.2845, transfer_usd_per_hour: null });
-    expect(withCostColumns([{ ...row, transfer_usd_per_hour: 4.32 }], null)[0]).toMatchObject({ usd_per_hour: null, usd_per_million_ops_per_s: null });
+    expect(notMeasured).toMatchObject({
+      usd_per_hour: 1.14226,
+      usd_per_million_ops_per_s: 2.2845,
+      transfer_usd_per_hour: null,
+    });
+    expect(withCostColumns([{ ...row, transfer_usd_per_hour: 4.32 }], null)[0]).toMatchObject({
+      usd_per_hour: null,
+      usd_per_million_ops_per_s: null,
+    });
     // The transfer columns follow the cost columns in results.csv; empty reads back as not measured.
     const text = renderResultsCsv([measured as ResultRow, notMeasured as ResultRow]);
     expect(text.split("\n")[0]).toBe([...RESULTS_CSV_COLUMNS, ...COST_CSV_COLUMNS, ...TRANSFER_CSV_COLUMNS].join(","));
@@ -188,13 +233,21 @@ describe("the Pricing API result", () => {
   const product = (usd: string) =>
     JSON.stringify({
       product: { sku: "X" },
-      terms: { OnDemand: { "X.JRTCKXETXF": { priceDimensions: { "X.JRTCKXETXF.6YS6EN2CT7": { unit: "Hrs", pricePerUnit: { USD: usd } } } } } },
+      terms: {
+        OnDemand: {
+          "X.JRTCKXETXF": {
+            priceDimensions: { "X.JRTCKXETXF.6YS6EN2CT7": { unit: "Hrs", pricePerUnit: { USD: usd } } },
+          },
+        },
+      },
     });
   it("reads the one on-demand hourly USD", () => {
     expect(onDemandHourlyUsd(product("0.1071000000"), "r7g.large")).toBe(0.1071);
   });
   it("refuses a zero price, no price, and non-JSON, naming the type", () => {
-    expect(() => onDemandHourlyUsd(product("0.0000000000"), "r7g.large")).toThrow(/r7g\.large: the Pricing API price "0.0000000000"/);
+    expect(() => onDemandHourlyUsd(product("0.0000000000"), "r7g.large")).toThrow(
+      /r7g\.large: the Pricing API price "0.0000000000"/,
+    );
     expect(() => onDemandHourlyUsd(JSON.stringify({ terms: {} }), "r7g.large")).toThrow(PricingResultError);
     expect(() => onDemandHourlyUsd("<html>", "r7g.large")).toThrow(/not JSON/);
   });

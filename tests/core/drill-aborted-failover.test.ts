@@ -15,7 +15,14 @@ import type { ReplicationTarget } from "../../benchmarks/drill/replication-targe
 import type { Member } from "../../benchmarks/local/sentinel-topology.js";
 import { drillOn } from "../../benchmarks/drill/run-drill.js";
 import { sleep } from "../../benchmarks/util/poll-until.js";
-import { expectMeasured, expectNoWaitedWriteLost, log, startTestReplication, testOptions, TIMINGS } from "./drill-faults.js";
+import {
+  expectMeasured,
+  expectNoWaitedWriteLost,
+  log,
+  startTestReplication,
+  testOptions,
+  TIMINGS,
+} from "./drill-faults.js";
 
 const password = "drill-abort-password";
 let target: ReplicationTarget;
@@ -27,7 +34,14 @@ afterAll(async () => target?.stop());
 /** CONFIG SET replica-priority on each of `members`. */
 async function setPriority(members: readonly Member[], priority: number): Promise<void> {
   for (const m of members) {
-    const c = new Redis({ host: m.host, port: m.port, password, lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+    const c = new Redis({
+      host: m.host,
+      port: m.port,
+      password,
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      retryStrategy: () => null,
+    });
     c.on("error", () => undefined);
     try {
       await c.connect();
@@ -51,7 +65,10 @@ describe("replication drill: the Sentinels' own failover aborts (NOGOODSLAVE)", 
       },
     }).finally(() => restored);
     log(r);
-    const why = JSON.stringify({ steps: r.failoverSteps, events: r.sentinelEvents?.map((e) => `${e.t} ${e.sentinel} ${e.event} ${e.detail}`) });
+    const why = JSON.stringify({
+      steps: r.failoverSteps,
+      events: r.sentinelEvents?.map((e) => `${e.t} ${e.sentinel} ${e.event} ${e.detail}`),
+    });
     console.log(`[drill] Sentinels: ${why}`);
     expectMeasured(r, "primary");
     expectNoWaitedWriteLost(r);
@@ -84,6 +101,8 @@ describe("replication drill: the Sentinels' own failover aborts (NOGOODSLAVE)", 
     const asked = target.t.members.filter((m) => /SENTINEL FAILOVER via \S+: (OK|INPROG)/.test(m.proc?.stderr() ?? ""));
     expect(asked.length, stderrs).toBe(1);
     if (Math.max(lastAbort, TIMINGS.restartDelayMs) + 4000 < grace)
-      expect(asked[0]?.proc?.stderr(), stderrs).toContain("none is failing over (their own failover aborted or held back): asking for one now");
+      expect(asked[0]?.proc?.stderr(), stderrs).toContain(
+        "none is failing over (their own failover aborted or held back): asking for one now",
+      );
   }, 120_000);
 });

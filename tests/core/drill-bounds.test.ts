@@ -12,7 +12,12 @@ import {
 import { drillOk, loadFigures, type WriteRecord } from "../../benchmarks/drill/ledger.js";
 import { FAULTS } from "../../vocabulary/faults.js";
 
-const FENCED: DurabilityConfig = { minReplicasToWrite: 1, minReplicasMaxLag: 3, appendonly: true, appendfsync: "everysec" };
+const FENCED: DurabilityConfig = {
+  minReplicasToWrite: 1,
+  minReplicasMaxLag: 3,
+  appendonly: true,
+  appendfsync: "everysec",
+};
 const UNFENCED: DurabilityConfig = { ...FENCED, minReplicasToWrite: 0, minReplicasMaxLag: 10 };
 
 /** One acknowledged write every 10 ms from t=-10 s to +10 s around a fault at 100 000. */
@@ -24,7 +29,11 @@ function records(): WriteRecord[] {
   });
 }
 /** Every key read back, except those `lose` selects (missing) and those `unknown` selects (not read). */
-function readBack(rs: WriteRecord[], lose: (t: number) => boolean, unknown: (t: number) => boolean = () => false): Map<string, string | undefined> {
+function readBack(
+  rs: WriteRecord[],
+  lose: (t: number) => boolean,
+  unknown: (t: number) => boolean = () => false,
+): Map<string, string | undefined> {
   const m = new Map<string, string | undefined>();
   for (const r of rs) {
     const t = r.doneAt - FAULT_AT;
@@ -34,7 +43,13 @@ function readBack(rs: WriteRecord[], lose: (t: number) => boolean, unknown: (t: 
   return m;
 }
 const NOTHING = (): boolean => false;
-const figures = (rs: WriteRecord[], rb: Map<string, string | undefined>, fault: (typeof FAULTS)[number], c = FENCED, injectMs = 5) =>
+const figures = (
+  rs: WriteRecord[],
+  rb: Map<string, string | undefined>,
+  fault: (typeof FAULTS)[number],
+  c = FENCED,
+  injectMs = 5,
+) =>
   loadFigures(["s"], {
     records: rs,
     readBack: rb,
@@ -62,7 +77,10 @@ describe("acknowledged-loss bounds per fault", () => {
 
   it("crash-restart: the AOF fsync window; freeze: + max-lag + 2 s after the fault when fenced, nothing after it unfenced", () => {
     expect(ackedLossBound("crash-restart", 0, FENCED)).toMatchObject({ fromMs: -1000, toMs: 0 });
-    expect(ackedLossBound("crash-restart", 0, { ...FENCED, appendfsync: "always" })).toMatchObject({ fromMs: -0, toMs: 0 });
+    expect(ackedLossBound("crash-restart", 0, { ...FENCED, appendfsync: "always" })).toMatchObject({
+      fromMs: -0,
+      toMs: 0,
+    });
     expect(ackedLossBound("crash-restart", 0, { ...FENCED, appendonly: false }).fromMs).toBeNull();
     expect(ackedLossBound("freeze", 2, FENCED)).toMatchObject({ fromMs: -5000, toMs: 5002 });
     expect(ackedLossBound("partition", 2, UNFENCED)).toMatchObject({ fromMs: -1000, toMs: 2 });
@@ -121,18 +139,54 @@ describe("acknowledged-loss bounds per fault", () => {
   });
 
   it("CONFIG GET pairs → settings; a missing one names itself", () => {
-    expect(durabilityFromConfig(["min-replicas-to-write", "1", "min-replicas-max-lag", "3", "appendonly", "yes", "appendfsync", "everysec"])).toEqual(FENCED);
-    expect(() => durabilityFromConfig(["appendfsync", "everysec", "appendonly", "yes"])).toThrow(/min-replicas-to-write/);
-    const pairs = ["min-replicas-to-write", "0", "min-replicas-max-lag", "10", "appendonly", "yes", "appendfsync", "everysec"];
-    expect(durabilityFromConfig([...pairs, "cluster-enabled", "yes", "cluster-node-timeout", "2000"])).toEqual({ ...UNFENCED, clusterNodeTimeoutMs: 2000 });
-    expect(durabilityFromConfig([...pairs, "cluster-enabled", "no", "cluster-node-timeout", "15000"])).not.toHaveProperty("clusterNodeTimeoutMs");
+    expect(
+      durabilityFromConfig([
+        "min-replicas-to-write",
+        "1",
+        "min-replicas-max-lag",
+        "3",
+        "appendonly",
+        "yes",
+        "appendfsync",
+        "everysec",
+      ]),
+    ).toEqual(FENCED);
+    expect(() => durabilityFromConfig(["appendfsync", "everysec", "appendonly", "yes"])).toThrow(
+      /min-replicas-to-write/,
+    );
+    const pairs = [
+      "min-replicas-to-write",
+      "0",
+      "min-replicas-max-lag",
+      "10",
+      "appendonly",
+      "yes",
+      "appendfsync",
+      "everysec",
+    ];
+    expect(durabilityFromConfig([...pairs, "cluster-enabled", "yes", "cluster-node-timeout", "2000"])).toEqual({
+      ...UNFENCED,
+      clusterNodeTimeoutMs: 2000,
+    });
+    expect(
+      durabilityFromConfig([...pairs, "cluster-enabled", "no", "cluster-node-timeout", "15000"]),
+    ).not.toHaveProperty("clusterNodeTimeoutMs");
   });
 
   it("the edges: fencing wins a tie with the minority rule; a window holds both its ends; the first failure at or after the fault", () => {
     // Fence 3 s + 2 s = 5,000 ms; minority 1.5 × 3,200 + 200 = 5,000 ms: a tie names the fence.
-    expect(partitionWindow({ ...FENCED, clusterNodeTimeoutMs: 3200 })).toMatchObject({ ms: 5000, why: expect.stringMatching(/^fenced/) as string });
+    expect(partitionWindow({ ...FENCED, clusterNodeTimeoutMs: 3200 })).toMatchObject({
+      ms: 5000,
+      why: expect.stringMatching(/^fenced/) as string,
+    });
     const w = { fromMs: -1000, toMs: 500, reason: "" };
-    expect([-1001, -1000, 0, 500, 501].map((t) => inWindow(w, 10_000 + t, 10_000))).toEqual([false, true, true, true, false]);
+    expect([-1001, -1000, 0, 500, 501].map((t) => inWindow(w, 10_000 + t, 10_000))).toEqual([
+      false,
+      true,
+      true,
+      true,
+      false,
+    ]);
     expect(inWindow({ fromMs: null, toMs: 0, reason: "" }, -1e9, 0)).toBe(true);
     const records = [
       { doneAt: 990, ok: false },
@@ -149,10 +203,22 @@ describe("acknowledged-loss bounds per fault", () => {
   it("formatBound signs the window's start; CONFIG GET with an odd tail or an unknown appendfsync is refused by name", () => {
     expect(formatBound({ writes: 7, fromMs: -5000, toMs: 0, reason: "" })).toBe("≤7 (−5.0…+0.0 s)");
     expect(formatBound({ writes: 7, fromMs: 0, toMs: 2, reason: "" })).toBe("≤7 (+0.0…+0.0 s)");
-    const pairs = ["min-replicas-to-write", "1", "min-replicas-max-lag", "3", "appendonly", "yes", "appendfsync", "everysec"];
+    const pairs = [
+      "min-replicas-to-write",
+      "1",
+      "min-replicas-max-lag",
+      "3",
+      "appendonly",
+      "yes",
+      "appendfsync",
+      "everysec",
+    ];
     // A trailing name without its value is ignored (it is not the value of anything).
     expect(durabilityFromConfig([...pairs, "cluster-enabled"])).toEqual(FENCED);
-    for (const fsync of ["always", "everysec", "no"]) expect(durabilityFromConfig([...pairs.slice(0, 7), fsync]).appendfsync).toBe(fsync);
-    expect(() => durabilityFromConfig([...pairs.slice(0, 7), "sometimes"])).toThrow('CONFIG GET appendfsync: unexpected "sometimes"');
+    for (const fsync of ["always", "everysec", "no"])
+      expect(durabilityFromConfig([...pairs.slice(0, 7), fsync]).appendfsync).toBe(fsync);
+    expect(() => durabilityFromConfig([...pairs.slice(0, 7), "sometimes"])).toThrow(
+      'CONFIG GET appendfsync: unexpected "sometimes"',
+    );
   });
 });

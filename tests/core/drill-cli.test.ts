@@ -18,7 +18,8 @@ import { processesWithMarker, runVbench, type CliRun } from "../support/processe
 const scratch = mkdtempSync(join(tmpdir(), "vbench-drill-test-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-const vbench = (args: string[], interruptWhen?: RegExp): Promise<CliRun> => runVbench(args, "VBENCH_DRILL_MARKER", interruptWhen);
+const vbench = (args: string[], interruptWhen?: RegExp): Promise<CliRun> =>
+  runVbench(args, "VBENCH_DRILL_MARKER", interruptWhen);
 
 const FAST = ["--duration-s", "1", "--warmup-s", "2", "--rate", "50"];
 
@@ -44,7 +45,13 @@ describe("vbench drill (CLI, real processes)", () => {
     ]) {
       expect(r, key).toHaveProperty(key);
     }
-    expect(r).toMatchObject({ mode: "cluster", fault: "replica", ok: true, lostWaitedWrites: 0, clientSettings: "recommended" });
+    expect(r).toMatchObject({
+      mode: "cluster",
+      fault: "replica",
+      ok: true,
+      lostWaitedWrites: 0,
+      clientSettings: "recommended",
+    });
     // The second client library wrote beside ioredis, into the same ledger.
     const streams = r.streams as { stream: string; ackedWrites: number }[];
     const shards = ["0-5460", "10922-16383", "5461-10921"];
@@ -67,7 +74,15 @@ describe("vbench drill (CLI, real processes)", () => {
     const mode = await vbench(["drill", "--mode", "sharded", "--fault", "primary"]);
     expect(mode.code).toBe(2);
     expect(mode.stderr).toContain("--mode must be cluster or replication");
-    const settings = await vbench(["drill", "--mode", "replication", "--fault", "primary", "--client-settings", "tuned"]);
+    const settings = await vbench([
+      "drill",
+      "--mode",
+      "replication",
+      "--fault",
+      "primary",
+      "--client-settings",
+      "tuned",
+    ]);
     expect(settings.code).toBe(2);
     expect(settings.stderr).toContain("--client-settings must be one of recommended, defaults (got 'tuned')");
     const local = await vbench(["local", "--drills", "primary,flood"]);
@@ -99,7 +114,10 @@ describe("vbench local --drills (real processes)", () => {
     expect(result.drills.map((d) => `${d.mode}/${d.fault}`)).toEqual(["replication/replica", "cluster/replica"]);
     const csv = readFileSync(join(result.runDir, "drills.csv"), "utf8").trim().split("\n");
     expect(csv[0]).toBe(DRILL_CSV_COLUMNS.join(","));
-    expect(csv.slice(1).map((l) => l.split(",").slice(0, 4).join(","))).toEqual(["replication,replica,true,true", "cluster,replica,true,true"]);
+    expect(csv.slice(1).map((l) => l.split(",").slice(0, 4).join(","))).toEqual([
+      "replication,replica,true,true",
+      "cluster,replica,true,true",
+    ]);
     expect(existsSync(join(result.runDir, "results.csv"))).toBe(true);
     const summary = readFileSync(join(result.runDir, "summary.md"), "utf8");
     expect(summary).toContain("## Failure drills");

@@ -45,7 +45,8 @@ function writer(c: Redis, name: string): { attempts: Attempt[]; connects: number
     const sentAt = Date.now();
     c.set(key, "v").then(
       (reply) => attempts.push({ sentAt, at: Date.now(), ok: reply === "OK", node: node() }),
-      (err: unknown) => attempts.push({ sentAt, at: Date.now(), ok: false, error: (err as Error).message, node: node() }),
+      (err: unknown) =>
+        attempts.push({ sentAt, at: Date.now(), ok: false, error: (err as Error).message, node: node() }),
     );
   }, 50);
   return { attempts, connects, stop: () => clearInterval(timer) };
@@ -53,7 +54,12 @@ function writer(c: Redis, name: string): { attempts: Attempt[]; connects: number
 
 describe("client settings (real processes)", () => {
   it("the error replies a client must follow: NOREPLICAS, READONLY, LOADING, MASTERDOWN; not a wrong-type or auth error", () => {
-    for (const m of ["NOREPLICAS Not enough good replicas to write.", "READONLY You can't write against a read only replica.", "LOADING x", "MASTERDOWN x"])
+    for (const m of [
+      "NOREPLICAS Not enough good replicas to write.",
+      "READONLY You can't write against a read only replica.",
+      "LOADING x",
+      "MASTERDOWN x",
+    ])
       expect(mustFollow(m), m).toBe(true);
     for (const m of ["WRONGTYPE x", "NOAUTH x", "ERR x", "Command timed out"]) expect(mustFollow(m), m).toBe(false);
   });
@@ -64,20 +70,27 @@ describe("client settings (real processes)", () => {
     const old = t.member(await t.primaryFromSentinels());
     const oldAddress = `${old.host}:${old.port}`;
     const clients = new Map<ClientSettings, Redis>(
-      (["recommended", "defaults"] as const).map((s) => [s, sentinelRedis(t.sentinelEndpoints, t.masterName, PASSWORD, 1000, s)]),
+      (["recommended", "defaults"] as const).map((s) => [
+        s,
+        sentinelRedis(t.sentinelEndpoints, t.masterName, PASSWORD, 1000, s),
+      ]),
     );
     const admin = new Redis({ host: old.host, port: old.port, password: PASSWORD, maxRetriesPerRequest: 1 });
     admin.on("error", () => undefined);
     const w = new Map([...clients].map(([s, c]) => [s, writer(c, `settings-${s}`)]));
     const rec = w.get("recommended")!;
     const def = w.get("defaults")!;
-    const summary = (): string => JSON.stringify([...w].map(([s, x]) => ({ s, connects: x.connects.length, last: x.attempts.slice(-3) })));
+    const summary = (): string =>
+      JSON.stringify([...w].map(([s, x]) => ({ s, connects: x.connects.length, last: x.attempts.slice(-3) })));
     try {
-      await pollUntil(() => Promise.resolve((rec.attempts.some((a) => a.ok) && def.attempts.some((a) => a.ok)) || "not both writing"), {
-        timeoutMs: 15_000,
-        intervalMs: 100,
-        what: "both clients writing",
-      });
+      await pollUntil(
+        () => Promise.resolve((rec.attempts.some((a) => a.ok) && def.attempts.some((a) => a.ok)) || "not both writing"),
+        {
+          timeoutMs: 15_000,
+          intervalMs: 100,
+          what: "both clients writing",
+        },
+      );
       expect(rec.attempts.filter((a) => a.ok).every((a) => a.node === oldAddress)).toBe(true);
       const connectsBefore = { rec: rec.connects.length, def: def.connects.length };
       // Fenced: the primary needs 3 good replicas and has 2, as one cut off from its replicas would.
@@ -150,11 +163,15 @@ describe("client settings (real processes)", () => {
     const w = { rec: writer(rec, "frozen-rec"), def: writer(def, "frozen-def") };
     const summary = (): string => JSON.stringify({ rec: w.rec.attempts.slice(-3), def: w.def.attempts.slice(-3) });
     try {
-      await pollUntil(() => Promise.resolve((w.rec.attempts.some((a) => a.ok) && w.def.attempts.some((a) => a.ok)) || "not both writing"), {
-        timeoutMs: 15_000,
-        intervalMs: 100,
-        what: "both clients writing",
-      });
+      await pollUntil(
+        () =>
+          Promise.resolve((w.rec.attempts.some((a) => a.ok) && w.def.attempts.some((a) => a.ok)) || "not both writing"),
+        {
+          timeoutMs: 15_000,
+          intervalMs: 100,
+          what: "both clients writing",
+        },
+      );
       old.proc?.signal("SIGSTOP");
       const frozenAt = Date.now();
       await pollUntil(async () => (await t.primaryFromSentinels()) !== oldAddress || "old primary still named", {

@@ -30,7 +30,9 @@ describe("cluster crash-restart (real processes)", () => {
         expect(r.healed, why).toBe(true);
         expect(r.ackedWrites, why).toBeGreaterThan(100);
         // About 1 s of the no-WAIT writers' writes (the figure's writers).
-        expect(r.lostAckedWrites, why).toBeLessThanOrEqual(o.rate * r.streams.filter((s) => parseStreamName(s.stream).writer === "no-wait").length);
+        expect(r.lostAckedWrites, why).toBeLessThanOrEqual(
+          o.rate * r.streams.filter((s) => parseStreamName(s.stream).writer === "no-wait").length,
+        );
       } finally {
         await target.stop();
       }

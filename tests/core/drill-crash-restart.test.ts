@@ -95,7 +95,10 @@ async function drillOnce(target: ReplicationTarget, fault: Fault, crashRestartDe
   expect(doubles, `two members answered role:master at once (a second writable primary): ${why}`).toEqual([]);
   // The AOF fsync window (appendfsync everysec): about 1 s of the no-WAIT writers' writes (the figure's writers).
   const aofWindowWrites = o.rate * r.streams.filter((s) => parseStreamName(s.stream).writer === "no-wait").length;
-  expect(r.lostAckedWrites, `acknowledged writes lost beyond the ~1 s AOF fsync window (${aofWindowWrites}): ${why}`).toBeLessThanOrEqual(aofWindowWrites);
+  expect(
+    r.lostAckedWrites,
+    `acknowledged writes lost beyond the ~1 s AOF fsync window (${aofWindowWrites}): ${why}`,
+  ).toBeLessThanOrEqual(aofWindowWrites);
   // The restarted member saw live replicas: it handed over instead of serving its own data.
   const startLog = victim?.proc?.stderr() ?? "";
   expect(startLog, "the restarted primary's start log").toContain("start.sh:");

@@ -10,7 +10,13 @@ import type { ReplicationTarget } from "../../benchmarks/drill/replication-targe
 import { killHard } from "../../benchmarks/local/sentinel-topology.js";
 import { DirectConnector } from "../../benchmarks/topology/connector.js";
 import { parseEndpoint } from "../../vocabulary/endpoint.js";
-import { failedHosts, namesPod, sdownHost, watchClusterNodes, watchSentinels } from "../../components/steps/failure-drill/detection.js";
+import {
+  failedHosts,
+  namesPod,
+  sdownHost,
+  watchClusterNodes,
+  watchSentinels,
+} from "../../components/steps/failure-drill/detection.js";
 import { failoverSteps, sentinelEventRows } from "../../benchmarks/drill/sentinel-events.js";
 import { drillPod } from "../support/fake-drill-kube.js";
 import { startTestCluster, startTestReplication, TIMINGS } from "./drill-faults.js";
@@ -27,9 +33,11 @@ async function until(f: () => number | undefined, ms: number): Promise<number | 
 describe("detection parsers", () => {
   it("reads the host of a +sdown payload (master and replica forms)", () => {
     expect(sdownHost("master valkey 10.0.0.5 6379")).toBe("10.0.0.5");
-    expect(sdownHost("slave valkey-1.h.ns.svc.cluster.local:6379 valkey-1.h.ns.svc.cluster.local 6379 @ valkey 10.0.0.5 6379")).toBe(
-      "valkey-1.h.ns.svc.cluster.local",
-    );
+    expect(
+      sdownHost(
+        "slave valkey-1.h.ns.svc.cluster.local:6379 valkey-1.h.ns.svc.cluster.local 6379 @ valkey 10.0.0.5 6379",
+      ),
+    ).toBe("valkey-1.h.ns.svc.cluster.local");
   });
 
   it("lists the hosts CLUSTER NODES flags fail? or fail, and no other", () => {
@@ -62,14 +70,22 @@ describe("detection watchers on real processes", () => {
     replication = await startTestReplication(PASSWORD);
     const primaryHost = parseEndpoint((await replication.verify()).shards[0]!.primary.address).host;
     const connector = new DirectConnector({ password: PASSWORD });
-    const clients = await Promise.all(replication.t.sentinelEndpoints.map(async (e, n) => ({ pod: `sentinel-${n}`, client: await connector.connect(e) })));
+    const clients = await Promise.all(
+      replication.t.sentinelEndpoints.map(async (e, n) => ({
+        pod: `sentinel-${n}`,
+        client: await connector.connect(e),
+      })),
+    );
     const watch = await watchSentinels(clients);
     const faultAt = Date.now();
     watch.arm([pod("member-0", primaryHost)], faultAt);
     const handle = await replication.inject("primary");
     const seen = await until(() => watch.detectedAt(), 20_000);
     // Watched on until a Sentinel switched its primary (the failover's last step).
-    await until(() => failoverSteps(sentinelEventRows(watch.events?.() ?? [], faultAt)).switchedMs ?? undefined, 20_000);
+    await until(
+      () => failoverSteps(sentinelEventRows(watch.events?.() ?? [], faultAt)).switchedMs ?? undefined,
+      20_000,
+    );
     await watch.stop();
     await handle.restored;
     expect(seen, "no +sdown for the killed primary").toBeDefined();
@@ -92,7 +108,9 @@ describe("detection watchers on real processes", () => {
   it("cluster: a survivor's CLUSTER NODES flags the SIGKILLed member, after the node timeout and within the bound; the victim is never polled", async () => {
     cluster = await startTestCluster(PASSWORD, 176);
     const connector = new DirectConnector({ password: PASSWORD });
-    const clients = await Promise.all(cluster.pods.map(async (p) => ({ pod: p.name, client: await connector.connect({ host: p.host, port: p.port }) })));
+    const clients = await Promise.all(
+      cluster.pods.map(async (p) => ({ pod: p.name, client: await connector.connect({ host: p.host, port: p.port }) })),
+    );
     const victim = cluster.pods[4]!;
     let victimPolled = 0;
     const original = clients.find((c) => c.pod === victim.name)!.client;

@@ -14,11 +14,22 @@ export const ZONES = ["zone-a", "zone-b", "zone-c"];
 
 /** A local 3 × 1 cluster over ZONES under TIMINGS (`hostBase`: its 127.0.0.x range, see ClusterTarget). */
 export function startTestCluster(password: string, hostBase?: number): Promise<ClusterTarget> {
-  return ClusterTarget.start({ ...TIMINGS, primaries: 3, replicasPerPrimary: 1, zones: ZONES, password, ...(hostBase === undefined ? {} : { hostBase }) });
+  return ClusterTarget.start({
+    ...TIMINGS,
+    primaries: 3,
+    replicasPerPrimary: 1,
+    zones: ZONES,
+    password,
+    ...(hostBase === undefined ? {} : { hostBase }),
+  });
 }
 
 /** A local Sentinel replication topology (1 + `replicas`) over ZONES under TIMINGS (`timings` overrides, e.g. partitionMs). */
-export function startTestReplication(password: string, replicas = 1, timings: Partial<DrillTimings> = {}): Promise<ReplicationTarget> {
+export function startTestReplication(
+  password: string,
+  replicas = 1,
+  timings: Partial<DrillTimings> = {},
+): Promise<ReplicationTarget> {
   return ReplicationTarget.start({ ...TIMINGS, ...timings, replicas, zones: ZONES, password });
 }
 
@@ -87,7 +98,11 @@ export function expectNoWaitedWriteLost(r: DrillResult): void {
  * One drill of `fault` on the shared target: runs it, logs its figures and asserts what every
  * drill must show (expectMeasured), plus detection (expectDetected) when `detected` is true.
  */
-export async function measuredDrill(target: DrillTarget, fault: Fault, { detected }: { detected: boolean }): Promise<DrillResult> {
+export async function measuredDrill(
+  target: DrillTarget,
+  fault: Fault,
+  { detected }: { detected: boolean },
+): Promise<DrillResult> {
   const r = await drillOn(target, testOptions(target.mode, fault));
   log(r);
   expectMeasured(r, fault);

@@ -35,7 +35,9 @@ describe("confirmed ledger, frozen cluster primary thawed around the failover (r
       const r = await drillOn(target, { ...testOptions("cluster", "freeze"), freezeMs, rate: 200 });
       log(r);
       expect(r.healed).toBe(true);
-      expect(r.lostWaitedWrites, `lost but WAIT-confirmed: ${JSON.stringify(r.streams.map((s) => s.lostKeys))}`).toBe(0);
+      expect(r.lostWaitedWrites, `lost but WAIT-confirmed: ${JSON.stringify(r.streams.map((s) => s.lostKeys))}`).toBe(
+        0,
+      );
     },
     150_000,
   );

@@ -41,7 +41,12 @@ describe("freeze drill, cluster mode (real processes)", () => {
 
   it("not healed (recovery cut short while the primary is frozen): read back what answers, unknown for the rest, not every write lost", async () => {
     target = await startTestCluster(PASSWORD, 210);
-    const r = await drillOn(target, { ...testOptions("cluster", "freeze"), rate: 50, recoveryTimeoutMs: 500, tailMs: 500 });
+    const r = await drillOn(target, {
+      ...testOptions("cluster", "freeze"),
+      rate: 50,
+      recoveryTimeoutMs: 500,
+      tailMs: 500,
+    });
     log(r);
     expect(r.healed).toBe(false);
     expect(r.ok).toBe(false);

@@ -1,6 +1,12 @@
 /** The drill's ledger and figures (pure): what counts as acknowledged, confirmed, lost, outage, latency windows. */
 import { describe, expect, it } from "vitest";
-import { DRILL_CSV_COLUMNS, renderDrillMarkdown, renderDrillsCsv, renderDrillTable, renderRollSteps } from "../../benchmarks/drill/drill-table.js";
+import {
+  DRILL_CSV_COLUMNS,
+  renderDrillMarkdown,
+  renderDrillsCsv,
+  renderDrillTable,
+  renderRollSteps,
+} from "../../benchmarks/drill/drill-table.js";
 import {
   combineStreams,
   drillFailures,
@@ -51,12 +57,21 @@ describe("drill ledger", () => {
 
   it("the fault's outage: the longest gap ending after the fault, counted from it; a stop before the fault is not the fault's", () => {
     // Acks every 100 ms to 5 s, none until 19.5 s (a hand-over not yet followed), then every 100 ms; the fault at 19.3 s.
-    const acks = [...Array.from({ length: 50 }, (_, i) => i * 100), ...Array.from({ length: 10 }, (_, i) => 19_500 + i * 100)];
+    const acks = [
+      ...Array.from({ length: 50 }, (_, i) => i * 100),
+      ...Array.from({ length: 10 }, (_, i) => 19_500 + i * 100),
+    ];
     const rs = acks.map((t, i) => rec("a", i, t - 1, 1));
     // longestGap would say 14.5 s; the fault's outage is its last 200 ms, and its start is kept.
     expect(longestGap(rs, 0, 20_500).ms).toBe(14_600);
     expect(outageOfFault(rs, 0, 20_500, 19_300)).toEqual({ ms: 200, from: 4900, to: 19_500 });
-    const f = streamFigures("a", { records: rs, readBack: new Map(rs.map((r) => [r.key, r.value])), faultAt: 19_300, loadStart: 0, loadStop: 20_500 });
+    const f = streamFigures("a", {
+      records: rs,
+      readBack: new Map(rs.map((r) => [r.key, r.value])),
+      faultAt: 19_300,
+      loadStart: 0,
+      loadStop: 20_500,
+    });
     expect([f.writeOutageMs, f.outageFromMs, f.outageToMs]).toEqual([200, -14_400, 200]);
     // A longer gap after the fault wins; a gap wholly before it never counts; no ack after it: to the load's stop.
     expect(outageOfFault(rs, 0, 20_500, 4_000).ms).toBe(14_600);
@@ -78,7 +93,14 @@ describe("drill ledger", () => {
       ["k:a:3", "other"],
     ]);
     const f = streamFigures("a", { records: rs, readBack, faultAt: 15, loadStart: 0, loadStop: 100 });
-    expect(f).toMatchObject({ writes: 4, ackedWrites: 3, waitedWrites: 2, lostAckedWrites: 2, lostWaitedWrites: 1, lostKeys: ["k:a:2", "k:a:3"] });
+    expect(f).toMatchObject({
+      writes: 4,
+      ackedWrites: 3,
+      waitedWrites: 2,
+      lostAckedWrites: 2,
+      lostWaitedWrites: 1,
+      lostKeys: ["k:a:2", "k:a:3"],
+    });
     expect(f.lostAckedAtMs).toHaveLength(2);
     // Failed writes are never "lost": they were never acknowledged.
     expect(f.lostKeys).not.toContain("k:a:4");
@@ -89,7 +111,14 @@ describe("drill ledger", () => {
     const rb = new Map(rs.map((r) => [r.key, r.value]));
     const input = { records: rs, readBack: rb, faultAt: 40, loadStart: 0, loadStop: 600 };
     const c = combineStreams([streamFigures("a", input), streamFigures("b", input)]);
-    expect(c).toMatchObject({ writes: 4, ackedWrites: 4, waitedWrites: 2, lostAckedWrites: 0, p99MsBefore: 2, p99MsDuring: 9 });
+    expect(c).toMatchObject({
+      writes: 4,
+      ackedWrites: 4,
+      waitedWrites: 2,
+      lostAckedWrites: 0,
+      p99MsBefore: 2,
+      p99MsDuring: 9,
+    });
     expect(c.writeOutageMs).toBe(541);
   });
 
@@ -120,8 +149,26 @@ describe("drill ledger", () => {
       waitWriter: { writes: 10, ackedWrites: 9, lostAckedWrites: 0, lostAckedOutsideBound: 0, boundWrites: 8 },
       aggregateOutageMs: 400,
       shards: [
-        { shard: "0-8191", slots: 8192, share: 0.5, outageMs: 1234, outageFromMs: 0, outageToMs: 1234, failedWrites: 2, affected: true },
-        { shard: "8192-16383", slots: 8192, share: 0.5, outageMs: 300, outageFromMs: 10, outageToMs: 310, failedWrites: 0, affected: false },
+        {
+          shard: "0-8191",
+          slots: 8192,
+          share: 0.5,
+          outageMs: 1234,
+          outageFromMs: 0,
+          outageToMs: 1234,
+          failedWrites: 2,
+          affected: true,
+        },
+        {
+          shard: "8192-16383",
+          slots: 8192,
+          share: 0.5,
+          outageMs: 300,
+          outageFromMs: 10,
+          outageToMs: 310,
+          failedWrites: 0,
+          affected: false,
+        },
       ],
       keyspaceStopped: { slots: 0, share: 0, forMs: 0 },
       failures: [],
@@ -145,7 +192,9 @@ describe("drill ledger", () => {
     expect(renderDrillTable([row])).toMatch(
       /cluster\s+all\s+yes\s+yes\s+1234\s+none\s+400\s+5000\s+—\s+2\s+8\s+0\s+0 \/ 9\s+8\s+0\s+0\s+0\s+≤7 \(−4\.0…\+0\.0 s\)/,
     );
-    expect(renderDrillMarkdown([row]).join("\n")).toContain("per shard (* affected): *0-8191: 1.2 s; 8192-16383: 0.3 s");
+    expect(renderDrillMarkdown([row]).join("\n")).toContain(
+      "per shard (* affected): *0-8191: 1.2 s; 8192-16383: 0.3 s",
+    );
     const failed = {
       ...row,
       ok: false,
@@ -160,7 +209,13 @@ describe("drill ledger", () => {
       fault: "upgrade" as const,
       rollSteps: [
         { step: "restart replica a:1 (shard 0)", kind: "replica" as const, address: "a:1", startMs: 12, ms: 1250 },
-        { step: "CLUSTER FAILOVER shard 0: b:2 → a:1", kind: "failover" as const, address: "a:1", startMs: 1262, ms: 280 },
+        {
+          step: "CLUSTER FAILOVER shard 0: b:2 → a:1",
+          kind: "failover" as const,
+          address: "a:1",
+          startMs: 1262,
+          ms: 280,
+        },
       ],
     };
     expect(renderRollSteps([row, upgrade])).toEqual([
@@ -209,7 +264,13 @@ describe("two writers, per-shard outage, exact acknowledgements", () => {
     });
     expect(f.lostAckedWrites).toBe(2);
     expect(f.ackedWrites).toBe(60 + 30);
-    expect(f.waitWriter).toEqual({ writes: 12, ackedWrites: 12, lostAckedWrites: 1, lostAckedOutsideBound: 0, boundWrites: 2 });
+    expect(f.waitWriter).toEqual({
+      writes: 12,
+      ackedWrites: 12,
+      lostAckedWrites: 1,
+      lostAckedOutsideBound: 0,
+      boundWrites: 2,
+    });
     expect(f.waitedWrites).toBe(11);
     expect(f.lostWaitedWrites).toBe(0);
     // Last ack before the stop at 901 ms, first after it at 4001 ms: the outage counts from the fault (1000 ms).
@@ -249,7 +310,10 @@ describe("two writers, per-shard outage, exact acknowledgements", () => {
   });
 
   it("an unexpected reply is neither acknowledged nor failed-with-error, and fails the drill naming it", () => {
-    const rs: WriteRecord[] = [rec("write-endpoint", 1, 0, 1), { ...rec("write-endpoint", 2, 10, 1), ok: false, unexpectedReply: "SET → 1" }];
+    const rs: WriteRecord[] = [
+      rec("write-endpoint", 1, 0, 1),
+      { ...rec("write-endpoint", 2, 10, 1), ok: false, unexpectedReply: "SET → 1" },
+    ];
     const f = loadFigures(["write-endpoint"], {
       records: rs,
       readBack: new Map([["k:write-endpoint:1", "v1"]]),
@@ -258,8 +322,16 @@ describe("two writers, per-shard outage, exact acknowledgements", () => {
       loadStop: 20,
       bound: { fromMs: -1000, toMs: 0, reason: "test" },
     });
-    expect(f).toMatchObject({ ackedWrites: 1, failedWrites: 1, unexpectedReplies: 1, unexpectedReplySamples: ["write-endpoint: SET → 1"], waitWriter: null });
+    expect(f).toMatchObject({
+      ackedWrites: 1,
+      failedWrites: 1,
+      unexpectedReplies: 1,
+      unexpectedReplySamples: ["write-endpoint: SET → 1"],
+      waitWriter: null,
+    });
     expect(drillOk(true, f)).toBe(false);
-    expect(drillFailures(true, f)).toEqual(["1 unexpected replies (not OK, never counted as acknowledged): write-endpoint: SET → 1"]);
+    expect(drillFailures(true, f)).toEqual([
+      "1 unexpected replies (not OK, never counted as acknowledged): write-endpoint: SET → 1",
+    ]);
   });
 });

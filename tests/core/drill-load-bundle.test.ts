@@ -40,7 +40,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const runLoad = (env: Record<string, string>, sigtermAfterMs?: number) => runNodeBundle(script, env, sigtermAfterMs);
 
 function common(prefix: string): Record<string, string> {
-  return { DRILL_RATE: String(RATE), DRILL_LOAD_S: String(LOAD_S), DRILL_KEY_PREFIX: prefix, VALKEY_PASSWORD: PASSWORD, NODE_NO_WARNINGS: "1" };
+  return {
+    DRILL_RATE: String(RATE),
+    DRILL_LOAD_S: String(LOAD_S),
+    DRILL_KEY_PREFIX: prefix,
+    VALKEY_PASSWORD: PASSWORD,
+    NODE_NO_WARNINGS: "1",
+  };
 }
 
 async function expectMeasuredAndStored(out: LoadOutput, target: DrillTarget, prefix: string): Promise<void> {
@@ -72,7 +78,11 @@ async function expectMeasuredAndStored(out: LoadOutput, target: DrillTarget, pre
   // The step's read-back (through a connector, to the primaries of the verifier's report) finds the same.
   const connector = new DirectConnector({ password: PASSWORD });
   try {
-    const step = await readBackKeys([...keys, `${prefix}:never-written`], toCheckReport(await target.verify()), connector);
+    const step = await readBackKeys(
+      [...keys, `${prefix}:never-written`],
+      toCheckReport(await target.verify()),
+      connector,
+    );
     expect(out.records.filter((r) => r.ok && step.get(r.key) !== r.value).map((r) => r.key)).toEqual([]);
     expect(step.get(`${prefix}:never-written`)).toBeUndefined();
     expect(step.size).toBe(keys.length + 1);
@@ -116,14 +126,21 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
     cluster = await startTestCluster(PASSWORD, 170);
     const seed = cluster.pods[0]!;
     const prefix = "drill:bundle2:replica";
-    const run = await runLoad({ ...common(prefix), DRILL_MODE: "cluster", DRILL_TARGET_HOST: seed.host, DRILL_TARGET_PORT: String(seed.port) });
+    const run = await runLoad({
+      ...common(prefix),
+      DRILL_MODE: "cluster",
+      DRILL_TARGET_HOST: seed.host,
+      DRILL_TARGET_PORT: String(seed.port),
+    });
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     expect(run.stdout.split("\n")[0]).toBe(WRITING_LINE);
     const out = parseRecordLines(run.stdout);
     // Per shard (its slot ranges, as the cluster was split), a no-WAIT and a WAIT writer.
     const shards = splitSlots(3).map((r) => shardLabel([r]));
-    expect([...out.streams].sort()).toEqual(shards.flatMap((sh) => [`cluster-client@${sh}`, `cluster-client+wait@${sh}`]).sort());
+    expect([...out.streams].sort()).toEqual(
+      shards.flatMap((sh) => [`cluster-client@${sh}`, `cluster-client+wait@${sh}`]).sort(),
+    );
     await expectMeasuredAndStored(out, cluster, prefix);
     // Every stream's keys hash to a slot of its own shard (the server's CLUSTER KEYSLOT), and every
     // acknowledgement of either writer names the node that gave it: the slot's primary, as the
@@ -136,8 +153,12 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
         const [range] = labelRanges(parseStreamName(stream).shard ?? "");
         const key = out.records.find((r) => r.stream === stream && r.ok)?.key ?? "";
         const slot = Number(await probe.call("CLUSTER", "KEYSLOT", key));
-        expect(slot >= (range?.start ?? -1) && slot <= (range?.end ?? -1), `${stream}: ${key} in slot ${slot}`).toBe(true);
-        const owner = nodes.find((n) => n.role === "primary" && n.slots.some((r) => slot >= r.start && slot <= r.end))?.endpoint;
+        expect(slot >= (range?.start ?? -1) && slot <= (range?.end ?? -1), `${stream}: ${key} in slot ${slot}`).toBe(
+          true,
+        );
+        const owner = nodes.find(
+          (n) => n.role === "primary" && n.slots.some((r) => slot >= r.start && slot <= r.end),
+        )?.endpoint;
         const ackedBy = new Set(out.records.filter((r) => r.stream === stream && r.ok).map((r) => r.node));
         expect([...ackedBy], stream).toEqual([owner === undefined ? "no owner" : `${owner.host}:${owner.port}`]);
       }
@@ -150,7 +171,13 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
     const seed = cluster!.pods[0]!;
     const prefix = "drill:bundle3:upgrade";
     const run = await runLoad(
-      { ...common(prefix), DRILL_LOAD_S: "600", DRILL_MODE: "cluster", DRILL_TARGET_HOST: seed.host, DRILL_TARGET_PORT: String(seed.port) },
+      {
+        ...common(prefix),
+        DRILL_LOAD_S: "600",
+        DRILL_MODE: "cluster",
+        DRILL_TARGET_HOST: seed.host,
+        DRILL_TARGET_PORT: String(seed.port),
+      },
       3000,
     );
     expect(run.stderr).toBe("");
@@ -161,7 +188,12 @@ describe("load.mjs (the bundled in-cluster load) against real local topologies",
   }, 120_000);
 
   it("exits 1 naming the bad variable, and prints no records", async () => {
-    const run = await runLoad({ ...common("p"), DRILL_MODE: "cluster", DRILL_TARGET_HOST: "127.0.0.1", DRILL_TARGET_PORT: "http" });
+    const run = await runLoad({
+      ...common("p"),
+      DRILL_MODE: "cluster",
+      DRILL_TARGET_HOST: "127.0.0.1",
+      DRILL_TARGET_PORT: "http",
+    });
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("DRILL_TARGET_PORT must be a whole number");
     expect(run.stdout).toBe("");

@@ -42,12 +42,26 @@ function thaw(t: DrillTarget): Promise<void> {
 describe("the lost-write ledger sees asynchronous loss (real Sentinel topology)", () => {
   it("primary killed with unreplicated acknowledged writes: lostAckedWrites > 0, lostWaitedWrites = 0, not hidden", async () => {
     // The killed primary stays down past the failover, so it cannot come back as primary first.
-    target = await ReplicationTarget.start({ ...TIMINGS, restartDelayMs: 10_000, replicas: 2, zones: ["zone-a", "zone-b", "zone-c"], password: PASSWORD });
-    const r = await drillOn(target, { ...testOptions("replication", "primary"), restartDelayMs: 10_000, beforeFault: freezeAndFill, afterFault: thaw });
+    target = await ReplicationTarget.start({
+      ...TIMINGS,
+      restartDelayMs: 10_000,
+      replicas: 2,
+      zones: ["zone-a", "zone-b", "zone-c"],
+      password: PASSWORD,
+    });
+    const r = await drillOn(target, {
+      ...testOptions("replication", "primary"),
+      restartDelayMs: 10_000,
+      beforeFault: freezeAndFill,
+      afterFault: thaw,
+    });
     log(r);
     expect(r.healed).toBe(true);
     expect(r.waitedWrites).toBeGreaterThan(0);
-    expect(r.lostAckedWrites, "the frozen-replica writes were acknowledged and must be missing after the failover").toBeGreaterThan(0);
+    expect(
+      r.lostAckedWrites,
+      "the frozen-replica writes were acknowledged and must be missing after the failover",
+    ).toBeGreaterThan(0);
     expect(r.lostWaitedWrites).toBe(0);
     // Frozen replicas are replication lag past what the settings promise: ok follows the bound.
     expect(r.ackedLossBound).not.toBeNull();

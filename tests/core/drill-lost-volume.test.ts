@@ -20,12 +20,18 @@ import type { ReplicationTarget } from "../../benchmarks/drill/replication-targe
 import { expectNoWaitedWriteLost, measuredDrill, startTestCluster, startTestReplication } from "./drill-faults.js";
 
 /** The member the drill will hit (as ClusterTarget.inject picks it: the first pod in that role) and its shard's slots. */
-async function victimAndShard(target: ClusterTarget, role: "primary" | "replica"): Promise<{ pod: ClusterTarget["pods"][number]; slots: string[] }> {
+async function victimAndShard(
+  target: ClusterTarget,
+  role: "primary" | "replica",
+): Promise<{ pod: ClusterTarget["pods"][number]; slots: string[] }> {
   const before = await target.verify();
   const primaryIds = new Set(before.shards.map((s) => s.primary.nodeId));
   const pod = target.pods.find((p) => primaryIds.has(p.nodeId) === (role === "primary"));
-  const shard = before.shards.find((s) => s.primary.nodeId === pod?.nodeId || s.replicas.some((x) => x.nodeId === pod?.nodeId));
-  if (pod === undefined || shard === undefined) throw new Error(`no ${role} with a shard in ${JSON.stringify(before.shards)}`);
+  const shard = before.shards.find(
+    (s) => s.primary.nodeId === pod?.nodeId || s.replicas.some((x) => x.nodeId === pod?.nodeId),
+  );
+  if (pod === undefined || shard === undefined)
+    throw new Error(`no ${role} with a shard in ${JSON.stringify(before.shards)}`);
   return { pod, slots: shard.primary.slotRanges };
 }
 
@@ -42,10 +48,15 @@ async function expectBackInItsShard(
   expect(v.pod.nodeId, "the restarted member has a new node id").not.toBe(oldId);
   const after = await target.verify();
   const shard = after.shards.find((s) => s.primary.slotRanges.join() === v.slots.join());
-  const why = JSON.stringify(after.shards.map((s) => [s.primary.nodeId, s.primary.slotRanges, s.replicas.map((r) => [r.nodeId, r.linkUp])]));
+  const why = JSON.stringify(
+    after.shards.map((s) => [s.primary.nodeId, s.primary.slotRanges, s.replicas.map((r) => [r.nodeId, r.linkUp])]),
+  );
   expect(shard, `a shard owning ${v.slots.join()}: ${why}`).toBeDefined();
   const asReplica = shard!.replicas.find((x) => x.nodeId === v.pod.nodeId);
-  expect(shard!.primary.nodeId === v.pod.nodeId || asReplica !== undefined, `${v.pod.name} (${v.pod.nodeId}) in that shard: ${why}`).toBe(true);
+  expect(
+    shard!.primary.nodeId === v.pod.nodeId || asReplica !== undefined,
+    `${v.pod.name} (${v.pod.nodeId}) in that shard: ${why}`,
+  ).toBe(true);
   expect(
     shard!.replicas.some((x) => x.linkUp),
     `the shard has a working replica: ${why}`,
@@ -55,7 +66,9 @@ async function expectBackInItsShard(
 
 function expectPrimaryLossBound(r: DrillResult): void {
   expectNoWaitedWriteLost(r);
-  expect(r.lostAckedWrites, "acknowledged writes lost beyond the unconfirmed ones").toBeLessThanOrEqual(r.ackedWrites - r.waitedWrites);
+  expect(r.lostAckedWrites, "acknowledged writes lost beyond the unconfirmed ones").toBeLessThanOrEqual(
+    r.ackedWrites - r.waitedWrites,
+  );
 }
 
 describe("lost-volume, cluster mode (rendered pod scripts, real processes)", () => {
@@ -99,10 +112,19 @@ describe("lost-volume, replication mode (Sentinel-aware start script, real proce
     const promoted = await target.t.primaryFromSentinels();
     expect(promoted, "the Sentinels name another member primary").not.toBe(wiped.address);
     // The wiped member's own view: a replica of the promoted one, its link up.
-    const c = new Redis({ host: wiped.host, port: wiped.port, password: "lost-volume-password", maxRetriesPerRequest: 1 });
+    const c = new Redis({
+      host: wiped.host,
+      port: wiped.port,
+      password: "lost-volume-password",
+      maxRetriesPerRequest: 1,
+    });
     try {
       const info = parseInfo(await c.info("replication"));
-      expect([info.get("role"), `${info.get("master_host")}:${info.get("master_port")}`, info.get("master_link_status")]).toEqual(["slave", promoted, "up"]);
+      expect([
+        info.get("role"),
+        `${info.get("master_host")}:${info.get("master_port")}`,
+        info.get("master_link_status"),
+      ]).toEqual(["slave", promoted, "up"]);
     } finally {
       c.disconnect();
     }

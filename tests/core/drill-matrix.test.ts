@@ -1,6 +1,12 @@
 /** The drill matrix's reduction (benchmarks/drill/drill-matrix.ts): median and max per (mode, fault), each client path, the targets. */
 import { describe, expect, it } from "vitest";
-import { matrixRows, medianMax, outageTargetMs, renderMatrix, type MatrixRun } from "../../benchmarks/drill/drill-matrix.js";
+import {
+  matrixRows,
+  medianMax,
+  outageTargetMs,
+  renderMatrix,
+  type MatrixRun,
+} from "../../benchmarks/drill/drill-matrix.js";
 
 const run = (over: Partial<MatrixRun> & Pick<MatrixRun, "mode" | "fault">): MatrixRun => ({
   ok: true,
@@ -55,7 +61,13 @@ describe("drill matrix", () => {
     const rows = matrixRows(
       [
         run({ mode: "replication", fault: "primary", streams: streams(6000, 7000), lostAckedWrites: 10 }),
-        run({ mode: "replication", fault: "primary", streams: streams(6200, 7900), lostAckedWrites: 30, recoveryMs: 12_000 }),
+        run({
+          mode: "replication",
+          fault: "primary",
+          streams: streams(6200, 7900),
+          lostAckedWrites: 30,
+          recoveryMs: 12_000,
+        }),
         run({
           mode: "replication",
           fault: "primary",

@@ -45,7 +45,12 @@ describe.skipIf(NOT_ROOT !== "")(titled("partition drill, cluster mode (real pro
     });
     log(r);
     const why = JSON.stringify({ ...r, timeline: undefined, after: undefined });
-    expect(during).toEqual({ chains: expect.arrayContaining([chainName()]) as unknown, busFromPeer: false, clientFromPeer: false, fromClient: true });
+    expect(during).toEqual({
+      chains: expect.arrayContaining([chainName()]) as unknown,
+      busFromPeer: false,
+      clientFromPeer: false,
+      fromClient: true,
+    });
     expect(vbenchChains(cap.iptables)).not.toContain(chainName());
     expect(r.healed, why).toBe(true);
     expect(r.faultDescription).toMatch(/cut off from the 5 other members for 5000 ms/);

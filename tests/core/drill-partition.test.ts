@@ -9,7 +9,15 @@
 import { execFileSync } from "node:child_process";
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chainName, dropRules, Partition, partitionCapability, restoreInput, vbenchChains, type CapabilityProbe } from "../../benchmarks/drill/partition.js";
+import {
+  chainName,
+  dropRules,
+  Partition,
+  partitionCapability,
+  restoreInput,
+  vbenchChains,
+  type CapabilityProbe,
+} from "../../benchmarks/drill/partition.js";
 import { isSkipped, runDrill } from "../../benchmarks/drill/run-drill.js";
 import { namedClientIds } from "../../benchmarks/drill/split-counter.js";
 import { liveServerCount } from "../../benchmarks/local/valkey-process.js";
@@ -47,7 +55,9 @@ describe.skipIf(NOT_ROOT !== "")(titled("partition rules (real iptables)", NOT_R
 
   it("DROP rules: both directions of connections to either side's listening ports, per peer", () => {
     const tcp = ["-p", "tcp", "-m", "multiport"];
-    expect(dropRules("VBENCH-1", { host: "10.0.0.1", ports: [6379, 16379] }, [{ host: "10.0.0.2", ports: [26379] }])).toEqual([
+    expect(
+      dropRules("VBENCH-1", { host: "10.0.0.1", ports: [6379, 16379] }, [{ host: "10.0.0.2", ports: [26379] }]),
+    ).toEqual([
       ["-A", "VBENCH-1", "-s", "10.0.0.2", "-d", "10.0.0.1", ...tcp, "--dports", "6379,16379", "-j", "DROP"],
       ["-A", "VBENCH-1", "-s", "10.0.0.1", "-d", "10.0.0.2", ...tcp, "--sports", "6379,16379", "-j", "DROP"],
       ["-A", "VBENCH-1", "-s", "10.0.0.1", "-d", "10.0.0.2", ...tcp, "--dports", "26379", "-j", "DROP"],
@@ -58,7 +68,9 @@ describe.skipIf(NOT_ROOT !== "")(titled("partition rules (real iptables)", NOT_R
     expect(restoreInput("VBENCH-1", [["-A", "VBENCH-1", "-j", "DROP"]])).toBe(
       "*filter\n:VBENCH-1 - [0:0]\n-A VBENCH-1 -j DROP\n-I INPUT 1 -j VBENCH-1\nCOMMIT\n",
     );
-    expect(() => dropRules("VBENCH-1", { host: "10.0.0.1", ports: [] }, [peer])).toThrow(/10.0.0.1 needs 1 to 15 listening ports/);
+    expect(() => dropRules("VBENCH-1", { host: "10.0.0.1", ports: [] }, [peer])).toThrow(
+      /10.0.0.1 needs 1 to 15 listening ports/,
+    );
   });
 
   it("cut: the peer's packets are dropped, a client on 127.0.0.1 still connects; heal: the chain is gone and the peer connects again", async () => {
@@ -113,7 +125,9 @@ describe("partition capability: skipped with the reason, never passed", () => {
     };
     expect(reason({ uid: 1000 })).toMatch(/^not root \(uid 1000\)/);
     expect(reason({ uid: 0, env: { PATH: "/nonexistent" } })).toMatch(/^iptables not found on PATH/);
-    expect(reason({ uid: 0, env: { IPTABLES: "/nonexistent/iptables" } })).toMatch(/IPTABLES names \/nonexistent\/iptables, which does not exist/);
+    expect(reason({ uid: 0, env: { IPTABLES: "/nonexistent/iptables" } })).toMatch(
+      /IPTABLES names \/nonexistent\/iptables, which does not exist/,
+    );
     expect(reason({ uid: 0, env: { IPTABLES: "/bin/false" } })).toMatch(/^iptables is not usable here/);
   });
 
@@ -125,9 +139,14 @@ describe("partition capability: skipped with the reason, never passed", () => {
   });
 
   it("vbench drill with IPTABLES naming a missing binary: exit 3, { ok: false, skipped: { reason } }", async () => {
-    const run = await runVbench(["drill", "--mode", "cluster", "--fault", "partition", "--json"], "VBENCH_PARTITION_MARKER", undefined, {
-      env: { IPTABLES: "/nonexistent/iptables" },
-    });
+    const run = await runVbench(
+      ["drill", "--mode", "cluster", "--fault", "partition", "--json"],
+      "VBENCH_PARTITION_MARKER",
+      undefined,
+      {
+        env: { IPTABLES: "/nonexistent/iptables" },
+      },
+    );
     expect(run.code, run.stderr).toBe(3);
     const out = JSON.parse(run.stdout) as { mode: string; fault: string; ok: boolean; skipped: { reason: string } };
     expect(out).toMatchObject({ mode: "cluster", fault: "partition", ok: false });
@@ -137,19 +156,36 @@ describe("partition capability: skipped with the reason, never passed", () => {
   }, 60_000);
 });
 
-describe.skipIf(NOT_ROOT !== "")(titled("vbench drill --fault partition, SIGTERM while the primary is cut off (real processes)", NOT_ROOT), () => {
-  it("exits 143 and leaves no rule and no process behind", async () => {
-    const bin = iptables();
-    const run = await runVbench(
-      ["drill", "--mode", "replication", "--fault", "partition", "--duration-s", "1", "--warmup-s", "2", "--rate", "50", "--partition-ms", "60000"],
-      "VBENCH_PARTITION_MARKER",
-      /fault: partition/,
-      { signal: "SIGTERM" },
-    );
-    expect(run.code, run.stderr).toBe(143);
-    const chain = /iptables chain (VBENCH-\d+)/.exec(run.stderr)?.[1];
-    expect(chain, run.stderr).toBeDefined();
-    expect(vbenchChains(bin)).not.toContain(chain);
-    expect(processesWithMarker(run.marker)).toEqual([]);
-  }, 120_000);
-});
+describe.skipIf(NOT_ROOT !== "")(
+  titled("vbench drill --fault partition, SIGTERM while the primary is cut off (real processes)", NOT_ROOT),
+  () => {
+    it("exits 143 and leaves no rule and no process behind", async () => {
+      const bin = iptables();
+      const run = await runVbench(
+        [
+          "drill",
+          "--mode",
+          "replication",
+          "--fault",
+          "partition",
+          "--duration-s",
+          "1",
+          "--warmup-s",
+          "2",
+          "--rate",
+          "50",
+          "--partition-ms",
+          "60000",
+        ],
+        "VBENCH_PARTITION_MARKER",
+        /fault: partition/,
+        { signal: "SIGTERM" },
+      );
+      expect(run.code, run.stderr).toBe(143);
+      const chain = /iptables chain (VBENCH-\d+)/.exec(run.stderr)?.[1];
+      expect(chain, run.stderr).toBeDefined();
+      expect(vbenchChains(bin)).not.toContain(chain);
+      expect(processesWithMarker(run.marker)).toEqual([]);
+    }, 120_000);
+  },
+);

@@ -32,7 +32,15 @@ const records: WriteRecord[] = [
     waited: false,
     error: "Command timed out\nafter 1000 ms: 50% done",
   },
-  { stream: "write-endpoint", key: "key with spaces", value: "v 2", sentAt: 1700000000003, doneAt: 1700000000004, ok: true, waited: false },
+  {
+    stream: "write-endpoint",
+    key: "key with spaces",
+    value: "v 2",
+    sentAt: 1700000000003,
+    doneAt: 1700000000004,
+    ok: true,
+    waited: false,
+  },
   {
     stream: "write-endpoint",
     key: "k3",
@@ -66,15 +74,23 @@ describe("drill record lines", () => {
   });
 
   it("keeps times to the microsecond and no finer", () => {
-    const [r] = parseRecordLines(formatRecordLines({ ...output, records: [{ ...records[0]!, sentAt: 1.23456789, doneAt: 2 }] })).records;
+    const [r] = parseRecordLines(
+      formatRecordLines({ ...output, records: [{ ...records[0]!, sentAt: 1.23456789, doneAt: 2 }] }),
+    ).records;
     expect(r?.sentAt).toBe(1.235);
   });
 
   it("skips the load's writing line and other '# ' notes; finds the writing line in a log so far", () => {
     expect(formatWritingLine([])).toBe("# writing\n");
-    expect(formatWritingLine(["write-endpoint", "a b"])).toBe("# writing (no acknowledgement yet: write-endpoint a%20b)\n");
+    expect(formatWritingLine(["write-endpoint", "a b"])).toBe(
+      "# writing (no acknowledgement yet: write-endpoint a%20b)\n",
+    );
     expect(parseRecordLines(formatWritingLine(["write-endpoint"]) + formatRecordLines(output)).records).toHaveLength(4);
-    expect([hasWritingLine(""), hasWritingLine("node: warming\n"), hasWritingLine("x\n# writing (no acknowledgement yet: s)\n")]).toEqual([false, false, true]);
+    expect([
+      hasWritingLine(""),
+      hasWritingLine("node: warming\n"),
+      hasWritingLine("x\n# writing (no acknowledgement yet: s)\n"),
+    ]).toEqual([false, false, true]);
   });
 
   it("skips blank lines (and CRLF endings)", () => {
@@ -84,17 +100,37 @@ describe("drill record lines", () => {
 
   const lines = formatRecordLines(output).split("\n");
   it.each([
-    ["a garbage line among the records", [lines[0], lines[1], "Warning: something happened", ...lines.slice(2)], "line 3: not a write record"],
+    [
+      "a garbage line among the records",
+      [lines[0], lines[1], "Warning: something happened", ...lines.slice(2)],
+      "line 3: not a write record",
+    ],
     ["a record before the header", [lines[1], ...lines], "line 1: expected the header line first"],
-    ["a bad time", [lines[0], lines[1]!.replace(/ 1700000000000\.123 /, " soon "), ...lines.slice(2)], "line 2: sentAt/doneAt are not epoch milliseconds"],
-    ["a bad flag", [lines[0], lines[1]!.replace(/ 1 1 - /, " yes 1 - "), ...lines.slice(2)], "line 2: ok/waited are not 0 or 1"],
-    ["an end line that miscounts", [...lines.slice(0, 2), ...lines.slice(3)], "the end line counts 4 records, 3 were read"],
+    [
+      "a bad time",
+      [lines[0], lines[1]!.replace(/ 1700000000000\.123 /, " soon "), ...lines.slice(2)],
+      "line 2: sentAt/doneAt are not epoch milliseconds",
+    ],
+    [
+      "a bad flag",
+      [lines[0], lines[1]!.replace(/ 1 1 - /, " yes 1 - "), ...lines.slice(2)],
+      "line 2: ok/waited are not 0 or 1",
+    ],
+    [
+      "an end line that miscounts",
+      [...lines.slice(0, 2), ...lines.slice(3)],
+      "the end line counts 4 records, 3 were read",
+    ],
     ["text after the end line", [...lines.slice(0, -1), "more", ""], "text after the end line"],
     ["a second header", [lines[0], ...lines], "line 2: a second header"],
     ["a broken header", ['drill-load v2 {"prefix":1}', ...lines.slice(1)], "line 1: bad header"],
     ["an unknown trailing field", [lines[0], `${lines[1]} x:1`, ...lines.slice(2)], "line 2: field 'x:1' is neither"],
     ["a repeated node field", [lines[0], `${lines[1]} n:a`, ...lines.slice(2)], "line 2: field 'n:a' is neither"],
-    ["bad URI encoding", [lines[0], lines[1]!.replace("sentinel-client", "sentinel%ZZ"), ...lines.slice(2)], "line 2: stream is not URI-encoded"],
+    [
+      "bad URI encoding",
+      [lines[0], lines[1]!.replace("sentinel-client", "sentinel%ZZ"), ...lines.slice(2)],
+      "line 2: stream is not URI-encoded",
+    ],
   ])("refuses %s, naming the line", (_name, bad, message) => {
     expect(() => parseRecordLines(bad.join("\n"))).toThrow(message);
   });
@@ -119,7 +155,11 @@ describe("drill load settings from the Job's env", () => {
     DRILL_LOAD_S: "90",
     DRILL_KEY_PREFIX: "drill:k:primary",
   };
-  const sentinel = { DRILL_SENTINEL_HOST: "s.ns.svc.cluster.local", DRILL_SENTINEL_PORT: "26379", DRILL_MASTER_NAME: "valkey" };
+  const sentinel = {
+    DRILL_SENTINEL_HOST: "s.ns.svc.cluster.local",
+    DRILL_SENTINEL_PORT: "26379",
+    DRILL_MASTER_NAME: "valkey",
+  };
 
   it("reads every contract variable, with WAIT and command timeouts defaulted", () => {
     expect(loadSettingsFromEnv({ ...base, ...sentinel, VALKEY_PASSWORD: "pw" })).toEqual({

@@ -8,11 +8,24 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
 import { drillOn, type DrillResult } from "../../benchmarks/drill/run-drill.js";
-import { expectMeasured, expectNoWaitedWriteLost, itReplicaDrill, log, measuredDrill, testOptions, TIMINGS } from "./drill-faults.js";
+import {
+  expectMeasured,
+  expectNoWaitedWriteLost,
+  itReplicaDrill,
+  log,
+  measuredDrill,
+  testOptions,
+  TIMINGS,
+} from "./drill-faults.js";
 
 let target: ReplicationTarget;
 beforeAll(async () => {
-  target = await ReplicationTarget.start({ ...TIMINGS, replicas: 2, zones: ["zone-a", "zone-b", "zone-c"], password: "drill-test-password" });
+  target = await ReplicationTarget.start({
+    ...TIMINGS,
+    replicas: 2,
+    zones: ["zone-a", "zone-b", "zone-c"],
+    password: "drill-test-password",
+  });
 }, 60_000);
 afterAll(async () => target?.stop());
 
@@ -20,7 +33,13 @@ describe("replication drills (Sentinel topology, real processes)", () => {
   it("primary: SIGKILL → Sentinel failover; both load paths write again; no WAIT-confirmed write lost", async () => {
     const r = await measuredDrill(target, "primary", { detected: true });
     // Both client paths, each with a no-WAIT and a WAIT writer side by side, and the valkey-py writer.
-    expect(r.streams.map((s) => s.stream)).toEqual(["sentinel-client", "sentinel-client+wait", "write-endpoint", "write-endpoint+wait", "valkey-py-sentinel"]);
+    expect(r.streams.map((s) => s.stream)).toEqual([
+      "sentinel-client",
+      "sentinel-client+wait",
+      "write-endpoint",
+      "write-endpoint+wait",
+      "valkey-py-sentinel",
+    ]);
     expect(r.clientSettings).toBe("recommended");
     // Writes stop at least until the Sentinels see the primary down; bounded by the local timeouts.
     expect(r.writeOutageMs).toBeGreaterThanOrEqual(TIMINGS.failureDetectionMs / 2);
@@ -84,7 +103,9 @@ describe("replication drills (Sentinel topology, real processes)", () => {
   it("switchover: no WAIT-confirmed write lost", () => {
     expect(switchover, "the switchover drill above did not produce a result").toBeDefined();
     const r = switchover as DrillResult;
-    expect(r.lostWaitedWrites, `WAIT-confirmed writes lost: ${JSON.stringify(r.streams.map((s) => s.lostKeys))}`).toBe(0);
+    expect(r.lostWaitedWrites, `WAIT-confirmed writes lost: ${JSON.stringify(r.streams.map((s) => s.lostKeys))}`).toBe(
+      0,
+    );
     expect(r.waitedWrites).toBeGreaterThan(50);
     expect(r.ok).toBe(true);
   });

@@ -68,7 +68,10 @@ describe("report.html drill section", () => {
     mkdirSync(join(dir, "raw"), { recursive: true });
     writeFileSync(join(dir, "results.csv"), renderResultsCsv([row]));
     writeFileSync(join(dir, "raw", "drill-cluster-all.json"), JSON.stringify(drill("cluster", "all", 0)));
-    writeFileSync(join(dir, "raw", "drill-replication-switchover.json"), JSON.stringify(drill("replication", "switchover", 3)));
+    writeFileSync(
+      join(dir, "raw", "drill-replication-switchover.json"),
+      JSON.stringify(drill("replication", "switchover", 3)),
+    );
     const sources = loadSources([dir]);
     expect(sources[0]?.drills?.map((d) => `${d.mode}/${d.fault}`)).toEqual(["cluster/all", "replication/switchover"]);
     const data = timelineData({ title: "", generatedAt: "", sources });
@@ -92,12 +95,20 @@ describe("report.html drill section", () => {
     const bound = { fromMs: -1000, toMs: 4, writes: 202, reason: "AOF fsync window 1.0 s (appendfsync everysec)" };
     writeFileSync(
       join(dir, "raw", "drill-replication-crash-restart.json"),
-      JSON.stringify({ ...drill("replication", "crash-restart", 0), lostAckedWrites: 9, lostAckedOutsideBound: 7, unknownWrites: 0, ackedLossBound: bound }),
+      JSON.stringify({
+        ...drill("replication", "crash-restart", 0),
+        lostAckedWrites: 9,
+        lostAckedOutsideBound: 7,
+        unknownWrites: 0,
+        ackedLossBound: bound,
+      }),
     );
     const sources = loadSources([dir]);
     expect(sources[0]?.drills?.map((d) => d.fault)).toEqual(["crash-restart"]);
     const page = await renderReport(sources);
-    expect(page).toContain('<td class="num fail" title="AOF fsync window 1.0 s (appendfsync everysec)">≤202 (7 outside)</td>');
+    expect(page).toContain(
+      '<td class="num fail" title="AOF fsync window 1.0 s (appendfsync everysec)">≤202 (7 outside)</td>',
+    );
   }, 60_000);
 
   it("cluster rows show each shard's outage (affected marked), the keyspace that stopped and the merged gap; the WAIT writer and unexpected replies have their columns", async () => {
@@ -112,7 +123,14 @@ describe("report.html drill section", () => {
         aggregateOutageMs: 1200,
         shards: [
           { shard: "0-5460", slots: 5461, share: 5461 / 16384, outageMs: 5400, failedWrites: 380, affected: true },
-          { shard: "5461-16383", slots: 10923, share: 10923 / 16384, outageMs: 1300, failedWrites: 30, affected: false },
+          {
+            shard: "5461-16383",
+            slots: 10923,
+            share: 10923 / 16384,
+            outageMs: 1300,
+            failedWrites: 30,
+            affected: false,
+          },
         ],
         keyspaceStopped: { slots: 5461, share: 5461 / 16384, forMs: 5400 },
         waitWriter: { writes: 100, ackedWrites: 90, lostAckedWrites: 2, lostAckedOutsideBound: 0 },
@@ -121,9 +139,13 @@ describe("report.html drill section", () => {
       }),
     );
     const page = await renderReport(loadSources([dir]));
-    expect(page).toContain("*0-5460: 5400 ms, 5461-16383: 1300 ms (33% of the slots stopped, up to 5.4 s; all shards merged: 1200 ms)");
+    expect(page).toContain(
+      "*0-5460: 5400 ms, 5461-16383: 1300 ms (33% of the slots stopped, up to 5.4 s; all shards merged: 1200 ms)",
+    );
     expect(page).toContain('<td class="num">2 / 90</td>');
-    expect(page).toContain('<td class="num fail" title="4 unexpected replies (not OK, never counted as acknowledged): cluster-client@0-5460: SET → 1">4</td>');
+    expect(page).toContain(
+      '<td class="num fail" title="4 unexpected replies (not OK, never counted as acknowledged): cluster-client@0-5460: SET → 1">4</td>',
+    );
   }, 60_000);
 
   it("a run without drills has no drill section; a malformed drill file names itself", async () => {

@@ -41,8 +41,21 @@ async function drillAgainst(server: ValkeyProcess, writer: Writer) {
     await sleep(100);
     const values = await Promise.all(w.records.map((r) => reader.get(r.key)));
     const readBack = new Map(w.records.map((r, i) => [r.key, values[i] ?? undefined]));
-    const figures = loadFigures([stream], { records: w.records, readBack, bound: WINDOW, faultAt: loadStart + 200, loadStart, loadStop });
-    return { records: w.records, readBack, figures, failures: drillFailures(true, figures), ok: drillOk(true, figures) };
+    const figures = loadFigures([stream], {
+      records: w.records,
+      readBack,
+      bound: WINDOW,
+      faultAt: loadStart + 200,
+      loadStart,
+      loadStop,
+    });
+    return {
+      records: w.records,
+      readBack,
+      figures,
+      failures: drillFailures(true, figures),
+      ok: drillOk(true, figures),
+    };
   } finally {
     reader.disconnect();
   }
@@ -57,7 +70,10 @@ describe("unexpected replies to SET (real valkey-server)", () => {
     fleet = new LocalFleet();
     const renames = join(fleet.baseDir, "set-is-append.conf");
     writeFileSync(renames, "rename-command SET SET-ORIGINAL\nrename-command APPEND SET\n");
-    [appendAsSet, plain] = await Promise.all([fleet.start({ name: "set-is-append", includes: [renames] }), fleet.start({ name: "plain" })]);
+    [appendAsSet, plain] = await Promise.all([
+      fleet.start({ name: "set-is-append", includes: [renames] }),
+      fleet.start({ name: "plain" }),
+    ]);
   }, 30_000);
 
   afterAll(async () => {
@@ -77,7 +93,9 @@ describe("unexpected replies to SET (real valkey-server)", () => {
       expect(r.figures.ackedWrites).toBe(0);
       expect(r.figures.unexpectedReplies).toBe(r.records.length);
       expect(r.ok).toBe(false);
-      expect(r.failures).toContainEqual(expect.stringMatching(new RegExp(`^${r.records.length} unexpected replies .*direct.*SET → \\d+`)));
+      expect(r.failures).toContainEqual(
+        expect.stringMatching(new RegExp(`^${r.records.length} unexpected replies .*direct.*SET → \\d+`)),
+      );
     });
 
     it(`${writer} writer: the same load against an unmodified server is acknowledged and ok`, async () => {

@@ -21,7 +21,9 @@ const PASSWORD = "upgrade-drill-password";
 let previous: ResolvedTool;
 beforeAll(() => {
   previous = resolvePreviousServer();
-  expect(previous.version, "the previous server must be older than the current one").not.toBe(resolveBinaries().server.version);
+  expect(previous.version, "the previous server must be older than the current one").not.toBe(
+    resolveBinaries().server.version,
+  );
 });
 
 type Procs = { address: string; proc: ValkeyProcess | undefined }[];
@@ -30,7 +32,11 @@ const snapshot = (procs: Procs): Map<string, { pid?: number; startedAt?: number 
   new Map(procs.map((p) => [p.address, { pid: p.proc?.pid, startedAt: p.proc?.startedAt }]));
 
 /** What every upgrade drill must show: healed, nothing acknowledged lost, every process replaced once in the roll's order, the new version everywhere. */
-async function expectRolled(r: DrillResult, before: ReturnType<typeof snapshot>, after: ReturnType<typeof snapshot>): Promise<void> {
+async function expectRolled(
+  r: DrillResult,
+  before: ReturnType<typeof snapshot>,
+  after: ReturnType<typeof snapshot>,
+): Promise<void> {
   log(r);
   const why = JSON.stringify({ ...r, timeline: undefined });
   expect(r.healed && r.ok, why).toBe(true);
@@ -40,11 +46,15 @@ async function expectRolled(r: DrillResult, before: ReturnType<typeof snapshot>,
   const restarted = (r.rollSteps ?? []).filter((s) => s.kind !== "failover").map((s) => s.address);
   expect(new Set(restarted).size, why).toBe(restarted.length);
   expect(new Set(restarted), why).toEqual(new Set(before.keys()));
-  for (const [address, { pid }] of before) expect(after.get(address)?.pid, `${address} was not restarted`).not.toBe(pid);
+  for (const [address, { pid }] of before)
+    expect(after.get(address)?.pid, `${address} was not restarted`).not.toBe(pid);
   const byStart = [...after].sort((a, b) => (a[1].startedAt ?? 0) - (b[1].startedAt ?? 0)).map(([address]) => address);
   expect(byStart, "processes started in the roll's order").toEqual(restarted);
   const versions = await serverVersions(
-    [...before.keys()].map((a) => ({ host: a.slice(0, a.lastIndexOf(":")), port: Number(a.slice(a.lastIndexOf(":") + 1)) })),
+    [...before.keys()].map((a) => ({
+      host: a.slice(0, a.lastIndexOf(":")),
+      port: Number(a.slice(a.lastIndexOf(":") + 1)),
+    })),
     PASSWORD,
   );
   expect([...versions.values()]).toEqual([...versions.keys()].map(() => resolveBinaries().server.version));
@@ -53,7 +63,13 @@ async function expectRolled(r: DrillResult, before: ReturnType<typeof snapshot>,
 describe("upgrade drill: replication (1 + 2, 3 Sentinels, HAProxy)", () => {
   let t: ReplicationTarget;
   beforeAll(async () => {
-    t = await ReplicationTarget.start({ ...TIMINGS, replicas: 2, zones: ZONES, password: PASSWORD, serverPath: previous.path });
+    t = await ReplicationTarget.start({
+      ...TIMINGS,
+      replicas: 2,
+      zones: ZONES,
+      password: PASSWORD,
+      serverPath: previous.path,
+    });
   }, 90_000);
   afterAll(async () => t?.stop());
 
@@ -74,7 +90,14 @@ describe("upgrade drill: replication (1 + 2, 3 Sentinels, HAProxy)", () => {
 describe("upgrade drill: cluster (3 × 1, rendered pod scripts)", () => {
   let t: ClusterTarget;
   beforeAll(async () => {
-    t = await ClusterTarget.start({ ...TIMINGS, primaries: 3, replicasPerPrimary: 1, zones: ZONES, password: PASSWORD, serverPath: previous.path });
+    t = await ClusterTarget.start({
+      ...TIMINGS,
+      primaries: 3,
+      replicasPerPrimary: 1,
+      zones: ZONES,
+      password: PASSWORD,
+      serverPath: previous.path,
+    });
   }, 90_000);
   afterAll(async () => t?.stop());
 

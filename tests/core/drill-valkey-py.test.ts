@@ -22,7 +22,15 @@ afterEach(async () => {
 
 describe("valkey-py writer records", () => {
   it("a record line becomes a WriteRecord (never WAIT-confirmed); anything else is refused, naming the line", () => {
-    const line = JSON.stringify({ stream: "valkey-py-sentinel", key: "p:s:1", value: "v1", sentAt: 1000.5, doneAt: 1001.25, ok: true, waited: false });
+    const line = JSON.stringify({
+      stream: "valkey-py-sentinel",
+      key: "p:s:1",
+      value: "v1",
+      sentAt: 1000.5,
+      doneAt: 1001.25,
+      ok: true,
+      waited: false,
+    });
     expect(parseWriterLine(line)).toEqual({
       stream: "valkey-py-sentinel",
       key: "p:s:1",
@@ -41,17 +49,56 @@ describe("valkey-py writer records", () => {
       ok: false,
       error: "NOREPLICAS Not enough good replicas to write.",
     });
-    expect(parseWriterLine(failed)).toMatchObject({ ok: false, error: expect.stringMatching(/^NOREPLICAS/) as unknown });
+    expect(parseWriterLine(failed)).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^NOREPLICAS/) as unknown,
+    });
     // A reply other than SET's success reply: an unexpected reply (it fails the drill), never an acknowledgement.
-    const odd = JSON.stringify({ stream: "s", key: "k", value: "v", sentAt: 1, doneAt: 2, ok: false, waited: false, unexpectedReply: "SET → 5" });
-    expect(parseWriterLine(odd)).toEqual({ stream: "s", key: "k", value: "v", sentAt: 1, doneAt: 2, ok: false, waited: false, unexpectedReply: "SET → 5" });
-    const figures = loadFigures(["s"], { records: [parseWriterLine(odd)], readBack: new Map(), faultAt: 0, loadStart: 0, loadStop: 3 });
+    const odd = JSON.stringify({
+      stream: "s",
+      key: "k",
+      value: "v",
+      sentAt: 1,
+      doneAt: 2,
+      ok: false,
+      waited: false,
+      unexpectedReply: "SET → 5",
+    });
+    expect(parseWriterLine(odd)).toEqual({
+      stream: "s",
+      key: "k",
+      value: "v",
+      sentAt: 1,
+      doneAt: 2,
+      ok: false,
+      waited: false,
+      unexpectedReply: "SET → 5",
+    });
+    const figures = loadFigures(["s"], {
+      records: [parseWriterLine(odd)],
+      readBack: new Map(),
+      faultAt: 0,
+      loadStart: 0,
+      loadStop: 3,
+    });
     expect([figures.unexpectedReplies, figures.ackedWrites]).toEqual([1, 0]);
-    expect(() => parseWriterLine(JSON.stringify({ stream: "s", key: "k", value: "v", sentAt: 1, doneAt: 2, ok: true, unexpectedReply: "SET → 5" }))).toThrow(
-      /unexpectedReply must be a string on a failed write/,
-    );
+    expect(() =>
+      parseWriterLine(
+        JSON.stringify({
+          stream: "s",
+          key: "k",
+          value: "v",
+          sentAt: 1,
+          doneAt: 2,
+          ok: true,
+          unexpectedReply: "SET → 5",
+        }),
+      ),
+    ).toThrow(/unexpectedReply must be a string on a failed write/);
     expect(() => parseWriterLine("Traceback (most recent call last):")).toThrow(/not a JSON line: "Traceback/);
-    expect(() => parseWriterLine(JSON.stringify({ stream: "s", key: "k", value: "v", sentAt: 1, ok: true }))).toThrow(/not a write record/);
+    expect(() => parseWriterLine(JSON.stringify({ stream: "s", key: "k", value: "v", sentAt: 1, ok: true }))).toThrow(
+      /not a write record/,
+    );
     expect(() => valkeyPyPython({})).toThrow(/VALKEY_PY_PYTHON is not set: run through \.ci\/setup/);
   });
 });
@@ -60,7 +107,13 @@ describe("valkey-py writer on a real Sentinel topology", () => {
   it("writes through Sentinel at the rate; the ledger counts its acknowledged writes, a deleted one as lost, NOREPLICAS as failed", async () => {
     target = await startTestReplication(PASSWORD, 1);
     const primary = target.t.member(await target.t.primaryFromSentinels());
-    const [stream] = valkeyPyStreams(target.valkeyPyTarget(), { prefix: "vpy", rate: 50, commandTimeoutMs: 1000, settings: "recommended", enabled: true });
+    const [stream] = valkeyPyStreams(target.valkeyPyTarget(), {
+      prefix: "vpy",
+      rate: 50,
+      commandTimeoutMs: 1000,
+      settings: "recommended",
+      enabled: true,
+    });
     expect(stream).toBeDefined();
     const admin = new Redis({ host: primary.host, port: primary.port, password: PASSWORD, maxRetriesPerRequest: 1 });
     admin.on("error", () => undefined);
@@ -114,15 +167,27 @@ describe("valkey-py writer on a real Sentinel topology", () => {
     target = await startTestReplication(PASSWORD, 1);
     const primary = target.t.member(await target.t.primaryFromSentinels());
     // 1000 writes/s against at most 512 workers whose writes each hang for the 1 s deadline: a queue builds.
-    const [stream] = valkeyPyStreams(target.valkeyPyTarget(), { prefix: "vpyq", rate: 1000, commandTimeoutMs: 1000, settings: "recommended", enabled: true });
+    const [stream] = valkeyPyStreams(target.valkeyPyTarget(), {
+      prefix: "vpyq",
+      rate: 1000,
+      commandTimeoutMs: 1000,
+      settings: "recommended",
+      enabled: true,
+    });
     const admin = new Redis({ host: primary.host, port: primary.port, password: PASSWORD, maxRetriesPerRequest: 1 });
     admin.on("error", () => undefined);
     try {
       stream!.start();
-      await pollUntil(() => Promise.resolve(stream!.records.some((r) => r.ok) ? true : `${stream!.records.length} records, none acknowledged`), {
-        timeoutMs: 20_000,
-        what: "the writer's first acknowledged write",
-      });
+      await pollUntil(
+        () =>
+          Promise.resolve(
+            stream!.records.some((r) => r.ok) ? true : `${stream!.records.length} records, none acknowledged`,
+          ),
+        {
+          timeoutMs: 20_000,
+          what: "the writer's first acknowledged write",
+        },
+      );
       // Writes (not Sentinel's PING/INFO) wait while paused: no failover, every write hits its deadline.
       await admin.call("CLIENT", "PAUSE", "15000", "WRITE");
       const failed = () => stream!.records.filter((r) => !r.ok).length;

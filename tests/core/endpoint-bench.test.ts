@@ -40,7 +40,16 @@ describe("vbench bench against an existing endpoint", () => {
   it("benchmarks a primary and a cluster, writes results and reports, and both render side by side", async () => {
     const [single, clustered] = await Promise.all([
       runVbench(["bench", "--target", primary.address, ...workload, "--output", join(scratch, "primary"), "--json"]),
-      runVbench(["bench", "--target", cluster.seed.address, "--cluster", ...workload, "--output", join(scratch, "cluster"), "--json"]),
+      runVbench([
+        "bench",
+        "--target",
+        cluster.seed.address,
+        "--cluster",
+        ...workload,
+        "--output",
+        join(scratch, "cluster"),
+        "--json",
+      ]),
     ]);
     expect(single.code, single.stderr).toBe(0);
     expect(clustered.code, clustered.stderr).toBe(0);
@@ -56,9 +65,17 @@ describe("vbench bench against an existing endpoint", () => {
       expect(r.rps_min! <= r.rps && r.rps <= r.rps_max!).toBe(true);
     }
     // The tests interleave across the runs (SET GET, SET GET), each run's rows and raw output kept.
-    const record = JSON.parse(readFileSync(join(a.runDir, "raw", "runs.json"), "utf8")) as { repeat: number; steps: { run: number; rows: ResultRow[] }[] };
+    const record = JSON.parse(readFileSync(join(a.runDir, "raw", "runs.json"), "utf8")) as {
+      repeat: number;
+      steps: { run: number; rows: ResultRow[] }[];
+    };
     expect(record.repeat).toBe(2);
-    expect(record.steps.flatMap((x) => x.rows.map((r) => `${x.run}:${r.test}`))).toEqual(["1:SET", "1:GET", "2:SET", "2:GET"]);
+    expect(record.steps.flatMap((x) => x.rows.map((r) => `${x.run}:${r.test}`))).toEqual([
+      "1:SET",
+      "1:GET",
+      "2:SET",
+      "2:GET",
+    ]);
     expect(readdirSync(join(a.runDir, "raw", "run-2")).some((f) => f.startsWith("replication-set-"))).toBe(true);
     expect(b.topologyOk).toBe(true);
     for (const [dir, mode] of [

@@ -14,9 +14,12 @@ describe("endpoint parsing", () => {
     expect(parseEndpoint(text)).toEqual(want);
   });
 
-  it.each(["", "localhost", "host:0", "host:65536", "host:port", ":6379", "a:b:c"])("rejects '%s' naming it", (text) => {
-    expect(() => parseEndpoint(text)).toThrow(`'${text}' is not HOST:PORT`);
-  });
+  it.each(["", "localhost", "host:0", "host:65536", "host:port", ":6379", "a:b:c"])(
+    "rejects '%s' naming it",
+    (text) => {
+      expect(() => parseEndpoint(text)).toThrow(`'${text}' is not HOST:PORT`);
+    },
+  );
 
   it("round-trips keys, bracketing IPv6", () => {
     expect(endpointKey({ host: "::1", port: 1 })).toBe("[::1]:1");

@@ -50,7 +50,9 @@ async function idleSession(e: NodeEndpoint): Promise<{ closed: Promise<number>; 
   const closed = new Promise<number>((resolve) => sock.on("close", () => resolve(Date.now())));
   sock.on("error", () => undefined);
   await new Promise<void>((resolve, reject) => {
-    sock.once("data", (b) => (b.toString().startsWith("+OK") ? resolve() : reject(new Error(`AUTH answered ${b.toString()}`))));
+    sock.once("data", (b) =>
+      b.toString().startsWith("+OK") ? resolve() : reject(new Error(`AUTH answered ${b.toString()}`)),
+    );
     sock.once("close", () => reject(new Error("closed before AUTH was answered")));
     sock.write(Buffer.from(authCommandHex(password), "hex"));
   });
@@ -61,7 +63,11 @@ async function idleSession(e: NodeEndpoint): Promise<{ closed: Promise<number>; 
  * A TCP proxy on `host` in front of `target` whose replies on each connection wait until `delayMs`
  * after the connection opened (a server descheduled that long once): later data flows at once.
  */
-async function lateAnswers(host: string, target: NodeEndpoint, delayMs: number): Promise<{ endpoint: NodeEndpoint; close: () => void }> {
+async function lateAnswers(
+  host: string,
+  target: NodeEndpoint,
+  delayMs: number,
+): Promise<{ endpoint: NodeEndpoint; close: () => void }> {
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     const openedAt = Date.now();
@@ -103,20 +109,31 @@ describe("the HAProxy write endpoint follows the Sentinel majority (real members
     const write = { host, port: await freePort(host) };
     const status = { host, port: await freePort(host) };
     const cfg = join(mkdtempSync(join(t.fleet.baseDir, "haproxy-")), "haproxy.cfg");
-    writeFileSync(cfg, renderHaproxyCfg({ ...rest, masterName: t.masterName, write, status, password }), { mode: 0o600 });
+    writeFileSync(cfg, renderHaproxyCfg({ ...rest, masterName: t.masterName, write, status, password }), {
+      mode: 0o600,
+    });
     const child = spawn(haproxy!, ["-f", cfg, "-db"], { stdio: "ignore" });
     extras.push(child);
-    await pollUntil(async () => ((await httpStatus(status, "/ready").catch(() => 0)) > 0 ? true : "status frontend not answering"), {
-      timeoutMs: 15_000,
-      what: `the HAProxy on ${host} to start`,
-    });
+    await pollUntil(
+      async () => ((await httpStatus(status, "/ready").catch(() => 0)) > 0 ? true : "status frontend not answering"),
+      {
+        timeoutMs: 15_000,
+        what: `the HAProxy on ${host} to start`,
+      },
+    );
     return { write, status };
   };
   const extras: ChildProcess[] = [];
   afterAll(() => extras.forEach((c) => c.kill("SIGKILL")));
 
   beforeAll(async () => {
-    t = await SentinelTopology.start({ replicas: 2, zones: ["a", "b", "c"], password, downAfterMs: 1000, failoverTimeoutMs: 3000 });
+    t = await SentinelTopology.start({
+      replicas: 2,
+      zones: ["a", "b", "c"],
+      password,
+      downAfterMs: 1000,
+      failoverTimeoutMs: 3000,
+    });
   }, 120_000);
   afterAll(async () => t?.stopAll());
 
@@ -130,7 +147,10 @@ describe("the HAProxy write endpoint follows the Sentinel majority (real members
     }
     const { status, write } = await extraHaproxy({
       host: "127.0.0.121",
-      servers: [...t.members.map((m) => ({ name: m.name, host: m.host, port: m.port })), { name: "rogue", host: rogue.host, port: rogue.port }],
+      servers: [
+        ...t.members.map((m) => ({ name: m.name, host: m.host, port: m.port })),
+        { name: "rogue", host: rogue.host, port: rogue.port },
+      ],
       sentinels: t.sentinels.map((s) => ({ name: s.name, host: s.host, port: s.port })),
       checkIntervalMs: 500,
     });
@@ -138,10 +158,13 @@ describe("the HAProxy write endpoint follows the Sentinel majority (real members
     const primaryName = t.members.find((m) => m.port === primary)!.name;
     // Both answer role:master; only the Sentinels' primary has their majority (every server
     // counts until its first check: wait for the rogue's to have run).
-    await pollUntil(async () => ((await httpStatus(status, "/quorum/rogue")) === 503 ? true : "the rogue's quorum not checked yet"), {
-      timeoutMs: 10_000,
-      what: "the quorum backend of the rogue to go down",
-    });
+    await pollUntil(
+      async () => ((await httpStatus(status, "/quorum/rogue")) === 503 ? true : "the rogue's quorum not checked yet"),
+      {
+        timeoutMs: 10_000,
+        what: "the quorum backend of the rogue to go down",
+      },
+    );
     expect(await httpStatus(status, `/quorum/${primaryName}`)).toBe(200);
     expect(await httpStatus(status, "/ready")).toBe(200);
     const landed: Landing[] = [];
@@ -174,17 +197,24 @@ describe("the HAProxy write endpoint follows the Sentinel majority (real members
   it("/ready: 200 with a qualified primary, 503 with every Sentinel down (new connections refused, open ones cut), 200 once they are back", async () => {
     await t.waitForSentinelViews();
     const st = t.proxy!.status;
-    await pollUntil(async () => ((await landing(t.proxy!.write, password)).port === (await primaryPort()) ? true : "endpoint not on the primary"), {
-      timeoutMs: 15_000,
-      what: "the write endpoint on the Sentinels' primary",
-    });
+    await pollUntil(
+      async () =>
+        (await landing(t.proxy!.write, password)).port === (await primaryPort()) ? true : "endpoint not on the primary",
+      {
+        timeoutMs: 15_000,
+        what: "the write endpoint on the Sentinels' primary",
+      },
+    );
     expect(await httpStatus(st, "/ready")).toBe(200);
     const session = await idleSession(t.proxy!.write);
     const primary = await primaryPort();
     try {
       const downAt = Date.now();
       await Promise.all(t.sentinels.map((s) => killHard(s.proc)));
-      await pollUntil(async () => ((await httpStatus(st, "/ready")) === 503 ? true : "still ready"), { timeoutMs: 10_000, what: "/ready to answer 503" });
+      await pollUntil(async () => ((await httpStatus(st, "/ready")) === 503 ? true : "still ready"), {
+        timeoutMs: 10_000,
+        what: "/ready to answer 503",
+      });
       expect((await landing(t.proxy!.write, password)).port).toBeUndefined();
       // The open session is cut: the write check's /quorum step fails (fall 2 at 500 ms).
       const cutAt = await Promise.race([session.closed, sleep(15_000).then(() => undefined)]);
@@ -194,17 +224,23 @@ describe("the HAProxy write endpoint follows the Sentinel majority (real members
       session.end();
     }
     await Promise.all(t.sentinels.map((_, j) => t.startSentinel(j)));
-    await pollUntil(async () => ((await httpStatus(st, "/ready")) === 200 ? true : "not ready"), { timeoutMs: 20_000, what: "/ready to answer 200 again" });
+    await pollUntil(async () => ((await httpStatus(st, "/ready")) === 200 ? true : "not ready"), {
+      timeoutMs: 20_000,
+      what: "/ready to answer 200 again",
+    });
     expect((await landing(t.proxy!.write, password)).port).toBe(primary);
   }, 90_000);
 
   it("/sentinels: 200 while every Sentinel names the primary, 503 with one of three down (/ready stays 200), 200 once it is back", async () => {
     await t.waitForSentinelViews();
     const st = t.proxy!.status;
-    await pollUntil(async () => ((await httpStatus(st, SENTINELS_PATH)) === 200 ? true : "not every Sentinel counted yet"), {
-      timeoutMs: 20_000,
-      what: `${SENTINELS_PATH} to answer 200`,
-    });
+    await pollUntil(
+      async () => ((await httpStatus(st, SENTINELS_PATH)) === 200 ? true : "not every Sentinel counted yet"),
+      {
+        timeoutMs: 20_000,
+        what: `${SENTINELS_PATH} to answer 200`,
+      },
+    );
     await killHard(t.sentinels[0]!.proc);
     await pollUntil(async () => ((await httpStatus(st, SENTINELS_PATH)) === 503 ? true : "still 200"), {
       timeoutMs: 10_000,
@@ -241,17 +277,23 @@ describe("the HAProxy write endpoint follows the Sentinel majority (real members
         timeoutMs: 20_000,
         what: "the strict HAProxy's first checks",
       });
-      await pollUntil(async () => ((await landing(tolerant.write, password)).port === primary.port ? true : "not on the primary"), {
-        timeoutMs: 20_000,
-        what: "the default-timeout HAProxy to route writes to the primary",
-      });
+      await pollUntil(
+        async () => ((await landing(tolerant.write, password)).port === primary.port ? true : "not on the primary"),
+        {
+          timeoutMs: 20_000,
+          what: "the default-timeout HAProxy to route writes to the primary",
+        },
+      );
       // Held over a window longer than a check cycle (1.5 s late answer + 250 ms interval).
       for (let i = 0; i < 6; i++) {
-        expect([await quorum(tolerant), (await landing(tolerant.write, password)).port], "default timeouts: the late Sentinels count").toEqual([
-          200,
-          primary.port,
-        ]);
-        expect([await quorum(strict), (await landing(strict.write, password)).port], "1 s timeouts: the late Sentinels never count").toEqual([503, undefined]);
+        expect(
+          [await quorum(tolerant), (await landing(tolerant.write, password)).port],
+          "default timeouts: the late Sentinels count",
+        ).toEqual([200, primary.port]);
+        expect(
+          [await quorum(strict), (await landing(strict.write, password)).port],
+          "1 s timeouts: the late Sentinels never count",
+        ).toEqual([503, undefined]);
         await sleep(500);
       }
     } finally {

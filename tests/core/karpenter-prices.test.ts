@@ -84,20 +84,32 @@ describe("refreshing the table from Karpenter's prices (pure)", () => {
       ["r7g.large", 0.2],
       ["r7g.medium", 0.1],
     ]);
-    expect(() => parseKarpenterPrices(GO.replace(/\/\/ generated at.*\n/, ""), "x.go")).toThrow(/x\.go: no "\/\/ generated at/);
-    expect(() => parseKarpenterPrices(GO.replace("InitialOnDemandPricesAWS", "Other"), "x.go")).toThrow(/x\.go: no "var InitialOnDemandPricesAWS" map/);
+    expect(() => parseKarpenterPrices(GO.replace(/\/\/ generated at.*\n/, ""), "x.go")).toThrow(
+      /x\.go: no "\/\/ generated at/,
+    );
+    expect(() => parseKarpenterPrices(GO.replace("InitialOnDemandPricesAWS", "Other"), "x.go")).toThrow(
+      /x\.go: no "var InitialOnDemandPricesAWS" map/,
+    );
   });
 
   it("a changed price shows as drift; the rewrite takes it, marks a type the module lacks missing, and leaves non-EC2 figures, other regions and their sources alone", () => {
     const figures = karpenterEc2Figures(fake, ["r7g.large", "r7g.medium", "r8g.large"], "9.9.9");
-    expect(figures["r8g.large"]).toEqual({ usd: null, source: null, note: `not in Karpenter v9.9.9's generated price table (${KARPENTER_PRICE_FILE})` });
+    expect(figures["r8g.large"]).toEqual({
+      usd: null,
+      source: null,
+      note: `not in Karpenter v9.9.9's generated price table (${KARPENTER_PRICE_FILE})`,
+    });
     const drift = ec2PriceDrift(table, figures);
     expect(drift).toContain(
       `r7g.large: prices.json has $${instanceHourly(table, "us-east-1", "r7g.large").usd}/h (${KARPENTER_SOURCE_ID}), Karpenter's table gives $0.2/h (${KARPENTER_SOURCE_ID})`,
     );
-    expect(drift).toContain("m7g.large: prices.json has $0.0816/h (karpenter-generated-us-east-1), Karpenter's table gives absent");
+    expect(drift).toContain(
+      "m7g.large: prices.json has $0.0816/h (karpenter-generated-us-east-1), Karpenter's table gives absent",
+    );
 
-    const next = parsePriceTable(withKarpenterPrices(table, figures, karpenterSourceEntry("9.9.9", fake.generatedAt, "2030-02-01")));
+    const next = parsePriceTable(
+      withKarpenterPrices(table, figures, karpenterSourceEntry("9.9.9", fake.generatedAt, "2030-02-01")),
+    );
     expect(next.regions["us-east-1"]?.ec2OnDemandPerHour).toEqual(figures);
     expect(next.sources[KARPENTER_SOURCE_ID]).toMatchObject({ published: "2030-01-02", read: "2030-02-01" });
     expect(next.regions["us-east-1"]?.natGatewayPerHour).toEqual(table.regions["us-east-1"]?.natGatewayPerHour);

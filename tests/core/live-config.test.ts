@@ -18,7 +18,12 @@ import { liveDirectives } from "../../pod/conf-directives.js";
 import { defaultValkeyConfig, renderDeployedLocalConf } from "../../pod/local-conf.js";
 
 /** Conf A: the stack's defaults, small enough for a test machine. */
-const A: ValkeyConfig = { ...defaultValkeyConfig(), maxmemoryBytes: 64 * 2 ** 20, maxmemoryPolicy: "noeviction", ioThreads: 1 };
+const A: ValkeyConfig = {
+  ...defaultValkeyConfig(),
+  maxmemoryBytes: 64 * 2 ** 20,
+  maxmemoryPolicy: "noeviction",
+  ioThreads: 1,
+};
 /** Conf B: only LIVE directives differ from A. */
 const B: ValkeyConfig = {
   ...A,
@@ -40,7 +45,8 @@ function confFor(v: ValkeyConfig, dir: string, port: number): string {
 const fleet = new LocalFleet();
 const members: ValkeyProcess[] = [];
 const connector = new DirectConnector();
-const asMembers = (): LiveMember[] => members.map((m, i) => ({ name: `valkey-${i}`, endpoint: { host: m.host, port: m.port } }));
+const asMembers = (): LiveMember[] =>
+  members.map((m, i) => ({ name: `valkey-${i}`, endpoint: { host: m.host, port: m.port } }));
 
 async function configGet(m: ValkeyProcess, keys: string[]): Promise<Record<string, string>> {
   const c = new Redis({ host: m.host, port: m.port, lazyConnect: true, maxRetriesPerRequest: 0 });
@@ -74,7 +80,11 @@ describe("a conf change on running members (real processes)", () => {
   it("sets B's LIVE directives on every member without a restart: same pid, CONFIG GET answers B's values", async () => {
     const keys = Object.keys(liveDirectives(confFor(B, "/d", 1)));
     const before = await Promise.all(members.map((m) => configGet(m, keys)));
-    expect(before[0]).toMatchObject({ "maxmemory-policy": "noeviction", "appendfsync": "everysec", "save": "3600 1 300 100 60 10000" });
+    expect(before[0]).toMatchObject({
+      "maxmemory-policy": "noeviction",
+      "appendfsync": "everysec",
+      "save": "3600 1 300 100 60 10000",
+    });
     const done = await applyLiveConfig(asMembers(), liveDirectives(confFor(B, "/d", 1)), connector);
     expect(done).toEqual({ keys: [...keys].sort(), members: ["valkey-0", "valkey-1"] });
     for (const [i, m] of members.entries()) {
@@ -92,20 +102,33 @@ describe("a conf change on running members (real processes)", () => {
       expect(m.alive()).toBe(true);
     }
     // Again: the same values change nothing and still confirm.
-    await expect(applyLiveConfig(asMembers(), liveDirectives(confFor(B, "/d", 1)), connector)).resolves.toMatchObject({ members: ["valkey-0", "valkey-1"] });
+    await expect(applyLiveConfig(asMembers(), liveDirectives(confFor(B, "/d", 1)), connector)).resolves.toMatchObject({
+      members: ["valkey-0", "valkey-1"],
+    });
   });
 
   it("a value the server refuses fails naming each member and the key; the other keys are still set", async () => {
-    const err = await applyLiveConfig(asMembers(), { "maxmemory-policy": "most-keys-lru", "appendfsync": "no" }, connector).catch((e: unknown) => e);
+    const err = await applyLiveConfig(
+      asMembers(),
+      { "maxmemory-policy": "most-keys-lru", "appendfsync": "no" },
+      connector,
+    ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LiveConfigError);
     const failures = (err as LiveConfigError).failures;
-    expect(failures.map((f) => `${f.member} ${f.key}`)).toEqual(["valkey-0 maxmemory-policy", "valkey-1 maxmemory-policy"]);
-    expect((err as Error).message).toMatch(/valkey-0 maxmemory-policy: CONFIG SET maxmemory-policy 'most-keys-lru' refused/);
+    expect(failures.map((f) => `${f.member} ${f.key}`)).toEqual([
+      "valkey-0 maxmemory-policy",
+      "valkey-1 maxmemory-policy",
+    ]);
+    expect((err as Error).message).toMatch(
+      /valkey-0 maxmemory-policy: CONFIG SET maxmemory-policy 'most-keys-lru' refused/,
+    );
     expect((await configGet(members[0]!, ["appendfsync"])).appendfsync).toBe("no");
   });
 
   it("a value the server takes but reads back otherwise (a unit instead of bytes) is reported, not taken as done", async () => {
-    const err = (await applyLiveConfig(asMembers(), { maxmemory: "1gb" }, connector).catch((e: unknown) => e)) as LiveConfigError;
+    const err = (await applyLiveConfig(asMembers(), { maxmemory: "1gb" }, connector).catch(
+      (e: unknown) => e,
+    )) as LiveConfigError;
     expect(err).toBeInstanceOf(LiveConfigError);
     expect(err.failures.map((f) => [f.member, f.key, f.reason])).toEqual([
       ["valkey-0", "maxmemory", "CONFIG GET answers '1073741824', not '1gb'"],
@@ -120,7 +143,11 @@ describe("a conf change on running members (real processes)", () => {
     );
     expect((await configGet(members[0]!, ["maxmemory"])).maxmemory).toBe(String(96 * 2 ** 20));
     const gone = [...asMembers(), { name: "valkey-9", endpoint: { host: "127.0.0.1", port: 1 } }];
-    const err = (await applyLiveConfig(gone, { "maxmemory-policy": "allkeys-lru" }, connector).catch((e: unknown) => e)) as LiveConfigError;
-    expect(err.failures).toEqual([{ member: "valkey-9", reason: expect.stringMatching(/cannot reach 127\.0\.0\.1:1/) as unknown }]);
+    const err = (await applyLiveConfig(gone, { "maxmemory-policy": "allkeys-lru" }, connector).catch(
+      (e: unknown) => e,
+    )) as LiveConfigError;
+    expect(err.failures).toEqual([
+      { member: "valkey-9", reason: expect.stringMatching(/cannot reach 127\.0\.0\.1:1/) as unknown },
+    ]);
   });
 });

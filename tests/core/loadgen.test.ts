@@ -29,8 +29,16 @@ let scratch: string;
 
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), "loadgen-"));
-  [server, locked] = await Promise.all([fleet.start({ name: "loadgen" }), fleet.start({ name: "loadgen-auth", password: "loadgen-secret-1" })]);
-  cluster = await startLocalCluster(fleet, { primaries: 3, replicasPerPrimary: 1, zones: ["a", "b", "c"], clusterNodeTimeoutMs: 2000 });
+  [server, locked] = await Promise.all([
+    fleet.start({ name: "loadgen" }),
+    fleet.start({ name: "loadgen-auth", password: "loadgen-secret-1" }),
+  ]);
+  cluster = await startLocalCluster(fleet, {
+    primaries: 3,
+    replicasPerPrimary: 1,
+    zones: ["a", "b", "c"],
+    clusterNodeTimeoutMs: 2000,
+  });
 }, 60_000);
 afterAll(async () => {
   await fleet.stopAll();
@@ -65,13 +73,20 @@ describe("vload, the load generator", () => {
   });
 
   it("a build of other sources than loadgen/ is refused, naming the fix", () => {
-    expect(() => resolveLoadgen({ ...process.env, VBENCH_LOADGEN: vload }, "000000000000")).toThrow(/built from other sources .* re-run \.ci\/setup/);
-    expect(() => resolveLoadgen({ PATH: "/nonexistent" }, undefined)).toThrow(/vload was not found: set VBENCH_LOADGEN or run through \.ci\/setup/);
+    expect(() => resolveLoadgen({ ...process.env, VBENCH_LOADGEN: vload }, "000000000000")).toThrow(
+      /built from other sources .* re-run \.ci\/setup/,
+    );
+    expect(() => resolveLoadgen({ PATH: "/nonexistent" }, undefined)).toThrow(
+      /vload was not found: set VBENCH_LOADGEN or run through \.ci\/setup/,
+    );
   });
 
   it("fails with its exit code and a message naming the fault: bad spec 2, refused password 3, unreachable 4, garbage output", async () => {
     const bad = await failure(runLoadgen(vload, { ...spec(server), rate: 10, pace: 10 }));
-    expect([bad.exitCode, bad.message]).toEqual([2, expect.stringMatching(/rate \(open loop\) and pace \(closed loop\) exclude each other/)]);
+    expect([bad.exitCode, bad.message]).toEqual([
+      2,
+      expect.stringMatching(/rate \(open loop\) and pace \(closed loop\) exclude each other/),
+    ]);
     const refused = await failure(runLoadgen(vload, { ...spec(locked), password: "wrong-password-2" }));
     expect(refused.exitCode).toBe(3);
     expect(refused.message).toMatch(/refused the password/);
@@ -79,7 +94,10 @@ describe("vload, the load generator", () => {
     const down = await failure(runLoadgen(vload, spec({ host: "127.0.0.1", port: 1 })));
     expect([down.exitCode, down.message]).toEqual([4, expect.stringMatching(/cannot connect to 127\.0\.0\.1:1/)]);
     const liar = join(scratch, "liar.sh");
-    writeFileSync(liar, '#!/bin/sh\ncat >/dev/null\necho \'{"type":"ready","connections":1,"startUnixMs":1,"version":"x"}\'\necho "42 requests per second"\n');
+    writeFileSync(
+      liar,
+      '#!/bin/sh\ncat >/dev/null\necho \'{"type":"ready","connections":1,"startUnixMs":1,"version":"x"}\'\necho "42 requests per second"\n',
+    );
     chmodSync(liar, 0o755);
     const garbage = await failure(runLoadgen(liar, spec(server)));
     expect(garbage.message).toMatch(/printed an output line it should not print .*42 requests per second/);
@@ -115,7 +133,9 @@ describe("vload in a 3 × 1 cluster", () => {
 
   it("a manual failover mid-run: MOVED is followed, the lanes follow the new primary, no request fails", async () => {
     const replica = cluster.replicasOf.get(cluster.primaries[0]?.address ?? "")?.[0] as ValkeyProcess;
-    const run = runLoadgen(vload, { ...spec(cluster.seed, { mode: "cluster", durationSeconds: 6, schedule: ["set", "get"] }) });
+    const run = runLoadgen(vload, {
+      ...spec(cluster.seed, { mode: "cluster", durationSeconds: 6, schedule: ["set", "get"] }),
+    });
     await new Promise((r) => setTimeout(r, 2000));
     const c = new Redis({ host: replica.host, port: replica.port });
     expect(await c.call("cluster", "failover")).toBe("OK");
@@ -147,7 +167,9 @@ describe("vload in a 3 × 1 cluster", () => {
     try {
       const idOf = (n: { id: string }) => n.id;
       // A slot of a's holding keys of the generator's keyspace (key:000000000000 … key:000000000199).
-      const slots = await Promise.all(Array.from({ length: 200 }, (_, i) => ca.call("cluster", "keyslot", `key:${String(i).padStart(12, "0")}`)));
+      const slots = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => ca.call("cluster", "keyslot", `key:${String(i).padStart(12, "0")}`)),
+      );
       const mine = new Set<number>();
       for (const s of (await ca.call("cluster", "slots")) as [number, number, [string, number]][])
         if (s[2][1] === a.port) for (let x = s[0]; x <= s[1]; x++) mine.add(x);

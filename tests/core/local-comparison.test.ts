@@ -5,7 +5,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import { processesWithMarker, runVbench, type CliRun } from "../support/processes.js";
 import { REPLICATION_PATH_NOTES, runLocalComparison } from "../../benchmarks/local/local-comparison.js";
 import { liveServerCount } from "../../benchmarks/local/valkey-process.js";
-import { CLIENT_CPU_CSV_COLUMNS, parseResultsCsv, RESULTS_CSV_COLUMNS, SPREAD_CSV_COLUMNS, TRANSFER_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
+import {
+  CLIENT_CPU_CSV_COLUMNS,
+  parseResultsCsv,
+  RESULTS_CSV_COLUMNS,
+  SPREAD_CSV_COLUMNS,
+  TRANSFER_CSV_COLUMNS,
+} from "../../benchmarks/run/results-csv.js";
 import { transferFileSchema } from "../../benchmarks/cost/transfer-record.js";
 import { RUNS_FILE, type RunsRecord } from "../../benchmarks/run/repeated-runs.js";
 import { availableParallelism } from "node:os";
@@ -16,12 +22,20 @@ const scratch = mkdtempSync(join(tmpdir(), "vbench-local-test-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** `vbench local <args>` in a child node process (runVbench). */
-const runCli = (args: string[], interruptWhen?: RegExp): Promise<CliRun> => runVbench(["local", ...args], "VBENCH_TEST_MARKER", interruptWhen);
+const runCli = (args: string[], interruptWhen?: RegExp): Promise<CliRun> =>
+  runVbench(["local", ...args], "VBENCH_TEST_MARKER", interruptWhen);
 
 describe("local comparison on real valkey-server processes", () => {
   it("starts both topologies, verifies them, benchmarks both (two runs, interleaved), writes results and stops every server", async () => {
     const result = await runLocalComparison({
-      workload: { ...SEED_WORKLOAD, name: "test", requests: 20_000, tests: ["set", "get"], minDurationSeconds: 0.3, repeat: 2 },
+      workload: {
+        ...SEED_WORKLOAD,
+        name: "test",
+        requests: 20_000,
+        tests: ["set", "get"],
+        minDurationSeconds: 0.3,
+        repeat: 2,
+      },
       replicas: 3,
       primaries: 3,
       replicasPerPrimary: 1,
@@ -32,9 +46,21 @@ describe("local comparison on real valkey-server processes", () => {
     });
     expect(result.runDir).toBe(join(scratch, "results", "20260101-000000"));
     const csv = readFileSync(join(result.runDir, "results.csv"), "utf8");
-    expect(csv.split("\n")[0]?.split(",").slice(0, 9)).toEqual(["workload", "mode", "test", "rps", "p50_ms", "clients", "pipeline", "datasize", "timestamp"]);
+    expect(csv.split("\n")[0]?.split(",").slice(0, 9)).toEqual([
+      "workload",
+      "mode",
+      "test",
+      "rps",
+      "p50_ms",
+      "clients",
+      "pipeline",
+      "datasize",
+      "timestamp",
+    ]);
     // The seed's columns, then the data transfer, the spread over the runs and the client's CPU.
-    expect(csv.split("\n")[0]).toBe([...RESULTS_CSV_COLUMNS, ...TRANSFER_CSV_COLUMNS, ...SPREAD_CSV_COLUMNS, ...CLIENT_CPU_CSV_COLUMNS].join(","));
+    expect(csv.split("\n")[0]).toBe(
+      [...RESULTS_CSV_COLUMNS, ...TRANSFER_CSV_COLUMNS, ...SPREAD_CSV_COLUMNS, ...CLIENT_CPU_CSV_COLUMNS].join(","),
+    );
     const rows = parseResultsCsv(csv);
     expect(rows.map((r) => `${r.mode}/${r.test}`)).toEqual([
       "replication/SET",
@@ -45,8 +71,14 @@ describe("local comparison on real valkey-server processes", () => {
       "cluster/GET",
     ]);
     // Replication: direct to the primary first, then through the HAProxy write endpoint; each row says its path.
-    expect(rows.slice(0, 2).map((r) => r.notes.split(";")[0])).toEqual([REPLICATION_PATH_NOTES.direct, REPLICATION_PATH_NOTES.direct]);
-    expect(rows.slice(2, 4).map((r) => r.notes.split(";")[0])).toEqual([REPLICATION_PATH_NOTES.endpoint, REPLICATION_PATH_NOTES.endpoint]);
+    expect(rows.slice(0, 2).map((r) => r.notes.split(";")[0])).toEqual([
+      REPLICATION_PATH_NOTES.direct,
+      REPLICATION_PATH_NOTES.direct,
+    ]);
+    expect(rows.slice(2, 4).map((r) => r.notes.split(";")[0])).toEqual([
+      REPLICATION_PATH_NOTES.endpoint,
+      REPLICATION_PATH_NOTES.endpoint,
+    ]);
     expect(rows.filter((r) => r.mode === "cluster").every((r) => !r.notes.includes("path:"))).toBe(true);
     // The runs interleaved: run 1 of every step (direct, endpoint, cluster), then run 2 of every step.
     const record = JSON.parse(readFileSync(join(result.runDir, "raw", RUNS_FILE), "utf8")) as RunsRecord;
@@ -70,7 +102,14 @@ describe("local comparison on real valkey-server processes", () => {
       expect(r.client_cores).toBe(Math.min(4, availableParallelism()));
       expect(
         readdirSync(
-          join(result.runDir, "raw", "run-2", ...(r.mode === "cluster" ? [] : [r.notes.includes("direct") ? "replication-direct" : "replication-endpoint"])),
+          join(
+            result.runDir,
+            "raw",
+            "run-2",
+            ...(r.mode === "cluster"
+              ? []
+              : [r.notes.includes("direct") ? "replication-direct" : "replication-endpoint"]),
+          ),
         ).length,
       ).toBeGreaterThan(0);
     }
@@ -102,7 +141,9 @@ describe("local comparison on real valkey-server processes", () => {
     // Data transfer: every row measured; replication's SET streamed its 300-byte commands
     // (256-byte values, 16-byte keys) to three replicas, two in other zones than the primary.
     for (const r of rows) expect(r.cross_zone_bytes_per_s, `${r.mode} ${r.test}`).toBeGreaterThan(0);
-    const file = transferFileSchema.parse(JSON.parse(readFileSync(join(result.runDir, "raw", "transfer-replication.json"), "utf8")));
+    const file = transferFileSchema.parse(
+      JSON.parse(readFileSync(join(result.runDir, "raw", "transfer-replication.json"), "utf8")),
+    );
     const set = file.records.find((x) => x.test === "SET" && x.path === REPLICATION_PATH_NOTES.direct);
     expect(Math.abs((set?.figures?.replicationBytesPerOp ?? 0) - 900) / 900).toBeLessThan(0.05);
     expect(summary).toContain("## Data transfer");
@@ -113,7 +154,10 @@ describe("local comparison on real valkey-server processes", () => {
 
   it("leaves no process behind when interrupted with Ctrl-C mid-benchmark", async () => {
     const out = join(scratch, "interrupted");
-    const run = await runCli(["--requests", "2000000", "--min-duration", "30", "--tests", "set", "--output", out], /Benchmark replication/);
+    const run = await runCli(
+      ["--requests", "2000000", "--min-duration", "30", "--tests", "set", "--output", out],
+      /Benchmark replication/,
+    );
     expect(run.code, run.stderr).toBe(130);
     expect(run.stderr).toContain("SIGINT: stopped every server and benchmark process");
     expect(processesWithMarker(run.marker)).toEqual([]);
@@ -121,7 +165,17 @@ describe("local comparison on real valkey-server processes", () => {
 
   it("stops the servers it started when a later step fails, and says why", async () => {
     // One zone: the AZ-aware planner cannot put any replica in a zone other than its primary's.
-    const run = await runCli(["--zones", "only-one", "--requests", "1000", "--tests", "set", "--output", join(scratch, "fail"), "--quiet"]);
+    const run = await runCli([
+      "--zones",
+      "only-one",
+      "--requests",
+      "1000",
+      "--tests",
+      "set",
+      "--output",
+      join(scratch, "fail"),
+      "--quiet",
+    ]);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/vbench: .*zone/);
     expect(run.stderr).not.toMatch(/^\s+at /m);
@@ -132,7 +186,18 @@ describe("local comparison on real valkey-server processes", () => {
     const zero = await runCli(["--repeat", "0", "--output", join(scratch, "usage")]);
     expect(zero.code).toBe(2);
     expect(zero.stderr).toContain("--repeat must be a positive integer (got '0')");
-    const soak = await runCli(["--mix", "get:100", "--sample-s", "1", "--duration-s", "4", "--repeat", "2", "--output", join(scratch, "usage")]);
+    const soak = await runCli([
+      "--mix",
+      "get:100",
+      "--sample-s",
+      "1",
+      "--duration-s",
+      "4",
+      "--repeat",
+      "2",
+      "--output",
+      join(scratch, "usage"),
+    ]);
     expect(soak.code).toBe(2);
     expect(soak.stderr).toContain("--repeat 2 runs of a soak: a soak runs once");
     const run = await runCli(["--tests", "set,bogus", "--output", join(scratch, "usage")]);

@@ -37,7 +37,15 @@ describe("local replication members run the deployed valkey.conf (real processes
     const valkey = defaultValkeyConfig();
     const deployed = renderValkeyConf(valkey, { role: { kind: "replication-member" } });
     const want: Record<string, string> = {};
-    for (const key of ["min-replicas-to-write", "min-replicas-max-lag", "appendonly", "appendfsync", "maxmemory", "maxmemory-policy", "replica-read-only"]) {
+    for (const key of [
+      "min-replicas-to-write",
+      "min-replicas-max-lag",
+      "appendonly",
+      "appendfsync",
+      "maxmemory",
+      "maxmemory-policy",
+      "replica-read-only",
+    ]) {
       const line = deployed.split("\n").find((l) => l.startsWith(`${key} `));
       expect(line, `the deployed conf sets ${key}`).toBeDefined();
       want[key] = (line as string).slice(key.length + 1);
@@ -64,14 +72,20 @@ describe("local replication members run the deployed valkey.conf (real processes
     const valkey = defaultValkeyConfig();
     const member = t!.members[0]!;
     const local = readFileSync(join(member.dataDir, "..", "valkey.conf"), "utf8");
-    const dropLocation = (text: string): string[] => text.split("\n").filter((l) => !/^(port|bind|dir|include) /.test(l) && l !== "");
+    const dropLocation = (text: string): string[] =>
+      text.split("\n").filter((l) => !/^(port|bind|dir|include) /.test(l) && l !== "");
     const deployed = dropLocation(renderValkeyConf(valkey, { role: { kind: "replication-member" } }));
     expect(dropLocation(local).slice(0, deployed.length)).toEqual(deployed);
   });
 
   it("a topology with fewer replicas than the deployed min-replicas-to-write is refused, naming the key", async () => {
-    await expect(SentinelTopology.start({ replicas: 0, zones: ["a"], proxy: false })).rejects.toThrow(/valkey\.replication\.minReplicasToWrite/);
-    const unfenced = parseStackConfig({ valkey: { replication: { replicas: 0, minReplicasToWrite: 0 } }, checks: { verify: false } }).config.valkey;
+    await expect(SentinelTopology.start({ replicas: 0, zones: ["a"], proxy: false })).rejects.toThrow(
+      /valkey\.replication\.minReplicasToWrite/,
+    );
+    const unfenced = parseStackConfig({
+      valkey: { replication: { replicas: 0, minReplicasToWrite: 0 } },
+      checks: { verify: false },
+    }).config.valkey;
     expect(unfenced.replication.minReplicasToWrite).toBe(0);
   });
 });

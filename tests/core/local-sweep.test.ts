@@ -20,7 +20,20 @@ describe("vbench sweep on real processes", () => {
   it("runs 1 and 2 shards, computes scale and exponent from the measured rps, writes sweep.csv and the report", async () => {
     const out = join(scratch, "results");
     const marker = `VBENCH_SWEEP_MARKER=${Math.random().toString(36).slice(2)}`;
-    const args = ["sweep", "--shards", "1,2", "--requests", "5000", "--min-duration", "0.3", "--tests", "set,get", "--output", out, "--json"];
+    const args = [
+      "sweep",
+      "--shards",
+      "1,2",
+      "--requests",
+      "5000",
+      "--min-duration",
+      "0.3",
+      "--tests",
+      "set,get",
+      "--output",
+      out,
+      "--json",
+    ];
     const run = await runVbench(args, { VBENCH_SWEEP_MARKER: marker.split("=")[1] });
     expect(run.code, run.stderr).toBe(0);
     expect(processesWithMarker(marker)).toEqual([]);
@@ -79,8 +92,13 @@ describe("vbench sweep on real processes", () => {
     for (const r of result.rows) {
       // Each process's own report, from the raw files the runner writes per client process.
       const perProcess = [1, 2].map((i) => {
-        const raw = readFileSync(join(result.runDir, "raw", `${r.shards}-shards`, `cluster-set-1-client${i}.txt`), "utf8");
-        const [line] = parseBenchmarkCsv(raw.slice(raw.indexOf("# --- stdout ---") + 16, raw.indexOf("# --- stderr ---")));
+        const raw = readFileSync(
+          join(result.runDir, "raw", `${r.shards}-shards`, `cluster-set-1-client${i}.txt`),
+          "utf8",
+        );
+        const [line] = parseBenchmarkCsv(
+          raw.slice(raw.indexOf("# --- stdout ---") + 16, raw.indexOf("# --- stderr ---")),
+        );
         if (line === undefined) throw new Error(`${r.shards} shards, client ${i}: no result line`);
         return line;
       });

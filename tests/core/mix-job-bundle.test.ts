@@ -19,7 +19,11 @@ import { LOADGEN_IMAGE_BINARY, LOADGEN_MOUNT, MIX_JOB_FILE, MIX_JOB_MOUNT } from
 import { LOADGEN_ENV } from "../../benchmarks/run/loadgen.js";
 import { resolveLoadgen } from "../../benchmarks/binaries.js";
 import { PASSWORD_ENV } from "../../benchmarks/run/log-frames.js";
-import { BENCHMARK_CONTAINER, buildBenchmarkJob, type BenchmarkJobManifestArgs } from "../../components/benchmark/job-manifest.js";
+import {
+  BENCHMARK_CONTAINER,
+  buildBenchmarkJob,
+  type BenchmarkJobManifestArgs,
+} from "../../components/benchmark/job-manifest.js";
 import { parseMixJobLog } from "../../components/benchmark/job-log.js";
 import { SEED_WORKLOAD, type Workload } from "../../vocabulary/workload.js";
 import { startTestCluster, startTestReplication } from "./drill-faults.js";
@@ -51,10 +55,19 @@ const workload: Workload = {
   durationSeconds: 3,
 };
 
-const PLACEMENT = { nodeSelector: {}, tolerations: [], zones: ["zone-a", "zone-b", "zone-c"], storageClass: "standard" };
+const PLACEMENT = {
+  nodeSelector: {},
+  tolerations: [],
+  zones: ["zone-a", "zone-b", "zone-c"],
+  storageClass: "standard",
+};
 
 /** The Job manifest's arguments for a mix against `target` (waiting at most 3 s for it). */
-const jobArgs = (mode: "cluster" | "replication", target: { host: string; port: number }, w: Workload = workload): BenchmarkJobManifestArgs => ({
+const jobArgs = (
+  mode: "cluster" | "replication",
+  target: { host: string; port: number },
+  w: Workload = workload,
+): BenchmarkJobManifestArgs => ({
   namespace: "valkey",
   name: "vbench-test",
   image: "valkey:test",
@@ -70,7 +83,11 @@ const jobArgs = (mode: "cluster" | "replication", target: { host: string; port: 
 });
 
 /** The container the manifest renders for this target: its command and its env (secretKeyRef → the password). */
-function renderedContainer(mode: "cluster" | "replication", target: { host: string; port: number }, w: Workload = workload) {
+function renderedContainer(
+  mode: "cluster" | "replication",
+  target: { host: string; port: number },
+  w: Workload = workload,
+) {
   const job = buildBenchmarkJob(jobArgs(mode, target, w));
   const c = job.spec.template.spec?.containers.find((x) => x.name === BENCHMARK_CONTAINER);
   if (c === undefined) throw new Error("no benchmark container");
@@ -88,7 +105,12 @@ function renderedContainer(mode: "cluster" | "replication", target: { host: stri
 /** Runs mix.mjs as the container would. */
 const runMixJob = (env: Record<string, string>) => runNodeBundle(script, { NODE_NO_WARNINGS: "1", ...env });
 
-const meta = (mode: "cluster" | "replication") => ({ mode, workload, serverVersion: "9.1.2", timestamp: "20261125-120000" });
+const meta = (mode: "cluster" | "replication") => ({
+  mode,
+  workload,
+  serverVersion: "9.1.2",
+  timestamp: "20261125-120000",
+});
 
 describe("mix.mjs (the benchmark Job's bundled mix runner) against real local topologies", () => {
   let replication: ReplicationTarget | undefined;
@@ -107,29 +129,52 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
     expect(pod.securityContext?.runAsUser).toBe(1000);
     expect(pod.volumes).toContainEqual({ name: "mix-runner", configMap: { name: "vbench-test-mix" } });
     // The load generator: an init container of its image copies it into an emptyDir the Node container mounts read-only.
-    expect(pod.initContainers?.map((c) => [c.name, c.image, c.command])).toEqual([["loadgen", "vload:test", [LOADGEN_IMAGE_BINARY, "install", LOADGEN_MOUNT]]]);
+    expect(pod.initContainers?.map((c) => [c.name, c.image, c.command])).toEqual([
+      ["loadgen", "vload:test", [LOADGEN_IMAGE_BINARY, "install", LOADGEN_MOUNT]],
+    ]);
     expect(pod.volumes).toContainEqual({ name: "loadgen", emptyDir: { sizeLimit: "64Mi" } });
-    expect(pod.containers[0]?.volumeMounts).toContainEqual({ name: "loadgen", mountPath: LOADGEN_MOUNT, readOnly: true });
+    expect(pod.containers[0]?.volumeMounts).toContainEqual({
+      name: "loadgen",
+      mountPath: LOADGEN_MOUNT,
+      readOnly: true,
+    });
     expect(JSON.stringify(job)).not.toContain(PASSWORD);
     const env = pod.containers[0]?.env ?? [];
-    expect(env.find((e) => e.name === PASSWORD_ENV)?.valueFrom?.secretKeyRef).toEqual({ name: "valkey-auth", key: "password" });
+    expect(env.find((e) => e.name === PASSWORD_ENV)?.valueFrom?.secretKeyRef).toEqual({
+      name: "valkey-auth",
+      key: "password",
+    });
     // Without a mixRunner a mix is refused; a mixRunner without a mix too.
     const { mixRunner: _runner, ...base } = jobArgs("cluster", { host: "h", port: 1 });
     expect(() => buildBenchmarkJob(base)).toThrow(/mixRunner .* is required/);
-    expect(() => buildBenchmarkJob({ ...base, workload: SEED_WORKLOAD, mixRunner: { image: "n", configMap: "c", loadgenImage: "l" } })).toThrow(/no mix/);
-    expect(() => buildBenchmarkJob({ ...base, clientPods: 2, mixRunner: { image: "n", configMap: "c", loadgenImage: "l" } })).toThrow(/one client pod/);
+    expect(() =>
+      buildBenchmarkJob({
+        ...base,
+        workload: SEED_WORKLOAD,
+        mixRunner: { image: "n", configMap: "c", loadgenImage: "l" },
+      }),
+    ).toThrow(/no mix/);
+    expect(() =>
+      buildBenchmarkJob({ ...base, clientPods: 2, mixRunner: { image: "n", configMap: "c", loadgenImage: "l" } }),
+    ).toThrow(/one client pod/);
   });
 
   it("replication through the HAProxy write endpoint, two runs (benchmark.repeat): rows parsed by the results' parser, the medians of the runs with min–max, every run's rows, the generator's CPU; served shares from the members' commandstats, p99.9; no password in the log", async () => {
     replication = await startTestReplication(PASSWORD, 1);
     const w = replication.t.proxy!.write;
-    const run = await runMixJob(renderedContainer("replication", w, { ...workload, durationSeconds: 2, repeat: 2 }).env);
+    const run = await runMixJob(
+      renderedContainer("replication", w, { ...workload, durationSeconds: 2, repeat: 2 }).env,
+    );
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.stdout + run.stderr).not.toContain(PASSWORD);
     const { rows, mix } = parseMixJobLog(run.stdout, meta("replication"));
-    console.log(`[mix-job] replication: ${rows.map((r) => `${r.test} ${Math.round(r.rps)} rps p99 ${r.p99_ms} ms`).join("; ")}`);
+    console.log(
+      `[mix-job] replication: ${rows.map((r) => `${r.test} ${Math.round(r.rps)} rps p99 ${r.p99_ms} ms`).join("; ")}`,
+    );
     expect(rows.map((r) => r.test)).toEqual(["GET", "SET", "MIX"]);
-    expect(rows.every((r) => r.timestamp === "20261125-120000" && r.client_version === "vbench mix (vload)" && r.rps > 0)).toBe(true);
+    expect(
+      rows.every((r) => r.timestamp === "20261125-120000" && r.client_version === "vbench mix (vload)" && r.rps > 0),
+    ).toBe(true);
     expect(mix.runs?.map((x) => x.map((r) => r.test))).toEqual([
       ["GET", "SET", "MIX"],
       ["GET", "SET", "MIX"],
@@ -161,7 +206,11 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
     const run = await runMixJob(renderedContainer("replication", w, reads).env);
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const { rows, mix } = parseMixJobLog(run.stdout, { ...meta("replication"), workload: reads });
-    const members = (mix.served as unknown as { members: { member: string; primary: boolean; delta: Record<string, { calls: number }> }[] }).members;
+    const members = (
+      mix.served as unknown as {
+        members: { member: string; primary: boolean; delta: Record<string, { calls: number }> }[];
+      }
+    ).members;
     const replica = members.find((m) => !m.primary);
     const primary = members.find((m) => m.primary);
     expect(replica?.delta["get"]?.calls ?? 0).toBeGreaterThan(100);
@@ -181,7 +230,9 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
     expect(mix.openLoop?.rate).toBe(300);
     expect(mix.openLoop?.series.length).toBe(3);
     // Every one of the three primaries served part of the mix.
-    const primaries = (mix.served as unknown as { members: { primary: boolean; delta: Record<string, { calls: number }> }[] }).members.filter((m) => m.primary);
+    const primaries = (
+      mix.served as unknown as { members: { primary: boolean; delta: Record<string, { calls: number }> }[] }
+    ).members.filter((m) => m.primary);
     expect(primaries).toHaveLength(3);
     for (const p of primaries) expect(p.delta["get"]?.calls ?? 0).toBeGreaterThan(0);
     // Cluster mode: the bus bytes from CLUSTER INFO, per member (data transfer).
@@ -191,7 +242,14 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
   it("benchmark.slo in the Job: after the mix, three latency-target sweeps of its topology ride on the result line; the parser validates them", async () => {
     const seed = cluster!.pods[0]!;
     // Three runs (benchmark.repeat): the mix three times, then three sweeps.
-    const slo: Workload = { ...workload, durationSeconds: 1, slo: { percentile: "p50", boundMs: 50 }, sloSteps: 2, sloStepSeconds: 1, repeat: 3 };
+    const slo: Workload = {
+      ...workload,
+      durationSeconds: 1,
+      slo: { percentile: "p50", boundMs: 50 },
+      sloSteps: 2,
+      sloStepSeconds: 1,
+      repeat: 3,
+    };
     const run = await runMixJob(renderedContainer("cluster", { host: seed.host, port: seed.port }, slo).env);
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const { rows, mix } = parseMixJobLog(run.stdout, { ...meta("cluster"), workload: slo });
@@ -230,7 +288,9 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
     expect(longest).toBeLessThanOrEqual(SOAK_SAMPLE_BYTES + 6 * SOAK_MEMBER_BYTES);
     // A missing sample line is named, never a shorter series.
     const dropped = run.stdout.replace(lines[1] as string, "");
-    expect(() => parseMixJobLog(dropped, { ...meta("cluster"), workload: soak })).toThrow(/reports \d+ samples, the log holds \d+ sample lines/);
+    expect(() => parseMixJobLog(dropped, { ...meta("cluster"), workload: soak })).toThrow(
+      /reports \d+ samples, the log holds \d+ sample lines/,
+    );
     const down = downsampleSoak(record, 2);
     expect(down.samples.length).toBeLessThanOrEqual(2);
     expect(down.downsampled).toEqual({ factor: Math.ceil(record.sampleCount / 2), samples: record.sampleCount });
@@ -241,7 +301,10 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
 
   it("a refused password ends with status 3, an unreachable target with status 2, each with an error line the parser names", async () => {
     const seed = cluster!.pods[0]!;
-    const refused = await runMixJob({ ...renderedContainer("cluster", { host: seed.host, port: seed.port }).env, [PASSWORD_ENV]: "wrong-password" });
+    const refused = await runMixJob({
+      ...renderedContainer("cluster", { host: seed.host, port: seed.port }).env,
+      [PASSWORD_ENV]: "wrong-password",
+    });
     expect(refused.code).toBe(3);
     expect(() => parseMixJobLog(refused.stdout, meta("cluster"))).toThrow(/refused the password/);
     const unreachable = await runMixJob(renderedContainer("cluster", { host: "127.0.0.1", port: 1 }).env);

@@ -20,7 +20,15 @@ let primary: ValkeyProcess;
 let replica: ValkeyProcess;
 let cluster: LocalCluster;
 
-const workload = (mix: MixEntry[]): Workload => ({ ...SEED_WORKLOAD, name: "mix", clients: 4, pipeline: 8, keyspaceLength: 10_000, mix, durationSeconds: 2 });
+const workload = (mix: MixEntry[]): Workload => ({
+  ...SEED_WORKLOAD,
+  name: "mix",
+  clients: 4,
+  pipeline: 8,
+  keyspaceLength: 10_000,
+  mix,
+  durationSeconds: 2,
+});
 const GET_SET: MixEntry[] = [
   { test: "get", percent: 80 },
   { test: "set", percent: 20 },
@@ -30,7 +38,8 @@ beforeAll(async () => {
   [primary, replica] = await Promise.all([fleet.start({ name: "mix-primary" }), fleet.start({ name: "mix-replica" })]);
   const r = new Redis({ host: replica.host, port: replica.port });
   await r.call("replicaof", primary.host, String(primary.port));
-  for (let i = 0; i < 100 && parseInfo(await r.info("replication")).get("master_link_status") !== "up"; i++) await new Promise((ok) => setTimeout(ok, 100));
+  for (let i = 0; i < 100 && parseInfo(await r.info("replication")).get("master_link_status") !== "up"; i++)
+    await new Promise((ok) => setTimeout(ok, 100));
   r.disconnect();
   cluster = await startLocalCluster(fleet, { primaries: 2, replicasPerPrimary: 1, zones: ["zone-a", "zone-b"] });
 }, 60_000);
@@ -61,7 +70,9 @@ describe("a mixed workload, as the server saw it", () => {
     expect(r.served.members.map((m) => m.member).sort()).toEqual([primary.address, replica.address].sort());
     expect(servedSet?.replicated).toBeGreaterThan(0);
     expect(servedGet?.replicated).toBe(0);
-    expect(total?.notes).toMatch(/served \(INFO commandstats\): GET 8\d\.\d\d% \(wanted 80%\) \d+ calls, by the primaries \d+, by the replicas 0/);
+    expect(total?.notes).toMatch(
+      /served \(INFO commandstats\): GET 8\d\.\d\d% \(wanted 80%\) \d+ calls, by the primaries \d+, by the replicas 0/,
+    );
   }, 30_000);
 
   it("cluster: a three-command mix is served in its shares over both primaries", async () => {
@@ -121,14 +132,27 @@ describe("the mix spec", () => {
     expect(mixProblems(parseMixText("get:80,fetch:20"))).toEqual([expect.stringMatching(/^unknown command 'fetch'/)]);
     expect(mixProblems(parseMixText("get:80,set:30"))).toEqual(["shares sum to 110, not 100 (get:80,set:30)"]);
     expect(mixProblems(parseMixText("get:50,get:50"))).toEqual(["get is given twice"]);
-    expect(mixProblems(parseMixText("get:100,set:0"))).toEqual(["set: share must be a whole percent from 1 to 100 (got 0)"]);
-    expect(mixProblems(parseMixText("lrange_100:50,lrange_300:50"))).toEqual([expect.stringMatching(/lrange_100 and lrange_300 both send LRANGE/)]);
+    expect(mixProblems(parseMixText("get:100,set:0"))).toEqual([
+      "set: share must be a whole percent from 1 to 100 (got 0)",
+    ]);
+    expect(mixProblems(parseMixText("lrange_100:50,lrange_300:50"))).toEqual([
+      expect.stringMatching(/lrange_100 and lrange_300 both send LRANGE/),
+    ]);
     expect(mixProblems(parseMixText("get"))[0]).toMatch(/get: share must be a whole percent/);
     expect(mixProblems(parseMixText(""))).toEqual(["names no command (e.g. get:80,set:20)"]);
   });
 
   it("the CLI refuses a bad --mix with exit 2, naming the flag and the command", async () => {
-    const r = await runVbench(["bench", "--target", `${primary.host}:${primary.port}`, "--mix", "get:80,set:30", "--duration-s", "1", "--json"]);
+    const r = await runVbench([
+      "bench",
+      "--target",
+      `${primary.host}:${primary.port}`,
+      "--mix",
+      "get:80,set:30",
+      "--duration-s",
+      "1",
+      "--json",
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("--mix: shares sum to 110, not 100");
     const d = await runVbench(["bench", "--target", `${primary.host}:${primary.port}`, "--duration-s", "1"]);
@@ -137,15 +161,29 @@ describe("the mix spec", () => {
   }, 30_000);
 
   it("the stack config names benchmark.mix; the deployed Job runs it in one client pod", () => {
-    const parse = (mix: string, enabled = false, clientPods = 1, loadgenImage: string | null = "registry.example/vload:1") =>
-      parseStackConfig({ "aws:region": "eu-west-1", "benchmark": { mix, enabled, clientPods, ...(loadgenImage === null ? {} : { loadgenImage }) } });
+    const parse = (
+      mix: string,
+      enabled = false,
+      clientPods = 1,
+      loadgenImage: string | null = "registry.example/vload:1",
+    ) =>
+      parseStackConfig({
+        "aws:region": "eu-west-1",
+        "benchmark": { mix, enabled, clientPods, ...(loadgenImage === null ? {} : { loadgenImage }) },
+      });
     expect(parse("get:80,set:20").config.benchmark.mix).toEqual(GET_SET);
     expect(() => parse("get:80,get:20")).toThrow(ConfigError);
     expect(() => parse("get:80,get:20")).toThrow(/benchmark\.mix.*get is given twice/);
     expect(parse("get:80,set:20", true).config.benchmark.mixImage).toMatch(/node:24/);
-    expect(() => parse("get:80,set:20", true, 2)).toThrow(/benchmark\.clientPods.*a mix runs in one client pod \(got 2\)/);
+    expect(() => parse("get:80,set:20", true, 2)).toThrow(
+      /benchmark\.clientPods.*a mix runs in one client pod \(got 2\)/,
+    );
     // The load generator's image has no public default: a deployed mix names the key and how to build it.
-    expect(() => parse("get:80,set:20", true, 1, null)).toThrow(/benchmark\.loadgenImage.*required with benchmark\.mix.*npm run loadgen:image/);
-    expect(() => parse("get:80,set:20", true, 1, "not an image!")).toThrow(/benchmark\.loadgenImage.*must be an image reference/);
+    expect(() => parse("get:80,set:20", true, 1, null)).toThrow(
+      /benchmark\.loadgenImage.*required with benchmark\.mix.*npm run loadgen:image/,
+    );
+    expect(() => parse("get:80,set:20", true, 1, "not an image!")).toThrow(
+      /benchmark\.loadgenImage.*must be an image reference/,
+    );
   });
 });

@@ -34,7 +34,16 @@ describe("combineClients", () => {
       { line: line(100_000, 0.4, 1.0, 0.5), requests: 1000, wallSeconds: 2 },
       { line: line(50_000, 0.6, 2.0, 0.8), requests: 3000, wallSeconds: 3 },
     ]);
-    expect(c.line).toEqual({ test: "SET", rps: 150_000, avgMs: 0.725, minMs: 0.1, p50Ms: 0.6, p95Ms: 1.9, p99Ms: 2.0, maxMs: 6 });
+    expect(c.line).toEqual({
+      test: "SET",
+      rps: 150_000,
+      avgMs: 0.725,
+      minMs: 0.1,
+      p50Ms: 0.6,
+      p95Ms: 1.9,
+      p99Ms: 2.0,
+      maxMs: 6,
+    });
     expect(c.requests).toBe(4000);
     expect(c.wallSeconds).toBe(3);
     expect(perClientNote(c.perClient)).toBe(

@@ -6,9 +6,23 @@
  * `except`, matchExpressions, and Services resolved to backends on their target port.
  */
 import { describe, expect, it } from "vitest";
-import { allowed, inCidr, selects, serviceBackends, type Pod, type Policy, type World } from "../../components/kubernetes/network-policy-eval.js";
+import {
+  allowed,
+  inCidr,
+  selects,
+  serviceBackends,
+  type Pod,
+  type Policy,
+  type World,
+} from "../../components/kubernetes/network-policy-eval.js";
 
-const pod = (name: string, namespace: string, labels: Record<string, string>, ip: string, ports?: Pod["ports"]): Pod => ({
+const pod = (
+  name: string,
+  namespace: string,
+  labels: Record<string, string>,
+  ip: string,
+  ports?: Pod["ports"],
+): Pod => ({
   name,
   namespace,
   labels,
@@ -67,12 +81,18 @@ describe("the docs' test-network-policy", () => {
 describe("default policies", () => {
   const all = { podSelector: {} };
   it("default deny ingress: an empty ingress list isolates every pod; egress unaffected", () => {
-    const w: World = { policies: [{ metadata: { namespace: "default" }, spec: { ...all, policyTypes: ["Ingress"] } }], namespaces };
+    const w: World = {
+      policies: [{ metadata: { namespace: "default" }, spec: { ...all, policyTypes: ["Ingress"] } }],
+      namespaces,
+    };
     expect(allowed(w, frontend, db, 80)).toBe(false);
     expect(allowed(w, db, inProject, 80)).toBe(true);
   });
   it("allow all ingress: one empty rule admits everything", () => {
-    const w: World = { policies: [{ metadata: { namespace: "default" }, spec: { ...all, ingress: [{}] } }], namespaces };
+    const w: World = {
+      policies: [{ metadata: { namespace: "default" }, spec: { ...all, ingress: [{}] } }],
+      namespaces,
+    };
     expect(allowed(w, frontendElsewhere, db, 80)).toBe(true);
   });
   it("default deny egress, and policyTypes defaulting to Ingress+Egress when egress is set", () => {
@@ -84,7 +104,10 @@ describe("default policies", () => {
     const deny: Policy = { metadata: { namespace: "default" }, spec: { ...all, policyTypes: ["Ingress"] } };
     const allowFe: Policy = {
       metadata: { namespace: "default" },
-      spec: { podSelector: { matchLabels: { role: "db" } }, ingress: [{ from: [{ podSelector: { matchLabels: { role: "frontend" } } }] }] },
+      spec: {
+        podSelector: { matchLabels: { role: "db" } },
+        ingress: [{ from: [{ podSelector: { matchLabels: { role: "frontend" } } }] }],
+      },
     };
     const w: World = { policies: [deny, allowFe], namespaces };
     expect(allowed(w, frontend, db, 1)).toBe(true);
@@ -99,10 +122,26 @@ describe("peers, ports and selectors", () => {
   });
   it("namespaceSelector AND podSelector in one peer vs OR as two peers (the docs' `-` example)", () => {
     const and = ns({
-      ingress: [{ from: [{ namespaceSelector: { matchLabels: { project: "myproject" } }, podSelector: { matchLabels: { role: "frontend" } } }] }],
+      ingress: [
+        {
+          from: [
+            {
+              namespaceSelector: { matchLabels: { project: "myproject" } },
+              podSelector: { matchLabels: { role: "frontend" } },
+            },
+          ],
+        },
+      ],
     });
     const or = ns({
-      ingress: [{ from: [{ namespaceSelector: { matchLabels: { project: "myproject" } } }, { podSelector: { matchLabels: { role: "frontend" } } }] }],
+      ingress: [
+        {
+          from: [
+            { namespaceSelector: { matchLabels: { project: "myproject" } } },
+            { podSelector: { matchLabels: { role: "frontend" } } },
+          ],
+        },
+      ],
     });
     expect(allowed(and, inProject, db, 1)).toBe(false);
     expect(allowed(and, frontend, db, 1)).toBe(false);
@@ -110,12 +149,19 @@ describe("peers, ports and selectors", () => {
     expect(allowed(or, frontend, db, 1)).toBe(true);
   });
   it("the namespace's name label is implicit", () => {
-    const w = ns({ ingress: [{ from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "elsewhere" } } }] }] });
+    const w = ns({
+      ingress: [{ from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "elsewhere" } } }] }],
+    });
     expect(allowed(w, frontendElsewhere, db, 1)).toBe(true);
   });
   it("endPort ranges (the docs' 32000–32768) and named ports on the destination", () => {
     const range = ns({ ingress: [{ ports: [{ protocol: "TCP", port: 32000, endPort: 32768 }] }] });
-    expect([31999, 32000, 32768, 32769].map((p) => allowed(range, frontend, db, p))).toEqual([false, true, true, false]);
+    expect([31999, 32000, 32768, 32769].map((p) => allowed(range, frontend, db, p))).toEqual([
+      false,
+      true,
+      true,
+      false,
+    ]);
     const namedDb = pod("db2", "default", { role: "db" }, "10.1.0.9", [{ name: "valkey", containerPort: 6379 }]);
     const named = ns({ ingress: [{ ports: [{ port: "valkey" }] }] });
     expect(allowed(named, frontend, namedDb, 6379)).toBe(true);
@@ -129,14 +175,19 @@ describe("peers, ports and selectors", () => {
     expect(selects({ matchExpressions: [{ key: "y", operator: "NotIn", values: ["a"] }] }, l)).toBe(true);
     expect(selects({ matchExpressions: [{ key: "x", operator: "Exists" }] }, l)).toBe(true);
     expect(selects({ matchExpressions: [{ key: "x", operator: "DoesNotExist" }] }, l)).toBe(false);
-    expect(selects({ matchLabels: { tier: "a" }, matchExpressions: [{ key: "x", operator: "DoesNotExist" }] }, l)).toBe(false);
+    expect(selects({ matchLabels: { tier: "a" }, matchExpressions: [{ key: "x", operator: "DoesNotExist" }] }, l)).toBe(
+      false,
+    );
     expect(() => selects({ matchExpressions: [{ key: "x", operator: "Gt" }] }, l)).toThrow(/"Gt"/);
     expect(inCidr("10.0.255.1", "10.0.0.0/16")).toBe(true);
     expect(inCidr("10.1.0.1", "10.0.0.0/16")).toBe(false);
   });
   it("a Service resolves to its selected pods on the (named) target port", () => {
     const be = pod("be", "default", { app: "w" }, "10.1.0.10", [{ name: "write", containerPort: 6379 }]);
-    const svc = { metadata: { name: "w", namespace: "default" }, spec: { selector: { app: "w" }, ports: [{ port: 6379, targetPort: "write" }] } };
+    const svc = {
+      metadata: { name: "w", namespace: "default" },
+      spec: { selector: { app: "w" }, ports: [{ port: 6379, targetPort: "write" }] },
+    };
     expect(serviceBackends(svc, [be, db], 6379)).toEqual([{ pod: be, port: 6379, protocol: "TCP" }]);
     expect(serviceBackends(svc, [be], 6380)).toEqual([]);
   });

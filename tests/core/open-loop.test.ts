@@ -84,7 +84,9 @@ describe("open loop against closed loop, the server frozen for 1 s", () => {
     expect(o?.p99_ms).toBeGreaterThan(0.5 * STALL_MS);
     expect(open.latency.p999_ms.MIX).toBeGreaterThan(0.8 * STALL_MS);
     expect(o?.requests).toBeGreaterThan(0.9 * 2000 * 5);
-    expect(o?.notes).toMatch(/open loop at 2000\/s \(latency from each request's intended send time; generator lag mean [\d.]+ ms, max [\d.]+ ms\)/);
+    expect(o?.notes).toMatch(
+      /open loop at 2000\/s \(latency from each request's intended send time; generator lag mean [\d.]+ ms, max [\d.]+ ms\)/,
+    );
     // The series: the seconds around the stall carry it, the first second does not.
     const series = open.openLoop?.series ?? [];
     expect(series).toHaveLength(5);
@@ -102,7 +104,9 @@ describe("open loop against closed loop, the server frozen for 1 s", () => {
   it("at the same throughput: the closed loop paced to 1000/s hides the stall its open twin shows (runMixComparingLoops, each run frozen 1 s)", async () => {
     const r = await runMixComparingLoops(options(1000), stalled);
     const l = r.loops;
-    console.log(`[open-loop] at 1000/s with a 1 s stall: closed ${JSON.stringify(l?.closed)}; open ${JSON.stringify(l?.open)}`);
+    console.log(
+      `[open-loop] at 1000/s with a 1 s stall: closed ${JSON.stringify(l?.closed)}; open ${JSON.stringify(l?.open)}`,
+    );
     expect(l?.rate).toBe(1000);
     // The same throughput on both sides (the closed loop falls a little behind during the stall, never ahead).
     expect(l?.closed.rps).toBeGreaterThan(0.75 * 1000);
@@ -181,7 +185,11 @@ describe("open loop against closed loop, the server frozen for 1 s", () => {
       const j = JSON.parse(r.stdout) as {
         runDir: string;
         rows: { test: string; p999_ms?: number; max_ms: number }[];
-        mix: { p999_ms: Record<string, number>; openLoop: { rate: number; series: unknown[] }; loops?: { rate: number; closed: { rps: number } } };
+        mix: {
+          p999_ms: Record<string, number>;
+          openLoop: { rate: number; series: unknown[] };
+          loops?: { rate: number; closed: { rps: number } };
+        };
       };
       expect(j.mix.p999_ms.MIX).toBeGreaterThan(0);
       // The rows themselves carry p99.9 and the maximum (results.csv's appended p999_ms column too).

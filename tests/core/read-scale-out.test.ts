@@ -5,7 +5,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { renderComparisonTable } from "../../benchmarks/run/comparison.js";
-import { parseReadPath, readPathNote, readScaleOutPairs, renderReadScaleOutMarkdown, renderReadScaleOutTable } from "../../benchmarks/run/read-scale-out.js";
+import {
+  parseReadPath,
+  readPathNote,
+  readScaleOutPairs,
+  renderReadScaleOutMarkdown,
+  renderReadScaleOutTable,
+} from "../../benchmarks/run/read-scale-out.js";
 import { REPLICATION_PATH_NOTES } from "../../benchmarks/run/replication-paths.js";
 import { buildReportHtml } from "../../benchmarks/report/page.js";
 import type { ReportSource } from "../../benchmarks/report/model.js";
@@ -14,8 +20,20 @@ import { resultRow } from "../support/result-rows.js";
 const bench = "redis-benchmark 7.0.15";
 const gen = "vbench mix (vload)";
 const rows = [
-  resultRow({ mode: "replication", test: "GET", rps: 100_000, client_version: bench, notes: REPLICATION_PATH_NOTES.direct }),
-  resultRow({ mode: "replication", test: "GET", rps: 80_000, client_version: bench, notes: REPLICATION_PATH_NOTES.endpoint }),
+  resultRow({
+    mode: "replication",
+    test: "GET",
+    rps: 100_000,
+    client_version: bench,
+    notes: REPLICATION_PATH_NOTES.direct,
+  }),
+  resultRow({
+    mode: "replication",
+    test: "GET",
+    rps: 80_000,
+    client_version: bench,
+    notes: REPLICATION_PATH_NOTES.endpoint,
+  }),
   resultRow({
     mode: "replication",
     test: "GET",
@@ -24,21 +42,45 @@ const rows = [
     client_version: bench,
     notes: `${readPathNote("replicasDirect", { replicas: 3, primaries: 1 })}; served ...`,
   }),
-  resultRow({ mode: "replication", test: "GET", rps: 120_000, client_version: bench, notes: readPathNote("readEndpoint", { replicas: 3, primaries: 1 }) }),
+  resultRow({
+    mode: "replication",
+    test: "GET",
+    rps: 120_000,
+    client_version: bench,
+    notes: readPathNote("readEndpoint", { replicas: 3, primaries: 1 }),
+  }),
   resultRow({ mode: "cluster", test: "GET", rps: 300_000, client_version: bench }),
-  resultRow({ mode: "cluster", test: "GET", rps: 30_000, client_version: gen, notes: readPathNote("clusterPrimaries", { primaries: 3 }) }),
-  resultRow({ mode: "cluster", test: "GET", rps: 60_000, client_version: gen, notes: readPathNote("clusterReplicas", { replicas: 6, primaries: 3 }) }),
+  resultRow({
+    mode: "cluster",
+    test: "GET",
+    rps: 30_000,
+    client_version: gen,
+    notes: readPathNote("clusterPrimaries", { primaries: 3 }),
+  }),
+  resultRow({
+    mode: "cluster",
+    test: "GET",
+    rps: 60_000,
+    client_version: gen,
+    notes: readPathNote("clusterReplicas", { replicas: 6, primaries: 3 }),
+  }),
 ];
 
 describe("read scale-out rows", () => {
   it("notes name the path and the servers, and read back", () => {
-    expect(readPathNote("replicasDirect", { replicas: 1, primaries: 1 })).toMatch(/^path: reads direct to the replicas .* \[1 replica vs 1 primary\]$/);
+    expect(readPathNote("replicasDirect", { replicas: 1, primaries: 1 })).toMatch(
+      /^path: reads direct to the replicas .* \[1 replica vs 1 primary\]$/,
+    );
     expect(parseReadPath(`${readPathNote("clusterReplicas", { replicas: 6, primaries: 3 })}; x`)).toMatchObject({
       key: "clusterReplicas",
       replicas: 6,
       primaries: 3,
     });
-    expect(parseReadPath(readPathNote("clusterPrimaries", { primaries: 3 }))).toMatchObject({ key: "clusterPrimaries", replicas: undefined, primaries: 3 });
+    expect(parseReadPath(readPathNote("clusterPrimaries", { primaries: 3 }))).toMatchObject({
+      key: "clusterPrimaries",
+      replicas: undefined,
+      primaries: 3,
+    });
     expect(parseReadPath(REPLICATION_PATH_NOTES.direct)).toBeUndefined();
     expect(parseReadPath("path: reads from the replicas (READONLY) without servers")).toBeUndefined();
   });
@@ -62,8 +104,20 @@ describe("read scale-out rows", () => {
 
   it("a mix: its read rows and MIX (no per-server ratio: its writes went to the primary), never its write rows", () => {
     const mixRows = ["GET", "SET", "MIX"].flatMap((test, i) => [
-      resultRow({ mode: "replication", test, rps: 100 * (i + 1), client_version: gen, notes: REPLICATION_PATH_NOTES.direct }),
-      resultRow({ mode: "replication", test, rps: 150 * (i + 1), client_version: gen, notes: readPathNote("replicasDirect", { replicas: 3, primaries: 1 }) }),
+      resultRow({
+        mode: "replication",
+        test,
+        rps: 100 * (i + 1),
+        client_version: gen,
+        notes: REPLICATION_PATH_NOTES.direct,
+      }),
+      resultRow({
+        mode: "replication",
+        test,
+        rps: 150 * (i + 1),
+        client_version: gen,
+        notes: readPathNote("replicasDirect", { replicas: 3, primaries: 1 }),
+      }),
     ]);
     const pairs = readScaleOutPairs(mixRows);
     expect(pairs.map((p) => p.test)).toEqual(["GET", "MIX"]);
@@ -73,7 +127,11 @@ describe("read scale-out rows", () => {
   });
 
   it("a replica row without a same-client baseline is left out", () => {
-    expect(readScaleOutPairs(rows.filter((r) => r.client_version === gen && !r.notes.includes("primaries ["))).filter((p) => p.mode === "cluster")).toEqual([]);
+    expect(
+      readScaleOutPairs(rows.filter((r) => r.client_version === gen && !r.notes.includes("primaries ["))).filter(
+        (p) => p.mode === "cluster",
+      ),
+    ).toEqual([]);
   });
 
   it("the side-by-side table and the report's side-by-side compare the primary paths only", () => {
@@ -104,11 +162,16 @@ describe("read scale-out rows", () => {
     };
     const page = buildReportHtml({ title: "t", generatedAt: "2026-11-25T00:00:00Z", sources: [source] }, new Map());
     expect(page).toContain('data-section="read-scale-out"');
-    expect(page).toMatch(/<section id="read-scale-out">[\s\S]*direct to the replicas[\s\S]*2\.40×[\s\S]*HAProxy read endpoint/);
+    expect(page).toMatch(
+      /<section id="read-scale-out">[\s\S]*direct to the replicas[\s\S]*2\.40×[\s\S]*HAProxy read endpoint/,
+    );
     const sideBySide = /<table class="side-by-side"[\s\S]*?<\/table>/.exec(page)?.[0] ?? "";
     expect(sideBySide).toContain("300,000");
     expect(sideBySide).not.toContain("240,000");
-    const without = buildReportHtml({ title: "t", generatedAt: "2026-11-25T00:00:00Z", sources: [{ ...source, rows: rows.slice(0, 2) }] }, new Map());
+    const without = buildReportHtml(
+      { title: "t", generatedAt: "2026-11-25T00:00:00Z", sources: [{ ...source, rows: rows.slice(0, 2) }] },
+      new Map(),
+    );
     expect(without).not.toContain('data-section="read-scale-out"');
   });
 });

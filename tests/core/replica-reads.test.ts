@@ -152,7 +152,9 @@ describe("replication: reads on the replicas are served by the replicas", () => 
     expect(set?.served).toBe(grown(setBefore, setAfter, primary));
     expect(set?.replicated).toBeGreaterThan(0);
     expect(Math.abs((get?.servedPercent ?? 0) - 80)).toBeLessThan(2);
-    expect(r.rows.find((x) => x.test === "MIX")?.notes).toMatch(/GET 8\d\.\d\d% \(wanted 80%\) \d+ calls, by the primaries 0, by the replicas \d+/);
+    expect(r.rows.find((x) => x.test === "MIX")?.notes).toMatch(
+      /GET 8\d\.\d\d% \(wanted 80%\) \d+ calls, by the primaries 0, by the replicas \d+/,
+    );
   }, 60_000);
 
   it("fails naming GET and the counts when the reads went to the primary instead", async () => {
@@ -201,7 +203,14 @@ describe("cluster: reads on the replicas over READONLY connections (the load gen
   };
 
   const clusterMix = (workload: Workload) =>
-    runMix({ workload, target: { ...cluster.seed, cluster: true }, mode: "cluster", serverVersion: "test", timestamp: TS, members: nodes() });
+    runMix({
+      workload,
+      target: { ...cluster.seed, cluster: true },
+      mode: "cluster",
+      serverVersion: "test",
+      timestamp: TS,
+      members: nodes(),
+    });
 
   it("a get:100 run on the replicas: every replica's cmdstat_get grew, the primaries' did not", async () => {
     const { primaries, replicas: rs } = await roles();
@@ -237,7 +246,9 @@ describe("cluster: reads on the replicas over READONLY connections (the load gen
       members: nodes(),
     });
     expect(r.baseline.map((x) => parseReadPath(x.notes)?.key)).toEqual(["clusterPrimaries"]);
-    expect(r.rows.map((x) => parseReadPath(x.notes))).toEqual([expect.objectContaining({ key: "clusterReplicas", replicas: 2, primaries: 2 })]);
+    expect(r.rows.map((x) => parseReadPath(x.notes))).toEqual([
+      expect.objectContaining({ key: "clusterReplicas", replicas: 2, primaries: 2 }),
+    ]);
     expect(r.rows[0]?.notes).toMatch(/redis-benchmark 7\.0\.15 has no --rfr/);
     // The replica run: the primaries served none of its GETs.
     expect(r.served[1]?.[0]).toMatchObject({ command: "get", byPrimaries: 0 });
@@ -281,14 +292,24 @@ describe("--reads and benchmark.reads", () => {
     expect(bad.stderr).toContain("--reads: 'sideways' is not one of primary, replicas");
     const noRead = await runVbench(["bench", "--target", target, "--reads", "replicas", "--tests", "set,incr"]);
     expect(noRead.code).toBe(2);
-    expect(noRead.stderr).toContain("--reads replicas needs the get test to send to the replicas, and the tests (set,incr) have none");
+    expect(noRead.stderr).toContain(
+      "--reads replicas needs the get test to send to the replicas, and the tests (set,incr) have none",
+    );
     const list = await runVbench(["bench", "--target", target, "--reads", "replicas", "--tests", "get,lrange_100"]);
     expect(list.code).toBe(2);
     expect(list.stderr).toContain("--reads replicas: lrange_100 cannot run on a replica as a test");
     const mixNone = await runVbench(["bench", "--target", target, "--reads", "replicas", "--mix", "set:100"]);
     expect(mixNone.code).toBe(2);
     expect(mixNone.stderr).toContain("--reads replicas needs a read command in the mix");
-    const none = await runVbench(["local", "--reads", "replicas", "--replicas", "0", "--output", join(scratch, "none")]);
+    const none = await runVbench([
+      "local",
+      "--reads",
+      "replicas",
+      "--replicas",
+      "0",
+      "--output",
+      join(scratch, "none"),
+    ]);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain("--reads replicas needs replicas to read from: --replicas 0");
     const target2 = await runVbench(["bench", "--target", target, "--read-target", "127.0.0.1:6379"]);
@@ -298,12 +319,19 @@ describe("--reads and benchmark.reads", () => {
 
   it("the stack config names benchmark.reads", () => {
     const parse = (benchmark: Record<string, unknown>) =>
-      parseStackConfig({ "aws:region": "eu-west-1", "benchmark": { loadgenImage: "registry.example/vload:1", ...benchmark } });
+      parseStackConfig({
+        "aws:region": "eu-west-1",
+        "benchmark": { loadgenImage: "registry.example/vload:1", ...benchmark },
+      });
     expect(parse({ reads: "replicas", enabled: false }).config.benchmark.reads).toBe("replicas");
     expect(() => parse({ reads: "sideways", enabled: false })).toThrow(ConfigError);
     expect(() => parse({ reads: "sideways", enabled: false })).toThrow(/benchmark\.reads/);
-    expect(() => parse({ reads: "replicas", enabled: true })).toThrow(/benchmark\.reads.*reads from the replicas only in a mix/);
+    expect(() => parse({ reads: "replicas", enabled: true })).toThrow(
+      /benchmark\.reads.*reads from the replicas only in a mix/,
+    );
     expect(parse({ reads: "replicas", enabled: true, mix: "get:90,set:10" }).config.benchmark.reads).toBe("replicas");
-    expect(() => parse({ reads: "replicas", enabled: false, tests: ["set"] })).toThrow(/benchmark\.reads.*needs the get test/);
+    expect(() => parse({ reads: "replicas", enabled: false, tests: ["set"] })).toThrow(
+      /benchmark\.reads.*needs the get test/,
+    );
   });
 });

@@ -23,13 +23,20 @@ const dir = mkdtempSync(join(tmpdir(), "vbench-cost-report-"));
 function costedReport(mode: "cluster" | "replication"): StackReport {
   const base = fixtureStackReport(mode);
   const { config } = loadStackFile(`stacks/Pulumi.${mode}.yaml`);
-  const east = { ...config, aws: { ...config.aws, region: "us-east-1", zones: ["us-east-1a", "us-east-1b", "us-east-1c"] } };
+  const east = {
+    ...config,
+    aws: { ...config.aws, region: "us-east-1", zones: ["us-east-1a", "us-east-1b", "us-east-1c"] },
+  };
   const cost = stackCost(costInputsFromConfig(east, 1), loadPriceTable());
   const rows = withCostColumns(base.benchmark?.rows ?? [], cost.usdPerHour);
   return { ...base, benchmark: { rows, csv: renderResultsCsv(rows) }, cost };
 }
 
-const page = (...paths: string[]) => buildReportHtml({ title: "t", generatedAt: "2026-01-01T00:00:00Z", sources: paths.map((p) => loadSource(p)) }, new Map());
+const page = (...paths: string[]) =>
+  buildReportHtml(
+    { title: "t", generatedAt: "2026-01-01T00:00:00Z", sources: paths.map((p) => loadSource(p)) },
+    new Map(),
+  );
 
 describe("cost per topology in report.html", () => {
   it("shows each stack's USD/h and USD per 1M ops/s side by side per test, and each estimate with its price source", () => {
@@ -37,7 +44,10 @@ describe("cost per topology in report.html", () => {
     const replication = costedReport("replication");
     expect(cluster.cost?.usdPerHour).toBeGreaterThan(replication.cost?.usdPerHour ?? Infinity); // 6 Valkey nodes vs 4
     const html = page(writeJson(dir, "cluster.json", cluster), writeJson(dir, "replication.json", replication));
-    const section = html.slice(html.indexOf('<section id="cost">'), html.indexOf("</section>", html.indexOf('<section id="cost">')));
+    const section = html.slice(
+      html.indexOf('<section id="cost">'),
+      html.indexOf("</section>", html.indexOf('<section id="cost">')),
+    );
     expect(section).toContain('data-series="stack cluster · cluster"');
     expect(section).toContain('data-series="stack replication · replication"');
     const set = cluster.benchmark?.rows.find((r) => r.test === "SET");

@@ -37,7 +37,15 @@ describe("loading a local run's results directory", () => {
       "cluster/GET",
       "cluster/INCR",
     ]);
-    expect(s.workload).toMatchObject({ name: "fixture", tests: ["SET", "GET", "INCR"], clients: 50, pipeline: 16, dataSize: 256, threads: 4, requests: 20000 });
+    expect(s.workload).toMatchObject({
+      name: "fixture",
+      tests: ["SET", "GET", "INCR"],
+      clients: 50,
+      pipeline: 16,
+      dataSize: 256,
+      threads: 4,
+      requests: 20000,
+    });
     expect(s.machine?.cpus).toBeGreaterThan(0);
     expect(s.versions.map(([k]) => k)).toContain("Valkey server");
     const cluster = s.topology.find((t) => t.mode === "cluster");
@@ -62,14 +70,18 @@ describe("loading a local run's results directory", () => {
   it("names the directory when it holds no results.csv", () => {
     const dir = join(scratch, "empty");
     mkdirSync(dir);
-    expect(loadError(dir)).toBe(`${dir}: no results.csv or sweep.csv in this directory (is it a results/<timestamp>/ run directory?)`);
+    expect(loadError(dir)).toBe(
+      `${dir}: no results.csv or sweep.csv in this directory (is it a results/<timestamp>/ run directory?)`,
+    );
   });
 
   it("names the file and the problem for a garbage results.csv", () => {
     const dir = join(scratch, "garbage");
     mkdirSync(dir);
     writeFileSync(join(dir, "results.csv"), "this is,not\na results file\n");
-    expect(loadError(dir)).toMatch(new RegExp(`^${join(dir, "results.csv")}: results.csv (header is|is not valid CSV)`));
+    expect(loadError(dir)).toMatch(
+      new RegExp(`^${join(dir, "results.csv")}: results.csv (header is|is not valid CSV)`),
+    );
   });
 
   it("names the row and column of a bad number", () => {
@@ -113,10 +125,12 @@ describe("loading a deployed stack's report", () => {
   });
 
   it("rejects JSON that is not a stack report, and a report without benchmark rows", () => {
-    expect(loadError(writeJson(scratch, "other.json", { hello: "world" }))).toMatch(/other\.json: not a stack report .*schemaVersion/);
-    expect(loadError(writeJson(scratch, "nobench.json", { ...fixtureStackReport("replication"), benchmark: null }))).toContain(
-      "nobench.json: benchmark: the stack report has no benchmark rows",
+    expect(loadError(writeJson(scratch, "other.json", { hello: "world" }))).toMatch(
+      /other\.json: not a stack report .*schemaVersion/,
     );
+    expect(
+      loadError(writeJson(scratch, "nobench.json", { ...fixtureStackReport("replication"), benchmark: null })),
+    ).toContain("nobench.json: benchmark: the stack report has no benchmark rows");
     const broken = join(scratch, "broken.json");
     writeFileSync(broken, "{ not json");
     expect(loadError(broken)).toMatch(/broken\.json: not JSON: /);
@@ -140,7 +154,9 @@ describe("loading a file that is neither", () => {
   it("says it is not a results.csv, a directory or JSON", () => {
     const path = join(scratch, "notes.txt");
     writeFileSync(path, "just some text\nwith, commas, here\n");
-    expect(loadError(path)).toMatch(new RegExp(`^${path}: not a results\\.csv \\(and not a directory or JSON\\): results\\.csv `));
+    expect(loadError(path)).toMatch(
+      new RegExp(`^${path}: not a results\\.csv \\(and not a directory or JSON\\): results\\.csv `),
+    );
   });
 });
 

@@ -11,7 +11,11 @@ import { sideBySideTable } from "../../benchmarks/report/sections.js";
 import { fixtureRows, LOCAL_RUN_DIR } from "../support/report-fixtures.js";
 
 const local = (): ReportSource => loadSource(LOCAL_RUN_DIR);
-const input = (...sources: ReportSource[]): ReportInput => ({ title: "t", generatedAt: "2026-01-01T00:00:00Z", sources });
+const input = (...sources: ReportSource[]): ReportInput => ({
+  title: "t",
+  generatedAt: "2026-01-01T00:00:00Z",
+  sources,
+});
 /** A source holding only one mode's rows, as a deployed stack's report does. */
 const stackOf = (mode: "cluster" | "replication", label: string): ReportSource => ({
   ...local(),
@@ -30,7 +34,9 @@ describe("escaping", () => {
 
   it("escapes interpolations but not literal markup, raw() or nested html``", () => {
     const evil = "<img src=x onerror=alert(1)>";
-    const out = html`<td title="${evil}">${evil}${raw("<b>ok</b>")}${html`<i>${evil}</i>`}${[1, "<", null, undefined, false]}</td>`.value;
+    const out =
+      html`<td title="${evil}">${evil}${raw("<b>ok</b>")}${html`<i>${evil}</i>`}${[1, "<", null, undefined, false]}</td>`
+        .value;
     expect(out).toBe(
       '<td title="&lt;img src=x onerror=alert(1)&gt;">&lt;img src=x onerror=alert(1)&gt;<b>ok</b><i>&lt;img src=x onerror=alert(1)&gt;</i>1&lt;</td>',
     );
@@ -47,7 +53,11 @@ describe("escaping", () => {
   it("escapes hostile values from a results file everywhere on the page, charts included", async () => {
     const s = local();
     s.label = "run <i>";
-    s.rows = s.rows.map((r) => ({ ...r, test: r.test === "SET" ? "SET<b>&" : r.test, notes: "<script>alert(1)</script>" }));
+    s.rows = s.rows.map((r) => ({
+      ...r,
+      test: r.test === "SET" ? "SET<b>&" : r.test,
+      notes: "<script>alert(1)</script>",
+    }));
     s.workload = { ...s.workload, name: '"><img src=x>' };
     const page = await renderReport([s], new Date("2026-01-01T00:00:00Z"));
     expect(page).not.toContain("<b>&");
@@ -64,7 +74,8 @@ describe("chart data and specs", () => {
     const rows = fixtureRows();
     const data = rpsData(input(local()));
     expect(data).toHaveLength(6);
-    for (const r of rows) expect(data).toContainEqual({ test: r.test, series: r.mode, rps: r.rps, min: r.rps, max: r.rps });
+    for (const r of rows)
+      expect(data).toContainEqual({ test: r.test, series: r.mode, rps: r.rps, min: r.rps, max: r.rps });
     const spec = rpsChartSpec(input(local())) as { data: { values: unknown[] }; encoding: { x: { sort: string[] } } };
     expect(spec.data.values).toEqual(data);
     expect(spec.encoding.x.sort).toEqual(["SET", "GET", "INCR"]);
@@ -85,25 +96,56 @@ describe("chart data and specs", () => {
     const base = local();
     const spread = {
       ...base,
-      rows: base.rows.map((r) => ({ ...r, runs: 3, rps_min: r.rps - 10, rps_max: r.rps + 20, p99_min_ms: r.p99_ms / 2, p99_max_ms: r.p99_ms * 2 })),
+      rows: base.rows.map((r) => ({
+        ...r,
+        runs: 3,
+        rps_min: r.rps - 10,
+        rps_max: r.rps + 20,
+        p99_min_ms: r.p99_ms / 2,
+        p99_max_ms: r.p99_ms * 2,
+      })),
     };
     const i = input(spread);
     const set = spread.rows.find((r) => r.mode === "cluster" && r.test === "SET")!;
-    expect(rpsData(i)).toContainEqual({ test: "SET", series: "cluster", rps: set.rps, min: set.rps - 10, max: set.rps + 20 });
-    expect(latencyData(i)).toContainEqual({ test: "SET", series: "cluster", percentile: "p99", ms: set.p99_ms, min: set.p99_ms / 2, max: set.p99_ms * 2 });
+    expect(rpsData(i)).toContainEqual({
+      test: "SET",
+      series: "cluster",
+      rps: set.rps,
+      min: set.rps - 10,
+      max: set.rps + 20,
+    });
+    expect(latencyData(i)).toContainEqual({
+      test: "SET",
+      series: "cluster",
+      percentile: "p99",
+      ms: set.p99_ms,
+      min: set.p99_ms / 2,
+      max: set.p99_ms * 2,
+    });
     const rps = await renderChartSvg("rps", rpsChartSpec(i));
     expect(count(rps, 'aria-roledescription="rule mark"')).toBe(rpsData(i).length);
     const latency = await renderChartSvg("latency", latencyChartSpec(i));
     expect(count(latency, 'aria-roledescription="rule mark"')).toBe(latencyData(i).length);
     // Each error bar is a vertical rule (x2 = 0) of a non-zero length (y2 = −(max − min) on the pixel scale).
-    const rules = [...rps.matchAll(/aria-roledescription="rule mark"[^>]* x2="([^"]+)" y2="([^"]+)"/g)].map((m) => [Number(m[1]), Number(m[2])]);
+    const rules = [...rps.matchAll(/aria-roledescription="rule mark"[^>]* x2="([^"]+)" y2="([^"]+)"/g)].map((m) => [
+      Number(m[1]),
+      Number(m[2]),
+    ]);
     expect(rules).toHaveLength(6);
     for (const [x2, y2] of rules) expect([x2, (y2 as number) < 0]).toEqual([0, true]);
   });
 
   it("the side-by-side table and All rows show each figure's median with its min–max, and mark a client-bound row", () => {
     const base = local();
-    const rows = base.rows.map((r) => ({ ...r, runs: 3, rps_min: 1000, rps_max: 2000, client_cpu_pct: 40, client_cores: 2, client_bound: false }));
+    const rows = base.rows.map((r) => ({
+      ...r,
+      runs: 3,
+      rps_min: 1000,
+      rps_max: 2000,
+      client_cpu_pct: 40,
+      client_cores: 2,
+      client_bound: false,
+    }));
     const setCluster = rows.findIndex((r) => r.mode === "cluster" && r.test === "SET");
     rows[setCluster] = { ...rows[setCluster]!, client_cpu_pct: 97.5, client_bound: true };
     const table = sideBySideTable(input({ ...base, rows }))?.value ?? "";
@@ -143,8 +185,11 @@ describe("chart data and specs", () => {
   });
 
   it("prefixes ids and only references to them", () => {
-    const svg = '<svg><clipPath id="clip1"/><g clip-path="url(#clip1)"/><use href="#clip1"/><g fill="url(#elsewhere)"/></svg>';
-    expect(prefixSvgIds(svg, "c-")).toBe('<svg><clipPath id="c-clip1"/><g clip-path="url(#c-clip1)"/><use href="#c-clip1"/><g fill="url(#elsewhere)"/></svg>');
+    const svg =
+      '<svg><clipPath id="clip1"/><g clip-path="url(#clip1)"/><use href="#clip1"/><g fill="url(#elsewhere)"/></svg>';
+    expect(prefixSvgIds(svg, "c-")).toBe(
+      '<svg><clipPath id="c-clip1"/><g clip-path="url(#c-clip1)"/><use href="#c-clip1"/><g fill="url(#elsewhere)"/></svg>',
+    );
   });
 });
 
@@ -154,7 +199,9 @@ describe("what the speedup compares", () => {
     expect(one.map((p) => [p.cluster.name, p.replication.name])).toEqual([["cluster", "replication"]]);
     const stacks = speedupPairs(seriesOf(input(stackOf("cluster", "c"), stackOf("replication", "r"))));
     expect(stacks.map((p) => p.label)).toEqual(["c vs r"]);
-    const ambiguous = speedupPairs(seriesOf(input(stackOf("cluster", "c1"), stackOf("cluster", "c2"), stackOf("replication", "r"))));
+    const ambiguous = speedupPairs(
+      seriesOf(input(stackOf("cluster", "c1"), stackOf("cluster", "c2"), stackOf("replication", "r"))),
+    );
     expect(ambiguous).toEqual([]);
   });
 
@@ -176,12 +223,15 @@ describe("the page", () => {
   it("is self-contained: no external resource, no executable script", () => {
     const page = buildReportHtml(input(local()), charts);
     expect(page).not.toMatch(/\ssrc=|<link\b|@import|url\(\s*['"]?https?:/i);
-    expect([...page.matchAll(/<script\b[^>]*>/g)].map((m) => m[0])).toEqual(['<script type="application/json" id="report-data">']);
+    expect([...page.matchAll(/<script\b[^>]*>/g)].map((m) => m[0])).toEqual([
+      '<script type="application/json" id="report-data">',
+    ]);
   });
 
   it("shows a section only when its data is there", () => {
     const withData = buildReportHtml(input(local()), charts);
-    for (const id of ["how-to-read", "side-by-side", "charts", "topology", "setup", "rows"]) expect(withData).toContain(`<section id="${id}">`);
+    for (const id of ["how-to-read", "side-by-side", "charts", "topology", "setup", "rows"])
+      expect(withData).toContain(`<section id="${id}">`);
     const noTopology = buildReportHtml(input({ ...local(), topology: [] }), new Map());
     expect(noTopology).not.toContain('<section id="charts">');
     expect(noTopology).toContain("No verifier report recorded for: local-run");

@@ -43,7 +43,14 @@ function row(over: Partial<ResultRow>): ResultRow {
 const ROWS: ResultRow[] = [
   row({ test: "SET", notes: "rerun: first run 0.42 s < 5 s; requests scaled 500000→6875000" }),
   row({ test: "GET", rps: 2_000_000, p50_ms: 0.375, p99_ms: 0.8 }),
-  row({ mode: "replication", test: "SET", rps: 500_000.25, p50_ms: 1.783, p99_ms: 3.1, notes: 'has, "quotes" and\na newline' }),
+  row({
+    mode: "replication",
+    test: "SET",
+    rps: 500_000.25,
+    p50_ms: 1.783,
+    p99_ms: 3.1,
+    notes: 'has, "quotes" and\na newline',
+  }),
   row({ mode: "replication", test: "GET", rps: 2_000_000, p50_ms: 0.75, p99_ms: 1.6 }),
 ];
 
@@ -84,7 +91,9 @@ describe("results.csv", () => {
   });
 
   it("rejects a foreign header, bad numbers, bad modes and non-finite values", () => {
-    expect(() => parseResultsCsv("workload,mode,test,rps,p50_ms,clients,pipeline,datasize,timestamp\n")).toThrow(ResultsCsvError);
+    expect(() => parseResultsCsv("workload,mode,test,rps,p50_ms,clients,pipeline,datasize,timestamp\n")).toThrow(
+      ResultsCsvError,
+    );
     const good = renderResultsCsv([ROWS[1] as ResultRow]);
     expect(() => parseResultsCsv(good.replace(",2000000,", ",fast,"))).toThrow(/rps is "fast", not a number/);
     expect(() => parseResultsCsv(good.replace(",cluster,", ",sharded,"))).toThrow(/mode is "sharded"/);
@@ -107,10 +116,17 @@ describe("results.csv", () => {
     expect(withCost.split("\n")[0]).toBe([...RESULTS_CSV_COLUMNS, ...P999_CSV_COLUMNS, ...COST_CSV_COLUMNS].join(","));
     expect(parseResultsCsv(withCost)).toEqual(both);
     // The groups in another order are a foreign header; a negative p99.9 is named.
-    expect(() => parseResultsCsv(withCost.replace("p999_ms,usd_per_hour,usd_per_million_ops_per_s", "usd_per_hour,usd_per_million_ops_per_s,p999_ms"))).toThrow(
-      /header is/,
+    expect(() =>
+      parseResultsCsv(
+        withCost.replace(
+          "p999_ms,usd_per_hour,usd_per_million_ops_per_s",
+          "usd_per_hour,usd_per_million_ops_per_s,p999_ms",
+        ),
+      ),
+    ).toThrow(/header is/);
+    expect(() => parseResultsCsv(text.replace(",2.5\n", ",-1\n"))).toThrow(
+      /p999_ms is "-1", not a non-negative number or empty \(not measured\)/,
     );
-    expect(() => parseResultsCsv(text.replace(",2.5\n", ",-1\n"))).toThrow(/p999_ms is "-1", not a non-negative number or empty \(not measured\)/);
   });
 
   it("the spread and client CPU groups come last, each written only when a row has it, and round-trip", () => {
@@ -120,20 +136,36 @@ describe("results.csv", () => {
       row({ test: "INCR", p999_ms: 2 }),
     ]; // prettier-ignore
     const text = renderResultsCsv(measured);
-    expect(text.split("\n")[0]).toBe([...RESULTS_CSV_COLUMNS, ...P999_CSV_COLUMNS, ...SPREAD_CSV_COLUMNS, ...CLIENT_CPU_CSV_COLUMNS].join(","));
-    expect(text.split("\n")[0]?.split(",").slice(0, 9)).toEqual(["workload", "mode", "test", "rps", "p50_ms", "clients", "pipeline", "datasize", "timestamp"]);
+    expect(text.split("\n")[0]).toBe(
+      [...RESULTS_CSV_COLUMNS, ...P999_CSV_COLUMNS, ...SPREAD_CSV_COLUMNS, ...CLIENT_CPU_CSV_COLUMNS].join(","),
+    );
+    expect(text.split("\n")[0]?.split(",").slice(0, 9)).toEqual([
+      "workload",
+      "mode",
+      "test",
+      "rps",
+      "p50_ms",
+      "clients",
+      "pipeline",
+      "datasize",
+      "timestamp",
+    ]);
     expect(text.split("\n")[1]).toMatch(/,3,1200000,1300000,0\.5,0\.6,0\.8,1,1\.1,1\.3,95\.2,2,true$/);
     expect(parseResultsCsv(text)).toEqual(measured);
     expect(parseResultsCsv(text)[2]).not.toHaveProperty("runs");
     expect(parseResultsCsv(text)[2]).not.toHaveProperty("client_bound");
     // Only the client group (a row measured once, before --repeat): its own header.
     const clientOnly = [row({ client_cpu_pct: 12.5, client_cores: 1, client_bound: false })];
-    expect(renderResultsCsv(clientOnly).split("\n")[0]).toBe([...RESULTS_CSV_COLUMNS, ...CLIENT_CPU_CSV_COLUMNS].join(","));
+    expect(renderResultsCsv(clientOnly).split("\n")[0]).toBe(
+      [...RESULTS_CSV_COLUMNS, ...CLIENT_CPU_CSV_COLUMNS].join(","),
+    );
     expect(parseResultsCsv(renderResultsCsv(clientOnly))).toEqual(clientOnly);
     expect(() => parseResultsCsv(text.replace(",95.2,2,true", ",95.2,2,maybe"))).toThrow(
       /client_bound is "maybe", not a non-negative number \(client_bound: true or false\)/,
     );
-    expect(() => parseResultsCsv(text.replace(",3,1200000,", ",0,1200000,"))).toThrow(/runs is "0", not a non-negative number \(runs: a whole number ≥ 1\)/);
+    expect(() => parseResultsCsv(text.replace(",3,1200000,", ",0,1200000,"))).toThrow(
+      /runs is "0", not a non-negative number \(runs: a whole number ≥ 1\)/,
+    );
   });
 
   it("a results.csv from before the spread and client columns still reads: one run, client not measured", () => {
@@ -162,7 +194,9 @@ describe("comparison", () => {
     const table = renderComparisonTable(ROWS);
     const lines = table.split("\n");
     expect(lines).toHaveLength(11);
-    expect(lines[0]).toMatch(/^test\s+mode\s+runs\s+rps \(min–max\)\s+p50 ms \(min–max\)\s+p99 ms \(min–max\)\s+client CPU$/);
+    expect(lines[0]).toMatch(
+      /^test\s+mode\s+runs\s+rps \(min–max\)\s+p50 ms \(min–max\)\s+p99 ms \(min–max\)\s+client CPU$/,
+    );
     expect(table).toMatch(/^SET\s+cluster\s+1\s+1,250,001\s+0\.567\s+1\.200\s+not measured$/m);
     expect(table).toMatch(/^SET\s+replication\s+1\s+500,000\s+1\.783\s+3\.100\s+not measured$/m);
     expect(table).toMatch(/^SET\s+2\.50× rps · 3\.14× lower p50$/m);
@@ -186,20 +220,37 @@ describe("comparison", () => {
     const spread = (rps: number, min: number, max: number): Partial<ResultRow> => ({
       rps, rps_min: min, rps_max: max, runs: 3, p50_min_ms: 0.5, p50_max_ms: 0.6, p95_min_ms: 0.9, p95_max_ms: 0.9, p99_min_ms: 1.1, p99_max_ms: 1.3,
     }); // prettier-ignore
-    const noisy = [row({ ...spread(1000, 900, 1100), p50_ms: 0.55 }), row({ mode: "replication", ...spread(950, 800, 1000), p50_ms: 0.55 })];
+    const noisy = [
+      row({ ...spread(1000, 900, 1100), p50_ms: 0.55 }),
+      row({ mode: "replication", ...spread(950, 800, 1000), p50_ms: 0.55 }),
+    ];
     const table = renderComparisonTable(noisy);
-    expect(table).toMatch(/^SET\s+cluster\s+3\s+1,000 \(900–1,100\)\s+0\.550 \(0\.500–0\.600\)\s+1\.200 \(1\.100–1\.300\)\s+not measured$/m);
+    expect(table).toMatch(
+      /^SET\s+cluster\s+3\s+1,000 \(900–1,100\)\s+0\.550 \(0\.500–0\.600\)\s+1\.200 \(1\.100–1\.300\)\s+not measured$/m,
+    );
     // 1000 ÷ 950 = 1.05; from 900 ÷ 1000 to 1100 ÷ 800; the rps ranges overlap.
-    expect(table).toMatch(/^SET\s+1\.05× \(0\.90–1\.38×\) rps, within run-to-run noise · 1\.00× \(0\.83–1\.20×\) lower p50$/m);
+    expect(table).toMatch(
+      /^SET\s+1\.05× \(0\.90–1\.38×\) rps, within run-to-run noise · 1\.00× \(0\.83–1\.20×\) lower p50$/m,
+    );
     const apart = [
       row({ ...spread(2000, 1900, 2100) }),
-      row({ mode: "replication", ...spread(950, 800, 1000), client_cpu_pct: 96.5, client_cores: 2, client_bound: true }),
+      row({
+        mode: "replication",
+        ...spread(950, 800, 1000),
+        client_cpu_pct: 96.5,
+        client_cores: 2,
+        client_bound: true,
+      }),
     ];
     const md = renderSummaryMarkdown({ rows: apart, versions: { server: "9.1.2", client: "redis-benchmark 7.0.15" } });
     expect(md).toContain("2.11× (1.90–2.63×) rps · ");
     expect(md).not.toContain("within run-to-run noise");
-    expect(md).toContain("| 950 (800–1,000) rps · p50 0.567 (0.500–0.600) ms · p99 1.200 (1.100–1.300) ms · CLIENT-BOUND: 96.5 % of 2 cores |");
-    expect(renderComparisonTable(apart)).toMatch(/^SET\s+replication\s+3\s+950 \(800–1,000\).*CLIENT-BOUND: 96\.5 % of 2 cores$/m);
+    expect(md).toContain(
+      "| 950 (800–1,000) rps · p50 0.567 (0.500–0.600) ms · p99 1.200 (1.100–1.300) ms · CLIENT-BOUND: 96.5 % of 2 cores |",
+    );
+    expect(renderComparisonTable(apart)).toMatch(
+      /^SET\s+replication\s+3\s+950 \(800–1,000\).*CLIENT-BOUND: 96\.5 % of 2 cores$/m,
+    );
   });
 
   it("summary.md has versions, topology, the side-by-side table and every row", () => {
@@ -213,7 +264,9 @@ describe("comparison", () => {
     expect(md).toContain("- Server: 9.1.2");
     expect(md).toContain("- Benchmark client: redis-benchmark 7.0.15");
     expect(md).toContain("```\nshard 1 | a\n```");
-    expect(md).toContain("| SET | 1,250,001 rps · p50 0.567 ms · p99 1.200 ms | 500,000 rps · p50 1.783 ms · p99 3.100 ms | 2.50× rps · 3.14× lower p50 |");
+    expect(md).toContain(
+      "| SET | 1,250,001 rps · p50 0.567 ms · p99 1.200 ms | 500,000 rps · p50 1.783 ms · p99 3.100 ms | 2.50× rps · 3.14× lower p50 |",
+    );
     expect(md).toContain("rerun: first run 0.42 s < 5 s; requests scaled 500000→6875000");
     expect(md).toContain('has, "quotes" and a newline');
     expect(md).toMatch(/## Cluster mode[\s\S]*## Replication mode/);

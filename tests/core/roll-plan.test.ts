@@ -14,7 +14,13 @@ const zoneOf = (a: string): string => `zone-${a.slice(-1)}`;
 
 function report(mode: "cluster" | "replication", shards: Shard[], sentinels: string[] = []): TopologyReport {
   const shardReports: ShardReport[] = shards.map((s) => ({
-    primary: { address: s.primary, zone: zoneOf(s.primary), slotRanges: s.slots === undefined ? [] : [s.slots], slotCount: 0, keys: undefined },
+    primary: {
+      address: s.primary,
+      zone: zoneOf(s.primary),
+      slotRanges: s.slots === undefined ? [] : [s.slots],
+      slotCount: 0,
+      keys: undefined,
+    },
     replicas: s.replicas.map((r) => ({ address: r, zone: zoneOf(r), crossAz: true, linkUp: true, lagBytes: 0 })),
   }));
   const primariesPerZone: Record<string, number> = {};
@@ -26,7 +32,9 @@ function report(mode: "cluster" | "replication", shards: Shard[], sentinels: str
     shards: shardReports,
     primariesPerZone,
     nodeCount: shards.reduce((n, s) => n + 1 + s.replicas.length, 0),
-    ...(sentinels.length === 0 ? {} : { sentinels: sentinels.map((address) => ({ address, zone: undefined, reachable: true, agrees: true })) }),
+    ...(sentinels.length === 0
+      ? {}
+      : { sentinels: sentinels.map((address) => ({ address, zone: undefined, reachable: true, agrees: true })) }),
   };
 }
 
@@ -66,7 +74,9 @@ describe("rolling restart order (live report → next step)", () => {
       { primary: "a:1", replicas: ["b:5"], slots: "0-5460" },
       { primary: "c:6", replicas: ["a:4"], slots: "10923-16383" },
     ];
-    const text = playRoll("cluster", shards).map((s) => (s.kind === "failover" ? `failover ${s.from}→${s.to}` : `${s.kind} ${s.address}`));
+    const text = playRoll("cluster", shards).map((s) =>
+      s.kind === "failover" ? `failover ${s.from}→${s.to}` : `${s.kind} ${s.address}`,
+    );
     expect(text).toEqual([
       "replica b:5",
       "failover a:1→b:5",
@@ -81,7 +91,11 @@ describe("rolling restart order (live report → next step)", () => {
   });
 
   it("cluster: every member restarted exactly once, every shard failed over once (3 × 2)", () => {
-    const shards: Shard[] = [0, 1, 2].map((i) => ({ primary: `p${i}:${i}`, replicas: [`r${i}a:1${i}`, `r${i}b:2${i}`], slots: String(i * 6000) }));
+    const shards: Shard[] = [0, 1, 2].map((i) => ({
+      primary: `p${i}:${i}`,
+      replicas: [`r${i}a:1${i}`, `r${i}b:2${i}`],
+      slots: String(i * 6000),
+    }));
     const steps = playRoll("cluster", shards);
     const restarted = steps.filter((s) => s.kind !== "failover").map((s) => ("address" in s ? s.address : ""));
     expect(new Set(restarted).size).toBe(9);
@@ -100,13 +114,17 @@ describe("rolling restart order (live report → next step)", () => {
   });
 
   it("cluster: a shard without replicas restarts its primary in place (its slots are down meanwhile)", () => {
-    expect(nextRollStep(report("cluster", [{ primary: "p:0", replicas: [], slots: "0-16383" }]), new Set())).toMatchObject({ kind: "primary", address: "p:0" });
+    expect(
+      nextRollStep(report("cluster", [{ primary: "p:0", replicas: [], slots: "0-16383" }]), new Set()),
+    ).toMatchObject({ kind: "primary", address: "p:0" });
   });
 
   it("cluster: no linked restarted replica to fail over to is an error naming the shard", () => {
     const r = report("cluster", [{ primary: "p:0", replicas: ["x:1"], slots: "0-16383" }]);
     (r.shards[0] as ShardReport).replicas[0]!.linkUp = false;
-    expect(() => nextRollStep(r, new Set(["x:1"]))).toThrow(/shard 0 \(primary p:0\): no restarted replica with its link up/);
+    expect(() => nextRollStep(r, new Set(["x:1"]))).toThrow(
+      /shard 0 \(primary p:0\): no restarted replica with its link up/,
+    );
   });
 
   it("the gate tolerates a zone primary majority mid-roll and nothing else", () => {
@@ -123,9 +141,9 @@ describe("rolling restart order (live report → next step)", () => {
       restart: () => Promise.resolve(void restarts++),
       failover: () => Promise.resolve(),
     };
-    await expect(rollingRestart(ops, { pollMs: 1, rolledIn: () => Promise.resolve(new Set<string>()) })).rejects.toThrow(
-      /no end after 7 steps \(last: restart replica m1:2/,
-    );
+    await expect(
+      rollingRestart(ops, { pollMs: 1, rolledIn: () => Promise.resolve(new Set<string>()) }),
+    ).rejects.toThrow(/no end after 7 steps \(last: restart replica m1:2/);
     expect(restarts).toBe(7);
   });
 
@@ -154,7 +172,10 @@ describe("rolling restart order (live report → next step)", () => {
       verify: () => Promise.resolve(r),
       restart: () => Promise.resolve(),
       failover: () => Promise.resolve(),
-      endpointsSettled: () => Promise.resolve(++asked > settlesAfter ? undefined : "HAProxy pod hp-0 does not count every Sentinel naming the primary yet"),
+      endpointsSettled: () =>
+        Promise.resolve(
+          ++asked > settlesAfter ? undefined : "HAProxy pod hp-0 does not count every Sentinel naming the primary yet",
+        ),
     });
     const done = await rollingRestart(ops(3), { pollMs: 1 });
     expect(done.steps.map((s) => s.kind)).toEqual(["sentinel", "replica", "primary"]);

@@ -4,7 +4,17 @@
  * columns and the Linux readers' parsers; the interleaved order of repeated steps.
  */
 import { describe, expect, it } from "vitest";
-import { aggregateRows, aggregateRuns, differenceRange, median, overlaps, pathOf, rangeOf, ratioRange, type Range } from "../../benchmarks/run/run-spread.js";
+import {
+  aggregateRows,
+  aggregateRuns,
+  differenceRange,
+  median,
+  overlaps,
+  pathOf,
+  rangeOf,
+  ratioRange,
+  type Range,
+} from "../../benchmarks/run/run-spread.js";
 import {
   clientCpuColumns,
   clientCpuText,
@@ -36,9 +46,42 @@ describe("median", () => {
 
 describe("aggregateRows: one row from a measurement's runs", () => {
   const runs: ResultRow[] = [
-    resultRow({ rps: 1000, p50_ms: 0.5, p95_ms: 0.9, p99_ms: 1.5, avg_ms: 0.6, min_ms: 0.1, max_ms: 9, requests: 5000, notes: "a", p999_ms: 3 }),
-    resultRow({ rps: 1200, p50_ms: 0.4, p95_ms: 0.8, p99_ms: 1.1, avg_ms: 0.5, min_ms: 0.05, max_ms: 4, requests: 6000, notes: "b", p999_ms: 2 }),
-    resultRow({ rps: 900, p50_ms: 0.7, p95_ms: 1.2, p99_ms: 2.0, avg_ms: 0.8, min_ms: 0.2, max_ms: 20, requests: 4500, notes: "c", p999_ms: 5 }),
+    resultRow({
+      rps: 1000,
+      p50_ms: 0.5,
+      p95_ms: 0.9,
+      p99_ms: 1.5,
+      avg_ms: 0.6,
+      min_ms: 0.1,
+      max_ms: 9,
+      requests: 5000,
+      notes: "a",
+      p999_ms: 3,
+    }),
+    resultRow({
+      rps: 1200,
+      p50_ms: 0.4,
+      p95_ms: 0.8,
+      p99_ms: 1.1,
+      avg_ms: 0.5,
+      min_ms: 0.05,
+      max_ms: 4,
+      requests: 6000,
+      notes: "b",
+      p999_ms: 2,
+    }),
+    resultRow({
+      rps: 900,
+      p50_ms: 0.7,
+      p95_ms: 1.2,
+      p99_ms: 2.0,
+      avg_ms: 0.8,
+      min_ms: 0.2,
+      max_ms: 20,
+      requests: 4500,
+      notes: "c",
+      p999_ms: 5,
+    }),
   ];
 
   it.each<[string, keyof ResultRow, unknown]>([
@@ -60,7 +103,11 @@ describe("aggregateRows: one row from a measurement's runs", () => {
     ["p99_min_ms", "p99_min_ms", 1.1],
     ["p99_max_ms", "p99_max_ms", 2.0],
     ["requests are the median-rps run's", "requests", 5000],
-    ["notes are the median-rps run's, saying which run", "notes", "a; median of 3 runs (these notes, requests and duration: run 1)"],
+    [
+      "notes are the median-rps run's, saying which run",
+      "notes",
+      "a; median of 3 runs (these notes, requests and duration: run 1)",
+    ],
   ])("%s", (_what, field, want) => expect(aggregateRows(runs)[field]).toEqual(want));
 
   it("an even number of runs: the mean of the middle two; the notes of the lower middle run", () => {
@@ -102,13 +149,17 @@ describe("aggregateRows: one row from a measurement's runs", () => {
   });
 
   it("rows already aggregated keep their outer range (ranges of ranges)", () => {
-    const r = aggregateRows([resultRow({ rps: 10, rps_min: 8, rps_max: 12, runs: 3 }), resultRow({ rps: 11, rps_min: 9, rps_max: 15, runs: 3 })]);
+    const r = aggregateRows([
+      resultRow({ rps: 10, rps_min: 8, rps_max: 12, runs: 3 }),
+      resultRow({ rps: 11, rps_min: 9, rps_max: 15, runs: 3 }),
+    ]);
     expect([r.rps_min, r.rps_max]).toEqual([8, 15]);
   });
 });
 
 describe("aggregateRuns: which rows are the same measurement", () => {
-  const direct = (rps: number, notes = "") => resultRow({ mode: "replication", rps, notes: [REPLICATION_PATH_NOTES.direct, notes].filter(Boolean).join("; ") });
+  const direct = (rps: number, notes = "") =>
+    resultRow({ mode: "replication", rps, notes: [REPLICATION_PATH_NOTES.direct, notes].filter(Boolean).join("; ") });
   const endpoint = (rps: number) => resultRow({ mode: "replication", rps, notes: REPLICATION_PATH_NOTES.endpoint });
   const cluster = (rps: number, test = "SET") => resultRow({ mode: "cluster", rps, test });
 
@@ -118,7 +169,9 @@ describe("aggregateRuns: which rows are the same measurement", () => {
       [direct(110), endpoint(70), cluster(310), cluster(390, "GET")],
       [direct(90), endpoint(75), cluster(290), cluster(410, "GET")],
     ]);
-    expect(rows.map((r) => `${r.mode} ${pathOf(r.notes)} ${r.test} ${r.rps} (${r.rps_min}–${r.rps_max}) ×${r.runs}`)).toEqual([
+    expect(
+      rows.map((r) => `${r.mode} ${pathOf(r.notes)} ${r.test} ${r.rps} (${r.rps_min}–${r.rps_max}) ×${r.runs}`),
+    ).toEqual([
       `replication ${REPLICATION_PATH_NOTES.direct} SET 100 (90–110) ×3`,
       `replication ${REPLICATION_PATH_NOTES.endpoint} SET 75 (70–80) ×3`,
       "cluster  SET 300 (290–310) ×3",
@@ -144,7 +197,12 @@ describe("aggregateRuns: which rows are the same measurement", () => {
 
 describe("ranges", () => {
   it.each<[string, Range, Range, Range]>([
-    ["cluster ÷ replication rps: min_c ÷ max_r to max_c ÷ min_r", range(300, 270, 330), range(100, 90, 120), range(3, 2.25, 330 / 90)],
+    [
+      "cluster ÷ replication rps: min_c ÷ max_r to max_c ÷ min_r",
+      range(300, 270, 330),
+      range(100, 90, 120),
+      range(3, 2.25, 330 / 90),
+    ],
     ["one run each: a point", range(300, 300, 300, 1), range(100, 100, 100, 1), range(3, 3, 3, 1)],
     ["a zero denominator: not computable", range(1, 1, 1), range(0, 0, 0), range(Number.NaN, Number.NaN, Number.NaN)],
   ])("ratioRange: %s", (_what, a, b, want) => {
@@ -195,7 +253,9 @@ describe("client CPU", () => {
     [4, 8, 1.5, 1.5],
     [1, 8, undefined, 1],
     [4, 8, 0.5, 1],
-  ])("usableCores(threads %d, CPUs %d, limit %s) = %d", (threads, cpus, limit, want) => expect(usableCores(threads, cpus, limit)).toBe(want));
+  ])("usableCores(threads %d, CPUs %d, limit %s) = %d", (threads, cpus, limit, want) =>
+    expect(usableCores(threads, cpus, limit)).toBe(want),
+  );
 
   it("rows gain the columns; unmeasured rows stay as they were; the text says which", () => {
     const [bound] = withClientCpu([resultRow()], { cpuSeconds: 0.95, wallSeconds: 1, cores: 1 });
@@ -240,7 +300,12 @@ describe("RepeatedRuns: the steps interleave run by run, each recorded in the or
     const steps = runs.steps(() => [step("A", "replication"), step("B", "cluster")]);
     expect(steps.map((s) => s.title)).toEqual(["Run 1/2: A", "Run 1/2: B", "Run 2/2: A", "Run 2/2: B"]);
     await silentProgress(steps);
-    expect(runs.record().steps.map((s) => `${s.run}:${s.step}:${s.rows.map((r) => r.rps).join()}`)).toEqual(["1:A:110", "1:B:120", "2:A:130", "2:B:140"]);
+    expect(runs.record().steps.map((s) => `${s.run}:${s.step}:${s.rows.map((r) => r.rps).join()}`)).toEqual([
+      "1:A:110",
+      "1:B:120",
+      "2:A:130",
+      "2:B:140",
+    ]);
     // Run 2's A starts where run 1's A ended; run 1 has no earlier run.
     expect(runs.previousRequests(2, "A")).toEqual({ set: 5100 });
     expect(runs.previousRequests(1, "A")).toEqual({});

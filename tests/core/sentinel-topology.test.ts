@@ -23,7 +23,8 @@ const DOWN_AFTER_MS = 1000;
 describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processes", () => {
   let t: SentinelTopology;
 
-  const client = (m: { host: string; port: number; address: string }) => openClient(m.host, m.port, m.address, { password, connectTimeoutMs: 1000 });
+  const client = (m: { host: string; port: number; address: string }) =>
+    openClient(m.host, m.port, m.address, { password, connectTimeoutMs: 1000 });
   const dbsize = async (m: Member): Promise<number> => {
     const c = await client(m);
     try {
@@ -98,7 +99,13 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
   };
 
   beforeAll(async () => {
-    t = await SentinelTopology.start({ replicas: 2, zones: ["a", "b", "c"], password, downAfterMs: DOWN_AFTER_MS, failoverTimeoutMs: 3000 });
+    t = await SentinelTopology.start({
+      replicas: 2,
+      zones: ["a", "b", "c"],
+      password,
+      downAfterMs: DOWN_AFTER_MS,
+      failoverTimeoutMs: 3000,
+    });
   }, 120_000);
   afterAll(async () => t?.stopAll());
 
@@ -119,10 +126,13 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
       const promotedMark = probe.mark();
       expect(promoted.address).not.toBe(old.address);
       expect(await t.role(promoted)).toBe("master");
-      await pollUntil(() => Promise.resolve(probe.firstAckAfter(promotedMark) ? true : "no write acknowledged since the promotion"), {
-        timeoutMs: 5000,
-        what: "a write through the endpoint",
-      });
+      await pollUntil(
+        () => Promise.resolve(probe.firstAckAfter(promotedMark) ? true : "no write acknowledged since the promotion"),
+        {
+          timeoutMs: 5000,
+          what: "a write through the endpoint",
+        },
+      );
       await waitForEndpointOn(promoted, 1000);
       expect(probe.firstAckAfter(killMark)!.at - killedAt).toBeLessThan(DOWN_AFTER_MS + 15_000);
     } finally {
@@ -139,7 +149,9 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
     }
     const primary = t.member(await t.primaryFromSentinels());
     await t.startMember(old.ordinal);
-    expect(old.proc!.stderr()).toContain(`primary of ${t.masterName} is ${primary.host} ${primary.port}: starting as its replica`);
+    expect(old.proc!.stderr()).toContain(
+      `primary of ${t.masterName} is ${primary.host} ${primary.port}: starting as its replica`,
+    );
     await expectReplicaOf(old, primary);
     // The verifier finds the promoted primary through the Sentinels and sees both replicas linked.
     // (Sentinel re-points the other replica one at a time, parallel-syncs 1: on a loaded machine
@@ -165,7 +177,8 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
     // for the rejoining replica's full sync (seen once in CI: 127.0.0.22, then 127.0.0.21); that
     // is Sentinel doing its job, printed here, not a verifier error.
     const now = t.member(await t.primaryFromSentinels());
-    if (now.address !== primary.address) console.warn(`[sentinel] a second failover after the rejoin: ${primary.address} -> ${now.address}`);
+    if (now.address !== primary.address)
+      console.warn(`[sentinel] a second failover after the rejoin: ${primary.address} -> ${now.address}`);
     expect(report!.seed).toBe(now.address);
   }, 90_000);
 
@@ -179,10 +192,14 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
     const others = t.members.filter((m) => m !== old);
     await waitForReplicaLinks(others, password, 30_000);
     const expected = await dbsize(old);
-    await pollUntil(async () => ((await Promise.all(others.map(dbsize))).every((n) => n === expected) ? true : "replicas catching up"), {
-      timeoutMs: 10_000,
-      what: "replicas to hold every key",
-    });
+    await pollUntil(
+      async () =>
+        (await Promise.all(others.map(dbsize))).every((n) => n === expected) ? true : "replicas catching up",
+      {
+        timeoutMs: 10_000,
+        what: "replicas to hold every key",
+      },
+    );
     // A quorum no Sentinel set can reach: they never fail over by themselves, so the start script
     // must ask for SENTINEL FAILOVER itself (past down-after + its slack) and never serve empty.
     await eachSentinel("SET", t.masterName, "quorum", "4");
@@ -196,11 +213,15 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
     await pollUntil(
       async () => {
         const counts = await Promise.all(t.members.map((m) => dbsize(m).catch(() => -1)));
-        return counts.every((n) => n === expected) ? true : `keys per member: ${counts.join(", ")} (expected ${expected})`;
+        return counts.every((n) => n === expected)
+          ? true
+          : `keys per member: ${counts.join(", ")} (expected ${expected})`;
       },
       { timeoutMs: 20_000, intervalMs: 250, what: "every member to hold every key" },
     );
-    expect(old.proc!.stderr()).toContain("its data dir is empty and 2 live replica(s) hold the data: waiting for their failover");
+    expect(old.proc!.stderr()).toContain(
+      "its data dir is empty and 2 live replica(s) hold the data: waiting for their failover",
+    );
     expect(old.proc!.stderr()).toMatch(/SENTINEL FAILOVER via \S+: OK/);
     const primary = t.member(await t.primaryFromSentinels());
     expect(primary.address).not.toBe(old.address);

@@ -74,16 +74,27 @@ const measured = (offered: number, p99: number, over: Partial<Measured> = {}): M
   refined: false,
   ...over,
 });
-const judged = (offered: number, p99: number, over: Partial<Measured> = {}): SloStep => judgeStep(P99_2MS, measured(offered, p99, over));
+const judged = (offered: number, p99: number, over: Partial<Measured> = {}): SloStep =>
+  judgeStep(P99_2MS, measured(offered, p99, over));
 
 describe("judgeStep: the rule", () => {
   it.each([
     ["within the bound, 99 % achieved, no error", measured(1000, 1.9), true, ""],
     ["exactly at the bound", measured(1000, 2), true, ""],
     ["over the bound", measured(1000, 2.1), false, "p99 2.1 ms > 2 ms"],
-    ["achieved 94 % of offered", measured(1000, 1, { achievedRps: 940 }), false, "achieved 94.0 % of the offered rate (< 95 %)"],
+    [
+      "achieved 94 % of offered",
+      measured(1000, 1, { achievedRps: 940 }),
+      false,
+      "achieved 94.0 % of the offered rate (< 95 %)",
+    ],
     ["achieved exactly 95 %", measured(1000, 1, { achievedRps: 950 }), true, ""],
-    ["an error reply", measured(1000, 1, { error: "the mix got error replies: SET 3" }), false, "errors: the mix got error replies: SET 3"],
+    [
+      "an error reply",
+      measured(1000, 1, { error: "the mix got error replies: SET 3" }),
+      false,
+      "errors: the mix got error replies: SET 3",
+    ],
     [
       "failed without figures",
       measured(1000, 1, { achievedRps: 0, p50_ms: null, p99_ms: null, p999_ms: null, error: "no reply" }),
@@ -104,12 +115,36 @@ describe("judgeStep: the rule", () => {
 
 describe("sweepFigure at the bound's edges", () => {
   it.each<[string, SloStep[], SloFigure]>([
-    ["no step meets it: below the lowest step, its offered rate (never 0)", [judged(1000, 5), judged(2000, 9)], { rps: 1000, bound: "below" }],
-    ["every step meets it: at least the highest step's achieved rate", [judged(1000, 1), judged(2000, 1.5)], { rps: 1980, bound: "atLeast" }],
-    ["a bracket: the last step before the first failure", [judged(1000, 1), judged(2000, 1.5), judged(3000, 4)], { rps: 1980, bound: "exact" }],
-    ["a pass above a failure is noise: the figure stays below the failure", [judged(1000, 1), judged(2000, 4), judged(3000, 1)], { rps: 990, bound: "exact" }],
-    ["steps in any order (refinements last)", [judged(3000, 4), judged(1000, 1), judged(2500, 3), judged(2000, 1.5)], { rps: 1980, bound: "exact" }],
-    ["the lowest fails, a higher passes: still below", [judged(1000, 3), judged(2000, 1)], { rps: 1000, bound: "below" }],
+    [
+      "no step meets it: below the lowest step, its offered rate (never 0)",
+      [judged(1000, 5), judged(2000, 9)],
+      { rps: 1000, bound: "below" },
+    ],
+    [
+      "every step meets it: at least the highest step's achieved rate",
+      [judged(1000, 1), judged(2000, 1.5)],
+      { rps: 1980, bound: "atLeast" },
+    ],
+    [
+      "a bracket: the last step before the first failure",
+      [judged(1000, 1), judged(2000, 1.5), judged(3000, 4)],
+      { rps: 1980, bound: "exact" },
+    ],
+    [
+      "a pass above a failure is noise: the figure stays below the failure",
+      [judged(1000, 1), judged(2000, 4), judged(3000, 1)],
+      { rps: 990, bound: "exact" },
+    ],
+    [
+      "steps in any order (refinements last)",
+      [judged(3000, 4), judged(1000, 1), judged(2500, 3), judged(2000, 1.5)],
+      { rps: 1980, bound: "exact" },
+    ],
+    [
+      "the lowest fails, a higher passes: still below",
+      [judged(1000, 3), judged(2000, 1)],
+      { rps: 1000, bound: "below" },
+    ],
   ])("%s", (_what, steps, figure) => {
     expect(sweepFigure(steps)).toEqual(figure);
   });
@@ -134,7 +169,11 @@ const exact = (rps: number): SloFigure => ({ rps, bound: "exact" });
 
 describe("median and range over sweeps", () => {
   it.each<[string, SloFigure[], { median: SloFigure; min: SloFigure; max: SloFigure }]>([
-    ["odd count: the middle one", [exact(300), exact(100), exact(200)], { median: exact(200), min: exact(100), max: exact(300) }],
+    [
+      "odd count: the middle one",
+      [exact(300), exact(100), exact(200)],
+      { median: exact(200), min: exact(100), max: exact(300) },
+    ],
     [
       "even count: the lower middle one (conservative)",
       [exact(400), exact(100), exact(300), exact(200)],
@@ -160,7 +199,12 @@ describe("median and range over sweeps", () => {
     ["touching", s(exact(100), exact(130)), s(exact(130), exact(150)), true],
     ["nested", s(exact(100), exact(200)), s(exact(130), exact(150)), true],
     ["a 'below' reaches down to 0", s({ rps: 500, bound: "below" }, exact(600)), s(exact(100), exact(120)), true],
-    ["an 'at least' reaches up without end", s(exact(100), { rps: 120, bound: "atLeast" }), s(exact(5000), exact(6000)), true],
+    [
+      "an 'at least' reaches up without end",
+      s(exact(100), { rps: 120, bound: "atLeast" }),
+      s(exact(5000), exact(6000)),
+      true,
+    ],
   ])("rangesOverlap: %s", (_what, a, b, overlap) => {
     expect(rangesOverlap(a, b)).toBe(overlap);
     expect(rangesOverlap(b, a)).toBe(overlap);
@@ -175,18 +219,30 @@ describe("median and range over sweeps", () => {
     expect(formatSummary(s({ rps: 2000, bound: "below" }, { rps: 2100, bound: "below" }, exact(3100)))).toBe(
       "below 2,100 ops/s, the lowest step (3 runs: < 2,000 – 3,100)",
     );
-    expect(formatSummary(s({ rps: 29700, bound: "atLeast" }))).toBe("at least 29,700 ops/s, every step met it (one run: no spread measured)");
+    expect(formatSummary(s({ rps: 29700, bound: "atLeast" }))).toBe(
+      "at least 29,700 ops/s, every step met it (one run: no spread measured)",
+    );
   });
 
   it.each([
-    ["one run each: no winner", s(exact(100)), s(exact(200)), "one run: spread not measured, no winner (run with --repeat 3)"],
+    [
+      "one run each: no winner",
+      s(exact(100)),
+      s(exact(200)),
+      "one run: spread not measured, no winner (run with --repeat 3)",
+    ],
     [
       "overlap: no difference beyond run-to-run noise",
       s(exact(100), exact(150)),
       s(exact(140), exact(200)),
       "ranges overlap: no difference beyond run-to-run noise",
     ],
-    ["apart: the ratio of the medians", s(exact(300), exact(310)), s(exact(100), exact(110)), "3.00× (cluster ÷ replication; the ranges do not overlap)"],
+    [
+      "apart: the ratio of the medians",
+      s(exact(300), exact(310)),
+      s(exact(100), exact(110)),
+      "3.00× (cluster ÷ replication; the ranges do not overlap)",
+    ],
     [
       "apart with a bound: about",
       s({ rps: 900, bound: "atLeast" }, { rps: 900, bound: "atLeast" }),
@@ -213,7 +269,11 @@ describe("the sweep's workload", () => {
     ],
     ["the seed's tests in equal shares", { tests: ["set", "get", "incr"] as const }, "set:34,get:33,incr:33"],
     ["one test", { tests: ["get"] as const }, "get:100"],
-    ["one per server command (two LRANGEs send one)", { tests: ["lrange_100", "lrange_300", "set"] as const }, "lrange_100:50,set:50"],
+    [
+      "one per server command (two LRANGEs send one)",
+      { tests: ["lrange_100", "lrange_300", "set"] as const },
+      "lrange_100:50,set:50",
+    ],
   ])("sloMix: %s", (_what, w, mix) => {
     expect(
       sloMix({ ...w, tests: [...w.tests] })
@@ -223,7 +283,14 @@ describe("the sweep's workload", () => {
   });
 
   it("a step's workload: the sweep's mix and step length, reads on the primary, no soak, the step's rate or none (closed loop)", () => {
-    const w = { ...SEED_WORKLOAD, rate: 5000, soak: { sampleSeconds: 5 }, reads: "replicas" as const, slo: P99_2MS, sloStepSeconds: 3 };
+    const w = {
+      ...SEED_WORKLOAD,
+      rate: 5000,
+      soak: { sampleSeconds: 5 },
+      reads: "replicas" as const,
+      slo: P99_2MS,
+      sloStepSeconds: 3,
+    };
     const open = sweepWorkload(w, 1234);
     expect(open).toMatchObject({ rate: 1234, durationSeconds: 3, mix: sloMix(w) });
     expect(open).not.toHaveProperty("soak");
@@ -251,7 +318,12 @@ describe("the sweep's workload", () => {
       runs: [],
       summary: summarizeFigures(f),
     });
-    expect(sloSideRows([rec("replication", exact(100), exact(120), exact(110)), rec("cluster", exact(300), exact(290), exact(310))])).toEqual([
+    expect(
+      sloSideRows([
+        rec("replication", exact(100), exact(120), exact(110)),
+        rec("cluster", exact(300), exact(290), exact(310)),
+      ]),
+    ).toEqual([
       {
         test: "throughput at p99 ≤ 2 ms",
         cluster: "300 ops/s (3 runs: 290 – 310)",
@@ -259,7 +331,12 @@ describe("the sweep's workload", () => {
         speedup: "2.73× (cluster ÷ replication; the ranges do not overlap)",
       },
     ]);
-    expect(sloSideRows([rec("replication", exact(100), exact(120), exact(110)), rec("cluster", { rps: 50, bound: "below" })], true)).toEqual([
+    expect(
+      sloSideRows(
+        [rec("replication", exact(100), exact(120), exact(110)), rec("cluster", { rps: 50, bound: "below" })],
+        true,
+      ),
+    ).toEqual([
       {
         test: "throughput at p99 ≤ 2 ms",
         cluster: "< 50 (1 run)",
@@ -268,7 +345,12 @@ describe("the sweep's workload", () => {
       },
     ]);
     expect(sloSideRows([rec("cluster", exact(300))])).toEqual([
-      { test: "throughput at p99 ≤ 2 ms", cluster: "300 ops/s (one run: no spread measured)", replication: "—", speedup: "—" },
+      {
+        test: "throughput at p99 ≤ 2 ms",
+        cluster: "300 ops/s (one run: no spread measured)",
+        replication: "—",
+        speedup: "—",
+      },
     ]);
   });
 });

@@ -52,11 +52,16 @@ describe("throughput at a latency target: report and verdict", () => {
     expect(l.text).toMatch(
       /^Throughput at p99 ≤ 2 ms: replication 6,534 ops\/s \(3 runs: 5,940 – 7,128\), cluster 24,552 ops\/s \(3 runs: 23,760 – 25,344\); 3\.76× \(cluster ÷ replication; the ranges do not overlap\)\. Local servers and the client share/,
     );
-    expect(l.from).toEqual([`${source.label}: raw/slo-sweep-replication.json`, `${source.label}: raw/slo-sweep-cluster.json`]);
+    expect(l.from).toEqual([
+      `${source.label}: raw/slo-sweep-replication.json`,
+      `${source.label}: raw/slo-sweep-cluster.json`,
+    ]);
     // summary.md and the terminal carry the same line.
     const text = writeRunVerdict(dir);
     expect(text).toContain("Throughput at p99 ≤ 2 ms: replication 6,534 ops/s");
-    expect(readFileSync(join(dir, "summary.md"), "utf8")).toContain("- Throughput at p99 ≤ 2 ms: replication 6,534 ops/s");
+    expect(readFileSync(join(dir, "summary.md"), "utf8")).toContain(
+      "- Throughput at p99 ≤ 2 ms: replication 6,534 ops/s",
+    );
   });
 
   it("summary.md's section: each topology's figure, each sweep's ceiling and figure, every step with why it missed", () => {
@@ -71,7 +76,9 @@ describe("throughput at a latency target: report and verdict", () => {
   it("overlapping ranges: 'no difference beyond run-to-run noise', never a winner", () => {
     const close = fixtureSloSweep("cluster", [8_000, 11_000, 13_000], (f) => (f <= 0.6 ? 1 : 5));
     const l = lineOf(runWith([replication, close]));
-    expect(l.text).toContain("cluster 6,534 ops/s (3 runs: 4,752 – 7,722); ranges overlap: no difference beyond run-to-run noise.");
+    expect(l.text).toContain(
+      "cluster 6,534 ops/s (3 runs: 4,752 – 7,722); ranges overlap: no difference beyond run-to-run noise.",
+    );
     expect(l.text).not.toMatch(/×/);
   });
 
@@ -82,7 +89,9 @@ describe("throughput at a latency target: report and verdict", () => {
     expect(l.text).toContain("replication below 2,000 ops/s, the lowest step (one run: no spread measured)");
     expect(l.text).toContain("cluster at least 29,700 ops/s, every step met it (one run: no spread measured)");
     expect(l.text).toContain("one run: spread not measured, no winner (run with --repeat 3)");
-    expect(lineOf(runWith([replication])).text).toMatch(/^Throughput at p99 ≤ 2 ms: replication 6,534 ops\/s \(3 runs: .+\), cluster not measured\./);
+    expect(lineOf(runWith([replication])).text).toMatch(
+      /^Throughput at p99 ≤ 2 ms: replication 6,534 ops\/s \(3 runs: .+\), cluster not measured\./,
+    );
   });
 
   it("without a sweep: 'not measured (run with --slo …)', and the choice lists it as not weighed", () => {
@@ -98,7 +107,10 @@ describe("throughput at a latency target: report and verdict", () => {
 
   it("a broken raw/slo-sweep file is refused naming the file and the field", () => {
     const dir = runWith([replication]);
-    writeFileSync(join(dir, "raw", "slo-sweep-cluster.json"), JSON.stringify({ ...cluster, summary: { ...cluster.summary, runs: 0 } }));
+    writeFileSync(
+      join(dir, "raw", "slo-sweep-cluster.json"),
+      JSON.stringify({ ...cluster, summary: { ...cluster.summary, runs: 0 } }),
+    );
     expect(() => loadSource(dir)).toThrow(/slo-sweep-cluster\.json: not a slo-sweep file \(summary\.runs: /);
   });
 
@@ -110,7 +122,9 @@ describe("throughput at a latency target: report and verdict", () => {
     };
     const rows = fixtureStackReport("cluster").benchmark!.rows;
     expect(parseMixJobResult(JSON.stringify({ rows, ...extras, sloSweep: cluster })).sloSweep).toEqual(cluster);
-    expect(() => parseMixJobResult(JSON.stringify({ rows, ...extras, sloSweep: { ...cluster, runs: [] } }))).toThrow(/sloSweep\.runs: /);
+    expect(() => parseMixJobResult(JSON.stringify({ rows, ...extras, sloSweep: { ...cluster, runs: [] } }))).toThrow(
+      /sloSweep\.runs: /,
+    );
     const dir = mkdtempSync(join(tmpdir(), "slo-stacks-"));
     dirs.push(dir);
     const c = loadSource(writeJson(dir, "cluster.json", stack("cluster", cluster)));
@@ -138,7 +152,8 @@ describe("throughput at a latency target: report and verdict", () => {
     );
     const path = join(dir, "report.html");
     writeFileSync(path, html);
-    if (findChromium() === undefined) throw new Error("no Chromium on PATH (or CHROMIUM_PATH): run the tests through .ci/setup");
+    if (findChromium() === undefined)
+      throw new Error("no Chromium on PATH (or CHROMIUM_PATH): run the tests through .ci/setup");
     const b = await checkReportInBrowser(path, { screenshot: join(dir, "report.png") });
     expect(b.points.slo).toBe(90);
     expect(b.rules.slo).toBe(3);

@@ -67,7 +67,10 @@ const side = (s: ValkeyProcess): SloSweepSide => ({
 });
 
 /** runMix with the server frozen 150 ms in every 200 ms while `slow(o)` holds for the run. */
-function slowedWhen(server: ValkeyProcess, slow: (o: RunMixOptions) => boolean): (o: RunMixOptions) => Promise<MixResult> {
+function slowedWhen(
+  server: ValkeyProcess,
+  slow: (o: RunMixOptions) => boolean,
+): (o: RunMixOptions) => Promise<MixResult> {
   return async (o) => {
     if (!slow(o)) return runMix(o);
     const timer = setInterval(() => {
@@ -98,7 +101,9 @@ describe("latency-target sweep on a real valkey-server", () => {
     show("normal", normal);
     expect(normal.ceiling.rps).toBeGreaterThan(1000);
     expect(coarse(normal).map((s) => s.fraction)).toEqual([0.2, 0.4, 0.6, 0.8, 1]);
-    expect(coarse(normal).map((s) => s.offeredRps)).toEqual([1, 2, 3, 4, 5].map((i) => Math.round((normal.ceiling.rps * i) / STEPS)));
+    expect(coarse(normal).map((s) => s.offeredRps)).toEqual(
+      [1, 2, 3, 4, 5].map((i) => Math.round((normal.ceiling.rps * i) / STEPS)),
+    );
     expect(normal.figure.bound).not.toBe("below");
     expect(normal.figure.rps).toBeGreaterThan(0.95 * 0.2 * normal.ceiling.rps);
     for (const s of normal.steps.filter((x) => x.offeredRps <= normal.figure.rps)) {
@@ -163,12 +168,48 @@ describe("latency-target sweep on a real valkey-server", () => {
   it("vbench bench --slo: the JSON, raw/slo-sweep-replication.json, the side-by-side row, summary.md's steps, the report's section and chart", async () => {
     const out = mkdtempSync(join(tmpdir(), "slo-cli-"));
     try {
-      const args = ["bench", "--target", a.address, "--mix", "get:80,set:20", "--duration-s", "1", "--clients", "4", "--pipeline", "8"];
-      const r = await runVbench([...args, "--slo", "p50:15ms", "--slo-steps", "3", "--slo-step-s", "1", "--repeat", "2", "--json", "--output", out]);
+      const args = [
+        "bench",
+        "--target",
+        a.address,
+        "--mix",
+        "get:80,set:20",
+        "--duration-s",
+        "1",
+        "--clients",
+        "4",
+        "--pipeline",
+        "8",
+      ];
+      const r = await runVbench([
+        ...args,
+        "--slo",
+        "p50:15ms",
+        "--slo-steps",
+        "3",
+        "--slo-step-s",
+        "1",
+        "--repeat",
+        "2",
+        "--json",
+        "--output",
+        out,
+      ]);
       expect(r.code, r.stderr).toBe(0);
-      const j = JSON.parse(r.stdout) as { runDir: string; sloSweep: { mode: string; runs: unknown[]; summary: { runs: number }; target: unknown } };
-      expect(j.sloSweep).toMatchObject({ mode: "replication", target: { percentile: "p50", boundMs: 15 }, steps: 3, stepSeconds: 1, summary: { runs: 2 } });
-      const file = sloSweepSchema.parse(JSON.parse(readFileSync(join(j.runDir, "raw", "slo-sweep-replication.json"), "utf8")));
+      const j = JSON.parse(r.stdout) as {
+        runDir: string;
+        sloSweep: { mode: string; runs: unknown[]; summary: { runs: number }; target: unknown };
+      };
+      expect(j.sloSweep).toMatchObject({
+        mode: "replication",
+        target: { percentile: "p50", boundMs: 15 },
+        steps: 3,
+        stepSeconds: 1,
+        summary: { runs: 2 },
+      });
+      const file = sloSweepSchema.parse(
+        JSON.parse(readFileSync(join(j.runDir, "raw", "slo-sweep-replication.json"), "utf8")),
+      );
       expect(file).toEqual(j.sloSweep);
       const summary = readFileSync(join(j.runDir, "summary.md"), "utf8");
       expect(summary).toMatch(/\| throughput at p50 ≤ 15 ms \| — \| .+ ops\/s.* \(2 runs: .+\) \| — \|/);
@@ -177,7 +218,19 @@ describe("latency-target sweep on a real valkey-server", () => {
       expect(page).toContain('<section id="slo">');
       expect(page).toContain('data-chart="slo"');
       expect(page.match(/<tr data-series="replication">/g)).toHaveLength(1);
-      const text = await runVbench([...args, "--slo", "p50:15ms", "--slo-steps", "2", "--slo-step-s", "1", "--repeat", "1", "--output", out]);
+      const text = await runVbench([
+        ...args,
+        "--slo",
+        "p50:15ms",
+        "--slo-steps",
+        "2",
+        "--slo-step-s",
+        "1",
+        "--repeat",
+        "1",
+        "--output",
+        out,
+      ]);
       expect(text.code, text.stderr).toBe(0);
       // The per-mode table: the figure in the rps column of its topology's line; the speedup table: none (one topology).
       expect(text.stdout).toMatch(/^throughput at p50 ≤ 15 ms +replication +(≥ |< )?[\d,]+ \(1 run\)$/m);
@@ -209,6 +262,9 @@ describe("latency-target sweep on a real valkey-server", () => {
     const bad = await runVbench(["local", "--slo", "p99:2min"]);
     expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining("--slo: 'min' is not a unit (us, ms or s)")]);
     const zero = await runVbench(["local", "--slo", "p99:2ms", "--repeat", "0"]);
-    expect([zero.code, zero.stderr]).toEqual([2, expect.stringContaining("--repeat must be a positive integer (got '0')")]);
+    expect([zero.code, zero.stderr]).toEqual([
+      2,
+      expect.stringContaining("--repeat must be a positive integer (got '0')"),
+    ]);
   }, 30_000);
 });

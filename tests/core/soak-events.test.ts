@@ -58,7 +58,9 @@ const sample = (i: number, members: MemberInfo[], p99 = 1): SoakSample => ({
 describe("soak events from a series", () => {
   it("a steady series has none", () => {
     const base = [primary(), replica()];
-    const s = Array.from({ length: 10 }, (_, i) => sample(i, [primary({ used_memory: 1_000_000 + i * 1000 }), replica()]));
+    const s = Array.from({ length: 10 }, (_, i) =>
+      sample(i, [primary({ used_memory: 1_000_000 + i * 1000 }), replica()]),
+    );
     expect(detectSoakEvents(base, s)).toEqual([]);
   });
 
@@ -83,7 +85,8 @@ describe("soak events from a series", () => {
         member: P,
         t_s: 3,
         at: "2026-11-25T12:00:03.000Z",
-        evidence: "aof_rewrite_in_progress 0→1, total_forks 0→1; over by t=5 s (aof_last_bgrewrite_status ok, latest_fork_usec 4200)",
+        evidence:
+          "aof_rewrite_in_progress 0→1, total_forks 0→1; over by t=5 s (aof_last_bgrewrite_status ok, latest_fork_usec 4200)",
         fork_usec: 4200,
         latency_spike: { p99_ms: 9, median_p99_ms: 1 },
       },
@@ -136,8 +139,15 @@ describe("soak events from a series", () => {
 
   it("a replica's link down is one event per spell, with when it was up again; role changes are events", () => {
     const link = ["up", "down", "down", "up", "up"];
-    const s = link.map((l, i) => sample(i, [primary(), replica({ master_link_status: l, master_sync_in_progress: l === "up" ? 0 : 1 })]));
-    s.push(sample(5, [primary({ role: "slave", master_link_status: "down" }), replica({ role: "master", master_link_status: null })]));
+    const s = link.map((l, i) =>
+      sample(i, [primary(), replica({ master_link_status: l, master_sync_in_progress: l === "up" ? 0 : 1 })]),
+    );
+    s.push(
+      sample(5, [
+        primary({ role: "slave", master_link_status: "down" }),
+        replica({ role: "master", master_link_status: null }),
+      ]),
+    );
     const events = detectSoakEvents([primary(), replica()], s);
     expect(events.map((e) => [e.kind, e.member, e.t_s, e.evidence])).toEqual([
       ["link-down", R, 2, "master_link_status up→down, master_sync_in_progress 0→1; up again at t=4 s"],

@@ -57,7 +57,15 @@ const SOAK: SoakFile = {
       fork_usec: 812,
       latency_spike: { p99_ms: 4, median_p99_ms: 0.4 },
     },
-    { kind: "full-resync", member: "127.0.0.1:7000", t_s: 5, at: "2026-11-25T12:00:05.000Z", evidence: "sync_full 1→2", fork_usec: null, latency_spike: null },
+    {
+      kind: "full-resync",
+      member: "127.0.0.1:7000",
+      t_s: 5,
+      at: "2026-11-25T12:00:05.000Z",
+      evidence: "sync_full 1→2",
+      fork_usec: null,
+      latency_spike: null,
+    },
   ],
 };
 
@@ -79,11 +87,14 @@ describe("a soak in the report", () => {
     const page = await renderReport(sources);
     expect(page).toContain('<section id="soak">');
     expect(page).toContain("replication: 6 samples every 1 s from 2026-11-25T12:00:00.000Z");
-    expect(page).toContain('<td>aof-rewrite</td><td>127.0.0.1:7000</td><td class="num">812</td><td class="num warn">4 (median 0.4)</td>');
+    expect(page).toContain(
+      '<td>aof-rewrite</td><td>127.0.0.1:7000</td><td class="num">812</td><td class="num warn">4 (median 0.4)</td>',
+    );
     expect(page).toContain("aof_rewrites 0→1 &lt;b&gt;");
     const path = join(dir, "report.html");
     writeFileSync(path, page);
-    if (findChromium() === undefined) throw new Error("no Chromium on PATH (or CHROMIUM_PATH): run the tests through .ci/setup");
+    if (findChromium() === undefined)
+      throw new Error("no Chromium on PATH (or CHROMIUM_PATH): run the tests through .ci/setup");
     const r = await checkReportInBrowser(path);
     // Load: 6 rps points + 6 × (p99, p99.9) latency points; memory: 2 members × 6 samples × 2 panels.
     expect(r.points["soak-load"]).toBe(6 + 12);

@@ -47,7 +47,9 @@ async function settled(): Promise<void> {
   for (let i = 0; i < 200; i++) {
     const [p, r] = await Promise.all([info(primary), info(replica)]);
     const idle = (m: Map<string, string>) =>
-      m.get("aof_rewrite_in_progress") === "0" && m.get("aof_rewrite_scheduled") === "0" && m.get("rdb_bgsave_in_progress") === "0";
+      m.get("aof_rewrite_in_progress") === "0" &&
+      m.get("aof_rewrite_scheduled") === "0" &&
+      m.get("rdb_bgsave_in_progress") === "0";
     if (r.get("master_link_status") === "up" && idle(p) && idle(r)) return;
     await sleep(100);
   }
@@ -55,7 +57,10 @@ async function settled(): Promise<void> {
 }
 
 beforeAll(async () => {
-  [primary, replica] = await Promise.all([fleet.start({ name: "soak-primary" }), fleet.start({ name: "soak-replica" })]);
+  [primary, replica] = await Promise.all([
+    fleet.start({ name: "soak-primary" }),
+    fleet.start({ name: "soak-replica" }),
+  ]);
   const r = new Redis({ host: replica.host, port: replica.port });
   await r.call("replicaof", primary.host, String(primary.port));
   r.disconnect();
@@ -91,7 +96,21 @@ describe("soak: a sampled series with flagged events", () => {
   it("vbench bench --sample-s 1: a BGREWRITEAOF sent mid-run is an aof-rewrite event on the primary, with its fork time, absent from the samples before it", async () => {
     await settled();
     const out = join(scratch, "cli");
-    const args = ["bench", "--target", primary.address, "--mix", "get:80,set:20", "--duration-s", "14", "--sample-s", "1", "--clients", "2", "--pipeline", "4"];
+    const args = [
+      "bench",
+      "--target",
+      primary.address,
+      "--mix",
+      "get:80,set:20",
+      "--duration-s",
+      "14",
+      "--sample-s",
+      "1",
+      "--clients",
+      "2",
+      "--pipeline",
+      "4",
+    ];
     const run = runVbench([...args, "--keyspace-len", "10000", "--json", "--output", out]);
     await soakStarted();
     await sleep(5000);
@@ -109,7 +128,9 @@ describe("soak: a sampled series with flagged events", () => {
     );
     expect(samples.length).toBeGreaterThanOrEqual(12);
     expect(samples.every((s) => s.members.length === 2 && s.members.every((m) => m.error === null))).toBe(true);
-    expect(samples.slice(0, -1).every((s) => s.requests > 0 && s.p99_ms > 0 && Math.abs(s.window_s - 1) < 0.5)).toBe(true);
+    expect(samples.slice(0, -1).every((s) => s.requests > 0 && s.p99_ms > 0 && Math.abs(s.window_s - 1) < 0.5)).toBe(
+      true,
+    );
     const baseline = file.baseline.find((m) => m.member === primary.address);
     const rewrites = file.events.filter((e) => e.kind === "aof-rewrite" && e.member === primary.address);
     expect(rewrites).toHaveLength(1);
@@ -124,20 +145,28 @@ describe("soak: a sampled series with flagged events", () => {
     expect(rewrite?.evidence).toMatch(/aof_rewrites \d+→\d+/);
     // Before the BGREWRITEAOF (windows that ended more than one interval before it): no rewrite
     // in progress, the count as in the baseline.
-    const before = samples.filter((s) => Date.parse(s.at) < sentAt - interval).map((s) => s.members.find((m) => m.member === primary.address));
+    const before = samples
+      .filter((s) => Date.parse(s.at) < sentAt - interval)
+      .map((s) => s.members.find((m) => m.member === primary.address));
     expect(before.length).toBeGreaterThanOrEqual(3);
     for (const m of before) expect([m?.aof_rewrite_in_progress, m?.aof_rewrites]).toEqual([0, baseline?.aof_rewrites]);
     // After it, the count is one higher.
-    expect(samples.at(-1)?.members.find((m) => m.member === primary.address)?.aof_rewrites).toBe((baseline?.aof_rewrites ?? 0) + 1);
+    expect(samples.at(-1)?.members.find((m) => m.member === primary.address)?.aof_rewrites).toBe(
+      (baseline?.aof_rewrites ?? 0) + 1,
+    );
     // The rest of the pipeline: the rows' notes, the interval log, summary.md, the report's charts.
-    expect(j.rows.find((x) => x.test === "MIX")?.notes).toMatch(/soak: \d+ samples every 1 s, 1 event\(s\): aof-rewrite ×1 \(in summary\.md\)/);
+    expect(j.rows.find((x) => x.test === "MIX")?.notes).toMatch(
+      /soak: \d+ samples every 1 s, 1 event\(s\): aof-rewrite ×1 \(in summary\.md\)/,
+    );
     const hlog = readFileSync(join(j.runDir, "raw", "latency-replication.hlog"), "utf8")
       .trim()
       .split("\n");
     expect(hlog.filter((l) => /^\d+\.\d{3},\d+\.\d{3},\d+\.\d{3},HIST/.test(l)).length).toBe(samples.length);
     expect(readFileSync(join(j.runDir, "summary.md"), "utf8")).toMatch(
       // The evidence lists every counter that moved; aof_rewrite_in_progress comes first when a sample caught the rewrite running.
-      new RegExp(`## Soak events[\\s\\S]*aof-rewrite on ${primary.address.replace(/\./g, "\\.")}: [^\\n]*aof_rewrites \\d+→\\d+`),
+      new RegExp(
+        `## Soak events[\\s\\S]*aof-rewrite on ${primary.address.replace(/\./g, "\\.")}: [^\\n]*aof_rewrites \\d+→\\d+`,
+      ),
     );
     const html = readFileSync(join(j.runDir, "report.html"), "utf8");
     expect(html).toContain('data-chart="soak-load"');
@@ -177,16 +206,17 @@ describe("soak: a sampled series with flagged events", () => {
     await flip;
     r.disconnect();
     const events = result.soak?.record.events ?? [];
-    console.log(`[soak] resync events: ${events.map((e) => `${e.kind} ${e.member} t=${e.t_s} ${e.evidence}`).join(" | ")}`);
+    console.log(
+      `[soak] resync events: ${events.map((e) => `${e.kind} ${e.member} t=${e.t_s} ${e.evidence}`).join(" | ")}`,
+    );
     const resync = events.filter((e) => e.kind === "full-resync");
     expect(resync.map((e) => e.member)).toEqual([primary.address]);
     expect(resync[0]?.evidence).toMatch(/sync_full (\d+)→(\d+)/);
     const [, from, to] = /sync_full (\d+)→(\d+)/.exec(resync[0]?.evidence ?? "") ?? [];
     expect(Number(to)).toBe(Number(from) + 1);
-    expect(events.filter((e) => e.kind === "role-change" && e.member === replica.address).map((e) => e.evidence)).toEqual([
-      expect.stringMatching(/^role slave→master/),
-      expect.stringMatching(/^role master→slave/),
-    ]);
+    expect(
+      events.filter((e) => e.kind === "role-change" && e.member === replica.address).map((e) => e.evidence),
+    ).toEqual([expect.stringMatching(/^role slave→master/), expect.stringMatching(/^role master→slave/)]);
     // Before the detach, nothing happened; the open loop kept its rate in every full window.
     expect(Math.min(...events.map((e) => e.t_s))).toBeGreaterThanOrEqual(3);
     const samples = result.soak?.record.samples ?? [];
@@ -201,14 +231,23 @@ describe("the sampler as an in-pod script would carry it", () => {
     // The sampler and the histogram it reads, bundled together as a pod script would carry them.
     const entry = join(scratch, "soak-entry.ts");
     const run = (f: string) => JSON.stringify(fileURLToPath(new URL(`../../benchmarks/run/${f}`, import.meta.url)));
-    writeFileSync(entry, `export { startMixSoak } from ${run("soak-sampler.ts")};\nexport { LatencyHistogram } from ${run("latency-histogram.ts")};\n`);
+    writeFileSync(
+      entry,
+      `export { startMixSoak } from ${run("soak-sampler.ts")};\nexport { LatencyHistogram } from ${run("latency-histogram.ts")};\n`,
+    );
     const text = await bundleEntry(entry, "the soak sampler");
     expect(text).not.toMatch(/"node:fs"|@pulumi|zod/);
     expect(Buffer.byteLength(text)).toBeLessThan(400_000);
     const path = join(scratch, "soak-sampler.mjs");
     writeFileSync(path, text);
-    const bundled = (await import(pathToFileURL(path).href)) as { startMixSoak: typeof startMixSoak; LatencyHistogram: typeof LatencyHistogram };
-    const sampler = await bundled.startMixSoak({ sampleSeconds: 1, members: [{ host: primary.host, port: primary.port }] });
+    const bundled = (await import(pathToFileURL(path).href)) as {
+      startMixSoak: typeof startMixSoak;
+      LatencyHistogram: typeof LatencyHistogram;
+    };
+    const sampler = await bundled.startMixSoak({
+      sampleSeconds: 1,
+      members: [{ host: primary.host, port: primary.port }],
+    });
     // Two windows as the generator hands them over (the last one is kept: a whole window).
     const t0 = Date.now();
     for (const [index, n] of [
@@ -224,7 +263,9 @@ describe("the sampler as an in-pod script would carry it", () => {
       [50, 50, 1],
       [20, 20, 2],
     ]);
-    expect(record.samples.every((s) => s.members[0]?.role === "master" && (s.members[0]?.used_memory ?? 0) > 0)).toBe(true);
+    expect(record.samples.every((s) => s.members[0]?.role === "master" && (s.members[0]?.used_memory ?? 0) > 0)).toBe(
+      true,
+    );
     expect(hlog).toContain("HIST");
   }, 60_000);
 });
@@ -239,8 +280,14 @@ describe("soak flags and stack keys", () => {
         "--sample-s 10 leaves fewer than two samples in the mix's 15 s (--duration-s or --duration)",
       ],
       [["--mix", "get:100", "--sample-s", "0"], "--sample-s must be a positive integer (got '0')"],
-      [["--mix", "get:100", "--duration", "2x"], "--duration must be a duration such as 3h, 90m, 1h30m or 45s (got '2x')"],
-      [["--mix", "get:100", "--duration", "1m", "--duration-s", "60"], "--duration and --duration-s both give a mix's duration: give one"],
+      [
+        ["--mix", "get:100", "--duration", "2x"],
+        "--duration must be a duration such as 3h, 90m, 1h30m or 45s (got '2x')",
+      ],
+      [
+        ["--mix", "get:100", "--duration", "1m", "--duration-s", "60"],
+        "--duration and --duration-s both give a mix's duration: give one",
+      ],
       [["--duration", "3h"], "--duration applies to a mix: give --mix too"],
     ];
     for (const [args, message] of cases) {
@@ -252,9 +299,16 @@ describe("soak flags and stack keys", () => {
 
   it("benchmark.soak is validated like benchmark.mix; the deployed Job runs it while its log stays under the kubelet's rotation", () => {
     const parse = (benchmark: Record<string, unknown>) =>
-      parseStackConfig({ "aws:region": "eu-west-1", "benchmark": { enabled: false, loadgenImage: "registry.example/vload:1", ...benchmark } });
-    expect(parse({ mix: "get:80,set:20", durationSeconds: 10_800, soak: { sampleSeconds: 5 } }).config.benchmark.soak).toEqual({ sampleSeconds: 5 });
-    expect(() => parse({ soak: { sampleSeconds: 5 } })).toThrow(/benchmark\.soak.*samples a mix: set benchmark\.mix too/);
+      parseStackConfig({
+        "aws:region": "eu-west-1",
+        "benchmark": { enabled: false, loadgenImage: "registry.example/vload:1", ...benchmark },
+      });
+    expect(
+      parse({ mix: "get:80,set:20", durationSeconds: 10_800, soak: { sampleSeconds: 5 } }).config.benchmark.soak,
+    ).toEqual({ sampleSeconds: 5 });
+    expect(() => parse({ soak: { sampleSeconds: 5 } })).toThrow(
+      /benchmark\.soak.*samples a mix: set benchmark\.mix too/,
+    );
     expect(() => parse({ mix: "get:100", soak: { sampleSeconds: 20 } })).toThrow(
       /benchmark\.soak\.sampleSeconds.*20 s leaves fewer than two samples in benchmark\.durationSeconds \(30 s\)/,
     );
@@ -265,7 +319,10 @@ describe("soak flags and stack keys", () => {
     expect(workloadFromConfig(parse({ repeat: 5 }).config).repeat).toBe(5);
     expect(() => parse({ mix: "get:100", soak: { sampleSeconds: 5, every: 1 } })).toThrow(/benchmark\.soak/);
     // 3 h sampled every 5 s over the default replication stack's 4 members: 2160 lines of ~2.3 KB, about 5 MiB.
-    expect(parse({ enabled: true, mix: "get:100", durationSeconds: 10_800, soak: { sampleSeconds: 5 } }).config.benchmark.soak).toEqual({ sampleSeconds: 5 });
+    expect(
+      parse({ enabled: true, mix: "get:100", durationSeconds: 10_800, soak: { sampleSeconds: 5 } }).config.benchmark
+        .soak,
+    ).toEqual({ sampleSeconds: 5 });
     // 12 h every 5 s: about 19 MiB, refused naming the smallest interval that fits (12 s).
     expect(() => parse({ enabled: true, mix: "get:100", durationSeconds: 43_200, soak: { sampleSeconds: 5 } })).toThrow(
       /benchmark\.soak\.sampleSeconds.*8640 samples of 4 members' INFO would log about 19 MiB, over the 8 MiB .*raise sampleSeconds to at least 12 s/,

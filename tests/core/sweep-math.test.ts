@@ -44,7 +44,9 @@ describe("scale and exponent", () => {
 describe("--shards and --pin", () => {
   it("parses an increasing list and names what is wrong", () => {
     expect(parseShardList("1, 2,4")).toEqual([1, 2, 4]);
-    expect(() => parseShardList("1,x")).toThrow(new SweepInputError("--shards: 'x' is not a positive whole number (e.g. --shards 1,2,4)"));
+    expect(() => parseShardList("1,x")).toThrow(
+      new SweepInputError("--shards: 'x' is not a positive whole number (e.g. --shards 1,2,4)"),
+    );
     expect(() => parseShardList("2")).toThrow(/at least two/);
     expect(() => parseShardList("2,2")).toThrow(/increase strictly/);
     expect(() => parseShardList("0,1")).toThrow(/'0'/);

@@ -5,14 +5,34 @@
  * hour, the record and the row's columns. Every expected figure is worked out by hand.
  */
 import { describe, expect, it } from "vitest";
-import { clientZonesFor, crossingShare, placeMembers, transferFigures, transferUsdPerHour, type ZoneTopology } from "../../benchmarks/cost/transfer.js";
+import {
+  clientZonesFor,
+  crossingShare,
+  placeMembers,
+  transferFigures,
+  transferUsdPerHour,
+  type ZoneTopology,
+} from "../../benchmarks/cost/transfer.js";
 import { transferColumns, transferRate, transferRecord } from "../../benchmarks/cost/transfer-record.js";
 import { loadPriceTable } from "../../benchmarks/cost/prices.js";
 import { netDelta, parseNetCounters, type NetCounters } from "../../benchmarks/run/net-bytes.js";
 import type { MemberDelta } from "../../benchmarks/run/mix-served.js";
 
-const net = (o: Partial<NetCounters>): NetCounters => ({ input: 0, output: 0, replInput: 0, replOutput: 0, busSent: null, busReceived: null, ...o });
-const member = (address: string, primary: boolean, n: Partial<NetCounters>, extra: Partial<MemberDelta> = {}): MemberDelta => ({
+const net = (o: Partial<NetCounters>): NetCounters => ({
+  input: 0,
+  output: 0,
+  replInput: 0,
+  replOutput: 0,
+  busSent: null,
+  busReceived: null,
+  ...o,
+});
+const member = (
+  address: string,
+  primary: boolean,
+  n: Partial<NetCounters>,
+  extra: Partial<MemberDelta> = {},
+): MemberDelta => ({
   member: address,
   primary,
   delta: new Map(),
@@ -45,7 +65,12 @@ const CLUSTER: ZoneTopology = {
 const ZONES = ["a", "b", "c"];
 
 /** N SETs of `len` bytes each (RESP), "+OK\r\n" replies, the stream to every replica. */
-function setTraffic(n: number, len: number, t: ZoneTopology, primaryAddress = t.shards[0]?.primary.address as string): MemberDelta[] {
+function setTraffic(
+  n: number,
+  len: number,
+  t: ZoneTopology,
+  primaryAddress = t.shards[0]?.primary.address as string,
+): MemberDelta[] {
   const shard = t.shards[0];
   if (!shard) throw new Error("no shard");
   return [
@@ -55,9 +80,15 @@ function setTraffic(n: number, len: number, t: ZoneTopology, primaryAddress = t.
 }
 
 describe("the byte counters (INFO stats, CLUSTER INFO)", () => {
-  const stats = "# Stats\r\ntotal_net_input_bytes:1000\r\ntotal_net_output_bytes:2000\r\ntotal_net_repl_input_bytes:300\r\ntotal_net_repl_output_bytes:400\r\n";
+  const stats =
+    "# Stats\r\ntotal_net_input_bytes:1000\r\ntotal_net_output_bytes:2000\r\ntotal_net_repl_input_bytes:300\r\ntotal_net_repl_output_bytes:400\r\n";
   it.each([
-    ["replication mode: the four fields, no bus", stats, undefined, net({ input: 1000, output: 2000, replInput: 300, replOutput: 400 })],
+    [
+      "replication mode: the four fields, no bus",
+      stats,
+      undefined,
+      net({ input: 1000, output: 2000, replInput: 300, replOutput: 400 }),
+    ],
     [
       "cluster mode: the bus from CLUSTER INFO",
       stats,
@@ -74,10 +105,14 @@ describe("the byte counters (INFO stats, CLUSTER INFO)", () => {
     expect(parseNetCounters(info, cluster)).toEqual(want);
   });
   it("a missing field is named, never read as 0", () => {
-    expect(parseNetCounters(stats.replace(/total_net_repl_input_bytes:300\r\n/, ""))).toEqual({ missing: "INFO stats has no total_net_repl_input_bytes" });
+    expect(parseNetCounters(stats.replace(/total_net_repl_input_bytes:300\r\n/, ""))).toEqual({
+      missing: "INFO stats has no total_net_repl_input_bytes",
+    });
   });
   it("the delta keeps a bus counter only when both sides have it", () => {
-    expect(netDelta(net({ input: 10, busSent: 5 }), net({ input: 25, busSent: 9 }))).toEqual(net({ input: 15, busSent: 4 }));
+    expect(netDelta(net({ input: 10, busSent: 5 }), net({ input: 25, busSent: 9 }))).toEqual(
+      net({ input: 15, busSent: 4 }),
+    );
     expect(netDelta(net({ busSent: null }), net({ busSent: 9 })).busSent).toBeNull();
   });
 });
@@ -102,7 +137,14 @@ describe("zones of the members and of the clients", () => {
     ],
     [
       "a member without byte counters",
-      [{ member: "10.1.0.1:6379", primary: true, delta: new Map(), netMissing: "INFO stats has no total_net_input_bytes" }],
+      [
+        {
+          member: "10.1.0.1:6379",
+          primary: true,
+          delta: new Map(),
+          netMissing: "INFO stats has no total_net_input_bytes",
+        },
+      ],
       CLUSTER,
       "INFO stats has no total_net_input_bytes",
     ],
@@ -148,7 +190,16 @@ describe("crossing bytes", () => {
   };
   /** The cluster's figures for `deltas`, one request at 1 rps over 2 s, clients spread. */
   const clusterFigures = (deltas: MemberDelta[]) =>
-    transferFigures({ members: place(deltas, CLUSTER), topology: CLUSTER, clientZones: ZONES, requests: 1, rps: 1, seconds: 2, cluster: true, read: false });
+    transferFigures({
+      members: place(deltas, CLUSTER),
+      topology: CLUSTER,
+      clientZones: ZONES,
+      requests: 1,
+      rps: 1,
+      seconds: 2,
+      cluster: true,
+      read: false,
+    });
   it("replication, N SETs, clients spread: 2/3 of the client bytes and the two replicas in other zones cross", () => {
     const f = transferFigures({
       members: place(setTraffic(N, L, REPLICATION), REPLICATION),
@@ -185,7 +236,9 @@ describe("crossing bytes", () => {
     expect(f.crossZone.replication).toBe(2 * L * 10_000);
   });
   it("cluster bus: each node's bytes sent × its share of peers in other zones, over the snapshots' seconds", () => {
-    const deltas = CLUSTER.shards.flatMap((s) => [s.primary, ...s.replicas]).map((n, i) => member(n.address, i < 3, { busSent: 6000 }));
+    const deltas = CLUSTER.shards
+      .flatMap((s) => [s.primary, ...s.replicas])
+      .map((n, i) => member(n.address, i < 3, { busSent: 6000 }));
     const f = clusterFigures(deltas);
     // Six nodes, two per zone: each has 5 peers, 4 in other zones; 6 × 6000 × 4/5 over 2 s.
     expect(f.crossZone.bus).toBeCloseTo((6 * 6000 * 4) / 5 / 2, 9);
@@ -195,7 +248,9 @@ describe("crossing bytes", () => {
     const deltas = [member("10.1.0.1:6379", true, { input: 10 })];
     const f = clusterFigures(deltas);
     expect(f.crossZone.bus).toBeNull();
-    expect(f.bus).toBe("not measured: 10.1.0.1:6379 has no CLUSTER INFO cluster_stats_bytes_sent (Valkey < 9.0 counts bus messages, not bytes)");
+    expect(f.bus).toBe(
+      "not measured: 10.1.0.1:6379 has no CLUSTER INFO cluster_stats_bytes_sent (Valkey < 9.0 counts bus messages, not bytes)",
+    );
   });
   it.each([
     ["replication 1 + 3 over 3 zones, spread: every crossing read stays in its zone", REPLICATION, ZONES, 2 / 3],
@@ -217,7 +272,16 @@ describe("crossing bytes", () => {
   });
   it("no requests is an error, not a rate of 0", () => {
     expect(() =>
-      transferFigures({ members: [], topology: REPLICATION, clientZones: ZONES, requests: 0, rps: 1, seconds: 1, cluster: false, read: false }),
+      transferFigures({
+        members: [],
+        topology: REPLICATION,
+        clientZones: ZONES,
+        requests: 0,
+        rps: 1,
+        seconds: 1,
+        cluster: false,
+        read: false,
+      }),
     ).toThrow(/requests/);
   });
 });
@@ -257,7 +321,10 @@ describe("the price, the record and the row's columns", () => {
     const total = ((155 * 2) / 3 + 300) * 10_000;
     expect(r.figures?.crossZone.total).toBeCloseTo(total, 6);
     expect(r.usdPerHour).toBe(transferUsdPerHour(total, 0.01));
-    expect(transferColumns(r)).toEqual({ cross_zone_bytes_per_s: Math.round(total), transfer_usd_per_hour: transferUsdPerHour(total, 0.01) });
+    expect(transferColumns(r)).toEqual({
+      cross_zone_bytes_per_s: Math.round(total),
+      transfer_usd_per_hour: transferUsdPerHour(total, 0.01),
+    });
     expect(r.members.map((m) => [m.zone, m.clientBytes, m.replInputBytes])).toEqual([
       ["a", 155_000, 0],
       ["b", 0, 150_000],

@@ -20,7 +20,8 @@ const N = 20_000;
 const VALUE = "v".repeat(100);
 const key = (i: number): string => `key:${String(i).padStart(12, "0")}`;
 /** `*3\r\n$3\r\nSET\r\n$<klen>\r\n<key>\r\n$<vlen>\r\n<value>\r\n`, counted exactly. */
-const setBytes = (k: string, v: string): number => `*3\r\n$3\r\nSET\r\n$${k.length}\r\n${k}\r\n$${v.length}\r\n${v}\r\n`.length;
+const setBytes = (k: string, v: string): number =>
+  `*3\r\n$3\r\nSET\r\n$${k.length}\r\n${k}\r\n$${v.length}\r\n${v}\r\n`.length;
 const OK_REPLY = "+OK\r\n".length;
 const RATE = { region: "us-east-1", usdPerGBEachDirection: 0.01, source: "test" };
 
@@ -40,13 +41,16 @@ async function waitUntil(what: string, ok: () => Promise<boolean>, timeoutMs = 2
 beforeAll(async () => {
   primary = await fleet.start({ name: "transfer-primary" });
   replicas = await Promise.all(
-    ["b", "c", "a"].map((z) => fleet.start({ name: `transfer-replica-${z}`, replicaOf: { host: primary.host, port: primary.port } })),
+    ["b", "c", "a"].map((z) =>
+      fleet.start({ name: `transfer-replica-${z}`, replicaOf: { host: primary.host, port: primary.port } }),
+    ),
   );
   const p = new Redis({ host: primary.host, port: primary.port });
   // Every replica online (its full sync done), so the measured window holds the stream only.
   await waitUntil(
     "three replicas online",
-    async () => [...parseInfo(await p.info("replication")).values()].filter((v) => v.includes("state=online")).length === 3,
+    async () =>
+      [...parseInfo(await p.info("replication")).values()].filter((v) => v.includes("state=online")).length === 3,
   );
   p.disconnect();
   cluster = await startLocalCluster(fleet, { primaries: 2, replicasPerPrimary: 1, zones: ["zone-a", "zone-b"] });
@@ -57,7 +61,12 @@ afterAll(async () => {
 
 /** Replicas in b, c, a; the primary in a. */
 const topology = (): ZoneTopology => ({
-  shards: [{ primary: { address: primary.address, zone: "a" }, replicas: replicas.map((r, i) => ({ address: r.address, zone: ["b", "c", "a"][i] })) }],
+  shards: [
+    {
+      primary: { address: primary.address, zone: "a" },
+      replicas: replicas.map((r, i) => ({ address: r.address, zone: ["b", "c", "a"][i] })),
+    },
+  ],
 });
 
 async function sendSets(): Promise<void> {
@@ -74,7 +83,8 @@ async function sendSets(): Promise<void> {
     return v;
   };
   const target = await offset(primary, "master_repl_offset");
-  for (const r of replicas) await waitUntil(`${r.address} caught up`, async () => (await offset(r, "slave_repl_offset")) >= target);
+  for (const r of replicas)
+    await waitUntil(`${r.address} caught up`, async () => (await offset(r, "slave_repl_offset")) >= target);
 }
 
 describe("cross-zone bytes of known traffic", () => {
@@ -85,7 +95,17 @@ describe("cross-zone bytes of known traffic", () => {
     const L = Array.from({ length: N }, (_, i) => setBytes(key(i), VALUE)).reduce((a, b) => a + b, 0);
     const rps = 10_000;
     const record = (clientZones: string[]) =>
-      transferRecord({ test: "SET", path: "", rps, requests: N, deltas: recorder.last, topology: topology(), clientZones, cluster: false, rate: RATE });
+      transferRecord({
+        test: "SET",
+        path: "",
+        rps,
+        requests: N,
+        deltas: recorder.last,
+        topology: topology(),
+        clientZones,
+        cluster: false,
+        rate: RATE,
+      });
     const spread = record(["a", "b", "c"]);
     const inZone = record(["a"]);
     // Replicas in b and c are in other zones than the primary (a): the stream crosses twice.
@@ -164,12 +184,17 @@ describe("cross-zone bytes of known traffic", () => {
     };
     await recorder.around(async () => {
       const start = await Promise.all(cluster.nodes.map(busSent));
-      await waitUntil("every node sent bus bytes", async () => (await Promise.all(cluster.nodes.map(busSent))).every((n, i) => n > (start[i] ?? 0)));
+      await waitUntil("every node sent bus bytes", async () =>
+        (await Promise.all(cluster.nodes.map(busSent))).every((n, i) => n > (start[i] ?? 0)),
+      );
     });
     for (const d of recorder.last) expect(d.net?.busSent, d.member).toBeGreaterThan(0);
     const shards: ZoneTopology["shards"] = cluster.primaries.map((p) => ({
       primary: { address: p.address, zone: cluster.zoneMap[p.address] },
-      replicas: (cluster.replicasOf.get(p.address) ?? []).map((r) => ({ address: r.address, zone: cluster.zoneMap[r.address] })),
+      replicas: (cluster.replicasOf.get(p.address) ?? []).map((r) => ({
+        address: r.address,
+        zone: cluster.zoneMap[r.address],
+      })),
     }));
     const r = transferRecord({
       test: "GET",

@@ -35,7 +35,9 @@ describe("binaries", () => {
   it("names the env var when nothing is found", () => {
     expect(() => resolveBinaries({ PATH: "/nonexistent" })).toThrow(MissingBinaryError);
     expect(() => resolveBinaries({ PATH: "/nonexistent" })).toThrow(/set VALKEY_SERVER/);
-    expect(() => resolveBinaries({ PATH: "", VALKEY_SERVER: "/etc/passwd" })).toThrow("VALKEY_SERVER=/etc/passwd is not an executable file");
+    expect(() => resolveBinaries({ PATH: "", VALKEY_SERVER: "/etc/passwd" })).toThrow(
+      "VALKEY_SERVER=/etc/passwd is not an executable file",
+    );
   });
 });
 
@@ -80,9 +82,9 @@ describe("local valkey processes", () => {
     expect(info.get("connected_slaves")).toBe("2");
     expect(Object.values(set.zoneMap)).toEqual(["a", "b", "c"]);
 
-    await expect(openClient(set.primary.host, set.primary.port, set.primary.address, { password: "wrong" })).rejects.toThrow(
-      /cannot reach .*authentication failed/,
-    );
+    await expect(
+      openClient(set.primary.host, set.primary.port, set.primary.address, { password: "wrong" }),
+    ).rejects.toThrow(/cannot reach .*authentication failed/);
 
     await Promise.all(all.map((s) => s.stop()));
     for (const s of all) expect(pidAlive(s.pid)).toBe(false);
@@ -90,7 +92,9 @@ describe("local valkey processes", () => {
   });
 
   it("reports a server that cannot start with its log", async () => {
-    await expect(fleet.start({ name: "bad", extra: { "no-such-directive": "1" } })).rejects.toThrow(/exited during start-up \(bad\); log tail/);
+    await expect(fleet.start({ name: "bad", extra: { "no-such-directive": "1" } })).rejects.toThrow(
+      /exited during start-up \(bad\); log tail/,
+    );
   });
 });
 
@@ -105,7 +109,9 @@ describe("waitForPing", () => {
     const { port } = server.address() as AddressInfo;
     const started = Date.now();
     try {
-      await expect(waitForPing("127.0.0.1", port, 1500, () => false)).rejects.toThrow(/did not answer PING within 1500 ms/);
+      await expect(waitForPing("127.0.0.1", port, 1500, () => false)).rejects.toThrow(
+        /did not answer PING within 1500 ms/,
+      );
       expect(Date.now() - started).toBeLessThan(10_000);
       expect(accepted).toBeGreaterThan(3);
     } finally {

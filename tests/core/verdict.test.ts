@@ -95,7 +95,14 @@ describe("verdict", () => {
           waitWriter: { writes: 1000, ackedWrites: 950, lostAckedWrites: 0, lostAckedOutsideBound: 0 },
           shards: [
             { shard: "0-5460", slots: 5461, share: 5461 / 16384, outageMs: 2500, failedWrites: 40, affected: true },
-            { shard: "5461-16383", slots: 10923, share: 10923 / 16384, outageMs: 120, failedWrites: 0, affected: false },
+            {
+              shard: "5461-16383",
+              slots: 10923,
+              share: 10923 / 16384,
+              outageMs: 120,
+              failedWrites: 0,
+              affected: false,
+            },
           ],
           keyspaceStopped: { slots: 5461, share: 5461 / 16384, forMs: 2500 },
           aggregateOutageMs: 150,
@@ -110,7 +117,11 @@ describe("verdict", () => {
           open: { rps: 5000, requests: 150_000, p50_ms: 0.4, p99_ms: 812, p999_ms: 990, max_ms: 1004 },
         },
       ],
-      rows: base.rows.map((r) => ({ ...r, usd_per_hour: r.mode === "cluster" ? 2 : 1, usd_per_million_ops_per_s: r.mode === "cluster" ? 20 : 9 })),
+      rows: base.rows.map((r) => ({
+        ...r,
+        usd_per_hour: r.mode === "cluster" ? 2 : 1,
+        usd_per_million_ops_per_s: r.mode === "cluster" ? 20 : 9,
+      })),
     };
     const lines = verdict({ replication: source, cluster: source });
     expect(line(lines, "failover").text).toBe(
@@ -126,7 +137,9 @@ describe("verdict", () => {
         "Data transfer: not measured (no member's INFO byte counters were read for these rows: a local run or a deployed mix reads them).",
     );
     const choice = line(lines, "choice").text;
-    expect(choice).toContain("stopped writes for less time in cluster mode (replication 12.0 s, cluster's affected shard 2.5 s)");
+    expect(choice).toContain(
+      "stopped writes for less time in cluster mode (replication 12.0 s, cluster's affected shard 2.5 s)",
+    );
     expect(choice).toContain("a million SET/s costs less in replication mode");
     expect(choice).toContain("Not measured, so not weighed: reads, slo.");
   });
@@ -170,7 +183,12 @@ describe("verdict", () => {
         ]),
         file("cluster", [
           rec("SET", "", 47e6, 3.39, null),
-          { ...rec("GET", "", 0, 0, null), figures: null, usdPerHour: null, missing: "10.0.0.9:6379 is not in the topology report, so its zone is unknown" },
+          {
+            ...rec("GET", "", 0, 0, null),
+            figures: null,
+            usdPerHour: null,
+            missing: "10.0.0.9:6379 is not in the topology report, so its zone is unknown",
+          },
         ]),
       ],
     };
@@ -180,7 +198,9 @@ describe("verdict", () => {
       "Data transfer (clients spread evenly over a, b, c (cost.clientZones spread: 2/3 of each member's client bytes cross zones); $0.01/GB in each direction (us-east-1; t, read 2026-11-25); what this traffic would cost on AWS)",
     );
     // Replication's SET is the row direct to the primary (as the write ceiling), not the endpoint's.
-    expect(cost.text).toContain("SET replication 33.8 MB/s crossing zones, $2.43/h at 40,000 ops/s; cluster 47.0 MB/s crossing zones, $3.39/h at 40,000 ops/s");
+    expect(cost.text).toContain(
+      "SET replication 33.8 MB/s crossing zones, $2.43/h at 40,000 ops/s; cluster 47.0 MB/s crossing zones, $3.39/h at 40,000 ops/s",
+    );
     expect(cost.text).toContain(
       "GET replication 10.1 MB/s crossing zones, $0.7300/h at 40,000 ops/s; cluster not measured (10.0.0.9:6379 is not in the topology report, so its zone is unknown)",
     );
@@ -204,9 +224,9 @@ describe("verdict", () => {
     expect(writes.text).toContain("one primary 50,000 ops/s");
     expect(writes.from[0]).toContain("(path: direct to the primary)");
     const mixOnly = base.rows.map((r) => ({ ...r, client_version: "vbench mix (vload)" }));
-    expect(line(verdict({ replication: { ...base, rows: mixOnly }, cluster: { ...base, rows: mixOnly } }), "writes").text).toMatch(
-      /^Write ceiling: not measured for replication and cluster/,
-    );
+    expect(
+      line(verdict({ replication: { ...base, rows: mixOnly }, cluster: { ...base, rows: mixOnly } }), "writes").text,
+    ).toMatch(/^Write ceiling: not measured for replication and cluster/);
   });
 
   it("two stacks, one per mode, are compared together; one stack alone has nothing to compare", () => {
@@ -217,8 +237,15 @@ describe("verdict", () => {
       const { timeline: _t, ...figures } = drill(mode, ms, 0);
       return { ...figures, loadPod: "vbench-drill-x", deletedPods: [] };
     };
-    const c = loadSource(writeJson(dir, "cluster.json", { ...fixtureStackReport("cluster"), drills: [deployed("cluster", 3000)] }));
-    const r = loadSource(writeJson(dir, "replication.json", { ...fixtureStackReport("replication"), drills: [deployed("replication", 9000)] }));
+    const c = loadSource(
+      writeJson(dir, "cluster.json", { ...fixtureStackReport("cluster"), drills: [deployed("cluster", 3000)] }),
+    );
+    const r = loadSource(
+      writeJson(dir, "replication.json", {
+        ...fixtureStackReport("replication"),
+        drills: [deployed("replication", 9000)],
+      }),
+    );
     const [cmp] = verdictInputs([c, r]);
     expect(cmp?.label).toBe(`${c.label} vs ${r.label}`);
     const lines = verdict(cmp!.input);
@@ -244,7 +271,10 @@ describe("verdict", () => {
 });
 
 /** Rows of several runs: a SET row per mode with its median and min–max rps. */
-function spreadSource(base: ReportSource, sides: Record<ResultMode, { rps: number; min: number; max: number; bound?: boolean }>): ReportSource {
+function spreadSource(
+  base: ReportSource,
+  sides: Record<ResultMode, { rps: number; min: number; max: number; bound?: boolean }>,
+): ReportSource {
   const set = (mode: ResultMode): ResultRow => {
     const template = base.rows.find((r) => r.mode === mode && r.test === "SET") as ResultRow;
     const x = sides[mode];
@@ -265,10 +295,15 @@ describe("verdict: medians with their ranges, run-to-run noise, client-bound row
   const base = loadSource(LOCAL_RUN_DIR);
 
   it("ranges that overlap: no difference beyond run-to-run noise, both ranges said, no winner (the choice neither)", () => {
-    const s = spreadSource(base, { replication: { rps: 50_000, min: 42_000, max: 61_000 }, cluster: { rps: 58_000, min: 55_000, max: 66_000 } });
+    const s = spreadSource(base, {
+      replication: { rps: 50_000, min: 42_000, max: 61_000 },
+      cluster: { rps: 58_000, min: 55_000, max: 66_000 },
+    });
     const lines = verdict({ replication: s, cluster: s });
     const writes = line(lines, "writes").text;
-    expect(writes).toMatch(/^Write ceiling \(SET\): no difference beyond run-to-run noise: one primary 50,000 \(42,000–61,000\) ops\/s/);
+    expect(writes).toMatch(
+      /^Write ceiling \(SET\): no difference beyond run-to-run noise: one primary 50,000 \(42,000–61,000\) ops\/s/,
+    );
     expect(writes).toContain("the cluster 58,000 (55,000–66,000) ops/s");
     expect(writes).toContain("(median and min–max of 3 runs each); the ranges overlap.");
     expect(writes).not.toMatch(/× one primary/);
@@ -280,10 +315,15 @@ describe("verdict: medians with their ranges, run-to-run noise, client-bound row
   });
 
   it("ranges apart: the ratio with the range its runs allow, and the choice may name the faster one", () => {
-    const s = spreadSource(base, { replication: { rps: 50_000, min: 45_000, max: 52_000 }, cluster: { rps: 120_000, min: 100_000, max: 130_000 } });
+    const s = spreadSource(base, {
+      replication: { rps: 50_000, min: 45_000, max: 52_000 },
+      cluster: { rps: 120_000, min: 100_000, max: 130_000 },
+    });
     const lines = verdict({ replication: s, cluster: s });
     // 120,000 ÷ 50,000 = 2.40; from 100,000 ÷ 52,000 to 130,000 ÷ 45,000.
-    expect(line(lines, "writes").text).toContain(", 2.40× (1.92–2.89×) one primary (median and min–max of 3 runs each).");
+    expect(line(lines, "writes").text).toContain(
+      ", 2.40× (1.92–2.89×) one primary (median and min–max of 3 runs each).",
+    );
     expect(line(lines, "writes").text).not.toContain("noise");
     expect(line(lines, "choice").text).toContain("only cluster mode went further here (120,000 ops/s)");
   });
@@ -304,8 +344,17 @@ describe("verdict: medians with their ranges, run-to-run noise, client-bound row
     const withEndpoint = {
       ...s,
       rows: [
-        ...s.rows.map((r) => (r === direct ? { ...r, client_bound: true, client_cpu_pct: 99 } : { ...r, client_bound: false })),
-        { ...direct, rps: 30_000, rps_min: 29_000, rps_max: 31_000, notes: REPLICATION_PATH_NOTES.endpoint, client_bound: false },
+        ...s.rows.map((r) =>
+          r === direct ? { ...r, client_bound: true, client_cpu_pct: 99 } : { ...r, client_bound: false },
+        ),
+        {
+          ...direct,
+          rps: 30_000,
+          rps_min: 29_000,
+          rps_max: 31_000,
+          notes: REPLICATION_PATH_NOTES.endpoint,
+          client_bound: false,
+        },
       ],
     };
     const w = line(verdict({ replication: withEndpoint, cluster: withEndpoint }), "writes");

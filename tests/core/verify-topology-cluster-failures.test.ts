@@ -21,7 +21,12 @@ describe("verify: failed nodes in a real cluster", () => {
     verifyTopology({ mode: "cluster", seeds: [cluster.seed], connector, zones: new StaticZoneSource(cluster.zoneMap) });
 
   beforeAll(async () => {
-    cluster = await startLocalCluster(fleet, { primaries: 3, replicasPerPrimary: 1, zones: ["a", "b", "c"], clusterNodeTimeoutMs: 1000 });
+    cluster = await startLocalCluster(fleet, {
+      primaries: 3,
+      replicasPerPrimary: 1,
+      zones: ["a", "b", "c"],
+      clusterNodeTimeoutMs: 1000,
+    });
   });
   afterAll(() => fleet.stopAll());
 
@@ -30,7 +35,10 @@ describe("verify: failed nodes in a real cluster", () => {
     const replica = cluster.replicasOf.get(primary.address)![0]!;
     replica.signal("SIGKILL");
     await pollUntil(
-      async () => ((await verify()).failures.some((f) => f.code === "NODE_FAILED" && /flagged fail by/.test(f.message)) ? true : "not flagged fail yet"),
+      async () =>
+        (await verify()).failures.some((f) => f.code === "NODE_FAILED" && /flagged fail by/.test(f.message))
+          ? true
+          : "not flagged fail yet",
       {
         timeoutMs: 15_000,
         what: `${replica.address} to be flagged fail`,
@@ -61,16 +69,23 @@ describe("verify: failed nodes in a real cluster", () => {
     const primary = cluster.primaries[1]!;
     primary.signal("SIGSTOP");
     try {
-      await pollUntil(async () => (failureCodes(await verify()).includes("CLUSTER_STATE_NOT_OK") ? true : "cluster_state still ok"), {
-        timeoutMs: 15_000,
-        what: `the cluster to fail on ${primary.address}'s slots`,
-      });
+      await pollUntil(
+        async () => (failureCodes(await verify()).includes("CLUSTER_STATE_NOT_OK") ? true : "cluster_state still ok"),
+        {
+          timeoutMs: 15_000,
+          what: `the cluster to fail on ${primary.address}'s slots`,
+        },
+      );
       const r = await verify();
       expect(failureCodes(r)).toEqual(expect.arrayContaining(["CLUSTER_STATE_NOT_OK", "NODE_FAILED", "SLOTS_NOT_OK"]));
       const failed = r.failures.find((f) => f.code === "NODE_FAILED");
       expect(failed?.node).toBe(primary.address);
       expect(failed?.message).toMatch(/flagged fail by .*not reachable from the verifier/);
-      expect(r.failures.some((f) => f.code === "SLOTS_NOT_OK" && f.node === primary.address && f.message.includes("5461-10921"))).toBe(true);
+      expect(
+        r.failures.some(
+          (f) => f.code === "SLOTS_NOT_OK" && f.node === primary.address && f.message.includes("5461-10921"),
+        ),
+      ).toBe(true);
     } finally {
       primary.signal("SIGCONT");
     }

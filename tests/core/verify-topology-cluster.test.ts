@@ -22,11 +22,23 @@ describe("verify: cluster mode on real valkey-server processes", () => {
   let cluster: LocalCluster;
   const connector = new DirectConnector({ password });
   const seedArg = (): string => cluster.seed.address;
-  const verify = (zoneMap: Record<string, string> | undefined, expect?: { primaries?: number; replicasPerPrimary?: number }): Promise<TopologyReport> =>
-    verifyTopology({ mode: "cluster", seeds: [cluster.seed], connector, zones: zoneMap && new StaticZoneSource(zoneMap), expect });
+  const verify = (
+    zoneMap: Record<string, string> | undefined,
+    expect?: { primaries?: number; replicasPerPrimary?: number },
+  ): Promise<TopologyReport> =>
+    verifyTopology({
+      mode: "cluster",
+      seeds: [cluster.seed],
+      connector,
+      zones: zoneMap && new StaticZoneSource(zoneMap),
+      expect,
+    });
   const run = (...args: string[]) =>
-    runVbench(["verify", "--mode", "cluster", "--seed", seedArg(), "--password-env", "VERIFY_TEST_PW", ...args], { VERIFY_TEST_PW: password });
-  const client = (p: { host: string; port: number; address: string }) => openClient(p.host, p.port, p.address, { password });
+    runVbench(["verify", "--mode", "cluster", "--seed", seedArg(), "--password-env", "VERIFY_TEST_PW", ...args], {
+      VERIFY_TEST_PW: password,
+    });
+  const client = (p: { host: string; port: number; address: string }) =>
+    openClient(p.host, p.port, p.address, { password });
 
   beforeAll(async () => {
     cluster = await startLocalCluster(fleet, { primaries: 3, replicasPerPrimary: 1, zones, password });
@@ -47,13 +59,23 @@ describe("verify: cluster mode on real valkey-server processes", () => {
       expect: { primaries: 3, replicasPerPrimary: 1, replicas: 3 },
     });
     expect(r.failures).toEqual([]);
-    expect(r).toMatchObject({ ok: true, mode: "cluster", nodeCount: 6, clusterState: "ok", slotsAssigned: 16384, slotsOk: 16384, zoneCheck: "checked" });
+    expect(r).toMatchObject({
+      ok: true,
+      mode: "cluster",
+      nodeCount: 6,
+      clusterState: "ok",
+      slotsAssigned: 16384,
+      slotsOk: 16384,
+      zoneCheck: "checked",
+    });
     expect(r.shards.map((s) => s.primary.address)).toEqual(cluster.primaries.map((p) => p.address));
     expect(r.shards.map((s) => s.primary.slotRanges)).toEqual([["0-5460"], ["5461-10921"], ["10922-16383"]]);
     expect(r.shards.map((s) => s.primary.keys)).toEqual([2, 0, 0]); // "bar" hashes to slot 5061
     expect(r.shards.reduce((n, s) => n + (s.primary.keys ?? 0), 0)).toBe(2);
     for (const s of r.shards) {
-      expect(s.replicas.map((x) => x.address)).toEqual(cluster.replicasOf.get(s.primary.address)?.map((x) => x.address));
+      expect(s.replicas.map((x) => x.address)).toEqual(
+        cluster.replicasOf.get(s.primary.address)?.map((x) => x.address),
+      );
       expect(s.replicas.every((x) => x.crossAz && x.linkUp && x.nodeId === cluster.nodeIds[x.address])).toBe(true);
     }
     expect(r.primariesPerZone).toEqual({ "us-west-2a": 1, "us-west-2b": 1, "us-west-2c": 1 });
@@ -122,10 +144,14 @@ describe("verify: cluster mode on real valkey-server processes", () => {
     const c = await client(owner);
     try {
       await c.call("CLUSTER", "DELSLOTSRANGE", "6000", "6099");
-      await pollUntil(async () => (parseInfo((await c.call("CLUSTER", "INFO")) as string).get("cluster_state") === "fail" ? true : "state ok"), {
-        timeoutMs: 10_000,
-        what: "cluster_state:fail on the owner",
-      });
+      await pollUntil(
+        async () =>
+          parseInfo((await c.call("CLUSTER", "INFO")) as string).get("cluster_state") === "fail" ? true : "state ok",
+        {
+          timeoutMs: 10_000,
+          what: "cluster_state:fail on the owner",
+        },
+      );
       const r = await verify(cluster.zoneMap);
       expect(failureCodes(r)).toEqual(expect.arrayContaining(["CLUSTER_STATE_NOT_OK", "SLOTS_UNASSIGNED"]));
       const unassigned = r.failures.find((f) => f.code === "SLOTS_UNASSIGNED");
@@ -138,7 +164,10 @@ describe("verify: cluster mode on real valkey-server processes", () => {
       await c.call("CLUSTER", "ADDSLOTSRANGE", "6000", "6099");
       c.disconnect();
     }
-    await pollUntil(async () => ((await verify(cluster.zoneMap)).ok ? true : "not yet healthy"), { timeoutMs: 20_000, what: "the cluster to heal" });
+    await pollUntil(async () => ((await verify(cluster.zoneMap)).ok ? true : "not yet healthy"), {
+      timeoutMs: 20_000,
+      what: "the cluster to heal",
+    });
   });
 
   it("last: every replica re-paired (CLUSTER REPLICATE) onto its own zone's primary → NO_CROSS_AZ_REPLICA for every primary", async () => {
@@ -153,14 +182,18 @@ describe("verify: cluster mode on real valkey-server processes", () => {
     await pollUntil(
       async () => {
         const r = await verify(cluster.zoneMap);
-        return r.shards.every((s) => s.replicas.length === 1 && s.replicas[0]!.linkUp && s.replicas[0]!.zone === s.primary.zone)
+        return r.shards.every(
+          (s) => s.replicas.length === 1 && s.replicas[0]!.linkUp && s.replicas[0]!.zone === s.primary.zone,
+        )
           ? true
           : "re-pairing not visible yet";
       },
       { timeoutMs: 20_000, what: "the re-pairing to settle" },
     );
     const r = await verify(cluster.zoneMap);
-    expect(r.failures.map((f) => [f.code, f.node])).toEqual(cluster.primaries.map((p) => ["NO_CROSS_AZ_REPLICA", p.address]));
+    expect(r.failures.map((f) => [f.code, f.node])).toEqual(
+      cluster.primaries.map((p) => ["NO_CROSS_AZ_REPLICA", p.address]),
+    );
     expect((await run("--zones", zoneFile(cluster.zoneMap))).code).toBe(1);
   });
 });

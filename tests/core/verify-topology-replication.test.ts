@@ -4,7 +4,11 @@
  * broken set, and the CLI's usage / connection errors (exit 2).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startLocalReplication, waitForReplicaLinks, type LocalReplication } from "../../benchmarks/local/local-replication.js";
+import {
+  startLocalReplication,
+  waitForReplicaLinks,
+  type LocalReplication,
+} from "../../benchmarks/local/local-replication.js";
 import { freePort } from "../../benchmarks/local/ports.js";
 import { LocalFleet } from "../../benchmarks/local/valkey-process.js";
 import { ConnectionError, DirectConnector, openClient } from "../../benchmarks/topology/connector.js";
@@ -21,7 +25,12 @@ describe("verify: replication mode on real valkey-server processes", () => {
   let set: LocalReplication;
   const connector = new DirectConnector({ password, connectTimeoutMs: 500, commandTimeoutMs: 500 });
   const verify = (
-    o: { seeds?: { host: string; port: number }[]; zones?: Record<string, string>; replicas?: number; lag?: number } = {},
+    o: {
+      seeds?: { host: string; port: number }[];
+      zones?: Record<string, string>;
+      replicas?: number;
+      lag?: number;
+    } = {},
   ): Promise<TopologyReport> =>
     verifyTopology({
       mode: "replication",
@@ -41,7 +50,13 @@ describe("verify: replication mode on real valkey-server processes", () => {
   it("a healthy 1+3 set passes with every replica linked", async () => {
     const r = await verify({ replicas: 3 });
     expect(r.failures).toEqual([]);
-    expect(r).toMatchObject({ ok: true, mode: "replication", nodeCount: 4, primariesPerZone: { a: 1 }, zoneCheck: "checked" });
+    expect(r).toMatchObject({
+      ok: true,
+      mode: "replication",
+      nodeCount: 4,
+      primariesPerZone: { a: 1 },
+      zoneCheck: "checked",
+    });
     const replicas = r.shards[0]!.replicas;
     expect(replicas.map((x) => x.address).sort()).toEqual(set.replicas.map((x) => x.address).sort());
     expect(replicas.every((x) => x.linkUp && x.lagBytes !== undefined && x.lagBytes < 1024)).toBe(true);
@@ -50,12 +65,29 @@ describe("verify: replication mode on real valkey-server processes", () => {
 
   it("CLI: exit 0 (table and --json)", async () => {
     const zones = zoneFile(set.zoneMap);
-    const text = await run("--seed", set.primary.address, "--zones", zones, "--password-env", "VERIFY_TEST_PW", "--expect-replicas", "3");
+    const text = await run(
+      "--seed",
+      set.primary.address,
+      "--zones",
+      zones,
+      "--password-env",
+      "VERIFY_TEST_PW",
+      "--expect-replicas",
+      "3",
+    );
     expect(text.stderr).toBe("");
     expect(text.code).toBe(0);
     expect(text.stdout).toContain(`PRIMARY ${set.primary.address}  a`);
     expect(text.stdout).toContain("VERIFY: PASS");
-    const json = await run("--seed", set.primary.address, "--zones", zones, "--password-env", "VERIFY_TEST_PW", "--json");
+    const json = await run(
+      "--seed",
+      set.primary.address,
+      "--zones",
+      zones,
+      "--password-env",
+      "VERIFY_TEST_PW",
+      "--json",
+    );
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, mode: "replication", failures: [] });
   });
@@ -69,13 +101,27 @@ describe("verify: replication mode on real valkey-server processes", () => {
   });
 
   it("REPLICA_COUNT, NO_CROSS_AZ_REPLICA and ZONE_UNKNOWN", async () => {
-    expect((await verify({ replicas: 2 })).failures).toEqual([expect.objectContaining({ code: "REPLICA_COUNT", node: set.primary.address })]);
+    expect((await verify({ replicas: 2 })).failures).toEqual([
+      expect.objectContaining({ code: "REPLICA_COUNT", node: set.primary.address }),
+    ]);
     const allA = Object.fromEntries(Object.keys(set.zoneMap).map((k) => [k, "a"]));
-    expect((await verify({ zones: allA })).failures).toEqual([expect.objectContaining({ code: "NO_CROSS_AZ_REPLICA", node: set.primary.address })]);
+    expect((await verify({ zones: allA })).failures).toEqual([
+      expect.objectContaining({ code: "NO_CROSS_AZ_REPLICA", node: set.primary.address }),
+    ]);
     const missing = { ...set.zoneMap };
     delete missing[set.replicas[1]!.address];
-    expect((await verify({ zones: missing })).failures).toEqual([expect.objectContaining({ code: "ZONE_UNKNOWN", node: set.replicas[1]!.address })]);
-    const cli = await run("--seed", set.primary.address, "--password-env", "VERIFY_TEST_PW", "--expect-replicas", "5", "--json");
+    expect((await verify({ zones: missing })).failures).toEqual([
+      expect.objectContaining({ code: "ZONE_UNKNOWN", node: set.replicas[1]!.address }),
+    ]);
+    const cli = await run(
+      "--seed",
+      set.primary.address,
+      "--password-env",
+      "VERIFY_TEST_PW",
+      "--expect-replicas",
+      "5",
+      "--json",
+    );
     expect(cli.code).toBe(1);
     expect(failureCodes(JSON.parse(cli.stdout) as TopologyReport)).toEqual(["REPLICA_COUNT"]);
   });
@@ -112,7 +158,9 @@ describe("verify: replication mode on real valkey-server processes", () => {
         ["REPLICA_LINK_DOWN", replica.address],
         ["REPLICA_LAG", replica.address],
       ]);
-      expect(r.shards[0]!.replicas.find((x) => x.address === replica.address)!.lagBytes).toBeGreaterThan(4 * 1024 * 1024);
+      expect(r.shards[0]!.replicas.find((x) => x.address === replica.address)!.lagBytes).toBeGreaterThan(
+        4 * 1024 * 1024,
+      );
     } finally {
       replica.signal("SIGCONT");
     }
@@ -121,7 +169,9 @@ describe("verify: replication mode on real valkey-server processes", () => {
 
   it("no seed reachable: ConnectionError from the library, exit 2 with one line from the CLI", async () => {
     const dead = await freePort("127.0.0.1");
-    await expect(verifyTopology({ mode: "replication", seeds: [{ host: "127.0.0.1", port: dead }], connector })).rejects.toBeInstanceOf(ConnectionError);
+    await expect(
+      verifyTopology({ mode: "replication", seeds: [{ host: "127.0.0.1", port: dead }], connector }),
+    ).rejects.toBeInstanceOf(ConnectionError);
     const cli = await run("--seed", `127.0.0.1:${dead}`);
     expect(cli.code).toBe(2);
     expect(cli.stdout).toBe("");
@@ -129,17 +179,25 @@ describe("verify: replication mode on real valkey-server processes", () => {
   });
 
   it("wrong password and unset password variable: exit 2, password never echoed", async () => {
-    const wrong = await runVbench(["verify", "--mode", "replication", "--seed", set.primary.address, "--password-env", "VERIFY_TEST_PW"], {
-      VERIFY_TEST_PW: "not-it",
-    });
+    const wrong = await runVbench(
+      ["verify", "--mode", "replication", "--seed", set.primary.address, "--password-env", "VERIFY_TEST_PW"],
+      {
+        VERIFY_TEST_PW: "not-it",
+      },
+    );
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/^vbench: cannot reach .*authentication failed.*\n$/);
     expect(wrong.stderr).not.toContain("not-it");
-    const unset = await runVbench(["verify", "--mode", "replication", "--seed", set.primary.address, "--password-env", "VERIFY_NO_SUCH_VAR"], {
-      VERIFY_NO_SUCH_VAR: undefined,
-    });
+    const unset = await runVbench(
+      ["verify", "--mode", "replication", "--seed", set.primary.address, "--password-env", "VERIFY_NO_SUCH_VAR"],
+      {
+        VERIFY_NO_SUCH_VAR: undefined,
+      },
+    );
     expect(unset.code).toBe(2);
-    expect(unset.stderr).toBe("vbench: --password-env VERIFY_NO_SUCH_VAR: environment variable VERIFY_NO_SUCH_VAR is not set\n");
+    expect(unset.stderr).toBe(
+      "vbench: --password-env VERIFY_NO_SUCH_VAR: environment variable VERIFY_NO_SUCH_VAR is not set\n",
+    );
   });
 });
 
@@ -159,8 +217,16 @@ describe("verify CLI usage errors (exit 2, one clear line)", () => {
       ["--mode", "cluster", "--seed", "127.0.0.1:6379", "--zones", "/nonexistent/zones.json"],
       /cannot read zone file \/nonexistent\/zones\.json/,
     ],
-    ["password flag value", ["--mode", "cluster", "--seed", "127.0.0.1:6379", "--password", "x"], /unknown option '--password'/],
-    ["expect-primaries in replication mode", ["--mode", "replication", "--seed", "127.0.0.1:6379", "--expect-primaries", "2"], /exactly one primary/],
+    [
+      "password flag value",
+      ["--mode", "cluster", "--seed", "127.0.0.1:6379", "--password", "x"],
+      /unknown option '--password'/,
+    ],
+    [
+      "expect-primaries in replication mode",
+      ["--mode", "replication", "--seed", "127.0.0.1:6379", "--expect-primaries", "2"],
+      /exactly one primary/,
+    ],
   ];
   it.each(cases)("%s", async (_name, args, message) => {
     const r = await runVbench(["verify", ...args]);

@@ -35,20 +35,43 @@ describe("verify --sentinel on real valkey-server and Sentinel processes", () =>
     });
   const sentinelList = (): string => t.sentinels.map((s) => s.address).join(",");
   const cli = (...args: string[]) =>
-    runVbench(["verify", "--mode", "replication", "--sentinel", sentinelList(), "--password-env", "SENTINEL_TEST_PW", ...args], env);
+    runVbench(
+      ["verify", "--mode", "replication", "--sentinel", sentinelList(), "--password-env", "SENTINEL_TEST_PW", ...args],
+      env,
+    );
 
   beforeAll(async () => {
-    t = await SentinelTopology.start({ replicas: 2, zones: ["a", "b", "c"], password, downAfterMs: 1000, failoverTimeoutMs: 3000, proxy: false });
+    t = await SentinelTopology.start({
+      replicas: 2,
+      zones: ["a", "b", "c"],
+      password,
+      downAfterMs: 1000,
+      failoverTimeoutMs: 3000,
+      proxy: false,
+    });
   }, 120_000);
   afterAll(async () => t?.stopAll());
 
   it("healthy: the primary is discovered from the Sentinels, every Sentinel agrees, zone checks pass", async () => {
     const r = await verify(t.zoneMap);
     expect(r.failures).toEqual([]);
-    expect(r).toMatchObject({ ok: true, seed: t.members[0]!.address, masterName: t.masterName, nodeCount: 3, zoneCheck: "checked" });
+    expect(r).toMatchObject({
+      ok: true,
+      seed: t.members[0]!.address,
+      masterName: t.masterName,
+      nodeCount: 3,
+      zoneCheck: "checked",
+    });
     expect(r.sentinels).toEqual(
       t.sentinels.map((s): unknown =>
-        expect.objectContaining({ address: s.address, zone: s.zone, reachable: true, agrees: true, primary: t.members[0]!.address, quorum: 2 }),
+        expect.objectContaining({
+          address: s.address,
+          zone: s.zone,
+          reachable: true,
+          agrees: true,
+          primary: t.members[0]!.address,
+          quorum: 2,
+        }),
       ),
     );
   });
@@ -63,7 +86,9 @@ describe("verify --sentinel on real valkey-server and Sentinel processes", () =>
     const json = await cli("--zones", zones, "--json");
     expect(json.code).toBe(0);
     const report = JSON.parse(json.stdout) as TopologyReport;
-    expect(report.sentinels?.map((s) => [s.address, s.zone, s.agrees])).toEqual(t.sentinels.map((s) => [s.address, s.zone, true]));
+    expect(report.sentinels?.map((s) => [s.address, s.zone, s.agrees])).toEqual(
+      t.sentinels.map((s) => [s.address, s.zone, true]),
+    );
     expect((await runVbench(["verify", "--help"])).stdout).toContain(`(default: "${t.masterName}")`);
   });
 
@@ -121,25 +146,54 @@ describe("verify --sentinel on real valkey-server and Sentinel processes", () =>
     // What a Sentinel shows while a replica's pod came back on an IP it has not resolved yet, and one it never learned.
     const stale = caps.map((c, i) =>
       i === 0
-        ? { ...c, replicas: (c.replicas ?? []).map((r) => (r.address === replicas[0] ? { ...r, flags: "s_down,slave,disconnected" } : r)) }
+        ? {
+            ...c,
+            replicas: (c.replicas ?? []).map((r) =>
+              r.address === replicas[0] ? { ...r, flags: "s_down,slave,disconnected" } : r,
+            ),
+          }
         : i === 1
           ? { ...c, replicas: [] }
           : c,
     );
     const failures = analyseSentinels(stale, t.masterName, undefined, replicas).failures.items;
     expect(failures.map((f) => [f.code, f.node, f.message.replace(/ \(a failover.*$/, "")])).toEqual([
-      ["SENTINEL_REPLICA_DOWN", caps[0]!.address, `Sentinel ${caps[0]!.address} flags it s_down,slave,disconnected: replica ${replicas[0]}`],
-      ["SENTINEL_REPLICA_DOWN", caps[1]!.address, `Sentinel ${caps[1]!.address} does not know it: replica ${replicas[0]}`],
-      ["SENTINEL_REPLICA_DOWN", caps[1]!.address, `Sentinel ${caps[1]!.address} does not know it: replica ${replicas[1]}`],
+      [
+        "SENTINEL_REPLICA_DOWN",
+        caps[0]!.address,
+        `Sentinel ${caps[0]!.address} flags it s_down,slave,disconnected: replica ${replicas[0]}`,
+      ],
+      [
+        "SENTINEL_REPLICA_DOWN",
+        caps[1]!.address,
+        `Sentinel ${caps[1]!.address} does not know it: replica ${replicas[0]}`,
+      ],
+      [
+        "SENTINEL_REPLICA_DOWN",
+        caps[1]!.address,
+        `Sentinel ${caps[1]!.address} does not know it: replica ${replicas[1]}`,
+      ],
     ]);
   });
 
   it("wrong Sentinel password, or no Sentinel reachable: exit 2, one line, password never echoed", async () => {
     const wrong = await cli("--sentinel-password-env", "SENTINEL_OTHER_PW");
     expect(wrong.code).toBe(2);
-    expect(wrong.stderr).toBe("vbench: --sentinel-password-env SENTINEL_OTHER_PW: environment variable SENTINEL_OTHER_PW is not set\n");
+    expect(wrong.stderr).toBe(
+      "vbench: --sentinel-password-env SENTINEL_OTHER_PW: environment variable SENTINEL_OTHER_PW is not set\n",
+    );
     const bad = await runVbench(
-      ["verify", "--mode", "replication", "--sentinel", sentinelList(), "--password-env", "SENTINEL_TEST_PW", "--sentinel-password-env", "SENTINEL_OTHER_PW"],
+      [
+        "verify",
+        "--mode",
+        "replication",
+        "--sentinel",
+        sentinelList(),
+        "--password-env",
+        "SENTINEL_TEST_PW",
+        "--sentinel-password-env",
+        "SENTINEL_OTHER_PW",
+      ],
       { ...env, SENTINEL_OTHER_PW: "not-it" },
     );
     expect(bad.code).toBe(2);
@@ -148,9 +202,14 @@ describe("verify --sentinel on real valkey-server and Sentinel processes", () =>
     const dead = await freePort();
     const none = await runVbench(["verify", "--mode", "replication", "--sentinel", `127.0.0.1:${dead}`], env);
     expect(none.code).toBe(2);
-    expect(none.stderr).toMatch(new RegExp(`^vbench: cannot reach 127\\.0\\.0\\.1:${dead}: no Sentinel answered: .+\\n$`));
+    expect(none.stderr).toMatch(
+      new RegExp(`^vbench: cannot reach 127\\.0\\.0\\.1:${dead}: no Sentinel answered: .+\\n$`),
+    );
     const cluster = await runVbench(["verify", "--mode", "cluster", "--sentinel", sentinelList()]);
-    expect([cluster.code, cluster.stderr]).toEqual([2, "vbench: verify: --sentinel works with --mode replication only\n"]);
+    expect([cluster.code, cluster.stderr]).toEqual([
+      2,
+      "vbench: verify: --sentinel works with --mode replication only\n",
+    ]);
   });
 
   it("a Sentinel that names another primary: SENTINEL_DISAGREE (the majority's primary is checked)", async () => {
@@ -168,8 +227,12 @@ describe("verify --sentinel on real valkey-server and Sentinel processes", () =>
     expect(disagree).toHaveLength(1);
     expect(disagree[0]!.message).toContain(`${s2.address} -> ${replica.address}`);
     // REMOVE also made it forget its peers: until it hears their hellos again its own CKQUORUM may fail.
-    for (const f of r.failures.filter((x) => x.code !== "SENTINEL_DISAGREE")) expect([f.code, f.node]).toEqual(["SENTINEL_QUORUM", s2.address]);
+    for (const f of r.failures.filter((x) => x.code !== "SENTINEL_DISAGREE"))
+      expect([f.code, f.node]).toEqual(["SENTINEL_QUORUM", s2.address]);
     expect(r.seed).toBe(t.members[0]!.address);
-    expect(r.sentinels!.find((s) => s.address === s2.address)).toMatchObject({ agrees: false, primary: replica.address });
+    expect(r.sentinels!.find((s) => s.address === s2.address)).toMatchObject({
+      agrees: false,
+      primary: replica.address,
+    });
   });
 });

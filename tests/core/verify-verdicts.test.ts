@@ -53,13 +53,16 @@ beforeAll(async () => {
   halfFormed = nodes[0]!;
   const clients = await Promise.all(nodes.map((n) => openClient(n.host, n.port, n.address, {})));
   try {
-    for (const c of clients.slice(1)) await c.call("CLUSTER", "MEET", halfFormed.host, String(halfFormed.port), String(halfFormed.clusterPort));
+    for (const c of clients.slice(1))
+      await c.call("CLUSTER", "MEET", halfFormed.host, String(halfFormed.port), String(halfFormed.clusterPort));
     await clients[0]!.call("CLUSTER", "ADDSLOTSRANGE", "0", "5460");
     await clients[1]!.call("CLUSTER", "ADDSLOTSRANGE", "5461", "10922");
     await pollUntil(
       async () => {
         const info = String(await clients[0]!.call("CLUSTER", "INFO"));
-        return /cluster_known_nodes:3/.test(info) && /cluster_slots_assigned:10923/.test(info) ? true : info.split("\n").slice(0, 6).join(" ");
+        return /cluster_known_nodes:3/.test(info) && /cluster_slots_assigned:10923/.test(info)
+          ? true
+          : info.split("\n").slice(0, 6).join(" ");
       },
       { timeoutMs: 20_000, intervalMs: 200, what: "the half-formed cluster to know 3 nodes and 10923 slots" },
     );
@@ -76,8 +79,10 @@ afterAll(async () => {
 });
 
 const report = (stdout: string): TopologyReport => JSON.parse(stdout) as TopologyReport;
-const jsonError = (stdout: string) => (JSON.parse(stdout) as { ok: boolean; error: { code: string; message: string; exitCode: number } }).error;
-const bench = (...args: string[]) => runVbench(["bench", ...args, "--requests", "200", "--tests", "set", "--output", scratch, "--json"], {}, 30_000);
+const jsonError = (stdout: string) =>
+  (JSON.parse(stdout) as { ok: boolean; error: { code: string; message: string; exitCode: number } }).error;
+const bench = (...args: string[]) =>
+  runVbench(["bench", ...args, "--requests", "200", "--tests", "set", "--output", scratch, "--json"], {}, 30_000);
 
 describe("verify: a primary with no replica", () => {
   it("fails NO_REPLICAS (exit 1) unless --expect-replicas 0", async () => {
@@ -147,7 +152,14 @@ describe("verify --sentinel with the primary unreachable", () => {
   const password = `pw-${Math.random().toString(36).slice(2)}`;
   beforeAll(async () => {
     // down-after far beyond the test: the Sentinels keep naming the dead primary.
-    t = await SentinelTopology.start({ replicas: 1, zones: ["a", "b", "c"], password, downAfterMs: 60_000, failoverTimeoutMs: 120_000, proxy: false });
+    t = await SentinelTopology.start({
+      replicas: 1,
+      zones: ["a", "b", "c"],
+      password,
+      downAfterMs: 60_000,
+      failoverTimeoutMs: 120_000,
+      proxy: false,
+    });
   }, 120_000);
   afterAll(async () => t?.stopAll());
 
@@ -180,7 +192,15 @@ describe("verify --sentinel with the primary unreachable", () => {
   it("exit 1 with PRIMARY_UNREACHABLE (JSON with --json, table without), the Sentinels still reported", async () => {
     const primary = t.members[0]!;
     await killHard(primary.proc);
-    const args = ["verify", "--mode", "replication", "--sentinel", t.sentinels.map((s) => s.address).join(","), "--password-env", "VERDICT_PW"];
+    const args = [
+      "verify",
+      "--mode",
+      "replication",
+      "--sentinel",
+      t.sentinels.map((s) => s.address).join(","),
+      "--password-env",
+      "VERDICT_PW",
+    ];
     const env = { VERDICT_PW: password };
     const [json, text] = await Promise.all([runVbench([...args, "--json"], env, 30_000), runVbench(args, env, 30_000)]);
     expect(json.code, json.stderr).toBe(1);
@@ -189,7 +209,9 @@ describe("verify --sentinel with the primary unreachable", () => {
     const f = r.failures.find((x) => x.code === "PRIMARY_UNREACHABLE")!;
     expect(f.node).toBe(primary.address);
     expect(f.message).toContain(`the primary the Sentinels name, ${primary.address}, cannot be reached`);
-    expect(r.sentinels?.map((s) => [s.address, s.reachable, s.primary])).toEqual(t.sentinels.map((s) => [s.address, true, primary.address]));
+    expect(r.sentinels?.map((s) => [s.address, s.reachable, s.primary])).toEqual(
+      t.sentinels.map((s) => [s.address, true, primary.address]),
+    );
     expect(json.stderr).toBe("vbench: topology verification failed: PRIMARY_UNREACHABLE\n");
     expect(text.code, text.stderr).toBe(1);
     expect(text.stdout).toContain("PRIMARY_UNREACHABLE");

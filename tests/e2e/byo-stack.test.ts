@@ -47,7 +47,9 @@ async function zoneOfNode(name: string): Promise<string | undefined> {
   return node.metadata?.labels?.["topology.kubernetes.io/zone"];
 }
 
-async function podsByZone(namespace: string): Promise<{ name: string; zone: string | undefined; node: string | undefined; role: string | undefined }[]> {
+async function podsByZone(
+  namespace: string,
+): Promise<{ name: string; zone: string | undefined; node: string | undefined; role: string | undefined }[]> {
   const pods = await ctx.core.listNamespacedPod({ namespace });
   return Promise.all(
     pods.items.map(async (p) => ({
@@ -78,7 +80,9 @@ async function namespaceGone(namespace: string): Promise<boolean> {
 
 /** One dynamic step's outputs in the stack's state, by resource name. */
 async function stepOutputs(s: E2eStack, name: string): Promise<Record<string, unknown>> {
-  const state = (await s.stack.exportStack()) as { deployment: { resources: { urn: string; outputs?: Record<string, unknown> }[] } };
+  const state = (await s.stack.exportStack()) as {
+    deployment: { resources: { urn: string; outputs?: Record<string, unknown> }[] };
+  };
   const r = state.deployment.resources.find((x) => x.urn.endsWith(`::${name}`));
   if (r?.outputs === undefined) throw new Error(`no ${name} in the state`);
   return r.outputs;
@@ -89,13 +93,21 @@ async function stepOutputs(s: E2eStack, name: string): Promise<Record<string, un
  * nothing: the members started from the file), which sets it on every member's running server;
  * no pod is replaced and RollingRestart does not run.
  */
-async function liveConfigChange(s: E2eStack, mode: "replication" | "cluster", namespace: string, valkeys: ReturnType<typeof standInForPods>): Promise<void> {
-  const members = (await podsByZone(namespace)).filter((p) => p.role === "member" || (mode === "cluster" && p.name.startsWith("valkey-cluster-")));
+async function liveConfigChange(
+  s: E2eStack,
+  mode: "replication" | "cluster",
+  namespace: string,
+  valkeys: ReturnType<typeof standInForPods>,
+): Promise<void> {
+  const members = (await podsByZone(namespace)).filter(
+    (p) => p.role === "member" || (mode === "cluster" && p.name.startsWith("valkey-cluster-")),
+  );
   expect(members.length, "member pods").toBe(mode === "cluster" ? 6 : 4);
   const live = await stepOutputs(s, "valkey-live-config-run");
   expect(live, "created: nothing set").toMatchObject({ keys: [], pods: [] });
   const roll = await stepOutputs(s, "valkey-rolling-restart-run");
-  const uids = async () => (await ctx.core.listNamespacedPod({ namespace })).items.map((p) => `${p.metadata?.name}/${p.metadata?.uid}`).sort();
+  const uids = async () =>
+    (await ctx.core.listNamespacedPod({ namespace })).items.map((p) => `${p.metadata?.name}/${p.metadata?.uid}`).sort();
   const before = await uids();
   const valkey = { ...(byoConfig(mode, namespace).valkey as Record<string, unknown>), maxmemoryPolicy: "volatile-ttl" };
   await s.stack.setConfig("valkey-on-eks:valkey", { value: JSON.stringify(valkey) });
@@ -121,7 +133,10 @@ async function liveConfigChange(s: E2eStack, mode: "replication" | "cluster", na
 }
 
 /** preview, up, placement, second up without changes, state encryption, destroy: one mode. */
-async function lifecycle(mode: "replication" | "cluster", checkPlacement: (pods: Awaited<ReturnType<typeof podsByZone>>) => void): Promise<void> {
+async function lifecycle(
+  mode: "replication" | "cluster",
+  checkPlacement: (pods: Awaited<ReturnType<typeof podsByZone>>) => void,
+): Promise<void> {
   const namespace = `valkey-${mode}`;
   const s: E2eStack = await createStack(ctx.env, byoConfig(mode, namespace), { password: PASSWORD });
   const valkeys = standInForPods(ctx.core, namespace, PASSWORD);
@@ -134,7 +149,10 @@ async function lifecycle(mode: "replication" | "cluster", checkPlacement: (pods:
     expect(valkeys.errors).toEqual([]);
     const report = up.outputs.report?.value as {
       mode: string;
-      topology: { ok: boolean; primaries: { zone: string; slotRanges: string[]; replicas: { zone: string; crossAz: boolean }[] }[] } | null;
+      topology: {
+        ok: boolean;
+        primaries: { zone: string; slotRanges: string[]; replicas: { zone: string; crossAz: boolean }[] }[];
+      } | null;
     };
     expect(report.mode).toBe(mode);
     // The check that ran inside `up` saw the real servers, with zones from pod → node → label.
@@ -145,7 +163,8 @@ async function lifecycle(mode: "replication" | "cluster", checkPlacement: (pods:
       expect(ZONES).toContain(p.zone);
       expect(p.replicas.some((r) => r.crossAz && r.zone !== p.zone)).toBe(true);
     }
-    if (mode === "cluster") expect(primaries.flatMap((p) => p.slotRanges).sort()).toEqual(["0-5460", "10922-16383", "5461-10921"]);
+    if (mode === "cluster")
+      expect(primaries.flatMap((p) => p.slotRanges).sort()).toEqual(["0-5460", "10922-16383", "5461-10921"]);
     expect(up.outputs.password?.secret).toBe(true);
 
     // The objects exist as the components meant them.
@@ -162,16 +181,22 @@ async function lifecycle(mode: "replication" | "cluster", checkPlacement: (pods:
     );
     if (mode === "replication") {
       // The post-deploy check went through the Sentinels: all three reachable, agreeing, one per zone.
-      const sentinels = (up.outputs.report?.value as { sentinels: { zone: string; reachable: boolean; agrees: boolean }[] | null }).sentinels ?? [];
+      const sentinels =
+        (up.outputs.report?.value as { sentinels: { zone: string; reachable: boolean; agrees: boolean }[] | null })
+          .sentinels ?? [];
       expect(sentinels.map((x) => [x.reachable, x.agrees])).toEqual([
         [true, true],
         [true, true],
         [true, true],
       ]);
       expect(new Set(sentinels.map((x) => x.zone))).toEqual(new Set(ZONES));
-      expect((await ctx.apps.listNamespacedDeployment({ namespace })).items.map((x) => x.metadata?.name)).toEqual(["valkey-haproxy"]);
+      expect((await ctx.apps.listNamespacedDeployment({ namespace })).items.map((x) => x.metadata?.name)).toEqual([
+        "valkey-haproxy",
+      ]);
     }
-    const secret = (await ctx.core.listNamespacedSecret({ namespace })).items.find((x) => x.metadata?.name?.endsWith("-auth"));
+    const secret = (await ctx.core.listNamespacedSecret({ namespace })).items.find((x) =>
+      x.metadata?.name?.endsWith("-auth"),
+    );
     expect(secret, "auth Secret").toBeDefined();
 
     // The real scheduler placed the pods as promised.
@@ -203,10 +228,14 @@ async function lifecycle(mode: "replication" | "cluster", checkPlacement: (pods:
     await s.dispose();
   }
   // destroy returned only once the release's volumes were gone (VolumeRelease waited for them).
-  const volumes = (await ctx.core.listPersistentVolume()).items.filter((v) => v.spec?.claimRef?.namespace === namespace);
+  const volumes = (await ctx.core.listPersistentVolume()).items.filter(
+    (v) => v.spec?.claimRef?.namespace === namespace,
+  );
   expect(volumes.map((v) => `${v.metadata?.name ?? "?"} (${v.status?.phase ?? "?"})`)).toEqual([]);
   // destroy leaves no object of ours behind.
-  await eventually(`namespace ${namespace} to be deleted`, 90_000, async () => ((await namespaceGone(namespace)) ? true : undefined));
+  await eventually(`namespace ${namespace} to be deleted`, 90_000, async () =>
+    (await namespaceGone(namespace)) ? true : undefined,
+  );
 }
 
 describe("byo stack under the real engine against a real API server", () => {
@@ -227,7 +256,11 @@ describe("byo stack under the real engine against a real API server", () => {
     await lifecycle("cluster", (pods) => {
       const perZone = new Map<string, number>();
       for (const p of pods) perZone.set(p.zone ?? "none", (perZone.get(p.zone ?? "none") ?? 0) + 1);
-      expect(Object.fromEntries(perZone)).toEqual({ [ZONES[0] as string]: 2, [ZONES[1] as string]: 2, [ZONES[2] as string]: 2 });
+      expect(Object.fromEntries(perZone)).toEqual({
+        [ZONES[0] as string]: 2,
+        [ZONES[1] as string]: 2,
+        [ZONES[2] as string]: 2,
+      });
     });
   }, 600_000);
 
@@ -236,7 +269,9 @@ describe("byo stack under the real engine against a real API server", () => {
     (bad.valkey as { cluster: { primaries: number } }).cluster.primaries = 2;
     const s = await createStack(ctx.env, bad, { password: PASSWORD });
     try {
-      await expect(s.stack.up({ onOutput: (o) => s.log.push(o) })).rejects.toThrow(/valkey\.cluster\.primaries: must be ≥ 3/);
+      await expect(s.stack.up({ onOutput: (o) => s.log.push(o) })).rejects.toThrow(
+        /valkey\.cluster\.primaries: must be ≥ 3/,
+      );
       const state = (await s.stack.exportStack()) as { deployment?: { resources?: { type: string }[] } };
       const ours = (state.deployment?.resources ?? []).filter((r) => r.type !== "pulumi:pulumi:Stack");
       expect(ours).toEqual([]);

@@ -38,13 +38,21 @@ function providerHostBin(checkout: string): string {
   const bin = join(checkout, ".e2e-bin");
   mkdirSync(bin, { recursive: true });
   const host = join(bin, "pulumi-resource-pulumi-nodejs");
-  writeFileSync(host, `#!/bin/sh\nexec "${process.execPath}" "${join(checkout, "node_modules/@pulumi/pulumi/cmd/dynamic-provider")}" "$@"\n`);
+  writeFileSync(
+    host,
+    `#!/bin/sh\nexec "${process.execPath}" "${join(checkout, "node_modules/@pulumi/pulumi/cmd/dynamic-provider")}" "$@"\n`,
+  );
   chmodSync(host, 0o755);
   return bin;
 }
 
 /** The stack `name` in a workspace rooted in `checkout`/stacks, its dynamic providers run by `checkout`'s host. */
-async function stackIn(env: PulumiEnv, checkout: string, name: string, program: () => Promise<Record<string, unknown>>): Promise<Stack> {
+async function stackIn(
+  env: PulumiEnv,
+  checkout: string,
+  name: string,
+  program: () => Promise<Record<string, unknown>>,
+): Promise<Stack> {
   return LocalWorkspace.createOrSelectStack(
     { stackName: name, projectName: "valkey-on-eks", program },
     {
@@ -76,7 +84,9 @@ describe("a stack created from one checkout is destroyed from another", () => {
     const marker = join(env.dir, "deleted.json");
     const log: string[] = [];
     // The program as checkout A builds it: A's kit, A's module path.
-    const kitOfA = (await import(pathToFileURL(join(a, "components/steps/kit/ts-module-provider.ts")).href)) as typeof kit;
+    const kitOfA = (await import(
+      pathToFileURL(join(a, "components/steps/kit/ts-module-provider.ts")).href
+    )) as typeof kit;
     const provider = kitOfA.tsModuleProvider(join(a, WHERE_STEP), undefined, { undoes: true });
     const program = (): Promise<Record<string, unknown>> => {
       const step = new Where(provider, marker);
@@ -99,7 +109,9 @@ describe("a stack created from one checkout is destroyed from another", () => {
       const down = await inB.destroy({ onOutput: (o) => log.push(o) });
       expect(down.summary.result, tail(log)).toBe("succeeded");
       destroyed = true;
-      expect(JSON.parse(readFileSync(marker, "utf8"))).toMatchObject({ module: pathToFileURL(join(b, WHERE_STEP)).href });
+      expect(JSON.parse(readFileSync(marker, "utf8"))).toMatchObject({
+        module: pathToFileURL(join(b, WHERE_STEP)).href,
+      });
       await inB.workspace.removeStack(name);
     } finally {
       if (!destroyed) {

@@ -77,7 +77,10 @@ async function readAll(valkeys: PodValkeys): Promise<number> {
 }
 
 async function podNames(): Promise<string[]> {
-  const pods = await ctx.core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: "app.kubernetes.io/name=valkey" });
+  const pods = await ctx.core.listNamespacedPod({
+    namespace: NAMESPACE,
+    labelSelector: "app.kubernetes.io/name=valkey",
+  });
   return pods.items
     .filter((p) => p.metadata?.deletionTimestamp == null)
     .map((p) => p.metadata?.name ?? "?")
@@ -101,7 +104,8 @@ describe("cluster shape changes: refused at preview before anything changes, or 
   it("3x1 -> 4x1 scales up; 4x1 -> 3x1 without the bootstrap and 4x1 -> 4x2 fail preview and up; 4x1 -> 3x1 with it scales in", async () => {
     const s = await createStack(ctx.env, stackConfig(), { password: PASSWORD });
     const valkeys = standInForPods(ctx.core, NAMESPACE, PASSWORD);
-    const setValkey = (p: number, m: number) => s.stack.setConfig("valkey-on-eks:valkey", { value: JSON.stringify(clusterConfig(p, m)) });
+    const setValkey = (p: number, m: number) =>
+      s.stack.setConfig("valkey-on-eks:valkey", { value: JSON.stringify(clusterConfig(p, m)) });
     try {
       // 1. 3 x 1 with keys, then a scale-up to 4 x 1 through the guard.
       await up(s);
@@ -121,8 +125,12 @@ describe("cluster shape changes: refused at preview before anything changes, or 
       // 2. Fewer primaries with nothing to migrate the slots first: refused by preview, and by up before the StatefulSet changes.
       await s.stack.setConfig("valkey-on-eks:checks", { value: JSON.stringify(checks(false)) });
       await setValkey(3, 1);
-      await expect(s.stack.preview({ onOutput: (o) => s.log.push(o) })).rejects.toThrow(/valkey\.cluster\.primaries: lowering it from 4 to 3 is refused/);
-      await expect(s.stack.up({ onOutput: (o) => s.log.push(o) })).rejects.toThrow(/valkey\.cluster\.primaries: lowering it from 4 to 3 is refused/);
+      await expect(s.stack.preview({ onOutput: (o) => s.log.push(o) })).rejects.toThrow(
+        /valkey\.cluster\.primaries: lowering it from 4 to 3 is refused/,
+      );
+      await expect(s.stack.up({ onOutput: (o) => s.log.push(o) })).rejects.toThrow(
+        /valkey\.cluster\.primaries: lowering it from 4 to 3 is refused/,
+      );
       const sts = await ctx.apps.readNamespacedStatefulSet({ name: "valkey-cluster", namespace: NAMESPACE });
       expect(sts.spec?.replicas, tail(s.log)).toBe(8);
       expect(await podNames()).toEqual(eight);
@@ -145,7 +153,9 @@ describe("cluster shape changes: refused at preview before anything changes, or 
       expect(await readAll(valkeys)).toBe(KEYS);
       expect(await clusterInfo(valkeys)).toContain("cluster_known_nodes:6");
       const claims = await ctx.core.listNamespacedPersistentVolumeClaim({ namespace: NAMESPACE });
-      const left = claims.items.filter((c) => c.metadata?.deletionTimestamp == null).map((c) => c.metadata?.name ?? "?");
+      const left = claims.items
+        .filter((c) => c.metadata?.deletionTimestamp == null)
+        .map((c) => c.metadata?.name ?? "?");
       expect(
         left.filter((n) => /-valkey-cluster-[67]$/.test(n)),
         left.join(", "),

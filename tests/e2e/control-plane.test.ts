@@ -14,7 +14,14 @@ import { VALKEY_NODE_POOL, VALKEY_TAINT } from "../../components/shared.js";
 import { ZONE_LABEL } from "../../vocabulary/labels.js";
 import { versions } from "../../versions.js";
 import { eventually, processesWithMarker } from "../support/processes.js";
-import { DEFAULT_ZONES, FAKE_NODE_ANNOTATION, KWOK_STORAGE_CLASS, SYSTEM_NODE, startControlPlane, type ControlPlane } from "./support/control-plane.js";
+import {
+  DEFAULT_ZONES,
+  FAKE_NODE_ANNOTATION,
+  KWOK_STORAGE_CLASS,
+  SYSTEM_NODE,
+  startControlPlane,
+  type ControlPlane,
+} from "./support/control-plane.js";
 
 interface Meta {
   name: string;
@@ -107,13 +114,20 @@ describe("local Kubernetes control plane (etcd, kube-apiserver, controller-manag
       const node = byName.get(n.name)!;
       expect(node.metadata.labels?.[ZONE_LABEL]).toBe(n.zone);
       expect(node.metadata.labels?.["karpenter.sh/nodepool"]).toBe(VALKEY_NODE_POOL);
-      expect(node.spec.taints).toEqual([{ key: VALKEY_TAINT.key, value: VALKEY_TAINT.value, effect: VALKEY_TAINT.effect }]);
+      expect(node.spec.taints).toEqual([
+        { key: VALKEY_TAINT.key, value: VALKEY_TAINT.value, effect: VALKEY_TAINT.effect },
+      ]);
     }
     const system = byName.get(SYSTEM_NODE)!;
     expect(system.spec.taints ?? []).toEqual([]);
     expect(system.metadata.labels?.["karpenter.sh/nodepool"]).toBeUndefined();
-    const classes = await plane.api<List<{ metadata: Meta; volumeBindingMode: string }>>("GET", "/apis/storage.k8s.io/v1/storageclasses");
-    const def = classes.body.items.find((c) => c.metadata.annotations?.["storageclass.kubernetes.io/is-default-class"] === "true");
+    const classes = await plane.api<List<{ metadata: Meta; volumeBindingMode: string }>>(
+      "GET",
+      "/apis/storage.k8s.io/v1/storageclasses",
+    );
+    const def = classes.body.items.find(
+      (c) => c.metadata.annotations?.["storageclass.kubernetes.io/is-default-class"] === "true",
+    );
     expect(def?.metadata.name).toBe(KWOK_STORAGE_CLASS);
   });
 
@@ -121,7 +135,10 @@ describe("local Kubernetes control plane (etcd, kube-apiserver, controller-manag
     const labels = { app: "spread" };
     await plane.api("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } });
     await eventually("the namespace's default ServiceAccount", 30_000, async () =>
-      (await plane.api("GET", `/api/v1/namespaces/${NS}/serviceaccounts/default`, undefined, { allow: [404] })).status === 200 ? true : undefined,
+      (await plane.api("GET", `/api/v1/namespaces/${NS}/serviceaccounts/default`, undefined, { allow: [404] }))
+        .status === 200
+        ? true
+        : undefined,
     );
     await plane.api("POST", `/api/v1/namespaces/${NS}/services`, {
       apiVersion: "v1",
@@ -142,8 +159,17 @@ describe("local Kubernetes control plane (etcd, kube-apiserver, controller-manag
           metadata: { labels },
           spec: {
             nodeSelector: { "karpenter.sh/nodepool": VALKEY_NODE_POOL },
-            tolerations: [{ key: VALKEY_TAINT.key, operator: "Equal", value: VALKEY_TAINT.value, effect: VALKEY_TAINT.effect }],
-            topologySpreadConstraints: [{ maxSkew: 1, topologyKey: ZONE_LABEL, whenUnsatisfiable: "DoNotSchedule", labelSelector: { matchLabels: labels } }],
+            tolerations: [
+              { key: VALKEY_TAINT.key, operator: "Equal", value: VALKEY_TAINT.value, effect: VALKEY_TAINT.effect },
+            ],
+            topologySpreadConstraints: [
+              {
+                maxSkew: 1,
+                topologyKey: ZONE_LABEL,
+                whenUnsatisfiable: "DoNotSchedule",
+                labelSelector: { matchLabels: labels },
+              },
+            ],
             containers: [
               {
                 name: "valkey",
@@ -155,7 +181,12 @@ describe("local Kubernetes control plane (etcd, kube-apiserver, controller-manag
             ],
           },
         },
-        volumeClaimTemplates: [{ metadata: { name: "data" }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } } }],
+        volumeClaimTemplates: [
+          {
+            metadata: { name: "data" },
+            spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
+          },
+        ],
       },
     });
     // An untolerating Deployment lands on the system node only.
@@ -173,7 +204,10 @@ describe("local Kubernetes control plane (etcd, kube-apiserver, controller-manag
     const running = await eventually("3 StatefulSet pods and 1 Deployment pod Running and Ready", 90_000, async () => {
       const { body } = await plane.api<List<Pod>>("GET", `/api/v1/namespaces/${NS}/pods`);
       const ok = body.items.filter(
-        (p) => p.status.phase === "Running" && p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") && p.status.podIP,
+        (p) =>
+          p.status.phase === "Running" &&
+          p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") &&
+          p.status.podIP,
       );
       return ok.length === 4 ? body.items : undefined;
     });
@@ -201,7 +235,9 @@ describe("local Kubernetes control plane (etcd, kube-apiserver, controller-manag
 
     await plane.api("DELETE", `/api/v1/namespaces/${NS}`);
     await eventually("the namespace, its pods and PVCs gone", 90_000, async () =>
-      (await plane.api("GET", `/api/v1/namespaces/${NS}`, undefined, { allow: [404] })).status === 404 ? true : undefined,
+      (await plane.api("GET", `/api/v1/namespaces/${NS}`, undefined, { allow: [404] })).status === 404
+        ? true
+        : undefined,
     );
     await eventually("the released PVs deleted", 60_000, async () => {
       const { body } = await plane.api<List<{ metadata: Meta }>>("GET", "/api/v1/persistentvolumes");

@@ -33,9 +33,14 @@ const ctx = useE2eContext(async (c) => {
     const text = readFileSync(join(CRD_DIR, file), "utf8");
     const name = /^\s*name:\s*(\S+)/m.exec(text.slice(text.indexOf("metadata:")))?.[1];
     if (name === undefined) throw new Error(`no metadata.name in ${file}`);
-    await c.plane.api("PATCH", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}?fieldManager=valkey-on-eks-e2e&force=true`, text, {
-      contentType: "application/apply-patch+yaml",
-    });
+    await c.plane.api(
+      "PATCH",
+      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}?fieldManager=valkey-on-eks-e2e&force=true`,
+      text,
+      {
+        contentType: "application/apply-patch+yaml",
+      },
+    );
   }
   for (const name of ["nodepools.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"]) {
     const deadline = Date.now() + 30_000;
@@ -93,14 +98,24 @@ describe("Karpenter objects against Karpenter's real CRDs", () => {
     try {
       const up = await s.stack.up({ onOutput: (o) => s.log.push(o) });
       expect(up.summary.result, tail(s.log)).toBe("succeeded");
-      const pool = (await ctx.custom.getClusterCustomObject({ group: "karpenter.sh", version: "v1", plural: "nodepools", name: "valkey" })) as {
+      const pool = (await ctx.custom.getClusterCustomObject({
+        group: "karpenter.sh",
+        version: "v1",
+        plural: "nodepools",
+        name: "valkey",
+      })) as {
         spec: { template: { spec: { taints: unknown[]; requirements: { key: string }[] } } };
       };
       expect(pool.spec.template.spec.taints).toEqual([{ key: "workload", value: "valkey", effect: "NoSchedule" }]);
       expect(pool.spec.template.spec.requirements.map((r) => r.key)).toEqual(
         expect.arrayContaining(["kubernetes.io/arch", "karpenter.sh/capacity-type", "topology.kubernetes.io/zone"]),
       );
-      const nodeClass = (await ctx.custom.getClusterCustomObject({ group: "karpenter.k8s.aws", version: "v1", plural: "ec2nodeclasses", name: "valkey" })) as {
+      const nodeClass = (await ctx.custom.getClusterCustomObject({
+        group: "karpenter.k8s.aws",
+        version: "v1",
+        plural: "ec2nodeclasses",
+        name: "valkey",
+      })) as {
         spec: { role: string };
       };
       expect(nodeClass.spec.role).toBe("KarpenterNodeRole-e2e");
@@ -186,7 +201,9 @@ describe("benchmark pod placement by the real scheduler", () => {
           if (benchNode === undefined) await sleep(500);
         }
         const valkeyNodes = new Set(
-          (await ctx.core.listNamespacedPod({ namespace, labelSelector: "valkey-on-eks/data-plane=true" })).items.map((p) => p.spec?.nodeName),
+          (await ctx.core.listNamespacedPod({ namespace, labelSelector: "valkey-on-eks/data-plane=true" })).items.map(
+            (p) => p.spec?.nodeName,
+          ),
         );
         expect(valkeyNodes.size).toBe(3);
         expect(benchNode).toBe(extraNode);

@@ -34,10 +34,25 @@ const BENCH_NODE = "kwok-bench";
 
 const ctx = useE2eContext(undefined, { holdJobPods: true });
 
-const WORKLOAD = { requests: 2000, clients: 4, pipeline: 1, dataSize: 16, threads: 1, tests: ["set", "get"], minDurationSeconds: 0, maxRequests: 2000 };
+const WORKLOAD = {
+  requests: 2000,
+  clients: 4,
+  pipeline: 1,
+  dataSize: 16,
+  threads: 1,
+  tests: ["set", "get"],
+  minDurationSeconds: 0,
+  maxRequests: 2000,
+};
 
 function benchmarkConfig(keyspaceLength: number, runId?: string): Record<string, unknown> {
-  return { enabled: true, ...WORKLOAD, keyspaceLength, resources: { cpu: "100m", memory: "64Mi" }, ...(runId === undefined ? {} : { runId }) };
+  return {
+    enabled: true,
+    ...WORKLOAD,
+    keyspaceLength,
+    resources: { cpu: "100m", memory: "64Mi" },
+    ...(runId === undefined ? {} : { runId }),
+  };
 }
 
 function checksConfig(runId?: string): Record<string, unknown> {
@@ -78,7 +93,9 @@ async function up(s: E2eStack): Promise<Run> {
     benchmark: { rows: { requests: number }[] } | null;
   };
   expect(report.topology?.ok, tail(s.log)).toBe(true);
-  const state = (await s.stack.exportStack()) as { deployment: { resources: { urn: string; outputs?: Record<string, unknown> }[] } };
+  const state = (await s.stack.exportStack()) as {
+    deployment: { resources: { urn: string; outputs?: Record<string, unknown> }[] };
+  };
   const outs = (name: string): Record<string, unknown> => {
     const r = state.deployment.resources.find((x) => x.urn.endsWith(`::${name}`));
     if (r?.outputs === undefined) throw new Error(`no ${name} in the state`);

@@ -33,7 +33,16 @@ import { createStack, tail } from "./support/pulumi-harness.js";
 const PASSWORD = `e2e-${Math.random().toString(36).slice(2)}-sweep`;
 const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
 const NAMESPACE = "valkey-sweep";
-const WORKLOAD = { requests: 2000, clients: 4, pipeline: 1, dataSize: 16, threads: 1, tests: ["set", "get"], minDurationSeconds: 0, maxRequests: 2000 };
+const WORKLOAD = {
+  requests: 2000,
+  clients: 4,
+  pipeline: 1,
+  dataSize: 16,
+  threads: 1,
+  tests: ["set", "get"],
+  minDurationSeconds: 0,
+  maxRequests: 2000,
+};
 
 /**
  * A pod CIDR outside the per-worker defaults (127.64-95.0.0/16, control-plane.ts), so this file's
@@ -48,7 +57,12 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 function stackConfig(): Record<string, unknown> {
   return {
     ...byoPlatformConfig(ctx.plane.kubeconfigPath, ZONES),
-    valkey: { namespace: NAMESPACE, mode: "cluster", cluster: { primaries: 3, replicasPerPrimary: 1 }, ...SMALL_VALKEY_PODS },
+    valkey: {
+      namespace: NAMESPACE,
+      mode: "cluster",
+      cluster: { primaries: 3, replicasPerPrimary: 1 },
+      ...SMALL_VALKEY_PODS,
+    },
     benchmark: { enabled: true, ...WORKLOAD, keyspaceLength: 200, resources: { cpu: "100m", memory: "64Mi" } },
     checks: { bootstrap: true, verify: true, connector: "direct" },
   };
@@ -62,7 +76,9 @@ function benchNodesOnDemand(): { added: string[]; stop: () => Promise<void> } {
     async () => {
       for (const p of (await ctx.core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: "job-name" })).items) {
         const uid = p.metadata?.uid ?? "";
-        const unschedulable = p.status?.conditions?.some((c) => c.type === "PodScheduled" && c.reason === "Unschedulable");
+        const unschedulable = p.status?.conditions?.some(
+          (c) => c.type === "PodScheduled" && c.reason === "Unschedulable",
+        );
         if (handled.has(uid) || p.spec?.nodeName !== undefined || !unschedulable) continue;
         handled.add(uid);
         const name = `kwok-sweep-bench-${added.length + 1}`;
@@ -93,7 +109,9 @@ describe("the shard-scaling sweep of a deployed stack, under the real engine", (
         onProgress: (line) => progress.push(line),
         onEngineOutput: (text) => s.log.push(text),
       }).catch((err: unknown) => {
-        throw new Error(`${(err as Error).message}\n--- engine log ---\n${tail(s.log, 60)}\n--- progress ---\n${progress.join("\n")}`);
+        throw new Error(
+          `${(err as Error).message}\n--- engine log ---\n${tail(s.log, 60)}\n--- progress ---\n${progress.join("\n")}`,
+        );
       });
       console.log(`stack sweep 3 -> 4 shards: ${Math.round((Date.now() - started) / 1000)} s (two ups and a destroy)`);
       expect(bench.errors).toEqual([]);
@@ -112,7 +130,14 @@ describe("the shard-scaling sweep of a deployed stack, under the real engine", (
             benchmark: { rows: { test: string; rps: number }[] };
           },
       );
-      expect(reports.map((r) => [r.pods, r.topology.ok, r.topology.primaries.length, r.topology.primaries.map((p) => p.replicas.length)])).toEqual([
+      expect(
+        reports.map((r) => [
+          r.pods,
+          r.topology.ok,
+          r.topology.primaries.length,
+          r.topology.primaries.map((p) => p.replicas.length),
+        ]),
+      ).toEqual([
         [6, true, 3, [1, 1, 1]],
         [8, true, 4, [1, 1, 1, 1]],
       ]);
@@ -129,12 +154,17 @@ describe("the shard-scaling sweep of a deployed stack, under the real engine", (
       // Files: sweep.csv (what the rows say), run.json naming the stack, the report with the sweep.
       // (sweep.csv keeps 6 decimals of scale and exponent.)
       const csv = parseSweepCsv(readFileSync(join(result.runDir, "sweep.csv"), "utf8"));
-      expect(csv.map(({ scale: _s, exponent: _e, ...rest }) => rest)).toEqual(result.rows.map(({ scale: _s, exponent: _e, ...rest }) => rest));
+      expect(csv.map(({ scale: _s, exponent: _e, ...rest }) => rest)).toEqual(
+        result.rows.map(({ scale: _s, exponent: _e, ...rest }) => rest),
+      );
       csv.forEach((r, i) => {
         expect(r.scale).toBeCloseTo(result.rows[i]?.scale ?? Number.NaN, 5);
         if (r.exponent !== null) expect(r.exponent).toBeCloseTo(result.rows[i]?.exponent ?? Number.NaN, 5);
       });
-      const meta = JSON.parse(readFileSync(join(result.runDir, "run.json"), "utf8")) as { stack: { name: string; platform: string }; machine?: unknown };
+      const meta = JSON.parse(readFileSync(join(result.runDir, "run.json"), "utf8")) as {
+        stack: { name: string; platform: string };
+        machine?: unknown;
+      };
       expect(meta.stack).toMatchObject({ name: s.name, platform: "byo" });
       expect(meta.machine).toBeUndefined();
       const html = readFileSync(result.reportPath, "utf8");
@@ -151,7 +181,9 @@ describe("the shard-scaling sweep of a deployed stack, under the real engine", (
       expect(result.destroyed).toBe(true);
       expect(await s.stack.outputs()).toEqual({});
       const config = await s.stack.getAllConfig();
-      expect(JSON.parse(config["valkey-on-eks:valkey"]?.value ?? "{}")).toMatchObject({ cluster: { primaries: 3, replicasPerPrimary: 1 } });
+      expect(JSON.parse(config["valkey-on-eks:valkey"]?.value ?? "{}")).toMatchObject({
+        cluster: { primaries: 3, replicasPerPrimary: 1 },
+      });
       expect(JSON.parse(config["valkey-on-eks:benchmark"]?.value ?? "{}")).not.toHaveProperty("runId");
       expect(progress.some((l) => l.startsWith("4 shards: verified 4 × (1 + 1)"))).toBe(true);
       expect(existsSync(join(result.runDir, "raw", "stack-report-4-shards.json"))).toBe(true);

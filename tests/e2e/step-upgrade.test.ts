@@ -65,7 +65,9 @@ describe("upgrade across the steps' change of shape", () => {
         benchmark: { enabled: false },
         checks: { bootstrap: true, verify: true, connector: "direct" },
       };
-      const old = (await import(pathToFileURL(join(before as string, "stacks/index.ts")).href)) as { default: typeof main };
+      const old = (await import(pathToFileURL(join(before as string, "stacks/index.ts")).href)) as {
+        default: typeof main;
+      };
       let program: () => Promise<Record<string, unknown>> = () => old.default();
       const s = await createStack(ctx.env, config, { password: PASSWORD, program: () => program() });
       const valkeys = standInForPods(ctx.core, namespace, PASSWORD);
@@ -75,10 +77,13 @@ describe("upgrade across the steps' change of shape", () => {
         workspace.envVars.VALKEY_ON_EKS_ROOT = before as string;
         const first = await s.stack.up({ onOutput: (o) => s.log.push(o) });
         expect(first.summary.result, tail(s.log)).toBe("succeeded");
-        const oldTypes = ((await s.stack.exportStack()) as { deployment: { resources: { type: string }[] } }).deployment.resources.map((r) => r.type);
+        const oldTypes = (
+          (await s.stack.exportStack()) as { deployment: { resources: { type: string }[] } }
+        ).deployment.resources.map((r) => r.type);
         expect(oldTypes).toContain("valkey-on-eks:checks:ClusterBootstrap");
         expect(oldTypes).toContain("pulumi-nodejs:dynamic:Resource");
-        const pvcs = async () => (await ctx.core.listNamespacedPersistentVolumeClaim({ namespace })).items.map((p) => p.metadata?.uid).sort();
+        const pvcs = async () =>
+          (await ctx.core.listNamespacedPersistentVolumeClaim({ namespace })).items.map((p) => p.metadata?.uid).sort();
         const pvcsBefore = await pvcs();
         expect(pvcsBefore).toHaveLength(6);
 
@@ -87,12 +92,16 @@ describe("upgrade across the steps' change of shape", () => {
         program = () => main();
         const preview = await s.stack.preview({ onOutput: (o) => s.log.push(o) });
         const summary = preview.changeSummary as Record<string, number | undefined>;
-        for (const op of ["replace", "delete", "create-replacement", "delete-replaced"]) expect(summary[op] ?? 0, `${op}\n${tail(s.log, 80)}`).toBe(0);
+        for (const op of ["replace", "delete", "create-replacement", "delete-replaced"])
+          expect(summary[op] ?? 0, `${op}\n${tail(s.log, 80)}`).toBe(0);
         const up = await s.stack.up({ onOutput: (o) => s.log.push(o) });
         expect(up.summary.result, tail(s.log)).toBe("succeeded");
         const changes = (up.summary.resourceChanges ?? {}) as Record<string, number | undefined>;
-        for (const op of ["replace", "delete", "create-replacement", "delete-replaced"]) expect(changes[op] ?? 0, `${op}\n${tail(s.log, 80)}`).toBe(0);
-        const newTypes = ((await s.stack.exportStack()) as { deployment: { resources: { type: string }[] } }).deployment.resources.map((r) => r.type);
+        for (const op of ["replace", "delete", "create-replacement", "delete-replaced"])
+          expect(changes[op] ?? 0, `${op}\n${tail(s.log, 80)}`).toBe(0);
+        const newTypes = (
+          (await s.stack.exportStack()) as { deployment: { resources: { type: string }[] } }
+        ).deployment.resources.map((r) => r.type);
         expect(newTypes).toContain("valkey-on-eks:steps:VolumeRelease");
         expect(newTypes.filter((t) => t.startsWith("valkey-on-eks:checks:"))).toEqual([]);
         // The volumes are the same ones: VolumeRelease's delete never ran.

@@ -27,7 +27,11 @@ const SELECTOR = "app.kubernetes.io/instance=valkey,app.kubernetes.io/part-of=va
 const CSI_DELAY_MS = 4_000;
 
 /** A PV pre-bound to `namespace/claim`, and that claim (release-labelled unless `labels` says otherwise), bound. */
-async function boundVolume(namespace: string, claim: string, o: { reclaim?: "Delete" | "Retain"; labels?: Record<string, string> } = {}): Promise<string> {
+async function boundVolume(
+  namespace: string,
+  claim: string,
+  o: { reclaim?: "Delete" | "Retain"; labels?: Record<string, string> } = {},
+): Promise<string> {
   const pv = `pv-${namespace}-${claim}`;
   await ctx.core.createPersistentVolume({
     body: {
@@ -46,7 +50,12 @@ async function boundVolume(namespace: string, claim: string, o: { reclaim?: "Del
     namespace,
     body: {
       metadata: { name: claim, labels: o.labels ?? RELEASE },
-      spec: { accessModes: ["ReadWriteOnce"], storageClassName: CLASS, volumeName: pv, resources: { requests: { storage: "1Gi" } } },
+      spec: {
+        accessModes: ["ReadWriteOnce"],
+        storageClassName: CLASS,
+        volumeName: pv,
+        resources: { requests: { storage: "1Gi" } },
+      },
     },
   });
   await eventually(`${namespace}/${claim} bound`, 60_000, async () => {
@@ -91,7 +100,10 @@ function fakeCsiDriver(): { deletedAt: Map<string, number>; stop: () => Promise<
 describe("VolumeRelease delete against a real API server", () => {
   it("deletes the release's PVCs and returns only after the driver deleted their PVs; other claims are left alone", async () => {
     const namespace = await namespaceWith("vr-wait");
-    const ours = [await boundVolume(namespace, "data-valkey-0"), await boundVolume(namespace, "data-valkey-sentinel-0")];
+    const ours = [
+      await boundVolume(namespace, "data-valkey-0"),
+      await boundVolume(namespace, "data-valkey-sentinel-0"),
+    ];
     const otherPv = await boundVolume(namespace, "someone-elses", { labels: { app: "other" } });
     const csi = fakeCsiDriver();
     try {
@@ -115,7 +127,9 @@ describe("VolumeRelease delete against a real API server", () => {
       for (const pv of ours) expect(left).not.toContain(pv);
       // Another claim in the namespace (not the release's selector) keeps its claim and volume.
       expect(left).toContain(otherPv);
-      const claims = (await ctx.core.listNamespacedPersistentVolumeClaim({ namespace })).items.map((c) => c.metadata?.name);
+      const claims = (await ctx.core.listNamespacedPersistentVolumeClaim({ namespace })).items.map(
+        (c) => c.metadata?.name,
+      );
       expect(claims).toEqual(["someone-elses"]);
     } finally {
       await csi.stop();
@@ -132,8 +146,12 @@ describe("VolumeRelease delete against a real API server", () => {
       (e: unknown) => e as Error,
     );
     expect(Date.now() - started).toBeGreaterThanOrEqual(3_000);
-    expect(err?.message).toMatch(/^VolumeRelease: 1 PersistentVolume\(s\) of the PVCs in namespace vr-stuck .* still present after 3s/);
-    expect(err?.message).toContain(`${pv} (claim vr-stuck/data-valkey-1, phase Released, reclaim Delete, disk vol-data-valkey-1 of ${DRIVER}`);
+    expect(err?.message).toMatch(
+      /^VolumeRelease: 1 PersistentVolume\(s\) of the PVCs in namespace vr-stuck .* still present after 3s/,
+    );
+    expect(err?.message).toContain(
+      `${pv} (claim vr-stuck/data-valkey-1, phase Released, reclaim Delete, disk vol-data-valkey-1 of ${DRIVER}`,
+    );
     expect(err?.message).toContain(`kubectl describe pv ${pv}`);
     expect(err?.message).toContain("aws ec2 delete-volume --volume-id <id>` for vol-data-valkey-1");
     expect(err?.message).toContain("run `pulumi destroy` again");
@@ -153,16 +171,25 @@ describe("VolumeRelease delete against a real API server", () => {
     const namespace = await namespaceWith("vr-retain");
     const pv = await boundVolume(namespace, "data-valkey-2", { reclaim: "Retain" });
     const started = Date.now();
-    await destroy("id", { namespace, selector: SELECTOR, kubeconfig: ctx.plane.kubeconfig, timeoutMs: 30_000, pollMs: 250 });
+    await destroy("id", {
+      namespace,
+      selector: SELECTOR,
+      kubeconfig: ctx.plane.kubeconfig,
+      timeoutMs: 30_000,
+      pollMs: 250,
+    });
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(await volumeNames()).toContain(pv);
   }, 120_000);
 
   it("names the API server error and the way out when the cluster cannot be reached", async () => {
-    const kubeconfig = ctx.plane.kubeconfig.replace(/server: https:\/\/127\.0\.0\.1:\d+/, "server: https://127.0.0.1:1");
-    expect(kubeconfig).not.toBe(ctx.plane.kubeconfig);
-    await expect(destroy("id", { namespace: "vr-gone", selector: SELECTOR, kubeconfig, timeoutMs: 5_000, pollMs: 250 })).rejects.toThrow(
-      /VolumeRelease: could not release the PVCs in namespace vr-gone .*pulumi state delete/s,
+    const kubeconfig = ctx.plane.kubeconfig.replace(
+      /server: https:\/\/127\.0\.0\.1:\d+/,
+      "server: https://127.0.0.1:1",
     );
+    expect(kubeconfig).not.toBe(ctx.plane.kubeconfig);
+    await expect(
+      destroy("id", { namespace: "vr-gone", selector: SELECTOR, kubeconfig, timeoutMs: 5_000, pollMs: 250 }),
+    ).rejects.toThrow(/VolumeRelease: could not release the PVCs in namespace vr-gone .*pulumi state delete/s);
   }, 60_000);
 });

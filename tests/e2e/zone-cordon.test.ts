@@ -20,7 +20,12 @@ const POOL = {
 };
 
 /** A StatefulSet of `replicas` pods labelled `labels`, one `valkey` container. */
-async function statefulSet(name: string, replicas: number, labels: Record<string, string>, extra: Record<string, unknown> = {}): Promise<void> {
+async function statefulSet(
+  name: string,
+  replicas: number,
+  labels: Record<string, string>,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
   await ctx.plane.api("POST", `/apis/apps/v1/namespaces/${NS}/statefulsets`, {
     apiVersion: "apps/v1",
     kind: "StatefulSet",
@@ -65,13 +70,17 @@ async function pod(name: string): Promise<PodView | undefined> {
   return { uid: body.metadata.uid, ip: body.status.podIP, node: body.spec.nodeName, phase: body.status.phase };
 }
 
-const deletePod = (name: string, grace = 0) => ctx.plane.api("DELETE", `/api/v1/namespaces/${NS}/pods/${name}?gracePeriodSeconds=${grace}`);
+const deletePod = (name: string, grace = 0) =>
+  ctx.plane.api("DELETE", `/api/v1/namespaces/${NS}/pods/${name}?gracePeriodSeconds=${grace}`);
 
 describe("a cordoned zone under the hard zone spread", () => {
   beforeAll(async () => {
     await ctx.plane.api("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } });
     await eventually("default ServiceAccount", 60_000, async () =>
-      (await ctx.plane.api("GET", `/api/v1/namespaces/${NS}/serviceaccounts/default`, undefined, { allow: [404] })).status === 200 ? true : undefined,
+      (await ctx.plane.api("GET", `/api/v1/namespaces/${NS}/serviceaccounts/default`, undefined, { allow: [404] }))
+        .status === 200
+        ? true
+        : undefined,
     );
   }, 120_000);
 
@@ -85,7 +94,12 @@ describe("a cordoned zone under the hard zone spread", () => {
     });
     const victim = nodes[0] as PodView;
     const node = victim.node as string;
-    await ctx.plane.api("PATCH", `/api/v1/nodes/${node}`, { spec: { unschedulable: true } }, { contentType: "application/merge-patch+json" });
+    await ctx.plane.api(
+      "PATCH",
+      `/api/v1/nodes/${node}`,
+      { spec: { unschedulable: true } },
+      { contentType: "application/merge-patch+json" },
+    );
     try {
       await deletePod("zs-0");
       const recreated = await eventually("zs-0 recreated", 60_000, async () => {
@@ -101,16 +115,20 @@ describe("a cordoned zone under the hard zone spread", () => {
         expect(p?.phase).toBe("Pending");
         await new Promise((res) => setTimeout(res, 1000));
       }
-      const { body } = await ctx.plane.api<{ status: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }>(
-        "GET",
-        `/api/v1/namespaces/${NS}/pods/zs-0`,
-      );
+      const { body } = await ctx.plane.api<{
+        status: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+      }>("GET", `/api/v1/namespaces/${NS}/pods/zs-0`);
       const scheduled = body.status.conditions?.find((c) => c.type === "PodScheduled");
       expect(scheduled?.status).toBe("False");
       expect(scheduled?.reason).toBe("Unschedulable");
       expect(scheduled?.message).toMatch(/topology spread constraints/);
     } finally {
-      await ctx.plane.api("PATCH", `/api/v1/nodes/${node}`, { spec: { unschedulable: false } }, { contentType: "application/merge-patch+json" });
+      await ctx.plane.api(
+        "PATCH",
+        `/api/v1/nodes/${node}`,
+        { spec: { unschedulable: false } },
+        { contentType: "application/merge-patch+json" },
+      );
     }
     const back = await eventually("zs-0 placed again once uncordoned", 120_000, async () => {
       const p = await pod("zs-0");

@@ -6,22 +6,41 @@
 import { describe, expect, it } from "vitest";
 import { describeDisagreements } from "../pods/support/network-evidence.js";
 
-const ep = (name: string, ip: string, identity: number | undefined, namespace = "ns") => ({ namespace, name, ip, identity });
-const entry = (ip: string, identity: number, name = "") => ({ cidr: `${ip}/32`, identity, metadata: { source: "custom-resource", namespace: "ns", name } });
+const ep = (name: string, ip: string, identity: number | undefined, namespace = "ns") => ({
+  namespace,
+  name,
+  ip,
+  identity,
+});
+const entry = (ip: string, identity: number, name = "") => ({
+  cidr: `${ip}/32`,
+  identity,
+  metadata: { source: "custom-resource", namespace: "ns", name },
+});
 
 describe("network evidence", () => {
   it("says so when every node maps each pod's IP to its CiliumEndpoint's identity", () => {
-    const eps = [ep("valkey-0", "10.0.0.5", 100), ep("sentinel-0", "10.0.1.7", 200), ep("other", "10.0.2.9", 300, "elsewhere")];
+    const eps = [
+      ep("valkey-0", "10.0.0.5", 100),
+      ep("sentinel-0", "10.0.1.7", 200),
+      ep("other", "10.0.2.9", 300, "elsewhere"),
+    ];
     const view = [entry("10.0.0.5", 100), entry("10.0.1.7", 200)];
     const views = new Map([
       ["a", view],
       ["b", view],
     ]);
-    expect(describeDisagreements("ns", eps, views)).toEqual(["  every node's ipcache maps each of the 2 pods' IPs to its CiliumEndpoint's identity"]);
+    expect(describeDisagreements("ns", eps, views)).toEqual([
+      "  every node's ipcache maps each of the 2 pods' IPs to its CiliumEndpoint's identity",
+    ]);
   });
 
   it("names the node with no entry, the node with another identity, an IP claimed twice and an unread node", () => {
-    const eps = [ep("valkey-2", "10.0.1.5", 100), ep("sentinel-0", "10.0.0.7", 200), ep("old-job", "10.0.0.7", 999, "bench")];
+    const eps = [
+      ep("valkey-2", "10.0.1.5", 100),
+      ep("sentinel-0", "10.0.0.7", 200),
+      ep("old-job", "10.0.0.7", 999, "bench"),
+    ];
     const views = new Map<string, ReturnType<typeof entry>[] | string>([
       ["a", [entry("10.0.1.5", 100), entry("10.0.0.7", 200)]],
       ["b", [entry("10.0.0.7", 999, "old-job")]],

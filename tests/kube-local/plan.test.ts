@@ -25,14 +25,27 @@ describe("clusterPlan", () => {
     }
     expect(plan.region).toBe("us-west-2");
     expect(() => P.clusterPlan("/s", [])).toThrow(/between 1 and 9 zones/);
-    expect(P.clusterPlan("/s", ["us-west-2a", "us-west-2d"]).nodes.map((n) => n.zone)).toEqual(["us-west-2a", "us-west-2d"]);
-    for (const zones of [["us-west-2a", "eu-west-1b"], ["us-west-2a", "us-west-2a"], ["us west 2a"], ["US-WEST-2A"], ["us-west-2a;rm"]])
+    expect(P.clusterPlan("/s", ["us-west-2a", "us-west-2d"]).nodes.map((n) => n.zone)).toEqual([
+      "us-west-2a",
+      "us-west-2d",
+    ]);
+    for (const zones of [
+      ["us-west-2a", "eu-west-1b"],
+      ["us-west-2a", "us-west-2a"],
+      ["us west 2a"],
+      ["US-WEST-2A"],
+      ["us-west-2a;rm"],
+    ])
       expect(() => P.clusterPlan("/s", zones), zones.join(",")).toThrow(/distinct names of one region/);
   });
 
   it("containerd, kubelet and kube-proxy of a node only name that node's paths", () => {
     const [a, b] = plan.nodes;
-    const files = [P.containerdConfig(a!, "pause:1"), P.kubeletConfig(a!, "/state/pki/ca.crt"), P.kubeProxyConfig(a!, `${a!.dir}/kp`)].join("\n");
+    const files = [
+      P.containerdConfig(a!, "pause:1"),
+      P.kubeletConfig(a!, "/state/pki/ca.crt"),
+      P.kubeProxyConfig(a!, `${a!.dir}/kp`),
+    ].join("\n");
     expect(files).toContain(`${a!.dir}/containerd.sock`);
     expect(files).toContain(`cgroupRoot: ${a!.cgroup}/pods`);
     expect(files).not.toContain(b!.dir);
@@ -66,11 +79,14 @@ describe("add-ons", () => {
   });
 
   it("every add-on object has a known API path", () => {
-    for (const o of [...coreDnsObjects("i"), ...localPathObjects("i", "h", plan.nodes)]) expect(() => collectionPath(o)).not.toThrow();
+    for (const o of [...coreDnsObjects("i"), ...localPathObjects("i", "h", plan.nodes)])
+      expect(() => collectionPath(o)).not.toThrow();
     expect(collectionPath({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "x", namespace: "n" } })).toBe(
       "/apis/apps/v1/namespaces/n/deployments",
     );
-    expect(() => collectionPath({ apiVersion: "v1", kind: "Pod", metadata: { name: "x" } })).toThrow(/no API path known for kind Pod/);
+    expect(() => collectionPath({ apiVersion: "v1", kind: "Pod", metadata: { name: "x" } })).toThrow(
+      /no API path known for kind Pod/,
+    );
   });
 });
 

@@ -18,14 +18,26 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ResultRow } from "../../benchmarks/run/result-row.js";
-import { CLIENT_CPU_CSV_COLUMNS, parseResultsCsv, RESULTS_CSV_COLUMNS, SPREAD_CSV_COLUMNS, TRANSFER_CSV_COLUMNS } from "../../benchmarks/run/results-csv.js";
+import {
+  CLIENT_CPU_CSV_COLUMNS,
+  parseResultsCsv,
+  RESULTS_CSV_COLUMNS,
+  SPREAD_CSV_COLUMNS,
+  TRANSFER_CSV_COLUMNS,
+} from "../../benchmarks/run/results-csv.js";
 import { CLIENT_LABEL, DATA_PLANE_LABEL } from "../../components/shared.js";
 import { VALKEY_BUS_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
 import { DRILL_LOAD_LABEL } from "../../components/steps/failure-drill/load-job.js";
 import { createStack, tail } from "../e2e/support/pulumi-harness.js";
 import { PODS_PLAN, podsSkipReason, podsStackConfig, STACK_ZONES, usePodsCluster } from "./support/byo-on-pods.js";
 import { withNetworkEvidence } from "./support/network-evidence.js";
-import { detectionSettings, drillConfig, expectDrills, expectHeldFaults, type DrillRow } from "./support/drill-checks.js";
+import {
+  detectionSettings,
+  drillConfig,
+  expectDrills,
+  expectHeldFaults,
+  type DrillRow,
+} from "./support/drill-checks.js";
 
 const HELD_FAULTS = ["freeze", "partition"] as const;
 import { allowBusFrom, probe, type ProbeTarget } from "./support/probe.js";
@@ -63,18 +75,27 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
     // The first up runs the previous server; the second upgrades it (support/upgrade-checks.ts).
     const previous = cluster.images["valkey-previous"];
     if (previous === undefined)
-      throw new Error("no valkey-previous image in the running local cluster: restart it (npm run kube:local -- down, then up) to import the images");
+      throw new Error(
+        "no valkey-previous image in the running local cluster: restart it (npm run kube:local -- down, then up) to import the images",
+      );
     const valkey = { ...detectionSettings(mode, config.valkey as Record<string, unknown>), image: previous };
     const s = await createStack(env, { ...config, valkey }, { password: PASSWORD });
     try {
       const t0 = Date.now();
       const first = await withNetworkEvidence(api, PODS_PLAN, NS, () => s.stack.up({ onOutput: (o) => s.log.push(o) }));
-      console.log(`[pods] ${mode}: first up (deploy, bootstrap, check, benchmark, drills) ${Math.round((Date.now() - t0) / 1000)} s`);
+      console.log(
+        `[pods] ${mode}: first up (deploy, bootstrap, check, benchmark, drills) ${Math.round((Date.now() - t0) / 1000)} s`,
+      );
       expect(first.summary.result, tail(s.log)).toBe("succeeded");
       const report = first.outputs.report?.value as {
         topology: {
           ok: boolean;
-          primaries: Array<{ address: string; zone: string; slotRanges: string[]; replicas: Array<{ zone: string; crossAz: boolean }> }>;
+          primaries: Array<{
+            address: string;
+            zone: string;
+            slotRanges: string[];
+            replicas: Array<{ zone: string; crossAz: boolean }>;
+          }>;
         } | null;
         sentinels?: Array<{ zone: string; reachable: boolean; agrees: boolean }> | null;
         benchmark: { rows: ResultRow[]; csv: string } | null;
@@ -98,12 +119,17 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
       // Every figure with its spread (benchmark.repeat: 3 rounds), the client's CPU in the pod; the
       // transfer columns are there and empty (valkey-benchmark's Job reads no member's bytes).
       for (const r of rows) {
-        expect([r.runs, r.rps_min !== undefined && r.rps_min <= r.rps && r.rps <= (r.rps_max ?? 0)], r.test).toEqual([3, true]);
+        expect([r.runs, r.rps_min !== undefined && r.rps_min <= r.rps && r.rps <= (r.rps_max ?? 0)], r.test).toEqual([
+          3,
+          true,
+        ]);
         expect(r.client_cpu_pct, r.test).toBeGreaterThan(0);
         expect(r.cross_zone_bytes_per_s ?? null, r.test).toBeNull();
       }
       const csv = report.benchmark?.csv ?? "";
-      expect(csv.split("\n")[0]).toBe([...RESULTS_CSV_COLUMNS, ...TRANSFER_CSV_COLUMNS, ...SPREAD_CSV_COLUMNS, ...CLIENT_CPU_CSV_COLUMNS].join(","));
+      expect(csv.split("\n")[0]).toBe(
+        [...RESULTS_CSV_COLUMNS, ...TRANSFER_CSV_COLUMNS, ...SPREAD_CSV_COLUMNS, ...CLIENT_CPU_CSV_COLUMNS].join(","),
+      );
       expect(parseResultsCsv(csv)).toEqual(rows);
       console.log(`[pods] ${mode} benchmark rows:\n${csv}`);
       await expectDrills(api, NS, mode, clientNode, report);
@@ -139,7 +165,9 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
       // The drills' load pods may still be going (the step deletes their Jobs in the background).
       const pods = all.filter((p) => !bench.includes(p) && p.metadata.labels?.[DRILL_LOAD_LABEL] === undefined);
       // The benchmark pod ran on the node without Valkey, from the valkey image (valkey-benchmark).
-      expect(bench.map((p) => [p.spec.nodeName, p.spec.containers[0]?.image, p.status.phase])).toEqual([[clientNode, previous, "Succeeded"]]);
+      expect(bench.map((p) => [p.spec.nodeName, p.spec.containers[0]?.image, p.status.phase])).toEqual([
+        [clientNode, previous, "Succeeded"],
+      ]);
       // Cluster: 3 x (1 + 1) members. Replication: 4 members, 3 Sentinels, 2 HAProxy pods.
       expect(pods).toHaveLength(mode === "cluster" ? 6 : 9);
       for (const p of pods) {
@@ -154,7 +182,9 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
       // label, no member's 6379 (nor 16379 in cluster mode); with it, 6379 but never 16379 (the bus
       // is for members only: they formed the cluster through it above). The positive control shows
       // that a closed 16379 is the policy's doing: an extra policy admitting the probe opens it.
-      const members = pods.filter((p) => p.metadata.labels?.[DATA_PLANE_LABEL] === "true").map((p) => p.status.podIP ?? "");
+      const members = pods
+        .filter((p) => p.metadata.labels?.[DATA_PLANE_LABEL] === "true")
+        .map((p) => p.status.podIP ?? "");
       expect(members).toHaveLength(mode === "cluster" ? 6 : 4);
       const at = (port: number): ProbeTarget[] => members.map((ip) => ({ ip, port }));
       const ports = mode === "cluster" ? [VALKEY_PORT, VALKEY_BUS_PORT] : [VALKEY_PORT];
@@ -177,10 +207,19 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
       // its endpoint (cluster: the client Service; replication: HAProxy's write Service) and
       // nothing else (replication: not the members directly; cluster: not the bus).
       const asBenchmark = await run(
-        { "app.kubernetes.io/name": "valkey-benchmark", "app.kubernetes.io/component": `benchmark-${mode}`, [CLIENT_LABEL]: "true" },
-        [{ ip: report.endpoints.write, port: report.endpoints.port }, ...(mode === "cluster" ? at(VALKEY_BUS_PORT) : at(VALKEY_PORT))],
+        {
+          "app.kubernetes.io/name": "valkey-benchmark",
+          "app.kubernetes.io/component": `benchmark-${mode}`,
+          [CLIENT_LABEL]: "true",
+        },
+        [
+          { ip: report.endpoints.write, port: report.endpoints.port },
+          ...(mode === "cluster" ? at(VALKEY_BUS_PORT) : at(VALKEY_PORT)),
+        ],
       );
-      expect([...asBenchmark.entries()].filter(([, open]) => open).map(([t]) => t)).toEqual([`${report.endpoints.write}:${report.endpoints.port}`]);
+      expect([...asBenchmark.entries()].filter(([, open]) => open).map(([t]) => t)).toEqual([
+        `${report.endpoints.write}:${report.endpoints.port}`,
+      ]);
       if (mode === "cluster") {
         const drop = await allowBusFrom(api, {
           ns: NS,
@@ -206,13 +245,17 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
 
       // The diff another up would apply, shown when it is not empty.
       const plan = await s.stack.preview({ diff: true });
-      const second = await withNetworkEvidence(api, PODS_PLAN, NS, () => s.stack.up({ onOutput: (o) => s.log.push(o) }));
+      const second = await withNetworkEvidence(api, PODS_PLAN, NS, () =>
+        s.stack.up({ onOutput: (o) => s.log.push(o) }),
+      );
       const changes = second.summary.resourceChanges ?? {};
       expect([changes.update ?? 0, changes.create ?? 0, changes.replace ?? 0], plan.stdout).toEqual([0, 0, 0]);
     } finally {
       await s.dispose();
     }
-    const pvs = (await api<{ items: Array<{ spec: { claimRef?: { namespace?: string } } }> }>("GET", "/api/v1/persistentvolumes")).body.items;
+    const pvs = (
+      await api<{ items: Array<{ spec: { claimRef?: { namespace?: string } } }> }>("GET", "/api/v1/persistentvolumes")
+    ).body.items;
     expect(pvs.filter((pv) => pv.spec.claimRef?.namespace === NS)).toEqual([]);
     expect((await api("GET", `/api/v1/namespaces/${NS}`)).status).toBe(404);
   };
@@ -255,7 +298,10 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
       benchmark: { enabled: false },
       drills: { ...drillConfig(cluster), faults: ["replica", ...HELD_FAULTS] },
     });
-    const valkey = { ...detectionSettings("cluster", config.valkey as Record<string, unknown>), image: cluster.images.valkey };
+    const valkey = {
+      ...detectionSettings("cluster", config.valkey as Record<string, unknown>),
+      image: cluster.images.valkey,
+    };
     const s = await createStack(env, { ...config, valkey }, { password: PASSWORD });
     try {
       const t0 = Date.now();
@@ -264,7 +310,11 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
         `[pods] cluster (second release): first up (deploy, bootstrap, check, drills replica/freeze/partition) ${Math.round((Date.now() - t0) / 1000)} s`,
       );
       expect(first.summary.result, tail(s.log)).toBe("succeeded");
-      expectHeldFaults("cluster", first.outputs.report?.value as { drills: DrillRow[] | null; drillsCsv: string | null }, HELD_FAULTS);
+      expectHeldFaults(
+        "cluster",
+        first.outputs.report?.value as { drills: DrillRow[] | null; drillsCsv: string | null },
+        HELD_FAULTS,
+      );
       const c = { api, cluster, stack: s, NS, mode: "cluster" as const, password: PASSWORD, valkey };
       const release = await drillInputs(s);
       await expectMixOnRealPods(c, clientNode);

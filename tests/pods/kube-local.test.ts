@@ -17,25 +17,29 @@ const reason = podsSkipReason({ pulumi: false });
 describe.skipIf(reason !== "")(`kube:local up/down${reason ? ` (skipped: ${reason})` : ""}`, () => {
   const plan = clusterPlan(STATE_DIR);
 
-  it("up: three Ready nodes with their zones and DNS; up again is a no-op; down leaves nothing", { timeout: 900_000 }, async () => {
-    const log: string[] = [];
-    await down(); // a cold start, whatever an earlier file left running
-    expect(leftovers(plan)).toEqual([]);
-    try {
-      const s = await up((m) => log.push(m));
-      expect(s.nodes.map((n) => [n.zone, n.ready])).toEqual(DEFAULT_ZONES.map((z) => [z, true]));
-      expect(existsSync(s.kubeconfig)).toBe(true);
-      const again: string[] = [];
-      const s2 = await up((m) => again.push(m));
-      expect(again).toEqual([]);
-      expect(s2.kubeconfig).toBe(s.kubeconfig);
-    } finally {
+  it(
+    "up: three Ready nodes with their zones and DNS; up again is a no-op; down leaves nothing",
+    { timeout: 900_000 },
+    async () => {
+      const log: string[] = [];
+      await down(); // a cold start, whatever an earlier file left running
+      expect(leftovers(plan)).toEqual([]);
+      try {
+        const s = await up((m) => log.push(m));
+        expect(s.nodes.map((n) => [n.zone, n.ready])).toEqual(DEFAULT_ZONES.map((z) => [z, true]));
+        expect(existsSync(s.kubeconfig)).toBe(true);
+        const again: string[] = [];
+        const s2 = await up((m) => again.push(m));
+        expect(again).toEqual([]);
+        expect(s2.kubeconfig).toBe(s.kubeconfig);
+      } finally {
+        await down();
+      }
+      expect(leftovers(plan)).toEqual([]);
+      expect(existsSync(STATE_DIR)).toBe(false);
+      expect(await status()).toBeUndefined();
       await down();
-    }
-    expect(leftovers(plan)).toEqual([]);
-    expect(existsSync(STATE_DIR)).toBe(false);
-    expect(await status()).toBeUndefined();
-    await down();
-    expect(leftovers(plan)).toEqual([]);
-  });
+      expect(leftovers(plan)).toEqual([]);
+    },
+  );
 });

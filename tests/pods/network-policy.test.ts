@@ -17,7 +17,11 @@ const reason = podsSkipReason({ pulumi: false });
 const NS = "np-test";
 
 interface Pod {
-  status: { phase?: string; podIP?: string; containerStatuses?: Array<{ ready?: boolean; state?: { terminated?: { exitCode: number } } }> };
+  status: {
+    phase?: string;
+    podIP?: string;
+    containerStatuses?: Array<{ ready?: boolean; state?: { terminated?: { exitCode: number } } }>;
+  };
 }
 
 describe.skipIf(reason !== "")(`NetworkPolicy enforcement on real pods${reason ? ` (skipped: ${reason})` : ""}`, () => {
@@ -47,7 +51,14 @@ describe.skipIf(reason !== "")(`NetworkPolicy enforcement on real pods${reason ?
       spec: {
         nodeName: nodes[1],
         restartPolicy: "Never",
-        containers: [{ name: "c", image: valkeyImage, imagePullPolicy: "Never", command: ["sh", "-c", `timeout 5 valkey-cli -h ${serverIp} -p 6379 PING`] }],
+        containers: [
+          {
+            name: "c",
+            image: valkeyImage,
+            imagePullPolicy: "Never",
+            command: ["sh", "-c", `timeout 5 valkey-cli -h ${serverIp} -p 6379 PING`],
+          },
+        ],
       },
     });
     expect(status).toBe(201);
@@ -62,9 +73,16 @@ describe.skipIf(reason !== "")(`NetworkPolicy enforcement on real pods${reason ?
     valkeyImage = s.images.valkey ?? "";
     nodes = s.nodes.map((x) => x.name);
     await api("DELETE", `/api/v1/namespaces/${NS}`);
-    for (let i = 0; i < 120 && (await api("GET", `/api/v1/namespaces/${NS}`)).status === 200; i++) await new Promise((r) => setTimeout(r, 500));
-    expect((await api("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } })).status).toBe(201);
-    for (let i = 0; i < 60 && (await api("GET", `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status !== 200; i++)
+    for (let i = 0; i < 120 && (await api("GET", `/api/v1/namespaces/${NS}`)).status === 200; i++)
+      await new Promise((r) => setTimeout(r, 500));
+    expect(
+      (await api("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } })).status,
+    ).toBe(201);
+    for (
+      let i = 0;
+      i < 60 && (await api("GET", `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status !== 200;
+      i++
+    )
       await new Promise((r) => setTimeout(r, 500));
     await api("POST", `/api/v1/namespaces/${NS}/pods`, {
       apiVersion: "v1",
@@ -108,7 +126,9 @@ describe.skipIf(reason !== "")(`NetworkPolicy enforcement on real pods${reason ?
         await policy("server-ingress", {
           podSelector: { matchLabels: { app: "server" } },
           policyTypes: ["Ingress"],
-          ingress: [{ from: [{ podSelector: { matchLabels: { role: "client" } } }], ports: [{ protocol: "TCP", port: 6379 }] }],
+          ingress: [
+            { from: [{ podSelector: { matchLabels: { role: "client" } } }], ports: [{ protocol: "TCP", port: 6379 }] },
+          ],
         })
       ).status,
     ).toBe(201);

@@ -24,7 +24,9 @@ describe("config backup and restore", () => {
       awsCliImage: versions.AWS_CLI_IMAGE,
     });
     expect(config.restore).toEqual({});
-    expect(parseStackConfig({ backup: { enabled: true, bucket: "my-bucket.backups" } }).config.backup.bucket).toBe("my-bucket.backups");
+    expect(parseStackConfig({ backup: { enabled: true, bucket: "my-bucket.backups" } }).config.backup.bucket).toBe(
+      "my-bucket.backups",
+    );
   });
 
   it.each([
@@ -34,8 +36,18 @@ describe("config backup and restore", () => {
     ["retention", { backup: { retentionDays: 0 } }, "backup.retentionDays", ""],
     ["restore uri", { restore: { from: "https://x/y" } }, "restore.from", "s3://bucket/prefix/<backup id>"],
     ["endpoint", { platform: "byo", backup: { endpoint: "minio:9000" } }, "backup.endpoint", "http(s) URL"],
-    ["endpoint scheme", { platform: "byo", backup: { endpoint: "ftp://minio:9000" } }, "backup.endpoint", "http(s) URL"],
-    ["credentials secret", { platform: "byo", backup: { credentialsSecret: "Bad_Name" } }, "backup.credentialsSecret", "Secret name"],
+    [
+      "endpoint scheme",
+      { platform: "byo", backup: { endpoint: "ftp://minio:9000" } },
+      "backup.endpoint",
+      "http(s) URL",
+    ],
+    [
+      "credentials secret",
+      { platform: "byo", backup: { credentialsSecret: "Bad_Name" } },
+      "backup.credentialsSecret",
+      "Secret name",
+    ],
   ])("names a bad %s", (_what, raw, path, text) => {
     const issue = configIssues(raw).find((i) => i.path === path);
     expect(issue?.message ?? "(no issue)").toContain(text);
@@ -68,7 +80,11 @@ describe("config backup and restore", () => {
       "restore.from: needs checks.bootstrap: true in cluster mode: the bootstrap makes the restored members the primaries of their shards",
     ]);
     const byo = { platform: "byo", byo: { kubeconfig: "k" }, restore: { from } };
-    expect(restoreIssues(byo).join("\n")).toMatch(/backup\.credentialsSecret: is required on platform byo with restore\.from/);
-    expect(restoreIssues({ ...byo, backup: { endpoint: "http://10.231.0.1:5000", credentialsSecret: "s3-keys" } })).toEqual([]);
+    expect(restoreIssues(byo).join("\n")).toMatch(
+      /backup\.credentialsSecret: is required on platform byo with restore\.from/,
+    );
+    expect(
+      restoreIssues({ ...byo, backup: { endpoint: "http://10.231.0.1:5000", credentialsSecret: "s3-keys" } }),
+    ).toEqual([]);
   });
 });

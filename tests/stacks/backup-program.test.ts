@@ -39,11 +39,14 @@ async function program(file: string, backup: Record<string, unknown>): Promise<v
  * allows DNS and members only: the upload to S3 would be dropped, as it was on real pods).
  */
 function expectOutsideReleaseSelectors(cron: Spec): void {
-  const labels = (cron.jobTemplate.spec.template as unknown as { metadata: { labels: Record<string, string> } }).metadata.labels;
+  const labels = (cron.jobTemplate.spec.template as unknown as { metadata: { labels: Record<string, string> } })
+    .metadata.labels;
   const selectors = recorder.resources.flatMap((r) => {
-    const spec = r.inputs.spec as Record<string, { matchLabels?: Record<string, string> } & Record<string, string>> | undefined;
+    const spec = r.inputs.spec as
+      Record<string, { matchLabels?: Record<string, string> } & Record<string, string>> | undefined;
     if (spec === undefined) return [];
-    if (r.type.endsWith(":StatefulSet") || r.type.endsWith(":PodDisruptionBudget")) return [{ what: `${r.type} ${r.name}`, sel: spec.selector?.matchLabels }];
+    if (r.type.endsWith(":StatefulSet") || r.type.endsWith(":PodDisruptionBudget"))
+      return [{ what: `${r.type} ${r.name}`, sel: spec.selector?.matchLabels }];
     if (r.type.endsWith(":Service")) return [{ what: `${r.type} ${r.name}`, sel: spec.selector }];
     if (r.type.endsWith(":NetworkPolicy")) return [{ what: `${r.type} ${r.name}`, sel: spec.podSelector?.matchLabels }];
     return [];
@@ -58,8 +61,17 @@ function expectOutsideReleaseSelectors(cron: Spec): void {
   }
 }
 
-type Spec = { jobTemplate: { spec: { template: { spec: Record<string, unknown> } } }; schedule: string; concurrencyPolicy: string };
-type C = { name: string; image: string; command: string[]; env: { name: string; value?: string; valueFrom?: unknown }[] };
+type Spec = {
+  jobTemplate: { spec: { template: { spec: Record<string, unknown> } } };
+  schedule: string;
+  concurrencyPolicy: string;
+};
+type C = {
+  name: string;
+  image: string;
+  command: string[];
+  env: { name: string; value?: string; valueFrom?: unknown }[];
+};
 
 describe("backup in the program", () => {
   it("cluster stack: a bucket of its own, the Pod Identity role and association, the two-step CronJob", async () => {
@@ -75,7 +87,10 @@ describe("backup in the program", () => {
       "kubernetes:batch/v1:CronJob",
     ])
       expect(types, t).toContain(t);
-    const lifecycle = recorder.get("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration", "valkey-backup-storage-retention").inputs;
+    const lifecycle = recorder.get(
+      "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration",
+      "valkey-backup-storage-retention",
+    ).inputs;
     expect(lifecycle.rules).toEqual([
       expect.objectContaining({
         status: "Enabled",
@@ -84,12 +99,20 @@ describe("backup in the program", () => {
         noncurrentVersionExpiration: { noncurrentDays: 7 },
       }),
     ]);
-    expect(recorder.get("aws:s3/bucketVersioning:BucketVersioning", "valkey-backup-storage-versioning").inputs.versioningConfiguration).toEqual({
+    expect(
+      recorder.get("aws:s3/bucketVersioning:BucketVersioning", "valkey-backup-storage-versioning").inputs
+        .versioningConfiguration,
+    ).toEqual({
       status: "Enabled",
     });
-    const assoc = recorder.get("aws:eks/podIdentityAssociation:PodIdentityAssociation", "valkey-backup-storage-identity").inputs;
+    const assoc = recorder.get(
+      "aws:eks/podIdentityAssociation:PodIdentityAssociation",
+      "valkey-backup-storage-identity",
+    ).inputs;
     expect(assoc).toMatchObject({ namespace: "valkey", serviceAccount: "valkey-cluster-backup" });
-    const policy = JSON.parse(recorder.get("aws:iam/rolePolicy:RolePolicy", "valkey-backup-storage-access").inputs.policy as string) as {
+    const policy = JSON.parse(
+      recorder.get("aws:iam/rolePolicy:RolePolicy", "valkey-backup-storage-access").inputs.policy as string,
+    ) as {
       Statement: { Action: string | string[]; Resource: string }[];
     };
     expect(policy.Statement.map((s) => s.Action)).toEqual([["s3:PutObject", "s3:GetObject"], "s3:ListBucket"]);
@@ -97,33 +120,58 @@ describe("backup in the program", () => {
 
     const cron = recorder.get("kubernetes:batch/v1:CronJob", "valkey-backup-cronjob").inputs.spec as Spec;
     expect(cron).toMatchObject({ schedule: "5 2 * * *", concurrencyPolicy: "Forbid" });
-    const pod = cron.jobTemplate.spec.template.spec as { serviceAccountName: string; initContainers: C[]; containers: C[] };
+    const pod = cron.jobTemplate.spec.template.spec as {
+      serviceAccountName: string;
+      initContainers: C[];
+      containers: C[];
+    };
     expect(pod.serviceAccountName).toBe("valkey-cluster-backup");
     const [snapshot] = pod.initContainers;
     const [upload] = pod.containers;
-    expect(snapshot?.command).toEqual(["sh", "/etc/valkey-backup/backup.sh", "snapshot-from", "cluster", "valkey-cluster.valkey.svc.cluster.local", "6379"]);
+    expect(snapshot?.command).toEqual([
+      "sh",
+      "/etc/valkey-backup/backup.sh",
+      "snapshot-from",
+      "cluster",
+      "valkey-cluster.valkey.svc.cluster.local",
+      "6379",
+    ]);
     expect(upload?.image).toBe(versions.AWS_CLI_IMAGE);
     expect(upload?.command).toEqual(["sh", "/etc/valkey-backup/backup.sh", "upload", "cluster"]);
     // The stack's region: in a pod the CLI finds none by itself.
     expect(upload?.env.find((e) => e.name === "AWS_REGION")?.value).toBe(REGION);
-    expect(snapshot?.env.find((e) => e.name === "REDISCLI_AUTH")?.valueFrom).toEqual({ secretKeyRef: { name: "valkey-cluster-auth", key: "password" } });
-    const data = recorder.get("kubernetes:core/v1:ConfigMap", "valkey-backup-script").inputs.data as Record<string, string>;
+    expect(snapshot?.env.find((e) => e.name === "REDISCLI_AUTH")?.valueFrom).toEqual({
+      secretKeyRef: { name: "valkey-cluster-auth", key: "password" },
+    });
+    const data = recorder.get("kubernetes:core/v1:ConfigMap", "valkey-backup-script").inputs.data as Record<
+      string,
+      string
+    >;
     expect(data["backup-uri"]).toMatch(/^s3:\/\/.+\/valkey-on-eks$/);
     expect(data["backup.sh"]).toContain("snapshot_from()");
-    for (const r of recorder.resources) expect(JSON.stringify(r.redacted), `${r.type} ${r.name}`).not.toContain(PASSWORD);
+    for (const r of recorder.resources)
+      expect(JSON.stringify(r.redacted), `${r.type} ${r.name}`).not.toContain(PASSWORD);
     expectOutsideReleaseSelectors(cron);
   });
 
   it("replication stack with an existing bucket: no bucket created, the policy names it, the seed is the write Service", async () => {
     await program("stacks/Pulumi.replication.yaml", { bucket: "team-backups", prefix: "prod/valkey" });
     expect(recorder.resources.some((r) => r.type === "aws:s3/bucket:Bucket")).toBe(false);
-    const policy = recorder.get("aws:iam/rolePolicy:RolePolicy", "valkey-backup-storage-access").inputs.policy as string;
+    const policy = recorder.get("aws:iam/rolePolicy:RolePolicy", "valkey-backup-storage-access").inputs
+      .policy as string;
     expect(policy).toContain("arn:aws:s3:::team-backups/prod/valkey/*");
-    const data = recorder.get("kubernetes:core/v1:ConfigMap", "valkey-backup-script").inputs.data as Record<string, string>;
+    const data = recorder.get("kubernetes:core/v1:ConfigMap", "valkey-backup-script").inputs.data as Record<
+      string,
+      string
+    >;
     expect(data["backup-uri"]).toBe("s3://team-backups/prod/valkey");
     const cron = recorder.get("kubernetes:batch/v1:CronJob", "valkey-backup-cronjob").inputs.spec as Spec;
     const pod = cron.jobTemplate.spec.template.spec as { initContainers: C[] };
-    expect(pod.initContainers[0]?.command.slice(3)).toEqual(["replication", "valkey-write.valkey.svc.cluster.local", "6379"]);
+    expect(pod.initContainers[0]?.command.slice(3)).toEqual([
+      "replication",
+      "valkey-write.valkey.svc.cluster.local",
+      "6379",
+    ]);
     expectOutsideReleaseSelectors(cron);
   });
 
@@ -131,7 +179,10 @@ describe("backup in the program", () => {
     const endpoint = "http://minio.storage:9000";
     await program("stacks/Pulumi.byo.yaml", { bucket: "team-backups", endpoint, credentialsSecret: "s3-keys" });
     expect(recorder.resources.filter((r) => r.type.startsWith("aws:")).map((r) => r.type)).toEqual([]);
-    const data = recorder.get("kubernetes:core/v1:ConfigMap", "valkey-backup-script").inputs.data as Record<string, string>;
+    const data = recorder.get("kubernetes:core/v1:ConfigMap", "valkey-backup-script").inputs.data as Record<
+      string,
+      string
+    >;
     expect(data["backup-uri"]).toBe("s3://team-backups/valkey-on-eks");
     const cron = recorder.get("kubernetes:batch/v1:CronJob", "valkey-backup-cronjob").inputs.spec as Spec;
     const pod = cron.jobTemplate.spec.template.spec as { containers: (C & { envFrom?: unknown })[] };

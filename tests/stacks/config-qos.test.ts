@@ -30,7 +30,10 @@ describe("EKS allocatable on the Graviton table", () => {
 describe("Guaranteed QoS by default", () => {
   it("defaults to requests = limits = 1.5 vCPU / 12Gi, which fits r7g.large alone, and maxmemory 75% of it", () => {
     const { config } = parseStackConfig({ karpenter: { nodePool: { instanceSizes: ["large"] } } });
-    expect(config.valkey.resources).toEqual({ requests: { cpu: "1500m", memory: "12Gi" }, limits: { cpu: "1500m", memory: "12Gi" } });
+    expect(config.valkey.resources).toEqual({
+      requests: { cpu: "1500m", memory: "12Gi" },
+      limits: { cpu: "1500m", memory: "12Gi" },
+    });
     expect(config.valkey.maxmemoryBytes).toBe(9 * GiB);
     const a = allocatableFor("r7g.large");
     expect(config.valkey.resourceAmounts.limits.memoryBytes).toBeLessThanOrEqual(a?.memoryBytes ?? 0);
@@ -40,7 +43,9 @@ describe("Guaranteed QoS by default", () => {
   it("limits left out follow the requests given; limits given are kept (Burstable by choice)", () => {
     const { config } = parseStackConfig({ valkey: { resources: { requests: { cpu: "1", memory: "8Gi" } } } });
     expect(config.valkey.resources.limits).toEqual({ cpu: "1", memory: "8Gi" });
-    const burst = parseStackConfig({ valkey: { resources: { requests: { memory: "8Gi" }, limits: { memory: "10Gi" } } } }).config;
+    const burst = parseStackConfig({
+      valkey: { resources: { requests: { memory: "8Gi" }, limits: { memory: "10Gi" } } },
+    }).config;
     expect(burst.valkey.resources.limits).toEqual({ cpu: "1500m", memory: "10Gi" });
   });
 
@@ -48,27 +53,40 @@ describe("Guaranteed QoS by default", () => {
     for (const stack of ["cluster", "replication"]) {
       const { config } = loadStackFile(new URL(`../../stacks/Pulumi.${stack}.yaml`, import.meta.url).pathname);
       expect(config.valkey.resources.requests).toEqual(config.valkey.resources.limits);
-      expect(config.valkey.resourceAmounts.requests.memoryBytes).toBeLessThanOrEqual(allocatableFor("r7g.large")?.memoryBytes ?? 0);
+      expect(config.valkey.resourceAmounts.requests.memoryBytes).toBeLessThanOrEqual(
+        allocatableFor("r7g.large")?.memoryBytes ?? 0,
+      );
     }
   });
 });
 
 describe("a pod that fits no permitted instance type is refused", () => {
   it("the seed's 16Gi as Guaranteed on r7g.large: names requests.memory and the largest pod that fits", () => {
-    const issues = issuesOf({ karpenter: { nodePool: { instanceSizes: ["large"] } }, valkey: { resources: { requests: { memory: "16Gi" } } } });
+    const issues = issuesOf({
+      karpenter: { nodePool: { instanceSizes: ["large"] } },
+      valkey: { resources: { requests: { memory: "16Gi" } } },
+    });
     expect(issues).toHaveLength(1);
     expect(issues[0]?.path).toBe("valkey.resources.requests.memory");
-    expect(issues[0]?.message).toContain("fits no permitted instance type; the largest pod that fits is 1.73 vCPU / 13.89Gi (r7g.large's allocatable");
+    expect(issues[0]?.message).toContain(
+      "fits no permitted instance type; the largest pod that fits is 1.73 vCPU / 13.89Gi (r7g.large's allocatable",
+    );
   });
 
   it("2 vCPU on r7g.large: names requests.cpu", () => {
-    const issues = issuesOf({ karpenter: { nodePool: { instanceSizes: ["large"] } }, valkey: { resources: { requests: { cpu: "2" } } } });
+    const issues = issuesOf({
+      karpenter: { nodePool: { instanceSizes: ["large"] } },
+      valkey: { resources: { requests: { cpu: "2" } } },
+    });
     expect(issues.map((i) => i.path)).toEqual(["valkey.resources.requests.cpu"]);
   });
 
   it("the same pod passes once a larger size is permitted", () => {
     expect(
-      issuesOf({ karpenter: { nodePool: { instanceSizes: ["large", "xlarge"] } }, valkey: { resources: { requests: { cpu: "2", memory: "16Gi" } } } }),
+      issuesOf({
+        karpenter: { nodePool: { instanceSizes: ["large", "xlarge"] } },
+        valkey: { resources: { requests: { cpu: "2", memory: "16Gi" } } },
+      }),
     ).toEqual([]);
   });
 });
@@ -84,6 +102,8 @@ describe("maxmemory leaves room for the fork's copy-on-write", () => {
 
   it("accepts it with persistence off (no fork), still below the limit", () => {
     expect(issuesOf({ valkey: { maxmemory: "90%", persistence: { aof: false, rdb: false } } })).toEqual([]);
-    expect(issuesOf({ valkey: { maxmemory: "12Gi", persistence: { aof: false, rdb: false } } }).map((i) => i.path)).toEqual(["valkey.maxmemory"]);
+    expect(
+      issuesOf({ valkey: { maxmemory: "12Gi", persistence: { aof: false, rdb: false } } }).map((i) => i.path),
+    ).toEqual(["valkey.maxmemory"]);
   });
 });

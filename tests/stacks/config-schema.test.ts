@@ -3,7 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_REPEAT, SEED_WORKLOAD } from "../../vocabulary/workload.js";
-import { ConfigError, StackFileError, loadStackFile, parseStackConfig, workloadFromConfig } from "../../config/schema.js";
+import {
+  ConfigError,
+  StackFileError,
+  loadStackFile,
+  parseStackConfig,
+  workloadFromConfig,
+} from "../../config/schema.js";
 import { describeKeys } from "../../config/meta.js";
 import { stackInputSchema } from "../../config/sections.js";
 import { renderConfigTable, replaceConfigTable, TABLE_DOC, TABLE_END, TABLE_START } from "../../config/render-table.js";
@@ -30,23 +36,58 @@ const BAD_CONFIGS: Array<[string, Record<string, unknown>, string, string]> = [
   ["typo in a nested key", { valkey: { cluster: { primares: 3 } } }, "valkey.cluster.primares", "unknown key"],
   ["section is not a map", { valkey: "cluster" }, "valkey", "must be a map"],
   ["duplicate zone", { aws: { zones: ["us-west-2a", "us-west-2a"] } }, "aws.zones.1", "listed twice"],
-  ["zone outside the region", { aws: { region: "us-east-1", zones: ["us-west-2a", "us-east-1b"] } }, "aws.zones.0", "not a zone of region us-east-1"],
+  [
+    "zone outside the region",
+    { aws: { region: "us-east-1", zones: ["us-west-2a", "us-east-1b"] } },
+    "aws.zones.0",
+    "not a zone of region us-east-1",
+  ],
   ["no zones", { aws: { zones: [] } }, "aws.zones", "at least 1 item"],
   ["malformed region", { aws: { region: "Oregon" } }, "aws.region", "AWS region"],
-  ["aws.region disagrees with aws:region", { "aws:region": "us-east-1", "aws": { region: "us-west-2" } }, "aws.region", "differs from aws:region"],
+  [
+    "aws.region disagrees with aws:region",
+    { "aws:region": "us-east-1", "aws": { region: "us-west-2" } },
+    "aws.region",
+    "differs from aws:region",
+  ],
   ["benchmark.repeat 0", { benchmark: { repeat: 0 } }, "benchmark.repeat", "must be ≥ 1 (got 0)"],
-  ["a repeated soak", { benchmark: { mix: "get:100", soak: { sampleSeconds: 5 }, repeat: 2 } }, "benchmark.repeat", "a soak runs once"],
-  ["cluster with 2 primaries", { valkey: { mode: "cluster", cluster: { primaries: 2 } } }, "valkey.cluster.primaries", "must be ≥ 3"],
-  ["cluster without replicas", { valkey: { mode: "cluster", cluster: { replicasPerPrimary: 0 } } }, "valkey.cluster.replicasPerPrimary", "must be ≥ 1"],
+  [
+    "a repeated soak",
+    { benchmark: { mix: "get:100", soak: { sampleSeconds: 5 }, repeat: 2 } },
+    "benchmark.repeat",
+    "a soak runs once",
+  ],
+  [
+    "cluster with 2 primaries",
+    { valkey: { mode: "cluster", cluster: { primaries: 2 } } },
+    "valkey.cluster.primaries",
+    "must be ≥ 3",
+  ],
+  [
+    "cluster without replicas",
+    { valkey: { mode: "cluster", cluster: { replicasPerPrimary: 0 } } },
+    "valkey.cluster.replicasPerPrimary",
+    "must be ≥ 1",
+  ],
   ["cluster in one zone", { valkey: { mode: "cluster" }, aws: { zones: ["us-west-2a"] } }, "aws.zones", "≥ 2 zones"],
-  ["replication without replicas while verifying", { valkey: { replication: { replicas: 0 } } }, "valkey.replication.replicas", "different AZ"],
+  [
+    "replication without replicas while verifying",
+    { valkey: { replication: { replicas: 0 } } },
+    "valkey.replication.replicas",
+    "different AZ",
+  ],
   [
     "minReplicasToWrite above replicas",
     { valkey: { replication: { replicas: 1, minReplicasToWrite: 2 } } },
     "valkey.replication.minReplicasToWrite",
     "≤ valkey.replication.replicas (1)",
   ],
-  ["ioThreads above the vCPU limit", { valkey: { ioThreads: 4 } }, "valkey.ioThreads", "exceeds the pod's 1.5 vCPU limit"],
+  [
+    "ioThreads above the vCPU limit",
+    { valkey: { ioThreads: 4 } },
+    "valkey.ioThreads",
+    "exceeds the pod's 1.5 vCPU limit",
+  ],
   ["ioThreads zero", { valkey: { ioThreads: 0 } }, "valkey.ioThreads", "must be ≥ 1"],
   [
     "cpu request above limit",
@@ -60,8 +101,18 @@ const BAD_CONFIGS: Array<[string, Record<string, unknown>, string, string]> = [
     "valkey.resources.requests.memory",
     "exceeds limits.memory 16Gi",
   ],
-  ["GB instead of Gi", { valkey: { resources: { requests: { memory: "12GB" } } } }, "valkey.resources.requests.memory", "did you mean 12Gi"],
-  ["cpu limit not a quantity", { valkey: { resources: { limits: { cpu: "two" } } } }, "valkey.resources.limits.cpu", "not a Kubernetes quantity"],
+  [
+    "GB instead of Gi",
+    { valkey: { resources: { requests: { memory: "12GB" } } } },
+    "valkey.resources.requests.memory",
+    "did you mean 12Gi",
+  ],
+  [
+    "cpu limit not a quantity",
+    { valkey: { resources: { limits: { cpu: "two" } } } },
+    "valkey.resources.limits.cpu",
+    "not a Kubernetes quantity",
+  ],
   ["maxmemory at the memory limit", { valkey: { maxmemory: "16Gi" } }, "valkey.maxmemory", "below limits.memory"],
   ["maxmemory above 100%", { valkey: { maxmemory: "150%" } }, "valkey.maxmemory", "at most 100%"],
   [
@@ -70,18 +121,58 @@ const BAD_CONFIGS: Array<[string, Record<string, unknown>, string, string]> = [
     "valkey.resources.requests.memory",
     "fits no permitted instance type",
   ],
-  ["spot capacity", { karpenter: { nodePool: { capacityType: "spot" } } }, "karpenter.nodePool.capacityType", "on-demand"],
-  ["x86 architecture", { karpenter: { nodePool: { architecture: "amd64" } } }, "karpenter.nodePool.architecture", "arm64"],
-  ["non-Graviton family", { karpenter: { nodePool: { instanceFamilies: ["r7i"] } } }, "karpenter.nodePool.instanceFamilies.0", "Graviton"],
-  ["NodePool memory limit below the pods", { karpenter: { nodePool: { limits: { memory: "32Gi" } } } }, "karpenter.nodePool.limits.memory", "below the 49Gi"],
-  ["NodePool cpu limit below the pods", { karpenter: { nodePool: { limits: { cpu: "4" } } } }, "karpenter.nodePool.limits.cpu", "below the 7 vCPU"],
+  [
+    "spot capacity",
+    { karpenter: { nodePool: { capacityType: "spot" } } },
+    "karpenter.nodePool.capacityType",
+    "on-demand",
+  ],
+  [
+    "x86 architecture",
+    { karpenter: { nodePool: { architecture: "amd64" } } },
+    "karpenter.nodePool.architecture",
+    "arm64",
+  ],
+  [
+    "non-Graviton family",
+    { karpenter: { nodePool: { instanceFamilies: ["r7i"] } } },
+    "karpenter.nodePool.instanceFamilies.0",
+    "Graviton",
+  ],
+  [
+    "NodePool memory limit below the pods",
+    { karpenter: { nodePool: { limits: { memory: "32Gi" } } } },
+    "karpenter.nodePool.limits.memory",
+    "below the 49Gi",
+  ],
+  [
+    "NodePool cpu limit below the pods",
+    { karpenter: { nodePool: { limits: { cpu: "4" } } } },
+    "karpenter.nodePool.limits.cpu",
+    "below the 7 vCPU",
+  ],
   ["unknown benchmark test", { benchmark: { tests: ["set", "getx"] } }, "benchmark.tests.1", '"getx"'],
   ["zero requests", { benchmark: { requests: 0 } }, "benchmark.requests", "must be ≥ 1"],
-  ["maxRequests below requests", { benchmark: { requests: 1000, maxRequests: 999 } }, "benchmark.maxRequests", "below benchmark.requests (1000)"],
+  [
+    "maxRequests below requests",
+    { benchmark: { requests: 1000, maxRequests: 999 } },
+    "benchmark.maxRequests",
+    "below benchmark.requests (1000)",
+  ],
   ["fractional clients", { benchmark: { clients: 1.5 } }, "benchmark.clients", "must be an integer (got 1.5)"],
   ["plain-text password", { password: "hunter2" }, "password", "valkey-on-eks:password is stored in plain text"],
-  ["bad appendfsync", { valkey: { persistence: { appendfsync: "sometimes" } } }, "valkey.persistence.appendfsync", '"everysec"'],
-  ["x86 system nodes", { eks: { systemNodes: { instanceType: "m7i.large" } } }, "eks.systemNodes.instanceType", "not a Graviton"],
+  [
+    "bad appendfsync",
+    { valkey: { persistence: { appendfsync: "sometimes" } } },
+    "valkey.persistence.appendfsync",
+    '"everysec"',
+  ],
+  [
+    "x86 system nodes",
+    { eks: { systemNodes: { instanceType: "m7i.large" } } },
+    "eks.systemNodes.instanceType",
+    "not a Graviton",
+  ],
   ["bad namespace", { valkey: { namespace: "Valkey_NS" } }, "valkey.namespace", "namespace name"],
   [
     "benchmark pod fits no instance",
@@ -89,15 +180,30 @@ const BAD_CONFIGS: Array<[string, Record<string, unknown>, string, string]> = [
     "benchmark.resources.memory",
     "benchmark pod request",
   ],
-  ["bad toleration operator", { platform: "byo", byo: { tolerations: [{ operator: "Maybe" }] } }, "byo.tolerations.0.operator", '"Equal", "Exists"'],
-  ["image without a tag", { valkey: { image: "valkey" } }, "valkey.image", "name:tag, name@sha256:<64 hex digits> or name:tag@sha256:"],
+  [
+    "bad toleration operator",
+    { platform: "byo", byo: { tolerations: [{ operator: "Maybe" }] } },
+    "byo.tolerations.0.operator",
+    '"Equal", "Exists"',
+  ],
+  [
+    "image without a tag",
+    { valkey: { image: "valkey" } },
+    "valkey.image",
+    "name:tag, name@sha256:<64 hex digits> or name:tag@sha256:",
+  ],
   [
     "cluster mode on Valkey 9.0",
     { valkey: { mode: "cluster", image: "public.ecr.aws/valkey/valkey:9.0.2" } },
     "valkey.image",
     "availability-zone only from Valkey 9.1",
   ],
-  ["image digest too short", { valkey: { image: "public.ecr.aws/valkey/valkey:9.0.2@sha256:abc" } }, "valkey.image", "name:tag@sha256:<64 hex digits>"],
+  [
+    "image digest too short",
+    { valkey: { image: "public.ecr.aws/valkey/valkey:9.0.2@sha256:abc" } },
+    "valkey.image",
+    "name:tag@sha256:<64 hex digits>",
+  ],
   [
     "image with an empty tag",
     { valkey: { replication: { haproxyImage: "haproxy:@sha256:" + "a".repeat(64) } } },
@@ -108,13 +214,43 @@ const BAD_CONFIGS: Array<[string, Record<string, unknown>, string, string]> = [
   ["unknown NAT layout", { network: { natGateways: "onePerAz" } }, "network.natGateways", '"single", "perZone"'],
   ["string where a number belongs", { valkey: { ioThreads: "4" } }, "valkey.ioThreads", 'must be a number (got "4")'],
   ["unknown maxmemory policy", { valkey: { maxmemoryPolicy: "lru" } }, "valkey.maxmemoryPolicy", '"allkeys-lru"'],
-  ["latency target without a unit", { benchmark: { mix: "get:100", slo: "p99:2" } }, "benchmark.slo", "has no unit: give us, ms or s"],
-  ["latency target on a percentile not measured", { benchmark: { mix: "get:100", slo: "p95:2ms" } }, "benchmark.slo", "'p95' is not a percentile it measures"],
-  ["latency target of garbage", { benchmark: { mix: "get:100", slo: "fast" } }, "benchmark.slo", "is not <percentile>:<bound><unit>"],
+  [
+    "latency target without a unit",
+    { benchmark: { mix: "get:100", slo: "p99:2" } },
+    "benchmark.slo",
+    "has no unit: give us, ms or s",
+  ],
+  [
+    "latency target on a percentile not measured",
+    { benchmark: { mix: "get:100", slo: "p95:2ms" } },
+    "benchmark.slo",
+    "'p95' is not a percentile it measures",
+  ],
+  [
+    "latency target of garbage",
+    { benchmark: { mix: "get:100", slo: "fast" } },
+    "benchmark.slo",
+    "is not <percentile>:<bound><unit>",
+  ],
   ["latency target without a mix", { benchmark: { slo: "p99:2ms" } }, "benchmark.slo", "set benchmark.mix too"],
-  ["sweep steps without a latency target", { benchmark: { mix: "get:100", sloSteps: 10 } }, "benchmark.sloSteps", "set benchmark.slo too"],
-  ["sweep steps over the bound", { benchmark: { mix: "get:100", slo: "p99:2ms", sloSteps: 51 } }, "benchmark.sloSteps", "50"],
-  ["sweep step length zero", { benchmark: { mix: "get:100", slo: "p99:2ms", sloStepSeconds: 0 } }, "benchmark.sloStepSeconds", "must be ≥ 1"],
+  [
+    "sweep steps without a latency target",
+    { benchmark: { mix: "get:100", sloSteps: 10 } },
+    "benchmark.sloSteps",
+    "set benchmark.slo too",
+  ],
+  [
+    "sweep steps over the bound",
+    { benchmark: { mix: "get:100", slo: "p99:2ms", sloSteps: 51 } },
+    "benchmark.sloSteps",
+    "50",
+  ],
+  [
+    "sweep step length zero",
+    { benchmark: { mix: "get:100", slo: "p99:2ms", sloStepSeconds: 0 } },
+    "benchmark.sloStepSeconds",
+    "must be ≥ 1",
+  ],
 ];
 
 describe("parseStackConfig: bad configs name the key path", () => {
@@ -143,7 +279,12 @@ describe("parseStackConfig: bad configs name the key path", () => {
 
   it("reports every cross-field problem in one error", () => {
     const err = errorOf({
-      valkey: { mode: "cluster", cluster: { primaries: 2, replicasPerPrimary: 0 }, ioThreads: 5, resources: { requests: { cpu: "3" }, limits: { cpu: "2" } } },
+      valkey: {
+        mode: "cluster",
+        cluster: { primaries: 2, replicasPerPrimary: 0 },
+        ioThreads: 5,
+        resources: { requests: { cpu: "3" }, limits: { cpu: "2" } },
+      },
       aws: { zones: ["us-west-2a"] },
       benchmark: { maxRequests: 10 },
       password: "plain",
@@ -164,8 +305,19 @@ describe("parseStackConfig: bad configs name the key path", () => {
   });
 
   it("reports every shape problem in one error", () => {
-    const err = errorOf({ platform: "gke", valkey: { clutser: {}, replication: { replicas: -1 } }, benchmark: { tests: ["nope"] }, bogus: true });
-    expect(issuePaths(err).sort()).toEqual(["benchmark.tests.0", "bogus", "platform", "valkey.clutser", "valkey.replication.replicas"]);
+    const err = errorOf({
+      platform: "gke",
+      valkey: { clutser: {}, replication: { replicas: -1 } },
+      benchmark: { tests: ["nope"] },
+      bogus: true,
+    });
+    expect(issuePaths(err).sort()).toEqual([
+      "benchmark.tests.0",
+      "bogus",
+      "platform",
+      "valkey.clutser",
+      "valkey.replication.replicas",
+    ]);
   });
   it("reports shape and cross-field problems together, without inventing problems for the malformed keys", () => {
     const err = errorOf({
@@ -176,7 +328,13 @@ describe("parseStackConfig: bad configs name the key path", () => {
     // Shape: the bad test name and the bad CPU limit; cross-field: primaries, zones, and ioThreads
     // against the default 2-vCPU limit that stands in for the malformed one.
     expect(issuePaths(err).sort()).toEqual(
-      ["aws.zones", "benchmark.tests.1", "valkey.cluster.primaries", "valkey.ioThreads", "valkey.resources.limits.cpu"].sort(),
+      [
+        "aws.zones",
+        "benchmark.tests.1",
+        "valkey.cluster.primaries",
+        "valkey.ioThreads",
+        "valkey.resources.limits.cpu",
+      ].sort(),
     );
     expect(err.message).toMatch(/^invalid stack config \(5 problems\):/);
   });
@@ -204,22 +362,51 @@ describe("parseStackConfig: defaults", () => {
     expect(config.network).toEqual({ natGateways: "single" });
     expect(config.valkey.cluster).toEqual({ primaries: 3, replicasPerPrimary: 1, nodeTimeoutMs: 15000 });
     // Guaranteed QoS by default: limits = requests, fitting r7g.large.
-    expect(config.valkey.resources).toEqual({ requests: { cpu: "1500m", memory: "12Gi" }, limits: { cpu: "1500m", memory: "12Gi" } });
+    expect(config.valkey.resources).toEqual({
+      requests: { cpu: "1500m", memory: "12Gi" },
+      limits: { cpu: "1500m", memory: "12Gi" },
+    });
     expect(config.valkey.resourceAmounts.limits).toEqual({ cpuMillicores: 1500, memoryBytes: 12 * 2 ** 30 });
-    expect(config.valkey.persistence).toEqual({ aof: true, rdb: true, appendfsync: "everysec", storageClass: "gp3", size: "50Gi", sizeBytes: 50 * 2 ** 30 });
+    expect(config.valkey.persistence).toEqual({
+      aof: true,
+      rdb: true,
+      appendfsync: "everysec",
+      storageClass: "gp3",
+      size: "50Gi",
+      sizeBytes: 50 * 2 ** 30,
+    });
     expect(config.valkey.maxmemoryBytes).toBe(9 * 2 ** 30);
     expect(config.valkey.pods).toBe(4);
     expect(config.valkey.auth.enabled).toBe(true);
-    expect(config.checks).toEqual({ bootstrap: true, verify: true, connector: "port-forward", directSourceCidrs: [], replicaLagBytes: 1_048_576 });
+    expect(config.checks).toEqual({
+      bootstrap: true,
+      verify: true,
+      connector: "port-forward",
+      directSourceCidrs: [],
+      replicaLagBytes: 1_048_576,
+    });
   });
 
   it("a latency target reaches the workload parsed: benchmark.slo p99.9:500us with its sweep settings", () => {
     const { config: c } = parseStackConfig({
-      benchmark: { mix: "get:80,set:20", loadgenImage: "registry.example/vload:1", slo: "p99.9:500us", sloSteps: 8, sloStepSeconds: 3 },
+      benchmark: {
+        mix: "get:80,set:20",
+        loadgenImage: "registry.example/vload:1",
+        slo: "p99.9:500us",
+        sloSteps: 8,
+        sloStepSeconds: 3,
+      },
     });
-    expect(workloadFromConfig(c)).toMatchObject({ slo: { percentile: "p999", boundMs: 0.5 }, sloSteps: 8, sloStepSeconds: 3 });
+    expect(workloadFromConfig(c)).toMatchObject({
+      slo: { percentile: "p999", boundMs: 0.5 },
+      sloSteps: 8,
+      sloStepSeconds: 3,
+    });
     expect(
-      workloadFromConfig(parseStackConfig({ benchmark: { mix: "get:100", loadgenImage: "registry.example/vload:1", slo: "p99:2ms" } }).config),
+      workloadFromConfig(
+        parseStackConfig({ benchmark: { mix: "get:100", loadgenImage: "registry.example/vload:1", slo: "p99:2ms" } })
+          .config,
+      ),
     ).not.toHaveProperty("sloSteps");
   });
 
@@ -256,7 +443,9 @@ describe("parseStackConfig: defaults", () => {
       },
       drills: { image: "registry.example.com:5000/mirror/node:24.9.0-alpine" },
     });
-    expect(config.valkey.image).toBe(`123456789012.dkr.ecr.us-west-2.amazonaws.com/docker-hub/valkey/valkey:9.0.2@${digest}`);
+    expect(config.valkey.image).toBe(
+      `123456789012.dkr.ecr.us-west-2.amazonaws.com/docker-hub/valkey/valkey:9.0.2@${digest}`,
+    );
     expect(config.valkey.replication.haproxyImage).toBe(`haproxy@${digest}`);
     expect(config.drills.image).toBe("registry.example.com:5000/mirror/node:24.9.0-alpine");
     expect(parseStackConfig({ network: { natGateways: "perZone" } }).config.network.natGateways).toBe("perZone");
@@ -273,7 +462,10 @@ describe("parseStackConfig: defaults", () => {
   });
 
   it("takes the region from aws:region and derives zones", () => {
-    expect(parseStackConfig({ "aws:region": "eu-west-1" }).config.aws).toEqual({ region: "eu-west-1", zones: ["eu-west-1a", "eu-west-1b", "eu-west-1c"] });
+    expect(parseStackConfig({ "aws:region": "eu-west-1" }).config.aws).toEqual({
+      region: "eu-west-1",
+      zones: ["eu-west-1a", "eu-west-1b", "eu-west-1c"],
+    });
   });
 
   it("adds network-optimised siblings on request", () => {
@@ -285,16 +477,19 @@ describe("parseStackConfig: defaults", () => {
 
   it("refuses networkOptimized for families EC2 has no network-optimised sibling of (r7g, m7g: there is no r7gn or m7gn)", () => {
     for (const families of [undefined, ["r7g"], ["m7g", "r8g"]]) {
-      const err = errorOf({ karpenter: { nodePool: { networkOptimized: true, ...(families ? { instanceFamilies: families } : {}) } } });
+      const err = errorOf({
+        karpenter: { nodePool: { networkOptimized: true, ...(families ? { instanceFamilies: families } : {}) } },
+      });
       expect(issuePaths(err)).toEqual(["karpenter.nodePool.networkOptimized"]);
       expect(err.message).toMatch(
         /(r7g|m7g) has no network-optimised sibling in EC2 \(the Graviton ones are c6g → c6gn, c7g → c7gn, c8g → c8gn, m8g → m8gn, r8g → r8gn\)/,
       );
     }
     // Without networkOptimized, or with explicit instance types, r7g is fine.
-    expect(parseStackConfig({ karpenter: { nodePool: { instanceFamilies: ["r7g"] } } }).config.karpenter.nodePool.permittedInstanceTypes).toContain(
-      "r7g.large",
-    );
+    expect(
+      parseStackConfig({ karpenter: { nodePool: { instanceFamilies: ["r7g"] } } }).config.karpenter.nodePool
+        .permittedInstanceTypes,
+    ).toContain("r7g.large");
   });
 
   it("accepts numbers and percentages for quantities", () => {
@@ -322,7 +517,11 @@ describe("stack files", () => {
     expect(loaded.config.valkey.mode).toBe("replication");
     expect(loaded.config.valkey.pods).toBe(4);
     expect(loaded.config.karpenter.nodePool.permittedInstanceTypes).toEqual(["r7g.large"]);
-    expect(workloadFromConfig(loaded.config)).toEqual({ ...SEED_WORKLOAD, name: "replication", repeat: DEFAULT_REPEAT });
+    expect(workloadFromConfig(loaded.config)).toEqual({
+      ...SEED_WORKLOAD,
+      name: "replication",
+      repeat: DEFAULT_REPEAT,
+    });
   });
 
   it("parses the shipped cluster stack as the seed's cluster setup", () => {
@@ -360,7 +559,8 @@ describe("config table", () => {
   it("lists every key of the schema, including nested ones", () => {
     const keys = describeKeys(stackInputSchema);
     expect(keys.length).toBeGreaterThan(80);
-    for (const key of keys) expect(table).toContain(key.path.includes(":") ? `\`${key.path}\`` : `\`valkey-on-eks:${key.path}\``);
+    for (const key of keys)
+      expect(table).toContain(key.path.includes(":") ? `\`${key.path}\`` : `\`valkey-on-eks:${key.path}\``);
     expect(table).toContain("| `valkey-on-eks:valkey.cluster.primaries` | integer ≥ 1 | `3` |");
   });
 

@@ -8,7 +8,15 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { Workload } from "../../vocabulary/workload.js";
 import { parseStackConfig } from "../../config/schema.js";
-import type { CheckConnector, PasswordState, Platform, ResourceAmounts, StackConfig, Toleration, ValkeyMode } from "../../config/types.js";
+import type {
+  CheckConnector,
+  PasswordState,
+  Platform,
+  ResourceAmounts,
+  StackConfig,
+  Toleration,
+  ValkeyMode,
+} from "../../config/types.js";
 
 describe("config types inferred from the schema", () => {
   it("the resolver fills zones, ioThreads, storageClass and workloadName, and the inferred types say so (types checked by tsc)", () => {
@@ -29,7 +37,17 @@ describe("config types inferred from the schema", () => {
     expectTypeOf<Toleration["operator"]>().toEqualTypeOf<"Equal" | "Exists">();
     expectTypeOf<Toleration["key"]>().toEqualTypeOf<string | undefined>();
     expectTypeOf<
-      Omit<StackConfig["benchmark"], "enabled" | "workloadName" | "resources" | "resourceAmounts" | "clientPods" | "runId" | "mixImage" | "loadgenImage">
+      Omit<
+        StackConfig["benchmark"],
+        | "enabled"
+        | "workloadName"
+        | "resources"
+        | "resourceAmounts"
+        | "clientPods"
+        | "runId"
+        | "mixImage"
+        | "loadgenImage"
+      >
     >().toEqualTypeOf<Omit<Workload, "name">>();
 
     const { config } = parseStackConfig({ "aws:region": "eu-west-1", "valkey": { mode: "cluster" } });

@@ -24,7 +24,11 @@ const recorder = installMocks({
       if (pricingFails) throw new Error("AccessDeniedException: not authorized to perform pricing:GetProducts");
       const usd = LIVE[type];
       if (usd === undefined) throw new Error(`no mock price for ${type}`);
-      return { result: JSON.stringify({ terms: { OnDemand: { t: { priceDimensions: { d: { unit: "Hrs", pricePerUnit: { USD: usd } } } } } } }) };
+      return {
+        result: JSON.stringify({
+          terms: { OnDemand: { t: { priceDimensions: { d: { unit: "Hrs", pricePerUnit: { USD: usd } } } } } },
+        }),
+      };
     },
   },
   outputs: (r) => {
@@ -45,7 +49,10 @@ async function run() {
   asked.length = 0;
   const { config } = loadStackFile("stacks/Pulumi.cluster.yaml");
   // The stack's credentials (aws.profile, aws.roleArn) must reach the pricing provider too.
-  const withCredentials = { ...config, aws: { ...config.aws, profile: "bench", roleArn: "arn:aws:iam::123456789012:role/bench" } };
+  const withCredentials = {
+    ...config,
+    aws: { ...config.aws, profile: "bench", roleArn: "arn:aws:iam::123456789012:role/bench" },
+  };
   const out = runProgram({ stack: "cluster", config: withCredentials, password: pulumi.secret("pw") });
   await settle();
   return valueOf(out.report);
@@ -62,7 +69,12 @@ describe("cost wiring under mocks", () => {
     expect(asked.map((a) => a.region)).toEqual(["us-west-2", "us-west-2", "us-west-2"].slice(0, asked.length));
     expect(asked.map((a) => a.type).sort()).toEqual(["m7g.large", "r7g.large"]);
     const cost = report.cost;
-    expect(cost).toMatchObject({ priceSource: "aws-pricing-api", pricingApiError: null, valkeyInstanceType: "r7g.large", clientInstanceType: "r7g.large" });
+    expect(cost).toMatchObject({
+      priceSource: "aws-pricing-api",
+      pricingApiError: null,
+      valkeyInstanceType: "r7g.large",
+      clientInstanceType: "r7g.large",
+    });
     // EC2 lines are live (6 Valkey + 1 client r7g.large at 0.10, 2 m7g.large at 0.08); the rest needs
     // us-west-2 table prices (gp3, NAT), which are missing: the total stays null rather than partial.
     const ec2 = cost?.lines.filter((l) => l.unit === "node-hour").map((l) => [l.usdPerHour, l.source]);
@@ -72,7 +84,12 @@ describe("cost wiring under mocks", () => {
       [0.16, "aws-pricing-api"],
     ]);
     expect(cost?.usdPerHour).toBeNull();
-    expect(cost?.missing).toEqual(expect.arrayContaining([expect.stringMatching(/^EBS gp3 in us-west-2/), expect.stringMatching(/^NAT gateway in us-west-2/)]));
+    expect(cost?.missing).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^EBS gp3 in us-west-2/),
+        expect.stringMatching(/^NAT gateway in us-west-2/),
+      ]),
+    );
     expect(report.benchmark?.rows[0]).toMatchObject({ usd_per_hour: null, usd_per_million_ops_per_s: null });
     expect(parseResultsCsv(report.benchmark?.csv ?? "")).toEqual(report.benchmark?.rows);
   });
@@ -82,7 +99,10 @@ describe("cost wiring under mocks", () => {
     const { config } = loadStackFile("stacks/Pulumi.cluster.yaml");
     recorder.reset();
     asked.length = 0;
-    const east = { ...config, aws: { ...config.aws, region: "us-east-1", zones: ["us-east-1a", "us-east-1b", "us-east-1c"] } };
+    const east = {
+      ...config,
+      aws: { ...config.aws, region: "us-east-1", zones: ["us-east-1a", "us-east-1b", "us-east-1c"] },
+    };
     const out = runProgram({ stack: "cluster", config: east, password: pulumi.secret("pw") });
     await settle();
     const report = await valueOf(out.report);
@@ -97,14 +117,23 @@ describe("cost wiring under mocks", () => {
     pricingFails = true;
     const { config } = loadStackFile("stacks/Pulumi.cluster.yaml");
     recorder.reset();
-    const east = { ...config, aws: { ...config.aws, region: "us-east-1", zones: ["us-east-1a", "us-east-1b", "us-east-1c"] } };
+    const east = {
+      ...config,
+      aws: { ...config.aws, region: "us-east-1", zones: ["us-east-1a", "us-east-1b", "us-east-1c"] },
+    };
     const out = runProgram({ stack: "cluster", config: east, password: pulumi.secret("pw") });
     await settle();
     const report = await valueOf(out.report);
     expect(report.cost?.priceSource).toBe("table");
-    expect(report.cost?.pricingApiError).toContain("AccessDeniedException: not authorized to perform pricing:GetProducts");
+    expect(report.cost?.pricingApiError).toContain(
+      "AccessDeniedException: not authorized to perform pricing:GetProducts",
+    );
     expect(asked.length).toBeGreaterThan(0);
-    expect(report.cost?.lines[0]).toMatchObject({ item: "Valkey nodes (r7g.large)", usdPerHour: 0.6426, source: "karpenter-generated-us-east-1" });
+    expect(report.cost?.lines[0]).toMatchObject({
+      item: "Valkey nodes (r7g.large)",
+      usdPerHour: 0.6426,
+      source: "karpenter-generated-us-east-1",
+    });
     const expected = 7 * 0.1071 + 2 * 0.0816 + (400 * 0.08) / 730 + 0.145;
     expect(report.cost?.usdPerHour).toBeCloseTo(expected, 5);
   });
@@ -113,13 +142,23 @@ describe("cost wiring under mocks", () => {
     pricingFails = false;
     const { config } = loadStackFile("stacks/Pulumi.cluster.yaml");
     recorder.reset();
-    const east = { ...config, aws: { ...config.aws, region: "us-east-1", zones: ["us-east-1a", "us-east-1b", "us-east-1c"] } };
+    const east = {
+      ...config,
+      aws: { ...config.aws, region: "us-east-1", zones: ["us-east-1a", "us-east-1b", "us-east-1c"] },
+    };
     const nat = async (natGateways: "single" | "perZone") => {
       recorder.reset();
-      const out = runProgram({ stack: "cluster", config: { ...east, network: { natGateways } }, password: pulumi.secret("pw") });
+      const out = runProgram({
+        stack: "cluster",
+        config: { ...east, network: { natGateways } },
+        password: pulumi.secret("pw"),
+      });
       await settle();
       const report = await valueOf(out.report);
-      return { vpc: recorder.get("awsx:ec2:Vpc", "eks-vpc").inputs.natGateways, line: report.cost?.lines.find((l) => l.unit === "gateway-hour") };
+      return {
+        vpc: recorder.get("awsx:ec2:Vpc", "eks-vpc").inputs.natGateways,
+        line: report.cost?.lines.find((l) => l.unit === "gateway-hour"),
+      };
     };
     expect(await nat("single")).toMatchObject({ vpc: { strategy: "Single" }, line: { usdPerHour: 0.045 } });
     const perZone = await nat("perZone");

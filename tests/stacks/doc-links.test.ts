@@ -29,9 +29,28 @@ import { posix } from "node:path";
 import { describe, expect, it } from "vitest";
 
 /** Top-level folders whose names start a repository path in code spans. */
-export const REPO_ROOTS = ["benchmarks", "components", "config", "stacks", "tests", "docs", "pod", "vocabulary", ".ci", ".github"];
+export const REPO_ROOTS = [
+  "benchmarks",
+  "components",
+  "config",
+  "stacks",
+  "tests",
+  "docs",
+  "pod",
+  "vocabulary",
+  ".ci",
+  ".github",
+];
 /** Top-level files a code span may name alone. */
-export const REPO_FILES = ["README.md", "versions.env", "versions.ts", "package.json", "Pulumi.yaml", "tsconfig.json", "vitest.config.ts"];
+export const REPO_FILES = [
+  "README.md",
+  "versions.env",
+  "versions.ts",
+  "package.json",
+  "Pulumi.yaml",
+  "tsconfig.json",
+  "vitest.config.ts",
+];
 
 export interface DocRef {
   kind: "path" | "script";
@@ -84,7 +103,8 @@ export function extractReferences(docPath: string, text: string): DocRef[] {
       at = index + raw.length;
       const token = cleanToken(raw);
       if (token === "" || /^[a-z][a-z0-9+.-]*:\/\//i.test(token)) continue;
-      if (isRepoPath(token)) refs.push({ kind: "path", target: token, written: token, line: lineAt(text, offset + index) });
+      if (isRepoPath(token))
+        refs.push({ kind: "path", target: token, written: token, line: lineAt(text, offset + index) });
     }
   };
 
@@ -118,7 +138,9 @@ const escapeRegex = (s: string) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&");
 export function expandBraces(path: string): string[] {
   const m = /\{([^{}]*)\}/.exec(path);
   if (m === null) return [path];
-  return (m[1] ?? "").split(",").flatMap((alt) => expandBraces(path.slice(0, m.index) + alt + path.slice(m.index + m[0].length)));
+  return (m[1] ?? "")
+    .split(",")
+    .flatMap((alt) => expandBraces(path.slice(0, m.index) + alt + path.slice(m.index + m[0].length)));
 }
 
 /** A matcher of "some file or folder matches this path" over the repository's paths. */
@@ -144,13 +166,21 @@ export function pathMatcher(files: readonly string[]): (path: string) => boolean
 }
 
 /** One line per reference that names no file, folder or script: `doc:line: …`. */
-export function missingReferences(docPath: string, text: string, exists: (path: string) => boolean, scripts: ReadonlySet<string>): string[] {
+export function missingReferences(
+  docPath: string,
+  text: string,
+  exists: (path: string) => boolean,
+  scripts: ReadonlySet<string>,
+): string[] {
   const refs = extractReferences(docPath, text).sort((x, y) => x.line - y.line);
   return refs.flatMap((ref) => {
-    if (ref.kind === "script") return scripts.has(ref.target) ? [] : [`${docPath}:${ref.line}: no npm script "${ref.target}" (${ref.written})`];
+    if (ref.kind === "script")
+      return scripts.has(ref.target) ? [] : [`${docPath}:${ref.line}: no npm script "${ref.target}" (${ref.written})`];
     return exists(ref.target)
       ? []
-      : [`${docPath}:${ref.line}: no file or folder ${ref.target}${ref.written === ref.target ? "" : ` (written ${ref.written})`}`];
+      : [
+          `${docPath}:${ref.line}: no file or folder ${ref.target}${ref.written === ref.target ? "" : ` (written ${ref.written})`}`,
+        ];
   });
 }
 
@@ -198,7 +228,10 @@ describe("the extractor and checker", () => {
   });
 
   it("expands braces", () => {
-    expect(expandBraces("tests/components/{a,b}.test.ts")).toEqual(["tests/components/a.test.ts", "tests/components/b.test.ts"]);
+    expect(expandBraces("tests/components/{a,b}.test.ts")).toEqual([
+      "tests/components/a.test.ts",
+      "tests/components/b.test.ts",
+    ]);
   });
 });
 
@@ -207,8 +240,12 @@ describe("the docs name only paths and scripts that exist", () => {
     .trim()
     .split("\n")
     .filter((f) => existsSync(f));
-  const docs = files.filter((f) => f === "README.md" || /^docs\/.+\.md$/.test(f) || /^components\/(.+\/)?README\.md$/.test(f));
-  const scripts = new Set(Object.keys((JSON.parse(readFileSync("package.json", "utf8")) as { scripts: Record<string, string> }).scripts));
+  const docs = files.filter(
+    (f) => f === "README.md" || /^docs\/.+\.md$/.test(f) || /^components\/(.+\/)?README\.md$/.test(f),
+  );
+  const scripts = new Set(
+    Object.keys((JSON.parse(readFileSync("package.json", "utf8")) as { scripts: Record<string, string> }).scripts),
+  );
   const exists = pathMatcher(files);
 
   it("scans README.md, docs/ and the components' READMEs", () => {

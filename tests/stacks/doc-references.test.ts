@@ -50,13 +50,20 @@ export function configRefs(doc: string, sections: ReadonlySet<string>): string[]
 
 describe("commands and keys the docs name", () => {
   it("finds what it checks (the readers are not empty)", () => {
-    expect(vbenchCalls("run `npm run --silent vbench -- drill --mode cluster --fault all --json`\nevery vbench command; `vbench verify --seed`")).toEqual([
+    expect(
+      vbenchCalls(
+        "run `npm run --silent vbench -- drill --mode cluster --fault all --json`\nevery vbench command; `vbench verify --seed`",
+      ),
+    ).toEqual([
       { command: "drill", flags: ["--mode", "--fault", "--json"], line: 1 },
       { command: "verify", flags: ["--seed"], line: 2 },
     ]);
-    expect(configRefs("set `drills.faults`, not `valkey.conf`, `aws.ssm.getParameter`, `foo.bar`", new Set(["drills", "valkey", "aws"]))).toEqual([
-      "drills.faults",
-    ]);
+    expect(
+      configRefs(
+        "set `drills.faults`, not `valkey.conf`, `aws.ssm.getParameter`, `foo.bar`",
+        new Set(["drills", "valkey", "aws"]),
+      ),
+    ).toEqual(["drills.faults"]);
   });
 
   it("every `vbench <command> --flag` in README.md and docs/ is a command and its option", () => {
@@ -68,12 +75,15 @@ describe("commands and keys the docs name", () => {
         const cmd = program.commands.find((c) => c.name() === call.command);
         if (cmd === undefined) {
           // Prose like "vbench drill's" is still a command name; words that are not commands are named.
-          wrong.push(`${f}:${call.line}: vbench ${call.command} is not a command (${program.commands.map((c) => c.name()).join(", ")})`);
+          wrong.push(
+            `${f}:${call.line}: vbench ${call.command} is not a command (${program.commands.map((c) => c.name()).join(", ")})`,
+          );
           continue;
         }
         seen++;
         const longs = new Set([...cmd.options.map((o) => o.long), "--help"]);
-        for (const flag of call.flags) if (!longs.has(flag)) wrong.push(`${f}:${call.line}: vbench ${call.command} has no ${flag}`);
+        for (const flag of call.flags)
+          if (!longs.has(flag)) wrong.push(`${f}:${call.line}: vbench ${call.command} has no ${flag}`);
       }
     }
     expect(seen).toBeGreaterThan(20);

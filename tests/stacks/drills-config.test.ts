@@ -19,7 +19,9 @@ describe("config drills: defaults", () => {
   });
 
   it("keeps the faults in the order written", () => {
-    const { config } = parseStackConfig({ drills: { enabled: true, faults: ["zone", "primary", "switchover"], runId: "r1" } });
+    const { config } = parseStackConfig({
+      drills: { enabled: true, faults: ["zone", "primary", "switchover"], runId: "r1" },
+    });
     expect(config.drills.faults).toEqual(["zone", "primary", "switchover"]);
     expect(config.drills.runId).toBe("r1");
   });
@@ -70,7 +72,9 @@ describe("config drills: cross-field rules", () => {
   });
 
   it("freeze and partition are accepted, and the load must outlast their hold (failure detection + 5 s) by 10 s", () => {
-    const { config } = parseStackConfig({ drills: { enabled: true, faults: ["freeze", "partition"], preFaultS: 3, loadS: 23 } });
+    const { config } = parseStackConfig({
+      drills: { enabled: true, faults: ["freeze", "partition"], preFaultS: 3, loadS: 23 },
+    });
     expect(config.drills.faults).toEqual(["freeze", "partition"]);
     // Replication's default down-after is 5 s: held 10 s, so 3 + 10 + 10 = 23 is the least.
     const p = configIssues({ drills: { enabled: true, faults: ["primary", "partition"], preFaultS: 3, loadS: 22 } });
@@ -88,6 +92,12 @@ describe("config drills: cross-field rules", () => {
   });
 
   it("applies no drill rule while drills are off", () => {
-    expect(configIssues({ drills: { enabled: false, preFaultS: 20, loadS: 25 }, checks: { verify: false }, valkey: { mode: "cluster" } })).toEqual([]);
+    expect(
+      configIssues({
+        drills: { enabled: false, preFaultS: 20, loadS: 25 },
+        checks: { verify: false },
+        valkey: { mode: "cluster" },
+      }),
+    ).toEqual([]);
   });
 });

@@ -11,16 +11,26 @@ import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { awsMockInvokes, awsMockOutputs, installMocks, settle, valueOf } from "../support/pulumi-mocks.js";
 
-const DRILL_ROW = { mode: "replication", fault: "primary", ok: true, healed: true, recoveryMs: 12000, writeOutageMs: 6000 };
+const DRILL_ROW = {
+  mode: "replication",
+  fault: "primary",
+  ok: true,
+  healed: true,
+  recoveryMs: 12000,
+  writeOutageMs: 6000,
+};
 const CHECK_STAMP = "2026-11-23T15:00:00.000Z/after0001";
 const BEFORE_STAMP = "2026-11-23T15:00:00.000Z/before001";
 const recorder = installMocks({
   invokes: awsMockInvokes,
   outputs: (r) => {
     if (r.name === "valkey-benchmark-results-run") return { rows: [], csv: "workload\n", runStamp: "bench-stamp" };
-    if (r.name === "valkey-check-after-benchmark-run") return { report: { ok: true, failures: [], shards: [], primariesPerZone: {} }, runStamp: CHECK_STAMP };
-    if (r.name === "valkey-check-run") return { report: { ok: true, failures: [], shards: [], primariesPerZone: {} }, runStamp: BEFORE_STAMP };
-    if (r.name === "valkey-drills-run") return { drills: [DRILL_ROW], csv: "mode,fault\nreplication,primary\n", note: "clocks" };
+    if (r.name === "valkey-check-after-benchmark-run")
+      return { report: { ok: true, failures: [], shards: [], primariesPerZone: {} }, runStamp: CHECK_STAMP };
+    if (r.name === "valkey-check-run")
+      return { report: { ok: true, failures: [], shards: [], primariesPerZone: {} }, runStamp: BEFORE_STAMP };
+    if (r.name === "valkey-drills-run")
+      return { drills: [DRILL_ROW], csv: "mode,fault\nreplication,primary\n", note: "clocks" };
     return awsMockOutputs(r);
   },
 });
@@ -54,7 +64,9 @@ describe("failure drills in the program (mocks)", () => {
   });
 
   it("replication: after the check that follows the benchmark, with the settings, both load paths and the Secret by name; secrets stay secret", async () => {
-    const config = byo({ drills: { enabled: true, faults: ["primary", "zone"], rate: 20, preFaultS: 5, loadS: 60, runId: "drill-1" } });
+    const config = byo({
+      drills: { enabled: true, faults: ["primary", "zone"], rate: 20, preFaultS: 5, loadS: 60, runId: "drill-1" },
+    });
     const out = runProgram({ stack: "byo", config, password: PASSWORD });
     await settle();
     recorder.get("valkey-on-eks:steps:FailureDrill", "valkey-drills");
@@ -112,7 +124,10 @@ describe("failure drills in the program (mocks)", () => {
     const run = recorder.get(DRILL_RUN, "valkey-drills-run");
     expect(run.inputs.mode).toBe("cluster");
     expect(run.inputs.faults).toEqual(["primary"]);
-    expect(run.inputs.loadTarget).toEqual({ host: expect.stringMatching(/\.valkey\.svc\.cluster\.local$/) as unknown, port: 6379 });
+    expect(run.inputs.loadTarget).toEqual({
+      host: expect.stringMatching(/\.valkey\.svc\.cluster\.local$/) as unknown,
+      port: 6379,
+    });
     expect(run.inputs).not.toHaveProperty("sentinel");
     expect(run.inputs.failureDetectionMs).toBe(config.valkey.cluster.nodeTimeoutMs);
     expect(run.inputs.triggers).toEqual([BEFORE_STAMP]);

@@ -52,7 +52,12 @@ function stackConfig(stack: string, mode: string) {
   if (stack === "byo") raw.backup = { endpoint: "http://10.231.0.1:5056", credentialsSecret: "s3-keys" };
   // One stack's benchmark runs a mix: the Node Job and the ConfigMap of its bundled runner.
   if (stack === "byo" && mode === "replication")
-    raw.benchmark = { ...(raw.benchmark as Record<string, unknown>), mix: "get:80,set:20", rate: 1000, loadgenImage: "registry.example/vbench/vload:1" };
+    raw.benchmark = {
+      ...(raw.benchmark as Record<string, unknown>),
+      mix: "get:80,set:20",
+      rate: 1000,
+      loadgenImage: "registry.example/vbench/vload:1",
+    };
   return parseStackConfig(raw).config;
 }
 
@@ -61,8 +66,13 @@ const safe = (s: string): string => s.replace(/[^A-Za-z0-9.-]+/g, "_");
 /** The bogus objects: each must be reported invalid (or, for the unknown kind, without a schema). */
 function negatives(sts: Manifest, pool: Manifest): Record<string, Manifest> {
   const copy = <T>(x: T): T => structuredClone(x);
-  const bogusContainer = copy(sts) as Manifest & { spec: { template: { spec: { containers: Array<Record<string, unknown>> } } } };
-  bogusContainer.spec.template.spec.containers[0] = { ...bogusContainer.spec.template.spec.containers[0], bogusField: true };
+  const bogusContainer = copy(sts) as Manifest & {
+    spec: { template: { spec: { containers: Array<Record<string, unknown>> } } };
+  };
+  bogusContainer.spec.template.spec.containers[0] = {
+    ...bogusContainer.spec.template.spec.containers[0],
+    bogusField: true,
+  };
   const wrongType = copy(sts) as Manifest & { spec: Record<string, unknown> };
   wrongType.spec.replicas = "three";
   const bogusMeta = copy(sts) as Manifest & { metadata: Record<string, unknown> };
@@ -106,13 +116,15 @@ beforeAll(async () => {
   const pool = all.find((m) => m.kind === "NodePool");
   if (!sts || !pool) throw new Error("expected a StatefulSet and a NodePool among the rendered objects");
   mkdirSync(join(dir, "negative"));
-  for (const [name, m] of Object.entries(negatives(sts, pool))) writeFileSync(join(dir, "negative", `${name}.yaml`), JSON.stringify(m));
+  for (const [name, m] of Object.entries(negatives(sts, pool)))
+    writeFileSync(join(dir, "negative", `${name}.yaml`), JSON.stringify(m));
   const start = performance.now();
   results = kubeconform(dir, crdSchemaDir);
   seconds = (performance.now() - start) / 1000;
 }, 120_000);
 
-const resultsUnder = (prefix: string): KubeconformResult[] => results.filter((r) => r.filename.startsWith(join(dir, prefix) + "/"));
+const resultsUnder = (prefix: string): KubeconformResult[] =>
+  results.filter((r) => r.filename.startsWith(join(dir, prefix) + "/"));
 const failures = (rs: KubeconformResult[]): string[] =>
   rs.filter((r) => r.status !== "statusValid").map((r) => `${r.filename.slice(dir.length + 1)}: ${r.status} ${r.msg}`);
 
@@ -125,8 +137,11 @@ describe("every Kubernetes object the stacks render passes kubeconform -strict (
       // Every object written was validated once, none was dropped or skipped.
       expect(rs.map((r) => r.filename.slice(dir.length + 1)).sort()).toEqual([...files.keys()].sort());
       const kinds = new Set([...files.values()].map((m) => `${m.apiVersion} ${m.kind}`));
-      for (const k of ["v1 Namespace", "v1 Service", "apps/v1 StatefulSet", "v1 Secret", "batch/v1 Job"]) expect(kinds, k).toContain(k);
-      if (c.stack !== "byo") for (const k of ["karpenter.sh/v1 NodePool", "karpenter.k8s.aws/v1 EC2NodeClass"]) expect(kinds, k).toContain(k);
+      for (const k of ["v1 Namespace", "v1 Service", "apps/v1 StatefulSet", "v1 Secret", "batch/v1 Job"])
+        expect(kinds, k).toContain(k);
+      if (c.stack !== "byo")
+        for (const k of ["karpenter.sh/v1 NodePool", "karpenter.k8s.aws/v1 EC2NodeClass"])
+          expect(kinds, k).toContain(k);
     });
   }
 
@@ -143,7 +158,9 @@ describe("every Kubernetes object the stacks render passes kubeconform -strict (
   };
 
   it("fails a bogus field, a wrong type and an unknown kind (injected into the same run)", () => {
-    const byName = Object.fromEntries(resultsUnder("negative").map((r) => [r.filename.slice(r.filename.lastIndexOf("/") + 1, -".yaml".length), r]));
+    const byName = Object.fromEntries(
+      resultsUnder("negative").map((r) => [r.filename.slice(r.filename.lastIndexOf("/") + 1, -".yaml".length), r]),
+    );
     expect(Object.keys(byName).sort()).toEqual([
       "container-field",
       "metadata-field",
@@ -152,7 +169,11 @@ describe("every Kubernetes object the stacks render passes kubeconform -strict (
       "unknown-kind",
       "wrong-type",
     ]);
-    expectResult(byName["container-field"], "statusInvalid", /\/spec\/template\/spec\/containers\/0.*'bogusField' not allowed/);
+    expectResult(
+      byName["container-field"],
+      "statusInvalid",
+      /\/spec\/template\/spec\/containers\/0.*'bogusField' not allowed/,
+    );
     expectResult(byName["wrong-type"], "statusInvalid", /\/spec\/replicas.*got string, want (null or )?integer/);
     expectResult(byName["metadata-field"], "statusInvalid", /\/metadata.*'bogusMeta' not allowed/);
     expectResult(byName["nodepool-field"], "statusInvalid", /\/spec\/template\/spec.*'bogusPoolField' not allowed/);
@@ -162,7 +183,9 @@ describe("every Kubernetes object the stacks render passes kubeconform -strict (
 
   it("a missing schema or tool is named with the command that installs it", () => {
     const missing = join(dir, "no-such-kubeconform");
-    expect(() => requireInstalled(missing, "kubeconform")).toThrow(`kubeconform not found at ${missing}: run \`bash .ci/toolchain/install.sh --schemas\``);
+    expect(() => requireInstalled(missing, "kubeconform")).toThrow(
+      `kubeconform not found at ${missing}: run \`bash .ci/toolchain/install.sh --schemas\``,
+    );
   });
 
   it("is one kubeconform run, and a fast one", () => {
@@ -177,12 +200,20 @@ describe("manifestOf", () => {
     const redacted = { stringData: "[secret]", metadata: { name: "s" }, data: ["[secret]"] };
     const got = manifestOf({ type: "kubernetes:core/v1:Secret", name: "s", inputs, redacted });
     expect(got).toEqual({
-      manifest: { apiVersion: "v1", kind: "Secret", stringData: { password: "[secret]", port: 6379 }, metadata: { name: "s" }, data: ["[secret]"] },
+      manifest: {
+        apiVersion: "v1",
+        kind: "Secret",
+        stringData: { password: "[secret]", port: 6379 },
+        metadata: { name: "s" },
+        data: ["[secret]"],
+      },
     });
   });
 
   it("no manifest file of the stacks holds the password", () => {
-    const texts = [...rendered.values()].flatMap((r) => [...r.files.keys()].map((f) => readFileSync(join(dir, f), "utf8")));
+    const texts = [...rendered.values()].flatMap((r) =>
+      [...r.files.keys()].map((f) => readFileSync(join(dir, f), "utf8")),
+    );
     expect(texts.length).toBeGreaterThan(0);
     for (const t of texts) expect(t).not.toContain(PASSWORD);
     expect(texts.some((t) => t.includes('"[secret]"'))).toBe(true);
@@ -190,7 +221,12 @@ describe("manifestOf", () => {
 
   it("takes apiVersion and kind from the type token, core group as v1", () => {
     expect(
-      manifestOf({ type: "kubernetes:apps/v1:StatefulSet", name: "s", inputs: { metadata: { name: "s" } }, redacted: { metadata: { name: "s" } } }),
+      manifestOf({
+        type: "kubernetes:apps/v1:StatefulSet",
+        name: "s",
+        inputs: { metadata: { name: "s" } },
+        redacted: { metadata: { name: "s" } },
+      }),
     ).toEqual({ manifest: { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name: "s" } } });
     expect(
       manifestOf({
@@ -216,9 +252,16 @@ describe("manifestOf", () => {
     expect(skipped("kubernetes:apps/v1:DeploymentPatch")).toContain("a server-side-apply patch");
     expect(manifestOf({ type: "aws:iam/role:Role", name: "r", inputs: {}, redacted: {} })).toBeUndefined();
     expect(manifestOf({ type: "pulumi:providers:kubernetes", name: "k", inputs: {}, redacted: {} })).toBeUndefined();
-    expect(() => manifestOf({ type: "kubernetes:apps/v1:StatefulSet", name: "s", inputs: { kind: "Deployment" }, redacted: { kind: "Deployment" } })).toThrow(
-      /inputs say kind "Deployment"/,
+    expect(() =>
+      manifestOf({
+        type: "kubernetes:apps/v1:StatefulSet",
+        name: "s",
+        inputs: { kind: "Deployment" },
+        redacted: { kind: "Deployment" },
+      }),
+    ).toThrow(/inputs say kind "Deployment"/);
+    expect(() => manifestOf({ type: "kubernetes:weird", name: "w", inputs: {}, redacted: {} })).toThrow(
+      /not a pulumi-kubernetes object type token/,
     );
-    expect(() => manifestOf({ type: "kubernetes:weird", name: "w", inputs: {}, redacted: {} })).toThrow(/not a pulumi-kubernetes object type token/);
   });
 });

@@ -5,7 +5,14 @@
  * pulumi-eks create (their components get it in their providers map), whatever AWS_REGION says.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { EKS_GET_KUBECONFIG, awsMockInvokes, awsMockOutputs, installMocks, mockKubeconfig, settle } from "../support/pulumi-mocks.js";
+import {
+  EKS_GET_KUBECONFIG,
+  awsMockInvokes,
+  awsMockOutputs,
+  installMocks,
+  mockKubeconfig,
+  settle,
+} from "../support/pulumi-mocks.js";
 
 const ZONES_TOKEN = "aws:index/getAvailabilityZones:getAvailabilityZones";
 const OFFERINGS_TOKEN = "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings";
@@ -33,19 +40,38 @@ const recorder = installMocks({
   outputs: awsMockOutputs,
   invokes: {
     ...awsMockInvokes,
-    [CALLER_TOKEN]: () => ({ accountId: "123456789012", arn: account.caller, userId: "AROAEXAMPLE:session-1", id: "123456789012" }),
+    [CALLER_TOKEN]: () => ({
+      accountId: "123456789012",
+      arn: account.caller,
+      userId: "AROAEXAMPLE:session-1",
+      id: "123456789012",
+    }),
     [SESSION_TOKEN]: (inputs) => {
       const m = /^arn:aws:sts::(\d+):assumed-role\/([^/]+)\/(.+)$/.exec(String(inputs.arn));
       if (!m) throw new Error(`not a session ARN: ${String(inputs.arn)}`);
-      return { arn: inputs.arn, issuerArn: `arn:aws:iam::${m[1]}:role/${m[2]}`, issuerId: "AROAEXAMPLE", issuerName: m[2], sessionName: m[3] };
+      return {
+        arn: inputs.arn,
+        issuerArn: `arn:aws:iam::${m[1]}:role/${m[2]}`,
+        issuerId: "AROAEXAMPLE",
+        issuerName: m[2],
+        sessionName: m[3],
+      };
     },
-    [ZONES_TOKEN]: () => ({ names: account.zones, zoneIds: account.zones.map((_, i) => `euw1-az${i + 1}`), state: "available" }),
+    [ZONES_TOKEN]: () => ({
+      names: account.zones,
+      zoneIds: account.zones.map((_, i) => `euw1-az${i + 1}`),
+      state: "available",
+    }),
     [OFFERINGS_TOKEN]: (inputs) => {
       const filters = inputs.filters as Array<{ name: string; values: string[] }>;
       const zone = filters.find((f) => f.name === "location")?.values[0] ?? "";
       const wanted = filters.find((f) => f.name === "instance-type")?.values ?? [];
       const types = (account.offered[zone] ?? ALL_TYPES).filter((t) => wanted.includes(t));
-      return { instanceTypes: types, locations: types.map(() => zone), locationTypes: types.map(() => "availability-zone") };
+      return {
+        instanceTypes: types,
+        locations: types.map(() => zone),
+        locationTypes: types.map(() => "availability-zone"),
+      };
     },
     [SSM_TOKEN]: (inputs) => {
       if (account.amiReleases instanceof Error) throw account.amiReleases;
@@ -53,19 +79,36 @@ const recorder = installMocks({
         /^\/aws\/service\/eks\/optimized-ami\/([\d.]+)\/amazon-linux-2023\/arm64\/standard\/amazon-eks-node-al2023-arm64-standard-\1-(v\d{8})\/image_id$/.exec(
           String(inputs.name),
         );
-      if (!m || !(account.amiReleases[m[1] as string] ?? []).includes(m[2] as string)) throw new Error(`ParameterNotFound: ${String(inputs.name)}`);
-      return { name: inputs.name, type: "String", value: "ami-0123456789abcdef0", arn: `arn:aws:ssm:eu-west-1::parameter${String(inputs.name)}` };
+      if (!m || !(account.amiReleases[m[1] as string] ?? []).includes(m[2] as string))
+        throw new Error(`ParameterNotFound: ${String(inputs.name)}`);
+      return {
+        name: inputs.name,
+        type: "String",
+        value: "ami-0123456789abcdef0",
+        arn: `arn:aws:ssm:eu-west-1::parameter${String(inputs.name)}`,
+      };
     },
     [ECR_TOKEN]: (inputs) => {
       if (account.ecrImages instanceof Error) throw account.ecrImages;
       const ref = `${String(inputs.repositoryName)}:${String(inputs.imageTag)}`;
       if (!account.ecrImages.includes(ref))
-        throw new Error(`ImageNotFoundException: The image with imageId {imageTag:'${String(inputs.imageTag)}'} does not exist`);
-      return { registryId: inputs.registryId, repositoryName: inputs.repositoryName, imageTag: inputs.imageTag, imageDigest: `sha256:${"0".repeat(64)}` };
+        throw new Error(
+          `ImageNotFoundException: The image with imageId {imageTag:'${String(inputs.imageTag)}'} does not exist`,
+        );
+      return {
+        registryId: inputs.registryId,
+        repositoryName: inputs.repositoryName,
+        imageTag: inputs.imageTag,
+        imageDigest: `sha256:${"0".repeat(64)}`,
+      };
     },
     [QUOTA_TOKEN]: () => {
       if (account.quota instanceof Error) throw account.quota;
-      return { value: account.quota, quotaName: "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances", adjustable: true };
+      return {
+        value: account.quota,
+        quotaName: "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances",
+        adjustable: true,
+      };
     },
   },
 });
@@ -94,7 +137,16 @@ describe("preflight invokes", () => {
   it("passes on an account that offers everything, every invoke through the stack's provider", async () => {
     const provider = createAwsProvider(config);
     await expect(preflightEks(config, provider)).resolves.toBeUndefined();
-    expect(recorder.calls).toEqual([CALLER_TOKEN, SESSION_TOKEN, ZONES_TOKEN, OFFERINGS_TOKEN, OFFERINGS_TOKEN, OFFERINGS_TOKEN, SSM_TOKEN, QUOTA_TOKEN]);
+    expect(recorder.calls).toEqual([
+      CALLER_TOKEN,
+      SESSION_TOKEN,
+      ZONES_TOKEN,
+      OFFERINGS_TOKEN,
+      OFFERINGS_TOKEN,
+      OFFERINGS_TOKEN,
+      SSM_TOKEN,
+      QUOTA_TOKEN,
+    ]);
     for (const call of recorder.invokes) expect(call.provider, call.token).toMatch(PROVIDER_REF);
     const offerings = recorder.invokes.filter((c) => c.token === OFFERINGS_TOKEN).map((c) => c.inputs);
     expect(offerings[0]).toEqual({
@@ -104,7 +156,10 @@ describe("preflight invokes", () => {
         { name: "instance-type", values: ["m7g.large", "r7g.large", "r7g.xlarge", "r7g.2xlarge"] },
       ],
     });
-    expect(recorder.invokes.find((c) => c.token === QUOTA_TOKEN)?.inputs).toEqual({ serviceCode: "ec2", quotaCode: "L-1216C47A" });
+    expect(recorder.invokes.find((c) => c.token === QUOTA_TOKEN)?.inputs).toEqual({
+      serviceCode: "ec2",
+      quotaCode: "L-1216C47A",
+    });
     expect(recorder.get("pulumi:providers:aws", "aws").inputs).toMatchObject({ region: "eu-west-1" });
   });
 
@@ -116,7 +171,9 @@ describe("preflight invokes", () => {
     expect(problems).toEqual([
       'aws.zones.2: "eu-west-1c" is not an available zone of eu-west-1 for this account (available: eu-west-1a, eu-west-1b)',
       "karpenter.nodePool (permitted instance types): r7g.2xlarge is not offered in eu-west-1b; pick types offered in every zone of aws.zones, or other zones",
-      expect.stringMatching(/^EC2 quota L-1216C47A .* in eu-west-1 is 8 vCPUs; this stack needs at least 16 vCPUs .*--desired-value 60 --region eu-west-1$/),
+      expect.stringMatching(
+        /^EC2 quota L-1216C47A .* in eu-west-1 is 8 vCPUs; this stack needs at least 16 vCPUs .*--desired-value 60 --region eu-west-1$/,
+      ),
     ]);
     // No offerings invoke for the zone that does not exist.
     expect(recorder.calls.filter((t) => t === OFFERINGS_TOKEN)).toHaveLength(2);
@@ -126,11 +183,15 @@ describe("preflight invokes", () => {
     account.quota = 4;
     const err = await preflightEks(config, createAwsProvider(config)).catch((e: unknown) => e);
     expect(pulumi.RunError.isInstance(err)).toBe(true);
-    expect((err as Error).message).toMatch(/^AWS preflight failed \(nothing was created\):\n {2}- EC2 quota L-1216C47A/);
+    expect((err as Error).message).toMatch(
+      /^AWS preflight failed \(nothing was created\):\n {2}- EC2 quota L-1216C47A/,
+    );
     account.quota = new Error("AccessDeniedException: not authorized to perform servicequotas:GetServiceQuota");
     const result = await collectPreflight(config, createAwsProvider(config));
     expect(result.problems).toEqual([]);
-    expect(result.warnings).toEqual([expect.stringMatching(/could not read EC2 quota L-1216C47A in eu-west-1 .*needs 16–60 vCPUs/)]);
+    expect(result.warnings).toEqual([
+      expect.stringMatching(/could not read EC2 quota L-1216C47A in eu-west-1 .*needs 16–60 vCPUs/),
+    ]);
   });
 });
 
@@ -138,7 +199,11 @@ describe("the pinned AMI release for eks.version", () => {
   const ssmNames = () => recorder.invokes.filter((c) => c.token === SSM_TOKEN).map((c) => c.inputs.name);
 
   it("reads the exact parameter Karpenter resolves for karpenter.amiAlias, arm64, eks.version", async () => {
-    const { config } = parseStackConfig({ "aws:region": "eu-west-1", "eks": { version: "1.35" }, "karpenter": { amiAlias: "al2023@v20260625" } });
+    const { config } = parseStackConfig({
+      "aws:region": "eu-west-1",
+      "eks": { version: "1.35" },
+      "karpenter": { amiAlias: "al2023@v20260625" },
+    });
     expect((await collectPreflight(config, createAwsProvider(config))).problems).toEqual([]);
     expect(ssmNames()).toEqual([
       "/aws/service/eks/optimized-ami/1.35/amazon-linux-2023/arm64/standard/amazon-eks-node-al2023-arm64-standard-1.35-v20260625/image_id",
@@ -148,11 +213,17 @@ describe("the pinned AMI release for eks.version", () => {
 
   it("an eks.version bump without a release for it fails the preview naming both keys and the command to list releases", async () => {
     // v20260625 exists for 1.35, not for 1.36: the pin of a stack upgraded by eks.version alone.
-    const { config } = parseStackConfig({ "aws:region": "eu-west-1", "eks": { version: "1.36" }, "karpenter": { amiAlias: "al2023@v20260625" } });
+    const { config } = parseStackConfig({
+      "aws:region": "eu-west-1",
+      "eks": { version: "1.36" },
+      "karpenter": { amiAlias: "al2023@v20260625" },
+    });
     const err = await preflightEks(config, createAwsProvider(config)).catch((e: unknown) => e);
     expect(pulumi.RunError.isInstance(err)).toBe(true);
     const message = (err as Error).message;
-    expect(message).toContain('karpenter.amiAlias "al2023@v20260625" has no arm64 AL2023 AMI for eks.version 1.36 in eu-west-1');
+    expect(message).toContain(
+      'karpenter.amiAlias "al2023@v20260625" has no arm64 AL2023 AMI for eks.version 1.36 in eu-west-1',
+    );
     expect(message).toContain(
       "aws ssm get-parameters-by-path --path /aws/service/eks/optimized-ami/1.36/amazon-linux-2023/arm64/standard --recursive --region eu-west-1",
     );
@@ -164,7 +235,11 @@ describe("the pinned AMI release for eks.version", () => {
     account.amiReleases = new Error("AccessDeniedException: not authorized to perform ssm:GetParameter");
     const unreadable = await collectPreflight(config, createAwsProvider(config));
     expect(unreadable.problems).toEqual([]);
-    expect(unreadable.warnings).toEqual([expect.stringMatching(/^could not read SSM parameter .*AccessDeniedException.*cannot confirm karpenter\.amiAlias/)]);
+    expect(unreadable.warnings).toEqual([
+      expect.stringMatching(
+        /^could not read SSM parameter .*AccessDeniedException.*cannot confirm karpenter\.amiAlias/,
+      ),
+    ]);
     recorder.reset();
     const auto = parseStackConfig({ "aws:region": "eu-west-1", "eks": { autoMode: true } }).config;
     await collectPreflight(auto, createAwsProvider(auto));
@@ -174,14 +249,19 @@ describe("the pinned AMI release for eks.version", () => {
 
 describe("the load generator's image of a deployed mix (benchmark.loadgenImage)", () => {
   const ECR = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/vbench/vload";
-  const mix = (loadgenImage: string) => parseStackConfig({ "aws:region": "eu-west-1", "benchmark": { mix: "get:80,set:20", loadgenImage } }).config;
+  const mix = (loadgenImage: string) =>
+    parseStackConfig({ "aws:region": "eu-west-1", "benchmark": { mix: "get:80,set:20", loadgenImage } }).config;
 
   it("an ECR image of the stack's region is read through the stack's provider; a missing one fails the preview naming the key and the push command", async () => {
     account.ecrImages = ["vbench/vload:512c32473f63"];
     const present = mix(`${ECR}:512c32473f63`);
     expect(await collectPreflight(present, createAwsProvider(present))).toEqual({ problems: [], warnings: [] });
     const read = recorder.invokes.find((c) => c.token === ECR_TOKEN);
-    expect(read?.inputs).toEqual({ registryId: "123456789012", repositoryName: "vbench/vload", imageTag: "512c32473f63" });
+    expect(read?.inputs).toEqual({
+      registryId: "123456789012",
+      repositoryName: "vbench/vload",
+      imageTag: "512c32473f63",
+    });
     expect(read?.provider).toMatch(PROVIDER_REF);
     const absent = mix(`${ECR}:0000000000aa`);
     const err = await preflightEks(absent, createAwsProvider(absent)).catch((e: unknown) => e);
@@ -193,7 +273,10 @@ describe("the load generator's image of a deployed mix (benchmark.loadgenImage)"
   it("an unreadable image, another region's or another registry's only warns, saying it was not checked; no mix, no read", async () => {
     account.ecrImages = new Error("AccessDeniedException: not authorized to perform ecr:DescribeImages");
     const denied = await collectPreflight(mix(`${ECR}:1`), createAwsProvider(mix(`${ECR}:1`)));
-    expect([denied.problems, denied.warnings]).toEqual([[], [expect.stringMatching(/^could not read benchmark\.loadgenImage .*AccessDeniedException/)]]);
+    expect([denied.problems, denied.warnings]).toEqual([
+      [],
+      [expect.stringMatching(/^could not read benchmark\.loadgenImage .*AccessDeniedException/)],
+    ]);
     const elsewhere = mix("123456789012.dkr.ecr.us-east-1.amazonaws.com/vload:1");
     expect((await collectPreflight(elsewhere, createAwsProvider(elsewhere))).warnings).toEqual([
       expect.stringMatching(/an ECR image of us-east-1, the stack is in eu-west-1/),
@@ -211,11 +294,15 @@ describe("the load generator's image of a deployed mix (benchmark.loadgenImage)"
 
 describe("the deploying identity", () => {
   it("refuses the deployer (an assumed role, resolved to its role) listed in eks.adminPrincipalArns; a user ARN is compared as is", async () => {
-    const admins = { eks: { adminPrincipalArns: ["arn:aws:iam::123456789012:role/oncall", "arn:aws:iam::123456789012:role/deployer"] } };
+    const admins = {
+      eks: { adminPrincipalArns: ["arn:aws:iam::123456789012:role/oncall", "arn:aws:iam::123456789012:role/deployer"] },
+    };
     const { config } = parseStackConfig({ "aws:region": "eu-west-1", ...admins });
     const { problems } = await collectPreflight(config, createAwsProvider(config));
     expect(problems).toEqual([
-      expect.stringMatching(/^eks\.adminPrincipalArns\.1: arn:aws:iam::123456789012:role\/deployer is the identity running pulumi up/),
+      expect.stringMatching(
+        /^eks\.adminPrincipalArns\.1: arn:aws:iam::123456789012:role\/deployer is the identity running pulumi up/,
+      ),
     ]);
     recorder.reset();
     account.caller = "arn:aws:iam::123456789012:user/alice";
@@ -246,7 +333,11 @@ describe("one AWS provider for the whole eks program", () => {
     expect(custom.length).toBeGreaterThan(15);
     for (const r of custom) expect(r.provider, `${r.type} ${r.name}`).toMatch(PROVIDER_REF);
     const remote = recorder.resources.filter((r) => /^(awsx|eks):/.test(r.type));
-    expect(remote.map((r) => r.type).sort()).toEqual(["awsx:ec2:Vpc", "eks:index:Cluster", "eks:index:ManagedNodeGroup"]);
+    expect(remote.map((r) => r.type).sort()).toEqual([
+      "awsx:ec2:Vpc",
+      "eks:index:Cluster",
+      "eks:index:ManagedNodeGroup",
+    ]);
     for (const r of remote) expect(r.providers?.aws, `${r.type} ${r.name}`).toMatch(PROVIDER_REF);
   });
 
@@ -258,7 +349,10 @@ describe("one AWS provider for the whole eks program", () => {
     runProgram({ stack: "t", config, password: pulumi.secret("pw") });
     await settle();
     const cluster = recorder.get("eks:index:Cluster", "eks-cluster");
-    expect(cluster.inputs.providerCredentialOpts).toEqual({ profileName: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" });
+    expect(cluster.inputs.providerCredentialOpts).toEqual({
+      profileName: "ops",
+      roleArn: "arn:aws:iam::123456789012:role/deployer",
+    });
     // pulumi-eks leaves the profile out of kubeconfigJson: the provider and every post-deploy
     // step get getKubeconfig's, whose `aws eks get-token` runs with --profile ops and --role.
     const kubeconfig = mockKubeconfig({ profileName: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" });
@@ -266,7 +360,9 @@ describe("one AWS provider for the whole eks program", () => {
       { profileName: "ops", roleArn: "arn:aws:iam::123456789012:role/deployer" },
     ]);
     expect(recorder.get("pulumi:providers:kubernetes", "eks-k8s").inputs.kubeconfig).toBe(kubeconfig);
-    const steps = recorder.resources.filter((r) => r.type.startsWith("pulumi-nodejs:dynamic") && "kubeconfig" in r.inputs);
+    const steps = recorder.resources.filter(
+      (r) => r.type.startsWith("pulumi-nodejs:dynamic") && "kubeconfig" in r.inputs,
+    );
     expect(steps.map((r) => r.name).sort()).toEqual([
       "valkey-benchmark-results-run",
       "valkey-check-after-benchmark-run",
@@ -277,13 +373,17 @@ describe("one AWS provider for the whole eks program", () => {
     ]);
     for (const step of steps) expect(step.inputs.kubeconfig, step.name).toBe(kubeconfig);
     expect(cluster.inputs.publicAccessCidrs).toEqual(["203.0.113.0/24"]);
-    expect(Object.values(cluster.inputs.accessEntries as Record<string, { principalArn: string }>).map((e) => e.principalArn)).toEqual([
-      "arn:aws:iam::123456789012:role/oncall",
-    ]);
+    expect(
+      Object.values(cluster.inputs.accessEntries as Record<string, { principalArn: string }>).map(
+        (e) => e.principalArn,
+      ),
+    ).toEqual(["arn:aws:iam::123456789012:role/oncall"]);
     const provider = recorder.get("pulumi:providers:aws", "aws").inputs;
     expect(provider).toMatchObject({ region: "us-west-2", profile: "ops" });
     // Provider inputs reach the engine JSON-encoded.
-    expect(JSON.parse(String(provider.assumeRoles))).toEqual([{ roleArn: "arn:aws:iam::123456789012:role/deployer", sessionName: "valkey-on-eks" }]);
+    expect(JSON.parse(String(provider.assumeRoles))).toEqual([
+      { roleArn: "arn:aws:iam::123456789012:role/deployer", sessionName: "valkey-on-eks" },
+    ]);
   });
 });
 

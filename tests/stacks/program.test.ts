@@ -7,7 +7,14 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { awsMockInvokes, awsMockOutputs, installMocks, isSecretOutput, settle, valueOf } from "../support/pulumi-mocks.js";
+import {
+  awsMockInvokes,
+  awsMockOutputs,
+  installMocks,
+  isSecretOutput,
+  settle,
+  valueOf,
+} from "../support/pulumi-mocks.js";
 import { resultRow } from "../support/result-rows.js";
 import { versions } from "../../versions.js";
 import type { StackConfig } from "../../config/types.js";
@@ -23,7 +30,13 @@ const CHECK_REPORT = {
   primariesPerZone: { "us-west-2a": 1, "us-west-2b": 1, "us-west-2c": 1 },
   shards: [
     {
-      primary: { address: "valkey-cluster-0:6379", zone: "us-west-2a", slotRanges: ["0-5460"], slotCount: 5461, keys: 42 },
+      primary: {
+        address: "valkey-cluster-0:6379",
+        zone: "us-west-2a",
+        slotRanges: ["0-5460"],
+        slotCount: 5461,
+        keys: 42,
+      },
       replicas: [{ address: "valkey-cluster-4:6379", zone: "us-west-2b", crossAz: true, linkUp: true }],
     },
   ],
@@ -45,7 +58,8 @@ const ROLLOUT = {
 const recorder = installMocks({
   invokes: awsMockInvokes,
   outputs: (r) => {
-    if (r.name === "valkey-benchmark-results-run") return { rows: [ROW], csv: "workload,...\n", runStamp: BENCH_RUN_STAMP };
+    if (r.name === "valkey-benchmark-results-run")
+      return { rows: [ROW], csv: "workload,...\n", runStamp: BENCH_RUN_STAMP };
     if (r.name === "valkey-check-after-benchmark-run") return { report: CHECK_REPORT, table: "VERIFY: PASS" };
     if (r.name === "valkey-rolling-restart-run") return { ...r.inputs, ...ROLLOUT };
     return awsMockOutputs(r);
@@ -97,7 +111,11 @@ describe("the program under mocks", () => {
     ]) {
       expect(t, want).toContain(want);
     }
-    expect(recorder.resources.some((r) => r.type.includes("ClusterBootstrap") || r.name.startsWith("valkey-cluster-bootstrap"))).toBe(true);
+    expect(
+      recorder.resources.some(
+        (r) => r.type.includes("ClusterBootstrap") || r.name.startsWith("valkey-cluster-bootstrap"),
+      ),
+    ).toBe(true);
     // Without restore.from no RestoreCheck (tests/stacks/restore-program.test.ts: with it), and the report says so.
     expect(t).not.toContain("valkey-on-eks:steps:RestoreCheck");
     // Lowered primaries: the ClusterScaleIn step empties the leaving pods before the StatefulSet shrinks.
@@ -105,15 +123,25 @@ describe("the program under mocks", () => {
       namespace: config.valkey.namespace,
       connector: config.checks.connector,
     });
-    expect(recorder.get("kubernetes:apps/v1:StatefulSet", "valkey-cluster-members").dependsOn).toContain("valkey-cluster-scale-in-run");
-    expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-cluster-shape-run").inputs).toMatchObject({ scaleIn: true });
+    expect(recorder.get("kubernetes:apps/v1:StatefulSet", "valkey-cluster-members").dependsOn).toContain(
+      "valkey-cluster-scale-in-run",
+    );
+    expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-cluster-shape-run").inputs).toMatchObject({
+      scaleIn: true,
+    });
     // The benchmark runs after the check (dependsOn, which the SDK expands to the check's resource),
     // and a second check follows the results (its `after` input).
     expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-run").parent).toBe("valkey-check");
-    expect(recorder.get("valkey-on-eks:benchmark:BenchmarkJob", "valkey-benchmark").dependsOn).toContain("valkey-check-run");
+    expect(recorder.get("valkey-on-eks:benchmark:BenchmarkJob", "valkey-benchmark").dependsOn).toContain(
+      "valkey-check-run",
+    );
     expect(recorder.get("kubernetes:batch/v1:Job", "valkey-benchmark-job").parent).toBe("valkey-benchmark");
-    expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-after-benchmark-run").parent).toBe("valkey-check-after-benchmark");
-    expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-after-benchmark-run").dependencies).toContain("valkey-benchmark-results-run");
+    expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-after-benchmark-run").parent).toBe(
+      "valkey-check-after-benchmark",
+    );
+    expect(recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-after-benchmark-run").dependencies).toContain(
+      "valkey-benchmark-results-run",
+    );
     expectNoPlainPassword();
     expect(await isSecretOutput(out.kubeconfig)).toBe(true);
     if (out.password === undefined) throw new Error("password output expected");
@@ -132,9 +160,19 @@ describe("the program under mocks", () => {
     });
     // Cost columns appended; us-west-2 has no table prices and the mocks refuse the Pricing API
     // invoke, so the cost is missing (null), never invented (tests/cost-program.test.ts: live and fallback); no transfer measured.
-    const none = { cross_zone_bytes_per_s: null, transfer_usd_per_hour: null, usd_per_hour: null, usd_per_million_ops_per_s: null };
+    const none = {
+      cross_zone_bytes_per_s: null,
+      transfer_usd_per_hour: null,
+      usd_per_hour: null,
+      usd_per_million_ops_per_s: null,
+    };
     expect(report.benchmark?.rows).toEqual([{ ...ROW, ...none }]);
-    expect(report.cost).toMatchObject({ region: "us-west-2", usdPerHour: null, priceSource: "table", valkeyInstanceType: "r7g.large" });
+    expect(report.cost).toMatchObject({
+      region: "us-west-2",
+      usdPerHour: null,
+      priceSource: "table",
+      valkeyInstanceType: "r7g.large",
+    });
     expect(report.cost?.pricingApiError).toEqual(expect.any(String));
     expect(report.versions).toMatchObject({
       // The stack file pins the image; the server and client versions come from the mocked benchmark rows.
@@ -147,7 +185,11 @@ describe("the program under mocks", () => {
     expect(report.rollout).toEqual(ROLLOUT);
     expect(report.restore).toBeNull();
     // The report carries the check that ran AFTER the benchmark (per-primary keys).
-    expect(report.topology?.primaries[0]).toMatchObject({ address: "valkey-cluster-0:6379", keys: 42, replicas: [{ zone: "us-west-2b", crossAz: true }] });
+    expect(report.topology?.primaries[0]).toMatchObject({
+      address: "valkey-cluster-0:6379",
+      keys: 42,
+      replicas: [{ zone: "us-west-2b", crossAz: true }],
+    });
     expect(JSON.stringify(report)).not.toContain(PASSWORD);
   });
 
@@ -167,10 +209,18 @@ describe("the program under mocks", () => {
       const roll = await rollInputs(file);
       expect(roll.inputs.statefulSets, file).toEqual(sets);
       // Kubernetes name -> resource name.
-      const resource: Record<string, string> = { "valkey-cluster": "valkey-cluster-members", "valkey": "valkey-members", "valkey-sentinel": "valkey-sentinel" };
+      const resource: Record<string, string> = {
+        "valkey-cluster": "valkey-cluster-members",
+        "valkey": "valkey-members",
+        "valkey-sentinel": "valkey-sentinel",
+      };
       for (const name of sets)
         expect(
-          (recorder.get("kubernetes:apps/v1:StatefulSet", resource[name] as string).inputs.spec as { updateStrategy: unknown }).updateStrategy,
+          (
+            recorder.get("kubernetes:apps/v1:StatefulSet", resource[name] as string).inputs.spec as {
+              updateStrategy: unknown;
+            }
+          ).updateStrategy,
           name,
         ).toEqual({ type: "OnDelete" });
       if (file.includes("cluster")) expect(roll.dependencies).toContain("valkey-cluster-bootstrap-run");
@@ -190,8 +240,15 @@ describe("the program under mocks", () => {
         expect(proxy.statusPort, file).toBe(status);
       }
       const hash = roll.inputs.templateHash;
-      expect((await rollInputs(file, (c) => (c.checks = { ...c.checks, runId: "again" }))).inputs.templateHash, file).toBe(hash);
-      expect((await rollInputs(file, (c) => (c.valkey = { ...c.valkey, image: "registry.example/valkey:9.1.2" }))).inputs.templateHash, file).not.toBe(hash);
+      expect(
+        (await rollInputs(file, (c) => (c.checks = { ...c.checks, runId: "again" }))).inputs.templateHash,
+        file,
+      ).toBe(hash);
+      expect(
+        (await rollInputs(file, (c) => (c.valkey = { ...c.valkey, image: "registry.example/valkey:9.1.2" }))).inputs
+          .templateHash,
+        file,
+      ).not.toBe(hash);
     }
   });
 
@@ -212,7 +269,9 @@ describe("the program under mocks", () => {
       const { live, roll, check } = await stepInputs(file);
       expect(live.dependencies, file).toContain("valkey-rolling-restart-run");
       // The check follows both steps' run stamps: a roll alone or a live change alone re-runs it.
-      expect(check.dependencies, file).toEqual(expect.arrayContaining(["valkey-rolling-restart-run", "valkey-live-config-run"]));
+      expect(check.dependencies, file).toEqual(
+        expect.arrayContaining(["valkey-rolling-restart-run", "valkey-live-config-run"]),
+      );
       expect((check.inputs.triggers as unknown[]).length, file).toBe(2);
       const directives = live.inputs.directives as Record<string, string>;
       expect(Object.keys(directives).sort(), file).toEqual(
@@ -245,7 +304,9 @@ describe("the program under mocks", () => {
     const { config } = loadStackFile("stacks/Pulumi.cluster.yaml");
     runProgram({ stack: "cluster", config, password: pulumi.secret(PASSWORD) });
     await settle();
-    const karpenterK8s = recorder.resources.filter((r) => r.type.startsWith("kubernetes:") && r.name.startsWith("karpenter-"));
+    const karpenterK8s = recorder.resources.filter(
+      (r) => r.type.startsWith("kubernetes:") && r.name.startsWith("karpenter-"),
+    );
     expect(karpenterK8s.map((r) => r.name).sort()).toEqual([
       "karpenter-controller",
       "karpenter-crd",
@@ -255,12 +316,16 @@ describe("the program under mocks", () => {
     for (const r of karpenterK8s) expect(r.provider, r.name).toMatch(/\$pulumi:providers:kubernetes::eks-k8s::/);
     // What the controller needs (system nodes, Pod Identity agent, ...) is registered before Karpenter and any of its children.
     const index = (name: string) => recorder.resources.findIndex((r) => r.name === name);
-    const ready = ["eks-system", "eks-pod-identity-agent", "eks-ebs-csi", "eks-gp3", "eks-cluster-sg-discovery"].map(index);
+    const ready = ["eks-system", "eks-pod-identity-agent", "eks-ebs-csi", "eks-gp3", "eks-cluster-sg-discovery"].map(
+      index,
+    );
     expect(
       ready.every((i) => i >= 0),
       JSON.stringify(ready),
     ).toBe(true);
-    const karpenter = recorder.resources.flatMap((r, i) => (r.name === "karpenter" || r.name.startsWith("karpenter-") ? [i] : []));
+    const karpenter = recorder.resources.flatMap((r, i) =>
+      r.name === "karpenter" || r.name.startsWith("karpenter-") ? [i] : [],
+    );
     expect(karpenter.length).toBeGreaterThanOrEqual(20);
     expect(Math.min(...karpenter)).toBeGreaterThan(Math.max(...ready));
   });
@@ -284,13 +349,20 @@ describe("the program under mocks", () => {
   it("byo with manageKarpenterNodePool creates the NodePool and EC2NodeClass and still no AWS resource", async () => {
     const { config } = parseStackConfig({
       platform: "byo",
-      byo: { kubeconfig: kubeconfigPath, manageKarpenterNodePool: true, karpenterNodeRole: "KarpenterNodeRole-demo", karpenterDiscoveryTag: "demo" },
+      byo: {
+        kubeconfig: kubeconfigPath,
+        manageKarpenterNodePool: true,
+        karpenterNodeRole: "KarpenterNodeRole-demo",
+        karpenterDiscoveryTag: "demo",
+      },
       valkey: { mode: "cluster" },
     });
     runProgram({ stack: "byo", config, password: PASSWORD });
     await settle();
     expect(awsTypes()).toEqual([]);
-    expect(types()).toEqual(expect.arrayContaining(["kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"]));
+    expect(types()).toEqual(
+      expect.arrayContaining(["kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"]),
+    );
     for (const type of ["kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"]) {
       expect(recorder.ofType(type)[0]?.provider, type).toMatch(/::pulumi:providers:kubernetes::byo::/);
     }
@@ -313,7 +385,9 @@ describe("the program under mocks", () => {
     expect(before?.inputs.runId).toBe("verify-7");
     expect(after?.inputs.runId).toBe("verify-7");
     const job = recorder.ofType("kubernetes:batch/v1:Job")[0];
-    expect(job?.inputs).toMatchObject({ spec: { template: { metadata: { annotations: { "valkey-on-eks/run-id": "bench-3" } } } } });
+    expect(job?.inputs).toMatchObject({
+      spec: { template: { metadata: { annotations: { "valkey-on-eks/run-id": "bench-3" } } } },
+    });
     const results = recorder.resources.find((r) => r.name === "valkey-benchmark-results-run");
     expect(results?.inputs.runId).toBe("bench-3");
     // The runId is no workload setting: the results' workload (and the Job's args) do not carry it.
@@ -324,7 +398,13 @@ describe("the program under mocks", () => {
     const { config } = parseStackConfig({
       platform: "byo",
       byo: { kubeconfig: kubeconfigPath },
-      benchmark: { mix: "get:90,set:10", durationSeconds: 7200, rate: 5000, mixImage: "registry.example/node:24", loadgenImage: "registry.example/vload:1" },
+      benchmark: {
+        mix: "get:90,set:10",
+        durationSeconds: 7200,
+        rate: 5000,
+        mixImage: "registry.example/node:24",
+        loadgenImage: "registry.example/vload:1",
+      },
     });
     const out = runProgram({ stack: "byo", config, password: PASSWORD });
     // The Job's manifest waits for the esbuild bundle (the ConfigMap's name is its hash): outside the mocks' request count.
@@ -335,11 +415,16 @@ describe("the program under mocks", () => {
       activeDeadlineSeconds: number;
       template: { spec: { containers: { image: string; command: string[] }[]; initContainers: { image: string }[] } };
     };
-    expect(spec.template.spec.containers[0]).toMatchObject({ image: "registry.example/node:24", command: ["node", "/vbench/mix.mjs"] });
+    expect(spec.template.spec.containers[0]).toMatchObject({
+      image: "registry.example/node:24",
+      command: ["node", "/vbench/mix.mjs"],
+    });
     expect(spec.template.spec.initContainers[0]?.image).toBe("registry.example/vload:1");
     // Three runs (benchmark.repeat's default), each the closed loop paced to the rate, then the open loop: 6 × 2 h.
     expect(spec.activeDeadlineSeconds).toBe(3 * 2 * 7200 + 1800);
-    expect(recorder.ofType("kubernetes:core/v1:ConfigMap").some((c) => c.name === "valkey-benchmark-mix-runner")).toBe(true);
+    expect(recorder.ofType("kubernetes:core/v1:ConfigMap").some((c) => c.name === "valkey-benchmark-mix-runner")).toBe(
+      true,
+    );
     const results = recorder.resources.find((r) => r.name === "valkey-benchmark-results-run");
     expect(results?.inputs).toMatchObject({
       timeoutSeconds: 3 * 2 * 7200 + 1800,
@@ -351,14 +436,22 @@ describe("the program under mocks", () => {
         rate: 5000,
       },
     });
-    const policy = recorder.ofType("kubernetes:networking.k8s.io/v1:NetworkPolicy").find((p) => p.name === "valkey-benchmark-netpol");
-    const to = (policy?.inputs.spec as { egress: { to?: { podSelector: { matchLabels: Record<string, string> } }[] }[] }).egress[1]?.to ?? [];
+    const policy = recorder
+      .ofType("kubernetes:networking.k8s.io/v1:NetworkPolicy")
+      .find((p) => p.name === "valkey-benchmark-netpol");
+    const to =
+      (policy?.inputs.spec as { egress: { to?: { podSelector: { matchLabels: Record<string, string> } }[] }[] })
+        .egress[1]?.to ?? [];
     expect(to).toHaveLength(2);
     expectNoPlainPassword();
   });
 
   it("the check after the benchmark follows the results' runStamp (new each run), not their URN (fixed)", async () => {
-    const { config } = parseStackConfig({ platform: "byo", byo: { kubeconfig: kubeconfigPath }, valkey: { mode: "cluster" } });
+    const { config } = parseStackConfig({
+      platform: "byo",
+      byo: { kubeconfig: kubeconfigPath },
+      valkey: { mode: "cluster" },
+    });
     runProgram({ stack: "byo", config, password: PASSWORD });
     await settle();
     const after = recorder.resources.find((r) => r.name === "valkey-check-after-benchmark-run");

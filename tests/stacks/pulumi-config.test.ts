@@ -33,9 +33,14 @@ describe("reading the stack config from the Pulumi runtime", () => {
   });
 
   it("parses a valid stack and keeps the password a secret Output", async () => {
-    withConfig({ "valkey-on-eks:valkey": '{"mode":"cluster","cluster":{"primaries":3}}', "valkey-on-eks:password": SECRET, "aws:region": "us-west-2" }, [
-      "valkey-on-eks:password",
-    ]);
+    withConfig(
+      {
+        "valkey-on-eks:valkey": '{"mode":"cluster","cluster":{"primaries":3}}',
+        "valkey-on-eks:password": SECRET,
+        "aws:region": "us-west-2",
+      },
+      ["valkey-on-eks:password"],
+    );
     const loaded = loadPulumiConfig();
     expect(loaded.config.valkey.mode).toBe("cluster");
     expect(loaded.config.valkey.pods).toBe(6);
@@ -46,7 +51,11 @@ describe("reading the stack config from the Pulumi runtime", () => {
   });
 
   it("fails with the schema's message naming every bad key, as a RunError (no stack trace), never echoing the password", () => {
-    withConfig({ "valkey-on-eks:valkey": '{"mode":"cluster","cluster":{"primaries":2}}', "valkey-on-eks:password": SECRET, "replicas": "3" });
+    withConfig({
+      "valkey-on-eks:valkey": '{"mode":"cluster","cluster":{"primaries":2}}',
+      "valkey-on-eks:password": SECRET,
+      "replicas": "3",
+    });
     const err = runErrorOf(() => loadPulumiConfig());
     expect(err.message).toContain("valkey.cluster.primaries: must be ≥ 3");
     expect(err.message).toContain("password: valkey-on-eks:password is stored in plain text");
@@ -56,7 +65,9 @@ describe("reading the stack config from the Pulumi runtime", () => {
 
   it("requires the password when auth is on", () => {
     withConfig({});
-    expect(runErrorOf(() => loadPulumiConfig()).message).toMatch(/password: required while valkey\.auth\.enabled is true/);
+    expect(runErrorOf(() => loadPulumiConfig()).message).toMatch(
+      /password: required while valkey\.auth\.enabled is true/,
+    );
     withConfig({ "valkey-on-eks:valkey": '{"auth":{"enabled":false}}' });
     expect(loadPulumiConfig().passwordSecret).toBeUndefined();
   });
@@ -85,7 +96,14 @@ describe("stack report", () => {
     const endpoints = { namespace: "valkey", write: "valkey-cluster.valkey.svc.cluster.local", read: null, port: 6379 };
     const r = stackReport("cluster", config, endpoints, report, undefined);
     expect(r.schemaVersion).toBe(STACK_REPORT_VERSION);
-    expect(r).toMatchObject({ project: "valkey-on-eks", stack: "cluster", platform: "eks", mode: "cluster", pods: 6, benchmark: null });
+    expect(r).toMatchObject({
+      project: "valkey-on-eks",
+      stack: "cluster",
+      platform: "eks",
+      mode: "cluster",
+      pods: 6,
+      benchmark: null,
+    });
     expect(r.topology?.failureCodes).toEqual(["NO_CROSS_AZ_REPLICA"]);
     expect(r.topology?.primaries[0]?.replicas[0]).toEqual({ address: "b:6379", zone: null, crossAz: false });
     expect(r.versions).toEqual({

@@ -10,29 +10,64 @@ const repl = (replication: Record<string, unknown>, extra: Record<string, unknow
 describe("valkey.replication.sentinel and minReplicasMaxLag", () => {
   it("defaults: 3 Sentinels, quorum 2, the documented timings; fenced: min-replicas-to-write 1, max lag 3 s (+ 2 s within down-after)", () => {
     const { config } = parseStackConfig({});
-    expect(config.valkey.replication.sentinel).toEqual({ replicas: 3, quorum: 2, downAfterMilliseconds: 5000, failoverTimeoutMs: 60000, parallelSyncs: 1 });
+    expect(config.valkey.replication.sentinel).toEqual({
+      replicas: 3,
+      quorum: 2,
+      downAfterMilliseconds: 5000,
+      failoverTimeoutMs: 60000,
+      parallelSyncs: 1,
+    });
     expect(config.valkey.replication.minReplicasToWrite).toBe(1);
     expect(config.valkey.replication.minReplicasMaxLag).toBe(3);
-    expect((config.valkey.replication.minReplicasMaxLag + 2) * 1000).toBeLessThanOrEqual(config.valkey.replication.sentinel.downAfterMilliseconds);
+    expect((config.valkey.replication.minReplicasMaxLag + 2) * 1000).toBeLessThanOrEqual(
+      config.valkey.replication.sentinel.downAfterMilliseconds,
+    );
   });
 
   it("fencing off (minReplicasToWrite 0) takes any max lag; a replica-less set must turn it off, named", () => {
     expect(issuesOf(repl({ minReplicasToWrite: 0, minReplicasMaxLag: 10 }))).toEqual([]);
-    expect(issuesOf(repl({ replicas: 0 }, { checks: { verify: false } })).map((i) => i.path)).toEqual(["valkey.replication.minReplicasToWrite"]);
+    expect(issuesOf(repl({ replicas: 0 }, { checks: { verify: false } })).map((i) => i.path)).toEqual([
+      "valkey.replication.minReplicasToWrite",
+    ]);
   });
 
   it("accepts 5 Sentinels with quorum 3 over 5 zones", () => {
     expect(
-      issuesOf(repl({ sentinel: { replicas: 5, quorum: 3 } }, { aws: { zones: ["us-west-2a", "us-west-2b", "us-west-2c", "us-west-2d", "us-west-2e"] } })),
+      issuesOf(
+        repl(
+          { sentinel: { replicas: 5, quorum: 3 } },
+          { aws: { zones: ["us-west-2a", "us-west-2b", "us-west-2c", "us-west-2d", "us-west-2e"] } },
+        ),
+      ),
     ).toEqual([]);
   });
 
   // [description, raw, exact key path, message fragment]
   const BAD: Array<[string, Record<string, unknown>, string, string]> = [
-    ["quorum above the Sentinels", repl({ sentinel: { quorum: 4 } }), "valkey.replication.sentinel.quorum", "≤ valkey.replication.sentinel.replicas (3)"],
-    ["quorum not a majority", repl({ sentinel: { replicas: 3, quorum: 1 } }), "valkey.replication.sentinel.quorum", "majority of the 3 Sentinels (≥ 2)"],
-    ["two Sentinels", repl({ sentinel: { replicas: 2, quorum: 2 } }), "valkey.replication.sentinel.replicas", "must be ≥ 3"],
-    ["more Sentinels than zones", repl({ sentinel: { replicas: 5, quorum: 3 } }), "valkey.replication.sentinel.replicas", "one per zone over the 3 zones"],
+    [
+      "quorum above the Sentinels",
+      repl({ sentinel: { quorum: 4 } }),
+      "valkey.replication.sentinel.quorum",
+      "≤ valkey.replication.sentinel.replicas (3)",
+    ],
+    [
+      "quorum not a majority",
+      repl({ sentinel: { replicas: 3, quorum: 1 } }),
+      "valkey.replication.sentinel.quorum",
+      "majority of the 3 Sentinels (≥ 2)",
+    ],
+    [
+      "two Sentinels",
+      repl({ sentinel: { replicas: 2, quorum: 2 } }),
+      "valkey.replication.sentinel.replicas",
+      "must be ≥ 3",
+    ],
+    [
+      "more Sentinels than zones",
+      repl({ sentinel: { replicas: 5, quorum: 3 } }),
+      "valkey.replication.sentinel.replicas",
+      "one per zone over the 3 zones",
+    ],
     [
       "failover timeout not above down-after",
       repl({ sentinel: { downAfterMilliseconds: 30000, failoverTimeoutMs: 20000 } }),
@@ -45,7 +80,12 @@ describe("valkey.replication.sentinel and minReplicasMaxLag", () => {
       "valkey.replication.sentinel.parallelSyncs",
       "≤ max(1, valkey.replication.replicas) (2)",
     ],
-    ["down-after below 100 ms", repl({ sentinel: { downAfterMilliseconds: 10 } }), "valkey.replication.sentinel.downAfterMilliseconds", "must be ≥ 100"],
+    [
+      "down-after below 100 ms",
+      repl({ sentinel: { downAfterMilliseconds: 10 } }),
+      "valkey.replication.sentinel.downAfterMilliseconds",
+      "must be ≥ 100",
+    ],
     ["max lag 0", repl({ minReplicasMaxLag: 0 }), "valkey.replication.minReplicasMaxLag", "must be ≥ 1"],
     [
       "fenced max lag not below down-after",
@@ -70,7 +110,10 @@ describe("valkey.replication.sentinel and minReplicasMaxLag", () => {
 
   it("reports several Sentinel problems in one error, by key path", () => {
     const issues = issuesOf(
-      repl({ sentinel: { replicas: 2, quorum: 3, downAfterMilliseconds: 9000, failoverTimeoutMs: 8000 } }, { aws: { zones: ["us-west-2a"] } }),
+      repl(
+        { sentinel: { replicas: 2, quorum: 3, downAfterMilliseconds: 9000, failoverTimeoutMs: 8000 } },
+        { aws: { zones: ["us-west-2a"] } },
+      ),
     );
     expect(issues.map((i) => i.path).sort()).toEqual(
       [
@@ -84,6 +127,8 @@ describe("valkey.replication.sentinel and minReplicasMaxLag", () => {
   });
 
   it("does not apply the Sentinel rules in cluster mode", () => {
-    expect(issuesOf({ valkey: { mode: "cluster", replication: { sentinel: { replicas: 1, quorum: 1 } } } })).toEqual([]);
+    expect(issuesOf({ valkey: { mode: "cluster", replication: { sentinel: { replicas: 1, quorum: 1 } } } })).toEqual(
+      [],
+    );
   });
 });

@@ -25,10 +25,21 @@ const CHECK_REPORT = {
   masterName: "valkey-primary",
   sentinels: SENTINELS,
   shards: [
-    { primary: { address: "valkey-1.valkey-headless.valkey.svc.cluster.local:6379", zone: "us-west-2b", slotRanges: [], slotCount: 0, keys: 0 }, replicas: [] },
+    {
+      primary: {
+        address: "valkey-1.valkey-headless.valkey.svc.cluster.local:6379",
+        zone: "us-west-2b",
+        slotRanges: [],
+        slotCount: 0,
+        keys: 0,
+      },
+      replicas: [],
+    },
   ],
 };
-const recorder = installMocks({ outputs: (r) => (r.name === "valkey-check-run" ? { report: CHECK_REPORT, table: "VERIFY: PASS" } : {}) });
+const recorder = installMocks({
+  outputs: (r) => (r.name === "valkey-check-run" ? { report: CHECK_REPORT, table: "VERIFY: PASS" } : {}),
+});
 const { parseStackConfig } = await import("../../config/schema.js");
 const { runProgram } = await import("../../stacks/program.js");
 
@@ -51,7 +62,8 @@ describe("replication stack with Sentinel (mocks)", () => {
     const check = recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-check-run");
     expect(check.inputs).toMatchObject({
       mode: "replication",
-      selector: "app.kubernetes.io/name=valkey,app.kubernetes.io/instance=valkey,app.kubernetes.io/part-of=valkey-on-eks,app.kubernetes.io/managed-by=pulumi",
+      selector:
+        "app.kubernetes.io/name=valkey,app.kubernetes.io/instance=valkey,app.kubernetes.io/part-of=valkey-on-eks,app.kubernetes.io/managed-by=pulumi",
       headlessService: "valkey-headless",
       sentinel: {
         selector:
@@ -72,9 +84,12 @@ describe("replication stack with Sentinel (mocks)", () => {
       sentinelPort: 26379,
       masterName: "valkey-primary",
     });
-    expect(report.sentinels).toEqual(SENTINELS.map(({ address, zone, reachable, agrees }) => ({ address, zone, reachable, agrees })));
+    expect(report.sentinels).toEqual(
+      SENTINELS.map(({ address, zone, reachable, agrees }) => ({ address, zone, reachable, agrees })),
+    );
     expect(report.topology?.primaries[0]?.address).toBe("valkey-1.valkey-headless.valkey.svc.cluster.local:6379");
-    for (const r of recorder.resources) expect(JSON.stringify(r.redacted), `${r.type} ${r.name}`).not.toContain(PASSWORD);
+    for (const r of recorder.resources)
+      expect(JSON.stringify(r.redacted), `${r.type} ${r.name}`).not.toContain(PASSWORD);
     expect(recorder.resources.filter((r) => r.type.startsWith("kubernetes:rbac"))).toEqual([]);
   });
 });

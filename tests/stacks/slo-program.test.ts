@@ -19,7 +19,9 @@ const MIX = { served: { total: 10, commands: [] }, latency: { p999_ms: {}, histo
 const recorder = installMocks({
   invokes: awsMockInvokes,
   outputs: (r) =>
-    r.name === "valkey-benchmark-results-run" ? { rows: [resultRow({ mode: "replication" })], csv: "x\n", mix: MIX, runStamp: "s" } : awsMockOutputs(r),
+    r.name === "valkey-benchmark-results-run"
+      ? { rows: [resultRow({ mode: "replication" })], csv: "x\n", mix: MIX, runStamp: "s" }
+      : awsMockOutputs(r),
 });
 const { parseStackConfig } = await import("../../config/schema.js");
 const { runProgram } = await import("../../stacks/program.js");
@@ -43,10 +45,20 @@ async function deploy(benchmark: Record<string, unknown>) {
   const report = await valueOf(out.report);
   await settle();
   const job = recorder.ofType("kubernetes:batch/v1:Job")[0];
-  const spec = job?.inputs.spec as { activeDeadlineSeconds: number; template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
-  const env = Object.fromEntries(spec.template.spec.containers[0]!.env.flatMap((e) => (e.value === undefined ? [] : [[e.name, e.value]])));
+  const spec = job?.inputs.spec as {
+    activeDeadlineSeconds: number;
+    template: { spec: { containers: { env: { name: string; value?: string }[] }[] } };
+  };
+  const env = Object.fromEntries(
+    spec.template.spec.containers[0]!.env.flatMap((e) => (e.value === undefined ? [] : [[e.name, e.value]])),
+  );
   const results = recorder.resources.find((r) => r.name === "valkey-benchmark-results-run");
-  return { report, deadline: spec.activeDeadlineSeconds, settings: mixJobSettingsFromEnv(env), wait: results?.inputs.timeoutSeconds };
+  return {
+    report,
+    deadline: spec.activeDeadlineSeconds,
+    settings: mixJobSettingsFromEnv(env),
+    wait: results?.inputs.timeoutSeconds,
+  };
 }
 
 describe("benchmark.slo under mocks", () => {

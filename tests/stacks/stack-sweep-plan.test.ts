@@ -30,11 +30,17 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const PASSWORD = "pw-never-printed-7f3a";
 
 /** A cluster stack's config as `pulumi config --json` gives it: valkey as a YAML object, benchmark as JSON text. */
-function entries(valkey: Record<string, unknown> = {}, benchmark: Record<string, unknown> | null = { requests: 1000 }): RawConfig {
+function entries(
+  valkey: Record<string, unknown> = {},
+  benchmark: Record<string, unknown> | null = { requests: 1000 },
+): RawConfig {
   const v = { mode: "cluster", cluster: { primaries: 3, replicasPerPrimary: 1 }, ...valkey };
   return {
     "valkey-on-eks:platform": { value: "byo" },
-    "valkey-on-eks:byo": { value: JSON.stringify({ kubeconfig: "/dev/null" }), objectValue: { kubeconfig: "/dev/null" } },
+    "valkey-on-eks:byo": {
+      value: JSON.stringify({ kubeconfig: "/dev/null" }),
+      objectValue: { kubeconfig: "/dev/null" },
+    },
     "valkey-on-eks:valkey": { value: JSON.stringify(v), objectValue: v },
     ...(benchmark === null ? {} : { "valkey-on-eks:benchmark": { value: JSON.stringify(benchmark) } }),
     "valkey-on-eks:password": { value: PASSWORD, secret: true },
@@ -75,12 +81,16 @@ describe("planning a sweep, before anything changes", () => {
   });
 
   it("refuses replication mode, naming the key", () => {
-    expect(refusal(() => plan(entries({ mode: "replication" }), [3, 4]))).toMatch(/^valkey\.mode is replication: a shard sweep needs cluster mode/);
+    expect(refusal(() => plan(entries({ mode: "replication" }), [3, 4]))).toMatch(
+      /^valkey\.mode is replication: a shard sweep needs cluster mode/,
+    );
   });
 
   it("refuses a step the config rules refuse (fewer than 3 primaries), naming the step and the key, never the password", () => {
     const msg = refusal(() => plan(entries(), [2, 3]));
-    expect(msg).toMatch(/^at 2 shards, invalid stack config \(1 problem\):\n {2}valkey\.cluster\.primaries: must be ≥ 3 in cluster mode/);
+    expect(msg).toMatch(
+      /^at 2 shards, invalid stack config \(1 problem\):\n {2}valkey\.cluster\.primaries: must be ≥ 3 in cluster mode/,
+    );
     expect(msg).not.toContain(PASSWORD);
   });
 
@@ -102,7 +112,11 @@ describe("planning a sweep, before anything changes", () => {
 
   it("reads what a deployed stack runs from its report output; nothing deployed when there are no outputs", () => {
     expect(deployedShape({})).toBeUndefined();
-    expect(deployedShape({ report: { value: { mode: "cluster", topology: { primaries: [{}, {}, {}, {}] } }, secret: false } })).toEqual({
+    expect(
+      deployedShape({
+        report: { value: { mode: "cluster", topology: { primaries: [{}, {}, {}, {}] } }, secret: false },
+      }),
+    ).toEqual({
       mode: "cluster",
       primaries: 4,
     });
@@ -114,10 +128,18 @@ describe("the config edits of a step, and their undo", () => {
     const e = entries();
     expect(stepEdits(e, 6, "sweep-x-6shards")).toEqual([
       { key: "valkey-on-eks:valkey.cluster.primaries", path: true, value: "6" },
-      { key: "valkey-on-eks:benchmark", path: false, value: JSON.stringify({ requests: 1000, runId: "sweep-x-6shards" }) },
+      {
+        key: "valkey-on-eks:benchmark",
+        path: false,
+        value: JSON.stringify({ requests: 1000, runId: "sweep-x-6shards" }),
+      },
     ]);
     // No benchmark section at all: a --path edit creates it with the runId alone (the rest defaults).
-    expect(stepEdits(entries({}, null), 4, "r")[1]).toEqual({ key: "valkey-on-eks:benchmark.runId", path: true, value: "r" });
+    expect(stepEdits(entries({}, null), 4, "r")[1]).toEqual({
+      key: "valkey-on-eks:benchmark.runId",
+      path: true,
+      value: "r",
+    });
   });
 
   it("puts back the original leaf, removes one that was absent, and restores JSON text verbatim", () => {
@@ -130,7 +152,11 @@ describe("the config edits of a step, and their undo", () => {
     expect(restoreEdits(yamlBench)[1]).toEqual({ key: "valkey-on-eks:benchmark.runId", path: true, value: undefined });
     // A numeric-looking runId would come back as a number through --path: the section is restored whole.
     yamlBench["valkey-on-eks:benchmark"] = { value: '{"runId":"2024"}', objectValue: { runId: "2024" } };
-    expect(restoreEdits(yamlBench)[1]).toEqual({ key: "valkey-on-eks:benchmark", path: false, value: '{"runId":"2024"}' });
+    expect(restoreEdits(yamlBench)[1]).toEqual({
+      key: "valkey-on-eks:benchmark",
+      path: false,
+      value: '{"runId":"2024"}',
+    });
   });
 });
 
@@ -179,21 +205,34 @@ function report(primaries: number, replicas: number, rps: number[], o: { ok?: bo
       lines: [],
       missing: [],
     },
-    versions: { valkeyImage: "valkey/valkey:9.0.2", server: "9.0.2", client: "valkey-benchmark 9.0.2", kubernetesVersion: null, karpenterChart: null },
+    versions: {
+      valkeyImage: "valkey/valkey:9.0.2",
+      server: "9.0.2",
+      client: "valkey-benchmark 9.0.2",
+      kubernetesVersion: null,
+      karpenterChart: null,
+    },
   };
 }
 
 describe("a step's report", () => {
   it("passes when it shows the asked-for shape, and names every way it does not", () => {
     expect(stepShapeProblems(report(4, 1, [1, 1]), 4, 1)).toEqual([]);
-    expect(stepShapeProblems(report(3, 1, [1, 1]), 4, 1)).toEqual(["6 Valkey pods, expected 4 × (1 + 1)", "the topology check saw 3 primaries, expected 4"]);
-    expect(stepShapeProblems(report(4, 1, [1, 1], { ok: false }), 4, 1)).toEqual(["the topology check failed: SLOTS_UNCOVERED"]);
+    expect(stepShapeProblems(report(3, 1, [1, 1]), 4, 1)).toEqual([
+      "6 Valkey pods, expected 4 × (1 + 1)",
+      "the topology check saw 3 primaries, expected 4",
+    ]);
+    expect(stepShapeProblems(report(4, 1, [1, 1], { ok: false }), 4, 1)).toEqual([
+      "the topology check failed: SLOTS_UNCOVERED",
+    ]);
     expect(stepShapeProblems(report(4, 0, [1, 1]), 4, 1)).toContain("4 Valkey pods, expected 4 × (1 + 1)");
   });
 
   it("becomes sweep rows: rps and latencies as measured, client CPU not measured, the step's cost in the notes", () => {
     const rows = sweepRowsOf(report(4, 1, [1000, 2000]), 4, 1);
-    expect(rows.map((r) => [r.test, r.shards, r.rps, r.p99_ms, r.client_cpus, r.client_cpu_pct, r.client_saturated])).toEqual([
+    expect(
+      rows.map((r) => [r.test, r.shards, r.rps, r.p99_ms, r.client_cpus, r.client_cpu_pct, r.client_saturated]),
+    ).toEqual([
       ["SET", 4, 1000, 1.2, null, null, null],
       ["GET", 4, 2000, 1.2, null, null, null],
     ]);
@@ -209,13 +248,19 @@ function recordingStack(reports: StackReportInput[]): SweepStack & { calls: stri
     name: "sw",
     calls,
     getAllConfig: () => Promise.resolve(entries()),
-    setConfig: (key, value, path) => Promise.resolve(void calls.push(`set ${key}${path ? " (path)" : ""} = ${value.value}`)),
+    setConfig: (key, value, path) =>
+      Promise.resolve(void calls.push(`set ${key}${path ? " (path)" : ""} = ${value.value}`)),
     removeConfig: (key, path) => Promise.resolve(void calls.push(`rm ${key}${path ? " (path)" : ""}`)),
     outputs: () => Promise.resolve({}),
     up: () => {
       calls.push("up");
       const r = reports[ups++];
-      return Promise.resolve({ stdout: "", stderr: "", summary: { result: "succeeded" }, outputs: { report: { value: r, secret: false } } } as never);
+      return Promise.resolve({
+        stdout: "",
+        stderr: "",
+        summary: { result: "succeeded" },
+        outputs: { report: { value: r, secret: false } },
+      } as never);
     },
     destroy: () => Promise.resolve(void calls.push("destroy") as never),
   };
@@ -224,9 +269,17 @@ function recordingStack(reports: StackReportInput[]): SweepStack & { calls: stri
 describe("runStackSweep's failure path", () => {
   it("a step with the wrong shape stops the sweep, still destroys and puts the config back, and keeps the steps that ran", async () => {
     const stack = recordingStack([report(3, 1, [1000, 2000]), report(3, 1, [1000, 2000])]);
-    const err = await runStackSweep({ stack, shards: [3, 4], keep: false, outputDir: scratch, timestamp: "20261123-170000" }).catch((e: unknown) => e as Error);
+    const err = await runStackSweep({
+      stack,
+      shards: [3, 4],
+      keep: false,
+      outputDir: scratch,
+      timestamp: "20261123-170000",
+    }).catch((e: unknown) => e as Error);
     expect(err).toBeInstanceOf(Error);
-    expect((err as Error).message).toMatch(/^at 4 shards the stack report does not show the asked-for shape: 6 Valkey pods, expected 4 × \(1 \+ 1\)/);
+    expect((err as Error).message).toMatch(
+      /^at 4 shards the stack report does not show the asked-for shape: 6 Valkey pods, expected 4 × \(1 \+ 1\)/,
+    );
     expect((err as Error).message).toContain(`the steps that ran are in ${join(scratch, "20261123-170000")}`);
     expect(stack.calls).toEqual([
       "set valkey-on-eks:valkey.cluster.primaries (path) = 3",
@@ -245,7 +298,13 @@ describe("runStackSweep's failure path", () => {
 describe("runStackSweep with --keep", () => {
   it("leaves the stack up at the last step with its config saying so: no destroy, no undo; files written", async () => {
     const stack = recordingStack([report(3, 1, [1000, 2000]), report(4, 1, [1300, 2600])]);
-    const r = await runStackSweep({ stack, shards: [3, 4], keep: true, outputDir: scratch, timestamp: "20261123-171000" });
+    const r = await runStackSweep({
+      stack,
+      shards: [3, 4],
+      keep: true,
+      outputDir: scratch,
+      timestamp: "20261123-171000",
+    });
     expect(r.destroyed).toBe(false);
     expect(stack.calls.filter((c) => c === "up")).toHaveLength(2);
     expect(stack.calls.at(-1)).toBe("up");
@@ -256,7 +315,10 @@ describe("runStackSweep with --keep", () => {
       [4, "GET", 1.3],
     ]);
     expect(r.rows[2]?.exponent).toBeCloseTo(Math.log(1.3) / Math.log(4 / 3), 9);
-    expect(r.stepReports.map((p) => p.slice(r.runDir.length))).toEqual(["/raw/stack-report-3-shards.json", "/raw/stack-report-4-shards.json"]);
+    expect(r.stepReports.map((p) => p.slice(r.runDir.length))).toEqual([
+      "/raw/stack-report-3-shards.json",
+      "/raw/stack-report-4-shards.json",
+    ]);
     expect(r.reportPath).toBe(join(r.runDir, "report.html"));
   });
 });
@@ -280,9 +342,13 @@ describe("sweep:stack flags", () => {
   });
 
   it("explains a stack that cannot be selected", () => {
-    expect(selectFailure("code: -2\n stderr: Command failed with ENOENT: pulumi version\nspawn pulumi ENOENT\n")).toMatch(/the pulumi CLI is not on PATH/);
-    expect(selectFailure("code: -2\n stderr: Command failed with exit code 6: pulumi stack select\nerror: no stack named 'x' found\n")).toBe(
-      "no stack named 'x' found",
-    );
+    expect(
+      selectFailure("code: -2\n stderr: Command failed with ENOENT: pulumi version\nspawn pulumi ENOENT\n"),
+    ).toMatch(/the pulumi CLI is not on PATH/);
+    expect(
+      selectFailure(
+        "code: -2\n stderr: Command failed with exit code 6: pulumi stack select\nerror: no stack named 'x' found\n",
+      ),
+    ).toBe("no stack named 'x' found");
   });
 });

@@ -28,7 +28,15 @@ const TOPOLOGY = {
   primariesPerZone: { "us-east-1a": 1, "us-east-1b": 1, "us-east-1c": 1 },
 };
 const CLIENT_IN = [3e6, 1e6, 1e6];
-const net = (o: Record<string, number>) => ({ input: 0, output: 0, replInput: 0, replOutput: 0, busSent: 60_000, busReceived: 60_000, ...o });
+const net = (o: Record<string, number>) => ({
+  input: 0,
+  output: 0,
+  replInput: 0,
+  replOutput: 0,
+  busSent: 60_000,
+  busReceived: 60_000,
+  ...o,
+});
 const MEMBERS = [
   ...PRIMARIES.map((member, i) => ({
     member,
@@ -37,7 +45,14 @@ const MEMBERS = [
     seconds: 10,
     net: net({ input: CLIENT_IN[i] ?? 0, output: 1e6 + 5e5, replOutput: 5e5 }),
   })),
-  ...REPLICAS.map((member, i) => ({ member, primary: false, replicaOf: PRIMARIES[i], delta: {}, seconds: 10, net: net({ input: 5e5 + 100, replInput: 5e5 }) })),
+  ...REPLICAS.map((member, i) => ({
+    member,
+    primary: false,
+    replicaOf: PRIMARIES[i],
+    delta: {},
+    seconds: 10,
+    net: net({ input: 5e5 + 100, replInput: 5e5 }),
+  })),
 ];
 const ROWS = [
   resultRow({ mode: "cluster", test: "GET", rps: 80_000 }),
@@ -58,8 +73,10 @@ const recorder = installMocks({
     },
   },
   outputs: (r) => {
-    if (r.name === "valkey-benchmark-results-run") return withMix ? { rows: ROWS, csv: "", mix: MIX } : { rows: ROWS.slice(0, 2), csv: "" };
-    if (r.name === "valkey-check-after-benchmark-run" || r.name === "valkey-check-run") return { report: TOPOLOGY, table: "" };
+    if (r.name === "valkey-benchmark-results-run")
+      return withMix ? { rows: ROWS, csv: "", mix: MIX } : { rows: ROWS.slice(0, 2), csv: "" };
+    if (r.name === "valkey-check-after-benchmark-run" || r.name === "valkey-check-run")
+      return { report: TOPOLOGY, table: "" };
     return awsMockOutputs(r);
   },
 });
@@ -94,7 +111,12 @@ describe("data transfer in the deployed program (mocks)", () => {
     withMix = true;
     const report = await run("spread");
     const t = report.benchmark?.transfer;
-    expect(t).toMatchObject({ mode: "cluster", placement: "spread", clientZones: ZONES, rate: { region: "us-east-1", usdPerGBEachDirection: 0.01 } });
+    expect(t).toMatchObject({
+      mode: "cluster",
+      placement: "spread",
+      clientZones: ZONES,
+      rate: { region: "us-east-1", usdPerGBEachDirection: 0.01 },
+    });
     const total = ((CLIENT.reduce((a, b) => a + b, 0) * 2) / 3) * 0.1 + REPLICATION + BUS;
     expect(t?.records.map((r) => r.test)).toEqual(["MIX"]);
     expect(t?.records[0]?.figures?.crossZone.total).toBeCloseTo(total, 6);

@@ -7,7 +7,17 @@
  * files, `sh` and `bash .ci/toolchain/install.sh` without go on PATH (so nothing can be built).
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -55,13 +65,18 @@ function goModMismatches(wrapper: string, text: string, v: Versions): string[] {
   const out: string[] = [];
   const want = (mod: string, version: string, key: string): void => {
     const got = require.get(mod);
-    if (got !== version) out.push(`${wrapper}/go.mod requires ${mod} ${got ?? "(missing)"}, versions.env ${key}=${version}`);
+    if (got !== version)
+      out.push(`${wrapper}/go.mod requires ${mod} ${got ?? "(missing)"}, versions.env ${key}=${version}`);
   };
   if (wrapper === "pulumi") {
     want("github.com/pulumi/pulumi/pkg/v3", v.PULUMI_VERSION, "PULUMI_VERSION");
     want("github.com/pulumi/pulumi/sdk/v3", v.PULUMI_VERSION, "PULUMI_VERSION");
   } else if (wrapper === "pulumi-kubernetes") {
-    want("github.com/pulumi/pulumi-kubernetes/provider/v4", v.K8S_PROVIDER_MODULE_VERSION, "K8S_PROVIDER_MODULE_VERSION");
+    want(
+      "github.com/pulumi/pulumi-kubernetes/provider/v4",
+      v.K8S_PROVIDER_MODULE_VERSION,
+      "K8S_PROVIDER_MODULE_VERSION",
+    );
   } else if (wrapper === "kubernetes") {
     want("k8s.io/kubernetes", v.KUBERNETES_VERSION, "KUBERNETES_VERSION");
     want("go.etcd.io/etcd/server/v3", v.ETCD_VERSION, "ETCD_VERSION");
@@ -71,7 +86,9 @@ function goModMismatches(wrapper: string, text: string, v: Versions): string[] {
     if (k8sReplaces.length === 0) out.push(`${wrapper}/go.mod has no k8s.io/* replace lines`);
     for (const [mod, target] of k8sReplaces) {
       if (target !== `${mod} ${staging}`)
-        out.push(`${wrapper}/go.mod replaces ${mod} => ${target}, versions.env KUBERNETES_VERSION=${v.KUBERNETES_VERSION} wants ${mod} ${staging}`);
+        out.push(
+          `${wrapper}/go.mod replaces ${mod} => ${target}, versions.env KUBERNETES_VERSION=${v.KUBERNETES_VERSION} wants ${mod} ${staging}`,
+        );
     }
   } else if (wrapper === "coredns") {
     want("github.com/coredns/coredns", v.COREDNS_VERSION, "COREDNS_VERSION");
@@ -100,8 +117,12 @@ describe("versions.ts", () => {
       MANIFEST.split("\n")
         .filter((l) => !l.startsWith(`${key}=`))
         .join("\n");
-    expect(() => parseVersions(MANIFEST.replace("NODE_VERSION=24", 'NODE_VERSION="24'), "m")).toThrow(/^m:\d+: expected KEY=value/);
-    expect(() => parseVersions(withLine("EXTRA_VERSION=$NODE_VERSION"), "m")).toThrow(/expected KEY=value.*\$NODE_VERSION/);
+    expect(() => parseVersions(MANIFEST.replace("NODE_VERSION=24", 'NODE_VERSION="24'), "m")).toThrow(
+      /^m:\d+: expected KEY=value/,
+    );
+    expect(() => parseVersions(withLine("EXTRA_VERSION=$NODE_VERSION"), "m")).toThrow(
+      /expected KEY=value.*\$NODE_VERSION/,
+    );
     expect(() => parseVersions(withLine("VALKEY_IMAGE = x"), "m")).toThrow(/expected KEY=value/);
     expect(() => parseVersions(withLine("EXTRA_VERSION=1"), "m")).toThrow(/^m:\d+: unknown key EXTRA_VERSION/);
     expect(() => parseVersions(withLine("ETCD_VERSION=v3.5.22"), "m")).toThrow(/^m:\d+: ETCD_VERSION is set twice/);
@@ -121,7 +142,9 @@ describe("copies that cannot read versions.env agree with it", () => {
     const staging = `v0.${versions.KUBERNETES_VERSION.replace(/^v\d+\./, "")}`;
     const badReplace = k8s.replace(`k8s.io/api => k8s.io/api ${staging}`, "k8s.io/api => k8s.io/api v0.33.1");
     expect(badReplace).not.toBe(k8s);
-    expect(goModMismatches("kubernetes", badReplace, versions)).toEqual([expect.stringContaining("replaces k8s.io/api => k8s.io/api v0.33.1")]);
+    expect(goModMismatches("kubernetes", badReplace, versions)).toEqual([
+      expect.stringContaining("replaces k8s.io/api => k8s.io/api v0.33.1"),
+    ]);
     const otherEtcd = { ...versions, ETCD_VERSION: "v3.5.99" };
     expect(goModMismatches("kubernetes", k8s, otherEtcd)).toEqual([
       expect.stringContaining("go.etcd.io/etcd/server/v3 v3.5.21, versions.env ETCD_VERSION=v3.5.99"),
@@ -144,13 +167,21 @@ describe("copies that cannot read versions.env agree with it", () => {
   it("the e2e control plane (KUBERNETES_VERSION) is EKS_VERSION's minor or at most 3 minors older", () => {
     const minor = (v: string) => Number(/^v?1\.(\d+)(\.\d+)?$/.exec(v)?.[1] ?? Number.NaN);
     const gap = minor(versions.EKS_VERSION) - minor(versions.KUBERNETES_VERSION);
-    expect(gap, `EKS_VERSION=${versions.EKS_VERSION}, KUBERNETES_VERSION=${versions.KUBERNETES_VERSION}`).toBeGreaterThanOrEqual(0);
-    expect(gap, `EKS_VERSION=${versions.EKS_VERSION}, KUBERNETES_VERSION=${versions.KUBERNETES_VERSION}`).toBeLessThanOrEqual(3);
+    expect(
+      gap,
+      `EKS_VERSION=${versions.EKS_VERSION}, KUBERNETES_VERSION=${versions.KUBERNETES_VERSION}`,
+    ).toBeGreaterThanOrEqual(0);
+    expect(
+      gap,
+      `EKS_VERSION=${versions.EKS_VERSION}, KUBERNETES_VERSION=${versions.KUBERNETES_VERSION}`,
+    ).toBeLessThanOrEqual(3);
   });
 
   it("the example stacks that set valkey.image set the manifest's VALKEY_IMAGE", () => {
     const stacks = readdirSync("stacks").filter((f) => /^Pulumi\..+\.yaml$/.test(f));
-    const images = stacks.flatMap((f) => [...readFileSync(join("stacks", f), "utf8").matchAll(/^\s+image:\s*(\S+)\s*$/gm)].map((m) => [f, m[1]]));
+    const images = stacks.flatMap((f) =>
+      [...readFileSync(join("stacks", f), "utf8").matchAll(/^\s+image:\s*(\S+)\s*$/gm)].map((m) => [f, m[1]]),
+    );
     expect(images.length).toBeGreaterThan(0);
     for (const [f, image] of images) expect(image, f).toBe(versions.VALKEY_IMAGE);
   });
@@ -198,7 +229,9 @@ describe("no other file repeats a pinned version", () => {
   };
 
   it("outside the manifest, tests, README and the checked copies", () => {
-    const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], { encoding: "utf8" }).trim().split("\n");
+    const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], { encoding: "utf8" })
+      .trim()
+      .split("\n");
     const hits = files
       .filter((f) => !allowed(f) && existsSync(f))
       .flatMap((f) => {
@@ -213,14 +246,20 @@ describe("no other file repeats a pinned version", () => {
 describe("install.sh cache keys", () => {
   const dirs = (root: string, toolchain: string, flag = "--dirs"): Record<string, string> =>
     Object.fromEntries(
-      execFileSync("bash", [join(root, ".ci/toolchain/install.sh"), flag], { encoding: "utf8", env: { ...process.env, VALKEY_ON_EKS_TOOLCHAIN: toolchain } })
+      execFileSync("bash", [join(root, ".ci/toolchain/install.sh"), flag], {
+        encoding: "utf8",
+        env: { ...process.env, VALKEY_ON_EKS_TOOLCHAIN: toolchain },
+      })
         .trim()
         .split("\n")
         .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
     );
 
   it("install.sh --dirs names the directories tests/support/toolchain.ts computes", () => {
-    const fromSh = dirs(".", process.env.VALKEY_ON_EKS_TOOLCHAIN ?? join(process.env.HOME ?? "", ".cache/valkey-on-eks/toolchain"));
+    const fromSh = dirs(
+      ".",
+      process.env.VALKEY_ON_EKS_TOOLCHAIN ?? join(process.env.HOME ?? "", ".cache/valkey-on-eks/toolchain"),
+    );
     expect(fromSh).toEqual(Object.fromEntries(Object.entries(toolchainDirs).map(([k, d]) => [k, join(d, "bin")])));
   });
 
@@ -235,7 +274,9 @@ describe("install.sh cache keys", () => {
         .split("\n")
         .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
     );
-    const want = Object.fromEntries([...Object.entries(toolchainDirs), ...Object.entries(realClusterDirs)].map(([k, d]) => [k, join(d, "bin")]));
+    const want = Object.fromEntries(
+      [...Object.entries(toolchainDirs), ...Object.entries(realClusterDirs)].map(([k, d]) => [k, join(d, "bin")]),
+    );
     expect(all).toEqual(want);
     // A changed main.go of the CoreDNS wrapper changes its key (it is part of the build).
     expect(realClusterDirs.coredns).toMatch(new RegExp(`coredns-${versions.COREDNS_VERSION}-[0-9a-f]{12}$`));
@@ -261,7 +302,10 @@ describe("install.sh cache keys", () => {
     const mod = join(copy, ".ci/toolchain/pulumi/go.mod");
     writeFileSync(
       mod,
-      readFileSync(mod, "utf8").replace(/golang\.org\/x\/text => golang\.org\/x\/text v\S+/, "golang.org/x/text => golang.org/x/text v0.38.0"),
+      readFileSync(mod, "utf8").replace(
+        /golang\.org\/x\/text => golang\.org\/x\/text v\S+/,
+        "golang.org/x/text => golang.org/x/text v0.38.0",
+      ),
     );
     const after = dirs(copy, "/t");
     expect(after.pulumi).not.toBe(before.pulumi);
@@ -273,9 +317,11 @@ describe("install.sh cache keys", () => {
     const t = tmp();
     const data = dirs(".", t, "--data");
     mkdirSync(data["karpenter-crds"] ?? "", { recursive: true });
-    for (const f of ["karpenter.sh_nodepools.yaml", "karpenter.k8s.aws_ec2nodeclasses.yaml"]) writeFileSync(join(data["karpenter-crds"] ?? "", f), "x");
+    for (const f of ["karpenter.sh_nodepools.yaml", "karpenter.k8s.aws_ec2nodeclasses.yaml"])
+      writeFileSync(join(data["karpenter-crds"] ?? "", f), "x");
     mkdirSync(data["kubernetes-schemas"] ?? "", { recursive: true });
-    for (const f of ["_definitions.json", "statefulset-apps-v1.json"]) writeFileSync(join(data["kubernetes-schemas"] ?? "", f), "{}");
+    for (const f of ["_definitions.json", "statefulset-apps-v1.json"])
+      writeFileSync(join(data["kubernetes-schemas"] ?? "", f), "{}");
     const run = () =>
       execFileSync("bash", [".ci/toolchain/install.sh", "--schemas"], {
         env: { HOME: process.env.HOME ?? "", PATH: "/usr/bin:/bin", VALKEY_ON_EKS_TOOLCHAIN: t },
@@ -291,7 +337,11 @@ describe("install.sh cache keys", () => {
     // All three cached: nothing to build, although Pulumi, the control plane and kwok are missing.
     expect(run()).toBe("");
     expect(readdirSync(t).sort()).toEqual(
-      [".lock", "build-logs", ...[kubeconform, ...Object.values(data)].map((d) => d.slice(t.length + 1).split("/")[0] ?? "")].sort(),
+      [
+        ".lock",
+        "build-logs",
+        ...[kubeconform, ...Object.values(data)].map((d) => d.slice(t.length + 1).split("/")[0] ?? ""),
+      ].sort(),
     );
   });
 
@@ -338,7 +388,9 @@ describe("install.sh cache keys", () => {
     // The real cluster's keys are kept too, although a plain run does not build them.
     const real = Object.values(realClusterDirs).map((d) => join(t, d.slice(d.lastIndexOf("/") + 1)));
     for (const d of real) mkdirSync(join(d, "bin"), { recursive: true });
-    const kept = [...Object.values(dirs(".", t)), ...Object.values(data), ...real].map((b) => b.slice(t.length + 1).split("/")[0]);
+    const kept = [...Object.values(dirs(".", t)), ...Object.values(data), ...real].map(
+      (b) => b.slice(t.length + 1).split("/")[0],
+    );
     execFileSync("bash", [".ci/toolchain/install.sh", "--prune"], {
       env: { HOME: process.env.HOME ?? "", PATH: "/usr/bin:/bin", VALKEY_ON_EKS_TOOLCHAIN: t },
       stdio: "pipe",

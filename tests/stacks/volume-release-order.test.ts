@@ -60,7 +60,9 @@ describe("VolumeRelease in the destroy order", () => {
     await run(loadStackFile("stacks/Pulumi.replication.yaml").config);
     expect(deps.dependsOn("valkey", GUARD), explain("valkey")).toBe(true);
     expect(deps.dependsOn(GUARD, "eks-ebs-csi"), explain(GUARD)).toBe(true);
-    expect((guard()?.inputs as Record<string, unknown>).selector).toBe("app.kubernetes.io/instance=valkey,app.kubernetes.io/part-of=valkey-on-eks");
+    expect((guard()?.inputs as Record<string, unknown>).selector).toBe(
+      "app.kubernetes.io/instance=valkey,app.kubernetes.io/part-of=valkey-on-eks",
+    );
   });
 
   it("EKS Auto Mode: the guard outlives the release and goes before the Valkey NodePool and the StorageClass", async () => {

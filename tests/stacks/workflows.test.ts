@@ -37,7 +37,8 @@ const load = (name: string): Workflow => parse(readFileSync(join(".github/workfl
 describe("GitHub workflows", () => {
   it("all pass actionlint", () => {
     expect(WORKFLOWS).toEqual(["ci.yml", "preview.yml", "up.yml"]);
-    if (!existsSync(ACTIONLINT)) throw new Error(`actionlint not found at ${ACTIONLINT}: run \`bash .ci/toolchain/install.sh\``);
+    if (!existsSync(ACTIONLINT))
+      throw new Error(`actionlint not found at ${ACTIONLINT}: run \`bash .ci/toolchain/install.sh\``);
     const out = execFileSync(ACTIONLINT, ["-color=false", ...WORKFLOWS.map((f) => join(".github/workflows", f))], {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "pipe"],
@@ -63,37 +64,53 @@ describe("GitHub workflows", () => {
     expect(install).toBeGreaterThanOrEqual(0);
     expect(install).toBeLessThan(steps.indexOf(test as Step));
     expect(test?.env).toBeUndefined();
-    expect(readFileSync(".github/workflows/ci.yml", "utf8")).not.toMatch(/VALKEY_ON_EKS_SHARED|karpenter-crds\.sh|shared\//);
+    expect(readFileSync(".github/workflows/ci.yml", "utf8")).not.toMatch(
+      /VALKEY_ON_EKS_SHARED|karpenter-crds\.sh|shared\//,
+    );
     // The cache: install.sh's whole cache root, keyed by every input of install.sh's keys.
     const cache = steps.find((s) => s.uses?.startsWith("actions/cache@"));
     expect(cache?.with?.path).toBe("~/.cache/valkey-on-eks");
-    expect(cache?.with?.key).toBe("valkey-on-eks-${{ runner.os }}-${{ hashFiles('versions.env', '.ci/toolchain/*/go.mod', '.ci/toolchain/*/go.sum') }}");
+    expect(cache?.with?.key).toBe(
+      "valkey-on-eks-${{ runner.os }}-${{ hashFiles('versions.env', '.ci/toolchain/*/go.mod', '.ci/toolchain/*/go.sum') }}",
+    );
   });
 
   it("preview and up take Node and the Pulumi CLI versions from versions.env", () => {
     for (const name of ["preview.yml", "up.yml"]) {
-      const jobs = Object.values(load(name).jobs).filter((j) => j.steps?.some((s) => s.uses?.startsWith("pulumi/actions@")));
+      const jobs = Object.values(load(name).jobs).filter((j) =>
+        j.steps?.some((s) => s.uses?.startsWith("pulumi/actions@")),
+      );
       expect(jobs.length, name).toBe(1);
       for (const job of jobs) {
         const steps = job.steps ?? [];
         const pulumi = steps.find((s) => s.uses?.startsWith("pulumi/actions@")) as Step;
         const versions = steps.find((s) => s.id === "versions");
         expect(versions?.run, name).toContain("versions.env");
-        expect(steps.indexOf(versions as Step), name).toBeLessThan(steps.findIndex((s) => s.uses?.startsWith("actions/setup-node@")));
-        expect(steps.find((s) => s.uses?.startsWith("actions/setup-node@"))?.with?.["node-version"], name).toBe("${{ steps.versions.outputs.NODE_VERSION }}");
+        expect(steps.indexOf(versions as Step), name).toBeLessThan(
+          steps.findIndex((s) => s.uses?.startsWith("actions/setup-node@")),
+        );
+        expect(steps.find((s) => s.uses?.startsWith("actions/setup-node@"))?.with?.["node-version"], name).toBe(
+          "${{ steps.versions.outputs.NODE_VERSION }}",
+        );
         expect(pulumi.with?.["pulumi-version"], name).toBe("${{ steps.versions.outputs.PULUMI_VERSION }}");
         // The step's script, run as the runner runs it, gives those outputs their manifest values.
         const dir = mkdtempSync(join(tmpdir(), "vbench-workflow-"));
         try {
           const out = join(dir, "output");
-          execFileSync("bash", ["-e", "-c", versions?.run ?? "false"], { env: { ...process.env, GITHUB_OUTPUT: out }, stdio: "ignore" });
+          execFileSync("bash", ["-e", "-c", versions?.run ?? "false"], {
+            env: { ...process.env, GITHUB_OUTPUT: out },
+            stdio: "ignore",
+          });
           const outputs: Record<string, string> = Object.fromEntries(
             readFileSync(out, "utf8")
               .trim()
               .split("\n")
               .map((l): [string, string] => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
           );
-          expect(outputs, name).toMatchObject({ NODE_VERSION: manifest.NODE_VERSION, PULUMI_VERSION: manifest.PULUMI_VERSION.replace(/^v/, "") });
+          expect(outputs, name).toMatchObject({
+            NODE_VERSION: manifest.NODE_VERSION,
+            PULUMI_VERSION: manifest.PULUMI_VERSION.replace(/^v/, ""),
+          });
         } finally {
           rmSync(dir, { recursive: true, force: true });
         }

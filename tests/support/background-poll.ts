@@ -10,7 +10,11 @@ export interface BackgroundPoll {
   stop(): Promise<void>;
 }
 
-export function pollInBackground(tick: () => Promise<void>, intervalMs: number, onError?: (err: unknown) => void): BackgroundPoll {
+export function pollInBackground(
+  tick: () => Promise<void>,
+  intervalMs: number,
+  onError?: (err: unknown) => void,
+): BackgroundPoll {
   let running = true;
   const loop = (async () => {
     while (running) {

@@ -19,7 +19,10 @@ export interface DependencyRecorder {
 export function recordDependencies(mocks: MockRecorder): DependencyRecorder {
   const find = (name: string) => {
     const found = mocks.resources.filter((r) => r.name === name);
-    if (found.length === 0) throw new Error(`no resource named ${name} was registered (have: ${mocks.resources.map((r) => r.name).join(", ")})`);
+    if (found.length === 0)
+      throw new Error(
+        `no resource named ${name} was registered (have: ${mocks.resources.map((r) => r.name).join(", ")})`,
+      );
     return found;
   };
   const of = (name: string) => [...new Set(find(name).flatMap((r) => r.dependencies))];

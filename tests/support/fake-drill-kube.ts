@@ -110,9 +110,15 @@ export class FakeDrillKube implements DrillKubeApi {
   private loadPods = new Map<string, { pod: PodState; loadS: number; prefix: string; startedAt: number }>();
 
   constructor(readonly o: FakeKubeOptions) {
-    const names = o.mode === "replication" ? ["valkey-0", "valkey-1", "valkey-2"] : ["member-0", "member-1", "member-2", "member-3", "member-4", "member-5"];
+    const names =
+      o.mode === "replication"
+        ? ["valkey-0", "valkey-1", "valkey-2"]
+        : ["member-0", "member-1", "member-2", "member-3", "member-4", "member-5"];
     names.forEach((n, i) => this.pods.push(this.pod(n, `zone-${"abc"[i % 3]}`, { app: "valkey" }, i)));
-    if (o.mode === "replication") ["a", "b", "c"].forEach((z, i) => this.pods.push(this.pod(`sentinel-${i}`, `zone-${z}`, { app: "sentinel" }, 10 + i)));
+    if (o.mode === "replication")
+      ["a", "b", "c"].forEach((z, i) =>
+        this.pods.push(this.pod(`sentinel-${i}`, `zone-${z}`, { app: "sentinel" }, 10 + i)),
+      );
     this.primary = names[0]!;
   }
 
@@ -176,13 +182,25 @@ export class FakeDrillKube implements DrillKubeApi {
           : restoredAt !== undefined && now >= restoredAt
             ? "Succeeded"
             : "Running";
-    return { name: a.name, uid: `agent-${a.name}`, nodeName: "node-a", podIP: undefined, phase, ready: phase === "Running", deleting: false, labels: {}, log };
+    return {
+      name: a.name,
+      uid: `agent-${a.name}`,
+      nodeName: "node-a",
+      podIP: undefined,
+      phase,
+      ready: phase === "Running",
+      deleting: false,
+      labels: {},
+      log,
+    };
   }
 
   /** Whether an agent holds its fault now (the fake's primary is unreachable then). */
   private holding(): boolean {
     const now = this.o.clock.now();
-    return this.agents.some((a) => this.o.agentFails === undefined && now >= a.injectAt && (a.restoredAt ?? a.injectAt + a.holdMs) > now);
+    return this.agents.some(
+      (a) => this.o.agentFails === undefined && now >= a.injectAt && (a.restoredAt ?? a.injectAt + a.holdMs) > now,
+    );
   }
 
   createPod(_ns: string, body: Record<string, unknown>): Promise<void> {
@@ -191,12 +209,16 @@ export class FakeDrillKube implements DrillKubeApi {
     const env = Object.fromEntries(spec.containers[0]!.env.map((e) => [e.name, e.value]));
     const now = this.o.clock.now();
     const injectAt = now + (this.o.agentStartMs ?? 3000);
-    this.calls.push(`create agent ${meta.name} on ${spec.nodeName}: ${env["FAULT"]} ${env["TARGET_POD_UID"]} hold ${env["HOLD_S"]} s`);
+    this.calls.push(
+      `create agent ${meta.name} on ${spec.nodeName}: ${env["FAULT"]} ${env["TARGET_POD_UID"]} hold ${env["HOLD_S"]} s`,
+    );
     this.agents.push({ name: meta.name, body, env, createdAt: now, injectAt, holdMs: Number(env["HOLD_S"]) * 1000 });
     if (this.o.agentFails === undefined) {
       this.faultAt = injectAt;
       // The Sentinels (or the replica) promote another member while the primary is held.
-      this.primary = this.pods.find((p) => p.labels["app"] === "valkey" && p.name !== this.primary && !p.deleting)?.name ?? this.primary;
+      this.primary =
+        this.pods.find((p) => p.labels["app"] === "valkey" && p.name !== this.primary && !p.deleting)?.name ??
+        this.primary;
     }
     return Promise.resolve();
   }
@@ -205,12 +227,22 @@ export class FakeDrillKube implements DrillKubeApi {
     const [k, v] = selector.split("=");
     if (k === "valkey-on-eks/drill-agent") {
       return Promise.resolve(
-        this.agents.filter((a) => a.name === v && a.deletedAt === undefined).map((a) => ({ ...this.agentView(a), log: undefined }) as unknown as DrillPod),
+        this.agents
+          .filter((a) => a.name === v && a.deletedAt === undefined)
+          .map((a) => ({ ...this.agentView(a), log: undefined }) as unknown as DrillPod),
       );
     }
     const all = this.view();
-    const pick = k === "valkey-on-eks/drill-run" ? all.filter((p) => p.labels["run"] === v) : all.filter((p) => p.labels[k!] === v);
-    return Promise.resolve(pick.map(({ zone: _z, createdAt: _c, removeAt: _r, scheduledAt: _s, ...p }) => ({ ...p, labels: { ...p.labels } })));
+    const pick =
+      k === "valkey-on-eks/drill-run"
+        ? all.filter((p) => p.labels["run"] === v)
+        : all.filter((p) => p.labels[k!] === v);
+    return Promise.resolve(
+      pick.map(({ zone: _z, createdAt: _c, removeAt: _r, scheduledAt: _s, ...p }) => ({
+        ...p,
+        labels: { ...p.labels },
+      })),
+    );
   }
 
   /** Refusals (HTTP 429) before an eviction goes through. */
@@ -232,7 +264,8 @@ export class FakeDrillKube implements DrillKubeApi {
     if (agent !== undefined) {
       // SIGTERM: the agent undoes a fault it still holds, then its pod goes (grace 0: at once).
       const now = this.o.clock.now();
-      if (now >= agent.injectAt && agent.restoredAt === undefined && agent.injectAt + agent.holdMs > now) agent.restoredAt = now;
+      if (now >= agent.injectAt && agent.restoredAt === undefined && agent.injectAt + agent.holdMs > now)
+        agent.restoredAt = now;
       if (grace === 0) agent.deletedAt = now;
       return Promise.resolve();
     }
@@ -243,7 +276,9 @@ export class FakeDrillKube implements DrillKubeApi {
     const removeAt = grace === 0 ? now : now + (this.o.graceMs ?? 2000);
     old.deleting = true;
     old.removeAt = removeAt;
-    if (name === this.primary) this.primary = this.pods.find((p) => p.labels["app"] === "valkey" && p.name !== name && !p.deleting)?.name ?? name;
+    if (name === this.primary)
+      this.primary =
+        this.pods.find((p) => p.labels["app"] === "valkey" && p.name !== name && !p.deleting)?.name ?? name;
     const back = this.pod(name, old.zone, old.labels, Number(old.podIP!.split(".")[3]) + 100);
     back.nodeName = undefined;
     back.createdAt = removeAt + (this.o.recreateMs ?? 5000);
@@ -253,11 +288,15 @@ export class FakeDrillKube implements DrillKubeApi {
 
   listNodes(selector?: string): Promise<DrillNode[]> {
     const [k, v] = (selector ?? "=").split("=");
-    return Promise.resolve(this.nodes.filter((n) => selector === undefined || n.labels[k!] === v).map((n) => ({ ...n })));
+    return Promise.resolve(
+      this.nodes.filter((n) => selector === undefined || n.labels[k!] === v).map((n) => ({ ...n })),
+    );
   }
 
   setUnschedulable(node: string, value: boolean): Promise<void> {
-    this.calls.push(`${value ? "cordon" : "uncordon"} ${node} at +${this.o.clock.now() - (this.faultAt ?? this.o.clock.now())}`);
+    this.calls.push(
+      `${value ? "cordon" : "uncordon"} ${node} at +${this.o.clock.now() - (this.faultAt ?? this.o.clock.now())}`,
+    );
     this.nodes.find((n) => n.name === node)!.unschedulable = value;
     return Promise.resolve();
   }
@@ -268,9 +307,18 @@ export class FakeDrillKube implements DrillKubeApi {
     this.calls.push(`create ${name}`);
     const env = Object.fromEntries(m.job.spec.template.spec.containers[0]!.env.map((e) => [e.name, e.value]));
     const run = m.job.metadata.labels["valkey-on-eks/drill-run"]!;
-    const pod: PodState = { ...this.pod(`${name}-x1`, "zone-b", { job: name, run }, 50), createdAt: this.o.clock.now(), phase: "Pending" };
+    const pod: PodState = {
+      ...this.pod(`${name}-x1`, "zone-b", { job: name, run }, 50),
+      createdAt: this.o.clock.now(),
+      phase: "Pending",
+    };
     this.pods.push(pod);
-    this.loadPods.set(name, { pod, loadS: Number(env["DRILL_LOAD_S"]), prefix: env["DRILL_KEY_PREFIX"]!, startedAt: this.o.clock.now() + 4000 });
+    this.loadPods.set(name, {
+      pod,
+      loadS: Number(env["DRILL_LOAD_S"]),
+      prefix: env["DRILL_KEY_PREFIX"]!,
+      startedAt: this.o.clock.now() + 4000,
+    });
     this.loadRunningAt.push(this.o.clock.now() + 4000);
     return Promise.resolve();
   }
@@ -343,12 +391,24 @@ export class FakeDrillKube implements DrillKubeApi {
           waited: !down,
           ...(down ? { error: "timeout" } : {}),
         });
-        if (!down && (this.o.loseAfterFault === undefined || t < fault || t >= fault + (this.o.outageMs ?? 4000) + this.o.loseAfterFault))
+        if (
+          !down &&
+          (this.o.loseAfterFault === undefined ||
+            t < fault ||
+            t >= fault + (this.o.outageMs ?? 4000) + this.o.loseAfterFault)
+        )
           this.stored.set(key, `v${n}`);
       }
     }
     const log =
-      formatWritingLine([]) + formatRecordLines({ prefix: l.prefix, loadStart: l.startedAt, loadStop: l.startedAt + l.loadS * 1000, streams, records });
+      formatWritingLine([]) +
+      formatRecordLines({
+        prefix: l.prefix,
+        loadStart: l.startedAt,
+        loadStop: l.startedAt + l.loadS * 1000,
+        streams,
+        records,
+      });
     return Promise.resolve(this.o.log?.(log) ?? log);
   }
 
@@ -356,16 +416,34 @@ export class FakeDrillKube implements DrillKubeApi {
   verify = (): Promise<TopologyCheckReport> => {
     const pods = this.view().filter((p) => p.labels["app"] !== undefined);
     const bad = pods.filter((p) => !p.ready);
-    if ((this.o.neverHeals === true && this.faultAt !== undefined) || bad.length > 0 || pods.length < 6 || this.holding()) {
+    if (
+      (this.o.neverHeals === true && this.faultAt !== undefined) ||
+      bad.length > 0 ||
+      pods.length < 6 ||
+      this.holding()
+    ) {
       return Promise.reject(
-        new Error(`topology check failed: NODE_UNREACHABLE ${this.holding() ? "(held by the fault agent) " : ""}${bad.map((p) => p.name).join(",")}`),
+        new Error(
+          `topology check failed: NODE_UNREACHABLE ${this.holding() ? "(held by the fault agent) " : ""}${bad.map((p) => p.name).join(",")}`,
+        ),
       );
     }
     const members = pods.filter((p) => p.labels["app"] === "valkey");
     const addr = (p: PodState): string => `${p.podIP}:6379`;
     const shard = (primary: PodState, replicas: PodState[], slots?: string) => ({
-      primary: { address: addr(primary), zone: primary.zone, slotRanges: slots === undefined ? [] : [slots], slotCount: 0, keys: null },
-      replicas: replicas.map((r) => ({ address: addr(r), zone: r.zone, crossAz: r.zone !== primary.zone, linkUp: true })),
+      primary: {
+        address: addr(primary),
+        zone: primary.zone,
+        slotRanges: slots === undefined ? [] : [slots],
+        slotCount: 0,
+        keys: null,
+      },
+      replicas: replicas.map((r) => ({
+        address: addr(r),
+        zone: r.zone,
+        crossAz: r.zone !== primary.zone,
+        linkUp: true,
+      })),
     });
     const primary = members.find((p) => p.name === this.primary)!;
     const shards =
@@ -376,9 +454,19 @@ export class FakeDrillKube implements DrillKubeApi {
               members.filter((p) => p !== primary),
             ),
           ]
-        : [0, 1, 2].map((i) => shard(members[i]!, [members[i + 3]!], this.o.shardStreams === true ? FAKE_SLOTS[i] : undefined));
-    return Promise.resolve({ ok: true, mode: this.o.mode, failures: [], shards, primariesPerZone: {}, nodeCount: members.length });
+        : [0, 1, 2].map((i) =>
+            shard(members[i]!, [members[i + 3]!], this.o.shardStreams === true ? FAKE_SLOTS[i] : undefined),
+          );
+    return Promise.resolve({
+      ok: true,
+      mode: this.o.mode,
+      failures: [],
+      shards,
+      primariesPerZone: {},
+      nodeCount: members.length,
+    });
   };
 
-  readBack = (keys: readonly string[]): Promise<Map<string, string | undefined>> => Promise.resolve(new Map(keys.map((k) => [k, this.stored.get(k)])));
+  readBack = (keys: readonly string[]): Promise<Map<string, string | undefined>> =>
+    Promise.resolve(new Map(keys.map((k) => [k, this.stored.get(k)])));
 }

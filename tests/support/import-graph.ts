@@ -57,7 +57,8 @@ function productFiles(root: string): string[] {
 
 function resolveImport(root: string, from: string, spec: string): string | undefined {
   const base = normalize(join(dirname(from), spec)).replace(/\.(js|ts|mjs|mts)$/, "");
-  for (const candidate of [`${base}.ts`, `${base}.mts`, `${base}/index.ts`]) if (existsSync(join(root, candidate))) return candidate;
+  for (const candidate of [`${base}.ts`, `${base}.mts`, `${base}/index.ts`])
+    if (existsSync(join(root, candidate))) return candidate;
   return undefined;
 }
 
@@ -127,7 +128,9 @@ export function analyseGraph(g: ImportGraph): GraphReport {
     }
   }
   const platformImports = [...g.packages].flatMap(([file, pkgs]) =>
-    PLATFORM_FREE.includes(layerOf(file) ?? "") ? pkgs.filter((p) => PLATFORM_PACKAGE.test(p)).map((p) => `${file} -> ${p}`) : [],
+    PLATFORM_FREE.includes(layerOf(file) ?? "")
+      ? pkgs.filter((p) => PLATFORM_PACKAGE.test(p)).map((p) => `${file} -> ${p}`)
+      : [],
   );
   return { layerCounts, upward: upward.sort(), cycles: cyclesOf(g.edges), platformImports };
 }
@@ -137,7 +140,10 @@ export function formatReport(r: GraphReport): string {
   for (const k of Object.keys(r.layerCounts).sort()) lines.push(`  ${k}: ${r.layerCounts[k]}`);
   lines.push(`upward imports: ${r.upward.length}`, ...r.upward.map((u) => `  ${u}`));
   lines.push(`import cycles: ${r.cycles.length}`, ...r.cycles.map((c) => `  ${c.join(" <-> ")}`));
-  lines.push(`Pulumi / Kubernetes client imports below benchmarks/: ${r.platformImports.length}`, ...r.platformImports.map((p) => `  ${p}`));
+  lines.push(
+    `Pulumi / Kubernetes client imports below benchmarks/: ${r.platformImports.length}`,
+    ...r.platformImports.map((p) => `  ${p}`),
+  );
   return lines.join("\n");
 }
 

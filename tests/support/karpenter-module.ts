@@ -16,10 +16,17 @@ let cached: string | undefined;
 export function karpenterModuleDir(): string {
   if (cached !== undefined) return cached;
   try {
-    cached = execFileSync("bash", [SCRIPT], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 300_000 }).trim();
+    cached = execFileSync("bash", [SCRIPT], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 300_000,
+    }).trim();
   } catch (err) {
     const stderr = (err as { stderr?: string | Buffer }).stderr?.toString().trim() ?? "";
-    throw new Error(`the Karpenter Go module is needed (bash .ci/karpenter-module.sh failed): ${stderr || (err as Error).message}`, { cause: err });
+    throw new Error(
+      `the Karpenter Go module is needed (bash .ci/karpenter-module.sh failed): ${stderr || (err as Error).message}`,
+      { cause: err },
+    );
   }
   return cached;
 }
@@ -47,7 +54,8 @@ export function karpenterSdkActions(dir = karpenterModuleDir()): string[] {
   for (const match of source.matchAll(/type (\w+) interface \{([^}]*)\}/g)) {
     const [, name = "", body = ""] = match;
     const service = SDK_INTERFACE_SERVICES[name];
-    if (service === undefined) throw new Error(`pkg/aws/sdk.go has an interface ${name} with no IAM service prefix in SDK_INTERFACE_SERVICES`);
+    if (service === undefined)
+      throw new Error(`pkg/aws/sdk.go has an interface ${name} with no IAM service prefix in SDK_INTERFACE_SERVICES`);
     for (const method of body.matchAll(/^\s*(\w+)\(/gm)) actions.push(`${service}:${method[1]}`);
   }
   if (actions.length === 0) throw new Error(`no SDK interfaces found in ${dir}/pkg/aws/sdk.go`);
@@ -59,16 +67,20 @@ export function karpenterSdkActions(dir = karpenterModuleDir()): string[] {
  * messages/<kind>/parser.go (kinds without a parser, such as instancestatus, come from polling
  * DescribeInstanceStatus, not from the queue).
  */
-export function karpenterInterruptionEvents(dir = karpenterModuleDir()): Array<{ kind: string; source: string; detailType: string }> {
+export function karpenterInterruptionEvents(
+  dir = karpenterModuleDir(),
+): Array<{ kind: string; source: string; detailType: string }> {
   const root = join(dir, "pkg/controllers/interruption/messages");
   const events = [];
   for (const entry of readdirSync(root, { withFileTypes: true })) {
     if (!entry.isDirectory() || !existsSync(join(root, entry.name, "parser.go"))) continue;
     const source = readFileSync(join(root, entry.name, "parser.go"), "utf8");
-    const ret = (fn: string) => new RegExp(`func \\(p Parser\\) ${fn}\\(\\) string \\{\\s*return "([^"]+)"`).exec(source)?.[1];
+    const ret = (fn: string) =>
+      new RegExp(`func \\(p Parser\\) ${fn}\\(\\) string \\{\\s*return "([^"]+)"`).exec(source)?.[1];
     const src = ret("Source");
     const detailType = ret("DetailType");
-    if (src === undefined || detailType === undefined) throw new Error(`${entry.name}/parser.go: no Source()/DetailType() returning a string literal`);
+    if (src === undefined || detailType === undefined)
+      throw new Error(`${entry.name}/parser.go: no Source()/DetailType() returning a string literal`);
     events.push({ kind: entry.name, source: src, detailType });
   }
   if (events.length === 0) throw new Error(`no interruption message parsers under ${root}`);
@@ -79,7 +91,9 @@ export function karpenterInterruptionEvents(dir = karpenterModuleDir()): Array<{
 export function karpenterKubernetesRange(appMinor: string, dir = karpenterModuleDir()): { min: string; max: string } {
   const file = join(dir, "hack/docs/compatibilitymatrix_gen/compatibility.yaml");
   const text = readFileSync(file, "utf8");
-  const entry = new RegExp(`appVersion: ${appMinor.replace(".", "\\.")}\\.x\\s+minK8sVersion: (\\S+)\\s+maxK8sVersion: (\\S+)`).exec(text);
+  const entry = new RegExp(
+    `appVersion: ${appMinor.replace(".", "\\.")}\\.x\\s+minK8sVersion: (\\S+)\\s+maxK8sVersion: (\\S+)`,
+  ).exec(text);
   if (!entry?.[1] || !entry[2]) throw new Error(`${file} has no entry for Karpenter ${appMinor}.x`);
   return { min: entry[1], max: entry[2] };
 }

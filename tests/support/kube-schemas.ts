@@ -71,17 +71,30 @@ const K8S_OBJECT = /^kubernetes:([a-z0-9.-]+)\/(v[a-z0-9]+):([A-Z][A-Za-z0-9]*)$
 export function manifestOf(r: RecordedObject): ManifestOf {
   if (!r.type.startsWith("kubernetes:")) return undefined;
   if (/^kubernetes:helm\.sh\//.test(r.type))
-    return { skipped: `${r.type} ${r.name}: a Helm release (its chart's objects are rendered by Helm, not by this program)` };
-  if (/^kubernetes:(yaml|kustomize)(\/v\d+)?:/.test(r.type)) return { skipped: `${r.type} ${r.name}: a group of objects read from files` };
+    return {
+      skipped: `${r.type} ${r.name}: a Helm release (its chart's objects are rendered by Helm, not by this program)`,
+    };
+  if (/^kubernetes:(yaml|kustomize)(\/v\d+)?:/.test(r.type))
+    return { skipped: `${r.type} ${r.name}: a group of objects read from files` };
   const m = K8S_OBJECT.exec(r.type);
-  if (!m) throw new Error(`${r.type} ${r.name}: not a pulumi-kubernetes object type token (kubernetes:<group>/<version>:<Kind>)`);
+  if (!m)
+    throw new Error(
+      `${r.type} ${r.name}: not a pulumi-kubernetes object type token (kubernetes:<group>/<version>:<Kind>)`,
+    );
   const [, group = "", version = "", kind = ""] = m;
   if (kind.endsWith("Patch")) return { skipped: `${r.type} ${r.name}: a server-side-apply patch (a partial object)` };
   const apiVersion = group === "core" ? version : `${group}/${version}`;
-  const { apiVersion: inApiVersion, kind: inKind, ...rest } = redactLeaves(r.inputs, r.redacted) as Record<string, unknown>;
+  const {
+    apiVersion: inApiVersion,
+    kind: inKind,
+    ...rest
+  } = redactLeaves(r.inputs, r.redacted) as Record<string, unknown>;
   if (inApiVersion !== undefined && inApiVersion !== apiVersion)
-    throw new Error(`${r.type} ${r.name}: inputs say apiVersion ${JSON.stringify(inApiVersion)}, the type token ${apiVersion}`);
-  if (inKind !== undefined && inKind !== kind) throw new Error(`${r.type} ${r.name}: inputs say kind ${JSON.stringify(inKind)}, the type token ${kind}`);
+    throw new Error(
+      `${r.type} ${r.name}: inputs say apiVersion ${JSON.stringify(inApiVersion)}, the type token ${apiVersion}`,
+    );
+  if (inKind !== undefined && inKind !== kind)
+    throw new Error(`${r.type} ${r.name}: inputs say kind ${JSON.stringify(inKind)}, the type token ${kind}`);
   return { manifest: { apiVersion, kind, ...rest } };
 }
 
@@ -103,7 +116,11 @@ export function strictSchema(node: unknown): unknown {
         : strictSchema(v);
   }
   if (s.nullable === true && typeof s.type === "string") out.type = [s.type, "null"];
-  if (s.properties !== undefined && s.additionalProperties === undefined && s["x-kubernetes-preserve-unknown-fields"] !== true)
+  if (
+    s.properties !== undefined &&
+    s.additionalProperties === undefined &&
+    s["x-kubernetes-preserve-unknown-fields"] !== true
+  )
     out.additionalProperties = false;
   return out;
 }
@@ -127,9 +144,14 @@ export function crdJsonSchemas(dir: string, definitions: string): CrdSchema[] {
     .flatMap((f) => {
       const crd = parseYaml(readFileSync(join(dir, f), "utf8")) as {
         kind?: string;
-        spec?: { group: string; names: { kind: string }; versions: Array<{ name: string; served: boolean; schema?: { openAPIV3Schema?: Schema } }> };
+        spec?: {
+          group: string;
+          names: { kind: string };
+          versions: Array<{ name: string; served: boolean; schema?: { openAPIV3Schema?: Schema } }>;
+        };
       };
-      if (crd.kind !== "CustomResourceDefinition" || !crd.spec) throw new Error(`${join(dir, f)}: not a CustomResourceDefinition`);
+      if (crd.kind !== "CustomResourceDefinition" || !crd.spec)
+        throw new Error(`${join(dir, f)}: not a CustomResourceDefinition`);
       const { group, names, versions } = crd.spec;
       return versions
         .filter((v) => v.served)
@@ -168,9 +190,18 @@ export interface KubeconformResult {
  */
 export function kubeconform(manifestsDir: string, crdSchemaDir: string): KubeconformResult[] {
   const bin = requireInstalled(join(toolchainDirs.kubeconform, "bin", "kubeconform"), "kubeconform");
-  const k8s = requireInstalled(toolchainData["kubernetes-schemas"], "The Kubernetes JSON schemas (kubernetes-validate)");
-  const definitions = requireInstalled(join(k8s, "_definitions.json"), "The Kubernetes JSON schemas' _definitions.json");
-  const crds = writeCrdSchemas(crdJsonSchemas(requireInstalled(KARPENTER_CRD_DIR, "Karpenter's CRDs"), definitions), crdSchemaDir);
+  const k8s = requireInstalled(
+    toolchainData["kubernetes-schemas"],
+    "The Kubernetes JSON schemas (kubernetes-validate)",
+  );
+  const definitions = requireInstalled(
+    join(k8s, "_definitions.json"),
+    "The Kubernetes JSON schemas' _definitions.json",
+  );
+  const crds = writeCrdSchemas(
+    crdJsonSchemas(requireInstalled(KARPENTER_CRD_DIR, "Karpenter's CRDs"), definitions),
+    crdSchemaDir,
+  );
   const args = [
     "-strict",
     "-output",

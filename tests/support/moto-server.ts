@@ -36,7 +36,10 @@ export interface MotoServer {
   stop(): Promise<void>;
 }
 
-export async function startMoto(host: string, server: string = process.env.MOTO_SERVER ?? "moto_server"): Promise<MotoServer> {
+export async function startMoto(
+  host: string,
+  server: string = process.env.MOTO_SERVER ?? "moto_server",
+): Promise<MotoServer> {
   const port = await freePort(host);
   const child: ChildProcess = spawn(server, ["-H", host, "-p", String(port)], { stdio: ["ignore", "ignore", "pipe"] });
   trackChild(child);
@@ -66,7 +69,11 @@ export async function startMoto(host: string, server: string = process.env.MOTO_
 }
 
 /** moto on `host` with `bucket` created: the S3 side of a local backup ($AWS_CLI, moto's dummy keys). */
-export async function motoBucket(host: string, bucket: string, binDir: string): Promise<{ moto: MotoServer; s3: S3Env }> {
+export async function motoBucket(
+  host: string,
+  bucket: string,
+  binDir: string,
+): Promise<{ moto: MotoServer; s3: S3Env }> {
   const moto = await startMoto(host);
   const s3: S3Env = {
     awsCli: process.env.AWS_CLI as string,

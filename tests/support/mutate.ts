@@ -23,7 +23,11 @@ interface Target {
 const TARGETS: readonly Target[] = [
   { key: "verify", file: "benchmarks/verify/cluster-analysis.ts", tests: ["tests/core/cluster-analysis.test.ts"] },
   { key: "verify", file: "benchmarks/verify/replication-analysis.ts", tests: ["tests/core/cluster-analysis.test.ts"] },
-  { key: "bootstrap", file: "benchmarks/bootstrap/az-aware-planner.ts", tests: ["tests/core/az-aware-planner.test.ts"] },
+  {
+    key: "bootstrap",
+    file: "benchmarks/bootstrap/az-aware-planner.ts",
+    tests: ["tests/core/az-aware-planner.test.ts"],
+  },
   { key: "bounds", file: "benchmarks/drill/bounds.ts", tests: ["tests/core/drill-bounds.test.ts"] },
 ];
 
@@ -58,13 +62,24 @@ export function mutants(source: string): Mutant[] {
   const out: Mutant[] = [];
   lines.forEach((text, i) => {
     const code = text.trim();
-    if (code.startsWith("//") || code.startsWith("*") || code.startsWith("/*") || code.startsWith("import ") || /^(export )?(interface|type) /.test(code))
+    if (
+      code.startsWith("//") ||
+      code.startsWith("*") ||
+      code.startsWith("/*") ||
+      code.startsWith("import ") ||
+      /^(export )?(interface|type) /.test(code)
+    )
       return;
     for (const [pattern, replacement] of OPERATORS) {
       for (const m of text.matchAll(pattern)) {
         const at = m.index ?? 0;
         const after = text.slice(0, at) + replacement + text.slice(at + m[0].length);
-        out.push({ line: i + 1, before: text.trim(), after: after.trim(), source: [...lines.slice(0, i), after, ...lines.slice(i + 1)].join("\n") });
+        out.push({
+          line: i + 1,
+          before: text.trim(),
+          after: after.trim(),
+          source: [...lines.slice(0, i), after, ...lines.slice(i + 1)].join("\n"),
+        });
       }
     }
   });
@@ -78,29 +93,38 @@ export function spread<T>(all: readonly T[], max: number): T[] {
 }
 
 function testsPass(tests: readonly string[]): boolean {
-  const r = spawnSync(process.execPath, ["node_modules/vitest/vitest.mjs", "run", "--project", "unit", "--bail", "1", "--reporter", "dot", ...tests], {
-    stdio: "ignore",
-    timeout: 120_000,
-  });
+  const r = spawnSync(
+    process.execPath,
+    ["node_modules/vitest/vitest.mjs", "run", "--project", "unit", "--bail", "1", "--reporter", "dot", ...tests],
+    {
+      stdio: "ignore",
+      timeout: 120_000,
+    },
+  );
   return r.status === 0;
 }
 
 function main(): number {
-  const { values } = parseArgs({ options: { files: { type: "string" }, max: { type: "string" }, min: { type: "string" } } });
+  const { values } = parseArgs({
+    options: { files: { type: "string" }, max: { type: "string" }, min: { type: "string" } },
+  });
   const keys = (values.files ?? "verify,bootstrap,bounds").split(",").map((k) => k.trim());
   for (const k of keys)
-    if (!TARGETS.some((t) => t.key === k)) throw new Error(`--files: '${k}' is not one of ${[...new Set(TARGETS.map((t) => t.key))].join(", ")}`);
+    if (!TARGETS.some((t) => t.key === k))
+      throw new Error(`--files: '${k}' is not one of ${[...new Set(TARGETS.map((t) => t.key))].join(", ")}`);
   const max = Number(values.max ?? 40);
   const min = Number(values.min ?? 0);
   if (!Number.isInteger(max) || max < 0) throw new Error(`--max must be a whole number ≥ 0 (got ${values.max})`);
-  if (!Number.isFinite(min) || min < 0 || min > 100) throw new Error(`--min must be a percentage 0–100 (got ${values.min})`);
+  if (!Number.isFinite(min) || min < 0 || min > 100)
+    throw new Error(`--min must be a percentage 0–100 (got ${values.min})`);
   let low = false;
   for (const t of TARGETS.filter((x) => keys.includes(x.key))) {
     const original = readFileSync(t.file, "utf8");
     const restore = (): void => writeFileSync(t.file, original);
     const onSignal = (): void => (restore(), process.exit(130));
     process.once("SIGINT", onSignal).once("SIGTERM", onSignal);
-    if (!testsPass(t.tests)) throw new Error(`${t.file}: its tests (${t.tests.join(", ")}) fail before any mutation; fix them first`);
+    if (!testsPass(t.tests))
+      throw new Error(`${t.file}: its tests (${t.tests.join(", ")}) fail before any mutation; fix them first`);
     const chosen = spread(mutants(original), max);
     const survivors: Mutant[] = [];
     try {
@@ -114,7 +138,9 @@ function main(): number {
     }
     const score = chosen.length === 0 ? 100 : (100 * (chosen.length - survivors.length)) / chosen.length;
     if (score < min) low = true;
-    process.stdout.write(`${t.file}: ${chosen.length - survivors.length}/${chosen.length} killed (${score.toFixed(0)} %)\n`);
+    process.stdout.write(
+      `${t.file}: ${chosen.length - survivors.length}/${chosen.length} killed (${score.toFixed(0)} %)\n`,
+    );
     for (const s of survivors) process.stdout.write(`  survived ${t.file}:${s.line}: ${s.before}  →  ${s.after}\n`);
   }
   return low ? 1 : 0;

@@ -23,14 +23,25 @@ export interface PodProcess {
   stop(graceMs?: number): Promise<void>;
 }
 
-export async function startPod(name: string, dir: string, host: string, port: number, pod: PodDefinition, env: Record<string, string>): Promise<PodProcess> {
+export async function startPod(
+  name: string,
+  dir: string,
+  host: string,
+  port: number,
+  pod: PodDefinition,
+  env: Record<string, string>,
+): Promise<PodProcess> {
   mkdirSync(dir, { recursive: true });
   const launch = launchPod(name, pod, dir, env);
   const logPath = join(dir, "pod.log");
   const fd = openSync(logPath, "a");
   let child: ChildProcess;
   try {
-    child = spawn(launch.command, launch.args, { env: { ...process.env, ...env }, stdio: ["ignore", fd, fd], cwd: dir });
+    child = spawn(launch.command, launch.args, {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", fd, fd],
+      cwd: dir,
+    });
   } finally {
     closeSync(fd);
   }

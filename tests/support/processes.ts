@@ -30,7 +30,12 @@ export function processesWithMarker(marker: string): number[] {
  * Polls `probe` until it returns a value (not undefined) and returns it. A probe that throws is
  * polled again; on timeout the error names `what` and the last failure.
  */
-export async function eventually<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>, intervalMs = 300): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined>,
+  intervalMs = 300,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -40,7 +45,8 @@ export async function eventually<T>(what: string, timeoutMs: number, probe: () =
     } catch (e) {
       last = e;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ""}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ""}`);
     await sleep(intervalMs);
   }
 }
@@ -81,15 +87,23 @@ export function runVbench(
       child.kill(opts.signal ?? "SIGINT");
     }
   });
-  return new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal, stdout, stderr, marker: `${markerName}=${value}` })));
+  return new Promise((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal, stdout, stderr, marker: `${markerName}=${value}` })),
+  );
 }
 
 /**
  * Runs `script` with `/bin/sh -c` in an environment of only `env` (plus this process's PATH unless
  * `env` sets one), as a container's command runs; resolves once it closed.
  */
-export async function runShellScript(script: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn("/bin/sh", ["-c", script], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+export async function runShellScript(
+  script: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn("/bin/sh", ["-c", script], {
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const out: string[] = [];
   const err: string[] = [];
   child.stdout.setEncoding("utf8").on("data", (d: string) => out.push(d));
@@ -124,7 +138,12 @@ export async function runNodeBundle(
 }
 
 /** One command on a real server with its own short-lived connection; the reply as text. */
-export async function callOn(n: { host: string; port: number; address: string }, password: string, command: string, ...args: string[]): Promise<string> {
+export async function callOn(
+  n: { host: string; port: number; address: string },
+  password: string,
+  command: string,
+  ...args: string[]
+): Promise<string> {
   const cl = await openClient(n.host, n.port, n.address, { password });
   try {
     return String(await cl.call(command, ...args));

@@ -15,7 +15,9 @@ const recorder = installMocks({
   invokes: {
     // MockMonitor.invoke awaits what the mock's call returns, so a Promise answers late.
     [LOOKUP]: (inputs) =>
-      new Promise((resolve) => setTimeout(() => resolve({ answer: `${String(inputs.q)}!` }), SLOW_INVOKE_MS)) as unknown as Record<string, unknown>,
+      new Promise((resolve) =>
+        setTimeout(() => resolve({ answer: `${String(inputs.q)}!` }), SLOW_INVOKE_MS),
+      ) as unknown as Record<string, unknown>,
   },
 });
 

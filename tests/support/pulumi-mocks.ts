@@ -5,7 +5,11 @@
  * `installMocks()` BEFORE importing the components under test.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { installMocks as installRecorder, type MockOptions, type MockRecorder } from "../../benchmarks/perf/pulumi-mock-recorder.js";
+import {
+  installMocks as installRecorder,
+  type MockOptions,
+  type MockRecorder,
+} from "../../benchmarks/perf/pulumi-mock-recorder.js";
 
 export {
   awsMockInvokes,
@@ -47,7 +51,8 @@ const unanswered = new Set<Promise<void>>();
  */
 export function installMocks(o: MockOptions = {}): MockRecorder {
   const recorder = installRecorder(o);
-  const monitor = pulumi.runtime.getMonitor() as unknown as Partial<Record<(typeof MONITOR_REQUESTS)[number], MonitorMethod>> | undefined;
+  const monitor = pulumi.runtime.getMonitor() as unknown as
+    Partial<Record<(typeof MONITOR_REQUESTS)[number], MonitorMethod>> | undefined;
   if (monitor === undefined) throw new Error("installMocks: no mock monitor after the recorder's installMocks");
   for (const method of MONITOR_REQUESTS) {
     const original = monitor[method]?.bind(monitor);

@@ -27,7 +27,9 @@ export function fixtureRows(mode?: ResultMode) {
 /** The stack report a deployed `cluster` or `replication` stack would output, from the fixture run's measurements. */
 export function fixtureStackReport(mode: ResultMode): StackReport {
   const config = loadStackFile(join(ROOT, "stacks", `Pulumi.${mode}.yaml`)).config;
-  const verify = JSON.parse(readFileSync(join(LOCAL_RUN_DIR, "raw", `verify-${mode}.json`), "utf8")) as { after: TopologyReport };
+  const verify = JSON.parse(readFileSync(join(LOCAL_RUN_DIR, "raw", `verify-${mode}.json`), "utf8")) as {
+    after: TopologyReport;
+  };
   const rows = fixtureRows(mode);
   const endpoints = {
     namespace: "valkey",

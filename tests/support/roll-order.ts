@@ -9,7 +9,11 @@ import { expect } from "vitest";
 import type { RollStepTiming } from "../../benchmarks/roll/rolling-restart.js";
 
 /** `stableAddresses`: members come back on the address they had (local processes; a pod gets a new IP). */
-export function expectClusterRollOrder(steps: readonly RollStepTiming[], shards: number, stableAddresses: boolean): void {
+export function expectClusterRollOrder(
+  steps: readonly RollStepTiming[],
+  shards: number,
+  stableAddresses: boolean,
+): void {
   const why = JSON.stringify(steps.map((s) => s.step));
   expect(
     steps.every((s) => s.kind === "failover" || s.kind === "replica"),
@@ -25,7 +29,11 @@ export function expectClusterRollOrder(steps: readonly RollStepTiming[], shards:
       `shard ${shard}: ${why}`,
     ).toContainEqual(kinds);
   }
-  expect(steps.filter((s) => s.kind === "failover").length, `at least one failover of ours: ${why}`).toBeGreaterThanOrEqual(1);
+  expect(
+    steps.filter((s) => s.kind === "failover").length,
+    `at least one failover of ours: ${why}`,
+  ).toBeGreaterThanOrEqual(1);
   // Each failover promotes the replica restarted just before it.
-  if (stableAddresses) steps.forEach((s, i) => s.kind === "failover" && expect(s.address, why).toBe(steps[i - 1]?.address));
+  if (stableAddresses)
+    steps.forEach((s, i) => s.kind === "failover" && expect(s.address, why).toBe(steps[i - 1]?.address));
 }

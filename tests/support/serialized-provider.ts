@@ -32,7 +32,11 @@ export function serializeProviderUnderTsx(component: string, factory: string): s
         `process.stdout.write(sf.text);`,
       ].join("\n"),
     );
-    return execFileSync(process.execPath, ["--import", "tsx", serialize], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    return execFileSync(process.execPath, ["--import", "tsx", serialize], {
+      cwd: ROOT,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -81,7 +85,10 @@ export async function runSerializedProvider(
  */
 export function copyCheckout(): string {
   const copy = mkdtempSync(join(tmpdir(), "valkey-checkout-"));
-  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: ROOT, encoding: "utf8" })
+  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+    cwd: ROOT,
+    encoding: "utf8",
+  })
     .split("\0")
     .filter((f) => f !== "");
   for (const file of files) {

@@ -49,19 +49,36 @@ export function renderedPodScripts(): PodScript[] {
   const scripts: PodScript[] = [];
   const clusterConfig = parseStackConfig({ valkey: { mode: "cluster" } }).config.valkey;
   const replicationConfig = parseStackConfig({}).config.valkey;
-  const sentinels = ["valkey-sentinel-0.valkey-sentinel.valkey.svc:26379", "valkey-sentinel-1.valkey-sentinel.valkey.svc:26379"];
+  const sentinels = [
+    "valkey-sentinel-0.valkey-sentinel.valkey.svc:26379",
+    "valkey-sentinel-1.valkey-sentinel.valkey.svc:26379",
+  ];
   for (const auth of [true, false]) {
     for (const restore of [false, true]) {
       const v = `auth=${auth} restore=${restore}`;
       scripts.push(...shellFiles(clusterMemberPod({ valkey: clusterConfig, auth, restore }).files, `cluster ${v}`));
-      scripts.push(...shellFiles(clusterMemberPod({ valkey: clusterConfig, auth, restore, background: [] }).files, `cluster ${v} background=none`));
+      scripts.push(
+        ...shellFiles(
+          clusterMemberPod({ valkey: clusterConfig, auth, restore, background: [] }).files,
+          `cluster ${v} background=none`,
+        ),
+      );
       for (const b of BACKGROUND_SCRIPTS) {
         const background = BACKGROUND_SCRIPTS.filter((x) => x !== b);
         scripts.push(
-          ...shellFiles(clusterMemberPod({ valkey: clusterConfig, auth, restore, background }).files, `cluster ${v} background=${background.join(",")}`),
+          ...shellFiles(
+            clusterMemberPod({ valkey: clusterConfig, auth, restore, background }).files,
+            `cluster ${v} background=${background.join(",")}`,
+          ),
         );
       }
-      const member = replicationMemberPod({ valkey: replicationConfig, auth, restore, masterName: DEFAULT_MASTER_NAME, sentinels });
+      const member = replicationMemberPod({
+        valkey: replicationConfig,
+        auth,
+        restore,
+        masterName: DEFAULT_MASTER_NAME,
+        sentinels,
+      });
       scripts.push(...shellFiles(member.files, `replication ${v}`));
     }
     const s = replicationConfig.replication.sentinel;
@@ -76,7 +93,11 @@ export function renderedPodScripts(): PodScript[] {
       hostnames: true,
     });
     scripts.push(...shellFiles(sentinel.files, `sentinel auth=${auth}`));
-    scripts.push({ script: "start.sh", variant: `replication auth=${auth} sentinel=none`, text: renderStartScript({ mode: "replication", auth }) });
+    scripts.push({
+      script: "start.sh",
+      variant: `replication auth=${auth} sentinel=none`,
+      text: renderStartScript({ mode: "replication", auth }),
+    });
   }
   scripts.push({ script: "failback.sh", variant: "cluster zoneFile=none", text: renderAzFailbackScript() });
   for (const [mode, primaries] of [
@@ -85,7 +106,10 @@ export function renderedPodScripts(): PodScript[] {
   ] as const) {
     scripts.push(...shellFiles(restoreScriptFiles(mode, primaries), `${mode} primaries=${primaries}`));
     for (const clientPods of [1, 2]) {
-      const target = { host: mode === "cluster" ? "valkey-cluster.valkey.svc" : "valkey-primary.valkey.svc", port: 6379 };
+      const target = {
+        host: mode === "cluster" ? "valkey-cluster.valkey.svc" : "valkey-primary.valkey.svc",
+        port: 6379,
+      };
       const text = buildBenchmarkScript({ workload: SEED_WORKLOAD, mode, target, clientPods });
       scripts.push({ script: "benchmark-job.sh", variant: `${mode} clientPods=${clientPods}`, text });
     }
@@ -126,7 +150,10 @@ export function shellcheckScripts(scripts: readonly PodScript[]): ShellcheckResu
       writeFileSync(file, text);
       names.set(file, same);
     }
-    const r = spawnSync("shellcheck", ["-s", "sh", "-f", "gcc", ...names.keys()], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+    const r = spawnSync("shellcheck", ["-s", "sh", "-f", "gcc", ...names.keys()], {
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+    });
     if (r.error !== undefined) throw r.error;
     const findings: string[] = [];
     for (const line of r.stdout.split("\n")) {

@@ -4,7 +4,13 @@
  * has exactly the shape and the figures a real sweep writes to raw/slo-sweep-<mode>.json. The real
  * sweep is tests/core/slo-sweep.test.ts's.
  */
-import { judgeStep, summarizeFigures, sweepFigure, type SloSweepRecord, type SloSweepRun } from "../../benchmarks/run/slo-figure.js";
+import {
+  judgeStep,
+  summarizeFigures,
+  sweepFigure,
+  type SloSweepRecord,
+  type SloSweepRun,
+} from "../../benchmarks/run/slo-figure.js";
 import type { ResultMode } from "../../benchmarks/run/result-row.js";
 import { SLO_ACHIEVED_SHARE, SLO_REFINE_STEPS, type SloTarget } from "../../vocabulary/slo.js";
 
@@ -14,7 +20,12 @@ export const P99_2MS: SloTarget = { percentile: "p99", boundMs: 2 };
  * One record of `mode`: a sweep per ceiling, five steps at 20 … 100 % of it, each step's p99 from
  * `p99At(fraction)` (p50 a quarter of it, p99.9 twice), 99 % of the offered rate achieved.
  */
-export function fixtureSloSweep(mode: ResultMode, ceilings: readonly number[], p99At: (fraction: number) => number, target = P99_2MS): SloSweepRecord {
+export function fixtureSloSweep(
+  mode: ResultMode,
+  ceilings: readonly number[],
+  p99At: (fraction: number) => number,
+  target = P99_2MS,
+): SloSweepRecord {
   const runs: SloSweepRun[] = ceilings.map((c) => {
     const steps = [0.2, 0.4, 0.6, 0.8, 1].map((fraction) => {
       const p99 = p99At(fraction);
@@ -37,7 +48,10 @@ export function fixtureSloSweep(mode: ResultMode, ceilings: readonly number[], p
   return {
     mode,
     target,
-    via: mode === "cluster" ? "the cluster, seed 127.0.0.1:7001 (slot map followed)" : "the HAProxy write endpoint 127.0.0.1:7101",
+    via:
+      mode === "cluster"
+        ? "the cluster, seed 127.0.0.1:7001 (slot map followed)"
+        : "the HAProxy write endpoint 127.0.0.1:7101",
     mix: [
       { test: "set", percent: 34 },
       { test: "get", percent: 33 },

@@ -32,7 +32,10 @@ export function wrapperHash(wrapper: "pulumi" | "pulumi-kubernetes" | "kubernete
 /** Each tool's cache directory (its binaries are in `bin/`), by the names `install.sh --dirs` prints. */
 export const toolchainDirs = {
   "pulumi": join(TOOLCHAIN, `pulumi-${versions.PULUMI_VERSION}-${wrapperHash("pulumi")}`),
-  "pulumi-kubernetes": join(TOOLCHAIN, `pulumi-kubernetes-${versions.K8S_PROVIDER_VERSION}-${wrapperHash("pulumi-kubernetes")}`),
+  "pulumi-kubernetes": join(
+    TOOLCHAIN,
+    `pulumi-kubernetes-${versions.K8S_PROVIDER_VERSION}-${wrapperHash("pulumi-kubernetes")}`,
+  ),
   "pulumi-nodejs-dynamic-host": join(TOOLCHAIN, "pulumi-nodejs-dynamic-host"),
   "kubernetes": join(TOOLCHAIN, `kubernetes-${versions.KUBERNETES_VERSION}-${wrapperHash("kubernetes")}`),
   "etcd": join(TOOLCHAIN, `etcd-${versions.ETCD_VERSION}-${wrapperHash("kubernetes")}`),
@@ -61,7 +64,10 @@ export const realClusterDirs = {
  */
 export const toolchainData = {
   "karpenter-crds": join(TOOLCHAIN, `karpenter-crds-${versions.KARPENTER_CHART_VERSION}`),
-  "kubernetes-schemas": join(TOOLCHAIN, `kubernetes-schemas-${versions.KUBERNETES_VALIDATE_VERSION}-${versions.EKS_VERSION}`),
+  "kubernetes-schemas": join(
+    TOOLCHAIN,
+    `kubernetes-schemas-${versions.KUBERNETES_VALIDATE_VERSION}-${versions.EKS_VERSION}`,
+  ),
 } as const;
 
 /** Karpenter's CRDs at the chart version the program installs (versions.env KARPENTER_CHART_VERSION). */
@@ -70,7 +76,9 @@ export const KARPENTER_CRD_DIR = toolchainData["karpenter-crds"];
 /** `path` when it exists; otherwise an error naming what is missing and the command that installs it. */
 export function requireInstalled(path: string, what: string): string {
   if (!existsSync(path)) {
-    throw new Error(`${what} not found at ${path}: run \`bash .ci/toolchain/install.sh --schemas\` (or run the tests through \`bash .ci/setup\`, which does)`);
+    throw new Error(
+      `${what} not found at ${path}: run \`bash .ci/toolchain/install.sh --schemas\` (or run the tests through \`bash .ci/setup\`, which does)`,
+    );
   }
   return path;
 }

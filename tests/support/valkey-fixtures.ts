@@ -37,7 +37,14 @@ export function valkeyConfig(over: Partial<ValkeyConfig> = {}): ValkeyConfig {
       requests: { cpuMillicores: 1000, memoryBytes: 12 * 2 ** 30 },
       limits: { cpuMillicores: 2000, memoryBytes: 16 * 2 ** 30 },
     },
-    persistence: { aof: true, rdb: true, appendfsync: "everysec", storageClass: "gp3", size: "50Gi", sizeBytes: 50 * 2 ** 30 },
+    persistence: {
+      aof: true,
+      rdb: true,
+      appendfsync: "everysec",
+      storageClass: "gp3",
+      size: "50Gi",
+      sizeBytes: 50 * 2 ** 30,
+    },
     ioThreads: 3,
     maxmemory: "75%",
     maxmemoryBytes: 9663676416,
@@ -78,7 +85,12 @@ export interface ScriptServer {
 }
 
 /** A temp tree like the pod's: data/, run/ (includes), secret/password. */
-export function podTree(password: string | undefined): { root: string; dataDir: string; runDir: string; passwordFile: string } {
+export function podTree(password: string | undefined): {
+  root: string;
+  dataDir: string;
+  runDir: string;
+  passwordFile: string;
+} {
   const root = mkdtempSync(join(tmpdir(), "valkey-on-eks-pod-"));
   const passwordFile = join(root, "password");
   if (password !== undefined) writeFileSync(passwordFile, password, { mode: 0o600 });
@@ -86,12 +98,21 @@ export function podTree(password: string | undefined): { root: string; dataDir: 
 }
 
 /** Starts `sh start.sh conf` (the rendered files) with `env`, and waits for PING. */
-export async function startWithScript(root: string, port: number, script: string, conf: string, env: Record<string, string>): Promise<ScriptServer> {
+export async function startWithScript(
+  root: string,
+  port: number,
+  script: string,
+  conf: string,
+  env: Record<string, string>,
+): Promise<ScriptServer> {
   const scriptPath = join(root, "start.sh");
   const confPath = join(root, `valkey-${port}.conf`);
   writeFileSync(scriptPath, script);
   writeFileSync(confPath, conf);
-  const child = spawn("sh", [scriptPath, confPath], { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn("sh", [scriptPath, confPath], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let err = "";
   let exited = false;
   child.stderr?.on("data", (d: Buffer) => (err += d.toString()));

@@ -18,7 +18,11 @@ export interface CliResult {
  * Runs `vbench <args>` as `npm run vbench` would (tsx benchmarks/cli.ts), in a child process;
  * `timeoutMs` (0: none) SIGTERMs it when it runs longer (the result then has code -1).
  */
-export function runVbench(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 0): Promise<CliResult> {
+export function runVbench(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  timeoutMs = 0,
+): Promise<CliResult> {
   return new Promise((resolve) => {
     const options = { cwd: root, env: { ...process.env, ...env }, timeout: timeoutMs };
     execFile(process.execPath, [tsxCli, join(root, "benchmarks/cli.ts"), ...args], options, (err, stdout, stderr) => {
@@ -38,4 +42,5 @@ export function zoneFile(map: Record<string, string>): string {
   return path;
 }
 
-export const failureCodes = (r: { failures: { code: string }[] }): string[] => [...new Set(r.failures.map((f) => f.code))].sort();
+export const failureCodes = (r: { failures: { code: string }[] }): string[] =>
+  [...new Set(r.failures.map((f) => f.code))].sort();

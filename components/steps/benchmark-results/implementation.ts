@@ -78,7 +78,11 @@ async function logTailOf(api: JobLogApi, ns: string, job: string): Promise<strin
 }
 
 /** Waits for the Job (all its client pods), then parses each pod's log and combines the rows; fails with the log's tail when the Job did. */
-export async function collectJobResults(api: JobLogApi, i: BenchmarkResultsInputs, deps: WaitDeps = {}): Promise<BenchmarkResultsOutputs> {
+export async function collectJobResults(
+  api: JobLogApi,
+  i: BenchmarkResultsInputs,
+  deps: WaitDeps = {},
+): Promise<BenchmarkResultsOutputs> {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const now = deps.now ?? Date.now;
   const job = `${i.namespace}/${i.jobName}`;
@@ -96,14 +100,20 @@ export async function collectJobResults(api: JobLogApi, i: BenchmarkResultsInput
     if (st !== undefined && (st.complete || st.succeeded >= i.clientPods)) break;
     if (now() >= deadline) {
       const what = st === undefined ? "does not exist" : "has not finished";
-      throw new BenchmarkJobError(`benchmark Job ${job} ${what} after ${i.timeoutSeconds} s; ${await logTailOf(api, i.namespace, i.jobName)}`);
+      throw new BenchmarkJobError(
+        `benchmark Job ${job} ${what} after ${i.timeoutSeconds} s; ${await logTailOf(api, i.namespace, i.jobName)}`,
+      );
     }
     await sleep((i.pollSeconds ?? 5) * 1000);
   }
   // One pod, or every pod of an Indexed Job with several client pods (benchmark.clientPods).
-  const pods = (await api.podsOfJob(i.namespace, i.jobName)).filter((p) => p.phase === "Succeeded").sort((x, y) => x.name.localeCompare(y.name));
+  const pods = (await api.podsOfJob(i.namespace, i.jobName))
+    .filter((p) => p.phase === "Succeeded")
+    .sort((x, y) => x.name.localeCompare(y.name));
   if (pods.length === 0)
-    throw new BenchmarkJobError(`benchmark Job ${job} succeeded but has no pod left to read the log of (ttlSecondsAfterFinished too short?)`);
+    throw new BenchmarkJobError(
+      `benchmark Job ${job} succeeded but has no pod left to read the log of (ttlSecondsAfterFinished too short?)`,
+    );
   if (pods.length !== i.clientPods) {
     throw new BenchmarkJobError(
       `benchmark Job ${job} succeeded but ${pods.length} of its ${i.clientPods} client pods are left to read the logs of (ttlSecondsAfterFinished too short?)`,
@@ -125,15 +135,26 @@ export async function collectJobResults(api: JobLogApi, i: BenchmarkResultsInput
         mix = m.mix.soak === undefined ? m.mix : { ...m.mix, soak: downsampleSoak(m.mix.soak) };
       }
     } catch (err) {
-      throw new BenchmarkJobError(`benchmark Job ${job}, pod ${pod.name}: ${(err as Error).message}; last log lines:\n${tail(log)}`);
+      throw new BenchmarkJobError(
+        `benchmark Job ${job}, pod ${pod.name}: ${(err as Error).message}; last log lines:\n${tail(log)}`,
+      );
     }
   }
   // A mix runs in one pod (its rows are final: its runs aggregated in the pod); valkey-benchmark pods
   // are combined round by round, then each test's rounds become its median with min–max.
-  const combined = mix === null ? (perPod[0] ?? []).map((_, k) => combineClientRows(perPod.map((pod) => pod[k] ?? []))) : [];
+  const combined =
+    mix === null ? (perPod[0] ?? []).map((_, k) => combineClientRows(perPod.map((pod) => pod[k] ?? []))) : [];
   const rows = mix === null ? aggregateRuns(combined) : (perPod[0]?.[0] ?? []);
   const runs = mix === null ? combined : (mix.runs ?? [rows]);
-  return { rows, csv: renderResultsCsv(rows), runs, mix, podName: pods.map((p) => p.name).join(","), image: i.image, rowsTimestamp: timestamp };
+  return {
+    rows,
+    csv: renderResultsCsv(rows),
+    runs,
+    mix,
+    podName: pods.map((p) => p.name).join(","),
+    image: i.image,
+    rowsTimestamp: timestamp,
+  };
 }
 
 function isNotFound(err: unknown): boolean {
@@ -142,7 +163,10 @@ function isNotFound(err: unknown): boolean {
 
 /** JobLogApi over @kubernetes/client-node 2.x (object-style parameters). */
 export async function kubernetesJobLogApi(kubeconfig: string, context?: string): Promise<JobLogApi> {
-  const [k8s, { loadKubeConfig }] = await Promise.all([import("@kubernetes/client-node"), import("../../kubernetes/pod-api.js")]);
+  const [k8s, { loadKubeConfig }] = await Promise.all([
+    import("@kubernetes/client-node"),
+    import("../../kubernetes/pod-api.js"),
+  ]);
   const kc = loadKubeConfig(kubeconfig, context);
   const batch = kc.makeApiClient(k8s.BatchV1Api);
   const core = kc.makeApiClient(k8s.CoreV1Api);
@@ -156,7 +180,8 @@ export async function kubernetesJobLogApi(kubeconfig: string, context?: string):
           succeeded: job.status?.succeeded ?? 0,
           failed: job.status?.failed ?? 0,
           complete: conds.some((c) => c.type === "Complete" && c.status === "True"),
-          failedReason: failed === undefined ? undefined : `${failed.reason ?? "Failed"}: ${failed.message ?? ""}`.trim(),
+          failedReason:
+            failed === undefined ? undefined : `${failed.reason ?? "Failed"}: ${failed.message ?? ""}`.trim(),
           startTime: job.status?.startTime?.toISOString(),
         };
       } catch (err) {
@@ -197,7 +222,8 @@ export interface ResultsTestDeps {
  * nothing: the results are read, not owned (the Job is BenchmarkJob's to delete).
  */
 export const { check, create, diff, update } = dynamicProtocol(resultsStep, {
-  run: async (i, deps?: ResultsTestDeps) => collectJobResults(deps?.api ?? (await kubernetesJobLogApi(i.kubeconfig, i.context)), i, deps?.waitDeps),
+  run: async (i, deps?: ResultsTestDeps) =>
+    collectJobResults(deps?.api ?? (await kubernetesJobLogApi(i.kubeconfig, i.context)), i, deps?.waitDeps),
   idOf: (i, outs) => `${i.namespace}/${i.jobName}/${outs.rowsTimestamp}`,
   replaceOnChange: true,
 });

@@ -22,7 +22,10 @@ export interface ZoneAnnouncements {
  * Sets `availability-zone` on every member with a zone whose server reports another value.
  * Members without a zone are left alone.
  */
-export async function announceZones(members: readonly Pick<ClusterMember, "id" | "zone" | "endpoint">[], connector: Connector): Promise<ZoneAnnouncements> {
+export async function announceZones(
+  members: readonly Pick<ClusterMember, "id" | "zone" | "endpoint">[],
+  connector: Connector,
+): Promise<ZoneAnnouncements> {
   const pool = new ConnectionPool(connector);
   try {
     const out: ZoneAnnouncements = { set: [], unsupported: [] };
@@ -33,7 +36,9 @@ export async function announceZones(members: readonly Pick<ClusterMember, "id" |
           const client = await pool.get(m.endpoint);
           const got = (await client.call("CONFIG", "GET", "availability-zone")) as string[];
           if (got.length < 2) {
-            out.unsupported.push(`${m.id}: this server has no availability-zone setting (Valkey < 8.1); zones come from the zone map only`);
+            out.unsupported.push(
+              `${m.id}: this server has no availability-zone setting (Valkey < 8.1); zones come from the zone map only`,
+            );
           } else if (got[1] !== m.zone) {
             await client.call("CONFIG", "SET", "availability-zone", m.zone);
             out.set.push(`${m.id}: availability-zone ${m.zone}`);

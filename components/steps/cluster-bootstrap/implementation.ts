@@ -54,11 +54,19 @@ export function summarise(report: TopologyReport, pods: readonly DiscoveredPod[]
 async function leavingPodsGone(i: ClusterBootstrapInputs, deps: KubeDeps): Promise<void> {
   await pollUntil(
     async () => {
-      const pods = await discoverPods(deps.podApi, { namespace: i.namespace, selector: i.selector, portsOf: deps.portsOf });
+      const pods = await discoverPods(deps.podApi, {
+        namespace: i.namespace,
+        selector: i.selector,
+        portsOf: deps.portsOf,
+      });
       const above = pods.filter((p) => p.ordinal !== undefined && p.ordinal >= i.expectedPods).map((p) => p.name);
       return above.length === 0 ? true : `${above.join(", ")} still listed`;
     },
-    { timeoutMs: i.timeoutMs ?? 60_000, intervalMs: 1000, what: `the pods above ordinal ${i.expectedPods - 1} to be gone (StatefulSet scale-in)` },
+    {
+      timeoutMs: i.timeoutMs ?? 60_000,
+      intervalMs: 1000,
+      what: `the pods above ordinal ${i.expectedPods - 1} to be gone (StatefulSet scale-in)`,
+    },
   );
 }
 
@@ -97,7 +105,10 @@ async function formCluster(
   });
 }
 
-export async function bootstrapOnKubernetes(i: ClusterBootstrapInputs, deps: KubeDeps = kubeDeps(i)): Promise<ClusterBootstrapOutputs> {
+export async function bootstrapOnKubernetes(
+  i: ClusterBootstrapInputs,
+  deps: KubeDeps = kubeDeps(i),
+): Promise<ClusterBootstrapOutputs> {
   await leavingPodsGone(i, deps);
   const pods = await usablePods(i, deps, i.expectedPods);
   const connector = deps.connector(pods);
@@ -135,12 +146,22 @@ type Props = Record<string, unknown>;
  * StatefulSet shrank; another replica count is not supported.
  */
 export function refuseUnsupportedReshape(olds: Props, news: Props): void {
-  const shape = (p: Props): string => `${String(p.primaries)} primaries x ${String(p.replicasPerPrimary)} replicas (${String(p.expectedPods)} pods)`;
-  const same = olds.primaries === news.primaries && olds.replicasPerPrimary === news.replicasPerPrimary && olds.expectedPods === news.expectedPods;
+  const shape = (p: Props): string =>
+    `${String(p.primaries)} primaries x ${String(p.replicasPerPrimary)} replicas (${String(p.expectedPods)} pods)`;
+  const same =
+    olds.primaries === news.primaries &&
+    olds.replicasPerPrimary === news.replicasPerPrimary &&
+    olds.expectedPods === news.expectedPods;
   const n = (v: unknown): number => (typeof v === "number" ? v : NaN);
-  const scaleUp = olds.replicasPerPrimary === news.replicasPerPrimary && n(news.primaries) > n(olds.primaries) && n(news.expectedPods) > n(olds.expectedPods);
+  const scaleUp =
+    olds.replicasPerPrimary === news.replicasPerPrimary &&
+    n(news.primaries) > n(olds.primaries) &&
+    n(news.expectedPods) > n(olds.expectedPods);
   // The ClusterScaleIn step scaled the cluster in before the StatefulSet shrank: the kept pods form the new shape.
-  const scaleIn = olds.replicasPerPrimary === news.replicasPerPrimary && n(news.primaries) < n(olds.primaries) && n(news.expectedPods) < n(olds.expectedPods);
+  const scaleIn =
+    olds.replicasPerPrimary === news.replicasPerPrimary &&
+    n(news.primaries) < n(olds.primaries) &&
+    n(news.expectedPods) < n(olds.expectedPods);
   if (!same && !scaleUp && !scaleIn) {
     throw new Error(
       `scaling an existing cluster from ${shape(olds)} to ${shape(news)} is not supported yet: ` +

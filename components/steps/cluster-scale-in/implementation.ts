@@ -29,15 +29,24 @@ function realDeps(i: ClusterScaleInInputs): ScaleInDeps {
   return { kube: kubeDeps(i), volumes: new KubeVolumeApi(loadKubeConfig(i.kubeconfig, i.context)) };
 }
 
-export async function scaleInOnKubernetes(i: ClusterScaleInInputs, deps: ScaleInDeps = realDeps(i)): Promise<ClusterScaleInOutputs> {
-  const pods = await discoverPods(deps.kube.podApi, { namespace: i.namespace, selector: i.selector, portsOf: deps.kube.portsOf });
+export async function scaleInOnKubernetes(
+  i: ClusterScaleInInputs,
+  deps: ScaleInDeps = realDeps(i),
+): Promise<ClusterScaleInOutputs> {
+  const pods = await discoverPods(deps.kube.podApi, {
+    namespace: i.namespace,
+    selector: i.selector,
+    portsOf: deps.kube.portsOf,
+  });
   const wanted = i.primaries * (1 + i.replicasPerPrimary);
   const leaving = pods.filter((p) => p.ordinal === undefined || p.ordinal >= wanted);
   if (leaving.length === 0) return { changed: false, leavingPods: [], deletedClaims: [], steps: [] };
   const kept = pods.filter((p) => !leaving.includes(p));
   const unusable = kept.filter((p) => !p.ready || p.podIP === undefined || p.zone === undefined).map((p) => p.name);
   if (unusable.length > 0)
-    throw new Error(`ClusterScaleIn: kept pods ${unusable.join(", ")} are not ready (or have no IP or zone); scale-in needs every kept member`);
+    throw new Error(
+      `ClusterScaleIn: kept pods ${unusable.join(", ")} are not ready (or have no IP or zone); scale-in needs every kept member`,
+    );
   const connector = deps.kube.connector(pods);
   let steps: string[];
   try {

@@ -18,7 +18,10 @@ import { shapeStep, type ClusterShapeInputs } from "./declaration.js";
 type Props = Record<string, unknown>;
 
 /** The stack config keys, named in the refusals. */
-export const SHAPE_KEYS = { primaries: "valkey.cluster.primaries", replicasPerPrimary: "valkey.cluster.replicasPerPrimary" } as const;
+export const SHAPE_KEYS = {
+  primaries: "valkey.cluster.primaries",
+  replicasPerPrimary: "valkey.cluster.replicasPerPrimary",
+} as const;
 
 const count = (v: unknown): number | undefined => (typeof v === "number" && Number.isInteger(v) ? v : undefined);
 

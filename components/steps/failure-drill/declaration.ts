@@ -12,13 +12,18 @@ import { declareStep, output, type InputsOf, type OutputsOf } from "../kit/step.
 import { verifierFields } from "../topology-check/declaration.js";
 import type { DeployedDrill } from "./types.js";
 
-const endpoint = z.object({ host: nonEmptyString(), port: wholeNumber(1) }, { error: "must be an object { host, port }" });
+const endpoint = z.object(
+  { host: nonEmptyString(), port: wholeNumber(1) },
+  { error: "must be an object { host, port }" },
+);
 
 const drillFields = {
   /** As TopologyCheck's (the verifier that decides recovery); the zone fault deletes the Sentinel pods too. */
   ...verifierFields,
   /** Faults, in order (config `drills.faults`). */
-  faults: rerun(z.array(oneOf(FAULTS), { error: "must be a list of faults" }).min(1, { error: "must name at least one fault" })),
+  faults: rerun(
+    z.array(oneOf(FAULTS), { error: "must be a list of faults" }).min(1, { error: "must name at least one fault" }),
+  ),
   /** Writes per second per load stream. */
   rate: rerun(wholeNumber(1)),
   /** Seconds of load before the fault. */
@@ -36,7 +41,11 @@ const drillFields = {
   /** Where the load writes: cluster, the client Service; replication, the write Service (HAProxy), plus the Sentinel Service. */
   loadTarget: rerun(
     z.object(
-      { host: nonEmptyString(), port: wholeNumber(1), sentinel: endpoint.extend({ masterName: nonEmptyString() }).optional() },
+      {
+        host: nonEmptyString(),
+        port: wholeNumber(1),
+        sentinel: endpoint.extend({ masterName: nonEmptyString() }).optional(),
+      },
       { error: "must be an object { host, port, sentinel? }" },
     ),
   ),

@@ -42,7 +42,10 @@ export function failedHosts(clusterNodes: string): string[] {
 }
 
 /** Replication: every event of every Sentinel client (already connected and authenticated), named by `pod`; detection is the first `+sdown` of a deleted pod. */
-export async function watchSentinels(clients: readonly { pod: string; client: Redis }[], now: () => number = Date.now): Promise<DetectionWatch> {
+export async function watchSentinels(
+  clients: readonly { pod: string; client: Redis }[],
+  now: () => number = Date.now,
+): Promise<DetectionWatch> {
   let deleted: readonly DrillPod[] = [];
   let armedAt = Infinity;
   let seen: number | undefined;
@@ -67,7 +70,11 @@ export async function watchSentinels(clients: readonly { pod: string; client: Re
 }
 
 /** Cluster: polls CLUSTER NODES of the members that survive the fault, every `intervalMs`. */
-export function watchClusterNodes(clients: readonly { pod: string; client: Redis }[], intervalMs = 250, now: () => number = Date.now): DetectionWatch {
+export function watchClusterNodes(
+  clients: readonly { pod: string; client: Redis }[],
+  intervalMs = 250,
+  now: () => number = Date.now,
+): DetectionWatch {
   let deleted: readonly DrillPod[] = [];
   let seen: number | undefined;
   let timer: NodeJS.Timeout | undefined;

@@ -34,15 +34,21 @@ export interface FaultAgentArgs {
 
 /** The agent pod (pure): on the victim's node, hostPID, privileged, the node's root at HOST_ROOT, never restarted. */
 export function buildFaultAgentPod(a: FaultAgentArgs): Record<string, unknown> {
-  if (a.victim.nodeName === undefined) throw new Error(`the ${a.fault} fault needs the node of ${a.victim.name}, and it has none`);
-  if (a.fault === "partition" && a.peers.length === 0) throw new Error(`the partition fault found no peer of ${a.victim.name} to cut it off from`);
+  if (a.victim.nodeName === undefined)
+    throw new Error(`the ${a.fault} fault needs the node of ${a.victim.name}, and it has none`);
+  if (a.fault === "partition" && a.peers.length === 0)
+    throw new Error(`the partition fault found no peer of ${a.victim.name} to cut it off from`);
   return {
     apiVersion: "v1",
     kind: "Pod",
     metadata: {
       name: a.name,
       namespace: a.namespace,
-      labels: { "app.kubernetes.io/part-of": "valkey-on-eks", "app.kubernetes.io/name": "valkey-drill-agent", [FAULT_AGENT_LABEL]: a.name },
+      labels: {
+        "app.kubernetes.io/part-of": "valkey-on-eks",
+        "app.kubernetes.io/name": "valkey-drill-agent",
+        [FAULT_AGENT_LABEL]: a.name,
+      },
     },
     spec: {
       nodeName: a.victim.nodeName,
@@ -94,12 +100,20 @@ export interface RunningAgent {
 const tail = (log: string): string => log.trimEnd().split("\n").slice(-10).join("\n") || "(empty log)";
 
 /** Creates the agent and waits until it has injected the fault (or fails naming why). */
-export async function startFaultAgent(api: DrillKubeApi, a: FaultAgentArgs, sleep: (ms: number) => Promise<void>, now: () => number): Promise<RunningAgent> {
+export async function startFaultAgent(
+  api: DrillKubeApi,
+  a: FaultAgentArgs,
+  sleep: (ms: number) => Promise<void>,
+  now: () => number,
+): Promise<RunningAgent> {
   await api.createPod(a.namespace, buildFaultAgentPod(a));
   const where = `the ${a.fault} fault's agent pod ${a.namespace}/${a.name} on ${a.victim.nodeName ?? "?"}`;
   const read = async (): Promise<{ pod: DrillPod | undefined; log: string }> => {
     const pod = (await api.listPods(a.namespace, `${FAULT_AGENT_LABEL}=${a.name}`))[0];
-    const log = pod === undefined || pod.phase === "Pending" ? "" : await api.podLog(a.namespace, a.name, FAULT_AGENT_CONTAINER).catch(() => "");
+    const log =
+      pod === undefined || pod.phase === "Pending"
+        ? ""
+        : await api.podLog(a.namespace, a.name, FAULT_AGENT_CONTAINER).catch(() => "");
     return { pod, log };
   };
   let stopped = false;
@@ -120,7 +134,9 @@ export async function startFaultAgent(api: DrillKubeApi, a: FaultAgentArgs, slee
         await sleep(500);
       }
     } else if (before.pod !== undefined && injectedAt(before.log) !== undefined && !restoredIn(before.log)) {
-      throw new Error(`${where} ended (${before.pod.phase}) without undoing the fault: check ${a.victim.name} by hand; log:\n${tail(before.log)}`);
+      throw new Error(
+        `${where} ended (${before.pod.phase}) without undoing the fault: check ${a.victim.name} by hand; log:\n${tail(before.log)}`,
+      );
     }
     await api.deletePod(a.namespace, a.name, 0);
   };
@@ -133,7 +149,9 @@ export async function startFaultAgent(api: DrillKubeApi, a: FaultAgentArgs, slee
         const r = await read();
         if (restoredIn(r.log)) return undefined;
         if (r.pod?.phase === "Failed" || r.pod === undefined)
-          throw new Error(`${where} stopped before undoing the fault (${r.pod?.phase ?? "gone"}); log:\n${tail(r.log)}`);
+          throw new Error(
+            `${where} stopped before undoing the fault (${r.pod?.phase ?? "gone"}); log:\n${tail(r.log)}`,
+          );
         return `the ${a.fault} of ${a.victim.name} is held (${a.holdS} s)`;
       };
       return { at, holding, stop };
@@ -144,7 +162,9 @@ export async function startFaultAgent(api: DrillKubeApi, a: FaultAgentArgs, slee
     }
     if (now() >= by) {
       await stop().catch(() => undefined);
-      throw new Error(`${where} has not injected the fault within ${AGENT_START_PATIENCE_MS / 1000} s (${pod?.phase ?? "no pod"})`);
+      throw new Error(
+        `${where} has not injected the fault within ${AGENT_START_PATIENCE_MS / 1000} s (${pod?.phase ?? "no pod"})`,
+      );
     }
     await sleep(500);
   }

@@ -84,7 +84,9 @@ function pick(what: string, address: string | undefined, pods: readonly DrillPod
   if (address === undefined) throw new Error(`the healthy topology report names no ${what}`);
   const pod = podOfAddress(address, pods);
   if (pod === undefined)
-    throw new Error(`no pod of the release is the ${what} ${address} (pods: ${pods.map((p) => `${p.name} ${p.podIP ?? "no IP"}`).join(", ")})`);
+    throw new Error(
+      `no pod of the release is the ${what} ${address} (pods: ${pods.map((p) => `${p.name} ${p.podIP ?? "no IP"}`).join(", ")})`,
+    );
   return pod;
 }
 
@@ -92,7 +94,12 @@ function pick(what: string, address: string | undefined, pods: readonly DrillPod
 export const EVICTION_PATIENCE_S = 60;
 
 /** Evicts like `kubectl drain`: asks again every second while the budget refuses; returns the number of asks. */
-async function evict(api: DrillKubeApi, namespace: string, name: string, sleep: (ms: number) => Promise<void>): Promise<number> {
+async function evict(
+  api: DrillKubeApi,
+  namespace: string,
+  name: string,
+  sleep: (ms: number) => Promise<void>,
+): Promise<number> {
   for (let tries = 1; ; tries++) {
     if ((await api.evictPod(namespace, name)) === "evicted") return tries;
     if (tries >= EVICTION_PATIENCE_S)
@@ -114,19 +121,32 @@ export async function injectFault(
 ): Promise<InjectedFault> {
   const shard = t.healthy.shards[0];
   const noop = (): Promise<void> => Promise.resolve();
-  const kill = async (pods: readonly DrillPod[], grace: number | undefined): Promise<{ name: string; uid: string }[]> => {
+  const kill = async (
+    pods: readonly DrillPod[],
+    grace: number | undefined,
+  ): Promise<{ name: string; uid: string }[]> => {
     await Promise.all(pods.map((p) => api.deletePod(t.namespace, p.name, grace)));
     return pods.map((p) => ({ name: p.name, uid: p.uid }));
   };
   if (fault === "primary") {
     const pod = pick("primary", shard?.primary.address, t.members);
-    return { description: `primary pod ${at(pod)} deleted, grace 0`, deleted: await kill([pod], 0), cordoned: [], restore: noop };
+    return {
+      description: `primary pod ${at(pod)} deleted, grace 0`,
+      deleted: await kill([pod], 0),
+      cordoned: [],
+      restore: noop,
+    };
   }
   if (fault === "switchover") {
     const pod = pick("primary", shard?.primary.address, t.members);
     const tries = await evict(api, t.namespace, pod.name, sleep);
     const how = `evicted through the Eviction API (its PodDisruptionBudget honoured${tries > 1 ? `, after ${tries - 1} refusal(s)` : ""}; deleted with its grace period, preStop runs)`;
-    return { description: `primary pod ${at(pod)} ${how}`, deleted: [{ name: pod.name, uid: pod.uid }], cordoned: [], restore: noop };
+    return {
+      description: `primary pod ${at(pod)} ${how}`,
+      deleted: [{ name: pod.name, uid: pod.uid }],
+      cordoned: [],
+      restore: noop,
+    };
   }
   if (fault === "crash-restart") {
     const pod = pick("primary", shard?.primary.address, t.members);
@@ -155,10 +175,22 @@ export async function injectFault(
     const pod = pick("primary", shard?.primary.address, t.members);
     if (t.agent === undefined) throw new Error(`the ${fault} fault needs its agent's name, image and hold`);
     const peers =
-      fault === "freeze" ? [] : [...t.members, ...t.sentinels].filter((p) => p.uid !== pod.uid).flatMap((p) => (p.podIP === undefined ? [] : [p.podIP]));
+      fault === "freeze"
+        ? []
+        : [...t.members, ...t.sentinels]
+            .filter((p) => p.uid !== pod.uid)
+            .flatMap((p) => (p.podIP === undefined ? [] : [p.podIP]));
     const agent = await startFaultAgent(
       api,
-      { namespace: t.namespace, name: t.agent.name, fault, victim: pod, peers, holdS: t.agent.holdS, image: t.agent.image },
+      {
+        namespace: t.namespace,
+        name: t.agent.name,
+        fault,
+        victim: pod,
+        peers,
+        holdS: t.agent.holdS,
+        image: t.agent.image,
+      },
       sleep,
       now,
     );
@@ -177,16 +209,28 @@ export async function injectFault(
     };
   }
   const unsupported = UNSUPPORTED_DEPLOYED_FAULTS[fault];
-  if (unsupported !== undefined) throw new Error(`the ${fault} fault cannot be injected in the deployed stack: ${unsupported}`);
+  if (unsupported !== undefined)
+    throw new Error(`the ${fault} fault cannot be injected in the deployed stack: ${unsupported}`);
   if (fault === "replica") {
     const pod = pick("replica", shard?.replicas[0]?.address, t.members);
-    return { description: `replica pod ${at(pod)} deleted, grace 0`, deleted: await kill([pod], 0), cordoned: [], restore: noop };
+    return {
+      description: `replica pod ${at(pod)} deleted, grace 0`,
+      deleted: await kill([pod], 0),
+      cordoned: [],
+      restore: noop,
+    };
   }
   if (fault === "all") {
     const deleted = await kill(t.members, 0);
-    return { description: `every member pod (${t.members.map((p) => p.name).join(", ")}) deleted, grace 0`, deleted, cordoned: [], restore: noop };
+    return {
+      description: `every member pod (${t.members.map((p) => p.name).join(", ")}) deleted, grace 0`,
+      deleted,
+      cordoned: [],
+      restore: noop,
+    };
   }
-  if (fault !== "zone") throw new Error(`the deployed drill cannot inject '${fault}' (local drills only: vbench drill)`);
+  if (fault !== "zone")
+    throw new Error(`the deployed drill cannot inject '${fault}' (local drills only: vbench drill)`);
   // zone: the primary's zone.
   const zone = shard?.primary.zone ?? undefined;
   if (zone === undefined) throw new Error("the zone drill needs the primary's zone, and the healthy report has none");

@@ -17,7 +17,12 @@
  * Clocks: the fault time is this process's clock (freeze, partition: the agent's, on the victim's node), the write times the load pod's (see CLOCK_NOTE).
  */
 import { randomBytes } from "node:crypto";
-import { ackedLossBound, firstFailureAfterMs, type DurabilityConfig, type LossWindow } from "../../../benchmarks/drill/bounds.js";
+import {
+  ackedLossBound,
+  firstFailureAfterMs,
+  type DurabilityConfig,
+  type LossWindow,
+} from "../../../benchmarks/drill/bounds.js";
 import { drillFailures, drillOk, loadFigures, type WriteRecord } from "../../../benchmarks/drill/ledger.js";
 import { heldFaultS, type Fault } from "../../../vocabulary/faults.js";
 import { hasWritingLine, parseRecordLines } from "../../../benchmarks/drill/record-lines.js";
@@ -45,7 +50,8 @@ export const DETECTION_NOTE = "not watched (no detection watcher)";
 /** Why a fault's detection cannot be observed (as in the local drills); undefined when it can. */
 export function detectionUnobservable(mode: "cluster" | "replication", fault: Fault): string | undefined {
   if (fault === "switchover") return "planned: nothing to detect";
-  if (fault === "crash-restart") return "restarted in place, faster than failure detection: nothing to detect when it works";
+  if (fault === "crash-restart")
+    return "restarted in place, faster than failure detection: nothing to detect when it works";
   if (fault === "all" && mode === "cluster") return "every member is down: no survivor to mark a failure";
   return undefined;
 }
@@ -97,7 +103,10 @@ async function healthyBefore(
     try {
       return await deps.verify();
     } catch (e) {
-      if (now() >= deadline) throw new DrillError(`the ${fault} drill did not start: the topology fails verification before the fault: ${failureText(e)}`);
+      if (now() >= deadline)
+        throw new DrillError(
+          `the ${fault} drill did not start: the topology fails verification before the fault: ${failureText(e)}`,
+        );
     }
     await sleep(i.pollMs);
   }
@@ -134,10 +143,16 @@ function lastServedBeforeOutageMs(records: readonly WriteRecord[], faultAt: numb
  * that write was lost (its replica never had it); in cluster mode the killed primary's no-WAIT
  * stream was acknowledged until +3.4 s while another stream failed at +2.02 s.
  */
-function lastAckByKilledMs(records: readonly WriteRecord[], killed: readonly DrillPod[], faultAt: number): number | null {
+function lastAckByKilledMs(
+  records: readonly WriteRecord[],
+  killed: readonly DrillPod[],
+  faultAt: number,
+): number | null {
   if (killed.length === 0) return null;
   const firstFail = new Map<string, number>();
-  for (const r of records) if (!r.ok && r.doneAt >= faultAt && r.doneAt < (firstFail.get(r.stream) ?? Infinity)) firstFail.set(r.stream, r.doneAt);
+  for (const r of records)
+    if (!r.ok && r.doneAt >= faultAt && r.doneAt < (firstFail.get(r.stream) ?? Infinity))
+      firstFail.set(r.stream, r.doneAt);
   let last: number | null = null;
   for (const r of records) {
     const failAt = firstFail.get(r.stream);
@@ -188,7 +203,11 @@ export function deployedLossBound(
 }
 
 /** Cluster: the shards (labelled by their slot ranges, as the load's streams are) whose primary the fault deleted, restarted or held. */
-export function affectedShards(healthy: TopologyCheckReport, members: readonly DrillPod[], hit: readonly DrillPod[]): string[] {
+export function affectedShards(
+  healthy: TopologyCheckReport,
+  members: readonly DrillPod[],
+  hit: readonly DrillPod[],
+): string[] {
   const names = new Set(hit.map((p) => p.name));
   return healthy.shards.flatMap((sh) => {
     const pod = podOfAddress(sh.primary.address, members);
@@ -201,7 +220,8 @@ export function affectedShards(healthy: TopologyCheckReport, members: readonly D
 export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: DrillDeps): Promise<DeployedDrill> {
   const { api } = deps;
   const unsupported = UNSUPPORTED_DEPLOYED_FAULTS[fault];
-  if (unsupported !== undefined) throw new DrillError(`the ${fault} fault cannot be injected in the deployed stack: ${unsupported}`);
+  if (unsupported !== undefined)
+    throw new DrillError(`the ${fault} fault cannot be injected in the deployed stack: ${unsupported}`);
   const sleep = deps.sleep ?? realSleep;
   const now = deps.now ?? Date.now;
   const ns = i.namespace;
@@ -233,9 +253,14 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
     let pod = await loadPod(api, ns, runKey);
     while (pod?.phase !== "Running") {
       if (pod !== undefined && (pod.phase === "Failed" || pod.phase === "Succeeded")) {
-        throw new DrillError(`the ${fault} drill's load pod ${pod.name} ended (${pod.phase}) before the fault: ${await logTail(api, ns, pod.name)}`);
+        throw new DrillError(
+          `the ${fault} drill's load pod ${pod.name} ended (${pod.phase}) before the fault: ${await logTail(api, ns, pod.name)}`,
+        );
       }
-      if (now() >= startBy) throw new DrillError(`the ${fault} drill's load pod is not Running after ${i.timeoutS} s (${pod?.phase ?? "no pod"})`);
+      if (now() >= startBy)
+        throw new DrillError(
+          `the ${fault} drill's load pod is not Running after ${i.timeoutS} s (${pod?.phase ?? "no pod"})`,
+        );
       await sleep(1000);
       pod = await loadPod(api, ns, runKey);
     }
@@ -244,7 +269,9 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
     // fault before them leaves nothing to compare with. Its writing line is the cue.
     while (!hasWritingLine(await api.podLog(ns, podName, DRILL_LOAD_CONTAINER).catch(() => ""))) {
       if (now() >= startBy)
-        throw new DrillError(`the ${fault} drill's load pod ${podName} has not started writing after ${i.timeoutS} s: ${await logTail(api, ns, podName)}`);
+        throw new DrillError(
+          `the ${fault} drill's load pod ${podName} has not started writing after ${i.timeoutS} s: ${await logTail(api, ns, podName)}`,
+        );
       await sleep(1000);
     }
     // 3. The fault, then recovery.
@@ -262,12 +289,16 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
         : undefined;
     const asked = now();
     const agent = { name: `${name}-agent`, image: i.agentImage ?? i.image, holdS: heldFaultS(i.failureDetectionMs) };
-    const injected = await injectFault(api, fault, { namespace: ns, members, sentinels, healthy, zoneDownS: i.zoneDownS, agent }, sleep, now).catch(
-      async (e: unknown) => {
-        await watch?.stop();
-        throw e;
-      },
-    );
+    const injected = await injectFault(
+      api,
+      fault,
+      { namespace: ns, members, sentinels, healthy, zoneDownS: i.zoneDownS, agent },
+      sleep,
+      now,
+    ).catch(async (e: unknown) => {
+      await watch?.stop();
+      throw e;
+    });
     // A held fault (freeze, partition) took effect when its agent says, seconds after it was asked for.
     const faultAt = injected.at ?? asked;
     const injectMs = injected.at === undefined ? now() - faultAt : 0;
@@ -289,7 +320,10 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
           why = held;
           continue;
         }
-        const pods = [...(await api.listPods(ns, i.selector)), ...(i.sentinel === undefined ? [] : await api.listPods(ns, i.sentinel.selector))];
+        const pods = [
+          ...(await api.listPods(ns, i.selector)),
+          ...(i.sentinel === undefined ? [] : await api.listPods(ns, i.sentinel.selector)),
+        ];
         const pending = notBackYet(injected.deleted, pods, injected.restarted);
         if (pending !== undefined) {
           why = pending;
@@ -310,15 +344,21 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
     const detectedAt = watch?.detectedAt();
     const sentinelEvents = watch?.events === undefined ? undefined : sentinelEventRows(watch.events(), faultAt);
     if (after === undefined || recoveredAt === undefined) {
-      throw new DrillError(`the ${fault} drill did not heal within ${i.timeoutS} s (drills.timeoutS) after ${injected.description}: ${why}`);
+      throw new DrillError(
+        `the ${fault} drill did not heal within ${i.timeoutS} s (drills.timeoutS) after ${injected.description}: ${why}`,
+      );
     }
     // 4. The load's records.
     const doneBy = now() + (i.loadS + 300) * 1000;
     for (;;) {
       const st = await api.jobState(ns, name);
-      if (st !== undefined && st.failed > 0) throw new DrillError(`the ${fault} drill's load Job ${ns}/${name} failed: ${await logTail(api, ns, podName)}`);
+      if (st !== undefined && st.failed > 0)
+        throw new DrillError(`the ${fault} drill's load Job ${ns}/${name} failed: ${await logTail(api, ns, podName)}`);
       if (st !== undefined && st.succeeded > 0) break;
-      if (now() >= doneBy) throw new DrillError(`the ${fault} drill's load Job ${ns}/${name} has not finished ${i.loadS + 300} s after the fault`);
+      if (now() >= doneBy)
+        throw new DrillError(
+          `the ${fault} drill's load Job ${ns}/${name} has not finished ${i.loadS + 300} s after the fault`,
+        );
       await sleep(2000);
     }
     const log = await api.podLog(ns, podName, DRILL_LOAD_CONTAINER);
@@ -326,12 +366,22 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
     try {
       load = parseRecordLines(log);
     } catch (err) {
-      throw new DrillError(`the ${fault} drill's load pod ${podName}: ${(err as Error).message}; last log lines:\n${tail(log)}`);
+      throw new DrillError(
+        `the ${fault} drill's load pod ${podName}: ${(err as Error).message}; last log lines:\n${tail(log)}`,
+      );
     }
     const acked = load.records.filter((r) => r.ok).map((r) => r.key);
     const readBack = await deps.readBack(acked, after);
     const bound = deployedLossBound(fault, injectMs, durability, load.records, faultAt, deletedPods);
-    const input = { records: load.records, readBack, faultAt, loadStart: load.loadStart, loadStop: load.loadStop, beforeMs: 10_000, bound };
+    const input = {
+      records: load.records,
+      readBack,
+      faultAt,
+      loadStart: load.loadStart,
+      loadStop: load.loadStop,
+      beforeMs: 10_000,
+      bound,
+    };
     const figures = loadFigures(load.streams, { ...input, affectedShards: affectedShards(healthy, members, hitPods) });
     return {
       mode: i.mode,
@@ -344,7 +394,12 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
       ...figures,
       recoveryMs: Math.round(recoveredAt - faultAt),
       detectionMs: detectedAt === undefined ? null : Math.round(detectedAt - faultAt),
-      ...(detectedAt === undefined ? { detectionNote: unobservable ?? watchError ?? (watch === undefined ? DETECTION_NOTE : "no failure mark seen") } : {}),
+      ...(detectedAt === undefined
+        ? {
+            detectionNote:
+              unobservable ?? watchError ?? (watch === undefined ? DETECTION_NOTE : "no failure mark seen"),
+          }
+        : {}),
       rate: i.rate,
       waitTimeoutMs: i.waitTimeoutMs,
       timings: { failureDetectionMs: i.failureDetectionMs, zoneDownMs: i.zoneDownS * 1000 },

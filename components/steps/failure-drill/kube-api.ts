@@ -76,7 +76,10 @@ async function ignoreNotFound(p: Promise<unknown>): Promise<void> {
 
 /** DrillKubeApi over @kubernetes/client-node 2.x. */
 export async function kubernetesDrillApi(kubeconfig: string, context?: string): Promise<DrillKubeApi> {
-  const [k8s, { loadKubeConfig }] = await Promise.all([import("@kubernetes/client-node"), import("../../kubernetes/pod-api.js")]);
+  const [k8s, { loadKubeConfig }] = await Promise.all([
+    import("@kubernetes/client-node"),
+    import("../../kubernetes/pod-api.js"),
+  ]);
   const kc = loadKubeConfig(kubeconfig, context);
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const batch = kc.makeApiClient(k8s.BatchV1Api);
@@ -97,11 +100,21 @@ export async function kubernetesDrillApi(kubeconfig: string, context?: string): 
       }));
     },
     async deletePod(namespace, name, gracePeriodSeconds) {
-      await ignoreNotFound(core.deleteNamespacedPod({ namespace, name, ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }) }));
+      await ignoreNotFound(
+        core.deleteNamespacedPod({
+          namespace,
+          name,
+          ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }),
+        }),
+      );
     },
     async evictPod(namespace, name) {
       try {
-        await core.createNamespacedPodEviction({ namespace, name, body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name, namespace } } });
+        await core.createNamespacedPodEviction({
+          namespace,
+          name,
+          body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name, namespace } },
+        });
         return "evicted";
       } catch (err) {
         if ((err as { code?: unknown }).code === 429) return "blocked";

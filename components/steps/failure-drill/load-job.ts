@@ -93,7 +93,9 @@ export function drillLoadLabels(runKey: string): Record<string, string> {
 }
 
 /** The contract's env vars, in a fixed order. */
-export function drillLoadEnv(a: Omit<DrillLoadJobArgs, "script" | "placement" | "image" | "name" | "namespace" | "runKey">): Env[] {
+export function drillLoadEnv(
+  a: Omit<DrillLoadJobArgs, "script" | "placement" | "image" | "name" | "namespace" | "runKey">,
+): Env[] {
   const s = a.target.sentinel;
   const env: Env[] = [
     { name: DRILL_ENV.mode, value: a.mode },
@@ -113,14 +115,17 @@ export function drillLoadEnv(a: Omit<DrillLoadJobArgs, "script" | "placement" | 
     { name: DRILL_ENV.commandTimeoutMs, value: String(a.commandTimeoutMs ?? 1000) },
     { name: "NODE_NO_WARNINGS", value: "1" },
   ];
-  if (a.secretName !== undefined) env.push({ name: DRILL_ENV.password, valueFrom: { secretKeyRef: { name: a.secretName, key: a.passwordKey } } });
+  if (a.secretName !== undefined)
+    env.push({ name: DRILL_ENV.password, valueFrom: { secretKeyRef: { name: a.secretName, key: a.passwordKey } } });
   return env;
 }
 
 /** The ConfigMap and the Job of one drill's load (plain objects, ready for the Kubernetes API). */
 export function buildDrillLoadJob(a: DrillLoadJobArgs) {
-  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(a.name)) throw new Error(`drill load Job name "${a.name}" is not a DNS-1123 label of ≤ 63 characters`);
-  if (a.mode === "replication" && a.target.sentinel === undefined) throw new Error("drill load in replication mode needs target.sentinel");
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(a.name))
+    throw new Error(`drill load Job name "${a.name}" is not a DNS-1123 label of ≤ 63 characters`);
+  if (a.mode === "replication" && a.target.sentinel === undefined)
+    throw new Error("drill load in replication mode needs target.sentinel");
   const labels = drillLoadLabels(a.runKey);
   const configMap = {
     apiVersion: "v1",

@@ -23,7 +23,11 @@ async function getMany(client: Redis, keys: string[]): Promise<{ value: string |
 }
 
 /** key → value read back (undefined: missing), through `connector` to the primaries of `healed`. */
-export async function readBackKeys(keys: readonly string[], healed: TopologyCheckReport, connector: Connector): Promise<Map<string, string | undefined>> {
+export async function readBackKeys(
+  keys: readonly string[],
+  healed: TopologyCheckReport,
+  connector: Connector,
+): Promise<Map<string, string | undefined>> {
   const primaries = healed.shards.map((s) => s.primary.address);
   if (primaries.length === 0) throw new Error("the healed topology report names no primary to read back from");
   const clients = await Promise.all(primaries.map((a) => connector.connect(parseEndpoint(a))));

@@ -8,7 +8,11 @@ import { bundleLoadScript } from "../../../benchmarks/drill/load-bundle.js";
 import { parseEndpoint } from "../../../vocabulary/endpoint.js";
 import { discoverPods } from "../../kubernetes/pod-discovery.js";
 import { kubeDeps, usablePods } from "../kit/kube-access.js";
-import { checkTopologyOnKubernetes, PodNameConnector, type TopologyCheckInputs } from "../topology-check/implementation.js";
+import {
+  checkTopologyOnKubernetes,
+  PodNameConnector,
+  type TopologyCheckInputs,
+} from "../topology-check/implementation.js";
 import type { DrillDeps } from "./types.js";
 import type { FailureDrillInputs } from "./declaration.js";
 import { kubernetesDrillApi } from "./kube-api.js";
@@ -46,7 +50,10 @@ export async function drillDepsFor(i: FailureDrillInputs): Promise<DrillDeps> {
     readBack: async (keys) => {
       const pods = await usablePods(i, kube);
       const reach = kube.connector(pods);
-      const connector = i.connector === "direct" ? new PodNameConnector(reach, pods, { namespace: i.namespace, headlessService: i.headlessService }) : reach;
+      const connector =
+        i.connector === "direct"
+          ? new PodNameConnector(reach, pods, { namespace: i.namespace, headlessService: i.headlessService })
+          : reach;
       try {
         // The report of a fresh verification: the primaries as they are now.
         const { report } = await checkTopologyOnKubernetes(checkInputs, kube);
@@ -57,10 +64,14 @@ export async function drillDepsFor(i: FailureDrillInputs): Promise<DrillDeps> {
     },
     durability: async (healthy) => {
       const address = healthy.shards[0]?.primary.address;
-      if (address === undefined) throw new Error("the healthy topology report names no primary to read min-replicas-* / appendfsync from");
+      if (address === undefined)
+        throw new Error("the healthy topology report names no primary to read min-replicas-* / appendfsync from");
       const pods = await usablePods(i, kube);
       const reach = kube.connector(pods);
-      const connector = i.connector === "direct" ? new PodNameConnector(reach, pods, { namespace: i.namespace, headlessService: i.headlessService }) : reach;
+      const connector =
+        i.connector === "direct"
+          ? new PodNameConnector(reach, pods, { namespace: i.namespace, headlessService: i.headlessService })
+          : reach;
       try {
         const c = await connector.connect(parseEndpoint(address));
         try {
@@ -82,10 +93,18 @@ async function watchDetection(i: FailureDrillInputs, kube: ReturnType<typeof kub
   const members = await usablePods(i, kube);
   const s = i.sentinel;
   const sentinels =
-    s === undefined ? [] : await discoverPods(kube.podApi, { namespace: i.namespace, selector: s.selector, portsOf: () => ({ port: s.port, busPort: 0 }) });
+    s === undefined
+      ? []
+      : await discoverPods(kube.podApi, {
+          namespace: i.namespace,
+          selector: s.selector,
+          portsOf: () => ({ port: s.port, busPort: 0 }),
+        });
   const reach = kube.connector([...members, ...sentinels]);
   const targets = s === undefined ? members : sentinels;
-  const clients = await Promise.all(targets.map(async (p) => ({ pod: p.name, client: await reach.connect({ host: p.podIP ?? p.name, port: p.port }) })));
+  const clients = await Promise.all(
+    targets.map(async (p) => ({ pod: p.name, client: await reach.connect({ host: p.podIP ?? p.name, port: p.port }) })),
+  );
   const watch = s === undefined ? watchClusterNodes(clients) : await watchSentinels(clients);
   return {
     ...watch,

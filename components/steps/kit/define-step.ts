@@ -48,7 +48,9 @@ export type StepArgs<S extends StepDeclaration> = Omit<ArgsOf<S["fields"]>, "tri
     : unknown);
 
 /** A step component's output properties: the declared outputs and `runStamp`. */
-export type StepOutputs<S extends StepDeclaration> = { readonly [K in keyof OutputsOf<S>]: pulumi.Output<OutputsOf<S>[K]> } & RunStamped;
+export type StepOutputs<S extends StepDeclaration> = {
+  readonly [K in keyof OutputsOf<S>]: pulumi.Output<OutputsOf<S>[K]>;
+} & RunStamped;
 
 /**
  * Where a step's state was before this shape, so existing stacks keep it (aliases, not a
@@ -90,7 +92,8 @@ function formerUrns(name: string, parent: pulumi.Resource | undefined, was: Form
 /** The component class of a declared step (see the file's comment), and its provider (`provider(testDeps?)`). */
 export function defineStep<S extends StepDeclaration>(step: S, o: DefineStepOptions) {
   const modulePath = fileURLToPath(o.implementation);
-  const provider = <D = never>(testDeps?: D): pulumi.dynamic.ResourceProvider => tsModuleProvider(modulePath, testDeps, { undoes: o.undoes });
+  const provider = <D = never>(testDeps?: D): pulumi.dynamic.ResourceProvider =>
+    tsModuleProvider(modulePath, testDeps, { undoes: o.undoes });
   const keys = [...step.outputKeys, "runStamp"];
   class Step extends pulumi.ComponentResource {
     static readonly provider = provider;
@@ -98,7 +101,12 @@ export function defineStep<S extends StepDeclaration>(step: S, o: DefineStepOpti
 
     constructor(name: string, args: StepArgs<S>, opts: pulumi.ComponentResourceOptions = {}) {
       const former = formerUrns(name, opts.parent, o.was);
-      super(STEP_TYPE_PREFIX + step.type, name, {}, { ...opts, aliases: [...(opts.aliases ?? []), ...former.component] });
+      super(
+        STEP_TYPE_PREFIX + step.type,
+        name,
+        {},
+        { ...opts, aliases: [...(opts.aliases ?? []), ...former.component] },
+      );
       const { after = [], ...fields } = args as { after?: pulumi.Input<unknown>[] };
       const inputs = step.follows ? { ...fields, triggers: after.map(triggerOf) } : fields;
       // Placeholders make the engine expose the outputs; an output that echoes an input (same
@@ -110,7 +118,10 @@ export function defineStep<S extends StepDeclaration>(step: S, o: DefineStepOpti
         { ...resourceInputs(step.fields, inputs as ArgsOf<S["fields"]>), ...placeholders },
         {
           parent: this,
-          dependsOn: [...dependsOnList(opts.dependsOn), ...after.filter((a): a is pulumi.Resource => pulumi.Resource.isInstance(a))],
+          dependsOn: [
+            ...dependsOnList(opts.dependsOn),
+            ...after.filter((a): a is pulumi.Resource => pulumi.Resource.isInstance(a)),
+          ],
           additionalSecretOutputs: o.secretOutputs,
           aliases: former.run,
         },
@@ -121,7 +132,11 @@ export function defineStep<S extends StepDeclaration>(step: S, o: DefineStepOpti
     }
   }
   return Step as unknown as {
-    new (name: string, args: StepArgs<S>, opts?: pulumi.ComponentResourceOptions): pulumi.ComponentResource & StepOutputs<S>;
+    new (
+      name: string,
+      args: StepArgs<S>,
+      opts?: pulumi.ComponentResourceOptions,
+    ): pulumi.ComponentResource & StepOutputs<S>;
     readonly provider: typeof provider;
     readonly step: S;
   };

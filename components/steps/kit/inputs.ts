@@ -39,7 +39,9 @@ export const secret = <S extends z.ZodType>(schema: S): Field<S> => ({ role: "se
 export const withRole = <S extends z.ZodType>(f: Field<S>, role: FieldRole): Field<S> => ({ role, schema: f.schema });
 /** The same fields with every `rerun` one read as a `setting` (secrets stay secret): for a step that only a key of its own re-runs. */
 export const asSettings = <F extends Fields>(fields: F): { [K in keyof F]: Field<F[K]["schema"]> } =>
-  Object.fromEntries(Object.entries(fields).map(([k, f]) => [k, f.role === "rerun" ? withRole(f, "setting") : f])) as { [K in keyof F]: Field<F[K]["schema"]> };
+  Object.fromEntries(Object.entries(fields).map(([k, f]) => [k, f.role === "rerun" ? withRole(f, "setting") : f])) as {
+    [K in keyof F]: Field<F[K]["schema"]>;
+  };
 
 // --- field schemas whose messages name what is wrong, never the value ---
 
@@ -53,9 +55,11 @@ export const wholeNumber = (min = 0) => {
   return z.number({ error }).int({ error }).min(min, { error });
 };
 
-export const oneOf = <const T extends readonly string[]>(values: T) => z.enum(values, { error: `must be one of ${values.join(", ")}` });
+export const oneOf = <const T extends readonly string[]>(values: T) =>
+  z.enum(values, { error: `must be one of ${values.join(", ")}` });
 
-export const anObject = <T extends object>() => z.custom<T>((v) => typeof v === "object" && v !== null && !Array.isArray(v), { error: "must be an object" });
+export const anObject = <T extends object>() =>
+  z.custom<T>((v) => typeof v === "object" && v !== null && !Array.isArray(v), { error: "must be an object" });
 
 // --- what the list of fields gives ---
 
@@ -72,7 +76,9 @@ export type ArgsOf<F extends Fields> = { [K in RequiredKeys<F>]: pulumi.Input<In
 type OptionalOutKeys<F extends Fields> = { [K in keyof F]: undefined extends Out<F[K]> ? K : never }[keyof F];
 
 /** The implementation's typed inputs (an absent optional field is `undefined` or left out). */
-export type Parsed<F extends Fields> = { [K in Exclude<keyof F, OptionalOutKeys<F>>]: Out<F[K]> } & { [K in OptionalOutKeys<F>]?: Out<F[K]> };
+export type Parsed<F extends Fields> = { [K in Exclude<keyof F, OptionalOutKeys<F>>]: Out<F[K]> } & {
+  [K in OptionalOutKeys<F>]?: Out<F[K]>;
+};
 
 const acceptsUndefined = (f: Field): boolean => f.schema.safeParse(undefined).success;
 
@@ -82,7 +88,10 @@ export function parserOf<F extends Fields>(fields: F): (p: Record<string, unknow
   return (p) => {
     // An optional input the engine stored as null or "" is absent (as it always was).
     const normal = Object.fromEntries(
-      Object.entries(p).map(([k, v]) => [k, (v === null || v === "") && fields[k] !== undefined && acceptsUndefined(fields[k]) ? undefined : v]),
+      Object.entries(p).map(([k, v]) => [
+        k,
+        (v === null || v === "") && fields[k] !== undefined && acceptsUndefined(fields[k]) ? undefined : v,
+      ]),
     );
     const r = schema.safeParse(normal);
     if (!r.success) {

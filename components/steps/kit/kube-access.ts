@@ -66,7 +66,9 @@ export async function usablePods(i: KubeTargetInputs, deps: KubeDeps, expected?:
   const pods = await discoverPods(deps.podApi, { namespace: i.namespace, selector: i.selector, portsOf: deps.portsOf });
   const where = `namespace ${i.namespace} with selector '${i.selector}'`;
   if (expected !== undefined && pods.length !== expected) {
-    throw new Error(`expected ${expected} Valkey pods in ${where}, found ${pods.length}${pods.length ? ` (${pods.map((p) => p.name).join(", ")})` : ""}`);
+    throw new Error(
+      `expected ${expected} Valkey pods in ${where}, found ${pods.length}${pods.length ? ` (${pods.map((p) => p.name).join(", ")})` : ""}`,
+    );
   }
   if (pods.length === 0) throw new Error(`no Valkey pods in ${where}`);
   const bad = unusablePods(pods);

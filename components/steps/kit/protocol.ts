@@ -21,7 +21,12 @@ export function publicInputs(p: Props, secretKeys: readonly string[]): Props {
  * Changes when any of `keys` differs between the stored outputs and the new inputs: updates in
  * place, or with `replace` replacements naming the changed keys (in the order of `keys`).
  */
-export function diffKeys(olds: Props, news: Props, keys: readonly string[], replace = false): pulumi.dynamic.DiffResult {
+export function diffKeys(
+  olds: Props,
+  news: Props,
+  keys: readonly string[],
+  replace = false,
+): pulumi.dynamic.DiffResult {
   const changed = keys.filter((k) => !isDeepStrictEqual(olds[k] ?? null, news[k] ?? null));
   return { changes: changed.length > 0, replaces: replace ? changed : [] };
 }
@@ -82,7 +87,10 @@ export function dynamicProtocol<S extends StepDeclaration, D = never>(
   const run = async (news: Props, deps: D | undefined): Promise<{ id: string; outs: Props }> => {
     const i = step.parse(news) as InputsOf<S>;
     const result = await impl.run(i, deps);
-    return { id: impl.idOf(i, result), outs: jsonSafe({ ...publicInputs(news, step.secretKeys), ...result, runStamp: newRunStamp() }) };
+    return {
+      id: impl.idOf(i, result),
+      outs: jsonSafe({ ...publicInputs(news, step.secretKeys), ...result, runStamp: newRunStamp() }),
+    };
   };
   return {
     // The new inputs unchanged (as without a check), plus the step's refusals if it has a hook.

@@ -23,7 +23,9 @@ export type Outputs = Record<string, Output<unknown>>;
 /** What a following step last saw of the steps it follows (their run stamps): a change re-runs it. */
 export const triggersField = rerun(z.array(z.unknown(), { error: "must be a list" }).default([]));
 
-type WithTriggers<F extends Fields, Follows extends boolean> = Follows extends true ? F & { triggers: typeof triggersField } : F;
+type WithTriggers<F extends Fields, Follows extends boolean> = Follows extends true
+  ? F & { triggers: typeof triggersField }
+  : F;
 
 export interface StepSpec<F extends Fields, O extends Outputs, Follows extends boolean> {
   /** The step's name, e.g. `TopologyCheck`: its component's type is `valkey-on-eks:steps:<type>`. */
@@ -39,7 +41,11 @@ export interface StepSpec<F extends Fields, O extends Outputs, Follows extends b
   follows?: Follows;
 }
 
-export interface StepDeclaration<F extends Fields = Fields, O extends Outputs = Outputs, Follows extends boolean = boolean> {
+export interface StepDeclaration<
+  F extends Fields = Fields,
+  O extends Outputs = Outputs,
+  Follows extends boolean = boolean,
+> {
   readonly type: string;
   /** The fields, with `triggers` when the step follows others. */
   readonly fields: F;
@@ -59,7 +65,8 @@ export function declareStep<F extends Fields, O extends Outputs, Follows extends
   spec: StepSpec<F, O, Follows>,
 ): StepDeclaration<WithTriggers<F, Follows>, O, Follows> {
   const follows = (spec.follows ?? false) as Follows;
-  if ("runStamp" in spec.outputs) throw new Error(`step ${spec.type}: runStamp is every step's output, not one to declare`);
+  if ("runStamp" in spec.outputs)
+    throw new Error(`step ${spec.type}: runStamp is every step's output, not one to declare`);
   const fields = (follows ? { ...spec.fields, triggers: triggersField } : spec.fields) as WithTriggers<F, Follows>;
   return {
     type: spec.type,
@@ -77,4 +84,6 @@ export function declareStep<F extends Fields, O extends Outputs, Follows extends
 export type InputsOf<S extends StepDeclaration> = Parsed<S["fields"]>;
 
 /** What a step's `run` returns: every declared output. */
-export type OutputsOf<S extends StepDeclaration> = { [K in keyof S["outputs"]]: S["outputs"][K] extends Output<infer T> ? T : never };
+export type OutputsOf<S extends StepDeclaration> = {
+  [K in keyof S["outputs"]]: S["outputs"][K] extends Output<infer T> ? T : never;
+};

@@ -33,7 +33,8 @@ export const PROJECT_ROOT_ENV = "VALKEY_ON_EKS_ROOT";
 /** `modulePath` (absolute) relative to the project root, with `/` separators: what the provider serializes. */
 export function projectRelative(modulePath: string, root: string = PROJECT_ROOT): string {
   const rel = relative(root, modulePath);
-  if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) throw new Error(`dynamic provider module ${modulePath} is not inside the project ${root}`);
+  if (rel === "" || rel.startsWith("..") || isAbsolute(rel))
+    throw new Error(`dynamic provider module ${modulePath} is not inside the project ${root}`);
   return rel.split(sep).join("/");
 }
 
@@ -80,7 +81,11 @@ export function findProjectRoot(relModule: string, anchors: ReadonlyArray<string
  * `create` / `update` as their last argument (fakes for the outside world). A program never
  * passes it, so its provider's closure holds the relative path and nothing else.
  */
-export function tsModuleProvider<D = never>(modulePath: string, testDeps?: D, options: { undoes?: boolean } = {}): pulumi.dynamic.ResourceProvider {
+export function tsModuleProvider<D = never>(
+  modulePath: string,
+  testDeps?: D,
+  options: { undoes?: boolean } = {},
+): pulumi.dynamic.ResourceProvider {
   const relModule = projectRelative(modulePath);
   const locate = findProjectRoot;
   const rootEnv = PROJECT_ROOT_ENV;

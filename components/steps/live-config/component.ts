@@ -12,7 +12,9 @@ import { liveConfigStep } from "./declaration.js";
 
 export type LiveConfigArgs = StepArgs<typeof liveConfigStep>;
 
-export class LiveConfig extends defineStep(liveConfigStep, { implementation: new URL("./implementation.ts", import.meta.url) }) {}
+export class LiveConfig extends defineStep(liveConfigStep, {
+  implementation: new URL("./implementation.ts", import.meta.url),
+}) {}
 
 /** The dynamic provider: the kit's shell over ./implementation.ts. */
 export const liveConfigProvider = () => LiveConfig.provider();

@@ -14,7 +14,11 @@ export const liveConfigStep = declareStep({
   fields: {
     ...kubeTargetFields,
     /** The members' LIVE valkey.conf directives and their values as CONFIG SET takes them (quotes removed); a RESTART or unknown key is refused at preview. */
-    directives: rerun(z.record(nonEmptyString(), z.string({ error: "each value must be a string" }), { error: "must be an object of directive → value" })),
+    directives: rerun(
+      z.record(nonEmptyString(), z.string({ error: "each value must be a string" }), {
+        error: "must be an object of directive → value",
+      }),
+    ),
   },
   outputs: {
     /** The directives set and confirmed (CONFIG GET) on every member, sorted; empty when the step was created (the members started from the file). */

@@ -20,7 +20,11 @@ import { liveConfigStep, type LiveConfigInputs, type LiveConfigOutputs } from ".
 
 export type { LiveConfigInputs, LiveConfigOutputs } from "./declaration.js";
 
-export async function runLiveConfig(i: LiveConfigInputs, deps: KubeDeps, log: (line: string) => void = (l) => console.error(l)): Promise<LiveConfigOutputs> {
+export async function runLiveConfig(
+  i: LiveConfigInputs,
+  deps: KubeDeps,
+  log: (line: string) => void = (l) => console.error(l),
+): Promise<LiveConfigOutputs> {
   const pods = await usablePods(i, deps);
   const connector = deps.connector(pods);
   try {
@@ -54,7 +58,10 @@ export function refuseRestartDirectives(directives: unknown): { property: string
 type Deps = KubeDeps | { fresh: true };
 
 const protocol = dynamicProtocol(liveConfigStep, {
-  run: (i, deps?: Deps) => (deps !== undefined && "fresh" in deps ? Promise.resolve({ keys: [], pods: [] }) : runLiveConfig(i, deps ?? kubeDeps(i))),
+  run: (i, deps?: Deps) =>
+    deps !== undefined && "fresh" in deps
+      ? Promise.resolve({ keys: [], pods: [] })
+      : runLiveConfig(i, deps ?? kubeDeps(i)),
   idOf: (i) => `${i.namespace}/${i.selector}/live-config`,
   check: (_olds, news) => refuseRestartDirectives(news.directives),
 });

@@ -13,7 +13,9 @@ import { restoreCheckStep } from "./declaration.js";
 export type { RestoreCheckReport } from "./types.js";
 export type RestoreCheckArgs = StepArgs<typeof restoreCheckStep>;
 
-export class RestoreCheck extends defineStep(restoreCheckStep, { implementation: new URL("./implementation.ts", import.meta.url) }) {}
+export class RestoreCheck extends defineStep(restoreCheckStep, {
+  implementation: new URL("./implementation.ts", import.meta.url),
+}) {}
 
 /** The dynamic provider: the kit's shell over ./implementation.ts. */
 export const restoreCheckProvider = () => RestoreCheck.provider();

@@ -30,10 +30,16 @@ export async function checkRestore(i: RestoreCheckInputs, deps: CheckDeps = kube
   } finally {
     await close();
   }
-  const nameOf = (address: string): string => podAnnouncedAs(address, pods, { namespace: i.namespace, headlessService: i.headlessService })?.name ?? address;
-  const primaries = report.shards.map((s) => ({ name: nameOf(s.primary.address), slotRanges: s.primary.slotRanges, keys: s.primary.keys }));
+  const nameOf = (address: string): string =>
+    podAnnouncedAs(address, pods, { namespace: i.namespace, headlessService: i.headlessService })?.name ?? address;
+  const primaries = report.shards.map((s) => ({
+    name: nameOf(s.primary.address),
+    slotRanges: s.primary.slotRanges,
+    keys: s.primary.keys,
+  }));
   const { shards, problems } = checkRestoredKeyCounts(i.mode, restored.entries, primaries);
-  if (problems.length > 0) throw new Error(`restore check of backup ${restored.backup} (${i.from}) failed:\n  ${problems.join("\n  ")}`);
+  if (problems.length > 0)
+    throw new Error(`restore check of backup ${restored.backup} (${i.from}) failed:\n  ${problems.join("\n  ")}`);
   return { report: { from: i.from, backup: restored.backup, shards } };
 }
 

@@ -34,7 +34,10 @@ function account(messages: readonly RestoreMessage[], from: string, mine: Placed
  * release that was already formed: a restore only fills a new stack's empty volumes), when they
  * placed shards of two backups, or two different objects for one shard.
  */
-export function restoredBackup(pods: readonly Pick<PodRecord, "name" | "initMessages">[], from: string): RestoredBackup {
+export function restoredBackup(
+  pods: readonly Pick<PodRecord, "name" | "initMessages">[],
+  from: string,
+): RestoredBackup {
   const placed: { pod: string; message: Placed }[] = [];
   const accounts: string[] = [];
   for (const p of [...pods].sort((a, b) => a.name.localeCompare(b.name, undefined, { numeric: true }))) {
@@ -49,14 +52,22 @@ export function restoredBackup(pods: readonly Pick<PodRecord, "name" | "initMess
     );
   }
   const backups = [...new Set(placed.map((x) => x.message.backup))];
-  if (backups.length > 1) throw new Error(`the members placed shards of ${backups.length} backups (${backups.join(", ")}): ${accounts.join("; ")}`);
+  if (backups.length > 1)
+    throw new Error(
+      `the members placed shards of ${backups.length} backups (${backups.join(", ")}): ${accounts.join("; ")}`,
+    );
   const byShard = new Map<number, { pod: string; entry: ShardEntry }>();
   for (const { pod, message } of placed) {
     const had = byShard.get(message.entry.shard);
     if (had === undefined) byShard.set(message.entry.shard, { pod, entry: message.entry });
     else if (had.entry.sha256 !== message.entry.sha256) {
-      throw new Error(`shard ${message.entry.shard}: ${had.pod} and ${pod} placed different objects (sha256 ${had.entry.sha256} and ${message.entry.sha256})`);
+      throw new Error(
+        `shard ${message.entry.shard}: ${had.pod} and ${pod} placed different objects (sha256 ${had.entry.sha256} and ${message.entry.sha256})`,
+      );
     }
   }
-  return { backup: backups[0] as string, entries: [...byShard.values()].map((x) => x.entry).sort((a, b) => a.shard - b.shard) };
+  return {
+    backup: backups[0] as string,
+    entries: [...byShard.values()].map((x) => x.entry).sort((a, b) => a.shard - b.shard),
+  };
 }

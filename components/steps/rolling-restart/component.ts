@@ -10,7 +10,9 @@ import { rollStep } from "./declaration.js";
 
 export type RollingRestartArgs = StepArgs<typeof rollStep>;
 
-export class RollingRestart extends defineStep(rollStep, { implementation: new URL("./implementation.ts", import.meta.url) }) {}
+export class RollingRestart extends defineStep(rollStep, {
+  implementation: new URL("./implementation.ts", import.meta.url),
+}) {}
 
 /** The dynamic provider: the kit's shell over ./implementation.ts. */
 export const rollingRestartProvider = () => RollingRestart.provider();

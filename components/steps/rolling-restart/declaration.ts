@@ -14,7 +14,11 @@ export const rollStep = declareStep({
   fields: {
     ...verifierFields,
     /** The StatefulSets whose pods it restarts (updateStrategy OnDelete): the members, and the Sentinels in replication mode. */
-    statefulSets: rerun(z.array(nonEmptyString(), { error: "must be a list of StatefulSet names" }).min(1, { error: "must name at least one StatefulSet" })),
+    statefulSets: rerun(
+      z
+        .array(nonEmptyString(), { error: "must be a list of StatefulSet names" })
+        .min(1, { error: "must name at least one StatefulSet" }),
+    ),
     /** Hash of those StatefulSets' pod templates (components/valkey/rollout.ts): a new value is a roll. */
     templateHash: rerun(nonEmptyString()),
     /** Longest wait for one step: a pod evicted (its PodDisruptionBudget may refuse for a while), back at the new revision and Ready, and the verifier passing again. @default 600 */
@@ -25,7 +29,14 @@ export const rollStep = declareStep({
      * (`/sentinels`), so a Sentinel restart never leaves the write endpoint short of a majority
      * while it still resolves a restarted Sentinel's old pod IP. @default none (cluster mode)
      */
-    proxy: setting(z.object({ selector: nonEmptyString(), statusPort: wholeNumber(1) }, { error: "must be an object { selector, statusPort }" }).optional()),
+    proxy: setting(
+      z
+        .object(
+          { selector: nonEmptyString(), statusPort: wholeNumber(1) },
+          { error: "must be an object { selector, statusPort }" },
+        )
+        .optional(),
+    ),
     /** How often pods and the verifier are polled, ms. @default 2000 */
     pollMs: setting(wholeNumber(1).default(2000)),
   },

@@ -41,13 +41,21 @@ export function podOfAddress(address: string, pods: readonly RollPod[]): RollPod
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(what: string, timeoutMs: number, pollMs: number, probe: () => Promise<T | undefined>, state: () => string): Promise<T> {
+async function until<T>(
+  what: string,
+  timeoutMs: number,
+  pollMs: number,
+  probe: () => Promise<T | undefined>,
+  state: () => string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
     if (v !== undefined) return v;
     if (Date.now() >= deadline)
-      throw new Error(`rolling restart: ${what} not within ${Math.round(timeoutMs / 1000)} s (rollingRestart.stepTimeoutS): ${state()}`);
+      throw new Error(
+        `rolling restart: ${what} not within ${Math.round(timeoutMs / 1000)} s (rollingRestart.stepTimeoutS): ${state()}`,
+      );
     await sleep(pollMs);
   }
 }
@@ -56,7 +64,8 @@ export async function runRoll(i: RollingRestartInputs, deps: RollDeps): Promise<
   const ns = i.namespace;
   const timeoutMs = i.stepTimeoutS * 1000;
   const selectors = [i.selector, ...(i.sentinel === undefined ? [] : [i.sentinel.selector])];
-  const listPods = async (): Promise<RollPod[]> => (await Promise.all(selectors.map((s) => deps.api.listPods(ns, s)))).flat();
+  const listPods = async (): Promise<RollPod[]> =>
+    (await Promise.all(selectors.map((s) => deps.api.listPods(ns, s)))).flat();
   const revisions = new Map<string, string>();
   for (const set of i.statefulSets) {
     revisions.set(
@@ -70,7 +79,8 @@ export async function runRoll(i: RollingRestartInputs, deps: RollDeps): Promise<
       ),
     );
   }
-  const current = (p: RollPod): boolean => revisions.has(setOf(p.name)) && p.labels[REVISION_LABEL] === revisions.get(setOf(p.name));
+  const current = (p: RollPod): boolean =>
+    revisions.has(setOf(p.name)) && p.labels[REVISION_LABEL] === revisions.get(setOf(p.name));
   const before = await listPods();
   if (before.every(current)) {
     deps.log?.(`rolling restart: every pod is at its StatefulSet's update revision; nothing to restart`);
@@ -79,7 +89,8 @@ export async function runRoll(i: RollingRestartInputs, deps: RollDeps): Promise<
   const restartedPods: string[] = [];
   const restart = async (step: RestartStep): Promise<void> => {
     const pod = podOfAddress(step.address, await listPods());
-    if (pod === undefined) throw new Error(`rolling restart: no pod of ${selectors.join(" / ")} in ${ns} is announced as ${step.address}`);
+    if (pod === undefined)
+      throw new Error(`rolling restart: no pod of ${selectors.join(" / ")} in ${ns} is announced as ${step.address}`);
     if (current(pod)) return;
     let last = "";
     await until(
@@ -97,8 +108,12 @@ export async function runRoll(i: RollingRestartInputs, deps: RollDeps): Promise<
       async () => {
         const now = (await listPods()).find((p) => p.name === pod.name);
         seen =
-          now === undefined ? "not listed" : `uid ${now.uid}, revision ${now.labels[REVISION_LABEL] ?? "none"}, ready ${now.ready}, deleting ${now.deleting}`;
-        return now !== undefined && now.uid !== pod.uid && !now.deleting && now.ready && current(now) ? true : undefined;
+          now === undefined
+            ? "not listed"
+            : `uid ${now.uid}, revision ${now.labels[REVISION_LABEL] ?? "none"}, ready ${now.ready}, deleting ${now.deleting}`;
+        return now !== undefined && now.uid !== pod.uid && !now.deleting && now.ready && current(now)
+          ? true
+          : undefined;
       },
       () => seen,
     );

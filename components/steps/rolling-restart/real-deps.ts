@@ -14,16 +14,25 @@ import type { RollDeps } from "./types.js";
 import { kubernetesRollApi } from "./kube-api.js";
 
 /** undefined once every Ready HAProxy pod answers 200 on `/sentinels` (through the checks' connector), else why not. */
-async function proxiesSettled(i: RollingRestartInputs, proxy: NonNullable<RollingRestartInputs["proxy"]>, kube: KubeDeps): Promise<string | undefined> {
+async function proxiesSettled(
+  i: RollingRestartInputs,
+  proxy: NonNullable<RollingRestartInputs["proxy"]>,
+  kube: KubeDeps,
+): Promise<string | undefined> {
   const pods = (
-    await discoverPods(kube.podApi, { namespace: i.namespace, selector: proxy.selector, portsOf: () => ({ port: proxy.statusPort, busPort: 0 }) })
+    await discoverPods(kube.podApi, {
+      namespace: i.namespace,
+      selector: proxy.selector,
+      portsOf: () => ({ port: proxy.statusPort, busPort: 0 }),
+    })
   ).filter((p) => p.ready && p.podIP !== undefined);
   if (pods.length === 0) return `no Ready HAProxy pod matches '${proxy.selector}' in namespace ${i.namespace}`;
   const connector = kube.connector(pods);
   try {
     for (const p of pods) {
       const at = { host: p.podIP as string, port: proxy.statusPort };
-      const status = connector instanceof PortForwardConnector ? { host: "127.0.0.1", port: await connector.localPort(at) } : at;
+      const status =
+        connector instanceof PortForwardConnector ? { host: "127.0.0.1", port: await connector.localPort(at) } : at;
       const why = await sentinelsCounted(status, `HAProxy pod ${p.name}`);
       if (why !== undefined) return why;
     }

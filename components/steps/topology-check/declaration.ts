@@ -20,7 +20,11 @@ export const verifierFields = {
   expect: rerun(
     z
       .object(
-        { primaries: wholeNumber(1).optional(), replicasPerPrimary: wholeNumber(0).optional(), replicas: wholeNumber(0).optional() },
+        {
+          primaries: wholeNumber(1).optional(),
+          replicasPerPrimary: wholeNumber(0).optional(),
+          replicas: wholeNumber(0).optional(),
+        },
         { error: "must be an object" },
       )
       .optional(),
@@ -34,7 +38,12 @@ export const verifierFields = {
   sentinel: rerun(
     z
       .object(
-        { selector: nonEmptyString(), headlessService: nonEmptyString().optional(), port: wholeNumber(1), masterName: nonEmptyString() },
+        {
+          selector: nonEmptyString(),
+          headlessService: nonEmptyString().optional(),
+          port: wholeNumber(1),
+          masterName: nonEmptyString(),
+        },
         { error: "must be an object { selector, headlessService?, port, masterName }" },
       )
       .optional(),

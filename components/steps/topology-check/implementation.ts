@@ -46,7 +46,12 @@ export function toCheckReport(r: TopologyReport): TopologyCheckReport {
         slotCount: s.primary.slotCount,
         keys: s.primary.keys ?? null,
       },
-      replicas: s.replicas.map((x) => ({ address: x.address, zone: x.zone ?? null, crossAz: x.crossAz, linkUp: x.linkUp })),
+      replicas: s.replicas.map((x) => ({
+        address: x.address,
+        zone: x.zone ?? null,
+        crossAz: x.crossAz,
+        linkUp: x.linkUp,
+      })),
     })),
     primariesPerZone: r.primariesPerZone,
     nodeCount: r.nodeCount,
@@ -83,7 +88,8 @@ class MergedZoneSource implements ZoneSource {
   constructor(private readonly sources: readonly ZoneSource[]) {}
   async zonesFor(endpoints: readonly NodeEndpoint[]): Promise<Map<string, string>> {
     const out = new Map<string, string>();
-    for (const m of await Promise.all(this.sources.map((s) => s.zonesFor(endpoints)))) for (const [k, v] of m) if (!out.has(k)) out.set(k, v);
+    for (const m of await Promise.all(this.sources.map((s) => s.zonesFor(endpoints))))
+      for (const [k, v] of m) if (!out.has(k)) out.set(k, v);
     return out;
   }
 }
@@ -127,9 +133,13 @@ export async function kubernetesVerifier(i: VerifierInputs, deps: CheckDeps): Pr
   const pods = await usablePods(i, deps);
   const s = i.mode === "replication" ? i.sentinel : undefined;
   const sentinelPortsOf = deps.sentinelPortsOf ?? (() => ({ port: s?.port ?? 26379, busPort: 0 }));
-  const sentinelPods = s === undefined ? [] : await usableSentinels(i.namespace, s.selector, deps.podApi, sentinelPortsOf);
+  const sentinelPods =
+    s === undefined ? [] : await usableSentinels(i.namespace, s.selector, deps.podApi, sentinelPortsOf);
   const reach = deps.connector([...pods, ...sentinelPods]);
-  const connector = i.connector === "direct" ? new PodNameConnector(reach, pods, { namespace: i.namespace, headlessService: i.headlessService }) : reach;
+  const connector =
+    i.connector === "direct"
+      ? new PodNameConnector(reach, pods, { namespace: i.namespace, headlessService: i.headlessService })
+      : reach;
   const memberZones = new KubernetesZoneSource(deps.podApi, {
     namespace: i.namespace,
     selector: i.selector,
@@ -141,7 +151,12 @@ export async function kubernetesVerifier(i: VerifierInputs, deps: CheckDeps): Pr
       ? memberZones
       : new MergedZoneSource([
           memberZones,
-          new KubernetesZoneSource(deps.podApi, { namespace: i.namespace, selector: s.selector, portsOf: sentinelPortsOf, headlessService: s.headlessService }),
+          new KubernetesZoneSource(deps.podApi, {
+            namespace: i.namespace,
+            selector: s.selector,
+            portsOf: sentinelPortsOf,
+            headlessService: s.headlessService,
+          }),
         ]);
   const verify = (): Promise<TopologyReport> =>
     verifyTopology({
@@ -152,12 +167,17 @@ export async function kubernetesVerifier(i: VerifierInputs, deps: CheckDeps): Pr
       expect: i.expect ?? {},
       replicaLagBytes: i.replicaLagBytes,
       countKeys: i.countKeys ?? false,
-      ...(s === undefined ? {} : { sentinel: { endpoints: sentinelPods.map(podEndpoint), masterName: s.masterName, connector } }),
+      ...(s === undefined
+        ? {}
+        : { sentinel: { endpoints: sentinelPods.map(podEndpoint), masterName: s.masterName, connector } }),
     });
   return { verify, connector, close: () => connector.close() };
 }
 
-export async function checkTopologyOnKubernetes(i: TopologyCheckInputs, deps: CheckDeps = kubeDeps(i)): Promise<TopologyCheckOutputs> {
+export async function checkTopologyOnKubernetes(
+  i: TopologyCheckInputs,
+  deps: CheckDeps = kubeDeps(i),
+): Promise<TopologyCheckOutputs> {
   const s = i.mode === "replication" ? i.sentinel : undefined;
   // Fresh Sentinels learn their peers (hello, every 2 s) and the replicas (INFO, every 10 s)
   // after they start, and a loaded node may fail a Sentinel's readiness probe for a while: under
@@ -199,7 +219,8 @@ async function usableSentinels(
   const pods = await discoverPods(podApi, { namespace, selector, portsOf });
   if (pods.length === 0) throw new Error(`no Sentinel pods in namespace ${namespace} with selector '${selector}'`);
   const bad = unusablePods(pods);
-  if (bad.length > 0) throw new PodsNotUsableError(`Sentinel pods in namespace ${namespace} are not usable yet: ${bad.join("; ")}`);
+  if (bad.length > 0)
+    throw new PodsNotUsableError(`Sentinel pods in namespace ${namespace} are not usable yet: ${bad.join("; ")}`);
   return pods;
 }
 

@@ -36,7 +36,12 @@ export interface ReleaseOutcome {
  * deleted with their claim gone (`live`: the claims still in the namespace). Volumes whose
  * reclaim policy is Retain are kept by design and never waited for.
  */
-export function pendingVolumes(namespace: string, deleted: ReadonlySet<string>, live: ReadonlySet<string>, volumes: readonly VolumeRecord[]): VolumeRecord[] {
+export function pendingVolumes(
+  namespace: string,
+  deleted: ReadonlySet<string>,
+  live: ReadonlySet<string>,
+  volumes: readonly VolumeRecord[],
+): VolumeRecord[] {
   return volumes.filter((v) => {
     if (v.claim?.namespace !== namespace || v.reclaimPolicy === "Retain") return false;
     if (deleted.has(v.claim.name)) return true;
@@ -99,7 +104,9 @@ export async function releaseVolumes(
   for (;;) {
     const [live, volumes] = await Promise.all([api.listClaims(i.namespace), api.listVolumes()]);
     const liveNames = new Set(live.map((c) => c.name));
-    for (const v of volumes) if (v.claim?.namespace === i.namespace && deleted.has(v.claim.name) && v.reclaimPolicy === "Retain") kept.add(v.name);
+    for (const v of volumes)
+      if (v.claim?.namespace === i.namespace && deleted.has(v.claim.name) && v.reclaimPolicy === "Retain")
+        kept.add(v.name);
     const pending = pendingVolumes(i.namespace, deleted, liveNames, volumes);
     for (const v of pending) seen.add(v.name);
     if (pending.length === 0) {
@@ -112,7 +119,8 @@ export async function releaseVolumes(
 
 /** The kubeconfig is stored (secret: the component lists it in additionalSecretOutputs): the delete needs it. */
 const ACCESS_KEYS = ["kubeconfig"] as const;
-const withAccess = (outs: Props, inputs: Props): Props => jsonSafe({ ...outs, ...Object.fromEntries(ACCESS_KEYS.map((k) => [k, inputs[k]])) });
+const withAccess = (outs: Props, inputs: Props): Props =>
+  jsonSafe({ ...outs, ...Object.fromEntries(ACCESS_KEYS.map((k) => [k, inputs[k]])) });
 
 const protocol = dynamicProtocol(volumeReleaseStep, {
   run: () => Promise.resolve({}),

@@ -3,7 +3,12 @@
  * small interface so the release logic runs against fakes or the API server (client-node's
  * CoreV1Api) alike.
  */
-import { CoreV1Api, type KubeConfig, type V1PersistentVolume, type V1PersistentVolumeClaim } from "@kubernetes/client-node";
+import {
+  CoreV1Api,
+  type KubeConfig,
+  type V1PersistentVolume,
+  type V1PersistentVolumeClaim,
+} from "@kubernetes/client-node";
 
 /** What the release reads from a PersistentVolumeClaim. */
 export interface ClaimRecord {
@@ -60,7 +65,8 @@ export function volumeRecordFromV1(v: V1PersistentVolume): VolumeRecord {
   };
 }
 
-const notFound = (err: unknown): boolean => typeof err === "object" && err !== null && (err as { code?: unknown }).code === 404;
+const notFound = (err: unknown): boolean =>
+  typeof err === "object" && err !== null && (err as { code?: unknown }).code === 404;
 
 /** A VolumeApi over the API server the kubeconfig points at. */
 export class KubeVolumeApi implements VolumeApi {
@@ -71,7 +77,10 @@ export class KubeVolumeApi implements VolumeApi {
   }
 
   async listClaims(namespace: string, selector?: string): Promise<ClaimRecord[]> {
-    const list = await this.core.listNamespacedPersistentVolumeClaim({ namespace, ...(selector === undefined ? {} : { labelSelector: selector }) });
+    const list = await this.core.listNamespacedPersistentVolumeClaim({
+      namespace,
+      ...(selector === undefined ? {} : { labelSelector: selector }),
+    });
     return list.items.map(claimRecordFromV1);
   }
 

@@ -30,15 +30,28 @@ export const SMALL_VALKEY_PODS = {
  * Adds kwok node `name` in `zone` to the Valkey pool (labelled and tainted as the pool's nodes):
  * what Karpenter would do for a pod that fits nowhere.
  */
-export async function addValkeyPoolNode(plane: ControlPlane, name: string, zone: string, podCidr?: string): Promise<void> {
+export async function addValkeyPoolNode(
+  plane: ControlPlane,
+  name: string,
+  zone: string,
+  podCidr?: string,
+): Promise<void> {
   await plane.api("POST", "/api/v1/nodes", {
     apiVersion: "v1",
     kind: "Node",
     metadata: {
       name,
       annotations: { "kwok.x-k8s.io/node": "fake" },
-      labels: { "karpenter.sh/nodepool": "valkey", "topology.kubernetes.io/zone": zone, "kubernetes.io/hostname": name, "type": "kwok" },
+      labels: {
+        "karpenter.sh/nodepool": "valkey",
+        "topology.kubernetes.io/zone": zone,
+        "kubernetes.io/hostname": name,
+        "type": "kwok",
+      },
     },
-    spec: { ...(podCidr === undefined ? {} : { podCIDR: podCidr, podCIDRs: [podCidr] }), taints: [{ key: "workload", value: "valkey", effect: "NoSchedule" }] },
+    spec: {
+      ...(podCidr === undefined ? {} : { podCIDR: podCidr, podCIDRs: [podCidr] }),
+      taints: [{ key: "workload", value: "valkey", effect: "NoSchedule" }],
+    },
   });
 }

@@ -13,9 +13,16 @@ function podCidrOf(ctx: E2eContext): string {
 }
 
 /** Waits until `count` Valkey pods of `namespace` are placed, then adds the node `name` in `zone`. */
-export async function addClientNodeOnceValkeyPlaced(ctx: E2eContext, namespace: string, count: number, name: string, zone: string): Promise<void> {
+export async function addClientNodeOnceValkeyPlaced(
+  ctx: E2eContext,
+  namespace: string,
+  count: number,
+  name: string,
+  zone: string,
+): Promise<void> {
   await eventually(`the ${count} Valkey pods placed`, 300_000, async () => {
-    const pods = (await ctx.core.listNamespacedPod({ namespace, labelSelector: "app.kubernetes.io/name=valkey" })).items;
+    const pods = (await ctx.core.listNamespacedPod({ namespace, labelSelector: "app.kubernetes.io/name=valkey" }))
+      .items;
     return pods.length === count && pods.every((p) => p.spec?.nodeName !== undefined) ? true : undefined;
   });
   // A pod CIDR of its own (the plane's /16, third octet 9): fresh pod IPs need one per node.

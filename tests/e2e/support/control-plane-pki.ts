@@ -16,7 +16,15 @@ function openssl(args: string[], cwd: string): void {
 export function makeCertificates(dir: string, serviceIp: string): void {
   const days = "2";
   // A new P-256 key, unencrypted, written to <name>.key.
-  const newKey = (name: string) => ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", `${name}.key`];
+  const newKey = (name: string) => [
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+    "-keyout",
+    `${name}.key`,
+  ];
   openssl(
     [
       "req",

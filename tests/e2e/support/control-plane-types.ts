@@ -17,7 +17,9 @@ export const controlPlanePaths = {
 export function requireControlPlaneToolchain(): void {
   const missing = Object.values(controlPlanePaths).filter((p) => !existsSync(p));
   if (missing.length > 0) {
-    throw new Error(`local control plane toolchain missing (${missing.join(", ")}): run \`bash .ci/toolchain/install.sh\` (cached under ${TOOLCHAIN})`);
+    throw new Error(
+      `local control plane toolchain missing (${missing.join(", ")}): run \`bash .ci/toolchain/install.sh\` (cached under ${TOOLCHAIN})`,
+    );
   }
 }
 
@@ -82,7 +84,12 @@ export interface ControlPlane {
   /** Every process of this plane that has not exited yet. */
   pids(): number[];
   /** Calls the API server with the admin token; throws on non-2xx unless `allow` lists the status. */
-  api<T = unknown>(method: string, path: string, body?: unknown, opts?: { contentType?: string; allow?: number[] }): Promise<{ status: number; body: T }>;
+  api<T = unknown>(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts?: { contentType?: string; allow?: number[] },
+  ): Promise<{ status: number; body: T }>;
   /** The last lines of one component's log (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok). */
   logTail(component: string, lines?: number): string;
   /** Stops every process (SIGTERM, SIGKILL after 10 s) and removes the temporary directory. Idempotent. */

@@ -28,7 +28,13 @@ import { trackChild } from "../../../benchmarks/util/process-reaper.js";
 import { VALKEY_NODE_POOL, VALKEY_TAINT } from "../../../components/shared.js";
 import { ZONE_LABEL } from "../../../vocabulary/labels.js";
 import { versions } from "../../../versions.js";
-import { controlPlanePaths, requireControlPlaneToolchain, type ControlPlane, type ControlPlaneOptions, type FakeNode } from "./control-plane-types.js";
+import {
+  controlPlanePaths,
+  requireControlPlaneToolchain,
+  type ControlPlane,
+  type ControlPlaneOptions,
+  type FakeNode,
+} from "./control-plane-types.js";
 import { firstIp, kubeconfigText, makeCertificates, nodeCidrs } from "./control-plane-pki.js";
 import { KWOK_STORAGE_CLASS, kwokContainerLogs, kwokStages } from "./kwok-config.js";
 
@@ -135,7 +141,9 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
   const checkAlive = (): void => {
     for (const p of procs) {
       if (p.child.exitCode !== null || p.child.signalCode !== null) {
-        throw new Error(`${p.name} exited (${p.child.exitCode ?? p.child.signalCode}) during start-up:\n${logTail(p.name, 40)}`);
+        throw new Error(
+          `${p.name} exited (${p.child.exitCode ?? p.child.signalCode}) during start-up:\n${logTail(p.name, 40)}`,
+        );
       }
     }
   };
@@ -149,13 +157,21 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       } catch (e) {
         last = e;
       }
-      if (Date.now() > deadline) throw new Error(`control plane: timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ""}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `control plane: timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ""}`,
+        );
       await sleep(250);
     }
   };
 
   try {
-    const [etcdClient, etcdPeer, apiPort, kwokPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const [etcdClient, etcdPeer, apiPort, kwokPort] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
     const benchmarkLogFile = join(dir, "container-logs", "benchmark.log");
     const server = `https://127.0.0.1:${apiPort}`;
     const token = randomBytes(24).toString("hex");
@@ -166,7 +182,12 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     const kubeconfigPath = join(dir, "kubeconfig");
     writeFileSync(kubeconfigPath, kubeconfig, { mode: 0o600 });
 
-    const api = <T = unknown>(method: string, path: string, body?: unknown, opts: { contentType?: string; allow?: number[] } = {}) =>
+    const api = <T = unknown>(
+      method: string,
+      path: string,
+      body?: unknown,
+      opts: { contentType?: string; allow?: number[] } = {},
+    ) =>
       new Promise<{ status: number; body: T }>((resolve, reject) => {
         const payload = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
         const req = httpsRequest(
@@ -177,7 +198,12 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
             headers: {
               authorization: `Bearer ${token}`,
               accept: "application/json",
-              ...(payload !== undefined ? { "content-type": opts.contentType ?? "application/json", "content-length": Buffer.byteLength(payload) } : {}),
+              ...(payload !== undefined
+                ? {
+                    "content-type": opts.contentType ?? "application/json",
+                    "content-length": Buffer.byteLength(payload),
+                  }
+                : {}),
             },
             timeout: 30_000,
           },
@@ -257,7 +283,10 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       `--cert-dir=${join(dir, "apiserver-certs")}`,
       "--profiling=false",
     ]);
-    await waitFor("kube-apiserver /readyz", async () => (await api<string>("GET", "/readyz", undefined, { allow: [500, 503] })).status === 200);
+    await waitFor(
+      "kube-apiserver /readyz",
+      async () => (await api<string>("GET", "/readyz", undefined, { allow: [500, 503] })).status === 200,
+    );
     log(`kube-apiserver ready at ${server}`);
 
     // --- controllers, scheduler, kwok -----------------------------------------------------
@@ -312,12 +341,29 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
 
     const cidrs = nodeCidrs(podCidr, zones.length + 1);
     const nodes: FakeNode[] = [
-      ...zones.map((zone, i) => ({ name: `kwok-valkey-${zone}`, zone, valkeyPool: true, podCidr: cidrs[i]!, internalIp: `127.63.0.${i + 1}` })),
-      { name: SYSTEM_NODE, zone: zones[0]!, valkeyPool: false, podCidr: cidrs[zones.length]!, internalIp: `127.63.0.${zones.length + 1}` },
+      ...zones.map((zone, i) => ({
+        name: `kwok-valkey-${zone}`,
+        zone,
+        valkeyPool: true,
+        podCidr: cidrs[i]!,
+        internalIp: `127.63.0.${i + 1}`,
+      })),
+      {
+        name: SYSTEM_NODE,
+        zone: zones[0]!,
+        valkeyPool: false,
+        podCidr: cidrs[zones.length]!,
+        internalIp: `127.63.0.${zones.length + 1}`,
+      },
     ];
     const region = zones[0]!.replace(/[a-z]$/, "");
     for (const n of nodes) {
-      const resources = { "cpu": options.nodeCpu ?? "16", "memory": options.nodeMemory ?? "128Gi", "pods": "110", "ephemeral-storage": "200Gi" };
+      const resources = {
+        "cpu": options.nodeCpu ?? "16",
+        "memory": options.nodeMemory ?? "128Gi",
+        "pods": "110",
+        "ephemeral-storage": "200Gi",
+      };
       await api("POST", "/api/v1/nodes", {
         apiVersion: "v1",
         kind: "Node",
@@ -332,7 +378,9 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
             [ZONE_LABEL]: n.zone,
             "topology.kubernetes.io/region": region,
             "type": "kwok",
-            ...(n.valkeyPool ? { "karpenter.sh/nodepool": VALKEY_NODE_POOL, "karpenter.sh/capacity-type": "on-demand" } : { "valkey-on-eks/system": "true" }),
+            ...(n.valkeyPool
+              ? { "karpenter.sh/nodepool": VALKEY_NODE_POOL, "karpenter.sh/capacity-type": "on-demand" }
+              : { "valkey-on-eks/system": "true" }),
           },
         },
         spec: { podCIDR: n.podCidr, podCIDRs: [n.podCidr], ...(n.valkeyPool ? { taints: [{ ...VALKEY_TAINT }] } : {}) },
@@ -348,7 +396,11 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     }
 
     interface NodeList {
-      items: Array<{ metadata: { name: string }; spec: { taints?: Array<{ key: string }> }; status: { conditions?: Array<{ type: string; status: string }> } }>;
+      items: Array<{
+        metadata: { name: string };
+        spec: { taints?: Array<{ key: string }> };
+        status: { conditions?: Array<{ type: string; status: string }> };
+      }>;
     }
     await waitFor("four Ready nodes without not-ready taints", async () => {
       const { body } = await api<NodeList>("GET", "/api/v1/nodes");
@@ -362,7 +414,9 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     // Pods need the namespace's default ServiceAccount (made by the controller manager).
     await waitFor(
       "ServiceAccount default/default",
-      async () => (await api("GET", "/api/v1/namespaces/default/serviceaccounts/default", undefined, { allow: [404] })).status === 200,
+      async () =>
+        (await api("GET", "/api/v1/namespaces/default/serviceaccounts/default", undefined, { allow: [404] })).status ===
+        200,
     );
     log("nodes Ready, controllers up");
 
@@ -378,7 +432,10 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
       dir,
       benchmarkLogFile,
       marker,
-      pids: () => procs.filter((p) => p.child.exitCode === null && p.child.signalCode === null && p.child.pid !== undefined).map((p) => p.child.pid!),
+      pids: () =>
+        procs
+          .filter((p) => p.child.exitCode === null && p.child.signalCode === null && p.child.pid !== undefined)
+          .map((p) => p.child.pid!),
       api,
       logTail,
       stop,

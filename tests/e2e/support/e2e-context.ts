@@ -17,7 +17,10 @@ export interface E2eContext {
 }
 
 /** Registers beforeAll/afterAll hooks; the returned object is filled in before the first test. */
-export function useE2eContext(setup?: (ctx: E2eContext) => Promise<void>, planeOptions: ControlPlaneOptions = {}): E2eContext {
+export function useE2eContext(
+  setup?: (ctx: E2eContext) => Promise<void>,
+  planeOptions: ControlPlaneOptions = {},
+): E2eContext {
   const ctx = {} as E2eContext;
   beforeAll(async () => {
     ctx.plane = await startControlPlane(planeOptions);

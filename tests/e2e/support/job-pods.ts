@@ -45,7 +45,9 @@ async function serviceIp(core: k8s.CoreV1Api, name: string, namespace: string): 
     .map(([k, v]) => `${k}=${v}`)
     .join(",");
   const pods = (await core.listNamespacedPod({ namespace, labelSelector: selector })).items;
-  const ready = pods.filter((p) => p.status?.podIP !== undefined && p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
+  const ready = pods.filter(
+    (p) => p.status?.podIP !== undefined && p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
+  );
   ready.sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""));
   return ready[0]?.status?.podIP;
 }
@@ -67,7 +69,11 @@ export async function resolveServiceHosts(core: k8s.CoreV1Api, texts: readonly s
 }
 
 /** The container's env as the kubelet would give it: values, and secretKeyRef read from the Secret. */
-export async function containerEnv(core: k8s.CoreV1Api, namespace: string, c: k8s.V1Container): Promise<Record<string, string>> {
+export async function containerEnv(
+  core: k8s.CoreV1Api,
+  namespace: string,
+  c: k8s.V1Container,
+): Promise<Record<string, string>> {
   const env: Record<string, string> = {};
   for (const e of c.env ?? []) {
     if (e.value !== undefined) env[e.name] = e.value;
@@ -100,10 +106,17 @@ export function runToCriLog(
         const lines = (partial + d).split("\n");
         partial = lines.pop() ?? "";
         if (lines.length > 0)
-          appendFileSync(logFile, criLog(stream === "stdout" ? `${lines.join("\n")}\n` : "", stream === "stderr" ? `${lines.join("\n")}\n` : ""));
+          appendFileSync(
+            logFile,
+            criLog(
+              stream === "stdout" ? `${lines.join("\n")}\n` : "",
+              stream === "stderr" ? `${lines.join("\n")}\n` : "",
+            ),
+          );
       });
       child[stream].on("end", () => {
-        if (partial !== "") appendFileSync(logFile, criLog(stream === "stdout" ? partial : "", stream === "stderr" ? partial : ""));
+        if (partial !== "")
+          appendFileSync(logFile, criLog(stream === "stdout" ? partial : "", stream === "stderr" ? partial : ""));
       });
     }
     child.once("error", reject);
@@ -126,11 +139,20 @@ export interface JobPodOptions {
   container: string;
   logFile: string;
   /** How this stand-in runs the container (its env and Service hosts already resolved). */
-  prepare: (pod: k8s.V1Pod, container: k8s.V1Container, env: Record<string, string>) => JobContainerRun | Promise<JobContainerRun>;
+  prepare: (
+    pod: k8s.V1Pod,
+    container: k8s.V1Container,
+    env: Record<string, string>,
+  ) => JobContainerRun | Promise<JobContainerRun>;
 }
 
 /** Runs the matching Job pods of `namespace` one at a time as they start, until stopped. */
-export function standInForJobPods(core: k8s.CoreV1Api, plane: ControlPlane, namespace: string, o: JobPodOptions): JobPods {
+export function standInForJobPods(
+  core: k8s.CoreV1Api,
+  plane: ControlPlane,
+  namespace: string,
+  o: JobPodOptions,
+): JobPods {
   const logs = new Map<string, string>();
   const errors: string[] = [];
   const handled = new Set<string>();
@@ -149,13 +171,16 @@ export function standInForJobPods(core: k8s.CoreV1Api, plane: ControlPlane, name
     writeFileSync(o.logFile, "");
     try {
       const out = await runToCriLog(run.command, run.env, o.logFile, run.cwd);
-      if (out.code !== 0) errors.push(`${name}: the ${o.container} container exited ${out.code}: ${out.stderr.slice(-500)}`);
+      if (out.code !== 0)
+        errors.push(`${name}: the ${o.container} container exited ${out.code}: ${out.stderr.slice(-500)}`);
       logs.set(name, out.stdout);
     } finally {
       run.cleanup?.();
     }
     const release = { metadata: { labels: { [JOB_POD_RELEASE_LABEL]: "true" } } };
-    await plane.api("PATCH", `/api/v1/namespaces/${namespace}/pods/${name}`, release, { contentType: "application/merge-patch+json" });
+    await plane.api("PATCH", `/api/v1/namespaces/${namespace}/pods/${name}`, release, {
+      contentType: "application/merge-patch+json",
+    });
   };
 
   const poll = pollInBackground(

@@ -32,7 +32,8 @@ export function kwokStages(dir: string, storageClasses: readonly string[], holdJ
         `self.spec.storageClassName in ${list}`,
       );
       if (holdJobPods && f === "pod-complete.yaml") {
-        if (!text.includes(jobOwned)) throw new Error(`kwok's pod-complete stage no longer matches Job-owned pods as expected (${join(dir, f)})`);
+        if (!text.includes(jobOwned))
+          throw new Error(`kwok's pod-complete stage no longer matches Job-owned pods as expected (${join(dir, f)})`);
         text = text.replace(jobOwned, held);
       }
       return text.trim();

@@ -53,16 +53,24 @@ async function configOf(ctx: SentinelStandInContext, pod: k8s.V1Pod): Promise<Re
  * (the default deployment has both on). Without a release ConfigMap (a bare StatefulSet in a
  * test): none.
  */
-export async function persistenceOf(core: k8s.CoreV1Api, namespace: string, pod: k8s.V1Pod): Promise<{ appendonly: boolean; save: string }> {
+export async function persistenceOf(
+  core: k8s.CoreV1Api,
+  namespace: string,
+  pod: k8s.V1Pod,
+): Promise<{ appendonly: boolean; save: string }> {
   const release = pod.metadata?.labels?.[INSTANCE];
   if (release === undefined) return { appendonly: false, save: "" };
-  const conf = (await core.readNamespacedConfigMap({ name: `${release}-config`, namespace })).data?.["valkey.conf"] ?? "";
+  const conf =
+    (await core.readNamespacedConfigMap({ name: `${release}-config`, namespace })).data?.["valkey.conf"] ?? "";
   const save = /^save (.*)$/m.exec(conf)?.[1]?.trim() ?? '""';
   return { appendonly: /^appendonly yes$/m.test(conf), save: save.replace(/^"(.*)"$/, "$1") };
 }
 
 /** Starts the Sentinel of `pod`, or returns undefined while ordinal 0 has no IP yet. */
-export async function startSentinelPod(ctx: SentinelStandInContext, pod: k8s.V1Pod): Promise<ValkeyProcess | undefined> {
+export async function startSentinelPod(
+  ctx: SentinelStandInContext,
+  pod: k8s.V1Pod,
+): Promise<ValkeyProcess | undefined> {
   const name = pod.metadata?.name ?? "?";
   const ip = pod.status?.podIP as string;
   const template = (await configOf(ctx, pod))["sentinel.conf"];
@@ -91,7 +99,10 @@ export async function startSentinelPod(ctx: SentinelStandInContext, pod: k8s.V1P
       }
       const conf = join(dir, "sentinel.conf");
       writeFileSync(conf, lines.join("\n") + "\n", { mode: 0o600 });
-      return { command: "sh", args: ["-c", 'umask 077 && exec "$0" "$@"', resolveBinaries().server.path, conf, "--sentinel"] };
+      return {
+        command: "sh",
+        args: ["-c", 'umask 077 && exec "$0" "$@"', resolveBinaries().server.path, conf, "--sentinel"],
+      };
     },
   });
 }
@@ -104,13 +115,18 @@ export async function startSentinelPod(ctx: SentinelStandInContext, pod: k8s.V1P
  * (is_me). Here members announce IPs, so the old IP is given as the entrypoint's second identity
  * (VALKEY_ANNOUNCE_IP) to keep that recognition.
  */
-export async function startMemberPod(ctx: SentinelStandInContext, pod: k8s.V1Pod, previousIp?: string): Promise<ValkeyProcess | undefined> {
+export async function startMemberPod(
+  ctx: SentinelStandInContext,
+  pod: k8s.V1Pod,
+  previousIp?: string,
+): Promise<ValkeyProcess | undefined> {
   const name = pod.metadata?.name ?? "?";
   const ip = pod.status?.podIP as string;
   const start = (await configOf(ctx, pod))["start.sh"] ?? "";
   const list = /VALKEY_SENTINELS:-([^}]*)\}/.exec(start)?.[1]?.trim();
   const master = /^master_name='([^']+)'$/m.exec(start)?.[1];
-  if (list === undefined || list === "" || master === undefined) throw new Error(`${name}: start.sh carries no Sentinel list or master name`);
+  if (list === undefined || list === "" || master === undefined)
+    throw new Error(`${name}: start.sh carries no Sentinel list or master name`);
   const sentinels: string[] = [];
   for (const s of list.split(/\s+/)) {
     const sip = ctx.ips.get(podOf(s));
@@ -162,7 +178,9 @@ export async function startHaproxyPod(ctx: SentinelStandInContext, pod: k8s.V1Po
     const podIp = ctx.ips.get(m[1] ?? "");
     if (podIp === undefined) return undefined;
     // The quorum checks match the Sentinels' reply as an uppercase hex regex (haproxy-checks.ts).
-    cfg = cfg.replace(`${m[2]}:${m[3]}`, `${podIp}:${m[3]}`).replaceAll(bulkHex(m[2] ?? "").toUpperCase(), bulkHex(podIp).toUpperCase());
+    cfg = cfg
+      .replace(`${m[2]}:${m[3]}`, `${podIp}:${m[3]}`)
+      .replaceAll(bulkHex(m[2] ?? "").toUpperCase(), bulkHex(podIp).toUpperCase());
   }
   cfg = cfg
     .replace(/ resolvers \S+ resolve-prefer ipv4 init-addr \S+/g, "")

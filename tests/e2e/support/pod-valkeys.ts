@@ -21,7 +21,14 @@ import type * as k8s from "@kubernetes/client-node";
 import { sleep } from "../../../benchmarks/util/poll-until.js";
 import { pollInBackground } from "../../support/background-poll.js";
 import { LocalFleet, type ValkeyProcess } from "../../../benchmarks/local/valkey-process.js";
-import { HAPROXY_NAME_LABEL, persistenceOf, SENTINEL_NAME_LABEL, startHaproxyPod, startMemberPod, startSentinelPod } from "./pod-sentinels.js";
+import {
+  HAPROXY_NAME_LABEL,
+  persistenceOf,
+  SENTINEL_NAME_LABEL,
+  startHaproxyPod,
+  startMemberPod,
+  startSentinelPod,
+} from "./pod-sentinels.js";
 
 export interface PodRestart {
   pod: string;
@@ -78,7 +85,8 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
     for (const [name, owner] of [...owners]) {
       if (owners.get(name) !== owner) continue;
       const pod = byName.get(name);
-      if (pod !== undefined && pod.metadata?.uid === owner.uid && pod.metadata.deletionTimestamp === undefined) continue;
+      if (pod !== undefined && pod.metadata?.uid === owner.uid && pod.metadata.deletionTimestamp === undefined)
+        continue;
       const server = servers.get(name);
       owners.delete(name);
       servers.delete(name);
@@ -96,7 +104,9 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
     const kind = pod.metadata?.labels?.["app.kubernetes.io/name"];
     const sentinelPod = kind === SENTINEL_NAME_LABEL;
     // A replication member under Sentinel: role "member" without the cluster bus port.
-    const clusterMember = (pod.spec?.containers ?? []).some((c) => (c.ports ?? []).some((p) => p.name === "cluster-bus"));
+    const clusterMember = (pod.spec?.containers ?? []).some((c) =>
+      (c.ports ?? []).some((p) => p.name === "cluster-bus"),
+    );
     starting.add(name);
     try {
       if (sentinelPod || kind === HAPROXY_NAME_LABEL || (role === "member" && !clusterMember)) {
@@ -117,7 +127,10 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
         ...(await persistenceOf(core, namespace, pod)),
         // Outgoing connections (replication, cluster bus) leave from the pod IP, and the server
         // announces it, as a pod's own network namespace would make it.
-        extra: { "bind-source-addr": ip, ...(role === "member" ? { "cluster-announce-ip": ip } : { "replica-announce-ip": ip }) },
+        extra: {
+          "bind-source-addr": ip,
+          ...(role === "member" ? { "cluster-announce-ip": ip } : { "replica-announce-ip": ip }),
+        },
         ...(role === "member" ? { clusterEnabled: true, clusterPort: 16379, clusterNodeTimeoutMs: 5000 } : {}),
         ...(role === "replica" ? { replicaOf: { host: primaryIp as string, port: 6379 } } : {}),
       });
@@ -132,13 +145,21 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
 
   const tick = async (): Promise<void> => {
     phase = "listing pods";
-    const all = (await core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/name in (valkey,${SENTINEL_NAME_LABEL},${HAPROXY_NAME_LABEL})` }))
-      .items;
+    const all = (
+      await core.listNamespacedPod({
+        namespace,
+        labelSelector: `app.kubernetes.io/name in (valkey,${SENTINEL_NAME_LABEL},${HAPROXY_NAME_LABEL})`,
+      })
+    ).items;
     const pods = all;
     phase = "killing deleted pods' servers";
     await killDeleted(pods);
     phase = "starting";
-    const ips = new Map(all.flatMap((p) => (p.status?.podIP === undefined ? [] : [[p.metadata?.name ?? "", p.status.podIP] as [string, string]])));
+    const ips = new Map(
+      all.flatMap((p) =>
+        p.status?.podIP === undefined ? [] : [[p.metadata?.name ?? "", p.status.podIP] as [string, string]],
+      ),
+    );
     const primaryIp = pods.find((p) => p.metadata?.labels?.[ROLE] === "primary")?.status?.podIP;
     // Not awaited: a member under Sentinel may wait long for its start decision, and deletions
     // must be seen (and their servers killed) meanwhile.
@@ -167,7 +188,10 @@ export function standInForPods(core: k8s.CoreV1Api, namespace: string, password:
       const within = async (what: string, p: Promise<unknown>, ms: number): Promise<void> => {
         const late = Symbol("late");
         const r = await Promise.race([p.then(() => undefined), sleep(ms).then(() => late)]);
-        if (r === late) errors.push(`stop: ${what} did not finish within ${ms / 1000} s (${phase}; starting: [${[...starting].join(", ")}])`);
+        if (r === late)
+          errors.push(
+            `stop: ${what} did not finish within ${ms / 1000} s (${phase}; starting: [${[...starting].join(", ")}])`,
+          );
       };
       await within("the poll loop", poll.stop(), 30_000);
       // Starts in flight end within their own start timeout (60 s at the most: HAProxy's).

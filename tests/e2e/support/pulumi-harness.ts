@@ -36,7 +36,9 @@ export function requireToolchain(options: { kubernetes?: boolean } = {}): void {
     .filter(([, p]) => !existsSync(p))
     .map(([, p]) => p);
   if (missing.length > 0) {
-    throw new Error(`end-to-end toolchain missing (${missing.join(", ")}): run \`bash .ci/toolchain/install.sh\` (cached under ${TOOLCHAIN})`);
+    throw new Error(
+      `end-to-end toolchain missing (${missing.join(", ")}): run \`bash .ci/toolchain/install.sh\` (cached under ${TOOLCHAIN})`,
+    );
   }
 }
 
@@ -58,7 +60,10 @@ export async function createPulumiEnv(options: { kubernetes?: boolean } = {}): P
   mkdirSync(bin);
   // Dynamic providers run in `pulumi-resource-pulumi-nodejs`: node on this project's SDK.
   const host = join(bin, "pulumi-resource-pulumi-nodejs");
-  writeFileSync(host, `#!/bin/sh\nexec "${process.execPath}" "${join(PROJECT_ROOT, "node_modules/@pulumi/pulumi/cmd/dynamic-provider")}" "$@"\n`);
+  writeFileSync(
+    host,
+    `#!/bin/sh\nexec "${process.execPath}" "${join(PROJECT_ROOT, "node_modules/@pulumi/pulumi/cmd/dynamic-provider")}" "$@"\n`,
+  );
   chmodSync(host, 0o755);
   const envVars: Record<string, string> = {
     PULUMI_BACKEND_URL: `file://${join(dir, "backend")}`,
@@ -72,7 +77,15 @@ export async function createPulumiEnv(options: { kubernetes?: boolean } = {}): P
   if (options.kubernetes !== false) {
     execFileSync(
       toolchainPaths.pulumi,
-      ["plugin", "install", "resource", "kubernetes", KUBERNETES_PROVIDER_VERSION, "--file", toolchainPaths.kubernetesProvider],
+      [
+        "plugin",
+        "install",
+        "resource",
+        "kubernetes",
+        KUBERNETES_PROVIDER_VERSION,
+        "--file",
+        toolchainPaths.kubernetesProvider,
+      ],
       {
         env: { ...process.env, ...envVars },
         stdio: ["ignore", "ignore", "pipe"],
@@ -118,7 +131,8 @@ export async function createStack(
     },
   );
   const all: Record<string, { value: string; secret?: boolean }> = {};
-  for (const [key, value] of Object.entries(config)) all[`valkey-on-eks:${key}`] = { value: typeof value === "string" ? value : JSON.stringify(value) };
+  for (const [key, value] of Object.entries(config))
+    all[`valkey-on-eks:${key}`] = { value: typeof value === "string" ? value : JSON.stringify(value) };
   if (options.password !== undefined) all["valkey-on-eks:password"] = { value: options.password, secret: true };
   await stack.setAllConfig(all);
   return {

@@ -34,7 +34,13 @@ export const text = (body: unknown): string => (typeof body === "string" ? body 
 
 /** Per mode: its namespace, the S3 server's port (the two modes run side by side), the release's objects. */
 export const BACKUP_MODES = {
-  cluster: { ns: "valkey-backup-pods", port: 5055, release: "valkey-cluster", writer: "valkey-cluster-0", cli: "valkey-cli -c" },
+  cluster: {
+    ns: "valkey-backup-pods",
+    port: 5055,
+    release: "valkey-cluster",
+    writer: "valkey-cluster-0",
+    cli: "valkey-cli -c",
+  },
   replication: { ns: "valkey-backup-repl-pods", port: 5057, release: "valkey", writer: "valkey-0", cli: "valkey-cli" },
 } as const;
 
@@ -45,7 +51,9 @@ export async function expectBackupOnRealPods(ctx: PodsContext, mode: "cluster" |
   const { cluster, api, env } = ctx;
   const awsImage = cluster.images.awscli;
   if (awsImage === undefined)
-    throw new Error("no awscli image in the running local cluster: restart it (npm run kube:local -- down, then up) to import the images");
+    throw new Error(
+      "no awscli image in the running local cluster: restart it (npm run kube:local -- down, then up) to import the images",
+    );
   const s3 = await startOuterS3(m.port);
   const { aws } = s3;
   try {
@@ -72,16 +80,32 @@ export async function expectBackupOnRealPods(ctx: PodsContext, mode: "cluster" |
       const kube = await kubernetesDrillApi(readFileSync(cluster.kubeconfig, "utf8"));
       // Keys through valkey-cli in a member (its REDISCLI_AUTH is the release's password): cluster,
       // -c from any member; replication, on member 0, the primary of a first start.
-      await kube.exec(NS, m.writer, "valkey", ["sh", "-c", `i=1; while [ $i -le ${KEYS} ]; do echo "SET bk:$i v$i"; i=$((i+1)); done | ${m.cli} >/dev/null`]);
-      const secret = await api("POST", `/api/v1/namespaces/${NS}/secrets`, { metadata: { name: S3_SECRET }, stringData: S3_KEYS });
+      await kube.exec(NS, m.writer, "valkey", [
+        "sh",
+        "-c",
+        `i=1; while [ $i -le ${KEYS} ]; do echo "SET bk:$i v$i"; i=$((i+1)); done | ${m.cli} >/dev/null`,
+      ]);
+      const secret = await api("POST", `/api/v1/namespaces/${NS}/secrets`, {
+        metadata: { name: S3_SECRET },
+        stringData: S3_KEYS,
+      });
       expect(secret.status).toBe(201);
-      const cron = await api<{ spec: { jobTemplate: { spec: unknown } } }>("GET", `/apis/batch/v1/namespaces/${NS}/cronjobs/${m.release}-backup`);
+      const cron = await api<{ spec: { jobTemplate: { spec: unknown } } }>(
+        "GET",
+        `/apis/batch/v1/namespaces/${NS}/cronjobs/${m.release}-backup`,
+      );
       expect(cron.status).toBe(200);
-      const job = await api("POST", `/apis/batch/v1/namespaces/${NS}/jobs`, { metadata: { name: "backup-now" }, spec: cron.body.spec.jobTemplate.spec });
+      const job = await api("POST", `/apis/batch/v1/namespaces/${NS}/jobs`, {
+        metadata: { name: "backup-now" },
+        spec: cron.body.spec.jobTemplate.spec,
+      });
       expect(job.status).toBe(201);
       const t0 = Date.now();
       const logs = async (): Promise<string> => {
-        const pods = await api<{ items: Array<{ metadata: { name: string } }> }>("GET", `/api/v1/namespaces/${NS}/pods?labelSelector=job-name%3Dbackup-now`);
+        const pods = await api<{ items: Array<{ metadata: { name: string } }> }>(
+          "GET",
+          `/api/v1/namespaces/${NS}/pods?labelSelector=job-name%3Dbackup-now`,
+        );
         const out: string[] = [];
         for (const p of pods.body.items)
           for (const c of ["snapshot", "upload"])
@@ -92,7 +116,10 @@ export async function expectBackupOnRealPods(ctx: PodsContext, mode: "cluster" |
       };
       await pollUntil(
         async () => {
-          const st = await api<{ status: { succeeded?: number; failed?: number } }>("GET", `/apis/batch/v1/namespaces/${NS}/jobs/backup-now`);
+          const st = await api<{ status: { succeeded?: number; failed?: number } }>(
+            "GET",
+            `/apis/batch/v1/namespaces/${NS}/jobs/backup-now`,
+          );
           if ((st.body.status.failed ?? 0) > 0) throw new Error(`the backup Job failed:\n${await logs()}`);
           return (st.body.status.succeeded ?? 0) > 0 ? true : "not done";
         },
@@ -108,22 +135,33 @@ export async function expectBackupOnRealPods(ctx: PodsContext, mode: "cluster" |
       const dir = (manifestKey as string).slice(0, -"manifest.json".length);
       backup = { uri: `s3://${BUCKET}/${dir.replace(/\/$/, "")}`, manifest };
       expect(manifest.mode).toBe(mode);
-      expect(manifest.shards.map((x) => x.slots).sort()).toEqual(mode === "cluster" ? [["0-5460"], ["10922-16383"], ["5461-10921"]] : [[]]);
+      expect(manifest.shards.map((x) => x.slots).sort()).toEqual(
+        mode === "cluster" ? [["0-5460"], ["10922-16383"], ["5461-10921"]] : [[]],
+      );
       expect(manifest.shards.reduce((n, x) => n + x.keys, 0)).toBe(KEYS);
       for (const shard of manifest.shards) {
         const rdb = aws(["s3", "cp", `s3://${BUCKET}/${dir}${shard.object}`, "-"]);
         expect(createHash("sha256").update(rdb).digest("hex"), shard.object).toBe(shard.sha256);
       }
       // Each shard from a replica (the plan's choice with every link up), not from its primary.
-      const state = (await s.stack.exportStack()).deployment as { resources: Array<{ urn: string; inputs?: Record<string, unknown> }> };
-      const check = state.resources.find((r) => r.urn.endsWith("::valkey-check-run"))?.inputs as VerifierInputs | undefined;
+      const state = (await s.stack.exportStack()).deployment as {
+        resources: Array<{ urn: string; inputs?: Record<string, unknown> }>;
+      };
+      const check = state.resources.find((r) => r.urn.endsWith("::valkey-check-run"))?.inputs as
+        VerifierInputs | undefined;
       if (check === undefined) throw new Error("no valkey-check-run resource in the stack");
-      const vi: VerifierInputs = { ...check, kubeconfig: readFileSync(cluster.kubeconfig, "utf8"), password: PASSWORD, connector: "port-forward" };
+      const vi: VerifierInputs = {
+        ...check,
+        kubeconfig: readFileSync(cluster.kubeconfig, "utf8"),
+        password: PASSWORD,
+        connector: "port-forward",
+      };
       const v = await kubernetesVerifier(vi, kubeDeps(vi));
       try {
         const report = await v.verify();
         const replicas = report.shards.flatMap((x) => x.replicas.map((r) => r.address));
-        for (const shard of manifest.shards) expect(replicas, `shard ${shard.shard} from ${shard.member}`).toContain(shard.member);
+        for (const shard of manifest.shards)
+          expect(replicas, `shard ${shard.shard} from ${shard.member}`).toContain(shard.member);
       } finally {
         await v.close();
       }
@@ -135,7 +173,16 @@ export async function expectBackupOnRealPods(ctx: PodsContext, mode: "cluster" |
       await s.dispose();
     }
     // The backup's stack is gone (destroy above): restore it into a new one.
-    if (backup !== undefined) await expectRestoreOnRealPods(ctx, { ...backup, mode, release: m.release, s3, keys: KEYS, keyPrefix: "bk:", awsImage });
+    if (backup !== undefined)
+      await expectRestoreOnRealPods(ctx, {
+        ...backup,
+        mode,
+        release: m.release,
+        s3,
+        keys: KEYS,
+        keyPrefix: "bk:",
+        awsImage,
+      });
   } finally {
     s3.stop();
   }

@@ -18,7 +18,12 @@ import { realClusterDirs } from "../../support/toolchain.js";
 export function podsSkipReason(options: { pulumi: boolean }): string {
   const needed: Array<readonly [string, string]> = [
     ...Object.entries(realClusterDirs),
-    ...(options.pulumi ? ([["pulumi", toolchainPaths.pulumi] as const, ["pulumi-kubernetes", toolchainPaths.kubernetesProvider] as const] as const) : []),
+    ...(options.pulumi
+      ? ([
+          ["pulumi", toolchainPaths.pulumi] as const,
+          ["pulumi-kubernetes", toolchainPaths.kubernetesProvider] as const,
+        ] as const)
+      : []),
   ];
   const missing = needed.filter(([, d]) => !existsSync(d)).map(([k]) => k);
   if (process.getuid?.() !== 0) return "needs root";
@@ -80,7 +85,8 @@ async function deleteLeftoverNamespaces(api: Api): Promise<void> {
     const still = [];
     for (const n of leftover) if ((await api("GET", `/api/v1/namespaces/${n}`)).status !== 404) still.push(n);
     if (still.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`the namespaces a previous run left are still there after 300 s: ${still.join(", ")}`);
+    if (Date.now() > deadline)
+      throw new Error(`the namespaces a previous run left are still there after 300 s: ${still.join(", ")}`);
     await new Promise((r) => setTimeout(r, 2000));
   }
 }
@@ -95,7 +101,11 @@ export function podsStackConfig(
   return {
     platform: "byo",
     aws: { zones: STACK_ZONES },
-    byo: { kubeconfig: cluster.kubeconfig, nodeSelector: { "karpenter.sh/nodepool": "valkey" }, storageClass: LOCAL_PATH_STORAGE_CLASS },
+    byo: {
+      kubeconfig: cluster.kubeconfig,
+      nodeSelector: { "karpenter.sh/nodepool": "valkey" },
+      storageClass: LOCAL_PATH_STORAGE_CLASS,
+    },
     valkey: {
       namespace,
       mode,

@@ -35,10 +35,19 @@ export function drillConfig(cluster: ClusterStatus): Record<string, unknown> {
 }
 
 /** `valkey` settings that make failure detection DETECT_MS in `mode`. */
-export function detectionSettings(mode: "cluster" | "replication", valkey: Record<string, unknown>): Record<string, unknown> {
+export function detectionSettings(
+  mode: "cluster" | "replication",
+  valkey: Record<string, unknown>,
+): Record<string, unknown> {
   if (mode === "cluster") return { ...valkey, cluster: { ...(valkey.cluster as object), nodeTimeoutMs: DETECT_MS } };
   const replication = valkey.replication as Record<string, unknown>;
-  return { ...valkey, replication: { ...replication, sentinel: { ...(replication.sentinel as object), downAfterMilliseconds: DETECT_MS } } };
+  return {
+    ...valkey,
+    replication: {
+      ...replication,
+      sentinel: { ...(replication.sentinel as object), downAfterMilliseconds: DETECT_MS },
+    },
+  };
 }
 
 export interface DrillRow {
@@ -82,7 +91,12 @@ export async function expectDrills(
   report: { drills: DrillRow[] | null; drillsCsv: string | null },
 ): Promise<void> {
   const members = async () =>
-    (await api<PodList>("GET", `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(`${DATA_PLANE_LABEL}=true`)}`)).body.items;
+    (
+      await api<PodList>(
+        "GET",
+        `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(`${DATA_PLANE_LABEL}=true`)}`,
+      )
+    ).body.items;
   const rows = report.drills ?? [];
   console.log(`[pods] ${mode} drills:\n${report.drillsCsv ?? ""}`);
   expect(rows.map((r) => [r.mode, r.fault])).toEqual(FAULTS.map((f) => [mode, f]));
@@ -121,7 +135,9 @@ export async function expectDrills(
   // its preStop's own promise, the writes paused at most until its deadline: it beat detection in
   // two runs (2.9 s, 3.5 s) and took 10.9 s in a third (docs/drills.md, "Drills on real pods").
   const switchoverBound = mode === "cluster" ? primary.writeOutageMs : DEFAULT_SWITCHOVER_TIMEOUT_SECONDS * 1000;
-  console.log(`[pods] ${mode} switchover write outage ${switchover.writeOutageMs} ms (detection ${DETECT_MS} ms, primary drill ${primary.writeOutageMs} ms)`);
+  console.log(
+    `[pods] ${mode} switchover write outage ${switchover.writeOutageMs} ms (detection ${DETECT_MS} ms, primary drill ${primary.writeOutageMs} ms)`,
+  );
   expect(
     switchover.writeOutageMs,
     `switchover outage vs ${mode === "cluster" ? "the primary drill's" : "the preStop deadline's"} ${switchoverBound} ms (detection ${DETECT_MS} ms)`,
@@ -131,9 +147,13 @@ export async function expectDrills(
   // as the grace-0 deletions of the other drills may), and the pod was stopped by the kubelet.
   const evicted = switchover.deletedPods.map((p) => p.uid);
   expect(evicted).toHaveLength(1);
-  const events = (await api<EventList>("GET", `/api/v1/namespaces/${NS}/events`)).body.items.filter((e) => evicted.includes(e.involvedObject.uid ?? ""));
+  const events = (await api<EventList>("GET", `/api/v1/namespaces/${NS}/events`)).body.items.filter((e) =>
+    evicted.includes(e.involvedObject.uid ?? ""),
+  );
   expect(events.map((e) => e.reason)).toContain("Killing");
-  expect(events.filter((e) => e.reason === "FailedPreStopHook").map((e) => `${e.involvedObject.name}: ${e.message}`)).toEqual([]);
+  expect(
+    events.filter((e) => e.reason === "FailedPreStopHook").map((e) => `${e.involvedObject.name}: ${e.message}`),
+  ).toEqual([]);
   // Every member pod went at once and the release healed (the step counts recovery only once
   // each deleted pod runs again under a new UID): the members found each other again through
   // their DNS names, with every old pod IP gone.

@@ -21,7 +21,10 @@ import { tail } from "../../e2e/support/pulumi-harness.js";
 import type { UpgradeContext } from "./write-load.js";
 
 interface BenchmarkPods {
-  items: Array<{ spec: { nodeName?: string; containers: Array<{ image: string }>; initContainers?: Array<{ image: string }> }; status: { phase?: string } }>;
+  items: Array<{
+    spec: { nodeName?: string; containers: Array<{ image: string }>; initContainers?: Array<{ image: string }> };
+    status: { phase?: string };
+  }>;
 }
 
 const RATE = 400;
@@ -33,7 +36,9 @@ export async function expectMixOnRealPods(c: UpgradeContext, clientNode: string)
   const node = cluster.images.node as string;
   const loadgen = cluster.images.loadgen;
   if (loadgen === undefined)
-    throw new Error("no loadgen image in the running local cluster: restart it (npm run kube:local -- down, then up) to import the images");
+    throw new Error(
+      "no loadgen image in the running local cluster: restart it (npm run kube:local -- down, then up) to import the images",
+    );
   const all = await s.stack.getAllConfig();
   const benchmark = JSON.parse(all["valkey-on-eks:benchmark"]?.value ?? "{}") as Record<string, unknown>;
   const drills = JSON.parse(all["valkey-on-eks:drills"]?.value ?? "{}") as Record<string, unknown>;
@@ -73,7 +78,9 @@ export async function expectMixOnRealPods(c: UpgradeContext, clientNode: string)
   expect(Math.abs((get?.servedPercent ?? 0) - 80)).toBeLessThanOrEqual(2);
   expect(mix?.latency.p999_ms.MIX).toBeGreaterThan(0);
   // The GETs were served by the replicas (their commandstats, read by the pod itself).
-  const members = (mix?.served as unknown as { members: { primary: boolean; delta: Record<string, { calls: number }> }[] }).members;
+  const members = (
+    mix?.served as unknown as { members: { primary: boolean; delta: Record<string, { calls: number }> }[] }
+  ).members;
   expect(members.filter((m) => !m.primary).reduce((n, m) => n + (m.delta["get"]?.calls ?? 0), 0)).toBeGreaterThan(0);
   expect(members.filter((m) => m.primary).reduce((n, m) => n + (m.delta["get"]?.calls ?? 0), 0)).toBe(0);
   if (mode === "cluster") {
@@ -82,20 +89,30 @@ export async function expectMixOnRealPods(c: UpgradeContext, clientNode: string)
     expect(mix?.openLoop?.rate).toBe(RATE);
     expect(mix?.openLoop?.series).toHaveLength(DURATION_S);
     expect([mix?.loops?.rate, (mix?.loops?.closed.rps ?? 0) > 0.5 * RATE]).toEqual([RATE, true]);
-    console.log(`[pods] cluster loops at ${RATE}/s: closed ${JSON.stringify(mix?.loops?.closed)}; open ${JSON.stringify(mix?.loops?.open)}`);
+    console.log(
+      `[pods] cluster loops at ${RATE}/s: closed ${JSON.stringify(mix?.loops?.closed)}; open ${JSON.stringify(mix?.loops?.open)}`,
+    );
   } else {
     const soak = mix?.soak;
     expect(soak?.samples.length).toBe(soak?.sampleCount);
     expect(soak?.sampleCount).toBeGreaterThanOrEqual(DURATION_S / SAMPLE_S - 1);
     // Every member's INFO in each sample: 4 members in the replication stack.
     expect(soak?.samples.every((x) => x.members.length === 4 && x.members.every((m) => m.error === null))).toBe(true);
-    console.log(`[pods] replication soak: ${soak?.sampleCount} samples, events ${JSON.stringify(soak?.events.map((e) => e.kind))}`);
+    console.log(
+      `[pods] replication soak: ${soak?.sampleCount} samples, events ${JSON.stringify(soak?.events.map((e) => e.kind))}`,
+    );
   }
   // The Job's pod: the node image, on the node without Valkey, succeeded.
-  const pods = (await api<BenchmarkPods>("GET", `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent("app.kubernetes.io/name=valkey-benchmark")}`))
-    .body.items;
+  const pods = (
+    await api<BenchmarkPods>(
+      "GET",
+      `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent("app.kubernetes.io/name=valkey-benchmark")}`,
+    )
+  ).body.items;
   const ran = pods.filter((p) => p.spec.containers[0]?.image === node);
-  expect(ran.map((p) => [p.spec.nodeName, p.status.phase, p.spec.initContainers?.[0]?.image])).toEqual([[clientNode, "Succeeded", loadgen]]);
+  expect(ran.map((p) => [p.spec.nodeName, p.status.phase, p.spec.initContainers?.[0]?.image])).toEqual([
+    [clientNode, "Succeeded", loadgen],
+  ]);
   // The rows are the load generator's: its version is the loadgen image's, its CPU use was measured.
   expect(mix?.generator?.version).toMatch(/^[0-9a-f]{12}$/);
   expect(mix?.generator?.cpu.cpuSeconds).toBeGreaterThan(0);

@@ -40,14 +40,17 @@ function agentPid(cgroup: string): number | undefined {
 /** GET on a node's Cilium API socket, seen through the agent's own root (its mount namespace). */
 function agentGet<T>(pid: number, path: string): Promise<T> {
   return new Promise((resolve, reject) => {
-    const req = request({ socketPath: `/proc/${pid}/root/run/cilium/cilium.sock`, path, method: "GET", timeout: 10_000 }, (res) => {
-      let body = "";
-      res.on("data", (c: Buffer) => (body += c.toString()));
-      res.on("end", () => {
-        if (res.statusCode !== 200) reject(new Error(`GET ${path}: HTTP ${res.statusCode}`));
-        else resolve(JSON.parse(body) as T);
-      });
-    });
+    const req = request(
+      { socketPath: `/proc/${pid}/root/run/cilium/cilium.sock`, path, method: "GET", timeout: 10_000 },
+      (res) => {
+        let body = "";
+        res.on("data", (c: Buffer) => (body += c.toString()));
+        res.on("end", () => {
+          if (res.statusCode !== 200) reject(new Error(`GET ${path}: HTTP ${res.statusCode}`));
+          else resolve(JSON.parse(body) as T);
+        });
+      },
+    );
     req.on("timeout", () => req.destroy(new Error(`GET ${path}: no answer in 10 s`)));
     req.on("error", reject);
     req.end();
@@ -65,12 +68,21 @@ async function ciliumEndpoints(api: Api): Promise<Endpoint[]> {
   return (r.body.items ?? []).flatMap((e) =>
     (e.status?.networking?.addressing ?? [])
       .filter((a) => a.ipv4 !== undefined)
-      .map((a) => ({ namespace: e.metadata.namespace, name: e.metadata.name, ip: a.ipv4!, identity: e.status?.identity?.id })),
+      .map((a) => ({
+        namespace: e.metadata.namespace,
+        name: e.metadata.name,
+        ip: a.ipv4!,
+        identity: e.status?.identity?.id,
+      })),
   );
 }
 
 /** One line per pod of `namespace` whose IP some node's ipcache maps elsewhere, or a line saying none does. */
-export function describeDisagreements(namespace: string, endpoints: Endpoint[], views: Map<string, IpEntry[] | string>): string[] {
+export function describeDisagreements(
+  namespace: string,
+  endpoints: Endpoint[],
+  views: Map<string, IpEntry[] | string>,
+): string[] {
   const lines: string[] = [];
   for (const ep of endpoints.filter((e) => e.namespace === namespace)) {
     const wrong: string[] = [];
@@ -79,9 +91,13 @@ export function describeDisagreements(namespace: string, endpoints: Endpoint[], 
       const entry = view.find((v) => v.cidr === `${ep.ip}/32`);
       if (entry === undefined) wrong.push(`${node}: no entry`);
       else if (entry.identity !== ep.identity)
-        wrong.push(`${node}: identity ${entry.identity} (${entry.metadata?.source ?? "?"} ${entry.metadata?.namespace ?? ""}/${entry.metadata?.name ?? ""})`);
+        wrong.push(
+          `${node}: identity ${entry.identity} (${entry.metadata?.source ?? "?"} ${entry.metadata?.namespace ?? ""}/${entry.metadata?.name ?? ""})`,
+        );
     }
-    const others = endpoints.filter((e) => e.ip === ep.ip && (e.namespace !== ep.namespace || e.name !== ep.name)).map((e) => `${e.namespace}/${e.name}`);
+    const others = endpoints
+      .filter((e) => e.ip === ep.ip && (e.namespace !== ep.namespace || e.name !== ep.name))
+      .map((e) => `${e.namespace}/${e.name}`);
     if (wrong.length > 0 || others.length > 0)
       lines.push(
         `  ${ep.name} ${ep.ip} (CiliumEndpoint identity ${ep.identity ?? "none"}): ${wrong.join("; ") || "every node agrees"}` +
@@ -91,7 +107,9 @@ export function describeDisagreements(namespace: string, endpoints: Endpoint[], 
   for (const [node, view] of views) if (typeof view === "string") lines.push(`  ${node}: ipcache not read (${view})`);
   return lines.length > 0
     ? lines
-    : [`  every node's ipcache maps each of the ${endpoints.filter((e) => e.namespace === namespace).length} pods' IPs to its CiliumEndpoint's identity`];
+    : [
+        `  every node's ipcache maps each of the ${endpoints.filter((e) => e.namespace === namespace).length} pods' IPs to its CiliumEndpoint's identity`,
+      ];
 }
 
 /** The evidence as text; never throws (a failure to read is part of the text). */
@@ -104,14 +122,22 @@ export async function networkEvidence(api: Api, plan: ClusterPlan, namespace: st
       if (pid === undefined) views.set(node.name, "no cilium-agent process");
       else views.set(node.name, await agentGet<IpEntry[]>(pid, "/v1/ip").catch((err: Error) => err.message));
     }
-    return [`network evidence (Cilium, namespace ${namespace}):`, ...describeDisagreements(namespace, endpoints, views)].join("\n");
+    return [
+      `network evidence (Cilium, namespace ${namespace}):`,
+      ...describeDisagreements(namespace, endpoints, views),
+    ].join("\n");
   } catch (err) {
     return `network evidence (Cilium, namespace ${namespace}) not read: ${(err as Error).message}`;
   }
 }
 
 /** Runs `step`; when it fails, its error message gains the network evidence of `namespace`. */
-export async function withNetworkEvidence<T>(api: Api, plan: ClusterPlan, namespace: string, step: () => Promise<T>): Promise<T> {
+export async function withNetworkEvidence<T>(
+  api: Api,
+  plan: ClusterPlan,
+  namespace: string,
+  step: () => Promise<T>,
+): Promise<T> {
   try {
     return await step();
   } catch (err) {

@@ -11,7 +11,11 @@ import { trackChild } from "../../../benchmarks/util/process-reaper.js";
 import { s3ToolsMissing } from "../../support/moto-server.js";
 
 /** The keys the pods get from the user's Secret (`backup.credentialsSecret`); moto accepts any. */
-export const S3_KEYS = { AWS_ACCESS_KEY_ID: "pods-backup", AWS_SECRET_ACCESS_KEY: "pods-backup-secret", AWS_DEFAULT_REGION: "us-west-2" };
+export const S3_KEYS = {
+  AWS_ACCESS_KEY_ID: "pods-backup",
+  AWS_SECRET_ACCESS_KEY: "pods-backup-secret",
+  AWS_DEFAULT_REGION: "us-west-2",
+};
 
 /** One server: its endpoint as the pods reach it, and the AWS CLI against it. */
 export interface OuterS3 {
@@ -28,19 +32,27 @@ export interface OuterS3 {
 export async function startOuterS3(port: number): Promise<OuterS3> {
   const endpoint = `http://${API_IP}:${port}`;
   const aws = (args: string[], input?: Buffer): Buffer => {
-    const r = spawnSync("nsenter", [`--net=/run/netns/${OUTER_NETNS}`, "--", process.env.AWS_CLI as string, "--endpoint-url", endpoint, ...args], {
-      env: { ...process.env, ...S3_KEYS },
-      maxBuffer: 64 << 20,
-      input,
-    });
+    const r = spawnSync(
+      "nsenter",
+      [`--net=/run/netns/${OUTER_NETNS}`, "--", process.env.AWS_CLI as string, "--endpoint-url", endpoint, ...args],
+      {
+        env: { ...process.env, ...S3_KEYS },
+        maxBuffer: 64 << 20,
+        input,
+      },
+    );
     if (r.status !== 0) throw new Error(`aws ${args.join(" ")}: ${r.stderr.toString().trim()}`);
     return r.stdout;
   };
   const missing = s3ToolsMissing();
   if (missing !== undefined) throw new Error(`the backup and restore on real pods need ${missing}`);
-  const moto: ChildProcess = spawn("nsenter", [`--net=/run/netns/${OUTER_NETNS}`, "--", process.env.MOTO_SERVER as string, "-H", API_IP, "-p", String(port)], {
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  const moto: ChildProcess = spawn(
+    "nsenter",
+    [`--net=/run/netns/${OUTER_NETNS}`, "--", process.env.MOTO_SERVER as string, "-H", API_IP, "-p", String(port)],
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
   trackChild(moto);
   await pollUntil(
     () => {

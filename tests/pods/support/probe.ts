@@ -16,7 +16,8 @@ interface Pod {
   status: { phase?: string };
 }
 
-const SCRIPT = 'for (@ARGV) { my $s = IO::Socket::INET->new(PeerAddr => $_, Timeout => 3); print "$_ ", ($s ? "open" : "closed: $@"), "\\n"; }';
+const SCRIPT =
+  'for (@ARGV) { my $s = IO::Socket::INET->new(PeerAddr => $_, Timeout => 3); print "$_ ", ($s ? "open" : "closed: $@"), "\\n"; }';
 
 let seq = 0;
 
@@ -66,7 +67,10 @@ export async function probe(
   api: Api,
   o: { ns: string; node: string; image: string; labels: Record<string, string>; targets: ProbeTarget[] },
 ): Promise<Map<string, boolean>> {
-  const { log } = await runOnce(api, { ...o, command: ["perl", "-MIO::Socket::INET", "-e", SCRIPT, ...o.targets.map((t) => `${t.ip}:${t.port}`)] });
+  const { log } = await runOnce(api, {
+    ...o,
+    command: ["perl", "-MIO::Socket::INET", "-e", SCRIPT, ...o.targets.map((t) => `${t.ip}:${t.port}`)],
+  });
   const out = new Map<string, boolean>();
   for (const line of log.trim().split("\n")) {
     const [target, verdict] = [line.slice(0, line.indexOf(" ")), line.slice(line.indexOf(" ") + 1)];

@@ -64,7 +64,8 @@ export interface BackupUnderTest {
 }
 
 /** The new stack's namespace per mode. */
-const nsOf = (mode: BackupUnderTest["mode"]): string => (mode === "cluster" ? "valkey-restore-pods" : "valkey-restore-repl-pods");
+const nsOf = (mode: BackupUnderTest["mode"]): string =>
+  mode === "cluster" ? "valkey-restore-pods" : "valkey-restore-repl-pods";
 
 export async function expectRestoreOnRealPods(ctx: PodsContext, b: BackupUnderTest): Promise<void> {
   const { cluster, api, env } = ctx;
@@ -87,7 +88,10 @@ export async function expectRestoreOnRealPods(ctx: PodsContext, b: BackupUnderTe
     await pollUntil(
       async () => {
         if (ended) throw new Error(`up ended before the namespace ${NS} existed:\n${tail(s.log)}`);
-        const r = await api("POST", `/api/v1/namespaces/${NS}/secrets`, { metadata: { name: S3_SECRET }, stringData: S3_KEYS });
+        const r = await api("POST", `/api/v1/namespaces/${NS}/secrets`, {
+          metadata: { name: S3_SECRET },
+          stringData: S3_KEYS,
+        });
         return r.status === 201 || r.status === 409 ? true : `no namespace yet (${r.status})`;
       },
       { timeoutMs: 300_000, intervalMs: 1000, what: `the namespace ${NS}, for the Secret ${S3_SECRET}` },
@@ -97,7 +101,10 @@ export async function expectRestoreOnRealPods(ctx: PodsContext, b: BackupUnderTe
       `[pods] restore, ${b.mode} mode: up (members restored, ${b.mode === "cluster" ? "bootstrap, " : ""}check) ${Math.round((Date.now() - t0) / 1000)} s`,
     );
     expect(result.summary.result, tail(s.log)).toBe("succeeded");
-    const report = result.outputs.report?.value as { topology: { ok: boolean } | null; restore: RestoreCheckReport | null };
+    const report = result.outputs.report?.value as {
+      topology: { ok: boolean } | null;
+      restore: RestoreCheckReport | null;
+    };
     expect(report.topology?.ok, tail(s.log)).toBe(true);
     // The stack's own check: each shard's DBSIZE on the primary serving it equals the manifest's count.
     expect(report.restore, tail(s.log)).toMatchObject({ from: b.uri, backup: b.manifest.id });
@@ -114,32 +121,56 @@ export async function expectRestoreOnRealPods(ctx: PodsContext, b: BackupUnderTe
       const place = await log(`${STS}-${i}`, "restore-place");
       const fetch = await log(`${STS}-${i}`, "restore-fetch");
       const shard = b.manifest.shards.find((x) => x.shard === (b.mode === "cluster" ? i : 0));
-      const restored = shard === undefined ? "" : `shard ${shard.shard}: restored ${shard.keys} keys from ${b.uri}/shard-${shard.shard}.rdb (sha256 ok)`;
-      if (b.mode === "cluster" && shard === undefined) expect(fetch, `${STS}-${i}`).toContain("this member starts empty");
+      const restored =
+        shard === undefined
+          ? ""
+          : `shard ${shard.shard}: restored ${shard.keys} keys from ${b.uri}/shard-${shard.shard}.rdb (sha256 ok)`;
+      if (b.mode === "cluster" && shard === undefined)
+        expect(fetch, `${STS}-${i}`).toContain("this member starts empty");
       else if (i === 0) expect(place, `${STS}-${i}`).toContain(restored);
       // Replication: a member whose init ran after member 0 took replicas finds the release formed and places nothing.
-      else expect(place, `${STS}-${i}`).toMatch(new RegExp(`${restored.replace(/[.()*+?[\]\\^$|]/g, "\\$&")}|not restoring: the release is already formed`));
+      else
+        expect(place, `${STS}-${i}`).toMatch(
+          new RegExp(`${restored.replace(/[.()*+?[\]\\^$|]/g, "\\$&")}|not restoring: the release is already formed`),
+        );
       // Its report, as the kubelet put it into the pod status (what the RestoreCheck read).
       const pod = (await api<PodStatus>("GET", `/api/v1/namespaces/${NS}/pods/${STS}-${i}`)).body;
-      const text = pod.status.initContainerStatuses?.find((c) => c.name === "restore-place")?.state.terminated?.message ?? "";
+      const text =
+        pod.status.initContainerStatuses?.find((c) => c.name === "restore-place")?.state.terminated?.message ?? "";
       const said = parseRestoreMessage(text, `${STS}-${i}`);
-      if (said.restore === "placed") expect([said.from, said.backup, said.entry], `${STS}-${i}`).toEqual([b.uri, b.manifest.id, shard]);
-      else expect(said.reason, `${STS}-${i}`).toMatch(b.mode === "cluster" ? /^this member starts empty/ : /^not restoring: the release is already formed/);
-      if (b.mode === "cluster" || i === 0) expect(said.restore, `${STS}-${i}`).toBe(shard === undefined ? "none" : "placed");
+      if (said.restore === "placed")
+        expect([said.from, said.backup, said.entry], `${STS}-${i}`).toEqual([b.uri, b.manifest.id, shard]);
+      else
+        expect(said.reason, `${STS}-${i}`).toMatch(
+          b.mode === "cluster" ? /^this member starts empty/ : /^not restoring: the release is already formed/,
+        );
+      if (b.mode === "cluster" || i === 0)
+        expect(said.restore, `${STS}-${i}`).toBe(shard === undefined ? "none" : "placed");
     }
 
     // Through the client Service from a client pod: roles and key counts per pod, then every value.
-    const auth = ["VALKEYCLI_AUTH", "REDISCLI_AUTH"].map((name) => ({ name, valueFrom: { secretKeyRef: { name: `${STS}-auth`, key: "password" } } }));
+    const auth = ["VALKEYCLI_AUTH", "REDISCLI_AUTH"].map((name) => ({
+      name,
+      valueFrom: { secretKeyRef: { name: `${STS}-auth`, key: "password" } },
+    }));
     const headless = (i: number): string => `${STS}-${i}.${STS}-headless.${NS}.svc.cluster.local`;
     const primaries = b.mode === "cluster" ? [0, 1, 2] : [0];
     // Every value: cluster, through the client Service following redirects; replication, from the primary.
-    const reader = b.mode === "cluster" ? `valkey-cli -c -h ${STS}.${NS}.svc.cluster.local` : `valkey-cli -h ${headless(0)}`;
+    const reader =
+      b.mode === "cluster" ? `valkey-cli -c -h ${STS}.${NS}.svc.cluster.local` : `valkey-cli -h ${headless(0)}`;
     const script = [
       `for i in ${primaries.join(" ")}; do h=${STS}-$i.${STS}-headless.${NS}.svc.cluster.local; echo "pod $i $(valkey-cli -h $h role | head -n 1) $(valkey-cli -h $h dbsize)"; done`,
       `i=1; while [ $i -le ${b.keys} ]; do echo "GET ${b.keyPrefix}$i"; i=$((i+1)); done | ${reader} | grep -v '^-> Redirected' | awk '{ n++; if ($0 == "v" n) ok++ } END { print "values", ok + 0, "of", n + 0 }'`,
     ].join("\n");
     const image = cluster.images.valkey ?? "";
-    const check = await runOnce(api, { ns: NS, node: ctx.clientNode, image, labels: { [CLIENT_LABEL]: "true" }, command: ["sh", "-c", script], env: auth });
+    const check = await runOnce(api, {
+      ns: NS,
+      node: ctx.clientNode,
+      image,
+      labels: { [CLIENT_LABEL]: "true" },
+      command: ["sh", "-c", script],
+      env: auth,
+    });
     console.log(`[pods] restore check:\n${check.log}`);
     expect(check.phase).toBe("Succeeded");
     for (const shard of b.manifest.shards) expect(check.log).toContain(`pod ${shard.shard} master ${shard.keys}`);
@@ -159,19 +190,29 @@ async function fromTemplate(
   name: string,
   edit: { from: string; peers: boolean; main?: string[] },
 ): Promise<void> {
-  const sts = await ctx.api<{ spec: { template: Template } }>("GET", `/apis/apps/v1/namespaces/${at.ns}/statefulsets/${at.sts}`);
+  const sts = await ctx.api<{ spec: { template: Template } }>(
+    "GET",
+    `/apis/apps/v1/namespaces/${at.ns}/statefulsets/${at.sts}`,
+  );
   expect(sts.status).toBe(200);
   const spec = structuredClone(sts.body.spec.template.spec) as Template["spec"] & {
     containers: Array<{ command: string[] }>;
     volumes: Array<{ name: string }>;
   };
   for (const c of spec.initContainers)
-    c.env = c.env.filter((e) => edit.peers || e.name !== "RESTORE_PEERS_DNS").map((e) => (e.name === "RESTORE_FROM" ? { name: e.name, value: edit.from } : e));
+    c.env = c.env
+      .filter((e) => edit.peers || e.name !== "RESTORE_PEERS_DNS")
+      .map((e) => (e.name === "RESTORE_FROM" ? { name: e.name, value: edit.from } : e));
   if (edit.main !== undefined && spec.containers[0] !== undefined) spec.containers[0].command = edit.main;
   for (const k of ["affinity", "topologySpreadConstraints", "nodeSelector"]) delete spec[k];
   const { status } = await ctx.api("POST", `/api/v1/namespaces/${at.ns}/pods`, {
     metadata: { name, labels: { "probe.test/role": "restore", [CLIENT_LABEL]: "true" } },
-    spec: { ...spec, nodeName: ctx.clientNode, restartPolicy: "Never", volumes: [...spec.volumes, { name: "data", emptyDir: {} }] },
+    spec: {
+      ...spec,
+      nodeName: ctx.clientNode,
+      restartPolicy: "Never",
+      volumes: [...spec.volumes, { name: "data", emptyDir: {} }],
+    },
   });
   expect(status).toBe(201);
 }
@@ -214,13 +255,17 @@ async function expectRefusalsOnRealPods(ctx: PodsContext, b: BackupUnderTest, NS
     const c = await ended(ctx, NS, "corrupt-1");
     expect(c.status.phase).toBe("Failed");
     expect(await log("corrupt-1", "restore-place")).toMatch(
-      new RegExp(`shard ${bad}: checksum mismatch: .*shard-${bad}\\.rdb has sha256 [0-9a-f]{64}, the manifest says [0-9a-f]{64}`),
+      new RegExp(
+        `shard ${bad}: checksum mismatch: .*shard-${bad}\\.rdb has sha256 [0-9a-f]{64}, the manifest says [0-9a-f]{64}`,
+      ),
     );
     // valkey-server never ran: the main container never left `waiting`.
     expect(c.status.containerStatuses?.map((x) => Object.keys(x.state))).toEqual([["waiting"]]);
     const m = await ended(ctx, NS, "missing-2");
     expect(m.status.phase).toBe("Failed");
-    expect(await log("missing-2", "restore-fetch")).toMatch(new RegExp(`shard ${gone}: cannot fetch .*shard-${gone}\\.rdb \\(missing object\\?\\)`));
+    expect(await log("missing-2", "restore-fetch")).toMatch(
+      new RegExp(`shard ${gone}: cannot fetch .*shard-${gone}\\.rdb \\(missing object\\?\\)`),
+    );
     expect(m.status.containerStatuses?.map((x) => Object.keys(x.state))).toEqual([["waiting"]]);
     const l = await ended(ctx, NS, "lost-volume-0");
     expect(l.status.phase).toBe("Succeeded");
@@ -233,6 +278,7 @@ async function expectRefusalsOnRealPods(ctx: PodsContext, b: BackupUnderTest, NS
     expect(listing).not.toContain("restored-from");
     expect(listing).not.toContain("dump.rdb");
   } finally {
-    for (const p of ["corrupt-1", "missing-2", "lost-volume-0"]) await ctx.api("DELETE", `/api/v1/namespaces/${NS}/pods/${p}?gracePeriodSeconds=0`);
+    for (const p of ["corrupt-1", "missing-2", "lost-volume-0"])
+      await ctx.api("DELETE", `/api/v1/namespaces/${NS}/pods/${p}?gracePeriodSeconds=0`);
   }
 }

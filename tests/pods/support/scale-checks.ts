@@ -14,7 +14,15 @@
 import { expect } from "vitest";
 import { slotCount, splitSlots } from "../../../benchmarks/topology/slots.js";
 import { tail } from "../../e2e/support/pulumi-harness.js";
-import { figuresLine, setChangeAlone, underWriteLoad, verified, verifierInputs, type DrillInputs, type UpgradeContext } from "./write-load.js";
+import {
+  figuresLine,
+  setChangeAlone,
+  underWriteLoad,
+  verified,
+  verifierInputs,
+  type DrillInputs,
+  type UpgradeContext,
+} from "./write-load.js";
 
 interface Claims {
   items: Array<{ metadata: { name: string; deletionTimestamp?: string } }>;
@@ -59,7 +67,8 @@ async function scaleTo(c: UpgradeContext, i: DrillInputs, to: number, m: number)
   expect(f.lostWaitedWrites, JSON.stringify(f.streams.map((s) => s.lostKeys))).toBe(0);
   expect(f.lostAckedWrites, JSON.stringify(f.streams.map((s) => s.lostKeys))).toBe(0);
   expect(f.unknownWrites).toBe(0);
-  const pods = (await api<Pods>("GET", `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(i.selector)}`)).body.items;
+  const pods = (await api<Pods>("GET", `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(i.selector)}`))
+    .body.items;
   return pods
     .filter((p) => p.metadata.deletionTimestamp === undefined)
     .map((p) => p.metadata.name)
@@ -67,7 +76,12 @@ async function scaleTo(c: UpgradeContext, i: DrillInputs, to: number, m: number)
 }
 
 /** P x M -> (P + 1) x M -> P x M on the running release; the leaving pods' claims are deleted. */
-export async function expectScaleUpThenIn(c: UpgradeContext, i: DrillInputs, primaries: number, m: number): Promise<void> {
+export async function expectScaleUpThenIn(
+  c: UpgradeContext,
+  i: DrillInputs,
+  primaries: number,
+  m: number,
+): Promise<void> {
   const grown = await scaleTo(c, i, primaries + 1, m);
   expect(grown).toHaveLength((primaries + 1) * (1 + m));
   const leaving = grown.filter((n) => Number(n.slice(n.lastIndexOf("-") + 1)) >= primaries * (1 + m));

@@ -38,9 +38,13 @@ export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<DrillIn
   const i = await drillInputs(c.stack);
   const selectors = [i.selector, ...(i.sentinel === undefined ? [] : [i.sentinel.selector])];
   const pods = async () =>
-    (await Promise.all(selectors.map((sel) => api<PodList>("GET", `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(sel)}`)))).flatMap(
-      (r) => r.body.items,
-    );
+    (
+      await Promise.all(
+        selectors.map((sel) =>
+          api<PodList>("GET", `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(sel)}`),
+        ),
+      )
+    ).flatMap((r) => r.body.items);
   const before = await pods();
   expect(before.map((p) => p.spec.containers[0]?.image)).toEqual(before.map(() => c.valkey.image));
 
@@ -62,15 +66,23 @@ export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<DrillIn
       return c.stack.stack.up({ onOutput: (o) => c.stack.log.push(o) });
     },
     async () => {
-      primaryBefore = await verified(verifierInputs(c, i), (v) => v.verify().then((r) => r.shards[0]?.primary.address ?? ""));
+      primaryBefore = await verified(verifierInputs(c, i), (v) =>
+        v.verify().then((r) => r.shards[0]?.primary.address ?? ""),
+      );
     },
   );
   expect(up.summary.result, tail(c.stack.log)).toBe("succeeded");
-  const rollout = (up.outputs.report?.value as { rollout: { steps: RollStepTiming[]; restartedPods: string[]; totalMs: number } | null }).rollout;
+  const rollout = (
+    up.outputs.report?.value as {
+      rollout: { steps: RollStepTiming[]; restartedPods: string[]; totalMs: number } | null;
+    }
+  ).rollout;
   if (rollout === null) throw new Error("the report has no rollout after the upgrade");
   console.log(
     `[pods] ${mode} upgrade ${String(c.valkey.image)} -> ${newImage}: up ${Math.round(upMs / 1000)} s, roll ${Math.round(rollout.totalMs / 1000)} s; ${figuresLine(f)}\n` +
-      rollout.steps.map((s, n) => `  ${n + 1}. ${s.step}: at ${(s.startMs / 1000).toFixed(1)} s, ${(s.ms / 1000).toFixed(1)} s`).join("\n") +
+      rollout.steps
+        .map((s, n) => `  ${n + 1}. ${s.step}: at ${(s.startMs / 1000).toFixed(1)} s, ${(s.ms / 1000).toFixed(1)} s`)
+        .join("\n") +
       "\n" +
       // Each stream's longest gap, on the up's clock (the roll starts a few seconds into the up).
       f.streams
@@ -92,11 +104,19 @@ export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<DrillIn
   // Every pod new, on the new image, started in the order the step reports.
   const after = await pods();
   expect(after.map((p) => p.spec.containers[0]?.image)).toEqual(after.map(() => newImage));
-  expect(after.filter((p) => before.some((b) => b.metadata.uid === p.metadata.uid)).map((p) => p.metadata.name)).toEqual([]);
+  expect(
+    after.filter((p) => before.some((b) => b.metadata.uid === p.metadata.uid)).map((p) => p.metadata.name),
+  ).toEqual([]);
   expect([...rollout.restartedPods].sort()).toEqual(after.map((p) => p.metadata.name).sort());
-  const started = rollout.restartedPods.map((n) => Date.parse(after.find((p) => p.metadata.name === n)?.status.startTime ?? ""));
+  const started = rollout.restartedPods.map((n) =>
+    Date.parse(after.find((p) => p.metadata.name === n)?.status.startTime ?? ""),
+  );
   started.forEach(
-    (t, n) => n > 0 && expect(t, `${rollout.restartedPods[n]} started before ${rollout.restartedPods[n - 1]}`).toBeGreaterThanOrEqual(started[n - 1] as number),
+    (t, n) =>
+      n > 0 &&
+      expect(t, `${rollout.restartedPods[n]} started before ${rollout.restartedPods[n - 1]}`).toBeGreaterThanOrEqual(
+        started[n - 1] as number,
+      ),
   );
   const kinds = rollout.steps.map((s) => s.kind);
   if (mode === "replication") {
@@ -114,13 +134,21 @@ export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<DrillIn
  * members' template hash leaves the live lines out) and the LiveConfig step sets it on every
  * member: each member's CONFIG GET answers the new value, every pod keeps its uid.
  */
-export async function expectLiveConfigChange(c: UpgradeContext, valkey: Record<string, unknown>, i: DrillInputs): Promise<void> {
+export async function expectLiveConfigChange(
+  c: UpgradeContext,
+  valkey: Record<string, unknown>,
+  i: DrillInputs,
+): Promise<void> {
   const uids = async () =>
-    (await c.api<PodList>("GET", `/api/v1/namespaces/${c.NS}/pods?labelSelector=${encodeURIComponent(i.selector)}`)).body.items
+    (
+      await c.api<PodList>("GET", `/api/v1/namespaces/${c.NS}/pods?labelSelector=${encodeURIComponent(i.selector)}`)
+    ).body.items
       .map((p) => `${p.metadata.name}/${p.metadata.uid}`)
       .sort();
   const before = await uids();
-  await c.stack.stack.setConfig("valkey-on-eks:valkey", { value: JSON.stringify({ ...valkey, maxmemoryPolicy: "allkeys-lru" }) });
+  await c.stack.stack.setConfig("valkey-on-eks:valkey", {
+    value: JSON.stringify({ ...valkey, maxmemoryPolicy: "allkeys-lru" }),
+  });
   const upAt = Date.now();
   const up = await c.stack.stack.up({ onOutput: (o) => c.stack.log.push(o) });
   expect(up.summary.result, tail(c.stack.log)).toBe("succeeded");
@@ -131,7 +159,10 @@ export async function expectLiveConfigChange(c: UpgradeContext, valkey: Record<s
     const members = r.shards.flatMap((s) => [s.primary.address, ...s.replicas.map((x) => x.address)]);
     return Promise.all(
       members.map(async (m) => {
-        const client = await v.connector.connect({ host: m.slice(0, m.lastIndexOf(":")), port: Number(m.slice(m.lastIndexOf(":") + 1)) });
+        const client = await v.connector.connect({
+          host: m.slice(0, m.lastIndexOf(":")),
+          port: Number(m.slice(m.lastIndexOf(":") + 1)),
+        });
         try {
           return `${m} ${String(((await client.call("CONFIG", "GET", "maxmemory-policy")) as string[])[1])}`;
         } finally {

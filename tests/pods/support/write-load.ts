@@ -14,10 +14,20 @@ import { parseRecordLines } from "../../../benchmarks/drill/record-lines.js";
 import type { Api } from "../../../benchmarks/kube-local/api.js";
 import type { ClusterStatus } from "../../../benchmarks/kube-local/cluster.js";
 import { kubernetesDrillApi } from "../../../components/steps/failure-drill/kube-api.js";
-import { buildDrillLoadJob, DRILL_LOAD_CONTAINER, DRILL_RUN_LABEL, type DrillLoadJobArgs } from "../../../components/steps/failure-drill/load-job.js";
+import {
+  buildDrillLoadJob,
+  DRILL_LOAD_CONTAINER,
+  DRILL_RUN_LABEL,
+  type DrillLoadJobArgs,
+} from "../../../components/steps/failure-drill/load-job.js";
 import { readBackKeys } from "../../../components/steps/failure-drill/read-back.js";
 import { kubeDeps } from "../../../components/steps/kit/kube-access.js";
-import { kubernetesVerifier, toCheckReport, type KubernetesVerifier, type VerifierInputs } from "../../../components/steps/topology-check/implementation.js";
+import {
+  kubernetesVerifier,
+  toCheckReport,
+  type KubernetesVerifier,
+  type VerifierInputs,
+} from "../../../components/steps/topology-check/implementation.js";
 import type { E2eStack } from "../../e2e/support/pulumi-harness.js";
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -31,10 +41,14 @@ export interface DrillInputs extends Pick<DrillLoadJobArgs, "target" | "secretNa
 }
 
 export async function drillInputs(s: E2eStack): Promise<DrillInputs> {
-  const state = (await s.stack.exportStack()).deployment as { resources: Array<{ urn: string; inputs?: Record<string, unknown> }> };
+  const state = (await s.stack.exportStack()).deployment as {
+    resources: Array<{ urn: string; inputs?: Record<string, unknown> }>;
+  };
   const run = state.resources.find((r) => r.urn.endsWith("::valkey-drills-run"));
   if (run?.inputs === undefined)
-    throw new Error("no valkey-drills-run resource in the stack: the checks under load reuse the drills' load target (drills.enabled)");
+    throw new Error(
+      "no valkey-drills-run resource in the stack: the checks under load reuse the drills' load target (drills.enabled)",
+    );
   const i = run.inputs as unknown as DrillInputs & { loadTarget: DrillLoadJobArgs["target"] };
   return { ...i, target: i.loadTarget };
 }
@@ -86,7 +100,9 @@ export async function verified<T>(vi: VerifierInputs, use: (v: KubernetesVerifie
 /** Sets the stack's config keys (JSON values), switching the benchmark and the drills off so that the next `up` is the change alone. */
 export async function setChangeAlone(s: E2eStack, config: Record<string, unknown>): Promise<void> {
   const all = await s.stack.getAllConfig();
-  const off = (key: string) => ({ value: JSON.stringify({ ...(JSON.parse(all[key]?.value ?? "{}") as object), enabled: false }) });
+  const off = (key: string) => ({
+    value: JSON.stringify({ ...(JSON.parse(all[key]?.value ?? "{}") as object), enabled: false }),
+  });
   await s.stack.setAllConfig({
     "valkey-on-eks:benchmark": off("valkey-on-eks:benchmark"),
     "valkey-on-eks:drills": off("valkey-on-eks:drills"),
@@ -162,7 +178,12 @@ export async function underWriteLoad<T>(
         v.connector,
       ),
     );
-    const bound = ackedLossBound("upgrade", 0, { minReplicasToWrite: 0, minReplicasMaxLag: 0, appendonly: true, appendfsync: "everysec" });
+    const bound = ackedLossBound("upgrade", 0, {
+      minReplicasToWrite: 0,
+      minReplicasMaxLag: 0,
+      appendonly: true,
+      appendfsync: "everysec",
+    });
     const figures = loadFigures(load.streams, {
       records: load.records,
       readBack,
