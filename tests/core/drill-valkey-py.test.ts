@@ -9,7 +9,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { loadFigures } from "../../benchmarks/drill/ledger.js";
 import type { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
-import { parseWriterLine, valkeyPyPython, valkeyPyStreams } from "../../benchmarks/drill/valkey-py-stream.js";
+import {
+  parseWriterLine,
+  valkeyPyPython,
+  valkeyPyStreams,
+  type ValkeyPyStream,
+} from "../../benchmarks/drill/valkey-py-stream.js";
 import { pollUntil, sleep } from "../../benchmarks/util/poll-until.js";
 import { startTestReplication } from "./drill-faults.js";
 
@@ -103,33 +108,43 @@ describe("valkey-py writer records", () => {
   });
 });
 
+/** A real Sentinel topology (one replica), a valkey-py writer on it (not started) and a client on its primary. */
+async function writerOnReplication(
+  prefix: string,
+  rate: number,
+): Promise<{ t: ReplicationTarget; stream: ValkeyPyStream; admin: Redis }> {
+  const t = await startTestReplication(PASSWORD, 1);
+  target = t;
+  const primary = t.t.member(await t.t.primaryFromSentinels());
+  const [stream] = valkeyPyStreams(t.valkeyPyTarget(), {
+    prefix,
+    rate,
+    commandTimeoutMs: 1000,
+    settings: "recommended",
+    enabled: true,
+  });
+  if (stream === undefined) throw new Error("the Sentinel target offers no valkey-py stream");
+  const admin = new Redis({ host: primary.host, port: primary.port, password: PASSWORD, maxRetriesPerRequest: 1 });
+  admin.on("error", () => undefined);
+  return { t, stream, admin };
+}
+
 describe("valkey-py writer on a real Sentinel topology", () => {
   it("writes through Sentinel at the rate; the ledger counts its acknowledged writes, a deleted one as lost, NOREPLICAS as failed", async () => {
-    target = await startTestReplication(PASSWORD, 1);
-    const primary = target.t.member(await target.t.primaryFromSentinels());
-    const [stream] = valkeyPyStreams(target.valkeyPyTarget(), {
-      prefix: "vpy",
-      rate: 50,
-      commandTimeoutMs: 1000,
-      settings: "recommended",
-      enabled: true,
-    });
-    expect(stream).toBeDefined();
-    const admin = new Redis({ host: primary.host, port: primary.port, password: PASSWORD, maxRetriesPerRequest: 1 });
-    admin.on("error", () => undefined);
+    const { t, stream, admin } = await writerOnReplication("vpy", 50);
     try {
       const loadStart = Date.now();
-      stream!.start();
+      stream.start();
       await sleep(3000);
       // Fenced: more good replicas required than there are; every write now gets NOREPLICAS.
       await admin.config("SET", "min-replicas-to-write", "5");
       await sleep(1000);
       await admin.config("SET", "min-replicas-to-write", "1");
       await sleep(1500);
-      await stream!.stop();
+      await stream.stop();
       const loadStop = Date.now();
-      expect(stream!.failure).toBeUndefined();
-      const records = stream!.records;
+      expect(stream.failure).toBeUndefined();
+      const records = stream.records;
       const acked = records.filter((r) => r.ok);
       // 50 writes/s for ~5.5 s, some of them fenced.
       expect(records.length).toBeGreaterThan(200);
@@ -142,7 +157,7 @@ describe("valkey-py writer on a real Sentinel topology", () => {
       expect(await admin.get(fenced.key)).toBeNull();
       const lostKey = acked[Math.floor(acked.length / 2)]!.key;
       await admin.del(lostKey);
-      const readBack = await target.readBack(acked.map((r) => r.key));
+      const readBack = await t.readBack(acked.map((r) => r.key));
       const faultAt = fenced.sentAt;
       const figures = loadFigures(["valkey-py-sentinel"], { records, readBack, faultAt, loadStart, loadStop });
       const f = figures.streams[0]!;
@@ -158,30 +173,20 @@ describe("valkey-py writer on a real Sentinel topology", () => {
       expect(f.writeOutageMs).toBeGreaterThan(800);
       expect(f.writeOutageMs).toBeLessThan(3000);
     } finally {
-      await stream!.stop();
+      await stream.stop();
       admin.disconnect();
     }
   }, 90_000);
 
   it("stopped while writes queue behind a paused primary: the queued writes are dropped, never sent after the stop", async () => {
-    target = await startTestReplication(PASSWORD, 1);
-    const primary = target.t.member(await target.t.primaryFromSentinels());
     // 1000 writes/s against at most 512 workers whose writes each hang for the 1 s deadline: a queue builds.
-    const [stream] = valkeyPyStreams(target.valkeyPyTarget(), {
-      prefix: "vpyq",
-      rate: 1000,
-      commandTimeoutMs: 1000,
-      settings: "recommended",
-      enabled: true,
-    });
-    const admin = new Redis({ host: primary.host, port: primary.port, password: PASSWORD, maxRetriesPerRequest: 1 });
-    admin.on("error", () => undefined);
+    const { stream, admin } = await writerOnReplication("vpyq", 1000);
     try {
-      stream!.start();
+      stream.start();
       await pollUntil(
         () =>
           Promise.resolve(
-            stream!.records.some((r) => r.ok) ? true : `${stream!.records.length} records, none acknowledged`,
+            stream.records.some((r) => r.ok) ? true : `${stream.records.length} records, none acknowledged`,
           ),
         {
           timeoutMs: 20_000,
@@ -190,18 +195,18 @@ describe("valkey-py writer on a real Sentinel topology", () => {
       );
       // Writes (not Sentinel's PING/INFO) wait while paused: no failover, every write hits its deadline.
       await admin.call("CLIENT", "PAUSE", "15000", "WRITE");
-      const failed = () => stream!.records.filter((r) => !r.ok).length;
+      const failed = () => stream.records.filter((r) => !r.ok).length;
       await pollUntil(() => Promise.resolve(failed() >= 1000 || `${failed()} failed so far`), {
         timeoutMs: 20_000,
         what: "1000 writes failed by their deadline",
       });
       const stopAt = Date.now();
-      await stream!.stop();
-      expect(stream!.failure).toBeUndefined();
-      const late = stream!.records.filter((r) => r.sentAt > stopAt + 1000);
+      await stream.stop();
+      expect(stream.failure).toBeUndefined();
+      const late = stream.records.filter((r) => r.sentAt > stopAt + 1000);
       expect(late.length, `writes sent more than 1 s after the stop (first: ${JSON.stringify(late[0])})`).toBe(0);
     } finally {
-      await stream!.stop();
+      await stream.stop();
       await admin.call("CLIENT", "UNPAUSE").catch(() => undefined);
       admin.disconnect();
     }
