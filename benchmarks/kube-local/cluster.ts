@@ -16,7 +16,7 @@ import { coreDnsObjects, localPathObjects } from "./addons.js";
 import { apiClient, applyAll, type Api } from "./api.js";
 import { createCgroup, createNetwork, isSocket, routePodCidrs, sh, spawnDetached, teardown } from "./host.js";
 import { nodeScript } from "./node-script.js";
-import { makePki } from "./pki.js";
+import { makePki, tokenKubeconfig } from "./pki.js";
 import * as P from "./plan.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -133,7 +133,12 @@ export async function up(
   const images = buildImages();
   const dir = plan.dir;
   mkdirSync(join(dir, "pki"), { recursive: true });
-  makePki(join(dir, "pki"));
+  makePki(join(dir, "pki"), {
+    caName: "valkey-on-eks-kube-local-ca",
+    days: 30,
+    apiserverIps: [P.API_IP, P.KUBERNETES_SERVICE_IP],
+    kubeletClient: true,
+  });
   const pki = (f: string) => join(dir, "pki", f);
   const caPem = readFileSync(pki("ca.crt"), "utf8");
   const tok = () => randomBytes(24).toString("hex");
@@ -155,7 +160,7 @@ export async function up(
   const inCluster = `https://${P.API_IP}:${P.API_PORT}`;
   const hostPort = await freePort();
   const kubeconfig = join(dir, "kubeconfig");
-  writeFileSync(kubeconfig, P.tokenKubeconfig(`https://127.0.0.1:${hostPort}`, caPem, admin), { mode: 0o600 });
+  writeFileSync(kubeconfig, tokenKubeconfig(`https://127.0.0.1:${hostPort}`, caPem, admin), { mode: 0o600 });
 
   log("network namespaces and cgroups");
   createNetwork(plan);
@@ -224,7 +229,7 @@ export async function up(
   await waitFor("kube-apiserver /readyz", async () => (await api("GET", "/readyz")).status === 200);
   log("kube-apiserver ready");
   const cpKubeconfig = join(dir, "cp.kubeconfig");
-  writeFileSync(cpKubeconfig, P.tokenKubeconfig(inCluster, caPem, admin), { mode: 0o600 });
+  writeFileSync(cpKubeconfig, tokenKubeconfig(inCluster, caPem, admin), { mode: 0o600 });
   cp("kube-controller-manager", [
     k8s("kube-controller-manager"),
     `--kubeconfig=${cpKubeconfig}`,
@@ -270,13 +275,13 @@ export async function up(
     symlinkSync("/usr/lib/cni/loopback", join(n.dir, "cni", "bin", "loopback"));
     writeFileSync(join(n.dir, "containerd.toml"), P.containerdConfig(n, images.pause!.ref));
     writeFileSync(join(n.dir, "kubelet.yaml"), P.kubeletConfig(n, pki("ca.crt")));
-    writeFileSync(join(n.dir, "kubelet.kubeconfig"), P.tokenKubeconfig(inCluster, caPem, nodeTokens[i]!), {
+    writeFileSync(join(n.dir, "kubelet.kubeconfig"), tokenKubeconfig(inCluster, caPem, nodeTokens[i]!), {
       mode: 0o600,
     });
-    writeFileSync(join(n.dir, "kube-proxy.kubeconfig"), P.tokenKubeconfig(inCluster, caPem, proxyToken), {
+    writeFileSync(join(n.dir, "kube-proxy.kubeconfig"), tokenKubeconfig(inCluster, caPem, proxyToken), {
       mode: 0o600,
     });
-    writeFileSync(join(n.dir, "cilium.kubeconfig"), P.tokenKubeconfig(inCluster, caPem, ciliumToken), { mode: 0o600 });
+    writeFileSync(join(n.dir, "cilium.kubeconfig"), tokenKubeconfig(inCluster, caPem, ciliumToken), { mode: 0o600 });
     writeFileSync(join(n.dir, "kube-proxy.yaml"), P.kubeProxyConfig(n, join(n.dir, "kube-proxy.kubeconfig")));
     writeFileSync(
       join(n.dir, "resolv.conf"),

@@ -1,13 +1,14 @@
 /**
- * The local real cluster's certificates (openssl): a CA, the API server's serving certificate for
- * every name it is reached by, the API server's client certificate for kubelets, and the
- * service-account key pair. Made once per `up` in the state directory, which `down` removes.
+ * The local control planes' certificates (openssl), one module for both: kube:local's (made once per
+ * `up` in its state directory, which `down` removes) and the e2e tier's kwok control plane
+ * (tests/e2e/support/control-plane.ts). A CA, the API server's serving certificate for every name it
+ * is reached by, for kube:local the API server's client certificate for kubelets, and the
+ * service-account key pair; and the token kubeconfigs that trust that CA.
  */
 import { execFileSync } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { API_IP, KUBERNETES_SERVICE_IP } from "./plan.js";
 
 function openssl(args: string[], cwd: string): void {
   execFileSync("openssl", args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
@@ -23,7 +24,7 @@ const newKey = (name: string) => [
   `${name}.key`,
 ];
 
-function signed(dir: string, name: string, subject: string, ext: string[]): void {
+function signed(dir: string, days: string, name: string, subject: string, ext: string[]): void {
   openssl(["req", ...newKey(name), "-out", `${name}.csr`, "-subj", subject], dir);
   writeFileSync(
     join(dir, `${name}.ext`),
@@ -43,7 +44,7 @@ function signed(dir: string, name: string, subject: string, ext: string[]): void
       "-out",
       `${name}.crt`,
       "-days",
-      "30",
+      days,
       "-extfile",
       `${name}.ext`,
     ],
@@ -51,7 +52,30 @@ function signed(dir: string, name: string, subject: string, ext: string[]): void
   );
 }
 
-export function makePki(dir: string): void {
+/** What differs between the local control planes' certificates (kube:local and the e2e tier's kwok one). */
+export interface PkiOptions {
+  /** The CA's common name. */
+  caName: string;
+  /** Validity of every certificate, in days. */
+  days: number;
+  /** Addresses in the API server's serving certificate besides 127.0.0.1 (its own, the `kubernetes` Service's). */
+  apiserverIps: readonly string[];
+  /** Also the API server's client certificate for kubelets (system:masters). @default false */
+  kubeletClient?: boolean;
+}
+
+/** The API server's in-cluster names, in its serving certificate. */
+const APISERVER_NAMES = [
+  "kubernetes",
+  "kubernetes.default",
+  "kubernetes.default.svc",
+  "kubernetes.default.svc.cluster.local",
+  "localhost",
+];
+
+/** A CA, the API server's serving certificate, optionally its kubelet client certificate, and the service-account key pair. */
+export function makePki(dir: string, o: PkiOptions): void {
+  const days = String(o.days);
   openssl(
     [
       "req",
@@ -60,9 +84,9 @@ export function makePki(dir: string): void {
       "-out",
       "ca.crt",
       "-days",
-      "30",
+      days,
       "-subj",
-      "/CN=valkey-on-eks-kube-local-ca",
+      `/CN=${o.caName}`,
       "-addext",
       "basicConstraints=critical,CA:TRUE",
       "-addext",
@@ -70,21 +94,40 @@ export function makePki(dir: string): void {
     ],
     dir,
   );
-  const names = [
-    "kubernetes",
-    "kubernetes.default",
-    "kubernetes.default.svc",
-    "kubernetes.default.svc.cluster.local",
-    "localhost",
-  ];
-  signed(dir, "apiserver", "/CN=kube-apiserver", [
+  const ips = ["127.0.0.1", ...o.apiserverIps].map((ip) => `IP:${ip}`);
+  signed(dir, days, "apiserver", "/CN=kube-apiserver", [
     "extendedKeyUsage=serverAuth",
-    `subjectAltName=IP:127.0.0.1,IP:${API_IP},IP:${KUBERNETES_SERVICE_IP},${names.map((n) => `DNS:${n}`).join(",")}`,
+    `subjectAltName=${[...ips, ...APISERVER_NAMES.map((n) => `DNS:${n}`)].join(",")}`,
   ]);
-  signed(dir, "apiserver-kubelet-client", "/O=system:masters/CN=kube-apiserver-kubelet-client", [
-    "extendedKeyUsage=clientAuth",
-  ]);
+  if (o.kubeletClient === true)
+    signed(dir, days, "apiserver-kubelet-client", "/O=system:masters/CN=kube-apiserver-kubelet-client", [
+      "extendedKeyUsage=clientAuth",
+    ]);
   const sa = generateKeyPairSync("rsa", { modulusLength: 2048 });
   writeFileSync(join(dir, "sa.key"), sa.privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
   writeFileSync(join(dir, "sa.pub"), sa.publicKey.export({ type: "spki", format: "pem" }));
+}
+
+/** A kubeconfig that authenticates with a bearer token; `name` names its cluster, user and context. */
+export function tokenKubeconfig(server: string, caPem: string, token: string, name = "kube-local"): string {
+  return [
+    "apiVersion: v1",
+    "kind: Config",
+    "clusters:",
+    `- name: ${name}`,
+    "  cluster:",
+    `    server: ${server}`,
+    `    certificate-authority-data: ${Buffer.from(caPem).toString("base64")}`,
+    "users:",
+    `- name: ${name}`,
+    "  user:",
+    `    token: ${token}`,
+    "contexts:",
+    `- name: ${name}`,
+    "  context:",
+    `    cluster: ${name}`,
+    `    user: ${name}`,
+    `current-context: ${name}`,
+    "",
+  ].join("\n");
 }

@@ -202,27 +202,3 @@ export function ciliumArgs(node: NodePlan, kubeconfig: string, libDir: string): 
     "--enable-policy=default",
   ];
 }
-
-/** A kubeconfig that authenticates with a bearer token. */
-export function tokenKubeconfig(server: string, caPem: string, token: string): string {
-  return [
-    "apiVersion: v1",
-    "kind: Config",
-    "clusters:",
-    "- name: kube-local",
-    "  cluster:",
-    `    server: ${server}`,
-    `    certificate-authority-data: ${Buffer.from(caPem).toString("base64")}`,
-    "users:",
-    "- name: kube-local",
-    "  user:",
-    `    token: ${token}`,
-    "contexts:",
-    "- name: kube-local",
-    "  context:",
-    "    cluster: kube-local",
-    "    user: kube-local",
-    "current-context: kube-local",
-    "",
-  ].join("\n");
-}

@@ -35,7 +35,8 @@ import {
   type ControlPlaneOptions,
   type FakeNode,
 } from "./control-plane-types.js";
-import { firstIp, kubeconfigText, makeCertificates, nodeCidrs } from "./control-plane-pki.js";
+import { makePki, tokenKubeconfig } from "../../../benchmarks/kube-local/pki.js";
+import { firstIp, nodeCidrs } from "./control-plane-pki.js";
 import { KWOK_STORAGE_CLASS, kwokContainerLogs, kwokStages } from "./kwok-config.js";
 
 export const KUBERNETES_VERSION = versions.KUBERNETES_VERSION;
@@ -175,10 +176,10 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     const benchmarkLogFile = join(dir, "container-logs", "benchmark.log");
     const server = `https://127.0.0.1:${apiPort}`;
     const token = randomBytes(24).toString("hex");
-    makeCertificates(dir, firstIp(serviceCidr));
+    makePki(dir, { caName: "valkey-on-eks-e2e-ca", days: 2, apiserverIps: [firstIp(serviceCidr)] });
     const caPem = readFileSync(join(dir, "ca.crt"), "utf8");
     writeFileSync(join(dir, "tokens.csv"), `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
-    const kubeconfig = kubeconfigText(server, caPem, token);
+    const kubeconfig = tokenKubeconfig(server, caPem, token, "local");
     const kubeconfigPath = join(dir, "kubeconfig");
     writeFileSync(kubeconfigPath, kubeconfig, { mode: 0o600 });
 
