@@ -136,7 +136,6 @@ export function renderAzFailbackScript(o: AzFailbackScriptOptions = {}): string 
     ...boundedCliLines(o.cliTimeoutSeconds ?? DEFAULT_CLI_TIMEOUT_SECONDS),
     `server_alive() { [ -z "$server_pid" ] || kill -0 "$server_pid" 2>/dev/null; }`,
     ...keepZoneLines(o.zoneFile),
-    `# shellcheck disable=SC2016 # an awk program: its $ fields are awk's, not the shell's`,
     `decide_awk='${FAILBACK_DECISION_AWK}'`,
     `seen=0`,
     `last=""`,

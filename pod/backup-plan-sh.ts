@@ -64,7 +64,7 @@ export function backupPlanLines(): string[] {
     `    port=$(printf '%s' "$l" | sed -n 's/.*port=\\([0-9]*\\).*/\\1/p')`,
     `    state=$(printf '%s' "$l" | sed -n 's/.*state=\\([a-z_]*\\).*/\\1/p')`,
     `    off=$(printf '%s' "$l" | sed -n 's/.*offset=\\([0-9]*\\).*/\\1/p')`,
-    `    { [ "$state" = online ] && [ -n "$off" ] && [ -n "$ip" ] && [ -n "$port" ]; } || continue`,
+    `    [ "$state" = online ] && [ -n "$off" ] && [ -n "$ip" ] && [ -n "$port" ] || continue`,
     `    if [ "$off" -gt "$best_off" ]; then best="$ip:$port"; best_off=$off; fi`,
     `  done <<EOF`,
     `$lines`,

@@ -104,7 +104,6 @@ export function renderClusterHealScript(o: ClusterHealScriptOptions = {}): strin
     `    # Peers whose link reads connected: "id ip port" lines, proven by asking them (below).`,
     `    linked=`,
     `    while IFS= read -r line; do`,
-    `      # shellcheck disable=SC2086 # split into the CLUSTER NODES fields on purpose (set -f: no globbing)`,
     `      set -- $line`,
     `      [ $# -ge 8 ] || continue`,
     `      case "$3" in *myself*|*handshake*) continue ;; esac`,

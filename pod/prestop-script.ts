@@ -66,7 +66,6 @@ my_id=""
 my_flags=""
 my_slots=0
 while IFS= read -r line; do
-  # shellcheck disable=SC2086 # split into the CLUSTER NODES fields on purpose (set -f: no globbing)
   set -- $line
   [ $# -ge 8 ] || continue
   case "$3" in *myself*) my_id=$1; my_flags=$3; [ $# -ge 9 ] && my_slots=1 ;; esac
@@ -82,11 +81,10 @@ best_host=""
 best_port=""
 best_offset=-1
 while IFS= read -r line; do
-  # shellcheck disable=SC2086 # split into the CLUSTER NODES fields on purpose (set -f: no globbing)
   set -- $line
   [ $# -ge 8 ] || continue
-  { [ "$4" = "$my_id" ] && [ "$8" = "connected" ]; } || continue
-  case "$3" in *nofailover*|*fail*|*handshake*|*noaddr*) continue ;; *slave*) ;; *) continue ;; esac
+  [ "$4" = "$my_id" ] && [ "$8" = "connected" ] || continue
+  case "$3" in *fail*|*handshake*|*noaddr*|*nofailover*) continue ;; *slave*) ;; *) continue ;; esac
   # ip:port@cport[,hostname]; connect by IP, or by hostname when no IP is known.
   hostport=\${2%%@*}
   rport=\${hostport##*:}

@@ -118,7 +118,6 @@ named_by() { cli -h "\${1%:*}" -p "\${1##*:}" --raw SENTINEL GET-MASTER-ADDR-BY-
 
 # 1. Pause writes until the deadline at most; released on every way out.
 paused=""
-# shellcheck disable=SC2317 # run by the EXIT trap below
 release() {
   [ -n "$paused" ] || return 0
   paused=""
@@ -191,7 +190,7 @@ while :; do
     log "SENTINEL FAILOVER via $s: $reply"
     case "$reply" in OK*|INPROG*) asked=$s; break ;; esac
   done
-  { [ -z "$asked" ] && [ "$(now_s)" -lt "$retry_until" ]; } || break
+  [ -z "$asked" ] && [ "$(now_s)" -lt "$retry_until" ] || break
   sleep 1
 done
 [ -n "$asked" ] || { log "no Sentinel accepted the failover; stopping (the Sentinels fail over after down-after-milliseconds)"; exit 0; }

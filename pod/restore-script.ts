@@ -113,9 +113,8 @@ function formedPeerLines(mode: ValkeyMode): string[] {
           `    [ "\${n:-0}" -gt 0 ] && { echo "$p is a primary with $n replica(s)"; return 0; }`,
         ];
   return [
-    ...boundedCliLines(2, { local: false }),
+    ...boundedCliLines(2),
     `peers() {`,
-    `  # shellcheck disable=SC2086 # RESTORE_PEERS holds several host:port words: one per line on purpose`,
     `  if [ -n "\${RESTORE_PEERS:-}" ]; then printf '%s\\n' $RESTORE_PEERS; return; fi`,
     `  [ -n "\${RESTORE_PEERS_DNS:-}" ] || return 0`,
     `  getent ahosts "$RESTORE_PEERS_DNS" 2>/dev/null | awk -v p="\${RESTORE_PEERS_PORT:-6379}" '!seen[$1]++ { print $1 ":" p }'`,
@@ -221,7 +220,7 @@ export function renderRestoreScript(o: RestoreScriptOptions): string {
     `  shards=$(grep -c '^{"shard":' "$m" || true)`,
     `  [ "$shards" -eq "$planned_shards" ] || fail "the backup has $shards shard(s), the new $mode topology plans $planned_shards: restore into the same shape"`,
     `  line=$(grep "^{\\"shard\\":$shard," "$m" || true)`,
-    `  { [ -n "$line" ] && [ "$(printf '%s\\n' "$line" | wc -l)" -eq 1 ]; } || fail "the manifest has no single entry for shard $shard"`,
+    `  [ -n "$line" ] && [ "$(printf '%s\\n' "$line" | wc -l)" -eq 1 ] || fail "the manifest has no single entry for shard $shard"`,
     `  line="\${line%,}"`,
     `  id=$(sed -n 's/^{"format":"[^"]*","id":"\\([0-9A-Za-z._-]*\\)".*/\\1/p' "$m" | head -n 1)`,
     `  [ -n "$id" ] || fail "$from/${MANIFEST_OBJECT} names no backup id"`,

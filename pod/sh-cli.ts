@@ -22,13 +22,8 @@ export function localHostLine(host: string = DEFAULT_LOCAL_HOST): string {
 /**
  * sh lines defining `cli <args>` (bounded valkey-cli) and `local_cli <args>` (the same against
  * this pod's own server on $local_host:$port). Needs `port` and `local_host` set before use.
- * `local: false` leaves `local_cli` out, for a script that never talks to its own server
- * (backup.sh, restore.sh) and so sets neither.
  */
-export function boundedCliLines(
-  timeoutSeconds: number = DEFAULT_CLI_TIMEOUT_SECONDS,
-  o: { local?: boolean } = {},
-): string[] {
+export function boundedCliLines(timeoutSeconds: number = DEFAULT_CLI_TIMEOUT_SECONDS): string[] {
   if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1) {
     throw new Error(`cli timeout must be a whole number of seconds >= 1, got ${timeoutSeconds}`);
   }
@@ -41,7 +36,7 @@ export function boundedCliLines(
     `  echo "$0: no timeout command: client calls are unbounded" >&2`,
     `  cli() { "$cli_bin" "$@" </dev/null; }`,
     `fi`,
-    ...(o.local === false ? [] : [`local_cli() { cli -h "$local_host" -p "$port" "$@"; }`]),
+    `local_cli() { cli -h "$local_host" -p "$port" "$@"; }`,
   ];
 }
 

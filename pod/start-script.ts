@@ -150,7 +150,6 @@ export function renderStartScript(o: StartScriptOptions): string {
     `fail() { echo "start.sh: $*" >&2; exit 1; }`,
     `[ $# -eq 1 ] || fail "usage: start.sh <valkey.conf>"`,
     `conf="$1"`,
-    `# shellcheck disable=SC2034 # used by the password check and the Sentinel start decision, when rendered`,
     `nl='`,
     `'`,
     `# A value for valkey.conf: double-quoted, with backslash and double quote escaped.`,

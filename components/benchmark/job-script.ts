@@ -78,7 +78,7 @@ function barrierScript(o: BenchmarkScriptOptions, target: BenchmarkTarget, pods:
 cli() { bounded 15 ${conn} "$@"; }
 barrier() {
   key="vbench:barrier:\${${RUN_ID_ENV}:?${RUN_ID_ENV} is not set}:$1"
-  { cli INCR "$key:ready" >/dev/null && cli EXPIRE "$key:ready" 3600 >/dev/null; } || { say "error barrier $1: INCR failed"; return 1; }
+  cli INCR "$key:ready" >/dev/null && cli EXPIRE "$key:ready" 3600 >/dev/null || { say "error barrier $1: INCR failed"; return 1; }
   until_t=$(( $(date +%s) + ${wait} ))
   while :; do
     n=$(cli GET "$key:ready" | tr -dc '0-9')
@@ -189,7 +189,7 @@ bounded() {
 }
 method=none
 if [ -n "\${${pw}:-}" ]; then
-  method="env"
+  method=env
   VALKEYCLI_AUTH="$${pw}"; REDISCLI_AUTH="$${pw}"; export VALKEYCLI_AUTH REDISCLI_AUTH
 fi
 bench() {

@@ -1,11 +1,17 @@
 /**
  * The shellcheck lint step over the rendered pod scripts (tests/support/shellcheck-pod-scripts.ts,
  * run by `npm run lint`) cannot pass silently: it reports a finding in a deliberately bad script,
- * naming the script and its option set, honours a `# shellcheck disable` line, and the scripts it
- * renders include at least readiness.sh, start.sh and restore.sh of both modes.
+ * naming the script and its option set, honours a `# shellcheck disable` line, accepts an ACCEPTED
+ * finding only on its script, code and line, and the scripts it renders include at least
+ * readiness.sh, start.sh and restore.sh of both modes.
  */
 import { describe, expect, it } from "vitest";
-import { renderedPodScripts, shellcheckMissing, shellcheckScripts } from "../support/shellcheck-pod-scripts.js";
+import {
+  ACCEPTED,
+  renderedPodScripts,
+  shellcheckMissing,
+  shellcheckScripts,
+} from "../support/shellcheck-pod-scripts.js";
 
 describe("shellcheck over the rendered pod scripts", () => {
   it("has shellcheck (.ci/setup installs it)", () => {
@@ -24,6 +30,20 @@ describe("shellcheck over the rendered pod scripts", () => {
   it("honours a disable line in the rendered text", () => {
     const text = '#!/bin/sh\nx="$1"\n# shellcheck disable=SC2086 # split on purpose\necho $x\n';
     expect(shellcheckScripts([{ script: "ok.sh", variant: "v", text }]).findings).toEqual([]);
+  });
+
+  it("accepts an ACCEPTED finding only on its script, code and line; every entry says why", () => {
+    const text = (line: string) => `#!/bin/sh\nset -f\nline="$1"\nother="$2"\n${line}\necho "$1" "$line" "$other"\n`;
+    const heal = shellcheckScripts([{ script: "heal.sh", variant: "v", text: text("set -- $line") }]);
+    expect([heal.findings, heal.accepted]).toEqual([[], 1]);
+    // The same construct on another line, or in another script, still fails.
+    expect(shellcheckScripts([{ script: "heal.sh", variant: "v", text: text("set -- $other") }]).findings).toHaveLength(
+      1,
+    );
+    expect(shellcheckScripts([{ script: "start.sh", variant: "v", text: text("set -- $line") }]).findings).toHaveLength(
+      1,
+    );
+    for (const a of ACCEPTED) expect(a.why.length, `${a.script} ${a.code}`).toBeGreaterThan(10);
   });
 
   it("renders readiness.sh, start.sh and restore.sh of both modes, among others", () => {
