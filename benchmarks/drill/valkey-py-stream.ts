@@ -181,10 +181,11 @@ export class ValkeyPyStream {
     if (child === undefined || child.exitCode !== null) return this.exited;
     child.stdin?.end();
     child.kill("SIGTERM");
+    const boundMs = this.o.commandTimeoutMs + 10_000;
     const timer = setTimeout(() => {
-      this.killedAfterMs = this.o.commandTimeoutMs + 10_000;
+      this.killedAfterMs = boundMs;
       child.kill("SIGKILL");
-    }, this.o.commandTimeoutMs + 10_000);
+    }, boundMs);
     await this.exited;
     clearTimeout(timer);
   }
