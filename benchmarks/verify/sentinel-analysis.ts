@@ -35,14 +35,30 @@ export interface SentinelCapture {
   flags?: string;
   /** CKQUORUM reply text, or the error it returned. */
   ckquorum?: { ok: boolean; text: string };
-  /** SENTINEL REPLICAS: each replica it knows, `host:port` as announced, with its flags. */
-  replicas?: { address: string; flags: string }[];
+  /**
+   * SENTINEL REPLICAS: each replica it knows, `host:port` as announced, with its flags and, when
+   * the reply has them, the Sentinel's view of its link (for the failure's evidence).
+   */
+  replicas?: { address: string; flags: string; link?: string }[];
 }
 
-/** One reply entry of SENTINEL REPLICAS (a flat field/value list) as `host:port` and flags. */
-function replicaEntry(flat: readonly string[]): { address: string; flags: string } {
-  const field = (name: string): string => String(flat[flat.indexOf(name) + 1] ?? "");
-  return { address: endpointKey({ host: field("ip"), port: Number(field("port")) }), flags: field("flags") };
+/** One reply entry of SENTINEL REPLICAS (a flat field/value list) as `host:port`, flags and link view. */
+export function replicaEntry(flat: readonly string[]): { address: string; flags: string; link?: string } {
+  const field = (name: string): string | undefined => {
+    const i = flat.indexOf(name);
+    return i >= 0 && i % 2 === 0 && flat[i + 1] !== undefined ? String(flat[i + 1]) : undefined;
+  };
+  const entry = {
+    address: endpointKey({ host: field("ip") ?? "", port: Number(field("port")) }),
+    flags: field("flags") ?? "",
+  };
+  const view = [
+    ["last-ok-ping-reply", (v: string) => `last ok ping reply ${v} ms ago`],
+    ["link-pending-commands", (v: string) => `${v} commands pending on its link`],
+    ["master-link-status", (v: string) => `the replica last reported its link to the primary ${v}`],
+  ] as const;
+  const link = view.flatMap(([k, say]) => (field(k) === undefined ? [] : [say(field(k) as string)])).join(", ");
+  return link === "" ? entry : { ...entry, link };
 }
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -154,15 +170,20 @@ export function analyseSentinels(
       failures.add("SENTINEL_DISAGREE", `Sentinel ${c.address} does not monitor ${masterName}`, c.address);
   }
   for (const c of reachable.filter((x) => x.primary === primary && x.replicas !== undefined)) {
-    const known = new Map((c.replicas ?? []).map((r) => [r.address.toLowerCase(), r.flags]));
+    const known = new Map((c.replicas ?? []).map((r) => [r.address.toLowerCase(), r]));
     for (const replica of liveReplicas) {
-      const flags = known.get(replica.toLowerCase());
+      const seen = known.get(replica.toLowerCase());
       const down =
-        flags === undefined ? "does not know it" : /s_down|disconnected/.test(flags) ? `flags it ${flags}` : undefined;
+        seen === undefined
+          ? "does not know it"
+          : /s_down|disconnected/.test(seen.flags)
+            ? `flags it ${seen.flags}`
+            : undefined;
       if (down !== undefined)
         failures.add(
           "SENTINEL_REPLICA_DOWN",
-          `Sentinel ${c.address} ${down}: replica ${replica} (a failover it leads now could not pick it)`,
+          `Sentinel ${c.address} ${down}: replica ${replica} (a failover it leads now could not pick it)` +
+            (seen?.link === undefined ? "" : `; its view: ${seen.link}`),
           c.address,
         );
     }

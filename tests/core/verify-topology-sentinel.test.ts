@@ -140,7 +140,12 @@ describe("verify --sentinel on real valkey-server and Sentinel processes", () =>
     const replicas = [t.members[1]!.address, t.members[2]!.address].sort();
     for (const c of caps) {
       expect((c.replicas ?? []).map((r) => r.address).sort(), c.address).toEqual(replicas);
-      for (const r of c.replicas ?? []) expect(r.flags, `${c.address} sees ${r.address}`).toBe("slave");
+      for (const r of c.replicas ?? []) {
+        expect(r.flags, `${c.address} sees ${r.address}`).toBe("slave");
+        expect(r.link, `${c.address}'s view of ${r.address}`).toMatch(
+          /^last ok ping reply \d+ ms ago, \d+ commands pending on its link, the replica last reported its link to the primary ok$/,
+        );
+      }
     }
     expect(analyseSentinels(caps, t.masterName, undefined, replicas).failures.items).toEqual([]);
     // What a Sentinel shows while a replica's pod came back on an IP it has not resolved yet, and one it never learned.
@@ -157,6 +162,7 @@ describe("verify --sentinel on real valkey-server and Sentinel processes", () =>
           : c,
     );
     const failures = analyseSentinels(stale, t.masterName, undefined, replicas).failures.items;
+    expect(failures[0]?.message).toContain(`; its view: last ok ping reply`);
     expect(failures.map((f) => [f.code, f.node, f.message.replace(/ \(a failover.*$/, "")])).toEqual([
       [
         "SENTINEL_REPLICA_DOWN",

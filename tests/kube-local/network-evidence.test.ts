@@ -4,7 +4,7 @@
  * other CiliumEndpoint claiming the same IP, named; a node whose ipcache could not be read, named.
  */
 import { describe, expect, it } from "vitest";
-import { describeDisagreements } from "../pods/support/network-evidence.js";
+import { describeDisagreements, describeResolution } from "../pods/support/network-evidence.js";
 
 const ep = (name: string, ip: string, identity: number | undefined, namespace = "ns") => ({
   namespace,
@@ -51,5 +51,18 @@ describe("network evidence", () => {
       "  sentinel-0 10.0.0.7 (CiliumEndpoint identity 200): b: identity 999 (custom-resource ns/old-job); the same IP also claimed by bench/old-job",
       "  c: ipcache not read (no cilium-agent process)",
     ]);
+  });
+
+  it("calls a member's name current, stale or unresolved from a Sentinel pod, with the PING of its pod IP", () => {
+    const m = { name: "valkey-1", ip: "10.0.1.5" };
+    expect(describeResolution("valkey-sentinel-0", m, "10.0.1.5      STREAM valkey-1.h", "NOAUTH")).toBe(
+      "  valkey-sentinel-0 -> valkey-1: resolves to 10.0.1.5 (current); PING its pod IP: NOAUTH",
+    );
+    expect(describeResolution("valkey-sentinel-0", m, "10.0.2.9      STREAM valkey-1.h", "PONG")).toBe(
+      "  valkey-sentinel-0 -> valkey-1: resolves to 10.0.2.9 (STALE (pod IP 10.0.1.5)); PING its pod IP: PONG",
+    );
+    expect(describeResolution("valkey-sentinel-0", m, "failed: exit 2", "failed: timed out")).toBe(
+      "  valkey-sentinel-0 -> valkey-1: resolves to failed: exit 2 (NOT RESOLVED); PING its pod IP: failed: timed out",
+    );
   });
 });

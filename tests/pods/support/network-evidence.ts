@@ -7,12 +7,19 @@
  * each node's ipcache holds for its IP (the agent's own API, `GET /v1/ip`, through the agent's
  * mount namespace), and names every node that disagrees and every other CiliumEndpoint claiming
  * the same IP (a stale one, or a reused address). Read-only.
+ *
+ * It also answers, from inside every Sentinel pod (its network and mount namespaces, entered from
+ * the host), the two questions a Sentinel that flags a replica `disconnected` raises: what the
+ * replica's stable name resolves to there (Sentinel re-resolves it on each reconnect), and whether
+ * that pod reaches the replica's current IP at all (a `valkey-cli PING`; NOAUTH is an answer).
  */
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import type { Api } from "../../../benchmarks/kube-local/api.js";
 import { cgroupPids } from "../../../benchmarks/kube-local/host.js";
 import type { ClusterPlan } from "../../../benchmarks/kube-local/plan.js";
+import { VALKEY_PORT } from "../../../vocabulary/ports.js";
 
 interface Endpoint {
   namespace: string;
@@ -112,6 +119,103 @@ export function describeDisagreements(
       ];
 }
 
+interface PodView {
+  name: string;
+  ip: string | undefined;
+  /** `<hostname>.<subdomain>.<namespace>.svc.cluster.local`, for pods with a stable name. */
+  fqdn: string | undefined;
+}
+
+async function namespacePods(api: Api, namespace: string): Promise<PodView[]> {
+  const r = await api<{
+    items?: Array<{
+      metadata: { name: string };
+      spec?: { hostname?: string; subdomain?: string };
+      status?: { podIP?: string };
+    }>;
+  }>("GET", `/api/v1/namespaces/${namespace}/pods`);
+  if (r.status !== 200) throw new Error(`listing pods of ${namespace}: HTTP ${r.status}`);
+  return (r.body.items ?? []).map((p) => ({
+    name: p.metadata.name,
+    ip: p.status?.podIP,
+    fqdn:
+      p.spec?.hostname !== undefined && p.spec.subdomain !== undefined
+        ? `${p.spec.hostname}.${p.spec.subdomain}.${namespace}.svc.cluster.local`
+        : undefined,
+  }));
+}
+
+/** The host pid of a process of pod `name` (its containers' HOSTNAME), searched in the nodes' cgroups. */
+function podPid(plan: ClusterPlan, name: string): number | undefined {
+  for (const node of plan.nodes)
+    for (const pid of cgroupPids(node.cgroup)) {
+      try {
+        if (readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`HOSTNAME=${name}`)) return pid;
+      } catch {
+        /* gone, or a kernel thread */
+      }
+    }
+  return undefined;
+}
+
+/** Runs `argv` inside the network and mount namespaces of `pid`; its output, or the error's first line. */
+function inPod(pid: number, argv: string[]): string {
+  try {
+    return execFileSync("nsenter", ["-t", String(pid), "-n", "-m", "timeout", "5", ...argv], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 10_000,
+    }).trim();
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; message: string };
+    return `failed: ${(e.stderr || e.stdout || e.message).trim().split("\n")[0]}`;
+  }
+}
+
+/** One line per (Sentinel pod, member): what the member's name resolves to there, against its pod IP. */
+export function describeResolution(
+  from: string,
+  member: { name: string; ip: string | undefined },
+  answer: string,
+  reach: string,
+): string {
+  const failed = answer.startsWith("failed") || answer === "";
+  const resolved = failed ? answer : (answer.split(/\s+/)[0] ?? "");
+  const verdict =
+    member.ip === undefined
+      ? "the pod has no IP"
+      : failed
+        ? "NOT RESOLVED"
+        : resolved === member.ip
+          ? "current"
+          : `STALE (pod IP ${member.ip})`;
+  return `  ${from} -> ${member.name}: resolves to ${resolved || "nothing"} (${verdict}); PING its pod IP: ${reach}`;
+}
+
+/** From each Sentinel pod, every Valkey member's name resolved and its pod IP pinged; never throws. */
+async function resolutionEvidence(api: Api, plan: ClusterPlan, namespace: string, port: number): Promise<string[]> {
+  const pods = await namespacePods(api, namespace);
+  const sentinels = pods.filter((p) => p.name.includes("sentinel"));
+  const members = pods.filter((p) => p.fqdn !== undefined && !p.name.includes("sentinel"));
+  const lines: string[] = [];
+  for (const s of sentinels) {
+    const pid = podPid(plan, s.name);
+    if (pid === undefined) {
+      lines.push(`  ${s.name}: no process found on any node`);
+      continue;
+    }
+    for (const m of members) {
+      const answer = inPod(pid, ["getent", "ahostsv4", m.fqdn as string]);
+      const reach =
+        m.ip === undefined
+          ? "-"
+          : inPod(pid, ["valkey-cli", "--no-auth-warning", "-h", m.ip, "-p", String(port), "PING"]);
+      lines.push(describeResolution(s.name, m, answer, reach));
+    }
+  }
+  return lines.length > 0 ? lines : ["  no Sentinel pod in the namespace"];
+}
+
 /** The evidence as text; never throws (a failure to read is part of the text). */
 export async function networkEvidence(api: Api, plan: ClusterPlan, namespace: string): Promise<string> {
   try {
@@ -125,6 +229,10 @@ export async function networkEvidence(api: Api, plan: ClusterPlan, namespace: st
     return [
       `network evidence (Cilium, namespace ${namespace}):`,
       ...describeDisagreements(namespace, endpoints, views),
+      `names and reach, from each Sentinel pod:`,
+      ...(await resolutionEvidence(api, plan, namespace, VALKEY_PORT).catch((err: Error) => [
+        `  not read: ${err.message}`,
+      ])),
     ].join("\n");
   } catch (err) {
     return `network evidence (Cilium, namespace ${namespace}) not read: ${(err as Error).message}`;
