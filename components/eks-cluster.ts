@@ -31,6 +31,7 @@ import {
   podIdentityTrustPolicy,
 } from "./aws/iam.js";
 import { DISCOVERY_TAG_KEY, buildVpcArgs, type NatGateways } from "./aws/vpc.js";
+import { PROVIDER_BEHAVIOUR } from "./kubernetes/provider-args.js";
 
 export { SYSTEM_NODE_LABELS } from "./aws/eks.js";
 export { GP3_STORAGE_CLASS } from "./shared.js";
@@ -139,7 +140,7 @@ export class EksCluster extends pulumi.ComponentResource {
     );
     this.provider = new k8s.Provider(
       `${name}-k8s`,
-      { kubeconfig: this.kubeconfig, enableServerSideApply: true },
+      { kubeconfig: this.kubeconfig, enableServerSideApply: true, ...PROVIDER_BEHAVIOUR },
       parent,
     );
     const gp3 = new k8s.storage.v1.StorageClass(

@@ -18,6 +18,7 @@ import { Karpenter } from "../components/karpenter.js";
 import { KarpenterNodePool } from "../components/karpenter-node-pool.js";
 import { VALKEY_NODE_POOL, VALKEY_TAINT, type Placement } from "../components/shared.js";
 import type { StackConfig } from "../config/types.js";
+import { PROVIDER_BEHAVIOUR } from "../components/kubernetes/provider-args.js";
 
 export interface PlatformResult {
   provider: k8s.Provider;
@@ -112,7 +113,7 @@ export function byoPlatform(config: StackConfig): PlatformResult {
     throw new pulumi.RunError(`byo.kubeconfig: cannot read ${path}: ${(err as Error).message}`);
   }
   const kubeconfig = pulumi.secret(text);
-  const provider = new k8s.Provider("byo", { kubeconfig, context: config.byo.context });
+  const provider = new k8s.Provider("byo", { kubeconfig, context: config.byo.context, ...PROVIDER_BEHAVIOUR });
   const ready: pulumi.Resource[] = [];
   if (config.byo.manageKarpenterNodePool) {
     // The schema requires both when manageKarpenterNodePool is set.

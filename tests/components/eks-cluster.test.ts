@@ -208,6 +208,8 @@ describe("EksCluster", () => {
     expect(await isSecretOutput(cluster.kubeconfig)).toBe(true);
     expect(await valueOf(cluster.kubeconfig)).toBe(mockKubeconfig({}));
     expect(mocks.get("pulumi:providers:kubernetes", "eks-k8s").redacted.kubeconfig).toBe("[secret]");
+    // A script change updates the release's ConfigMap in place (provider-args.ts), never replaces it.
+    expect(mocks.get("pulumi:providers:kubernetes", "eks-k8s").inputs.enableConfigMapMutable).toBe("true");
     expect(cluster.clusterName).toBe("valkey-test");
   });
 

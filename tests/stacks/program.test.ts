@@ -366,6 +366,8 @@ describe("the program under mocks", () => {
     for (const type of ["kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"]) {
       expect(recorder.ofType(type)[0]?.provider, type).toMatch(/::pulumi:providers:kubernetes::byo::/);
     }
+    // A script change updates the release's ConfigMap in place (provider-args.ts), never replaces it.
+    expect(recorder.ofType("pulumi:providers:kubernetes")[0]?.inputs).toMatchObject({ enableConfigMapMutable: "true" });
     const sts = recorder.ofType("kubernetes:apps/v1:StatefulSet")[0];
     expect(JSON.stringify(sts?.inputs)).toContain('"karpenter.sh/nodepool":"valkey"');
   });
