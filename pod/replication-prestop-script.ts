@@ -38,7 +38,7 @@
  * REDISCLI_AUTH in the container environment (the Sentinels require the same one), never argv.
  *
  * Environment: VALKEY_ANNOUNCE_HOST (this member's stable name, what the Sentinels report),
- * optional VALKEY_ANNOUNCE_IP, VALKEY_SENTINELS (overrides the rendered list), VALKEY_CLI.
+ * optional VALKEY_ANNOUNCE_IP, VALKEY_CLI. The Sentinels' list is rendered in.
  */
 import { VALKEY_PORT } from "../vocabulary/ports.js";
 import { shQuote } from "./sh-cli.js";
@@ -90,7 +90,7 @@ export function renderReplicationPreStopScript(o: ReplicationPreStopOptions): st
     throw new Error(`preStop: masterName '${o.masterName}' must match [A-Za-z0-9._-]+`);
   if (o.sentinels.length === 0) throw new Error("preStop: sentinels must name at least one Sentinel");
   for (const s of o.sentinels)
-    if (!/^[^\s,:]+:\d+$/.test(s)) throw new Error(`preStop: sentinel '${s}' is not host:port`);
+    if (!/^[^\s,:']+:\d+$/.test(s)) throw new Error(`preStop: sentinel '${s}' is not host:port`);
   const cliLines = boundedCliLines(o.cliTimeoutSeconds ?? DEFAULT_CLI_TIMEOUT_SECONDS).join("\n");
   return `#!/bin/sh
 # preStop hook of a replication member under Sentinel, rendered by valkey-on-eks.
@@ -101,7 +101,7 @@ timeout_s=${timeout}
 catch_up_s=${catchUp}
 failover_retry_s=${retry}
 master_name=${shQuote(o.masterName)}
-sentinels=$(printf '%s' "\${VALKEY_SENTINELS:-${o.sentinels.join(" ")}}" | tr ',' ' ')
+sentinels=${shQuote(o.sentinels.join(" "))}
 self_host="\${VALKEY_ANNOUNCE_HOST:-}"
 log() { echo "prestop: $*" >&2; }
 ${cliLines}

@@ -1,14 +1,12 @@
 /**
  * The replication member's start decision, as a POSIX sh fragment of the entrypoint
  * (start-script.ts includes it when Sentinel is on). The same rendered text runs in the pods
- * and, under `sh`, in local mode (benchmarks/local/sentinel-topology.ts), with the per-member
- * values in environment variables:
+ * and, under `sh`, in local mode (benchmarks/local/sentinel-topology.ts). The Sentinels' list and
+ * this member's port are rendered in; the per-member values come in environment variables:
  *
- *   VALKEY_SENTINELS      `host:port` list (space or comma separated); default rendered in
  *   VALKEY_ANNOUNCE_HOST  this member's stable name/address (what Sentinel reports for it)
  *   VALKEY_ANNOUNCE_IP    optional second identity Sentinel may report (an IP)
- *   VALKEY_PORT           this member's port (default rendered in)
- *   POD_NAME / VALKEY_ORDINAL  the ordinal (`<statefulset>-<n>` or n)
+ *   POD_NAME              the ordinal (`<statefulset>-<n>`)
  *   VALKEY_CLI            the cli binary (default valkey-cli; redis-cli speaks the same)
  *   REDISCLI_AUTH         set by the script from the password file: the Sentinels' password
  *                         reaches the cli through the environment, never argv
@@ -72,9 +70,9 @@ export const DEFAULT_MASTER_NAME = "valkey-primary";
 
 export interface ReplicationStartOptions {
   masterName?: string;
-  /** Default for $VALKEY_SENTINELS (`host:port` each). */
+  /** The Sentinels the member asks (`host:port` each); at least one. */
   sentinels?: readonly string[];
-  /** Default for $VALKEY_PORT. @default 6379 */
+  /** This member's port. @default 6379 */
   port?: number;
   /** The data directory checked for an existing dataset. */
   dataDir: string;
@@ -111,8 +109,10 @@ export function renderReplicationStartBlock(o: ReplicationStartOptions): string[
   const masterName = o.masterName ?? DEFAULT_MASTER_NAME;
   if (!/^[A-Za-z0-9._-]+$/.test(masterName))
     throw new Error(`replication start: masterName '${masterName}' must match [A-Za-z0-9._-]+`);
-  for (const s of o.sentinels ?? []) {
-    if (!/^[^\s,:]+:\d+$/.test(s)) throw new Error(`replication start: sentinel '${s}' is not host:port`);
+  const sentinels = o.sentinels ?? [];
+  if (sentinels.length === 0) throw new Error("replication start: sentinels is empty (the Sentinels' host:port list)");
+  for (const s of sentinels) {
+    if (!/^[^\s,:']+:\d+$/.test(s)) throw new Error(`replication start: sentinel '${s}' is not host:port`);
   }
   const wait = positiveInt("waitSeconds", o.waitSeconds ?? 120);
   const grace = positiveInt("firstStartGraceSeconds", o.firstStartGraceSeconds ?? 15);
@@ -123,14 +123,12 @@ export function renderReplicationStartBlock(o: ReplicationStartOptions): string[
   return [
     `# --- replication member: ask the Sentinels who the primary is (see replication-start.ts) ---`,
     `master_name=${shQuote(masterName)}`,
-    `sentinels=$(printf '%s' "\${VALKEY_SENTINELS:-${(o.sentinels ?? []).join(" ")}}" | tr ',' ' ')`,
-    `[ -n "$sentinels" ] || fail "VALKEY_SENTINELS (the Sentinels' host:port list) is empty"`,
+    `sentinels=${shQuote(sentinels.join(" "))}`,
     `self_host="\${VALKEY_ANNOUNCE_HOST:-}"`,
     `[ -n "$self_host" ] || fail "VALKEY_ANNOUNCE_HOST (this member's stable name) is not set"`,
-    `self_port="\${VALKEY_PORT:-${o.port ?? 6379}}"`,
-    `ordinal="\${VALKEY_ORDINAL:-}"`,
-    `if [ -z "$ordinal" ]; then pod_name="\${POD_NAME:-}"; ordinal="\${pod_name##*-}"; fi`,
-    `case "$ordinal" in ''|*[!0-9]*) fail "cannot tell this member's ordinal: set POD_NAME (<statefulset>-<n>) or VALKEY_ORDINAL" ;; esac`,
+    `self_port=${positiveInt("port", o.port ?? 6379)}`,
+    `pod_name="\${POD_NAME:-}"; ordinal="\${pod_name##*-}"`,
+    `case "$ordinal" in ''|*[!0-9]*) fail "cannot tell this member's ordinal: set POD_NAME (<statefulset>-<n>)" ;; esac`,
     `cli_bin="\${VALKEY_CLI:-valkey-cli}"`,
     `data_dir=${shQuote(o.dataDir)}`,
     `repl_include=${shQuote(o.includeFile)}`,

@@ -94,7 +94,8 @@ describe("start script with the Sentinel decision", () => {
     writeFileSync(path, script);
     expect((await run("sh", ["-n", path])).code).toBe(0);
     expect(script).toContain(`REDISCLI_AUTH=$(cat "$password_file"); export REDISCLI_AUTH`);
-    expect(script).toContain('"${VALKEY_SENTINELS:-sentinel-0.s:26379 sentinel-1.s:26379}"');
+    expect(script).toMatch(/^sentinels='sentinel-0.s:26379 sentinel-1.s:26379'$/m);
+    expect(script).not.toMatch(/VALKEY_SENTINELS|VALKEY_ORDINAL|VALKEY_PORT/);
     expect(script).not.toMatch(/ -a |--pass|--askpass/);
     expect(script).toMatch(/exec valkey-server "\$conf"$/m);
     expect(renderStartScript({ mode: "replication", auth: true })).not.toContain("SENTINEL");
@@ -111,7 +112,7 @@ describe("start script with the Sentinel decision", () => {
         auth: false,
         runDir: join(root, "run"),
         dataDir: join(root, "data"),
-        sentinel: {},
+        sentinel: { sentinels: ["127.0.0.1:1"] },
       }),
     );
     const sh = (env: Record<string, string>): Promise<{ code: number; out: string }> =>
@@ -123,27 +124,24 @@ describe("start script with the Sentinel decision", () => {
           (err, stdout, stderr) => resolve({ code: err === null ? 0 : Number(err.code ?? -1), out: stdout + stderr }),
         ),
       );
-    const base = { VALKEY_SENTINELS: "127.0.0.1:1", VALKEY_ANNOUNCE_HOST: "127.0.0.1" };
+    const base = { VALKEY_ANNOUNCE_HOST: "127.0.0.1" };
     expect(await sh({ ...base })).toEqual({
       code: 1,
-      out: "start.sh: cannot tell this member's ordinal: set POD_NAME (<statefulset>-<n>) or VALKEY_ORDINAL\n",
+      out: "start.sh: cannot tell this member's ordinal: set POD_NAME (<statefulset>-<n>)\n",
     });
     expect(await sh({ ...base, POD_NAME: "valkey" })).toEqual({
       code: 1,
-      out: "start.sh: cannot tell this member's ordinal: set POD_NAME (<statefulset>-<n>) or VALKEY_ORDINAL\n",
+      out: "start.sh: cannot tell this member's ordinal: set POD_NAME (<statefulset>-<n>)\n",
     });
-    expect(await sh({ VALKEY_ANNOUNCE_HOST: "127.0.0.1", POD_NAME: "valkey-1" })).toEqual({
-      code: 1,
-      out: "start.sh: VALKEY_SENTINELS (the Sentinels' host:port list) is empty\n",
-    });
-    expect(await sh({ VALKEY_SENTINELS: "127.0.0.1:1", POD_NAME: "valkey-1" })).toEqual({
+    expect(await sh({ POD_NAME: "valkey-1" })).toEqual({
       code: 1,
       out: "start.sh: VALKEY_ANNOUNCE_HOST (this member's stable name) is not set\n",
     });
   });
 
   it("rejects bad options naming the key", () => {
-    const b = { dataDir: "/data", includeFile: "/run/valkey/replication.conf" };
+    const b = { dataDir: "/data", includeFile: "/run/valkey/replication.conf", sentinels: ["s-0.s:26379"] };
+    expect(() => renderReplicationStartBlock({ ...b, sentinels: [] })).toThrow(/sentinels is empty/);
     expect(() => renderReplicationStartBlock({ ...b, sentinels: ["no-port"] })).toThrow(
       /sentinel 'no-port' is not host:port/,
     );

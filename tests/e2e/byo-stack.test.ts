@@ -109,10 +109,19 @@ async function liveConfigChange(
   const uids = async () =>
     (await ctx.core.listNamespacedPod({ namespace })).items.map((p) => `${p.metadata?.name}/${p.metadata?.uid}`).sort();
   const before = await uids();
+  const configMap = async () =>
+    (await ctx.core.listNamespacedConfigMap({ namespace })).items.find((c) => c.metadata?.name?.endsWith("-config"));
+  const mapBefore = await configMap();
   const valkey = { ...(byoConfig(mode, namespace).valkey as Record<string, unknown>), maxmemoryPolicy: "volatile-ttl" };
   await s.stack.setConfig("valkey-on-eks:valkey", { value: JSON.stringify(valkey) });
   const res = await s.stack.up({ onOutput: (o) => s.log.push(o) });
   expect(res.summary.result, tail(s.log)).toBe("succeeded");
+  // valkey.conf changed in the release's ConfigMap: updated in place (the same object), never
+  // deleted and created again (components/kubernetes/provider-args.ts).
+  expect(res.summary.resourceChanges?.replace ?? 0, tail(s.log)).toBe(0);
+  const mapAfter = await configMap();
+  expect(mapAfter?.metadata?.uid, "the ConfigMap's uid").toBe(mapBefore?.metadata?.uid);
+  expect(Object.values(mapAfter?.data ?? {}).join("\n")).toContain("maxmemory-policy volatile-ttl");
   const updated = await stepOutputs(s, "valkey-live-config-run");
   expect(updated.runStamp).not.toBe(live.runStamp);
   expect(updated).toMatchObject({ keys: expect.arrayContaining(["maxmemory-policy", "appendonly"]) as unknown });
