@@ -33,7 +33,7 @@ import { withCostColumns, type StackCost } from "../benchmarks/cost/cost-model.j
 import { renderResultsCsv } from "../benchmarks/run/results-csv.js";
 import { parseImageReference } from "../config/fields.js";
 import { workloadFromConfig } from "../config/schema.js";
-import { DEFAULT_MIX_DURATION_SECONDS, runsOf } from "../vocabulary/workload.js";
+import { DEFAULT_MIX_DURATION_SECONDS, runsOf, type Workload } from "../vocabulary/workload.js";
 import { sloSweepSeconds } from "../vocabulary/slo.js";
 import type { StackConfig } from "../config/types.js";
 import { costInputsFromConfig, stackCostOutput, withStackTransfer } from "./cost.js";
@@ -119,41 +119,48 @@ function deployValkey(
     checkSourceCidrs,
     restore: restore.settings,
   };
-  if (config.valkey.mode === "replication") {
-    const r = new ValkeyReplication("valkey", common, opts);
-    return {
-      component: r,
-      // The benchmark dials the write Service, i.e. the HAProxy pods: its egress admits those.
-      podSelector: r.endpointSelector,
-      memberSelector: r.podSelector,
-      endpoints: {
-        namespace: ns,
-        write: r.writeHost,
-        read: r.readHost,
-        port: r.port,
-        sentinel: r.sentinelHost,
-        sentinelPort: r.sentinelPort,
-        masterName: r.masterName,
-      },
-      selector: selectorOf(r.podSelector),
-      headlessService: r.headlessService,
-      secretName: r.secretName,
-      passwordKey: r.passwordKey,
-      sentinel: {
-        selector: selectorOf(r.sentinelSelector),
-        headlessService: r.sentinelHeadlessService,
-        port: r.sentinelPort,
-        masterName: r.masterName,
-      },
-      rollout: r.rollout,
-      proxy: { selector: selectorOf(r.endpointSelector), statusPort: r.statusPort },
-    };
-  }
+  if (config.valkey.mode === "replication")
+    return replicationRelease(new ValkeyReplication("valkey", common, opts), ns);
   // With the bootstrap on, lowering valkey.cluster.primaries migrates the slots off the leaving pods before the StatefulSet shrinks.
   const scaleIn = config.checks.bootstrap
     ? { kubeconfig: platform.kubeconfig, context: platform.context, connector: config.checks.connector }
     : undefined;
-  const c = new ValkeyCluster("valkey-cluster", { ...common, scaleIn }, opts);
+  return clusterRelease(new ValkeyCluster("valkey-cluster", { ...common, scaleIn }, opts), ns);
+}
+
+/** What the steps after it need of a replication release. */
+function replicationRelease(r: ValkeyReplication, ns: string): ValkeyRelease {
+  return {
+    component: r,
+    // The benchmark dials the write Service, i.e. the HAProxy pods: its egress admits those.
+    podSelector: r.endpointSelector,
+    memberSelector: r.podSelector,
+    endpoints: {
+      namespace: ns,
+      write: r.writeHost,
+      read: r.readHost,
+      port: r.port,
+      sentinel: r.sentinelHost,
+      sentinelPort: r.sentinelPort,
+      masterName: r.masterName,
+    },
+    selector: selectorOf(r.podSelector),
+    headlessService: r.headlessService,
+    secretName: r.secretName,
+    passwordKey: r.passwordKey,
+    sentinel: {
+      selector: selectorOf(r.sentinelSelector),
+      headlessService: r.sentinelHeadlessService,
+      port: r.sentinelPort,
+      masterName: r.masterName,
+    },
+    rollout: r.rollout,
+    proxy: { selector: selectorOf(r.endpointSelector), statusPort: r.statusPort },
+  };
+}
+
+/** What the steps after it need of a cluster-mode release. */
+function clusterRelease(c: ValkeyCluster, ns: string): ValkeyRelease {
   return {
     component: c,
     podSelector: c.podSelector,
@@ -243,67 +250,100 @@ function releaseVolumesOnDestroy(
   );
 }
 
-export function runProgram(input: ProgramInput): ProgramOutputs {
-  const { config, password } = input;
-  if (config.valkey.auth.enabled && password === undefined) {
-    throw new pulumi.RunError(
-      "password: required while valkey.auth.enabled is true; run `pulumi config set --secret password <value>`",
-    );
-  }
-  const secretPassword = password === undefined ? undefined : pulumi.secret(password);
-  const platform =
-    config.platform === "eks"
-      ? eksPlatform(config, input.awsProvider ?? createAwsProvider(config))
-      : byoPlatform(config);
-  const namespace = new k8s.core.v1.Namespace(
-    "valkey-namespace",
-    { metadata: { name: config.valkey.namespace, labels: { "app.kubernetes.io/part-of": "valkey-on-eks" } } },
-    { provider: platform.provider, dependsOn: platform.ready },
-  );
-  const valkey = deployValkey(
-    config,
-    platform,
-    namespace,
-    secretPassword,
-    releaseVolumesOnDestroy(config, platform, namespace),
-  );
-  const target = {
+/** How every post-deploy step reaches the release's members. */
+type CheckTarget = ReturnType<typeof checkTarget>;
+
+function checkTarget(
+  config: StackConfig,
+  platform: PlatformResult,
+  valkey: ValkeyRelease,
+  password: pulumi.Output<string> | undefined,
+) {
+  return {
     namespace: config.valkey.namespace,
     selector: valkey.selector,
     connector: config.checks.connector,
     kubeconfig: platform.kubeconfig,
-    password: secretPassword,
+    password,
     context: platform.context,
     headlessService: valkey.headlessService,
   };
+}
+
+/** The topology the checks expect, from the config's counts. */
+type CheckOptions = ReturnType<typeof checkOptionsOf>;
+
+function checkOptionsOf(config: StackConfig, valkey: ValkeyRelease) {
   const mode = config.valkey.mode;
   const expect =
     mode === "cluster"
       ? { primaries: config.valkey.cluster.primaries, replicasPerPrimary: config.valkey.cluster.replicasPerPrimary }
       : { replicas: config.valkey.replication.replicas };
-
-  let formed: pulumi.Resource = valkey.component;
-  if (mode === "cluster" && config.checks.bootstrap) {
-    formed = new ClusterBootstrap(
-      "valkey-cluster-bootstrap",
-      {
-        ...target,
-        expectedPods: config.valkey.pods,
-        primaries: config.valkey.cluster.primaries,
-        replicasPerPrimary: config.valkey.cluster.replicasPerPrimary,
-        // A new stack restored from a backup: pods 0..P-1 hold the shards and become their primaries.
-        restored: config.restore.from !== undefined,
-      },
-      { dependsOn: [valkey.component] },
-    );
-  }
-  const checkOptions = {
+  return {
     mode,
     expect,
     replicaLagBytes: config.checks.replicaLagBytes,
     runId: config.checks.runId,
     sentinel: valkey.sentinel,
   };
+}
+
+/** What the steps after the Valkey release share. */
+interface ProgramContext {
+  config: StackConfig;
+  platform: PlatformResult;
+  valkey: ValkeyRelease;
+  target: CheckTarget;
+  checkOptions: CheckOptions;
+}
+
+/** The Valkey password as a secret; refuses a missing one while auth is on. */
+function secretPasswordOf(config: StackConfig, password: ProgramInput["password"]): pulumi.Output<string> | undefined {
+  if (config.valkey.auth.enabled && password === undefined) {
+    throw new pulumi.RunError(
+      "password: required while valkey.auth.enabled is true; run `pulumi config set --secret password <value>`",
+    );
+  }
+  return password === undefined ? undefined : pulumi.secret(password);
+}
+
+function deployPlatform(input: ProgramInput): PlatformResult {
+  const { config } = input;
+  return config.platform === "eks"
+    ? eksPlatform(config, input.awsProvider ?? createAwsProvider(config))
+    : byoPlatform(config);
+}
+
+function createNamespace(config: StackConfig, platform: PlatformResult): k8s.core.v1.Namespace {
+  return new k8s.core.v1.Namespace(
+    "valkey-namespace",
+    { metadata: { name: config.valkey.namespace, labels: { "app.kubernetes.io/part-of": "valkey-on-eks" } } },
+    { provider: platform.provider, dependsOn: platform.ready },
+  );
+}
+
+/** Cluster mode with `checks.bootstrap`: the AZ-aware ClusterBootstrap; else the release itself is what is formed. */
+function formTopology(ctx: ProgramContext): pulumi.Resource {
+  const { config, valkey, target } = ctx;
+  if (ctx.checkOptions.mode !== "cluster" || !config.checks.bootstrap) return valkey.component;
+  return new ClusterBootstrap(
+    "valkey-cluster-bootstrap",
+    {
+      ...target,
+      expectedPods: config.valkey.pods,
+      primaries: config.valkey.cluster.primaries,
+      replicasPerPrimary: config.valkey.cluster.replicasPerPrimary,
+      // A new stack restored from a backup: pods 0..P-1 hold the shards and become their primaries.
+      restored: config.restore.from !== undefined,
+    },
+    { dependsOn: [valkey.component] },
+  );
+}
+
+/** The RollingRestart of a changed pod template, then the LiveConfig of changed LIVE directives. */
+function rollAndSetLive(ctx: ProgramContext, formed: pulumi.Resource): { rolled: RollingRestart; liveSet: LiveConfig } {
+  const { config, valkey, target } = ctx;
+  const { mode, expect } = ctx.checkOptions;
   // The StatefulSets are OnDelete: a changed pod template is rolled here, in role order, before anything checks or measures.
   const { live, ...rollout } = valkey.rollout;
   const rolled = new RollingRestart(
@@ -322,126 +362,237 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
   // LIVE valkey.conf directives (maxmemory-policy, ...) are not in the templates' hash (nothing rolled for them):
   // CONFIG SET on every running member, after any roll (a restarted pod already read them; setting them again changes nothing).
   const liveSet = new LiveConfig("valkey-live-config", { ...target, directives: live }, { dependsOn: [rolled] });
-  formed = liveSet;
+  return { rolled, liveSet };
+}
+
+/**
+ * `restore.from`: once per value, on the formed topology and before anything writes (benchmark, drills),
+ * each shard's DBSIZE against the manifest count its restoring member reported.
+ */
+function checkRestore(ctx: ProgramContext, after: pulumi.Resource): RestoreCheck | undefined {
+  const { config, valkey, target } = ctx;
+  return config.restore.from === undefined
+    ? undefined
+    : new RestoreCheck(
+        "valkey-restore-check",
+        { ...target, mode: ctx.checkOptions.mode, sentinel: valkey.sentinel, from: config.restore.from },
+        { dependsOn: [after] },
+      );
+}
+
+/**
+ * A mix runs for its duration, once per run (`repeat`), twice with a rate (the closed loop first, not for a soak), and a
+ * latency-target sweep after it (as many sweeps as runs): the Job's deadline and the results' wait grow with all of it
+ * (a soak runs for hours). 0 without a mix.
+ */
+function mixSecondsOf(workload: Workload): number {
+  const loops = workload.rate !== undefined && workload.soak === undefined ? 2 : 1;
+  return workload.mix === undefined
+    ? 0
+    : (workload.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS) * runsOf(workload) * loops +
+        sloSweepSeconds(workload, runsOf(workload));
+}
+
+function benchmarkJob(
+  ctx: ProgramContext,
+  workload: Workload,
+  mixSeconds: number,
+  after: pulumi.Resource,
+): BenchmarkJob {
+  const { config, platform, valkey } = ctx;
+  const mode = ctx.checkOptions.mode;
+  return new BenchmarkJob(
+    "valkey-benchmark",
+    {
+      namespace: config.valkey.namespace,
+      image: config.valkey.image,
+      mode,
+      target: { host: valkey.endpoints.write, port: valkey.endpoints.port },
+      workload,
+      secretName: valkey.secretName,
+      passwordKey: valkey.passwordKey,
+      placement: platform.placement,
+      resources: config.benchmark.resources,
+      clientPods: config.benchmark.clientPods,
+      runId: config.benchmark.runId,
+      ...(mixSeconds === 0 ? {} : { activeDeadlineSeconds: Math.max(7200, mixSeconds + 1800) }),
+      // A mix also reads every member's INFO commandstats (replication: not behind the write Service).
+      valkeyPodSelectors:
+        workload.mix === undefined || mode === "cluster"
+          ? [valkey.podSelector]
+          : [valkey.podSelector, valkey.memberSelector],
+      ...(workload.mix === undefined
+        ? {}
+        : { mixImage: config.benchmark.mixImage, loadgenImage: config.benchmark.loadgenImage }),
+    },
+    { provider: platform.provider, dependsOn: [after] },
+  );
+}
+
+function benchmarkResults(
+  ctx: ProgramContext,
+  job: BenchmarkJob,
+  workload: Workload,
+  mixSeconds: number,
+): BenchmarkResults {
+  const { config, platform } = ctx;
+  return new BenchmarkResults("valkey-benchmark-results", {
+    namespace: job.namespace,
+    jobName: job.jobName,
+    jobUid: job.jobUid,
+    kubeconfig: platform.kubeconfig,
+    context: platform.context,
+    mode: ctx.checkOptions.mode,
+    workload,
+    serverVersion: imageVersion(config.valkey.image),
+    image: job.image,
+    runId: config.benchmark.runId,
+    clientPods: config.benchmark.clientPods,
+    ...(mixSeconds === 0 ? {} : { timeoutSeconds: Math.max(3600, mixSeconds + 1800) }),
+  });
+}
+
+/**
+ * The benchmark Job (after `after`), its results, and with `checks.verify` the topology check after them;
+ * the rows carry the data transfer measured against the last check's zones.
+ */
+function runBenchmark(
+  ctx: ProgramContext,
+  after: pulumi.Resource,
+  before: TopologyCheck | undefined,
+): { benchmark: pulumi.Output<BenchmarkPart>; checkAfter: TopologyCheck | undefined } {
+  const { config, target, checkOptions } = ctx;
+  const workload = workloadFromConfig(config);
+  const mixSeconds = mixSecondsOf(workload);
+  const job = benchmarkJob(ctx, workload, mixSeconds, after);
+  const results = benchmarkResults(ctx, job, workload, mixSeconds);
+  const measured = pulumi
+    .all([results.rows, results.csv, results.mix])
+    .apply(([rows, csv, mix]) => ({ rows, csv, mix: mix ?? null }));
+  // `after: [results]` follows the results' runStamp: every benchmark run re-runs this check.
+  const checkAfter = config.checks.verify
+    ? new TopologyCheck("valkey-check-after-benchmark", { ...target, ...checkOptions, after: [results] })
+    : undefined;
+  // Data transfer: the mix's member bytes with the members' zones from the check's report (stacks/cost.ts).
+  const benchmark = pulumi
+    .all([measured, (checkAfter ?? before)?.report])
+    .apply(([b, t]) => withStackTransfer(b, t, config));
+  return { benchmark, checkAfter };
+}
+
+/** Cost (eks only): the estimate of stacks/cost.ts. */
+function estimateCost(input: ProgramInput): pulumi.Output<StackCost> | undefined {
+  const { config } = input;
+  if (config.platform !== "eks") return undefined;
+  return stackCostOutput(costInputsFromConfig(config, config.benchmark.enabled ? config.benchmark.clientPods : 0), {
+    usePricingApi: input.usePricingApi ?? true,
+    providerArgs: awsProviderArgs(config),
+  });
+}
+
+/** The cost appended to every result row. */
+function withCost(
+  benchmark: pulumi.Output<BenchmarkPart>,
+  cost: pulumi.Output<StackCost>,
+): pulumi.Output<BenchmarkPart> {
+  return pulumi.all([benchmark, cost]).apply(([b, c]) => {
+    // Rows are absent while the results are unknown (preview) or under mocks that give none.
+    const rows = withCostColumns(b.rows ?? [], c.usdPerHour);
+    return { ...b, rows, csv: renderResultsCsv(rows) };
+  });
+}
+
+/** Scheduled backups (eks: S3 through Pod Identity; byo: the user's bucket and keys), once the topology is formed and rolled. */
+function scheduleBackups(ctx: ProgramContext, formed: pulumi.Resource): void {
+  const { config, platform, valkey } = ctx;
+  new ValkeyBackup(
+    "valkey-backup",
+    {
+      namespace: config.valkey.namespace,
+      release: config.valkey.mode === "cluster" ? DEFAULT_CLUSTER_RELEASE : DEFAULT_REPLICATION_RELEASE,
+      mode: ctx.checkOptions.mode,
+      backup: config.backup,
+      seedHost: valkey.endpoints.write,
+      region: config.aws.region,
+      valkeyImage: config.valkey.image,
+      secretName: valkey.secretName,
+      placement: platform.placement,
+    },
+    {
+      k8sProvider: platform.provider,
+      aws:
+        platform.eks === undefined
+          ? undefined
+          : { clusterName: platform.eks.clusterName, awsProvider: platform.eks.awsProvider },
+      dependsOn: [formed],
+    },
+  );
+}
+
+/** The report's parts from the steps that ran (each absent when its step did not). */
+interface ReportSteps {
+  topology: TopologyCheck | undefined;
+  restored: RestoreCheck | undefined;
+  benchmark: pulumi.Output<BenchmarkPart> | undefined;
+  cost: pulumi.Output<StackCost> | undefined;
+  drills: FailureDrill | undefined;
+  rolled: RollingRestart;
+}
+
+function programReport(input: ProgramInput, valkey: ValkeyRelease, steps: ReportSteps): pulumi.Output<StackReport> {
+  const { drills, rolled } = steps;
+  return buildStackReport({
+    stack: input.stack ?? pulumi.getStack(),
+    config: input.config,
+    endpoints: valkey.endpoints,
+    topology: steps.topology?.report,
+    restore: steps.restored?.report,
+    benchmark: steps.benchmark,
+    cost: steps.cost,
+    drills:
+      drills === undefined
+        ? undefined
+        : pulumi.all([drills.drills, drills.csv, drills.note]).apply(([d, csv, note]) => ({ drills: d, csv, note })),
+    // Absent while unknown (preview) or under mocks that give none.
+    rollout: pulumi
+      .all([rolled.steps, rolled.restartedPods, rolled.totalMs])
+      .apply(([steps, restartedPods, totalMs]) =>
+        steps === undefined ? undefined : { steps, restartedPods, totalMs },
+      ),
+  });
+}
+
+export function runProgram(input: ProgramInput): ProgramOutputs {
+  const { config } = input;
+  const secretPassword = secretPasswordOf(config, input.password);
+  const platform = deployPlatform(input);
+  const namespace = createNamespace(config, platform);
+  const valkey = deployValkey(
+    config,
+    platform,
+    namespace,
+    secretPassword,
+    releaseVolumesOnDestroy(config, platform, namespace),
+  );
+  const target = checkTarget(config, platform, valkey, secretPassword);
+  const checkOptions = checkOptionsOf(config, valkey);
+  const ctx: ProgramContext = { config, platform, valkey, target, checkOptions };
+
+  const { rolled, liveSet: formed } = rollAndSetLive(ctx, formTopology(ctx));
   // The check re-runs after either step ran (it follows both run stamps).
   const before = config.checks.verify
-    ? new TopologyCheck("valkey-check", { ...target, ...checkOptions, after: [rolled, liveSet] })
+    ? new TopologyCheck("valkey-check", { ...target, ...checkOptions, after: [rolled, formed] })
     : undefined;
-  // `restore.from`: once per value, on the formed topology and before anything writes (benchmark, drills),
-  // each shard's DBSIZE against the manifest count its restoring member reported.
-  const restored =
-    config.restore.from === undefined
-      ? undefined
-      : new RestoreCheck(
-          "valkey-restore-check",
-          { ...target, mode, sentinel: valkey.sentinel, from: config.restore.from },
-          { dependsOn: [before ?? formed] },
-        );
+  const restored = checkRestore(ctx, before ?? formed);
 
-  let benchmark: pulumi.Output<BenchmarkPart> | undefined;
-  let after: TopologyCheck | undefined;
-  if (config.benchmark.enabled) {
-    const workload = workloadFromConfig(config);
-    // A mix runs for its duration, once per run (`repeat`), twice with a rate (the closed loop first, not for a soak), and a
-    // latency-target sweep after it (as many sweeps as runs): the Job's deadline and the results' wait grow with all of it
-    // (a soak runs for hours).
-    const loops = workload.rate !== undefined && workload.soak === undefined ? 2 : 1;
-    const mixSeconds =
-      workload.mix === undefined
-        ? 0
-        : (workload.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS) * runsOf(workload) * loops +
-          sloSweepSeconds(workload, runsOf(workload));
-    const job = new BenchmarkJob(
-      "valkey-benchmark",
-      {
-        namespace: config.valkey.namespace,
-        image: config.valkey.image,
-        mode,
-        target: { host: valkey.endpoints.write, port: valkey.endpoints.port },
-        workload,
-        secretName: valkey.secretName,
-        passwordKey: valkey.passwordKey,
-        placement: platform.placement,
-        resources: config.benchmark.resources,
-        clientPods: config.benchmark.clientPods,
-        runId: config.benchmark.runId,
-        ...(mixSeconds === 0 ? {} : { activeDeadlineSeconds: Math.max(7200, mixSeconds + 1800) }),
-        // A mix also reads every member's INFO commandstats (replication: not behind the write Service).
-        valkeyPodSelectors:
-          workload.mix === undefined || mode === "cluster"
-            ? [valkey.podSelector]
-            : [valkey.podSelector, valkey.memberSelector],
-        ...(workload.mix === undefined
-          ? {}
-          : { mixImage: config.benchmark.mixImage, loadgenImage: config.benchmark.loadgenImage }),
-      },
-      { provider: platform.provider, dependsOn: [restored ?? before ?? formed] },
-    );
-    const results = new BenchmarkResults("valkey-benchmark-results", {
-      namespace: job.namespace,
-      jobName: job.jobName,
-      jobUid: job.jobUid,
-      kubeconfig: platform.kubeconfig,
-      context: platform.context,
-      mode,
-      workload,
-      serverVersion: imageVersion(config.valkey.image),
-      image: job.image,
-      runId: config.benchmark.runId,
-      clientPods: config.benchmark.clientPods,
-      ...(mixSeconds === 0 ? {} : { timeoutSeconds: Math.max(3600, mixSeconds + 1800) }),
-    });
-    benchmark = pulumi
-      .all([results.rows, results.csv, results.mix])
-      .apply(([rows, csv, mix]) => ({ rows, csv, mix: mix ?? null }));
-    // `after: [results]` follows the results' runStamp: every benchmark run re-runs this check.
-    if (config.checks.verify)
-      after = new TopologyCheck("valkey-check-after-benchmark", { ...target, ...checkOptions, after: [results] });
-    // Data transfer: the mix's member bytes with the members' zones from the check's report (stacks/cost.ts).
-    benchmark = pulumi.all([benchmark, (after ?? before)?.report]).apply(([b, t]) => withStackTransfer(b, t, config));
-  }
+  const { benchmark: measured, checkAfter: after } = config.benchmark.enabled
+    ? runBenchmark(ctx, restored ?? before ?? formed, before)
+    : { benchmark: undefined, checkAfter: undefined };
 
-  // Cost (eks only): the estimate of stacks/cost.ts, appended to every result row.
-  let cost: pulumi.Output<StackCost> | undefined;
-  if (config.platform === "eks") {
-    cost = stackCostOutput(costInputsFromConfig(config, config.benchmark.enabled ? config.benchmark.clientPods : 0), {
-      usePricingApi: input.usePricingApi ?? true,
-      providerArgs: awsProviderArgs(config),
-    });
-    if (benchmark) {
-      benchmark = pulumi.all([benchmark, cost]).apply(([b, c]) => {
-        // Rows are absent while the results are unknown (preview) or under mocks that give none.
-        const rows = withCostColumns(b.rows ?? [], c.usdPerHour);
-        return { ...b, rows, csv: renderResultsCsv(rows) };
-      });
-    }
-  }
+  const cost = estimateCost(input);
+  const benchmark = measured && cost ? withCost(measured, cost) : measured;
 
-  // Scheduled backups (eks: S3 through Pod Identity; byo: the user's bucket and keys), once the topology is formed and rolled.
-  if (config.backup.enabled) {
-    new ValkeyBackup(
-      "valkey-backup",
-      {
-        namespace: config.valkey.namespace,
-        release: config.valkey.mode === "cluster" ? DEFAULT_CLUSTER_RELEASE : DEFAULT_REPLICATION_RELEASE,
-        mode,
-        backup: config.backup,
-        seedHost: valkey.endpoints.write,
-        region: config.aws.region,
-        valkeyImage: config.valkey.image,
-        secretName: valkey.secretName,
-        placement: platform.placement,
-      },
-      {
-        k8sProvider: platform.provider,
-        aws:
-          platform.eks === undefined
-            ? undefined
-            : { clusterName: platform.eks.clusterName, awsProvider: platform.eks.awsProvider },
-        dependsOn: [formed],
-      },
-    );
-  }
+  if (config.backup.enabled) scheduleBackups(ctx, formed);
 
   // Failure drills: after the benchmark results and the check after them (each of their runs re-runs the drills).
   const drills = config.drills.enabled
@@ -455,24 +606,13 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
       )
     : undefined;
 
-  const report = buildStackReport({
-    stack: input.stack ?? pulumi.getStack(),
-    config,
-    endpoints: valkey.endpoints,
-    topology: (after ?? before)?.report,
-    restore: restored?.report,
+  const report = programReport(input, valkey, {
+    topology: after ?? before,
+    restored,
     benchmark,
     cost,
-    drills:
-      drills === undefined
-        ? undefined
-        : pulumi.all([drills.drills, drills.csv, drills.note]).apply(([d, csv, note]) => ({ drills: d, csv, note })),
-    // Absent while unknown (preview) or under mocks that give none.
-    rollout: pulumi
-      .all([rolled.steps, rolled.restartedPods, rolled.totalMs])
-      .apply(([steps, restartedPods, totalMs]) =>
-        steps === undefined ? undefined : { steps, restartedPods, totalMs },
-      ),
+    drills,
+    rolled,
   });
   return { report, kubeconfig: pulumi.secret(platform.kubeconfig), password: secretPassword };
 }
