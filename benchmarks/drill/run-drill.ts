@@ -13,11 +13,19 @@ import { sleep } from "../util/poll-until.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import { ClusterTarget } from "./cluster-target.js";
 import { ackedLossBound, type DurabilityConfig } from "./bounds.js";
-import { drillFailures, drillOk, loadFigures, roundLatency, type DrillOutcome, type WriteRecord } from "./ledger.js";
+import {
+  drillFailures,
+  drillOk,
+  loadFigures,
+  roundLatency,
+  type DrillOutcome,
+  type LoadFigures,
+  type WriteRecord,
+} from "./ledger.js";
 import { type DrillMode, type Fault } from "../../vocabulary/faults.js";
-import { loadStreams } from "./load.js";
+import { loadStreams, type WriteStream } from "./load.js";
 import { DEFAULT_CLIENT_SETTINGS, type ClientSettings } from "./client-settings.js";
-import { valkeyPyPython, valkeyPyStreams } from "./valkey-py-stream.js";
+import { valkeyPyPython, valkeyPyStreams, type ValkeyPyStream } from "./valkey-py-stream.js";
 import { partitionCapability, type CapabilityProbe } from "./partition.js";
 import { ReplicationTarget } from "./replication-target.js";
 import {
@@ -33,8 +41,10 @@ import {
   partitionHoldMs,
   type DrillTarget,
   type DrillTimings,
+  type FaultHandle,
   type PartitionFigures,
 } from "./target.js";
+import type { LoadShard } from "./writers.js";
 
 export interface DrillOptions extends DrillTimings {
   mode: DrillMode;
@@ -144,17 +154,48 @@ export async function runDrill(o: DrillOptions): Promise<DrillRun> {
   }
 }
 
-export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<DrillResult> {
-  const step = o.onStep ?? (() => undefined);
+type LoadStream = WriteStream | ValkeyPyStream;
+type AfterReport = TopologyReport | { error: string };
+
+/** The drill's load, built before it starts: the ioredis streams (per shard in cluster mode) and the valkey-py one. */
+interface DrillLoad {
+  streams: LoadStream[];
+  pyStreams: ValkeyPyStream[];
+  shards: LoadShard[];
+}
+
+/** The fault as injected: its handle, when (Date.now()) and how long inject() took. */
+interface InjectedFault {
+  handle: FaultHandle;
+  faultAt: number;
+  injectMs: number;
+}
+
+/** How the topology came back: the verifier's last report, and when it passed (undefined: not healed). */
+interface Recovery {
+  after: AfterReport;
+  recoveredAt: number | undefined;
+}
+
+const whole = (v: number): number => Math.round(v);
+
+/** The verifier must pass on the topology before the fault. */
+async function verifyBeforeFault(target: DrillTarget, o: DrillOptions): Promise<void> {
   const before = await target.verify();
   if (!before.ok)
     throw new Error(
       `the ${o.mode} topology failed verification before the fault: ${before.failures.map((f) => f.code).join(", ")}`,
     );
-  const durability = await target.durability();
+}
+
+/** The load's streams, not started yet: the ioredis writers (loadStreams) and the valkey-py writer. */
+async function buildLoad(
+  target: DrillTarget,
+  o: DrillOptions,
+  commandTimeoutMs: number,
+  settings: ClientSettings,
+): Promise<DrillLoad> {
   const prefix = `drill-${Date.now().toString(36)}`;
-  const commandTimeoutMs = o.commandTimeoutMs ?? 1000;
-  const settings = o.clientSettings ?? DEFAULT_CLIENT_SETTINGS;
   if (o.valkeyPy ?? true) valkeyPyPython(); // before any client connects: a throw later would leave their timers running
   const pyStreams = valkeyPyStreams(target.valkeyPyTarget?.(), {
     prefix,
@@ -173,6 +214,218 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
     }),
     ...pyStreams,
   ];
+  return { streams, pyStreams, shards };
+}
+
+/** Starts the load, lets it warm up, and injects the fault (the test hooks around it). */
+async function startLoadAndInject(
+  target: DrillTarget,
+  o: DrillOptions,
+  streams: readonly LoadStream[],
+  settings: ClientSettings,
+  step: (line: string) => void,
+): Promise<InjectedFault> {
+  streams.forEach((s) => s.start());
+  step(
+    `${target.describe}; load: ${streams.length} stream(s) × ${o.rate} writes/s (${settings} client settings), warm-up ${o.warmupMs} ms`,
+  );
+  await sleep(o.warmupMs);
+  await o.beforeFault?.(target);
+  const faultAt = Date.now();
+  const handle = await target.inject(o.fault);
+  const injectMs = Date.now() - faultAt;
+  step(`fault: ${handle.description}`);
+  await o.afterFault?.(target);
+  return { handle, faultAt, injectMs };
+}
+
+/** Waits until every killed member runs again and the verifier passes (or the recovery timeout), then says which. */
+async function awaitRecovery(
+  target: DrillTarget,
+  o: DrillOptions,
+  { handle, faultAt }: InjectedFault,
+  step: (line: string) => void,
+): Promise<Recovery> {
+  let after: AfterReport = { error: "not verified yet" };
+  let recoveredAt: number | undefined;
+  const deadline = faultAt + (o.recoveryTimeoutMs ?? 120_000);
+  let restoredError: Error | undefined;
+  let restoredDone = false;
+  handle.restored.then(
+    () => (restoredDone = true),
+    (e: unknown) => ((restoredError = e as Error), (restoredDone = true)),
+  );
+  while (Date.now() < deadline) {
+    if (restoredError !== undefined) {
+      after = { error: `a member did not come back: ${restoredError.message}` };
+      break;
+    }
+    if (restoredDone) {
+      try {
+        after = await target.verify();
+        if (after.ok) {
+          recoveredAt = Date.now();
+          break;
+        }
+      } catch (e) {
+        after = { error: (e as Error).message };
+      }
+    }
+    await sleep(250);
+  }
+  handle.stopWatching();
+  step(
+    recoveredAt === undefined
+      ? `not healed: ${"error" in after ? after.error : after.failures.map((f) => f.code).join(", ")}`
+      : `verifier passes ${recoveredAt - faultAt} ms after the fault`,
+  );
+  return { after, recoveredAt };
+}
+
+/** Keeps the load running for durationMs from its start and tailMs past recovery, then stops it; returns when it stopped. */
+async function finishLoad(
+  o: DrillOptions,
+  loadStart: number,
+  recoveredAt: number | undefined,
+  pyStreams: readonly ValkeyPyStream[],
+  stopLoad: () => Promise<void>,
+): Promise<number> {
+  const until = Math.max(loadStart + o.durationMs, (recoveredAt ?? Date.now()) + (o.tailMs ?? 2000));
+  await sleep(Math.max(0, until - Date.now()));
+  const loadStop = Date.now();
+  await stopLoad();
+  const broken = pyStreams.find((s) => s.failure !== undefined)?.failure;
+  if (broken !== undefined) throw broken;
+  return loadStop;
+}
+
+/** Every acknowledged key read back; not healed: what can be read is read, keys no node answers for are unknown, never lost. */
+async function readAcknowledged(
+  target: DrillTarget,
+  records: readonly WriteRecord[],
+  step: (line: string) => void,
+): Promise<Map<string, string | undefined>> {
+  step(`reading back ${records.filter((r) => r.ok).length} acknowledged keys`);
+  return target
+    .readBack(records.filter((r) => r.ok).map((r) => r.key))
+    .catch(() => new Map<string, string | undefined>());
+}
+
+/** The load's figures (ledger.ts) against the fault's loss bound, the shards the fault hit named. */
+function figuresOf(
+  o: DrillOptions,
+  load: DrillLoad,
+  fault: InjectedFault,
+  durability: DurabilityConfig,
+  window: { records: WriteRecord[]; readBack: Map<string, string | undefined>; loadStart: number; loadStop: number },
+): LoadFigures {
+  const { handle, faultAt, injectMs } = fault;
+  const { records, readBack, loadStart, loadStop } = window;
+  const bound = ackedLossBound(o.fault, injectMs, durability);
+  const input = { records, readBack, faultAt, loadStart, loadStop, beforeMs: 10_000, bound };
+  const hit = new Set(handle.affectedNodeIds ?? []);
+  const affectedShards = load.shards.filter((sh) => sh.nodeIds.some((id) => hit.has(id))).map((sh) => sh.label);
+  return loadFigures(
+    load.streams.map((s) => s.stream),
+    { ...input, affectedShards },
+  );
+}
+
+/** partition: when the cut-off primary was fenced and demoted (ms from the fault), and who still wrote to it. */
+function partitionFiguresOf(fault: Fault, handle: FaultHandle, faultAt: number): Partial<PartitionFigures> {
+  const sinceFault = (at: number | undefined): number | null => (at === undefined ? null : whole(at - faultAt));
+  return fault !== "partition"
+    ? {}
+    : {
+        oldPrimaryFencedMs: sinceFault(handle.fencedAt?.()),
+        oldPrimaryDemotedMs: sinceFault(handle.demotedAt?.()),
+        ...(handle.connectionsToOldPrimaryAfterFailover === undefined
+          ? {}
+          : { connectionsToOldPrimaryAfterFailover: handle.connectionsToOldPrimaryAfterFailover() }),
+      };
+}
+
+/** replication: the Sentinels' events (ms from the fault) and the failover steps in them, printed; undefined elsewhere. */
+function sentinelFiguresOf(
+  handle: FaultHandle,
+  faultAt: number,
+  step: (line: string) => void,
+): { events: SentinelEventRow[] | undefined; steps: FailoverSteps | undefined } {
+  const events = handle.sentinelEvents === undefined ? undefined : sentinelEventRows(handle.sentinelEvents(), faultAt);
+  const steps = events === undefined ? undefined : failoverSteps(events);
+  if (steps !== undefined) step(`Sentinels: ${renderFailoverSteps(steps)}`);
+  return { events, steps };
+}
+
+/** The timings the drill ran at, the fault's own hold or delay included. */
+function drillTimingsOf(o: DrillOptions): DrillTimings {
+  return {
+    failureDetectionMs: o.failureDetectionMs,
+    failoverTimeoutMs: o.failoverTimeoutMs,
+    restartDelayMs: o.restartDelayMs,
+    zoneDownMs: o.zoneDownMs,
+    ...(o.fault === "freeze" ? { freezeMs: freezeHoldMs(o) } : {}),
+    ...(o.fault === "crash-restart" ? { crashRestartDelayMs: crashRestartDelay(o) } : {}),
+    ...(o.fault === "partition" ? { partitionMs: partitionHoldMs(o) } : {}),
+  };
+}
+
+/** What the drill measured, put together as its result. */
+interface DrillParts {
+  settings: ClientSettings;
+  durability: DurabilityConfig;
+  fault: InjectedFault;
+  recovery: Recovery;
+  figures: LoadFigures;
+  records: readonly WriteRecord[];
+  detectedAt: number | undefined;
+  partitionFigures: Partial<PartitionFigures>;
+  sentinel: { events: SentinelEventRow[] | undefined; steps: FailoverSteps | undefined };
+}
+
+function drillResult(target: DrillTarget, o: DrillOptions, p: DrillParts): DrillResult {
+  const { handle, faultAt } = p.fault;
+  const { after, recoveredAt } = p.recovery;
+  const { figures, detectedAt } = p;
+  const { events, steps } = p.sentinel;
+  const healed = recoveredAt !== undefined;
+  return {
+    mode: o.mode,
+    fault: o.fault,
+    ok: drillOk(healed, figures),
+    failures: drillFailures(healed, figures),
+    healed,
+    topology: target.describe,
+    faultDescription: handle.description,
+    ...figures,
+    recoveryMs: healed ? whole(recoveredAt - faultAt) : null,
+    detectionMs: detectedAt === undefined ? null : whole(detectedAt - faultAt),
+    detectionNote: handle.detectionNote ?? (detectedAt === undefined ? "no failure mark seen" : undefined),
+    rate: o.rate,
+    waitTimeoutMs: o.waitTimeoutMs,
+    clientSettings: p.settings,
+    ...p.partitionFigures,
+    ...(handle.rollSteps === undefined ? {} : { rollSteps: handle.rollSteps() }),
+    ...(events === undefined ? {} : { sentinelEvents: events, failoverSteps: steps }),
+    timings: drillTimingsOf(o),
+    durability: p.durability,
+    after,
+    timeline: p.records.map((r) => ({
+      stream: r.stream,
+      t: whole(r.sentAt - faultAt),
+      latencyMs: r.ok ? roundLatency(r.doneAt - r.sentAt) : null,
+    })),
+  };
+}
+
+export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<DrillResult> {
+  const step = o.onStep ?? (() => undefined);
+  await verifyBeforeFault(target, o);
+  const durability = await target.durability();
+  const commandTimeoutMs = o.commandTimeoutMs ?? 1000;
+  const settings = o.clientSettings ?? DEFAULT_CLIENT_SETTINGS;
+  const load = await buildLoad(target, o, commandTimeoutMs, settings);
+  const { streams } = load;
   const loadStart = Date.now();
   let stopped = false;
   const stopLoad = async (): Promise<void> => {
@@ -181,123 +434,26 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
     await Promise.all(streams.map((s) => s.stop()));
   };
   try {
-    streams.forEach((s) => s.start());
-    step(
-      `${target.describe}; load: ${streams.length} stream(s) × ${o.rate} writes/s (${settings} client settings), warm-up ${o.warmupMs} ms`,
-    );
-    await sleep(o.warmupMs);
-    await o.beforeFault?.(target);
-    const faultAt = Date.now();
-    const handle = await target.inject(o.fault);
-    const injectMs = Date.now() - faultAt;
-    step(`fault: ${handle.description}`);
-    await o.afterFault?.(target);
-    let after: TopologyReport | { error: string } = { error: "not verified yet" };
-    let recoveredAt: number | undefined;
-    const deadline = faultAt + (o.recoveryTimeoutMs ?? 120_000);
-    let restoredError: Error | undefined;
-    let restoredDone = false;
-    handle.restored.then(
-      () => (restoredDone = true),
-      (e: unknown) => ((restoredError = e as Error), (restoredDone = true)),
-    );
-    while (Date.now() < deadline) {
-      if (restoredError !== undefined) {
-        after = { error: `a member did not come back: ${restoredError.message}` };
-        break;
-      }
-      if (restoredDone) {
-        try {
-          after = await target.verify();
-          if (after.ok) {
-            recoveredAt = Date.now();
-            break;
-          }
-        } catch (e) {
-          after = { error: (e as Error).message };
-        }
-      }
-      await sleep(250);
-    }
-    handle.stopWatching();
-    step(
-      recoveredAt === undefined
-        ? `not healed: ${"error" in after ? after.error : after.failures.map((f) => f.code).join(", ")}`
-        : `verifier passes ${recoveredAt - faultAt} ms after the fault`,
-    );
-    const until = Math.max(loadStart + o.durationMs, (recoveredAt ?? Date.now()) + (o.tailMs ?? 2000));
-    await sleep(Math.max(0, until - Date.now()));
-    const loadStop = Date.now();
-    await stopLoad();
-    const broken = pyStreams.find((s) => s.failure !== undefined)?.failure;
-    if (broken !== undefined) throw broken;
+    const fault = await startLoadAndInject(target, o, streams, settings, step);
+    const recovery = await awaitRecovery(target, o, fault, step);
+    const loadStop = await finishLoad(o, loadStart, recovery.recoveredAt, load.pyStreams, stopLoad);
     const records: WriteRecord[] = streams.flatMap((s) => s.records);
-    step(`reading back ${records.filter((r) => r.ok).length} acknowledged keys`);
-    // Not healed: what can be read is read; keys no node answers for are unknown, never lost.
-    const readBack = await target
-      .readBack(records.filter((r) => r.ok).map((r) => r.key))
-      .catch(() => new Map<string, string | undefined>());
-    const bound = ackedLossBound(o.fault, injectMs, durability);
-    const input = { records, readBack, faultAt, loadStart, loadStop, beforeMs: 10_000, bound };
-    const hit = new Set(handle.affectedNodeIds ?? []);
-    const affectedShards = shards.filter((sh) => sh.nodeIds.some((id) => hit.has(id))).map((sh) => sh.label);
-    const figures = loadFigures(
-      streams.map((s) => s.stream),
-      { ...input, affectedShards },
-    );
-    const whole = (v: number): number => Math.round(v);
-    const detectedAt = handle.detectedAt();
-    const sinceFault = (at: number | undefined): number | null => (at === undefined ? null : whole(at - faultAt));
-    const partitionFigures: Partial<PartitionFigures> =
-      o.fault !== "partition"
-        ? {}
-        : {
-            oldPrimaryFencedMs: sinceFault(handle.fencedAt?.()),
-            oldPrimaryDemotedMs: sinceFault(handle.demotedAt?.()),
-            ...(handle.connectionsToOldPrimaryAfterFailover === undefined
-              ? {}
-              : { connectionsToOldPrimaryAfterFailover: handle.connectionsToOldPrimaryAfterFailover() }),
-          };
-    const events =
-      handle.sentinelEvents === undefined ? undefined : sentinelEventRows(handle.sentinelEvents(), faultAt);
-    const steps = events === undefined ? undefined : failoverSteps(events);
-    if (steps !== undefined) step(`Sentinels: ${renderFailoverSteps(steps)}`);
-    const healed = recoveredAt !== undefined;
-    return {
-      mode: o.mode,
-      fault: o.fault,
-      ok: drillOk(healed, figures),
-      failures: drillFailures(healed, figures),
-      healed,
-      topology: target.describe,
-      faultDescription: handle.description,
-      ...figures,
-      recoveryMs: healed ? whole((recoveredAt as number) - faultAt) : null,
-      detectionMs: detectedAt === undefined ? null : whole(detectedAt - faultAt),
-      detectionNote: handle.detectionNote ?? (detectedAt === undefined ? "no failure mark seen" : undefined),
-      rate: o.rate,
-      waitTimeoutMs: o.waitTimeoutMs,
-      clientSettings: settings,
-      ...partitionFigures,
-      ...(handle.rollSteps === undefined ? {} : { rollSteps: handle.rollSteps() }),
-      ...(events === undefined ? {} : { sentinelEvents: events, failoverSteps: steps }),
-      timings: {
-        failureDetectionMs: o.failureDetectionMs,
-        failoverTimeoutMs: o.failoverTimeoutMs,
-        restartDelayMs: o.restartDelayMs,
-        zoneDownMs: o.zoneDownMs,
-        ...(o.fault === "freeze" ? { freezeMs: freezeHoldMs(o) } : {}),
-        ...(o.fault === "crash-restart" ? { crashRestartDelayMs: crashRestartDelay(o) } : {}),
-        ...(o.fault === "partition" ? { partitionMs: partitionHoldMs(o) } : {}),
-      },
+    const readBack = await readAcknowledged(target, records, step);
+    const figures = figuresOf(o, load, fault, durability, { records, readBack, loadStart, loadStop });
+    const detectedAt = fault.handle.detectedAt();
+    const partitionFigures = partitionFiguresOf(o.fault, fault.handle, fault.faultAt);
+    const sentinel = sentinelFiguresOf(fault.handle, fault.faultAt, step);
+    return drillResult(target, o, {
+      settings,
       durability,
-      after,
-      timeline: records.map((r) => ({
-        stream: r.stream,
-        t: whole(r.sentAt - faultAt),
-        latencyMs: r.ok ? roundLatency(r.doneAt - r.sentAt) : null,
-      })),
-    };
+      fault,
+      recovery,
+      figures,
+      records,
+      detectedAt,
+      partitionFigures,
+      sentinel,
+    });
   } finally {
     await stopLoad();
   }
