@@ -12,11 +12,24 @@ export const DEFAULT_CLI_TIMEOUT_SECONDS = 3;
 /** In a pod the server listens on every address; local tests bind one loopback address each. */
 export const DEFAULT_LOCAL_HOST = "127.0.0.1";
 
-/** A host for `local_host=...`: an IPv4/IPv6 literal or a DNS name, nothing sh would expand. */
-export function localHostLine(host: string = DEFAULT_LOCAL_HOST): string {
+/** A host for `local_host`: an IPv4/IPv6 literal or a DNS name, nothing sh would expand. */
+export function localHost(host: string = DEFAULT_LOCAL_HOST): string {
   if (!/^[A-Za-z0-9.:-]+$/.test(host))
     throw new Error(`local host must be an address or DNS name, got ${JSON.stringify(host)}`);
-  return `local_host=${host}`;
+  return host;
+}
+
+/** `local_host=...` (see localHost). */
+export function localHostLine(host: string = DEFAULT_LOCAL_HOST): string {
+  return `local_host=${localHost(host)}`;
+}
+
+/** The bound of one valkey-cli call (`cli_timeout`), a whole number of seconds >= 1. */
+export function cliTimeout(timeoutSeconds: number = DEFAULT_CLI_TIMEOUT_SECONDS): number {
+  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1) {
+    throw new Error(`cli timeout must be a whole number of seconds >= 1, got ${timeoutSeconds}`);
+  }
+  return timeoutSeconds;
 }
 
 /**
@@ -24,9 +37,7 @@ export function localHostLine(host: string = DEFAULT_LOCAL_HOST): string {
  * this pod's own server on $local_host:$port). Needs `port` and `local_host` set before use.
  */
 export function boundedCliLines(timeoutSeconds: number = DEFAULT_CLI_TIMEOUT_SECONDS): string[] {
-  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1) {
-    throw new Error(`cli timeout must be a whole number of seconds >= 1, got ${timeoutSeconds}`);
-  }
+  cliTimeout(timeoutSeconds);
   return [
     `cli_bin="\${VALKEY_CLI:-valkey-cli}"`,
     `cli_timeout=${timeoutSeconds}`,

@@ -1,0 +1,15 @@
+#!/bin/sh
+# The bounded valkey-cli call every pod script shares (included by `# @include lib-cli.sh`, see
+# pod/shell-file.ts and pod/sh-cli.ts): each call runs under `timeout`, which bounds the connect
+# and the command together; the password comes from VALKEYCLI_AUTH / REDISCLI_AUTH in the
+# environment, never argv; stdin is /dev/null so a call inside a `while read` loop cannot eat its
+# input. Needs cli_timeout, and for local_cli also local_host and port, set before it.
+# shellcheck disable=SC2154 # set by the including script's # @values (pod/shell-file.ts)
+cli_bin="${VALKEY_CLI:-valkey-cli}"
+if command -v timeout >/dev/null 2>&1; then
+  cli() { timeout "$cli_timeout" "$cli_bin" "$@" </dev/null; }
+else
+  echo "$0: no timeout command: client calls are unbounded" >&2
+  cli() { "$cli_bin" "$@" </dev/null; }
+fi
+local_cli() { cli -h "$local_host" -p "$port" "$@"; }
