@@ -26,14 +26,15 @@ import {
 import { drillFailures, drillOk, loadFigures, type WriteRecord } from "../../../benchmarks/drill/ledger.js";
 import { heldFaultS, type Fault } from "../../../vocabulary/faults.js";
 import { hasWritingLine, parseRecordLines } from "../../../benchmarks/drill/record-lines.js";
-import { failoverSteps, sentinelEventRows } from "../../../benchmarks/drill/sentinel-events.js";
+import { failoverSteps, sentinelEventRows, type SentinelEventRow } from "../../../benchmarks/drill/sentinel-events.js";
 import { renderDrillsCsv } from "../../../benchmarks/drill/drill-table.js";
 import { dynamicProtocol } from "../kit/protocol.js";
 import type { TopologyCheckReport } from "../topology-check/implementation.js";
-import { injectFault, notBackYet, podOfAddress } from "./faults.js";
+import { injectFault, notBackYet, podOfAddress, type InjectedFault } from "./faults.js";
 import { labelRanges, shardLabel } from "../../../benchmarks/drill/writers.js";
 import { UNSUPPORTED_DEPLOYED_FAULTS } from "../../../vocabulary/faults.js";
 import type { DrillKubeApi, DrillPod } from "./kube-api.js";
+import type { DetectionWatch } from "./detection.js";
 import { buildDrillLoadJob, DRILL_LOAD_CONTAINER, DRILL_RUN_LABEL } from "./load-job.js";
 import { drillStep, type FailureDrillInputs, type FailureDrillOutputs } from "./declaration.js";
 
@@ -216,6 +217,295 @@ export function affectedShards(
   });
 }
 
+/** What one drill's steps share: its inputs and fault, the outside world, and its load's run key and Job name. */
+interface DrillRun {
+  i: FailureDrillInputs;
+  fault: Fault;
+  deps: DrillDeps;
+  api: DrillKubeApi;
+  ns: string;
+  sleep: (ms: number) => Promise<void>;
+  now: () => number;
+  runKey: string;
+  /** The load Job's (and its ConfigMap's) name. */
+  name: string;
+}
+
+/** The load's ConfigMap and Job (load-job.ts), with the bundled load script. */
+async function loadManifests(run: DrillRun): Promise<ReturnType<typeof buildDrillLoadJob>> {
+  const { i, fault, runKey } = run;
+  const t = i.loadTarget;
+  return buildDrillLoadJob({
+    namespace: run.ns,
+    name: run.name,
+    runKey,
+    mode: i.mode,
+    image: i.image,
+    target: { host: t.host, port: t.port, ...(t.sentinel === undefined ? {} : { sentinel: t.sentinel }) },
+    rate: i.rate,
+    loadS: i.loadS,
+    keyPrefix: `drill:${runKey}:${fault}`,
+    waitTimeoutMs: i.waitTimeoutMs,
+    secretName: i.secretName,
+    passwordKey: i.passwordKey,
+    placement: i.placement,
+    script: await run.deps.loadScript(),
+  });
+}
+
+/** 2. The load pod runs and has printed its writing line; its name. */
+async function loadPodWriting(run: DrillRun): Promise<string> {
+  const { i, fault, api, ns, sleep, now } = run;
+  const startBy = now() + i.timeoutS * 1000;
+  let pod = await loadPod(api, ns, run.runKey);
+  while (pod?.phase !== "Running") {
+    if (pod !== undefined && (pod.phase === "Failed" || pod.phase === "Succeeded")) {
+      throw new DrillError(
+        `the ${fault} drill's load pod ${pod.name} ended (${pod.phase}) before the fault: ${await logTail(api, ns, pod.name)}`,
+      );
+    }
+    if (now() >= startBy)
+      throw new DrillError(
+        `the ${fault} drill's load pod is not Running after ${i.timeoutS} s (${pod?.phase ?? "no pod"})`,
+      );
+    await sleep(1000);
+    pod = await loadPod(api, ns, run.runKey);
+  }
+  const podName = pod.name;
+  // Running is not writing: on a busy node the load's first writes come seconds later, and a
+  // fault before them leaves nothing to compare with. Its writing line is the cue.
+  while (!hasWritingLine(await api.podLog(ns, podName, DRILL_LOAD_CONTAINER).catch(() => ""))) {
+    if (now() >= startBy)
+      throw new DrillError(
+        `the ${fault} drill's load pod ${podName} has not started writing after ${i.timeoutS} s: ${await logTail(api, ns, podName)}`,
+      );
+    await sleep(1000);
+  }
+  return podName;
+}
+
+/** The detection watch of a drill: absent when the fault's detection is unobservable, or when it could not start (why). */
+interface DetectionWatching {
+  watch: DetectionWatch | undefined;
+  unobservable: string | undefined;
+  watchError: string | undefined;
+}
+
+async function watchDetection(
+  run: DrillRun,
+  members: readonly DrillPod[],
+  sentinels: readonly DrillPod[],
+): Promise<DetectionWatching> {
+  const unobservable = detectionUnobservable(run.i.mode, run.fault);
+  let watchError: string | undefined;
+  const watch =
+    unobservable === undefined
+      ? await run.deps.watchDetection?.(members, sentinels).catch((e: unknown) => {
+          watchError = `not watched: ${failureText(e)}`;
+          return undefined;
+        })
+      : undefined;
+  return { watch, unobservable, watchError };
+}
+
+/** The fault as injected, with the pods it hit and when it took effect. */
+interface FaultInjected extends DetectionWatching {
+  /** The member pods as listed right before the fault. */
+  members: DrillPod[];
+  injected: InjectedFault;
+  faultAt: number;
+  injectMs: number;
+  /** The pods the fault deleted or restarted. */
+  deletedPods: DrillPod[];
+  /** Every pod the fault hit: deleted, restarted or held. */
+  hitPods: DrillPod[];
+}
+
+/** 3. The survivors watched, then the fault injected (faults.ts); the watch is armed with the pods it hit. */
+async function injectWatched(run: DrillRun, healthy: TopologyCheckReport): Promise<FaultInjected> {
+  const { i, api, ns, now } = run;
+  const members = await api.listPods(ns, i.selector);
+  const sentinels = i.sentinel === undefined ? [] : await api.listPods(ns, i.sentinel.selector);
+  const watching = await watchDetection(run, members, sentinels);
+  const { watch } = watching;
+  const asked = now();
+  const agent = { name: `${run.name}-agent`, image: i.agentImage ?? i.image, holdS: heldFaultS(i.failureDetectionMs) };
+  const injected = await injectFault(
+    api,
+    run.fault,
+    { namespace: ns, members, sentinels, healthy, zoneDownS: i.zoneDownS, agent },
+    run.sleep,
+    now,
+  ).catch(async (e: unknown) => {
+    await watch?.stop();
+    throw e;
+  });
+  // A held fault (freeze, partition) took effect when its agent says, seconds after it was asked for.
+  const faultAt = injected.at ?? asked;
+  const injectMs = injected.at === undefined ? now() - faultAt : 0;
+  const deletedPods = [...members, ...sentinels].filter(
+    (p) => injected.deleted.some((d) => d.uid === p.uid) || injected.restarted?.some((r) => r.name === p.name),
+  );
+  // Every pod the fault hit: deleted, restarted or held (detection watches them; cluster rows mark their shards).
+  const hitPods = [...deletedPods, ...(injected.held ?? [])];
+  watch?.arm(hitPods, faultAt);
+  return { ...watching, members, injected, faultAt, injectMs, deletedPods, hitPods };
+}
+
+/**
+ * Polls until the fault no longer holds, every deleted pod runs again and the verifier passes, at most
+ * `timeoutS` from the fault; then undoes the fault and stops the watch (also on a throw).
+ */
+async function pollRecovery(
+  run: DrillRun,
+  f: FaultInjected,
+): Promise<{ after: TopologyCheckReport | undefined; recoveredAt: number | undefined; why: string }> {
+  const { i, api, ns, deps, now } = run;
+  const { injected, watch } = f;
+  let after: TopologyCheckReport | undefined;
+  let why = "not checked yet";
+  let recoveredAt: number | undefined;
+  try {
+    const deadline = f.faultAt + i.timeoutS * 1000;
+    while (now() < deadline) {
+      await run.sleep(i.pollMs);
+      const held = await injected.holding?.();
+      if (held !== undefined) {
+        why = held;
+        continue;
+      }
+      const pods = [
+        ...(await api.listPods(ns, i.selector)),
+        ...(i.sentinel === undefined ? [] : await api.listPods(ns, i.sentinel.selector)),
+      ];
+      const pending = notBackYet(injected.deleted, pods, injected.restarted);
+      if (pending !== undefined) {
+        why = pending;
+        continue;
+      }
+      try {
+        after = await deps.verify();
+        recoveredAt = now();
+        break;
+      } catch (e) {
+        why = failureText(e);
+      }
+    }
+  } finally {
+    await injected.restore();
+    await watch?.stop();
+  }
+  return { after, recoveredAt, why };
+}
+
+/** The healed topology, when it healed and what the watch saw. */
+interface Healed {
+  after: TopologyCheckReport;
+  recoveredAt: number;
+  detectedAt: number | undefined;
+  sentinelEvents: SentinelEventRow[] | undefined;
+}
+
+/** The recovery, or a DrillError naming the fault when the topology did not heal in time. */
+async function healed(run: DrillRun, f: FaultInjected): Promise<Healed> {
+  const { after, recoveredAt, why } = await pollRecovery(run, f);
+  const { watch, faultAt } = f;
+  const detectedAt = watch?.detectedAt();
+  const sentinelEvents = watch?.events === undefined ? undefined : sentinelEventRows(watch.events(), faultAt);
+  if (after === undefined || recoveredAt === undefined) {
+    throw new DrillError(
+      `the ${run.fault} drill did not heal within ${run.i.timeoutS} s (drills.timeoutS) after ${f.injected.description}: ${why}`,
+    );
+  }
+  return { after, recoveredAt, detectedAt, sentinelEvents };
+}
+
+/** 4. The load Job finished; its pod's log parsed into records (record-lines.ts). */
+async function loadRecords(run: DrillRun, podName: string): Promise<ReturnType<typeof parseRecordLines>> {
+  const { i, fault, api, ns, name, now } = run;
+  const doneBy = now() + (i.loadS + 300) * 1000;
+  for (;;) {
+    const st = await api.jobState(ns, name);
+    if (st !== undefined && st.failed > 0)
+      throw new DrillError(`the ${fault} drill's load Job ${ns}/${name} failed: ${await logTail(api, ns, podName)}`);
+    if (st !== undefined && st.succeeded > 0) break;
+    if (now() >= doneBy)
+      throw new DrillError(
+        `the ${fault} drill's load Job ${ns}/${name} has not finished ${i.loadS + 300} s after the fault`,
+      );
+    await run.sleep(2000);
+  }
+  const log = await api.podLog(ns, podName, DRILL_LOAD_CONTAINER);
+  try {
+    return parseRecordLines(log);
+  } catch (err) {
+    throw new DrillError(
+      `the ${fault} drill's load pod ${podName}: ${(err as Error).message}; last log lines:\n${tail(log)}`,
+    );
+  }
+}
+
+/** What the drill measured, for its row. */
+interface DrillMeasured {
+  healthy: TopologyCheckReport;
+  durability: DurabilityConfig;
+  podName: string;
+  f: FaultInjected;
+  h: Healed;
+  load: ReturnType<typeof parseRecordLines>;
+}
+
+/** Every acknowledged key read back, and the load's figures against the fault's loss bound (ledger.ts). */
+async function drillFigures(run: DrillRun, m: DrillMeasured): Promise<ReturnType<typeof loadFigures>> {
+  const { load, f } = m;
+  const acked = load.records.filter((r) => r.ok).map((r) => r.key);
+  const readBack = await run.deps.readBack(acked, m.h.after);
+  const bound = deployedLossBound(run.fault, f.injectMs, m.durability, load.records, f.faultAt, f.deletedPods);
+  const input = {
+    records: load.records,
+    readBack,
+    faultAt: f.faultAt,
+    loadStart: load.loadStart,
+    loadStop: load.loadStop,
+    beforeMs: 10_000,
+    bound,
+  };
+  return loadFigures(load.streams, { ...input, affectedShards: affectedShards(m.healthy, f.members, f.hitPods) });
+}
+
+/** The drill's row. */
+function drillRow(run: DrillRun, m: DrillMeasured, figures: ReturnType<typeof loadFigures>): DeployedDrill {
+  const { i, fault, ns } = run;
+  const { healthy, f, h } = m;
+  const { detectedAt, sentinelEvents } = h;
+  return {
+    mode: i.mode,
+    fault,
+    ok: drillOk(true, figures),
+    failures: drillFailures(true, figures),
+    healed: true,
+    topology: `${i.mode}: ${healthy.shards.length} shard(s), ${healthy.nodeCount} node(s)${healthy.sentinels === undefined ? "" : `, ${healthy.sentinels.length} Sentinel(s)`} (deployed, namespace ${ns})`,
+    faultDescription: f.injected.description,
+    ...figures,
+    recoveryMs: Math.round(h.recoveredAt - f.faultAt),
+    detectionMs: detectedAt === undefined ? null : Math.round(detectedAt - f.faultAt),
+    ...(detectedAt === undefined
+      ? {
+          detectionNote:
+            f.unobservable ?? f.watchError ?? (f.watch === undefined ? DETECTION_NOTE : "no failure mark seen"),
+        }
+      : {}),
+    rate: i.rate,
+    waitTimeoutMs: i.waitTimeoutMs,
+    timings: { failureDetectionMs: i.failureDetectionMs, zoneDownMs: i.zoneDownS * 1000 },
+    durability: m.durability,
+    after: h.after,
+    loadPod: m.podName,
+    deletedPods: f.injected.deleted.map((d) => ({ name: d.name, uid: d.uid })),
+    ...(sentinelEvents === undefined ? {} : { sentinelEvents, failoverSteps: failoverSteps(sentinelEvents) }),
+  };
+}
+
 /** Runs one fault's drill; throws DrillError when the topology does not heal in time. */
 export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: DrillDeps): Promise<DeployedDrill> {
   const { api } = deps;
@@ -229,186 +519,19 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
   const durability = await deps.durability(healthy);
   const runKey = deps.runKey?.() ?? randomBytes(3).toString("hex");
   const name = `valkey-drill-${fault}-${runKey}`;
-  const t = i.loadTarget;
-  const manifests = buildDrillLoadJob({
-    namespace: ns,
-    name,
-    runKey,
-    mode: i.mode,
-    image: i.image,
-    target: { host: t.host, port: t.port, ...(t.sentinel === undefined ? {} : { sentinel: t.sentinel }) },
-    rate: i.rate,
-    loadS: i.loadS,
-    keyPrefix: `drill:${runKey}:${fault}`,
-    waitTimeoutMs: i.waitTimeoutMs,
-    secretName: i.secretName,
-    passwordKey: i.passwordKey,
-    placement: i.placement,
-    script: await deps.loadScript(),
-  });
-  await api.createLoad(manifests);
+  const run: DrillRun = { i, fault, deps, api, ns, sleep, now, runKey, name };
+  await api.createLoad(await loadManifests(run));
   try {
     // 2. The load pod runs.
-    const startBy = now() + i.timeoutS * 1000;
-    let pod = await loadPod(api, ns, runKey);
-    while (pod?.phase !== "Running") {
-      if (pod !== undefined && (pod.phase === "Failed" || pod.phase === "Succeeded")) {
-        throw new DrillError(
-          `the ${fault} drill's load pod ${pod.name} ended (${pod.phase}) before the fault: ${await logTail(api, ns, pod.name)}`,
-        );
-      }
-      if (now() >= startBy)
-        throw new DrillError(
-          `the ${fault} drill's load pod is not Running after ${i.timeoutS} s (${pod?.phase ?? "no pod"})`,
-        );
-      await sleep(1000);
-      pod = await loadPod(api, ns, runKey);
-    }
-    const podName = pod.name;
-    // Running is not writing: on a busy node the load's first writes come seconds later, and a
-    // fault before them leaves nothing to compare with. Its writing line is the cue.
-    while (!hasWritingLine(await api.podLog(ns, podName, DRILL_LOAD_CONTAINER).catch(() => ""))) {
-      if (now() >= startBy)
-        throw new DrillError(
-          `the ${fault} drill's load pod ${podName} has not started writing after ${i.timeoutS} s: ${await logTail(api, ns, podName)}`,
-        );
-      await sleep(1000);
-    }
+    const podName = await loadPodWriting(run);
     // 3. The fault, then recovery.
     await sleep(i.preFaultS * 1000);
-    const members = await api.listPods(ns, i.selector);
-    const sentinels = i.sentinel === undefined ? [] : await api.listPods(ns, i.sentinel.selector);
-    const unobservable = detectionUnobservable(i.mode, fault);
-    let watchError: string | undefined;
-    const watch =
-      unobservable === undefined
-        ? await deps.watchDetection?.(members, sentinels).catch((e: unknown) => {
-            watchError = `not watched: ${failureText(e)}`;
-            return undefined;
-          })
-        : undefined;
-    const asked = now();
-    const agent = { name: `${name}-agent`, image: i.agentImage ?? i.image, holdS: heldFaultS(i.failureDetectionMs) };
-    const injected = await injectFault(
-      api,
-      fault,
-      { namespace: ns, members, sentinels, healthy, zoneDownS: i.zoneDownS, agent },
-      sleep,
-      now,
-    ).catch(async (e: unknown) => {
-      await watch?.stop();
-      throw e;
-    });
-    // A held fault (freeze, partition) took effect when its agent says, seconds after it was asked for.
-    const faultAt = injected.at ?? asked;
-    const injectMs = injected.at === undefined ? now() - faultAt : 0;
-    const deletedPods = [...members, ...sentinels].filter(
-      (p) => injected.deleted.some((d) => d.uid === p.uid) || injected.restarted?.some((r) => r.name === p.name),
-    );
-    // Every pod the fault hit: deleted, restarted or held (detection watches them; cluster rows mark their shards).
-    const hitPods = [...deletedPods, ...(injected.held ?? [])];
-    watch?.arm(hitPods, faultAt);
-    let after: TopologyCheckReport | undefined;
-    let why = "not checked yet";
-    let recoveredAt: number | undefined;
-    try {
-      const deadline = faultAt + i.timeoutS * 1000;
-      while (now() < deadline) {
-        await sleep(i.pollMs);
-        const held = await injected.holding?.();
-        if (held !== undefined) {
-          why = held;
-          continue;
-        }
-        const pods = [
-          ...(await api.listPods(ns, i.selector)),
-          ...(i.sentinel === undefined ? [] : await api.listPods(ns, i.sentinel.selector)),
-        ];
-        const pending = notBackYet(injected.deleted, pods, injected.restarted);
-        if (pending !== undefined) {
-          why = pending;
-          continue;
-        }
-        try {
-          after = await deps.verify();
-          recoveredAt = now();
-          break;
-        } catch (e) {
-          why = failureText(e);
-        }
-      }
-    } finally {
-      await injected.restore();
-      await watch?.stop();
-    }
-    const detectedAt = watch?.detectedAt();
-    const sentinelEvents = watch?.events === undefined ? undefined : sentinelEventRows(watch.events(), faultAt);
-    if (after === undefined || recoveredAt === undefined) {
-      throw new DrillError(
-        `the ${fault} drill did not heal within ${i.timeoutS} s (drills.timeoutS) after ${injected.description}: ${why}`,
-      );
-    }
+    const f = await injectWatched(run, healthy);
+    const h = await healed(run, f);
     // 4. The load's records.
-    const doneBy = now() + (i.loadS + 300) * 1000;
-    for (;;) {
-      const st = await api.jobState(ns, name);
-      if (st !== undefined && st.failed > 0)
-        throw new DrillError(`the ${fault} drill's load Job ${ns}/${name} failed: ${await logTail(api, ns, podName)}`);
-      if (st !== undefined && st.succeeded > 0) break;
-      if (now() >= doneBy)
-        throw new DrillError(
-          `the ${fault} drill's load Job ${ns}/${name} has not finished ${i.loadS + 300} s after the fault`,
-        );
-      await sleep(2000);
-    }
-    const log = await api.podLog(ns, podName, DRILL_LOAD_CONTAINER);
-    let load;
-    try {
-      load = parseRecordLines(log);
-    } catch (err) {
-      throw new DrillError(
-        `the ${fault} drill's load pod ${podName}: ${(err as Error).message}; last log lines:\n${tail(log)}`,
-      );
-    }
-    const acked = load.records.filter((r) => r.ok).map((r) => r.key);
-    const readBack = await deps.readBack(acked, after);
-    const bound = deployedLossBound(fault, injectMs, durability, load.records, faultAt, deletedPods);
-    const input = {
-      records: load.records,
-      readBack,
-      faultAt,
-      loadStart: load.loadStart,
-      loadStop: load.loadStop,
-      beforeMs: 10_000,
-      bound,
-    };
-    const figures = loadFigures(load.streams, { ...input, affectedShards: affectedShards(healthy, members, hitPods) });
-    return {
-      mode: i.mode,
-      fault,
-      ok: drillOk(true, figures),
-      failures: drillFailures(true, figures),
-      healed: true,
-      topology: `${i.mode}: ${healthy.shards.length} shard(s), ${healthy.nodeCount} node(s)${healthy.sentinels === undefined ? "" : `, ${healthy.sentinels.length} Sentinel(s)`} (deployed, namespace ${ns})`,
-      faultDescription: injected.description,
-      ...figures,
-      recoveryMs: Math.round(recoveredAt - faultAt),
-      detectionMs: detectedAt === undefined ? null : Math.round(detectedAt - faultAt),
-      ...(detectedAt === undefined
-        ? {
-            detectionNote:
-              unobservable ?? watchError ?? (watch === undefined ? DETECTION_NOTE : "no failure mark seen"),
-          }
-        : {}),
-      rate: i.rate,
-      waitTimeoutMs: i.waitTimeoutMs,
-      timings: { failureDetectionMs: i.failureDetectionMs, zoneDownMs: i.zoneDownS * 1000 },
-      durability,
-      after,
-      loadPod: podName,
-      deletedPods: injected.deleted.map((d) => ({ name: d.name, uid: d.uid })),
-      ...(sentinelEvents === undefined ? {} : { sentinelEvents, failoverSteps: failoverSteps(sentinelEvents) }),
-    };
+    const load = await loadRecords(run, podName);
+    const measured: DrillMeasured = { healthy, durability, podName, f, h, load };
+    return drillRow(run, measured, await drillFigures(run, measured));
   } finally {
     await api.deleteLoad(ns, name);
   }
