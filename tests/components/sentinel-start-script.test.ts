@@ -147,4 +147,56 @@ describe("the Sentinel entrypoint on a real Sentinel", () => {
     expect(m[m.indexOf("down-after-milliseconds") + 1]).toBe("4321");
     again.disconnect();
   }, 60_000);
+
+  it("without a password file: no auth line is written, and the Sentinel answers without AUTH", async () => {
+    const open = mkdtempSync(join(tmpdir(), "sentinel-start-open-"));
+    const openPort = await freePort(HOST);
+    const template = join(open, "sentinel.conf.template");
+    writeFileSync(
+      template,
+      renderSentinelConf({
+        port: openPort,
+        bind: HOST,
+        dir: open,
+        masterName: "vk",
+        primary: { host: HOST, port: primary.port },
+        quorum: 1,
+        downAfterMs: 5000,
+        failoverTimeoutMs: 10000,
+        parallelSyncs: 1,
+        hostnames: true,
+      }),
+    );
+    const openScript = join(open, "sentinel-start.sh");
+    const state = join(open, "state", "sentinel.conf");
+    writeFileSync(
+      openScript,
+      renderSentinelStartScript({
+        templateFile: template,
+        stateFile: state,
+        masterName: "vk",
+        passwordFile: undefined,
+      }),
+    );
+    const path = `${dirname(resolveBinaries().server.path)}:${process.env.PATH ?? ""}`;
+    const p = spawn("sh", [openScript], { env: { PATH: path, VALKEY_ANNOUNCE_HOST: HOST }, stdio: "ignore" });
+    try {
+      await pollUntil(
+        async () => {
+          const c = await openClient(HOST, openPort, "anon", {}).catch(() => undefined);
+          if (c === undefined) return "not answering";
+          const pong = await c.ping().catch((e: Error) => e.message);
+          c.disconnect();
+          return pong === "PONG" ? true : pong;
+        },
+        { timeoutMs: 20_000, intervalMs: 200, what: `the open Sentinel on ${openPort}` },
+      );
+      const text = readFileSync(state, "utf8");
+      expect(text).toContain(`sentinel announce-ip "${HOST}"`);
+      expect(text).not.toMatch(/^(requirepass|sentinel sentinel-pass|sentinel auth-pass) /m);
+    } finally {
+      p.kill("SIGKILL");
+      rmSync(open, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -47,7 +47,7 @@ describe("pod scripts as shell files", () => {
 
   it("every shell file of pod/scripts is used: its values declared and its includes present", () => {
     const files = readdirSync(SHELL_DIR).filter((f) => f.endsWith(".sh"));
-    expect(files.sort()).toEqual(["cluster-prestop.sh", "lib-cli.sh", "readiness.sh"]);
+    expect(files.sort()).toEqual(["cluster-prestop.sh", "lib-cli.sh", "readiness.sh", "sentinel-start.sh"]);
     for (const f of files) {
       for (const inc of shellFile(f).matchAll(/^# @include (\S+)$/gm)) expect(files, f).toContain(inc[1]);
       if (f !== "lib-cli.sh") expect(declaredValues(shellFile(f)).length, f).toBeGreaterThan(0);

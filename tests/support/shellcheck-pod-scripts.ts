@@ -186,17 +186,11 @@ export const ACCEPTED: readonly { script: string; code: string; line: string; wh
     line: "set -- $(printf '%s\\n' \"$",
     why: "splits awk's one-line summary into the positional parameters on purpose",
   },
-  ...["start.sh", "sentinel-start.sh"].map((script) => ({
-    script,
+  {
+    script: "start.sh",
     code: "SC2034",
     line: "nl='",
     why: "a newline, used by the password and Sentinel lines only when those are rendered",
-  })),
-  {
-    script: "sentinel-start.sh",
-    code: "SC2034",
-    line: "master_name=",
-    why: "used by the Sentinel lines only when those are rendered",
   },
   ...["restore.sh", "backup.sh"].map((script) => ({
     script,

@@ -1,0 +1,46 @@
+#!/bin/sh
+# Sentinel entrypoint (pod/scripts/sentinel-start.sh in valkey-on-eks; see pod/sentinel-start-script.ts).
+# shellcheck disable=SC2154 # set by the # @values line; the render drops this line (pod/shell-file.ts)
+set -eu
+umask 077
+fail() { echo "sentinel-start.sh: $*" >&2; exit 1; }
+say() { echo "sentinel-start.sh: $*" >&2; }
+nl='
+'
+conf_quote() { printf '"%s"' "$(printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g')"; }
+# password_file is empty without auth.
+# @values template state master_name password_file resolve_wait
+mkdir -p "$(dirname "$state")"
+if [ ! -s "$state" ]; then
+  say "first start: writing $state from $template"
+  [ -r "$template" ] || fail "$template is not readable"
+  [ -n "${VALKEY_ANNOUNCE_HOST:-}" ] || fail "VALKEY_ANNOUNCE_HOST (this Sentinel's stable DNS name) is not set"
+  cat "$template" > "$state.tmp"
+  printf 'sentinel announce-ip %s\n' "$(conf_quote "$VALKEY_ANNOUNCE_HOST")" >> "$state.tmp"
+  if [ -n "$password_file" ]; then
+    [ -r "$password_file" ] || fail "$password_file is not readable"
+    password=$(cat "$password_file")
+    [ -n "$password" ] || fail "the password in $password_file is empty"
+    case "$password" in *"$nl"*) fail "the password must be a single line" ;; esac
+    quoted=$(conf_quote "$password")
+    printf 'requirepass %s\nsentinel sentinel-pass %s\nsentinel auth-pass %s %s\n' "$quoted" "$quoted" "$master_name" "$quoted" >> "$state.tmp"
+    unset password quoted
+  fi
+  mv -f "$state.tmp" "$state"
+else
+  say "keeping the Sentinel state in $state"
+fi
+chmod 600 "$state"
+primary=$(awk '$1 == "sentinel" && $2 == "monitor" { print $4; exit }' "$state")
+[ -n "$primary" ] || fail "$state monitors no primary"
+# An address literal needs no lookup (getent hosts answers "not found" for an IP absent from /etc/hosts).
+case "$primary" in *:*) literal=yes ;; *[!0-9.]*) literal=no ;; *) literal=yes ;; esac
+if [ "$literal" = no ] && command -v getent >/dev/null 2>&1; then
+  waited=0
+  until getent hosts "$primary" >/dev/null 2>&1; do
+    [ "$waited" -lt "$resolve_wait" ] || { say "$primary does not resolve after ${resolve_wait}s; starting anyway"; break; }
+    sleep 1
+    waited=$((waited + 1))
+  done
+fi
+exec valkey-server "$state" --sentinel
