@@ -45,6 +45,12 @@ import {
   type FaultHandle,
 } from "./target.js";
 
+/** A fault handle's stopWatching when the fault itself watches nothing. */
+const stopWatching = (): void => undefined;
+
+/** A member as fault descriptions name it. */
+const label = (m: Member): string => `${m.name} (${m.address}, zone ${m.zone})`;
+
 /** CLIENT SETNAME of the write endpoint's load connections (the partition drill counts them). */
 const WRITE_ENDPOINT_NAME = "drill-write-endpoint";
 
@@ -155,84 +161,110 @@ export class ReplicationTarget implements DrillTarget {
     const primary = this.t.member(await this.t.primaryFromSentinels());
     const replicas = this.t.members.filter((m) => m !== primary);
     const faultAt = Date.now();
-    const detectionOf = (killed: readonly TopologyNode[]): (() => number | undefined) => {
-      const wanted = new Set(killed.map((k) => `${k.host} ${k.port}`));
-      const marks = new Set(["+sdown", "+odown"]);
-      return () =>
-        this.events.find(
-          (e) => e.at >= faultAt && marks.has(e.channel) && wanted.has(e.payload.split(" ").slice(2, 4).join(" ")),
-        )?.at;
-    };
-    const stopWatching = (): void => undefined;
-    const label = (m: Member): string => `${m.name} (${m.address}, zone ${m.zone})`;
-    if (fault === "freeze") {
-      const hold = freezeHoldMs(this.o);
-      primary.proc?.signal("SIGSTOP");
-      const restored = sleep(hold).then(() => primary.proc?.signal("SIGCONT"));
-      return {
-        description: `SIGSTOP primary ${label(primary)} for ${hold} ms (past down-after), then SIGCONT`,
-        restored,
-        detectedAt: detectionOf([primary]),
-        stopWatching,
-      };
-    }
+    const detectionOf = (killed: readonly TopologyNode[]): (() => number | undefined) =>
+      this.detectionOf(faultAt, killed);
+    if (fault === "freeze") return this.freeze(primary, detectionOf([primary]));
     if (fault === "crash-restart") return this.crashRestart(primary, detectionOf([primary]));
     if (fault === "partition") return this.partition(primary, replicas, detectionOf([primary]));
-    if (fault === "primary" || fault === "replica" || fault === "lost-volume") {
-      const victim = fault === "replica" ? (replicas[0] as Member) : primary;
-      if (victim === undefined) throw new Error("the replica fault needs at least one replica");
-      await killHard(victim.proc);
-      // lost-volume: the data dir (AOF, RDB) is gone; the same start script must not serve it empty.
-      if (fault === "lost-volume") rmSync(victim.dataDir, { recursive: true, force: true });
-      const restored = (async () => {
-        await sleep(this.o.restartDelayMs);
-        await this.t.startMember(victim.ordinal);
-      })();
-      return {
-        description: `SIGKILL ${fault === "lost-volume" ? "primary" : fault} ${label(victim)}${fault === "lost-volume" ? ", data dir deleted" : ""}; restarted after ${this.o.restartDelayMs} ms`,
-        restored,
-        detectedAt: detectionOf([victim]),
-        stopWatching,
-      };
-    }
-    if (fault === "zone") {
-      const zone = primary.zone;
-      const members = this.t.members.filter((m) => m.zone === zone);
-      const sentinels = this.t.sentinels.filter((s) => s.zone === zone);
-      await Promise.all([...members.map((m) => killHard(m.proc)), ...sentinels.map((s) => killHard(s.proc))]);
-      const restored = (async () => {
-        await sleep(this.o.zoneDownMs);
-        await Promise.all(sentinels.map((s) => this.t.startSentinel(this.t.sentinels.indexOf(s))));
-        await Promise.all(members.map((m) => this.t.startMember(m.ordinal)));
-      })();
-      const what = `${members.map((m) => m.name).join(", ")} and ${sentinels.map((s) => s.name).join(", ") || "no Sentinel"}`;
-      return {
-        description: `zone ${zone} (the primary's) down: SIGKILL ${what}; back after ${this.o.zoneDownMs} ms`,
-        restored,
-        detectedAt: detectionOf(members),
-        stopWatching,
-      };
-    }
-    if (fault === "all") {
-      const all = [...this.t.members];
-      await Promise.all(all.map((m) => killHard(m.proc)));
-      const restored = (async () => {
-        await sleep(this.o.restartDelayMs);
-        await Promise.all(all.map((m) => this.t.startMember(m.ordinal)));
-      })();
-      return {
-        description: `SIGKILL every member (${all.length}); restarted after ${this.o.restartDelayMs} ms on their old addresses (locally Sentinel has no DNS to follow a new one)`,
-        restored,
-        detectedAt: detectionOf(all),
-        stopWatching,
-      };
-    }
+    if (fault === "primary" || fault === "replica" || fault === "lost-volume")
+      return this.killMember(fault, fault === "replica" ? (replicas[0] as Member) : primary, detectionOf);
+    if (fault === "zone") return this.zoneDown(primary.zone, detectionOf);
+    if (fault === "all") return this.killAll(detectionOf);
     if (fault === "upgrade") return this.upgrade();
     if (fault !== "switchover")
       throw new Error(
         `the ${String(fault satisfies never)} fault is not implemented for the local ${this.mode} target`,
       );
-    // switchover: the pod's preStop script (rendered, run by sh), then the pod stops and comes back.
+    return this.switchover(primary);
+  }
+
+  /** When (Date.now()) a Sentinel first marked one of `killed` down (+sdown / +odown) after the fault. */
+  private detectionOf(faultAt: number, killed: readonly TopologyNode[]): () => number | undefined {
+    const wanted = new Set(killed.map((k) => `${k.host} ${k.port}`));
+    const marks = new Set(["+sdown", "+odown"]);
+    return () =>
+      this.events.find(
+        (e) => e.at >= faultAt && marks.has(e.channel) && wanted.has(e.payload.split(" ").slice(2, 4).join(" ")),
+      )?.at;
+  }
+
+  /** `freeze`: the primary SIGSTOPped past down-after, then SIGCONT. */
+  private freeze(primary: Member, detectedAt: () => number | undefined): FaultHandle {
+    const hold = freezeHoldMs(this.o);
+    primary.proc?.signal("SIGSTOP");
+    const restored = sleep(hold).then(() => primary.proc?.signal("SIGCONT"));
+    return {
+      description: `SIGSTOP primary ${label(primary)} for ${hold} ms (past down-after), then SIGCONT`,
+      restored,
+      detectedAt,
+      stopWatching,
+    };
+  }
+
+  /** `primary`, `replica`, `lost-volume`: one member SIGKILLed (lost-volume: its data dir deleted), restarted after restartDelayMs. */
+  private async killMember(
+    fault: "primary" | "replica" | "lost-volume",
+    victim: Member,
+    detectionOf: (killed: readonly TopologyNode[]) => () => number | undefined,
+  ): Promise<FaultHandle> {
+    if (victim === undefined) throw new Error("the replica fault needs at least one replica");
+    await killHard(victim.proc);
+    // lost-volume: the data dir (AOF, RDB) is gone; the same start script must not serve it empty.
+    if (fault === "lost-volume") rmSync(victim.dataDir, { recursive: true, force: true });
+    const restored = (async () => {
+      await sleep(this.o.restartDelayMs);
+      await this.t.startMember(victim.ordinal);
+    })();
+    return {
+      description: `SIGKILL ${fault === "lost-volume" ? "primary" : fault} ${label(victim)}${fault === "lost-volume" ? ", data dir deleted" : ""}; restarted after ${this.o.restartDelayMs} ms`,
+      restored,
+      detectedAt: detectionOf([victim]),
+      stopWatching,
+    };
+  }
+
+  /** `zone`: every member and Sentinel in the primary's zone SIGKILLed, back after zoneDownMs (Sentinels first). */
+  private async zoneDown(
+    zone: string,
+    detectionOf: (killed: readonly TopologyNode[]) => () => number | undefined,
+  ): Promise<FaultHandle> {
+    const members = this.t.members.filter((m) => m.zone === zone);
+    const sentinels = this.t.sentinels.filter((s) => s.zone === zone);
+    await Promise.all([...members.map((m) => killHard(m.proc)), ...sentinels.map((s) => killHard(s.proc))]);
+    const restored = (async () => {
+      await sleep(this.o.zoneDownMs);
+      await Promise.all(sentinels.map((s) => this.t.startSentinel(this.t.sentinels.indexOf(s))));
+      await Promise.all(members.map((m) => this.t.startMember(m.ordinal)));
+    })();
+    const what = `${members.map((m) => m.name).join(", ")} and ${sentinels.map((s) => s.name).join(", ") || "no Sentinel"}`;
+    return {
+      description: `zone ${zone} (the primary's) down: SIGKILL ${what}; back after ${this.o.zoneDownMs} ms`,
+      restored,
+      detectedAt: detectionOf(members),
+      stopWatching,
+    };
+  }
+
+  /** `all`: every member SIGKILLed at once, restarted after restartDelayMs on its old address. */
+  private async killAll(
+    detectionOf: (killed: readonly TopologyNode[]) => () => number | undefined,
+  ): Promise<FaultHandle> {
+    const all = [...this.t.members];
+    await Promise.all(all.map((m) => killHard(m.proc)));
+    const restored = (async () => {
+      await sleep(this.o.restartDelayMs);
+      await Promise.all(all.map((m) => this.t.startMember(m.ordinal)));
+    })();
+    return {
+      description: `SIGKILL every member (${all.length}); restarted after ${this.o.restartDelayMs} ms on their old addresses (locally Sentinel has no DNS to follow a new one)`,
+      restored,
+      detectedAt: detectionOf(all),
+      stopWatching,
+    };
+  }
+
+  /** `switchover`: the pod's preStop script (rendered, run by sh), then the pod stops and comes back. */
+  private switchover(primary: Member): FaultHandle {
     const restored = (async () => {
       this.preStopLog = await runReplicationPreStop(primary, this.o.password);
       await primary.proc?.stop(10_000);
