@@ -112,127 +112,149 @@ async function evict(
 
 const at = (p: DrillPod): string => `${p.name} (${p.podIP ?? "no IP"} on ${p.nodeName ?? "no node"})`;
 
-export async function injectFault(
-  api: DrillKubeApi,
-  fault: Fault,
-  t: FaultTarget,
-  sleep: (ms: number) => Promise<void>,
-  now: () => number = Date.now,
-): Promise<InjectedFault> {
-  const shard = t.healthy.shards[0];
-  const noop = (): Promise<void> => Promise.resolve();
-  const kill = async (
-    pods: readonly DrillPod[],
-    grace: number | undefined,
-  ): Promise<{ name: string; uid: string }[]> => {
-    await Promise.all(pods.map((p) => api.deletePod(t.namespace, p.name, grace)));
-    return pods.map((p) => ({ name: p.name, uid: p.uid }));
+/** What injecting a fault works with: the API, the target, the healthy report's first shard, the clock. */
+interface Injection {
+  api: DrillKubeApi;
+  t: FaultTarget;
+  shard: TopologyCheckReport["shards"][number] | undefined;
+  sleep: (ms: number) => Promise<void>;
+  now: () => number;
+}
+
+const noop = (): Promise<void> => Promise.resolve();
+
+/** Deletes the pods (grace: undefined, their own grace period), all at once; returns their names and uids. */
+async function kill(
+  x: Injection,
+  pods: readonly DrillPod[],
+  grace: number | undefined,
+): Promise<{ name: string; uid: string }[]> {
+  await Promise.all(pods.map((p) => x.api.deletePod(x.t.namespace, p.name, grace)));
+  return pods.map((p) => ({ name: p.name, uid: p.uid }));
+}
+
+/** The healthy report's primary (of its first shard), as a member pod. */
+function primaryPod(x: Injection): DrillPod {
+  return pick("primary", x.shard?.primary.address, x.t.members);
+}
+
+/** primary: the primary's pod deleted, grace 0. */
+async function deletePrimary(x: Injection): Promise<InjectedFault> {
+  const pod = primaryPod(x);
+  return {
+    description: `primary pod ${at(pod)} deleted, grace 0`,
+    deleted: await kill(x, [pod], 0),
+    cordoned: [],
+    restore: noop,
   };
-  if (fault === "primary") {
-    const pod = pick("primary", shard?.primary.address, t.members);
-    return {
-      description: `primary pod ${at(pod)} deleted, grace 0`,
-      deleted: await kill([pod], 0),
-      cordoned: [],
-      restore: noop,
-    };
-  }
-  if (fault === "switchover") {
-    const pod = pick("primary", shard?.primary.address, t.members);
-    const tries = await evict(api, t.namespace, pod.name, sleep);
-    const how = `evicted through the Eviction API (its PodDisruptionBudget honoured${tries > 1 ? `, after ${tries - 1} refusal(s)` : ""}; deleted with its grace period, preStop runs)`;
-    return {
-      description: `primary pod ${at(pod)} ${how}`,
-      deleted: [{ name: pod.name, uid: pod.uid }],
-      cordoned: [],
-      restore: noop,
-    };
-  }
-  if (fault === "crash-restart") {
-    const pod = pick("primary", shard?.primary.address, t.members);
-    await api.exec(t.namespace, pod.name, VALKEY_CONTAINER, CRASH_COMMAND);
-    return {
-      description: `primary ${at(pod)}: SHUTDOWN NOSAVE NOW FORCE exec'd in its container (exits at once; the kubelet restarts it in place on its volume)`,
-      deleted: [],
-      restarted: [{ name: pod.name, restarts: pod.restarts ?? 0 }],
-      cordoned: [],
-      restore: noop,
-    };
-  }
-  if (fault === "lost-volume") {
-    const pod = pick("primary", shard?.primary.address, t.members);
-    const pvc = `${DATA_VOLUME}-${pod.name}`;
-    await api.deletePvc(t.namespace, pvc);
-    const deleted = await kill([pod], 0);
-    return {
-      description: `primary ${at(pod)}: its PersistentVolumeClaim ${pvc} deleted, then the pod (grace 0): back on an empty volume`,
-      deleted,
-      cordoned: [],
-      restore: noop,
-    };
-  }
-  if (fault === "freeze" || fault === "partition") {
-    const pod = pick("primary", shard?.primary.address, t.members);
-    if (t.agent === undefined) throw new Error(`the ${fault} fault needs its agent's name, image and hold`);
-    const peers =
-      fault === "freeze"
-        ? []
-        : [...t.members, ...t.sentinels]
-            .filter((p) => p.uid !== pod.uid)
-            .flatMap((p) => (p.podIP === undefined ? [] : [p.podIP]));
-    const agent = await startFaultAgent(
-      api,
-      {
-        namespace: t.namespace,
-        name: t.agent.name,
-        fault,
-        victim: pod,
-        peers,
-        holdS: t.agent.holdS,
-        image: t.agent.image,
-      },
-      sleep,
-      now,
-    );
-    const what =
-      fault === "freeze"
-        ? `valkey-server stopped (SIGSTOP) for ${t.agent.holdS} s, then SIGCONT`
-        : `cut off from ${peers.length} peer(s) (every other member and Sentinel: iptables DROP both ways in its network namespace) for ${t.agent.holdS} s, clients still reaching it`;
-    return {
-      description: `primary ${at(pod)}: ${what}, by the privileged agent pod ${t.agent.name} on its node`,
-      deleted: [],
-      cordoned: [],
-      restore: agent.stop,
-      at: agent.at,
-      held: [pod],
-      holding: agent.holding,
-    };
-  }
-  const unsupported = UNSUPPORTED_DEPLOYED_FAULTS[fault];
-  if (unsupported !== undefined)
-    throw new Error(`the ${fault} fault cannot be injected in the deployed stack: ${unsupported}`);
-  if (fault === "replica") {
-    const pod = pick("replica", shard?.replicas[0]?.address, t.members);
-    return {
-      description: `replica pod ${at(pod)} deleted, grace 0`,
-      deleted: await kill([pod], 0),
-      cordoned: [],
-      restore: noop,
-    };
-  }
-  if (fault === "all") {
-    const deleted = await kill(t.members, 0);
-    return {
-      description: `every member pod (${t.members.map((p) => p.name).join(", ")}) deleted, grace 0`,
-      deleted,
-      cordoned: [],
-      restore: noop,
-    };
-  }
-  if (fault !== "zone")
-    throw new Error(`the deployed drill cannot inject '${fault}' (local drills only: vbench drill)`);
-  // zone: the primary's zone.
-  const zone = shard?.primary.zone ?? undefined;
+}
+
+/** switchover: the primary's pod evicted as a drain does (the budget honoured), deleted with its grace period. */
+async function evictPrimary(x: Injection): Promise<InjectedFault> {
+  const pod = primaryPod(x);
+  const tries = await evict(x.api, x.t.namespace, pod.name, x.sleep);
+  const how = `evicted through the Eviction API (its PodDisruptionBudget honoured${tries > 1 ? `, after ${tries - 1} refusal(s)` : ""}; deleted with its grace period, preStop runs)`;
+  return {
+    description: `primary pod ${at(pod)} ${how}`,
+    deleted: [{ name: pod.name, uid: pod.uid }],
+    cordoned: [],
+    restore: noop,
+  };
+}
+
+/** crash-restart: SHUTDOWN NOSAVE NOW FORCE exec'd in the primary's container. */
+async function crashPrimary(x: Injection): Promise<InjectedFault> {
+  const pod = primaryPod(x);
+  await x.api.exec(x.t.namespace, pod.name, VALKEY_CONTAINER, CRASH_COMMAND);
+  return {
+    description: `primary ${at(pod)}: SHUTDOWN NOSAVE NOW FORCE exec'd in its container (exits at once; the kubelet restarts it in place on its volume)`,
+    deleted: [],
+    restarted: [{ name: pod.name, restarts: pod.restarts ?? 0 }],
+    cordoned: [],
+    restore: noop,
+  };
+}
+
+/** lost-volume: the primary's PersistentVolumeClaim deleted, then its pod (grace 0). */
+async function losePrimaryVolume(x: Injection): Promise<InjectedFault> {
+  const pod = primaryPod(x);
+  const pvc = `${DATA_VOLUME}-${pod.name}`;
+  await x.api.deletePvc(x.t.namespace, pvc);
+  const deleted = await kill(x, [pod], 0);
+  return {
+    description: `primary ${at(pod)}: its PersistentVolumeClaim ${pvc} deleted, then the pod (grace 0): back on an empty volume`,
+    deleted,
+    cordoned: [],
+    restore: noop,
+  };
+}
+
+/** freeze, partition: the fault agent on the primary's node holds the primary (SIGSTOP, or iptables DROP to its peers). */
+async function holdPrimary(x: Injection, fault: "freeze" | "partition"): Promise<InjectedFault> {
+  const { t } = x;
+  const pod = primaryPod(x);
+  if (t.agent === undefined) throw new Error(`the ${fault} fault needs its agent's name, image and hold`);
+  const peers =
+    fault === "freeze"
+      ? []
+      : [...t.members, ...t.sentinels]
+          .filter((p) => p.uid !== pod.uid)
+          .flatMap((p) => (p.podIP === undefined ? [] : [p.podIP]));
+  const agent = await startFaultAgent(
+    x.api,
+    {
+      namespace: t.namespace,
+      name: t.agent.name,
+      fault,
+      victim: pod,
+      peers,
+      holdS: t.agent.holdS,
+      image: t.agent.image,
+    },
+    x.sleep,
+    x.now,
+  );
+  const what =
+    fault === "freeze"
+      ? `valkey-server stopped (SIGSTOP) for ${t.agent.holdS} s, then SIGCONT`
+      : `cut off from ${peers.length} peer(s) (every other member and Sentinel: iptables DROP both ways in its network namespace) for ${t.agent.holdS} s, clients still reaching it`;
+  return {
+    description: `primary ${at(pod)}: ${what}, by the privileged agent pod ${t.agent.name} on its node`,
+    deleted: [],
+    cordoned: [],
+    restore: agent.stop,
+    at: agent.at,
+    held: [pod],
+    holding: agent.holding,
+  };
+}
+
+/** replica: the first reported replica's pod deleted, grace 0. */
+async function deleteReplica(x: Injection): Promise<InjectedFault> {
+  const pod = pick("replica", x.shard?.replicas[0]?.address, x.t.members);
+  return {
+    description: `replica pod ${at(pod)} deleted, grace 0`,
+    deleted: await kill(x, [pod], 0),
+    cordoned: [],
+    restore: noop,
+  };
+}
+
+/** all: every member pod deleted at once, grace 0. */
+async function deleteAllMembers(x: Injection): Promise<InjectedFault> {
+  const deleted = await kill(x, x.t.members, 0);
+  return {
+    description: `every member pod (${x.t.members.map((p) => p.name).join(", ")}) deleted, grace 0`,
+    deleted,
+    cordoned: [],
+    restore: noop,
+  };
+}
+
+/** zone: the primary's zone cordoned and its member and Sentinel pods deleted (grace 0); uncordoned after `zoneDownS`. */
+async function zoneDown(x: Injection): Promise<InjectedFault> {
+  const { api, t } = x;
+  const zone = x.shard?.primary.zone ?? undefined;
   if (zone === undefined) throw new Error("the zone drill needs the primary's zone, and the healthy report has none");
   const nodes = (await api.listNodes(`${ZONE_LABEL}=${zone}`)).filter((n) => !n.unschedulable).map((n) => n.name);
   if (nodes.length === 0) throw new Error(`the zone drill found no schedulable node in zone ${zone}`);
@@ -249,9 +271,9 @@ export async function injectFault(
       cordoned.push(n);
     }
     const inZone = [...t.members, ...t.sentinels].filter((p) => p.nodeName !== undefined && nodes.includes(p.nodeName));
-    const deleted = await kill(inZone, 0);
+    const deleted = await kill(x, inZone, 0);
     // Hold the zone down, then uncordon: in the background, while the drill waits for recovery.
-    const holding = sleep(t.zoneDownS * 1000).then(restore);
+    const holding = x.sleep(t.zoneDownS * 1000).then(restore);
     holding.catch(() => undefined);
     return {
       description: `zone ${zone} down for ${t.zoneDownS} s: node(s) ${nodes.join(", ")} cordoned, pod(s) ${inZone.map((p) => p.name).join(", ") || "none"} deleted, grace 0`,
@@ -264,6 +286,30 @@ export async function injectFault(
     await restore();
     throw err;
   }
+}
+
+export async function injectFault(
+  api: DrillKubeApi,
+  fault: Fault,
+  t: FaultTarget,
+  sleep: (ms: number) => Promise<void>,
+  now: () => number = Date.now,
+): Promise<InjectedFault> {
+  const x: Injection = { api, t, shard: t.healthy.shards[0], sleep, now };
+  if (fault === "primary") return deletePrimary(x);
+  if (fault === "switchover") return evictPrimary(x);
+  if (fault === "crash-restart") return crashPrimary(x);
+  if (fault === "lost-volume") return losePrimaryVolume(x);
+  if (fault === "freeze" || fault === "partition") return holdPrimary(x, fault);
+  const unsupported = UNSUPPORTED_DEPLOYED_FAULTS[fault];
+  if (unsupported !== undefined)
+    throw new Error(`the ${fault} fault cannot be injected in the deployed stack: ${unsupported}`);
+  if (fault === "replica") return deleteReplica(x);
+  if (fault === "all") return deleteAllMembers(x);
+  if (fault !== "zone")
+    throw new Error(`the deployed drill cannot inject '${fault}' (local drills only: vbench drill)`);
+  // zone: the primary's zone.
+  return zoneDown(x);
 }
 
 /** Why the deleted pods do not count as back yet; undefined once each runs again (new uid, Ready, not Terminating) and each restarted container has restarted. */
