@@ -75,6 +75,32 @@ interface Pod extends ClusterPodSpec {
   proc: ValkeyProcess | undefined;
 }
 
+/** A member as fault descriptions name it. */
+const label = (p: Pod): string => `${p.name} (${p.host}:${p.port}, zone ${p.zone})`;
+
+/** The survivors' watch for fail marks on the killed members (ClusterTarget.watch). */
+interface FailWatch {
+  detectedAt: () => number | undefined;
+  stop: () => void;
+}
+
+/** Members SIGKILLed: when they run again, and the watch for their fail marks. */
+interface Killed {
+  restored: Promise<void>;
+  w: FailWatch;
+}
+
+/** The handle of a kill fault; `detectionNote` when no survivor can mark the failure. */
+function killedHandle(description: string, { restored, w }: Killed, detectionNote?: string): FaultHandle {
+  return {
+    description,
+    restored,
+    detectedAt: w.detectedAt,
+    ...(detectionNote === undefined ? {} : { detectionNote }),
+    stopWatching: w.stop,
+  };
+}
+
 export class ClusterTarget implements DrillTarget {
   readonly mode = "cluster" as const;
   readonly describe: string;
@@ -227,60 +253,20 @@ export class ClusterTarget implements DrillTarget {
   }
 
   private async injectOn(fault: Fault, primary: Pod, replica: Pod): Promise<FaultHandle> {
-    const label = (p: Pod): string => `${p.name} (${p.host}:${p.port}, zone ${p.zone})`;
-    const killAndReturn = async (
-      victims: Pod[],
-      downMs: number,
-      newAddress: boolean,
-    ): Promise<{ restored: Promise<void>; w: ReturnType<ClusterTarget["watch"]> }> => {
-      const w = this.watch(victims);
-      await Promise.all(victims.map((v) => killHard(v.proc)));
-      const restored = (async () => {
-        await sleep(downMs);
-        if (newAddress) {
-          const base =
-            Number(victims[0]?.host.split(".")[3]) >= (this.o.hostBase ?? 140) + 50
-              ? (this.o.hostBase ?? 140)
-              : (this.o.hostBase ?? 140) + 50;
-          for (const v of victims) v.host = `127.0.0.${base + v.index}`;
-          this.writeHosts();
-        }
-        await Promise.all(victims.map((v) => this.startPod(v)));
-      })();
-      return { restored, w };
-    };
-    if (fault === "freeze") {
-      const hold = freezeHoldMs(this.o);
-      const w = this.watch([primary]);
-      primary.proc?.signal("SIGSTOP");
-      const restored = sleep(hold).then(() => primary.proc?.signal("SIGCONT"));
-      return {
-        description: `SIGSTOP primary ${label(primary)} for ${hold} ms (past cluster-node-timeout), then SIGCONT`,
-        restored,
-        detectedAt: w.detectedAt,
-        stopWatching: w.stop,
-      };
-    }
+    if (fault === "freeze") return this.freeze(primary);
     if (fault === "partition") return this.partition(primary, label(primary));
     if (fault === "primary" || fault === "replica") {
       const victim = fault === "primary" ? primary : replica;
-      const { restored, w } = await killAndReturn([victim], this.o.restartDelayMs, false);
-      return {
-        description: `SIGKILL ${fault} ${label(victim)}; restarted after ${this.o.restartDelayMs} ms`,
-        restored,
-        detectedAt: w.detectedAt,
-        stopWatching: w.stop,
-      };
+      const killed = await this.killAndReturn([victim], this.o.restartDelayMs, false);
+      return killedHandle(`SIGKILL ${fault} ${label(victim)}; restarted after ${this.o.restartDelayMs} ms`, killed);
     }
     if (fault === "crash-restart") {
       const delay = crashRestartDelay(this.o);
-      const { restored, w } = await killAndReturn([primary], delay, false);
-      return {
-        description: `SIGKILL primary ${label(primary)}; restarted in place on its data dir after ${delay} ms (cluster-node-timeout ${this.o.failureDetectionMs} ms)`,
-        restored,
-        detectedAt: w.detectedAt,
-        stopWatching: w.stop,
-      };
+      const killed = await this.killAndReturn([primary], delay, false);
+      return killedHandle(
+        `SIGKILL primary ${label(primary)}; restarted in place on its data dir after ${delay} ms (cluster-node-timeout ${this.o.failureDetectionMs} ms)`,
+        killed,
+      );
     }
     if (fault === "lost-volume") {
       const victim = this.lostVolumeOf === "primary" ? primary : replica;
@@ -288,29 +274,66 @@ export class ClusterTarget implements DrillTarget {
     }
     if (fault === "zone") {
       const victims = this.pods.filter((p) => p.zone === primary.zone);
-      const { restored, w } = await killAndReturn(victims, this.o.zoneDownMs, false);
-      return {
-        description: `zone ${primary.zone} down: SIGKILL ${victims.map((v) => v.name).join(", ")}; back after ${this.o.zoneDownMs} ms`,
-        restored,
-        detectedAt: w.detectedAt,
-        stopWatching: w.stop,
-      };
+      const killed = await this.killAndReturn(victims, this.o.zoneDownMs, false);
+      return killedHandle(
+        `zone ${primary.zone} down: SIGKILL ${victims.map((v) => v.name).join(", ")}; back after ${this.o.zoneDownMs} ms`,
+        killed,
+      );
     }
     if (fault === "all") {
-      const { restored, w } = await killAndReturn([...this.pods], this.o.restartDelayMs, true);
-      return {
-        description: `SIGKILL every member (${this.pods.length}); restarted after ${this.o.restartDelayMs} ms on NEW addresses`,
-        restored,
-        detectedAt: w.detectedAt,
-        detectionNote: "every member is down: no survivor to mark a failure",
-        stopWatching: w.stop,
-      };
+      const killed = await this.killAndReturn([...this.pods], this.o.restartDelayMs, true);
+      return killedHandle(
+        `SIGKILL every member (${this.pods.length}); restarted after ${this.o.restartDelayMs} ms on NEW addresses`,
+        killed,
+        "every member is down: no survivor to mark a failure",
+      );
     }
     if (fault === "upgrade") return this.upgrade();
     if (fault !== "switchover")
       throw new Error(
         `the ${String(fault satisfies never)} fault is not implemented for the local ${this.mode} target`,
       );
+    return this.switchover(primary);
+  }
+
+  /** SIGKILL of `victims` (watched for fail marks first), started again after `downMs` (on new addresses if `newAddress`). */
+  private async killAndReturn(victims: Pod[], downMs: number, newAddress: boolean): Promise<Killed> {
+    const w = this.watch(victims);
+    await Promise.all(victims.map((v) => killHard(v.proc)));
+    const restored = (async () => {
+      await sleep(downMs);
+      if (newAddress) this.moveToNewAddresses(victims);
+      await Promise.all(victims.map((v) => this.startPod(v)));
+    })();
+    return { restored, w };
+  }
+
+  /** The `all` fault's new addresses: hostBase + 50 + ordinal, or back to hostBase + ordinal if already moved. */
+  private moveToNewAddresses(victims: readonly Pod[]): void {
+    const base =
+      Number(victims[0]?.host.split(".")[3]) >= (this.o.hostBase ?? 140) + 50
+        ? (this.o.hostBase ?? 140)
+        : (this.o.hostBase ?? 140) + 50;
+    for (const v of victims) v.host = `127.0.0.${base + v.index}`;
+    this.writeHosts();
+  }
+
+  /** `freeze`: the primary SIGSTOPped past cluster-node-timeout, then SIGCONT. */
+  private freeze(primary: Pod): FaultHandle {
+    const hold = freezeHoldMs(this.o);
+    const w = this.watch([primary]);
+    primary.proc?.signal("SIGSTOP");
+    const restored = sleep(hold).then(() => primary.proc?.signal("SIGCONT"));
+    return {
+      description: `SIGSTOP primary ${label(primary)} for ${hold} ms (past cluster-node-timeout), then SIGCONT`,
+      restored,
+      detectedAt: w.detectedAt,
+      stopWatching: w.stop,
+    };
+  }
+
+  /** `switchover`: the primary's pod restarted as Kubernetes would (its preStop first: CLUSTER FAILOVER). */
+  private switchover(primary: Pod): FaultHandle {
     const restored = this.restartPod(primary, this.o.restartDelayMs);
     return {
       description: `preStop of primary ${label(primary)} (CLUSTER FAILOVER to a synced replica), then SIGTERM; restarted after ${this.o.restartDelayMs} ms`,
