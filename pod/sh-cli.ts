@@ -51,30 +51,6 @@ export function boundedCliLines(timeoutSeconds: number = DEFAULT_CLI_TIMEOUT_SEC
   ];
 }
 
-/**
- * sh lines shared by the background scripts (heal, rejoin): `expired` (seconds since these lines
- * ran >= $deadline) and `server_alive` (the pid in $server_pid still runs; always true when empty).
- */
-export function deadlineLines(): string[] {
-  return [
-    `started=$(date +%s)`,
-    `expired() { [ $(( $(date +%s) - started )) -ge "$deadline" ]; }`,
-    `server_alive() { [ -z "$server_pid" ] || kill -0 "$server_pid" 2>/dev/null; }`,
-  ];
-}
-
-/** sh lines: wait until the local server answers PING; exit 0 when it is gone or past the deadline. */
-export function waitForPingLines(): string[] {
-  return [
-    `while :; do`,
-    `  server_alive || exit 0`,
-    `  expired && { log "the server did not answer PING within \${deadline}s; giving up"; exit 0; }`,
-    `  [ "$(local_cli ping 2>/dev/null)" = PONG ] && break`,
-    `  sleep 1`,
-    `done`,
-  ];
-}
-
 /** Single-quotes a value for sh. */
 export function shQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;

@@ -33,14 +33,14 @@ describe("shellcheck over the rendered pod scripts", () => {
   });
 
   it("accepts an ACCEPTED finding only on its script, code and line; every entry says why", () => {
-    const text = (line: string) => `#!/bin/sh\nset -f\nline="$1"\nother="$2"\n${line}\necho "$1" "$line" "$other"\n`;
-    const heal = shellcheckScripts([{ script: "heal.sh", variant: "v", text: text("set -- $line") }]);
-    expect([heal.findings, heal.accepted]).toEqual([[], 1]);
+    const text = (line: string) => `#!/bin/sh\nset -f\nout="$1"\nother="$2"\n${line}\necho "$1" "$out" "$other"\n`;
+    const start = shellcheckScripts([{ script: "start.sh", variant: "v", text: text("set -- $out") }]);
+    expect([start.findings, start.accepted]).toEqual([[], 1]);
     // The same construct on another line, or in another script, still fails.
-    expect(shellcheckScripts([{ script: "heal.sh", variant: "v", text: text("set -- $other") }]).findings).toHaveLength(
-      1,
-    );
-    expect(shellcheckScripts([{ script: "start.sh", variant: "v", text: text("set -- $line") }]).findings).toHaveLength(
+    expect(
+      shellcheckScripts([{ script: "start.sh", variant: "v", text: text("set -- $other") }]).findings,
+    ).toHaveLength(1);
+    expect(shellcheckScripts([{ script: "heal.sh", variant: "v", text: text("set -- $out") }]).findings).toHaveLength(
       1,
     );
     for (const a of ACCEPTED) expect(a.why.length, `${a.script} ${a.code}`).toBeGreaterThan(10);

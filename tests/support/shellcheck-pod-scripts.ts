@@ -139,24 +139,6 @@ export function renderedPodScripts(): PodScript[] {
  */
 export const ACCEPTED: readonly { script: string; code: string; line: string; why: string }[] = [
   {
-    script: "heal.sh",
-    code: "SC2086",
-    line: "set -- $line",
-    why: "splits a CLUSTER NODES line into its fields on purpose (the script runs with set -f: no globbing)",
-  },
-  ...["set -- $old", "set -- $target"].map((line) => ({
-    script: "rejoin.sh",
-    code: "SC2086",
-    line,
-    why: "splits a node entry into its fields on purpose (set -f: no globbing)",
-  })),
-  {
-    script: "rejoin.sh",
-    code: "SC2015",
-    line: `[ "$answer" = OK ] && log "replicating`,
-    why: "B is a log line that does not fail: either message is logged, never both",
-  },
-  {
     script: "failback.sh",
     code: "SC2016",
     line: "decide_awk='",
