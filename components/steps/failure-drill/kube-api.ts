@@ -7,6 +7,7 @@
  * (crash-restart: `pods/exec` create) and create a privileged pod on a node (freeze, partition: fault-agent.ts), authorized like
  * the rest by the identity running `pulumi up`.
  */
+import type { CoreV1Api, Exec, KubeConfig, V1Pod } from "@kubernetes/client-node";
 import type { DrillLoadManifests } from "./load-job.js";
 
 export interface DrillPod {
@@ -74,30 +75,27 @@ async function ignoreNotFound(p: Promise<unknown>): Promise<void> {
   }
 }
 
-/** DrillKubeApi over @kubernetes/client-node 2.x. */
-export async function kubernetesDrillApi(kubeconfig: string, context?: string): Promise<DrillKubeApi> {
-  const [k8s, { loadKubeConfig }] = await Promise.all([
-    import("@kubernetes/client-node"),
-    import("../../kubernetes/pod-api.js"),
-  ]);
-  const kc = loadKubeConfig(kubeconfig, context);
-  const core = kc.makeApiClient(k8s.CoreV1Api);
-  const batch = kc.makeApiClient(k8s.BatchV1Api);
-  const mergePatch = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+/** A pod as the drill sees it. */
+function drillPodOf(p: V1Pod): DrillPod {
+  return {
+    name: p.metadata?.name ?? "",
+    uid: p.metadata?.uid ?? "",
+    nodeName: p.spec?.nodeName || undefined,
+    podIP: p.status?.podIP || undefined,
+    phase: p.status?.phase ?? "Unknown",
+    ready: (p.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"),
+    deleting: p.metadata?.deletionTimestamp !== undefined,
+    labels: { ...(p.metadata?.labels ?? {}) },
+    restarts: (p.status?.containerStatuses ?? []).reduce((a, c) => a + (c.restartCount ?? 0), 0),
+  };
+}
+
+/** Listing, deleting and evicting pods. */
+function podOperations(core: CoreV1Api): Pick<DrillKubeApi, "listPods" | "deletePod" | "evictPod"> {
   return {
     async listPods(namespace, selector) {
       const list = await core.listNamespacedPod({ namespace, labelSelector: selector });
-      return list.items.map((p) => ({
-        name: p.metadata?.name ?? "",
-        uid: p.metadata?.uid ?? "",
-        nodeName: p.spec?.nodeName || undefined,
-        podIP: p.status?.podIP || undefined,
-        phase: p.status?.phase ?? "Unknown",
-        ready: (p.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"),
-        deleting: p.metadata?.deletionTimestamp !== undefined,
-        labels: { ...(p.metadata?.labels ?? {}) },
-        restarts: (p.status?.containerStatuses ?? []).reduce((a, c) => a + (c.restartCount ?? 0), 0),
-      }));
+      return list.items.map(drillPodOf);
     },
     async deletePod(namespace, name, gracePeriodSeconds) {
       await ignoreNotFound(
@@ -122,6 +120,36 @@ export async function kubernetesDrillApi(kubeconfig: string, context?: string): 
         throw err;
       }
     },
+  };
+}
+
+/** Runs a command in a pod's container (the `pods/exec` websocket), its output discarded. */
+function execIn(ExecClient: typeof Exec, kc: KubeConfig): DrillKubeApi["exec"] {
+  return async (namespace, pod, container, command) => {
+    const { Writable } = await import("node:stream");
+    const sink = new Writable({ write: (_c, _e, done) => done() });
+    // Resolves on the status callback (the command ended) or when the socket closes (the
+    // container exited under the exec, as the crash command makes it).
+    await new Promise<void>((resolve, reject) => {
+      new ExecClient(kc)
+        .exec(namespace, pod, container, command, sink, sink, null, false, () => resolve())
+        .then((ws: { on(event: "close", f: () => void): unknown }) => ws.on("close", () => resolve()), reject);
+    });
+  };
+}
+
+/** DrillKubeApi over @kubernetes/client-node 2.x. */
+export async function kubernetesDrillApi(kubeconfig: string, context?: string): Promise<DrillKubeApi> {
+  const [k8s, { loadKubeConfig }] = await Promise.all([
+    import("@kubernetes/client-node"),
+    import("../../kubernetes/pod-api.js"),
+  ]);
+  const kc = loadKubeConfig(kubeconfig, context);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const batch = kc.makeApiClient(k8s.BatchV1Api);
+  const mergePatch = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+  return {
+    ...podOperations(core),
     async listNodes(selector) {
       const list = await core.listNode(selector === undefined ? {} : { labelSelector: selector });
       return list.items.map((n) => ({
@@ -160,16 +188,6 @@ export async function kubernetesDrillApi(kubeconfig: string, context?: string): 
     async deletePvc(namespace, name) {
       await ignoreNotFound(core.deleteNamespacedPersistentVolumeClaim({ namespace, name }));
     },
-    async exec(namespace, pod, container, command) {
-      const { Writable } = await import("node:stream");
-      const sink = new Writable({ write: (_c, _e, done) => done() });
-      // Resolves on the status callback (the command ended) or when the socket closes (the
-      // container exited under the exec, as the crash command makes it).
-      await new Promise<void>((resolve, reject) => {
-        new k8s.Exec(kc)
-          .exec(namespace, pod, container, command, sink, sink, null, false, () => resolve())
-          .then((ws: { on(event: "close", f: () => void): unknown }) => ws.on("close", () => resolve()), reject);
-      });
-    },
+    exec: execIn(k8s.Exec, kc),
   };
 }
