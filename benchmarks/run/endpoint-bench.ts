@@ -8,7 +8,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { resolveBinaries, type ResolvedTool } from "../binaries.js";
+import { resolveBinaries, type ResolvedTool, type ValkeyBinaries } from "../binaries.js";
 import { runTimestamp } from "../local/local-comparison.js";
 import { writeReport } from "../report/render.js";
 import { buildRunMeta, RUN_META_FILE } from "../report/run-meta.js";
@@ -116,75 +116,121 @@ function checkClusterReady(target: NodeEndpoint, before: TopologyReport): void {
   }
 }
 
+/** What the steps of one endpoint benchmark share: its options, directories, binaries, and the last mix run. */
+interface EndpointRun {
+  o: EndpointBenchOptions;
+  mode: ResultMode;
+  timestamp: string;
+  runDir: string;
+  rawDir: string;
+  binaries: ValkeyBinaries;
+  /** The server's version, from INFO server. */
+  version: string;
+  /** A mix: the last run's result. */
+  mixed?: MixResult;
+}
+
 export async function runEndpointBench(o: EndpointBenchOptions): Promise<EndpointBenchResult> {
+  const run = await prepareEndpointRun(o);
+  const connector = new DirectConnector({ password: o.password });
+  const verify = () => verifyTopology({ mode: run.mode, seeds: [o.target], connector });
+  const before = await verify();
+  if (o.cluster) checkClusterReady(o.target, before);
+  mkdirSync(run.rawDir, { recursive: true });
+  const runs = await measureRuns(run);
+  const rows = runs.rows();
+  writeRunsFile(run.rawDir, runs);
+  const sweeps = o.workload.slo === undefined ? [] : await sweep(o, run.mode, run.version, run.timestamp);
+  writeSloFiles(run.rawDir, sweeps);
+  const after = await verify();
+  await connector.close();
+  return writeEndpointResults(run, rows, sweeps, { before, after });
+}
+
+/** The run's mode, timestamp and directories, the binaries, and the server's version (nothing written yet). */
+async function prepareEndpointRun(o: EndpointBenchOptions): Promise<EndpointRun> {
   const mode: ResultMode = o.cluster ? "cluster" : "replication";
   const timestamp = o.timestamp ?? runTimestamp();
   const runDir = resolve(o.outputDir, timestamp);
   const rawDir = join(runDir, "raw");
   const binaries = resolveBinaries();
   const version = await serverVersion(o.target, o.password);
-  const connector = new DirectConnector({ password: o.password });
-  const verify = () => verifyTopology({ mode, seeds: [o.target], connector });
-  const before = await verify();
-  if (o.cluster) checkClusterReady(o.target, before);
-  mkdirSync(rawDir, { recursive: true });
+  return { o, mode, timestamp, runDir, rawDir, binaries, version };
+}
+
+/** `repeat` N: the whole workload N times (set get incr set get incr ...), each run's raw files in raw/run-<k>/. */
+async function measureRuns(run: EndpointRun): Promise<RepeatedRuns> {
+  const { o } = run;
+  const runs = new RepeatedRuns(runsOf(o.workload));
+  for (let k = 1; k <= runs.count; k++) {
+    const raw = runs.count === 1 ? run.rawDir : join(run.rawDir, `run-${k}`);
+    const step = `benchmark ${endpointKey(o.target)} (${run.mode})`;
+    await runs.measure(k, step, () => measureOnce(run, runs, k, step, raw));
+  }
+  return runs;
+}
+
+/** Run k: the mix or valkey-benchmark's tests on the primary path, then the replica reads when asked for. */
+async function measureOnce(
+  run: EndpointRun,
+  runs: RepeatedRuns,
+  k: number,
+  step: string,
+  raw: string,
+): Promise<ResultRow[]> {
+  const { o, mode, timestamp, version, binaries } = run;
   // The primary paths first; `reads: replicas` adds the reads on the replicas after them.
   const workload: Workload = { ...o.workload, reads: "primary" };
-  // `repeat` N: the whole workload N times (set get incr set get incr ...), each run's raw files in raw/run-<k>/.
-  const runs = new RepeatedRuns(runsOf(o.workload));
-  let mixed: MixResult | undefined;
-  for (let k = 1; k <= runs.count; k++) {
-    const raw = runs.count === 1 ? rawDir : join(rawDir, `run-${k}`);
-    const step = `benchmark ${endpointKey(o.target)} (${mode})`;
-    await runs.measure(k, step, async () => {
-      if (workload.mix !== undefined) {
-        const target = { ...o.target, cluster: o.cluster };
-        mixed = await runMixComparingLoops({
-          workload,
-          target,
-          mode,
-          serverVersion: version,
-          password: o.password,
-          timestamp,
-        });
-        writeMixFiles(rawDir, mode, mixed);
-        if (runs.count > 1) writeMixFiles(raw, mode, mixed);
-      }
-      const rows =
-        mixed?.rows ??
-        (await runWorkload({
-          workload,
-          target: { host: o.target.host, port: o.target.port, cluster: o.cluster },
-          mode,
-          client: binaries.benchmark,
-          serverVersion: version,
-          password: o.password,
-          timestamp,
-          rawDir: raw,
-          onProgress: o.onProgress,
-          clientProcesses: o.clientProcesses ?? 1,
-          startRequests: runs.previousRequests(k, step),
-        }));
-      return o.workload.reads === "replicas"
-        ? [...rows, ...(await replicaReads(o, mode, version, timestamp, raw, binaries.benchmark))]
-        : rows;
+  if (workload.mix !== undefined) {
+    const target = { ...o.target, cluster: o.cluster };
+    run.mixed = await runMixComparingLoops({
+      workload,
+      target,
+      mode,
+      serverVersion: version,
+      password: o.password,
+      timestamp,
     });
+    writeMixFiles(run.rawDir, mode, run.mixed);
+    if (runs.count > 1) writeMixFiles(raw, mode, run.mixed);
   }
-  const rows = runs.rows();
-  writeRunsFile(rawDir, runs);
-  const sweeps = o.workload.slo === undefined ? [] : await sweep(o, mode, version, timestamp);
-  writeSloFiles(rawDir, sweeps);
-  const after = await verify();
-  await connector.close();
+  const rows =
+    run.mixed?.rows ??
+    (await runWorkload({
+      workload,
+      target: { host: o.target.host, port: o.target.port, cluster: o.cluster },
+      mode,
+      client: binaries.benchmark,
+      serverVersion: version,
+      password: o.password,
+      timestamp,
+      rawDir: raw,
+      onProgress: o.onProgress,
+      clientProcesses: o.clientProcesses ?? 1,
+      startRequests: runs.previousRequests(k, step),
+    }));
+  return o.workload.reads === "replicas"
+    ? [...rows, ...(await replicaReads(o, mode, version, timestamp, raw, binaries.benchmark))]
+    : rows;
+}
+
+/** results.csv, raw/verify-<mode>.json, summary.md, run.json and report.html; the result the CLI prints. */
+async function writeEndpointResults(
+  run: EndpointRun,
+  rows: ResultRow[],
+  sweeps: SloSweepRecord[],
+  verified: { before: TopologyReport; after: TopologyReport },
+): Promise<EndpointBenchResult> {
+  const { o, mode, runDir, rawDir, binaries } = run;
+  const { after } = verified;
   const versions = {
-    server: version,
+    server: run.version,
     client: `${binaries.benchmark.flavor}-benchmark ${binaries.benchmark.version}`,
     cli: binaries.cli.version,
   };
   const describe = `${mode === "cluster" ? "cluster" : "primary"} endpoint ${endpointKey(o.target)}: ${after.shards.length} primar${after.shards.length === 1 ? "y" : "ies"}, ${after.nodeCount} nodes`;
   writeFileSync(join(runDir, "results.csv"), renderResultsCsv(rows));
-  writeFileSync(join(rawDir, `verify-${mode}.json`), `${JSON.stringify({ before, after }, null, 2)}\n`);
-  const soak = mixed?.soak === undefined ? [] : renderSoakMarkdown([{ label: mode, record: mixed.soak.record }]);
+  writeFileSync(join(rawDir, `verify-${mode}.json`), `${JSON.stringify(verified, null, 2)}\n`);
   const readPairs = readScaleOutPairs(rows);
   writeFileSync(
     join(runDir, "summary.md"),
@@ -197,21 +243,13 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
         extraSideRows: sloSideRows(sweeps),
       }),
       ...renderReadScaleOutMarkdown(readPairs),
-      ...soak,
+      ...(run.mixed?.soak === undefined ? [] : renderSoakMarkdown([{ label: mode, record: run.mixed.soak.record }])),
       ...renderSloMarkdown(sweeps),
     ].join("\n"),
   );
   const meta = { ...buildRunMeta(o.workload, versions, [describe]), target: endpointKey(o.target) };
   writeFileSync(join(runDir, RUN_META_FILE), `${JSON.stringify(meta, null, 2)}\n`);
   const reportPath = await writeReport([runDir], runDir);
-  const soakFigures =
-    mixed?.soak === undefined
-      ? {}
-      : { soak: { samples: mixed.soak.record.samples.length, events: mixed.soak.record.events } };
-  const openLoop = mixed?.openLoop === undefined ? {} : { openLoop: mixed.openLoop };
-  const loops = mixed?.loops === undefined ? {} : { loops: mixed.loops };
-  const mix =
-    mixed === undefined ? {} : { mix: { p999_ms: mixed.latency.p999_ms, ...openLoop, ...loops, ...soakFigures } };
   const table = [renderComparisonTable(rows, sloSideRows(sweeps, true)), renderReadScaleOutTable(readPairs)]
     .filter((x) => x !== "")
     .join("\n\n");
@@ -221,9 +259,21 @@ export async function runEndpointBench(o: EndpointBenchOptions): Promise<Endpoin
     table,
     reportPath,
     topology: after,
-    ...mix,
+    ...mixFigures(run.mixed),
     ...(sweeps[0] === undefined ? {} : { sloSweep: sweeps[0] }),
   };
+}
+
+/** A mix's figures for the result: p99.9 per row, the open loop, the loops compared, the soak's samples and events. */
+function mixFigures(mixed: MixResult | undefined): Pick<EndpointBenchResult, "mix"> {
+  if (mixed === undefined) return {};
+  const soakFigures =
+    mixed.soak === undefined
+      ? {}
+      : { soak: { samples: mixed.soak.record.samples.length, events: mixed.soak.record.events } };
+  const openLoop = mixed.openLoop === undefined ? {} : { openLoop: mixed.openLoop };
+  const loops = mixed.loops === undefined ? {} : { loops: mixed.loops };
+  return { mix: { p999_ms: mixed.latency.p999_ms, ...openLoop, ...loops, ...soakFigures } };
 }
 
 /**
