@@ -24,7 +24,8 @@
  * < 1.35) in that file on the data volume, which the start script reads on the next start.
  */
 import { VALKEY_PORT } from "../vocabulary/ports.js";
-import { boundedCliLines, DEFAULT_CLI_TIMEOUT_SECONDS, localHostLine } from "./sh-cli.js";
+import { cliTimeout, DEFAULT_CLI_TIMEOUT_SECONDS, localHost } from "./sh-cli.js";
+import { renderShellFile, shellFile } from "./shell-file.js";
 
 export interface AzFailbackScriptOptions {
   /** @default VALKEY_PORT */
@@ -45,21 +46,6 @@ export interface AzFailbackScriptOptions {
   zoneFile?: string;
 }
 
-/** sh lines: `keep_zone` writes the server's availability-zone to $zone_file when it changed. */
-function keepZoneLines(zoneFile: string | undefined): string[] {
-  if (zoneFile === undefined) return [`keep_zone() { :; }`];
-  if (zoneFile.includes("'")) throw new Error("AZ failback: zoneFile must not contain a single quote");
-  return [
-    `zone_file='${zoneFile}'`,
-    `keep_zone() {`,
-    `  z=$(local_cli config get availability-zone 2>/dev/null | sed -n 2p) || return 0`,
-    `  [ -n "$z" ] || return 0`,
-    `  [ "$(head -n 1 "$zone_file" 2>/dev/null)" != "$z" ] || return 0`,
-    `  if printf '%s\\n' "$z" > "$zone_file.tmp" && mv -f "$zone_file.tmp" "$zone_file"; then log "availability-zone $z kept in $zone_file"; fi`,
-    `}`,
-  ];
-}
-
 function wholeNumber(name: string, v: number, min: number): number {
   if (!Number.isInteger(v) || v < min)
     throw new Error(`AZ failback: ${name} must be a whole number >= ${min}, got ${v}`);
@@ -68,99 +54,23 @@ function wholeNumber(name: string, v: number, min: number): number {
 
 /**
  * awk over `valkey-cli cluster shards` (one reply element per line): prints `act` when this node
- * (-v me=ID) should fail back now, else `wait <reason>`.
+ * (-v me=ID) should fail back now, else `wait <reason>` (pod/scripts/failback-decision.awk).
  */
-export const FAILBACK_DECISION_AWK = `
-function flush() {
-  if (id != "" && role != "") { n++; nid[n] = id; nrole[n] = role; nzone[n] = zone; nhealth[n] = health; noff[n] = off; nshard[n] = shard }
-  id = ""; role = ""; zone = ""; health = ""; off = 0
-}
-BEGIN { shard = 0; n = 0; expect = ""; inslots = 0 }
-{ sub(/\\r$/, "") }
-expect != "" {
-  if (expect == "id") { flush(); id = $0 } else if (expect == "role") role = $0
-  else if (expect == "availability-zone") zone = $0
-  else if (expect == "health") health = $0
-  else if (expect == "replication-offset") off = $0 + 0
-  expect = ""; next
-}
-$0 == "slots" { flush(); shard++; inslots = 1; slotcount[shard] = 0; next }
-$0 == "nodes" { inslots = 0; next }
-inslots { slotcount[shard]++; next }
-$0 == "id" || $0 == "port" || $0 == "ip" || $0 == "endpoint" || $0 == "hostname" || $0 == "role" || $0 == "replication-offset" || $0 == "health" || $0 == "availability-zone" || $0 == "tls-port" { expect = $0; next }
-END {
-  flush()
-  total = 0
-  for (i = 1; i <= n; i++) {
-    # A failed old primary lingers in its shard as "master": only online primaries count.
-    if (nrole[i] != "master" || slotcount[nshard[i]] == 0 || nhealth[i] != "online") continue
-    if (nzone[i] == "") { print "wait primary " nid[i] " has no availability-zone"; exit }
-    total++; primaries[nzone[i]]++; pzone[nshard[i]] = nzone[i]; poff[nshard[i]] = noff[i]
-  }
-  if (total == 0) { print "wait no primaries with slots"; exit }
-  best = ""
-  for (i = 1; i <= n; i++) {
-    s = nshard[i]
-    if (nrole[i] != "replica" || nhealth[i] != "online" || nzone[i] == "" || !(s in pzone)) continue
-    if (2 * primaries[pzone[s]] <= total) continue
-    if (2 * (primaries[nzone[i]] + 1) > total) continue
-    if (poff[s] - noff[i] > maxlag) continue
-    if (best == "" || (nid[i] "") < (best "")) best = nid[i]
-  }
-  if (best == "") { print "wait no zone holds a primary majority that a synced replica can fix"; exit }
-  if (best != me) { print "wait " best " fails back first"; exit }
-  print "act"
-}
-`;
+export const FAILBACK_DECISION_AWK = shellFile("failback-decision.awk");
 
 export function renderAzFailbackScript(o: AzFailbackScriptOptions = {}): string {
   if (FAILBACK_DECISION_AWK.includes("'"))
     throw new Error("AZ failback: the awk program must not contain a single quote");
-  const port = wholeNumber("port", o.port ?? VALKEY_PORT, 1);
-  const interval = wholeNumber("intervalSeconds", o.intervalSeconds ?? 10, 1);
-  const confirm = wholeNumber("confirmRounds", o.confirmRounds ?? 3, 1);
-  const cooldown = wholeNumber("cooldownSeconds", o.cooldownSeconds ?? 60, 1);
-  const maxLag = wholeNumber("maxLagBytes", o.maxLagBytes ?? 1024 * 1024, 0);
-  const lines = [
-    `#!/bin/sh`,
-    `# AZ failback loop of a Valkey cluster member, rendered by valkey-on-eks. Usage: failback.sh [server-pid]`,
-    `set -u`,
-    `port=${port}`,
-    localHostLine(o.localHost),
-    `interval=${interval}`,
-    `confirm=${confirm}`,
-    `cooldown=${cooldown}`,
-    `max_lag=${maxLag}`,
-    `server_pid="\${1:-}"`,
-    `log() { echo "failback: $*" >&2; }`,
-    ...boundedCliLines(o.cliTimeoutSeconds ?? DEFAULT_CLI_TIMEOUT_SECONDS),
-    `server_alive() { [ -z "$server_pid" ] || kill -0 "$server_pid" 2>/dev/null; }`,
-    ...keepZoneLines(o.zoneFile),
-    `decide_awk='${FAILBACK_DECISION_AWK}'`,
-    `seen=0`,
-    `last=""`,
-    `while server_alive; do`,
-    `  sleep "$interval"`,
-    `  keep_zone`,
-    `  case "$(local_cli cluster info 2>/dev/null)" in *cluster_state:ok*) ;; *) seen=0; continue ;; esac`,
-    `  me=$(local_cli cluster myid 2>/dev/null) || continue`,
-    `  shards=$(local_cli cluster shards 2>/dev/null) || continue`,
-    `  decision=$(printf '%s\\n' "$shards" | awk -v me="$me" -v maxlag="$max_lag" "$decide_awk")`,
-    `  if [ "$decision" != act ]; then`,
-    `    [ "$decision" = "$last" ] || log "$decision"`,
-    `    last=$decision`,
-    `    seen=0`,
-    `    continue`,
-    `  fi`,
-    `  seen=$((seen + 1))`,
-    `  last=act`,
-    `  [ "$seen" -ge "$confirm" ] || continue`,
-    `  seen=0`,
-    `  case "$(local_cli info replication 2>/dev/null)" in *master_link_status:up*) ;; *) log "my replication link is not up; not failing back"; continue ;; esac`,
-    `  answer=$(local_cli cluster failover 2>&1) || true`,
-    `  log "a zone held a primary majority; CLUSTER FAILOVER on $me answered: $answer"`,
-    `  sleep "$cooldown"`,
-    `done`,
-  ];
-  return lines.join("\n") + "\n";
+  if (o.zoneFile !== undefined && (o.zoneFile === "" || o.zoneFile.includes("'")))
+    throw new Error("AZ failback: zoneFile must be a path without a single quote");
+  return renderShellFile("cluster-failback.sh", {
+    port: wholeNumber("port", o.port ?? VALKEY_PORT, 1),
+    local_host: localHost(o.localHost),
+    interval: wholeNumber("intervalSeconds", o.intervalSeconds ?? 10, 1),
+    confirm: wholeNumber("confirmRounds", o.confirmRounds ?? 3, 1),
+    cooldown: wholeNumber("cooldownSeconds", o.cooldownSeconds ?? 60, 1),
+    max_lag: wholeNumber("maxLagBytes", o.maxLagBytes ?? 1024 * 1024, 0),
+    zone_file: o.zoneFile ?? "",
+    cli_timeout: cliTimeout(o.cliTimeoutSeconds ?? DEFAULT_CLI_TIMEOUT_SECONDS),
+  });
 }

@@ -28,9 +28,10 @@ const cache = new Map<string, string>();
 /** A file's waiver of SC2154 (its @values look unassigned); never part of a render. */
 const SC2154_WAIVER = "# shellcheck disable=SC2154";
 
-/** The text of pod/scripts/<name>, as it is in the source tree. */
+/** The text of pod/scripts/<name> (a .sh file, or an .awk program a script includes), as it is in the tree. */
 export function shellFile(name: string): string {
-  if (!/^[a-z0-9-]+\.sh$/.test(name)) throw new Error(`shell file name '${name}' must be <lowercase-name>.sh`);
+  if (!/^[a-z0-9-]+\.(sh|awk)$/.test(name))
+    throw new Error(`shell file name '${name}' must be <lowercase-name>.sh (or .awk)`);
   let text = cache.get(name);
   if (text === undefined) {
     text = readFileSync(`${SHELL_DIR}${name}`, "utf8");
