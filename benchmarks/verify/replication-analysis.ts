@@ -70,70 +70,89 @@ export function listedReplicas(info: Map<string, string>): ListedReplica[] {
   return out;
 }
 
-export function analyseReplication(
+/** Where the replicas' reports are measured from: the primary's zone and offset, the captures, the lag limit. */
+interface ReplicaContext {
+  zoneOf: (address: string) => string | undefined;
+  primaryZone: string | undefined;
+  primaryOffset: number | undefined;
+  captures: Map<string, NodeCapture>;
+  limit: number;
+  failures: FailureList;
+}
+
+/** The seed is not a primary: NOT_PRIMARY, naming the primary it follows. */
+function notPrimaryReport(
   c: ReplicationCapture,
-  ctx: AnalysisContext & { replicaLagBytes?: number },
+  info: Map<string, string>,
+  role: string | undefined,
+  ctx: AnalysisContext,
 ): TopologyReport {
   const failures = new FailureList();
   const notes: string[] = [];
-  const info = parseInfo(c.seedReplicationInfo);
-  const role = info.get("role");
-  if (role !== "master") {
-    const primary = info.has("master_host")
-      ? `${info.get("master_host")}:${info.get("master_port") ?? "?"}`
-      : "an unknown primary";
-    failures.add(
-      "NOT_PRIMARY",
-      `seed ${c.seed} is not a primary (role:${role ?? "?"}); it replicates from ${primary} (master_link_status:${info.get("master_link_status") ?? "?"}) — point --seed at the primary`,
-      c.seed,
-    );
-    return finishReport({ mode: "replication", shards: [], nodeCount: 1, seed: c.seed }, failures, notes, ctx.zones);
-  }
+  const primary = info.has("master_host")
+    ? `${info.get("master_host")}:${info.get("master_port") ?? "?"}`
+    : "an unknown primary";
+  failures.add(
+    "NOT_PRIMARY",
+    `seed ${c.seed} is not a primary (role:${role ?? "?"}); it replicates from ${primary} (master_link_status:${info.get("master_link_status") ?? "?"}) — point --seed at the primary`,
+    c.seed,
+  );
+  return finishReport({ mode: "replication", shards: [], nodeCount: 1, seed: c.seed }, failures, notes, ctx.zones);
+}
 
-  const zoneOf = (address: string): string | undefined => ctx.zones?.get(address);
-  const primaryZone = zoneOf(c.seed);
-  const primaryOffset = replicationOffset(c.seedReplicationInfo);
-  const captures = new Map(c.replicas.map((r) => [r.address, r]));
-  const limit = ctx.replicaLagBytes ?? DEFAULT_REPLICA_LAG_BYTES;
-  const listed = listedReplicas(info);
-  const replicas: ReplicaReport[] = [];
+/** Why a listed replica's link counts as down (none: up). */
+function linkDownReasons(l: ListedReplica, cap: NodeCapture | undefined): string[] {
+  const rinfo = cap?.replicationInfo;
+  const reasons: string[] = [];
+  if (l.state !== "online") reasons.push(`the primary lists it state=${l.state ?? "?"}`);
+  if (cap?.error !== undefined) reasons.push(`not reachable from the verifier (${cap.error})`);
+  else if (rinfo !== undefined && infoValue(rinfo, "master_link_status") !== "up") {
+    reasons.push(`it reports master_link_status:${infoValue(rinfo, "master_link_status") ?? "?"}`);
+  } else if (rinfo === undefined) reasons.push("no INFO replication from it");
+  return reasons;
+}
 
-  for (const l of listed) {
-    const cap = captures.get(l.address);
-    const rinfo = cap?.replicationInfo;
-    const reasons: string[] = [];
-    if (l.state !== "online") reasons.push(`the primary lists it state=${l.state ?? "?"}`);
-    if (cap?.error !== undefined) reasons.push(`not reachable from the verifier (${cap.error})`);
-    else if (rinfo !== undefined && infoValue(rinfo, "master_link_status") !== "up") {
-      reasons.push(`it reports master_link_status:${infoValue(rinfo, "master_link_status") ?? "?"}`);
-    } else if (rinfo === undefined) reasons.push("no INFO replication from it");
-    const linkUp = reasons.length === 0;
-    if (!linkUp) failures.add("REPLICA_LINK_DOWN", `replica ${l.address}: ${reasons.join("; ")}`, l.address);
-    const zone = zoneOf(l.address);
-    const report: ReplicaReport = {
-      address: l.address,
-      zone,
-      crossAz: primaryZone !== undefined && zone !== undefined && zone !== primaryZone,
-      linkUp,
-    };
-    const rOffset = replicationOffset(rinfo) ?? l.offset;
-    if (primaryOffset !== undefined && rOffset !== undefined) {
-      report.lagBytes = Math.max(0, primaryOffset - rOffset);
-      if (report.lagBytes > limit) {
-        failures.add(
-          "REPLICA_LAG",
-          `replica ${l.address} is ${report.lagBytes} bytes behind the primary (limit ${limit})`,
-          l.address,
-        );
-      }
+/** A replica the primary lists: its link (REPLICA_LINK_DOWN) and lag (REPLICA_LAG). */
+function listedReplicaReport(l: ListedReplica, r: ReplicaContext): ReplicaReport {
+  const { primaryZone, primaryOffset, limit, failures } = r;
+  const cap = r.captures.get(l.address);
+  const rinfo = cap?.replicationInfo;
+  const reasons = linkDownReasons(l, cap);
+  const linkUp = reasons.length === 0;
+  if (!linkUp) failures.add("REPLICA_LINK_DOWN", `replica ${l.address}: ${reasons.join("; ")}`, l.address);
+  const zone = r.zoneOf(l.address);
+  const report: ReplicaReport = {
+    address: l.address,
+    zone,
+    crossAz: primaryZone !== undefined && zone !== undefined && zone !== primaryZone,
+    linkUp,
+  };
+  const rOffset = replicationOffset(rinfo) ?? l.offset;
+  if (primaryOffset !== undefined && rOffset !== undefined) {
+    report.lagBytes = Math.max(0, primaryOffset - rOffset);
+    if (report.lagBytes > limit) {
+      failures.add(
+        "REPLICA_LAG",
+        `replica ${l.address} is ${report.lagBytes} bytes behind the primary (limit ${limit})`,
+        l.address,
+      );
     }
-    replicas.push(report);
   }
+  return report;
+}
 
+/** Seeds given beyond the primary that it does not list: REPLICA_LINK_DOWN; the ones that are not primaries count as down replicas. */
+function unlistedSeedReplicas(
+  c: ReplicationCapture,
+  listed: readonly ListedReplica[],
+  r: ReplicaContext,
+): ReplicaReport[] {
+  const { primaryZone, failures } = r;
+  const replicas: ReplicaReport[] = [];
   const listedSet = new Set(listed.map((l) => l.address));
   for (const address of c.extraSeeds ?? []) {
     if (listedSet.has(address) || address === c.seed) continue;
-    const cap = captures.get(address);
+    const cap = r.captures.get(address);
     const rinfo = cap?.replicationInfo === undefined ? undefined : parseInfo(cap.replicationInfo);
     let why: string;
     if (cap?.error !== undefined) why = `not reachable from the verifier (${cap.error})`;
@@ -146,7 +165,7 @@ export function analyseReplication(
       address,
     );
     if (rinfo?.get("role") !== "master") {
-      const zone = zoneOf(address);
+      const zone = r.zoneOf(address);
       replicas.push({
         address,
         zone,
@@ -155,16 +174,22 @@ export function analyseReplication(
       });
     }
   }
+  return replicas;
+}
 
+/** REPLICA_COUNT against the expectation, else NO_REPLICAS for a primary without any; a note on an expected primary count other than 1. */
+function checkReplicaCount(
+  c: ReplicationCapture,
+  ctx: AnalysisContext,
+  listedCount: number,
+  failures: FailureList,
+  notes: string[],
+): void {
   const expected = ctx.expect?.replicas ?? ctx.expect?.replicasPerPrimary;
-  if (expected !== undefined && expected !== listed.length) {
-    failures.add(
-      "REPLICA_COUNT",
-      `the primary ${c.seed} has ${listed.length} replica(s), expected ${expected}`,
-      c.seed,
-    );
+  if (expected !== undefined && expected !== listedCount) {
+    failures.add("REPLICA_COUNT", `the primary ${c.seed} has ${listedCount} replica(s), expected ${expected}`, c.seed);
   }
-  if (expected === undefined && listed.length === 0) {
+  if (expected === undefined && listedCount === 0) {
     failures.add(
       "NO_REPLICAS",
       `the primary ${c.seed} has no replica: losing it loses every write (--expect-replicas 0 if that is intended)`,
@@ -174,11 +199,37 @@ export function analyseReplication(
   if (ctx.expect?.primaries !== undefined && ctx.expect.primaries !== 1) {
     notes.push(`expected ${ctx.expect.primaries} primaries, but a replication set has exactly one`);
   }
+}
+
+export function analyseReplication(
+  c: ReplicationCapture,
+  ctx: AnalysisContext & { replicaLagBytes?: number },
+): TopologyReport {
+  const info = parseInfo(c.seedReplicationInfo);
+  const role = info.get("role");
+  if (role !== "master") return notPrimaryReport(c, info, role, ctx);
+  const failures = new FailureList();
+  const notes: string[] = [];
+
+  const zoneOf = (address: string): string | undefined => ctx.zones?.get(address);
+  const primaryZone = zoneOf(c.seed);
+  const r: ReplicaContext = {
+    zoneOf,
+    primaryZone,
+    primaryOffset: replicationOffset(c.seedReplicationInfo),
+    captures: new Map(c.replicas.map((x) => [x.address, x])),
+    limit: ctx.replicaLagBytes ?? DEFAULT_REPLICA_LAG_BYTES,
+    failures,
+  };
+  const listed = listedReplicas(info);
+  const replicas: ReplicaReport[] = listed.map((l) => listedReplicaReport(l, r));
+  replicas.push(...unlistedSeedReplicas(c, listed, r));
+  checkReplicaCount(c, ctx, listed.length, failures, notes);
 
   const shards = [
     { primary: { address: c.seed, zone: primaryZone, slotRanges: [], slotCount: 0, keys: c.seedDbsize }, replicas },
   ];
-  const up = new Set(replicas.filter((r) => r.linkUp).map((r) => r.address));
+  const up = new Set(replicas.filter((x) => x.linkUp).map((x) => x.address));
   checkZones(shards, ctx.zones, (a) => up.has(a), failures, notes, true);
   return finishReport(
     { mode: "replication", shards, nodeCount: 1 + replicas.length, seed: c.seed },
