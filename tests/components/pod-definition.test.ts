@@ -175,7 +175,7 @@ describe("one pod, one definition", () => {
         host,
         port: 7001,
         password: "x",
-        sentinels: ["127.0.0.11:26379"],
+        sentinels: sentinels.map((_, i) => `127.0.0.${11 + i}:26379`),
         masterName: m.facts.masterName,
         valkey: replication,
       }),
@@ -184,7 +184,9 @@ describe("one pod, one definition", () => {
     );
     // The local member's Sentinel list is its own: put the deployed one in its place before comparing.
     for (const name of Object.keys(local.files))
-      local.files[name] = (local.files[name] ?? "").split("127.0.0.11:26379").join(sentinels.join(" "));
+      sentinels.forEach((s, i) => {
+        local.files[name] = (local.files[name] ?? "").split(`127.0.0.${11 + i}:26379`).join(s);
+      });
     const dir = local.dir;
     expectSamePod(
       deployed,

@@ -57,6 +57,7 @@ describe("pod scripts as shell files", () => {
       "lib-deadline.sh",
       "lib-wait-ping.sh",
       "readiness.sh",
+      "replication-prestop.sh",
       "sentinel-start.sh",
     ]);
     const included = new Set<string>();

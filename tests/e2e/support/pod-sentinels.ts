@@ -123,7 +123,7 @@ export async function startMemberPod(
   const name = pod.metadata?.name ?? "?";
   const ip = pod.status?.podIP as string;
   const start = (await configOf(ctx, pod))["start.sh"] ?? "";
-  const list = /^sentinels='([^']*)'$/m.exec(start)?.[1]?.trim();
+  const list = /^sentinels='?([^'\n]*)'?$/m.exec(start)?.[1]?.trim();
   const master = /^master_name='([^']+)'$/m.exec(start)?.[1];
   if (list === undefined || list === "" || master === undefined)
     throw new Error(`${name}: start.sh carries no Sentinel list or master name`);
