@@ -221,14 +221,9 @@ function checkSlotOwnership(v: ClusterView, info: ReturnType<typeof checkCluster
   aggregate(failures, "SLOTS_NOT_OK", slotsBad, viewsWithInfo);
 }
 
-/** The shards (primaries by first slot, their replicas and which of them work): SLOTS_NOT_OK, PRIMARY_WITHOUT_REPLICA. */
-function buildShards(
-  v: ClusterView,
-  ctx: AnalysisContext,
-  failedIds: ReadonlySet<string>,
-): { shards: ShardReport[]; working: Set<string> } {
-  const { entries, byId, addressOf, captures, failures, notes } = v;
-  const zoneOf = (address: string): string | undefined => ctx.zones?.get(address);
+/** Each primary's replicas (by primary id); a replica following no known primary gets a note instead. */
+function replicasByPrimary(v: ClusterView): Map<string, ClusterNodeEntry[]> {
+  const { entries, byId, addressOf, notes } = v;
   const replicasOf = new Map<string, ClusterNodeEntry[]>();
   for (const n of entries) {
     if (n.role !== "replica") continue;
@@ -242,67 +237,111 @@ function buildShards(
     if (list === undefined) replicasOf.set(n.primaryId, (list = []));
     list.push(n);
   }
-  const working = new Set<string>();
-  const shards: ShardReport[] = [];
+  return replicasOf;
+}
+
+/** The primaries (a failed one without slots left out), by their first slot. */
+function primariesBySlot(entries: readonly ClusterNodeEntry[]): ClusterNodeEntry[] {
   const primaries = entries.filter((n) => n.role === "primary" && !(n.failed && n.slots.length === 0));
   const firstSlot = new Map(
     primaries.map((n) => [n.id, n.slots.reduce((m, r) => Math.min(m, r.start), CLUSTER_SLOT_COUNT)]),
   );
   primaries.sort((a, b) => (firstSlot.get(a.id) ?? 0) - (firstSlot.get(b.id) ?? 0));
-  for (const p of primaries) {
-    const address = addressOf(p);
-    const zone = zoneOf(address);
-    const merged = mergeSlotRanges(p.slots);
-    const slotCount = merged.reduce((sum, r) => sum + r.end - r.start + 1, 0);
-    const primaryOffset = replicationOffset(captures.get(address)?.replicationInfo);
-    if (slotCount > 0 && failedIds.has(p.id)) {
-      failures.add(
-        "SLOTS_NOT_OK",
-        `slots ${listSome(formatSlotRanges(merged), 4)} are owned by ${address}, which is failed or unreachable`,
-        address,
-      );
-    }
-    const replicas: ReplicaReport[] = (replicasOf.get(p.id) ?? []).map((r) => {
-      const raddr = addressOf(r);
-      const rzone = zoneOf(raddr);
-      const rinfo = captures.get(raddr)?.replicationInfo;
-      const linkUp = infoValue(rinfo, "master_link_status") === "up" && !failedIds.has(r.id);
-      if (linkUp) working.add(raddr);
-      const rOffset = replicationOffset(rinfo);
-      const report: ReplicaReport = {
-        address: raddr,
-        zone: rzone,
-        crossAz: zone !== undefined && rzone !== undefined && zone !== rzone,
-        linkUp,
-        nodeId: r.id,
-      };
-      if (primaryOffset !== undefined && rOffset !== undefined) report.lagBytes = Math.max(0, primaryOffset - rOffset);
-      return report;
-    });
-    shards.push({
-      primary: {
-        address,
-        zone,
-        nodeId: p.id,
-        slotRanges: formatSlotRanges(merged),
-        slotCount,
-        keys: captures.get(address)?.dbsize,
-      },
-      replicas,
-    });
-    const workingReplicas = replicas.filter((r) => r.linkUp);
-    if (workingReplicas.length === 0) {
-      const why =
-        replicas.length === 0
-          ? "has no replica"
-          : `has no working replica (${listSome(replicas.map((r) => `${r.address}: link down or failed`))})`;
-      failures.add(
-        "PRIMARY_WITHOUT_REPLICA",
-        `primary ${address} (slots ${listSome(formatSlotRanges(merged), 4) || "none"}) ${why}`,
-        address,
-      );
-    }
+  return primaries;
+}
+
+/** What one shard's replicas are measured against: its primary's zone and offset, the failed ids, the working set to fill. */
+interface ShardContext {
+  zoneOf: (address: string) => string | undefined;
+  failedIds: ReadonlySet<string>;
+  working: Set<string>;
+}
+
+/** A primary's replica: its link (up and not failed: working) and lag. */
+function clusterReplicaReport(
+  v: ClusterView,
+  s: ShardContext,
+  r: ClusterNodeEntry,
+  primary: { zone: string | undefined; offset: number | undefined },
+): ReplicaReport {
+  const { zone, offset: primaryOffset } = primary;
+  const raddr = v.addressOf(r);
+  const rzone = s.zoneOf(raddr);
+  const rinfo = v.captures.get(raddr)?.replicationInfo;
+  const linkUp = infoValue(rinfo, "master_link_status") === "up" && !s.failedIds.has(r.id);
+  if (linkUp) s.working.add(raddr);
+  const rOffset = replicationOffset(rinfo);
+  const report: ReplicaReport = {
+    address: raddr,
+    zone: rzone,
+    crossAz: zone !== undefined && rzone !== undefined && zone !== rzone,
+    linkUp,
+    nodeId: r.id,
+  };
+  if (primaryOffset !== undefined && rOffset !== undefined) report.lagBytes = Math.max(0, primaryOffset - rOffset);
+  return report;
+}
+
+/** One shard: its primary's slots (SLOTS_NOT_OK when it is failed) and replicas (PRIMARY_WITHOUT_REPLICA when none works). */
+function shardOf(
+  v: ClusterView,
+  s: ShardContext,
+  p: ClusterNodeEntry,
+  replicasOf: readonly ClusterNodeEntry[],
+): ShardReport {
+  const { captures, failures } = v;
+  const address = v.addressOf(p);
+  const zone = s.zoneOf(address);
+  const merged = mergeSlotRanges(p.slots);
+  const slotCount = merged.reduce((sum, r) => sum + r.end - r.start + 1, 0);
+  const primaryOffset = replicationOffset(captures.get(address)?.replicationInfo);
+  if (slotCount > 0 && s.failedIds.has(p.id)) {
+    failures.add(
+      "SLOTS_NOT_OK",
+      `slots ${listSome(formatSlotRanges(merged), 4)} are owned by ${address}, which is failed or unreachable`,
+      address,
+    );
   }
+  const replicas: ReplicaReport[] = replicasOf.map((r) =>
+    clusterReplicaReport(v, s, r, { zone, offset: primaryOffset }),
+  );
+  const shard: ShardReport = {
+    primary: {
+      address,
+      zone,
+      nodeId: p.id,
+      slotRanges: formatSlotRanges(merged),
+      slotCount,
+      keys: captures.get(address)?.dbsize,
+    },
+    replicas,
+  };
+  const workingReplicas = replicas.filter((r) => r.linkUp);
+  if (workingReplicas.length === 0) {
+    const why =
+      replicas.length === 0
+        ? "has no replica"
+        : `has no working replica (${listSome(replicas.map((r) => `${r.address}: link down or failed`))})`;
+    failures.add(
+      "PRIMARY_WITHOUT_REPLICA",
+      `primary ${address} (slots ${listSome(formatSlotRanges(merged), 4) || "none"}) ${why}`,
+      address,
+    );
+  }
+  return shard;
+}
+
+/** The shards (primaries by first slot, their replicas and which of them work): SLOTS_NOT_OK, PRIMARY_WITHOUT_REPLICA. */
+function buildShards(
+  v: ClusterView,
+  ctx: AnalysisContext,
+  failedIds: ReadonlySet<string>,
+): { shards: ShardReport[]; working: Set<string> } {
+  const zoneOf = (address: string): string | undefined => ctx.zones?.get(address);
+  const replicasOf = replicasByPrimary(v);
+  const working = new Set<string>();
+  const s: ShardContext = { zoneOf, failedIds, working };
+  const shards: ShardReport[] = primariesBySlot(v.entries).map((p) => shardOf(v, s, p, replicasOf.get(p.id) ?? []));
   return { shards, working };
 }
 
