@@ -7,7 +7,13 @@ import { CLIENT_ZONES, type ClientZones } from "../cost/transfer.js";
 import type { Command } from "commander";
 import { Listr, ListrLogger, ProcessOutput } from "listr2";
 import { FAULTS, parseFaults, type Fault } from "../../vocabulary/faults.js";
-import { runLocalComparison, TopologyCheckError, type ProgressRunner } from "../local/local-comparison.js";
+import {
+  runLocalComparison,
+  TopologyCheckError,
+  type LocalComparisonOptions,
+  type LocalComparisonResult,
+  type ProgressRunner,
+} from "../local/local-comparison.js";
 import { findChromium } from "../report/browser-check.js";
 import {
   BENCHMARK_TESTS,
@@ -313,17 +319,24 @@ export const CLIENT_PROCESSES_OPTION = [
 ] as const;
 
 export function registerLocalCommand(program: Command): void {
-  addWorkloadOptions(
-    program
-      .command("local")
-      .description(
-        "start replication (1 + N) and cluster (P × (1 + M)) topologies on 127.0.0.1 with real valkey-server processes, " +
-          "verify them, run the same workload on both, write results/<timestamp>/ and print the side-by-side table",
-      ),
-    "local",
-    "results.csv",
-    LOCAL_WORKLOAD_DEFAULTS,
-  )
+  addLocalOptions(
+    addWorkloadOptions(
+      program
+        .command("local")
+        .description(
+          "start replication (1 + N) and cluster (P × (1 + M)) topologies on 127.0.0.1 with real valkey-server processes, " +
+            "verify them, run the same workload on both, write results/<timestamp>/ and print the side-by-side table",
+        ),
+      "local",
+      "results.csv",
+      LOCAL_WORKLOAD_DEFAULTS,
+    ),
+  ).action(localAction);
+}
+
+/** The options only `vbench local` has: both topologies' shapes, zones, repeats, SLO, output, drills. */
+function addLocalOptions(command: Command): Command {
+  return command
     .option("--replicas <n>", "replication mode: replicas of the primary", nonNegativeInt("--replicas"), 3)
     .option("--primaries <n>", "cluster mode: primaries", positiveInt("--primaries"), 3)
     .option(
@@ -358,65 +371,75 @@ export function registerLocalCommand(program: Command): void {
     .option(
       "--no-screenshot",
       "do not open report.html in headless Chromium for report.png (skipped anyway when no Chromium is found)",
-    )
-    .action(async (flags: LocalFlags) => {
-      const workload = withSlo(workloadFromFlags(flags, { repeats: true }), flags);
-      if (workload.reads === "replicas" && (flags.replicas < 1 || flags.replicasPerPrimary < 1))
-        throw new UsageError(
-          `--reads replicas needs replicas to read from: --replicas ${flags.replicas}, --replicas-per-primary ${flags.replicasPerPrimary} (both ≥ 1)`,
-        );
-      const zones = parseZones(flags.zones);
-      const clientZones = parseClientZones(flags.clientZones);
-      let drills: Fault[] | undefined;
-      if (flags.drills !== undefined) {
-        try {
-          drills = parseFaults(flags.drills);
-        } catch (err) {
-          throw new UsageError(`--drills: ${(err as Error).message}`);
-        }
-      }
-      const password = passwordFromEnv(flags.passwordEnv);
-      const known = (err: unknown) => (err instanceof TopologyCheckError ? new CheckFailed(err.message) : undefined);
-      await guarded(
-        "local",
-        "every server and benchmark process it started",
-        async () => {
-          const result = await runLocalComparison(
-            {
-              workload,
-              replicas: flags.replicas,
-              primaries: flags.primaries,
-              replicasPerPrimary: flags.replicasPerPrimary,
-              zones,
-              outputDir: flags.output,
-              ioThreads: flags.ioThreads,
-              clientProcesses: flags.clientProcesses,
-              password,
-              drills,
-              clientZones,
-            },
-            listrProgress(flags.quiet === true || flags.json === true),
-          );
-          const shot =
-            flags.screenshot && findChromium() !== undefined
-              ? (await screenshotReport(result.reportPath)).screenshot
-              : undefined;
-          if (flags.json) {
-            const paths = {
-              report: result.reportPath,
-              screenshot: shot ?? null,
-              runs: join(result.runDir, "raw", RUNS_FILE),
-            };
-            const drillFigures = result.drills.map(({ timeline: _t, ...rest }) => rest);
-            process.stdout.write(
-              `${JSON.stringify({ ok: true, runDir: result.runDir, ...paths, versions: result.versions, rows: result.rows, drills: drillFigures, sloSweeps: result.sloSweeps }, null, 2)}\n`,
-            );
-          } else {
-            const files = `results.csv, ${result.drills.length > 0 ? "drills.csv, " : ""}summary.md, report.html${shot ? ", report.png" : ""}, raw/`;
-            process.stdout.write(`\n${result.table}\n\nresults: ${result.runDir}/{${files}}\n`);
-          }
-        },
-        known,
-      );
-    });
+    );
+}
+
+/** `vbench local`'s action: flags checked (usage errors before anything starts), the comparison run, its result printed. */
+async function localAction(flags: LocalFlags): Promise<void> {
+  const options = localComparisonOptions(flags);
+  const known = (err: unknown) => (err instanceof TopologyCheckError ? new CheckFailed(err.message) : undefined);
+  await guarded(
+    "local",
+    "every server and benchmark process it started",
+    async () => {
+      const result = await runLocalComparison(options, listrProgress(flags.quiet === true || flags.json === true));
+      await printLocalResult(flags, result);
+    },
+    known,
+  );
+}
+
+/** The comparison's options from the flags; throws UsageError for a flag that cannot run. */
+function localComparisonOptions(flags: LocalFlags): LocalComparisonOptions {
+  const workload = withSlo(workloadFromFlags(flags, { repeats: true }), flags);
+  if (workload.reads === "replicas" && (flags.replicas < 1 || flags.replicasPerPrimary < 1))
+    throw new UsageError(
+      `--reads replicas needs replicas to read from: --replicas ${flags.replicas}, --replicas-per-primary ${flags.replicasPerPrimary} (both ≥ 1)`,
+    );
+  const zones = parseZones(flags.zones);
+  const clientZones = parseClientZones(flags.clientZones);
+  let drills: Fault[] | undefined;
+  if (flags.drills !== undefined) {
+    try {
+      drills = parseFaults(flags.drills);
+    } catch (err) {
+      throw new UsageError(`--drills: ${(err as Error).message}`);
+    }
+  }
+  const password = passwordFromEnv(flags.passwordEnv);
+  return {
+    workload,
+    replicas: flags.replicas,
+    primaries: flags.primaries,
+    replicasPerPrimary: flags.replicasPerPrimary,
+    zones,
+    outputDir: flags.output,
+    ioThreads: flags.ioThreads,
+    clientProcesses: flags.clientProcesses,
+    password,
+    drills,
+    clientZones,
+  };
+}
+
+/** report.png when asked for and Chromium is found; then the JSON (--json) or the table and the files written. */
+async function printLocalResult(flags: LocalFlags, result: LocalComparisonResult): Promise<void> {
+  const shot =
+    flags.screenshot && findChromium() !== undefined
+      ? (await screenshotReport(result.reportPath)).screenshot
+      : undefined;
+  if (flags.json) {
+    const paths = {
+      report: result.reportPath,
+      screenshot: shot ?? null,
+      runs: join(result.runDir, "raw", RUNS_FILE),
+    };
+    const drillFigures = result.drills.map(({ timeline: _t, ...rest }) => rest);
+    process.stdout.write(
+      `${JSON.stringify({ ok: true, runDir: result.runDir, ...paths, versions: result.versions, rows: result.rows, drills: drillFigures, sloSweeps: result.sloSweeps }, null, 2)}\n`,
+    );
+  } else {
+    const files = `results.csv, ${result.drills.length > 0 ? "drills.csv, " : ""}summary.md, report.html${shot ? ", report.png" : ""}, raw/`;
+    process.stdout.write(`\n${result.table}\n\nresults: ${result.runDir}/{${files}}\n`);
+  }
 }
