@@ -62,6 +62,83 @@ interface SelfManagedComputeInput {
   remote: pulumi.CustomResourceOptions;
 }
 
+/** What the VPC and the control plane are built with. */
+interface ClusterScope {
+  clusterName: string;
+  partition: string;
+  tags: Record<string, string>;
+  /** Options of the multi-language children (awsx, pulumi-eks): the parent and the AWS provider. */
+  remote: pulumi.ComponentResourceOptions;
+}
+
+/** The VPC and the EKS control plane in it. */
+function vpcAndControlPlane(
+  name: string,
+  args: EksClusterArgs,
+  s: ClusterScope,
+): { vpc: awsx.ec2.Vpc; cluster: eks.Cluster } {
+  const { clusterName } = s;
+  const vpc = new awsx.ec2.Vpc(
+    `${name}-vpc`,
+    buildVpcArgs({
+      cidr: args.eks.vpcCidr,
+      zones: args.aws.zones,
+      clusterName,
+      natGateways: args.natGateways ?? "single",
+    }),
+    s.remote,
+  );
+  const cluster = new eks.Cluster(
+    `${name}-cluster`,
+    buildClusterArgs({
+      clusterName,
+      eks: args.eks,
+      vpcId: vpc.vpcId,
+      publicSubnetIds: vpc.publicSubnetIds,
+      privateSubnetIds: vpc.privateSubnetIds,
+      adminPrincipalArns: args.adminPrincipalArns ?? args.eks.adminPrincipalArns,
+      credentials: { profile: args.aws.profile, roleArn: args.aws.roleArn },
+      partition: s.partition,
+      tags: s.tags,
+    }),
+    s.remote,
+  );
+  return { vpc, cluster };
+}
+
+/**
+ * The default gp3 StorageClass (after the compute, or the cluster in Auto Mode) and, in Auto Mode,
+ * the ConfigMap that turns on its network policy enforcement.
+ */
+function inClusterDefaults(
+  name: string,
+  parent: pulumi.Resource,
+  provider: k8s.Provider,
+  autoMode: boolean,
+  compute: pulumi.Resource[],
+  cluster: eks.Cluster,
+): { gp3: k8s.storage.v1.StorageClass; networkPolicy: k8s.core.v1.ConfigMap[] } {
+  const gp3 = new k8s.storage.v1.StorageClass(
+    `${name}-gp3`,
+    autoMode ? buildAutoModeGp3StorageClass() : buildGp3StorageClass(),
+    {
+      parent,
+      provider,
+      dependsOn: compute.length > 0 ? compute : [cluster],
+    },
+  );
+  const networkPolicy = autoMode
+    ? [
+        new k8s.core.v1.ConfigMap(`${name}-network-policy`, buildAutoModeNetworkPolicyConfigMap(), {
+          parent,
+          provider,
+          dependsOn: [cluster],
+        }),
+      ]
+    : [];
+  return { gp3, networkPolicy };
+}
+
 export class EksCluster extends pulumi.ComponentResource {
   /** The EKS cluster name (plain: known before deployment). */
   readonly clusterName: string;
@@ -87,32 +164,7 @@ export class EksCluster extends pulumi.ComponentResource {
     // (awsx, pulumi-eks) do not: the engine only forwards the providers their own options name.
     const awsProvider = this.getProvider("aws::");
     const remote = { parent: this, ...(awsProvider === undefined ? {} : { providers: [awsProvider] }) };
-
-    const vpc = new awsx.ec2.Vpc(
-      `${name}-vpc`,
-      buildVpcArgs({
-        cidr: args.eks.vpcCidr,
-        zones: args.aws.zones,
-        clusterName,
-        natGateways: args.natGateways ?? "single",
-      }),
-      remote,
-    );
-    const cluster = new eks.Cluster(
-      `${name}-cluster`,
-      buildClusterArgs({
-        clusterName,
-        eks: args.eks,
-        vpcId: vpc.vpcId,
-        publicSubnetIds: vpc.publicSubnetIds,
-        privateSubnetIds: vpc.privateSubnetIds,
-        adminPrincipalArns: args.adminPrincipalArns ?? args.eks.adminPrincipalArns,
-        credentials: { profile: args.aws.profile, roleArn: args.aws.roleArn },
-        partition,
-        tags,
-      }),
-      remote,
-    );
+    const { vpc, cluster } = vpcAndControlPlane(name, args, { clusterName, partition, tags, remote });
 
     const sgTag = new aws.ec2.Tag(
       `${name}-cluster-sg-discovery`,
@@ -143,30 +195,13 @@ export class EksCluster extends pulumi.ComponentResource {
       { kubeconfig: this.kubeconfig, enableServerSideApply: true, ...PROVIDER_BEHAVIOUR },
       parent,
     );
-    const gp3 = new k8s.storage.v1.StorageClass(
-      `${name}-gp3`,
-      args.eks.autoMode ? buildAutoModeGp3StorageClass() : buildGp3StorageClass(),
-      {
-        parent: this,
-        provider: this.provider,
-        dependsOn: compute.length > 0 ? compute : [cluster],
-      },
-    );
+    const { gp3, networkPolicy } = inClusterDefaults(name, this, this.provider, args.eks.autoMode, compute, cluster);
 
     this.clusterName = clusterName;
     this.clusterSecurityGroupId = cluster.clusterSecurityGroupId;
     this.vpcId = vpc.vpcId;
     this.privateSubnetIds = vpc.privateSubnetIds;
     this.publicSubnetIds = vpc.publicSubnetIds;
-    const networkPolicy = args.eks.autoMode
-      ? [
-          new k8s.core.v1.ConfigMap(`${name}-network-policy`, buildAutoModeNetworkPolicyConfigMap(), {
-            parent: this,
-            provider: this.provider,
-            dependsOn: [cluster],
-          }),
-        ]
-      : [];
     this.ready = [...compute, ...networkPolicy, gp3, sgTag];
     this.registerOutputs({
       clusterName,
