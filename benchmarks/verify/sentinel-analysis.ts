@@ -129,21 +129,14 @@ export function chosenPrimary(captures: readonly SentinelCapture[]): string | un
   return best;
 }
 
-/**
- * `liveReplicas`: the primary's linked replicas (`host:port` as announced); each Sentinel naming
- * the primary must see every one of them up (SENTINEL_REPLICA_DOWN). @default none checked
- */
-export function analyseSentinels(
+/** SENTINEL_QUORUM: fewer Sentinels reachable than the quorum, or a Sentinel's CKQUORUM failing. */
+function checkQuorum(
   captures: readonly SentinelCapture[],
+  reachable: readonly SentinelCapture[],
   masterName: string,
-  zones: Map<string, string> | undefined,
-  liveReplicas: readonly string[] = [],
-): SentinelAnalysis {
-  const failures = new FailureList();
-  const primary = chosenPrimary(captures);
-  const reachable = captures.filter((c) => c.error === undefined);
+  failures: FailureList,
+): void {
   const quorum = Math.max(0, ...reachable.map((c) => c.quorum ?? 0));
-
   if (quorum > 0 && reachable.length < quorum) {
     const down = captures.filter((c) => c.error !== undefined).map((c) => c.address);
     failures.add(
@@ -159,7 +152,10 @@ export function analyseSentinels(
         c.address,
       );
   }
+}
 
+/** SENTINEL_DISAGREE: the reachable Sentinels name different primaries, or one does not monitor the set. */
+function checkAgreement(reachable: readonly SentinelCapture[], masterName: string, failures: FailureList): void {
   const named = new Set(reachable.map((c) => c.primary).filter((p): p is string => typeof p === "string"));
   if (named.size > 1) {
     const who = reachable.map((c) => `${c.address} -> ${c.primary ?? "none"}`).join(", ");
@@ -169,6 +165,15 @@ export function analyseSentinels(
     if (c.primary === null)
       failures.add("SENTINEL_DISAGREE", `Sentinel ${c.address} does not monitor ${masterName}`, c.address);
   }
+}
+
+/** SENTINEL_REPLICA_DOWN: a Sentinel naming the primary does not know a live replica, or flags it down. */
+function checkReplicasSeen(
+  reachable: readonly SentinelCapture[],
+  primary: string | undefined,
+  liveReplicas: readonly string[],
+  failures: FailureList,
+): void {
   for (const c of reachable.filter((x) => x.primary === primary && x.replicas !== undefined)) {
     const known = new Map((c.replicas ?? []).map((r) => [r.address.toLowerCase(), r]));
     for (const replica of liveReplicas) {
@@ -188,36 +193,66 @@ export function analyseSentinels(
         );
     }
   }
+}
 
-  if (zones !== undefined) {
-    const byZone = new Map<string, string[]>();
-    for (const c of captures) {
-      const z = zones.get(c.address);
-      if (z === undefined) failures.add("ZONE_UNKNOWN", `Sentinel ${c.address} is not in the zone map`, c.address);
-      else byZone.set(z, [...(byZone.get(z) ?? []), c.address]);
-    }
-    for (const [z, list] of byZone) {
-      if (list.length > 1)
-        failures.add(
-          "SENTINEL_SAME_ZONE",
-          `Sentinels ${list.join(", ")} share zone ${z}: losing ${z} loses ${list.length} of ${captures.length} Sentinels`,
-          list[1],
-        );
-    }
+/** ZONE_UNKNOWN for a Sentinel outside the zone map; SENTINEL_SAME_ZONE for Sentinels sharing a zone. */
+function checkSentinelZones(
+  captures: readonly SentinelCapture[],
+  zones: Map<string, string>,
+  failures: FailureList,
+): void {
+  const byZone = new Map<string, string[]>();
+  for (const c of captures) {
+    const z = zones.get(c.address);
+    if (z === undefined) failures.add("ZONE_UNKNOWN", `Sentinel ${c.address} is not in the zone map`, c.address);
+    else byZone.set(z, [...(byZone.get(z) ?? []), c.address]);
   }
+  for (const [z, list] of byZone) {
+    if (list.length > 1)
+      failures.add(
+        "SENTINEL_SAME_ZONE",
+        `Sentinels ${list.join(", ")} share zone ${z}: losing ${z} loses ${list.length} of ${captures.length} Sentinels`,
+        list[1],
+      );
+  }
+}
 
-  const sentinels: SentinelReport[] = captures.map((c) => {
-    const r: SentinelReport = {
-      address: c.address,
-      zone: zones?.get(c.address),
-      reachable: c.error === undefined,
-      agrees: primary !== undefined && c.primary === primary,
-    };
-    if (typeof c.primary === "string") r.primary = c.primary;
-    if (c.quorum !== undefined) r.quorum = c.quorum;
-    if (c.ckquorum !== undefined) r.ckquorum = c.ckquorum.text;
-    if (c.error !== undefined) r.error = c.error;
-    return r;
-  });
+/** One Sentinel as the report shows it. */
+function sentinelReport(
+  c: SentinelCapture,
+  zones: Map<string, string> | undefined,
+  primary: string | undefined,
+): SentinelReport {
+  const r: SentinelReport = {
+    address: c.address,
+    zone: zones?.get(c.address),
+    reachable: c.error === undefined,
+    agrees: primary !== undefined && c.primary === primary,
+  };
+  if (typeof c.primary === "string") r.primary = c.primary;
+  if (c.quorum !== undefined) r.quorum = c.quorum;
+  if (c.ckquorum !== undefined) r.ckquorum = c.ckquorum.text;
+  if (c.error !== undefined) r.error = c.error;
+  return r;
+}
+
+/**
+ * `liveReplicas`: the primary's linked replicas (`host:port` as announced); each Sentinel naming
+ * the primary must see every one of them up (SENTINEL_REPLICA_DOWN). @default none checked
+ */
+export function analyseSentinels(
+  captures: readonly SentinelCapture[],
+  masterName: string,
+  zones: Map<string, string> | undefined,
+  liveReplicas: readonly string[] = [],
+): SentinelAnalysis {
+  const failures = new FailureList();
+  const primary = chosenPrimary(captures);
+  const reachable = captures.filter((c) => c.error === undefined);
+  checkQuorum(captures, reachable, masterName, failures);
+  checkAgreement(reachable, masterName, failures);
+  checkReplicasSeen(reachable, primary, liveReplicas, failures);
+  if (zones !== undefined) checkSentinelZones(captures, zones, failures);
+  const sentinels: SentinelReport[] = captures.map((c) => sentinelReport(c, zones, primary));
   return { primary, sentinels, failures };
 }
