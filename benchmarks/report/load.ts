@@ -166,6 +166,16 @@ function readSweep(path: string): SweepRow[] {
   return readRows(path, parseSweepCsv, "sweep", (err) => err instanceof SweepCsvError);
 }
 
+/** The optional sections a run directory may hold beside its rows (raw/drill-*.json, raw/soak-<mode>.json, ...). */
+interface RunSections {
+  drills: ReturnType<typeof loadDrills>;
+  soak: ReturnType<typeof loadSoaks>;
+  loops: ReturnType<typeof loadLoops>;
+  openLoop: ReturnType<typeof loadOpenLoops>;
+  transfer: ReturnType<typeof loadTransfers>;
+  sloSweeps: ReturnType<typeof loadSloSweeps>;
+}
+
 function loadRunDir(dir: string): ReportSource {
   const csvPath = join(dir, "results.csv");
   const sweepPath = join(dir, "sweep.csv");
@@ -176,87 +186,28 @@ function loadRunDir(dir: string): ReportSource {
     );
   }
   const sweep = hasSweep ? readSweep(sweepPath) : undefined;
-  let drills: ReturnType<typeof loadDrills>;
-  let soak: ReturnType<typeof loadSoaks>;
-  let loops: ReturnType<typeof loadLoops>;
-  let openLoop: ReturnType<typeof loadOpenLoops>;
-  let transfer: ReturnType<typeof loadTransfers>;
-  let sloSweeps: ReturnType<typeof loadSloSweeps>;
-  try {
-    drills = loadDrills(dir);
-    soak = loadSoaks(dir);
-    loops = loadLoops(dir);
-    openLoop = loadOpenLoops(dir);
-    transfer = loadTransfers(dir);
-    sloSweeps = loadSloSweeps(dir);
-  } catch (err) {
-    throw new ReportLoadError((err as Error).message);
-  }
+  const sections = loadRunSections(dir);
   const rows = existsSync(csvPath) ? readCsv(csvPath) : [];
-  let meta: RunMeta | undefined;
-  const metaPath = join(dir, RUN_META_FILE);
-  if (existsSync(metaPath)) {
-    const parsed = runMetaSchema.safeParse(readJson(metaPath));
-    if (!parsed.success) throw describeIssues(metaPath, "a run.json this version writes", parsed.error);
-    meta = parsed.data;
-  }
-  const topology: TopologyView[] = [];
-  for (const mode of ["replication", "cluster"] as const) {
-    const path = join(dir, "raw", `verify-${mode}.json`);
-    if (!existsSync(path)) continue;
-    const parsed = verifyFileSchema.safeParse(readJson(path));
-    if (!parsed.success) throw describeIssues(path, "a verifier report ({ before, after })", parsed.error);
-    const r = parsed.data.after ?? parsed.data.before;
-    if (r) topology.push(viewOf(mode, r));
-  }
-  const w = meta?.workload;
-  const workload: WorkloadView = w
-    ? {
-        name: w.name,
-        tests: w.tests.map((t) => t.toUpperCase()),
-        clients: w.clients,
-        pipeline: w.pipeline,
-        dataSize: w.dataSize,
-        threads: w.threads,
-        keyspaceLength: w.keyspaceLength,
-        requests: w.requests,
-        minDurationSeconds: w.minDurationSeconds,
-      }
-    : sweep && rows.length === 0
-      ? {
-          ...workloadFromRows([]),
-          name: [...new Set(sweep.map((r) => r.workload))].join(", "),
-          tests: [...new Set(sweep.map((r) => r.test))],
-        }
-      : workloadFromRows(rows);
-  const versions: [string, string][] = meta
-    ? [
-        ["Valkey server", meta.versions.server],
-        ["Benchmark client", meta.versions.client],
-        ["valkey-cli / redis-cli", meta.versions.cli],
-      ]
-    : versionsFromRows(rows.length > 0 ? rows : (sweep ?? []));
+  const meta = readRunMeta(dir);
+  const topology = readRunTopology(dir);
   return {
     ...(sweep ? { sweep } : {}),
-    ...(drills ? { drills } : {}),
-    ...(soak ? { soak } : {}),
-    ...(loops ? { loops } : {}),
-    ...(openLoop ? { openLoop } : {}),
-    ...(transfer ? { transfer } : {}),
-    ...(sloSweeps ? { sloSweeps } : {}),
+    ...presentSections(sections),
     label: basename(dir),
     kind: meta?.stack ? "stack" : meta?.target ? "endpoint" : "local-run",
     path: dir,
     rows,
     topology,
-    workload,
-    versions,
+    workload: runWorkloadView(meta, rows, sweep),
+    versions: meta
+      ? [
+          ["Valkey server", meta.versions.server],
+          ["Benchmark client", meta.versions.client],
+          ["valkey-cli / redis-cli", meta.versions.cli],
+        ]
+      : versionsFromRows(rows.length > 0 ? rows : (sweep ?? [])),
     machine: meta?.machine ?? null,
-    environment: meta?.stack
-      ? `${meta.stack.platform} stack "${meta.stack.name}": one cluster-mode deployment scaled up step by step over zones ${meta.stack.zones.join(", ")}; the benchmark ran as the stack's Job inside the cluster (this machine only drove Pulumi)`
-      : meta?.target
-        ? `the benchmark client on this machine against the endpoint ${meta.target} (over the network path between them)`
-        : "this machine: every server and the benchmark client on 127.0.0.1, zones are names assigned round-robin",
+    environment: runEnvironment(meta),
     describe: meta?.topologies ?? [
       ...topology.map((t) => `${t.mode}: ${t.shards.length} primary(ies), ${t.nodeCount} nodes`),
       ...(sweep
@@ -266,6 +217,91 @@ function loadRunDir(dir: string): ReportSource {
         : []),
     ],
   };
+}
+
+/** Every optional section of the run directory; a broken one is a ReportLoadError. */
+function loadRunSections(dir: string): RunSections {
+  try {
+    return {
+      drills: loadDrills(dir),
+      soak: loadSoaks(dir),
+      loops: loadLoops(dir),
+      openLoop: loadOpenLoops(dir),
+      transfer: loadTransfers(dir),
+      sloSweeps: loadSloSweeps(dir),
+    };
+  } catch (err) {
+    throw new ReportLoadError((err as Error).message);
+  }
+}
+
+/** Only the sections the run has, in the report's order. */
+function presentSections(s: RunSections): Partial<RunSections> {
+  const { drills, soak, loops, openLoop, transfer, sloSweeps } = s;
+  return {
+    ...(drills ? { drills } : {}),
+    ...(soak ? { soak } : {}),
+    ...(loops ? { loops } : {}),
+    ...(openLoop ? { openLoop } : {}),
+    ...(transfer ? { transfer } : {}),
+    ...(sloSweeps ? { sloSweeps } : {}),
+  };
+}
+
+/** The run's run.json, when it has one; a malformed one is a ReportLoadError naming the fields. */
+function readRunMeta(dir: string): RunMeta | undefined {
+  const metaPath = join(dir, RUN_META_FILE);
+  if (!existsSync(metaPath)) return undefined;
+  const parsed = runMetaSchema.safeParse(readJson(metaPath));
+  if (!parsed.success) throw describeIssues(metaPath, "a run.json this version writes", parsed.error);
+  return parsed.data;
+}
+
+/** Each mode's topology from raw/verify-<mode>.json (the report after the run, else before), when present. */
+function readRunTopology(dir: string): TopologyView[] {
+  const topology: TopologyView[] = [];
+  for (const mode of ["replication", "cluster"] as const) {
+    const path = join(dir, "raw", `verify-${mode}.json`);
+    if (!existsSync(path)) continue;
+    const parsed = verifyFileSchema.safeParse(readJson(path));
+    if (!parsed.success) throw describeIssues(path, "a verifier report ({ before, after })", parsed.error);
+    const r = parsed.data.after ?? parsed.data.before;
+    if (r) topology.push(viewOf(mode, r));
+  }
+  return topology;
+}
+
+/** The workload from run.json; without one, what the rows (or a sweep's rows) say of it. */
+function runWorkloadView(meta: RunMeta | undefined, rows: ResultRow[], sweep: SweepRow[] | undefined): WorkloadView {
+  const w = meta?.workload;
+  if (w)
+    return {
+      name: w.name,
+      tests: w.tests.map((t) => t.toUpperCase()),
+      clients: w.clients,
+      pipeline: w.pipeline,
+      dataSize: w.dataSize,
+      threads: w.threads,
+      keyspaceLength: w.keyspaceLength,
+      requests: w.requests,
+      minDurationSeconds: w.minDurationSeconds,
+    };
+  return sweep && rows.length === 0
+    ? {
+        ...workloadFromRows([]),
+        name: [...new Set(sweep.map((r) => r.workload))].join(", "),
+        tests: [...new Set(sweep.map((r) => r.test))],
+      }
+    : workloadFromRows(rows);
+}
+
+/** Where the run's benchmark ran: a stack's Job, this machine against an endpoint, or everything on this machine. */
+function runEnvironment(meta: RunMeta | undefined): string {
+  return meta?.stack
+    ? `${meta.stack.platform} stack "${meta.stack.name}": one cluster-mode deployment scaled up step by step over zones ${meta.stack.zones.join(", ")}; the benchmark ran as the stack's Job inside the cluster (this machine only drove Pulumi)`
+    : meta?.target
+      ? `the benchmark client on this machine against the endpoint ${meta.target} (over the network path between them)`
+      : "this machine: every server and the benchmark client on 127.0.0.1, zones are names assigned round-robin";
 }
 
 import { stackReportSchema } from "./stack-report-schema.js";
