@@ -112,6 +112,15 @@ export interface StackCost {
 
 const round = (n: number, digits: number) => Number(n.toFixed(digits));
 
+/** The lines being priced, and which EC2 price sources they used. */
+interface CostSheet {
+  inputs: CostInputs;
+  table: PriceTable;
+  live: LivePrices;
+  lines: CostLine[];
+  ec2Sources: Set<"live" | "table">;
+}
+
 /** The hourly cost of a stack from a table, optional live EC2 prices overriding it. */
 export function stackCost(
   inputs: CostInputs,
@@ -119,75 +128,11 @@ export function stackCost(
   live: LivePrices = {},
   pricingApiError: string | null = null,
 ): StackCost {
-  const lines: CostLine[] = [];
-  const ec2Sources = new Set<"live" | "table">();
-  const ec2 = (type: string): Lookup => {
-    const usd = live[type];
-    if (usd !== undefined) {
-      ec2Sources.add("live");
-      return { usd, source: "aws-pricing-api" };
-    }
-    ec2Sources.add("table");
-    return instanceHourly(table, inputs.region, type);
-  };
-  const add = (item: string, quantity: number, unit: string, price: Lookup, perHour: (unitUsd: number) => number) => {
-    if (quantity === 0) return;
-    lines.push(
-      price.usd === null
-        ? { item, quantity, unit, unitUsd: null, usdPerHour: null, source: null, missing: price.missing }
-        : { item, quantity, unit, unitUsd: price.usd, usdPerHour: round(perHour(price.usd), 6), source: price.source },
-    );
-  };
-  const noFit = (what: string): Lookup => ({
-    usd: null,
-    missing: `${what}: no permitted instance type fits its requests`,
-  });
-
-  const pool = inputs.poolNodes;
-  const valkeyType = pool ? pool.release[0] : estimateInstanceType(inputs.permittedInstanceTypes, inputs.valkeyRequest);
-  const clientType = pool
-    ? pool.clients[0]
-    : inputs.clientPods > 0
-      ? estimateInstanceType(inputs.permittedInstanceTypes, inputs.clientRequest)
-      : undefined;
-  const nodeLines = (what: string, types: Array<string | undefined>, pod: string) => {
-    const counts = new Map<string | undefined, number>();
-    for (const t of types) counts.set(t, (counts.get(t) ?? 0) + 1);
-    for (const [t, n] of counts)
-      add(`${what} (${t ?? "none fits"})`, n, "node-hour", t ? ec2(t) : noFit(pod), (u) => u * n);
-  };
-  nodeLines(
-    "Valkey nodes",
-    pool ? pool.release : Array.from({ length: inputs.valkeyPods }, () => valkeyType),
-    "Valkey pod",
-  );
-  nodeLines(
-    "benchmark client nodes",
-    pool ? pool.clients : Array.from({ length: inputs.clientPods }, () => clientType),
-    "benchmark pod",
-  );
-  const sys = inputs.systemNodes;
-  add(`system nodes (${sys.instanceType})`, sys.count, "node-hour", ec2(sys.instanceType), (u) => u * sys.count);
-  const gp3 = gp3PerGiBMonth(table, inputs.region);
-  const valkeyGiB = inputs.valkeyPods * inputs.volumeGiB;
-  add("Valkey volumes (gp3)", valkeyGiB, "GiB-month", gp3, (u) => (u * valkeyGiB) / table.hoursPerMonth);
-  const rootGiB = sys.count * sys.diskSizeGiB;
-  add("system node root volumes (gp3 rate)", rootGiB, "GiB-month", gp3, (u) => (u * rootGiB) / table.hoursPerMonth);
-  add(
-    `EKS control plane (${inputs.controlPlaneSupport} support)`,
-    1,
-    "cluster-hour",
-    eksControlPlaneHourly(table, inputs.controlPlaneSupport),
-    (u) => u,
-  );
-  add(
-    "NAT gateways",
-    inputs.natGateways,
-    "gateway-hour",
-    natGatewayHourly(table, inputs.region),
-    (u) => u * inputs.natGateways,
-  );
-
+  const sheet: CostSheet = { inputs, table, live, lines: [], ec2Sources: new Set() };
+  const { valkeyType, clientType } = estimatedTypes(inputs);
+  addPoolNodeLines(sheet, valkeyType, clientType);
+  addFixedLines(sheet);
+  const { lines } = sheet;
   const missing = lines.flatMap((l) => (l.missing ? [l.missing] : []));
   const total =
     missing.length > 0
@@ -196,21 +141,137 @@ export function stackCost(
           lines.reduce((sum, l) => sum + (l.usdPerHour ?? 0), 0),
           6,
         );
-  const priceSource: PriceSource = ec2Sources.has("live")
-    ? ec2Sources.has("table")
-      ? "aws-pricing-api+table"
-      : "aws-pricing-api"
-    : "table";
   return {
     region: inputs.region,
     usdPerHour: total,
-    priceSource,
+    priceSource: priceSourceOf(sheet.ec2Sources),
     pricingApiError,
     valkeyInstanceType: valkeyType ?? null,
     clientInstanceType: clientType ?? null,
     lines,
     missing,
   };
+}
+
+/** The Valkey and client pods' instance types: the bin-packing's first, else the estimate rule (no client pods: none). */
+function estimatedTypes(inputs: CostInputs): { valkeyType: string | undefined; clientType: string | undefined } {
+  const pool = inputs.poolNodes;
+  const valkeyType = pool ? pool.release[0] : estimateInstanceType(inputs.permittedInstanceTypes, inputs.valkeyRequest);
+  const clientType = pool
+    ? pool.clients[0]
+    : inputs.clientPods > 0
+      ? estimateInstanceType(inputs.permittedInstanceTypes, inputs.clientRequest)
+      : undefined;
+  return { valkeyType, clientType };
+}
+
+/** `type`'s hourly price: the live price when there is one, else the table's; records which it used. */
+function ec2Price(sheet: CostSheet, type: string): Lookup {
+  const usd = sheet.live[type];
+  if (usd !== undefined) {
+    sheet.ec2Sources.add("live");
+    return { usd, source: "aws-pricing-api" };
+  }
+  sheet.ec2Sources.add("table");
+  return instanceHourly(sheet.table, sheet.inputs.region, type);
+}
+
+/** Adds one line (none for quantity 0); a missing price makes a line with no figures and the reason. */
+function addLine(
+  sheet: CostSheet,
+  item: string,
+  quantity: number,
+  unit: string,
+  price: Lookup,
+  perHour: (unitUsd: number) => number,
+): void {
+  if (quantity === 0) return;
+  sheet.lines.push(
+    price.usd === null
+      ? { item, quantity, unit, unitUsd: null, usdPerHour: null, source: null, missing: price.missing }
+      : { item, quantity, unit, unitUsd: price.usd, usdPerHour: round(perHour(price.usd), 6), source: price.source },
+  );
+}
+
+function noFit(what: string): Lookup {
+  return {
+    usd: null,
+    missing: `${what}: no permitted instance type fits its requests`,
+  };
+}
+
+/** One node-hour line per instance type among `types` (undefined: no permitted type fits `pod`). */
+function addNodeLines(sheet: CostSheet, what: string, types: Array<string | undefined>, pod: string): void {
+  const counts = new Map<string | undefined, number>();
+  for (const t of types) counts.set(t, (counts.get(t) ?? 0) + 1);
+  for (const [t, n] of counts)
+    addLine(sheet, `${what} (${t ?? "none fits"})`, n, "node-hour", t ? ec2Price(sheet, t) : noFit(pod), (u) => u * n);
+}
+
+/** The Valkey nodes and the benchmark client nodes (the bin-packing's, else one per pod), then the system nodes. */
+function addPoolNodeLines(sheet: CostSheet, valkeyType: string | undefined, clientType: string | undefined): void {
+  const { inputs } = sheet;
+  const pool = inputs.poolNodes;
+  addNodeLines(
+    sheet,
+    "Valkey nodes",
+    pool ? pool.release : Array.from({ length: inputs.valkeyPods }, () => valkeyType),
+    "Valkey pod",
+  );
+  addNodeLines(
+    sheet,
+    "benchmark client nodes",
+    pool ? pool.clients : Array.from({ length: inputs.clientPods }, () => clientType),
+    "benchmark pod",
+  );
+  const sys = inputs.systemNodes;
+  addLine(
+    sheet,
+    `system nodes (${sys.instanceType})`,
+    sys.count,
+    "node-hour",
+    ec2Price(sheet, sys.instanceType),
+    (u) => u * sys.count,
+  );
+}
+
+/** The volumes at the gp3 rate, the EKS control plane and the NAT gateways (always the table's prices). */
+function addFixedLines(sheet: CostSheet): void {
+  const { inputs, table } = sheet;
+  const sys = inputs.systemNodes;
+  const gp3 = gp3PerGiBMonth(table, inputs.region);
+  const valkeyGiB = inputs.valkeyPods * inputs.volumeGiB;
+  addLine(sheet, "Valkey volumes (gp3)", valkeyGiB, "GiB-month", gp3, (u) => (u * valkeyGiB) / table.hoursPerMonth);
+  const rootGiB = sys.count * sys.diskSizeGiB;
+  addLine(
+    sheet,
+    "system node root volumes (gp3 rate)",
+    rootGiB,
+    "GiB-month",
+    gp3,
+    (u) => (u * rootGiB) / table.hoursPerMonth,
+  );
+  addLine(
+    sheet,
+    `EKS control plane (${inputs.controlPlaneSupport} support)`,
+    1,
+    "cluster-hour",
+    eksControlPlaneHourly(table, inputs.controlPlaneSupport),
+    (u) => u,
+  );
+  addLine(
+    sheet,
+    "NAT gateways",
+    inputs.natGateways,
+    "gateway-hour",
+    natGatewayHourly(table, inputs.region),
+    (u) => u * inputs.natGateways,
+  );
+}
+
+/** Where the EC2 prices came from: the Pricing API, the table, or both. */
+function priceSourceOf(ec2Sources: ReadonlySet<"live" | "table">): PriceSource {
+  return ec2Sources.has("live") ? (ec2Sources.has("table") ? "aws-pricing-api+table" : "aws-pricing-api") : "table";
 }
 
 /** USD per hour ÷ (rps ÷ 1e6): what a million ops/s of this measurement costs per hour. */
