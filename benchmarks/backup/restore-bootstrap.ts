@@ -57,6 +57,9 @@ interface Node {
   client: Redis;
 }
 
+/** A member's node by member id. */
+type GetNode = (id: string) => Node;
+
 /** The slots `nodes` (CLUSTER NODES text) says myself owns. */
 function ownSlots(clusterNodes: string): SlotRange[] {
   const mine = clusterNodes.split("\n").find((l) => l.split(" ")[2]?.split(",").includes("myself"));
@@ -131,13 +134,8 @@ export function restorePlan(
   return plan;
 }
 
-export async function restoreCluster(o: RestoreClusterOptions): Promise<RestoreClusterResult> {
-  const timeoutMs = o.timeoutMs ?? 60_000;
-  const steps: string[] = [];
-  const step = (s: string): void => {
-    steps.push(s);
-    o.onStep?.(s);
-  };
+/** The shards' ranges must be those a new cluster of that many primaries plans, one restored member each. */
+function checkShards(o: RestoreClusterOptions): void {
   const primaries = o.shards.length;
   const want = plannedRanges(primaries);
   o.shards.forEach((s, i) => {
@@ -149,6 +147,131 @@ export async function restoreCluster(o: RestoreClusterOptions): Promise<RestoreC
   });
   if (o.restored.length !== primaries)
     throw new RestoreRefused(`${primaries} shard(s) in the backup but ${o.restored.length} restored member(s) named`);
+}
+
+/** Shard i's restored member: it must hold keys (when the backup had some) of its shard's slots only; it gets the rest of them. */
+async function claimShard(
+  p: Node,
+  i: number,
+  entry: RestoreShard | undefined,
+  step: (s: string) => void,
+): Promise<void> {
+  if (entry === undefined) throw new RestoreRefused(`no shard ${i} in the backup`);
+  const range = parseSlotRange(normalizeRanges(entry.ranges)[0] ?? "");
+  const owned = ownSlots((await p.client.call("CLUSTER", "NODES")) as string);
+  const keys = Number(await p.client.call("DBSIZE"));
+  if (keys === 0 && (entry.keys ?? 0) > 0)
+    throw new RestoreRefused(
+      `${p.member.id} was to restore shard ${i} (${entry.keys} keys) but holds none: not starting it as a primary`,
+    );
+  if (!withinSlotRange(range, owned)) {
+    throw new RestoreRefused(
+      `${p.member.id} holds keys of slots ${owned.map(formatSlotRange).join(",")}, outside shard ${i}'s ${formatSlotRange(range)}`,
+    );
+  }
+  for (const r of missingSlotRanges(range, owned))
+    await p.client.call("CLUSTER", "ADDSLOTSRANGE", String(r.start), String(r.end));
+  step(`${p.member.id} (${p.member.zone}) holds shard ${i}: ${keys} keys, slots ${formatSlotRange(range)}`);
+}
+
+/** Every other member of shard i must start empty: no keys, no slots. */
+async function checkEmptyReplicas(
+  shard: ClusterPlan["shards"][number],
+  i: number,
+  holderId: string,
+  get: GetNode,
+): Promise<void> {
+  for (const r of [shard.primary, ...shard.replicas].filter((x) => x.id !== holderId)) {
+    const n = get(r.id);
+    const rk = Number(await n.client.call("DBSIZE"));
+    const rs = ownSlots((await n.client.call("CLUSTER", "NODES")) as string);
+    if (rk > 0 || rs.length > 0)
+      throw new RestoreRefused(
+        `${r.id} would replicate shard ${i} but holds ${rk} keys and ${rs.length} slot range(s): it must start empty`,
+      );
+  }
+}
+
+/** Every member of each shard other than its restored one replicates the restored one. */
+async function attachReplicas(
+  plan: ClusterPlan,
+  o: RestoreClusterOptions,
+  get: GetNode,
+  timeoutMs: number,
+  step: (s: string) => void,
+): Promise<void> {
+  for (const [i, shard] of plan.shards.entries()) {
+    const holderId = o.restored[i] as string;
+    const primaryId = (await get(holderId).client.call("CLUSTER", "MYID")) as string;
+    for (const r of [shard.primary, ...shard.replicas].filter((x) => x.id !== holderId)) {
+      await replicateWhenKnown(get(r.id), primaryId, holderId, timeoutMs, (m) => new RestoreRefused(m));
+      step(`${r.id} (${r.zone}) replicates ${holderId}`);
+    }
+  }
+}
+
+/** Waits for cluster_state:ok and every slot ok on every node, and every one of `replicaIds` linked and synced. */
+function waitSynced(
+  nodes: readonly Node[],
+  get: GetNode,
+  replicaIds: readonly string[],
+  timeoutMs: number,
+): Promise<void> {
+  return pollUntil(
+    async () => {
+      const bad: string[] = [];
+      for (const n of nodes) {
+        const info = parseInfo((await n.client.call("CLUSTER", "INFO")) as string);
+        if (info.get("cluster_state") !== "ok" || Number(info.get("cluster_slots_ok")) !== CLUSTER_SLOT_COUNT)
+          bad.push(`${n.member.id} state=${info.get("cluster_state")}`);
+      }
+      for (const id of replicaIds) {
+        const info = parseInfo(await get(id).client.info("replication"));
+        if (info.get("master_link_status") !== "up" || info.get("master_sync_in_progress") === "1")
+          bad.push(`${id} link=${info.get("master_link_status")}`);
+      }
+      return bad.length === 0 ? true : bad.join("; ");
+    },
+    { timeoutMs, what: "the restored cluster: cluster_state:ok on every node, every replica linked and synced" },
+  );
+}
+
+/** Shards whose restored member sat in a zone already full of primaries: the planned primary takes over (CLUSTER FAILOVER). */
+async function takeOverPlanned(
+  plan: ClusterPlan,
+  o: RestoreClusterOptions,
+  get: GetNode,
+  timeoutMs: number,
+  step: (s: string) => void,
+): Promise<void> {
+  for (const [i, shard] of plan.shards.entries()) {
+    const holderId = o.restored[i] as string;
+    if (shard.primary.id === holderId) continue;
+    const target = get(shard.primary.id);
+    await target.client.call("CLUSTER", "FAILOVER");
+    await pollUntil(
+      async () =>
+        parseInfo(await target.client.info("replication")).get("role") === "master" ? true : "still a replica",
+      {
+        timeoutMs,
+        what: `${target.member.id} to take shard ${i} over from ${holderId} by CLUSTER FAILOVER`,
+      },
+    );
+    step(
+      `${target.member.id} (${target.member.zone}) took shard ${i} over from ${holderId} (${get(holderId).member.zone}): no zone holds a primary majority`,
+    );
+  }
+}
+
+export async function restoreCluster(o: RestoreClusterOptions): Promise<RestoreClusterResult> {
+  const timeoutMs = o.timeoutMs ?? 60_000;
+  const steps: string[] = [];
+  const step = (s: string): void => {
+    steps.push(s);
+    o.onStep?.(s);
+  };
+  const primaries = o.shards.length;
+  checkShards(o);
   const plan = restorePlan(o.members, o.restored, o.replicasPerPrimary);
   const pool = new ConnectionPool(o.connector);
   try {
@@ -160,86 +283,27 @@ export async function restoreCluster(o: RestoreClusterOptions): Promise<RestoreC
     await setDistinctConfigEpochs(nodes.map((n) => n.client));
     for (const [i, shard] of plan.shards.entries()) {
       const holderId = o.restored[i] as string;
-      const p = get(holderId);
-      const entry = o.shards[i];
-      if (entry === undefined) throw new RestoreRefused(`no shard ${i} in the backup`);
-      const range = parseSlotRange(normalizeRanges(entry.ranges)[0] ?? "");
-      const owned = ownSlots((await p.client.call("CLUSTER", "NODES")) as string);
-      const keys = Number(await p.client.call("DBSIZE"));
-      if (keys === 0 && (entry.keys ?? 0) > 0)
-        throw new RestoreRefused(
-          `${p.member.id} was to restore shard ${i} (${entry.keys} keys) but holds none: not starting it as a primary`,
-        );
-      if (!withinSlotRange(range, owned)) {
-        throw new RestoreRefused(
-          `${p.member.id} holds keys of slots ${owned.map(formatSlotRange).join(",")}, outside shard ${i}'s ${formatSlotRange(range)}`,
-        );
-      }
-      for (const r of missingSlotRanges(range, owned))
-        await p.client.call("CLUSTER", "ADDSLOTSRANGE", String(r.start), String(r.end));
-      step(`${p.member.id} (${p.member.zone}) holds shard ${i}: ${keys} keys, slots ${formatSlotRange(range)}`);
-      for (const r of [shard.primary, ...shard.replicas].filter((x) => x.id !== holderId)) {
-        const n = get(r.id);
-        const rk = Number(await n.client.call("DBSIZE"));
-        const rs = ownSlots((await n.client.call("CLUSTER", "NODES")) as string);
-        if (rk > 0 || rs.length > 0)
-          throw new RestoreRefused(
-            `${r.id} would replicate shard ${i} but holds ${rk} keys and ${rs.length} slot range(s): it must start empty`,
-          );
-      }
+      await claimShard(get(holderId), i, o.shards[i], step);
+      await checkEmptyReplicas(shard, i, holderId, get);
     }
     const [first, ...rest] = nodes;
     if (first === undefined) throw new RestoreRefused("no members");
     await meetAndWait(first, rest, nodes, timeoutMs);
     step(`all ${nodes.length} nodes know each other`);
-    for (const [i, shard] of plan.shards.entries()) {
-      const holderId = o.restored[i] as string;
-      const primaryId = (await get(holderId).client.call("CLUSTER", "MYID")) as string;
-      for (const r of [shard.primary, ...shard.replicas].filter((x) => x.id !== holderId)) {
-        await replicateWhenKnown(get(r.id), primaryId, holderId, timeoutMs, (m) => new RestoreRefused(m));
-        step(`${r.id} (${r.zone}) replicates ${holderId}`);
-      }
-    }
-    const synced = (replicaIds: readonly string[]) =>
-      pollUntil(
-        async () => {
-          const bad: string[] = [];
-          for (const n of nodes) {
-            const info = parseInfo((await n.client.call("CLUSTER", "INFO")) as string);
-            if (info.get("cluster_state") !== "ok" || Number(info.get("cluster_slots_ok")) !== CLUSTER_SLOT_COUNT)
-              bad.push(`${n.member.id} state=${info.get("cluster_state")}`);
-          }
-          for (const id of replicaIds) {
-            const info = parseInfo(await get(id).client.info("replication"));
-            if (info.get("master_link_status") !== "up" || info.get("master_sync_in_progress") === "1")
-              bad.push(`${id} link=${info.get("master_link_status")}`);
-          }
-          return bad.length === 0 ? true : bad.join("; ");
-        },
-        { timeoutMs, what: "the restored cluster: cluster_state:ok on every node, every replica linked and synced" },
-      );
-    await synced(
+    await attachReplicas(plan, o, get, timeoutMs, step);
+    await waitSynced(
+      nodes,
+      get,
       plan.shards.flatMap((s, i) => [s.primary, ...s.replicas].map((x) => x.id).filter((id) => id !== o.restored[i])),
+      timeoutMs,
     );
-    // Shards whose restored member sat in a zone already full of primaries: the planned primary takes over.
-    for (const [i, shard] of plan.shards.entries()) {
-      const holderId = o.restored[i] as string;
-      if (shard.primary.id === holderId) continue;
-      const target = get(shard.primary.id);
-      await target.client.call("CLUSTER", "FAILOVER");
-      await pollUntil(
-        async () =>
-          parseInfo(await target.client.info("replication")).get("role") === "master" ? true : "still a replica",
-        {
-          timeoutMs,
-          what: `${target.member.id} to take shard ${i} over from ${holderId} by CLUSTER FAILOVER`,
-        },
-      );
-      step(
-        `${target.member.id} (${target.member.zone}) took shard ${i} over from ${holderId} (${get(holderId).member.zone}): no zone holds a primary majority`,
-      );
-    }
-    await synced(plan.shards.flatMap((s) => s.replicas.map((x) => x.id)));
+    await takeOverPlanned(plan, o, get, timeoutMs, step);
+    await waitSynced(
+      nodes,
+      get,
+      plan.shards.flatMap((s) => s.replicas.map((x) => x.id)),
+      timeoutMs,
+    );
     step(`cluster_state:ok: ${primaries} restored primaries, ${o.replicasPerPrimary} replica(s) each`);
     const nodeIds: Record<string, string> = {};
     for (const n of nodes) nodeIds[n.member.id] = (await n.client.call("CLUSTER", "MYID")) as string;
