@@ -50,6 +50,22 @@ interface OpenRewrite {
   from: number;
 }
 
+/** What every event of one member at one sample starts from. */
+type EventBase = Omit<SoakEvent, "kind" | "evidence">;
+
+/** One member's walk through the samples: the last INFO with figures, and the spells still open. */
+interface MemberWalk {
+  member: string;
+  samples: readonly SoakSample[];
+  medianP99: number;
+  events: SoakEvent[];
+  /** The last INFO that had figures (the baseline at first). */
+  prev: MemberInfo | undefined;
+  rewrite?: OpenRewrite;
+  linkDown?: SoakEvent;
+  unreachable?: SoakEvent;
+}
+
 export function detectSoakEvents(baseline: readonly MemberInfo[], samples: readonly SoakSample[]): SoakEvent[] {
   const events: SoakEvent[] = [];
   const medianP99 = median(samples.filter((s) => s.requests > 0).map((s) => s.p99_ms));
@@ -57,96 +73,117 @@ export function detectSoakEvents(baseline: readonly MemberInfo[], samples: reado
     ...new Set([...baseline.map((m) => m.member), ...samples.flatMap((s) => s.members.map((m) => m.member))]),
   ];
   for (const member of members) {
-    let prev = baseline.find((m) => m.member === member);
-    let rewrite: OpenRewrite | undefined;
-    let linkDown: SoakEvent | undefined;
-    let unreachable: SoakEvent | undefined;
-    const closeRewrite = (upTo: number, cur: MemberInfo): void => {
-      if (rewrite === undefined) return;
-      const p99 = Math.max(...samples.slice(rewrite.from, upTo + 1).map((s) => s.p99_ms));
-      rewrite.event.fork_usec = cur.latest_fork_usec;
-      rewrite.event.latency_spike =
-        medianP99 > 0 && p99 >= SPIKE_FACTOR * medianP99 ? { p99_ms: p99, median_p99_ms: medianP99 } : null;
-      rewrite.event.evidence += `; over by t=${(samples[upTo] as SoakSample).t_s} s (aof_last_bgrewrite_status ${String(cur.aof_last_bgrewrite_status)}, latest_fork_usec ${String(cur.latest_fork_usec)})`;
-      rewrite = undefined;
+    const walk: MemberWalk = {
+      member,
+      samples,
+      medianP99,
+      events,
+      prev: baseline.find((m) => m.member === member),
     };
-    samples.forEach((sample, i) => {
-      const cur = sample.members.find((m) => m.member === member);
-      if (cur === undefined) return;
-      const base = { member, t_s: sample.t_s, at: sample.at, fork_usec: null, latency_spike: null };
-      if (cur.error !== null) {
-        if (unreachable === undefined && (prev === undefined || prev.error === null)) {
-          unreachable = { ...base, kind: "unreachable", evidence: `INFO failed: ${cur.error}` };
-          events.push(unreachable);
-        }
-        return; // no figures: compare the next answer with the last one that had them
-      }
-      if (unreachable !== undefined) {
-        unreachable.evidence += `; answered again at t=${sample.t_s} s`;
-        unreachable = undefined;
-      }
-      if (prev === undefined || prev.error !== null) {
-        prev = cur;
-        return;
-      }
-      if (prev.role !== cur.role)
-        events.push({
-          ...base,
-          kind: "role-change",
-          evidence: changed(prev, cur, ["role", "master_link_status", "connected_slaves"]),
-        });
-
-      // AOF rewrites.
-      const restarted = prev.aof_rewrites !== null && cur.aof_rewrites !== null && cur.aof_rewrites < prev.aof_rewrites;
-      const counted = rose(prev.aof_rewrites, cur.aof_rewrites) && !restarted;
-      const started = cur.aof_rewrite_in_progress === 1 && prev.aof_rewrite_in_progress !== 1;
-      if (rewrite === undefined && (counted || started)) {
-        rewrite = {
-          event: {
-            ...base,
-            kind: "aof-rewrite",
-            evidence: changed(prev, cur, ["aof_rewrite_in_progress", "aof_rewrites", "total_forks"]),
-          },
-          from: i,
-        };
-        events.push(rewrite.event);
-      }
-      if (rewrite !== undefined && cur.aof_rewrite_in_progress !== 1) closeRewrite(i, cur);
-
-      // Full resyncs served by a primary.
-      if (prev.role === "master" && cur.role === "master" && rose(prev.sync_full, cur.sync_full))
-        events.push({
-          ...base,
-          kind: "full-resync",
-          evidence: changed(prev, cur, [
-            "sync_full",
-            "sync_partial_ok",
-            "sync_partial_err",
-            "connected_slaves",
-            "rdb_bgsave_in_progress",
-            "latest_fork_usec",
-          ]),
-        });
-
-      // Replica link.
-      if (cur.role === "slave" && prev.role === "slave") {
-        if (prev.master_link_status === "up" && cur.master_link_status !== "up" && linkDown === undefined) {
-          linkDown = {
-            ...base,
-            kind: "link-down",
-            evidence: changed(prev, cur, ["master_link_status", "master_sync_in_progress"]),
-          };
-          events.push(linkDown);
-        } else if (linkDown !== undefined && cur.master_link_status === "up") {
-          linkDown.evidence += `; up again at t=${sample.t_s} s`;
-          linkDown = undefined;
-        }
-      }
-      prev = cur;
-    });
-    if (rewrite !== undefined) rewrite.event.evidence += "; still in progress at the last sample";
+    samples.forEach((sample, i) => compareSample(walk, sample, i));
+    if (walk.rewrite !== undefined) walk.rewrite.event.evidence += "; still in progress at the last sample";
   }
   return events.sort((a, b) => a.t_s - b.t_s || a.member.localeCompare(b.member));
+}
+
+/** Sample i of the member against its last INFO with figures: each kind of event, in the order they are pushed. */
+function compareSample(walk: MemberWalk, sample: SoakSample, i: number): void {
+  const { member, events } = walk;
+  const cur = sample.members.find((m) => m.member === member);
+  if (cur === undefined) return;
+  const base: EventBase = { member, t_s: sample.t_s, at: sample.at, fork_usec: null, latency_spike: null };
+  if (!trackReachable(walk, sample, cur, base)) return; // no figures: compare the next answer with the last one that had them
+  const prev = walk.prev;
+  if (prev === undefined || prev.error !== null) {
+    walk.prev = cur;
+    return;
+  }
+  if (prev.role !== cur.role)
+    events.push({
+      ...base,
+      kind: "role-change",
+      evidence: changed(prev, cur, ["role", "master_link_status", "connected_slaves"]),
+    });
+  trackRewrite(walk, prev, cur, i, base);
+  // Full resyncs served by a primary.
+  if (prev.role === "master" && cur.role === "master" && rose(prev.sync_full, cur.sync_full))
+    events.push({
+      ...base,
+      kind: "full-resync",
+      evidence: changed(prev, cur, [
+        "sync_full",
+        "sync_partial_ok",
+        "sync_partial_err",
+        "connected_slaves",
+        "rdb_bgsave_in_progress",
+        "latest_fork_usec",
+      ]),
+    });
+  trackLink(walk, prev, cur, sample, base);
+  walk.prev = cur;
+}
+
+/** Opens an unreachable spell when INFO failed (false: this sample has no figures), closes it when it answers again. */
+function trackReachable(walk: MemberWalk, sample: SoakSample, cur: MemberInfo, base: EventBase): boolean {
+  if (cur.error !== null) {
+    if (walk.unreachable === undefined && (walk.prev === undefined || walk.prev.error === null)) {
+      walk.unreachable = { ...base, kind: "unreachable", evidence: `INFO failed: ${cur.error}` };
+      walk.events.push(walk.unreachable);
+    }
+    return false;
+  }
+  if (walk.unreachable !== undefined) {
+    walk.unreachable.evidence += `; answered again at t=${sample.t_s} s`;
+    walk.unreachable = undefined;
+  }
+  return true;
+}
+
+/** AOF rewrites: opens one when the count rose (not a restart) or one is seen starting; closes it when none is in progress. */
+function trackRewrite(walk: MemberWalk, prev: MemberInfo, cur: MemberInfo, i: number, base: EventBase): void {
+  const restarted = prev.aof_rewrites !== null && cur.aof_rewrites !== null && cur.aof_rewrites < prev.aof_rewrites;
+  const counted = rose(prev.aof_rewrites, cur.aof_rewrites) && !restarted;
+  const started = cur.aof_rewrite_in_progress === 1 && prev.aof_rewrite_in_progress !== 1;
+  if (walk.rewrite === undefined && (counted || started)) {
+    walk.rewrite = {
+      event: {
+        ...base,
+        kind: "aof-rewrite",
+        evidence: changed(prev, cur, ["aof_rewrite_in_progress", "aof_rewrites", "total_forks"]),
+      },
+      from: i,
+    };
+    walk.events.push(walk.rewrite.event);
+  }
+  if (walk.rewrite !== undefined && cur.aof_rewrite_in_progress !== 1) closeRewrite(walk, i, cur);
+}
+
+/** Ends the open rewrite at sample `upTo`: its fork time, its latency spike (if any), when it was over. */
+function closeRewrite(walk: MemberWalk, upTo: number, cur: MemberInfo): void {
+  const { rewrite, samples, medianP99 } = walk;
+  if (rewrite === undefined) return;
+  const p99 = Math.max(...samples.slice(rewrite.from, upTo + 1).map((s) => s.p99_ms));
+  rewrite.event.fork_usec = cur.latest_fork_usec;
+  rewrite.event.latency_spike =
+    medianP99 > 0 && p99 >= SPIKE_FACTOR * medianP99 ? { p99_ms: p99, median_p99_ms: medianP99 } : null;
+  rewrite.event.evidence += `; over by t=${(samples[upTo] as SoakSample).t_s} s (aof_last_bgrewrite_status ${String(cur.aof_last_bgrewrite_status)}, latest_fork_usec ${String(cur.latest_fork_usec)})`;
+  walk.rewrite = undefined;
+}
+
+/** Replica link: a link-down spell from up to anything else, until a sample shows it up again. */
+function trackLink(walk: MemberWalk, prev: MemberInfo, cur: MemberInfo, sample: SoakSample, base: EventBase): void {
+  if (cur.role !== "slave" || prev.role !== "slave") return;
+  if (prev.master_link_status === "up" && cur.master_link_status !== "up" && walk.linkDown === undefined) {
+    walk.linkDown = {
+      ...base,
+      kind: "link-down",
+      evidence: changed(prev, cur, ["master_link_status", "master_sync_in_progress"]),
+    };
+    walk.events.push(walk.linkDown);
+  } else if (walk.linkDown !== undefined && cur.master_link_status === "up") {
+    walk.linkDown.evidence += `; up again at t=${sample.t_s} s`;
+    walk.linkDown = undefined;
+  }
 }
 
 /** Human lines for the notes and summary.md: `t=12 s aof-rewrite on 127.0.0.1:7001: aof_rewrites 0→1 …`. */
