@@ -46,13 +46,13 @@ export function declaredValues(text: string): string[] {
   return line === null ? [] : (line[1] as string).trim().split(" ");
 }
 
-/** A value as sh reads it: numbers as they are, anything else single-quoted. */
+/** A value as sh reads it: numbers as they are, strings single-quoted (always: `restore-pending` bare reads as arithmetic to shellcheck). */
 function shValue(v: string | number): string {
   if (typeof v === "number") {
     if (!Number.isFinite(v)) throw new Error(`not a finite number: ${v}`);
     return String(v);
   }
-  return /^[A-Za-z0-9._:/@%+=-]+$/.test(v) ? v : shQuote(v);
+  return shQuote(v);
 }
 
 /** The lines of an included file after its header comment (the shebang and the leading `#` lines). */

@@ -1,5 +1,5 @@
 /**
- * The container entrypoint (a POSIX sh script in the ConfigMap): writes the two includes
+ * The container entrypoint (pod/scripts/start.sh, in the ConfigMap): writes the two includes
  * valkey.conf names, then execs valkey-server.
  *
  * - auth.conf: `requirepass`/`masterauth` with the password read from the mounted Secret file,
@@ -18,9 +18,9 @@
 import type { ValkeyMode } from "../config/types.js";
 import { PASSWORD_SECRET_KEY } from "./paths.js";
 import { includeFiles } from "./valkey-conf.js";
-import { shQuote } from "./sh-cli.js";
+import { renderShellFile } from "./shell-file.js";
 import { DATA_DIR, RUN_DIR, SECRET_MOUNT } from "./paths.js";
-import { renderReplicationStartBlock, type ReplicationStartOptions } from "./replication-start.js";
+import { NO_REPLICATION_START, replicationStartValues, type ReplicationStartOptions } from "./replication-start.js";
 
 export interface StartScriptOptions {
   mode: ValkeyMode;
@@ -60,119 +60,42 @@ export function zoneFileOf(dataDir: string = DATA_DIR): string {
   return `${dataDir}/availability-zone`;
 }
 
-function announceBlock(mode: ValkeyMode, dataDir: string): string[] {
-  if (mode === "replication") {
-    return [
-      `if [ -n "\${VALKEY_ANNOUNCE_HOST:-}" ]; then`,
-      `  printf 'replica-announce-ip %s\\n' "$(conf_quote "$VALKEY_ANNOUNCE_HOST")" >> "$announce_tmp"`,
-      `fi`,
-    ];
-  }
-  return [
-    `[ -n "\${VALKEY_ANNOUNCE_HOST:-}" ] || fail "VALKEY_ANNOUNCE_HOST (the pod's stable DNS name) is not set"`,
-    `printf 'cluster-announce-hostname %s\\n' "$(conf_quote "$VALKEY_ANNOUNCE_HOST")" >> "$announce_tmp"`,
-    `if [ -n "\${POD_NAME:-}" ]; then`,
-    `  printf 'cluster-announce-human-nodename %s\\n' "$(conf_quote "$POD_NAME")" >> "$announce_tmp"`,
-    `fi`,
-    `if [ -n "\${VALKEY_ANNOUNCE_IP:-}" ]; then`,
-    `  printf 'cluster-announce-ip %s\\n' "$(conf_quote "$VALKEY_ANNOUNCE_IP")" >> "$announce_tmp"`,
-    `fi`,
-    ...availabilityZoneBlock(zoneFileOf(dataDir)),
-  ];
-}
-
-/**
- * `availability-zone` (Valkey >= 8.1; gossiped to every node and shown in CLUSTER SHARDS from 9.1) from $VALKEY_AVAILABILITY_ZONE, or
- * else from the zone file a previous run kept (see the header).
- */
-function availabilityZoneBlock(zoneFile: string): string[] {
-  return [
-    `zone="\${VALKEY_AVAILABILITY_ZONE:-}"`,
-    `zone_file=${shQuote(zoneFile)}`,
-    `if [ -z "$zone" ] && [ -r "$zone_file" ]; then zone=$(head -n 1 "$zone_file"); fi`,
-    `if [ -n "$zone" ]; then`,
-    `  v=$(valkey-server --version 2>/dev/null | sed -n 's/.* v=\\([0-9]*\\)\\.\\([0-9]*\\)\\..*/\\1 \\2/p')`,
-    `  major=\${v%% *}`,
-    `  minor=\${v#* }`,
-    `  if [ -n "$v" ] && { [ "$major" -gt 8 ] || { [ "$major" -eq 8 ] && [ "$minor" -ge 1 ]; }; }; then`,
-    `    printf 'availability-zone %s\\n' "$(conf_quote "$zone")" >> "$announce_tmp"`,
-    `  else`,
-    `    echo "start.sh: this valkey-server (version \${major:-?}.\${minor:-?}) predates availability-zone (8.1); not setting it" >&2`,
-    `  fi`,
-    `fi`,
-  ];
-}
-
-function authBlock(auth: boolean, passwordFile: string): string[] {
-  if (!auth) return [`: > "$auth_tmp"`];
-  return [
-    `password_file=${shQuote(passwordFile)}`,
-    `[ -r "$password_file" ] || fail "$password_file is not readable"`,
-    `password=$(cat "$password_file")`,
-    `[ -n "$password" ] || fail "the password in $password_file is empty"`,
-    `case "$password" in *"$nl"*) fail "the password must be a single line" ;; esac`,
-    `quoted=$(conf_quote "$password")`,
-    `printf 'requirepass %s\\nmasterauth %s\\n' "$quoted" "$quoted" > "$auth_tmp"`,
-    `unset password quoted`,
-  ];
-}
-
-/**
- * One background subshell runs the scripts in order, the last one exec'd; after the exec, $$ is
- * valkey-server's pid (PID 1 in the container), and each script stops when that process is gone.
- * One long-lived child, not one per script: valkey-server reaps children only around its own
- * forks, so a script that exited early would linger as a zombie.
- */
-function backgroundBlock(o: StartScriptOptions): string[] {
+/** The background scripts as start.sh runs them: paths sh would not split or glob, space-separated. */
+function backgroundValue(o: StartScriptOptions): string {
   const scripts = o.backgroundScripts ?? [];
-  if (scripts.length === 0) return [];
-  if (o.mode !== "cluster") throw new Error("start script: backgroundScripts are for cluster mode only");
-  const steps = scripts.map((s, i) => `${i === scripts.length - 1 ? "exec " : ""}sh ${shQuote(s)} "$$"`);
-  return [`( ${steps.join("; ")} ) </dev/null &`];
+  if (scripts.length > 0 && o.mode !== "cluster")
+    throw new Error("start script: backgroundScripts are for cluster mode only");
+  for (const s of scripts)
+    if (!/^[A-Za-z0-9._/-]+$/.test(s))
+      throw new Error(`start script: background script path '${s}' must be a plain path`);
+  return scripts.join(" ");
 }
 
-function rejoinGateBlock(o: StartScriptOptions): string[] {
-  if (o.rejoinGate === undefined) return [];
+function rejoinGateValue(o: StartScriptOptions): string {
+  if (o.rejoinGate === undefined) return "";
   if (o.mode !== "cluster") throw new Error("start script: rejoinGate is for cluster mode only");
-  return [
-    `if [ ! -e ${shQuote(`${o.dataDir ?? DATA_DIR}/nodes.conf`)} ]; then sh ${shQuote(o.rejoinGate)} gate </dev/null || true; fi`,
-  ];
+  if (o.rejoinGate === "") throw new Error("start script: rejoinGate is empty");
+  return o.rejoinGate;
 }
 
 export function renderStartScript(o: StartScriptOptions): string {
   const runDir = o.runDir ?? RUN_DIR;
+  const dataDir = o.dataDir ?? DATA_DIR;
   const files = includeFiles(runDir);
-  const lines = [
-    `#!/bin/sh`,
-    `# Valkey entrypoint (${o.mode} mode), rendered by valkey-on-eks. Usage: start.sh <valkey.conf>`,
-    `# Writes ${files.auth} and ${files.announce}, which valkey.conf includes, then execs valkey-server.`,
-    `set -eu`,
-    `fail() { echo "start.sh: $*" >&2; exit 1; }`,
-    `[ $# -eq 1 ] || fail "usage: start.sh <valkey.conf>"`,
-    `conf="$1"`,
-    `nl='`,
-    `'`,
-    `# A value for valkey.conf: double-quoted, with backslash and double quote escaped.`,
-    `conf_quote() { printf '"%s"' "$(printf '%s' "$1" | sed -e 's/\\\\/\\\\\\\\/g' -e 's/"/\\\\"/g')"; }`,
-    `umask 077`,
-    `mkdir -p ${shQuote(runDir)} ${shQuote(o.dataDir ?? DATA_DIR)}`,
-    `auth_tmp=${shQuote(`${files.auth}.tmp`)}`,
-    `announce_tmp=${shQuote(`${files.announce}.tmp`)}`,
-    ...authBlock(o.auth, o.passwordFile ?? `${SECRET_MOUNT}/${PASSWORD_SECRET_KEY}`),
-    `: > "$announce_tmp"`,
-    ...announceBlock(o.mode, o.dataDir ?? DATA_DIR),
-    `mv -f "$auth_tmp" ${shQuote(files.auth)}`,
-    `mv -f "$announce_tmp" ${shQuote(files.announce)}`,
-    ...(o.sentinel === undefined || o.mode !== "replication"
-      ? []
-      : renderReplicationStartBlock({
-          ...o.sentinel,
-          dataDir: o.dataDir ?? DATA_DIR,
-          includeFile: replicationIncludeFile(runDir),
-        })),
-    ...rejoinGateBlock(o),
-    ...backgroundBlock(o),
-    `exec valkey-server "$conf"`,
-  ];
-  return lines.join("\n") + "\n";
+  const replication =
+    o.sentinel === undefined || o.mode !== "replication"
+      ? NO_REPLICATION_START
+      : replicationStartValues({ ...o.sentinel, dataDir, includeFile: replicationIncludeFile(runDir) });
+  return renderShellFile("start.sh", {
+    mode: o.mode,
+    run_dir: runDir,
+    data_dir: dataDir,
+    auth_file: files.auth,
+    announce_file: files.announce,
+    password_file: o.auth ? (o.passwordFile ?? `${SECRET_MOUNT}/${PASSWORD_SECRET_KEY}`) : "",
+    zone_file: zoneFileOf(dataDir),
+    rejoin_gate: rejoinGateValue(o),
+    background: backgroundValue(o),
+    ...replication,
+  });
 }

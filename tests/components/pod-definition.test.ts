@@ -148,7 +148,7 @@ describe("one pod, one definition", () => {
     );
     expectSamePod(deployed, local, { host, passwordFile, dataDir }, "valkey.conf");
     // The drift this test was written for: the local failback kept no zone file while the pod's did.
-    expect(local.files["failback.sh"]).toContain(`\nzone_file=${dataDir}/availability-zone\n`);
+    expect(local.files["failback.sh"]).toContain(`\nzone_file='${dataDir}/availability-zone'\n`);
   });
 
   it("replication member: the manifests mount and run exactly the definition; the Sentinel topology's member runs the same files", () => {

@@ -10,7 +10,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { DEFAULT_MASTER_NAME, renderReplicationStartBlock } from "../../pod/replication-start.js";
+import { DEFAULT_MASTER_NAME, replicationStartValues } from "../../pod/replication-start.js";
 import { RESTORE_PENDING_MARKER } from "../../pod/restore-script.js";
 import { renderSentinelConf } from "../../pod/sentinel-conf.js";
 import { renderStartScript } from "../../pod/start-script.js";
@@ -98,8 +98,10 @@ describe("start script with the Sentinel decision", () => {
     expect(script).not.toMatch(/VALKEY_SENTINELS|VALKEY_ORDINAL|VALKEY_PORT/);
     expect(script).not.toMatch(/ -a |--pass|--askpass/);
     expect(script).toMatch(/exec valkey-server "\$conf"$/m);
-    expect(renderStartScript({ mode: "replication", auth: true })).not.toContain("SENTINEL");
-    expect(renderStartScript({ mode: "cluster", auth: true, sentinel: {} })).not.toContain("SENTINEL");
+    // Without Sentinel (or in cluster mode) the decision's include is empty, which skips it.
+    expect(renderStartScript({ mode: "replication", auth: true })).toMatch(/^repl_include=''$/m);
+    expect(renderStartScript({ mode: "cluster", auth: true, sentinel: {} })).toMatch(/^repl_include=''$/m);
+    expect(script).toMatch(/^repl_include='\/run\/valkey\/replication\.conf'$/m);
   });
 
   it("fails with a clear message when a per-member value is missing (real sh)", async () => {
@@ -141,14 +143,12 @@ describe("start script with the Sentinel decision", () => {
 
   it("rejects bad options naming the key", () => {
     const b = { dataDir: "/data", includeFile: "/run/valkey/replication.conf", sentinels: ["s-0.s:26379"] };
-    expect(() => renderReplicationStartBlock({ ...b, sentinels: [] })).toThrow(/sentinels is empty/);
-    expect(() => renderReplicationStartBlock({ ...b, sentinels: ["no-port"] })).toThrow(
+    expect(() => replicationStartValues({ ...b, sentinels: [] })).toThrow(/sentinels is empty/);
+    expect(() => replicationStartValues({ ...b, sentinels: ["no-port"] })).toThrow(
       /sentinel 'no-port' is not host:port/,
     );
-    expect(() => renderReplicationStartBlock({ ...b, waitSeconds: 0 })).toThrow(
-      /waitSeconds must be a whole number ≥ 1/,
-    );
-    expect(() => renderReplicationStartBlock({ ...b, masterName: "a;b" })).toThrow(/masterName 'a;b'/);
+    expect(() => replicationStartValues({ ...b, waitSeconds: 0 })).toThrow(/waitSeconds must be a whole number ≥ 1/);
+    expect(() => replicationStartValues({ ...b, masterName: "a;b" })).toThrow(/masterName 'a;b'/);
   });
 });
 

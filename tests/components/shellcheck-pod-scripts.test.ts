@@ -33,16 +33,22 @@ describe("shellcheck over the rendered pod scripts", () => {
   });
 
   it("accepts an ACCEPTED finding only on its script, code and line; every entry says why", () => {
-    const text = (line: string) => `#!/bin/sh\nset -f\nout="$1"\nother="$2"\n${line}\necho "$1" "$out" "$other"\n`;
-    const start = shellcheckScripts([{ script: "start.sh", variant: "v", text: text("set -- $out") }]);
-    expect([start.findings, start.accepted]).toEqual([[], 1]);
+    const text = (line: string) =>
+      `#!/bin/sh\nset -f\nRESTORE_PEERS="$1"\nother="$2"\n${line}\necho "$RESTORE_PEERS" "$other"\n`;
+    const restore = shellcheckScripts([
+      { script: "restore.sh", variant: "v", text: text("printf '%s\\n' $RESTORE_PEERS") },
+    ]);
+    expect([restore.findings, restore.accepted]).toEqual([[], 1]);
     // The same construct on another line, or in another script, still fails.
     expect(
-      shellcheckScripts([{ script: "start.sh", variant: "v", text: text("set -- $other") }]).findings,
+      shellcheckScripts([{ script: "restore.sh", variant: "v", text: text("printf '%s\\n' $other") }]).findings,
     ).toHaveLength(1);
-    expect(shellcheckScripts([{ script: "heal.sh", variant: "v", text: text("set -- $out") }]).findings).toHaveLength(
-      1,
-    );
+    expect(
+      shellcheckScripts([{ script: "backup.sh", variant: "v", text: text("printf '%s\\n' $RESTORE_PEERS") }]).findings,
+    ).toHaveLength(1);
+    // An entry that matched nothing is reported stale.
+    expect(restore.unused).not.toContain(`restore.sh SC2086 "printf '%s\\n' $RESTORE_PEERS"`);
+    expect(restore.unused.length).toBe(ACCEPTED.length - 1);
     for (const a of ACCEPTED) expect(a.why.length, `${a.script} ${a.code}`).toBeGreaterThan(10);
   });
 

@@ -121,11 +121,17 @@ describe("scripts", () => {
     expect(() => renderStartScript({ mode: "replication", auth: true, backgroundScripts: ["/x/heal.sh"] })).toThrow(
       /cluster mode only/,
     );
-    expect(renderStartScript({ mode: "cluster", auth: true })).not.toContain("heal");
+    expect(renderStartScript({ mode: "cluster", auth: true })).toMatch(/^background=''$/m);
+    expect(() => renderStartScript({ mode: "cluster", auth: true, backgroundScripts: ["/x/a b.sh"] })).toThrow(
+      /must be a plain path/,
+    );
     const s = renderStartScript({ mode: "cluster", auth: true, backgroundScripts: ["/x/heal.sh", "/x/failback.sh"] });
+    expect(s).toMatch(/^background='\/x\/heal\.sh \/x\/failback\.sh'$/m);
+    // Run for real (heal, then failback exec'd, both given the server's pid) by
+    // cluster-heal-script.test.ts and az-failback-script.test.ts; here: the loop sits before the exec.
     expect(
       s.endsWith(
-        `\n( sh '/x/heal.sh' "$$"; exec sh '/x/failback.sh' "$$" ) </dev/null &\nexec valkey-server "$conf"\n`,
+        `  ( set -- $background; while [ $# -gt 1 ]; do sh "$1" "$$"; shift; done; exec sh "$1" "$$" ) </dev/null &\nfi\nexec valkey-server "$conf"\n`,
       ),
     ).toBe(true);
   });

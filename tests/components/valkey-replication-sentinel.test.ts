@@ -211,7 +211,7 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
     const start = data["sentinel-start.sh"] ?? "";
     expect(start.indexOf("umask 077")).toBeGreaterThan(0);
     expect(start.indexOf("umask 077")).toBeLessThan(start.indexOf("mkdir"));
-    expect(start).toMatch(/^password_file=\/etc\/valkey-secret\/password$/m);
+    expect(start).toMatch(/^password_file='\/etc\/valkey-secret\/password'$/m);
     expect(start).toContain("requirepass %s\\nsentinel sentinel-pass %s\\nsentinel auth-pass %s %s");
     expect(start).toContain("sentinel announce-ip");
     expect(start).toContain('exec valkey-server "$state" --sentinel');

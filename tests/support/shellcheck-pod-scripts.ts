@@ -138,24 +138,6 @@ export function renderedPodScripts(): PodScript[] {
  * so the same construct elsewhere still fails.
  */
 export const ACCEPTED: readonly { script: string; code: string; line: string; why: string }[] = [
-  {
-    script: "start.sh",
-    code: "SC2086",
-    line: "set -- $out",
-    why: "splits a Sentinel's reply into its words on purpose",
-  },
-  {
-    script: "start.sh",
-    code: "SC2046",
-    line: "set -- $(printf '%s\\n' \"$",
-    why: "splits awk's one-line summary into the positional parameters on purpose",
-  },
-  {
-    script: "start.sh",
-    code: "SC2034",
-    line: "nl='",
-    why: "a newline, used by the password and Sentinel lines only when those are rendered",
-  },
   ...["restore.sh", "backup.sh"].map((script) => ({
     script,
     code: "SC2154",
@@ -208,6 +190,8 @@ export interface ShellcheckResult {
   findings: string[];
   /** Findings ACCEPTED names (counted once per distinct text). */
   accepted: number;
+  /** ACCEPTED entries no finding matched: stale, to be removed. */
+  unused: string[];
 }
 
 /** Why shellcheck cannot run here, or undefined when it can. */
@@ -239,6 +223,7 @@ export function shellcheckScripts(scripts: readonly PodScript[]): ShellcheckResu
     if (r.error !== undefined) throw r.error;
     const findings: string[] = [];
     let accepted = 0;
+    const used = new Set<(typeof ACCEPTED)[number]>();
     for (const line of r.stdout.split("\n")) {
       if (line === "") continue;
       const file = [...names.keys()].find((f) => line.startsWith(`${f}:`));
@@ -249,8 +234,11 @@ export function shellcheckScripts(scripts: readonly PodScript[]): ShellcheckResu
       }
       const at = /^:(\d+):\d+: \w+: .*\[(SC\d+)\]$/.exec(line.slice(file.length));
       const flagged = at === null ? undefined : same[0]?.text.split("\n")[Number(at[1]) - 1];
-      if (at !== null && flagged !== undefined && acceptedFinding(same[0]?.script ?? "", at[2] ?? "", flagged)) {
+      const entry =
+        at === null || flagged === undefined ? undefined : acceptedFinding(same[0]?.script ?? "", at[2] ?? "", flagged);
+      if (entry !== undefined) {
         accepted++;
+        used.add(entry);
         continue;
       }
       const others = same.length > 1 ? ` and ${same.length - 1} more option set(s) rendering the same text` : "";
@@ -258,7 +246,8 @@ export function shellcheckScripts(scripts: readonly PodScript[]): ShellcheckResu
     }
     if (r.status !== 0 && findings.length === 0 && accepted === 0)
       throw new Error(`shellcheck exited ${r.status}: ${r.stderr.trim()}`);
-    return { variants: scripts.length, distinct: byText.size, findings, accepted };
+    const unused = ACCEPTED.filter((a) => !used.has(a)).map((a) => `${a.script} ${a.code} "${a.line}"`);
+    return { variants: scripts.length, distinct: byText.size, findings, accepted, unused };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -274,6 +263,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const r = shellcheckScripts(scripts);
   const kinds = new Set(scripts.map((s) => s.script)).size;
   for (const f of r.findings) console.error(f);
+  for (const u of r.unused) console.error(`stale ACCEPTED entry (no finding matches it any more; remove it): ${u}`);
+  if (r.unused.length > 0 && r.findings.length === 0) process.exit(1);
   if (r.findings.length > 0) {
     console.error(
       `shellcheck-pod-scripts: ${r.findings.length} finding(s) in the rendered pod scripts (${kinds} scripts, ${r.variants} variants, ${r.distinct} distinct texts)`,
