@@ -127,6 +127,87 @@ function tail(path: string, lines: number): string {
 
 let counter = 0;
 
+/** A spawned server: its child, whether it has exited, what it wrote to stderr. */
+interface SpawnedServer {
+  child: ChildProcess;
+  exitPromise: Promise<void>;
+  exited: () => boolean;
+  stderr: () => string;
+}
+
+/** What to run: `launch`'s command, else valkey-server on a valkey.conf generated into `ctx.dir`. */
+function launchCommand(opts: StartOptions, server: string, ctx: LaunchContext): LaunchCommand {
+  const { host, port, clusterPort, dir, logfile } = ctx;
+  const { name: _n, port: _p, clusterPort: _c, launch, startTimeoutMs: _t, ...rest } = opts;
+  if (launch) return launch({ host, port, clusterPort, dir, logfile });
+  const confPath = join(dir, "valkey.conf");
+  writeFileSync(confPath, renderLocalValkeyConf({ ...rest, port, clusterPort, dir, logfile }), { mode: 0o600 });
+  return { command: server, args: [confPath] };
+}
+
+/** Spawns `cmd` in `dir`, tracked for the reaper until it exits; `onError`: the spawn failed. */
+function spawnServer(cmd: LaunchCommand, dir: string, onError: (err: Error) => void): SpawnedServer {
+  const child = spawn(cmd.command, cmd.args, {
+    stdio: ["ignore", "ignore", "pipe"],
+    cwd: dir,
+    env: cmd.env === undefined ? process.env : { ...process.env, ...cmd.env },
+  });
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+  trackChild(child);
+  liveServers.add(child);
+  let exited = false;
+  const exitPromise = new Promise<void>((resolve) => {
+    child.once("exit", () => {
+      exited = true;
+      liveServers.delete(child);
+      resolve();
+    });
+  });
+  child.once("error", (err) => {
+    exited = true;
+    liveServers.delete(child);
+    onError(err);
+  });
+  return { child, exitPromise, exited: () => exited, stderr: () => stderr };
+}
+
+/** The ValkeyProcess handle of a server that answers PING. */
+function valkeyProcessOf(
+  s: SpawnedServer,
+  p: { name: string; host: string; port: number; clusterPort: number | undefined; pid: number; startedAt: number },
+  dir: string,
+  logfile: string,
+): ValkeyProcess {
+  const { child, exitPromise } = s;
+  const { name, host, port, clusterPort, pid, startedAt } = p;
+  return {
+    name,
+    host,
+    port,
+    clusterPort,
+    pid,
+    startedAt,
+    dir,
+    logfile,
+    address: `${host}:${port}`,
+    alive: () => !s.exited(),
+    signal: (sig) => {
+      if (!s.exited()) child.kill(sig);
+    },
+    stop: async (graceMs = 3000) => {
+      if (s.exited()) return;
+      child.kill("SIGCONT");
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      await exitPromise;
+      clearTimeout(timer);
+    },
+    logTail: (lines = 20) => tail(logfile, lines),
+    stderr: s.stderr,
+  };
+}
+
 /**
  * Starts one valkey-server with a generated valkey.conf in a fresh directory under
  * `baseDir` (a temporary directory by default) and waits until it answers PING.
@@ -143,77 +224,25 @@ export async function startValkeyServer(opts: StartOptions, baseDir?: string): P
     const dir = join(root, `${name}-${port}`);
     mkdirSync(dir, { recursive: true });
     const logfile = join(dir, "valkey.log");
-    const { name: _n, port: _p, clusterPort: _c, launch, startTimeoutMs, ...rest } = opts;
-    let cmd: LaunchCommand;
-    if (launch) cmd = launch({ host, port, clusterPort, dir, logfile });
-    else {
-      const confPath = join(dir, "valkey.conf");
-      writeFileSync(confPath, renderLocalValkeyConf({ ...rest, port, clusterPort, dir, logfile }), { mode: 0o600 });
-      cmd = { command: server, args: [confPath] };
-    }
+    const cmd = launchCommand(opts, server, { host, port, clusterPort, dir, logfile });
     const startedAt = Date.now();
-    const child = spawn(cmd.command, cmd.args, {
-      stdio: ["ignore", "ignore", "pipe"],
-      cwd: dir,
-      env: cmd.env === undefined ? process.env : { ...process.env, ...cmd.env },
-    });
-    let stderr = "";
-    child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-    trackChild(child);
-    liveServers.add(child);
-    let exited = false;
-    const exitPromise = new Promise<void>((resolve) => {
-      child.once("exit", () => {
-        exited = true;
-        liveServers.delete(child);
-        resolve();
-      });
-    });
-    child.once("error", (err) => {
-      exited = true;
-      liveServers.delete(child);
-      lastError = err;
-    });
+    const s = spawnServer(cmd, dir, (err) => (lastError = err));
     try {
-      await waitForPing(host, port, startTimeoutMs ?? 15_000, () => exited);
+      await waitForPing(host, port, opts.startTimeoutMs ?? 15_000, s.exited);
     } catch (err) {
+      const stderr = s.stderr();
       lastError = new Error(
         `${(err as Error).message} (${name}); log tail:\n${tail(logfile, 15)}${stderr ? `\nstderr: ${stderr.trim()}` : ""}`,
       );
-      if (!exited) child.kill("SIGKILL");
-      await exitPromise;
+      if (!s.exited()) s.child.kill("SIGKILL");
+      await s.exitPromise;
       // A port taken between our probe and the server's bind: try again with new ports.
       if (opts.port === undefined && /Address already in use/.test(tail(logfile, 15))) continue;
       throw lastError;
     }
-    const pid = child.pid;
+    const pid = s.child.pid;
     if (pid === undefined) throw new Error(`valkey-server ${name} has no pid`);
-    const proc: ValkeyProcess = {
-      name,
-      host,
-      port,
-      clusterPort,
-      pid,
-      startedAt,
-      dir,
-      logfile,
-      address: `${host}:${port}`,
-      alive: () => !exited,
-      signal: (sig) => {
-        if (!exited) child.kill(sig);
-      },
-      stop: async (graceMs = 3000) => {
-        if (exited) return;
-        child.kill("SIGCONT");
-        child.kill("SIGTERM");
-        const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
-        await exitPromise;
-        clearTimeout(timer);
-      },
-      logTail: (lines = 20) => tail(logfile, lines),
-      stderr: () => stderr,
-    };
-    return proc;
+    return valkeyProcessOf(s, { name, host, port, clusterPort, pid, startedAt }, dir, logfile);
   }
   throw lastError ?? new Error(`could not start valkey-server ${name}`);
 }
