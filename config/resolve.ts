@@ -42,16 +42,55 @@ export function permittedInstanceTypes(nodePool: StackInput["karpenter"]["nodePo
   return families.flatMap((family) => nodePool.instanceSizes.map((size) => `${family}.${size}`));
 }
 
-/**
- * Resolves validated input into the config the program uses. Beyond the stack-file keys it adds:
- * `karpenter.nodePool.limits.amounts` and `permittedInstanceTypes` (families × sizes, or the
- * explicit instanceTypes), `valkey.resourceAmounts`, `persistence.sizeBytes`, `maxmemoryBytes`,
- * `valkey.pods` (1 + replicas, or primaries × (1 + replicasPerPrimary)) and
- * `benchmark.resourceAmounts`. The Valkey password is never part of it.
- */
-export function resolveStackConfig(input: StackInput) {
-  const region = input.aws.region ?? input["aws:region"] ?? DEFAULT_REGION;
-  const { valkey, benchmark, karpenter } = input;
+/** `aws`: the region, and the zones (its a, b and c unless listed). */
+function resolveAws(input: StackInput, region: string) {
+  return {
+    region,
+    zones: input.aws.zones ? [...input.aws.zones] : ["a", "b", "c"].map((letter) => `${region}${letter}`),
+    profile: input.aws.profile,
+    roleArn: input.aws.roleArn,
+  };
+}
+
+function resolveEks(eks: StackInput["eks"]) {
+  return {
+    ...eks,
+    publicAccessCidrs: [...eks.publicAccessCidrs],
+    adminPrincipalArns: [...eks.adminPrincipalArns],
+    systemNodes: { ...eks.systemNodes },
+  };
+}
+
+/** `karpenter`: the node pool with its limits parsed and the instance types it may launch. */
+function resolveKarpenter(karpenter: StackInput["karpenter"]) {
+  return {
+    chartVersion: karpenter.chartVersion,
+    amiAlias: karpenter.amiAlias,
+    nodePool: {
+      ...karpenter.nodePool,
+      instanceTypes: karpenter.nodePool.instanceTypes,
+      limits: { ...karpenter.nodePool.limits, amounts: amountsOf(karpenter.nodePool.limits) },
+      permittedInstanceTypes: permittedInstanceTypes(karpenter.nodePool),
+    },
+  };
+}
+
+function resolveByo(byo: StackInput["byo"]) {
+  return {
+    kubeconfig: byo.kubeconfig,
+    context: byo.context,
+    nodeSelector: { ...byo.nodeSelector },
+    tolerations: byo.tolerations.map((t) => ({ ...t })),
+    storageClass: byo.storageClass,
+    manageKarpenterNodePool: byo.manageKarpenterNodePool,
+    karpenterNodeRole: byo.karpenterNodeRole,
+    karpenterDiscoveryTag: byo.karpenterDiscoveryTag,
+  };
+}
+
+/** `valkey`: limits default to the requests, both parsed; storage class, ioThreads, maxmemory and the pod count resolved. */
+function resolveValkey(input: StackInput) {
+  const { valkey } = input;
   const requests = amountsOf(valkey.resources.requests);
   // Limits left out equal the requests (Guaranteed QoS).
   const limitQuantities = {
@@ -64,67 +103,57 @@ export function resolveStackConfig(input: StackInput) {
       ? valkey.cluster.primaries * (1 + valkey.cluster.replicasPerPrimary)
       : 1 + valkey.replication.replicas;
   return {
+    namespace: valkey.namespace,
+    image: valkey.image,
+    mode: valkey.mode,
+    replication: { ...valkey.replication },
+    cluster: { ...valkey.cluster },
+    resources: { requests: { ...valkey.resources.requests }, limits: limitQuantities },
+    resourceAmounts: { requests, limits },
+    persistence: {
+      ...valkey.persistence,
+      storageClass: valkey.persistence.storageClass ?? (input.platform === "eks" ? "gp3" : input.byo.storageClass),
+      sizeBytes: parseMemoryQuantity(valkey.persistence.size),
+    },
+    ioThreads: valkey.ioThreads ?? defaultIoThreads(limits.cpuMillicores),
+    maxmemory: valkey.maxmemory,
+    maxmemoryBytes: maxmemoryBytes(valkey.maxmemory, requests.memoryBytes),
+    maxmemoryPolicy: valkey.maxmemoryPolicy,
+    auth: { enabled: valkey.auth.enabled },
+    pods,
+  };
+}
+
+/** `benchmark`: the workload named after the mode unless named, its resources parsed. */
+function resolveBenchmark(benchmark: StackInput["benchmark"], mode: StackInput["valkey"]["mode"]) {
+  return {
+    ...benchmark,
+    workloadName: benchmark.workloadName ?? mode,
+    tests: [...benchmark.tests],
+    resources: { ...benchmark.resources },
+    resourceAmounts: amountsOf(benchmark.resources),
+  };
+}
+
+/**
+ * Resolves validated input into the config the program uses. Beyond the stack-file keys it adds:
+ * `karpenter.nodePool.limits.amounts` and `permittedInstanceTypes` (families × sizes, or the
+ * explicit instanceTypes), `valkey.resourceAmounts`, `persistence.sizeBytes`, `maxmemoryBytes`,
+ * `valkey.pods` (1 + replicas, or primaries × (1 + replicasPerPrimary)) and
+ * `benchmark.resourceAmounts`. The Valkey password is never part of it.
+ */
+export function resolveStackConfig(input: StackInput) {
+  const region = input.aws.region ?? input["aws:region"] ?? DEFAULT_REGION;
+  const valkey = resolveValkey(input);
+  return {
     platform: input.platform,
-    aws: {
-      region,
-      zones: input.aws.zones ? [...input.aws.zones] : ["a", "b", "c"].map((letter) => `${region}${letter}`),
-      profile: input.aws.profile,
-      roleArn: input.aws.roleArn,
-    },
-    eks: {
-      ...input.eks,
-      publicAccessCidrs: [...input.eks.publicAccessCidrs],
-      adminPrincipalArns: [...input.eks.adminPrincipalArns],
-      systemNodes: { ...input.eks.systemNodes },
-    },
+    aws: resolveAws(input, region),
+    eks: resolveEks(input.eks),
     network: { ...input.network },
-    karpenter: {
-      chartVersion: karpenter.chartVersion,
-      amiAlias: karpenter.amiAlias,
-      nodePool: {
-        ...karpenter.nodePool,
-        instanceTypes: karpenter.nodePool.instanceTypes,
-        limits: { ...karpenter.nodePool.limits, amounts: amountsOf(karpenter.nodePool.limits) },
-        permittedInstanceTypes: permittedInstanceTypes(karpenter.nodePool),
-      },
-    },
-    byo: {
-      kubeconfig: input.byo.kubeconfig,
-      context: input.byo.context,
-      nodeSelector: { ...input.byo.nodeSelector },
-      tolerations: input.byo.tolerations.map((t) => ({ ...t })),
-      storageClass: input.byo.storageClass,
-      manageKarpenterNodePool: input.byo.manageKarpenterNodePool,
-      karpenterNodeRole: input.byo.karpenterNodeRole,
-      karpenterDiscoveryTag: input.byo.karpenterDiscoveryTag,
-    },
-    valkey: {
-      namespace: valkey.namespace,
-      image: valkey.image,
-      mode: valkey.mode,
-      replication: { ...valkey.replication },
-      cluster: { ...valkey.cluster },
-      resources: { requests: { ...valkey.resources.requests }, limits: limitQuantities },
-      resourceAmounts: { requests, limits },
-      persistence: {
-        ...valkey.persistence,
-        storageClass: valkey.persistence.storageClass ?? (input.platform === "eks" ? "gp3" : input.byo.storageClass),
-        sizeBytes: parseMemoryQuantity(valkey.persistence.size),
-      },
-      ioThreads: valkey.ioThreads ?? defaultIoThreads(limits.cpuMillicores),
-      maxmemory: valkey.maxmemory,
-      maxmemoryBytes: maxmemoryBytes(valkey.maxmemory, requests.memoryBytes),
-      maxmemoryPolicy: valkey.maxmemoryPolicy,
-      auth: { enabled: valkey.auth.enabled },
-      pods,
-    },
-    benchmark: {
-      ...benchmark,
-      workloadName: benchmark.workloadName ?? valkey.mode,
-      tests: [...benchmark.tests],
-      resources: { ...benchmark.resources },
-      resourceAmounts: amountsOf(benchmark.resources),
-    },
+    karpenter: resolveKarpenter(input.karpenter),
+    byo: resolveByo(input.byo),
+    valkey,
+    benchmark: resolveBenchmark(input.benchmark, input.valkey.mode),
     checks: { ...input.checks },
     drills: { ...input.drills, faults: [...input.drills.faults] },
     backup: { ...input.backup },
