@@ -115,23 +115,39 @@ export async function down(plan = P.clusterPlan(STATE_DIR)): Promise<void> {
   rmSync(plan.dir, { recursive: true, force: true });
 }
 
-export async function up(
-  log: (m: string) => void,
-  plan = P.clusterPlan(STATE_DIR),
-  timeoutMs = 600_000,
-): Promise<ClusterStatus> {
-  const current = await status(plan);
-  if (current && current.nodes.every((n) => n.ready)) return current;
-  if (current) log("a previous cluster is not healthy: tearing it down first");
-  await down(plan);
-  requireHost();
-  const deadline = Date.now() + timeoutMs;
-  const tools = toolDirs();
+type Images = ReturnType<typeof buildImages>;
+type WaitFor = (what: string, check: () => Promise<boolean>) => Promise<void>;
+type ControlPlaneSpawn = (name: string, argv: string[]) => number;
+
+/** The cluster's credentials: the PKI's files, the CA, and the bearer tokens of tokens.csv. */
+interface Credentials {
+  pki: (f: string) => string;
+  caPem: string;
+  admin: string;
+  nodeTokens: string[];
+  proxyToken: string;
+  ciliumToken: string;
+}
+
+interface NodeList {
+  items: Array<{
+    metadata: { name: string };
+    spec: { podCIDR?: string };
+    status: {
+      conditions?: Array<{ type: string; status: string }>;
+      addresses?: Array<{ type: string; address: string }>;
+    };
+  }>;
+}
+
+/** Every toolchain directory must be built. */
+function requireTools(tools: Record<string, string>): void {
   for (const [k, d] of Object.entries(tools))
     if (!existsSync(d)) throw new Error(`${k} not built (${d}): run bash .ci/toolchain/install.sh --real-cluster`);
-  log("building or finding the images");
-  const images = buildImages();
-  const dir = plan.dir;
+}
+
+/** The PKI (CA, apiserver, kubelet client, service-account keys) and the tokens of admin, nodes, kube-proxy and Cilium (tokens.csv). */
+function makeCredentials(plan: P.ClusterPlan, dir: string): Credentials {
   mkdirSync(join(dir, "pki"), { recursive: true });
   makePki(join(dir, "pki"), {
     caName: "valkey-on-eks-kube-local-ca",
@@ -157,19 +173,11 @@ export async function up(
     ].join("\n"),
     { mode: 0o600 },
   );
-  const inCluster = `https://${P.API_IP}:${P.API_PORT}`;
-  const hostPort = await freePort();
-  const kubeconfig = join(dir, "kubeconfig");
-  writeFileSync(kubeconfig, tokenKubeconfig(`https://127.0.0.1:${hostPort}`, caPem, admin), { mode: 0o600 });
+  return { pki, caPem, admin, nodeTokens, proxyToken, ciliumToken };
+}
 
-  log("network namespaces and cgroups");
-  createNetwork(plan);
-  createCgroup(plan.controlPlaneCgroup);
-  const logs = join(dir, "logs");
-  mkdirSync(logs, { recursive: true });
-  const cp = (name: string, argv: string[]) =>
-    spawnDetached(argv, join(logs, `${name}.log`), plan.controlPlaneCgroup, P.OUTER_NETNS);
-  const k8s = (b: string) => join(tools.kubernetes!, b);
+/** etcd, in memory-speed mode (no fsync), on loopback. */
+function startEtcd(cp: ControlPlaneSpawn, tools: Record<string, string>, dir: string): void {
   cp("etcd", [
     join(tools.etcd!, "etcd"),
     "--name=default",
@@ -180,6 +188,10 @@ export async function up(
     "--unsafe-no-fsync",
     "--log-level=warn",
   ]);
+}
+
+/** kube-apiserver on API_IP: token and client-certificate auth, Node and RBAC authorization. */
+function startApiserver(cp: ControlPlaneSpawn, k8s: (b: string) => string, pki: (f: string) => string): void {
   cp("kube-apiserver", [
     k8s("kube-apiserver"),
     "--etcd-servers=http://127.0.0.1:2379",
@@ -203,6 +215,16 @@ export async function up(
     "--allow-privileged=true",
     "--profiling=false",
   ]);
+}
+
+/** The apiserver reached from the host: a unix socket in the outer namespace, forwarded to 127.0.0.1:`hostPort`. */
+function exposeApiserver(
+  cp: ControlPlaneSpawn,
+  plan: P.ClusterPlan,
+  dir: string,
+  logs: string,
+  hostPort: number,
+): void {
   const apiSock = join(dir, "apiserver.sock");
   cp("socat-outer", ["socat", `UNIX-LISTEN:${apiSock},fork,unlink-early`, `TCP:${P.API_IP}:${P.API_PORT}`]);
   spawnDetached(
@@ -210,8 +232,11 @@ export async function up(
     join(logs, "socat-host.log"),
     plan.controlPlaneCgroup,
   );
-  const api = apiClient(kubeconfig);
-  const waitFor = async (what: string, check: () => Promise<boolean>): Promise<void> => {
+}
+
+/** Polls `check` every 500 ms until it holds; past `deadline` it throws, naming the last error and where the logs are. */
+function waiter(deadline: number, logs: string, dir: string): WaitFor {
+  return async (what: string, check: () => Promise<boolean>): Promise<void> => {
     let last = "";
     for (;;) {
       try {
@@ -226,8 +251,17 @@ export async function up(
       await sleep(500);
     }
   };
-  await waitFor("kube-apiserver /readyz", async () => (await api("GET", "/readyz")).status === 200);
-  log("kube-apiserver ready");
+}
+
+/** kube-controller-manager (node CIDRs, service accounts, CSR signing) and kube-scheduler, on the admin token. */
+function startControllers(
+  cp: ControlPlaneSpawn,
+  k8s: (b: string) => string,
+  dir: string,
+  inCluster: string,
+  creds: Credentials,
+): void {
+  const { pki, caPem, admin } = creds;
   const cpKubeconfig = join(dir, "cp.kubeconfig");
   writeFileSync(cpKubeconfig, tokenKubeconfig(inCluster, caPem, admin), { mode: 0o600 });
   cp("kube-controller-manager", [
@@ -254,8 +288,10 @@ export async function up(
     "--secure-port=0",
     "--profiling=false",
   ]);
+}
 
-  // Cilium's CRDs (its operator, not built, would register them).
+/** Cilium's CRDs (its operator, not built, would register them). */
+async function applyCiliumCrds(api: Api, tools: Record<string, string>): Promise<void> {
   const crdDir = join(tools.cilium!, "..", "crds");
   const crds = readdirSync(crdDir).flatMap((f) =>
     parseAllDocuments(readFileSync(join(crdDir, f), "utf8")).map((d) => d.toJS() as Record<string, unknown>),
@@ -264,62 +300,77 @@ export async function up(
     api,
     crds.filter((c) => c && c.kind === "CustomResourceDefinition"),
   );
+}
 
-  log("starting the nodes");
-  const archives = Object.values(images).map((i) => i.archive);
-  for (const [i, n] of plan.nodes.entries()) {
-    mkdirSync(join(n.dir, "cni", "bin"), { recursive: true });
-    mkdirSync(join(n.dir, "cni", "net.d"), { recursive: true });
-    mkdirSync(join(n.dir, "volumes"), { recursive: true });
-    symlinkSync(join(tools.cilium!, "cilium-cni"), join(n.dir, "cni", "bin", "cilium-cni"));
-    symlinkSync("/usr/lib/cni/loopback", join(n.dir, "cni", "bin", "loopback"));
-    writeFileSync(join(n.dir, "containerd.toml"), P.containerdConfig(n, images.pause!.ref));
-    writeFileSync(join(n.dir, "kubelet.yaml"), P.kubeletConfig(n, pki("ca.crt")));
-    writeFileSync(join(n.dir, "kubelet.kubeconfig"), tokenKubeconfig(inCluster, caPem, nodeTokens[i]!), {
-      mode: 0o600,
-    });
-    writeFileSync(join(n.dir, "kube-proxy.kubeconfig"), tokenKubeconfig(inCluster, caPem, proxyToken), {
-      mode: 0o600,
-    });
-    writeFileSync(join(n.dir, "cilium.kubeconfig"), tokenKubeconfig(inCluster, caPem, ciliumToken), { mode: 0o600 });
-    writeFileSync(join(n.dir, "kube-proxy.yaml"), P.kubeProxyConfig(n, join(n.dir, "kube-proxy.kubeconfig")));
-    writeFileSync(
-      join(n.dir, "resolv.conf"),
-      "# kube:local: no upstream resolver (the cluster DNS answers cluster names only)\n",
-    );
-    const bins = {
-      kubelet: join(tools["kubernetes-node"]!, "kubelet"),
-      kubeProxy: join(tools["kubernetes-node"]!, "kube-proxy"),
-      ciliumAgent: join(tools.cilium!, "cilium-agent"),
-      llvmBin: "/usr/lib/llvm-19/bin",
-    };
-    const script = nodeScript(
-      n,
-      bins,
-      P.ciliumArgs(n, join(n.dir, "cilium.kubeconfig"), join(tools.cilium!, "..")),
-      P.nodeLabels(plan, n),
-      archives,
-    );
-    writeFileSync(join(n.dir, "node.sh"), script, { mode: 0o755 });
-    createCgroup(`${n.cgroup}/system`);
-    createCgroup(`${n.cgroup}/pods`);
-    spawnDetached(
-      ["unshare", "--mount", "--propagation", "private", "sh", join(n.dir, "node.sh")],
-      join(n.dir, "node.log"),
-      `${n.cgroup}/system`,
-      n.netns,
-    );
-  }
-  interface NodeList {
-    items: Array<{
-      metadata: { name: string };
-      spec: { podCIDR?: string };
-      status: {
-        conditions?: Array<{ type: string; status: string }>;
-        addresses?: Array<{ type: string; address: string }>;
-      };
-    }>;
-  }
+/** A node's files: CNI binaries, volume directory, containerd/kubelet/kube-proxy configs, its kubeconfigs, an empty resolv.conf. */
+function writeNodeFiles(
+  n: P.NodePlan,
+  i: number,
+  tools: Record<string, string>,
+  images: Images,
+  creds: Credentials,
+  inCluster: string,
+): void {
+  const { pki, caPem, nodeTokens, proxyToken, ciliumToken } = creds;
+  mkdirSync(join(n.dir, "cni", "bin"), { recursive: true });
+  mkdirSync(join(n.dir, "cni", "net.d"), { recursive: true });
+  mkdirSync(join(n.dir, "volumes"), { recursive: true });
+  symlinkSync(join(tools.cilium!, "cilium-cni"), join(n.dir, "cni", "bin", "cilium-cni"));
+  symlinkSync("/usr/lib/cni/loopback", join(n.dir, "cni", "bin", "loopback"));
+  writeFileSync(join(n.dir, "containerd.toml"), P.containerdConfig(n, images.pause!.ref));
+  writeFileSync(join(n.dir, "kubelet.yaml"), P.kubeletConfig(n, pki("ca.crt")));
+  writeFileSync(join(n.dir, "kubelet.kubeconfig"), tokenKubeconfig(inCluster, caPem, nodeTokens[i]!), {
+    mode: 0o600,
+  });
+  writeFileSync(join(n.dir, "kube-proxy.kubeconfig"), tokenKubeconfig(inCluster, caPem, proxyToken), {
+    mode: 0o600,
+  });
+  writeFileSync(join(n.dir, "cilium.kubeconfig"), tokenKubeconfig(inCluster, caPem, ciliumToken), { mode: 0o600 });
+  writeFileSync(join(n.dir, "kube-proxy.yaml"), P.kubeProxyConfig(n, join(n.dir, "kube-proxy.kubeconfig")));
+  writeFileSync(
+    join(n.dir, "resolv.conf"),
+    "# kube:local: no upstream resolver (the cluster DNS answers cluster names only)\n",
+  );
+}
+
+/** A node: its files, then its node.sh (containerd, kubelet, kube-proxy, cilium-agent) started in its namespace and cgroup. */
+function startNode(
+  plan: P.ClusterPlan,
+  n: P.NodePlan,
+  i: number,
+  tools: Record<string, string>,
+  images: Images,
+  creds: Credentials,
+  inCluster: string,
+): void {
+  writeNodeFiles(n, i, tools, images, creds, inCluster);
+  const archives = Object.values(images).map((im) => im.archive);
+  const bins = {
+    kubelet: join(tools["kubernetes-node"]!, "kubelet"),
+    kubeProxy: join(tools["kubernetes-node"]!, "kube-proxy"),
+    ciliumAgent: join(tools.cilium!, "cilium-agent"),
+    llvmBin: "/usr/lib/llvm-19/bin",
+  };
+  const script = nodeScript(
+    n,
+    bins,
+    P.ciliumArgs(n, join(n.dir, "cilium.kubeconfig"), join(tools.cilium!, "..")),
+    P.nodeLabels(plan, n),
+    archives,
+  );
+  writeFileSync(join(n.dir, "node.sh"), script, { mode: 0o755 });
+  createCgroup(`${n.cgroup}/system`);
+  createCgroup(`${n.cgroup}/pods`);
+  spawnDetached(
+    ["unshare", "--mount", "--propagation", "private", "sh", join(n.dir, "node.sh")],
+    join(n.dir, "node.log"),
+    `${n.cgroup}/system`,
+    n.netns,
+  );
+}
+
+/** Waits for every node to be Ready, then routes each node's pod CIDR to it from the outer namespace. */
+async function awaitNodesAndRoute(api: Api, plan: P.ClusterPlan, waitFor: WaitFor): Promise<void> {
   let nodes: NodeList["items"] = [];
   await waitFor(`${plan.nodes.length} Ready nodes`, async () => {
     nodes = (await api<NodeList>("GET", "/api/v1/nodes")).body.items;
@@ -336,16 +387,68 @@ export async function up(
       }))
       .filter((r) => r.cidr && r.via),
   );
-  log("nodes Ready; starting cluster DNS and the volume provisioner");
-  await applyAll(api, coreDnsObjects(images.coredns!.ref));
-  await applyAll(api, localPathObjects(images["local-path-provisioner"]!.ref, images.valkey!.ref, plan.nodes));
-  await waitFor("cluster DNS answering kubernetes.default", () => dnsAnswers(plan.nodes[0]!.netns));
+}
+
+/** The state file: the kubeconfig, the admin token and the images' refs. */
+function writeState(dir: string, kubeconfig: string, admin: string, images: Images): void {
   const state: State = {
     kubeconfig,
     token: admin,
     images: Object.fromEntries(Object.entries(images).map(([k, v]) => [k, v.ref])),
   };
   writeFileSync(stateFile(dir), JSON.stringify(state, null, 2));
+}
+
+export async function up(
+  log: (m: string) => void,
+  plan = P.clusterPlan(STATE_DIR),
+  timeoutMs = 600_000,
+): Promise<ClusterStatus> {
+  const current = await status(plan);
+  if (current && current.nodes.every((n) => n.ready)) return current;
+  if (current) log("a previous cluster is not healthy: tearing it down first");
+  await down(plan);
+  requireHost();
+  const deadline = Date.now() + timeoutMs;
+  const tools = toolDirs();
+  requireTools(tools);
+  log("building or finding the images");
+  const images = buildImages();
+  const dir = plan.dir;
+  const creds = makeCredentials(plan, dir);
+  const inCluster = `https://${P.API_IP}:${P.API_PORT}`;
+  const hostPort = await freePort();
+  const kubeconfig = join(dir, "kubeconfig");
+  writeFileSync(kubeconfig, tokenKubeconfig(`https://127.0.0.1:${hostPort}`, creds.caPem, creds.admin), {
+    mode: 0o600,
+  });
+
+  log("network namespaces and cgroups");
+  createNetwork(plan);
+  createCgroup(plan.controlPlaneCgroup);
+  const logs = join(dir, "logs");
+  mkdirSync(logs, { recursive: true });
+  const cp = (name: string, argv: string[]) =>
+    spawnDetached(argv, join(logs, `${name}.log`), plan.controlPlaneCgroup, P.OUTER_NETNS);
+  const k8s = (b: string) => join(tools.kubernetes!, b);
+  startEtcd(cp, tools, dir);
+  startApiserver(cp, k8s, creds.pki);
+  exposeApiserver(cp, plan, dir, logs, hostPort);
+  const api = apiClient(kubeconfig);
+  const waitFor = waiter(deadline, logs, dir);
+  await waitFor("kube-apiserver /readyz", async () => (await api("GET", "/readyz")).status === 200);
+  log("kube-apiserver ready");
+  startControllers(cp, k8s, dir, inCluster, creds);
+  await applyCiliumCrds(api, tools);
+
+  log("starting the nodes");
+  for (const [i, n] of plan.nodes.entries()) startNode(plan, n, i, tools, images, creds, inCluster);
+  await awaitNodesAndRoute(api, plan, waitFor);
+  log("nodes Ready; starting cluster DNS and the volume provisioner");
+  await applyAll(api, coreDnsObjects(images.coredns!.ref));
+  await applyAll(api, localPathObjects(images["local-path-provisioner"]!.ref, images.valkey!.ref, plan.nodes));
+  await waitFor("cluster DNS answering kubernetes.default", () => dnsAnswers(plan.nodes[0]!.netns));
+  writeState(dir, kubeconfig, creds.admin, images);
   const s = await status(plan);
   if (!s) throw new Error("kube:local up: no state after start");
   return s;
