@@ -137,19 +137,30 @@ export interface SummaryOptions {
   extraSideRows?: readonly SideRow[];
 }
 
+/** summary.md's closing section: how to read each figure. */
+const READING_THE_NUMBERS: readonly string[] = [
+  "## Reading the numbers",
+  "",
+  "- rps is what the benchmark client reports: requests divided by the test's elapsed time in whole",
+  "  milliseconds. There is no 1,000,000 rps cap; a sub-second run simply gives a coarse, quantised",
+  "  figure, so any test shorter than the workload's minimum duration was re-run with more requests",
+  "  (see Notes).",
+  "- Duration is the wall time of the benchmark process, connection set-up included.",
+  "- Cluster speedup: cluster rps ÷ replication rps, and replication p50 ÷ cluster p50.",
+  "- Runs: each measurement ran this many times, interleaved with the others (`--repeat`); a figure is the",
+  "  median of its runs, (min–max) their lowest and highest, and a ratio's range goes from the lowest to the",
+  "  highest the runs allow. Two figures whose ranges overlap differ by no more than run-to-run noise.",
+  "- Client CPU: the load generator's CPU time over its wall time, as a share of the cores it may use",
+  "  (min(its threads, its CPUs)). CLIENT-BOUND (≥ 90 %): the client was the limit, not the server; such a",
+  "  row is no server ceiling.",
+  "",
+];
+
 /** summary.md: workload, versions, topology, the side-by-side table and every row in full. */
 export function renderSummaryMarkdown(o: SummaryOptions): string {
   const { rows } = o;
   const lines: string[] = [`# ${o.title ?? "Valkey benchmark: cluster mode vs replication mode"}`, ""];
-  const first = rows[0];
-  if (first !== undefined) {
-    lines.push(
-      `Run ${distinct(rows.map((r) => r.timestamp)).join(", ")} · workload ${distinct(rows.map((r) => r.workload)).join(", ")} · ` +
-        `${distinct(rows.map((r) => r.clients)).join("/")} clients × pipeline ${distinct(rows.map((r) => r.pipeline)).join("/")} · ` +
-        `${distinct(rows.map((r) => r.datasize)).join("/")}-byte values`,
-      "",
-    );
-  }
+  if (rows[0] !== undefined) lines.push(runLine(rows), "");
   lines.push(`- Server: ${o.versions.server}`, `- Benchmark client: ${o.versions.client}`, "");
   if (o.topology !== undefined && o.topology.length > 0) lines.push("## Topology", "", ...o.topology, "");
   lines.push("## Side by side", "");
@@ -157,80 +168,79 @@ export function renderSummaryMarkdown(o: SummaryOptions): string {
     lines.push("No results.", "");
     return lines.join("\n");
   }
-  const fmtSide = (r: ResultRow | undefined): string => {
-    if (r === undefined) return "—";
-    const [rps, p50, p99] = figureCells(r);
-    return `${rps} rps · p50 ${p50} ms · p99 ${p99} ms${r.client_bound === true ? ` · ${clientCpuText(r)}` : ""}`;
-  };
-  lines.push(
-    ...mdTable(
-      ["Test", "Cluster", "Replication", "Cluster speedup (rps ratio, p50 ratio)"],
-      [
-        ...pairByTest(rows).map((p) => [p.test, fmtSide(p.cluster), fmtSide(p.replication), speedupText(p)]),
-        ...(o.extraSideRows ?? []).map((x) => [x.test, x.cluster, x.replication, x.speedup]),
-      ],
-    ),
-    "",
-  );
+  lines.push(...sideBySideMarkdown(rows, o.extraSideRows ?? []), "");
   for (const mode of MODES) {
     const mine = rows.filter((r) => r.mode === mode);
     if (mine.length === 0) continue;
     lines.push(`## ${mode === "cluster" ? "Cluster mode" : "Replication mode"}`, "");
-    lines.push(
-      ...mdTable(
-        [
-          "Test",
-          "Runs",
-          "Requests",
-          "Duration (s)",
-          "rps (min–max)",
-          "avg ms",
-          "min ms",
-          "p50 ms (min–max)",
-          "p95 ms",
-          "p99 ms (min–max)",
-          "max ms",
-          "Client CPU",
-          "Notes",
-        ],
-        mine.map((r) => {
-          const [rps, p50, p99] = figureCells(r);
-          return [
-            r.test,
-            r.runs ?? 1,
-            r.requests,
-            r.duration_s.toFixed(2),
-            rps,
-            fmtMs(r.avg_ms),
-            fmtMs(r.min_ms),
-            p50,
-            fmtMs(r.p95_ms),
-            p99,
-            fmtMs(r.max_ms),
-            clientCpuText(r),
-            r.notes,
-          ];
-        }),
-      ),
-      "",
-    );
+    lines.push(...modeRowsMarkdown(mine), "");
   }
-  lines.push(
-    "## Reading the numbers",
-    "",
-    "- rps is what the benchmark client reports: requests divided by the test's elapsed time in whole",
-    "  milliseconds. There is no 1,000,000 rps cap; a sub-second run simply gives a coarse, quantised",
-    "  figure, so any test shorter than the workload's minimum duration was re-run with more requests",
-    "  (see Notes).",
-    "- Duration is the wall time of the benchmark process, connection set-up included.",
-    "- Cluster speedup: cluster rps ÷ replication rps, and replication p50 ÷ cluster p50.",
-    "- Runs: each measurement ran this many times, interleaved with the others (`--repeat`); a figure is the",
-    "  median of its runs, (min–max) their lowest and highest, and a ratio's range goes from the lowest to the",
-    "  highest the runs allow. Two figures whose ranges overlap differ by no more than run-to-run noise.",
-    "- Client CPU: the load generator's CPU time over its wall time, as a share of the cores it may use",
-    "  (min(its threads, its CPUs)). CLIENT-BOUND (≥ 90 %): the client was the limit, not the server; such a",
-    "  row is no server ceiling.",
-    "",
-  );
+  lines.push(...READING_THE_NUMBERS);
   return lines.join("\n");
+}
+
+/** The run's timestamps, workloads, clients × pipeline and value sizes, in one line. */
+function runLine(rows: readonly ResultRow[]): string {
+  return (
+    `Run ${distinct(rows.map((r) => r.timestamp)).join(", ")} · workload ${distinct(rows.map((r) => r.workload)).join(", ")} · ` +
+    `${distinct(rows.map((r) => r.clients)).join("/")} clients × pipeline ${distinct(rows.map((r) => r.pipeline)).join("/")} · ` +
+    `${distinct(rows.map((r) => r.datasize)).join("/")}-byte values`
+  );
+}
+
+/** One side of a test in the side-by-side table: rps, p50, p99 (and the client CPU of a client-bound row). */
+function fmtSide(r: ResultRow | undefined): string {
+  if (r === undefined) return "—";
+  const [rps, p50, p99] = figureCells(r);
+  return `${rps} rps · p50 ${p50} ms · p99 ${p99} ms${r.client_bound === true ? ` · ${clientCpuText(r)}` : ""}`;
+}
+
+/** The side-by-side table: a row per test (cluster, replication, speedup), then the extra rows. */
+function sideBySideMarkdown(rows: readonly ResultRow[], extra: readonly SideRow[]): string[] {
+  return mdTable(
+    ["Test", "Cluster", "Replication", "Cluster speedup (rps ratio, p50 ratio)"],
+    [
+      ...pairByTest(rows).map((p) => [p.test, fmtSide(p.cluster), fmtSide(p.replication), speedupText(p)]),
+      ...extra.map((x) => [x.test, x.cluster, x.replication, x.speedup]),
+    ],
+  );
+}
+
+/** Every row of one mode in full. */
+function modeRowsMarkdown(mine: readonly ResultRow[]): string[] {
+  return mdTable(
+    [
+      "Test",
+      "Runs",
+      "Requests",
+      "Duration (s)",
+      "rps (min–max)",
+      "avg ms",
+      "min ms",
+      "p50 ms (min–max)",
+      "p95 ms",
+      "p99 ms (min–max)",
+      "max ms",
+      "Client CPU",
+      "Notes",
+    ],
+    mine.map((r) => {
+      const [rps, p50, p99] = figureCells(r);
+      return [
+        r.test,
+        r.runs ?? 1,
+        r.requests,
+        r.duration_s.toFixed(2),
+        rps,
+        fmtMs(r.avg_ms),
+        fmtMs(r.min_ms),
+        p50,
+        fmtMs(r.p95_ms),
+        p99,
+        fmtMs(r.max_ms),
+        clientCpuText(r),
+        r.notes,
+      ];
+    }),
+  );
 }
