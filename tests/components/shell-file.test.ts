@@ -48,17 +48,21 @@ describe("pod scripts as shell files", () => {
   it("every shell file of pod/scripts is used: its values declared and its includes present", () => {
     const files = readdirSync(SHELL_DIR).sort();
     expect(files).toEqual([
+      "backup.sh",
       "cluster-failback.sh",
       "cluster-heal.sh",
       "cluster-prestop.sh",
       "cluster-rejoin.sh",
       "failback-decision.awk",
+      "lib-backup-plan.sh",
       "lib-cli.sh",
       "lib-deadline.sh",
+      "lib-s3.sh",
       "lib-wait-ping.sh",
       "readiness.sh",
       "replication-prestop.sh",
       "replication-start.sh",
+      "restore.sh",
       "sentinel-start.sh",
       "start.sh",
     ]);

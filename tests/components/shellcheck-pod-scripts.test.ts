@@ -33,22 +33,19 @@ describe("shellcheck over the rendered pod scripts", () => {
   });
 
   it("accepts an ACCEPTED finding only on its script, code and line; every entry says why", () => {
-    const text = (line: string) =>
-      `#!/bin/sh\nset -f\nRESTORE_PEERS="$1"\nother="$2"\n${line}\necho "$RESTORE_PEERS" "$other"\n`;
-    const restore = shellcheckScripts([
-      { script: "restore.sh", variant: "v", text: text("printf '%s\\n' $RESTORE_PEERS") },
-    ]);
-    expect([restore.findings, restore.accepted]).toEqual([[], 1]);
+    const text = (line: string) => `#!/bin/sh\nset -u\n${line}\necho "$method"\n`;
+    const job = shellcheckScripts([{ script: "benchmark-job.sh", variant: "v", text: text("method=env") }]);
+    expect([job.findings, job.accepted]).toEqual([[], 1]);
     // The same construct on another line, or in another script, still fails.
     expect(
-      shellcheckScripts([{ script: "restore.sh", variant: "v", text: text("printf '%s\\n' $other") }]).findings,
+      shellcheckScripts([{ script: "benchmark-job.sh", variant: "v", text: text("method=ls") }]).findings,
     ).toHaveLength(1);
-    expect(
-      shellcheckScripts([{ script: "backup.sh", variant: "v", text: text("printf '%s\\n' $RESTORE_PEERS") }]).findings,
-    ).toHaveLength(1);
+    expect(shellcheckScripts([{ script: "backup.sh", variant: "v", text: text("method=env") }]).findings).toHaveLength(
+      1,
+    );
     // An entry that matched nothing is reported stale.
-    expect(restore.unused).not.toContain(`restore.sh SC2086 "printf '%s\\n' $RESTORE_PEERS"`);
-    expect(restore.unused.length).toBe(ACCEPTED.length - 1);
+    expect(job.unused).not.toContain(`benchmark-job.sh SC2209 "method=env"`);
+    expect(job.unused.length).toBe(ACCEPTED.length - 1);
     for (const a of ACCEPTED) expect(a.why.length, `${a.script} ${a.code}`).toBeGreaterThan(10);
   });
 

@@ -144,36 +144,12 @@ export const ACCEPTED: readonly { script: string; code: string; line: string; wh
     line: "local_cli() {",
     why: "the shared cli helpers define local_cli, which this script never calls (so it sets neither variable)",
   })),
-  {
-    script: "restore.sh",
-    code: "SC2086",
-    line: "printf '%s\\n' $RESTORE_PEERS",
-    why: "RESTORE_PEERS holds several host:port words: one per line on purpose",
-  },
-  {
-    script: "restore.sh",
-    code: "SC2015",
-    line: `[ -n "$line" ] && [ "$(printf`,
-    why: "A and B are both tests: fail runs exactly when one is false",
-  },
   { script: "benchmark-job.sh", code: "SC2209", line: "method=env", why: "the string env, not the command" },
   {
     script: "benchmark-job.sh",
     code: "SC2015",
     line: `cli INCR "$key:ready" >/dev/null && cli EXPIRE`,
     why: "the barrier fails when either call fails, as intended",
-  },
-  {
-    script: "backup.sh",
-    code: "SC2015",
-    line: `[ "$state" = online ] && [ -n "$off" ]`,
-    why: "A and B are all tests: continue runs exactly when one is false",
-  },
-  {
-    script: "backup.sh",
-    code: "SC2010",
-    line: `ls "$work" | grep -c`,
-    why: "counts the script's own shard-<n>.json files, whose names it chose",
   },
 ];
 
