@@ -56,10 +56,12 @@ function wholeNumber(name: string, v: number, min: number): number {
  * awk over `valkey-cli cluster shards` (one reply element per line): prints `act` when this node
  * (-v me=ID) should fail back now, else `wait <reason>` (pod/scripts/failback-decision.awk).
  */
-export const FAILBACK_DECISION_AWK = shellFile("failback-decision.awk");
+export function failbackDecisionAwk(): string {
+  return shellFile("failback-decision.awk");
+}
 
 export function renderAzFailbackScript(o: AzFailbackScriptOptions = {}): string {
-  if (FAILBACK_DECISION_AWK.includes("'"))
+  if (failbackDecisionAwk().includes("'"))
     throw new Error("AZ failback: the awk program must not contain a single quote");
   if (o.zoneFile !== undefined && (o.zoneFile === "" || o.zoneFile.includes("'")))
     throw new Error("AZ failback: zoneFile must be a path without a single quote");

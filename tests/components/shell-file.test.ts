@@ -54,6 +54,7 @@ describe("pod scripts as shell files", () => {
       "cluster-prestop.sh",
       "cluster-rejoin.sh",
       "failback-decision.awk",
+      "fault-agent.sh",
       "lib-backup-plan.sh",
       "lib-cli.sh",
       "lib-deadline.sh",

@@ -13,7 +13,7 @@ import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { synthesiseCluster, type SyntheticNode } from "../../benchmarks/verify/synthetic.js";
 import { analyseCluster } from "../../benchmarks/verify/cluster-analysis.js";
-import { FAILBACK_DECISION_AWK } from "../../pod/az-failback-script.js";
+import { failbackDecisionAwk } from "../../pod/az-failback-script.js";
 
 interface Replica {
   zone: string;
@@ -156,7 +156,7 @@ function shardsReply(c: Case): { text: string; replicaIds: string[] } {
 function failbackActs(c: Case): boolean {
   const { text, replicaIds } = shardsReply(c);
   const decide = (me: string): string =>
-    execFileSync("awk", ["-v", `me=${me}`, "-v", `maxlag=${MAX_LAG}`, FAILBACK_DECISION_AWK], {
+    execFileSync("awk", ["-v", `me=${me}`, "-v", `maxlag=${MAX_LAG}`, failbackDecisionAwk()], {
       input: text,
       encoding: "utf8",
     }).trim();

@@ -27,7 +27,7 @@ import { parseStackConfig } from "../../config/schema.js";
 import { renderAzFailbackScript } from "../../pod/az-failback-script.js";
 import { renderBackupScript } from "../../pod/backup-script.js";
 import { BACKGROUND_SCRIPTS, clusterMemberPod } from "../../pod/cluster-member.js";
-import { FAULT_AGENT_SCRIPT } from "../../pod/fault-agent-script.js";
+import { faultAgentScript } from "../../pod/fault-agent-script.js";
 import { replicationMemberPod } from "../../pod/replication-member.js";
 import { DEFAULT_MASTER_NAME } from "../../pod/replication-start.js";
 import { sentinelPod } from "../../pod/sentinel.js";
@@ -125,7 +125,7 @@ export function renderedPodScripts(): PodScript[] {
     .sort())
     scripts.push({ script: `pod/scripts/${file}`, variant: "the file in the tree", text: shellFile(file) });
   // Run as `sh -c` (components/steps/failure-drill/fault-agent.ts): no shebang of its own.
-  scripts.push({ script: "fault-agent.sh", variant: "default", text: FAULT_AGENT_SCRIPT });
+  scripts.push({ script: "fault-agent.sh", variant: "default", text: faultAgentScript() });
   return scripts;
 }
 

@@ -10,7 +10,7 @@
  * `iptables` (EKS nodes do: kube-proxy uses it), run from the node's root mounted at /host. The drill's identity must be allowed to create
  * pods and read their logs. Listing `freeze` or `partition` in `drills.faults` is the opt-in.
  */
-import { AGENT_INJECTED, AGENT_RESTORED, FAULT_AGENT_SCRIPT, HOST_ROOT } from "../../../pod/fault-agent-script.js";
+import { AGENT_INJECTED, AGENT_RESTORED, faultAgentScript, HOST_ROOT } from "../../../pod/fault-agent-script.js";
 import type { DrillKubeApi, DrillPod } from "./kube-api.js";
 
 export const FAULT_AGENT_LABEL = "valkey-on-eks/drill-agent";
@@ -63,7 +63,7 @@ export function buildFaultAgentPod(a: FaultAgentArgs): Record<string, unknown> {
           name: FAULT_AGENT_CONTAINER,
           image: a.image,
           imagePullPolicy: "IfNotPresent",
-          command: ["sh", "-c", FAULT_AGENT_SCRIPT],
+          command: ["sh", "-c", faultAgentScript()],
           env: [
             { name: "FAULT", value: a.fault },
             { name: "TARGET_POD_UID", value: a.victim.uid },
