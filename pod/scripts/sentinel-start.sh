@@ -5,9 +5,7 @@ set -eu
 umask 077
 fail() { echo "sentinel-start.sh: $*" >&2; exit 1; }
 say() { echo "sentinel-start.sh: $*" >&2; }
-nl='
-'
-conf_quote() { printf '"%s"' "$(printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g')"; }
+# @include lib-conf-secret.sh
 # password_file is empty without auth.
 # @values template state master_name password_file resolve_wait
 mkdir -p "$(dirname "$state")"
@@ -18,13 +16,9 @@ if [ ! -s "$state" ]; then
   cat "$template" > "$state.tmp"
   printf 'sentinel announce-ip %s\n' "$(conf_quote "$VALKEY_ANNOUNCE_HOST")" >> "$state.tmp"
   if [ -n "$password_file" ]; then
-    [ -r "$password_file" ] || fail "$password_file is not readable"
-    password=$(cat "$password_file")
-    [ -n "$password" ] || fail "the password in $password_file is empty"
-    case "$password" in *"$nl"*) fail "the password must be a single line" ;; esac
-    quoted=$(conf_quote "$password")
+    read_password
     printf 'requirepass %s\nsentinel sentinel-pass %s\nsentinel auth-pass %s %s\n' "$quoted" "$quoted" "$master_name" "$quoted" >> "$state.tmp"
-    unset password quoted
+    unset quoted
   fi
   mv -f "$state.tmp" "$state"
 else

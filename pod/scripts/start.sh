@@ -6,10 +6,7 @@ set -eu
 fail() { echo "start.sh: $*" >&2; exit 1; }
 [ $# -eq 1 ] || fail "usage: start.sh <valkey.conf>"
 conf="$1"
-nl='
-'
-# A value for valkey.conf: double-quoted, with backslash and double quote escaped.
-conf_quote() { printf '"%s"' "$(printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g')"; }
+# @include lib-conf-secret.sh
 umask 077
 # password_file is empty without auth; repl_include is empty without the Sentinel decision (cluster
 # mode, or replication without Sentinel), and so are the decision's values; rejoin_gate and
@@ -19,13 +16,9 @@ mkdir -p "$run_dir" "$data_dir"
 auth_tmp="$auth_file.tmp"
 announce_tmp="$announce_file.tmp"
 if [ -n "$password_file" ]; then
-  [ -r "$password_file" ] || fail "$password_file is not readable"
-  password=$(cat "$password_file")
-  [ -n "$password" ] || fail "the password in $password_file is empty"
-  case "$password" in *"$nl"*) fail "the password must be a single line" ;; esac
-  quoted=$(conf_quote "$password")
+  read_password
   printf 'requirepass %s\nmasterauth %s\n' "$quoted" "$quoted" > "$auth_tmp"
-  unset password quoted
+  unset quoted
 else
   : > "$auth_tmp"
 fi

@@ -21,6 +21,22 @@ import { renderSentinelStartScript } from "../../pod/sentinel-start-script.js";
 const password = `pw-${Math.random().toString(36).slice(2)}-"q\\`;
 const HOST = "127.0.0.1";
 
+/** The template a Sentinel on `port` starts from: monitoring "vk" on the primary's port, quorum 1. */
+function sentinelTemplate(port: number, dir: string, primaryPort: number): string {
+  return renderSentinelConf({
+    port,
+    bind: HOST,
+    dir,
+    masterName: "vk",
+    primary: { host: HOST, port: primaryPort },
+    quorum: 1,
+    downAfterMs: 5000,
+    failoverTimeoutMs: 10000,
+    parallelSyncs: 1,
+    hostnames: true,
+  });
+}
+
 describe("the Sentinel entrypoint on a real Sentinel", () => {
   const fleet = new LocalFleet();
   let primary: ValkeyProcess;
@@ -70,21 +86,7 @@ describe("the Sentinel entrypoint on a real Sentinel", () => {
     dir = mkdtempSync(join(tmpdir(), "sentinel-start-"));
     port = await freePort(HOST);
     const template = join(dir, "sentinel.conf.template");
-    writeFileSync(
-      template,
-      renderSentinelConf({
-        port,
-        bind: HOST,
-        dir,
-        masterName: "vk",
-        primary: { host: HOST, port: primary.port },
-        quorum: 1,
-        downAfterMs: 5000,
-        failoverTimeoutMs: 10000,
-        parallelSyncs: 1,
-        hostnames: true,
-      }),
-    );
+    writeFileSync(template, sentinelTemplate(port, dir, primary.port));
     writeFileSync(join(dir, "password"), password, { mode: 0o600 });
     script = join(dir, "sentinel-start.sh");
     writeFileSync(
@@ -152,21 +154,7 @@ describe("the Sentinel entrypoint on a real Sentinel", () => {
     const open = mkdtempSync(join(tmpdir(), "sentinel-start-open-"));
     const openPort = await freePort(HOST);
     const template = join(open, "sentinel.conf.template");
-    writeFileSync(
-      template,
-      renderSentinelConf({
-        port: openPort,
-        bind: HOST,
-        dir: open,
-        masterName: "vk",
-        primary: { host: HOST, port: primary.port },
-        quorum: 1,
-        downAfterMs: 5000,
-        failoverTimeoutMs: 10000,
-        parallelSyncs: 1,
-        hostnames: true,
-      }),
-    );
+    writeFileSync(template, sentinelTemplate(openPort, open, primary.port));
     const openScript = join(open, "sentinel-start.sh");
     const state = join(open, "state", "sentinel.conf");
     writeFileSync(

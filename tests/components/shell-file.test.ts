@@ -57,6 +57,7 @@ describe("pod scripts as shell files", () => {
       "fault-agent.sh",
       "lib-backup-plan.sh",
       "lib-cli.sh",
+      "lib-conf-secret.sh",
       "lib-deadline.sh",
       "lib-s3.sh",
       "lib-wait-ping.sh",
