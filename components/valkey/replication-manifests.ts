@@ -9,6 +9,7 @@
  * nothing here talks to the Kubernetes API. Pure: plain objects and plain facts.
  */
 import type { ValkeyConfig } from "../../config/types.js";
+import type { PodDefinition } from "../../pod/definition.js";
 import { releaseLabels, type Placement } from "../shared.js";
 import { PASSWORD_SECRET_KEY } from "../../pod/paths.js";
 import { SENTINEL_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
@@ -140,49 +141,164 @@ export function replicationFacts(i: ReplicationInput): ReplicationFacts {
   };
 }
 
-export function buildReplicationManifests(i: ReplicationInput): ReplicationManifests {
-  const facts = replicationFacts(i);
-  const { names } = facts;
-  const s = i.valkey.replication.sentinel;
-  const sentinelAddrs = facts.sentinels.map((x) => `${x.dnsName}:${SENTINEL_PORT}`);
-  const first = facts.pods[0]?.dnsName ?? "";
-  const member = replicationMemberPod({
+/** What each data member runs (pod/replication-member.ts): it asks the Sentinels who the primary is. */
+function memberPodOf(i: ReplicationInput, facts: ReplicationFacts): PodDefinition {
+  return replicationMemberPod({
     valkey: i.valkey,
     auth: i.auth,
     masterName: facts.masterName,
-    sentinels: sentinelAddrs,
+    sentinels: facts.sentinels.map((x) => `${x.dnsName}:${SENTINEL_PORT}`),
     restore: i.restore !== undefined,
   });
-  const memberData = member.files;
-  const sentinel = sentinelPod({
+}
+
+/** What each Sentinel runs (pod/sentinel.ts): on its very first start it monitors the first ordinal. */
+function sentinelPodOf(i: ReplicationInput, facts: ReplicationFacts): PodDefinition {
+  const s = i.valkey.replication.sentinel;
+  return sentinelPod({
     auth: i.auth,
     masterName: facts.masterName,
-    primary: { host: first, port: VALKEY_PORT },
+    primary: { host: facts.pods[0]?.dnsName ?? "", port: VALKEY_PORT },
     quorum: s.quorum,
     downAfterMs: s.downAfterMilliseconds,
     failoverTimeoutMs: s.failoverTimeoutMs,
     parallelSyncs: s.parallelSyncs,
     hostnames: true,
   });
-  const sentinelData = sentinel.files;
-  const storageClass = i.placement.storageClass ?? i.valkey.persistence.storageClass;
-  const memberSelector = roleSelector(i.release, "member");
-  const restore = releaseRestore({
+}
+
+/** While `restore.from` is set: what the members gain to start from the backup (restore-init.ts). */
+function restoreOf(i: ReplicationInput, facts: ReplicationFacts, memberSelector: Record<string, string>) {
+  return releaseRestore({
     restore: i.restore,
     mode: "replication",
     primaries: 1,
     release: i.release,
     namespace: i.namespace,
     valkeyImage: i.valkey.image,
-    headless: names.headless,
+    headless: facts.names.headless,
     secretName: facts.secretName,
     podSelector: memberSelector,
   });
+}
+
+interface MemberSetInput {
+  i: ReplicationInput;
+  facts: ReplicationFacts;
+  member: PodDefinition;
+  memberSelector: Record<string, string>;
+  restore: ReturnType<typeof restoreOf>;
+  storageClass: string | undefined;
+}
+
+/** The one StatefulSet of equal members. */
+function memberStatefulSet({ i, facts, member, memberSelector, restore, storageClass }: MemberSetInput): StatefulSet {
+  const { names } = facts;
+  return buildValkeyStatefulSet({
+    name: names.statefulSet,
+    namespace: i.namespace,
+    release: i.release,
+    role: "member",
+    replicas: 1 + i.valkey.replication.replicas,
+    valkey: i.valkey,
+    // Every member may become primary: all of them spread hard over every zone.
+    placement: podPlacement({
+      placement: i.placement,
+      releaseSelector: facts.podSelector,
+      spreadOver: memberSelector,
+    }),
+    headless: names.headless,
+    configMap: names.configMap,
+    pod: member,
+    // Only what a restart is needed for: the LIVE directives are the LiveConfig step's.
+    configHash: configHash(restartFiles(member.files)),
+    secretName: facts.secretName,
+    storageClass,
+    // Room for the preStop switchover and then an RDB save at shutdown.
+    terminationGracePeriodSeconds: DEFAULT_SWITCHOVER_TIMEOUT_SECONDS + DEFAULT_TERMINATION_GRACE_SECONDS,
+    restore: restore?.pod,
+  });
+}
+
+/** The Sentinels' StatefulSet, Services and PDB (sentinel-manifests.ts). */
+function sentinelManifestsOf(
+  i: ReplicationInput,
+  facts: ReplicationFacts,
+  sentinel: PodDefinition,
+  storageClass: string | undefined,
+): ReplicationManifests["sentinel"] {
+  const { names } = facts;
+  return buildSentinelManifests({
+    namespace: i.namespace,
+    release: i.release,
+    image: i.valkey.image,
+    replicas: i.valkey.replication.sentinel.replicas,
+    placement: i.placement,
+    statefulSet: names.sentinelStatefulSet,
+    headless: names.sentinelHeadless,
+    service: names.sentinelService,
+    pdb: names.sentinelPdb,
+    configMap: names.configMap,
+    configHash: configHash(sentinel.files),
+    pod: sentinel,
+    secretName: facts.secretName,
+    storageClass,
+    memberSelector: facts.podSelector,
+  });
+}
+
+/** The HAProxy write/read endpoints (haproxy-manifests.ts). */
+function haproxyManifestsOf(i: ReplicationInput, facts: ReplicationFacts): HaproxyManifests {
+  const { names } = facts;
+  return buildHaproxyManifests({
+    namespace: i.namespace,
+    release: i.release,
+    image: i.valkey.replication.haproxyImage,
+    placement: i.placement,
+    deployment: names.haproxyDeployment,
+    cfgSecret: names.haproxySecret,
+    writeService: names.writeService,
+    readService: names.readService,
+    pdb: names.haproxyPdb,
+    members: facts.pods,
+    memberPort: VALKEY_PORT,
+    sentinels: facts.sentinels,
+    masterName: facts.masterName,
+    memberSelector: facts.podSelector,
+  });
+}
+
+/** The members', Sentinels' and proxies' NetworkPolicies (replication-network-policy.ts). */
+function networkPoliciesOf(i: ReplicationInput, facts: ReplicationFacts): ReplicationManifests["networkPolicies"] {
+  const { names } = facts;
+  return buildReplicationNetworkPolicies({
+    namespace: i.namespace,
+    release: i.release,
+    names: {
+      members: names.networkPolicy,
+      sentinels: names.sentinelNetworkPolicy,
+      haproxy: names.haproxyNetworkPolicy,
+    },
+    members: facts.podSelector,
+    sentinels: facts.sentinelSelector,
+    haproxy: haproxyLabels(i.release),
+    checkSourceCidrs: i.checkSourceCidrs,
+  });
+}
+
+export function buildReplicationManifests(i: ReplicationInput): ReplicationManifests {
+  const facts = replicationFacts(i);
+  const { names } = facts;
+  const member = memberPodOf(i, facts);
+  const sentinel = sentinelPodOf(i, facts);
+  const storageClass = i.placement.storageClass ?? i.valkey.persistence.storageClass;
+  const memberSelector = roleSelector(i.release, "member");
+  const restore = restoreOf(i, facts, memberSelector);
   const m: Omit<ReplicationManifests, "rollout"> = {
     facts,
     configMap: buildConfigMap(names.configMap, i.namespace, i.release, {
-      ...memberData,
-      ...sentinelData,
+      ...member.files,
+      ...sentinel.files,
       ...restore?.files,
     }),
     headlessService: buildHeadlessService({
@@ -191,79 +307,13 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
       release: i.release,
       selector: facts.podSelector,
     }),
-    statefulSet: buildValkeyStatefulSet({
-      name: names.statefulSet,
-      namespace: i.namespace,
-      release: i.release,
-      role: "member",
-      replicas: 1 + i.valkey.replication.replicas,
-      valkey: i.valkey,
-      // Every member may become primary: all of them spread hard over every zone.
-      placement: podPlacement({
-        placement: i.placement,
-        releaseSelector: facts.podSelector,
-        spreadOver: memberSelector,
-      }),
-      headless: names.headless,
-      configMap: names.configMap,
-      pod: member,
-      // Only what a restart is needed for: the LIVE directives are the LiveConfig step's.
-      configHash: configHash(restartFiles(memberData)),
-      secretName: facts.secretName,
-      storageClass,
-      // Room for the preStop switchover and then an RDB save at shutdown.
-      terminationGracePeriodSeconds: DEFAULT_SWITCHOVER_TIMEOUT_SECONDS + DEFAULT_TERMINATION_GRACE_SECONDS,
-      restore: restore?.pod,
-    }),
+    statefulSet: memberStatefulSet({ i, facts, member, memberSelector, restore, storageClass }),
     pdb: buildPodDisruptionBudget(names.pdb, i.namespace, i.release, facts.podSelector),
-    sentinel: buildSentinelManifests({
-      namespace: i.namespace,
-      release: i.release,
-      image: i.valkey.image,
-      replicas: s.replicas,
-      placement: i.placement,
-      statefulSet: names.sentinelStatefulSet,
-      headless: names.sentinelHeadless,
-      service: names.sentinelService,
-      pdb: names.sentinelPdb,
-      configMap: names.configMap,
-      configHash: configHash(sentinelData),
-      pod: sentinel,
-      secretName: facts.secretName,
-      storageClass,
-      memberSelector: facts.podSelector,
-    }),
-    haproxy: buildHaproxyManifests({
-      namespace: i.namespace,
-      release: i.release,
-      image: i.valkey.replication.haproxyImage,
-      placement: i.placement,
-      deployment: names.haproxyDeployment,
-      cfgSecret: names.haproxySecret,
-      writeService: names.writeService,
-      readService: names.readService,
-      pdb: names.haproxyPdb,
-      members: facts.pods,
-      memberPort: VALKEY_PORT,
-      sentinels: facts.sentinels,
-      masterName: facts.masterName,
-      memberSelector: facts.podSelector,
-    }),
+    sentinel: sentinelManifestsOf(i, facts, sentinel, storageClass),
+    haproxy: haproxyManifestsOf(i, facts),
     haproxySecretMeta: { name: names.haproxySecret, namespace: i.namespace, labels: releaseLabels(i.release) },
-    networkPolicies: buildReplicationNetworkPolicies({
-      namespace: i.namespace,
-      release: i.release,
-      names: {
-        members: names.networkPolicy,
-        sentinels: names.sentinelNetworkPolicy,
-        haproxy: names.haproxyNetworkPolicy,
-      },
-      members: facts.podSelector,
-      sentinels: facts.sentinelSelector,
-      haproxy: haproxyLabels(i.release),
-      checkSourceCidrs: i.checkSourceCidrs,
-    }),
+    networkPolicies: networkPoliciesOf(i, facts),
     ...(restore === undefined ? {} : { restoreNetworkPolicy: restore.networkPolicy }),
   };
-  return { ...m, rollout: rolloutOf([m.statefulSet, m.sentinel.statefulSet], memberData) };
+  return { ...m, rollout: rolloutOf([m.statefulSet, m.sentinel.statefulSet], member.files) };
 }
