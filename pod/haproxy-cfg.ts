@@ -190,7 +190,24 @@ function acls(
   return { lines, qualifies };
 }
 
-export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
+/** The options' values, checked, as the cfg writes them. */
+interface CfgValues {
+  /** Where the write checks ask the status frontend (`*` binds all, the checks dial 127.0.0.1). */
+  statusAddr: string;
+  inter: string;
+  checkTimeout: string;
+  sentinelCheckTimeout: string;
+  fall: number;
+  rise: number;
+  idle: string;
+  majority: number;
+  /** The per-server DNS re-resolution suffix ("" without `dnsResolve`). */
+  dns: string;
+  downInter: string;
+  sentinelInter: string;
+}
+
+function checkedValues(o: HaproxyCfgOptions): CfgValues {
   names("servers", o.servers);
   names("sentinels", o.sentinels);
   if (!NAME.test(o.masterName)) throw new Error(`haproxy.cfg: masterName '${o.masterName}' must match [A-Za-z0-9._-]+`);
@@ -210,14 +227,28 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
   const idle = ms("idleTimeoutMs", o.idleTimeoutMs ?? 3_600_000);
   if (o.source !== undefined && !/^[0-9A-Fa-f:.]+$/.test(o.source))
     throw new Error(`haproxy.cfg: source must be an IP address (got '${o.source}')`);
-  const majority = sentinelMajority(o.sentinels.length);
-  const dns = o.dnsResolve ? ` resolvers ${RESOLVERS} resolve-prefer ipv4 init-addr last,libc,none` : "";
-  const downInter = ms("downIntervalMs", o.downIntervalMs ?? 100);
-  const sentinelInter = ms("sentinelIntervalMs", o.sentinelIntervalMs ?? 250);
-  const member = (s: HaproxyServer, extra = ""): string =>
-    `  server ${s.name} ${bind(s)} check inter ${inter}${extra} fall ${fall} rise ${rise} on-marked-down shutdown-sessions${dns}`;
-  const { lines: aclLines, qualifies } = acls(o.servers, majority);
-  const anyQualifies = o.servers.map((s) => qualifies(s.name)).join(" || ");
+  return {
+    statusAddr,
+    inter,
+    checkTimeout,
+    sentinelCheckTimeout,
+    fall,
+    rise,
+    idle,
+    majority: sentinelMajority(o.sentinels.length),
+    dns: o.dnsResolve ? ` resolvers ${RESOLVERS} resolve-prefer ipv4 init-addr last,libc,none` : "",
+    downInter: ms("downIntervalMs", o.downIntervalMs ?? 100),
+    sentinelInter: ms("sentinelIntervalMs", o.sentinelIntervalMs ?? 250),
+  };
+}
+
+/** A data member's server line, checked every `inter` while up. */
+function memberServer(s: HaproxyServer, v: CfgValues, extra = ""): string {
+  return `  server ${s.name} ${bind(s)} check inter ${v.inter}${extra} fall ${v.fall} rise ${v.rise} on-marked-down shutdown-sessions${v.dns}`;
+}
+
+/** The heading comment, global, defaults and (with `dnsResolve`) the cluster DNS resolvers. */
+function headLines(o: HaproxyCfgOptions, v: CfgValues): string[] {
   const resolvers = o.dnsResolve
     ? [
         `resolvers ${RESOLVERS}`,
@@ -230,19 +261,27 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
         `  hold obsolete 5s`,
       ]
     : [];
-  const lines = [
+  return [
     `# haproxy.cfg rendered by valkey-on-eks: write endpoint -> the member a Sentinel majority names AND that says role:master;`,
     `# read endpoint -> role:slave only; status frontend: /ready (some member qualifies for writes), /quorum/<member>, /sentinels (every Sentinel names it).`,
     `global`,
     `  maxconn ${o.maxConnections ?? 4096}`,
     `defaults`,
     `  mode tcp`,
-    `  timeout connect ${checkTimeout}`,
-    `  timeout check ${checkTimeout}`,
-    `  timeout client ${idle}`,
-    `  timeout server ${idle}`,
+    `  timeout connect ${v.checkTimeout}`,
+    `  timeout check ${v.checkTimeout}`,
+    `  timeout client ${v.idle}`,
+    `  timeout server ${v.idle}`,
     ...(o.source === undefined ? [] : [`  source ${o.source}`]),
     ...resolvers,
+  ];
+}
+
+/** The write frontend and the status frontend (`/ready`, `/quorum/<m>`, `/sentinels`). */
+function frontendLines(o: HaproxyCfgOptions, v: CfgValues): string[] {
+  const { lines: aclLines, qualifies } = acls(o.servers, v.majority);
+  const anyQualifies = o.servers.map((s) => qualifies(s.name)).join(" || ");
+  return [
     `frontend valkey-write`,
     `  bind ${bind(o.write)}`,
     ...aclLines,
@@ -266,30 +305,44 @@ export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
     `  http-request return status 503 if { path ${SENTINELS_PATH} }`,
     `  http-request return status 404`,
   ];
-  for (const s of o.servers) {
-    lines.push(
-      `backend write-${s.name}`,
-      ...roleCheck("master", o.password),
-      ...quorumStatusStep({ addr: statusAddr, port: o.status.port }, s.name),
-      member(s, ` downinter ${downInter}`),
-    );
-    lines.push(
-      `backend quorum-${s.name}`,
-      `  timeout check ${sentinelCheckTimeout}`,
-      ...sentinelNamesCheck(o.masterName, s, o.password),
-      ...o.sentinels.map(
-        (x) => `  server ${x.name} ${bind(x)} check inter ${sentinelInter} downinter ${downInter} fall 1 rise 1${dns}`,
-      ),
-    );
-  }
-  if (o.read)
-    lines.push(
-      `frontend valkey-read`,
-      `  bind ${bind(o.read)}`,
-      `  default_backend valkey-replicas`,
-      `backend valkey-replicas`,
-      ...roleCheck("slave", o.password),
-      ...o.servers.map((s) => member(s)),
-    );
+}
+
+/** Per member: `write-<m>` (role:master, then the status frontend's `/quorum/<m>`) and `quorum-<m>` (one server per Sentinel). */
+function memberBackendLines(o: HaproxyCfgOptions, v: CfgValues): string[] {
+  return o.servers.flatMap((s) => [
+    `backend write-${s.name}`,
+    ...roleCheck("master", o.password),
+    ...quorumStatusStep({ addr: v.statusAddr, port: o.status.port }, s.name),
+    memberServer(s, v, ` downinter ${v.downInter}`),
+    `backend quorum-${s.name}`,
+    `  timeout check ${v.sentinelCheckTimeout}`,
+    ...sentinelNamesCheck(o.masterName, s, o.password),
+    ...o.sentinels.map(
+      (x) =>
+        `  server ${x.name} ${bind(x)} check inter ${v.sentinelInter} downinter ${v.downInter} fall 1 rise 1${v.dns}`,
+    ),
+  ]);
+}
+
+/** The read endpoint: every member, only those saying role:slave pass. */
+function readLines(o: HaproxyCfgOptions, read: NodeEndpoint, v: CfgValues): string[] {
+  return [
+    `frontend valkey-read`,
+    `  bind ${bind(read)}`,
+    `  default_backend valkey-replicas`,
+    `backend valkey-replicas`,
+    ...roleCheck("slave", o.password),
+    ...o.servers.map((s) => memberServer(s, v)),
+  ];
+}
+
+export function renderHaproxyCfg(o: HaproxyCfgOptions): string {
+  const v = checkedValues(o);
+  const lines = [
+    ...headLines(o, v),
+    ...frontendLines(o, v),
+    ...memberBackendLines(o, v),
+    ...(o.read ? readLines(o, o.read, v) : []),
+  ];
   return lines.join("\n") + "\n";
 }
