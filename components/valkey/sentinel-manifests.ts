@@ -62,8 +62,8 @@ export interface SentinelManifests {
 
 const sentinelPort = { name: "sentinel", port: SENTINEL_PORT, targetPort: "sentinel", protocol: "TCP" };
 
-export function buildSentinelManifests(o: SentinelManifestOptions): SentinelManifests {
-  const labels = sentinelLabels(o.release);
+/** The members' soft per-node anti-affinity, plus at most one Sentinel per zone. */
+function sentinelAffinity(o: SentinelManifestOptions, labels: Record<string, string>): ReturnType<typeof podAffinity> {
   const affinity = podAffinity(o.memberSelector, o.placement.zones);
   // At most one Sentinel per zone: losing a zone loses one vote, never the quorum.
   affinity.podAntiAffinity = {
@@ -72,12 +72,16 @@ export function buildSentinelManifests(o: SentinelManifestOptions): SentinelMani
       { topologyKey: ZONE_LABEL, labelSelector: { matchLabels: { ...labels } } },
     ],
   };
-  const env = podEnv(o.pod, {
-    owner: `StatefulSet ${o.statefulSet}`,
-    headless: o.headless,
-    namespace: o.namespace,
-    secretName: o.secretName,
-  });
+  return affinity;
+}
+
+type VolumeMount = { name: string; mountPath: string; readOnly?: boolean };
+
+/** The state volume and the config, plus the password Secret with auth on: mounts and pod volumes. */
+function sentinelVolumes(o: SentinelManifestOptions): {
+  mounts: VolumeMount[];
+  volumes: NonNullable<PodSpec["volumes"]>;
+} {
   const mounts = [
     { name: "data", mountPath: SENTINEL_DATA_DIR },
     { name: "config", mountPath: CONFIG_MOUNT, readOnly: true },
@@ -89,12 +93,65 @@ export function buildSentinelManifests(o: SentinelManifestOptions): SentinelMani
     mounts.push({ name: "auth", mountPath: SECRET_MOUNT, readOnly: true });
     volumes.push({ name: "auth", secret: { secretName: o.secretName, defaultMode: 0o400 } });
   }
+  return { mounts, volumes };
+}
+
+/** Each Sentinel's claim for its state file. */
+function sentinelPvcSpec(o: SentinelManifestOptions): Record<string, unknown> {
   const pvcSpec: Record<string, unknown> = {
     accessModes: ["ReadWriteOnce"],
     resources: { requests: { storage: SENTINEL_VOLUME_SIZE } },
   };
   if (o.storageClass !== undefined) pvcSpec.storageClassName = o.storageClass;
-  const statefulSet: StatefulSet = {
+  return pvcSpec;
+}
+
+/** The Sentinel container: ready once it answers PING, alive while its port accepts. */
+function sentinelContainer(
+  o: SentinelManifestOptions,
+  env: ReturnType<typeof podEnv>,
+  mounts: VolumeMount[],
+): NonNullable<PodSpec["containers"]>[number] {
+  return {
+    name: "sentinel",
+    image: o.image,
+    imagePullPolicy: "IfNotPresent",
+    command: o.pod.command,
+    ports: [{ name: "sentinel", containerPort: SENTINEL_PORT, protocol: "TCP" }],
+    env,
+    resources: SENTINEL_RESOURCES,
+    readinessProbe: {
+      exec: {
+        command: ["sh", "-c", `[ "$(timeout 3 valkey-cli -h 127.0.0.1 -p ${SENTINEL_PORT} ping)" = PONG ]`],
+      },
+      initialDelaySeconds: 3,
+      periodSeconds: 5,
+      timeoutSeconds: 4,
+      failureThreshold: 3,
+    },
+    livenessProbe: {
+      tcpSocket: { port: SENTINEL_PORT },
+      initialDelaySeconds: 15,
+      periodSeconds: 10,
+      timeoutSeconds: 5,
+      failureThreshold: 6,
+    },
+    volumeMounts: mounts,
+    securityContext: restrictedContainer(),
+  };
+}
+
+function sentinelStatefulSet(o: SentinelManifestOptions, labels: Record<string, string>): StatefulSet {
+  const affinity = sentinelAffinity(o, labels);
+  const env = podEnv(o.pod, {
+    owner: `StatefulSet ${o.statefulSet}`,
+    headless: o.headless,
+    namespace: o.namespace,
+    secretName: o.secretName,
+  });
+  const { mounts, volumes } = sentinelVolumes(o);
+  const pvcSpec = sentinelPvcSpec(o);
+  return {
     metadata: { name: o.statefulSet, namespace: o.namespace, labels },
     spec: {
       serviceName: o.headless,
@@ -112,41 +169,18 @@ export function buildSentinelManifests(o: SentinelManifestOptions): SentinelMani
           affinity,
           topologySpreadConstraints: [zoneSpread(labels, o.placement.zones.length)],
           ...hardenedPod(VALKEY_UID, 10, "OnRootMismatch"),
-          containers: [
-            {
-              name: "sentinel",
-              image: o.image,
-              imagePullPolicy: "IfNotPresent",
-              command: o.pod.command,
-              ports: [{ name: "sentinel", containerPort: SENTINEL_PORT, protocol: "TCP" }],
-              env,
-              resources: SENTINEL_RESOURCES,
-              readinessProbe: {
-                exec: {
-                  command: ["sh", "-c", `[ "$(timeout 3 valkey-cli -h 127.0.0.1 -p ${SENTINEL_PORT} ping)" = PONG ]`],
-                },
-                initialDelaySeconds: 3,
-                periodSeconds: 5,
-                timeoutSeconds: 4,
-                failureThreshold: 3,
-              },
-              livenessProbe: {
-                tcpSocket: { port: SENTINEL_PORT },
-                initialDelaySeconds: 15,
-                periodSeconds: 10,
-                timeoutSeconds: 5,
-                failureThreshold: 6,
-              },
-              volumeMounts: mounts,
-              securityContext: restrictedContainer(),
-            },
-          ],
+          containers: [sentinelContainer(o, env, mounts)],
           volumes,
         },
       },
       volumeClaimTemplates: [{ metadata: { name: "data", labels: releaseLabels(o.release) }, spec: pvcSpec }],
     },
   };
+}
+
+export function buildSentinelManifests(o: SentinelManifestOptions): SentinelManifests {
+  const labels = sentinelLabels(o.release);
+  const statefulSet = sentinelStatefulSet(o, labels);
   const meta = (name: string): { name: string; namespace: string; labels: Record<string, string> } => ({
     name,
     namespace: o.namespace,
