@@ -59,39 +59,44 @@ export function backupUri(bucket: string, prefix: string): string {
   return `s3://${bucket}/${prefix}`;
 }
 
-export function buildBackupManifests(i: BackupCronJobInput): BackupManifests {
-  const names = backupNames(i.release);
+type BackupNames = ReturnType<typeof backupNames>;
+type VolumeMounts = NonNullable<Container["volumeMounts"]>;
+
+/** The backup pods' labels. */
+function backupLabels(release: string): Record<string, string> {
   // Not the members' `app.kubernetes.io/name: valkey`: the release's selectors (the StatefulSet's,
   // the client Service's, the PDB's, the members' NetworkPolicy, the checks' discovery) match on
   // it, and a backup pod among them would be a Service endpoint and be held to the members' egress
   // (DNS and members only: no S3). Found on real pods: the upload timed out.
-  const labels = {
-    ...releaseLabels(i.release),
+  return {
+    ...releaseLabels(release),
     "app.kubernetes.io/name": BACKUP_POD_NAME,
     "app.kubernetes.io/component": "backup",
   };
-  const auth = cliAuthEnv(i.secretName);
-  const mounts = [
-    { name: "script", mountPath: SCRIPT_MOUNT, readOnly: true },
-    { name: "work", mountPath: WORK_DIR },
-  ];
-  const script = `${SCRIPT_MOUNT}/${BACKUP_SCRIPT_KEY}`;
-  const snapshot: Container = {
+}
+
+/** The init container: `backup.sh snapshot-from` with valkey-cli, into the work dir. */
+function snapshotContainer(i: BackupCronJobInput, mounts: VolumeMounts): Container {
+  return {
     name: "snapshot",
     image: i.valkeyImage,
-    command: ["sh", script, "snapshot-from", i.mode, i.seedHost, String(VALKEY_PORT)],
+    command: ["sh", `${SCRIPT_MOUNT}/${BACKUP_SCRIPT_KEY}`, "snapshot-from", i.mode, i.seedHost, String(VALKEY_PORT)],
     env: [
       { name: "BACKUP_WORK_DIR", value: WORK_DIR },
       { name: "BACKUP_ALLOW_PRIMARY", value: i.backup.allowPrimary ? "1" : "0" },
-      ...auth,
+      ...cliAuthEnv(i.secretName),
     ],
     volumeMounts: mounts,
     securityContext: restrictedContainer(),
   };
-  const upload: Container = {
+}
+
+/** The container: `backup.sh upload` with the AWS CLI, the manifest last. */
+function uploadContainer(i: BackupCronJobInput, names: BackupNames, mounts: VolumeMounts): Container {
+  return {
     name: "upload",
     image: i.backup.awsCliImage,
-    command: ["sh", script, "upload", i.mode],
+    command: ["sh", `${SCRIPT_MOUNT}/${BACKUP_SCRIPT_KEY}`, "upload", i.mode],
     env: [
       { name: "BACKUP_WORK_DIR", value: WORK_DIR },
       { name: "BACKUP_URI", valueFrom: { configMapKeyRef: { name: names.configMap, key: BACKUP_URI_KEY } } },
@@ -108,6 +113,58 @@ export function buildBackupManifests(i: BackupCronJobInput): BackupManifests {
     volumeMounts: mounts,
     securityContext: restrictedContainer(),
   };
+}
+
+/** The CronJob: one pod per run, never two at once. */
+function backupCronJob(
+  i: BackupCronJobInput,
+  names: BackupNames,
+  labels: Record<string, string>,
+  containers: { snapshot: Container; upload: Container },
+): CronJob {
+  return {
+    metadata: { name: names.cronJob, namespace: i.namespace, labels },
+    spec: {
+      schedule: i.backup.schedule,
+      timeZone: "Etc/UTC",
+      concurrencyPolicy: "Forbid",
+      successfulJobsHistoryLimit: 3,
+      failedJobsHistoryLimit: 3,
+      jobTemplate: {
+        metadata: { labels },
+        spec: {
+          backoffLimit: 1,
+          template: {
+            metadata: { labels: { ...labels, [CLIENT_LABEL]: "true" } },
+            spec: {
+              ...hardenedPod(VALKEY_UID, 30),
+              serviceAccountName: names.serviceAccount,
+              restartPolicy: "Never",
+              nodeSelector: { ...i.placement.nodeSelector },
+              tolerations: i.placement.tolerations.map((t) => ({ ...t })),
+              initContainers: [containers.snapshot],
+              containers: [containers.upload],
+              volumes: [
+                { name: "script", configMap: { name: names.configMap, defaultMode: 0o444 } },
+                { name: "work", emptyDir: {} },
+              ],
+            },
+          },
+        },
+      },
+    },
+  };
+}
+
+export function buildBackupManifests(i: BackupCronJobInput): BackupManifests {
+  const names = backupNames(i.release);
+  const labels = backupLabels(i.release);
+  const mounts = [
+    { name: "script", mountPath: SCRIPT_MOUNT, readOnly: true },
+    { name: "work", mountPath: WORK_DIR },
+  ];
+  const snapshot = snapshotContainer(i, mounts);
+  const upload = uploadContainer(i, names, mounts);
   return {
     serviceAccount: {
       metadata: { name: names.serviceAccount, namespace: i.namespace, labels },
@@ -120,37 +177,6 @@ export function buildBackupManifests(i: BackupCronJobInput): BackupManifests {
         ...(i.bucket === undefined ? {} : { [BACKUP_URI_KEY]: backupUri(i.bucket, i.backup.prefix) }),
       },
     },
-    cronJob: {
-      metadata: { name: names.cronJob, namespace: i.namespace, labels },
-      spec: {
-        schedule: i.backup.schedule,
-        timeZone: "Etc/UTC",
-        concurrencyPolicy: "Forbid",
-        successfulJobsHistoryLimit: 3,
-        failedJobsHistoryLimit: 3,
-        jobTemplate: {
-          metadata: { labels },
-          spec: {
-            backoffLimit: 1,
-            template: {
-              metadata: { labels: { ...labels, [CLIENT_LABEL]: "true" } },
-              spec: {
-                ...hardenedPod(VALKEY_UID, 30),
-                serviceAccountName: names.serviceAccount,
-                restartPolicy: "Never",
-                nodeSelector: { ...i.placement.nodeSelector },
-                tolerations: i.placement.tolerations.map((t) => ({ ...t })),
-                initContainers: [snapshot],
-                containers: [upload],
-                volumes: [
-                  { name: "script", configMap: { name: names.configMap, defaultMode: 0o444 } },
-                  { name: "work", emptyDir: {} },
-                ],
-              },
-            },
-          },
-        },
-      },
-    },
+    cronJob: backupCronJob(i, names, labels, { snapshot, upload }),
   };
 }
