@@ -7,6 +7,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { StackCost } from "../benchmarks/cost/cost-model.js";
 import type { ResultRow } from "../benchmarks/run/result-row.js";
 import type { TopologySummary } from "../benchmarks/report/stack-report-schema.js";
+import type { TopologyCheckReport } from "../benchmarks/verify/check-report.js";
 import type { MixJobExtras } from "../benchmarks/run/mix-job-result.js";
 import type { TransferFile } from "../benchmarks/cost/transfer-record.js";
 import type { Platform, StackConfig, ValkeyMode } from "../config/types.js";
@@ -100,34 +101,19 @@ export interface StackReport {
   };
 }
 
-/**
- * What the summary reads of a verifier report: the core's TopologyReport and the check
- * resource's JSON-safe copy of it (zones and keys null instead of undefined) both fit.
- */
-export interface TopologyLike {
-  ok: boolean;
-  failures: readonly { code: string; message: string; node?: string }[];
-  shards: readonly {
-    primary: { address: string; zone?: string | null; slotRanges: string[]; keys?: number | null };
-    replicas: readonly { address: string; zone?: string | null; crossAz: boolean }[];
-  }[];
-  primariesPerZone: Record<string, number>;
-  sentinels?: readonly { address: string; zone?: string | null; reachable: boolean; agrees: boolean }[] | null;
-}
-
 /** The Sentinels of a verifier report, JSON-safe; null when the check did not go through Sentinel. */
-export function summarizeSentinels(r: TopologyLike | undefined): SentinelSummary[] | null {
-  if (r?.sentinels === undefined || r.sentinels === null) return null;
+export function summarizeSentinels(r: TopologyCheckReport | undefined): SentinelSummary[] | null {
+  if (r?.sentinels === undefined) return null;
   return r.sentinels.map((s) => ({
     address: s.address,
-    zone: s.zone ?? null,
+    zone: s.zone,
     reachable: s.reachable,
     agrees: s.agrees,
   }));
 }
 
 /** The JSON-safe summary of a verifier report that the stack outputs carry. */
-export function summarizeTopology(r: TopologyLike): TopologySummary {
+export function summarizeTopology(r: TopologyCheckReport): TopologySummary {
   return {
     ok: r.ok,
     failureCodes: [...new Set(r.failures.map((f) => f.code))],
@@ -138,10 +124,10 @@ export function summarizeTopology(r: TopologyLike): TopologySummary {
     })),
     primaries: r.shards.map((s) => ({
       address: s.primary.address,
-      zone: s.primary.zone ?? null,
+      zone: s.primary.zone,
       slotRanges: [...s.primary.slotRanges],
-      keys: s.primary.keys ?? null,
-      replicas: s.replicas.map((x) => ({ address: x.address, zone: x.zone ?? null, crossAz: x.crossAz })),
+      keys: s.primary.keys,
+      replicas: s.replicas.map((x) => ({ address: x.address, zone: x.zone, crossAz: x.crossAz })),
     })),
     primariesPerZone: r.primariesPerZone,
   };
@@ -151,7 +137,7 @@ export interface StackReportParts {
   stack: string;
   config: StackConfig;
   endpoints: pulumi.Input<Endpoints>;
-  topology: pulumi.Input<TopologyLike> | undefined;
+  topology: pulumi.Input<TopologyCheckReport> | undefined;
   benchmark: pulumi.Input<BenchmarkPart> | undefined;
   cost?: pulumi.Input<StackCost> | undefined;
   drills?: pulumi.Input<DrillsPart> | undefined;
@@ -190,7 +176,7 @@ export function stackReport(
   stack: string,
   config: StackConfig,
   endpoints: Endpoints,
-  topology: TopologyLike | undefined,
+  topology: TopologyCheckReport | undefined,
   benchmark: BenchmarkPart | undefined,
   cost: StackCost | undefined = undefined,
   drills: DrillsPart | undefined = undefined,

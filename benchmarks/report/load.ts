@@ -21,6 +21,7 @@ import { loadLoops, loadOpenLoops } from "./loop-section.js";
 import { loadTransfers } from "./transfer-section.js";
 import { loadSloSweeps } from "./slo-section.js";
 import type { MixJobExtras } from "../run/mix-job-result.js";
+import { verifierReportJsonSchema, type VerifierReportJson } from "../verify/check-report.js";
 import type { ReportSource, TopologyShard, TopologyView, WorkloadView } from "./model.js";
 import { RUN_META_FILE, runMetaSchema, type RunMeta } from "./run-meta.js";
 
@@ -83,38 +84,17 @@ function readCsv(path: string): ResultRow[] {
   return readRows(path, parseResultsCsv, "result", (err) => err instanceof ResultsCsvError, prefix);
 }
 
-const zone = z.string().nullable().optional();
-
-const verifierReportSchema = z.object({
-  ok: z.boolean(),
-  mode: z.enum(["cluster", "replication"]),
-  failures: z.array(z.object({ code: z.string(), message: z.string() })),
-  shards: z.array(
-    z.object({
-      primary: z.object({
-        address: z.string(),
-        zone,
-        slotRanges: z.array(z.string()),
-        keys: z.number().nullable().optional(),
-      }),
-      replicas: z.array(z.object({ address: z.string(), zone, crossAz: z.boolean(), linkUp: z.boolean().optional() })),
-    }),
-  ),
-  primariesPerZone: z.record(z.string(), z.number()),
-  nodeCount: z.number().int().nonnegative(),
-  notes: z.array(z.string()).optional(),
+const verifyFileSchema = z.object({
+  before: verifierReportJsonSchema.optional(),
+  after: verifierReportJsonSchema.optional(),
 });
-
-const verifyFileSchema = z.object({ before: verifierReportSchema.optional(), after: verifierReportSchema.optional() });
-
-type VerifierReport = z.infer<typeof verifierReportSchema>;
 
 function zonesOf(shards: TopologyShard[]): string[] {
   const all = shards.flatMap((s) => [s.zone, ...s.replicas.map((r) => r.zone)]);
   return [...new Set(all.filter((z): z is string => z !== null))].sort();
 }
 
-function viewOf(mode: ResultMode, r: VerifierReport): TopologyView {
+function viewOf(mode: ResultMode, r: VerifierReportJson): TopologyView {
   const shards: TopologyShard[] = r.shards.map((s) => ({
     address: s.primary.address,
     zone: s.primary.zone ?? null,
@@ -124,7 +104,7 @@ function viewOf(mode: ResultMode, r: VerifierReport): TopologyView {
       address: x.address,
       zone: x.zone ?? null,
       crossAz: x.crossAz,
-      linkUp: x.linkUp ?? null,
+      linkUp: x.linkUp,
     })),
   }));
   return {

@@ -5,6 +5,7 @@
 import type { Connector } from "../topology/connector.js";
 import type { NodeEndpoint } from "../../vocabulary/endpoint.js";
 import type { ZoneSource } from "../topology/zones.js";
+import type { CheckFailure, CheckPrimary, CheckReplica, CheckSentinel, TopologyCheckReport } from "./check-report.js";
 
 export type ClusterFailureCode =
   | "CLUSTER_MODE_DISABLED"
@@ -33,33 +34,28 @@ export type SentinelFailureCode =
 
 export type FailureCode = ClusterFailureCode | ReplicationFailureCode | SentinelFailureCode;
 
-export interface VerifyFailure {
+/** A check-report part (check-report.ts) as the verifier holds it: what it did not learn undefined rather than null. */
+type InMemory<T> = { [K in keyof T]: null extends T[K] ? Exclude<T[K], null> | undefined : T[K] };
+
+/**
+ * The verifier's report and its parts: the check report's fields (check-report.ts, the JSON form
+ * the stack outputs carry) with undefined for what the verifier did not learn, the failure codes
+ * typed, and the diagnostics the check report leaves out.
+ */
+export interface VerifyFailure extends CheckFailure {
   code: FailureCode;
-  message: string;
-  /** `host:port` of the node concerned, when one is. */
-  node?: string;
 }
 
-export interface ReplicaReport {
-  address: string;
-  zone: string | undefined;
-  crossAz: boolean;
-  linkUp: boolean;
+export interface ReplicaReport extends InMemory<CheckReplica> {
   /** Primary's replication offset minus this replica's, when both are known. */
   lagBytes?: number;
   nodeId?: string;
 }
 
 /** One Sentinel as the verifier saw it. */
-export interface SentinelReport {
-  /** `host:port` as given. */
-  address: string;
-  zone: string | undefined;
-  reachable: boolean;
+export interface SentinelReport extends Omit<InMemory<CheckSentinel>, "primary"> {
   /** The primary it names (`host:port`); undefined when unreachable or it knows none. */
   primary?: string;
-  /** Whether it names the primary the verifier checked. */
-  agrees: boolean;
   /** `quorum` from SENTINEL MASTER. */
   quorum?: number;
   /** SENTINEL CKQUORUM reply (or its error). */
@@ -68,27 +64,16 @@ export interface SentinelReport {
 }
 
 export interface ShardReport {
-  primary: {
-    address: string;
-    zone: string | undefined;
-    nodeId?: string;
-    /** e.g. ["0-5460", "6000"]; empty (slotCount 0) in replication mode. */
-    slotRanges: string[];
-    slotCount: number;
-    /** DBSIZE on the primary; undefined when not counted or not reachable. */
-    keys: number | undefined;
-  };
+  primary: InMemory<CheckPrimary> & { nodeId?: string };
   replicas: ReplicaReport[];
 }
 
-export interface TopologyReport {
-  ok: boolean;
-  mode: "cluster" | "replication";
+export interface TopologyReport extends Pick<
+  TopologyCheckReport,
+  "ok" | "mode" | "primariesPerZone" | "nodeCount" | "masterName"
+> {
   failures: VerifyFailure[];
   shards: ShardReport[];
-  /** Primaries per known zone (primaries with no known zone are not counted here). */
-  primariesPerZone: Record<string, number>;
-  nodeCount: number;
   clusterState?: string;
   slotsAssigned?: number;
   slotsOk?: number;
@@ -98,8 +83,7 @@ export interface TopologyReport {
   zoneCheck?: "checked" | "skipped";
   /** Informational observations that are not failures (skipped checks, view disagreements). */
   notes?: string[];
-  /** Replication mode with --sentinel: the master name asked and every Sentinel's view. */
-  masterName?: string;
+  /** Replication mode with --sentinel: every Sentinel's view (the master name asked is `masterName`). */
   sentinels?: SentinelReport[];
 }
 

@@ -19,7 +19,7 @@ import type { ReplicationTarget } from "../../benchmarks/drill/replication-targe
 import type { DrillTarget } from "../../benchmarks/drill/target.js";
 import { DirectConnector } from "../../benchmarks/topology/connector.js";
 import { readBackKeys } from "../../components/steps/failure-drill/read-back.js";
-import { toCheckReport } from "../../components/steps/topology-check/implementation.js";
+import { toCheckReport } from "../../benchmarks/verify/to-check-report.js";
 import { startTestCluster, startTestReplication } from "./drill-faults.js";
 import { runNodeBundle } from "../support/processes.js";
 

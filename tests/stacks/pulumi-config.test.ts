@@ -5,6 +5,7 @@ import { stackReport, STACK_REPORT_VERSION } from "../../stacks/outputs.js";
 import { parseStackConfig } from "../../config/schema.js";
 import { versions } from "../../versions.js";
 import type { TopologyReport } from "../../benchmarks/verify/verify-types.js";
+import { toCheckReport } from "../../benchmarks/verify/to-check-report.js";
 
 const SECRET = "pw-Z9q-very-distinct";
 
@@ -94,7 +95,7 @@ describe("stack report", () => {
 
   it("has the documented, versioned shape with null for what did not run", () => {
     const endpoints = { namespace: "valkey", write: "valkey-cluster.valkey.svc.cluster.local", read: null, port: 6379 };
-    const r = stackReport("cluster", config, endpoints, report, undefined);
+    const r = stackReport("cluster", config, endpoints, toCheckReport(report), undefined);
     expect(r.schemaVersion).toBe(STACK_REPORT_VERSION);
     expect(r).toMatchObject({
       project: "valkey-on-eks",

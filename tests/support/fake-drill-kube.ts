@@ -10,7 +10,7 @@ import { formatRecordLines, formatWritingLine } from "../../benchmarks/drill/rec
 import type { WriteRecord } from "../../benchmarks/drill/ledger.js";
 import type { DrillKubeApi, DrillNode, DrillPod } from "../../components/steps/failure-drill/kube-api.js";
 import type { DrillLoadManifests } from "../../components/steps/failure-drill/load-job.js";
-import type { TopologyCheckReport } from "../../components/steps/topology-check/implementation.js";
+import type { TopologyCheckReport } from "../../benchmarks/verify/check-report.js";
 
 /** A Running, ready pod on node `n`, as the drill's kube API lists one (uid `<name>-uid`). */
 export const drillPod = (name: string, podIP: string): DrillPod => ({

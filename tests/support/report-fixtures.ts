@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { parseResultsCsv, renderResultsCsv } from "../../benchmarks/run/results-csv.js";
 import type { ResultMode } from "../../benchmarks/run/result-row.js";
 import type { TopologyReport } from "../../benchmarks/verify/verify-types.js";
+import { toCheckReport } from "../../benchmarks/verify/to-check-report.js";
 import { loadStackFile } from "../../config/schema.js";
 import { stackReport, type StackReport } from "../../stacks/outputs.js";
 
@@ -37,7 +38,7 @@ export function fixtureStackReport(mode: ResultMode): StackReport {
     read: mode === "cluster" ? null : "valkey-replicas.valkey.svc.cluster.local",
     port: 6379,
   };
-  return stackReport(mode, config, endpoints, verify.after, { rows, csv: renderResultsCsv(rows) });
+  return stackReport(mode, config, endpoints, toCheckReport(verify.after), { rows, csv: renderResultsCsv(rows) });
 }
 
 /** Writes `value` as JSON to `<dir>/<name>` and returns the path. */

@@ -29,7 +29,7 @@ import { hasWritingLine, parseRecordLines } from "../../../benchmarks/drill/reco
 import { failoverSteps, sentinelEventRows, type SentinelEventRow } from "../../../benchmarks/drill/sentinel-events.js";
 import { renderDrillsCsv } from "../../../benchmarks/drill/drill-table.js";
 import { dynamicProtocol } from "../kit/protocol.js";
-import type { TopologyCheckReport } from "../topology-check/implementation.js";
+import type { TopologyCheckReport } from "../../../benchmarks/verify/check-report.js";
 import { injectFault, notBackYet, podOfAddress, type InjectedFault } from "./faults.js";
 import { labelRanges, shardLabel } from "../../../benchmarks/drill/writers.js";
 import { UNSUPPORTED_DEPLOYED_FAULTS } from "../../../vocabulary/faults.js";

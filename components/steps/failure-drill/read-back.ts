@@ -8,7 +8,7 @@ import type { Redis } from "ioredis";
 import { readInBatches } from "../../../benchmarks/drill/target.js";
 import type { Connector } from "../../../benchmarks/topology/connector.js";
 import { parseEndpoint } from "../../../vocabulary/endpoint.js";
-import type { TopologyCheckReport } from "../topology-check/implementation.js";
+import type { TopologyCheckReport } from "../../../benchmarks/verify/check-report.js";
 
 async function getMany(client: Redis, keys: string[]): Promise<{ value: string | null; moved: boolean }[]> {
   const results = (await client.pipeline(keys.map((k) => ["get", k])).exec()) ?? [];

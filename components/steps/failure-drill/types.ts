@@ -2,7 +2,7 @@
 import type { DurabilityConfig } from "../../../benchmarks/drill/bounds.js";
 import type { DrillOutcome } from "../../../benchmarks/drill/ledger.js";
 import type { FailoverSteps, SentinelEventRow } from "../../../benchmarks/drill/sentinel-events.js";
-import type { TopologyCheckReport } from "../topology-check/types.js";
+import type { TopologyCheckReport } from "../../../benchmarks/verify/check-report.js";
 import type { DetectionWatch } from "./detection.js";
 import type { DrillKubeApi, DrillPod } from "./kube-api.js";
 

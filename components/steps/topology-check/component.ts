@@ -9,7 +9,6 @@
 import { defineStep, type StepArgs } from "../kit/define-step.js";
 import { checkStep } from "./declaration.js";
 
-export type { TopologyCheckReport } from "./implementation.js";
 export type TopologyCheckArgs = StepArgs<typeof checkStep>;
 
 export class TopologyCheck extends defineStep(checkStep, {

@@ -7,6 +7,7 @@
 import { formatTopologyReport } from "../../../benchmarks/verify/format-report.js";
 import { verifyTopology } from "../../../benchmarks/verify/verify-topology.js";
 import type { TopologyReport } from "../../../benchmarks/verify/verify-types.js";
+import { toCheckReport } from "../../../benchmarks/verify/to-check-report.js";
 import type { Redis } from "ioredis";
 import type { Connector } from "../../../benchmarks/topology/connector.js";
 import type { NodeEndpoint } from "../../../vocabulary/endpoint.js";
@@ -17,13 +18,11 @@ import { discoverPods, PodsNotUsableError, unusablePods, type DiscoveredPod } fr
 import { KubernetesZoneSource } from "../../kubernetes/zone-source.js";
 import { ROLE_LABEL } from "../../shared.js";
 import { kubeDeps, podEndpoint, usablePods, type KubeDeps } from "../kit/kube-access.js";
-import { dynamicProtocol, jsonSafe } from "../kit/protocol.js";
+import { dynamicProtocol } from "../kit/protocol.js";
 import type { Parsed } from "../kit/inputs.js";
 import { checkStep, type TopologyCheckInputs, type TopologyCheckOutputs, type verifierFields } from "./declaration.js";
 
 export type { TopologyCheckInputs, TopologyCheckOutputs } from "./declaration.js";
-export type { TopologyCheckReport } from "./types.js";
-import type { TopologyCheckReport } from "./types.js";
 
 export class TopologyCheckError extends Error {
   constructor(readonly report: TopologyReport) {
@@ -31,43 +30,6 @@ export class TopologyCheckError extends Error {
     super(`topology check failed (${report.mode} mode): ${codes}\n${formatTopologyReport(report)}`);
     this.name = "TopologyCheckError";
   }
-}
-
-export function toCheckReport(r: TopologyReport): TopologyCheckReport {
-  return jsonSafe({
-    ok: r.ok,
-    mode: r.mode,
-    failures: r.failures,
-    shards: r.shards.map((s) => ({
-      primary: {
-        address: s.primary.address,
-        zone: s.primary.zone ?? null,
-        slotRanges: s.primary.slotRanges,
-        slotCount: s.primary.slotCount,
-        keys: s.primary.keys ?? null,
-      },
-      replicas: s.replicas.map((x) => ({
-        address: x.address,
-        zone: x.zone ?? null,
-        crossAz: x.crossAz,
-        linkUp: x.linkUp,
-      })),
-    })),
-    primariesPerZone: r.primariesPerZone,
-    nodeCount: r.nodeCount,
-    ...(r.sentinels === undefined
-      ? {}
-      : {
-          masterName: r.masterName,
-          sentinels: r.sentinels.map((x) => ({
-            address: x.address,
-            zone: x.zone ?? null,
-            reachable: x.reachable,
-            agrees: x.agrees,
-            primary: x.primary ?? null,
-          })),
-        }),
-  });
 }
 
 /** Cluster mode: every pod (discovery starts at the first that answers). Replication: the primary. */

@@ -22,9 +22,9 @@ import {
 } from "../../../components/steps/failure-drill/load-job.js";
 import { readBackKeys } from "../../../components/steps/failure-drill/read-back.js";
 import { kubeDeps } from "../../../components/steps/kit/kube-access.js";
+import { toCheckReport } from "../../../benchmarks/verify/to-check-report.js";
 import {
   kubernetesVerifier,
-  toCheckReport,
   type KubernetesVerifier,
   type VerifierInputs,
 } from "../../../components/steps/topology-check/implementation.js";
