@@ -16,7 +16,7 @@
 import { releaseLabels, type Placement } from "../shared.js";
 import { configHash } from "./config-map.js";
 import { renderHaproxyCfg } from "../../pod/haproxy-cfg.js";
-import type { PodDisruptionBudget, Service } from "./k8s-types.js";
+import type { PodDisruptionBudget, PodSpec, Service } from "./k8s-types.js";
 import { HOSTNAME_LABEL, podAffinity, toKubeTolerations, zoneSpread } from "./pod-placement.js";
 import { hardenedPod, restrictedContainer } from "./pod-security.js";
 import { SENTINEL_PORT } from "../../vocabulary/ports.js";
@@ -72,9 +72,9 @@ export interface HaproxyManifests {
   pdb: PodDisruptionBudget;
 }
 
-export function buildHaproxyManifests(o: HaproxyManifestOptions): HaproxyManifests {
-  const labels = haproxyLabels(o.release);
-  const renderCfg = (password: string | undefined): string =>
+/** haproxy.cfg for a password: the members and Sentinels by their stable DNS names, re-resolved. */
+function cfgRenderer(o: HaproxyManifestOptions): HaproxyManifests["renderCfg"] {
+  return (password: string | undefined): string =>
     renderHaproxyCfg({
       servers: o.members.map((m) => ({ name: m.name, host: m.dnsName, port: o.memberPort })),
       sentinels: o.sentinels.map((x) => ({ name: x.name, host: x.dnsName, port: SENTINEL_PORT })),
@@ -85,15 +85,55 @@ export function buildHaproxyManifests(o: HaproxyManifestOptions): HaproxyManifes
       password,
       dnsResolve: true,
     });
-  // Rolls the proxies when the members change; the hash is of a password-free rendering.
-  const hash = configHash({ [HAPROXY_CFG_KEY]: renderCfg(undefined) });
+}
+
+/** The members' soft per-node anti-affinity, replaced by: the proxies apart by node when they can be. */
+function haproxyAffinity(o: HaproxyManifestOptions, labels: Record<string, string>): ReturnType<typeof podAffinity> {
   const affinity = podAffinity(o.memberSelector, o.placement.zones);
   affinity.podAntiAffinity = {
     preferredDuringSchedulingIgnoredDuringExecution: [
       { weight: 100, podAffinityTerm: { topologyKey: HOSTNAME_LABEL, labelSelector: { matchLabels: { ...labels } } } },
     ],
   };
-  const deployment: Deployment = {
+  return affinity;
+}
+
+/** The proxy: ready while some member qualifies for writes (`/ready`), alive while the write port accepts. */
+function haproxyContainer(o: HaproxyManifestOptions): NonNullable<PodSpec["containers"]>[number] {
+  return {
+    name: "haproxy",
+    image: o.image,
+    imagePullPolicy: "IfNotPresent",
+    command: ["haproxy", "-W", "-db", "-f", `${HAPROXY_CFG_DIR}/${HAPROXY_CFG_KEY}`],
+    ports: [
+      { name: "write", containerPort: HAPROXY_WRITE_PORT, protocol: "TCP" },
+      { name: "read", containerPort: HAPROXY_READ_PORT, protocol: "TCP" },
+      { name: "status", containerPort: HAPROXY_STATUS_PORT, protocol: "TCP" },
+    ],
+    resources: HAPROXY_RESOURCES,
+    readinessProbe: {
+      httpGet: { path: "/ready", port: "status" },
+      initialDelaySeconds: 2,
+      periodSeconds: 5,
+      timeoutSeconds: 2,
+      failureThreshold: 3,
+    },
+    livenessProbe: {
+      tcpSocket: { port: HAPROXY_WRITE_PORT },
+      initialDelaySeconds: 10,
+      periodSeconds: 10,
+      timeoutSeconds: 3,
+      failureThreshold: 6,
+    },
+    volumeMounts: [{ name: "cfg", mountPath: HAPROXY_CFG_DIR, readOnly: true }],
+    securityContext: restrictedContainer(),
+  };
+}
+
+/** The proxies' Deployment; `hash` (of the password-free cfg) rolls them when the members change. */
+function haproxyDeployment(o: HaproxyManifestOptions, labels: Record<string, string>, hash: string): Deployment {
+  const affinity = haproxyAffinity(o, labels);
+  return {
     metadata: { name: o.deployment, namespace: o.namespace, labels },
     spec: {
       replicas: HAPROXY_REPLICAS,
@@ -108,41 +148,20 @@ export function buildHaproxyManifests(o: HaproxyManifestOptions): HaproxyManifes
           // Two proxies over the zones (hard spread): losing a zone keeps one.
           topologySpreadConstraints: [zoneSpread(labels, o.placement.zones.length)],
           ...hardenedPod(HAPROXY_UID, 10),
-          containers: [
-            {
-              name: "haproxy",
-              image: o.image,
-              imagePullPolicy: "IfNotPresent",
-              command: ["haproxy", "-W", "-db", "-f", `${HAPROXY_CFG_DIR}/${HAPROXY_CFG_KEY}`],
-              ports: [
-                { name: "write", containerPort: HAPROXY_WRITE_PORT, protocol: "TCP" },
-                { name: "read", containerPort: HAPROXY_READ_PORT, protocol: "TCP" },
-                { name: "status", containerPort: HAPROXY_STATUS_PORT, protocol: "TCP" },
-              ],
-              resources: HAPROXY_RESOURCES,
-              readinessProbe: {
-                httpGet: { path: "/ready", port: "status" },
-                initialDelaySeconds: 2,
-                periodSeconds: 5,
-                timeoutSeconds: 2,
-                failureThreshold: 3,
-              },
-              livenessProbe: {
-                tcpSocket: { port: HAPROXY_WRITE_PORT },
-                initialDelaySeconds: 10,
-                periodSeconds: 10,
-                timeoutSeconds: 3,
-                failureThreshold: 6,
-              },
-              volumeMounts: [{ name: "cfg", mountPath: HAPROXY_CFG_DIR, readOnly: true }],
-              securityContext: restrictedContainer(),
-            },
-          ],
+          containers: [haproxyContainer(o)],
           volumes: [{ name: "cfg", secret: { secretName: o.cfgSecret, defaultMode: 0o440 } }],
         },
       },
     },
   };
+}
+
+export function buildHaproxyManifests(o: HaproxyManifestOptions): HaproxyManifests {
+  const labels = haproxyLabels(o.release);
+  const renderCfg = cfgRenderer(o);
+  // Rolls the proxies when the members change; the hash is of a password-free rendering.
+  const hash = configHash({ [HAPROXY_CFG_KEY]: renderCfg(undefined) });
+  const deployment = haproxyDeployment(o, labels, hash);
   const meta = (name: string): { name: string; namespace: string; labels: Record<string, string> } => ({
     name,
     namespace: o.namespace,
