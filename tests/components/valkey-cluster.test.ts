@@ -146,12 +146,16 @@ describe("ValkeyCluster", () => {
     // The probe's timeout covers its three bounded valkey-cli calls.
     expect(c.readinessProbe?.timeoutSeconds).toBeGreaterThanOrEqual(7);
     const data = manifest<ConfigMap>(mocks.get("kubernetes:core/v1:ConfigMap", "vc-config")).data ?? {};
-    expect(data["start.sh"]).toContain(
-      `( sh '/etc/valkey/heal.sh' "$$"; sh '/etc/valkey/rejoin.sh' "$$"; exec sh '/etc/valkey/failback.sh' "$$" ) </dev/null &`,
+    // heal, rejoin, then failback exec'd, in one background subshell (run for real by
+    // cluster-heal-script.test.ts and az-failback-script.test.ts).
+    expect(data["start.sh"]).toMatch(
+      /^background='\/etc\/valkey\/heal\.sh \/etc\/valkey\/rejoin\.sh \/etc\/valkey\/failback\.sh'$/m,
     );
     // A lost volume (no nodes.conf): the rejoin gate runs before the server starts.
+    expect(data["start.sh"]).toMatch(/^rejoin_gate='\/etc\/valkey\/rejoin\.sh'$/m);
+    expect(data["start.sh"]).toMatch(/^data_dir='\/data'$/m);
     expect(data["start.sh"]).toContain(
-      `if [ ! -e '/data/nodes.conf' ]; then sh '/etc/valkey/rejoin.sh' gate </dev/null || true; fi`,
+      `if [ -n "$rejoin_gate" ] && [ ! -e "$data_dir/nodes.conf" ]; then sh "$rejoin_gate" gate </dev/null || true; fi`,
     );
     expect(data["rejoin.sh"]).toContain("cluster forget");
     expect(data["failback.sh"]).toContain("cluster failover");
