@@ -22,6 +22,7 @@ import { loadTransfers } from "./transfer-section.js";
 import { loadSloSweeps } from "./slo-section.js";
 import type { MixJobExtras } from "../run/mix-job-result.js";
 import { verifierReportJsonSchema, type VerifierReportJson } from "../verify/check-report.js";
+import { replicaJson } from "../verify/to-check-report.js";
 import type { ReportSource, TopologyShard, TopologyView, WorkloadView } from "./model.js";
 import { RUN_META_FILE, runMetaSchema, type RunMeta } from "./run-meta.js";
 
@@ -100,12 +101,7 @@ function viewOf(mode: ResultMode, r: VerifierReportJson): TopologyView {
     zone: s.primary.zone ?? null,
     slotRanges: s.primary.slotRanges,
     keys: s.primary.keys ?? null,
-    replicas: s.replicas.map((x) => ({
-      address: x.address,
-      zone: x.zone ?? null,
-      crossAz: x.crossAz,
-      linkUp: x.linkUp,
-    })),
+    replicas: s.replicas.map(replicaJson),
   }));
   return {
     mode,

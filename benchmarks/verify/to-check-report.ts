@@ -2,6 +2,16 @@
 import type { TopologyCheckReport } from "./check-report.js";
 import type { TopologyReport } from "./verify-types.js";
 
+/** A replica as the check report and the report page show it: its zone null when unknown. */
+export function replicaJson(x: { address: string; zone?: string | null; crossAz: boolean; linkUp: boolean }): {
+  address: string;
+  zone: string | null;
+  crossAz: boolean;
+  linkUp: boolean;
+} {
+  return { address: x.address, zone: x.zone ?? null, crossAz: x.crossAz, linkUp: x.linkUp };
+}
+
 /** The verifier's report as a check report: unknowns null, the verifier's diagnostics dropped, JSON-safe. */
 export function toCheckReport(r: TopologyReport): TopologyCheckReport {
   const report: TopologyCheckReport = {
@@ -16,12 +26,7 @@ export function toCheckReport(r: TopologyReport): TopologyCheckReport {
         slotCount: s.primary.slotCount,
         keys: s.primary.keys ?? null,
       },
-      replicas: s.replicas.map((x) => ({
-        address: x.address,
-        zone: x.zone ?? null,
-        crossAz: x.crossAz,
-        linkUp: x.linkUp,
-      })),
+      replicas: s.replicas.map(replicaJson),
     })),
     primariesPerZone: r.primariesPerZone,
     nodeCount: r.nodeCount,
