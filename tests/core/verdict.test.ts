@@ -15,6 +15,7 @@ import { LocalFleet } from "../../benchmarks/local/valkey-process.js";
 import { runWorkload } from "../../benchmarks/run/benchmark-runner.js";
 import type { ResultMode, ResultRow } from "../../benchmarks/run/result-row.js";
 import { aggregateRuns } from "../../benchmarks/run/run-spread.js";
+import { clientCpuText } from "../../benchmarks/run/client-cpu.js";
 import { REPLICATION_PATH_NOTES } from "../../benchmarks/run/replication-paths.js";
 import { loadSource } from "../../benchmarks/report/load.js";
 import type { ReportSource } from "../../benchmarks/report/model.js";
@@ -374,19 +375,23 @@ describe("verdict on real runs: two sets of runs of the SAME valkey-server", () 
     const fleet = new LocalFleet();
     const server = await fleet.start({ name: "same", save: "", appendonly: false });
     const client = resolveBinaries().benchmark;
-    // Short runs (no re-run), one client thread (whole-ms windows, not 250 ms ticks), six rounds,
-    // the order alternating (A B, B A, ...) so neither side always runs first.
+    // Six rounds, the order alternating (A B, B A, ...) so neither side always runs first. Two client
+    // threads: the client may use both cores, so the single-threaded server, not the load generator,
+    // is the limit (with one thread the client sat at 82–96 % of its core, i.e. on the edge of
+    // client-bound, and the verdict rightly refused the rows as ceilings). Each run at least 1 s (the
+    // runner's re-run rule): with two threads the tool's window is rounded to 250 ms ticks, and the
+    // client's CPU share is counted in 10 ms ticks, so a 30 ms run would measure neither.
     const workload = {
       name: "same",
-      requests: 30_000,
+      requests: 100_000,
       clients: 50,
       pipeline: 16,
       dataSize: 256,
-      threads: 1,
+      threads: 2,
       keyspaceLength: 100_000,
       tests: ["set" as const],
-      minDurationSeconds: 0,
-      maxRequests: 30_000,
+      minDurationSeconds: 1,
+      maxRequests: 5_000_000,
     };
     const run = (mode: ResultMode) =>
       runWorkload({
@@ -416,6 +421,8 @@ describe("verdict on real runs: two sets of runs of the SAME valkey-server", () 
     const [r, c] = [source("replication"), source("cluster")];
     expect(r.rows[0]?.runs).toBe(6);
     expect(c.rows[0]?.runs).toBe(6);
+    // The premise: server ceilings, not the client's (else the verdict must skip them, and does).
+    for (const s of [r, c]) expect(s.rows[0]?.client_bound, clientCpuText(s.rows[0] as ResultRow)).toBe(false);
     const lines = verdict({ replication: r, cluster: c });
     const writes = line(lines, "writes").text;
     const set = (s: ReportSource) => s.rows[0] as ResultRow;
