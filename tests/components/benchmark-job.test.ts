@@ -62,13 +62,19 @@ describe("BenchmarkJob (mocked engine)", () => {
     const [sh, flag, script] = c.command as string[];
     expect([sh, flag]).toEqual(["/bin/sh", "-c"]);
     for (const t of ["set", "get", "incr"]) {
-      expect(script).toContain(
-        `${t}) bench 3600 '-h' 'valkey-cluster.valkey.svc' '-p' '6379' '--cluster' '-n' "$req" '-c' '50' '-P' '16' '-d' '256' '--threads' '4' '-r' '1000000' '-t' '${t}' '--csv' ;;`,
+      // One line of test_args per test: the core's argv without `-n` (the script adds `-n "$req"` per run).
+      expect(script).toMatch(
+        new RegExp(
+          `^(test_args=')?${t} -h valkey-cluster\\.valkey\\.svc -p 6379 --cluster -c 50 -P 16 -d 256 --threads 4 -r 1000000 -t ${t} --csv'?$`,
+          "m",
+        ),
       );
     }
-    expect(script).toContain("req=500000");
-    expect(script).toContain("MAXREQ='50000000'");
-    expect(script).toContain("MIN='5'");
+    expect(script).toContain(`bench "$run_timeout_s" $args -n "$req"`);
+    expect(script).toMatch(/^run_timeout_s=3600$/m);
+    expect(script).toMatch(/^requests=500000$/m);
+    expect(script).toMatch(/^max_requests=50000000$/m);
+    expect(script).toMatch(/^min_duration='5'$/m);
     expect(c.env).toEqual([
       { name: "TMPDIR", value: "/tmp" },
       { name: "VALKEY_PASSWORD", valueFrom: { secretKeyRef: { name: "valkey-auth", key: PASSWORD_SECRET_KEY } } },
@@ -90,7 +96,7 @@ describe("BenchmarkJob (mocked engine)", () => {
   it("replication mode targets the primary Service without --cluster", async () => {
     const { job } = await deployed("replication");
     const script = (at(job.inputs, "spec", "template", "spec", "containers", 0, "command") as string[])[2] ?? "";
-    expect(script).toContain("'-h' 'valkey-primary.valkey.svc' '-p' '6379' '-n' \"$req\"");
+    expect(script).toMatch(/^(test_args=')?set -h valkey-primary\.valkey\.svc -p 6379 -c 50 /m);
     expect(script).not.toContain("--cluster");
   });
 });

@@ -239,3 +239,14 @@ describe("the benchmark Job script against real valkey-server processes", () => 
     expect(rows[0]?.notes).toMatch(/^rerun: first run/);
   });
 });
+
+describe("the benchmark Job script's rendered argument lists", () => {
+  it("refuses a host or client that sh would split or expand, naming the argument", () => {
+    const o = { workload: SMALL, mode: "replication" as const, target: { host: "valkey primary", port: 6379 } };
+    expect(() => buildBenchmarkScript(o)).toThrow(/argument 'valkey primary' must be non-empty and hold no space/);
+    const star = { ...o, target: { host: "valkey-*", port: 6379 } };
+    expect(() => buildBenchmarkScript(star)).toThrow(/argument 'valkey-\*'/);
+    const cli = { ...o, target: { host: "h", port: 6379 }, cli: "valkey-cli;id" };
+    expect(() => buildBenchmarkScript(cli)).toThrow(/barrier cli arguments: argument 'valkey-cli;id'/);
+  });
+});

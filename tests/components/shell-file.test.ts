@@ -49,6 +49,7 @@ describe("pod scripts as shell files", () => {
     const files = readdirSync(SHELL_DIR).sort();
     expect(files).toEqual([
       "backup.sh",
+      "benchmark-job.sh",
       "cluster-failback.sh",
       "cluster-heal.sh",
       "cluster-prestop.sh",
