@@ -11,10 +11,12 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { parseManifest, type BackupManifest } from "../../pod/backup-manifest.js";
-import { renderBackupScript } from "../../pod/backup-script.js";
-import { RESTORE_MESSAGE_ENV } from "../../pod/restore-message.js";
-import { renderRestoreScript, type RestoreScriptOptions } from "../../pod/restore-script.js";
+import { BACKUP_ENV, BACKUP_SCRIPT, backupPod, type BackupTargets } from "../../pod/backup-pod.js";
+import { RESTORE_ENV, restorePod } from "../../pod/restore-pod.js";
+import type { RestoreScriptOptions } from "../../pod/restore-script.js";
+import { requireStepEnv, type ScriptStep } from "../../pod/script-step.js";
 import { CLI_AUTH_ENV } from "../../pod/definition.js";
+import { shQuote } from "../../pod/sh-cli.js";
 import { resolveBinaries } from "../binaries.js";
 import { renderLocalValkeyConf, type LocalServerOptions } from "../local/valkey-config-file.js";
 import { waitForReplicaLinks } from "../local/local-replication.js";
@@ -42,9 +44,9 @@ export function checkRdbBinary(dir: string, server: string = resolveBinaries().s
 /** The environment backup.sh / restore.sh read, locally. */
 export function scriptEnv(s3: S3Env, binDir: string, password: string | undefined): Record<string, string> {
   const env: Record<string, string> = {
-    AWS_CLI: s3.awsCli,
-    VALKEY_CLI: resolveBinaries().cli.path,
-    VALKEY_CHECK_RDB: checkRdbBinary(binDir),
+    [BACKUP_ENV.awsCli]: s3.awsCli,
+    [BACKUP_ENV.cli]: resolveBinaries().cli.path,
+    [BACKUP_ENV.checkRdb]: checkRdbBinary(binDir),
     // No profile or credentials file of this machine's user leaks in.
     AWS_CONFIG_FILE: "/dev/null",
     AWS_SHARED_CREDENTIALS_FILE: "/dev/null",
@@ -52,7 +54,7 @@ export function scriptEnv(s3: S3Env, binDir: string, password: string | undefine
     AWS_PAGER: "",
     ...s3.credentials,
   };
-  if (s3.endpointUrl !== undefined) env.AWS_ENDPOINT_URL = s3.endpointUrl;
+  if (s3.endpointUrl !== undefined) env[BACKUP_ENV.endpoint] = s3.endpointUrl;
   if (password !== undefined) for (const name of CLI_AUTH_ENV) env[name] = password;
   return env;
 }
@@ -69,11 +71,21 @@ export interface LocalBackupResult {
 export type BackupSource =
   { plan: BackupPlan } | { seed: { mode: "cluster" | "replication"; host: string; port: number } };
 
-function writeBackupScript(dir: string): string {
+/** The files of a definition, written into `dir` (owner-only). */
+function writeFiles(dir: string, files: Record<string, string>): void {
   mkdirSync(dir, { recursive: true });
-  const script = join(dir, "backup.sh");
-  writeFileSync(script, renderBackupScript(), { mode: 0o600 });
-  return script;
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text, { mode: 0o600 });
+}
+
+/** Runs `step` of a definition with `env` (its script's variables checked first), within `timeout` ms. */
+async function runStep(what: string, step: ScriptStep, env: NodeJS.ProcessEnv, timeout: number) {
+  requireStepEnv(
+    what,
+    step,
+    Object.keys(env).filter((k) => env[k] !== undefined),
+  );
+  const [cmd, ...args] = step.command as [string, ...string[]];
+  return run(cmd, args, { env, timeout });
 }
 
 /** backup.sh's own plan (`backup.sh plan MODE HOST PORT`): one target argument per shard. */
@@ -86,14 +98,16 @@ export async function planWithScript(o: {
   password?: string;
   allowPrimary?: boolean;
 }): Promise<string[]> {
-  const script = writeBackupScript(o.dir);
+  writeFiles(o.dir, backupPod({ mode: o.mode, from: { seed: o }, configDir: o.dir }).files);
   const env = {
     ...process.env,
     ...scriptEnv(o.s3, join(o.dir, "bin"), o.password),
-    BACKUP_WORK_DIR: join(o.dir, "work"),
-    ...(o.allowPrimary ? { BACKUP_ALLOW_PRIMARY: "1" } : {}),
+    [BACKUP_ENV.workDir]: join(o.dir, "work"),
+    ...(o.allowPrimary ? { [BACKUP_ENV.allowPrimary]: "1" } : {}),
   };
   try {
+    // `plan` is no step of the pod (its snapshot-from plans, then snapshots): asked here on its own.
+    const script = join(o.dir, BACKUP_SCRIPT);
     const { stdout } = await run("sh", [script, "plan", o.mode, o.host, String(o.port)], { env, timeout: 60_000 });
     return stdout.split("\n").filter((l) => l !== "");
   } catch (err) {
@@ -106,22 +120,23 @@ export async function planWithScript(o: {
 export async function runLocalBackup(
   o: BackupSource & { dir: string; uri: string; id?: string; s3: S3Env; password?: string },
 ): Promise<LocalBackupResult> {
-  const script = writeBackupScript(o.dir);
+  const [mode, from]: [BackupManifest["mode"], BackupTargets] =
+    "plan" in o
+      ? [o.plan.mode, { targets: o.plan.targets.map(targetArg) }]
+      : [o.seed.mode, { seed: { host: o.seed.host, port: o.seed.port } }];
+  const pod = backupPod({ mode, from, configDir: o.dir });
+  writeFiles(o.dir, pod.files);
   const work = join(o.dir, "work");
   const env = {
     ...process.env,
     ...scriptEnv(o.s3, join(o.dir, "bin"), o.password),
-    BACKUP_WORK_DIR: work,
-    BACKUP_URI: o.uri,
-    ...(o.id ? { BACKUP_ID: o.id } : {}),
+    [BACKUP_ENV.workDir]: work,
+    [BACKUP_ENV.uri]: o.uri,
+    ...(o.id ? { [BACKUP_ENV.id]: o.id } : {}),
   };
-  const args =
-    "plan" in o
-      ? ["all", o.plan.mode, ...o.plan.targets.map(targetArg)]
-      : ["all-from", o.seed.mode, o.seed.host, String(o.seed.port)];
   const started = Date.now();
   try {
-    const { stdout, stderr } = await run("sh", [script, ...args], { env, timeout: 600_000 });
+    const { stdout, stderr } = await runStep("local backup", pod.all, env, 600_000);
     const uri = stdout.trim().replace(/\/$/, "");
     const manifest = parseManifest(readFileSync(join(work, "manifest.json"), "utf8"), `${uri}/manifest.json`);
     return { uri, manifest, stderr, durationMs: Date.now() - started };
@@ -167,26 +182,31 @@ export function restoredMemberLaunch(o: RestoredMemberOptions): (ctx: LaunchCont
         mode: 0o600,
       },
     );
-    const script = join(ctx.dir, "restore.sh");
-    writeFileSync(script, renderRestoreScript({ ...o.restore, dataDir: ctx.dir }), { mode: 0o600 });
+    const pod = restorePod({ ...o.restore, dataDir: ctx.dir, configDir: ctx.dir });
+    writeFiles(ctx.dir, pod.files);
+    const env = {
+      // The password too: the place step asks the peers whether the topology is already formed.
+      ...scriptEnv(o.s3, o.binDir, o.server.password),
+      [RESTORE_ENV.from]: o.from,
+      [RESTORE_ENV.shard]: String(o.shard),
+      [RESTORE_ENV.messageFile]: restoreMessageFile(ctx.dir),
+      ...(o.peers === undefined ? {} : { [RESTORE_ENV.peers]: o.peers.join(" ") }),
+    };
+    for (const [name, step] of Object.entries({ fetch: pod.fetch, place: pod.place })) {
+      requireStepEnv(`local restore ${name}`, step, Object.keys(env));
+    }
+    // The pod's two init containers, then the server; the server never starts when either fails.
+    const line = (step: ScriptStep) => step.command.map(shQuote).join(" ");
     return {
       command: "sh",
       args: [
         "-c",
-        'sh "$1" fetch && sh "$1" place && exec "$2" "$3"',
+        `${line(pod.fetch)} && ${line(pod.place)} && exec "$1" "$2"`,
         "restore-then-start",
-        script,
         resolveBinaries().server.path,
         conf,
       ],
-      env: {
-        // The password too: the place step asks the peers whether the topology is already formed.
-        ...scriptEnv(o.s3, o.binDir, o.server.password),
-        RESTORE_FROM: o.from,
-        RESTORE_SHARD: String(o.shard),
-        [RESTORE_MESSAGE_ENV]: restoreMessageFile(ctx.dir),
-        ...(o.peers === undefined ? {} : { RESTORE_PEERS: o.peers.join(" ") }),
-      },
+      env,
     };
   };
 }

@@ -10,7 +10,8 @@
  * through VALKEYCLI_AUTH / REDISCLI_AUTH from the Secret, never argv. Runs never overlap (Forbid).
  */
 import type { BackupConfig, ValkeyMode } from "../../config/types.js";
-import { renderBackupScript } from "../../pod/backup-script.js";
+import { BACKUP_ENV, BACKUP_SCRIPT, backupPod, type BackupPodDefinition } from "../../pod/backup-pod.js";
+import { requireStepEnv, type ScriptStep } from "../../pod/script-step.js";
 import { VALKEY_PORT } from "../../vocabulary/ports.js";
 import { CLIENT_LABEL, releaseLabels, type Placement } from "../shared.js";
 import type { ConfigMap, Container, CronJob, ServiceAccount } from "./k8s-types.js";
@@ -18,7 +19,7 @@ import { cliAuthEnv } from "./pod-env.js";
 import { hardenedPod, restrictedContainer } from "./pod-security.js";
 import { VALKEY_UID } from "./statefulset.js";
 
-export const BACKUP_SCRIPT_KEY = "backup.sh";
+export const BACKUP_SCRIPT_KEY = BACKUP_SCRIPT;
 /** `app.kubernetes.io/name` of the backup objects and pods. */
 export const BACKUP_POD_NAME = "valkey-backup";
 /** The ConfigMap key holding `s3://bucket/prefix` (the component sets it when the bucket is created). */
@@ -75,43 +76,65 @@ function backupLabels(release: string): Record<string, string> {
   };
 }
 
+/** `c` running `step`, refused when its env lacks a variable the step's script needs. */
+function stepContainer(c: Container & { env: NonNullable<Container["env"]> }, step: ScriptStep): Container {
+  requireStepEnv(
+    `backup container ${c.name}`,
+    step,
+    c.env.map((e) => e.name),
+  );
+  return { ...c, command: step.command };
+}
+
 /** The init container: `backup.sh snapshot-from` with valkey-cli, into the work dir. */
-function snapshotContainer(i: BackupCronJobInput, mounts: VolumeMounts): Container {
-  return {
-    name: "snapshot",
-    image: i.valkeyImage,
-    command: ["sh", `${SCRIPT_MOUNT}/${BACKUP_SCRIPT_KEY}`, "snapshot-from", i.mode, i.seedHost, String(VALKEY_PORT)],
-    env: [
-      { name: "BACKUP_WORK_DIR", value: WORK_DIR },
-      { name: "BACKUP_ALLOW_PRIMARY", value: i.backup.allowPrimary ? "1" : "0" },
-      ...cliAuthEnv(i.secretName),
-    ],
-    volumeMounts: mounts,
-    securityContext: restrictedContainer(),
-  };
+function snapshotContainer(i: BackupCronJobInput, pod: BackupPodDefinition, mounts: VolumeMounts): Container {
+  return stepContainer(
+    {
+      name: "snapshot",
+      image: i.valkeyImage,
+      env: [
+        { name: BACKUP_ENV.workDir, value: WORK_DIR },
+        { name: BACKUP_ENV.allowPrimary, value: i.backup.allowPrimary ? "1" : "0" },
+        ...cliAuthEnv(i.secretName),
+      ],
+      volumeMounts: mounts,
+      securityContext: restrictedContainer(),
+    },
+    pod.snapshot,
+  );
 }
 
 /** The container: `backup.sh upload` with the AWS CLI, the manifest last. */
-function uploadContainer(i: BackupCronJobInput, names: BackupNames, mounts: VolumeMounts): Container {
+function uploadContainer(
+  i: BackupCronJobInput,
+  pod: BackupPodDefinition,
+  names: BackupNames,
+  mounts: VolumeMounts,
+): Container {
+  const container = stepContainer(
+    {
+      name: "upload",
+      image: i.backup.awsCliImage,
+      env: [
+        { name: BACKUP_ENV.workDir, value: WORK_DIR },
+        { name: BACKUP_ENV.uri, valueFrom: { configMapKeyRef: { name: names.configMap, key: BACKUP_URI_KEY } } },
+        { name: "AWS_REGION", value: i.region },
+        // byo: an S3-compatible server (backup.sh passes it as --endpoint-url).
+        ...(i.backup.endpoint === undefined ? [] : [{ name: BACKUP_ENV.endpoint, value: i.backup.endpoint }]),
+        // The CLI caches under $HOME; the root filesystem is read-only.
+        { name: "HOME", value: WORK_DIR },
+      ],
+      volumeMounts: mounts,
+      securityContext: restrictedContainer(),
+    },
+    pod.upload,
+  );
   return {
-    name: "upload",
-    image: i.backup.awsCliImage,
-    command: ["sh", `${SCRIPT_MOUNT}/${BACKUP_SCRIPT_KEY}`, "upload", i.mode],
-    env: [
-      { name: "BACKUP_WORK_DIR", value: WORK_DIR },
-      { name: "BACKUP_URI", valueFrom: { configMapKeyRef: { name: names.configMap, key: BACKUP_URI_KEY } } },
-      { name: "AWS_REGION", value: i.region },
-      // byo: an S3-compatible server (backup.sh passes it as --endpoint-url).
-      ...(i.backup.endpoint === undefined ? [] : [{ name: "AWS_ENDPOINT_URL", value: i.backup.endpoint }]),
-      // The CLI caches under $HOME; the root filesystem is read-only.
-      { name: "HOME", value: WORK_DIR },
-    ],
+    ...container,
     // byo: the keys from the user's own Secret (eks: none, Pod Identity gives the credentials).
     ...(i.backup.credentialsSecret === undefined
       ? {}
       : { envFrom: [{ secretRef: { name: i.backup.credentialsSecret } }] }),
-    volumeMounts: mounts,
-    securityContext: restrictedContainer(),
   };
 }
 
@@ -163,8 +186,13 @@ export function buildBackupManifests(i: BackupCronJobInput): BackupManifests {
     { name: "script", mountPath: SCRIPT_MOUNT, readOnly: true },
     { name: "work", mountPath: WORK_DIR },
   ];
-  const snapshot = snapshotContainer(i, mounts);
-  const upload = uploadContainer(i, names, mounts);
+  const pod = backupPod({
+    mode: i.mode,
+    from: { seed: { host: i.seedHost, port: VALKEY_PORT } },
+    configDir: SCRIPT_MOUNT,
+  });
+  const snapshot = snapshotContainer(i, pod, mounts);
+  const upload = uploadContainer(i, pod, names, mounts);
   return {
     serviceAccount: {
       metadata: { name: names.serviceAccount, namespace: i.namespace, labels },
@@ -173,7 +201,7 @@ export function buildBackupManifests(i: BackupCronJobInput): BackupManifests {
     configMap: {
       metadata: { name: names.configMap, namespace: i.namespace, labels },
       data: {
-        [BACKUP_SCRIPT_KEY]: renderBackupScript(),
+        ...pod.files,
         ...(i.bucket === undefined ? {} : { [BACKUP_URI_KEY]: backupUri(i.bucket, i.backup.prefix) }),
       },
     },

@@ -19,7 +19,8 @@ import type { ValkeyMode } from "../../config/types.js";
 import { plannedRanges } from "../../benchmarks/backup/restore-check.js";
 import { CONFIG_MOUNT, DATA_DIR } from "../../pod/paths.js";
 import { RESTORE_PLACE_CONTAINER, TERMINATION_LOG } from "../../pod/restore-message.js";
-import { renderRestoreScript } from "../../pod/restore-script.js";
+import { RESTORE_ENV, RESTORE_SCRIPT, restorePod, restoreSteps } from "../../pod/restore-pod.js";
+import { requireStepEnv, type ScriptStep } from "../../pod/script-step.js";
 import { VALKEY_PORT } from "../../vocabulary/ports.js";
 import { releaseLabels } from "../shared.js";
 import type { Container, EnvVar, ServiceAccount } from "./k8s-types.js";
@@ -29,7 +30,7 @@ import { serviceHost } from "./naming.js";
 import { restrictedContainer } from "./pod-security.js";
 import { CONFIG_VOLUME, DATA_VOLUME, type PodExtras } from "./statefulset.js";
 
-export const RESTORE_SCRIPT_KEY = "restore.sh";
+export const RESTORE_SCRIPT_KEY = RESTORE_SCRIPT;
 /** The EKS Pod Identity agent (its link-local address and port on every node). */
 export const POD_IDENTITY_AGENT = { cidr: "169.254.170.23/32", port: 80 } as const;
 const TMP_VOLUME = "restore-tmp";
@@ -74,7 +75,7 @@ export function restoreServiceAccount(
 /** The ConfigMap entry: restore.sh for this mode (cluster: the new cluster's slot ranges per shard). */
 export function restoreScriptFiles(mode: ValkeyMode, primaries: number): Record<string, string> {
   const plannedSlots = mode === "cluster" ? plannedRanges(primaries) : undefined;
-  return { [RESTORE_SCRIPT_KEY]: renderRestoreScript({ mode, plannedSlots }) };
+  return restorePod({ mode, plannedSlots, configDir: CONFIG_MOUNT }).files;
 }
 
 export interface RestorePodInput {
@@ -87,49 +88,63 @@ export interface RestorePodInput {
   secretName: string | undefined;
 }
 
+/** `c` running `step`, refused when its env lacks a variable the step's script needs. */
+function stepContainer(c: Container & { env: EnvVar[] }, step: ScriptStep): Container {
+  requireStepEnv(
+    `restore init container ${c.name}`,
+    step,
+    c.env.map((e) => e.name),
+  );
+  return { ...c, command: step.command };
+}
+
 export function restorePodParts(i: RestorePodInput): RestorePodParts {
-  const script = `${CONFIG_MOUNT}/${RESTORE_SCRIPT_KEY}`;
+  const steps = restoreSteps(CONFIG_MOUNT);
   const mounts = [
     { name: DATA_VOLUME, mountPath: DATA_DIR },
     { name: CONFIG_VOLUME, mountPath: CONFIG_MOUNT, readOnly: true },
   ];
-  const podName: EnvVar = { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } };
+  const podName: EnvVar = { name: RESTORE_ENV.podName, valueFrom: { fieldRef: { fieldPath: "metadata.name" } } };
   const r = i.restore;
-  const fetch: Container = {
-    name: "restore-fetch",
-    image: r.awsCliImage,
-    imagePullPolicy: "IfNotPresent",
-    command: ["sh", script, "fetch"],
-    env: [
-      podName,
-      { name: "RESTORE_FROM", value: r.from },
-      { name: "AWS_REGION", value: r.region },
-      ...(r.endpoint === undefined ? [] : [{ name: "AWS_ENDPOINT_URL", value: r.endpoint }]),
-      // The CLI caches under $HOME; the root filesystem is read-only.
-      { name: "HOME", value: "/tmp" },
-    ],
-    ...(r.credentialsSecret === undefined ? {} : { envFrom: [{ secretRef: { name: r.credentialsSecret } }] }),
-    volumeMounts: [...mounts, { name: TMP_VOLUME, mountPath: "/tmp" }],
-    securityContext: restrictedContainer(),
-  };
-  const place: Container = {
-    name: RESTORE_PLACE_CONTAINER,
-    image: i.valkeyImage,
-    imagePullPolicy: "IfNotPresent",
-    command: ["sh", script, "place"],
-    env: [
-      podName,
-      { name: "RESTORE_PEERS_DNS", value: serviceHost(i.headless, i.namespace) },
-      { name: "RESTORE_PEERS_PORT", value: String(VALKEY_PORT) },
-      ...cliAuthEnv(i.secretName),
-    ],
-    volumeMounts: mounts,
-    // Its one-line report (pod/restore-message.ts): the kubelet copies the file into the pod's
-    // status (initContainerStatuses[].state.terminated.message), where the RestoreCheck reads it.
-    terminationMessagePath: TERMINATION_LOG,
-    terminationMessagePolicy: "File",
-    securityContext: restrictedContainer(),
-  };
+  const fetch = stepContainer(
+    {
+      name: "restore-fetch",
+      image: r.awsCliImage,
+      imagePullPolicy: "IfNotPresent",
+      env: [
+        podName,
+        { name: RESTORE_ENV.from, value: r.from },
+        { name: "AWS_REGION", value: r.region },
+        ...(r.endpoint === undefined ? [] : [{ name: "AWS_ENDPOINT_URL", value: r.endpoint }]),
+        // The CLI caches under $HOME; the root filesystem is read-only.
+        { name: "HOME", value: "/tmp" },
+      ],
+      ...(r.credentialsSecret === undefined ? {} : { envFrom: [{ secretRef: { name: r.credentialsSecret } }] }),
+      volumeMounts: [...mounts, { name: TMP_VOLUME, mountPath: "/tmp" }],
+      securityContext: restrictedContainer(),
+    },
+    steps.fetch,
+  );
+  const place = stepContainer(
+    {
+      name: RESTORE_PLACE_CONTAINER,
+      image: i.valkeyImage,
+      imagePullPolicy: "IfNotPresent",
+      env: [
+        podName,
+        { name: RESTORE_ENV.peersDns, value: serviceHost(i.headless, i.namespace) },
+        { name: RESTORE_ENV.peersPort, value: String(VALKEY_PORT) },
+        ...cliAuthEnv(i.secretName),
+      ],
+      volumeMounts: mounts,
+      // Its one-line report (pod/restore-message.ts): the kubelet copies the file into the pod's
+      // status (initContainerStatuses[].state.terminated.message), where the RestoreCheck reads it.
+      terminationMessagePath: TERMINATION_LOG,
+      terminationMessagePolicy: "File",
+      securityContext: restrictedContainer(),
+    },
+    steps.place,
+  );
   return {
     initContainers: [fetch, place],
     volumes: [{ name: TMP_VOLUME, emptyDir: { sizeLimit: "64Mi" } }],
