@@ -11,11 +11,10 @@
  */
 import type { BackupConfig, ValkeyMode } from "../../config/types.js";
 import { BACKUP_ENV, BACKUP_SCRIPT, backupPod, type BackupPodDefinition } from "../../pod/backup-pod.js";
-import { requireStepEnv, type ScriptStep } from "../../pod/script-step.js";
 import { VALKEY_PORT } from "../../vocabulary/ports.js";
 import { CLIENT_LABEL, releaseLabels, type Placement } from "../shared.js";
 import type { ConfigMap, Container, CronJob, ServiceAccount } from "./k8s-types.js";
-import { cliAuthEnv } from "./pod-env.js";
+import { cliAuthEnv, stepContainer } from "./pod-env.js";
 import { hardenedPod, restrictedContainer } from "./pod-security.js";
 import { VALKEY_UID } from "./statefulset.js";
 
@@ -76,19 +75,10 @@ function backupLabels(release: string): Record<string, string> {
   };
 }
 
-/** `c` running `step`, refused when its env lacks a variable the step's script needs. */
-function stepContainer(c: Container & { env: NonNullable<Container["env"]> }, step: ScriptStep): Container {
-  requireStepEnv(
-    `backup container ${c.name}`,
-    step,
-    c.env.map((e) => e.name),
-  );
-  return { ...c, command: step.command };
-}
-
 /** The init container: `backup.sh snapshot-from` with valkey-cli, into the work dir. */
 function snapshotContainer(i: BackupCronJobInput, pod: BackupPodDefinition, mounts: VolumeMounts): Container {
   return stepContainer(
+    "backup container",
     {
       name: "snapshot",
       image: i.valkeyImage,
@@ -112,6 +102,7 @@ function uploadContainer(
   mounts: VolumeMounts,
 ): Container {
   const container = stepContainer(
+    "backup container",
     {
       name: "upload",
       image: i.backup.awsCliImage,

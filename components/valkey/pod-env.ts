@@ -6,7 +6,8 @@
 import { CLI_AUTH_ENV, type PodDefinition } from "../../pod/definition.js";
 import { PASSWORD_SECRET_KEY } from "../../pod/paths.js";
 import { ZONE_LABEL } from "../../vocabulary/labels.js";
-import type { EnvVar } from "./k8s-types.js";
+import { requireStepEnv, type ScriptStep } from "../../pod/script-step.js";
+import type { Container, EnvVar } from "./k8s-types.js";
 import { podDnsTemplate } from "./naming.js";
 
 export interface PodEnvContext {
@@ -63,4 +64,14 @@ export function cliAuthEnv(secretName: string | undefined): EnvVar[] {
         name,
         valueFrom: { secretKeyRef: { name: secretName, key: PASSWORD_SECRET_KEY } },
       }));
+}
+
+/** Container `c` running `step` (pod/script-step.ts), refused when its env lacks a variable the step's script needs. */
+export function stepContainer(what: string, c: Container & { env: EnvVar[] }, step: ScriptStep): Container {
+  requireStepEnv(
+    `${what} ${c.name}`,
+    step,
+    c.env.map((e) => e.name),
+  );
+  return { ...c, command: step.command };
 }

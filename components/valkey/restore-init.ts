@@ -20,12 +20,11 @@ import { plannedRanges } from "../../benchmarks/backup/restore-check.js";
 import { CONFIG_MOUNT, DATA_DIR } from "../../pod/paths.js";
 import { RESTORE_PLACE_CONTAINER, TERMINATION_LOG } from "../../pod/restore-message.js";
 import { RESTORE_ENV, RESTORE_SCRIPT, restorePod, restoreSteps } from "../../pod/restore-pod.js";
-import { requireStepEnv, type ScriptStep } from "../../pod/script-step.js";
 import { VALKEY_PORT } from "../../vocabulary/ports.js";
 import { releaseLabels } from "../shared.js";
-import type { Container, EnvVar, ServiceAccount } from "./k8s-types.js";
+import type { EnvVar, ServiceAccount } from "./k8s-types.js";
 import type { BuiltNetworkPolicy } from "./network-policy.js";
-import { cliAuthEnv } from "./pod-env.js";
+import { cliAuthEnv, stepContainer } from "./pod-env.js";
 import { serviceHost } from "./naming.js";
 import { restrictedContainer } from "./pod-security.js";
 import { CONFIG_VOLUME, DATA_VOLUME, type PodExtras } from "./statefulset.js";
@@ -88,16 +87,6 @@ export interface RestorePodInput {
   secretName: string | undefined;
 }
 
-/** `c` running `step`, refused when its env lacks a variable the step's script needs. */
-function stepContainer(c: Container & { env: EnvVar[] }, step: ScriptStep): Container {
-  requireStepEnv(
-    `restore init container ${c.name}`,
-    step,
-    c.env.map((e) => e.name),
-  );
-  return { ...c, command: step.command };
-}
-
 export function restorePodParts(i: RestorePodInput): RestorePodParts {
   const steps = restoreSteps(CONFIG_MOUNT);
   const mounts = [
@@ -107,6 +96,7 @@ export function restorePodParts(i: RestorePodInput): RestorePodParts {
   const podName: EnvVar = { name: RESTORE_ENV.podName, valueFrom: { fieldRef: { fieldPath: "metadata.name" } } };
   const r = i.restore;
   const fetch = stepContainer(
+    "restore init container",
     {
       name: "restore-fetch",
       image: r.awsCliImage,
@@ -126,6 +116,7 @@ export function restorePodParts(i: RestorePodInput): RestorePodParts {
     steps.fetch,
   );
   const place = stepContainer(
+    "restore init container",
     {
       name: RESTORE_PLACE_CONTAINER,
       image: i.valkeyImage,
