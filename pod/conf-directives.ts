@@ -10,7 +10,7 @@
  * flagged IMMUTABLE_CONFIG is refused by CONFIG SET, PROTECTED_CONFIG is refused while
  * `enable-protected-configs` is `no`, the default), read at tag 8.0.1 and at unstable commit
  * 55bbbe0 (2024-10-25) from github:valkey-io/valkey, and 9.1.0's for `io-threads`.
- * tests/components/conf-directives.test.ts checks every claim against the pinned valkey-server
+ * tests/pod/conf-directives.test.ts checks every claim against the pinned valkey-server
  * (9.1.2): each LIVE directive is CONFIG SET on a running server, each one we call immutable or
  * protected is refused.
  *
