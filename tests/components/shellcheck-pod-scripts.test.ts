@@ -33,19 +33,18 @@ describe("shellcheck over the rendered pod scripts", () => {
   });
 
   it("accepts an ACCEPTED finding only on its script, code and line; every entry says why", () => {
-    const text = (line: string) => `#!/bin/sh\nset -u\n${line}\necho "$method"\n`;
-    const job = shellcheckScripts([{ script: "benchmark-job.sh", variant: "v", text: text("method=env") }]);
-    expect([job.findings, job.accepted]).toEqual([[], 1]);
+    // SC2154 (referenced, never assigned) on restore.sh's `local_cli() {` line is accepted.
+    const text = (fn: string) => `#!/bin/sh\nset -u\n${fn}() { echo "$cli_timeout"; }\n${fn}\n`;
+    const restore = shellcheckScripts([{ script: "restore.sh", variant: "v", text: text("local_cli") }]);
+    expect([restore.findings, restore.accepted]).toEqual([[], 1]);
     // The same construct on another line, or in another script, still fails.
-    expect(
-      shellcheckScripts([{ script: "benchmark-job.sh", variant: "v", text: text("method=ls") }]).findings,
-    ).toHaveLength(1);
-    expect(shellcheckScripts([{ script: "backup.sh", variant: "v", text: text("method=env") }]).findings).toHaveLength(
+    expect(shellcheckScripts([{ script: "restore.sh", variant: "v", text: text("other_cli") }]).findings).toHaveLength(
       1,
     );
+    expect(shellcheckScripts([{ script: "start.sh", variant: "v", text: text("local_cli") }]).findings).toHaveLength(1);
     // An entry that matched nothing is reported stale.
-    expect(job.unused).not.toContain(`benchmark-job.sh SC2209 "method=env"`);
-    expect(job.unused.length).toBe(ACCEPTED.length - 1);
+    expect(restore.unused).not.toContain(`restore.sh SC2154 "local_cli() {"`);
+    expect(restore.unused.length).toBe(ACCEPTED.length - 1);
     for (const a of ACCEPTED) expect(a.why.length, `${a.script} ${a.code}`).toBeGreaterThan(10);
   });
 
