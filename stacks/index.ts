@@ -6,7 +6,7 @@
  */
 import type * as aws from "@pulumi/aws";
 import { loadPulumiConfig } from "./pulumi-config.js";
-import type { AwsCliProbe } from "../components/aws/preflight.js";
+import type { AwsCliProbe } from "../components/capacity/preflight.js";
 import { preflightEks, createAwsProvider, probeAwsCli, requireAwsCli } from "./preflight.js";
 import { runProgram } from "./program.js";
 

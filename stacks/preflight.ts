@@ -3,7 +3,7 @@
  * explicit AWS provider built from the validated `aws` keys (region, profile, role), and, through
  * invokes on that provider, the zones, the instance types offered in them, the pinned AMI release
  * for `eks.version` (SSM), the load generator's image when a mix runs (ECR) and the EC2 vCPU quota.
- * Thin wiring over the pure checks in components/aws/preflight.ts; every failure is a
+ * Thin wiring over the pure checks in components/capacity/preflight.ts; every failure is a
  * `pulumi.RunError` (printed without a stack trace) naming the key, tool, zone, type or quota.
  */
 import { spawnSync } from "node:child_process";
@@ -26,7 +26,7 @@ import {
   isParameterNotFound,
   type AmiParameterProbe,
   type AwsCliProbe,
-} from "../components/aws/preflight.js";
+} from "../components/capacity/preflight.js";
 import type { StackConfig } from "../config/types.js";
 
 /** Runs `aws --version` (no shell); ENOENT and a non-zero exit are "not found". */

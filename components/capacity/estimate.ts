@@ -1,5 +1,5 @@
 /**
- * The node estimate both the quota preflight (components/aws/preflight.ts) and the cost
+ * The node estimate both the quota preflight (components/capacity/preflight.ts) and the cost
  * (stacks/cost.ts) use: the stack's pods (pod-inventory.ts) packed by bin-packing.ts.
  *
  * - `least`: kube-scheduler's view (preferences relaxed), each node the smallest permitted type

@@ -12,7 +12,7 @@ const recorder = installMocks({ outputs: awsMockOutputs, invokes: awsMockInvokes
 const { loadStackFile, parseStackConfig } = await import("../../config/schema.js");
 const { runProgram } = await import("../../stacks/program.js");
 const { requiredInstanceTypes } = await import("../../stacks/preflight.js");
-const { estimateVcpus } = await import("../../components/aws/preflight.js");
+const { estimateVcpus } = await import("../../components/capacity/preflight.js");
 const { buildAutoNodePool, buildAutoNodeClass } = await import("../../components/aws/auto-mode.js");
 const pulumi = await import("@pulumi/pulumi");
 

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { loadStackFile, parseStackConfig } from "../../config/schema.js";
 import { allocatableFor } from "../../config/instance-types.js";
-import { estimateVcpus } from "../../components/aws/preflight.js";
+import { estimateVcpus } from "../../components/capacity/preflight.js";
 import { packPods, type PodGroup } from "../../components/capacity/bin-packing.js";
 import { estimateNodes } from "../../components/capacity/estimate.js";
 import { valkeyPoolPods } from "../../components/capacity/pod-inventory.js";

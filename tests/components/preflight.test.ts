@@ -1,5 +1,5 @@
 /**
- * The pure preview-time checks of platform eks (components/aws/preflight.ts), the AWS CLI probe
+ * The pure preview-time checks of platform eks (components/capacity/preflight.ts), the AWS CLI probe
  * with an injected spawnSync, the new credential/endpoint config keys and their rules, and the
  * cluster arguments they feed.
  */
@@ -16,7 +16,7 @@ import {
   estimateVcpus,
   isParameterNotFound,
   vcpusOf,
-} from "../../components/aws/preflight.js";
+} from "../../components/capacity/preflight.js";
 import { loadStackFile, parseStackConfig, rawFromPulumiConfig } from "../../config/schema.js";
 import { awsProviderArgs, probeAwsCli, requireAwsCli } from "../../stacks/preflight.js";
 import { defaultClusterArgs } from "../support/eks-fixtures.js";

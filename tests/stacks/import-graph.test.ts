@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { analyseGraph, formatReport, LAYERS, readImportGraph } from "../support/import-graph.js";
+import { analyseGraph, folderKnotsOf, formatReport, LAYERS, readImportGraph } from "../support/import-graph.js";
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -23,6 +23,13 @@ describe("import graph", () => {
     expect(report.layerCounts["components -> pod"]).toBeGreaterThan(0);
     expect(report.layerCounts["benchmarks -> pod"]).toBeGreaterThan(0);
     expect(report.layerCounts["config -> vocabulary"]).toBeGreaterThan(0);
+  });
+
+  it("folder knots: none outside benchmarks/ (whose one knot is reported until the folders by role split it)", () => {
+    const report = analyseGraph(readImportGraph(repo));
+    const outside = report.folderKnots.filter((k) => !k.every((f) => f.startsWith("benchmarks/")));
+    expect(outside, formatReport(report)).toEqual([]);
+    expect(report.folderKnots.length, formatReport(report)).toBeLessThanOrEqual(1);
   });
 
   it("every layer is type-checked and linted (tsconfig.json includes it)", () => {
@@ -49,6 +56,17 @@ describe("import graph", () => {
       expect(report.cycles).toEqual([["benchmarks/b.ts", "benchmarks/c.ts"]]);
       expect(report.platformImports).toEqual(["pod/p.ts -> @pulumi/pulumi"]);
       expect(report.layerCounts).toEqual({ "config -> benchmarks": 1, "pod -> config": 1, "components -> config": 1 });
+    });
+
+    it("names a folder knot inside a layer, not a loop of folders across layers", () => {
+      const edges = new Map<string, string[]>([
+        ["components/aws/p.ts", ["components/capacity/e.ts"]],
+        ["components/capacity/e.ts", ["components/aws/m.ts"]],
+        ["components/aws/m.ts", []],
+        ["components/x.ts", ["stacks/s.ts"]],
+        ["stacks/s.ts", ["components/x.ts"]],
+      ]);
+      expect(folderKnotsOf({ edges, packages: new Map() })).toEqual([["components/aws", "components/capacity"]]);
     });
   });
 });

@@ -30,6 +30,12 @@ export interface GraphReport {
   upward: string[];
   cycles: string[][];
   platformImports: string[];
+  /**
+   * Folder knots: sets of folders of one layer (`benchmarks/drill`, `components/valkey`, …; a file
+   * directly in a layer is its own `<layer>/<file>`) that import each other in a cycle. Reported,
+   * not yet failing: `benchmarks/` still has one (docs/architecture.md).
+   */
+  folderKnots: string[][];
 }
 
 export function layerOf(file: string): string | undefined {
@@ -114,6 +120,30 @@ export function cyclesOf(edges: Map<string, string[]>): string[][] {
   return out;
 }
 
+/** A file's folder one level inside its layer (`benchmarks/drill/x.ts` → `benchmarks/drill`); undefined outside the layers. */
+export function folderOf(file: string): string | undefined {
+  const parts = file.split("/");
+  if (layerOf(file) === undefined || parts.length < 2) return undefined;
+  return parts.slice(0, 2).join("/");
+}
+
+/** The folder graph's cycles, within each layer (imports between layers are the layer check's). */
+export function folderKnotsOf(g: ImportGraph): string[][] {
+  const edges = new Map<string, string[]>();
+  for (const [from, tos] of g.edges) {
+    const a = folderOf(from);
+    if (a === undefined) continue;
+    for (const to of tos) {
+      const b = folderOf(to);
+      if (b === undefined || b === a || layerOf(from) !== layerOf(to)) continue;
+      const list = edges.get(a) ?? [];
+      if (!list.includes(b)) list.push(b);
+      edges.set(a, list);
+    }
+  }
+  return cyclesOf(edges);
+}
+
 export function analyseGraph(g: ImportGraph): GraphReport {
   const rank = (l: string | undefined) => (l === undefined ? -1 : (LAYERS as readonly string[]).indexOf(l));
   const layerCounts: Record<string, number> = {};
@@ -132,7 +162,13 @@ export function analyseGraph(g: ImportGraph): GraphReport {
       ? pkgs.filter((p) => PLATFORM_PACKAGE.test(p)).map((p) => `${file} -> ${p}`)
       : [],
   );
-  return { layerCounts, upward: upward.sort(), cycles: cyclesOf(g.edges), platformImports };
+  return {
+    layerCounts,
+    upward: upward.sort(),
+    cycles: cyclesOf(g.edges),
+    platformImports,
+    folderKnots: folderKnotsOf(g),
+  };
 }
 
 export function formatReport(r: GraphReport): string {
@@ -143,6 +179,10 @@ export function formatReport(r: GraphReport): string {
   lines.push(
     `Pulumi / Kubernetes client imports below benchmarks/: ${r.platformImports.length}`,
     ...r.platformImports.map((p) => `  ${p}`),
+  );
+  lines.push(
+    `folder knots (reported, not failing yet): ${r.folderKnots.length}`,
+    ...r.folderKnots.map((k) => `  ${k.join(" <-> ")}`),
   );
   return lines.join("\n");
 }

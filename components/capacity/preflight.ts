@@ -5,8 +5,8 @@
  * invoke as plain data and returns the problems as messages naming the key, tool, zone, type or
  * quota and the number needed; stacks/preflight.ts does the probing and the invokes.
  */
-import type { Packing } from "../capacity/bin-packing.js";
-import { describeNodes, estimateNodes, vcpusOf, vcpusOfNodes } from "../capacity/estimate.js";
+import type { Packing } from "./bin-packing.js";
+import { describeNodes, estimateNodes, vcpusOf, vcpusOfNodes } from "./estimate.js";
 import type { StackConfig } from "../../config/types.js";
 
 export const AWS_CLI_INSTALL_URL = "https://docs.aws.amazon.com/cli/latest/userguide/getting-started-install.html";
