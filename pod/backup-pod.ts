@@ -47,19 +47,20 @@ export interface BackupPodDefinition {
 
 export function backupPod(o: BackupPodOptions): BackupPodDefinition {
   const sh = (...args: string[]) => ["sh", `${o.configDir}/${BACKUP_SCRIPT}`, ...args];
-  const shards =
-    "seed" in o.from
-      ? { suffix: "-from", args: [o.mode, o.from.seed.host, String(o.from.seed.port)] }
-      : { suffix: "", args: [o.mode, ...o.from.targets] };
-  if (!("seed" in o.from) && o.from.targets.length === 0) throw new Error("backup pod: no targets to snapshot");
+  const seed = "seed" in o.from ? [o.from.seed.host, String(o.from.seed.port)] : undefined;
+  const targets = "targets" in o.from ? [...o.from.targets] : [];
+  if (seed === undefined && targets.length === 0) throw new Error("backup pod: no targets to snapshot");
   return {
     files: { [BACKUP_SCRIPT]: renderBackupScript(o.script) },
     // `snapshot TARGET...` takes no mode; `snapshot-from MODE HOST PORT` does.
     snapshot: {
-      command: sh(`snapshot${shards.suffix}`, ...(shards.suffix === "" ? shards.args.slice(1) : shards.args)),
+      command: seed ? sh("snapshot-from", o.mode, ...seed) : sh("snapshot", ...targets),
       env: [BACKUP_ENV.workDir],
     },
     upload: { command: sh("upload", o.mode), env: [BACKUP_ENV.workDir, BACKUP_ENV.uri] },
-    all: { command: sh(`all${shards.suffix}`, ...shards.args), env: [BACKUP_ENV.workDir, BACKUP_ENV.uri] },
+    all: {
+      command: seed ? sh("all-from", o.mode, ...seed) : sh("all", o.mode, ...targets),
+      env: [BACKUP_ENV.workDir, BACKUP_ENV.uri],
+    },
   };
 }
