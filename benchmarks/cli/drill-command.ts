@@ -13,7 +13,8 @@ import { renderDrillTable, renderRollSteps } from "../drill/drill-table.js";
 import { FAULTS, type Fault } from "../../vocabulary/faults.js";
 import { LOCAL_DRILL_DEFAULTS } from "../drill/local-drills.js";
 import { CLIENT_SETTINGS, DEFAULT_CLIENT_SETTINGS, type ClientSettings } from "../drill/client-settings.js";
-import { isSkipped, runDrill, type DrillOptions, type DrillResult } from "../drill/run-drill.js";
+import { runDrill, type DrillOptions } from "../drill/run-drill.js";
+import { isSkipped, type DrillResult } from "../drill/drill-result.js";
 import { intInRange, nonNegativeInt, positiveInt, UsageError } from "./errors.js";
 import { guarded } from "./guard.js";
 

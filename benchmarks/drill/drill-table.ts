@@ -5,7 +5,7 @@
 import { stringify } from "csv-stringify/sync";
 import { formatBound } from "./bounds.js";
 import { formatKeyspaceStop, formatShardOutages, STOPPED_MS } from "./shard-outage.js";
-import type { DrillResult } from "./run-drill.js";
+import type { DrillResult } from "./drill-result.js";
 
 export const DRILL_CSV_COLUMNS = [
   "mode",

@@ -7,7 +7,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { renderDrillsCsv, renderDrillTable } from "./drill-table.js";
 import type { DrillMode, Fault } from "../../vocabulary/faults.js";
-import { runDrill, type DrillOptions, type DrillResult, type DrillRun } from "./run-drill.js";
+import { runDrill, type DrillOptions } from "./run-drill.js";
+import type { DrillResult, DrillRun } from "./drill-result.js";
 
 /** Local defaults: each drill finishes well under a minute. */
 export const LOCAL_DRILL_DEFAULTS = {

@@ -8,7 +8,6 @@
  */
 import { randomBytes } from "node:crypto";
 import { resolvePreviousServer } from "../binaries.js";
-import type { RollStepTiming } from "../roll/rolling-restart.js";
 import { sleep } from "../util/poll-until.js";
 import type { TopologyReport } from "../verify/verify-types.js";
 import { ClusterTarget } from "./cluster-target.js";
@@ -18,7 +17,6 @@ import {
   drillOk,
   loadFigures,
   roundLatency,
-  type DrillOutcome,
   type LoadFigures,
   type WriteRecord,
 } from "./ledger.js";
@@ -28,6 +26,7 @@ import { DEFAULT_CLIENT_SETTINGS, type ClientSettings } from "./client-settings.
 import { valkeyPyPython, valkeyPyStreams, type ValkeyPyStream } from "./valkey-py-stream.js";
 import { partitionCapability, type CapabilityProbe } from "./partition.js";
 import { ReplicationTarget } from "./replication-target.js";
+import type { DrillResult, DrillRun } from "./drill-result.js";
 import {
   failoverSteps,
   renderFailoverSteps,
@@ -82,36 +81,6 @@ export interface DrillOptions extends DrillTimings {
   valkeyPy?: boolean;
 }
 
-/** The drill's figures: its load's (ledger.ts) plus what the drill itself measured (partition: PartitionFigures too). */
-export interface DrillResult extends DrillOutcome, Partial<PartitionFigures> {
-  /** upgrade: each step of the roll and how long until the verifier passed again (rolling-restart.ts). */
-  rollSteps?: RollStepTiming[];
-  /** replication: every event the Sentinels published, ms from the fault (sentinel-events.ts). */
-  sentinelEvents?: SentinelEventRow[];
-  /** replication: when the Sentinels reported each failover step first (from sentinelEvents). */
-  failoverSteps?: FailoverSteps;
-  timings: DrillTimings;
-  /** How the load's clients (ioredis and valkey-py) followed the failover (client-settings.ts). */
-  clientSettings: ClientSettings;
-  /** The primary's settings the loss bound was computed from (CONFIG GET before the fault). */
-  durability: DurabilityConfig;
-  /** The verifier's report once healed (or its last failing one). */
-  after: TopologyReport | { error: string };
-  /** Every write: ms from the fault, latency ms (null if failed), stream: for the timeline chart. */
-  timeline: { stream: string; t: number; latencyMs: number | null }[];
-}
-
-/** A drill that could not run on this machine: never ok; `skipped.reason` says why (the CLI exits 3). */
-export interface SkippedDrill {
-  mode: DrillMode;
-  fault: Fault;
-  ok: false;
-  skipped: { reason: string };
-}
-
-export type DrillRun = DrillResult | SkippedDrill;
-
-export const isSkipped = (r: DrillRun): r is SkippedDrill => "skipped" in r;
 
 /** Why `o.fault` cannot run here, or undefined. */
 export function skipReason(o: Pick<DrillOptions, "fault" | "capabilityProbe" | "upgradeFrom">): string | undefined {

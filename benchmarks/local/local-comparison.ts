@@ -31,7 +31,7 @@ import { renderResultsCsv } from "../run/results-csv.js";
 import { renderDrillMarkdown } from "../drill/drill-table.js";
 import type { Fault } from "../../vocabulary/faults.js";
 import { DRILL_MODES, renderLocalDrillTable, runOneLocalDrill, writeDrillFiles } from "../drill/local-drills.js";
-import { isSkipped, type DrillResult } from "../drill/run-drill.js";
+import { isSkipped, type DrillResult } from "../drill/drill-result.js";
 import {
   REPLICATION_PATH_NOTES,
   renderReplicationPathMarkdown,

@@ -6,7 +6,8 @@ import { expect, it } from "vitest";
 import { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
 import type { Fault } from "../../vocabulary/faults.js";
 import { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
-import { drillOn, type DrillOptions, type DrillResult } from "../../benchmarks/drill/run-drill.js";
+import { drillOn, type DrillOptions } from "../../benchmarks/drill/run-drill.js";
+import type { DrillResult } from "../../benchmarks/drill/drill-result.js";
 import type { DrillTarget, DrillTimings } from "../../benchmarks/drill/target.js";
 
 export const TIMINGS = { failureDetectionMs: 2000, failoverTimeoutMs: 6000, restartDelayMs: 3000, zoneDownMs: 8000 };

@@ -15,7 +15,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseInfo } from "../../benchmarks/topology/info.js";
 import type { ClusterTarget } from "../../benchmarks/drill/cluster-target.js";
-import type { DrillResult } from "../../benchmarks/drill/run-drill.js";
+import type { DrillResult } from "../../benchmarks/drill/drill-result.js";
 import type { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
 import { expectNoWaitedWriteLost, measuredDrill, startTestCluster, startTestReplication } from "./drill-faults.js";
 

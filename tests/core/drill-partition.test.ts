@@ -18,7 +18,8 @@ import {
   vbenchChains,
   type CapabilityProbe,
 } from "../../benchmarks/drill/partition.js";
-import { isSkipped, runDrill } from "../../benchmarks/drill/run-drill.js";
+import { isSkipped } from "../../benchmarks/drill/drill-result.js";
+import { runDrill } from "../../benchmarks/drill/run-drill.js";
 import { namedClientIds } from "../../benchmarks/drill/split-counter.js";
 import { liveServerCount } from "../../benchmarks/local/valkey-process.js";
 import { processesWithMarker, runVbench } from "../support/processes.js";

@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReplicationTarget } from "../../benchmarks/drill/replication-target.js";
-import { drillOn, type DrillResult } from "../../benchmarks/drill/run-drill.js";
+import { drillOn } from "../../benchmarks/drill/run-drill.js";
+import type { DrillResult } from "../../benchmarks/drill/drill-result.js";
 import {
   expectMeasured,
   expectNoWaitedWriteLost,
