@@ -33,7 +33,7 @@ export default defineConfig({
           globalSetup: ["tests/support/private-tmp.ts"],
         },
       },
-      // The local real cluster (benchmarks/kube-local, docs/real-cluster.md): root and
+      // The local real cluster (apps/kube-local, docs/real-cluster.md): root and
       // `install.sh --real-cluster` (skipped with the reason otherwise); one file at a time, after
       // the other projects (`npm test` runs it as a second vitest run).
       {

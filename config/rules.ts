@@ -109,7 +109,7 @@ function checkSentinel(config: StackConfig, report: Report): void {
   const { minReplicasToWrite, minReplicasMaxLag } = config.valkey.replication;
   // A fenced primary keeps acknowledging for up to max lag + 2 s after its replicas fall silent (the
   // lag clock counts whole seconds, the good-replica count refreshes at 1 Hz: valkey src/replication.c,
-  // benchmarks/drill/bounds.ts partitionWindow); it must stop by the time the Sentinels may promote.
+  // core/drill/bounds.ts partitionWindow); it must stop by the time the Sentinels may promote.
   if (minReplicasToWrite >= 1 && (minReplicasMaxLag + 2) * 1000 > sentinel.downAfterMilliseconds) {
     report(
       ["valkey", "replication", "minReplicasMaxLag"],
@@ -352,7 +352,7 @@ function checkByoNodePool(config: StackConfig, report: Report): void {
 
 /** The benchmark Job's log, at most (the kubelet rotates a container's log at 10 MiB by default; the step reads the current file). */
 export const MAX_BENCHMARK_LOG_BYTES = 8 * 2 ** 20;
-/** Bounds of a soak sample line without its members' INFO, and of one member's INFO in it (tests/core/mix-job-bundle.test.ts checks real lines against them). */
+/** Bounds of a soak sample line without its members' INFO, and of one member's INFO in it (tests/benchmarks/mix-job-bundle.test.ts checks real lines against them). */
 export const SOAK_SAMPLE_BYTES = 300;
 export const SOAK_MEMBER_BYTES = 500;
 

@@ -31,7 +31,7 @@ chmod 755 "$stage"
 install -m 755 "$vload" "$stage/vload"
 layer="$out/loadgen-$(sha256sum "$vload" | cut -c1-12).layer.tar"
 tar --numeric-owner --owner=0 --group=0 --sort=name --mtime=@0 -C "$stage" -cf "$layer" .
-read -r _name ref archive < <(python3 "$ROOT/benchmarks/kube-local/oci-archive.py" "$out" valkey-on-eks.local loadgen '{"Entrypoint":["/vload"]}' "$layer")
+read -r _name ref archive < <(python3 "$ROOT/apps/kube-local/oci-archive.py" "$out" valkey-on-eks.local loadgen '{"Entrypoint":["/vload"]}' "$layer")
 printf 'loadgen image: %s\n  archive %s\n  vload %s\n' "$ref" "$archive" "$("$vload" version)"
 if [ -z "$push" ]; then
   printf '  push it with: npm run loadgen:image -- --push <registry>/vload:%s (skopeo), then set benchmark.loadgenImage to that reference\n' "${ref##*:}"

@@ -9,7 +9,7 @@ import (
 // a dataSize-byte value, containers (`mylist`, `myset`, ...) and MSET's ten keys with the lane's
 // {hash tag}, so they spread over a cluster's shards and MSET stays in one slot. In cluster mode
 // the keys and the tag are drawn from the lane's shard's slots (keys.go). Keyed by every test of
-// BENCHMARK_TESTS (vocabulary/workload.ts); tests/core/loadgen.test.ts checks the two lists agree.
+// BENCHMARK_TESTS (vocabulary/workload.ts); tests/benchmarks/loadgen.test.ts checks the two lists agree.
 type request func(b []byte, k *keys) []byte
 
 var (

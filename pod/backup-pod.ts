@@ -2,7 +2,7 @@
  * The backup pod, defined once: backup.sh (pod/backup-script.ts) and the steps a run executes.
  * The CronJob's pod runs `snapshot` (the Valkey image: valkey-cli, valkey-check-rdb) then `upload`
  * (an AWS CLI image) over a shared work dir (components/valkey/backup-cronjob.ts); a local run
- * executes `all`, both in one process (benchmarks/backup/local-backup.ts). Both take the commands
+ * executes `all`, both in one process (harness/backup/local-backup.ts). Both take the commands
  * and the environment names from here.
  */
 import { renderBackupScript, type BackupScriptOptions } from "./backup-script.js";

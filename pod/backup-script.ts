@@ -11,7 +11,7 @@
  *   backup.sh snapshot-from MODE HOST PORT   plan, then snapshot (the CronJob's first step)
  *   backup.sh all-from MODE HOST PORT        plan, snapshot, upload
  *
- * snapshot, per target (which member: benchmarks/backup/backup-plan.ts, a linked replica with the
+ * snapshot, per target (which member: core/backup/backup-plan.ts, a linked replica with the
  * least lag): `valkey-cli --rdb` (the replication stream's RDB: the member forks once, as for a
  * replica's full sync; nothing is written on its disk), then valkey-check-rdb on the file (it must
  * say "RDB looks OK"; its key count, expiry count, the producing version and the replication offset

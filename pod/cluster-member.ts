@@ -3,7 +3,7 @@
  * local process's own lines after it when `local` is given), start.sh (auth and announce includes,
  * the rejoin gate, then heal.sh, rejoin.sh and failback.sh in the background), readiness.sh and
  * prestop.sh. The ConfigMap holds these files (components/valkey/cluster-manifests.ts) and a local
- * member writes the same ones into its directory (benchmarks/drill/cluster-pod.ts).
+ * member writes the same ones into its directory (harness/drill/cluster-pod.ts).
  */
 import { VALKEY_BUS_PORT } from "../vocabulary/ports.js";
 import { renderAzFailbackScript, type AzFailbackScriptOptions } from "./az-failback-script.js";

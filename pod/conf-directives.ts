@@ -4,7 +4,7 @@
  * renders (pod/valkey-conf.ts, the local lines of pod/local-conf.ts, and the generated includes).
  * The members' pod-template hash covers only the RESTART part of valkey.conf (`restartFiles`),
  * so a change of LIVE directives alone rolls nothing; the LiveConfig step sets them instead
- * (components/steps/live-config/, benchmarks/roll/live-config.ts). Pure.
+ * (components/steps/live-config/, core/roll/live-config.ts). Pure.
  *
  * Source: Valkey's `src/config.c` (the `standardConfig static_configs[]` table; a directive
  * flagged IMMUTABLE_CONFIG is refused by CONFIG SET, PROTECTED_CONFIG is refused while

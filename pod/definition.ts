@@ -3,7 +3,7 @@
  * command of its container, the commands of its preStop hook and readiness probe, and the names
  * of the environment variables its scripts read. The Kubernetes manifests mount exactly these
  * files and run exactly these commands (components/valkey/); a local process writes the same
- * files into its own directory and runs the same command (benchmarks/local/, benchmarks/drill/).
+ * files into its own directory and runs the same command (harness/local/, harness/drill/).
  * Only the options differ (paths, ports, the drills' shorter clocks), never the assembly.
  */
 export interface PodDefinition {

@@ -1,7 +1,7 @@
 /**
  * haproxy.cfg for the write endpoint that follows the Sentinels' primary (and a read endpoint of
  * replicas only), for clients that do not speak Sentinel. Pure; the Kubernetes side and the local
- * topology render the same text (haproxy-manifests.ts, benchmarks/local/sentinel-topology.ts).
+ * topology render the same text (haproxy-manifests.ts, harness/local/sentinel-topology.ts).
  *
  * The write rule: a new connection goes to member m only while BOTH
  * - a majority of the Sentinels (⌊S/2⌋+1 of the S listed) answer `SENTINEL
@@ -13,7 +13,7 @@
  * No member qualifies → no backend: HAProxy closes the connection. A demoted-late old primary
  * (frozen past `down-after` and resumed, or cut off from the Sentinels but not from HAProxy) still
  * says `role:master` for seconds until a Sentinel re-points it; the role check alone split new
- * connections between it and the new primary for that whole window (benchmarks/perf/old-primary-perf.ts:
+ * connections between it and the new primary for that whole window (apps/perf/old-primary-perf.ts:
  * 47-49 of 94-98 per run on the old one); with the quorum rule 1-2 per run, all within 0.11 s of
  * a Sentinel majority naming the new primary (HAProxy's next check of the Sentinels), none after.
  * Sessions: m's write check also asks HAProxy's own status frontend whether the majority still
@@ -24,7 +24,7 @@
  * Sentinel-aware path fails the same way); the Sentinels' view lags a real partition by
  * `down-after` + the election, and during that lag the old primary keeps its sessions and gets new
  * ones (min-replicas-to-write fencing is what bounds the writes it acknowledges then); a
- * failover's write stop through the endpoint grows by 0.4-0.9 s (benchmarks/perf/failover-perf.ts):
+ * failover's write stop through the endpoint grows by 0.4-0.9 s (apps/perf/failover-perf.ts):
  * the Sentinels name a promoted replica about 0.8 s after it says role:master, then HAProxy needs
  * one check of the Sentinels and one of the member.
  *
@@ -44,7 +44,7 @@
  * for writes, 503 otherwise (HAProxy 2.6 manual, "monitor fail": https://docs.haproxy.org/2.6/configuration.html#4.2-monitor%20fail).
  *
  * `fall 2 rise 1` for the members: one failed check is not enough to mark a member down (and cut
- * every session of the write endpoint). Measured (benchmarks/perf/haproxy-check-perf.ts: checks
+ * every session of the write endpoint). Measured (apps/perf/haproxy-check-perf.ts: checks
  * every 1 s, check timeout 1 s, the primary frozen 1.5 s, nothing failing over): with `fall 1` the
  * sessions were cut in 3 of 7 steady-state runs and the write gap grew from 1.5 s to 2.2-2.6 s; with
  * `fall 2`, 0 of 7, gap 1.5 s. The price: a member that really stopped being primary stays in the

@@ -3,8 +3,8 @@
  * (no fixed role: start.sh asks the Sentinels and writes `replicaof` or nothing into its include;
  * a local process's own lines after it when `local` is given), start.sh, readiness.sh and the
  * switchover preStop. The ConfigMap holds these files (components/valkey/replication-manifests.ts)
- * and a local member writes the same ones into its directory (benchmarks/local/sentinel-topology.ts;
- * the local switchover runs its prestop.sh, benchmarks/local/replication-prestop.ts).
+ * and a local member writes the same ones into its directory (harness/local/sentinel-topology.ts;
+ * the local switchover runs its prestop.sh, harness/local/replication-prestop.ts).
  */
 import { CLI_AUTH_ENV, type PodDefinition } from "./definition.js";
 import { memberDefinition, memberLayout, type MemberOptions } from "./member.js";

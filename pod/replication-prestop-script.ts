@@ -9,7 +9,7 @@
  * primary keeps accepting writes; the replicas not yet re-pointed keep replicating them and
  * acknowledge WAIT for them, then lose them when Sentinel re-points them at the new primary
  * (their offset is past the promotion point, so they resynchronise in full). Measured: 94-202
- * WAIT-confirmed writes lost per drill (benchmarks/drill, `--fault switchover`). So, on the
+ * WAIT-confirmed writes lost per drill (harness/drill, `--fault switchover`). So, on the
  * primary:
  *   1. `CLIENT PAUSE <ms> WRITE` on this server: writes (and WAIT) block, reads go on; the
  *      replication stream stops growing (pause also stops the replication PINGs);

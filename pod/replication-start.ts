@@ -1,7 +1,7 @@
 /**
  * The replication member's start decision, pod/scripts/replication-start.sh, a fragment of the
  * entrypoint (start.sh includes it; it runs when Sentinel is on). The same rendered text runs in the pods
- * and, under `sh`, in local mode (benchmarks/local/sentinel-topology.ts). The Sentinels' list and
+ * and, under `sh`, in local mode (harness/local/sentinel-topology.ts). The Sentinels' list and
  * this member's port are rendered in; the per-member values come in environment variables:
  *
  *   VALKEY_ANNOUNCE_HOST  this member's stable name/address (what Sentinel reports for it)

@@ -2,7 +2,7 @@
  * The restore steps of a member, defined once: restore.sh (pod/restore-script.ts) and its two
  * steps, `fetch` (an AWS CLI image) then `place` (the Valkey image), before valkey-server starts.
  * The StatefulSet runs them as two init containers (components/valkey/restore-init.ts); a local
- * member runs them in its launch before the server (benchmarks/backup/local-backup.ts). Both take
+ * member runs them in its launch before the server (harness/backup/local-backup.ts). Both take
  * the commands and the environment names from here.
  */
 import { RESTORE_MESSAGE_ENV } from "./restore-message.js";

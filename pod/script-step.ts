@@ -1,7 +1,7 @@
 /**
  * One step of a pod that runs a script to its end (a backup run's container, a restore init
  * container): its command and the environment variables it needs set. The manifests
- * (components/valkey/) and the local runs (benchmarks/backup/local-backup.ts) take the command from
+ * (components/valkey/) and the local runs (harness/backup/local-backup.ts) take the command from
  * here and refuse to build or launch a step whose environment lacks one of them.
  */
 export interface ScriptStep {

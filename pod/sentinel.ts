@@ -4,7 +4,7 @@
  * announced name from $VALKEY_ANNOUNCE_HOST, the password lines from the password file) and
  * execs `valkey-server <state> --sentinel`. The ConfigMap holds these files
  * (components/valkey/replication-manifests.ts) and a local Sentinel writes the same ones into its
- * directory and runs the same command (benchmarks/local/sentinel-topology.ts).
+ * directory and runs the same command (harness/local/sentinel-topology.ts).
  */
 import type { NodeEndpoint } from "../vocabulary/endpoint.js";
 import { SENTINEL_PORT } from "../vocabulary/ports.js";

@@ -7,12 +7,12 @@ import * as pulumi from "@pulumi/pulumi";
 import type { StackCost } from "../benchmarks/cost/cost-model.js";
 import type { ResultRow } from "../benchmarks/run/result-row.js";
 import type { TopologySummary } from "../benchmarks/report/stack-report-schema.js";
-import type { TopologyCheckReport } from "../benchmarks/verify/check-report.js";
+import type { TopologyCheckReport } from "../core/verify/check-report.js";
 import type { MixJobExtras } from "../benchmarks/run/mix-job-result.js";
 import type { TransferFile } from "../benchmarks/cost/transfer-record.js";
 import type { Platform, StackConfig, ValkeyMode } from "../config/types.js";
 import type { DeployedDrill } from "../components/steps/failure-drill/implementation.js";
-import type { RollStepTiming } from "../benchmarks/roll/rolling-restart.js";
+import type { RollStepTiming } from "../core/roll/rolling-restart.js";
 import type { RestoreCheckReport } from "../components/steps/restore-check/types.js";
 
 export const STACK_REPORT_VERSION = 1;

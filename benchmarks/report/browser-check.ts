@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { which } from "../binaries.js";
+import { which } from "../run/binaries.js";
 
 /** Flags for a quiet, offline headless run (no sandbox: containers often cannot provide one). */
 export const CHROMIUM_ARGS = [

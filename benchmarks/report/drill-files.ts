@@ -1,6 +1,6 @@
 /**
  * A run's drill results as the report reads them: raw/drill-<mode>-<fault>.json (written by
- * benchmarks/drill/), each checked against the schema below; drill-section.ts renders them.
+ * harness/drill/), each checked against the schema below; drill-section.ts renders them.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";

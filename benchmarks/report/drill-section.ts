@@ -1,11 +1,11 @@
 /**
  * Failure drills in the report: the drill table (one row per mode × fault) and a timeline chart
  * of write latency around each fault (acknowledged writes by stream, failed writes apart), read
- * from a run's raw/drill-<mode>-<fault>.json (benchmarks/drill/). Renders only when some source
+ * from a run's raw/drill-<mode>-<fault>.json (harness/drill/). Renders only when some source
  * carries drills (drill-files.ts loads them).
  */
 import type { TopLevelSpec } from "vega-lite";
-import { STOPPED_MS } from "../drill/shard-outage.js";
+import { STOPPED_MS } from "../../core/drill/shard-outage.js";
 import type { DrillView } from "./drill-files.js";
 import { CHART_FONT, html, type SafeHtml } from "./html.js";
 import type { ReportInput, ReportSource } from "./model.js";

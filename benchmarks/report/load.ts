@@ -21,8 +21,8 @@ import { loadLoops, loadOpenLoops } from "./loop-section.js";
 import { loadTransfers } from "./transfer-section.js";
 import { loadSloSweeps } from "./slo-section.js";
 import type { MixJobExtras } from "../run/mix-job-result.js";
-import { verifierReportJsonSchema, type VerifierReportJson } from "../verify/check-report.js";
-import { replicaJson } from "../verify/to-check-report.js";
+import { verifierReportJsonSchema, type VerifierReportJson } from "../../core/verify/check-report.js";
+import { replicaJson } from "../../core/verify/to-check-report.js";
 import type { ReportSource, TopologyShard, TopologyView, WorkloadView } from "./model.js";
 import { RUN_META_FILE, runMetaSchema, type RunMeta } from "./run-meta.js";
 

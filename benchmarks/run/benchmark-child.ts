@@ -6,8 +6,8 @@
  */
 import { spawn } from "node:child_process";
 import { connect } from "node:net";
-import type { ResolvedTool } from "../binaries.js";
-import { trackChild } from "../util/process-reaper.js";
+import type { ResolvedTool } from "./binaries.js";
+import { trackChild } from "../../core/util/process-reaper.js";
 import { cpusAvailable } from "./client-cpu-probe.js";
 
 export interface ChildResult {

@@ -20,7 +20,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import type { ResolvedTool } from "../binaries.js";
+import type { ResolvedTool } from "./binaries.js";
 import type { BenchmarkTest, Workload } from "../../vocabulary/workload.js";
 import { buildBenchmarkArgs, buildProbeArgs, type BenchmarkTarget } from "./benchmark-args.js";
 import { BenchmarkOutputError, parseBenchmarkCsv, type BenchmarkLine } from "./benchmark-csv.js";

@@ -16,7 +16,7 @@
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import * as z from "zod/mini";
-import { trackChild } from "../util/process-reaper.js";
+import { trackChild } from "../../core/util/process-reaper.js";
 import type { BenchmarkTest } from "../../vocabulary/workload.js";
 import { LatencyHistogram } from "./latency-histogram.js";
 import type { GeneratorFigures } from "./mix-job-result.js";

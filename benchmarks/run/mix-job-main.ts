@@ -34,7 +34,7 @@ import { formatResultTimestamp } from "./result-row.js";
 import type { MixResult } from "./mix-runner.js";
 import { aggregateRuns } from "./run-spread.js";
 import { runsOf } from "../../vocabulary/workload.js";
-import { parseInfo } from "../topology/info.js";
+import { parseInfo } from "../../core/topology/info.js";
 
 const frame = (kind: string, text: string): void => void process.stdout.write(`${FRAME_PREFIX}${kind} ${text}\n`);
 const oneLine = (s: string): string => s.replace(/\s*\n\s*/g, " | ");

@@ -43,9 +43,9 @@ import {
   type Workload,
 } from "../../vocabulary/workload.js";
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
-import { resolveLoadgen } from "../binaries.js";
-import { parseClusterNodes } from "../topology/cluster-nodes-parser.js";
-import { parseInfo, parseInfoFields } from "../topology/info.js";
+import { resolveLoadgen } from "./binaries.js";
+import { parseClusterNodes } from "../../core/topology/cluster-nodes-parser.js";
+import { parseInfo, parseInfoFields } from "../../core/topology/info.js";
 import {
   checkReplicaReads,
   checkServedMix,

@@ -16,7 +16,7 @@
 import { Redis } from "ioredis";
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { BENCHMARK_TEST_COMMANDS, READ_COMMANDS, type MixEntry } from "../../vocabulary/workload.js";
-import { parseInfo, parseInfoFields } from "../topology/info.js";
+import { parseInfo, parseInfoFields } from "../../core/topology/info.js";
 import { netDelta, readNetCounters, replicasCaughtUp, type NetCounters } from "./net-bytes.js";
 
 /** A member's per-command counters: calls, and the failed / rejected calls Valkey ≥ 7 counts apart. */

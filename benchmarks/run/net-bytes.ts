@@ -2,7 +2,7 @@
  * A member's network byte counters, read before and after a test (mix-served.ts snapshotMembers).
  * What each counter is, read from Valkey's source (src/server.c's INFO stats, src/networking.c,
  * src/replication.c of the newest snapshot we could fetch, `unstable` of 2024-10-25; the 9.1.2
- * binary prints the same fields, and tests/core/transfer.test.ts checks the split on it):
+ * binary prints the same fields, and tests/benchmarks/transfer.test.ts checks the split on it):
  *
  * - `total_net_input_bytes` = stat_net_input_bytes + stat_net_repl_input_bytes: every byte read
  *   from every connection; stat_net_input_bytes is what clients sent (a connection that is not
@@ -23,7 +23,7 @@
  */
 import { Redis } from "ioredis";
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
-import { parseInfo } from "../topology/info.js";
+import { parseInfo } from "../../core/topology/info.js";
 
 export interface NetCounters {
   /** total_net_input_bytes. */

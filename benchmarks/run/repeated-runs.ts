@@ -8,7 +8,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ProgressStep } from "../local/progress.js";
+import type { ProgressStep } from "../../core/util/progress.js";
 import type { ResultRow } from "./result-row.js";
 import { aggregateRuns } from "./run-spread.js";
 

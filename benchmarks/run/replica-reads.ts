@@ -16,7 +16,7 @@
  *   generator runs each read test alone (`<test>:100`) twice, from the primaries (the baseline
  *   of the same client) and from the replicas, and the rows say so.
  */
-import type { ResolvedTool } from "../binaries.js";
+import type { ResolvedTool } from "./binaries.js";
 import type { NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { BENCHMARK_TEST_COMMANDS, isReadTest, type BenchmarkTest, type Workload } from "../../vocabulary/workload.js";
 import { supportsReadFromReplicas } from "./benchmark-args.js";

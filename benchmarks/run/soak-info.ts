@@ -10,7 +10,7 @@
  */
 import { Redis } from "ioredis";
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
-import { parseInfo } from "../topology/info.js";
+import { parseInfo } from "../../core/topology/info.js";
 import { INFO_NUMBERS, INFO_TEXTS } from "./soak-fields.js";
 import type { MemberInfo } from "./soak-sample.js";
 

@@ -7,7 +7,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { which } from "../binaries.js";
+import { which } from "../run/binaries.js";
 import { clockTicksPerSecond } from "../run/client-cpu-probe.js";
 import { parseStatCpuTicks } from "../run/client-cpu.js";
 import { cpuList } from "./sweep-math.js";

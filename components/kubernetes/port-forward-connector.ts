@@ -8,12 +8,7 @@
 import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { PortForward, type KubeConfig } from "@kubernetes/client-node";
 import type { Redis } from "ioredis";
-import {
-  ConnectionError,
-  openClient,
-  type ConnectOptions,
-  type Connector,
-} from "../../benchmarks/topology/connector.js";
+import { ConnectionError, openClient, type ConnectOptions, type Connector } from "../../core/topology/connector.js";
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { normalHost, podsByHost, type AddressOptions } from "./pod-addresses.js";
 import type { DiscoveredPod } from "./pod-discovery.js";

@@ -4,7 +4,7 @@
  * stable DNS names, each with the pod's client port).
  */
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
-import type { ZoneSource } from "../../benchmarks/topology/zones.js";
+import type { ZoneSource } from "../../core/topology/zones.js";
 import { normalHost, podHosts, type AddressOptions } from "./pod-addresses.js";
 import type { PodApi } from "./pod-api.js";
 import { discoverPods, type DiscoverOptions, type DiscoveredPod } from "./pod-discovery.js";

@@ -16,7 +16,7 @@
  * anywhere and the Pod Identity agent; byo, the endpoint's port.
  */
 import type { ValkeyMode } from "../../config/types.js";
-import { plannedRanges } from "../../benchmarks/backup/restore-check.js";
+import { plannedRanges } from "../../core/backup/restore-check.js";
 import { CONFIG_MOUNT, DATA_DIR } from "../../pod/paths.js";
 import { RESTORE_PLACE_CONTAINER, TERMINATION_LOG } from "../../pod/restore-message.js";
 import { RESTORE_ENV, RESTORE_SCRIPT, restorePod, restoreSteps } from "../../pod/restore-pod.js";

@@ -2,7 +2,7 @@
  * How a release's members and Sentinels take a new pod template: their StatefulSets use
  * `updateStrategy: OnDelete`, so a changed template (image, a restart-only setting, resources)
  * restarts nothing by itself; the RollingRestart step (components/steps/rolling-restart/) then
- * deletes the pods one at a time in the order the live roles demand (benchmarks/roll/roll-plan.ts).
+ * deletes the pods one at a time in the order the live roles demand (core/roll/roll-plan.ts).
  * A plain RollingUpdate restarts by ordinal, highest first, whatever each pod's role: it can
  * restart a primary before its replicas, and a replica that is the only synced one of its shard
  * (valkey-operator moved to the same design, issue #198; the Bitnami and official charts leave

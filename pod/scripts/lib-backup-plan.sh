@@ -1,6 +1,6 @@
 #!/bin/sh
 # backup.sh's `plan` step (included by `# @include lib-backup-plan.sh`, see pod/shell-file.ts):
-# the sh twin of benchmarks/backup/backup-plan.ts, for the CronJob, which has only sh, awk and
+# the sh twin of core/backup/backup-plan.ts, for the CronJob, which has only sh, awk and
 # valkey-cli. plan_cluster HOST PORT and plan_replication HOST PORT print one target per shard,
 # `<shard>/<host>/<port>/<ranges>`, in slot order, choosing a replica whose link is up with the
 # highest replication offset (the least lag: a shard's replicas follow one stream), else, with

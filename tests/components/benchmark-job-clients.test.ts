@@ -6,8 +6,8 @@
  * into rows whose rps is the sum of the two pods' rps.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolveBinaries } from "../../benchmarks/binaries.js";
-import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
+import { resolveBinaries } from "../../benchmarks/run/binaries.js";
+import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
 import { combineClientRows } from "../../benchmarks/run/multi-client.js";
 import { SEED_WORKLOAD, type Workload } from "../../vocabulary/workload.js";
 import { parseJobLogRounds } from "../../components/benchmark/job-log.js";

@@ -6,8 +6,8 @@
  */
 import { bootstrapStep } from "../../components/steps/cluster-bootstrap/declaration.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
-import { DirectConnector } from "../../benchmarks/topology/connector.js";
+import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
+import { DirectConnector } from "../../core/topology/connector.js";
 import type { KubeDeps } from "../../components/steps/kit/kube-access.js";
 import {
   bootstrapOnKubernetes,

@@ -8,8 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Cluster } from "ioredis";
-import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
-import { DirectConnector } from "../../benchmarks/topology/connector.js";
+import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
+import { DirectConnector } from "../../core/topology/connector.js";
 import { serversAsPods } from "../support/static-pods.js";
 import { bootstrapStep } from "../../components/steps/cluster-bootstrap/declaration.js";
 import { bootstrapOnKubernetes } from "../../components/steps/cluster-bootstrap/implementation.js";

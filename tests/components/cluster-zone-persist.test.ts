@@ -12,8 +12,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePorts } from "../../benchmarks/local/ports.js";
-import { DirectConnector } from "../../benchmarks/topology/connector.js";
+import { freePorts } from "../../harness/local/ports.js";
+import { DirectConnector } from "../../core/topology/connector.js";
 import { announceZones } from "../../components/steps/cluster-bootstrap/announce-zones.js";
 import { zoneFileOf } from "../../pod/start-script.js";
 import { startPod, type PodProcess } from "../support/pod-process.js";

@@ -8,10 +8,10 @@
  */
 import { drillStep } from "../../components/steps/failure-drill/declaration.js";
 import { describe, expect, it } from "vitest";
-import type { WriteRecord } from "../../benchmarks/drill/ledger.js";
+import type { WriteRecord } from "../../core/drill/ledger.js";
 import type { Fault } from "../../vocabulary/faults.js";
-import { formatRecordLines, parseRecordLines } from "../../benchmarks/drill/record-lines.js";
-import { ackedLossBound, inWindow } from "../../benchmarks/drill/bounds.js";
+import { formatRecordLines, parseRecordLines } from "../../core/drill/record-lines.js";
+import { ackedLossBound, inWindow } from "../../core/drill/bounds.js";
 import {
   CLOCK_NOTE,
   deployedLossBound,

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { which } from "../../benchmarks/binaries.js";
+import { which } from "../../benchmarks/run/binaries.js";
 import { masterAddrReplyHex } from "../../pod/haproxy-checks.js";
 import { authCommandHex } from "../../pod/haproxy-cfg.js";
 import { HAPROXY_STATUS_PORT, HAPROXY_WRITE_PORT } from "../../components/valkey/haproxy-manifests.js";

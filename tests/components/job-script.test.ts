@@ -5,10 +5,10 @@
  * the fixtures parseJobLog is tested on (captured in this run, not checked in).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolveBinaries } from "../../benchmarks/binaries.js";
-import { startLocalCluster, type LocalCluster } from "../../benchmarks/local/local-cluster.js";
-import { freePort } from "../../benchmarks/local/ports.js";
-import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
+import { resolveBinaries } from "../../benchmarks/run/binaries.js";
+import { startLocalCluster, type LocalCluster } from "../../harness/local/local-cluster.js";
+import { freePort } from "../../harness/local/ports.js";
+import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
 import { SEED_WORKLOAD, type Workload } from "../../vocabulary/workload.js";
 import { JobLogError, parseJobLog, parseJobLogRounds, type JobLogMeta } from "../../components/benchmark/job-log.js";
 import { buildBenchmarkScript, type BenchmarkScriptOptions } from "../../components/benchmark/job-script.js";

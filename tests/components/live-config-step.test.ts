@@ -9,8 +9,8 @@
  */
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
-import { DirectConnector } from "../../benchmarks/topology/connector.js";
+import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
+import { DirectConnector } from "../../core/topology/connector.js";
 import { StaticPodApi } from "../../components/kubernetes/static-pod-api.js";
 import type { KubeDeps } from "../../components/steps/kit/kube-access.js";
 import { liveConfigStep, type LiveConfigInputs } from "../../components/steps/live-config/declaration.js";

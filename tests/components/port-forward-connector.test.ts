@@ -6,7 +6,7 @@
  */
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
+import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
 import { discoverPods, type DiscoveredPod } from "../../components/kubernetes/pod-discovery.js";
 import {
   PortForwardConnector,

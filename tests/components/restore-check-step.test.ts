@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { planBackup } from "../../benchmarks/backup/backup-plan.js";
+import { planBackup } from "../../core/backup/backup-plan.js";
 import {
   restoredMemberLaunch,
   restoreMessageFile,
@@ -27,13 +27,13 @@ import {
   startRestoredReplication,
   type LocalBackupResult,
   type S3Env,
-} from "../../benchmarks/backup/local-backup.js";
-import { plannedRanges } from "../../benchmarks/backup/restore-check.js";
-import { startLocalCluster } from "../../benchmarks/local/local-cluster.js";
-import { startLocalReplication } from "../../benchmarks/local/local-replication.js";
-import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
-import { DirectConnector } from "../../benchmarks/topology/connector.js";
-import { verifyTopology } from "../../benchmarks/verify/verify-topology.js";
+} from "../../harness/backup/local-backup.js";
+import { plannedRanges } from "../../core/backup/restore-check.js";
+import { startLocalCluster } from "../../harness/local/local-cluster.js";
+import { startLocalReplication } from "../../harness/local/local-replication.js";
+import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
+import { DirectConnector } from "../../core/topology/connector.js";
+import { verifyTopology } from "../../core/verify/verify-topology.js";
 import { StaticPodApi } from "../../components/kubernetes/static-pod-api.js";
 import { bootstrapStep } from "../../components/steps/cluster-bootstrap/declaration.js";
 import { bootstrapOnKubernetes } from "../../components/steps/cluster-bootstrap/implementation.js";

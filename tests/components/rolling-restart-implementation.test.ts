@@ -7,7 +7,7 @@
  * the real restarts, failovers and verifier run on real processes in the upgrade drill test.
  */
 import { describe, expect, it } from "vitest";
-import type { TopologyReport } from "../../benchmarks/verify/verify-types.js";
+import type { TopologyReport } from "../../core/verify/verify-types.js";
 import { rollStep } from "../../components/steps/rolling-restart/declaration.js";
 import {
   podOfAddress,

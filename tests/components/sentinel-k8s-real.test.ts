@@ -16,10 +16,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolveBinaries } from "../../benchmarks/binaries.js";
-import { killHard, SentinelTopology } from "../../benchmarks/local/sentinel-topology.js";
-import { DirectConnector } from "../../benchmarks/topology/connector.js";
-import { pollUntil } from "../../benchmarks/util/poll-until.js";
+import { resolveBinaries } from "../../benchmarks/run/binaries.js";
+import { killHard, SentinelTopology } from "../../harness/local/sentinel-topology.js";
+import { DirectConnector } from "../../core/topology/connector.js";
+import { pollUntil } from "../../core/util/poll-until.js";
 import { StaticPodApi } from "../../components/kubernetes/static-pod-api.js";
 import {
   checkTopologyOnKubernetes,

@@ -5,10 +5,10 @@
  */
 import { checkStep } from "../../components/steps/topology-check/declaration.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startLocalCluster, type LocalCluster } from "../../benchmarks/local/local-cluster.js";
-import { startLocalReplication, type LocalReplication } from "../../benchmarks/local/local-replication.js";
-import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
-import { DirectConnector, openClient } from "../../benchmarks/topology/connector.js";
+import { startLocalCluster, type LocalCluster } from "../../harness/local/local-cluster.js";
+import { startLocalReplication, type LocalReplication } from "../../harness/local/local-replication.js";
+import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
+import { DirectConnector, openClient } from "../../core/topology/connector.js";
 import type { KubeDeps } from "../../components/steps/kit/kube-access.js";
 import { StaticPodApi } from "../../components/kubernetes/static-pod-api.js";
 import {

@@ -15,8 +15,8 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
-import { openClient } from "../../benchmarks/topology/connector.js";
+import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
+import { openClient } from "../../core/topology/connector.js";
 import { clusterBootstrapProvider } from "../../components/steps/cluster-bootstrap/component.js";
 import {
   PROJECT_ROOT,

@@ -5,8 +5,8 @@ import { installMocks, settle } from "../support/pulumi-mocks.js";
 import { CLIENT_LABEL, DATA_PLANE_LABEL, ROLE_LABEL, releaseLabels } from "../../components/shared.js";
 import { ZONE_LABEL } from "../../vocabulary/labels.js";
 import { renderPreStopScript } from "../../pod/prestop-script.js";
-import { LocalFleet } from "../../benchmarks/local/valkey-process.js";
-import { startLocalCluster } from "../../benchmarks/local/local-cluster.js";
+import { LocalFleet } from "../../harness/local/valkey-process.js";
+import { startLocalCluster } from "../../harness/local/local-cluster.js";
 import {
   PASSWORD,
   PLACEMENT,

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { V1Pod } from "@kubernetes/client-node";
-import { DirectConnector } from "../../benchmarks/topology/connector.js";
+import { DirectConnector } from "../../core/topology/connector.js";
 import { connectorFor } from "../../components/steps/kit/kube-access.js";
 import { loadKubeConfig, podRecordFromV1 } from "../../components/kubernetes/pod-api.js";
 import { discoverPods, podPorts, unusablePods } from "../../components/kubernetes/pod-discovery.js";

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { PlanError, planCluster, type PlannerNode } from "../../benchmarks/bootstrap/az-aware-planner.js";
-import { CLUSTER_SLOT_COUNT, slotCount } from "../../benchmarks/topology/slots.js";
+import { PlanError, planCluster, type PlannerNode } from "../../core/bootstrap/az-aware-planner.js";
+import { CLUSTER_SLOT_COUNT, slotCount } from "../../core/topology/slots.js";
 
 function nodesFor(perZone: readonly number[]): PlannerNode[] {
   const out: PlannerNode[] = [];

@@ -6,14 +6,14 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseManifest, type BackupManifest } from "../../pod/backup-manifest.js";
-import { planBackup, targetArg } from "../../benchmarks/backup/backup-plan.js";
+import { planBackup, targetArg } from "../../core/backup/backup-plan.js";
 import {
   checkRestoredKeyCounts,
   checkRestoreShape,
   checkShardObject,
   plannedRanges,
-} from "../../benchmarks/backup/restore-check.js";
-import type { ShardReport, TopologyReport } from "../../benchmarks/verify/verify-types.js";
+} from "../../core/backup/restore-check.js";
+import type { ShardReport, TopologyReport } from "../../core/verify/verify-types.js";
 
 const SUM = "a".repeat(64);
 

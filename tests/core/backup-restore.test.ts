@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { planBackup, targetArg } from "../../benchmarks/backup/backup-plan.js";
+import { planBackup, targetArg } from "../../core/backup/backup-plan.js";
 import {
   planWithScript,
   restoredMemberLaunch,
@@ -25,18 +25,18 @@ import {
   startRestoredReplication,
   type LocalBackupResult,
   type S3Env,
-} from "../../benchmarks/backup/local-backup.js";
-import { restoreCluster } from "../../benchmarks/backup/restore-bootstrap.js";
+} from "../../harness/backup/local-backup.js";
+import { restoreCluster } from "../../core/backup/restore-bootstrap.js";
 import { StaticPodApi } from "../../components/kubernetes/static-pod-api.js";
 import { bootstrapStep } from "../../components/steps/cluster-bootstrap/declaration.js";
 import { bootstrapOnKubernetes } from "../../components/steps/cluster-bootstrap/implementation.js";
-import { checkRestoredKeyCounts, checkRestoreShape, plannedRanges } from "../../benchmarks/backup/restore-check.js";
-import { localMember, startLocalCluster } from "../../benchmarks/local/local-cluster.js";
-import { startLocalReplication } from "../../benchmarks/local/local-replication.js";
-import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
-import { DirectConnector } from "../../benchmarks/topology/connector.js";
-import { verifyTopology } from "../../benchmarks/verify/verify-topology.js";
-import { StaticZoneSource } from "../../benchmarks/topology/zones.js";
+import { checkRestoredKeyCounts, checkRestoreShape, plannedRanges } from "../../core/backup/restore-check.js";
+import { localMember, startLocalCluster } from "../../harness/local/local-cluster.js";
+import { startLocalReplication } from "../../harness/local/local-replication.js";
+import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
+import { DirectConnector } from "../../core/topology/connector.js";
+import { verifyTopology } from "../../core/verify/verify-topology.js";
+import { StaticZoneSource } from "../../core/topology/zones.js";
 import { motoBucket, s3ToolsMissing, type MotoServer } from "../support/moto-server.js";
 import { parseRestoreMessage } from "../../pod/restore-message.js";
 import { callOn } from "../support/processes.js";

@@ -1,14 +1,14 @@
 /**
- * The topology check report's one schema (benchmarks/verify/check-report.ts) against reports the
+ * The topology check report's one schema (core/verify/check-report.ts) against reports the
  * verifier produced: the fixture run's raw/verify-<mode>.json (a real `npm run local` against
  * valkey-server processes), read as written and as the check report the stack outputs carry.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { topologyCheckReportSchema, verifierReportJsonSchema } from "../../benchmarks/verify/check-report.js";
-import { toCheckReport } from "../../benchmarks/verify/to-check-report.js";
-import type { TopologyReport } from "../../benchmarks/verify/verify-types.js";
+import { topologyCheckReportSchema, verifierReportJsonSchema } from "../../core/verify/check-report.js";
+import { toCheckReport } from "../../core/verify/to-check-report.js";
+import type { TopologyReport } from "../../core/verify/verify-types.js";
 import { LOCAL_RUN_DIR } from "../support/report-fixtures.js";
 
 const written = (mode: "cluster" | "replication"): { before: TopologyReport; after: TopologyReport } =>

@@ -1,21 +1,21 @@
 /** Pure verifier analysis from captured replies: parser edge cases and each failure code. */
 import { describe, expect, it } from "vitest";
-import { analyseCluster } from "../../benchmarks/verify/cluster-analysis.js";
+import { analyseCluster } from "../../core/verify/cluster-analysis.js";
 import {
   digestClusterNodes,
   parseClusterNodeLine,
   parseClusterNodes,
   parseNodeAddress,
-} from "../../benchmarks/topology/cluster-nodes-parser.js";
-import { formatTopologyReport } from "../../benchmarks/verify/format-report.js";
-import { analyseReplication, listedReplicas } from "../../benchmarks/verify/replication-analysis.js";
+} from "../../core/topology/cluster-nodes-parser.js";
+import { formatTopologyReport } from "../../core/verify/format-report.js";
+import { analyseReplication, listedReplicas } from "../../core/verify/replication-analysis.js";
 import {
   primaryReplicationInfo,
   replicaReplicationInfo,
   synthesiseCluster,
   synthesiseReplication,
   syntheticClusterInfo,
-} from "../../benchmarks/verify/synthetic.js";
+} from "../../core/verify/synthetic.js";
 
 const zones = ["a", "b", "c"];
 const codes = (r: { failures: { code: string }[] }): string[] => [...new Set(r.failures.map((f) => f.code))].sort();

@@ -1,10 +1,10 @@
 import { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bootstrapCluster } from "../../benchmarks/bootstrap/cluster-bootstrap.js";
-import { LocalFleet } from "../../benchmarks/local/valkey-process.js";
-import { localMember, startLocalCluster, type LocalCluster } from "../../benchmarks/local/local-cluster.js";
-import { DirectConnector, openClient } from "../../benchmarks/topology/connector.js";
-import { parseInfo } from "../../benchmarks/topology/info.js";
+import { bootstrapCluster } from "../../core/bootstrap/cluster-bootstrap.js";
+import { LocalFleet } from "../../harness/local/valkey-process.js";
+import { localMember, startLocalCluster, type LocalCluster } from "../../harness/local/local-cluster.js";
+import { DirectConnector, openClient } from "../../core/topology/connector.js";
+import { parseInfo } from "../../core/topology/info.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
 const zones = ["us-west-2a", "us-west-2b", "us-west-2c"];

@@ -10,12 +10,12 @@
 import { rmSync } from "node:fs";
 import { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bootstrapCluster } from "../../benchmarks/bootstrap/cluster-bootstrap.js";
-import { localMember, startLocalCluster, type LocalCluster } from "../../benchmarks/local/local-cluster.js";
-import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
-import { DirectConnector } from "../../benchmarks/topology/connector.js";
-import { StaticZoneSource } from "../../benchmarks/topology/zones.js";
-import { verifyTopology } from "../../benchmarks/verify/verify-topology.js";
+import { bootstrapCluster } from "../../core/bootstrap/cluster-bootstrap.js";
+import { localMember, startLocalCluster, type LocalCluster } from "../../harness/local/local-cluster.js";
+import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
+import { DirectConnector } from "../../core/topology/connector.js";
+import { StaticZoneSource } from "../../core/topology/zones.js";
+import { verifyTopology } from "../../core/verify/verify-topology.js";
 import { eventually } from "../support/processes.js";
 import { callOn } from "../support/processes.js";
 

@@ -4,9 +4,9 @@
  * zones, the nodes to forget, and the memory refusal with its figures.
  */
 import { describe, expect, it } from "vitest";
-import { planScaleIn, ScaleInRefused, type LiveNode } from "../../benchmarks/bootstrap/cluster-scale-in-plan.js";
-import { splitSlots, slotCount } from "../../benchmarks/topology/slots.js";
-import { rebalanceSlots, groupMoves } from "../../benchmarks/bootstrap/slot-moves.js";
+import { planScaleIn, ScaleInRefused, type LiveNode } from "../../core/bootstrap/cluster-scale-in-plan.js";
+import { splitSlots, slotCount } from "../../core/topology/slots.js";
+import { rebalanceSlots, groupMoves } from "../../core/bootstrap/slot-moves.js";
 
 const MiB = 1048576;
 /** The splitSlots(3) shares, sorted as Array#sort sorts numbers' strings (5461, 5461, 5462). */

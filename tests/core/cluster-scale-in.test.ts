@@ -9,16 +9,16 @@
  */
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scaleIn, type ScaleInOptions } from "../../benchmarks/bootstrap/cluster-scale-in.js";
-import { ScaleInRefused } from "../../benchmarks/bootstrap/cluster-scale-in-plan.js";
-import { localMember, startLocalCluster, type LocalCluster } from "../../benchmarks/local/local-cluster.js";
-import { LocalFleet } from "../../benchmarks/local/valkey-process.js";
-import { DirectConnector } from "../../benchmarks/topology/connector.js";
-import { StaticZoneSource } from "../../benchmarks/topology/zones.js";
-import { verifyTopology } from "../../benchmarks/verify/verify-topology.js";
-import { clusterClient, WriteStream } from "../../benchmarks/drill/load.js";
-import { streamFigures } from "../../benchmarks/drill/ledger.js";
-import { readInBatches } from "../../benchmarks/drill/target.js";
+import { scaleIn, type ScaleInOptions } from "../../core/bootstrap/cluster-scale-in.js";
+import { ScaleInRefused } from "../../core/bootstrap/cluster-scale-in-plan.js";
+import { localMember, startLocalCluster, type LocalCluster } from "../../harness/local/local-cluster.js";
+import { LocalFleet } from "../../harness/local/valkey-process.js";
+import { DirectConnector } from "../../core/topology/connector.js";
+import { StaticZoneSource } from "../../core/topology/zones.js";
+import { verifyTopology } from "../../core/verify/verify-topology.js";
+import { clusterClient, WriteStream } from "../../core/drill/load.js";
+import { streamFigures } from "../../core/drill/ledger.js";
+import { readInBatches } from "../../core/drill/target.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
 const zones = ["us-west-2a", "us-west-2b", "us-west-2c"];

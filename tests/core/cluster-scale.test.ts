@@ -6,13 +6,13 @@
  */
 import { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { planSlotMoves } from "../../benchmarks/bootstrap/cluster-scale.js";
-import { bootstrapCluster } from "../../benchmarks/bootstrap/cluster-bootstrap.js";
-import { localMember, startLocalCluster, type LocalCluster } from "../../benchmarks/local/local-cluster.js";
-import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
-import { DirectConnector } from "../../benchmarks/topology/connector.js";
-import { StaticZoneSource } from "../../benchmarks/topology/zones.js";
-import { verifyTopology } from "../../benchmarks/verify/verify-topology.js";
+import { planSlotMoves } from "../../core/bootstrap/cluster-scale.js";
+import { bootstrapCluster } from "../../core/bootstrap/cluster-bootstrap.js";
+import { localMember, startLocalCluster, type LocalCluster } from "../../harness/local/local-cluster.js";
+import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
+import { DirectConnector } from "../../core/topology/connector.js";
+import { StaticZoneSource } from "../../core/topology/zones.js";
+import { verifyTopology } from "../../core/verify/verify-topology.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
 const zones = ["us-west-2a", "us-west-2b", "us-west-2c"];

@@ -8,8 +8,8 @@ import {
   inWindow,
   partitionWindow,
   type DurabilityConfig,
-} from "../../benchmarks/drill/bounds.js";
-import { drillOk, loadFigures, type WriteRecord } from "../../benchmarks/drill/ledger.js";
+} from "../../core/drill/bounds.js";
+import { drillOk, loadFigures, type WriteRecord } from "../../core/drill/ledger.js";
 import { FAULTS } from "../../vocabulary/faults.js";
 
 const FENCED: DurabilityConfig = {

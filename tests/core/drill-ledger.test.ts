@@ -6,7 +6,7 @@ import {
   renderDrillsCsv,
   renderDrillTable,
   renderRollSteps,
-} from "../../benchmarks/drill/drill-table.js";
+} from "../../core/drill/drill-table.js";
 import {
   combineStreams,
   drillFailures,
@@ -18,8 +18,8 @@ import {
   percentile,
   streamFigures,
   type WriteRecord,
-} from "../../benchmarks/drill/ledger.js";
-import { labelSlots, parseStreamName, streamName } from "../../benchmarks/drill/writers.js";
+} from "../../core/drill/ledger.js";
+import { labelSlots, parseStreamName, streamName } from "../../core/drill/writers.js";
 import { parseFaults } from "../../vocabulary/faults.js";
 
 function rec(stream: string, n: number, sentAt: number, latency: number | null, waited = false): WriteRecord {

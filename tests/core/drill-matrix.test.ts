@@ -1,12 +1,6 @@
-/** The drill matrix's reduction (benchmarks/drill/drill-matrix.ts): median and max per (mode, fault), each client path, the targets. */
+/** The drill matrix's reduction (core/drill/drill-matrix.ts): median and max per (mode, fault), each client path, the targets. */
 import { describe, expect, it } from "vitest";
-import {
-  matrixRows,
-  medianMax,
-  outageTargetMs,
-  renderMatrix,
-  type MatrixRun,
-} from "../../benchmarks/drill/drill-matrix.js";
+import { matrixRows, medianMax, outageTargetMs, renderMatrix, type MatrixRun } from "../../core/drill/drill-matrix.js";
 
 const run = (over: Partial<MatrixRun> & Pick<MatrixRun, "mode" | "fault">): MatrixRun => ({
   ok: true,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { WriteRecord } from "../../benchmarks/drill/ledger.js";
-import { loadSettingsFromEnv } from "../../benchmarks/drill/load-env.js";
+import type { WriteRecord } from "../../core/drill/ledger.js";
+import { loadSettingsFromEnv } from "../../core/drill/load-env.js";
 import {
   formatRecordLine,
   formatRecordLines,
@@ -9,7 +9,7 @@ import {
   parseRecordLine,
   parseRecordLines,
   type LoadOutput,
-} from "../../benchmarks/drill/record-lines.js";
+} from "../../core/drill/record-lines.js";
 
 const records: WriteRecord[] = [
   {

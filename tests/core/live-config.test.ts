@@ -1,5 +1,5 @@
 /**
- * benchmarks/roll/live-config.ts on REAL valkey-server processes running the deployed valkey.conf
+ * core/roll/live-config.ts on REAL valkey-server processes running the deployed valkey.conf
  * (pod/valkey-conf.ts with a local process's lines, pod/local-conf.ts): a member started with
  * conf A takes conf B's LIVE directives by CONFIG SET without a restart (same pid, CONFIG GET shows
  * B); a RESTART directive is refused before any member is touched; a value the server refuses, or
@@ -9,10 +9,10 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolveBinaries } from "../../benchmarks/binaries.js";
-import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
-import { applyLiveConfig, LiveConfigError, type LiveMember } from "../../benchmarks/roll/live-config.js";
-import { DirectConnector } from "../../benchmarks/topology/connector.js";
+import { resolveBinaries } from "../../benchmarks/run/binaries.js";
+import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
+import { applyLiveConfig, LiveConfigError, type LiveMember } from "../../core/roll/live-config.js";
+import { DirectConnector } from "../../core/topology/connector.js";
 import type { ValkeyConfig } from "../../config/types.js";
 import { liveDirectives } from "../../pod/conf-directives.js";
 import { defaultValkeyConfig, renderDeployedLocalConf } from "../../pod/local-conf.js";

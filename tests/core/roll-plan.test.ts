@@ -1,13 +1,13 @@
 /**
- * The rolling-restart order (benchmarks/roll/roll-plan.ts) on reports shaped as the verifier
+ * The rolling-restart order (core/roll/roll-plan.ts) on reports shaped as the verifier
  * returns them: Sentinels first, then shard by shard the replicas, then the primary's hand-over;
  * a roll of the whole topology visits every member exactly once, in that order, even when roles
  * move under it.
  */
 import { describe, expect, it } from "vitest";
-import { gateOpen, nextRollStep, type RollStep } from "../../benchmarks/roll/roll-plan.js";
-import { rollingRestart } from "../../benchmarks/roll/rolling-restart.js";
-import type { ShardReport, TopologyReport } from "../../benchmarks/verify/verify-types.js";
+import { gateOpen, nextRollStep, type RollStep } from "../../core/roll/roll-plan.js";
+import { rollingRestart } from "../../core/roll/rolling-restart.js";
+import type { ShardReport, TopologyReport } from "../../core/verify/verify-types.js";
 
 type Shard = { primary: string; replicas: string[]; slots?: string };
 const zoneOf = (a: string): string => `zone-${a.slice(-1)}`;

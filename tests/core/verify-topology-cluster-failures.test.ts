@@ -3,13 +3,13 @@
  * failures are flagged fast): a killed replica, then forgotten, then its primary frozen.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startLocalCluster, type LocalCluster } from "../../benchmarks/local/local-cluster.js";
-import { LocalFleet } from "../../benchmarks/local/valkey-process.js";
-import { DirectConnector, openClient } from "../../benchmarks/topology/connector.js";
-import { StaticZoneSource } from "../../benchmarks/topology/zones.js";
-import { pollUntil } from "../../benchmarks/util/poll-until.js";
-import { verifyTopology } from "../../benchmarks/verify/verify-topology.js";
-import type { TopologyReport } from "../../benchmarks/verify/verify-types.js";
+import { startLocalCluster, type LocalCluster } from "../../harness/local/local-cluster.js";
+import { LocalFleet } from "../../harness/local/valkey-process.js";
+import { DirectConnector, openClient } from "../../core/topology/connector.js";
+import { StaticZoneSource } from "../../core/topology/zones.js";
+import { pollUntil } from "../../core/util/poll-until.js";
+import { verifyTopology } from "../../core/verify/verify-topology.js";
+import type { TopologyReport } from "../../core/verify/verify-types.js";
 import { failureCodes, runVbench } from "../support/verify-helpers.js";
 
 describe("verify: failed nodes in a real cluster", () => {

@@ -4,14 +4,14 @@
  * re-pairing of every replica onto its own zone's primary.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startLocalCluster, type LocalCluster } from "../../benchmarks/local/local-cluster.js";
-import { LocalFleet } from "../../benchmarks/local/valkey-process.js";
-import { DirectConnector, openClient } from "../../benchmarks/topology/connector.js";
-import { parseInfo } from "../../benchmarks/topology/info.js";
-import { StaticZoneSource } from "../../benchmarks/topology/zones.js";
-import { pollUntil } from "../../benchmarks/util/poll-until.js";
-import { verifyTopology } from "../../benchmarks/verify/verify-topology.js";
-import type { TopologyReport } from "../../benchmarks/verify/verify-types.js";
+import { startLocalCluster, type LocalCluster } from "../../harness/local/local-cluster.js";
+import { LocalFleet } from "../../harness/local/valkey-process.js";
+import { DirectConnector, openClient } from "../../core/topology/connector.js";
+import { parseInfo } from "../../core/topology/info.js";
+import { StaticZoneSource } from "../../core/topology/zones.js";
+import { pollUntil } from "../../core/util/poll-until.js";
+import { verifyTopology } from "../../core/verify/verify-topology.js";
+import type { TopologyReport } from "../../core/verify/verify-types.js";
 import { failureCodes, runVbench, zoneFile } from "../support/verify-helpers.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;

@@ -8,13 +8,13 @@ import {
   startLocalReplication,
   waitForReplicaLinks,
   type LocalReplication,
-} from "../../benchmarks/local/local-replication.js";
-import { freePort } from "../../benchmarks/local/ports.js";
-import { LocalFleet } from "../../benchmarks/local/valkey-process.js";
-import { ConnectionError, DirectConnector, openClient } from "../../benchmarks/topology/connector.js";
-import { StaticZoneSource } from "../../benchmarks/topology/zones.js";
-import { verifyTopology } from "../../benchmarks/verify/verify-topology.js";
-import type { TopologyReport } from "../../benchmarks/verify/verify-types.js";
+} from "../../harness/local/local-replication.js";
+import { freePort } from "../../harness/local/ports.js";
+import { LocalFleet } from "../../harness/local/valkey-process.js";
+import { ConnectionError, DirectConnector, openClient } from "../../core/topology/connector.js";
+import { StaticZoneSource } from "../../core/topology/zones.js";
+import { verifyTopology } from "../../core/verify/verify-topology.js";
+import type { TopologyReport } from "../../core/verify/verify-types.js";
 import { failureCodes, runVbench, zoneFile } from "../support/verify-helpers.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;

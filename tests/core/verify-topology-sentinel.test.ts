@@ -8,14 +8,14 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { killHard, SentinelTopology } from "../../benchmarks/local/sentinel-topology.js";
-import { freePort } from "../../benchmarks/local/ports.js";
-import { DirectConnector, openClient } from "../../benchmarks/topology/connector.js";
-import { pollUntil } from "../../benchmarks/util/poll-until.js";
-import { StaticZoneSource } from "../../benchmarks/topology/zones.js";
-import { analyseSentinels, collectSentinels } from "../../benchmarks/verify/sentinel-analysis.js";
-import { verifyTopology } from "../../benchmarks/verify/verify-topology.js";
-import type { TopologyReport } from "../../benchmarks/verify/verify-types.js";
+import { killHard, SentinelTopology } from "../../harness/local/sentinel-topology.js";
+import { freePort } from "../../harness/local/ports.js";
+import { DirectConnector, openClient } from "../../core/topology/connector.js";
+import { pollUntil } from "../../core/util/poll-until.js";
+import { StaticZoneSource } from "../../core/topology/zones.js";
+import { analyseSentinels, collectSentinels } from "../../core/verify/sentinel-analysis.js";
+import { verifyTopology } from "../../core/verify/verify-topology.js";
+import type { TopologyReport } from "../../core/verify/verify-types.js";
 import { failureCodes, runVbench, zoneFile } from "../support/verify-helpers.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;

@@ -17,11 +17,11 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { killHard, SentinelTopology } from "../../benchmarks/local/sentinel-topology.js";
-import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
-import { openClient } from "../../benchmarks/topology/connector.js";
-import { pollUntil } from "../../benchmarks/util/poll-until.js";
-import type { TopologyReport } from "../../benchmarks/verify/verify-types.js";
+import { killHard, SentinelTopology } from "../../harness/local/sentinel-topology.js";
+import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
+import { openClient } from "../../core/topology/connector.js";
+import { pollUntil } from "../../core/util/poll-until.js";
+import type { TopologyReport } from "../../core/verify/verify-types.js";
 import { failureCodes, runVbench } from "../support/verify-helpers.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "vbench-verdicts-"));

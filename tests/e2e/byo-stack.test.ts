@@ -14,7 +14,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openClient } from "../../benchmarks/topology/connector.js";
+import { openClient } from "../../core/topology/connector.js";
 import { eventually } from "../support/processes.js";
 import { byoPlatformConfig, SMALL_VALKEY_PODS } from "./support/byo-config.js";
 import { useE2eContext } from "./support/e2e-context.js";

@@ -12,7 +12,7 @@ import { BenchmarkJob } from "../../components/benchmark-job.js";
 import { KarpenterNodePool } from "../../components/karpenter-node-pool.js";
 import { karpenterPlacement } from "../../stacks/platform.js";
 import { parseStackConfig } from "../../config/schema.js";
-import { sleep } from "../../benchmarks/util/poll-until.js";
+import { sleep } from "../../core/util/poll-until.js";
 import { SEED_WORKLOAD } from "../../vocabulary/workload.js";
 import { addValkeyPoolNode } from "./support/byo-config.js";
 import { KWOK_STORAGE_CLASS } from "./support/control-plane.js";

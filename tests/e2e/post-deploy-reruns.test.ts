@@ -19,7 +19,7 @@
  *     check before the benchmark does not.
  */
 import { describe, expect, it } from "vitest";
-import { openClient } from "../../benchmarks/topology/connector.js";
+import { openClient } from "../../core/topology/connector.js";
 import { standInForBenchmarkJobs } from "./support/benchmark-pods.js";
 import { byoPlatformConfig, SMALL_VALKEY_PODS } from "./support/byo-config.js";
 import { addClientNodeOnceValkeyPlaced } from "./support/client-node.js";

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { renderBackupScript } from "../../pod/backup-script.js";
 import { renderRestoreScript } from "../../pod/restore-script.js";
-import { plannedRanges } from "../../benchmarks/backup/restore-check.js";
+import { plannedRanges } from "../../core/backup/restore-check.js";
 import { RESTORE_MESSAGE_ENV } from "../../pod/restore-message.js";
 import { run } from "../support/valkey-fixtures.js";
 

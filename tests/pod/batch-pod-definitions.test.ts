@@ -1,7 +1,7 @@
 /**
  * The backup and restore pods' definitions (pod/backup-pod.ts, pod/restore-pod.ts): the commands
  * and environment the manifests (components/valkey/) and the local runs
- * (benchmarks/backup/local-backup.ts) both take from them, and the refusal of a container or a
+ * (harness/backup/local-backup.ts) both take from them, and the refusal of a container or a
  * launch that leaves a variable a step's script needs unset.
  */
 import { describe, expect, it } from "vitest";

@@ -17,11 +17,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cluster } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { Partition, partitionCapability } from "../../benchmarks/drill/partition.js";
-import { LocalFleet } from "../../benchmarks/local/valkey-process.js";
-import { startLocalCluster } from "../../benchmarks/local/local-cluster.js";
-import { openClient } from "../../benchmarks/topology/connector.js";
-import { sleep } from "../../benchmarks/util/poll-until.js";
+import { Partition, partitionCapability } from "../../harness/drill/partition.js";
+import { LocalFleet } from "../../harness/local/valkey-process.js";
+import { startLocalCluster } from "../../harness/local/local-cluster.js";
+import { openClient } from "../../core/topology/connector.js";
+import { sleep } from "../../core/util/poll-until.js";
 import { startPod, type PodProcess } from "../support/pod-process.js";
 import { PASSWORD, cliPath, run, valkeyConfig } from "../support/valkey-fixtures.js";
 

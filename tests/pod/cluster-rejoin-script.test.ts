@@ -1,6 +1,6 @@
 /**
  * The rendered rejoin.sh: valid sh, bad options named, the password never in it. Its behaviour
- * on real processes is tested by tests/core/drill-lost-volume.test.ts (lost replica and primary
+ * on real processes is tested by tests/harness/drill-lost-volume.test.ts (lost replica and primary
  * volumes heal by themselves).
  */
 import { describe, expect, it } from "vitest";

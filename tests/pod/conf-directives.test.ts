@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
+import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
 import {
   CONF_DIRECTIVES,
   confLines,

@@ -2,14 +2,14 @@
  * haproxy.cfg of the write/read endpoints (pod/haproxy-cfg.ts), as text and
  * through the real `haproxy -c`: the write rule (a Sentinel majority names the member AND it
  * says role:master, no other member named), the quorum backends' exact Sentinel reply, the
- * status frontend, AUTH in hex only. Behaviour on real processes: tests/core/haproxy-quorum.test.ts.
+ * status frontend, AUTH in hex only. Behaviour on real processes: tests/pod/haproxy-quorum.test.ts.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { which } from "../../benchmarks/binaries.js";
+import { which } from "../../benchmarks/run/binaries.js";
 import { commandHex, masterAddrReplyHex } from "../../pod/haproxy-checks.js";
 import { authCommandHex, renderHaproxyCfg, sentinelMajority, type HaproxyCfgOptions } from "../../pod/haproxy-cfg.js";
 

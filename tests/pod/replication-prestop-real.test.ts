@@ -15,10 +15,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolveBinaries } from "../../benchmarks/binaries.js";
-import { SentinelTopology, type Member } from "../../benchmarks/local/sentinel-topology.js";
-import { openClient } from "../../benchmarks/topology/connector.js";
-import { pollUntil, sleep } from "../../benchmarks/util/poll-until.js";
+import { resolveBinaries } from "../../benchmarks/run/binaries.js";
+import { SentinelTopology, type Member } from "../../harness/local/sentinel-topology.js";
+import { openClient } from "../../core/topology/connector.js";
+import { pollUntil, sleep } from "../../core/util/poll-until.js";
 import {
   renderReplicationPreStopScript,
   type ReplicationPreStopOptions,

@@ -14,14 +14,14 @@ import { DEFAULT_MASTER_NAME, replicationStartValues } from "../../pod/replicati
 import { RESTORE_PENDING_MARKER } from "../../pod/restore-script.js";
 import { renderSentinelConf } from "../../pod/sentinel-conf.js";
 import { renderStartScript } from "../../pod/start-script.js";
-import { resolveBinaries } from "../../benchmarks/binaries.js";
-import { memberLaunch } from "../../benchmarks/local/replication-launch.js";
-import { freePort } from "../../benchmarks/local/ports.js";
+import { resolveBinaries } from "../../benchmarks/run/binaries.js";
+import { memberLaunch } from "../../harness/local/replication-launch.js";
+import { freePort } from "../../harness/local/ports.js";
 import { parseStackConfig } from "../../config/schema.js";
-import { LocalFleet } from "../../benchmarks/local/valkey-process.js";
-import { openClient } from "../../benchmarks/topology/connector.js";
-import { parseInfo } from "../../benchmarks/topology/info.js";
-import { sleep } from "../../benchmarks/util/poll-until.js";
+import { LocalFleet } from "../../harness/local/valkey-process.js";
+import { openClient } from "../../core/topology/connector.js";
+import { parseInfo } from "../../core/topology/info.js";
+import { sleep } from "../../core/util/poll-until.js";
 import { processesWithMarker } from "../support/processes.js";
 
 const PASSWORD = `s3cr3t "with" spaces\\`;

@@ -10,11 +10,11 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolveBinaries } from "../../benchmarks/binaries.js";
-import { freePort } from "../../benchmarks/local/ports.js";
-import { LocalFleet, type ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
-import { openClient } from "../../benchmarks/topology/connector.js";
-import { pollUntil } from "../../benchmarks/util/poll-until.js";
+import { resolveBinaries } from "../../benchmarks/run/binaries.js";
+import { freePort } from "../../harness/local/ports.js";
+import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
+import { openClient } from "../../core/topology/connector.js";
+import { pollUntil } from "../../core/util/poll-until.js";
 import { renderSentinelConf } from "../../pod/sentinel-conf.js";
 import { renderSentinelStartScript } from "../../pod/sentinel-start-script.js";
 

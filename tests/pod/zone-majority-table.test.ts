@@ -11,8 +11,8 @@
  */
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { synthesiseCluster, type SyntheticNode } from "../../benchmarks/verify/synthetic.js";
-import { analyseCluster } from "../../benchmarks/verify/cluster-analysis.js";
+import { synthesiseCluster, type SyntheticNode } from "../../core/verify/synthetic.js";
+import { analyseCluster } from "../../core/verify/cluster-analysis.js";
 import { failbackDecisionAwk } from "../../pod/az-failback-script.js";
 
 interface Replica {

@@ -7,9 +7,9 @@
  */
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { down, status, STATE_DIR, up } from "../../benchmarks/kube-local/cluster.js";
-import { leftovers } from "../../benchmarks/kube-local/host.js";
-import { clusterPlan, DEFAULT_ZONES } from "../../benchmarks/kube-local/plan.js";
+import { down, status, STATE_DIR, up } from "../../apps/kube-local/cluster.js";
+import { leftovers } from "../../apps/kube-local/host.js";
+import { clusterPlan, DEFAULT_ZONES } from "../../apps/kube-local/plan.js";
 import { podsSkipReason } from "./support/byo-on-pods.js";
 
 const reason = podsSkipReason({ pulumi: false });

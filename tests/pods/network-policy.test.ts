@@ -9,8 +9,8 @@
  * next file. `tests/pods/kube-local.test.ts` tears it down.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiClient, type Api } from "../../benchmarks/kube-local/api.js";
-import { up } from "../../benchmarks/kube-local/cluster.js";
+import { apiClient, type Api } from "../../apps/kube-local/api.js";
+import { up } from "../../apps/kube-local/cluster.js";
 import { PODS_PLAN, podsSkipReason } from "./support/byo-on-pods.js";
 
 const reason = podsSkipReason({ pulumi: false });

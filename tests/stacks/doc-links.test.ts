@@ -186,7 +186,7 @@ export function missingReferences(
 
 describe("the extractor and checker", () => {
   const files = [
-    "benchmarks/verify/cluster-analysis.ts",
+    "core/verify/cluster-analysis.ts",
     "docs/testing.md",
     "stacks/Pulumi.cluster.yaml",
     "tests/core/verify-topology-cluster.test.ts",
@@ -196,7 +196,7 @@ describe("the extractor and checker", () => {
   const scripts = new Set(["local", "test", "vbench"]);
   const doc = [
     "# Fake",
-    "See `benchmarks/verify/cluster-analysis.ts` and `benchmarks/verify/gone.ts`.",
+    "See `core/verify/cluster-analysis.ts` and `benchmarks/verify/gone.ts`.",
     "Links: [testing](testing.md), [missing](nowhere.md#part), [root](../README.md), [web](https://example.com/x.md), [here](#anchor).",
     "Run `npm run --silent vbench -- verify` or npm run vanished, then npm test.",
     "In the pod: `/data/nodes.conf`, `/etc/valkey`, `~/.cache/valkey-on-eks/`, `src/sentinel.c`, `batch/v1`, `results/<ts>/`.",

@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildProgram } from "../../benchmarks/cli.js";
+import { buildProgram } from "../../apps/vbench/cli.js";
 import { describeKeys } from "../../config/meta.js";
 import { stackInputSchema } from "../../config/sections.js";
 

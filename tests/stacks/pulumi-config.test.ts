@@ -4,8 +4,8 @@ import { decodeConfigValue, loadPulumiConfig } from "../../stacks/pulumi-config.
 import { stackReport, STACK_REPORT_VERSION } from "../../stacks/outputs.js";
 import { parseStackConfig } from "../../config/schema.js";
 import { versions } from "../../versions.js";
-import type { TopologyReport } from "../../benchmarks/verify/verify-types.js";
-import { toCheckReport } from "../../benchmarks/verify/to-check-report.js";
+import type { TopologyReport } from "../../core/verify/verify-types.js";
+import { toCheckReport } from "../../core/verify/to-check-report.js";
 
 const SECRET = "pw-Z9q-very-distinct";
 

@@ -4,7 +4,7 @@
  * reported there and the loop goes on; without, the first failure ends the loop and `stop()`
  * rejects with it.
  */
-import { sleep } from "../../benchmarks/util/poll-until.js";
+import { sleep } from "../../core/util/poll-until.js";
 
 export interface BackgroundPoll {
   stop(): Promise<void>;

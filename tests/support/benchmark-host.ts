@@ -5,9 +5,9 @@
  * then leaves through process.exit; otherwise it waits to be signalled.
  * Run with `node --import tsx tests/support/benchmark-host.ts`.
  */
-import { resolveBinaries } from "../../benchmarks/binaries.js";
+import { resolveBinaries } from "../../benchmarks/run/binaries.js";
 import { runWorkload } from "../../benchmarks/run/benchmark-runner.js";
-import { onTerminatingSignal } from "../../benchmarks/util/process-reaper.js";
+import { onTerminatingSignal } from "../../core/util/process-reaper.js";
 
 const host = process.env.BENCH_HOST;
 const port = Number(process.env.BENCH_PORT);

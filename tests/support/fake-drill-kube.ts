@@ -6,11 +6,11 @@
  * (the fault choice, the waits, the clocks, the figures, the clean-up); the load and the verifier
  * are tested against real valkey-server processes elsewhere.
  */
-import { formatRecordLines, formatWritingLine } from "../../benchmarks/drill/record-lines.js";
-import type { WriteRecord } from "../../benchmarks/drill/ledger.js";
+import { formatRecordLines, formatWritingLine } from "../../core/drill/record-lines.js";
+import type { WriteRecord } from "../../core/drill/ledger.js";
 import type { DrillKubeApi, DrillNode, DrillPod } from "../../components/steps/failure-drill/kube-api.js";
 import type { DrillLoadManifests } from "../../components/steps/failure-drill/load-job.js";
-import type { TopologyCheckReport } from "../../benchmarks/verify/check-report.js";
+import type { TopologyCheckReport } from "../../core/verify/check-report.js";
 
 /** A Running, ready pod on node `n`, as the drill's kube API lists one (uid `<name>-uid`). */
 export const drillPod = (name: string, podIP: string): DrillPod => ({

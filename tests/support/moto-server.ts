@@ -6,10 +6,10 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { accessSync, constants } from "node:fs";
-import { createBucket, type S3Env } from "../../benchmarks/backup/local-backup.js";
-import { freePort } from "../../benchmarks/local/ports.js";
-import { trackChild } from "../../benchmarks/util/process-reaper.js";
-import { pollUntil } from "../../benchmarks/util/poll-until.js";
+import { createBucket, type S3Env } from "../../harness/backup/local-backup.js";
+import { freePort } from "../../harness/local/ports.js";
+import { trackChild } from "../../core/util/process-reaper.js";
+import { pollUntil } from "../../core/util/poll-until.js";
 
 /** Why the S3 tools are not usable (undefined: they are); throws under CI=true. */
 export function s3ToolsMissing(env: NodeJS.ProcessEnv = process.env): string | undefined {

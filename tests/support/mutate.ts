@@ -21,14 +21,14 @@ interface Target {
 }
 
 const TARGETS: readonly Target[] = [
-  { key: "verify", file: "benchmarks/verify/cluster-analysis.ts", tests: ["tests/core/cluster-analysis.test.ts"] },
-  { key: "verify", file: "benchmarks/verify/replication-analysis.ts", tests: ["tests/core/cluster-analysis.test.ts"] },
+  { key: "verify", file: "core/verify/cluster-analysis.ts", tests: ["tests/core/cluster-analysis.test.ts"] },
+  { key: "verify", file: "core/verify/replication-analysis.ts", tests: ["tests/core/cluster-analysis.test.ts"] },
   {
     key: "bootstrap",
-    file: "benchmarks/bootstrap/az-aware-planner.ts",
+    file: "core/bootstrap/az-aware-planner.ts",
     tests: ["tests/core/az-aware-planner.test.ts"],
   },
-  { key: "bounds", file: "benchmarks/drill/bounds.ts", tests: ["tests/core/drill-bounds.test.ts"] },
+  { key: "bounds", file: "core/drill/bounds.ts", tests: ["tests/core/drill-bounds.test.ts"] },
 ];
 
 /** One operator swap: a pattern (with spaces around binary operators, as prettier writes them) and its replacement. */

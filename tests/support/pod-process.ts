@@ -7,10 +7,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { launchPod } from "../../benchmarks/local/pod-files.js";
-import { waitForPing } from "../../benchmarks/local/valkey-process.js";
+import { launchPod } from "../../harness/local/pod-files.js";
+import { waitForPing } from "../../harness/local/valkey-process.js";
 import type { PodDefinition } from "../../pod/definition.js";
-import { trackChild } from "../../benchmarks/util/process-reaper.js";
+import { trackChild } from "../../core/util/process-reaper.js";
 
 export interface PodProcess {
   readonly name: string;

@@ -7,8 +7,8 @@ import { dirname } from "node:path";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { readdirSync, readFileSync } from "node:fs";
-import { sleep } from "../../benchmarks/util/poll-until.js";
-import { openClient } from "../../benchmarks/topology/connector.js";
+import { sleep } from "../../core/util/poll-until.js";
+import { openClient } from "../../core/topology/connector.js";
 
 /** PIDs of live (non-zombie) processes whose environment carries `marker` ("KEY=value"). */
 export function processesWithMarker(marker: string): number[] {
@@ -72,7 +72,7 @@ export function runVbench(
   opts: { signal?: NodeJS.Signals; env?: Record<string, string> } = {},
 ): Promise<CliRun> {
   const value = Math.random().toString(36).slice(2);
-  const child = spawn(process.execPath, ["--import", "tsx", "benchmarks/cli.ts", ...args], {
+  const child = spawn(process.execPath, ["--import", "tsx", "apps/vbench/cli.ts", ...args], {
     env: { ...process.env, ...opts.env, [markerName]: value },
     stdio: ["ignore", "pipe", "pipe"],
   });

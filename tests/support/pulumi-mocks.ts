@@ -1,5 +1,5 @@
 /**
- * The Pulumi mock recorder for tests (it lives in benchmarks/perf/pulumi-mock-recorder.ts, which
+ * The Pulumi mock recorder for tests (it lives in apps/perf/pulumi-mock-recorder.ts, which
  * the program perf script uses too), plus helpers that read Outputs under mocks and `settle()`,
  * which waits until the mocked program stopped registering. Import this module and call
  * `installMocks()` BEFORE importing the components under test.
@@ -9,7 +9,7 @@ import {
   installMocks as installRecorder,
   type MockOptions,
   type MockRecorder,
-} from "../../benchmarks/perf/pulumi-mock-recorder.js";
+} from "../../apps/perf/pulumi-mock-recorder.js";
 
 export {
   awsMockInvokes,
@@ -24,7 +24,7 @@ export {
   type MockRecorder,
   type RecordedInvoke,
   type RecordedResource,
-} from "../../benchmarks/perf/pulumi-mock-recorder.js";
+} from "../../apps/perf/pulumi-mock-recorder.js";
 
 /** Resolves an Output's value in a mocked program (unknowns resolve to undefined). */
 export function valueOf<T>(output: pulumi.Output<T>): Promise<T> {

@@ -11,8 +11,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseResultsCsv, renderResultsCsv } from "../../benchmarks/run/results-csv.js";
 import type { ResultMode } from "../../benchmarks/run/result-row.js";
-import type { TopologyReport } from "../../benchmarks/verify/verify-types.js";
-import { toCheckReport } from "../../benchmarks/verify/to-check-report.js";
+import type { TopologyReport } from "../../core/verify/verify-types.js";
+import { toCheckReport } from "../../core/verify/to-check-report.js";
 import { loadStackFile } from "../../config/schema.js";
 import { stackReport, type StackReport } from "../../stacks/outputs.js";
 

@@ -6,7 +6,7 @@
  * (CI saw it on the third shard): the plan reads roles live, so that shard needs none.
  */
 import { expect } from "vitest";
-import type { RollStepTiming } from "../../benchmarks/roll/rolling-restart.js";
+import type { RollStepTiming } from "../../core/roll/rolling-restart.js";
 
 /** `stableAddresses`: members come back on the address they had (local processes; a pod gets a new IP). */
 export function expectClusterRollOrder(

@@ -2,7 +2,7 @@
  * Latency-target sweep records for report and verdict tests, built by the sweep's own pure rule
  * (judgeStep, sweepFigure, summarizeFigures) from given ceilings and a latency curve, so a record
  * has exactly the shape and the figures a real sweep writes to raw/slo-sweep-<mode>.json. The real
- * sweep is tests/core/slo-sweep.test.ts's.
+ * sweep is tests/benchmarks/slo-sweep.test.ts's.
  */
 import {
   judgeStep,

@@ -3,7 +3,7 @@
  * own ports), spread over the nodes of `zoneOfNode` in turn: the PodApi the steps' implementations
  * are tested through.
  */
-import type { ValkeyProcess } from "../../benchmarks/local/valkey-process.js";
+import type { ValkeyProcess } from "../../harness/local/valkey-process.js";
 import { StaticPodApi } from "../../components/kubernetes/static-pod-api.js";
 
 export function serversAsPods(servers: readonly ValkeyProcess[], zoneOfNode: Record<string, string>): StaticPodApi {

@@ -1,6 +1,6 @@
 /**
  * Where .ci/toolchain/install.sh caches each tool, computed the way install.sh computes it (and
- * checked against `install.sh --dirs` by tests/stacks/versions.test.ts): the root is
+ * checked against `install.sh --dirs` by tests/versions.test.ts): the root is
  * $VALKEY_ON_EKS_TOOLCHAIN or ~/.cache/valkey-on-eks/toolchain; a tool built from a wrapper module
  * is keyed `<name>-<version>-<hash>` (hash: first 12 hex digits of sha256(go.mod then go.sum) of
  * the wrapper), a tool from `go install module@version` `<name>-<version>`, data by its versions.

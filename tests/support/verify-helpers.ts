@@ -15,7 +15,7 @@ export interface CliResult {
 }
 
 /**
- * Runs `vbench <args>` as `npm run vbench` would (tsx benchmarks/cli.ts), in a child process;
+ * Runs `vbench <args>` as `npm run vbench` would (tsx apps/vbench/cli.ts), in a child process;
  * `timeoutMs` (0: none) SIGTERMs it when it runs longer (the result then has code -1).
  */
 export function runVbench(
@@ -25,7 +25,7 @@ export function runVbench(
 ): Promise<CliResult> {
   return new Promise((resolve) => {
     const options = { cwd: root, env: { ...process.env, ...env }, timeout: timeoutMs };
-    execFile(process.execPath, [tsxCli, join(root, "benchmarks/cli.ts"), ...args], options, (err, stdout, stderr) => {
+    execFile(process.execPath, [tsxCli, join(root, "apps/vbench/cli.ts"), ...args], options, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof err.code === "number" ? err.code : -1;
       resolve({ code, stdout, stderr });
     });

@@ -8,8 +8,8 @@
  *
  * Loaded by the implementation in the dynamic-provider process: no @pulumi/pulumi import.
  */
-import type { ClusterMember } from "../../../benchmarks/bootstrap/cluster-member.js";
-import { ConnectionPool, type Connector } from "../../../benchmarks/topology/connector.js";
+import type { ClusterMember } from "../../../core/bootstrap/cluster-member.js";
+import { ConnectionPool, type Connector } from "../../../core/topology/connector.js";
 
 export interface ZoneAnnouncements {
   /** `<id>: availability-zone <zone>`, per member whose value was set. */

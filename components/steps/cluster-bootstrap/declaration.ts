@@ -23,7 +23,7 @@ export const bootstrapStep = declareStep({
     /**
      * The members started from a backup (config `restore.from`): while no member has met another,
      * pods 0..P-1 (which restored shards 0..P-1) become the primaries with their snapshot's slots
-     * and the others their replicas (benchmarks/backup/restore-bootstrap.ts). Otherwise ignored.
+     * and the others their replicas (core/backup/restore-bootstrap.ts). Otherwise ignored.
      */
     restored: setting(z.boolean().optional()),
   },

@@ -7,18 +7,18 @@
  * Idempotent: a healthy cluster of the same shape is left alone (`changed: false`); more
  * primaries on new pods scale the running cluster up (the core moves slots and keys).
  */
-import type { ClusterMember } from "../../../benchmarks/bootstrap/cluster-member.js";
-import { bootstrapCluster, type BootstrapResult } from "../../../benchmarks/bootstrap/cluster-bootstrap.js";
-import { noneJoined, restoreCluster } from "../../../benchmarks/backup/restore-bootstrap.js";
-import { plannedRanges } from "../../../benchmarks/backup/restore-check.js";
+import type { ClusterMember } from "../../../core/bootstrap/cluster-member.js";
+import { bootstrapCluster, type BootstrapResult } from "../../../core/bootstrap/cluster-bootstrap.js";
+import { noneJoined, restoreCluster } from "../../../core/backup/restore-bootstrap.js";
+import { plannedRanges } from "../../../core/backup/restore-check.js";
 import { endpointKey } from "../../../vocabulary/endpoint.js";
-import { StaticZoneSource } from "../../../benchmarks/topology/zones.js";
-import { verifyTopology } from "../../../benchmarks/verify/verify-topology.js";
-import type { TopologyReport } from "../../../benchmarks/verify/verify-types.js";
+import { StaticZoneSource } from "../../../core/topology/zones.js";
+import { verifyTopology } from "../../../core/verify/verify-topology.js";
+import type { TopologyReport } from "../../../core/verify/verify-types.js";
 import type { DiscoveredPod } from "../../kubernetes/pod-discovery.js";
 import { zoneMapForPods } from "../../kubernetes/zone-source.js";
 import { discoverPods } from "../../kubernetes/pod-discovery.js";
-import { pollUntil } from "../../../benchmarks/util/poll-until.js";
+import { pollUntil } from "../../../core/util/poll-until.js";
 import { kubeDeps, podEndpoint, usablePods, type KubeDeps } from "../kit/kube-access.js";
 import { dynamicProtocol } from "../kit/protocol.js";
 import { announceZones } from "./announce-zones.js";

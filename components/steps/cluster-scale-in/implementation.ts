@@ -2,14 +2,14 @@
  * The ClusterScaleIn resource's implementation (loaded by its dynamic-provider shell, and
  * called directly by tests). It runs in `pulumi up` before the cluster's StatefulSet changes:
  * when the release has pods above P' x (1 + M) (valkey.cluster.primaries was lowered), it runs
- * the core's `scaleIn` (benchmarks/bootstrap/cluster-scale-in.ts) with the pods below that
+ * the core's `scaleIn` (core/bootstrap/cluster-scale-in.ts) with the pods below that
  * ordinal kept: slots migrated off, replicas re-paired, the leaving members reset and
  * forgotten. Then it deletes the leaving pods' PersistentVolumeClaims, as VolumeRelease does on
  * destroy; Kubernetes holds each (pvc-protection) until its pod is gone, and the volumes go
  * with their reclaim policy. With no pods (first deployment) or no pod above the shape it does
  * nothing; run again after an interruption, it finishes the job from the live cluster.
  */
-import { scaleIn } from "../../../benchmarks/bootstrap/cluster-scale-in.js";
+import { scaleIn } from "../../../core/bootstrap/cluster-scale-in.js";
 import { loadKubeConfig } from "../../kubernetes/pod-api.js";
 import { discoverPods } from "../../kubernetes/pod-discovery.js";
 import { memberFor } from "../cluster-bootstrap/implementation.js";

@@ -5,10 +5,10 @@
  * `CLUSTER NODES`, polled, flagging a deleted member's address `fail?` or `fail`. Not observable
  * when nobody survives to see it (`all`), or, in the planned `switchover`, when nothing fails.
  * Replication also keeps every event the Sentinels publish (PSUBSCRIBE `*`), for the row's
- * `sentinelEvents` and `failoverSteps` (benchmarks/drill/sentinel-events.ts), as the local drills do.
+ * `sentinelEvents` and `failoverSteps` (core/drill/sentinel-events.ts), as the local drills do.
  */
 import type { Redis } from "ioredis";
-import type { SentinelEventAt } from "../../../benchmarks/drill/sentinel-events.js";
+import type { SentinelEventAt } from "../../../core/drill/sentinel-events.js";
 import type { DrillPod } from "./kube-api.js";
 
 export interface DetectionWatch {

@@ -33,7 +33,7 @@ import { parseEndpoint } from "../../../vocabulary/endpoint.js";
 import { UNSUPPORTED_DEPLOYED_FAULTS, type Fault } from "../../../vocabulary/faults.js";
 import { startFaultAgent } from "./fault-agent.js";
 import { ZONE_LABEL } from "../../../vocabulary/labels.js";
-import type { TopologyCheckReport } from "../../../benchmarks/verify/check-report.js";
+import type { TopologyCheckReport } from "../../../core/verify/check-report.js";
 import { DATA_VOLUME } from "../../valkey/statefulset.js";
 import type { DrillKubeApi, DrillPod } from "./kube-api.js";
 

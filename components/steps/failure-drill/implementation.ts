@@ -22,16 +22,16 @@ import {
   firstFailureAfterMs,
   type DurabilityConfig,
   type LossWindow,
-} from "../../../benchmarks/drill/bounds.js";
-import { drillFailures, drillOk, loadFigures, type WriteRecord } from "../../../benchmarks/drill/ledger.js";
+} from "../../../core/drill/bounds.js";
+import { drillFailures, drillOk, loadFigures, type WriteRecord } from "../../../core/drill/ledger.js";
 import { heldFaultS, type Fault } from "../../../vocabulary/faults.js";
-import { hasWritingLine, parseRecordLines } from "../../../benchmarks/drill/record-lines.js";
-import { failoverSteps, sentinelEventRows, type SentinelEventRow } from "../../../benchmarks/drill/sentinel-events.js";
-import { renderDrillsCsv } from "../../../benchmarks/drill/drill-table.js";
+import { hasWritingLine, parseRecordLines } from "../../../core/drill/record-lines.js";
+import { failoverSteps, sentinelEventRows, type SentinelEventRow } from "../../../core/drill/sentinel-events.js";
+import { renderDrillsCsv } from "../../../core/drill/drill-table.js";
 import { dynamicProtocol } from "../kit/protocol.js";
-import type { TopologyCheckReport } from "../../../benchmarks/verify/check-report.js";
+import type { TopologyCheckReport } from "../../../core/verify/check-report.js";
 import { injectFault, notBackYet, podOfAddress, type InjectedFault } from "./faults.js";
-import { labelRanges, shardLabel } from "../../../benchmarks/drill/writers.js";
+import { labelRanges, shardLabel } from "../../../core/drill/writers.js";
 import { UNSUPPORTED_DEPLOYED_FAULTS } from "../../../vocabulary/faults.js";
 import type { DrillKubeApi, DrillPod } from "./kube-api.js";
 import type { DetectionWatch } from "./detection.js";

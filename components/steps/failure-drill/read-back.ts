@@ -5,10 +5,10 @@
  * nil) while the others answer MOVED, so the owner's answer is the key's value.
  */
 import type { Redis } from "ioredis";
-import { readInBatches } from "../../../benchmarks/drill/target.js";
-import type { Connector } from "../../../benchmarks/topology/connector.js";
+import { readInBatches } from "../../../core/drill/target.js";
+import type { Connector } from "../../../core/topology/connector.js";
 import { parseEndpoint } from "../../../vocabulary/endpoint.js";
-import type { TopologyCheckReport } from "../../../benchmarks/verify/check-report.js";
+import type { TopologyCheckReport } from "../../../core/verify/check-report.js";
 
 async function getMany(client: Redis, keys: string[]): Promise<{ value: string | null; moved: boolean }[]> {
   const results = (await client.pipeline(keys.map((k) => ["get", k])).exec()) ?? [];

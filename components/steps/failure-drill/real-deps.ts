@@ -3,8 +3,8 @@
  * TopologyCheck's verifier through the chosen connector (one attempt per call: the drill polls),
  * the read-back through the same connector, and the esbuild bundle of the load.
  */
-import { DURABILITY_KEYS, durabilityFromConfig } from "../../../benchmarks/drill/bounds.js";
-import { bundleLoadScript } from "../../../benchmarks/drill/load-bundle.js";
+import { DURABILITY_KEYS, durabilityFromConfig } from "../../../core/drill/bounds.js";
+import { bundleLoadScript } from "../../../core/drill/load-bundle.js";
 import { parseEndpoint } from "../../../vocabulary/endpoint.js";
 import { discoverPods } from "../../kubernetes/pod-discovery.js";
 import { kubeDeps, usablePods } from "../kit/kube-access.js";

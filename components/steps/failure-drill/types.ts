@@ -1,8 +1,8 @@
 /** What a FailureDrill reports and what it needs from the outside world (tests pass fakes; real-deps.ts the real ones). */
-import type { DurabilityConfig } from "../../../benchmarks/drill/bounds.js";
-import type { DrillOutcome } from "../../../benchmarks/drill/ledger.js";
-import type { FailoverSteps, SentinelEventRow } from "../../../benchmarks/drill/sentinel-events.js";
-import type { TopologyCheckReport } from "../../../benchmarks/verify/check-report.js";
+import type { DurabilityConfig } from "../../../core/drill/bounds.js";
+import type { DrillOutcome } from "../../../core/drill/ledger.js";
+import type { FailoverSteps, SentinelEventRow } from "../../../core/drill/sentinel-events.js";
+import type { TopologyCheckReport } from "../../../core/verify/check-report.js";
 import type { DetectionWatch } from "./detection.js";
 import type { DrillKubeApi, DrillPod } from "./kube-api.js";
 

@@ -3,8 +3,8 @@
  * the PodApi and connector built from them, the usable pods, and the `connectorFor` factory (`direct` = the core's DirectConnector on pod IPs,
  * `port-forward` = PortForwardConnector through the API server).
  */
-import type { Connector } from "../../../benchmarks/topology/connector.js";
-import { DirectConnector } from "../../../benchmarks/topology/connector.js";
+import type { Connector } from "../../../core/topology/connector.js";
+import { DirectConnector } from "../../../core/topology/connector.js";
 import type { NodeEndpoint } from "../../../vocabulary/endpoint.js";
 import type { CheckConnector } from "../../../config/types.js";
 import { KubePodApi, loadKubeConfig, type PodApi, type PodRecord } from "../../kubernetes/pod-api.js";

@@ -3,7 +3,7 @@
  * persistence, fencing, cluster-node-timeout: pod/conf-directives.ts), which are not in the
  * members' pod-template hash and so roll nothing, sets them on every running member with
  * `CONFIG SET` and confirms each with `CONFIG GET` (./implementation.ts,
- * benchmarks/roll/live-config.ts). Acts on an update only (created, the members started from the
+ * core/roll/live-config.ts). Acts on an update only (created, the members started from the
  * file). The program places it after RollingRestart (a restarted pod already read the new file;
  * CONFIG SET of the same value changes nothing). Re-runs when `directives` changes.
  */

@@ -3,7 +3,7 @@
  * directly by tests with a static pod API and real valkey-server processes). A change of only
  * LIVE valkey.conf directives (pod/conf-directives.ts) leaves the pod template alone (the members'
  * config-hash covers only the RESTART part), so nothing restarts: on an update (new `directives`)
- * this step discovers the members and runs the core's benchmarks/roll/live-config.ts through the
+ * this step discovers the members and runs the core's core/roll/live-config.ts through the
  * chosen connector: `CONFIG SET` of each directive on every member, `CONFIG GET` to confirm. A
  * member or key that did not take fails `pulumi up` naming both; Pulumi keeps the old inputs, so
  * the next `up` tries again. The ConfigMap already holds the values for a pod that restarts later.
@@ -12,7 +12,7 @@
  * started from the ConfigMap that already holds these values, so there is nothing to set and no
  * member to reach yet (the e2e stacks on kwok without stand-in servers have none).
  */
-import { applyLiveConfig } from "../../../benchmarks/roll/live-config.js";
+import { applyLiveConfig } from "../../../core/roll/live-config.js";
 import { CONF_DIRECTIVES, type DirectiveClass } from "../../../pod/conf-directives.js";
 import { kubeDeps, podEndpoint, usablePods, type KubeDeps } from "../kit/kube-access.js";
 import { dynamicProtocol } from "../kit/protocol.js";

@@ -9,8 +9,8 @@
  * and fails `pulumi up` naming each shard whose DBSIZE is above the manifest's count or below it
  * by more than its keys with a TTL. The stack never reads S3 for it: the members did.
  */
-import { checkRestoredKeyCounts } from "../../../benchmarks/backup/restore-check.js";
-import type { TopologyReport } from "../../../benchmarks/verify/verify-types.js";
+import { checkRestoredKeyCounts } from "../../../core/backup/restore-check.js";
+import type { TopologyReport } from "../../../core/verify/verify-types.js";
 import { podAnnouncedAs } from "../../kubernetes/pod-addresses.js";
 import { kubeDeps, usablePods } from "../kit/kube-access.js";
 import { dynamicProtocol } from "../kit/protocol.js";

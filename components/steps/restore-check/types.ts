@@ -1,7 +1,7 @@
 /** What the RestoreCheck reports (its declaration names it as an output; the stack report carries it as `restore`). */
-import type { RestoredShard } from "../../../benchmarks/backup/restore-check.js";
+import type { RestoredShard } from "../../../core/backup/restore-check.js";
 
-export type { RestoredShard } from "../../../benchmarks/backup/restore-check.js";
+export type { RestoredShard } from "../../../core/backup/restore-check.js";
 
 export interface RestoreCheckReport {
   /** `restore.from`: s3://bucket/prefix/<backup id>. */

@@ -4,7 +4,7 @@
  * the roll's steps with their times.
  */
 import { z } from "zod";
-import type { RollStepTiming } from "../../../benchmarks/roll/rolling-restart.js";
+import type { RollStepTiming } from "../../../core/roll/rolling-restart.js";
 import { nonEmptyString, rerun, setting, wholeNumber } from "../kit/inputs.js";
 import { declareStep, output, type InputsOf, type OutputsOf } from "../kit/step.js";
 import { verifierFields } from "../topology-check/declaration.js";

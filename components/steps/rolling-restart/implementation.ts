@@ -7,7 +7,7 @@
  * 2. takes every pod at that revision as rolled, asked before each step (a roll cut short by a
  *    timeout resumes where it stopped on the next `pulumi up`; a Sentinel back on a new pod IP
  *    is known by its pod);
- * 3. drives benchmarks/roll/rolling-restart.ts: in the order roll-plan.ts decides from the live
+ * 3. drives core/roll/rolling-restart.ts: in the order roll-plan.ts decides from the live
  *    verifier report, each "restart" evicts one pod (its PodDisruptionBudget honoured, its preStop
  *    run: a primary hands over first) and waits until the StatefulSet has recreated it at the new
  *    revision and it is Ready; each failover is a `CLUSTER FAILOVER` on the chosen replica; the
@@ -17,7 +17,7 @@
  * verifier's failures.
  */
 import { parseEndpoint } from "../../../vocabulary/endpoint.js";
-import { addressesOf, rollingRestart, type RestartStep } from "../../../benchmarks/roll/rolling-restart.js";
+import { addressesOf, rollingRestart, type RestartStep } from "../../../core/roll/rolling-restart.js";
 import { normalHost } from "../../kubernetes/pod-addresses.js";
 import { dynamicProtocol } from "../kit/protocol.js";
 import { rollStep, type RollingRestartInputs, type RollingRestartOutputs } from "./declaration.js";

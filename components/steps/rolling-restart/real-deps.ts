@@ -3,7 +3,7 @@
  * TopologyCheck's verifier and connector on the pods as they are at each call (pods come back
  * with new IPs: every call discovers them again).
  */
-import { sentinelsCounted } from "../../../benchmarks/roll/endpoints-settled.js";
+import { sentinelsCounted } from "../../../core/roll/endpoints-settled.js";
 import { parseEndpoint } from "../../../vocabulary/endpoint.js";
 import { discoverPods } from "../../kubernetes/pod-discovery.js";
 import { PortForwardConnector } from "../../kubernetes/port-forward-connector.js";

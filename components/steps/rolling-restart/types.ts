@@ -1,5 +1,5 @@
 /** What RollingRestart's implementation needs from the outside world (real-deps.ts builds the real one; tests pass fakes). */
-import type { TopologyReport } from "../../../benchmarks/verify/verify-types.js";
+import type { TopologyReport } from "../../../core/verify/verify-types.js";
 import type { RollKubeApi } from "./kube-api.js";
 
 export interface RollDeps {

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { nonEmptyString, oneOf, rerun, wholeNumber } from "../kit/inputs.js";
 import { kubeTargetFields } from "../kit/kube-target.js";
 import { declareStep, output, type InputsOf, type OutputsOf } from "../kit/step.js";
-import type { TopologyCheckReport } from "../../../benchmarks/verify/check-report.js";
+import type { TopologyCheckReport } from "../../../core/verify/check-report.js";
 
 /**
  * What the verifier needs to check a release: its pods and how to reach them, the mode, the

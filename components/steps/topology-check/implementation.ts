@@ -4,14 +4,14 @@
  * chosen connector with zones from pod -> node -> `topology.kubernetes.io/zone`, and either
  * return a JSON-safe report or throw an error listing the failure codes and the readable table.
  */
-import { formatTopologyReport } from "../../../benchmarks/verify/format-report.js";
-import { verifyTopology } from "../../../benchmarks/verify/verify-topology.js";
-import type { TopologyReport } from "../../../benchmarks/verify/verify-types.js";
-import { toCheckReport } from "../../../benchmarks/verify/to-check-report.js";
+import { formatTopologyReport } from "../../../core/verify/format-report.js";
+import { verifyTopology } from "../../../core/verify/verify-topology.js";
+import type { TopologyReport } from "../../../core/verify/verify-types.js";
+import { toCheckReport } from "../../../core/verify/to-check-report.js";
 import type { Redis } from "ioredis";
-import type { Connector } from "../../../benchmarks/topology/connector.js";
+import type { Connector } from "../../../core/topology/connector.js";
 import type { NodeEndpoint } from "../../../vocabulary/endpoint.js";
-import type { ZoneSource } from "../../../benchmarks/topology/zones.js";
+import type { ZoneSource } from "../../../core/topology/zones.js";
 import { normalHost, podsByHost } from "../../kubernetes/pod-addresses.js";
 import type { PodApi, PodRecord } from "../../kubernetes/pod-api.js";
 import { discoverPods, PodsNotUsableError, unusablePods, type DiscoveredPod } from "../../kubernetes/pod-discovery.js";

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type * as k8s from "@kubernetes/client-node";
-import { resolveBinaries } from "../../../benchmarks/binaries.js";
+import { resolveBinaries } from "../../../benchmarks/run/binaries.js";
 import type { ControlPlane } from "./control-plane.js";
 import { standInForJobPods, type JobPods } from "./job-pods.js";
 

@@ -22,9 +22,9 @@ import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../../../benchmarks/local/ports.js";
-import { sleep } from "../../../benchmarks/util/poll-until.js";
-import { trackChild } from "../../../benchmarks/util/process-reaper.js";
+import { freePort } from "../../../harness/local/ports.js";
+import { sleep } from "../../../core/util/poll-until.js";
+import { trackChild } from "../../../core/util/process-reaper.js";
 import { VALKEY_NODE_POOL, VALKEY_TAINT } from "../../../components/shared.js";
 import { ZONE_LABEL } from "../../../vocabulary/labels.js";
 import { versions } from "../../../versions.js";
@@ -35,7 +35,7 @@ import {
   type ControlPlaneOptions,
   type FakeNode,
 } from "./control-plane-types.js";
-import { makePki, tokenKubeconfig } from "../../../benchmarks/kube-local/pki.js";
+import { makePki, tokenKubeconfig } from "../../../apps/kube-local/pki.js";
 import { firstIp, nodeCidrs } from "./control-plane-pki.js";
 import { KWOK_STORAGE_CLASS, kwokContainerLogs, kwokStages } from "./kwok-config.js";
 

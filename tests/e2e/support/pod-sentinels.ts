@@ -19,10 +19,10 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type * as k8s from "@kubernetes/client-node";
-import { resolveBinaries } from "../../../benchmarks/binaries.js";
+import { resolveBinaries } from "../../../benchmarks/run/binaries.js";
 import { bulkHex } from "../../../pod/haproxy-cfg.js";
-import { memberLaunch } from "../../../benchmarks/local/replication-launch.js";
-import type { LocalFleet, ValkeyProcess } from "../../../benchmarks/local/valkey-process.js";
+import { memberLaunch } from "../../../harness/local/replication-launch.js";
+import type { LocalFleet, ValkeyProcess } from "../../../harness/local/valkey-process.js";
 
 const INSTANCE = "app.kubernetes.io/instance";
 export const SENTINEL_NAME_LABEL = "valkey-sentinel";

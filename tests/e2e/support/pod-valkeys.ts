@@ -18,9 +18,9 @@
  * (preStop, restarts on a new IP, the drills) is tested on real pods (tests/pods).
  */
 import type * as k8s from "@kubernetes/client-node";
-import { sleep } from "../../../benchmarks/util/poll-until.js";
+import { sleep } from "../../../core/util/poll-until.js";
 import { pollInBackground } from "../../support/background-poll.js";
-import { LocalFleet, type ValkeyProcess } from "../../../benchmarks/local/valkey-process.js";
+import { LocalFleet, type ValkeyProcess } from "../../../harness/local/valkey-process.js";
 import {
   HAPROXY_NAME_LABEL,
   persistenceOf,

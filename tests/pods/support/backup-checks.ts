@@ -14,7 +14,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { expect } from "vitest";
-import { pollUntil } from "../../../benchmarks/util/poll-until.js";
+import { pollUntil } from "../../../core/util/poll-until.js";
 import { kubernetesDrillApi } from "../../../components/steps/failure-drill/kube-api.js";
 import { kubeDeps } from "../../../components/steps/kit/kube-access.js";
 import { kubernetesVerifier, type VerifierInputs } from "../../../components/steps/topology-check/implementation.js";

@@ -7,10 +7,10 @@
  */
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, expect } from "vitest";
-import { LOCAL_PATH_STORAGE_CLASS } from "../../../benchmarks/kube-local/addons.js";
-import { apiClient, type Api } from "../../../benchmarks/kube-local/api.js";
-import { STATE_DIR, up, type ClusterStatus } from "../../../benchmarks/kube-local/cluster.js";
-import { clusterPlan, DEFAULT_ZONES } from "../../../benchmarks/kube-local/plan.js";
+import { LOCAL_PATH_STORAGE_CLASS } from "../../../apps/kube-local/addons.js";
+import { apiClient, type Api } from "../../../apps/kube-local/api.js";
+import { STATE_DIR, up, type ClusterStatus } from "../../../apps/kube-local/cluster.js";
+import { clusterPlan, DEFAULT_ZONES } from "../../../apps/kube-local/plan.js";
 import { createPulumiEnv, toolchainPaths, type PulumiEnv } from "../../e2e/support/pulumi-harness.js";
 import { realClusterDirs } from "../../support/toolchain.js";
 

@@ -18,9 +18,9 @@
  * of the local Node image on the node without Valkey, through the NetworkPolicies and DNS.
  */
 import { expect } from "vitest";
-import type { Api } from "../../../benchmarks/kube-local/api.js";
-import type { ClusterStatus } from "../../../benchmarks/kube-local/cluster.js";
-import type { FailoverSteps, SentinelEventRow } from "../../../benchmarks/drill/sentinel-events.js";
+import type { Api } from "../../../apps/kube-local/api.js";
+import type { ClusterStatus } from "../../../apps/kube-local/cluster.js";
+import type { FailoverSteps, SentinelEventRow } from "../../../core/drill/sentinel-events.js";
 import { DATA_PLANE_LABEL } from "../../../components/shared.js";
 import { DEFAULT_SWITCHOVER_TIMEOUT_SECONDS } from "../../../pod/replication-prestop-script.js";
 

@@ -4,7 +4,7 @@
  * it is stopped again, unless it was already running before the project started (someone's own
  * `kube:local up`, kept as found). Nothing is done where the files skip (not root).
  */
-import { down, status } from "../../../benchmarks/kube-local/cluster.js";
+import { down, status } from "../../../apps/kube-local/cluster.js";
 
 export default async function setup(): Promise<() => Promise<void>> {
   if (process.getuid?.() !== 0) return () => Promise.resolve();

@@ -16,9 +16,9 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { request } from "node:http";
-import type { Api } from "../../../benchmarks/kube-local/api.js";
-import { cgroupPids } from "../../../benchmarks/kube-local/host.js";
-import type { ClusterPlan } from "../../../benchmarks/kube-local/plan.js";
+import type { Api } from "../../../apps/kube-local/api.js";
+import { cgroupPids } from "../../../apps/kube-local/host.js";
+import type { ClusterPlan } from "../../../apps/kube-local/plan.js";
 import { VALKEY_PORT } from "../../../vocabulary/ports.js";
 
 interface Endpoint {

@@ -5,9 +5,9 @@
  * ($AWS_CLI) run against it from that namespace.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { API_IP, OUTER_NETNS } from "../../../benchmarks/kube-local/plan.js";
-import { pollUntil } from "../../../benchmarks/util/poll-until.js";
-import { trackChild } from "../../../benchmarks/util/process-reaper.js";
+import { API_IP, OUTER_NETNS } from "../../../apps/kube-local/plan.js";
+import { pollUntil } from "../../../core/util/poll-until.js";
+import { trackChild } from "../../../core/util/process-reaper.js";
 import { s3ToolsMissing } from "../../support/moto-server.js";
 
 /** The keys the pods get from the user's Secret (`backup.credentialsSecret`); moto accepts any. */

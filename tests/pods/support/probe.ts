@@ -5,7 +5,7 @@
  * it shows as a timeout, not as a refusal.
  */
 import { expect } from "vitest";
-import type { Api } from "../../../benchmarks/kube-local/api.js";
+import type { Api } from "../../../apps/kube-local/api.js";
 
 export interface ProbeTarget {
   ip: string;

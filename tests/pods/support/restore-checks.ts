@@ -21,7 +21,7 @@
  * - a member whose peers already form the cluster (a lost volume, `restore.from` still set) places nothing.
  */
 import { expect } from "vitest";
-import { pollUntil } from "../../../benchmarks/util/poll-until.js";
+import { pollUntil } from "../../../core/util/poll-until.js";
 import { CLIENT_LABEL } from "../../../components/shared.js";
 import type { BackupManifest } from "../../../pod/backup-manifest.js";
 import { parseRestoreMessage } from "../../../pod/restore-message.js";

@@ -12,7 +12,7 @@
  * The figures are printed for docs/day-2.md.
  */
 import { expect } from "vitest";
-import { slotCount, splitSlots } from "../../../benchmarks/topology/slots.js";
+import { slotCount, splitSlots } from "../../../core/topology/slots.js";
 import { tail } from "../../e2e/support/pulumi-harness.js";
 import {
   figuresLine,

@@ -15,7 +15,7 @@
  */
 import { expectClusterRollOrder } from "../../support/roll-order.js";
 import { expect } from "vitest";
-import type { RollStepTiming } from "../../../benchmarks/roll/rolling-restart.js";
+import type { RollStepTiming } from "../../../core/roll/rolling-restart.js";
 import { tail } from "../../e2e/support/pulumi-harness.js";
 import {
   drillInputs,

@@ -7,12 +7,12 @@
  * scale checks (scale-checks.ts).
  */
 import { readFileSync } from "node:fs";
-import { ackedLossBound } from "../../../benchmarks/drill/bounds.js";
-import { loadFigures, type LoadFigures } from "../../../benchmarks/drill/ledger.js";
-import { bundleLoadScript } from "../../../benchmarks/drill/load-bundle.js";
-import { parseRecordLines } from "../../../benchmarks/drill/record-lines.js";
-import type { Api } from "../../../benchmarks/kube-local/api.js";
-import type { ClusterStatus } from "../../../benchmarks/kube-local/cluster.js";
+import { ackedLossBound } from "../../../core/drill/bounds.js";
+import { loadFigures, type LoadFigures } from "../../../core/drill/ledger.js";
+import { bundleLoadScript } from "../../../core/drill/load-bundle.js";
+import { parseRecordLines } from "../../../core/drill/record-lines.js";
+import type { Api } from "../../../apps/kube-local/api.js";
+import type { ClusterStatus } from "../../../apps/kube-local/cluster.js";
 import { kubernetesDrillApi } from "../../../components/steps/failure-drill/kube-api.js";
 import {
   buildDrillLoadJob,
@@ -22,7 +22,7 @@ import {
 } from "../../../components/steps/failure-drill/load-job.js";
 import { readBackKeys } from "../../../components/steps/failure-drill/read-back.js";
 import { kubeDeps } from "../../../components/steps/kit/kube-access.js";
-import { toCheckReport } from "../../../benchmarks/verify/to-check-report.js";
+import { toCheckReport } from "../../../core/verify/to-check-report.js";
 import {
   kubernetesVerifier,
   type KubernetesVerifier,

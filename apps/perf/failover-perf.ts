@@ -1,0 +1,165 @@
+/**
+ * Measures what a primary crash costs a client of the HAProxy write endpoint: on a local
+ * Sentinel topology (real processes: members started by the rendered start script, 3
+ * Sentinels, HAProxy), a client writes back to back through the write endpoint; the primary
+ * is SIGKILLed; printed: time to the Sentinels' promotion and to the first acknowledged write
+ * through the endpoint. The killed member is restarted (same data dir, same start script) and
+ * rejoins as a replica before the next run.
+ *
+ *   bash .ci/setup npx tsx apps/perf/failover-perf.ts [--runs 3] [--down-after-ms 5000]
+ *       [--failover-timeout-ms 10000] [--replicas 2] [--check-interval-ms 500] [--json]
+ */
+import { parseArgs } from "node:util";
+import { waitForReplicaLinks } from "../../harness/local/local-replication.js";
+import { killHard, SentinelTopology, type Member } from "../../harness/local/sentinel-topology.js";
+import { WriteProbe } from "../../harness/local/write-probe.js";
+import { wholeFlag } from "./perf-args.js";
+import { pollUntil } from "../../core/util/poll-until.js";
+
+interface RunResult {
+  run: number;
+  killed: string;
+  promoted: string;
+  /** SIGKILL -> the Sentinels name another primary. */
+  promotionMs: number;
+  /** SIGKILL -> first write acknowledged through the write endpoint. */
+  firstWriteMs: number;
+  failedWrites: number;
+}
+
+/** The script's flags, with their defaults. */
+interface FailoverPerfFlags {
+  runs: number;
+  downAfterMs: number;
+  failoverTimeoutMs: number;
+  checkIntervalMs: number;
+  replicas: number;
+  json: boolean | undefined;
+}
+
+async function main(): Promise<void> {
+  const flags = parseFlags();
+  const { downAfterMs, failoverTimeoutMs, checkIntervalMs, replicas } = flags;
+  const password = `perf-${Math.random().toString(36).slice(2)}`;
+  const t = await SentinelTopology.start({
+    replicas,
+    zones: ["a", "b", "c"],
+    password,
+    downAfterMs,
+    failoverTimeoutMs,
+    checkIntervalMs,
+  });
+  const results: RunResult[] = [];
+  try {
+    for (let run = 1; run <= flags.runs; run++) {
+      const killed = t.member(await t.primaryFromSentinels());
+      results.push(await measureFailover(t, killed, password, run, flags));
+      await rejoin(t, killed, password);
+    }
+  } finally {
+    await t.stopAll();
+  }
+  printResults(flags, results);
+}
+
+function parseFlags(): FailoverPerfFlags {
+  const { values } = parseArgs({
+    options: {
+      "runs": { type: "string" },
+      "down-after-ms": { type: "string" },
+      "failover-timeout-ms": { type: "string" },
+      "replicas": { type: "string" },
+      "check-interval-ms": { type: "string" },
+      "json": { type: "boolean" },
+    },
+  });
+  return {
+    runs: wholeFlag("runs", values.runs, 3),
+    downAfterMs: wholeFlag("down-after-ms", values["down-after-ms"], 5000),
+    failoverTimeoutMs: wholeFlag("failover-timeout-ms", values["failover-timeout-ms"], 10_000),
+    checkIntervalMs: wholeFlag("check-interval-ms", values["check-interval-ms"], 500),
+    replicas: wholeFlag("replicas", values.replicas, 2),
+    json: values.json,
+  };
+}
+
+/** One run: writes through the endpoint, SIGKILL of the primary `killed`, then the promotion and the first write after it. */
+async function measureFailover(
+  t: SentinelTopology,
+  killed: Member,
+  password: string,
+  run: number,
+  flags: FailoverPerfFlags,
+): Promise<RunResult> {
+  const probe = new WriteProbe(t.proxy!.write, password, `perf${run}`).start();
+  let promoted = killed.address;
+  try {
+    await pollUntil(() => Promise.resolve(probe.acked.length >= 100 ? true : `${probe.acked.length} writes`), {
+      timeoutMs: 15_000,
+      what: "writes through the endpoint",
+    });
+    const errorsBefore = probe.errors;
+    const killedAt = Date.now();
+    const mark = probe.mark();
+    await killHard(killed.proc);
+    await pollUntil(
+      async () => {
+        promoted = await t.primaryFromSentinels().catch(() => killed.address);
+        return promoted !== killed.address ? true : "no promotion yet";
+      },
+      { timeoutMs: flags.downAfterMs + flags.failoverTimeoutMs + 30_000, intervalMs: 20, what: "a promotion" },
+    );
+    const promotionMs = Date.now() - killedAt;
+    await pollUntil(
+      () =>
+        Promise.resolve(
+          probe.firstAckAfter(mark)
+            ? true
+            : `no write since the kill (${probe.errors} errors, last: ${probe.lastError ?? "none"}; ${probe.acked.length} acked)`,
+        ),
+      { timeoutMs: 30_000, intervalMs: 20, what: "a write through the endpoint" },
+    );
+    const first = probe.firstAckAfter(mark)!;
+    return {
+      run,
+      killed: killed.address,
+      promoted,
+      promotionMs,
+      firstWriteMs: first.at - killedAt,
+      failedWrites: probe.errors - errorsBefore,
+    };
+  } finally {
+    await probe.stop();
+  }
+}
+
+/** The killed member restarted (same data dir, same start script) and back as a replica the Sentinels all see. */
+async function rejoin(t: SentinelTopology, killed: Member, password: string): Promise<void> {
+  await t.startMember(killed.ordinal);
+  await waitForReplicaLinks([killed], password, 30_000);
+  await t.waitForSentinelViews();
+}
+
+/** The results as JSON (--json), or a header line and a line per run. */
+function printResults(flags: FailoverPerfFlags, results: RunResult[]): void {
+  const { downAfterMs, failoverTimeoutMs, checkIntervalMs, replicas } = flags;
+  if (flags.json) {
+    process.stdout.write(
+      `${JSON.stringify({ downAfterMs, failoverTimeoutMs, checkIntervalMs, replicas, results }, null, 2)}\n`,
+    );
+    return;
+  }
+  process.stdout.write(
+    `failover: SIGKILL of the primary -> first write through the HAProxy write endpoint (down-after ${downAfterMs} ms, failover-timeout ${failoverTimeoutMs} ms, health check every ${checkIntervalMs} ms, 1+${replicas} members, 3 Sentinels, quorum 2)\n`,
+  );
+  for (const r of results) {
+    process.stdout.write(
+      `run ${r.run}: killed ${r.killed}, promoted ${r.promoted} after ${r.promotionMs} ms, first write after ${r.firstWriteMs} ms (${r.failedWrites} failed attempts)\n`,
+    );
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`failover-perf: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

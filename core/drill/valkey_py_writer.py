@@ -1,0 +1,187 @@
+"""The drills' second client library: a valkey-py writer (PyPI `valkey`) beside the ioredis streams.
+
+Writes unique keys `<prefix>:<stream>:<n>` at a fixed rate (one SET every 1/rate s, never waiting
+for the previous one: each write runs on a worker thread) until SIGTERM or stdin closes, and prints
+one JSON line per write on stdout, the drill ledger's WriteRecord (core/drill/ledger.ts):
+stream, key, value, sentAt, doneAt (epoch ms), ok, error, waited (always false: no WAIT). A write
+counts as acknowledged only when SET's reply is exactly its success reply (valkey-py: True for
+OK); any other reply is an unexpected reply (`unexpectedReply`, which fails the drill as the
+ioredis streams' do), and a reply later than --timeout-ms after the write was sent is a failed
+write (the deadline: a late acknowledgement never counts). Nothing else is printed on stdout.
+
+Replication: valkey.sentinel.Sentinel(...).master_for(name). Cluster: valkey.cluster.ValkeyCluster,
+its members' announced hostnames resolved through the drill's hosts file (the local stand-in for
+pod DNS, lines `<ip> <hostname> <port>`), read again at every lookup.
+
+--settings recommended (docs/client-settings.md): a reply that says the node can no longer take
+writes (NOREPLICAS, READONLY, LOADING, MASTERDOWN) drops the pool's connections, so the next write
+asks the Sentinels for the primary again. --settings defaults: the library's own behaviour (it
+drops a connection on timeouts and connection errors, and on READONLY from a Sentinel-managed
+primary). Both: bounded commands (socket timeout = --timeout-ms) and no retries inside the
+library, so every write is acknowledged or failed within the bound, as the ioredis streams.
+
+The password comes from VALKEY_PASSWORD (never printed).
+"""
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import valkey
+from valkey.backoff import NoBackoff
+from valkey.cluster import ClusterNode, ValkeyCluster
+from valkey.retry import Retry
+from valkey.sentinel import Sentinel
+
+# Replies after which a client should ask again where the primary is (docs/client-settings.md).
+FOLLOW_ERRORS = ("NOREPLICAS", "READONLY", "LOADING", "MASTERDOWN")
+
+
+def endpoint(text):
+    host, _, port = text.rpartition(":")
+    if host == "" or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"expected host:port, got {text!r}")
+    return (host, int(port))
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--mode", choices=["replication", "cluster"], required=True)
+    p.add_argument("--stream", required=True)
+    p.add_argument("--prefix", required=True)
+    p.add_argument("--rate", type=int, required=True)
+    p.add_argument("--timeout-ms", type=int, default=1000)
+    p.add_argument("--settings", choices=["recommended", "defaults"], default="recommended")
+    p.add_argument("--sentinel", type=endpoint, action="append", default=[])
+    p.add_argument("--master", default="")
+    p.add_argument("--seed", type=endpoint, action="append", default=[])
+    p.add_argument("--hosts-file", default="")
+    a = p.parse_args(argv)
+    if a.rate < 1 or a.timeout_ms < 1:
+        p.error("--rate and --timeout-ms must be ≥ 1")
+    if a.mode == "replication" and (not a.sentinel or a.master == ""):
+        p.error("replication needs --sentinel host:port (one or more) and --master")
+    if a.mode == "cluster" and not a.seed:
+        p.error("cluster needs --seed host:port (one or more)")
+    return a
+
+
+def hosts_remap(path):
+    """address_remap for ValkeyCluster: a hostname in the hosts file becomes its current address."""
+
+    def remap(address):
+        host, port = address
+        if path == "":
+            return address
+        try:
+            with open(path, encoding="utf-8") as f:
+                for line in f:
+                    parts = line.split()
+                    if len(parts) >= 2 and parts[1] == host:
+                        return (parts[0], port)
+        except OSError:
+            pass
+        return address
+
+    return remap
+
+
+def make_client(a, password):
+    timeout = a.timeout_ms / 1000
+    common = dict(socket_timeout=timeout, socket_connect_timeout=timeout, password=password)
+    if a.mode == "cluster":
+        return ValkeyCluster(
+            startup_nodes=[ClusterNode(h, port) for h, port in a.seed],
+            address_remap=hosts_remap(a.hosts_file),
+            retry=Retry(NoBackoff(), 0),
+            # No retry after a connection error or timeout (a retry could acknowledge a write up
+            # to twice the bound late); a MOVED reply is still followed, as every cluster client does.
+            cluster_error_retry_attempts=0,
+            **common,
+        )
+    sentinel = Sentinel(a.sentinel, sentinel_kwargs=dict(common), **common)
+    return sentinel.master_for(a.master, retry=Retry(NoBackoff(), 0), **common)
+
+
+class Writer:
+    def __init__(self, a, client):
+        self.a = a
+        self.client = client
+        self.out_lock = threading.Lock()
+        self.stop = threading.Event()
+
+    def emit(self, record):
+        line = json.dumps(record, separators=(",", ":"))
+        with self.out_lock:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+
+    def follow(self, message):
+        """recommended: the node can no longer take writes: drop the connections (the next asks anew)."""
+        if self.a.settings != "recommended" or not message.startswith(FOLLOW_ERRORS):
+            return
+        pool = getattr(self.client, "connection_pool", None)
+        if pool is not None:
+            pool.disconnect()
+
+    def write(self, seq):
+        key = f"{self.a.prefix}:{self.a.stream}:{seq}"
+        value = f"v{seq}"
+        sent_at = time.time() * 1000
+        record = dict(stream=self.a.stream, key=key, value=value, sentAt=sent_at, ok=False, waited=False)
+        try:
+            reply = self.client.set(key, value)
+            record["doneAt"] = time.time() * 1000
+            if record["doneAt"] - sent_at > self.a.timeout_ms:
+                record["error"] = f"no reply within the {self.a.timeout_ms} ms deadline"
+            elif reply is True:
+                record["ok"] = True
+            else:
+                record["unexpectedReply"] = f"SET → {reply!r}"
+        except valkey.exceptions.ResponseError as err:
+            record["doneAt"] = time.time() * 1000
+            record["error"] = str(err)
+            self.follow(str(err))
+        except Exception as err:  # noqa: BLE001 - every failure is a failed write, named
+            record["doneAt"] = time.time() * 1000
+            record["error"] = f"{type(err).__name__}: {err}"
+        self.emit(record)
+
+    def run(self):
+        interval = 1 / self.a.rate
+        # Enough workers for every write of one command timeout (plus slack) to be in flight.
+        workers = min(512, self.a.rate * (self.a.timeout_ms // 1000 + 2))
+        started = time.monotonic()
+        seq = 0
+        pool = ThreadPoolExecutor(max_workers=workers)
+        try:
+            while not self.stop.is_set():
+                due = int((time.monotonic() - started) / interval) + 1
+                while seq < due:
+                    seq += 1
+                    pool.submit(self.write, seq)
+                self.stop.wait(min(0.01, interval / 2))
+        finally:
+            # A write still queued when told to stop was never sent: it is dropped, not sent late (a
+            # starved machine can queue many); the writes in flight end within their bound.
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def main(argv):
+    a = parse_args(argv)
+    password = os.environ.get("VALKEY_PASSWORD") or None
+    writer = Writer(a, make_client(a, password))
+    signal.signal(signal.SIGTERM, lambda *_: writer.stop.set())
+    # The drill closes stdin to stop it as well (a parent that dies closes it too).
+    threading.Thread(target=lambda: (sys.stdin.read(), writer.stop.set()), daemon=True).start()
+    writer.run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

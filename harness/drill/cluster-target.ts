@@ -1,0 +1,470 @@
+/**
+ * The cluster drill target: P × (1 + M) members run as pods run them (the rendered start.sh with
+ * heal.sh and the AZ failback loop), each on its own 127.0.0.x, data dir kept across restarts;
+ * formed by the AZ-aware bootstrap. A hosts file (heal.sh's VALKEY_HEAL_HOSTS_FILE) and the load
+ * client's connector (load.ts resolvingConnector) stand in for pod DNS, so the `all` fault can
+ * bring every member back on a NEW address. Faults: docs/drills.md. Detection: CLUSTER NODES of the survivors every 100 ms.
+ */
+import { execFile } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
+import { bootstrapCluster } from "../../core/bootstrap/cluster-bootstrap.js";
+import { localMember } from "../local/local-cluster.js";
+import { localPodEnv } from "../local/pod-files.js";
+import { killHard } from "../local/sentinel-topology.js";
+import { freePort } from "../local/ports.js";
+import { LocalFleet, type ValkeyProcess } from "../local/valkey-process.js";
+import { resolvePreviousServer } from "../../benchmarks/run/binaries.js";
+import { DirectConnector } from "../../core/topology/connector.js";
+import { StaticZoneSource } from "../../core/topology/zones.js";
+import { sleep } from "../../core/util/poll-until.js";
+import { verifyTopology } from "../../core/verify/verify-topology.js";
+import type { TopologyReport } from "../../core/verify/verify-types.js";
+import type { Fault } from "../../vocabulary/faults.js";
+import { clusterNodesOf, loadShardsOf, type ClusterNodes } from "../../core/drill/load-shards.js";
+import {
+  clusterFailover,
+  clusterPodLaunch,
+  clusterPodSpecs,
+  clusterMyId,
+  faultVictims,
+  readBackCluster,
+  watchFailMarks,
+  type ClusterPodSpec,
+} from "./cluster-pod.js";
+import type { LoadShard } from "../../core/drill/writers.js";
+import { clusterClient, plainRedis, type LoadClient } from "../../core/drill/load.js";
+import { partitionCapability } from "./partition.js";
+import { injectPartition, type PartitionFault } from "./partition-fault.js";
+import type { DurabilityConfig } from "../../core/drill/bounds.js";
+import type { ClientSettings } from "../../core/drill/client-settings.js";
+import { valkeyPyClusterSpec, type ValkeyPySpec } from "../../core/drill/valkey-py-stream.js";
+import type { ValkeyConfig } from "../../config/types.js";
+import { reapBackgroundScripts } from "./reap-scripts.js";
+import { injectUpgrade } from "./upgrade-fault.js";
+import {
+  crashRestartDelay,
+  freezeHoldMs,
+  partitionHoldMs,
+  readDurability,
+  startedOrStopped,
+  type DrillTarget,
+  type DrillTimings,
+  type FaultHandle,
+} from "../../core/drill/target.js";
+
+export interface ClusterTargetOptions extends DrillTimings {
+  primaries: number;
+  replicasPerPrimary: number;
+  zones: readonly string[];
+  password: string;
+  baseDir?: string;
+  /** The stack's `valkey` section the members run (valkey.conf). @default the embedded default stack config's */
+  valkey?: ValkeyConfig;
+  /** First octet-4 of the member addresses; the `all` fault moves them to base + 50. @default 140 */
+  hostBase?: number;
+  /** The valkey-server the members start with (their image's; the `upgrade` fault rolls them to the current one). @default resolveBinaries()'s */
+  serverPath?: string;
+}
+
+interface Pod extends ClusterPodSpec {
+  /** Its ordinal (`member-<index>`): the `all` fault moves it to a new address from it. */
+  index: number;
+  nodeId: string;
+  proc: ValkeyProcess | undefined;
+}
+
+/** A member as fault descriptions name it. */
+const label = (p: Pod): string => `${p.name} (${p.host}:${p.port}, zone ${p.zone})`;
+
+/** The survivors' watch for fail marks on the killed members (ClusterTarget.watch). */
+interface FailWatch {
+  detectedAt: () => number | undefined;
+  stop: () => void;
+}
+
+/** Members SIGKILLed: when they run again, and the watch for their fail marks. */
+interface Killed {
+  restored: Promise<void>;
+  w: FailWatch;
+}
+
+/** The handle of a kill fault; `detectionNote` when no survivor can mark the failure. */
+function killedHandle(description: string, { restored, w }: Killed, detectionNote?: string): FaultHandle {
+  return {
+    description,
+    restored,
+    detectedAt: w.detectedAt,
+    ...(detectionNote === undefined ? {} : { detectionNote }),
+    stopWatching: w.stop,
+  };
+}
+
+export class ClusterTarget implements DrillTarget {
+  readonly mode = "cluster" as const;
+  readonly describe: string;
+  readonly pods: Pod[] = [];
+  /** Whose volume the `lost-volume` fault deletes. @default "primary" */
+  lostVolumeOf: "primary" | "replica" = "primary";
+  private readonly fleet: LocalFleet;
+  private readonly hostsFile: string;
+  private readonly passwordFile: string;
+  /** The last partition fault (healed by stop() if still in place). */
+  partitioned: PartitionFault | undefined;
+  /** The valkey-server the next (re)start runs. */
+  private serverPath: string | undefined;
+
+  private constructor(private readonly o: ClusterTargetOptions) {
+    this.serverPath = o.serverPath;
+    this.fleet = new LocalFleet(o.baseDir);
+    this.hostsFile = join(this.fleet.baseDir, "hosts");
+    this.passwordFile = join(this.fleet.baseDir, "secret", "password");
+    this.describe = `cluster: ${o.primaries} primaries × ${o.replicasPerPrimary} replica(s) (cluster-node-timeout ${o.failureDetectionMs} ms), rendered start/heal/failback scripts`;
+  }
+
+  static async start(o: ClusterTargetOptions): Promise<ClusterTarget> {
+    return startedOrStopped(new ClusterTarget(o), (t) => t.boot());
+  }
+
+  private async boot(): Promise<void> {
+    const base = this.o.hostBase ?? 140;
+    mkdirSync(dirname(this.passwordFile), { recursive: true, mode: 0o700 });
+    writeFileSync(this.passwordFile, this.o.password, { mode: 0o600 });
+    const count = this.o.primaries * (1 + this.o.replicasPerPrimary);
+    for (const spec of await clusterPodSpecs(count, base, this.o.zones, this.fleet.baseDir))
+      this.pods.push({ ...spec, nodeId: "", proc: undefined });
+    this.writeHosts();
+    await Promise.all(this.pods.map((p) => this.startFirst(p)));
+    const connector = new DirectConnector({ password: this.o.password });
+    const result = await bootstrapCluster({
+      members: this.pods.map((p) => localMember(p.proc as ValkeyProcess, p.zone)),
+      primaries: this.o.primaries,
+      replicasPerPrimary: this.o.replicasPerPrimary,
+      connector,
+      password: this.o.password,
+    });
+    for (const p of this.pods) p.nodeId = result.nodeIds[`${p.host}:${p.port}`] as string;
+  }
+
+  private writeHosts(): void {
+    writeFileSync(this.hostsFile, this.pods.map((p) => `${p.host} ${p.hostname} ${p.port}`).join("\n") + "\n");
+  }
+
+  private cliEnv(): Record<string, string> {
+    return localPodEnv(this.o.password, this.serverPath);
+  }
+
+  /**
+   * The first start, before the cluster exists: a port taken between its probe and the bind (seen
+   * in CI: another test's member on the same 127.0.0.x took it) gets new ports, up to 3 tries.
+   */
+  private async startFirst(p: Pod): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.startPod(p);
+      } catch (err) {
+        if (attempt >= 3 || !/Address already in use/.test((err as Error).message)) throw err;
+        p.port = await freePort(p.host);
+        p.busPort = await freePort(p.host);
+        this.writeHosts();
+      }
+    }
+  }
+
+  /** Starts a member as its pod does (cluster-pod.ts) on its current address. */
+  private async startPod(p: Pod): Promise<void> {
+    const env = {
+      valkey: this.o.valkey,
+      nodeTimeoutMs: this.o.failureDetectionMs,
+      passwordFile: this.passwordFile,
+      hostsFile: this.hostsFile,
+      cliEnv: this.cliEnv(),
+    };
+    p.proc = await this.fleet.start({
+      name: p.name,
+      bind: p.host,
+      port: p.port,
+      clusterEnabled: true,
+      clusterPort: p.busPort,
+      // A member restarted without its data waits in rejoin.sh's gate until its old shard failed over.
+      startTimeoutMs: 90_000,
+      launch: clusterPodLaunch(p, env),
+    });
+  }
+
+  /** The members by name (a client resolves them through `resolve`, as pods through DNS). */
+  private seeds = (): { host: string; port: number }[] => this.pods.map((p) => ({ host: p.hostname, port: p.port }));
+
+  private resolve = (name: string): string | undefined => this.pods.find((p) => p.hostname === name)?.host;
+  valkeyPyTarget = (): ValkeyPySpec => valkeyPyClusterSpec(this.pods, this.hostsFile, this.o.password);
+
+  loadClients(timeoutMs: number, settings?: ClientSettings): ReturnType<DrillTarget["loadClients"]> {
+    const { password: pw } = this.o;
+    const dial = (host: string, port: number) =>
+      plainRedis(this.resolve(host) ?? host, port, pw, timeoutMs, undefined, settings);
+    const make = (): LoadClient => ({
+      kind: "cluster",
+      client: clusterClient(this.seeds(), pw, timeoutMs, this.resolve, false, settings),
+      dial,
+    });
+    return [{ client: "cluster-client", make }];
+  }
+
+  /** The shards now, each with a hash tag in it (cluster-pod.ts loadShardsOf). */
+  loadShards = (): Promise<LoadShard[]> =>
+    loadShardsOf(this.pods.find((x) => x.proc?.alive()) ?? (this.pods[0] as Pod), this.o.password);
+
+  /** The first live member's CLUSTER NODES (cluster-pod.ts clusterNodesOf). */
+  private async nodesView(): Promise<ClusterNodes> {
+    for (const p of this.pods) {
+      if (!p.proc?.alive()) continue;
+      try {
+        return await clusterNodesOf(p.host, p.port, this.o.password, 500, 1000);
+      } catch {
+        /* next */
+      }
+    }
+    throw new Error("no member answers CLUSTER NODES");
+  }
+
+  /** Polls the survivors' CLUSTER NODES for a fail?/fail flag on a killed node (cluster-pod.ts watchFailMarks). */
+  private watch(killed: readonly Pod[]): { detectedAt: () => number | undefined; stop: () => void } {
+    return watchFailMarks(
+      () => this.pods.filter((p) => !killed.includes(p) && p.proc?.alive() === true),
+      killed.map((k) => k.nodeId),
+      this.o.password,
+    );
+  }
+
+  /** The fault, with the node ids it hits (their shards are the affected ones; `all` and `upgrade`: none marked, every shard counts). */
+  async inject(fault: Fault): Promise<FaultHandle> {
+    const primaryIds = await this.primaryIds();
+    const primary = this.pods.find((p) => primaryIds.has(p.nodeId)) as Pod;
+    const replica = this.pods.find((p) => !primaryIds.has(p.nodeId)) as Pod;
+    const hit = faultVictims(fault, {
+      primary,
+      replica,
+      lostVolume: this.lostVolumeOf === "primary" ? primary : replica,
+      pods: this.pods,
+    });
+    const ids = hit.map((p) => p.nodeId);
+    return { ...(await this.injectOn(fault, primary, replica)), affectedNodeIds: ids };
+  }
+
+  private async injectOn(fault: Fault, primary: Pod, replica: Pod): Promise<FaultHandle> {
+    if (fault === "freeze") return this.freeze(primary);
+    if (fault === "partition") return this.partition(primary, label(primary));
+    if (fault === "primary" || fault === "replica") {
+      const victim = fault === "primary" ? primary : replica;
+      const killed = await this.killAndReturn([victim], this.o.restartDelayMs, false);
+      return killedHandle(`SIGKILL ${fault} ${label(victim)}; restarted after ${this.o.restartDelayMs} ms`, killed);
+    }
+    if (fault === "crash-restart") {
+      const delay = crashRestartDelay(this.o);
+      const killed = await this.killAndReturn([primary], delay, false);
+      return killedHandle(
+        `SIGKILL primary ${label(primary)}; restarted in place on its data dir after ${delay} ms (cluster-node-timeout ${this.o.failureDetectionMs} ms)`,
+        killed,
+      );
+    }
+    if (fault === "lost-volume") {
+      const victim = this.lostVolumeOf === "primary" ? primary : replica;
+      return this.loseVolume(victim, `${this.lostVolumeOf} ${label(victim)}`);
+    }
+    if (fault === "zone") {
+      const victims = this.pods.filter((p) => p.zone === primary.zone);
+      const killed = await this.killAndReturn(victims, this.o.zoneDownMs, false);
+      return killedHandle(
+        `zone ${primary.zone} down: SIGKILL ${victims.map((v) => v.name).join(", ")}; back after ${this.o.zoneDownMs} ms`,
+        killed,
+      );
+    }
+    if (fault === "all") {
+      const killed = await this.killAndReturn([...this.pods], this.o.restartDelayMs, true);
+      return killedHandle(
+        `SIGKILL every member (${this.pods.length}); restarted after ${this.o.restartDelayMs} ms on NEW addresses`,
+        killed,
+        "every member is down: no survivor to mark a failure",
+      );
+    }
+    if (fault === "upgrade") return this.upgrade();
+    if (fault !== "switchover")
+      throw new Error(
+        `the ${String(fault satisfies never)} fault is not implemented for the local ${this.mode} target`,
+      );
+    return this.switchover(primary);
+  }
+
+  /** SIGKILL of `victims` (watched for fail marks first), started again after `downMs` (on new addresses if `newAddress`). */
+  private async killAndReturn(victims: Pod[], downMs: number, newAddress: boolean): Promise<Killed> {
+    const w = this.watch(victims);
+    await Promise.all(victims.map((v) => killHard(v.proc)));
+    const restored = (async () => {
+      await sleep(downMs);
+      if (newAddress) this.moveToNewAddresses(victims);
+      await Promise.all(victims.map((v) => this.startPod(v)));
+    })();
+    return { restored, w };
+  }
+
+  /** The `all` fault's new addresses: hostBase + 50 + ordinal, or back to hostBase + ordinal if already moved. */
+  private moveToNewAddresses(victims: readonly Pod[]): void {
+    const base =
+      Number(victims[0]?.host.split(".")[3]) >= (this.o.hostBase ?? 140) + 50
+        ? (this.o.hostBase ?? 140)
+        : (this.o.hostBase ?? 140) + 50;
+    for (const v of victims) v.host = `127.0.0.${base + v.index}`;
+    this.writeHosts();
+  }
+
+  /** `freeze`: the primary SIGSTOPped past cluster-node-timeout, then SIGCONT. */
+  private freeze(primary: Pod): FaultHandle {
+    const hold = freezeHoldMs(this.o);
+    const w = this.watch([primary]);
+    primary.proc?.signal("SIGSTOP");
+    const restored = sleep(hold).then(() => primary.proc?.signal("SIGCONT"));
+    return {
+      description: `SIGSTOP primary ${label(primary)} for ${hold} ms (past cluster-node-timeout), then SIGCONT`,
+      restored,
+      detectedAt: w.detectedAt,
+      stopWatching: w.stop,
+    };
+  }
+
+  /** `switchover`: the primary's pod restarted as Kubernetes would (its preStop first: CLUSTER FAILOVER). */
+  private switchover(primary: Pod): FaultHandle {
+    const restored = this.restartPod(primary, this.o.restartDelayMs);
+    return {
+      description: `preStop of primary ${label(primary)} (CLUSTER FAILOVER to a synced replica), then SIGTERM; restarted after ${this.o.restartDelayMs} ms`,
+      restored,
+      detectedAt: () => undefined,
+      detectionNote: "planned: nothing to detect",
+      stopWatching: () => undefined,
+    };
+  }
+
+  /** As a pod restarts: its preStop script (a primary hands its slots to a synced replica), then SIGTERM, then it starts again after `delayMs`. */
+  private async restartPod(p: Pod, delayMs: number): Promise<void> {
+    const dir = dirname(p.proc?.logfile ?? "");
+    await promisify(execFile)("sh", [join(dir, "prestop.sh")], {
+      env: { ...process.env, ...this.cliEnv() },
+      timeout: 30_000,
+    });
+    await p.proc?.stop(10_000);
+    await sleep(delayMs);
+    await this.startPod(p);
+  }
+
+  /** `upgrade`: every member rolled from the server it started on to the current one (upgrade-fault.ts). */
+  private upgrade(): FaultHandle {
+    const byAddress = (address: string): Pod => {
+      const p = this.pods.find((x) => `${x.host}:${x.port}` === address);
+      if (p === undefined) throw new Error(`upgrade: no member at ${address}`);
+      return p;
+    };
+    return injectUpgrade({
+      from: resolvePreviousServer(this.serverPath ?? ""),
+      switchTo: (path) => (this.serverPath = path),
+      endpoints: () => this.pods.map((p) => ({ host: p.host, port: p.port })),
+      password: this.o.password,
+      ops: {
+        verify: () => this.verify(),
+        restart: (step) => this.restartPod(byAddress(step.address), 0),
+        failover: (address) => clusterFailover(byAddress(address), this.o.password),
+      },
+    });
+  }
+
+  /** Cuts `primary` off from every other member (bus and data ports: all their traffic) for partitionHoldMs; clients still reach it. */
+  private async partition(primary: Pod, what: string): Promise<FaultHandle> {
+    const cap = partitionCapability();
+    if (!cap.ok) throw new Error(`partition: ${cap.reason}`);
+    const hold = partitionHoldMs(this.o);
+    const w = this.watch([primary]);
+    const end = (p: Pod): { host: string; port: number; ports: number[] } => ({
+      host: p.host,
+      port: p.port,
+      ports: [p.port, p.busPort],
+    });
+    const peers = this.pods.filter((p) => p !== primary).map(end);
+    const cut = await injectPartition({
+      iptables: cap.iptables,
+      isolated: end(primary),
+      peers,
+      holdMs: hold,
+      password: this.o.password,
+    });
+    this.partitioned = cut;
+    return {
+      description: `partition: primary ${what} cut off from the ${peers.length} other members for ${hold} ms (cluster-node-timeout ${this.o.failureDetectionMs} ms), clients still reach it (${cut.partition.describe()}); then healed`,
+      restored: cut.restored,
+      detectedAt: w.detectedAt,
+      stopWatching: () => {
+        w.stop();
+        cut.stop();
+      },
+      fencedAt: cut.fencedAt,
+      demotedAt: cut.demotedAt,
+    };
+  }
+
+  /**
+   * `lost-volume`: SIGKILL the member, delete its data dir (AOF, RDB, nodes.conf, zone file), start
+   * it again after restartDelayMs with the same start.sh: it comes back with a new node id and
+   * must rejoin on its own (rejoin.sh); the pod's node id is refreshed once it answers.
+   */
+  private async loseVolume(victim: Pod, what: string): Promise<FaultHandle> {
+    const w = this.watch([victim]);
+    await killHard(victim.proc);
+    rmSync(victim.dataDir, { recursive: true, force: true });
+    const restored = (async () => {
+      await sleep(this.o.restartDelayMs);
+      await this.startPod(victim);
+      victim.nodeId = await clusterMyId(victim, this.o.password);
+    })();
+    return {
+      description: `SIGKILL ${what}, data dir deleted; restarted empty after ${this.o.restartDelayMs} ms (new node id, rejoins by itself)`,
+      restored,
+      detectedAt: w.detectedAt,
+      stopWatching: w.stop,
+    };
+  }
+
+  async verify(): Promise<TopologyReport> {
+    const connector = new DirectConnector({ password: this.o.password, connectTimeoutMs: 1000 });
+    return verifyTopology({
+      mode: "cluster",
+      seeds: this.pods.map((p) => ({ host: p.host, port: p.port })),
+      connector,
+      zones: new StaticZoneSource(Object.fromEntries(this.pods.map((p) => [`${p.host}:${p.port}`, p.zone]))),
+      expect: { primaries: this.o.primaries, replicasPerPrimary: this.o.replicasPerPrimary },
+    });
+  }
+
+  /** The first primary's settings (every member runs the same config). */
+  async durability(): Promise<DurabilityConfig> {
+    const ids = await this.primaryIds();
+    const p = this.pods.find((x) => ids.has(x.nodeId));
+    if (p === undefined) throw new Error("no primary to read the durability settings from");
+    return readDurability(p.host, p.port, this.o.password);
+  }
+
+  /** Node ids of the primaries serving slots, as a survivor sees them. */
+  private async primaryIds(): Promise<Set<string>> {
+    return new Set(
+      (await this.nodesView()).filter((n) => n.role === "primary" && n.slots.length > 0 && !n.failed).map((n) => n.id),
+    );
+  }
+
+  /** Per key through the slot-aware client; a key whose slot no node serves is left out (unknown). */
+  async readBack(keys: readonly string[]): Promise<Map<string, string | undefined>> {
+    return readBackCluster(this.seeds(), this.o.password, this.resolve, keys);
+  }
+
+  async stop(): Promise<void> {
+    this.partitioned?.abort();
+    await this.fleet.stopAll();
+    await reapBackgroundScripts(`VALKEY_HEAL_HOSTS_FILE=${this.hostsFile}`);
+  }
+}

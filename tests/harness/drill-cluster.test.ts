@@ -1,0 +1,45 @@
+/**
+ * Every fault on a local cluster whose members run the rendered pod scripts (start.sh with the
+ * heal and AZ-failback loops), one 3 × 1 cluster drilled five times in a row. Load: ioredis'
+ * Cluster client. The `all` fault brings every member back on a NEW address (heal.sh re-meets).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ClusterTarget } from "../../harness/drill/cluster-target.js";
+import { expectNoWaitedWriteLost, itReplicaDrill, measuredDrill, startTestCluster, TIMINGS } from "./drill-faults.js";
+
+let target: ClusterTarget;
+beforeAll(async () => {
+  target = await startTestCluster("drill-test-password");
+}, 60_000);
+afterAll(async () => target?.stop());
+
+describe("cluster drills (rendered pod scripts, real processes)", () => {
+  it("primary: SIGKILL → replica promoted, the killed shard's writes fail meanwhile; no WAIT-confirmed write lost", async () => {
+    const r = await measuredDrill(target, "primary", { detected: true });
+    expect(r.failedWrites).toBeGreaterThan(0);
+    expectNoWaitedWriteLost(r);
+  }, 120_000);
+
+  itReplicaDrill(() => target);
+
+  it("zone: every member of a primary's zone down → its shard fails over, zone back later, primaries rebalanced", async () => {
+    const r = await measuredDrill(target, "zone", { detected: true });
+    expect(r.failedWrites).toBeGreaterThan(0);
+  }, 120_000);
+
+  it("all: every member down, back on NEW addresses → healed (no survivor can detect: detection not observable)", async () => {
+    const before = target.pods.map((p) => p.host);
+    const r = await measuredDrill(target, "all", { detected: false });
+    expect(target.pods.map((p) => p.host).every((h, i) => h !== before[i])).toBe(true);
+    expect(r.detectionMs).toBeNull();
+    expect(r.detectionNote).toMatch(/no survivor/);
+    expect(r.writeOutageMs).toBeGreaterThanOrEqual(TIMINGS.restartDelayMs);
+  }, 120_000);
+
+  it("switchover: the rendered preStop (CLUSTER FAILOVER) → short outage, no WAIT-confirmed write lost", async () => {
+    const r = await measuredDrill(target, "switchover", { detected: false });
+    expect(r.detectionMs).toBeNull();
+    expect(r.writeOutageMs).toBeLessThanOrEqual(10_000);
+    expectNoWaitedWriteLost(r);
+  }, 120_000);
+});

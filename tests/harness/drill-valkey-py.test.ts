@@ -1,0 +1,214 @@
+/**
+ * The drills' second client library: the valkey-py writer (core/drill/valkey_py_writer.py, PyPI
+ * `valkey` in the venv .ci/setup installs) run against a real Sentinel topology. Its records go
+ * into the same ledger as the ioredis streams: a key it wrote and that is then deleted counts as a
+ * lost acknowledged write; a fenced primary's NOREPLICAS is a failed write, never an
+ * acknowledgement; a line that is not a record is refused.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { Redis } from "ioredis";
+import { loadFigures } from "../../core/drill/ledger.js";
+import type { ReplicationTarget } from "../../harness/drill/replication-target.js";
+import {
+  parseWriterLine,
+  valkeyPyPython,
+  valkeyPyStreams,
+  type ValkeyPyStream,
+} from "../../core/drill/valkey-py-stream.js";
+import { pollUntil, sleep } from "../../core/util/poll-until.js";
+import { startTestReplication } from "./drill-faults.js";
+
+const PASSWORD = "drill-valkey-py-password";
+let target: ReplicationTarget | undefined;
+afterEach(async () => {
+  await target?.stop();
+  target = undefined;
+});
+
+describe("valkey-py writer records", () => {
+  it("a record line becomes a WriteRecord (never WAIT-confirmed); anything else is refused, naming the line", () => {
+    const line = JSON.stringify({
+      stream: "valkey-py-sentinel",
+      key: "p:s:1",
+      value: "v1",
+      sentAt: 1000.5,
+      doneAt: 1001.25,
+      ok: true,
+      waited: false,
+    });
+    expect(parseWriterLine(line)).toEqual({
+      stream: "valkey-py-sentinel",
+      key: "p:s:1",
+      value: "v1",
+      sentAt: 1000.5,
+      doneAt: 1001.25,
+      ok: true,
+      waited: false,
+    });
+    const failed = JSON.stringify({
+      stream: "s",
+      key: "k",
+      value: "v",
+      sentAt: 1,
+      doneAt: 2,
+      ok: false,
+      error: "NOREPLICAS Not enough good replicas to write.",
+    });
+    expect(parseWriterLine(failed)).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^NOREPLICAS/) as unknown,
+    });
+    // A reply other than SET's success reply: an unexpected reply (it fails the drill), never an acknowledgement.
+    const odd = JSON.stringify({
+      stream: "s",
+      key: "k",
+      value: "v",
+      sentAt: 1,
+      doneAt: 2,
+      ok: false,
+      waited: false,
+      unexpectedReply: "SET → 5",
+    });
+    expect(parseWriterLine(odd)).toEqual({
+      stream: "s",
+      key: "k",
+      value: "v",
+      sentAt: 1,
+      doneAt: 2,
+      ok: false,
+      waited: false,
+      unexpectedReply: "SET → 5",
+    });
+    const figures = loadFigures(["s"], {
+      records: [parseWriterLine(odd)],
+      readBack: new Map(),
+      faultAt: 0,
+      loadStart: 0,
+      loadStop: 3,
+    });
+    expect([figures.unexpectedReplies, figures.ackedWrites]).toEqual([1, 0]);
+    expect(() =>
+      parseWriterLine(
+        JSON.stringify({
+          stream: "s",
+          key: "k",
+          value: "v",
+          sentAt: 1,
+          doneAt: 2,
+          ok: true,
+          unexpectedReply: "SET → 5",
+        }),
+      ),
+    ).toThrow(/unexpectedReply must be a string on a failed write/);
+    expect(() => parseWriterLine("Traceback (most recent call last):")).toThrow(/not a JSON line: "Traceback/);
+    expect(() => parseWriterLine(JSON.stringify({ stream: "s", key: "k", value: "v", sentAt: 1, ok: true }))).toThrow(
+      /not a write record/,
+    );
+    expect(() => valkeyPyPython({})).toThrow(/VALKEY_PY_PYTHON is not set: run through \.ci\/setup/);
+  });
+});
+
+/** A real Sentinel topology (one replica), a valkey-py writer on it (not started) and a client on its primary. */
+async function writerOnReplication(
+  prefix: string,
+  rate: number,
+): Promise<{ t: ReplicationTarget; stream: ValkeyPyStream; admin: Redis }> {
+  const t = await startTestReplication(PASSWORD, 1);
+  target = t;
+  const primary = t.t.member(await t.t.primaryFromSentinels());
+  const [stream] = valkeyPyStreams(t.valkeyPyTarget(), {
+    prefix,
+    rate,
+    commandTimeoutMs: 1000,
+    settings: "recommended",
+    enabled: true,
+  });
+  if (stream === undefined) throw new Error("the Sentinel target offers no valkey-py stream");
+  const admin = new Redis({ host: primary.host, port: primary.port, password: PASSWORD, maxRetriesPerRequest: 1 });
+  admin.on("error", () => undefined);
+  return { t, stream, admin };
+}
+
+describe("valkey-py writer on a real Sentinel topology", () => {
+  it("writes through Sentinel at the rate; the ledger counts its acknowledged writes, a deleted one as lost, NOREPLICAS as failed", async () => {
+    const { t, stream, admin } = await writerOnReplication("vpy", 50);
+    try {
+      const loadStart = Date.now();
+      stream.start();
+      await sleep(3000);
+      // Fenced: more good replicas required than there are; every write now gets NOREPLICAS.
+      await admin.config("SET", "min-replicas-to-write", "5");
+      await sleep(1000);
+      await admin.config("SET", "min-replicas-to-write", "1");
+      await sleep(1500);
+      await stream.stop();
+      const loadStop = Date.now();
+      expect(stream.failure).toBeUndefined();
+      const records = stream.records;
+      const acked = records.filter((r) => r.ok);
+      // 50 writes/s for ~5.5 s, some of them fenced.
+      expect(records.length).toBeGreaterThan(200);
+      expect(new Set(records.map((r) => r.key)).size).toBe(records.length);
+      expect(records.filter((r) => r.error?.startsWith("NOREPLICAS")).length).toBeGreaterThan(10);
+      expect(acked.length).toBeGreaterThan(150);
+      expect(records.every((r) => r.stream === "valkey-py-sentinel" && !r.waited)).toBe(true);
+      // Every acknowledged write is on the primary with its value; a fenced one is not.
+      const fenced = records.find((r) => r.error?.startsWith("NOREPLICAS"))!;
+      expect(await admin.get(fenced.key)).toBeNull();
+      const lostKey = acked[Math.floor(acked.length / 2)]!.key;
+      await admin.del(lostKey);
+      const readBack = await t.readBack(acked.map((r) => r.key));
+      const faultAt = fenced.sentAt;
+      const figures = loadFigures(["valkey-py-sentinel"], { records, readBack, faultAt, loadStart, loadStop });
+      const f = figures.streams[0]!;
+      // The ledger's count against the server's own: every acknowledged key is on the primary (one
+      // deleted above); a write failed by its deadline may have been applied too, a fenced one never.
+      const onPrimary = Number(await admin.dbsize());
+      expect(onPrimary).toBeGreaterThanOrEqual(f.ackedWrites - 1);
+      expect(onPrimary).toBeLessThanOrEqual(records.filter((r) => !r.error?.startsWith("NOREPLICAS")).length - 1);
+      expect(f.lostAckedWrites).toBe(1);
+      expect(f.lostKeys).toEqual([lostKey]);
+      expect(f.waitedWrites).toBe(0);
+      // The fenced second is the longest gap between acknowledgements.
+      expect(f.writeOutageMs).toBeGreaterThan(800);
+      expect(f.writeOutageMs).toBeLessThan(3000);
+    } finally {
+      await stream.stop();
+      admin.disconnect();
+    }
+  }, 90_000);
+
+  it("stopped while writes queue behind a paused primary: the queued writes are dropped, never sent after the stop", async () => {
+    // 1000 writes/s against at most 512 workers whose writes each hang for the 1 s deadline: a queue builds.
+    const { stream, admin } = await writerOnReplication("vpyq", 1000);
+    try {
+      stream.start();
+      await pollUntil(
+        () =>
+          Promise.resolve(
+            stream.records.some((r) => r.ok) ? true : `${stream.records.length} records, none acknowledged`,
+          ),
+        {
+          timeoutMs: 20_000,
+          what: "the writer's first acknowledged write",
+        },
+      );
+      // Writes (not Sentinel's PING/INFO) wait while paused: no failover, every write hits its deadline.
+      await admin.call("CLIENT", "PAUSE", "15000", "WRITE");
+      const failed = () => stream.records.filter((r) => !r.ok).length;
+      await pollUntil(() => Promise.resolve(failed() >= 1000 || `${failed()} failed so far`), {
+        timeoutMs: 20_000,
+        what: "1000 writes failed by their deadline",
+      });
+      const stopAt = Date.now();
+      await stream.stop();
+      expect(stream.failure).toBeUndefined();
+      const late = stream.records.filter((r) => r.sentAt > stopAt + 1000);
+      expect(late.length, `writes sent more than 1 s after the stop (first: ${JSON.stringify(late[0])})`).toBe(0);
+    } finally {
+      await stream.stop();
+      await admin.call("CLIENT", "UNPAUSE").catch(() => undefined);
+      admin.disconnect();
+    }
+  }, 90_000);
+});
