@@ -16,7 +16,8 @@ import { coreDnsObjects, localPathObjects } from "./addons.js";
 import { apiClient, applyAll, type Api } from "./api.js";
 import { createCgroup, createNetwork, isSocket, routePodCidrs, sh, spawnDetached, teardown } from "./host.js";
 import { nodeScript } from "./node-script.js";
-import { makePki, tokenKubeconfig } from "./pki.js";
+import { launchControlPlane, type ControlPlaneSpec } from "../../harness/control-plane/launch.js";
+import { makePki, tokenKubeconfig } from "../../harness/control-plane/pki.js";
 import * as P from "./plan.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -176,47 +177,6 @@ function makeCredentials(plan: P.ClusterPlan, dir: string): Credentials {
   return { pki, caPem, admin, nodeTokens, proxyToken, ciliumToken };
 }
 
-/** etcd, in memory-speed mode (no fsync), on loopback. */
-function startEtcd(cp: ControlPlaneSpawn, tools: Record<string, string>, dir: string): void {
-  cp("etcd", [
-    join(tools.etcd!, "etcd"),
-    "--name=default",
-    `--data-dir=${join(dir, "etcd")}`,
-    "--listen-client-urls=http://127.0.0.1:2379",
-    "--advertise-client-urls=http://127.0.0.1:2379",
-    "--listen-peer-urls=http://127.0.0.1:2380",
-    "--unsafe-no-fsync",
-    "--log-level=warn",
-  ]);
-}
-
-/** kube-apiserver on API_IP: token and client-certificate auth, Node and RBAC authorization. */
-function startApiserver(cp: ControlPlaneSpawn, k8s: (b: string) => string, pki: (f: string) => string): void {
-  cp("kube-apiserver", [
-    k8s("kube-apiserver"),
-    "--etcd-servers=http://127.0.0.1:2379",
-    `--bind-address=${P.API_IP}`,
-    `--advertise-address=${P.API_IP}`,
-    `--secure-port=${P.API_PORT}`,
-    `--tls-cert-file=${pki("apiserver.crt")}`,
-    `--tls-private-key-file=${pki("apiserver.key")}`,
-    `--client-ca-file=${pki("ca.crt")}`,
-    `--kubelet-client-certificate=${pki("apiserver-kubelet-client.crt")}`,
-    `--kubelet-client-key=${pki("apiserver-kubelet-client.key")}`,
-    `--token-auth-file=${pki("tokens.csv")}`,
-    "--authorization-mode=Node,RBAC",
-    "--enable-admission-plugins=NodeRestriction",
-    "--anonymous-auth=false",
-    "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-    `--service-account-key-file=${pki("sa.pub")}`,
-    `--service-account-signing-key-file=${pki("sa.key")}`,
-    `--service-cluster-ip-range=${P.SERVICE_CIDR}`,
-    "--kubelet-preferred-address-types=InternalIP",
-    "--allow-privileged=true",
-    "--profiling=false",
-  ]);
-}
-
 /** The apiserver reached from the host: a unix socket in the outer namespace, forwarded to 127.0.0.1:`hostPort`. */
 function exposeApiserver(
   cp: ControlPlaneSpawn,
@@ -253,41 +213,30 @@ function waiter(deadline: number, logs: string, dir: string): WaitFor {
   };
 }
 
-/** kube-controller-manager (node CIDRs, service accounts, CSR signing) and kube-scheduler, on the admin token. */
-function startControllers(
-  cp: ControlPlaneSpawn,
-  k8s: (b: string) => string,
-  dir: string,
-  inCluster: string,
-  creds: Credentials,
-): void {
-  const { pki, caPem, admin } = creds;
+/** The control plane's launch: etcd and the API server in the outer namespace, node CIDRs allocated, Node and RBAC authorization (harness/control-plane/launch.ts). */
+function controlPlaneSpec(tools: Record<string, string>, dir: string, creds: Credentials): ControlPlaneSpec {
+  const k8s = (b: string) => join(tools.kubernetes!, b);
   const cpKubeconfig = join(dir, "cp.kubeconfig");
-  writeFileSync(cpKubeconfig, tokenKubeconfig(inCluster, caPem, admin), { mode: 0o600 });
-  cp("kube-controller-manager", [
-    k8s("kube-controller-manager"),
-    `--kubeconfig=${cpKubeconfig}`,
-    "--leader-elect=false",
-    "--secure-port=0",
-    "--allocate-node-cidrs=true",
-    `--cluster-cidr=${P.POD_CIDR}`,
-    "--node-cidr-mask-size=24",
-    `--service-cluster-ip-range=${P.SERVICE_CIDR}`,
-    `--service-account-private-key-file=${pki("sa.key")}`,
-    `--root-ca-file=${pki("ca.crt")}`,
-    `--cluster-signing-cert-file=${pki("ca.crt")}`,
-    `--cluster-signing-key-file=${pki("ca.key")}`,
-    "--use-service-account-credentials=true",
-    "--controllers=*,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller",
-    "--profiling=false",
-  ]);
-  cp("kube-scheduler", [
-    k8s("kube-scheduler"),
-    `--kubeconfig=${cpKubeconfig}`,
-    "--leader-elect=false",
-    "--secure-port=0",
-    "--profiling=false",
-  ]);
+  writeFileSync(cpKubeconfig, tokenKubeconfig(`https://${P.API_IP}:${P.API_PORT}`, creds.caPem, creds.admin), {
+    mode: 0o600,
+  });
+  return {
+    bins: {
+      etcd: join(tools.etcd!, "etcd"),
+      kubeApiserver: k8s("kube-apiserver"),
+      kubeControllerManager: k8s("kube-controller-manager"),
+      kubeScheduler: k8s("kube-scheduler"),
+    },
+    dataDir: dir,
+    pkiDir: join(dir, "pki"),
+    etcd: { clientPort: 2379, peerPort: 2380 },
+    apiserver: { address: P.API_IP, port: P.API_PORT },
+    serviceCidr: P.SERVICE_CIDR,
+    kubeconfig: cpKubeconfig,
+    auth: "nodes",
+    nodeCidrs: { cidr: P.POD_CIDR, maskSize: 24 },
+    kubeletByInternalIp: true,
+  };
 }
 
 /** Cilium's CRDs (its operator, not built, would register them). */
@@ -430,15 +379,15 @@ export async function up(
   mkdirSync(logs, { recursive: true });
   const cp = (name: string, argv: string[]) =>
     spawnDetached(argv, join(logs, `${name}.log`), plan.controlPlaneCgroup, P.OUTER_NETNS);
-  const k8s = (b: string) => join(tools.kubernetes!, b);
-  startEtcd(cp, tools, dir);
-  startApiserver(cp, k8s, creds.pki);
-  exposeApiserver(cp, plan, dir, logs, hostPort);
   const api = apiClient(kubeconfig);
+  await launchControlPlane(controlPlaneSpec(tools, dir, creds), {
+    spawn: (c) => cp(c.name, c.argv),
+    waitFor: waiter(deadline, logs, dir),
+    afterApiserver: () => exposeApiserver(cp, plan, dir, logs, hostPort),
+    apiReady: async () => (await api("GET", "/readyz")).status === 200,
+    log,
+  });
   const waitFor = waiter(deadline, logs, dir);
-  await waitFor("kube-apiserver /readyz", async () => (await api("GET", "/readyz")).status === 200);
-  log("kube-apiserver ready");
-  startControllers(cp, k8s, dir, inCluster, creds);
   await applyCiliumCrds(api, tools);
 
   log("starting the nodes");

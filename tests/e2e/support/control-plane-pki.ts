@@ -1,6 +1,6 @@
 /**
  * The address arithmetic for the kwok nodes' pod CIDRs inside 127.0.0.0/8. The control plane's
- * certificates and kubeconfig come from kube:local's PKI module (apps/kube-local/pki.ts).
+ * certificates and kubeconfig come from the one PKI module (harness/control-plane/pki.ts).
  */
 
 /** Splits a /16 inside 127.0.0.0/8 into per-node /24s. */

@@ -35,7 +35,8 @@ import {
   type ControlPlaneOptions,
   type FakeNode,
 } from "./control-plane-types.js";
-import { makePki, tokenKubeconfig } from "../../../apps/kube-local/pki.js";
+import { launchControlPlane } from "../../../harness/control-plane/launch.js";
+import { makePki, tokenKubeconfig } from "../../../harness/control-plane/pki.js";
 import { firstIp, nodeCidrs } from "./control-plane-pki.js";
 import { KWOK_STORAGE_CLASS, kwokContainerLogs, kwokStages } from "./kwok-config.js";
 
@@ -232,85 +233,30 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
         req.end();
       });
 
-    // --- etcd ------------------------------------------------------------------------
     const etcdUrl = `http://127.0.0.1:${etcdClient}`;
-    start("etcd", controlPlanePaths.etcd, [
-      "--name=default",
-      `--data-dir=${join(dir, "etcd")}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
-      `--initial-cluster=default=http://127.0.0.1:${etcdPeer}`,
-      "--unsafe-no-fsync",
-      "--log-level=warn",
-    ]);
-    await waitFor(
-      "etcd /health",
-      () =>
-        new Promise<boolean>((resolve) => {
-          const req = httpRequest(`${etcdUrl}/health`, { timeout: 2000 }, (res) => {
-            let t = "";
-            res.on("data", (c: Buffer) => (t += c.toString()));
-            res.on("end", () => resolve(res.statusCode === 200 && t.includes('"health":"true"')));
-          });
-          req.on("error", () => resolve(false));
-          req.on("timeout", () => req.destroy());
-          req.end();
-        }),
+    await launchControlPlane(
+      {
+        bins: controlPlanePaths,
+        dataDir: dir,
+        pkiDir: dir,
+        etcd: { clientPort: etcdClient, peerPort: etcdPeer },
+        apiserver: { address: "127.0.0.1", port: apiPort },
+        serviceCidr,
+        kubeconfig: kubeconfigPath,
+        auth: "open",
+        // kwok's nodes have no resolvable hostname: reach their kubelet (kwok's server) by InternalIP.
+        kubeletByInternalIp: options.holdJobPods ?? false,
+      },
+      {
+        spawn: (c) => start(c.name, c.argv[0]!, c.argv.slice(1)),
+        waitFor,
+        etcdHealthy: () => etcdHealthy(etcdUrl),
+        apiReady: async () => (await api<string>("GET", "/readyz", undefined, { allow: [500, 503] })).status === 200,
+        log,
+      },
     );
-    log("etcd healthy");
 
-    // --- kube-apiserver ---------------------------------------------------------------
-    start("kube-apiserver", controlPlanePaths.kubeApiserver, [
-      `--etcd-servers=${etcdUrl}`,
-      "--bind-address=127.0.0.1",
-      "--advertise-address=127.0.0.1",
-      `--secure-port=${apiPort}`,
-      `--tls-cert-file=${join(dir, "apiserver.crt")}`,
-      `--tls-private-key-file=${join(dir, "apiserver.key")}`,
-      `--client-ca-file=${join(dir, "ca.crt")}`,
-      `--token-auth-file=${join(dir, "tokens.csv")}`,
-      "--authorization-mode=AlwaysAllow",
-      "--anonymous-auth=false",
-      "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-      `--service-account-key-file=${join(dir, "sa.pub")}`,
-      `--service-account-signing-key-file=${join(dir, "sa.key")}`,
-      `--service-cluster-ip-range=${serviceCidr}`,
-      "--endpoint-reconciler-type=none",
-      // kwok's nodes have no resolvable hostname: reach their kubelet (kwok's server) by InternalIP.
-      ...(options.holdJobPods ? ["--kubelet-preferred-address-types=InternalIP"] : []),
-      "--allow-privileged=true",
-      `--cert-dir=${join(dir, "apiserver-certs")}`,
-      "--profiling=false",
-    ]);
-    await waitFor(
-      "kube-apiserver /readyz",
-      async () => (await api<string>("GET", "/readyz", undefined, { allow: [500, 503] })).status === 200,
-    );
-    log(`kube-apiserver ready at ${server}`);
-
-    // --- controllers, scheduler, kwok -----------------------------------------------------
-    start("kube-controller-manager", controlPlanePaths.kubeControllerManager, [
-      `--kubeconfig=${kubeconfigPath}`,
-      "--leader-elect=false",
-      "--secure-port=0",
-      "--controllers=*,-node-ipam-controller,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller",
-      "--allocate-node-cidrs=false",
-      `--service-account-private-key-file=${join(dir, "sa.key")}`,
-      `--root-ca-file=${join(dir, "ca.crt")}`,
-      `--cluster-signing-cert-file=${join(dir, "ca.crt")}`,
-      `--cluster-signing-key-file=${join(dir, "ca.key")}`,
-      `--service-cluster-ip-range=${serviceCidr}`,
-      "--use-service-account-credentials=false",
-      "--profiling=false",
-    ]);
-    start("kube-scheduler", controlPlanePaths.kubeScheduler, [
-      `--kubeconfig=${kubeconfigPath}`,
-      "--leader-elect=false",
-      "--secure-port=0",
-      "--profiling=false",
-    ]);
+    // --- kwok -----------------------------------------------------------------------------
     const stagesPath = join(dir, "kwok-stages.yaml");
     const logsConfig = options.holdJobPods ? `\n---\n${kwokContainerLogs({ benchmark: benchmarkLogFile })}` : "";
     const stages = kwokStages(controlPlanePaths.kwokStages, storageClasses, options.holdJobPods ?? false);
@@ -446,4 +392,18 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     await stop();
     throw new Error(`${e instanceof Error ? e.message : String(e)}\n${tails}`, { cause: e });
   }
+}
+
+/** etcd's /health says healthy. */
+function etcdHealthy(etcdUrl: string): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const req = httpRequest(`${etcdUrl}/health`, { timeout: 2000 }, (res) => {
+      let t = "";
+      res.on("data", (c: Buffer) => (t += c.toString()));
+      res.on("end", () => resolve(res.statusCode === 200 && t.includes('"health":"true"')));
+    });
+    req.on("error", () => resolve(false));
+    req.on("timeout", () => req.destroy());
+    req.end();
+  });
 }
