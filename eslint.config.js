@@ -22,5 +22,17 @@ export default tseslint.config(
       "no-console": "off",
     },
   },
+  {
+    // The product's code (not the tests' tables): lines a reader can see whole, functions a reader
+    // can hold. Long string and template literals (messages, scripts, CSS) and URLs are exempt.
+    files: ["versions.ts", "{vocabulary,config,pod,core,benchmarks,harness,components,stacks,apps}/**/*.ts"],
+    rules: {
+      "max-len": [
+        "error",
+        { code: 120, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true, ignoreUrls: true },
+      ],
+      "max-lines-per-function": ["error", { max: 80 }],
+    },
+  },
   { files: ["eslint.config.js"], ...tseslint.configs.disableTypeChecked },
 );

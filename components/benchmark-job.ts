@@ -53,11 +53,20 @@ export interface BenchmarkJobArgs extends Pick<BenchmarkJobManifestArgs, PassThr
   secretName: pulumi.Input<string> | undefined;
   /** Key of the password in that Secret. @default PASSWORD_SECRET_KEY */
   passwordKey?: string;
-  /** A mix's Node image (any Node ≥ 22 image running `node` as uid 1000); required with `workload.mix`. @default undefined */
+  /**
+   * A mix's Node image (any Node ≥ 22 image running `node` as uid 1000); required with `workload.mix`.
+   * @default undefined
+   */
   mixImage?: pulumi.Input<string>;
-  /** A mix's load generator image (`vload` at LOADGEN_IMAGE_BINARY); required with `workload.mix`. @default undefined */
+  /**
+   * A mix's load generator image (`vload` at LOADGEN_IMAGE_BINARY); required with `workload.mix`. @default undefined
+   */
   loadgenImage?: pulumi.Input<string>;
-  /** Labels of the pods it dials (cluster: members; replication: the HAProxy pods behind the write Service, plus the members for a mix): when set, a NetworkPolicy `${name}-netpol` confines the pod to them. @default undefined (no policy) */
+  /**
+   * Labels of the pods it dials (cluster: members; replication: the HAProxy pods behind the write Service, plus the
+   * members for a mix): when set, a NetworkPolicy `${name}-netpol` confines the pod to them. @default undefined (no
+   * policy)
+   */
   valkeyPodSelectors?: Record<string, string>[];
 }
 

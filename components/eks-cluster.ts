@@ -43,7 +43,10 @@ export interface EksClusterArgs {
   eks: EksConfig;
   /** EKS cluster name (also the `karpenter.sh/discovery` tag value). @default `valkey-${pulumi.getStack()}` */
   clusterName?: string;
-  /** IAM principal ARNs given cluster-admin access entries (the deploying identity is admin already). @default args.eks.adminPrincipalArns */
+  /**
+   * IAM principal ARNs given cluster-admin access entries (the deploying identity is admin already).
+   * @default args.eks.adminPrincipalArns
+   */
   adminPrincipalArns?: pulumi.Input<string>[];
   /** NAT gateways: one shared, or one per zone (config `network.natGateways`). @default "single" */
   natGateways?: NatGateways;
@@ -213,7 +216,10 @@ export class EksCluster extends pulumi.ComponentResource {
     });
   }
 
-  /** The system managed node group and its role, the Pod Identity agent, EBS CSI and CoreDNS add-ons (platform eks without Auto Mode). */
+  /**
+   * The system managed node group and its role, the Pod Identity agent, EBS CSI and CoreDNS add-ons (platform eks
+   * without Auto Mode).
+   */
   private selfManagedCompute(name: string, c: SelfManagedComputeInput): pulumi.Resource[] {
     const parent = { parent: this };
     const { partition, tags, clusterName } = c;

@@ -22,7 +22,10 @@ export interface KarpenterNodePoolArgs {
   zones: string[];
   /** IAM role name of the nodes (needs an EC2_LINUX access entry; on byo: `byo.karpenterNodeRole`). */
   nodeRoleName: pulumi.Input<string>;
-  /** `karpenter.sh/discovery` tag value of the subnets and security groups (EKS: the cluster name; byo: `byo.karpenterDiscoveryTag`). */
+  /**
+   * `karpenter.sh/discovery` tag value of the subnets and security groups (EKS: the cluster name; byo:
+   * `byo.karpenterDiscoveryTag`).
+   */
   discoveryTag: string;
   /** NodePool and EC2NodeClass name. @default VALKEY_NODE_POOL ("valkey") */
   name?: string;

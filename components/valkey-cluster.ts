@@ -18,7 +18,10 @@ import { requirePassword } from "./valkey/secret.js";
 import type { Rollout } from "./valkey/rollout.js";
 
 export interface ValkeyClusterArgs extends ValkeyReleaseArgs {
-  /** Release name: prefix of every Kubernetes object and the `app.kubernetes.io/instance` label. @default "valkey-cluster" */
+  /**
+   * Release name: prefix of every Kubernetes object and the `app.kubernetes.io/instance` label.
+   * @default "valkey-cluster"
+   */
   release?: string;
   /**
    * How `pulumi up` reaches the pods to scale the cluster in before the StatefulSet shrinks (a

@@ -40,7 +40,10 @@ const SIZES: ReadonlyArray<readonly [size: string, vcpu: number, maxPods: number
  */
 const FAMILY_GIB_PER_VCPU: Readonly<Record<string, number>> = { r7g: 8, m7g: 4, r8g: 8, r8gn: 8, m8g: 4, m8gn: 4 };
 
-/** The instance sizes this module knows, smallest first ("metal" is Graviton 3's only: Graviton 4 has metal-24xl / metal-48xl). */
+/**
+ * The instance sizes this module knows, smallest first ("metal" is Graviton 3's only: Graviton 4 has metal-24xl /
+ * metal-48xl).
+ */
 export const KNOWN_INSTANCE_SIZES: readonly string[] = SIZES.map(([size]) => size);
 
 /** The sizes of `family` this module knows: every size, minus "metal" for the 8th generation. */
@@ -75,7 +78,9 @@ export const DAEMONSET_OVERHEAD: Readonly<Allocatable> = Object.freeze({
   memoryBytes: 256 * 2 ** 20,
 });
 
-/** kube-reserved CPU as the EKS AMI computes it: 6% of the first core, 1% of the second, 0.5% of cores 3–4, 0.25% above. */
+/**
+ * kube-reserved CPU as the EKS AMI computes it: 6% of the first core, 1% of the second, 0.5% of cores 3–4, 0.25% above.
+ */
 export function kubeReservedMillicores(vcpu: number): number {
   const tiers: ReadonlyArray<readonly [cores: number, share: number]> = [
     [1, 0.06],
@@ -136,7 +141,10 @@ export const NETWORK_OPTIMIZED_SIBLING: Readonly<Record<string, string>> = Objec
   r8g: "r8gn",
 });
 
-/** The network-optimised sibling of a family ("r8g" → "r8gn"), or undefined when EC2 has none (r7g, m7g) or it already is one. */
+/**
+ * The network-optimised sibling of a family ("r8g" → "r8gn"), or undefined when EC2 has none (r7g, m7g) or it already
+ * is one.
+ */
 export function networkOptimizedFamily(family: string): string | undefined {
   return NETWORK_OPTIMIZED_SIBLING[family];
 }

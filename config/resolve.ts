@@ -88,7 +88,10 @@ function resolveByo(byo: StackInput["byo"]) {
   };
 }
 
-/** `valkey`: limits default to the requests, both parsed; storage class, ioThreads, maxmemory and the pod count resolved. */
+/**
+ * `valkey`: limits default to the requests, both parsed; storage class, ioThreads, maxmemory and the pod count
+ * resolved.
+ */
 function resolveValkey(input: StackInput) {
   const { valkey } = input;
   const requests = amountsOf(valkey.resources.requests);

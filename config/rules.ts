@@ -29,7 +29,10 @@ export const MAXMEMORY_SHARE_WITH_FORK = 0.8;
 /** Records one problem at a key path (relative to the project namespace). */
 export type Report = (path: ReadonlyArray<string | number>, message: string) => void;
 
-/** The major.minor an image's tag names (`9.0.2`, `v9.1`, `9.1.2-alpine`); undefined for other tags (`latest`) or a digest only. */
+/**
+ * The major.minor an image's tag names (`9.0.2`, `v9.1`, `9.1.2-alpine`); undefined for other tags (`latest`) or a
+ * digest only.
+ */
 export function imageVersionOf(image: string): { major: number; minor: number; text: string } | undefined {
   const tag = parseImageReference(image)?.tag;
   const m = tag === undefined ? null : /^v?(\d+)\.(\d+)/.exec(tag);
@@ -267,7 +270,8 @@ function checkBenchmark(config: StackConfig, report: Report): void {
     );
   }
   if (benchmark.enabled && benchmark.soak !== undefined) {
-    // The Job logs one line per sample with every member's INFO; the step reads the log back, so it must stay under the kubelet's rotation.
+    // The Job logs one line per sample with every member's INFO; the step reads the log back, so it must stay under the
+    // kubelet's rotation.
     const durationS = benchmark.durationSeconds ?? DEFAULT_MIX_DURATION_SECONDS;
     const lineBytes = SOAK_SAMPLE_BYTES + SOAK_MEMBER_BYTES * config.valkey.pods;
     const samples = Math.floor(durationS / benchmark.soak.sampleSeconds);
@@ -350,13 +354,22 @@ function checkByoNodePool(config: StackConfig, report: Report): void {
     );
 }
 
-/** The benchmark Job's log, at most (the kubelet rotates a container's log at 10 MiB by default; the step reads the current file). */
+/**
+ * The benchmark Job's log, at most (the kubelet rotates a container's log at 10 MiB by default; the step reads the
+ * current file).
+ */
 export const MAX_BENCHMARK_LOG_BYTES = 8 * 2 ** 20;
-/** Bounds of a soak sample line without its members' INFO, and of one member's INFO in it (tests/benchmarks/mix-job-bundle.test.ts checks real lines against them). */
+/**
+ * Bounds of a soak sample line without its members' INFO, and of one member's INFO in it
+ * (tests/benchmarks/mix-job-bundle.test.ts checks real lines against them).
+ */
 export const SOAK_SAMPLE_BYTES = 300;
 export const SOAK_MEMBER_BYTES = 500;
 
-/** Writes per load stream a drill may log: 2 streams × 120 bytes × this stays well under the kubelet's 10 MiB log rotation. */
+/**
+ * Writes per load stream a drill may log: 2 streams × 120 bytes × this stays well under the kubelet's 10 MiB log
+ * rotation.
+ */
 export const MAX_DRILL_WRITES_PER_STREAM = 30_000;
 
 /** Failure drills: recovery is the verifier passing; a zone drill needs another zone; the fault inside the load. */
@@ -393,7 +406,10 @@ function checkDrills(config: StackConfig, report: Report): void {
     );
 }
 
-/** Backup and restore reach S3 through EKS Pod Identity (eks) or the user's server and keys (byo); a cluster restore needs the bootstrap to pin the restored primaries. */
+/**
+ * Backup and restore reach S3 through EKS Pod Identity (eks) or the user's server and keys (byo); a cluster restore
+ * needs the bootstrap to pin the restored primaries.
+ */
 function checkBackup(config: StackConfig, report: Report): void {
   const { backup, restore } = config;
   if (config.platform === "eks") {

@@ -7,8 +7,10 @@
  * Layout, one shard per line (the restore script reads its shard's line with grep and sed; there is
  * no jq in the Valkey image):
  *
- *   {"format":"valkey-on-eks/backup/v1","id":"20261125T061200Z","createdAt":"2026-11-25T06:12:00Z","mode":"cluster","shards":[
- *   {"shard":0,"member":"10.0.1.5:6379","slots":["0-5460"],"object":"shard-0.rdb","bytes":1234,"sha256":"…","keys":42,"expires":0,"offset":99,"version":"9.1.2"},
+ *   {"format":"valkey-on-eks/backup/v1","id":"20261125T061200Z","createdAt":"2026-11-25T06:12:00Z",
+ *    "mode":"cluster","shards":[
+ *   {"shard":0,"member":"10.0.1.5:6379","slots":["0-5460"],"object":"shard-0.rdb","bytes":1234,"sha256":"…",
+ *    "keys":42,"expires":0,"offset":99,"version":"9.1.2"},
  *   …
  *   ]}
  */

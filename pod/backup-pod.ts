@@ -23,7 +23,10 @@ export const BACKUP_ENV = {
   checkRdb: "VALKEY_CHECK_RDB",
 } as const;
 
-/** Where a run takes its shards from: a seed it plans from live, or targets planned beforehand (`backup.sh snapshot`'s TARGETs). */
+/**
+ * Where a run takes its shards from: a seed it plans from live, or targets planned beforehand (`backup.sh snapshot`'s
+ * TARGETs).
+ */
 export type BackupTargets = { seed: { host: string; port: number } } | { targets: readonly string[] };
 
 export interface BackupPodOptions {

@@ -40,7 +40,10 @@ export interface DirectiveClass {
 const live = (why: string): DirectiveClass => ({ apply: "live", valkey: "settable", why });
 const restart = (valkey: ValkeySays, why: string): DirectiveClass => ({ apply: "restart", valkey, why });
 
-/** Every directive our valkey.conf renders (and the includes the start script generates), with how a change reaches a member. */
+/**
+ * Every directive our valkey.conf renders (and the includes the start script generates), with how a change reaches a
+ * member.
+ */
 export const CONF_DIRECTIVES = {
   // --- pod/valkey-conf.ts, every member ---
   "port": restart(

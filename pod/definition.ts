@@ -34,7 +34,9 @@ export interface PodPaths {
 /** The password variables valkey-cli reads (VALKEYCLI_AUTH; redis-cli: REDISCLI_AUTH), set when auth is on. */
 export const CLI_AUTH_ENV = ["VALKEYCLI_AUTH", "REDISCLI_AUTH"] as const;
 
-/** Every variable `def` needs that `env` lacks (an empty value counts as set); the launcher refuses to start with any. */
+/**
+ * Every variable `def` needs that `env` lacks (an empty value counts as set); the launcher refuses to start with any.
+ */
 export function missingEnv(def: PodDefinition, env: Record<string, string | undefined>): string[] {
   return def.env.filter((name) => env[name] === undefined);
 }

@@ -41,7 +41,8 @@
  * is named by EVERY Sentinel, 503 otherwise: the rolling restart's gate between steps.
  *
  * Readiness: the status frontend's `monitor-uri /ready` answers 200 while some member qualifies
- * for writes, 503 otherwise (HAProxy 2.6 manual, "monitor fail": https://docs.haproxy.org/2.6/configuration.html#4.2-monitor%20fail).
+ * for writes, 503 otherwise (HAProxy 2.6 manual, "monitor fail":
+ * https://docs.haproxy.org/2.6/configuration.html#4.2-monitor%20fail).
  *
  * `fall 2 rise 1` for the members: one failed check is not enough to mark a member down (and cut
  * every session of the write endpoint). Measured (apps/perf/haproxy-check-perf.ts: checks
@@ -69,7 +70,8 @@ export const DEFAULT_CHECK_INTERVAL_MS = 1000;
  * stacks at once), with 1 s for every check, the write endpoint closed its connections in steady
  * state (a benchmark Job's runs failed: "Server closed the connection"; its GET p99 0.7 s, max
  * 1.4 s), and, most likely the same way, for 45 s while a Sentinel restarted (one Sentinel away,
- * one slow check of another loses the majority). A wrong answer still fails a check at once (haproxy-checks.ts: every check
+ * one slow check of another loses the majority). A wrong answer still fails a check at once (haproxy-checks.ts: every
+ * check
  * is conclusive on the reply); only a server that does not answer at all is judged later: a frozen
  * primary's sessions are cut after `fall` x (interval + 2 s) instead of x (interval + 1 s).
  */
@@ -108,7 +110,8 @@ export interface HaproxyCfgOptions {
    * How long a Sentinel's check in a quorum backend may take once connected (`timeout check` of
    * those backends). A Sentinel that stops naming the member answers at once and fails its check
    * at once whatever this says; the timeout only decides how long a Sentinel that does not answer
-   * at all keeps counting, and a majority tolerates one such Sentinel. @default DEFAULT_SENTINEL_CHECK_TIMEOUT_MS (3000)
+   * at all keeps counting, and a majority tolerates one such Sentinel. @default DEFAULT_SENTINEL_CHECK_TIMEOUT_MS
+   * (3000)
    */
   sentinelCheckTimeoutMs?: number;
   /**
@@ -307,7 +310,10 @@ function frontendLines(o: HaproxyCfgOptions, v: CfgValues): string[] {
   ];
 }
 
-/** Per member: `write-<m>` (role:master, then the status frontend's `/quorum/<m>`) and `quorum-<m>` (one server per Sentinel). */
+/**
+ * Per member: `write-<m>` (role:master, then the status frontend's `/quorum/<m>`) and `quorum-<m>` (one server per
+ * Sentinel).
+ */
 function memberBackendLines(o: HaproxyCfgOptions, v: CfgValues): string[] {
   return o.servers.flatMap((s) => [
     `backend write-${s.name}`,

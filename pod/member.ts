@@ -33,7 +33,10 @@ export interface MemberOptions extends PodPaths {
   bind?: string;
   /** A local process: the lines that override the deployed conf (pod/local-conf.ts). @default none (the pod) */
   local?: LocalConfOverrides;
-  /** `restore.from` is set: the scripts' first-start paths accept restored data (readiness, the replication start decision). @default false */
+  /**
+   * `restore.from` is set: the scripts' first-start paths accept restored data (readiness, the replication start
+   * decision). @default false
+   */
   restore?: boolean;
 }
 

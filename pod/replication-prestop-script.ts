@@ -60,7 +60,10 @@ export interface ReplicationPreStopOptions {
   timeoutSeconds?: number;
   /** Longest wait, writes paused, for the replicas to acknowledge the final offset. @default 5 */
   catchUpSeconds?: number;
-  /** How long to keep asking the Sentinels while none accepts the failover (writes paused). @default min(10, timeoutSeconds − 1) */
+  /**
+   * How long to keep asking the Sentinels while none accepts the failover (writes paused). @default min(10,
+   * timeoutSeconds − 1)
+   */
   failoverRetrySeconds?: number;
   /** @default DEFAULT_CLI_TIMEOUT_SECONDS */
   cliTimeoutSeconds?: number;

@@ -22,14 +22,14 @@
  *    down-after-milliseconds) and `SENTINEL REPLICAS` (per replica: flags, role-reported,
  *    master-host/-port, master-link-status, as that replica's own INFO last told the Sentinel):
  *
- *    | live replicas¹ | data dir | Sentinel state                                   | decision                          |
- *    |----------------|----------|--------------------------------------------------|-----------------------------------|
- *    | ≥ 1            | any      | any (up, s_down, o_down, failover in progress)   | hand over²: never serve           |
- *    | ≥ 1            | data     | every answer NOGOODSLAVE, none failing over,     | primary (its data is the newest)  |
- *    |                |          | no replica master / linked elsewhere³            |                                   |
- *    | 0              | any      | a failover in progress, or a replica master /    | wait (bounded) for the Sentinels  |
- *    |                |          | linked elsewhere³                                | to name another, or to settle     |
- *    | 0              | any      | otherwise (even s_down/o_down: nobody to promote)| primary                           |
+ *   | live replicas¹ | data dir | Sentinel state                                   | decision                        |
+ *   |----------------|----------|--------------------------------------------------|---------------------------------|
+ *   | ≥ 1            | any      | any (up, s_down, o_down, failover in progress)   | hand over²: never serve         |
+ *   | ≥ 1            | data     | every answer NOGOODSLAVE, none failing over,     | primary (its data is the newest)|
+ *   |                |          | no replica master / linked elsewhere³            |                                 |
+ *   | 0              | any      | a failover in progress, or a replica master /    | wait (bounded) for the Sentinels|
+ *   |                |          | linked elsewhere³                                | to name another, or to settle   |
+ *   | 0              | any      | otherwise (even s_down/o_down: nobody to promote)| primary                         |
  *
  *    ¹ up in one Sentinel's view: flags without s_down/o_down/disconnected, role-reported slave.
  *    ² the member does not run while it decides, so every Sentinel sees it down after down-after
@@ -85,7 +85,10 @@ export interface ReplicationStartOptions {
   agreementSeconds?: number;
   /** Seconds between two SENTINEL FAILOVER requests for an empty primary. @default 60 */
   failoverRetrySeconds?: number;
-  /** Seconds past down-after a named primary waits for the Sentinels' own failover before asking SENTINEL FAILOVER. @default 5 */
+  /**
+   * Seconds past down-after a named primary waits for the Sentinels' own failover before asking SENTINEL FAILOVER.
+   * @default 5
+   */
   handoverSlackSeconds?: number;
   /** Seconds the cli may take per Sentinel (connect + reply). @default 3 */
   cliTimeoutSeconds?: number;

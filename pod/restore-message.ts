@@ -6,7 +6,8 @@
  * restart). The RestoreCheck step (components/steps/restore-check/) reads it through the
  * Kubernetes API: the manifest's counts per shard reach the stack without the stack reading S3.
  *
- *   {"restore":"placed","from":"s3://b/p/20261125T061200Z","backup":"20261125T061200Z","entry":{…the shard's manifest line…}}
+ *   {"restore":"placed","from":"s3://b/p/20261125T061200Z","backup":"20261125T061200Z","entry":{…the shard's manifest
+ *   line…}}
  *   {"restore":"none","from":"s3://b/p/20261125T061200Z","reason":"this member starts empty: …"}
  *
  * Size: the kubelet keeps at most 4096 bytes per container and 12 KiB per pod split evenly over
@@ -32,7 +33,10 @@ export const restoreMessageSchema = z.discriminatedUnion("restore", [
     entry: shardSchema,
   }),
   z.strictObject({
-    /** This member placed nothing (data already there, a member that starts empty, a formed release): `reason` says which. */
+    /**
+     * This member placed nothing (data already there, a member that starts empty, a formed release): `reason` says
+     * which.
+     */
     restore: z.literal("none"),
     from: z.string(),
     reason: z.string(),

@@ -26,7 +26,8 @@
  * (`$RESTORE_PEERS`, `host:port` words, else every address of `$RESTORE_PEERS_DNS`, the headless
  * Service, on `$RESTORE_PEERS_PORT`); when one of them is already part of a formed topology
  * (cluster mode: it knows other nodes; replication mode: a replica that has been linked to its
- * primary since it started, or a primary with replicas), the snapshot would be older than what the release serves, so nothing is placed: the
+ * primary since it started, or a primary with replicas), the snapshot would be older than what the release serves, so
+ * nothing is placed: the
  * member starts empty and the lost-volume paths (rejoin.sh, the replication start decision) take it
  * back as a replica. A new stack's members have met nobody before the bootstrap, so they restore.
  * In replication mode the placed data also leaves `restore-pending`: the start decision lets

@@ -35,7 +35,9 @@ export interface SentinelPodOptions extends SentinelTimings {
   dataDir?: string;
   /** @default `${SECRET_MOUNT}/${PASSWORD_SECRET_KEY}` */
   passwordFile?: string;
-  /** A local process: its listen address, log file and the source of its outgoing connections. @default none (the pod) */
+  /**
+   * A local process: its listen address, log file and the source of its outgoing connections. @default none (the pod)
+   */
   local?: { bind: string; logfile: string; bindSourceAddr: string };
   /** Seconds to wait for the monitored primary's name to resolve. @default the script's (60) */
   resolveWaitSeconds?: number;

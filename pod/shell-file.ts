@@ -46,7 +46,10 @@ export function declaredValues(text: string): string[] {
   return line === null ? [] : (line[1] as string).trim().split(" ");
 }
 
-/** A value as sh reads it: numbers as they are, strings single-quoted (always: `restore-pending` bare reads as arithmetic to shellcheck). */
+/**
+ * A value as sh reads it: numbers as they are, strings single-quoted (always: `restore-pending` bare reads as
+ * arithmetic to shellcheck).
+ */
 function shValue(v: string | number): string {
   if (typeof v === "number") {
     if (!Number.isFinite(v)) throw new Error(`not a finite number: ${v}`);

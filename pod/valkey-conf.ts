@@ -16,7 +16,10 @@ export type ConfRole =
   | { kind: "primary" }
   | { kind: "replica"; primaryHost: string; primaryPort?: number }
   | { kind: "cluster-member" }
-  /** A replication member under Sentinel: no fixed role, `replicaof` (or nothing) comes from the start decision's include. */
+  /**
+   * A replication member under Sentinel: no fixed role, `replicaof` (or nothing) comes from the start decision's
+   * include.
+   */
   | { kind: "replication-member" };
 
 export interface ValkeyConfOptions {

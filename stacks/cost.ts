@@ -44,7 +44,9 @@ export function costInputsFromConfig(config: StackConfig, clientPods: number): C
   };
 }
 
-/** The least packing's nodes (components/capacity/estimate.ts), Auto Mode's system-pool nodes counted with the release. */
+/**
+ * The least packing's nodes (components/capacity/estimate.ts), Auto Mode's system-pool nodes counted with the release.
+ */
 export function poolNodesOf(config: StackConfig): NonNullable<CostInputs["poolNodes"]> {
   const { least, autoModeSystem } = estimateNodes(config);
   return {

@@ -54,7 +54,9 @@ export interface StackReport {
   endpoints: Endpoints;
   /** null when `checks.verify` is false. */
   topology: TopologySummary | null;
-  /** Replication: every Sentinel as the topology check saw it; null in cluster mode or when `checks.verify` is false. */
+  /**
+   * Replication: every Sentinel as the topology check saw it; null in cluster mode or when `checks.verify` is false.
+   */
   sentinels: SentinelSummary[] | null;
   /**
    * null when `benchmark.enabled` is false. `csv` is the results.csv text; rows are its rows. On
@@ -153,7 +155,10 @@ export interface BenchmarkPart {
   rows: ResultRow[];
   csv: string;
   mix?: MixJobExtras | null;
-  /** Added within schemaVersion 1: data transfer between zones (benchmarks/cost/stack-transfer.ts); absent before the results are known. */
+  /**
+   * Added within schemaVersion 1: data transfer between zones (benchmarks/cost/stack-transfer.ts); absent before the
+   * results are known.
+   */
   transfer?: TransferFile | null;
 }
 

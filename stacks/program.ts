@@ -4,7 +4,8 @@
  * (`program: () => runProgram({ stack, config, password })`).
  *
  * Order: platform (EKS + Karpenter, or your cluster) → namespace → Valkey (replication or
- * cluster; from a backup with `restore.from`) → AZ-aware cluster bootstrap (cluster mode) → rolling restart (a changed pod template)
+ * cluster; from a backup with `restore.from`) → AZ-aware cluster bootstrap (cluster mode) → rolling restart (a changed
+ * pod template)
  * → live config (changed LIVE valkey.conf directives, CONFIG SET) → topology check → restore check (once per
  * `restore.from`: each shard's DBSIZE against its manifest count) → benchmark Job →
  * benchmark results → topology check again (per-primary key counts after the run) → failure
@@ -50,7 +51,10 @@ export interface ProgramInput {
   config: StackConfig;
   /** The Valkey password (a Pulumi secret); required when `valkey.auth.enabled`. */
   password: pulumi.Input<string> | undefined;
-  /** The AWS provider of platform eks (stacks/index.ts passes the one the preflight used). @default createAwsProvider(config) */
+  /**
+   * The AWS provider of platform eks (stacks/index.ts passes the one the preflight used).
+   * @default createAwsProvider(config)
+   */
   awsProvider?: aws.Provider;
 }
 
@@ -121,7 +125,8 @@ function deployValkey(
   };
   if (config.valkey.mode === "replication")
     return replicationRelease(new ValkeyReplication("valkey", common, opts), ns);
-  // With the bootstrap on, lowering valkey.cluster.primaries migrates the slots off the leaving pods before the StatefulSet shrinks.
+  // With the bootstrap on, lowering valkey.cluster.primaries migrates the slots off the leaving pods before the
+  // StatefulSet shrinks.
   const scaleIn = config.checks.bootstrap
     ? { kubeconfig: platform.kubeconfig, context: platform.context, connector: config.checks.connector }
     : undefined;
@@ -344,7 +349,8 @@ function formTopology(ctx: ProgramContext): pulumi.Resource {
 function rollAndSetLive(ctx: ProgramContext, formed: pulumi.Resource): { rolled: RollingRestart; liveSet: LiveConfig } {
   const { config, valkey, target } = ctx;
   const { mode, expect } = ctx.checkOptions;
-  // The StatefulSets are OnDelete: a changed pod template is rolled here, in role order, before anything checks or measures.
+  // The StatefulSets are OnDelete: a changed pod template is rolled here, in role order, before anything checks or
+  // measures.
   const { live, ...rollout } = valkey.rollout;
   const rolled = new RollingRestart(
     "valkey-rolling-restart",
@@ -360,7 +366,8 @@ function rollAndSetLive(ctx: ProgramContext, formed: pulumi.Resource): { rolled:
     { dependsOn: [formed] },
   );
   // LIVE valkey.conf directives (maxmemory-policy, ...) are not in the templates' hash (nothing rolled for them):
-  // CONFIG SET on every running member, after any roll (a restarted pod already read them; setting them again changes nothing).
+  // CONFIG SET on every running member, after any roll (a restarted pod already read them; setting them again changes
+  // nothing).
   const liveSet = new LiveConfig("valkey-live-config", { ...target, directives: live }, { dependsOn: [rolled] });
   return { rolled, liveSet };
 }
@@ -381,7 +388,8 @@ function checkRestore(ctx: ProgramContext, after: pulumi.Resource): RestoreCheck
 }
 
 /**
- * A mix runs for its duration, once per run (`repeat`), twice with a rate (the closed loop first, not for a soak), and a
+ * A mix runs for its duration, once per run (`repeat`), twice with a rate (the closed loop first, not for a soak), and
+ * a
  * latency-target sweep after it (as many sweeps as runs): the Job's deadline and the results' wait grow with all of it
  * (a soak runs for hours). 0 without a mix.
  */
@@ -502,7 +510,10 @@ function withCost(
   });
 }
 
-/** Scheduled backups (eks: S3 through Pod Identity; byo: the user's bucket and keys), once the topology is formed and rolled. */
+/**
+ * Scheduled backups (eks: S3 through Pod Identity; byo: the user's bucket and keys), once the topology is formed and
+ * rolled.
+ */
 function scheduleBackups(ctx: ProgramContext, formed: pulumi.Resource): void {
   const { config, platform, valkey } = ctx;
   new ValkeyBackup(

@@ -18,7 +18,10 @@ export const FAULTS = [
 export type Fault = (typeof FAULTS)[number];
 export type DrillMode = "cluster" | "replication";
 
-/** Faults the deployed step cannot inject, and why (config/drills-section.ts refuses them, naming drills.faults; components/steps/failure-drill/faults.ts injects the rest). */
+/**
+ * Faults the deployed step cannot inject, and why (config/drills-section.ts refuses them, naming drills.faults;
+ * components/steps/failure-drill/faults.ts injects the rest).
+ */
 export const UNSUPPORTED_DEPLOYED_FAULTS: Partial<Record<Fault, string>> = {
   upgrade:
     "a deployed upgrade is a real change: set a new valkey.image (or a restart-only setting) and `pulumi up`; the RollingRestart step rolls the members in the same order the local drill does (docs/drills.md, upgrade); run the drill with `vbench drill --fault upgrade` locally",
@@ -26,7 +29,10 @@ export const UNSUPPORTED_DEPLOYED_FAULTS: Partial<Record<Fault, string>> = {
 
 /** Deployed freeze and partition hold the fault this long past failure detection (and the failover). */
 export const HELD_PAST_DETECTION_S = 5;
-/** Deployed freeze and partition: seconds the fault holds, failure detection (down-after / cluster-node-timeout) + HELD_PAST_DETECTION_S. */
+/**
+ * Deployed freeze and partition: seconds the fault holds, failure detection (down-after / cluster-node-timeout) +
+ * HELD_PAST_DETECTION_S.
+ */
 export const heldFaultS = (failureDetectionMs: number): number =>
   Math.ceil(failureDetectionMs / 1000) + HELD_PAST_DETECTION_S;
 

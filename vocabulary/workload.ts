@@ -105,12 +105,18 @@ export interface Workload {
 /** `--repeat` and `benchmark.repeat` when not given: three runs of every measurement (a soak: one). */
 export const DEFAULT_REPEAT = 3;
 
-/** How many runs the workload's measurements get: `repeat`, but one for a soak (its figure is the series, and it runs for hours). */
+/**
+ * How many runs the workload's measurements get: `repeat`, but one for a soak (its figure is the series, and it runs
+ * for hours).
+ */
 export function runsOf(w: Pick<Workload, "repeat" | "soak">): number {
   return w.soak !== undefined ? 1 : (w.repeat ?? 1);
 }
 
-/** The problem with running a soak more than once, or undefined: shared by `--repeat` and `benchmark.repeat`, which prefix the key. */
+/**
+ * The problem with running a soak more than once, or undefined: shared by `--repeat` and `benchmark.repeat`, which
+ * prefix the key.
+ */
 export function repeatProblem(repeat: number | undefined, soak: boolean): string | undefined {
   return soak && repeat !== undefined && repeat > 1
     ? `${repeat} runs of a soak: a soak runs once (its figure is the sampled series); give 1 or leave it out`
@@ -175,7 +181,10 @@ export const READ_TESTS: readonly BenchmarkTest[] = Object.freeze([
   "lrange_600",
 ] as BenchmarkTest[]);
 
-/** The commands of READ_TESTS as `INFO commandstats` names them: a replica's calls of these are reads it served, never its primary's write stream. */
+/**
+ * The commands of READ_TESTS as `INFO commandstats` names them: a replica's calls of these are reads it served, never
+ * its primary's write stream.
+ */
 export const READ_COMMANDS: ReadonlySet<string> = new Set(READ_TESTS.map((t) => BENCHMARK_TEST_COMMANDS[t]));
 
 export function isReadTest(test: BenchmarkTest): boolean {

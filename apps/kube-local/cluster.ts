@@ -147,7 +147,10 @@ function requireTools(tools: Record<string, string>): void {
     if (!existsSync(d)) throw new Error(`${k} not built (${d}): run bash .ci/toolchain/install.sh --real-cluster`);
 }
 
-/** The PKI (CA, apiserver, kubelet client, service-account keys) and the tokens of admin, nodes, kube-proxy and Cilium (tokens.csv). */
+/**
+ * The PKI (CA, apiserver, kubelet client, service-account keys) and the tokens of admin, nodes, kube-proxy and Cilium
+ * (tokens.csv).
+ */
 function makeCredentials(plan: P.ClusterPlan, dir: string): Credentials {
   mkdirSync(join(dir, "pki"), { recursive: true });
   makePki(join(dir, "pki"), {
@@ -194,7 +197,9 @@ function exposeApiserver(
   );
 }
 
-/** Polls `check` every 500 ms until it holds; past `deadline` it throws, naming the last error and where the logs are. */
+/**
+ * Polls `check` every 500 ms until it holds; past `deadline` it throws, naming the last error and where the logs are.
+ */
 function waiter(deadline: number, logs: string, dir: string): WaitFor {
   return async (what: string, check: () => Promise<boolean>): Promise<void> => {
     let last = "";
@@ -213,7 +218,10 @@ function waiter(deadline: number, logs: string, dir: string): WaitFor {
   };
 }
 
-/** The control plane's launch: etcd and the API server in the outer namespace, node CIDRs allocated, Node and RBAC authorization (harness/control-plane/launch.ts). */
+/**
+ * The control plane's launch: etcd and the API server in the outer namespace, node CIDRs allocated, Node and RBAC
+ * authorization (harness/control-plane/launch.ts).
+ */
 function controlPlaneSpec(tools: Record<string, string>, dir: string, creds: Credentials): ControlPlaneSpec {
   const k8s = (b: string) => join(tools.kubernetes!, b);
   const cpKubeconfig = join(dir, "cp.kubeconfig");
@@ -251,7 +259,10 @@ async function applyCiliumCrds(api: Api, tools: Record<string, string>): Promise
   );
 }
 
-/** A node's files: CNI binaries, volume directory, containerd/kubelet/kube-proxy configs, its kubeconfigs, an empty resolv.conf. */
+/**
+ * A node's files: CNI binaries, volume directory, containerd/kubelet/kube-proxy configs, its kubeconfigs, an empty
+ * resolv.conf.
+ */
 function writeNodeFiles(
   n: P.NodePlan,
   i: number,
@@ -282,7 +293,10 @@ function writeNodeFiles(
   );
 }
 
-/** A node: its files, then its node.sh (containerd, kubelet, kube-proxy, cilium-agent) started in its namespace and cgroup. */
+/**
+ * A node: its files, then its node.sh (containerd, kubelet, kube-proxy, cilium-agent) started in its namespace and
+ * cgroup.
+ */
 function startNode(
   plan: P.ClusterPlan,
   n: P.NodePlan,

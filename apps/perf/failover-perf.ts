@@ -83,7 +83,10 @@ function parseFlags(): FailoverPerfFlags {
   };
 }
 
-/** One run: writes through the endpoint, SIGKILL of the primary `killed`, then the promotion and the first write after it. */
+/**
+ * One run: writes through the endpoint, SIGKILL of the primary `killed`, then the promotion and the first write after
+ * it.
+ */
 async function measureFailover(
   t: SentinelTopology,
   killed: Member,

@@ -286,7 +286,10 @@ async function main(): Promise<number> {
   return ok ? 0 : 1;
 }
 
-/** Per target × test: each client's median and range, its CPU, the servers' CPU per request, and the ratio against the bar. */
+/**
+ * Per target × test: each client's median and range, its CPU, the servers' CPU per request, and the ratio against the
+ * bar.
+ */
 function report(key: string, clientName: string, r: Record<Side, Run[]>, bar: number): boolean {
   const rps = (xs: Run[]) => xs.map((x) => x.rps);
   const c = rps(r.client);

@@ -76,7 +76,10 @@ export interface MockOptions {
   stack?: string;
 }
 
-/** The SDK's special-value key: a secret is `{ [SECRET_SIG]: SECRET_VALUE_SIG, value }` (also output values and resource references). */
+/**
+ * The SDK's special-value key: a secret is `{ [SECRET_SIG]: SECRET_VALUE_SIG, value }` (also output values and resource
+ * references).
+ */
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 
 function mapSecrets(v: unknown, onSecret: (value: unknown) => unknown): unknown {

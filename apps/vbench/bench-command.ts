@@ -1,6 +1,7 @@
 /**
  * `vbench bench --target HOST:PORT [--cluster] [--password-env NAME] [workload flags]
- * [--reads replicas [--read-target HOST:PORT,...]] [--json] [--output DIR]`: the local comparison's pipeline (verify, benchmark with re-runs, results.csv,
+ * [--reads replicas [--read-target HOST:PORT,...]] [--json] [--output
+ * DIR]`: the local comparison's pipeline (verify, benchmark with re-runs, results.csv,
  * summary.md, report.html) against an endpoint you already have, so it can go side by side with
  * this stack in one report (`vbench report --from dirA --from dirB`).
  *

@@ -63,7 +63,10 @@ export interface EndpointBenchResult {
   reportPath: string;
   /** The verifier's view after the run; `ok` false is reported, not fatal. */
   topology: TopologyReport;
-  /** A mix: p99.9 per row (ms), open loop the rate and the per-second series, soak its sample count and events (the files are in raw/). */
+  /**
+   * A mix: p99.9 per row (ms), open loop the rate and the per-second series, soak its sample count and events (the
+   * files are in raw/).
+   */
   mix?: {
     p999_ms: Record<string, number>;
     openLoop?: MixResult["openLoop"];
@@ -318,7 +321,10 @@ async function replicaReads(
   return [...r.baseline, ...r.rows];
 }
 
-/** `--slo`: the latency-target sweeps of the endpoint (slo-sweep.ts), on the primary path (the target, or the cluster through it). */
+/**
+ * `--slo`: the latency-target sweeps of the endpoint (slo-sweep.ts), on the primary path (the target, or the cluster
+ * through it).
+ */
 function sweep(
   o: EndpointBenchOptions,
   mode: ResultMode,

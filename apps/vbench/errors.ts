@@ -111,7 +111,9 @@ export function nonNegativeNumber(flag: string): (value: string) => number {
   };
 }
 
-/** Parses a duration such as `3h`, `90m`, `1h30m`, `45s` (h, m, s parts in that order, whole numbers) into seconds ≥ 1. */
+/**
+ * Parses a duration such as `3h`, `90m`, `1h30m`, `45s` (h, m, s parts in that order, whole numbers) into seconds ≥ 1.
+ */
 export function durationSpan(flag: string): (value: string) => number {
   return (value: string) => {
     const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(value.trim());

@@ -8,7 +8,8 @@ import { CliError, RunFailed, UsageError } from "./errors.js";
 
 /**
  * Runs `work` with the signal hook installed (`vbench <command>: <signal>: stopped <what>` on
- * stderr). A CliError (UsageError, CheckFailed, ...) passes through; `known` may turn a known error into another exit-code
+ * stderr). A CliError (UsageError, CheckFailed, ...) passes through; `known` may turn a known error into another
+ * exit-code
  * error (return undefined for the rest); anything else becomes RunFailed.
  */
 export async function guarded<T>(
@@ -28,7 +29,10 @@ export async function guarded<T>(
   }
 }
 
-/** The password in the environment variable `--password-env` names; undefined without the flag, a UsageError when it is unset or empty. */
+/**
+ * The password in the environment variable `--password-env` names; undefined without the flag, a UsageError when it is
+ * unset or empty.
+ */
 export function passwordFromEnv(envName: string | undefined): string | undefined {
   if (envName === undefined) return undefined;
   const password = process.env[envName];

@@ -374,7 +374,9 @@ function addLocalOptions(command: Command): Command {
     );
 }
 
-/** `vbench local`'s action: flags checked (usage errors before anything starts), the comparison run, its result printed. */
+/**
+ * `vbench local`'s action: flags checked (usage errors before anything starts), the comparison run, its result printed.
+ */
 async function localAction(flags: LocalFlags): Promise<void> {
   const options = localComparisonOptions(flags);
   const known = (err: unknown) => (err instanceof TopologyCheckError ? new CheckFailed(err.message) : undefined);

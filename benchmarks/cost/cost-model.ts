@@ -153,7 +153,9 @@ export function stackCost(
   };
 }
 
-/** The Valkey and client pods' instance types: the bin-packing's first, else the estimate rule (no client pods: none). */
+/**
+ * The Valkey and client pods' instance types: the bin-packing's first, else the estimate rule (no client pods: none).
+ */
 function estimatedTypes(inputs: CostInputs): { valkeyType: string | undefined; clientType: string | undefined } {
   const pool = inputs.poolNodes;
   const valkeyType = pool ? pool.release[0] : estimateInstanceType(inputs.permittedInstanceTypes, inputs.valkeyRequest);

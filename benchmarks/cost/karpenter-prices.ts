@@ -65,7 +65,9 @@ export function karpenterSourceEntry(
   };
 }
 
-/** The us-east-1 EC2 figures for `instanceTypes` (in that order); a type Karpenter's table lacks is missing, with why. */
+/**
+ * The us-east-1 EC2 figures for `instanceTypes` (in that order); a type Karpenter's table lacks is missing, with why.
+ */
 export function karpenterEc2Figures(
   prices: KarpenterPrices,
   instanceTypes: readonly string[],

@@ -35,7 +35,10 @@ export const priceTableSchema = z
         ec2OnDemandPerHour: z.record(z.string(), figure),
         ebsGp3PerGiBMonth: figure,
         natGatewayPerHour: figure,
-        /** Data crossing Availability Zones in the region, USD per GB in each direction (a crossing byte pays it leaving one zone and entering the other). */
+        /**
+         * Data crossing Availability Zones in the region, USD per GB in each direction (a crossing byte pays it leaving
+         * one zone and entering the other).
+         */
         dataTransferInterAzPerGB: figure.optional(),
       }),
     ),

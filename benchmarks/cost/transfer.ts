@@ -67,7 +67,10 @@ function nodesOf(t: ZoneTopology): Map<string, Node> {
   return out;
 }
 
-/** What the figures read of a member's deltas (mix-served.ts MemberDelta; the Job's result line carries the same fields). */
+/**
+ * What the figures read of a member's deltas (mix-served.ts MemberDelta; the Job's result line carries the same
+ * fields).
+ */
 export type MemberBytes = Pick<
   MemberDelta,
   "member" | "primary" | "replicaOf" | "net" | "netMissing" | "seconds" | "lagged"
@@ -132,7 +135,9 @@ export interface TransferFigures {
   crossZone: { client: number; replication: number; bus: number | null; total: number };
   /** How the bus figure was had, or why it is null. */
   bus: string;
-  /** A read test: bytes per second reads from a member in the client's own zone would keep in the zone; null otherwise. */
+  /**
+   * A read test: bytes per second reads from a member in the client's own zone would keep in the zone; null otherwise.
+   */
   readSaving: number | null;
 }
 
@@ -207,7 +212,10 @@ export function transferFigures(i: TransferInput): TransferFigures {
   };
 }
 
-/** USD per hour of `bytesPerSecond` crossing zones at `usdPerGBEachDirection` (charged leaving one zone and entering the other; GB = 10⁹ bytes). */
+/**
+ * USD per hour of `bytesPerSecond` crossing zones at `usdPerGBEachDirection` (charged leaving one zone and entering the
+ * other; GB = 10⁹ bytes).
+ */
 export function transferUsdPerHour(bytesPerSecond: number, usdPerGBEachDirection: number): number {
   return Number(((bytesPerSecond * 3600 * 2 * usdPerGBEachDirection) / 1e9).toFixed(6));
 }

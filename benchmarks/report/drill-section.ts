@@ -100,7 +100,10 @@ export function drillTimelineSpec(input: ReportInput): TopLevelSpec {
 
 const ms = (v: number | null): string => (v === null ? "—" : String(Math.round(v)));
 
-/** Cluster rows: each shard's outage (`*` the affected ones) and the keyspace share that stopped; replication rows and older files: —. */
+/**
+ * Cluster rows: each shard's outage (`*` the affected ones) and the keyspace share that stopped; replication rows and
+ * older files: —.
+ */
 function shardCell(d: DrillView): string {
   if (d.shards === undefined || d.shards.length === 0) return "—";
   const stop = d.keyspaceStopped;

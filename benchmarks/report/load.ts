@@ -356,7 +356,10 @@ function loadStackReport(path: string, json: unknown): ReportSource {
   };
 }
 
-/** A deployed mix's extras as the report's fields (soak, loops, open-loop series, latency-target sweep), each for the stack's one mode. */
+/**
+ * A deployed mix's extras as the report's fields (soak, loops, open-loop series, latency-target sweep), each for the
+ * stack's one mode.
+ */
 function mixParts(
   mode: ResultMode,
   mix: MixJobExtras | undefined,

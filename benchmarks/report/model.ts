@@ -173,7 +173,10 @@ export function testsOf(input: ReportInput): string[] {
   return [...new Set(input.sources.flatMap((s) => s.rows.map((r) => r.test)))];
 }
 
-/** The last row of a series for a test (re-runs are folded into one row already; the read scale-out rows have their own section). */
+/**
+ * The last row of a series for a test (re-runs are folded into one row already; the read scale-out rows have their own
+ * section).
+ */
 export function rowFor(series: Series, test: string): ResultRow | undefined {
   return series.rows.filter((r) => r.test === test && !isReadPathRow(r)).at(-1);
 }

@@ -1,5 +1,6 @@
 /**
- * run.json: what a local run (or a `vbench bench` run against an endpoint) knows about itself that results.csv does not carry (the full
+ * run.json: what a local run (or a `vbench bench` run against an endpoint) knows about itself that results.csv does not
+ * carry (the full
  * workload, tool versions, the machine, the topologies it started). Written next to
  * results.csv by `vbench local`; read by the report loader. Optional: a results directory
  * without it still renders, with those facts marked "not recorded".

@@ -64,7 +64,10 @@ export function sloCurveData(input: ReportInput): SloCurveDatum[] {
   );
 }
 
-/** Latency (log) against achieved rate: a line per series × percentile × sweep, the bounds as dashed rules, each series' median figure as a vertical rule. */
+/**
+ * Latency (log) against achieved rate: a line per series × percentile × sweep, the bounds as dashed rules, each series'
+ * median figure as a vertical rule.
+ */
 export function sloChartSpec(input: ReportInput): TopLevelSpec {
   const sweeps = sweepsOf(input);
   const series = [...new Set(sweeps.map((x) => x.series))];

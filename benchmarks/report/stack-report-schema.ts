@@ -39,7 +39,9 @@ export const stackReportSchema = z.object({
   /** null when `checks.verify` is false. */
   topology: topologySummarySchema.nullable(),
   /** `mix` added within schemaVersion 1 (a deployed mix); older reports lack it. */
-  /** `transfer` added within schemaVersion 1 (data transfer, benchmarks/cost/transfer-record.ts); older reports lack it. */
+  /**
+   * `transfer` added within schemaVersion 1 (data transfer, benchmarks/cost/transfer-record.ts); older reports lack it.
+   */
   benchmark: z
     .object({
       rows: z.array(resultRowSchema),
@@ -71,7 +73,9 @@ export const stackReportSchema = z.object({
     })
     .nullable()
     .optional(),
-  /** Added within schemaVersion 1 (the FailureDrill step's results); older reports and stacks without drills lack it. */
+  /**
+   * Added within schemaVersion 1 (the FailureDrill step's results); older reports and stacks without drills lack it.
+   */
   drills: z
     .array(drillFileSchema.omit({ timeline: true }))
     .nullable()

@@ -1,4 +1,7 @@
-/** The report's "When to use which": verdict.ts's lines per comparison, each with where it comes from; unmeasured lines muted. */
+/**
+ * The report's "When to use which": verdict.ts's lines per comparison, each with where it comes from; unmeasured lines
+ * muted.
+ */
 import { html, type SafeHtml } from "./html.js";
 import type { ReportInput } from "./model.js";
 import { verdict, verdictInputs } from "./verdict.js";

@@ -23,7 +23,10 @@ function fileOf(s: ReportSource | undefined, mode: ResultMode): TransferFile | u
   return s?.transfer?.find((f) => f.mode === mode);
 }
 
-/** The record of `test` a cost line speaks for: replication direct to the primary first (as the write ceiling), else the last. */
+/**
+ * The record of `test` a cost line speaks for: replication direct to the primary first (as the write ceiling), else the
+ * last.
+ */
 function recordOf(f: TransferFile | undefined, test: string): TransferRecord | undefined {
   const all = (f?.records ?? []).filter((r) => r.test === test);
   return all.find((r) => r.path === REPLICATION_PATH_NOTES.direct) ?? all.at(-1);

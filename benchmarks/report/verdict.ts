@@ -53,7 +53,10 @@ interface Ceiling {
   skipped: ResultRow[];
 }
 
-/** One primary's SET ceiling: replication direct to the primary (else through the endpoint), valkey-benchmark rows only, never a client-bound one. */
+/**
+ * One primary's SET ceiling: replication direct to the primary (else through the endpoint), valkey-benchmark rows only,
+ * never a client-bound one.
+ */
 function writeRow(s: ReportSource | undefined, mode: ResultMode): Ceiling {
   const set = (s?.rows ?? []).filter((r) => r.mode === mode && r.test === "SET" && isCeilingRow(r));
   const usable = set.filter((r) => !isClientBound(r));
@@ -91,7 +94,10 @@ export function withinNoise(a: Range, b: Range): boolean {
 const singleRun = (a: Range, b: Range): string =>
   a.runs > 1 && b.runs > 1 ? "" : " One run: run-to-run noise not measured (`--repeat 3`).";
 
-/** "Skipped, client-bound (its load generator, not the server, was the limit): replication SET (…; CLIENT-BOUND: 96.0 % of 2 cores)." */
+/**
+ * "Skipped, client-bound (its load generator, not the server, was the limit): replication SET (…; CLIENT-BOUND: 96.0 %
+ * of 2 cores)."
+ */
 function skippedText(skipped: readonly ResultRow[]): string {
   if (skipped.length === 0) return "";
   const each = skipped.map(
@@ -197,7 +203,10 @@ function latency(i: VerdictInput): VerdictLine {
   };
 }
 
-/** Throughput at a latency target (`--slo`): each mode's median and range, and whether they differ beyond run-to-run noise. */
+/**
+ * Throughput at a latency target (`--slo`): each mode's median and range, and whether they differ beyond run-to-run
+ * noise.
+ */
 function atTarget(i: VerdictInput): VerdictLine {
   const r = i.replication?.sloSweeps?.find((x) => x.mode === "replication");
   const c = i.cluster?.sloSweeps?.find((x) => x.mode === "cluster");

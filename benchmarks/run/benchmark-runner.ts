@@ -78,7 +78,10 @@ export interface RunWorkloadOptions {
    * ended, so it is not re-run again from a short first run. @default workload.requests per process
    */
   startRequests?: Readonly<Record<string, number>>;
-  /** Wraps each measured run, re-runs included (every member's byte counters around it: mix-served.ts MemberBytesRecorder). */
+  /**
+   * Wraps each measured run, re-runs included (every member's byte counters around it: mix-served.ts
+   * MemberBytesRecorder).
+   */
   aroundRun?: <T>(run: () => Promise<T>) => Promise<T>;
 }
 

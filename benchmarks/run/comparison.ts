@@ -20,7 +20,10 @@ interface Pair {
   replication?: ResultRow;
 }
 
-/** Per test (in first-seen order), the last cluster row and the last replication row (read-path rows aside: read-scale-out.ts). */
+/**
+ * Per test (in first-seen order), the last cluster row and the last replication row (read-path rows aside:
+ * read-scale-out.ts).
+ */
 function pairByTest(rows: readonly ResultRow[]): Pair[] {
   const byTest = new Map<string, Pair>();
   for (const r of rows.filter((x) => !isReadPathRow(x))) {
@@ -56,7 +59,10 @@ export function clusterSpeedup(cluster: ResultRow, replication: ResultRow): Spee
   };
 }
 
-/** The speedup cell: "2.50× rps · 3.14× lower p50", each with its range over several runs, and "within run-to-run noise" when the rps ranges overlap over several runs. */
+/**
+ * The speedup cell: "2.50× rps · 3.14× lower p50", each with its range over several runs, and "within run-to-run noise"
+ * when the rps ranges overlap over several runs.
+ */
 export function speedupCell(cluster: ResultRow, replication: ResultRow): string {
   const s = clusterSpeedup(cluster, replication);
   if (s === undefined) return "n/a";
@@ -72,7 +78,10 @@ function speedupText(p: Pair): string {
 
 const MODES: readonly ResultMode[] = ["cluster", "replication"];
 
-/** A row of the side-by-side table that is not a test's (e.g. throughput at a latency target, slo-table.ts), as text per side. */
+/**
+ * A row of the side-by-side table that is not a test's (e.g. throughput at a latency target, slo-table.ts), as text per
+ * side.
+ */
 export interface SideRow {
   test: string;
   cluster: string;

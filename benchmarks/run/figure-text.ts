@@ -1,4 +1,7 @@
-/** How a figure is printed in the terminal, summary.md and the report: rps, ms, ratios, each with its range over several runs. Pure. */
+/**
+ * How a figure is printed in the terminal, summary.md and the report: rps, ms, ratios, each with its range over several
+ * runs. Pure.
+ */
 import type { ResultRow } from "./result-row.js";
 import { rangeOf, rangeText, type Range } from "./run-spread.js";
 

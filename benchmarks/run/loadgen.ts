@@ -54,7 +54,10 @@ export interface LoadgenSpec {
   rate?: number;
   pace?: number;
   windowSeconds?: number;
-  /** Cluster keys: spread over every slot of a lane's shard (default), or valkey-benchmark's one tagged slot per shard (bench:loadgen). */
+  /**
+   * Cluster keys: spread over every slot of a lane's shard (default), or valkey-benchmark's one tagged slot per shard
+   * (bench:loadgen).
+   */
   keyShape?: "spread" | "tagged";
   drainMs?: number;
   connectTimeoutMs?: number;
@@ -124,13 +127,19 @@ export interface LoadgenRun {
   };
   redirects: { moved: number; ask: number };
   bytes: { written: number; read: number };
-  /** Its own CPU use over the load (for the client-bound check); cores: the CPUs it may use (GOMAXPROCS, or a lower cgroup limit). */
+  /**
+   * Its own CPU use over the load (for the client-bound check); cores: the CPUs it may use (GOMAXPROCS, or a lower
+   * cgroup limit).
+   */
   cpu: GeneratorFigures["cpu"];
   /** Replies slower than an hour, recorded as one hour. */
   clamped: number;
 }
 
-/** The generator failed: `exitCode` is its own (2 bad spec, 3 password refused, 4 unreachable or not what the spec says). */
+/**
+ * The generator failed: `exitCode` is its own (2 bad spec, 3 password refused, 4 unreachable or not what the spec
+ * says).
+ */
 export class LoadgenError extends Error {
   constructor(
     message: string,

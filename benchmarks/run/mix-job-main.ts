@@ -1,6 +1,7 @@
 /**
  * The benchmark Job's mix runner: the entry bundled into `mix.mjs` (bundle.ts) and run by the
- * Job's Node container (`node /vbench/mix.mjs`, contract in mix-job.ts). It runs runMix (through runMixComparingLoops), the
+ * Job's Node container (`node /vbench/mix.mjs`, contract in mix-job.ts). It runs runMix (through runMixComparingLoops),
+ * the
  * same code as `vbench local --mix` and `vbench bench --mix` (closed or open loop, the served
  * check from every member's INFO commandstats), `workload.repeat` times (the rows are their
  * medians with min–max, every run's rows in the result's `runs`), then, with `workload.slo`

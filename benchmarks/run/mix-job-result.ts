@@ -50,7 +50,10 @@ export const openLoopSchema = z.strictObject({
   generatorLagMeanMs: ms.optional(),
 });
 const bytes = z.int();
-/** A member's byte counters over the mix (net-bytes.ts NetCounters deltas; negative after a restart); the bus is null outside cluster mode. */
+/**
+ * A member's byte counters over the mix (net-bytes.ts NetCounters deltas; negative after a restart); the bus is null
+ * outside cluster mode.
+ */
 const netSchema = z.strictObject({
   input: bytes,
   output: bytes,
@@ -59,7 +62,10 @@ const netSchema = z.strictObject({
   busSent: bytes.nullable(),
   busReceived: bytes.nullable(),
 }) satisfies z.ZodType<NetCounters>;
-/** Each member as the served view records it (mix-served.ts MemberDelta; `delta`, the commandstats, left loose): what data transfer reads. */
+/**
+ * Each member as the served view records it (mix-served.ts MemberDelta; `delta`, the commandstats, left loose): what
+ * data transfer reads.
+ */
 const memberSchema = z.looseObject({
   member: z.string(),
   primary: z.boolean(),
@@ -95,7 +101,10 @@ export const mixExtrasSchema = z.strictObject({
   loops: loopComparisonSchema.optional(),
   /** With `slo`: the open-loop rate sweep and the throughput at the latency target (slo-sweep.ts). */
   sloSweep: sloSweepSchema.optional(),
-  /** `workload.repeat` above 1: every run's own rows (the result's rows are their medians with min–max; the other fields are the last run's). */
+  /**
+   * `workload.repeat` above 1: every run's own rows (the result's rows are their medians with min–max; the other fields
+   * are the last run's).
+   */
   runs: z.array(z.array(resultRowSchema)).optional(),
   /** A soak: its samples arrive on their own lines (`### vbench-sample`); `sampleCount` says how many to expect. */
   soak: soakRecordSchema

@@ -75,7 +75,10 @@ export interface RunMixOptions {
   serverVersion: string;
   password?: string;
   timestamp: string;
-  /** Every member whose commandstats count. @default discovered: CLUSTER NODES, or the target and the replicas INFO replication lists */
+  /**
+   * Every member whose commandstats count. @default discovered: CLUSTER NODES, or the target and the replicas INFO
+   * replication lists
+   */
   members?: readonly NodeEndpoint[];
   /**
    * Replication, reads on the replicas: connection i sends its read commands to readTargets[i % n]
@@ -84,7 +87,9 @@ export interface RunMixOptions {
   readTargets?: readonly NodeEndpoint[];
   /** @default DEFAULT_MIX_TOLERANCE_PERCENT */
   tolerancePercent?: number;
-  /** Closed loop only: hold it to this many requests/s in total (the loop comparison's closed side). @default unpaced */
+  /**
+   * Closed loop only: hold it to this many requests/s in total (the loop comparison's closed side). @default unpaced
+   */
   pace?: number;
   /** The generator's executable. @default resolveLoadgen() */
   loadgen?: string;
@@ -124,7 +129,10 @@ export function mixSchedule(mix: readonly MixEntry[]): BenchmarkTest[] {
   return out;
 }
 
-/** The members whose commandstats count: every CLUSTER NODES entry, or the target and then the replicas its INFO replication lists. */
+/**
+ * The members whose commandstats count: every CLUSTER NODES entry, or the target and then the replicas its INFO
+ * replication lists.
+ */
 export async function discoverMembers(
   target: NodeEndpoint & { cluster: boolean },
   password: string | undefined,

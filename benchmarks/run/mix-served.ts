@@ -37,7 +37,10 @@ export function parseCommandstats(text: string): Commandstats {
   return out;
 }
 
-/** One member at one moment: commandstats, role, the primary a replica follows, the network byte counters (net-bytes.ts). */
+/**
+ * One member at one moment: commandstats, role, the primary a replica follows, the network byte counters
+ * (net-bytes.ts).
+ */
 export interface MemberSnapshot {
   stats: Commandstats;
   primary: boolean;
@@ -134,13 +137,18 @@ export interface MemberDelta {
   netMissing?: string;
   /** Seconds between the two reads of the byte counters. */
   seconds?: number;
-  /** A replica behind its primary's stream at a snapshot: some of this test's stream bytes fall in a neighbouring test. */
+  /**
+   * A replica behind its primary's stream at a snapshot: some of this test's stream bytes fall in a neighbouring test.
+   */
   lagged?: true;
 }
 
 const NONE: Commandstats = new Map();
 
-/** Per member (in `members` order), after − before and the role at the end; byte counters when both snapshots carry them. */
+/**
+ * Per member (in `members` order), after − before and the role at the end; byte counters when both snapshots carry
+ * them.
+ */
 export function memberDeltas(
   members: readonly NodeEndpoint[],
   before: readonly (Partial<Pick<MemberSnapshot, "net" | "at" | "behind">> & { stats: Commandstats })[],
@@ -204,7 +212,10 @@ export interface ServedMix {
   members: MemberDelta[];
 }
 
-/** The served view as plain JSON data (each member's deltas are Maps): raw/mix-served-<mode>.json and the Job's result line. */
+/**
+ * The served view as plain JSON data (each member's deltas are Maps): raw/mix-served-<mode>.json and the Job's result
+ * line.
+ */
 export function servedJson(s: ServedMix): Record<string, unknown> {
   return JSON.parse(
     JSON.stringify(s, (_k, v: unknown) =>

@@ -52,7 +52,10 @@ export const BUS_INFO_FIELDS = {
   busReceived: "cluster_stats_bytes_received",
 } as const;
 
-/** The counters from `INFO stats` (and CLUSTER INFO's reply in cluster mode), or why not: a missing or non-numeric field, named. */
+/**
+ * The counters from `INFO stats` (and CLUSTER INFO's reply in cluster mode), or why not: a missing or non-numeric
+ * field, named.
+ */
 export function parseNetCounters(infoStats: string, clusterInfo?: string): NetCounters | { missing: string } {
   const info = parseInfo(infoStats);
   const out: Partial<Record<keyof typeof NET_INFO_FIELDS, number>> = {};

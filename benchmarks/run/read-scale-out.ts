@@ -102,7 +102,10 @@ export function parseReadPath(notes: string): ParsedReadPath | undefined {
   return undefined;
 }
 
-/** A row measured for the read scale-out table (on the replicas, or its primaries' baseline): the side-by-side leaves it out. */
+/**
+ * A row measured for the read scale-out table (on the replicas, or its primaries' baseline): the side-by-side leaves it
+ * out.
+ */
 export function isReadPathRow(r: Pick<ResultRow, "notes">): boolean {
   return parseReadPath(r.notes) !== undefined;
 }

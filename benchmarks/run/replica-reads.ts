@@ -152,7 +152,10 @@ export async function runReplicaReads(o: ReplicaReadOptions): Promise<ReplicaRea
   return { baseline: [], rows: prefix(note, rows, readsServedNote(served)), served: [served] };
 }
 
-/** Cluster read tests with a client that cannot read from replicas: the generator, from the primaries and then from the replicas. */
+/**
+ * Cluster read tests with a client that cannot read from replicas: the generator, from the primaries and then from the
+ * replicas.
+ */
 async function clusterThroughGenerator(o: ReplicaReadOptions, readTests: BenchmarkTest[]): Promise<ReplicaReadResult> {
   const w = o.workload;
   const why = `generator vload, ${generatorSeconds(w)} s per test (${o.client.flavor}-benchmark ${o.client.version} has no --rfr, valkey-benchmark ≥ 8.1 has)`;

@@ -63,7 +63,10 @@ const fmt = (n: number, digits: number): string => (Number.isFinite(n) ? n.toFix
 
 const signed = (x: number): string => `${x >= 0 ? "+" : ""}${fmt(x, 3)}`;
 
-/** Plain rows: test, endpoint rps/p50/p99, direct rps/p50/p99, endpoint÷direct rps, added p50 (each with its min–max over several runs). */
+/**
+ * Plain rows: test, endpoint rps/p50/p99, direct rps/p50/p99, endpoint÷direct rps, added p50 (each with its min–max
+ * over several runs).
+ */
 export function replicationPathCells(pairs: readonly PathPair[]): string[][] {
   return pairs.map((p) => [
     p.test,

@@ -39,7 +39,9 @@ export const resultRowSchema = z.object({
   max_ms: z.number(),
   /** e.g. `rerun: first run 0.42 s < 5 s; requests scaled 500000→6000000`, or `` */
   notes: z.string(),
-  /** p99.9, ms: a mix's rows (the generator's HdrHistogram); absent where the client reports none (valkey-benchmark). */
+  /**
+   * p99.9, ms: a mix's rows (the generator's HdrHistogram); absent where the client reports none (valkey-benchmark).
+   */
   p999_ms: z.number().nonnegative().optional(),
   /**
    * Appended cost columns (deployed stacks only; benchmarks/cost/): the stack's estimated on-demand

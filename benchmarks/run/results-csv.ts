@@ -51,7 +51,10 @@ export const TRANSFER_CSV_COLUMNS = [
   "cross_zone_bytes_per_s",
   "transfer_usd_per_hour",
 ] as const satisfies readonly (keyof ResultRow)[];
-/** Appended after the transfer columns when any row carries its spread over runs (run-spread.ts: `--repeat`, `benchmark.repeat`). */
+/**
+ * Appended after the transfer columns when any row carries its spread over runs (run-spread.ts: `--repeat`,
+ * `benchmark.repeat`).
+ */
 export const SPREAD_CSV_COLUMNS = SPREAD_FIELDS;
 /** Appended last when any row carries its client's CPU use (client-cpu.ts); empty = not measured. */
 export const CLIENT_CPU_CSV_COLUMNS = [

@@ -68,7 +68,10 @@ export const SPREAD_FIELDS = [
   "p99_max_ms",
 ] as const satisfies readonly (keyof ResultRow)[];
 
-/** The row without spread columns: a row whose figures were recomputed (several clients combined) is one run again until aggregated. */
+/**
+ * The row without spread columns: a row whose figures were recomputed (several clients combined) is one run again until
+ * aggregated.
+ */
 export function withoutSpread(r: ResultRow): ResultRow {
   const out = { ...r };
   for (const k of SPREAD_FIELDS) delete out[k];

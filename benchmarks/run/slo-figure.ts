@@ -45,7 +45,10 @@ export interface SloStep {
 /** A sweep's figure: a rate that met the target, or a bound when the steps did not bracket it. */
 export interface SloFigure {
   rps: number;
-  /** exact: the highest step that met it; below: no step met it (rps is the lowest step's offered rate); atLeast: every step met it (rps is the highest step's achieved rate). */
+  /**
+   * exact: the highest step that met it; below: no step met it (rps is the lowest step's offered rate); atLeast: every
+   * step met it (rps is the highest step's achieved rate).
+   */
   bound: "exact" | "below" | "atLeast";
 }
 
@@ -56,7 +59,10 @@ export interface SloSweepRun {
   figure: SloFigure;
 }
 
-/** The figure over every run: the median run's figure (with an even count, the lower middle one) and the lowest and highest. */
+/**
+ * The figure over every run: the median run's figure (with an even count, the lower middle one) and the lowest and
+ * highest.
+ */
 export interface SloSummary {
   runs: number;
   median: SloFigure;
@@ -116,7 +122,10 @@ function bracket(steps: readonly SloStep[]): { pass?: SloStep; fail?: SloStep } 
   return { fail: sorted[f], ...(f > 0 ? { pass: sorted[f - 1] } : {}) };
 }
 
-/** The next rate to refine at: halfway between the bracket's ends; undefined when the steps do not bracket the target or the ends are 1/s apart. */
+/**
+ * The next rate to refine at: halfway between the bracket's ends; undefined when the steps do not bracket the target or
+ * the ends are 1/s apart.
+ */
 export function nextRefineRate(steps: readonly SloStep[]): number | undefined {
   const { pass, fail } = bracket(steps);
   if (pass === undefined || fail === undefined) return undefined;
@@ -177,7 +186,10 @@ export function formatSummaryShort(s: SloSummary): string {
   return `${bare(s.median)} (${s.runs === 1 ? "1 run" : `${bare(s.min)} – ${bare(s.max)}`})`;
 }
 
-/** "12,345 ops/s (3 runs: 11,002 – 13,120)", "below 2,100 ops/s, the lowest step (3 runs: < 2,000 – 3,100)", "12,345 ops/s (one run: no spread measured)". */
+/**
+ * "12,345 ops/s (3 runs: 11,002 – 13,120)", "below 2,100 ops/s, the lowest step (3 runs: < 2,000 – 3,100)", "12,345
+ * ops/s (one run: no spread measured)".
+ */
 export function formatSummary(s: SloSummary): string {
   const m = s.median;
   const median =

@@ -57,7 +57,10 @@ export function sloMix(w: Pick<Workload, "mix" | "tests">): MixEntry[] {
   return tests.map((test, i) => ({ test, percent: base + (i < extra ? 1 : 0) }));
 }
 
-/** The workload of a sweep's run: its mix, one step's length, reads on the primary, no soak; open loop at `rate` when given. */
+/**
+ * The workload of a sweep's run: its mix, one step's length, reads on the primary, no soak; open loop at `rate` when
+ * given.
+ */
 export function sweepWorkload(w: Workload, rate?: number): Workload {
   const { rate: _rate, soak: _soak, reads: _reads, ...rest } = w;
   return {
@@ -79,7 +82,10 @@ type Run = (o: RunMixOptions) => Promise<MixResult>;
 
 const fmt = (n: number): string => new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 }).format(Math.round(n));
 
-/** One open-loop step at `rate`; a failed run (error replies, no reply, shares off) is a step that does not meet the target, its message kept. */
+/**
+ * One open-loop step at `rate`; a failed run (error replies, no reply, shares off) is a step that does not meet the
+ * target, its message kept.
+ */
 async function step(side: SloSweepSide, run: Run, rate: number, fraction: number, refined: boolean): Promise<SloStep> {
   const o = side.options;
   const slo = o.workload.slo;
@@ -167,7 +173,10 @@ export function sweepRecord(side: SloSweepSide, runs: SloSweepRun[]): SloSweepRe
   };
 }
 
-/** `repeat` sweeps of each side, interleaved (run 1 of every side, then run 2, …); one record per side, in the sides' order. */
+/**
+ * `repeat` sweeps of each side, interleaved (run 1 of every side, then run 2, …); one record per side, in the sides'
+ * order.
+ */
 export async function runSloSweeps(
   sides: readonly SloSweepSide[],
   repeat: number,

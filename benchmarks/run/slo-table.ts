@@ -16,7 +16,10 @@ import {
   type SloSweepRecord,
 } from "./slo-figure.js";
 
-/** "1.24× (cluster ÷ replication; the ranges do not overlap)", or why no ratio is a finding: overlapping ranges, a single run, a bound. */
+/**
+ * "1.24× (cluster ÷ replication; the ranges do not overlap)", or why no ratio is a finding: overlapping ranges, a
+ * single run, a bound.
+ */
 export function sloSpeedupText(cluster: SloSummary, replication: SloSummary): string {
   if (cluster.runs < 2 || replication.runs < 2) return "one run: spread not measured, no winner (run with --repeat 3)";
   if (rangesOverlap(cluster, replication)) return "ranges overlap: no difference beyond run-to-run noise";

@@ -92,7 +92,8 @@ function compareSample(walk: MemberWalk, sample: SoakSample, i: number): void {
   const cur = sample.members.find((m) => m.member === member);
   if (cur === undefined) return;
   const base: EventBase = { member, t_s: sample.t_s, at: sample.at, fork_usec: null, latency_spike: null };
-  if (!trackReachable(walk, sample, cur, base)) return; // no figures: compare the next answer with the last one that had them
+  // No figures: compare the next answer with the last one that had them.
+  if (!trackReachable(walk, sample, cur, base)) return;
   const prev = walk.prev;
   if (prev === undefined || prev.error !== null) {
     walk.prev = cur;
@@ -139,7 +140,10 @@ function trackReachable(walk: MemberWalk, sample: SoakSample, cur: MemberInfo, b
   return true;
 }
 
-/** AOF rewrites: opens one when the count rose (not a restart) or one is seen starting; closes it when none is in progress. */
+/**
+ * AOF rewrites: opens one when the count rose (not a restart) or one is seen starting; closes it when none is in
+ * progress.
+ */
 function trackRewrite(walk: MemberWalk, prev: MemberInfo, cur: MemberInfo, i: number, base: EventBase): void {
   const restarted = prev.aof_rewrites !== null && cur.aof_rewrites !== null && cur.aof_rewrites < prev.aof_rewrites;
   const counted = rose(prev.aof_rewrites, cur.aof_rewrites) && !restarted;

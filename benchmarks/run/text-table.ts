@@ -1,6 +1,8 @@
 /** Plain tables of cells for the terminal and summary.md (the path and read scale-out tables). Pure. */
 
-/** Header, a rule and the body, columns padded to width: the first `left` columns left-aligned, the rest right-aligned. */
+/**
+ * Header, a rule and the body, columns padded to width: the first `left` columns left-aligned, the rest right-aligned.
+ */
 export function alignedLines(header: readonly string[], body: readonly (readonly string[])[], left: number): string[] {
   const all = [header, ...body];
   const widths = header.map((_, c) => Math.max(...all.map((r) => [...(r[c] ?? "")].length)));

@@ -66,7 +66,10 @@ export function buildNetworkAddonOptions(
   };
 }
 
-/** The in-cluster add-ons pulumi-eks v4.3.0 creates for these args (its cluster.ts decisions, for a cluster without a default node group or Fargate). */
+/**
+ * The in-cluster add-ons pulumi-eks v4.3.0 creates for these args (its cluster.ts decisions, for a cluster without a
+ * default node group or Fargate).
+ */
 export function pulumiEksAddons(
   args: Pick<eks.ClusterArgs, "autoMode" | "useDefaultVpcCni" | "corednsAddonOptions" | "kubeProxyAddonOptions">,
 ): {
@@ -112,7 +115,9 @@ export interface AutoNodeClassManifest {
   };
 }
 
-/** The Valkey NodeClass: the node role, private subnets and cluster security group by discovery tag, the node's disk. */
+/**
+ * The Valkey NodeClass: the node role, private subnets and cluster security group by discovery tag, the node's disk.
+ */
 export function buildAutoNodeClass(input: {
   role: pulumi.Input<string>;
   discoveryTag: string;

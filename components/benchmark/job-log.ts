@@ -139,7 +139,9 @@ function scan(log: string): Scanned {
   return s;
 }
 
-/** The CPUs the pod may use, capped by its cgroup quota, from the `cpus` frame; undefined when it says nothing usable. */
+/**
+ * The CPUs the pod may use, capped by its cgroup quota, from the `cpus` frame; undefined when it says nothing usable.
+ */
 function podCores(fields: Record<string, string>): number | undefined {
   const nproc = Number(fields.nproc);
   if (!(nproc >= 1)) return undefined;
@@ -277,7 +279,10 @@ export function parseJobLogRounds(log: string, meta: JobLogMeta): ResultRow[][] 
   return perRound;
 }
 
-/** Parses a whole benchmark Job log into one row per test of `meta.workload`, in its order: the medians of its rounds with min–max. */
+/**
+ * Parses a whole benchmark Job log into one row per test of `meta.workload`, in its order: the medians of its rounds
+ * with min–max.
+ */
 export function parseJobLog(log: string, meta: JobLogMeta): ResultRow[] {
   return aggregateRuns(parseJobLogRounds(log, meta));
 }

@@ -131,7 +131,9 @@ function benchmarkContainer(a: BenchmarkJobManifestArgs, env: EnvVar[]) {
 
 const MIX_VOLUME = "mix-runner";
 
-/** The mix container: the bundled runner (benchmarks/run/mix-job-main.ts) in a Node image, its settings in one env var. */
+/**
+ * The mix container: the bundled runner (benchmarks/run/mix-job-main.ts) in a Node image, its settings in one env var.
+ */
 function mixContainer(
   a: BenchmarkJobManifestArgs,
   runner: NonNullable<BenchmarkJobManifestArgs["mixRunner"]>,

@@ -47,10 +47,8 @@ export function podGroupOf(name: string, count: number, phase: Phase, template: 
   const spread = (spec.topologySpreadConstraints ?? []).find(
     (c) => c.topologyKey === ZONE_LABEL && c.whenUnsatisfiable === "DoNotSchedule",
   );
-  const zoneTerm =
-    spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms?.[0]?.matchExpressions?.find(
-      (e) => e.key === ZONE_LABEL && e.operator === "In",
-    );
+  const nodeTerms = spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  const zoneTerm = nodeTerms?.[0]?.matchExpressions?.find((e) => e.key === ZONE_LABEL && e.operator === "In");
   return {
     name,
     count,

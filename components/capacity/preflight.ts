@@ -80,7 +80,8 @@ export function checkOfferings(
 /**
  * The SSM parameter Karpenter resolves an AL2023 alias through, for the Valkey pool's arm64
  * standard AMI on `kubernetesVersion`. Karpenter's pkg/providers/amifamily/al2023.go
- * (`resolvePath`, github.com/aws/karpenter-provider-aws at versions.env KARPENTER_CHART_VERSION): `/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/<arch>/<variant>/<name>/image_id`,
+ * (`resolvePath`, github.com/aws/karpenter-provider-aws at versions.env KARPENTER_CHART_VERSION):
+ * `/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/<arch>/<variant>/<name>/image_id`,
  * `<name>` being `recommended` for `al2023@latest` and
  * `amazon-eks-node-al2023-<arch>-<variant>-<k8s>-<version>` for `al2023@<version>`. EKS publishes a
  * release's AMIs per Kubernetes version, so a pin that exists for one `eks.version` may not exist

@@ -35,7 +35,10 @@ export interface BackupCronJobInput {
   bucket: string | undefined;
   /** Where the plan starts: the client Service (cluster) or the write Service (replication). */
   seedHost: string;
-  /** The bucket's region (`aws.region`): the CLI finds no region by itself in a pod (Pod Identity gives credentials only). */
+  /**
+   * The bucket's region (`aws.region`): the CLI finds no region by itself in a pod (Pod Identity gives credentials
+   * only).
+   */
   region: string;
   valkeyImage: string;
   /** Password Secret; undefined = auth off. */

@@ -8,7 +8,8 @@
  * close every write connection; liveness stays a TCP probe of the write port (a proxy with no
  * primary to offer is alive). The kubelet's probes come from the node's IP, which the VPC CNI's
  * network policy agent always admits (aws/aws-network-policy-agent PR #65, "Ignore policy
- * restrictions against Node IP"), so the status port needs no NetworkPolicy rule. haproxy.cfg holds the password (the health check's AUTH), so it lives in
+ * restrictions against Node IP"), so the status port needs no NetworkPolicy rule. haproxy.cfg holds the password (the
+ * health check's AUTH), so it lives in
  * a Secret, rendered by the component from the secret password; the builder here returns the
  * renderer and everything else. HAProxy needs no Kubernetes API access (no RBAC): it re-resolves
  * the members' stable DNS names through the cluster DNS. Pure.

@@ -90,7 +90,10 @@ export interface BenchmarkNetworkPolicyOptions {
   namespace: string;
   /** Labels of the benchmark pod (benchmarkPodLabels). */
   podLabels: Record<string, string>;
-  /** The pods it dials: the members (cluster mode); the HAProxy endpoint pods (replication mode), and the members too when it runs a mix (it reads every member's INFO commandstats). */
+  /**
+   * The pods it dials: the members (cluster mode); the HAProxy endpoint pods (replication mode), and the members too
+   * when it runs a mix (it reads every member's INFO commandstats).
+   */
   valkeyPodSelectors: readonly Record<string, string>[];
   labels?: Record<string, string>;
 }

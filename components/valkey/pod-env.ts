@@ -56,7 +56,10 @@ export function podEnv(def: PodDefinition, c: PodEnvContext): EnvVar[] {
   return out;
 }
 
-/** VALKEYCLI_AUTH / REDISCLI_AUTH from the password Secret (none when auth is off): the password reaches valkey-cli by environment, never argv. */
+/**
+ * VALKEYCLI_AUTH / REDISCLI_AUTH from the password Secret (none when auth is off): the password reaches valkey-cli by
+ * environment, never argv.
+ */
 export function cliAuthEnv(secretName: string | undefined): EnvVar[] {
   return secretName === undefined
     ? []

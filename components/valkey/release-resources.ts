@@ -21,7 +21,10 @@ export interface ValkeyReleaseArgs {
   placement: Placement;
   /** The Valkey password (a Pulumi secret); required when valkey.auth.enabled, ignored otherwise. */
   password: pulumi.Input<string> | undefined;
-  /** CIDRs the `direct` checks connector connects from, admitted to 6379 by the NetworkPolicy (`checks.directSourceCidrs`). @default [] */
+  /**
+   * CIDRs the `direct` checks connector connects from, admitted to 6379 by the NetworkPolicy
+   * (`checks.directSourceCidrs`). @default []
+   */
   checkSourceCidrs?: string[];
   /** `restore.from`: the members start from a backup (valkey/restore-init.ts). @default undefined (start empty) */
   restore?: RestoreSettings;

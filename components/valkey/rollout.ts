@@ -33,7 +33,10 @@ export interface Rollout {
   live: Record<string, string>;
 }
 
-/** The rollout of `sets`, whose members run `memberFiles` (their ConfigMap files: the LIVE directives come from its valkey.conf). */
+/**
+ * The rollout of `sets`, whose members run `memberFiles` (their ConfigMap files: the LIVE directives come from its
+ * valkey.conf).
+ */
 export function rolloutOf(sets: readonly StatefulSet[], memberFiles: Readonly<Record<string, string>>): Rollout {
   const conf = memberFiles[VALKEY_CONF_KEY];
   if (conf === undefined) throw new Error(`the members' files hold no ${VALKEY_CONF_KEY}`);

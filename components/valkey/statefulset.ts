@@ -58,7 +58,9 @@ export interface ValkeyStatefulSetOptions {
   terminationGracePeriodSeconds?: number;
   /** Seconds a pod must stay ready before the rollout counts it available. @default 0 */
   minReadySeconds?: number;
-  /** `restore.from`: the init containers, volumes and ServiceAccount of restore-init.ts. @default undefined (no restore) */
+  /**
+   * `restore.from`: the init containers, volumes and ServiceAccount of restore-init.ts. @default undefined (no restore)
+   */
   restore?: PodExtras;
 }
 

@@ -32,7 +32,10 @@ import {
 import { pollUntil } from "../util/poll-until.js";
 import { normalizeRanges, parseSlotRange, plannedRanges, RestoreRefused } from "./restore-check.js";
 
-/** One shard to restore: its slot ranges (restore.sh checked them against the snapshot's) and, when known, the manifest's key count. */
+/**
+ * One shard to restore: its slot ranges (restore.sh checked them against the snapshot's) and, when known, the
+ * manifest's key count.
+ */
 export interface RestoreShard {
   ranges: string[];
   keys?: number;
@@ -149,7 +152,10 @@ function checkShards(o: RestoreClusterOptions): void {
     throw new RestoreRefused(`${primaries} shard(s) in the backup but ${o.restored.length} restored member(s) named`);
 }
 
-/** Shard i's restored member: it must hold keys (when the backup had some) of its shard's slots only; it gets the rest of them. */
+/**
+ * Shard i's restored member: it must hold keys (when the backup had some) of its shard's slots only; it gets the rest
+ * of them.
+ */
 async function claimShard(
   p: Node,
   i: number,
@@ -236,7 +242,10 @@ function waitSynced(
   );
 }
 
-/** Shards whose restored member sat in a zone already full of primaries: the planned primary takes over (CLUSTER FAILOVER). */
+/**
+ * Shards whose restored member sat in a zone already full of primaries: the planned primary takes over (CLUSTER
+ * FAILOVER).
+ */
 async function takeOverPlanned(
   plan: ClusterPlan,
   o: RestoreClusterOptions,

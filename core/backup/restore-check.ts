@@ -86,7 +86,9 @@ export function checkShardObject(entry: ShardEntry, fetched: FetchedObject | und
   }
 }
 
-/** One restored shard as the stack checked it: the manifest's counts and DBSIZE on the primary now serving its slots. */
+/**
+ * One restored shard as the stack checked it: the manifest's counts and DBSIZE on the primary now serving its slots.
+ */
 export interface RestoredShard {
   shard: number;
   /** Its slot ranges, the snapshot's and now its primary's; empty in replication mode. */

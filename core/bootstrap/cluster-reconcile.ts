@@ -201,7 +201,10 @@ async function spreadPrimaries(
   }
 }
 
-/** Every member: all slots ok, all members known, exactly `primaries` primaries in its view; every wanted replica linked. */
+/**
+ * Every member: all slots ok, all members known, exactly `primaries` primaries in its view; every wanted replica
+ * linked.
+ */
 async function waitReconciled(states: readonly ReconcileMember[], o: ReconcileOptions): Promise<void> {
   const want = o.primaries * o.replicasPerPrimary;
   await pollUntil(

@@ -8,7 +8,8 @@
  * - MIGRATE-based resharding (any version): per slot, CLUSTER SETSLOT IMPORTING on the target,
  *   MIGRATING on the source, MIGRATE of its keys in batches, SETSLOT NODE on both.
  * Both resume: a slot a previous run left MIGRATING or IMPORTING (`[slot->-target]`,
- * `[slot-<-source]` in a node's own CLUSTER NODES line) is finished towards the same target first; an atomic migration still
+ * `[slot-<-source]` in a node's own CLUSTER NODES line) is finished towards the same target first; an atomic migration
+ * still
  * running on the source is waited for before a new one starts.
  */
 import type { Redis } from "ioredis";

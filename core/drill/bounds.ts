@@ -17,7 +17,8 @@
  *   replicas' last acknowledgement is older than max-lag, so writes acknowledged up to
  *   (max-lag + 2) s after the fault started may be lost. Unfenced, nothing acknowledged after the
  *   fault may be lost for the drill to pass (no bound is promised, so any such loss is shown).
- * - partition (partitionWindow): the same fencing, stated from the server's code; in cluster mode, where the conf sets no min-replicas lines,
+ * - partition (partitionWindow): the same fencing, stated from the server's code; in cluster mode, where the conf sets
+ *   no min-replicas lines,
  *   Valkey's own minority rule: a primary that cannot reach a majority of primaries answers
  *   CLUSTERDOWN within 1.5 × cluster-node-timeout + 200 ms of the cut.
  */

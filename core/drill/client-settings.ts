@@ -22,7 +22,10 @@ export const FOLLOW_ERRORS = ["NOREPLICAS", "READONLY", "LOADING", "MASTERDOWN"]
 /** True when an error reply says this node can no longer take writes (FOLLOW_ERRORS). */
 export const mustFollow = (message: string): boolean => FOLLOW_ERRORS.some((code) => message.startsWith(code));
 
-/** ioredis' reconnectOnError for the recommended settings: 1 = reconnect, the failed command is not resent (the ledger counts it failed). */
+/**
+ * ioredis' reconnectOnError for the recommended settings: 1 = reconnect, the failed command is not resent (the ledger
+ * counts it failed).
+ */
 export const reconnectOnFollowErrors = (err: Error): 1 | false => (mustFollow(err.message) ? 1 : false);
 
 /** The measurement settings every drill connection has (see the file comment). */

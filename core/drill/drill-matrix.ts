@@ -51,7 +51,9 @@ const UNPLANNED: ReadonlySet<Fault> = new Set<Fault>(["primary", "crash-restart"
 const HELD: ReadonlySet<Fault> = new Set<Fault>(["freeze", "partition"]);
 const PLANNED: ReadonlySet<Fault> = new Set<Fault>(["switchover", "upgrade"]);
 
-/** The replication outage target (docs/drills.md, the drill matrix) for a fault at `downAfterMs`; null: none promised. */
+/**
+ * The replication outage target (docs/drills.md, the drill matrix) for a fault at `downAfterMs`; null: none promised.
+ */
 export function outageTargetMs(mode: DrillMode, fault: Fault, downAfterMs: number): number | null {
   if (mode !== "replication") return null;
   if (UNPLANNED.has(fault)) return downAfterMs + 1500;

@@ -12,7 +12,9 @@ import type { DrillOutcome } from "./ledger.js";
 import type { FailoverSteps, SentinelEventRow } from "./sentinel-events.js";
 import type { DrillTimings, PartitionFigures } from "./target.js";
 
-/** The drill's figures: its load's (ledger.ts) plus what the drill itself measured (partition: PartitionFigures too). */
+/**
+ * The drill's figures: its load's (ledger.ts) plus what the drill itself measured (partition: PartitionFigures too).
+ */
 export interface DrillResult extends DrillOutcome, Partial<PartitionFigures> {
   /** upgrade: each step of the roll and how long until the verifier passed again (rolling-restart.ts). */
   rollSteps?: RollStepTiming[];

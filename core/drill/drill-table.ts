@@ -224,7 +224,10 @@ export function renderDrillMarkdown(rows: readonly Row[]): string[] {
   ];
 }
 
-/** The `upgrade` drills' roll, step by step: what was restarted (or failed over) when, and how long until the verifier passed again. Empty without upgrade rows. */
+/**
+ * The `upgrade` drills' roll, step by step: what was restarted (or failed over) when, and how long until the verifier
+ * passed again. Empty without upgrade rows.
+ */
 export function renderRollSteps(rows: readonly Pick<DrillResult, "mode" | "fault" | "rollSteps">[]): string[] {
   const rolled = rows.filter((r) => r.rollSteps !== undefined && r.rollSteps.length > 0);
   if (rolled.length === 0) return [];

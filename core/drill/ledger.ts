@@ -73,9 +73,15 @@ export interface StreamFigures {
   unknownWrites: number;
   /** Lost acknowledged writes acknowledged outside the fault's promised window (0 when no window is given). */
   lostAckedOutsideBound: number;
-  /** The fault's outage (outageOfFault): the longest gap between acknowledgements (or the last one and the load's stop) ending after the fault, counted from the fault. */
+  /**
+   * The fault's outage (outageOfFault): the longest gap between acknowledgements (or the last one and the load's stop)
+   * ending after the fault, counted from the fault.
+   */
   writeOutageMs: number;
-  /** Ack time of the last success before that gap and of the first after it (ms from the fault; a negative start: writes had stopped before the fault). */
+  /**
+   * Ack time of the last success before that gap and of the first after it (ms from the fault; a negative start: writes
+   * had stopped before the fault).
+   */
   outageFromMs: number;
   outageToMs: number;
   before: LatencyStats;
@@ -84,7 +90,10 @@ export interface StreamFigures {
   lostKeys: string[];
   /** When each of those was acknowledged, ms from the fault (where in time the loss is). */
   lostAckedAtMs: number[];
-  /** The lost writes acknowledged outside the window: when (ms from the fault) and by which nodes (the records' `node`); null: none. */
+  /**
+   * The lost writes acknowledged outside the window: when (ms from the fault) and by which nodes (the records' `node`);
+   * null: none.
+   */
   lostOutside: LostSpan | null;
 }
 
@@ -180,7 +189,10 @@ export function outageOfFault(
 
 export interface FigureInput {
   records: readonly WriteRecord[];
-  /** key -> the value read back after recovery (undefined: missing; a key absent from the map: could not be read, unknown). */
+  /**
+   * key -> the value read back after recovery (undefined: missing; a key absent from the map: could not be read,
+   * unknown).
+   */
   readBack: ReadonlyMap<string, string | undefined>;
   /** The fault's promised loss window (bounds.ts); absent: no bound is checked. */
   bound?: LossWindow;
@@ -311,7 +323,10 @@ export interface LoadFigures extends CombinedFigures {
   shards: ShardOutage[];
   /** Cluster: the share of the keyspace that stopped and for how long; null without shards. */
   keyspaceStopped: KeyspaceStop | null;
-  /** The fault's outage (outageOfFault) of the no-WAIT writer, all streams merged (cluster: secondary to the per-shard outage). */
+  /**
+   * The fault's outage (outageOfFault) of the no-WAIT writer, all streams merged (cluster: secondary to the per-shard
+   * outage).
+   */
   aggregateOutageMs: number;
 }
 
@@ -381,11 +396,17 @@ export function loadFigures(
   };
 }
 
-/** One drill's row, local (run-drill.ts DrillResult) or deployed (the FailureDrill step's DeployedDrill): its load's figures plus what the drill measured. */
+/**
+ * One drill's row, local (run-drill.ts DrillResult) or deployed (the FailureDrill step's DeployedDrill): its load's
+ * figures plus what the drill measured.
+ */
 export interface DrillOutcome extends LoadFigures {
   mode: DrillMode;
   fault: Fault;
-  /** drillOk: no drillFailures (healed, every key read back, no unexpected reply, no WAIT-confirmed write lost, acknowledged loss within the bound). */
+  /**
+   * drillOk: no drillFailures (healed, every key read back, no unexpected reply, no WAIT-confirmed write lost,
+   * acknowledged loss within the bound).
+   */
   ok: boolean;
   /** drillFailures: why not ok, each reason named; empty when ok. */
   failures: string[];
@@ -394,7 +415,10 @@ export interface DrillOutcome extends LoadFigures {
   faultDescription: string;
   /** Fault → the verifier passing; null when not healed. */
   recoveryMs: number | null;
-  /** Fault → the first survivor marking a failed member (Sentinel +sdown / CLUSTER NODES fail?); null with a note when not seen. */
+  /**
+   * Fault → the first survivor marking a failed member (Sentinel +sdown / CLUSTER NODES fail?); null with a note when
+   * not seen.
+   */
   detectionMs: number | null;
   detectionNote?: string;
   rate: number;

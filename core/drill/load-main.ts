@@ -8,8 +8,10 @@
  * replication mode a Sentinel-aware client (`sentinel-client`) and a plain client through the
  * write Service / HAProxy (`write-endpoint`). Once every stream has its first acknowledgement it
  * prints the writing line (record-lines.ts), the drill's cue for its fault; after DRILL_LOAD_S
- * seconds (or at SIGTERM) it stops and prints its records on stdout (record-lines.ts), nothing else. The load starts once every client is
- * connected (bounded: 30 s, else it exits 1), so connecting is not counted as failed writes. The password comes from VALKEY_PASSWORD
+ * seconds (or at SIGTERM) it stops and prints its records on stdout (record-lines.ts), nothing else. The load starts
+ * once every client is
+ * connected (bounded: 30 s, else it exits 1), so connecting is not counted as failed writes. The password comes from
+ * VALKEY_PASSWORD
  * and is never printed.
  */
 import { lookup } from "node:dns/promises";

@@ -57,7 +57,10 @@ export interface StreamOptions {
    * acknowledged 6.9 s after they were sent, hiding its outage between their acknowledgements).
    */
   deadlineMs?: number;
-  /** The tag's slot: with the cluster client's `dial`, the WAIT writer pipelines on a plain connection to its owner (slot-owner.ts). */
+  /**
+   * The tag's slot: with the cluster client's `dial`, the WAIT writer pipelines on a plain connection to its owner
+   * (slot-owner.ts).
+   */
   hashSlot?: number;
   client: LoadClient;
 }
@@ -178,7 +181,10 @@ export class WriteStream {
       this.records.push({ ...base, doneAt: preciseNow(), ok: false, unexpectedReply: reply, waited: false });
       this.maybeRedial();
     };
-    /** A plain SET: acknowledged only on exactly `OK`; its node is the plain connection's, or the cluster slot table's at the reply. */
+    /**
+     * A plain SET: acknowledged only on exactly `OK`; its node is the plain connection's, or the cluster slot table's
+     * at the reply.
+     */
     const plainSet = async (): Promise<void> => {
       const sentOn = this.nodeOf(c);
       let reply: unknown;
@@ -352,7 +358,10 @@ export function plainRedis(
   return r;
 }
 
-/** ioredis' Sentinel-aware client: asks the Sentinels for the primary on every (re)connect; `settings`: when it reconnects (client-settings.ts). */
+/**
+ * ioredis' Sentinel-aware client: asks the Sentinels for the primary on every (re)connect; `settings`: when it
+ * reconnects (client-settings.ts).
+ */
 export function sentinelRedis(
   sentinels: { host: string; port: number }[],
   name: string,

@@ -146,7 +146,10 @@ function parseHeader(text: string): LoadHeader {
   };
 }
 
-/** Parses the whole output (a pod log); blank lines and "# " notes are skipped, anything else unknown is an error naming its line. */
+/**
+ * Parses the whole output (a pod log); blank lines and "# " notes are skipped, anything else unknown is an error naming
+ * its line.
+ */
 export function parseRecordLines(log: string): LoadOutput {
   const lines = log.split("\n");
   let header: LoadHeader | undefined;

@@ -27,7 +27,10 @@ export interface SentinelEventRow {
   detail: string;
 }
 
-/** The failover's steps as the Sentinels report them: the first time any Sentinel published each (ms from the fault), null if none did. */
+/**
+ * The failover's steps as the Sentinels report them: the first time any Sentinel published each (ms from the fault),
+ * null if none did.
+ */
 export interface FailoverSteps {
   sdownMs: number | null;
   odownMs: number | null;

@@ -17,7 +17,10 @@ export interface ShardStream {
   outageToMs: number;
 }
 
-/** A shard counts as stopped when its writes stopped at least this long (shards the fault did not touch showed gaps of 1.2-1.4 s on the loaded 2-core machine: ioredis and CPU, not the topology). */
+/**
+ * A shard counts as stopped when its writes stopped at least this long (shards the fault did not touch showed gaps of
+ * 1.2-1.4 s on the loaded 2-core machine: ioredis and CPU, not the topology).
+ */
 export const STOPPED_MS = 2000;
 
 export interface ShardOutage {
@@ -76,7 +79,9 @@ export function keyspaceStopped(shards: readonly ShardOutage[]): KeyspaceStop {
   return { slots, share: slots / CLUSTER_SLOT_COUNT, forMs: stopped.reduce((m, s) => Math.max(m, s.outageMs), 0) };
 }
 
-/** The headline outage of a cluster drill: the affected shards' longest (every shard's when none is marked affected). */
+/**
+ * The headline outage of a cluster drill: the affected shards' longest (every shard's when none is marked affected).
+ */
 export function shardHeadlineOutage(shards: readonly ShardOutage[]): number {
   const hit = shards.some((s) => s.affected) ? shards.filter((s) => s.affected) : shards;
   return hit.reduce((m, s) => Math.max(m, s.outageMs), 0);

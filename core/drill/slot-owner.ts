@@ -22,7 +22,9 @@ export class SlotOwner {
     private readonly dial: (host: string, port: number) => Redis,
   ) {}
 
-  /** The connection to the slot's primary now (a new one when the table names another); undefined while it names none. */
+  /**
+   * The connection to the slot's primary now (a new one when the table names another); undefined while it names none.
+   */
   connection(): Redis | undefined {
     const key = this.cluster.slots[this.slot]?.[0];
     if (key === undefined) return undefined;

@@ -19,11 +19,19 @@ export interface DrillTimings {
   restartDelayMs: number;
   /** How long a killed zone stays down (its pods Pending under the hard zone spread). */
   zoneDownMs: number;
-  /** freeze: how long the primary stays stopped (SIGSTOP → SIGCONT). @default failureDetectionMs + restartDelayMs (freezeHoldMs) */
+  /**
+   * freeze: how long the primary stays stopped (SIGSTOP → SIGCONT). @default failureDetectionMs + restartDelayMs
+   * (freezeHoldMs)
+   */
   freezeMs?: number;
-  /** crash-restart: how long the SIGKILLed primary stays down before it restarts in place. @default crashRestartDelay() */
+  /**
+   * crash-restart: how long the SIGKILLed primary stays down before it restarts in place. @default crashRestartDelay()
+   */
   crashRestartDelayMs?: number;
-  /** partition: how long the primary stays cut off from its peers. @default failureDetectionMs + restartDelayMs (partitionHoldMs) */
+  /**
+   * partition: how long the primary stays cut off from its peers. @default failureDetectionMs + restartDelayMs
+   * (partitionHoldMs)
+   */
   partitionMs?: number;
 }
 
@@ -42,7 +50,10 @@ export const partitionHoldMs = (t: DrillTimings): number => t.partitionMs ?? t.f
 
 /** What the partition fault measures besides the load's figures (null: not seen). */
 export interface PartitionFigures {
-  /** ms from the fault until the cut-off primary refused writes (NOREPLICAS fencing or cluster_state:fail), polled every 100 ms. */
+  /**
+   * ms from the fault until the cut-off primary refused writes (NOREPLICAS fencing or cluster_state:fail), polled every
+   * 100 ms.
+   */
   oldPrimaryFencedMs: number | null;
   /** ms from the fault until the old primary answered ROLE as a replica after the heal (polled every 250 ms). */
   oldPrimaryDemotedMs: number | null;
@@ -58,7 +69,9 @@ export interface FaultHandle {
   description: string;
   /** Resolves once every killed member (and Sentinel) runs again. */
   restored: Promise<void>;
-  /** Time (Date.now()) the first surviving node marked a killed one failed; undefined: not (yet) seen or not observable. */
+  /**
+   * Time (Date.now()) the first surviving node marked a killed one failed; undefined: not (yet) seen or not observable.
+   */
   detectedAt: () => number | undefined;
   /** Cluster: the node ids the fault hit (their shards are the affected ones: shard-outage.ts). */
   affectedNodeIds?: readonly string[];
@@ -71,7 +84,10 @@ export interface FaultHandle {
   demotedAt?: () => number | undefined;
   /** upgrade: the roll's steps and their times (rolling-restart.ts); read once the fault is over. */
   rollSteps?: () => RollStepTiming[];
-  /** replication: every event the Sentinels published from the fault on (sentinel-events.ts); read once the fault is over. */
+  /**
+   * replication: every event the Sentinels published from the fault on (sentinel-events.ts); read once the fault is
+   * over.
+   */
   sentinelEvents?: () => readonly SentinelEventAt[];
   /** partition, replication: PartitionFigures.connectionsToOldPrimaryAfterFailover; read once the fault is over. */
   connectionsToOldPrimaryAfterFailover?: () => number | null;
@@ -81,7 +97,10 @@ export interface DrillTarget {
   mode: DrillMode;
   /** One-line description of the topology. */
   describe: string;
-  /** The load's client paths, each a factory: every writer (writers.ts) gets its own fresh client; `settings`: how they follow a failover (client-settings.ts). */
+  /**
+   * The load's client paths, each a factory: every writer (writers.ts) gets its own fresh client; `settings`: how they
+   * follow a failover (client-settings.ts).
+   */
   loadClients(commandTimeoutMs: number, settings?: ClientSettings): { client: string; make: () => LoadClient }[];
   /** Cluster: the shards as the load starts, each with a hash tag in it (every shard gets its own writers). */
   loadShards?(): Promise<LoadShard[]>;
@@ -91,7 +110,10 @@ export interface DrillTarget {
   /** The primary's durability settings (CONFIG GET), which the fault's loss bound is computed from (bounds.ts). */
   durability(): Promise<DurabilityConfig>;
   verify(): Promise<TopologyReport>;
-  /** GET of every key through a fresh client; undefined = missing; a key left out = could not be read (unknown). Never throws for an unreachable node. */
+  /**
+   * GET of every key through a fresh client; undefined = missing; a key left out = could not be read (unknown). Never
+   * throws for an unreachable node.
+   */
   readBack(keys: readonly string[]): Promise<Map<string, string | undefined>>;
   stop(): Promise<void>;
 }

@@ -17,7 +17,10 @@ export const VALKEY_PY_WRITER = fileURLToPath(new URL("./valkey_py_writer.py", i
 
 type Endpoint = { host: string; port: number };
 
-/** Where the writer connects: through the Sentinels (replication) or to the cluster's seeds (hostnames resolved through `hostsFile`). */
+/**
+ * Where the writer connects: through the Sentinels (replication) or to the cluster's seeds (hostnames resolved through
+ * `hostsFile`).
+ */
 export type ValkeyPyTarget =
   | { mode: "replication"; sentinels: readonly Endpoint[]; masterName: string }
   | { mode: "cluster"; seeds: readonly Endpoint[]; hostsFile: string };
@@ -111,7 +114,10 @@ export interface ValkeyPySpec {
   password: string;
 }
 
-/** A cluster's spec: seeded with the members' current addresses, the hostnames they announce resolved through `hostsFile`. */
+/**
+ * A cluster's spec: seeded with the members' current addresses, the hostnames they announce resolved through
+ * `hostsFile`.
+ */
 export const valkeyPyClusterSpec = (
   members: readonly Endpoint[],
   hostsFile: string,
@@ -175,7 +181,10 @@ export class ValkeyPyStream {
     });
   }
 
-  /** Stops the writer (stdin closed and SIGTERM; SIGKILL after the in-flight writes' bound) and waits for its last records. */
+  /**
+   * Stops the writer (stdin closed and SIGTERM; SIGKILL after the in-flight writes' bound) and waits for its last
+   * records.
+   */
   async stop(): Promise<void> {
     const child = this.child;
     if (child === undefined || child.exitCode !== null) return this.exited;

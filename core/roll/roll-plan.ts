@@ -33,7 +33,10 @@ export type RollStep =
   | { kind: "replica"; address: string; shard: number }
   /** Cluster mode: CLUSTER FAILOVER on `to`, a restarted and synced replica of `from`. */
   | { kind: "failover"; from: string; to: string; shard: number }
-  /** Restart the primary: replication mode, its preStop switches over first; a cluster shard without replicas, its slots are down meanwhile. */
+  /**
+   * Restart the primary: replication mode, its preStop switches over first; a cluster shard without replicas, its slots
+   * are down meanwhile.
+   */
   | { kind: "primary"; address: string; shard: number };
 
 /** Failures tolerated between steps (never at the end): see the header. */
@@ -58,7 +61,10 @@ export function describeStep(s: RollStep): string {
   }
 }
 
-/** The synced replica of `shard` that takes over: already restarted, link up, the least-served zone first, then the least lag. */
+/**
+ * The synced replica of `shard` that takes over: already restarted, link up, the least-served zone first, then the
+ * least lag.
+ */
 function failoverTarget(
   shard: ShardReport,
   rolled: ReadonlySet<string>,
@@ -93,7 +99,8 @@ export function nextRollStep(report: TopologyReport, rolled: ReadonlySet<string>
     const replica = shard.replicas.find((r) => !rolled.has(r.address));
     if (replica !== undefined) return { kind: "replica", address: replica.address, shard: i };
     if (rolled.has(shard.primary.address)) continue;
-    // Replication mode, or a cluster shard without replicas (nothing to fail over to: its slots are down while it restarts).
+    // Replication mode, or a cluster shard without replicas (nothing to fail over to: its slots are down while it
+    // restarts).
     if (report.mode === "replication" || shard.replicas.length === 0)
       return { kind: "primary", address: shard.primary.address, shard: i };
     const to = failoverTarget(shard, rolled, report.primariesPerZone);

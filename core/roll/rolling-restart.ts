@@ -14,7 +14,10 @@ export type RestartStep = Exclude<RollStep, { kind: "failover" }>;
 export interface RollOps {
   /** The verifier on the live members (Sentinels and zones included where the topology has them). */
   verify(): Promise<TopologyReport>;
-  /** Restarts one member or Sentinel as its pod restarts (preStop, stop, start on the new version); resolves once it runs again. */
+  /**
+   * Restarts one member or Sentinel as its pod restarts (preStop, stop, start on the new version); resolves once it
+   * runs again.
+   */
   restart(step: RestartStep): Promise<void>;
   /** Cluster mode: `CLUSTER FAILOVER` on the replica at `address`. */
   failover(address: string): Promise<void>;
@@ -101,7 +104,9 @@ export const addressesOf = (r: TopologyReport): string[] => [
   ...r.shards.flatMap((s) => [s.primary.address, ...s.replicas.map((x) => x.address)]),
 ];
 
-/** Restarts every member (and Sentinel) once, in roll-plan.ts's order; resolves when the verifier passes on all of them. */
+/**
+ * Restarts every member (and Sentinel) once, in roll-plan.ts's order; resolves when the verifier passes on all of them.
+ */
 export async function rollingRestart(ops: RollOps, o: RollOptions = {}): Promise<RollResult> {
   const stepTimeoutMs = o.stepTimeoutMs ?? 120_000;
   const pollMs = o.pollMs ?? 250;
@@ -116,7 +121,8 @@ export async function rollingRestart(ops: RollOps, o: RollOptions = {}): Promise
     step = nextRollStep(report, await rolledIn(report))
   ) {
     const text = describeStep(step);
-    // Each member is restarted once and each shard fails over about once: far more steps means roles keep moving under the roll.
+    // Each member is restarted once and each shard fails over about once: far more steps means roles keep moving under
+    // the roll.
     if (steps.length > 3 * addressesOf(report).length)
       throw new Error(
         `rolling restart: no end after ${steps.length} steps (last: ${text}); roles keep moving under the roll`,

@@ -1,7 +1,8 @@
 /**
  * Parses `CLUSTER NODES` replies. Each line:
  *
- *   <id> <ip:port@cport[,hostname[,aux...]]> <flags> <primary-id|-> <ping-sent> <pong-recv> <config-epoch> <link-state> <slot>...
+ *   <id> <ip:port@cport[,hostname[,aux...]]> <flags> <primary-id|-> <ping-sent> <pong-recv> <config-epoch> <link-state>
+ *   <slot>...
  *
  * flags: myself, master, slave, fail?, fail, handshake, noaddr, nofailover, noflags.
  * slots: `0-5460`, `42`, and `[slot->-node]` / `[slot-<-node]` migrating / importing

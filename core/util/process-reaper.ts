@@ -58,7 +58,10 @@ function running(pid: number): boolean {
   }
 }
 
-/** Synchronous (it runs inside 'exit'): waits up to 2 s for the killed children, then removes the registered directories. */
+/**
+ * Synchronous (it runs inside 'exit'): waits up to 2 s for the killed children, then removes the registered
+ * directories.
+ */
 function removeRegisteredDirs(): void {
   if (dirs.size === 0) return;
   const pause = new Int32Array(new SharedArrayBuffer(4));

@@ -1,6 +1,7 @@
 /**
  * Zones the nodes announce themselves: Valkey >= 9.1 gossips each node's `availability-zone`
- * config (a setting since 8.1) and reports it in CLUSTER SHARDS (valkey-io/valkey#3156). The verifier prefers these over the zone source (the
+ * config (a setting since 8.1) and reports it in CLUSTER SHARDS (valkey-io/valkey#3156). The verifier prefers these
+ * over the zone source (the
  * Kubernetes node labels or a static map), which stays the fallback for nodes that announce none.
  */
 import type { Connector } from "../topology/connector.js";

@@ -108,7 +108,9 @@ function seedFailure(c: ClusterCapture, failures: FailureList): void {
     );
 }
 
-/** Failure flags from the seed's view and every node's digest, and unreachable nodes: NODE_FAILED; the failed node ids. */
+/**
+ * Failure flags from the seed's view and every node's digest, and unreachable nodes: NODE_FAILED; the failed node ids.
+ */
 function failedNodeIds(v: ClusterView): Set<string> {
   const { c, entries, byId, addressOf, captures, failures, notes } = v;
   const flaggedBy = new Map<string, { fail: string[]; pfail: string[] }>();
@@ -250,7 +252,10 @@ function primariesBySlot(entries: readonly ClusterNodeEntry[]): ClusterNodeEntry
   return primaries;
 }
 
-/** What one shard's replicas are measured against: its primary's zone and offset, the failed ids, the working set to fill. */
+/**
+ * What one shard's replicas are measured against: its primary's zone and offset, the failed ids, the working set to
+ * fill.
+ */
 interface ShardContext {
   zoneOf: (address: string) => string | undefined;
   failedIds: ReadonlySet<string>;
@@ -282,7 +287,10 @@ function clusterReplicaReport(
   return report;
 }
 
-/** One shard: its primary's slots (SLOTS_NOT_OK when it is failed) and replicas (PRIMARY_WITHOUT_REPLICA when none works). */
+/**
+ * One shard: its primary's slots (SLOTS_NOT_OK when it is failed) and replicas (PRIMARY_WITHOUT_REPLICA when none
+ * works).
+ */
 function shardOf(
   v: ClusterView,
   s: ShardContext,
@@ -331,7 +339,9 @@ function shardOf(
   return shard;
 }
 
-/** The shards (primaries by first slot, their replicas and which of them work): SLOTS_NOT_OK, PRIMARY_WITHOUT_REPLICA. */
+/**
+ * The shards (primaries by first slot, their replicas and which of them work): SLOTS_NOT_OK, PRIMARY_WITHOUT_REPLICA.
+ */
 function buildShards(
   v: ClusterView,
   ctx: AnalysisContext,

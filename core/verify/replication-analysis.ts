@@ -141,7 +141,10 @@ function listedReplicaReport(l: ListedReplica, r: ReplicaContext): ReplicaReport
   return report;
 }
 
-/** Seeds given beyond the primary that it does not list: REPLICA_LINK_DOWN; the ones that are not primaries count as down replicas. */
+/**
+ * Seeds given beyond the primary that it does not list: REPLICA_LINK_DOWN; the ones that are not primaries count as
+ * down replicas.
+ */
 function unlistedSeedReplicas(
   c: ReplicationCapture,
   listed: readonly ListedReplica[],
@@ -177,7 +180,10 @@ function unlistedSeedReplicas(
   return replicas;
 }
 
-/** REPLICA_COUNT against the expectation, else NO_REPLICAS for a primary without any; a note on an expected primary count other than 1. */
+/**
+ * REPLICA_COUNT against the expectation, else NO_REPLICAS for a primary without any; a note on an expected primary
+ * count other than 1.
+ */
 function checkReplicaCount(
   c: ReplicationCapture,
   ctx: AnalysisContext,

@@ -2,7 +2,8 @@
  * backup.sh and restore.sh run locally, as a pod runs them: the rendered files written into a
  * directory and run with `sh`, the binaries and the S3 endpoint in the environment, the Valkey
  * password in VALKEYCLI_AUTH / REDISCLI_AUTH only. A restored member's launch (LocalFleet.start)
- * is `sh restore.sh fetch && sh restore.sh place && exec valkey-server valkey.conf` in its own directory: when the restore
+ * is `sh restore.sh fetch && sh restore.sh place && exec valkey-server valkey.conf` in its own directory: when the
+ * restore
  * fails the server never starts, and the start-up error carries restore.sh's message. The place
  * step's report (the pod's termination message) goes to `restoreMessageFile(dir)`.
  */
@@ -67,7 +68,10 @@ export interface LocalBackupResult {
   durationMs: number;
 }
 
-/** Where backup.sh takes its targets from: a plan made here, or `plan` in the script from a live seed (as the CronJob does). */
+/**
+ * Where backup.sh takes its targets from: a plan made here, or `plan` in the script from a live seed (as the CronJob
+ * does).
+ */
 export type BackupSource =
   { plan: BackupPlan } | { seed: { mode: "cluster" | "replication"; host: string; port: number } };
 
@@ -156,7 +160,10 @@ export interface RestoredMemberOptions {
   /** The valkey.conf options besides port, dir and logfile. */
   server: Omit<LocalServerOptions, "port" | "clusterPort" | "dir" | "logfile">;
   binDir: string;
-  /** The release's peers (`host:port`) the place step asks whether the topology is already formed (RESTORE_PEERS). @default none */
+  /**
+   * The release's peers (`host:port`) the place step asks whether the topology is already formed (RESTORE_PEERS).
+   * @default none
+   */
   peers?: readonly string[];
 }
 
@@ -165,7 +172,10 @@ export function restoreMessageFile(dir: string): string {
   return join(dir, "restore-place.message");
 }
 
-/** A LocalFleet `launch`: restore.sh's two steps (the pod's two init containers), then valkey-server, in the member's own directory (its data dir). */
+/**
+ * A LocalFleet `launch`: restore.sh's two steps (the pod's two init containers), then valkey-server, in the member's
+ * own directory (its data dir).
+ */
 export function restoredMemberLaunch(o: RestoredMemberOptions): (ctx: LaunchContext) => LaunchCommand {
   return (ctx) => {
     const conf = join(ctx.dir, "valkey.conf");

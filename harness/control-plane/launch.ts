@@ -160,7 +160,10 @@ export interface ControlPlaneRun {
   log?: (line: string) => void;
 }
 
-/** etcd, then the API server (once etcd is healthy, where that can be asked), then the controller manager and the scheduler once it is ready. */
+/**
+ * etcd, then the API server (once etcd is healthy, where that can be asked), then the controller manager and the
+ * scheduler once it is ready.
+ */
 export async function launchControlPlane(s: ControlPlaneSpec, run: ControlPlaneRun): Promise<void> {
   run.spawn(etcdCommand(s));
   if (run.etcdHealthy) {

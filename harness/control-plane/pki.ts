@@ -1,7 +1,8 @@
 /**
  * The local control planes' certificates (openssl), one module for both: kube:local's (made once per
  * `up` in its state directory, which `down` removes) and the e2e tier's kwok control plane
- * (tests/e2e/support/control-plane.ts), both launched by launch.ts. A CA, the API server's serving certificate for every name it
+ * (tests/e2e/support/control-plane.ts), both launched by launch.ts. A CA, the API server's serving certificate for
+ * every name it
  * is reached by, for kube:local the API server's client certificate for kubelets, and the
  * service-account key pair; and the token kubeconfigs that trust that CA.
  */
@@ -73,7 +74,10 @@ const APISERVER_NAMES = [
   "localhost",
 ];
 
-/** A CA, the API server's serving certificate, optionally its kubelet client certificate, and the service-account key pair. */
+/**
+ * A CA, the API server's serving certificate, optionally its kubelet client certificate, and the service-account key
+ * pair.
+ */
 export function makePki(dir: string, o: PkiOptions): void {
   const days = String(o.days);
   openssl(

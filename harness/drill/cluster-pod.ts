@@ -34,7 +34,10 @@ export interface ClusterPodSpec {
   dataDir: string;
 }
 
-/** `count` members `member-<i>` on 127.0.0.<base + i>, zones round-robin, each with free ports and a data dir under `baseDir`. */
+/**
+ * `count` members `member-<i>` on 127.0.0.<base + i>, zones round-robin, each with free ports and a data dir under
+ * `baseDir`.
+ */
 export async function clusterPodSpecs(
   count: number,
   base: number,
@@ -157,7 +160,9 @@ export async function clusterMyId(p: { host: string; port: number }, password: s
   }
 }
 
-/** Per key through the slot-aware client (load.ts clusterClient); a key whose slot no node serves is left out (unknown). */
+/**
+ * Per key through the slot-aware client (load.ts clusterClient); a key whose slot no node serves is left out (unknown).
+ */
 export async function readBackCluster(
   seeds: { host: string; port: number }[],
   password: string,
@@ -173,7 +178,10 @@ export async function readBackCluster(
   }
 }
 
-/** The members a fault hits (their shards are the affected ones); `all` and `upgrade` hit every shard, so none is marked. */
+/**
+ * The members a fault hits (their shards are the affected ones); `all` and `upgrade` hit every shard, so none is
+ * marked.
+ */
 export function faultVictims<P extends { zone: string }>(
   fault: Fault,
   o: { primary: P; replica: P; lostVolume: P; pods: readonly P[] },

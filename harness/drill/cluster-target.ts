@@ -3,7 +3,8 @@
  * heal.sh and the AZ failback loop), each on its own 127.0.0.x, data dir kept across restarts;
  * formed by the AZ-aware bootstrap. A hosts file (heal.sh's VALKEY_HEAL_HOSTS_FILE) and the load
  * client's connector (load.ts resolvingConnector) stand in for pod DNS, so the `all` fault can
- * bring every member back on a NEW address. Faults: docs/drills.md. Detection: CLUSTER NODES of the survivors every 100 ms.
+ * bring every member back on a NEW address. Faults: docs/drills.md. Detection: CLUSTER NODES of the survivors every 100
+ * ms.
  */
 import { execFile } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -64,7 +65,10 @@ export interface ClusterTargetOptions extends DrillTimings {
   valkey?: ValkeyConfig;
   /** First octet-4 of the member addresses; the `all` fault moves them to base + 50. @default 140 */
   hostBase?: number;
-  /** The valkey-server the members start with (their image's; the `upgrade` fault rolls them to the current one). @default resolveBinaries()'s */
+  /**
+   * The valkey-server the members start with (their image's; the `upgrade` fault rolls them to the current one).
+   * @default resolveBinaries()'s
+   */
   serverPath?: string;
 }
 
@@ -237,7 +241,10 @@ export class ClusterTarget implements DrillTarget {
     );
   }
 
-  /** The fault, with the node ids it hits (their shards are the affected ones; `all` and `upgrade`: none marked, every shard counts). */
+  /**
+   * The fault, with the node ids it hits (their shards are the affected ones; `all` and `upgrade`: none marked, every
+   * shard counts).
+   */
   async inject(fault: Fault): Promise<FaultHandle> {
     const primaryIds = await this.primaryIds();
     const primary = this.pods.find((p) => primaryIds.has(p.nodeId)) as Pod;
@@ -296,7 +303,10 @@ export class ClusterTarget implements DrillTarget {
     return this.switchover(primary);
   }
 
-  /** SIGKILL of `victims` (watched for fail marks first), started again after `downMs` (on new addresses if `newAddress`). */
+  /**
+   * SIGKILL of `victims` (watched for fail marks first), started again after `downMs` (on new addresses if
+   * `newAddress`).
+   */
   private async killAndReturn(victims: Pod[], downMs: number, newAddress: boolean): Promise<Killed> {
     const w = this.watch(victims);
     await Promise.all(victims.map((v) => killHard(v.proc)));
@@ -344,7 +354,10 @@ export class ClusterTarget implements DrillTarget {
     };
   }
 
-  /** As a pod restarts: its preStop script (a primary hands its slots to a synced replica), then SIGTERM, then it starts again after `delayMs`. */
+  /**
+   * As a pod restarts: its preStop script (a primary hands its slots to a synced replica), then SIGTERM, then it starts
+   * again after `delayMs`.
+   */
   private async restartPod(p: Pod, delayMs: number): Promise<void> {
     const dir = dirname(p.proc?.logfile ?? "");
     await promisify(execFile)("sh", [join(dir, "prestop.sh")], {
@@ -376,7 +389,10 @@ export class ClusterTarget implements DrillTarget {
     });
   }
 
-  /** Cuts `primary` off from every other member (bus and data ports: all their traffic) for partitionHoldMs; clients still reach it. */
+  /**
+   * Cuts `primary` off from every other member (bus and data ports: all their traffic) for partitionHoldMs; clients
+   * still reach it.
+   */
   private async partition(primary: Pod, what: string): Promise<FaultHandle> {
     const cap = partitionCapability();
     if (!cap.ok) throw new Error(`partition: ${cap.reason}`);

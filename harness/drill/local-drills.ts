@@ -48,7 +48,9 @@ export function writeDrillFiles(runDir: string, results: readonly DrillResult[])
     writeFileSync(join(runDir, "raw", `drill-${r.mode}-${r.fault}.json`), `${JSON.stringify(r, null, 2)}\n`);
 }
 
-/** The local comparison's drill table for the terminal, with its timeouts, then the drills skipped ("" when none ran). */
+/**
+ * The local comparison's drill table for the terminal, with its timeouts, then the drills skipped ("" when none ran).
+ */
 export function renderLocalDrillTable(drills: readonly DrillResult[], skipped: readonly string[]): string {
   const d = LOCAL_DRILL_DEFAULTS;
   const table =

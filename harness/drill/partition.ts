@@ -244,7 +244,10 @@ export class Partition {
     else this.heal();
   }
 
-  /** Removes every rule (synchronous: also runs at exit and in a target's stop()); idempotent. Returns whether the chain is gone. */
+  /**
+   * Removes every rule (synchronous: also runs at exit and in a target's stop()); idempotent. Returns whether the chain
+   * is gone.
+   */
   heal(): boolean {
     if (this.healed) return true;
     const done = teardownCommands(this.chain).map((args) => runSync(this.iptables, args));

@@ -3,7 +3,8 @@
  * start script, 3 Sentinels, HAProxy write endpoint; harness/local/sentinel-topology.ts).
  * Faults: SIGKILL of the primary / a replica; a zone (every member and Sentinel in the zone of the
  * primary, down for `zoneDownMs`); all members; crash-restart (SIGKILL of the primary, restarted in
- * place on its data dir faster than down-after: an OOM kill under `restartPolicy: Always`); a switchover (the members' rendered preStop run by
+ * place on its data dir faster than down-after: an OOM kill under `restartPolicy: Always`); a switchover (the members'
+ * rendered preStop run by
  * sh on the primary, then the old primary's pod stops and starts again); a partition (iptables:
  * the primary cut off from the Sentinels and replicas, not from clients or HAProxy, for
  * partitionMs; partition-fault.ts). Killed members return
@@ -62,7 +63,10 @@ export interface ReplicationTargetOptions extends DrillTimings {
   zones: readonly string[];
   password: string;
   baseDir?: string;
-  /** The valkey-server members and Sentinels start with (their image's; the `upgrade` fault rolls them to the current one). @default resolveBinaries()'s */
+  /**
+   * The valkey-server members and Sentinels start with (their image's; the `upgrade` fault rolls them to the current
+   * one). @default resolveBinaries()'s
+   */
   serverPath?: string;
 }
 
@@ -201,7 +205,10 @@ export class ReplicationTarget implements DrillTarget {
     };
   }
 
-  /** `primary`, `replica`, `lost-volume`: one member SIGKILLed (lost-volume: its data dir deleted), restarted after restartDelayMs. */
+  /**
+   * `primary`, `replica`, `lost-volume`: one member SIGKILLed (lost-volume: its data dir deleted), restarted after
+   * restartDelayMs.
+   */
   private async killMember(
     fault: "primary" | "replica" | "lost-volume",
     victim: Member,

@@ -77,7 +77,9 @@ export interface DrillOptions extends DrillTimings {
   upgradeFrom?: string;
   /** How the load's clients follow a failover (client-settings.ts). @default "recommended" */
   clientSettings?: ClientSettings;
-  /** Run the valkey-py writer (the second client library, valkey-py-stream.ts) beside the ioredis streams. @default true */
+  /**
+   * Run the valkey-py writer (the second client library, valkey-py-stream.ts) beside the ioredis streams. @default true
+   */
   valkeyPy?: boolean;
 }
 
@@ -164,7 +166,8 @@ async function buildLoad(
   settings: ClientSettings,
 ): Promise<DrillLoad> {
   const prefix = `drill-${Date.now().toString(36)}`;
-  if (o.valkeyPy ?? true) valkeyPyPython(); // before any client connects: a throw later would leave their timers running
+  // Before any client connects: a throw later would leave their timers running.
+  if (o.valkeyPy ?? true) valkeyPyPython();
   const pyStreams = valkeyPyStreams(target.valkeyPyTarget?.(), {
     prefix,
     rate: o.rate,
@@ -250,7 +253,10 @@ async function awaitRecovery(
   return { after, recoveredAt };
 }
 
-/** Keeps the load running for durationMs from its start and tailMs past recovery, then stops it; returns when it stopped. */
+/**
+ * Keeps the load running for durationMs from its start and tailMs past recovery, then stops it; returns when it
+ * stopped.
+ */
 async function finishLoad(
   o: DrillOptions,
   loadStart: number,
@@ -267,7 +273,10 @@ async function finishLoad(
   return loadStop;
 }
 
-/** Every acknowledged key read back; not healed: what can be read is read, keys no node answers for are unknown, never lost. */
+/**
+ * Every acknowledged key read back; not healed: what can be read is read, keys no node answers for are unknown, never
+ * lost.
+ */
 async function readAcknowledged(
   target: DrillTarget,
   records: readonly WriteRecord[],
@@ -313,7 +322,9 @@ function partitionFiguresOf(fault: Fault, handle: FaultHandle, faultAt: number):
       };
 }
 
-/** replication: the Sentinels' events (ms from the fault) and the failover steps in them, printed; undefined elsewhere. */
+/**
+ * replication: the Sentinels' events (ms from the fault) and the failover steps in them, printed; undefined elsewhere.
+ */
 function sentinelFiguresOf(
   handle: FaultHandle,
   faultAt: number,

@@ -37,7 +37,9 @@ export function localPodEnv(password: string | undefined, server?: string): Reco
   return env;
 }
 
-/** The pod's mounted Secret, locally: `<dir>/secret/password` (0600 in a 0700 dir), written when there is a password. */
+/**
+ * The pod's mounted Secret, locally: `<dir>/secret/password` (0600 in a 0700 dir), written when there is a password.
+ */
 export function writePasswordFile(dir: string, password: string | undefined): string {
   const file = join(dir, "secret", "password");
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });

@@ -58,7 +58,10 @@ export interface SentinelTopologyOptions extends Partial<SentinelTimings> {
   baseDir?: string;
   /** First octet-4 of the member addresses (127.0.0.x); Sentinels +50, proxy +100. @default 20 */
   hostBase?: number;
-  /** The valkey-server members and Sentinels start with (their image's); `serverPath` changes it for later starts. @default resolveBinaries()'s */
+  /**
+   * The valkey-server members and Sentinels start with (their image's); `serverPath` changes it for later starts.
+   * @default resolveBinaries()'s
+   */
   serverPath?: string;
 }
 

@@ -40,13 +40,21 @@ export interface TransferLedgerOptions {
 
 /** What the local comparison's options add for data transfer (local-comparison.ts). */
 export interface LocalTransferOptions {
-  /** Where the clients are for the data transfer figures (priced at LOCAL_PRICE_REGION's inter-AZ rate). @default "spread" */
+  /**
+   * Where the clients are for the data transfer figures (priced at LOCAL_PRICE_REGION's inter-AZ rate).
+   * @default "spread"
+   */
   clientZones?: ClientZones;
 }
 
-/** One benchmark step's hooks: spread `hooks(onProgress)` into runWorkload's options, or `mix` the mix's result; then `columns` its rows. */
+/**
+ * One benchmark step's hooks: spread `hooks(onProgress)` into runWorkload's options, or `mix` the mix's result; then
+ * `columns` its rows.
+ */
 export interface TransferStep {
-  /** runWorkload's `aroundRun`, and its progress callback wrapped so a test's "done" event records that test's bytes. */
+  /**
+   * runWorkload's `aroundRun`, and its progress callback wrapped so a test's "done" event records that test's bytes.
+   */
   hooks: (inner: (e: RunProgressEvent) => void) => Pick<RunWorkloadOptions, "aroundRun" | "onProgress">;
   mix: (r: MixResult) => void;
   /** The rows with their transfer columns (null where this step measured none: a mix's per-command rows). */

@@ -128,7 +128,8 @@ describe("mix.mjs (the benchmark Job's bundled mix runner) against real local to
     const pod = job.spec.template.spec!;
     expect(pod.securityContext?.runAsUser).toBe(1000);
     expect(pod.volumes).toContainEqual({ name: "mix-runner", configMap: { name: "vbench-test-mix" } });
-    // The load generator: an init container of its image copies it into an emptyDir the Node container mounts read-only.
+    // The load generator: an init container of its image copies it into an emptyDir the Node container mounts
+    // read-only.
     expect(pod.initContainers?.map((c) => [c.name, c.image, c.command])).toEqual([
       ["loadgen", "vload:test", [LOADGEN_IMAGE_BINARY, "install", LOADGEN_MOUNT]],
     ]);

@@ -206,7 +206,8 @@ describe("open loop against closed loop, the server frozen for 1 s", () => {
         "loop-comparison-replication.json",
       ])
         expect(existsSync(join(j.runDir, "raw", f)), f).toBe(true);
-      // The closed loop paced to the same rate ran first; the report sets both side by side and charts the open loop over time.
+      // The closed loop paced to the same rate ran first; the report sets both side by side and charts the open loop
+      // over time.
       expect(j.mix.loops?.rate).toBe(500);
       expect(j.mix.loops?.closed.rps).toBeGreaterThan(0.5 * 500);
       const page = readFileSync(join(j.runDir, "report.html"), "utf8");

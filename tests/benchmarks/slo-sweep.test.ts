@@ -232,7 +232,8 @@ describe("latency-target sweep on a real valkey-server", () => {
         out,
       ]);
       expect(text.code, text.stderr).toBe(0);
-      // The per-mode table: the figure in the rps column of its topology's line; the speedup table: none (one topology).
+      // The per-mode table: the figure in the rps column of its topology's line; the speedup table: none (one
+      // topology).
       expect(text.stdout).toMatch(/^throughput at p50 ≤ 15 ms +replication +(≥ |< )?[\d,]+ \(1 run\)$/m);
       expect(text.stdout).toMatch(/^throughput at p50 ≤ 15 ms +—$/m);
     } finally {

@@ -163,7 +163,8 @@ describe("soak: a sampled series with flagged events", () => {
       .split("\n");
     expect(hlog.filter((l) => /^\d+\.\d{3},\d+\.\d{3},\d+\.\d{3},HIST/.test(l)).length).toBe(samples.length);
     expect(readFileSync(join(j.runDir, "summary.md"), "utf8")).toMatch(
-      // The evidence lists every counter that moved; aof_rewrite_in_progress comes first when a sample caught the rewrite running.
+      // The evidence lists every counter that moved; aof_rewrite_in_progress comes first when a sample caught the
+      // rewrite running.
       new RegExp(
         `## Soak events[\\s\\S]*aof-rewrite on ${primary.address.replace(/\./g, "\\.")}: [^\\n]*aof_rewrites \\d+→\\d+`,
       ),

@@ -165,7 +165,8 @@ describe("two client pods' scripts against a real server", () => {
       expect(r.requests).toBe(40_000);
       expect(r.notes).toMatch(/^2 client pods: rps summed/);
     });
-    // The results step reads every pod of the Job: waits until both (clientPods: 2) succeeded, then combines their logs.
+    // The results step reads every pod of the Job: waits until both (clientPods: 2) succeeded, then combines their
+    // logs.
     let polls = 0;
     const api: JobLogApi = {
       jobStatus: () =>

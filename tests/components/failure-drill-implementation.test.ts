@@ -414,14 +414,16 @@ describe("FailureDrill: the faults that really happen, where the API allows them
         volumeMounts: [{ name: "host-root", mountPath: "/host" }],
       });
       expect(spec["volumes"]).toEqual([{ name: "host-root", hostPath: { path: "/", type: "Directory" } }]);
-      // The primary valkey-0's uid; hold = detection 5 s + 5 s; partition: every other member and Sentinel, never a client.
+      // The primary valkey-0's uid; hold = detection 5 s + 5 s; partition: every other member and Sentinel, never a
+      // client.
       const uid0 = kube.calls.find((c) => c.startsWith("create agent"));
       expect(uid0).toMatch(
         new RegExp(`^create agent valkey-drill-${fault}-k1-agent on node-a: ${fault} uid-1 hold 10 s$`),
       );
       expect(agent!.env["PEERS"]).toBe(fault === "partition" ? "10.0.0.1 10.0.0.2 10.0.0.10 10.0.0.11 10.0.0.12" : "");
       expect(JSON.stringify(agent!.body)).not.toContain("pw-secret");
-      // Nothing deleted; the fault counted from the agent's "injected" time (3 s after its pod was asked for), recovery after its 10 s hold.
+      // Nothing deleted; the fault counted from the agent's "injected" time (3 s after its pod was asked for), recovery
+      // after its 10 s hold.
       expect(kube.calls.filter((c) => /^delete valkey-[0-9]/.test(c))).toEqual([]);
       expect(kube.faultAt).toBe(agent!.injectAt);
       expect(r.recoveryMs).toBeGreaterThanOrEqual(10_000);

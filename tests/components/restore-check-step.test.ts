@@ -64,7 +64,9 @@ afterAll(async () => {
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
-/** Restored members seen as pods vc-0.., each carrying its place step's report as restore-place's termination message. */
+/**
+ * Restored members seen as pods vc-0.., each carrying its place step's report as restore-place's termination message.
+ */
 function asPods(nodes: readonly ValkeyProcess[]): { api: StaticPodApi; deps: CheckDeps } {
   const api = new StaticPodApi(
     nodes.map((n, i) => ({
@@ -135,7 +137,8 @@ describe.skipIf(missing !== undefined)(
         } finally {
           await source.stopAll();
         }
-        // A new stack: pods 0..2 restore shards 0..2, pods 3..5 start empty; the ClusterBootstrap (restored: true) forms it.
+        // A new stack: pods 0..2 restore shards 0..2, pods 3..5 start empty; the ClusterBootstrap (restored: true)
+        // forms it.
         nodes = await fleet.startMany(6, (i) => ({
           name: `restored-${i}`,
           clusterEnabled: true,

@@ -30,7 +30,10 @@ interface FakeOptions {
   lost?: string[];
 }
 
-/** A StatefulSet controller and Valkey topology in miniature: an evicted pod comes back (new uid, new revision, new IP) two polls later. */
+/**
+ * A StatefulSet controller and Valkey topology in miniature: an evicted pod comes back (new uid, new revision, new IP)
+ * two polls later.
+ */
 class FakeRelease implements RollKubeApi {
   pods: (RollPod & { back?: number })[] = [];
   evictions: string[] = [];

@@ -51,7 +51,10 @@ afterAll(async () => fleet?.stopAll());
 const call = (n: ValkeyProcess, ...args: string[]): Promise<string> =>
   callOn(n, PW, args[0] as string, ...args.slice(1));
 
-/** SIGKILL `victim`, delete its data, start an empty server (port: same or new); waits until the others flag the old id fail. */
+/**
+ * SIGKILL `victim`, delete its data, start an empty server (port: same or new); waits until the others flag the old id
+ * fail.
+ */
 async function loseVolume(victim: ValkeyProcess, samePort: boolean): Promise<{ fresh: ValkeyProcess; oldId: string }> {
   const oldId = await call(victim, "CLUSTER", "MYID");
   victim.signal("SIGKILL");

@@ -63,7 +63,10 @@ function options(cluster: LocalCluster, keep: number, extra: Partial<ScaleInOpti
   };
 }
 
-/** Runs `during` under the drill's write load; returns the ledger's figures with every preloaded and acknowledged key read back. */
+/**
+ * Runs `during` under the drill's write load; returns the ledger's figures with every preloaded and acknowledged key
+ * read back.
+ */
 async function underLoad(cluster: LocalCluster, during: () => Promise<void>) {
   const seeds = [{ host: cluster.seed.host, port: cluster.seed.port }];
   const stream = new WriteStream({

@@ -56,7 +56,8 @@ describe("drill ledger", () => {
   });
 
   it("the fault's outage: the longest gap ending after the fault, counted from it; a stop before the fault is not the fault's", () => {
-    // Acks every 100 ms to 5 s, none until 19.5 s (a hand-over not yet followed), then every 100 ms; the fault at 19.3 s.
+    // Acks every 100 ms to 5 s, none until 19.5 s (a hand-over not yet followed), then every 100 ms; the fault at 19.3
+    // s.
     const acks = [
       ...Array.from({ length: 50 }, (_, i) => i * 100),
       ...Array.from({ length: 10 }, (_, i) => 19_500 + i * 100),
@@ -243,7 +244,8 @@ describe("two writers, per-shard outage, exact acknowledgements", () => {
   });
 
   it("the headline ledger is the no-WAIT writer's; the WAIT writer has its own; the outage is the affected shard's, the aggregate apart", () => {
-    // Shard A stops from 1 s to 4 s (t=1000); shard B writes on; the WAIT writer loses one write, the no-WAIT writer two.
+    // Shard A stops from 1 s to 4 s (t=1000); shard B writes on; the WAIT writer loses one write, the no-WAIT writer
+    // two.
     const rs: WriteRecord[] = [];
     for (let t = 0; t < 6000; t += 100) {
       rs.push(rec(shardB, t, t, 1));

@@ -1,4 +1,7 @@
-/** The drill matrix's reduction (core/drill/drill-matrix.ts): median and max per (mode, fault), each client path, the targets. */
+/**
+ * The drill matrix's reduction (core/drill/drill-matrix.ts): median and max per (mode, fault), each client path, the
+ * targets.
+ */
 import { describe, expect, it } from "vitest";
 import { matrixRows, medianMax, outageTargetMs, renderMatrix, type MatrixRun } from "../../core/drill/drill-matrix.js";
 

@@ -3,7 +3,8 @@
  * rendered start script and 3 real Sentinels (quorum 2), password set. Healthy through the
  * library and the CLI; one Sentinel killed still passes; two killed fail SENTINEL_QUORUM;
  * SENTINEL_SAME_ZONE from a zone map; SENTINEL_DISAGREE from a Sentinel re-pointed at a
- * replica; SENTINEL_REPLICA_DOWN from each Sentinel's real SENTINEL REPLICAS (and stale views of it); usage / connection errors exit 2.
+ * replica; SENTINEL_REPLICA_DOWN from each Sentinel's real SENTINEL REPLICAS (and stale views of it); usage /
+ * connection errors exit 2.
  */
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";

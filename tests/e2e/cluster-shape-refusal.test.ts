@@ -122,7 +122,8 @@ describe("cluster shape changes: refused at preview before anything changes, or 
       expect(await podNames()).toEqual(eight);
       expect(await readAll(valkeys)).toBe(KEYS);
 
-      // 2. Fewer primaries with nothing to migrate the slots first: refused by preview, and by up before the StatefulSet changes.
+      // 2. Fewer primaries with nothing to migrate the slots first: refused by preview, and by up before the
+      //    StatefulSet changes.
       await s.stack.setConfig("valkey-on-eks:checks", { value: JSON.stringify(checks(false)) });
       await setValkey(3, 1);
       await expect(s.stack.preview({ onOutput: (o) => s.log.push(o) })).rejects.toThrow(

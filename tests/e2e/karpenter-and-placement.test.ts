@@ -28,7 +28,8 @@ const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
 const ctx = useE2eContext(async (c) => {
   // Server-side apply of Karpenter's CRDs, then wait until the API server serves them.
   requireInstalled(CRD_DIR, "Karpenter's CRDs");
-  // Karpenter's own (karpenter.sh, karpenter.k8s.aws); the module's folder also has autoscaling.x-k8s.io's CapacityBuffer.
+  // Karpenter's own (karpenter.sh, karpenter.k8s.aws); the module's folder also has autoscaling.x-k8s.io's
+  // CapacityBuffer.
   for (const file of readdirSync(CRD_DIR).filter((f) => f.startsWith("karpenter.") && f.endsWith(".yaml"))) {
     const text = readFileSync(join(CRD_DIR, file), "utf8");
     const name = /^\s*name:\s*(\S+)/m.exec(text.slice(text.indexOf("metadata:")))?.[1];

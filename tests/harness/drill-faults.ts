@@ -25,7 +25,10 @@ export function startTestCluster(password: string, hostBase?: number): Promise<C
   });
 }
 
-/** A local Sentinel replication topology (1 + `replicas`) over ZONES under TIMINGS (`timings` overrides, e.g. partitionMs). */
+/**
+ * A local Sentinel replication topology (1 + `replicas`) over ZONES under TIMINGS (`timings` overrides, e.g.
+ * partitionMs).
+ */
 export function startTestReplication(
   password: string,
   replicas = 1,

@@ -19,7 +19,9 @@ import type { DrillResult } from "../../core/drill/drill-result.js";
 import type { ReplicationTarget } from "../../harness/drill/replication-target.js";
 import { expectNoWaitedWriteLost, measuredDrill, startTestCluster, startTestReplication } from "./drill-faults.js";
 
-/** The member the drill will hit (as ClusterTarget.inject picks it: the first pod in that role) and its shard's slots. */
+/**
+ * The member the drill will hit (as ClusterTarget.inject picks it: the first pod in that role) and its shard's slots.
+ */
 async function victimAndShard(
   target: ClusterTarget,
   role: "primary" | "replica",

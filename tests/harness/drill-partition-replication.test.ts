@@ -4,7 +4,8 @@
  * Sentinels and replicas by iptables while clients and HAProxy still reach it, for 15 s so that
  * the failover surely happens meanwhile (an election lost to a split vote is retried only after
  * 2 × failover-timeout); and for 1 s, shorter than detection: nothing fails over, nothing is lost.
- * Counted against ACKNOWLEDGED writes, read back after heal. The bound (bounds.ts partitionWindow): with the deployed fencing
+ * Counted against ACKNOWLEDGED writes, read back after heal. The bound (bounds.ts partitionWindow): with the deployed
+ * fencing
  * (min-replicas-to-write 1, max-lag 3 s) the old primary refuses writes within max-lag + 2 s of
  * the cut, so writes acknowledged in [cut − 4 s, cut + 5 s] may be lost, never a WAIT-confirmed one.
  */

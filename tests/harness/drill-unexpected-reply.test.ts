@@ -16,7 +16,9 @@ import { sleep } from "../../core/util/poll-until.js";
 
 const WINDOW = { fromMs: -1000, toMs: 1000, reason: "test window" };
 
-/** Runs one writer for ~800 ms against `server`, reads every key back, and computes the drill's figures and failures. */
+/**
+ * Runs one writer for ~800 ms against `server`, reads every key back, and computes the drill's figures and failures.
+ */
 async function drillAgainst(server: ValkeyProcess, writer: Writer) {
   const stream = streamName({ client: "direct", writer });
   const client = plainRedis(server.host, server.port, undefined, 1000);

@@ -32,7 +32,10 @@ type Procs = { address: string; proc: ValkeyProcess | undefined }[];
 const snapshot = (procs: Procs): Map<string, { pid?: number; startedAt?: number }> =>
   new Map(procs.map((p) => [p.address, { pid: p.proc?.pid, startedAt: p.proc?.startedAt }]));
 
-/** What every upgrade drill must show: healed, nothing acknowledged lost, every process replaced once in the roll's order, the new version everywhere. */
+/**
+ * What every upgrade drill must show: healed, nothing acknowledged lost, every process replaced once in the roll's
+ * order, the new version everywhere.
+ */
 async function expectRolled(
   r: DrillResult,
   before: ReturnType<typeof snapshot>,

@@ -13,7 +13,8 @@
  * loop) and its scaling 3 x 1 -> 4 x 1 -> 3 x 1 under load (support/scale-checks.ts) run on a second
  * release once the others have ended. Per mode, a backup to an S3-compatible server, destroy, and
  * its restore into a new stack (support/backup-checks.ts, restore-checks.ts): the replication one
- * beside the lifecycles, the cluster one beside the second release. Needs root, `install.sh` (Pulumi) and `install.sh --real-cluster`. Starts the
+ * beside the lifecycles, the cluster one beside the second release. Needs root, `install.sh` (Pulumi) and
+ * `install.sh --real-cluster`. Starts the
  * cluster when none runs.
  */
 import { describe, expect, it } from "vitest";

@@ -2,7 +2,8 @@
  * Every Kubernetes object every stack renders, validated by kubeconform in strict mode against the
  * official Kubernetes JSON schemas of EKS_VERSION (PyPI kubernetes-validate) and Karpenter's CRDs
  * (the Karpenter Go module at the chart version): the three example stacks, each in both Valkey
- * modes (the eks ones with backup on, all with restore.from set), run under Pulumi mocks; each recorded pulumi-kubernetes resource is turned back into its
+ * modes (the eks ones with backup on, all with restore.from set), run under Pulumi mocks; each recorded
+ * pulumi-kubernetes resource is turned back into its
  * manifest and all of them go through ONE kubeconform process. Helm releases are not objects of
  * this program (Helm renders the chart) and are left out, by name. Objects with a bogus field, a
  * wrong type or an unknown kind, injected into the same run, must come out invalid: the check can fail.

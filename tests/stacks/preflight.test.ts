@@ -324,7 +324,8 @@ describe("one AWS provider for the whole eks program", () => {
       if (before === undefined) delete process.env.AWS_REGION;
       else process.env.AWS_REGION = before;
     }
-    // Besides the stack's provider, only the Pricing API's (its endpoint region; stacks/cost.ts), which no resource uses.
+    // Besides the stack's provider, only the Pricing API's (its endpoint region; stacks/cost.ts), which no resource
+    // uses.
     expect(recorder.ofType("pulumi:providers:aws").map((p) => [p.name, p.inputs.region])).toEqual([
       ["aws", "us-west-2"],
       ["pricing-api", "us-east-1"],

@@ -159,7 +159,8 @@ describe("the program under mocks", () => {
       masterName: null,
     });
     // Cost columns appended; us-west-2 has no table prices and the mocks refuse the Pricing API
-    // invoke, so the cost is missing (null), never invented (tests/cost-program.test.ts: live and fallback); no transfer measured.
+    // invoke, so the cost is missing (null), never invented (tests/cost-program.test.ts: live and fallback); no
+    // transfer measured.
     const none = {
       cross_zone_bytes_per_s: null,
       transfer_usd_per_hour: null,
@@ -314,7 +315,8 @@ describe("the program under mocks", () => {
       "karpenter-valkey-node-pool",
     ]);
     for (const r of karpenterK8s) expect(r.provider, r.name).toMatch(/\$pulumi:providers:kubernetes::eks-k8s::/);
-    // What the controller needs (system nodes, Pod Identity agent, ...) is registered before Karpenter and any of its children.
+    // What the controller needs (system nodes, Pod Identity agent, ...) is registered before Karpenter and any of its
+    // children.
     const index = (name: string) => recorder.resources.findIndex((r) => r.name === name);
     const ready = ["eks-system", "eks-pod-identity-agent", "eks-ebs-csi", "eks-gp3", "eks-cluster-sg-discovery"].map(
       index,
@@ -409,7 +411,8 @@ describe("the program under mocks", () => {
       },
     });
     const out = runProgram({ stack: "byo", config, password: PASSWORD });
-    // The Job's manifest waits for the esbuild bundle (the ConfigMap's name is its hash): outside the mocks' request count.
+    // The Job's manifest waits for the esbuild bundle (the ConfigMap's name is its hash): outside the mocks' request
+    // count.
     await valueOf(out.report);
     await settle();
     const job = recorder.ofType("kubernetes:batch/v1:Job")[0];

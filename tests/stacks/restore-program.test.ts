@@ -56,7 +56,10 @@ async function program(
   return out;
 }
 
-/** The RestoreCheck's run: a child of its component, after the TopologyCheck, before the benchmark, re-run by `from` only. */
+/**
+ * The RestoreCheck's run: a child of its component, after the TopologyCheck, before the benchmark, re-run by `from`
+ * only.
+ */
 function restoreCheckRun(): RecordedResource {
   expect(recorder.get("valkey-on-eks:steps:RestoreCheck", "valkey-restore-check")).toBeDefined();
   const run = recorder.get("pulumi-nodejs:dynamic:Resource", "valkey-restore-check-run");

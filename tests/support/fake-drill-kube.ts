@@ -69,7 +69,10 @@ export interface FakeKubeOptions {
   silentLoad?: boolean;
   /** The verifier never passes after the fault. */
   neverHeals?: boolean;
-  /** Cluster: the load writes one stream per shard (`cluster-client@<slots>`), and only the shard of the primary hit stops; the report carries slot ranges. */
+  /**
+   * Cluster: the load writes one stream per shard (`cluster-client@<slots>`), and only the shard of the primary hit
+   * stops; the report carries slot ranges.
+   */
   shardStreams?: boolean;
   /** The fault agent (freeze, partition) injects this long after its pod is created. @default 3000 */
   agentStartMs?: number;
@@ -138,7 +141,9 @@ export class FakeDrillKube implements DrillKubeApi {
     };
   }
 
-  /** Pods as the API would show them now: recreated ones Pending while their node is cordoned, then Ready after readyMs. */
+  /**
+   * Pods as the API would show them now: recreated ones Pending while their node is cordoned, then Ready after readyMs.
+   */
   private view(): PodState[] {
     const now = this.o.clock.now();
     this.pods = this.pods.filter((p) => p.removeAt === undefined || p.removeAt > now);

@@ -87,7 +87,10 @@ export function karpenterInterruptionEvents(
   return events.sort((a, b) => a.kind.localeCompare(b.kind));
 }
 
-/** The Kubernetes minors Karpenter supports at `appVersion` (e.g. "1.14"), from hack/docs/compatibilitymatrix_gen/compatibility.yaml. */
+/**
+ * The Kubernetes minors Karpenter supports at `appVersion` (e.g. "1.14"), from
+ * hack/docs/compatibilitymatrix_gen/compatibility.yaml.
+ */
 export function karpenterKubernetesRange(appMinor: string, dir = karpenterModuleDir()): { min: string; max: string } {
   const file = join(dir, "hack/docs/compatibilitymatrix_gen/compatibility.yaml");
   const text = readFileSync(file, "utf8");

@@ -165,7 +165,10 @@ export function crdJsonSchemas(dir: string, definitions: string): CrdSchema[] {
     });
 }
 
-/** Writes the CRD schemas where kubeconform's `{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json` finds them. */
+/**
+ * Writes the CRD schemas where kubeconform's `{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json` finds
+ * them.
+ */
 export function writeCrdSchemas(schemas: CrdSchema[], dir: string): string {
   for (const s of schemas) {
     mkdirSync(join(dir, s.group), { recursive: true });

@@ -36,7 +36,10 @@ export function isSecretOutput(output: pulumi.Output<unknown>): Promise<boolean>
   return pulumi.isSecret(output);
 }
 
-/** The mock monitor's request methods; each answers through its callback (node_modules/@pulumi/pulumi/runtime/mocks.js MockMonitor). */
+/**
+ * The mock monitor's request methods; each answers through its callback (node_modules/@pulumi/pulumi/runtime/mocks.js
+ * MockMonitor).
+ */
 const MONITOR_REQUESTS = ["registerResource", "readResource", "registerResourceOutputs", "invoke", "call"] as const;
 type MonitorMethod = (req: unknown, cb: (err: unknown, res?: unknown) => void) => unknown;
 

@@ -77,7 +77,10 @@ async function logTailOf(api: JobLogApi, ns: string, job: string): Promise<strin
   }
 }
 
-/** Waits for the Job (all its client pods), then parses each pod's log and combines the rows; fails with the log's tail when the Job did. */
+/**
+ * Waits for the Job (all its client pods), then parses each pod's log and combines the rows; fails with the log's tail
+ * when the Job did.
+ */
 export async function collectJobResults(
   api: JobLogApi,
   i: BenchmarkResultsInputs,

@@ -36,9 +36,15 @@ const drillFields = {
   timeoutS: setting(wholeNumber(1).default(600)),
   /** The load pod's image (a Node ≥ 22 image). */
   image: rerun(nonEmptyString()),
-  /** freeze, partition: the privileged fault agent's image (sh, GNU date, nsenter, kill: the release's Valkey image). @default image */
+  /**
+   * freeze, partition: the privileged fault agent's image (sh, GNU date, nsenter, kill: the release's Valkey image).
+   * @default image
+   */
   agentImage: rerun(nonEmptyString().optional()),
-  /** Where the load writes: cluster, the client Service; replication, the write Service (HAProxy), plus the Sentinel Service. */
+  /**
+   * Where the load writes: cluster, the client Service; replication, the write Service (HAProxy), plus the Sentinel
+   * Service.
+   */
   loadTarget: rerun(
     z.object(
       {

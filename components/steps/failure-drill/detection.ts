@@ -41,7 +41,10 @@ export function failedHosts(clusterNodes: string): string[] {
     .map((f) => (f[1] ?? "").split("@")[0]!.replace(/:\d+$/, ""));
 }
 
-/** Replication: every event of every Sentinel client (already connected and authenticated), named by `pod`; detection is the first `+sdown` of a deleted pod. */
+/**
+ * Replication: every event of every Sentinel client (already connected and authenticated), named by `pod`; detection is
+ * the first `+sdown` of a deleted pod.
+ */
 export async function watchSentinels(
   clients: readonly { pod: string; client: Redis }[],
   now: () => number = Date.now,

@@ -7,7 +7,8 @@
  * What it needs: the namespace must admit privileged pods with hostPID (Pod Security Admission
  * `privileged`, or no enforcement), the image must have sh, GNU date, nsenter (util-linux) and
  * kill (the Debian-based Valkey image does), and for partition the node itself must have
- * `iptables` (EKS nodes do: kube-proxy uses it), run from the node's root mounted at /host. The drill's identity must be allowed to create
+ * `iptables` (EKS nodes do: kube-proxy uses it), run from the node's root mounted at /host. The drill's identity must
+ * be allowed to create
  * pods and read their logs. Listing `freeze` or `partition` in `drills.faults` is the opt-in.
  */
 import { AGENT_INJECTED, AGENT_RESTORED, faultAgentScript, HOST_ROOT } from "../../../pod/fault-agent-script.js";
@@ -15,7 +16,9 @@ import type { DrillKubeApi, DrillPod } from "./kube-api.js";
 
 export const FAULT_AGENT_LABEL = "valkey-on-eks/drill-agent";
 export const FAULT_AGENT_CONTAINER = "fault";
-/** How long the agent may take to be scheduled, started and to inject (its image is the release's, already on the node). */
+/**
+ * How long the agent may take to be scheduled, started and to inject (its image is the release's, already on the node).
+ */
 export const AGENT_START_PATIENCE_MS = 120_000;
 /** How long the undo may take once the agent is asked to stop (SIGTERM). */
 export const AGENT_UNDO_PATIENCE_MS = 20_000;

@@ -64,7 +64,10 @@ export interface InjectedFault {
   /** Zone fault: the zone and its cordoned nodes. */
   zone?: string;
   cordoned: string[];
-  /** Uncordons what was cordoned (zone fault), stops the fault agent (freeze, partition); a no-op otherwise. Safe to call twice. */
+  /**
+   * Uncordons what was cordoned (zone fault), stops the fault agent (freeze, partition); a no-op otherwise. Safe to
+   * call twice.
+   */
   restore: () => Promise<void>;
   /** freeze, partition: when the fault took effect (the agent's clock), later than the call that asked for it. */
   at?: number;
@@ -189,7 +192,9 @@ async function losePrimaryVolume(x: Injection): Promise<InjectedFault> {
   };
 }
 
-/** freeze, partition: the fault agent on the primary's node holds the primary (SIGSTOP, or iptables DROP to its peers). */
+/**
+ * freeze, partition: the fault agent on the primary's node holds the primary (SIGSTOP, or iptables DROP to its peers).
+ */
 async function holdPrimary(x: Injection, fault: "freeze" | "partition"): Promise<InjectedFault> {
   const { t } = x;
   const pod = primaryPod(x);
@@ -251,7 +256,9 @@ async function deleteAllMembers(x: Injection): Promise<InjectedFault> {
   };
 }
 
-/** zone: the primary's zone cordoned and its member and Sentinel pods deleted (grace 0); uncordoned after `zoneDownS`. */
+/**
+ * zone: the primary's zone cordoned and its member and Sentinel pods deleted (grace 0); uncordoned after `zoneDownS`.
+ */
 async function zoneDown(x: Injection): Promise<InjectedFault> {
   const { api, t } = x;
   const zone = x.shard?.primary.zone ?? undefined;
@@ -312,7 +319,10 @@ export async function injectFault(
   return zoneDown(x);
 }
 
-/** Why the deleted pods do not count as back yet; undefined once each runs again (new uid, Ready, not Terminating) and each restarted container has restarted. */
+/**
+ * Why the deleted pods do not count as back yet; undefined once each runs again (new uid, Ready, not Terminating) and
+ * each restarted container has restarted.
+ */
 export function notBackYet(
   deleted: readonly { name: string; uid: string }[],
   now: readonly DrillPod[],

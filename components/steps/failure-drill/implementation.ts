@@ -14,7 +14,8 @@
  * Lost writes do not fail `pulumi up`: the row says `ok: false` (a finding, shown) when a
  * WAIT-confirmed write was lost or acknowledged loss exceeds the fault's promised bound
  * (bounds.ts, from the primary's CONFIG GET before the fault).
- * Clocks: the fault time is this process's clock (freeze, partition: the agent's, on the victim's node), the write times the load pod's (see CLOCK_NOTE).
+ * Clocks: the fault time is this process's clock (freeze, partition: the agent's, on the victim's node), the write
+ * times the load pod's (see CLOCK_NOTE).
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -203,7 +204,10 @@ export function deployedLossBound(
   return { ...w, reason: `${w.reason}; ${where} (the kubelet kills after it returns)` };
 }
 
-/** Cluster: the shards (labelled by their slot ranges, as the load's streams are) whose primary the fault deleted, restarted or held. */
+/**
+ * Cluster: the shards (labelled by their slot ranges, as the load's streams are) whose primary the fault deleted,
+ * restarted or held.
+ */
 export function affectedShards(
   healthy: TopologyCheckReport,
   members: readonly DrillPod[],
@@ -284,7 +288,9 @@ async function loadPodWriting(run: DrillRun): Promise<string> {
   return podName;
 }
 
-/** The detection watch of a drill: absent when the fault's detection is unobservable, or when it could not start (why). */
+/**
+ * The detection watch of a drill: absent when the fault's detection is unobservable, or when it could not start (why).
+ */
 interface DetectionWatching {
   watch: DetectionWatch | undefined;
   unobservable: string | undefined;

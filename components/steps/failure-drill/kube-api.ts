@@ -3,8 +3,10 @@
  * runs against a fake in tests and against the API server in `pulumi up` (and under kwok in the
  * e2e suite). Standard API operations only: list / delete pods, list nodes and patch
  * `spec.unschedulable` (cordon), create / delete ConfigMaps and Jobs, read a Job and a pod's log,
- * evict a pod (switchover: `pods/eviction` create), delete a PersistentVolumeClaim (lost-volume), exec a command in a member's container
- * (crash-restart: `pods/exec` create) and create a privileged pod on a node (freeze, partition: fault-agent.ts), authorized like
+ * evict a pod (switchover: `pods/eviction` create), delete a PersistentVolumeClaim (lost-volume), exec a command in a
+ * member's container
+ * (crash-restart: `pods/exec` create) and create a privileged pod on a node (freeze, partition: fault-agent.ts),
+ * authorized like
  * the rest by the identity running `pulumi up`.
  */
 import type { CoreV1Api, Exec, KubeConfig, V1Pod } from "@kubernetes/client-node";
@@ -58,7 +60,9 @@ export interface DrillKubeApi {
   deletePvc(namespace: string, name: string): Promise<void>;
   /** Creates a pod from its manifest (the freeze/partition fault agent, fault-agent.ts). */
   createPod(namespace: string, body: Record<string, unknown>): Promise<void>;
-  /** Runs `command` (argv, no shell unless given) in a pod's container; resolves when it ends, its exit status ignored. */
+  /**
+   * Runs `command` (argv, no shell unless given) in a pod's container; resolves when it ends, its exit status ignored.
+   */
   exec(namespace: string, pod: string, container: string, command: string[]): Promise<void>;
 }
 

@@ -1,4 +1,6 @@
-/** What a FailureDrill reports and what it needs from the outside world (tests pass fakes; real-deps.ts the real ones). */
+/**
+ * What a FailureDrill reports and what it needs from the outside world (tests pass fakes; real-deps.ts the real ones).
+ */
 import type { DurabilityConfig } from "../../../core/drill/bounds.js";
 import type { DrillOutcome } from "../../../core/drill/ledger.js";
 import type { FailoverSteps, SentinelEventRow } from "../../../core/drill/sentinel-events.js";
@@ -6,7 +8,9 @@ import type { TopologyCheckReport } from "../../../core/verify/check-report.js";
 import type { DetectionWatch } from "./detection.js";
 import type { DrillKubeApi, DrillPod } from "./kube-api.js";
 
-/** One drill's figures: the local DrillResult's (the same loadFigures), minus the timeline, plus where they came from. */
+/**
+ * One drill's figures: the local DrillResult's (the same loadFigures), minus the timeline, plus where they came from.
+ */
 export interface DeployedDrill extends DrillOutcome {
   timings: { failureDetectionMs: number; zoneDownMs: number };
   /** The primary's settings the loss bound was computed from. */
@@ -17,7 +21,10 @@ export interface DeployedDrill extends DrillOutcome {
   loadPod: string;
   /** The pods the fault deleted or evicted, by name and UID (the UID finds their events, e.g. FailedPreStopHook). */
   deletedPods: Array<{ name: string; uid: string }>;
-  /** Replication: every event the Sentinels published from the fault on (ms from the fault, the Sentinel's pod), received through the connector. */
+  /**
+   * Replication: every event the Sentinels published from the fault on (ms from the fault, the Sentinel's pod),
+   * received through the connector.
+   */
   sentinelEvents?: SentinelEventRow[];
   /** Replication: when the Sentinels reported each failover step first (from sentinelEvents). */
   failoverSteps?: FailoverSteps;

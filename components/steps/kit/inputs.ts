@@ -37,7 +37,10 @@ export const setting = <S extends z.ZodType>(schema: S): Field<S> => ({ role: "s
 export const secret = <S extends z.ZodType>(schema: S): Field<S> => ({ role: "secret", schema });
 /** The same field with another role (a step that reads a shared field differently). */
 export const withRole = <S extends z.ZodType>(f: Field<S>, role: FieldRole): Field<S> => ({ role, schema: f.schema });
-/** The same fields with every `rerun` one read as a `setting` (secrets stay secret): for a step that only a key of its own re-runs. */
+/**
+ * The same fields with every `rerun` one read as a `setting` (secrets stay secret): for a step that only a key of its
+ * own re-runs.
+ */
 export const asSettings = <F extends Fields>(fields: F): { [K in keyof F]: Field<F[K]["schema"]> } =>
   Object.fromEntries(Object.entries(fields).map(([k, f]) => [k, f.role === "rerun" ? withRole(f, "setting") : f])) as {
     [K in keyof F]: Field<F[K]["schema"]>;

@@ -1,6 +1,7 @@
 /**
  * How the steps reach a Valkey release on Kubernetes from their shared inputs (kube-target.ts):
- * the PodApi and connector built from them, the usable pods, and the `connectorFor` factory (`direct` = the core's DirectConnector on pod IPs,
+ * the PodApi and connector built from them, the usable pods, and the `connectorFor` factory (`direct` = the core's
+ * DirectConnector on pod IPs,
  * `port-forward` = PortForwardConnector through the API server).
  */
 import type { Connector } from "../../../core/topology/connector.js";

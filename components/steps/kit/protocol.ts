@@ -75,7 +75,10 @@ export interface DynamicImplModule<D = never> {
   create: (inputs: Props, deps?: D) => Promise<{ id: string; outs: Props }>;
   diff: (id: string, olds: Props, news: Props) => DiffResult;
   update: (id: string, olds: Props, news: Props, deps?: D) => Promise<{ outs: Props }>;
-  /** What `pulumi destroy` undoes; called only when the provider was made with `{ undoes: true }` (ts-module-provider.ts). */
+  /**
+   * What `pulumi destroy` undoes; called only when the provider was made with `{ undoes: true }`
+   * (ts-module-provider.ts).
+   */
   destroy?: (id: string, props: Props) => Promise<unknown>;
 }
 

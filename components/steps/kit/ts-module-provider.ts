@@ -27,7 +27,9 @@ type Props = Record<string, unknown>;
 /** The project root, as this file sees it (components/steps/kit/ → ../../..). */
 export const PROJECT_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
-/** Environment variable naming the project root when neither the working directory nor the provider host is inside it. */
+/**
+ * Environment variable naming the project root when neither the working directory nor the provider host is inside it.
+ */
 export const PROJECT_ROOT_ENV = "VALKEY_ON_EKS_ROOT";
 
 /** `modulePath` (absolute) relative to the project root, with `/` separators: what the provider serializes. */

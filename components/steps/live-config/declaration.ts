@@ -13,7 +13,10 @@ export const liveConfigStep = declareStep({
   type: "LiveConfig",
   fields: {
     ...kubeTargetFields,
-    /** The members' LIVE valkey.conf directives and their values as CONFIG SET takes them (quotes removed); a RESTART or unknown key is refused at preview. */
+    /**
+     * The members' LIVE valkey.conf directives and their values as CONFIG SET takes them (quotes removed); a RESTART or
+     * unknown key is refused at preview.
+     */
     directives: rerun(
       z.record(nonEmptyString(), z.string({ error: "each value must be a string" }), {
         error: "must be an object of directive → value",
@@ -21,7 +24,10 @@ export const liveConfigStep = declareStep({
     ),
   },
   outputs: {
-    /** The directives set and confirmed (CONFIG GET) on every member, sorted; empty when the step was created (the members started from the file). */
+    /**
+     * The directives set and confirmed (CONFIG GET) on every member, sorted; empty when the step was created (the
+     * members started from the file).
+     */
     keys: output<string[]>(),
     /** The member pods they were set on; empty when the step was created. */
     pods: output<string[]>(),

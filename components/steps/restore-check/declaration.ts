@@ -17,7 +17,9 @@ export const restoreCheckStep = declareStep({
     from: rerun(nonEmptyString()),
   },
   outputs: {
-    /** The backup id and, per shard, its slots, the manifest's keys and expires, DBSIZE on its primary and the primary. */
+    /**
+     * The backup id and, per shard, its slots, the manifest's keys and expires, DBSIZE on its primary and the primary.
+     */
     report: output<RestoreCheckReport>(),
   },
 });

@@ -13,7 +13,10 @@ export const rollStep = declareStep({
   type: "RollingRestart",
   fields: {
     ...verifierFields,
-    /** The StatefulSets whose pods it restarts (updateStrategy OnDelete): the members, and the Sentinels in replication mode. */
+    /**
+     * The StatefulSets whose pods it restarts (updateStrategy OnDelete): the members, and the Sentinels in replication
+     * mode.
+     */
     statefulSets: rerun(
       z
         .array(nonEmptyString(), { error: "must be a list of StatefulSet names" })
@@ -21,7 +24,10 @@ export const rollStep = declareStep({
     ),
     /** Hash of those StatefulSets' pod templates (components/valkey/rollout.ts): a new value is a roll. */
     templateHash: rerun(nonEmptyString()),
-    /** Longest wait for one step: a pod evicted (its PodDisruptionBudget may refuse for a while), back at the new revision and Ready, and the verifier passing again. @default 600 */
+    /**
+     * Longest wait for one step: a pod evicted (its PodDisruptionBudget may refuse for a while), back at the new
+     * revision and Ready, and the verifier passing again. @default 600
+     */
     stepTimeoutS: setting(wholeNumber(1).default(600)),
     /**
      * Replication mode: the HAProxy pods (label selector) and their status port. Between steps the
@@ -41,7 +47,10 @@ export const rollStep = declareStep({
     pollMs: setting(wholeNumber(1).default(2000)),
   },
   outputs: {
-    /** Each step of the last roll (restart a Sentinel / a replica / a primary, or a CLUSTER FAILOVER) with its start and duration; empty when nothing needed a restart. */
+    /**
+     * Each step of the last roll (restart a Sentinel / a replica / a primary, or a CLUSTER FAILOVER) with its start and
+     * duration; empty when nothing needed a restart.
+     */
     steps: output<RollStepTiming[]>(),
     /** The pods restarted, in order. */
     restartedPods: output<string[]>(),

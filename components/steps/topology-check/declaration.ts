@@ -61,7 +61,9 @@ export const checkStep = declareStep({
     runId: rerun(nonEmptyString().optional()),
   },
   outputs: {
-    /** The passing report, JSON-safe: ok, mode, failures, shards with zones, slot ranges and keys, primaries per zone. */
+    /**
+     * The passing report, JSON-safe: ok, mode, failures, shards with zones, slot ranges and keys, primaries per zone.
+     */
     report: output<TopologyCheckReport>(),
     /** The readable table (formatTopologyReport). */
     table: output<string>(),

@@ -90,7 +90,10 @@ export interface KubernetesVerifier {
   close: () => Promise<void>;
 }
 
-/** Discovers the members (and Sentinels), and builds the core's verifier through the chosen connector with zones from the nodes. */
+/**
+ * Discovers the members (and Sentinels), and builds the core's verifier through the chosen connector with zones from
+ * the nodes.
+ */
 export async function kubernetesVerifier(i: VerifierInputs, deps: CheckDeps): Promise<KubernetesVerifier> {
   const pods = await usablePods(i, deps);
   const s = i.mode === "replication" ? i.sentinel : undefined;

@@ -1,7 +1,8 @@
 /**
  * VolumeRelease, declared once (see ../kit/step.ts): how the delete reaches the API server,
  * whose PVCs it deletes (namespace + label selector), and how long it waits for their volumes;
- * no outputs but the recorded inputs. Nothing here re-runs anything on `up` (the resource does nothing then); a change of
+ * no outputs but the recorded inputs. Nothing here re-runs anything on `up` (the resource does nothing then); a change
+ * of
  * namespace/selector/context is recorded by an update, so the delete acts on the latest ones.
  */
 import { nonEmptyString, rerun, setting, wholeNumber } from "../kit/inputs.js";

@@ -28,7 +28,8 @@ export function standInForBenchmarkJobs(core: k8s.CoreV1Api, plane: ControlPlane
   const bin = mkdtempSync(join(tmpdir(), "vbench-e2e-bench-bin-"));
   symlinkSync(resolveBinaries().benchmark.path, join(bin, "valkey-benchmark"));
   const pods = standInForJobPods(core, plane, namespace, {
-    // Every Job pod but the failure drill's load (no kwok test runs drills: tests/pods/byo-stack.test.ts does, on real pods).
+    // Every Job pod but the failure drill's load (no kwok test runs drills: tests/pods/byo-stack.test.ts does, on real
+    // pods).
     labelSelector: "job-name,!valkey-on-eks/drill-load",
     container: "benchmark",
     logFile: plane.benchmarkLogFile,

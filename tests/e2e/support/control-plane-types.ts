@@ -27,7 +27,9 @@ export function requireControlPlaneToolchain(): void {
 export interface ControlPlaneOptions {
   /** Zones of the three Valkey-pool nodes. @default us-west-2a/b/c */
   zones?: readonly string[];
-  /** A /16 inside 127.0.0.0/8: node i (0-based, system node last) gets pod CIDR x.y.(i+1).0/24. @default 127.64.0.0/16 */
+  /**
+   * A /16 inside 127.0.0.0/8: node i (0-based, system node last) gets pod CIDR x.y.(i+1).0/24. @default 127.64.0.0/16
+   */
   podCidr?: string;
   /** Further StorageClass names (non-default, Immediate) whose PVCs kwok provisions too. */
   extraStorageClasses?: readonly string[];

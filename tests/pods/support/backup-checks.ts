@@ -44,7 +44,9 @@ export const BACKUP_MODES = {
   replication: { ns: "valkey-backup-repl-pods", port: 5057, release: "valkey", writer: "valkey-0", cli: "valkey-cli" },
 } as const;
 
-/** The whole check (tests/pods/byo-stack.test.ts runs it beside the two lifecycles); needs the S3 tools of .ci/setup. */
+/**
+ * The whole check (tests/pods/byo-stack.test.ts runs it beside the two lifecycles); needs the S3 tools of .ci/setup.
+ */
 export async function expectBackupOnRealPods(ctx: PodsContext, mode: "cluster" | "replication"): Promise<void> {
   const m = BACKUP_MODES[mode];
   const NS = m.ns;

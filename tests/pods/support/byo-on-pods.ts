@@ -91,7 +91,10 @@ async function deleteLeftoverNamespaces(api: Api): Promise<void> {
   }
 }
 
-/** The byo stack's config of `mode` on the cluster: the local images, small pods on local-path volumes, checks through port-forward. */
+/**
+ * The byo stack's config of `mode` on the cluster: the local images, small pods on local-path volumes, checks through
+ * port-forward.
+ */
 export function podsStackConfig(
   cluster: ClusterStatus,
   mode: "cluster" | "replication",

@@ -163,7 +163,10 @@ export async function expectDrills(
   for (const p of now) expect(all.faultDescription).toContain(`${p.metadata.name}`);
 }
 
-/** Rows of the held faults (freeze, partition) on real pods: the agent held the fault, a replica took over, the old primary rejoined. */
+/**
+ * Rows of the held faults (freeze, partition) on real pods: the agent held the fault, a replica took over, the old
+ * primary rejoined.
+ */
 export function expectHeldFaults(
   mode: "cluster" | "replication",
   report: { drills: DrillRow[] | null; drillsCsv: string | null },

@@ -1,6 +1,7 @@
 /**
  * The deployed benchmark Job running a mix on real pods (tests/pods/byo-stack.test.ts runs it after
- * the replication lifecycle's live config change, and on cluster mode's second release): `benchmark.mix` get:80,set:20 with the reads on the
+ * the replication lifecycle's live config change, and on cluster mode's second release): `benchmark.mix` get:80,set:20
+ * with the reads on the
  * replicas (`benchmark.reads`), in the local `node` image (`benchmark.mixImage`), drills off;
  * cluster mode open loop at a fixed rate (the paced closed loop runs first beside it), replication
  * mode a short soak (`benchmark.soak`, closed loop). One `pulumi up` replaces the Job;

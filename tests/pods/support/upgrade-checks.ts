@@ -1,7 +1,8 @@
 /**
  * A rolling upgrade on real pods, under a write load (tests/pods/byo-stack.test.ts runs it after
  * the first `up` of each mode, whose pods run the `valkey-previous` image): the stack's
- * `valkey.image` is changed to the `valkey` image (benchmark and drills off) and `pulumi up` runs while the FailureDrill's own
+ * `valkey.image` is changed to the `valkey` image (benchmark and drills off) and `pulumi up` runs while the
+ * FailureDrill's own
  * load Job (the same builder and bundle, a real pod on the node without Valkey) writes through
  * the release's endpoints. Then:
  *  - every member and Sentinel pod is new, runs the new image, and was started in the order the
@@ -31,7 +32,10 @@ import {
 
 export type { DrillInputs, UpgradeContext } from "./write-load.js";
 
-/** Returns the release inputs it read from the drills step (the upgrade `up` switches the drills off: later checks reuse them). */
+/**
+ * Returns the release inputs it read from the drills step (the upgrade `up` switches the drills off: later checks reuse
+ * them).
+ */
 export async function expectUpgradeUnderLoad(c: UpgradeContext): Promise<DrillInputs> {
   const { api, cluster, NS, mode } = c;
   const newImage = cluster.images.valkey as string;

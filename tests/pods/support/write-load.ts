@@ -97,7 +97,10 @@ export async function verified<T>(vi: VerifierInputs, use: (v: KubernetesVerifie
   }
 }
 
-/** Sets the stack's config keys (JSON values), switching the benchmark and the drills off so that the next `up` is the change alone. */
+/**
+ * Sets the stack's config keys (JSON values), switching the benchmark and the drills off so that the next `up` is the
+ * change alone.
+ */
 export async function setChangeAlone(s: E2eStack, config: Record<string, unknown>): Promise<void> {
   const all = await s.stack.getAllConfig();
   const off = (key: string) => ({
