@@ -8,6 +8,7 @@
  *   vbench sweep --shards 1,2,4 [--pin] [workload flags]       shard-scaling sweep on this machine
  *   vbench bench --target HOST:PORT [--cluster] [flags]        the same pipeline against an existing endpoint
  *   vbench drill --mode cluster|replication --fault F [flags]  failure drill on a local topology
+ *   vbench stack-sweep --stack NAME --shards 3,6,9 [--keep]    shard-scaling sweep of a deployed stack
  *
  * Exit codes: 0 ok, 1 the thing checked is wrong, 2 usage or connection error. With `--json` an
  * error is also printed as JSON on stdout: `{ "ok": false, "error": { "code", "message", "exitCode" } }`
@@ -19,6 +20,7 @@ import { registerConfigCommand } from "./config-command.js";
 import { registerDrillCommand } from "./drill-command.js";
 import { registerLocalCommand } from "./local-command.js";
 import { registerReportCommand } from "./report-command.js";
+import { registerStackSweepCommand } from "./stack-sweep-command.js";
 import { registerSweepCommand } from "./sweep-command.js";
 import { registerVerifyCommand } from "./verify-command.js";
 import { CliError, type CliErrorCode } from "./errors.js";
@@ -37,6 +39,7 @@ export function buildProgram(): Command {
   registerSweepCommand(program);
   registerBenchCommand(program);
   registerDrillCommand(program);
+  registerStackSweepCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

@@ -1,6 +1,6 @@
 /**
- * The deployed sweep's pure parts (apps/stack-sweep/stack-sweep-plan.ts) and its failure path
- * (apps/stack-sweep/stack-sweep.ts with a recording Automation API stack): shard lists, refusals before
+ * The deployed sweep's pure parts (apps/vbench/stack-sweep-plan.ts) and its failure path
+ * (apps/vbench/stack-sweep.ts with a recording Automation API stack): shard lists, refusals before
  * anything changes, the config edits of a step and their undo, the shape check of a step's
  * report, rows from a report, and a failed step still destroying and putting the config back.
  * The success path under the real engine is tests/e2e/stack-sweep.test.ts.
@@ -19,9 +19,9 @@ import {
   sweepRowsOf,
   SweepRefused,
   type RawConfig,
-} from "../../apps/stack-sweep/stack-sweep-plan.js";
-import { deployedShape, runStackSweep, type SweepStack } from "../../apps/stack-sweep/stack-sweep.js";
-import { selectFailure, sweepMain } from "../../apps/stack-sweep/sweep-cli.js";
+} from "../../apps/vbench/stack-sweep-plan.js";
+import { deployedShape, runStackSweep, type SweepStack } from "../../apps/vbench/stack-sweep.js";
+import { selectFailure, sweepMain } from "../../apps/vbench/stack-sweep-command.js";
 import { resultRow } from "../support/result-rows.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "vbench-stack-sweep-"));

@@ -1,5 +1,5 @@
 /**
- * The deployed shard-scaling sweep (apps/stack-sweep/stack-sweep.ts) under the real Pulumi engine against a
+ * The deployed shard-scaling sweep (apps/vbench/stack-sweep.ts) under the real Pulumi engine against a
  * real kube-apiserver with kwok nodes: real valkey-server processes on the pod IPs
  * (support/pod-valkeys.ts), the ClusterBootstrap and topology checks for real (`direct`
  * connector), and the benchmark Job's script run for real with a real benchmark client in
@@ -21,7 +21,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { checkReportInBrowser, findChromium } from "../../benchmarks/report/browser-check.js";
 import { parseSweepCsv, type SweepRow } from "../../benchmarks/sweep/sweep-csv.js";
-import { runStackSweep } from "../../apps/stack-sweep/stack-sweep.js";
+import { runStackSweep } from "../../apps/vbench/stack-sweep.js";
 import { pollInBackground } from "../support/background-poll.js";
 import { eventually } from "../support/processes.js";
 import { standInForBenchmarkJobs } from "./support/benchmark-pods.js";

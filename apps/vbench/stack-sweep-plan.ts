@@ -1,5 +1,5 @@
 /**
- * The shard-scaling sweep of a deployed stack, pure parts (apps/stack-sweep/stack-sweep.ts drives them
+ * The shard-scaling sweep of a deployed stack, pure parts (apps/vbench/stack-sweep.ts drives them
  * through the Automation API): which shard counts, whether this stack can be swept at all, the
  * config edits of each step and how to undo them, whether a step's stack report shows the shape
  * the step asked for, and the sweep rows a step's benchmark rows become.

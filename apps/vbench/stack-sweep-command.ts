@@ -1,10 +1,11 @@
 /**
- * `npm run --silent sweep:stack -- --stack <name> --shards 3,6,9 [--keep] [--json] [--output DIR]`:
- * the shard-scaling sweep against a deployed stack (apps/stack-sweep/stack-sweep.ts), one `up` per shard
- * count, then `destroy` unless --keep.
+ * `vbench stack-sweep --stack <name> --shards 3,6,9 [--keep] [--json] [--output DIR]` (also
+ * `npm run --silent sweep:stack -- …`): the shard-scaling sweep against a deployed stack
+ * (stack-sweep.ts), one `up` per shard count, then `destroy` unless --keep. Pulumi's Automation API
+ * and the program are loaded only when this command runs, not by every vbench command.
  *
- * Why here and inline: the sweep drives this project's program, so it lives beside it (nothing in
- * benchmarks/ imports stacks/), and it runs that program inline (`LocalWorkspace.selectStack` with
+ * Why in apps/ and inline: the sweep drives this project's program, so it sits above stacks/ (no
+ * layer below imports the program), and it runs that program inline (`LocalWorkspace.selectStack` with
  * `program: main` from stacks/index.ts) in this Node process, the same tsx loader and code as the
  * CLI's `pulumi up` runs, but without the Node language host or a second `npm install`, and with a
  * program error surfacing here as an exception. The workspace is the repository (Pulumi.yaml and
@@ -19,12 +20,10 @@
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, CommanderError } from "commander";
-import { LocalWorkspace } from "@pulumi/pulumi/automation/index.js";
-import { renderSweepTable } from "../vbench/sweep-command.js";
+import { renderSweepTable } from "./sweep-command.js";
 import { onTerminatingSignal } from "../../core/util/process-reaper.js";
-import main from "../../stacks/index.js";
 import { parseStackShards, SweepRefused } from "./stack-sweep-plan.js";
-import { runStackSweep, type SweepStack } from "./stack-sweep.js";
+import type { SweepStack } from "./stack-sweep.js";
 
 const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -38,6 +37,8 @@ interface Flags {
 
 /** Selects the user's stack in this repository with the program inline. */
 export async function selectProjectStack(name: string): Promise<SweepStack> {
+  const { LocalWorkspace } = await import("@pulumi/pulumi/automation/index.js");
+  const { default: main } = await import("../../stacks/index.js");
   try {
     return await LocalWorkspace.selectStack(
       { stackName: name, projectName: "valkey-on-eks", program: main },
@@ -56,11 +57,9 @@ export function selectFailure(message: string): string {
   return reason?.trim().replace(/^error: /, "") ?? message.split("\n")[0] ?? "unknown error";
 }
 
-export async function sweepMain(
-  argv: string[],
-  select: (name: string) => Promise<SweepStack> = selectProjectStack,
-): Promise<number> {
-  const program = new Command("sweep:stack")
+/** The command's description and flags, declared once: `vbench stack-sweep` and sweepMain both take them. */
+function withStackSweepOptions(command: Command): Command {
+  return command
     .description(
       "shard-scaling sweep of a deployed cluster-mode stack: one `up` per shard count (scale-up only), benchmark, then destroy unless --keep",
     )
@@ -71,7 +70,22 @@ export async function sweepMain(
     )
     .option("--keep", "leave the stack up at the last step (its config keeps that shape) instead of destroying it")
     .option("--output <dir>", "results root (the run writes <dir>/<timestamp>/)", "results")
-    .option("--json", "print the rows and paths as JSON on stdout")
+    .option("--json", "print the rows and paths as JSON on stdout");
+}
+
+/** `vbench stack-sweep`. */
+export function registerStackSweepCommand(program: Command): void {
+  withStackSweepOptions(program.command("stack-sweep")).action(async (flags: Flags) => {
+    process.exitCode = await runStackSweepCommand(flags);
+  });
+}
+
+/** The command on its own argv (tests pass a `select` that hands back a stand-in stack). */
+export async function sweepMain(
+  argv: string[],
+  select: (name: string) => Promise<SweepStack> = selectProjectStack,
+): Promise<number> {
+  const program = withStackSweepOptions(new Command("vbench stack-sweep"))
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   let flags: Flags;
@@ -81,6 +95,13 @@ export async function sweepMain(
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
     throw err;
   }
+  return runStackSweepCommand(flags, select);
+}
+
+async function runStackSweepCommand(
+  flags: Flags,
+  select: (name: string) => Promise<SweepStack> = selectProjectStack,
+): Promise<number> {
   const log = (line: string) => {
     if (!flags.json) process.stderr.write(`${line}\n`);
   };
@@ -92,6 +113,7 @@ export async function sweepMain(
   try {
     const shards = parseStackShards(flags.shards);
     const stack = await select(flags.stack);
+    const { runStackSweep } = await import("./stack-sweep.js");
     const result = await runStackSweep({
       stack,
       shards,
@@ -124,8 +146,4 @@ export async function sweepMain(
   } finally {
     unhook();
   }
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) {
-  process.exit(await sweepMain(process.argv.slice(2)));
 }

@@ -7,19 +7,19 @@
  * `run.json` and `report.html` (benchmarks/report/) under `<outputDir>/<timestamp>/`, each
  * step's report under `raw/`; then `destroy` and the two config keys put back, unless `keep`.
  *
- * The stack is any Automation API stack (apps/stack-sweep/sweep-cli.ts selects the project's own with the
+ * The stack is any Automation API stack (apps/vbench/stack-sweep-command.ts selects the project's own with the
  * real program inline; the e2e test passes one on its local control plane). Pure parts:
- * apps/stack-sweep/stack-sweep-plan.ts.
+ * apps/vbench/stack-sweep-plan.ts.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { ConfigValue, DestroyResult, OutputMap, UpResult } from "@pulumi/pulumi/automation/index.js";
-import { runTimestamp } from "../vbench/local-comparison.js";
+import { runTimestamp } from "./local-comparison.js";
 import { loadSources } from "../../benchmarks/report/load.js";
 import { REPORT_FILE, renderReport } from "../../benchmarks/report/render.js";
 import { RUN_META_FILE, RUN_META_VERSION, type RunMeta } from "../../benchmarks/report/run-meta.js";
 import { stackReportSchema, type StackReportInput } from "../../benchmarks/report/stack-report-schema.js";
-import { SWEEP_CSV_FILE } from "../vbench/local-sweep.js";
+import { SWEEP_CSV_FILE } from "./local-sweep.js";
 import { renderSweepCsv, type SweepRow } from "../../benchmarks/sweep/sweep-csv.js";
 import { scaling } from "../../benchmarks/sweep/sweep-math.js";
 import {
