@@ -1,0 +1,121 @@
+/**
+ * The drill table on real pods, N runs per fault (opt-in: it takes N `up`s per mode). The byo
+ * stack of each mode on kube:local at the deployed clocks (failure detection 5 s), the drills of
+ * VBENCH_POD_DRILL_FAULTS (default primary, switchover, crash-restart) run by the first `up` and
+ * again by each further `up` with a new `drills.runId`, until every fault has VBENCH_POD_DRILL_RUNS
+ * rows. Every row must be `ok` (healed, no unexpected reply, no WAIT-confirmed write lost,
+ * acknowledged loss within its bound); the file prints each run and the median and max per fault,
+ * and writes every row to results/pods-drill-series-<mode>.json.
+ *
+ *   VBENCH_POD_DRILL_RUNS=5 [VBENCH_POD_DRILL_MODES=replication,cluster] \
+ *     [VBENCH_POD_DRILL_FAULTS=primary,switchover] bash .ci/setup --pods npx vitest run --project pods \
+ *     tests/pods/drill-series.test.ts
+ *
+ * Without VBENCH_POD_DRILL_RUNS it is skipped, naming the variable (CI runs the one-run drills of
+ * byo-stack.test.ts instead).
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { FAULTS, type Fault } from "../../vocabulary/faults.js";
+import { createStack, tail } from "../e2e/support/pulumi-harness.js";
+import { podsSkipReason, podsStackConfig, usePodsCluster } from "./support/byo-on-pods.js";
+import { detectionSettings, drillConfig } from "./support/drill-checks.js";
+
+interface SeriesRow {
+  mode: string;
+  fault: string;
+  ok: boolean;
+  failures: string[];
+  writeOutageMs: number;
+  aggregateOutageMs: number;
+  recoveryMs: number | null;
+  detectionMs: number | null;
+  lostAckedWrites: number;
+  lostWaitedWrites: number;
+  unexpectedReplies: number;
+  ackedWrites: number;
+  streams: Array<{ stream: string; writeOutageMs: number; lostAckedWrites: number }>;
+  shards: Array<{ shard: string; outageMs: number; affected?: boolean }>;
+  failoverSteps?: Record<string, unknown>;
+}
+
+const runs = Number(process.env.VBENCH_POD_DRILL_RUNS ?? "0");
+const modes = (process.env.VBENCH_POD_DRILL_MODES ?? "replication,cluster").split(",") as Array<
+  "cluster" | "replication"
+>;
+const faults = (process.env.VBENCH_POD_DRILL_FAULTS ?? "primary,switchover,crash-restart").split(",") as Fault[];
+const optIn = Number.isInteger(runs) && runs >= 1 ? "" : "set VBENCH_POD_DRILL_RUNS=<runs per fault> to run";
+for (const f of faults) if (!FAULTS.includes(f)) throw new Error(`VBENCH_POD_DRILL_FAULTS: no fault ${f}`);
+const reason = optIn || podsSkipReason({ pulumi: true });
+
+const median = (v: number[]): number => {
+  const s = [...v].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+/** One line per row: the outage (cluster: the affected shard's), each stream's, losses, recovery, the Sentinels' steps. */
+function rowLine(r: SeriesRow, run: number): string {
+  const streams = r.streams.map((s) => `${s.stream} ${s.writeOutageMs}`).join(", ");
+  const steps = r.failoverSteps ? ` steps ${JSON.stringify(r.failoverSteps)}` : "";
+  return (
+    `  run ${run} ${r.fault}: outage ${r.writeOutageMs} ms (aggregate ${r.aggregateOutageMs}; ${streams}), ` +
+    `recovery ${r.recoveryMs} ms, detection ${r.detectionMs} ms, acked lost ${r.lostAckedWrites}/${r.ackedWrites}, ` +
+    `WAIT-confirmed lost ${r.lostWaitedWrites}, unexpected ${r.unexpectedReplies}${r.ok ? "" : ` FAILED ${r.failures.join("; ")}`}${steps}`
+  );
+}
+
+describe.skipIf(reason !== "")(`drill series on real pods${reason ? ` (skipped: ${reason})` : ""}`, () => {
+  const ctx = usePodsCluster();
+
+  for (const mode of modes) {
+    it(
+      `${mode}: ${faults.join(", ")}, ${runs} runs each at the deployed clocks: every row ok, median and max printed`,
+      async () => {
+        const NS = `valkey-${mode}-series-pods`;
+        const base = podsStackConfig(ctx.cluster, mode, NS, {
+          drills: { ...drillConfig(ctx.cluster), faults, runId: "series-1" },
+        });
+        const valkey = detectionSettings(mode, base.valkey as Record<string, unknown>);
+        const s = await createStack(ctx.env, { ...base, valkey }, { password: "series-secret-pw" });
+        const rows: Array<SeriesRow & { run: number }> = [];
+        try {
+          for (let run = 1; run <= runs; run++) {
+            if (run > 1)
+              await s.stack.setConfig("valkey-on-eks:drills", {
+                value: JSON.stringify({ ...(base.drills as object), runId: `series-${run}` }),
+              });
+            const t0 = Date.now();
+            const up = await s.stack.up({ onOutput: (o) => s.log.push(o) });
+            expect(up.summary.result, tail(s.log)).toBe("succeeded");
+            const report = up.outputs.report?.value as { drills: SeriesRow[] | null };
+            const got = report.drills ?? [];
+            expect(
+              got.map((r) => r.fault),
+              tail(s.log),
+            ).toEqual(faults);
+            for (const r of got) rows.push({ ...r, run });
+            console.log(
+              `[pods series] ${mode} run ${run} (${Math.round((Date.now() - t0) / 1000)} s):\n${got.map((r) => rowLine(r, run)).join("\n")}`,
+            );
+          }
+        } finally {
+          mkdirSync("results", { recursive: true });
+          writeFileSync(`results/pods-drill-series-${mode}.json`, `${JSON.stringify(rows, null, 2)}\n`);
+          await s.dispose();
+        }
+        const summary = faults.map((f) => {
+          const of = rows.filter((r) => r.fault === f);
+          const outage = of.map((r) => r.writeOutageMs);
+          return `  ${f}: outage median ${median(outage)} ms, max ${Math.max(...outage)} ms over ${of.length} runs; acked lost ${of.map((r) => r.lostAckedWrites).join("/")}; WAIT-confirmed lost ${of.reduce((a, r) => a + r.lostWaitedWrites, 0)}; unexpected ${of.reduce((a, r) => a + r.unexpectedReplies, 0)}`;
+        });
+        console.log(`[pods series] ${mode}, ${runs} runs per fault:\n${summary.join("\n")}`);
+        for (const r of rows) {
+          const what = rowLine(r, r.run);
+          expect([r.ok, r.lostWaitedWrites, r.unexpectedReplies], what).toEqual([true, 0, 0]);
+        }
+        expect(rows).toHaveLength(runs * faults.length);
+      },
+      runs * faults.length * 300_000 + 900_000,
+    );
+  }
+});
