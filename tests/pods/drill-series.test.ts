@@ -73,6 +73,8 @@ describe.skipIf(reason !== "")(`drill series on real pods${reason ? ` (skipped: 
       async () => {
         const NS = `valkey-${mode}-series-pods`;
         const base = podsStackConfig(ctx.cluster, mode, NS, {
+          // No benchmark: the default workload fills these small pods' maxmemory (its Job fails with OOM).
+          benchmark: { enabled: false },
           drills: { ...drillConfig(ctx.cluster), faults, runId: "series-1" },
         });
         const valkey = detectionSettings(mode, base.valkey as Record<string, unknown>);
