@@ -154,6 +154,10 @@ describe("acknowledged-loss bounds per fault", () => {
     expect(() => durabilityFromConfig(["appendfsync", "everysec", "appendonly", "yes"])).toThrow(
       /min-replicas-to-write/,
     );
+    // A reply cut short after a name: that name has no value (not the text "undefined").
+    expect(() => durabilityFromConfig(["appendfsync", "everysec", "min-replicas-to-write"])).toThrow(
+      "CONFIG GET min-replicas-to-write: no numeric value (got undefined)",
+    );
     const pairs = [
       "min-replicas-to-write",
       "0",
