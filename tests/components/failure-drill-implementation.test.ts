@@ -241,6 +241,25 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
     expect(kube.created).toEqual([]);
   });
 
+  it("the fault hits the primary of a report taken right before it, not the one before the load started (a role moved meanwhile)", async () => {
+    const { kube, deps } = setup("replication");
+    let asked = 0;
+    const moved: DrillDeps = {
+      ...deps,
+      // The first report (before the load) still names valkey-1 as primary; by the fault valkey-0 is.
+      verify: async () => {
+        const r = await kube.verify();
+        if (++asked > 1) return r;
+        const stale = structuredClone(r);
+        stale.shards[0]!.primary.address = "10.0.0.1:6379";
+        return stale;
+      },
+    };
+    const r = await drillOnce(inputs("replication"), "primary", moved);
+    expect(kube.calls.filter((c) => c.startsWith("delete valkey"))).toEqual(["delete valkey-0 grace=0"]);
+    expect(r.faultDescription).toBe("primary pod valkey-0 (10.0.0.0 on node-a) deleted, grace 0");
+  });
+
   it("a topology still settling before the fault (two failing verdicts) is asked again, then drilled", async () => {
     const { kube, deps, clock } = setup("replication");
     let asked = 0;

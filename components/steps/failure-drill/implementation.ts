@@ -530,13 +530,15 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
   try {
     // 2. The load pod runs.
     const podName = await loadPodWriting(run);
-    // 3. The fault, then recovery.
+    // 3. The fault, then recovery. The target comes from a report taken right before the fault:
+    // while the load pod started, a heal or the AZ failback may have moved a primary role.
     await sleep(i.preFaultS * 1000);
-    const f = await injectWatched(run, healthy);
+    const atFault = await healthyBefore(i, fault, deps, sleep, now);
+    const f = await injectWatched(run, atFault);
     const h = await healed(run, f);
     // 4. The load's records.
     const load = await loadRecords(run, podName);
-    const measured: DrillMeasured = { healthy, durability, podName, f, h, load };
+    const measured: DrillMeasured = { healthy: atFault, durability, podName, f, h, load };
     return drillRow(run, measured, await drillFigures(run, measured));
   } finally {
     await api.deleteLoad(ns, name);
