@@ -222,10 +222,15 @@ function waiter(deadline: number, logs: string, dir: string): WaitFor {
  * The control plane's launch: etcd and the API server in the outer namespace, node CIDRs allocated, Node and RBAC
  * authorization (harness/control-plane/launch.ts).
  */
-function controlPlaneSpec(tools: Record<string, string>, dir: string, creds: Credentials): ControlPlaneSpec {
+function controlPlaneSpec(
+  tools: Record<string, string>,
+  dir: string,
+  creds: Credentials,
+  inCluster: string,
+): ControlPlaneSpec {
   const k8s = (b: string) => join(tools.kubernetes!, b);
   const cpKubeconfig = join(dir, "cp.kubeconfig");
-  writeFileSync(cpKubeconfig, tokenKubeconfig(`https://${P.API_IP}:${P.API_PORT}`, creds.caPem, creds.admin), {
+  writeFileSync(cpKubeconfig, tokenKubeconfig(inCluster, creds.caPem, creds.admin), {
     mode: 0o600,
   });
   return {
@@ -394,14 +399,14 @@ export async function up(
   const cp = (name: string, argv: string[]) =>
     spawnDetached(argv, join(logs, `${name}.log`), plan.controlPlaneCgroup, P.OUTER_NETNS);
   const api = apiClient(kubeconfig);
-  await launchControlPlane(controlPlaneSpec(tools, dir, creds), {
+  const waitFor = waiter(deadline, logs, dir);
+  await launchControlPlane(controlPlaneSpec(tools, dir, creds, inCluster), {
     spawn: (c) => cp(c.name, c.argv),
-    waitFor: waiter(deadline, logs, dir),
+    waitFor,
     afterApiserver: () => exposeApiserver(cp, plan, dir, logs, hostPort),
     apiReady: async () => (await api("GET", "/readyz")).status === 200,
     log,
   });
-  const waitFor = waiter(deadline, logs, dir);
   await applyCiliumCrds(api, tools);
 
   log("starting the nodes");
