@@ -13,7 +13,9 @@ import { parseEndpoint } from "../../vocabulary/endpoint.js";
 import {
   failedHosts,
   namesPod,
+  nodeRoles,
   sdownHost,
+  clusterRoleRows,
   watchClusterNodes,
   watchSentinels,
 } from "../../components/steps/failure-drill/detection.js";
@@ -48,6 +50,24 @@ describe("detection parsers", () => {
       "d4 10.0.0.4:6379@16379 slave a1 0 0 1 connected",
     ].join("\n");
     expect(failedHosts(text)).toEqual(["10.0.0.2", "10.0.0.3"]);
+  });
+
+  it("reads every node's role from CLUSTER NODES: hostname (else ip:port), master/slave, fail marks, a slotless master", () => {
+    const text = [
+      "a1 10.0.0.1:6379@16379,valkey-0 myself,master - 0 0 1 connected 0-5460",
+      "b2 10.0.0.2:6379@16379,valkey-1 master,fail? - 0 0 2 connected 5461-10922",
+      "c3 10.0.0.3:6379@16379,valkey-2 slave,fail a1 0 0 1 connected",
+      "d4 10.0.0.4:6379@16379, slave a1 0 0 1 connected",
+      "e5 10.0.0.5:6379@16379,valkey-4 master - 0 0 3 connected",
+      "f6 :0@0 noaddr,handshake - 0 0 0 disconnected",
+    ].join("\n");
+    expect([...nodeRoles(text)]).toEqual([
+      ["valkey-0", "master"],
+      ["valkey-1", "master,fail?"],
+      ["valkey-2", "slave,fail"],
+      ["10.0.0.4:6379", "slave"],
+      ["valkey-4", "master (no slots)"],
+    ]);
   });
 
   it("matches a pod by IP, by its DNS name, never by a longer name's prefix", () => {
@@ -105,19 +125,24 @@ describe("detection watchers on real processes", () => {
     expect(new Set(rows.map((r) => r.sentinel)), JSON.stringify(rows)).toEqual(new Set(clients.map((c) => c.pod)));
   }, 120_000);
 
-  it("cluster: a survivor's CLUSTER NODES flags the SIGKILLed member, after the node timeout and within the bound; the victim is never polled", async () => {
+  it("cluster: a survivor's CLUSTER NODES flags the SIGKILLed member, after the node timeout and within the bound; the victim is not polled after the fault; the roles before it and the flag after it are kept", async () => {
     cluster = await startTestCluster(PASSWORD, 176);
     const connector = new DirectConnector({ password: PASSWORD });
     const clients = await Promise.all(
       cluster.pods.map(async (p) => ({ pod: p.name, client: await connector.connect({ host: p.host, port: p.port }) })),
     );
+    const before = await cluster.verify();
     const victim = cluster.pods[4]!;
     let victimPolled = 0;
+    let faultAt = Infinity;
     const original = clients.find((c) => c.pod === victim.name)!.client;
     const spy = original.call.bind(original);
-    original.call = ((...a: Parameters<typeof original.call>) => (victimPolled++, spy(...a))) as typeof original.call;
-    const watch = watchClusterNodes(clients, 200);
-    const faultAt = Date.now();
+    original.call = ((...a: Parameters<typeof original.call>) => (
+      Date.now() >= faultAt && victimPolled++,
+      spy(...a)
+    )) as typeof original.call;
+    const watch = await watchClusterNodes(clients, 200);
+    faultAt = Date.now();
     watch.arm([pod(victim.name, victim.host)], faultAt);
     await killHard(victim.proc);
     const seen = await until(() => watch.detectedAt(), 20_000);
@@ -126,5 +151,18 @@ describe("detection watchers on real processes", () => {
     expect(seen! - faultAt).toBeGreaterThanOrEqual(TIMINGS.failureDetectionMs / 2);
     expect(seen! - faultAt).toBeLessThanOrEqual(15_000);
     expect(victimPolled).toBe(0);
+    // The roles: one entry per member before the fault, the same primaries the verifier named; the victim's flag after.
+    const roles = clusterRoleRows(watch.roles?.() ?? [], faultAt);
+    const first = roles.filter((r) => r.t <= 0);
+    expect(first.length, JSON.stringify(roles)).toBe(cluster.pods.length);
+    // The members announce hostnames (<pod>.<service>.<namespace>); the verifier names addresses.
+    const podOf = (node: string): string => node.split(".")[0]!;
+    const primaries = first.filter((r) => r.role === "master").map((r) => podOf(r.node));
+    const addresses = new Set(before.shards.map((s) => s.primary.address));
+    expect(new Set(primaries)).toEqual(
+      new Set(cluster.pods.filter((p) => addresses.has(`${p.host}:${p.port}`)).map((p) => p.name)),
+    );
+    const flagged = roles.find((r) => podOf(r.node) === victim.name && r.t > 0 && /,fail\??$/.test(r.role));
+    expect(flagged, JSON.stringify(roles)).toBeDefined();
   }, 120_000);
 });

@@ -354,6 +354,56 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
     });
   });
 
+  it("a fault whose detection is unobservable is still watched for its account, and a mark there is no detection (cluster crash-restart)", async () => {
+    const { deps } = setup("cluster");
+    let at = 0;
+    const marking: DrillDeps = {
+      ...deps,
+      watchDetection: () =>
+        Promise.resolve({
+          arm: (_pods, faultAt) => void (at = faultAt),
+          detectedAt: () => at + 900,
+          roles: () => [{ at: at - 10, node: "valkey-0.h", role: "master", seenBy: "valkey-1" }],
+          stop: () => Promise.resolve(),
+        }),
+    };
+    const r = await drillOnce(inputs("cluster"), "crash-restart", marking);
+    expect([r.detectionMs, r.detectionNote]).toEqual([
+      null,
+      "restarted in place, faster than failure detection: nothing to detect when it works",
+    ]);
+    expect(r.clusterRoles).toEqual([{ t: -10, node: "valkey-0.h", role: "master", seenBy: "valkey-1" }]);
+  });
+
+  it("cluster: the watch's roles become the row's clusterRoles, in ms from the fault, the poll before it included", async () => {
+    const { deps, kube } = setup("cluster");
+    let at = 0;
+    const withRoles: DrillDeps = {
+      ...deps,
+      watchDetection: () =>
+        Promise.resolve({
+          arm: (_pods, faultAt) => void (at = faultAt),
+          detectedAt: () => undefined,
+          roles: () => [
+            { at: at - 40, node: "valkey-0.h", role: "master", seenBy: "valkey-1" },
+            { at: at - 40, node: "valkey-1.h", role: "slave", seenBy: "valkey-1" },
+            { at: at + 5250, node: "valkey-0.h", role: "master,fail", seenBy: "valkey-1" },
+            { at: at + 5600, node: "valkey-1.h", role: "master", seenBy: "valkey-1" },
+          ],
+          stop: () => Promise.resolve(),
+        }),
+    };
+    const r = await drillOnce(inputs("cluster"), "primary", withRoles);
+    expect(at).toBe(kube.faultAt);
+    expect(r.clusterRoles?.map((x) => [x.t, x.node, x.role])).toEqual([
+      [-40, "valkey-0.h", "master"],
+      [-40, "valkey-1.h", "slave"],
+      [5250, "valkey-0.h", "master,fail"],
+      [5600, "valkey-1.h", "master"],
+    ]);
+    expect(r).not.toHaveProperty("sentinelEvents");
+  });
+
   it("detectionMs is null with the reason when not observable (switchover; cluster all) or when the watcher cannot start", async () => {
     const { deps } = setup("cluster");
     let asked = 0;
@@ -362,12 +412,13 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
       watchDetection: () => (asked++, Promise.reject(new Error("cannot reach 10.0.0.3:6379\nmore"))),
     };
     const switchover = await drillOnce(inputs("cluster"), "switchover", failing);
+    expect(asked).toBe(1); // watched for its roles, not for a detection
     const all = await drillOnce(inputs("cluster"), "all", failing);
-    expect(asked).toBe(0);
+    expect(asked).toBe(1); // no survivor to ask
     expect([switchover.detectionMs, switchover.detectionNote]).toEqual([null, "planned: nothing to detect"]);
     expect([all.detectionMs, all.detectionNote]).toEqual([null, "every member is down: no survivor to mark a failure"]);
     const primary = await drillOnce(inputs("cluster"), "primary", failing);
-    expect(asked).toBe(1);
+    expect(asked).toBe(2);
     expect(primary.healed).toBe(true);
     expect([primary.detectionMs, primary.detectionNote]).toEqual([null, "not watched: cannot reach 10.0.0.3:6379"]);
   });

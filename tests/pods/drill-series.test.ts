@@ -37,6 +37,7 @@ interface SeriesRow {
   streams: Array<{ stream: string; writeOutageMs: number; lostAckedWrites: number }>;
   shards: Array<{ shard: string; outageMs: number; affected?: boolean }>;
   failoverSteps?: Record<string, unknown>;
+  clusterRoles?: Array<{ t: number; node: string; role: string; seenBy: string }>;
 }
 
 const runs = Number(process.env.VBENCH_POD_DRILL_RUNS ?? "0");
@@ -53,10 +54,22 @@ const median = (v: number[]): number => {
   return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-/** One line per row: the outage (cluster: the affected shard's), each stream's, losses, recovery, the Sentinels' steps. */
+/** Cluster: the primaries the poll right before the fault saw, then every role change in the first 10 s. */
+function rolesText(r: SeriesRow): string {
+  if (r.clusterRoles === undefined) return "";
+  const pod = (node: string): string => node.split(".")[0]!;
+  const before = r.clusterRoles.filter((x) => x.t <= 0 && x.role === "master").map((x) => pod(x.node));
+  const moves = r.clusterRoles.filter((x) => x.t > 0 && x.t <= 10_000).map((x) => `${x.t} ${pod(x.node)} ${x.role}`);
+  return ` primaries at the fault ${before.join(",")}; roles then ${moves.join(", ") || "unchanged"}`;
+}
+
+/**
+ * One line per row: the outage (cluster: the affected shard's), each stream's, losses, recovery, the Sentinels' steps,
+ * the cluster's roles.
+ */
 function rowLine(r: SeriesRow, run: number): string {
   const streams = r.streams.map((s) => `${s.stream} ${s.writeOutageMs}`).join(", ");
-  const steps = r.failoverSteps ? ` steps ${JSON.stringify(r.failoverSteps)}` : "";
+  const steps = r.failoverSteps ? ` steps ${JSON.stringify(r.failoverSteps)}` : rolesText(r);
   return (
     `  run ${run} ${r.fault}: outage ${r.writeOutageMs} ms (aggregate ${r.aggregateOutageMs}; ${streams}), ` +
     `recovery ${r.recoveryMs} ms, detection ${r.detectionMs} ms, acked lost ${r.lostAckedWrites}/${r.ackedWrites}, ` +

@@ -6,6 +6,9 @@
  * when nobody survives to see it (`all`), or, in the planned `switchover`, when nothing fails.
  * Replication also keeps every event the Sentinels publish (PSUBSCRIBE `*`), for the row's
  * `sentinelEvents` and `failoverSteps` (core/drill/sentinel-events.ts), as the local drills do.
+ * Cluster also keeps every member's role as the polls saw it, from one poll before the fault on
+ * (`clusterRoles`): a second view, the cluster's own, of whether the fault hit the shard's
+ * serving primary and when a role moved.
  */
 import type { Redis } from "ioredis";
 import type { SentinelEventAt } from "../../../core/drill/sentinel-events.js";
@@ -18,6 +21,8 @@ export interface DetectionWatch {
   detectedAt(): number | undefined;
   /** Replication: every Sentinel event received since the watch started (times on this process's clock). */
   events?(): SentinelEventAt[];
+  /** Cluster: each member's role when first seen and at every change since the watch started (this process's clock). */
+  roles?(): ClusterRoleAt[];
   stop(): Promise<void>;
 }
 
@@ -72,41 +77,103 @@ export async function watchSentinels(
   };
 }
 
-/** Cluster: polls CLUSTER NODES of the members that survive the fault, every `intervalMs`. */
-export function watchClusterNodes(
+/** A member's role as a survivor's CLUSTER NODES showed it, at `at` (Date.now()). */
+export interface ClusterRoleAt {
+  at: number;
+  /** The announced hostname, else the address (ip:port). */
+  node: string;
+  /** `master` or `slave`, with `,fail?` / `,fail` when flagged; `master` of no slots is `master (no slots)`. */
+  role: string;
+  /** Who asked: the survivor whose CLUSTER NODES it was. */
+  seenBy: string;
+}
+
+/** A ClusterRoleAt in a drill row: ms from the fault (negative: before it). */
+export interface ClusterRoleRow {
+  t: number;
+  node: string;
+  role: string;
+  seenBy: string;
+}
+
+/** The role timeline relative to the fault. */
+export function clusterRoleRows(roles: readonly ClusterRoleAt[], faultAt: number): ClusterRoleRow[] {
+  return roles.map(({ at, ...r }) => ({ t: Math.round(at - faultAt), ...r }));
+}
+
+/** CLUSTER NODES: each node's name (announced hostname, else ip:port) and role (see ClusterRoleAt.role). */
+export function nodeRoles(clusterNodes: string): Map<string, string> {
+  const roles = new Map<string, string>();
+  for (const line of clusterNodes.split("\n")) {
+    const f = line.trim().split(" ");
+    if (f.length < 8) continue;
+    const [addr = "", hostname = ""] = (f[1] ?? "").split(",");
+    const flags = (f[2] ?? "").split(",");
+    const role = flags.find((x) => x === "master" || x === "slave");
+    if (role === undefined) continue;
+    const marks = flags.filter((x) => x === "fail?" || x === "fail");
+    const slotless = role === "master" && f.length < 9 ? " (no slots)" : "";
+    roles.set(hostname || addr.split("@")[0]!, [role, ...marks].join(",") + slotless);
+  }
+  return roles;
+}
+
+/**
+ * Cluster: polls CLUSTER NODES every `intervalMs`, once before it returns (the roles right before the fault), then
+ * on; after `arm` only the members the fault did not hit are asked. Detection: the first poll flagging a hit member.
+ * Roles: the first answering survivor's view of every member, at each change.
+ */
+export async function watchClusterNodes(
   clients: readonly { pod: string; client: Redis }[],
   intervalMs = 250,
   now: () => number = Date.now,
-): DetectionWatch {
+): Promise<DetectionWatch> {
   let deleted: readonly DrillPod[] = [];
+  let armed = false;
   let seen: number | undefined;
-  let timer: NodeJS.Timeout | undefined;
   let polling = false;
+  const roles: ClusterRoleAt[] = [];
+  const last = new Map<string, string>();
   clients.forEach((c) => c.client.on("error", () => undefined));
+  const record = (text: string, seenBy: string, at: number): void => {
+    for (const [node, role] of nodeRoles(text)) {
+      if (last.get(node) === role) continue;
+      last.set(node, role);
+      roles.push({ at, node, role, seenBy });
+    }
+  };
   const poll = async (): Promise<void> => {
-    if (polling || seen !== undefined) return;
+    if (polling) return;
     polling = true;
     try {
-      const survivors = clients.filter((c) => !deleted.some((d) => d.name === c.pod));
-      for (const c of survivors) {
+      let recorded = false;
+      for (const c of clients.filter((c) => !deleted.some((d) => d.name === c.pod))) {
         const text = await (c.client.call("CLUSTER", "NODES") as Promise<string>).catch(() => "");
+        if (text === "") continue;
+        const at = now();
+        if (!recorded) record(text, c.pod, at);
+        recorded = true;
+        if (!armed || seen !== undefined) break;
         if (failedHosts(text).some((h) => namesPod(h, deleted))) {
-          seen ??= now();
-          return;
+          seen = at;
+          break;
         }
       }
     } finally {
       polling = false;
     }
   };
+  await poll();
+  const timer = setInterval(() => void poll(), intervalMs);
   return {
     arm: (pods) => {
       deleted = pods;
-      timer = setInterval(() => void poll(), intervalMs);
+      armed = true;
     },
     detectedAt: () => seen,
+    roles: () => [...roles],
     stop: () => {
-      if (timer !== undefined) clearInterval(timer);
+      clearInterval(timer);
       clients.forEach((c) => c.client.disconnect());
       return Promise.resolve();
     },

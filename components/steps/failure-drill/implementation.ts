@@ -35,7 +35,7 @@ import { injectFault, notBackYet, podOfAddress, type InjectedFault } from "./fau
 import { labelRanges, shardLabel } from "../../../core/drill/writers.js";
 import { UNSUPPORTED_DEPLOYED_FAULTS } from "../../../vocabulary/faults.js";
 import type { DrillKubeApi, DrillPod } from "./kube-api.js";
-import type { DetectionWatch } from "./detection.js";
+import { clusterRoleRows, type ClusterRoleRow, type DetectionWatch } from "./detection.js";
 import { buildDrillLoadJob, DRILL_LOAD_CONTAINER, DRILL_RUN_LABEL } from "./load-job.js";
 import { drillStep, type FailureDrillInputs, type FailureDrillOutputs } from "./declaration.js";
 
@@ -289,7 +289,9 @@ async function loadPodWriting(run: DrillRun): Promise<string> {
 }
 
 /**
- * The detection watch of a drill: absent when the fault's detection is unobservable, or when it could not start (why).
+ * The watch of a drill: absent when it could not start (why), or in cluster `all` (no member survives to ask). Where
+ * detection is unobservable it still runs for its account of the fault (the Sentinels' events, the cluster's roles),
+ * and its marks are not reported as a detection.
  */
 interface DetectionWatching {
   watch: DetectionWatch | undefined;
@@ -305,7 +307,7 @@ async function watchDetection(
   const unobservable = detectionUnobservable(run.i.mode, run.fault);
   let watchError: string | undefined;
   const watch =
-    unobservable === undefined
+    run.i.mode === "replication" || run.fault !== "all"
       ? await run.deps.watchDetection?.(members, sentinels).catch((e: unknown) => {
           watchError = `not watched: ${failureText(e)}`;
           return undefined;
@@ -410,20 +412,22 @@ interface Healed {
   recoveredAt: number;
   detectedAt: number | undefined;
   sentinelEvents: SentinelEventRow[] | undefined;
+  clusterRoles: ClusterRoleRow[] | undefined;
 }
 
 /** The recovery, or a DrillError naming the fault when the topology did not heal in time. */
 async function healed(run: DrillRun, f: FaultInjected): Promise<Healed> {
   const { after, recoveredAt, why } = await pollRecovery(run, f);
   const { watch, faultAt } = f;
-  const detectedAt = watch?.detectedAt();
+  const detectedAt = f.unobservable === undefined ? watch?.detectedAt() : undefined;
   const sentinelEvents = watch?.events === undefined ? undefined : sentinelEventRows(watch.events(), faultAt);
+  const clusterRoles = watch?.roles === undefined ? undefined : clusterRoleRows(watch.roles(), faultAt);
   if (after === undefined || recoveredAt === undefined) {
     throw new DrillError(
       `the ${run.fault} drill did not heal within ${run.i.timeoutS} s (drills.timeoutS) after ${f.injected.description}: ${why}`,
     );
   }
-  return { after, recoveredAt, detectedAt, sentinelEvents };
+  return { after, recoveredAt, detectedAt, sentinelEvents, clusterRoles };
 }
 
 /** 4. The load Job finished; its pod's log parsed into records (record-lines.ts). */
@@ -483,7 +487,7 @@ async function drillFigures(run: DrillRun, m: DrillMeasured): Promise<ReturnType
 function drillRow(run: DrillRun, m: DrillMeasured, figures: ReturnType<typeof loadFigures>): DeployedDrill {
   const { i, fault, ns } = run;
   const { healthy, f, h } = m;
-  const { detectedAt, sentinelEvents } = h;
+  const { detectedAt, sentinelEvents, clusterRoles } = h;
   return {
     mode: i.mode,
     fault,
@@ -509,6 +513,7 @@ function drillRow(run: DrillRun, m: DrillMeasured, figures: ReturnType<typeof lo
     loadPod: m.podName,
     deletedPods: f.injected.deleted.map((d) => ({ name: d.name, uid: d.uid })),
     ...(sentinelEvents === undefined ? {} : { sentinelEvents, failoverSteps: failoverSteps(sentinelEvents) }),
+    ...(clusterRoles === undefined ? {} : { clusterRoles }),
   };
 }
 

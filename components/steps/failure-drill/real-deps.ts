@@ -105,7 +105,7 @@ async function watchDetection(i: FailureDrillInputs, kube: ReturnType<typeof kub
   const clients = await Promise.all(
     targets.map(async (p) => ({ pod: p.name, client: await reach.connect({ host: p.podIP ?? p.name, port: p.port }) })),
   );
-  const watch = s === undefined ? watchClusterNodes(clients) : await watchSentinels(clients);
+  const watch = s === undefined ? await watchClusterNodes(clients) : await watchSentinels(clients);
   return {
     ...watch,
     stop: async () => {

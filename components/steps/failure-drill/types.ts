@@ -5,7 +5,7 @@ import type { DurabilityConfig } from "../../../core/drill/bounds.js";
 import type { DrillOutcome } from "../../../core/drill/ledger.js";
 import type { FailoverSteps, SentinelEventRow } from "../../../core/drill/sentinel-events.js";
 import type { TopologyCheckReport } from "../../../core/verify/check-report.js";
-import type { DetectionWatch } from "./detection.js";
+import type { ClusterRoleRow, DetectionWatch } from "./detection.js";
 import type { DrillKubeApi, DrillPod } from "./kube-api.js";
 
 /**
@@ -28,6 +28,11 @@ export interface DeployedDrill extends DrillOutcome {
   sentinelEvents?: SentinelEventRow[];
   /** Replication: when the Sentinels reported each failover step first (from sentinelEvents). */
   failoverSteps?: FailoverSteps;
+  /**
+   * Cluster: every member's role as the polls of the survivors saw it, from one poll right before the fault on (ms
+   * from the fault): whether the fault hit a serving primary, and when roles moved.
+   */
+  clusterRoles?: ClusterRoleRow[];
 }
 
 /** What a drill needs from the outside world; tests pass fakes. */
