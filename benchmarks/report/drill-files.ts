@@ -14,6 +14,8 @@ export const drillFileSchema = z.object({
   healed: z.boolean(),
   faultDescription: z.string(),
   writeOutageMs: z.number(),
+  /** The outage ran to the load's end (a lower bound); absent in files written before it was reported. */
+  writeOutageOpen: z.boolean().optional(),
   recoveryMs: num,
   detectionMs: num,
   writes: z.number(),

@@ -128,7 +128,7 @@ ${chart}${sources.map(
 <tbody>
 ${s.drills.map(
   (d) =>
-    html`<tr><td>${d.mode}</td><td>${d.fault}</td><td class="${d.healed ? "pass" : "fail"}">${d.healed ? "yes" : "NO"}</td><td class="num">${ms(d.writeOutageMs)}</td><td class="notes">${shardCell(d)}</td><td class="num">${ms(d.recoveryMs)}</td><td class="num">${ms(
+    html`<tr><td>${d.mode}</td><td>${d.fault}</td><td class="${d.healed ? "pass" : "fail"}">${d.healed ? "yes" : "NO"}</td><td class="num" title="${d.writeOutageOpen === true ? "writes had not resumed when the load stopped: at least this long" : ""}">${d.writeOutageOpen === true ? "≥ " : ""}${ms(d.writeOutageMs)}</td><td class="notes">${shardCell(d)}</td><td class="num">${ms(d.recoveryMs)}</td><td class="num">${ms(
       d.detectionMs,
     )}</td><td class="num">${d.failedWrites}</td><td class="num">${d.ackedWrites}</td><td class="num ${d.lostAckedWrites > 0 ? "warn" : ""}">${d.lostAckedWrites}</td><td class="num">${waitWriterCell(d)}</td><td class="num">${d.waitedWrites}</td><td class="num ${
       d.lostWaitedWrites > 0 ? "fail" : ""

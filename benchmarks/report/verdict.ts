@@ -243,6 +243,9 @@ function atTarget(i: VerdictInput): VerdictLine {
 
 /** Seconds to 0.1. */
 const sec = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+/** A drill's outage; "at least" when it ran to the load's end. */
+const outageSec = (d: Pick<DrillView, "writeOutageMs" | "writeOutageOpen">): string =>
+  `${d.writeOutageOpen === true ? "at least " : ""}${sec(d.writeOutageMs)}`;
 
 /**
  * One primary drill as the verdict says it: the outage (cluster: the affected shard's, with the
@@ -254,8 +257,8 @@ export function drillClause(d: DrillView): string {
   const stop = d.keyspaceStopped;
   const share = stop == null || stop.slots === 0 ? "" : `, ${Math.round(stop.share * 100)}% of the slots`;
   const outage = perShard
-    ? `the affected shard's writes stopped ${sec(d.writeOutageMs)}${share} (all shards merged: ${sec(d.aggregateOutageMs ?? 0)})`
-    : `writes stopped ${sec(d.writeOutageMs)}`;
+    ? `the affected shard's writes stopped ${outageSec(d)}${share} (all shards merged: ${sec(d.aggregateOutageMs ?? 0)})`
+    : `writes stopped ${outageSec(d)}`;
   const bound = d.ackedLossBound == null ? "" : ` (bound ≤ ${d.ackedLossBound.writes})`;
   const waitWriter =
     d.waitWriter == null
@@ -368,9 +371,13 @@ function choice(lines: readonly VerdictLine[], i: VerdictInput): VerdictLine {
   const cd = drillOf(i.cluster, "cluster");
   if (f !== undefined && rd !== undefined && cd !== undefined) {
     // Cluster: the affected shard's outage (shard-outage.ts), never the merged gap the other shards hide.
-    const shorter = rd.writeOutageMs <= cd.writeOutageMs ? "replication" : "cluster";
+    // An outage that ran to the load's end is a lower bound: it cannot be the shorter one.
+    const less = rd.writeOutageMs <= cd.writeOutageMs ? rd : cd;
+    const both = `replication ${outageSec(rd)}, cluster's affected shard ${outageSec(cd)}`;
     clauses.push(
-      `a primary's failure stopped writes for less time in ${shorter} mode (replication ${sec(rd.writeOutageMs)}, cluster's affected shard ${sec(cd.writeOutageMs)})`,
+      less.writeOutageOpen === true
+        ? `which mode's writes stopped for less time after a primary's failure is not known (${both}: an outage still running when the load stopped is only a lower bound)`
+        : `a primary's failure stopped writes for less time in ${less === rd ? "replication" : "cluster"} mode (${both})`,
     );
   }
   const costLine = costRow(i.replication, "replication", "SET");

@@ -20,6 +20,8 @@ export interface MatrixRun {
   failures: string[];
   recoveryMs: number | null;
   writeOutageMs: number;
+  /** The outage ran to the load's end (a lower bound); absent in runs recorded before it was reported. */
+  writeOutageOpen?: boolean;
   lostAckedWrites: number;
   lostWaitedWrites: number;
   unexpectedReplies: number;
@@ -38,6 +40,8 @@ export interface MatrixRow {
   unexpectedReplies: number;
   /** The headline outage (replication: worst no-WAIT path; cluster: affected shard): median, max. */
   outageMs: [number, number];
+  /** Runs whose outage ran to the load's end: their figure is a lower bound, so the median and max may be too. */
+  openRuns: number;
   /** Replication: each client path's no-WAIT outage (sentinel-client, write-endpoint, valkey-py…): median, max. */
   paths: Record<string, [number, number]>;
   recoveryMs: [number, number] | null;
@@ -98,6 +102,7 @@ export function matrixRows(runs: readonly MatrixRun[], downAfterMs: number): Mat
       lostWaitedMax: Math.max(...g.map((r) => r.lostWaitedWrites)),
       unexpectedReplies: g.reduce((a, r) => a + r.unexpectedReplies, 0),
       outageMs: medianMax(g.map((r) => r.writeOutageMs)),
+      openRuns: g.filter((r) => r.writeOutageOpen === true).length,
       paths: Object.fromEntries([...pathOutages].map(([client, ms]) => [client, medianMax(ms)])),
       recoveryMs: recoveries.length === g.length ? medianMax(recoveries) : null,
       targetMs: outageTargetMs(mode, fault, downAfterMs),
@@ -121,7 +126,7 @@ export function renderMatrix(rows: readonly MatrixRow[]): string {
       .join("; ");
     const worst = Math.max(0, ...Object.values(r.paths).map((p) => p[1]));
     const ratio = r.targetMs === null || Object.keys(r.paths).length === 0 ? "" : `${(worst / r.targetMs).toFixed(2)}×`;
-    return `| ${r.mode} | ${r.fault} | ${r.okRuns} / ${r.runs} | ${pair(r.lostNoWait)} | ${r.lostWaitedMax} | ${r.unexpectedReplies} | ${pair(r.outageMs, s1)} | ${paths} | ${r.recoveryMs === null ? "not healed" : pair(r.recoveryMs, s1)} | ${r.targetMs === null ? "" : s1(r.targetMs)} | ${ratio} |`;
+    return `| ${r.mode} | ${r.fault} | ${r.okRuns} / ${r.runs} | ${pair(r.lostNoWait)} | ${r.lostWaitedMax} | ${r.unexpectedReplies} | ${pair(r.outageMs, s1)}${r.openRuns === 0 ? "" : ` (≥: ${r.openRuns} ran to the load's end)`} | ${paths} | ${r.recoveryMs === null ? "not healed" : pair(r.recoveryMs, s1)} | ${r.targetMs === null ? "" : s1(r.targetMs)} | ${ratio} |`;
   });
   const notes = rows.flatMap((r) => r.failures.map((f) => `- ${r.mode} ${r.fault}: ${f}`));
   return [...head, ...body, ...(notes.length === 0 ? [] : ["", "Runs not ok:", ...notes])].join("\n");

@@ -13,6 +13,7 @@ export const DRILL_CSV_COLUMNS = [
   "ok",
   "healed",
   "writeOutageMs",
+  "writeOutageOpen",
   "recoveryMs",
   "detectionMs",
   "writes",
@@ -59,6 +60,7 @@ type Row = Pick<
   | "writes"
   | "failedWrites"
   | "writeOutageMs"
+  | "writeOutageOpen"
   | "recoveryMs"
   | "detectionMs"
   | "ackedWrites"
@@ -150,7 +152,7 @@ function cells(r: Row): string[] {
     r.fault,
     r.ok ? "yes" : "NO",
     r.healed ? "yes" : "NO",
-    ms(r.writeOutageMs),
+    `${r.writeOutageOpen ? "≥ " : ""}${ms(r.writeOutageMs)}`,
     formatKeyspaceStop(r.keyspaceStopped),
     r.shards.length === 0 ? "—" : ms(r.aggregateOutageMs),
     ms(r.recoveryMs),
@@ -198,7 +200,8 @@ export function renderDrillMarkdown(rows: readonly Row[]): string[] {
     "  when SET answers exactly `OK`; unexpected: any other reply (never acknowledged; one fails the drill).",
     "- outage: replication, the longest gap between two acknowledged no-WAIT writes (worst client path); cluster, the affected",
     `  shard's (its own writer's longest gap); keyspace stopped: the share of the slots whose shard stopped ≥ ${STOPPED_MS / 1000} s, and the`,
-    "  longest such stop; aggregate: cluster, the longest gap of all shards' writes merged (secondary: other shards hide a",
+    "  longest such stop; ≥: writes had not resumed when the load stopped, so the outage is at least that (the load's end,",
+    "  not the recovery); aggregate: cluster, the longest gap of all shards' writes merged (secondary: other shards hide a",
     "  stopped one). recovery: fault → every member back and the verifier passing (zones included); detect: fault → first",
     "  node marking a killed member failed (— where nobody can see it).",
     "- failed / acked / lost acked: the no-WAIT writer's writes that errored, timed out or got an unexpected reply; that it",

@@ -84,6 +84,11 @@ export interface StreamFigures {
    */
   outageFromMs: number;
   outageToMs: number;
+  /**
+   * The outage had not ended when the load stopped (no acknowledgement after it): writeOutageMs is a lower bound, the
+   * load's end, not the topology's recovery.
+   */
+  outageOpen: boolean;
   before: LatencyStats;
   during: LatencyStats;
   /** The keys lost (first 20), for the report. */
@@ -233,6 +238,7 @@ export function streamFigures(stream: string, i: FigureInput): StreamFigures {
     writeOutageMs: gap.ms,
     outageFromMs: gap.from - i.faultAt,
     outageToMs: gap.to - i.faultAt,
+    outageOpen: gap.ms > 0 && gap.to === i.loadStop && !acked.some((r) => r.doneAt === i.loadStop),
     before: latencyStats(records, i.faultAt - (i.beforeMs ?? 10_000), i.faultAt),
     during: latencyStats(records, i.faultAt, duringEnd),
     lostKeys: lost.slice(0, 20).map((r) => r.key),
@@ -250,6 +256,7 @@ export type CombinedFigures = Omit<
   | "lostOutside"
   | "outageFromMs"
   | "outageToMs"
+  | "outageOpen"
   | "before"
   | "during"
   | "unexpectedSamples"
@@ -319,6 +326,11 @@ export interface LoadFigures extends CombinedFigures {
   waitWriter: WaitWriterFigures | null;
   /** `<stream>: SET → 1`, the first few unexpected replies of any writer. */
   unexpectedReplySamples: string[];
+  /**
+   * writeOutageMs is a lower bound: a no-WAIT stream at least that long out had not written again when the load
+   * stopped (its outage ran to the load's end; the topology may have recovered later still).
+   */
+  writeOutageOpen: boolean;
   /** Cluster: each shard's outage ([] when the load does not write per shard). */
   shards: ShardOutage[];
   /** Cluster: the share of the keyspace that stopped and for how long; null without shards. */
@@ -360,9 +372,12 @@ export function loadFigures(
     i.faultAt,
   ).ms;
   const w = combineStreams(wait);
+  const worstOpen = noWait.some((s) => s.outageOpen && s.writeOutageMs === total.writeOutageMs);
+  const headline = shards.length > 0 ? shardHeadlineOutage(shards) : { ms: total.writeOutageMs, open: worstOpen };
   return {
     streams: perStream,
-    writeOutageMs: Math.round(shards.length > 0 ? shardHeadlineOutage(shards) : total.writeOutageMs),
+    writeOutageMs: Math.round(headline.ms),
+    writeOutageOpen: headline.open,
     aggregateOutageMs: Math.round(aggregate),
     shards,
     keyspaceStopped: shards.length > 0 ? keyspaceStopped(shards) : null,

@@ -15,6 +15,8 @@ export interface ShardStream {
   writeOutageMs: number;
   outageFromMs: number;
   outageToMs: number;
+  /** The outage ran to the load's end (ledger.ts StreamFigures.outageOpen). */
+  outageOpen: boolean;
 }
 
 /**
@@ -33,6 +35,8 @@ export interface ShardOutage {
   outageMs: number;
   outageFromMs: number;
   outageToMs: number;
+  /** That outage was still running when the load stopped: outageMs is a lower bound. */
+  outageOpen: boolean;
   /** The shard's no-WAIT writes that were not acknowledged (failed or unexpected). */
   failedWrites: number;
   /** The fault hit one of the shard's members. */
@@ -66,6 +70,7 @@ export function shardOutages(streams: readonly ShardStream[], affected: readonly
         outageMs: Math.round(worst.writeOutageMs),
         outageFromMs: Math.round(worst.outageFromMs),
         outageToMs: Math.round(worst.outageToMs),
+        outageOpen: worst.outageOpen,
         failedWrites: ss.reduce((n, s) => n + s.writes - s.ackedWrites, 0),
         affected: affected.includes(shard),
       };
@@ -82,14 +87,17 @@ export function keyspaceStopped(shards: readonly ShardOutage[]): KeyspaceStop {
 /**
  * The headline outage of a cluster drill: the affected shards' longest (every shard's when none is marked affected).
  */
-export function shardHeadlineOutage(shards: readonly ShardOutage[]): number {
+export function shardHeadlineOutage(shards: readonly ShardOutage[]): { ms: number; open: boolean } {
   const hit = shards.some((s) => s.affected) ? shards.filter((s) => s.affected) : shards;
-  return hit.reduce((m, s) => Math.max(m, s.outageMs), 0);
+  const ms = hit.reduce((m, s) => Math.max(m, s.outageMs), 0);
+  return { ms, open: hit.some((s) => s.outageMs === ms && s.outageOpen) };
 }
 
 /** `0-5460: 3.1 s` per shard, the affected ones marked `*`: the drill table's per-shard cell. */
 export function formatShardOutages(shards: readonly ShardOutage[]): string {
-  return shards.map((s) => `${s.affected ? "*" : ""}${s.shard}: ${(s.outageMs / 1000).toFixed(1)} s`).join("; ");
+  return shards
+    .map((s) => `${s.affected ? "*" : ""}${s.shard}: ${s.outageOpen ? "≥ " : ""}${(s.outageMs / 1000).toFixed(1)} s`)
+    .join("; ");
 }
 
 /** `33% for 3.1 s` (or `none`): the share of the keyspace that stopped and for how long. */

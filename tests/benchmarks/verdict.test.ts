@@ -143,6 +143,16 @@ describe("verdict", () => {
     );
     expect(choice).toContain("a million SET/s costs less in replication mode");
     expect(choice).toContain("Not measured, so not weighed: reads, slo.");
+    // The shorter outage ran to the load's end: a lower bound decides nothing, and both lines say "at least".
+    const open = {
+      ...source,
+      drills: source.drills!.map((d) => (d.mode === "cluster" ? { ...d, writeOutageOpen: true } : d)),
+    };
+    const undecided = verdict({ replication: open, cluster: open });
+    expect(line(undecided, "choice").text).toContain(
+      "which mode's writes stopped for less time after a primary's failure is not known (replication 12.0 s, cluster's affected shard at least 2.5 s",
+    );
+    expect(line(undecided, "failover").text).toContain("the affected shard's writes stopped at least 2.5 s");
   });
 
   it("the cost line carries data transfer: per mode the crossing bytes and their price, the placement and rate, in-zone reads' saving; a mode not measured says why, never $0", () => {

@@ -430,8 +430,8 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
       const out = await runDrills(inputs("cluster", { faults: [fault] }), deps);
       expect(out.drills.map((d) => d.fault)).toEqual([fault]);
       const [header, row] = out.csv.trim().split("\n");
-      expect(header).toMatch(/^mode,fault,ok,healed,writeOutageMs,recoveryMs,detectionMs,/);
-      expect(row).toMatch(new RegExp(`^cluster,${fault},true,true,\\d+,\\d+,,`));
+      expect(header).toMatch(/^mode,fault,ok,healed,writeOutageMs,writeOutageOpen,recoveryMs,detectionMs,/);
+      expect(row).toMatch(new RegExp(`^cluster,${fault},true,true,\\d+,false,\\d+,,`));
       expect(row).toContain(",5000,cluster-client,");
     },
   );

@@ -148,6 +148,7 @@ describe("drill ledger", () => {
       lostAckedOutsideBound: 0,
       unexpectedReplies: 0,
       waitWriter: { writes: 10, ackedWrites: 9, lostAckedWrites: 0, lostAckedOutsideBound: 0, boundWrites: 8 },
+      writeOutageOpen: false,
       aggregateOutageMs: 400,
       shards: [
         {
@@ -157,6 +158,7 @@ describe("drill ledger", () => {
           outageMs: 1234,
           outageFromMs: 0,
           outageToMs: 1234,
+          outageOpen: false,
           failedWrites: 2,
           affected: true,
         },
@@ -167,6 +169,7 @@ describe("drill ledger", () => {
           outageMs: 300,
           outageFromMs: 10,
           outageToMs: 310,
+          outageOpen: false,
           failedWrites: 0,
           affected: false,
         },
@@ -188,7 +191,7 @@ describe("drill ledger", () => {
     const csv = renderDrillsCsv([row]).trim().split("\n");
     expect(csv[0]).toBe(DRILL_CSV_COLUMNS.join(","));
     expect(csv[1]).toBe(
-      'cluster,all,true,true,1234,5000,,10,2,8,0,8,0,0,0,0,9,0,0,400,0,0,0,*0-8191=1234 8192-16383=300,7,-4000,3,1,2,3,4,5,6,100,2000,cluster-client,"SIGKILL, every member",async replication window,',
+      'cluster,all,true,true,1234,false,5000,,10,2,8,0,8,0,0,0,0,9,0,0,400,0,0,0,*0-8191=1234 8192-16383=300,7,-4000,3,1,2,3,4,5,6,100,2000,cluster-client,"SIGKILL, every member",async replication window,',
     );
     expect(renderDrillTable([row])).toMatch(
       /cluster\s+all\s+yes\s+yes\s+1234\s+none\s+400\s+5000\s+—\s+2\s+8\s+0\s+0 \/ 9\s+8\s+0\s+0\s+0\s+≤7 \(−4\.0…\+0\.0 s\)/,
@@ -196,6 +199,10 @@ describe("drill ledger", () => {
     expect(renderDrillMarkdown([row]).join("\n")).toContain(
       "per shard (* affected): *0-8191: 1.2 s; 8192-16383: 0.3 s",
     );
+    // An outage still running when the load stopped is shown as a lower bound, in the table and the CSV.
+    const open = { ...row, writeOutageOpen: true };
+    expect(renderDrillTable([open])).toMatch(/cluster\s+all\s+yes\s+yes\s+≥ 1234\s+none/);
+    expect(renderDrillsCsv([open]).split("\n")[1]).toMatch(/^cluster,all,true,true,1234,true,5000,/);
     const failed = {
       ...row,
       ok: false,
@@ -284,6 +291,27 @@ describe("two writers, per-shard outage, exact acknowledgements", () => {
     ]);
     expect(f.keyspaceStopped).toEqual({ slots: 8192, share: 0.5, forMs: 3001 });
     expect(drillFailures(true, f)).toEqual([]);
+    expect(f.writeOutageOpen).toBe(false);
+  });
+
+  it("an outage still running when the load stops is flagged open (a lower bound), per stream and in the headline", () => {
+    // Shard A stops at 1 s and never writes again before the load stops at 6 s; shard B stops 0.5 s and resumes.
+    const rs: WriteRecord[] = [];
+    for (let t = 0; t < 6000; t += 100) {
+      rs.push(rec(shardA, t, t, t < 1000 ? 1 : null));
+      rs.push(rec(shardB, t, t, t >= 2000 && t < 2500 ? null : 1));
+    }
+    const readBack = new Map(rs.filter((r) => r.ok).map((r) => [r.key, r.value]));
+    const input = { records: rs, readBack, faultAt: 1000, loadStart: 0, loadStop: 6000 };
+    const f = loadFigures([shardA, shardB], { ...input, affectedShards: ["0-8191"] });
+    expect(f.streams.map((x) => [x.stream, Math.round(x.writeOutageMs), x.outageOpen])).toEqual([
+      [shardA, 5000, true],
+      [shardB, 600, false],
+    ]);
+    expect([f.writeOutageMs, f.writeOutageOpen]).toEqual([5000, true]);
+    // The headline is the affected shard's: when that is the one that resumed, the open stream does not make it a bound.
+    const other = loadFigures([shardA, shardB], { ...input, affectedShards: ["8192-16383"] });
+    expect([other.writeOutageMs, other.writeOutageOpen]).toEqual([600, false]);
   });
 
   it("a lost write outside the bound fails the drill naming when it was acknowledged and by which node, per writer", () => {

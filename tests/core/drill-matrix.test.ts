@@ -74,7 +74,15 @@ describe("drill matrix", () => {
           failures: ["1 WAIT-confirmed writes lost"],
           lostWaitedWrites: 1,
         }),
-        run({ mode: "cluster", fault: "freeze", recoveryMs: null, healed: false, ok: false, failures: ["not healed"] }),
+        run({
+          mode: "cluster",
+          fault: "freeze",
+          recoveryMs: null,
+          healed: false,
+          ok: false,
+          failures: ["not healed"],
+          writeOutageOpen: true,
+        }),
       ],
       5000,
     );
@@ -90,13 +98,22 @@ describe("drill matrix", () => {
       recoveryMs: [9000, 12_000],
       targetMs: 6500,
       failures: ["1 WAIT-confirmed writes lost"],
+      openRuns: 0,
     });
-    expect(rows[1]).toMatchObject({ mode: "cluster", fault: "freeze", recoveryMs: null, targetMs: null, paths: {} });
+    expect(rows[1]).toMatchObject({
+      mode: "cluster",
+      fault: "freeze",
+      recoveryMs: null,
+      targetMs: null,
+      paths: {},
+      openRuns: 1,
+    });
     const table = renderMatrix(rows);
     expect(table).toContain(
       "| replication | primary | 2 / 3 | 20 / 30 | 1 | 0 | 6.00 / 6.00 | sentinel-client 6.10 / 6.20; write-endpoint 7.60 / 7.90 | 9.00 / 12.00 | 6.50 | 1.22× |",
     );
     expect(table).toContain("| cluster | freeze | 0 / 1 |");
+    expect(table).toMatch(/\| cluster \| freeze \|.*\(≥: 1 ran to the load's end\) \|/);
     expect(table).toContain("not healed |");
     expect(table).toContain("- replication primary: 1 WAIT-confirmed writes lost");
   });

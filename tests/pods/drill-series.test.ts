@@ -27,6 +27,7 @@ interface SeriesRow {
   ok: boolean;
   failures: string[];
   writeOutageMs: number;
+  writeOutageOpen?: boolean;
   aggregateOutageMs: number;
   recoveryMs: number | null;
   detectionMs: number | null;
@@ -71,7 +72,7 @@ function rowLine(r: SeriesRow, run: number): string {
   const streams = r.streams.map((s) => `${s.stream} ${s.writeOutageMs}`).join(", ");
   const steps = r.failoverSteps ? ` steps ${JSON.stringify(r.failoverSteps)}` : rolesText(r);
   return (
-    `  run ${run} ${r.fault}: outage ${r.writeOutageMs} ms (aggregate ${r.aggregateOutageMs}; ${streams}), ` +
+    `  run ${run} ${r.fault}: outage ${r.writeOutageOpen === true ? "≥ " : ""}${r.writeOutageMs} ms (aggregate ${r.aggregateOutageMs}; ${streams}), ` +
     `recovery ${r.recoveryMs} ms, detection ${r.detectionMs} ms, acked lost ${r.lostAckedWrites}/${r.ackedWrites}, ` +
     `WAIT-confirmed lost ${r.lostWaitedWrites}, unexpected ${r.unexpectedReplies}${r.ok ? "" : ` FAILED ${r.failures.join("; ")}`}${steps}`
   );
@@ -121,7 +122,9 @@ describe.skipIf(reason !== "")(`drill series on real pods${reason ? ` (skipped: 
         const summary = faults.map((f) => {
           const of = rows.filter((r) => r.fault === f);
           const outage = of.map((r) => r.writeOutageMs);
-          return `  ${f}: outage median ${median(outage)} ms, max ${Math.max(...outage)} ms over ${of.length} runs; acked lost ${of.map((r) => r.lostAckedWrites).join("/")}; WAIT-confirmed lost ${of.reduce((a, r) => a + r.lostWaitedWrites, 0)}; unexpected ${of.reduce((a, r) => a + r.unexpectedReplies, 0)}`;
+          const open = of.filter((r) => r.writeOutageOpen === true).length;
+          const bound = open === 0 ? "" : ` (${open} ran to the load's end: lower bounds)`;
+          return `  ${f}: outage median ${median(outage)} ms, max ${Math.max(...outage)} ms over ${of.length} runs${bound}; acked lost ${of.map((r) => r.lostAckedWrites).join("/")}; WAIT-confirmed lost ${of.reduce((a, r) => a + r.lostWaitedWrites, 0)}; unexpected ${of.reduce((a, r) => a + r.unexpectedReplies, 0)}`;
         });
         console.log(`[pods series] ${mode}, ${runs} runs per fault:\n${summary.join("\n")}`);
         for (const r of rows) {
