@@ -1,14 +1,14 @@
 /**
  * The drill matrix on real processes: `vbench drill --json` run `--runs` times for each mode and
- * fault, one after another, at the deployed clocks (Sentinel down-after 5 s and failover-timeout
- * 60 s, cluster-node-timeout 15 s: the stack defaults), reduced to one row per (mode, fault) with
+ * fault, one after another, at the deployed clocks (the stack's defaults, read from the config
+ * schema: Sentinel down-after and failover-timeout, cluster-node-timeout), reduced to one row per (mode, fault) with
  * median and max (core/drill/drill-matrix.ts), the replication outage against its target.
  * Every run's JSON goes to --out (default a new temp directory). Exit 1 when any run was not ok or
  * was skipped (a skip is not a pass), 2 on bad flags.
  *
  *   bash .ci/setup npx tsx apps/perf/drill-matrix.ts [--runs 5] [--modes replication,cluster]
- *       [--faults primary,crash-restart,...] [--down-after-ms 5000] [--node-timeout-ms 15000]
- *       [--failover-timeout-ms 60000] [--out DIR]
+ *       [--faults primary,crash-restart,...] [--down-after-ms MS] [--node-timeout-ms MS]
+ *       [--failover-timeout-ms MS] [--out DIR]
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { parseStackConfig } from "../../config/schema.js";
 import { matrixRows, renderMatrix, type MatrixRun } from "../../core/drill/drill-matrix.js";
 import { FAULTS, parseFaults, type DrillMode, type Fault } from "../../vocabulary/faults.js";
 import { wholeFlag } from "./perf-args.js";
@@ -52,9 +53,18 @@ async function main(): Promise<number> {
     },
   });
   const runs = wholeFlag("runs", values.runs, 5);
-  const downAfterMs = wholeFlag("down-after-ms", values["down-after-ms"], 5000);
-  const nodeTimeoutMs = wholeFlag("node-timeout-ms", values["node-timeout-ms"], 15_000);
-  const failoverTimeoutMs = wholeFlag("failover-timeout-ms", values["failover-timeout-ms"], 60_000);
+  const deployed = parseStackConfig({}).config.valkey;
+  const downAfterMs = wholeFlag(
+    "down-after-ms",
+    values["down-after-ms"],
+    deployed.replication.sentinel.downAfterMilliseconds,
+  );
+  const nodeTimeoutMs = wholeFlag("node-timeout-ms", values["node-timeout-ms"], deployed.cluster.nodeTimeoutMs);
+  const failoverTimeoutMs = wholeFlag(
+    "failover-timeout-ms",
+    values["failover-timeout-ms"],
+    deployed.replication.sentinel.failoverTimeoutMs,
+  );
   const modes = (values.modes ?? "replication,cluster").split(",").map((m) => m.trim());
   for (const m of modes)
     if (m !== "replication" && m !== "cluster") throw new Error(`--modes: '${m}' is not replication or cluster`);
