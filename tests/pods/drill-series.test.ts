@@ -1,6 +1,7 @@
 /**
  * The drill table on real pods, N runs per fault (opt-in: it takes N `up`s per mode). The byo
- * stack of each mode on kube:local at the deployed clocks (failure detection 5 s), the drills of
+ * stack of each mode on kube:local at the deployed clocks (failure detection 5 s) and the deployed load length
+ * (drills.loadS's default), the drills of
  * VBENCH_POD_DRILL_FAULTS (default primary, switchover, crash-restart) run by the first `up` and
  * again by each further `up` with a new `drills.runId`, until every fault has VBENCH_POD_DRILL_RUNS
  * rows. Every row must be `ok` (healed, no unexpected reply, no WAIT-confirmed write lost,
@@ -16,6 +17,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { parseStackConfig } from "../../config/schema.js";
 import { FAULTS, type Fault } from "../../vocabulary/faults.js";
 import { createStack, tail } from "../e2e/support/pulumi-harness.js";
 import { podsSkipReason, podsStackConfig, usePodsCluster } from "./support/byo-on-pods.js";
@@ -42,6 +44,7 @@ interface SeriesRow {
 }
 
 const runs = Number(process.env.VBENCH_POD_DRILL_RUNS ?? "0");
+const seriesLoadS = parseStackConfig({}).config.drills.loadS;
 const modes = (process.env.VBENCH_POD_DRILL_MODES ?? "replication,cluster").split(",") as Array<
   "cluster" | "replication"
 >;
@@ -89,7 +92,8 @@ describe.skipIf(reason !== "")(`drill series on real pods${reason ? ` (skipped: 
         const base = podsStackConfig(ctx.cluster, mode, NS, {
           // No benchmark: the default workload fills these small pods' maxmemory (its Job fails with OOM).
           benchmark: { enabled: false },
-          drills: { ...drillConfig(ctx.cluster), faults, runId: "series-1" },
+          // The deployed default load length (90 s): a shorter load cuts the longer outages (all, zone) at its end.
+          drills: { ...drillConfig(ctx.cluster), faults, runId: "series-1", loadS: seriesLoadS },
         });
         const valkey = detectionSettings(mode, base.valkey as Record<string, unknown>);
         const s = await createStack(ctx.env, { ...base, valkey }, { password: "series-secret-pw" });
