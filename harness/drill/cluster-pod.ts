@@ -71,6 +71,8 @@ export interface ClusterPodEnv {
   hostsFile: string;
   /** What every local pod's environment holds (pod-files.ts localPodEnv): PATH, VALKEY_CLI, the cli's password. */
   cliEnv: Record<string, string>;
+  /** Whether the pod carries its zone label (ClusterTargetOptions.zoneLabel). */
+  zoneLabel: boolean;
 }
 
 /** The launch (LocalFleet.start) of member `p`: writes its conf and scripts into its dir, runs start.sh. */
@@ -104,7 +106,8 @@ export function clusterPodLaunch(p: ClusterPodSpec, e: ClusterPodEnv): (ctx: Lau
       POD_NAME: p.name,
       VALKEY_ANNOUNCE_HOST: p.hostname,
       VALKEY_ANNOUNCE_IP: p.host,
-      VALKEY_AVAILABILITY_ZONE: p.zone,
+      // The downward API gives "" for a label the pod does not carry (Kubernetes < 1.35 has no zone label on pods).
+      VALKEY_AVAILABILITY_ZONE: e.zoneLabel ? p.zone : "",
       VALKEY_HEAL_HOSTS_FILE: e.hostsFile,
     });
   };

@@ -70,6 +70,12 @@ export interface ClusterTargetOptions extends DrillTimings {
    * @default resolveBinaries()'s
    */
   serverPath?: string;
+  /**
+   * Whether the members get their zone as pods do from Kubernetes 1.35 (the zone label, VALKEY_AVAILABILITY_ZONE).
+   * false: as on EKS 1.33/1.34 and kube:local, no label; the bootstrap sets each member's availability-zone with
+   * CONFIG SET (as the ClusterBootstrap step does) and the failback loop keeps it on the data volume. @default true
+   */
+  zoneLabel?: boolean;
 }
 
 interface Pod extends ClusterPodSpec {
@@ -149,6 +155,19 @@ export class ClusterTarget implements DrillTarget {
       password: this.o.password,
     });
     for (const p of this.pods) p.nodeId = result.nodeIds[`${p.host}:${p.port}`] as string;
+    if (this.o.zoneLabel === false) await this.announceZones(connector);
+  }
+
+  /** Without zone labels: each member's availability-zone set with CONFIG SET, as the ClusterBootstrap step does. */
+  private async announceZones(connector: DirectConnector): Promise<void> {
+    for (const p of this.pods) {
+      const c = await connector.connect({ host: p.host, port: p.port });
+      try {
+        await c.call("CONFIG", "SET", "availability-zone", p.zone);
+      } finally {
+        c.disconnect();
+      }
+    }
   }
 
   private writeHosts(): void {
@@ -184,6 +203,7 @@ export class ClusterTarget implements DrillTarget {
       passwordFile: this.passwordFile,
       hostsFile: this.hostsFile,
       cliEnv: this.cliEnv(),
+      zoneLabel: this.o.zoneLabel ?? true,
     };
     p.proc = await this.fleet.start({
       name: p.name,

@@ -48,6 +48,23 @@ old_ready() {
   esac
 }
 
+# The zone my old node id announced (a peer's CLUSTER SHARDS still lists it), taken when I have none: without the
+# pod's zone label (Kubernetes < 1.35) the zone lived only on the lost volume, and a member without one is never
+# chosen to fail back (failback-decision.awk), so its zone would keep a primary majority. The replacement pod lands in
+# the zone it left (the StatefulSet's zone spread); the bootstrap's next run corrects it if not.
+adopt_zone() {
+  z=$(local_cli config get availability-zone 2>/dev/null | sed -n 2p)
+  [ -z "$z" ] || return 0
+  z=$(cli -h "$seed_ip" -p "$seed_port" cluster shards 2>/dev/null | awk -v id="$1" '
+{ sub(/\r$/, "") }
+want == "id" { cur = $0; want = ""; next }
+want == "zone" { if (cur == id && $0 != "") { print; exit } want = ""; next }
+$0 == "id" { want = "id"; next }
+$0 == "availability-zone" { want = "zone"; next }')
+  [ -n "$z" ] || { log "no zone of my own and none known for my old node id $1"; return 0; }
+  log "availability-zone $z, my old node id's (I had none): $(local_cli config set availability-zone "$z" 2>&1)"
+}
+
 if [ "$mode" = gate ]; then
   while ! expired; do
     find_old || exit 0
@@ -75,6 +92,7 @@ while :; do
       # shellcheck disable=SC2086 # splits a node entry into its fields on purpose (set -f: no globbing)
       set -- $old
       old_id=$1
+      adopt_zone "$old_id"
       forgot=1
       for line in $(printf '%s\n' "$view" | awk -v o="$old_id" '$1 != o && $3 !~ /handshake|noaddr|fail/ { split($2, a, ","); split(a[1], b, "@"); print $1 "@" b[1] }'); do
         p_id=${line%%@*}; p_addr=${line#*@}; p_ip=${p_addr%:*}; p_port=${p_addr##*:}

@@ -140,6 +140,7 @@ describe("one pod, one definition", () => {
           nodeTimeoutMs: 2000,
           passwordFile,
           hostsFile: join(root, "hosts"),
+          zoneLabel: true,
           cliEnv: { VALKEYCLI_AUTH: "x", REDISCLI_AUTH: "x" },
         },
       ),
@@ -271,7 +272,7 @@ describe("one pod, one definition", () => {
     const host = "127.0.0.12";
     const launch = clusterPodLaunch(
       { name: "member-0", hostname: "m", zone: "z", host, port: 7002, busPort: 17002, dataDir: join(root, "d2") },
-      { nodeTimeoutMs: 2000, passwordFile: join(root, "p2"), hostsFile: join(root, "h2"), cliEnv: {} },
+      { nodeTimeoutMs: 2000, passwordFile: join(root, "p2"), hostsFile: join(root, "h2"), cliEnv: {}, zoneLabel: true },
     );
     expect(() => launchLocally(launch, host, 7002)).toThrow(
       /member-0: the pod's scripts read VALKEYCLI_AUTH, REDISCLI_AUTH, which the local launch does not set/,

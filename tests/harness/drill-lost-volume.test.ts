@@ -14,10 +14,17 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseInfo } from "../../core/topology/info.js";
-import type { ClusterTarget } from "../../harness/drill/cluster-target.js";
+import { ClusterTarget } from "../../harness/drill/cluster-target.js";
 import type { DrillResult } from "../../core/drill/drill-result.js";
 import type { ReplicationTarget } from "../../harness/drill/replication-target.js";
-import { expectNoWaitedWriteLost, measuredDrill, startTestCluster, startTestReplication } from "./drill-faults.js";
+import {
+  expectNoWaitedWriteLost,
+  measuredDrill,
+  startTestCluster,
+  startTestReplication,
+  TIMINGS,
+  ZONES,
+} from "./drill-faults.js";
 
 /**
  * The member the drill will hit (as ClusterTarget.inject picks it: the first pod in that role) and its shard's slots.
@@ -97,6 +104,40 @@ describe("lost-volume, cluster mode (rendered pod scripts, real processes)", () 
     expectPrimaryLossBound(r);
     const role = await expectBackInItsShard(target, victim, oldId);
     console.log(`[lost-volume] the wiped primary is back in its shard as its ${role}`);
+  }, 150_000);
+});
+
+describe("lost-volume, cluster mode, pods without a zone label (Kubernetes < 1.35: EKS 1.33/1.34, kube:local)", () => {
+  let target: ClusterTarget;
+  beforeAll(async () => {
+    // The zone comes only from the bootstrap's CONFIG SET, kept on the data volume: the lost volume loses it.
+    target = await ClusterTarget.start({
+      ...TIMINGS,
+      primaries: 3,
+      replicasPerPrimary: 1,
+      zones: ZONES,
+      password: "lost-volume-password",
+      hostBase: 230,
+      zoneLabel: false,
+    });
+  }, 60_000);
+  afterAll(async () => target?.stop());
+
+  it("a wiped primary takes its old node id's zone back from a peer, so the zone failback can act: healed with one primary per zone", async () => {
+    target.lostVolumeOf = "primary";
+    const victim = await victimAndShard(target, "primary");
+    const oldId = victim.pod.nodeId;
+    const r = await measuredDrill(target, "lost-volume", { detected: true });
+    expectPrimaryLossBound(r);
+    await expectBackInItsShard(target, victim, oldId);
+    const c = new Redis({ host: victim.pod.host, port: victim.pod.port, password: "lost-volume-password" });
+    try {
+      expect(await c.call("CONFIG", "GET", "availability-zone")).toEqual(["availability-zone", victim.pod.zone]);
+    } finally {
+      c.disconnect();
+    }
+    const after = await target.verify();
+    expect(Object.values(after.primariesPerZone ?? {}), JSON.stringify(after.primariesPerZone)).toEqual([1, 1, 1]);
   }, 150_000);
 });
 

@@ -20,7 +20,7 @@ import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
 import { FAULTS, type Fault } from "../../vocabulary/faults.js";
 import { createStack, tail } from "../e2e/support/pulumi-harness.js";
-import { podsSkipReason, podsStackConfig, usePodsCluster } from "./support/byo-on-pods.js";
+import { podsSkipReason, podsStackConfig, usePodsCluster, type PodsContext } from "./support/byo-on-pods.js";
 import { detectionSettings, drillConfig } from "./support/drill-checks.js";
 
 interface SeriesRow {
@@ -81,6 +81,26 @@ function rowLine(r: SeriesRow, run: number): string {
   );
 }
 
+/**
+ * Every container log (current and previous) of the namespace's pods into `dir`, for a failed `up` (the stack is
+ * destroyed right after): the start, heal, rejoin and failback scripts log there.
+ */
+async function saveLogs(api: PodsContext["api"], ns: string, dir: string): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  const pods = await api<{
+    items: Array<{ metadata: { name: string }; spec: { containers: Array<{ name: string }> } }>;
+  }>("GET", `/api/v1/namespaces/${ns}/pods`);
+  for (const p of pods.body.items ?? [])
+    for (const c of p.spec.containers)
+      for (const previous of [false, true]) {
+        const path = `/api/v1/namespaces/${ns}/pods/${p.metadata.name}/log?container=${c.name}&timestamps=true${previous ? "&previous=true" : ""}`;
+        const r = await api<string>("GET", path).catch(() => undefined);
+        if (r?.status === 200)
+          writeFileSync(`${dir}/${p.metadata.name}.${c.name}${previous ? ".previous" : ""}.log`, String(r.body));
+      }
+  console.log(`[pods series] ${ns}: the pods' logs are in ${dir}`);
+}
+
 describe.skipIf(reason !== "")(`drill series on real pods${reason ? ` (skipped: ${reason})` : ""}`, () => {
   const ctx = usePodsCluster();
 
@@ -105,7 +125,12 @@ describe.skipIf(reason !== "")(`drill series on real pods${reason ? ` (skipped: 
                 value: JSON.stringify({ ...(base.drills as object), runId: `series-${run}` }),
               });
             const t0 = Date.now();
-            const up = await s.stack.up({ onOutput: (o) => s.log.push(o) });
+            const up = await s.stack.up({ onOutput: (o) => s.log.push(o) }).catch(async (e: unknown) => {
+              await saveLogs(ctx.api, NS, `results/pods-drill-series-${mode}-logs`).catch((why: unknown) =>
+                console.log(`[pods series] ${NS}: the pods' logs could not be saved: ${String(why)}`),
+              );
+              throw e;
+            });
             expect(up.summary.result, tail(s.log)).toBe("succeeded");
             const report = up.outputs.report?.value as { drills: SeriesRow[] | null };
             const got = report.drills ?? [];
