@@ -1,7 +1,8 @@
 /**
  * The drill table on real pods, N runs per fault (opt-in: it takes N `up`s per mode). The byo
  * stack of each mode on kube:local at the deployed clocks (failure detection 5 s) and the deployed load length
- * (drills.loadS's default), the drills of
+ * (drills.loadS's default; VBENCH_POD_DRILL_LOAD_S overrides it, and an outage longer than the load is then marked
+ * open, a lower bound), the drills of
  * VBENCH_POD_DRILL_FAULTS (default primary, switchover, crash-restart) run by the first `up` and
  * again by each further `up` with a new `drills.runId`, until every fault has VBENCH_POD_DRILL_RUNS
  * rows. Every row must be `ok` (healed, no unexpected reply, no WAIT-confirmed write lost,
@@ -9,7 +10,8 @@
  * and writes every row to results/pods-drill-series-<mode>.json.
  *
  *   VBENCH_POD_DRILL_RUNS=5 [VBENCH_POD_DRILL_MODES=replication,cluster] \
- *     [VBENCH_POD_DRILL_FAULTS=primary,switchover] bash .ci/setup --pods npx vitest run --project pods \
+ *     [VBENCH_POD_DRILL_FAULTS=primary,switchover] [VBENCH_POD_DRILL_LOAD_S=40] bash .ci/setup --pods \
+ *     npx vitest run --project pods \
  *     tests/pods/drill-series.test.ts
  *
  * Without VBENCH_POD_DRILL_RUNS it is skipped, naming the variable (CI runs the one-run drills of
@@ -44,7 +46,9 @@ interface SeriesRow {
 }
 
 const runs = Number(process.env.VBENCH_POD_DRILL_RUNS ?? "0");
-const seriesLoadS = parseStackConfig({}).config.drills.loadS;
+const seriesLoadS = Number(process.env.VBENCH_POD_DRILL_LOAD_S ?? parseStackConfig({}).config.drills.loadS);
+if (!Number.isInteger(seriesLoadS) || seriesLoadS < 1)
+  throw new Error(`VBENCH_POD_DRILL_LOAD_S: a whole number of seconds ≥ 1, got ${process.env.VBENCH_POD_DRILL_LOAD_S}`);
 const modes = (process.env.VBENCH_POD_DRILL_MODES ?? "replication,cluster").split(",") as Array<
   "cluster" | "replication"
 >;
