@@ -121,7 +121,8 @@ export function nodeRoles(clusterNodes: string): Map<string, string> {
 /**
  * Cluster: polls CLUSTER NODES every `intervalMs`, once before it returns (the roles right before the fault), then
  * on; after `arm` only the members the fault did not hit are asked. Detection: the first poll flagging a hit member.
- * Roles: the first answering survivor's view of every member, at each change.
+ * Roles: the first answering survivor's view of every member at each poll (and the view that first flagged a hit
+ * member), at each change; views can differ for a gossip round, so a role may flip back once.
  */
 export async function watchClusterNodes(
   clients: readonly { pod: string; client: Redis }[],
@@ -147,7 +148,9 @@ export async function watchClusterNodes(
     polling = true;
     try {
       let recorded = false;
-      for (const c of clients.filter((c) => !deleted.some((d) => d.name === c.pod))) {
+      for (const c of clients) {
+        // Checked at each member, not once per poll: a poll that began before the fault must not ask a hit member.
+        if (deleted.some((d) => d.name === c.pod)) continue;
         const text = await (c.client.call("CLUSTER", "NODES") as Promise<string>).catch(() => "");
         if (text === "") continue;
         const at = now();
@@ -156,6 +159,7 @@ export async function watchClusterNodes(
         if (!armed || seen !== undefined) break;
         if (failedHosts(text).some((h) => namesPod(h, deleted))) {
           seen = at;
+          record(text, c.pod, at); // the view that saw the mark, if the first survivor's did not yet
           break;
         }
       }
