@@ -74,8 +74,9 @@ function expectSaneRow(r: ResultRow, mode: ResultRow["mode"]): void {
   const scaledTo = Number([...r.notes.matchAll(/→(\d+)/g)].at(-1)?.[1]);
   expect(r.requests).toBe(scaledTo);
   expect(r.requests).toBeGreaterThan(20_000);
-  // ceil(rps × 0.5 × 1.1) aims at 0.55 s and is re-run while shorter than 0.5 s.
-  expect(r.duration_s).toBeGreaterThan(0.35);
+  // ceil(rps × 0.5 × 1.1) aims at 0.55 s and is re-run while shorter than 0.5 s, at most MAX_RERUNS times: a row
+  // still shorter says so (the rate can change between runs on a busy machine), it never passes silently.
+  if (r.duration_s < 0.5) expect(r.notes, `a ${r.duration_s} s row`).toMatch(/re-run still 0\.\d\d s < 0\.5 s/);
   expect(r.duration_s).toBeLessThan(5);
 }
 
