@@ -14,7 +14,7 @@ describe("valkey.replication.sentinel and minReplicasMaxLag", () => {
       replicas: 3,
       quorum: 2,
       downAfterMilliseconds: 5000,
-      failoverTimeoutMs: 10000,
+      failoverTimeoutMs: 60000,
       parallelSyncs: 1,
     });
     expect(config.valkey.replication.minReplicasToWrite).toBe(1);
