@@ -54,12 +54,12 @@ describe("detection parsers", () => {
 
   it("reads every node's role from CLUSTER NODES: hostname (else ip:port), master/slave, fail marks, a slotless master", () => {
     const text = [
-      "a1 10.0.0.1:6379@16379,valkey-0 myself,master - 0 0 1 connected 0-5460",
-      "b2 10.0.0.2:6379@16379,valkey-1 master,fail? - 0 0 2 connected 5461-10922",
-      "c3 10.0.0.3:6379@16379,valkey-2 slave,fail a1 0 0 1 connected",
-      "d4 10.0.0.4:6379@16379, slave a1 0 0 1 connected",
-      "e5 10.0.0.5:6379@16379,valkey-4 master - 0 0 3 connected",
-      "f6 :0@0 noaddr,handshake - 0 0 0 disconnected",
+      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 10.0.0.1:6379@16379,valkey-0 myself,master - 0 0 1 connected 0-5460",
+      "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb 10.0.0.2:6379@16379,valkey-1 master,fail? - 0 0 2 connected 5461-10922",
+      "cccccccccccccccccccccccccccccccccccccccc 10.0.0.3:6379@16379,valkey-2 slave,fail aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0 0 1 connected",
+      "dddddddddddddddddddddddddddddddddddddddd 10.0.0.4:6379@16379, slave aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0 0 1 connected",
+      "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee 10.0.0.5:6379@16379,valkey-4 master - 0 0 3 connected",
+      "ffffffffffffffffffffffffffffffffffffffff :0@0 noaddr,handshake - 0 0 0 disconnected",
     ].join("\n");
     expect([...nodeRoles(text)]).toEqual([
       ["valkey-0", "master"],

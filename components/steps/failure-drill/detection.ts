@@ -12,6 +12,7 @@
  */
 import type { Redis } from "ioredis";
 import type { SentinelEventAt } from "../../../core/drill/sentinel-events.js";
+import { parseClusterNodes } from "../../../core/topology/cluster-nodes-parser.js";
 import type { DrillPod } from "./kube-api.js";
 
 export interface DetectionWatch {
@@ -104,16 +105,12 @@ export function clusterRoleRows(roles: readonly ClusterRoleAt[], faultAt: number
 /** CLUSTER NODES: each node's name (announced hostname, else ip:port) and role (see ClusterRoleAt.role). */
 export function nodeRoles(clusterNodes: string): Map<string, string> {
   const roles = new Map<string, string>();
-  for (const line of clusterNodes.split("\n")) {
-    const f = line.trim().split(" ");
-    if (f.length < 8) continue;
-    const [addr = "", hostname = ""] = (f[1] ?? "").split(",");
-    const flags = (f[2] ?? "").split(",");
-    const role = flags.find((x) => x === "master" || x === "slave");
-    if (role === undefined) continue;
-    const marks = flags.filter((x) => x === "fail?" || x === "fail");
-    const slotless = role === "master" && f.length < 9 ? " (no slots)" : "";
-    roles.set(hostname || addr.split("@")[0]!, [role, ...marks].join(",") + slotless);
+  for (const n of parseClusterNodes(clusterNodes).nodes) {
+    const name = n.hostname ?? (n.endpoint === undefined ? undefined : `${n.endpoint.host}:${n.endpoint.port}`);
+    if (n.role === "unknown" || name === undefined) continue;
+    const marks = [...(n.pfail ? ["fail?"] : []), ...(n.failed ? ["fail"] : [])];
+    const slotless = n.role === "primary" && n.slots.length === 0 ? " (no slots)" : "";
+    roles.set(name, [n.role === "primary" ? "master" : "slave", ...marks].join(",") + slotless);
   }
   return roles;
 }
