@@ -21,6 +21,13 @@ import {
   type DrillDeps,
 } from "../../components/steps/failure-drill/implementation.js";
 import { drillPod, FakeClock, FakeDrillKube, type FakeKubeOptions } from "../support/fake-drill-kube.js";
+import { CRASH_COMMAND } from "../../components/steps/failure-drill/faults.js";
+
+/** The crash command as the fake records an exec of it. */
+const CRASH = CRASH_COMMAND.join(" ");
+/** The calls that hit a release pod: execs and deletions (not the load Job's, not the agents'). */
+const podFaultCalls = (kube: FakeDrillKube): string[] =>
+  kube.calls.filter((c) => c.startsWith("exec ") || (/^delete /.test(c) && !/^delete (load|pvc) /.test(c)));
 
 const placement = {
   zones: ["zone-a", "zone-b", "zone-c"],
@@ -83,16 +90,19 @@ function setup(mode: "replication" | "cluster", o: Partial<FakeKubeOptions> = {}
 }
 
 describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
-  it("primary: the reported primary's pod deleted with grace 0, preFaultS after the load pod runs; recovery once it is back and verified", async () => {
+  it("primary: the reported primary's server stopped at once, then its pod deleted with grace 0, preFaultS after the load pod runs; recovery once it is back and verified", async () => {
     const { kube, deps } = setup("replication");
     const r = await drillOnce(inputs("replication"), "primary", deps);
-    expect(kube.calls.filter((c) => c.startsWith("delete valkey"))).toEqual(["delete valkey-0 grace=0"]);
+    // The crash first: a grace-0 deletion alone still runs the preStop (up to 1 s on a real kubelet).
+    expect(podFaultCalls(kube)).toEqual([`exec valkey-0/valkey ${CRASH}`, "delete valkey-0 grace=0"]);
     // The load pod starts 4 s after the Job is created (fake); the fault comes preFaultS after it runs.
     const load = kube.created[0]!;
     const sinceRunning = kube.faultAt! - kube.loadRunningAt[0]!;
     expect(sinceRunning).toBeGreaterThanOrEqual(10_000);
     expect(sinceRunning).toBeLessThanOrEqual(11_000);
-    expect(r.faultDescription).toBe("primary pod valkey-0 (10.0.0.0 on node-a) deleted, grace 0");
+    expect(r.faultDescription).toBe(
+      "primary pod valkey-0 (10.0.0.0 on node-a) crashed: server stopped at once (SHUTDOWN NOSAVE NOW FORCE), then its pod deleted, grace 0",
+    );
     // Recreated 5 s after the deletion, Ready 3 s later, verified at the next 1 s poll.
     expect(r.recoveryMs).toBeGreaterThanOrEqual(8000);
     expect(r.recoveryMs).toBeLessThanOrEqual(9000);
@@ -158,25 +168,38 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
     expect(r.recoveryMs).toBeGreaterThanOrEqual(10_000);
   });
 
-  it("replica: the first reported replica's pod, grace 0", async () => {
+  it("replica: the first reported replica's pod crashed (server stopped, then deleted with grace 0)", async () => {
     const { kube, deps } = setup("replication");
     await drillOnce(inputs("replication"), "replica", deps);
-    expect(kube.calls.filter((c) => c.startsWith("delete valkey"))).toEqual(["delete valkey-1 grace=0"]);
+    expect(podFaultCalls(kube)).toEqual([`exec valkey-1/valkey ${CRASH}`, "delete valkey-1 grace=0"]);
   });
 
-  it("all: every member pod at once, grace 0 (Sentinels stay)", async () => {
+  it("a crash the identity may not exec fails naming the pod and pods/exec, and deletes nothing", async () => {
+    const { kube, deps } = setup("replication", {
+      execFails: 'pods "valkey-0" is forbidden: cannot create resource "pods/exec"',
+    });
+    await expect(drillOnce(inputs("replication"), "primary", deps)).rejects.toThrow(
+      /could not stop the server of valkey-0 before deleting its pod .*needs pods\/exec create\): pods "valkey-0" is forbidden/,
+    );
+    expect(podFaultCalls(kube)).toEqual([`exec valkey-0/valkey ${CRASH}`]);
+  });
+
+  it("all: every member's server stopped, then every member pod deleted at once, grace 0 (Sentinels stay)", async () => {
     const { kube, deps } = setup("cluster");
     const r = await drillOnce(inputs("cluster"), "all", deps);
-    expect(kube.calls.filter((c) => c.startsWith("delete member")).sort()).toEqual(
-      [0, 1, 2, 3, 4, 5].map((i) => `delete member-${i} grace=0`),
-    );
+    const calls = podFaultCalls(kube);
+    const members = [0, 1, 2, 3, 4, 5];
+    expect(calls.slice(0, 6).sort()).toEqual(members.map((i) => `exec member-${i}/valkey ${CRASH}`));
+    expect(calls.slice(6).sort()).toEqual(members.map((i) => `delete member-${i} grace=0`));
     expect(r.streams.map((s) => s.stream)).toEqual(["cluster-client"]);
   });
 
-  it("zone: the primary's zone cordoned, its member and Sentinel deleted, Pending until uncordoned after zoneDownS", async () => {
+  it("zone: the primary's zone cordoned, its member crashed and its Sentinel deleted, Pending until uncordoned after zoneDownS", async () => {
     const { kube, deps } = setup("replication");
     const r = await drillOnce(inputs("replication"), "zone", deps);
-    expect(kube.calls.filter((c) => c.startsWith("delete ") && !c.startsWith("delete load"))).toEqual([
+    // The Sentinel has no preStop and no server to stop: deleted only.
+    expect(podFaultCalls(kube)).toEqual([
+      `exec valkey-0/valkey ${CRASH}`,
       "delete valkey-0 grace=0",
       "delete sentinel-0 grace=0",
     ]);
@@ -184,7 +207,7 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
     // Not back before the uncordon (20 s), then scheduled and Ready 3 s later.
     expect(r.recoveryMs).toBeGreaterThanOrEqual(23_000);
     expect(r.faultDescription).toMatch(
-      /^zone zone-a down for 20 s: node\(s\) node-a cordoned, pod\(s\) valkey-0, sentinel-0 deleted/,
+      /^zone zone-a down for 20 s: node\(s\) node-a cordoned, pod\(s\) valkey-0, sentinel-0 gone \(members: server stopped at once/,
     );
     expect(kube.nodes.every((n) => !n.unschedulable)).toBe(true);
   });
@@ -256,8 +279,8 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
       },
     };
     const r = await drillOnce(inputs("replication"), "primary", moved);
-    expect(kube.calls.filter((c) => c.startsWith("delete valkey"))).toEqual(["delete valkey-0 grace=0"]);
-    expect(r.faultDescription).toBe("primary pod valkey-0 (10.0.0.0 on node-a) deleted, grace 0");
+    expect(podFaultCalls(kube)).toEqual([`exec valkey-0/valkey ${CRASH}`, "delete valkey-0 grace=0"]);
+    expect(r.faultDescription).toMatch(/^primary pod valkey-0 \(10\.0\.0\.0 on node-a\) crashed/);
   });
 
   it("a topology still settling before the fault (two failing verdicts) is asked again, then drilled", async () => {
@@ -443,7 +466,7 @@ describe("FailureDrill: the faults that really happen, where the API allows them
     const r = await drillOnce(inputs("replication"), "crash-restart", deps);
     expect(
       kube.calls.filter((c) => c.startsWith("exec ") || (c.startsWith("delete ") && !c.startsWith("delete load"))),
-    ).toEqual(["exec valkey-0/valkey sh -c valkey-cli -p 6379 SHUTDOWN NOSAVE NOW FORCE >/dev/null 2>&1 || true"]);
+    ).toEqual([`exec valkey-0/valkey ${CRASH}`]);
     expect(kube.calls.join("\n")).not.toContain("pw-secret");
     expect(r.faultDescription).toMatch(/^primary valkey-0 .*SHUTDOWN NOSAVE NOW FORCE/);
     // Not Ready for readyMs (3 s) after the restart, verified at the next poll.
@@ -453,14 +476,15 @@ describe("FailureDrill: the faults that really happen, where the API allows them
     expect(r.detectionNote).toMatch(/restarted in place/);
   });
 
-  it("lost-volume: the primary's PVC deleted, then its pod (grace 0); recovery once the pod is back", async () => {
+  it("lost-volume: the primary's PVC deleted, then its pod crashed (server stopped, deleted with grace 0); recovery once the pod is back", async () => {
     const { kube, deps } = setup("cluster");
     const r = await drillOnce(inputs("cluster"), "lost-volume", deps);
-    expect(kube.calls.filter((c) => /^delete (pvc|member)/.test(c))).toEqual([
+    expect(kube.calls.filter((c) => /^(delete (pvc|member)|exec )/.test(c))).toEqual([
       "delete pvc data-member-0",
+      `exec member-0/valkey ${CRASH}`,
       "delete member-0 grace=0",
     ]);
-    expect(r.faultDescription).toMatch(/PersistentVolumeClaim data-member-0 deleted, then the pod/);
+    expect(r.faultDescription).toMatch(/PersistentVolumeClaim data-member-0 deleted, then the pod crashed/);
     expect(r.ackedLossBound!.reason).toMatch(/async replication window 5\.0 s/);
   });
 

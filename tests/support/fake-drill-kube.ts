@@ -78,6 +78,8 @@ export interface FakeKubeOptions {
   agentStartMs?: number;
   /** The agent's log instead of injecting (it fails: phase Failed). */
   agentFails?: string;
+  /** exec is refused with this message (an identity without pods/exec). */
+  execFails?: string;
 }
 
 /** The fake cluster's shards, member-0, -1, -2 their primaries. */
@@ -352,6 +354,7 @@ export class FakeDrillKube implements DrillKubeApi {
   /** exec: the crash command restarts the pod's container in place (restartCount + 1, not Ready for readyMs). */
   exec(_ns: string, pod: string, container: string, command: string[]): Promise<void> {
     this.calls.push(`exec ${pod}/${container} ${command.join(" ")}`);
+    if (this.o.execFails !== undefined) return Promise.reject(new Error(this.o.execFails));
     this.faultAt ??= this.o.clock.now();
     const p = this.pods.find((x) => x.name === pod && !x.deleting);
     if (p !== undefined) {

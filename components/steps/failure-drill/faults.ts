@@ -1,13 +1,20 @@
 /**
- * The faults of a drill in the deployed stack, injected through the Kubernetes API (kube-api.ts):
- * - primary: delete the current primary's pod (from the verifier's healthy report), grace 0;
- * - replica: delete one replica's pod, grace 0;
- * - all: delete every member pod, grace 0;
+ * The faults of a drill in the deployed stack, injected through the Kubernetes API (kube-api.ts).
+ * A pod "crashed" below has its server stopped at once first (CRASH_COMMAND exec'd in its Valkey
+ * container, as crash-restart does), then is deleted with grace 0: a grace-0 deletion alone is not
+ * a crash on a real kubelet. It still runs the pod's preStop, for up to 1 s (the kubelet's least
+ * grace, pkg/kubelet/pod_workers.go calculateEffectiveGracePeriod), then SIGTERM with 2 s more; a
+ * cluster primary's preStop hands its slots over inside that second, so the "unplanned" fault was
+ * sometimes a planned hand-over (a cluster `primary` drill of 1.6 s against a 5 s detection on
+ * kube:local). With the server already gone the preStop finds nothing to hand over.
+ * - primary: crash the current primary's pod (from the verifier's healthy report);
+ * - replica: crash one replica's pod;
+ * - all: crash every member pod;
  * - switchover: evict the primary's pod through the Eviction API, as a node drain does: the
  *   PodDisruptionBudget is honoured (a refusal is asked again for EVICTION_PATIENCE_S) and the pod
  *   is deleted with its grace period, so its preStop runs;
- * - zone: cordon every node of the primary's zone, delete every member and Sentinel pod on them
- *   (grace 0), and uncordon after `zoneDownS` (`restore`). While cordoned, the StatefulSets'
+ * - zone: cordon every node of the primary's zone, crash every member pod and delete every Sentinel
+ *   pod on them (grace 0), and uncordon after `zoneDownS` (`restore`). While cordoned, the StatefulSets'
  *   replacement pods stay Pending under the hard zone spread. On EKS, Karpenter may launch a new
  *   node in that zone for them (a cordoned node is not capacity), which a real zone outage would
  *   not allow: the drill then measures a shorter outage of that zone than a real one;
@@ -17,8 +24,8 @@
  *   restart path an OOM kill takes). Not a SIGKILL: valkey-server is PID 1 of its container, and
  *   Linux does not deliver SIGKILL or SIGSTOP sent from inside a PID namespace to its init; the
  *   API has no "kill container". The exit flushes the AOF, so the fsync window is not exercised;
- * - lost-volume: the primary's PersistentVolumeClaim (data-<pod>) and then its pod deleted
- *   (grace 0): the StatefulSet recreates the pod on a new, empty volume.
+ * - lost-volume: the primary's PersistentVolumeClaim (data-<pod>) deleted, then its pod crashed:
+ *   the StatefulSet recreates the pod on a new, empty volume.
  * - freeze, partition: the API can neither stop a container's PID 1 (the PID-1 reason above) nor
  *   cut traffic the release's own NetworkPolicies admit (policies only add allowances), so a
  *   privileged agent pod on the primary's node does it from the host's PID namespace
@@ -126,27 +133,39 @@ interface Injection {
 
 const noop = (): Promise<void> => Promise.resolve();
 
-/** Deletes the pods (grace: undefined, their own grace period), all at once; returns their names and uids. */
-async function kill(
-  x: Injection,
-  pods: readonly DrillPod[],
-  grace: number | undefined,
-): Promise<{ name: string; uid: string }[]> {
-  await Promise.all(pods.map((p) => x.api.deletePod(x.t.namespace, p.name, grace)));
+/**
+ * Crashes the pods, all at once: each member's server stopped at once (CRASH_COMMAND), then every pod deleted with
+ * grace 0 (Sentinel pods have no preStop: deleted only). Returns their names and uids.
+ */
+async function crash(x: Injection, pods: readonly DrillPod[]): Promise<{ name: string; uid: string }[]> {
+  const members = pods.filter((p) => x.t.members.some((m) => m.uid === p.uid));
+  await Promise.all(
+    members.map((p) =>
+      x.api.exec(x.t.namespace, p.name, VALKEY_CONTAINER, CRASH_COMMAND).catch((err: unknown) => {
+        throw new Error(
+          `could not stop the server of ${p.name} before deleting its pod (exec ${CRASH_COMMAND.slice(2).join(" ")} in its ${VALKEY_CONTAINER} container; the drill's identity needs pods/exec create): ${err instanceof Error ? err.message : String(err)}`,
+        );
+      }),
+    ),
+  );
+  await Promise.all(pods.map((p) => x.api.deletePod(x.t.namespace, p.name, 0)));
   return pods.map((p) => ({ name: p.name, uid: p.uid }));
 }
+
+/** How a fault description names a crashed member pod's end. */
+const CRASHED = "server stopped at once (SHUTDOWN NOSAVE NOW FORCE), then its pod deleted, grace 0";
 
 /** The healthy report's primary (of its first shard), as a member pod. */
 function primaryPod(x: Injection): DrillPod {
   return pick("primary", x.shard?.primary.address, x.t.members);
 }
 
-/** primary: the primary's pod deleted, grace 0. */
+/** primary: the primary's pod crashed. */
 async function deletePrimary(x: Injection): Promise<InjectedFault> {
   const pod = primaryPod(x);
   return {
-    description: `primary pod ${at(pod)} deleted, grace 0`,
-    deleted: await kill(x, [pod], 0),
+    description: `primary pod ${at(pod)} crashed: ${CRASHED}`,
+    deleted: await crash(x, [pod]),
     cordoned: [],
     restore: noop,
   };
@@ -178,14 +197,14 @@ async function crashPrimary(x: Injection): Promise<InjectedFault> {
   };
 }
 
-/** lost-volume: the primary's PersistentVolumeClaim deleted, then its pod (grace 0). */
+/** lost-volume: the primary's PersistentVolumeClaim deleted, then its pod crashed. */
 async function losePrimaryVolume(x: Injection): Promise<InjectedFault> {
   const pod = primaryPod(x);
   const pvc = `${DATA_VOLUME}-${pod.name}`;
   await x.api.deletePvc(x.t.namespace, pvc);
-  const deleted = await kill(x, [pod], 0);
+  const deleted = await crash(x, [pod]);
   return {
-    description: `primary ${at(pod)}: its PersistentVolumeClaim ${pvc} deleted, then the pod (grace 0): back on an empty volume`,
+    description: `primary ${at(pod)}: its PersistentVolumeClaim ${pvc} deleted, then the pod crashed (${CRASHED}): back on an empty volume`,
     deleted,
     cordoned: [],
     restore: noop,
@@ -234,22 +253,22 @@ async function holdPrimary(x: Injection, fault: "freeze" | "partition"): Promise
   };
 }
 
-/** replica: the first reported replica's pod deleted, grace 0. */
+/** replica: the first reported replica's pod crashed. */
 async function deleteReplica(x: Injection): Promise<InjectedFault> {
   const pod = pick("replica", x.shard?.replicas[0]?.address, x.t.members);
   return {
-    description: `replica pod ${at(pod)} deleted, grace 0`,
-    deleted: await kill(x, [pod], 0),
+    description: `replica pod ${at(pod)} crashed: ${CRASHED}`,
+    deleted: await crash(x, [pod]),
     cordoned: [],
     restore: noop,
   };
 }
 
-/** all: every member pod deleted at once, grace 0. */
+/** all: every member pod crashed at once. */
 async function deleteAllMembers(x: Injection): Promise<InjectedFault> {
-  const deleted = await kill(x, x.t.members, 0);
+  const deleted = await crash(x, x.t.members);
   return {
-    description: `every member pod (${x.t.members.map((p) => p.name).join(", ")}) deleted, grace 0`,
+    description: `every member pod (${x.t.members.map((p) => p.name).join(", ")}) crashed: each ${CRASHED}`,
     deleted,
     cordoned: [],
     restore: noop,
@@ -257,7 +276,8 @@ async function deleteAllMembers(x: Injection): Promise<InjectedFault> {
 }
 
 /**
- * zone: the primary's zone cordoned and its member and Sentinel pods deleted (grace 0); uncordoned after `zoneDownS`.
+ * zone: the primary's zone cordoned, its member pods crashed and its Sentinel pods deleted (grace 0); uncordoned after
+ * `zoneDownS`.
  */
 async function zoneDown(x: Injection): Promise<InjectedFault> {
   const { api, t } = x;
@@ -278,12 +298,12 @@ async function zoneDown(x: Injection): Promise<InjectedFault> {
       cordoned.push(n);
     }
     const inZone = [...t.members, ...t.sentinels].filter((p) => p.nodeName !== undefined && nodes.includes(p.nodeName));
-    const deleted = await kill(x, inZone, 0);
+    const deleted = await crash(x, inZone);
     // Hold the zone down, then uncordon: in the background, while the drill waits for recovery.
     const holding = x.sleep(t.zoneDownS * 1000).then(restore);
     holding.catch(() => undefined);
     return {
-      description: `zone ${zone} down for ${t.zoneDownS} s: node(s) ${nodes.join(", ")} cordoned, pod(s) ${inZone.map((p) => p.name).join(", ") || "none"} deleted, grace 0`,
+      description: `zone ${zone} down for ${t.zoneDownS} s: node(s) ${nodes.join(", ")} cordoned, pod(s) ${inZone.map((p) => p.name).join(", ") || "none"} gone (members: ${CRASHED}; Sentinels deleted, grace 0)`,
       deleted,
       zone,
       cordoned,

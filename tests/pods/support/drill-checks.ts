@@ -1,20 +1,22 @@
 /**
  * The deployed FailureDrill step's faults on real pods, and what each drill row must show
  * (tests/pods/byo-stack.test.ts runs them inside the first `up` of each mode):
- *  - primary: the primary's pod deleted with grace 0 (the kubelet kills the container);
+ *  - primary: the primary's pod crashed: its server stopped at once, then the pod deleted with
+ *    grace 0 (a grace-0 deletion alone still runs the preStop on a real kubelet);
  *  - switchover: the primary's pod evicted through the Eviction API as a node drain does (its
  *    PodDisruptionBudget honoured): the kubelet runs the preStop hook with the grace period, and
  *    the planned switchover must lose nothing acknowledged, leave no FailedPreStopHook event for
  *    the evicted pod, and keep the write outage below cluster-node-timeout (cluster mode) or the
  *    preStop's pause deadline (replication mode: see below);
- *  - all: every member pod deleted with grace 0: all come back as new pods and the release heals
+ *  - all: every member pod crashed alike: all come back as new pods and the release heals
  *    through its DNS names;
  *  - freeze, partition (expectHeldFaults, on the second cluster release): a privileged agent pod
  *    with hostPID on the primary's node stops its valkey-server (SIGSTOP) or drops its traffic
  *    with every other member (iptables in its network namespace) past cluster-node-timeout: a
  *    replica takes over, and once the agent undoes it the old primary rejoins as a replica.
  * Each drill heals within the step's timeout, loses no WAIT-confirmed write, and keeps
- * acknowledged loss inside its window (`ok`). The write load is the step's own Job, a real pod
+ * acknowledged loss inside its window (`ok`), except the one loss an unfenced freeze is known to
+ * cause (thawLoss), which its row reports as `ok: false` and the test prints as a finding. The write load is the step's own Job, a real pod
  * of the local Node image on the node without Valkey, through the NetworkPolicies and DNS.
  */
 import { expect } from "vitest";
@@ -68,6 +70,35 @@ export interface DrillRow {
   deletedPods: Array<{ name: string; uid: string }>;
   sentinelEvents?: SentinelEventRow[];
   failoverSteps?: FailoverSteps;
+  failures?: string[];
+  durability?: { minReplicasToWrite: number };
+  streams?: Array<{ stream: string; lostAckedWrites: number; lostOutside: { fromMs: number; toMs: number } | null }>;
+}
+
+/** How long after its thaw a frozen, unfenced cluster primary may still take writes: until a peer's news demotes it. */
+export const THAW_WINDOW_MS = DETECT_MS;
+
+/**
+ * The one loss an unfenced freeze is known to cause (core/drill/bounds.ts: "a frozen primary runs no cron and answers
+ * its queued writes first when thawed"): with min-replicas-to-write 0 the thawed primary acknowledges the writes
+ * queued on its sockets before it learns a replica replaced it, and those are discarded when it resyncs as a replica.
+ * The drill promises no bound after the fault there, so its row is rightly `ok: false`; this names that loss when it is
+ * the row's only failure and every such write was acknowledged from the thaw (the hold's end, less 250 ms of clock
+ * difference between the node and the load pod) to THAW_WINDOW_MS after it. Undefined otherwise.
+ */
+export function thawLoss(r: DrillRow, holdMs: number): string | undefined {
+  if (r.fault !== "freeze" || r.ok || r.durability?.minReplicasToWrite !== 0 || r.lostWaitedWrites !== 0) return;
+  const failures = r.failures ?? [];
+  if (
+    failures.length === 0 ||
+    !failures.every((f) => /lost acknowledged writes \(no-WAIT writer\) outside the bound/.test(f))
+  )
+    return;
+  const spans = (r.streams ?? []).flatMap((s) =>
+    s.lostOutside === null ? [] : [{ stream: s.stream, ...s.lostOutside }],
+  );
+  if (spans.length === 0 || !spans.every((x) => x.fromMs >= holdMs - 250 && x.toMs <= holdMs + THAW_WINDOW_MS)) return;
+  return `${r.lostAckedWrites} write(s) acknowledged by the thawed unfenced primary and lost (${spans.map((x) => `${x.stream} +${x.fromMs}…+${x.toMs} ms, the thaw at +${holdMs} ms`).join("; ")}): ${failures.join("; ")}`;
 }
 
 interface PodList {
@@ -113,7 +144,9 @@ export async function expectDrills(
   const [primary, switchover, all] = rows as [DrillRow, DrillRow, DrillRow];
   // The load ran as a real Job pod on the node without Valkey (the step deletes it afterwards).
   expect(new Set(rows.map((r) => r.loadPod)).size).toBe(3);
-  expect(primary.faultDescription).toMatch(/^primary pod \S+ \(\S+ on \S+\) deleted, grace 0$/);
+  expect(primary.faultDescription).toMatch(
+    /^primary pod \S+ \(\S+ on \S+\) crashed: server stopped at once \(SHUTDOWN NOSAVE NOW FORCE\), then its pod deleted, grace 0$/,
+  );
   expect(primary.faultDescription).not.toContain(clientNode);
   if (mode === "replication") {
     // The failover as the Sentinels told it, received through the connector during the drill: from
@@ -128,19 +161,22 @@ export async function expectDrills(
   }
   // The planned path: the kubelet ran the preStop on eviction, which handed the primary over
   // before the server stopped. Cluster mode (CLUSTER FAILOVER to a synced replica) must beat the
-  // unplanned path of the same run (the primary drill: failure detection, cluster-node-timeout,
-  // then the election), on the same nodes under the same load: a fixed bar does not hold on a
-  // starved machine (seen on kube:local: 6.2 s against the 5 s detection, every shard stalled
-  // 2.3-2.6 s at once; the primary drill of that run took 18.0 s). Replication mode is held to
-  // its preStop's own promise, the writes paused at most until its deadline: it beat detection in
-  // two runs (2.9 s, 3.5 s) and took 10.9 s in a third (docs/drills.md, "Drills on real pods").
-  const switchoverBound = mode === "cluster" ? primary.writeOutageMs : DEFAULT_SWITCHOVER_TIMEOUT_SECONDS * 1000;
+  // unplanned path: failure detection (cluster-node-timeout, then the election), or the same
+  // run's primary drill where a starved machine made that longer (seen on kube:local: a
+  // switchover of 6.2 s against the 5 s detection, every shard stalled 2.3-2.6 s at once; the
+  // primary drill of that run took 18.0 s). Not the primary drill alone: before its server was
+  // crashed first, its grace-0 deletion ran the preStop too and was a hand-over of 1.6 s in one
+  // CI run, and a crashed primary's pod may be back before detection. Replication mode is held
+  // to its preStop's own promise, the writes paused at most until its deadline: it beat
+  // detection in two runs (2.9 s, 3.5 s) and took 10.9 s in a third (docs/drills.md).
+  const switchoverBound =
+    mode === "cluster" ? Math.max(primary.writeOutageMs, DETECT_MS) : DEFAULT_SWITCHOVER_TIMEOUT_SECONDS * 1000;
   console.log(
     `[pods] ${mode} switchover write outage ${switchover.writeOutageMs} ms (detection ${DETECT_MS} ms, primary drill ${primary.writeOutageMs} ms)`,
   );
   expect(
     switchover.writeOutageMs,
-    `switchover outage vs ${mode === "cluster" ? "the primary drill's" : "the preStop deadline's"} ${switchoverBound} ms (detection ${DETECT_MS} ms)`,
+    `switchover outage vs ${mode === "cluster" ? "the longer of detection and the primary drill's outage" : "the preStop deadline's"} ${switchoverBound} ms (detection ${DETECT_MS} ms, primary drill ${primary.writeOutageMs} ms)`,
   ).toBeLessThan(switchoverBound);
   expect(switchover.lostAckedWrites).toBe(0);
   // The evicted pod's preStop ran to its end (a hook cut short leaves a FailedPreStopHook event,
@@ -157,7 +193,7 @@ export async function expectDrills(
   // Every member pod went at once and the release healed (the step counts recovery only once
   // each deleted pod runs again under a new UID): the members found each other again through
   // their DNS names, with every old pod IP gone.
-  expect(all.faultDescription).toMatch(/^every member pod \(.+\) deleted, grace 0$/);
+  expect(all.faultDescription).toMatch(/^every member pod \(.+\) crashed: each server stopped at once .*, grace 0$/);
   const now = await members();
   expect(now).toHaveLength(mode === "cluster" ? 6 : 4);
   for (const p of now) expect(all.faultDescription).toContain(`${p.metadata.name}`);
@@ -178,7 +214,15 @@ export function expectHeldFaults(
   const holdMs = (Math.ceil(DETECT_MS / 1000) + 5) * 1000;
   for (const r of rows) {
     const what = `${r.fault}: ${JSON.stringify({ ...r, after: r.after })}`;
-    expect([r.ok, r.healed, r.after.ok, r.after.failures], what).toEqual([true, true, true, []]);
+    // The row's own verdict is kept (ok: false); the test accepts it only as the known thaw loss.
+    const thawed = thawLoss(r, holdMs);
+    if (thawed !== undefined) console.log(`[pods] ${mode} ${r.fault}: FINDING, ${thawed}`);
+    expect([r.ok || thawed !== undefined, r.healed, r.after.ok, r.after.failures], what).toEqual([
+      true,
+      true,
+      true,
+      [],
+    ]);
     expect(r.faultDescription, what).toMatch(
       r.fault === "freeze"
         ? /^primary \S+ \(\S+ on \S+\): valkey-server stopped \(SIGSTOP\) for 10 s, then SIGCONT, by the privileged agent pod \S+ on its node$/
