@@ -6,6 +6,8 @@ import { stringify } from "csv-stringify/sync";
 import { formatBound } from "./bounds.js";
 import { formatKeyspaceStop, formatShardOutages, STOPPED_MS } from "./shard-outage.js";
 import type { DrillResult } from "./drill-result.js";
+import type { FailureKind } from "./ledger.js";
+import { parseStreamName } from "./writers.js";
 
 export const DRILL_CSV_COLUMNS = [
   "mode",
@@ -84,7 +86,22 @@ type Row = Pick<
   | "maxMsDuring"
   | "rate"
   | "faultDescription"
-> & { streams: { stream: string }[]; timings: Pick<DrillResult["timings"], "failureDetectionMs"> };
+> & {
+  streams: { stream: string; failureKinds?: readonly FailureKind[] }[];
+  timings: Pick<DrillResult["timings"], "failureDetectionMs">;
+};
+
+/** "NOREPLICAS … ×40 (+0.3…+1.5 s)" per no-WAIT stream that failed after the fault; empty when none did. */
+export function formatFailureKinds(streams: Row["streams"]): string {
+  const sec = (ms: number): string => `${ms < 0 ? "−" : "+"}${(Math.abs(ms) / 1000).toFixed(1)}`;
+  return streams
+    .filter((x) => parseStreamName(x.stream).writer === "no-wait" && (x.failureKinds ?? []).length > 0)
+    .map(
+      (x) =>
+        `${x.stream}: ${(x.failureKinds ?? []).map((k) => `${k.error} ×${k.count} (${sec(k.firstMs)}…${sec(k.lastMs)} s)`).join(", ")}`,
+    )
+    .join("; ");
+}
 
 const cell = (v: number | null | boolean | string): string => (v === null ? "" : String(v));
 
@@ -218,6 +235,9 @@ export function renderDrillMarkdown(rows: readonly Row[]): string[] {
       (r) =>
         `- ${r.mode} ${r.fault}: ${r.faultDescription.replace(/\|/g, "\\|")}; bound: ${(r.ackedLossBound?.reason ?? "none").replace(/\|/g, "\\|")}` +
         (r.shards.length === 0 ? "" : `; per shard (* affected): ${formatShardOutages(r.shards)}`) +
+        (formatFailureKinds(r.streams) === ""
+          ? ""
+          : `; why writes failed: ${formatFailureKinds(r.streams).replace(/\|/g, "\\|")}`) +
         (r.failures.length === 0 ? "" : `; NOT ok: ${r.failures.join("; ").replace(/\|/g, "\\|")}`),
     ),
     "",

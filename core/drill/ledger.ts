@@ -100,6 +100,40 @@ export interface StreamFigures {
    * null: none.
    */
   lostOutside: LostSpan | null;
+  /**
+   * Why writes failed from the fault on: each distinct error (first FAILURE_TEXT characters), how often, and the first
+   * and last time (ms from the fault), in order of first sight; at most FAILURE_KINDS of them. What refused the writes
+   * during an outage, in the server's or the client's own words.
+   */
+  failureKinds: FailureKind[];
+}
+
+export interface FailureKind {
+  error: string;
+  count: number;
+  firstMs: number;
+  lastMs: number;
+}
+
+export const FAILURE_KINDS = 6;
+export const FAILURE_TEXT = 160;
+
+/** The failed writes' errors from the fault on, grouped (StreamFigures.failureKinds). */
+export function failureKinds(records: readonly WriteRecord[], faultAt: number): FailureKind[] {
+  const kinds = new Map<string, FailureKind>();
+  for (const r of [...records].sort((x, y) => x.doneAt - y.doneAt)) {
+    if (r.ok || r.doneAt < faultAt) continue;
+    const error = (r.error ?? (r.unexpectedReply === undefined ? "failed" : `unexpected reply ${r.unexpectedReply}`))
+      .replace(/\s+/g, " ")
+      .slice(0, FAILURE_TEXT);
+    const at = Math.round(r.doneAt - faultAt);
+    const k = kinds.get(error);
+    if (k !== undefined) {
+      k.count++;
+      k.lastMs = at;
+    } else if (kinds.size < FAILURE_KINDS) kinds.set(error, { error, count: 1, firstMs: at, lastMs: at });
+  }
+  return [...kinds.values()];
 }
 
 export interface LostSpan {
@@ -244,6 +278,7 @@ export function streamFigures(stream: string, i: FigureInput): StreamFigures {
     lostKeys: lost.slice(0, 20).map((r) => r.key),
     lostAckedAtMs: lost.slice(0, 20).map((r) => Math.round(r.doneAt - i.faultAt)),
     lostOutside: lostSpan(outside, i.faultAt),
+    failureKinds: failureKinds(records, i.faultAt),
   };
 }
 
@@ -260,6 +295,7 @@ export type CombinedFigures = Omit<
   | "before"
   | "during"
   | "unexpectedSamples"
+  | "failureKinds"
 > & {
   p50MsBefore: number | null;
   p99MsBefore: number | null;

@@ -11,6 +11,8 @@ import {
   combineStreams,
   drillFailures,
   drillOk,
+  FAILURE_KINDS,
+  failureKinds,
   latencyStats,
   loadFigures,
   longestGap,
@@ -84,6 +86,37 @@ describe("drill ledger", () => {
     const rs = [rec("a", 1, 0, 2), rec("a", 2, 10, 4), rec("a", 3, 20, null), rec("a", 4, 30, 8)];
     expect(latencyStats(rs, 0, 25)).toEqual({ count: 2, failed: 1, p50Ms: 2, p99Ms: 4, maxMs: 4 });
     expect(latencyStats(rs, 100, 200)).toEqual({ count: 0, failed: 0, p50Ms: null, p99Ms: null, maxMs: null });
+  });
+
+  it("why writes failed from the fault on: each distinct error once, counted, first and last time; at most FAILURE_KINDS", () => {
+    const failed = (n: number, at: number, error?: string, unexpectedReply?: string): WriteRecord => ({
+      ...rec("a", n, at - 5, null),
+      doneAt: at,
+      ...(error === undefined ? {} : { error }),
+      ...(unexpectedReply === undefined ? {} : { unexpectedReply }),
+    });
+    const rs = [
+      failed(1, 900, "READONLY before the fault"),
+      rec("a", 2, 1000, 1),
+      failed(3, 1300, "NOREPLICAS Not enough good replicas to write."),
+      failed(4, 1100, "connect ECONNREFUSED 10.0.0.1:6379"),
+      failed(5, 2500, "NOREPLICAS   Not enough\ngood replicas to write."),
+      failed(6, 2600, undefined, "SET → 1"),
+    ];
+    expect(failureKinds(rs, 1000)).toEqual([
+      { error: "connect ECONNREFUSED 10.0.0.1:6379", count: 1, firstMs: 100, lastMs: 100 },
+      { error: "NOREPLICAS Not enough good replicas to write.", count: 2, firstMs: 300, lastMs: 1500 },
+      { error: "unexpected reply SET → 1", count: 1, firstMs: 1600, lastMs: 1600 },
+    ]);
+    const many = Array.from({ length: FAILURE_KINDS + 3 }, (_, i) => failed(i, 2000 + i, `error ${i}`));
+    expect(failureKinds(many, 0).map((k) => k.error)).toEqual(
+      Array.from({ length: FAILURE_KINDS }, (_, i) => `error ${i}`),
+    );
+    expect(failureKinds([failed(1, 10, "x".repeat(500))], 0)[0]!.error).toHaveLength(160);
+    expect(
+      streamFigures("a", { records: rs, readBack: new Map(), faultAt: 1000, loadStart: 0, loadStop: 3000 })
+        .failureKinds,
+    ).toHaveLength(3);
   });
 
   it("lost = acknowledged but missing or different when read back; waited kept apart", () => {
@@ -198,6 +231,25 @@ describe("drill ledger", () => {
     );
     expect(renderDrillMarkdown([row]).join("\n")).toContain(
       "per shard (* affected): *0-8191: 1.2 s; 8192-16383: 0.3 s",
+    );
+    expect(renderDrillMarkdown([row]).join("\n")).not.toContain("why writes failed");
+    // Why the writes failed, in the no-WAIT writers' own errors (the WAIT writer's are not repeated).
+    const refused = {
+      ...row,
+      streams: [
+        {
+          stream: "cluster-client@0-8191",
+          failureKinds: [
+            { error: "CLUSTERDOWN The cluster is down", count: 12, firstMs: 120, lastMs: 1180 },
+            { error: "a|b", count: 1, firstMs: -40, lastMs: -40 },
+          ],
+        },
+        { stream: "cluster-client+wait@0-8191", failureKinds: [{ error: "WAIT", count: 3, firstMs: 1, lastMs: 2 }] },
+        { stream: "cluster-client@8192-16383", failureKinds: [] },
+      ],
+    };
+    expect(renderDrillMarkdown([refused]).join("\n")).toContain(
+      "; why writes failed: cluster-client@0-8191: CLUSTERDOWN The cluster is down ×12 (+0.1…+1.2 s), a\\|b ×1 (−0.0…−0.0 s)\n",
     );
     // An outage still running when the load stopped is shown as a lower bound, in the table and the CSV.
     const open = { ...row, writeOutageOpen: true };

@@ -21,6 +21,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
 import { FAULTS, type Fault } from "../../vocabulary/faults.js";
+import { formatFailureKinds } from "../../core/drill/drill-table.js";
+import type { FailureKind } from "../../core/drill/ledger.js";
 import { createStack, tail } from "../e2e/support/pulumi-harness.js";
 import { podsSkipReason, podsStackConfig, usePodsCluster, type PodsContext } from "./support/byo-on-pods.js";
 import { detectionSettings, drillConfig } from "./support/drill-checks.js";
@@ -39,7 +41,7 @@ interface SeriesRow {
   lostWaitedWrites: number;
   unexpectedReplies: number;
   ackedWrites: number;
-  streams: Array<{ stream: string; writeOutageMs: number; lostAckedWrites: number }>;
+  streams: Array<{ stream: string; writeOutageMs: number; lostAckedWrites: number; failureKinds?: FailureKind[] }>;
   shards: Array<{ shard: string; outageMs: number; affected?: boolean }>;
   failoverSteps?: Record<string, unknown>;
   clusterRoles?: Array<{ t: number; node: string; role: string; seenBy: string }>;
@@ -78,10 +80,12 @@ function rolesText(r: SeriesRow): string {
 function rowLine(r: SeriesRow, run: number): string {
   const streams = r.streams.map((s) => `${s.stream} ${s.writeOutageMs}`).join(", ");
   const steps = r.failoverSteps ? ` steps ${JSON.stringify(r.failoverSteps)}` : rolesText(r);
+  const why = formatFailureKinds(r.streams);
   return (
     `  run ${run} ${r.fault}: outage ${r.writeOutageOpen === true ? "≥ " : ""}${r.writeOutageMs} ms (aggregate ${r.aggregateOutageMs}; ${streams}), ` +
     `recovery ${r.recoveryMs} ms, detection ${r.detectionMs} ms, acked lost ${r.lostAckedWrites}/${r.ackedWrites}, ` +
-    `WAIT-confirmed lost ${r.lostWaitedWrites}, unexpected ${r.unexpectedReplies}${r.ok ? "" : ` FAILED ${r.failures.join("; ")}`}${steps}`
+    `WAIT-confirmed lost ${r.lostWaitedWrites}, unexpected ${r.unexpectedReplies}${r.ok ? "" : ` FAILED ${r.failures.join("; ")}`}${steps}` +
+    (why === "" ? "" : `\n    why writes failed: ${why}`)
   );
 }
 
