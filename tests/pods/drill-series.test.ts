@@ -14,6 +14,9 @@
  *     npx vitest run --project pods \
  *     tests/pods/drill-series.test.ts
  *
+ * VBENCH_POD_DRILL_KEEP_LOGS=1 saves every pod's logs after each `up` (results/pods-drill-series-<mode>-logs/run-<n>);
+ * a failed `up` saves them anyway.
+ *
  * Without VBENCH_POD_DRILL_RUNS it is skipped, naming the variable (CI runs the one-run drills of
  * byo-stack.test.ts instead).
  */
@@ -54,6 +57,8 @@ if (!Number.isInteger(seriesLoadS) || seriesLoadS < 1)
 const modes = (process.env.VBENCH_POD_DRILL_MODES ?? "replication,cluster").split(",") as Array<
   "cluster" | "replication"
 >;
+/** VBENCH_POD_DRILL_KEEP_LOGS=1: every pod's logs after every `up` too, not only after a failed one. */
+const keepLogs = process.env.VBENCH_POD_DRILL_KEEP_LOGS === "1";
 const faults = (process.env.VBENCH_POD_DRILL_FAULTS ?? "primary,switchover,crash-restart").split(",") as Fault[];
 const optIn = Number.isInteger(runs) && runs >= 1 ? "" : "set VBENCH_POD_DRILL_RUNS=<runs per fault> to run";
 for (const f of faults) if (!FAULTS.includes(f)) throw new Error(`VBENCH_POD_DRILL_FAULTS: no fault ${f}`);
@@ -140,6 +145,7 @@ describe.skipIf(reason !== "")(`drill series on real pods${reason ? ` (skipped: 
               throw e;
             });
             expect(up.summary.result, tail(s.log)).toBe("succeeded");
+            if (keepLogs) await saveLogs(ctx.api, NS, `results/pods-drill-series-${mode}-logs/run-${run}`);
             const report = up.outputs.report?.value as { drills: SeriesRow[] | null };
             const got = report.drills ?? [];
             expect(
