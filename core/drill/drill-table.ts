@@ -231,15 +231,15 @@ export function renderDrillMarkdown(rows: readonly Row[]): string[] {
     "  acknowledged write of either writer inside the bound.",
     "- Latencies in ms: p99 of acknowledged writes in the 10 s before the fault, and from the fault to the end of the outage.",
     "",
-    ...rows.map(
-      (r) =>
+    ...rows.map((r) => {
+      const why = formatFailureKinds(r.streams);
+      return (
         `- ${r.mode} ${r.fault}: ${r.faultDescription.replace(/\|/g, "\\|")}; bound: ${(r.ackedLossBound?.reason ?? "none").replace(/\|/g, "\\|")}` +
         (r.shards.length === 0 ? "" : `; per shard (* affected): ${formatShardOutages(r.shards)}`) +
-        (formatFailureKinds(r.streams) === ""
-          ? ""
-          : `; why writes failed: ${formatFailureKinds(r.streams).replace(/\|/g, "\\|")}`) +
-        (r.failures.length === 0 ? "" : `; NOT ok: ${r.failures.join("; ").replace(/\|/g, "\\|")}`),
-    ),
+        (why === "" ? "" : `; why writes failed: ${why.replace(/\|/g, "\\|")}`) +
+        (r.failures.length === 0 ? "" : `; NOT ok: ${r.failures.join("; ").replace(/\|/g, "\\|")}`)
+      );
+    }),
     "",
     ...(renderRollSteps(rows).length === 0
       ? []

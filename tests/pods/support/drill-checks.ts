@@ -16,7 +16,8 @@
  *    replica takes over, and once the agent undoes it the old primary rejoins as a replica.
  * Each drill heals within the step's timeout, loses no WAIT-confirmed write, and keeps
  * acknowledged loss inside its window (`ok`), except the one loss an unfenced freeze is known to
- * cause (thawLoss), which its row reports as `ok: false` and the test prints as a finding. The write load is the step's own Job, a real pod
+ * cause (thawLoss), which its row reports as `ok: false` and the test prints as a finding. The
+ * write load is the step's own Job, a real pod
  * of the local Node image on the node without Valkey, through the NetworkPolicies and DNS.
  */
 import { expect } from "vitest";
