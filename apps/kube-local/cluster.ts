@@ -5,7 +5,19 @@
  */
 import { execFile, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -135,7 +147,7 @@ interface NodeList {
     metadata: { name: string };
     spec: { podCIDR?: string };
     status: {
-      conditions?: Array<{ type: string; status: string }>;
+      conditions?: Array<{ type: string; status: string; message?: string }>;
       addresses?: Array<{ type: string; address: string }>;
     };
   }>;
@@ -200,6 +212,9 @@ function exposeApiserver(
 /**
  * Polls `check` every 500 ms until it holds; past `deadline` it throws, naming the last error and where the logs are.
  */
+/** A failure no amount of waiting mends (a node's supervisor exited): `waitFor` rethrows it at once. */
+class UpFailed extends Error {}
+
 function waiter(deadline: number, logs: string, dir: string): WaitFor {
   return async (what: string, check: () => Promise<boolean>): Promise<void> => {
     let last = "";
@@ -207,6 +222,7 @@ function waiter(deadline: number, logs: string, dir: string): WaitFor {
       try {
         if (await check()) return;
       } catch (e) {
+        if (e instanceof UpFailed) throw e;
         last = e instanceof Error ? e.message : String(e);
       }
       if (Date.now() > deadline)
@@ -310,7 +326,7 @@ function startNode(
   images: Images,
   creds: Credentials,
   inCluster: string,
-): void {
+): number {
   writeNodeFiles(n, i, tools, images, creds, inCluster);
   const archives = Object.values(images).map((im) => im.archive);
   const bins = {
@@ -329,7 +345,7 @@ function startNode(
   writeFileSync(join(n.dir, "node.sh"), script, { mode: 0o755 });
   createCgroup(`${n.cgroup}/system`);
   createCgroup(`${n.cgroup}/pods`);
-  spawnDetached(
+  return spawnDetached(
     ["unshare", "--mount", "--propagation", "private", "sh", join(n.dir, "node.sh")],
     join(n.dir, "node.log"),
     `${n.cgroup}/system`,
@@ -337,14 +353,37 @@ function startNode(
   );
 }
 
-/** Waits for every node to be Ready, then routes each node's pod CIDR to it from the outer namespace. */
-async function awaitNodesAndRoute(api: Api, plan: P.ClusterPlan, waitFor: WaitFor): Promise<void> {
+/**
+ * Waits for every node to be Ready, then routes each node's pod CIDR to it from the outer namespace. A node's
+ * supervisor that exits fails the wait at once; while nodes are pending, the wait's last error names each with its
+ * Ready condition and the last lines of its logs, so a timeout says where a node stopped.
+ */
+async function awaitNodesAndRoute(
+  api: Api,
+  plan: P.ClusterPlan,
+  supervisors: number[],
+  waitFor: WaitFor,
+): Promise<void> {
   let nodes: NodeList["items"] = [];
   await waitFor(`${plan.nodes.length} Ready nodes`, async () => {
+    for (const [i, n] of plan.nodes.entries())
+      if (!alive(supervisors[i]!))
+        throw new UpFailed(`kube:local up: node ${n.name}'s supervisor exited: ${nodeLogTail(n)}`);
     nodes = (await api<NodeList>("GET", "/api/v1/nodes")).body.items;
-    return (
-      nodes.filter((n) => n.status.conditions?.some((c) => c.type === "Ready" && c.status === "True")).length ===
-      plan.nodes.length
+    const pending = plan.nodes
+      .map((n) => ({
+        n,
+        ready: nodes.find((x) => x.metadata.name === n.name)?.status.conditions?.find((c) => c.type === "Ready"),
+      }))
+      .filter(({ ready }) => ready?.status !== "True");
+    if (pending.length === 0) return true;
+    throw new Error(
+      pending
+        .map(
+          ({ n, ready }) =>
+            `${n.name}: ${ready ? `Ready=${ready.status} ${ready.message ?? ""}` : "not registered"} [${nodeLogTail(n)}]`,
+        )
+        .join("; "),
     );
   });
   routePodCidrs(
@@ -355,6 +394,37 @@ async function awaitNodesAndRoute(api: Api, plan: P.ClusterPlan, waitFor: WaitFo
       }))
       .filter((r) => r.cidr && r.via),
   );
+}
+
+/** True while process `pid` exists. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The last line of a node's supervisor log and of its kubelet's and cilium-agent's logs (200 characters each). */
+function nodeLogTail(n: P.NodePlan): string {
+  const last = (f: string) => {
+    if (!existsSync(f)) return "";
+    const fd = openSync(f, "r");
+    try {
+      const size = fstatSync(fd).size;
+      const buf = Buffer.alloc(Math.min(size, 4096));
+      readSync(fd, buf, 0, buf.length, size - buf.length);
+      const lines = buf.toString("utf8").trim().split("\n");
+      return (lines[lines.length - 1] ?? "").slice(0, 200);
+    } finally {
+      closeSync(fd);
+    }
+  };
+  return [
+    `node.log: ${last(join(n.dir, "node.log"))}`,
+    ...["kubelet", "cilium-agent"].map((c) => `${c}: ${last(join(n.dir, "logs", `${c}.log`))}`),
+  ].join(" | ");
 }
 
 /** The state file: the kubeconfig, the admin token and the images' refs. */
@@ -410,8 +480,8 @@ export async function up(
   await applyCiliumCrds(api, tools);
 
   log("starting the nodes");
-  for (const [i, n] of plan.nodes.entries()) startNode(plan, n, i, tools, images, creds, inCluster);
-  await awaitNodesAndRoute(api, plan, waitFor);
+  const supervisors = plan.nodes.map((n, i) => startNode(plan, n, i, tools, images, creds, inCluster));
+  await awaitNodesAndRoute(api, plan, supervisors, waitFor);
   log("nodes Ready; starting cluster DNS and the volume provisioner");
   await applyAll(api, coreDnsObjects(images.coredns!.ref));
   await applyAll(api, localPathObjects(images["local-path-provisioner"]!.ref, images.valkey!.ref, plan.nodes));

@@ -10,8 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient, type Api } from "../../apps/kube-local/api.js";
-import { up } from "../../apps/kube-local/cluster.js";
-import { PODS_PLAN, podsSkipReason } from "./support/byo-on-pods.js";
+import { podsSkipReason, UP_HOOK_MS, upPodsCluster } from "./support/byo-on-pods.js";
 
 const reason = podsSkipReason({ pulumi: false });
 const NS = "np-test";
@@ -68,7 +67,7 @@ describe.skipIf(reason !== "")(`NetworkPolicy enforcement on real pods${reason ?
   };
 
   beforeAll(async () => {
-    const s = await up(() => undefined, PODS_PLAN);
+    const s = await upPodsCluster();
     api = apiClient(s.kubeconfig);
     valkeyImage = s.images.valkey ?? "";
     nodes = s.nodes.map((x) => x.name);
@@ -103,7 +102,7 @@ describe.skipIf(reason !== "")(`NetworkPolicy enforcement on real pods${reason ?
     });
     const server = await waitPod("server", (p) => p.status.containerStatuses?.[0]?.ready === true);
     serverIp = server.status.podIP ?? "";
-  }, 600_000);
+  }, UP_HOOK_MS);
 
   afterAll(async () => {
     await api?.("DELETE", `/api/v1/namespaces/${NS}`);

@@ -32,7 +32,7 @@ export function podsSkipReason(options: { pulumi: boolean }): string {
 
 export const CLIENT_ZONE = "us-west-2d";
 export const STACK_ZONES = [...DEFAULT_ZONES];
-/** The cluster every file of the project shares (one \`up\` for all of them). */
+/** The cluster every file of the project shares (one `up` for all of them). */
 export const PODS_PLAN = clusterPlan(STATE_DIR, [...DEFAULT_ZONES, CLIENT_ZONE]);
 
 export interface PodsContext {
@@ -43,6 +43,23 @@ export interface PodsContext {
   clientNode: string;
 }
 
+/** kube:local's budget for one `up` in the pods files; their hooks allow `UP_HOOK_MS`, so `up`'s own error comes first. */
+const UP_BUDGET_MS = 600_000;
+export const UP_HOOK_MS = UP_BUDGET_MS + 300_000;
+
+/**
+ * The shared cluster, started when none runs (`up` is a no-op on a healthy one), its steps printed with the
+ * seconds since the call, so that a slow or stuck start in CI says where it was.
+ */
+export async function upPodsCluster(): Promise<ClusterStatus> {
+  const t0 = Date.now();
+  return up(
+    (m) => console.log(`[kube:local +${Math.round((Date.now() - t0) / 1000)} s] ${m}`),
+    PODS_PLAN,
+    UP_BUDGET_MS,
+  );
+}
+
 /**
  * Starts the four-node cluster (a no-op when it runs), labels the workers as the byo stack selects
  * them (like the Karpenter pool's nodes) and makes a Pulumi environment; disposes it afterwards.
@@ -50,7 +67,7 @@ export interface PodsContext {
 export function usePodsCluster(): PodsContext {
   const ctx = {} as PodsContext;
   beforeAll(async () => {
-    ctx.cluster = await up(() => undefined, PODS_PLAN);
+    ctx.cluster = await upPodsCluster();
     ctx.api = apiClient(ctx.cluster.kubeconfig);
     for (const n of ctx.cluster.nodes) {
       const r = await ctx.api(
@@ -64,7 +81,7 @@ export function usePodsCluster(): PodsContext {
     await deleteLeftoverNamespaces(ctx.api);
     ctx.clientNode = ctx.cluster.nodes.find((n) => n.zone === CLIENT_ZONE)?.name ?? "";
     ctx.env = await createPulumiEnv();
-  }, 600_000);
+  }, UP_HOOK_MS + 300_000);
   afterAll(() => ctx.env?.dispose());
   return ctx;
 }
