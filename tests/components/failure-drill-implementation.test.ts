@@ -174,15 +174,18 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
     expect(podFaultCalls(kube)).toEqual([`exec valkey-1/valkey ${CRASH}`, "delete valkey-1 grace=0"]);
   });
 
-  it("a crash the identity may not exec fails naming the pod and pods/exec, and deletes nothing", async () => {
-    const { kube, deps } = setup("replication", {
-      execFails: 'pods "valkey-0" is forbidden: cannot create resource "pods/exec"',
-    });
-    await expect(drillOnce(inputs("replication"), "primary", deps)).rejects.toThrow(
-      /could not stop the server of valkey-0 before deleting its pod .*needs pods\/exec create\): pods "valkey-0" is forbidden/,
-    );
-    expect(podFaultCalls(kube)).toEqual([`exec valkey-0/valkey ${CRASH}`]);
-  });
+  it.each(["primary", "crash-restart"] as const)(
+    "%s: a crash the identity may not exec fails naming the pod and pods/exec, and deletes nothing",
+    async (fault) => {
+      const { kube, deps } = setup("replication", {
+        execFails: 'pods "valkey-0" is forbidden: cannot create resource "pods/exec"',
+      });
+      await expect(drillOnce(inputs("replication"), fault, deps)).rejects.toThrow(
+        /could not stop the server of valkey-0 \(exec SHUTDOWN NOSAVE NOW FORCE .*needs pods\/exec create\): pods "valkey-0" is forbidden/,
+      );
+      expect(podFaultCalls(kube)).toEqual([`exec valkey-0/valkey ${CRASH}`]);
+    },
+  );
 
   it("all: every member's server stopped, then every member pod deleted at once, grace 0 (Sentinels stay)", async () => {
     const { kube, deps } = setup("cluster");

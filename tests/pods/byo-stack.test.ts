@@ -35,6 +35,7 @@ import { withNetworkEvidence } from "./support/network-evidence.js";
 import {
   detectionSettings,
   drillConfig,
+  expectExecStatus,
   expectDrills,
   expectHeldFaults,
   type DrillRow,
@@ -156,7 +157,7 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
 
       interface PodList {
         items: Array<{
-          metadata: { labels?: Record<string, string> };
+          metadata: { name: string; labels?: Record<string, string> };
           spec: { nodeName?: string; containers: Array<{ image: string }> };
           status: { phase?: string; podIP?: string; containerStatuses?: Array<{ ready: boolean }> };
         }>;
@@ -187,6 +188,11 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
         .filter((p) => p.metadata.labels?.[DATA_PLANE_LABEL] === "true")
         .map((p) => p.status.podIP ?? "");
       expect(members).toHaveLength(mode === "cluster" ? 6 : 4);
+      await expectExecStatus(
+        cluster.kubeconfig,
+        NS,
+        pods.find((p) => p.metadata.labels?.[DATA_PLANE_LABEL] === "true")?.metadata.name ?? "",
+      );
       const at = (port: number): ProbeTarget[] => members.map((ip) => ({ ip, port }));
       const ports = mode === "cluster" ? [VALKEY_PORT, VALKEY_BUS_PORT] : [VALKEY_PORT];
       const run = (labels: Record<string, string>, targets: ProbeTarget[]) =>

@@ -47,8 +47,19 @@ import type { DrillKubeApi, DrillPod } from "./kube-api.js";
 /** The member pods' Valkey container (statefulset.ts). */
 export const VALKEY_CONTAINER = "valkey";
 
-/** The crash: exits at once, no RDB save, no wait for replicas; the password from the container's env (never argv). */
-export const CRASH_COMMAND = ["sh", "-c", "valkey-cli -p 6379 SHUTDOWN NOSAVE NOW FORCE >/dev/null 2>&1 || true"];
+/**
+ * The crash: the server exits at once, no RDB save, no wait for replicas (the password from the container's env, never
+ * argv). The server is the container's process, so its exit ends the exec; a server that still answers PING 2 s later
+ * refused the SHUTDOWN, and the command fails saying so (DrillKubeApi.exec rejects on a failed command), so a drill
+ * never falls back to a plain deletion, whose grace second lets the preStop hand over (a switchover, not a crash).
+ */
+export const CRASH_COMMAND = [
+  "sh",
+  "-c",
+  "valkey-cli -p 6379 SHUTDOWN NOSAVE NOW FORCE >/dev/null 2>&1; i=0; while [ $i -lt 20 ]; do " +
+    "valkey-cli -p 6379 PING >/dev/null 2>&1 || exit 0; i=$((i+1)); sleep 0.1; done; " +
+    "echo 'the server still answers PING 2 s after SHUTDOWN NOSAVE NOW FORCE' >&2; exit 1",
+];
 
 export interface FaultTarget {
   namespace: string;
@@ -139,17 +150,18 @@ const noop = (): Promise<void> => Promise.resolve();
  */
 async function crash(x: Injection, pods: readonly DrillPod[]): Promise<{ name: string; uid: string }[]> {
   const members = pods.filter((p) => x.t.members.some((m) => m.uid === p.uid));
-  await Promise.all(
-    members.map((p) =>
-      x.api.exec(x.t.namespace, p.name, VALKEY_CONTAINER, CRASH_COMMAND).catch((err: unknown) => {
-        throw new Error(
-          `could not stop the server of ${p.name} before deleting its pod (exec ${CRASH_COMMAND.slice(2).join(" ")} in its ${VALKEY_CONTAINER} container; the drill's identity needs pods/exec create): ${err instanceof Error ? err.message : String(err)}`,
-        );
-      }),
-    ),
-  );
+  await Promise.all(members.map((p) => stopServer(x, p)));
   await Promise.all(pods.map((p) => x.api.deletePod(x.t.namespace, p.name, 0)));
   return pods.map((p) => ({ name: p.name, uid: p.uid }));
+}
+
+/** CRASH_COMMAND in the pod's Valkey container; a refused exec or a server that did not stop fails the drill. */
+async function stopServer(x: Injection, p: DrillPod): Promise<void> {
+  await x.api.exec(x.t.namespace, p.name, VALKEY_CONTAINER, CRASH_COMMAND).catch((err: unknown) => {
+    throw new Error(
+      `could not stop the server of ${p.name} (exec SHUTDOWN NOSAVE NOW FORCE in its ${VALKEY_CONTAINER} container; the drill's identity needs pods/exec create): ${err instanceof Error ? err.message : String(err)}`,
+    );
+  });
 }
 
 /** How a fault description names a crashed member pod's end. */
@@ -187,7 +199,7 @@ async function evictPrimary(x: Injection): Promise<InjectedFault> {
 /** crash-restart: SHUTDOWN NOSAVE NOW FORCE exec'd in the primary's container. */
 async function crashPrimary(x: Injection): Promise<InjectedFault> {
   const pod = primaryPod(x);
-  await x.api.exec(x.t.namespace, pod.name, VALKEY_CONTAINER, CRASH_COMMAND);
+  await stopServer(x, pod);
   return {
     description: `primary ${at(pod)}: SHUTDOWN NOSAVE NOW FORCE exec'd in its container (exits at once; the kubelet restarts it in place on its volume)`,
     deleted: [],

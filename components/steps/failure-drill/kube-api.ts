@@ -9,7 +9,7 @@
  * authorized like
  * the rest by the identity running `pulumi up`.
  */
-import type { CoreV1Api, Exec, KubeConfig, V1Pod } from "@kubernetes/client-node";
+import type { CoreV1Api, Exec, KubeConfig, V1Pod, V1Status } from "@kubernetes/client-node";
 import type { DrillLoadManifests } from "./load-job.js";
 
 export interface DrillPod {
@@ -127,16 +127,30 @@ function podOperations(core: CoreV1Api): Pick<DrillKubeApi, "listPods" | "delete
   };
 }
 
-/** Runs a command in a pod's container (the `pods/exec` websocket), its output discarded. */
+/**
+ * Runs a command in a pod's container (the `pods/exec` websocket), its stdout discarded. Rejects when the command ends
+ * with a failure status (a non-zero exit), with its stderr; resolves when it succeeds or when the socket closes first
+ * (the container exited under the exec, as the crash command makes it).
+ */
 function execIn(ExecClient: typeof Exec, kc: KubeConfig): DrillKubeApi["exec"] {
   return async (namespace, pod, container, command) => {
     const { Writable } = await import("node:stream");
     const sink = new Writable({ write: (_c, _e, done) => done() });
-    // Resolves on the status callback (the command ended) or when the socket closes (the
-    // container exited under the exec, as the crash command makes it).
+    let stderr = "";
+    const errSink = new Writable({
+      write: (c: Buffer, _e, done) => {
+        stderr = (stderr + c.toString()).slice(-500);
+        done();
+      },
+    });
     await new Promise<void>((resolve, reject) => {
+      const onStatus = (status: V1Status) => {
+        if (status.status !== "Failure") return resolve();
+        const why = [status.message, stderr.trim()].filter(Boolean).join(": ");
+        reject(new Error(`the command exec'd in ${pod}/${container} failed: ${why || "no reason given"}`));
+      };
       new ExecClient(kc)
-        .exec(namespace, pod, container, command, sink, sink, null, false, () => resolve())
+        .exec(namespace, pod, container, command, sink, errSink, null, false, onStatus)
         .then((ws: { on(event: "close", f: () => void): unknown }) => ws.on("close", () => resolve()), reject);
     });
   };

@@ -26,6 +26,8 @@ import type { ClusterStatus } from "../../../apps/kube-local/cluster.js";
 import type { FailoverSteps, SentinelEventRow } from "../../../core/drill/sentinel-events.js";
 import { DATA_PLANE_LABEL } from "../../../components/shared.js";
 import { DEFAULT_SWITCHOVER_TIMEOUT_SECONDS } from "../../../pod/replication-prestop-script.js";
+import { kubernetesDrillApi } from "../../../components/steps/failure-drill/kube-api.js";
+import { VALKEY_CONTAINER } from "../../../components/steps/failure-drill/faults.js";
 
 export const FAULTS = ["primary", "switchover", "all"] as const;
 /** Failure detection in both modes (Sentinel down-after, cluster-node-timeout). */
@@ -115,6 +117,18 @@ interface EventList {
 }
 
 /** Asserts the drill rows of one `up` (report.drills) in namespace NS of `mode`. */
+/**
+ * The drills' exec through a real kubelet: a command that exits non-zero rejects with its stderr (how a crash whose
+ * server did not stop fails the drill); one that exits 0 resolves.
+ */
+export async function expectExecStatus(kubeconfig: string, ns: string, pod: string): Promise<void> {
+  const drillApi = await kubernetesDrillApi(kubeconfig);
+  await expect(
+    drillApi.exec(ns, pod, VALKEY_CONTAINER, ["sh", "-c", "echo refused-on-purpose >&2; exit 3"]),
+  ).rejects.toThrow(new RegExp(`exec'd in ${pod}/${VALKEY_CONTAINER} failed: .*refused-on-purpose`));
+  await expect(drillApi.exec(ns, pod, VALKEY_CONTAINER, ["true"])).resolves.toBeUndefined();
+}
+
 export async function expectDrills(
   api: Api,
   NS: string,
