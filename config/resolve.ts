@@ -118,6 +118,7 @@ function resolveValkey(input: StackInput) {
       storageClass: valkey.persistence.storageClass ?? (input.platform === "eks" ? "gp3" : input.byo.storageClass),
       sizeBytes: parseMemoryQuantity(valkey.persistence.size),
     },
+    replDisklessSyncDelaySeconds: valkey.replDisklessSyncDelaySeconds,
     ioThreads: valkey.ioThreads ?? defaultIoThreads(limits.cpuMillicores),
     maxmemory: valkey.maxmemory,
     maxmemoryBytes: maxmemoryBytes(valkey.maxmemory, requests.memoryBytes),

@@ -208,6 +208,14 @@ export const valkeySchema = section(
       },
       "Persistence and volumes.",
     ),
+    replDisklessSyncDelaySeconds: z
+      .int()
+      .min(0)
+      .max(60)
+      .default(0)
+      .describe(
+        "Valkey `repl-diskless-sync-delay` in seconds, both modes: how long a primary waits, after a replica asks for a full resync, before it streams the RDB, so that replicas asking meanwhile share one transfer. 0 (Valkey's own default is 5): in replication mode with minReplicasToWrite 1 a primary refuses writes until one replica is synced, so after a full restart (every member at once: drill `all`) each second of delay is a second more of write outage; replicas that ask during a transfer wait for the next one (one more fork of the primary each). Raise it for large datasets with several replicas that restart together.",
+      ),
     ioThreads: z
       .int()
       .min(1)

@@ -74,6 +74,7 @@ export const CONF_DIRECTIVES = {
   ),
   "appendfsync": live("settable; applies to the next fsync"),
   "save": live('settable; the new RDB schedule (`""` disables it) applies at once'),
+  "repl-diskless-sync-delay": live("settable; applies to the next full resync a replica asks for"),
   // --- cluster members ---
   "cluster-enabled": restart("immutable", "IMMUTABLE_CONFIG"),
   "cluster-config-file": restart("immutable", "IMMUTABLE_CONFIG; nodes.conf on the data volume"),
@@ -101,7 +102,6 @@ export const CONF_DIRECTIVES = {
   "masterauth": restart("settable", "secret, as requirepass"),
   // --- the local lines (pod/local-conf.ts), never deployed ---
   "enable-debug-command": restart("immutable", "IMMUTABLE_CONFIG (local processes only)"),
-  "repl-diskless-sync-delay": live("settable (local processes only)"),
   "bind-source-addr": live("settable (local processes only)"),
 } as const satisfies Record<string, DirectiveClass>;
 

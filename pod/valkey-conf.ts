@@ -68,6 +68,7 @@ export function valkeyConfLines(valkey: ValkeyConfig, o: ValkeyConfOptions): str
     `appendonly ${p.aof ? "yes" : "no"}`,
     `appendfsync ${p.appendfsync}`,
     `save ${p.rdb ? quote(RDB_SAVE_SCHEDULE) : '""'}`,
+    `repl-diskless-sync-delay ${valkey.replDisklessSyncDelaySeconds}`,
   ];
   const role = o.role;
   if (role.kind === "cluster-member") {

@@ -1,7 +1,7 @@
 /**
  * Live config changes on a real valkey-server run the way a pod runs it (rendered start.sh and
  * valkey.conf, tests/support/pod-process.ts):
- * a change of only LIVE keys (maxmemory-policy, appendfsync, maxmemory, save, appendonly,
+ * a change of only LIVE keys (maxmemory-policy, appendfsync, maxmemory, save, appendonly, repl-diskless-sync-delay,
  * cluster-node-timeout) keeps the members' restart hash (pod/conf-directives.ts `restartFiles`)
  * and is applied by applyLiveConfig with no restart (same process id), CONFIG GET showing the new
  * values; a change of io-threads (restart by choice) or of the scripts changes the hash. The
@@ -47,6 +47,7 @@ const B: ValkeyConfig = {
   maxmemoryBytes: 256 * 2 ** 20,
   maxmemoryPolicy: "allkeys-lfu",
   persistence: { ...A.persistence, rdb: false, appendfsync: "always", aof: true },
+  replDisklessSyncDelaySeconds: A.replDisklessSyncDelaySeconds + 2,
   cluster: { ...A.cluster, nodeTimeoutMs: 3000 },
 };
 
@@ -115,7 +116,17 @@ describe("live config on a real member (rendered pod files)", () => {
       await get("appendonly"),
       await get("appendfsync"),
       await get("save"),
+      await get("repl-diskless-sync-delay"),
       await get("cluster-node-timeout"),
-    ]).toEqual(["1", String(256 * 2 ** 20), "allkeys-lfu", "yes", "always", "", "3000"]);
+    ]).toEqual([
+      "1",
+      String(256 * 2 ** 20),
+      "allkeys-lfu",
+      "yes",
+      "always",
+      "",
+      String(B.replDisklessSyncDelaySeconds),
+      "3000",
+    ]);
   });
 });

@@ -82,6 +82,7 @@ describe("the classification covers what the renderers write", () => {
       "appendonly": "yes",
       "appendfsync": "everysec",
       "save": "3600 1 300 100 60 10000",
+      "repl-diskless-sync-delay": "3",
       "min-replicas-to-write": "1",
       "min-replicas-max-lag": "7",
       "replica-read-only": "yes",
@@ -98,7 +99,7 @@ describe("the classification covers what the renderers write", () => {
       { role: { kind: "primary" } },
       { logfile: "/tmp/a.log", save: "", appendonly: false },
     );
-    expect(liveDirectives(conf)).toMatchObject({ "save": "", "appendonly": "no", "repl-diskless-sync-delay": "0" });
+    expect(liveDirectives(conf)).toMatchObject({ save: "", appendonly: "no" });
     expect(confLines('dir "/a \\"b\\" \\\\c"')[0]).toMatchObject({ key: "dir", value: '/a "b" \\c' });
   });
 

@@ -286,6 +286,7 @@ describe("the program under mocks", () => {
               "min-replicas-max-lag",
               "min-replicas-to-write",
               "protected-mode",
+              "repl-diskless-sync-delay",
               "replica-read-only",
               "save",
             ],

@@ -12,5 +12,6 @@ export const CLUSTER_MEMBER_LIVE_KEYS = [
   "maxmemory",
   "maxmemory-policy",
   "protected-mode",
+  "repl-diskless-sync-delay",
   "save",
 ] as const;

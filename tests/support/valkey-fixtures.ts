@@ -45,6 +45,7 @@ export function valkeyConfig(over: Partial<ValkeyConfig> = {}): ValkeyConfig {
       size: "50Gi",
       sizeBytes: 50 * 2 ** 30,
     },
+    replDisklessSyncDelaySeconds: 3,
     ioThreads: 3,
     maxmemory: "75%",
     maxmemoryBytes: 9663676416,
