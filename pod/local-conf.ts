@@ -2,8 +2,9 @@
  * The deployed valkey.conf, for local members: the same renderer the ConfigMap uses
  * (valkey-conf.ts) on the embedded default stack config, with only what a
  * local process must have differently appended after it (the last occurrence of a key wins in
- * valkey.conf): its log file instead of stdout, DEBUG for the tests, its own address as the source of its outgoing connections (`bind-source-addr`: a pod sends from its
- * pod IP, a local process from 127.0.0.1 unless told; the partition fault's rules name it), and
+ * valkey.conf): its log file instead of stdout, DEBUG for the tests, its own address as the source
+ * of its outgoing connections (`bind-source-addr`: a pod sends from its pod IP, a local process from
+ * 127.0.0.1 unless told; the partition fault's rules name it), and
  * any persistence or io-threads setting a caller overrides on purpose. Fencing
  * (`min-replicas-to-write` / `min-replicas-max-lag`), persistence and memory settings therefore
  * are the stack's, so local drills measure what the deployed settings do.
