@@ -6,6 +6,7 @@
  * bring every member back on a NEW address. Faults: docs/drills.md. Detection: CLUSTER NODES of the survivors every 100
  * ms.
  */
+import { announceZones } from "../../core/bootstrap/announce-zones.js";
 import { execFile } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -155,19 +156,16 @@ export class ClusterTarget implements DrillTarget {
       password: this.o.password,
     });
     for (const p of this.pods) p.nodeId = result.nodeIds[`${p.host}:${p.port}`] as string;
-    if (this.o.zoneLabel === false) await this.announceZones(connector);
-  }
-
-  /** Without zone labels: each member's availability-zone set with CONFIG SET, as the ClusterBootstrap step does. */
-  private async announceZones(connector: DirectConnector): Promise<void> {
-    for (const p of this.pods) {
-      const c = await connector.connect({ host: p.host, port: p.port });
-      try {
-        await c.call("CONFIG", "SET", "availability-zone", p.zone);
-      } finally {
-        c.disconnect();
-      }
-    }
+    // Without zone labels: each member's availability-zone set with CONFIG SET, as the ClusterBootstrap step does.
+    if (this.o.zoneLabel === false)
+      await announceZones(
+        this.pods.map((p) => ({
+          id: p.nodeId ?? `${p.host}:${p.port}`,
+          zone: p.zone,
+          endpoint: { host: p.host, port: p.port },
+        })),
+        connector,
+      );
   }
 
   private writeHosts(): void {

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePorts } from "../../harness/local/ports.js";
 import { DirectConnector } from "../../core/topology/connector.js";
-import { announceZones } from "../../components/steps/cluster-bootstrap/announce-zones.js";
+import { announceZones } from "../../core/bootstrap/announce-zones.js";
 import { zoneFileOf } from "../../pod/start-script.js";
 import { startPod, type PodProcess } from "../support/pod-process.js";
 import { eventually } from "../support/processes.js";

@@ -21,7 +21,7 @@ import { discoverPods } from "../../kubernetes/pod-discovery.js";
 import { pollUntil } from "../../../core/util/poll-until.js";
 import { kubeDeps, podEndpoint, usablePods, type KubeDeps } from "../kit/kube-access.js";
 import { dynamicProtocol } from "../kit/protocol.js";
-import { announceZones } from "./announce-zones.js";
+import { announceZones } from "../../../core/bootstrap/announce-zones.js";
 import { bootstrapStep, type ClusterBootstrapInputs, type ClusterBootstrapOutputs } from "./declaration.js";
 
 export type { ClusterBootstrapInputs, ClusterBootstrapOutputs } from "./declaration.js";

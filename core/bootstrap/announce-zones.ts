@@ -6,10 +6,11 @@
  * member's failback loop keeps the value on its data volume (az-failback-script.ts zoneFile),
  * and the start script reads it back on the next start, so a restart keeps it.
  *
- * Loaded by the implementation in the dynamic-provider process: no @pulumi/pulumi import.
+ * Run by the ClusterBootstrap step (in the dynamic-provider process: no @pulumi/pulumi import) and by the local
+ * cluster drills without zone labels.
  */
-import type { ClusterMember } from "../../../core/bootstrap/cluster-member.js";
-import { ConnectionPool, type Connector } from "../../../core/topology/connector.js";
+import type { ClusterMember } from "./cluster-member.js";
+import { ConnectionPool, type Connector } from "../topology/connector.js";
 
 export interface ZoneAnnouncements {
   /** `<id>: availability-zone <zone>`, per member whose value was set. */
