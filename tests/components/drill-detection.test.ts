@@ -42,14 +42,16 @@ describe("detection parsers", () => {
     ).toBe("valkey-1.h.ns.svc.cluster.local");
   });
 
-  it("lists the hosts CLUSTER NODES flags fail? or fail, and no other", () => {
+  it("lists the address and hostname of every node CLUSTER NODES flags fail? or fail, and no other", () => {
+    const id = (c: string) => c.repeat(40);
     const text = [
-      "a1 10.0.0.1:6379@16379,valkey-0 myself,master - 0 0 1 connected 0-5460",
-      "b2 10.0.0.2:6379@16379,valkey-1 master,fail? - 0 0 2 connected 5461-10922",
-      "c3 10.0.0.3:6379@16379,valkey-2 slave,fail a1 0 0 1 connected",
-      "d4 10.0.0.4:6379@16379 slave a1 0 0 1 connected",
+      `${id("a")} 10.0.0.1:6379@16379,valkey-0 myself,master - 0 0 1 connected 0-5460`,
+      `${id("b")} 10.0.0.2:6379@16379,valkey-1 master,fail? - 0 0 2 connected 5461-10922`,
+      `${id("c")} 10.0.0.3:6379@16379,valkey-2 slave,fail ${id("a")} 0 0 1 connected`,
+      `${id("d")} 10.0.0.4:6379@16379 slave ${id("a")} 0 0 1 connected`,
+      `${id("e")} 10.0.0.5:6379@16379 slave,fail ${id("a")} 0 0 1 connected`,
     ].join("\n");
-    expect(failedHosts(text)).toEqual(["10.0.0.2", "10.0.0.3"]);
+    expect(failedHosts(text)).toEqual(["10.0.0.2", "valkey-1", "10.0.0.3", "valkey-2", "10.0.0.5"]);
   });
 
   it("reads every node's role from CLUSTER NODES: hostname (else ip:port), master/slave, fail marks, a slotless master", () => {

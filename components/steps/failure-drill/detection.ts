@@ -38,13 +38,11 @@ export function sdownHost(payload: string): string | undefined {
   return payload.split(" ")[2];
 }
 
-/** CLUSTER NODES: the hosts of nodes flagged `fail?` or `fail`. */
+/** CLUSTER NODES: the address and the announced hostname of every node flagged `fail?` or `fail`. */
 export function failedHosts(clusterNodes: string): string[] {
-  return clusterNodes
-    .split("\n")
-    .map((l) => l.trim().split(" "))
-    .filter((f) => f.length >= 3 && (f[2] ?? "").split(",").some((flag) => flag === "fail?" || flag === "fail"))
-    .map((f) => (f[1] ?? "").split("@")[0]!.replace(/:\d+$/, ""));
+  return parseClusterNodes(clusterNodes)
+    .nodes.filter((n) => n.pfail || n.failed)
+    .flatMap((n) => [n.endpoint?.host, n.hostname].filter((h): h is string => h !== undefined));
 }
 
 /**
