@@ -187,6 +187,16 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
     },
   );
 
+  it("a server that still answers after the crash command fails the drill with the command's stderr, and nothing is deleted", async () => {
+    const { kube, deps } = setup("cluster", {
+      execExit: { exitCode: 3, stderr: "the server still answers PING 2 s after SHUTDOWN NOSAVE NOW FORCE\n" },
+    });
+    await expect(drillOnce(inputs("cluster"), "primary", deps)).rejects.toThrow(
+      /could not stop the server of member-0 \(exec SHUTDOWN NOSAVE NOW FORCE in its valkey container, exit code 3\): the server still answers PING/,
+    );
+    expect(podFaultCalls(kube)).toEqual([`exec member-0/valkey ${CRASH}`]);
+  });
+
   it("all: every member's server stopped, then every member pod deleted at once, grace 0 (Sentinels stay)", async () => {
     const { kube, deps } = setup("cluster");
     const r = await drillOnce(inputs("cluster"), "all", deps);

@@ -8,7 +8,8 @@
  */
 import { formatRecordLines, formatWritingLine } from "../../core/drill/record-lines.js";
 import type { WriteRecord } from "../../core/drill/ledger.js";
-import type { DrillKubeApi, DrillNode, DrillPod } from "../../components/steps/failure-drill/kube-api.js";
+import type { DrillKubeApi, DrillNode, DrillPod, ExecResult } from "../../components/steps/failure-drill/kube-api.js";
+import { KILLED_WITH_CONTAINER } from "../../components/steps/failure-drill/faults.js";
 import type { DrillLoadManifests } from "../../components/steps/failure-drill/load-job.js";
 import type { TopologyCheckReport } from "../../core/verify/check-report.js";
 
@@ -80,6 +81,8 @@ export interface FakeKubeOptions {
   agentFails?: string;
   /** exec is refused with this message (an identity without pods/exec). */
   execFails?: string;
+  /** exec runs and ends like this, nothing crashed (a server that refused the SHUTDOWN). */
+  execExit?: ExecResult;
 }
 
 /** The fake cluster's shards, member-0, -1, -2 their primaries. */
@@ -352,16 +355,18 @@ export class FakeDrillKube implements DrillKubeApi {
   }
 
   /** exec: the crash command restarts the pod's container in place (restartCount + 1, not Ready for readyMs). */
-  exec(_ns: string, pod: string, container: string, command: string[]): Promise<void> {
+  exec(_ns: string, pod: string, container: string, command: string[]): Promise<ExecResult> {
     this.calls.push(`exec ${pod}/${container} ${command.join(" ")}`);
     if (this.o.execFails !== undefined) return Promise.reject(new Error(this.o.execFails));
+    if (this.o.execExit !== undefined) return Promise.resolve(this.o.execExit);
     this.faultAt ??= this.o.clock.now();
     const p = this.pods.find((x) => x.name === pod && !x.deleting);
     if (p !== undefined) {
       p.restarts = (p.restarts ?? 0) + 1;
       p.scheduledAt = this.o.clock.now();
     }
-    return Promise.resolve();
+    // As on a real kubelet: the server's exit ends the container, and the exec's shell is killed with it.
+    return Promise.resolve({ exitCode: KILLED_WITH_CONTAINER, stderr: "" });
   }
 
   /** Keys the read-back finds (all acknowledged ones, minus those lost). */

@@ -49,17 +49,20 @@ export const VALKEY_CONTAINER = "valkey";
 
 /**
  * The crash: the server exits at once, no RDB save, no wait for replicas (the password from the container's env, never
- * argv). The server is the container's process, so its exit ends the exec; a server that still answers PING 2 s later
- * refused the SHUTDOWN, and the command fails saying so (DrillKubeApi.exec rejects on a failed command), so a drill
- * never falls back to a plain deletion, whose grace second lets the preStop hand over (a switchover, not a crash).
+ * argv). The server is the container's process, so its exit ends the container and kills the exec's shell with it
+ * (KILLED_WITH_CONTAINER, or the stream just closes); a server that still answers PING 2 s later refused the SHUTDOWN,
+ * and the command exits DID_NOT_STOP saying so. The drill then fails rather than delete the pod with its server up,
+ * whose grace second lets the preStop hand over (a switchover, not a crash).
  */
 export const CRASH_COMMAND = [
   "sh",
   "-c",
   "valkey-cli -p 6379 SHUTDOWN NOSAVE NOW FORCE >/dev/null 2>&1; i=0; while [ $i -lt 20 ]; do " +
     "valkey-cli -p 6379 PING >/dev/null 2>&1 || exit 0; i=$((i+1)); sleep 0.1; done; " +
-    "echo 'the server still answers PING 2 s after SHUTDOWN NOSAVE NOW FORCE' >&2; exit 1",
+    "echo 'the server still answers PING 2 s after SHUTDOWN NOSAVE NOW FORCE' >&2; exit 3",
 ];
+/** 128 + SIGKILL: the exec's shell killed when its container ended (seen on a real kubelet with containerd). */
+export const KILLED_WITH_CONTAINER = 137;
 
 export interface FaultTarget {
   namespace: string;
@@ -155,13 +158,19 @@ async function crash(x: Injection, pods: readonly DrillPod[]): Promise<{ name: s
   return pods.map((p) => ({ name: p.name, uid: p.uid }));
 }
 
-/** CRASH_COMMAND in the pod's Valkey container; a refused exec or a server that did not stop fails the drill. */
+/**
+ * CRASH_COMMAND in the pod's Valkey container. Stopped: the stream closed, exit 0 (no server answered PING) or
+ * KILLED_WITH_CONTAINER. A refused exec, or any other exit (the server still answering), fails the drill naming why.
+ */
 async function stopServer(x: Injection, p: DrillPod): Promise<void> {
-  await x.api.exec(x.t.namespace, p.name, VALKEY_CONTAINER, CRASH_COMMAND).catch((err: unknown) => {
+  const what = `the server of ${p.name} (exec SHUTDOWN NOSAVE NOW FORCE in its ${VALKEY_CONTAINER} container`;
+  const r = await x.api.exec(x.t.namespace, p.name, VALKEY_CONTAINER, CRASH_COMMAND).catch((err: unknown) => {
     throw new Error(
-      `could not stop the server of ${p.name} (exec SHUTDOWN NOSAVE NOW FORCE in its ${VALKEY_CONTAINER} container; the drill's identity needs pods/exec create): ${err instanceof Error ? err.message : String(err)}`,
+      `could not stop ${what}; the drill's identity needs pods/exec create): ${err instanceof Error ? err.message : String(err)}`,
     );
   });
+  if (r.exitCode === undefined || r.exitCode === 0 || r.exitCode === KILLED_WITH_CONTAINER) return;
+  throw new Error(`could not stop ${what}, exit code ${r.exitCode}): ${r.stderr.trim() || "no stderr"}`);
 }
 
 /** How a fault description names a crashed member pod's end. */

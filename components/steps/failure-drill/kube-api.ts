@@ -61,9 +61,17 @@ export interface DrillKubeApi {
   /** Creates a pod from its manifest (the freeze/partition fault agent, fault-agent.ts). */
   createPod(namespace: string, body: Record<string, unknown>): Promise<void>;
   /**
-   * Runs `command` (argv, no shell unless given) in a pod's container; resolves when it ends, its exit status ignored.
+   * Runs `command` (argv, no shell unless given) in a pod's container; resolves when it ends, with its exit code
+   * (undefined when the connection closed without a status) and the end of its stderr. Rejects when it could not run.
    */
-  exec(namespace: string, pod: string, container: string, command: string[]): Promise<void>;
+  exec(namespace: string, pod: string, container: string, command: string[]): Promise<ExecResult>;
+}
+
+export interface ExecResult {
+  /** 0 on success; undefined when the stream closed without a status (the container went away under the exec). */
+  exitCode: number | undefined;
+  /** The last 500 characters of its stderr. */
+  stderr: string;
 }
 
 function isNotFound(err: unknown): boolean {
@@ -128,9 +136,9 @@ function podOperations(core: CoreV1Api): Pick<DrillKubeApi, "listPods" | "delete
 }
 
 /**
- * Runs a command in a pod's container (the `pods/exec` websocket), its stdout discarded. Rejects when the command ends
- * with a failure status (a non-zero exit), with its stderr; resolves when it succeeds or when the socket closes first
- * (the container exited under the exec, as the crash command makes it).
+ * Runs a command in a pod's container (the `pods/exec` websocket), its stdout discarded: its exit code from the status
+ * the API server sends when it ends (`NonZeroExitCode` carries it), undefined when the socket closes first.
+ * A failure status without an exit code (no such container, say) rejects.
  */
 function execIn(ExecClient: typeof Exec, kc: KubeConfig): DrillKubeApi["exec"] {
   return async (namespace, pod, container, command) => {
@@ -143,15 +151,22 @@ function execIn(ExecClient: typeof Exec, kc: KubeConfig): DrillKubeApi["exec"] {
         done();
       },
     });
-    await new Promise<void>((resolve, reject) => {
+    return new Promise<ExecResult>((resolve, reject) => {
       const onStatus = (status: V1Status) => {
-        if (status.status !== "Failure") return resolve();
-        const why = [status.message, stderr.trim()].filter(Boolean).join(": ");
-        reject(new Error(`the command exec'd in ${pod}/${container} failed: ${why || "no reason given"}`));
+        if (status.status !== "Failure") return resolve({ exitCode: 0, stderr });
+        const code = status.details?.causes?.find((c) => c.reason === "ExitCode")?.message;
+        if (code !== undefined && /^\d+$/.test(code)) return resolve({ exitCode: Number(code), stderr });
+        reject(
+          new Error(`exec in ${pod}/${container}: ${status.message ?? "failed"}${stderr ? `: ${stderr.trim()}` : ""}`),
+        );
       };
       new ExecClient(kc)
         .exec(namespace, pod, container, command, sink, errSink, null, false, onStatus)
-        .then((ws: { on(event: "close", f: () => void): unknown }) => ws.on("close", () => resolve()), reject);
+        .then(
+          (ws: { on(event: "close", f: () => void): unknown }) =>
+            ws.on("close", () => resolve({ exitCode: undefined, stderr })),
+          reject,
+        );
     });
   };
 }
