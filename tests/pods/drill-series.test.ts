@@ -20,7 +20,7 @@
  * Without VBENCH_POD_DRILL_RUNS it is skipped, naming the variable (CI runs the one-run drills of
  * byo-stack.test.ts instead).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
 import { FAULTS, type Fault } from "../../vocabulary/faults.js";
@@ -99,6 +99,8 @@ function rowLine(r: SeriesRow, run: number): string {
  * destroyed right after): the start, heal, rejoin and failback scripts log there.
  */
 async function saveLogs(api: PodsContext["api"], ns: string, dir: string): Promise<void> {
+  // A directory of an earlier series would mix its pods' logs (other pod names) with this run's.
+  rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const pods = await api<{
     items: Array<{ metadata: { name: string }; spec: { containers: Array<{ name: string }> } }>;
