@@ -209,12 +209,12 @@ function exposeApiserver(
   );
 }
 
-/**
- * Polls `check` every 500 ms until it holds; past `deadline` it throws, naming the last error and where the logs are.
- */
 /** A failure no amount of waiting mends (a node's supervisor exited): `waitFor` rethrows it at once. */
 class UpFailed extends Error {}
 
+/**
+ * Polls `check` every 500 ms until it holds; past `deadline` it throws, naming the last error and where the logs are.
+ */
 function waiter(deadline: number, logs: string, dir: string): WaitFor {
   return async (what: string, check: () => Promise<boolean>): Promise<void> => {
     let last = "";

@@ -51,7 +51,7 @@ export const VALKEY_CONTAINER = "valkey";
  * The crash: the server exits at once, no RDB save, no wait for replicas (the password from the container's env, never
  * argv). The server is the container's process, so its exit ends the container and kills the exec's shell with it
  * (KILLED_WITH_CONTAINER, or the stream just closes); a server that still answers PING 2 s later refused the SHUTDOWN,
- * and the command exits DID_NOT_STOP saying so. The drill then fails rather than delete the pod with its server up,
+ * and the command exits 3 saying so. The drill then fails rather than delete the pod with its server up,
  * whose grace second lets the preStop hand over (a switchover, not a crash).
  */
 export const CRASH_COMMAND = [
