@@ -20,6 +20,7 @@
  * write load is the step's own Job, a real pod
  * of the local Node image on the node without Valkey, through the NetworkPolicies and DNS.
  */
+import { readFileSync } from "node:fs";
 import { expect } from "vitest";
 import type { Api } from "../../../apps/kube-local/api.js";
 import type { ClusterStatus } from "../../../apps/kube-local/cluster.js";
@@ -122,8 +123,8 @@ interface EventList {
  * crash whose server did not stop is told apart from one whose container ended under the exec); one that exits 0
  * resolves with 0.
  */
-export async function expectExecStatus(kubeconfig: string, ns: string, pod: string): Promise<void> {
-  const drillApi = await kubernetesDrillApi(kubeconfig);
+export async function expectExecStatus(kubeconfigPath: string, ns: string, pod: string): Promise<void> {
+  const drillApi = await kubernetesDrillApi(readFileSync(kubeconfigPath, "utf8"));
   const failed = await drillApi.exec(ns, pod, VALKEY_CONTAINER, ["sh", "-c", "echo refused-on-purpose >&2; exit 3"]);
   expect([failed.exitCode, failed.stderr.trim()]).toEqual([3, "refused-on-purpose"]);
   expect(await drillApi.exec(ns, pod, VALKEY_CONTAINER, ["true"])).toEqual({ exitCode: 0, stderr: "" });
