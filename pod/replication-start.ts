@@ -55,7 +55,15 @@
  *    writes lost and two members answering role:master for ~10 s. Handing over costs a failover
  *    (seconds of write stop) and loses at most what the replicas had not yet received at the
  *    kill; an empty data dir (lost volume) must never serve over replicas that hold the data.
- * 4. No reachable Sentinel knows a primary: only ordinal 0 with an empty data dir (the very
+ * 4. Before writing `replicaof <host> <port>`, probe the address (`PING`, with the cli timeout). While the
+ *    probe's connect hangs (exit 124), the name still resolves to an address no pod holds: after a
+ *    restart the DNS record keeps the old pod IP for its TTL (5 s, CoreDNS's default on EKS and
+ *    kube:local), a SYN to it is dropped, and a replica whose first connect goes there hangs until
+ *    `repl-timeout` (60 s; measured on real pods: a full restart's writes back at +63.7 s instead of
+ *    +13 s). So wait, up to addressWaitSeconds, and start once the address answers or refuses (a
+ *    refusal is retried by Valkey every second). A lower repl-timeout would also bound a large RDB's
+ *    transfer and load, so it is not the fix.
+ * 5. No reachable Sentinel knows a primary: only ordinal 0 with an empty data dir (the very
  *    first start; or a new stack's data restore.sh placed, marked `restore-pending`, which this
  *    decision removes) becomes primary, after a short grace for the Sentinels to come up, and only
  *    if no Sentinel answered with an error (a NOAUTH Sentinel may know a primary). Everyone
@@ -90,8 +98,14 @@ export interface ReplicationStartOptions {
    * @default 5
    */
   handoverSlackSeconds?: number;
-  /** Seconds the cli may take per Sentinel (connect + reply). @default 3 */
+  /** Seconds the cli may take per Sentinel (connect + reply), and per probe of the primary's address. @default 3 */
   cliTimeoutSeconds?: number;
+  /**
+   * Seconds a replica waits, at most, while its primary's address drops connections (a probe's connect
+   * hangs: the name still resolves to a restarted pod's old address) before writing `replicaof` anyway.
+   * @default 20
+   */
+  addressWaitSeconds?: number;
   /**
    * `restore.from` is set: ordinal 0 may also become the first primary on data restore.sh placed
    * (`restore-pending`), and the decision removes the marker. @default false
@@ -117,6 +131,7 @@ export type ReplicationStartValues = Record<
   | "retry_s"
   | "handover_slack_s"
   | "sentinel_cli_timeout"
+  | "addr_wait_s"
   | "restore"
   | "restore_marker",
   string | number
@@ -134,6 +149,7 @@ export const NO_REPLICATION_START: ReplicationStartValues = {
   retry_s: "",
   handover_slack_s: "",
   sentinel_cli_timeout: "",
+  addr_wait_s: "",
   restore: "",
   restore_marker: "",
 };
@@ -163,6 +179,7 @@ export function replicationStartValues(o: ReplicationStartOptions): ReplicationS
     retry_s: positiveInt("failoverRetrySeconds", o.failoverRetrySeconds ?? 60),
     handover_slack_s: positiveInt("handoverSlackSeconds", o.handoverSlackSeconds ?? 5),
     sentinel_cli_timeout: positiveInt("cliTimeoutSeconds", o.cliTimeoutSeconds ?? 3),
+    addr_wait_s: positiveInt("addressWaitSeconds", o.addressWaitSeconds ?? 20),
     restore: o.restore === true ? "yes" : "no",
     restore_marker: RESTORE_PENDING_MARKER,
   };

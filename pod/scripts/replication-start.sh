@@ -4,7 +4,7 @@
 # writes `replicaof <host> <port>`, or nothing, into $repl_include. start.sh includes it (`# @include`);
 # it uses start.sh's fail, nl, password_file and data_dir, and its values master_name, sentinels,
 # self_port, repl_include, wait_s, grace_s, agree_s, retry_s, handover_slack_s,
-# sentinel_cli_timeout, restore and restore_marker.
+# sentinel_cli_timeout, addr_wait_s, restore and restore_marker.
 # shellcheck disable=SC2154 # set by start.sh's # @values (pod/shell-file.ts)
 self_host="${VALKEY_ANNOUNCE_HOST:-}"
 [ -n "$self_host" ] || fail "VALKEY_ANNOUNCE_HOST (this member's stable name) is not set"
@@ -66,6 +66,23 @@ sentinel_state() {
       END { flush(); print n + 0, mv + 0 }')
     [ "$1" -gt "$live" ] && live=$1
     moved=$((moved + $2))
+  done
+}
+# Waits, up to addr_wait_s, while a connect to host:port hangs (the cli's timeout ends it: exit 124). A
+# restarted pod's DNS record keeps its old address for the record's TTL; a replica whose first connect
+# goes there hangs until repl-timeout (60 s). An answer or a refusal ends the wait at once.
+await_address() {
+  command -v timeout >/dev/null 2>&1 || return 0
+  addr_from=$(now)
+  while :; do
+    rc=0; timeout "$sentinel_cli_timeout" "$cli_bin" -h "$1" -p "$2" PING >/dev/null 2>&1 || rc=$?
+    [ "$rc" -eq 124 ] || return 0
+    if [ $(( $(now) - addr_from )) -ge "$addr_wait_s" ]; then
+      say "the primary's address $1:$2 still drops connections after ${addr_wait_s}s: starting as its replica anyway"
+      return 0
+    fi
+    say "the primary's address $1:$2 drops connections (no answer or refusal in ${sentinel_cli_timeout}s: its name may still resolve to a restarted pod's old address): asking again"
+    sleep 1
   done
 }
 started=$(now)
@@ -138,6 +155,7 @@ if [ -n "$primary" ] && is_me "$primary"; then
   fi
 fi
 if [ -n "$primary" ] && ! is_me "$primary"; then
+  await_address "${primary% *}" "${primary#* }"
   say "primary of $master_name is $primary: starting as its replica"
   printf 'replicaof %s %s\n' "${primary% *}" "${primary#* }" > "$repl_include.tmp"
 else
