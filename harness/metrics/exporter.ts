@@ -1,0 +1,102 @@
+/**
+ * redis_exporter beside a local server, as the member pods will run it beside valkey-server: the
+ * server's address on its command line, the password only in its environment (REDIS_PASSWORD),
+ * never argv. The binary is Debian's `prometheus-redis-exporter` (1.45; .ci/setup installs it),
+ * or the one `$REDIS_EXPORTER` names.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { which } from "../../benchmarks/run/binaries.js";
+import { pollUntil } from "../../core/util/poll-until.js";
+import { runAtExit } from "../../core/util/process-reaper.js";
+import { freePort } from "../local/ports.js";
+
+export interface ExporterOptions {
+  host: string;
+  port: number;
+  password?: string;
+  /** Where it listens. @default 127.0.0.1 */
+  listenHost?: string;
+}
+
+export interface RunningExporter {
+  /** `http://host:port/metrics` */
+  url: string;
+  /** Ends the exporter (SIGTERM) and waits for it. */
+  stop: () => Promise<void>;
+}
+
+/** The exporter binary: `$REDIS_EXPORTER`, else `prometheus-redis-exporter` on PATH; an error naming both otherwise. */
+export function exporterBinary(env: NodeJS.ProcessEnv = process.env): string {
+  const named = env.REDIS_EXPORTER;
+  if (named !== undefined) {
+    if (!existsSync(named)) throw new Error(`REDIS_EXPORTER names ${named}, which does not exist`);
+    return named;
+  }
+  const found = which("prometheus-redis-exporter", env.PATH ?? "");
+  if (found === undefined)
+    throw new Error(
+      "prometheus-redis-exporter not found on PATH: .ci/setup installs Debian's; REDIS_EXPORTER names another binary",
+    );
+  return found;
+}
+
+/** Starts an exporter for host:port and waits until its /metrics answers with `redis_up 1`. */
+export async function startExporter(o: ExporterOptions): Promise<RunningExporter> {
+  const listenHost = o.listenHost ?? "127.0.0.1";
+  const listenPort = await freePort(listenHost);
+  const args = ["--redis.addr", `redis://${o.host}:${o.port}`, "--web.listen-address", `${listenHost}:${listenPort}`];
+  const env = { ...process.env, ...(o.password === undefined ? {} : { REDIS_PASSWORD: o.password }) };
+  const child = spawn(exporterBinary(), args, { env, stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+  const unregister = runAtExit(() => child.kill("SIGKILL"));
+  const url = `http://${listenHost}:${listenPort}/metrics`;
+  const stop = async (): Promise<void> => {
+    unregister();
+    await ended(child);
+  };
+  try {
+    await pollUntil(
+      async () => (await upLine(url)) ?? (child.exitCode !== null ? exitedEarly(child, stderr) : "no redis_up 1 yet"),
+      {
+        timeoutMs: 15_000,
+        intervalMs: 200,
+        what: `redis_exporter for ${o.host}:${o.port} to report redis_up 1`,
+      },
+    );
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { url, stop };
+}
+
+async function upLine(url: string): Promise<true | undefined> {
+  const text = await fetch(url)
+    .then((r) => r.text())
+    .catch(() => "");
+  return /^redis_up 1$/m.test(text) ? true : undefined;
+}
+
+function exitedEarly(child: ChildProcess, stderr: string): never {
+  throw new Error(`redis_exporter exited (${child.exitCode}): ${stderr.trim().split("\n").slice(-3).join(" | ")}`);
+}
+
+function ended(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once("exit", () => resolve());
+    child.kill("SIGTERM");
+  });
+}
+
+/** The metric names (no labels, no HELP/TYPE lines) an exposition holds. */
+export function metricNames(exposition: string): Set<string> {
+  const names = new Set<string>();
+  for (const line of exposition.split("\n")) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]/.exec(line);
+    if (m?.[1] !== undefined) names.add(m[1]);
+  }
+  return names;
+}
