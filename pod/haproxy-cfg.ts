@@ -40,6 +40,11 @@
  * Settled: `GET /sentinels` (haproxy-checks.ts SENTINELS_PATH) answers 200 while a qualifying member
  * is named by EVERY Sentinel, 503 otherwise: the rolling restart's gate between steps.
  *
+ * Metrics: the status frontend's `/metrics` is HAProxy's built-in Prometheus exporter (`USE_PROMEX`:
+ * Debian's 2.6 has it; that the official image's build has it is not verified from here).
+ * `haproxy_backend_active_servers{proxy="write-<m>"}` is 1 while m passes its write check
+ * (role:master, named by a Sentinel majority); the alert ValkeyWriteEndpointWithoutServer reads it.
+ *
  * Readiness: the status frontend's `monitor-uri /ready` answers 200 while some member qualifies
  * for writes, 503 otherwise (HAProxy 2.6 manual, "monitor fail":
  * https://docs.haproxy.org/2.6/configuration.html#4.2-monitor%20fail).
@@ -60,7 +65,14 @@
  * (locally) or keep it in a Secret (Kubernetes); never argv.
  */
 import type { NodeEndpoint } from "../vocabulary/endpoint.js";
-import { quorumPath, quorumStatusStep, roleCheck, SENTINELS_PATH, sentinelNamesCheck } from "./haproxy-checks.js";
+import {
+  METRICS_PATH,
+  quorumPath,
+  quorumStatusStep,
+  roleCheck,
+  SENTINELS_PATH,
+  sentinelNamesCheck,
+} from "./haproxy-checks.js";
 
 /** The members' health check interval the pods run (the local drills run the same). */
 export const DEFAULT_CHECK_INTERVAL_MS = 1000;
@@ -266,7 +278,7 @@ function headLines(o: HaproxyCfgOptions, v: CfgValues): string[] {
     : [];
   return [
     `# haproxy.cfg rendered by valkey-on-eks: write endpoint -> the member a Sentinel majority names AND that says role:master;`,
-    `# read endpoint -> role:slave only; status frontend: /ready (some member qualifies for writes), /quorum/<member>, /sentinels (every Sentinel names it).`,
+    `# read endpoint -> role:slave only; status frontend: /ready (some member qualifies for writes), /quorum/<member>, /sentinels (every Sentinel names it), /metrics (Prometheus).`,
     `global`,
     `  maxconn ${o.maxConnections ?? 4096}`,
     `defaults`,
@@ -280,7 +292,7 @@ function headLines(o: HaproxyCfgOptions, v: CfgValues): string[] {
   ];
 }
 
-/** The write frontend and the status frontend (`/ready`, `/quorum/<m>`, `/sentinels`). */
+/** The write frontend and the status frontend (`/ready`, `/quorum/<m>`, `/sentinels`, `/metrics`). */
 function frontendLines(o: HaproxyCfgOptions, v: CfgValues): string[] {
   const { lines: aclLines, qualifies } = acls(o.servers, v.majority);
   const anyQualifies = o.servers.map((s) => qualifies(s.name)).join(" || ");
@@ -306,6 +318,7 @@ function frontendLines(o: HaproxyCfgOptions, v: CfgValues): string[] {
         `  http-request return status 200 if { path ${SENTINELS_PATH} } ${qualifies(s.name)} { nbsrv(quorum-${s.name}) ge ${o.sentinels.length} }`,
     ),
     `  http-request return status 503 if { path ${SENTINELS_PATH} }`,
+    `  http-request use-service prometheus-exporter if { path ${METRICS_PATH} }`,
     `  http-request return status 404`,
   ];
 }

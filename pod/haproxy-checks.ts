@@ -121,6 +121,8 @@ export function quorumStatusStep(status: { addr: string; port: number }, member:
  * left one of three counting, no majority, and the write endpoint closed for 23.7 s on real pods.
  */
 export const SENTINELS_PATH = "/sentinels";
+/** The status frontend's Prometheus endpoint (HAProxy's built-in `prometheus-exporter` service). */
+export const METRICS_PATH = "/metrics";
 
 /** The status frontend's path answering whether the Sentinel majority names `member`. */
 export function quorumPath(member: string): string {

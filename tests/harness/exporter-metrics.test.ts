@@ -4,13 +4,14 @@
  * replication topology started by the rendered start script, and a 3 × 1 cluster; every metric a
  * mode's rules select for component `valkey` must be in the union of that mode's member scrapes
  * (primary and replica: replica-only metrics like redis_master_link_up come from the replica),
- * every one for `sentinel` in the Sentinel's scrape. HAProxy's metrics are not checked here (its
- * Prometheus endpoint is not in the rendered haproxy.cfg yet).
+ * every one for `sentinel` in the Sentinel's scrape, every one for `haproxy` in the `/metrics` of
+ * HAProxy running the rendered haproxy.cfg (Debian's HAProxy 2.6, its built-in exporter).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { alertInputs } from "../../core/metrics/alert-definition.js";
 import { metricsByComponent, ruleGroups } from "../../core/metrics/rule-file.js";
 import { parseStackConfig } from "../../config/schema.js";
+import { METRICS_PATH } from "../../pod/haproxy-checks.js";
 import { startLocalCluster } from "../../harness/local/local-cluster.js";
 import { SentinelTopology } from "../../harness/local/sentinel-topology.js";
 import { LocalFleet } from "../../harness/local/valkey-process.js";
@@ -39,7 +40,7 @@ const missing = (wanted: Set<string> | undefined, got: Set<string>): string[] =>
   [...(wanted ?? [])].filter((m) => !got.has(m)).sort();
 
 describe("alert rules against a real redis_exporter", () => {
-  let replication: { valkey: Set<string>; sentinel: Set<string> };
+  let replication: { valkey: Set<string>; sentinel: Set<string>; haproxy: Set<string> };
   let cluster: Set<string>;
 
   beforeAll(async () => {
@@ -48,14 +49,16 @@ describe("alert rules against a real redis_exporter", () => {
       zones: ["a"],
       sentinels: 1,
       quorum: 1,
-      proxy: false,
       password: PASSWORD,
-      hostBase: 200,
+      hostBase: 100,
     });
     const members = await Promise.all(topology.members.map((m) => scrape(m.host, m.port)));
     const sentinel = topology.sentinels[0];
     if (sentinel === undefined) throw new Error("no Sentinel");
-    replication = { valkey: union(members), sentinel: await scrape(sentinel.host, sentinel.port) };
+    const status = topology.proxy?.status;
+    if (status === undefined) throw new Error("no HAProxy");
+    const haproxy = metricNames(await (await fetch(`http://${status.host}:${status.port}${METRICS_PATH}`)).text());
+    replication = { valkey: union(members), sentinel: await scrape(sentinel.host, sentinel.port), haproxy };
     const c = await startLocalCluster(fleet, {
       primaries: 3,
       replicasPerPrimary: 1,
@@ -68,7 +71,7 @@ describe("alert rules against a real redis_exporter", () => {
     cluster = union(await Promise.all([primary, replica].map((p) => scrape(p.host, p.port))));
   }, 180_000);
 
-  it("replication: every metric the rules select for members and Sentinels is emitted", () => {
+  it("replication: every metric the rules select for members, Sentinels and HAProxy is emitted", () => {
     const wanted = metricsByComponent(
       ruleGroups(alertInputs(parseStackConfig({ valkey: { mode: "replication" } }).config.valkey)),
     );
@@ -76,6 +79,8 @@ describe("alert rules against a real redis_exporter", () => {
     expect(wanted.get("sentinel")?.size).toBeGreaterThan(2);
     expect(missing(wanted.get("valkey"), replication.valkey)).toEqual([]);
     expect(missing(wanted.get("sentinel"), replication.sentinel)).toEqual([]);
+    expect(wanted.get("haproxy")).toContain("haproxy_backend_active_servers");
+    expect(missing(wanted.get("haproxy"), replication.haproxy)).toEqual([]);
   });
 
   it("cluster: every metric the rules select for members is emitted", () => {
