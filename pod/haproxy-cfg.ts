@@ -41,7 +41,8 @@
  * is named by EVERY Sentinel, 503 otherwise: the rolling restart's gate between steps.
  *
  * Metrics: the status frontend's `/metrics` is HAProxy's built-in Prometheus exporter (`USE_PROMEX`:
- * Debian's 2.6 has it; that the official image's build has it is not verified from here).
+ * Debian's 2.6 has it; the official image has built it in since docker-library/haproxy#95, 2019; that
+ * image is not run from here).
  * `haproxy_backend_active_servers{proxy="write-<m>"}` is 1 while m passes its write check
  * (role:master, named by a Sentinel majority); the alert ValkeyWriteEndpointWithoutServer reads it.
  *
