@@ -18,15 +18,28 @@ export interface AlertInputs {
   downAfterSeconds: number;
   /** `valkey.cluster.nodeTimeoutMs`, in whole seconds (rounded up). */
   nodeTimeoutSeconds: number;
+  /**
+   * How often the targets are scraped. A rule with a hold time holds at least two of these
+   * (rule-file.ts ruleOf): one failed scrape of the primary's exporter makes its series stale for
+   * one interval, which must not fire ValkeyNoPrimary. @default 15
+   */
+  scrapeIntervalSeconds: number;
 }
 
+/** The scrape interval the rules assume unless told (Prometheus Operator's PodMonitor has none of its own). */
+export const DEFAULT_SCRAPE_INTERVAL_SECONDS = 15;
+
 /** The inputs of a parsed `valkey` config. */
-export function alertInputs(valkey: ValkeyConfig): AlertInputs {
+export function alertInputs(
+  valkey: ValkeyConfig,
+  scrapeIntervalSeconds = DEFAULT_SCRAPE_INTERVAL_SECONDS,
+): AlertInputs {
   return {
     mode: valkey.mode,
     maxLagSeconds: valkey.replication.minReplicasMaxLag,
     downAfterSeconds: Math.ceil(valkey.replication.sentinel.downAfterMilliseconds / 1000),
     nodeTimeoutSeconds: Math.ceil(valkey.cluster.nodeTimeoutMs / 1000),
+    scrapeIntervalSeconds,
   };
 }
 
@@ -51,7 +64,7 @@ export interface AlertDefinition {
   modes: readonly AlertMode[];
   severity: "critical" | "warning";
   expr: (i: AlertInputs) => string;
-  /** How long the condition must hold, in seconds (0: at once). */
+  /** How long the condition must hold, in seconds (0: at once); at least two scrape intervals when not 0. */
   forSeconds: (i: AlertInputs) => number;
   /** What it means, one sentence. */
   summary: string;

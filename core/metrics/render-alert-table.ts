@@ -1,6 +1,6 @@
 /**
  * The alert table of docs/metrics.md, generated from the alert definitions (alerts.ts) at the
- * embedded default stack's values, so it cannot drift:
+ * embedded default stack's values and the default 15 s scrape interval, so it cannot drift:
  *
  *   npx tsx core/metrics/render-alert-table.ts           print the table
  *   npx tsx core/metrics/render-alert-table.ts --write   replace it in docs/metrics.md (between the markers only)
@@ -10,6 +10,7 @@ import { parseStackConfig } from "../../config/schema.js";
 import { replaceBetweenMarkers, runTableCli, type GeneratedTable } from "../../config/generated-table.js";
 import { alertInputs, type AlertDefinition, type AlertInputs } from "./alert-definition.js";
 import { ALERTS } from "./alerts.js";
+import { holdSeconds } from "./rule-file.js";
 
 export const ALERT_TABLE: GeneratedTable = {
   doc: "docs/metrics.md",
@@ -22,7 +23,7 @@ export const ALERT_TABLE: GeneratedTable = {
 const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ");
 
 function row(a: AlertDefinition, i: AlertInputs): string {
-  const hold = a.forSeconds(i);
+  const hold = holdSeconds(a, i);
   return `| \`${a.alert}\` | ${a.modes.join(", ")} | ${a.severity} | \`${cell(a.expr(i))}\` | ${hold > 0 ? `${hold} s` : "at once"} | ${cell(a.summary)} | ${cell(a.action)} |`;
 }
 

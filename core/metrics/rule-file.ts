@@ -24,9 +24,18 @@ export function alertsFor(mode: AlertMode, alerts: readonly AlertDefinition[] = 
   return alerts.filter((a) => a.modes.includes(mode));
 }
 
+/**
+ * How long a definition's condition must hold at these inputs: its own hold time, and at least two
+ * scrape intervals when it has one (a failed scrape leaves a target's series stale for an interval).
+ */
+export function holdSeconds(a: AlertDefinition, i: AlertInputs): number {
+  const own = a.forSeconds(i);
+  return own > 0 ? Math.max(own, 2 * i.scrapeIntervalSeconds) : 0;
+}
+
 /** One definition as a rule at these inputs. */
 export function ruleOf(a: AlertDefinition, i: AlertInputs): PrometheusRule {
-  const forSeconds = a.forSeconds(i);
+  const forSeconds = holdSeconds(a, i);
   return {
     alert: a.alert,
     expr: a.expr(i),

@@ -4,12 +4,11 @@
  * never argv. The binary is Debian's `prometheus-redis-exporter` (1.45; .ci/setup installs it),
  * or the one `$REDIS_EXPORTER` names.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
-import { which } from "../../benchmarks/run/binaries.js";
+import { spawn } from "node:child_process";
 import { pollUntil } from "../../core/util/poll-until.js";
 import { runAtExit } from "../../core/util/process-reaper.js";
 import { freePort } from "../local/ports.js";
+import { debianBinary, ended, exitedEarly } from "./process.js";
 
 export interface ExporterOptions {
   host: string;
@@ -26,28 +25,16 @@ export interface RunningExporter {
   stop: () => Promise<void>;
 }
 
-/** The exporter binary: `$REDIS_EXPORTER`, else `prometheus-redis-exporter` on PATH; an error naming both otherwise. */
-export function exporterBinary(env: NodeJS.ProcessEnv = process.env): string {
-  const named = env.REDIS_EXPORTER;
-  if (named !== undefined) {
-    if (!existsSync(named)) throw new Error(`REDIS_EXPORTER names ${named}, which does not exist`);
-    return named;
-  }
-  const found = which("prometheus-redis-exporter", env.PATH ?? "");
-  if (found === undefined)
-    throw new Error(
-      "prometheus-redis-exporter not found on PATH: .ci/setup installs Debian's; REDIS_EXPORTER names another binary",
-    );
-  return found;
-}
-
 /** Starts an exporter for host:port and waits until its /metrics answers with `redis_up 1`. */
 export async function startExporter(o: ExporterOptions): Promise<RunningExporter> {
   const listenHost = o.listenHost ?? "127.0.0.1";
   const listenPort = await freePort(listenHost);
   const args = ["--redis.addr", `redis://${o.host}:${o.port}`, "--web.listen-address", `${listenHost}:${listenPort}`];
   const env = { ...process.env, ...(o.password === undefined ? {} : { REDIS_PASSWORD: o.password }) };
-  const child = spawn(exporterBinary(), args, { env, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(debianBinary("prometheus-redis-exporter", "REDIS_EXPORTER"), args, {
+    env,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let stderr = "";
   child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
   const unregister = runAtExit(() => child.kill("SIGKILL"));
@@ -58,7 +45,9 @@ export async function startExporter(o: ExporterOptions): Promise<RunningExporter
   };
   try {
     await pollUntil(
-      async () => (await upLine(url)) ?? (child.exitCode !== null ? exitedEarly(child, stderr) : "no redis_up 1 yet"),
+      async () =>
+        (await upLine(url)) ??
+        (child.exitCode !== null ? exitedEarly("redis_exporter", child, stderr) : "no redis_up 1 yet"),
       {
         timeoutMs: 15_000,
         intervalMs: 200,
@@ -77,18 +66,6 @@ async function upLine(url: string): Promise<true | undefined> {
     .then((r) => r.text())
     .catch(() => "");
   return /^redis_up 1$/m.test(text) ? true : undefined;
-}
-
-function exitedEarly(child: ChildProcess, stderr: string): never {
-  throw new Error(`redis_exporter exited (${child.exitCode}): ${stderr.trim().split("\n").slice(-3).join(" | ")}`);
-}
-
-function ended(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once("exit", () => resolve());
-    child.kill("SIGTERM");
-  });
 }
 
 /** The metric names (no labels, no HELP/TYPE lines) an exposition holds. */
