@@ -1,148 +1,190 @@
 /**
- * The replication rules in a real Prometheus (Debian's 2.42) scraping real exporters: redis_exporter
- * beside each member and Sentinel of a topology started by the rendered start script (2 members,
- * 3 Sentinels, quorum 2, down-after 2 s) and HAProxy's own `/metrics` from the rendered
- * haproxy.cfg, scraped and evaluated every second. A healthy topology fires no alert for 35 s
- * (longer than every hold time but the 60 s of ValkeyServerDown; a pending one is printed). Then two of the
- * three Sentinels are killed: the last one's CKQUORUM says NOQUORUM, and ValkeySentinelQuorumLost
- * must fire after its 30 s hold (within 30 s + 20 s of scrape and evaluation slack). Beside it
- * exactly one other alert fires, ValkeyWriteEndpointWithoutServer: HAProxy's write rule needs a
- * Sentinel majority naming the member (pod/haproxy-cfg.ts), so without one the write endpoint takes
- * no connection although the primary is healthy; the alert says so. The Sentinels restarted, both
- * resolve.
+ * The rules of both modes in a real Prometheus (Debian's 2.42, scraping and evaluating every
+ * second) over real exporters: redis_exporter beside every server, and HAProxy's own `/metrics`
+ * from the rendered haproxy.cfg. Each topology first fires no alert for a while (a pending one,
+ * from a scrape timing out on a loaded machine, is printed), then takes a fault, and the alerts it
+ * must fire are exactly the ones firing; they resolve once the fault is undone.
+ *
+ * - Replication (2 members and 3 Sentinels through the rendered start script, quorum 2, down-after
+ *   2 s): two of the three Sentinels killed. The last one's CKQUORUM says NOQUORUM:
+ *   ValkeySentinelQuorumLost fires after its 30 s hold; beside it ValkeyWriteEndpointWithoutServer,
+ *   because HAProxy's write rule needs a Sentinel majority naming the member (pod/haproxy-cfg.ts),
+ *   so the endpoint takes no connection although the primary is healthy.
+ * - Cluster (3 × 1, node timeout 2 s): one shard's primary and replica frozen (SIGSTOP). The other
+ *   members mark them failed and say cluster_state fail with a third of the slots not ok:
+ *   ValkeyClusterStateNotOk and ValkeyClusterSlotsNotOk fire on them; thawed, the shard's primary
+ *   serves again and both resolve.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { type AlertInputs } from "../../core/metrics/alert-definition.js";
+import { type AlertInputs, type AlertMode } from "../../core/metrics/alert-definition.js";
 import { ruleFileText, ruleGroups } from "../../core/metrics/rule-file.js";
 import { pollUntil } from "../../core/util/poll-until.js";
+import { startLocalCluster } from "../../harness/local/local-cluster.js";
 import { killHard, SentinelTopology } from "../../harness/local/sentinel-topology.js";
+import { LocalFleet } from "../../harness/local/valkey-process.js";
 import { startExporter, type RunningExporter } from "../../harness/metrics/exporter.js";
-import { startPrometheus, type RunningPrometheus, type ScrapeTarget } from "../../harness/metrics/prometheus.js";
+import {
+  startPrometheus,
+  type FiringAlert,
+  type RunningPrometheus,
+  type ScrapeTarget,
+} from "../../harness/metrics/prometheus.js";
 import { defaultValkeyConfig } from "../../pod/local-conf.js";
 import { METRICS_PATH } from "../../pod/haproxy-checks.js";
 
 const PASSWORD = "alerts-real-password";
-const DOWN_AFTER_MS = 2000;
 const RELEASE = { namespace: "local", release: "alerts" };
 
-let t: SentinelTopology | undefined;
-let prometheus: RunningPrometheus | undefined;
-const exporters: RunningExporter[] = [];
+const stops: Array<() => Promise<void>> = [];
 afterAll(async () => {
-  await prometheus?.stop();
-  await Promise.all(exporters.map((e) => e.stop()));
-  await t?.stopAll();
+  for (const stop of stops.reverse()) await stop();
 });
 
 /** An exporter beside host:port, as a scrape target with the deployed labels. */
 async function exporterTarget(host: string, port: number, component: string, pod: string): Promise<ScrapeTarget> {
-  const e = await startExporter({ host, port, password: PASSWORD });
-  exporters.push(e);
+  const e: RunningExporter = await startExporter({ host, port, password: PASSWORD });
+  stops.push(e.stop);
   return { address: new URL(e.url).host, labels: { ...RELEASE, component, pod } };
 }
 
-const describeAlerts = (alerts: Array<{ name: string; state: string; labels: Record<string, string> }>): string =>
+const describeAlerts = (alerts: FiringAlert[]): string =>
   alerts.map((a) => `${a.name} ${a.state} ${a.labels.pod ?? ""}`).join("; ") || "none";
+const firingNames = (alerts: FiringAlert[]): string[] =>
+  [...new Set(alerts.filter((a) => a.state === "firing").map((a) => a.name))].sort();
 
-describe("replication alert rules in a real Prometheus over real exporters", () => {
-  it("a healthy topology fires no alert; two Sentinels of three killed fire ValkeySentinelQuorumLost and the write endpoint's alert, both resolved once they are back", async () => {
-    t = await SentinelTopology.start({
+/** The rules of `mode` at the local clocks, scraped every second. */
+function localInputs(mode: AlertMode, downAfterSeconds: number, nodeTimeoutSeconds: number): AlertInputs {
+  return {
+    mode,
+    maxLagSeconds: defaultValkeyConfig().replication.minReplicasMaxLag,
+    downAfterSeconds,
+    nodeTimeoutSeconds,
+    scrapeIntervalSeconds: 1,
+  };
+}
+
+/** Prometheus over `targets` with `mode`'s rules, once every target is up. */
+async function prometheusOver(targets: ScrapeTarget[], inputs: AlertInputs): Promise<RunningPrometheus> {
+  const p = await startPrometheus(targets, ruleFileText(ruleGroups(inputs)));
+  stops.push(p.stop);
+  await pollUntil(
+    async () => {
+      const health = await p.targets();
+      const down = Object.values(health).filter((h) => h !== "up");
+      return Object.keys(health).length === targets.length && down.length === 0 ? true : JSON.stringify(health);
+    },
+    { timeoutMs: 30_000, intervalMs: 500, what: "every target up in Prometheus" },
+  );
+  return p;
+}
+
+/** Polls for `ms`: the firing alerts seen (none expected); pending ones are printed. */
+async function firedWhileHealthy(p: RunningPrometheus, ms: number): Promise<string[]> {
+  const until = Date.now() + ms;
+  const fired: string[] = [];
+  while (Date.now() < until) {
+    const now = await p.alerts();
+    if (now.some((a) => a.state === "firing")) fired.push(describeAlerts(now));
+    else if (now.length > 0) console.log(`[alerts] healthy, pending only: ${describeAlerts(now)}`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  return fired;
+}
+
+/** Until exactly `names` fire (nothing else firing); the alerts then, and the time it took. */
+async function untilFiring(p: RunningPrometheus, names: string[], timeoutMs: number) {
+  const from = Date.now();
+  let now: FiringAlert[] = [];
+  await pollUntil(
+    async () => {
+      now = await p.alerts();
+      return names.every((n) => firingNames(now).includes(n)) ? true : describeAlerts(now);
+    },
+    { timeoutMs, intervalMs: 500, what: `${names.join(" and ")} firing` },
+  );
+  console.log(`[alerts] ${describeAlerts(now)}: firing ${Date.now() - from} ms after the fault`);
+  return { alerts: now, afterMs: Date.now() - from };
+}
+
+async function untilNoneFiring(p: RunningPrometheus, timeoutMs: number): Promise<void> {
+  const from = Date.now();
+  await pollUntil(async () => (firingNames(await p.alerts()).length === 0 ? true : describeAlerts(await p.alerts())), {
+    timeoutMs,
+    intervalMs: 500,
+    what: "every alert resolved",
+  });
+  console.log(`[alerts] resolved ${Date.now() - from} ms after the fault was undone`);
+}
+
+describe("alert rules in a real Prometheus over real exporters", () => {
+  it("replication: a healthy topology fires no alert; two Sentinels of three killed fire ValkeySentinelQuorumLost and the write endpoint's alert, both resolved once they are back", async () => {
+    const t = await SentinelTopology.start({
       replicas: 1,
       zones: ["a"],
       sentinels: 3,
       quorum: 2,
-      downAfterMs: DOWN_AFTER_MS,
+      downAfterMs: 2000,
       failoverTimeoutMs: 6000,
       password: PASSWORD,
       hostBase: 70,
     });
-    const topology = t;
-    const targets = [
-      ...(await Promise.all(topology.members.map((m) => exporterTarget(m.host, m.port, "valkey", m.name)))),
-      ...(await Promise.all(topology.sentinels.map((s) => exporterTarget(s.host, s.port, "sentinel", s.name)))),
-    ];
-    const status = topology.proxy?.status;
+    stops.push(() => t.stopAll());
+    const status = t.proxy?.status;
     if (status === undefined) throw new Error("no HAProxy");
-    targets.push({
-      address: `${status.host}:${status.port}`,
-      path: METRICS_PATH,
-      labels: { ...RELEASE, component: "haproxy", pod: "haproxy-0" },
-    });
-    const valkey = defaultValkeyConfig();
-    const inputs: AlertInputs = {
-      mode: "replication",
-      maxLagSeconds: valkey.replication.minReplicasMaxLag,
-      downAfterSeconds: Math.ceil(DOWN_AFTER_MS / 1000),
-      nodeTimeoutSeconds: Math.ceil(valkey.cluster.nodeTimeoutMs / 1000),
-      scrapeIntervalSeconds: 1,
-    };
-    prometheus = await startPrometheus(targets, ruleFileText(ruleGroups(inputs)));
-    const p = prometheus;
-    await pollUntil(
-      async () => {
-        const health = await p.targets();
-        const down = Object.entries(health).filter(([, h]) => h !== "up");
-        return Object.keys(health).length === targets.length && down.length === 0 ? true : JSON.stringify(health);
-      },
-      { timeoutMs: 30_000, intervalMs: 500, what: "every target up in Prometheus" },
-    );
-
-    // Healthy: nothing firing for 35 s. A pending alert is printed, not failed: a scrape that
-    // times out on a loaded machine leaves a target's series stale for an interval, which the
-    // hold times (at least two intervals) absorb.
-    const healthyUntil = Date.now() + 35_000;
-    const fired: string[] = [];
-    while (Date.now() < healthyUntil) {
-      const now = await p.alerts();
-      if (now.some((a) => a.state === "firing")) fired.push(describeAlerts(now));
-      else if (now.length > 0) console.log(`[alerts] healthy, pending only: ${describeAlerts(now)}`);
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-    expect(fired).toEqual([]);
-
-    // Two Sentinels of three killed: no majority for a failover.
-    const killedAt = Date.now();
-    await killHard(topology.sentinels[1]?.proc);
-    await killHard(topology.sentinels[2]?.proc);
-    let firing: Awaited<ReturnType<RunningPrometheus["alerts"]>> = [];
-    await pollUntil(
-      async () => {
-        firing = (await p.alerts()).filter((a) => a.state === "firing");
-        const names = new Set(firing.map((a) => a.name));
-        return names.has("ValkeySentinelQuorumLost") && names.has("ValkeyWriteEndpointWithoutServer")
-          ? true
-          : describeAlerts(firing);
-      },
+    const targets = [
+      ...(await Promise.all(t.members.map((m) => exporterTarget(m.host, m.port, "valkey", m.name)))),
+      ...(await Promise.all(t.sentinels.map((s) => exporterTarget(s.host, s.port, "sentinel", s.name)))),
       {
-        timeoutMs: 50_000,
-        intervalMs: 500,
-        what: "ValkeySentinelQuorumLost and ValkeyWriteEndpointWithoutServer firing",
+        address: `${status.host}:${status.port}`,
+        path: METRICS_PATH,
+        labels: { ...RELEASE, component: "haproxy", pod: "haproxy-0" },
       },
-    );
-    const firedAfterMs = Date.now() - killedAt;
-    console.log(`[alerts] ${describeAlerts(firing)}: both firing ${firedAfterMs} ms after the kill`);
-    expect(firedAfterMs).toBeGreaterThanOrEqual(30_000);
-    expect([...new Set(firing.map((a) => a.name))].sort()).toEqual([
-      "ValkeySentinelQuorumLost",
-      "ValkeyWriteEndpointWithoutServer",
-    ]);
-    expect(firing.find((a) => a.name === "ValkeySentinelQuorumLost")?.labels).toMatchObject({
+    ];
+    const p = await prometheusOver(targets, localInputs("replication", 2, 15));
+    expect(await firedWhileHealthy(p, 35_000)).toEqual([]);
+
+    await killHard(t.sentinels[1]?.proc);
+    await killHard(t.sentinels[2]?.proc);
+    const fired = await untilFiring(p, ["ValkeySentinelQuorumLost", "ValkeyWriteEndpointWithoutServer"], 50_000);
+    expect(fired.afterMs).toBeGreaterThanOrEqual(30_000);
+    expect(firingNames(fired.alerts)).toEqual(["ValkeySentinelQuorumLost", "ValkeyWriteEndpointWithoutServer"]);
+    expect(fired.alerts.find((a) => a.name === "ValkeySentinelQuorumLost")?.labels).toMatchObject({
       ...RELEASE,
       pod: "sentinel-0",
       severity: "critical",
     });
 
-    // Back: it resolves.
-    await topology.startSentinel(1);
-    await topology.startSentinel(2);
-    const backAt = Date.now();
-    await pollUntil(
-      async () => {
-        const now = await p.alerts();
-        return now.length > 0 ? describeAlerts(now) : true;
-      },
-      { timeoutMs: 30_000, intervalMs: 500, what: "every alert resolved" },
-    );
-    console.log(`[alerts] resolved ${Date.now() - backAt} ms after the Sentinels were back`);
+    await t.startSentinel(1);
+    await t.startSentinel(2);
+    await untilNoneFiring(p, 30_000);
+  }, 300_000);
+
+  it("cluster: a healthy 3 x 1 fires no alert; a shard frozen fires ValkeyClusterStateNotOk and ValkeyClusterSlotsNotOk on the other members, resolved once it thaws", async () => {
+    const fleet = new LocalFleet();
+    stops.push(() => fleet.stopAll());
+    const c = await startLocalCluster(fleet, {
+      primaries: 3,
+      replicasPerPrimary: 1,
+      zones: ["a", "b", "c"],
+      password: PASSWORD,
+      clusterNodeTimeoutMs: 2000,
+    });
+    const targets = await Promise.all(c.nodes.map((n) => exporterTarget(n.host, n.port, "valkey", n.name)));
+    const p = await prometheusOver(targets, localInputs("cluster", 2, 2));
+    expect(await firedWhileHealthy(p, 20_000)).toEqual([]);
+
+    const primary = c.primaries[0];
+    const replica = primary === undefined ? undefined : c.replicasOf.get(primary.address)?.[0];
+    if (primary === undefined || replica === undefined) throw new Error("no shard with a replica");
+    primary.signal("SIGSTOP");
+    replica.signal("SIGSTOP");
+    const fired = await untilFiring(p, ["ValkeyClusterStateNotOk", "ValkeyClusterSlotsNotOk"], 45_000);
+    expect(firingNames(fired.alerts)).toEqual(["ValkeyClusterSlotsNotOk", "ValkeyClusterStateNotOk"]);
+    const pods = new Set(fired.alerts.filter((a) => a.state === "firing").map((a) => a.labels.pod));
+    expect(pods.has(primary.name) || pods.has(replica.name)).toBe(false);
+
+    primary.signal("SIGCONT");
+    replica.signal("SIGCONT");
+    await untilNoneFiring(p, 60_000);
   }, 300_000);
 });
