@@ -4,15 +4,18 @@
  * results directory, a `pulumi stack output report --json` file, a results.csv). Without
  * --output the report goes next to the first source (into it when it is a directory).
  * --screenshot opens the page in headless Chromium, checks it (charts drawn, no console error,
- * no network request) and saves report.png next to it.
+ * no network request) and saves report.png next to it. --prometheus FILE also writes the sources'
+ * figures as Prometheus metrics (benchmarks/report/prometheus-export.ts), for node_exporter's
+ * textfile collector: written to FILE.tmp and renamed, so a collector never reads half a file.
  *
  * Exit 0 written, 1 the browser check failed, 2 a source is missing or malformed.
  */
-import { statSync } from "node:fs";
+import { renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { checkReportInBrowser, type BrowserCheckResult } from "../../benchmarks/report/browser-check.js";
-import { ReportLoadError } from "../../benchmarks/report/load.js";
+import { loadSources, ReportLoadError } from "../../benchmarks/report/load.js";
+import { prometheusExposition } from "../../benchmarks/report/prometheus-export.js";
 import { writeReport } from "../../benchmarks/report/render.js";
 import { CheckFailed, UsageError } from "./errors.js";
 
@@ -20,6 +23,7 @@ interface ReportFlags {
   from?: string[];
   output?: string;
   screenshot?: boolean;
+  prometheus?: string;
   json?: boolean;
 }
 
@@ -56,6 +60,22 @@ export async function screenshotReport(htmlPath: string): Promise<BrowserCheckRe
   return result;
 }
 
+/** The sources' figures as Prometheus metrics in `file` (via `file.tmp`, renamed). */
+function writeExposition(from: readonly string[], file: string): void {
+  let text: string;
+  try {
+    text = prometheusExposition(loadSources(from));
+  } catch (err) {
+    throw new UsageError(`--prometheus: ${(err as Error).message}`);
+  }
+  try {
+    writeFileSync(`${file}.tmp`, text);
+    renameSync(`${file}.tmp`, file);
+  } catch (err) {
+    throw new UsageError(`--prometheus ${file}: cannot write it (${(err as Error).message})`);
+  }
+}
+
 export async function runReportCommand(f: ReportFlags): Promise<void> {
   const from = f.from ?? [];
   if (from.length === 0)
@@ -70,14 +90,17 @@ export async function runReportCommand(f: ReportFlags): Promise<void> {
     if (err instanceof ReportLoadError) throw new UsageError(err.message);
     throw err;
   }
+  if (f.prometheus !== undefined) writeExposition(from, f.prometheus);
   let check: BrowserCheckResult | undefined;
   if (f.screenshot) check = await screenshotReport(path);
   if (f.json) {
     process.stdout.write(
-      `${JSON.stringify({ ok: true, report: path, screenshot: check?.screenshot ?? null, bars: check?.bars ?? null }, null, 2)}\n`,
+      `${JSON.stringify({ ok: true, report: path, prometheus: f.prometheus ?? null, screenshot: check?.screenshot ?? null, bars: check?.bars ?? null }, null, 2)}\n`,
     );
   } else {
-    process.stdout.write(`report: ${path}${check?.screenshot ? `\nscreenshot: ${check.screenshot}` : ""}\n`);
+    process.stdout.write(
+      `report: ${path}${f.prometheus !== undefined ? `\nprometheus: ${f.prometheus}` : ""}${check?.screenshot ? `\nscreenshot: ${check.screenshot}` : ""}\n`,
+    );
   }
 }
 
@@ -94,6 +117,10 @@ export function registerReportCommand(program: Command): void {
     )
     .option("--output <dir>", "where to write report.html (default: the first --from dir, or the first file's dir)")
     .option("--screenshot", "open the report in headless Chromium, check it, and save report.png next to it")
+    .option(
+      "--prometheus <file>",
+      "also write the sources' figures as Prometheus metrics (for node_exporter's textfile collector: name it *.prom)",
+    )
     .option("--json", "print the written paths as JSON")
     .action(async (flags: ReportFlags) => runReportCommand(flags));
 }

@@ -36,6 +36,8 @@ export interface RunningPrometheus {
   alerts: () => Promise<FiringAlert[]>;
   /** Every target's health, `address -> up|down|unknown`. */
   targets: () => Promise<Record<string, string>>;
+  /** An instant query's vector: each sample's labels and value. */
+  query: (expr: string) => Promise<Array<{ labels: Record<string, string>; value: number }>>;
   stop: () => Promise<void>;
 }
 
@@ -90,7 +92,7 @@ export async function startPrometheus(targets: readonly ScrapeTarget[], rules: s
     await stop();
     throw err;
   }
-  return { url, alerts: () => alerts(url), targets: () => targetHealth(url), stop };
+  return { url, alerts: () => alerts(url), targets: () => targetHealth(url), query: (q) => query(url, q), stop };
 }
 
 async function ready(url: string): Promise<true | false> {
@@ -120,4 +122,12 @@ async function alerts(url: string): Promise<FiringAlert[]> {
 async function targetHealth(url: string): Promise<Record<string, string>> {
   const data = await api<{ activeTargets: Array<{ scrapeUrl: string; health: string }> }>(url, "/api/v1/targets");
   return Object.fromEntries(data.activeTargets.map((t) => [new URL(t.scrapeUrl).host, t.health]));
+}
+
+async function query(url: string, expr: string): Promise<Array<{ labels: Record<string, string>; value: number }>> {
+  const data = await api<{ result: Array<{ metric: Record<string, string>; value: [number, string] }> }>(
+    url,
+    `/api/v1/query?query=${encodeURIComponent(expr)}`,
+  );
+  return data.result.map((r) => ({ labels: r.metric, value: Number(r.value[1]) }));
 }

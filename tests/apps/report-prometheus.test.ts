@@ -1,0 +1,139 @@
+/**
+ * `vbench report --prometheus FILE`: a run's figures as Prometheus metrics. The file a user would
+ * hand to node_exporter's textfile collector is checked three ways: `promtool check metrics` (the
+ * exposition format's own linter), a real Prometheus (Debian's 2.42) scraping it and answering
+ * queries with the rows' own numbers, and the values against results.csv. Plus the refusals: two
+ * rows of one source with the same identity, and a file that cannot be written.
+ */
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { which } from "../../benchmarks/run/binaries.js";
+import { parseResultsCsv } from "../../benchmarks/run/results-csv.js";
+import { loadSources } from "../../benchmarks/report/load.js";
+import { prometheusExposition } from "../../benchmarks/report/prometheus-export.js";
+import { pollUntil } from "../../core/util/poll-until.js";
+import { startPrometheus, type RunningPrometheus } from "../../harness/metrics/prometheus.js";
+import { LOCAL_RUN_DIR } from "../support/report-fixtures.js";
+import { runVbench } from "../support/verify-helpers.js";
+
+const scratch = mkdtempSync(join(tmpdir(), "vbench-report-prom-"));
+let server: Server | undefined;
+let prometheus: RunningPrometheus | undefined;
+afterAll(async () => {
+  await prometheus?.stop();
+  server?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** The fixture run with two drills and a workload name that needs escaping. */
+function runDir(): string {
+  const dir = join(scratch, "20260101-000000");
+  cpSync(LOCAL_RUN_DIR, dir, { recursive: true });
+  const csv = readFileSync(join(dir, "results.csv"), "utf8").replaceAll("\nfixture,", '\n"fix ""q"" \\ture",');
+  writeFileSync(join(dir, "results.csv"), csv);
+  const drill = (fault: string, outage: number) => ({
+    mode: "replication",
+    fault,
+    ok: true,
+    healed: true,
+    faultDescription: "SIGKILL the primary",
+    writeOutageMs: outage,
+    recoveryMs: 7000,
+    detectionMs: 5100,
+    writes: 100,
+    failedWrites: 10,
+    ackedWrites: 90,
+    lostAckedWrites: 0,
+    waitedWrites: 80,
+    lostWaitedWrites: 0,
+    unexpectedReplies: 0,
+    p99MsBefore: 1,
+    p99MsDuring: 5,
+    maxMsDuring: 9,
+    timeline: [],
+  });
+  mkdirSync(join(dir, "raw"), { recursive: true });
+  writeFileSync(join(dir, "raw", "drill-replication-primary.json"), JSON.stringify(drill("primary", 6300)));
+  writeFileSync(join(dir, "raw", "drill-replication-switchover.json"), JSON.stringify(drill("switchover", 1400)));
+  return dir;
+}
+
+function promtool(): string {
+  const bin = process.env.PROMTOOL ?? which("promtool");
+  if (bin === undefined) throw new Error("promtool not found: .ci/setup installs Debian's prometheus");
+  return bin;
+}
+
+describe("vbench report --prometheus", () => {
+  it("writes the rows and drills as metrics that promtool accepts and a real Prometheus serves back with the rows' numbers", async () => {
+    const dir = runDir();
+    const file = join(scratch, "vbench.prom");
+    const r = await runVbench(["report", "--from", dir, "--prometheus", file, "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, prometheus: file });
+    const text = readFileSync(file, "utf8");
+    const lint = execFileSync(promtool(), ["check", "metrics"], { input: text, encoding: "utf8", stdio: "pipe" });
+    expect(lint).toBe("");
+
+    const rows = parseResultsCsv(readFileSync(join(dir, "results.csv"), "utf8"));
+    expect(rows[0]?.workload).toBe('fix "q" \\ture');
+    server = createServer((_, res) => res.end(text)).listen(0, "127.0.0.1");
+    await new Promise((resolve) => server?.once("listening", resolve));
+    const port = (server.address() as { port: number }).port;
+    prometheus = await startPrometheus(
+      [{ address: `127.0.0.1:${port}`, labels: { job_source: "file" } }],
+      "groups: []\n",
+    );
+    const p = prometheus;
+    await pollUntil(
+      async () => ((await p.query("vbench_throughput_ops_per_second")).length > 0 ? true : "no sample yet"),
+      {
+        timeoutMs: 30_000,
+        intervalMs: 500,
+        what: "Prometheus to scrape the exported file",
+      },
+    );
+    const throughput = await p.query("vbench_throughput_ops_per_second");
+    expect(throughput).toHaveLength(rows.length);
+    for (const row of rows) {
+      const sample = throughput.find((s) => s.labels.mode === row.mode && s.labels.test === row.test);
+      expect(sample?.labels.workload).toBe(row.workload);
+      expect(sample?.value).toBe(row.rps);
+    }
+    const p99 = await p.query('vbench_latency_seconds{percentile="99",mode="replication",test="SET"}');
+    const set = rows.find((x) => x.mode === "replication" && x.test === "SET");
+    expect(p99[0]?.value).toBeCloseTo((set?.p99_ms ?? NaN) / 1000, 9);
+    const outages = await p.query('vbench_drill_write_outage_seconds{mode="replication"}');
+    expect(outages.map((s) => [s.labels.fault, s.labels.run, s.value]).sort()).toEqual([
+      ["primary", "1", 6.3],
+      ["switchover", "1", 1.4],
+    ]);
+  }, 120_000);
+
+  it("refuses two rows of one source with the same identity, naming the series", () => {
+    const [source] = loadSources([LOCAL_RUN_DIR]);
+    if (source === undefined) throw new Error("no fixture source");
+    const twice = { ...source, rows: [source.rows[0]!, source.rows[0]!] };
+    expect(() => prometheusExposition([twice])).toThrow(/vbench_throughput_ops_per_second\{source=.*\} twice/);
+  });
+
+  it("exits 2 naming the file it cannot write, with no stack trace", async () => {
+    const bad = join(scratch, "no-such-dir", "vbench.prom");
+    const r = await runVbench([
+      "report",
+      "--from",
+      LOCAL_RUN_DIR,
+      "--output",
+      join(scratch, "out"),
+      "--prometheus",
+      bad,
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`--prometheus ${bad}: cannot write it`);
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+  });
+});
