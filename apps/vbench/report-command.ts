@@ -7,6 +7,8 @@
  * no network request) and saves report.png next to it. --prometheus FILE also writes the sources'
  * figures as Prometheus metrics (benchmarks/report/prometheus-export.ts), for node_exporter's
  * textfile collector: written to FILE.tmp and renamed, so a collector never reads half a file.
+ * --pushgateway URL PUTs the same text to a Pushgateway as the group `job="vbench"` (replacing the
+ * group's previous push).
  *
  * Exit 0 written, 1 the browser check failed, 2 a source is missing or malformed.
  */
@@ -17,13 +19,14 @@ import { checkReportInBrowser, type BrowserCheckResult } from "../../benchmarks/
 import { loadSources, ReportLoadError } from "../../benchmarks/report/load.js";
 import { prometheusExposition } from "../../benchmarks/report/prometheus-export.js";
 import { writeReport } from "../../benchmarks/report/render.js";
-import { CheckFailed, UsageError } from "./errors.js";
+import { CheckFailed, RunFailed, UsageError } from "./errors.js";
 
 interface ReportFlags {
   from?: string[];
   output?: string;
   screenshot?: boolean;
   prometheus?: string;
+  pushgateway?: string;
   json?: boolean;
 }
 
@@ -60,14 +63,18 @@ export async function screenshotReport(htmlPath: string): Promise<BrowserCheckRe
   return result;
 }
 
+/** The sources' figures as Prometheus metrics (the exposition text). */
+function exposition(from: readonly string[], flag: string): string {
+  try {
+    return prometheusExposition(loadSources(from));
+  } catch (err) {
+    throw new UsageError(`${flag}: ${(err as Error).message}`);
+  }
+}
+
 /** The sources' figures as Prometheus metrics in `file` (via `file.tmp`, renamed). */
 function writeExposition(from: readonly string[], file: string): void {
-  let text: string;
-  try {
-    text = prometheusExposition(loadSources(from));
-  } catch (err) {
-    throw new UsageError(`--prometheus: ${(err as Error).message}`);
-  }
+  const text = exposition(from, "--prometheus");
   try {
     writeFileSync(`${file}.tmp`, text);
     renameSync(`${file}.tmp`, file);
@@ -76,12 +83,44 @@ function writeExposition(from: readonly string[], file: string): void {
   }
 }
 
+/** The Pushgateway group the figures replace: `<url>/metrics/job/vbench`. */
+export function pushUrl(base: string): string {
+  let url: URL;
+  try {
+    url = new URL(base);
+  } catch {
+    throw new UsageError(`--pushgateway ${base}: not a URL (e.g. http://pushgateway:9091)`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new UsageError(`--pushgateway ${base}: must be http:// or https://`);
+  return `${base.replace(/\/+$/, "")}/metrics/job/vbench`;
+}
+
+/** PUTs the figures to the Pushgateway; a refusal names its status and reply. */
+async function pushExposition(from: readonly string[], base: string): Promise<string> {
+  const url = pushUrl(base);
+  const body = exposition(from, "--pushgateway");
+  const res = await fetch(url, {
+    method: "PUT",
+    headers: { "content-type": "text/plain; version=0.0.4" },
+    body,
+  }).catch((err: Error) => {
+    throw new UsageError(
+      `--pushgateway ${base}: cannot reach it (${(err.cause as Error | undefined)?.message ?? err.message})`,
+      "CONNECTION",
+    );
+  });
+  if (!res.ok) throw new RunFailed(`--pushgateway ${url}: ${res.status} ${(await res.text()).trim().slice(0, 300)}`);
+  return url;
+}
+
 export async function runReportCommand(f: ReportFlags): Promise<void> {
   const from = f.from ?? [];
   if (from.length === 0)
     throw new UsageError(
       "report: --from <results dir | stack report .json | results.csv> is required (repeat it to compare sources)",
     );
+  if (f.pushgateway !== undefined) pushUrl(f.pushgateway);
   const outputDir = f.output ?? defaultOutputDir(from[0] as string);
   let path: string;
   try {
@@ -91,15 +130,16 @@ export async function runReportCommand(f: ReportFlags): Promise<void> {
     throw err;
   }
   if (f.prometheus !== undefined) writeExposition(from, f.prometheus);
+  const pushed = f.pushgateway === undefined ? undefined : await pushExposition(from, f.pushgateway);
   let check: BrowserCheckResult | undefined;
   if (f.screenshot) check = await screenshotReport(path);
   if (f.json) {
     process.stdout.write(
-      `${JSON.stringify({ ok: true, report: path, prometheus: f.prometheus ?? null, screenshot: check?.screenshot ?? null, bars: check?.bars ?? null }, null, 2)}\n`,
+      `${JSON.stringify({ ok: true, report: path, prometheus: f.prometheus ?? null, pushed: pushed ?? null, screenshot: check?.screenshot ?? null, bars: check?.bars ?? null }, null, 2)}\n`,
     );
   } else {
     process.stdout.write(
-      `report: ${path}${f.prometheus !== undefined ? `\nprometheus: ${f.prometheus}` : ""}${check?.screenshot ? `\nscreenshot: ${check.screenshot}` : ""}\n`,
+      `report: ${path}${f.prometheus !== undefined ? `\nprometheus: ${f.prometheus}` : ""}${pushed !== undefined ? `\npushed: ${pushed}` : ""}${check?.screenshot ? `\nscreenshot: ${check.screenshot}` : ""}\n`,
     );
   }
 }
@@ -120,6 +160,10 @@ export function registerReportCommand(program: Command): void {
     .option(
       "--prometheus <file>",
       "also write the sources' figures as Prometheus metrics (for node_exporter's textfile collector: name it *.prom)",
+    )
+    .option(
+      "--pushgateway <url>",
+      'also PUT the same metrics to a Prometheus Pushgateway as the group job="vbench" (e.g. http://pushgateway:9091)',
     )
     .option("--json", "print the written paths as JSON")
     .action(async (flags: ReportFlags) => runReportCommand(flags));

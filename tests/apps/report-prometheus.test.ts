@@ -2,11 +2,13 @@
  * `vbench report --prometheus FILE`: a run's figures as Prometheus metrics. The file a user would
  * hand to node_exporter's textfile collector is checked three ways: `promtool check metrics` (the
  * exposition format's own linter), a real Prometheus (Debian's 2.42) scraping it and answering
- * queries with the rows' own numbers, and the values against results.csv. Plus the refusals: two
- * rows of one source with the same identity, and a file that cannot be written.
+ * queries with the rows' own numbers, and the values against results.csv. `--pushgateway URL`
+ * pushes the same to a real Pushgateway (Debian's 1.5), which then serves the rows' numbers. Plus
+ * the refusals: two rows of one source with the same identity, a file that cannot be written, a
+ * URL that is not one, a Pushgateway nobody runs.
  */
-import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,13 +19,17 @@ import { loadSources } from "../../benchmarks/report/load.js";
 import { prometheusExposition } from "../../benchmarks/report/prometheus-export.js";
 import { pollUntil } from "../../core/util/poll-until.js";
 import { startPrometheus, type RunningPrometheus } from "../../harness/metrics/prometheus.js";
+import { debianBinary, ended } from "../../harness/metrics/process.js";
+import { freePort } from "../../harness/local/ports.js";
 import { LOCAL_RUN_DIR } from "../support/report-fixtures.js";
 import { runVbench } from "../support/verify-helpers.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "vbench-report-prom-"));
 let server: Server | undefined;
 let prometheus: RunningPrometheus | undefined;
+let pushgateway: ReturnType<typeof spawn> | undefined;
 afterAll(async () => {
+  if (pushgateway !== undefined) await ended(pushgateway);
   await prometheus?.stop();
   server?.close();
   rmSync(scratch, { recursive: true, force: true });
@@ -113,6 +119,71 @@ describe("vbench report --prometheus", () => {
       ["switchover", "1", 1.4],
     ]);
   }, 120_000);
+
+  it("--pushgateway puts the same metrics in a real Pushgateway, which serves the rows' numbers under job=vbench", async () => {
+    const dir = runDir();
+    const port = await freePort("127.0.0.1");
+    pushgateway = spawn(
+      debianBinary("prometheus-pushgateway", "PUSHGATEWAY"),
+      [`--web.listen-address=127.0.0.1:${port}`],
+      {
+        stdio: "ignore",
+        cwd: scratch,
+      },
+    );
+    const base = `http://127.0.0.1:${port}`;
+    await pollUntil(async () => ((await fetch(`${base}/-/ready`).catch(() => undefined))?.ok ? true : "not ready"), {
+      timeoutMs: 20_000,
+      intervalMs: 200,
+      what: "the Pushgateway to answer /-/ready",
+    });
+    const r = await runVbench(["report", "--from", dir, "--pushgateway", `${base}/`, "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, pushed: `${base}/metrics/job/vbench` });
+    const served = await (await fetch(`${base}/metrics`)).text();
+    const rows = parseResultsCsv(readFileSync(join(dir, "results.csv"), "utf8"));
+    for (const row of rows) {
+      const line = served
+        .split("\n")
+        .find(
+          (l) =>
+            l.startsWith("vbench_throughput_ops_per_second{") &&
+            l.includes(`mode="${row.mode}"`) &&
+            l.includes(`test="${row.test}"`),
+        );
+      expect(line, `${row.mode} ${row.test}`).toContain('job="vbench"');
+      expect(Number(line?.split(" ").at(-1))).toBe(row.rps);
+    }
+  }, 60_000);
+
+  it("--pushgateway refuses what is not a URL before writing anything, and names a Pushgateway it cannot reach", async () => {
+    const out = join(scratch, "never");
+    const notUrl = await runVbench([
+      "report",
+      "--from",
+      LOCAL_RUN_DIR,
+      "--output",
+      out,
+      "--pushgateway",
+      "pushgateway:9091",
+    ]);
+    expect(notUrl.code).toBe(2);
+    expect(notUrl.stderr).toContain("--pushgateway pushgateway:9091: must be http:// or https://");
+    expect(existsSync(out)).toBe(false);
+    const port = await freePort("127.0.0.1");
+    const nobody = await runVbench([
+      "report",
+      "--from",
+      LOCAL_RUN_DIR,
+      "--output",
+      join(scratch, "out2"),
+      "--pushgateway",
+      `http://127.0.0.1:${port}`,
+    ]);
+    expect(nobody.code).toBe(2);
+    expect(nobody.stderr).toContain(`--pushgateway http://127.0.0.1:${port}: cannot reach it`);
+    for (const x of [notUrl, nobody]) expect(x.stderr).not.toMatch(/^\s+at /m);
+  });
 
   it("refuses two rows of one source with the same identity, naming the series", () => {
     const [source] = loadSources([LOCAL_RUN_DIR]);
