@@ -62,7 +62,8 @@ export interface AlertCase {
 export interface AlertDefinition {
   alert: string;
   modes: readonly AlertMode[];
-  severity: "critical" | "warning";
+  /** `info`: an event worth seeing on a dashboard or in a channel, not a page. */
+  severity: "critical" | "warning" | "info";
   expr: (i: AlertInputs) => string;
   /** How long the condition must hold, in seconds (0: at once); at least two scrape intervals when not 0. */
   forSeconds: (i: AlertInputs) => number;

@@ -53,6 +53,44 @@ export const TWO_PRIMARIES: AlertDefinition = {
   ],
 };
 
+const promotedSeries = (pod: string, slave: string, master: string) => [
+  series("redis_instance_info", target("valkey", pod), slave, { role: "slave" }),
+  series("redis_instance_info", target("valkey", pod), master, { role: "master" }),
+];
+export const PRIMARY_CHANGED: AlertDefinition = {
+  alert: "ValkeyPrimaryChanged",
+  modes: ["replication"],
+  severity: "info",
+  expr: () =>
+    `max by (namespace, release, pod) (redis_instance_info{component="valkey", role="master"}) and on (namespace, release, pod) ` +
+    `max by (namespace, release, pod) (max_over_time(redis_instance_info{component="valkey", role="slave"}[5m]))`,
+  forSeconds: () => 0,
+  summary:
+    "A member that was a replica within the last 5 minutes is primary now: a failover or switchover happened (firing for 5 minutes after it).",
+  action:
+    "Nothing if it was planned (a roll, a drain). Otherwise find why the old primary went: its pod's events and last log lines, the Sentinels' +sdown/+odown; check that it came back as a replica.",
+  cases: () => [
+    {
+      // 15 s samples: a replica for 4 m 45 s, primary from 5 m; evaluated at 7 m.
+      what: "promoted 2 minutes ago",
+      series: promotedSeries("valkey-1", "1x19 _x21", "_x19 1x21"),
+      at: "7m",
+      fires: [{ ...RELEASE, pod: "valkey-1" }],
+    },
+    {
+      what: "primary all along",
+      series: [series("redis_instance_info", target("valkey", "valkey-0"), steady(1), { role: "master" })],
+      fires: [],
+    },
+    {
+      what: "promoted 6 minutes ago",
+      series: promotedSeries("valkey-1", "1x3 _x37", "_x3 1x37"),
+      at: "7m",
+      fires: [],
+    },
+  ],
+};
+
 export const LINK_DOWN: AlertDefinition = {
   alert: "ValkeyReplicaLinkDown",
   modes: ["replication", "cluster"],

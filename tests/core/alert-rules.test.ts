@@ -126,6 +126,12 @@ describe("alert rules (promtool)", () => {
       (r) => (r.expr = r.expr.replace("16384", "16000")),
     ],
     ["cluster", "ValkeyServerDown", "for 60s removed", (r) => delete r.for],
+    [
+      "replication",
+      "ValkeyPrimaryChanged",
+      "5 m window becomes 10 m",
+      (r) => (r.expr = r.expr.replace("[5m]", "[10m]")),
+    ],
   ];
   it.each(mutations)("%s: mutating %s (%s) makes promtool test rules fail", (mode, alert, _what, change) => {
     const groups = mutated(ruleGroups(inputs(mode)), alert, change);

@@ -6,7 +6,9 @@
  * must fire are exactly the ones firing; they resolve once the fault is undone.
  *
  * - Replication (2 members and 3 Sentinels through the rendered start script, quorum 2, down-after
- *   2 s): two of the three Sentinels killed. The last one's CKQUORUM says NOQUORUM:
+ *   2 s): the primary killed; the Sentinels fail over in seconds and only ValkeyPrimaryChanged (info)
+ *   fires, on the promoted member: a failover that works is not an outage (ValkeyNoPrimary holds
+ *   down-after + 5 s). The old primary restarted (a replica now), two of the three Sentinels killed. The last one's CKQUORUM says NOQUORUM:
  *   ValkeySentinelQuorumLost fires after its 30 s hold; beside it ValkeyWriteEndpointWithoutServer,
  *   because HAProxy's write rule needs a Sentinel majority naming the member (pod/haproxy-cfg.ts),
  *   so the endpoint takes no connection although the primary is healthy.
@@ -78,12 +80,12 @@ async function prometheusOver(targets: ScrapeTarget[], inputs: AlertInputs): Pro
   return p;
 }
 
-/** Polls for `ms`: the firing alerts seen (none expected); pending ones are printed. */
-async function firedWhileHealthy(p: RunningPrometheus, ms: number): Promise<string[]> {
+/** Polls for `ms`: the firing alerts seen other than `allowed` (none expected); pending ones are printed. */
+async function firedWhileHealthy(p: RunningPrometheus, ms: number, allowed: string[] = []): Promise<string[]> {
   const until = Date.now() + ms;
   const fired: string[] = [];
   while (Date.now() < until) {
-    const now = await p.alerts();
+    const now = (await p.alerts()).filter((a) => !allowed.includes(a.name));
     if (now.some((a) => a.state === "firing")) fired.push(describeAlerts(now));
     else if (now.length > 0) console.log(`[alerts] healthy, pending only: ${describeAlerts(now)}`);
     await new Promise((r) => setTimeout(r, 1000));
@@ -106,18 +108,21 @@ async function untilFiring(p: RunningPrometheus, names: string[], timeoutMs: num
   return { alerts: now, afterMs: Date.now() - from };
 }
 
-async function untilNoneFiring(p: RunningPrometheus, timeoutMs: number): Promise<void> {
+/** Until none of `names` (every alert, when not given) is pending or firing. */
+async function untilResolved(p: RunningPrometheus, names: string[] | undefined, timeoutMs: number): Promise<void> {
   const from = Date.now();
-  await pollUntil(async () => (firingNames(await p.alerts()).length === 0 ? true : describeAlerts(await p.alerts())), {
-    timeoutMs,
-    intervalMs: 500,
-    what: "every alert resolved",
-  });
+  await pollUntil(
+    async () => {
+      const left = (await p.alerts()).filter((a) => names === undefined || names.includes(a.name));
+      return left.length === 0 ? true : describeAlerts(left);
+    },
+    { timeoutMs, intervalMs: 500, what: `${names?.join(" and ") ?? "every alert"} resolved` },
+  );
   console.log(`[alerts] resolved ${Date.now() - from} ms after the fault was undone`);
 }
 
 describe("alert rules in a real Prometheus over real exporters", () => {
-  it("replication: a healthy topology fires no alert; two Sentinels of three killed fire ValkeySentinelQuorumLost and the write endpoint's alert, both resolved once they are back", async () => {
+  it("replication: a healthy topology fires no alert; a primary killed fires ValkeyPrimaryChanged only (not ValkeyNoPrimary); two Sentinels of three killed fire ValkeySentinelQuorumLost and the write endpoint's alert, resolved once they are back", async () => {
     const t = await SentinelTopology.start({
       replicas: 1,
       zones: ["a"],
@@ -143,11 +148,28 @@ describe("alert rules in a real Prometheus over real exporters", () => {
     const p = await prometheusOver(targets, localInputs("replication", 2, 15));
     expect(await firedWhileHealthy(p, 35_000)).toEqual([]);
 
+    // The primary killed: the Sentinels fail over in seconds, which is not an outage alert.
+    const old = t.member(await t.primaryFromSentinels());
+    await killHard(old.proc);
+    const failover = await untilFiring(p, ["ValkeyPrimaryChanged"], 30_000);
+    const promoted = t.members.find((m) => m !== old);
+    expect(firingNames(failover.alerts)).toEqual(["ValkeyPrimaryChanged"]);
+    expect(failover.alerts.find((a) => a.name === "ValkeyPrimaryChanged")?.labels).toMatchObject({
+      ...RELEASE,
+      pod: promoted?.name,
+      severity: "info",
+    });
+    // Longer than ValkeyNoPrimary's hold (down-after + 5 s): still nothing else fires.
+    expect(await firedWhileHealthy(p, 10_000, ["ValkeyPrimaryChanged"])).toEqual([]);
+    await t.startMember(old.ordinal);
+
+    // Two Sentinels of three killed: no majority for a failover.
     await killHard(t.sentinels[1]?.proc);
     await killHard(t.sentinels[2]?.proc);
-    const fired = await untilFiring(p, ["ValkeySentinelQuorumLost", "ValkeyWriteEndpointWithoutServer"], 50_000);
+    const lost = ["ValkeySentinelQuorumLost", "ValkeyWriteEndpointWithoutServer"];
+    const fired = await untilFiring(p, lost, 50_000);
     expect(fired.afterMs).toBeGreaterThanOrEqual(30_000);
-    expect(firingNames(fired.alerts)).toEqual(["ValkeySentinelQuorumLost", "ValkeyWriteEndpointWithoutServer"]);
+    expect(firingNames(fired.alerts)).toEqual(["ValkeyPrimaryChanged", ...lost]);
     expect(fired.alerts.find((a) => a.name === "ValkeySentinelQuorumLost")?.labels).toMatchObject({
       ...RELEASE,
       pod: "sentinel-0",
@@ -156,7 +178,7 @@ describe("alert rules in a real Prometheus over real exporters", () => {
 
     await t.startSentinel(1);
     await t.startSentinel(2);
-    await untilNoneFiring(p, 30_000);
+    await untilResolved(p, lost, 30_000);
   }, 300_000);
 
   it("cluster: a healthy 3 x 1 fires no alert; a shard frozen fires ValkeyClusterStateNotOk and ValkeyClusterSlotsNotOk on the other members, resolved once it thaws", async () => {
@@ -185,6 +207,6 @@ describe("alert rules in a real Prometheus over real exporters", () => {
 
     primary.signal("SIGCONT");
     replica.signal("SIGCONT");
-    await untilNoneFiring(p, 60_000);
+    await untilResolved(p, undefined, 60_000);
   }, 300_000);
 });
