@@ -31,7 +31,12 @@
  *   |                |          | linked elsewhere³                                | to name another, or to settle   |
  *   | 0              | any      | otherwise (even s_down/o_down: nobody to promote)| primary                         |
  *
- *    ¹ up in one Sentinel's view: flags without s_down/o_down/disconnected, role-reported slave.
+ *    ¹ up in one Sentinel's view: flags without s_down/o_down/disconnected, role-reported slave, and
+ *      linked to a primary since it started (`master-link-down-time` ≥ 0; a replica that restarted and
+ *      never linked reports -1 s, Sentinel -1000 ms). A replica that restarted too (the `all` fault)
+ *      holds only its own AOF, which can be behind this member: handing it the primary role lost 24
+ *      WAIT-confirmed writes on real pods under CPU load (its restart came before this member's
+ *      decision). Such replicas do not count, so after a full restart this member serves its data.
  *    ² the member does not run while it decides, so every Sentinel sees it down after down-after
  *      and their own failover (one elected leader, sentinel.c) promotes a replica. Only when none
  *      has started down-after + handoverSlackSeconds after the script began (no quorum, an aborted

@@ -41,6 +41,8 @@ if [ "$restore" = yes ]; then first_start_data="an empty data dir, or a new stac
 has_data() { [ -s "$data_dir/dump.rdb" ] || [ -s "$data_dir/appendonly.aof" ] || [ -n "$(ls -A "$data_dir/appendonlydir" 2>/dev/null)" ]; }
 # The Sentinels' full view of this master (SENTINEL MASTER / SENTINEL REPLICAS, see the header). Sets
 #   live: most replicas one Sentinel reports up (flags without s_down/o_down/disconnected, role-reported slave)
+#         and linked to a primary since they started (master-link-down-time >= 0; -1000 is a replica that
+#         restarted and never linked: it holds only its own AOF, maybe behind this member's data)
 #   moved: replicas up that report role master, or master-link-status ok to a master that is not this member
 #   inprog: Sentinels whose master flags carry failover_in_progress; down: "sentinel=flags;" of those with s_down/o_down
 #   odown: Sentinels whose master flags carry o_down
@@ -60,9 +62,9 @@ sentinel_state() {
     r=$(scli "${s%:*}" "${s##*:}" SENTINEL REPLICAS "$master_name") || continue
     # shellcheck disable=SC2046 # splits awk's one-line summary into the positional parameters on purpose
     set -- $(printf '%s\n' "$r" | awk -v h="$self_host" -v ip="${VALKEY_ANNOUNCE_IP:-}" -v p="$self_port" '
-      function flush() { if (seen && fl !~ /s_down|o_down|disconnected/) { if (role == "slave") n++; if (role == "master" || (ls == "ok" && !((mh == h || mh == ip) && mp == p))) mv++ } seen = 0; fl = ""; role = ""; mh = ""; mp = ""; ls = "" }
+      function flush() { if (seen && fl !~ /s_down|o_down|disconnected/) { if (role == "slave" && ld >= 0) n++; if (role == "master" || (ls == "ok" && !((mh == h || mh == ip) && mp == p))) mv++ } seen = 0; fl = ""; role = ""; mh = ""; mp = ""; ls = ""; ld = 0 }
       NR % 2 == 1 { key = $0; if (key == "name") { flush(); seen = 1 } next }
-      key == "flags" { fl = $0 } key == "role-reported" { role = $0 } key == "master-host" { mh = $0 } key == "master-port" { mp = $0 } key == "master-link-status" { ls = $0 }
+      key == "flags" { fl = $0 } key == "role-reported" { role = $0 } key == "master-host" { mh = $0 } key == "master-port" { mp = $0 } key == "master-link-status" { ls = $0 } key == "master-link-down-time" { ld = $0 + 0 }
       END { flush(); print n + 0, mv + 0 }')
     [ "$1" -gt "$live" ] && live=$1
     moved=$((moved + $2))
