@@ -36,7 +36,10 @@
  *      never linked reports -1 s, Sentinel -1000 ms). A replica that restarted too (the `all` fault)
  *      holds only its own AOF, which can be behind this member: handing it the primary role lost 24
  *      WAIT-confirmed writes on real pods under CPU load (its restart came before this member's
- *      decision). Such replicas do not count, so after a full restart this member serves its data.
+ *      decision). Such replicas do not count, so after a full restart this member serves its data;
+ *      and the hand-over's wait looks again at every step: once no counted replica is up and none is
+ *      failing over, a member with data serves it (the Sentinels may have shown the dead replicas as
+ *      linked when it began: a dead pod's connections are not reset).
  *    ² the member does not run while it decides, so every Sentinel sees it down after down-after
  *      and their own failover (one elected leader, sentinel.c) promotes a replica. Only when none
  *      has started down-after + handoverSlackSeconds after the script began (no quorum, an aborted

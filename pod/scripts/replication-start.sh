@@ -124,6 +124,13 @@ if [ -n "$primary" ] && is_me "$primary"; then
       # twice in a row (a Sentinel that reaches o_down tries at once; after an abort, NOGOODSLAVE or not
       # elected, none tries again for 2 × failover-timeout). Then ask at once, not at handover_grace.
       sentinel_state
+      # Every replica that was linked when this member went down is gone now, and the ones up restarted
+      # too (never linked since: their AOF may be behind this member's data): serve this data, hand over
+      # nothing. An empty data dir keeps waiting (those replicas hold the data).
+      if [ "$live" -eq 0 ] && [ "$inprog" -eq 0 ] && [ "$moved" -eq 0 ] && has_data; then
+        say "no replica linked since its start is up any more (the replicas restarted too; their data may be behind this member's): starting as the primary with this member's data"
+        break
+      fi
       if [ "$odown" -gt 0 ] && [ "$inprog" -eq 0 ]; then stalled=$((stalled + 1)); else stalled=0; fi
       if { [ $(( $(now) - started )) -ge "$handover_grace" ] || [ "$stalled" -ge 2 ]; } && { [ "$asked" -eq 0 ] || [ $(( $(now) - asked )) -ge "$retry_s" ]; }; then
         [ "$stalled" -lt 2 ] || say "the Sentinels see this member o_down but none is failing over (their own failover aborted or held back): asking for one now"

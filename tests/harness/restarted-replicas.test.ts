@@ -5,12 +5,17 @@
  * primary's start script counted them as live replicas, handed over, and the Sentinels promoted one
  * whose AOF lacked the last writes: 24 WAIT-confirmed writes lost.
  *
- * Here (1 primary, replicas A and B): A is killed, keys are written to the primary (B acknowledges
- * them), then B and the primary are killed, as a sequence of crashes does. The Sentinels' own first
- * failover aborts (no replica up). A restarts and the Sentinels see it up; then the primary restarts. A replica that restarted and never linked reports
- * master-link-down-time -1000, so the start script does not count it: the old primary serves its
- * data, A syncs from it, every key is there. With the check removed (mutation) the old primary hands
- * over to A and the keys are gone.
+ * Two cases (1 primary, replicas A and B; A killed, keys written and acknowledged by B, then B and
+ * the primary gone, as a sequence of crashes leaves them):
+ * 1. The Sentinels' first failover aborts (no replica up), A restarts and is seen up, then the
+ *    primary restarts: A reports master-link-down-time -1000 (never linked since its start), so the
+ *    start script does not count it as live and the old primary serves its data.
+ * 2. B frozen (its connections stay open, as a dead pod's do: the Sentinels show it linked until
+ *    down-after), the primary restarted at once: its start script begins by handing over to B, and
+ *    once B is down and only the restarted A is up it serves its data instead of asking for a
+ *    failover to A (the path of the real-pod failure).
+ * Either way the Sentinels name the old primary, A syncs from it, every key is there. With either
+ * check removed (mutations) the Sentinels name A and the test fails.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { openClient } from "../../core/topology/connector.js";
@@ -58,23 +63,90 @@ async function replicaFlags(s: TopologyNode, master: string): Promise<Record<str
   }
 }
 
+/** Primary and replicas A, B; A killed, KEYS written and acknowledged by B, then B and the primary killed. */
+async function crashAfterKeysOnlyBHas(topology: SentinelTopology) {
+  const primary = topology.member(await topology.primaryFromSentinels());
+  const [a, b] = topology.members.filter((m) => m !== primary);
+  const sentinel = topology.sentinels[0];
+  if (a === undefined || b === undefined || sentinel === undefined) throw new Error("no two replicas and a Sentinel");
+  await killHard(a.proc);
+  const c = await client(primary);
+  try {
+    for (let i = 0; i < KEYS; i++) await c.set(`only-on-primary:${i}`, String(i));
+    expect(await c.call("WAIT", "1", "2000")).toBe(1);
+  } finally {
+    c.disconnect();
+  }
+  await killHard(b.proc);
+  await killHard(primary.proc);
+  return { primary, a, sentinel };
+}
+
+/** The Sentinels' own first failover (at o_down) has aborted: none tries again for 2 × failover-timeout. */
+async function firstFailoverAborted(sentinel: TopologyNode, master: string): Promise<void> {
+  await pollUntil(
+    async () => {
+      const flags = await masterFlags(sentinel, master);
+      return flags.includes("o_down") && !flags.includes("failover_in_progress") ? true : flags;
+    },
+    { timeoutMs: 20_000, intervalMs: 100, what: "the Sentinels' first failover to abort" },
+  );
+}
+
+async function upInSentinel(sentinel: TopologyNode, master: string, replica: { address: string }): Promise<void> {
+  await pollUntil(
+    async () => {
+      const flags = (await replicaFlags(sentinel, master))[replica.address] ?? "";
+      return flags === "slave" ? true : `its flags: ${flags || "unknown"}`;
+    },
+    { timeoutMs: 20_000, intervalMs: 200, what: "the Sentinels to see the restarted replica up" },
+  );
+}
+
+/** The Sentinels name the old primary again, A is its replica, and every key is there. */
+async function expectOldPrimaryKept(
+  topology: SentinelTopology,
+  primary: { address: string; host: string; port: number },
+  a: { address: string; host: string; port: number },
+) {
+  // Handed over, A would be named instead (and the keys gone with the old primary's full resync).
+  await pollUntil(
+    async () => {
+      const named = await topology.primaryFromSentinels();
+      return named === primary.address ? true : `they name ${named} (A is ${a.address})`;
+    },
+    { timeoutMs: 30_000, intervalMs: 200, what: `the Sentinels to name the old primary ${primary.address}` },
+  );
+  await waitForReplicaLinks([a], PASSWORD, 60_000);
+  expect(await topology.primaryFromSentinels()).toBe(primary.address);
+  const after = await client(primary);
+  try {
+    const values = await Promise.all(Array.from({ length: KEYS }, (_, i) => after.get(`only-on-primary:${i}`)));
+    expect(values.filter((v) => v === null).length).toBe(0);
+  } finally {
+    after.disconnect();
+  }
+}
+
+const start = () =>
+  SentinelTopology.start({
+    replicas: 2,
+    zones: ["a", "b", "c"],
+    downAfterMs: 2000,
+    failoverTimeoutMs: 6000,
+    password: PASSWORD,
+    proxy: false,
+    hostBase: 130,
+  });
+
 describe("a full restart with the replicas back first (real processes)", () => {
-  it("the old primary keeps its role and its last writes: restarted, never-linked replicas are not handed the primary", async () => {
-    t = await SentinelTopology.start({
-      replicas: 2,
-      zones: ["a", "b", "c"],
-      downAfterMs: 2000,
-      failoverTimeoutMs: 6000,
-      password: PASSWORD,
-      proxy: false,
-      hostBase: 130,
-    });
+  it("the old primary keeps its role and its last writes when it began deciding while the Sentinels still showed a replica linked (a frozen one, as a dead pod's open connection looks)", async () => {
+    t = await start();
     const topology = t;
     const primary = topology.member(await topology.primaryFromSentinels());
     const [a, b] = topology.members.filter((m) => m !== primary);
     const sentinel = topology.sentinels[0];
     if (a === undefined || b === undefined || sentinel === undefined) throw new Error("no two replicas and a Sentinel");
-
     await killHard(a.proc);
     const c = await client(primary);
     try {
@@ -83,45 +155,35 @@ describe("a full restart with the replicas back first (real processes)", () => {
     } finally {
       c.disconnect();
     }
-    await killHard(b.proc);
+    // B frozen, not killed: its connections stay open, so the Sentinels show it linked until
+    // down-after, as they show a pod whose node dropped it without a reset. The primary killed and
+    // restarted at once: its start script begins by handing over to B.
+    b.proc?.signal("SIGSTOP");
     await killHard(primary.proc);
-    // The Sentinels' own failover comes at o_down and aborts (no replica up); none tries again for
-    // 2 × failover-timeout. Only then A restarts: what follows is the start script's decision alone.
+    const restarting = topology.startMember(primary.ordinal);
+    restarting.catch(() => undefined);
     await pollUntil(
-      async () => {
-        const flags = await masterFlags(sentinel, topology.masterName);
-        return flags.includes("o_down") && !flags.includes("failover_in_progress") ? true : flags;
-      },
-      { timeoutMs: 20_000, intervalMs: 100, what: "the Sentinels' first failover to abort" },
+      async () =>
+        ((await replicaFlags(sentinel, topology.masterName))[b.address] ?? "").includes("s_down")
+          ? true
+          : "B not s_down yet",
+      { timeoutMs: 20_000, intervalMs: 100, what: "the Sentinels to see the frozen replica down" },
     );
-
     await topology.startMember(a.ordinal);
-    await pollUntil(
-      async () => {
-        const flags = (await replicaFlags(sentinel, topology.masterName))[a.address] ?? "";
-        return flags === "slave" ? true : `A's flags: ${flags || "unknown"}`;
-      },
-      { timeoutMs: 20_000, intervalMs: 200, what: "the Sentinels to see the restarted replica up" },
-    );
-    await topology.startMember(primary.ordinal);
+    await restarting;
+    await expectOldPrimaryKept(topology, primary, a);
+    expect(primary.proc?.stderr()).toMatch(/the replicas restarted too/);
+    b.proc?.signal("SIGCONT");
+  }, 180_000);
 
-    // Handed over, A would be named instead (and the keys gone with the old primary's full resync).
-    await pollUntil(
-      async () => {
-        const named = await topology.primaryFromSentinels();
-        return named === primary.address ? true : `they name ${named} (A is ${a.address})`;
-      },
-      { timeoutMs: 30_000, intervalMs: 200, what: `the Sentinels to name the old primary ${primary.address}` },
-    );
-    await waitForReplicaLinks([a], PASSWORD, 60_000);
-    expect(await topology.primaryFromSentinels()).toBe(primary.address);
-    const after = await client(primary);
-    try {
-      const values = await Promise.all(Array.from({ length: KEYS }, (_, i) => after.get(`only-on-primary:${i}`)));
-      expect(values.filter((v) => v === null).length).toBe(0);
-    } finally {
-      after.disconnect();
-    }
+  it("the old primary keeps its role and its last writes: restarted, never-linked replicas are not handed the primary", async () => {
+    t = await start();
+    const { primary, a, sentinel } = await crashAfterKeysOnlyBHas(t);
+    await firstFailoverAborted(sentinel, t.masterName);
+    await t.startMember(a.ordinal);
+    await upInSentinel(sentinel, t.masterName, a);
+    await t.startMember(primary.ordinal);
+    await expectOldPrimaryKept(t, primary, a);
     expect(primary.proc?.stderr()).toMatch(/starting as (primary|the primary)/);
   }, 180_000);
 });
