@@ -73,8 +73,7 @@ function exposition(from: readonly string[], flag: string): string {
 }
 
 /** The sources' figures as Prometheus metrics in `file` (via `file.tmp`, renamed). */
-function writeExposition(from: readonly string[], file: string): void {
-  const text = exposition(from, "--prometheus");
+function writeExposition(text: string, file: string): void {
   try {
     writeFileSync(`${file}.tmp`, text);
     renameSync(`${file}.tmp`, file);
@@ -97,9 +96,8 @@ export function pushUrl(base: string): string {
 }
 
 /** PUTs the figures to the Pushgateway; a refusal names its status and reply. */
-async function pushExposition(from: readonly string[], base: string): Promise<string> {
+async function pushExposition(body: string, base: string): Promise<string> {
   const url = pushUrl(base);
-  const body = exposition(from, "--pushgateway");
   const res = await fetch(url, {
     method: "PUT",
     headers: { "content-type": "text/plain; version=0.0.4" },
@@ -129,8 +127,13 @@ export async function runReportCommand(f: ReportFlags): Promise<void> {
     if (err instanceof ReportLoadError) throw new UsageError(err.message);
     throw err;
   }
-  if (f.prometheus !== undefined) writeExposition(from, f.prometheus);
-  const pushed = f.pushgateway === undefined ? undefined : await pushExposition(from, f.pushgateway);
+  // One exposition (the sources loaded once more) for the file and the push alike.
+  const text =
+    f.prometheus === undefined && f.pushgateway === undefined
+      ? ""
+      : exposition(from, f.prometheus !== undefined ? "--prometheus" : "--pushgateway");
+  if (f.prometheus !== undefined) writeExposition(text, f.prometheus);
+  const pushed = f.pushgateway === undefined ? undefined : await pushExposition(text, f.pushgateway);
   let check: BrowserCheckResult | undefined;
   if (f.screenshot) check = await screenshotReport(path);
   if (f.json) {

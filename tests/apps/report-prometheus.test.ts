@@ -13,7 +13,6 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { which } from "../../benchmarks/run/binaries.js";
 import { parseResultsCsv } from "../../benchmarks/run/results-csv.js";
 import { loadSources } from "../../benchmarks/report/load.js";
 import { prometheusExposition } from "../../benchmarks/report/prometheus-export.js";
@@ -68,12 +67,6 @@ function runDir(): string {
   return dir;
 }
 
-function promtool(): string {
-  const bin = process.env.PROMTOOL ?? which("promtool");
-  if (bin === undefined) throw new Error("promtool not found: .ci/setup installs Debian's prometheus");
-  return bin;
-}
-
 describe("vbench report --prometheus", () => {
   it("writes the rows and drills as metrics that promtool accepts and a real Prometheus serves back with the rows' numbers", async () => {
     const dir = runDir();
@@ -82,7 +75,11 @@ describe("vbench report --prometheus", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, prometheus: file });
     const text = readFileSync(file, "utf8");
-    const lint = execFileSync(promtool(), ["check", "metrics"], { input: text, encoding: "utf8", stdio: "pipe" });
+    const lint = execFileSync(debianBinary("promtool", "PROMTOOL"), ["check", "metrics"], {
+      input: text,
+      encoding: "utf8",
+      stdio: "pipe",
+    });
     expect(lint).toBe("");
 
     const rows = parseResultsCsv(readFileSync(join(dir, "results.csv"), "utf8"));

@@ -10,8 +10,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { debianBinary } from "../../harness/metrics/process.js";
 import { parseStackConfig } from "../../config/schema.js";
-import { which } from "../../benchmarks/run/binaries.js";
 import { alertInputs, type AlertInputs, type AlertMode } from "../../core/metrics/alert-definition.js";
 import { ALERTS } from "../../core/metrics/alerts.js";
 import { ALERT_TABLE, renderAlertTable, replaceAlertTable } from "../../core/metrics/render-alert-table.js";
@@ -20,17 +20,13 @@ import { alertsFor, ruleFileText, ruleGroups, ruleTests, type RuleGroups } from 
 const dir = mkdtempSync(join(tmpdir(), "alert-rules-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function promtool(): string {
-  const bin = process.env.PROMTOOL ?? which("promtool");
-  if (bin === undefined)
-    throw new Error("promtool not found: .ci/setup installs Debian's prometheus (PROMTOOL names another binary)");
-  return bin;
-}
-
 /** promtool's exit status and output for `args` (0 and stdout, or its non-zero status and stderr + stdout). */
 function run(args: string[]): { status: number; out: string } {
   try {
-    return { status: 0, out: execFileSync(promtool(), args, { encoding: "utf8", stdio: "pipe" }) };
+    return {
+      status: 0,
+      out: execFileSync(debianBinary("promtool", "PROMTOOL"), args, { encoding: "utf8", stdio: "pipe" }),
+    };
   } catch (err) {
     const e = err as { status?: number; stdout?: string; stderr?: string };
     return { status: e.status ?? -1, out: `${e.stderr ?? ""}${e.stdout ?? ""}` };

@@ -20,7 +20,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { type AlertInputs, type AlertMode } from "../../core/metrics/alert-definition.js";
 import { ruleFileText, ruleGroups } from "../../core/metrics/rule-file.js";
-import { pollUntil } from "../../core/util/poll-until.js";
+import { pollUntil, sleep } from "../../core/util/poll-until.js";
 import { startLocalCluster } from "../../harness/local/local-cluster.js";
 import { killHard, SentinelTopology } from "../../harness/local/sentinel-topology.js";
 import { LocalFleet } from "../../harness/local/valkey-process.js";
@@ -88,7 +88,7 @@ async function firedWhileHealthy(p: RunningPrometheus, ms: number, allowed: stri
     const now = (await p.alerts()).filter((a) => !allowed.includes(a.name));
     if (now.some((a) => a.state === "firing")) fired.push(describeAlerts(now));
     else if (now.length > 0) console.log(`[alerts] healthy, pending only: ${describeAlerts(now)}`);
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
   }
   return fired;
 }
