@@ -303,8 +303,14 @@ export class SentinelTopology {
             if (Number(f.get("num-other-sentinels")) < running.length - 1)
               return `${s.address} sees ${f.get("num-other-sentinels")} other Sentinels`;
             const slaves = (await c.call("SENTINEL", "REPLICAS", this.masterName)) as string[][];
-            const up = slaves.filter((r) => !/s_down|disconnected/.test(r[r.indexOf("flags") + 1] ?? "")).length;
-            if (up < replicas) return `${s.address} sees ${up} of ${replicas} replicas up`;
+            // Up, and linked since its start as this Sentinel last saw it (master-link-down-time >= 0;
+            // -1000 until its INFO shows a link): the start script counts live replicas the same way,
+            // and a Sentinel refreshes a replica's INFO only every 10 s outside a failover.
+            const field = (r: string[], k: string): string => (r.includes(k) ? (r[r.indexOf(k) + 1] ?? "") : "");
+            const up = slaves.filter(
+              (r) => !/s_down|disconnected/.test(field(r, "flags")) && Number(field(r, "master-link-down-time")) >= 0,
+            ).length;
+            if (up < replicas) return `${s.address} sees ${up} of ${replicas} replicas up and linked`;
           } finally {
             c.disconnect();
           }

@@ -200,6 +200,9 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
         what: "replicas to hold every key",
       },
     );
+    // Every Sentinel's view has both replicas linked (its INFO of a replica is up to 10 s old): the
+    // start script counts live replicas from that view.
+    await t.waitForSentinelViews();
     // A quorum no Sentinel set can reach: they never fail over by themselves, so the start script
     // must ask for SENTINEL FAILOVER itself (past down-after + its slack) and never serve empty.
     await eachSentinel("SET", t.masterName, "quorum", "4");
