@@ -35,6 +35,7 @@ export const VERSION_KEYS = [
   "HAPROXY_IMAGE",
   "DRILL_LOAD_IMAGE",
   "AWS_CLI_IMAGE",
+  "EXPORTER_IMAGE",
 ] as const;
 
 export type VersionKey = (typeof VERSION_KEYS)[number];

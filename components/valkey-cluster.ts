@@ -13,7 +13,12 @@ import { ClusterShape } from "./steps/cluster-shape/component.js";
 import { ClusterScaleIn, type ClusterScaleInArgs } from "./steps/cluster-scale-in/component.js";
 import { selectorOf } from "../vocabulary/labels.js";
 import { buildClusterManifests } from "./valkey/cluster-manifests.js";
-import { createReleaseBase, createRestoreResources, type ValkeyReleaseArgs } from "./valkey/release-resources.js";
+import {
+  createReleaseBase,
+  createRestoreResources,
+  releaseInput,
+  type ValkeyReleaseArgs,
+} from "./valkey/release-resources.js";
 import { requirePassword } from "./valkey/secret.js";
 import type { Rollout } from "./valkey/rollout.js";
 
@@ -57,15 +62,7 @@ export class ValkeyCluster extends pulumi.ComponentResource {
     super("valkey-on-eks:valkey:Cluster", name, {}, opts);
     const release = args.release ?? DEFAULT_CLUSTER_RELEASE;
     const password = requirePassword(args.valkey.auth.enabled, args.password, `ValkeyCluster ${name}`);
-    const m = buildClusterManifests({
-      namespace: args.namespace,
-      release,
-      valkey: args.valkey,
-      placement: args.placement,
-      auth: password !== undefined,
-      checkSourceCidrs: args.checkSourceCidrs,
-      restore: args.restore,
-    });
+    const m = buildClusterManifests(releaseInput(args, release, password !== undefined));
     const parent = { parent: this };
     const deps = [
       ...createReleaseBase(

@@ -10,7 +10,12 @@ import * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
 import { HAPROXY_CFG_KEY, HAPROXY_STATUS_PORT } from "./valkey/haproxy-manifests.js";
 import { buildReplicationManifests, type ReplicationPod } from "./valkey/replication-manifests.js";
-import { createReleaseBase, createRestoreResources, type ValkeyReleaseArgs } from "./valkey/release-resources.js";
+import {
+  createReleaseBase,
+  createRestoreResources,
+  releaseInput,
+  type ValkeyReleaseArgs,
+} from "./valkey/release-resources.js";
 import { requirePassword } from "./valkey/secret.js";
 import type { Rollout } from "./valkey/rollout.js";
 
@@ -61,15 +66,7 @@ export class ValkeyReplication extends pulumi.ComponentResource {
     super("valkey-on-eks:valkey:Replication", name, {}, opts);
     const release = args.release ?? DEFAULT_REPLICATION_RELEASE;
     const password = requirePassword(args.valkey.auth.enabled, args.password, `ValkeyReplication ${name}`);
-    const m = buildReplicationManifests({
-      namespace: args.namespace,
-      release,
-      valkey: args.valkey,
-      placement: args.placement,
-      auth: password !== undefined,
-      checkSourceCidrs: args.checkSourceCidrs,
-      restore: args.restore,
-    });
+    const m = buildReplicationManifests(releaseInput(args, release, password !== undefined));
     const parent = { parent: this };
     const deps = [
       ...createReleaseBase(

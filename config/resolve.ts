@@ -163,6 +163,10 @@ export function resolveStackConfig(input: StackInput) {
     backup: { ...input.backup },
     restore: { ...input.restore },
     cost: { ...input.cost },
+    metrics: {
+      ...input.metrics,
+      scrapeFrom: { ...input.metrics.scrapeFrom, podLabels: { ...input.metrics.scrapeFrom.podLabels } },
+    },
   };
 }
 

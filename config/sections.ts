@@ -45,6 +45,7 @@ import {
 import { drillsSchema } from "./drills-section.js";
 import { backupSchema, restoreSchema } from "./backup-section.js";
 import { awsSchema, eksSchema, karpenterSchema, networkSchema } from "./platform-sections.js";
+import { metricsSchema } from "./metrics-section.js";
 import { versions } from "../versions.js";
 import { CLIENT_ZONES } from "../vocabulary/client-zones.js";
 
@@ -459,6 +460,7 @@ export const stackInputSchema = z.strictObject({
   "backup": backupSchema,
   "restore": restoreSchema,
   "cost": costSchema,
+  "metrics": metricsSchema,
   "password": passwordSchema,
 });
 

@@ -65,3 +65,5 @@ export type RestoreConfig = StackConfig["restore"];
 
 /** `cost`: how the cost estimate prices data transfer. */
 export type CostConfig = StackConfig["cost"];
+/** `metrics`: the exporters, scrape annotations and who may scrape. */
+export type MetricsConfig = StackConfig["metrics"];

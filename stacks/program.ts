@@ -122,6 +122,7 @@ function deployValkey(
     password,
     checkSourceCidrs,
     restore: restore.settings,
+    metrics: config.metrics,
   };
   if (config.valkey.mode === "replication")
     return replicationRelease(new ValkeyReplication("valkey", common, opts), ns);

@@ -3,3 +3,5 @@ export const VALKEY_PORT = 6379;
 export const VALKEY_BUS_PORT = 16379;
 /** Sentinel (replication mode). */
 export const SENTINEL_PORT = 26379;
+/** redis_exporter's own default port, where the member and Sentinel pods serve `/metrics` (config metrics.port). */
+export const DEFAULT_EXPORTER_PORT = 9121;

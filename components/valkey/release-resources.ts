@@ -5,7 +5,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
-import type { ValkeyConfig } from "../../config/types.js";
+import type { MetricsConfig, ValkeyConfig } from "../../config/types.js";
 import type { Placement } from "../shared.js";
 import type { ConfigMap, NetworkPolicy, Service } from "./k8s-types.js";
 import { restoreServiceAccount, type RestoreSettings } from "./restore-init.js";
@@ -28,6 +28,17 @@ export interface ValkeyReleaseArgs {
   checkSourceCidrs?: string[];
   /** `restore.from`: the members start from a backup (valkey/restore-init.ts). @default undefined (start empty) */
   restore?: RestoreSettings;
+  /**
+   * Resolved `metrics` section: with `enabled`, an exporter beside every member and Sentinel, scrape
+   * annotations and the NetworkPolicy rule admitting `scrapeFrom` (valkey/metrics-pod.ts). @default undefined (none)
+   */
+  metrics?: MetricsConfig;
+}
+
+/** The builders' input from a release's args (replication-manifests.ts and cluster-manifests.ts take the same). */
+export function releaseInput(args: ValkeyReleaseArgs, release: string, auth: boolean) {
+  const { namespace, valkey, placement, checkSourceCidrs, restore, metrics } = args;
+  return { namespace, release, valkey, placement, auth, checkSourceCidrs, restore, metrics };
 }
 
 export interface ReleaseBase {

@@ -8,7 +8,8 @@
  * (haproxy-manifests.ts), a PDB each, NetworkPolicies (replication-network-policy.ts). No RBAC:
  * nothing here talks to the Kubernetes API. Pure: plain objects and plain facts.
  */
-import type { ValkeyConfig } from "../../config/types.js";
+import type { MetricsConfig, ValkeyConfig } from "../../config/types.js";
+import { scrapeOf } from "./metrics-pod.js";
 import type { PodDefinition } from "../../pod/definition.js";
 import { releaseLabels, type Placement } from "../shared.js";
 import { PASSWORD_SECRET_KEY } from "../../pod/paths.js";
@@ -42,6 +43,8 @@ export interface ReplicationInput {
   checkSourceCidrs?: string[];
   /** `restore.from`: the members start from a backup (restore-init.ts). @default undefined */
   restore?: RestoreSettings;
+  /** `metrics`: exporters, scrape annotations and the scrape rule (metrics-pod.ts). @default undefined (none) */
+  metrics?: MetricsConfig;
 }
 
 export interface ReplicationPod {
@@ -217,6 +220,7 @@ function memberStatefulSet({ i, facts, member, memberSelector, restore, storageC
     // Room for the preStop switchover and then an RDB save at shutdown.
     terminationGracePeriodSeconds: DEFAULT_SWITCHOVER_TIMEOUT_SECONDS + DEFAULT_TERMINATION_GRACE_SECONDS,
     restore: restore?.pod,
+    metrics: i.metrics,
   });
 }
 
@@ -244,6 +248,7 @@ function sentinelManifestsOf(
     secretName: facts.secretName,
     storageClass,
     memberSelector: facts.podSelector,
+    metrics: i.metrics,
   });
 }
 
@@ -265,6 +270,7 @@ function haproxyManifestsOf(i: ReplicationInput, facts: ReplicationFacts): Hapro
     sentinels: facts.sentinels,
     masterName: facts.masterName,
     memberSelector: facts.podSelector,
+    metrics: i.metrics,
   });
 }
 
@@ -283,6 +289,7 @@ function networkPoliciesOf(i: ReplicationInput, facts: ReplicationFacts): Replic
     sentinels: facts.sentinelSelector,
     haproxy: haproxyLabels(i.release),
     checkSourceCidrs: i.checkSourceCidrs,
+    scrape: scrapeOf(i.metrics),
   });
 }
 

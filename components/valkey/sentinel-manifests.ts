@@ -17,6 +17,8 @@ import { podAffinity, toKubeTolerations, zoneSpread } from "./pod-placement.js";
 import { hardenedPod, restrictedContainer } from "./pod-security.js";
 import { VALKEY_UID } from "./statefulset.js";
 import { ROLLED_BY_STEP } from "./rollout.js";
+import type { MetricsConfig } from "../../config/types.js";
+import { exporterContainer, scrapeAnnotations } from "./metrics-pod.js";
 
 export const SENTINEL_VOLUME_SIZE = "1Gi";
 export const SENTINEL_RESOURCES = {
@@ -51,6 +53,8 @@ export interface SentinelManifestOptions {
   storageClass: string | undefined;
   /** Labels of the data members (the soft per-node anti-affinity keeps Sentinels off their nodes when it can). */
   memberSelector: Record<string, string>;
+  /** `metrics`: with `enabled`, an exporter beside each Sentinel and the scrape annotations. @default undefined */
+  metrics?: MetricsConfig;
 }
 
 export interface SentinelManifests {
@@ -151,6 +155,20 @@ function sentinelStatefulSet(o: SentinelManifestOptions, labels: Record<string, 
   });
   const { mounts, volumes } = sentinelVolumes(o);
   const pvcSpec = sentinelPvcSpec(o);
+  const metrics = o.metrics?.enabled === true ? o.metrics : undefined;
+  const exporter =
+    metrics === undefined
+      ? []
+      : [
+          exporterContainer({
+            metrics,
+            serverPort: SENTINEL_PORT,
+            secretName: o.secretName,
+            owner: `StatefulSet ${o.statefulSet}`,
+            headless: o.headless,
+            namespace: o.namespace,
+          }),
+        ];
   return {
     metadata: { name: o.statefulSet, namespace: o.namespace, labels },
     spec: {
@@ -162,14 +180,20 @@ function sentinelStatefulSet(o: SentinelManifestOptions, labels: Record<string, 
       persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
       selector: { matchLabels: { ...labels } },
       template: {
-        metadata: { labels: { ...labels }, annotations: { "valkey-on-eks/config-hash": o.configHash } },
+        metadata: {
+          labels: { ...labels },
+          annotations: {
+            "valkey-on-eks/config-hash": o.configHash,
+            ...(metrics === undefined ? {} : scrapeAnnotations(metrics.port, "sentinel")),
+          },
+        },
         spec: {
           nodeSelector: { ...o.placement.nodeSelector },
           tolerations: toKubeTolerations(o.placement),
           affinity,
           topologySpreadConstraints: [zoneSpread(labels, o.placement.zones.length)],
           ...hardenedPod(VALKEY_UID, 10, "OnRootMismatch"),
-          containers: [sentinelContainer(o, env, mounts)],
+          containers: [sentinelContainer(o, env, mounts), ...exporter],
           volumes,
         },
       },

@@ -4,7 +4,7 @@
  * start script, VALKEYCLI_AUTH/REDISCLI_AUTH for valkey-cli in probes and hooks), a PVC per pod,
  * non-root uid 999 like the official image, and the placement rules of pod-placement.ts.
  */
-import type { ValkeyConfig } from "../../config/types.js";
+import type { MetricsConfig, ValkeyConfig } from "../../config/types.js";
 import { DATA_PLANE_LABEL, ROLE_LABEL, releaseLabels } from "../shared.js";
 import { VALKEY_BUS_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
 import type { Container, PersistentVolumeClaim, PodSpec, StatefulSet } from "./k8s-types.js";
@@ -14,6 +14,7 @@ import { CONFIG_MOUNT, DATA_DIR, RUN_DIR, SECRET_MOUNT } from "../../pod/paths.j
 import type { PodPlacement } from "./pod-placement.js";
 import { hardenedPod, restrictedContainer } from "./pod-security.js";
 import { ROLLED_BY_STEP } from "./rollout.js";
+import { exporterContainer, scrapeAnnotations } from "./metrics-pod.js";
 
 /** uid/gid of the official valkey image's `valkey` user. */
 export const VALKEY_UID = 999;
@@ -62,6 +63,8 @@ export interface ValkeyStatefulSetOptions {
    * `restore.from`: the init containers, volumes and ServiceAccount of restore-init.ts. @default undefined (no restore)
    */
   restore?: PodExtras;
+  /** `metrics`: with `enabled`, the exporter container and scrape annotations (metrics-pod.ts). @default undefined */
+  metrics?: MetricsConfig;
 }
 
 /** Labels of one role's pods (the StatefulSet selector). */
@@ -128,6 +131,17 @@ function container(o: ValkeyStatefulSetOptions): Container {
   return c;
 }
 
+function memberExporter(o: ValkeyStatefulSetOptions, metrics: MetricsConfig): Container {
+  return exporterContainer({
+    metrics,
+    serverPort: VALKEY_PORT,
+    secretName: o.secretName,
+    owner: `StatefulSet ${o.name}`,
+    headless: o.headless,
+    namespace: o.namespace,
+  });
+}
+
 function podSpec(o: ValkeyStatefulSetOptions): PodSpec {
   const volumes: NonNullable<PodSpec["volumes"]> = [
     { name: CONFIG_VOLUME, configMap: { name: o.configMap, defaultMode: 0o444 } },
@@ -141,7 +155,7 @@ function podSpec(o: ValkeyStatefulSetOptions): PodSpec {
     ...hardenedPod(VALKEY_UID, o.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_SECONDS, "OnRootMismatch"),
     ...(r?.serviceAccountName === undefined ? {} : { serviceAccountName: r.serviceAccountName }),
     ...(r === undefined ? {} : { initContainers: r.initContainers }),
-    containers: [container(o)],
+    containers: [container(o), ...(o.metrics?.enabled === true ? [memberExporter(o, o.metrics)] : [])],
     volumes: [...volumes, ...(r?.volumes ?? [])],
   };
 }
@@ -173,7 +187,13 @@ export function buildValkeyStatefulSet(o: ValkeyStatefulSetOptions): StatefulSet
       persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
       selector: { matchLabels: roleSelector(o.release, o.role) },
       template: {
-        metadata: { labels: podLabels(o.release, o.role), annotations: { [CONFIG_HASH_ANNOTATION]: o.configHash } },
+        metadata: {
+          labels: podLabels(o.release, o.role),
+          annotations: {
+            [CONFIG_HASH_ANNOTATION]: o.configHash,
+            ...(o.metrics?.enabled === true ? scrapeAnnotations(o.metrics.port, "valkey") : {}),
+          },
+        },
         spec: podSpec(o),
       },
       volumeClaimTemplates: [dataVolumeClaim(o.release, o.valkey.persistence.size, o.storageClass)],

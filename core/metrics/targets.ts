@@ -9,6 +9,10 @@
  *   pod        the pod's name
  *
  * The alert rules (alert-rules.ts) select on `component` and group by `namespace` and `release`.
+ *
+ * The pods say what they are through annotations (components/valkey/metrics-pod.ts sets them,
+ * scrape-config.ts reads them): the conventional `prometheus.io/scrape|port|path`, and
+ * METRICS_COMPONENT_ANNOTATION for `component`.
  */
 
 /** The label names every target carries, in the order rules list them. */
@@ -18,6 +22,17 @@ export type TargetLabel = (typeof TARGET_LABELS)[number];
 /** What a target is; the value of its `component` label. */
 export const COMPONENTS = ["valkey", "sentinel", "haproxy"] as const;
 export type Component = (typeof COMPONENTS)[number];
+
+/** The pod annotation naming what the pod's metrics are: the value of the `component` label. */
+export const METRICS_COMPONENT_ANNOTATION = "valkey-on-eks/metrics-component";
+/** The conventional scrape annotations (Prometheus's own kubernetes-pods example job reads them). */
+export const SCRAPE_ANNOTATIONS = {
+  scrape: "prometheus.io/scrape",
+  port: "prometheus.io/port",
+  path: "prometheus.io/path",
+} as const;
+/** The pod label that names the release (`release`). */
+export const RELEASE_POD_LABEL = "app.kubernetes.io/instance";
 
 /** The labels that name one release: the rules' `by (…)` over a whole topology. */
 export const RELEASE_GROUP = "namespace, release";

@@ -1,13 +1,14 @@
 /**
- * redis_exporter beside a local server, as the member pods will run it beside valkey-server: the
- * server's address on its command line, the password only in its environment (REDIS_PASSWORD),
- * never argv. The binary is Debian's `prometheus-redis-exporter` (1.45; .ci/setup installs it),
- * or the one `$REDIS_EXPORTER` names.
+ * redis_exporter beside a local server, with the arguments and environment the member and
+ * Sentinel pods run it with (pod/exporter.ts): the server's address on its command line, the
+ * password only in its environment (REDIS_PASSWORD), never argv. The binary is Debian's
+ * `prometheus-redis-exporter` (1.45; .ci/setup installs it), or the one `$REDIS_EXPORTER` names.
  */
 import { spawn } from "node:child_process";
 import { pollUntil } from "../../core/util/poll-until.js";
 import { runAtExit } from "../../core/util/process-reaper.js";
 import { freePort } from "../local/ports.js";
+import { EXPORTER_METRICS_PATH, EXPORTER_PASSWORD_ENV, exporterDefinition } from "../../pod/exporter.js";
 import { debianBinary, ended, exitedEarly } from "./process.js";
 
 export interface ExporterOptions {
@@ -29,16 +30,20 @@ export interface RunningExporter {
 export async function startExporter(o: ExporterOptions): Promise<RunningExporter> {
   const listenHost = o.listenHost ?? "127.0.0.1";
   const listenPort = await freePort(listenHost);
-  const args = ["--redis.addr", `redis://${o.host}:${o.port}`, "--web.listen-address", `${listenHost}:${listenPort}`];
-  const env = { ...process.env, ...(o.password === undefined ? {} : { REDIS_PASSWORD: o.password }) };
-  const child = spawn(debianBinary("prometheus-redis-exporter", "REDIS_EXPORTER"), args, {
+  const def = exporterDefinition({
+    server: { host: o.host, port: o.port },
+    listen: { host: listenHost, port: listenPort },
+    auth: o.password !== undefined,
+  });
+  const env = { ...process.env, ...(o.password === undefined ? {} : { [EXPORTER_PASSWORD_ENV]: o.password }) };
+  const child = spawn(debianBinary("prometheus-redis-exporter", "REDIS_EXPORTER"), def.args, {
     env,
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";
   child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
   const unregister = runAtExit(() => child.kill("SIGKILL"));
-  const url = `http://${listenHost}:${listenPort}/metrics`;
+  const url = `http://${listenHost}:${listenPort}${EXPORTER_METRICS_PATH}`;
   const stop = async (): Promise<void> => {
     unregister();
     await ended(child);

@@ -1,8 +1,8 @@
 /**
  * A real Prometheus on this machine (Debian's 2.42, the package that also brings promtool; or the
- * binary `$PROMETHEUS` names): it scrapes the given targets every second with the labels the
- * deployed scrape configuration will attach (core/metrics/targets.ts), evaluates the given rule
- * file every second, and answers the HTTP API. Its TSDB lives in a temporary directory removed on
+ * binary `$PROMETHEUS` names): it scrapes the given targets every second, with their labels as given
+ * or through the deployed scrape job's relabelling (ScrapeJobKind), evaluates the given rule file
+ * every second, and answers the HTTP API. Its TSDB lives in a temporary directory removed on
  * stop.
  */
 import { spawn } from "node:child_process";
@@ -14,6 +14,8 @@ import { pollUntil } from "../../core/util/poll-until.js";
 import { runAtExit } from "../../core/util/process-reaper.js";
 import { freePort } from "../local/ports.js";
 import { debianBinary, ended, exitedEarly } from "./process.js";
+import { annotationScrapeJob, meta } from "../../core/metrics/scrape-config.js";
+import { METRICS_COMPONENT_ANNOTATION, RELEASE_POD_LABEL, SCRAPE_ANNOTATIONS } from "../../core/metrics/targets.js";
 
 export interface ScrapeTarget {
   /** host:port */
@@ -41,27 +43,74 @@ export interface RunningPrometheus {
   stop: () => Promise<void>;
 }
 
-/** prometheus.yml: one job per metrics path, every target with its labels, scraped and evaluated every second. */
-export function prometheusConfig(targets: readonly ScrapeTarget[], ruleFile: string): string {
+/**
+ * How the targets are scraped: `static`, one job per metrics path with each target's labels as
+ * given; `deployed`, the stack's own scrape job (core/metrics/scrape-config.ts: its relabelling
+ * kept as it is) over what Kubernetes discovery would give it for each target's pod: the labels
+ * `namespace`, `release`, `component` and `pod` become the pod's namespace, release label,
+ * component annotation and name, and the target's address becomes the annotated port on the pod's
+ * address (discovered here on port 1, so a scrape succeeds only through the port rewrite).
+ */
+export type ScrapeJobKind = "static" | "deployed";
+
+/** What Prometheus's Kubernetes discovery (role pod) gives the deployed job for one annotated pod. */
+function discoveredPod(t: ScrapeTarget): { targets: string[]; labels: Record<string, string> } {
+  const [host, port] = [
+    t.address.slice(0, t.address.lastIndexOf(":")),
+    t.address.slice(t.address.lastIndexOf(":") + 1),
+  ];
+  const need = (k: string): string => {
+    const v = t.labels[k];
+    if (v === undefined) throw new Error(`a deployed-job target needs the label ${k} (${t.address})`);
+    return v;
+  };
+  return {
+    targets: [`${host}:1`],
+    labels: {
+      __meta_kubernetes_namespace: need("namespace"),
+      __meta_kubernetes_pod_name: need("pod"),
+      [meta("label", RELEASE_POD_LABEL)]: need("release"),
+      [meta("annotation", METRICS_COMPONENT_ANNOTATION)]: need("component"),
+      [meta("annotation", SCRAPE_ANNOTATIONS.scrape)]: "true",
+      [meta("annotation", SCRAPE_ANNOTATIONS.port)]: port,
+      [meta("annotation", SCRAPE_ANNOTATIONS.path)]: t.path ?? "/metrics",
+    },
+  };
+}
+
+function scrapeConfigs(targets: readonly ScrapeTarget[], kind: ScrapeJobKind): unknown[] {
+  if (kind === "deployed") {
+    const { kubernetes_sd_configs: _discovery, ...job } = annotationScrapeJob({ namespaces: [] });
+    return [{ ...job, scrape_interval: "1s", static_configs: targets.map(discoveredPod) }];
+  }
   const paths = [...new Set(targets.map((t) => t.path ?? "/metrics"))];
+  return paths.map((path, i) => ({
+    job_name: `job-${i}`,
+    metrics_path: path,
+    static_configs: targets
+      .filter((t) => (t.path ?? "/metrics") === path)
+      .map((t) => ({ targets: [t.address], labels: t.labels })),
+  }));
+}
+
+/** prometheus.yml: the targets scraped (as `kind` says) and the rule file evaluated every second. */
+export function prometheusConfig(targets: readonly ScrapeTarget[], ruleFile: string, kind: ScrapeJobKind): string {
   return stringify({
     global: { scrape_interval: "1s", scrape_timeout: "900ms", evaluation_interval: "1s" },
     rule_files: [ruleFile],
-    scrape_configs: paths.map((path, i) => ({
-      job_name: `job-${i}`,
-      metrics_path: path,
-      static_configs: targets
-        .filter((t) => (t.path ?? "/metrics") === path)
-        .map((t) => ({ targets: [t.address], labels: t.labels })),
-    })),
+    scrape_configs: scrapeConfigs(targets, kind),
   });
 }
 
-/** Starts Prometheus with these targets and this rule file's text; resolves once it is ready. */
-export async function startPrometheus(targets: readonly ScrapeTarget[], rules: string): Promise<RunningPrometheus> {
+/** Starts Prometheus with these targets and this rule file's text; resolves once it is ready. @default kind static */
+export async function startPrometheus(
+  targets: readonly ScrapeTarget[],
+  rules: string,
+  kind: ScrapeJobKind = "static",
+): Promise<RunningPrometheus> {
   const dir = mkdtempSync(join(tmpdir(), "vbench-prometheus-"));
   writeFileSync(join(dir, "rules.yaml"), rules);
-  writeFileSync(join(dir, "prometheus.yml"), prometheusConfig(targets, join(dir, "rules.yaml")));
+  writeFileSync(join(dir, "prometheus.yml"), prometheusConfig(targets, join(dir, "rules.yaml"), kind));
   const port = await freePort("127.0.0.1");
   const url = `http://127.0.0.1:${port}`;
   const args = [

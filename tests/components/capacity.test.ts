@@ -12,6 +12,7 @@ import { packPods, type PodGroup } from "../../components/capacity/bin-packing.j
 import { estimateNodes } from "../../components/capacity/estimate.js";
 import { valkeyPoolPods } from "../../components/capacity/pod-inventory.js";
 import { HAPROXY_RESOURCES } from "../../components/valkey/haproxy-manifests.js";
+import { EXPORTER_RESOURCES } from "../../components/valkey/metrics-pod.js";
 import { stackCost } from "../../benchmarks/cost/cost-model.js";
 import { loadPriceTable } from "../../benchmarks/cost/prices.js";
 import { costInputsFromConfig } from "../../stacks/cost.js";
@@ -24,15 +25,17 @@ const load = (file: string) => (file.includes("byo") ? byo() : loadStackFile(fil
 const summary = (nodes: Array<{ pods: string[] }>) => nodes.map((n) => n.pods.join("+"));
 
 describe("the replication stack on r7g.large, by the project's allocatable model", () => {
-  it("an HAProxy pod does not fit beside a Valkey pod (1730m − 1500m = 230m < 250m)", () => {
+  it("an HAProxy pod does not fit beside a Valkey pod with its exporter (1730m − 1500m − 25m = 205m < 250m)", () => {
     const a = allocatableFor("r7g.large");
     const config = load("stacks/Pulumi.replication.yaml");
     expect(a && a.cpuMillicores - config.valkey.resourceAmounts.requests.cpuMillicores).toBe(230);
     expect(HAPROXY_RESOURCES.requests.cpu).toBe("250m");
+    expect(EXPORTER_RESOURCES.requests.cpu).toBe("25m");
     const groups = valkeyPoolPods(config).map((g) => [g.name, g.count, g.request.cpuMillicores]);
+    // Members and Sentinels each with the metrics exporter beside them (metrics.enabled, the default).
     expect(groups).toEqual([
-      ["valkey", 4, 1500],
-      ["sentinel", 3, 100],
+      ["valkey", 4, 1525],
+      ["sentinel", 3, 125],
       ["haproxy", 2, 250],
       ["benchmark", 1, 1000],
     ]);

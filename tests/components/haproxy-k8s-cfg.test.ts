@@ -14,20 +14,13 @@ import { which } from "../../benchmarks/run/binaries.js";
 import { masterAddrReplyHex } from "../../pod/haproxy-checks.js";
 import { authCommandHex } from "../../pod/haproxy-cfg.js";
 import { HAPROXY_STATUS_PORT, HAPROXY_WRITE_PORT } from "../../components/valkey/haproxy-manifests.js";
-import { buildReplicationManifests } from "../../components/valkey/replication-manifests.js";
-import { PLACEMENT, valkeyConfig } from "../support/valkey-fixtures.js";
+import { replicationFixture } from "../support/valkey-fixtures.js";
 
 const dir = mkdtempSync(join(tmpdir(), "haproxy-k8s-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("the HAProxy pods' haproxy.cfg", () => {
-  const m = buildReplicationManifests({
-    namespace: "valkey",
-    release: "valkey",
-    valkey: valkeyConfig(),
-    placement: PLACEMENT,
-    auth: true,
-  });
+  const m = replicationFixture();
   const cfg = m.haproxy.renderCfg("pw-k8s");
 
   it("lists every member by DNS name with DNS re-resolution and init-addr none, and holds the AUTH only when given", () => {

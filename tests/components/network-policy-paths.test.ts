@@ -3,7 +3,9 @@
  * the program is run under Pulumi mocks, its RENDERED NetworkPolicies, Services and pod templates
  * (plus the drill's load Job, which the FailureDrill step creates through the API) are fed to the
  * NetworkPolicy evaluator (components/kubernetes/network-policy-eval.ts), which proves each path
- * the stack needs is allowed and an unlabelled pod of the namespace reaches nothing.
+ * the stack needs is allowed and an unlabelled pod of the namespace reaches nothing; and that the
+ * metrics (exporters on metrics.port, HAProxy's /metrics on 8404) are reachable from
+ * metrics.scrapeFrom only, and from nowhere with metrics off.
  */
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -43,6 +45,14 @@ const VARIANTS: Array<{ name: string; patch: (raw: Raw) => Raw }> = [
       checks: { ...(raw.checks as object), connector: "direct", directSourceCidrs: [CHECK_CIDR] },
     }),
   },
+  {
+    name: "metrics scraped by a labelled Prometheus",
+    patch: (raw) => ({
+      ...raw,
+      metrics: { scrapeFrom: { namespace: "observability", podLabels: { "app.kubernetes.io/name": "prometheus" } } },
+    }),
+  },
+  { name: "metrics off", patch: (raw) => ({ ...raw, metrics: { enabled: false } }) },
 ];
 
 interface Rendered {
@@ -51,6 +61,7 @@ interface Rendered {
   services: ServiceSpec[];
   mode: "cluster" | "replication";
   namespace: string;
+  metrics: ReturnType<typeof parseStackConfig>["config"]["metrics"];
 }
 
 type Template = {
@@ -113,11 +124,15 @@ async function render(file: string, patch: (raw: Raw) => Raw): Promise<Rendered>
   const policies = inputs("kubernetes:networking.k8s.io/v1:NetworkPolicy") as Policy[];
   const services = inputs("kubernetes:core/v1:Service") as ServiceSpec[];
   return {
-    world: { policies, namespaces: { [ns]: {}, "kube-system": {} } },
+    world: {
+      policies,
+      namespaces: { [ns]: {}, "kube-system": {}, "monitoring": {}, "observability": {}, "elsewhere": {} },
+    },
     pods,
     services,
     mode: config.valkey.mode,
     namespace: ns,
+    metrics: config.metrics,
   };
 }
 
@@ -188,7 +203,7 @@ describe.each(STACKS)("%s: the rendered NetworkPolicies", (file) => {
       expect(problems).toEqual([]);
     });
 
-    it("let an unlabelled pod (or an outside address) reach nothing on 6379/6380/8404/16379/26379", async () => {
+    it("let an unlabelled pod (or an outside address) reach nothing on 6379/6380/8404/9121/16379/26379", async () => {
       const r = await render(file, patch);
       const stranger: Pod = { name: "stranger", namespace: r.namespace, labels: {}, ip: "10.244.8.8" };
       const targets = r.pods.filter((p) =>
@@ -196,12 +211,55 @@ describe.each(STACKS)("%s: the rendered NetworkPolicies", (file) => {
       );
       const reached = [stranger, { ip: "192.168.7.7" }].flatMap((s) =>
         targets.flatMap((d) =>
-          [6379, 6380, 8404, 16379, 26379]
+          [6379, 6380, 8404, 9121, 16379, 26379]
             .filter((port) => allowed(r.world, s, d, port))
             .map((port) => `${"name" in s ? s.name : s.ip} → ${d.name}:${port}`),
         ),
       );
       expect(reached).toEqual([]);
+    });
+
+    it("admit the metrics scrape from metrics.scrapeFrom only (exporters on metrics.port, HAProxy on 8404)", async () => {
+      const r = await render(file, patch);
+      const m = r.metrics;
+      const exporters = r.pods.filter((p) =>
+        ["valkey", "valkey-sentinel"].includes(p.labels["app.kubernetes.io/name"] ?? ""),
+      );
+      const haproxy = named(r, "valkey-haproxy");
+      const scraper: Pod = {
+        name: "prometheus",
+        namespace: m.scrapeFrom.namespace,
+        labels: { ...m.scrapeFrom.podLabels },
+        ip: "10.244.7.7",
+      };
+      // Never admitted: the release's own clients, a pod with the scraper's labels elsewhere, an
+      // outside address, and (when scrapeFrom names labels) a pod in the scrape namespace without them.
+      const outsiders: Array<Pod | External> = [
+        { name: "client", namespace: r.namespace, labels: { "valkey-on-eks/client": "true" }, ip: "10.244.8.1" },
+        { name: "elsewhere", namespace: "elsewhere", labels: { ...m.scrapeFrom.podLabels }, ip: "10.244.8.2" },
+        { ip: "192.168.7.7" },
+        ...(Object.keys(m.scrapeFrom.podLabels).length > 0
+          ? [{ name: "unlabelled", namespace: m.scrapeFrom.namespace, labels: {}, ip: "10.244.8.3" }]
+          : []),
+      ];
+      const reach = (srcs: Array<Pod | External>, dsts: Pod[], port: number): string[] =>
+        srcs.flatMap((s) =>
+          dsts
+            .filter((d) => allowed(r.world, s, d, port))
+            .map((d) => `${"name" in s ? s.name : s.ip} → ${d.name}:${port}`),
+        );
+      expect(exporters.length).toBeGreaterThan(0);
+      expect(reach(outsiders, exporters, m.port)).toEqual([]);
+      expect(reach(outsiders, haproxy, 8404)).toEqual([]);
+      if (m.enabled) {
+        expect(denied(r, [scraper], exporters, m.port)).toEqual([]);
+        if (r.mode === "replication") expect(denied(r, [scraper], haproxy, 8404)).toEqual([]);
+        // The scrape rule opens the metrics ports only, not Valkey's.
+        expect(reach([scraper], exporters, 6379)).toEqual([]);
+      } else {
+        expect(reach([scraper], [...exporters, ...haproxy], m.port)).toEqual([]);
+        expect(reach([scraper], haproxy, 8404)).toEqual([]);
+      }
     });
   });
 });

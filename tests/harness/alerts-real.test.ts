@@ -1,7 +1,9 @@
 /**
  * The rules of both modes in a real Prometheus (Debian's 2.42, scraping and evaluating every
  * second) over real exporters: redis_exporter beside every server, and HAProxy's own `/metrics`
- * from the rendered haproxy.cfg. Each topology first fires no alert for a while (a pending one,
+ * from the rendered haproxy.cfg, scraped through the deployed scrape job (core/metrics/scrape-config.ts:
+ * each target presented as Kubernetes discovery presents a pod, on port 1, so its labels and its
+ * scrape address come from the job's relabelling). Each topology first fires no alert for a while (a pending one,
  * from a scrape timing out on a loaded machine, is printed), then takes a fault, and the alerts it
  * must fire are exactly the ones firing; they resolve once the fault is undone.
  *
@@ -67,7 +69,8 @@ function localInputs(mode: AlertMode, downAfterSeconds: number, nodeTimeoutSecon
 
 /** Prometheus over `targets` with `mode`'s rules, once every target is up. */
 async function prometheusOver(targets: ScrapeTarget[], inputs: AlertInputs): Promise<RunningPrometheus> {
-  const p = await startPrometheus(targets, ruleFileText(ruleGroups(inputs)));
+  // The deployed scrape job's relabelling (core/metrics/scrape-config.ts) attaches the labels the rules use.
+  const p = await startPrometheus(targets, ruleFileText(ruleGroups(inputs)), "deployed");
   stops.push(p.stop);
   await pollUntil(
     async () => {

@@ -9,7 +9,8 @@
  * second `up` upgrades to the `valkey` image under a write load (support/upgrade-checks.ts: the
  * RollingRestart step's order, nothing acknowledged lost), a live directive is set without a
  * restart (replication: then the benchmark Job runs a mix in the node image, support/mix-checks.ts),
- * one more `up` changes nothing, and `destroy` leaves no pod, PVC or PV. Cluster mode's mix (open
+ * one more `up` changes nothing, and `destroy` leaves no pod, PVC or PV. Before the upgrade, the metrics:
+ * every exporter and HAProxy scraped from `metrics.scrapeFrom` only (support/metrics-checks.ts). Cluster mode's mix (open
  * loop) and its scaling 3 x 1 -> 4 x 1 -> 3 x 1 under load (support/scale-checks.ts) run on a second
  * release once the others have ended. Per mode, a backup to an S3-compatible server, destroy, and
  * its restore into a new stack (support/backup-checks.ts, restore-checks.ts): the replication one
@@ -48,6 +49,7 @@ import { expectScaleUpThenIn } from "./support/scale-checks.js";
 import { expectLiveConfigChange, expectUpgradeUnderLoad } from "./support/upgrade-checks.js";
 import { drillInputs } from "./support/write-load.js";
 import { expectMixOnRealPods } from "./support/mix-checks.js";
+import { expectMetricsOnRealPods } from "./support/metrics-checks.js";
 
 const reason = podsSkipReason({ pulumi: true });
 const PASSWORD = `pods-${Math.random().toString(36).slice(2)}-secret`;
@@ -243,6 +245,10 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
         }
       }
 
+      // The metrics (support/metrics-checks.ts): every exporter and HAProxy's /metrics scraped from the
+      // configured namespace by the configured labels only.
+      await expectMetricsOnRealPods({ api, cluster, ns: NS, mode, node: clientNode });
+
       const upgrade = { api, cluster, stack: s, NS, mode, password: PASSWORD, valkey };
       const release = await expectUpgradeUnderLoad(upgrade);
       await expectLiveConfigChange(upgrade, { ...valkey, image: cluster.images.valkey }, release);
@@ -271,7 +277,7 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
   // cluster): most of each is waiting on pods, detection windows and rolls, and one after the
   // other they took 24 min of CI.
   it.concurrent(
-    "cluster mode: up with real pods (bootstrap and check through port-forward, benchmark Job, drills primary/switchover/all), policies probed; upgraded under load in role order; live config; up again no-op; destroy leaves nothing",
+    "cluster mode: up with real pods (bootstrap and check through port-forward, benchmark Job, drills primary/switchover/all), policies probed, every exporter and HAProxy scraped from metrics.scrapeFrom only; upgraded under load in role order; live config; up again no-op; destroy leaves nothing",
     { timeout: 1_800_000 },
     () => lifecycle("cluster"),
   );

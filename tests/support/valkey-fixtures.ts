@@ -15,6 +15,11 @@ import type { ValkeyConfig } from "../../config/types.js";
 import type { Placement } from "../../components/shared.js";
 import type { Container, PodSpec, StatefulSet } from "../../components/valkey/k8s-types.js";
 import type { RecordedResource } from "./pulumi-mocks.js";
+import {
+  buildReplicationManifests,
+  type ReplicationInput,
+  type ReplicationManifests,
+} from "../../components/valkey/replication-manifests.js";
 
 /** A password no manifest may contain. */
 export const PASSWORD = "Zq9-s3cr3t-\"quote\\slash-$HOME-'tick";
@@ -152,4 +157,16 @@ export function containerOf(s: StatefulSet): Container {
   const c = podSpecOf(s).containers[0];
   if (c === undefined) throw new Error(`StatefulSet ${s.metadata?.name} has no container`);
   return c;
+}
+
+/** A replication release "valkey" in namespace "valkey" from valkeyConfig() and PLACEMENT, auth on; `over` replaces fields. */
+export function replicationFixture(over: Partial<ReplicationInput> = {}): ReplicationManifests {
+  return buildReplicationManifests({
+    namespace: "valkey",
+    release: "valkey",
+    valkey: valkeyConfig(),
+    placement: PLACEMENT,
+    auth: true,
+    ...over,
+  });
 }

@@ -108,9 +108,17 @@ async function deleteLeftoverNamespaces(api: Api): Promise<void> {
   }
 }
 
+/** Labels of the pod that scrapes a stack on real pods (metrics.scrapeFrom.podLabels; support/metrics-checks.ts). */
+export const SCRAPER_LABELS = { "probe.test/role": "scraper" };
+
+/** The namespace a stack in `namespace` is scraped from (metrics.scrapeFrom.namespace); leftovers are cleaned like the stacks'. */
+export function scrapeNamespace(namespace: string): string {
+  return namespace.replace(/-pods$/, "") + "-scrape-pods";
+}
+
 /**
  * The byo stack's config of `mode` on the cluster: the local images, small pods on local-path volumes, checks through
- * port-forward.
+ * port-forward, the exporters from the local image scraped from scrapeNamespace(namespace) by SCRAPER_LABELS only.
  */
 export function podsStackConfig(
   cluster: ClusterStatus,
@@ -136,6 +144,20 @@ export function podsStackConfig(
       persistence: { size: "1Gi" },
     },
     checks: { bootstrap: true, verify: true, connector: "port-forward" },
+    metrics: {
+      exporterImage: localImage(cluster, "exporter"),
+      scrapeFrom: { namespace: scrapeNamespace(namespace), podLabels: SCRAPER_LABELS },
+    },
     ...extra,
   };
+}
+
+/** A locally built image of the running cluster, or an error saying how to get it imported. */
+export function localImage(cluster: ClusterStatus, name: string): string {
+  const ref = cluster.images[name];
+  if (ref === undefined)
+    throw new Error(
+      `no ${name} image in the running local cluster: restart it (npm run kube:local -- down, then up) to import the images`,
+    );
+  return ref;
 }

@@ -57,7 +57,9 @@ export async function runOnce(api: Api, o: RunOnce): Promise<{ phase: string; lo
     if (Date.now() > end) throw new Error(`pod ${name}: ${JSON.stringify(body.status)}`);
     await new Promise((r) => setTimeout(r, 500));
   }
-  const log = String((await api<string>("GET", `/api/v1/namespaces/${o.ns}/pods/${name}/log`)).body);
+  // The API client parses a body that is JSON; a log line of JSON is still the log.
+  const body = (await api<unknown>("GET", `/api/v1/namespaces/${o.ns}/pods/${name}/log`)).body;
+  const log = typeof body === "string" ? body : JSON.stringify(body);
   await api("DELETE", `/api/v1/namespaces/${o.ns}/pods/${name}?gracePeriodSeconds=0`);
   return { phase, log };
 }

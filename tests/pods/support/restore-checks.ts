@@ -23,6 +23,7 @@
 import { expect } from "vitest";
 import { pollUntil } from "../../../core/util/poll-until.js";
 import { CLIENT_LABEL } from "../../../components/shared.js";
+import { EXPORTER_CONTAINER } from "../../../components/valkey/metrics-pod.js";
 import type { BackupManifest } from "../../../pod/backup-manifest.js";
 import { parseRestoreMessage } from "../../../pod/restore-message.js";
 import type { RestoreCheckReport } from "../../../components/steps/restore-check/types.js";
@@ -203,6 +204,8 @@ async function fromTemplate(
     c.env = c.env
       .filter((e) => edit.peers || e.name !== "RESTORE_PEERS_DNS")
       .map((e) => (e.name === "RESTORE_FROM" ? { name: e.name, value: edit.from } : e));
+  // The server alone: the metrics exporter beside it would keep a run-once pod from ever ending.
+  spec.containers = spec.containers.filter((c) => (c as { name?: string }).name !== EXPORTER_CONTAINER);
   if (edit.main !== undefined && spec.containers[0] !== undefined) spec.containers[0].command = edit.main;
   for (const k of ["affinity", "topologySpreadConstraints", "nodeSelector"]) delete spec[k];
   const { status } = await ctx.api("POST", `/api/v1/namespaces/${at.ns}/pods`, {

@@ -1,0 +1,58 @@
+/**
+ * The `metrics` section of the stack-file schema (sections.ts lists it): redis_exporter beside
+ * every member and Sentinel (pod/exporter.ts), HAProxy's own `/metrics`, the scrape annotations,
+ * and which pods the NetworkPolicies admit to scrape them. On by default, as valkey-helm's and
+ * Bitnami's `metrics.enabled` are not: a stack nobody can watch is not what the tool promises.
+ */
+import { z } from "zod";
+import { versions } from "../versions.js";
+import { DEFAULT_EXPORTER_PORT, SENTINEL_PORT, VALKEY_BUS_PORT, VALKEY_PORT } from "../vocabulary/ports.js";
+import { DNS_LABEL_RE, flag, imageReference, section } from "./fields.js";
+
+const TAKEN_PORTS = [VALKEY_PORT, VALKEY_BUS_PORT, SENTINEL_PORT];
+
+/** A label key (optional DNS-subdomain prefix, then a name of up to 63 characters) and its value. */
+const LABEL_KEY_RE = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_VALUE_RE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+
+export const metricsSchema = section(
+  {
+    enabled: flag(true).describe(
+      "Run a metrics exporter (redis_exporter) beside every Valkey member and Sentinel, its password from the release's Secret in its environment (never argv); annotate the member, Sentinel and HAProxy pods with the conventional `prometheus.io/scrape`, `port` and `path` (HAProxy serves its own `/metrics` on its status port 8404); and let the NetworkPolicies admit the scrape from `scrapeFrom` only. The exporters' requests (25m CPU, 32Mi memory each) are counted by the capacity check and the cost estimate. false: no exporter, no annotation, no scrape rule.",
+    ),
+    exporterImage: imageReference(versions.EXPORTER_IMAGE).describe(
+      "redis_exporter image, same forms as `valkey.image`. The default is the version whose metric names the alert rules are tested against (Debian's prometheus-redis-exporter 1.45, on real servers), from quay.io (no anonymous pull limit like Docker Hub's).",
+    ),
+    port: z
+      .int()
+      .min(1024)
+      .max(65535)
+      .refine((p) => !TAKEN_PORTS.includes(p), {
+        error: `must not be a port the Valkey pods already use (${TAKEN_PORTS.join(", ")})`,
+      })
+      .default(DEFAULT_EXPORTER_PORT)
+      .describe("Port of the exporter's `/metrics` in the member and Sentinel pods."),
+    scrapeFrom: section(
+      {
+        namespace: z
+          .string()
+          .regex(DNS_LABEL_RE, { error: "must be a Kubernetes namespace name (lower-case DNS label)" })
+          .default("monitoring")
+          .describe(
+            "Namespace of the Prometheus that scrapes the stack: the NetworkPolicies admit the exporters' port and HAProxy's status port from pods in it only (matched by its `kubernetes.io/metadata.name` label, which Kubernetes sets on every namespace).",
+          ),
+        podLabels: z
+          .record(
+            z.string().regex(LABEL_KEY_RE, { error: "must be a Kubernetes label key" }),
+            z.string().regex(LABEL_VALUE_RE, { error: "must be a Kubernetes label value" }),
+          )
+          .default({})
+          .describe(
+            'Labels the scraping pods must also carry, e.g. `{"app.kubernetes.io/name": "prometheus"}`; empty: every pod in `namespace`.',
+          ),
+      },
+      "Who may scrape the metrics (NetworkPolicy ingress).",
+    ),
+  },
+  "Metrics: an exporter beside every member and Sentinel, scrape annotations, and the NetworkPolicy rule admitting the scraper (docs/metrics.md).",
+);
