@@ -14,6 +14,7 @@ import type { Platform, StackConfig, ValkeyMode } from "../config/types.js";
 import type { DeployedDrill } from "../components/steps/failure-drill/implementation.js";
 import type { RollStepTiming } from "../core/roll/rolling-restart.js";
 import type { RestoreCheckReport } from "../components/steps/restore-check/types.js";
+import { metricsPart, type MetricsPart } from "./metrics-output.js";
 
 export const STACK_REPORT_VERSION = 1;
 
@@ -93,6 +94,12 @@ export interface StackReport {
    * expires, DBSIZE on its primary after the restore and that primary; null without `restore.from`.
    */
   restore: RestoreCheckReport | null;
+  /**
+   * Added within schemaVersion 1: what the stack serves to a Prometheus (stacks/metrics-output.ts):
+   * the scrape targets per component, who may scrape them, the scrape job and the alert rule file
+   * of its mode; null when `metrics.enabled` is false.
+   */
+  metrics: MetricsPart | null;
   versions: {
     valkeyImage: string;
     /** From the benchmark rows (the server's INFO and the client's --version); null without a benchmark. */
@@ -208,6 +215,7 @@ export function stackReport(
     drillsNote: drills?.note ?? null,
     rollout: rollout ?? null,
     restore: restore ?? null,
+    metrics: metricsPart(config),
     versions: {
       valkeyImage: config.valkey.image,
       server: first?.server_version ?? null,

@@ -1,0 +1,96 @@
+/**
+ * The stack report's `metrics` part (stacks/outputs.ts): what the stack serves to a Prometheus and
+ * what to load into it, from the resolved config alone. The scrape targets per component (the
+ * label selector of their pods, how many, port and path), who may scrape them, the scrape job for a
+ * Prometheus without the Operator (core/metrics/scrape-config.ts) and the alert rule file of the
+ * stack's mode at its own bounds (core/metrics/rule-file.ts), e.g.
+ *
+ *   pulumi stack output report --json | jq -r .metrics.rules > valkey-rules.yml
+ */
+import type { StackConfig } from "../config/types.js";
+import { alertInputs } from "../core/metrics/alert-definition.js";
+import { ruleFileText, ruleGroups } from "../core/metrics/rule-file.js";
+import { scrapeConfigText } from "../core/metrics/scrape-config.js";
+import type { Component } from "../core/metrics/targets.js";
+import { EXPORTER_METRICS_PATH } from "../pod/exporter.js";
+import { METRICS_PATH } from "../pod/haproxy-checks.js";
+import { releaseLabels } from "../components/shared.js";
+import { DEFAULT_CLUSTER_RELEASE } from "../components/valkey-cluster.js";
+import { DEFAULT_REPLICATION_RELEASE } from "../components/valkey-replication.js";
+import { HAPROXY_REPLICAS, HAPROXY_STATUS_PORT, haproxyLabels } from "../components/valkey/haproxy-manifests.js";
+import { sentinelLabels } from "../components/valkey/sentinel-manifests.js";
+
+/** One kind of scrape target: the pods a selector picks in the stack's namespace. */
+export interface MetricsTargets {
+  component: Component;
+  /** Label selector of its pods, `k=v,k=v` as kubectl takes it. */
+  selector: string;
+  pods: number;
+  port: number;
+  path: string;
+}
+
+export interface MetricsPart {
+  exporterImage: string;
+  namespace: string;
+  targets: MetricsTargets[];
+  /** Who the NetworkPolicies admit to scrape (metrics.scrapeFrom). */
+  scrapeFrom: { namespace: string; podLabels: Record<string, string> };
+  /** A `scrape_configs:` block with the job for this stack's namespace (YAML). */
+  scrapeJob: string;
+  /** The alert rule file of this stack's mode at its bounds, at a 15 s scrape interval (YAML). */
+  rules: string;
+}
+
+const selector = (labels: Record<string, string>): string =>
+  Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+
+function targetsOf(config: StackConfig): MetricsTargets[] {
+  const { port } = config.metrics;
+  const v = config.valkey;
+  if (v.mode === "cluster")
+    return [
+      {
+        component: "valkey",
+        selector: selector(releaseLabels(DEFAULT_CLUSTER_RELEASE)),
+        pods: v.pods,
+        port,
+        path: EXPORTER_METRICS_PATH,
+      },
+    ];
+  const r = DEFAULT_REPLICATION_RELEASE;
+  return [
+    { component: "valkey", selector: selector(releaseLabels(r)), pods: v.pods, port, path: EXPORTER_METRICS_PATH },
+    {
+      component: "sentinel",
+      selector: selector(sentinelLabels(r)),
+      pods: v.replication.sentinel.replicas,
+      port,
+      path: EXPORTER_METRICS_PATH,
+    },
+    {
+      component: "haproxy",
+      selector: selector(haproxyLabels(r)),
+      pods: HAPROXY_REPLICAS,
+      port: HAPROXY_STATUS_PORT,
+      path: METRICS_PATH,
+    },
+  ];
+}
+
+/** null when `metrics.enabled` is false (nothing is served). */
+export function metricsPart(config: StackConfig): MetricsPart | null {
+  const m = config.metrics;
+  if (!m.enabled) return null;
+  const namespace = config.valkey.namespace;
+  return {
+    exporterImage: m.exporterImage,
+    namespace,
+    targets: targetsOf(config),
+    scrapeFrom: { namespace: m.scrapeFrom.namespace, podLabels: { ...m.scrapeFrom.podLabels } },
+    scrapeJob: scrapeConfigText({ namespaces: [namespace] }),
+    rules: ruleFileText(ruleGroups(alertInputs(config.valkey))),
+  };
+}
