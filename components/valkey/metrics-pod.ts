@@ -63,6 +63,19 @@ export function exporterContainer(o: ExporterContainerOptions): Container {
   };
 }
 
+/** What a server's pod gains from `metrics`: the exporter container and the scrape annotations; nothing while off. */
+export function serverMetrics(
+  metrics: MetricsConfig | undefined,
+  o: Omit<ExporterContainerOptions, "metrics"> & { component: Component },
+): { containers: Container[]; annotations: Record<string, string> } {
+  if (metrics?.enabled !== true) return { containers: [], annotations: {} };
+  const { component, ...exporter } = o;
+  return {
+    containers: [exporterContainer({ metrics, ...exporter })],
+    annotations: scrapeAnnotations(metrics.port, component),
+  };
+}
+
 /** The conventional `prometheus.io/*` annotations (Prometheus's kubernetes-pods example job) plus the component. */
 export function scrapeAnnotations(
   port: number,

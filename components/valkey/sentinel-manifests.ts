@@ -18,7 +18,7 @@ import { hardenedPod, restrictedContainer } from "./pod-security.js";
 import { VALKEY_UID } from "./statefulset.js";
 import { ROLLED_BY_STEP } from "./rollout.js";
 import type { MetricsConfig } from "../../config/types.js";
-import { exporterContainer, scrapeAnnotations } from "./metrics-pod.js";
+import { serverMetrics } from "./metrics-pod.js";
 
 export const SENTINEL_VOLUME_SIZE = "1Gi";
 export const SENTINEL_RESOURCES = {
@@ -155,20 +155,14 @@ function sentinelStatefulSet(o: SentinelManifestOptions, labels: Record<string, 
   });
   const { mounts, volumes } = sentinelVolumes(o);
   const pvcSpec = sentinelPvcSpec(o);
-  const metrics = o.metrics?.enabled === true ? o.metrics : undefined;
-  const exporter =
-    metrics === undefined
-      ? []
-      : [
-          exporterContainer({
-            metrics,
-            serverPort: SENTINEL_PORT,
-            secretName: o.secretName,
-            owner: `StatefulSet ${o.statefulSet}`,
-            headless: o.headless,
-            namespace: o.namespace,
-          }),
-        ];
+  const metrics = serverMetrics(o.metrics, {
+    component: "sentinel",
+    serverPort: SENTINEL_PORT,
+    secretName: o.secretName,
+    owner: `StatefulSet ${o.statefulSet}`,
+    headless: o.headless,
+    namespace: o.namespace,
+  });
   return {
     metadata: { name: o.statefulSet, namespace: o.namespace, labels },
     spec: {
@@ -182,10 +176,7 @@ function sentinelStatefulSet(o: SentinelManifestOptions, labels: Record<string, 
       template: {
         metadata: {
           labels: { ...labels },
-          annotations: {
-            "valkey-on-eks/config-hash": o.configHash,
-            ...(metrics === undefined ? {} : scrapeAnnotations(metrics.port, "sentinel")),
-          },
+          annotations: { "valkey-on-eks/config-hash": o.configHash, ...metrics.annotations },
         },
         spec: {
           nodeSelector: { ...o.placement.nodeSelector },
@@ -193,7 +184,7 @@ function sentinelStatefulSet(o: SentinelManifestOptions, labels: Record<string, 
           affinity,
           topologySpreadConstraints: [zoneSpread(labels, o.placement.zones.length)],
           ...hardenedPod(VALKEY_UID, 10, "OnRootMismatch"),
-          containers: [sentinelContainer(o, env, mounts), ...exporter],
+          containers: [sentinelContainer(o, env, mounts), ...metrics.containers],
           volumes,
         },
       },

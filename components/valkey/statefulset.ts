@@ -14,7 +14,7 @@ import { CONFIG_MOUNT, DATA_DIR, RUN_DIR, SECRET_MOUNT } from "../../pod/paths.j
 import type { PodPlacement } from "./pod-placement.js";
 import { hardenedPod, restrictedContainer } from "./pod-security.js";
 import { ROLLED_BY_STEP } from "./rollout.js";
-import { exporterContainer, scrapeAnnotations } from "./metrics-pod.js";
+import { serverMetrics } from "./metrics-pod.js";
 
 /** uid/gid of the official valkey image's `valkey` user. */
 export const VALKEY_UID = 999;
@@ -131,9 +131,10 @@ function container(o: ValkeyStatefulSetOptions): Container {
   return c;
 }
 
-function memberExporter(o: ValkeyStatefulSetOptions, metrics: MetricsConfig): Container {
-  return exporterContainer({
-    metrics,
+/** The exporter beside the server and the scrape annotations, with `metrics.enabled` (metrics-pod.ts). */
+function memberMetrics(o: ValkeyStatefulSetOptions): ReturnType<typeof serverMetrics> {
+  return serverMetrics(o.metrics, {
+    component: "valkey",
     serverPort: VALKEY_PORT,
     secretName: o.secretName,
     owner: `StatefulSet ${o.name}`,
@@ -142,7 +143,7 @@ function memberExporter(o: ValkeyStatefulSetOptions, metrics: MetricsConfig): Co
   });
 }
 
-function podSpec(o: ValkeyStatefulSetOptions): PodSpec {
+function podSpec(o: ValkeyStatefulSetOptions, exporters: Container[]): PodSpec {
   const volumes: NonNullable<PodSpec["volumes"]> = [
     { name: CONFIG_VOLUME, configMap: { name: o.configMap, defaultMode: 0o444 } },
     { name: "run", emptyDir: { medium: "Memory", sizeLimit: "1Mi" } },
@@ -155,7 +156,7 @@ function podSpec(o: ValkeyStatefulSetOptions): PodSpec {
     ...hardenedPod(VALKEY_UID, o.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_SECONDS, "OnRootMismatch"),
     ...(r?.serviceAccountName === undefined ? {} : { serviceAccountName: r.serviceAccountName }),
     ...(r === undefined ? {} : { initContainers: r.initContainers }),
-    containers: [container(o), ...(o.metrics?.enabled === true ? [memberExporter(o, o.metrics)] : [])],
+    containers: [container(o), ...exporters],
     volumes: [...volumes, ...(r?.volumes ?? [])],
   };
 }
@@ -174,6 +175,7 @@ export function dataVolumeClaim(
 }
 
 export function buildValkeyStatefulSet(o: ValkeyStatefulSetOptions): StatefulSet {
+  const metrics = memberMetrics(o);
   return {
     metadata: { name: o.name, namespace: o.namespace, labels: podLabels(o.release, o.role) },
     spec: {
@@ -189,12 +191,9 @@ export function buildValkeyStatefulSet(o: ValkeyStatefulSetOptions): StatefulSet
       template: {
         metadata: {
           labels: podLabels(o.release, o.role),
-          annotations: {
-            [CONFIG_HASH_ANNOTATION]: o.configHash,
-            ...(o.metrics?.enabled === true ? scrapeAnnotations(o.metrics.port, "valkey") : {}),
-          },
+          annotations: { [CONFIG_HASH_ANNOTATION]: o.configHash, ...metrics.annotations },
         },
-        spec: podSpec(o),
+        spec: podSpec(o, metrics.containers),
       },
       volumeClaimTemplates: [dataVolumeClaim(o.release, o.valkey.persistence.size, o.storageClass)],
     },
