@@ -20,7 +20,8 @@
  * 3. The Sentinels name ME (a restart faster than their failover finished). Read every reachable
  *    Sentinel's `SENTINEL MASTER` (flags s_down/o_down/failover_in_progress, last-ok-ping-reply,
  *    down-after-milliseconds) and `SENTINEL REPLICAS` (per replica: flags, role-reported,
- *    master-host/-port, master-link-status, as that replica's own INFO last told the Sentinel):
+ *    master-host/-port, master-link-status, as that replica's own INFO last told the Sentinel),
+ *    from the Sentinels not in TILT⁴:
  *
  *   | live replicas¹ | data dir | Sentinel state                                   | decision                        |
  *   |----------------|----------|--------------------------------------------------|---------------------------------|
@@ -55,6 +56,13 @@
  *      message (the pod restarts and decides again).
  *    ³ role-reported master, or master-link-status ok to a master that is not this member (it is
  *      not running while this runs, so such a link goes elsewhere).
+ *    ⁴ every column reads only Sentinels not in TILT (`INFO sentinel`: `sentinel_tilt:1`), and only
+ *      those are asked for `SENTINEL FAILOVER`. A Sentinel whose timer ran ≥ 2 s late changes no
+ *      flag for 30 s while still answering, so replicas that died meanwhile stay up and linked in its
+ *      view; on real pods two such Sentinels made this script hand over to dead replicas, ask for a
+ *      failover, and the one Sentinel not in TILT promoted a never-linked, restarted replica: 13
+ *      WAIT-confirmed writes lost. While every Sentinel that answers is in TILT, ask again (bounded
+ *      by the wait).
  *    Why a restarted primary with live replicas never serves, however fast it came back: a
  *    Sentinel reconnects to a dropped instance at most once per second (sentinel.c,
  *    sentinelReconnectInstance) and counts it down from its last OK ping (last_avail_time, up to

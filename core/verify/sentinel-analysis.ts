@@ -40,6 +40,11 @@ export interface SentinelCapture {
    * the reply has them, the Sentinel's view of its link (for the failure's evidence).
    */
   replicas?: { address: string; flags: string; link?: string }[];
+  /**
+   * `sentinel_tilt:1` in INFO sentinel: its timer ran ≥ 2 s late, and for 30 s it changes no flag
+   * and starts no failover (the flags it shows are as old as the TILT).
+   */
+  tilt?: boolean;
 }
 
 /** One reply entry of SENTINEL REPLICAS (a flat field/value list) as `host:port`, flags and link view. */
@@ -94,6 +99,7 @@ export async function collectSentinels(
             cap.ckquorum = { ok: false, text: message(err) };
           }
           cap.replicas = ((await client.call("SENTINEL", "REPLICAS", masterName)) as string[][]).map(replicaEntry);
+          cap.tilt = /^sentinel_tilt:1\s*$/m.test(String(await client.call("INFO", "sentinel")));
         }
       } catch (err) {
         cap.error = message(err);
@@ -188,7 +194,8 @@ function checkReplicasSeen(
         failures.add(
           "SENTINEL_REPLICA_DOWN",
           `Sentinel ${c.address} ${down}: replica ${replica} (a failover it leads now could not pick it)` +
-            (seen?.link === undefined ? "" : `; its view: ${seen.link}`),
+            (seen?.link === undefined ? "" : `; its view: ${seen.link}`) +
+            (c.tilt === true ? "; the Sentinel is in TILT (its flags stay as they were until it leaves)" : ""),
           c.address,
         );
     }

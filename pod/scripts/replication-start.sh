@@ -47,9 +47,15 @@ has_data() { [ -s "$data_dir/dump.rdb" ] || [ -s "$data_dir/appendonly.aof" ] ||
 #   inprog: Sentinels whose master flags carry failover_in_progress; down: "sentinel=flags;" of those with s_down/o_down
 #   odown: Sentinels whose master flags carry o_down
 #   last_ok / down_after: the largest last-ok-ping-reply and down-after-milliseconds reported (for the log)
+#   tilted: Sentinels in TILT (INFO sentinel: sentinel_tilt:1), left out of all of the above: for 30 s
+#           such a Sentinel changes no flag, so it can show replicas that died meanwhile up and linked
+#   fresh / fresh_list: how many Sentinels not in TILT had their view read, and which (the ones asked
+#           for a failover: one in TILT would accept it and act only when it leaves)
 sentinel_state() {
-  live=0; moved=0; inprog=0; odown=0; down=""; last_ok=0; down_after=0
+  live=0; moved=0; inprog=0; odown=0; down=""; last_ok=0; down_after=0; tilted=0; fresh=0; fresh_list=""
   for s in $sentinels; do
+    i=$(scli "${s%:*}" "${s##*:}" INFO sentinel) || continue
+    case "$i" in *sentinel_tilt:1*) tilted=$((tilted + 1)); continue ;; esac
     m=$(scli "${s%:*}" "${s##*:}" SENTINEL MASTER "$master_name") || continue
     # shellcheck disable=SC2046 # splits awk's one-line summary into the positional parameters on purpose
     set -- $(printf '%s\n' "$m" | awk 'NR % 2 == 1 { key = $0; next } key == "flags" { f = $0 } key == "last-ok-ping-reply" { l = $0 } key == "down-after-milliseconds" { d = $0 } END { if (f != "") print f, l + 0, d + 0 }')
@@ -68,6 +74,18 @@ sentinel_state() {
       END { flush(); print n + 0, mv + 0 }')
     [ "$1" -gt "$live" ] && live=$1
     moved=$((moved + $2))
+    fresh=$((fresh + 1)); fresh_list="$fresh_list $s"
+  done
+}
+# sentinel_state, asked again while every Sentinel whose view was read is in TILT: a decision needs
+# at least one view that is not frozen.
+settled_state() {
+  sentinel_state
+  while [ "$fresh" -eq 0 ] && [ "$tilted" -gt 0 ]; do
+    [ $(( $(now) - started )) -lt "$wait_s" ] || fail "every Sentinel that answers ($tilted) is still in TILT after ${wait_s}s: their view of the replicas is frozen; not deciding on it"
+    say "every Sentinel that answers ($tilted) is in TILT (its view of the replicas is frozen): asking again"
+    sleep 1
+    sentinel_state
   done
 }
 # Waits, up to addr_wait_s, while a connect to host:port hangs (the cli's timeout ends it: exit 124). A
@@ -105,9 +123,10 @@ done
 # A restore's first start is decided (primary, or a replica of the one the Sentinels name): never again.
 if [ "$restore" = yes ]; then rm -f "$data_dir/$restore_marker"; fi
 if [ -n "$primary" ] && is_me "$primary"; then
-  sentinel_state
+  settled_state
   if has_data; then what="its data dir holds data"; else what="its data dir is empty"; fi
   seen="${down:+seen down by:$down }$inprog Sentinel(s) failing over, last ok ping ${last_ok}ms ago of down-after ${down_after}ms"
+  [ "$tilted" -eq 0 ] || seen="$seen, $tilted Sentinel(s) in TILT left out"
   if [ "$live" -gt 0 ]; then
     # Not running, this member is seen down by every Sentinel after down-after: their own failover (one
     # elected leader) comes first; a forced one beside it could promote a second replica.
@@ -123,7 +142,7 @@ if [ -n "$primary" ] && is_me "$primary"; then
       # Their own failover is over without a switch, or cannot start: seen o_down and nobody failing over,
       # twice in a row (a Sentinel that reaches o_down tries at once; after an abort, NOGOODSLAVE or not
       # elected, none tries again for 2 × failover-timeout). Then ask at once, not at handover_grace.
-      sentinel_state
+      settled_state
       # Every replica that was linked when this member went down is gone now, and the ones up restarted
       # too (never linked since: their AOF may be behind this member's data): serve this data, hand over
       # nothing. An empty data dir keeps waiting (those replicas hold the data).
@@ -136,7 +155,7 @@ if [ -n "$primary" ] && is_me "$primary"; then
         [ "$stalled" -lt 2 ] || say "the Sentinels see this member o_down but none is failing over (their own failover aborted or held back): asking for one now"
         nogood=0
         if [ "$inprog" -eq 0 ]; then
-          for s in $sentinels; do
+          for s in $fresh_list; do
             reply=$(scli "${s%:*}" "${s##*:}" SENTINEL FAILOVER "$master_name") || continue
             say "SENTINEL FAILOVER via $s: $reply"
             case "$reply" in OK*|INPROG*) asked=$(now); break ;; *NOGOODSLAVE*) nogood=$((nogood + 1)) ;; esac
@@ -158,7 +177,7 @@ if [ -n "$primary" ] && is_me "$primary"; then
       sleep 1
       ask_sentinels
       if [ -n "$answers" ]; then primary=$(most_frequent); fi
-      sentinel_state
+      settled_state
     done
     if is_me "$primary"; then say "the Sentinels name this member the primary; $what but no live replica is known ($seen): starting as primary"; fi
   fi

@@ -14,12 +14,20 @@
  *    down-after), the primary restarted at once: its start script begins by handing over to B, and
  *    once B is down and only the restarted A is up it serves its data instead of asking for a
  *    failover to A (the path of the real-pod failure).
- * Either way the Sentinels name the old primary, A syncs from it, every key is there. With either
- * check removed (mutations) the Sentinels name A and the test fails.
+ * 3. Two of the three Sentinels stalled ≥ 2 s (SIGSTOP), so they enter TILT as B freezes and the
+ *    primary dies: for 30 s they change no flag and show B up and linked. The restarted A is seen
+ *    up by the third, then the primary restarts: its start script leaves the Sentinels in TILT out,
+ *    counts no live replica and serves its data; it does not ask the third Sentinel for a failover,
+ *    which would promote A (what lost 13 WAIT-confirmed writes on real pods). The verifier reads the
+ *    same TILT and names it in SENTINEL_REPLICA_DOWN (their frozen views still flag A down).
+ * Each time the Sentinels name the old primary, A syncs from it, every key is there. With a check
+ * removed (mutations: the master-link-down-time rule, the re-check in the hand-over wait, the TILT
+ * rule) the Sentinels name A and the test fails.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { openClient } from "../../core/topology/connector.js";
+import { DirectConnector, openClient } from "../../core/topology/connector.js";
 import { pollUntil } from "../../core/util/poll-until.js";
+import { analyseSentinels, collectSentinels } from "../../core/verify/sentinel-analysis.js";
 import { waitForReplicaLinks } from "../../harness/local/local-replication.js";
 import { killHard, SentinelTopology, type TopologyNode } from "../../harness/local/sentinel-topology.js";
 
@@ -91,15 +99,24 @@ async function firstFailoverAborted(sentinel: TopologyNode, master: string): Pro
   );
 }
 
-async function upInSentinel(sentinel: TopologyNode, master: string, replica: { address: string }): Promise<void> {
+/** Polls until `sentinel`'s flags for `replica` are `slave` (up), or carry s_down (down). */
+async function seenBy(
+  sentinel: TopologyNode,
+  master: string,
+  replica: { address: string },
+  state: "up" | "down",
+): Promise<void> {
   await pollUntil(
     async () => {
       const flags = (await replicaFlags(sentinel, master))[replica.address] ?? "";
-      return flags === "slave" ? true : `its flags: ${flags || "unknown"}`;
+      const ok = state === "up" ? flags === "slave" : flags.includes("s_down");
+      return ok ? true : `its flags: ${flags || "unknown"}`;
     },
-    { timeoutMs: 20_000, intervalMs: 200, what: "the Sentinels to see the restarted replica up" },
+    { timeoutMs: 20_000, intervalMs: 200, what: `${sentinel.address} to see ${replica.address} ${state}` },
   );
 }
+const upInSentinel = (sentinel: TopologyNode, master: string, replica: { address: string }) =>
+  seenBy(sentinel, master, replica, "up");
 
 /** The Sentinels name the old primary again, A is its replica, and every key is there. */
 async function expectOldPrimaryKept(
@@ -160,6 +177,66 @@ describe("a full restart with the replicas back first (real processes)", () => {
     await restarting;
     await expectOldPrimaryKept(topology, primary, a);
     expect(primary.proc?.stderr()).toMatch(/the replicas restarted too/);
+    b.proc?.signal("SIGCONT");
+  }, 180_000);
+
+  it("the old primary keeps its role and its last writes when two Sentinels in TILT still show a dead replica linked: their views are left out and the third is not asked for a failover", async () => {
+    t = await start();
+    const topology = t;
+    const master = topology.masterName;
+    const { primary, a, b } = await keysOnlyBHas(topology);
+    const [s0, s1, s2] = topology.sentinels;
+    if (s0 === undefined || s1 === undefined || s2 === undefined) throw new Error("three Sentinels expected");
+    // Their views before the stall: A down (killed by keysOnlyBHas), B up and linked.
+    for (const s of [s0, s1]) await seenBy(s, master, a, "down");
+    const connector = new DirectConnector({ password: PASSWORD, connectTimeoutMs: 1000, commandTimeoutMs: 1000 });
+    const tilts = async () =>
+      (await collectSentinels(connector, topology.sentinelEndpoints, master)).map((c) => c.tilt === true);
+    await pollUntil(
+      async () => ((await tilts()).join() === "false,false,false" ? true : `TILT: ${(await tilts()).join()}`),
+      {
+        timeoutMs: 40_000,
+        intervalMs: 500,
+        what: "no Sentinel in TILT before the stall",
+      },
+    );
+    // The stall: a Sentinel's timer that runs more than 2 s late enters TILT (sentinel.c,
+    // sentinelCheckTiltCondition), so the hold is a duration by nature. B frozen keeps its links
+    // open (as a dead pod's do); the primary dies.
+    s0.proc?.signal("SIGSTOP");
+    s1.proc?.signal("SIGSTOP");
+    b.proc?.signal("SIGSTOP");
+    await killHard(primary.proc);
+    await new Promise((r) => setTimeout(r, 3000));
+    s0.proc?.signal("SIGCONT");
+    s1.proc?.signal("SIGCONT");
+    await pollUntil(
+      async () => ((await tilts()).join() === "true,true,false" ? true : `TILT: ${(await tilts()).join()}`),
+      {
+        timeoutMs: 10_000,
+        intervalMs: 200,
+        what: "the two stalled Sentinels to report sentinel_tilt:1",
+      },
+    );
+    await seenBy(s2, master, b, "down");
+    // A restarts (a replica of the old primary, never linked); the third Sentinel sees it up, the
+    // two in TILT keep it s_down: the verifier names their TILT.
+    await topology.startMember(a.ordinal);
+    await upInSentinel(s2, master, a);
+    const caps = await collectSentinels(connector, topology.sentinelEndpoints, master);
+    const down = analyseSentinels(caps, master, undefined, [a.address]).failures.items;
+    expect(down.map((f) => [f.code, f.node])).toEqual([
+      ["SENTINEL_REPLICA_DOWN", s0.address],
+      ["SENTINEL_REPLICA_DOWN", s1.address],
+    ]);
+    for (const f of down) expect(f.message).toMatch(/; the Sentinel is in TILT \(its flags stay as they were/);
+    expect((await replicaFlags(s0, master))[b.address]).toBe("slave");
+    // Still inside their 30 s of TILT, the primary restarts.
+    await topology.startMember(primary.ordinal);
+    expect((await tilts()).slice(0, 2)).toEqual([true, true]);
+    await expectOldPrimaryKept(topology, primary, a);
+    expect(primary.proc?.stderr()).toMatch(/2 Sentinel\(s\) in TILT left out/);
+    expect(primary.proc?.stderr()).not.toMatch(/SENTINEL FAILOVER via/);
     b.proc?.signal("SIGCONT");
   }, 180_000);
 

@@ -1,7 +1,8 @@
 /**
  * FailureDrill's real outside world, from its inputs: the API server (kube-api.ts), the
  * TopologyCheck's verifier through the chosen connector (one attempt per call: the drill polls),
- * the read-back through the same connector, and the esbuild bundle of the load.
+ * the read-back through the same connector (its own verification waits for the verdict to turn),
+ * and the esbuild bundle of the load.
  */
 import { DURABILITY_KEYS, durabilityFromConfig } from "../../../core/drill/bounds.js";
 import { bundleLoadScript } from "../../../core/drill/load-bundle.js";
@@ -11,6 +12,7 @@ import { kubeDeps, usablePods } from "../kit/kube-access.js";
 import {
   checkTopologyOnKubernetes,
   PodNameConnector,
+  SENTINEL_CONVERGE_MS,
   type TopologyCheckInputs,
 } from "../topology-check/implementation.js";
 import type { DrillDeps } from "./types.js";
@@ -55,8 +57,11 @@ export async function drillDepsFor(i: FailureDrillInputs): Promise<DrillDeps> {
           ? new PodNameConnector(reach, pods, { namespace: i.namespace, headlessService: i.headlessService })
           : reach;
       try {
-        // The report of a fresh verification: the primaries as they are now.
-        const { report } = await checkTopologyOnKubernetes(checkInputs, kube);
+        // The report of a fresh verification: the primaries as they are now. The drill saw the
+        // topology heal, but a Sentinel that entered TILT meanwhile keeps its flags frozen for up
+        // to 30 s (seen on real pods: a replica flagged s_down 0.7 s after its last good ping), so
+        // this one waits for the verdict to turn as the TopologyCheck does, not one attempt.
+        const { report } = await checkTopologyOnKubernetes({ ...checkInputs, timeoutMs: SENTINEL_CONVERGE_MS }, kube);
         return await readBackKeys(keys, report, connector);
       } finally {
         await connector.close();

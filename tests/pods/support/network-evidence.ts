@@ -145,12 +145,20 @@ async function namespacePods(api: Api, namespace: string): Promise<PodView[]> {
   }));
 }
 
-/** The host pid of a process of pod `name` (its containers' HOSTNAME), searched in the nodes' cgroups. */
+/**
+ * The host pid of pod `name`'s Valkey process (valkey-server or valkey-sentinel: its mount
+ * namespace has valkey-cli), found by its containers' HOSTNAME in the nodes' cgroups. Another
+ * container of the pod (the metrics exporter) shares the HOSTNAME but not the image.
+ */
 function podPid(plan: ClusterPlan, name: string): number | undefined {
   for (const node of plan.nodes)
     for (const pid of cgroupPids(node.cgroup)) {
       try {
-        if (readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`HOSTNAME=${name}`)) return pid;
+        if (
+          readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`HOSTNAME=${name}`) &&
+          readFileSync(`/proc/${pid}/comm`, "utf8").startsWith("valkey")
+        )
+          return pid;
       } catch {
         /* gone, or a kernel thread */
       }
