@@ -23,7 +23,10 @@ export interface ReplicationMemberOptions extends MemberOptions {
   /** The Sentinels, `host:port` each (pod DNS names in the cluster). */
   sentinels: readonly string[];
   /** The start decision's clocks, shortened by the local topologies. @default the deployed defaults */
-  start?: Omit<ReplicationStartOptions, "masterName" | "sentinels" | "port" | "dataDir" | "includeFile" | "restore">;
+  start?: Omit<
+    ReplicationStartOptions,
+    "masterName" | "sentinels" | "port" | "dataDir" | "includeFile" | "restore" | "localHost"
+  >;
   /** The preStop's clocks. @default the deployed defaults */
   preStop?: Omit<ReplicationPreStopOptions, "masterName" | "sentinels" | "port" | "localHost">;
 }
@@ -40,7 +43,14 @@ export function replicationMemberPod(o: ReplicationMemberOptions): PodDefinition
     [START_SCRIPT_KEY]: renderStartScript({
       mode: "replication",
       ...start,
-      sentinel: { ...o.start, masterName: o.masterName, sentinels: o.sentinels, port: self.port, restore: o.restore },
+      sentinel: {
+        ...o.start,
+        masterName: o.masterName,
+        sentinels: o.sentinels,
+        port: self.port,
+        ...(self.localHost === undefined ? {} : { localHost: self.localHost }),
+        restore: o.restore,
+      },
     }),
     [READINESS_SCRIPT_KEY]: renderReadinessScript({ mode: "replication", ...self }),
     [PRESTOP_SCRIPT_KEY]: renderReplicationPreStopScript({

@@ -16,7 +16,12 @@
  *    reachable ones disagree (a failover in flight), ask again, up to the agreement wait; then
  *    the most frequent answer wins.
  * 2. A known primary that is not me: start as its replica. A restarted old primary therefore
- *    always rejoins as a replica of the promoted one.
+ *    always rejoins as a replica of the promoted one. It starts with `replica-priority 0` (no
+ *    Sentinel promotes it, SENTINEL FAILOVER included) and a background loop sets
+ *    RELEASED_REPLICA_PRIORITY once INFO replication shows its first sync since this start done:
+ *    before that it holds only its own AOF, and after every member crashed the Sentinels' own
+ *    failover at o_down would otherwise promote a replica that came back first (measured on real
+ *    processes: `+selected-slave` of a never-linked replica; tests/harness/restarted-replicas.test.ts).
  * 3. The Sentinels name ME (a restart faster than their failover finished). Read every reachable
  *    Sentinel's `SENTINEL MASTER` (flags s_down/o_down/failover_in_progress, last-ok-ping-reply,
  *    down-after-milliseconds) and `SENTINEL REPLICAS` (per replica: flags, role-reported,
@@ -87,6 +92,13 @@
  *    Sentinels were away) waits and fails after the bounded wait.
  */
 import { RESTORE_PENDING_MARKER } from "./restore-script.js";
+import { localHost } from "./sh-cli.js";
+
+/**
+ * The replica-priority a replica gets once its first sync since its start is done: Valkey's
+ * default, which the stack does not change. Until then it runs with 0 (never promoted).
+ */
+export const RELEASED_REPLICA_PRIORITY = 100;
 
 /** The Sentinel master name the stack uses unless told otherwise. */
 export const DEFAULT_MASTER_NAME = "valkey-primary";
@@ -127,6 +139,11 @@ export interface ReplicationStartOptions {
    * (`restore-pending`), and the decision removes the marker. @default false
    */
   restore?: boolean;
+  /**
+   * The address this member's own server answers on from where start.sh runs (the priority
+   * release asks it INFO replication / CONFIG SET). @default DEFAULT_LOCAL_HOST (sh-cli.ts)
+   */
+  localHost?: string;
 }
 
 function positiveInt(name: string, value: number): number {
@@ -149,7 +166,9 @@ export type ReplicationStartValues = Record<
   | "sentinel_cli_timeout"
   | "addr_wait_s"
   | "restore"
-  | "restore_marker",
+  | "restore_marker"
+  | "self_local_host"
+  | "released_priority",
   string | number
 >;
 
@@ -168,6 +187,8 @@ export const NO_REPLICATION_START: ReplicationStartValues = {
   addr_wait_s: "",
   restore: "",
   restore_marker: "",
+  self_local_host: "",
+  released_priority: "",
 };
 
 /**
@@ -198,5 +219,7 @@ export function replicationStartValues(o: ReplicationStartOptions): ReplicationS
     addr_wait_s: positiveInt("addressWaitSeconds", o.addressWaitSeconds ?? 20),
     restore: o.restore === true ? "yes" : "no",
     restore_marker: RESTORE_PENDING_MARKER,
+    self_local_host: localHost(o.localHost),
+    released_priority: RELEASED_REPLICA_PRIORITY,
   };
 }

@@ -8,7 +8,9 @@
  * - SENTINEL_DISAGREE: reachable Sentinels name different primaries, or one does not
  *   monitor the master name at all.
  * - SENTINEL_REPLICA_DOWN: a reachable Sentinel that names the primary does not see one of its
- *   linked replicas as up (unknown, `s_down` or `disconnected`), so a failover it leads now (a
+ *   linked replicas as up (unknown, `s_down` or `disconnected`) or as promotable (`slave-priority`
+ *   0: a restarted replica before its first sync, pod/scripts/replication-start.sh; the Sentinel
+ *   re-reads a replica's INFO every 10 s), so a failover it leads now (a
  *   preStop's SENTINEL FAILOVER, or a real one) could not pick that replica. Sentinel reaches a
  *   replica that came back on a new pod IP only once the DNS name resolves to it (it re-resolves on
  *   reconnect; the cluster DNS may serve the old record up to its TTL): on real pods a switchover
@@ -39,7 +41,7 @@ export interface SentinelCapture {
    * SENTINEL REPLICAS: each replica it knows, `host:port` as announced, with its flags and, when
    * the reply has them, the Sentinel's view of its link (for the failure's evidence).
    */
-  replicas?: { address: string; flags: string; link?: string }[];
+  replicas?: ReplicaView[];
   /**
    * `sentinel_tilt:1` in INFO sentinel: its timer ran ≥ 2 s late, and for 30 s it changes no flag
    * and starts no failover (the flags it shows are as old as the TILT).
@@ -47,15 +49,28 @@ export interface SentinelCapture {
   tilt?: boolean;
 }
 
-/** One reply entry of SENTINEL REPLICAS (a flat field/value list) as `host:port`, flags and link view. */
-export function replicaEntry(flat: readonly string[]): { address: string; flags: string; link?: string } {
+/** One replica as a Sentinel sees it. */
+export interface ReplicaView {
+  /** `host:port` as announced. */
+  address: string;
+  flags: string;
+  /** The Sentinel's view of its link, as text (for the failure's evidence). */
+  link?: string;
+  /** `slave-priority` as the replica's last INFO told the Sentinel (0: never promoted). */
+  priority?: number;
+}
+
+/** One reply entry of SENTINEL REPLICAS (a flat field/value list) as `host:port`, flags, priority and link view. */
+export function replicaEntry(flat: readonly string[]): ReplicaView {
   const field = (name: string): string | undefined => {
     const i = flat.indexOf(name);
     return i >= 0 && i % 2 === 0 && flat[i + 1] !== undefined ? String(flat[i + 1]) : undefined;
   };
-  const entry = {
+  const priority = field("slave-priority");
+  const entry: ReplicaView = {
     address: endpointKey({ host: field("ip") ?? "", port: Number(field("port")) }),
     flags: field("flags") ?? "",
+    ...(priority === undefined ? {} : { priority: Number(priority) }),
   };
   const view = [
     ["last-ok-ping-reply", (v: string) => `last ok ping reply ${v} ms ago`],
@@ -189,7 +204,9 @@ function checkReplicasSeen(
           ? "does not know it"
           : /s_down|disconnected/.test(seen.flags)
             ? `flags it ${seen.flags}`
-            : undefined;
+            : seen.priority === 0
+              ? "sees replica-priority 0 (not promotable: no first sync since its restart yet, or not re-read since: up to 10 s)"
+              : undefined;
       if (down !== undefined)
         failures.add(
           "SENTINEL_REPLICA_DOWN",

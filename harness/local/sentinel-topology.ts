@@ -284,7 +284,7 @@ export class SentinelTopology {
     throw new Error("no running Sentinel names a primary");
   }
 
-  /** Until every running Sentinel sees every other running one and every running replica. */
+  /** Until every running Sentinel sees every other running one and every running replica up, linked, promotable. */
   async waitForSentinelViews(timeoutMs = 30_000): Promise<void> {
     await pollUntil(
       async () => {
@@ -307,10 +307,15 @@ export class SentinelTopology {
             // -1000 until its INFO shows a link): the start script counts live replicas the same way,
             // and a Sentinel refreshes a replica's INFO only every 10 s outside a failover.
             const field = (r: string[], k: string): string => (r.includes(k) ? (r[r.indexOf(k) + 1] ?? "") : "");
+            // And promotable: a replica starts with replica-priority 0 until its first sync (the start
+            // script), as the verifier checks too.
             const up = slaves.filter(
-              (r) => !/s_down|disconnected/.test(field(r, "flags")) && Number(field(r, "master-link-down-time")) >= 0,
+              (r) =>
+                !/s_down|disconnected/.test(field(r, "flags")) &&
+                Number(field(r, "master-link-down-time")) >= 0 &&
+                field(r, "slave-priority") !== "0",
             ).length;
-            if (up < replicas) return `${s.address} sees ${up} of ${replicas} replicas up and linked`;
+            if (up < replicas) return `${s.address} sees ${up} of ${replicas} replicas up, linked and promotable`;
           } finally {
             c.disconnect();
           }

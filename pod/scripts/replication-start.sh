@@ -4,7 +4,7 @@
 # writes `replicaof <host> <port>`, or nothing, into $repl_include. start.sh includes it (`# @include`);
 # it uses start.sh's fail, nl, password_file and data_dir, and its values master_name, sentinels,
 # self_port, repl_include, wait_s, grace_s, agree_s, retry_s, handover_slack_s,
-# sentinel_cli_timeout, addr_wait_s, restore and restore_marker.
+# sentinel_cli_timeout, addr_wait_s, restore, restore_marker, self_local_host and released_priority.
 # shellcheck disable=SC2154 # set by start.sh's # @values (pod/shell-file.ts)
 self_host="${VALKEY_ANNOUNCE_HOST:-}"
 [ -n "$self_host" ] || fail "VALKEY_ANNOUNCE_HOST (this member's stable name) is not set"
@@ -182,13 +182,37 @@ if [ -n "$primary" ] && is_me "$primary"; then
     if is_me "$primary"; then say "the Sentinels name this member the primary; $what but no live replica is known ($seen): starting as primary"; fi
   fi
 fi
+# A replica runs with replica-priority 0 (no Sentinel promotes it, SENTINEL FAILOVER included) until
+# its first sync since this start is done: before that it holds only its own AOF, which can be behind
+# the primary's data (every member crashed; it came back first). Then it takes released_priority.
+# Run in the background from before the exec ($$ becomes valkey-server's pid); it stays until the
+# server is gone (valkey-server, PID 1 in the container, reaps children only around its own forks).
+release_priority() {
+  while kill -0 "$$" 2>/dev/null; do
+    r=$(scli "$self_local_host" "$self_port" INFO replication) || r=""
+    case "$r" in
+      *role:master*) break ;;
+      *master_link_status:up*) case "$r" in *master_sync_in_progress:1*) ;; *) break ;; esac ;;
+    esac
+    # A fraction where sleep takes one (coreutils, busybox): a Sentinel that reads this member's INFO
+    # between its link and the release sees it unpromotable until its next read, 10 s later.
+    sleep 0.2 2>/dev/null || sleep 1
+  done
+  if kill -0 "$$" 2>/dev/null; then
+    reply=$(scli "$self_local_host" "$self_port" CONFIG SET replica-priority "$released_priority") || reply="no answer"
+    say "first sync since this start done: CONFIG SET replica-priority $released_priority (a failover may pick this member now): $reply"
+  fi
+  while kill -0 "$$" 2>/dev/null; do sleep 10; done
+}
 if [ -n "$primary" ] && ! is_me "$primary"; then
   await_address "${primary% *}" "${primary#* }"
-  say "primary of $master_name is $primary: starting as its replica"
-  printf 'replicaof %s %s\n' "${primary% *}" "${primary#* }" > "$repl_include.tmp"
+  say "primary of $master_name is $primary: starting as its replica, with replica-priority 0 until its first sync"
+  printf 'replicaof %s %s\nreplica-priority 0\n' "${primary% *}" "${primary#* }" > "$repl_include.tmp"
+  mv -f "$repl_include.tmp" "$repl_include"
+  ( release_priority ) </dev/null &
 else
   say "starting as the primary of $master_name"
   : > "$repl_include.tmp"
+  mv -f "$repl_include.tmp" "$repl_include"
 fi
-mv -f "$repl_include.tmp" "$repl_include"
 unset REDISCLI_AUTH

@@ -11,7 +11,7 @@ umask 077
 # password_file is empty without auth; repl_include is empty without the Sentinel decision (cluster
 # mode, or replication without Sentinel), and so are the decision's values; rejoin_gate and
 # background (paths, space-separated) are empty when not run.
-# @values mode run_dir data_dir auth_file announce_file password_file zone_file rejoin_gate background repl_include master_name sentinels self_port wait_s grace_s agree_s retry_s handover_slack_s sentinel_cli_timeout addr_wait_s restore restore_marker
+# @values mode run_dir data_dir auth_file announce_file password_file zone_file rejoin_gate background repl_include master_name sentinels self_port wait_s grace_s agree_s retry_s handover_slack_s sentinel_cli_timeout addr_wait_s restore restore_marker self_local_host released_priority
 mkdir -p "$run_dir" "$data_dir"
 auth_tmp="$auth_file.tmp"
 announce_tmp="$announce_file.tmp"

@@ -20,10 +20,14 @@
  *    counts no live replica and serves its data; it does not ask the third Sentinel for a failover,
  *    which would promote A (what lost 13 WAIT-confirmed writes on real pods). The verifier reads the
  *    same TILT and names it in SENTINEL_REPLICA_DOWN (their frozen views still flag A down).
+ * 4. Every member down and A back first, seen up (never linked) by the Sentinels: its start script
+ *    gave it replica-priority 0, so their own failover at o_down aborts (no good replica) instead of
+ *    selecting A; the old primary comes back; A syncs and takes priority 100 back.
  * Each time the Sentinels name the old primary, A syncs from it, every key is there. With a check
  * removed (mutations: the master-link-down-time rule, the re-check in the hand-over wait, the TILT
- * rule) the Sentinels name A and the test fails.
+ * rule, the replica-priority 0 line) the Sentinels select or name A and the test fails.
  */
+import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { DirectConnector, openClient } from "../../core/topology/connector.js";
 import { pollUntil } from "../../core/util/poll-until.js";
@@ -66,6 +70,40 @@ async function replicaFlags(s: TopologyNode, master: string): Promise<Record<str
         return [`${m.get("ip")}:${m.get("port")}`, m.get("flags") ?? ""];
       }),
     );
+  } finally {
+    c.disconnect();
+  }
+}
+
+/** Every event the Sentinels publish from now on (channel, payload, when). */
+async function sentinelEvents(topology: SentinelTopology) {
+  const events: { at: number; channel: string; payload: string }[] = [];
+  const subs = await Promise.all(
+    topology.sentinels.map(async (s) => {
+      const sub = new Redis({ host: s.host, port: s.port, password: PASSWORD, lazyConnect: true });
+      sub.on("error", () => undefined);
+      await sub.connect();
+      sub.on("pmessage", (_p: string, channel: string, payload: string) =>
+        events.push({ at: Date.now(), channel, payload }),
+      );
+      await sub.psubscribe("*");
+      return sub;
+    }),
+  );
+  return { events, close: () => subs.forEach((s) => s.disconnect()) };
+}
+
+/** SENTINEL REPLICAS of `s`: the fields of `replica`. */
+async function replicaFields(s: TopologyNode, master: string, replica: { address: string }) {
+  const c = await client(s);
+  try {
+    const reply = (await c.call("SENTINEL", "REPLICAS", master)) as string[][];
+    for (const fields of reply) {
+      const m = new Map<string, string>();
+      for (let i = 0; i + 1 < fields.length; i += 2) m.set(fields[i] as string, fields[i + 1] as string);
+      if (`${m.get("ip")}:${m.get("port")}` === replica.address) return m;
+    }
+    return new Map<string, string>();
   } finally {
     c.disconnect();
   }
@@ -238,6 +276,58 @@ describe("a full restart with the replicas back first (real processes)", () => {
     expect(primary.proc?.stderr()).toMatch(/2 Sentinel\(s\) in TILT left out/);
     expect(primary.proc?.stderr()).not.toMatch(/SENTINEL FAILOVER via/);
     b.proc?.signal("SIGCONT");
+  }, 180_000);
+
+  it("the Sentinels' own failover at o_down does not promote a restarted replica before its first sync (replica-priority 0 until then), and it takes its priority back once synced", async () => {
+    t = await start();
+    const topology = t;
+    const master = topology.masterName;
+    const { primary, a, b, sentinel } = await keysOnlyBHas(topology);
+    const watch = await sentinelEvents(topology);
+    try {
+      // Every member down; A comes back first, a replica of the old primary that is not there.
+      await killHard(b.proc);
+      await killHard(primary.proc);
+      await topology.startMember(a.ordinal);
+      // The Sentinels read A's INFO since its restart: up, never linked (-1000 ms).
+      await pollUntil(
+        async () => {
+          const f = await replicaFields(sentinel, master, a);
+          return f.get("flags") === "slave" && f.get("master-link-down-time") === "-1000"
+            ? true
+            : `flags ${f.get("flags")}, master-link-down-time ${f.get("master-link-down-time")}`;
+        },
+        { timeoutMs: 20_000, intervalMs: 100, what: "the Sentinels to read the restarted A's INFO" },
+      );
+      expect((await replicaFields(sentinel, master, a)).get("slave-priority")).toBe("0");
+      // A failover attempt that selects a replica from now on: an abort (no good replica) is the
+      // outcome wanted; a selection of A would hand it the primary role and lose the keys only B had.
+      const from = Date.now();
+      const outcome = () =>
+        watch.events.find(
+          (e) => e.at >= from && (e.channel === "-failover-abort-no-good-slave" || e.channel === "+selected-slave"),
+        );
+      await pollUntil(() => Promise.resolve(outcome() === undefined ? "no failover attempt has selected yet" : true), {
+        timeoutMs: 40_000,
+        intervalMs: 200,
+        what: "the Sentinels' next failover attempt to select a replica or abort",
+      });
+      expect(outcome()?.channel, JSON.stringify(outcome())).toBe("-failover-abort-no-good-slave");
+      await topology.startMember(primary.ordinal);
+      await expectOldPrimaryKept(topology, primary, a);
+      expect(watch.events.filter((e) => e.channel === "+selected-slave")).toEqual([]);
+    } finally {
+      watch.close();
+    }
+    // Synced, A takes its priority back, and the Sentinels read it.
+    await pollUntil(
+      async () => {
+        const p = (await replicaFields(sentinel, master, a)).get("slave-priority");
+        return p === "100" ? true : `slave-priority ${p}; A's log: ${a.proc?.stderr() ?? ""}`;
+      },
+      { timeoutMs: 20_000, intervalMs: 250, what: "the Sentinels to read A's released priority" },
+    );
+    expect(a.proc?.stderr()).toMatch(/first sync since this start done: CONFIG SET replica-priority 100 .*: OK/);
   }, 180_000);
 
   it("the old primary keeps its role and its last writes: restarted, never-linked replicas are not handed the primary", async () => {
