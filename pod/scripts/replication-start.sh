@@ -185,8 +185,10 @@ fi
 # A replica runs with replica-priority 0 (no Sentinel promotes it, SENTINEL FAILOVER included) until
 # its first sync since this start is done: before that it holds only its own AOF, which can be behind
 # the primary's data (every member crashed; it came back first). Then it takes released_priority.
-# Run in the background from before the exec ($$ becomes valkey-server's pid); it stays until the
-# server is gone (valkey-server, PID 1 in the container, reaps children only around its own forks).
+# Run in the background from before the exec ($$ becomes valkey-server's pid); it ends once it has
+# set the priority or the server is gone (it then waits as a zombie for valkey-server, PID 1 in the
+# container, which reaps children around its own forks: one entry, no process; a loop that outlived
+# its server was left behind by interrupted local runs).
 release_priority() {
   while kill -0 "$$" 2>/dev/null; do
     r=$(scli "$self_local_host" "$self_port" INFO replication) || r=""
@@ -202,7 +204,6 @@ release_priority() {
     reply=$(scli "$self_local_host" "$self_port" CONFIG SET replica-priority "$released_priority") || reply="no answer"
     say "first sync since this start done: CONFIG SET replica-priority $released_priority (a failover may pick this member now): $reply"
   fi
-  while kill -0 "$$" 2>/dev/null; do sleep 10; done
 }
 if [ -n "$primary" ] && ! is_me "$primary"; then
   await_address "${primary% *}" "${primary#* }"
