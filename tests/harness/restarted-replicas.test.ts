@@ -58,21 +58,32 @@ async function masterFlags(s: TopologyNode, master: string): Promise<string> {
   }
 }
 
-/** SENTINEL REPLICAS of the first Sentinel: address -> flags. */
-async function replicaFlags(s: TopologyNode, master: string): Promise<Record<string, string>> {
+/** SENTINEL REPLICAS of `s`: address -> that replica's fields. */
+async function sentinelReplicas(s: TopologyNode, master: string): Promise<Map<string, Map<string, string>>> {
   const c = await client(s);
   try {
     const reply = (await c.call("SENTINEL", "REPLICAS", master)) as string[][];
-    return Object.fromEntries(
+    return new Map(
       reply.map((fields) => {
         const m = new Map<string, string>();
         for (let i = 0; i + 1 < fields.length; i += 2) m.set(fields[i] as string, fields[i + 1] as string);
-        return [`${m.get("ip")}:${m.get("port")}`, m.get("flags") ?? ""];
+        return [`${m.get("ip")}:${m.get("port")}`, m];
       }),
     );
   } finally {
     c.disconnect();
   }
+}
+
+/** SENTINEL REPLICAS of `s`: address -> flags. */
+async function replicaFlags(s: TopologyNode, master: string): Promise<Record<string, string>> {
+  const replicas = await sentinelReplicas(s, master);
+  return Object.fromEntries([...replicas].map(([address, m]) => [address, m.get("flags") ?? ""]));
+}
+
+/** SENTINEL REPLICAS of `s`: the fields of `replica` (empty when it does not know it). */
+async function replicaFields(s: TopologyNode, master: string, replica: { address: string }) {
+  return (await sentinelReplicas(s, master)).get(replica.address) ?? new Map<string, string>();
 }
 
 /** Every event the Sentinels publish from now on (channel, payload, when). */
@@ -91,22 +102,6 @@ async function sentinelEvents(topology: SentinelTopology) {
     }),
   );
   return { events, close: () => subs.forEach((s) => s.disconnect()) };
-}
-
-/** SENTINEL REPLICAS of `s`: the fields of `replica`. */
-async function replicaFields(s: TopologyNode, master: string, replica: { address: string }) {
-  const c = await client(s);
-  try {
-    const reply = (await c.call("SENTINEL", "REPLICAS", master)) as string[][];
-    for (const fields of reply) {
-      const m = new Map<string, string>();
-      for (let i = 0; i + 1 < fields.length; i += 2) m.set(fields[i] as string, fields[i + 1] as string);
-      if (`${m.get("ip")}:${m.get("port")}` === replica.address) return m;
-    }
-    return new Map<string, string>();
-  } finally {
-    c.disconnect();
-  }
 }
 
 /** Primary and replicas A, B; A killed, then KEYS written to the primary and acknowledged by B. */
