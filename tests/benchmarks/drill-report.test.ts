@@ -92,7 +92,7 @@ describe("report.html drill section", () => {
     const dir = join(scratch, "bounds");
     mkdirSync(join(dir, "raw"), { recursive: true });
     writeFileSync(join(dir, "results.csv"), renderResultsCsv([row]));
-    const bound = { fromMs: -1000, toMs: 4, writes: 202, reason: "AOF fsync window 1.0 s (appendfsync everysec)" };
+    const bound = { fromMs: -2000, toMs: 4, writes: 202, reason: "AOF write window 2.0 s (appendfsync everysec)" };
     writeFileSync(
       join(dir, "raw", "drill-replication-crash-restart.json"),
       JSON.stringify({
@@ -107,7 +107,7 @@ describe("report.html drill section", () => {
     expect(sources[0]?.drills?.map((d) => d.fault)).toEqual(["crash-restart"]);
     const page = await renderReport(sources);
     expect(page).toContain(
-      '<td class="num fail" title="AOF fsync window 1.0 s (appendfsync everysec)">≤202 (7 outside)</td>',
+      '<td class="num fail" title="AOF write window 2.0 s (appendfsync everysec)">≤202 (7 outside)</td>',
     );
   }, 60_000);
 

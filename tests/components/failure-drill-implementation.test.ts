@@ -484,8 +484,8 @@ describe("FailureDrill: the faults that really happen, where the API allows them
     expect(r.faultDescription).toMatch(/^primary valkey-0 .*SHUTDOWN NOSAVE NOW FORCE/);
     // Not Ready for readyMs (3 s) after the restart, verified at the next poll.
     expect(r.recoveryMs).toBeGreaterThanOrEqual(3000);
-    expect(r.ackedLossBound).toMatchObject({ fromMs: -1000, toMs: 0 });
-    expect(r.ackedLossBound!.reason).toMatch(/AOF fsync window 1\.0 s/);
+    expect(r.ackedLossBound).toMatchObject({ fromMs: -2000, toMs: 0 });
+    expect(r.ackedLossBound!.reason).toMatch(/AOF write window 2\.0 s/);
     expect(r.detectionNote).toMatch(/restarted in place/);
   });
 

@@ -23,7 +23,7 @@
  *   in place on the same volume, faster than the Sentinels' down-after / cluster-node-timeout (the
  *   restart path an OOM kill takes). Not a SIGKILL: valkey-server is PID 1 of its container, and
  *   Linux does not deliver SIGKILL or SIGSTOP sent from inside a PID namespace to its init; the
- *   API has no "kill container". The exit flushes the AOF, so the fsync window is not exercised;
+ *   API has no "kill container". The exit writes and fsyncs the AOF, so the AOF write window is not exercised;
  * - lost-volume: the primary's PersistentVolumeClaim (data-<pod>) deleted, then its pod crashed:
  *   the StatefulSet recreates the pod on a new, empty volume.
  * - freeze, partition: the API can neither stop a container's PID 1 (the PID-1 reason above) nor
