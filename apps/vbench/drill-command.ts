@@ -14,6 +14,8 @@ import { FAULTS, type Fault } from "../../vocabulary/faults.js";
 import { LOCAL_DRILL_DEFAULTS } from "../../harness/drill/local-drills.js";
 import { CLIENT_SETTINGS, DEFAULT_CLIENT_SETTINGS, type ClientSettings } from "../../core/drill/client-settings.js";
 import { runDrill, type DrillOptions } from "../../harness/drill/run-drill.js";
+import { metricsUnsupported } from "../../harness/drill/alert-watch.js";
+import { renderAlertsSeen } from "../../core/drill/alerts-seen.js";
 import { isSkipped, type DrillResult } from "../../core/drill/drill-result.js";
 import { intInRange, nonNegativeInt, positiveInt, UsageError } from "./errors.js";
 import { guarded } from "./guard.js";
@@ -41,6 +43,7 @@ interface DrillFlags {
   json?: boolean;
   clientSettings: string;
   valkeyPy: boolean;
+  metrics?: boolean;
 }
 
 /** Exit code of a drill skipped because its fault cannot run on this machine (never 0: not a pass). */
@@ -80,6 +83,8 @@ export function drillOptionsFromFlags(f: DrillFlags): Omit<DrillOptions, "onStep
     throw new UsageError(`--zones must name at least two distinct zones (got '${f.zones}')`);
   if (!(CLIENT_SETTINGS as readonly string[]).includes(f.clientSettings))
     throw new UsageError(`--client-settings must be one of ${CLIENT_SETTINGS.join(", ")} (got '${f.clientSettings}')`);
+  const noMetrics = f.metrics === true ? metricsUnsupported(f.mode, f.fault as Fault) : undefined;
+  if (noMetrics !== undefined) throw new UsageError(`--metrics: ${noMetrics}`);
   const nodes = f.primaries * (1 + f.replicasPerPrimary);
   if (f.mode === "cluster" && nodes > MAX_CLUSTER_NODES) {
     throw new UsageError(
@@ -107,6 +112,7 @@ export function drillOptionsFromFlags(f: DrillFlags): Omit<DrillOptions, "onStep
     zones,
     clientSettings: f.clientSettings as ClientSettings,
     valkeyPy: f.valkeyPy,
+    ...(f.metrics === true ? { metrics: true } : {}),
   };
 }
 
@@ -214,6 +220,10 @@ export function registerDrillCommand(program: Command): void {
       "--no-valkey-py",
       "leave out the valkey-py writer (the second client library; needs $VALKEY_PY_PYTHON, which .ci/setup sets)",
     )
+    .option(
+      "--metrics",
+      "watch the drill with live metrics: redis_exporter beside every member and Sentinel, HAProxy's endpoint and a real Prometheus with the mode's alert rules (Debian's prometheus and prometheus-redis-exporter, which .ci/setup installs); the row records each alert's pending, firing and resolved times",
+    )
     .option("--output <dir>", "write drill-<mode>-<fault>.json here")
     .option("--json", "print the result as one JSON object")
     .action(async (flags: DrillFlags) => {
@@ -235,7 +245,10 @@ export function registerDrillCommand(program: Command): void {
         const { timeline: _t, ...rest } = result;
         process.stdout.write(`${JSON.stringify({ ...rest, file: file ?? null }, null, 2)}\n`);
       } else {
-        const steps = renderRollSteps([result]);
+        const steps = [
+          ...renderRollSteps([result]),
+          ...(result.alerts === undefined ? [] : [`alerts: ${renderAlertsSeen(result.alerts)}`]),
+        ];
         process.stdout.write(
           `${renderDrillTable([result])}\n${steps.length === 0 ? "" : `\n${steps.join("\n")}\n`}${file === undefined ? "" : `\nresult: ${file}\n`}`,
         );

@@ -9,6 +9,7 @@ import type { TopologyReport } from "../verify/verify-types.js";
 import type { DurabilityConfig } from "./bounds.js";
 import type { ClientSettings } from "./client-settings.js";
 import type { DrillOutcome } from "./ledger.js";
+import type { AlertSeen } from "./alerts-seen.js";
 import type { FailoverSteps, SentinelEventRow } from "./sentinel-events.js";
 import type { DrillTimings, PartitionFigures } from "./target.js";
 
@@ -22,6 +23,8 @@ export interface DrillResult extends DrillOutcome, Partial<PartitionFigures> {
   sentinelEvents?: SentinelEventRow[];
   /** replication: when the Sentinels reported each failover step first (from sentinelEvents). */
   failoverSteps?: FailoverSteps;
+  /** With live metrics (`vbench drill --metrics`): the alerts a real Prometheus fired, ms from the fault. */
+  alerts?: AlertSeen[];
   timings: DrillTimings;
   /** How the load's clients (ioredis and valkey-py) followed the failover (client-settings.ts). */
   clientSettings: ClientSettings;

@@ -9,6 +9,7 @@ import type { ValkeyPySpec } from "./valkey-py-stream.js";
 import type { LoadShard } from "./writers.js";
 import type { RollStepTiming } from "../roll/rolling-restart.js";
 import type { SentinelEventAt } from "./sentinel-events.js";
+import type { Component } from "../metrics/targets.js";
 
 export interface DrillTimings {
   /** Sentinel down-after-milliseconds / cluster-node-timeout. */
@@ -93,6 +94,20 @@ export interface FaultHandle {
   connectionsToOldPrimaryAfterFailover?: () => number | null;
 }
 
+/**
+ * What a local drill's Prometheus scrapes for one pod: a Valkey member or Sentinel (an exporter is
+ * started beside host:port, as the pods run one) or HAProxy's own endpoint (`path` on host:port).
+ */
+export interface MetricsEndpoint {
+  component: Component;
+  /** The pod's name (the `pod` label the alerts carry). */
+  pod: string;
+  host: string;
+  port: number;
+  /** haproxy: its metrics path. */
+  path?: string;
+}
+
 export interface DrillTarget {
   mode: DrillMode;
   /** One-line description of the topology. */
@@ -115,6 +130,11 @@ export interface DrillTarget {
    * throws for an unreachable node.
    */
   readBack(keys: readonly string[]): Promise<Map<string, string | undefined>>;
+  /**
+   * Every pod a Prometheus scrapes, as it runs now (`vbench drill --metrics`); the exporters reach the servers with
+   * `password`. Absent: the target has no metrics.
+   */
+  metricsEndpoints?(): { endpoints: MetricsEndpoint[]; password: string };
   stop(): Promise<void>;
 }
 

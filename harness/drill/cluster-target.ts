@@ -219,6 +219,12 @@ export class ClusterTarget implements DrillTarget {
   private seeds = (): { host: string; port: number }[] => this.pods.map((p) => ({ host: p.hostname, port: p.port }));
 
   private resolve = (name: string): string | undefined => this.pods.find((p) => p.hostname === name)?.host;
+  /** The members where they run now (the `all` fault moves them to new addresses, as pods get new IPs). */
+  metricsEndpoints = (): ReturnType<NonNullable<DrillTarget["metricsEndpoints"]>> => ({
+    endpoints: this.pods.map((p) => ({ component: "valkey" as const, pod: p.name, host: p.host, port: p.port })),
+    password: this.o.password,
+  });
+
   valkeyPyTarget = (): ValkeyPySpec => valkeyPyClusterSpec(this.pods, this.hostsFile, this.o.password);
 
   loadClients(timeoutMs: number, settings?: ClientSettings): ReturnType<DrillTarget["loadClients"]> {

@@ -16,6 +16,7 @@ import { sentinelsCounted } from "../../core/roll/endpoints-settled.js";
 import { rmSync } from "node:fs";
 import { Redis } from "ioredis";
 import { DEFAULT_CHECK_INTERVAL_MS } from "../../pod/haproxy-cfg.js";
+import { METRICS_PATH } from "../../pod/haproxy-checks.js";
 import { resolvePreviousServer } from "../../benchmarks/run/binaries.js";
 import { runReplicationPreStop } from "../local/replication-prestop.js";
 import { killHard, SentinelTopology, type Member, type TopologyNode } from "../local/sentinel-topology.js";
@@ -144,6 +145,30 @@ export class ReplicationTarget implements DrillTarget {
       },
       { client: "write-endpoint", make: () => ({ kind: "redis", client: dial(), redial: dial }) },
     ];
+  }
+
+  metricsEndpoints(): ReturnType<NonNullable<DrillTarget["metricsEndpoints"]>> {
+    const status = this.t.proxy?.status;
+    const pods = (component: "valkey" | "sentinel", xs: readonly { name: string; host: string; port: number }[]) =>
+      xs.map((x) => ({ component, pod: x.name, host: x.host, port: x.port }));
+    return {
+      endpoints: [
+        ...pods("valkey", this.t.members),
+        ...pods("sentinel", this.t.sentinels),
+        ...(status === undefined
+          ? []
+          : [
+              {
+                component: "haproxy" as const,
+                pod: "haproxy-0",
+                host: status.host,
+                port: status.port,
+                path: METRICS_PATH,
+              },
+            ]),
+      ],
+      password: this.o.password,
+    };
   }
 
   valkeyPyTarget(): ValkeyPySpec {

@@ -44,6 +44,8 @@ import {
   type PartitionFigures,
 } from "../../core/drill/target.js";
 import type { LoadShard } from "../../core/drill/writers.js";
+import { alertsSeen, renderAlertsSeen, type AlertSeen } from "../../core/drill/alerts-seen.js";
+import { metricsUnsupported, startAlertWatch, type AlertWatch } from "./alert-watch.js";
 
 export interface DrillOptions extends DrillTimings {
   mode: DrillMode;
@@ -81,6 +83,13 @@ export interface DrillOptions extends DrillTimings {
    * Run the valkey-py writer (the second client library, valkey-py-stream.ts) beside the ioredis streams. @default true
    */
   valkeyPy?: boolean;
+  /**
+   * Live metrics: exporters and a real Prometheus with the mode's alert rules watch the drill; the row records the
+   * alerts that fired (alert-watch.ts). @default false
+   */
+  metrics?: boolean;
+  /** With metrics: how long after the load stops to wait for the alerts to resolve. @default 60000 */
+  alertSettleMs?: number;
 }
 
 /** Why `o.fault` cannot run here, or undefined. */
@@ -336,6 +345,33 @@ function sentinelFiguresOf(
   return { events, steps };
 }
 
+/** Exporters and Prometheus over the target, the rules at the drill's clocks (scraped every second). */
+async function watchAlerts(target: DrillTarget, o: DrillOptions, d: DurabilityConfig): Promise<AlertWatch> {
+  const why = metricsUnsupported(o.mode, o.fault);
+  if (why !== undefined) throw new Error(`--metrics: ${why}`);
+  o.onStep?.("metrics: exporters and Prometheus with the alert rules");
+  return startAlertWatch(target, {
+    mode: o.mode,
+    maxLagSeconds: d.minReplicasMaxLag,
+    downAfterSeconds: Math.ceil(o.failureDetectionMs / 1000),
+    nodeTimeoutSeconds: Math.ceil((d.clusterNodeTimeoutMs ?? 15_000) / 1000),
+    scrapeIntervalSeconds: 1,
+  });
+}
+
+/** Waits for the alerts to resolve (bounded), then the rows, printed. */
+async function alertsOf(
+  watch: AlertWatch,
+  o: DrillOptions,
+  faultAt: number,
+  step: (line: string) => void,
+): Promise<AlertSeen[]> {
+  await watch.settle(o.alertSettleMs ?? 60_000);
+  const rows = alertsSeen(watch.snapshots, faultAt);
+  step(`alerts: ${renderAlertsSeen(rows)}`);
+  return rows;
+}
+
 /** The timings the drill ran at, the fault's own hold or delay included. */
 function drillTimingsOf(o: DrillOptions): DrillTimings {
   return {
@@ -360,6 +396,7 @@ interface DrillParts {
   detectedAt: number | undefined;
   partitionFigures: Partial<PartitionFigures>;
   sentinel: { events: SentinelEventRow[] | undefined; steps: FailoverSteps | undefined };
+  alerts: AlertSeen[] | undefined;
 }
 
 function drillResult(target: DrillTarget, o: DrillOptions, p: DrillParts): DrillResult {
@@ -386,6 +423,7 @@ function drillResult(target: DrillTarget, o: DrillOptions, p: DrillParts): Drill
     ...p.partitionFigures,
     ...(handle.rollSteps === undefined ? {} : { rollSteps: handle.rollSteps() }),
     ...(events === undefined ? {} : { sentinelEvents: events, failoverSteps: steps }),
+    ...(p.alerts === undefined ? {} : { alerts: p.alerts }),
     timings: drillTimingsOf(o),
     durability: p.durability,
     after,
@@ -403,7 +441,11 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
   const durability = await target.durability();
   const commandTimeoutMs = o.commandTimeoutMs ?? 1000;
   const settings = o.clientSettings ?? DEFAULT_CLIENT_SETTINGS;
-  const load = await buildLoad(target, o, commandTimeoutMs, settings);
+  const watch = o.metrics === true ? await watchAlerts(target, o, durability) : undefined;
+  const load = await buildLoad(target, o, commandTimeoutMs, settings).catch(async (err: unknown) => {
+    await watch?.stop();
+    throw err;
+  });
   const { streams } = load;
   const loadStart = Date.now();
   let stopped = false;
@@ -422,6 +464,7 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
     const detectedAt = fault.handle.detectedAt();
     const partitionFigures = partitionFiguresOf(o.fault, fault.handle, fault.faultAt);
     const sentinel = sentinelFiguresOf(fault.handle, fault.faultAt, step);
+    const alerts = watch === undefined ? undefined : await alertsOf(watch, o, fault.faultAt, step);
     return drillResult(target, o, {
       settings,
       durability,
@@ -432,8 +475,10 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
       detectedAt,
       partitionFigures,
       sentinel,
+      alerts,
     });
   } finally {
     await stopLoad();
+    await watch?.stop();
   }
 }

@@ -85,6 +85,9 @@ describe("vbench drill (CLI, real processes)", () => {
     ]);
     expect(settings.code).toBe(2);
     expect(settings.stderr).toContain("--client-settings must be one of recommended, defaults (got 'tuned')");
+    const metrics = await vbench(["drill", "--mode", "cluster", "--fault", "all", "--metrics"]);
+    expect(metrics.code).toBe(2);
+    expect(metrics.stderr).toContain("--metrics: the cluster `all` fault moves every member to a new address");
     const local = await vbench(["local", "--drills", "primary,flood"]);
     expect(local.code).toBe(2);
     expect(local.stderr).toContain("--drills: unknown fault(s) flood");

@@ -1,0 +1,113 @@
+/**
+ * A drill's live metrics (`vbench drill --metrics`): a redis_exporter beside every member and
+ * Sentinel (as the pods run one), HAProxy's own endpoint, and a real Prometheus scraping them every
+ * second through the deployed scrape job with the mode's alert rules (core/metrics/) at the drill's
+ * clocks. While the drill runs, `/api/v1/alerts` is sampled; the samples become the drill row's
+ * `alerts` (core/drill/alerts-seen.ts).
+ *
+ * Exporters are pinned to the address a member had when the watch started; the cluster `all` fault
+ * moves every member to a new address (as pods get new IPs, where each pod's own exporter follows),
+ * so that fault's row would show every exporter down: the watch refuses it.
+ */
+import type { AlertInputs } from "../../core/metrics/alert-definition.js";
+import { ruleFileText, ruleGroups } from "../../core/metrics/rule-file.js";
+import type { AlertSnapshot } from "../../core/drill/alerts-seen.js";
+import type { DrillTarget } from "../../core/drill/target.js";
+import type { DrillMode, Fault } from "../../vocabulary/faults.js";
+import { pollUntil, sleep } from "../../core/util/poll-until.js";
+import { startExporter } from "../metrics/exporter.js";
+import { startPrometheus, type RunningPrometheus, type ScrapeTarget } from "../metrics/prometheus.js";
+
+/** The labels the deployed scrape job would attach from the pods (namespace, release). */
+const RELEASE = { namespace: "local", release: "drill" };
+/** How often the alerts are sampled. */
+const SAMPLE_MS = 500;
+
+export interface AlertWatch {
+  readonly snapshots: AlertSnapshot[];
+  /** Samples until no alert of a severity other than `info` is pending or firing, or `timeoutMs` passed. */
+  settle(timeoutMs: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Why a drill of this mode and fault cannot watch alerts, or undefined. */
+export function metricsUnsupported(mode: DrillMode, fault: Fault): string | undefined {
+  if (mode === "cluster" && fault === "all")
+    return "the cluster `all` fault moves every member to a new address; the local exporters stay on the old ones";
+  return undefined;
+}
+
+/** Exporters, Prometheus with `inputs`' rules, every target up; then the sampling loop. */
+export async function startAlertWatch(target: DrillTarget, inputs: AlertInputs): Promise<AlertWatch> {
+  const spec = target.metricsEndpoints?.();
+  if (spec === undefined) throw new Error(`the ${target.mode} target has no metrics endpoints`);
+  const stops: Array<() => Promise<void>> = [];
+  const stopAll = async (): Promise<void> => {
+    for (const stop of stops.reverse()) await stop();
+  };
+  try {
+    const targets: ScrapeTarget[] = [];
+    for (const e of spec.endpoints) {
+      const labels = { ...RELEASE, component: e.component, pod: e.pod };
+      if (e.component === "haproxy") {
+        targets.push({ address: `${e.host}:${e.port}`, path: e.path ?? "/metrics", labels });
+        continue;
+      }
+      const x = await startExporter({ host: e.host, port: e.port, password: spec.password });
+      stops.push(x.stop);
+      targets.push({ address: new URL(x.url).host, labels });
+    }
+    const p = await startPrometheus(targets, ruleFileText(ruleGroups(inputs)), "deployed");
+    stops.push(p.stop);
+    await everyTargetUp(p, targets.length);
+    return sampling(p, stopAll);
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+async function everyTargetUp(p: RunningPrometheus, count: number): Promise<void> {
+  await pollUntil(
+    async () => {
+      const health = await p.targets();
+      const up = Object.values(health).filter((h) => h === "up").length;
+      return up === count ? true : JSON.stringify(health);
+    },
+    { timeoutMs: 30_000, intervalMs: 500, what: `all ${count} metrics targets up in Prometheus` },
+  );
+}
+
+function sampling(p: RunningPrometheus, stopAll: () => Promise<void>): AlertWatch {
+  const snapshots: AlertSnapshot[] = [];
+  let stopped = false;
+  let failure: Error | undefined;
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        snapshots.push({ at: Date.now(), alerts: await p.alerts() });
+      } catch (err) {
+        failure = err as Error;
+      }
+      await sleep(SAMPLE_MS);
+    }
+  })();
+  const active = (): number =>
+    snapshots.at(-1)?.alerts.filter((a) => (a.labels.severity ?? "none") !== "info").length ?? 0;
+  return {
+    snapshots,
+    settle: async (timeoutMs) => {
+      const until = Date.now() + timeoutMs;
+      // One sample taken after the call, then until nothing but info is active.
+      const from = snapshots.length;
+      while (Date.now() < until && (snapshots.length === from || active() > 0)) await sleep(SAMPLE_MS);
+    },
+    stop: async () => {
+      stopped = true;
+      await loop;
+      await stopAll();
+      if (snapshots.length === 0 && failure !== undefined)
+        throw new Error(`Prometheus's alerts could not be read: ${failure.message}`);
+    },
+  };
+}
