@@ -2,6 +2,7 @@
  * `vbench local`: the seed's side-by-side comparison on this machine (see
  * local/local-comparison.ts). Progress goes to stderr, the table (or --json) to stdout.
  */
+import { metricsUnsupported } from "../../harness/drill/alert-watch.js";
 import { join } from "node:path";
 import { CLIENT_ZONES, type ClientZones } from "../../benchmarks/cost/transfer.js";
 import type { Command } from "commander";
@@ -60,6 +61,7 @@ interface LocalFlags extends SloFlags {
   quiet?: boolean;
   screenshot: boolean;
   drills?: string;
+  metrics?: boolean;
   mix?: string;
   durationS?: number;
   /** Open loop for a mix: requests per second, each sent at its intended time. */
@@ -369,6 +371,10 @@ function addLocalOptions(command: Command): Command {
       `append failure drills in both modes: any of ${FAULTS.join(",")} (drills.csv, summary.md, terminal)`,
     )
     .option(
+      "--metrics",
+      "watch the drills with live metrics (exporters, HAProxy's endpoint, a real Prometheus with the alert rules): each drill row records the alerts that fired (needs --drills; not with the cluster all fault)",
+    )
+    .option(
       "--no-screenshot",
       "do not open report.html in headless Chromium for report.png (skipped anyway when no Chromium is found)",
     );
@@ -408,6 +414,11 @@ function localComparisonOptions(flags: LocalFlags): LocalComparisonOptions {
       throw new UsageError(`--drills: ${(err as Error).message}`);
     }
   }
+  if (flags.metrics === true) {
+    if (drills === undefined) throw new UsageError("--metrics watches the drills: give --drills too");
+    const why = drills.includes("all") ? metricsUnsupported("cluster", "all") : undefined;
+    if (why !== undefined) throw new UsageError(`--metrics: ${why}`);
+  }
   const password = passwordFromEnv(flags.passwordEnv);
   return {
     workload,
@@ -420,6 +431,7 @@ function localComparisonOptions(flags: LocalFlags): LocalComparisonOptions {
     clientProcesses: flags.clientProcesses,
     password,
     drills,
+    ...(flags.metrics === true ? { drillMetrics: true } : {}),
     clientZones,
   };
 }

@@ -89,6 +89,8 @@ export interface LocalComparisonOptions extends LocalTransferOptions {
   password?: string;
   /** Failure drills appended after the comparison, in both modes (`--drills primary,zone`). */
   drills?: readonly Fault[];
+  /** The drills watched by live metrics (`--metrics`): each row records the alerts that fired. @default false */
+  drillMetrics?: boolean;
   /** Benchmark processes per test, started together (runWorkload clientProcesses). @default 1 */
   clientProcesses?: number;
   /** Run timestamp, `YYYYMMDD-HHMMSS` (UTC). @default now */
@@ -474,7 +476,7 @@ function drillSteps(run: ComparisonRun): ProgressStep[] {
           replicasPerPrimary: Math.max(1, o.replicasPerPrimary),
           zones: o.zones,
         };
-        const r = await runOneLocalDrill(mode, fault, shape, update);
+        const r = await runOneLocalDrill(mode, fault, shape, update, o.drillMetrics === true);
         if (isSkipped(r)) {
           // Not a row of figures: listed under the drill table, never counted as a pass.
           run.skipped.push(`${mode} ${fault}: SKIPPED: ${r.skipped.reason}`);

@@ -33,34 +33,42 @@ export interface AlertSeen {
 const keyOf = (a: AlertSample): string => `${a.name}\u0000${a.labels.pod ?? ""}`;
 
 /**
- * The rows, ordered by when each alert was first seen. An alert gone from a sample and back in a
- * later one keeps its first times and its last resolution (null while it is back).
+ * The rows, ordered by when each was first seen: one per episode, so an alert gone from a sample and
+ * back in a later one is a second row (merged, a brief pending before the fault would read as
+ * pending all along).
  */
 export function alertsSeen(snapshots: readonly AlertSnapshot[], faultAt: number): AlertSeen[] {
-  const rows = new Map<string, AlertSeen>();
+  const open = new Map<string, AlertSeen>();
+  const rows: AlertSeen[] = [];
   const ordered = [...snapshots].sort((a, b) => a.at - b.at);
   for (const s of ordered) {
+    const t = Math.round(s.at - faultAt);
     const present = new Set<string>();
     for (const a of s.alerts) {
       const key = keyOf(a);
       present.add(key);
-      const t = Math.round(s.at - faultAt);
-      const row = rows.get(key) ?? {
-        alert: a.name,
-        ...(a.labels.pod === undefined ? {} : { pod: a.labels.pod }),
-        severity: a.labels.severity ?? "none",
-        pendingMs: t,
-        firingMs: null,
-        resolvedMs: null,
-      };
+      let row = open.get(key);
+      if (row === undefined) {
+        row = {
+          alert: a.name,
+          ...(a.labels.pod === undefined ? {} : { pod: a.labels.pod }),
+          severity: a.labels.severity ?? "none",
+          pendingMs: t,
+          firingMs: null,
+          resolvedMs: null,
+        };
+        open.set(key, row);
+        rows.push(row);
+      }
       if (a.state === "firing" && row.firingMs === null) row.firingMs = t;
-      row.resolvedMs = null;
-      rows.set(key, row);
     }
-    for (const [key, row] of rows)
-      if (!present.has(key) && row.resolvedMs === null) row.resolvedMs = Math.round(s.at - faultAt);
+    for (const [key, row] of open)
+      if (!present.has(key)) {
+        row.resolvedMs = t;
+        open.delete(key);
+      }
   }
-  return [...rows.values()].sort((a, b) => a.pendingMs - b.pendingMs || a.alert.localeCompare(b.alert));
+  return rows.sort((a, b) => a.pendingMs - b.pendingMs || a.alert.localeCompare(b.alert));
 }
 
 /** "ValkeyPrimaryChanged (valkey-1) firing +3.2 s, resolved +9.0 s" lines for the drill's log and table. */

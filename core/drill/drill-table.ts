@@ -8,6 +8,19 @@ import { formatKeyspaceStop, formatShardOutages, STOPPED_MS } from "./shard-outa
 import type { DrillResult } from "./drill-result.js";
 import type { FailureKind } from "./ledger.js";
 import { parseStreamName } from "./writers.js";
+import { renderAlertsSeen, type AlertSeen } from "./alerts-seen.js";
+
+/** drills.csv's alerts cell: `name(pod) pending/firing/resolved` seconds from the fault, or `none` (watched, quiet). */
+function alertsCell(rows: readonly AlertSeen[]): string {
+  if (rows.length === 0) return "none";
+  const s = (v: number | null): string => (v === null ? "-" : (v / 1000).toFixed(1));
+  return rows
+    .map(
+      (r) =>
+        `${r.alert}${r.pod === undefined ? "" : `(${r.pod})`} ${s(r.pendingMs)}/${s(r.firingMs)}/${s(r.resolvedMs)}`,
+    )
+    .join("; ");
+}
 
 export const DRILL_CSV_COLUMNS = [
   "mode",
@@ -50,6 +63,7 @@ export const DRILL_CSV_COLUMNS = [
   "fault_description",
   "bound_reason",
   "failures",
+  "alerts",
 ] as const;
 
 type Row = Pick<
@@ -86,6 +100,7 @@ type Row = Pick<
   | "maxMsDuring"
   | "rate"
   | "faultDescription"
+  | "alerts"
 > & {
   streams: { stream: string; failureKinds?: readonly FailureKind[] }[];
   timings: Pick<DrillResult["timings"], "failureDetectionMs">;
@@ -123,6 +138,7 @@ export function drillCsvRow(r: Row): string[] {
     if (c === "failures") return r.failures.join("; ");
     if (c === "boundFromMs") return cell(r.ackedLossBound?.fromMs ?? null);
     if (c === "boundToMs") return cell(r.ackedLossBound?.toMs ?? null);
+    if (c === "alerts") return r.alerts === undefined ? "" : alertsCell(r.alerts);
     return cell(r[c]);
   });
 }
@@ -237,7 +253,8 @@ export function renderDrillMarkdown(rows: readonly Row[]): string[] {
         `- ${r.mode} ${r.fault}: ${r.faultDescription.replace(/\|/g, "\\|")}; bound: ${(r.ackedLossBound?.reason ?? "none").replace(/\|/g, "\\|")}` +
         (r.shards.length === 0 ? "" : `; per shard (* affected): ${formatShardOutages(r.shards)}`) +
         (why === "" ? "" : `; why writes failed: ${why.replace(/\|/g, "\\|")}`) +
-        (r.failures.length === 0 ? "" : `; NOT ok: ${r.failures.join("; ").replace(/\|/g, "\\|")}`)
+        (r.failures.length === 0 ? "" : `; NOT ok: ${r.failures.join("; ").replace(/\|/g, "\\|")}`) +
+        (r.alerts === undefined ? "" : `; alerts: ${renderAlertsSeen(r.alerts)}`)
       );
     }),
     "",

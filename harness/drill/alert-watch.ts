@@ -67,6 +67,11 @@ export async function startAlertWatch(target: DrillTarget, inputs: AlertInputs):
   }
 }
 
+/**
+ * Every target up, then every rule group evaluated after that: until then an alert can be pending
+ * from a moment when only some targets had been scraped (seen as ValkeyNoPrimary pending before
+ * the primary's exporter was).
+ */
 async function everyTargetUp(p: RunningPrometheus, count: number): Promise<void> {
   await pollUntil(
     async () => {
@@ -75,6 +80,14 @@ async function everyTargetUp(p: RunningPrometheus, count: number): Promise<void>
       return up === count ? true : JSON.stringify(health);
     },
     { timeoutMs: 30_000, intervalMs: 500, what: `all ${count} metrics targets up in Prometheus` },
+  );
+  const upAt = Date.now();
+  await pollUntil(
+    async () => {
+      const evaluated = await p.ruleEvaluations();
+      return evaluated.length > 0 && evaluated.every((t) => t > upAt) ? true : `rule groups evaluated ${evaluated}`;
+    },
+    { timeoutMs: 30_000, intervalMs: 250, what: "every rule group evaluated once all targets were up" },
   );
 }
 

@@ -36,8 +36,9 @@ export async function runOneLocalDrill(
   fault: Fault,
   shape: LocalDrillShape,
   onStep?: (line: string) => void,
+  metrics = false,
 ): Promise<DrillRun> {
-  return runDrill({ ...localDrillOptions(mode, fault, shape), onStep });
+  return runDrill({ ...localDrillOptions(mode, fault, shape), onStep, ...(metrics ? { metrics } : {}) });
 }
 
 /** drills.csv beside results.csv and one JSON file per drill under raw/. */

@@ -38,6 +38,8 @@ export interface RunningPrometheus {
   alerts: () => Promise<FiringAlert[]>;
   /** Every target's health, `address -> up|down|unknown`. */
   targets: () => Promise<Record<string, string>>;
+  /** When each rule group was last evaluated (`/api/v1/rules`), ms since the epoch. */
+  ruleEvaluations: () => Promise<number[]>;
   /** An instant query's vector: each sample's labels and value. */
   query: (expr: string) => Promise<Array<{ labels: Record<string, string>; value: number }>>;
   stop: () => Promise<void>;
@@ -141,7 +143,14 @@ export async function startPrometheus(
     await stop();
     throw err;
   }
-  return { url, alerts: () => alerts(url), targets: () => targetHealth(url), query: (q) => query(url, q), stop };
+  return {
+    url,
+    alerts: () => alerts(url),
+    targets: () => targetHealth(url),
+    ruleEvaluations: () => ruleEvaluations(url),
+    query: (q) => query(url, q),
+    stop,
+  };
 }
 
 async function ready(url: string): Promise<true | false> {
@@ -166,6 +175,11 @@ async function alerts(url: string): Promise<FiringAlert[]> {
     labels: a.labels,
     activeAt: a.activeAt,
   }));
+}
+
+async function ruleEvaluations(url: string): Promise<number[]> {
+  const data = await api<{ groups: Array<{ lastEvaluation: string }> }>(url, "/api/v1/rules");
+  return data.groups.map((g) => Date.parse(g.lastEvaluation));
 }
 
 async function targetHealth(url: string): Promise<Record<string, string>> {

@@ -88,6 +88,9 @@ describe("vbench drill (CLI, real processes)", () => {
     const metrics = await vbench(["drill", "--mode", "cluster", "--fault", "all", "--metrics"]);
     expect(metrics.code).toBe(2);
     expect(metrics.stderr).toContain("--metrics: the cluster `all` fault moves every member to a new address");
+    const noDrills = await vbench(["local", "--metrics"]);
+    expect(noDrills.code).toBe(2);
+    expect(noDrills.stderr).toContain("--metrics watches the drills: give --drills too");
     const local = await vbench(["local", "--drills", "primary,flood"]);
     expect(local.code).toBe(2);
     expect(local.stderr).toContain("--drills: unknown fault(s) flood");

@@ -46,7 +46,7 @@ describe("alertsSeen: one row per alert and pod, times from the fault", () => {
     ]);
   });
 
-  it("an alert that goes and comes back keeps its first times and is unresolved while back", () => {
+  it("an alert that goes and comes back is a second episode, unresolved while back", () => {
     const rows = alertsSeen(
       [
         { at: 3000, alerts: [a("X", "firing")] },
@@ -55,7 +55,10 @@ describe("alertsSeen: one row per alert and pod, times from the fault", () => {
       ],
       0,
     );
-    expect(rows).toEqual([{ alert: "X", severity: "critical", pendingMs: 1000, firingMs: 1000, resolvedMs: null }]);
+    expect(rows).toEqual([
+      { alert: "X", severity: "critical", pendingMs: 1000, firingMs: 1000, resolvedMs: 2000 },
+      { alert: "X", severity: "critical", pendingMs: 3000, firingMs: 3000, resolvedMs: null },
+    ]);
   });
 
   it("renders each row, and says so when nothing was active", () => {

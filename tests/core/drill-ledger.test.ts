@@ -224,7 +224,33 @@ describe("drill ledger", () => {
     const csv = renderDrillsCsv([row]).trim().split("\n");
     expect(csv[0]).toBe(DRILL_CSV_COLUMNS.join(","));
     expect(csv[1]).toBe(
-      'cluster,all,true,true,1234,false,5000,,10,2,8,0,8,0,0,0,0,9,0,0,400,0,0,0,*0-8191=1234 8192-16383=300,7,-4000,3,1,2,3,4,5,6,100,2000,cluster-client,"SIGKILL, every member",async replication window,',
+      'cluster,all,true,true,1234,false,5000,,10,2,8,0,8,0,0,0,0,9,0,0,400,0,0,0,*0-8191=1234 8192-16383=300,7,-4000,3,1,2,3,4,5,6,100,2000,cluster-client,"SIGKILL, every member",async replication window,,',
+    );
+    // Watched by live metrics: each alert's pending/firing/resolved seconds; watched and quiet: none.
+    const watched = {
+      ...row,
+      alerts: [
+        { alert: "ValkeyNoPrimary", severity: "critical", pendingMs: 2039, firingMs: null, resolvedMs: 4053 },
+        {
+          alert: "ValkeyPrimaryChanged",
+          pod: "member-1",
+          severity: "info",
+          pendingMs: 4053,
+          firingMs: 4053,
+          resolvedMs: null,
+        },
+      ],
+    };
+    expect(renderDrillsCsv([watched]).trim().split("\n")[1]).toMatch(
+      /,ValkeyNoPrimary 2\.0\/-\/4\.1; ValkeyPrimaryChanged\(member-1\) 4\.1\/4\.1\/-$/,
+    );
+    expect(
+      renderDrillsCsv([{ ...row, alerts: [] }])
+        .trim()
+        .split("\n")[1],
+    ).toMatch(/,none$/);
+    expect(renderDrillMarkdown([watched]).join("\n")).toContain(
+      "; alerts: ValkeyNoPrimary critical: pending +2.0 s, never fired, resolved +4.1 s; ValkeyPrimaryChanged (member-1) info",
     );
     expect(renderDrillTable([row])).toMatch(
       /cluster\s+all\s+yes\s+yes\s+1234\s+none\s+400\s+5000\s+—\s+2\s+8\s+0\s+0 \/ 9\s+8\s+0\s+0\s+0\s+≤7 \(−4\.0…\+0\.0 s\)/,
