@@ -85,7 +85,9 @@ async function everyTargetUp(p: RunningPrometheus, count: number): Promise<void>
   await pollUntil(
     async () => {
       const evaluated = await p.ruleEvaluations();
-      return evaluated.length > 0 && evaluated.every((t) => t > upAt) ? true : `rule groups evaluated ${evaluated}`;
+      return evaluated.length > 0 && evaluated.every((t) => t > upAt)
+        ? true
+        : `rule groups evaluated at ${evaluated.join(", ")}`;
     },
     { timeoutMs: 30_000, intervalMs: 250, what: "every rule group evaluated once all targets were up" },
   );

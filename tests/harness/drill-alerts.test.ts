@@ -29,7 +29,10 @@ describe("drill with live metrics (real exporters and Prometheus)", () => {
     expect(promoted, why).toEqual(expect.any(Number));
     expect(changed?.firingMs, why).toBeGreaterThanOrEqual(promoted ?? Infinity);
     // The healthy topology before the fault: nothing fired.
-    expect(r.alerts?.filter((a) => a.firingMs !== null && a.firingMs < 0), why).toEqual([]);
+    expect(
+      r.alerts?.filter((a) => a.firingMs !== null && a.firingMs < 0),
+      why,
+    ).toEqual([]);
     const critical = r.alerts?.filter((a) => a.severity === "critical" && a.firingMs !== null) ?? [];
     expect(critical, why).toEqual([]);
   }, 240_000);
