@@ -61,6 +61,13 @@ export const drillFileSchema = z.object({
   p99MsDuring: num,
   maxMsDuring: num,
   timeline: z.array(z.object({ stream: z.string(), t: z.number(), latencyMs: num })),
+  /** Drills run with `--metrics`: commands per second per member through Prometheus (core/drill/live-metrics.ts). */
+  liveMetrics: z
+    .object({
+      query: z.string(),
+      series: z.array(z.object({ pod: z.string(), points: z.array(z.tuple([z.number(), z.number()])) })),
+    })
+    .optional(),
 });
 export type DrillView = z.infer<typeof drillFileSchema>;
 

@@ -13,6 +13,24 @@ import type { ReportInput, ReportSource } from "./model.js";
 const drillSources = (input: ReportInput): (ReportSource & { drills: DrillView[] })[] =>
   input.sources.filter((s): s is ReportSource & { drills: DrillView[] } => (s.drills?.length ?? 0) > 0);
 
+/** The fault's moment, a dashed vertical rule at t = 0 in every drill chart. */
+const FAULT_RULE = {
+  data: { values: [{ t: 0 }] },
+  mark: { type: "rule" as const, color: "#1d2330", strokeDash: [4, 3] },
+  encoding: { x: { field: "t", type: "quantitative" as const } },
+};
+
+/** What every per-drill facet chart shares: its own x range per drill, and the report's look. */
+const DRILL_FACETS_LOOK = {
+  resolve: { scale: { x: "independent" as const } },
+  config: {
+    font: CHART_FONT,
+    view: { stroke: "#d9dde5" },
+    legend: { orient: "bottom" as const, labelFontSize: 12 },
+    axis: { labelFontSize: 11, titleFontSize: 11 },
+  },
+};
+
 /** A timeline to chart: local drills record one per write; a deployed stack's drills carry figures only. */
 export const hasDrillTimeline = (input: ReportInput): boolean =>
   drillSources(input).some((s) => s.drills.some((d) => d.timeline.length > 0));
@@ -52,50 +70,88 @@ export function timelineData(input: ReportInput): TimelineDatum[] {
 }
 
 export function drillTimelineSpec(input: ReportInput): TopLevelSpec {
-  return {
-    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    description: "Write latency around each fault, per drill",
-    data: { values: timelineData(input) },
-    facet: { field: "drill", type: "nominal", title: null },
-    columns: 2,
-    spec: {
-      width: 420,
-      height: 150,
-      layer: [
-        {
-          transform: [{ filter: "datum.outcome === 'acknowledged'" }],
-          mark: { type: "point", filled: true, size: 12 },
-          encoding: { color: { field: "stream", type: "nominal", title: "acknowledged write (slowest per 0.2 s)" } },
-        },
-        {
-          transform: [{ filter: "datum.outcome === 'failed'" }],
-          mark: { type: "tick", color: "#cf222e", thickness: 2 },
-          encoding: {},
-        },
-        {
-          data: { values: [{ t: 0 }] },
-          mark: { type: "rule", color: "#1d2330", strokeDash: [4, 3] },
-          encoding: { x: { field: "t", type: "quantitative" } },
-        },
-      ],
-      encoding: {
-        x: { field: "t", type: "quantitative", title: "seconds from the fault" },
-        y: {
-          field: "latencyMs",
-          type: "quantitative",
-          title: "write latency ms (log)",
-          scale: { type: "log", domain: [0.1, 2000], clamp: true },
-        },
+  return drillFacets("Write latency around each fault, per drill", timelineData(input), {
+    layer: [
+      {
+        transform: [{ filter: "datum.outcome === 'acknowledged'" }],
+        mark: { type: "point", filled: true, size: 12 },
+        encoding: { color: { field: "stream", type: "nominal", title: "acknowledged write (slowest per 0.2 s)" } },
+      },
+      {
+        transform: [{ filter: "datum.outcome === 'failed'" }],
+        mark: { type: "tick", color: "#cf222e", thickness: 2 },
+        encoding: {},
+      },
+    ],
+    encoding: {
+      x: { field: "t", type: "quantitative", title: "seconds from the fault" },
+      y: {
+        field: "latencyMs",
+        type: "quantitative",
+        title: "write latency ms (log)",
+        scale: { type: "log", domain: [0.1, 2000], clamp: true },
       },
     },
-    resolve: { scale: { x: "independent" } },
-    config: {
-      font: CHART_FONT,
-      view: { stroke: "#d9dde5" },
-      legend: { orient: "bottom", labelFontSize: 12 },
-      axis: { labelFontSize: 11, titleFontSize: 11 },
+  });
+}
+
+/** One chart per drill (two columns), the fault's rule in each, the report's look. */
+function drillFacets(
+  description: string,
+  values: object[],
+  spec: { layer: object[]; encoding?: object },
+): TopLevelSpec {
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    description,
+    data: { values },
+    facet: { field: "drill", type: "nominal", title: null },
+    columns: 2,
+    spec: { width: 420, height: 150, ...spec, layer: [...spec.layer, FAULT_RULE] },
+    ...DRILL_FACETS_LOOK,
+  } as TopLevelSpec;
+}
+
+/** Drills run with `--metrics` carry the servers' own commands per second. */
+export const hasDrillLiveMetrics = (input: ReportInput): boolean =>
+  drillSources(input).some((s) => s.drills.some((d) => (d.liveMetrics?.series.length ?? 0) > 0));
+
+export interface LiveOpsDatum {
+  drill: string;
+  pod: string;
+  /** Seconds from the fault. */
+  t: number;
+  ops: number;
+}
+
+export function liveOpsData(input: ReportInput): LiveOpsDatum[] {
+  return drillSources(input).flatMap((s) =>
+    s.drills.flatMap((d) =>
+      (d.liveMetrics?.series ?? []).flatMap((x) =>
+        x.points.map(([t, ops]) => ({ drill: `${d.mode} · ${d.fault}`, pod: x.pod, t, ops })),
+      ),
+    ),
+  );
+}
+
+/** Per drill: each member's commands per second (its exporter, through Prometheus) around the fault. */
+export function drillLiveMetricsSpec(input: ReportInput): TopLevelSpec {
+  return drillFacets(
+    "Commands per second on each member around each fault, from a real Prometheus",
+    liveOpsData(input),
+    {
+      layer: [
+        {
+          mark: { type: "line", interpolate: "step-after" },
+          encoding: {
+            x: { field: "t", type: "quantitative", title: "seconds from the fault" },
+            y: { field: "ops", type: "quantitative", title: "commands/s (exporter)" },
+            color: { field: "pod", type: "nominal", title: "member" },
+          },
+        },
+      ],
     },
-  };
+  );
 }
 
 const ms = (v: number | null): string => (v === null ? "—" : String(Math.round(v)));

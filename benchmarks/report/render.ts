@@ -12,7 +12,7 @@ import { loadSources } from "./load.js";
 import { seriesOf, type ReportInput, type ReportSource } from "./model.js";
 import { buildReportHtml, type RenderedCharts } from "./page.js";
 import { hasSweep, sweepChartSpec } from "./sweep-section.js";
-import { drillTimelineSpec, hasDrillTimeline } from "./drill-section.js";
+import { drillLiveMetricsSpec, drillTimelineSpec, hasDrillLiveMetrics, hasDrillTimeline } from "./drill-section.js";
 import { hasSoak, soakLoadSpec, soakMemorySpec } from "./soak-section.js";
 import { hasOpenLoopSeries, openLoopSpec } from "./loop-section.js";
 import { hasSloSweeps, sloChartSpec } from "./slo-section.js";
@@ -58,6 +58,14 @@ export const CHARTS: readonly ChartDef[] = [
       "per drill, the slowest acknowledged write per 0.2 s by load stream (log scale); red ticks at the top: failed writes; dashed line: the fault.",
     when: hasDrillTimeline,
     spec: drillTimelineSpec,
+  },
+  {
+    id: "drill-live-metrics",
+    title: "Live metrics during the drill",
+    caption:
+      "drills run with --metrics: commands per second on each member from its redis_exporter, through a real Prometheus (rate over 3 s at 1 s steps): the servers' own count of the load, beside the writers' above; dashed line: the fault.",
+    when: hasDrillLiveMetrics,
+    spec: drillLiveMetricsSpec,
   },
   {
     id: "slo",

@@ -10,6 +10,7 @@ import type { DurabilityConfig } from "./bounds.js";
 import type { ClientSettings } from "./client-settings.js";
 import type { DrillOutcome } from "./ledger.js";
 import type { AlertSeen } from "./alerts-seen.js";
+import type { LiveMetrics } from "./live-metrics.js";
 import type { FailoverSteps, SentinelEventRow } from "./sentinel-events.js";
 import type { DrillTimings, PartitionFigures } from "./target.js";
 
@@ -25,6 +26,8 @@ export interface DrillResult extends DrillOutcome, Partial<PartitionFigures> {
   failoverSteps?: FailoverSteps;
   /** With live metrics (`vbench drill --metrics`): the alerts a real Prometheus fired, ms from the fault. */
   alerts?: AlertSeen[];
+  /** With live metrics: commands per second on each member, from its exporter through Prometheus. */
+  liveMetrics?: LiveMetrics;
   timings: DrillTimings;
   /** How the load's clients (ioredis and valkey-py) followed the failover (client-settings.ts). */
   clientSettings: ClientSettings;

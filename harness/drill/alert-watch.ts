@@ -12,6 +12,7 @@
 import type { AlertInputs } from "../../core/metrics/alert-definition.js";
 import { ruleFileText, ruleGroups } from "../../core/metrics/rule-file.js";
 import type { AlertSnapshot } from "../../core/drill/alerts-seen.js";
+import { LIVE_OPS_QUERY, liveMetricsOf, type LiveMetrics } from "../../core/drill/live-metrics.js";
 import type { DrillTarget } from "../../core/drill/target.js";
 import type { DrillMode, Fault } from "../../vocabulary/faults.js";
 import { pollUntil, sleep } from "../../core/util/poll-until.js";
@@ -27,6 +28,8 @@ export interface AlertWatch {
   readonly snapshots: AlertSnapshot[];
   /** Samples until no alert of a severity other than `info` is pending or firing, or `timeoutMs` passed. */
   settle(timeoutMs: number): Promise<void>;
+  /** Commands per second per member from `fromMs` to now (core/drill/live-metrics.ts), times from `faultAt`. */
+  liveOps(fromMs: number, faultAt: number): Promise<LiveMetrics>;
   stop(): Promise<void>;
 }
 
@@ -117,6 +120,7 @@ function sampling(p: RunningPrometheus, stopAll: () => Promise<void>): AlertWatc
       const from = snapshots.length;
       while (Date.now() < until && (snapshots.length === from || active() > 0)) await sleep(SAMPLE_MS);
     },
+    liveOps: async (fromMs, faultAt) => liveMetricsOf(await p.range(LIVE_OPS_QUERY, fromMs, Date.now(), 1), faultAt),
     stop: async () => {
       stopped = true;
       await loop;

@@ -45,6 +45,7 @@ import {
 } from "../../core/drill/target.js";
 import type { LoadShard } from "../../core/drill/writers.js";
 import { alertsSeen, renderAlertsSeen, type AlertSeen } from "../../core/drill/alerts-seen.js";
+import type { LiveMetrics } from "../../core/drill/live-metrics.js";
 import { metricsUnsupported, startAlertWatch, type AlertWatch } from "./alert-watch.js";
 
 export interface DrillOptions extends DrillTimings {
@@ -397,6 +398,7 @@ interface DrillParts {
   partitionFigures: Partial<PartitionFigures>;
   sentinel: { events: SentinelEventRow[] | undefined; steps: FailoverSteps | undefined };
   alerts: AlertSeen[] | undefined;
+  liveMetrics: LiveMetrics | undefined;
 }
 
 function drillResult(target: DrillTarget, o: DrillOptions, p: DrillParts): DrillResult {
@@ -424,6 +426,7 @@ function drillResult(target: DrillTarget, o: DrillOptions, p: DrillParts): Drill
     ...(handle.rollSteps === undefined ? {} : { rollSteps: handle.rollSteps() }),
     ...(events === undefined ? {} : { sentinelEvents: events, failoverSteps: steps }),
     ...(p.alerts === undefined ? {} : { alerts: p.alerts }),
+    ...(p.liveMetrics === undefined ? {} : { liveMetrics: p.liveMetrics }),
     timings: drillTimingsOf(o),
     durability: p.durability,
     after,
@@ -465,6 +468,7 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
     const partitionFigures = partitionFiguresOf(o.fault, fault.handle, fault.faultAt);
     const sentinel = sentinelFiguresOf(fault.handle, fault.faultAt, step);
     const alerts = watch === undefined ? undefined : await alertsOf(watch, o, fault.faultAt, step);
+    const liveMetrics = watch === undefined ? undefined : await watch.liveOps(loadStart, fault.faultAt);
     return drillResult(target, o, {
       settings,
       durability,
@@ -476,6 +480,7 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
       partitionFigures,
       sentinel,
       alerts,
+      liveMetrics,
     });
   } finally {
     await stopLoad();

@@ -40,6 +40,13 @@ export interface RunningPrometheus {
   targets: () => Promise<Record<string, string>>;
   /** When each rule group was last evaluated (`/api/v1/rules`), ms since the epoch. */
   ruleEvaluations: () => Promise<number[]>;
+  /** A range query's matrix (`/api/v1/query_range`, times in s since the epoch): each series' labels and values. */
+  range: (
+    expr: string,
+    fromMs: number,
+    toMs: number,
+    stepS: number,
+  ) => Promise<Array<{ labels: Record<string, string>; values: [number, number][] }>>;
   /** An instant query's vector: each sample's labels and value. */
   query: (expr: string) => Promise<Array<{ labels: Record<string, string>; value: number }>>;
   stop: () => Promise<void>;
@@ -149,6 +156,7 @@ export async function startPrometheus(
     targets: () => targetHealth(url),
     ruleEvaluations: () => ruleEvaluations(url),
     query: (q) => query(url, q),
+    range: (q, fromMs, toMs, stepS) => range(url, q, fromMs, toMs, stepS),
     stop,
   };
 }
@@ -185,6 +193,26 @@ async function ruleEvaluations(url: string): Promise<number[]> {
 async function targetHealth(url: string): Promise<Record<string, string>> {
   const data = await api<{ activeTargets: Array<{ scrapeUrl: string; health: string }> }>(url, "/api/v1/targets");
   return Object.fromEntries(data.activeTargets.map((t) => [new URL(t.scrapeUrl).host, t.health]));
+}
+
+async function range(
+  url: string,
+  expr: string,
+  fromMs: number,
+  toMs: number,
+  stepS: number,
+): Promise<Array<{ labels: Record<string, string>; values: [number, number][] }>> {
+  const q = new URLSearchParams({
+    query: expr,
+    start: String(fromMs / 1000),
+    end: String(toMs / 1000),
+    step: String(stepS),
+  });
+  const data = await api<{ result: Array<{ metric: Record<string, string>; values: [number, string][] }> }>(
+    url,
+    `/api/v1/query_range?${q.toString()}`,
+  );
+  return data.result.map((r) => ({ labels: r.metric, values: r.values.map(([t, v]) => [t, Number(v)]) }));
 }
 
 async function query(url: string, expr: string): Promise<Array<{ labels: Record<string, string>; value: number }>> {

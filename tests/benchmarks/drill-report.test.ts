@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { timelineData } from "../../benchmarks/report/drill-section.js";
+import { liveOpsData, timelineData } from "../../benchmarks/report/drill-section.js";
 import { loadSources } from "../../benchmarks/report/load.js";
 import { renderReport } from "../../benchmarks/report/render.js";
 import { renderResultsCsv } from "../../benchmarks/run/results-csv.js";
@@ -86,6 +86,55 @@ describe("report.html drill section", () => {
     expect(page).toContain("Failure drills");
     expect(page).toContain("SIGKILL all &lt;b&gt;");
     expect(page).toMatch(/<td>replication<\/td><td>switchover<\/td>.*<td class="num fail">3<\/td>/);
+  }, 60_000);
+
+  it("draws the live-metrics chart only for drills run with --metrics, from their range query's points", async () => {
+    const dir = join(scratch, "live");
+    mkdirSync(join(dir, "raw"), { recursive: true });
+    writeFileSync(join(dir, "results.csv"), renderResultsCsv([row]));
+    writeFileSync(join(dir, "raw", "drill-cluster-all.json"), JSON.stringify(drill("cluster", "all", 0)));
+    const plain = loadSources([dir]);
+    expect(liveOpsData({ title: "", generatedAt: "", sources: plain })).toEqual([]);
+    expect(await renderReport(plain)).not.toContain('data-chart="drill-live-metrics"');
+    const liveMetrics = {
+      query: "q",
+      series: [
+        {
+          pod: "member-0",
+          points: [
+            [-1, 900],
+            [0, 950],
+            [3, 0],
+          ],
+        },
+        { pod: "member-1", points: [[3, 1200]] },
+      ],
+    };
+    writeFileSync(
+      join(dir, "raw", "drill-replication-primary.json"),
+      JSON.stringify({ ...drill("replication", "primary", 0), liveMetrics }),
+    );
+    const sources = loadSources([dir]);
+    expect(liveOpsData({ title: "", generatedAt: "", sources })).toEqual([
+      { drill: "replication · primary", pod: "member-0", t: -1, ops: 900 },
+      { drill: "replication · primary", pod: "member-0", t: 0, ops: 950 },
+      { drill: "replication · primary", pod: "member-0", t: 3, ops: 0 },
+      { drill: "replication · primary", pod: "member-1", t: 3, ops: 1200 },
+    ]);
+    const page = await renderReport(sources);
+    expect(page).toContain('data-chart="drill-live-metrics"');
+    expect(page).toContain("Live metrics during the drill");
+    // A malformed point names its file and field.
+    writeFileSync(
+      join(dir, "raw", "drill-replication-primary.json"),
+      JSON.stringify({
+        ...drill("replication", "primary", 0),
+        liveMetrics: { query: "q", series: [{ pod: "x", points: [[1]] }] },
+      }),
+    );
+    expect(() => loadSources([dir])).toThrow(
+      /drill-replication-primary\.json: not a drill result \(liveMetrics\.series\.0\.points\.0/,
+    );
   }, 60_000);
 
   it("new faults (hyphenated names) are read, and the bound is shown with the lost writes outside it flagged", async () => {

@@ -11,7 +11,7 @@ import { isSkipped } from "../../core/drill/drill-result.js";
 import { log, testOptions } from "./drill-faults.js";
 
 describe("drill with live metrics (real exporters and Prometheus)", () => {
-  it("replication primary: the row records ValkeyPrimaryChanged firing on the promoted member after the Sentinels promoted it, and no critical alert firing", async () => {
+  it("replication primary: the row records ValkeyPrimaryChanged firing on the promoted member after the Sentinels promoted it, no critical alert firing, and each member's commands/s from Prometheus", async () => {
     const r = await runDrill({ ...testOptions("replication", "primary"), metrics: true, alertSettleMs: 20_000 });
     if (isSkipped(r)) throw new Error(`skipped: ${r.skipped.reason}`);
     log(r);
@@ -33,6 +33,20 @@ describe("drill with live metrics (real exporters and Prometheus)", () => {
       r.alerts?.filter((a) => a.firingMs !== null && a.firingMs < 0),
       why,
     ).toEqual([]);
+    // The servers' own count of the load (their exporters through Prometheus): every member processed commands
+    // before the fault (the primary the writes, the replicas its stream), and the promoted one after recovery.
+    const live = new Map(r.liveMetrics?.series.map((x) => [x.pod, x.points]));
+    expect([...live.keys()].sort(), why).toEqual(["member-0", "member-1", "member-2"]);
+    for (const [pod, points] of live)
+      expect(
+        points.some(([t, ops]) => t < 0 && ops > 0),
+        `${pod} before the fault: ${JSON.stringify(points)}`,
+      ).toBe(true);
+    const promotedPoints = live.get(changed?.pod ?? "") ?? [];
+    expect(
+      promotedPoints.some(([t, ops]) => t * 1000 > (r.recoveryMs ?? Infinity) && ops > 0),
+      `the promoted member after recovery: ${JSON.stringify(promotedPoints)}`,
+    ).toBe(true);
     const critical = r.alerts?.filter((a) => a.severity === "critical" && a.firingMs !== null) ?? [];
     expect(critical, why).toEqual([]);
   }, 240_000);
