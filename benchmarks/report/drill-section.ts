@@ -142,7 +142,7 @@ export function drillLiveMetricsSpec(input: ReportInput): TopLevelSpec {
     {
       layer: [
         {
-          mark: { type: "line", interpolate: "step-after" },
+          mark: { type: "line", interpolate: "step-after", point: { size: 10 } },
           encoding: {
             x: { field: "t", type: "quantitative", title: "seconds from the fault" },
             y: { field: "ops", type: "quantitative", title: "commands/s (exporter)" },
