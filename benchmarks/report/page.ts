@@ -52,7 +52,11 @@ export const SECTIONS: readonly ReportSection[] = [
   { id: "slo", title: "Throughput at a latency target", render: (i, c) => sloSection(i, figures(c, ["slo"])) },
   { id: "loops", title: "Closed vs open loop", render: (i, c) => loopSection(i, figures(c, ["open-loop"])) },
   { id: "soak", title: "Soak", render: (i, c) => soakSection(i, figures(c, ["soak-load", "soak-memory"])) },
-  { id: "drills", title: "Failure drills", render: (i, c) => drillSection(i, figures(c, ["drill-timeline", "drill-live-metrics"])) },
+  {
+    id: "drills",
+    title: "Failure drills",
+    render: (i, c) => drillSection(i, figures(c, ["drill-timeline", "drill-live-metrics"])),
+  },
   { id: "cost", title: "Cost per topology", render: (i) => costSection(i) },
   { id: "transfer", title: "Data transfer", render: (i) => transferSection(i) },
   // A new section adds an optional field to ReportSource (model.ts), a loader branch (load.ts),
