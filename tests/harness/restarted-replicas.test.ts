@@ -115,6 +115,16 @@ async function keysOnlyBHas(topology: SentinelTopology) {
   try {
     for (let i = 0; i < KEYS; i++) await c.set(`only-on-primary:${i}`, String(i));
     expect(await c.call("WAIT", "1", "2000")).toBe(1);
+    // The keys written to its AOF file before it is killed: behind a slow fsync (a loaded machine)
+    // the server holds its AOF buffer up to 2 s and a SIGKILL loses it (aof-held-buffer.test.ts).
+    // These tests are about the start decision, not that window, so they wait for the write.
+    await pollUntil(
+      async () => {
+        const held = /aof_buffer_length:(\d+)/.exec(String(await c.info("persistence")))?.[1];
+        return held === "0" ? true : `aof_buffer_length ${held ?? "absent"}`;
+      },
+      { timeoutMs: 10_000, intervalMs: 50, what: "the primary to write its AOF buffer" },
+    );
   } finally {
     c.disconnect();
   }
