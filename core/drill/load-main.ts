@@ -70,8 +70,10 @@ async function main(): Promise<void> {
     waitTimeoutMs: s.waitTimeoutMs,
     deadlineMs: s.commandTimeoutMs,
   });
-  // Connection set-up is not counted as failed writes.
-  await Promise.all(streams.map((w) => clientReady(w.loadClient.client, w.stream, 30_000)));
+  // Connection set-up is not counted as failed writes. Streams can share a client (cluster mode): one wait per client.
+  const byClient = new Map<LoadClient["client"], string[]>();
+  for (const w of streams) byClient.set(w.loadClient.client, [...(byClient.get(w.loadClient.client) ?? []), w.stream]);
+  await Promise.all([...byClient].map(([client, names]) => clientReady(client, names.join(", "), 30_000)));
   const loadStart = Date.now();
   streams.forEach((w) => w.start());
   // The drill injects its fault after this line: once every stream has an acknowledgement, or

@@ -56,16 +56,41 @@ export async function startAlertWatch(target: DrillTarget, inputs: AlertInputs):
         targets.push({ address: `${e.host}:${e.port}`, path: e.path ?? "/metrics", labels });
         continue;
       }
-      const x = await startExporter({ host: e.host, port: e.port, password: spec.password });
+      const x = await exporterTarget(e.host, e.port, spec.password, labels);
       stops.push(x.stop);
-      targets.push({ address: new URL(x.url).host, labels });
+      targets.push(x.target);
     }
-    const p = await startPrometheus(targets, ruleFileText(ruleGroups(inputs)), "deployed");
+    const p = await prometheusWithRules(targets, inputs);
     stops.push(p.stop);
-    await everyTargetUp(p, targets.length);
     return sampling(p, stopAll);
   } catch (err) {
     await stopAll();
+    throw err;
+  }
+}
+
+/** A redis_exporter beside host:port, as a scrape target with `labels` (the deployed job's). */
+export async function exporterTarget(
+  host: string,
+  port: number,
+  password: string | undefined,
+  labels: Record<string, string>,
+): Promise<{ target: ScrapeTarget; stop: () => Promise<void> }> {
+  const x = await startExporter({ host, port, password });
+  return { target: { address: new URL(x.url).host, labels }, stop: x.stop };
+}
+
+/**
+ * A real Prometheus over `targets` through the deployed scrape job with `inputs`' rules, returned
+ * once every target is up and every rule group was evaluated after that; stopped if that fails.
+ */
+export async function prometheusWithRules(targets: ScrapeTarget[], inputs: AlertInputs): Promise<RunningPrometheus> {
+  const p = await startPrometheus(targets, ruleFileText(ruleGroups(inputs)), "deployed");
+  try {
+    await everyTargetUp(p, targets.length);
+    return p;
+  } catch (err) {
+    await p.stop();
     throw err;
   }
 }

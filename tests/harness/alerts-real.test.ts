@@ -21,18 +21,12 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { type AlertInputs, type AlertMode } from "../../core/metrics/alert-definition.js";
-import { ruleFileText, ruleGroups } from "../../core/metrics/rule-file.js";
 import { pollUntil, sleep } from "../../core/util/poll-until.js";
 import { startLocalCluster } from "../../harness/local/local-cluster.js";
 import { killHard, SentinelTopology } from "../../harness/local/sentinel-topology.js";
 import { LocalFleet } from "../../harness/local/valkey-process.js";
-import { startExporter, type RunningExporter } from "../../harness/metrics/exporter.js";
-import {
-  startPrometheus,
-  type FiringAlert,
-  type RunningPrometheus,
-  type ScrapeTarget,
-} from "../../harness/metrics/prometheus.js";
+import { exporterTarget, prometheusWithRules } from "../../harness/drill/alert-watch.js";
+import type { FiringAlert, RunningPrometheus, ScrapeTarget } from "../../harness/metrics/prometheus.js";
 import { defaultValkeyConfig } from "../../pod/local-conf.js";
 import { METRICS_PATH } from "../../pod/haproxy-checks.js";
 
@@ -45,10 +39,10 @@ afterAll(async () => {
 });
 
 /** An exporter beside host:port, as a scrape target with the deployed labels. */
-async function exporterTarget(host: string, port: number, component: string, pod: string): Promise<ScrapeTarget> {
-  const e: RunningExporter = await startExporter({ host, port, password: PASSWORD });
-  stops.push(e.stop);
-  return { address: new URL(e.url).host, labels: { ...RELEASE, component, pod } };
+async function exporterOf(host: string, port: number, component: string, pod: string): Promise<ScrapeTarget> {
+  const x = await exporterTarget(host, port, PASSWORD, { ...RELEASE, component, pod });
+  stops.push(x.stop);
+  return x.target;
 }
 
 const describeAlerts = (alerts: FiringAlert[]): string =>
@@ -67,19 +61,11 @@ function localInputs(mode: AlertMode, downAfterSeconds: number, nodeTimeoutSecon
   };
 }
 
-/** Prometheus over `targets` with `mode`'s rules, once every target is up. */
+/** Prometheus over `targets` with `mode`'s rules, once every target is up and the rules evaluated after (the drills' wait). */
 async function prometheusOver(targets: ScrapeTarget[], inputs: AlertInputs): Promise<RunningPrometheus> {
   // The deployed scrape job's relabelling (core/metrics/scrape-config.ts) attaches the labels the rules use.
-  const p = await startPrometheus(targets, ruleFileText(ruleGroups(inputs)), "deployed");
+  const p = await prometheusWithRules(targets, inputs);
   stops.push(p.stop);
-  await pollUntil(
-    async () => {
-      const health = await p.targets();
-      const down = Object.values(health).filter((h) => h !== "up");
-      return Object.keys(health).length === targets.length && down.length === 0 ? true : JSON.stringify(health);
-    },
-    { timeoutMs: 30_000, intervalMs: 500, what: "every target up in Prometheus" },
-  );
   return p;
 }
 
@@ -140,8 +126,8 @@ describe("alert rules in a real Prometheus over real exporters", () => {
     const status = t.proxy?.status;
     if (status === undefined) throw new Error("no HAProxy");
     const targets = [
-      ...(await Promise.all(t.members.map((m) => exporterTarget(m.host, m.port, "valkey", m.name)))),
-      ...(await Promise.all(t.sentinels.map((s) => exporterTarget(s.host, s.port, "sentinel", s.name)))),
+      ...(await Promise.all(t.members.map((m) => exporterOf(m.host, m.port, "valkey", m.name)))),
+      ...(await Promise.all(t.sentinels.map((s) => exporterOf(s.host, s.port, "sentinel", s.name)))),
       {
         address: `${status.host}:${status.port}`,
         path: METRICS_PATH,
@@ -194,7 +180,7 @@ describe("alert rules in a real Prometheus over real exporters", () => {
       password: PASSWORD,
       clusterNodeTimeoutMs: 2000,
     });
-    const targets = await Promise.all(c.nodes.map((n) => exporterTarget(n.host, n.port, "valkey", n.name)));
+    const targets = await Promise.all(c.nodes.map((n) => exporterOf(n.host, n.port, "valkey", n.name)));
     const p = await prometheusOver(targets, localInputs("cluster", 2, 2));
     expect(await firedWhileHealthy(p, 20_000)).toEqual([]);
 
