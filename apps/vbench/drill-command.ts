@@ -16,6 +16,7 @@ import { CLIENT_SETTINGS, DEFAULT_CLIENT_SETTINGS, type ClientSettings } from ".
 import { runDrill, type DrillOptions } from "../../harness/drill/run-drill.js";
 import { metricsUnsupported } from "../../harness/drill/alert-watch.js";
 import { renderAlertsSeen } from "../../core/drill/alerts-seen.js";
+import { renderAofAtKill } from "../../core/drill/aof-at-kill.js";
 import { isSkipped, type DrillResult } from "../../core/drill/drill-result.js";
 import { intInRange, nonNegativeInt, positiveInt, UsageError } from "./errors.js";
 import { guarded } from "./guard.js";
@@ -248,6 +249,7 @@ export function registerDrillCommand(program: Command): void {
         const steps = [
           ...renderRollSteps([result]),
           ...(result.alerts === undefined ? [] : [`alerts: ${renderAlertsSeen(result.alerts)}`]),
+          ...(result.aofAtKill === undefined ? [] : [renderAofAtKill(result.aofAtKill)]),
         ];
         process.stdout.write(
           `${renderDrillTable([result])}\n${steps.length === 0 ? "" : `\n${steps.join("\n")}\n`}${file === undefined ? "" : `\nresult: ${file}\n`}`,

@@ -3,6 +3,7 @@
  * drills (harness/drill/run-drill.ts) produce it, the drill table (drill-table.ts), the CLI and the
  * local comparison read it.
  */
+import type { AofAtKill } from "./aof-at-kill.js";
 import type { DrillMode, Fault } from "../../vocabulary/faults.js";
 import type { RollStepTiming } from "../roll/rolling-restart.js";
 import type { TopologyReport } from "../verify/verify-types.js";
@@ -28,6 +29,9 @@ export interface DrillResult extends DrillOutcome, Partial<PartitionFigures> {
   alerts?: AlertSeen[];
   /** With live metrics: commands per second on each member, from its exporter through Prometheus. */
   liveMetrics?: LiveMetrics;
+  /** crash-restart: the killed primary's AOF right before the SIGKILL, the server's own reading of the loss
+   * (aof-at-kill.ts). */
+  aofAtKill?: AofAtKill;
   timings: DrillTimings;
   /** How the load's clients (ioredis and valkey-py) followed the failover (client-settings.ts). */
   clientSettings: ClientSettings;

@@ -9,6 +9,7 @@ import type { DrillResult } from "./drill-result.js";
 import type { FailureKind } from "./ledger.js";
 import { parseStreamName } from "./writers.js";
 import { renderAlertsSeen, type AlertSeen } from "./alerts-seen.js";
+import { renderAofAtKill } from "./aof-at-kill.js";
 
 /** drills.csv's alerts cell: `name(pod) pending/firing/resolved` seconds from the fault, or `none` (watched, quiet). */
 function alertsCell(rows: readonly AlertSeen[]): string {
@@ -101,6 +102,7 @@ type Row = Pick<
   | "rate"
   | "faultDescription"
   | "alerts"
+  | "aofAtKill"
 > & {
   streams: { stream: string; failureKinds?: readonly FailureKind[] }[];
   timings: Pick<DrillResult["timings"], "failureDetectionMs">;
@@ -254,7 +256,8 @@ export function renderDrillMarkdown(rows: readonly Row[]): string[] {
         (r.shards.length === 0 ? "" : `; per shard (* affected): ${formatShardOutages(r.shards)}`) +
         (why === "" ? "" : `; why writes failed: ${why.replace(/\|/g, "\\|")}`) +
         (r.failures.length === 0 ? "" : `; NOT ok: ${r.failures.join("; ").replace(/\|/g, "\\|")}`) +
-        (r.alerts === undefined ? "" : `; alerts: ${renderAlertsSeen(r.alerts)}`)
+        (r.alerts === undefined ? "" : `; alerts: ${renderAlertsSeen(r.alerts)}`) +
+        (r.aofAtKill === undefined ? "" : `; ${renderAofAtKill(r.aofAtKill)}`)
       );
     }),
     "",

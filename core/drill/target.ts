@@ -10,6 +10,7 @@ import type { LoadShard } from "./writers.js";
 import type { RollStepTiming } from "../roll/rolling-restart.js";
 import type { SentinelEventAt } from "./sentinel-events.js";
 import type { Component } from "../metrics/targets.js";
+import type { AofAtKill } from "./aof-at-kill.js";
 
 export interface DrillTimings {
   /** Sentinel down-after-milliseconds / cluster-node-timeout. */
@@ -92,6 +93,9 @@ export interface FaultHandle {
   sentinelEvents?: () => readonly SentinelEventAt[];
   /** partition, replication: PartitionFigures.connectionsToOldPrimaryAfterFailover; read once the fault is over. */
   connectionsToOldPrimaryAfterFailover?: () => number | null;
+  /** crash-restart: the killed primary's INFO persistence right before the SIGKILL (aof-at-kill.ts); undefined: not
+   * read. */
+  aofAtKill?: Omit<AofAtKill, "heldWritesEstimate">;
 }
 
 /**

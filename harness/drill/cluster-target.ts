@@ -40,6 +40,7 @@ import { clusterClient, plainRedis, type LoadClient } from "../../core/drill/loa
 import { partitionCapability } from "./partition.js";
 import { injectPartition, type PartitionFault } from "./partition-fault.js";
 import type { DurabilityConfig } from "../../core/drill/bounds.js";
+import { readAofInfo } from "../../core/drill/aof-at-kill.js";
 import type { ClientSettings } from "../../core/drill/client-settings.js";
 import { valkeyPyClusterSpec, type ValkeyPySpec } from "../../core/drill/valkey-py-stream.js";
 import type { ValkeyConfig } from "../../config/types.js";
@@ -293,11 +294,13 @@ export class ClusterTarget implements DrillTarget {
     }
     if (fault === "crash-restart") {
       const delay = crashRestartDelay(this.o);
+      const aofAtKill = await readAofInfo(primary.host, primary.port, this.o.password).catch(() => undefined);
       const killed = await this.killAndReturn([primary], delay, false);
-      return killedHandle(
+      const handle = killedHandle(
         `SIGKILL primary ${label(primary)}; restarted in place on its data dir after ${delay} ms (cluster-node-timeout ${this.o.failureDetectionMs} ms)`,
         killed,
       );
+      return aofAtKill === undefined ? handle : { ...handle, aofAtKill };
     }
     if (fault === "lost-volume") {
       const victim = this.lostVolumeOf === "primary" ? primary : replica;

@@ -28,6 +28,7 @@ import type { TopologyReport } from "../../core/verify/verify-types.js";
 import type { Fault } from "../../vocabulary/faults.js";
 import { plainRedis, sentinelRedis } from "../../core/drill/load.js";
 import type { DurabilityConfig } from "../../core/drill/bounds.js";
+import { readAofInfo } from "../../core/drill/aof-at-kill.js";
 import { DEFAULT_CLIENT_SETTINGS, type ClientSettings } from "../../core/drill/client-settings.js";
 import type { ValkeyPySpec } from "../../core/drill/valkey-py-stream.js";
 import { partitionCapability } from "./partition.js";
@@ -351,6 +352,7 @@ export class ReplicationTarget implements DrillTarget {
   /** SIGKILL the primary and start it again on its own address and data dir after crashRestartDelay(). */
   private async crashRestart(primary: Member, detectedAt: () => number | undefined): Promise<FaultHandle> {
     const delay = crashRestartDelay(this.o);
+    const aofAtKill = await readAofInfo(primary.host, primary.port, this.o.password).catch(() => undefined);
     await killHard(primary.proc);
     const restored = (async () => {
       await sleep(delay);
@@ -361,6 +363,7 @@ export class ReplicationTarget implements DrillTarget {
       restored,
       detectedAt,
       stopWatching: () => undefined,
+      ...(aofAtKill === undefined ? {} : { aofAtKill }),
     };
   }
 

@@ -46,6 +46,7 @@ import {
 import type { LoadShard } from "../../core/drill/writers.js";
 import { alertsSeen, renderAlertsSeen, type AlertSeen } from "../../core/drill/alerts-seen.js";
 import type { LiveMetrics } from "../../core/drill/live-metrics.js";
+import { aofAtKill, renderAofAtKill, type AofAtKill } from "../../core/drill/aof-at-kill.js";
 import { metricsUnsupported, startAlertWatch, type AlertWatch } from "./alert-watch.js";
 
 export interface DrillOptions extends DrillTimings {
@@ -399,6 +400,7 @@ interface DrillParts {
   sentinel: { events: SentinelEventRow[] | undefined; steps: FailoverSteps | undefined };
   alerts: AlertSeen[] | undefined;
   liveMetrics: LiveMetrics | undefined;
+  aofAtKill: AofAtKill | undefined;
 }
 
 function drillResult(target: DrillTarget, o: DrillOptions, p: DrillParts): DrillResult {
@@ -427,6 +429,7 @@ function drillResult(target: DrillTarget, o: DrillOptions, p: DrillParts): Drill
     ...(events === undefined ? {} : { sentinelEvents: events, failoverSteps: steps }),
     ...(p.alerts === undefined ? {} : { alerts: p.alerts }),
     ...(p.liveMetrics === undefined ? {} : { liveMetrics: p.liveMetrics }),
+    ...(p.aofAtKill === undefined ? {} : { aofAtKill: p.aofAtKill }),
     timings: drillTimingsOf(o),
     durability: p.durability,
     after,
@@ -467,6 +470,9 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
     const detectedAt = fault.handle.detectedAt();
     const partitionFigures = partitionFiguresOf(o.fault, fault.handle, fault.faultAt);
     const sentinel = sentinelFiguresOf(fault.handle, fault.faultAt, step);
+    const aof = fault.handle.aofAtKill === undefined ? undefined : aofAtKill(fault.handle.aofAtKill, records);
+    if (aof !== undefined)
+      step(`${renderAofAtKill(aof)}; the ledger: ${figures.lostAckedWrites} acknowledged writes lost`);
     const alerts = watch === undefined ? undefined : await alertsOf(watch, o, fault.faultAt, step);
     const liveMetrics = watch === undefined ? undefined : await watch.liveOps(loadStart, fault.faultAt);
     return drillResult(target, o, {
@@ -481,6 +487,7 @@ export async function drillOn(target: DrillTarget, o: DrillOptions): Promise<Dri
       sentinel,
       alerts,
       liveMetrics,
+      aofAtKill: aof,
     });
   } finally {
     await stopLoad();

@@ -7,11 +7,13 @@
  * The bound (README "A restarting primary"): at most the AOF write window, `appendfsync
  * everysec`, 2 s of writes (the buffer a slow fsync lets the server hold): rate × streams × 2 s. While the drill runs, every member's
  * INFO role is sampled: two members answering role:master at once is a second writable primary,
- * whatever the loss happened to be.
+ * whatever the loss happened to be. A crash-restart row carries the killed primary's own reading of
+ * its AOF right before the kill (aof-at-kill.ts), printed beside the ledger's count.
  */
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { AOF_HELD_BUFFER_MS } from "../../core/drill/bounds.js";
+import { renderAofAtKill } from "../../core/drill/aof-at-kill.js";
 import { parseStreamName } from "../../core/drill/writers.js";
 import type { Fault } from "../../vocabulary/faults.js";
 import { ReplicationTarget } from "../../harness/drill/replication-target.js";
@@ -110,9 +112,14 @@ async function drillOnce(target: ReplicationTarget, fault: Fault, crashRestartDe
 
 describe("crash and in-place restart of the replication primary (real processes, down-after 2 s)", () => {
   for (const delay of [1000, 1800, 2500]) {
-    it(`crash-restart after ${delay} ms: one writable primary at a time, acknowledged loss within the AOF write window`, async () => {
+    it(`crash-restart after ${delay} ms: one writable primary at a time, acknowledged loss within the AOF write window, the server's AOF reading in the row`, async () => {
       const r = await crashDrill("crash-restart", delay);
       expect(r.faultDescription).toContain(`after ${delay} ms`);
+      const aof = r.aofAtKill;
+      expect(aof, "the killed primary's INFO persistence read before the kill").toBeDefined();
+      expect(Number.isInteger(aof?.bufferBytes) && aof!.bufferBytes >= 0).toBe(true);
+      expect(aof?.heldWritesEstimate).not.toBeNull();
+      console.log(`[crash-restart] ${renderAofAtKill(aof!)}; the ledger: ${r.lostAckedWrites} acknowledged lost`);
     }, 180_000);
   }
 
