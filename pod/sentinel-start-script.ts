@@ -12,12 +12,26 @@
  *   rewrites of it (created `0644 & ~umask`) stay private; then wait, bounded, until the
  *   monitored primary's name resolves (with `resolve-hostnames yes` Sentinel refuses a config
  *   whose names do not resolve; an IP address is not looked up), and exec
- *   `valkey-server <state file> --sentinel`.
+ *   `valkey-server <state file> --sentinel`, having started in the background the call that sets
+ *   this Sentinel's INFO period (`SENTINEL DEBUG info-period`, SENTINEL_INFO_PERIOD_MS) once it answers.
  *
  * A password change therefore needs the state file re-made (delete the Sentinel's PVC); the
  * data members read the password at every start.
  */
 import { renderShellFile } from "./shell-file.js";
+import { cliTimeout, localHost } from "./sh-cli.js";
+
+/**
+ * The period of a Sentinel's INFO reads of the primary and its replicas, in ms (Valkey's is 10 s,
+ * 1 s only while the primary is down or a replica's link is; sentinel.c sentinelSendPeriodicCommands).
+ * At 10 s a replica that has just finished its first sync and taken a promotable priority
+ * (replication-start.sh) stayed unpromotable in the Sentinels' view for up to 10 s more, and the
+ * verifier with it: a healed topology read as not healed. At 1 s the Sentinels' view of replica
+ * links, offsets, priorities and roles is at most a second old; the cost is one INFO per
+ * monitored member per Sentinel per second. It also shortens Sentinel's "a primary that reports
+ * itself a replica" rule (down-after + 2 × this) and its "primary looks sane" window (2 × this).
+ */
+export const SENTINEL_INFO_PERIOD_MS = 1000;
 
 export interface SentinelStartScriptOptions {
   /** The template in the ConfigMap (first start only). */
@@ -29,12 +43,21 @@ export interface SentinelStartScriptOptions {
   passwordFile: string | undefined;
   /** Seconds to wait for the monitored primary's name to resolve. @default 60 */
   resolveWaitSeconds?: number;
+  /** The Sentinel's port (the INFO-period call connects to it). */
+  port: number;
+  /** The address the INFO-period call connects to. @default 127.0.0.1 (a pod listens on every address) */
+  localHost?: string;
+  /** The INFO period set at every start, ms. @default SENTINEL_INFO_PERIOD_MS */
+  infoPeriodMs?: number;
 }
 
 export function renderSentinelStartScript(o: SentinelStartScriptOptions): string {
   const wait = o.resolveWaitSeconds ?? 60;
   if (!Number.isInteger(wait) || wait < 1)
     throw new Error(`sentinel start: resolveWaitSeconds must be a whole number ≥ 1 (got ${wait})`);
+  const infoPeriod = o.infoPeriodMs ?? SENTINEL_INFO_PERIOD_MS;
+  if (!Number.isInteger(infoPeriod) || infoPeriod < 100)
+    throw new Error(`sentinel start: infoPeriodMs must be a whole number ≥ 100 (got ${infoPeriod})`);
   if (!/^[A-Za-z0-9._-]+$/.test(o.masterName))
     throw new Error(`sentinel start: masterName '${o.masterName}' must match [A-Za-z0-9._-]+`);
   return renderShellFile("sentinel-start.sh", {
@@ -43,5 +66,9 @@ export function renderSentinelStartScript(o: SentinelStartScriptOptions): string
     master_name: o.masterName,
     password_file: o.passwordFile ?? "",
     resolve_wait: wait,
+    info_period: infoPeriod,
+    local_host: localHost(o.localHost),
+    port: o.port,
+    cli_timeout: cliTimeout(),
   });
 }

@@ -74,6 +74,8 @@ export function sentinelPod(o: SentinelPodOptions): PodDefinition {
         stateFile: sentinelStateFile(dataDir),
         masterName: o.masterName,
         passwordFile: o.auth ? (o.passwordFile ?? `${SECRET_MOUNT}/${PASSWORD_SECRET_KEY}`) : undefined,
+        port: o.port ?? SENTINEL_PORT,
+        ...(o.local === undefined ? {} : { localHost: o.local.bind }),
         ...(o.resolveWaitSeconds === undefined ? {} : { resolveWaitSeconds: o.resolveWaitSeconds }),
       }),
     },

@@ -78,15 +78,24 @@ export function podLabels(release: string, role: PodRole): Record<string, string
 }
 
 export const READINESS_SCRIPT_TIMEOUT_SECONDS = 8;
+/**
+ * How often the kubelet runs a member's readiness probe, in seconds. The kubelet probes on its
+ * own ticks, so a restarted member is Ready up to one period after it could be: at 5 s (with a
+ * 5 s initial delay) a member whose first sync was done 2 s after its start was Ready 6.5–9.5 s
+ * after it (real pods), and every drill's recovery and every roll step waited for that. At 2 s
+ * it is 2–4 s. The failure threshold keeps the tolerance it had (about 15 s of failed probes
+ * before NotReady).
+ */
+export const READINESS_PERIOD_SECONDS = 2;
 
 function readinessProbe(o: ValkeyStatefulSetOptions): NonNullable<Container["readinessProbe"]> {
   const command = o.pod.readiness ?? ["sh", "-c", `[ "$(valkey-cli -h 127.0.0.1 -p ${VALKEY_PORT} ping)" = PONG ]`];
   return {
     exec: { command },
-    initialDelaySeconds: 5,
-    periodSeconds: 5,
+    initialDelaySeconds: READINESS_PERIOD_SECONDS,
+    periodSeconds: READINESS_PERIOD_SECONDS,
     timeoutSeconds: o.pod.readiness === undefined ? 3 : READINESS_SCRIPT_TIMEOUT_SECONDS,
-    failureThreshold: 3,
+    failureThreshold: Math.ceil(15 / READINESS_PERIOD_SECONDS),
   };
 }
 

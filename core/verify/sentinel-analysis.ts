@@ -10,7 +10,7 @@
  * - SENTINEL_REPLICA_DOWN: a reachable Sentinel that names the primary does not see one of its
  *   linked replicas as up (unknown, `s_down` or `disconnected`) or as promotable (`slave-priority`
  *   0: a restarted replica before its first sync, pod/scripts/replication-start.sh; the Sentinel
- *   re-reads a replica's INFO every 10 s), so a failover it leads now (a
+ *   re-reads a replica's INFO every second, pod/sentinel-start-script.ts), so a failover it leads now (a
  *   preStop's SENTINEL FAILOVER, or a real one) could not pick that replica. Sentinel reaches a
  *   replica that came back on a new pod IP only once the DNS name resolves to it (it re-resolves on
  *   reconnect; the cluster DNS may serve the old record up to its TTL): on real pods a switchover
@@ -205,7 +205,7 @@ function checkReplicasSeen(
           : /s_down|disconnected/.test(seen.flags)
             ? `flags it ${seen.flags}`
             : seen.priority === 0
-              ? "sees replica-priority 0 (not promotable: no first sync since its restart yet, or not re-read since: up to 10 s)"
+              ? "sees replica-priority 0 (not promotable: no first sync since its restart yet, or not re-read since: up to the Sentinel's INFO period, 1 s as the start script sets it)"
               : undefined;
       if (down !== undefined)
         failures.add(

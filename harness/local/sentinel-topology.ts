@@ -305,7 +305,7 @@ export class SentinelTopology {
             const slaves = (await c.call("SENTINEL", "REPLICAS", this.masterName)) as string[][];
             // Up, and linked since its start as this Sentinel last saw it (master-link-down-time >= 0;
             // -1000 until its INFO shows a link): the start script counts live replicas the same way,
-            // and a Sentinel refreshes a replica's INFO only every 10 s outside a failover.
+            // and a Sentinel refreshes a replica's INFO once per SENTINEL_INFO_PERIOD_MS (sentinel-start.sh sets it).
             const field = (r: string[], k: string): string => (r.includes(k) ? (r[r.indexOf(k) + 1] ?? "") : "");
             // And promotable: a replica starts with replica-priority 0 until its first sync (the start
             // script), as the verifier checks too.

@@ -197,7 +197,8 @@ release_priority() {
       *master_link_status:up*) case "$r" in *master_sync_in_progress:1*) ;; *) break ;; esac ;;
     esac
     # A fraction where sleep takes one (coreutils, busybox): a Sentinel that reads this member's INFO
-    # between its link and the release sees it unpromotable until its next read, 10 s later.
+    # between its link and the release sees it unpromotable until its next read (its INFO period,
+    # sentinel-start.sh: 1 s, Valkey's own 10 s).
     sleep 0.2 2>/dev/null || sleep 1
   done
   if kill -0 "$$" 2>/dev/null; then

@@ -7,7 +7,8 @@ fail() { echo "sentinel-start.sh: $*" >&2; exit 1; }
 say() { echo "sentinel-start.sh: $*" >&2; }
 # @include lib-conf-secret.sh
 # password_file is empty without auth.
-# @values template state master_name password_file resolve_wait
+# @values template state master_name password_file resolve_wait info_period local_host port cli_timeout
+# @include lib-cli.sh
 mkdir -p "$(dirname "$state")"
 if [ ! -s "$state" ]; then
   say "first start: writing $state from $template"
@@ -37,4 +38,22 @@ if [ "$literal" = no ] && command -v getent >/dev/null 2>&1; then
     waited=$((waited + 1))
   done
 fi
+# Sentinel reads a primary's and its replicas' INFO every 10 s (every second only while the primary
+# is down or a replica's link is): a replica released to a promotable priority, or its link back up,
+# stays unknown to it that long. info_period is the period this Sentinel uses instead; `SENTINEL
+# DEBUG info-period` is the only way to set it and a restart forgets it, so it is set at every start,
+# in the background from before the exec ($$ becomes the server's pid), until it is OK or the server
+# is gone (then a zombie under valkey-server, as replication-start.sh's priority release).
+set_info_period() {
+  tries=0
+  while kill -0 "$$" 2>/dev/null && [ "$tries" -lt 120 ]; do
+    reply=$(local_cli SENTINEL DEBUG info-period "$info_period" 2>&1) || reply="no answer: $reply"
+    [ "$reply" = OK ] && { say "SENTINEL DEBUG info-period $info_period: OK"; return 0; }
+    tries=$((tries + 1))
+    sleep 0.5 2>/dev/null || sleep 1
+  done
+  kill -0 "$$" 2>/dev/null && say "SENTINEL DEBUG info-period $info_period not set after $tries tries (last reply: $reply); it reads INFO every 10 s"
+  return 0
+}
+( set_info_period ) </dev/null &
 exec valkey-server "$state" --sentinel

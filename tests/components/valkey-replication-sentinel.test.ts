@@ -13,6 +13,7 @@ import type {
 } from "../../components/valkey/k8s-types.js";
 import type { Deployment } from "../../components/valkey/haproxy-manifests.js";
 import { authCommandHex } from "../../pod/haproxy-cfg.js";
+import { READINESS_PERIOD_SECONDS } from "../../components/valkey/statefulset.js";
 
 const mocks = installMocks();
 const { ValkeyReplication } = await import("../../components/valkey-replication.js");
@@ -137,9 +138,15 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
     expect(data["start.sh"]).toContain("master_name='valkey-primary'");
   });
 
-  it("members: ready only with the link to the primary up; preStop asks a Sentinel for SENTINEL FAILOVER, bounded", () => {
+  it("members: ready only with the link to the primary up, probed every 2 s with about 15 s of failures tolerated; preStop asks a Sentinel for SENTINEL FAILOVER, bounded", () => {
     const c = containerOf(sts("repl-members"));
     expect(c.readinessProbe?.exec?.command).toEqual(["sh", "/etc/valkey/readiness.sh"]);
+    // A restarted member is Ready within a probe period of its first sync (a drill's recovery and a roll step wait for it).
+    expect(c.readinessProbe?.periodSeconds).toBe(READINESS_PERIOD_SECONDS);
+    expect(READINESS_PERIOD_SECONDS).toBeLessThanOrEqual(2);
+    expect(c.readinessProbe?.initialDelaySeconds).toBeLessThanOrEqual(READINESS_PERIOD_SECONDS);
+    const tolerated = (c.readinessProbe?.failureThreshold ?? 0) * READINESS_PERIOD_SECONDS;
+    expect(tolerated).toBeGreaterThanOrEqual(15);
     expect(data["readiness.sh"]).toContain("master_link_status:up");
     expect(c.lifecycle?.preStop?.exec?.command).toEqual(["sh", "/etc/valkey/prestop.sh"]);
     const pre = data["prestop.sh"] ?? "";

@@ -262,17 +262,26 @@ describe("a full restart with the replicas back first (real processes)", () => {
       },
     );
     await seenBy(s2, master, b, "down");
-    // A restarts (a replica of the old primary, never linked); the third Sentinel sees it up, the
-    // two in TILT keep it s_down: the verifier names their TILT.
+    // A restarts (a replica of the old primary, never linked); the third Sentinel sees it up and,
+    // from its INFO (read every second), unpromotable (replica-priority 0 until its first sync); the
+    // two in TILT keep it s_down: the verifier names their TILT, and the third's reason is the priority.
     await topology.startMember(a.ordinal);
     await upInSentinel(s2, master, a);
+    await pollUntil(
+      async () => ((await replicaFields(s2, master, a)).get("slave-priority") === "0" ? true : "not re-read yet"),
+      { timeoutMs: 10_000, intervalMs: 100, what: `${s2.address} to read the restarted A's replica-priority 0` },
+    );
     const caps = await collectSentinels(connector, topology.sentinelEndpoints, master);
     const down = analyseSentinels(caps, master, undefined, [a.address]).failures.items;
     expect(down.map((f) => [f.code, f.node])).toEqual([
       ["SENTINEL_REPLICA_DOWN", s0.address],
       ["SENTINEL_REPLICA_DOWN", s1.address],
+      ["SENTINEL_REPLICA_DOWN", s2.address],
     ]);
-    for (const f of down) expect(f.message).toMatch(/; the Sentinel is in TILT \(its flags stay as they were/);
+    for (const f of down.slice(0, 2))
+      expect(f.message).toMatch(/; the Sentinel is in TILT \(its flags stay as they were/);
+    expect(down[2]?.message).toMatch(/sees replica-priority 0/);
+    expect(down[2]?.message).not.toMatch(/TILT/);
     expect((await replicaFlags(s0, master))[b.address]).toBe("slave");
     // Still inside their 30 s of TILT, the primary restarts.
     await topology.startMember(primary.ordinal);

@@ -170,7 +170,7 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
           }
         }),
       );
-    // What every Sentinel believes each replica's priority is (read from its INFO every 10 s).
+    // What every Sentinel believes each replica's priority is (read from its INFO, every SENTINEL_INFO_PERIOD_MS).
     const priorities = async (): Promise<string[]> =>
       (
         await Promise.all(

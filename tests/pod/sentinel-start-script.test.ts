@@ -3,20 +3,22 @@
  * `valkey-server --sentinel` monitoring a real valkey-server: first start writes the state file
  * from the template plus announce and auth lines (mode 0600, umask 077 also for Sentinel's own
  * rewrites), Sentinel requires the password, the password is in no argv, and a restart keeps
- * the state Sentinel wrote.
+ * the state Sentinel wrote. At every start the script sets the Sentinel's INFO period
+ * (SENTINEL_INFO_PERIOD_MS): a replica's priority change reaches the Sentinel's view within it,
+ * where Valkey's own 10 s period would leave it stale (measured beside it, the mutation).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolveBinaries } from "../../benchmarks/run/binaries.js";
 import { freePort } from "../../harness/local/ports.js";
 import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
 import { openClient } from "../../core/topology/connector.js";
 import { pollUntil } from "../../core/util/poll-until.js";
 import { renderSentinelConf } from "../../pod/sentinel-conf.js";
-import { renderSentinelStartScript } from "../../pod/sentinel-start-script.js";
+import { renderSentinelStartScript, SENTINEL_INFO_PERIOD_MS } from "../../pod/sentinel-start-script.js";
+import { localPodEnv } from "../../harness/local/pod-files.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}-"q\\`;
 const HOST = "127.0.0.1";
@@ -47,9 +49,9 @@ describe("the Sentinel entrypoint on a real Sentinel", () => {
   let log = "";
 
   const start = async (): Promise<void> => {
-    const path = `${dirname(resolveBinaries().server.path)}:${process.env.PATH ?? ""}`;
     proc = spawn("sh", [script], {
-      env: { PATH: path, VALKEY_ANNOUNCE_HOST: HOST },
+      // The pod's environment: the CLI password variables its script's own calls use.
+      env: { ...localPodEnv(password), VALKEY_ANNOUNCE_HOST: HOST },
       stdio: ["ignore", "pipe", "pipe"],
     });
     proc.stdout?.on("data", (d: Buffer) => (log += d.toString()));
@@ -97,6 +99,8 @@ describe("the Sentinel entrypoint on a real Sentinel", () => {
         masterName: "vk",
         passwordFile: join(dir, "password"),
         resolveWaitSeconds: 5,
+        port,
+        localHost: HOST,
       }),
     );
     await start();
@@ -133,6 +137,70 @@ describe("the Sentinel entrypoint on a real Sentinel", () => {
     expect(log).not.toContain(password);
   }, 30_000);
 
+  it("sets the Sentinel's INFO period at start: a replica's new priority is in its view within it, not 10 s later", async () => {
+    const c = await openClient(HOST, port, "auth", { password });
+    const debugInfo = async (): Promise<string> => {
+      const d = (await c.call("SENTINEL", "DEBUG")) as string[];
+      return d[d.indexOf("INFO-PERIOD") + 1] ?? "absent";
+    };
+    await pollUntil(async () => ((await debugInfo()) === String(SENTINEL_INFO_PERIOD_MS) ? true : await debugInfo()), {
+      timeoutMs: 15_000,
+      intervalMs: 200,
+      what: `INFO-PERIOD ${SENTINEL_INFO_PERIOD_MS} in SENTINEL DEBUG; log: ${log}`,
+    });
+    expect(log).toContain(`SENTINEL DEBUG info-period ${SENTINEL_INFO_PERIOD_MS}: OK`);
+    // A replica of the primary, linked and seen by the Sentinel, then its priority changed.
+    const replica = await fleet.start({
+      name: "r",
+      bind: HOST,
+      port: await freePort(HOST),
+      password,
+      appendonly: false,
+      save: "",
+      replicaOf: { host: HOST, port: primary.port },
+    });
+    const view = async (): Promise<Record<string, string> | undefined> => {
+      const rows = (await c.call("SENTINEL", "REPLICAS", "vk")) as string[][];
+      const row = rows.find((x) => x[x.indexOf("port") + 1] === String(replica.port));
+      return row === undefined
+        ? undefined
+        : Object.fromEntries(row.flatMap((v, i) => (i % 2 === 0 ? [[v, row[i + 1]!]] : [])));
+    };
+    const describe = (v: Record<string, string> | undefined): string =>
+      v === undefined
+        ? "not known"
+        : `priority ${v["slave-priority"]}, link ${v["master-link-status"]}, info-refresh ${v["info-refresh"]} ms`;
+    // Linked (a replica whose link is down is read every second whatever the period), then right
+    // after one of the Sentinel's reads, so the next one is a whole period away.
+    await pollUntil(
+      async () => {
+        const v = await view();
+        return v?.["slave-priority"] === "100" && v["master-link-status"] === "ok" ? true : describe(v);
+      },
+      { timeoutMs: 30_000, intervalMs: 200, what: "the replica known to the Sentinel, linked, priority 100" },
+    );
+    await pollUntil(async () => (Number((await view())?.["info-refresh"]) < 100 ? true : describe(await view())), {
+      timeoutMs: 30_000,
+      intervalMs: 20,
+      what: "a fresh INFO read of the replica by the Sentinel",
+    });
+    const r = await openClient(HOST, replica.port, "replica", { password });
+    expect(await r.call("CONFIG", "SET", "replica-priority", "7")).toBe("OK");
+    r.disconnect();
+    const changedAt = Date.now();
+    await pollUntil(async () => ((await view())?.["slave-priority"] === "7" ? true : describe(await view())), {
+      timeoutMs: 15_000,
+      intervalMs: 50,
+      what: "the replica's new priority in the Sentinel's view",
+    });
+    const lagMs = Date.now() - changedAt;
+    console.log(`[sentinel-start] the Sentinel saw replica-priority 7 ${lagMs} ms after it was set`);
+    // Within the period and a loaded machine's slack; Valkey's own period (10 s) fails this.
+    expect(lagMs).toBeLessThan(SENTINEL_INFO_PERIOD_MS + 2500);
+    await replica.stop();
+    c.disconnect();
+  }, 60_000);
+
   it("keeps Sentinel's own rewrite private and its state across a restart", async () => {
     const c = await openClient(HOST, port, "auth", { password });
     expect(await c.call("SENTINEL", "SET", "vk", "down-after-milliseconds", "4321")).toBe("OK");
@@ -164,10 +232,14 @@ describe("the Sentinel entrypoint on a real Sentinel", () => {
         stateFile: state,
         masterName: "vk",
         passwordFile: undefined,
+        port: openPort,
+        localHost: HOST,
       }),
     );
-    const path = `${dirname(resolveBinaries().server.path)}:${process.env.PATH ?? ""}`;
-    const p = spawn("sh", [openScript], { env: { PATH: path, VALKEY_ANNOUNCE_HOST: HOST }, stdio: "ignore" });
+    const p = spawn("sh", [openScript], {
+      env: { ...localPodEnv(undefined), VALKEY_ANNOUNCE_HOST: HOST },
+      stdio: "ignore",
+    });
     try {
       await pollUntil(
         async () => {

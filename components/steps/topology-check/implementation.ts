@@ -144,7 +144,8 @@ export async function checkTopologyOnKubernetes(
   deps: CheckDeps = kubeDeps(i),
 ): Promise<TopologyCheckOutputs> {
   const s = i.mode === "replication" ? i.sentinel : undefined;
-  // Fresh Sentinels learn their peers (hello, every 2 s) and the replicas (INFO, every 10 s)
+  // Fresh Sentinels learn their peers (hello, every 2 s) and the replicas (INFO, every second:
+  // pod/sentinel-start-script.ts)
   // after they start, and a loaded node may fail a Sentinel's readiness probe for a while: under
   // Sentinel a pod not usable yet and a failing verdict are asked again, bounded by timeoutMs.
   const deadline = Date.now() + (s === undefined ? 0 : (i.timeoutMs ?? SENTINEL_CONVERGE_MS));
