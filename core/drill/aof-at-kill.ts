@@ -9,7 +9,7 @@
  * `aof_delayed_fsync` counts the holds since the server started. Measured on a throttled disk
  * (tests/harness/aof-held-buffer.test.ts) the two readings agreed within 3 %.
  */
-import { Redis } from "ioredis";
+import { withNodeClient } from "./node-client.js";
 import type { WriteRecord } from "./ledger.js";
 
 export interface AofAtKill {
@@ -32,19 +32,12 @@ export function parseAofInfo(info: string): Omit<AofAtKill, "heldWritesEstimate"
 }
 
 /** INFO persistence of the server about to be killed (a short-lived connection). */
-export async function readAofInfo(
+export function readAofInfo(
   host: string,
   port: number,
   password: string,
 ): Promise<Omit<AofAtKill, "heldWritesEstimate">> {
-  const c = new Redis({ host, port, password, maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: true });
-  c.on("error", () => undefined);
-  try {
-    await c.connect();
-    return parseAofInfo(String(await c.info("persistence")));
-  } finally {
-    c.disconnect();
-  }
+  return withNodeClient(host, port, password, async (c) => parseAofInfo(String(await c.info("persistence"))));
 }
 
 /** Bytes one `SET key value` takes in the AOF (RESP, as the server appends it). */

@@ -1,5 +1,4 @@
 /** What a drill needs from a local topology (replication-target.ts, cluster-target.ts). */
-import { Redis } from "ioredis";
 import type { TopologyReport } from "../verify/verify-types.js";
 import { DURABILITY_KEYS, durabilityFromConfig, type DurabilityConfig } from "./bounds.js";
 import type { Fault, DrillMode } from "../../vocabulary/faults.js";
@@ -11,6 +10,7 @@ import type { RollStepTiming } from "../roll/rolling-restart.js";
 import type { SentinelEventAt } from "./sentinel-events.js";
 import type { Component } from "../metrics/targets.js";
 import type { AofAtKill } from "./aof-at-kill.js";
+import { withNodeClient } from "./node-client.js";
 
 export interface DrillTimings {
   /** Sentinel down-after-milliseconds / cluster-node-timeout. */
@@ -171,15 +171,10 @@ export async function readInBatches(
 }
 
 /** CONFIG GET of the bound's settings on one node (a short-lived connection). */
-export async function readDurability(host: string, port: number, password: string): Promise<DurabilityConfig> {
-  const c = new Redis({ host, port, password, maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: true });
-  c.on("error", () => undefined);
-  try {
-    await c.connect();
-    return durabilityFromConfig(((await c.call("CONFIG", "GET", ...DURABILITY_KEYS)) as string[]).map(String));
-  } finally {
-    c.disconnect();
-  }
+export function readDurability(host: string, port: number, password: string): Promise<DurabilityConfig> {
+  return withNodeClient(host, port, password, async (c) =>
+    durabilityFromConfig(((await c.call("CONFIG", "GET", ...DURABILITY_KEYS)) as string[]).map(String)),
+  );
 }
 
 /** Runs `start` on a new target and returns it; when `start` throws, stops what it started and rethrows. */
