@@ -11,8 +11,13 @@
  * (their offset is past the promotion point, so they resynchronise in full). Measured: 94-202
  * WAIT-confirmed writes lost per drill (harness/drill, `--fault switchover`). So, on the
  * primary:
- *   1. `CLIENT PAUSE <ms> WRITE` on this server: writes (and WAIT) block, reads go on; the
- *      replication stream stops growing (pause also stops the replication PINGs);
+ *   0. aim (writes still flow): learn when the first Sentinel next reads the replicas' INFO, and
+ *      start the pause so that its failover's promotion lands just before that read (see the
+ *      script; `aimLeadMs`);
+ *   1. `CLIENT PAUSE <ms> WRITE` on this server: writes (and WAIT) block, reads go on; and the
+ *      replication PING held off (`repl-ping-replica-period` 3600 until the script ends): the
+ *      pause does not stop it, and one PING after the promotion leaves this server and the
+ *      replicas still attached to it ahead of the new primary, so each needs a full resync;
  *   2. wait (at most `catchUpSeconds`) until every replica acknowledged this primary's final
  *      offset (INFO replication, slaveN offset=), so whichever replica Sentinel picks has every
  *      write, and the others can continue from it with a partial resync; a replica the primary
@@ -67,11 +72,22 @@ export interface ReplicationPreStopOptions {
   failoverRetrySeconds?: number;
   /** @default DEFAULT_CLI_TIMEOUT_SECONDS */
   cliTimeoutSeconds?: number;
+  /**
+   * Step 0, the aim: SENTINEL FAILOVER goes out this long before the first Sentinel's next INFO of
+   * the replicas, so the promotion is in that INFO (see the script). 0 = not aimed: the failover is
+   * asked as soon as the replicas caught up, and waits 0-1 s for that INFO. @default DEFAULT_SWITCHOVER_AIM_LEAD_MS
+   */
+  aimLeadMs?: number;
 }
 
 export const DEFAULT_SWITCHOVER_TIMEOUT_SECONDS = 30;
 export const DEFAULT_SWITCHOVER_CATCH_UP_SECONDS = 5;
 export const DEFAULT_SWITCHOVER_RETRY_SECONDS = 10;
+/**
+ * The failover's REPLICAOF NO ONE left the Sentinel 141-217 ms after SENTINEL FAILOVER on real
+ * processes (2-3 of its ticks); 400 ms leaves room for a loaded node's slower ticks.
+ */
+export const DEFAULT_SWITCHOVER_AIM_LEAD_MS = 400;
 
 export function renderReplicationPreStopScript(o: ReplicationPreStopOptions): string {
   const timeout = o.timeoutSeconds ?? DEFAULT_SWITCHOVER_TIMEOUT_SECONDS;
@@ -89,6 +105,9 @@ export function renderReplicationPreStopScript(o: ReplicationPreStopOptions): st
       `preStop: failoverRetrySeconds must be a whole number ≥ 0 and below timeoutSeconds ${timeout} (got ${retry})`,
     );
   }
+  const aimLead = o.aimLeadMs ?? DEFAULT_SWITCHOVER_AIM_LEAD_MS;
+  if (!Number.isInteger(aimLead) || aimLead < 0 || aimLead > 800)
+    throw new Error(`preStop: aimLeadMs must be a whole number of milliseconds from 0 to 800 (got ${aimLead})`);
   if (!/^[A-Za-z0-9._-]+$/.test(o.masterName))
     throw new Error(`preStop: masterName '${o.masterName}' must match [A-Za-z0-9._-]+`);
   if (o.sentinels.length === 0) throw new Error("preStop: sentinels must name at least one Sentinel");
@@ -103,5 +122,6 @@ export function renderReplicationPreStopScript(o: ReplicationPreStopOptions): st
     master_name: o.masterName,
     sentinels: o.sentinels.join(" "),
     cli_timeout: cliTimeout(o.cliTimeoutSeconds ?? DEFAULT_CLI_TIMEOUT_SECONDS),
+    aim_lead_ms: aimLead,
   });
 }

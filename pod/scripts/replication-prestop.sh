@@ -2,13 +2,17 @@
 # preStop hook of a replication member under Sentinel (pod/scripts/replication-prestop.sh in valkey-on-eks).
 # shellcheck disable=SC2154 # set by the # @values line; the render drops this line (pod/shell-file.ts)
 set -u
-# @values port local_host timeout_s catch_up_s failover_retry_s master_name sentinels cli_timeout
+# @values port local_host timeout_s catch_up_s failover_retry_s master_name sentinels cli_timeout aim_lead_ms
 self_host="${VALKEY_ANNOUNCE_HOST:-}"
 log() { echo "prestop: $*" >&2; }
 # @include lib-cli.sh
 now_s() { date +%s; }
 # A tenth of a second where sleep takes fractions (coreutils, busybox), else a second.
 nap() { sleep 0.1 2>/dev/null || sleep 1; }
+# A fiftieth of a second (or a second): the look for the switch, each one a call per Sentinel.
+short_nap() { sleep 0.02 2>/dev/null || sleep 1; }
+# Milliseconds (GNU date); empty where date has no %N (busybox), and then nothing is aimed.
+now_ms() { d=$(date +%s%3N 2>/dev/null) || return 0; case "$d" in *[!0-9]*) ;; *) echo "$d" ;; esac; }
 deadline=$(($(now_s) + timeout_s))
 
 role=$(local_cli --raw role 2>/dev/null | head -n 1)
@@ -17,17 +21,113 @@ is_me() { [ "${1#* }" = "$port" ] && { [ "${1% *}" = "$self_host" ] || [ "${1% *
 # The primary a Sentinel names ("host port"), empty when it does not answer.
 named_by() { cli -h "${1%:*}" -p "${1##*:}" --raw SENTINEL GET-MASTER-ADDR-BY-NAME "$master_name" 2>/dev/null | tr '\n' ' ' | sed 's/ *$//'; }
 
-# 1. Pause writes until the deadline at most; released on every way out.
+# 0. Aim (writes still flow). The Sentinel that runs the failover names the promoted replica only
+#    once its next INFO of that replica shows role:master: once a second (sentinel-start.sh sets the
+#    period; during a failover it is 1 s whatever is set). Sent at a random moment, the failover
+#    waits 0-1 s for that INFO. So learn when the Sentinel asked first next reads each replica's
+#    INFO (its command link's bytes out jump by the INFO reply: CLIENT LIST, tot-net-out), then
+#    pause so that SENTINEL FAILOVER goes out aim_lead_ms before the first of those reads: its
+#    REPLICAOF NO ONE (2-3 Sentinel ticks) then precedes every replica's next INFO on that link.
+#    Bounded: at most 2.2 s of looking, then at most one period of waiting; without a ms clock,
+#    a Sentinel id or a read seen, nothing is aimed.
+leader=""
+aim_id=""
+aim_at=""
+if [ "$aim_lead_ms" -gt 0 ] && [ -n "$(now_ms)" ]; then
+  for s in $sentinels; do
+    id=$(cli -h "${s%:*}" -p "${s##*:}" --raw SENTINEL MYID 2>/dev/null) || continue
+    case "$id" in ????????*) leader=$s; aim_id=$(printf '%.8s' "$id"); break ;; esac
+  done
+fi
+# Bytes the aimed Sentinel's command link has received from replica $1 ("host port"); empty when
+# the replica does not answer within 1 s (frozen, cut off: then it is not looked at again).
+link_out() {
+  saved_timeout=$cli_timeout; cli_timeout=1
+  cli -h "${1% *}" -p "${1#* }" CLIENT LIST 2>/dev/null | tr -d '\r' \
+    | sed -n "s/.* name=sentinel-${aim_id}-cmd .* tot-net-out=\([0-9]*\) .*/\1/p" | head -n 1
+  cli_timeout=$saved_timeout
+}
+if [ -n "$aim_id" ]; then
+  reps=$(local_cli --raw INFO replication 2>/dev/null | tr -d '\r' \
+    | sed -n 's/^slave[0-9]*:ip=\([^,]*\),port=\([0-9]*\),.*/\1:\2/p')
+  watch_from=$(now_ms)
+  # The Sentinel's coming reads, each at the earliest: a read goes out at its first tick (10-19 a
+  # second) once the last reply is 1 s old.
+  reads=""
+  pending=""
+  for r in $reps; do
+    bytes=$(link_out "${r%:*} ${r##*:}")
+    [ -z "$bytes" ] || pending="$pending ${r%:*}_${r##*:}=$bytes"
+  done
+  while [ -n "${pending# }" ] && [ $(($(now_ms) - watch_from)) -lt 2200 ]; do
+    left=""
+    for p in $pending; do
+      r=${p%%=*}
+      bytes=$(link_out "${r%_*} ${r##*_}")
+      if [ -z "$bytes" ]; then
+        continue
+      elif [ $((bytes - ${p#*=})) -gt 1000 ]; then
+        seen=$(now_ms)
+        reads="$reads $((seen + 1000)) $((seen + 2000)) $((seen + 3000))"
+      else
+        left="$left $r=$bytes"
+      fi
+    done
+    pending=$left
+  done
+  # The pause starts `window` before a read such that no read of any replica falls inside the
+  # window (one would see the replica before its promotion, and the next comes a second later).
+  window=$((aim_lead_ms + 100))
+  earliest=$(($(now_ms) + window))
+  prev=""
+  for t in $(echo "$reads" | tr ' ' '\n' | sort -n); do
+    if [ "$t" -ge "$earliest" ] && { [ -z "$prev" ] || [ "$prev" -le $((t - window)) ]; }; then
+      aim_at=$((t - window))
+      break
+    fi
+    prev=$t
+  done
+  if [ -n "$aim_at" ]; then
+    log "aim: Sentinel $leader reads a replica's INFO next in $((aim_at + window - $(now_ms))) ms ($(echo "$pending" | wc -w) of $(echo "$reps" | wc -w) replicas not seen); pausing in $((aim_at - $(now_ms))) ms"
+    while [ "$(now_ms)" -lt "$aim_at" ]; do short_nap; done
+  else
+    log "aim: no INFO read by Sentinel $leader seen within 2.2 s; not aimed"
+  fi
+fi
+
+# 1. Pause writes until the deadline at most; released on every way out. The pause does not stop
+#    this primary's replication PING (every repl-ping-replica-period, 10 s by default; Valkey skips
+#    it only inside its own FAILOVER command and a cluster's manual failover). One PING after the
+#    promoted replica left puts this server and every replica still attached to it 14 bytes past
+#    the promotion point, and each then needs a FULL resync from the new primary ("Partial
+#    resynchronization not accepted: Requested offset for second ID was N+14, but I can reply up
+#    to N"), during which min-replicas-to-write refuses every write (NOREPLICAS). So the PING is
+#    held off for the switchover (period 3600 s) and its period given back on every way out.
 paused=""
+ping_period=""
 # shellcheck disable=SC2317 # the EXIT trap below runs it
 release() {
-  [ -n "$paused" ] || return 0
-  paused=""
-  r=$(local_cli CLIENT UNPAUSE 2>&1) || true
-  log "writes unpaused ($r)"
+  if [ -n "$paused" ]; then
+    paused=""
+    r=$(local_cli CLIENT UNPAUSE 2>&1) || true
+    log "writes unpaused ($r)"
+  fi
+  if [ -n "$ping_period" ]; then
+    r=$(local_cli CONFIG SET repl-ping-replica-period "$ping_period" 2>&1) || true
+    ping_period=""
+    log "replication PING period given back ($r)"
+  fi
 }
 trap release EXIT
 trap 'exit 1' INT TERM HUP
+held=$(local_cli --raw CONFIG GET repl-ping-replica-period 2>/dev/null | sed -n 2p)
+case "$held" in
+  '' | *[!0-9]*) log "repl-ping-replica-period not read ($held); the replication PING is not held off" ;;
+  *)
+    r=$(local_cli CONFIG SET repl-ping-replica-period 3600 2>&1) || true
+    if [ "$r" = OK ]; then ping_period=$held; else log "replication PING not held off ($r)"; fi
+    ;;
+esac
 pause_ms=$(((deadline - $(now_s)) * 1000))
 r=$(local_cli CLIENT PAUSE "$pause_ms" WRITE 2>&1) || true
 case "$r" in
@@ -87,9 +187,9 @@ asked=""
 retry_until=$(($(now_s) + failover_retry_s))
 [ "$retry_until" -le "$deadline" ] || retry_until=$deadline
 while :; do
-  for s in $sentinels; do
+  for s in $leader $sentinels; do
     reply=$(cli -h "${s%:*}" -p "${s##*:}" --raw SENTINEL FAILOVER "$master_name" 2>&1) || { log "Sentinel $s did not answer"; continue; }
-    log "SENTINEL FAILOVER via $s: $reply"
+    log "SENTINEL FAILOVER via $s: $reply${aim_at:+ ($(($(now_ms) - aim_at)) ms after the aimed pause)}"
     case "$reply" in OK*|INPROG*) asked=$s; break ;; esac
   done
   if [ -n "$asked" ] || [ "$(now_s)" -ge "$retry_until" ]; then break; fi
@@ -108,7 +208,7 @@ while [ "$(now_s)" -lt "$deadline" ]; do
     log "REPLICAOF ${now% *} ${now#* }: $r"
     exit 0
   done
-  nap
+  short_nap
 done
 log "no other member became primary within ${timeout_s}s; stopping anyway"
 exit 0

@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveBinaries } from "../../benchmarks/run/binaries.js";
 import { SentinelTopology, type Member } from "../../harness/local/sentinel-topology.js";
 import { openClient } from "../../core/topology/connector.js";
+import { parseInfo } from "../../core/topology/info.js";
 import { pollUntil, sleep } from "../../core/util/poll-until.js";
 import {
   renderReplicationPreStopScript,
@@ -92,6 +93,18 @@ async function expectWritable(m: Member, key: string): Promise<void> {
   }
 }
 
+/** The full and partial resyncs `m` has served since it started (INFO stats). */
+async function syncStats(m: Member): Promise<{ full: number; partial: number }> {
+  const c = client(m, 5000);
+  await c.connect();
+  try {
+    const stats = parseInfo(await c.info("stats"));
+    return { full: Number(stats.get("sync_full")), partial: Number(stats.get("sync_partial_ok")) };
+  } finally {
+    c.disconnect();
+  }
+}
+
 async function primary(): Promise<Member> {
   return t.member(await t.primaryFromSentinels());
 }
@@ -154,7 +167,7 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
     }
   }, 60_000);
 
-  it("Sentinels that answer NOGOODSLAVE at first (no replica they may pick): asked again every second, writes paused; the switchover is done once they can pick one", async () => {
+  it("Sentinels that answer NOGOODSLAVE at first (no replica they may pick): asked again every second, writes paused and the replication stream still (its PING held off); the switchover is done once they can pick one", async () => {
     await t.waitForSentinelViews();
     const old = await primary();
     const replicas = t.members.filter((m) => m !== old);
@@ -203,12 +216,31 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
           what: "the Sentinels to see replica-priority 0",
         },
       );
+      const pinger = client(old, 5000);
+      await pinger.connect();
+      await pinger.config("SET", "repl-ping-replica-period", "1");
+      pinger.disconnect();
       const run = startPreStop(old, { timeoutSeconds: 28, failoverRetrySeconds: 20 });
       await pollUntil(() => Promise.resolve(/NOGOODSLAVE/.test(run.log()) ? true : "no NOGOODSLAVE yet"), {
         timeoutMs: 15_000,
         intervalMs: 50,
         what: "a NOGOODSLAVE",
       });
+      expect(run.proc.exitCode, "still retrying").toBeNull();
+      // Paused and waiting, the old primary's replication stream does not grow: the PING that the
+      // pause does not stop (every second here) is held off, so no replica falls behind its offset.
+      const offsetNow = async (): Promise<string | undefined> => {
+        const c = client(old, 5000);
+        await c.connect();
+        try {
+          return parseInfo(await c.info("replication")).get("master_repl_offset");
+        } finally {
+          c.disconnect();
+        }
+      };
+      const first = await offsetNow();
+      await sleep(2500); // two and a half PING periods: without the hold, two or three PINGs
+      expect(await offsetNow(), "the paused primary's replication offset").toBe(first);
       expect(run.proc.exitCode, "still retrying").toBeNull();
       await setPriority("100");
       const r = await run.done;
@@ -227,13 +259,19 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
     }
   }, 90_000);
 
-  it("on the primary: every write the old primary acknowledged is on the new one; held writes fail (READONLY); it ends a replica, unpaused", async () => {
+  it("on the primary: every write the old primary acknowledged is on the new one; held writes fail (READONLY); it ends a replica, unpaused; the failover was aimed, and both replicas continue with a partial resync", async () => {
     await t.waitForSentinelViews();
     const old = await primary();
     // A client of the old primary firing a SET every 10 ms (not waiting for the previous one)
     // from before the preStop until after it: what the old primary says OK to must survive.
     const c = client(old, 30_000);
     await c.connect();
+    // A replication PING every second (10 s deployed): without the script holding it off, one lands
+    // between the promotion and the re-pointing in most runs, and the replicas resync in full.
+    await c.config("SET", "repl-ping-replica-period", "1");
+    const syncsBefore = new Map(
+      await Promise.all(t.members.filter((m) => m !== old).map(async (m) => [m.address, await syncStats(m)] as const)),
+    );
     const acked: string[] = [];
     const failed: string[] = [];
     const inFlight: Promise<void>[] = [];
@@ -248,9 +286,16 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
       );
     }, 10);
     let r: Awaited<PreStopRun["done"]>;
+    let heldPeriod: string | undefined;
     try {
       await sleep(300);
-      r = await startPreStop(old).done;
+      const run = startPreStop(old);
+      await waitForPause(run);
+      const probe = client(old, 5000);
+      await probe.connect();
+      heldPeriod = ((await probe.config("GET", "repl-ping-replica-period")) as string[])[1];
+      probe.disconnect();
+      r = await run.done;
       await sleep(500);
     } finally {
       clearInterval(timer);
@@ -284,6 +329,35 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
     expect(await t.role(old)).toBe("slave");
     await expectWritable(now, "after-switch");
     expect(r.ms).toBeLessThan(15_000);
+    // Step 0 aimed the failover at the first Sentinel's next INFO of the replicas.
+    expect(r.stderr).toMatch(
+      /aim: Sentinel \S+ reads a replica's INFO next in -?\d+ ms \([01] of 2 replicas not seen\)/,
+    );
+    expect(r.stderr).toMatch(/SENTINEL FAILOVER via \S+: OK \(-?\d+ ms after the aimed pause\)/);
+    // The PING was held off while paused and given back; every replica of the new primary (the old
+    // primary and the other replica) continued with a partial resync: the new primary, a replica
+    // until the switchover, served no full one.
+    expect(heldPeriod).toBe("3600");
+    expect(r.stderr).toContain("replication PING period given back (OK)");
+    const settled = client(now, 5000);
+    await settled.connect();
+    try {
+      await pollUntil(
+        async () => {
+          const info = parseInfo(await settled.info());
+          return info.get("connected_slaves") === "2" ? true : `${info.get("connected_slaves")} replicas attached`;
+        },
+        { timeoutMs: 20_000, what: "both replicas attached to the new primary" },
+      );
+    } finally {
+      settled.disconnect();
+    }
+    const before = syncsBefore.get(now.address);
+    const after = await syncStats(now);
+    expect(
+      { full: after.full - (before?.full ?? NaN), partial: after.partial - (before?.partial ?? NaN) },
+      "syncs the new primary served during the switchover",
+    ).toEqual({ full: 0, partial: 2 });
   }, 60_000);
 
   it("a frozen replica holds the catch-up no longer than catchUpSeconds (asked itself once, 1 s bound; then the primary's view), and the switchover goes to the other one", async () => {
