@@ -28,7 +28,7 @@ named_by() { cli -h "${1%:*}" -p "${1##*:}" --raw SENTINEL GET-MASTER-ADDR-BY-NA
 #    INFO (its command link's bytes out jump by the INFO reply: CLIENT LIST, tot-net-out), then
 #    pause so that SENTINEL FAILOVER goes out aim_lead_ms before the first of those reads: its
 #    REPLICAOF NO ONE (2-3 Sentinel ticks) then precedes every replica's next INFO on that link.
-#    Bounded: at most 2.2 s of looking, then at most one period of waiting; without a ms clock,
+#    Bounded: at most 3 s of looking, then at most one period of waiting; without a ms clock,
 #    a Sentinel id or a read seen, nothing is aimed.
 leader=""
 aim_id=""
@@ -39,41 +39,60 @@ if [ "$aim_lead_ms" -gt 0 ] && [ -n "$(now_ms)" ]; then
     case "$id" in ????????*) leader=$s; aim_id=$(printf '%.8s' "$id"); break ;; esac
   done
 fi
-# Bytes the aimed Sentinel's command link has received from replica $1 ("host port"); empty when
-# the replica does not answer within 1 s (frozen, cut off: then it is not looked at again).
+# Bytes the aimed Sentinel's command links have received from replica $1 ("host port"), summed
+# (a link it replaced may linger); empty when the replica does not answer within 1 s (frozen, cut
+# off: then it is not looked at again) or has no such link.
 link_out() {
   saved_timeout=$cli_timeout; cli_timeout=1
   cli -h "${1% *}" -p "${1#* }" CLIENT LIST 2>/dev/null | tr -d '\r' \
-    | sed -n "s/.* name=sentinel-${aim_id}-cmd .* tot-net-out=\([0-9]*\) .*/\1/p" | head -n 1
+    | sed -n "s/.* name=sentinel-${aim_id}-cmd .* tot-net-out=\([0-9]*\) .*/\1/p" \
+    | awk '{ sum += $1; n++ } END { if (n) print sum }'
   cli_timeout=$saved_timeout
 }
 if [ -n "$aim_id" ]; then
   reps=$(local_cli --raw INFO replication 2>/dev/null | tr -d '\r' \
     | sed -n 's/^slave[0-9]*:ip=\([^,]*\),port=\([0-9]*\),.*/\1:\2/p')
   watch_from=$(now_ms)
-  # The Sentinel's coming reads, each at the earliest: a read goes out at its first tick (10-19 a
-  # second) once the last reply is 1 s old.
+  # Each replica is watched for two reads: their interval is the Sentinel's period as it runs (1 s
+  # once the last reply is in, plus up to one of its ticks, 10-19 a second, plus the reply's time:
+  # 1.0-1.1 s on idle processes, up to 1.3 s on loaded pods). A replica seen read once is given
+  # 1.05 s. The coming reads of every replica, from the last one seen:
   reads=""
   pending=""
   for r in $reps; do
     bytes=$(link_out "${r%:*} ${r##*:}")
-    [ -z "$bytes" ] || pending="$pending ${r%:*}_${r##*:}=$bytes"
+    [ -z "$bytes" ] || pending="$pending ${r%:*}_${r##*:}/$bytes/"
   done
-  while [ -n "${pending# }" ] && [ $(($(now_ms) - watch_from)) -lt 2200 ]; do
+  # Entries "host_port/bytes/first read (ms, empty until seen)".
+  once=""
+  while [ -n "${pending# }" ] && [ $(($(now_ms) - watch_from)) -lt 3000 ]; do
     left=""
     for p in $pending; do
-      r=${p%%=*}
+      r=${p%%/*}
+      first=${p##*/}
+      before=${p#*/}
+      before=${before%/*}
       bytes=$(link_out "${r%_*} ${r##*_}")
       if [ -z "$bytes" ]; then
         continue
-      elif [ $((bytes - ${p#*=})) -gt 1000 ]; then
-        seen=$(now_ms)
-        reads="$reads $((seen + 1000)) $((seen + 2000)) $((seen + 3000))"
+      elif [ $((bytes - before)) -le 1000 ]; then
+        left="$left $r/$bytes/$first"
+      elif [ -z "$first" ]; then
+        left="$left $r/$bytes/$(now_ms)"
       else
-        left="$left $r=$bytes"
+        seen=$(now_ms)
+        period=$((seen - first))
+        [ "$period" -ge 800 ] && [ "$period" -le 2000 ] || period=1050
+        reads="$reads $((seen + period)) $((seen + 2 * period)) $((seen + 3 * period))"
       fi
     done
     pending=$left
+  done
+  for p in $pending; do
+    first=${p##*/}
+    [ -n "$first" ] || continue
+    once="$once ${p%%/*}"
+    reads="$reads $((first + 1050)) $((first + 2100)) $((first + 3150)) $((first + 4200))"
   done
   # The pause starts `window` before a read such that no read of any replica falls inside the
   # window (one would see the replica before its promotion, and the next comes a second later).
@@ -88,10 +107,10 @@ if [ -n "$aim_id" ]; then
     prev=$t
   done
   if [ -n "$aim_at" ]; then
-    log "aim: Sentinel $leader reads a replica's INFO next in $((aim_at + window - $(now_ms))) ms ($(echo "$pending" | wc -w) of $(echo "$reps" | wc -w) replicas not seen); pausing in $((aim_at - $(now_ms))) ms"
+    log "aim: Sentinel $leader reads a replica's INFO next in $((aim_at + window - $(now_ms))) ms (period ${period:-1050} ms; $(echo "$once" | wc -w) of $(echo "$reps" | wc -w) replicas seen read once only); pausing in $((aim_at - $(now_ms))) ms"
     while [ "$(now_ms)" -lt "$aim_at" ]; do short_nap; done
   else
-    log "aim: no INFO read by Sentinel $leader seen within 2.2 s; not aimed"
+    log "aim: no INFO read by Sentinel $leader seen within 3 s; not aimed"
   fi
 fi
 
