@@ -80,6 +80,12 @@ export function memberLayout(o: MemberOptions, role: ConfRole, busPort?: number)
 }
 
 /**
+ * Where the preStop also writes its log (lib-hook-log.sh): the container's own stderr, the
+ * server's, as the container's PID 1. The kubelet keeps no output of a hook.
+ */
+export const HOOK_LOG_TO_CONTAINER = "/proc/1/fd/2";
+
+/**
  * A member's definition from its layout and its scripts: valkey.conf beside them, the container
  * running `sh start.sh valkey.conf`, the preStop and readiness scripts as its hooks.
  */
@@ -91,7 +97,7 @@ export function memberDefinition(
   return {
     files: { [VALKEY_CONF_KEY]: l.conf, ...scripts },
     command: ["sh", l.at(START_SCRIPT_KEY), l.at(VALKEY_CONF_KEY)],
-    preStop: ["sh", l.at(PRESTOP_SCRIPT_KEY)],
+    preStop: ["sh", l.at(PRESTOP_SCRIPT_KEY), HOOK_LOG_TO_CONTAINER],
     readiness: ["sh", l.at(READINESS_SCRIPT_KEY)],
     env,
   };

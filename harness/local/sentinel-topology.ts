@@ -302,6 +302,9 @@ export class SentinelTopology {
             for (let i = 0; i + 1 < flat.length; i += 2) f.set(flat[i] as string, flat[i + 1] as string);
             if (Number(f.get("num-other-sentinels")) < running.length - 1)
               return `${s.address} sees ${f.get("num-other-sentinels")} other Sentinels`;
+            // A failover ends once every replica is seen following the new primary (its next INFO):
+            // until then SENTINEL FAILOVER answers INPROG and the replicas' links are replaced at its end.
+            if (/failover_in_progress/.test(f.get("flags") ?? "")) return `${s.address} is still finishing a failover`;
             const slaves = (await c.call("SENTINEL", "REPLICAS", this.masterName)) as string[][];
             // Up, and linked since its start as this Sentinel last saw it (master-link-down-time >= 0;
             // -1000 until its INFO shows a link): the start script counts live replicas the same way,

@@ -5,7 +5,7 @@ set -u
 # @values port local_host timeout max_lag cli_timeout
 nl='
 '
-log() { echo "prestop: $*" >&2; }
+# @include lib-hook-log.sh
 # @include lib-cli.sh
 role_of() { cli -h "$1" -p "$2" role 2>/dev/null | { IFS= read -r first || true; echo "$first"; }; }
 # The value of an INFO field ($2) in INFO text ($1): letters, digits and _ only.

@@ -4,7 +4,7 @@
 set -u
 # @values port local_host timeout_s catch_up_s failover_retry_s master_name sentinels cli_timeout aim_lead_ms
 self_host="${VALKEY_ANNOUNCE_HOST:-}"
-log() { echo "prestop: $*" >&2; }
+# @include lib-hook-log.sh
 # @include lib-cli.sh
 now_s() { date +%s; }
 # A tenth of a second where sleep takes fractions (coreutils, busybox), else a second.
@@ -63,6 +63,7 @@ if [ -n "$aim_id" ]; then
     bytes=$(link_out "${r%:*} ${r##*:}")
     [ -z "$bytes" ] || pending="$pending ${r%:*}_${r##*:}/$bytes/"
   done
+  watched=$pending
   # Entries "host_port/bytes/first read (ms, empty until seen)".
   once=""
   while [ -n "${pending# }" ] && [ $(($(now_ms) - watch_from)) -lt 3000 ]; do
@@ -110,7 +111,7 @@ if [ -n "$aim_id" ]; then
     log "aim: Sentinel $leader reads a replica's INFO next in $((aim_at + window - $(now_ms))) ms (period ${period:-1050} ms; $(echo "$once" | wc -w) of $(echo "$reps" | wc -w) replicas seen read once only); pausing in $((aim_at - $(now_ms))) ms"
     while [ "$(now_ms)" -lt "$aim_at" ]; do short_nap; done
   else
-    log "aim: no INFO read by Sentinel $leader seen within 3 s; not aimed"
+    log "aim: no INFO read by Sentinel $leader seen within 3 s ($(echo "$reps" | wc -w) replicas, $(echo "$watched" | wc -w) with its link, $(echo "$once" | wc -w) read once); not aimed"
   fi
 fi
 
@@ -201,7 +202,10 @@ if [ -n "$paused" ]; then
 fi
 
 # 3. Ask one Sentinel at a time; again every second while none accepts (NOGOODSLAVE: it does not
-#    see a replica up yet), for failover_retry_s at most and never past the deadline.
+#    see a replica up yet; INPROG: a failover is running already, e.g. the one that made this
+#    member primary a moment ago, still reconfiguring its replicas: it is taken as this hand-over
+#    only once that Sentinel names another member), for failover_retry_s at most and never past the
+#    deadline.
 asked=""
 retry_until=$(($(now_s) + failover_retry_s))
 [ "$retry_until" -le "$deadline" ] || retry_until=$deadline
@@ -209,7 +213,13 @@ while :; do
   for s in $leader $sentinels; do
     reply=$(cli -h "${s%:*}" -p "${s##*:}" --raw SENTINEL FAILOVER "$master_name" 2>&1) || { log "Sentinel $s did not answer"; continue; }
     log "SENTINEL FAILOVER via $s: $reply${aim_at:+ ($(($(now_ms) - aim_at)) ms after the aimed pause)}"
-    case "$reply" in OK*|INPROG*) asked=$s; break ;; esac
+    case "$reply" in
+      OK*) asked=$s; break ;;
+      INPROG*)
+        now=$(named_by "$s")
+        case "$now" in *" "[0-9]*) is_me "$now" || { asked=$s; break; } ;; esac
+        ;;
+    esac
   done
   if [ -n "$asked" ] || [ "$(now_s)" -ge "$retry_until" ]; then break; fi
   sleep 1

@@ -360,6 +360,29 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
     ).toEqual({ full: 0, partial: 2 });
   }, 60_000);
 
+  it("right after a switchover (the Sentinels still reconfiguring, SENTINEL FAILOVER answers INPROG): asked again until it is accepted, not taken for the new hand-over", async () => {
+    await t.waitForSentinelViews();
+    const first = await primary();
+    const r1 = await startPreStop(first).done;
+    expect(r1.stderr).toContain("switchover done");
+    let second = first;
+    await pollUntil(
+      async () => ((second = await primary()).address !== first.address ? true : "still named the primary"),
+      { timeoutMs: 5000, intervalMs: 20, what: "the Sentinels to name the new primary" },
+    );
+    // At once, not aimed (the aim would spend the seconds the Sentinels need to finish).
+    const r2 = await startPreStop(second, { aimLeadMs: 0 }).done;
+    expect(r2.code, r2.stderr).toBe(0);
+    expect(r2.stderr).toMatch(/SENTINEL FAILOVER via \S+: INPROG[\s\S]*SENTINEL FAILOVER via \S+: OK/);
+    expect(r2.stderr).toContain("switchover done");
+    expect(await t.role(second)).toBe("slave");
+    await pollUntil(async () => ((await primary()).address !== second.address ? true : "still named the primary"), {
+      timeoutMs: 5000,
+      intervalMs: 20,
+      what: "the Sentinels to name a third primary",
+    });
+  }, 60_000);
+
   it("a frozen replica holds the catch-up no longer than catchUpSeconds (asked itself once, 1 s bound; then the primary's view), and the switchover goes to the other one", async () => {
     await t.waitForSentinelViews();
     const p = await primary();
