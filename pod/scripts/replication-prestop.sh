@@ -28,8 +28,9 @@ named_by() { cli -h "${1%:*}" -p "${1##*:}" --raw SENTINEL GET-MASTER-ADDR-BY-NA
 #    INFO (its command link's bytes out jump by the INFO reply: CLIENT LIST, tot-net-out), then
 #    pause so that SENTINEL FAILOVER goes out aim_lead_ms before the first of those reads: its
 #    REPLICAOF NO ONE (2-3 Sentinel ticks) then precedes every replica's next INFO on that link.
-#    Bounded: at most 3 s of looking, then at most one period of waiting; without a ms clock,
-#    a Sentinel id or a read seen, nothing is aimed.
+#    Bounded: at most 3 s of looking, then until the first read that fits (the next or one of the
+#    next three), all before any write is paused; without a ms clock, a Sentinel id or a read seen,
+#    nothing is aimed.
 leader=""
 aim_id=""
 aim_at=""
