@@ -10,6 +10,7 @@ import { renderDeployedLocalConf, type LocalConfOverrides } from "./local-conf.j
 import {
   CONFIG_MOUNT,
   DATA_DIR,
+  PRESTOP_LOG_FILE,
   PRESTOP_SCRIPT_KEY,
   READINESS_SCRIPT_KEY,
   RUN_DIR,
@@ -81,7 +82,8 @@ export function memberLayout(o: MemberOptions, role: ConfRole, busPort?: number)
 
 /**
  * Where the preStop also writes its log (lib-hook-log.sh): the container's own stderr, the
- * server's, as the container's PID 1. The kubelet keeps no output of a hook.
+ * server's, as the container's PID 1 (the kubelet keeps no output of a hook), and PRESTOP_LOG_FILE
+ * on the data volume (the container's log goes with an evicted pod; the volume stays).
  */
 export const HOOK_LOG_TO_CONTAINER = "/proc/1/fd/2";
 
@@ -97,7 +99,7 @@ export function memberDefinition(
   return {
     files: { [VALKEY_CONF_KEY]: l.conf, ...scripts },
     command: ["sh", l.at(START_SCRIPT_KEY), l.at(VALKEY_CONF_KEY)],
-    preStop: ["sh", l.at(PRESTOP_SCRIPT_KEY), HOOK_LOG_TO_CONTAINER],
+    preStop: ["sh", l.at(PRESTOP_SCRIPT_KEY), HOOK_LOG_TO_CONTAINER, `${l.dataDir}/${PRESTOP_LOG_FILE}`],
     readiness: ["sh", l.at(READINESS_SCRIPT_KEY)],
     env,
   };

@@ -12,6 +12,8 @@ export const SECRET_MOUNT = "/etc/valkey-secret";
 export const RUN_DIR = "/run/valkey";
 /** The data volume: RDB, AOF and cluster nodes.conf. */
 export const DATA_DIR = "/data";
+/** The preStop's own log on the data volume (lib-hook-log.sh): it outlives an evicted pod. */
+export const PRESTOP_LOG_FILE = "prestop.log";
 
 /** ConfigMap keys. */
 export const START_SCRIPT_KEY = "start.sh";

@@ -1,13 +1,14 @@
 /**
  * Runs the preStop a member of a local SentinelTopology was started with (the prestop.sh of its
  * pod definition, pod/replication-member.ts, in its dir) with `sh`, as the kubelet runs it in the pod:
- * the password reaches it in the environment (REDISCLI_AUTH), never argv. Used by the
+ * the password reaches it in the environment (REDISCLI_AUTH), never argv; its log also goes to the
+ * member's data dir (PRESTOP_LOG_FILE), as in a pod. Used by the
  * switchover drill and the HAProxy check measurement.
  */
 import { execFile } from "node:child_process";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { PRESTOP_SCRIPT_KEY } from "../../pod/paths.js";
+import { PRESTOP_LOG_FILE, PRESTOP_SCRIPT_KEY } from "../../pod/paths.js";
 import { localPodEnv } from "./pod-files.js";
 import { type Member } from "./sentinel-topology.js";
 import { REPLICATION_PRESTOP_TIMEOUT_SECONDS } from "./replication-launch.js";
@@ -17,7 +18,7 @@ export async function runReplicationPreStop(m: Member, password: string | undefi
   if (m.dataDir === "") throw new Error(`${m.name} has not started: no prestop.sh written yet`);
   const file = join(dirname(m.dataDir), PRESTOP_SCRIPT_KEY);
   const env = { ...localPodEnv(password), VALKEY_ANNOUNCE_HOST: m.host };
-  const { stderr } = await promisify(execFile)("sh", [file], {
+  const { stderr } = await promisify(execFile)("sh", [file, join(m.dataDir, PRESTOP_LOG_FILE)], {
     env,
     timeout: (REPLICATION_PRESTOP_TIMEOUT_SECONDS + 15) * 1000,
   });

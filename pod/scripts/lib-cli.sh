@@ -13,3 +13,10 @@ else
   cli() { "$cli_bin" "$@" </dev/null; }
 fi
 local_cli() { cli -h "$local_host" -p "$port" "$@"; }
+# cli bounded by $1 seconds instead of cli_timeout (a subshell: the caller's bound is untouched).
+# shellcheck disable=SC2317 # only some of the including scripts call it
+cli_within() { (
+  cli_timeout=$1
+  shift
+  cli "$@"
+); }

@@ -44,31 +44,34 @@ fi
 # (a link it replaced may linger); empty when the replica does not answer within 1 s (frozen, cut
 # off: then it is not looked at again) or has no such link.
 link_out() {
-  saved_timeout=$cli_timeout; cli_timeout=1
-  cli -h "${1% *}" -p "${1#* }" CLIENT LIST 2>/dev/null | tr -d '\r' \
+  cli_within 1 -h "${1% *}" -p "${1#* }" CLIENT LIST 2>/dev/null | tr -d '\r' \
     | sed -n "s/.* name=sentinel-${aim_id}-cmd .* tot-net-out=\([0-9]*\) .*/\1/p" \
     | awk '{ sum += $1; n++ } END { if (n) print sum }'
-  cli_timeout=$saved_timeout
 }
-if [ -n "$aim_id" ]; then
-  reps=$(local_cli --raw INFO replication 2>/dev/null | tr -d '\r' \
-    | sed -n 's/^slave[0-9]*:ip=\([^,]*\),port=\([0-9]*\),.*/\1:\2/p')
-  watch_from=$(now_ms)
-  # Each replica is watched for two reads: their interval is the Sentinel's period as it runs (1 s
-  # once the last reply is in, plus up to one of its ticks, 10-19 a second, plus the reply's time:
-  # 1.0-1.1 s on idle processes, up to 1.3 s on loaded pods). A replica seen read once is given
-  # 1.05 s. The coming reads of every replica, from the last one seen:
+# The aimed Sentinel's coming reads of each replica's INFO, as ms times in $reads (unsorted), from
+# watching the replicas of $reps for at most 3 s. Each replica is watched for two reads: their
+# interval is the Sentinel's period as it runs (1 s once the last reply is in, plus up to one of
+# its ticks, 10-19 a second, plus the reply's time: 1.0-1.1 s on idle processes, up to 1.3 s on
+# loaded pods); one seen read once only is given 1.05 s ($once lists those, $watched the replicas
+# with the Sentinel's link, $period the last period measured, $seen_at each replica's reads in ms
+# after the watch began and $rounds the rounds of CLIENT LIST calls, for the log).
+watch_reads() {
   reads=""
+  once=""
+  period=""
   pending=""
+  seen_at=""
+  rounds=0
+  watch_from=$(now_ms)
   for r in $reps; do
     bytes=$(link_out "${r%:*} ${r##*:}")
     [ -z "$bytes" ] || pending="$pending ${r%:*}_${r##*:}/$bytes/"
   done
   watched=$pending
   # Entries "host_port/bytes/first read (ms, empty until seen)".
-  once=""
   while [ -n "${pending# }" ] && [ $(($(now_ms) - watch_from)) -lt 3000 ]; do
     left=""
+    rounds=$((rounds + 1))
     for p in $pending; do
       r=${p%%/*}
       first=${p##*/}
@@ -84,6 +87,7 @@ if [ -n "$aim_id" ]; then
       else
         seen=$(now_ms)
         period=$((seen - first))
+        seen_at="$seen_at $r:$((first - watch_from)),$((seen - watch_from))"
         [ "$period" -ge 800 ] && [ "$period" -le 2000 ] || period=1050
         reads="$reads $((seen + period)) $((seen + 2 * period)) $((seen + 3 * period))"
       fi
@@ -94,25 +98,35 @@ if [ -n "$aim_id" ]; then
     first=${p##*/}
     [ -n "$first" ] || continue
     once="$once ${p%%/*}"
+    seen_at="$seen_at ${p%%/*}:$((first - watch_from))"
     reads="$reads $((first + 1050)) $((first + 2100)) $((first + 3150)) $((first + 4200))"
   done
-  # The pause starts `window` before a read such that no read of any replica falls inside the
-  # window (one would see the replica before its promotion, and the next comes a second later).
+}
+# When to pause ($aim_at, empty when no read fits): `window` before the first coming read such that
+# no read of any replica falls inside the window (one would see the replica before its promotion,
+# and the next comes a second later).
+pick_pause() {
   window=$((aim_lead_ms + 100))
   earliest=$(($(now_ms) + window))
   prev=""
   for t in $(echo "$reads" | tr ' ' '\n' | sort -n); do
     if [ "$t" -ge "$earliest" ] && { [ -z "$prev" ] || [ "$prev" -le $((t - window)) ]; }; then
       aim_at=$((t - window))
-      break
+      return
     fi
     prev=$t
   done
+}
+if [ -n "$aim_id" ]; then
+  reps=$(local_cli --raw INFO replication 2>/dev/null | tr -d '\r' \
+    | sed -n 's/^slave[0-9]*:ip=\([^,]*\),port=\([0-9]*\),.*/\1:\2/p')
+  watch_reads
+  pick_pause
   if [ -n "$aim_at" ]; then
-    log "aim: Sentinel $leader reads a replica's INFO next in $((aim_at + window - $(now_ms))) ms (period ${period:-1050} ms; $(echo "$once" | wc -w) of $(echo "$reps" | wc -w) replicas seen read once only); pausing in $((aim_at - $(now_ms))) ms"
+    log "aim: Sentinel $leader reads a replica's INFO next in $((aim_at + window - $(now_ms))) ms (period ${period:-1050} ms; $(echo "$once" | wc -w) of $(echo "$reps" | wc -w) replicas seen read once only; reads seen at$seen_at ms in $rounds rounds); pausing in $((aim_at - $(now_ms))) ms"
     while [ "$(now_ms)" -lt "$aim_at" ]; do short_nap; done
   else
-    log "aim: no INFO read by Sentinel $leader seen within 3 s ($(echo "$reps" | wc -w) replicas, $(echo "$watched" | wc -w) with its link, $(echo "$once" | wc -w) read once); not aimed"
+    log "aim: no INFO read by Sentinel $leader seen within 3 s ($(echo "$reps" | wc -w) replicas, $(echo "$watched" | wc -w) with its link, $(echo "$once" | wc -w) read once; reads seen at${seen_at:- none} ms in $rounds rounds); not aimed"
   fi
 fi
 
@@ -172,9 +186,7 @@ applied() {
   r_port=$(printf '%s' "$1" | sed -n 's/.*,port=\([0-9]*\),.*/\1/p')
   [ -n "$r_ip" ] && [ -n "$r_port" ] || return 1
   case " $silent " in *" $r_ip:$r_port "*) return 1 ;; esac
-  saved_timeout=$cli_timeout; cli_timeout=1
-  theirs=$(cli -h "$r_ip" -p "$r_port" --raw INFO replication 2>/dev/null | tr -d '\r' | sed -n 's/^slave_repl_offset://p')
-  cli_timeout=$saved_timeout
+  theirs=$(cli_within 1 -h "$r_ip" -p "$r_port" --raw INFO replication 2>/dev/null | tr -d '\r' | sed -n 's/^slave_repl_offset://p')
   [ -n "$theirs" ] || { silent="$silent $r_ip:$r_port"; return 1; }
   [ "$theirs" -ge "$offset" ]
 }

@@ -115,7 +115,12 @@ describe("ValkeyCluster", () => {
     expect((c.env ?? []).find((e) => e.name === "VALKEY_ANNOUNCE_HOST")?.value).toBe(
       "$(POD_NAME).valkey-cluster-headless.data.svc.cluster.local",
     );
-    expect(c.lifecycle?.preStop?.exec?.command).toEqual(["sh", "/etc/valkey/prestop.sh", "/proc/1/fd/2"]);
+    expect(c.lifecycle?.preStop?.exec?.command).toEqual([
+      "sh",
+      "/etc/valkey/prestop.sh",
+      "/proc/1/fd/2",
+      "/data/prestop.log",
+    ]);
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(30);
     expect(c.resources).toEqual({ requests: { cpu: "1", memory: "12Gi" }, limits: { cpu: "2", memory: "16Gi" } });
     expect(c.readinessProbe?.exec?.command).toEqual(["sh", "/etc/valkey/readiness.sh"]);

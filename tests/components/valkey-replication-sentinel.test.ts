@@ -148,7 +148,12 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
     const tolerated = (c.readinessProbe?.failureThreshold ?? 0) * READINESS_PERIOD_SECONDS;
     expect(tolerated).toBeGreaterThanOrEqual(15);
     expect(data["readiness.sh"]).toContain("master_link_status:up");
-    expect(c.lifecycle?.preStop?.exec?.command).toEqual(["sh", "/etc/valkey/prestop.sh", "/proc/1/fd/2"]);
+    expect(c.lifecycle?.preStop?.exec?.command).toEqual([
+      "sh",
+      "/etc/valkey/prestop.sh",
+      "/proc/1/fd/2",
+      "/data/prestop.log",
+    ]);
     const pre = data["prestop.sh"] ?? "";
     expect(pre).toContain("SENTINEL FAILOVER");
     expect(pre).toContain('CLIENT PAUSE "$pause_ms" WRITE');

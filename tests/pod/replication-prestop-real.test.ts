@@ -10,7 +10,7 @@
  *   stopped by SIGTERM mid-way (a replica frozen, so it sits in the catch-up wait).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -31,13 +31,17 @@ let dir: string;
 
 interface PreStopRun {
   proc: ChildProcess;
+  /** The file given to the hook as its log (as the pods give it one on the data volume). */
+  logFile: string;
   /** stderr so far. */
   log: () => string;
   done: Promise<{ code: number | null; stderr: string; ms: number }>;
 }
 
-function startPreStop(m: Member, o: Partial<ReplicationPreStopOptions> = {}): PreStopRun {
+function startPreStop(m: Member, o: Partial<ReplicationPreStopOptions> = {}, logLines: string[] = []): PreStopRun {
   const file = join(dir, `prestop-${Date.now()}.sh`);
+  const logFile = join(dir, `prestop-${Date.now()}.log`);
+  if (logLines.length > 0) writeFileSync(logFile, logLines.map((l) => `${l}\n`).join(""));
   const script = renderReplicationPreStopScript({
     masterName: t.masterName,
     sentinels: t.sentinels.map((s) => s.address),
@@ -54,7 +58,7 @@ function startPreStop(m: Member, o: Partial<ReplicationPreStopOptions> = {}): Pr
     REDISCLI_AUTH: password,
     VALKEY_ANNOUNCE_HOST: m.host,
   };
-  const proc = spawn("sh", [file], { env, stdio: ["ignore", "ignore", "pipe"] });
+  const proc = spawn("sh", [file, logFile], { env, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   proc.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
   const done = new Promise<{ code: number | null; stderr: string; ms: number }>((resolve, reject) => {
@@ -65,7 +69,7 @@ function startPreStop(m: Member, o: Partial<ReplicationPreStopOptions> = {}): Pr
       resolve({ code, stderr, ms: Date.now() - started });
     });
   });
-  return { proc, log: () => stderr, done };
+  return { proc, logFile, log: () => stderr, done };
 }
 
 function client(m: Member, commandTimeout: number): Redis {
@@ -127,11 +131,17 @@ afterAll(async () => {
 });
 
 describe("replication preStop on real processes (rendered script, sh)", () => {
-  it("no Sentinel accepts the failover: the pause is released, the primary stays primary and writable", async () => {
+  it("no Sentinel accepts the failover: the pause is released, the primary stays primary and writable; its log file, cut to its last 400 lines first, ends with this hook's lines", async () => {
     const p = await primary();
     // Nothing listens on port 1: every SENTINEL FAILOVER fails fast.
-    const r = await startPreStop(p, { sentinels: [`${p.host}:1`], failoverRetrySeconds: 0 }).done;
+    const earlier = Array.from({ length: 900 }, (_, i) => `earlier hook line ${i}`);
+    const run = startPreStop(p, { sentinels: [`${p.host}:1`], failoverRetrySeconds: 0 }, earlier);
+    const r = await run.done;
     expect(r.code, r.stderr).toBe(0);
+    const file = readFileSync(run.logFile, "utf8").trimEnd().split("\n");
+    const own = r.stderr.trimEnd().split("\n");
+    expect(file.slice(0, 400)).toEqual(earlier.slice(-400));
+    expect(file.slice(400).map((l) => l.replace(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z /, ""))).toEqual(own);
     expect(r.stderr).toContain("writes paused");
     expect(r.stderr).toContain("no Sentinel accepted the failover");
     expect(r.stderr).toContain("writes unpaused");
@@ -331,7 +341,7 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
     expect(r.ms).toBeLessThan(15_000);
     // Step 0 aimed the failover at the first Sentinel's next INFO of the replicas.
     expect(r.stderr).toMatch(
-      /aim: Sentinel \S+ reads a replica's INFO next in -?\d+ ms \(period (\d+) ms; [012] of 2 replicas seen read once only\)/,
+      /aim: Sentinel \S+ reads a replica's INFO next in -?\d+ ms \(period (\d+) ms; [012] of 2 replicas seen read once only; reads seen at( \S+:\d+(,\d+)?)+ ms in \d+ rounds\)/,
     );
     expect(r.stderr).toMatch(/SENTINEL FAILOVER via \S+: OK \(-?\d+ ms after the aimed pause\)/);
     // The PING was held off while paused and given back; every replica of the new primary (the old

@@ -14,19 +14,23 @@
  *     npx vitest run --project pods \
  *     tests/pods/drill-series.test.ts
  *
- * VBENCH_POD_DRILL_KEEP_LOGS=1 saves every pod's logs after each `up` (results/pods-drill-series-<mode>-logs/run-<n>);
+ * VBENCH_POD_DRILL_KEEP_LOGS=1 saves every pod's logs (and each member's preStop log from its data volume) after each
+ * `up` (results/pods-drill-series-<mode>-logs/run-<n>);
  * a failed `up` saves them anyway.
  *
  * Without VBENCH_POD_DRILL_RUNS it is skipped, naming the variable (CI runs the one-run drills of
  * byo-stack.test.ts instead).
  */
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
 import { FAULTS, type Fault } from "../../vocabulary/faults.js";
 import { formatFailureKinds } from "../../core/drill/drill-table.js";
 import type { FailureKind } from "../../core/drill/ledger.js";
 import { createStack, tail } from "../e2e/support/pulumi-harness.js";
+import { kubernetesDrillApi } from "../../components/steps/failure-drill/kube-api.js";
+import { VALKEY_CONTAINER } from "../../components/steps/failure-drill/faults.js";
+import { DATA_DIR, PRESTOP_LOG_FILE } from "../../pod/paths.js";
 import { podsSkipReason, podsStackConfig, usePodsCluster, type PodsContext } from "./support/byo-on-pods.js";
 import { detectionSettings, drillConfig } from "./support/drill-checks.js";
 
@@ -96,9 +100,12 @@ function rowLine(r: SeriesRow, run: number): string {
 
 /**
  * Every container log (current and previous) of the namespace's pods into `dir`, for a failed `up` (the stack is
- * destroyed right after): the start, heal, rejoin and failback scripts log there.
+ * destroyed right after): the start, heal, rejoin and failback scripts log there. Also each member's preStop log on
+ * its data volume (PRESTOP_LOG_FILE: the container's log goes with an evicted pod), read through the drills' own
+ * exec (its stderr).
  */
-async function saveLogs(api: PodsContext["api"], ns: string, dir: string): Promise<void> {
+async function saveLogs(ctx: PodsContext, ns: string, dir: string): Promise<void> {
+  const api = ctx.api;
   // A directory of an earlier series would mix its pods' logs (other pod names) with this run's.
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
@@ -113,6 +120,15 @@ async function saveLogs(api: PodsContext["api"], ns: string, dir: string): Promi
         if (r?.status === 200)
           writeFileSync(`${dir}/${p.metadata.name}.${c.name}${previous ? ".previous" : ""}.log`, String(r.body));
       }
+  const exec = await kubernetesDrillApi(readFileSync(ctx.cluster.kubeconfig, "utf8"));
+  for (const p of pods.body.items ?? []) {
+    if (!p.spec.containers.some((c) => c.name === VALKEY_CONTAINER)) continue;
+    const file = `${DATA_DIR}/${PRESTOP_LOG_FILE}`;
+    const r = await exec
+      .exec(ns, p.metadata.name, VALKEY_CONTAINER, ["sh", "-c", `[ ! -f ${file} ] || cat ${file} >&2`])
+      .catch((why: unknown) => ({ exitCode: -1, stderr: `not read: ${String(why)}` }));
+    if (r.stderr !== "") writeFileSync(`${dir}/${p.metadata.name}.${PRESTOP_LOG_FILE}`, r.stderr);
+  }
   console.log(`[pods series] ${ns}: the pods' logs are in ${dir}`);
 }
 
@@ -141,13 +157,13 @@ describe.skipIf(reason !== "")(`drill series on real pods${reason ? ` (skipped: 
               });
             const t0 = Date.now();
             const up = await s.stack.up({ onOutput: (o) => s.log.push(o) }).catch(async (e: unknown) => {
-              await saveLogs(ctx.api, NS, `results/pods-drill-series-${mode}-logs`).catch((why: unknown) =>
+              await saveLogs(ctx, NS, `results/pods-drill-series-${mode}-logs`).catch((why: unknown) =>
                 console.log(`[pods series] ${NS}: the pods' logs could not be saved: ${String(why)}`),
               );
               throw e;
             });
             expect(up.summary.result, tail(s.log)).toBe("succeeded");
-            if (keepLogs) await saveLogs(ctx.api, NS, `results/pods-drill-series-${mode}-logs/run-${run}`);
+            if (keepLogs) await saveLogs(ctx, NS, `results/pods-drill-series-${mode}-logs/run-${run}`);
             const report = up.outputs.report?.value as { drills: SeriesRow[] | null };
             const got = report.drills ?? [];
             expect(
