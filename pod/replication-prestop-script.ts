@@ -11,9 +11,10 @@
  * (their offset is past the promotion point, so they resynchronise in full). Measured: 94-202
  * WAIT-confirmed writes lost per drill (harness/drill, `--fault switchover`). So, on the
  * primary:
- *   0. aim (writes still flow): learn when the first Sentinel next reads the replicas' INFO, and
- *      start the pause so that its failover's promotion lands just before that read (see the
- *      script; `aimLeadMs`);
+ *   0. aim (writes still flow): steer the first Sentinel's pick to one replica (replica-priority 1
+ *      until the script ends; the others keep theirs), wait until that Sentinel has read it so,
+ *      and start the pause `aimLeadMs` before its next read of that replica, so the promotion
+ *      lands just before the read that confirms it (see the script);
  *   1. `CLIENT PAUSE <ms> WRITE` on this server: writes (and WAIT) block, reads go on; and the
  *      replication PING held off (`repl-ping-replica-period` 3600 until the script ends): the
  *      pause does not stop it, and one PING after the promotion leaves this server and the
@@ -47,6 +48,7 @@
  */
 import { VALKEY_PORT } from "../vocabulary/ports.js";
 import { cliTimeout, DEFAULT_CLI_TIMEOUT_SECONDS, localHost } from "./sh-cli.js";
+import { SENTINEL_INFO_PERIOD_MS } from "./sentinel-start-script.js";
 import { renderShellFile } from "./shell-file.js";
 
 export interface ReplicationPreStopOptions {
@@ -73,11 +75,17 @@ export interface ReplicationPreStopOptions {
   /** @default DEFAULT_CLI_TIMEOUT_SECONDS */
   cliTimeoutSeconds?: number;
   /**
-   * Step 0, the aim: SENTINEL FAILOVER goes out this long before the first Sentinel's next INFO of
-   * the replicas, so the promotion is in that INFO (see the script). 0 = not aimed: the failover is
-   * asked as soon as the replicas caught up, and waits 0-1 s for that INFO. @default DEFAULT_SWITCHOVER_AIM_LEAD_MS
+   * Step 0, the aim: the pause starts this long before the first Sentinel's next INFO of the
+   * replica it was steered to promote, so the promotion is in that INFO (see the script). 0 = not
+   * aimed (and not steered): the failover is asked as soon as the replicas caught up, and waits 0-1 s
+   * for that INFO. @default DEFAULT_SWITCHOVER_AIM_LEAD_MS
    */
   aimLeadMs?: number;
+  /**
+   * The Sentinels' INFO period (what sentinel-start.sh sets): the aim's next read comes no sooner
+   * than this after the last. @default SENTINEL_INFO_PERIOD_MS
+   */
+  sentinelInfoPeriodMs?: number;
 }
 
 export const DEFAULT_SWITCHOVER_TIMEOUT_SECONDS = 30;
@@ -86,7 +94,8 @@ export const DEFAULT_SWITCHOVER_RETRY_SECONDS = 10;
 /**
  * From the pause to the failover's REPLICAOF NO ONE: 0.22-0.29 s on idle real processes (the
  * catch-up, then 2-3 Sentinel ticks), 0.29-0.51 s on loaded real pods (kube:local, 5 switchovers);
- * the pause starts aimLeadMs + 100 ms before the Sentinel's read, so 500 leaves room for both.
+ * the pause starts aimLeadMs before the Sentinel's earliest next read, so 500 leaves room for both
+ * (the read itself goes out at the Sentinel's first tick after that, 0-0.1 s later).
  */
 export const DEFAULT_SWITCHOVER_AIM_LEAD_MS = 500;
 
@@ -109,6 +118,11 @@ export function renderReplicationPreStopScript(o: ReplicationPreStopOptions): st
   const aimLead = o.aimLeadMs ?? DEFAULT_SWITCHOVER_AIM_LEAD_MS;
   if (!Number.isInteger(aimLead) || aimLead < 0 || aimLead > 800)
     throw new Error(`preStop: aimLeadMs must be a whole number of milliseconds from 0 to 800 (got ${aimLead})`);
+  const infoPeriod = o.sentinelInfoPeriodMs ?? SENTINEL_INFO_PERIOD_MS;
+  if (!Number.isInteger(infoPeriod) || infoPeriod < 100 || infoPeriod > 60_000)
+    throw new Error(
+      `preStop: sentinelInfoPeriodMs must be a whole number of milliseconds from 100 to 60000 (got ${infoPeriod})`,
+    );
   if (!/^[A-Za-z0-9._-]+$/.test(o.masterName))
     throw new Error(`preStop: masterName '${o.masterName}' must match [A-Za-z0-9._-]+`);
   if (o.sentinels.length === 0) throw new Error("preStop: sentinels must name at least one Sentinel");
@@ -124,5 +138,6 @@ export function renderReplicationPreStopScript(o: ReplicationPreStopOptions): st
     sentinels: o.sentinels.join(" "),
     cli_timeout: cliTimeout(o.cliTimeoutSeconds ?? DEFAULT_CLI_TIMEOUT_SECONDS),
     aim_lead_ms: aimLead,
+    info_period_ms: infoPeriod,
   });
 }

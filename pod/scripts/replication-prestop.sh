@@ -2,7 +2,7 @@
 # preStop hook of a replication member under Sentinel (pod/scripts/replication-prestop.sh in valkey-on-eks).
 # shellcheck disable=SC2154 # set by the # @values line; the render drops this line (pod/shell-file.ts)
 set -u
-# @values port local_host timeout_s catch_up_s failover_retry_s master_name sentinels cli_timeout aim_lead_ms
+# @values port local_host timeout_s catch_up_s failover_retry_s master_name sentinels cli_timeout aim_lead_ms info_period_ms
 self_host="${VALKEY_ANNOUNCE_HOST:-}"
 # @include lib-hook-log.sh
 # @include lib-cli.sh
@@ -21,112 +21,113 @@ is_me() { [ "${1#* }" = "$port" ] && { [ "${1% *}" = "$self_host" ] || [ "${1% *
 # The primary a Sentinel names ("host port"), empty when it does not answer.
 named_by() { cli -h "${1%:*}" -p "${1##*:}" --raw SENTINEL GET-MASTER-ADDR-BY-NAME "$master_name" 2>/dev/null | tr '\n' ' ' | sed 's/ *$//'; }
 
-# 0. Aim (writes still flow). The Sentinel that runs the failover names the promoted replica only
-#    once its next INFO of that replica shows role:master: once a second (sentinel-start.sh sets the
-#    period; during a failover it is 1 s whatever is set). Sent at a random moment, the failover
-#    waits 0-1 s for that INFO. So learn when the Sentinel asked first next reads each replica's
-#    INFO (its command link's bytes out jump by the INFO reply: CLIENT LIST, tot-net-out), then
-#    pause so that SENTINEL FAILOVER goes out aim_lead_ms before the first of those reads: its
-#    REPLICAOF NO ONE (2-3 Sentinel ticks) then precedes every replica's next INFO on that link.
-#    Bounded: at most 3 s of looking, then until the first read that fits (the next or one of the
-#    next three), all before any write is paused; without a ms clock, a Sentinel id or a read seen,
-#    nothing is aimed.
+# Every way out releases what the steps below hold: the pause, the PING period, the aim's priority.
+paused=""
+ping_period=""
+aim_target=""
+aim_priority=""
+# shellcheck disable=SC2317 # the EXIT trap below runs it
+release() {
+  if [ -n "$paused" ]; then
+    paused=""
+    r=$(local_cli CLIENT UNPAUSE 2>&1) || true
+    log "writes unpaused ($r)"
+  fi
+  if [ -n "$aim_priority" ]; then
+    r=$(cli_within 1 -h "${aim_target% *}" -p "${aim_target#* }" CONFIG SET replica-priority "$aim_priority" 2>&1) || true
+    log "replica-priority of $aim_target given back ($aim_priority: $r)"
+    aim_priority=""
+  fi
+  if [ -n "$ping_period" ]; then
+    r=$(local_cli CONFIG SET repl-ping-replica-period "$ping_period" 2>&1) || true
+    ping_period=""
+    log "replication PING period given back ($r)"
+  fi
+}
+trap release EXIT
+trap 'exit 1' INT TERM HUP
+
+# 0. Aim (writes still flow). The Sentinel running the failover names the promoted replica only once
+#    its next INFO of that replica shows role:master, and it reads each replica's INFO once a period
+#    (1 s: sentinel-start.sh sets it; during a failover 1 s whatever is set), each at its own phase.
+#    Unaimed, the failover waits 0-1 s for that read. Two things make the wait short: which replica
+#    it promotes, and when. Which: the Sentinel picks the lowest replica-priority, then the largest
+#    replication offset it last read (under writes, the replica it read last), so one replica (the
+#    target) is given replica-priority 1 (the others keep theirs, all above 1) until the preStop
+#    ends, and the pick no longer depends on read phases. When: once the first Sentinel has read the
+#    target with that priority (its SENTINEL REPLICAS view), its view's info-refresh says when it
+#    read the target last, so the next read goes out no sooner than a period after: the pause starts
+#    aim_lead_ms before that, so its REPLICAOF NO ONE (the catch-up, then 2-3 Sentinel ticks) lands
+#    first and that read confirms it. Bounded: at most 3 s watching for the view, then less than a
+#    period waiting, all before any write is paused. Nothing is aimed (and the log says why) without
+#    a ms clock, a Sentinel's view, or a target whose priority could be set.
 leader=""
-aim_id=""
 aim_at=""
+steered=""
+# The replicas in Sentinel $1's view, a line each: "ip port flags info-refresh slave-priority".
+sentinel_view() {
+  cli_within 1 -h "${1%:*}" -p "${1##*:}" --raw SENTINEL REPLICAS "$master_name" 2>/dev/null | tr -d '\r' | awk '
+    function out() { if (ip != "") print ip, port, flags, refresh, prio }
+    NR % 2 == 1 { k = $0; next }
+    k == "name" { out(); ip = ""; port = ""; flags = ""; refresh = ""; prio = "" }
+    k == "ip" { ip = $0 }
+    k == "port" { port = $0 }
+    k == "flags" { flags = $0 }
+    k == "info-refresh" { refresh = $0 }
+    k == "slave-priority" { prio = $0 }
+    END { out() }'
+}
+# The target: the first replica the Sentinel sees up ("slave" alone in its flags) and promotable,
+# when every other one it sees has a priority above 1 (or 0: never promoted).
+pick_target() {
+  printf '%s\n' "$1" | awk '
+    $3 == "slave" && $5 > 0 && t == "" { t = $1 " " $2; next }
+    $5 == 1 { low = 1 }
+    END { if (t != "" && !low) print t }'
+}
 if [ "$aim_lead_ms" -gt 0 ] && [ -n "$(now_ms)" ]; then
   for s in $sentinels; do
-    id=$(cli -h "${s%:*}" -p "${s##*:}" --raw SENTINEL MYID 2>/dev/null) || continue
-    case "$id" in ????????*) leader=$s; aim_id=$(printf '%.8s' "$id"); break ;; esac
+    view=$(sentinel_view "$s")
+    [ -n "$view" ] || continue
+    leader=$s
+    aim_target=$(pick_target "$view")
+    break
   done
+  if [ -z "$leader" ]; then
+    log "aim: no Sentinel answered SENTINEL REPLICAS; not aimed"
+  elif [ -z "$aim_target" ]; then
+    log "aim: no replica to steer the pick to (Sentinel $leader sees: $(printf '%s' "$view" | tr '\n' ';')); not aimed"
+  else
+    was=$(cli_within 1 -h "${aim_target% *}" -p "${aim_target#* }" --raw CONFIG GET replica-priority 2>/dev/null | sed -n 2p)
+    case "$was" in
+      '' | *[!0-9]*) log "aim: replica-priority of $aim_target not read ('$was'); not aimed" ;;
+      *)
+        # Given back on every way out, even when the set's answer is lost.
+        aim_priority=$was
+        r=$(cli_within 1 -h "${aim_target% *}" -p "${aim_target#* }" CONFIG SET replica-priority 1 2>&1)
+        if [ "$r" = OK ]; then steered=1; else log "aim: replica-priority of $aim_target not set ($r); not aimed"; fi
+        ;;
+    esac
+  fi
 fi
-# Bytes the aimed Sentinel's command links have received from replica $1 ("host port"), summed
-# (a link it replaced may linger); empty when the replica does not answer within 1 s (frozen, cut
-# off: then it is not looked at again) or has no such link.
-link_out() {
-  cli_within 1 -h "${1% *}" -p "${1#* }" CLIENT LIST 2>/dev/null | tr -d '\r' \
-    | sed -n "s/.* name=sentinel-${aim_id}-cmd .* tot-net-out=\([0-9]*\) .*/\1/p" \
-    | awk '{ sum += $1; n++ } END { if (n) print sum }'
-}
-# The aimed Sentinel's coming reads of each replica's INFO, as ms times in $reads (unsorted), from
-# watching the replicas of $reps for at most 3 s. Each replica is watched for two reads: their
-# interval is the Sentinel's period as it runs (1 s once the last reply is in, plus up to one of
-# its ticks, 10-19 a second, plus the reply's time: 1.0-1.1 s on idle processes, up to 1.3 s on
-# loaded pods); one seen read once only is given 1.05 s ($once lists those, $watched the replicas
-# with the Sentinel's link, $period the last period measured, $seen_at each replica's reads in ms
-# after the watch began and $rounds the rounds of CLIENT LIST calls, for the log).
-watch_reads() {
-  reads=""
-  once=""
-  period=""
-  pending=""
-  seen_at=""
-  rounds=0
-  watch_from=$(now_ms)
-  for r in $reps; do
-    bytes=$(link_out "${r%:*} ${r##*:}")
-    [ -z "$bytes" ] || pending="$pending ${r%:*}_${r##*:}/$bytes/"
+if [ -n "$steered" ]; then
+  seen=""
+  watch_until=$(($(now_ms) + 3000))
+  while [ "$(now_ms)" -lt "$watch_until" ]; do
+    # The ms since its last read of the target, once that read showed priority 1.
+    refresh=$(sentinel_view "$leader" | awk -v ip="${aim_target% *}" -v port="${aim_target#* }" '$1 == ip && $2 == port && $5 == 1 { print $4 }')
+    at=$(now_ms)
+    case "$refresh" in '' | *[!0-9]*) ;; *) seen=$((at - refresh)) && break ;; esac
+    short_nap
   done
-  watched=$pending
-  # Entries "host_port/bytes/first read (ms, empty until seen)".
-  while [ -n "${pending# }" ] && [ $(($(now_ms) - watch_from)) -lt 3000 ]; do
-    left=""
-    rounds=$((rounds + 1))
-    for p in $pending; do
-      r=${p%%/*}
-      first=${p##*/}
-      before=${p#*/}
-      before=${before%/*}
-      bytes=$(link_out "${r%_*} ${r##*_}")
-      if [ -z "$bytes" ]; then
-        continue
-      elif [ $((bytes - before)) -le 1000 ]; then
-        left="$left $r/$bytes/$first"
-      elif [ -z "$first" ]; then
-        left="$left $r/$bytes/$(now_ms)"
-      else
-        seen=$(now_ms)
-        period=$((seen - first))
-        seen_at="$seen_at $r:$((first - watch_from)),$((seen - watch_from))"
-        [ "$period" -ge 800 ] && [ "$period" -le 2000 ] || period=1050
-        reads="$reads $((seen + period)) $((seen + 2 * period)) $((seen + 3 * period))"
-      fi
-    done
-    pending=$left
-  done
-  for p in $pending; do
-    first=${p##*/}
-    [ -n "$first" ] || continue
-    once="$once ${p%%/*}"
-    seen_at="$seen_at ${p%%/*}:$((first - watch_from))"
-    reads="$reads $((first + 1050)) $((first + 2100)) $((first + 3150)) $((first + 4200))"
-  done
-}
-# When to pause ($aim_at, empty when no read fits): `window` before the first coming read such that
-# no read of any replica falls inside the window (one would see the replica before its promotion,
-# and the next comes a second later).
-pick_pause() {
-  window=$((aim_lead_ms + 100))
-  earliest=$(($(now_ms) + window))
-  prev=""
-  for t in $(echo "$reads" | tr ' ' '\n' | sort -n); do
-    if [ "$t" -ge "$earliest" ] && { [ -z "$prev" ] || [ "$prev" -le $((t - window)) ]; }; then
-      aim_at=$((t - window))
-      return
-    fi
-    prev=$t
-  done
-}
-if [ -n "$aim_id" ]; then
-  reps=$(local_cli --raw INFO replication 2>/dev/null | tr -d '\r' \
-    | sed -n 's/^slave[0-9]*:ip=\([^,]*\),port=\([0-9]*\),.*/\1:\2/p')
-  watch_reads
-  pick_pause
-  if [ -n "$aim_at" ]; then
-    log "aim: Sentinel $leader reads a replica's INFO next in $((aim_at + window - $(now_ms))) ms (period ${period:-1050} ms; $(echo "$once" | wc -w) of $(echo "$reps" | wc -w) replicas seen read once only; reads seen at$seen_at ms in $rounds rounds); pausing in $((aim_at - $(now_ms))) ms"
+  if [ -n "$seen" ]; then
+    next=$((seen + info_period_ms))
+    while [ $((next - aim_lead_ms)) -le "$(now_ms)" ]; do next=$((next + info_period_ms)); done
+    aim_at=$((next - aim_lead_ms))
+    log "aim: Sentinel $leader sees $aim_target with replica-priority 1 (was $aim_priority) and so promotes it; read it $((at - seen)) ms ago, reads it next no sooner than in $((next - $(now_ms))) ms; pausing in $((aim_at - $(now_ms))) ms"
     while [ "$(now_ms)" -lt "$aim_at" ]; do short_nap; done
   else
-    log "aim: no INFO read by Sentinel $leader seen within 3 s ($(echo "$reps" | wc -w) replicas, $(echo "$watched" | wc -w) with its link, $(echo "$once" | wc -w) read once; reads seen at${seen_at:- none} ms in $rounds rounds); not aimed"
+    log "aim: Sentinel $leader did not read $aim_target's replica-priority 1 within 3 s; not aimed"
   fi
 fi
 
@@ -138,23 +139,6 @@ fi
 #    resynchronization not accepted: Requested offset for second ID was N+14, but I can reply up
 #    to N"), during which min-replicas-to-write refuses every write (NOREPLICAS). So the PING is
 #    held off for the switchover (period 3600 s) and its period given back on every way out.
-paused=""
-ping_period=""
-# shellcheck disable=SC2317 # the EXIT trap below runs it
-release() {
-  if [ -n "$paused" ]; then
-    paused=""
-    r=$(local_cli CLIENT UNPAUSE 2>&1) || true
-    log "writes unpaused ($r)"
-  fi
-  if [ -n "$ping_period" ]; then
-    r=$(local_cli CONFIG SET repl-ping-replica-period "$ping_period" 2>&1) || true
-    ping_period=""
-    log "replication PING period given back ($r)"
-  fi
-}
-trap release EXIT
-trap 'exit 1' INT TERM HUP
 held=$(local_cli --raw CONFIG GET repl-ping-replica-period 2>/dev/null | sed -n 2p)
 case "$held" in
   '' | *[!0-9]*) log "repl-ping-replica-period not read ($held); the replication PING is not held off" ;;
@@ -245,7 +229,7 @@ while [ "$(now_s)" -lt "$deadline" ]; do
     now=$(named_by "$s")
     case "$now" in *" "[0-9]*) ;; *) continue ;; esac
     is_me "$now" && continue
-    log "switchover done: $s names $now the primary"
+    log "switchover done: $s names $now the primary${aim_target:+ (aimed at $aim_target)}"
     r=$(local_cli REPLICAOF "${now% *}" "${now#* }" 2>&1) || true
     log "REPLICAOF ${now% *} ${now#* }: $r"
     exit 0

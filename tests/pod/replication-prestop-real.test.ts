@@ -109,6 +109,17 @@ async function syncStats(m: Member): Promise<{ full: number; partial: number }> 
   }
 }
 
+/** `m`'s own replica-priority (CONFIG GET). */
+async function replicaPriority(m: Member): Promise<string | undefined> {
+  const c = client(m, 5000);
+  await c.connect();
+  try {
+    return ((await c.config("GET", "replica-priority")) as string[])[1];
+  } finally {
+    c.disconnect();
+  }
+}
+
 async function primary(): Promise<Member> {
   return t.member(await t.primaryFromSentinels());
 }
@@ -269,7 +280,7 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
     }
   }, 90_000);
 
-  it("on the primary: every write the old primary acknowledged is on the new one; held writes fail (READONLY); it ends a replica, unpaused; the failover was aimed, and both replicas continue with a partial resync", async () => {
+  it("on the primary: every write the old primary acknowledged is on the new one; held writes fail (READONLY); it ends a replica, unpaused; the Sentinel's pick was steered (priority 1, given back) and aimed, and both replicas continue with a partial resync", async () => {
     await t.waitForSentinelViews();
     const old = await primary();
     // A client of the old primary firing a SET every 10 ms (not waiting for the previous one)
@@ -297,6 +308,8 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
     }, 10);
     let r: Awaited<PreStopRun["done"]>;
     let heldPeriod: string | undefined;
+    let target: Member | undefined;
+    let steeredPriority: string | undefined;
     try {
       await sleep(300);
       const run = startPreStop(old);
@@ -305,6 +318,10 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
       await probe.connect();
       heldPeriod = ((await probe.config("GET", "repl-ping-replica-period")) as string[])[1];
       probe.disconnect();
+      // Step 0 steered the Sentinel's pick: the target runs with replica-priority 1 while paused.
+      const named = /aim: Sentinel \S+ sees (\S+) (\d+) with replica-priority 1/.exec(run.log());
+      target = t.members.find((m) => m.host === named?.[1] && String(m.port) === named?.[2]);
+      if (target !== undefined) steeredPriority = await replicaPriority(target);
       r = await run.done;
       await sleep(500);
     } finally {
@@ -339,11 +356,18 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
     expect(await t.role(old)).toBe("slave");
     await expectWritable(now, "after-switch");
     expect(r.ms).toBeLessThan(15_000);
-    // Step 0 aimed the failover at the first Sentinel's next INFO of the replicas.
+    // Step 0 steered the first Sentinel's pick to one replica (priority 1 while paused, 100 again
+    // after) and aimed the pause at that Sentinel's next INFO of it: that replica is the new primary.
     expect(r.stderr).toMatch(
-      /aim: Sentinel \S+ reads a replica's INFO next in -?\d+ ms \(period (\d+) ms; [012] of 2 replicas seen read once only; reads seen at( \S+:\d+(,\d+)?)+ ms in \d+ rounds\)/,
+      /aim: Sentinel \S+ sees \S+ \d+ with replica-priority 1 \(was 100\) and so promotes it; read it \d+ ms ago, reads it next no sooner than in \d+ ms; pausing in \d+ ms/,
     );
     expect(r.stderr).toMatch(/SENTINEL FAILOVER via \S+: OK \(-?\d+ ms after the aimed pause\)/);
+    expect(target?.address, r.stderr).toBe(now.address);
+    expect(steeredPriority).toBe("1");
+    expect(r.stderr).toContain(`switchover done: `);
+    expect(r.stderr).toContain(`(aimed at ${now.host} ${now.port})`);
+    expect(r.stderr).toContain(`replica-priority of ${now.host} ${now.port} given back (100: OK)`);
+    expect(await replicaPriority(now)).toBe("100");
     // The PING was held off while paused and given back; every replica of the new primary (the old
     // primary and the other replica) continued with a partial resync: the new primary, a replica
     // until the switchover, served no full one.
@@ -444,6 +468,10 @@ describe("replication preStop rendering", () => {
     expect(renderReplicationPreStopScript({ ...base, timeoutSeconds: 6, catchUpSeconds: 2 })).toContain(
       "failover_retry_s=5",
     );
+    expect(() => renderReplicationPreStopScript({ ...base, sentinelInfoPeriodMs: 50 })).toThrow(
+      /sentinelInfoPeriodMs must be a whole number of milliseconds from 100 to 60000 \(got 50\)/,
+    );
+    expect(renderReplicationPreStopScript({ ...base, sentinelInfoPeriodMs: 2000 })).toContain("info_period_ms=2000");
     expect(() => renderReplicationPreStopScript({ ...base, masterName: "a;b" })).toThrow(/masterName 'a;b'/);
     expect(() => renderReplicationPreStopScript({ ...base, sentinels: [] })).toThrow(/at least one Sentinel/);
     expect(() => renderReplicationPreStopScript({ ...base, sentinels: ["nohost"] })).toThrow(

@@ -124,10 +124,20 @@ async function saveLogs(ctx: PodsContext, ns: string, dir: string): Promise<void
   for (const p of pods.body.items ?? []) {
     if (!p.spec.containers.some((c) => c.name === VALKEY_CONTAINER)) continue;
     const file = `${DATA_DIR}/${PRESTOP_LOG_FILE}`;
-    const r = await exec
-      .exec(ns, p.metadata.name, VALKEY_CONTAINER, ["sh", "-c", `[ ! -f ${file} ] || cat ${file} >&2`])
-      .catch((why: unknown) => ({ exitCode: -1, stderr: `not read: ${String(why)}` }));
-    if (r.stderr !== "") writeFileSync(`${dir}/${p.metadata.name}.${PRESTOP_LOG_FILE}`, r.stderr);
+    // The exec keeps the last 500 characters of stderr: the file comes in pieces of 400 bytes.
+    let text = "";
+    for (let at = 1; ; at += 400) {
+      const r = await exec
+        .exec(ns, p.metadata.name, VALKEY_CONTAINER, [
+          "sh",
+          "-c",
+          `[ ! -f ${file} ] || tail -c +${at} ${file} | head -c 400 >&2`,
+        ])
+        .catch((why: unknown) => ({ exitCode: -1, stderr: `(not read: ${String(why)})` }));
+      text += r.stderr;
+      if (r.exitCode !== 0 || r.stderr.length < 400) break;
+    }
+    if (text !== "") writeFileSync(`${dir}/${p.metadata.name}.${PRESTOP_LOG_FILE}`, text);
   }
   console.log(`[pods series] ${ns}: the pods' logs are in ${dir}`);
 }
