@@ -15,7 +15,8 @@ pod DNS, lines `<ip> <hostname> <port>`), read again at every lookup.
 
 --settings recommended (docs/client-settings.md): a reply that says the node can no longer take
 writes (NOREPLICAS, READONLY, LOADING, MASTERDOWN) drops the pool's connections, so the next write
-asks the Sentinels for the primary again. --settings defaults: the library's own behaviour (it
+asks the Sentinels for the primary again, and it asks them with SENTINEL GET-MASTER-ADDR-BY-NAME
+(AddrSentinel) instead of the library's SENTINEL MASTERS. --settings defaults: the library's own behaviour (it
 drops a connection on timeouts and connection errors, and on READONLY from a Sentinel-managed
 primary). Both: bounded commands (socket timeout = --timeout-ms) and no retries inside the
 library, so every write is acknowledged or failed within the bound, as the ioredis streams.
@@ -36,7 +37,7 @@ import valkey
 from valkey.backoff import NoBackoff
 from valkey.cluster import ClusterNode, ValkeyCluster
 from valkey.retry import Retry
-from valkey.sentinel import Sentinel
+from valkey.sentinel import MasterNotFoundError, Sentinel
 
 # Replies after which a client should ask again where the primary is (docs/client-settings.md).
 FOLLOW_ERRORS = ("NOREPLICAS", "READONLY", "LOADING", "MASTERDOWN")
@@ -91,6 +92,26 @@ def hosts_remap(path):
     return remap
 
 
+class AddrSentinel(Sentinel):
+    """recommended: the primary from SENTINEL GET-MASTER-ADDR-BY-NAME, which names the promoted replica
+    from +promoted-slave on; the library's SENTINEL MASTERS lists the old primary on the Sentinel
+    leading a failover until +failover-end, about a second later. First answer wins; the Sentinel
+    that gave it is asked first next time (as the library does)."""
+
+    def discover_master(self, service_name):
+        for i, s in enumerate(self.sentinels):
+            try:
+                addr = s.sentinel_get_master_addr_by_name(service_name)
+            except (valkey.exceptions.ConnectionError, valkey.exceptions.TimeoutError):
+                continue
+            if addr:
+                if i:
+                    self.sentinels[0], self.sentinels[i] = s, self.sentinels[0]
+                host = addr[0].decode() if isinstance(addr[0], bytes) else addr[0]
+                return host, int(addr[1])
+        raise MasterNotFoundError(f"No master found for {service_name!r}")
+
+
 def make_client(a, password):
     timeout = a.timeout_ms / 1000
     common = dict(socket_timeout=timeout, socket_connect_timeout=timeout, password=password)
@@ -104,7 +125,8 @@ def make_client(a, password):
             cluster_error_retry_attempts=0,
             **common,
         )
-    sentinel = Sentinel(a.sentinel, sentinel_kwargs=dict(common), **common)
+    kind = AddrSentinel if a.settings == "recommended" else Sentinel
+    sentinel = kind(a.sentinel, sentinel_kwargs=dict(common), **common)
     return sentinel.master_for(a.master, retry=Retry(NoBackoff(), 0), **common)
 
 

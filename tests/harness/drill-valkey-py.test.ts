@@ -16,6 +16,7 @@ import {
   type ValkeyPyStream,
 } from "../../core/drill/valkey-py-stream.js";
 import { pollUntil, sleep } from "../../core/util/poll-until.js";
+import { openClient } from "../../core/topology/connector.js";
 import { startTestReplication } from "./drill-faults.js";
 
 const PASSWORD = "drill-valkey-py-password";
@@ -176,6 +177,53 @@ describe("valkey-py writer on a real Sentinel topology", () => {
       await stream.stop();
       admin.disconnect();
     }
+  }, 90_000);
+
+  it("recommended finds the primary with SENTINEL GET-MASTER-ADDR-BY-NAME, the library's default with SENTINEL MASTERS (the Sentinels' CLIENT LIST)", async () => {
+    const t = await startTestReplication(PASSWORD, 1);
+    target = t;
+    // What the writer's own Sentinel connections last asked (CLIENT LIST on every Sentinel: `cmd` of each
+    // connection whose lib-name is valkey-py's; Sentinel has no commandstats).
+    const lastAsked = async (): Promise<string[]> => {
+      const cmds: string[] = [];
+      for (const s of t.t.sentinels) {
+        const c = await openClient(s.host, s.port, s.address, { password: PASSWORD });
+        try {
+          const list = String(await c.call("CLIENT", "LIST"));
+          for (const line of list.split("\n"))
+            if (/ lib-name=valkey-py /.test(line)) cmds.push(/ cmd=(\S+)/.exec(line)?.[1] ?? "?");
+        } finally {
+          c.disconnect();
+        }
+      }
+      return cmds;
+    };
+    const asked: Record<string, string[]> = {};
+    for (const settings of ["recommended", "defaults"] as const) {
+      const [stream] = valkeyPyStreams(t.valkeyPyTarget(), {
+        prefix: `ask-${settings}`,
+        rate: 20,
+        commandTimeoutMs: 1000,
+        settings,
+        enabled: true,
+      });
+      if (stream === undefined) throw new Error("the Sentinel target offers no valkey-py stream");
+      stream.start();
+      try {
+        await pollUntil(
+          () => Promise.resolve(stream.records.filter((r) => r.ok).length >= 5 ? true : "fewer than 5 acknowledged"),
+          { timeoutMs: 20_000, what: `the ${settings} writer's first writes` },
+        );
+        asked[settings] = await lastAsked();
+      } finally {
+        await stream.stop();
+      }
+      expect(stream.failure).toBeUndefined();
+    }
+    expect(asked.recommended, "the recommended writer's Sentinel connections").toEqual([
+      "sentinel|get-master-addr-by-name",
+    ]);
+    expect(asked.defaults, "the default writer's Sentinel connections").toEqual(["sentinel|masters"]);
   }, 90_000);
 
   it("stopped while writes queue behind a paused primary: the queued writes are dropped, never sent after the stop", async () => {
