@@ -21,16 +21,15 @@
  * Without VBENCH_POD_DRILL_RUNS it is skipped, naming the variable (CI runs the one-run drills of
  * byo-stack.test.ts instead).
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
 import { FAULTS, type Fault } from "../../vocabulary/faults.js";
 import { formatFailureKinds } from "../../core/drill/drill-table.js";
 import type { FailureKind } from "../../core/drill/ledger.js";
 import { createStack, tail } from "../e2e/support/pulumi-harness.js";
-import { kubernetesDrillApi } from "../../components/steps/failure-drill/kube-api.js";
-import { VALKEY_CONTAINER } from "../../components/steps/failure-drill/faults.js";
-import { DATA_DIR, PRESTOP_LOG_FILE } from "../../pod/paths.js";
+import { PRESTOP_LOG_FILE } from "../../pod/paths.js";
+import { readPreStopLogs } from "./support/prestop-logs.js";
 import { podsSkipReason, podsStackConfig, usePodsCluster, type PodsContext } from "./support/byo-on-pods.js";
 import { detectionSettings, drillConfig } from "./support/drill-checks.js";
 
@@ -120,25 +119,12 @@ async function saveLogs(ctx: PodsContext, ns: string, dir: string): Promise<void
         if (r?.status === 200)
           writeFileSync(`${dir}/${p.metadata.name}.${c.name}${previous ? ".previous" : ""}.log`, String(r.body));
       }
-  const exec = await kubernetesDrillApi(readFileSync(ctx.cluster.kubeconfig, "utf8"));
-  for (const p of pods.body.items ?? []) {
-    if (!p.spec.containers.some((c) => c.name === VALKEY_CONTAINER)) continue;
-    const file = `${DATA_DIR}/${PRESTOP_LOG_FILE}`;
-    // The exec keeps the last 500 characters of stderr: the file comes in pieces of 400 bytes.
-    let text = "";
-    for (let at = 1; ; at += 400) {
-      const r = await exec
-        .exec(ns, p.metadata.name, VALKEY_CONTAINER, [
-          "sh",
-          "-c",
-          `[ ! -f ${file} ] || tail -c +${at} ${file} | head -c 400 >&2`,
-        ])
-        .catch((why: unknown) => ({ exitCode: -1, stderr: `(not read: ${String(why)})` }));
-      text += r.stderr;
-      if (r.exitCode !== 0 || r.stderr.length < 400) break;
-    }
-    if (text !== "") writeFileSync(`${dir}/${p.metadata.name}.${PRESTOP_LOG_FILE}`, text);
-  }
+  const items = (pods.body.items ?? []).map((p) => ({
+    name: p.metadata.name,
+    containers: p.spec.containers.map((c) => c.name),
+  }));
+  for (const [pod, text] of await readPreStopLogs(ctx.cluster.kubeconfig, ns, items))
+    writeFileSync(`${dir}/${pod}.${PRESTOP_LOG_FILE}`, text);
   console.log(`[pods series] ${ns}: the pods' logs are in ${dir}`);
 }
 

@@ -1,0 +1,76 @@
+/**
+ * Each member's preStop log from its data volume (PRESTOP_LOG_FILE: the container's log goes with an
+ * evicted pod, the volume stays), read through the drills' own exec. The exec keeps the last 500
+ * characters of stderr, so the file comes in pieces of 400 bytes.
+ */
+import { readFileSync } from "node:fs";
+import { kubernetesDrillApi } from "../../../components/steps/failure-drill/kube-api.js";
+import { VALKEY_CONTAINER } from "../../../components/steps/failure-drill/faults.js";
+import { DATA_DIR, PRESTOP_LOG_FILE } from "../../../pod/paths.js";
+
+/** pod name → its preStop log (pods without one, or without a Valkey container, left out). */
+export async function readPreStopLogs(
+  kubeconfigPath: string,
+  ns: string,
+  pods: readonly { name: string; containers: readonly string[] }[],
+): Promise<Map<string, string>> {
+  const exec = await kubernetesDrillApi(readFileSync(kubeconfigPath, "utf8"));
+  const file = `${DATA_DIR}/${PRESTOP_LOG_FILE}`;
+  const logs = new Map<string, string>();
+  for (const p of pods) {
+    if (!p.containers.includes(VALKEY_CONTAINER)) continue;
+    let text = "";
+    for (let at = 1; ; at += 400) {
+      const r = await exec
+        .exec(ns, p.name, VALKEY_CONTAINER, [
+          "sh",
+          "-c",
+          `[ ! -f ${file} ] || tail -c +${at} ${file} | head -c 400 >&2`,
+        ])
+        .catch((why: unknown) => ({ exitCode: -1, stderr: `(not read: ${String(why)})` }));
+      text += r.stderr;
+      if (r.exitCode !== 0 || r.stderr.length < 400) break;
+    }
+    if (text !== "") logs.set(p.name, text);
+  }
+  return logs;
+}
+
+/** A drill row as far as explainSlowSwitchover reads it. */
+interface SwitchoverRow {
+  fault: string;
+  writeOutageMs: number;
+  failoverSteps?: unknown;
+  streams?: ReadonlyArray<{
+    stream: string;
+    failureKinds?: ReadonlyArray<{ error: string; count: number; firstMs: number; lastMs: number }>;
+  }>;
+}
+
+/**
+ * When a stack's switchover row stopped writes longer than `slowMs`: prints its failover steps, why
+ * its writes failed, and every member's preStop log, so the CI log keeps what the destroyed stack
+ * knew (a 16.6 s replication switchover on CI pods, 2026-11-29, left nothing to read).
+ */
+export async function explainSlowSwitchover(
+  kubeconfigPath: string,
+  ns: string,
+  rows: readonly SwitchoverRow[],
+  listPods: () => Promise<Array<{ name: string; containers: string[] }>>,
+  slowMs = 3000,
+): Promise<void> {
+  const row = rows.find((r) => r.fault === "switchover");
+  if (row === undefined || row.writeOutageMs <= slowMs) return;
+  const why = (row.streams ?? [])
+    .map(
+      (s) =>
+        `${s.stream}: ${(s.failureKinds ?? []).map((k) => `${k.error} ×${k.count} (+${k.firstMs}…+${k.lastMs} ms)`).join(", ")}`,
+    )
+    .join("; ");
+  const logs = await readPreStopLogs(kubeconfigPath, ns, await listPods()).catch(
+    (e: unknown) => new Map([["(none)", `not read: ${String(e)}`]]),
+  );
+  console.log(
+    `[pods] ${ns}: switchover stopped writes ${row.writeOutageMs} ms (> ${slowMs}); steps ${JSON.stringify(row.failoverSteps ?? null)}; why writes failed: ${why || "(not in the row)"}\n${[...logs].map(([pod, text]) => `--- ${pod} ${PRESTOP_LOG_FILE}\n${text}`).join("\n")}`,
+  );
+}
