@@ -18,7 +18,6 @@
  * `install.sh --real-cluster`. Starts the
  * cluster when none runs.
  */
-import { explainSlowSwitchover } from "./support/prestop-logs.js";
 import { describe, expect, it } from "vitest";
 import type { ResultRow } from "../../benchmarks/run/result-row.js";
 import {
@@ -42,6 +41,7 @@ import {
   expectHeldFaults,
   type DrillRow,
 } from "./support/drill-checks.js";
+import { explainSlowSwitchover } from "./support/prestop-logs.js";
 
 const HELD_FAULTS = ["freeze", "partition"] as const;
 import { allowBusFrom, probe, type ProbeTarget } from "./support/probe.js";
@@ -137,14 +137,7 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
       );
       expect(parseResultsCsv(csv)).toEqual(rows);
       console.log(`[pods] ${mode} benchmark rows:\n${csv}`);
-      await explainSlowSwitchover(cluster.kubeconfig, NS, report.drills ?? [], async () =>
-        (
-          await api<{ items: Array<{ metadata: { name: string }; spec: { containers: Array<{ name: string }> } }> }>(
-            "GET",
-            `/api/v1/namespaces/${NS}/pods`,
-          )
-        ).body.items.map((p) => ({ name: p.metadata.name, containers: p.spec.containers.map((c) => c.name) })),
-      );
+      await explainSlowSwitchover(api, cluster.kubeconfig, NS, report.drills ?? []);
       await expectDrills(api, NS, mode, clientNode, report);
       const primaries = report.topology?.primaries ?? [];
       for (const p of primaries) {

@@ -119,11 +119,7 @@ async function saveLogs(ctx: PodsContext, ns: string, dir: string): Promise<void
         if (r?.status === 200)
           writeFileSync(`${dir}/${p.metadata.name}.${c.name}${previous ? ".previous" : ""}.log`, String(r.body));
       }
-  const items = (pods.body.items ?? []).map((p) => ({
-    name: p.metadata.name,
-    containers: p.spec.containers.map((c) => c.name),
-  }));
-  for (const [pod, text] of await readPreStopLogs(ctx.cluster.kubeconfig, ns, items))
+  for (const [pod, text] of await readPreStopLogs(api, ctx.cluster.kubeconfig, ns))
     writeFileSync(`${dir}/${pod}.${PRESTOP_LOG_FILE}`, text);
   console.log(`[pods series] ${ns}: the pods' logs are in ${dir}`);
 }

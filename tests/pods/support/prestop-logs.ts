@@ -4,25 +4,27 @@
  * characters of stderr, so the file comes in pieces of 400 bytes.
  */
 import { readFileSync } from "node:fs";
+import type { Api } from "../../../apps/kube-local/api.js";
+import { formatFailureKinds } from "../../../core/drill/drill-table.js";
+import type { FailureKind } from "../../../core/drill/ledger.js";
 import { kubernetesDrillApi } from "../../../components/steps/failure-drill/kube-api.js";
 import { VALKEY_CONTAINER } from "../../../components/steps/failure-drill/faults.js";
 import { DATA_DIR, PRESTOP_LOG_FILE } from "../../../pod/paths.js";
 
-/** pod name → its preStop log (pods without one, or without a Valkey container, left out). */
-export async function readPreStopLogs(
-  kubeconfigPath: string,
-  ns: string,
-  pods: readonly { name: string; containers: readonly string[] }[],
-): Promise<Map<string, string>> {
+/** pod name → its preStop log, for the namespace's pods (those without one, or without a Valkey container, left out). */
+export async function readPreStopLogs(api: Api, kubeconfigPath: string, ns: string): Promise<Map<string, string>> {
+  const pods = await api<{
+    items: Array<{ metadata: { name: string }; spec: { containers: Array<{ name: string }> } }>;
+  }>("GET", `/api/v1/namespaces/${ns}/pods`);
   const exec = await kubernetesDrillApi(readFileSync(kubeconfigPath, "utf8"));
   const file = `${DATA_DIR}/${PRESTOP_LOG_FILE}`;
   const logs = new Map<string, string>();
-  for (const p of pods) {
-    if (!p.containers.includes(VALKEY_CONTAINER)) continue;
+  for (const { metadata, spec } of pods.body.items ?? []) {
+    if (!spec.containers.some((c) => c.name === VALKEY_CONTAINER)) continue;
     let text = "";
     for (let at = 1; ; at += 400) {
       const r = await exec
-        .exec(ns, p.name, VALKEY_CONTAINER, [
+        .exec(ns, metadata.name, VALKEY_CONTAINER, [
           "sh",
           "-c",
           `[ ! -f ${file} ] || tail -c +${at} ${file} | head -c 400 >&2`,
@@ -31,7 +33,7 @@ export async function readPreStopLogs(
       text += r.stderr;
       if (r.exitCode !== 0 || r.stderr.length < 400) break;
     }
-    if (text !== "") logs.set(p.name, text);
+    if (text !== "") logs.set(metadata.name, text);
   }
   return logs;
 }
@@ -41,10 +43,7 @@ interface SwitchoverRow {
   fault: string;
   writeOutageMs: number;
   failoverSteps?: unknown;
-  streams?: ReadonlyArray<{
-    stream: string;
-    failureKinds?: ReadonlyArray<{ error: string; count: number; firstMs: number; lastMs: number }>;
-  }>;
+  streams?: ReadonlyArray<{ stream: string; failureKinds?: readonly FailureKind[] }>;
 }
 
 /**
@@ -53,21 +52,16 @@ interface SwitchoverRow {
  * knew (a 16.6 s replication switchover on CI pods, 2026-11-29, left nothing to read).
  */
 export async function explainSlowSwitchover(
+  api: Api,
   kubeconfigPath: string,
   ns: string,
   rows: readonly SwitchoverRow[],
-  listPods: () => Promise<Array<{ name: string; containers: string[] }>>,
   slowMs = 3000,
 ): Promise<void> {
   const row = rows.find((r) => r.fault === "switchover");
   if (row === undefined || row.writeOutageMs <= slowMs) return;
-  const why = (row.streams ?? [])
-    .map(
-      (s) =>
-        `${s.stream}: ${(s.failureKinds ?? []).map((k) => `${k.error} ×${k.count} (+${k.firstMs}…+${k.lastMs} ms)`).join(", ")}`,
-    )
-    .join("; ");
-  const logs = await readPreStopLogs(kubeconfigPath, ns, await listPods()).catch(
+  const why = formatFailureKinds([...(row.streams ?? [])]);
+  const logs = await readPreStopLogs(api, kubeconfigPath, ns).catch(
     (e: unknown) => new Map([["(none)", `not read: ${String(e)}`]]),
   );
   console.log(
