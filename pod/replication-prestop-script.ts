@@ -11,14 +11,16 @@
  * (their offset is past the promotion point, so they resynchronise in full). Measured: 94-202
  * WAIT-confirmed writes lost per drill (harness/drill, `--fault switchover`). So, on the
  * primary:
+ *   first, the replication PING held off (`repl-ping-replica-period` 3600 until the script
+ *      ends): the pause does not stop it, and one PING after the promotion leaves this server and
+ *      the replicas still attached to it ahead of the new primary, so each needs a full resync;
  *   0. aim (writes still flow): steer the first Sentinel's pick to one replica (replica-priority 1
  *      until the script ends; the others keep theirs), wait until that Sentinel has read it so,
- *      and start the pause `aimLeadMs` before its next read of that replica, so the promotion
- *      lands just before the read that confirms it (see the script);
- *   1. `CLIENT PAUSE <ms> WRITE` on this server: writes (and WAIT) block, reads go on; and the
- *      replication PING held off (`repl-ping-replica-period` 3600 until the script ends): the
- *      pause does not stop it, and one PING after the promotion leaves this server and the
- *      replicas still attached to it ahead of the new primary, so each needs a full resync;
+ *      and start the pause a lead before its next read of that replica, so the promotion lands
+ *      just before the read that confirms it (see the script). The lead is `aimLeadMs` plus three
+ *      times the slowest Sentinel call the aim saw (at most a period): a starved pod's calls after
+ *      the pause are as slow;
+ *   1. `CLIENT PAUSE <ms> WRITE` on this server: writes (and WAIT) block, reads go on;
  *   2. wait (at most `catchUpSeconds`) until every replica acknowledged this primary's final
  *      offset (INFO replication, slaveN offset=), so whichever replica Sentinel picks has every
  *      write, and the others can continue from it with a partial resync; a replica the primary
@@ -75,7 +77,8 @@ export interface ReplicationPreStopOptions {
   /** @default DEFAULT_CLI_TIMEOUT_SECONDS */
   cliTimeoutSeconds?: number;
   /**
-   * Step 0, the aim: the pause starts this long before the first Sentinel's next INFO of the
+   * Step 0, the aim: the pause starts this long (plus three times the slowest Sentinel call the
+   * aim saw, at most a period) before the first Sentinel's next INFO of the
    * replica it was steered to promote, so the promotion is in that INFO (see the script). 0 = not
    * aimed (and not steered): the failover is asked as soon as the replicas caught up, and waits 0-1 s
    * for that INFO. @default DEFAULT_SWITCHOVER_AIM_LEAD_MS

@@ -47,6 +47,23 @@ release() {
 trap release EXIT
 trap 'exit 1' INT TERM HUP
 
+# First, hold off the replication PING, so that nothing but the pause is left to do at the aimed
+#    instant (step 0). The pause (step 1) does not stop this primary's replication PING (every
+#    repl-ping-replica-period, 10 s by default; Valkey skips it only inside its own FAILOVER command
+#    and a cluster's manual failover). One PING after the promoted replica left puts this server
+#    and every replica still attached to it 14 bytes past the promotion point, and each then needs
+#    a FULL resync from the new primary ("Partial resynchronization not accepted: Requested offset
+#    for second ID was N+14, but I can reply up to N"), during which min-replicas-to-write refuses
+#    every write (NOREPLICAS). So the PING is held off for the switchover (period 3600 s; the
+#    writes still flowing meanwhile keep the link busy) and its period given back on every way out.
+held=$(local_cli --raw CONFIG GET repl-ping-replica-period 2>/dev/null | sed -n 2p)
+case "$held" in
+  '' | *[!0-9]*) log "repl-ping-replica-period not read ($held); the replication PING is not held off" ;;
+  *)
+    r=$(local_cli CONFIG SET repl-ping-replica-period 3600 2>&1) || true
+    if [ "$r" = OK ]; then ping_period=$held; else log "replication PING not held off ($r)"; fi
+    ;;
+esac
 # 0. Aim (writes still flow). The Sentinel running the failover names the promoted replica only once
 #    its next INFO of that replica shows role:master, and it reads each replica's INFO once a period
 #    (1 s: sentinel-start.sh sets it; during a failover 1 s whatever is set), each at its own phase.
@@ -110,47 +127,45 @@ if [ "$aim_lead_ms" -gt 0 ] && [ -n "$(now_ms)" ]; then
     esac
   fi
 fi
+# The lead grows with how slow this pod's own calls are: after the pause come 3-4 of them (the
+# pause, the catch-up's INFO, SENTINEL FAILOVER) before the promotion, so on a starved node
+# (measured on CI pods: each call 100-300 ms, the promotion sent 660 ms after a 500 ms lead) the
+# lead is aim_lead_ms + 3 x the slowest SENTINEL REPLICAS call seen while watching, at most a period.
+slowest=0
 if [ -n "$steered" ]; then
   seen=""
   watch_until=$(($(now_ms) + 3000))
   while [ "$(now_ms)" -lt "$watch_until" ]; do
     # The ms since its last read of the target, once that read showed priority 1.
+    t0=$(now_ms)
     refresh=$(sentinel_view "$leader" | awk -v ip="${aim_target% *}" -v port="${aim_target#* }" '$1 == ip && $2 == port && $5 == 1 { print $4 }')
     at=$(now_ms)
+    [ $((at - t0)) -le "$slowest" ] || slowest=$((at - t0))
     case "$refresh" in '' | *[!0-9]*) ;; *) seen=$((at - refresh)) && break ;; esac
     short_nap
   done
   if [ -n "$seen" ]; then
+    lead=$((aim_lead_ms + 3 * slowest))
+    [ "$lead" -le "$info_period_ms" ] || lead=$info_period_ms
     next=$((seen + info_period_ms))
-    while [ $((next - aim_lead_ms)) -le "$(now_ms)" ]; do next=$((next + info_period_ms)); done
-    aim_at=$((next - aim_lead_ms))
-    log "aim: Sentinel $leader sees $aim_target with replica-priority 1 (was $aim_priority) and so promotes it; read it $((at - seen)) ms ago, reads it next no sooner than in $((next - $(now_ms))) ms; pausing in $((aim_at - $(now_ms))) ms"
+    while [ $((next - lead)) -le "$(now_ms)" ]; do next=$((next + info_period_ms)); done
+    aim_at=$((next - lead))
+    log "aim: Sentinel $leader sees $aim_target with replica-priority 1 (was $aim_priority) and so promotes it; read it $((at - seen)) ms ago, reads it next no sooner than in $((next - $(now_ms))) ms; pausing in $((aim_at - $(now_ms))) ms (lead $lead ms: $aim_lead_ms + 3 x the slowest SENTINEL REPLICAS call, $slowest ms)"
+    # Most of the wait in one sleep (a loop of short naps on a starved node oversleeps), the rest in naps.
+    rest=$((aim_at - $(now_ms) - 40))
+    [ "$rest" -le 0 ] || sleep "$((rest / 1000)).$(printf '%03d' $((rest % 1000)))" 2>/dev/null || true
     while [ "$(now_ms)" -lt "$aim_at" ]; do short_nap; done
   else
     log "aim: Sentinel $leader did not read $aim_target's replica-priority 1 within 3 s; not aimed"
   fi
 fi
 
-# 1. Pause writes until the deadline at most; released on every way out. The pause does not stop
-#    this primary's replication PING (every repl-ping-replica-period, 10 s by default; Valkey skips
-#    it only inside its own FAILOVER command and a cluster's manual failover). One PING after the
-#    promoted replica left puts this server and every replica still attached to it 14 bytes past
-#    the promotion point, and each then needs a FULL resync from the new primary ("Partial
-#    resynchronization not accepted: Requested offset for second ID was N+14, but I can reply up
-#    to N"), during which min-replicas-to-write refuses every write (NOREPLICAS). So the PING is
-#    held off for the switchover (period 3600 s) and its period given back on every way out.
-held=$(local_cli --raw CONFIG GET repl-ping-replica-period 2>/dev/null | sed -n 2p)
-case "$held" in
-  '' | *[!0-9]*) log "repl-ping-replica-period not read ($held); the replication PING is not held off" ;;
-  *)
-    r=$(local_cli CONFIG SET repl-ping-replica-period 3600 2>&1) || true
-    if [ "$r" = OK ]; then ping_period=$held; else log "replication PING not held off ($r)"; fi
-    ;;
-esac
+# 1. Pause writes until the deadline at most; released on every way out (the replication PING
+#    is held off already, step 0).
 pause_ms=$(((deadline - $(now_s)) * 1000))
 r=$(local_cli CLIENT PAUSE "$pause_ms" WRITE 2>&1) || true
 case "$r" in
-  OK*) paused=1; log "writes paused for at most ${pause_ms} ms" ;;
+  OK*) paused=1; log "writes paused for at most ${pause_ms} ms${aim_at:+ ($(($(now_ms) - aim_at)) ms after the aimed instant)}" ;;
   *) log "CLIENT PAUSE failed ($r); failing over without the pause (writes in flight may be lost)" ;;
 esac
 
@@ -203,13 +218,16 @@ fi
 #    member primary a moment ago, still reconfiguring its replicas: it is taken as this hand-over
 #    only once that Sentinel names another member), for failover_retry_s at most and never past the
 #    deadline.
+# A failover asked after the aimed read is confirmed a period later: said so, with the lead that
+# missed (the log then tells a slow switchover from a slow Sentinel).
+late() { [ "$((next - $(now_ms)))" -ge 0 ] || printf '; late: the promotion waits for the read after, lead %s ms' "$lead"; }
 asked=""
 retry_until=$(($(now_s) + failover_retry_s))
 [ "$retry_until" -le "$deadline" ] || retry_until=$deadline
 while :; do
   for s in $leader $sentinels; do
     reply=$(cli -h "${s%:*}" -p "${s##*:}" --raw SENTINEL FAILOVER "$master_name" 2>&1) || { log "Sentinel $s did not answer"; continue; }
-    log "SENTINEL FAILOVER via $s: $reply${aim_at:+ ($(($(now_ms) - aim_at)) ms after the aimed pause)}"
+    log "SENTINEL FAILOVER via $s: $reply${aim_at:+ ($(($(now_ms) - aim_at)) ms after the aimed pause, $((next - $(now_ms))) ms before the aimed read$(late))}"
     case "$reply" in
       OK*) asked=$s; break ;;
       INPROG*)

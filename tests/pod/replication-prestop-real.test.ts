@@ -21,9 +21,11 @@ import { openClient } from "../../core/topology/connector.js";
 import { parseInfo } from "../../core/topology/info.js";
 import { pollUntil, sleep } from "../../core/util/poll-until.js";
 import {
+  DEFAULT_SWITCHOVER_AIM_LEAD_MS,
   renderReplicationPreStopScript,
   type ReplicationPreStopOptions,
 } from "../../pod/replication-prestop-script.js";
+import { SENTINEL_INFO_PERIOD_MS } from "../../pod/sentinel-start-script.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
 let t: SentinelTopology;
@@ -38,7 +40,12 @@ interface PreStopRun {
   done: Promise<{ code: number | null; stderr: string; ms: number }>;
 }
 
-function startPreStop(m: Member, o: Partial<ReplicationPreStopOptions> = {}, logLines: string[] = []): PreStopRun {
+function startPreStop(
+  m: Member,
+  o: Partial<ReplicationPreStopOptions> = {},
+  logLines: string[] = [],
+  cli = resolveBinaries().cli.path,
+): PreStopRun {
   const file = join(dir, `prestop-${Date.now()}.sh`);
   const logFile = join(dir, `prestop-${Date.now()}.log`);
   if (logLines.length > 0) writeFileSync(logFile, logLines.map((l) => `${l}\n`).join(""));
@@ -54,7 +61,7 @@ function startPreStop(m: Member, o: Partial<ReplicationPreStopOptions> = {}, log
   const started = Date.now();
   const env = {
     PATH: process.env.PATH ?? "",
-    VALKEY_CLI: resolveBinaries().cli.path,
+    VALKEY_CLI: cli,
     REDISCLI_AUTH: password,
     VALKEY_ANNOUNCE_HOST: m.host,
   };
@@ -361,7 +368,19 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
     expect(r.stderr).toMatch(
       /aim: Sentinel \S+ sees \S+ \d+ with replica-priority 1 \(was 100\) and so promotes it; read it \d+ ms ago, reads it next no sooner than in \d+ ms; pausing in \d+ ms/,
     );
-    expect(r.stderr).toMatch(/SENTINEL FAILOVER via \S+: OK \(-?\d+ ms after the aimed pause\)/);
+    // The lead is the configured one plus three times this pod's slowest Sentinel call while it
+    // watched (at most a period), and the pause went out after the aimed instant, not before.
+    const lead = /pausing in \d+ ms \(lead (\d+) ms: (\d+) \+ 3 x the slowest SENTINEL REPLICAS call, (\d+) ms\)/.exec(
+      r.stderr,
+    );
+    expect(lead, r.stderr).not.toBeNull();
+    const [leadMs, baseMs, slowestMs] = lead!.slice(1).map(Number) as [number, number, number];
+    expect(baseMs).toBe(DEFAULT_SWITCHOVER_AIM_LEAD_MS);
+    expect(leadMs).toBe(Math.min(baseMs + 3 * slowestMs, SENTINEL_INFO_PERIOD_MS));
+    expect(r.stderr).toMatch(/writes paused for at most \d+ ms \(\d+ ms after the aimed instant\)/);
+    expect(r.stderr).toMatch(
+      /SENTINEL FAILOVER via \S+: OK \(-?\d+ ms after the aimed pause, -?\d+ ms before the aimed read(; late: [^)]*)?\)/,
+    );
     expect(target?.address, r.stderr).toBe(now.address);
     expect(steeredPriority).toBe("1");
     expect(r.stderr).toContain(`switchover done: `);
@@ -392,6 +411,29 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
       { full: after.full - (before?.full ?? NaN), partial: after.partial - (before?.partial ?? NaN) },
       "syncs the new primary served during the switchover",
     ).toEqual({ full: 0, partial: 2 });
+  }, 60_000);
+
+  it("on a pod whose Sentinel calls are slow (SENTINEL REPLICAS 150 ms late), the aim's lead grows by three of them and the pick is still the target", async () => {
+    await t.waitForSentinelViews();
+    const old = await primary();
+    // valkey-cli behind a wrapper that delays every SENTINEL REPLICAS by 150 ms: a starved node's calls.
+    const slowCli = join(dir, "slow-cli.sh");
+    writeFileSync(
+      slowCli,
+      `#!/bin/sh\ncase " $* " in *" REPLICAS "*) sleep 0.15 ;; esac\nexec '${resolveBinaries().cli.path}' "$@"\n`,
+      { mode: 0o700 },
+    );
+    const r = await startPreStop(old, {}, [], slowCli).done;
+    expect(r.code, r.stderr).toBe(0);
+    const lead = /\(lead (\d+) ms: (\d+) \+ 3 x the slowest SENTINEL REPLICAS call, (\d+) ms\)/.exec(r.stderr);
+    expect(lead, r.stderr).not.toBeNull();
+    const [leadMs, baseMs, slowestMs] = lead!.slice(1).map(Number) as [number, number, number];
+    expect(slowestMs, r.stderr).toBeGreaterThanOrEqual(150);
+    expect(leadMs, r.stderr).toBe(Math.min(baseMs + 3 * slowestMs, SENTINEL_INFO_PERIOD_MS));
+    expect(leadMs, r.stderr).toBeGreaterThanOrEqual(DEFAULT_SWITCHOVER_AIM_LEAD_MS + 450);
+    const now = await primary();
+    expect(r.stderr).toContain(`(aimed at ${now.host} ${now.port})`);
+    expect(await replicaPriority(now)).toBe("100");
   }, 60_000);
 
   it("right after a switchover (the Sentinels still reconfiguring, SENTINEL FAILOVER answers INPROG): asked again until it is accepted, not taken for the new hand-over", async () => {
