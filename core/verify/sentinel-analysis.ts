@@ -15,6 +15,9 @@
  *   replica that came back on a new pod IP only once the DNS name resolves to it (it re-resolves on
  *   reconnect; the cluster DNS may serve the old record up to its TTL): on real pods a switchover
  *   right after such a restart found no good replica and fell back to down-after detection.
+ * - SENTINEL_REPLICA_PRIORITY: the promotable replicas a Sentinel naming the primary sees run with
+ *   unequal replica-priority, so a failover picks the lowest whatever its offset (a switchover
+ *   preStop's steering left behind; see checkPriorities).
  * - SENTINEL_SAME_ZONE (zone map given): two Sentinels in one zone, so losing that zone can
  *   lose the quorum. A Sentinel missing from the zone map is ZONE_UNKNOWN.
  *
@@ -219,6 +222,42 @@ function checkReplicasSeen(
   }
 }
 
+/**
+ * SENTINEL_REPLICA_PRIORITY: the replicas a Sentinel naming the primary could promote run with unequal
+ * replica-priority. Sentinel picks the lowest priority before the largest offset, so a failover would
+ * pick the lowest whatever it lags. The stack gives every replica the same one (replication-start.sh,
+ * RELEASED_REPLICA_PRIORITY); the replication preStop steers a switchover by setting one to 1 for its
+ * own run and gives it back on every way out, except when killed past the grace period. Named once per
+ * replica (the first Sentinel that shows it).
+ */
+function checkPriorities(
+  reachable: readonly SentinelCapture[],
+  primary: string | undefined,
+  failures: FailureList,
+): void {
+  const named = new Set<string>();
+  for (const c of reachable.filter((x) => x.primary === primary && x.replicas !== undefined)) {
+    const promotable = (c.replicas ?? []).filter(
+      (r): r is ReplicaView & { priority: number } =>
+        r.priority !== undefined && r.priority > 0 && !/s_down|disconnected/.test(r.flags),
+    );
+    const lowest = Math.min(...promotable.map((r) => r.priority));
+    const others = [...new Set(promotable.filter((r) => r.priority !== lowest).map((r) => r.priority))];
+    if (others.length === 0) continue;
+    for (const r of promotable.filter((x) => x.priority === lowest && !named.has(x.address))) {
+      named.add(r.address);
+      failures.add(
+        "SENTINEL_REPLICA_PRIORITY",
+        `Sentinel ${c.address} sees replica ${r.address} at replica-priority ${lowest} and the other promotable ` +
+          `replicas at ${others.join(", ")}: a failover picks it whatever its replication offset (a switchover ` +
+          `preStop killed past its grace period leaves its steering behind); give it the others' priority ` +
+          `(CONFIG SET replica-priority ${others[0]})`,
+        r.address,
+      );
+    }
+  }
+}
+
 /** ZONE_UNKNOWN for a Sentinel outside the zone map; SENTINEL_SAME_ZONE for Sentinels sharing a zone. */
 function checkSentinelZones(
   captures: readonly SentinelCapture[],
@@ -276,6 +315,7 @@ export function analyseSentinels(
   checkQuorum(captures, reachable, masterName, failures);
   checkAgreement(reachable, masterName, failures);
   checkReplicasSeen(reachable, primary, liveReplicas, failures);
+  checkPriorities(reachable, primary, failures);
   if (zones !== undefined) checkSentinelZones(captures, zones, failures);
   const sentinels: SentinelReport[] = captures.map((c) => sentinelReport(c, zones, primary));
   return { primary, sentinels, failures };

@@ -30,7 +30,12 @@ export type ReplicationFailureCode =
 
 /** Replication mode with --sentinel. */
 export type SentinelFailureCode =
-  "PRIMARY_UNREACHABLE" | "SENTINEL_QUORUM" | "SENTINEL_DISAGREE" | "SENTINEL_REPLICA_DOWN" | "SENTINEL_SAME_ZONE";
+  | "PRIMARY_UNREACHABLE"
+  | "SENTINEL_QUORUM"
+  | "SENTINEL_DISAGREE"
+  | "SENTINEL_REPLICA_DOWN"
+  | "SENTINEL_REPLICA_PRIORITY"
+  | "SENTINEL_SAME_ZONE";
 
 export type FailureCode = ClusterFailureCode | ReplicationFailureCode | SentinelFailureCode;
 

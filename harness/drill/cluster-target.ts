@@ -45,6 +45,7 @@ import type { ClientSettings } from "../../core/drill/client-settings.js";
 import { valkeyPyClusterSpec, type ValkeyPySpec } from "../../core/drill/valkey-py-stream.js";
 import type { ValkeyConfig } from "../../config/types.js";
 import { reapBackgroundScripts } from "./reap-scripts.js";
+import { PRESTOP_LOG_FILE, PRESTOP_SCRIPT_KEY } from "../../pod/paths.js";
 import { injectUpgrade } from "./upgrade-fault.js";
 import {
   crashRestartDelay,
@@ -387,7 +388,8 @@ export class ClusterTarget implements DrillTarget {
    */
   private async restartPod(p: Pod, delayMs: number): Promise<void> {
     const dir = dirname(p.proc?.logfile ?? "");
-    await promisify(execFile)("sh", [join(dir, "prestop.sh")], {
+    // Its log also goes to the member's data dir, as the pods' does to their data volume.
+    await promisify(execFile)("sh", [join(dir, PRESTOP_SCRIPT_KEY), join(p.dataDir, PRESTOP_LOG_FILE)], {
       env: { ...process.env, ...this.cliEnv() },
       timeout: 30_000,
     });

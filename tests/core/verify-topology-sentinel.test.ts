@@ -3,7 +3,8 @@
  * rendered start script and 3 real Sentinels (quorum 2), password set. Healthy through the
  * library and the CLI; one Sentinel killed still passes; two killed fail SENTINEL_QUORUM;
  * SENTINEL_SAME_ZONE from a zone map; SENTINEL_DISAGREE from a Sentinel re-pointed at a
- * replica; SENTINEL_REPLICA_DOWN from each Sentinel's real SENTINEL REPLICAS (and stale views of it); usage /
+ * replica; SENTINEL_REPLICA_DOWN from each Sentinel's real SENTINEL REPLICAS (and stale views of it);
+ * SENTINEL_REPLICA_PRIORITY from a replica set to replica-priority 1; usage /
  * connection errors exit 2.
  */
 import { readFileSync, statSync } from "node:fs";
@@ -182,6 +183,43 @@ describe("verify --sentinel on real valkey-server and Sentinel processes", () =>
       ],
     ]);
   });
+
+  it("a replica left at replica-priority 1 (a switchover's steering not given back): SENTINEL_REPLICA_PRIORITY naming it and the CONFIG SET that mends it; given back, the verdict is clean again", async () => {
+    const steered = t.members[1]!;
+    const setPriority = async (p: string): Promise<void> => {
+      const c = await openClient(steered.host, steered.port, steered.address, { password });
+      try {
+        await c.config("SET", "replica-priority", p);
+      } finally {
+        c.disconnect();
+      }
+    };
+    const priorityFailures = async () =>
+      (await verify()).failures.filter((f) => f.code === "SENTINEL_REPLICA_PRIORITY");
+    await setPriority("1");
+    try {
+      // Each Sentinel learns it from its next INFO of the replica.
+      await pollUntil(async () => ((await priorityFailures()).length > 0 ? true : "not flagged yet"), {
+        timeoutMs: 15_000,
+        what: "SENTINEL_REPLICA_PRIORITY",
+      });
+      const [f, ...more] = await priorityFailures();
+      expect(more).toEqual([]);
+      expect(f?.node).toBe(steered.address);
+      expect(f?.message).toMatch(
+        new RegExp(
+          `sees replica ${steered.address.replace(/\./g, "\\.")} at replica-priority 1 and the other promotable replicas at 100: a failover picks it whatever its replication offset .*CONFIG SET replica-priority 100`,
+        ),
+      );
+    } finally {
+      await setPriority("100");
+    }
+    await pollUntil(async () => ((await priorityFailures()).length === 0 ? true : "still flagged"), {
+      timeoutMs: 15_000,
+      what: "SENTINEL_REPLICA_PRIORITY to clear",
+    });
+    expect((await verify()).ok).toBe(true);
+  }, 60_000);
 
   it("wrong Sentinel password, or no Sentinel reachable: exit 2, one line, password never echoed", async () => {
     const wrong = await cli("--sentinel-password-env", "SENTINEL_OTHER_PW");
