@@ -150,7 +150,7 @@ export const valkeySchema = section(
               "Sentinel `down-after-milliseconds`: no valid reply for this long marks the primary down.",
             ),
             failoverTimeoutMs: count(1000, 60000).describe(
-              "Sentinel `failover-timeout` in milliseconds. After a failover attempt that did not finish (no replica to promote, a lost election) no Sentinel tries again for twice this: on real pods, a zone lost within two minutes of such an attempt waited 27-28 s for its failover at 60 s. 10 s shortens that wait, but in one real-pod run of the all drill at 10 s writes had not resumed 35 s after the fault (17-21 s at 60 s): not measured enough to change the default.",
+              "Sentinel `failover-timeout` in milliseconds. After a failover attempt that did not finish (no replica to promote, a lost election) no Sentinel tries again for twice this: on real pods, a zone lost within two minutes of such an attempt waited 27-30 s for its failover at 60 s. The Sentinels' nudge (sentinel-start.sh) asks for the failover once the primary is o_down and no Sentinel is failing over, so that wait no longer holds a failover back. In one real-pod run of the all drill at 10 s writes had not resumed 35 s after the fault (17-21 s at 60 s): not measured enough to change the default.",
             ),
             parallelSyncs: count(1, 1).describe(
               "Sentinel `parallel-syncs`: replicas resynced from the new primary at once after a failover.",

@@ -13,7 +13,10 @@
  *   monitored primary's name resolves (with `resolve-hostnames yes` Sentinel refuses a config
  *   whose names do not resolve; an IP address is not looked up), and exec
  *   `valkey-server <state file> --sentinel`, having started in the background the call that sets
- *   this Sentinel's INFO period (`SENTINEL DEBUG info-period`, SENTINEL_INFO_PERIOD_MS) once it answers.
+ *   this Sentinel's INFO period (`SENTINEL DEBUG info-period`, SENTINEL_INFO_PERIOD_MS) once it answers,
+ *   and the stalled-failover nudge: a loop that, while the primary is o_down and no Sentinel is
+ *   failing over (an aborted attempt holds every Sentinel back for 2 × failover-timeout), has one
+ *   Sentinel (the first by announced address that answers) ask `SENTINEL FAILOVER` (see the script).
  *
  * A password change therefore needs the state file re-made (delete the Sentinel's PVC); the
  * data members read the password at every start.
@@ -32,6 +35,12 @@ import { cliTimeout, localHost } from "./sh-cli.js";
  * itself a replica" rule (down-after + 2 × this) and its "primary looks sane" window (2 × this).
  */
 export const SENTINEL_INFO_PERIOD_MS = 1000;
+
+/**
+ * The stalled-failover nudge (sentinel-start.sh): while no Sentinel picks a replica (NOGOODSLAVE),
+ * the one Sentinel that asks asks again at most this often.
+ */
+export const SENTINEL_NUDGE_RETRY_SECONDS = 5;
 
 export interface SentinelStartScriptOptions {
   /** The template in the ConfigMap (first start only). */
@@ -70,5 +79,6 @@ export function renderSentinelStartScript(o: SentinelStartScriptOptions): string
     local_host: localHost(o.localHost),
     port: o.port,
     cli_timeout: cliTimeout(),
+    nudge_retry: SENTINEL_NUDGE_RETRY_SECONDS,
   });
 }

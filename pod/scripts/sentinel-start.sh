@@ -7,7 +7,7 @@ fail() { echo "sentinel-start.sh: $*" >&2; exit 1; }
 say() { echo "sentinel-start.sh: $*" >&2; }
 # @include lib-conf-secret.sh
 # password_file is empty without auth.
-# @values template state master_name password_file resolve_wait info_period local_host port cli_timeout
+# @values template state master_name password_file resolve_wait info_period local_host port cli_timeout nudge_retry
 # @include lib-cli.sh
 mkdir -p "$(dirname "$state")"
 if [ ! -s "$state" ]; then
@@ -56,4 +56,48 @@ set_info_period() {
   return 0
 }
 ( set_info_period ) </dev/null &
+# A failover the Sentinels hold back. After an attempt that did not finish (no replica fit to
+# promote, an election nobody won) no Sentinel tries again for 2 x failover-timeout (sentinel.c
+# sentinelStartFailoverIfNeeded): on real pods a zone lost within two minutes of an aborted attempt
+# waited 27-30 s for its failover, and a split vote costs the election timeout plus that wait. The
+# restarted primary's start script asks for one (replication-start.sh), but a pod that does not come
+# back (its zone gone) asks nothing. So every second, for as long as the server runs, this Sentinel
+# looks at its own view and its peers' (SENTINEL SENTINELS): when it sees the primary o_down (the
+# quorum agrees it is down) and no Sentinel it reaches is failing over, twice in a row, it asks for
+# the failover itself (SENTINEL FAILOVER: no election, a new epoch every Sentinel follows). Only one
+# Sentinel asks: the first, by announced address, of those that answered (each one works that out
+# the same way), never one in TILT; again at most every nudge_retry seconds while none is picked
+# (NOGOODSLAVE: no replica fit, e.g. every data member restarting).
+master_flags() { cli -h "${1%:*}" -p "${1##*:}" --raw SENTINEL MASTER "$master_name" 2>/dev/null | awk 'NR % 2 == 1 { k = $0; next } k == "flags" { print; exit }'; }
+nudge_stalled_failover() {
+  set +e # a failed look is the next second's to retry, never the end of the loop
+  me="${VALKEY_ANNOUNCE_HOST:-$local_host}:$port"
+  stalled=0
+  asked_at=0
+  while kill -0 "$$" 2>/dev/null; do
+    sleep 1
+    own=$(master_flags "$local_host:$port")
+    case ",$own," in *,o_down,*) ;; *) stalled=0 && continue ;; esac
+    case "$(local_cli --raw INFO sentinel 2>/dev/null)" in *sentinel_tilt:1*) stalled=0 && continue ;; esac
+    busy=""
+    case ",$own," in *,failover_in_progress,*) busy=$me ;; esac
+    answered=$me
+    for peer in $(local_cli --raw SENTINEL SENTINELS "$master_name" 2>/dev/null | awk 'NR % 2 == 1 { k = $0; next } k == "ip" { ip = $0 } k == "port" { print ip ":" $0 }'); do
+      flags=$(master_flags "$peer")
+      [ -n "$flags" ] || continue
+      answered="$answered $peer"
+      case ",$flags," in *,failover_in_progress,*) busy=$peer ;; esac
+    done
+    if [ -n "$busy" ]; then stalled=0 && continue; fi
+    stalled=$((stalled + 1))
+    [ "$stalled" -ge 2 ] || continue
+    first=$(printf '%s\n' "$answered" | tr ' ' '\n' | LC_ALL=C sort | head -n 1)
+    [ "$first" = "$me" ] || continue
+    [ $(($(date +%s) - asked_at)) -ge "$nudge_retry" ] || continue
+    asked_at=$(date +%s)
+    reply=$(local_cli --raw SENTINEL FAILOVER "$master_name" 2>&1) || reply="no answer: $reply"
+    say "the primary is o_down and no Sentinel of $answered is failing over (an attempt aborted, or held back for 2 x failover-timeout): SENTINEL FAILOVER: $reply"
+  done
+}
+( nudge_stalled_failover ) </dev/null &
 exec valkey-server "$state" --sentinel
