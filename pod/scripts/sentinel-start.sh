@@ -69,13 +69,27 @@ set_info_period() {
 # the same way), never one in TILT; again at most every nudge_retry seconds while none is picked
 # (NOGOODSLAVE: no replica fit, e.g. every data member restarting).
 master_flags() { cli -h "${1%:*}" -p "${1##*:}" --raw SENTINEL MASTER "$master_name" 2>/dev/null | awk 'NR % 2 == 1 { k = $0; next } k == "flags" { print; exit }'; }
+# Whether the server ($$ after the exec) still runs: kill -0 alone also succeeds on a zombie, which
+# is what a server whose parent exited without reaping it stays where PID 1 reaps nothing.
+server_runs() {
+  kill -0 "$$" 2>/dev/null || return 1
+  [ -r "/proc/$$/stat" ] || return 0
+  case "$(sed 's/.*) //; s/ .*//' "/proc/$$/stat" 2>/dev/null)" in Z | X | '') return 1 ;; esac
+}
 nudge_stalled_failover() {
   set +e # a failed look is the next second's to retry, never the end of the loop
   me="${VALKEY_ANNOUNCE_HOST:-$local_host}:$port"
   stalled=0
   asked_at=0
-  while kill -0 "$$" 2>/dev/null; do
-    sleep 1
+  while :; do
+    # A second between looks, in tenths, each one checking the server: the loop ends within a
+    # tenth of a second of it (a stopped pod or a local run leaves nothing behind).
+    i=0
+    while [ "$i" -lt 10 ] && server_runs; do
+      sleep 0.1 2>/dev/null || sleep 1
+      i=$((i + 1))
+    done
+    server_runs || return 0
     own=$(master_flags "$local_host:$port")
     case ",$own," in *,o_down,*) ;; *) stalled=0 && continue ;; esac
     case "$(local_cli --raw INFO sentinel 2>/dev/null)" in *sentinel_tilt:1*) stalled=0 && continue ;; esac

@@ -13,7 +13,7 @@ import { runLocalComparison } from "../../apps/vbench/local-comparison.js";
 import { liveServerCount } from "../../harness/local/valkey-process.js";
 import { trackedChildCount } from "../../core/util/process-reaper.js";
 import { SEED_WORKLOAD } from "../../vocabulary/workload.js";
-import { processesWithMarker, runVbench, type CliRun } from "../support/processes.js";
+import { processesLeftWithMarker, runVbench, type CliRun } from "../support/processes.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "vbench-drill-test-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -64,7 +64,7 @@ describe("vbench drill (CLI, real processes)", () => {
     expect((r.after as { ok: boolean }).ok).toBe(true);
     expect(r.ackedWrites as number).toBeGreaterThan(0);
     expect(existsSync(join(out, "drill-cluster-replica.json"))).toBe(true);
-    expect(processesWithMarker(run.marker)).toEqual([]);
+    expect(await processesLeftWithMarker(run.marker)).toEqual([]);
   }, 120_000);
 
   it("usage errors exit 2 and name the flag", async () => {
@@ -100,7 +100,7 @@ describe("vbench drill (CLI, real processes)", () => {
     const run = await vbench(["drill", "--mode", "replication", "--fault", "primary", ...FAST], /fault: /);
     expect(run.code, run.stderr).toBe(130);
     expect(run.stderr).toContain("SIGINT: stopped every process it started");
-    expect(processesWithMarker(run.marker)).toEqual([]);
+    expect(await processesLeftWithMarker(run.marker)).toEqual([]);
   }, 120_000);
 });
 

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { processesWithMarker, runVbench, type CliRun } from "../support/processes.js";
+import { processesLeftWithMarker, runVbench, type CliRun } from "../support/processes.js";
 import { REPLICATION_PATH_NOTES, runLocalComparison } from "../../apps/vbench/local-comparison.js";
 import { liveServerCount } from "../../harness/local/valkey-process.js";
 import {
@@ -160,7 +160,7 @@ describe("local comparison on real valkey-server processes", () => {
     );
     expect(run.code, run.stderr).toBe(130);
     expect(run.stderr).toContain("SIGINT: stopped every server and benchmark process");
-    expect(processesWithMarker(run.marker)).toEqual([]);
+    expect(await processesLeftWithMarker(run.marker)).toEqual([]);
   });
 
   it("stops the servers it started when a later step fails, and says why", async () => {
@@ -179,7 +179,7 @@ describe("local comparison on real valkey-server processes", () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/vbench: .*zone/);
     expect(run.stderr).not.toMatch(/^\s+at /m);
-    expect(processesWithMarker(run.marker)).toEqual([]);
+    expect(await processesLeftWithMarker(run.marker)).toEqual([]);
   });
 
   it("rejects bad flags with exit 2 before starting anything", async () => {

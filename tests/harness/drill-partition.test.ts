@@ -22,7 +22,7 @@ import { isSkipped } from "../../core/drill/drill-result.js";
 import { runDrill } from "../../harness/drill/run-drill.js";
 import { namedClientIds } from "../../harness/drill/split-counter.js";
 import { liveServerCount } from "../../harness/local/valkey-process.js";
-import { processesWithMarker, runVbench } from "../support/processes.js";
+import { processesLeftWithMarker, runVbench } from "../support/processes.js";
 import { connects } from "../support/tcp-probe.js";
 import { testOptions } from "./drill-faults.js";
 import { rootSkipReason, titled } from "../support/root.js";
@@ -153,7 +153,7 @@ describe("partition capability: skipped with the reason, never passed", () => {
     expect(out).toMatchObject({ mode: "cluster", fault: "partition", ok: false });
     // As a non-root user the first reason is that one (the probe checks the user first).
     expect(out.skipped.reason).toMatch(NOT_ROOT === "" ? /IPTABLES names/ : /^not root/);
-    expect(processesWithMarker(run.marker)).toEqual([]);
+    expect(await processesLeftWithMarker(run.marker)).toEqual([]);
   }, 60_000);
 });
 
@@ -186,7 +186,7 @@ describe.skipIf(NOT_ROOT !== "")(
       const chain = /iptables chain (VBENCH-\d+)/.exec(run.stderr)?.[1];
       expect(chain, run.stderr).toBeDefined();
       expect(vbenchChains(bin)).not.toContain(chain);
-      expect(processesWithMarker(run.marker)).toEqual([]);
+      expect(await processesLeftWithMarker(run.marker)).toEqual([]);
     }, 120_000);
   },
 );

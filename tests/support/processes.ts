@@ -27,6 +27,21 @@ export function processesWithMarker(marker: string): number[] {
 }
 
 /**
+ * processesWithMarker once none is left, or what is left after `graceMs`: a pod's background loop
+ * (sentinel-start.sh's failover nudge) checks its server every tenth of a second and ends within
+ * that of it, after the server's own exit has been reported.
+ */
+export async function processesLeftWithMarker(marker: string, graceMs = 1000): Promise<number[]> {
+  const deadline = Date.now() + graceMs;
+  let left = processesWithMarker(marker);
+  while (left.length > 0 && Date.now() < deadline) {
+    await sleep(50);
+    left = processesWithMarker(marker);
+  }
+  return left;
+}
+
+/**
  * Polls `probe` until it returns a value (not undefined) and returns it. A probe that throws is
  * polled again; on timeout the error names `what` and the last failure.
  */
