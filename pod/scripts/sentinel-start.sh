@@ -74,7 +74,10 @@ master_flags() { cli -h "${1%:*}" -p "${1##*:}" --raw SENTINEL MASTER "$master_n
 server_runs() {
   kill -0 "$$" 2>/dev/null || return 1
   [ -r "/proc/$$/stat" ] || return 0
-  case "$(sed 's/.*) //; s/ .*//' "/proc/$$/stat" 2>/dev/null)" in Z | X | '') return 1 ;; esac
+  # Its state, the field after the ") " closing the command name; shell built-ins only (ten times a second).
+  IFS= read -r stat <"/proc/$$/stat" 2>/dev/null || return 1
+  stat=${stat##*) }
+  case "${stat%% *}" in Z | X | '') return 1 ;; esac
 }
 nudge_stalled_failover() {
   set +e # a failed look is the next second's to retry, never the end of the loop
