@@ -11,7 +11,10 @@
  * (their offset is past the promotion point, so they resynchronise in full). Measured: 94-202
  * WAIT-confirmed writes lost per drill (harness/drill, `--fault switchover`). So, on the
  * primary:
- *   first, the replication PING held off (`repl-ping-replica-period` 3600 until the script
+ *   first, the Sentinels in TILT read (`INFO sentinel`, again before each retry of step 3): one in
+ *      TILT answers SENTINEL FAILOVER with OK and acts only once out of TILT (30 s or more), so it
+ *      is neither aimed with nor asked while another answers out of TILT (all in TILT: asked);
+ *   then the replication PING held off (`repl-ping-replica-period` 3600 until the script
  *      ends): the pause does not stop it, and one PING after the promotion leaves this server and
  *      the replicas still attached to it ahead of the new primary, so each needs a full resync;
  *   0. aim (writes still flow): steer the first Sentinel's pick to one replica (replica-priority 1

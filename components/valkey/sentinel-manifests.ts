@@ -110,6 +110,9 @@ function sentinelPvcSpec(o: SentinelManifestOptions): Record<string, unknown> {
   return pvcSpec;
 }
 
+/** The Sentinel container's name (its logs: `kubectl logs -c sentinel`). */
+export const SENTINEL_CONTAINER = "sentinel";
+
 /** The Sentinel container: ready once it answers PING, alive while its port accepts. */
 function sentinelContainer(
   o: SentinelManifestOptions,
@@ -117,7 +120,7 @@ function sentinelContainer(
   mounts: VolumeMount[],
 ): NonNullable<PodSpec["containers"]>[number] {
   return {
-    name: "sentinel",
+    name: SENTINEL_CONTAINER,
     image: o.image,
     imagePullPolicy: "IfNotPresent",
     command: o.pod.command,

@@ -47,6 +47,35 @@ release() {
 trap release EXIT
 trap 'exit 1' INT TERM HUP
 
+# The Sentinels in TILT (INFO sentinel: sentinel_tilt:1), read before any write is paused and again
+# before each retry of step 3: one in TILT answers SENTINEL FAILOVER with OK and acts on it only once
+# out of TILT (30 s or more; its timer ran late, as on a starved node), so it is neither the aim's
+# Sentinel nor asked, while another answers out of TILT. When every one that answers is in TILT, they
+# are asked anyway (the failover then starts as one leaves TILT).
+tilted=""
+read_tilt() {
+  tilted=""
+  calm=0
+  for s in $sentinels; do
+    case "$(cli_within 1 -h "${s%:*}" -p "${s##*:}" --raw INFO sentinel 2>/dev/null)" in
+      *sentinel_tilt:1*) tilted="$tilted $s" ;;
+      *sentinel_tilt:0*) calm=$((calm + 1)) ;;
+    esac
+  done
+  [ -n "$tilted" ] || return 0
+  if [ "$calm" -gt 0 ]; then
+    log "Sentinel(s)$tilted in TILT (would accept a failover and act on it only once out of TILT): not asked"
+  else
+    log "every Sentinel that answers is in TILT (${tilted# }): asked anyway (the failover starts as one leaves TILT)"
+    tilted=""
+  fi
+}
+in_tilt() {
+  case "$tilted " in *" $1 "*) return 0 ;; esac
+  return 1
+}
+read_tilt
+
 # First, hold off the replication PING, so that nothing but the pause is left to do at the aimed
 #    instant (step 0). The pause (step 1) does not stop this primary's replication PING (every
 #    repl-ping-replica-period, 10 s by default; Valkey skips it only inside its own FAILOVER command
@@ -104,6 +133,7 @@ pick_target() {
 }
 if [ "$aim_lead_ms" -gt 0 ] && [ -n "$(now_ms)" ]; then
   for s in $sentinels; do
+    in_tilt "$s" && continue
     view=$(sentinel_view "$s")
     [ -n "$view" ] || continue
     leader=$s
@@ -161,7 +191,7 @@ if [ -n "$steered" ]; then
 fi
 
 # 1. Pause writes until the deadline at most; released on every way out (the replication PING
-#    is held off already, step 0).
+#    is held off already, before step 0).
 pause_ms=$(((deadline - $(now_s)) * 1000))
 r=$(local_cli CLIENT PAUSE "$pause_ms" WRITE 2>&1) || true
 case "$r" in
@@ -226,6 +256,7 @@ retry_until=$(($(now_s) + failover_retry_s))
 [ "$retry_until" -le "$deadline" ] || retry_until=$deadline
 while :; do
   for s in $leader $sentinels; do
+    in_tilt "$s" && continue
     reply=$(cli -h "${s%:*}" -p "${s##*:}" --raw SENTINEL FAILOVER "$master_name" 2>&1) || { log "Sentinel $s did not answer"; continue; }
     log "SENTINEL FAILOVER via $s: $reply${aim_at:+ ($(($(now_ms) - aim_at)) ms after the aimed pause, $((next - $(now_ms))) ms before the aimed read$(late))}"
     case "$reply" in
@@ -238,6 +269,7 @@ while :; do
   done
   if [ -n "$asked" ] || [ "$(now_s)" -ge "$retry_until" ]; then break; fi
   sleep 1
+  read_tilt
 done
 [ -n "$asked" ] || { log "no Sentinel accepted the failover; stopping (the Sentinels fail over after down-after-milliseconds)"; exit 0; }
 

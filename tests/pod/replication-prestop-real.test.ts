@@ -127,6 +127,25 @@ async function replicaPriority(m: Member): Promise<string | undefined> {
   }
 }
 
+/** Whether Sentinel `s` reports sentinel_tilt:1 (INFO sentinel). */
+async function sentinelTilt(s: { host: string; port: number }): Promise<boolean> {
+  const c = new Redis({
+    host: s.host,
+    port: s.port,
+    password,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 2000,
+    lazyConnect: true,
+  });
+  c.on("error", () => undefined);
+  try {
+    await c.connect();
+    return /sentinel_tilt:1/.test(await c.info("sentinel"));
+  } finally {
+    c.disconnect();
+  }
+}
+
 async function primary(): Promise<Member> {
   return t.member(await t.primaryFromSentinels());
 }
@@ -478,6 +497,38 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
     } finally {
       frozen.proc?.signal("SIGCONT");
     }
+  }, 60_000);
+
+  it("a Sentinel in TILT (its timer ran 3 s late) is neither the aim's Sentinel nor asked: it would answer OK and act only once out of TILT; another one switches over", async () => {
+    await t.waitForSentinelViews();
+    const p = await primary();
+    const [stalled] = t.sentinels;
+    if (stalled === undefined) throw new Error("a Sentinel expected");
+    // The first Sentinel of the list: the one the hook would aim with and ask first.
+    stalled.proc?.signal("SIGSTOP");
+    await sleep(3000);
+    stalled.proc?.signal("SIGCONT");
+    await pollUntil(async () => ((await sentinelTilt(stalled)) ? true : "not in TILT"), {
+      timeoutMs: 10_000,
+      intervalMs: 100,
+      what: `${stalled.address} to report sentinel_tilt:1`,
+    });
+    const r = await startPreStop(p).done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`Sentinel(s) ${stalled.address} in TILT`);
+    expect(r.stderr).not.toContain(`SENTINEL FAILOVER via ${stalled.address}`);
+    expect(r.stderr).not.toMatch(new RegExp(`aim: Sentinel ${stalled.address.replace(/\./g, "\\.")} `));
+    expect(r.stderr).toMatch(/SENTINEL FAILOVER via \S+: OK/);
+    expect(r.stderr).toContain("switchover done");
+    expect(await sentinelTilt(stalled), "the test's premise: still in TILT when the hook ended").toBe(true);
+    // The Sentinel in TILT still names the old primary (its view frozen): the roles say who is.
+    expect(await t.role(p)).toBe("slave");
+    const roles = await Promise.all(t.members.map((m) => t.role(m)));
+    expect(
+      roles.filter((x) => x === "master"),
+      roles.join(),
+    ).toHaveLength(1);
+    expect(r.ms, r.stderr).toBeLessThan(15_000);
   }, 60_000);
 });
 
