@@ -203,4 +203,82 @@ describe("client settings (real processes)", () => {
       def.disconnect();
     }
   }, 120_000);
+  it("given one Sentinel's address (as a Service gives one), the recommended client also subscribes to the Sentinels it discovers: with that one stopped, the others' +switch-master moves it off the frozen primary", async () => {
+    target = await startTestReplication(PASSWORD, 2);
+    const t = target.t;
+    const [given, ...others] = t.sentinels;
+    if (given === undefined || others.length !== 2) throw new Error("three Sentinels expected");
+    const old = t.member(await t.primaryFromSentinels());
+    const subscribers = async (s: { host: string; port: number }): Promise<number> => {
+      const c = new Redis({ host: s.host, port: s.port, password: PASSWORD, commandTimeout: 1000, lazyConnect: true });
+      c.on("error", () => undefined);
+      try {
+        await c.connect();
+        return ((await c.call("CLIENT", "LIST")) as string).split("\n").filter((l) => /cmd=subscribe\b/.test(l)).length;
+      } finally {
+        c.disconnect();
+      }
+    };
+    const before = await Promise.all(others.map(subscribers));
+    const rec = sentinelRedis([{ host: given.host, port: given.port }], t.masterName, PASSWORD, 1000, "recommended");
+    const w = writer(rec, "one-given");
+    const summary = (): string => JSON.stringify(w.attempts.slice(-3));
+    try {
+      await pollUntil(
+        async () => {
+          const now = await Promise.all(others.map(subscribers));
+          return (
+            (w.attempts.some((a) => a.ok) && now.every((n, j) => n > (before[j] ?? 0))) || `subscribers ${now.join()}`
+          );
+        },
+        {
+          timeoutMs: 15_000,
+          intervalMs: 100,
+          what: "the client writing and subscribed to the two Sentinels it was not given",
+        },
+      );
+      // The given Sentinel stops (its subscriber hears nothing), then the primary freezes: only the
+      // discovered Sentinels' +switch-master can move the client while the old primary is frozen.
+      given.proc?.signal("SIGSTOP");
+      old.proc?.signal("SIGSTOP");
+      const frozenAt = Date.now();
+      const named = async (): Promise<string | undefined> => {
+        const c = new Redis({
+          host: others[0]!.host,
+          port: others[0]!.port,
+          password: PASSWORD,
+          commandTimeout: 1000,
+          lazyConnect: true,
+        });
+        c.on("error", () => undefined);
+        try {
+          await c.connect();
+          const r = (await c.call("SENTINEL", "GET-MASTER-ADDR-BY-NAME", t.masterName)) as [string, string];
+          return `${r[0]}:${r[1]}`;
+        } catch {
+          return undefined;
+        } finally {
+          c.disconnect();
+        }
+      };
+      let newAddress: string | undefined;
+      await pollUntil(
+        async () =>
+          ((newAddress = await named()) !== undefined && newAddress !== old.address) || "old primary still named",
+        { timeoutMs: 30_000, intervalMs: 100, what: "the two running Sentinels' failover" },
+      );
+      await sleep(3000);
+      const ok = w.attempts.filter((a) => a.sentAt > frozenAt && a.ok);
+      expect(ok.length, summary()).toBeGreaterThan(10);
+      expect(
+        ok.every((a) => a.node === newAddress),
+        summary(),
+      ).toBe(true);
+    } finally {
+      old.proc?.signal("SIGCONT");
+      given.proc?.signal("SIGCONT");
+      w.stop();
+      rec.disconnect();
+    }
+  }, 120_000);
 });
