@@ -339,6 +339,17 @@ export class SentinelTopology {
     }
   }
 
+  /** CONFIG SET `param` `value` on member `m`; throws naming it unless the reply is OK. */
+  async configSet(m: Member, param: string, value: string | number): Promise<void> {
+    const c = await openClient(m.host, m.port, m.address, { password: this.o.password, connectTimeoutMs: 1000 });
+    try {
+      const reply = await c.config("SET", param, String(value));
+      if (reply !== "OK") throw new Error(`${m.address}: CONFIG SET ${param} ${value} answered ${String(reply)}`);
+    } finally {
+      c.disconnect();
+    }
+  }
+
   async stopAll(): Promise<void> {
     await this.fleet.stopAll();
   }

@@ -186,14 +186,7 @@ describe("verify --sentinel on real valkey-server and Sentinel processes", () =>
 
   it("a replica left at replica-priority 1 (a switchover's steering not given back): SENTINEL_REPLICA_PRIORITY naming it and the CONFIG SET that mends it; given back, the verdict is clean again", async () => {
     const steered = t.members[1]!;
-    const setPriority = async (p: string): Promise<void> => {
-      const c = await openClient(steered.host, steered.port, steered.address, { password });
-      try {
-        await c.config("SET", "replica-priority", p);
-      } finally {
-        c.disconnect();
-      }
-    };
+    const setPriority = (p: string): Promise<void> => t.configSet(steered, "replica-priority", p);
     const priorityFailures = async () =>
       (await verify()).failures.filter((f) => f.code === "SENTINEL_REPLICA_PRIORITY");
     await setPriority("1");

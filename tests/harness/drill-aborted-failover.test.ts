@@ -9,7 +9,6 @@
  * script now asks as soon as the Sentinels see the member o_down with nobody failing over.
  * The drill row carries the Sentinels' events (sentinelEvents, failoverSteps) that show it.
  */
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReplicationTarget } from "../../harness/drill/replication-target.js";
 import type { Member } from "../../harness/local/sentinel-topology.js";
@@ -33,23 +32,7 @@ afterAll(async () => target?.stop());
 
 /** CONFIG SET replica-priority on each of `members`. */
 async function setPriority(members: readonly Member[], priority: number): Promise<void> {
-  for (const m of members) {
-    const c = new Redis({
-      host: m.host,
-      port: m.port,
-      password,
-      lazyConnect: true,
-      maxRetriesPerRequest: 1,
-      retryStrategy: () => null,
-    });
-    c.on("error", () => undefined);
-    try {
-      await c.connect();
-      await c.config("SET", "replica-priority", String(priority));
-    } finally {
-      c.disconnect();
-    }
-  }
+  for (const m of members) await target.t.configSet(m, "replica-priority", priority);
 }
 
 describe("replication drill: the Sentinels' own failover aborts (NOGOODSLAVE)", () => {

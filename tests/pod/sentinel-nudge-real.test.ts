@@ -11,7 +11,8 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { killHard, SentinelTopology, type Member } from "../../harness/local/sentinel-topology.js";
-import { openClient } from "../../core/topology/connector.js";
+import { DirectConnector } from "../../core/topology/connector.js";
+import { collectSentinels } from "../../core/verify/sentinel-analysis.js";
 import { pollUntil } from "../../core/util/poll-until.js";
 import { SENTINEL_NUDGE_RETRY_SECONDS } from "../../pod/sentinel-start-script.js";
 
@@ -32,31 +33,15 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => t?.stopAll());
 
-async function setPriority(m: Member, p: number): Promise<void> {
-  const c = await openClient(m.host, m.port, m.address, { password });
-  try {
-    await c.config("SET", "replica-priority", String(p));
-  } finally {
-    c.disconnect();
-  }
-}
-
 /** Every Sentinel sees every replica at `p` (from its next INFO of it, a second apart). */
 async function sentinelsSee(replicas: readonly Member[], p: number): Promise<void> {
+  const connector = new DirectConnector({ password, connectTimeoutMs: 1000, commandTimeoutMs: 1000 });
   await pollUntil(
     async () => {
-      for (const s of t.sentinels) {
-        const c = await openClient(s.host, s.port, s.address, { password });
-        try {
-          const flat = (await c.call("SENTINEL", "REPLICAS", t.masterName)) as string[][];
-          for (const r of flat) {
-            const at = (k: string): string | undefined => r[r.indexOf(k) + 1];
-            if (replicas.some((m) => m.port === Number(at("port"))) && at("slave-priority") !== String(p))
-              return `${s.address} sees ${at("ip")}:${at("port")} at ${at("slave-priority")}`;
-          }
-        } finally {
-          c.disconnect();
-        }
+      for (const c of await collectSentinels(connector, t.sentinelEndpoints, t.masterName)) {
+        const off = (c.replicas ?? []).find((r) => replicas.some((m) => m.address === r.address) && r.priority !== p);
+        if (c.error !== undefined || off !== undefined)
+          return `${c.address} ${c.error ?? `sees ${off?.address} at ${off?.priority}`}`;
       }
       return true;
     },
@@ -69,7 +54,7 @@ describe("the Sentinels' stalled-failover nudge (rendered sentinel-start.sh, rea
     await t.waitForSentinelViews();
     const primary = t.member(await t.primaryFromSentinels());
     const replicas = t.members.filter((m) => m !== primary);
-    for (const r of replicas) await setPriority(r, 0);
+    for (const r of replicas) await t.configSet(r, "replica-priority", 0);
     await sentinelsSee(replicas, 0);
     // Every Sentinel's events, with the time they arrive.
     const events: Array<{ at: number; channel: string; text: string }> = [];
@@ -91,7 +76,7 @@ describe("the Sentinels' stalled-failover nudge (rendered sentinel-start.sh, rea
         { timeoutMs: 20_000, intervalMs: 50, what: "the leader's -failover-abort-no-good-slave" },
       );
       const abortedAt = events.find((e) => e.channel === "-failover-abort-no-good-slave")!.at;
-      for (const r of replicas) await setPriority(r, 100);
+      for (const r of replicas) await t.configSet(r, "replica-priority", 100);
       const promotableAt = Date.now();
       await pollUntil(
         () => Promise.resolve(events.some((e) => e.channel === "+switch-master") ? true : "no +switch-master yet"),
