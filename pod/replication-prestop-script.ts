@@ -37,7 +37,12 @@
  *      of failed writes instead of ~3 s); the writes stay paused meanwhile, nothing is lost;
  *   4. once a Sentinel names another member, `REPLICAOF <it>` on this server (what Sentinel
  *      itself would do some seconds later), THEN `CLIENT UNPAUSE`: the writes held by the pause
- *      run on a replica and fail with READONLY (never acknowledged), and the clients move over.
+ *      run on a replica and fail with READONLY (never acknowledged), and the clients move over;
+ *   5. a Sentinel (not in TILT) still naming this member 300 ms later gets the teller's
+ *      `SENTINEL DEBUG publish-period` lowered to 100 ms until it follows (1 s at most), then given
+ *      back: Valkey drops the hello the teller forces at the promotion when a hello sent just before
+ *      is answered after it, and the others then learn a publish period (2 s) later, which the
+ *      write endpoint (a Sentinel majority) waits out (1 failover in 35 on real pods: 2.8 s).
  * The pause is bounded twice: it expires by itself at the preStop's deadline (`timeoutSeconds`
  * after the start), and the script releases it on every way out (EXIT/INT/TERM trap). If no
  * Sentinel accepts the failover, or no other member becomes primary before the deadline, the

@@ -26,6 +26,8 @@ paused=""
 ping_period=""
 aim_target=""
 aim_priority=""
+hello_teller=""
+hello_period=""
 # shellcheck disable=SC2317 # the EXIT trap below runs it
 release() {
   if [ -n "$paused" ]; then
@@ -42,6 +44,11 @@ release() {
     r=$(local_cli CONFIG SET repl-ping-replica-period "$ping_period" 2>&1) || true
     ping_period=""
     log "replication PING period given back ($r)"
+  fi
+  if [ -n "$hello_period" ]; then
+    r=$(cli_within 1 -h "${hello_teller%:*}" -p "${hello_teller##*:}" SENTINEL DEBUG publish-period "$hello_period" 2>&1) || true
+    log "publish-period of Sentinel $hello_teller given back ($hello_period ms: $r)"
+    hello_period=""
   fi
 }
 trap release EXIT
@@ -273,7 +280,43 @@ while :; do
 done
 [ -n "$asked" ] || { log "no Sentinel accepted the failover; stopping (the Sentinels fail over after down-after-milliseconds)"; exit 0; }
 
-# 4. Once another member is primary: follow it, then release the held writes (READONLY now).
+# 5. Every other Sentinel names the new primary too (the write endpoint follows a Sentinel
+#    majority). The Sentinel that promoted tells the others with a hello it forces at the promotion
+#    (they follow within ~0.1 s), but Valkey drops that forced hello when the reply to a hello sent
+#    just before arrives after the promotion (sentinelPublishReplyCallback sets last_pub_time anew),
+#    and the others then learn only at its next hello, publish-period (2 s) later (seen on real pods:
+#    1 failover in 35, the write endpoint 2.8 s). So a Sentinel still naming this member 300 ms after
+#    the teller named $2 gets the teller's publish-period lowered to 100 ms (SENTINEL DEBUG) until
+#    it names the new primary (1 s at most); the period is given back on every way out.
+# The Sentinels (other than $1, not in TILT) that still name this member.
+naming_me() {
+  out=""
+  for x in $sentinels; do
+    [ "$x" != "$1" ] || continue
+    in_tilt "$x" && continue
+    is_me "$(named_by "$x")" && out="$out $x"
+  done
+  printf '%s' "$out"
+}
+spread_switch() {
+  [ -n "$(now_ms)" ] || return 0
+  until_ms=$(($(now_ms) + 300))
+  while lag=$(naming_me "$1") && [ -n "$lag" ] && [ "$(now_ms)" -lt "$until_ms" ]; do short_nap; done
+  [ -n "$lag" ] || return 0
+  was=$(cli_within 1 -h "${1%:*}" -p "${1##*:}" --raw SENTINEL DEBUG 2>/dev/null | awk 'NR % 2 == 1 { k = $0; next } k == "PUBLISH-PERIOD" { print; exit }')
+  case "$was" in '' | *[!0-9]*) log "Sentinel(s)$lag still name this member; publish-period of $1 not read ('$was')" && return 0 ;; esac
+  hello_teller=$1
+  hello_period=$was
+  r=$(cli_within 1 -h "${1%:*}" -p "${1##*:}" SENTINEL DEBUG publish-period 100 2>&1)
+  [ "$r" = OK ] || { log "Sentinel(s)$lag still name this member; publish-period of $1 not lowered ($r)" && return 0; }
+  log "Sentinel(s)$lag still name this member 300 ms after $1 named $2: its hellos every 100 ms (was $was ms) until they follow"
+  until_ms=$(($(now_ms) + 1000))
+  while lag=$(naming_me "$1") && [ -n "$lag" ] && [ "$(now_ms)" -lt "$until_ms" ]; do short_nap; done
+  if [ -n "$lag" ]; then log "Sentinel(s)$lag still name this member 1 s later"; else log "every Sentinel not in TILT names $2"; fi
+}
+
+# 4. Once another member is primary: follow it, then release the held writes (READONLY now), then
+#    step 5.
 while [ "$(now_s)" -lt "$deadline" ]; do
   for s in $asked $sentinels; do
     now=$(named_by "$s")
@@ -282,6 +325,8 @@ while [ "$(now_s)" -lt "$deadline" ]; do
     log "switchover done: $s names $now the primary${aim_target:+ (aimed at $aim_target)}"
     r=$(local_cli REPLICAOF "${now% *}" "${now#* }" 2>&1) || true
     log "REPLICAOF ${now% *} ${now#* }: $r"
+    release
+    spread_switch "$s" "$now"
     exit 0
   done
   short_nap

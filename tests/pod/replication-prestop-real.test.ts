@@ -499,6 +499,58 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
     }
   }, 60_000);
 
+  it("the other Sentinels not told of the switch (every hello held back: publish-period 9e12, as when Valkey drops the forced hello): the hook lowers the teller's publish-period to 100 ms until they name the new primary, then gives it back", async () => {
+    await t.waitForSentinelViews();
+    const p = await primary();
+    const HELD = "9000000000000";
+    const debug = async (s: { host: string; port: number }, ...args: string[]): Promise<unknown> => {
+      const c = new Redis({ host: s.host, port: s.port, password, commandTimeout: 2000, lazyConnect: true });
+      c.on("error", () => undefined);
+      try {
+        await c.connect();
+        return await c.call("SENTINEL", "DEBUG", ...args);
+      } finally {
+        c.disconnect();
+      }
+    };
+    const publishPeriod = async (s: { host: string; port: number }): Promise<string> => {
+      const flat = (await debug(s)) as string[];
+      return String(flat[flat.indexOf("PUBLISH-PERIOD") + 1]);
+    };
+    const named = async (s: { host: string; port: number }): Promise<string> => {
+      const c = new Redis({ host: s.host, port: s.port, password, commandTimeout: 2000, lazyConnect: true });
+      c.on("error", () => undefined);
+      try {
+        await c.connect();
+        const r = (await c.call("SENTINEL", "GET-MASTER-ADDR-BY-NAME", t.masterName)) as [string, string];
+        return `${r[0]}:${r[1]}`;
+      } finally {
+        c.disconnect();
+      }
+    };
+    for (const s of t.sentinels) expect(await debug(s, "publish-period", HELD)).toBe("OK");
+    try {
+      const r = await startPreStop(p).done;
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain("switchover done");
+      const teller = /Sentinel\(s\) [^\n]* still name this member 300 ms after (\S+) named/.exec(r.stderr)?.[1];
+      expect(teller, r.stderr).toBeDefined();
+      expect(r.stderr).toContain("every Sentinel not in TILT names");
+      expect(r.stderr).toMatch(
+        new RegExp(`publish-period of Sentinel ${teller?.replace(/\./g, "\\.")} given back \\(${HELD} ms: OK\\)`),
+      );
+      // Every Sentinel names the new primary, and the teller's hellos are held back again.
+      const names = await Promise.all(t.sentinels.map(named));
+      expect(new Set(names).size, names.join()).toBe(1);
+      expect(names[0]).not.toBe(p.address);
+      const s = t.sentinels.find((x) => x.address === teller);
+      expect(s, teller).toBeDefined();
+      expect(await publishPeriod(s!)).toBe(HELD);
+    } finally {
+      for (const s of t.sentinels) await debug(s, "publish-period", "2000").catch(() => undefined);
+    }
+  }, 60_000);
+
   it("a Sentinel in TILT (its timer ran 3 s late) is neither the aim's Sentinel nor asked: it would answer OK and act only once out of TILT; another one switches over", async () => {
     await t.waitForSentinelViews();
     const p = await primary();
