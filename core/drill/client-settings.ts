@@ -90,6 +90,9 @@ export function followSwitchMaster(
   password: string | undefined,
 ): void {
   const subscribers = new Map<string, Redis>();
+  // One move per switch: every Sentinel publishes it, and each disconnect of a still-open stream
+  // adds a listener to it (ioredis' disconnectTimeout).
+  let moving = false;
   const subscribe = ({ host, port }: { host: string; port: number }): void => {
     const key = `${host}:${port}`;
     if (subscribers.has(key)) return;
@@ -100,11 +103,14 @@ export function followSwitchMaster(
     sub.on("message", (_channel: string, message: string) => {
       const [master, , , ip, newPort] = message.split(" ");
       const at = `${client.stream?.remoteAddress}:${client.stream?.remotePort}`;
-      if (master === name && client.status === "ready" && at !== `${ip}:${newPort}`) client.disconnect(true);
+      if (master !== name || moving || client.status !== "ready" || at === `${ip}:${newPort}`) return;
+      moving = true;
+      client.disconnect(true);
     });
   };
   sentinels.forEach(subscribe);
   const discover = (): void => {
+    moving = false;
     for (const given of sentinels) {
       void otherSentinels(given, name, password).then((found) => {
         if (client.status !== "end") found.forEach(subscribe);
