@@ -14,6 +14,7 @@ import { sentinelRedis } from "../../core/drill/load.js";
 import type { ReplicationTarget } from "../../harness/drill/replication-target.js";
 import { pollUntil, sleep } from "../../core/util/poll-until.js";
 import { startTestReplication } from "./drill-faults.js";
+import { namedBy, nodeCall } from "../support/node-call.js";
 
 const PASSWORD = "drill-client-settings-password";
 let target: ReplicationTarget | undefined;
@@ -209,16 +210,10 @@ describe("client settings (real processes)", () => {
     const [given, ...others] = t.sentinels;
     if (given === undefined || others.length !== 2) throw new Error("three Sentinels expected");
     const old = t.member(await t.primaryFromSentinels());
-    const subscribers = async (s: { host: string; port: number }): Promise<number> => {
-      const c = new Redis({ host: s.host, port: s.port, password: PASSWORD, commandTimeout: 1000, lazyConnect: true });
-      c.on("error", () => undefined);
-      try {
-        await c.connect();
-        return ((await c.call("CLIENT", "LIST")) as string).split("\n").filter((l) => /cmd=subscribe\b/.test(l)).length;
-      } finally {
-        c.disconnect();
-      }
-    };
+    const subscribers = async (s: { host: string; port: number }): Promise<number> =>
+      String(await nodeCall(s, PASSWORD, ["CLIENT", "LIST"]))
+        .split("\n")
+        .filter((l) => /cmd=subscribe\b/.test(l)).length;
     const before = await Promise.all(others.map(subscribers));
     const rec = sentinelRedis([{ host: given.host, port: given.port }], t.masterName, PASSWORD, 1000, "recommended");
     const w = writer(rec, "one-given");
@@ -242,25 +237,8 @@ describe("client settings (real processes)", () => {
       given.proc?.signal("SIGSTOP");
       old.proc?.signal("SIGSTOP");
       const frozenAt = Date.now();
-      const named = async (): Promise<string | undefined> => {
-        const c = new Redis({
-          host: others[0]!.host,
-          port: others[0]!.port,
-          password: PASSWORD,
-          commandTimeout: 1000,
-          lazyConnect: true,
-        });
-        c.on("error", () => undefined);
-        try {
-          await c.connect();
-          const r = (await c.call("SENTINEL", "GET-MASTER-ADDR-BY-NAME", t.masterName)) as [string, string];
-          return `${r[0]}:${r[1]}`;
-        } catch {
-          return undefined;
-        } finally {
-          c.disconnect();
-        }
-      };
+      const named = (): Promise<string | undefined> =>
+        namedBy(others[0]!, PASSWORD, t.masterName).catch(() => undefined);
       let newAddress: string | undefined;
       await pollUntil(
         async () =>

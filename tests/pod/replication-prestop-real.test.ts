@@ -26,6 +26,7 @@ import {
   type ReplicationPreStopOptions,
 } from "../../pod/replication-prestop-script.js";
 import { SENTINEL_INFO_PERIOD_MS } from "../../pod/sentinel-start-script.js";
+import { namedBy, nodeCall } from "../support/node-call.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
 let t: SentinelTopology;
@@ -129,21 +130,7 @@ async function replicaPriority(m: Member): Promise<string | undefined> {
 
 /** Whether Sentinel `s` reports sentinel_tilt:1 (INFO sentinel). */
 async function sentinelTilt(s: { host: string; port: number }): Promise<boolean> {
-  const c = new Redis({
-    host: s.host,
-    port: s.port,
-    password,
-    maxRetriesPerRequest: 0,
-    commandTimeout: 2000,
-    lazyConnect: true,
-  });
-  c.on("error", () => undefined);
-  try {
-    await c.connect();
-    return /sentinel_tilt:1/.test(await c.info("sentinel"));
-  } finally {
-    c.disconnect();
-  }
+  return /sentinel_tilt:1/.test(String(await nodeCall(s, password, ["INFO", "sentinel"])));
 }
 
 async function primary(): Promise<Member> {
@@ -503,30 +490,11 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
     await t.waitForSentinelViews();
     const p = await primary();
     const HELD = "9000000000000";
-    const debug = async (s: { host: string; port: number }, ...args: string[]): Promise<unknown> => {
-      const c = new Redis({ host: s.host, port: s.port, password, commandTimeout: 2000, lazyConnect: true });
-      c.on("error", () => undefined);
-      try {
-        await c.connect();
-        return await c.call("SENTINEL", "DEBUG", ...args);
-      } finally {
-        c.disconnect();
-      }
-    };
+    const debug = (s: { host: string; port: number }, ...args: string[]): Promise<unknown> =>
+      nodeCall(s, password, ["SENTINEL", "DEBUG", ...args]);
     const publishPeriod = async (s: { host: string; port: number }): Promise<string> => {
       const flat = (await debug(s)) as string[];
       return String(flat[flat.indexOf("PUBLISH-PERIOD") + 1]);
-    };
-    const named = async (s: { host: string; port: number }): Promise<string> => {
-      const c = new Redis({ host: s.host, port: s.port, password, commandTimeout: 2000, lazyConnect: true });
-      c.on("error", () => undefined);
-      try {
-        await c.connect();
-        const r = (await c.call("SENTINEL", "GET-MASTER-ADDR-BY-NAME", t.masterName)) as [string, string];
-        return `${r[0]}:${r[1]}`;
-      } finally {
-        c.disconnect();
-      }
     };
     for (const s of t.sentinels) expect(await debug(s, "publish-period", HELD)).toBe("OK");
     try {
@@ -540,7 +508,7 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
         new RegExp(`publish-period of Sentinel ${teller?.replace(/\./g, "\\.")} given back \\(${HELD} ms: OK\\)`),
       );
       // Every Sentinel names the new primary, and the teller's hellos are held back again.
-      const names = await Promise.all(t.sentinels.map(named));
+      const names = await Promise.all(t.sentinels.map((x) => namedBy(x, password, t.masterName)));
       expect(new Set(names).size, names.join()).toBe(1);
       expect(names[0]).not.toBe(p.address);
       const s = t.sentinels.find((x) => x.address === teller);
