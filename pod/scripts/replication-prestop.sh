@@ -288,31 +288,44 @@ done
 #    1 failover in 35, the write endpoint 2.8 s). So a Sentinel still naming this member 300 ms after
 #    the teller named $2 gets the teller's publish-period lowered to 100 ms (SENTINEL DEBUG) until
 #    it names the new primary (1 s at most); the period is given back on every way out.
-# The Sentinels (other than $1, not in TILT) that still name this member.
+# The Sentinels (other than $1, not in TILT) that still name this member, each asked with a 1 s
+# bound; one that does not answer is not asked again (quiet: kept by the caller, not this subshell).
+quiet=""
 naming_me() {
   out=""
   for x in $sentinels; do
     [ "$x" != "$1" ] || continue
     in_tilt "$x" && continue
-    is_me "$(named_by "$x")" && out="$out $x"
+    case " $quiet " in *" $x "*) continue ;; esac
+    n=$(cli_within 1 -h "${x%:*}" -p "${x##*:}" --raw SENTINEL GET-MASTER-ADDR-BY-NAME "$master_name" 2>/dev/null | tr '\n' ' ' | sed 's/ *$//')
+    case "$n" in
+      '') out="$out -$x" ;;
+      *) is_me "$n" && out="$out $x" ;;
+    esac
   done
   printf '%s' "$out"
+}
+# Whether naming_me's answer $1 still lists a Sentinel naming this member (and notes the silent ones).
+still_lag() {
+  for x in $1; do case "$x" in -*) quiet="$quiet ${x#-}" ;; esac; done
+  lag=$(printf '%s\n' "$1" | tr ' ' '\n' | grep -v '^-' | tr '\n' ' ' | sed 's/ *$//')
+  [ -n "$lag" ]
 }
 spread_switch() {
   [ -n "$(now_ms)" ] || return 0
   until_ms=$(($(now_ms) + 300))
-  while lag=$(naming_me "$1") && [ -n "$lag" ] && [ "$(now_ms)" -lt "$until_ms" ]; do short_nap; done
+  while still_lag "$(naming_me "$1")" && [ "$(now_ms)" -lt "$until_ms" ] && [ "$(now_s)" -lt "$deadline" ]; do short_nap; done
   [ -n "$lag" ] || return 0
   was=$(cli_within 1 -h "${1%:*}" -p "${1##*:}" --raw SENTINEL DEBUG 2>/dev/null | awk 'NR % 2 == 1 { k = $0; next } k == "PUBLISH-PERIOD" { print; exit }')
-  case "$was" in '' | *[!0-9]*) log "Sentinel(s)$lag still name this member; publish-period of $1 not read ('$was')" && return 0 ;; esac
+  case "$was" in '' | *[!0-9]*) log "Sentinel(s) $lag still name this member; publish-period of $1 not read ('$was')" && return 0 ;; esac
   hello_teller=$1
   hello_period=$was
   r=$(cli_within 1 -h "${1%:*}" -p "${1##*:}" SENTINEL DEBUG publish-period 100 2>&1)
-  [ "$r" = OK ] || { log "Sentinel(s)$lag still name this member; publish-period of $1 not lowered ($r)" && return 0; }
-  log "Sentinel(s)$lag still name this member 300 ms after $1 named $2: its hellos every 100 ms (was $was ms) until they follow"
+  [ "$r" = OK ] || { log "Sentinel(s) $lag still name this member; publish-period of $1 not lowered ($r)" && return 0; }
+  log "Sentinel(s) $lag still name this member 300 ms after $1 named $2: its hellos every 100 ms (was $was ms) until they follow"
   until_ms=$(($(now_ms) + 1000))
-  while lag=$(naming_me "$1") && [ -n "$lag" ] && [ "$(now_ms)" -lt "$until_ms" ]; do short_nap; done
-  if [ -n "$lag" ]; then log "Sentinel(s)$lag still name this member 1 s later"; else log "every Sentinel not in TILT names $2"; fi
+  while still_lag "$(naming_me "$1")" && [ "$(now_ms)" -lt "$until_ms" ] && [ "$(now_s)" -lt "$deadline" ]; do short_nap; done
+  if [ -n "$lag" ]; then log "Sentinel(s) $lag still name this member 1 s later"; else log "every Sentinel not in TILT that answers names $2"; fi
 }
 
 # 4. Once another member is primary: follow it, then release the held writes (READONLY now), then
