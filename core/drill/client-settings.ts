@@ -28,6 +28,27 @@ export const mustFollow = (message: string): boolean => FOLLOW_ERRORS.some((code
  */
 export const reconnectOnFollowErrors = (err: Error): 1 | false => (mustFollow(err.message) ? 1 : false);
 
+/**
+ * reconnectOnFollowErrors for one client, once per connection: ioredis disconnects again for every
+ * reply still in flight on the stream it is leaving (its own guard checks for `reconnecting`, which
+ * comes only when that stream closes), and each disconnect adds a `close` listener to the stream
+ * (Node's MaxListenersExceededWarning in the partition drill: NOREPLICAS to every write in
+ * flight). So the first follow error of a connection reconnects and the others fail as they are
+ * until the client is ready again. ioredis reads `options.reconnectOnError` at each error, so it
+ * is set on the client made with the recommended options.
+ */
+export function followOnce(client: Redis): void {
+  let leaving = false;
+  client.on("ready", () => {
+    leaving = false;
+  });
+  client.options.reconnectOnError = (err: Error): 1 | false => {
+    if (leaving || reconnectOnFollowErrors(err) === false) return false;
+    leaving = true;
+    return 1;
+  };
+}
+
 /** The measurement settings every drill connection has (see the file comment). */
 export function measuredRedisOptions(commandTimeoutMs: number): RedisOptions {
   return {

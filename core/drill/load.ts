@@ -19,6 +19,7 @@ import type { WriteRecord } from "./ledger.js";
 import {
   clusterFollowOptions,
   DEFAULT_CLIENT_SETTINGS,
+  followOnce,
   followSwitchMaster,
   measuredRedisOptions,
   plainFollowOptions,
@@ -355,6 +356,7 @@ export function plainRedis(
     ...plainFollowOptions(settings),
   });
   r.on("error", () => undefined);
+  if (settings === "recommended") followOnce(r);
   return r;
 }
 
@@ -379,7 +381,10 @@ export function sentinelRedis(
     ...sentinelFollowOptions(settings),
   });
   r.on("error", () => undefined);
-  if (settings === "recommended") followSwitchMaster(r, sentinels, name, password);
+  if (settings === "recommended") {
+    followOnce(r);
+    followSwitchMaster(r, sentinels, name, password);
+  }
   return r;
 }
 

@@ -10,7 +10,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { mustFollow, type ClientSettings } from "../../core/drill/client-settings.js";
-import { sentinelRedis } from "../../core/drill/load.js";
+import { plainRedis, sentinelRedis } from "../../core/drill/load.js";
+import { clientReady } from "../../core/util/client-ready.js";
+import { LocalFleet } from "../../harness/local/valkey-process.js";
 import type { ReplicationTarget } from "../../harness/drill/replication-target.js";
 import { pollUntil, sleep } from "../../core/util/poll-until.js";
 import { startTestReplication } from "./drill-faults.js";
@@ -259,4 +261,39 @@ describe("client settings (real processes)", () => {
       rec.disconnect();
     }
   }, 120_000);
+  it("a recommended plain client leaves a fenced primary once for thirty NOREPLICAS replies in flight (one disconnect, not one per reply: each adds a close listener to the old stream)", async () => {
+    const fleet = new LocalFleet();
+    try {
+      const p = await fleet.start({ name: "fenced" });
+      const c = plainRedis(p.host, p.port, undefined, 1000, undefined, "recommended");
+      await clientReady(c, "the fenced primary", 10_000);
+      await c.config("SET", "min-replicas-to-write", "1");
+      let readies = 0;
+      c.on("ready", () => readies++);
+      let reconnects = 0;
+      const disconnect = c.disconnect.bind(c);
+      c.disconnect = (reconnect?: boolean): void => {
+        if (reconnect === true) reconnects++;
+        disconnect(reconnect);
+      };
+      const replies = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => c.set(`fenced:${i}`, "v").then(String, (e: Error) => e.message)),
+      );
+      expect(
+        replies.every((r) => r.startsWith("NOREPLICAS")),
+        replies.slice(0, 3).join("; "),
+      ).toBe(true);
+      expect(reconnects).toBe(1);
+      // Ready again on the same node, it follows the next error again.
+      await pollUntil(() => Promise.resolve((readies > 0 && c.status === "ready") || `${c.status}, ${readies} ready`), {
+        timeoutMs: 10_000,
+        what: "reconnected",
+      });
+      await c.set("fenced:again", "v").catch(() => undefined);
+      expect(reconnects).toBe(2);
+      c.disconnect();
+    } finally {
+      await fleet.stopAll();
+    }
+  });
 });
