@@ -261,7 +261,7 @@ describe("client settings (real processes)", () => {
       rec.disconnect();
     }
   }, 120_000);
-  it("a recommended plain client leaves a fenced primary once for thirty NOREPLICAS replies in flight (one disconnect, not one per reply: each adds a close listener to the old stream)", async () => {
+  it("a recommended plain client leaves a fenced primary once for thirty NOREPLICAS replies in flight (one disconnect, not one per reply), and follows the next one once ready again", async () => {
     const fleet = new LocalFleet();
     try {
       const p = await fleet.start({ name: "fenced" });
