@@ -65,11 +65,15 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
     const zones = STACK_ZONES;
     const config = podsStackConfig(cluster, mode, NS, {
       // The benchmark Job in a real pod, through its own and the release's NetworkPolicies (which
-      // the stack always creates): a short seed workload, re-run once if under a second.
+      // the stack always creates): a short seed workload, re-run once if under a second. Its keys
+      // fit these pods' maxmemory (96 MiB): with the default 1,000,000 key names of 256 B, the
+      // re-runs' growing request counts (35-98 thousand per run on CI) filled it and the Job failed
+      // with OOM (noeviction) in one CI run of 2026-11-29.
       benchmark: {
         enabled: true,
         requests: 20_000,
         clients: 10,
+        keyspaceLength: 20_000,
         tests: [...TESTS],
         minDurationSeconds: 1,
         resources: { cpu: "500m", memory: "256Mi" },
