@@ -13,7 +13,8 @@ import {
 import { parseImageReference } from "./fields.js";
 import { formatBytes, formatMillicores } from "./quantity.js";
 import type { ResourceAmounts, StackConfig, StackInput } from "./types.js";
-import { DEFAULT_MIX_DURATION_SECONDS, readsProblem, repeatProblem } from "../vocabulary/workload.js";
+import { DEFAULT_MIX_DURATION_SECONDS, DEFAULT_REPEAT, readsProblem, repeatProblem } from "../vocabulary/workload.js";
+import { benchmarkFootprint, EMPTY_MEMBER_BYTES, largestFittingKeyspace } from "../vocabulary/benchmark-footprint.js";
 import { HELD_PAST_DETECTION_S, heldFaultS } from "../vocabulary/faults.js";
 
 /**
@@ -326,6 +327,32 @@ function checkBenchmark(config: StackConfig, report: Report): void {
 }
 
 /**
+ * The benchmark's keys must fit every member's `maxmemory` when Valkey cannot evict them
+ * (`noeviction`, or a `volatile-*` policy: the benchmark sets no TTL): past it every write is
+ * refused with OOM and the benchmark Job fails after the deploy.
+ */
+function checkBenchmarkFits(config: StackConfig, report: Report): void {
+  const { benchmark, valkey } = config;
+  if (!benchmark.enabled || valkey.maxmemoryPolicy.startsWith("allkeys-")) return;
+  const runs = benchmark.repeat ?? DEFAULT_REPEAT;
+  const families = benchmarkFootprint(benchmark, runs);
+  const bytes = families.reduce((n, f) => n + f.bytes, 0);
+  const budget = valkey.maxmemoryBytes - EMPTY_MEMBER_BYTES;
+  if (bytes <= budget) return;
+  const member = valkey.mode === "cluster" ? "shard" : "member";
+  const parts = families.map((f) => `${f.entries} ${f.family} entries ${formatBytes(f.bytes)}`).join(", ");
+  const fits = largestFittingKeyspace(benchmark, runs, budget);
+  report(
+    ["benchmark", "keyspaceLength"],
+    `${benchmark.keyspaceLength} key names of ${benchmark.dataSize} B would put about ${formatBytes(bytes)} on each ${member} (${parts}), ` +
+      `over valkey.maxmemory ${valkey.maxmemory} (${formatBytes(valkey.maxmemoryBytes)}) less the ${formatBytes(EMPTY_MEMBER_BYTES)} an empty member holds: ` +
+      `with maxmemoryPolicy ${valkey.maxmemoryPolicy} the writes are refused (OOM) and the benchmark Job fails. ` +
+      (fits > 0 ? `Use keyspaceLength ≤ ${fits}, ` : "Use ") +
+      "a smaller benchmark.dataSize, a larger valkey.maxmemory, or an allkeys-* maxmemoryPolicy",
+  );
+}
+
+/**
  * A private-only API endpoint is reachable from inside the VPC alone, but the Kubernetes provider,
  * the Helm release and the port-forward connector all call it from where `pulumi up` runs.
  */
@@ -453,6 +480,7 @@ export function checkStackRules(config: StackConfig, input: StackInput, report: 
   checkPodResources(config, report);
   checkNodePool(config, report);
   checkBenchmark(config, report);
+  checkBenchmarkFits(config, report);
   checkByoNodePool(config, report);
   checkEndpoint(config, report);
   checkDrills(config, report);

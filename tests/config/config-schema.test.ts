@@ -116,6 +116,18 @@ const BAD_CONFIGS: Array<[string, Record<string, unknown>, string, string]> = [
   ["maxmemory at the memory limit", { valkey: { maxmemory: "16Gi" } }, "valkey.maxmemory", "below limits.memory"],
   ["maxmemory above 100%", { valkey: { maxmemory: "150%" } }, "valkey.maxmemory", "at most 100%"],
   [
+    "the benchmark's keys past maxmemory (noeviction)",
+    { valkey: { maxmemory: "256Mi" } },
+    "benchmark.keyspaceLength",
+    "1000000 key names of 256 B would put about 457.76Mi on each member (1000000 key entries 381.47Mi, 1000000 counter entries 76.29Mi), over valkey.maxmemory 256Mi (256Mi) less the 11Mi an empty member holds: with maxmemoryPolicy noeviction the writes are refused (OOM) and the benchmark Job fails. Use keyspaceLength ≤ 535210,",
+  ],
+  [
+    "the benchmark's keys past maxmemory, cluster (volatile-lru: the keys have no TTL)",
+    { valkey: { mode: "cluster", maxmemory: "64Mi", maxmemoryPolicy: "volatile-lru" }, benchmark: { tests: ["hset"] } },
+    "benchmark.keyspaceLength",
+    "on each shard (1000000 myhash entries",
+  ],
+  [
     "request fits no permitted instance",
     { karpenter: { nodePool: { instanceSizes: ["large"] } }, valkey: { resources: { requests: { memory: "15Gi" } } } },
     "valkey.resources.requests.memory",
