@@ -42,8 +42,9 @@ export interface WriteRecord {
   waited: boolean;
   /**
    * The node that acknowledged the write, when known: HOST:PORT (a plain connection's socket; a
-   * cluster no-WAIT write, its slot's primary in the client's table, as the cluster announces it),
-   * or a cluster node id (CLUSTER MYID) for a WAIT writer without its own connection.
+   * cluster no-WAIT write, its slot's primary in the client's table, as the cluster announces it,
+   * `SENT→AT` when the table changed between the send and the reply), or a cluster node id (CLUSTER
+   * MYID) for a WAIT writer without its own connection.
    */
   node?: string;
 }

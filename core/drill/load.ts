@@ -87,6 +87,17 @@ function addressOf(r: Redis): string | undefined {
   return s?.remoteAddress === undefined ? undefined : `${s.remoteAddress}:${s.remotePort}`;
 }
 
+/**
+ * A cluster no-WAIT write's node from the client's slot table when it was sent and when its reply came: one HOST:PORT
+ * when both name it, `SENT→AT` when the table changed in between (either may have answered: after a MOVED the client
+ * resends to AT; a primary frozen while the table moved on answers at its thaw as SENT).
+ */
+export function slotOwners(sent: { node?: string }, at: { node?: string }): { node?: string } {
+  if (sent.node === undefined || at.node === undefined || sent.node === at.node)
+    return at.node === undefined ? sent : at;
+  return { node: `${sent.node}→${at.node}` };
+}
+
 /** A reply that is not what its command returns on success: the pipeline's replies are not this write's. */
 class UnexpectedReply extends Error {}
 
@@ -187,7 +198,7 @@ export class WriteStream {
      * at the reply.
      */
     const plainSet = async (): Promise<void> => {
-      const sentOn = this.nodeOf(c);
+      const sentOn = c.kind === "cluster" ? this.slotOwnerNode() : this.nodeOf(c);
       let reply: unknown;
       try {
         reply = await this.inTime(c.client.set(key, value));
@@ -202,7 +213,7 @@ export class WriteStream {
           doneAt: preciseNow(),
           ok: true,
           waited: false,
-          ...(c.kind === "cluster" ? this.slotOwnerNode() : sentOn),
+          ...(c.kind === "cluster" ? slotOwners(sentOn, this.slotOwnerNode()) : sentOn),
         });
     };
     if (this.writer === "no-wait") return plainSet();
@@ -269,10 +280,9 @@ export class WriteStream {
   }
 
   /**
-   * Cluster, a plain SET: the node the client's slot table names as the key's primary when the
-   * reply came (HOST:PORT as the cluster announces it: a pod's DNS name when deployed). ioredis
-   * sends the SET there and, after a MOVED, rewrites that entry before it retries, so this is the
-   * node that answered unless a refresh changed the table in between.
+   * Cluster, a plain SET: the node the client's slot table names as the key's primary now (HOST:PORT
+   * as the cluster announces it: a pod's DNS name when deployed), read when the SET is sent and when
+   * its reply comes ({@link slotOwners}).
    */
   private slotOwnerNode(): { node?: string } {
     const c = this.client;
