@@ -11,6 +11,7 @@
  * The drill records which (`clientSettings` in the row); `recommended` unless told otherwise.
  */
 import { Redis, type ClusterOptions, type RedisOptions } from "ioredis";
+import { flatField } from "../util/flat-field.js";
 
 export const CLIENT_SETTINGS = ["recommended", "defaults"] as const;
 export type ClientSettings = (typeof CLIENT_SETTINGS)[number];
@@ -38,15 +39,28 @@ export const reconnectOnFollowErrors = (err: Error): 1 | false => (mustFollow(er
  * is set on the client made with the recommended options.
  */
 export function followOnce(client: Redis): void {
-  let leaving = false;
-  client.on("ready", () => {
-    leaving = false;
-  });
-  client.options.reconnectOnError = (err: Error): 1 | false => {
-    if (leaving || reconnectOnFollowErrors(err) === false) return false;
-    leaving = true;
-    return 1;
-  };
+  client.options.reconnectOnError = (err: Error): 1 | false =>
+    reconnectOnFollowErrors(err) !== false && firstLeave(client) ? 1 : false;
+}
+
+const leaves = new WeakMap<Redis, { left: boolean }>();
+
+/**
+ * True the first time a client is asked to leave its connection since it was last ready, false
+ * after: one leave per connection whatever asks (a follow error, a +switch-master), as each
+ * disconnect of a still-open stream adds a listener to it. One `ready` listener per client.
+ */
+function firstLeave(client: Redis): boolean {
+  let state = leaves.get(client);
+  if (state === undefined) {
+    const fresh = { left: false };
+    client.on("ready", () => (fresh.left = false));
+    leaves.set(client, fresh);
+    state = fresh;
+  }
+  if (state.left) return false;
+  state.left = true;
+  return true;
 }
 
 /** The measurement settings every drill connection has (see the file comment). */
@@ -111,9 +125,6 @@ export function followSwitchMaster(
   password: string | undefined,
 ): void {
   const subscribers = new Map<string, Redis>();
-  // One move per switch: every Sentinel publishes it, and each disconnect of a still-open stream
-  // adds a listener to it (ioredis' disconnectTimeout).
-  let moving = false;
   const subscribe = ({ host, port }: { host: string; port: number }): void => {
     const key = `${host}:${port}`;
     if (subscribers.has(key)) return;
@@ -124,14 +135,14 @@ export function followSwitchMaster(
     sub.on("message", (_channel: string, message: string) => {
       const [master, , , ip, newPort] = message.split(" ");
       const at = `${client.stream?.remoteAddress}:${client.stream?.remotePort}`;
-      if (master !== name || moving || client.status !== "ready" || at === `${ip}:${newPort}`) return;
-      moving = true;
-      client.disconnect(true);
+      if (master !== name || client.status !== "ready" || at === `${ip}:${newPort}`) return;
+      // One move per switch (every Sentinel publishes it): firstLeave.
+      if (firstLeave(client)) client.disconnect(true);
     });
   };
   sentinels.forEach(subscribe);
+  // Again at every ready, not once: a reconnect is when a Sentinel may have come back at a new address.
   const discover = (): void => {
-    moving = false;
     for (const given of sentinels) {
       void otherSentinels(given, name, password).then((found) => {
         if (client.status !== "end") found.forEach(subscribe);
@@ -160,12 +171,8 @@ export async function otherSentinels(
     await c.connect();
     const entries = (await c.call("SENTINEL", "SENTINELS", name)) as string[][];
     return entries.flatMap((fields) => {
-      const get = (k: string): string | undefined => {
-        const i = fields.indexOf(k);
-        return i >= 0 && i % 2 === 0 ? fields[i + 1] : undefined;
-      };
-      const host = get("ip");
-      const port = Number(get("port"));
+      const host = flatField(fields, "ip");
+      const port = Number(flatField(fields, "port"));
       return host !== undefined && Number.isInteger(port) && port > 0 ? [{ host, port }] : [];
     });
   } catch {

@@ -27,6 +27,7 @@ import { ConnectionError, type Connector } from "../topology/connector.js";
 import { endpointKey, type NodeEndpoint } from "../../vocabulary/endpoint.js";
 import { FailureList } from "./analysis-common.js";
 import type { SentinelReport } from "./verify-types.js";
+import { flatField } from "../util/flat-field.js";
 
 export interface SentinelCapture {
   address: string;
@@ -65,10 +66,7 @@ export interface ReplicaView {
 
 /** One reply entry of SENTINEL REPLICAS (a flat field/value list) as `host:port`, flags, priority and link view. */
 export function replicaEntry(flat: readonly string[]): ReplicaView {
-  const field = (name: string): string | undefined => {
-    const i = flat.indexOf(name);
-    return i >= 0 && i % 2 === 0 && flat[i + 1] !== undefined ? String(flat[i + 1]) : undefined;
-  };
+  const field = (name: string): string | undefined => flatField(flat, name);
   const priority = field("slave-priority");
   const entry: ReplicaView = {
     address: endpointKey({ host: field("ip") ?? "", port: Number(field("port")) }),

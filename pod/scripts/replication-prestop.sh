@@ -18,8 +18,9 @@ deadline=$(($(now_s) + timeout_s))
 role=$(local_cli --raw role 2>/dev/null | head -n 1)
 [ "$role" = master ] || { log "not the primary (role: ${role:-unknown}); stopping"; exit 0; }
 is_me() { [ "${1#* }" = "$port" ] && { [ "${1% *}" = "$self_host" ] || [ "${1% *}" = "${VALKEY_ANNOUNCE_IP:-}" ] || [ "${1% *}" = "$local_host" ]; }; }
-# The primary a Sentinel names ("host port"), empty when it does not answer.
-named_by() { cli -h "${1%:*}" -p "${1##*:}" --raw SENTINEL GET-MASTER-ADDR-BY-NAME "$master_name" 2>/dev/null | tr '\n' ' ' | sed 's/ *$//'; }
+# The primary Sentinel $1 names ("host port"), empty when it does not answer within $2 s (cli_timeout).
+# shellcheck disable=SC2031 # the cli_timeout cli_within sets is its subshell's; this reads the script's, as meant
+named_by() { cli_within "${2:-$cli_timeout}" -h "${1%:*}" -p "${1##*:}" --raw SENTINEL GET-MASTER-ADDR-BY-NAME "$master_name" 2>/dev/null | tr '\n' ' ' | sed 's/ *$//'; }
 
 # Every way out releases what the steps below hold: the pause, the PING period, the aim's priority.
 paused=""
@@ -297,7 +298,7 @@ naming_me() {
     [ "$x" != "$1" ] || continue
     in_tilt "$x" && continue
     case " $quiet " in *" $x "*) continue ;; esac
-    n=$(cli_within 1 -h "${x%:*}" -p "${x##*:}" --raw SENTINEL GET-MASTER-ADDR-BY-NAME "$master_name" 2>/dev/null | tr '\n' ' ' | sed 's/ *$//')
+    n=$(named_by "$x" 1)
     case "$n" in
       '') out="$out -$x" ;;
       *) is_me "$n" && out="$out $x" ;;
@@ -316,7 +317,7 @@ spread_switch() {
   until_ms=$(($(now_ms) + 300))
   while still_lag "$(naming_me "$1")" && [ "$(now_ms)" -lt "$until_ms" ] && [ "$(now_s)" -lt "$deadline" ]; do short_nap; done
   [ -n "$lag" ] || return 0
-  was=$(cli_within 1 -h "${1%:*}" -p "${1##*:}" --raw SENTINEL DEBUG 2>/dev/null | awk 'NR % 2 == 1 { k = $0; next } k == "PUBLISH-PERIOD" { print; exit }')
+  was=$(cli_within 1 -h "${1%:*}" -p "${1##*:}" --raw SENTINEL DEBUG 2>/dev/null | flat_field PUBLISH-PERIOD)
   case "$was" in '' | *[!0-9]*) log "Sentinel(s) $lag still name this member; publish-period of $1 not read ('$was')" && return 0 ;; esac
   hello_teller=$1
   hello_period=$was

@@ -68,7 +68,7 @@ set_info_period() {
 # Sentinel asks: the first, by announced address, of those that answered (each one works that out
 # the same way), never one in TILT; again at most every nudge_retry seconds while none is picked
 # (NOGOODSLAVE: no replica fit, e.g. every data member restarting).
-master_flags() { cli -h "${1%:*}" -p "${1##*:}" --raw SENTINEL MASTER "$master_name" 2>/dev/null | awk 'NR % 2 == 1 { k = $0; next } k == "flags" { print; exit }'; }
+master_flags() { cli -h "${1%:*}" -p "${1##*:}" --raw SENTINEL MASTER "$master_name" 2>/dev/null | flat_field flags; }
 # Whether the server ($$ after the exec) still runs: kill -0 alone also succeeds on a zombie, which
 # is what a server whose parent exited without reaping it stays where PID 1 reaps nothing.
 server_runs() {
