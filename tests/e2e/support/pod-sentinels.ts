@@ -1,9 +1,9 @@
 /**
- * The stand-in's replication-under-Sentinel half (pod-valkeys.ts calls it): for a Sentinel pod, a
- * real `valkey-server --sentinel` on the pod IP with the config the pod would write (the
- * release ConfigMap's sentinel.conf template, plus the announce and auth lines its
- * sentinel-start.sh appends); for a data member, the rendered entrypoint itself with the
- * Sentinel start decision (memberLaunch, as local mode runs it). kwok pods have no cluster DNS,
+ * The stand-in's replication-under-Sentinel half (pod-valkeys.ts calls it): for a Sentinel pod, the
+ * pod's own sentinel-start.sh starting a real `valkey-server --sentinel` on the pod IP
+ * (sentinelLaunch, as local mode runs it, with the release ConfigMap's master name, quorum and
+ * timings); for a data member, the rendered entrypoint itself with the Sentinel start decision
+ * (memberLaunch, as local mode runs it). kwok pods have no cluster DNS,
  * so every pod DNS name the rendered files carry (ordinal 0's in `sentinel monitor`, the
  * Sentinels' in the members' list) is replaced by that pod's IP, and each server announces its
  * pod IP.
@@ -19,9 +19,9 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type * as k8s from "@kubernetes/client-node";
-import { resolveBinaries } from "../../../benchmarks/run/binaries.js";
 import { bulkHex } from "../../../pod/haproxy-cfg.js";
-import { memberLaunch } from "../../../harness/local/replication-launch.js";
+import { memberLaunch, sentinelLaunch } from "../../../harness/local/replication-launch.js";
+import type { SentinelTimings } from "../../../pod/sentinel-conf.js";
 import type { LocalFleet, ValkeyProcess } from "../../../harness/local/valkey-process.js";
 
 const INSTANCE = "app.kubernetes.io/instance";
@@ -29,8 +29,6 @@ export const SENTINEL_NAME_LABEL = "valkey-sentinel";
 
 /** `<pod>.<headless>.<ns>.svc.cluster.local` → the pod's name. */
 const podOf = (dns: string): string => dns.split(".")[0] ?? dns;
-
-const quote = (v: string): string => `"${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
 
 export interface SentinelStandInContext {
   core: k8s.CoreV1Api;
@@ -66,7 +64,40 @@ export async function persistenceOf(
   return { appendonly: /^appendonly yes$/m.test(conf), save: save.replace(/^"(.*)"$/, "$1") };
 }
 
-/** Starts the Sentinel of `pod`, or returns undefined while ordinal 0 has no IP yet. */
+/**
+ * The release's sentinel.conf template as the launch options of its Sentinel: the master name,
+ * the primary's DNS name and port, the quorum and the timings, each read from its line.
+ */
+export function sentinelTemplateOptions(
+  template: string,
+  pod: string,
+): { masterName: string; primaryDns: string; primaryPort: number; quorum: number; timings: SentinelTimings } {
+  const monitor = /^sentinel monitor (\S+) (\S+) (\d+) (\d+)$/m.exec(template);
+  if (monitor === null) throw new Error(`${pod}: sentinel.conf has no 'sentinel monitor' line`);
+  const [, masterName = "", primaryDns = "", port = "", quorum = ""] = monitor;
+  const timing = (directive: string): number => {
+    const m = new RegExp(`^sentinel ${directive} ${masterName} (\\d+)$`, "m").exec(template);
+    if (m === null) throw new Error(`${pod}: sentinel.conf has no 'sentinel ${directive} ${masterName}' line`);
+    return Number(m[1]);
+  };
+  return {
+    masterName,
+    primaryDns,
+    primaryPort: Number(port),
+    quorum: Number(quorum),
+    timings: {
+      downAfterMs: timing("down-after-milliseconds"),
+      failoverTimeoutMs: timing("failover-timeout"),
+      parallelSyncs: timing("parallel-syncs"),
+    },
+  };
+}
+
+/**
+ * Starts the Sentinel of `pod` by the pod's own files (sentinelLaunch: sentinel-start.sh on the
+ * template sentinelPod renders, with the release's master name, quorum and timings), or returns
+ * undefined while ordinal 0 has no IP yet.
+ */
 export async function startSentinelPod(
   ctx: SentinelStandInContext,
   pod: k8s.V1Pod,
@@ -75,35 +106,23 @@ export async function startSentinelPod(
   const ip = pod.status?.podIP as string;
   const template = (await configOf(ctx, pod))["sentinel.conf"];
   if (template === undefined) throw new Error(`${name}: the release ConfigMap has no sentinel.conf`);
-  const monitor = /^sentinel monitor (\S+) (\S+) (\d+) (\d+)$/m.exec(template);
-  if (monitor === null) throw new Error(`${name}: sentinel.conf has no 'sentinel monitor' line`);
-  const [, masterName = "", primaryDns = ""] = monitor;
-  const primaryIp = ctx.ips.get(podOf(primaryDns));
+  const o = sentinelTemplateOptions(template, name);
+  const primaryIp = ctx.ips.get(podOf(o.primaryDns));
   if (primaryIp === undefined) return undefined;
   return ctx.fleet.start({
     name,
     bind: ip,
     port: 26379,
-    launch: ({ dir, logfile }) => {
-      const lines = template
-        .replace(primaryDns, primaryIp)
-        .replace(/^bind .*$/m, `bind ${ip}`)
-        .replace(/^dir .*$/m, `dir ${quote(dir)}`)
-        .replace(/^logfile .*$/m, `logfile ${quote(logfile)}`)
-        .trimEnd()
-        .split("\n");
-      lines.push(`sentinel announce-ip ${quote(ip)}`);
-      if (ctx.password !== undefined) {
-        const p = quote(ctx.password);
-        lines.push(`requirepass ${p}`, `sentinel sentinel-pass ${p}`, `sentinel auth-pass ${masterName} ${p}`);
-      }
-      const conf = join(dir, "sentinel.conf");
-      writeFileSync(conf, lines.join("\n") + "\n", { mode: 0o600 });
-      return {
-        command: "sh",
-        args: ["-c", 'umask 077 && exec "$0" "$@"', resolveBinaries().server.path, conf, "--sentinel"],
-      };
-    },
+    launch: sentinelLaunch({
+      name,
+      host: ip,
+      port: 26379,
+      ...(ctx.password === undefined ? {} : { password: ctx.password }),
+      masterName: o.masterName,
+      primary: { host: primaryIp, port: o.primaryPort },
+      quorum: o.quorum,
+      timings: o.timings,
+    }),
   });
 }
 
