@@ -13,6 +13,9 @@ cli_timeout=3
 check_bin="${VALKEY_CHECK_RDB:-valkey-check-rdb}"
 work="${BACKUP_WORK_DIR:?BACKUP_WORK_DIR (where the RDB files are kept) is not set}"
 # @values transfer_timeout manifest_object backup_format
+need_uri() {
+  case "${BACKUP_URI:-}" in s3://?*) ;; *) fail "BACKUP_URI must be s3://bucket[/prefix], got '${BACKUP_URI:-}'" ;; esac
+}
 digits() { case "$2" in ''|*[!0-9]*) fail "$1 is not a whole number: '$2'" ;; esac; }
 
 snapshot_one() {
