@@ -195,7 +195,7 @@ export class WriteStream {
     };
     /**
      * A plain SET: acknowledged only on exactly `OK`; its node is the plain connection's, or the cluster slot table's
-     * at the reply.
+     * at the send and at the reply (slotOwners).
      */
     const plainSet = async (): Promise<void> => {
       const sentOn = c.kind === "cluster" ? this.slotOwnerNode() : this.nodeOf(c);
