@@ -16,12 +16,7 @@ local_cli() { cli -h "$local_host" -p "$port" "$@"; }
 # cli bounded by $1 seconds instead of cli_timeout (a subshell: the caller's bound is untouched).
 # shellcheck disable=SC2317 # only some of the including scripts call it
 cli_within() { (
-  # shellcheck disable=SC2030 # local to the subshell on purpose
   cli_timeout=$1
   shift
   cli "$@"
 ); }
-# The value of field $1 in a flat field/value reply on stdin (valkey-cli --raw: one element per line,
-# as SENTINEL MASTER and SENTINEL DEBUG answer); nothing when it has no such field.
-# shellcheck disable=SC2317 # only some of the including scripts call it
-flat_field() { awk -v f="$1" 'NR % 2 == 1 { k = $0; next } k == f { print; exit }'; }

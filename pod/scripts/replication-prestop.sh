@@ -1,11 +1,13 @@
 #!/bin/sh
 # preStop hook of a replication member under Sentinel (pod/scripts/replication-prestop.sh in valkey-on-eks).
 # shellcheck disable=SC2154 # set by the # @values line; the render drops this line (pod/shell-file.ts)
+# shellcheck disable=SC2030,SC2031 # cli_within (lib-cli.sh) sets cli_timeout in its subshell on purpose; named_by reads the script's
 set -u
 # @values port local_host timeout_s catch_up_s failover_retry_s master_name sentinels cli_timeout aim_lead_ms info_period_ms
 self_host="${VALKEY_ANNOUNCE_HOST:-}"
 # @include lib-hook-log.sh
 # @include lib-cli.sh
+# @include lib-flat-field.sh
 now_s() { date +%s; }
 # A tenth of a second where sleep takes fractions (coreutils, busybox), else a second.
 nap() { sleep 0.1 2>/dev/null || sleep 1; }
@@ -19,7 +21,6 @@ role=$(local_cli --raw role 2>/dev/null | head -n 1)
 [ "$role" = master ] || { log "not the primary (role: ${role:-unknown}); stopping"; exit 0; }
 is_me() { [ "${1#* }" = "$port" ] && { [ "${1% *}" = "$self_host" ] || [ "${1% *}" = "${VALKEY_ANNOUNCE_IP:-}" ] || [ "${1% *}" = "$local_host" ]; }; }
 # The primary Sentinel $1 names ("host port"), empty when it does not answer within $2 s (cli_timeout).
-# shellcheck disable=SC2031 # the cli_timeout cli_within sets is its subshell's; this reads the script's, as meant
 named_by() { cli_within "${2:-$cli_timeout}" -h "${1%:*}" -p "${1##*:}" --raw SENTINEL GET-MASTER-ADDR-BY-NAME "$master_name" 2>/dev/null | tr '\n' ' ' | sed 's/ *$//'; }
 
 # Every way out releases what the steps below hold: the pause, the PING period, the aim's priority.

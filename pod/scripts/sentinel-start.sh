@@ -9,6 +9,7 @@ say() { echo "sentinel-start.sh: $*" >&2; }
 # password_file is empty without auth.
 # @values template state master_name password_file resolve_wait info_period local_host port cli_timeout nudge_retry
 # @include lib-cli.sh
+# @include lib-flat-field.sh
 mkdir -p "$(dirname "$state")"
 if [ ! -s "$state" ]; then
   say "first start: writing $state from $template"
