@@ -109,7 +109,13 @@ function resolveValkey(input: StackInput) {
     namespace: valkey.namespace,
     image: valkey.image,
     mode: valkey.mode,
-    replication: { ...valkey.replication },
+    replication: {
+      ...valkey.replication,
+      sentinel: {
+        ...valkey.replication.sentinel,
+        parallelSyncs: valkey.replication.sentinel.parallelSyncs ?? Math.max(1, valkey.replication.replicas),
+      },
+    },
     cluster: { ...valkey.cluster },
     resources: { requests: { ...valkey.resources.requests }, limits: limitQuantities },
     resourceAmounts: { requests, limits },

@@ -126,6 +126,12 @@ function checkSentinel(config: StackConfig, report: Report): void {
       `must be above downAfterMilliseconds (${sentinel.downAfterMilliseconds}): a failover cannot time out before the primary is even seen down`,
     );
   }
+  if (minReplicasToWrite > 0 && sentinel.parallelSyncs < replicas) {
+    report(
+      [...path, "parallelSyncs"],
+      `${sentinel.parallelSyncs} is below valkey.replication.replicas (${replicas}) while minReplicasToWrite is ${minReplicasToWrite}: after a failover Sentinel re-points that many replicas at a time, and one that does not answer (its zone lost) holds the rest on the dead primary, so the fenced new primary refuses every write until it returns or failover-timeout passes (33 s in a real-pod zone drill); leave it out (all replicas at once) or set ${replicas}`,
+    );
+  }
   if (sentinel.parallelSyncs > Math.max(1, replicas)) {
     report(
       [...path, "parallelSyncs"],

@@ -152,9 +152,14 @@ export const valkeySchema = section(
             failoverTimeoutMs: count(1000, 60000).describe(
               "Sentinel `failover-timeout` in milliseconds. After a failover attempt that did not finish (no replica to promote, a lost election) no Sentinel tries again for twice this: on real pods, a zone lost within two minutes of such an attempt waited 27-30 s for its failover at 60 s. The Sentinels' nudge (sentinel-start.sh) asks for the failover once the primary is o_down and no Sentinel is failing over, so that wait no longer holds a failover back. In one real-pod run of the all drill at 10 s writes had not resumed 35 s after the fault (17-21 s at 60 s): not measured enough to change the default.",
             ),
-            parallelSyncs: count(1, 1).describe(
-              "Sentinel `parallel-syncs`: replicas resynced from the new primary at once after a failover.",
-            ),
+            parallelSyncs: z
+              .int()
+              .min(1)
+              .optional()
+              .describe(
+                "Sentinel `parallel-syncs`: replicas re-pointed to the new primary at once after a failover. Below the replica count, one re-pointed replica that does not answer (its zone lost, its pod gone with its connection left open) holds the others back: Sentinel counts it as in progress and never reaches its own 10 s timeout for it, so the surviving replicas stay on the dead primary and, fenced (`minReplicasToWrite`), the new primary refuses every write until that replica returns or failover-timeout passes (a real-pod zone drill: 33 s). Re-pointed replicas resync partially (the new primary keeps the replication history), so all at once costs little.",
+              )
+              .meta({ defaultText: "valkey.replication.replicas (at least 1)" }),
           },
           "Sentinel: automatic failover of the primary (mode replication).",
         ),

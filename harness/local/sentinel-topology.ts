@@ -77,7 +77,8 @@ export interface Member extends TopologyNode {
   dataDir: string;
 }
 
-const LOCAL_DEFAULTS: SentinelTimings = { downAfterMs: 5000, failoverTimeoutMs: 10_000, parallelSyncs: 1 };
+/** Timings of a local topology; parallel-syncs defaults to its replica count, as the stack's does. */
+const LOCAL_DEFAULTS: Omit<SentinelTimings, "parallelSyncs"> = { downAfterMs: 5000, failoverTimeoutMs: 10_000 };
 
 export class SentinelTopology {
   readonly fleet: LocalFleet;
@@ -97,7 +98,7 @@ export class SentinelTopology {
     this.timings = {
       downAfterMs: o.downAfterMs ?? LOCAL_DEFAULTS.downAfterMs,
       failoverTimeoutMs: o.failoverTimeoutMs ?? LOCAL_DEFAULTS.failoverTimeoutMs,
-      parallelSyncs: o.parallelSyncs ?? LOCAL_DEFAULTS.parallelSyncs,
+      parallelSyncs: o.parallelSyncs ?? Math.max(1, o.replicas),
     };
   }
 

@@ -368,7 +368,7 @@ describe("parseStackConfig: defaults", () => {
       replicas: 3,
       minReplicasToWrite: 1,
       minReplicasMaxLag: 3,
-      sentinel: { replicas: 3, quorum: 2, downAfterMilliseconds: 5000, failoverTimeoutMs: 60000, parallelSyncs: 1 },
+      sentinel: { replicas: 3, quorum: 2, downAfterMilliseconds: 5000, failoverTimeoutMs: 60000, parallelSyncs: 3 },
       haproxyImage: versions.HAPROXY_IMAGE,
     });
     expect(config.network).toEqual({ natGateways: "single" });

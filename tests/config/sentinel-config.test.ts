@@ -8,15 +8,16 @@ const repl = (replication: Record<string, unknown>, extra: Record<string, unknow
 });
 
 describe("valkey.replication.sentinel and minReplicasMaxLag", () => {
-  it("defaults: 3 Sentinels, quorum 2, the documented timings; fenced: min-replicas-to-write 1, max lag 3 s (+ 2 s within down-after)", () => {
+  it("defaults: 3 Sentinels, quorum 2, the documented timings, every replica re-pointed at once; fenced: min-replicas-to-write 1, max lag 3 s (+ 2 s within down-after)", () => {
     const { config } = parseStackConfig({});
     expect(config.valkey.replication.sentinel).toEqual({
       replicas: 3,
       quorum: 2,
       downAfterMilliseconds: 5000,
       failoverTimeoutMs: 60000,
-      parallelSyncs: 1,
+      parallelSyncs: 3,
     });
+    expect(parseStackConfig(repl({ replicas: 2 })).config.valkey.replication.sentinel.parallelSyncs).toBe(2);
     expect(config.valkey.replication.minReplicasToWrite).toBe(1);
     expect(config.valkey.replication.minReplicasMaxLag).toBe(3);
     expect((config.valkey.replication.minReplicasMaxLag + 2) * 1000).toBeLessThanOrEqual(
@@ -26,6 +27,8 @@ describe("valkey.replication.sentinel and minReplicasMaxLag", () => {
 
   it("fencing off (minReplicasToWrite 0) takes any max lag; a replica-less set must turn it off, named", () => {
     expect(issuesOf(repl({ minReplicasToWrite: 0, minReplicasMaxLag: 10 }))).toEqual([]);
+    // Unfenced, one replica at a time is the user's trade: the new primary takes writes without replicas.
+    expect(issuesOf(repl({ minReplicasToWrite: 0, sentinel: { parallelSyncs: 1 } }))).toEqual([]);
     expect(issuesOf(repl({ replicas: 0 }, { checks: { verify: false } })).map((i) => i.path)).toEqual([
       "valkey.replication.minReplicasToWrite",
     ]);
@@ -79,6 +82,12 @@ describe("valkey.replication.sentinel and minReplicasMaxLag", () => {
       repl({ replicas: 2, sentinel: { parallelSyncs: 3 } }),
       "valkey.replication.sentinel.parallelSyncs",
       "≤ max(1, valkey.replication.replicas) (2)",
+    ],
+    [
+      "parallel syncs below the replicas while fenced (a silent replica holds the others on the dead primary)",
+      repl({ replicas: 3, sentinel: { parallelSyncs: 1 } }),
+      "valkey.replication.sentinel.parallelSyncs",
+      "1 is below valkey.replication.replicas (3) while minReplicasToWrite is 1",
     ],
     [
       "down-after below 100 ms",

@@ -90,13 +90,13 @@ describe("a pod definition's env is what its scripts read", () => {
 
   it("the backup and restore scripts read exactly their declared variables (BACKUP_ENV, RESTORE_ENV with the S3 and tool ones), each step's required ones among them", () => {
     const backup = backupPod({ mode: "cluster", from: { seed: { host: "h", port: 6379 } }, configDir: "/d" });
-    const declared = Object.values(BACKUP_ENV).sort();
+    const declared: string[] = Object.values(BACKUP_ENV).sort();
     expect(readBy(backup.files)).toEqual(declared);
     for (const step of [backup.snapshot, backup.upload, backup.all])
       expect(step.env.filter((n) => !declared.includes(n))).toEqual([]);
     const restore = restorePod({ mode: "replication", configDir: "/d" });
     const shared = [BACKUP_ENV.endpoint, BACKUP_ENV.awsCli, BACKUP_ENV.cli, BACKUP_ENV.checkRdb];
-    const restoreDeclared = [...Object.values(RESTORE_ENV), ...shared].sort();
+    const restoreDeclared: string[] = [...Object.values(RESTORE_ENV), ...shared].sort();
     expect(readBy(restore.files)).toEqual(restoreDeclared);
     for (const step of [restore.fetch, restore.place])
       expect(step.env.filter((n) => !restoreDeclared.includes(n))).toEqual([]);
