@@ -154,7 +154,7 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
     );
     await expectReplicaOf(old, primary);
     // The verifier finds the promoted primary through the Sentinels and sees both replicas linked.
-    // (Sentinel re-points the other replica one at a time, parallel-syncs 1: on a loaded machine
+    // (Sentinel re-points the other replica after the promotion, and the rejoin syncs: on a loaded machine
     // that can take seconds after the rejoin, so the verdict is polled, bounded.)
     const connector = new DirectConnector({ password, connectTimeoutMs: 1000 });
     let report: Awaited<ReturnType<typeof verifyTopology>> | undefined;
