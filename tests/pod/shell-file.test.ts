@@ -60,6 +60,7 @@ describe("pod scripts as shell files", () => {
       "lib-cli.sh",
       "lib-conf-secret.sh",
       "lib-deadline.sh",
+      "lib-flat-field.sh",
       "lib-hook-log.sh",
       "lib-s3.sh",
       "lib-wait-ping.sh",
