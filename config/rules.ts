@@ -13,7 +13,7 @@ import {
 import { parseImageReference } from "./fields.js";
 import { formatBytes, formatMillicores } from "./quantity.js";
 import type { ResourceAmounts, StackConfig, StackInput } from "./types.js";
-import { DEFAULT_MIX_DURATION_SECONDS, DEFAULT_REPEAT, readsProblem, repeatProblem } from "../vocabulary/workload.js";
+import { DEFAULT_MIX_DURATION_SECONDS, readsProblem, repeatOrDefault, repeatProblem } from "../vocabulary/workload.js";
 import { benchmarkFootprint, EMPTY_MEMBER_BYTES, largestFittingKeyspace } from "../vocabulary/benchmark-footprint.js";
 import { HELD_PAST_DETECTION_S, heldFaultS } from "../vocabulary/faults.js";
 
@@ -340,7 +340,8 @@ function checkBenchmark(config: StackConfig, report: Report): void {
 function checkBenchmarkFits(config: StackConfig, report: Report): void {
   const { benchmark, valkey } = config;
   if (!benchmark.enabled || valkey.maxmemoryPolicy.startsWith("allkeys-")) return;
-  const runs = benchmark.repeat ?? DEFAULT_REPEAT;
+  // The runs the Job makes (workloadFromConfig's repeat): a soak runs once.
+  const runs = repeatOrDefault(benchmark.repeat, benchmark.soak !== undefined);
   const families = benchmarkFootprint(benchmark, runs);
   const bytes = families.reduce((n, f) => n + f.bytes, 0);
   const budget = valkey.maxmemoryBytes - EMPTY_MEMBER_BYTES;

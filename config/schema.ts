@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
-import { DEFAULT_REPEAT, type Workload } from "../vocabulary/workload.js";
+import { repeatOrDefault, type Workload } from "../vocabulary/workload.js";
 import { knownKeysAt } from "./meta.js";
 import { resolveStackConfig, stackResolver } from "./resolve.js";
 import { checkStackRules } from "./rules.js";
@@ -274,7 +274,7 @@ export function workloadFromConfig(config: StackConfig): Workload {
     name: workloadName,
     ...settings,
     tests: [...tests],
-    repeat: repeat ?? (settings.soak === undefined ? DEFAULT_REPEAT : 1),
+    repeat: repeatOrDefault(repeat, settings.soak !== undefined),
   };
 }
 

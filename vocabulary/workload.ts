@@ -105,6 +105,11 @@ export interface Workload {
 /** `--repeat` and `benchmark.repeat` when not given: three runs of every measurement (a soak: one). */
 export const DEFAULT_REPEAT = 3;
 
+/** `repeat` as given, else the default: DEFAULT_REPEAT runs, one for a soak. */
+export function repeatOrDefault(repeat: number | undefined, soak: boolean): number {
+  return repeat ?? (soak ? 1 : DEFAULT_REPEAT);
+}
+
 /**
  * How many runs the workload's measurements get: `repeat`, but one for a soak (its figure is the series, and it runs
  * for hours).
