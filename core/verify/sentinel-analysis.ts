@@ -105,10 +105,10 @@ export async function collectSentinels(
         cap.primary = addr === null ? null : endpointKey({ host: addr[0], port: Number(addr[1]) });
         if (addr !== null) {
           const flat = (await client.call("SENTINEL", "MASTER", masterName)) as string[];
-          const i = flat.indexOf("quorum");
-          if (i >= 0) cap.quorum = Number(flat[i + 1]);
-          const f = flat.indexOf("flags");
-          if (f >= 0 && flat[f + 1] !== undefined) cap.flags = flat[f + 1];
+          const quorum = flatField(flat, "quorum");
+          if (quorum !== undefined) cap.quorum = Number(quorum);
+          const flags = flatField(flat, "flags");
+          if (flags !== undefined) cap.flags = flags;
           try {
             cap.ckquorum = { ok: true, text: String(await client.call("SENTINEL", "CKQUORUM", masterName)) };
           } catch (err) {

@@ -15,10 +15,10 @@
 import type { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { killHard, SentinelTopology } from "../../harness/local/sentinel-topology.js";
-import { openClient } from "../../core/topology/connector.js";
+import { DirectConnector, openClient } from "../../core/topology/connector.js";
 import { pollUntil } from "../../core/util/poll-until.js";
 import { waitForReplicaLinks } from "../../harness/local/local-replication.js";
-import { replicaEntry } from "../../core/verify/sentinel-analysis.js";
+import { collectSentinels } from "../../core/verify/sentinel-analysis.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
 
@@ -48,17 +48,13 @@ describe("a failover that loses a replica with the primary (real processes)", ()
     frozen?.proc?.signal("SIGSTOP");
     // Every Sentinel sees the frozen replica down before the primary dies: else, down at the same
     // moment, it can be the one chosen for promotion (a test of the selection, not of the re-pointing).
+    const connector = new DirectConnector({ password, connectTimeoutMs: 1000, commandTimeoutMs: 1000 });
     await pollUntil(
       async () => {
-        for (const x of t!.sentinels) {
-          const sc = await openClient(x.host, x.port, x.address, { password, connectTimeoutMs: 1000 });
-          try {
-            const rs = ((await sc.call("SENTINEL", "REPLICAS", t!.masterName)) as string[][]).map(replicaEntry);
-            const f = rs.find((r) => r.address === frozen?.address);
-            if (!f?.flags.includes("s_down")) return `${x.address} sees ${frozen?.address} as ${f?.flags ?? "absent"}`;
-          } finally {
-            sc.disconnect();
-          }
+        for (const c of await collectSentinels(connector, t!.sentinelEndpoints, t!.masterName)) {
+          const f = (c.replicas ?? []).find((r) => r.address === frozen?.address);
+          if (c.error !== undefined || !f?.flags.includes("s_down"))
+            return `${c.address} ${c.error ?? `sees ${frozen?.address} as ${f?.flags ?? "absent"}`}`;
         }
         return true;
       },
