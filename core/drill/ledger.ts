@@ -144,6 +144,11 @@ export interface LostSpan {
   nodes: string[];
 }
 
+/** The nodes a record's `node` names: one, or the two of slotOwners' `SENT→AT` (either may have answered). */
+export function nodeCandidates(node: string): string[] {
+  return node.split("→");
+}
+
 /** Where in time and by whom `lost` were acknowledged; null when there are none. */
 function lostSpan(lost: readonly WriteRecord[], faultAt: number): LostSpan | null {
   if (lost.length === 0) return null;

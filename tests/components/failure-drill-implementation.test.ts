@@ -14,6 +14,7 @@ import { formatRecordLines, parseRecordLines } from "../../core/drill/record-lin
 import { ackedLossBound, inWindow } from "../../core/drill/bounds.js";
 import {
   CLOCK_NOTE,
+  ackedBy,
   deployedLossBound,
   DrillError,
   drillOnce,
@@ -733,5 +734,42 @@ describe("deployedLossBound: the window ends where the deleted pods stopped serv
       r.node?.startsWith(host) ? { ...r, node: "e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca" } : r,
     );
     expect(deployedLossBound("primary", 100, c, byId, FAULT_AT, [pod0]).toMs).toBe(3100);
+  });
+
+  // Seen on real pods (CI, the byo stack's cluster drills): a no-WAIT write whose slot owner changed
+  // between its send and its reply is named `SENT→AT`; the step threw "is not HOST:PORT" on it.
+  it("cluster: a `SENT→AT` record ends the window only when both nodes are deleted pods, read back from the load pod's log", () => {
+    const dns = (i: number): string => `valkey-cluster-${i}.valkey-cluster-headless.valkey.svc.cluster.local:6379`;
+    const moved = (node: string) => [
+      { ...at(FAULT_AT + 2020, false), stream: "cluster-client@5461-10921", node: "10.0.0.2:6379" },
+      { ...at(FAULT_AT + 3390.5, true), stream: "cluster-client@0-5460", node },
+      { ...at(FAULT_AT + 3450, false), stream: "cluster-client@0-5460" },
+    ];
+    const logged = (node: string) =>
+      parseRecordLines(
+        formatRecordLines({
+          prefix: "p",
+          loadStart: 9_000,
+          loadStop: 15_000,
+          streams: ["cluster-client@0-5460", "cluster-client@5461-10921"],
+          records: moved(node),
+        }),
+      ).records;
+    const pod0 = deleted("valkey-cluster-0", "10.0.0.9");
+    const pod5 = deleted("valkey-cluster-5", "10.0.0.14");
+    expect(logged(`${dns(0)}→${dns(5)}`)[1]?.node).toBe(`${dns(0)}→${dns(5)}`);
+    // One of the two deleted (the replica promoted in its place lives): which answered is unknown.
+    expect(deployedLossBound("primary", 100, c, logged(`${dns(0)}→${dns(5)}`), FAULT_AT, [pod0]).toMs).toBe(2020);
+    // Both deleted (`all`): a deleted pod answered, whichever it was.
+    expect(deployedLossBound("all", 100, c, logged(`${dns(0)}→${dns(5)}`), FAULT_AT, [pod0, pod5]).toMs).toBe(3391);
+    // A node id on either side proves nothing.
+    expect(
+      deployedLossBound("all", 100, c, logged(`${dns(0)}→e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca`), FAULT_AT, [
+        pod0,
+        pod5,
+      ]).toMs,
+    ).toBe(2020);
+    expect(ackedBy(`${dns(0)}→${dns(5)}`, [pod0, pod5])).toBe(true);
+    expect(ackedBy(`${dns(0)}→${dns(5)}`, [pod5])).toBe(false);
   });
 });

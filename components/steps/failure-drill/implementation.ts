@@ -24,7 +24,7 @@ import {
   type DurabilityConfig,
   type LossWindow,
 } from "../../../core/drill/bounds.js";
-import { drillFailures, drillOk, loadFigures, type WriteRecord } from "../../../core/drill/ledger.js";
+import { drillFailures, drillOk, loadFigures, nodeCandidates, type WriteRecord } from "../../../core/drill/ledger.js";
 import { heldFaultS, type Fault } from "../../../vocabulary/faults.js";
 import { hasWritingLine, parseRecordLines } from "../../../core/drill/record-lines.js";
 import { failoverSteps, sentinelEventRows, type SentinelEventRow } from "../../../core/drill/sentinel-events.js";
@@ -164,10 +164,14 @@ function lastAckByKilledMs(
   return last === null ? null : Math.ceil(last - faultAt);
 }
 
-/** A record's node (HOST:PORT; a cluster node id is not an address) is one of `pods`. */
-function ackedBy(node: string | undefined, pods: readonly DrillPod[]): boolean {
-  if (node === undefined || !/:\d+$/.test(node)) return false;
-  return podOfAddress(node, pods) !== undefined;
+/**
+ * A record's node (HOST:PORT; a cluster node id is not an address) is one of `pods`. A cluster
+ * `SENT→AT` record counts only when both are: which one answered is not known, and a pod that
+ * may not have answered must not stretch the bound.
+ */
+export function ackedBy(node: string | undefined, pods: readonly DrillPod[]): boolean {
+  if (node === undefined) return false;
+  return nodeCandidates(node).every((n) => /:\d+$/.test(n) && podOfAddress(n, pods) !== undefined);
 }
 
 /**
