@@ -1,114 +1,58 @@
 /**
- * The stack's outputs: one documented, versioned JSON object (`report`) meant for dashboards,
- * plus the kubeconfig and the password as secrets. `STACK_REPORT_VERSION` changes whenever a
- * field is removed or changes meaning; fields are only ever added within a version.
+ * The stack's outputs: one documented, versioned JSON object (`report`, declared once in
+ * benchmarks/report/stack-report-schema.ts) meant for dashboards, plus the kubeconfig and the
+ * password as secrets.
  */
 import * as pulumi from "@pulumi/pulumi";
 import type { StackCost } from "../benchmarks/cost/cost-model.js";
-import type { ResultRow } from "../benchmarks/run/result-row.js";
-import type { TopologySummary } from "../benchmarks/report/stack-report-schema.js";
+import {
+  STACK_REPORT_VERSION,
+  type BenchmarkPart,
+  type Endpoints,
+  type SentinelSummary,
+  type StackReportShape,
+  type TopologySummary,
+} from "../benchmarks/report/stack-report-schema.js";
 import type { TopologyCheckReport } from "../core/verify/check-report.js";
-import type { MixJobExtras } from "../benchmarks/run/mix-job-result.js";
-import type { TransferFile } from "../benchmarks/cost/transfer-record.js";
-import type { Platform, StackConfig, ValkeyMode } from "../config/types.js";
+import type { StackConfig } from "../config/types.js";
 import type { DeployedDrill } from "../components/steps/failure-drill/implementation.js";
 import type { RollStepTiming } from "../core/roll/rolling-restart.js";
 import type { RestoreCheckReport } from "../components/steps/restore-check/types.js";
 import { metricsPart, type MetricsPart } from "./metrics-output.js";
 
-export const STACK_REPORT_VERSION = 1;
+export { STACK_REPORT_VERSION, type BenchmarkPart, type Endpoints, type SentinelSummary };
 
-/** Where clients connect (in-cluster DNS names). */
-export interface Endpoints {
-  namespace: string;
-  /** Replication: the primary Service; cluster: the client Service (any member; clients follow MOVED). */
-  write: string;
-  /** Replication: the Service selecting replicas only; cluster: null (reads go to the owning shard). */
-  read: string | null;
-  port: number;
-  /** Replication: the Sentinel Service for Sentinel-aware clients (ask it for `masterName`); cluster: null. */
-  sentinel?: string | null;
-  /** Replication: the Sentinels' port (26379); cluster: null. */
-  sentinelPort?: number | null;
-  /** Replication: the Sentinel master name; cluster: null. */
-  masterName?: string | null;
-}
-
-/** One Sentinel as the post-deploy check saw it. */
-export interface SentinelSummary {
-  address: string;
-  zone: string | null;
-  reachable: boolean;
-  /** Whether it names the primary the check verified. */
-  agrees: boolean;
-}
-
-export interface StackReport {
-  schemaVersion: typeof STACK_REPORT_VERSION;
-  project: "valkey-on-eks";
-  stack: string;
-  platform: Platform;
-  mode: ValkeyMode;
-  /** P × (1 + M) or 1 + N. */
-  pods: number;
-  zones: string[];
-  endpoints: Endpoints;
-  /** null when `checks.verify` is false. */
-  topology: TopologySummary | null;
+/**
+ * The report: the schema's shape (benchmarks/report/stack-report-schema.ts, every field documented there) with the
+ * parts whose types live above that layer.
+ */
+export type StackReport = Omit<StackReportShape, "drills"> & {
   /**
-   * Replication: every Sentinel as the topology check saw it; null in cluster mode or when `checks.verify` is false.
-   */
-  sentinels: SentinelSummary[] | null;
-  /**
-   * null when `benchmark.enabled` is false. `csv` is the results.csv text; rows are its rows. On
-   * eks the rows (and csv) carry the appended `usd_per_hour` and `usd_per_million_ops_per_s`.
-   */
-  benchmark: BenchmarkPart | null;
-  /**
-   * Added within schemaVersion 1: the estimated on-demand cost per hour (benchmarks/cost/), its
-   * lines, which instance types were assumed, and `priceSource` ("aws-pricing-api", "table" or
-   * "aws-pricing-api+table"); null on byo (the cluster is yours, its price unknown here).
-   */
-  cost: StackCost | null;
-  /**
-   * Added within schemaVersion 1: the failure drills (`drills.enabled`), one row per fault in
-   * order, with the local drills' figures (writeOutageMs, recoveryMs, acked/lost and WAIT-confirmed/
-   * lost writes, p50/p99/max before and during, per-stream figures, the verifier's report after
-   * recovery; `ok` false when a WAIT-confirmed write was lost); null when drills are off.
+   * Added within schemaVersion 1: the failure drills (`drills.enabled`), one row per fault in order, with the local
+   * drills' figures (writeOutageMs, recoveryMs, acked/lost and WAIT-confirmed/lost writes, p50/p99/max before and
+   * during, per-stream figures, the verifier's report after recovery; `ok` false when a WAIT-confirmed write was
+   * lost); null when drills are off.
    */
   drills: DeployedDrill[] | null;
-  /** Added within schemaVersion 1: drills.csv (one row per fault); null when drills are off. */
-  drillsCsv: string | null;
-  /** Added within schemaVersion 1: which clock the drills' times come from; null when drills are off. */
-  drillsNote: string | null;
   /**
-   * Added within schemaVersion 1: the last rolling restart of the members and Sentinels (the
-   * RollingRestart step, after a change of their pod template: image, restart-only setting,
-   * resources): each step with its times and the pods in the order they were restarted; empty
-   * steps when the last `up` had nothing to roll.
+   * Added within schemaVersion 1: the last rolling restart of the members and Sentinels (the RollingRestart step,
+   * after a change of their pod template: image, restart-only setting, resources): each step with its times and the
+   * pods in the order they were restarted; empty steps when the last `up` had nothing to roll.
    */
   rollout: RolloutPart | null;
   /**
-   * Added within schemaVersion 1: the restore this stack was made from (`restore.from`), as the
-   * RestoreCheck step checked it: the backup id and, per shard, its slots, the manifest's keys and
-   * expires, DBSIZE on its primary after the restore and that primary; null without `restore.from`.
+   * Added within schemaVersion 1: the restore this stack was made from (`restore.from`), as the RestoreCheck step
+   * checked it: the backup id and, per shard, its slots, the manifest's keys and expires, DBSIZE on its primary after
+   * the restore and that primary; null without `restore.from`.
    */
   restore: RestoreCheckReport | null;
   /**
-   * Added within schemaVersion 1: what the stack serves to a Prometheus (stacks/metrics-output.ts):
-   * the scrape targets per component, who may scrape them, the scrape job and the alert rule file
-   * of its mode; null when `metrics.enabled` is false.
+   * Added within schemaVersion 1: what the stack serves to a Prometheus (stacks/metrics-output.ts): the scrape targets
+   * per component, who may scrape them, the scrape job and the alert rule file of its mode; null when
+   * `metrics.enabled` is false.
    */
   metrics: MetricsPart | null;
-  versions: {
-    valkeyImage: string;
-    /** From the benchmark rows (the server's INFO and the client's --version); null without a benchmark. */
-    server: string | null;
-    client: string | null;
-    kubernetesVersion: string | null;
-    karpenterChart: string | null;
-  };
-}
+};
 
 /** The Sentinels of a verifier report, JSON-safe; null when the check did not go through Sentinel. */
 export function summarizeSentinels(r: TopologyCheckReport | undefined): SentinelSummary[] | null {
@@ -152,21 +96,6 @@ export interface StackReportParts {
   drills?: pulumi.Input<DrillsPart> | undefined;
   rollout?: pulumi.Input<RolloutPart | undefined> | undefined;
   restore?: pulumi.Input<RestoreCheckReport> | undefined;
-}
-
-/**
- * What the benchmark gives the report. `mix` (added within schemaVersion 1): with `benchmark.mix`,
- * the served shares, p99.9 and HdrHistogram text per row and the open loop's series; null otherwise.
- */
-export interface BenchmarkPart {
-  rows: ResultRow[];
-  csv: string;
-  mix?: MixJobExtras | null;
-  /**
-   * Added within schemaVersion 1: data transfer between zones (benchmarks/cost/stack-transfer.ts); absent before the
-   * results are known.
-   */
-  transfer?: TransferFile | null;
 }
 
 /** What the RollingRestart step gives the report. */

@@ -18,7 +18,7 @@ import { runTimestamp } from "./local-comparison.js";
 import { loadSources } from "../../benchmarks/report/load.js";
 import { REPORT_FILE, renderReport } from "../../benchmarks/report/render.js";
 import { RUN_META_FILE, RUN_META_VERSION, type RunMeta } from "../../benchmarks/report/run-meta.js";
-import { stackReportSchema, type StackReportInput } from "../../benchmarks/report/stack-report-schema.js";
+import { stackReportReadSchema, type StackReportInput } from "../../benchmarks/report/stack-report-schema.js";
 import { SWEEP_CSV_FILE } from "./local-sweep.js";
 import { renderSweepCsv, type SweepRow } from "../../benchmarks/sweep/sweep-csv.js";
 import { scaling } from "../../benchmarks/sweep/sweep-math.js";
@@ -97,7 +97,7 @@ async function apply(stack: SweepStack, e: ConfigEdit): Promise<void> {
 }
 
 function parseReport(value: unknown, shards: number): StackReportInput {
-  const parsed = stackReportSchema.safeParse(value);
+  const parsed = stackReportReadSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new StepShapeError(shards, [

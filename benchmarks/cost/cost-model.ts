@@ -29,6 +29,7 @@
  * included baseline, load balancers, CloudWatch, public IPv4 addresses, and the Karpenter
  * controller's share of the system nodes.
  */
+import { z } from "zod";
 import { allocatableFor } from "../../config/instance-types.js";
 import type { ResultRow } from "../run/result-row.js";
 import {
@@ -82,33 +83,39 @@ export interface CostInputs {
 /** Live EC2 on-demand prices by instance type (from the AWS Pricing API). */
 export type LivePrices = Readonly<Record<string, number>>;
 
-export type PriceSource = "aws-pricing-api" | "table" | "aws-pricing-api+table";
+/** Where a stack's EC2 prices came from. */
+export const priceSourceSchema = z.enum(["aws-pricing-api", "table", "aws-pricing-api+table"]);
+export type PriceSource = z.infer<typeof priceSourceSchema>;
 
-export interface CostLine {
-  item: string;
-  quantity: number;
+/** One priced line of a stack's hourly cost. */
+export const costLineSchema = z.object({
+  item: z.string(),
+  quantity: z.number(),
   /** e.g. "node-hour", "GiB-month", "cluster-hour". */
-  unit: string;
-  unitUsd: number | null;
-  usdPerHour: number | null;
+  unit: z.string(),
+  unitUsd: z.number().nullable(),
+  usdPerHour: z.number().nullable(),
   /** A source id of the table, "aws-pricing-api", or null when missing. */
-  source: string | null;
-  missing?: string;
-}
+  source: z.string().nullable(),
+  missing: z.string().optional(),
+});
+export type CostLine = z.infer<typeof costLineSchema>;
 
-export interface StackCost {
-  region: string;
+/** A stack's estimated on-demand cost per hour, as the stack report carries it. */
+export const stackCostSchema = z.object({
+  region: z.string(),
   /** Sum of the lines; null when any counted line's price is missing (never a partial sum). */
-  usdPerHour: number | null;
+  usdPerHour: z.number().nullable(),
   /** Where the EC2 prices came from; EBS, NAT and the control plane always come from the table. */
-  priceSource: PriceSource;
+  priceSource: priceSourceSchema,
   /** Why the Pricing API was not used, when it was asked and failed. */
-  pricingApiError: string | null;
-  valkeyInstanceType: string | null;
-  clientInstanceType: string | null;
-  lines: CostLine[];
-  missing: string[];
-}
+  pricingApiError: z.string().nullable(),
+  valkeyInstanceType: z.string().nullable(),
+  clientInstanceType: z.string().nullable(),
+  lines: z.array(costLineSchema),
+  missing: z.array(z.string()),
+});
+export type StackCost = z.infer<typeof stackCostSchema>;
 
 const round = (n: number, digits: number) => Number(n.toFixed(digits));
 

@@ -280,9 +280,9 @@ function runEnvironment(meta: RunMeta | undefined): string {
       : "this machine: every server and the benchmark client on 127.0.0.1, zones are names assigned round-robin";
 }
 
-import { stackReportSchema } from "./stack-report-schema.js";
+import { stackReportReadSchema } from "./stack-report-schema.js";
 
-export { stackReportSchema, type StackReportInput } from "./stack-report-schema.js";
+export { stackReportReadSchema, type StackReportInput } from "./stack-report-schema.js";
 
 /** "one client pod (a Job)", or "N client pods (an Indexed Job)" as the combined rows' notes record it. */
 function clientPodsText(rows: readonly ResultRow[]): string {
@@ -294,7 +294,7 @@ function loadStackReport(path: string, json: unknown): ReportSource {
   // `pulumi stack output --json` (all outputs) wraps the report under its output name.
   const candidate =
     typeof json === "object" && json !== null && !("schemaVersion" in json) && "report" in json ? json.report : json;
-  const parsed = stackReportSchema.safeParse(candidate);
+  const parsed = stackReportReadSchema.safeParse(candidate);
   if (!parsed.success) {
     throw describeIssues(path, "a stack report (`pulumi stack output report --json`, schemaVersion 1)", parsed.error);
   }

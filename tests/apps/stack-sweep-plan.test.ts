@@ -181,6 +181,7 @@ function report(primaries: number, replicas: number, rps: number[], o: { ok?: bo
     mode: "cluster",
     pods: primaries * (1 + replicas),
     zones: ["a", "b", "c"],
+    endpoints: { namespace: "valkey", write: "valkey-cluster.valkey.svc.cluster.local", read: null, port: 6379 },
     topology: {
       ok: o.ok ?? true,
       failureCodes: o.ok === false ? ["SLOTS_UNCOVERED"] : [],

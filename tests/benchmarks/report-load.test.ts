@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadSource, loadSources, ReportLoadError, type StackReportInput } from "../../benchmarks/report/load.js";
+import { stackReportSchema } from "../../benchmarks/report/stack-report-schema.js";
 import type { StackReport } from "../../stacks/outputs.js";
 import { fixtureStackReport, LOCAL_RUN_DIR, writeJson } from "../support/report-fixtures.js";
 
@@ -122,6 +123,23 @@ describe("loading a deployed stack's report", () => {
     const msg = loadError(writeJson(scratch, "bad-field.json", report));
     expect(msg).toContain("bad-field.json: not a stack report");
     expect(msg).toContain("benchmark.rows.1.p99_ms");
+  });
+
+  it("the stack's own report fits the one schema exactly; one written before `cost` and the drills were added still loads; a missing field is named", () => {
+    for (const mode of ["cluster", "replication"] as const) {
+      const written = JSON.parse(JSON.stringify(fixtureStackReport(mode))) as Record<string, unknown>;
+      const strict = stackReportSchema.safeParse(written);
+      expect(strict.success, strict.error?.message).toBe(true);
+      const older = Object.fromEntries(
+        Object.entries(written).filter(
+          ([k]) => !["sentinels", "cost", "drills", "drillsCsv", "drillsNote"].includes(k),
+        ),
+      );
+      expect(stackReportSchema.safeParse(older).success).toBe(false);
+      expect(loadSource(writeJson(scratch, `older-${mode}.json`, older)).rows).toHaveLength(3);
+      const { endpoints: _e, ...noEndpoints } = written;
+      expect(loadError(writeJson(scratch, `no-endpoints-${mode}.json`, noEndpoints))).toContain("endpoints");
+    }
   });
 
   it("rejects JSON that is not a stack report, and a report without benchmark rows", () => {
