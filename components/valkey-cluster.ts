@@ -14,6 +14,7 @@ import { ClusterScaleIn, type ClusterScaleInArgs } from "./steps/cluster-scale-i
 import { selectorOf } from "../vocabulary/labels.js";
 import { buildClusterManifests } from "./valkey/cluster-manifests.js";
 import {
+  createMonitoring,
   createReleaseBase,
   createRestoreResources,
   releaseInput,
@@ -112,6 +113,7 @@ export class ValkeyCluster extends pulumi.ComponentResource {
     });
     new k8s.policy.v1.PodDisruptionBudget(`${name}-pdb`, m.pdb, parent);
     new k8s.networking.v1.NetworkPolicy(`${name}-netpol`, m.networkPolicy, parent);
+    createMonitoring(this, name, m.monitoring);
 
     const f = m.facts;
     this.namespace = args.namespace;

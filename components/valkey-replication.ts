@@ -11,6 +11,7 @@ import * as k8s from "@pulumi/kubernetes";
 import { HAPROXY_CFG_KEY, HAPROXY_STATUS_PORT } from "./valkey/haproxy-manifests.js";
 import { buildReplicationManifests, type ReplicationPod } from "./valkey/replication-manifests.js";
 import {
+  createMonitoring,
   createReleaseBase,
   createRestoreResources,
   releaseInput,
@@ -111,6 +112,7 @@ export class ValkeyReplication extends pulumi.ComponentResource {
     new k8s.core.v1.Service(`${name}-read-svc`, m.haproxy.readService, parent);
     new k8s.policy.v1.PodDisruptionBudget(`${name}-haproxy-pdb`, m.haproxy.pdb, parent);
     new k8s.networking.v1.NetworkPolicy(`${name}-haproxy-netpol`, m.networkPolicies.haproxy, parent);
+    createMonitoring(this, name, m.monitoring);
 
     const f = m.facts;
     this.namespace = args.namespace;

@@ -15,6 +15,15 @@ const TAKEN_PORTS = [VALKEY_PORT, VALKEY_BUS_PORT, SENTINEL_PORT];
 const LABEL_KEY_RE = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const LABEL_VALUE_RE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
 
+/** A map of Kubernetes labels, empty by default. */
+const labelMap = () =>
+  z
+    .record(
+      z.string().regex(LABEL_KEY_RE, { error: "must be a Kubernetes label key" }),
+      z.string().regex(LABEL_VALUE_RE, { error: "must be a Kubernetes label value" }),
+    )
+    .default({});
+
 export const metricsSchema = section(
   {
     enabled: flag(true).describe(
@@ -32,6 +41,12 @@ export const metricsSchema = section(
       })
       .default(DEFAULT_EXPORTER_PORT)
       .describe("Port of the exporter's `/metrics` in the member and Sentinel pods."),
+    prometheusOperator: flag(false).describe(
+      "Create, for a Prometheus Operator the cluster runs, a PodMonitor per scraped component (the members; in replication mode the Sentinels and HAProxy too) and a PrometheusRule holding this mode's alert rules (`monitoring.coreos.com/v1`). The PodMonitors attach the same target labels as the annotation scrape job (`namespace`, `release`, `component`, `pod`), so the rules work on either. The Operator's CRDs must already be installed (not detected: without them the Kubernetes provider refuses the two kinds at `pulumi up`); needs `enabled`. false: the scrape annotations only; load `report.metrics.scrapeJob` and `report.metrics.rules` into your Prometheus (docs/metrics.md).",
+    ),
+    monitorLabels: labelMap().describe(
+      'Labels on the PodMonitors and the PrometheusRule (with `prometheusOperator`), for an Operator whose Prometheus selects them by label: kube-prometheus-stack\'s does by default, `{"release": "<its Helm release name>"}`.',
+    ),
     scrapeFrom: section(
       {
         namespace: z
@@ -41,15 +56,9 @@ export const metricsSchema = section(
           .describe(
             "Namespace of the Prometheus that scrapes the stack: the NetworkPolicies admit the exporters' port and HAProxy's status port from pods in it only (matched by its `kubernetes.io/metadata.name` label, which Kubernetes sets on every namespace).",
           ),
-        podLabels: z
-          .record(
-            z.string().regex(LABEL_KEY_RE, { error: "must be a Kubernetes label key" }),
-            z.string().regex(LABEL_VALUE_RE, { error: "must be a Kubernetes label value" }),
-          )
-          .default({})
-          .describe(
-            'Labels the scraping pods must also carry, e.g. `{"app.kubernetes.io/name": "prometheus"}`; empty: every pod in `namespace`.',
-          ),
+        podLabels: labelMap().describe(
+          'Labels the scraping pods must also carry, e.g. `{"app.kubernetes.io/name": "prometheus"}`; empty: every pod in `namespace`.',
+        ),
       },
       "Who may scrape the metrics (NetworkPolicy ingress).",
     ),

@@ -373,6 +373,17 @@ function checkEndpoint(config: StackConfig, report: Report): void {
   }
 }
 
+function checkMetrics(config: StackConfig, report: Report): void {
+  const m = config.metrics;
+  if (m.prometheusOperator && !m.enabled)
+    report(
+      ["metrics", "prometheusOperator"],
+      "true needs metrics.enabled: true: the PodMonitors would select exporters that do not exist and the rules would alert on series nobody scrapes",
+    );
+  if (Object.keys(m.monitorLabels).length > 0 && !m.prometheusOperator)
+    report(["metrics", "monitorLabels"], "is set but metrics.prometheusOperator is false: nothing would carry them");
+}
+
 function checkByoNodePool(config: StackConfig, report: Report): void {
   const { byo } = config;
   if (config.platform !== "byo" || !byo.manageKarpenterNodePool) return;
@@ -492,4 +503,5 @@ export function checkStackRules(config: StackConfig, input: StackInput, report: 
   checkEndpoint(config, report);
   checkDrills(config, report);
   checkBackup(config, report);
+  checkMetrics(config, report);
 }

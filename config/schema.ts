@@ -133,6 +133,11 @@ const errorMap: z.core.$ZodErrorMap = (issue) => {
         : `must be ${issue.inclusive ? "≤" : "<"} ${String(issue.maximum)} (got ${String(issue.input)})`;
     case "invalid_value":
       return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")} (got ${JSON.stringify(issue.input)})`;
+    case "invalid_key": {
+      // A record's key: say why (the key schema's own message), not zod's "Invalid key in record".
+      const why = (issue.issues ?? []).map((i) => i.message).filter((m) => m !== "");
+      return why.length === 0 ? "is not a valid key" : `is not a valid key: ${why.join("; ")}`;
+    }
     default:
       return undefined;
   }

@@ -12,13 +12,10 @@ import { alertInputs } from "../core/metrics/alert-definition.js";
 import { ruleFileText, ruleGroups } from "../core/metrics/rule-file.js";
 import { scrapeConfigText } from "../core/metrics/scrape-config.js";
 import type { Component } from "../core/metrics/targets.js";
-import { EXPORTER_METRICS_PATH } from "../pod/exporter.js";
-import { METRICS_PATH } from "../pod/haproxy-checks.js";
-import { releaseLabels } from "../components/shared.js";
+import { scrapeTargets } from "../components/valkey/metrics-targets.js";
 import { DEFAULT_CLUSTER_RELEASE } from "../components/valkey-cluster.js";
 import { DEFAULT_REPLICATION_RELEASE } from "../components/valkey-replication.js";
-import { HAPROXY_REPLICAS, HAPROXY_STATUS_PORT, haproxyLabels } from "../components/valkey/haproxy-manifests.js";
-import { sentinelLabels } from "../components/valkey/sentinel-manifests.js";
+import { HAPROXY_REPLICAS, HAPROXY_STATUS_PORT } from "../components/valkey/haproxy-manifests.js";
 
 /** One kind of scrape target: the pods a selector picks in the stack's namespace. */
 export interface MetricsTargets {
@@ -47,37 +44,22 @@ const selector = (labels: Record<string, string>): string =>
     .map(([k, v]) => `${k}=${v}`)
     .join(",");
 
+/** The pods of each scraped component (components/valkey/metrics-targets.ts), counted, with their port numbers. */
 function targetsOf(config: StackConfig): MetricsTargets[] {
-  const { port } = config.metrics;
   const v = config.valkey;
-  if (v.mode === "cluster")
-    return [
-      {
-        component: "valkey",
-        selector: selector(releaseLabels(DEFAULT_CLUSTER_RELEASE)),
-        pods: v.pods,
-        port,
-        path: EXPORTER_METRICS_PATH,
-      },
-    ];
-  const r = DEFAULT_REPLICATION_RELEASE;
-  return [
-    { component: "valkey", selector: selector(releaseLabels(r)), pods: v.pods, port, path: EXPORTER_METRICS_PATH },
-    {
-      component: "sentinel",
-      selector: selector(sentinelLabels(r)),
-      pods: v.replication.sentinel.replicas,
-      port,
-      path: EXPORTER_METRICS_PATH,
-    },
-    {
-      component: "haproxy",
-      selector: selector(haproxyLabels(r)),
-      pods: HAPROXY_REPLICAS,
-      port: HAPROXY_STATUS_PORT,
-      path: METRICS_PATH,
-    },
-  ];
+  const release = v.mode === "cluster" ? DEFAULT_CLUSTER_RELEASE : DEFAULT_REPLICATION_RELEASE;
+  const count: Record<Component, number> = {
+    valkey: v.pods,
+    sentinel: v.replication.sentinel.replicas,
+    haproxy: HAPROXY_REPLICAS,
+  };
+  return scrapeTargets(v.mode, release).map((t) => ({
+    component: t.component,
+    selector: selector(t.labels),
+    pods: count[t.component],
+    port: t.component === "haproxy" ? HAPROXY_STATUS_PORT : config.metrics.port,
+    path: t.path,
+  }));
 }
 
 /** null when `metrics.enabled` is false (nothing is served). */

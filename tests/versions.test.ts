@@ -210,6 +210,7 @@ describe("no other file repeats a pinned version", () => {
     versions.ACTIONLINT_VERSION.replace(/^v/, ""),
     versions.KUBECONFORM_VERSION,
     versions.KUBERNETES_VALIDATE_VERSION,
+    versions.PROMETHEUS_OPERATOR_VERSION,
     versions.KARPENTER_CHART_VERSION,
     versions.VALKEY_IMAGE,
     versions.COREDNS_VERSION,
@@ -289,6 +290,7 @@ describe("install.sh cache keys", () => {
     expect(data).toEqual({
       "karpenter-crds": `/t/karpenter-crds-${versions.KARPENTER_CHART_VERSION}`,
       "kubernetes-schemas": `/t/kubernetes-schemas-${versions.KUBERNETES_VALIDATE_VERSION}-${versions.EKS_VERSION}`,
+      "prometheus-operator-crds": `/t/prometheus-operator-crds-${versions.PROMETHEUS_OPERATOR_VERSION}`,
     });
     expect(dirs(".", "/t").kubeconform).toBe(`/t/kubeconform-${versions.KUBECONFORM_VERSION}/bin`);
   });
@@ -322,6 +324,9 @@ describe("install.sh cache keys", () => {
     mkdirSync(data["kubernetes-schemas"] ?? "", { recursive: true });
     for (const f of ["_definitions.json", "statefulset-apps-v1.json"])
       writeFileSync(join(data["kubernetes-schemas"] ?? "", f), "{}");
+    mkdirSync(data["prometheus-operator-crds"] ?? "", { recursive: true });
+    for (const f of ["monitoring.coreos.com_podmonitors.yaml", "monitoring.coreos.com_prometheusrules.yaml"])
+      writeFileSync(join(data["prometheus-operator-crds"] ?? "", f), "x");
     const run = () =>
       execFileSync("bash", [".ci/toolchain/install.sh", "--schemas"], {
         env: { HOME: process.env.HOME ?? "", PATH: "/usr/bin:/bin", VALKEY_ON_EKS_TOOLCHAIN: t },
@@ -334,7 +339,7 @@ describe("install.sh cache keys", () => {
     mkdirSync(kubeconform, { recursive: true });
     writeFileSync(join(kubeconform, "kubeconform"), "#!/bin/sh\n");
     chmodSync(join(kubeconform, "kubeconform"), 0o755);
-    // All three cached: nothing to build, although Pulumi, the control plane and kwok are missing.
+    // All cached: nothing to build, although Pulumi, the control plane and kwok are missing.
     expect(run()).toBe("");
     expect(readdirSync(t).sort()).toEqual(
       [
@@ -373,6 +378,10 @@ describe("install.sh cache keys", () => {
     for (const [name, files] of [
       ["karpenter-crds", ["karpenter.sh_nodepools.yaml", "karpenter.k8s.aws_ec2nodeclasses.yaml"]],
       ["kubernetes-schemas", ["_definitions.json", "statefulset-apps-v1.json"]],
+      [
+        "prometheus-operator-crds",
+        ["monitoring.coreos.com_podmonitors.yaml", "monitoring.coreos.com_prometheusrules.yaml"],
+      ],
     ] as const) {
       mkdirSync(data[name] ?? "", { recursive: true });
       for (const f of files) writeFileSync(join(data[name] ?? "", f), "{}");

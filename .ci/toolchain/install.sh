@@ -18,12 +18,14 @@
 #   kubeconform-<KUBECONFORM_VERSION>/bin/kubeconform              (go install)
 #   karpenter-crds-<KARPENTER_CHART_VERSION>/*.yaml                Karpenter's CRDs: pkg/apis/crds/ of the
 #                                                                  github.com/aws/karpenter-provider-aws module
+#   prometheus-operator-crds-<PROMETHEUS_OPERATOR_VERSION>/*.yaml  its PodMonitor and PrometheusRule CRDs:
+#                                    example/prometheus-operator-crd/ of its Go module
 #   kubernetes-schemas-<KUBERNETES_VALIDATE_VERSION>-<EKS_VERSION>/*.json   the strict JSON schemas of
 #                                    Kubernetes <EKS_VERSION> from the PyPI package kubernetes-validate,
 #                                    made loadable by kubeconform (see build_kubernetes_schemas)
 #
 #   bash .ci/toolchain/install.sh          build what is missing; silent when nothing is missing
-#   bash .ci/toolchain/install.sh --schemas  only kubeconform, the Karpenter CRDs and the Kubernetes
+#   bash .ci/toolchain/install.sh --schemas  only kubeconform, the Karpenter and Prometheus Operator CRDs and the Kubernetes
 #                                          schemas (what the non-e2e tests need; .ci/setup runs it)
 #   bash .ci/toolchain/install.sh --env    same, then print `export PATH=...` on stdout (for eval)
 #   bash .ci/toolchain/install.sh --dirs   build nothing; print `<tool>=<bin dir>` lines (env.sh, tests)
@@ -92,6 +94,7 @@ kwok_name="kwok-$KWOK_VERSION"
 actionlint_name="actionlint-$ACTIONLINT_VERSION"
 kubeconform_name="kubeconform-$KUBECONFORM_VERSION"
 crds_name="karpenter-crds-$KARPENTER_CHART_VERSION"
+promop_crds_name="prometheus-operator-crds-$PROMETHEUS_OPERATOR_VERSION"
 schemas_name="kubernetes-schemas-$KUBERNETES_VALIDATE_VERSION-$EKS_VERSION"
 # The local real cluster's keys (built by real-cluster.sh with --real-cluster only).
 k8s_node_name="kubernetes-node-$KUBERNETES_VERSION-$(wrapper_hash kubernetes)"
@@ -109,7 +112,8 @@ if [ "$want_dirs" = 1 ]; then
   exit 0
 fi
 if [ "$want_data" = 1 ]; then
-  printf '%s\n' "karpenter-crds=$T/$crds_name" "kubernetes-schemas=$T/$schemas_name"
+  printf '%s\n' "karpenter-crds=$T/$crds_name" "kubernetes-schemas=$T/$schemas_name" \
+    "prometheus-operator-crds=$T/$promop_crds_name"
   exit 0
 fi
 
@@ -118,7 +122,8 @@ die() { printf '[toolchain] error: %s\n' "$*" >&2; exit 1; }
 
 # Schemas already in place: nothing to build, so do not queue behind a long --e2e build's lock.
 if [ "$only_schemas" = 1 ] && [ -x "$T/$kubeconform_name/bin/kubeconform" ] && [ -s "$T/$crds_name/karpenter.sh_nodepools.yaml" ] &&
-  [ -s "$T/$crds_name/karpenter.k8s.aws_ec2nodeclasses.yaml" ] && [ -s "$T/$schemas_name/statefulset-apps-v1.json" ]; then
+  [ -s "$T/$crds_name/karpenter.k8s.aws_ec2nodeclasses.yaml" ] && [ -s "$T/$schemas_name/statefulset-apps-v1.json" ] &&
+  [ -s "$T/$promop_crds_name/monitoring.coreos.com_podmonitors.yaml" ]; then
   exit 0
 fi
 mkdir -p "$T" "$LOGS"
@@ -213,6 +218,22 @@ build_karpenter_crds() {
 }
 if [ ! -s "$T/$crds_name/karpenter.sh_nodepools.yaml" ] || [ ! -s "$T/$crds_name/karpenter.k8s.aws_ec2nodeclasses.yaml" ]; then
   need_go; timed "$crds_name" build_karpenter_crds
+fi
+
+# The Prometheus Operator's PodMonitor and PrometheusRule CRDs as its module publishes them.
+PROMOP_CRDS="monitoring.coreos.com_podmonitors.yaml monitoring.coreos.com_prometheusrules.yaml"
+build_promop_crds() {
+  local tmp src f
+  tmp="$(newtmp "$promop_crds_name")"
+  rmdir "$tmp/bin"
+  src="$(module_src "$promop_crds_name" "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" example/prometheus-operator-crd)"
+  for f in $PROMOP_CRDS; do cp "$src/example/prometheus-operator-crd/$f" "$tmp/"; done
+  chmod 644 "$tmp/"*.yaml
+  publish "$promop_crds_name" "$tmp"
+}
+if [ ! -s "$T/$promop_crds_name/monitoring.coreos.com_podmonitors.yaml" ] ||
+  [ ! -s "$T/$promop_crds_name/monitoring.coreos.com_prometheusrules.yaml" ]; then
+  need_go; timed "$promop_crds_name" build_promop_crds
 fi
 
 # kubernetes-validate ships v<minor>.0-local-strict/: one schema per kind whose "$id" is
@@ -372,7 +393,7 @@ if [ "${#built[@]}" -gt 0 ]; then
   say "built ${built[*]}; bin dirs: ${bins//:/ }"
 fi
 if [ "$want_prune" = 1 ]; then
-  keep=" $pulumi_name $provider_name pulumi-nodejs-dynamic-host $k8s_name $etcd_name $kwok_name $actionlint_name $kubeconform_name $crds_name $schemas_name $k8s_node_name $coredns_name $cilium_name $local_path_name build-logs "
+  keep=" $pulumi_name $provider_name pulumi-nodejs-dynamic-host $k8s_name $etcd_name $kwok_name $actionlint_name $kubeconform_name $crds_name $promop_crds_name $schemas_name $k8s_node_name $coredns_name $cilium_name $local_path_name build-logs "
   for d in "$T"/*/; do
     d="$(basename "$d")"
     case "$keep" in *" $d "*) ;; *) say "pruning $d (not a key of this checkout)"; rm -rf "${T:?}/$d" ;; esac

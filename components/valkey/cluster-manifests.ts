@@ -3,6 +3,7 @@
  * of P × (1 + M) cluster-enabled members (no slots: the ClusterBootstrap assigns them after the
  * pods exist), headless and client Services, PDB and NetworkPolicy. Pure.
  */
+import { monitoringOf, type Monitoring } from "./monitoring.js";
 import type { MetricsConfig, ValkeyConfig } from "../../config/types.js";
 import { scrapeOf } from "./metrics-pod.js";
 import { releaseLabels, type Placement } from "../shared.js";
@@ -59,6 +60,8 @@ export interface ClusterManifests {
   statefulSet: StatefulSet;
   pdb: PodDisruptionBudget;
   networkPolicy: NetworkPolicy;
+  /** With `metrics.prometheusOperator`: the PodMonitors and the PrometheusRule (monitoring.ts). */
+  monitoring?: Monitoring;
   /** While `restore.from` is set: the members' egress to S3. */
   restoreNetworkPolicy?: NetworkPolicy;
   /** The RollingRestart step's inputs: the member StatefulSet and its template hash. */
@@ -106,6 +109,7 @@ export function buildClusterManifests(i: ClusterInput): ClusterManifests {
   const data = { ...pod.files, ...restore?.files };
   const m: Omit<ClusterManifests, "rollout"> = {
     facts,
+    ...monitoringOf(i),
     configMap: buildConfigMap(names.configMap, i.namespace, i.release, data),
     headlessService: buildHeadlessService({
       name: names.headless,

@@ -31,6 +31,8 @@ export const HAPROXY_WRITE_PORT = 6379;
 export const HAPROXY_READ_PORT = 6380;
 /** HTTP status frontend: `/ready` (the readiness probe) and `/quorum/<member>` (the write checks). */
 export const HAPROXY_STATUS_PORT = 8404;
+/** The status port's name in the pod (probes and the PodMonitor use it). */
+export const HAPROXY_STATUS_PORT_NAME = "status";
 export const HAPROXY_REPLICAS = 2;
 export const HAPROXY_CFG_KEY = "haproxy.cfg";
 export const HAPROXY_CFG_DIR = "/usr/local/etc/haproxy";
@@ -117,7 +119,7 @@ function haproxyContainer(o: HaproxyManifestOptions): NonNullable<PodSpec["conta
     ports: [
       { name: "write", containerPort: HAPROXY_WRITE_PORT, protocol: "TCP" },
       { name: "read", containerPort: HAPROXY_READ_PORT, protocol: "TCP" },
-      { name: "status", containerPort: HAPROXY_STATUS_PORT, protocol: "TCP" },
+      { name: HAPROXY_STATUS_PORT_NAME, containerPort: HAPROXY_STATUS_PORT, protocol: "TCP" },
     ],
     resources: HAPROXY_RESOURCES,
     readinessProbe: {

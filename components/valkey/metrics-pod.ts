@@ -41,6 +41,9 @@ export interface ExporterContainerOptions {
   namespace: string;
 }
 
+/** The exporter's container port name (the PodMonitors scrape it by name). */
+export const EXPORTER_PORT_NAME = "metrics";
+
 /** The exporter container: the image's entrypoint with pod/exporter.ts's arguments; alive while its port accepts. */
 export function exporterContainer(o: ExporterContainerOptions): Container {
   const def = exporterDefinition({
@@ -53,12 +56,17 @@ export function exporterContainer(o: ExporterContainerOptions): Container {
     image: o.metrics.exporterImage,
     imagePullPolicy: "IfNotPresent",
     args: def.args,
-    ports: [{ name: "metrics", containerPort: o.metrics.port, protocol: "TCP" }],
+    ports: [{ name: EXPORTER_PORT_NAME, containerPort: o.metrics.port, protocol: "TCP" }],
     env: podEnv(def, { owner: o.owner, headless: o.headless, namespace: o.namespace, secretName: o.secretName }),
     resources: EXPORTER_RESOURCES,
     // No readiness probe: a pod is ready only when all its containers are, and an exporter that
     // cannot start must not take a healthy server out of its Services.
-    livenessProbe: { tcpSocket: { port: "metrics" }, initialDelaySeconds: 10, periodSeconds: 20, failureThreshold: 3 },
+    livenessProbe: {
+      tcpSocket: { port: EXPORTER_PORT_NAME },
+      initialDelaySeconds: 10,
+      periodSeconds: 20,
+      failureThreshold: 3,
+    },
     securityContext: restrictedContainer(),
   };
 }

@@ -8,6 +8,7 @@ import * as k8s from "@pulumi/kubernetes";
 import type { MetricsConfig, ValkeyConfig } from "../../config/types.js";
 import type { Placement } from "../shared.js";
 import type { ConfigMap, NetworkPolicy, Service } from "./k8s-types.js";
+import type { Monitoring } from "./monitoring.js";
 import { restoreServiceAccount, type RestoreSettings } from "./restore-init.js";
 import { buildPasswordSecret } from "./secret.js";
 
@@ -87,4 +88,15 @@ export function createRestoreResources(
   const sa = restoreServiceAccount(args.namespace, args.release, args.restore);
   if (sa !== undefined) created.push(new k8s.core.v1.ServiceAccount(`${name}-restore-sa`, sa, opts));
   return created;
+}
+
+/**
+ * With `metrics.prometheusOperator`: `${name}-podmonitor-<component>` per scraped component and
+ * `${name}-alert-rules` under `parent` (the Operator's CRDs must exist: the apply names the missing kind).
+ */
+export function createMonitoring(parent: pulumi.ComponentResource, name: string, m: Monitoring | undefined): void {
+  if (m === undefined) return;
+  for (const { component, manifest } of m.podMonitors)
+    new k8s.apiextensions.CustomResource(`${name}-podmonitor-${component}`, manifest, { parent });
+  new k8s.apiextensions.CustomResource(`${name}-alert-rules`, m.rule, { parent });
 }

@@ -8,6 +8,7 @@
  * (haproxy-manifests.ts), a PDB each, NetworkPolicies (replication-network-policy.ts). No RBAC:
  * nothing here talks to the Kubernetes API. Pure: plain objects and plain facts.
  */
+import { monitoringOf, type Monitoring } from "./monitoring.js";
 import type { MetricsConfig, ValkeyConfig } from "../../config/types.js";
 import { scrapeOf } from "./metrics-pod.js";
 import type { PodDefinition } from "../../pod/definition.js";
@@ -101,6 +102,8 @@ export interface ReplicationManifests {
   haproxy: HaproxyManifests;
   haproxySecretMeta: { name: string; namespace: string; labels: Record<string, string> };
   networkPolicies: { members: NetworkPolicy; sentinels: NetworkPolicy; haproxy: NetworkPolicy };
+  /** With `metrics.prometheusOperator`: the PodMonitors and the PrometheusRule (monitoring.ts). */
+  monitoring?: Monitoring;
   /** While `restore.from` is set: the members' egress to S3. */
   restoreNetworkPolicy?: NetworkPolicy;
   /** The RollingRestart step's inputs: the member and Sentinel StatefulSets and their template hash. */
@@ -303,6 +306,7 @@ export function buildReplicationManifests(i: ReplicationInput): ReplicationManif
   const restore = restoreOf(i, facts, memberSelector);
   const m: Omit<ReplicationManifests, "rollout"> = {
     facts,
+    ...monitoringOf(i),
     configMap: buildConfigMap(names.configMap, i.namespace, i.release, {
       ...member.files,
       ...sentinel.files,

@@ -163,6 +163,19 @@ const BAD_CONFIGS: Array<[string, Record<string, unknown>, string, string]> = [
     "karpenter.nodePool.limits.cpu",
     "below the 7 vCPU",
   ],
+  [
+    "PodMonitors without exporters",
+    { metrics: { enabled: false, prometheusOperator: true } },
+    "metrics.prometheusOperator",
+    "true needs metrics.enabled: true",
+  ],
+  [
+    "monitor labels without the Operator",
+    { metrics: { monitorLabels: { release: "kps" } } },
+    "metrics.monitorLabels",
+    "metrics.prometheusOperator is false",
+  ],
+  ["bad monitor label key", { metrics: { monitorLabels: { "a b": "x" } } }, "metrics.monitorLabels.a b", "label key"],
   ["unknown benchmark test", { benchmark: { tests: ["set", "getx"] } }, "benchmark.tests.1", '"getx"'],
   ["zero requests", { benchmark: { requests: 0 } }, "benchmark.requests", "must be ≥ 1"],
   [

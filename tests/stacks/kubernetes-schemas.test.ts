@@ -1,7 +1,8 @@
 /**
  * Every Kubernetes object every stack renders, validated by kubeconform in strict mode against the
- * official Kubernetes JSON schemas of EKS_VERSION (PyPI kubernetes-validate) and Karpenter's CRDs
- * (the Karpenter Go module at the chart version): the three example stacks, each in both Valkey
+ * official Kubernetes JSON schemas of EKS_VERSION (PyPI kubernetes-validate), Karpenter's CRDs
+ * (the Karpenter Go module at the chart version) and the Prometheus Operator's PodMonitor and
+ * PrometheusRule CRDs (its Go module at PROMETHEUS_OPERATOR_VERSION): the three example stacks, each in both Valkey
  * modes (the eks ones with backup on, all with restore.from set), run under Pulumi mocks; each recorded
  * pulumi-kubernetes resource is turned back into its
  * manifest and all of them go through ONE kubeconform process. Helm releases are not objects of
@@ -51,6 +52,8 @@ function stackConfig(stack: string, mode: string) {
   // The restore's init containers, egress policy and (eks) ServiceAccount too (byo: the user's endpoint and Secret).
   raw.restore = { from: "s3://team-backups/valkey-on-eks/20261125T031700Z" };
   if (stack === "byo") raw.backup = { endpoint: "http://10.231.0.1:5056", credentialsSecret: "s3-keys" };
+  // The Prometheus Operator's PodMonitors and PrometheusRule too (checked against its CRDs).
+  raw.metrics = { prometheusOperator: true, monitorLabels: { release: "kube-prometheus-stack" } };
   // One stack's benchmark runs a mix: the Node Job and the ConfigMap of its bundled runner.
   if (stack === "byo" && mode === "replication")
     raw.benchmark = {
@@ -65,7 +68,7 @@ function stackConfig(stack: string, mode: string) {
 const safe = (s: string): string => s.replace(/[^A-Za-z0-9.-]+/g, "_");
 
 /** The bogus objects: each must be reported invalid (or, for the unknown kind, without a schema). */
-function negatives(sts: Manifest, pool: Manifest): Record<string, Manifest> {
+function negatives(sts: Manifest, pool: Manifest, monitor: Manifest): Record<string, Manifest> {
   const copy = <T>(x: T): T => structuredClone(x);
   const bogusContainer = copy(sts) as Manifest & {
     spec: { template: { spec: { containers: Array<Record<string, unknown>> } } };
@@ -82,7 +85,10 @@ function negatives(sts: Manifest, pool: Manifest): Record<string, Manifest> {
   bogusPool.spec.template.spec.bogusPoolField = 1;
   const bogusPoolMeta = copy(pool) as Manifest & { metadata: Record<string, unknown> };
   bogusPoolMeta.metadata = { ...bogusPoolMeta.metadata, bogusMeta: "x" };
+  const bogusMonitor = copy(monitor) as Manifest & { spec: { podMetricsEndpoints: Array<Record<string, unknown>> } };
+  bogusMonitor.spec.podMetricsEndpoints[0] = { ...bogusMonitor.spec.podMetricsEndpoints[0], bogusEndpointField: 1 };
   return {
+    "podmonitor-field": bogusMonitor,
     "container-field": bogusContainer,
     "wrong-type": wrongType,
     "metadata-field": bogusMeta,
@@ -115,9 +121,11 @@ beforeAll(async () => {
   const all = [...rendered.values()].flatMap((r) => [...r.files.values()]);
   const sts = all.find((m) => m.kind === "StatefulSet");
   const pool = all.find((m) => m.kind === "NodePool");
-  if (!sts || !pool) throw new Error("expected a StatefulSet and a NodePool among the rendered objects");
+  const monitor = all.find((m) => m.kind === "PodMonitor");
+  if (!sts || !pool || !monitor)
+    throw new Error("expected a StatefulSet, a NodePool and a PodMonitor among the rendered objects");
   mkdirSync(join(dir, "negative"));
-  for (const [name, m] of Object.entries(negatives(sts, pool)))
+  for (const [name, m] of Object.entries(negatives(sts, pool, monitor)))
     writeFileSync(join(dir, "negative", `${name}.yaml`), JSON.stringify(m));
   const start = performance.now();
   results = kubeconform(dir, crdSchemaDir);
@@ -129,7 +137,7 @@ const resultsUnder = (prefix: string): KubeconformResult[] =>
 const failures = (rs: KubeconformResult[]): string[] =>
   rs.filter((r) => r.status !== "statusValid").map((r) => `${r.filename.slice(dir.length + 1)}: ${r.status} ${r.msg}`);
 
-describe("every Kubernetes object the stacks render passes kubeconform -strict (Kubernetes schemas + Karpenter CRDs)", () => {
+describe("every Kubernetes object the stacks render passes kubeconform -strict (Kubernetes schemas + Karpenter and Prometheus Operator CRDs)", () => {
   for (const c of CASES) {
     it(`${c.stack} stack, ${c.mode} mode`, () => {
       const { files } = rendered.get(c.id) ?? { files: new Map<string, Manifest>() };
@@ -138,7 +146,15 @@ describe("every Kubernetes object the stacks render passes kubeconform -strict (
       // Every object written was validated once, none was dropped or skipped.
       expect(rs.map((r) => r.filename.slice(dir.length + 1)).sort()).toEqual([...files.keys()].sort());
       const kinds = new Set([...files.values()].map((m) => `${m.apiVersion} ${m.kind}`));
-      for (const k of ["v1 Namespace", "v1 Service", "apps/v1 StatefulSet", "v1 Secret", "batch/v1 Job"])
+      for (const k of [
+        "v1 Namespace",
+        "v1 Service",
+        "apps/v1 StatefulSet",
+        "v1 Secret",
+        "batch/v1 Job",
+        "monitoring.coreos.com/v1 PodMonitor",
+        "monitoring.coreos.com/v1 PrometheusRule",
+      ])
         expect(kinds, k).toContain(k);
       if (c.stack !== "byo")
         for (const k of ["karpenter.sh/v1 NodePool", "karpenter.k8s.aws/v1 EC2NodeClass"])
@@ -167,9 +183,15 @@ describe("every Kubernetes object the stacks render passes kubeconform -strict (
       "metadata-field",
       "nodepool-field",
       "nodepool-metadata-field",
+      "podmonitor-field",
       "unknown-kind",
       "wrong-type",
     ]);
+    expectResult(
+      byName["podmonitor-field"],
+      "statusInvalid",
+      /\/spec\/podMetricsEndpoints\/0.*'bogusEndpointField' not allowed/,
+    );
     expectResult(
       byName["container-field"],
       "statusInvalid",
@@ -190,7 +212,7 @@ describe("every Kubernetes object the stacks render passes kubeconform -strict (
   });
 
   it("is one kubeconform run, and a fast one", () => {
-    expect(results.length).toBe([...rendered.values()].reduce((n, r) => n + r.files.size, 0) + 6);
+    expect(results.length).toBe([...rendered.values()].reduce((n, r) => n + r.files.size, 0) + 7);
     expect(seconds).toBeLessThan(60); // 3.5 s measured on 2 busy cores
   });
 });

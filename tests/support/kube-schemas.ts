@@ -1,6 +1,7 @@
 /**
  * Validating rendered Kubernetes objects with kubeconform (strict) against the official Kubernetes
- * JSON schemas (PyPI kubernetes-validate) and Karpenter's CRDs (the Karpenter Go module), all
+ * JSON schemas (PyPI kubernetes-validate), Karpenter's CRDs (the Karpenter Go module) and the
+ * Prometheus Operator's PodMonitor and PrometheusRule CRDs (its Go module), all
  * cached by `.ci/toolchain/install.sh --schemas` (see tests/support/toolchain.ts).
  *
  * - manifestOf: a resource recorded by the Pulumi mocks back into a manifest (apiVersion and kind
@@ -16,7 +17,13 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
-import { KARPENTER_CRD_DIR, requireInstalled, toolchainData, toolchainDirs } from "./toolchain.js";
+import {
+  KARPENTER_CRD_DIR,
+  PROMETHEUS_OPERATOR_CRD_DIR,
+  requireInstalled,
+  toolchainData,
+  toolchainDirs,
+} from "./toolchain.js";
 
 export interface Manifest {
   apiVersion: string;
@@ -188,7 +195,7 @@ export interface KubeconformResult {
 
 /**
  * One strict kubeconform run over every manifest under `manifestsDir`: the official Kubernetes
- * schemas first, then Karpenter's CRDs (converted into `crdSchemaDir`). No schema for a kind is an
+ * schemas first, then Karpenter's and the Prometheus Operator's CRDs (converted into `crdSchemaDir`). No schema for a kind is an
  * error (statusError), never a skip.
  */
 export function kubeconform(manifestsDir: string, crdSchemaDir: string): KubeconformResult[] {
@@ -202,7 +209,10 @@ export function kubeconform(manifestsDir: string, crdSchemaDir: string): Kubecon
     "The Kubernetes JSON schemas' _definitions.json",
   );
   const crds = writeCrdSchemas(
-    crdJsonSchemas(requireInstalled(KARPENTER_CRD_DIR, "Karpenter's CRDs"), definitions),
+    [
+      ...crdJsonSchemas(requireInstalled(KARPENTER_CRD_DIR, "Karpenter's CRDs"), definitions),
+      ...crdJsonSchemas(requireInstalled(PROMETHEUS_OPERATOR_CRD_DIR, "The Prometheus Operator's CRDs"), definitions),
+    ],
     crdSchemaDir,
   );
   const args = [

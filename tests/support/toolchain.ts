@@ -59,7 +59,7 @@ export const realClusterDirs = {
 /**
  * The data install.sh caches beside the tools (by the names `install.sh --data` prints): Karpenter's
  * CRDs as the github.com/aws/karpenter-provider-aws module publishes them at the chart version
- * (pkg/apis/crds/*.yaml), and the strict JSON schemas of Kubernetes EKS_VERSION from the PyPI
+ * (pkg/apis/crds/*.yaml), the Prometheus Operator's PodMonitor and PrometheusRule CRDs, and the strict JSON schemas of Kubernetes EKS_VERSION from the PyPI
  * package kubernetes-validate, made loadable by kubeconform.
  */
 export const toolchainData = {
@@ -68,10 +68,14 @@ export const toolchainData = {
     TOOLCHAIN,
     `kubernetes-schemas-${versions.KUBERNETES_VALIDATE_VERSION}-${versions.EKS_VERSION}`,
   ),
+  "prometheus-operator-crds": join(TOOLCHAIN, `prometheus-operator-crds-${versions.PROMETHEUS_OPERATOR_VERSION}`),
 } as const;
 
 /** Karpenter's CRDs at the chart version the program installs (versions.env KARPENTER_CHART_VERSION). */
 export const KARPENTER_CRD_DIR = toolchainData["karpenter-crds"];
+
+/** The Prometheus Operator's PodMonitor and PrometheusRule CRDs (versions.env PROMETHEUS_OPERATOR_VERSION). */
+export const PROMETHEUS_OPERATOR_CRD_DIR = toolchainData["prometheus-operator-crds"];
 
 /** `path` when it exists; otherwise an error naming what is missing and the command that installs it. */
 export function requireInstalled(path: string, what: string): string {

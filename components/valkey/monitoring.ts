@@ -1,0 +1,111 @@
+/**
+ * The Prometheus Operator's objects for a release (`metrics.prometheusOperator`): a PodMonitor per
+ * scraped component (metrics-targets.ts), attaching the same target labels as the annotation
+ * scrape job (core/metrics/scrape-config.ts: `release` and `component` from the pod; the Operator
+ * itself sets `namespace` and `pod`), and a PrometheusRule holding the mode's alert rules at the
+ * release's own bounds (core/metrics/rule-file.ts). Pure: manifests from the resolved config.
+ */
+import type { MetricsConfig, ValkeyConfig } from "../../config/types.js";
+import { alertInputs, DEFAULT_SCRAPE_INTERVAL_SECONDS } from "../../core/metrics/alert-definition.js";
+import { ruleGroups, type RuleGroups } from "../../core/metrics/rule-file.js";
+import { meta } from "../../core/metrics/scrape-config.js";
+import { METRICS_COMPONENT_ANNOTATION, RELEASE_POD_LABEL, type Component } from "../../core/metrics/targets.js";
+import { releaseLabels } from "../shared.js";
+import { scrapeTargets } from "./metrics-targets.js";
+
+export const MONITORING_API_VERSION = "monitoring.coreos.com/v1";
+
+interface Meta {
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+}
+
+export interface PodMonitor {
+  apiVersion: typeof MONITORING_API_VERSION;
+  kind: "PodMonitor";
+  metadata: Meta;
+  spec: {
+    selector: { matchLabels: Record<string, string> };
+    namespaceSelector: { matchNames: string[] };
+    podMetricsEndpoints: Array<{
+      port: string;
+      path: string;
+      interval: string;
+      relabelings: Array<{ sourceLabels: string[]; targetLabel: string; action: "replace" }>;
+    }>;
+  };
+}
+
+export interface PrometheusRuleObject {
+  apiVersion: typeof MONITORING_API_VERSION;
+  kind: "PrometheusRule";
+  metadata: Meta;
+  spec: RuleGroups;
+}
+
+export interface Monitoring {
+  /** One per scraped component, by component. */
+  podMonitors: Array<{ component: Component; manifest: PodMonitor }>;
+  rule: PrometheusRuleObject;
+}
+
+export interface MonitoringInput {
+  namespace: string;
+  release: string;
+  valkey: ValkeyConfig;
+  metrics?: MetricsConfig;
+}
+
+/** The PodMonitor's name part for a component. */
+const part = (c: Component): string => (c === "valkey" ? "members" : c);
+
+/** undefined unless `metrics.enabled` and `metrics.prometheusOperator`. */
+export function buildMonitoring(i: MonitoringInput): Monitoring | undefined {
+  const m = i.metrics;
+  if (m?.enabled !== true || !m.prometheusOperator) return undefined;
+  const labels = { ...releaseLabels(i.release), ...m.monitorLabels };
+  const interval = `${DEFAULT_SCRAPE_INTERVAL_SECONDS}s`;
+  const podMonitors = scrapeTargets(i.valkey.mode, i.release).map((t) => ({
+    component: t.component,
+    manifest: {
+      apiVersion: MONITORING_API_VERSION,
+      kind: "PodMonitor",
+      metadata: { name: `${i.release}-${part(t.component)}`, namespace: i.namespace, labels },
+      spec: {
+        selector: { matchLabels: { ...t.labels } },
+        namespaceSelector: { matchNames: [i.namespace] },
+        podMetricsEndpoints: [
+          {
+            port: t.portName,
+            path: t.path,
+            interval,
+            relabelings: [
+              { sourceLabels: [meta("label", RELEASE_POD_LABEL)], targetLabel: "release", action: "replace" },
+              {
+                sourceLabels: [meta("annotation", METRICS_COMPONENT_ANNOTATION)],
+                targetLabel: "component",
+                action: "replace",
+              },
+            ],
+          },
+        ],
+      },
+    } satisfies PodMonitor,
+  }));
+  return {
+    podMonitors,
+    rule: {
+      apiVersion: MONITORING_API_VERSION,
+      kind: "PrometheusRule",
+      metadata: { name: `${i.release}-alerts`, namespace: i.namespace, labels },
+      spec: ruleGroups(alertInputs(i.valkey, DEFAULT_SCRAPE_INTERVAL_SECONDS)),
+    },
+  };
+}
+
+/** `{ monitoring }` when there is any, else nothing: spread into a release's manifests. */
+export function monitoringOf(i: MonitoringInput): { monitoring?: Monitoring } {
+  const monitoring = buildMonitoring(i);
+  return monitoring === undefined ? {} : { monitoring };
+}
