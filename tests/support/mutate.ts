@@ -23,6 +23,7 @@ interface Target {
 const TARGETS: readonly Target[] = [
   { key: "verify", file: "core/verify/cluster-analysis.ts", tests: ["tests/core/cluster-analysis.test.ts"] },
   { key: "verify", file: "core/verify/replication-analysis.ts", tests: ["tests/core/cluster-analysis.test.ts"] },
+  { key: "verify", file: "core/verify/sentinel-analysis.ts", tests: ["tests/core/sentinel-analysis.test.ts"] },
   {
     key: "bootstrap",
     file: "core/bootstrap/az-aware-planner.ts",
