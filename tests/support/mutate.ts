@@ -1,12 +1,12 @@
 /**
- * A small mutation run over the code whose mistakes cost users most: the verifier's analysis, the
+ * A small mutation run over the code whose mistakes cost users most: the verifier's analysis (its Sentinel side too), the
  * AZ-aware bootstrap planner and the drills' loss bounds. Each mutant changes one operator on one
  * line (a comparison's edge, an equality, a boolean operator, ±1, min/max, a boolean literal),
  * runs that code's pure unit tests, and counts as killed when they fail. Prints every survivor
  * (file:line, before → after) and the score per file; exit 1 when a file scores under --min.
  * The source file is always put back (also on SIGINT/SIGTERM).
  *
- *   npm run mutate [-- --files verify,bootstrap,bounds] [--max 40] [--min 0]
+ *   npm run mutate [-- --files verify,sentinel,bootstrap,bounds] [--max 40] [--min 0]
  *
  * --max N: at most N mutants per file, spread evenly over its candidates (0 = all).
  */
@@ -23,7 +23,7 @@ interface Target {
 const TARGETS: readonly Target[] = [
   { key: "verify", file: "core/verify/cluster-analysis.ts", tests: ["tests/core/cluster-analysis.test.ts"] },
   { key: "verify", file: "core/verify/replication-analysis.ts", tests: ["tests/core/cluster-analysis.test.ts"] },
-  { key: "verify", file: "core/verify/sentinel-analysis.ts", tests: ["tests/core/sentinel-analysis.test.ts"] },
+  { key: "sentinel", file: "core/verify/sentinel-analysis.ts", tests: ["tests/core/sentinel-analysis.test.ts"] },
   {
     key: "bootstrap",
     file: "core/bootstrap/az-aware-planner.ts",
@@ -109,7 +109,7 @@ function main(): number {
   const { values } = parseArgs({
     options: { files: { type: "string" }, max: { type: "string" }, min: { type: "string" } },
   });
-  const keys = (values.files ?? "verify,bootstrap,bounds").split(",").map((k) => k.trim());
+  const keys = (values.files ?? "verify,sentinel,bootstrap,bounds").split(",").map((k) => k.trim());
   for (const k of keys)
     if (!TARGETS.some((t) => t.key === k))
       throw new Error(`--files: '${k}' is not one of ${[...new Set(TARGETS.map((t) => t.key))].join(", ")}`);
