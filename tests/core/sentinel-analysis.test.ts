@@ -138,9 +138,17 @@ describe("analyseSentinels", () => {
     expect(codes([...captures], [...live])).toEqual([...want]);
   });
 
-  it("the quorum failure names the unreachable Sentinels and the quorum", () => {
-    const msg = analyseSentinels([sentinel(1), down(2), down(3)], "valkey", undefined).failures.items[0]?.message;
-    expect(msg).toBe("only 1 of 3 Sentinels reachable, quorum is 2 (unreachable: 10.0.1.2:26379, 10.0.1.3:26379)");
+  it("the quorum failure names the unreachable Sentinels and the quorum; the report keeps each one's error", () => {
+    const a = analyseSentinels([sentinel(1), down(2), down(3)], "valkey", undefined);
+    expect(a.failures.items[0]?.message).toBe(
+      "only 1 of 3 Sentinels reachable, quorum is 2 (unreachable: 10.0.1.2:26379, 10.0.1.3:26379)",
+    );
+    expect(a.sentinels.map((x) => [x.reachable, x.agrees, x.error])).toEqual([
+      [true, true, undefined],
+      [false, false, "connect ECONNREFUSED"],
+      [false, false, "connect ECONNREFUSED"],
+    ]);
+    expect("error" in (a.sentinels[0] ?? {})).toBe(false);
   });
 
   it("a Sentinel in TILT says so in its replica failure, with the Sentinel's link view", () => {
