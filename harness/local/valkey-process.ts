@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveBinaries } from "../../benchmarks/run/binaries.js";
 import { removeOnExit, trackChild } from "../../core/util/process-reaper.js";
+import { listenerIsOwn } from "./listener-owner.js";
 import { freePort } from "./ports.js";
 import { renderLocalValkeyConf, type LocalServerOptions } from "./valkey-config-file.js";
 
@@ -76,8 +77,18 @@ export function liveServerCount(): number {
   return liveServers.size;
 }
 
-/** Resolves when `host:port` answers a PING (any RESP reply, NOAUTH included). */
-export function waitForPing(host: string, port: number, timeoutMs: number, isDead: () => boolean): Promise<void> {
+/**
+ * Resolves when `host:port` answers a PING (any RESP reply, NOAUTH included). With `isOwn`, an
+ * answer counts only when it does not say false (the answering server is not the launched one:
+ * listener-owner.ts); the wait goes on until the launched one answers, dies or the time is up.
+ */
+export function waitForPing(
+  host: string,
+  port: number,
+  timeoutMs: number,
+  isDead: () => boolean,
+  isOwn?: () => boolean | undefined,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   return new Promise((resolve, reject) => {
     const attempt = (): void => {
@@ -106,7 +117,7 @@ export function waitForPing(host: string, port: number, timeoutMs: number, isDea
       sock.on("data", (buf) => {
         if (done) return;
         const first = buf.toString("latin1", 0, 1);
-        if (first === "+" || first === "-") {
+        if ((first === "+" || first === "-") && isOwn?.() !== false) {
           done = true;
           sock.destroy();
           resolve();
@@ -228,7 +239,10 @@ export async function startValkeyServer(opts: StartOptions, baseDir?: string): P
     const startedAt = Date.now();
     const s = spawnServer(cmd, dir, (err) => (lastError = err));
     try {
-      await waitForPing(host, port, opts.startTimeoutMs ?? 15_000, s.exited);
+      const pid = s.child.pid;
+      await waitForPing(host, port, opts.startTimeoutMs ?? 15_000, s.exited, () =>
+        pid === undefined ? undefined : listenerIsOwn(pid, port),
+      );
     } catch (err) {
       const stderr = s.stderr();
       lastError = new Error(

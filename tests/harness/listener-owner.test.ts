@@ -1,0 +1,72 @@
+/**
+ * A launched server counts as started only when the server answering on its port is its own
+ * (harness/local/listener-owner.ts). Seen in CI under a CPU hog: a restoring member's port was
+ * taken by another test file's server while its restore ran, that server answered the PING, and a
+ * member whose restore failed (a corrupted object) counted as serving. Here the other server is a
+ * listener this test opens on the launch's port, and the launch fails after a second, as that
+ * restore did: the start must fail with the launch's own error.
+ */
+import { spawn } from "node:child_process";
+import { createServer, type Server } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { listenerIsOwn, processTree } from "../../harness/local/listener-owner.js";
+import { freePort } from "../../harness/local/ports.js";
+import { startValkeyServer } from "../../harness/local/valkey-process.js";
+
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
+});
+
+/** A server on `port` that answers every line with +PONG: someone else's, as far as the launch knows. */
+async function foreignPong(port: number): Promise<Server> {
+  const srv = createServer((sock) => sock.on("data", () => sock.write("+PONG\r\n")));
+  servers.push(srv);
+  await new Promise<void>((r) => srv.listen(port, "127.0.0.1", r));
+  return srv;
+}
+
+describe("whose server answered the start's PING", () => {
+  it("another process's server on the launch's port does not make a failing launch a started one", async () => {
+    const port = await freePort();
+    await foreignPong(port);
+    await expect(
+      startValkeyServer({
+        name: "restoring",
+        port,
+        startTimeoutMs: 20_000,
+        launch: () => ({
+          command: "sh",
+          args: ["-c", "sleep 1; echo 'restore.sh: error: shard 1: checksum mismatch' >&2; exit 1"],
+        }),
+      }),
+    ).rejects.toThrow(/exited during start-up[\s\S]*checksum mismatch/);
+  });
+
+  it("a listener is its opener's (and its ancestors'), never a process outside that line", async () => {
+    const port = await freePort();
+    await foreignPong(port);
+    expect(listenerIsOwn(process.pid, port)).toBe(true);
+    const child = spawn("sh", ["-c", "sleep 30 & wait"], { stdio: "ignore" });
+    try {
+      const pid = child.pid as number;
+      // The shell's child (sleep) is in its tree once it has started.
+      await expect.poll(() => processTree(pid).length, { timeout: 10_000, interval: 50 }).toBeGreaterThanOrEqual(2);
+      expect(listenerIsOwn(pid, port)).toBe(false);
+      expect(listenerIsOwn(2 ** 22 + 7, port)).toBe(false); // no such process
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
+  it("a real valkey-server still starts, and its listener is its own", async () => {
+    const s = await startValkeyServer({ name: "own" });
+    try {
+      expect(listenerIsOwn(s.pid, s.port)).toBe(true);
+      // This test's process is its parent: the server is in its tree too.
+      expect(listenerIsOwn(process.pid, s.port)).toBe(true);
+    } finally {
+      await s.stop();
+    }
+  });
+});
