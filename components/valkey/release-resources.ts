@@ -92,7 +92,7 @@ export function createRestoreResources(
 
 /**
  * With `metrics.prometheusOperator`: `${name}-podmonitor-<component>` per scraped component and
- * `${name}-alert-rules` under `parent` (the Operator's CRDs must exist: the apply names the missing kind).
+ * `${name}-alert-rules` under `parent` (the Operator's CRDs must exist first; nothing here detects them).
  */
 export function createMonitoring(parent: pulumi.ComponentResource, name: string, m: Monitoring | undefined): void {
   if (m === undefined) return;
