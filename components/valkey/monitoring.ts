@@ -8,8 +8,8 @@
 import type { MetricsConfig, ValkeyConfig } from "../../config/types.js";
 import { alertInputs, DEFAULT_SCRAPE_INTERVAL_SECONDS } from "../../core/metrics/alert-definition.js";
 import { ruleGroups, type RuleGroups } from "../../core/metrics/rule-file.js";
-import { meta } from "../../core/metrics/scrape-config.js";
-import { METRICS_COMPONENT_ANNOTATION, RELEASE_POD_LABEL, type Component } from "../../core/metrics/targets.js";
+import { POD_LABEL_SOURCES } from "../../core/metrics/scrape-config.js";
+import type { Component } from "../../core/metrics/targets.js";
 import { releaseLabels } from "../shared.js";
 import { scrapeTargets } from "./metrics-targets.js";
 
@@ -80,14 +80,11 @@ export function buildMonitoring(i: MonitoringInput): Monitoring | undefined {
             port: t.portName,
             path: t.path,
             interval,
-            relabelings: [
-              { sourceLabels: [meta("label", RELEASE_POD_LABEL)], targetLabel: "release", action: "replace" },
-              {
-                sourceLabels: [meta("annotation", METRICS_COMPONENT_ANNOTATION)],
-                targetLabel: "component",
-                action: "replace",
-              },
-            ],
+            relabelings: (["release", "component"] as const).map((label) => ({
+              sourceLabels: [POD_LABEL_SOURCES[label]],
+              targetLabel: label,
+              action: "replace" as const,
+            })),
           },
         ],
       },

@@ -21,6 +21,15 @@ export function meta(kind: "annotation" | "label", name: string): string {
   return `__meta_kubernetes_pod_${kind}_${name.replace(/[^a-zA-Z0-9_]/g, "_")}`;
 }
 
+/**
+ * Where the two target labels a pod supplies come from, as Prometheus names them: the annotation job
+ * below and the PodMonitors (components/valkey/monitoring.ts) relabel the same.
+ */
+export const POD_LABEL_SOURCES = {
+  release: meta("label", RELEASE_POD_LABEL),
+  component: meta("annotation", METRICS_COMPONENT_ANNOTATION),
+} as const;
+
 export interface ScrapeJobOptions {
   /** Namespaces to discover pods in (the stacks' `valkey.namespace`). */
   namespaces: readonly string[];
@@ -39,7 +48,7 @@ export function annotationScrapeJob(o: ScrapeJobOptions): Record<string, unknown
     relabel_configs: [
       { source_labels: [meta("annotation", SCRAPE_ANNOTATIONS.scrape)], action: "keep", regex: "true" },
       {
-        source_labels: [meta("annotation", METRICS_COMPONENT_ANNOTATION)],
+        source_labels: [POD_LABEL_SOURCES.component],
         action: "keep",
         regex: COMPONENTS.join("|"),
       },
@@ -52,8 +61,8 @@ export function annotationScrapeJob(o: ScrapeJobOptions): Record<string, unknown
       },
       { source_labels: [meta("annotation", SCRAPE_ANNOTATIONS.path)], regex: "(.+)", target_label: "__metrics_path__" },
       { source_labels: ["__meta_kubernetes_namespace"], target_label: "namespace" },
-      { source_labels: [meta("label", RELEASE_POD_LABEL)], target_label: "release" },
-      { source_labels: [meta("annotation", METRICS_COMPONENT_ANNOTATION)], target_label: "component" },
+      { source_labels: [POD_LABEL_SOURCES.release], target_label: "release" },
+      { source_labels: [POD_LABEL_SOURCES.component], target_label: "component" },
       { source_labels: ["__meta_kubernetes_pod_name"], target_label: "pod" },
     ],
   };

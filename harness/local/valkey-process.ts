@@ -238,8 +238,8 @@ export async function startValkeyServer(opts: StartOptions, baseDir?: string): P
     const cmd = launchCommand(opts, server, { host, port, clusterPort, dir, logfile });
     const startedAt = Date.now();
     const s = spawnServer(cmd, dir, (err) => (lastError = err));
+    const pid = s.child.pid;
     try {
-      const pid = s.child.pid;
       await waitForPing(host, port, opts.startTimeoutMs ?? 15_000, s.exited, () =>
         pid === undefined ? undefined : listenerIsOwn(pid, port),
       );
@@ -254,7 +254,6 @@ export async function startValkeyServer(opts: StartOptions, baseDir?: string): P
       if (opts.port === undefined && /Address already in use/.test(tail(logfile, 15))) continue;
       throw lastError;
     }
-    const pid = s.child.pid;
     if (pid === undefined) throw new Error(`valkey-server ${name} has no pid`);
     return valkeyProcessOf(s, { name, host, port, clusterPort, pid, startedAt }, dir, logfile);
   }
