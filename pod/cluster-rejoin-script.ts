@@ -22,7 +22,8 @@
  *   no slots, checks each peer's identity (CLUSTER MYID at its address equals its id in the
  *   view) and sends `CLUSTER FORGET <old id>` to EVERY peer (FORGET bans the id for 60 s per
  *   node; a node that still knows it would gossip it back), then `CLUSTER MEET`s one peer and
- *   `CLUSTER REPLICATE`s the primary with the fewest replicas, preferring one whose
+ *   `CLUSTER REPLICATE`s the primary with the fewest replicas as that peer counts them (its own view
+ *   right after the MEET lacks the replicas it has not heard of by gossip yet), preferring one whose
  *   availability-zone differs from its own (replicas in another zone than their primary; no
  *   primary moves, so no zone gains primaries).
  *

@@ -112,11 +112,16 @@ while :; do
     nodes=$(local_cli cluster nodes 2>/dev/null) || nodes=""
     case "$nodes" in *"$met"*) local_cli cluster forget "$met" >/dev/null 2>&1 ;; esac
     if printf '%s\n' "$nodes" | grep -q 'myself,slave'; then log "rejoined as a replica"; exit 0; fi
-    if ! printf '%s\n' "$nodes" | grep -q handshake; then
+    # Who replicates whom, as the peer I met sees it, not as I do: a node that has just met the cluster learns
+    # each replica's primary by gossip, a few nodes per ping, and counting in its own view could take a shard
+    # whose replica it has not heard of yet for one without a replica (Valkey's replica migration then moves
+    # that replica to the shard really lacking one, its zone unseen: primary and replica in one zone).
+    seen=$(cli -h "$seed_ip" -p "$seed_port" cluster nodes 2>/dev/null) || seen=""
+    if [ -n "$seen" ] && ! printf '%s\n' "$nodes" | grep -q handshake; then
       myzone=$(local_cli config get availability-zone 2>/dev/null | sed -n 2p)
       target=""
       fewest=""
-      for cand in $(printf '%s\n' "$nodes" | awk '
+      for cand in $(printf '%s\n' "$seen" | awk '
 $3 ~ /master/ && $3 !~ /fail/ && NF > 8 { split($2, a, ","); m[$1] = a[1] }
 $4 != "-" && $3 !~ /fail/ { r[$4]++ }
 END { for (i in m) print r[i] + 0, i, m[i] }' | sort -n | tr ' ' '/'); do
