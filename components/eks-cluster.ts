@@ -20,7 +20,8 @@ import {
   buildGp3StorageClass,
   buildSystemNodeGroupShape,
   kubeconfigOptions,
-  type ManagedAddon,
+  PINNED_ADDONS,
+  type PinnedAddon,
 } from "./aws/eks.js";
 import {
   EBS_CSI_POLICY_PATH,
@@ -32,6 +33,7 @@ import {
 } from "./aws/iam.js";
 import { DISCOVERY_TAG_KEY, buildVpcArgs, type NatGateways } from "./aws/vpc.js";
 import { PROVIDER_BEHAVIOUR } from "./kubernetes/provider-args.js";
+import { AddonPins } from "./steps/addon-pins/component.js";
 
 export { SYSTEM_NODE_LABELS } from "./aws/eks.js";
 export { GP3_STORAGE_CLASS } from "./shared.js";
@@ -58,7 +60,7 @@ interface SelfManagedComputeInput {
   cluster: eks.Cluster;
   subnetIds: pulumi.Input<pulumi.Input<string>[]>;
   systemNodes: EksConfig["systemNodes"];
-  kubernetesVersion: string;
+  pins: AddonPins;
   clusterName: string;
   partition: string;
   tags: Record<string, string>;
@@ -72,6 +74,8 @@ interface ClusterScope {
   tags: Record<string, string>;
   /** Options of the multi-language children (awsx, pulumi-eks): the parent and the AWS provider. */
   remote: pulumi.ComponentResourceOptions;
+  /** The stored add-on versions (AddonPins); absent in Auto Mode. */
+  pins?: AddonPins;
 }
 
 /** The VPC and the EKS control plane in it. */
@@ -96,6 +100,9 @@ function vpcAndControlPlane(
     buildClusterArgs({
       clusterName,
       eks: args.eks,
+      ...(s.pins === undefined
+        ? {}
+        : { addonVersions: { vpcCni: pinOf(s.pins, "vpcCni"), kubeProxy: pinOf(s.pins, "kubeProxy") } }),
       vpcId: vpc.vpcId,
       publicSubnetIds: vpc.publicSubnetIds,
       privateSubnetIds: vpc.privateSubnetIds,
@@ -108,6 +115,34 @@ function vpcAndControlPlane(
   );
   return { vpc, cluster };
 }
+
+/** One add-on's stored version. */
+const pinOf = (pins: AddonPins, addon: PinnedAddon): pulumi.Output<string> =>
+  pins.versions.apply((v) => {
+    const version = v[addon];
+    if (version === undefined) throw new Error(`AddonPins stored no version for the ${PINNED_ADDONS[addon]} add-on`);
+    return version;
+  });
+
+/**
+ * The AddonPins step of a cluster without Auto Mode: EKS's default version of every add-on for
+ * `eks.version`, asked now through the stack's AWS provider, stored when the step runs.
+ */
+function addonPins(name: string, parent: pulumi.ComponentResource, eksConfig: EksConfig): AddonPins {
+  const awsProvider = parent.getProvider("aws::");
+  const invokeOpts = { parent, ...(awsProvider === undefined ? {} : { provider: awsProvider }) };
+  const addons = Object.keys(PINNED_ADDONS) as PinnedAddon[];
+  const resolved = pulumi
+    .all(addons.map((a) => aws.eks.getAddonVersionOutput(addonVersionQuery(a, eksConfig.version), invokeOpts).version))
+    .apply((versions) => Object.fromEntries(addons.map((a, i) => [a, versions[i] ?? ""])));
+  const overrides = Object.fromEntries(
+    Object.entries(eksConfig.addonVersions).filter((e): e is [string, string] => e[1] !== undefined),
+  );
+  return new AddonPins(`${name}-addon-pins`, { kubernetesVersion: eksConfig.version, overrides, resolved }, { parent });
+}
+
+/** The EKS cluster's name unless `clusterName` is given: what the preflight reads the live cluster by. */
+export const defaultClusterName = (stack: string): string => `valkey-${stack}`;
 
 /**
  * The default gp3 StorageClass (after the compute, or the cluster in Auto Mode) and, in Auto Mode,
@@ -160,14 +195,22 @@ export class EksCluster extends pulumi.ComponentResource {
   constructor(name: string, args: EksClusterArgs, opts?: pulumi.ComponentResourceOptions) {
     super("valkey-on-eks:aws:EksCluster", name, {}, opts);
     const parent = { parent: this };
-    const clusterName = args.clusterName ?? `valkey-${pulumi.getStack()}`;
+    const clusterName = args.clusterName ?? defaultClusterName(pulumi.getStack());
     const partition = partitionOf(args.aws.region);
     const tags = { "valkey-on-eks/cluster": clusterName, ...args.tags };
     // Custom AWS children inherit the AWS provider through `parent`; multi-language components
     // (awsx, pulumi-eks) do not: the engine only forwards the providers their own options name.
     const awsProvider = this.getProvider("aws::");
     const remote = { parent: this, ...(awsProvider === undefined ? {} : { providers: [awsProvider] }) };
-    const { vpc, cluster } = vpcAndControlPlane(name, args, { clusterName, partition, tags, remote });
+    // Auto Mode: EKS runs the nodes' add-ons; otherwise each at the version stored in the state.
+    const pins = args.eks.autoMode ? undefined : addonPins(name, this, args.eks);
+    const { vpc, cluster } = vpcAndControlPlane(name, args, {
+      clusterName,
+      partition,
+      tags,
+      remote,
+      ...(pins === undefined ? {} : { pins }),
+    });
 
     const sgTag = new aws.ec2.Tag(
       `${name}-cluster-sg-discovery`,
@@ -176,18 +219,19 @@ export class EksCluster extends pulumi.ComponentResource {
     );
 
     // Auto Mode: EKS runs the nodes' add-ons and Karpenter; no node group, no add-on resources.
-    const compute = args.eks.autoMode
-      ? []
-      : this.selfManagedCompute(name, {
-          cluster,
-          subnetIds: vpc.privateSubnetIds,
-          systemNodes: args.eks.systemNodes,
-          kubernetesVersion: args.eks.version,
-          clusterName,
-          partition,
-          tags,
-          remote,
-        });
+    const compute =
+      pins === undefined
+        ? []
+        : this.selfManagedCompute(name, {
+            cluster,
+            subnetIds: vpc.privateSubnetIds,
+            systemNodes: args.eks.systemNodes,
+            pins,
+            clusterName,
+            partition,
+            tags,
+            remote,
+          });
 
     // Not `cluster.kubeconfigJson`: pulumi-eks leaves the profile out of it (see buildCredentialOpts).
     this.kubeconfig = pulumi.secret(
@@ -252,16 +296,12 @@ export class EksCluster extends pulumi.ComponentResource {
       { role: ebsRole.name, policyArn: managedPolicyArn(partition, EBS_CSI_POLICY_PATH) },
       parent,
     );
-    // Each add-on at the version EKS gives for the configured Kubernetes version, asked at preview.
-    const awsProvider = this.getProvider("aws::");
-    const invokeOpts = { parent: this, ...(awsProvider === undefined ? {} : { provider: awsProvider }) };
-    const version = (addon: ManagedAddon) =>
-      aws.eks.getAddonVersionOutput(addonVersionQuery(addon, c.kubernetesVersion), invokeOpts).version;
-    // Plain cluster name: the add-ons wait for the node group, which waits for the cluster.
+    // Each add-on at its stored version (AddonPins). Plain cluster name: the add-ons wait for the
+    // node group, which waits for the cluster.
     const addonArgs = buildAddonArgs(clusterName, ebsRole.arn, {
-      podIdentityAgent: version("podIdentityAgent"),
-      ebsCsiDriver: version("ebsCsiDriver"),
-      coredns: version("coredns"),
+      podIdentityAgent: pinOf(c.pins, "podIdentityAgent"),
+      ebsCsiDriver: pinOf(c.pins, "ebsCsiDriver"),
+      coredns: pinOf(c.pins, "coredns"),
     });
     const podIdentityAgent = new aws.eks.Addon(`${name}-pod-identity-agent`, addonArgs.podIdentityAgent, {
       parent: this,

@@ -59,6 +59,16 @@ export const awsSchema = section(
   "AWS region, availability zones and credentials (platform eks).",
 );
 
+/** One EKS add-on's version (`aws eks describe-addon-versions --addon-name <name>` lists them), optional. */
+const addonVersion = (addon: string) =>
+  z
+    .string()
+    .regex(/^v\d+\.\d+\.\d+-eksbuild\.\d+$/, { error: 'must be an EKS add-on version such as "v1.20.4-eksbuild.1"' })
+    .optional()
+    .describe(
+      `Version of the ${addon} add-on (\`aws eks describe-addon-versions --addon-name ${addon} --kubernetes-version <eks.version>\`). Unset: EKS's default for eks.version, kept once installed.`,
+    );
+
 export const eksSchema = section(
   {
     version: z
@@ -101,6 +111,16 @@ export const eksSchema = section(
       .describe(
         "EKS upgrade policy: STANDARD (auto-upgraded when standard support ends) or EXTENDED (kept on the version at the extended-support rate).",
       ),
+    addonVersions: section(
+      {
+        vpcCni: addonVersion("vpc-cni"),
+        kubeProxy: addonVersion("kube-proxy"),
+        podIdentityAgent: addonVersion("eks-pod-identity-agent"),
+        ebsCsiDriver: addonVersion("aws-ebs-csi-driver"),
+        coredns: addonVersion("coredns"),
+      },
+      "The EKS add-ons' versions. Unset, each is EKS's default for `eks.version` when first installed, then kept in the stack's state (the AddonPins step): a new default EKS publishes moves nothing; a change of `eks.version` moves them all, a key set here moves that one (without Auto Mode; Auto Mode runs its own).",
+    ),
     systemNodes: section(
       {
         instanceType: gravitonInstanceType

@@ -1,8 +1,10 @@
 /**
  * What platform eks checks before any cluster resource: the AWS CLI v2 on this machine, the
  * explicit AWS provider built from the validated `aws` keys (region, profile, role), and, through
- * invokes on that provider, the zones, the instance types offered in them, the pinned AMI release
- * for `eks.version` (SSM), the load generator's image when a mix runs (ECR) and the EC2 vCPU quota.
+ * invokes on that provider, the zones, the instance types offered in them, the version the stack's
+ * cluster runs when it exists already (EKS), the pinned AMI release for `eks.version` (SSM), the
+ * load generator's image when a mix runs (ECR) and the EC2 vCPU quota; on byo with a managed
+ * NodePool, the AMI release for the version the cluster runs.
  * Thin wiring over the pure checks in components/capacity/preflight.ts; every failure is a
  * `pulumi.RunError` (printed without a stack trace) naming the key, tool, zone, type or quota.
  */
@@ -15,6 +17,9 @@ import {
   checkAdminPrincipals,
   checkAmiAlias,
   checkAwsCli,
+  checkLiveClusterVersion,
+  isClusterNotFound,
+  type LiveClusterProbe,
   checkLoadgenImage,
   ecrImage,
   isImageNotFound,
@@ -25,9 +30,11 @@ import {
   estimateVcpus,
   isParameterNotFound,
   type AmiParameterProbe,
+  type KubeVersionProbe,
   type AwsCliProbe,
 } from "../components/capacity/preflight.js";
 import type { StackConfig } from "../config/types.js";
+import { defaultClusterName } from "../components/eks-cluster.js";
 
 /** Runs `aws --version` (no shell); ENOENT and a non-zero exit are "not found". */
 export function probeAwsCli(run: typeof spawnSync = spawnSync): AwsCliProbe {
@@ -117,13 +124,18 @@ export async function collectPreflight(config: StackConfig, provider: aws.Provid
   }
   problems.push(...checkOfferings(required, offered));
 
+  const clusterName = defaultClusterName(pulumi.getStack());
+  const live = checkLiveClusterVersion(config.eks.version, clusterName, await probeLiveCluster(clusterName, provider));
+  if (live.error !== undefined) problems.push(live.error);
+  if (live.warning !== undefined) warnings.push(live.warning);
+
   // Auto Mode picks its own AMIs: its NodeClass has no alias.
   if (!config.eks.autoMode) {
     const ami = checkAmiAlias(
       config.karpenter.amiAlias,
       config.eks.version,
       region,
-      await probeAmiParameter(config, provider),
+      await probeAmiParameter(config.karpenter.amiAlias, config.eks.version, provider),
     );
     if (ami.error !== undefined) problems.push(ami.error);
     if (ami.warning !== undefined) warnings.push(ami.warning);
@@ -154,13 +166,25 @@ export async function collectPreflight(config: StackConfig, provider: aws.Provid
   return { problems, warnings };
 }
 
-/** Reads the SSM parameter Karpenter resolves `karpenter.amiAlias` through for `eks.version` (aws.ssm.getParameter). */
-export async function probeAmiParameter(config: StackConfig, provider: aws.Provider): Promise<AmiParameterProbe> {
+/** Reads the Kubernetes version the stack's EKS cluster runs now (aws.eks.getCluster); not found on a first `up`. */
+export async function probeLiveCluster(clusterName: string, provider: aws.Provider): Promise<LiveClusterProbe> {
   try {
-    await aws.ssm.getParameter(
-      { name: amiAliasParameter(config.karpenter.amiAlias, config.eks.version) },
-      { provider },
-    );
+    const cluster = await aws.eks.getCluster({ name: clusterName }, { provider });
+    return { found: true, version: cluster.version };
+  } catch (err) {
+    const message = (err as Error).message.split("\n")[0] ?? "";
+    return isClusterNotFound(message) ? { found: false } : { error: message };
+  }
+}
+
+/** Reads the SSM parameter Karpenter resolves `alias` through for a Kubernetes version (aws.ssm.getParameter). */
+export async function probeAmiParameter(
+  alias: string,
+  kubernetesVersion: string,
+  provider: aws.Provider,
+): Promise<AmiParameterProbe> {
+  try {
+    await aws.ssm.getParameter({ name: amiAliasParameter(alias, kubernetesVersion) }, { provider });
     return { found: true };
   } catch (err) {
     const message = (err as Error).message.split("\n")[0] ?? "";
@@ -192,15 +216,58 @@ export async function probeEcrImage(
   }
 }
 
-/**
- * The preview-time checks of platform eks.
- * @throws pulumi.RunError listing every problem, before any cluster resource is registered.
- */
-export async function preflightEks(config: StackConfig, provider: aws.Provider): Promise<void> {
-  const { problems, warnings } = await collectPreflight(config, provider);
+/** Logs the warnings; @throws pulumi.RunError listing every problem. */
+function reportPreflight({ problems, warnings }: PreflightResult): void {
   for (const warning of warnings) void pulumi.log.warn(warning);
   if (problems.length > 0)
     throw new pulumi.RunError(
       `AWS preflight failed (nothing was created):\n${problems.map((p) => `  - ${p}`).join("\n")}`,
     );
+}
+
+/**
+ * The preview-time checks of platform eks.
+ * @throws pulumi.RunError listing every problem, before any cluster resource is registered.
+ */
+export async function preflightEks(config: StackConfig, provider: aws.Provider): Promise<void> {
+  reportPreflight(await collectPreflight(config, provider));
+}
+
+/**
+ * Platform byo with `byo.manageKarpenterNodePool`: the EC2NodeClass's `karpenter.amiAlias` must
+ * exist for the Kubernetes version the cluster runs (there is no `eks.version` on byo: the version
+ * is read from the cluster's API server), read through the stack's AWS provider like on eks.
+ */
+export async function collectByoNodePoolPreflight(
+  config: StackConfig,
+  provider: aws.Provider,
+  kubeVersion: KubeVersionProbe,
+): Promise<PreflightResult> {
+  const alias = config.karpenter.amiAlias;
+  if ("error" in kubeVersion)
+    return {
+      problems: [],
+      warnings: [
+        `could not read the Kubernetes version of the byo cluster (${kubeVersion.error}); cannot confirm karpenter.amiAlias "${alias}" exists for it`,
+      ],
+    };
+  const ami = checkAmiAlias(
+    alias,
+    kubeVersion.version,
+    config.aws.region,
+    await probeAmiParameter(alias, kubeVersion.version, provider),
+  );
+  return {
+    problems: ami.error === undefined ? [] : [`${ami.error} (the byo cluster runs ${kubeVersion.version})`],
+    warnings: ami.warning === undefined ? [] : [ami.warning],
+  };
+}
+
+/** @throws pulumi.RunError naming the alias and the cluster's version, before any resource is registered. */
+export async function preflightByoNodePool(
+  config: StackConfig,
+  provider: aws.Provider,
+  kubeVersion: KubeVersionProbe,
+): Promise<void> {
+  reportPreflight(await collectByoNodePoolPreflight(config, provider, kubeVersion));
 }

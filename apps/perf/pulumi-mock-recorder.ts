@@ -14,6 +14,7 @@
  * and adds the resources the inputs come from), `dependsOn` those not explained by an input.
  */
 import * as pulumi from "@pulumi/pulumi";
+import { pinnedVersions } from "../../components/steps/addon-pins/implementation.js";
 
 export interface RecordedResource {
   /** Type token, e.g. "kubernetes:apps/v1:StatefulSet". */
@@ -313,6 +314,15 @@ export function awsMockOutputs(r: RecordedResource): Record<string, unknown> {
       };
     case "aws:cloudwatch/eventRule:EventRule":
       return { name: r.name };
+    case "pulumi-nodejs:dynamic:Resource":
+      // The AddonPins step's run: what it stores from its inputs (the add-ons read it).
+      return r.name.endsWith("-addon-pins-run")
+        ? pinnedVersions({
+            kubernetesVersion: String(r.inputs.kubernetesVersion),
+            overrides: (r.inputs.overrides ?? {}) as Record<string, string>,
+            resolved: r.inputs.resolved as Record<string, string>,
+          })
+        : {};
     default:
       return {};
   }

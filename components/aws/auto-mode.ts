@@ -55,14 +55,20 @@ export function buildAutoModeOptions(): NonNullable<eks.ClusterArgs["autoMode"]>
  */
 export function buildNetworkAddonOptions(
   autoMode: boolean,
-): Pick<eks.ClusterArgs, "useDefaultVpcCni" | "vpcCniOptions" | "corednsAddonOptions"> {
+  versions?: { vpcCni: pulumi.Input<string>; kubeProxy: pulumi.Input<string> },
+): Pick<eks.ClusterArgs, "useDefaultVpcCni" | "vpcCniOptions" | "corednsAddonOptions" | "kubeProxyAddonOptions"> {
   if (autoMode) return { useDefaultVpcCni: true, corednsAddonOptions: { enabled: false } };
   // CoreDNS here is the stack's own managed add-on (EksCluster, after the system node group):
   // pulumi-eks would create it inside the cluster component, before any node exists to run it.
+  // The VPC CNI and kube-proxy at their stored versions (AddonPins), not pulumi-eks's most recent.
   return {
     useDefaultVpcCni: false,
-    vpcCniOptions: { enableNetworkPolicy: true },
+    vpcCniOptions: {
+      enableNetworkPolicy: true,
+      ...(versions === undefined ? {} : { addonVersion: versions.vpcCni }),
+    },
     corednsAddonOptions: { enabled: false },
+    ...(versions === undefined ? {} : { kubeProxyAddonOptions: { version: versions.kubeProxy } }),
   };
 }
 

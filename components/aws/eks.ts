@@ -20,6 +20,8 @@ export const EBS_CSI_SERVICE_ACCOUNT = "ebs-csi-controller-sa";
 
 export interface ClusterBuildInput {
   clusterName: string;
+  /** The stored versions of pulumi-eks's VPC CNI and kube-proxy add-ons (AddonPins); absent in Auto Mode. */
+  addonVersions?: Pick<Record<PinnedAddon, pulumi.Input<string>>, "vpcCni" | "kubeProxy">;
   eks: Pick<EksConfig, "version" | "publicEndpoint" | "publicAccessCidrs" | "supportType"> & { autoMode?: boolean };
   /** The AWS provider's profile / role: the kubeconfig's `aws eks get-token` uses the same identity. */
   credentials?: { profile?: string; roleArn?: string };
@@ -80,7 +82,7 @@ export function buildClusterArgs(input: ClusterBuildInput): eks.ClusterArgs {
     // Standard support by default: a version past standard support is upgraded, not billed at the extended rate.
     upgradePolicy: { supportType: input.eks.supportType },
     // Last: in Auto Mode it turns pulumi-eks's CoreDNS and VPC CNI add-ons off (auto-mode.ts).
-    ...buildNetworkAddonOptions(input.eks.autoMode === true),
+    ...buildNetworkAddonOptions(input.eks.autoMode === true, input.addonVersions),
   };
 }
 
@@ -135,18 +137,23 @@ export const MANAGED_ADDONS = {
 } as const;
 export type ManagedAddon = keyof typeof MANAGED_ADDONS;
 
+/** Every EKS add-on whose version the stack pins (AddonPins): its own, and pulumi-eks's VPC CNI and kube-proxy. */
+export const PINNED_ADDONS = { ...MANAGED_ADDONS, vpcCni: "vpc-cni", kubeProxy: "kube-proxy" } as const;
+export type PinnedAddon = keyof typeof PINNED_ADDONS;
+
 /**
  * The `aws.eks.getAddonVersion` query for an add-on on the configured Kubernetes version: the
  * version EKS marks as the default for that Kubernetes version (`mostRecent: false`; "Determines
  * if the most recent or default version of the addon should be returned", @pulumi/aws
  * eks/getAddonVersion; the same list as `aws eks describe-addon-versions --kubernetes-version`).
- * Asked at preview with the plain config version, so an `eks.version` bump moves every add-on
- * with it (an add-on without `addonVersion` would stay on whatever it was installed with).
- * pulumi-eks resolves its own VPC CNI and kube-proxy add-ons the same way (v4.3.0
- * nodejs/eks/addons/cni-addon.ts, cluster.ts: `getAddonVersionOutput({ kubernetesVersion })`).
+ * Asked at every preview with the plain config version; what is installed is what the AddonPins
+ * step stored when it last ran (components/steps/addon-pins/), so an `eks.version` bump moves every
+ * add-on and a new default alone moves none. pulumi-eks, left to itself, resolves its VPC CNI and
+ * kube-proxy add-ons to the most recent version at every preview (v4.3.0
+ * nodejs/eks/addons/cni-addon.ts, cluster.ts: `mostRecent: true`); the stack hands it the pins.
  */
-export function addonVersionQuery(addon: ManagedAddon, kubernetesVersion: string): aws.eks.GetAddonVersionArgs {
-  return { addonName: MANAGED_ADDONS[addon], kubernetesVersion, mostRecent: false };
+export function addonVersionQuery(addon: PinnedAddon, kubernetesVersion: string): aws.eks.GetAddonVersionArgs {
+  return { addonName: PINNED_ADDONS[addon], kubernetesVersion, mostRecent: false };
 }
 
 /**

@@ -3,7 +3,7 @@
  * (website/content/en/v1.14/getting-started/getting-started-with-karpenter/cloudformation.yaml:
  * NodeLifecyclePolicy, IAMIntegrationPolicy, EKSIntegrationPolicy, InterruptionPolicy,
  * ZonalShiftPolicy, ResourceDiscoveryPolicy merged into one document), scoped to one cluster,
- * region and account. tests/karpenter-upstream.test.ts compares its actions with the AWS APIs the
+ * region and account. tests/components/karpenter-iam.test.ts compares its actions with the AWS APIs the
  * controller of the pinned module calls (pkg/aws/sdk.go), so a chart bump shows the drift.
  */
 import type { PolicyDocument, PolicyStatement } from "./iam.js";

@@ -2,7 +2,7 @@
  * Karpenter's interruption handling: the SQS queue's policy and the five EventBridge rules
  * Karpenter v1.14 documents (scheduled change, spot interruption, rebalance recommendation,
  * instance state change, capacity reservation interruption), each targeting the queue.
- * tests/karpenter-upstream.test.ts compares the patterns with the messages the pinned
+ * tests/components/karpenter-iam.test.ts compares the patterns with the messages the pinned
  * controller parses (pkg/controllers/interruption/messages/).
  */
 import type { PolicyDocument } from "./iam.js";

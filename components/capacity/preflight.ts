@@ -141,6 +141,65 @@ export function checkAmiAlias(
   };
 }
 
+/** What reading the stack's EKS cluster gave: its Kubernetes version, no such cluster (a first `up`), or an error. */
+export type LiveClusterProbe = { found: true; version: string } | { found: false } | { error: string };
+
+/** An error text of reading an EKS cluster that means "no such cluster" (EKS's ResourceNotFoundException). */
+export function isClusterNotFound(message: string): boolean {
+  return /couldn't find resource|ResourceNotFoundException|No cluster found/i.test(message);
+}
+
+const minorOf = (version: string): number | undefined => {
+  const m = /^1\.(\d+)$/.exec(version.trim());
+  return m === null ? undefined : Number(m[1]);
+};
+
+/**
+ * `eks.version` against the version the stack's cluster runs now. Newer live: EKS upgraded it by
+ * itself (standard support ended under `eks.supportType` STANDARD), and applying the config would
+ * ask EKS for a downgrade, which it refuses mid-`up`; so the preview refuses first, naming the key.
+ * More than one minor ahead of the live cluster: EKS upgrades one minor at a time. No cluster yet
+ * (a first `up`): nothing to compare. Unreadable: a warning.
+ */
+export function checkLiveClusterVersion(
+  configured: string,
+  clusterName: string,
+  probe: LiveClusterProbe,
+): { error?: string; warning?: string } {
+  if ("error" in probe)
+    return {
+      warning: `could not read EKS cluster ${clusterName} (${probe.error}); cannot confirm it still runs eks.version ${configured}`,
+    };
+  if (!probe.found) return {};
+  const live = minorOf(probe.version);
+  const wanted = minorOf(configured);
+  if (live === undefined || wanted === undefined || live === wanted) return {};
+  if (live > wanted)
+    return {
+      error:
+        `eks.version is ${configured} but cluster ${clusterName} runs ${probe.version}: EKS upgraded it (eks.supportType STANDARD upgrades a version whose standard support ended), ` +
+        `and applying ${configured} would ask EKS for a downgrade, which it refuses. Set eks.version to ${probe.version} ` +
+        `(with a karpenter.chartVersion that supports it and a karpenter.amiAlias published for it) and preview again`,
+    };
+  if (wanted - live > 1)
+    return {
+      error: `eks.version is ${configured} but cluster ${clusterName} runs ${probe.version}: EKS upgrades one minor version at a time; set eks.version to 1.${live + 1}, up, then go on`,
+    };
+  return {};
+}
+
+/** The Kubernetes version a cluster's API server reports (`/version`), as `1.36`, or why it could not be read. */
+export type KubeVersionProbe = { version: string } | { error: string };
+
+/** `major.minor` of `/version`'s fields; EKS reports a minor such as `36+`. */
+export function kubernetesVersionOf(v: { major: string; minor: string }): KubeVersionProbe {
+  const major = /^\d+/.exec(v.major)?.[0];
+  const minor = /^\d+/.exec(v.minor)?.[0];
+  return major === undefined || minor === undefined
+    ? { error: `the API server reports version major ${JSON.stringify(v.major)}, minor ${JSON.stringify(v.minor)}` }
+    : { version: `${major}.${minor}` };
+}
+
 export { vcpusOf };
 
 export interface VcpuEstimate {

@@ -155,33 +155,55 @@ describe("EksCluster", () => {
     );
   });
 
-  it("resolves every add-on's version for the configured eks.version at preview: a version bump moves all three", async () => {
-    const addonVersions = (): Record<string, string> =>
-      Object.fromEntries(
-        mocks.ofType("aws:eks/addon:Addon").map((a) => [String(a.inputs.addonName), String(a.inputs.addonVersion)]),
-      );
+  it("pins every add-on, pulumi-eks's VPC CNI and kube-proxy too, at EKS's default for eks.version: a version bump moves all five", async () => {
+    const pinned = (): Record<string, string> => {
+      const cluster = mocks.get("eks:index:Cluster", "eks-cluster").inputs as {
+        vpcCniOptions: { addonVersion: string };
+        kubeProxyAddonOptions: { version: string };
+      };
+      return {
+        ...Object.fromEntries(
+          mocks.ofType("aws:eks/addon:Addon").map((a) => [String(a.inputs.addonName), String(a.inputs.addonVersion)]),
+        ),
+        "vpc-cni": cluster.vpcCniOptions.addonVersion,
+        "kube-proxy": cluster.kubeProxyAddonOptions.version,
+      };
+    };
     await deploy({}, { eks: { version: "1.35" } });
     const queries = mocks.invokes.filter((c) => c.token === GET_ADDON_VERSION).map((c) => c.inputs);
-    expect(queries).toEqual(
-      ["eks-pod-identity-agent", "aws-ebs-csi-driver", "coredns"].map((addonName) => ({
-        addonName,
-        kubernetesVersion: "1.35",
-        mostRecent: false,
-      })),
-    );
-    const before = addonVersions();
+    const names = ["eks-pod-identity-agent", "aws-ebs-csi-driver", "coredns", "vpc-cni", "kube-proxy"];
+    expect(queries).toEqual(names.map((addonName) => ({ addonName, kubernetesVersion: "1.35", mostRecent: false })));
+    // Through the AddonPins step, whose stored versions the add-ons read.
+    expect(mocks.ofType("valkey-on-eks:steps:AddonPins").map((r) => [r.name, r.parent])).toEqual([
+      ["eks-addon-pins", "eks"],
+    ]);
+    const pins = mocks.get("pulumi-nodejs:dynamic:Resource", "eks-addon-pins-run");
+    expect(pins.inputs).toMatchObject({ kubernetesVersion: "1.35", overrides: {} });
+    const before = pinned();
+    expect(Object.keys(before).sort()).toEqual([...names].sort());
     await deploy({}, { eks: { version: "1.36" } });
-    const after = addonVersions();
-    expect(Object.keys(after).sort()).toEqual(["aws-ebs-csi-driver", "coredns", "eks-pod-identity-agent"]);
+    const after = pinned();
     for (const [addon, version] of Object.entries(after)) {
       expect(version, addon).toBe(mockAddonVersion(addon, "1.36"));
       expect(version, addon).not.toBe(before[addon]);
     }
   });
 
+  it("an add-on version set in eks.addonVersions wins over EKS's default", async () => {
+    await deploy({}, { eks: { addonVersions: { kubeProxy: "v1.36.0-eksbuild.9", coredns: "v1.12.1-eksbuild.2" } } });
+    const cluster = mocks.get("eks:index:Cluster", "eks-cluster").inputs as {
+      kubeProxyAddonOptions: { version: string };
+      vpcCniOptions: { addonVersion: string };
+    };
+    expect(cluster.kubeProxyAddonOptions.version).toBe("v1.36.0-eksbuild.9");
+    expect(cluster.vpcCniOptions.addonVersion).toBe(mockAddonVersion("vpc-cni", versions.EKS_VERSION));
+    expect(mocks.get("aws:eks/addon:Addon", "eks-coredns").inputs.addonVersion).toBe("v1.12.1-eksbuild.2");
+  });
+
   it("Auto Mode installs no add-on and asks for no add-on version", async () => {
     await deploy({}, { eks: { autoMode: true } });
     expect(mocks.ofType("aws:eks/addon:Addon")).toEqual([]);
+    expect(mocks.ofType("valkey-on-eks:steps:AddonPins")).toEqual([]);
     expect(mocks.calls).not.toContain(GET_ADDON_VERSION);
   });
 

@@ -45,6 +45,7 @@ const FORMER: Record<string, (urn: (chain: string, name: string) => string, name
   LiveConfig: () => [],
   ClusterScaleIn: () => [],
   RestoreCheck: () => [],
+  AddonPins: () => [],
 };
 
 let mocks: MockRecorder;

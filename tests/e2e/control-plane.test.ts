@@ -3,7 +3,8 @@
  * kube-scheduler plus kwok's fake nodes. Proves what the end-to-end suite relies on: /readyz
  * with the admin token, the four nodes as labelled and tainted, the real scheduler placing a
  * StatefulSet with a toleration, nodeSelector, zone spread and PVC template on the zone nodes,
- * kwok running its pods with IPs in 127.0.0.0/8, deletion cleaning up, and no process left.
+ * kwok running its pods with IPs in 127.0.0.0/8, deletion cleaning up, and no process left; and the
+ * version a byo stack's preview reads from it through the kubeconfig.
  *
  * Needs the toolchain from `.ci/toolchain/install.sh`; without it this file fails (never skips).
  */
@@ -13,6 +14,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { VALKEY_NODE_POOL, VALKEY_TAINT } from "../../components/shared.js";
 import { ZONE_LABEL } from "../../vocabulary/labels.js";
 import { versions } from "../../versions.js";
+import { parseStackConfig } from "../../config/schema.js";
+import { probeKubeVersion } from "../../stacks/kube-version.js";
 import { eventually, processesWithMarker } from "../support/processes.js";
 import {
   DEFAULT_ZONES,
@@ -82,6 +85,11 @@ describe("local Kubernetes control plane (etcd, kube-apiserver, controller-manag
     expect(String(ready.body)).toContain("ok");
     const version = await plane.api<{ gitVersion: string }>("GET", "/version");
     expect(version.body.gitVersion).toBe(versions.KUBERNETES_VERSION);
+    // What a byo stack's preview reads through its kubeconfig (stacks/kube-version.ts): major.minor.
+    const byo = parseStackConfig({ platform: "byo", byo: { kubeconfig: plane.kubeconfigPath } }).config;
+    expect(await probeKubeVersion(byo)).toEqual({
+      version: /^v(\d+\.\d+)\./.exec(versions.KUBERNETES_VERSION)?.[1],
+    });
     // OpenAPI v3 (what server-side apply and clients' schema checks use).
     const openapi = await plane.api<{ paths: Record<string, unknown> }>("GET", "/openapi/v3");
     expect(Object.keys(openapi.body.paths)).toContain("apis/apps/v1");

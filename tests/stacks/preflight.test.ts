@@ -4,7 +4,11 @@
  * quota; and the program hands that provider to every AWS resource, including the ones awsx and
  * pulumi-eks create (their components get it in their providers map), whatever AWS_REGION says.
  */
-import { beforeEach, describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { kubernetesVersionOf } from "../../components/capacity/preflight.js";
 import {
   EKS_GET_KUBECONFIG,
   awsMockInvokes,
@@ -21,6 +25,7 @@ const CALLER_TOKEN = "aws:index/getCallerIdentity:getCallerIdentity";
 const SESSION_TOKEN = "aws:iam/getSessionContext:getSessionContext";
 const SSM_TOKEN = "aws:ssm/getParameter:getParameter";
 const ECR_TOKEN = "aws:ecr/getImage:getImage";
+const EKS_TOKEN = "aws:eks/getCluster:getCluster";
 
 /** The account the mocks answer for: zones, what each zone offers, and the vCPU quota. */
 const account = {
@@ -32,6 +37,8 @@ const account = {
   amiReleases: {} as Record<string, string[]> | Error,
   /** The ECR images of the account, `<repository>:<tag>`; an Error: the read fails. */
   ecrImages: [] as string[] | Error,
+  /** The Kubernetes version the stack's cluster runs; undefined: no such cluster yet; an Error: the read fails. */
+  liveCluster: undefined as string | undefined | Error,
 };
 const RELEASES = { "1.35": ["v20260625", "v20260714"], "1.36": ["v20260714"] };
 const ALL_TYPES = ["m7g.large", "r7g.large", "r7g.xlarge", "r7g.2xlarge"];
@@ -102,6 +109,13 @@ const recorder = installMocks({
         imageDigest: `sha256:${"0".repeat(64)}`,
       };
     },
+    [EKS_TOKEN]: (inputs) => {
+      if (account.liveCluster instanceof Error) throw account.liveCluster;
+      // The AWS provider's own text for a missing cluster (its eks_cluster data source, findClusterByName).
+      if (account.liveCluster === undefined)
+        throw new Error(`reading EKS Cluster (${String(inputs.name)}): couldn't find resource`);
+      return { name: inputs.name, version: account.liveCluster, platformVersion: "eks.5", status: "ACTIVE" };
+    },
     [QUOTA_TOKEN]: () => {
       if (account.quota instanceof Error) throw account.quota;
       return {
@@ -129,6 +143,7 @@ beforeEach(() => {
   account.caller = "arn:aws:sts::123456789012:assumed-role/deployer/session-1";
   account.amiReleases = RELEASES;
   account.ecrImages = [];
+  account.liveCluster = undefined;
 });
 
 describe("preflight invokes", () => {
@@ -144,6 +159,7 @@ describe("preflight invokes", () => {
       OFFERINGS_TOKEN,
       OFFERINGS_TOKEN,
       OFFERINGS_TOKEN,
+      EKS_TOKEN,
       SSM_TOKEN,
       QUOTA_TOKEN,
     ]);
@@ -192,6 +208,45 @@ describe("preflight invokes", () => {
     expect(result.warnings).toEqual([
       expect.stringMatching(/could not read EC2 quota L-1216C47A in eu-west-1 .*needs 16–60 vCPUs/),
     ]);
+  });
+});
+
+describe("the live cluster's version against eks.version", () => {
+  const { config } = parseStackConfig({ "aws:region": "eu-west-1", "eks": { version: "1.36" } });
+  const run = () => collectPreflight(config, createAwsProvider(config));
+
+  it("reads the stack's own cluster by its name; none yet (a first up) or the same version passes", async () => {
+    expect((await run()).problems).toEqual([]);
+    const read = recorder.invokes.filter((c) => c.token === EKS_TOKEN);
+    expect(read.map((c) => c.inputs)).toEqual([{ name: `valkey-${pulumi.getStack()}` }]);
+    expect(read[0]?.provider).toMatch(PROVIDER_REF);
+    account.liveCluster = "1.36";
+    expect(await run()).toEqual({ problems: [], warnings: [] });
+  });
+
+  it("refuses a cluster EKS upgraded by itself (the up would ask for a downgrade), naming eks.version and the live version", async () => {
+    account.liveCluster = "1.37";
+    const { problems } = await run();
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^eks\.version is 1\.36 but cluster valkey-\S+ runs 1\.37: EKS upgraded it .*Set eks\.version to 1\.37 /,
+      ),
+    ]);
+    const err = await preflightEks(config, createAwsProvider(config)).catch((e: unknown) => e);
+    expect(pulumi.RunError.isInstance(err)).toBe(true);
+  });
+
+  it("a planned upgrade of one minor passes; of two is refused (EKS upgrades one at a time); an unreadable cluster warns", async () => {
+    account.liveCluster = "1.35";
+    expect((await run()).problems).toEqual([]);
+    account.liveCluster = "1.34";
+    expect((await run()).problems).toEqual([
+      expect.stringMatching(/runs 1\.34: EKS upgrades one minor version at a time; set eks\.version to 1\.35/),
+    ]);
+    account.liveCluster = new Error("AccessDeniedException: not authorized to perform eks:DescribeCluster");
+    const r = await run();
+    expect(r.problems).toEqual([]);
+    expect(r.warnings).toEqual([expect.stringMatching(/^could not read EKS cluster valkey-\S+ \(AccessDenied/)]);
   });
 });
 
@@ -415,4 +470,66 @@ describe("the stack entry point on platform eks", () => {
     expect(recorder.ofType("eks:index:Cluster")).toHaveLength(1);
     expect(recorder.ofType("pulumi:providers:aws").map((p) => p.name)).toEqual(["aws", "pricing-api"]);
   });
+});
+
+describe("byo with a managed Karpenter NodePool: the AMI alias against the version the cluster runs", () => {
+  const dir = mkdtempSync(join(tmpdir(), "byo-preflight-"));
+  const kubeconfig = join(dir, "kubeconfig");
+  writeFileSync(kubeconfig, "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n");
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const byo = {
+    "aws:region": "eu-west-1",
+    "valkey-on-eks:platform": "byo",
+    "valkey-on-eks:byo": JSON.stringify({
+      kubeconfig,
+      manageKarpenterNodePool: true,
+      karpenterNodeRole: "KarpenterNodeRole-prod",
+      karpenterDiscoveryTag: "prod",
+    }),
+    "valkey-on-eks:valkey": JSON.stringify({ auth: { enabled: false } }),
+  };
+  const v2 = () => ({ found: true as const, output: "aws-cli/2.17.40 Python/3.11.9" });
+  const runs = (version: string) => () => Promise.resolve({ version });
+
+  it("refuses an alias with no AMI for the cluster's version, naming the key and that version, before any resource", async () => {
+    pulumi.runtime.setAllConfig(byo);
+    const err = await runStack(v2, runs("1.37")).catch((e: unknown) => e);
+    expect(pulumi.RunError.isInstance(err)).toBe(true);
+    expect((err as Error).message).toMatch(
+      /karpenter\.amiAlias "al2023@v\d{8}" has no arm64 AL2023 AMI for eks\.version 1\.37 in eu-west-1 .*\(the byo cluster runs 1\.37\)/,
+    );
+    expect(recorder.invokes.filter((c) => c.token === SSM_TOKEN).map((c) => c.inputs.name)).toEqual([
+      expect.stringMatching(/\/optimized-ami\/1\.37\/amazon-linux-2023\/arm64\/standard\//),
+    ]);
+    await settle();
+    expect(recorder.resources.map((r) => r.type)).toEqual(["pulumi:providers:aws"]);
+  });
+
+  it("deploys when the alias exists for that version; an unreadable version only warns", async () => {
+    pulumi.runtime.setAllConfig(byo);
+    await runStack(v2, runs("1.36"));
+    await settle();
+    expect(recorder.ofType("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")).toHaveLength(1);
+    recorder.reset();
+    await runStack(v2, () => Promise.resolve({ error: "connect ECONNREFUSED 127.0.0.1:6443" }));
+    await settle();
+    expect(recorder.calls).not.toContain(SSM_TOKEN);
+    expect(recorder.ofType("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")).toHaveLength(1);
+  });
+
+  it("byo without a managed NodePool asks AWS nothing", async () => {
+    pulumi.runtime.setAllConfig({ ...byo, "valkey-on-eks:byo": JSON.stringify({ kubeconfig }) });
+    await runStack(v2, () => Promise.reject(new Error("must not be asked")));
+    await settle();
+    expect(recorder.ofType("pulumi:providers:aws")).toEqual([]);
+    expect(recorder.calls).not.toContain(SSM_TOKEN);
+  });
+});
+
+describe("the Kubernetes version an API server reports", () => {
+  it.each([
+    [{ major: "1", minor: "36" }, { version: "1.36" }],
+    [{ major: "1", minor: "36+" }, { version: "1.36" }],
+    [{ major: "", minor: "" }, { error: 'the API server reports version major "", minor ""' }],
+  ])("%j → %j", (v, want) => expect(kubernetesVersionOf(v)).toEqual(want));
 });
