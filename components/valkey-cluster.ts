@@ -113,7 +113,7 @@ export class ValkeyCluster extends pulumi.ComponentResource {
     });
     new k8s.policy.v1.PodDisruptionBudget(`${name}-pdb`, m.pdb, parent);
     new k8s.networking.v1.NetworkPolicy(`${name}-netpol`, m.networkPolicy, parent);
-    createMonitoring(this, name, m.monitoring);
+    createMonitoring(this, name, m);
 
     const f = m.facts;
     this.namespace = args.namespace;

@@ -112,7 +112,7 @@ export class ValkeyReplication extends pulumi.ComponentResource {
     new k8s.core.v1.Service(`${name}-read-svc`, m.haproxy.readService, parent);
     new k8s.policy.v1.PodDisruptionBudget(`${name}-haproxy-pdb`, m.haproxy.pdb, parent);
     new k8s.networking.v1.NetworkPolicy(`${name}-haproxy-netpol`, m.networkPolicies.haproxy, parent);
-    createMonitoring(this, name, m.monitoring);
+    createMonitoring(this, name, m);
 
     const f = m.facts;
     this.namespace = args.namespace;

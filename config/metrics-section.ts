@@ -15,14 +15,17 @@ const TAKEN_PORTS = [VALKEY_PORT, VALKEY_BUS_PORT, SENTINEL_PORT];
 const LABEL_KEY_RE = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const LABEL_VALUE_RE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
 
-/** A map of Kubernetes labels, empty by default. */
-const labelMap = () =>
+/** A map of Kubernetes labels, empty unless another default is given. */
+const labelMap = (byDefault: Record<string, string> = {}) =>
   z
     .record(
       z.string().regex(LABEL_KEY_RE, { error: "must be a Kubernetes label key" }),
       z.string().regex(LABEL_VALUE_RE, { error: "must be a Kubernetes label value" }),
     )
-    .default({});
+    .default(byDefault);
+
+const namespaceName = () =>
+  z.string().regex(DNS_LABEL_RE, { error: "must be a Kubernetes namespace name (lower-case DNS label)" });
 
 export const metricsSchema = section(
   {
@@ -47,11 +50,25 @@ export const metricsSchema = section(
     monitorLabels: labelMap().describe(
       'Labels on the PodMonitors and the PrometheusRule (with `prometheusOperator`), for an Operator whose Prometheus selects them by label: kube-prometheus-stack\'s does by default, `{"release": "<its Helm release name>"}`.',
     ),
+    dashboard: section(
+      {
+        enabled: flag(true).describe(
+          "Ship this mode's Grafana dashboard (core/metrics/dashboard.ts: throughput and latency per command, memory, replication and failovers, cluster slots, Sentinels and the write endpoint, persistence, and the figures `vbench report --prometheus` exports) as a ConfigMap `<release>-dashboard` for the Grafana dashboard sidecar (kube-prometheus-stack's and the Grafana chart's). Only with `enabled`: without exporters nothing would fill it. false: no ConfigMap; the JSON is still in the stack report (`report.metrics.dashboard.json`).",
+        ),
+        labels: labelMap({ grafana_dashboard: "1" }).describe(
+          "Labels on the dashboard's ConfigMap: the label the sidecar watches (`sidecar.dashboards.label`, `grafana_dashboard` by default, any value).",
+        ),
+        namespace: namespaceName()
+          .optional()
+          .describe(
+            "Namespace of the dashboard's ConfigMap, which must exist: where the sidecar looks (`sidecar.dashboards.searchNamespace`; by default only Grafana's own). Unset: the release's namespace (`valkey.namespace`).",
+          ),
+      },
+      "The Grafana dashboard of this mode, as a ConfigMap for Grafana's sidecar (docs/metrics.md).",
+    ),
     scrapeFrom: section(
       {
-        namespace: z
-          .string()
-          .regex(DNS_LABEL_RE, { error: "must be a Kubernetes namespace name (lower-case DNS label)" })
+        namespace: namespaceName()
           .default("monitoring")
           .describe(
             "Namespace of the Prometheus that scrapes the stack: the NetworkPolicies admit the exporters' port and HAProxy's status port from pods in it only (matched by its `kubernetes.io/metadata.name` label, which Kubernetes sets on every namespace).",

@@ -382,6 +382,24 @@ function checkMetrics(config: StackConfig, report: Report): void {
     );
   if (Object.keys(m.monitorLabels).length > 0 && !m.prometheusOperator)
     report(["metrics", "monitorLabels"], "is set but metrics.prometheusOperator is false: nothing would carry them");
+  if (m.dashboard.namespace !== undefined && !m.enabled)
+    report(
+      ["metrics", "dashboard", "namespace"],
+      "is set but metrics.enabled is false: the dashboard ships only with the exporters that fill it",
+    );
+}
+
+/** Add-on versions only mean something where the stack installs the add-ons: platform eks without Auto Mode. */
+function checkAddonVersions(config: StackConfig, report: Report): void {
+  const where =
+    config.platform !== "eks" ? "platform is byo" : config.eks.autoMode ? "eks.autoMode is true" : undefined;
+  if (where === undefined) return;
+  for (const [addon, version] of Object.entries(config.eks.addonVersions))
+    if (version !== undefined)
+      report(
+        ["eks", "addonVersions", addon],
+        `is set but ${where}: the stack installs no EKS add-on there, so nothing would run this version`,
+      );
 }
 
 function checkByoNodePool(config: StackConfig, report: Report): void {
@@ -500,6 +518,7 @@ export function checkStackRules(config: StackConfig, input: StackInput, report: 
   checkBenchmark(config, report);
   checkBenchmarkFits(config, report);
   checkByoNodePool(config, report);
+  checkAddonVersions(config, report);
   checkEndpoint(config, report);
   checkDrills(config, report);
   checkBackup(config, report);

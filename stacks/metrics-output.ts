@@ -6,13 +6,17 @@
  * stack's mode at its own bounds (core/metrics/rule-file.ts), e.g.
  *
  *   pulumi stack output report --json | jq -r .metrics.rules > valkey-rules.yml
+ *
+ * and the mode's Grafana dashboard (core/metrics/dashboard.ts) with the ConfigMap that ships it.
  */
 import type { StackConfig } from "../config/types.js";
 import { alertInputs } from "../core/metrics/alert-definition.js";
+import { dashboardJson, dashboardUid } from "../core/metrics/dashboard.js";
 import { ruleFileText, ruleGroups } from "../core/metrics/rule-file.js";
 import { scrapeConfigText } from "../core/metrics/scrape-config.js";
 import type { Component } from "../core/metrics/targets.js";
 import { scrapeTargets } from "../components/valkey/metrics-targets.js";
+import { dashboardConfigMapName } from "../components/valkey/monitoring.js";
 import { DEFAULT_CLUSTER_RELEASE } from "../components/valkey-cluster.js";
 import { DEFAULT_REPLICATION_RELEASE } from "../components/valkey-replication.js";
 import { HAPROXY_REPLICAS, HAPROXY_STATUS_PORT } from "../components/valkey/haproxy-manifests.js";
@@ -37,6 +41,11 @@ export interface MetricsPart {
   scrapeJob: string;
   /** The alert rule file of this stack's mode at its bounds, at a 15 s scrape interval (YAML). */
   rules: string;
+  /**
+   * The mode's Grafana dashboard: its uid, its JSON, and the ConfigMap holding it (null with
+   * `metrics.dashboard.enabled` false).
+   */
+  dashboard: { uid: string; configMap: { name: string; namespace: string } | null; json: string };
 }
 
 const selector = (labels: Record<string, string>): string =>
@@ -44,10 +53,13 @@ const selector = (labels: Record<string, string>): string =>
     .map(([k, v]) => `${k}=${v}`)
     .join(",");
 
+const releaseOf = (config: StackConfig): string =>
+  config.valkey.mode === "cluster" ? DEFAULT_CLUSTER_RELEASE : DEFAULT_REPLICATION_RELEASE;
+
 /** The pods of each scraped component (components/valkey/metrics-targets.ts), counted, with their port numbers. */
 function targetsOf(config: StackConfig): MetricsTargets[] {
   const v = config.valkey;
-  const release = v.mode === "cluster" ? DEFAULT_CLUSTER_RELEASE : DEFAULT_REPLICATION_RELEASE;
+  const release = releaseOf(config);
   const count: Record<Component, number> = {
     valkey: v.pods,
     sentinel: v.replication.sentinel.replicas,
@@ -74,5 +86,12 @@ export function metricsPart(config: StackConfig): MetricsPart | null {
     scrapeFrom: { namespace: m.scrapeFrom.namespace, podLabels: { ...m.scrapeFrom.podLabels } },
     scrapeJob: scrapeConfigText({ namespaces: [namespace] }),
     rules: ruleFileText(ruleGroups(alertInputs(config.valkey))),
+    dashboard: {
+      uid: dashboardUid(config.valkey.mode),
+      configMap: m.dashboard.enabled
+        ? { name: dashboardConfigMapName(releaseOf(config)), namespace: m.dashboard.namespace ?? namespace }
+        : null,
+      json: dashboardJson(config.valkey.mode),
+    },
   };
 }

@@ -453,7 +453,7 @@ async function printLocalResult(flags: LocalFlags, result: LocalComparisonResult
       `${JSON.stringify({ ok: true, runDir: result.runDir, ...paths, versions: result.versions, rows: result.rows, drills: drillFigures, sloSweeps: result.sloSweeps }, null, 2)}\n`,
     );
   } else {
-    const files = `results.csv, ${result.drills.length > 0 ? "drills.csv, " : ""}summary.md, report.html${shot ? ", report.png" : ""}, raw/`;
+    const files = `results.csv, ${result.drills.length > 0 ? "drills.csv, " : ""}summary.md, report.html${shot ? ", report.png" : ""}, dashboards/, raw/`;
     process.stdout.write(`\n${result.table}\n\nresults: ${result.runDir}/{${files}}\n`);
   }
 }

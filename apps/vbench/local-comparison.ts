@@ -23,6 +23,7 @@ import { resolveBinaries, type ValkeyBinaries } from "../../benchmarks/run/binar
 import { renderSoakMarkdown } from "../../benchmarks/run/soak-sampler.js";
 import type { SoakRecord } from "../../benchmarks/run/soak-sample.js";
 import { writeReport } from "../../benchmarks/report/render.js";
+import { dashboardFileName, dashboardJson } from "../../core/metrics/dashboard.js";
 import { writeRunVerdict } from "../../benchmarks/report/verdict-run.js";
 import { buildRunMeta, RUN_META_FILE } from "../../benchmarks/report/run-meta.js";
 import { renderComparisonTable, renderSummaryMarkdown } from "../../benchmarks/run/comparison.js";
@@ -497,6 +498,7 @@ async function writeComparison(run: ComparisonRun): Promise<LocalComparisonResul
   const { o, runDir, rawDir, drills, sweeps, topologies } = run;
   const rows = run.runs.rows();
   writeRunsFile(rawDir, run.runs);
+  writeDashboards(runDir);
   const b = run.binaries as ValkeyBinaries;
   const versions = {
     server: b.server.version,
@@ -532,6 +534,14 @@ async function writeComparison(run: ComparisonRun): Promise<LocalComparisonResul
     drills,
     sloSweeps: sweeps,
   };
+}
+
+/** Both modes' Grafana dashboards (core/metrics/dashboard.ts), as the stack ships them, in `<runDir>/dashboards/`. */
+function writeDashboards(runDir: string): void {
+  const dir = join(runDir, "dashboards");
+  mkdirSync(dir, { recursive: true });
+  for (const mode of ["replication", "cluster"] as const)
+    writeFileSync(join(dir, dashboardFileName(mode)), dashboardJson(mode));
 }
 
 /** The side-by-side tables printed at the end: comparison, replication paths, read scale-out, drills. */

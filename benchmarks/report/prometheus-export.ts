@@ -70,7 +70,8 @@ function drillSamples(add: Adder, source: string, d: DrillView, run: number): vo
 
 type Adder = (name: string, labels: Record<string, string>, value: number | null | undefined) => void;
 
-const HELP: Record<string, string> = {
+/** Every metric the export writes, with its HELP text: what a dashboard may name (tests/core/dashboard.test.ts). */
+export const VBENCH_METRIC_HELP: Readonly<Record<string, string>> = {
   vbench_throughput_ops_per_second: "Requests per second measured (the median of the row's runs).",
   vbench_throughput_min_ops_per_second: "The lowest run's requests per second.",
   vbench_throughput_max_ops_per_second: "The highest run's requests per second.",
@@ -96,7 +97,7 @@ export function prometheusExposition(sources: readonly ReportSource[]): string {
   const families = new Map<string, Family>();
   const add: Adder = (name, labels, value) => {
     if (value === null || value === undefined || !Number.isFinite(value)) return;
-    const f = families.get(name) ?? { help: HELP[name] ?? name, samples: [] };
+    const f = families.get(name) ?? { help: VBENCH_METRIC_HELP[name] ?? name, samples: [] };
     f.samples.push({ labels, value });
     families.set(name, f);
   };

@@ -62,6 +62,8 @@ export interface ClusterManifests {
   networkPolicy: NetworkPolicy;
   /** With `metrics.prometheusOperator`: the PodMonitors and the PrometheusRule (monitoring.ts). */
   monitoring?: Monitoring;
+  /** With `metrics.dashboard.enabled`: the Grafana dashboard's ConfigMap (monitoring.ts). */
+  dashboard?: ConfigMap;
   /** While `restore.from` is set: the members' egress to S3. */
   restoreNetworkPolicy?: NetworkPolicy;
   /** The RollingRestart step's inputs: the member StatefulSet and its template hash. */

@@ -3,14 +3,18 @@
  * scraped component (metrics-targets.ts), attaching the same target labels as the annotation
  * scrape job (core/metrics/scrape-config.ts: `release` and `component` from the pod; the Operator
  * itself sets `namespace` and `pod`), and a PrometheusRule holding the mode's alert rules at the
- * release's own bounds (core/metrics/rule-file.ts). Pure: manifests from the resolved config.
+ * release's own bounds (core/metrics/rule-file.ts). And the mode's Grafana dashboard as a ConfigMap
+ * for Grafana's sidecar (`metrics.dashboard`, core/metrics/dashboard.ts). Pure: manifests from the
+ * resolved config.
  */
 import type { MetricsConfig, ValkeyConfig } from "../../config/types.js";
 import { alertInputs, DEFAULT_SCRAPE_INTERVAL_SECONDS } from "../../core/metrics/alert-definition.js";
+import { dashboardFileName, dashboardJson } from "../../core/metrics/dashboard.js";
 import { ruleGroups, type RuleGroups } from "../../core/metrics/rule-file.js";
 import { POD_LABEL_SOURCES } from "../../core/metrics/scrape-config.js";
 import type { Component } from "../../core/metrics/targets.js";
 import { releaseLabels } from "../shared.js";
+import type { ConfigMap } from "./k8s-types.js";
 import { scrapeTargets } from "./metrics-targets.js";
 
 export const MONITORING_API_VERSION = "monitoring.coreos.com/v1";
@@ -101,8 +105,33 @@ export function buildMonitoring(i: MonitoringInput): Monitoring | undefined {
   };
 }
 
-/** `{ monitoring }` when there is any, else nothing: spread into a release's manifests. */
-export function monitoringOf(i: MonitoringInput): { monitoring?: Monitoring } {
+/** The dashboard ConfigMap's name for a release. */
+export const dashboardConfigMapName = (release: string): string => `${release}-dashboard`;
+
+/** The ConfigMap `<release>-dashboard`; undefined unless `metrics.enabled` and `metrics.dashboard.enabled`. */
+export function buildDashboardConfigMap(i: MonitoringInput): ConfigMap | undefined {
+  const m = i.metrics;
+  if (m?.enabled !== true || !m.dashboard.enabled) return undefined;
+  return {
+    metadata: {
+      name: dashboardConfigMapName(i.release),
+      namespace: m.dashboard.namespace ?? i.namespace,
+      labels: { ...releaseLabels(i.release), ...m.dashboard.labels },
+    },
+    data: { [dashboardFileName(i.valkey.mode)]: dashboardJson(i.valkey.mode) },
+  };
+}
+
+/** What a release hands to the user's monitoring, each part only when there is one: spread into its manifests. */
+export interface MonitoringParts {
+  /** With `metrics.prometheusOperator`: the PodMonitors and the PrometheusRule. */
+  monitoring?: Monitoring;
+  /** With `metrics.dashboard.enabled`: the Grafana dashboard's ConfigMap. */
+  dashboard?: ConfigMap;
+}
+
+export function monitoringOf(i: MonitoringInput): MonitoringParts {
   const monitoring = buildMonitoring(i);
-  return monitoring === undefined ? {} : { monitoring };
+  const dashboard = buildDashboardConfigMap(i);
+  return { ...(monitoring === undefined ? {} : { monitoring }), ...(dashboard === undefined ? {} : { dashboard }) };
 }

@@ -8,7 +8,7 @@ import * as k8s from "@pulumi/kubernetes";
 import type { MetricsConfig, ValkeyConfig } from "../../config/types.js";
 import type { Placement } from "../shared.js";
 import type { ConfigMap, NetworkPolicy, Service } from "./k8s-types.js";
-import type { Monitoring } from "./monitoring.js";
+import type { MonitoringParts } from "./monitoring.js";
 import { restoreServiceAccount, type RestoreSettings } from "./restore-init.js";
 import { buildPasswordSecret } from "./secret.js";
 
@@ -91,12 +91,16 @@ export function createRestoreResources(
 }
 
 /**
- * With `metrics.prometheusOperator`: `${name}-podmonitor-<component>` per scraped component and
- * `${name}-alert-rules` under `parent` (the Operator's CRDs must exist first; nothing here detects them).
+ * Under `parent`: with `metrics.prometheusOperator`, `${name}-podmonitor-<component>` per scraped
+ * component and `${name}-alert-rules` (the Operator's CRDs must exist first; nothing here detects
+ * them); with `metrics.dashboard.enabled`, the dashboard's ConfigMap `${name}-dashboard`.
  */
-export function createMonitoring(parent: pulumi.ComponentResource, name: string, m: Monitoring | undefined): void {
-  if (m === undefined) return;
-  for (const { component, manifest } of m.podMonitors)
-    new k8s.apiextensions.CustomResource(`${name}-podmonitor-${component}`, manifest, { parent });
-  new k8s.apiextensions.CustomResource(`${name}-alert-rules`, m.rule, { parent });
+export function createMonitoring(parent: pulumi.ComponentResource, name: string, parts: MonitoringParts): void {
+  const m = parts.monitoring;
+  if (m !== undefined) {
+    for (const { component, manifest } of m.podMonitors)
+      new k8s.apiextensions.CustomResource(`${name}-podmonitor-${component}`, manifest, { parent });
+    new k8s.apiextensions.CustomResource(`${name}-alert-rules`, m.rule, { parent });
+  }
+  if (parts.dashboard !== undefined) new k8s.core.v1.ConfigMap(`${name}-dashboard`, parts.dashboard, { parent });
 }

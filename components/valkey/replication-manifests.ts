@@ -104,6 +104,8 @@ export interface ReplicationManifests {
   networkPolicies: { members: NetworkPolicy; sentinels: NetworkPolicy; haproxy: NetworkPolicy };
   /** With `metrics.prometheusOperator`: the PodMonitors and the PrometheusRule (monitoring.ts). */
   monitoring?: Monitoring;
+  /** With `metrics.dashboard.enabled`: the Grafana dashboard's ConfigMap (monitoring.ts). */
+  dashboard?: ConfigMap;
   /** While `restore.from` is set: the members' egress to S3. */
   restoreNetworkPolicy?: NetworkPolicy;
   /** The RollingRestart step's inputs: the member and Sentinel StatefulSets and their template hash. */

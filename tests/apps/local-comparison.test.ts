@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { dashboardFileName, dashboardJson } from "../../core/metrics/dashboard.js";
 import { processesLeftWithMarker, runVbench, type CliRun } from "../support/processes.js";
 import { REPLICATION_PATH_NOTES, runLocalComparison } from "../../apps/vbench/local-comparison.js";
 import { liveServerCount } from "../../harness/local/valkey-process.js";
@@ -26,7 +27,7 @@ const runCli = (args: string[], interruptWhen?: RegExp): Promise<CliRun> =>
   runVbench(["local", ...args], "VBENCH_TEST_MARKER", interruptWhen);
 
 describe("local comparison on real valkey-server processes", () => {
-  it("starts both topologies, verifies them, benchmarks both (two runs, interleaved), writes results and stops every server", async () => {
+  it("starts both topologies, verifies them, benchmarks both (two runs, interleaved), writes results and both dashboards and stops every server", async () => {
     const result = await runLocalComparison({
       workload: {
         ...SEED_WORKLOAD,
@@ -138,6 +139,11 @@ describe("local comparison on real valkey-server processes", () => {
     expect(summary).toMatch(/3 Sentinels .*HAProxy write endpoint/);
     expect(result.table).toContain("replication: HAProxy write endpoint vs direct to the primary");
     expect(readdirSync(join(result.runDir, "raw")).some((f) => f.startsWith("verify-cluster"))).toBe(true);
+    // Both modes' dashboards, as the stack ships them.
+    for (const mode of ["replication", "cluster"] as const)
+      expect(readFileSync(join(result.runDir, "dashboards", dashboardFileName(mode)), "utf8")).toBe(
+        dashboardJson(mode),
+      );
     // Data transfer: every row measured; replication's SET streamed its 300-byte commands
     // (256-byte values, 16-byte keys) to three replicas, two in other zones than the primary.
     for (const r of rows) expect(r.cross_zone_bytes_per_s, `${r.mode} ${r.test}`).toBeGreaterThan(0);

@@ -176,6 +176,24 @@ const BAD_CONFIGS: Array<[string, Record<string, unknown>, string, string]> = [
     "metrics.prometheusOperator is false",
   ],
   ["bad monitor label key", { metrics: { monitorLabels: { "a b": "x" } } }, "metrics.monitorLabels.a b", "label key"],
+  [
+    "bad dashboard namespace",
+    { metrics: { dashboard: { namespace: "Grafana" } } },
+    "metrics.dashboard.namespace",
+    "namespace name",
+  ],
+  [
+    "bad dashboard label value",
+    { metrics: { dashboard: { labels: { grafana_dashboard: "a b" } } } },
+    "metrics.dashboard.labels.grafana_dashboard",
+    "label value",
+  ],
+  [
+    "dashboard namespace without exporters",
+    { metrics: { enabled: false, dashboard: { namespace: "grafana" } } },
+    "metrics.dashboard.namespace",
+    "metrics.enabled is false",
+  ],
   ["unknown benchmark test", { benchmark: { tests: ["set", "getx"] } }, "benchmark.tests.1", '"getx"'],
   ["zero requests", { benchmark: { requests: 0 } }, "benchmark.requests", "must be ≥ 1"],
   [

@@ -18,6 +18,9 @@
  *   members mark them failed and say cluster_state fail with a third of the slots not ok:
  *   ValkeyClusterStateNotOk and ValkeyClusterSlotsNotOk fire on them; thawed, the shard's primary
  *   serves again and both resolve.
+ *
+ * Healthy, every live query of the mode's dashboard (core/metrics/dashboard-panels.ts) returns
+ * series from the same Prometheus, its variables set to the targets' namespace and release.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { type AlertInputs, type AlertMode } from "../../core/metrics/alert-definition.js";
@@ -29,6 +32,8 @@ import { exporterTarget, prometheusWithRules } from "../../harness/drill/alert-w
 import type { FiringAlert, RunningPrometheus, ScrapeTarget } from "../../harness/metrics/prometheus.js";
 import { defaultValkeyConfig } from "../../pod/local-conf.js";
 import { METRICS_PATH } from "../../pod/haproxy-checks.js";
+import { panelsFor } from "../../core/metrics/dashboard-panels.js";
+import { grafanaToPromql } from "../support/promql.js";
 
 const PASSWORD = "alerts-real-password";
 const RELEASE = { namespace: "local", release: "alerts" };
@@ -67,6 +72,25 @@ async function prometheusOver(targets: ScrapeTarget[], inputs: AlertInputs): Pro
   const p = await prometheusWithRules(targets, inputs);
   stops.push(p.stop);
   return p;
+}
+
+/**
+ * The live queries of `mode`'s dashboard (the measured row reads `vbench report --prometheus`'s
+ * file, not these targets) that return no series, with the dashboard's variables set to RELEASE.
+ */
+async function emptyDashboardQueries(p: RunningPrometheus, mode: AlertMode): Promise<string[]> {
+  const queries = panelsFor(mode)
+    .filter((panel) => panel.row !== "Measured by valkey-on-eks")
+    .flatMap((panel) => panel.queries.map((q) => ({ title: panel.title, expr: q.expr })));
+  expect(queries.length).toBeGreaterThan(15);
+  const empty: string[] = [];
+  for (const { title, expr } of queries) {
+    const promql = grafanaToPromql(expr, { $__rate_interval: "15s", $__interval: "1s", $__range: "5m" })
+      .replaceAll("$namespace", RELEASE.namespace)
+      .replaceAll("$release", RELEASE.release);
+    if ((await p.query(promql)).length === 0) empty.push(`${title}: ${promql}`);
+  }
+  return empty;
 }
 
 /** Polls for `ms`: the firing alerts seen other than `allowed` (none expected); pending ones are printed. */
@@ -111,7 +135,7 @@ async function untilResolved(p: RunningPrometheus, names: string[] | undefined, 
 }
 
 describe("alert rules in a real Prometheus over real exporters", () => {
-  it("replication: a healthy topology fires no alert; a primary killed fires ValkeyPrimaryChanged only (not ValkeyNoPrimary); two Sentinels of three killed fire ValkeySentinelQuorumLost and the write endpoint's alert, resolved once they are back", async () => {
+  it("replication: a healthy topology fires no alert and answers every live dashboard query; a primary killed fires ValkeyPrimaryChanged only (not ValkeyNoPrimary); two Sentinels of three killed fire ValkeySentinelQuorumLost and the write endpoint's alert, resolved once they are back", async () => {
     const t = await SentinelTopology.start({
       replicas: 1,
       zones: ["a"],
@@ -136,6 +160,7 @@ describe("alert rules in a real Prometheus over real exporters", () => {
     ];
     const p = await prometheusOver(targets, localInputs("replication", 2, 15));
     expect(await firedWhileHealthy(p, 35_000)).toEqual([]);
+    expect(await emptyDashboardQueries(p, "replication")).toEqual([]);
 
     // The primary killed: the Sentinels fail over in seconds, which is not an outage alert.
     const old = t.member(await t.primaryFromSentinels());
@@ -170,7 +195,7 @@ describe("alert rules in a real Prometheus over real exporters", () => {
     await untilResolved(p, lost, 30_000);
   }, 300_000);
 
-  it("cluster: a healthy 3 x 1 fires no alert; a shard frozen fires ValkeyClusterStateNotOk and ValkeyClusterSlotsNotOk on the other members, resolved once it thaws", async () => {
+  it("cluster: a healthy 3 x 1 fires no alert and answers every live dashboard query; a shard frozen fires ValkeyClusterStateNotOk and ValkeyClusterSlotsNotOk on the other members, resolved once it thaws", async () => {
     const fleet = new LocalFleet();
     stops.push(() => fleet.stopAll());
     const c = await startLocalCluster(fleet, {
@@ -179,10 +204,13 @@ describe("alert rules in a real Prometheus over real exporters", () => {
       zones: ["a", "b", "c"],
       password: PASSWORD,
       clusterNodeTimeoutMs: 2000,
+      // A maxmemory, as every deployed member has (pod/valkey-conf.ts): the memory panel reads it.
+      server: { extra: { maxmemory: "256mb" } },
     });
     const targets = await Promise.all(c.nodes.map((n) => exporterOf(n.host, n.port, "valkey", n.name)));
     const p = await prometheusOver(targets, localInputs("cluster", 2, 2));
     expect(await firedWhileHealthy(p, 20_000)).toEqual([]);
+    expect(await emptyDashboardQueries(p, "cluster")).toEqual([]);
 
     const primary = c.primaries[0];
     const replica = primary === undefined ? undefined : c.replicasOf.get(primary.address)?.[0];

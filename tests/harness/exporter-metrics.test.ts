@@ -5,7 +5,8 @@
  * mode's rules select for component `valkey` must be in the union of that mode's member scrapes
  * (primary and replica: replica-only metrics like redis_master_link_up come from the replica),
  * every one for `sentinel` in the Sentinel's scrape, every one for `haproxy` in the `/metrics` of
- * HAProxy running the rendered haproxy.cfg (Debian's HAProxy 2.6, its built-in exporter).
+ * HAProxy running the rendered haproxy.cfg (Debian's HAProxy 2.6, its built-in exporter). The same
+ * for every metric the mode's dashboard selects (its queries read with Prometheus's own grammar).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { alertInputs } from "../../core/metrics/alert-definition.js";
@@ -16,6 +17,8 @@ import { startLocalCluster } from "../../harness/local/local-cluster.js";
 import { SentinelTopology } from "../../harness/local/sentinel-topology.js";
 import { LocalFleet } from "../../harness/local/valkey-process.js";
 import { metricNames, startExporter, type RunningExporter } from "../../harness/metrics/exporter.js";
+import { panelsFor } from "../../core/metrics/dashboard-panels.js";
+import { grafanaToPromql, metricsPerComponent } from "../support/promql.js";
 
 const PASSWORD = "exporter-metrics-password";
 let topology: SentinelTopology | undefined;
@@ -88,6 +91,25 @@ describe("alert rules against a real redis_exporter", () => {
       ruleGroups(alertInputs(parseStackConfig({ valkey: { mode: "cluster" } }).config.valkey)),
     );
     expect(wanted.get("valkey")).toContain("redis_cluster_state");
+    expect(missing(wanted.get("valkey"), cluster)).toEqual([]);
+  });
+
+  /** The metrics `mode`'s dashboard selects, per component. */
+  const dashboardWants = (mode: "replication" | "cluster") =>
+    metricsPerComponent(panelsFor(mode).flatMap((p) => p.queries.map((q) => grafanaToPromql(q.expr))));
+
+  it("replication: every metric the dashboard selects for members, Sentinels and HAProxy is emitted", () => {
+    const wanted = dashboardWants("replication");
+    expect(wanted.get("valkey")?.size).toBeGreaterThan(15);
+    expect(missing(wanted.get("valkey"), replication.valkey)).toEqual([]);
+    expect(wanted.get("sentinel")?.size).toBeGreaterThan(2);
+    expect(missing(wanted.get("sentinel"), replication.sentinel)).toEqual([]);
+    expect(missing(wanted.get("haproxy"), replication.haproxy)).toEqual([]);
+  });
+
+  it("cluster: every metric the dashboard selects for members is emitted", () => {
+    const wanted = dashboardWants("cluster");
+    expect(wanted.get("valkey")).toContain("redis_cluster_slots_ok");
     expect(missing(wanted.get("valkey"), cluster)).toEqual([]);
   });
 

@@ -2,7 +2,8 @@
  * The stack report's `metrics` part (stacks/metrics-output.ts) from the embedded default per mode:
  * the scrape targets match the pods the manifests render (selector, count, port, path), the rule
  * file it hands over is the mode's and passes the real `promtool check rules`, the scrape job is for
- * the stack's namespace; null with metrics off.
+ * the stack's namespace; the dashboard is the mode's, with the ConfigMap the stack creates for it
+ * (none when turned off); null with metrics off.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -11,6 +12,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
 import { alertsFor } from "../../core/metrics/rule-file.js";
+import { dashboardJson } from "../../core/metrics/dashboard.js";
 import { debianBinary } from "../../harness/metrics/process.js";
 import { metricsPart } from "../../stacks/metrics-output.js";
 import { stackReport } from "../../stacks/outputs.js";
@@ -52,5 +54,19 @@ describe("the stack report's metrics part", () => {
     expect(m?.rules).toContain("alert: ValkeyClusterStateNotOk");
     expect(m?.rules).not.toContain("alert: ValkeyNoPrimary");
     expect(metricsPart(configOf({ metrics: { enabled: false } }))).toBeNull();
+  });
+
+  it("names the mode's dashboard and the ConfigMap that ships it, which the flag turns off", () => {
+    const m = metricsPart(configOf({ valkey: { mode: "cluster", namespace: "cache" } }));
+    expect(m?.dashboard).toEqual({
+      uid: "valkey-on-eks-cluster",
+      configMap: { name: "valkey-cluster-dashboard", namespace: "cache" },
+      json: dashboardJson("cluster"),
+    });
+    const elsewhere = metricsPart(configOf({ metrics: { dashboard: { namespace: "grafana" } } }));
+    expect(elsewhere?.dashboard.configMap).toEqual({ name: "valkey-dashboard", namespace: "grafana" });
+    const off = metricsPart(configOf({ metrics: { dashboard: { enabled: false } } }));
+    expect(off?.dashboard).toMatchObject({ uid: "valkey-on-eks-replication", configMap: null });
+    expect(off?.dashboard.json).toBe(dashboardJson("replication"));
   });
 });

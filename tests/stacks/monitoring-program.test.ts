@@ -1,7 +1,10 @@
 /**
  * `metrics.prometheusOperator` in the whole program under Pulumi mocks: each mode's release registers
  * its PodMonitors and its PrometheusRule as children of the release component, with the manifests
- * monitoring.ts builds (the rule's groups at the stack's own bounds); without the flag, none.
+ * monitoring.ts builds (the rule's groups at the stack's own bounds); without the flag, none. The
+ * Grafana dashboard's ConfigMap (`metrics.dashboard`, on by default): a child of the release in the
+ * namespace and with the labels asked, holding the mode's dashboard; none without it or without
+ * metrics.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,6 +17,7 @@ const { parseStackConfig } = await import("../../config/schema.js");
 const { runProgram } = await import("../../stacks/program.js");
 const { alertInputs } = await import("../../core/metrics/alert-definition.js");
 const { ruleGroups } = await import("../../core/metrics/rule-file.js");
+const { dashboardJson } = await import("../../core/metrics/dashboard.js");
 
 const dir = mkdtempSync(join(tmpdir(), "vbench-monitoring-program-"));
 const kubeconfigPath = join(dir, "kubeconfig");
@@ -22,6 +26,7 @@ beforeEach(() => recorder.reset());
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function deploy(mode: "replication" | "cluster", metrics: Record<string, unknown>) {
+  recorder.reset();
   const { config } = parseStackConfig({
     platform: "byo",
     byo: { kubeconfig: kubeconfigPath },
@@ -33,7 +38,8 @@ async function deploy(mode: "replication" | "cluster", metrics: Record<string, u
   await valueOf(out.report);
   await settle();
   const crs = recorder.resources.filter((r) => r.inputs.apiVersion === "monitoring.coreos.com/v1");
-  return { config, crs };
+  const dashboards = recorder.resources.filter((r) => r.name.endsWith("-dashboard"));
+  return { config, crs, dashboards };
 }
 
 describe("PodMonitors and the PrometheusRule in the program", () => {
@@ -58,5 +64,38 @@ describe("PodMonitors and the PrometheusRule in the program", () => {
   it("none without metrics.prometheusOperator", async () => {
     expect((await deploy("replication", {})).crs).toEqual([]);
     expect(recorder.resources.filter((r) => r.type.includes("monitoring.coreos.com"))).toEqual([]);
+  });
+});
+
+describe("the Grafana dashboard's ConfigMap in the program", () => {
+  it.each(["replication", "cluster"] as const)(
+    "%s: by default a child of the release in its namespace, labelled for the sidecar, holding the mode's dashboard",
+    async (mode) => {
+      const { dashboards } = await deploy(mode, {});
+      const release = mode === "replication" ? "valkey" : "valkey-cluster";
+      expect(dashboards.map((r) => [r.name, r.type, r.parent])).toEqual([
+        [`${release}-dashboard`, "kubernetes:core/v1:ConfigMap", release],
+      ]);
+      const inputs = dashboards[0]?.inputs as { metadata: Record<string, unknown>; data: Record<string, string> };
+      expect(inputs.metadata).toMatchObject({
+        name: `${release}-dashboard`,
+        namespace: "valkey",
+        labels: { "grafana_dashboard": "1", "app.kubernetes.io/instance": release },
+      });
+      expect(inputs.data).toEqual({ [`valkey-on-eks-${mode}.json`]: dashboardJson(mode) });
+    },
+  );
+
+  it("in the namespace and with the labels asked; none when turned off or without metrics", async () => {
+    const { dashboards } = await deploy("cluster", {
+      dashboard: { namespace: "grafana", labels: { dashboards: "valkey" } },
+    });
+    const meta = (dashboards[0]?.inputs as { metadata: { namespace: string; labels: Record<string, string> } })
+      .metadata;
+    expect(meta.namespace).toBe("grafana");
+    expect(meta.labels.dashboards).toBe("valkey");
+    expect(meta.labels.grafana_dashboard).toBeUndefined();
+    expect((await deploy("cluster", { dashboard: { enabled: false } })).dashboards).toEqual([]);
+    expect((await deploy("replication", { enabled: false })).dashboards).toEqual([]);
   });
 });
