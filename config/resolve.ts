@@ -83,6 +83,7 @@ function resolveByo(byo: StackInput["byo"]) {
     tolerations: byo.tolerations.map((t) => ({ ...t })),
     storageClass: byo.storageClass,
     manageKarpenterNodePool: byo.manageKarpenterNodePool,
+    nodeChecks: byo.nodeChecks,
     karpenterNodeRole: byo.karpenterNodeRole,
     karpenterDiscoveryTag: byo.karpenterDiscoveryTag,
   };

@@ -87,6 +87,9 @@ export const byoSchema = section(
     manageKarpenterNodePool: flag(false).describe(
       "Create a Karpenter NodePool from `karpenter.nodePool` in your cluster (Karpenter must be installed).",
     ),
+    nodeChecks: flag(true).describe(
+      "At preview, refuse a zone of `aws.zones` with no schedulable node matching `nodeSelector` and tolerating its taints (the hard zone spread would leave a pod Pending), and warn when a zone's eligible nodes lack the Valkey pods' requests. Skipped with `manageKarpenterNodePool` (Karpenter adds the nodes). false: for an autoscaler that scales a zone's pool up from zero nodes.",
+    ),
     karpenterNodeRole: z
       .string()
       .regex(/^[\w+=,.@-]{1,64}$/, { error: "must be an IAM role name (not an ARN)" })

@@ -4,7 +4,8 @@
  * with the admin token, the four nodes as labelled and tainted, the real scheduler placing a
  * StatefulSet with a toleration, nodeSelector, zone spread and PVC template on the zone nodes,
  * kwok running its pods with IPs in 127.0.0.0/8, deletion cleaning up, and no process left; and the
- * version a byo stack's preview reads from it through the kubeconfig.
+ * version, nodes, StorageClasses and DaemonSets a byo stack's preview reads from it through the
+ * kubeconfig (stacks/kube-version.ts, stacks/byo-preflight.ts).
  *
  * Needs the toolchain from `.ci/toolchain/install.sh`; without it this file fails (never skips).
  */
@@ -16,6 +17,8 @@ import { ZONE_LABEL } from "../../vocabulary/labels.js";
 import { versions } from "../../versions.js";
 import { parseStackConfig } from "../../config/schema.js";
 import { probeKubeVersion } from "../../stacks/kube-version.js";
+import { collectByoPreflight, probeByoCluster } from "../../stacks/byo-preflight.js";
+import { byoPlatformConfig, SMALL_VALKEY_PODS } from "./support/byo-config.js";
 import { eventually, processesWithMarker } from "../support/processes.js";
 import {
   DEFAULT_ZONES,
@@ -252,6 +255,39 @@ describe("local Kubernetes control plane (etcd, kube-apiserver, controller-manag
       return body.items.some((v) => volumes.includes(v.metadata.name)) ? undefined : true;
     });
   }, 240_000);
+
+  it("is what the byo preflight reads: the e2e stacks' keys pass; a zone and a StorageClass it lacks are refused", async () => {
+    const byo = (over: Record<string, unknown> = {}) => {
+      const keys = byoPlatformConfig(plane.kubeconfigPath, DEFAULT_ZONES) as { byo: Record<string, unknown> };
+      return parseStackConfig({
+        ...keys,
+        byo: { ...keys.byo, ...over },
+        valkey: SMALL_VALKEY_PODS,
+        benchmark: { enabled: false },
+      }).config;
+    };
+    const facts = await probeByoCluster(byo());
+    if ("error" in facts) throw new Error(facts.error);
+    expect(facts.nodes.map((n) => n.name).sort()).toHaveLength(4);
+    expect(collectByoPreflight(byo(), facts).problems).toEqual([]);
+    // kwok runs no NetworkPolicy engine: said, not refused.
+    expect(collectByoPreflight(byo(), facts).warnings).toEqual([
+      expect.stringMatching(/^no NetworkPolicy engine found/),
+    ]);
+    expect(collectByoPreflight(byo({ storageClass: "io2" }), facts).problems).toEqual([
+      expect.stringMatching(
+        new RegExp(`^byo\\.storageClass: the cluster has no StorageClass "io2" \\(it has: .*${KWOK_STORAGE_CLASS}`),
+      ),
+    ]);
+    const wrongZone = parseStackConfig({
+      ...byoPlatformConfig(plane.kubeconfigPath, ["us-west-2a", "us-west-2b", "us-west-2d"]),
+      valkey: SMALL_VALKEY_PODS,
+      benchmark: { enabled: false },
+    }).config;
+    expect(collectByoPreflight(wrongZone, facts).problems).toEqual([
+      expect.stringMatching(/^aws\.zones\.2: no node of the cluster carries topology\.kubernetes\.io\/zone=us-west-2d/),
+    ]);
+  });
 
   it("stops every process it started and removes its directory", async () => {
     const pids = plane.pids();

@@ -32,6 +32,8 @@ import { VALKEY_BUS_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
 import { DRILL_LOAD_LABEL } from "../../components/steps/failure-drill/load-job.js";
 import { createStack, tail } from "../e2e/support/pulumi-harness.js";
 import { PODS_PLAN, podsSkipReason, podsStackConfig, STACK_ZONES, usePodsCluster } from "./support/byo-on-pods.js";
+import { parseStackConfig } from "../../config/schema.js";
+import { collectByoPreflight, probeByoCluster } from "../../stacks/byo-preflight.js";
 import { withNetworkEvidence } from "./support/network-evidence.js";
 import {
   detectionSettings,
@@ -88,6 +90,11 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
         "no valkey-previous image in the running local cluster: restart it (npm run kube:local -- down, then up) to import the images",
       );
     const valkey = { ...detectionSettings(mode, config.valkey as Record<string, unknown>), image: previous };
+    // What the program's byo preflight reads of this real cluster (stacks/byo-preflight.ts): nothing to refuse.
+    const parsed = parseStackConfig({ ...config, valkey }).config;
+    const preflight = collectByoPreflight(parsed, await probeByoCluster(parsed));
+    console.log(`[pods] ${mode}: byo preflight ${JSON.stringify(preflight)}`);
+    expect(preflight.problems).toEqual([]);
     const s = await createStack(env, { ...config, valkey }, { password: PASSWORD });
     try {
       const t0 = Date.now();
