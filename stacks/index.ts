@@ -1,15 +1,14 @@
 /**
  * `pulumi up` entry point: loads and validates the stack config (every problem by key path,
  * before any resource exists); on platform eks checks the AWS CLI, builds the one AWS provider
- * and runs the preview-time AWS checks (zones, instance type offerings, vCPU quota); on byo with a
+ * and runs the preview-time AWS checks (zones, instance type offerings, vCPU quota); on byo checks
  * the cluster's zones, StorageClass and NetworkPolicy engine (stacks/byo-preflight.ts), and with a
  * managed Karpenter NodePool its AMI alias against the version the cluster runs; then runs
  * the program. Nothing happens at import time: Pulumi calls the default export.
  */
 import type * as aws from "@pulumi/aws";
 import { loadPulumiConfig } from "./pulumi-config.js";
-import type { AwsCliProbe } from "../components/capacity/preflight.js";
-import type { KubeVersionProbe } from "../components/capacity/preflight.js";
+import type { AwsCliProbe, KubeVersionProbe } from "../components/capacity/preflight.js";
 import type { StackConfig } from "../config/types.js";
 import { probeKubeVersion } from "./kube-version.js";
 import { preflightByo, probeByoCluster, type ByoFactsProbe } from "./byo-preflight.js";
