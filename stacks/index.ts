@@ -8,34 +8,53 @@
  */
 import type * as aws from "@pulumi/aws";
 import { loadPulumiConfig } from "./pulumi-config.js";
-import type { AwsCliProbe, KubeVersionProbe } from "../components/capacity/preflight.js";
+import type { AmiParameterProbe, AwsCliProbe, KubeVersionProbe } from "../components/capacity/preflight.js";
 import type { StackConfig } from "../config/types.js";
 import { probeKubeVersion } from "./kube-version.js";
 import { preflightByo, probeByoCluster, type ByoFactsProbe } from "./byo-preflight.js";
-import { preflightByoNodePool, preflightEks, createAwsProvider, probeAwsCli, requireAwsCli } from "./preflight.js";
+import {
+  createAwsProvider,
+  preflightByoNodePool,
+  preflightEks,
+  probeAmiParameterCli,
+  probeAwsCli,
+  requireAwsCli,
+} from "./preflight.js";
 import { runProgram } from "./program.js";
+
+/** What the byo checks read: the cluster (its version, nodes, classes) and the AMI parameter (AWS CLI). */
+export interface ByoProbes {
+  kubeVersion: (config: StackConfig) => Promise<KubeVersionProbe>;
+  cluster: (config: StackConfig) => Promise<ByoFactsProbe>;
+  amiParameter: (config: StackConfig) => (alias: string, kubernetesVersion: string) => AmiParameterProbe;
+}
+
+const BYO_PROBES: ByoProbes = {
+  kubeVersion: probeKubeVersion,
+  cluster: probeByoCluster,
+  amiParameter: (config) => (alias, version) => probeAmiParameterCli(alias, version, config),
+};
 
 /** The stack program, its probes of this machine and of a byo cluster injectable (tests); Pulumi runs `main`. */
 export async function runStack(
   probe: () => AwsCliProbe = probeAwsCli,
-  kubeVersion: (config: StackConfig) => Promise<KubeVersionProbe> = probeKubeVersion,
-  byoCluster: (config: StackConfig) => Promise<ByoFactsProbe> = probeByoCluster,
+  byo: Partial<ByoProbes> = {},
 ): Promise<Record<string, unknown>> {
   const loaded = loadPulumiConfig();
+  const config = loaded.config;
+  const probes = { ...BYO_PROBES, ...byo };
   let awsProvider: aws.Provider | undefined;
-  if (loaded.config.platform === "eks") {
+  if (config.platform === "eks") {
     requireAwsCli(probe());
-    awsProvider = createAwsProvider(loaded.config);
-    await preflightEks(loaded.config, awsProvider);
+    awsProvider = createAwsProvider(config);
+    await preflightEks(config, awsProvider);
   } else {
-    preflightByo(loaded.config, await byoCluster(loaded.config));
-    if (loaded.config.byo.manageKarpenterNodePool) {
-      // The stack writes the EC2NodeClass: its AMI alias must exist for the version the cluster runs.
-      awsProvider = createAwsProvider(loaded.config);
-      await preflightByoNodePool(loaded.config, awsProvider, await kubeVersion(loaded.config));
-    }
+    preflightByo(config, await probes.cluster(config));
+    // The stack writes the EC2NodeClass: its AMI alias must exist for the version the cluster runs.
+    if (config.byo.manageKarpenterNodePool)
+      preflightByoNodePool(config, await probes.kubeVersion(config), probes.amiParameter(config));
   }
-  const out = runProgram({ config: loaded.config, password: loaded.passwordSecret, awsProvider });
+  const out = runProgram({ config, password: loaded.passwordSecret, awsProvider });
   return { report: out.report, kubeconfig: out.kubeconfig, password: out.password };
 }
 

@@ -4,7 +4,8 @@
  * invokes on that provider, the zones, the instance types offered in them, the version the stack's
  * cluster runs when it exists already (EKS), the pinned AMI release for `eks.version` (SSM), the
  * load generator's image when a mix runs (ECR) and the EC2 vCPU quota; on byo with a managed
- * NodePool, the AMI release for the version the cluster runs.
+ * NodePool, the AMI release for the version the cluster runs (through the AWS CLI: byo has no AWS
+ * provider).
  * Thin wiring over the pure checks in components/capacity/preflight.ts; every failure is a
  * `pulumi.RunError` (printed without a stack trace) naming the key, tool, zone, type or quota.
  */
@@ -234,15 +235,44 @@ export async function preflightEks(config: StackConfig, provider: aws.Provider):
 }
 
 /**
+ * Reads the SSM parameter Karpenter resolves `alias` through with the AWS CLI (`aws ssm
+ * get-parameter`, the `aws` keys' region and profile): a byo stack registers no AWS provider (it
+ * creates no AWS resource), so this read goes around Pulumi. No CLI, or any other failure: an
+ * error the check turns into a warning.
+ */
+export function probeAmiParameterCli(
+  alias: string,
+  kubernetesVersion: string,
+  config: StackConfig,
+  run: typeof spawnSync = spawnSync,
+): AmiParameterProbe {
+  const args = ["ssm", "get-parameter", "--name", amiAliasParameter(alias, kubernetesVersion)];
+  args.push("--region", config.aws.region, "--output", "json");
+  if (config.aws.profile !== undefined) args.push("--profile", config.aws.profile);
+  const result = run("aws", args, { encoding: "utf8", timeout: 30_000 });
+  if (result.error)
+    return {
+      error: (result.error as NodeJS.ErrnoException).code === "ENOENT" ? "`aws` is not on PATH" : result.error.message,
+    };
+  if (result.status === 0) return { found: true };
+  const message =
+    String(result.stderr ?? "")
+      .trim()
+      .split("\n")
+      .filter((l) => l !== "")[0] ?? `exit ${result.status}`;
+  return isParameterNotFound(message) ? { found: false } : { error: message };
+}
+
+/**
  * Platform byo with `byo.manageKarpenterNodePool`: the EC2NodeClass's `karpenter.amiAlias` must
  * exist for the Kubernetes version the cluster runs (there is no `eks.version` on byo: the version
- * is read from the cluster's API server), read through the stack's AWS provider like on eks.
+ * is read from the cluster's API server).
  */
-export async function collectByoNodePoolPreflight(
+export function collectByoNodePoolPreflight(
   config: StackConfig,
-  provider: aws.Provider,
   kubeVersion: KubeVersionProbe,
-): Promise<PreflightResult> {
+  amiParameter: (alias: string, kubernetesVersion: string) => AmiParameterProbe,
+): PreflightResult {
   const alias = config.karpenter.amiAlias;
   if ("error" in kubeVersion)
     return {
@@ -251,12 +281,7 @@ export async function collectByoNodePoolPreflight(
         `could not read the Kubernetes version of the byo cluster (${kubeVersion.error}); cannot confirm karpenter.amiAlias "${alias}" exists for it`,
       ],
     };
-  const ami = checkAmiAlias(
-    alias,
-    kubeVersion.version,
-    config.aws.region,
-    await probeAmiParameter(alias, kubeVersion.version, provider),
-  );
+  const ami = checkAmiAlias(alias, kubeVersion.version, config.aws.region, amiParameter(alias, kubeVersion.version));
   return {
     problems: ami.error === undefined ? [] : [`${ami.error} (the byo cluster runs ${kubeVersion.version})`],
     warnings: ami.warning === undefined ? [] : [ami.warning],
@@ -264,10 +289,10 @@ export async function collectByoNodePoolPreflight(
 }
 
 /** @throws pulumi.RunError naming the alias and the cluster's version, before any resource is registered. */
-export async function preflightByoNodePool(
+export function preflightByoNodePool(
   config: StackConfig,
-  provider: aws.Provider,
   kubeVersion: KubeVersionProbe,
-): Promise<void> {
-  reportPreflight(await collectByoNodePoolPreflight(config, provider, kubeVersion));
+  amiParameter: (alias: string, kubernetesVersion: string) => AmiParameterProbe,
+): void {
+  reportPreflight(collectByoNodePoolPreflight(config, kubeVersion, amiParameter));
 }

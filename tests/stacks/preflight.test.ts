@@ -128,7 +128,8 @@ const recorder = installMocks({
 });
 
 const { parseStackConfig, loadStackFile } = await import("../../config/schema.js");
-const { collectPreflight, createAwsProvider, preflightEks } = await import("../../stacks/preflight.js");
+const { collectPreflight, createAwsProvider, preflightEks, probeAmiParameterCli } =
+  await import("../../stacks/preflight.js");
 const { runProgram } = await import("../../stacks/program.js");
 const { runStack } = await import("../../stacks/index.js");
 const pulumi = await import("@pulumi/pulumi");
@@ -489,40 +490,107 @@ describe("byo with a managed Karpenter NodePool: the AMI alias against the versi
     "valkey-on-eks:valkey": JSON.stringify({ auth: { enabled: false } }),
   };
   const v2 = () => ({ found: true as const, output: "aws-cli/2.17.40 Python/3.11.9" });
-  const runs = (version: string) => () => Promise.resolve({ version });
+  /** The AMI parameters read, and the answer the account's releases give (what SSM_TOKEN's mock does). */
+  const asked: string[] = [];
+  const probes = (version: string | Error) => ({
+    kubeVersion: () => Promise.resolve(version instanceof Error ? { error: version.message } : { version }),
+    cluster: () =>
+      Promise.resolve({
+        nodes: [],
+        storageClasses: [{ name: "gp3", isDefault: true }],
+        daemonSets: [],
+        ciliumNodes: 1,
+      }),
+    amiParameter: () => (alias: string, kubernetesVersion: string) => {
+      asked.push(`${alias}@${kubernetesVersion}`);
+      const releases = account.amiReleases instanceof Error ? [] : (account.amiReleases[kubernetesVersion] ?? []);
+      return { found: releases.includes(alias.replace(/^al2023@/, "")) };
+    },
+  });
+  beforeEach(() => (asked.length = 0));
 
-  it("refuses an alias with no AMI for the cluster's version, naming the key and that version, before any resource", async () => {
+  it("refuses an alias with no AMI for the cluster's version, naming the key and that version, before any resource, with no AWS provider", async () => {
     pulumi.runtime.setAllConfig(byo);
-    const err = await runStack(v2, runs("1.37")).catch((e: unknown) => e);
+    const err = await runStack(v2, probes("1.37")).catch((e: unknown) => e);
     expect(pulumi.RunError.isInstance(err)).toBe(true);
     expect((err as Error).message).toMatch(
       /karpenter\.amiAlias "al2023@v\d{8}" has no arm64 AL2023 AMI for eks\.version 1\.37 in eu-west-1 .*\(the byo cluster runs 1\.37\)/,
     );
-    expect(recorder.invokes.filter((c) => c.token === SSM_TOKEN).map((c) => c.inputs.name)).toEqual([
-      expect.stringMatching(/\/optimized-ami\/1\.37\/amazon-linux-2023\/arm64\/standard\//),
-    ]);
+    expect(asked).toEqual([expect.stringMatching(/@1\.37$/)]);
     await settle();
-    expect(recorder.resources.map((r) => r.type)).toEqual(["pulumi:providers:aws"]);
+    expect(recorder.resources).toEqual([]);
   });
 
-  it("deploys when the alias exists for that version; an unreadable version only warns", async () => {
+  it("deploys when the alias exists for that version, still with no AWS provider; an unreadable version only warns", async () => {
     pulumi.runtime.setAllConfig(byo);
-    await runStack(v2, runs("1.36"));
+    await runStack(v2, probes("1.36"));
     await settle();
     expect(recorder.ofType("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")).toHaveLength(1);
+    expect(recorder.ofType("pulumi:providers:aws")).toEqual([]);
     recorder.reset();
-    await runStack(v2, () => Promise.resolve({ error: "connect ECONNREFUSED 127.0.0.1:6443" }));
+    asked.length = 0;
+    await runStack(v2, probes(new Error("connect ECONNREFUSED 127.0.0.1:6443")));
     await settle();
-    expect(recorder.calls).not.toContain(SSM_TOKEN);
+    expect(asked).toEqual([]);
     expect(recorder.ofType("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")).toHaveLength(1);
   });
 
-  it("byo without a managed NodePool asks AWS nothing", async () => {
-    pulumi.runtime.setAllConfig({ ...byo, "valkey-on-eks:byo": JSON.stringify({ kubeconfig }) });
-    await runStack(v2, () => Promise.reject(new Error("must not be asked")));
+  it("byo without a managed NodePool reads no AMI parameter", async () => {
+    pulumi.runtime.setAllConfig({ ...byo, "valkey-on-eks:byo": JSON.stringify({ kubeconfig, nodeChecks: false }) });
+    await runStack(v2, { ...probes("1.36"), kubeVersion: () => Promise.reject(new Error("must not be asked")) });
     await settle();
+    expect(asked).toEqual([]);
     expect(recorder.ofType("pulumi:providers:aws")).toEqual([]);
-    expect(recorder.calls).not.toContain(SSM_TOKEN);
+  });
+});
+
+describe("the AMI parameter read through the AWS CLI (byo)", () => {
+  const { config } = parseStackConfig({ "aws:region": "eu-west-1", "aws": { profile: "ops" } });
+  const fake =
+    (status: number | null, stderr = "", error?: NodeJS.ErrnoException) =>
+    (cmd: string, args: readonly string[]) => {
+      calls.push([cmd, ...args]);
+      return { status, stdout: "", stderr, error, pid: 1, output: [], signal: null };
+    };
+  const calls: string[][] = [];
+  beforeEach(() => (calls.length = 0));
+
+  it("asks for the exact parameter in the stack's region with its profile, and reads the three answers", () => {
+    expect(probeAmiParameterCli("al2023@v20260714", "1.36", config, fake(0) as never)).toEqual({ found: true });
+    expect(calls[0]).toEqual([
+      "aws",
+      "ssm",
+      "get-parameter",
+      "--name",
+      "/aws/service/eks/optimized-ami/1.36/amazon-linux-2023/arm64/standard/amazon-eks-node-al2023-arm64-standard-1.36-v20260714/image_id",
+      "--region",
+      "eu-west-1",
+      "--output",
+      "json",
+      "--profile",
+      "ops",
+    ]);
+    const notFound =
+      "\nAn error occurred (ParameterNotFound) when calling the GetParameter operation: Parameter /aws/service/x not found.\n";
+    expect(probeAmiParameterCli("al2023@v20990101", "1.36", config, fake(254, notFound) as never)).toEqual({
+      found: false,
+    });
+    expect(
+      probeAmiParameterCli(
+        "al2023@v20260714",
+        "1.36",
+        config,
+        fake(null, "", Object.assign(new Error("spawn aws ENOENT"), { code: "ENOENT" })) as never,
+      ),
+    ).toEqual({ error: "`aws` is not on PATH" });
+    expect(
+      probeAmiParameterCli(
+        "al2023@v20260714",
+        "1.36",
+        config,
+        fake(255, 'Unable to locate credentials. You can configure credentials by running "aws configure".') as never,
+      ),
+    ).toEqual({ error: 'Unable to locate credentials. You can configure credentials by running "aws configure".' });
   });
 });
 
