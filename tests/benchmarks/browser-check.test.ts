@@ -111,7 +111,9 @@ describe("report.html in headless Chromium", () => {
     expect(run.code, run.stderr).toBe(0);
     const [ts] = readdirSync(out);
     const runDir = join(out, ts ?? "?");
-    expect(run.stdout).toContain(`results: ${runDir}/{results.csv, summary.md, report.html, report.png, dashboards/, raw/}`);
+    expect(run.stdout).toContain(
+      `results: ${runDir}/{results.csv, summary.md, report.html, report.png, dashboards/, raw/}`,
+    );
     expect(existsSync(join(runDir, "run.json"))).toBe(true);
     expect(isPng(join(runDir, "report.png"))).toBe(true);
     const r = await checkReportInBrowser(join(runDir, "report.html"));
