@@ -14,16 +14,14 @@ import {
   type ByoClusterFacts,
   type ByoPreflightResult,
 } from "../components/capacity/byo-preflight.js";
-import { byoKubeconfigPath } from "./platform.js";
+import { byoKubeConfig } from "./kube-version.js";
 
 export type ByoFactsProbe = ByoClusterFacts | { error: string };
 
 /** The nodes, StorageClasses and DaemonSets of the byo cluster. */
 export async function probeByoCluster(config: StackConfig): Promise<ByoFactsProbe> {
   try {
-    const kc = new k8s.KubeConfig();
-    kc.loadFromFile(byoKubeconfigPath(config));
-    if (config.byo.context !== undefined) kc.setCurrentContext(config.byo.context);
+    const kc = byoKubeConfig(config);
     const [nodes, classes, daemonSets, ciliumNodes] = await Promise.all([
       kc.makeApiClient(k8s.CoreV1Api).listNode(),
       kc.makeApiClient(k8s.StorageV1Api).listStorageClass(),
