@@ -150,7 +150,7 @@ export const valkeySchema = section(
               "Sentinels that must agree the primary is down before a failover; at most `replicas`, and a majority of them.",
             ),
             downAfterMilliseconds: count(100, 5000).describe(
-              "Sentinel `down-after-milliseconds`: no valid reply for this long marks the primary down.",
+              "Sentinel `down-after-milliseconds`: no valid reply for this long marks the primary down. A failover the Sentinels' nudge asks for can pick only a replica whose link to the primary has been down less than 10 × this (docs/drills.md); past that the Sentinels' own retry after 2 × failoverTimeoutMs does.",
             ),
             failoverTimeoutMs: count(1000, 60000).describe(
               "Sentinel `failover-timeout` in milliseconds. After a failover attempt that did not finish (no replica to promote, a lost election) no Sentinel tries again for twice this: on real pods, a zone lost within two minutes of such an attempt waited 27-30 s for its failover at 60 s. The Sentinels' nudge (sentinel-start.sh) asks for the failover once the primary is o_down and no Sentinel is failing over, so that wait no longer holds a failover back. In one real-pod run of the all drill at 10 s writes had not resumed 35 s after the fault (17-21 s at 60 s): not measured enough to change the default.",

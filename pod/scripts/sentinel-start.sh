@@ -67,9 +67,30 @@ set_info_period() {
 # quorum agrees it is down) and no Sentinel it reaches is failing over, twice in a row, it asks for
 # the failover itself (SENTINEL FAILOVER: no election, a new epoch every Sentinel follows). Only one
 # Sentinel asks: the first, by announced address, of those that answered (each one works that out
-# the same way), never one in TILT; again at most every nudge_retry seconds while none is picked
-# (NOGOODSLAVE: no replica fit, e.g. every data member restarting).
+# the same way), never one in TILT, and only when its own view holds a replica the failover could
+# pick (forced_failover_can_pick, below); it looks again at most every nudge_retry seconds while
+# none is picked (e.g. every data member restarting).
 master_flags() { cli -h "${1%:*}" -p "${1##*:}" --raw SENTINEL MASTER "$master_name" 2>/dev/null | flat_field flags; }
+# Whether a failover this Sentinel is asked for now could pick a replica. SENTINEL FAILOVER
+# restarts the asked Sentinel's subjective-down clock (Valkey 9.1.2, measured: 15.2 s before the ask,
+# 0 after it), and a Sentinel picks only a replica whose link to the primary has been down less than
+# that clock + 10 x down-after. So once the replicas lost the primary longer ago than 10 x
+# down-after, the asked failover aborts (-failover-abort-no-good-slave) and that Sentinel never picks
+# them for this outage: every later ask answers NOGOODSLAVE. Sentinel's own retry (2 x
+# failover-timeout) keeps the clock and picks them. The margin (2 s) covers the INFO the view is
+# from (a second old at most, whole seconds) and the state machine's next tick.
+forced_failover_can_pick() {
+  down_after=$(local_cli --raw SENTINEL MASTER "$master_name" 2>/dev/null | flat_field down-after-milliseconds)
+  case "$down_after" in '' | *[!0-9]*) return 1 ;; esac
+  local_cli --raw SENTINEL REPLICAS "$master_name" 2>/dev/null | awk -v limit=$((down_after * 10 - 2000)) '
+    function judge() { if (seen && flags !~ /s_down|o_down|disconnected/ && prio > 0 && down <= limit) fit = 1 }
+    NR % 2 == 1 { k = $0; next }
+    k == "name" { judge(); seen = 1; flags = ""; prio = 0; down = 0 }
+    k == "flags" { flags = $0 }
+    k == "slave-priority" { prio = $0 + 0 }
+    k == "master-link-down-time" { down = $0 + 0 }
+    END { judge(); exit fit ? 0 : 1 }'
+}
 # Whether the server ($$ after the exec) still runs: kill -0 alone also succeeds on a zombie, which
 # is what a server whose parent exited without reaping it stays where PID 1 reaps nothing.
 server_runs() {
@@ -113,6 +134,10 @@ nudge_stalled_failover() {
     [ "$first" = "$me" ] || continue
     [ $(($(date +%s) - asked_at)) -ge "$nudge_retry" ] || continue
     asked_at=$(date +%s)
+    if ! forced_failover_can_pick; then
+      say "the primary is o_down and no Sentinel of $answered is failing over, but no replica is promotable with its link down less than 10 x down-after-milliseconds ago: not asking (an asked failover would abort and this Sentinel would pick none for this outage); the Sentinels' own retry after 2 x failover-timeout can pick one"
+      continue
+    fi
     reply=$(local_cli --raw SENTINEL FAILOVER "$master_name" 2>&1) || reply="no answer: $reply"
     say "the primary is o_down and no Sentinel of $answered is failing over (an attempt aborted, or held back for 2 x failover-timeout): SENTINEL FAILOVER: $reply"
   done
