@@ -13,6 +13,11 @@
  *   there of a pod it does not run: with the host's /var/log shared, each kubelet deleted the other
  *   nodes' logs, and reading a finished pod's log (the benchmark Job's results) failed at random with
  *   "lstat /var/log/pods/...: no such file or directory";
+ * - bind-mounts a directory of the node's own over /var/lib/kubelet/device-plugins: the kubelet's
+ *   device-plugin registry socket is that fixed path whatever its --root-dir (devicemanager's
+ *   pluginapi.KubeletSocket), and each kubelet empties the directory then binds the socket, so two
+ *   nodes starting together raced ("listen unix .../kubelet.sock: bind: address already in use":
+ *   the kubelet exited, the node never registered, Cilium got no pod CIDR; seen under CPU load);
  * - starts containerd, imports the images, starts the kubelet (which registers the node, so that
  *   the controller manager gives it a pod CIDR), kube-proxy and cilium-agent (which needs that
  *   CIDR), each with its log in `logs/` and pid in `pids/`;
@@ -62,6 +67,8 @@ mount -t bpf bpf /sys/fs/bpf
 mount -t tmpfs -o mode=755 tmpfs /run
 mkdir -p /run/netns /run/cilium
 mount --bind "$D/var-log" /var/log
+mkdir -p "$D/device-plugins" /var/lib/kubelet/device-plugins
+mount --bind "$D/device-plugins" /var/lib/kubelet/device-plugins
 echo 1 > /proc/sys/net/ipv4/ip_forward
 for f in /proc/sys/net/ipv4/conf/all/rp_filter /proc/sys/net/ipv4/conf/default/rp_filter; do echo 0 > "$f"; done
 run() { n="$1"; shift; "$@" >>"$D/logs/$n.log" 2>&1 & echo $! > "$D/pids/$n"; }

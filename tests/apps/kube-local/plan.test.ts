@@ -108,6 +108,12 @@ describe("nodeScript", () => {
     expect(makePrivate).toBeLessThan(firstMount);
   });
 
+  it("gives the node its own device-plugin directory before the kubelet starts (the socket path ignores --root-dir)", () => {
+    const bind = script.indexOf('mount --bind "$D/device-plugins" /var/lib/kubelet/device-plugins');
+    expect(bind).toBeGreaterThan(script.indexOf("mount --make-rprivate /"));
+    expect(bind).toBeLessThan(script.indexOf("run kubelet"));
+  });
+
   it("gives the node its own /var/log before containerd and the kubelet start (kubelets GC other nodes' pod logs)", () => {
     const bind = script.indexOf('mount --bind "$D/var-log" /var/log');
     expect(bind).toBeGreaterThan(script.indexOf("mount --make-rprivate /"));
