@@ -36,6 +36,7 @@ import {
 } from "../components/capacity/preflight.js";
 import type { StackConfig } from "../config/types.js";
 import { defaultClusterName } from "../components/eks-cluster.js";
+import { awsCli, type AwsCli, type AwsCliOptions } from "./aws-cli.js";
 
 /** Runs `aws --version` (no shell); ENOENT and a non-zero exit are "not found". */
 export function probeAwsCli(run: typeof spawnSync = spawnSync): AwsCliProbe {
@@ -246,21 +247,23 @@ export function probeAmiParameterCli(
   config: StackConfig,
   run: typeof spawnSync = spawnSync,
 ): AmiParameterProbe {
-  const args = ["ssm", "get-parameter", "--name", amiAliasParameter(alias, kubernetesVersion)];
-  args.push("--region", config.aws.region, "--output", "json");
-  if (config.aws.profile !== undefined) args.push("--profile", config.aws.profile);
-  const result = run("aws", args, { encoding: "utf8", timeout: 30_000 });
-  if (result.error)
-    return {
-      error: (result.error as NodeJS.ErrnoException).code === "ENOENT" ? "`aws` is not on PATH" : result.error.message,
-    };
-  if (result.status === 0) return { found: true };
-  const message =
-    String(result.stderr ?? "")
-      .trim()
-      .split("\n")
-      .filter((l) => l !== "")[0] ?? `exit ${result.status}`;
-  return isParameterNotFound(message) ? { found: false } : { error: message };
+  return probeAmiParameterWith(awsCli(cliOptionsOf(config), run), alias, kubernetesVersion);
+}
+
+/** The AWS CLI options of a stack: its region and profile. */
+export function cliOptionsOf(config: StackConfig, endpointUrl?: string): AwsCliOptions {
+  return {
+    region: config.aws.region,
+    ...(config.aws.profile === undefined ? {} : { profile: config.aws.profile }),
+    ...(endpointUrl === undefined ? {} : { endpointUrl }),
+  };
+}
+
+/** Reads the SSM parameter Karpenter resolves `alias` through for a Kubernetes version, with `cli`. */
+export function probeAmiParameterWith(cli: AwsCli, alias: string, kubernetesVersion: string): AmiParameterProbe {
+  const result = cli(["ssm", "get-parameter", "--name", amiAliasParameter(alias, kubernetesVersion)]);
+  if (result.ok) return { found: true };
+  return isParameterNotFound(result.error) ? { found: false } : { error: result.error };
 }
 
 /**

@@ -9,12 +9,14 @@
  *   vbench bench --target HOST:PORT [--cluster] [flags]        the same pipeline against an existing endpoint
  *   vbench drill --mode cluster|replication --fault F [flags]  failure drill on a local topology
  *   vbench stack-sweep --stack NAME --shards 3,6,9 [--keep]    shard-scaling sweep of a deployed stack
+ *   vbench aws-check --file stacks/Pulumi.<stack>.yaml [--json] before any up: the account's quota, roles, version, AMI
  *
  * Exit codes: 0 ok, 1 the thing checked is wrong, 2 usage or connection error. With `--json` an
  * error is also printed as JSON on stdout: `{ "ok": false, "error": { "code", "message", "exitCode" } }`
  * (codes: cli/errors.ts), unless the command already printed its own JSON verdict.
  */
 import { Command, CommanderError } from "commander";
+import { registerAwsCheckCommand } from "./aws-check-command.js";
 import { registerBenchCommand } from "./bench-command.js";
 import { registerConfigCommand } from "./config-command.js";
 import { registerDrillCommand } from "./drill-command.js";
@@ -40,6 +42,7 @@ export function buildProgram(): Command {
   registerBenchCommand(program);
   registerDrillCommand(program);
   registerStackSweepCommand(program);
+  registerAwsCheckCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

@@ -1,0 +1,64 @@
+/**
+ * `vbench aws-check --file stacks/Pulumi.<stack>.yaml [--json] [--endpoint-url URL]`: before any
+ * `up`, reads the stack's account with the AWS CLI (the credentials the CLI finds, the stack's
+ * region and profile) and reports each check: credentials, zones, instance type offerings, the EC2
+ * vCPU quota, the service-linked roles, `eks.version`'s support window and the AMI release
+ * (stacks/aws-check.ts). Creates nothing. Exit 0 when no check found a problem (warnings are
+ * printed), 1 when one did, 2 for an unreadable or invalid stack file, or a byo stack.
+ */
+import type { Command } from "commander";
+import { ConfigError, StackFileError, loadStackFile } from "../../config/schema.js";
+import type { StackConfig } from "../../config/types.js";
+import { awsCli } from "../../stacks/aws-cli.js";
+import { awsCheckFailed, collectAwsCheck, renderAwsCheck } from "../../stacks/aws-check.js";
+import { cliOptionsOf } from "../../stacks/preflight.js";
+import { CheckFailed, UsageError } from "./errors.js";
+
+interface AwsCheckOptions {
+  file: string;
+  json?: boolean;
+  endpointUrl?: string;
+}
+
+function stackConfig(file: string): StackConfig {
+  try {
+    return loadStackFile(file).config;
+  } catch (err) {
+    if (err instanceof StackFileError || err instanceof ConfigError)
+      throw new UsageError(
+        `${file}: ${err.message.split("\n")[0] ?? ""} (vbench config --file ${file} lists every problem)`,
+      );
+    throw err;
+  }
+}
+
+export function runAwsCheckCommand(options: AwsCheckOptions): void {
+  const config = stackConfig(options.file);
+  if (config.platform !== "eks")
+    throw new UsageError(
+      `${options.file}: platform ${config.platform} creates no AWS account resources; aws-check reads what platform eks needs`,
+    );
+  const report = collectAwsCheck(config, awsCli(cliOptionsOf(config, options.endpointUrl)));
+  const failed = awsCheckFailed(report);
+  if (options.json === true) process.stdout.write(`${JSON.stringify({ ok: !failed, ...report }, null, 2)}\n`);
+  else process.stdout.write(`${renderAwsCheck(report)}\n`);
+  if (failed) {
+    const error = new CheckFailed(
+      `${options.file}: the account is not ready for this stack (${report.rows
+        .filter((r) => r.verdict === "problem")
+        .map((r) => r.check)
+        .join(", ")})`,
+    );
+    throw options.json === true ? error.markReported() : error;
+  }
+}
+
+export function registerAwsCheckCommand(program: Command): void {
+  program
+    .command("aws-check")
+    .description("before any up: read the stack's AWS account (quota, roles, version, AMI, zones) with the AWS CLI")
+    .requiredOption("--file <path>", "the stack file, e.g. stacks/Pulumi.cluster.yaml")
+    .option("--json", "print JSON: { ok, caller, region, rows: [{ check, verdict, messages }] }")
+    .option("--endpoint-url <url>", "send every AWS call to this endpoint (a local AWS API such as moto)")
+    .action((options: AwsCheckOptions) => runAwsCheckCommand(options));
+}
