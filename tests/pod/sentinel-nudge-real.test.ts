@@ -131,21 +131,25 @@ function askers(t: SentinelTopology): { asked: string[]; answeredOk: string[] } 
   };
 }
 
+/** 1 primary + 2 replicas over three zones and three Sentinels, at the given Sentinel clocks. */
+const startTopology = (downAfterMs: number, failoverTimeoutMs: number) =>
+  SentinelTopology.start({
+    replicas: 2,
+    zones: ["a", "b", "c"],
+    password,
+    downAfterMs,
+    failoverTimeoutMs,
+    proxy: false,
+    hostBase: 176,
+  });
+
 describe("the Sentinels' stalled-failover nudge (rendered sentinel-start.sh, real processes)", () => {
   const FAILOVER_TIMEOUT_MS = 30_000;
   let t: SentinelTopology;
   beforeAll(async () => {
     // down-after 3 s: an asked failover can pick a replica whose link has been down up to 10 × 3 s,
     // past a split first vote (a losing candidate stays busy for the 10 s election timeout).
-    t = await SentinelTopology.start({
-      replicas: 2,
-      zones: ["a", "b", "c"],
-      password,
-      downAfterMs: 3000,
-      failoverTimeoutMs: FAILOVER_TIMEOUT_MS,
-      proxy: false,
-      hostBase: 176,
-    });
+    t = await startTopology(3000, FAILOVER_TIMEOUT_MS);
   }, 120_000);
   afterAll(async () => t?.stopAll());
 
@@ -175,15 +179,7 @@ describe("the nudge when the replicas lost the primary longer ago than 10 × dow
   const FAILOVER_TIMEOUT_MS = 10_000;
   let t: SentinelTopology;
   beforeAll(async () => {
-    t = await SentinelTopology.start({
-      replicas: 2,
-      zones: ["a", "b", "c"],
-      password,
-      downAfterMs: DOWN_AFTER_MS,
-      failoverTimeoutMs: FAILOVER_TIMEOUT_MS,
-      proxy: false,
-      hostBase: 176,
-    });
+    t = await startTopology(DOWN_AFTER_MS, FAILOVER_TIMEOUT_MS);
   }, 120_000);
   afterAll(async () => t?.stopAll());
 
