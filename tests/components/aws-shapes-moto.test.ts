@@ -7,6 +7,8 @@
  * message kind the pinned controller parses (its module's parsers) matches exactly its own rule
  * (each kind's event, put on the bus, reaches the queue exactly once: once per matching rule). Also AWS's size limits
  * that only `up` would hit (inline policies per role 10,240 characters, trust policy 2,048).
+ * And subnet and security-group discovery: the EC2NodeClass's selector terms, as EC2 tag filters,
+ * find exactly the private subnets the VPC builder tags and the cluster security group.
  * Not checked by moto: that the queue policy admits EventBridge (moto delivers regardless).
  */
 import { spawnSync } from "node:child_process";
@@ -19,6 +21,8 @@ import { pollUntil } from "../../core/util/poll-until.js";
 import { awsCli, type AwsCli } from "../../stacks/aws-cli.js";
 import { karpenterInterruptionEvents } from "../support/karpenter-module.js";
 import { s3ToolsMissing, startMoto, type MotoServer } from "../support/moto-server.js";
+import { buildVpcArgs, DISCOVERY_TAG_KEY } from "../../components/aws/vpc.js";
+import { buildEc2NodeClass } from "../../components/aws/karpenter-manifests.js";
 import { TEST_ACCOUNT, TEST_QUEUE_ARN, TEST_QUEUE_POLICY, TEST_REGION, TEST_ROLES } from "../support/iam-policies.js";
 
 /** AWS IAM quotas: a role's inline policies together, and its trust policy (default), in characters. */
@@ -205,5 +209,76 @@ describe.skipIf(missing !== undefined)(
       expect(spot?.source).toBe("aws.ec2");
       expect(spot?.detail).toEqual(envelope("aws.ec2", "x").detail);
     }, 120_000);
+
+    it("the EC2NodeClass's selector terms find exactly the stack's private subnets (one per zone) and its cluster security group, not the public subnets nor another cluster's", () => {
+      const zones = ["us-west-2a", "us-west-2b", "us-west-2c"];
+      const specs = buildVpcArgs({ cidr: "10.0.0.0/16", zones, natGateways: "single", clusterName: "valkey-test" })
+        .subnetSpecs as Array<{ name: string; tags: Record<string, string> }>;
+      const tagsArg = (tags: Record<string, string>) =>
+        JSON.stringify(Object.entries(tags).map(([Key, Value]) => ({ Key, Value })));
+      const vpc = String(field(ok(["ec2", "create-vpc", "--cidr-block", "10.0.0.0/16"]), "Vpc", "VpcId"));
+      const made: Record<string, string[]> = {};
+      specs.forEach((spec, j) =>
+        zones.forEach((zone, i) => {
+          const id = String(
+            field(
+              ok([
+                "ec2",
+                "create-subnet",
+                "--vpc-id",
+                vpc,
+                "--availability-zone",
+                zone,
+                "--cidr-block",
+                `10.0.${j * 10 + i}.0/24`,
+              ]),
+              "Subnet",
+              "SubnetId",
+            ),
+          );
+          ok(["ec2", "create-tags", "--resources", id, "--tags", tagsArg(spec.tags)]);
+          (made[spec.name] ??= []).push(id);
+        }),
+      );
+      const other = String(field(ok(["ec2", "create-vpc", "--cidr-block", "10.1.0.0/16"]), "Vpc", "VpcId"));
+      const decoy = String(
+        field(ok(["ec2", "create-subnet", "--vpc-id", other, "--cidr-block", "10.1.0.0/24"]), "Subnet", "SubnetId"),
+      );
+      ok(["ec2", "create-tags", "--resources", decoy, "--tags", tagsArg({ [DISCOVERY_TAG_KEY]: "another-cluster" })]);
+      const sg = (name: string, cluster: string) => {
+        const id = String(
+          field(
+            ok(["ec2", "create-security-group", "--group-name", name, "--description", name, "--vpc-id", vpc]),
+            "GroupId",
+          ),
+        );
+        // As the program tags the cluster's security group (components/eks-cluster.ts).
+        ok(["ec2", "create-tags", "--resources", id, "--tags", tagsArg({ [DISCOVERY_TAG_KEY]: cluster })]);
+        return id;
+      };
+      const clusterSg = sg("valkey-test-cluster", "valkey-test");
+      sg("another-cluster", "another-cluster");
+
+      const nodeClass = buildEc2NodeClass({ role: "valkey-test-node", discoveryTag: "valkey-test" });
+      // Karpenter turns each term's tags into EC2 tag filters (a "*" value: the key alone; none here).
+      const filters = (term: { tags: Record<string, string> }) =>
+        Object.entries(term.tags).map(([k, v]) => `Name=tag:${k},Values=${v}`);
+      const subnets = nodeClass.spec.subnetSelectorTerms.flatMap((term) =>
+        ((field(ok(["ec2", "describe-subnets", "--filters", ...filters(term)]), "Subnets") as unknown[]) ?? []).map(
+          (x) => String(field(x, "SubnetId")),
+        ),
+      );
+      expect(made.private).toHaveLength(zones.length);
+      expect([...subnets].sort()).toEqual([...(made.private ?? [])].sort());
+      const groups = nodeClass.spec.securityGroupSelectorTerms.flatMap((term) =>
+        (
+          (field(
+            ok(["ec2", "describe-security-groups", "--filters", ...filters(term)]),
+            "SecurityGroups",
+          ) as unknown[]) ?? []
+        ).map((x) => String(field(x, "GroupId"))),
+      );
+      expect(groups).toEqual([clusterSg]);
+    });
   },
 );
