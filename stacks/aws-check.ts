@@ -122,10 +122,18 @@ function instanceTypesRow(config: StackConfig, cli: AwsCli, available: readonly 
       String(field(o, "InstanceType")),
     );
   }
+  const checked = Object.keys(offered);
+  if (checked.length === 0)
+    return {
+      check: "instance-types",
+      verdict: "warning",
+      messages: [`not checked: none of aws.zones (${config.aws.zones.join(", ")}) is an available zone read above`],
+    };
+  const skipped = config.aws.zones.filter((z) => !checked.includes(z));
   return rowOf(
     "instance-types",
     { problems: checkOfferings(required, offered), warnings: [] },
-    `${types.join(", ")} offered in every zone`,
+    `${types.join(", ")} offered in ${checked.join(", ")}${skipped.length > 0 ? ` (not checked in ${skipped.join(", ")}: not available)` : ""}`,
   );
 }
 

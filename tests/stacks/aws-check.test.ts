@@ -164,7 +164,7 @@ describe("the report from recorded AWS answers", () => {
     expect(calls.find((c) => c[0] === "service-quotas")).toContain("L-1216C47A");
   });
 
-  it("a quota below the stack's vCPUs is a problem naming the quota and the increase command; bad credentials stop at the first row", () => {
+  it("a quota below the stack's vCPUs is a problem naming the quota and the increase command; unreadable zones leave the types unchecked, not ok; bad credentials stop at the first row", () => {
     const { cli } = recorded({
       ...healthy,
       "service-quotas get-service-quota": { ok: true, json: { Quota: { Value: 4 } } },
@@ -175,6 +175,22 @@ describe("the report from recorded AWS answers", () => {
     expect(quota?.messages[0]).toMatch(/L-1216C47A .* is 4 vCPUs.*request-service-quota-increase/);
     expect(awsCheckFailed(report)).toBe(true);
     expect(renderAwsCheck(report)).toMatch(/^PROBLEM vcpu-quota: /m);
+
+    const noZones = collectAwsCheck(
+      config,
+      recorded({
+        ...healthy,
+        "ec2 describe-availability-zones": { ok: false, error: "An error occurred (UnauthorizedOperation)" },
+      }).cli,
+      now,
+    );
+    expect(noZones.rows.find((r) => r.check === "zones")?.verdict).toBe("problem");
+    // Never an "ok" for types it could not look up.
+    expect(noZones.rows.find((r) => r.check === "instance-types")).toEqual({
+      check: "instance-types",
+      verdict: "warning",
+      messages: ["not checked: none of aws.zones (us-west-2a, us-west-2b, us-west-2c) is an available zone read above"],
+    });
 
     const none = collectAwsCheck(
       config,
