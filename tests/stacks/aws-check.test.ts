@@ -19,6 +19,8 @@ import type { AwsCli, AwsCliResult } from "../../stacks/aws-cli.js";
 import { awsCheckFailed, collectAwsCheck, renderAwsCheck } from "../../stacks/aws-check.js";
 import { s3ToolsMissing, startMoto, type MotoServer } from "../support/moto-server.js";
 import { runVbench } from "../support/verify-helpers.js";
+import { runAwsCheckCommand } from "../../apps/vbench/aws-check-command.js";
+import { UsageError } from "../../apps/vbench/errors.js";
 
 const now = new Date("2026-11-29T00:00:00Z");
 
@@ -204,6 +206,23 @@ describe("the report from recorded AWS answers", () => {
         messages: ["aws sts get-caller-identity: Unable to locate credentials."],
       },
     ]);
+  });
+});
+
+describe("vbench aws-check's refusals (exit 2)", () => {
+  it.each([
+    ["a byo stack", "stacks/Pulumi.byo.yaml", /platform byo creates no AWS account resources/],
+    ["a missing file", "stacks/Pulumi.nope.yaml", /stacks\/Pulumi\.nope\.yaml: .*no such file/],
+  ])("%s", (_what, file, message) => {
+    let thrown: unknown;
+    try {
+      runAwsCheckCommand({ file });
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(UsageError);
+    expect((thrown as UsageError).exitCode).toBe(2);
+    expect((thrown as Error).message).toMatch(message);
   });
 });
 
