@@ -107,6 +107,23 @@ export function parseWriterLine(line: string): WriteRecord {
   };
 }
 
+/**
+ * The network waits one write can make, each bounded by the command timeout (connect, AUTH, the command): replication
+ * asks each Sentinel in turn for the primary, then writes to it; cluster asks each seed for the slots, then the owner,
+ * then the node a MOVED names. valkey-py retries none of them (valkey_py_writer.py).
+ */
+export function writerWaitsPerWrite(target: ValkeyPyTarget): number {
+  const perNode = 3;
+  return target.mode === "replication" ? perNode * (target.sentinels.length + 1) : perNode * (target.seeds.length + 2);
+}
+
+/**
+ * How long a stopped writer may take to exit: its writes in flight end within writerWaitsPerWrite command timeouts
+ * each (a write queued but not sent is dropped), plus 10 s for a starved machine to run its threads.
+ */
+export const writerStopBoundMs = (o: Pick<ValkeyPyStreamOptions, "commandTimeoutMs" | "target">): number =>
+  o.commandTimeoutMs * writerWaitsPerWrite(o.target) + 10_000;
+
 /** What a target offers the writer (DrillTarget.valkeyPyTarget). */
 export interface ValkeyPySpec {
   stream: string;
@@ -159,7 +176,7 @@ export class ValkeyPyStream {
     this.child = child;
     // Killed with every other child if the drill is interrupted (process-reaper.ts).
     trackChild(child);
-    child.stderr.on("data", (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-4000)));
+    child.stderr.on("data", (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-12_000)));
     const lines = createInterface({ input: child.stdout });
     lines.on("line", (line) => {
       try {
@@ -182,21 +199,25 @@ export class ValkeyPyStream {
   }
 
   /**
-   * Stops the writer (stdin closed and SIGTERM; SIGKILL after the in-flight writes' bound) and waits for its last
-   * records.
+   * Stops the writer (stdin closed and SIGTERM; past writerStopBoundMs, SIGUSR1 for its stacks then SIGKILL) and
+   * waits for its last records.
    */
   async stop(): Promise<void> {
     const child = this.child;
     if (child === undefined || child.exitCode !== null) return this.exited;
     child.stdin?.end();
     child.kill("SIGTERM");
-    const boundMs = this.o.commandTimeoutMs + 10_000;
-    const timer = setTimeout(() => {
+    const boundMs = writerStopBoundMs(this.o);
+    let kill: NodeJS.Timeout | undefined;
+    const dump = setTimeout(() => {
+      // Every thread's stack on stderr first (faulthandler, registered by the writer): where it hung.
       this.killedAfterMs = boundMs;
-      child.kill("SIGKILL");
+      child.kill("SIGUSR1");
+      kill = setTimeout(() => child.kill("SIGKILL"), 1000);
     }, boundMs);
     await this.exited;
-    clearTimeout(timer);
+    clearTimeout(dump);
+    clearTimeout(kill);
   }
 
   private killedAfterMs: number | undefined;

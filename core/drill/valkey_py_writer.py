@@ -25,6 +25,7 @@ The password comes from VALKEY_PASSWORD (never printed).
 """
 
 import argparse
+import faulthandler
 import json
 import os
 import signal
@@ -199,6 +200,8 @@ def main(argv):
     password = os.environ.get("VALKEY_PASSWORD") or None
     writer = Writer(a, make_client(a, password))
     signal.signal(signal.SIGTERM, lambda *_: writer.stop.set())
+    # SIGUSR1 (sent when the writer overstays its stop bound): every thread's stack on stderr.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     # The drill closes stdin to stop it as well (a parent that dies closes it too).
     threading.Thread(target=lambda: (sys.stdin.read(), writer.stop.set()), daemon=True).start()
     writer.run()

@@ -9,10 +9,14 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { loadFigures } from "../../core/drill/ledger.js";
 import type { ReplicationTarget } from "../../harness/drill/replication-target.js";
+import { spawn } from "node:child_process";
 import {
   parseWriterLine,
+  VALKEY_PY_WRITER,
+  valkeyPyArgs,
   valkeyPyPython,
   valkeyPyStreams,
+  writerStopBoundMs,
   type ValkeyPyStream,
 } from "../../core/drill/valkey-py-stream.js";
 import { pollUntil, sleep } from "../../core/util/poll-until.js";
@@ -107,7 +111,21 @@ describe("valkey-py writer records", () => {
     );
     expect(() => valkeyPyPython({})).toThrow(/VALKEY_PY_PYTHON is not set: run through \.ci\/setup/);
   });
+
+  it.each([
+    // 3 Sentinels asked in turn, then the primary: connect, AUTH, command each, at 1 s.
+    [{ mode: "replication", sentinels: [ep(1), ep(2), ep(3)], masterName: "m" }, 1000, 12_000 + 10_000],
+    [{ mode: "replication", sentinels: [ep(1)], masterName: "m" }, 500, 3000 + 10_000],
+    // 6 seeds asked for the slots, the owner, the node a MOVED names.
+    [{ mode: "cluster", seeds: [1, 2, 3, 4, 5, 6].map(ep), hostsFile: "h" }, 1000, 24_000 + 10_000],
+  ] as const)("a stopped writer may take every wait one write can make: %j at %i ms → %i ms", (target, ms, bound) => {
+    expect(writerStopBoundMs({ target, commandTimeoutMs: ms })).toBe(bound);
+  });
 });
+
+function ep(i: number): { host: string; port: number } {
+  return { host: `127.0.0.${i}`, port: 6379 };
+}
 
 /** A real Sentinel topology (one replica), a valkey-py writer on it (not started) and a client on its primary. */
 async function writerOnReplication(
@@ -225,6 +243,44 @@ describe("valkey-py writer on a real Sentinel topology", () => {
     ]);
     expect(asked.defaults, "the default writer's Sentinel connections").toEqual(["sentinel|masters"]);
   }, 90_000);
+
+  it("SIGUSR1 (sent when it overstays its stop bound) prints every thread's stack on stderr and the writer goes on", async () => {
+    const t = await startTestReplication(PASSWORD, 1);
+    target = t;
+    const spec = t.valkeyPyTarget();
+    if (spec === undefined) throw new Error("the Sentinel target offers no valkey-py stream");
+    const args = valkeyPyArgs({ ...spec, prefix: "vpyd", rate: 20, commandTimeoutMs: 1000, settings: "recommended" });
+    const child = spawn(valkeyPyPython(), [VALKEY_PY_WRITER, ...args], {
+      env: { ...process.env, VALKEY_PASSWORD: PASSWORD, PYTHONUNBUFFERED: "1" },
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    const closed = new Promise<number | null>((resolve) => child.once("close", resolve));
+    try {
+      const lines = (): number => out.split("\n").length - 1;
+      await pollUntil(() => Promise.resolve(lines() >= 5 || `${lines()} records`), {
+        timeoutMs: 20_000,
+        what: "5 records",
+      });
+      child.kill("SIGUSR1");
+      await pollUntil(() => Promise.resolve(/most recent call first/.test(err) || "no stack yet"), {
+        timeoutMs: 10_000,
+        what: "the writer's stacks on stderr",
+      });
+      expect(err).toMatch(/Thread 0x[0-9a-f]+/);
+      expect(err).toContain("valkey_py_writer.py");
+      const before = lines();
+      await pollUntil(() => Promise.resolve(lines() >= before + 5 || `${lines() - before} records since`), {
+        timeoutMs: 20_000,
+        what: "5 more records after SIGUSR1",
+      });
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect(await closed).toBe(0);
+  }, 60_000);
 
   it("stopped while writes queue behind a paused primary: the queued writes are dropped, never sent after the stop", async () => {
     // 1000 writes/s against at most 512 workers whose writes each hang for the 1 s deadline: a queue builds.
