@@ -30,7 +30,13 @@
  *      still lists behind is asked itself (INFO replication, slave_repl_offset), because the
  *      primary hears of its offset only at its once-a-second ack, and under the write pause WAIT
  *      does not ask for one (measured: WAIT 1 returned after 0.77-0.85 s paused, ~1 ms not);
- *   3. `SENTINEL FAILOVER` on the first Sentinel that answers OK or INPROG, asking again every
+ *   3. `SENTINEL FAILOVER` on the first Sentinel that answers OK or INPROG, asked only of the
+ *      Sentinels that name this member the primary (read with the TILT states): the command fails
+ *      over the primary the asked Sentinel names, and one whose view is behind (a switchover moments
+ *      ago, its hello not yet in) would fail over the previous primary in a new epoch, possibly the
+ *      same epoch as the switchover's (a forced failover asks no votes), which splits the Sentinels
+ *      until the next failover; when every one that answers names another member, this member
+ *      follows theirs (step 4) and asks none. Asking again every
  *      second for up to `failoverRetrySeconds` while none does: a Sentinel answers NOGOODSLAVE
  *      while it does not see a replica up, e.g. one that came back on a new pod IP it has not
  *      resolved yet (measured on real pods: the switchover then fell back to down-after, 8.5 s

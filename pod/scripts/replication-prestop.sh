@@ -83,7 +83,32 @@ in_tilt() {
   case "$tilted " in *" $1 "*) return 0 ;; esac
   return 1
 }
+# The Sentinels that name another member the primary, read with the TILT states (before the pause and
+# before each retry of step 3): SENTINEL FAILOVER fails over the primary the asked Sentinel names, so
+# one whose view is behind (right after a switchover, before its hello arrives) would fail over the
+# previous primary, a replica now, in a new epoch, instead of this member. Such a Sentinel is neither
+# aimed with nor asked. One that does not answer is left to the ask (which names it silent). When
+# every one that answers names another member, there is nothing to hand over: this member follows
+# theirs at once (step 4), as they would have it do, rather than take writes nobody follows.
+elsewhere=""
+named_me=0
+read_views() {
+  elsewhere=""
+  named_me=0
+  for s in $sentinels; do
+    n=$(named_by "$s" 1)
+    case "$n" in *" "[0-9]*) if is_me "$n"; then named_me=$((named_me + 1)); else elsewhere="$elsewhere $s=${n% *}:${n#* }"; fi ;; esac
+  done
+  [ -z "$elsewhere" ] || log "Sentinel(s) naming another member the primary:$elsewhere; not asked (it would fail over that member)"
+}
+# Whether every Sentinel that answers names another member (nothing to hand over: follow theirs).
+follow_only() { [ -n "$elsewhere" ] && [ "$named_me" -eq 0 ]; }
+names_another() {
+  case "$elsewhere " in *" $1="*) return 0 ;; esac
+  return 1
+}
 read_tilt
+read_views
 
 # First, hold off the replication PING, so that nothing but the pause is left to do at the aimed
 #    instant (step 0). The pause (step 1) does not stop this primary's replication PING (every
@@ -140,9 +165,10 @@ pick_target() {
     $5 == 1 { low = 1 }
     END { if (t != "" && !low) print t }'
 }
-if [ "$aim_lead_ms" -gt 0 ] && [ -n "$(now_ms)" ]; then
+if [ "$aim_lead_ms" -gt 0 ] && [ -n "$(now_ms)" ] && ! follow_only; then
   for s in $sentinels; do
     in_tilt "$s" && continue
+    names_another "$s" && continue
     view=$(sentinel_view "$s")
     [ -n "$view" ] || continue
     leader=$s
@@ -228,7 +254,7 @@ applied() {
   [ -n "$theirs" ] || { silent="$silent $r_ip:$r_port"; return 1; }
   [ "$theirs" -ge "$offset" ]
 }
-if [ -n "$paused" ]; then
+if [ -n "$paused" ] && ! follow_only; then
   looks=0
   catch_up_until=$(($(now_s) + catch_up_s))
   [ "$catch_up_until" -le "$deadline" ] || catch_up_until=$deadline
@@ -252,7 +278,8 @@ if [ -n "$paused" ]; then
   [ "$lagging" = 0 ] || log "replicas not all at the final offset after ${catch_up_s}s ($lagging behind of ${replicas:-?}); failing over anyway"
 fi
 
-# 3. Ask one Sentinel at a time; again every second while none accepts (NOGOODSLAVE: it does not
+# 3. Ask one Sentinel at a time (one naming this member the primary, read_views); again every second
+#    while none accepts (NOGOODSLAVE: it does not
 #    see a replica up yet; INPROG: a failover is running already, e.g. the one that made this
 #    member primary a moment ago, still reconfiguring its replicas: it is taken as this hand-over
 #    only once that Sentinel names another member), for failover_retry_s at most and never past the
@@ -264,8 +291,10 @@ asked=""
 retry_until=$(($(now_s) + failover_retry_s))
 [ "$retry_until" -le "$deadline" ] || retry_until=$deadline
 while :; do
+  follow_only && break
   for s in $leader $sentinels; do
     in_tilt "$s" && continue
+    names_another "$s" && continue
     reply=$(cli -h "${s%:*}" -p "${s##*:}" --raw SENTINEL FAILOVER "$master_name" 2>&1) || { log "Sentinel $s did not answer"; continue; }
     log "SENTINEL FAILOVER via $s: $reply${aim_at:+ ($(($(now_ms) - aim_at)) ms after the aimed pause, $((next - $(now_ms))) ms before the aimed read$(late))}"
     case "$reply" in
@@ -279,8 +308,14 @@ while :; do
   if [ -n "$asked" ] || [ "$(now_s)" -ge "$retry_until" ]; then break; fi
   sleep 1
   read_tilt
+  read_views
 done
-[ -n "$asked" ] || { log "no Sentinel accepted the failover; stopping (the Sentinels fail over after down-after-milliseconds)"; exit 0; }
+if [ -z "$asked" ] && follow_only; then
+  log "no Sentinel that answers names this member the primary: following theirs"
+elif [ -z "$asked" ]; then
+  log "no Sentinel accepted the failover; stopping (the Sentinels fail over after down-after-milliseconds)"
+  exit 0
+fi
 
 # 5. Every other Sentinel names the new primary too (the write endpoint follows a Sentinel
 #    majority). The Sentinel that promoted tells the others with a hello it forces at the promotion

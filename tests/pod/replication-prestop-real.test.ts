@@ -137,6 +137,51 @@ async function primary(): Promise<Member> {
   return t.member(await t.primaryFromSentinels());
 }
 
+/**
+ * The primary once the topology has settled (a test's premise): every Sentinel names the same member and it reports
+ * role master. A Sentinel still naming a replica fails here, with each one's view and log, not in the next test.
+ */
+async function settledPrimary(): Promise<Member> {
+  let named = "";
+  await pollSentinels(
+    async () => {
+      const names = await Promise.all(t.sentinels.map((s) => namedBy(s, password, t.masterName).catch(() => "?")));
+      named = names[0] ?? "";
+      if (new Set(names).size !== 1) return `the Sentinels name ${names.join(", ")}`;
+      const role = await t.role(t.member(named)).catch((e: Error) => e.message);
+      return role === "master" ? true : `${named} reports role ${role}`;
+    },
+    { timeoutMs: 20_000, intervalMs: 100, what: "every Sentinel to name one primary that reports role master" },
+  );
+  return t.member(named);
+}
+
+/** What each Sentinel names and the last lines of its log: the message of a poll about their views that timed out. */
+async function sentinelsDiagnosis(): Promise<string> {
+  const views = await Promise.all(
+    t.sentinels.map(async (s) => {
+      const named = await namedBy(s, password, t.masterName).catch((e: Error) => `(${e.message})`);
+      const tail = s.proc ? readFileSync(s.proc.logfile, "utf8").trimEnd().split("\n").slice(-12).join("\n    ") : "";
+      return `${s.address} names ${named}:\n    ${tail}`;
+    }),
+  );
+  const roles = await Promise.all(t.members.map(async (m) => `${m.address} ${await t.role(m).catch(() => "?")}`));
+  return `roles: ${roles.join(", ")}\n${views.join("\n")}`;
+}
+
+/** pollUntil, its timeout's message followed by sentinelsDiagnosis(). */
+async function pollSentinels(
+  probe: () => Promise<true | string>,
+  o: Parameters<typeof pollUntil>[1],
+  hookLog = "",
+): Promise<void> {
+  try {
+    await pollUntil(probe, o);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${await sentinelsDiagnosis()}\nhook:\n${hookLog}`, { cause: err });
+  }
+}
+
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "repl-prestop-"));
   t = await SentinelTopology.start({
@@ -156,7 +201,7 @@ afterAll(async () => {
 
 describe("replication preStop on real processes (rendered script, sh)", () => {
   it("no Sentinel accepts the failover: the pause is released, the primary stays primary and writable; its log file, cut to its last 400 lines first, ends with this hook's lines", async () => {
-    const p = await primary();
+    const p = await settledPrimary();
     // Nothing listens on port 1: every SENTINEL FAILOVER fails fast.
     const earlier = Array.from({ length: 900 }, (_, i) => `earlier hook line ${i}`);
     const run = startPreStop(p, { sentinels: [`${p.host}:1`], failoverRetrySeconds: 0 }, earlier);
@@ -175,7 +220,7 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
   }, 60_000);
 
   it("SIGTERM while it waits for a frozen replica: the pause is released at once, not at its expiry", async () => {
-    const p = await primary();
+    const p = await settledPrimary();
     const frozen = t.members.find((m) => m !== p) as Member;
     // A write the frozen replica never acknowledges: the catch-up wait (10 s here) cannot end early.
     await expectWritable(p, "before-freeze");
@@ -203,7 +248,7 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
 
   it("Sentinels that answer NOGOODSLAVE at first (no replica they may pick): asked again every second, writes paused and the replication stream still (its PING held off); the switchover is done once they can pick one", async () => {
     await t.waitForSentinelViews();
-    const old = await primary();
+    const old = await settledPrimary();
     const replicas = t.members.filter((m) => m !== old);
     const setPriority = (value: string) =>
       Promise.all(
@@ -295,7 +340,7 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
 
   it("on the primary: every write the old primary acknowledged is on the new one; held writes fail (READONLY); it ends a replica, unpaused; the Sentinel's pick was steered (priority 1, given back) and aimed, and both replicas continue with a partial resync", async () => {
     await t.waitForSentinelViews();
-    const old = await primary();
+    const old = await settledPrimary();
     // A client of the old primary firing a SET every 10 ms (not waiting for the previous one)
     // from before the preStop until after it: what the old primary says OK to must survive.
     const c = client(old, 30_000);
@@ -421,7 +466,7 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
 
   it("on a pod whose Sentinel calls are slow (SENTINEL REPLICAS 150 ms late), the aim's lead grows by three of them and the pick is still the target", async () => {
     await t.waitForSentinelViews();
-    const old = await primary();
+    const old = await settledPrimary();
     // valkey-cli behind a wrapper that delays every SENTINEL REPLICAS by 150 ms: a starved node's calls.
     const slowCli = join(dir, "slow-cli.sh");
     writeFileSync(
@@ -444,7 +489,7 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
 
   it("right after a switchover (the Sentinels still reconfiguring, SENTINEL FAILOVER answers INPROG): asked again until it is accepted, not taken for the new hand-over", async () => {
     await t.waitForSentinelViews();
-    const first = await primary();
+    const first = await settledPrimary();
     const r1 = await startPreStop(first).done;
     expect(r1.stderr).toContain("switchover done");
     let second = first;
@@ -458,16 +503,20 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
     expect(r2.stderr).toMatch(/SENTINEL FAILOVER via \S+: INPROG[\s\S]*SENTINEL FAILOVER via \S+: OK/);
     expect(r2.stderr).toContain("switchover done");
     expect(await t.role(second)).toBe("slave");
-    await pollUntil(async () => ((await primary()).address !== second.address ? true : "still named the primary"), {
-      timeoutMs: 5000,
-      intervalMs: 20,
-      what: "the Sentinels to name a third primary",
-    });
+    await pollSentinels(
+      async () => ((await primary()).address !== second.address ? true : "still named the primary"),
+      {
+        timeoutMs: 5000,
+        intervalMs: 20,
+        what: "the Sentinels to name a third primary",
+      },
+      r2.stderr,
+    );
   }, 60_000);
 
   it("a frozen replica holds the catch-up no longer than catchUpSeconds (asked itself once, 1 s bound; then the primary's view), and the switchover goes to the other one", async () => {
     await t.waitForSentinelViews();
-    const p = await primary();
+    const p = await settledPrimary();
     const frozen = t.members.find((m) => m !== p) as Member;
     await expectWritable(p, "before-freeze-2");
     frozen.proc?.signal("SIGSTOP");
@@ -488,7 +537,7 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
 
   it("the other Sentinels not told of the switch (every hello held back: publish-period 9e12, as when Valkey drops the forced hello): the hook lowers the teller's publish-period to 100 ms until they name the new primary, then gives it back", async () => {
     await t.waitForSentinelViews();
-    const p = await primary();
+    const p = await settledPrimary();
     const HELD = "9000000000000";
     const debug = (s: { host: string; port: number }, ...args: string[]): Promise<unknown> =>
       nodeCall(s, password, ["SENTINEL", "DEBUG", ...args]);
@@ -520,9 +569,70 @@ describe("replication preStop on real processes (rendered script, sh)", () => {
     }
   }, 60_000);
 
+  it("a Sentinel whose view is behind (a forced failover another ran, every hello held back) is neither aimed with nor asked: asked, it would fail over the previous primary in the same epoch; the one naming this member is, and the Sentinels agree after", async () => {
+    await t.waitForSentinelViews();
+    const p0 = await settledPrimary();
+    const teller = t.sentinels[t.sentinels.length - 1];
+    if (teller === undefined) throw new Error("a Sentinel expected");
+    const period = (s: { host: string; port: number }, ms: string): Promise<unknown> =>
+      nodeCall(s, password, ["SENTINEL", "DEBUG", "publish-period", ms]);
+    for (const s of t.sentinels) expect(await period(s, "9000000000000")).toBe("OK");
+    let p1 = p0;
+    try {
+      // The last Sentinel of the hook's list runs it; the others, never told, still name p0.
+      expect(await nodeCall(teller, password, ["SENTINEL", "FAILOVER", t.masterName])).toBe("OK");
+      await pollSentinels(
+        async () => {
+          p1 = t.member(await namedBy(teller, password, t.masterName));
+          if (p1 === p0) return `${teller.address} still names ${p0.address}`;
+          return (await t.role(p1)) === "master" ? true : `${p1.address} not master yet`;
+        },
+        { timeoutMs: 15_000, intervalMs: 50, what: `${teller.address} to name a new primary that reports role master` },
+      );
+      const behind = [];
+      for (const s of t.sentinels)
+        if (s !== teller && (await namedBy(s, password, t.masterName)) === p0.address) behind.push(s);
+      expect(behind.length, "the test's premise: the other Sentinels still name the previous primary").toBe(
+        t.sentinels.length - 1,
+      );
+      const r = await startPreStop(p1).done;
+      expect(r.code, r.stderr).toBe(0);
+      for (const b of behind) {
+        expect(r.stderr).toContain(` ${b.address}=${p0.address}`);
+        expect(r.stderr).not.toContain(`SENTINEL FAILOVER via ${b.address}`);
+        expect(r.stderr).not.toMatch(new RegExp(`aim: Sentinel ${b.address.replace(/\./g, "\\.")} `));
+      }
+      expect(r.stderr).toMatch(new RegExp(`SENTINEL FAILOVER via ${teller.address.replace(/\./g, "\\.")}: OK`));
+      expect(r.stderr).toContain("switchover done");
+      expect(await t.role(p1)).toBe("slave");
+    } finally {
+      for (const s of t.sentinels) await period(s, "2000").catch(() => undefined);
+    }
+    // The hook's second failover ran in a newer epoch than the first: every Sentinel follows it.
+    const p2 = await settledPrimary();
+    expect(p2.address).not.toBe(p1.address);
+  }, 90_000);
+
+  it("every Sentinel names another member the primary (a replica made primary behind their back): it follows theirs at once and asks none, and their primary stays primary", async () => {
+    await t.waitForSentinelViews();
+    const p = await settledPrimary();
+    const stray = t.members.find((m) => m !== p) as Member;
+    expect(await nodeCall(stray, password, ["REPLICAOF", "NO", "ONE"])).toBe("OK");
+    const r = await startPreStop(stray).done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("no Sentinel that answers names this member the primary: following theirs");
+    expect(r.stderr).not.toContain("SENTINEL FAILOVER via");
+    // Nothing to aim or catch up with: writes held only until it follows.
+    expect(r.stderr).not.toContain("aim:");
+    expect(r.stderr).not.toContain("replicas not all at the final offset");
+    expect(r.stderr).toContain(`REPLICAOF ${p.host} ${p.port}: OK`);
+    expect(await t.role(stray)).toBe("slave");
+    expect((await settledPrimary()).address).toBe(p.address);
+  }, 60_000);
+
   it("a Sentinel in TILT (stalled 3 s) is neither the aim's Sentinel nor asked; another one accepts and the switchover completes while it is still in TILT", async () => {
     await t.waitForSentinelViews();
-    const p = await primary();
+    const p = await settledPrimary();
     const [stalled] = t.sentinels;
     if (stalled === undefined) throw new Error("a Sentinel expected");
     // The first Sentinel of the list: the one the hook would aim with and ask first.
