@@ -49,8 +49,10 @@ has_data() { [ -s "$data_dir/dump.rdb" ] || [ -s "$data_dir/appendonly.aof" ] ||
 #   last_ok / down_after: the largest last-ok-ping-reply and down-after-milliseconds reported (for the log)
 #   tilted: Sentinels in TILT (INFO sentinel: sentinel_tilt:1), left out of all of the above: for 30 s
 #           such a Sentinel changes no flag, so it can show replicas that died meanwhile up and linked
-#   fresh / fresh_list: how many Sentinels not in TILT had their view read, and which (the ones asked
-#           for a failover: one in TILT would accept it and act only when it leaves)
+#   fresh: how many Sentinels not in TILT had their view read
+#   fresh_list: which of them name this member the primary, the ones asked for a failover (one in TILT
+#           would accept it and act only when it leaves; one naming another member would fail that one
+#           over, the serving primary, or a previous one in an epoch another failover already used)
 sentinel_state() {
   live=0; moved=0; inprog=0; odown=0; down=""; last_ok=0; down_after=0; tilted=0; fresh=0; fresh_list=""
   for s in $sentinels; do
@@ -58,8 +60,9 @@ sentinel_state() {
     case "$i" in *sentinel_tilt:1*) tilted=$((tilted + 1)); continue ;; esac
     m=$(scli "${s%:*}" "${s##*:}" SENTINEL MASTER "$master_name") || continue
     # shellcheck disable=SC2046 # splits awk's one-line summary into the positional parameters on purpose
-    set -- $(printf '%s\n' "$m" | awk 'NR % 2 == 1 { key = $0; next } key == "flags" { f = $0 } key == "last-ok-ping-reply" { l = $0 } key == "down-after-milliseconds" { d = $0 } END { if (f != "") print f, l + 0, d + 0 }')
-    [ $# -eq 3 ] || continue
+    set -- $(printf '%s\n' "$m" | awk 'NR % 2 == 1 { key = $0; next } key == "flags" { f = $0 } key == "last-ok-ping-reply" { l = $0 } key == "down-after-milliseconds" { d = $0 } key == "ip" { h = $0 } key == "port" { p = $0 } END { if (f != "" && h != "" && p != "") print f, l + 0, d + 0, h, p }')
+    [ $# -eq 5 ] || continue
+    if is_me "$4 $5"; then names_me=yes; else names_me=""; fi
     case ",$1," in *,failover_in_progress,*) inprog=$((inprog + 1)) ;; esac
     case ",$1," in *,o_down,*) odown=$((odown + 1)) ;; esac
     case ",$1," in *,s_down,*|*,o_down,*) down="$down $s=$1;" ;; esac
@@ -74,7 +77,8 @@ sentinel_state() {
       END { flush(); print n + 0, mv + 0 }')
     [ "$1" -gt "$live" ] && live=$1
     moved=$((moved + $2))
-    fresh=$((fresh + 1)); fresh_list="$fresh_list $s"
+    fresh=$((fresh + 1))
+    [ -z "$names_me" ] || fresh_list="$fresh_list $s"
   done
 }
 # sentinel_state, asked again while every Sentinel whose view was read is in TILT: a decision needs
