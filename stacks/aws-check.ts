@@ -22,7 +22,7 @@ import {
   type ClusterVersionInfo,
 } from "../components/capacity/account-check.js";
 import type { StackConfig } from "../config/types.js";
-import type { AwsCli } from "./aws-cli.js";
+import { jsonField as field, type AwsCli } from "./aws-cli.js";
 import { probeAmiParameterWith, requiredInstanceTypes } from "./preflight.js";
 
 export interface AccountCheckRow {
@@ -45,9 +45,6 @@ const rowOf = (check: AccountCheckRow["check"], v: CheckVerdict, ok: string): Ac
     : v.warnings.length > 0
       ? { check, verdict: "warning", messages: v.warnings }
       : { check, verdict: "ok", messages: [ok] };
-
-const field = (json: unknown, key: string): unknown =>
-  typeof json === "object" && json !== null ? (json as Record<string, unknown>)[key] : undefined;
 
 /** Every check of the stack's account; stops after the credentials row when they do not work. */
 export function collectAwsCheck(config: StackConfig, cli: AwsCli, now: Date = new Date()): AccountCheckReport {

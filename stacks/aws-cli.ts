@@ -11,6 +11,13 @@ export type AwsCliResult = { ok: true; json: unknown } | { ok: false; error: str
 /** Runs one `aws <args>` read and parses its JSON output. */
 export type AwsCli = (args: readonly string[]) => AwsCliResult;
 
+/** The value at `path` in an aws CLI answer (objects only), or undefined where a step is missing. */
+export const jsonField = (json: unknown, ...path: string[]): unknown =>
+  path.reduce<unknown>(
+    (v, k) => (typeof v === "object" && v !== null ? (v as Record<string, unknown>)[k] : undefined),
+    json,
+  );
+
 export interface AwsCliOptions {
   region: string;
   profile?: string;

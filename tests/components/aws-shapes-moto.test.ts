@@ -18,7 +18,7 @@ import {
   INTERRUPTION_RULES,
 } from "../../components/aws/karpenter-interruption.js";
 import { pollUntil } from "../../core/util/poll-until.js";
-import { awsCli, type AwsCli } from "../../stacks/aws-cli.js";
+import { awsCli, jsonField as field, type AwsCli } from "../../stacks/aws-cli.js";
 import { karpenterInterruptionEvents } from "../support/karpenter-module.js";
 import { s3ToolsMissing, startMoto, type MotoServer } from "../support/moto-server.js";
 import { buildVpcArgs, DISCOVERY_TAG_KEY } from "../../components/aws/vpc.js";
@@ -41,11 +41,6 @@ describe.skipIf(missing !== undefined)(
       if (!r.ok) throw new Error(`aws ${args.slice(0, 2).join(" ")}: ${r.error}`);
       return r.json;
     };
-    const field = (json: unknown, ...path: string[]): unknown =>
-      path.reduce<unknown>(
-        (v, k) => (typeof v === "object" && v !== null ? (v as Record<string, unknown>)[k] : undefined),
-        json,
-      );
 
     beforeAll(async () => {
       moto = await startMoto("127.0.0.97");
