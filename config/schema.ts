@@ -161,6 +161,12 @@ function editDistance(a: string, b: string): number {
 
 function unknownKeyMessage(key: string, known: string[], topLevel: boolean): string {
   const name = (k: string) => (topLevel && !k.includes(":") ? `${PROJECT}:${k}` : k);
+  // `valkey-on-eks:valkey-on-eks:platform` in a stack file: one prefix stripped, the other left in the key.
+  if (topLevel && key.startsWith(`${PROJECT}:`)) {
+    const rest = key.slice(PROJECT.length + 1);
+    const then = known.includes(rest) ? `did you mean ${name(rest)}?` : unknownKeyMessage(rest, known, true);
+    return `unknown key ${PROJECT}:${key}: the ${PROJECT}: prefix is written twice (${then})`;
+  }
   const best = known.map((k) => [k, editDistance(key, k)] as const).sort((x, y) => x[1] - y[1])[0];
   const hint =
     best && best[1] <= Math.max(1, Math.floor(key.length / 3))

@@ -32,6 +32,18 @@ const issuePaths = (err: ConfigError) => err.issues.map((i) => i.path);
 const BAD_CONFIGS: Array<[string, Record<string, unknown>, string, string]> = [
   ["unknown platform", { platform: "gke" }, "platform", '"eks", "byo"'],
   ["unknown top-level key", { valky: {} }, "valky", "did you mean valkey-on-eks:valkey"],
+  [
+    "the project prefix twice (one left after the stack file's is stripped)",
+    { "valkey-on-eks:platform": "local" },
+    "valkey-on-eks:platform",
+    "unknown key valkey-on-eks:valkey-on-eks:platform: the valkey-on-eks: prefix is written twice (did you mean valkey-on-eks:platform?)",
+  ],
+  [
+    "the project prefix twice on a misspelt key",
+    { "valkey-on-eks:platfrm": "local" },
+    "valkey-on-eks:platfrm",
+    "prefix is written twice (unknown key valkey-on-eks:platfrm (did you mean valkey-on-eks:platform?))",
+  ],
   ["typo in a section", { valkey: { clutser: {} } }, "valkey.clutser", "did you mean cluster"],
   ["typo in a nested key", { valkey: { cluster: { primares: 3 } } }, "valkey.cluster.primares", "unknown key"],
   ["section is not a map", { valkey: "cluster" }, "valkey", "must be a map"],
