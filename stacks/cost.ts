@@ -16,6 +16,7 @@ import {
 } from "../benchmarks/cost/cost-model.js";
 import { ec2ProductFilters, onDemandHourlyUsd, PRICING_API_REGIONS } from "../benchmarks/cost/pricing-api.js";
 import { loadPriceTable } from "../benchmarks/cost/prices.js";
+import { controlPlaneSupportOf, type ControlPlaneSupport } from "../benchmarks/cost/control-plane-support.js";
 import type { StackConfig } from "../config/types.js";
 import { estimateNodes } from "../components/capacity/estimate.js";
 import { natGatewayCount } from "../components/aws/vpc.js";
@@ -39,8 +40,8 @@ export function costInputsFromConfig(config: StackConfig, clientPods: number): C
     systemNodes: { ...config.eks.systemNodes, ...(config.eks.autoMode ? { count: 0 } : {}) },
     poolNodes: poolNodesOf(config),
     natGateways: natGatewayCount(config.network.natGateways, config.aws.zones.length),
-    // versions.env pins an EKS version in standard support; a version past it bills $0.60/h (prices.json).
-    controlPlaneSupport: "standard",
+    // stackCostOutput asks EKS which support window eks.version is in; until then (and unasked) assumed.
+    ...controlPlaneSupportOf(config.eks.version, { error: "not asked (no AWS invoke)" }),
   };
 }
 
@@ -104,22 +105,39 @@ async function askPricingApi(
   }
 }
 
+/** Which control-plane rate `version` bills in `region` (describe-cluster-versions), never throwing. */
+async function askSupportWindow(version: string, region: string, provider: aws.Provider): Promise<ControlPlaneSupport> {
+  try {
+    const r = await aws.eks.getClusterVersions({ clusterVersionsOnlies: [version], region }, { provider });
+    return controlPlaneSupportOf(version, r.clusterVersions);
+  } catch (err) {
+    const text = (await errorText(err)).replace(/\s+/g, " ").trim().slice(0, 200);
+    return controlPlaneSupportOf(version, { error: text || "the invoke failed without a message" });
+  }
+}
+
 /**
  * The stack's cost as an Output. `providerArgs`: the stack's AWS provider args (credentials);
  * the pricing provider (the one AWS provider besides the stack's, used by this invoke only and
  * by no resource) keeps them and only changes the region. Never fails the deployment: a failed
- * invoke means table prices and `pricingApiError` set.
+ * invoke means table prices and `pricingApiError` set. With `eksVersion`, EKS is asked which support window it is in
+ * (the control plane's rate; a failed invoke leaves the standard rate, its line saying it was assumed and why).
  */
 export function stackCostOutput(
   inputs: CostInputs,
-  opts: { usePricingApi: boolean; providerArgs?: aws.ProviderArgs } = { usePricingApi: true },
+  opts: { usePricingApi: boolean; providerArgs?: aws.ProviderArgs; eksVersion?: string } = { usePricingApi: true },
 ): pulumi.Output<StackCost> {
   const table = loadPriceTable();
   if (!opts.usePricingApi) return pulumi.output(stackCost(inputs, table));
-  // The stack's credentials (profile, assumed role: stacks/preflight.ts awsProviderArgs), the API's region.
+  // The stack's credentials (profile, assumed role: stacks/preflight.ts awsProviderArgs), the API's region; the
+  // support window is asked through it too, for the stack's region (the invoke's own region argument).
   const provider = new aws.Provider("pricing-api", { ...opts.providerArgs, region: PRICING_API_REGIONS[0] });
   const asked = askPricingApi(inputs.region, typesToPrice(inputs), provider);
-  return pulumi.output(asked.then(({ live, error }) => stackCost(inputs, table, live, error)));
+  const support =
+    opts.eksVersion === undefined ? Promise.resolve({}) : askSupportWindow(opts.eksVersion, inputs.region, provider);
+  return pulumi.output(
+    Promise.all([asked, support]).then(([{ live, error }, s]) => stackCost({ ...inputs, ...s }, table, live, error)),
+  );
 }
 
 /**

@@ -496,6 +496,7 @@ function estimateCost(input: ProgramInput): pulumi.Output<StackCost> | undefined
   return stackCostOutput(costInputsFromConfig(config, config.benchmark.enabled ? config.benchmark.clientPods : 0), {
     usePricingApi: input.usePricingApi ?? true,
     providerArgs: awsProviderArgs(config),
+    eksVersion: config.eks.version,
   });
 }
 

@@ -78,6 +78,8 @@ export interface CostInputs {
   poolNodes?: { release: string[]; clients: string[] };
   natGateways: number;
   controlPlaneSupport: "standard" | "extended";
+  /** Why that rate (control-plane-support.ts), shown in the line's item; absent: not said. */
+  controlPlaneBasis?: string;
 }
 
 /** Live EC2 on-demand prices by instance type (from the AWS Pricing API). */
@@ -262,7 +264,7 @@ function addFixedLines(sheet: CostSheet): void {
   );
   addLine(
     sheet,
-    `EKS control plane (${inputs.controlPlaneSupport} support)`,
+    `EKS control plane (${inputs.controlPlaneSupport} support${inputs.controlPlaneBasis ? `: ${inputs.controlPlaneBasis}` : ""})`,
     1,
     "cluster-hour",
     eksControlPlaneHourly(table, inputs.controlPlaneSupport),

@@ -3,6 +3,7 @@
  * hourly cost from a known table (exact arithmetic), the per-million-ops column, the Pricing
  * API result parser, and the appended CSV columns.
  */
+import { controlPlaneSupportOf } from "../../benchmarks/cost/control-plane-support.js";
 import { describe, expect, it } from "vitest";
 import {
   estimateInstanceType,
@@ -157,6 +158,21 @@ describe("stackCost from a known table", () => {
       "EKS control plane (standard support)",
       "NAT gateways",
     ]);
+  });
+  it.each([
+    [[{ clusterVersion: "1.36", versionStatus: "STANDARD_SUPPORT" }], "standard", "EKS lists 1.36 in standard support"],
+    [[{ clusterVersion: "1.36", versionStatus: "EXTENDED_SUPPORT" }], "extended", "EKS lists 1.36 in extended support"],
+    // The deprecated field, lower case with a dash (the CLI's older spelling).
+    [[{ clusterVersion: "1.36", status: "extended-support" }], "extended", "EKS lists 1.36 in extended support"],
+    [[{ clusterVersion: "1.35", versionStatus: "STANDARD_SUPPORT" }], "standard", "assumed, EKS does not list 1.36"],
+    [
+      [{ clusterVersion: "1.36", versionStatus: "UNSUPPORTED" }],
+      "standard",
+      'assumed, EKS lists 1.36 as "UNSUPPORTED"',
+    ],
+    [{ error: "AccessDenied" }, "standard", "assumed, EKS's support window for 1.36 not read: AccessDenied"],
+  ] as const)("control-plane rate of 1.36 from %j: %s (%s)", (listed, support, basis) => {
+    expect(controlPlaneSupportOf("1.36", listed)).toEqual({ controlPlaneSupport: support, controlPlaneBasis: basis });
   });
   it("extended support bills $0.60 instead of $0.10; no client pods, no client line", () => {
     const standard = stackCost({ ...INPUTS, clientPods: 0 }, KNOWN);

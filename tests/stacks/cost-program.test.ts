@@ -13,10 +13,19 @@ const ROW = resultRow({ rps: 400000 });
 const LIVE: Record<string, string> = { "r7g.large": "0.1000000000", "m7g.large": "0.0800000000" };
 let pricingFails = false;
 const asked: { type: string; region: string }[] = [];
+/** What the mocked describe-cluster-versions says of the asked version: a status, or an error to throw. */
+let versionStatus: string | Error = "STANDARD_SUPPORT";
+const versionsAsked: Record<string, unknown>[] = [];
 
 const recorder = installMocks({
   invokes: {
     ...awsMockInvokes,
+    "aws:eks/getClusterVersions:getClusterVersions": (inputs) => {
+      versionsAsked.push(inputs);
+      if (versionStatus instanceof Error) throw versionStatus;
+      const [version] = inputs.clusterVersionsOnlies as string[];
+      return { clusterVersions: [{ clusterVersion: version, versionStatus }], region: inputs.region };
+    },
     "aws:pricing/getProduct:getProduct": (inputs) => {
       const filters = inputs.filters as { field: string; value: string }[];
       const type = filters.find((f) => f.field === "instanceType")?.value ?? "";
@@ -136,6 +145,38 @@ describe("cost wiring under mocks", () => {
     });
     const expected = 7 * 0.1071 + 2 * 0.0816 + (400 * 0.08) / 730 + 0.145;
     expect(report.cost?.usdPerHour).toBeCloseTo(expected, 5);
+  });
+
+  it("the control plane's rate is what EKS lists for eks.version in the stack's region: extended support bills $0.60/h; an invoke that fails leaves $0.10/h, the line saying it was assumed and why", async () => {
+    pricingFails = false;
+    const { config } = loadStackFile("stacks/Pulumi.cluster.yaml");
+    const line = async (status: string | Error) => {
+      versionStatus = status;
+      versionsAsked.length = 0;
+      recorder.reset();
+      const out = runProgram({ stack: "cluster", config, password: pulumi.secret("pw") });
+      await settle();
+      return (await valueOf(out.report)).cost?.lines.find((l) => l.unit === "cluster-hour");
+    };
+    const v = config.eks.version;
+    expect(await line("STANDARD_SUPPORT")).toMatchObject({
+      item: `EKS control plane (standard support: EKS lists ${v} in standard support)`,
+      usdPerHour: 0.1,
+    });
+    expect(versionsAsked).toEqual([expect.objectContaining({ clusterVersionsOnlies: [v], region: "us-west-2" })]);
+    expect(await line("EXTENDED_SUPPORT")).toMatchObject({
+      item: `EKS control plane (extended support: EKS lists ${v} in extended support)`,
+      usdPerHour: 0.6,
+    });
+    expect(await line(new Error("AccessDeniedException: eks:DescribeClusterVersions"))).toMatchObject({
+      item: expect.stringMatching(
+        new RegExp(
+          `^EKS control plane \\(standard support: assumed, EKS's support window for ${v.replace(".", "\\.")} not read: .*AccessDeniedException`,
+        ),
+      ) as unknown,
+      usdPerHour: 0.1,
+    });
+    versionStatus = "STANDARD_SUPPORT";
   });
 
   it("network.natGateways: perZone gives the VPC one NAT gateway per zone, and the estimate bills three gateway-hours", async () => {
