@@ -186,7 +186,7 @@ function supportWindowRow(config: StackConfig, cli: AwsCli, now: Date): AccountC
       check: "eks-version",
       verdict: "warning",
       messages: [
-        `could not read EKS's support window for eks.version ${version} (${r.ok ? "no clusterVersions in the answer" : r.error}); the stack's cost estimate assumes standard support ($0.10/h)`,
+        `could not read EKS's support window for eks.version ${version} (${r.ok ? "no clusterVersions in the answer" : r.error}); the stack's cost estimate, which asks the same at preview, then assumes standard support ($0.10/h) and says so`,
       ],
     };
   const versions = list.filter((v): v is ClusterVersionInfo => typeof field(v, "clusterVersion") === "string");

@@ -90,7 +90,7 @@ const day = (d: Date): string => d.toISOString().slice(0, 10);
 /**
  * Where `eks.version` stands: not offered or UNSUPPORTED is a problem (EKS creates no such
  * cluster); EXTENDED_SUPPORT is a warning with its price (the control plane bills $0.60/h instead
- * of $0.10/h, and the stack's cost estimate assumes standard support); standard support ending
+ * of $0.10/h, which the stack's cost estimate then bills); standard support ending
  * within SUPPORT_WARNING_DAYS is a warning.
  */
 export function checkSupportWindow(version: string, versions: readonly ClusterVersionInfo[], now: Date): CheckVerdict {
@@ -113,7 +113,7 @@ export function checkSupportWindow(version: string, versions: readonly ClusterVe
     return {
       problems: [],
       warnings: [
-        `eks.version: ${version} is in EKS extended support${endExtended ? ` until ${day(endExtended)}` : ""}: its control plane bills $0.60/h instead of $0.10/h, and the stack's cost estimate assumes standard support; upgrade to a version in standard support`,
+        `eks.version: ${version} is in EKS extended support${endExtended ? ` until ${day(endExtended)}` : ""}: its control plane bills $0.60/h instead of $0.10/h (the stack's cost estimate bills that too); upgrade to a version in standard support`,
       ],
     };
   if (status !== "STANDARD_SUPPORT")
