@@ -1,0 +1,45 @@
+/**
+ * The scale ladder's arithmetic (apps/perf/scale-ladder.ts): how a step's time grows with the number of
+ * primaries, as the exponent k of time ∝ P^k, between neighbouring sizes and fitted over all of them.
+ */
+
+/** One measured size: primaries and the step's time there. */
+export interface LadderPoint {
+  primaries: number;
+  ms: number;
+}
+
+/** k between two sizes: ln(t2 / t1) / ln(P2 / P1). */
+export function pairExponent(a: LadderPoint, b: LadderPoint): number {
+  if (a.primaries === b.primaries) throw new Error(`two points at ${a.primaries} primaries: no exponent between them`);
+  if (a.ms <= 0 || b.ms <= 0) throw new Error(`a step time ≤ 0 ms (${a.ms}, ${b.ms}): no exponent`);
+  return Math.log(b.ms / a.ms) / Math.log(b.primaries / a.primaries);
+}
+
+/** The least-squares slope of ln t over ln P: one k for the whole ladder (at least two sizes). */
+export function fittedExponent(points: readonly LadderPoint[]): number {
+  if (points.length < 2) throw new Error(`${points.length} size(s): an exponent needs two`);
+  for (const p of points) if (p.ms <= 0) throw new Error(`a step time ≤ 0 ms at ${p.primaries} primaries`);
+  const xs = points.map((p) => Math.log(p.primaries));
+  const ys = points.map((p) => Math.log(p.ms));
+  const mx = xs.reduce((s, x) => s + x, 0) / xs.length;
+  const my = ys.reduce((s, y) => s + y, 0) / ys.length;
+  const sxx = xs.reduce((s, x) => s + (x - mx) ** 2, 0);
+  if (sxx === 0) throw new Error("every point at the same size: no exponent");
+  return xs.reduce((s, x, i) => s + (x - mx) * ((ys[i] as number) - my), 0) / sxx;
+}
+
+/** `--primaries 3,10,30`: distinct whole numbers ≥ 3 (a cluster's minimum), ascending; else an error naming it. */
+export function parsePrimaryLadder(text: string | undefined, fallback: readonly number[]): number[] {
+  if (text === undefined) return [...fallback];
+  const sizes = text.split(",").map((s) => s.trim());
+  const out: number[] = [];
+  for (const s of sizes) {
+    const n = Number(s);
+    if (s === "" || !Number.isInteger(n) || n < 3)
+      throw new Error(`--primaries: each size must be a whole number ≥ 3 (got ${JSON.stringify(s)} in ${text})`);
+    if (out.includes(n)) throw new Error(`--primaries: ${n} is listed twice (${text})`);
+    out.push(n);
+  }
+  return out.sort((a, b) => a - b);
+}

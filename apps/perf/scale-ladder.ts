@@ -1,0 +1,227 @@
+/**
+ * npm run bench:scale -- [--primaries 3,10,30,100] [--replicas-per-primary 1] [--json FILE]
+ *
+ * How this tool's cluster steps grow with the cluster (issue 36), on real valkey-server processes (cluster-enabled,
+ * maxmemory 32mb each, cluster-node-timeout 2000 ms, three named zones round-robin). For each size, in one run:
+ *   start      the processes, answering PING (the machine's cost, not the tool's: shown, not judged);
+ *   bootstrap  the AZ-aware planner and executor (core/bootstrap) from empty processes to cluster_state:ok on
+ *              every node with every replica linked (bootstrapCluster's own wait);
+ *   verify     verifyTopology of the live cluster (median of 3 runs);
+ *   failover   ceil(P / 10) primaries SIGKILLed at once (every tenth shard): until each affected shard's
+ *              replica reports role master and takes a SET of a key in that shard's slots.
+ * Prints a table, then per step the exponent k (time ∝ P^k) between neighbouring sizes and fitted over all,
+ * and the issue's goals against the largest size measured. Not yet measured here: heal after a full restart,
+ * scale-out P → 2P with data, the Pulumi program at that shape (README "What is not built").
+ */
+import { writeFileSync } from "node:fs";
+import type { Redis } from "ioredis";
+import { bootstrapCluster } from "../../core/bootstrap/cluster-bootstrap.js";
+import { DirectConnector, openClient } from "../../core/topology/connector.js";
+import { roundRobinZones, StaticZoneSource } from "../../core/topology/zones.js";
+import { verifyTopology } from "../../core/verify/verify-topology.js";
+import { pollUntil } from "../../core/util/poll-until.js";
+import { localMember } from "../../harness/local/local-cluster.js";
+import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
+import { wholeFlag } from "./perf-args.js";
+import { fittedExponent, pairExponent, parsePrimaryLadder, type LadderPoint } from "./scale-fit.js";
+
+const ZONES = ["zone-a", "zone-b", "zone-c"];
+const NODE_TIMEOUT_MS = 2000;
+const STEPS = ["start", "bootstrap", "verify", "failover"] as const;
+type Step = (typeof STEPS)[number];
+
+interface Rung {
+  primaries: number;
+  nodes: number;
+  killed: number;
+  ms: Record<Step, number>;
+}
+
+const seconds = (ms: number): string => (ms / 1000).toFixed(ms < 10_000 ? 2 : 1);
+
+function flags(argv: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (!a.startsWith("--")) throw new Error(`unexpected argument ${JSON.stringify(a)}`);
+    const v = argv[i + 1];
+    if (v === undefined || v.startsWith("--")) throw new Error(`${a} needs a value`);
+    if (!["--primaries", "--replicas-per-primary", "--json"].includes(a)) throw new Error(`unknown flag ${a}`);
+    out.set(a.slice(2), v);
+    i++;
+  }
+  return out;
+}
+
+/** A key that hashes into [start, end], found by asking a live node (CLUSTER KEYSLOT), pipelined. */
+async function keyInRange(c: Redis, start: number, end: number, tag: string): Promise<string> {
+  for (let base = 0; base < 100_000; base += 256) {
+    const names = Array.from({ length: 256 }, (_, i) => `scale:${tag}:${base + i}`);
+    const p = c.pipeline();
+    for (const n of names) p.call("CLUSTER", "KEYSLOT", n);
+    const slots = ((await p.exec()) ?? []).map(([, v]) => Number(v));
+    const i = slots.findIndex((s) => s >= start && s <= end);
+    if (i >= 0) return names[i] as string;
+  }
+  throw new Error(`no key found for slots ${start}-${end}`);
+}
+
+async function measure(primaries: number, replicas: number): Promise<Rung> {
+  const fleet = new LocalFleet();
+  const count = primaries * (1 + replicas);
+  const ms = {} as Record<Step, number>;
+  const clients: Redis[] = [];
+  try {
+    let t = performance.now();
+    const nodes = await fleet.startMany(count, (i) => ({
+      name: `scale-${i + 1}`,
+      clusterEnabled: true,
+      clusterNodeTimeoutMs: NODE_TIMEOUT_MS,
+      extra: { maxmemory: "32mb" },
+    }));
+    ms.start = performance.now() - t;
+    const zoneMap = roundRobinZones(nodes, ZONES);
+    t = performance.now();
+    const boot = await bootstrapCluster({
+      members: nodes.map((n) => localMember(n, zoneMap[n.address] as string)),
+      primaries,
+      replicasPerPrimary: replicas,
+      connector: new DirectConnector(),
+      timeoutMs: 300_000,
+    });
+    ms.bootstrap = performance.now() - t;
+    const plan = boot.plan;
+    if (plan === undefined) throw new Error("fresh processes were reported as a formed cluster");
+    const byAddress = new Map(nodes.map((n) => [n.address, n]));
+
+    const runs: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      t = performance.now();
+      const r = await verifyTopology({
+        mode: "cluster",
+        seeds: [nodes[0] as ValkeyProcess],
+        connector: new DirectConnector(),
+        zones: new StaticZoneSource(zoneMap),
+        expect: { primaries, replicasPerPrimary: replicas },
+      });
+      runs.push(performance.now() - t);
+      if (!r.ok) throw new Error(`verify at ${primaries} primaries: ${JSON.stringify(r.failures.slice(0, 3))}`);
+    }
+    ms.verify = runs.sort((a, b) => a - b)[1] as number;
+
+    // Every tenth shard, its primary killed; a key of each, found before the kill.
+    const victims = plan.shards.filter((_, i) => i % 10 === 0);
+    const survivor = byAddress.get(plan.shards[1]?.primary.id ?? "") as ValkeyProcess;
+    const asker = await openClient(survivor.host, survivor.port, survivor.address, {});
+    clients.push(asker);
+    const targets = await Promise.all(
+      victims.map(async (s, i) => {
+        const replica = byAddress.get(s.replicas[0]?.id ?? "") as ValkeyProcess;
+        const key = await keyInRange(asker, s.slots.start, s.slots.end, String(i));
+        const c = await openClient(replica.host, replica.port, replica.address, { commandTimeoutMs: 1000 });
+        clients.push(c);
+        return { shard: `${s.slots.start}-${s.slots.end}`, key, c, writable: false };
+      }),
+    );
+    t = performance.now();
+    for (const s of victims) byAddress.get(s.primary.id)?.signal("SIGKILL");
+    await pollUntil(
+      async () => {
+        await Promise.all(
+          targets
+            .filter((x) => !x.writable)
+            .map(async (x) => {
+              x.writable = (await x.c.set(x.key, "v").catch(() => null)) === "OK";
+            }),
+        );
+        const left = targets.filter((x) => !x.writable).map((x) => x.shard);
+        return left.length === 0 ? true : `shards not writable yet: ${left.join(", ")}`;
+      },
+      { timeoutMs: 60_000, intervalMs: 50, what: `every shard of ${victims.length} killed primaries to take writes` },
+    );
+    ms.failover = performance.now() - t;
+    return { primaries, nodes: count, killed: victims.length, ms };
+  } finally {
+    for (const c of clients) c.disconnect();
+    await fleet.stopAll();
+  }
+}
+
+function report(rungs: readonly Rung[]): void {
+  console.log("primaries  nodes  killed   start s  bootstrap s  verify ms  failover s");
+  for (const r of rungs)
+    console.log(
+      `${String(r.primaries).padStart(9)}  ${String(r.nodes).padStart(5)}  ${String(r.killed).padStart(6)}  ` +
+        `${seconds(r.ms.start).padStart(8)}  ${seconds(r.ms.bootstrap).padStart(11)}  ` +
+        `${r.ms.verify.toFixed(0).padStart(9)}  ${seconds(r.ms.failover).padStart(10)}`,
+    );
+  if (rungs.length < 2) return;
+  console.log("\nexponent k (time ∝ P^k): between neighbouring sizes; fitted over all");
+  for (const step of STEPS) {
+    const points: LadderPoint[] = rungs.map((r) => ({ primaries: r.primaries, ms: r.ms[step] }));
+    const pairs = points.slice(1).map((p, i) => {
+      const a = points[i] as LadderPoint;
+      return `${a.primaries}→${p.primaries}: ${pairExponent(a, p).toFixed(2)}`;
+    });
+    console.log(`  ${step.padEnd(9)} ${pairs.join("  ")}  fitted: ${fittedExponent(points).toFixed(2)}`);
+  }
+}
+
+/** The issue's goals on this machine, against the largest size measured (a goal's size not reached: said so). */
+function goals(rungs: readonly Rung[]): boolean {
+  const top = rungs[rungs.length - 1] as Rung;
+  const lines: [string, number, number, boolean][] = [
+    [
+      `bootstrap of ${top.primaries} primaries (goal: 100 primaries ≤ 60 s)`,
+      top.ms.bootstrap,
+      60_000,
+      top.primaries >= 100,
+    ],
+    [`verify of ${top.nodes} live nodes (goal: 200 nodes ≤ 1 s)`, top.ms.verify, 1000, top.nodes >= 200],
+    [
+      `failover of ${top.killed} killed primaries (goal: 10 at once ≤ node timeout ${NODE_TIMEOUT_MS} ms + 5 s)`,
+      top.ms.failover,
+      NODE_TIMEOUT_MS + 5000,
+      top.killed >= 10,
+    ],
+  ];
+  let ok = true;
+  console.log("");
+  for (const [what, ms, bar, atSize] of lines) {
+    const pass = ms <= bar;
+    ok &&= pass;
+    console.log(
+      `${what}: ${seconds(ms)} s vs bar ${seconds(bar)} s → ${(ms / bar).toFixed(2)}x of bar ${pass ? "PASS" : "FAIL"}${atSize ? "" : " (below the goal's size)"}`,
+    );
+  }
+  return ok;
+}
+
+async function main(): Promise<number> {
+  const f = flags(process.argv.slice(2));
+  const ladder = parsePrimaryLadder(f.get("primaries"), [3, 10, 30, 100]);
+  const replicas = wholeFlag("replicas-per-primary", f.get("replicas-per-primary"), 1);
+  const rungs: Rung[] = [];
+  for (const p of ladder) {
+    console.error(`bench:scale: ${p} primaries x (1 + ${replicas})…`);
+    rungs.push(await measure(p, replicas));
+  }
+  report(rungs);
+  const ok = goals(rungs);
+  const json = f.get("json");
+  if (json !== undefined)
+    writeFileSync(
+      json,
+      `${JSON.stringify({ replicasPerPrimary: replicas, nodeTimeoutMs: NODE_TIMEOUT_MS, rungs }, null, 2)}\n`,
+    );
+  console.log(ok ? "bench:scale: every bar met" : "bench:scale: a bar was missed");
+  return ok ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(`bench:scale: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(2);
+  },
+);
