@@ -8,7 +8,10 @@
  *              every node with every replica linked (bootstrapCluster's own wait);
  *   verify     verifyTopology of the live cluster (median of 3 runs);
  *   failover   ceil(P / 10) primaries SIGKILLed at once (every tenth shard): until each affected shard's
- *              replica reports role master and takes a SET of a key in that shard's slots.
+ *              replica takes a SET of a key in that shard's slots; meanwhile one writer per affected shard
+ *              (SETs one after the other on its primary, no WAIT, as an application) and, after, its
+ *              acknowledged (OK) writes the new primary lacks: the loss per shard, with how long before
+ *              the kill the oldest lost one was acknowledged (the async replication window).
  * Prints a table, then per step the exponent k (time ∝ P^k) between neighbouring sizes and fitted over all,
  * and the issue's goals against the largest size measured. Not yet measured here: heal after a full restart,
  * scale-out P → 2P with data, the Pulumi program at that shape (README "What is not built").
@@ -35,6 +38,36 @@ interface Rung {
   nodes: number;
   killed: number;
   ms: Record<Step, number>;
+  /** The failover's writers, one per killed primary: acknowledged (OK) writes, and those the new primary lacks. */
+  writes: { acked: number; lost: number; lostPerShard: Record<string, number>; oldestLostMsBeforeKill: number | null };
+}
+
+/**
+ * One writer on a shard's primary, as an application without WAIT: SET `{key}:n` one after the other (each waits
+ * for its reply), an acknowledgement being the reply OK itself. Stopped by stop(); `acked` keeps each OK's time.
+ */
+class ShardWriter {
+  readonly acked: { key: string; at: number }[] = [];
+  private running = true;
+  private done: Promise<void>;
+  constructor(
+    private readonly c: Redis,
+    private readonly tag: string,
+  ) {
+    this.done = this.loop();
+  }
+  private async loop(): Promise<void> {
+    for (let n = 0; this.running; n++) {
+      const key = `{${this.tag}}:${n}`;
+      const r = await this.c.set(key, "v").catch(() => null);
+      if (r === "OK") this.acked.push({ key, at: Date.now() });
+      else await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.done;
+  }
 }
 
 const seconds = (ms: number): string => (ms / 1000).toFixed(ms < 10_000 ? 2 : 1);
@@ -117,13 +150,18 @@ async function measure(primaries: number, replicas: number): Promise<Rung> {
     const targets = await Promise.all(
       victims.map(async (s, i) => {
         const replica = byAddress.get(s.replicas[0]?.id ?? "") as ValkeyProcess;
+        const primary = byAddress.get(s.primary.id) as ValkeyProcess;
         const key = await keyInRange(asker, s.slots.start, s.slots.end, String(i));
         const c = await openClient(replica.host, replica.port, replica.address, { commandTimeoutMs: 1000 });
-        clients.push(c);
-        return { shard: `${s.slots.start}-${s.slots.end}`, key, c, writable: false };
+        const w = await openClient(primary.host, primary.port, primary.address, { commandTimeoutMs: 1000 });
+        clients.push(c, w);
+        return { shard: `${s.slots.start}-${s.slots.end}`, key, c, writer: new ShardWriter(w, key), writable: false };
       }),
     );
+    // Writes flowing on every victim shard for a second before the kill.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     t = performance.now();
+    const killedAt = Date.now();
     for (const s of victims) byAddress.get(s.primary.id)?.signal("SIGKILL");
     await pollUntil(
       async () => {
@@ -140,7 +178,23 @@ async function measure(primaries: number, replicas: number): Promise<Rung> {
       { timeoutMs: 60_000, intervalMs: 50, what: `every shard of ${victims.length} killed primaries to take writes` },
     );
     ms.failover = performance.now() - t;
-    return { primaries, nodes: count, killed: victims.length, ms };
+    const writes: Rung["writes"] = { acked: 0, lost: 0, lostPerShard: {}, oldestLostMsBeforeKill: null };
+    for (const x of targets) {
+      await x.writer.stop();
+      const p = x.c.pipeline();
+      for (const a of x.writer.acked) p.exists(a.key);
+      const found = ((await p.exec()) ?? []).map(([err, v]) => (err === null ? Number(v) : -1));
+      if (found.some((v) => v < 0)) throw new Error(`shard ${x.shard}: EXISTS failed on its new primary`);
+      const lost = x.writer.acked.filter((_, i) => found[i] === 0);
+      writes.acked += x.writer.acked.length;
+      writes.lost += lost.length;
+      writes.lostPerShard[x.shard] = lost.length;
+      for (const l of lost) {
+        const age = killedAt - l.at;
+        writes.oldestLostMsBeforeKill = Math.max(writes.oldestLostMsBeforeKill ?? age, age);
+      }
+    }
+    return { primaries, nodes: count, killed: victims.length, ms, writes };
   } finally {
     for (const c of clients) c.disconnect();
     await fleet.stopAll();
@@ -148,13 +202,20 @@ async function measure(primaries: number, replicas: number): Promise<Rung> {
 }
 
 function report(rungs: readonly Rung[]): void {
-  console.log("primaries  nodes  killed   start s  bootstrap s  verify ms  failover s");
-  for (const r of rungs)
+  console.log(
+    "primaries  nodes  killed   start s  bootstrap s  verify ms  failover s  acked  lost (per shard; oldest)",
+  );
+  for (const r of rungs) {
+    const w = r.writes;
+    const per = Object.values(w.lostPerShard).join("/");
+    const oldest = w.oldestLostMsBeforeKill === null ? "" : `; ${w.oldestLostMsBeforeKill} ms before the kill`;
     console.log(
       `${String(r.primaries).padStart(9)}  ${String(r.nodes).padStart(5)}  ${String(r.killed).padStart(6)}  ` +
         `${seconds(r.ms.start).padStart(8)}  ${seconds(r.ms.bootstrap).padStart(11)}  ` +
-        `${r.ms.verify.toFixed(0).padStart(9)}  ${seconds(r.ms.failover).padStart(10)}`,
+        `${r.ms.verify.toFixed(0).padStart(9)}  ${seconds(r.ms.failover).padStart(10)}  ` +
+        `${String(w.acked).padStart(5)}  ${w.lost} (${per}${oldest})`,
     );
+  }
   if (rungs.length < 2) return;
   console.log("\nexponent k (time ∝ P^k): between neighbouring sizes; fitted over all");
   for (const step of STEPS) {
