@@ -18,6 +18,7 @@
  */
 import { writeFileSync } from "node:fs";
 import type { Redis } from "ioredis";
+import type { ClusterPlan } from "../../core/bootstrap/az-aware-planner.js";
 import { bootstrapCluster } from "../../core/bootstrap/cluster-bootstrap.js";
 import { DirectConnector, openClient } from "../../core/topology/connector.js";
 import { roundRobinZones, StaticZoneSource } from "../../core/topology/zones.js";
@@ -99,10 +100,93 @@ async function keyInRange(c: Redis, start: number, end: number, tag: string): Pr
   throw new Error(`no key found for slots ${start}-${end}`);
 }
 
+/** verifyTopology of the live cluster, three runs: the median's ms. */
+async function verifyMedian(seed: ValkeyProcess, zoneMap: Record<string, string>, expect: Expect): Promise<number> {
+  const runs: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const t = performance.now();
+    const r = await verifyTopology({
+      mode: "cluster",
+      seeds: [seed],
+      connector: new DirectConnector(),
+      zones: new StaticZoneSource(zoneMap),
+      expect,
+    });
+    runs.push(performance.now() - t);
+    if (!r.ok) throw new Error(`verify at ${expect.primaries} primaries: ${JSON.stringify(r.failures.slice(0, 3))}`);
+  }
+  return runs.sort((a, b) => a - b)[1] as number;
+}
+
+type Expect = { primaries: number; replicasPerPrimary: number };
+interface Victim {
+  shard: string;
+  key: string;
+  /** On the shard's replica: takes the key's SET once promoted. */
+  replica: Redis;
+  writer: ShardWriter;
+  writable: boolean;
+}
+
+/** Every tenth shard's primary killed at once, writers on each: until each such shard takes writes again. */
+async function failover(plan: ClusterPlan, byAddress: Map<string, ValkeyProcess>, clients: Redis[]) {
+  const shards = plan.shards.filter((_, i) => i % 10 === 0);
+  const node = (id: string | undefined): ValkeyProcess => byAddress.get(id ?? "") as ValkeyProcess;
+  const open = async (p: ValkeyProcess): Promise<Redis> => {
+    const c = await openClient(p.host, p.port, p.address, { commandTimeoutMs: 1000 });
+    clients.push(c);
+    return c;
+  };
+  const asker = await open(node(plan.shards[1]?.primary.id));
+  const victims: Victim[] = await Promise.all(
+    shards.map(async (s, i) => {
+      const key = await keyInRange(asker, s.slots.start, s.slots.end, String(i));
+      const writer = new ShardWriter(await open(node(s.primary.id)), key);
+      const replica = await open(node(s.replicas[0]?.id));
+      return { shard: `${s.slots.start}-${s.slots.end}`, key, replica, writer, writable: false };
+    }),
+  );
+  // Writes flowing on every victim shard for a second before the kill.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const t = performance.now();
+  const killedAt = Date.now();
+  for (const s of shards) node(s.primary.id).signal("SIGKILL");
+  await pollUntil(
+    async () => {
+      const left = victims.filter((x) => !x.writable);
+      await Promise.all(
+        left.map(async (x) => (x.writable = (await x.replica.set(x.key, "v").catch(() => null)) === "OK")),
+      );
+      const still = victims.filter((x) => !x.writable).map((x) => x.shard);
+      return still.length === 0 ? true : `shards not writable yet: ${still.join(", ")}`;
+    },
+    { timeoutMs: 60_000, intervalMs: 50, what: `every shard of ${shards.length} killed primaries to take writes` },
+  );
+  const ms = performance.now() - t;
+  return { ms, killed: shards.length, writes: await lostWrites(victims, killedAt) };
+}
+
+/** Each victim's acknowledged writes its new primary lacks. */
+async function lostWrites(victims: readonly Victim[], killedAt: number): Promise<Rung["writes"]> {
+  const writes: Rung["writes"] = { acked: 0, lost: 0, lostPerShard: {}, oldestLostMsBeforeKill: null };
+  for (const x of victims) {
+    await x.writer.stop();
+    const p = x.replica.pipeline();
+    for (const a of x.writer.acked) p.exists(a.key);
+    const found = ((await p.exec()) ?? []).map(([err, v]) => (err === null ? Number(v) : -1));
+    if (found.some((v) => v < 0)) throw new Error(`shard ${x.shard}: EXISTS failed on its new primary`);
+    const lost = x.writer.acked.filter((_, i) => found[i] === 0);
+    writes.acked += x.writer.acked.length;
+    writes.lost += lost.length;
+    writes.lostPerShard[x.shard] = lost.length;
+    for (const l of lost) writes.oldestLostMsBeforeKill = Math.max(writes.oldestLostMsBeforeKill ?? 0, killedAt - l.at);
+  }
+  return writes;
+}
+
 async function measure(primaries: number, replicas: number): Promise<Rung> {
   const fleet = new LocalFleet();
   const count = primaries * (1 + replicas);
-  const ms = {} as Record<Step, number>;
   const clients: Redis[] = [];
   try {
     let t = performance.now();
@@ -112,7 +196,7 @@ async function measure(primaries: number, replicas: number): Promise<Rung> {
       clusterNodeTimeoutMs: NODE_TIMEOUT_MS,
       extra: { maxmemory: "32mb" },
     }));
-    ms.start = performance.now() - t;
+    const start = performance.now() - t;
     const zoneMap = roundRobinZones(nodes, ZONES);
     t = performance.now();
     const boot = await bootstrapCluster({
@@ -122,79 +206,17 @@ async function measure(primaries: number, replicas: number): Promise<Rung> {
       connector: new DirectConnector(),
       timeoutMs: 300_000,
     });
-    ms.bootstrap = performance.now() - t;
-    const plan = boot.plan;
-    if (plan === undefined) throw new Error("fresh processes were reported as a formed cluster");
-    const byAddress = new Map(nodes.map((n) => [n.address, n]));
-
-    const runs: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      t = performance.now();
-      const r = await verifyTopology({
-        mode: "cluster",
-        seeds: [nodes[0] as ValkeyProcess],
-        connector: new DirectConnector(),
-        zones: new StaticZoneSource(zoneMap),
-        expect: { primaries, replicasPerPrimary: replicas },
-      });
-      runs.push(performance.now() - t);
-      if (!r.ok) throw new Error(`verify at ${primaries} primaries: ${JSON.stringify(r.failures.slice(0, 3))}`);
-    }
-    ms.verify = runs.sort((a, b) => a - b)[1] as number;
-
-    // Every tenth shard, its primary killed; a key of each, found before the kill.
-    const victims = plan.shards.filter((_, i) => i % 10 === 0);
-    const survivor = byAddress.get(plan.shards[1]?.primary.id ?? "") as ValkeyProcess;
-    const asker = await openClient(survivor.host, survivor.port, survivor.address, {});
-    clients.push(asker);
-    const targets = await Promise.all(
-      victims.map(async (s, i) => {
-        const replica = byAddress.get(s.replicas[0]?.id ?? "") as ValkeyProcess;
-        const primary = byAddress.get(s.primary.id) as ValkeyProcess;
-        const key = await keyInRange(asker, s.slots.start, s.slots.end, String(i));
-        const c = await openClient(replica.host, replica.port, replica.address, { commandTimeoutMs: 1000 });
-        const w = await openClient(primary.host, primary.port, primary.address, { commandTimeoutMs: 1000 });
-        clients.push(c, w);
-        return { shard: `${s.slots.start}-${s.slots.end}`, key, c, writer: new ShardWriter(w, key), writable: false };
-      }),
-    );
-    // Writes flowing on every victim shard for a second before the kill.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    t = performance.now();
-    const killedAt = Date.now();
-    for (const s of victims) byAddress.get(s.primary.id)?.signal("SIGKILL");
-    await pollUntil(
-      async () => {
-        await Promise.all(
-          targets
-            .filter((x) => !x.writable)
-            .map(async (x) => {
-              x.writable = (await x.c.set(x.key, "v").catch(() => null)) === "OK";
-            }),
-        );
-        const left = targets.filter((x) => !x.writable).map((x) => x.shard);
-        return left.length === 0 ? true : `shards not writable yet: ${left.join(", ")}`;
-      },
-      { timeoutMs: 60_000, intervalMs: 50, what: `every shard of ${victims.length} killed primaries to take writes` },
-    );
-    ms.failover = performance.now() - t;
-    const writes: Rung["writes"] = { acked: 0, lost: 0, lostPerShard: {}, oldestLostMsBeforeKill: null };
-    for (const x of targets) {
-      await x.writer.stop();
-      const p = x.c.pipeline();
-      for (const a of x.writer.acked) p.exists(a.key);
-      const found = ((await p.exec()) ?? []).map(([err, v]) => (err === null ? Number(v) : -1));
-      if (found.some((v) => v < 0)) throw new Error(`shard ${x.shard}: EXISTS failed on its new primary`);
-      const lost = x.writer.acked.filter((_, i) => found[i] === 0);
-      writes.acked += x.writer.acked.length;
-      writes.lost += lost.length;
-      writes.lostPerShard[x.shard] = lost.length;
-      for (const l of lost) {
-        const age = killedAt - l.at;
-        writes.oldestLostMsBeforeKill = Math.max(writes.oldestLostMsBeforeKill ?? age, age);
-      }
-    }
-    return { primaries, nodes: count, killed: victims.length, ms, writes };
+    const bootstrap = performance.now() - t;
+    if (boot.plan === undefined) throw new Error("fresh processes were reported as a formed cluster");
+    const verify = await verifyMedian(nodes[0] as ValkeyProcess, zoneMap, { primaries, replicasPerPrimary: replicas });
+    const f = await failover(boot.plan, new Map(nodes.map((n) => [n.address, n])), clients);
+    return {
+      primaries,
+      nodes: count,
+      killed: f.killed,
+      ms: { start, bootstrap, verify, failover: f.ms },
+      writes: f.writes,
+    };
   } finally {
     for (const c of clients) c.disconnect();
     await fleet.stopAll();
