@@ -1,6 +1,6 @@
 /**
  * npm run bench:scale -- [--primaries 3,10,30,100] [--replicas-per-primary 1] [--node-timeout-ms N]
- *                         [--json FILE] [--steps]
+ *                         [--repeat N] [--json FILE] [--steps]
  *
  * How this tool's cluster steps grow with the cluster (issue 36), on real valkey-server processes (cluster-enabled,
  * maxmemory 32mb each, three named zones round-robin, cluster-node-timeout the stack's default 15000 ms or
@@ -15,6 +15,7 @@
  *              (SETs one after the other on its primary, no WAIT, as an application) and, after, its
  *              acknowledged (OK) writes the new primary lacks: the loss per shard, with how long before
  *              the kill the oldest lost one was acknowledged (the async replication window).
+ * --repeat N runs each size N times: each step's median, its range beside it, the goals against the medians.
  * --steps prints the bootstrap's steps with their times on stderr. Prints a table, then per step the exponent k
  * (time ∝ P^k) between neighbouring sizes and fitted over all, and the issue's goals against the largest size
  * measured. Not measured here yet: heal after a full restart, scale-out P → 2P with data, the Pulumi program at
@@ -31,7 +32,7 @@ import { pollUntil } from "../../core/util/poll-until.js";
 import { localMember } from "../../harness/local/local-cluster.js";
 import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
 import { wholeFlag } from "./perf-args.js";
-import { fittedExponent, pairExponent, parsePrimaryLadder, type LadderPoint } from "./scale-fit.js";
+import { fittedExponent, pairExponent, parsePrimaryLadder, spreadOf, type LadderPoint } from "./scale-fit.js";
 
 const ZONES = ["zone-a", "zone-b", "zone-c"];
 /** The stack's default cluster-node-timeout (config valkey.cluster.nodeTimeoutMs). */
@@ -44,6 +45,8 @@ interface Rung {
   nodes: number;
   killed: number;
   ms: Record<Step, number>;
+  /** With --repeat: every run's times per step (ms is their median). */
+  samples?: Record<Step, number[]>;
   /** The failover's writers, one per killed primary: acknowledged (OK) writes, and those the new primary lacks. */
   writes: { acked: number; lost: number; lostPerShard: Record<string, number>; oldestLostMsBeforeKill: number | null };
 }
@@ -89,7 +92,7 @@ function flags(argv: readonly string[]): Map<string, string> {
     }
     const v = argv[i + 1];
     if (v === undefined || v.startsWith("--")) throw new Error(`${a} needs a value`);
-    if (!["--primaries", "--replicas-per-primary", "--json", "--node-timeout-ms"].includes(a))
+    if (!["--primaries", "--replicas-per-primary", "--json", "--node-timeout-ms", "--repeat"].includes(a))
       throw new Error(`unknown flag ${a}`);
     out.set(a.slice(2), v);
     i++;
@@ -241,6 +244,38 @@ async function measure(primaries: number, o: LadderOptions): Promise<Rung> {
   }
 }
 
+/** Repeated runs of one size as one rung: each step's median time, every sample kept, the writes summed. */
+function combine(runs: readonly Rung[]): Rung {
+  const first = runs[0] as Rung;
+  if (runs.length === 1) return first;
+  const samples = Object.fromEntries(STEPS.map((s) => [s, runs.map((r) => r.ms[s])])) as Record<Step, number[]>;
+  const ms = Object.fromEntries(STEPS.map((s) => [s, spreadOf(samples[s]).median])) as Record<Step, number>;
+  const lostPerShard: Record<string, number> = {};
+  for (const r of runs)
+    for (const [shard, n] of Object.entries(r.writes.lostPerShard))
+      lostPerShard[shard] = (lostPerShard[shard] ?? 0) + n;
+  const oldest = runs.map((r) => r.writes.oldestLostMsBeforeKill).filter((x): x is number => x !== null);
+  return {
+    ...first,
+    ms,
+    samples,
+    writes: {
+      acked: runs.reduce((a, r) => a + r.writes.acked, 0),
+      lost: runs.reduce((a, r) => a + r.writes.lost, 0),
+      lostPerShard,
+      oldestLostMsBeforeKill: oldest.length === 0 ? null : Math.max(...oldest),
+    },
+  };
+}
+
+/** A step's time for the table: its median, and the range over the runs when repeated. */
+function cell(r: Rung, step: Step, fmt: (ms: number) => string): string {
+  const s = r.samples?.[step];
+  if (s === undefined) return fmt(r.ms[step]);
+  const { min, max } = spreadOf(s);
+  return `${fmt(r.ms[step])} (${fmt(min)}–${fmt(max)})`;
+}
+
 function report(rungs: readonly Rung[]): void {
   console.log(
     "primaries  nodes  killed   start s  bootstrap s  verify ms  failover s  acked  lost (per shard; oldest)",
@@ -251,8 +286,8 @@ function report(rungs: readonly Rung[]): void {
     const oldest = w.oldestLostMsBeforeKill === null ? "" : `; ${w.oldestLostMsBeforeKill} ms before the kill`;
     console.log(
       `${String(r.primaries).padStart(9)}  ${String(r.nodes).padStart(5)}  ${String(r.killed).padStart(6)}  ` +
-        `${seconds(r.ms.start).padStart(8)}  ${seconds(r.ms.bootstrap).padStart(11)}  ` +
-        `${r.ms.verify.toFixed(0).padStart(9)}  ${seconds(r.ms.failover).padStart(10)}  ` +
+        `${cell(r, "start", seconds).padStart(8)}  ${cell(r, "bootstrap", seconds).padStart(11)}  ` +
+        `${cell(r, "verify", (x) => x.toFixed(0)).padStart(9)}  ${cell(r, "failover", seconds).padStart(10)}  ` +
         `${String(w.acked).padStart(5)}  ${w.lost} (${per}${oldest})`,
     );
   }
@@ -306,10 +341,13 @@ async function main(): Promise<number> {
     nodeTimeoutMs: wholeFlag("node-timeout-ms", f.get("node-timeout-ms"), DEFAULT_NODE_TIMEOUT_MS),
     steps: f.has("steps"),
   };
+  const repeat = wholeFlag("repeat", f.get("repeat"), 1);
   const rungs: Rung[] = [];
   for (const p of ladder) {
     console.error(`bench:scale: ${p} primaries x (1 + ${o.replicas}), cluster-node-timeout ${o.nodeTimeoutMs} ms…`);
-    rungs.push(await measure(p, o));
+    const runs: Rung[] = [];
+    for (let i = 0; i < repeat; i++) runs.push(await measure(p, o));
+    rungs.push(combine(runs));
   }
   report(rungs);
   const ok = goals(rungs, o.nodeTimeoutMs);

@@ -1,6 +1,6 @@
 /** The scale ladder's exponents and its --primaries flag (apps/perf/scale-fit.ts). */
 import { describe, expect, it } from "vitest";
-import { fittedExponent, pairExponent, parsePrimaryLadder } from "../../../apps/perf/scale-fit.js";
+import { fittedExponent, pairExponent, parsePrimaryLadder, spreadOf } from "../../../apps/perf/scale-fit.js";
 
 describe("scale ladder arithmetic", () => {
   it.each([
@@ -44,5 +44,12 @@ describe("scale ladder arithmetic", () => {
     expect(() => parsePrimaryLadder("3,x", [])).toThrow(/got "x"/);
     expect(() => parsePrimaryLadder("3,,10", [])).toThrow(/got ""/);
     expect(() => parsePrimaryLadder("10,10", [])).toThrow(/10 is listed twice/);
+  });
+
+  it("takes the median (lower middle of an even count) and the range of repeated runs", () => {
+    expect(spreadOf([17.7, 7.4, 9.1])).toEqual({ median: 9.1, min: 7.4, max: 17.7 });
+    expect(spreadOf([4, 1, 3, 2])).toEqual({ median: 2, min: 1, max: 4 });
+    expect(spreadOf([5])).toEqual({ median: 5, min: 5, max: 5 });
+    expect(() => spreadOf([])).toThrow(/no samples/);
   });
 });
