@@ -12,6 +12,7 @@ import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
+import { beyondMeasuredScale } from "../vocabulary/measured-scale.js";
 import { repeatOrDefault, type Workload } from "../vocabulary/workload.js";
 import { knownKeysAt } from "./meta.js";
 import { resolveStackConfig, stackResolver } from "./resolve.js";
@@ -204,6 +205,9 @@ function warningsFor(raw: Record<string, unknown>, config: StackConfig, password
     warnings.push({ path: "eks", message: "is ignored on platform byo" });
   if (config.platform === "eks" && raw.byo !== undefined)
     warnings.push({ path: "byo", message: "is ignored on platform eks" });
+  const { primaries, replicasPerPrimary } = config.valkey.cluster;
+  const beyond = config.valkey.mode === "cluster" ? beyondMeasuredScale(primaries, replicasPerPrimary) : undefined;
+  if (beyond !== undefined) warnings.push({ path: "valkey.cluster.primaries", message: beyond });
   return warnings;
 }
 

@@ -553,6 +553,27 @@ describe("parseStackConfig: defaults", () => {
     expect(c.valkey.maxmemoryBytes).toBe(9 * 2 ** 30);
   });
 
+  it.each([
+    [{ primaries: 100, replicasPerPrimary: 1 }, false],
+    [{ primaries: 101, replicasPerPrimary: 1 }, true],
+    // 70 primaries are measured, 210 nodes are not.
+    [{ primaries: 70, replicasPerPrimary: 2 }, true],
+  ] as const)("cluster %j beyond the largest measured shape: warned at preview %s", (cluster, warned) => {
+    const { warnings: w } = parseStackConfig({
+      valkey: { mode: "cluster", cluster },
+      password: { secure: "v1:abc" },
+      platform: "byo",
+    });
+    const beyond = w.filter((x) => x.path === "valkey.cluster.primaries");
+    if (!warned) return expect(beyond).toEqual([]);
+    expect(beyond).toHaveLength(1);
+    expect(beyond[0]?.message).toMatch(
+      new RegExp(
+        `^${cluster.primaries} primaries × \\(1 \\+ ${cluster.replicasPerPrimary}\\) = ${cluster.primaries * (1 + cluster.replicasPerPrimary)} nodes is beyond the largest shape measured \\(100 × \\(1 \\+ 1\\).*bootstrap 40.6 s.*npm run bench:scale -- --primaries ${cluster.primaries}`,
+      ),
+    );
+  });
+
   it("on byo, uses byo.storageClass and skips NodePool capacity rules", () => {
     const { config: c, warnings: w } = parseStackConfig({
       platform: "byo",

@@ -1,0 +1,28 @@
+/**
+ * The largest cluster shape this project has run (npm run bench:scale, docs/measurements.md "How the cost grows
+ * with the cluster"), with what it measured there: the config warns at preview when a stack asks for more.
+ */
+export const MEASURED_SCALE = {
+  primaries: 100,
+  replicasPerPrimary: 1,
+  nodes: 200,
+  /** When and how: the ladder's run the figures come from. */
+  run: "2026-11-30, real processes on 2 cores, cluster-node-timeout 15000 ms",
+  bootstrapSeconds: 40.6,
+  verifySeconds: 0.11,
+  /** Every shard of 10 primaries killed at once writable again. */
+  failoverOfTenSeconds: 20.4,
+} as const;
+
+/** The preview's words for a cluster of `primaries` × (1 + `replicas`) beyond MEASURED_SCALE, or undefined. */
+export function beyondMeasuredScale(primaries: number, replicas: number): string | undefined {
+  const nodes = primaries * (1 + replicas);
+  const m = MEASURED_SCALE;
+  if (primaries <= m.primaries && nodes <= m.nodes) return undefined;
+  return (
+    `${primaries} primaries × (1 + ${replicas}) = ${nodes} nodes is beyond the largest shape measured ` +
+    `(${m.primaries} × (1 + ${m.replicasPerPrimary}), ${m.run}: bootstrap ${m.bootstrapSeconds} s, verify ` +
+    `${m.verifySeconds} s, 10 primaries killed at once writable again after ${m.failoverOfTenSeconds} s); ` +
+    `measure it first: npm run bench:scale -- --primaries ${primaries} --replicas-per-primary ${replicas}`
+  );
+}
