@@ -118,7 +118,7 @@ async function askSupportWindow(version: string, region: string, provider: aws.P
 
 /**
  * The stack's cost as an Output. `providerArgs`: the stack's AWS provider args (credentials);
- * the pricing provider (the one AWS provider besides the stack's, used by this invoke only and
+ * the pricing provider (the one AWS provider besides the stack's, used by these invokes only and
  * by no resource) keeps them and only changes the region. Never fails the deployment: a failed
  * invoke means table prices and `pricingApiError` set. With `eksVersion`, EKS is asked which support window it is in
  * (the control plane's rate; a failed invoke leaves the standard rate, its line saying it was assumed and why).
