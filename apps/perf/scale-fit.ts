@@ -44,9 +44,11 @@ export function parsePrimaryLadder(text: string | undefined, fallback: readonly 
   return out.sort((a, b) => a - b);
 }
 
-/** The median of repeated samples (the lower middle of an even count) and their range. */
+/** The median of repeated samples (the mean of the two middle ones of an even count) and their range. */
 export function spreadOf(samples: readonly number[]): { median: number; min: number; max: number } {
   if (samples.length === 0) throw new Error("no samples: nothing to take the median of");
   const s = [...samples].sort((a, b) => a - b);
-  return { median: s[Math.floor((s.length - 1) / 2)] as number, min: s[0] as number, max: s[s.length - 1] as number };
+  const mid = (s.length - 1) / 2;
+  const median = ((s[Math.floor(mid)] as number) + (s[Math.ceil(mid)] as number)) / 2;
+  return { median, min: s[0] as number, max: s[s.length - 1] as number };
 }

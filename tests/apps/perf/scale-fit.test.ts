@@ -46,9 +46,10 @@ describe("scale ladder arithmetic", () => {
     expect(() => parsePrimaryLadder("10,10", [])).toThrow(/10 is listed twice/);
   });
 
-  it("takes the median (lower middle of an even count) and the range of repeated runs", () => {
+  it("takes the median (the mean of the two middle ones of an even count: never the best run) and the range", () => {
     expect(spreadOf([17.7, 7.4, 9.1])).toEqual({ median: 9.1, min: 7.4, max: 17.7 });
-    expect(spreadOf([4, 1, 3, 2])).toEqual({ median: 2, min: 1, max: 4 });
+    expect(spreadOf([4, 1, 3, 2])).toEqual({ median: 2.5, min: 1, max: 4 });
+    expect(spreadOf([12.8, 26.6]).median).toBeCloseTo(19.7, 9);
     expect(spreadOf([5])).toEqual({ median: 5, min: 5, max: 5 });
     expect(() => spreadOf([])).toThrow(/no samples/);
   });
