@@ -569,7 +569,7 @@ describe("parseStackConfig: defaults", () => {
     expect(beyond).toHaveLength(1);
     expect(beyond[0]?.message).toMatch(
       new RegExp(
-        `^${cluster.primaries} primaries × \\(1 \\+ ${cluster.replicasPerPrimary}\\) = ${cluster.primaries * (1 + cluster.replicasPerPrimary)} nodes is beyond the largest shape measured \\(100 × \\(1 \\+ 1\\).*bootstrap 40.6 s.*npm run bench:scale -- --primaries ${cluster.primaries}`,
+        `^${cluster.primaries} primaries × \\(1 \\+ ${cluster.replicasPerPrimary}\\) = ${cluster.primaries * (1 + cluster.replicasPerPrimary)} nodes is beyond the largest shape measured \\(100 × \\(1 \\+ 1\\).*bootstrap 19.7 s.*npm run bench:scale -- --primaries ${cluster.primaries}`,
       ),
     );
   });
