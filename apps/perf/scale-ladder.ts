@@ -22,9 +22,11 @@
  * that shape (README, Status).
  */
 import { writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
 import type { Redis } from "ioredis";
 import type { ClusterPlan } from "../../core/bootstrap/az-aware-planner.js";
-import { bootstrapCluster } from "../../core/bootstrap/cluster-bootstrap.js";
+import { bootstrapCluster, type BootstrapResult } from "../../core/bootstrap/cluster-bootstrap.js";
+import { loadShardsOf } from "../../core/drill/load-shards.js";
 import { DirectConnector, openClient } from "../../core/topology/connector.js";
 import { roundRobinZones, StaticZoneSource } from "../../core/topology/zones.js";
 import { verifyTopology } from "../../core/verify/verify-topology.js";
@@ -81,36 +83,19 @@ class ShardWriter {
 
 const seconds = (ms: number): string => (ms / 1000).toFixed(ms < 10_000 ? 2 : 1);
 
-function flags(argv: readonly string[]): Map<string, string> {
-  const out = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i] as string;
-    if (!a.startsWith("--")) throw new Error(`unexpected argument ${JSON.stringify(a)}`);
-    if (a === "--steps") {
-      out.set("steps", "yes");
-      continue;
-    }
-    const v = argv[i + 1];
-    if (v === undefined || v.startsWith("--")) throw new Error(`${a} needs a value`);
-    if (!["--primaries", "--replicas-per-primary", "--json", "--node-timeout-ms", "--repeat"].includes(a))
-      throw new Error(`unknown flag ${a}`);
-    out.set(a.slice(2), v);
-    i++;
-  }
-  return out;
-}
-
-/** A key that hashes into [start, end], found by asking a live node (CLUSTER KEYSLOT), pipelined. */
-async function keyInRange(c: Redis, start: number, end: number, tag: string): Promise<string> {
-  for (let base = 0; base < 100_000; base += 256) {
-    const names = Array.from({ length: 256 }, (_, i) => `scale:${tag}:${base + i}`);
-    const p = c.pipeline();
-    for (const n of names) p.call("CLUSTER", "KEYSLOT", n);
-    const slots = ((await p.exec()) ?? []).map(([, v]) => Number(v));
-    const i = slots.findIndex((s) => s >= start && s <= end);
-    if (i >= 0) return names[i] as string;
-  }
-  throw new Error(`no key found for slots ${start}-${end}`);
+/** The flags (node:util parseArgs: an unknown flag or a missing value is an error naming it). */
+function flags(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    options: {
+      "primaries": { type: "string" },
+      "replicas-per-primary": { type: "string" },
+      "node-timeout-ms": { type: "string" },
+      "repeat": { type: "string" },
+      "json": { type: "string" },
+      "steps": { type: "boolean" },
+    },
+  }).values;
 }
 
 /** verifyTopology of the live cluster, three runs: the median's ms. */
@@ -128,7 +113,7 @@ async function verifyMedian(seed: ValkeyProcess, zoneMap: Record<string, string>
     runs.push(performance.now() - t);
     if (!r.ok) throw new Error(`verify at ${expect.primaries} primaries: ${JSON.stringify(r.failures.slice(0, 3))}`);
   }
-  return runs.sort((a, b) => a - b)[1] as number;
+  return spreadOf(runs).median;
 }
 
 type Expect = { primaries: number; replicasPerPrimary: number };
@@ -142,7 +127,12 @@ interface Victim {
 }
 
 /** Every tenth shard's primary killed at once, writers on each: until each such shard takes writes again. */
-async function failover(plan: ClusterPlan, byAddress: Map<string, ValkeyProcess>, clients: Redis[]) {
+async function failover(
+  boot: BootstrapResult & { plan: ClusterPlan },
+  byAddress: Map<string, ValkeyProcess>,
+  clients: Redis[],
+) {
+  const { plan, nodeIds } = boot;
   const shards = plan.shards.filter((_, i) => i % 10 === 0);
   const node = (id: string | undefined): ValkeyProcess => byAddress.get(id ?? "") as ValkeyProcess;
   const open = async (p: ValkeyProcess): Promise<Redis> => {
@@ -150,10 +140,12 @@ async function failover(plan: ClusterPlan, byAddress: Map<string, ValkeyProcess>
     clients.push(c);
     return c;
   };
-  const asker = await open(node(plan.shards[1]?.primary.id));
+  // Each shard's hash tag, as the drills find it (CLUSTER KEYSLOT on a live member).
+  const tags = await loadShardsOf(node(plan.shards[1]?.primary.id), undefined);
   const victims: Victim[] = await Promise.all(
-    shards.map(async (s, i) => {
-      const key = await keyInRange(asker, s.slots.start, s.slots.end, String(i));
+    shards.map(async (s) => {
+      const key = tags.find((t) => t.nodeIds[0] === nodeIds[s.primary.id])?.tag;
+      if (key === undefined) throw new Error(`no hash tag found for the shard of ${s.primary.id}`);
       const writer = new ShardWriter(await open(node(s.primary.id)), key);
       const replica = await open(node(s.replicas[0]?.id));
       return { shard: `${s.slots.start}-${s.slots.end}`, key, replica, writer, writable: false };
@@ -230,7 +222,7 @@ async function measure(primaries: number, o: LadderOptions): Promise<Rung> {
     const bootstrap = performance.now() - t;
     if (boot.plan === undefined) throw new Error("fresh processes were reported as a formed cluster");
     const verify = await verifyMedian(nodes[0] as ValkeyProcess, zoneMap, { primaries, replicasPerPrimary: replicas });
-    const f = await failover(boot.plan, new Map(nodes.map((n) => [n.address, n])), clients);
+    const f = await failover({ ...boot, plan: boot.plan }, new Map(nodes.map((n) => [n.address, n])), clients);
     return {
       primaries,
       nodes: count,
@@ -335,13 +327,13 @@ function goals(rungs: readonly Rung[], nodeTimeoutMs: number): boolean {
 
 async function main(): Promise<number> {
   const f = flags(process.argv.slice(2));
-  const ladder = parsePrimaryLadder(f.get("primaries"), [3, 10, 30, 100]);
+  const ladder = parsePrimaryLadder(f.primaries, [3, 10, 30, 100]);
   const o: LadderOptions = {
-    replicas: wholeFlag("replicas-per-primary", f.get("replicas-per-primary"), 1),
-    nodeTimeoutMs: wholeFlag("node-timeout-ms", f.get("node-timeout-ms"), DEFAULT_NODE_TIMEOUT_MS),
-    steps: f.has("steps"),
+    replicas: wholeFlag("replicas-per-primary", f["replicas-per-primary"], 1),
+    nodeTimeoutMs: wholeFlag("node-timeout-ms", f["node-timeout-ms"], DEFAULT_NODE_TIMEOUT_MS),
+    steps: f.steps === true,
   };
-  const repeat = wholeFlag("repeat", f.get("repeat"), 1);
+  const repeat = wholeFlag("repeat", f.repeat, 1);
   const rungs: Rung[] = [];
   for (const p of ladder) {
     console.error(`bench:scale: ${p} primaries x (1 + ${o.replicas}), cluster-node-timeout ${o.nodeTimeoutMs} ms…`);
@@ -351,7 +343,7 @@ async function main(): Promise<number> {
   }
   report(rungs);
   const ok = goals(rungs, o.nodeTimeoutMs);
-  const json = f.get("json");
+  const json = f.json;
   if (json !== undefined)
     writeFileSync(
       json,
