@@ -83,6 +83,11 @@ async function errorText(err: unknown): Promise<string> {
   return "";
 }
 
+/** An invoke's failure on one line, at most `max` characters, never empty. */
+async function invokeFailure(err: unknown, max: number): Promise<string> {
+  return (await errorText(err)).replace(/\s+/g, " ").trim().slice(0, max) || "the invoke failed without a message";
+}
+
 async function askPricingApi(
   region: string,
   types: string[],
@@ -100,8 +105,7 @@ async function askPricingApi(
     );
     return { live: Object.fromEntries(entries), error: null };
   } catch (err) {
-    const text = await errorText(err);
-    return { live: {}, error: text.replace(/\s+/g, " ").trim().slice(0, 300) || "the invoke failed without a message" };
+    return { live: {}, error: await invokeFailure(err, 300) };
   }
 }
 
@@ -111,8 +115,7 @@ async function askSupportWindow(version: string, region: string, provider: aws.P
     const r = await aws.eks.getClusterVersions({ clusterVersionsOnlies: [version], region }, { provider });
     return controlPlaneSupportOf(version, r.clusterVersions);
   } catch (err) {
-    const text = (await errorText(err)).replace(/\s+/g, " ").trim().slice(0, 200);
-    return controlPlaneSupportOf(version, { error: text || "the invoke failed without a message" });
+    return controlPlaneSupportOf(version, { error: await invokeFailure(err, 200) });
   }
 }
 
