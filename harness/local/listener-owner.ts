@@ -8,19 +8,22 @@
  * trusts the PING as before.
  */
 import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 
 /** TCP state LISTEN in /proc/net/tcp. */
 const LISTEN = "0A";
 
-/** Inodes of the sockets listening on `port` (any address); undefined when /proc/net cannot be read. */
-export function listeningInodes(port: number, procNet = "/proc/net"): Set<string> | undefined {
-  const hexPort = port.toString(16).toUpperCase().padStart(4, "0");
-  const out = new Set<string>();
+/** Listening sockets' inodes by port, from /proc/net/tcp{,6}; undefined when neither can be read. */
+export type Listeners = Map<number, Set<string>>;
+
+/** One read of `procNet`'s tcp tables: every LISTEN socket by local port (any address). */
+async function readListeners(procNet: string): Promise<Listeners | undefined> {
+  const out: Listeners = new Map();
   let read = false;
   for (const f of ["tcp", "tcp6"]) {
     let text: string;
     try {
-      text = readFileSync(`${procNet}/${f}`, "utf8");
+      text = await readFile(`${procNet}/${f}`, "utf8");
     } catch {
       continue;
     }
@@ -28,10 +31,58 @@ export function listeningInodes(port: number, procNet = "/proc/net"): Set<string
     for (const line of text.split("\n").slice(1)) {
       const cols = line.trim().split(/\s+/);
       // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-      if (cols.length > 9 && cols[3] === LISTEN && cols[1]?.endsWith(`:${hexPort}`)) out.add(cols[9] as string);
+      if (cols.length <= 9 || cols[3] !== LISTEN) continue;
+      const port = Number.parseInt(cols[1]?.split(":").at(-1) ?? "", 16);
+      if (!out.has(port)) out.set(port, new Set());
+      out.get(port)?.add(cols[9] as string);
     }
   }
   return read ? out : undefined;
+}
+
+/**
+ * `read` shared by concurrent callers, each still getting a result whose read started after its call: a caller
+ * arriving while a read runs (it may have started before that caller's state existed) joins the next one, which
+ * starts when the running one ends and serves every caller queued meanwhile. At most two reads at a time, however
+ * many callers.
+ */
+export function sharedFreshRead<T>(read: () => Promise<T>): () => Promise<T> {
+  let running: Promise<T> | undefined;
+  let queued: Promise<T> | undefined;
+  const begin = (): Promise<T> => {
+    const p = read().finally(() => {
+      if (running === p) running = undefined;
+    });
+    running = p;
+    return p;
+  };
+  return () => {
+    if (queued !== undefined) return queued;
+    if (running === undefined) return begin();
+    const next = running.then(
+      () => undefined,
+      () => undefined,
+    );
+    queued = next.then(() => {
+      queued = undefined;
+      return begin();
+    });
+    return queued;
+  };
+}
+
+/**
+ * The listening sockets, from a read of /proc/net/tcp that started after the call (sharedFreshRead): that file
+ * lists every socket, TIME_WAIT too, and with 60 members and their scripts' connections it held 20,000 lines
+ * that took the kernel 0.1–6 s each to produce under load; one synchronous read per starting member, in turn,
+ * made restarting 60 members at once take 57–68 s (the scale ladder's heal step).
+ */
+const readers = new Map<string, () => Promise<Listeners | undefined>>();
+
+export function freshListeners(procNet = "/proc/net"): Promise<Listeners | undefined> {
+  let r = readers.get(procNet);
+  if (r === undefined) readers.set(procNet, (r = sharedFreshRead(() => readListeners(procNet))));
+  return r();
 }
 
 /** A /proc directory's entries; none when it is gone (the process ended) or not readable. */
@@ -67,10 +118,11 @@ export function processTree(pid: number, proc = "/proc"): number[] {
  * Whether the server listening on `port` is `pid`'s or a descendant's: true, false, or undefined
  * when this system's /proc cannot say.
  */
-export function listenerIsOwn(pid: number, port: number, proc = "/proc"): boolean | undefined {
+export async function listenerIsOwn(pid: number, port: number, proc = "/proc"): Promise<boolean | undefined> {
   if (!existsSync(`${proc}/${pid}`)) return false;
-  const inodes = listeningInodes(port, `${proc}/net`);
-  if (inodes === undefined) return undefined;
+  const listeners = await freshListeners(`${proc}/net`);
+  if (listeners === undefined) return undefined;
+  const inodes = listeners.get(port) ?? new Set<string>();
   for (const p of processTree(pid, proc)) {
     for (const fd of entries(`${proc}/${p}/fd`)) {
       try {

@@ -87,7 +87,7 @@ export function waitForPing(
   port: number,
   timeoutMs: number,
   isDead: () => boolean,
-  isOwn?: () => boolean | undefined,
+  isOwn?: () => Promise<boolean | undefined> | boolean | undefined,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   return new Promise((resolve, reject) => {
@@ -117,11 +117,14 @@ export function waitForPing(
       sock.on("data", (buf) => {
         if (done) return;
         const first = buf.toString("latin1", 0, 1);
-        if ((first === "+" || first === "-") && isOwn?.() !== false) {
-          done = true;
-          sock.destroy();
-          resolve();
-        } else retry();
+        if (first !== "+" && first !== "-") return retry();
+        done = true;
+        sock.destroy();
+        // Whose server answered (listener-owner.ts): not the launched one's → ask again.
+        Promise.resolve(isOwn?.()).then(
+          (own) => (own === false ? setTimeout(attempt, 25) : resolve()),
+          (err: unknown) => reject(err as Error),
+        );
       });
     };
     attempt();

@@ -9,7 +9,7 @@
 import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { listenerIsOwn, processTree } from "../../harness/local/listener-owner.js";
+import { listenerIsOwn, processTree, sharedFreshRead } from "../../harness/local/listener-owner.js";
 import { freePort } from "../../harness/local/ports.js";
 import { startValkeyServer } from "../../harness/local/valkey-process.js";
 
@@ -46,14 +46,14 @@ describe("whose server answered the start's PING", () => {
   it("a listener is its opener's (and its ancestors'), never a process outside that line", async () => {
     const port = await freePort();
     await foreignPong(port);
-    expect(listenerIsOwn(process.pid, port)).toBe(true);
+    expect(await listenerIsOwn(process.pid, port)).toBe(true);
     const child = spawn("sh", ["-c", "sleep 30 & wait"], { stdio: "ignore" });
     try {
       const pid = child.pid as number;
       // The shell's child (sleep) is in its tree once it has started.
       await expect.poll(() => processTree(pid).length, { timeout: 10_000, interval: 50 }).toBeGreaterThanOrEqual(2);
-      expect(listenerIsOwn(pid, port)).toBe(false);
-      expect(listenerIsOwn(2 ** 22 + 7, port)).toBe(false); // no such process
+      expect(await listenerIsOwn(pid, port)).toBe(false);
+      expect(await listenerIsOwn(2 ** 22 + 7, port)).toBe(false); // no such process
     } finally {
       child.kill("SIGKILL");
     }
@@ -62,11 +62,48 @@ describe("whose server answered the start's PING", () => {
   it("a real valkey-server still starts, and its listener is its own", async () => {
     const s = await startValkeyServer({ name: "own" });
     try {
-      expect(listenerIsOwn(s.pid, s.port)).toBe(true);
+      expect(await listenerIsOwn(s.pid, s.port)).toBe(true);
       // This test's process is its parent: the server is in its tree too.
-      expect(listenerIsOwn(process.pid, s.port)).toBe(true);
+      expect(await listenerIsOwn(process.pid, s.port)).toBe(true);
     } finally {
       await s.stop();
     }
+  });
+});
+
+describe("one /proc/net/tcp read shared by many starting servers", () => {
+  it("serves every caller with a read that started after its call, at most two reads at a time", async () => {
+    const reads: { n: number; finish: () => void }[] = [];
+    const read = sharedFreshRead(
+      () =>
+        new Promise<number>((resolve) => {
+          const n = reads.length + 1;
+          reads.push({ n, finish: () => resolve(n) });
+        }),
+    );
+    const a = read(); // starts read 1
+    const b = read(); // read 1 started before b: b waits for read 2
+    const c = read(); // joins read 2
+    expect(reads).toHaveLength(1);
+    reads[0]?.finish();
+    expect(await a).toBe(1);
+    await expect.poll(() => reads.length).toBe(2);
+    const d = read(); // read 2 is running and started before d: d waits for read 3
+    reads[1]?.finish();
+    expect([await b, await c]).toEqual([2, 2]);
+    await expect.poll(() => reads.length).toBe(3);
+    reads[2]?.finish();
+    expect(await d).toBe(3);
+    expect(reads).toHaveLength(3);
+  });
+
+  it("a failed read fails its callers, and the next callers get a new read", async () => {
+    let n = 0;
+    const read = sharedFreshRead(() => {
+      n++;
+      return n === 1 ? Promise.reject(new Error("EACCES")) : Promise.resolve(n);
+    });
+    await expect(read()).rejects.toThrow("EACCES");
+    expect(await read()).toBe(2);
   });
 });
