@@ -9,6 +9,7 @@
  * Shapes are strict: an unknown key anywhere is an error naming its path.
  */
 import { z } from "zod";
+import { CLUSTER_SLOT_COUNT } from "../vocabulary/cluster-slots.js";
 import {
   BENCHMARK_TESTS,
   DEFAULT_REPEAT,
@@ -174,7 +175,17 @@ export const valkeySchema = section(
     ),
     cluster: section(
       {
-        primaries: count(1, 3).describe("Primaries (shards) over 16384 hash slots; at least 3 in cluster mode."),
+        primaries: z
+          .int()
+          .min(1)
+          .max(
+            CLUSTER_SLOT_COUNT,
+            `at most ${CLUSTER_SLOT_COUNT}: each primary owns at least one of Valkey's ${CLUSTER_SLOT_COUNT} hash slots`,
+          )
+          .default(3)
+          .describe(
+            `Primaries (shards) over ${CLUSTER_SLOT_COUNT} hash slots; at least 3 in cluster mode, at most ${CLUSTER_SLOT_COUNT}. Beyond the largest shape measured (vocabulary/measured-scale.ts) the preview warns with the measured figures.`,
+          ),
         replicasPerPrimary: count(0, 1).describe("Replicas of each primary; at least 1 in cluster mode."),
         nodeTimeoutMs: count(100, 15000).describe("Valkey `cluster-node-timeout` in milliseconds."),
       },

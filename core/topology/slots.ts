@@ -3,8 +3,9 @@
  * contiguous ranges whose sizes differ by at most one, larger ranges last
  * (3 primaries: 0-5460, 5461-10921, 10922-16383, i.e. 5461/5461/5462).
  */
+import { CLUSTER_SLOT_COUNT } from "../../vocabulary/cluster-slots.js";
 
-export const CLUSTER_SLOT_COUNT = 16384;
+export { CLUSTER_SLOT_COUNT };
 
 /** An inclusive slot range `start..end`. */
 export interface SlotRange {

@@ -574,6 +574,22 @@ describe("parseStackConfig: defaults", () => {
     );
   });
 
+  it("refuses more primaries than Valkey has hash slots, naming the key; 16384 itself parses", () => {
+    const raw = (primaries: number) => ({
+      valkey: { mode: "cluster", cluster: { primaries, replicasPerPrimary: 1 } },
+      password: { secure: "v1:abc" },
+      platform: "byo",
+    });
+    expect(parseStackConfig(raw(16384)).config.valkey.cluster.primaries).toBe(16384);
+    const e = errorOf(raw(16385));
+    expect(e.issues).toEqual([
+      {
+        path: "valkey.cluster.primaries",
+        message: "at most 16384: each primary owns at least one of Valkey's 16384 hash slots",
+      },
+    ]);
+  });
+
   it("on byo, uses byo.storageClass and skips NodePool capacity rules", () => {
     const { config: c, warnings: w } = parseStackConfig({
       platform: "byo",
@@ -637,7 +653,7 @@ describe("config table", () => {
     expect(keys.length).toBeGreaterThan(80);
     for (const key of keys)
       expect(table).toContain(key.path.includes(":") ? `\`${key.path}\`` : `\`valkey-on-eks:${key.path}\``);
-    expect(table).toContain("| `valkey-on-eks:valkey.cluster.primaries` | integer ≥ 1 | `3` |");
+    expect(table).toContain("| `valkey-on-eks:valkey.cluster.primaries` | integer 1–16384 | `3` |");
   });
 
   it("replaces only the marked region", () => {
