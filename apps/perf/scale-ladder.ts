@@ -1,6 +1,6 @@
 /**
  * npm run bench:scale -- [--primaries 3,10,30,100] [--replicas-per-primary 1] [--node-timeout-ms N]
- *                         [--repeat N] [--json FILE] [--steps]
+ *                         [--ping-interval-ms N] [--repeat N] [--json FILE] [--steps]
  *
  * How this tool's cluster steps grow with the cluster (issue 36), on real valkey-server processes (cluster-enabled,
  * maxmemory 32mb each, three named zones round-robin, cluster-node-timeout the stack's default 15000 ms or
@@ -15,71 +15,59 @@
  *              (SETs one after the other on its primary, no WAIT, as an application) and, after, its
  *              acknowledged (OK) writes the new primary lacks: the loss per shard, with how long before
  *              the kill the oldest lost one was acknowledged (the async replication window).
- * --repeat N runs each size N times: each step's median, its range beside it, the goals against the medians.
- * --steps prints the bootstrap's steps with their times on stderr. Prints a table, then per step the exponent k
- * (time ∝ P^k) between neighbouring sizes and fitted over all, and the issue's goals against the largest size
- * measured. Not measured here yet: heal after a full restart, scale-out P → 2P with data, the Pulumi program at
- * that shape (README, Status).
+ *   heal       a second cluster of the same shape run as pods run it (start.sh, heal.sh at their deployed
+ *              clocks), every member SIGKILLed and started again at once on a NEW address: from the restart
+ *              until the verifier passes, and the keys confirmed on disk before (WAITAOF) that did not read
+ *              back (scale-heal.ts).
+ * --ping-interval-ms N sets Valkey's hidden cluster-ping-interval on the failover's processes (default: half the
+ * node timeout, cluster_legacy.c clusterCron): a failure becomes FAIL only when a majority of primaries' reports
+ * reach a primary, and they travel only in pings, so the failover waits up to this interval past the node
+ * timeout; an experiment, not a stack key (docs/measurements.md). --repeat N runs each size N times: each step's
+ * median, its range beside it, the goals against the medians. --json FILE writes the rungs
+ * (benchmarks/scale/ladder-file.ts); as <dir>/scale-ladder.json, `vbench report --from <dir>` draws them ("Cost as
+ * the cluster grows"). --steps prints the bootstrap's steps with their times on stderr. Prints a table, then per
+ * step the exponent k (time ∝ P^k) between neighbouring sizes and fitted over all, and the issue's goals against the
+ * largest size measured. The Pulumi program at these shapes: `npm run bench:program -- --primaries …`. Not measured
+ * here yet: scale-out P → 2P with data (README, Status).
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import type { Redis } from "ioredis";
-import type { ClusterPlan } from "../../core/bootstrap/az-aware-planner.js";
-import { bootstrapCluster, type BootstrapResult } from "../../core/bootstrap/cluster-bootstrap.js";
-import { loadShardsOf } from "../../core/drill/load-shards.js";
-import { DirectConnector, openClient } from "../../core/topology/connector.js";
+import { bootstrapCluster } from "../../core/bootstrap/cluster-bootstrap.js";
+import { DirectConnector } from "../../core/topology/connector.js";
 import { roundRobinZones, StaticZoneSource } from "../../core/topology/zones.js";
 import { verifyTopology } from "../../core/verify/verify-topology.js";
-import { pollUntil } from "../../core/util/poll-until.js";
 import { localMember } from "../../harness/local/local-cluster.js";
 import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
 import { wholeFlag } from "./perf-args.js";
-import { fittedExponent, pairExponent, parsePrimaryLadder, spreadOf, type LadderPoint } from "./scale-fit.js";
+import { alignedLines } from "../../benchmarks/run/text-table.js";
+import { resolveBinaries } from "../../benchmarks/run/binaries.js";
+import { captureMachine } from "../../benchmarks/run/machine.js";
+import { failover } from "./scale-failover.js";
+import { healAfterFullRestart } from "./scale-heal.js";
+import {
+  fittedExponent,
+  pairExponent,
+  parsePrimaryLadder,
+  spreadOf,
+  type LadderPoint,
+} from "../../benchmarks/scale/scale-fit.js";
+import {
+  LADDER_STEPS,
+  ladderFileSchema,
+  type LadderRung,
+  type LadderStep,
+} from "../../benchmarks/scale/ladder-file.js";
 
 const ZONES = ["zone-a", "zone-b", "zone-c"];
 /** The stack's default cluster-node-timeout (config valkey.cluster.nodeTimeoutMs). */
 const DEFAULT_NODE_TIMEOUT_MS = 15_000;
-const STEPS = ["start", "bootstrap", "verify", "failover"] as const;
-type Step = (typeof STEPS)[number];
-
-interface Rung {
-  primaries: number;
-  nodes: number;
-  killed: number;
-  ms: Record<Step, number>;
-  /** With --repeat: every run's times per step (ms is their median). */
-  samples?: Record<Step, number[]>;
-  /** The failover's writers, one per killed primary: acknowledged (OK) writes, and those the new primary lacks. */
-  writes: { acked: number; lost: number; lostPerShard: Record<string, number>; oldestLostMsBeforeKill: number | null };
-}
-
-/**
- * One writer on a shard's primary, as an application without WAIT: SET `{key}:n` one after the other (each waits
- * for its reply), an acknowledgement being the reply OK itself. Stopped by stop(); `acked` keeps each OK's time.
- */
-class ShardWriter {
-  readonly acked: { key: string; at: number }[] = [];
-  private running = true;
-  private done: Promise<void>;
-  constructor(
-    private readonly c: Redis,
-    private readonly tag: string,
-  ) {
-    this.done = this.loop();
-  }
-  private async loop(): Promise<void> {
-    for (let n = 0; this.running; n++) {
-      const key = `{${this.tag}}:${n}`;
-      const r = await this.c.set(key, "v").catch(() => null);
-      if (r === "OK") this.acked.push({ key, at: Date.now() });
-      else await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-  async stop(): Promise<void> {
-    this.running = false;
-    await this.done;
-  }
-}
+/** The heal's members from loopback address 1000 (127.0.3.232) on, away from every test's 127.0.0.x. */
+const HEAL_HOST_BASE = 1000;
+const STEPS = LADDER_STEPS;
+type Step = LadderStep;
+type Rung = LadderRung;
 
 const seconds = (ms: number): string => (ms / 1000).toFixed(ms < 10_000 ? 2 : 1);
 
@@ -91,6 +79,7 @@ function flags(argv: string[]) {
       "primaries": { type: "string" },
       "replicas-per-primary": { type: "string" },
       "node-timeout-ms": { type: "string" },
+      "ping-interval-ms": { type: "string" },
       "repeat": { type: "string" },
       "json": { type: "string" },
       "steps": { type: "boolean" },
@@ -117,85 +106,16 @@ async function verifyMedian(seed: ValkeyProcess, zoneMap: Record<string, string>
 }
 
 type Expect = { primaries: number; replicasPerPrimary: number };
-interface Victim {
-  shard: string;
-  key: string;
-  /** On the shard's replica: takes the key's SET once promoted. */
-  replica: Redis;
-  writer: ShardWriter;
-  writable: boolean;
-}
-
-/** Every tenth shard's primary killed at once, writers on each: until each such shard takes writes again. */
-async function failover(
-  boot: BootstrapResult & { plan: ClusterPlan },
-  byAddress: Map<string, ValkeyProcess>,
-  clients: Redis[],
-) {
-  const { plan, nodeIds } = boot;
-  const shards = plan.shards.filter((_, i) => i % 10 === 0);
-  const node = (id: string | undefined): ValkeyProcess => byAddress.get(id ?? "") as ValkeyProcess;
-  const open = async (p: ValkeyProcess): Promise<Redis> => {
-    const c = await openClient(p.host, p.port, p.address, { commandTimeoutMs: 1000 });
-    clients.push(c);
-    return c;
-  };
-  // Each shard's hash tag, as the drills find it (CLUSTER KEYSLOT on a live member).
-  const tags = await loadShardsOf(node(plan.shards[1]?.primary.id), undefined);
-  const victims: Victim[] = await Promise.all(
-    shards.map(async (s) => {
-      const key = tags.find((t) => t.nodeIds[0] === nodeIds[s.primary.id])?.tag;
-      if (key === undefined) throw new Error(`no hash tag found for the shard of ${s.primary.id}`);
-      const writer = new ShardWriter(await open(node(s.primary.id)), key);
-      const replica = await open(node(s.replicas[0]?.id));
-      return { shard: `${s.slots.start}-${s.slots.end}`, key, replica, writer, writable: false };
-    }),
-  );
-  // Writes flowing on every victim shard for a second before the kill.
-  await new Promise((resolve) => setTimeout(resolve, 1000));
-  const t = performance.now();
-  const killedAt = Date.now();
-  for (const s of shards) node(s.primary.id).signal("SIGKILL");
-  await pollUntil(
-    async () => {
-      const left = victims.filter((x) => !x.writable);
-      await Promise.all(
-        left.map(async (x) => (x.writable = (await x.replica.set(x.key, "v").catch(() => null)) === "OK")),
-      );
-      const still = victims.filter((x) => !x.writable).map((x) => x.shard);
-      return still.length === 0 ? true : `shards not writable yet: ${still.join(", ")}`;
-    },
-    { timeoutMs: 60_000, intervalMs: 50, what: `every shard of ${shards.length} killed primaries to take writes` },
-  );
-  const ms = performance.now() - t;
-  return { ms, killed: shards.length, writes: await lostWrites(victims, killedAt) };
-}
-
-/** Each victim's acknowledged writes its new primary lacks. */
-async function lostWrites(victims: readonly Victim[], killedAt: number): Promise<Rung["writes"]> {
-  const writes: Rung["writes"] = { acked: 0, lost: 0, lostPerShard: {}, oldestLostMsBeforeKill: null };
-  for (const x of victims) {
-    await x.writer.stop();
-    const p = x.replica.pipeline();
-    for (const a of x.writer.acked) p.exists(a.key);
-    const found = ((await p.exec()) ?? []).map(([err, v]) => (err === null ? Number(v) : -1));
-    if (found.some((v) => v < 0)) throw new Error(`shard ${x.shard}: EXISTS failed on its new primary`);
-    const lost = x.writer.acked.filter((_, i) => found[i] === 0);
-    writes.acked += x.writer.acked.length;
-    writes.lost += lost.length;
-    writes.lostPerShard[x.shard] = lost.length;
-    for (const l of lost) writes.oldestLostMsBeforeKill = Math.max(writes.oldestLostMsBeforeKill ?? 0, killedAt - l.at);
-  }
-  return writes;
-}
-
 interface LadderOptions {
   replicas: number;
   nodeTimeoutMs: number;
+  /** cluster-ping-interval on the failover's processes; undefined: Valkey's default (node timeout / 2). */
+  pingIntervalMs: number | undefined;
   steps: boolean;
 }
 
-async function measure(primaries: number, o: LadderOptions): Promise<Rung> {
+/** Start, bootstrap, verify and failover of one size on plain processes (every process stopped after). */
+async function measureFleet(primaries: number, o: LadderOptions): Promise<Omit<Rung, "heal">> {
   const replicas = o.replicas;
   const fleet = new LocalFleet();
   const count = primaries * (1 + replicas);
@@ -206,7 +126,10 @@ async function measure(primaries: number, o: LadderOptions): Promise<Rung> {
       name: `scale-${i + 1}`,
       clusterEnabled: true,
       clusterNodeTimeoutMs: o.nodeTimeoutMs,
-      extra: { maxmemory: "32mb" },
+      extra: {
+        maxmemory: "32mb",
+        ...(o.pingIntervalMs === undefined ? {} : { "cluster-ping-interval": String(o.pingIntervalMs) }),
+      },
     }));
     const start = performance.now() - t;
     const zoneMap = roundRobinZones(nodes, ZONES);
@@ -227,13 +150,31 @@ async function measure(primaries: number, o: LadderOptions): Promise<Rung> {
       primaries,
       nodes: count,
       killed: f.killed,
-      ms: { start, bootstrap, verify, failover: f.ms },
+      ms: { start, bootstrap, verify, failover: f.ms, heal: 0 },
       writes: f.writes,
     };
   } finally {
     for (const c of clients) c.disconnect();
     await fleet.stopAll();
   }
+}
+
+/** Every step of one size: the plain processes' steps, then the heal on pods' files (scale-heal.ts). */
+async function measure(primaries: number, o: LadderOptions): Promise<Rung> {
+  const rung = await measureFleet(primaries, o);
+  const h = await healAfterFullRestart({
+    primaries,
+    replicas: o.replicas,
+    zones: ZONES,
+    nodeTimeoutMs: o.nodeTimeoutMs,
+    hostBase: HEAL_HOST_BASE,
+  });
+  if (o.steps) console.error(`  heal: every member answering PING ${seconds(h.restartMs)} s after the restart`);
+  return {
+    ...rung,
+    ms: { ...rung.ms, heal: h.healMs },
+    heal: { restartMs: h.restartMs, keys: h.keys, missing: h.lost + h.unknown },
+  };
 }
 
 /** Repeated runs of one size as one rung: each step's median time, every sample kept, the writes summed. */
@@ -257,6 +198,11 @@ function combine(runs: readonly Rung[]): Rung {
       lostPerShard,
       oldestLostMsBeforeKill: oldest.length === 0 ? null : Math.max(...oldest),
     },
+    heal: {
+      restartMs: spreadOf(runs.map((r) => r.heal.restartMs)).median,
+      keys: runs.reduce((a, r) => a + r.heal.keys, 0),
+      missing: runs.reduce((a, r) => a + r.heal.missing, 0),
+    },
   };
 }
 
@@ -268,21 +214,42 @@ function cell(r: Rung, step: Step, fmt: (ms: number) => string): string {
   return `${fmt(r.ms[step])} (${fmt(min)}–${fmt(max)})`;
 }
 
+const HEADER = [
+  "primaries",
+  "nodes",
+  "killed",
+  "start s",
+  "bootstrap s",
+  "verify ms",
+  "failover s",
+  "acked",
+  "lost (per shard; oldest)",
+  "heal s",
+  "of it: all started s",
+  "heal keys missing",
+];
+
 function report(rungs: readonly Rung[]): void {
-  console.log(
-    "primaries  nodes  killed   start s  bootstrap s  verify ms  failover s  acked  lost (per shard; oldest)",
-  );
-  for (const r of rungs) {
+  const body = rungs.map((r) => {
     const w = r.writes;
     const per = Object.values(w.lostPerShard).join("/");
     const oldest = w.oldestLostMsBeforeKill === null ? "" : `; ${w.oldestLostMsBeforeKill} ms before the kill`;
-    console.log(
-      `${String(r.primaries).padStart(9)}  ${String(r.nodes).padStart(5)}  ${String(r.killed).padStart(6)}  ` +
-        `${cell(r, "start", seconds).padStart(8)}  ${cell(r, "bootstrap", seconds).padStart(11)}  ` +
-        `${cell(r, "verify", (x) => x.toFixed(0)).padStart(9)}  ${cell(r, "failover", seconds).padStart(10)}  ` +
-        `${String(w.acked).padStart(5)}  ${w.lost} (${per}${oldest})`,
-    );
-  }
+    return [
+      String(r.primaries),
+      String(r.nodes),
+      String(r.killed),
+      cell(r, "start", seconds),
+      cell(r, "bootstrap", seconds),
+      cell(r, "verify", (x) => x.toFixed(0)),
+      cell(r, "failover", seconds),
+      String(w.acked),
+      `${w.lost} (${per}${oldest})`,
+      cell(r, "heal", seconds),
+      seconds(r.heal.restartMs),
+      `${r.heal.missing} of ${r.heal.keys}`,
+    ];
+  });
+  for (const line of alignedLines(HEADER, body, 0)) console.log(line);
   if (rungs.length < 2) return;
   console.log("\nexponent k (time ∝ P^k): between neighbouring sizes; fitted over all");
   for (const step of STEPS) {
@@ -312,6 +279,12 @@ function goals(rungs: readonly Rung[], nodeTimeoutMs: number): boolean {
       nodeTimeoutMs + 5000,
       top.killed >= 10,
     ],
+    [
+      `heal of ${top.nodes} nodes after a full restart (goal: 200 nodes ≤ 120 s)`,
+      top.ms.heal,
+      120_000,
+      top.nodes >= 200,
+    ],
   ];
   let ok = true;
   console.log("");
@@ -322,7 +295,13 @@ function goals(rungs: readonly Rung[], nodeTimeoutMs: number): boolean {
       `${what}: ${seconds(ms)} s vs bar ${seconds(bar)} s → ${(ms / bar).toFixed(2)}x of bar ${pass ? "PASS" : "FAIL"}${atSize ? "" : " (below the goal's size)"}`,
     );
   }
-  return ok;
+  // Keys on disk on a primary and a replica before the full restart: any one missing after the heal is a loss.
+  const missing = rungs.reduce((a, r) => a + r.heal.missing, 0);
+  const keys = rungs.reduce((a, r) => a + r.heal.keys, 0);
+  console.log(
+    `keys confirmed on disk (WAITAOF 1 1) before the full restarts, missing after: ${missing} of ${keys} ${missing === 0 ? "PASS" : "FAIL"}`,
+  );
+  return ok && missing === 0;
 }
 
 async function main(): Promise<number> {
@@ -331,6 +310,8 @@ async function main(): Promise<number> {
   const o: LadderOptions = {
     replicas: wholeFlag("replicas-per-primary", f["replicas-per-primary"], 1),
     nodeTimeoutMs: wholeFlag("node-timeout-ms", f["node-timeout-ms"], DEFAULT_NODE_TIMEOUT_MS),
+    pingIntervalMs:
+      f["ping-interval-ms"] === undefined ? undefined : wholeFlag("ping-interval-ms", f["ping-interval-ms"], 0),
     steps: f.steps === true,
   };
   const repeat = wholeFlag("repeat", f.repeat, 1);
@@ -344,11 +325,20 @@ async function main(): Promise<number> {
   report(rungs);
   const ok = goals(rungs, o.nodeTimeoutMs);
   const json = f.json;
-  if (json !== undefined)
-    writeFileSync(
-      json,
-      `${JSON.stringify({ replicasPerPrimary: o.replicas, nodeTimeoutMs: o.nodeTimeoutMs, rungs }, null, 2)}\n`,
-    );
+  if (json !== undefined) {
+    // Through the schema the report reads it with (benchmarks/scale/ladder-file.ts).
+    const file = ladderFileSchema.parse({
+      measuredAt: new Date().toISOString(),
+      valkeyVersion: resolveBinaries().server.version,
+      machine: captureMachine(),
+      replicasPerPrimary: o.replicas,
+      nodeTimeoutMs: o.nodeTimeoutMs,
+      ...(o.pingIntervalMs === undefined ? {} : { pingIntervalMs: o.pingIntervalMs }),
+      rungs,
+    });
+    mkdirSync(dirname(json), { recursive: true });
+    writeFileSync(json, `${JSON.stringify(file, null, 2)}\n`);
+  }
   console.log(ok ? "bench:scale: every bar met" : "bench:scale: a bar was missed");
   return ok ? 0 : 1;
 }

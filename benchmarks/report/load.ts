@@ -15,6 +15,7 @@ import { z } from "zod";
 import { RESULT_TIMESTAMP_PATTERN, type ResultMode, type ResultRow } from "../run/result-row.js";
 import { parseResultsCsv, ResultsCsvError } from "../run/results-csv.js";
 import { parseSweepCsv, SweepCsvError, type SweepRow } from "../sweep/sweep-csv.js";
+import { ladderFileSchema, SCALE_LADDER_FILE, type LadderFile } from "../scale/ladder-file.js";
 import { loadDrills } from "./drill-files.js";
 import { loadSoaks } from "./soak-section.js";
 import { loadLoops, loadOpenLoops } from "./loop-section.js";
@@ -152,13 +153,30 @@ interface RunSections {
   sloSweeps: ReturnType<typeof loadSloSweeps>;
 }
 
+/** <dir>/scale-ladder.json, when present; a malformed one is a ReportLoadError naming its keys. */
+function readScaleLadder(dir: string): LadderFile | undefined {
+  const path = join(dir, SCALE_LADDER_FILE);
+  if (!existsSync(path)) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(readText(path));
+  } catch (err) {
+    if (err instanceof ReportLoadError) throw err;
+    throw new ReportLoadError(`${path}: not JSON: ${(err as Error).message}`);
+  }
+  const parsed = ladderFileSchema.safeParse(json);
+  if (!parsed.success) throw describeIssues(path, "a scale ladder file (npm run bench:scale -- --json)", parsed.error);
+  return parsed.data;
+}
+
 function loadRunDir(dir: string): ReportSource {
   const csvPath = join(dir, "results.csv");
   const sweepPath = join(dir, "sweep.csv");
   const hasSweep = existsSync(sweepPath);
-  if (!existsSync(csvPath) && !hasSweep) {
+  const scaleLadder = readScaleLadder(dir);
+  if (!existsSync(csvPath) && !hasSweep && scaleLadder === undefined) {
     throw new ReportLoadError(
-      `${dir}: no results.csv or sweep.csv in this directory (is it a results/<timestamp>/ run directory?)`,
+      `${dir}: no results.csv, sweep.csv or ${SCALE_LADDER_FILE} in this directory (is it a results/<timestamp>/ run directory?)`,
     );
   }
   const sweep = hasSweep ? readSweep(sweepPath) : undefined;
@@ -168,6 +186,7 @@ function loadRunDir(dir: string): ReportSource {
   const topology = readRunTopology(dir);
   return {
     ...(sweep ? { sweep } : {}),
+    ...(scaleLadder ? { scaleLadder } : {}),
     ...presentSections(sections),
     label: basename(dir),
     kind: meta?.stack ? "stack" : meta?.target ? "endpoint" : "local-run",
@@ -181,14 +200,21 @@ function loadRunDir(dir: string): ReportSource {
           ["Benchmark client", meta.versions.client],
           ["valkey-cli / redis-cli", meta.versions.cli],
         ]
-      : versionsFromRows(rows.length > 0 ? rows : (sweep ?? [])),
-    machine: meta?.machine ?? null,
+      : rows.length === 0 && sweep === undefined && scaleLadder !== undefined
+        ? [["Valkey server", scaleLadder.valkeyVersion]]
+        : versionsFromRows(rows.length > 0 ? rows : (sweep ?? [])),
+    machine: meta?.machine ?? scaleLadder?.machine ?? null,
     environment: runEnvironment(meta),
     describe: meta?.topologies ?? [
       ...topology.map((t) => `${t.mode}: ${t.shards.length} primary(ies), ${t.nodeCount} nodes`),
       ...(sweep
         ? [
             `shard sweep: ${[...new Set(sweep.map((r) => r.shards))].join(", ")} primaries × (1 + ${sweep[0]?.replicas_per_primary ?? "?"}), one cluster per step`,
+          ]
+        : []),
+      ...(scaleLadder
+        ? [
+            `scale ladder: ${scaleLadder.rungs.map((r) => r.primaries).join(", ")} primaries × (1 + ${scaleLadder.replicasPerPrimary}), cluster-node-timeout ${scaleLadder.nodeTimeoutMs} ms`,
           ]
         : []),
     ],

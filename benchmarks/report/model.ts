@@ -12,6 +12,8 @@
 import { isReadPathRow } from "../run/read-scale-out.js";
 import type { ResultMode, ResultRow } from "../run/result-row.js";
 import type { SweepRow } from "../sweep/sweep-csv.js";
+import type { LadderFile } from "../scale/ladder-file.js";
+import type { MachineView } from "../run/machine.js";
 import type { DrillView } from "./drill-files.js";
 import type { SoakFile } from "../run/soak-sample.js";
 import type { LoopComparison } from "../run/loop-figures.js";
@@ -74,13 +76,7 @@ export interface WorkloadView {
 }
 
 /** The machine the benchmark ran on (local runs record it in run.json). */
-export interface MachineView {
-  cpuModel: string;
-  cpus: number;
-  memoryGiB: number;
-  os: string;
-  node: string;
-}
+export type { MachineView };
 
 export type SourceKind = "local-run" | "endpoint" | "stack" | "results-csv";
 
@@ -104,6 +100,8 @@ export interface ReportSource {
   describe: string[];
   /** A shard-scaling sweep's rows (sweep.csv), when the source is a sweep. */
   sweep?: SweepRow[];
+  /** The scale ladder's rungs (scale-ladder.json, `npm run bench:scale -- --json`), when the run dir holds one. */
+  scaleLadder?: LadderFile;
   /** Failure drills (raw/drill-<mode>-<fault>.json), when the run had any. */
   drills?: DrillView[];
   /** Soaks (raw/soak-<mode>.json), when the run sampled one. */

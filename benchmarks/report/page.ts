@@ -13,6 +13,7 @@ import { allRowsTable, setupSection, sideBySideTable, topologySection } from "./
 import { costSection } from "./cost-section.js";
 import { transferSection } from "./transfer-section.js";
 import { sweepSection } from "./sweep-section.js";
+import { scaleSection } from "./scale-section.js";
 import { drillSection } from "./drill-section.js";
 import { soakSection } from "./soak-section.js";
 import { loopSection } from "./loop-section.js";
@@ -48,6 +49,11 @@ export const SECTIONS: readonly ReportSection[] = [
   { id: "charts", title: "Throughput and latency", render: (_i, c) => figures(c, ["rps", "latency"]) },
   { id: "read-scale-out", title: "Read scale-out", render: (i) => readScaleOutSection(i) },
   { id: "topology", title: "Verified topology", render: (i) => topologySection(i) },
+  {
+    id: "scale",
+    title: "Cost as the cluster grows",
+    render: (i, c) => scaleSection(i, figures(c, ["scale-ladder"])),
+  },
   { id: "sweep", title: "Shard-scaling sweep", render: (i, c) => sweepSection(i, figures(c, ["sweep"])) },
   { id: "slo", title: "Throughput at a latency target", render: (i, c) => sloSection(i, figures(c, ["slo"])) },
   { id: "loops", title: "Closed vs open loop", render: (i, c) => loopSection(i, figures(c, ["open-loop"])) },

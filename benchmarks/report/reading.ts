@@ -11,8 +11,11 @@ function distinct<T>(values: T[]): T[] {
   return [...new Set(values)];
 }
 
+/** A source with benchmark figures (rows or a sweep), not only a scale ladder. */
+const benchmarked = (s: ReportSource): boolean => s.rows.length > 0 || (s.sweep?.length ?? 0) > 0;
+
 function localCaveat(sources: ReportSource[]): SafeHtml | null {
-  const local = sources.filter((s) => s.kind === "local-run");
+  const local = sources.filter((s) => s.kind === "local-run" && benchmarked(s));
   if (local.length === 0) return null;
   const cpus = distinct(
     local.map((s) =>
@@ -112,15 +115,21 @@ shards): 1.0 is linear scaling, 0 is none. ${unpinned ? "Without --pin every sha
   }</li>`;
 }
 
+function ladderNote(input: ReportInput): SafeHtml | null {
+  if (!input.sources.some((s) => s.scaleLadder !== undefined)) return null;
+  return html`<li><strong>Cost as the cluster grows:</strong> every member of every size ran on this one machine, so a step
+whose work is done by every member at once (start, heal: each member's own script) shares these few cores and grows faster
+here than on EKS, where each member has its own node; a step this tool drives from one place (bootstrap, verify) or that
+Valkey's own timers set (failover: cluster-node-timeout and the bus's ping interval) carries over. The exponent k compares
+sizes on the same machine; the absolute seconds are this machine's.</li>`;
+}
+
 /** The whole "How to read this" list. */
 export function howToRead(input: ReportInput): SafeHtml {
   const replicationMeasured = input.sources.some((s) => s.rows.some((r) => r.mode === "replication"));
+  const figures = input.sources.some(benchmarked);
   return html`<ul class="reading">
-<li><strong>rps</strong> is what the benchmark client reports: requests divided by the test's elapsed time in whole
-milliseconds. A test shorter than its minimum duration is re-run with more requests, because a sub-second run gives a
-coarse, quantised figure (that quantisation, not a limit of the client, is what looks like a "1,000,000 rps cap").</li>
-<li><strong>p50 / p95 / p99</strong> are the client's per-request latencies, measured with the workload's pipeline depth: with
-pipelining a request also waits for the ones ahead of it in its batch, so these are not single-request round trips.</li>
+${figures ? rpsNotes() : ""}
 ${replicationMeasured ? html`<li><strong>Replication mode</strong> numbers are one primary's: the benchmark sends every request to the primary, the replicas only replicate.</li>` : ""}
 ${localCaveat(input.sources)}
 ${stackCaveat(input.sources)}
@@ -129,5 +138,15 @@ ${mixedCaveat(input)}
 ${rerunNote(input)}
 ${spreadNote(input)}
 ${sweepNote(input)}
+${ladderNote(input)}
 </ul>`;
+}
+
+/** What rps and the latency percentiles are (for sources with benchmark figures). */
+function rpsNotes(): SafeHtml {
+  return html`<li><strong>rps</strong> is what the benchmark client reports: requests divided by the test's elapsed time in whole
+milliseconds. A test shorter than its minimum duration is re-run with more requests, because a sub-second run gives a
+coarse, quantised figure (that quantisation, not a limit of the client, is what looks like a "1,000,000 rps cap").</li>
+<li><strong>p50 / p95 / p99</strong> are the client's per-request latencies, measured with the workload's pipeline depth: with
+pipelining a request also waits for the ones ahead of it in its batch, so these are not single-request round trips.</li>`;
 }

@@ -12,6 +12,7 @@ import { loadSources } from "./load.js";
 import { seriesOf, type ReportInput, type ReportSource } from "./model.js";
 import { buildReportHtml, type RenderedCharts } from "./page.js";
 import { hasSweep, sweepChartSpec } from "./sweep-section.js";
+import { hasScaleLadder, scaleChartSpec } from "./scale-section.js";
 import { drillLiveMetricsSpec, drillTimelineSpec, hasDrillLiveMetrics, hasDrillTimeline } from "./drill-section.js";
 import { hasSoak, soakLoadSpec, soakMemorySpec } from "./soak-section.js";
 import { hasOpenLoopSeries, openLoopSpec } from "./loop-section.js";
@@ -50,6 +51,14 @@ export const CHARTS: readonly ChartDef[] = [
     caption: "measured rps per test (solid) and linear scaling from the first step (dashed).",
     when: hasSweep,
     spec: sweepChartSpec,
+  },
+  {
+    id: "scale-ladder",
+    title: "Cost as the cluster grows",
+    caption:
+      "each step's time against the number of primaries, both axes log; the legend gives each step's fitted exponent k (time ∝ P^k; 1 is linear); vertical bars: the range over repeated runs.",
+    when: hasScaleLadder,
+    spec: scaleChartSpec,
   },
   {
     id: "drill-timeline",
@@ -111,9 +120,13 @@ export async function renderCharts(input: ReportInput): Promise<RenderedCharts> 
 
 export function reportTitle(sources: readonly ReportSource[]): string {
   const modes = new Set(sources.flatMap((s) => s.rows.map((r) => r.mode)));
-  if (modes.size === 0) return "Valkey benchmark: shard-scaling sweep";
+  const extras = [
+    ...(sources.some((s) => s.sweep) ? ["shard-scaling sweep"] : []),
+    ...(sources.some((s) => s.scaleLadder) ? ["cost as the cluster grows"] : []),
+  ];
+  if (modes.size === 0) return `Valkey benchmark: ${extras.join(" and ") || "no rows"}`;
   const what = modes.size === 2 ? "replication vs cluster mode" : [...modes].join(", ") + " mode";
-  return `Valkey benchmark: ${what}${sources.some((s) => s.sweep) ? " and shard-scaling sweep" : ""}`;
+  return `Valkey benchmark: ${[what, ...extras].join(" and ")}`;
 }
 
 export async function renderReport(sources: ReportSource[], now: Date = new Date()): Promise<string> {

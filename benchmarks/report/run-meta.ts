@@ -5,21 +5,12 @@
  * results.csv by `vbench local`; read by the report loader. Optional: a results directory
  * without it still renders, with those facts marked "not recorded".
  */
-import { cpus, release, totalmem, type as osType } from "node:os";
 import { z } from "zod";
 import type { Workload } from "../../vocabulary/workload.js";
-import type { MachineView } from "./model.js";
+import { captureMachine, machineSchema, type MachineView } from "../run/machine.js";
 
 export const RUN_META_VERSION = 1;
 export const RUN_META_FILE = "run.json";
-
-export const machineSchema = z.object({
-  cpuModel: z.string(),
-  cpus: z.number().int().positive(),
-  memoryGiB: z.number().positive(),
-  os: z.string(),
-  node: z.string(),
-});
 
 export const runMetaSchema = z.object({
   schemaVersion: z.literal(RUN_META_VERSION),
@@ -51,18 +42,6 @@ export const runMetaSchema = z.object({
 });
 
 export type RunMeta = z.infer<typeof runMetaSchema>;
-
-/** This machine, as the report shows it. */
-export function captureMachine(): MachineView {
-  const list = cpus();
-  return {
-    cpuModel: list[0]?.model.trim() || "unknown",
-    cpus: list.length,
-    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
-    os: `${osType()} ${release()} ${process.arch}`,
-    node: process.version,
-  };
-}
 
 export function buildRunMeta(
   workload: Workload,

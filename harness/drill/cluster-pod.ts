@@ -2,8 +2,8 @@
  * How a local cluster member starts, as its pod does (cluster-target.ts): the pod's own files
  * and command (pod/cluster-member.ts, the definition the manifests mount) written into its dir,
  * with only the local differences as options: its directories, its current 127.0.0.x and ports,
- * the conf lines of pod/local-conf.ts and the drills' shorter script clocks. Its data dir is kept
- * across restarts; it announces its stable hostname, IP and zone.
+ * the conf lines of pod/local-conf.ts and the drills' shorter script clocks (unless deployedScriptClocks). Its
+ * data dir is kept across restarts; it announces its stable hostname, IP and zone.
  * Its outgoing connections (cluster bus, replication link) come from its own address
  * (`bind-source-addr`, cluster_legacy.c and replication.c bind it), as a pod's from its pod IP:
  * the partition fault's rules name it.
@@ -35,8 +35,18 @@ export interface ClusterPodSpec {
 }
 
 /**
- * `count` members `member-<i>` on 127.0.0.<base + i>, zones round-robin, each with free ports and a data dir under
- * `baseDir`.
+ * The loopback address number `n` stands for: 127.0.0.n below 256, then on through 127.0.1.0, … (all of 127/8 is
+ * loopback on Linux), so a ladder of 200 members and their moved addresses fit.
+ */
+export function loopbackHost(n: number): string {
+  if (!Number.isInteger(n) || n < 1 || n > 0xfffffe)
+    throw new Error(`no loopback address numbered ${n} (1 … 16777214)`);
+  return `127.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+}
+
+/**
+ * `count` members `member-<i>` on loopbackHost(base + i) (127.0.0.<base + i> while that is below 256), zones
+ * round-robin, each with free ports and a data dir under `baseDir`.
  */
 export async function clusterPodSpecs(
   count: number,
@@ -46,7 +56,7 @@ export async function clusterPodSpecs(
 ): Promise<(ClusterPodSpec & { index: number })[]> {
   const specs: (ClusterPodSpec & { index: number })[] = [];
   for (let i = 0; i < count; i++) {
-    const host = `127.0.0.${base + i}`;
+    const host = loopbackHost(base + i);
     specs.push({
       index: i,
       name: `member-${i}`,
@@ -73,7 +83,17 @@ export interface ClusterPodEnv {
   cliEnv: Record<string, string>;
   /** Whether the pod carries its zone label (ClusterTargetOptions.zoneLabel). */
   zoneLabel: boolean;
+  /** The scripts' deployed clocks instead of the drills' shorter ones (ClusterTargetOptions.deployedScriptClocks). */
+  deployedScriptClocks?: boolean;
 }
+
+/** The drills' script clocks: shorter than the deployed ones, so a drill heals within its recovery timeout. */
+const DRILL_SCRIPT_CLOCKS = {
+  heal: { intervalSeconds: 1, deadlineSeconds: 120 },
+  rejoin: { intervalSeconds: 1, deadlineSeconds: 120, gateDeadlineSeconds: 60 },
+  failback: { intervalSeconds: 1, confirmRounds: 2, cooldownSeconds: 5 },
+  preStop: { timeoutSeconds: 20 },
+};
 
 /** The launch (LocalFleet.start) of member `p`: writes its conf and scripts into its dir, runs start.sh. */
 export function clusterPodLaunch(p: ClusterPodSpec, e: ClusterPodEnv): (ctx: LaunchContext) => LaunchCommand {
@@ -96,10 +116,7 @@ export function clusterPodLaunch(p: ClusterPodSpec, e: ClusterPodEnv): (ctx: Lau
       // mapping or the server) is not found yet, so the local drills keep what they measured before.
       bind: p.host,
       local: { logfile, clusterNodeTimeoutMs: e.nodeTimeoutMs, bindSourceAddr: p.host, clusterEndpointType: "ip" },
-      heal: { intervalSeconds: 1, deadlineSeconds: 120 },
-      rejoin: { intervalSeconds: 1, deadlineSeconds: 120, gateDeadlineSeconds: 60 },
-      failback: { intervalSeconds: 1, confirmRounds: 2, cooldownSeconds: 5 },
-      preStop: { timeoutSeconds: 20 },
+      ...(e.deployedScriptClocks === true ? {} : DRILL_SCRIPT_CLOCKS),
     });
     return launchPod(p.name, pod, dir, {
       ...e.cliEnv,

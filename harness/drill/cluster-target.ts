@@ -30,6 +30,7 @@ import {
   clusterPodLaunch,
   clusterPodSpecs,
   clusterMyId,
+  loopbackHost,
   faultVictims,
   readBackCluster,
   watchFailMarks,
@@ -66,7 +67,10 @@ export interface ClusterTargetOptions extends DrillTimings {
   baseDir?: string;
   /** The stack's `valkey` section the members run (valkey.conf). @default the embedded default stack config's */
   valkey?: ValkeyConfig;
-  /** First octet-4 of the member addresses; the `all` fault moves them to base + 50. @default 140 */
+  /**
+   * The first member's address number (cluster-pod.ts loopbackHost: 127.0.0.<n> below 256); the `all` fault moves
+   * the members up by max(50, their count) and back. @default 140
+   */
   hostBase?: number;
   /**
    * The valkey-server the members start with (their image's; the `upgrade` fault rolls them to the current one).
@@ -79,6 +83,13 @@ export interface ClusterTargetOptions extends DrillTimings {
    * CONFIG SET (as the ClusterBootstrap step does) and the failback loop keeps it on the data volume. @default true
    */
   zoneLabel?: boolean;
+  /** The bootstrap's bound (bootstrapCluster timeoutMs): a ladder of 100 primaries needs more. @default 60000 */
+  bootstrapTimeoutMs?: number;
+  /**
+   * The pod scripts' deployed clocks (heal every 2 s, failback every 10 s, …: their definitions' defaults) instead
+   * of the drills' shorter ones (cluster-pod.ts DRILL_SCRIPT_CLOCKS). @default false
+   */
+  deployedScriptClocks?: boolean;
 }
 
 interface Pod extends ClusterPodSpec {
@@ -127,6 +138,8 @@ export class ClusterTarget implements DrillTarget {
   partitioned: PartitionFault | undefined;
   /** The valkey-server the next (re)start runs. */
   private serverPath: string | undefined;
+  /** Whether the `all` fault has moved the members off their first addresses (the next one moves them back). */
+  private moved = false;
 
   private constructor(private readonly o: ClusterTargetOptions) {
     this.serverPath = o.serverPath;
@@ -156,6 +169,7 @@ export class ClusterTarget implements DrillTarget {
       replicasPerPrimary: this.o.replicasPerPrimary,
       connector,
       password: this.o.password,
+      ...(this.o.bootstrapTimeoutMs === undefined ? {} : { timeoutMs: this.o.bootstrapTimeoutMs }),
     });
     for (const p of this.pods) p.nodeId = result.nodeIds[`${p.host}:${p.port}`] as string;
     // Without zone labels: each member's availability-zone set with CONFIG SET, as the ClusterBootstrap step does.
@@ -204,6 +218,7 @@ export class ClusterTarget implements DrillTarget {
       hostsFile: this.hostsFile,
       cliEnv: this.cliEnv(),
       zoneLabel: this.o.zoneLabel ?? true,
+      deployedScriptClocks: this.o.deployedScriptClocks ?? false,
     };
     p.proc = await this.fleet.start({
       name: p.name,
@@ -346,13 +361,14 @@ export class ClusterTarget implements DrillTarget {
     return { restored, w };
   }
 
-  /** The `all` fault's new addresses: hostBase + 50 + ordinal, or back to hostBase + ordinal if already moved. */
+  /**
+   * The `all` fault's new addresses: hostBase + max(50, members) + ordinal, or back to hostBase + ordinal if already
+   * moved.
+   */
   private moveToNewAddresses(victims: readonly Pod[]): void {
-    const base =
-      Number(victims[0]?.host.split(".")[3]) >= (this.o.hostBase ?? 140) + 50
-        ? (this.o.hostBase ?? 140)
-        : (this.o.hostBase ?? 140) + 50;
-    for (const v of victims) v.host = `127.0.0.${base + v.index}`;
+    this.moved = !this.moved;
+    const base = (this.o.hostBase ?? 140) + (this.moved ? Math.max(50, this.pods.length) : 0);
+    for (const v of victims) v.host = loopbackHost(base + v.index);
     this.writeHosts();
   }
 

@@ -72,7 +72,7 @@ describe("loading a local run's results directory", () => {
     const dir = join(scratch, "empty");
     mkdirSync(dir);
     expect(loadError(dir)).toBe(
-      `${dir}: no results.csv or sweep.csv in this directory (is it a results/<timestamp>/ run directory?)`,
+      `${dir}: no results.csv, sweep.csv or scale-ladder.json in this directory (is it a results/<timestamp>/ run directory?)`,
     );
   });
 

@@ -1,6 +1,7 @@
 /**
- * The scale ladder's arithmetic (apps/perf/scale-ladder.ts): how a step's time grows with the number of
- * primaries, as the exponent k of time ∝ P^k, between neighbouring sizes and fitted over all of them.
+ * The scale ladder's arithmetic (apps/perf/scale-ladder.ts; the report's chart, benchmarks/report/scale-section.ts):
+ * how a step's time grows with the number of primaries, as the exponent k of time ∝ P^k, between neighbouring sizes
+ * and fitted over all of them.
  */
 
 /** One measured size: primaries and the step's time there. */

@@ -1,6 +1,6 @@
-/** The scale ladder's exponents and its --primaries flag (apps/perf/scale-fit.ts). */
+/** The scale ladder's exponents and its --primaries flag (benchmarks/scale/scale-fit.ts). */
 import { describe, expect, it } from "vitest";
-import { fittedExponent, pairExponent, parsePrimaryLadder, spreadOf } from "../../../apps/perf/scale-fit.js";
+import { fittedExponent, pairExponent, parsePrimaryLadder, spreadOf } from "../../benchmarks/scale/scale-fit.js";
 
 describe("scale ladder arithmetic", () => {
   it.each([

@@ -1,0 +1,120 @@
+/**
+ * The scale ladder's heal step (scale-ladder.ts), as the `all` drill runs it: P × (1 + M) members run as pods run
+ * them (harness/drill ClusterTarget: each member's rendered start.sh with heal.sh in the background), formed by the
+ * AZ-aware bootstrap. Every shard's primary takes KEYS_PER_SHARD SETs, confirmed on its disk and a replica's
+ * (WAITAOF 1 1: durable before the fault, so a missing one is the heal's loss, not the fsync window's); then every
+ * member is SIGKILLed and started again RESTART_DELAY_MS later on a NEW address (a node-pool replacement: nodes.conf
+ * holds only dead addresses, heal.sh re-meets its peers by their stable names). The scripts run at their deployed
+ * clocks (heal.sh every 2 s, the AZ failback loop every 10 s), not the drills' shorter ones. Measured: from the
+ * restart (the members started again, all at once) until the verifier passes (the drills' criterion: every shard,
+ * replica link and zone as planned, on every member), and within it until every member answers PING again (the
+ * machine's cost of starting that many processes at once); and how many confirmed keys read back.
+ */
+import { randomBytes } from "node:crypto";
+import { openClient } from "../../core/topology/connector.js";
+import { pollUntil } from "../../core/util/poll-until.js";
+import { ClusterTarget } from "../../harness/drill/cluster-target.js";
+
+const KEYS_PER_SHARD = 20;
+const RESTART_DELAY_MS = 1000;
+/** The deployed heal.sh's own deadline is 600 s (pod/cluster-heal-script.ts); the local pods' is 120 s. */
+const HEAL_TIMEOUT_MS = 600_000;
+
+export interface HealFigures {
+  /** The restart → every member answering PING on its new address. */
+  restartMs: number;
+  /** The restart → the verifier passes. */
+  healMs: number;
+  keys: number;
+  /** Confirmed keys that read back with another value or none. */
+  lost: number;
+  /** Confirmed keys no node answered for (a slot left unserved). */
+  unknown: number;
+}
+
+export interface HealOptions {
+  primaries: number;
+  replicas: number;
+  zones: readonly string[];
+  nodeTimeoutMs: number;
+  /** The first member's loopback address number (cluster-pod.ts loopbackHost). */
+  hostBase: number;
+}
+
+/** Every shard's primary: KEYS_PER_SHARD keys in the shard's slot, then WAITAOF 1 1 on that connection. */
+async function confirmedKeys(t: ClusterTarget, password: string): Promise<string[]> {
+  const shards = await t.loadShards();
+  const perShard = await Promise.all(
+    shards.map(async (s) => {
+      const p = t.pods.find((x) => x.nodeId === s.nodeIds[0]);
+      if (p === undefined) throw new Error(`shard ${s.label}: its primary ${s.nodeIds[0]} is not a member`);
+      const c = await openClient(p.host, p.port, `${p.host}:${p.port}`, { password, commandTimeoutMs: 15_000 });
+      try {
+        const keys = Array.from({ length: KEYS_PER_SHARD }, (_, n) => `{${s.tag}}:heal:${n}`);
+        for (const k of keys) {
+          const r = await c.set(k, "v");
+          if (r !== "OK") throw new Error(`shard ${s.label}: SET ${k} answered ${JSON.stringify(r)}`);
+        }
+        const w = (await c.call("WAITAOF", "1", "1", "10000")) as [number, number];
+        if (w[0] < 1 || w[1] < 1)
+          throw new Error(
+            `shard ${s.label}: WAITAOF 1 1 answered ${JSON.stringify(w)} (not on disk here and a replica)`,
+          );
+        return keys;
+      } finally {
+        c.disconnect();
+      }
+    }),
+  );
+  return perShard.flat();
+}
+
+/** One full restart of a fresh cluster of that shape, measured (every process stopped after). */
+export async function healAfterFullRestart(o: HealOptions): Promise<HealFigures> {
+  const password = randomBytes(12).toString("hex");
+  const t = await ClusterTarget.start({
+    primaries: o.primaries,
+    replicasPerPrimary: o.replicas,
+    zones: o.zones,
+    password,
+    hostBase: o.hostBase,
+    failureDetectionMs: o.nodeTimeoutMs,
+    failoverTimeoutMs: 2 * o.nodeTimeoutMs,
+    restartDelayMs: RESTART_DELAY_MS,
+    zoneDownMs: RESTART_DELAY_MS,
+    bootstrapTimeoutMs: 300_000,
+    deployedScriptClocks: true,
+  });
+  try {
+    const keys = await confirmedKeys(t, password);
+    const handle = await t.inject("all");
+    // inject("all") returns once every member is killed; they start again RESTART_DELAY_MS later.
+    const restartAt = performance.now() + RESTART_DELAY_MS;
+    await handle.restored;
+    const restoredAt = performance.now();
+    try {
+      await pollUntil(
+        async () => {
+          const r = await t.verify().catch((e: unknown) => ({ ok: false as const, error: (e as Error).message }));
+          if (r.ok) return true;
+          return "error" in r ? r.error : r.failures.map((f) => f.code).join(", ");
+        },
+        { timeoutMs: HEAL_TIMEOUT_MS, intervalMs: 250, what: `the verifier to pass after every member restarted` },
+      );
+    } finally {
+      handle.stopWatching();
+    }
+    const healMs = performance.now() - restartAt;
+    const back = await t.readBack(keys);
+    let lost = 0;
+    let unknown = 0;
+    // readBack: a key absent on its node maps to undefined; a key no node answered for is not in the map.
+    for (const k of keys) {
+      if (!back.has(k)) unknown++;
+      else if (back.get(k) !== "v") lost++;
+    }
+    return { restartMs: restoredAt - restartAt, healMs, keys: keys.length, lost, unknown };
+  } finally {
+    await t.stop();
+  }
+}
