@@ -8,7 +8,9 @@
  * clocks (heal.sh every 2 s, the AZ failback loop every 10 s), not the drills' shorter ones. Measured: from the
  * restart (the members started again, all at once) until the verifier passes (the drills' criterion: every shard,
  * replica link and zone as planned, on every member), and within it until every member answers PING again (the
- * machine's cost of starting that many processes at once); and how many confirmed keys read back.
+ * machine's cost of starting that many processes at once); and how many confirmed keys read back. Measured a
+ * second way: until every member's own heal.sh said it was done ("cluster_state:ok with all N peers connected,
+ * each answering at its address", read from the members' stderr), each judging from its own view.
  */
 import { randomBytes } from "node:crypto";
 import { openClient } from "../../core/topology/connector.js";
@@ -19,12 +21,16 @@ const KEYS_PER_SHARD = 20;
 const RESTART_DELAY_MS = 1000;
 /** The deployed heal.sh's own deadline is 600 s (pod/cluster-heal-script.ts); the local pods' is 120 s. */
 const HEAL_TIMEOUT_MS = 600_000;
+/** heal.sh's last line when it proved every peer at its address (pod/scripts/cluster-heal.sh). */
+const HEALED_LINE = /heal: cluster_state:ok with all \d+ peers connected/;
 
 export interface HealFigures {
   /** The restart → every member answering PING on its new address. */
   restartMs: number;
   /** The restart → the verifier passes. */
   healMs: number;
+  /** The restart → every member's heal.sh said it was healed (its own view; the second measure). */
+  scriptsMs: number;
   keys: number;
   /** Confirmed keys that read back with another value or none. */
   lost: number;
@@ -105,6 +111,17 @@ export async function healAfterFullRestart(o: HealOptions): Promise<HealFigures>
       handle.stopWatching();
     }
     const healMs = performance.now() - restartAt;
+    await pollUntil(
+      () => {
+        const said = t.pods.map((p) => p.proc?.stderr() ?? "");
+        const gaveUp = t.pods.filter((_, i) => /heal: .*giving up/.test(said[i] as string)).map((p) => p.name);
+        if (gaveUp.length > 0) throw new Error(`heal.sh gave up on ${gaveUp.join(", ")}`);
+        const pending = t.pods.filter((_, i) => !HEALED_LINE.test(said[i] as string)).map((p) => p.name);
+        return Promise.resolve(pending.length === 0 ? true : `heal.sh not done on ${pending.join(", ")}`);
+      },
+      { timeoutMs: HEAL_TIMEOUT_MS, intervalMs: 250, what: "every member's heal.sh to say it was healed" },
+    );
+    const scriptsMs = performance.now() - restartAt;
     const back = await t.readBack(keys);
     let lost = 0;
     let unknown = 0;
@@ -113,7 +130,7 @@ export async function healAfterFullRestart(o: HealOptions): Promise<HealFigures>
       if (!back.has(k)) unknown++;
       else if (back.get(k) !== "v") lost++;
     }
-    return { restartMs: restoredAt - restartAt, healMs, keys: keys.length, lost, unknown };
+    return { restartMs: restoredAt - restartAt, healMs, scriptsMs, keys: keys.length, lost, unknown };
   } finally {
     await t.stop();
   }

@@ -173,7 +173,7 @@ async function measure(primaries: number, o: LadderOptions): Promise<Rung> {
   return {
     ...rung,
     ms: { ...rung.ms, heal: h.healMs },
-    heal: { restartMs: h.restartMs, keys: h.keys, missing: h.lost + h.unknown },
+    heal: { restartMs: h.restartMs, scriptsMs: h.scriptsMs, keys: h.keys, missing: h.lost + h.unknown },
   };
 }
 
@@ -200,6 +200,7 @@ function combine(runs: readonly Rung[]): Rung {
     },
     heal: {
       restartMs: spreadOf(runs.map((r) => r.heal.restartMs)).median,
+      scriptsMs: spreadOf(runs.map((r) => r.heal.scriptsMs)).median,
       keys: runs.reduce((a, r) => a + r.heal.keys, 0),
       missing: runs.reduce((a, r) => a + r.heal.missing, 0),
     },
@@ -226,6 +227,7 @@ const HEADER = [
   "lost (per shard; oldest)",
   "heal s",
   "of it: all started s",
+  "every heal.sh done s",
   "heal keys missing",
 ];
 
@@ -246,6 +248,7 @@ function report(rungs: readonly Rung[]): void {
       `${w.lost} (${per}${oldest})`,
       cell(r, "heal", seconds),
       seconds(r.heal.restartMs),
+      seconds(r.heal.scriptsMs),
       `${r.heal.missing} of ${r.heal.keys}`,
     ];
   });

@@ -49,10 +49,10 @@ export const ladderRungSchema = z
       .strict(),
     /**
      * The heal: from the restart until every member answered PING (within ms.heal: the machine's cost of starting
-     * that many processes at once), keys confirmed on disk (WAITAOF 1 1) before the full restart and those missing
-     * after it.
+     * that many processes at once), until every member's own heal.sh said it was healed (the second measure, each
+     * from its own view), keys confirmed on disk (WAITAOF 1 1) before the full restart and those missing after it.
      */
-    heal: z.object({ restartMs: ms, keys: count, missing: count }).strict(),
+    heal: z.object({ restartMs: ms, scriptsMs: ms, keys: count, missing: count }).strict(),
   })
   .strict();
 

@@ -35,7 +35,7 @@ function ladder(sizes: number[] = [3, 10, 30, 100]): LadderFile {
         ms,
         samples: Object.fromEntries(LADDER_STEPS.map((s) => [s, [ms[s] * 0.9, ms[s] * 1.1]])) as never,
         writes: { acked: 1000, lost: p === 100 ? 3 : 0, lostPerShard: {}, oldestLostMsBeforeKill: null },
-        heal: { restartMs: 50 * p, keys: 20 * p, missing: 0 },
+        heal: { restartMs: 50 * p, scriptsMs: 60 * p, keys: 20 * p, missing: 0 },
       };
     }),
   };
