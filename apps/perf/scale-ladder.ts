@@ -319,16 +319,9 @@ async function main(): Promise<number> {
   };
   const repeat = wholeFlag("repeat", f.repeat, 1);
   const rungs: Rung[] = [];
-  for (const p of ladder) {
-    console.error(`bench:scale: ${p} primaries x (1 + ${o.replicas}), cluster-node-timeout ${o.nodeTimeoutMs} ms…`);
-    const runs: Rung[] = [];
-    for (let i = 0; i < repeat; i++) runs.push(await measure(p, o));
-    rungs.push(combine(runs));
-  }
-  report(rungs);
-  const ok = goals(rungs, o.nodeTimeoutMs);
-  const json = f.json;
-  if (json !== undefined) {
+  // Written after every size, so a later size that fails (200 pods that do not start) keeps the earlier ones.
+  const save = (): void => {
+    if (f.json === undefined) return;
     // Through the schema the report reads it with (benchmarks/scale/ladder-file.ts).
     const file = ladderFileSchema.parse({
       measuredAt: new Date().toISOString(),
@@ -339,9 +332,23 @@ async function main(): Promise<number> {
       ...(o.pingIntervalMs === undefined ? {} : { pingIntervalMs: o.pingIntervalMs }),
       rungs,
     });
-    mkdirSync(dirname(json), { recursive: true });
-    writeFileSync(json, `${JSON.stringify(file, null, 2)}\n`);
+    mkdirSync(dirname(f.json), { recursive: true });
+    writeFileSync(f.json, `${JSON.stringify(file, null, 2)}\n`);
+  };
+  for (const p of ladder) {
+    console.error(`bench:scale: ${p} primaries x (1 + ${o.replicas}), cluster-node-timeout ${o.nodeTimeoutMs} ms…`);
+    const runs: Rung[] = [];
+    try {
+      for (let i = 0; i < repeat; i++) runs.push(await measure(p, o));
+    } catch (err) {
+      if (rungs.length > 0) report(rungs);
+      throw new Error(`at ${p} primaries: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+    rungs.push(combine(runs));
+    save();
   }
+  report(rungs);
+  const ok = goals(rungs, o.nodeTimeoutMs);
   console.log(ok ? "bench:scale: every bar met" : "bench:scale: a bar was missed");
   return ok ? 0 : 1;
 }
