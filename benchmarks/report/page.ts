@@ -90,6 +90,7 @@ th, td { border: 1px solid var(--line); padding: 4px 8px; text-align: left; vert
 thead th { background: var(--bg-alt); }
 th.group { text-align: center; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { white-space: nowrap; }
 td.missing { color: var(--muted); text-align: center; }
 td.notes { font-size: .8rem; color: var(--muted); max-width: 360px; }
 .sub { color: var(--muted); font-size: .85em; font-weight: normal; }
