@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
-import { fittedExponent, pairExponent, parsePrimaryLadder } from "../../benchmarks/scale/scale-fit.js";
+import { fittedExponent, neighbourExponents, parsePrimaryLadder } from "../../benchmarks/scale/scale-fit.js";
 import { alignedLines } from "../../benchmarks/run/text-table.js";
 import { awsMockInvokes, awsMockOutputs, installMocks } from "./pulumi-mock-recorder.js";
 
@@ -117,10 +117,9 @@ function ladderReport(rungs: readonly ProgramFigures[]): void {
   for (const l of alignedLines(["primaries", "resources", "ms", "types whose count changed"], body, 0)) console.log(l);
   if (rungs.length < 2) return;
   const points = rungs.map((r) => ({ primaries: r.primaries, ms: r.totalMs }));
-  const pairs = points
-    .slice(1)
-    .map((p, i) => `${points[i]?.primaries}→${p.primaries}: ${pairExponent(points[i] as typeof p, p).toFixed(2)}`);
-  console.log(`exponent k (time ∝ P^k): ${pairs.join("  ")}  fitted: ${fittedExponent(points).toFixed(2)}`);
+  console.log(
+    `exponent k (time ∝ P^k): ${neighbourExponents(points).join("  ")}  fitted: ${fittedExponent(points).toFixed(2)}`,
+  );
 }
 
 async function main(): Promise<number> {

@@ -48,7 +48,7 @@ import { failover } from "./scale-failover.js";
 import { healAfterFullRestart } from "./scale-heal.js";
 import {
   fittedExponent,
-  pairExponent,
+  neighbourExponents,
   parsePrimaryLadder,
   spreadOf,
   type LadderPoint,
@@ -257,10 +257,7 @@ function report(rungs: readonly Rung[]): void {
   console.log("\nexponent k (time ∝ P^k): between neighbouring sizes; fitted over all");
   for (const step of STEPS) {
     const points: LadderPoint[] = rungs.map((r) => ({ primaries: r.primaries, ms: r.ms[step] }));
-    const pairs = points.slice(1).map((p, i) => {
-      const a = points[i] as LadderPoint;
-      return `${a.primaries}→${p.primaries}: ${pairExponent(a, p).toFixed(2)}`;
-    });
+    const pairs = neighbourExponents(points);
     console.log(`  ${step.padEnd(9)} ${pairs.join("  ")}  fitted: ${fittedExponent(points).toFixed(2)}`);
   }
 }

@@ -7,7 +7,7 @@
  */
 import type { TopLevelSpec } from "vega-lite";
 import { LADDER_STEP_MEANING, LADDER_STEPS, type LadderFile, type LadderStep } from "../scale/ladder-file.js";
-import { fittedExponent, pairExponent, spreadOf } from "../scale/scale-fit.js";
+import { fittedExponent, neighbourExponents, pairExponent, spreadOf } from "../scale/scale-fit.js";
 import { fmtInt } from "./format.js";
 import { CHART_FONT, html, type SafeHtml } from "./html.js";
 import type { ReportInput, ReportSource } from "./model.js";
@@ -128,12 +128,7 @@ export function exponentRows(
   return LADDER_STEPS.map((step) => {
     const points = f.rungs.map((r) => ({ primaries: r.primaries, ms: r.ms[step] }));
     const usable = points.every((p) => p.ms > 0);
-    const pairs = usable
-      ? points.slice(1).map((p, i) => {
-          const a = points[i] as (typeof points)[number];
-          return `${a.primaries}→${p.primaries}: ${pairExponent(a, p).toFixed(2)}`;
-        })
-      : [];
+    const pairs = usable ? neighbourExponents(points) : [];
     const last = usable && points.length >= 2 ? pairExponent(points.at(-2) as never, points.at(-1) as never) : null;
     return { step, pairs, fitted: stepExponent(f, step), superLinear: last !== null && last > SUPER_LINEAR };
   });

@@ -17,6 +17,14 @@ export function pairExponent(a: LadderPoint, b: LadderPoint): number {
   return Math.log(b.ms / a.ms) / Math.log(b.primaries / a.primaries);
 }
 
+/** k between each pair of neighbouring sizes, as "3→10: 0.48" (points in ascending size). */
+export function neighbourExponents(points: readonly LadderPoint[]): string[] {
+  return points.slice(1).map((p, i) => {
+    const a = points[i] as LadderPoint;
+    return `${a.primaries}→${p.primaries}: ${pairExponent(a, p).toFixed(2)}`;
+  });
+}
+
 /** The least-squares slope of ln t over ln P: one k for the whole ladder (at least two sizes). */
 export function fittedExponent(points: readonly LadderPoint[]): number {
   if (points.length < 2) throw new Error(`${points.length} size(s): an exponent needs two`);
