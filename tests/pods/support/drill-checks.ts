@@ -24,7 +24,8 @@ import { readFileSync } from "node:fs";
 import { expect } from "vitest";
 import type { Api } from "../../../apps/kube-local/api.js";
 import type { ClusterStatus } from "../../../apps/kube-local/cluster.js";
-import type { FailoverSteps, SentinelEventRow } from "../../../core/drill/sentinel-events.js";
+import type { LostSpan } from "../../../core/drill/ledger.js";
+import type { DeployedDrill } from "../../../components/steps/failure-drill/types.js";
 import { DATA_PLANE_LABEL } from "../../../components/shared.js";
 import { DEFAULT_SWITCHOVER_TIMEOUT_SECONDS } from "../../../pod/replication-prestop-script.js";
 import { kubernetesDrillApi } from "../../../components/steps/failure-drill/kube-api.js";
@@ -56,28 +57,38 @@ export function detectionSettings(
   };
 }
 
-export interface DrillRow {
-  mode: string;
-  fault: string;
-  ok: boolean;
-  healed: boolean;
-  faultDescription: string;
-  recoveryMs: number | null;
-  detectionMs: number | null;
-  writeOutageMs: number;
-  ackedWrites: number;
-  lostAckedWrites: number;
-  waitedWrites: number;
-  lostWaitedWrites: number;
-  after: { ok: boolean; failures: unknown[] };
-  loadPod: string;
-  deletedPods: Array<{ name: string; uid: string }>;
-  sentinelEvents?: SentinelEventRow[];
-  failoverSteps?: FailoverSteps;
-  failures?: string[];
-  durability?: { minReplicasToWrite: number };
-  streams?: Array<{ stream: string; lostAckedWrites: number; lostOutside: { fromMs: number; toMs: number } | null }>;
-}
+type Deployed = DeployedDrill;
+type StreamRow = Deployed["streams"][number];
+/**
+ * A drill row as the stack's `report.drills` output publishes it (the FailureDrill step's DeployedDrill, as JSON),
+ * narrowed to what these checks read: every field's type comes from that one declaration.
+ */
+export type DrillRow = Pick<
+  Deployed,
+  | "mode"
+  | "fault"
+  | "ok"
+  | "healed"
+  | "faultDescription"
+  | "recoveryMs"
+  | "detectionMs"
+  | "writeOutageMs"
+  | "ackedWrites"
+  | "lostAckedWrites"
+  | "waitedWrites"
+  | "lostWaitedWrites"
+  | "loadPod"
+  | "deletedPods"
+  | "sentinelEvents"
+  | "failoverSteps"
+> & {
+  after: Pick<Deployed["after"], "ok" | "failures">;
+  failures?: Deployed["failures"];
+  durability?: Pick<Deployed["durability"], "minReplicasToWrite">;
+  streams?: Array<
+    Pick<StreamRow, "stream" | "lostAckedWrites"> & { lostOutside: Pick<LostSpan, "fromMs" | "toMs"> | null }
+  >;
+};
 
 /** How long after its thaw a frozen, unfenced cluster primary may still take writes: until a peer's news demotes it. */
 export const THAW_WINDOW_MS = DETECT_MS;
