@@ -15,6 +15,10 @@
  *              (SETs one after the other on its primary, no WAIT, as an application) and, after, its
  *              acknowledged (OK) writes the new primary lacks: the loss per shard, with how long before
  *              the kill the oldest lost one was acknowledged (the async replication window).
+ *   scaleOut   on a cluster of its own holding 4 MB per primary, P → 2P with the project's scale-up (P × (1 + r)
+ *   scaleIn    fresh processes; slots with their keys, atomic slot migration on Valkey 9) and back (scaleIn), while
+ *              one writer (the drills' WriteStream, no WAIT) writes across every slot: the data moved counted two
+ *              ways, the writer's longest pause and its acknowledged writes lost (scale-reshard.ts);
  *   heal       a second cluster of the same shape run as pods run it (start.sh, heal.sh at their deployed
  *              clocks), every member SIGKILLed and started again at once on a NEW address: from the restart
  *              until the verifier passes, and the keys confirmed on disk before (WAITAOF) that did not read
@@ -28,7 +32,7 @@
  * the cluster grows"). --steps prints the bootstrap's steps with their times on stderr. Prints a table, then per
  * step the exponent k (time ∝ P^k) between neighbouring sizes and fitted over all, and the issue's goals against the
  * largest size measured. The Pulumi program at these shapes: `npm run bench:program -- --primaries …`. Not measured
- * here yet: scale-out P → 2P with data (README, Status).
+ * here yet: kwok `up` at these shapes (README, Status).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
@@ -39,13 +43,14 @@ import { DirectConnector } from "../../core/topology/connector.js";
 import { roundRobinZones, StaticZoneSource } from "../../core/topology/zones.js";
 import { verifyTopology } from "../../core/verify/verify-topology.js";
 import { localMember } from "../../harness/local/local-cluster.js";
-import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
+import { LocalFleet, type StartOptions, type ValkeyProcess } from "../../harness/local/valkey-process.js";
 import { wholeFlag } from "./perf-args.js";
 import { alignedLines } from "../../benchmarks/run/text-table.js";
 import { resolveBinaries } from "../../benchmarks/run/binaries.js";
 import { captureMachine } from "../../benchmarks/run/machine.js";
 import { failover } from "./scale-failover.js";
 import { healAfterFullRestart } from "./scale-heal.js";
+import { reshardStep } from "./scale-reshard.js";
 import {
   fittedExponent,
   neighbourExponents,
@@ -114,23 +119,28 @@ interface LadderOptions {
   steps: boolean;
 }
 
+/** Every plain process of the ladder: cluster-enabled, maxmemory 32mb, the ladder's node timeout and ping interval. */
+function nodeOptions(o: LadderOptions, prefix: string): (i: number) => StartOptions {
+  return (i) => ({
+    name: `${prefix}-${i + 1}`,
+    clusterEnabled: true,
+    clusterNodeTimeoutMs: o.nodeTimeoutMs,
+    extra: {
+      maxmemory: "32mb",
+      ...(o.pingIntervalMs === undefined ? {} : { "cluster-ping-interval": String(o.pingIntervalMs) }),
+    },
+  });
+}
+
 /** Start, bootstrap, verify and failover of one size on plain processes (every process stopped after). */
-async function measureFleet(primaries: number, o: LadderOptions): Promise<Omit<Rung, "heal">> {
+async function measureFleet(primaries: number, o: LadderOptions): Promise<Omit<Rung, "heal" | "reshard">> {
   const replicas = o.replicas;
   const fleet = new LocalFleet();
   const count = primaries * (1 + replicas);
   const clients: Redis[] = [];
   try {
     let t = performance.now();
-    const nodes = await fleet.startMany(count, (i) => ({
-      name: `scale-${i + 1}`,
-      clusterEnabled: true,
-      clusterNodeTimeoutMs: o.nodeTimeoutMs,
-      extra: {
-        maxmemory: "32mb",
-        ...(o.pingIntervalMs === undefined ? {} : { "cluster-ping-interval": String(o.pingIntervalMs) }),
-      },
-    }));
+    const nodes = await fleet.startMany(count, nodeOptions(o, "scale"));
     const start = performance.now() - t;
     const zoneMap = roundRobinZones(nodes, ZONES);
     t = performance.now();
@@ -150,7 +160,7 @@ async function measureFleet(primaries: number, o: LadderOptions): Promise<Omit<R
       primaries,
       nodes: count,
       killed: f.killed,
-      ms: { start, bootstrap, verify, failover: f.ms, heal: 0 },
+      ms: { start, bootstrap, verify, failover: f.ms, scaleOut: 0, scaleIn: 0, heal: 0 },
       writes: f.writes,
     };
   } finally {
@@ -159,9 +169,22 @@ async function measureFleet(primaries: number, o: LadderOptions): Promise<Omit<R
   }
 }
 
-/** Every step of one size: the plain processes' steps, then the heal on pods' files (scale-heal.ts). */
+/**
+ * Every step of one size: the plain processes' steps, P → 2P → P on a cluster of its own (scale-reshard.ts), then the
+ * heal on pods' files (scale-heal.ts).
+ */
 async function measure(primaries: number, o: LadderOptions): Promise<Rung> {
   const rung = await measureFleet(primaries, o);
+  const { outMs, inMs, ...reshard } = await reshardStep({
+    primaries,
+    replicas: o.replicas,
+    zones: ZONES,
+    startOptions: nodeOptions(o, "reshard"),
+  });
+  if (o.steps)
+    console.error(
+      `  reshard: out ${seconds(outMs)} s (moving ${seconds(reshard.outMoveMs)} s), in ${seconds(inMs)} s, writer's longest pause ${reshard.writer.longestPauseMs} ms`,
+    );
   const h = await healAfterFullRestart({
     primaries,
     replicas: o.replicas,
@@ -172,8 +195,9 @@ async function measure(primaries: number, o: LadderOptions): Promise<Rung> {
   if (o.steps) console.error(`  heal: every member answering PING ${seconds(h.restartMs)} s after the restart`);
   return {
     ...rung,
-    ms: { ...rung.ms, heal: h.healMs },
+    ms: { ...rung.ms, scaleOut: outMs, scaleIn: inMs, heal: h.healMs },
     heal: { restartMs: h.restartMs, scriptsMs: h.scriptsMs, keys: h.keys, missing: h.lost + h.unknown },
+    reshard,
   };
 }
 
@@ -204,6 +228,28 @@ function combine(runs: readonly Rung[]): Rung {
       keys: runs.reduce((a, r) => a + r.heal.keys, 0),
       missing: runs.reduce((a, r) => a + r.heal.missing, 0),
     },
+    reshard: combineReshard(runs.map((r) => r.reshard)),
+  };
+}
+
+/** Repeated reshards: the moving times' medians, the first run's data, counts summed, the longest pause of all. */
+function combineReshard(xs: readonly Rung["reshard"][]): Rung["reshard"] {
+  const median = (f: (x: Rung["reshard"]) => number): number => spreadOf(xs.map(f)).median;
+  const total = (f: (x: Rung["reshard"]) => number): number => xs.reduce((a, x) => a + f(x), 0);
+  const first = xs[0] as Rung["reshard"];
+  return {
+    ...first,
+    outMoveMs: median((x) => x.outMoveMs),
+    inMoveMs: median((x) => x.inMoveMs),
+    writer: {
+      acked: total((x) => x.writer.acked),
+      lost: total((x) => x.writer.lost),
+      failed: total((x) => x.writer.failed),
+      unexpected: total((x) => x.writer.unexpected),
+      longestPauseMs: Math.max(...xs.map((x) => x.writer.longestPauseMs)),
+      failures: [...new Set(xs.flatMap((x) => x.writer.failures))].slice(0, 5),
+    },
+    dataMissing: total((x) => x.dataMissing),
   };
 }
 
@@ -225,11 +271,45 @@ const HEADER = [
   "failover s",
   "acked",
   "lost (per shard; oldest)",
+  "scale-out s",
+  "scale-in s",
   "heal s",
   "of it: all started s",
   "every heal.sh done s",
   "heal keys missing",
 ];
+
+const RESHARD_HEADER = [
+  "primaries",
+  "moved out MB (server's MB)",
+  "moving s",
+  "MB/s",
+  "keys back (server's MB)",
+  "moving s",
+  "writer: longest pause ms",
+  "acked",
+  "lost",
+  "failed",
+  "data missing",
+];
+const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
+
+function reshardCells(r: Rung): string[] {
+  const x = r.reshard;
+  return [
+    String(r.primaries),
+    `${mb(x.bytesMoved)} (${mb(x.serverBytesIn)})`,
+    seconds(x.outMoveMs),
+    x.outMoveMs > 0 ? (x.bytesMoved / 2 ** 20 / (x.outMoveMs / 1000)).toFixed(1) : "—",
+    `${x.keysMovedBack} (${mb(x.serverBytesBack)})`,
+    seconds(x.inMoveMs),
+    String(x.writer.longestPauseMs),
+    String(x.writer.acked),
+    String(x.writer.lost),
+    String(x.writer.failed + x.writer.unexpected),
+    String(x.dataMissing),
+  ];
+}
 
 function report(rungs: readonly Rung[]): void {
   const body = rungs.map((r) => {
@@ -246,6 +326,8 @@ function report(rungs: readonly Rung[]): void {
       cell(r, "failover", seconds),
       String(w.acked),
       `${w.lost} (${per}${oldest})`,
+      cell(r, "scaleOut", seconds),
+      cell(r, "scaleIn", seconds),
       cell(r, "heal", seconds),
       seconds(r.heal.restartMs),
       seconds(r.heal.scriptsMs),
@@ -253,6 +335,11 @@ function report(rungs: readonly Rung[]): void {
     ];
   });
   for (const line of alignedLines(HEADER, body, 0)) console.log(line);
+  console.log("\nP → 2P → P with data, one writer across every slot (no WAIT):");
+  for (const line of alignedLines(RESHARD_HEADER, rungs.map(reshardCells), 0)) console.log(line);
+  for (const r of rungs)
+    if (r.reshard.writer.failures.length > 0)
+      console.log(`  ${r.primaries} primaries, the writer's failed writes: ${r.reshard.writer.failures.join(" | ")}`);
   if (rungs.length < 2) return;
   console.log("\nexponent k (time ∝ P^k): between neighbouring sizes; fitted over all");
   for (const step of STEPS) {
@@ -301,7 +388,14 @@ function goals(rungs: readonly Rung[], nodeTimeoutMs: number): boolean {
   console.log(
     `keys confirmed on disk (WAITAOF 1 1) before the full restarts, missing after: ${missing} of ${keys} ${missing === 0 ? "PASS" : "FAIL"}`,
   );
-  return ok && missing === 0;
+  // The resharding's writer (no WAIT) and the preloaded data: any acknowledged write or key missing is a loss.
+  const lostWrites = rungs.reduce((a, r) => a + r.reshard.writer.lost, 0);
+  const dataMissing = rungs.reduce((a, r) => a + r.reshard.dataMissing, 0);
+  const resharded = lostWrites === 0 && dataMissing === 0;
+  console.log(
+    `P → 2P → P: acknowledged writes lost ${lostWrites}, preloaded keys missing ${dataMissing} ${resharded ? "PASS" : "FAIL"}`,
+  );
+  return ok && missing === 0 && resharded;
 }
 
 async function main(): Promise<number> {

@@ -134,6 +134,23 @@ export function exponentRows(
   });
 }
 
+const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
+/** MB/s of `bytes` over `ms` (— when no time). */
+const rate = (bytes: number, ms: number): string =>
+  ms > 0 ? `${(bytes / 2 ** 20 / (ms / 1000)).toFixed(1)} MB/s` : "—";
+
+/** P → 2P → P per size: the data moved each way counted two ways, the moving's rate, and the writer's figures. */
+function reshardTable(f: LadderFile): SafeHtml {
+  return html`<table class="scale-reshard">
+<thead><tr><th class="num">Primaries</th><th class="num" title="preloaded keys the new primaries held afterwards × (key + value bytes); in brackets their own INFO count of bytes received">P → 2P: data moved</th><th class="num" title="from the new nodes seeing cluster_state:ok to the last slot handed over">moving</th><th class="num">rate</th><th class="num" title="preloaded keys the kept primaries gained back; in brackets their own INFO count of bytes received">2P → P: keys back</th><th class="num">moving</th><th class="num" title="the longest gap between acknowledged (OK) writes of one writer across every slot, no WAIT">Writer: longest pause</th><th class="num">acknowledged</th><th class="num">lost</th><th class="num" title="past the writer's deadline or an error">failed</th><th class="num">Data missing</th></tr></thead>
+<tbody>
+${f.rungs.map((r) => {
+  const x = r.reshard;
+  return html`<tr><td class="num">${r.primaries}</td><td class="num">${mb(x.bytesMoved)} MB (${mb(x.serverBytesIn)} MB)</td><td class="num">${(x.outMoveMs / 1000).toFixed(2)} s</td><td class="num">${rate(x.bytesMoved, x.outMoveMs)}</td><td class="num">${fmtInt(x.keysMovedBack)} (${mb(x.serverBytesBack)} MB)</td><td class="num">${(x.inMoveMs / 1000).toFixed(2)} s</td><td class="num">${fmtInt(x.writer.longestPauseMs)} ms</td><td class="num">${fmtInt(x.writer.acked)}</td><td class="num ${x.writer.lost > 0 ? "fail" : ""}">${fmtInt(x.writer.lost)}</td><td class="num ${x.writer.failed + x.writer.unexpected > 0 ? "warn" : ""}" title="${x.writer.failures.join(" | ")}">${fmtInt(x.writer.failed + x.writer.unexpected)}</td><td class="num ${x.dataMissing > 0 ? "fail" : ""}">${fmtInt(x.dataMissing)}</td></tr>\n`;
+})}</tbody>
+</table>`;
+}
+
 function ladderTable(s: LadderSource, many: boolean): SafeHtml {
   const f = s.scaleLadder;
   const runs = Math.max(...f.rungs.map((r) => r.samples?.start.length ?? 1));
@@ -148,6 +165,7 @@ ${f.rungs.map(
     html`<tr><td class="num">${r.primaries}</td><td class="num">${r.nodes}</td>${LADDER_STEPS.map((st) => html`<td class="num">${stepCell(r, st)}</td>`)}<td class="num">${r.killed}</td><td class="num">${fmtInt(r.writes.acked)}</td><td class="num ${r.writes.lost > 0 ? "warn" : ""}">${fmtInt(r.writes.lost)}</td><td class="num">${(r.heal.restartMs / 1000).toFixed(2)} s</td><td class="num">${(r.heal.scriptsMs / 1000).toFixed(2)} s</td><td class="num ${r.heal.missing > 0 ? "fail" : ""}">${r.heal.missing} of ${r.heal.keys}</td></tr>\n`,
 )}</tbody>
 </table>
+${reshardTable(f)}
 ${
   f.rungs.length < 2
     ? html`<p class="note">One size: no exponent.</p>`

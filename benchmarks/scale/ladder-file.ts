@@ -10,7 +10,7 @@ import { machineSchema } from "../run/machine.js";
 export const SCALE_LADDER_FILE = "scale-ladder.json";
 
 /** The ladder's steps, in the order it runs them. */
-export const LADDER_STEPS = ["start", "bootstrap", "verify", "failover", "heal"] as const;
+export const LADDER_STEPS = ["start", "bootstrap", "verify", "failover", "scaleOut", "scaleIn", "heal"] as const;
 export type LadderStep = (typeof LADDER_STEPS)[number];
 
 /** What each step measures, for tables and the chart's legend. */
@@ -19,6 +19,8 @@ export const LADDER_STEP_MEANING: Record<LadderStep, string> = {
   bootstrap: "empty processes → cluster_state:ok, every replica linked",
   verify: "the verifier over the live cluster (median of 3)",
   failover: "a tenth of the primaries killed → every such shard writable",
+  scaleOut: "P → 2P primaries with data and a writer: MEET, slots with their keys, replicas linked",
+  scaleIn: "2P → P primaries: the slots with their keys back, the added members forgotten",
   heal: "every member restarted on a new address → the verifier passes",
 };
 
@@ -53,6 +55,35 @@ export const ladderRungSchema = z
      * from its own view), keys confirmed on disk (WAITAOF 1 1) before the full restart and those missing after it.
      */
     heal: z.object({ restartMs: ms, scriptsMs: ms, keys: count, missing: count }).strict(),
+    /**
+     * P → 2P → P (scale-reshard.ts): of scaleOut / scaleIn the moving of slots; the data moved counted two ways (keys
+     * the receiving primaries hold afterwards × bytes each; the receivers' own INFO stats of bytes received); the
+     * writer's acknowledged writes, those lost, failed (deadline, error) and unexpected replies, its longest pause;
+     * preloaded keys missing after.
+     */
+    reshard: z
+      .object({
+        outMoveMs: ms,
+        inMoveMs: ms,
+        keysMoved: count,
+        bytesMoved: count,
+        serverBytesIn: count,
+        keysMovedBack: z.number().int(),
+        serverBytesBack: count,
+        writer: z
+          .object({
+            acked: count,
+            lost: count,
+            failed: count,
+            unexpected: count,
+            longestPauseMs: ms,
+            /** The distinct errors or replies of the failed writes (at most 5). */
+            failures: z.array(z.string()).max(5),
+          })
+          .strict(),
+        dataMissing: count,
+      })
+      .strict(),
   })
   .strict();
 

@@ -15,9 +15,12 @@ import { LADDER_STEPS, SCALE_LADDER_FILE, type LadderFile } from "../../benchmar
 const scratch = mkdtempSync(join(tmpdir(), "vbench-scale-report-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** A ladder whose steps grow exactly as P^k: start 0.5, bootstrap 1, verify 2 (super-linear), failover 0, heal 1. */
+/**
+ * A ladder whose steps grow exactly as P^k: start 0.5, bootstrap 1, verify 2 (super-linear), failover 0, scaleOut and
+ * scaleIn 1, heal 1.
+ */
 function ladder(sizes: number[] = [3, 10, 30, 100]): LadderFile {
-  const k = { start: 0.5, bootstrap: 1, verify: 2, failover: 0, heal: 1 } as const;
+  const k = { start: 0.5, bootstrap: 1, verify: 2, failover: 0, scaleOut: 1, scaleIn: 1, heal: 1 } as const;
   return {
     measuredAt: "2026-11-30T04:00:00.000Z",
     valkeyVersion: "9.1.2",
@@ -36,6 +39,24 @@ function ladder(sizes: number[] = [3, 10, 30, 100]): LadderFile {
         samples: Object.fromEntries(LADDER_STEPS.map((s) => [s, [ms[s] * 0.9, ms[s] * 1.1]])) as never,
         writes: { acked: 1000, lost: p === 100 ? 3 : 0, lostPerShard: {}, oldestLostMsBeforeKill: null },
         heal: { restartMs: 50 * p, scriptsMs: 60 * p, keys: 20 * p, missing: 0 },
+        reshard: {
+          outMoveMs: 20 * p,
+          inMoveMs: 25 * p,
+          keysMoved: 2000 * p,
+          bytesMoved: 2000 * p * 1006,
+          serverBytesIn: 2100 * p * 1006,
+          keysMovedBack: 2000 * p,
+          serverBytesBack: 2050 * p * 1006,
+          writer: {
+            acked: 5000,
+            lost: p === 30 ? 2 : 0,
+            failed: 1,
+            unexpected: 0,
+            longestPauseMs: 10 * p,
+            failures: ["TRYAGAIN"],
+          },
+          dataMissing: 0,
+        },
       };
     }),
   };
@@ -80,7 +101,15 @@ describe("the scale ladder in the report", () => {
       sources: [{ ...loadSource(dirWith("d", ladder())), scaleLadder: f }],
     });
     expect(new Set(data.map((d) => d.series))).toEqual(
-      new Set(["start (k = 0.50)", "bootstrap (k = 1.00)", "verify (k = 2.00)", "failover (k = 0.00)", "heal"]),
+      new Set([
+        "start (k = 0.50)",
+        "bootstrap (k = 1.00)",
+        "verify (k = 2.00)",
+        "failover (k = 0.00)",
+        "scaleOut (k = 1.00)",
+        "scaleIn (k = 1.00)",
+        "heal",
+      ]),
     );
     expect(data.filter((d) => d.step === "heal").map((d) => d.primaries)).toEqual([10, 30, 100]);
     const b = data.find((d) => d.step === "bootstrap" && d.primaries === 100)!;
@@ -103,6 +132,13 @@ describe("the scale ladder in the report", () => {
     expect(page).toMatch(/<tr data-step="verify">.*super-linear \(k &gt; 1.2\)/);
     expect(page).not.toMatch(/<tr data-step="bootstrap">.*super-linear/);
     expect(page).toContain("2 runs per size");
+    // Resharding at 100 primaries: 2000 × 100 keys of 1006 bytes moved in 2 s; the lost writes at 30 flagged.
+    const reshard = /<table class="scale-reshard">[\s\S]*?<\/table>/.exec(page)?.[0] ?? "";
+    expect(reshard).toContain(
+      '<td class="num">191.9 MB (201.5 MB)</td><td class="num">2.00 s</td><td class="num">95.9 MB/s</td>',
+    );
+    expect(reshard).toContain('<td class="num">1,000 ms</td>');
+    expect(reshard.match(/class="num fail"/g)).toHaveLength(1);
     expect(page).not.toContain('id="side-by-side"');
   });
 });
