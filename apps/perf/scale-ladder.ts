@@ -1,6 +1,6 @@
 /**
  * npm run bench:scale -- [--primaries 3,10,30,100] [--replicas-per-primary 1] [--node-timeout-ms N]
- *                         [--ping-interval-ms N] [--repeat N] [--json FILE] [--steps]
+ *                         [--ping-interval-ms N] [--repeat N] [--json FILE] [--steps] [--reshard-up-to P]
  *
  * How this tool's cluster steps grow with the cluster (issue 36), on real valkey-server processes (cluster-enabled,
  * maxmemory 32mb each, three named zones round-robin, cluster-node-timeout the stack's default 15000 ms or
@@ -18,7 +18,8 @@
  *   scaleOut   on a cluster of its own holding 4 MB per primary, P → 2P with the project's scale-up (P × (1 + r)
  *   scaleIn    fresh processes; slots with their keys, atomic slot migration on Valkey 9) and back (scaleIn), while
  *              one writer (the drills' WriteStream, no WAIT) writes across every slot: the data moved counted two
- *              ways, the writer's longest pause and its acknowledged writes lost (scale-reshard.ts);
+ *              ways, the writer's longest pause and its acknowledged writes lost (scale-reshard.ts); only up to
+ *              --reshard-up-to primaries (default 30: at 100 the 400 processes' bus exhausted this kernel's TCP memory);
  *   heal       a second cluster of the same shape run as pods run it (start.sh, heal.sh at their deployed
  *              clocks), every member SIGKILLed and started again at once on a NEW address: from the restart
  *              until the verifier passes, and the keys confirmed on disk before (WAITAOF) that did not read
@@ -88,6 +89,7 @@ function flags(argv: string[]) {
       "repeat": { type: "string" },
       "json": { type: "string" },
       "steps": { type: "boolean" },
+      "reshard-up-to": { type: "string" },
     },
   }).values;
 }
@@ -111,7 +113,16 @@ async function verifyMedian(seed: ValkeyProcess, zoneMap: Record<string, string>
 }
 
 type Expect = { primaries: number; replicasPerPrimary: number };
+/**
+ * The largest size whose P → 2P → P runs by default: at 100 primaries it needs 400 processes in one cluster, whose bus
+ * is a full mesh of about 320,000 loopback TCP sockets; on this machine that exhausted the kernel's tcp_mem ("TCP: out
+ * of memory", 346,113 sockets in use) and the step did not finish (2026-11-30). On EKS each member has its own kernel.
+ */
+const DEFAULT_RESHARD_UP_TO = 30;
+
 interface LadderOptions {
+  /** Sizes above this skip P → 2P → P (their rung has no `reshard`). */
+  reshardUpTo: number;
   replicas: number;
   nodeTimeoutMs: number;
   /** cluster-ping-interval on the failover's processes; undefined: Valkey's default (node timeout / 2). */
@@ -175,15 +186,14 @@ async function measureFleet(primaries: number, o: LadderOptions): Promise<Omit<R
  */
 async function measure(primaries: number, o: LadderOptions): Promise<Rung> {
   const rung = await measureFleet(primaries, o);
-  const { outMs, inMs, ...reshard } = await reshardStep({
-    primaries,
-    replicas: o.replicas,
-    zones: ZONES,
-    startOptions: nodeOptions(o, "reshard"),
-  });
-  if (o.steps)
+  const resharded =
+    primaries > o.reshardUpTo
+      ? undefined
+      : await reshardStep({ primaries, replicas: o.replicas, zones: ZONES, startOptions: nodeOptions(o, "reshard") });
+  const { outMs = 0, inMs = 0, ...reshard } = resharded ?? {};
+  if (o.steps && resharded !== undefined)
     console.error(
-      `  reshard: out ${seconds(outMs)} s (moving ${seconds(reshard.outMoveMs)} s), in ${seconds(inMs)} s, writer's longest pause ${reshard.writer.longestPauseMs} ms`,
+      `  reshard: out ${seconds(outMs)} s (moving ${seconds(resharded.outMoveMs)} s), in ${seconds(inMs)} s, writer's longest pause ${resharded.writer.longestPauseMs} ms`,
     );
   const h = await healAfterFullRestart({
     primaries,
@@ -197,7 +207,7 @@ async function measure(primaries: number, o: LadderOptions): Promise<Rung> {
     ...rung,
     ms: { ...rung.ms, scaleOut: outMs, scaleIn: inMs, heal: h.healMs },
     heal: { restartMs: h.restartMs, scriptsMs: h.scriptsMs, keys: h.keys, missing: h.lost + h.unknown },
-    reshard,
+    ...(resharded === undefined ? {} : { reshard: reshard as Required<Rung>["reshard"] }),
   };
 }
 
@@ -228,15 +238,16 @@ function combine(runs: readonly Rung[]): Rung {
       keys: runs.reduce((a, r) => a + r.heal.keys, 0),
       missing: runs.reduce((a, r) => a + r.heal.missing, 0),
     },
-    reshard: combineReshard(runs.map((r) => r.reshard)),
+    ...(first.reshard === undefined ? {} : { reshard: combineReshard(runs.map((r) => r.reshard as Reshard)) }),
   };
 }
 
 /** Repeated reshards: the moving times' medians, the first run's data, counts summed, the longest pause of all. */
-function combineReshard(xs: readonly Rung["reshard"][]): Rung["reshard"] {
-  const median = (f: (x: Rung["reshard"]) => number): number => spreadOf(xs.map(f)).median;
-  const total = (f: (x: Rung["reshard"]) => number): number => xs.reduce((a, x) => a + f(x), 0);
-  const first = xs[0] as Rung["reshard"];
+type Reshard = Required<Rung>["reshard"];
+function combineReshard(xs: readonly Reshard[]): Reshard {
+  const median = (f: (x: Reshard) => number): number => spreadOf(xs.map(f)).median;
+  const total = (f: (x: Reshard) => number): number => xs.reduce((a, x) => a + f(x), 0);
+  const first = xs[0] as Reshard;
   return {
     ...first,
     outMoveMs: median((x) => x.outMoveMs),
@@ -296,6 +307,8 @@ const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
 
 function reshardCells(r: Rung): string[] {
   const x = r.reshard;
+  if (x === undefined)
+    return [String(r.primaries), "not run (above --reshard-up-to)", ...RESHARD_HEADER.slice(2).map(() => "")];
   return [
     String(r.primaries),
     `${mb(x.bytesMoved)} (${mb(x.serverBytesIn)})`,
@@ -338,7 +351,7 @@ function report(rungs: readonly Rung[]): void {
   console.log("\nP → 2P → P with data, one writer across every slot (no WAIT):");
   for (const line of alignedLines(RESHARD_HEADER, rungs.map(reshardCells), 0)) console.log(line);
   for (const r of rungs)
-    if (r.reshard.writer.failures.length > 0)
+    if (r.reshard !== undefined && r.reshard.writer.failures.length > 0)
       console.log(`  ${r.primaries} primaries, the writer's failed writes: ${r.reshard.writer.failures.join(" | ")}`);
   if (rungs.length < 2) return;
   console.log("\nexponent k (time ∝ P^k): between neighbouring sizes; fitted over all");
@@ -389,8 +402,8 @@ function goals(rungs: readonly Rung[], nodeTimeoutMs: number): boolean {
     `keys confirmed on disk (WAITAOF 1 1) before the full restarts, missing after: ${missing} of ${keys} ${missing === 0 ? "PASS" : "FAIL"}`,
   );
   // The resharding's writer (no WAIT) and the preloaded data: any acknowledged write or key missing is a loss.
-  const lostWrites = rungs.reduce((a, r) => a + r.reshard.writer.lost, 0);
-  const dataMissing = rungs.reduce((a, r) => a + r.reshard.dataMissing, 0);
+  const lostWrites = rungs.reduce((a, r) => a + (r.reshard?.writer.lost ?? 0), 0);
+  const dataMissing = rungs.reduce((a, r) => a + (r.reshard?.dataMissing ?? 0), 0);
   const resharded = lostWrites === 0 && dataMissing === 0;
   console.log(
     `P → 2P → P: acknowledged writes lost ${lostWrites}, preloaded keys missing ${dataMissing} ${resharded ? "PASS" : "FAIL"}`,
@@ -407,6 +420,7 @@ async function main(): Promise<number> {
     pingIntervalMs:
       f["ping-interval-ms"] === undefined ? undefined : wholeFlag("ping-interval-ms", f["ping-interval-ms"], 0),
     steps: f.steps === true,
+    reshardUpTo: wholeFlag("reshard-up-to", f["reshard-up-to"], DEFAULT_RESHARD_UP_TO),
   };
   const repeat = wholeFlag("repeat", f.repeat, 1);
   const rungs: Rung[] = [];

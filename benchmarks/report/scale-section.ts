@@ -146,6 +146,8 @@ function reshardTable(f: LadderFile): SafeHtml {
 <tbody>
 ${f.rungs.map((r) => {
   const x = r.reshard;
+  if (x === undefined)
+    return html`<tr><td class="num">${r.primaries}</td><td colspan="10">not run at this size (bench:scale --reshard-up-to)</td></tr>\n`;
   return html`<tr><td class="num">${r.primaries}</td><td class="num">${mb(x.bytesMoved)} MB (${mb(x.serverBytesIn)} MB)</td><td class="num">${(x.outMoveMs / 1000).toFixed(2)} s</td><td class="num">${rate(x.bytesMoved, x.outMoveMs)}</td><td class="num">${fmtInt(x.keysMovedBack)} (${mb(x.serverBytesBack)} MB)</td><td class="num">${(x.inMoveMs / 1000).toFixed(2)} s</td><td class="num">${fmtInt(x.writer.longestPauseMs)} ms</td><td class="num">${fmtInt(x.writer.acked)}</td><td class="num ${x.writer.lost > 0 ? "fail" : ""}">${fmtInt(x.writer.lost)}</td><td class="num ${x.writer.failed + x.writer.unexpected > 0 ? "warn" : ""}" title="${x.writer.failures.join(" | ")}">${fmtInt(x.writer.failed + x.writer.unexpected)}</td><td class="num ${x.dataMissing > 0 ? "fail" : ""}">${fmtInt(x.dataMissing)}</td></tr>\n`;
 })}</tbody>
 </table>`;

@@ -205,21 +205,33 @@ export async function migrateSlots(moves: readonly SlotMove[], o: MigrateOptions
     return;
   }
   const groups = groupMoves(moves);
-  for (const from of [...new Set(groups.map((g) => g.from))]) {
-    const source = o.get(from);
-    // One an interrupted run started may still be running on the server: let it end first.
-    await waitMigrationsDone(source, Number.POSITIVE_INFINITY, o);
-    const mine = groups.filter((g) => g.from === from);
-    const args = mine.flatMap((g) => [
-      "SLOTSRANGE",
-      ...g.ranges.flatMap((r) => [String(r.start), String(r.end)]),
-      "NODE",
-      o.get(g.to).nodeId,
-    ]);
-    const since = Math.floor(Date.now() / 1000) - 1;
-    await source.client.call("CLUSTER", "MIGRATESLOTS", ...args);
-    await waitMigrationsDone(source, since, o);
-    for (const g of mine)
-      o.step(`${from} -> ${g.to}: ${g.ranges.map(formatSlotRange).join(" ")} (atomic slot migration)`);
-  }
+  // Every source at once: each streams its own slots (on EKS each is its own node), so the moving takes about one
+  // source's share however many primaries there are; one source after another made it grow with their number.
+  await Promise.all(
+    [...new Set(groups.map((g) => g.from))].map((from) =>
+      migrateFrom(
+        from,
+        groups.filter((g) => g.from === from),
+        o,
+      ),
+    ),
+  );
+}
+
+/** One source's atomic slot migrations (one CLUSTER MIGRATESLOTS for all its targets), until they end. */
+async function migrateFrom(from: string, mine: ReturnType<typeof groupMoves>, o: MigrateOptions): Promise<void> {
+  const source = o.get(from);
+  // One an interrupted run started may still be running on the server: let it end first.
+  await waitMigrationsDone(source, Number.POSITIVE_INFINITY, o);
+  const args = mine.flatMap((g) => [
+    "SLOTSRANGE",
+    ...g.ranges.flatMap((r) => [String(r.start), String(r.end)]),
+    "NODE",
+    o.get(g.to).nodeId,
+  ]);
+  const since = Math.floor(Date.now() / 1000) - 1;
+  await source.client.call("CLUSTER", "MIGRATESLOTS", ...args);
+  await waitMigrationsDone(source, since, o);
+  for (const g of mine)
+    o.step(`${from} -> ${g.to}: ${g.ranges.map(formatSlotRange).join(" ")} (atomic slot migration)`);
 }
