@@ -19,7 +19,7 @@
  *   scaleIn    fresh processes; slots with their keys, atomic slot migration on Valkey 9) and back (scaleIn), while
  *              one writer (the drills' WriteStream, no WAIT) writes across every slot: the data moved counted two
  *              ways, the writer's longest pause and its acknowledged writes lost (scale-reshard.ts); only up to
- *              --reshard-up-to primaries (default 30: at 100 the 400 processes' bus exhausted this kernel's TCP memory);
+ *              --reshard-up-to primaries (default 30: at 100, 400 processes' bus exhausted this kernel's TCP memory);
  *   heal       a second cluster of the same shape run as pods run it (start.sh, heal.sh at their deployed
  *              clocks), every member SIGKILLed and started again at once on a NEW address: from the restart
  *              until the verifier passes, and the keys confirmed on disk before (WAITAOF) that did not read
