@@ -24,6 +24,7 @@ import { DirectConnector, openClient } from "../../core/topology/connector.js";
 import { roundRobinZones, StaticZoneSource } from "../../core/topology/zones.js";
 import { verifyTopology } from "../../core/verify/verify-topology.js";
 import type { ClusterMember } from "../../core/bootstrap/cluster-member.js";
+import { parseClusterNodes } from "../../core/topology/cluster-nodes-parser.js";
 import { localMember } from "../../harness/local/local-cluster.js";
 import { LocalFleet, type StartOptions, type ValkeyProcess } from "../../harness/local/valkey-process.js";
 
@@ -174,7 +175,9 @@ async function growTo2P(r: Resharding) {
 async function shrinkToP(r: Resharding, keptIds: readonly string[], keptPrimaries: readonly string[]) {
   const kept = await Promise.all(keptPrimaries.map(r.client));
   const keysBefore = await sum(kept, dataKeysOn);
-  const bytesBefore = await sum(kept, statBytes);
+  const bytesBefore = new Map(
+    await Promise.all(keptPrimaries.map(async (id) => [id, await statBytes(await r.client(id))] as const)),
+  );
   const steps: Stamped = [];
   const t = performance.now();
   await scaleIn({
@@ -186,12 +189,37 @@ async function shrinkToP(r: Resharding, keptIds: readonly string[], keptPrimarie
     timeoutMs: 600_000,
     onStep: (text) => steps.push({ at: performance.now(), text }),
   });
+  const inMs = performance.now() - t;
+  // The primaries now: the scale-in may have made another kept member a shard's primary (CLUSTER FAILOVER), and a
+  // demoted one resyncs (LOADING refuses SCAN): each count is over the members that are primaries when it is taken.
+  const now = await primariesAmong(r, keptIds);
+  const stayed = keptPrimaries.filter((id) => now.includes(id));
   return {
-    inMs: performance.now() - t,
+    inMs,
     inMoveMs: between(steps, /^moving \d+ slots/, /replicates|left the cluster|forgot/, "first", "the scale-in"),
-    keysMovedBack: (await sum(kept, dataKeysOn)) - keysBefore,
-    serverBytesBack: (await sum(kept, statBytes)) - bytesBefore,
+    keysMovedBack: (await sum(await Promise.all(now.map(r.client)), dataKeysOn)) - keysBefore,
+    serverBytesBack:
+      (await sum(await Promise.all(stayed.map(r.client)), statBytes)) -
+      stayed.reduce((x, id) => x + (bytesBefore.get(id) ?? 0), 0),
   };
+}
+
+/** Which of `ids` are primaries, as the first of them sees it (CLUSTER NODES). */
+async function primariesAmong(r: Resharding, ids: readonly string[]): Promise<string[]> {
+  const view = parseClusterNodes((await (await r.client(ids[0] as string)).call("CLUSTER", "NODES")) as string);
+  const byEndpoint = new Set(
+    view.nodes.filter((n) => n.role === "primary" && n.endpoint).map((n) => `${n.endpoint?.host}:${n.endpoint?.port}`),
+  );
+  return ids.filter((id) => byEndpoint.has(id));
+}
+
+/** Runs one phase; its error names the phase (the original as its cause). */
+async function phase<T>(name: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    throw new Error(`${name}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
 }
 
 /** The application writer: the drills' WriteStream, no WAIT, across every slot through ioredis' Cluster client. */
@@ -211,7 +239,7 @@ export async function reshard(i: ReshardInput): Promise<ReshardFigures> {
   const { primaries: P, replicas } = i;
   const seed = i.nodes[0] as ValkeyProcess;
   const keys = P * KEYS_PER_PRIMARY;
-  await preload(seed, keys);
+  await phase("preload", () => preload(seed, keys));
   const added = await i.fleet.startMany(P * (1 + replicas), (k) => ({ ...i.startOptions(k), name: `grow-${k + 1}` }));
   const zoneMap = { ...i.zoneMap, ...roundRobinZones(added, [...i.zones]) };
   const byAddress = new Map([...i.nodes, ...added].map((n) => [n.address, n]));
@@ -234,16 +262,13 @@ export async function reshard(i: ReshardInput): Promise<ReshardFigures> {
   stream.start();
   try {
     await new Promise((res) => setTimeout(res, 500));
-    const { keptPrimaries, ...out } = await growTo2P(r);
-    const back = await shrinkToP(
-      r,
-      i.nodes.map((n) => n.address),
-      keptPrimaries,
-    );
+    const { keptPrimaries, ...out } = await phase("P → 2P", () => growTo2P(r));
+    const keptIds = i.nodes.map((n) => n.address);
+    const back = await phase("2P → P", () => shrinkToP(r, keptIds, keptPrimaries));
     await new Promise((res) => setTimeout(res, 500));
     await stream.stop();
-    const w = await writerFigures(stream, seed, loadStart, Date.now());
-    const dataMissing = await verifyBack(i, keys, w.acked - w.lost, stream.records.length);
+    const w = await phase("the writer's read-back", () => writerFigures(stream, seed, loadStart, Date.now()));
+    const dataMissing = await phase("back at P", () => verifyBack(i, keys, w.acked - w.lost, stream.records.length));
     const bytesMoved = out.keysMoved * (VALUE_BYTES + dataKey(keys - 1).length);
     return { ...out, ...back, bytesMoved, writer: w, dataMissing };
   } finally {
