@@ -17,7 +17,15 @@ export const MEASURED_SCALE = {
    * members' first start did not finish on 2 cores (docs/measurements.md).
    */
   healMeasuredPrimaries: 30,
-  healSeconds: 30.6,
+  /** There, 2026-11-30 09:05 (heal.sh with its MEETs batched). */
+  healSeconds: 25.2,
+  /**
+   * P → 2P → P with data and a writer, measured only up to this many primaries: at 100 the 400 processes' bus
+   * exhausted this machine's TCP memory (docs/measurements.md).
+   */
+  reshardMeasuredPrimaries: 30,
+  scaleOutSeconds: 20.4,
+  scaleInSeconds: 12.5,
 } as const;
 
 /** The preview's words for a cluster of `primaries` × (1 + `replicas`) beyond MEASURED_SCALE, or undefined. */
@@ -29,7 +37,9 @@ export function beyondMeasuredScale(primaries: number, replicas: number): string
     `${primaries} primaries × (1 + ${replicas}) = ${nodes} nodes is beyond the largest shape measured ` +
     `(${m.primaries} × (1 + ${m.replicasPerPrimary}), ${m.run}: bootstrap ${m.bootstrapSeconds} s, verify ` +
     `${m.verifySeconds} s, 10 primaries killed at once writable again after ${m.failoverOfTenSeconds} s; the heal ` +
-    `after a full restart measured only up to ${m.healMeasuredPrimaries} primaries, ${m.healSeconds} s there); ` +
+    `after a full restart measured only up to ${m.healMeasuredPrimaries} primaries, ${m.healSeconds} s there; ` +
+    `P → 2P → P with data only up to ${m.reshardMeasuredPrimaries}, ${m.scaleOutSeconds} s out and ` +
+    `${m.scaleInSeconds} s back there); ` +
     `measure it first: npm run bench:scale -- --primaries ${primaries} --replicas-per-primary ${replicas}`
   );
 }
