@@ -37,7 +37,7 @@ with_addresses() {
 # @include lib-wait-ping.sh
 
 # Peers met and when ("id ip seconds" lines): a MEET's handshake may take longer than a round, and
-# meeting the same peer again every round multiplies the client calls (two per peer per member:
+# meeting the same peer again every round multiplies the valkey-cli calls (two per peer per member:
 # N squared for the cluster) on a host that is busy starting every member at once.
 met=
 remeet_after=$((interval * 5))

@@ -13,7 +13,7 @@ else
   cli() { "$cli_bin" "$@" </dev/null; }
 fi
 local_cli() { cli -h "$local_host" -p "$port" "$@"; }
-# Commands from stdin, one per line, to the local server in one client process (its replies one
+# Commands from stdin, one per line, to the local server in one valkey-cli process (its replies one
 # per line, in order; an error reply is followed by an empty line); one `timeout` bounds them all.
 # shellcheck disable=SC2317 # only some of the including scripts call it
 local_cli_batch() {
