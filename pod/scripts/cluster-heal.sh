@@ -12,26 +12,13 @@ nl='
 '
 # @include lib-cli.sh
 # @include lib-deadline.sh
-# The first address of a name from the system resolver.
+# The first address of a name: $VALKEY_HEAL_HOSTS_FILE (tests) or the system resolver.
 resolve() {
-  getent hosts "$1" | { read -r r_ip _ && echo "$r_ip"; }
-}
-# CLUSTER NODES lines, each with the address its hostname resolves to put first: from $VALKEY_HEAL_HOSTS_FILE (lines
-# `ip name`, tests) in one read of it per round ("-": not listed), else "?" (resolved per peer, above). Reading the
-# file once per peer was N reads of N lines per member and round: 800,000 read calls a round for one of 200 members.
-with_addresses() {
   if [ -n "${VALKEY_HEAL_HOSTS_FILE:-}" ]; then
-    awk -v f="$VALKEY_HEAL_HOSTS_FILE" '
-      BEGIN { while ((getline l < f) > 0) if (split(l, a, " ") >= 2 && !(a[2] in ip)) ip[a[2]] = a[1] }
-      {
-        name = ""
-        i = index($2, ",")
-        if (i) { name = substr($2, i + 1); j = index(name, ","); if (j) name = substr(name, 1, j - 1) }
-        print ((name in ip) ? ip[name] : "-") " " $0
-      }'
-  else
-    sed 's/^/? /'
+    while read -r r_ip r_name _; do [ "$r_name" = "$1" ] && { echo "$r_ip"; return 0; }; done < "$VALKEY_HEAL_HOSTS_FILE"
+    return 1
   fi
+  getent hosts "$1" | { read -r r_ip _ && echo "$r_ip"; }
 }
 
 # @include lib-wait-ping.sh
@@ -66,8 +53,6 @@ while :; do
     while IFS= read -r line; do
       # shellcheck disable=SC2086 # splits a CLUSTER NODES line into its fields on purpose (set -f: no globbing)
       set -- $line
-      listed=$1
-      shift
       [ $# -ge 8 ] || continue
       case "$3" in *myself*|*handshake*) continue ;; esac
       peers=$((peers + 1))
@@ -83,11 +68,7 @@ while :; do
       name=
       case "$addr" in *,*) name=${addr#*,}; name=${name%%,*} ;; esac
       new_ip=
-      case "$listed" in
-        -) ;;
-        \?) [ -z "$name" ] || new_ip=$(resolve "$name") || new_ip= ;;
-        *) [ -z "$name" ] || new_ip=$listed ;;
-      esac
+      [ -z "$name" ] || new_ip=$(resolve "$name") || new_ip=
       if [ -z "$new_ip" ] || [ "$new_ip" = "$old_ip" ]; then
         # Nothing to re-meet (no name, not resolvable yet, or DNS still gives the address on record).
         if [ "$link" = connected ]; then linked="$linked$id $old_ip $peer_port$nl"; else down=$((down + 1)); fi
@@ -100,7 +81,7 @@ while :; do
       meets="${meets}cluster meet $new_ip $peer_port $bus$nl"
       meet_log="$meet_log$name $id $new_ip:$peer_port $old_ip$nl"
     done <<EOF
-$(printf '%s\n' "$nodes" | with_addresses)
+$nodes
 EOF
     if [ "$peers" -eq 0 ]; then
       log "no peers in nodes.conf: a new member, the bootstrap introduces it"
