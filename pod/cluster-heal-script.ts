@@ -16,10 +16,7 @@
  *    start) with `getent hosts`; when the name resolves to an address other than the one on
  *    record, asks the server there for CLUSTER MYID and, only if that is the peer's node ID, sends
  *    `CLUSTER MEET <new ip> <port> <bus port>` (a MEET to a known node makes Valkey update that
- *    node's address when the handshake completes); a round's MEETs go to the local server in one
- *    valkey-cli call, and a peer met at an address is not met there again for 5 rounds (its
- *    handshake may outlast a round): on a host starting every member at once, one call per peer
- *    per round made N² processes for the cluster;
+ *    node's address when the handshake completes);
  * 4. stops once `cluster_state:ok`, every peer's link is up and every peer answers CLUSTER MYID
  *    with its node ID at the address on record; or when the server is gone, or after the
  *    deadline. It never forgets nodes or touches slots.

@@ -23,21 +23,6 @@ resolve() {
 
 # @include lib-wait-ping.sh
 
-# Peers met and when ("id ip seconds" lines): a MEET's handshake may take longer than a round, and
-# meeting the same peer again every round multiplies the valkey-cli calls (two per peer per member:
-# N squared for the cluster) on a host that is busy starting every member at once.
-met=
-remeet_after=$((interval * 5))
-met_recently() { # id ip: met at that address less than remeet_after seconds ago
-  now=$(date +%s)
-  while read -r m_id m_ip m_at; do
-    [ "$m_id" = "$1" ] && [ "$m_ip" = "$2" ] && [ $((now - m_at)) -lt "$remeet_after" ] && return 0
-  done <<EOF
-$met
-EOF
-  return 1
-}
-
 while :; do
   server_alive || exit 0
   expired && { log "cluster_state is still not ok after ${deadline}s; giving up"; exit 0; }
@@ -46,10 +31,6 @@ while :; do
     down=0
     # Peers whose link reads connected: "id ip port" lines, proven by asking them (below).
     linked=
-    # This round's MEETs, sent to the local server in one call: the commands, and
-    # "name id ip:port old-ip" lines in the same order for the log.
-    meets=
-    meet_log=
     while IFS= read -r line; do
       # shellcheck disable=SC2086 # splits a CLUSTER NODES line into its fields on purpose (set -f: no globbing)
       set -- $line
@@ -75,35 +56,19 @@ while :; do
         continue
       fi
       down=$((down + 1))
-      met_recently "$id" "$new_ip" && continue
       their_id=$(cli -h "$new_ip" -p "$peer_port" cluster myid 2>/dev/null) || continue
       [ "$their_id" = "$id" ] || { log "$name at $new_ip is node '$their_id', not $id; not meeting it"; continue; }
-      meets="${meets}cluster meet $new_ip $peer_port $bus$nl"
-      meet_log="$meet_log$name $id $new_ip:$peer_port $old_ip$nl"
+      if answer=$(local_cli cluster meet "$new_ip" "$peer_port" "$bus" 2>&1) && [ "$answer" = OK ]; then
+        log "met $name ($id) at its new address $new_ip:$peer_port (was $old_ip)"
+      else
+        log "CLUSTER MEET $new_ip $peer_port $bus answered: $answer"
+      fi
     done <<EOF
 $nodes
 EOF
     if [ "$peers" -eq 0 ]; then
       log "no peers in nodes.conf: a new member, the bootstrap introduces it"
       exit 0
-    fi
-    if [ -n "$meets" ]; then
-      # One reply line per MEET, in order (an error reply is followed by an empty line: dropped).
-      answers=$(printf '%s' "$meets" | local_cli_batch 2>&1 | grep -v '^$')$nl
-      now=$(date +%s)
-      while read -r m_name m_id m_at m_was; do
-        [ -n "$m_id" ] || continue
-        answer=${answers%%"$nl"*}
-        answers=${answers#*"$nl"}
-        if [ "$answer" = OK ]; then
-          log "met $m_name ($m_id) at its new address $m_at (was $m_was)"
-          met="$met$m_id ${m_at%:*} $now$nl"
-        else
-          log "CLUSTER MEET ${m_at%:*} ${m_at##*:} answered: ${answer:-nothing}"
-        fi
-      done <<EOF
-$meet_log
-EOF
     fi
     case "$(local_cli cluster info 2>/dev/null)" in
       *cluster_state:ok*) ;;
