@@ -12,13 +12,26 @@ nl='
 '
 # @include lib-cli.sh
 # @include lib-deadline.sh
-# The first address of a name: $VALKEY_HEAL_HOSTS_FILE (tests) or the system resolver.
+# The first address of a name from the system resolver.
 resolve() {
-  if [ -n "${VALKEY_HEAL_HOSTS_FILE:-}" ]; then
-    while read -r r_ip r_name _; do [ "$r_name" = "$1" ] && { echo "$r_ip"; return 0; }; done < "$VALKEY_HEAL_HOSTS_FILE"
-    return 1
-  fi
   getent hosts "$1" | { read -r r_ip _ && echo "$r_ip"; }
+}
+# CLUSTER NODES lines, each with the address its hostname resolves to put first: from $VALKEY_HEAL_HOSTS_FILE (lines
+# `ip name`, tests) in one read of it per round ("-": not listed), else "?" (resolved per peer, above). Reading the
+# file once per peer was N reads of N lines per member and round: 800,000 read calls a round for one of 200 members.
+with_addresses() {
+  if [ -n "${VALKEY_HEAL_HOSTS_FILE:-}" ]; then
+    awk -v f="$VALKEY_HEAL_HOSTS_FILE" '
+      BEGIN { while ((getline l < f) > 0) if (split(l, a, " ") >= 2 && !(a[2] in ip)) ip[a[2]] = a[1] }
+      {
+        name = ""
+        i = index($2, ",")
+        if (i) { name = substr($2, i + 1); j = index(name, ","); if (j) name = substr(name, 1, j - 1) }
+        print ((name in ip) ? ip[name] : "-") " " $0
+      }'
+  else
+    sed 's/^/? /'
+  fi
 }
 
 # @include lib-wait-ping.sh
@@ -31,9 +44,15 @@ while :; do
     down=0
     # Peers whose link reads connected: "id ip port" lines, proven by asking them (below).
     linked=
+    # This round's MEETs, sent to the local server in one call: the commands, and
+    # "name id ip:port old-ip" lines in the same order for the log.
+    meets=
+    meet_log=
     while IFS= read -r line; do
       # shellcheck disable=SC2086 # splits a CLUSTER NODES line into its fields on purpose (set -f: no globbing)
       set -- $line
+      listed=$1
+      shift
       [ $# -ge 8 ] || continue
       case "$3" in *myself*|*handshake*) continue ;; esac
       peers=$((peers + 1))
@@ -49,7 +68,11 @@ while :; do
       name=
       case "$addr" in *,*) name=${addr#*,}; name=${name%%,*} ;; esac
       new_ip=
-      [ -z "$name" ] || new_ip=$(resolve "$name") || new_ip=
+      case "$listed" in
+        -) ;;
+        \?) [ -z "$name" ] || new_ip=$(resolve "$name") || new_ip= ;;
+        *) [ -z "$name" ] || new_ip=$listed ;;
+      esac
       if [ -z "$new_ip" ] || [ "$new_ip" = "$old_ip" ]; then
         # Nothing to re-meet (no name, not resolvable yet, or DNS still gives the address on record).
         if [ "$link" = connected ]; then linked="$linked$id $old_ip $peer_port$nl"; else down=$((down + 1)); fi
@@ -58,17 +81,30 @@ while :; do
       down=$((down + 1))
       their_id=$(cli -h "$new_ip" -p "$peer_port" cluster myid 2>/dev/null) || continue
       [ "$their_id" = "$id" ] || { log "$name at $new_ip is node '$their_id', not $id; not meeting it"; continue; }
-      if answer=$(local_cli cluster meet "$new_ip" "$peer_port" "$bus" 2>&1) && [ "$answer" = OK ]; then
-        log "met $name ($id) at its new address $new_ip:$peer_port (was $old_ip)"
-      else
-        log "CLUSTER MEET $new_ip $peer_port $bus answered: $answer"
-      fi
+      meets="${meets}cluster meet $new_ip $peer_port $bus$nl"
+      meet_log="$meet_log$name $id $new_ip:$peer_port $old_ip$nl"
     done <<EOF
-$nodes
+$(printf '%s\n' "$nodes" | with_addresses)
 EOF
     if [ "$peers" -eq 0 ]; then
       log "no peers in nodes.conf: a new member, the bootstrap introduces it"
       exit 0
+    fi
+    if [ -n "$meets" ]; then
+      # One reply line per MEET, in order (an error reply is followed by an empty line: dropped).
+      answers=$(printf '%s' "$meets" | local_cli_batch 2>&1 | grep -v '^$')$nl
+      while read -r m_name m_id m_at m_was; do
+        [ -n "$m_id" ] || continue
+        answer=${answers%%"$nl"*}
+        answers=${answers#*"$nl"}
+        if [ "$answer" = OK ]; then
+          log "met $m_name ($m_id) at its new address $m_at (was $m_was)"
+        else
+          log "CLUSTER MEET ${m_at%:*} ${m_at##*:} answered: ${answer:-nothing}"
+        fi
+      done <<EOF
+$meet_log
+EOF
     fi
     case "$(local_cli cluster info 2>/dev/null)" in
       *cluster_state:ok*) ;;

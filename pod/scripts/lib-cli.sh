@@ -13,6 +13,16 @@ else
   cli() { "$cli_bin" "$@" </dev/null; }
 fi
 local_cli() { cli -h "$local_host" -p "$port" "$@"; }
+# Commands from stdin, one per line, to the local server in one client process (its replies one
+# per line, in order; an error reply is followed by an empty line); one `timeout` bounds them all.
+# shellcheck disable=SC2317 # only some of the including scripts call it
+local_cli_batch() {
+  if command -v timeout >/dev/null 2>&1; then
+    timeout "$cli_timeout" "$cli_bin" -h "$local_host" -p "$port"
+  else
+    "$cli_bin" -h "$local_host" -p "$port"
+  fi
+}
 # cli bounded by $1 seconds instead of cli_timeout (a subshell: the caller's bound is untouched).
 # shellcheck disable=SC2317 # only some of the including scripts call it
 cli_within() { (
