@@ -30,12 +30,15 @@
  *
  * Following a failover: a server that is DOWN is checked every `downIntervalMs` (100 ms:
  * `downinter`, https://docs.haproxy.org/2.6/configuration.html#5.2-downinter), a Sentinel's server
- * that is UP every `sentinelIntervalMs` (250 ms), the members while UP every `checkIntervalMs`
+ * that is UP every `sentinelIntervalMs` (100 ms), the members while UP every `checkIntervalMs`
  * (1 s, with `fall 2`: the stall tolerance below is unchanged). So the promoted member qualifies
  * within about 0.1 s of its quorum backend (0.1 s after the Sentinel majority names it) and the
- * old primary stops qualifying within 0.25 s; with one 1 s interval for all of it the endpoint
- * followed the Sentinels 1.1-1.6 s late (a quorum check, then a member check). Price: about 10
- * checks a second per DOWN server (2 replicas' member checks, 6 Sentinel servers of 3 members).
+ * old primary stops qualifying within 0.1 s; with one 1 s interval for all of it the endpoint
+ * followed the Sentinels 1.1-1.6 s late (a quorum check, then a member check). The first write
+ * through the endpoint after a Sentinel majority named the new primary (apps/perf/failover-perf.ts,
+ * 5 SIGKILLs each, 2026-11-30): median 130 ms (54-163) with the UP Sentinels checked every 250 ms,
+ * 64 ms (24-111) every 100 ms. Price: about 10 checks a second per Sentinel server (3 per member's
+ * quorum backend) and per DOWN member check (2 replicas).
  *
  * Settled: `GET /sentinels` (haproxy-checks.ts SENTINELS_PATH) answers 200 while a qualifying member
  * is named by EVERY Sentinel, 503 otherwise: the rolling restart's gate between steps.
@@ -136,7 +139,7 @@ export interface HaproxyCfgOptions {
   /**
    * Check interval of the Sentinels' servers in the quorum backends while UP (they name the
    * member): how soon a Sentinel that stopped naming the old primary stops counting for it, which
-   * the exclusive rule waits for. @default 250
+   * the exclusive rule waits for. @default 100
    */
   sentinelIntervalMs?: number;
   /** Consecutive failed checks before a member is marked down (and its sessions cut). @default 2 */
@@ -254,7 +257,7 @@ function checkedValues(o: HaproxyCfgOptions): CfgValues {
     majority: sentinelMajority(o.sentinels.length),
     dns: o.dnsResolve ? ` resolvers ${RESOLVERS} resolve-prefer ipv4 init-addr last,libc,none` : "",
     downInter: ms("downIntervalMs", o.downIntervalMs ?? 100),
-    sentinelInter: ms("sentinelIntervalMs", o.sentinelIntervalMs ?? 250),
+    sentinelInter: ms("sentinelIntervalMs", o.sentinelIntervalMs ?? 100),
   };
 }
 

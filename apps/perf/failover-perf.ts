@@ -7,7 +7,12 @@
  * rejoins as a replica before the next run.
  *
  *   bash .ci/setup npx tsx apps/perf/failover-perf.ts [--runs 3] [--down-after-ms 5000]
- *       [--failover-timeout-ms 10000] [--replicas 2] [--check-interval-ms 500] [--json]
+ *       [--failover-timeout-ms 10000] [--replicas 2] [--check-interval-ms 500] [--sentinel-interval-ms N] [--json]
+ *
+ * Also printed: when a majority of the Sentinels first named the new primary (every Sentinel asked every 10 ms over
+ * open connections) and the endpoint's first write after that moment, which is HAProxy's own share of the outage
+ * (its checks of the Sentinels and of the promoted member: `--sentinel-interval-ms` sets how often a Sentinel's server
+ * that names a member is checked, haproxy-cfg.ts `sentinelIntervalMs`).
  */
 import { parseArgs } from "node:util";
 import { waitForReplicaLinks } from "../../harness/local/local-replication.js";
@@ -15,6 +20,9 @@ import { killHard, SentinelTopology, type Member } from "../../harness/local/sen
 import { WriteProbe } from "../../harness/local/write-probe.js";
 import { wholeFlag } from "./perf-args.js";
 import { pollUntil } from "../../core/util/poll-until.js";
+import { openClient } from "../../core/topology/connector.js";
+import { endpointKey } from "../../vocabulary/endpoint.js";
+import { spreadOf } from "../../benchmarks/scale/scale-fit.js";
 
 interface RunResult {
   run: number;
@@ -22,6 +30,8 @@ interface RunResult {
   promoted: string;
   /** SIGKILL -> the Sentinels name another primary. */
   promotionMs: number;
+  /** SIGKILL -> a majority of the Sentinels name the promoted member. */
+  majorityMs: number;
   /** SIGKILL -> first write acknowledged through the write endpoint. */
   firstWriteMs: number;
   failedWrites: number;
@@ -33,6 +43,8 @@ interface FailoverPerfFlags {
   downAfterMs: number;
   failoverTimeoutMs: number;
   checkIntervalMs: number;
+  /** HAProxy's check interval of a Sentinel's server while UP; undefined = haproxy-cfg.ts's default. */
+  sentinelIntervalMs: number | undefined;
   replicas: number;
   json: boolean | undefined;
 }
@@ -48,6 +60,7 @@ async function main(): Promise<void> {
     downAfterMs,
     failoverTimeoutMs,
     checkIntervalMs,
+    ...(flags.sentinelIntervalMs === undefined ? {} : { haproxy: { sentinelIntervalMs: flags.sentinelIntervalMs } }),
   });
   const results: RunResult[] = [];
   try {
@@ -70,6 +83,7 @@ function parseFlags(): FailoverPerfFlags {
       "failover-timeout-ms": { type: "string" },
       "replicas": { type: "string" },
       "check-interval-ms": { type: "string" },
+      "sentinel-interval-ms": { type: "string" },
       "json": { type: "boolean" },
     },
   });
@@ -78,6 +92,10 @@ function parseFlags(): FailoverPerfFlags {
     downAfterMs: wholeFlag("down-after-ms", values["down-after-ms"], 5000),
     failoverTimeoutMs: wholeFlag("failover-timeout-ms", values["failover-timeout-ms"], 10_000),
     checkIntervalMs: wholeFlag("check-interval-ms", values["check-interval-ms"], 500),
+    sentinelIntervalMs:
+      values["sentinel-interval-ms"] === undefined
+        ? undefined
+        : wholeFlag("sentinel-interval-ms", values["sentinel-interval-ms"], 0),
     replicas: wholeFlag("replicas", values.replicas, 2),
     json: values.json,
   };
@@ -102,6 +120,7 @@ async function measureFailover(
       what: "writes through the endpoint",
     });
     const errorsBefore = probe.errors;
+    const majority = watchSentinelMajority(t, password, killed.address);
     const killedAt = Date.now();
     const mark = probe.mark();
     await killHard(killed.proc);
@@ -123,17 +142,55 @@ async function measureFailover(
       { timeoutMs: 30_000, intervalMs: 20, what: "a write through the endpoint" },
     );
     const first = probe.firstAckAfter(mark)!;
+    const majorityAt = await majority.at;
     return {
       run,
       killed: killed.address,
       promoted,
       promotionMs,
+      majorityMs: majorityAt - killedAt,
       firstWriteMs: first.at - killedAt,
       failedWrites: probe.errors - errorsBefore,
     };
   } finally {
     await probe.stop();
   }
+}
+
+/**
+ * Asks every Sentinel for the primary every 10 ms over open connections; `at` = Date.now() when a majority (⌊S/2⌋+1)
+ * first name one member other than `old` (rejects after 60 s).
+ */
+function watchSentinelMajority(t: SentinelTopology, password: string, old: string): { at: Promise<number> } {
+  const at = (async () => {
+    const clients = await Promise.all(
+      t.sentinelEndpoints.map((s) => openClient(s.host, s.port, endpointKey(s), { password, connectTimeoutMs: 1000 })),
+    );
+    try {
+      const need = Math.floor(clients.length / 2) + 1;
+      const until = Date.now() + 60_000;
+      while (Date.now() < until) {
+        const named = await Promise.all(
+          clients.map((c) =>
+            (c.call("SENTINEL", "GET-MASTER-ADDR-BY-NAME", t.masterName) as Promise<[string, string] | null>).then(
+              (r) => (r === null ? undefined : endpointKey({ host: r[0], port: Number(r[1]) })),
+              () => undefined,
+            ),
+          ),
+        );
+        const now = Date.now();
+        const counts = new Map<string, number>();
+        for (const n of named) if (n !== undefined && n !== old) counts.set(n, (counts.get(n) ?? 0) + 1);
+        if ([...counts.values()].some((n) => n >= need)) return now;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      throw new Error(`no Sentinel majority named a primary other than ${old} within 60 s`);
+    } finally {
+      for (const c of clients) c.disconnect();
+    }
+  })();
+  at.catch(() => undefined);
+  return { at };
 }
 
 /** The killed member restarted (same data dir, same start script) and back as a replica the Sentinels all see. */
@@ -145,10 +202,10 @@ async function rejoin(t: SentinelTopology, killed: Member, password: string): Pr
 
 /** The results as JSON (--json), or a header line and a line per run. */
 function printResults(flags: FailoverPerfFlags, results: RunResult[]): void {
-  const { downAfterMs, failoverTimeoutMs, checkIntervalMs, replicas } = flags;
+  const { downAfterMs, failoverTimeoutMs, checkIntervalMs, sentinelIntervalMs, replicas } = flags;
   if (flags.json) {
     process.stdout.write(
-      `${JSON.stringify({ downAfterMs, failoverTimeoutMs, checkIntervalMs, replicas, results }, null, 2)}\n`,
+      `${JSON.stringify({ downAfterMs, failoverTimeoutMs, checkIntervalMs, sentinelIntervalMs, replicas, results }, null, 2)}\n`,
     );
     return;
   }
@@ -157,9 +214,13 @@ function printResults(flags: FailoverPerfFlags, results: RunResult[]): void {
   );
   for (const r of results) {
     process.stdout.write(
-      `run ${r.run}: killed ${r.killed}, promoted ${r.promoted} after ${r.promotionMs} ms, first write after ${r.firstWriteMs} ms (${r.failedWrites} failed attempts)\n`,
+      `run ${r.run}: killed ${r.killed}, promoted ${r.promoted} after ${r.promotionMs} ms, a Sentinel majority named it after ${r.majorityMs} ms, first write after ${r.firstWriteMs} ms (${r.failedWrites} failed attempts): the endpoint ${r.firstWriteMs - r.majorityMs} ms after the majority\n`,
     );
   }
+  const lag = spreadOf(results.map((r) => r.firstWriteMs - r.majorityMs));
+  process.stdout.write(
+    `the endpoint after the Sentinel majority (HAProxy's share; Sentinel servers checked every ${flags.sentinelIntervalMs ?? "default"} ms while up): median ${lag.median} ms, ${lag.min}–${lag.max} ms over ${results.length} runs\n`,
+  );
 }
 
 main().catch((err: unknown) => {

@@ -42,7 +42,7 @@ export interface SentinelTopologyOptions extends Partial<SentinelTimings> {
   /** HAProxy health check interval. @default 500 */
   checkIntervalMs?: number;
   /** HAProxy health-check settings (haproxy-cfg.ts defaults otherwise). */
-  haproxy?: Pick<HaproxyCfgOptions, "fall" | "rise" | "checkTimeoutMs">;
+  haproxy?: Pick<HaproxyCfgOptions, "fall" | "rise" | "checkTimeoutMs" | "sentinelIntervalMs" | "downIntervalMs">;
   /** Start the HAProxy endpoints. @default true */
   proxy?: boolean;
   /** Local overrides of the deployed persistence / io-threads settings (pod/local-conf.ts). */

@@ -46,7 +46,7 @@ describe("the HAProxy pods' haproxy.cfg", () => {
       expect(q).toContain(`tcp-check expect min-recv 0 rbinary ^${masterAddrReplyHex(p.dnsName, 6379).toUpperCase()}$`);
       for (const x of m.facts.sentinels)
         expect(q).toContain(
-          `server ${x.name} ${x.dnsName}:26379 check inter 250ms downinter 100ms fall 1 rise 1 resolvers cluster-dns resolve-prefer ipv4 init-addr last,libc,none`,
+          `server ${x.name} ${x.dnsName}:26379 check inter 100ms downinter 100ms fall 1 rise 1 resolvers cluster-dns resolve-prefer ipv4 init-addr last,libc,none`,
         );
       expect(cfg).toContain(`acl named-${p.name} nbsrv(quorum-${p.name}) ge 2`);
     }

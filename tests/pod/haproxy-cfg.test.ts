@@ -97,9 +97,9 @@ describe("haproxy.cfg", () => {
         `  tcp-check expect min-recv 0 rbinary ^${exact}$\n`,
     );
     expect(masterAddrReplyHex("127.0.0.20", 7000).toUpperCase()).toBe(exact);
-    // UP (naming m) every 250 ms, DOWN every 100 ms: the endpoint follows the Sentinels within a few tenths.
+    // UP (naming m) and DOWN every 100 ms: the endpoint follows the Sentinels within about 0.1 s.
     for (const s of sentinels)
-      expect(q).toContain(`  server ${s.name} ${s.host}:${s.port} check inter 250ms downinter 100ms fall 1 rise 1\n`);
+      expect(q).toContain(`  server ${s.name} ${s.host}:${s.port} check inter 100ms downinter 100ms fall 1 rise 1\n`);
     expect(q).not.toContain("shutdown-sessions");
   });
 
