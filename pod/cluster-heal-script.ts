@@ -20,8 +20,9 @@
  *    valkey-cli call (one call per MEET was one more process per moved peer, member and round).
  *    Every round MEETs every moved peer again until its link is up: a version that skipped a peer met
  *    in the last 5 rounds (a handshake may outlast a round) healed a full restart on real pods in
- *    52 s, and a shard lost 2 acknowledged writes taken by its restarted primary meanwhile (the
- *    every-round MEETs: 9.7-14.0 s and 0 lost in 5 of 5 runs; docs/measurements.md, 2026-11-30);
+ *    52 s, and a shard lost 2 acknowledged writes taken by its restarted primary meanwhile; met every
+ *    round, one call per MEET: 9.7-14.0 s, 0 lost in 5 of 5 runs; this script: 9.9-13.6 s, 0 lost in
+ *    5 of 5 (the cluster `all` drill; docs/measurements.md, 2026-11-30);
  * 4. stops once `cluster_state:ok`, every peer's link is up and every peer answers CLUSTER MYID
  *    with its node ID at the address on record; or when the server is gone, or after the
  *    deadline. It never forgets nodes or touches slots.

@@ -32,8 +32,8 @@
  * (benchmarks/scale/ladder-file.ts); as <dir>/scale-ladder.json, `vbench report --from <dir>` draws them ("Cost as
  * the cluster grows"). --steps prints the bootstrap's steps with their times on stderr. Prints a table, then per
  * step the exponent k (time ∝ P^k) between neighbouring sizes and fitted over all, and the issue's goals against the
- * largest size measured. The Pulumi program at these shapes: `npm run bench:program -- --primaries …`. Not measured
- * here yet: kwok `up` at these shapes (README, Status).
+ * largest size measured. The Pulumi program at these shapes: `npm run bench:program -- --primaries …` (mocks) and
+ * tests/e2e/program-up-scale.test.ts (opt-in: `up` on the e2e API server).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
