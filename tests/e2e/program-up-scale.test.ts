@@ -10,9 +10,11 @@
  *
  * For each size: wall time of `up` and of `destroy`, the resources created, the topology check's verdict, and the
  * time of each Kubernetes object and step run (from the engine's pre event to its outputs event, as this process
- * received them; components left out, their span is their children's), the slowest five printed; then the exponent k of up's time ∝ P^k. Every size must come up with `topology.ok` and
- * every primary's slots and cross-zone replica, or the file fails naming the size. The figures go to
- * results/scale/program-up.json. Without VBENCH_UP_PRIMARIES it is skipped, naming the variable.
+ * received them; components left out, their span is their children's), the slowest five printed; then the exponent
+ * k of up's time ∝ P^k. Every size must succeed with the check inside `up` saying `ok` (the verifier's verdict) over
+ * P primaries, a real server behind each of the 2P member pods, and the namespace gone after `destroy`, or the file
+ * fails naming the size. The figures go to results/scale/program-up.json. Without VBENCH_UP_PRIMARIES it is skipped,
+ * naming the variable.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
