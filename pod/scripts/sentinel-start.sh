@@ -138,6 +138,14 @@ nudge_stalled_failover() {
       say "the primary is o_down and no Sentinel of $answered is failing over, but no replica is promotable with its link down less than 10 x down-after-milliseconds ago: not asking (an asked failover would abort and this Sentinel would pick none for this outage); the Sentinels' own retry after 2 x failover-timeout can pick one"
       continue
     fi
+    # Looked at again right before asking: the peers' answers and the replicas' view take seconds on a
+    # starved node, and a primary back meanwhile must not be failed over (on real pods a restarted
+    # primary took writes its replicas confirmed, then this ask promoted one of them and 36
+    # WAIT-confirmed writes were lost). Its own flag clears within a tick of the primary answering.
+    case ",$(master_flags "$local_host:$port")," in
+      *,o_down,*) ;;
+      *) stalled=0 && say "the primary answers again: not asking for a failover" && continue ;;
+    esac
     reply=$(local_cli --raw SENTINEL FAILOVER "$master_name" 2>&1) || reply="no answer: $reply"
     say "the primary is o_down and no Sentinel of $answered is failing over (an attempt aborted, or held back for 2 x failover-timeout): SENTINEL FAILOVER: $reply"
   done
