@@ -18,6 +18,7 @@ import { parseArgs } from "node:util";
 import { waitForReplicaLinks } from "../../harness/local/local-replication.js";
 import { killHard, SentinelTopology, type Member } from "../../harness/local/sentinel-topology.js";
 import { WriteProbe } from "../../harness/local/write-probe.js";
+import { namedByMajority } from "../../harness/local/endpoint-landing.js";
 import { wholeFlag } from "./perf-args.js";
 import { pollUntil } from "../../core/util/poll-until.js";
 import { openClient } from "../../core/topology/connector.js";
@@ -158,8 +159,9 @@ async function measureFailover(
 }
 
 /**
- * Asks every Sentinel for the primary every 10 ms over open connections; `at` = Date.now() when a majority (⌊S/2⌋+1)
- * first name one member other than `old` (rejects after 60 s).
+ * Asks every Sentinel for the primary every 10 ms over open connections (endpoint-landing.ts `sentinelVotes` opens
+ * one per ask); `at` = Date.now() when a majority (⌊S/2⌋+1) first name one member other than `old` (namedByMajority;
+ * rejects after 60 s).
  */
 function watchSentinelMajority(t: SentinelTopology, password: string, old: string): { at: Promise<number> } {
   const at = (async () => {
@@ -179,9 +181,7 @@ function watchSentinelMajority(t: SentinelTopology, password: string, old: strin
           ),
         );
         const now = Date.now();
-        const counts = new Map<string, number>();
-        for (const n of named) if (n !== undefined && n !== old) counts.set(n, (counts.get(n) ?? 0) + 1);
-        if ([...counts.values()].some((n) => n >= need)) return now;
+        if (namedByMajority(named, old, need) !== undefined) return now;
         await new Promise((r) => setTimeout(r, 10));
       }
       throw new Error(`no Sentinel majority named a primary other than ${old} within 60 s`);

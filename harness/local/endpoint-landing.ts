@@ -60,6 +60,15 @@ export async function sentinelVotes(
 }
 
 /**
+ * The member other than `old` that `need` of the Sentinels' votes name (the first other one named is the one
+ * counted), or undefined.
+ */
+export function namedByMajority(votes: readonly (string | undefined)[], old: string, need: number): string | undefined {
+  const other = votes.find((v) => v !== undefined && v !== old);
+  return other !== undefined && votes.filter((v) => v === other).length >= need ? other : undefined;
+}
+
+/**
  * Freezes the Sentinels' primary until a majority of the Sentinels name another member (the
  * failover leader switches first, the others follow through its hello messages, up to 2 s later),
  * then thaws it. Returns both and when the majority was seen; the old one is running again and,
@@ -78,8 +87,8 @@ export async function freezeUntilFailover(
     await pollUntil(
       async () => {
         const votes = await sentinelVotes(t, password);
-        const other = votes.find((v) => v !== undefined && v !== old.address);
-        if (other !== undefined && votes.filter((v) => v === other).length >= majority) {
+        const other = namedByMajority(votes, old.address, majority);
+        if (other !== undefined) {
           named = other;
           return true;
         }
