@@ -114,8 +114,15 @@ export async function healAfterFullRestart(o: HealOptions): Promise<HealFigures>
     await pollUntil(
       () => {
         const said = t.pods.map((p) => p.proc?.stderr() ?? "");
-        const gaveUp = t.pods.filter((_, i) => /heal: .*giving up/.test(said[i] as string)).map((p) => p.name);
-        if (gaveUp.length > 0) throw new Error(`heal.sh gave up on ${gaveUp.join(", ")}`);
+        const gaveUp = t.pods.flatMap((p, i) => {
+          const line = (said[i] as string).split("\n").find((l) => /heal: .*giving up/.test(l));
+          return line === undefined ? [] : [`${p.name}: ${line.trim()}`];
+        });
+        // The verifier's figure is kept in the message: it passed, a member's own script did not.
+        if (gaveUp.length > 0)
+          throw new Error(
+            `the verifier passed ${(healMs / 1000).toFixed(1)} s after the restart, but heal.sh gave up on ${gaveUp.join("; ")}`,
+          );
         const pending = t.pods.filter((_, i) => !HEALED_LINE.test(said[i] as string)).map((p) => p.name);
         return Promise.resolve(pending.length === 0 ? true : `heal.sh not done on ${pending.join(", ")}`);
       },

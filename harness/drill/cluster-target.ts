@@ -226,8 +226,10 @@ export class ClusterTarget implements DrillTarget {
       port: p.port,
       clusterEnabled: true,
       clusterPort: p.busPort,
-      // A member restarted without its data waits in rejoin.sh's gate until its old shard failed over.
-      startTimeoutMs: 90_000,
+      // A member restarted without its data waits in rejoin.sh's gate until its old shard failed over. A fresh
+      // member's gate asks every peer once (a valkey-cli each): N members started together make N² calls on
+      // this machine's cores (200 members answered PING 79–89 s after their start, bench:scale 2026-11-30).
+      startTimeoutMs: Math.max(90_000, this.pods.length * 1_000),
       launch: clusterPodLaunch(p, env),
     });
   }
