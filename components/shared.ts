@@ -26,6 +26,22 @@ export interface Placement {
   tolerations: Toleration[];
   /** StorageClass of the data PVCs; undefined = the cluster's default class. */
   storageClass: string | undefined;
+  /**
+   * `"one"`: never two Valkey members on one node (a required per-node anti-affinity over the members), where
+   * Karpenter launches the nodes for the pods (EKS, Auto Mode, byo with a managed NodePool): with only the soft
+   * rule, real Karpenter launched a node per member and kube-scheduler still put two members on one of them
+   * (tests/e2e/support/karpenter-decides.ts). Unset: the soft rule only, for a fixed set of nodes that may be fewer
+   * than the members (byo, kube:local). @default undefined
+   */
+  membersPerNode?: "one";
+}
+
+/** Whether Karpenter launches the pool's nodes for its pods: EKS (Karpenter, Auto Mode), byo with a managed pool. */
+export function karpenterLaunchesNodes(config: {
+  platform: string;
+  byo: { manageKarpenterNodePool: boolean };
+}): boolean {
+  return config.platform === "eks" || config.byo.manageKarpenterNodePool;
 }
 
 /** Labels shared by everything one Valkey release creates. */

@@ -19,6 +19,7 @@ import { loadPriceTable } from "../benchmarks/cost/prices.js";
 import { controlPlaneSupportOf, type ControlPlaneSupport } from "../benchmarks/cost/control-plane-support.js";
 import type { StackConfig } from "../config/types.js";
 import { estimateNodes } from "../components/capacity/estimate.js";
+import { karpenterLaunchesNodes } from "../components/shared.js";
 import { natGatewayCount } from "../components/aws/vpc.js";
 import { stackTransfer } from "../benchmarks/cost/stack-transfer.js";
 import { transferRate } from "../benchmarks/cost/transfer-record.js";
@@ -46,13 +47,17 @@ export function costInputsFromConfig(config: StackConfig, clientPods: number): C
 }
 
 /**
- * The least packing's nodes (components/capacity/estimate.ts), Auto Mode's system-pool nodes counted with the release.
+ * The pool's nodes (components/capacity/estimate.ts): Karpenter's plan where Karpenter launches them (against real
+ * Karpenter, tests/e2e/support/karpenter-decides.ts: equal in every cluster-mode run and in 9 of 11 replication-mode
+ * runs, the others 6 and 8 nodes; in replication mode 5 × r7g.large + 2 × r7g.xlarge where the least packing has
+ * 6 × r7g.large), else the least packing; Auto Mode's system-pool nodes counted with the release.
  */
 export function poolNodesOf(config: StackConfig): NonNullable<CostInputs["poolNodes"]> {
-  const { least, autoModeSystem } = estimateNodes(config);
+  const { least, karpenter, autoModeSystem } = estimateNodes(config);
+  const pool = karpenterLaunchesNodes(config) ? karpenter : least;
   return {
-    release: [...least.nodes, ...autoModeSystem.nodes].filter((n) => n.phase === "release").map((n) => n.type),
-    clients: least.nodes.filter((n) => n.phase !== "release").map((n) => n.type),
+    release: [...pool.nodes, ...autoModeSystem.nodes].filter((n) => n.phase === "release").map((n) => n.type),
+    clients: pool.nodes.filter((n) => n.phase !== "release").map((n) => n.type),
   };
 }
 

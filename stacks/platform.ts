@@ -40,6 +40,7 @@ export function karpenterPlacement(config: StackConfig): Placement {
     nodeSelector: { "karpenter.sh/nodepool": VALKEY_NODE_POOL },
     tolerations: [{ key: VALKEY_TAINT.key, operator: "Equal", value: VALKEY_TAINT.value, effect: VALKEY_TAINT.effect }],
     storageClass: config.valkey.persistence.storageClass,
+    membersPerNode: "one",
   };
 }
 

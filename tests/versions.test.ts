@@ -363,6 +363,7 @@ describe("install.sh cache keys", () => {
         "kwok": ["kwok"],
         "actionlint": ["actionlint"],
         "kubeconform": ["kubeconform"],
+        "karpenter-kwok": ["karpenter-kwok"],
       };
       mkdirSync(bin, { recursive: true });
       for (const n of names[tool] ?? []) {
@@ -372,6 +373,10 @@ describe("install.sh cache keys", () => {
       if (tool === "kwok") {
         mkdirSync(join(dirname(bin), "stages"));
         writeFileSync(join(dirname(bin), "stages", "pod-ready.yaml"), "");
+      }
+      if (tool === "karpenter-kwok") {
+        mkdirSync(join(dirname(bin), "crds"));
+        writeFileSync(join(dirname(bin), "crds", "karpenter.kwok.sh_kwoknodeclasses.yaml"), "x");
       }
     }
     const data = dirs(".", t, "--data");

@@ -14,6 +14,8 @@
 #   kubernetes-<KUBERNETES_VERSION>-<hash of kubernetes/>/bin/{kube-apiserver,kube-controller-manager,kube-scheduler}
 #   etcd-<ETCD_VERSION>-<hash of kubernetes/>/bin/etcd             (go.etcd.io/etcd/server/v3, same wrapper)
 #   kwok-<KWOK_VERSION>/bin/kwok + kwok-<KWOK_VERSION>/stages/*.yaml   (go install; stages from its module source)
+#   karpenter-kwok-<KARPENTER_CORE_VERSION>/bin/karpenter-kwok + crds/*.yaml   (go install of Karpenter's kwok
+#                                                                  cloud provider; its KWOKNodeClass CRD from the module)
 #   actionlint-<ACTIONLINT_VERSION>/bin/actionlint                 (go install)
 #   kubeconform-<KUBECONFORM_VERSION>/bin/kubeconform              (go install)
 #   karpenter-crds-<KARPENTER_CHART_VERSION>/*.yaml                Karpenter's CRDs: pkg/apis/crds/ of the
@@ -91,6 +93,7 @@ host_dir="$T/pulumi-nodejs-dynamic-host/bin"
 k8s_name="kubernetes-$KUBERNETES_VERSION-$(wrapper_hash kubernetes)"
 etcd_name="etcd-$ETCD_VERSION-$(wrapper_hash kubernetes)"
 kwok_name="kwok-$KWOK_VERSION"
+karpenter_kwok_name="karpenter-kwok-$KARPENTER_CORE_VERSION"
 actionlint_name="actionlint-$ACTIONLINT_VERSION"
 kubeconform_name="kubeconform-$KUBECONFORM_VERSION"
 crds_name="karpenter-crds-$KARPENTER_CHART_VERSION"
@@ -104,7 +107,8 @@ local_path_name="local-path-provisioner-$LOCAL_PATH_PROVISIONER_VERSION"
 if [ "$want_dirs" = 1 ]; then
   printf '%s\n' "pulumi=$T/$pulumi_name/bin" "pulumi-kubernetes=$T/$provider_name/bin" \
     "pulumi-nodejs-dynamic-host=$host_dir" "kubernetes=$T/$k8s_name/bin" "etcd=$T/$etcd_name/bin" \
-    "kwok=$T/$kwok_name/bin" "actionlint=$T/$actionlint_name/bin" "kubeconform=$T/$kubeconform_name/bin"
+    "kwok=$T/$kwok_name/bin" "actionlint=$T/$actionlint_name/bin" "kubeconform=$T/$kubeconform_name/bin" \
+    "karpenter-kwok=$T/$karpenter_kwok_name/bin"
   if [ "$want_real" = 1 ]; then
     printf '%s\n' "kubernetes-node=$T/$k8s_node_name/bin" "coredns=$T/$coredns_name/bin" \
       "cilium=$T/$cilium_name/bin" "local-path-provisioner=$T/$local_path_name/bin"
@@ -373,6 +377,22 @@ build_kwok() {
 }
 if [ ! -x "$T/$kwok_name/bin/kwok" ] || [ ! -f "$T/$kwok_name/stages/pod-ready.yaml" ]; then need_go; timed "$kwok_name" build_kwok; fi
 
+# --- Karpenter's kwok cloud provider (the real Karpenter controllers deciding nodes kwok then runs) ---------------
+build_karpenter_kwok() {
+  local tmp src
+  tmp="$(newtmp "$karpenter_kwok_name")"
+  go_install "$karpenter_kwok_name" "$tmp" "sigs.k8s.io/karpenter/kwok@v$KARPENTER_CORE_VERSION"
+  mv "$tmp/bin/kwok" "$tmp/bin/karpenter-kwok"
+  src="$(module_src "$karpenter_kwok_name" "sigs.k8s.io/karpenter@v$KARPENTER_CORE_VERSION" kwok/apis/crds)"
+  mkdir -p "$tmp/crds"
+  cp "$src/kwok/apis/crds/"*.yaml "$tmp/crds/"
+  chmod 644 "$tmp/crds/"*.yaml
+  publish "$karpenter_kwok_name" "$tmp"
+}
+if [ ! -x "$T/$karpenter_kwok_name/bin/karpenter-kwok" ] || [ ! -s "$T/$karpenter_kwok_name/crds/karpenter.kwok.sh_kwoknodeclasses.yaml" ]; then
+  need_go; timed "$karpenter_kwok_name" build_karpenter_kwok
+fi
+
 # --- actionlint ---------------------------------------------------------------------------------
 build_actionlint() {
   local tmp; tmp="$(newtmp "$actionlint_name")"
@@ -393,7 +413,7 @@ if [ "${#built[@]}" -gt 0 ]; then
   say "built ${built[*]}; bin dirs: ${bins//:/ }"
 fi
 if [ "$want_prune" = 1 ]; then
-  keep=" $pulumi_name $provider_name pulumi-nodejs-dynamic-host $k8s_name $etcd_name $kwok_name $actionlint_name $kubeconform_name $crds_name $promop_crds_name $schemas_name $k8s_node_name $coredns_name $cilium_name $local_path_name build-logs "
+  keep=" $pulumi_name $provider_name pulumi-nodejs-dynamic-host $k8s_name $etcd_name $kwok_name $karpenter_kwok_name $actionlint_name $kubeconform_name $crds_name $promop_crds_name $schemas_name $k8s_node_name $coredns_name $cilium_name $local_path_name build-logs "
   for d in "$T"/*/; do
     d="$(basename "$d")"
     case "$keep" in *" $d "*) ;; *) say "pruning $d (not a key of this checkout)"; rm -rf "${T:?}/$d" ;; esac

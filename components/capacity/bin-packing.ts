@@ -60,23 +60,70 @@ const matches = (selector: Labels, labels: Labels): boolean =>
   Object.entries(selector).every(([k, v]) => labels[k] === v);
 
 /** Places every pod of `groups`; `typeFor` names the instance type Karpenter launches for a pod's requests. */
-export function packPods(
-  groups: readonly PodGroup[],
-  o: { zones: string[]; typeFor: (r: Allocatable) => string | undefined; preferences: "relaxed" | "strict" },
-): Packing {
+/** Whether `n` has room for `g` and no anti-affinity either way keeps them apart (`preferred`: preferences too). */
+function nodeOk(n: LiveNode, g: PodGroup, preferred: boolean): boolean {
+  if (n.free.cpuMillicores < g.request.cpuMillicores || n.free.memoryBytes < g.request.memoryBytes) return false;
+  const mine = g.requiredApart.filter((t) => t.per === "node").map((t) => t.selector);
+  if (preferred) mine.push(...g.preferredApart);
+  if (n.live.some((p) => mine.some((s) => matches(s, p.labels)))) return false;
+  // An existing pod's required anti-affinity keeps the newcomer away too.
+  return !n.live.some((p) => p.group.requiredApart.some((t) => t.per === "node" && matches(t.selector, g.labels)));
+}
+
+/** Whether `n` can become a bigger type that also holds `g` (constraints as nodeOk's, room aside); grows it if so. */
+function grow(n: LiveNode, g: PodGroup, o: PackOptions): boolean {
+  const unlimited = { ...n, free: { cpuMillicores: Infinity, memoryBytes: Infinity } };
+  if (!nodeOk(unlimited, g, o.preferences === "strict")) return false;
+  const held = n.live.reduce(
+    (sum, p) => ({
+      cpuMillicores: sum.cpuMillicores + p.group.request.cpuMillicores,
+      memoryBytes: sum.memoryBytes + p.group.request.memoryBytes,
+    }),
+    { ...g.request },
+  );
+  const type = o.typeFor(held);
+  const a = type === undefined ? undefined : allocatableFor(type);
+  if (type === undefined || a === undefined) return false;
+  n.type = type;
+  n.free = {
+    cpuMillicores: a.cpuMillicores - (held.cpuMillicores - g.request.cpuMillicores),
+    memoryBytes: a.memoryBytes - (held.memoryBytes - g.request.memoryBytes),
+  };
+  return true;
+}
+
+/** A phase's pods in the order they are placed: the groups' order, or (Karpenter's) largest request first. */
+function phasePods(groups: readonly PodGroup[], phase: Phase, largestFirst: boolean): { g: PodGroup; i: number }[] {
+  const pods = groups
+    .filter((x) => x.phase === phase)
+    .flatMap((g) => Array.from({ length: g.count }, (_, i) => ({ g, i })));
+  if (largestFirst)
+    pods.sort(
+      (a, b) =>
+        b.g.request.cpuMillicores - a.g.request.cpuMillicores || b.g.request.memoryBytes - a.g.request.memoryBytes,
+    );
+  return pods;
+}
+
+export interface PackOptions {
+  zones: string[];
+  typeFor: (r: Allocatable) => string | undefined;
+  preferences: "relaxed" | "strict";
+  /**
+   * Karpenter's own plan (its scheduler, read in sigs.k8s.io/karpenter pkg/controllers/provisioning/scheduling):
+   * a phase's pods in order of CPU then memory request, largest first; a pod no launched node takes joins a node
+   * launched in the same phase when the constraints allow it and a bigger type (`typeFor` of the node's requests
+   * plus the pod's) holds them all (an in-flight NodeClaim narrowed to larger types), and only then gets a node of its
+   * own. Measured against real Karpenter: tests/e2e/support/karpenter-decides.ts. @default false
+   */
+  inFlight?: boolean;
+}
+
+export function packPods(groups: readonly PodGroup[], o: PackOptions): Packing {
   const nodes: LiveNode[] = [];
   const unschedulable: string[] = [];
   const placedIn = (zone: string): Array<{ labels: Labels; group: PodGroup }> =>
     nodes.filter((n) => n.zone === zone).flatMap((n) => n.live);
-
-  const nodeOk = (n: LiveNode, g: PodGroup, preferred: boolean): boolean => {
-    if (n.free.cpuMillicores < g.request.cpuMillicores || n.free.memoryBytes < g.request.memoryBytes) return false;
-    const mine = g.requiredApart.filter((t) => t.per === "node").map((t) => t.selector);
-    if (preferred) mine.push(...g.preferredApart);
-    if (n.live.some((p) => mine.some((s) => matches(s, p.labels)))) return false;
-    // An existing pod's required anti-affinity keeps the newcomer away too.
-    return !n.live.some((p) => p.group.requiredApart.some((t) => t.per === "node" && matches(t.selector, g.labels)));
-  };
 
   const place = (g: PodGroup, index: number): void => {
     let zones = (g.zones ?? o.zones).filter((z) => o.zones.includes(z));
@@ -93,6 +140,7 @@ export function packPods(
     const node =
       inZones.find((n) => nodeOk(n, g, true)) ??
       (o.preferences === "relaxed" ? inZones.find((n) => nodeOk(n, g, false)) : undefined) ??
+      (o.inFlight === true ? inZones.find((n) => n.phase === g.phase && grow(n, g, o)) : undefined) ??
       launch(g, zones);
     if (node === undefined) {
       unschedulable.push(name);
@@ -129,7 +177,7 @@ export function packPods(
         n.live = n.live.filter((x) => x.group.phase !== "benchmark");
       }
     }
-    for (const g of groups.filter((x) => x.phase === phase)) for (let i = 0; i < g.count; i++) place(g, i);
+    for (const { g, i } of phasePods(groups, phase, o.inFlight === true)) place(g, i);
   }
   return { nodes: nodes.map(({ zone, type, phase, pods }) => ({ zone, type, phase, pods })), unschedulable };
 }

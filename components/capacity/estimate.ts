@@ -5,7 +5,10 @@
  * - `least`: kube-scheduler's view (preferences relaxed), each node the smallest permitted type
  *   that fits the pod it is launched for (benchmarks/cost/cost-model.ts estimateInstanceType);
  * - `worst`: Karpenter's view (preferences as required), every node the same permitted type,
- *   the type that needs the most vCPUs (types that cannot hold some pod are skipped).
+ *   the type that needs the most vCPUs (types that cannot hold some pod are skipped): the quota's ceiling;
+ * - `karpenter`: Karpenter's plan as its scheduler makes it (largest pods first, a pod joining a node
+ *   launched for the same phase by growing its type), each node the smallest permitted type that holds
+ *   its pods: what Karpenter launches (measured: tests/e2e/support/karpenter-decides.ts).
  * Under Auto Mode, the pods EKS add-ons put on the built-in system pool (none with the add-on
  * options of aws/auto-mode.ts) are packed onto nodes of the smallest fitting permitted type.
  * Pure.
@@ -20,6 +23,12 @@ import { systemPoolPods, valkeyPoolPods } from "./pod-inventory.js";
 export interface NodeEstimate {
   least: Packing;
   worst: Packing;
+  /**
+   * Karpenter's plan: preferences as required, a pod joining a node launched for the same phase when a bigger
+   * permitted type holds them together (bin-packing.ts `inFlight`). The nodes Karpenter launches: what the EC2
+   * cost counts where Karpenter launches the pool's nodes.
+   */
+  karpenter: Packing;
   /** Auto Mode's system pool (empty without Auto Mode). */
   autoModeSystem: Packing;
 }
@@ -53,6 +62,7 @@ export function estimateNodes(config: StackConfig): NodeEstimate {
     .map((t) => packPods(groups, { zones, typeFor: only(t), preferences: "strict" }))
     .filter((p) => p.unschedulable.length === 0);
   const worst = candidates.reduce<Packing>((w, p) => (vcpusOfNodes(p.nodes) > vcpusOfNodes(w.nodes) ? p : w), least);
+  const karpenter = packPods(groups, { zones, typeFor: smallest, preferences: "strict", inFlight: true });
   const system =
     config.platform === "eks" && config.eks.autoMode
       ? autoModeSystemPods({ autoMode: buildAutoModeOptions(), ...buildNetworkAddonOptions(true) })
@@ -60,6 +70,7 @@ export function estimateNodes(config: StackConfig): NodeEstimate {
   return {
     least,
     worst,
+    karpenter,
     autoModeSystem: packPods(systemPoolPods(system), { zones, typeFor: smallest, preferences: "relaxed" }),
   };
 }

@@ -10,7 +10,7 @@ import { parseCpuQuantity, parseMemoryQuantity } from "../../config/quantity.js"
 import type { StackConfig } from "../../config/types.js";
 import type { SystemPod } from "../aws/auto-mode.js";
 import { buildBenchmarkJob } from "../benchmark/job-manifest.js";
-import { type Placement } from "../shared.js";
+import { karpenterLaunchesNodes, type Placement } from "../shared.js";
 import { ZONE_LABEL } from "../../vocabulary/labels.js";
 import { VALKEY_PORT } from "../../vocabulary/ports.js";
 import { buildDrillLoadJob } from "../steps/failure-drill/load-job.js";
@@ -62,38 +62,69 @@ export function podGroupOf(name: string, count: number, phase: Phase, template: 
   };
 }
 
-/** The pods on the Valkey node pool, in the order the program creates them. */
-export function valkeyPoolPods(config: StackConfig): PodGroup[] {
-  const placement: Placement = {
-    zones: config.aws.zones,
-    nodeSelector: {},
-    tolerations: [],
-    storageClass: config.valkey.persistence.storageClass,
-  };
+/** A workload the stack puts on the Valkey node pool, as rendered: the object and its pod template. */
+export interface PoolWorkload {
+  /** The group's name in the packing ("valkey", "sentinel", "haproxy", "benchmark", "drill-load"). */
+  name: string;
+  /** Pods it runs at once. */
+  count: number;
+  phase: Phase;
+  /** The object's kind: the builders render spec and metadata, the program's resource type adds the kind. */
+  kind: "StatefulSet" | "Deployment" | "Job";
+  /** The rendered StatefulSet, Deployment or Job (what the program creates). */
+  object: { metadata?: { name?: string; namespace?: string } };
+  template: Template;
+}
+
+/**
+ * The placement the inventory renders with when none is given: the pool's zones and the platform's rule for
+ * members per node (what changes the packing); no node selector or tolerations (they do not).
+ */
+const zonesOnly = (config: StackConfig): Placement => ({
+  zones: config.aws.zones,
+  nodeSelector: {},
+  tolerations: [],
+  storageClass: config.valkey.persistence.storageClass,
+  ...(karpenterLaunchesNodes(config) ? { membersPerNode: "one" as const } : {}),
+});
+
+/**
+ * The workloads on the Valkey node pool, in the order the program creates them, rendered by the program's own
+ * builders with `placement` (the node selector and tolerations do not change the packing; the Karpenter test
+ * renders them as EKS does).
+ */
+export function valkeyPoolWorkloads(config: StackConfig, placement: Placement = zonesOnly(config)): PoolWorkload[] {
   const ns = config.valkey.namespace;
   const { metrics } = config;
   const base = { namespace: ns, valkey: config.valkey, placement, auth: config.valkey.auth.enabled, metrics };
-  const groups: PodGroup[] = [];
+  const out: PoolWorkload[] = [];
+  const add = (w: Omit<PoolWorkload, "template">, template?: Template) => out.push({ ...w, template: template ?? {} });
   if (config.valkey.mode === "replication") {
     const m = buildReplicationManifests({ ...base, release: DEFAULT_REPLICATION_RELEASE });
-    groups.push(
-      podGroupOf("valkey", m.statefulSet.spec?.replicas ?? 0, "release", m.statefulSet.spec?.template ?? {}),
-      podGroupOf(
-        "sentinel",
-        m.sentinel.statefulSet.spec?.replicas ?? 0,
-        "release",
-        m.sentinel.statefulSet.spec?.template ?? {},
-      ),
-      podGroupOf(
-        "haproxy",
-        m.haproxy.deployment.spec?.replicas ?? 0,
-        "release",
-        m.haproxy.deployment.spec?.template ?? {},
-      ),
+    const { statefulSet: sentinel } = m.sentinel;
+    const { deployment: haproxy } = m.haproxy;
+    const sts = m.statefulSet;
+    add(
+      { name: "valkey", count: sts.spec?.replicas ?? 0, phase: "release", kind: "StatefulSet", object: sts },
+      sts.spec?.template,
+    );
+    const sentinelCount = sentinel.spec?.replicas ?? 0;
+    add(
+      { name: "sentinel", count: sentinelCount, phase: "release", kind: "StatefulSet", object: sentinel },
+      sentinel.spec?.template,
+    );
+    const haproxyCount = haproxy.spec?.replicas ?? 0;
+    add(
+      { name: "haproxy", count: haproxyCount, phase: "release", kind: "Deployment", object: haproxy },
+      haproxy.spec?.template,
     );
   } else {
     const m = buildClusterManifests({ ...base, release: DEFAULT_CLUSTER_RELEASE });
-    groups.push(podGroupOf("valkey", m.statefulSet.spec?.replicas ?? 0, "release", m.statefulSet.spec?.template ?? {}));
+    const sts = m.statefulSet;
+    add(
+      { name: "valkey", count: sts.spec?.replicas ?? 0, phase: "release", kind: "StatefulSet", object: sts },
+      sts.spec?.template,
+    );
   }
   if (config.benchmark.enabled) {
     const job = buildBenchmarkJob({
@@ -119,7 +150,8 @@ export function valkeyPoolPods(config: StackConfig): PodGroup[] {
             },
           }),
     });
-    groups.push(podGroupOf("benchmark", config.benchmark.clientPods, "benchmark", job.spec.template));
+    const count = config.benchmark.clientPods;
+    add({ name: "benchmark", count, phase: "benchmark", kind: "Job", object: job }, job.spec.template);
   }
   if (config.drills.enabled) {
     const { job } = buildDrillLoadJob({
@@ -137,9 +169,14 @@ export function valkeyPoolPods(config: StackConfig): PodGroup[] {
       placement,
       script: "",
     });
-    groups.push(podGroupOf("drill-load", 1, "drill", job.spec.template));
+    add({ name: "drill-load", count: 1, phase: "drill", kind: "Job", object: job }, job.spec.template);
   }
-  return groups;
+  return out;
+}
+
+/** The pods on the Valkey node pool, in the order the program creates them. */
+export function valkeyPoolPods(config: StackConfig): PodGroup[] {
+  return valkeyPoolWorkloads(config).map((w) => podGroupOf(w.name, w.count, w.phase, w.template));
 }
 
 /** Pods on Auto Mode's built-in system pool, from the cluster args pulumi-eks gets. */

@@ -1,8 +1,9 @@
 /**
  * Where a Valkey pod may run: node selector and tolerations from the Placement, a required
  * node affinity to the placement's zones (or one zone, for the replication primary), a hard
- * zone spread (maxSkew 1, DoNotSchedule) over the pods `spreadOver` selects, and a soft
- * per-node anti-affinity against every pod of the release.
+ * zone spread (maxSkew 1, DoNotSchedule) over the pods `spreadOver` selects, a soft per-node
+ * anti-affinity against every pod of the release, and, where the placement says `membersPerNode:
+ * "one"`, a required one against the other members (`spreadOver`).
  */
 import { type Placement } from "../shared.js";
 import { ZONE_LABEL } from "../../vocabulary/labels.js";
@@ -70,10 +71,15 @@ export function zoneSpread(spreadOver: Record<string, string>, zoneCount: number
 export function podPlacement(o: PodPlacementOptions): PodPlacement {
   const zones = o.zones ?? o.placement.zones;
   if (zones.length === 0) throw new Error("placement has no zones");
+  const affinity = podAffinity(o.releaseSelector, zones);
+  if (o.placement.membersPerNode === "one") {
+    const apart = { topologyKey: HOSTNAME_LABEL, labelSelector: { matchLabels: { ...o.spreadOver } } };
+    affinity.podAntiAffinity = { ...affinity.podAntiAffinity, requiredDuringSchedulingIgnoredDuringExecution: [apart] };
+  }
   return {
     nodeSelector: { ...o.placement.nodeSelector },
     tolerations: toKubeTolerations(o.placement),
-    affinity: podAffinity(o.releaseSelector, zones),
+    affinity,
     topologySpreadConstraints: [zoneSpread(o.spreadOver, zones.length)],
   };
 }

@@ -63,12 +63,24 @@ describe.each([
       "sentinel-1+haproxy-1",
       "sentinel-2",
     ],
+    // Karpenter's plan: largest pods first, and on r7g.large (the only type this file permits) an HAProxy pod cannot
+    // join a member's node, so it gets a node that a Sentinel then joins.
+    karpenter: [
+      "valkey-0",
+      "valkey-1",
+      "valkey-2",
+      "valkey-3",
+      "haproxy-0+sentinel-0+benchmark-0",
+      "haproxy-1+sentinel-1",
+      "sentinel-2",
+    ],
     vcpus: { system: 4, valkeyMin: 12, valkeyMax: 14, benchmarkMin: 0, benchmarkMax: 0, min: 16, max: 18 },
   },
   {
     file: "stacks/Pulumi.cluster.yaml",
     least: ["valkey-0", "valkey-1", "valkey-2", "valkey-3", "valkey-4", "valkey-5", "benchmark-0"],
     worst: ["valkey-0", "valkey-1", "valkey-2", "valkey-3", "valkey-4", "valkey-5", "benchmark-0"],
+    karpenter: ["valkey-0", "valkey-1", "valkey-2", "valkey-3", "valkey-4", "valkey-5", "benchmark-0"],
     vcpus: { system: 4, valkeyMin: 12, valkeyMax: 12, benchmarkMin: 2, benchmarkMax: 2, min: 18, max: 18 },
   },
   {
@@ -90,26 +102,36 @@ describe.each([
       "sentinel-1",
       "sentinel-2",
     ],
+    karpenter: [
+      "valkey-0+haproxy-0",
+      "valkey-1+haproxy-1",
+      "valkey-2",
+      "valkey-3",
+      "sentinel-0+benchmark-0",
+      "sentinel-1",
+      "sentinel-2",
+    ],
     vcpus: undefined,
   },
-])("$file", ({ file, least, worst, vcpus }) => {
+])("$file", ({ file, least, worst, karpenter, vcpus }) => {
   const config = load(file);
   it("packs every pod the stack creates onto nodes, as the scheduler and as Karpenter would", () => {
     const e = estimateNodes(config);
     expect(summary(e.least.nodes)).toEqual(least);
     expect(summary(e.worst.nodes)).toEqual(worst);
+    expect(summary(e.karpenter.nodes)).toEqual(karpenter);
     expect(e.least.unschedulable).toEqual([]);
   });
   if (vcpus !== undefined) {
     it("the quota estimate is that packing", () => {
       expect(estimateVcpus(config)).toMatchObject(vcpus);
     });
-    it("the cost counts the same nodes", () => {
+    it("the cost counts the nodes Karpenter's plan launches", () => {
       const cost = stackCost(costInputsFromConfig(config, config.benchmark.clientPods), loadPriceTable());
       const nodes = cost.lines
         .filter((l) => l.unit === "node-hour" && !l.item.startsWith("system"))
         .reduce((n, l) => n + l.quantity, 0);
-      expect(nodes).toBe(least.length);
+      expect(nodes).toBe(karpenter.length);
     });
   }
 });
@@ -170,6 +192,24 @@ describe("the packer's rules", () => {
     const groups = [g({ name: "m" }), g({ name: "p", preferredApart: [{ app: "m" }] })];
     expect(packPods(groups, opts).nodes).toHaveLength(1);
     expect(packPods(groups, { ...opts, preferences: "strict" }).nodes).toHaveLength(2);
+  });
+  it("Karpenter's plan: largest first, and a pod joins a launched node of its phase by growing its type", () => {
+    const smallest = (r: { cpuMillicores: number }) => (r.cpuMillicores <= 1730 ? "r7g.large" : "r7g.xlarge");
+    const karpenter = { ...opts, typeFor: smallest, preferences: "strict" as const, inFlight: true };
+    const member = g({
+      name: "m",
+      count: 2,
+      request: { cpuMillicores: 1500, memoryBytes: 2 ** 20 },
+      requiredApart: [{ selector: { app: "m" }, per: "node" }],
+    });
+    const proxy = g({ name: "h", request: { cpuMillicores: 250, memoryBytes: 2 ** 20 } });
+    // The proxy comes first in the groups' order; Karpenter places the members first, then grows a member's node.
+    const grown = packPods([proxy, member], karpenter);
+    expect(grown.nodes.map((n) => `${n.type}:${n.pods.join("+")}`)).toEqual(["r7g.xlarge:m-0+h-0", "r7g.large:m-1"]);
+    // Without the in-flight rule (or where a member's required anti-affinity forbids it) the proxy gets its own node.
+    expect(summary(packPods([proxy, member], { ...karpenter, inFlight: false }).nodes)).toEqual(["h-0", "m-0", "m-1"]);
+    const apart = g({ ...proxy, requiredApart: [{ selector: { app: "m" }, per: "node" }] });
+    expect(summary(packPods([apart, member], karpenter).nodes)).toEqual(["m-0", "m-1", "h-0"]);
   });
   it("a pod no type fits is reported, not dropped silently", () => {
     expect(

@@ -4,7 +4,7 @@
  * and CEL rules run in the API server), and the real scheduler keeps the benchmark Job's pod off
  * every node that holds a Valkey pod.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import * as pulumik8s from "@pulumi/kubernetes";
 import { describe, expect, it } from "vitest";
@@ -16,6 +16,7 @@ import { sleep } from "../../core/util/poll-until.js";
 import { SEED_WORKLOAD } from "../../vocabulary/workload.js";
 import { addValkeyPoolNode } from "./support/byo-config.js";
 import { KWOK_STORAGE_CLASS } from "./support/control-plane.js";
+import { applyCrds } from "./support/crds.js";
 import { useE2eContext } from "./support/e2e-context.js";
 import { createStack, tail } from "./support/pulumi-harness.js";
 import { KARPENTER_CRD_DIR, requireInstalled } from "../support/toolchain.js";
@@ -26,35 +27,15 @@ const PASSWORD = `e2e-${Math.random().toString(36).slice(2)}-karp`;
 const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
 
 const ctx = useE2eContext(async (c) => {
-  // Server-side apply of Karpenter's CRDs, then wait until the API server serves them.
-  requireInstalled(CRD_DIR, "Karpenter's CRDs");
   // Karpenter's own (karpenter.sh, karpenter.k8s.aws); the module's folder also has autoscaling.x-k8s.io's
   // CapacityBuffer.
-  for (const file of readdirSync(CRD_DIR).filter((f) => f.startsWith("karpenter.") && f.endsWith(".yaml"))) {
-    const text = readFileSync(join(CRD_DIR, file), "utf8");
-    const name = /^\s*name:\s*(\S+)/m.exec(text.slice(text.indexOf("metadata:")))?.[1];
-    if (name === undefined) throw new Error(`no metadata.name in ${file}`);
-    await c.plane.api(
-      "PATCH",
-      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}?fieldManager=valkey-on-eks-e2e&force=true`,
-      text,
-      {
-        contentType: "application/apply-patch+yaml",
-      },
-    );
-  }
-  for (const name of ["nodepools.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"]) {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const crd = await c.plane.api<{ status?: { conditions?: { type: string; status: string }[] } }>(
-        "GET",
-        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
-      );
-      if (crd.body.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) break;
-      if (Date.now() > deadline) throw new Error(`CRD ${name} not established`);
-      await sleep(250);
-    }
-  }
+  const dir = requireInstalled(CRD_DIR, "Karpenter's CRDs");
+  await applyCrds(
+    c.plane,
+    readdirSync(dir)
+      .filter((f) => f.startsWith("karpenter.") && f.endsWith(".yaml"))
+      .map((f) => join(dir, f)),
+  );
 });
 
 function karpenterByoConfig(namespace: string): Record<string, unknown> {
@@ -95,6 +76,10 @@ function componentStack(build: (provider: pulumik8s.Provider) => void) {
 
 describe("Karpenter objects against Karpenter's real CRDs", () => {
   it("the byo stack's NodePool and EC2NodeClass pass the API server's validation (schema and CEL)", async () => {
+    // With a managed NodePool no node runs two members (4 here): a fourth pool node, as Karpenter would launch
+    // (tests/e2e/support/karpenter-decides.ts runs the real one).
+    const fourth = "kwok-valkey-fourth";
+    await addValkeyPoolNode(ctx.plane, fourth, ZONES[0]!);
     const s = await createStack(ctx.env, karpenterByoConfig("valkey-karpenter"), { password: PASSWORD });
     try {
       const up = await s.stack.up({ onOutput: (o) => s.log.push(o) });
@@ -122,6 +107,7 @@ describe("Karpenter objects against Karpenter's real CRDs", () => {
       expect(nodeClass.spec.role).toBe("KarpenterNodeRole-e2e");
     } finally {
       await s.dispose();
+      await ctx.plane.api("DELETE", `/api/v1/nodes/${fourth}`, undefined, { allow: [404] });
     }
   }, 300_000);
 

@@ -42,6 +42,7 @@ export const toolchainDirs = {
   "kwok": join(TOOLCHAIN, `kwok-${versions.KWOK_VERSION}`),
   "actionlint": join(TOOLCHAIN, `actionlint-${versions.ACTIONLINT_VERSION}`),
   "kubeconform": join(TOOLCHAIN, `kubeconform-${versions.KUBECONFORM_VERSION}`),
+  "karpenter-kwok": join(TOOLCHAIN, `karpenter-kwok-${versions.KARPENTER_CORE_VERSION}`),
 } as const;
 
 /**
