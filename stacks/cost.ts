@@ -48,7 +48,7 @@ export function costInputsFromConfig(config: StackConfig, clientPods: number): C
 
 /**
  * The pool's nodes (components/capacity/estimate.ts): Karpenter's plan where Karpenter launches them (against real
- * Karpenter, tests/e2e/support/karpenter-decides.ts: equal in every cluster-mode run and in 9 of 11 replication-mode
+ * Karpenter, tests/e2e/support/karpenter-decides.ts: equal in every cluster-mode run and in 9 of 12 replication-mode
  * runs, the others 6 and 8 nodes; in replication mode 5 × r7g.large + 2 × r7g.xlarge where the least packing has
  * 6 × r7g.large), else the least packing; Auto Mode's system-pool nodes counted with the release.
  */

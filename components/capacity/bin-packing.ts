@@ -59,7 +59,6 @@ interface LiveNode extends PackedNode {
 const matches = (selector: Labels, labels: Labels): boolean =>
   Object.entries(selector).every(([k, v]) => labels[k] === v);
 
-/** Places every pod of `groups`; `typeFor` names the instance type Karpenter launches for a pod's requests. */
 /** Whether `n` has room for `g` and no anti-affinity either way keeps them apart (`preferred`: preferences too). */
 function nodeOk(n: LiveNode, g: PodGroup, preferred: boolean): boolean {
   if (n.free.cpuMillicores < g.request.cpuMillicores || n.free.memoryBytes < g.request.memoryBytes) return false;
@@ -92,6 +91,10 @@ function grow(n: LiveNode, g: PodGroup, o: PackOptions): boolean {
   return true;
 }
 
+/** The nodes launched for `g`'s phase, fewest pods first (Karpenter's order for its in-flight NodeClaims). */
+const inFlightFor = (nodes: readonly LiveNode[], g: PodGroup): LiveNode[] =>
+  nodes.filter((n) => n.phase === g.phase).sort((a, b) => a.pods.length - b.pods.length);
+
 /** A phase's pods in the order they are placed: the groups' order, or (Karpenter's) largest request first. */
 function phasePods(groups: readonly PodGroup[], phase: Phase, largestFirst: boolean): { g: PodGroup; i: number }[] {
   const pods = groups
@@ -110,15 +113,17 @@ export interface PackOptions {
   typeFor: (r: Allocatable) => string | undefined;
   preferences: "relaxed" | "strict";
   /**
-   * Karpenter's own plan (its scheduler, read in sigs.k8s.io/karpenter pkg/controllers/provisioning/scheduling):
-   * a phase's pods in order of CPU then memory request, largest first; a pod no launched node takes joins a node
+   * Karpenter's own plan (its scheduler, sigs.k8s.io/karpenter v1.14.1 pkg/controllers/provisioning/scheduling:
+   * queue.go sorts pods by CPU then memory, largest first; scheduler.go `add` tries existing nodes, then the
+   * in-flight NodeClaims with the fewest pods first, then a new one): a pod no launched node takes joins a node
    * launched in the same phase when the constraints allow it and a bigger type (`typeFor` of the node's requests
-   * plus the pod's) holds them all (an in-flight NodeClaim narrowed to larger types), and only then gets a node of its
-   * own. Measured against real Karpenter: tests/e2e/support/karpenter-decides.ts. @default false
+   * plus the pod's) holds them all (an in-flight NodeClaim narrowed to larger types), and only then gets a node of
+   * its own. Measured against real Karpenter: tests/e2e/support/karpenter-decides.ts. @default false
    */
   inFlight?: boolean;
 }
 
+/** Places every pod of `groups`; `typeFor` names the instance type Karpenter launches for a pod's requests. */
 export function packPods(groups: readonly PodGroup[], o: PackOptions): Packing {
   const nodes: LiveNode[] = [];
   const unschedulable: string[] = [];
@@ -140,7 +145,7 @@ export function packPods(groups: readonly PodGroup[], o: PackOptions): Packing {
     const node =
       inZones.find((n) => nodeOk(n, g, true)) ??
       (o.preferences === "relaxed" ? inZones.find((n) => nodeOk(n, g, false)) : undefined) ??
-      (o.inFlight === true ? inZones.find((n) => n.phase === g.phase && grow(n, g, o)) : undefined) ??
+      (o.inFlight === true ? inFlightFor(inZones, g).find((n) => grow(n, g, o)) : undefined) ??
       launch(g, zones);
     if (node === undefined) {
       unschedulable.push(name);

@@ -296,7 +296,7 @@ export function karpenterDecides(mode: "cluster" | "replication"): void {
       // consolidateAfter). The model's least is never more than that, and the quota check's worst never less.
       // Cluster mode: one member per node and one type that holds a member, so the plan is the only outcome. In
       // replication mode where the Sentinel and HAProxy pods go depends on which of Karpenter's batches they reach
-      // (its window: 1 s idle, 10 s at most) and which node is ready first: 6 to 8 nodes in 11 runs, the plan's 7
+      // (its window: 1 s idle, 10 s at most) and which node is ready first: 6 to 8 nodes in 12 runs, the plan's 7
       // in 9 (docs/measurements.md); the bounds below hold for all.
       if (mode === "cluster") expect(byPhase(decided.nodes)).toEqual(byPhase(estimate.karpenter.nodes));
       const vcpus = (nodes: readonly { type: string }[]) => nodes.reduce((n, x) => n + vcpusOf(x.type), 0);
