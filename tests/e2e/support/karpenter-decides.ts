@@ -242,11 +242,116 @@ function printDecision(config: StackConfig, decided: Decided, estimate: NodeEsti
 }
 
 /** Pods of one workload, by the names its controller gives them: `<set>-<ordinal>`, `<deployment>-<hash>-<id>`. */
-function podsOf(decided: Decided, w: PoolWorkload): PodSeen[] {
+function podsOf(all: readonly PodSeen[], w: PoolWorkload): PodSeen[] {
   const name = w.object.metadata?.name ?? "?";
   const suffix = { StatefulSet: "\\d+", Deployment: "[a-z0-9]+-[a-z0-9]+", Job: "[a-z0-9]+" }[w.kind];
   const own = new RegExp(`^${name}-${suffix}$`);
-  return decided.pods.filter((p) => own.test(p.name));
+  return all.filter((p) => own.test(p.name));
+}
+
+/** `w`'s pods: all there, each on a node of the pool (`zoneOf`), no two on a node, at most one apart per zone. */
+function apartAndSpread(members: readonly PodSeen[], w: PoolWorkload, zoneOf: ReadonlyMap<string, string>): void {
+  expect(members, w.name).toHaveLength(w.count);
+  expect(new Set(members.map((p) => p.node)).size, `${w.name}: one per node`).toBe(w.count);
+  for (const p of members) expect(zoneOf.has(p.node), `${p.name} on ${p.node}`).toBe(true);
+  const perZone = ZONES.map((z) => members.filter((p) => zoneOf.get(p.node) === z).length);
+  expect(Math.max(...perZone) - Math.min(...perZone), `${w.name} per zone ${perZone.join("/")}`).toBeLessThanOrEqual(1);
+}
+
+/** The StatefulSet's replica count through its scale subresource. */
+async function scaleTo(namespace: string, name: string, replicas: number): Promise<void> {
+  await ctx.plane.api(
+    "PATCH",
+    `/apis/apps/v1/namespaces/${namespace}/statefulsets/${name}/scale`,
+    {
+      spec: { replicas },
+    },
+    { contentType: "application/merge-patch+json" },
+  );
+}
+
+/** The release nodes of Karpenter's plan for `config`, by type. */
+const planned = (config: StackConfig): string[] =>
+  estimateNodes(config)
+    .karpenter.nodes.filter((n) => n.phase === "release")
+    .map((n) => n.type)
+    .sort();
+
+/** `a` minus `b`, as multisets. */
+function minus(a: readonly string[], b: readonly string[]): string[] {
+  const left = [...b];
+  return a.filter((x) => {
+    const i = left.indexOf(x);
+    if (i < 0) return true;
+    left.splice(i, 1);
+    return false;
+  });
+}
+
+/**
+ * Cluster mode, after the first test: 3 → 4 primaries (two more members): each new member on a node of its own, a
+ * node left idle by the completed benchmark Job taken first and the rest launched, of the types the model's plan
+ * adds, members on as many nodes as the plan for 4 primaries has; back to 3, with the NodePool's consolidateAfter
+ * shortened to 10 s (5 min in the program), Karpenter removes every node left without a running pod and none
+ * holding a member.
+ */
+async function scaleOutAndIn(): Promise<void> {
+  const config = configOf("cluster");
+  const bigger = configOf("cluster", { cluster: { primaries: config.valkey.cluster.primaries + 1 } });
+  const [members] = valkeyPoolWorkloads(config, karpenterPlacement(config));
+  const [more] = valkeyPoolWorkloads(bigger, karpenterPlacement(bigger));
+  if (members === undefined || more === undefined) throw new Error("no Valkey members rendered");
+  const ns = config.valkey.namespace;
+  const name = members.object.metadata?.name ?? "?";
+  const before = new Set((await poolNodes()).map((n) => n.name));
+  const podsBefore = await pods(ns);
+  const podCount = podsBefore.length;
+  // A node whose pods all completed (the benchmark's) takes a member before Karpenter launches one.
+  const idle = [...before].filter((n) => !podsBefore.some((p) => p.node === n && p.phase === "Running")).length;
+  await scaleTo(ns, name, more.count);
+  const seen = await allPlaced(ns, podCount + more.count - members.count, "the added members on Karpenter's nodes");
+  const now = await poolNodes();
+  const added = now.filter((n) => !before.has(n.name));
+  console.log(
+    `scale-out ${members.count} → ${more.count} members: new nodes ${added.map((n) => `${n.type} ${n.zone}`).join(", ")}`,
+  );
+  const newMembers = more.count - members.count;
+  expect(added).toHaveLength(Math.max(0, newMembers - idle));
+  for (const n of added) expect(minus(planned(bigger), planned(config)), n.name).toContain(n.type);
+  apartAndSpread(podsOf(seen, more), more, new Map(now.map((n) => [n.name, n.zone])));
+  expect(new Set(podsOf(seen, more).map((p) => p.node)).size).toBe(planned(bigger).length);
+
+  await ctx.plane.api(
+    "PATCH",
+    `/apis/karpenter.sh/v1/nodepools/${VALKEY_NODE_POOL}`,
+    {
+      spec: { disruption: { consolidateAfter: "10s" } },
+    },
+    { contentType: "application/merge-patch+json" },
+  );
+  await scaleTo(ns, name, members.count);
+  let running: PodSeen[] = [];
+  await pollUntil(
+    async () => {
+      running = (await pods(ns)).filter((p) => p.phase === "Running");
+      return running.length === members.count ? true : `${running.length} pods running`;
+    },
+    { timeoutMs: 60_000, intervalMs: 250, what: "the scale-in to remove the added members" },
+  );
+  const holding = new Set(running.map((p) => p.node));
+  const empty = now.filter((n) => !holding.has(n.name)).map((n) => n.name);
+  await pollUntil(
+    async () => {
+      const left = (await poolNodes()).map((n) => n.name);
+      const stay = left.filter((n) => holding.has(n)).length;
+      if (stay !== holding.size) throw new Error(`a node holding a member was removed (left: ${left.join(", ")})`);
+      const still = left.filter((n) => !holding.has(n));
+      return still.length === 0 ? true : `${still.length} empty node(s) still there: ${still.join(", ")}`;
+    },
+    { timeoutMs: 240_000, intervalMs: 1000, what: "Karpenter to remove the empty nodes" },
+  );
+  console.log(`scale-in ${more.count} → ${members.count} members: Karpenter removed ${empty.length} empty node(s)`);
+  expect(empty.length).toBeGreaterThanOrEqual(added.length);
 }
 
 function configOf(mode: "cluster" | "replication", extra: Record<string, unknown> = {}): StackConfig {
@@ -276,18 +381,8 @@ export function karpenterDecides(mode: "cluster" | "replication"): void {
           expect(n.taints, n.name).toEqual([{ ...VALKEY_TAINT }]);
       }
       const zoneOf = new Map(decided.nodes.map((n) => [n.name, n.zone]));
-      for (const w of workloads.filter((x) => x.phase === "release")) {
-        const members = podsOf(decided, w);
-        expect(members, w.name).toHaveLength(w.count);
-        // Every pod on a node of the pool, no two of one set on a node.
-        expect(new Set(members.map((p) => p.node)).size, w.name).toBe(w.count);
-        for (const p of members) expect(zoneOf.has(p.node), `${p.name} on ${p.node}`).toBe(true);
-        const perZone = ZONES.map((z) => members.filter((p) => zoneOf.get(p.node) === z).length);
-        expect(
-          Math.max(...perZone) - Math.min(...perZone),
-          `${w.name} per zone ${perZone.join("/")}`,
-        ).toBeLessThanOrEqual(1);
-      }
+      for (const w of workloads.filter((x) => x.phase === "release"))
+        apartAndSpread(podsOf(decided.pods, w), w, zoneOf);
       for (const p of decided.pods) expect(zoneOf.has(p.node), `${p.name} on ${p.node}`).toBe(true);
       // Nothing consolidated or replaced while the pods ran.
       expect(decided.claimsAtEnd.sort()).toEqual([...decided.claimsSeen].sort());
@@ -303,5 +398,11 @@ export function karpenterDecides(mode: "cluster" | "replication"): void {
       expect(vcpus(decided.nodes)).toBeGreaterThanOrEqual(vcpus(estimate.least.nodes));
       expect(vcpus(decided.nodes)).toBeLessThanOrEqual(vcpus(estimate.worst.nodes));
     }, 600_000);
+    if (mode === "cluster")
+      it(
+        "cluster mode: one primary more gets the nodes the model adds; one less, Karpenter removes only the emptied nodes",
+        scaleOutAndIn,
+        600_000,
+      );
   });
 }
