@@ -19,7 +19,7 @@
  * the model's Karpenter plan, phase by phase (in replication mode the plan is the commonest outcome,
  * not the only one: see the assertion).
  */
-import { mkdtempSync, readdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -34,7 +34,7 @@ import { pollUntil } from "../../../core/util/poll-until.js";
 import { karpenterPlacement } from "../../../stacks/platform.js";
 import { applyCrds } from "./crds.js";
 import { useE2eContext, type E2eContext } from "./e2e-context.js";
-import { KWOK_NODECLASS_CRD, startKarpenter, type RunningKarpenter } from "./karpenter-kwok.js";
+import { KARPENTER_KWOK_BIN, KWOK_NODECLASS_CRD, startKarpenter, type RunningKarpenter } from "./karpenter-kwok.js";
 import { KARPENTER_CRD_DIR, requireInstalled } from "../../support/toolchain.js";
 
 const ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"];
@@ -47,7 +47,10 @@ let ctx: E2eContext;
 /** The control plane with Karpenter's CRDs and controllers, and no node in the pool. */
 const withKarpenter = () =>
   useE2eContext(async (c) => {
-    requireInstalled(KWOK_NODECLASS_CRD, "Karpenter's kwok provider (install.sh builds it with the e2e toolchain)");
+    if (!existsSync(KARPENTER_KWOK_BIN) || !existsSync(KWOK_NODECLASS_CRD))
+      throw new Error(
+        `Karpenter's kwok provider not found at ${KARPENTER_KWOK_BIN}: run \`bash .ci/toolchain/install.sh\` (the e2e toolchain builds it)`,
+      );
     const karpenterCrds = readdirSync(requireInstalled(KARPENTER_CRD_DIR, "Karpenter's CRDs"))
       .filter((f) => f.startsWith("karpenter.sh_"))
       .map((f) => join(KARPENTER_CRD_DIR, f));
