@@ -113,9 +113,10 @@ export interface PackOptions {
   typeFor: (r: Allocatable) => string | undefined;
   preferences: "relaxed" | "strict";
   /**
-   * Karpenter's own plan (its scheduler, sigs.k8s.io/karpenter v1.14.1 pkg/controllers/provisioning/scheduling:
-   * queue.go sorts pods by CPU then memory, largest first; scheduler.go `add` tries existing nodes, then the
-   * in-flight NodeClaims with the fewest pods first, then a new one): a pod no launched node takes joins a node
+   * Karpenter's own plan (its scheduler: sigs.k8s.io/karpenter at KARPENTER_CORE_VERSION,
+   * pkg/controllers/provisioning/scheduling: queue.go sorts pods by CPU then memory, largest first; scheduler.go
+   * `add` tries existing nodes, then the in-flight NodeClaims with the fewest pods first, then a new one): a pod no
+   * launched node takes joins a node
    * launched in the same phase when the constraints allow it and a bigger type (`typeFor` of the node's requests
    * plus the pod's) holds them all (an in-flight NodeClaim narrowed to larger types), and only then gets a node of
    * its own. Measured against real Karpenter: tests/e2e/support/karpenter-decides.ts. @default false
