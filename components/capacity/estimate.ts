@@ -44,7 +44,7 @@ export function vcpusOf(instanceType: string): number {
   return 64;
 }
 
-export const vcpusOfNodes = (nodes: readonly PackedNode[]): number =>
+export const vcpusOfNodes = (nodes: readonly Pick<PackedNode, "type">[]): number =>
   nodes.reduce((sum, n) => sum + vcpusOf(n.type), 0);
 
 const only = (type: string) => (r: Allocatable) => {

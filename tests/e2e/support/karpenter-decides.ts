@@ -24,7 +24,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { buildValkeyNodePool } from "../../../components/aws/karpenter-manifests.js";
-import { estimateNodes, vcpusOf, type NodeEstimate } from "../../../components/capacity/estimate.js";
+import { estimateNodes, vcpusOfNodes, type NodeEstimate } from "../../../components/capacity/estimate.js";
 import { valkeyPoolWorkloads, type PoolWorkload } from "../../../components/capacity/pod-inventory.js";
 import type { Phase } from "../../../components/capacity/bin-packing.js";
 import { VALKEY_NODE_POOL, VALKEY_TAINT } from "../../../components/shared.js";
@@ -397,9 +397,8 @@ export function karpenterDecides(mode: "cluster" | "replication"): void {
       // (its window: 1 s idle, 10 s at most) and which node is ready first: 6 to 8 nodes in 12 runs, the plan's 7
       // in 9 (docs/measurements.md); the bounds below hold for all.
       if (mode === "cluster") expect(byPhase(decided.nodes)).toEqual(byPhase(estimate.karpenter.nodes));
-      const vcpus = (nodes: readonly { type: string }[]) => nodes.reduce((n, x) => n + vcpusOf(x.type), 0);
-      expect(vcpus(decided.nodes)).toBeGreaterThanOrEqual(vcpus(estimate.least.nodes));
-      expect(vcpus(decided.nodes)).toBeLessThanOrEqual(vcpus(estimate.worst.nodes));
+      expect(vcpusOfNodes(decided.nodes)).toBeGreaterThanOrEqual(vcpusOfNodes(estimate.least.nodes));
+      expect(vcpusOfNodes(decided.nodes)).toBeLessThanOrEqual(vcpusOfNodes(estimate.worst.nodes));
     }, 600_000);
     if (mode === "cluster")
       it(
