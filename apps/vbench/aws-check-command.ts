@@ -7,12 +7,11 @@
  * printed), 1 when one did, 2 for an unreadable or invalid stack file, or a byo stack.
  */
 import type { Command } from "commander";
-import { ConfigError, StackFileError, loadStackFile } from "../../config/schema.js";
-import type { StackConfig } from "../../config/types.js";
 import { awsCli } from "../../stacks/aws-cli.js";
 import { awsCheckFailed, collectAwsCheck, renderAwsCheck } from "../../stacks/aws-check.js";
 import { cliOptionsOf } from "../../stacks/preflight.js";
 import { CheckFailed, UsageError } from "./errors.js";
+import { stackConfigOrUsage } from "./stack-file.js";
 
 interface AwsCheckOptions {
   file: string;
@@ -20,20 +19,8 @@ interface AwsCheckOptions {
   endpointUrl?: string;
 }
 
-function stackConfig(file: string): StackConfig {
-  try {
-    return loadStackFile(file).config;
-  } catch (err) {
-    if (err instanceof StackFileError || err instanceof ConfigError)
-      throw new UsageError(
-        `${file}: ${err.message.split("\n")[0] ?? ""} (vbench config --file ${file} lists every problem)`,
-      );
-    throw err;
-  }
-}
-
 export function runAwsCheckCommand(options: AwsCheckOptions): void {
-  const config = stackConfig(options.file);
+  const config = stackConfigOrUsage(options.file);
   if (config.platform !== "eks")
     throw new UsageError(
       `${options.file}: platform ${config.platform} creates no AWS account resources; aws-check reads what platform eks needs`,

@@ -10,6 +10,7 @@
  *   vbench drill --mode cluster|replication --fault F [flags]  failure drill on a local topology
  *   vbench stack-sweep --stack NAME --shards 3,6,9 [--keep]    shard-scaling sweep of a deployed stack
  *   vbench aws-check --file stacks/Pulumi.<stack>.yaml [--json] before any up: the account's quota, roles, version, AMI
+ *   vbench images-check --file stacks/Pulumi.<stack>.yaml       with registry access: its images, digests to pin
  *
  * Exit codes: 0 ok, 1 the thing checked is wrong, 2 usage or connection error. With `--json` an
  * error is also printed as JSON on stdout: `{ "ok": false, "error": { "code", "message", "exitCode" } }`
@@ -19,6 +20,7 @@ import { Command, CommanderError } from "commander";
 import { registerAwsCheckCommand } from "./aws-check-command.js";
 import { registerBenchCommand } from "./bench-command.js";
 import { registerConfigCommand } from "./config-command.js";
+import { registerImagesCheckCommand } from "./images-check-command.js";
 import { registerDrillCommand } from "./drill-command.js";
 import { registerLocalCommand } from "./local-command.js";
 import { registerReportCommand } from "./report-command.js";
@@ -43,6 +45,7 @@ export function buildProgram(): Command {
   registerDrillCommand(program);
   registerStackSweepCommand(program);
   registerAwsCheckCommand(program);
+  registerImagesCheckCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

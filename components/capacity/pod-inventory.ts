@@ -80,7 +80,7 @@ export interface PoolWorkload {
  * The placement the inventory renders with when none is given: the pool's zones and the platform's rule for
  * members per node (what changes the packing); no node selector or tolerations (they do not).
  */
-const zonesOnly = (config: StackConfig): Placement => ({
+export const zonesOnly = (config: StackConfig): Placement => ({
   zones: config.aws.zones,
   nodeSelector: {},
   tolerations: [],

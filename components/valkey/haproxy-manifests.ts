@@ -36,6 +36,14 @@ export const HAPROXY_STATUS_PORT_NAME = "status";
 export const HAPROXY_REPLICAS = 2;
 export const HAPROXY_CFG_KEY = "haproxy.cfg";
 export const HAPROXY_CFG_DIR = "/usr/local/etc/haproxy";
+/** What the proxy container runs: master-worker, in the foreground, on the mounted haproxy.cfg. */
+export const HAPROXY_COMMAND: readonly string[] = [
+  "haproxy",
+  "-W",
+  "-db",
+  "-f",
+  `${HAPROXY_CFG_DIR}/${HAPROXY_CFG_KEY}`,
+];
 /** uid/gid of the official haproxy image's `haproxy` user. */
 export const HAPROXY_UID = 99;
 export const HAPROXY_RESOURCES = { requests: { cpu: "250m", memory: "128Mi" }, limits: { cpu: "1", memory: "256Mi" } };
@@ -115,7 +123,7 @@ function haproxyContainer(o: HaproxyManifestOptions): NonNullable<PodSpec["conta
     name: "haproxy",
     image: o.image,
     imagePullPolicy: "IfNotPresent",
-    command: ["haproxy", "-W", "-db", "-f", `${HAPROXY_CFG_DIR}/${HAPROXY_CFG_KEY}`],
+    command: [...HAPROXY_COMMAND],
     ports: [
       { name: "write", containerPort: HAPROXY_WRITE_PORT, protocol: "TCP" },
       { name: "read", containerPort: HAPROXY_READ_PORT, protocol: "TCP" },

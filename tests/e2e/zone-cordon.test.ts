@@ -106,15 +106,21 @@ describe("a cordoned zone under the hard zone spread", () => {
         const p = await pod("zs-0");
         return p !== undefined && p.uid !== victim.uid ? p : undefined;
       });
-      // Held for 15 s: never scheduled elsewhere, the scheduler says why.
+      // Held for 15 s: never scheduled elsewhere, the scheduler says why. The StatefulSet controller
+      // may replace the pending pod (seen once, under the cold CI's load: a 404 between two of its
+      // pods); whichever zs-0 exists must be unscheduled and Pending, and one must be there at the end.
       const until = Date.now() + 15_000;
+      const seen = new Set([recreated.uid]);
       while (Date.now() < until) {
         const p = await pod("zs-0");
-        expect(p?.uid).toBe(recreated.uid);
-        expect(p?.node).toBeUndefined();
-        expect(p?.phase).toBe("Pending");
+        if (p !== undefined) {
+          seen.add(p.uid);
+          expect(p.node, `zs-0 ${p.uid} was scheduled while its zone's node is cordoned`).toBeUndefined();
+          expect(p.phase).toBe("Pending");
+        }
         await new Promise((res) => setTimeout(res, 1000));
       }
+      expect(seen.has(victim.uid)).toBe(false);
       const { body } = await ctx.plane.api<{
         status: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
       }>("GET", `/api/v1/namespaces/${NS}/pods/zs-0`);
