@@ -1,11 +1,13 @@
 /**
- * The stack's images working together, as its pods use them, on one machine: one Valkey server of
- * the stack's mode (cluster mode: every slot on it; replication mode: a Sentinel and HAProxy with
- * the program's own haproxy.cfg renderer in front of it), sharing one network namespace as a pod's
- * containers share localhost. Then, each in its own image: the exporter scraped; the benchmark Job's
- * pod as the program renders it (a small request count), its log read by the program's own parser;
- * the drill load's pod (the bundled load.mjs) for a few seconds, its records by the drill's parser.
- * The password reaches every container by variable name only (engine.ts).
+ * The stack's images working together on one machine, sharing one network namespace as a pod's
+ * containers share localhost: Valkey in the stack's mode with a replica per primary (cluster mode:
+ * three primaries over the 16384 slots; replication mode: a primary, a Sentinel, and HAProxy with
+ * the program's own haproxy.cfg renderer in front), then, each in its own image: the exporter with
+ * the members' arguments, scraped; the benchmark Job's pod as the program renders it (a small request
+ * count), its log read by the program's own parser; the drill load's pod (the bundled load.mjs) for
+ * a few seconds, its records read by the drill's parser. The servers run a minimal conf, not the
+ * members' start scripts (those need the cluster's DNS and the pod's environment: the pods tier runs
+ * them). The password reaches every container by variable name only (engine.ts).
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
