@@ -30,6 +30,7 @@ import type { Phase } from "../../../components/capacity/bin-packing.js";
 import { VALKEY_NODE_POOL, VALKEY_TAINT } from "../../../components/shared.js";
 import { parseStackConfig } from "../../../config/schema.js";
 import type { StackConfig } from "../../../config/types.js";
+import { planCluster } from "../../../core/bootstrap/az-aware-planner.js";
 import { pollUntil } from "../../../core/util/poll-until.js";
 import { karpenterPlacement } from "../../../stacks/platform.js";
 import { applyCrds } from "./crds.js";
@@ -362,6 +363,28 @@ function configOf(mode: "cluster" | "replication", extra: Record<string, unknown
 }
 
 /** One mode's test, in a file of its own (a fresh control plane: each starts with an empty pool). */
+/**
+ * The AZ-aware bootstrap's plan over the zones Karpenter gave the members (what cluster-bootstrap.ts
+ * plans at `up`): it plans, every replica in another zone than its primary, no zone with a majority
+ * of the primaries.
+ */
+function bootstrapPlansOn(config: StackConfig, members: readonly PodSeen[], zoneOf: ReadonlyMap<string, string>): void {
+  const { primaries, replicasPerPrimary } = config.valkey.cluster;
+  const nodes = [...members]
+    .sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true }))
+    .map((p) => ({ id: p.name, zone: zoneOf.get(p.node) ?? "" }));
+  const plan = planCluster({ nodes, primaries, replicasPerPrimary });
+  process.stdout.write(
+    `the bootstrap's plan on Karpenter's zones: ${plan.shards
+      .map((s) => `${s.primary.id}@${s.primary.zone} + ${s.replicas.map((r) => `${r.id}@${r.zone}`).join(", ")}`)
+      .join("; ")}\n`,
+  );
+  expect(plan.warnings).toEqual([]);
+  for (const s of plan.shards)
+    for (const r of s.replicas) expect(r.zone, `${r.id}, replica of ${s.primary.id}`).not.toBe(s.primary.zone);
+  expect(Math.max(...Object.values(plan.primariesPerZone)) * 2).toBeLessThan(primaries);
+}
+
 export function karpenterDecides(mode: "cluster" | "replication"): void {
   ctx = withKarpenter();
   afterAll(async () => {
@@ -387,6 +410,7 @@ export function karpenterDecides(mode: "cluster" | "replication"): void {
       for (const w of workloads.filter((x) => x.phase === "release"))
         apartAndSpread(podsOf(decided.pods, w), w, zoneOf);
       for (const p of decided.pods) expect(zoneOf.has(p.node), `${p.name} on ${p.node}`).toBe(true);
+      if (mode === "cluster") bootstrapPlansOn(config, podsOf(decided.pods, workloads[0]!), zoneOf);
       // Nothing consolidated or replaced while the pods ran.
       expect(decided.claimsAtEnd.sort()).toEqual([...decided.claimsSeen].sort());
       // The nodes Karpenter launched are its plan as the model makes it (estimate.ts `karpenter`: what the EC2 cost
