@@ -20,6 +20,7 @@ import { HAPROXY_CFG_DIR, HAPROXY_CFG_KEY, HAPROXY_COMMAND } from "../../compone
 import { buildDrillLoadJob } from "../../components/steps/failure-drill/load-job.js";
 import { bundleLoadScript } from "../../core/drill/load-bundle.js";
 import { parseRecordLines } from "../../core/drill/record-lines.js";
+import { sleep } from "../../core/util/poll-until.js";
 import { exporterDefinition } from "../../pod/exporter.js";
 import { renderHaproxyCfg } from "../../pod/haproxy-cfg.js";
 import { DEFAULT_MASTER_NAME } from "../../pod/replication-start.js";
@@ -63,7 +64,6 @@ export interface LiveOptions {
 const dataPort = (c: StackConfig): number => (c.valkey.mode === "cluster" ? VALKEY_PORT : 6390);
 const auth = (c: StackConfig): boolean => c.valkey.auth.enabled;
 const authVars = (c: StackConfig): string[] => (auth(c) ? ["REDISCLI_AUTH", "VALKEYCLI_AUTH"] : []);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const tail = (r: Ran): string => `${r.stdout}${r.stderr}`.trim().split("\n").slice(-3).join(" | ");
 
 /** A server conf on stdin: the password from the variable, never argv. */

@@ -12,6 +12,7 @@ import { createServer, type Server } from "node:http";
 import { mkdirSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { freePort } from "../../../harness/local/ports.js";
 
 const execFileAsync = promisify(execFile);
 
@@ -38,14 +39,6 @@ async function tokenServer(scopes: string[]): Promise<Server> {
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   return server;
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 async function untilUp(host: string, child: ChildProcess, log: () => string): Promise<void> {
