@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { versions } from "../versions.js";
 import { DEFAULT_EXPORTER_PORT, SENTINEL_PORT, VALKEY_BUS_PORT, VALKEY_PORT } from "../vocabulary/ports.js";
-import { DNS_LABEL_RE, flag, imageReference, section } from "./fields.js";
+import { DNS_LABEL_RE, flag, imageReference, ipv4Cidr, section, unique } from "./fields.js";
 
 const TAKEN_PORTS = [VALKEY_PORT, VALKEY_BUS_PORT, SENTINEL_PORT];
 
@@ -23,6 +23,10 @@ const labelMap = (byDefault: Record<string, string> = {}) =>
       z.string().regex(LABEL_VALUE_RE, { error: "must be a Kubernetes label value" }),
     )
     .default(byDefault);
+
+/** An Amazon Managed Service for Prometheus workspace's ARN (`aws amp describe-workspace` prints it). */
+export const AMP_WORKSPACE_ARN_RE =
+  /^arn:aws[a-z-]*:aps:([a-z]{2}(-gov)?-[a-z]+-\d):\d{12}:workspace\/(ws-[A-Za-z0-9-]+)$/;
 
 const namespaceName = () =>
   z.string().regex(DNS_LABEL_RE, { error: "must be a Kubernetes namespace name (lower-case DNS label)" });
@@ -76,8 +80,32 @@ export const metricsSchema = section(
         podLabels: labelMap().describe(
           'Labels the scraping pods must also carry, e.g. `{"app.kubernetes.io/name": "prometheus"}`; empty: every pod in `namespace`.',
         ),
+        cidrs: z
+          .array(ipv4Cidr("must be an IPv4 CIDR such as 10.0.0.0/16"))
+          .superRefine(unique("CIDR"))
+          .default([])
+          .describe(
+            "Addresses outside the cluster's pods that may scrape too (a Prometheus on an instance, a managed collector): the NetworkPolicies admit the metrics ports from them. With `amp.enabled` the stack adds `eks.vpcCidr` itself (the managed scraper connects from network interfaces in the VPC's subnets).",
+          ),
       },
       "Who may scrape the metrics (NetworkPolicy ingress).",
+    ),
+    amp: section(
+      {
+        enabled: flag(false).describe(
+          "Platform eks: scrape the stack with an Amazon Managed Service for Prometheus managed collector (a scraper on the cluster, its scrape job the annotation job of `report.metrics.scrapeJob`), load this mode's alert rules into the workspace (a rule groups namespace), and bind the collector's Kubernetes user `aps-collector-user` to the read-only ClusterRole AWS documents. The stack creates no access entry for the collector's role: AWS's guide has AMP set up the collector's access on a cluster with access entries (this one); should the collector not list pods, map `report.metrics.amp.scraperRoleArn` to `aps-collector-user` with an access entry. The metrics ports are then admitted from `eks.vpcCidr` too: the collector connects from network interfaces in the private subnets, not from a pod. Needs `metrics.enabled`. false: nothing of AMP.",
+        ),
+        workspaceArn: z
+          .string()
+          .regex(AMP_WORKSPACE_ARN_RE, {
+            error: "must be an AMP workspace ARN such as arn:aws:aps:us-west-2:123456789012:workspace/ws-0123abcd-…",
+          })
+          .optional()
+          .describe(
+            "An existing workspace, in the stack's region, to write to and load the rules into. Unset: the stack creates one (`valkey-<stack>`), which `pulumi destroy` removes with its data.",
+          ),
+      },
+      "Amazon Managed Service for Prometheus: a managed collector and the alert rules (docs/metrics.md).",
     ),
   },
   "Metrics: an exporter beside every member and Sentinel, scrape annotations, and the NetworkPolicy rule admitting the scraper (docs/metrics.md).",

@@ -147,6 +147,18 @@ function resolveBenchmark(benchmark: StackInput["benchmark"], mode: StackInput["
 }
 
 /**
+ * Who may scrape: the section as written, plus the VPC's CIDR when an AMP managed collector scrapes
+ * (its network interfaces sit in the private subnets; metrics.amp.enabled on platform eks).
+ */
+function resolveScrapeFrom(input: StackInput) {
+  const s = input.metrics.scrapeFrom;
+  const amp = input.platform === "eks" && input.metrics.enabled && input.metrics.amp.enabled;
+  const vpc = input.eks.vpcCidr;
+  const cidrs = amp && !s.cidrs.includes(vpc) ? [...s.cidrs, vpc] : [...s.cidrs];
+  return { ...s, podLabels: { ...s.podLabels }, cidrs };
+}
+
+/**
  * Resolves validated input into the config the program uses. Beyond the stack-file keys it adds:
  * `karpenter.nodePool.limits.amounts` and `permittedInstanceTypes` (families × sizes, or the
  * explicit instanceTypes), `valkey.resourceAmounts`, `persistence.sizeBytes`, `maxmemoryBytes`,
@@ -172,7 +184,8 @@ export function resolveStackConfig(input: StackInput) {
     cost: { ...input.cost },
     metrics: {
       ...input.metrics,
-      scrapeFrom: { ...input.metrics.scrapeFrom, podLabels: { ...input.metrics.scrapeFrom.podLabels } },
+      scrapeFrom: resolveScrapeFrom(input),
+      amp: { ...input.metrics.amp },
     },
   };
 }

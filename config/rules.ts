@@ -11,6 +11,7 @@ import {
   type Allocatable,
 } from "./instance-types.js";
 import { parseImageReference } from "./fields.js";
+import { AMP_WORKSPACE_ARN_RE } from "./metrics-section.js";
 import { formatBytes, formatMillicores } from "./quantity.js";
 import type { ResourceAmounts, StackConfig, StackInput } from "./types.js";
 import { DEFAULT_MIX_DURATION_SECONDS, readsProblem, repeatOrDefault, repeatProblem } from "../vocabulary/workload.js";
@@ -386,6 +387,31 @@ function checkMetrics(config: StackConfig, report: Report): void {
     report(
       ["metrics", "dashboard", "namespace"],
       "is set but metrics.enabled is false: the dashboard ships only with the exporters that fill it",
+    );
+  checkAmp(config, report);
+}
+
+/** AMP's managed collector scrapes an EKS cluster the stack made, in its region, when there are exporters. */
+function checkAmp(config: StackConfig, report: Report): void {
+  const amp = config.metrics.amp;
+  if (amp.workspaceArn !== undefined && !amp.enabled)
+    report(["metrics", "amp", "workspaceArn"], "is set but metrics.amp.enabled is false: nothing would write to it");
+  if (!amp.enabled) return;
+  if (config.platform !== "eks")
+    report(
+      ["metrics", "amp", "enabled"],
+      "is for platform eks (the managed collector is created on the EKS cluster the stack makes); on byo create a scraper for your cluster with report.metrics.scrapeJob and load report.metrics.rules (docs/metrics.md)",
+    );
+  if (!config.metrics.enabled)
+    report(
+      ["metrics", "amp", "enabled"],
+      "true needs metrics.enabled: true: the collector would find no exporter to scrape and the rules would alert on series nobody writes",
+    );
+  const region = amp.workspaceArn?.match(AMP_WORKSPACE_ARN_RE)?.[1];
+  if (region !== undefined && region !== config.aws.region)
+    report(
+      ["metrics", "amp", "workspaceArn"],
+      `is in ${region}, not the stack's region ${config.aws.region}: a managed collector writes only to a workspace in its own region`,
     );
 }
 

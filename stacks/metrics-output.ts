@@ -10,9 +10,8 @@
  * and the mode's Grafana dashboard (core/metrics/dashboard.ts) with the ConfigMap that ships it.
  */
 import type { StackConfig } from "../config/types.js";
-import { alertInputs } from "../core/metrics/alert-definition.js";
 import { dashboardJson, dashboardUid } from "../core/metrics/dashboard.js";
-import { ruleFileText, ruleGroups } from "../core/metrics/rule-file.js";
+import { stackRuleFile } from "../core/metrics/rule-file.js";
 import { scrapeConfigText } from "../core/metrics/scrape-config.js";
 import type { Component } from "../core/metrics/targets.js";
 import { scrapeTargets } from "../components/valkey/metrics-targets.js";
@@ -35,8 +34,8 @@ export interface MetricsPart {
   exporterImage: string;
   namespace: string;
   targets: MetricsTargets[];
-  /** Who the NetworkPolicies admit to scrape (metrics.scrapeFrom). */
-  scrapeFrom: { namespace: string; podLabels: Record<string, string> };
+  /** Who the NetworkPolicies admit to scrape (metrics.scrapeFrom; with AMP its cidrs hold eks.vpcCidr). */
+  scrapeFrom: { namespace: string; podLabels: Record<string, string>; cidrs: string[] };
   /** A `scrape_configs:` block with the job for this stack's namespace (YAML). */
   scrapeJob: string;
   /** The alert rule file of this stack's mode at its bounds, at a 15 s scrape interval (YAML). */
@@ -46,6 +45,21 @@ export interface MetricsPart {
    * `metrics.dashboard.enabled` false).
    */
   dashboard: { uid: string; configMap: { name: string; namespace: string } | null; json: string };
+  /**
+   * The Amazon Managed Service for Prometheus side (`metrics.amp.enabled`, components/managed-prometheus.ts): the
+   * workspace, its query endpoint, the managed collector and the rule groups namespace; null without AMP (and while
+   * unknown, in a preview).
+   */
+  amp: AmpPart | null;
+}
+
+/** What `metrics.amp` created or used (ManagedPrometheus's outputs). */
+export interface AmpPart {
+  workspaceArn: string;
+  prometheusEndpoint: string;
+  scraperArn: string;
+  scraperRoleArn: string;
+  ruleNamespace: string;
 }
 
 const selector = (labels: Record<string, string>): string =>
@@ -75,7 +89,7 @@ function targetsOf(config: StackConfig): MetricsTargets[] {
 }
 
 /** null when `metrics.enabled` is false (nothing is served). */
-export function metricsPart(config: StackConfig): MetricsPart | null {
+export function metricsPart(config: StackConfig, amp: AmpPart | undefined = undefined): MetricsPart | null {
   const m = config.metrics;
   if (!m.enabled) return null;
   const namespace = config.valkey.namespace;
@@ -83,9 +97,13 @@ export function metricsPart(config: StackConfig): MetricsPart | null {
     exporterImage: m.exporterImage,
     namespace,
     targets: targetsOf(config),
-    scrapeFrom: { namespace: m.scrapeFrom.namespace, podLabels: { ...m.scrapeFrom.podLabels } },
+    scrapeFrom: {
+      namespace: m.scrapeFrom.namespace,
+      podLabels: { ...m.scrapeFrom.podLabels },
+      cidrs: [...m.scrapeFrom.cidrs],
+    },
     scrapeJob: scrapeConfigText({ namespaces: [namespace] }),
-    rules: ruleFileText(ruleGroups(alertInputs(config.valkey))),
+    rules: stackRuleFile(config.valkey),
     dashboard: {
       uid: dashboardUid(config.valkey.mode),
       configMap: m.dashboard.enabled
@@ -93,5 +111,6 @@ export function metricsPart(config: StackConfig): MetricsPart | null {
         : null,
       json: dashboardJson(config.valkey.mode),
     },
+    amp: amp ?? null,
   };
 }

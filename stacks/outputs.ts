@@ -18,7 +18,7 @@ import type { StackConfig } from "../config/types.js";
 import type { DeployedDrill } from "../components/steps/failure-drill/implementation.js";
 import type { RollStepTiming } from "../core/roll/rolling-restart.js";
 import type { RestoreCheckReport } from "../components/steps/restore-check/types.js";
-import { metricsPart, type MetricsPart } from "./metrics-output.js";
+import { metricsPart, type AmpPart, type MetricsPart } from "./metrics-output.js";
 
 export { STACK_REPORT_VERSION, type BenchmarkPart, type Endpoints, type SentinelSummary };
 
@@ -96,6 +96,8 @@ export interface StackReportParts {
   drills?: pulumi.Input<DrillsPart> | undefined;
   rollout?: pulumi.Input<RolloutPart | undefined> | undefined;
   restore?: pulumi.Input<RestoreCheckReport> | undefined;
+  /** What `metrics.amp` created (ManagedPrometheus). */
+  amp?: pulumi.Input<AmpPart> | undefined;
 }
 
 /** What the RollingRestart step gives the report. */
@@ -123,6 +125,7 @@ export function stackReport(
   drills: DrillsPart | undefined = undefined,
   rollout: RolloutPart | undefined = undefined,
   restore: RestoreCheckReport | undefined = undefined,
+  amp: AmpPart | undefined = undefined,
 ): StackReport {
   const first = benchmark?.rows?.[0];
   return {
@@ -144,7 +147,7 @@ export function stackReport(
     drillsNote: drills?.note ?? null,
     rollout: rollout ?? null,
     restore: restore ?? null,
-    metrics: metricsPart(config),
+    metrics: metricsPart(config, amp),
     versions: {
       valkeyImage: config.valkey.image,
       server: first?.server_version ?? null,
@@ -159,8 +162,8 @@ export function stackReport(
 /** The report as one Output, resolved from the components' outputs. */
 export function buildStackReport(p: StackReportParts): pulumi.Output<StackReport> {
   return pulumi
-    .all([p.endpoints, p.topology, p.benchmark, p.cost, p.drills, p.rollout, p.restore])
-    .apply(([endpoints, topology, benchmark, cost, drills, rollout, restore]) =>
-      stackReport(p.stack, p.config, endpoints as Endpoints, topology, benchmark, cost, drills, rollout, restore),
+    .all([p.endpoints, p.topology, p.benchmark, p.cost, p.drills, p.rollout, p.restore, p.amp])
+    .apply(([endpoints, topology, benchmark, cost, drills, rollout, restore, amp]) =>
+      stackReport(p.stack, p.config, endpoints as Endpoints, topology, benchmark, cost, drills, rollout, restore, amp),
     );
 }

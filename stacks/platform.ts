@@ -16,6 +16,9 @@ import { AutoModeNodePool } from "../components/auto-mode-node-pool.js";
 import { EksCluster } from "../components/eks-cluster.js";
 import { Karpenter } from "../components/karpenter.js";
 import { KarpenterNodePool } from "../components/karpenter-node-pool.js";
+import { ManagedPrometheus } from "../components/managed-prometheus.js";
+import { stackRuleFile } from "../core/metrics/rule-file.js";
+import type { AmpPart } from "./metrics-output.js";
 import { VALKEY_NODE_POOL, VALKEY_TAINT, type Placement } from "../components/shared.js";
 import type { StackConfig } from "../config/types.js";
 import { PROVIDER_BEHAVIOUR } from "../components/kubernetes/provider-args.js";
@@ -31,6 +34,8 @@ export interface PlatformResult {
   ready: pulumi.Resource[];
   /** Platform eks: the cluster's name and the AWS provider (Pod Identity associations, S3). */
   eks?: { clusterName: pulumi.Input<string>; awsProvider: aws.Provider };
+  /** Platform eks with `metrics.amp.enabled`: the workspace, collector and rules (the report's metrics.amp). */
+  amp?: pulumi.Output<AmpPart>;
 }
 
 /** Placement on the Karpenter Valkey pool: its label and its taint. */
@@ -68,6 +73,7 @@ export function eksPlatform(config: StackConfig, awsProvider: aws.Provider): Pla
     { aws: config.aws, eks: config.eks, natGateways: config.network.natGateways },
     { providers: [awsProvider] },
   );
+  const amp = managedPrometheus(config, cluster, awsProvider);
   // The Kubernetes side is ready once the cluster and whatever provides the Valkey nodes are.
   const onEks = (nodes: pulumi.Resource): PlatformResult => ({
     provider: cluster.provider,
@@ -76,6 +82,7 @@ export function eksPlatform(config: StackConfig, awsProvider: aws.Provider): Pla
     placement: karpenterPlacement(config),
     ready: [...cluster.ready, nodes],
     eks: { clusterName: cluster.clusterName, awsProvider },
+    ...(amp === undefined ? {} : { amp }),
   });
   if (config.eks.autoMode) {
     // EKS runs Karpenter: only the Valkey NodePool on our NodeClass.
@@ -103,6 +110,39 @@ export function eksPlatform(config: StackConfig, awsProvider: aws.Provider): Pla
     { providers: [cluster.provider, awsProvider], dependsOn: cluster.ready },
   );
   return onEks(karpenter);
+}
+
+/** With `metrics.enabled` and `metrics.amp.enabled`: the AMP workspace, rules and managed collector on the cluster. */
+function managedPrometheus(
+  config: StackConfig,
+  cluster: EksCluster,
+  awsProvider: aws.Provider,
+): pulumi.Output<AmpPart> | undefined {
+  const m = config.metrics;
+  if (!m.enabled || !m.amp.enabled) return undefined;
+  const amp = new ManagedPrometheus(
+    "amp",
+    {
+      clusterName: cluster.clusterName,
+      region: config.aws.region,
+      subnetIds: cluster.privateSubnetIds,
+      securityGroupIds: [cluster.clusterSecurityGroupId],
+      namespaces: [config.valkey.namespace],
+      rules: stackRuleFile(config.valkey),
+      alias: cluster.clusterName,
+      ...(m.amp.workspaceArn === undefined ? {} : { workspaceArn: m.amp.workspaceArn }),
+    },
+    { providers: [cluster.provider, awsProvider], dependsOn: cluster.ready },
+  );
+  return pulumi
+    .all([amp.workspaceArn, amp.prometheusEndpoint, amp.scraperArn, amp.scraperRoleArn, amp.ruleNamespace])
+    .apply(([workspaceArn, prometheusEndpoint, scraperArn, scraperRoleArn, ruleNamespace]) => ({
+      workspaceArn,
+      prometheusEndpoint,
+      scraperArn,
+      scraperRoleArn,
+      ruleNamespace,
+    }));
 }
 
 export function byoPlatform(config: StackConfig): PlatformResult {

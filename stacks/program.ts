@@ -550,6 +550,8 @@ interface ReportSteps {
   cost: pulumi.Output<StackCost> | undefined;
   drills: FailureDrill | undefined;
   rolled: RollingRestart;
+  /** The platform's AMP part (metrics.amp). */
+  amp: PlatformResult["amp"];
 }
 
 function programReport(input: ProgramInput, valkey: ValkeyRelease, steps: ReportSteps): pulumi.Output<StackReport> {
@@ -562,6 +564,7 @@ function programReport(input: ProgramInput, valkey: ValkeyRelease, steps: Report
     restore: steps.restored?.report,
     benchmark: steps.benchmark,
     cost: steps.cost,
+    amp: steps.amp,
     drills:
       drills === undefined
         ? undefined
@@ -626,6 +629,7 @@ export function runProgram(input: ProgramInput): ProgramOutputs {
     cost,
     drills,
     rolled,
+    amp: platform.amp,
   });
   return { report, kubeconfig: pulumi.secret(platform.kubeconfig), password: secretPassword };
 }

@@ -314,6 +314,16 @@ export function awsMockOutputs(r: RecordedResource): Record<string, unknown> {
       };
     case "aws:cloudwatch/eventRule:EventRule":
       return { name: r.name };
+    case "aws:amp/workspace:Workspace":
+      return {
+        arn: `arn:aws:aps:us-west-2:${MOCK_ACCOUNT}:workspace/ws-mock`,
+        prometheusEndpoint: ampEndpoint("ws-mock"),
+      };
+    case "aws:amp/scraper:Scraper":
+      return {
+        arn: `arn:aws:aps:us-west-2:${MOCK_ACCOUNT}:scraper/s-mock`,
+        roleArn: `arn:aws:iam::${MOCK_ACCOUNT}:role/aws-service-role/scraper.aps.amazonaws.com/AWSServiceRoleForAmazonPrometheusScraper_mock`,
+      };
     case "pulumi-nodejs:dynamic:Resource":
       // The AddonPins step's run: what it stores from its inputs (the add-ons read it).
       return r.name.endsWith("-addon-pins-run")
@@ -327,6 +337,10 @@ export function awsMockOutputs(r: RecordedResource): Record<string, unknown> {
       return {};
   }
 }
+
+/** The query endpoint AMP gives a workspace (us-west-2, the mocks' region). */
+export const ampEndpoint = (workspaceId: string): string =>
+  `https://aps-workspaces.us-west-2.amazonaws.com/workspaces/${workspaceId}/`;
 
 /** pulumi-eks's `Cluster.getKubeconfig` method and the add-on version lookup the EKS component calls. */
 export const EKS_GET_KUBECONFIG = "eks:index:Cluster/getKubeconfig";
@@ -357,6 +371,19 @@ export function mockAddonVersion(addonName: unknown, kubernetesVersion: unknown)
 /** Answers for the invokes and calls every platform-eks program makes (the kubeconfig, the add-on versions). */
 export const awsMockInvokes: NonNullable<MockOptions["invokes"]> = {
   [EKS_GET_KUBECONFIG]: (inputs) => ({ result: mockKubeconfig(inputs) }),
+  // The AMP collector's source: the cluster's ARN is built from the deploying account.
+  "aws:index/getCallerIdentity:getCallerIdentity": () => ({
+    id: MOCK_ACCOUNT,
+    accountId: MOCK_ACCOUNT,
+    arn: `arn:aws:iam::${MOCK_ACCOUNT}:user/deployer`,
+    userId: "AIDAMOCK",
+  }),
+  // metrics.amp.workspaceArn: the existing workspace's endpoint.
+  "aws:amp/getWorkspace:getWorkspace": (inputs) => ({
+    id: inputs.workspaceId,
+    workspaceId: inputs.workspaceId,
+    prometheusEndpoint: ampEndpoint(String(inputs.workspaceId)),
+  }),
   [GET_ADDON_VERSION]: (inputs) => ({
     id: `${String(inputs.addonName)}-${String(inputs.kubernetesVersion)}`,
     addonName: inputs.addonName,

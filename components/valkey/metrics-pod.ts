@@ -23,11 +23,20 @@ export const EXPORTER_RESOURCES = {
   limits: { cpu: "100m", memory: "64Mi" },
 };
 
-/** The scrape source `metrics.scrapeFrom` names, as a NetworkPolicy peer. */
+/** The scrape sources `metrics.scrapeFrom` names, as NetworkPolicy peers. */
 export interface ScrapeSource {
   namespace: string;
   podLabels: Record<string, string>;
+  /** Addresses outside the pods (a managed collector's network interfaces). @default [] */
+  cidrs?: readonly string[];
 }
+
+type ScrapePeer =
+  | {
+      namespaceSelector: { matchLabels: Record<string, string> };
+      podSelector: { matchLabels: Record<string, string> };
+    }
+  | { ipBlock: { cidr: string } };
 
 export interface ExporterContainerOptions {
   metrics: MetricsConfig;
@@ -98,17 +107,11 @@ export function scrapeAnnotations(
   };
 }
 
-/** Ingress to `port` from the scrape source only: pods in its namespace carrying its labels. */
+/** Ingress to `port` from the scrape source only: pods in its namespace carrying its labels, and its CIDRs. */
 export function scrapeIngress(
   source: ScrapeSource,
   port: number,
-): {
-  from: Array<{
-    namespaceSelector: { matchLabels: Record<string, string> };
-    podSelector: { matchLabels: Record<string, string> };
-  }>;
-  ports: Array<{ protocol: string; port: number }>;
-} {
+): { from: ScrapePeer[]; ports: Array<{ protocol: string; port: number }> } {
   return {
     from: [
       {
@@ -116,6 +119,7 @@ export function scrapeIngress(
         // Both selectors in one peer: pods with these labels IN that namespace (an empty selector: every pod there).
         podSelector: { matchLabels: { ...source.podLabels } },
       },
+      ...(source.cidrs ?? []).map((cidr) => ({ ipBlock: { cidr } })),
     ],
     ports: [{ protocol: "TCP", port }],
   };

@@ -4,7 +4,14 @@
  * run on exactly what a stack deploys (tests/core/alert-rules.test.ts).
  */
 import { stringify } from "yaml";
-import { CASE_INTERVAL, type AlertDefinition, type AlertInputs, type AlertMode } from "./alert-definition.js";
+import type { ValkeyConfig } from "../../config/types.js";
+import {
+  alertInputs,
+  CASE_INTERVAL,
+  type AlertDefinition,
+  type AlertInputs,
+  type AlertMode,
+} from "./alert-definition.js";
 import { ALERTS } from "./alerts.js";
 
 export interface PrometheusRule {
@@ -77,6 +84,11 @@ export function ruleTests(i: AlertInputs, ruleFile: string, alerts: readonly Ale
 /** The rule file's text. */
 export function ruleFileText(groups: RuleGroups): string {
   return stringify(groups, { lineWidth: 0 });
+}
+
+/** A stack's rule file: its mode's rules at its bounds (report.metrics.rules, AMP's rule groups namespace). */
+export function stackRuleFile(valkey: ValkeyConfig): string {
+  return ruleFileText(ruleGroups(alertInputs(valkey)));
 }
 
 /**

@@ -31,9 +31,10 @@ export interface ControlPlaneSpec {
    * `open`: AlwaysAllow, the kubernetes Service's endpoints not reconciled, the controllers on one
    * shared credential (the kwok plane: fake nodes, no kubelet). `nodes`: Node and RBAC
    * authorization with NodeRestriction, the API server's kubelet client certificate, a credential
-   * per controller (kube:local: real kubelets).
+   * per controller (kube:local: real kubelets). `rbac`: as `open`, but RBAC decides (the admin
+   * token and the controllers are system:masters; other users get only what a binding grants).
    */
-  auth: "open" | "nodes";
+  auth: "open" | "rbac" | "nodes";
   /** Pod CIDRs allocated by the controller manager, `maskSize` per node; without it none are (kwok assigns pod IPs). */
   nodeCidrs?: { cidr: string; maskSize: number };
   /** The API server reaches kubelets by their InternalIP (their hostnames do not resolve here). */
@@ -77,7 +78,7 @@ export function apiserverCommand(s: ControlPlaneSpec): ControlPlaneCommand {
           "--authorization-mode=Node,RBAC",
           "--enable-admission-plugins=NodeRestriction",
         ]
-      : ["--authorization-mode=AlwaysAllow", "--endpoint-reconciler-type=none"];
+      : [`--authorization-mode=${s.auth === "rbac" ? "RBAC" : "AlwaysAllow"}`, "--endpoint-reconciler-type=none"];
   return {
     name: "kube-apiserver",
     argv: [

@@ -34,7 +34,7 @@ describe("the metrics exporter in the rendered pods", () => {
       true,
       versions.EXPORTER_IMAGE,
       9121,
-      { namespace: "monitoring", podLabels: {} },
+      { namespace: "monitoring", podLabels: {}, cidrs: [] },
     ]);
   });
 

@@ -53,6 +53,11 @@ const VARIANTS: Array<{ name: string; patch: (raw: Raw) => Raw }> = [
     }),
   },
   { name: "metrics off", patch: (raw) => ({ ...raw, metrics: { enabled: false } }) },
+  // AMP's managed collector (platform eks only): its network interfaces sit in the VPC's subnets.
+  {
+    name: "metrics scraped by AMP's managed collector",
+    patch: (raw) => (raw.platform === "byo" ? raw : { ...raw, metrics: { amp: { enabled: true } } }),
+  },
 ];
 
 interface Rendered {
@@ -62,6 +67,7 @@ interface Rendered {
   mode: "cluster" | "replication";
   namespace: string;
   metrics: ReturnType<typeof parseStackConfig>["config"]["metrics"];
+  vpcCidr: string;
 }
 
 type Template = {
@@ -133,6 +139,7 @@ async function render(file: string, patch: (raw: Raw) => Raw): Promise<Rendered>
     mode: config.valkey.mode,
     namespace: ns,
     metrics: config.metrics,
+    vpcCidr: config.eks.vpcCidr,
   };
 }
 
@@ -252,10 +259,14 @@ describe.each(STACKS)("%s: the rendered NetworkPolicies", (file) => {
       expect(reach(outsiders, exporters, m.port)).toEqual([]);
       expect(reach(outsiders, haproxy, 8404)).toEqual([]);
       if (m.enabled) {
-        expect(denied(r, [scraper], exporters, m.port)).toEqual([]);
-        if (r.mode === "replication") expect(denied(r, [scraper], haproxy, 8404)).toEqual([]);
+        // With AMP, an address of the VPC (the collector's interface, not a pod here) scrapes too.
+        const collectors: External[] = m.scrapeFrom.cidrs.map((cidr) => ({ ip: cidr.replace(/\.0\/\d+$/, ".77") }));
+        expect(m.scrapeFrom.cidrs).toEqual(m.amp.enabled ? [r.vpcCidr] : []);
+        expect(denied(r, [scraper, ...collectors], exporters, m.port)).toEqual([]);
+        if (r.mode === "replication") expect(denied(r, [scraper, ...collectors], haproxy, 8404)).toEqual([]);
         // The scrape rule opens the metrics ports only, not Valkey's.
-        expect(reach([scraper], exporters, 6379)).toEqual([]);
+        expect(reach([scraper, ...collectors], exporters, 6379)).toEqual([]);
+        expect(reach([scraper, ...collectors], exporters, 16379)).toEqual([]);
       } else {
         expect(reach([scraper], [...exporters, ...haproxy], m.port)).toEqual([]);
         expect(reach([scraper], haproxy, 8404)).toEqual([]);

@@ -187,6 +187,40 @@ const BAD_CONFIGS: Array<[string, Record<string, unknown>, string, string]> = [
     "metrics.monitorLabels",
     "metrics.prometheusOperator is false",
   ],
+  [
+    "AMP on byo",
+    { platform: "byo", metrics: { amp: { enabled: true } } },
+    "metrics.amp.enabled",
+    "is for platform eks",
+  ],
+  [
+    "AMP without exporters",
+    { metrics: { enabled: false, amp: { enabled: true } } },
+    "metrics.amp.enabled",
+    "true needs metrics.enabled: true",
+  ],
+  [
+    "AMP workspace in another region",
+    {
+      "aws:region": "us-west-2",
+      "metrics": { amp: { enabled: true, workspaceArn: "arn:aws:aps:eu-west-1:123456789012:workspace/ws-abc" } },
+    },
+    "metrics.amp.workspaceArn",
+    "is in eu-west-1, not the stack's region us-west-2",
+  ],
+  [
+    "AMP workspace without AMP",
+    { metrics: { amp: { workspaceArn: "arn:aws:aps:us-west-2:123456789012:workspace/ws-abc" } } },
+    "metrics.amp.workspaceArn",
+    "metrics.amp.enabled is false",
+  ],
+  [
+    "not a workspace ARN",
+    { metrics: { amp: { enabled: true, workspaceArn: "ws-abc" } } },
+    "metrics.amp.workspaceArn",
+    "AMP workspace ARN",
+  ],
+  ["bad scrape CIDR", { metrics: { scrapeFrom: { cidrs: ["10.0.0.0"] } } }, "metrics.scrapeFrom.cidrs.0", "IPv4 CIDR"],
   ["bad monitor label key", { metrics: { monitorLabels: { "a b": "x" } } }, "metrics.monitorLabels.a b", "label key"],
   [
     "bad dashboard namespace",

@@ -29,7 +29,7 @@ describe("the stack report's metrics part", () => {
       ["haproxy", 2, 8404, "/metrics"],
     ]);
     expect(m?.targets[1]?.selector).toContain("app.kubernetes.io/name=valkey-sentinel");
-    expect(m?.scrapeFrom).toEqual({ namespace: "monitoring", podLabels: {} });
+    expect(m?.scrapeFrom).toEqual({ namespace: "monitoring", podLabels: {}, cidrs: [] });
     expect(m?.scrapeJob).toMatch(/names:\n\s+- cache\n/);
     for (const a of alertsFor("replication")) expect(m?.rules).toContain(`alert: ${a.alert}`);
     const dir = mkdtempSync(join(tmpdir(), "metrics-output-"));

@@ -13,6 +13,7 @@ import {
 
 export {
   awsMockInvokes,
+  ampEndpoint,
   awsMockOutputs,
   EKS_GET_KUBECONFIG,
   GET_ADDON_VERSION,

@@ -50,6 +50,8 @@ export interface ControlPlaneOptions {
    * InternalIP, so `pods/log` works. @default false
    */
   holdJobPods?: boolean;
+  /** RBAC authorization instead of AlwaysAllow (the admin token stays system:masters). @default false */
+  rbac?: boolean;
 }
 
 export interface FakeNode {

@@ -243,7 +243,7 @@ async function startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
         apiserver: { address: "127.0.0.1", port: apiPort },
         serviceCidr,
         kubeconfig: kubeconfigPath,
-        auth: "open",
+        auth: options.rbac === true ? "rbac" : "open",
         // kwok's nodes have no resolvable hostname: reach their kubelet (kwok's server) by InternalIP.
         kubeletByInternalIp: options.holdJobPods ?? false,
       },
