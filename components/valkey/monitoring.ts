@@ -1,8 +1,8 @@
 /**
  * The Prometheus Operator's objects for a release (`metrics.prometheusOperator`): a PodMonitor per
  * scraped component (metrics-targets.ts), attaching the same target labels as the annotation
- * scrape job (core/metrics/scrape-config.ts: `release` and `component` from the pod; the Operator
- * itself sets `namespace` and `pod`), and a PrometheusRule holding the mode's alert rules at the
+ * scrape job (core/metrics/scrape-config.ts: `release` and `component` from the pod, `zone` from its
+ * node; the Operator itself sets `namespace` and `pod`), and a PrometheusRule holding the mode's alert rules at the
  * release's own bounds (core/metrics/rule-file.ts). And the mode's Grafana dashboard as a ConfigMap
  * for Grafana's sidecar (`metrics.dashboard`, core/metrics/dashboard.ts). Pure: manifests from the
  * resolved config.
@@ -32,6 +32,7 @@ export interface PodMonitor {
   spec: {
     selector: { matchLabels: Record<string, string> };
     namespaceSelector: { matchNames: string[] };
+    attachMetadata: { node: boolean };
     podMetricsEndpoints: Array<{
       port: string;
       path: string;
@@ -79,12 +80,14 @@ export function buildMonitoring(i: MonitoringInput): Monitoring | undefined {
       spec: {
         selector: { matchLabels: { ...t.labels } },
         namespaceSelector: { matchNames: [i.namespace] },
+        // The node's labels on each target: `zone` (the zone alert) comes from them.
+        attachMetadata: { node: true },
         podMetricsEndpoints: [
           {
             port: t.portName,
             path: t.path,
             interval,
-            relabelings: (["release", "component"] as const).map((label) => ({
+            relabelings: (Object.keys(POD_LABEL_SOURCES) as Array<keyof typeof POD_LABEL_SOURCES>).map((label) => ({
               sourceLabels: [POD_LABEL_SOURCES[label]],
               targetLabel: label,
               action: "replace" as const,

@@ -25,6 +25,7 @@ import {
   SLOTS_NOT_OK,
   TWO_PRIMARIES,
 } from "./alerts-topology.js";
+import { NO_REPLICA_ELSEWHERE } from "./alerts-zones.js";
 
 export const ALERTS: readonly AlertDefinition[] = [
   NO_PRIMARY,
@@ -36,6 +37,7 @@ export const ALERTS: readonly AlertDefinition[] = [
   ENDPOINT_EMPTY,
   LINK_DOWN,
   LAG_OVER_BOUND,
+  NO_REPLICA_ELSEWHERE,
   PRIMARY_CHANGED,
   SERVER_DOWN,
   MEMORY_NEAR_MAX,

@@ -14,6 +14,7 @@
 import { stringify } from "yaml";
 import { parseStackConfig } from "../../config/schema.js";
 import { replaceBetweenMarkers, runTableCli, type GeneratedTable } from "../../config/generated-table.js";
+import { ZONE_LABEL } from "../../vocabulary/labels.js";
 import { COMPONENTS, METRICS_COMPONENT_ANNOTATION, RELEASE_POD_LABEL, SCRAPE_ANNOTATIONS } from "./targets.js";
 
 /** Prometheus's name of a pod annotation or label in its `__meta_kubernetes_pod_*` labels. */
@@ -22,12 +23,15 @@ export function meta(kind: "annotation" | "label", name: string): string {
 }
 
 /**
- * Where the two target labels a pod supplies come from, as Prometheus names them: the annotation job
- * below and the PodMonitors (components/valkey/monitoring.ts) relabel the same.
+ * Where the target labels the scrape adds come from, as Prometheus names them: the annotation job
+ * below and the PodMonitors (components/valkey/monitoring.ts) relabel the same. `zone` is the pod's
+ * node's zone label, present when discovery attaches the node's metadata (`attach_metadata: node`,
+ * the PodMonitor's `attachMetadata.node`; Prometheus 2.35 and later, with list/watch on nodes).
  */
 export const POD_LABEL_SOURCES = {
   release: meta("label", RELEASE_POD_LABEL),
   component: meta("annotation", METRICS_COMPONENT_ANNOTATION),
+  zone: `__meta_kubernetes_node_label_${ZONE_LABEL.replace(/[^a-zA-Z0-9_]/g, "_")}`,
 } as const;
 
 export interface ScrapeJobOptions {
@@ -44,7 +48,7 @@ export function annotationScrapeJob(o: ScrapeJobOptions): Record<string, unknown
   return {
     job_name: o.jobName ?? "valkey-on-eks",
     scrape_interval: `${o.scrapeIntervalSeconds ?? 15}s`,
-    kubernetes_sd_configs: [{ role: "pod", namespaces: { names: [...o.namespaces] } }],
+    kubernetes_sd_configs: [{ role: "pod", namespaces: { names: [...o.namespaces] }, attach_metadata: { node: true } }],
     relabel_configs: [
       { source_labels: [meta("annotation", SCRAPE_ANNOTATIONS.scrape)], action: "keep", regex: "true" },
       {
@@ -63,6 +67,7 @@ export function annotationScrapeJob(o: ScrapeJobOptions): Record<string, unknown
       { source_labels: ["__meta_kubernetes_namespace"], target_label: "namespace" },
       { source_labels: [POD_LABEL_SOURCES.release], target_label: "release" },
       { source_labels: [POD_LABEL_SOURCES.component], target_label: "component" },
+      { source_labels: [POD_LABEL_SOURCES.zone], target_label: "zone" },
       { source_labels: ["__meta_kubernetes_pod_name"], target_label: "pod" },
     ],
   };

@@ -75,8 +75,9 @@ export async function exporterTarget(
   port: number,
   password: string | undefined,
   labels: Record<string, string>,
+  listenHost?: string,
 ): Promise<{ target: ScrapeTarget; stop: () => Promise<void> }> {
-  const x = await startExporter({ host, port, password });
+  const x = await startExporter({ host, port, password, ...(listenHost === undefined ? {} : { listenHost }) });
   return { target: { address: new URL(x.url).host, labels }, stop: x.stop };
 }
 

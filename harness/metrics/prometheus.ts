@@ -14,7 +14,7 @@ import { pollUntil } from "../../core/util/poll-until.js";
 import { runAtExit } from "../../core/util/process-reaper.js";
 import { freePort } from "../local/ports.js";
 import { debianBinary, ended, exitedEarly } from "./process.js";
-import { annotationScrapeJob, meta } from "../../core/metrics/scrape-config.js";
+import { annotationScrapeJob, meta, POD_LABEL_SOURCES } from "../../core/metrics/scrape-config.js";
 import { METRICS_COMPONENT_ANNOTATION, RELEASE_POD_LABEL, SCRAPE_ANNOTATIONS } from "../../core/metrics/targets.js";
 
 export interface ScrapeTarget {
@@ -83,6 +83,8 @@ function discoveredPod(t: ScrapeTarget): { targets: string[]; labels: Record<str
       [meta("annotation", SCRAPE_ANNOTATIONS.scrape)]: "true",
       [meta("annotation", SCRAPE_ANNOTATIONS.port)]: port,
       [meta("annotation", SCRAPE_ANNOTATIONS.path)]: t.path ?? "/metrics",
+      // The node's zone, as discovery with attach_metadata presents it (only where the target has one).
+      ...(t.labels.zone === undefined ? {} : { [POD_LABEL_SOURCES.zone]: t.labels.zone }),
     },
   };
 }

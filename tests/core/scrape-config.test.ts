@@ -59,7 +59,7 @@ describe("the annotation scrape job", () => {
     const written = job.relabel_configs
       .map((r) => r.target_label)
       .filter((l) => l !== undefined && !l.startsWith("__"));
-    expect([...written].sort()).toEqual([...TARGET_LABELS].sort());
+    expect([...written].sort()).toEqual([...TARGET_LABELS, "zone"].sort());
     const keeps = job.relabel_configs.filter((r) => r.action === "keep").map((r) => r.regex);
     expect(keeps).toEqual(["true", "valkey|sentinel|haproxy"]);
   });
@@ -108,7 +108,7 @@ describe("the scrape configurations through the real promtool", () => {
     }
     expect(amp.global).toEqual({ scrape_interval: "15s" });
     expect(amp.scrape_configs.map((j) => j.kubernetes_sd_configs)).toEqual([
-      [{ role: "pod", namespaces: { names: ["valkey"] } }],
+      [{ role: "pod", namespaces: { names: ["valkey"] }, attach_metadata: { node: true } }],
     ]);
   });
 

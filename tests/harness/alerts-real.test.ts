@@ -17,7 +17,10 @@
  * - Cluster (3 × 1, node timeout 2 s): one shard's primary and replica frozen (SIGSTOP). The other
  *   members mark them failed and say cluster_state fail with a third of the slots not ok:
  *   ValkeyClusterStateNotOk and ValkeyClusterSlotsNotOk fire on them; thawed, the shard's primary
- *   serves again and both resolve.
+ *   serves again and both resolve. Zones: every target carries its member's zone (as discovery
+ *   attaches the node's); healthy, ValkeyPrimaryWithoutReplicaInAnotherZone is not even pending; a
+ *   second Prometheus over the same exporters, one replica's zone said to be its primary's, has it
+ *   pending for that primary only (the join through the replica's real `slave_ip`).
  *
  * Healthy, every live query of the mode's dashboard (core/metrics/dashboard-panels.ts) returns
  * series from the same Prometheus, its variables set to the targets' namespace and release.
@@ -36,6 +39,7 @@ import { panelsFor } from "../../core/metrics/dashboard-panels.js";
 import { grafanaToPromql } from "../support/promql.js";
 
 const PASSWORD = "alerts-real-password";
+const ZONE_ALERT = "ValkeyPrimaryWithoutReplicaInAnotherZone";
 const RELEASE = { namespace: "local", release: "alerts" };
 
 const stops: Array<() => Promise<void>> = [];
@@ -43,9 +47,19 @@ afterAll(async () => {
   for (const stop of stops.reverse()) await stop();
 });
 
-/** An exporter beside host:port, as a scrape target with the deployed labels. */
-async function exporterOf(host: string, port: number, component: string, pod: string): Promise<ScrapeTarget> {
-  const x = await exporterTarget(host, port, PASSWORD, { ...RELEASE, component, pod });
+/**
+ * An exporter beside host:port, as a scrape target with the deployed labels (and `zone`, as discovery
+ * attaches the node's). It listens on the server's own address, as a pod's exporter shares its IP.
+ */
+async function exporterOf(
+  host: string,
+  port: number,
+  component: string,
+  pod: string,
+  zone?: string,
+): Promise<ScrapeTarget> {
+  const labels = { ...RELEASE, component, pod, ...(zone === undefined ? {} : { zone }) };
+  const x = await exporterTarget(host, port, PASSWORD, labels, host);
   stops.push(x.stop);
   return x.target;
 }
@@ -207,14 +221,38 @@ describe("alert rules in a real Prometheus over real exporters", () => {
       // A maxmemory, as every deployed member has (pod/valkey-conf.ts): the memory panel reads it.
       server: { extra: { maxmemory: "256mb" } },
     });
-    const targets = await Promise.all(c.nodes.map((n) => exporterOf(n.host, n.port, "valkey", n.name)));
-    const p = await prometheusOver(targets, localInputs("cluster", 2, 2));
+    const targets = await Promise.all(
+      c.nodes.map((n) => exporterOf(n.host, n.port, "valkey", n.name, c.zoneMap[n.address])),
+    );
+    const inputs = localInputs("cluster", 2, 2);
+    const p = await prometheusOver(targets, inputs);
     expect(await firedWhileHealthy(p, 20_000)).toEqual([]);
+    // The AZ-aware bootstrap put every replica in another zone than its primary: not even pending.
+    expect((await p.alerts()).filter((a) => a.name === ZONE_ALERT)).toEqual([]);
     expect(await emptyDashboardQueries(p, "cluster")).toEqual([]);
 
     const primary = c.primaries[0];
     const replica = primary === undefined ? undefined : c.replicasOf.get(primary.address)?.[0];
     if (primary === undefined || replica === undefined) throw new Error("no shard with a replica");
+
+    // The same exporters with the replica's zone said to be its primary's: the zone alert pends for that primary only
+    // (its 5-minute hold is promtool's to test), matched through the replica's real slave_ip.
+    const primaryZone = c.zoneMap[primary.address] as string;
+    const sameZone = targets.map((t) =>
+      t.labels.pod === replica.name ? { ...t, labels: { ...t.labels, zone: primaryZone } } : t,
+    );
+    const p2 = await prometheusOver(sameZone, inputs);
+    let pending: FiringAlert[] = [];
+    await pollUntil(
+      async () => {
+        const now = await p2.alerts();
+        pending = now.filter((a) => a.name === ZONE_ALERT);
+        return pending.length > 0 ? true : describeAlerts(now);
+      },
+      { timeoutMs: 30_000, intervalMs: 500, what: `${ZONE_ALERT} pending with the replica relabelled` },
+    );
+    expect(pending.map((a) => [a.labels.pod, a.labels.zone])).toEqual([[primary.name, primaryZone]]);
+    await p2.stop();
     primary.signal("SIGSTOP");
     replica.signal("SIGSTOP");
     const fired = await untilFiring(p, ["ValkeyClusterStateNotOk", "ValkeyClusterSlotsNotOk"], 45_000);
