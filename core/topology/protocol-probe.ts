@@ -26,7 +26,10 @@ const printable = (s: string): string =>
     .replace(/[^\x20-\x7e]/g, "?")
     .slice(0, 60);
 
-export function probeProtocol(host: string, port: number, timeoutMs = 1500): Promise<ProbeResult> {
+/** How long the probe waits for a first byte unless told. */
+export const PROBE_TIMEOUT_MS = 1500;
+
+export function probeProtocol(host: string, port: number, timeoutMs = PROBE_TIMEOUT_MS): Promise<ProbeResult> {
   return new Promise((resolve) => {
     let got = "";
     let done = false;
