@@ -12,8 +12,8 @@
 import * as aws from "@pulumi/aws";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { partitionOf } from "./aws/iam.js";
-import { ampCollectorRbac, ampScrapeConfiguration, eksClusterArn, workspaceIdOf } from "./aws/managed-prometheus.js";
+import { eksClusterArn, partitionOf } from "./aws/iam.js";
+import { ampCollectorRbac, ampScrapeConfiguration, workspaceIdOf } from "./aws/managed-prometheus.js";
 import { requireKubernetesProvider } from "./karpenter-node-pool.js";
 
 export interface ManagedPrometheusArgs {

@@ -29,6 +29,11 @@ export function partitionOf(region: string): string {
   return "aws";
 }
 
+/** An EKS cluster's ARN from its name (the stack's clusters are named, not auto-named). */
+export function eksClusterArn(partition: string, region: string, accountId: string, clusterName: string): string {
+  return `arn:${partition}:eks:${region}:${accountId}:cluster/${clusterName}`;
+}
+
 /** The ARN of an AWS-managed policy, e.g. `arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy`. */
 export function managedPolicyArn(partition: string, path: string): string {
   return `arn:${partition}:iam::aws:policy/${path}`;

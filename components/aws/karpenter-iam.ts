@@ -6,7 +6,7 @@
  * region and account. tests/components/karpenter-iam.test.ts compares its actions with the AWS APIs the
  * controller of the pinned module calls (pkg/aws/sdk.go), so a chart bump shows the drift.
  */
-import type { PolicyDocument, PolicyStatement } from "./iam.js";
+import { eksClusterArn, type PolicyDocument, type PolicyStatement } from "./iam.js";
 
 export interface ControllerPolicyInput {
   partition: string;
@@ -148,7 +148,7 @@ function instanceProfileStatements(profiles: string, clusterName: string, region
 export function buildKarpenterControllerPolicy(input: ControllerPolicyInput): PolicyDocument {
   const { partition, region, accountId, clusterName } = input;
   const ec2 = `arn:${partition}:ec2:${region}`;
-  const clusterArn = `arn:${partition}:eks:${region}:${accountId}:cluster/${clusterName}`;
+  const clusterArn = eksClusterArn(partition, region, accountId, clusterName);
   return {
     Version: "2012-10-17",
     Statement: [

@@ -8,9 +8,10 @@
  *   interval the alert rules' hold times assume: one job, one definition.
  * - The rule groups namespace holds the mode's rule file at the stack's bounds, the text
  *   `report.metrics.rules` hands to any other Prometheus.
- * - The collector calls the Kubernetes API as the user `aps-collector-user` (AMP maps its role to
- *   that name in the access entry it creates); the ClusterRole is the read-only one AWS documents
- *   for managed collectors: discovery of pods, services, endpoints and nodes, and `/metrics`.
+ * - The collector calls the Kubernetes API as the user `aps-collector-user` (its role mapped to that
+ *   name by an access entry, which this stack does not create: docs/metrics.md); the ClusterRole is
+ *   the read-only one AWS documents for managed collectors: discovery of pods, services, endpoints
+ *   and nodes, and `/metrics`.
  */
 import { stringify } from "yaml";
 import { AMP_WORKSPACE_ARN_RE } from "../../config/metrics-section.js";
@@ -32,11 +33,6 @@ export function ampScrapeConfiguration(namespaces: readonly string[]): string {
     },
     { lineWidth: 0 },
   );
-}
-
-/** An EKS cluster's ARN from its name: the collector's source (the cluster's name is its physical name here). */
-export function eksClusterArn(partition: string, region: string, account: string, clusterName: string): string {
-  return `arn:${partition}:eks:${region}:${account}:cluster/${clusterName}`;
 }
 
 /** The workspace id (`ws-…`) of a workspace ARN; throws naming the key on anything else. */
