@@ -136,7 +136,10 @@ class Writer:
         self.a = a
         self.client = client
         self.out_lock = threading.Lock()
-        self.stop = threading.Event()
+        # A plain flag, not a threading.Event: SIGTERM's handler runs on the main thread between two
+        # bytecodes, possibly while that thread holds the Event's lock inside Event.wait, and
+        # Event.set would then wait on that lock forever (seen in CI: the writer never exited).
+        self.stopping = False
 
     def emit(self, record):
         line = json.dumps(record, separators=(",", ":"))
@@ -183,12 +186,12 @@ class Writer:
         seq = 0
         pool = ThreadPoolExecutor(max_workers=workers)
         try:
-            while not self.stop.is_set():
+            while not self.stopping:
                 due = int((time.monotonic() - started) / interval) + 1
                 while seq < due:
                     seq += 1
                     pool.submit(self.write, seq)
-                self.stop.wait(min(0.01, interval / 2))
+                time.sleep(min(0.01, interval / 2))
         finally:
             # A write still queued when told to stop was never sent: it is dropped, not sent late (a
             # starved machine can queue many); the writes in flight end within their bound.
@@ -199,11 +202,15 @@ def main(argv):
     a = parse_args(argv)
     password = os.environ.get("VALKEY_PASSWORD") or None
     writer = Writer(a, make_client(a, password))
-    signal.signal(signal.SIGTERM, lambda *_: writer.stop.set())
+
+    def stop(*_):
+        writer.stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
     # SIGUSR1 (sent when the writer overstays its stop bound): every thread's stack on stderr.
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     # The drill closes stdin to stop it as well (a parent that dies closes it too).
-    threading.Thread(target=lambda: (sys.stdin.read(), writer.stop.set()), daemon=True).start()
+    threading.Thread(target=lambda: (sys.stdin.read(), stop()), daemon=True).start()
     writer.run()
     return 0
 
