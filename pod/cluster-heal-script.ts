@@ -23,9 +23,12 @@
  *    52 s, and a shard lost 2 acknowledged writes taken by its restarted primary meanwhile; met every
  *    round, one call per MEET: 9.7-14.0 s, 0 lost in 5 of 5 runs; this script: 9.9-13.6 s, 0 lost in
  *    5 of 5 (the cluster `all` drill; docs/measurements.md, 2026-11-30);
- * 4. stops once `cluster_state:ok`, every peer's link is up and every peer answers CLUSTER MYID
- *    with its node ID at the address on record; or when the server is gone, or after the
- *    deadline. It never forgets nodes or touches slots.
+ * 4. stops once `cluster_state:ok`, every peer's link is up and every peer has answered CLUSTER
+ *    MYID with its node ID at the address on record; or when the server is gone, or after the
+ *    deadline. It never forgets nodes or touches slots. A peer that answered is not asked again
+ *    at the same address while its link stays up (asked before its MEET, it needs no second ask
+ *    to prove the link): every member asking every peer every round made a full restart of N
+ *    members N² valkey-cli processes a round on one host (200 members: 520 s).
  *
  * Why ask each peer: right after a start, every peer loaded from nodes.conf reads "connected"
  * while the bus dials it, and `cluster_state:ok` is the state saved before the restart. On

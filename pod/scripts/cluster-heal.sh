@@ -36,6 +36,26 @@ with_addresses() {
 
 # @include lib-wait-ping.sh
 
+# "id ip port" lines of the peers that answered CLUSTER MYID with their own node ID at that address in this run. A
+# peer is asked once per address while its link stays up, not every round: with every member asking every moved
+# peer, a full restart of N members is N² client processes a round (200 members on one host: 520 s to heal). A
+# peer that fails to answer is asked again next round; one whose link reads down, or whose name moves to another
+# address, loses its proof and is asked again.
+proven=
+is_proven() { case "$nl$proven" in *"$nl$1 $2 $3$nl"*) return 0 ;; esac; return 1; }
+prove() {
+  is_proven "$@" && return 0
+  [ "$(cli -h "$2" -p "$3" cluster myid 2>/dev/null)" = "$1" ] || return 1
+  proven="$proven$1 $2 $3$nl"
+}
+forget() {
+  while :; do
+    case "$nl$proven" in *"$nl$1 "*) ;; *) return 0 ;; esac
+    f_tail=${proven#*"$1 "}
+    proven="${proven%%"$1 "*}${f_tail#*"$nl"}"
+  done
+}
+
 while :; do
   server_alive || exit 0
   expired && { log "cluster_state is still not ok after ${deadline}s; giving up"; exit 0; }
@@ -75,12 +95,21 @@ while :; do
       esac
       if [ -z "$new_ip" ] || [ "$new_ip" = "$old_ip" ]; then
         # Nothing to re-meet (no name, not resolvable yet, or DNS still gives the address on record).
-        if [ "$link" = connected ]; then linked="$linked$id $old_ip $peer_port$nl"; else down=$((down + 1)); fi
+        if [ "$link" = connected ]; then
+          linked="$linked$id $old_ip $peer_port$nl"
+        else
+          forget "$id"
+          down=$((down + 1))
+        fi
         continue
       fi
       down=$((down + 1))
-      their_id=$(cli -h "$new_ip" -p "$peer_port" cluster myid 2>/dev/null) || continue
-      [ "$their_id" = "$id" ] || { log "$name at $new_ip is node '$their_id', not $id; not meeting it"; continue; }
+      if ! is_proven "$id" "$new_ip" "$peer_port"; then
+        forget "$id"
+        their_id=$(cli -h "$new_ip" -p "$peer_port" cluster myid 2>/dev/null) || continue
+        [ "$their_id" = "$id" ] || { log "$name at $new_ip is node '$their_id', not $id; not meeting it"; continue; }
+        proven="$proven$id $new_ip $peer_port$nl"
+      fi
       meets="${meets}cluster meet $new_ip $peer_port $bus$nl"
       meet_log="$meet_log$name $id $new_ip:$peer_port $old_ip$nl"
     done <<EOF
@@ -110,12 +139,14 @@ EOF
       *cluster_state:ok*) ;;
       *) down=$((down + 1)) ;;
     esac
-    # "connected" and cluster_state:ok are not proof right after a start (see above): every
-    # linked peer must answer CLUSTER MYID with its node ID at the address on record.
+    # "connected" and cluster_state:ok are not proof right after a start: a peer loaded from nodes.conf reads
+    # "connected" while the bus still dials its old address (a deleted pod's IP hangs), and cluster_state is the state
+    # saved before the restart. Every linked peer must have answered CLUSTER MYID with its node ID at the address on
+    # record (asked here, or before its MEET at that address).
     if [ "$down" -eq 0 ]; then
       while read -r l_id l_ip l_port; do
         [ -n "$l_id" ] || continue
-        [ "$(cli -h "$l_ip" -p "$l_port" cluster myid 2>/dev/null)" = "$l_id" ] || { down=$((down + 1)); break; }
+        prove "$l_id" "$l_ip" "$l_port" || { down=$((down + 1)); break; }
       done <<EOF
 $linked
 EOF

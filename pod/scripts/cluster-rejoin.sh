@@ -11,6 +11,9 @@ me="${VALKEY_ANNOUNCE_HOST:-}"
 # server_pid is read by server_alive (lib-deadline.sh, included below).
 # shellcheck disable=SC2034
 if [ "${1:-}" = gate ]; then mode=gate; deadline=$gate_deadline; server_pid=""; else mode=run; deadline=$run_deadline; server_pid="${1:-}"; fi
+# My node id, once the server runs (below); none before it starts (the gate), when every entry with my hostname is
+# an old one. Unset, `set -u` ended each of the gate's lookups, and the gate let every member start at once.
+myid=
 # @include lib-deadline.sh
 # "ip port" of every peer: $VALKEY_HEAL_HOSTS_FILE (tests) or the headless Service's addresses.
 peers() {
