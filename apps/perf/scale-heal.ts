@@ -90,6 +90,8 @@ export async function healAfterFullRestart(o: HealOptions): Promise<HealFigures>
     zoneDownMs: RESTART_DELAY_MS,
     bootstrapTimeoutMs: 300_000,
     deployedScriptClocks: true,
+    // The first start's gate would ask every peer (N² processes here, N per pod on EKS); the heal is what is measured.
+    firstStartPeersListed: false,
   });
   try {
     const keys = await confirmedKeys(t, password);

@@ -90,6 +90,14 @@ export interface ClusterTargetOptions extends DrillTimings {
    * of the drills' shorter ones (cluster-pod.ts DRILL_SCRIPT_CLOCKS). @default false
    */
   deployedScriptClocks?: boolean;
+  /**
+   * Whether the stand-in for DNS lists the peers at the first start, as the headless Service does (publishNotReadyAddresses).
+   * false: an empty hosts file until the bootstrap has formed the cluster, so rejoin.sh's gate asks nobody. Every
+   * first start's gate asks every listed peer for CLUSTER NODES (it looks for an old entry under its hostname): N
+   * asks per pod, but N² valkey-cli processes on one host, which at 200 members kept one from starting within 200 s
+   * (the scale ladder; 2026-12-01). @default true
+   */
+  firstStartPeersListed?: boolean;
 }
 
 interface Pod extends ClusterPodSpec {
@@ -160,8 +168,10 @@ export class ClusterTarget implements DrillTarget {
     const count = this.o.primaries * (1 + this.o.replicasPerPrimary);
     for (const spec of await clusterPodSpecs(count, base, this.o.zones, this.fleet.baseDir))
       this.pods.push({ ...spec, nodeId: "", proc: undefined });
-    this.writeHosts();
+    if (this.o.firstStartPeersListed === false) writeFileSync(this.hostsFile, "");
+    else this.writeHosts();
     await Promise.all(this.pods.map((p) => this.startFirst(p)));
+    this.writeHosts();
     const connector = new DirectConnector({ password: this.o.password });
     const result = await bootstrapCluster({
       members: this.pods.map((p) => localMember(p.proc as ValkeyProcess, p.zone)),
@@ -204,7 +214,7 @@ export class ClusterTarget implements DrillTarget {
         if (attempt >= 3 || !/Address already in use/.test((err as Error).message)) throw err;
         p.port = await freePort(p.host);
         p.busPort = await freePort(p.host);
-        this.writeHosts();
+        if (this.o.firstStartPeersListed !== false) this.writeHosts();
       }
     }
   }
