@@ -91,11 +91,11 @@ export interface ClusterTargetOptions extends DrillTimings {
    */
   deployedScriptClocks?: boolean;
   /**
-   * Whether the stand-in for DNS lists the peers at the first start, as the headless Service does (publishNotReadyAddresses).
-   * false: an empty hosts file until the bootstrap has formed the cluster, so rejoin.sh's gate asks nobody. Every
-   * first start's gate asks every listed peer for CLUSTER NODES (it looks for an old entry under its hostname): N
-   * asks per pod, but N² valkey-cli processes on one host, which at 200 members kept one from starting within 200 s
-   * (the scale ladder; 2026-12-01). @default true
+   * Whether the stand-in for DNS lists the peers at the first start, as the headless Service does
+   * (publishNotReadyAddresses). false: an empty hosts file until the bootstrap has formed the cluster, so
+   * rejoin.sh's gate asks nobody. Every first start's gate asks every listed peer for CLUSTER NODES (it looks for an
+   * old entry under its hostname): N asks per pod, but N² valkey-cli processes on one host, which at 200 members
+   * kept one from starting within 200 s (the scale ladder; 2026-12-01). @default true
    */
   firstStartPeersListed?: boolean;
 }
