@@ -92,6 +92,8 @@ export async function healAfterFullRestart(o: HealOptions): Promise<HealFigures>
     deployedScriptClocks: true,
     // The first start's gate would ask every peer (N² processes here, N per pod on EKS); the heal is what is measured.
     firstStartPeersListed: false,
+    // The restart is what is measured: a member slow to answer under the restart's load is a figure, not a failure.
+    startTimeoutMs: HEAL_TIMEOUT_MS,
   });
   try {
     const keys = await confirmedKeys(t, password);

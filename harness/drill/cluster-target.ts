@@ -98,6 +98,12 @@ export interface ClusterTargetOptions extends DrillTimings {
    * kept one from starting within 200 s (the scale ladder; 2026-12-01). @default true
    */
   firstStartPeersListed?: boolean;
+  /**
+   * How long a member's start (first or restart) may take to answer PING as its own server. The scale ladder's
+   * restart of 200 members at once, their heal.sh asking each other (N² valkey-cli on one host), kept member-0 from
+   * answering within 200 s (bench:scale 2026-12-01, load average 367). @default max(90 s, 1 s per member)
+   */
+  startTimeoutMs?: number;
 }
 
 interface Pod extends ClusterPodSpec {
@@ -239,7 +245,7 @@ export class ClusterTarget implements DrillTarget {
       // A member restarted without its data waits in rejoin.sh's gate until its old shard failed over. A fresh
       // member's gate asks every peer once (a valkey-cli each): N members started together make N² calls on
       // this machine's cores (200 members answered PING 79–89 s after their start, bench:scale 2026-11-30).
-      startTimeoutMs: Math.max(90_000, this.pods.length * 1_000),
+      startTimeoutMs: this.o.startTimeoutMs ?? Math.max(90_000, this.pods.length * 1_000),
       launch: clusterPodLaunch(p, env),
     });
   }

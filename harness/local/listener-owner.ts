@@ -7,8 +7,10 @@
  * its descendants. Where /proc cannot tell (another OS), the answer is "unknown" and the caller
  * trusts the PING as before.
  */
+import { execFile } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { promisify } from "node:util";
 
 /** TCP state LISTEN in /proc/net/tcp. */
 const LISTEN = "0A";
@@ -38,6 +40,34 @@ async function readListeners(procNet: string): Promise<Listeners | undefined> {
     }
   }
   return read ? out : undefined;
+}
+
+/**
+ * Every LISTEN socket by local port from `ss -Hltne`: iproute2 asks the kernel over netlink (sock_diag) for the
+ * listening sockets only, where /proc/net/tcp lists every socket. Restarting the ladder's 200 cluster members, their
+ * bus links and their scripts' connections made that file a costly read each time a starting member was checked
+ * (about 5 ms per 1,000 sockets here idle; the table held tens of thousands, and at load average 367 a member that
+ * answered at once was not seen as started within 200 s, bench:scale 2026-12-01); ss's cost follows the listeners
+ * (hundreds). Undefined when ss is missing or fails (the caller reads /proc/net/tcp).
+ */
+export async function ssListeners(ss = "ss"): Promise<Listeners | undefined> {
+  let stdout: string;
+  try {
+    ({ stdout } = await promisify(execFile)(ss, ["-Hltne"], { maxBuffer: 64 * 1024 * 1024 }));
+  } catch {
+    return undefined;
+  }
+  const out: Listeners = new Map();
+  for (const line of stdout.split("\n")) {
+    // State Recv-Q Send-Q Local:Port Peer:Port ... ino:<inode> ...
+    const cols = line.trim().split(/\s+/);
+    const inode = /(?:^|\s)ino:(\d+)/.exec(line)?.[1];
+    const port = Number.parseInt(cols[3]?.split(":").at(-1) ?? "", 10);
+    if (cols[0] !== "LISTEN" || inode === undefined || !Number.isInteger(port)) continue;
+    if (!out.has(port)) out.set(port, new Set());
+    out.get(port)?.add(inode);
+  }
+  return out;
 }
 
 /**
@@ -72,16 +102,20 @@ export function sharedFreshRead<T>(read: () => Promise<T>): () => Promise<T> {
 }
 
 /**
- * The listening sockets, from a read of /proc/net/tcp that started after the call (sharedFreshRead): that file
- * lists every socket, TIME_WAIT too, and with 60 members and their scripts' connections it held 20,000 lines
- * that took the kernel 0.1–6 s each to produce under load; one synchronous read per starting member, in turn,
- * made restarting 60 members at once take 57–68 s (the scale ladder's heal step).
+ * The listening sockets, from a read that started after the call (sharedFreshRead): `ss` for the system's own /proc
+ * (ssListeners), else /proc/net/tcp. That file lists every socket, TIME_WAIT too, and with 60 members and their
+ * scripts' connections it held 20,000 lines that took the kernel 0.1–6 s each to produce under load; one synchronous
+ * read per starting member, in turn, made restarting 60 members at once take 57–68 s (the scale ladder's heal step).
  */
 const readers = new Map<string, () => Promise<Listeners | undefined>>();
 
 export function freshListeners(procNet = "/proc/net"): Promise<Listeners | undefined> {
   let r = readers.get(procNet);
-  if (r === undefined) readers.set(procNet, (r = sharedFreshRead(() => readListeners(procNet))));
+  const read =
+    procNet === "/proc/net"
+      ? async () => (await ssListeners()) ?? readListeners(procNet)
+      : () => readListeners(procNet);
+  if (r === undefined) readers.set(procNet, (r = sharedFreshRead(read)));
   return r();
 }
 

@@ -43,9 +43,14 @@ with_addresses() {
 # address, loses its proof and is asked again.
 proven=
 is_proven() { case "$nl$proven" in *"$nl$1 $2 $3$nl"*) return 0 ;; esac; return 1; }
+# Whether node $1 answers at $2:$3 (asked unless proven there; a proof at another address is dropped first);
+# $answered: what it said (empty: no answer, or proven before).
 prove() {
+  answered=
   is_proven "$@" && return 0
-  [ "$(cli -h "$2" -p "$3" cluster myid 2>/dev/null)" = "$1" ] || return 1
+  forget "$1"
+  answered=$(cli -h "$2" -p "$3" cluster myid 2>/dev/null) || answered=
+  [ "$answered" = "$1" ] || return 1
   proven="$proven$1 $2 $3$nl"
 }
 forget() {
@@ -104,11 +109,9 @@ while :; do
         continue
       fi
       down=$((down + 1))
-      if ! is_proven "$id" "$new_ip" "$peer_port"; then
-        forget "$id"
-        their_id=$(cli -h "$new_ip" -p "$peer_port" cluster myid 2>/dev/null) || continue
-        [ "$their_id" = "$id" ] || { log "$name at $new_ip is node '$their_id', not $id; not meeting it"; continue; }
-        proven="$proven$id $new_ip $peer_port$nl"
+      if ! prove "$id" "$new_ip" "$peer_port"; then
+        [ -z "$answered" ] || log "$name at $new_ip is node '$answered', not $id; not meeting it"
+        continue
       fi
       meets="${meets}cluster meet $new_ip $peer_port $bus$nl"
       meet_log="$meet_log$name $id $new_ip:$peer_port $old_ip$nl"

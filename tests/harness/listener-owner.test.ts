@@ -9,7 +9,13 @@
 import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { listenerIsOwn, processTree, sharedFreshRead } from "../../harness/local/listener-owner.js";
+import {
+  freshListeners,
+  listenerIsOwn,
+  processTree,
+  sharedFreshRead,
+  ssListeners,
+} from "../../harness/local/listener-owner.js";
 import { freePort } from "../../harness/local/ports.js";
 import { startValkeyServer } from "../../harness/local/valkey-process.js";
 
@@ -105,5 +111,24 @@ describe("one /proc/net/tcp read shared by many starting servers", () => {
     });
     await expect(read()).rejects.toThrow("EACCES");
     expect(await read()).toBe(2);
+  });
+});
+
+describe("the listening sockets, from ss and from /proc/net/tcp", () => {
+  it("both name this test's listener by its port and the same socket inode", async () => {
+    const port = await freePort();
+    await foreignPong(port);
+    const viaSs = await ssListeners();
+    // iproute2 is part of the machines this runs on (.ci/setup); without it this check has nothing to compare.
+    expect(viaSs, "ss (iproute2) is not on PATH").toBeDefined();
+    const viaProc = await freshListeners(`/proc/${process.pid}/net`);
+    const inodes = viaSs?.get(port);
+    expect(inodes?.size).toBe(1);
+    expect(viaProc?.get(port)).toEqual(inodes);
+  });
+
+  it("ss missing or failing answers undefined (the caller reads /proc/net/tcp)", async () => {
+    expect(await ssListeners("/nonexistent/ss")).toBeUndefined();
+    expect(await ssListeners("false")).toBeUndefined();
   });
 });

@@ -23,10 +23,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Partition, partitionCapability } from "../../harness/drill/partition.js";
 import { LocalFleet } from "../../harness/local/valkey-process.js";
 import { startLocalCluster } from "../../harness/local/local-cluster.js";
-import { openClient } from "../../core/topology/connector.js";
 import { sleep } from "../../core/util/poll-until.js";
 import { startPod, type PodProcess } from "../support/pod-process.js";
-import { PASSWORD, cliPath, run, valkeyConfig } from "../support/valkey-fixtures.js";
+import { PASSWORD, callNode, cliPath, run, valkeyConfig } from "../support/valkey-fixtures.js";
 
 const NODE_TIMEOUT_MS = 3000;
 /** The stated bound for the whole heal, from the last member started to every member ok. */
@@ -87,15 +86,6 @@ function myidLoggingCli(root: string): { cli: string; log: string } {
   return { cli, log };
 }
 
-async function clusterCall(host: string, port: number, ...args: string[]): Promise<string> {
-  const c = await openClient(host, port, `${host}:${port}`, { password: PASSWORD });
-  try {
-    return String(await c.call(args[0] as string, ...args.slice(1)));
-  } finally {
-    c.disconnect();
-  }
-}
-
 /** A bootstrapped 3 x 1 cluster with KEYS keys and announced hostnames, stopped gracefully. */
 async function formAndStop(root: string): Promise<Member[]> {
   const fleet = new LocalFleet(join(root, "fleet"));
@@ -122,19 +112,19 @@ async function formAndStop(root: string): Promise<Member[]> {
   }));
   // What the pods announce: their stable DNS names (gossiped into every nodes.conf).
   for (const [i, n] of c.nodes.entries()) {
-    await clusterCall(n.host, n.port, "CONFIG", "SET", "cluster-announce-hostname", (members[i] as Member).hostname);
+    await callNode(n.host, n.port, "CONFIG", "SET", "cluster-announce-hostname", (members[i] as Member).hostname);
   }
   const deadline = Date.now() + 20_000;
   for (const n of c.nodes) {
     for (;;) {
-      const nodes = await clusterCall(n.host, n.port, "CLUSTER", "NODES");
+      const nodes = await callNode(n.host, n.port, "CLUSTER", "NODES");
       if (members.every((m) => nodes.includes(m.hostname))) break;
       if (Date.now() > deadline) throw new Error(`hostnames did not reach ${n.address}:\n${nodes}`);
       await sleep(200);
     }
   }
   // Replicas carry the keys before the stop (WAIT on every primary).
-  for (const p of c.primaries) await clusterCall(p.host, p.port, "WAIT", "1", "5000");
+  for (const p of c.primaries) await callNode(p.host, p.port, "WAIT", "1", "5000");
   await Promise.all(c.nodes.map((n) => n.stop(10_000)));
   for (const m of members) {
     const conf = readFileSync(join(m.dataDir, "nodes.conf"), "utf8");
@@ -201,7 +191,7 @@ async function restartAsPods(
  */
 async function healed(p: PodProcess, pods: PodProcess[], members: Member[]): Promise<boolean> {
   if ((await clusterState(p)) !== "ok") return false;
-  const lines = (await clusterCall(p.host, p.port, "CLUSTER", "NODES")).split("\n");
+  const lines = (await callNode(p.host, p.port, "CLUSTER", "NODES")).split("\n");
   return members.every((m, i) => {
     const line = lines.find((l) => l.startsWith(`${m.id} `)) ?? "";
     const at = `${(pods[i] as PodProcess).host}:${m.port}@${m.busPort}`;
@@ -241,7 +231,7 @@ function expectEachPeerAskedOnce(log: string, pods: PodProcess[], members: Membe
 }
 
 async function clusterState(p: PodProcess): Promise<string> {
-  const info = await clusterCall(p.host, p.port, "CLUSTER", "INFO");
+  const info = await callNode(p.host, p.port, "CLUSTER", "INFO");
   return /cluster_state:(\w+)/.exec(info)?.[1] ?? "unknown";
 }
 
@@ -305,9 +295,9 @@ describe("full cluster restart on new addresses (real valkey-server, rendered po
 
     for (const [i, p] of started.entries()) {
       const m = members[i] as Member;
-      expect(await clusterCall(p.host, p.port, "CLUSTER", "MYID")).toBe(m.id);
+      expect(await callNode(p.host, p.port, "CLUSTER", "MYID")).toBe(m.id);
       const myself =
-        (await clusterCall(p.host, p.port, "CLUSTER", "NODES")).split("\n").find((l) => l.includes("myself")) ?? "";
+        (await callNode(p.host, p.port, "CLUSTER", "NODES")).split("\n").find((l) => l.includes("myself")) ?? "";
       expect(myself).toContain(`${m.id} ${p.host}:${m.port}@${m.busPort},${m.hostname}`);
       expect(await ready(p), `readiness of ${p.name}`).toBe(true);
     }

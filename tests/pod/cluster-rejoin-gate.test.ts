@@ -11,26 +11,16 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openClient } from "../../core/topology/connector.js";
 import { sleep } from "../../core/util/poll-until.js";
 import { startLocalCluster, type LocalCluster } from "../../harness/local/local-cluster.js";
 import { LocalFleet } from "../../harness/local/valkey-process.js";
 import { renderClusterRejoinScript } from "../../pod/cluster-rejoin-script.js";
-import { PASSWORD, cliPath, run } from "../support/valkey-fixtures.js";
+import { PASSWORD, callNode, cliPath, run } from "../support/valkey-fixtures.js";
 
 const GATE_DEADLINE_S = 3;
 const root = mkdtempSync(join(tmpdir(), "valkey-on-eks-gate-"));
 let cluster: LocalCluster;
 const hostname = (i: number): string => `member-${i}.gate-headless.test`;
-
-async function call(host: string, port: number, ...args: string[]): Promise<string> {
-  const c = await openClient(host, port, `${host}:${port}`, { password: PASSWORD });
-  try {
-    return String(await c.call(args[0] as string, ...args.slice(1)));
-  } finally {
-    c.disconnect();
-  }
-}
 
 beforeAll(async () => {
   cluster = await startLocalCluster(new LocalFleet(join(root, "fleet")), {
@@ -40,12 +30,12 @@ beforeAll(async () => {
     password: PASSWORD,
   });
   for (const [i, n] of cluster.nodes.entries())
-    await call(n.host, n.port, "CONFIG", "SET", "cluster-announce-hostname", hostname(i));
+    await callNode(n.host, n.port, "CONFIG", "SET", "cluster-announce-hostname", hostname(i));
   // Every member lists every hostname (gossip) before a gate asks.
   const deadline = Date.now() + 20_000;
   for (const n of cluster.nodes) {
     for (;;) {
-      const nodes = await call(n.host, n.port, "CLUSTER", "NODES");
+      const nodes = await callNode(n.host, n.port, "CLUSTER", "NODES");
       if (cluster.nodes.every((_, i) => nodes.includes(hostname(i)))) break;
       if (Date.now() > deadline) throw new Error(`hostnames did not reach ${n.host}:${n.port}:\n${nodes}`);
       await sleep(200);

@@ -11,6 +11,7 @@ import { promisify } from "node:util";
 import { resolveBinaries } from "../../benchmarks/run/binaries.js";
 import { freePort } from "../../harness/local/ports.js";
 import { waitForPing } from "../../harness/local/valkey-process.js";
+import { openClient } from "../../core/topology/connector.js";
 import type { ValkeyConfig } from "../../config/types.js";
 import type { Placement } from "../../components/shared.js";
 import type { Container, PodSpec, StatefulSet } from "../../components/valkey/k8s-types.js";
@@ -80,6 +81,16 @@ export async function cli(port: number, args: string[], password?: string): Prom
   const env = password === undefined ? rest : { ...rest, REDISCLI_AUTH: password, VALKEYCLI_AUTH: password };
   const { stdout } = await run(cliPath(), ["-h", "127.0.0.1", "-p", String(port), ...args], { env });
   return stdout.trim();
+}
+
+/** One command to host:port through the program's own connector (PASSWORD), its reply as a string. */
+export async function callNode(host: string, port: number, ...args: string[]): Promise<string> {
+  const c = await openClient(host, port, `${host}:${port}`, { password: PASSWORD });
+  try {
+    return String(await c.call(args[0] as string, ...args.slice(1)));
+  } finally {
+    c.disconnect();
+  }
 }
 
 export interface ScriptServer {
