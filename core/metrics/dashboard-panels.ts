@@ -222,6 +222,26 @@ const REPLICATION_PANELS: PanelDefinition[] = [
   },
 ];
 
+/** `role`'s members per zone, each pod counted once (its newest series). */
+const perZone = (role: "master" | "slave"): string =>
+  `count by (zone) (max by (pod, zone) (redis_instance_info${sel("valkey", `role="${role}", zone!=""`)}))`;
+
+const ZONE_PANELS: PanelDefinition[] = [
+  {
+    title: "Primaries and replicas per zone",
+    description:
+      "Members of each role in each zone (the target's zone label, the node's topology.kubernetes.io/zone). A zone holding most primaries takes most of the keyspace down with it; a zone with primaries and no replicas elsewhere is what ValkeyNoReplicaInAnotherZone names.",
+    row: "Replication and failover",
+    modes: BOTH,
+    kind: "timeseries",
+    unit: "short",
+    queries: [
+      { expr: perZone("master"), legend: "primaries {{zone}}" },
+      { expr: perZone("slave"), legend: "replicas {{zone}}" },
+    ],
+  },
+];
+
 const CLUSTER_PANELS: PanelDefinition[] = [
   {
     title: "Cluster state and slots served",
@@ -375,6 +395,7 @@ export function panelsFor(mode: AlertMode): PanelDefinition[] {
     ...THROUGHPUT,
     ...MEMORY,
     ...REPLICATION_PANELS,
+    ...ZONE_PANELS,
     ...CLUSTER_PANELS,
     ...SENTINEL_PANELS,
     ...PERSISTENCE,

@@ -152,7 +152,7 @@ describe("alert rules in a real Prometheus over real exporters", () => {
   it("replication: a healthy topology fires no alert and answers every live dashboard query; a primary killed fires ValkeyPrimaryChanged only (not ValkeyNoPrimary); two Sentinels of three killed fire ValkeySentinelQuorumLost and the write endpoint's alert, resolved once they are back", async () => {
     const t = await SentinelTopology.start({
       replicas: 1,
-      zones: ["a"],
+      zones: ["a", "b"],
       sentinels: 3,
       quorum: 2,
       downAfterMs: 2000,
@@ -164,8 +164,9 @@ describe("alert rules in a real Prometheus over real exporters", () => {
     const status = t.proxy?.status;
     if (status === undefined) throw new Error("no HAProxy");
     const targets = [
-      ...(await Promise.all(t.members.map((m) => exporterOf(m.host, m.port, "valkey", m.name)))),
-      ...(await Promise.all(t.sentinels.map((s) => exporterOf(s.host, s.port, "sentinel", s.name)))),
+      // Each with its zone, as discovery attaches it (the per-zone panel reads it).
+      ...(await Promise.all(t.members.map((m) => exporterOf(m.host, m.port, "valkey", m.name, m.zone)))),
+      ...(await Promise.all(t.sentinels.map((s) => exporterOf(s.host, s.port, "sentinel", s.name, s.zone)))),
       {
         address: `${status.host}:${status.port}`,
         path: METRICS_PATH,
