@@ -111,11 +111,11 @@ const readers = new Map<string, () => Promise<Listeners | undefined>>();
 
 export function freshListeners(procNet = "/proc/net"): Promise<Listeners | undefined> {
   let r = readers.get(procNet);
-  const read =
-    procNet === "/proc/net"
-      ? async () => (await ssListeners()) ?? readListeners(procNet)
-      : () => readListeners(procNet);
-  if (r === undefined) readers.set(procNet, (r = sharedFreshRead(read)));
+  if (r === undefined) {
+    const own = procNet === "/proc/net";
+    r = sharedFreshRead(async () => (own ? await ssListeners() : undefined) ?? readListeners(procNet));
+    readers.set(procNet, r);
+  }
   return r();
 }
 
