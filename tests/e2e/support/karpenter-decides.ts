@@ -11,7 +11,8 @@
  * EC2NodeClass), and the StatefulSets' volume claims become emptyDirs (EKS's gp3 class binds
  * WaitForFirstConsumer: a new claim follows the pod and does not steer the first placement). The phases
  * run as the program runs them: the release, then the benchmark Job's client pods, then the drill's
- * load pod. Asserted for both modes: every pod gets a node of the pool; no node runs two pods of one
+ * load pod. The NodePool is self-managed Karpenter's, or Auto Mode's (`auto-mode`: the one EKS's own Karpenter would run;
+ * the API server's Karpenter CRD admits it, read back unchanged). Asserted for both modes: every pod gets a node of the pool; no node runs two pods of one
  * member set (Valkey, Sentinel, HAProxy); members spread over the zones (max skew 1); every node is a
  * permitted type, on demand, arm64, tainted for Valkey, in a configured zone; Karpenter removes none
  * of them while pods run; the nodes it launched cost no fewer vCPUs than the capacity model's least
@@ -23,6 +24,7 @@ import { existsSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { buildAutoNodePool } from "../../../components/aws/auto-mode.js";
 import { buildValkeyNodePool } from "../../../components/aws/karpenter-manifests.js";
 import { estimateNodes, vcpusOfNodes, type NodeEstimate } from "../../../components/capacity/estimate.js";
 import { valkeyPoolWorkloads, type PoolWorkload } from "../../../components/capacity/pod-inventory.js";
@@ -176,13 +178,37 @@ interface Decided {
 }
 
 /** Deploys each phase in turn and records the nodes the pool has once the phase's pods are placed. */
-/** The program's NodePool for `config`, on the KWOKNodeClass. */
-async function createNodePool(config: StackConfig): Promise<void> {
-  const pool = buildValkeyNodePool({ nodePool: config.karpenter.nodePool, zones: ZONES, name: VALKEY_NODE_POOL });
+/** Which of the program's NodePools: self-managed Karpenter's, or EKS Auto Mode's (`eks.autoMode`). */
+export type PoolKind = "self-managed" | "auto-mode";
+
+/** The program's NodePool for `config` (its builder for `kind`), as rendered for EKS. */
+function renderedNodePool(config: StackConfig, kind: PoolKind) {
+  const input = { nodePool: config.karpenter.nodePool, zones: ZONES, name: VALKEY_NODE_POOL };
+  return kind === "auto-mode" ? buildAutoNodePool(input) : buildValkeyNodePool(input);
+}
+
+/**
+ * The program's NodePool for `config`, on the KWOKNodeClass: the one change. The NodePool Karpenter's CRD admitted
+ * (its schema and CEL rules) is read back and must be the rendered one apart from that reference and the defaults the
+ * API server fills in.
+ */
+async function createNodePool(config: StackConfig, kind: PoolKind): Promise<void> {
+  const pool = renderedNodePool(config, kind);
   const nodeClassRef = { group: "karpenter.kwok.sh", kind: "KWOKNodeClass", name: VALKEY_NODE_POOL };
   await ctx.plane.api("POST", "/apis/karpenter.sh/v1/nodepools", {
     ...pool,
     spec: { ...pool.spec, template: { ...pool.spec.template, spec: { ...pool.spec.template.spec, nodeClassRef } } },
+  });
+  const { body } = await ctx.plane.api<{ spec: { template: { spec: Record<string, unknown> } } }>(
+    "GET",
+    `/apis/karpenter.sh/v1/nodepools/${VALKEY_NODE_POOL}`,
+  );
+  const { requirements, taints, expireAfter } = body.spec.template.spec;
+  const rendered = pool.spec.template.spec;
+  expect({ requirements, taints, expireAfter }, `the ${kind} NodePool as admitted`).toEqual({
+    requirements: rendered.requirements,
+    taints: rendered.taints,
+    expireAfter: rendered.expireAfter,
   });
 }
 
@@ -190,9 +216,9 @@ async function createNodePool(config: StackConfig): Promise<void> {
  * Deploys each phase in turn, its objects one after another as the program creates them, and records the nodes the
  * pool has once the phase's pods are placed.
  */
-async function deployPhases(config: StackConfig, workloads: readonly PoolWorkload[]): Promise<Decided> {
+async function deployPhases(config: StackConfig, workloads: readonly PoolWorkload[], kind: PoolKind): Promise<Decided> {
   const ns = config.valkey.namespace;
-  await createNodePool(config);
+  await createNodePool(config, kind);
   await ctx.plane.api("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
   const nodes = new Map<string, PoolNode>();
   const claimsSeen = new Set<string>();
@@ -358,8 +384,16 @@ async function scaleOutAndIn(): Promise<void> {
   expect(empty.length).toBeGreaterThanOrEqual(added.length);
 }
 
-function configOf(mode: "cluster" | "replication", extra: Record<string, unknown> = {}): StackConfig {
-  return parseStackConfig({ aws: { zones: ZONES }, valkey: { mode, namespace: `karpenter-${mode}`, ...extra } }).config;
+function configOf(
+  mode: "cluster" | "replication",
+  extra: Record<string, unknown> = {},
+  kind: PoolKind = "self-managed",
+): StackConfig {
+  return parseStackConfig({
+    aws: { zones: ZONES },
+    ...(kind === "auto-mode" ? { eks: { autoMode: true } } : {}),
+    valkey: { mode, namespace: `karpenter-${mode}`, ...extra },
+  }).config;
 }
 
 /** One mode's test, in a file of its own (a fresh control plane: each starts with an empty pool). */
@@ -385,16 +419,22 @@ function bootstrapPlansOn(config: StackConfig, members: readonly PodSeen[], zone
   expect(Math.max(...Object.values(plan.primariesPerZone)) * 2).toBeLessThan(primaries);
 }
 
-export function karpenterDecides(mode: "cluster" | "replication"): void {
+/**
+ * One mode's test on one of the program's NodePools. `auto-mode`: the NodePool EKS Auto Mode's own Karpenter runs
+ * (buildAutoNodePool: no `kubernetes.io/os` requirement, `expireAfter` 480h), under the same real Karpenter; only the
+ * first test (the scale-out and scale-in run on the self-managed pool, whose disruption settings are the same).
+ */
+export function karpenterDecides(mode: "cluster" | "replication", kind: PoolKind = "self-managed"): void {
   ctx = withKarpenter();
   afterAll(async () => {
     await karpenter?.stop();
   }, 60_000);
   describe("Karpenter decides the Valkey pool's nodes", () => {
-    it(`${mode} mode: every pod on a node Karpenter launched, members apart and spread, nodes within the capacity model's bounds (cluster: its plan)`, async () => {
-      const config = configOf(mode);
+    const on = kind === "auto-mode" ? " (EKS Auto Mode's NodePool)" : "";
+    it(`${mode} mode${on}: every pod on a node Karpenter launched, members apart and spread, nodes within the capacity model's bounds (cluster: its plan)`, async () => {
+      const config = configOf(mode, {}, kind);
       const workloads = valkeyPoolWorkloads(config, karpenterPlacement(config));
-      const decided = await deployPhases(config, workloads);
+      const decided = await deployPhases(config, workloads, kind);
       const estimate = estimateNodes(config);
       printDecision(config, decided, estimate);
       const permitted = config.karpenter.nodePool.permittedInstanceTypes;
@@ -424,7 +464,7 @@ export function karpenterDecides(mode: "cluster" | "replication"): void {
       expect(vcpusOfNodes(decided.nodes)).toBeGreaterThanOrEqual(vcpusOfNodes(estimate.least.nodes));
       expect(vcpusOfNodes(decided.nodes)).toBeLessThanOrEqual(vcpusOfNodes(estimate.worst.nodes));
     }, 600_000);
-    if (mode === "cluster")
+    if (mode === "cluster" && kind === "self-managed")
       it(
         "cluster mode: one primary more gets the nodes the model adds; one less, Karpenter removes only the emptied nodes",
         scaleOutAndIn,
