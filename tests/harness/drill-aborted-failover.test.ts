@@ -65,27 +65,30 @@ describe("replication drill: the Sentinels' own failover aborts (NOGOODSLAVE)", 
       r.sentinelEvents?.some((e) => e.event === "+odown"),
       why,
     ).toBe(true);
-    // Fixed: promoted within 4 s of the last abort (or of the restart: the start script sees the
-    // Sentinels stalled at two looks a second apart and asks), not at its grace (restart +
-    // ceil(down-after) + 5 s = 10 s here) nor at the Sentinels' own retry (2 × failover-timeout).
+    // Fixed: promoted by an ask once the Sentinels stall (the start script sees them stalled at two looks a second
+    // apart, or the Sentinels' nudge does), not at the start script's grace (restart + ceil(down-after) + 5 s = 10 s
+    // here) nor at the Sentinels' own retry, which none starts before 2 × failover-timeout after their first try
+    // (sentinel.c). How soon after the stall is the machine's: about 4 s of it idle, 5.0 s under two CPU hogs and a
+    // second test run (2026-12-01, promoted at 8.3 s), so the bound is the Sentinels' retry and who asked is read
+    // from the logs (below), not a time after the stall.
     const lastAbort = Math.max(...aborts.map((a) => Number(/@(-?\d+) ms/.exec(a)?.[1])));
     const grace = TIMINGS.restartDelayMs + Math.ceil(TIMINGS.failureDetectionMs / 1000) * 1000 + 5000;
     const promoted = r.failoverSteps?.promotedMs ?? null;
-    expect(promoted, why).not.toBeNull();
-    expect(promoted as number, why).toBeLessThanOrEqual(Math.max(lastAbort, TIMINGS.restartDelayMs) + 4000);
-    if (Math.max(lastAbort, TIMINGS.restartDelayMs) + 4000 < grace) expect(promoted as number, why).toBeLessThan(grace);
+    const firstTry = r.failoverSteps?.tryFailoverMs ?? null;
+    expect([promoted, firstTry], why).not.toContain(null);
+    expect(promoted as number, why).toBeLessThan((firstTry as number) + 2 * TIMINGS.failoverTimeoutMs);
     // And by an ask, not the Sentinels' retry: the restarted member's start script (its stall rule, or
     // its grace) or the Sentinels' own nudge (sentinel-start.sh: the first Sentinel by address, once
     // it sees the primary o_down and none failing over at two looks), whichever comes first; the
-    // other then hears INPROG or sees the switch. At most one of each asked. When the bound above is
-    // before the grace, only the stall rule or the nudge can have asked in time, and the log says so.
+    // other then hears INPROG or sees the switch. At most one of each asked. When the stall (the last abort, or the
+    // restart) comes before the grace, the stall rule or the nudge asked, and the log says so.
     const stderrs = `${why}\n${[...target.t.members, ...target.t.sentinels].map((m) => m.proc?.stderr() ?? "").join("\n")}`;
     const asked = target.t.members.filter((m) => /SENTINEL FAILOVER via \S+: (OK|INPROG)/.test(m.proc?.stderr() ?? ""));
     const nudged = target.t.sentinels.filter((s) => /SENTINEL FAILOVER: (OK|INPROG)/.test(s.proc?.stderr() ?? ""));
     expect(asked.length, stderrs).toBeLessThanOrEqual(1);
     expect(nudged.length, stderrs).toBeLessThanOrEqual(1);
     expect(asked.length + nudged.length, stderrs).toBeGreaterThanOrEqual(1);
-    if (Math.max(lastAbort, TIMINGS.restartDelayMs) + 4000 < grace && nudged.length === 0)
+    if (Math.max(lastAbort, TIMINGS.restartDelayMs) < grace && nudged.length === 0)
       expect(asked[0]?.proc?.stderr(), stderrs).toContain(
         "none is failing over (their own failover aborted or held back): asking for one now",
       );
