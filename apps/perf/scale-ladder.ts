@@ -189,7 +189,15 @@ async function measure(primaries: number, o: LadderOptions): Promise<Rung> {
   const resharded =
     primaries > o.reshardUpTo
       ? undefined
-      : await reshardStep({ primaries, replicas: o.replicas, zones: ZONES, startOptions: nodeOptions(o, "reshard") });
+      : await reshardStep({
+          primaries,
+          replicas: o.replicas,
+          zones: ZONES,
+          startOptions: nodeOptions(o, "reshard"),
+          ...(o.steps
+            ? { onScaleInStep: (at: number, x: string) => console.error(`  scale-in +${seconds(at)} s ${x}`) }
+            : {}),
+        });
   const { outMs = 0, inMs = 0, ...reshard } = resharded ?? {};
   if (o.steps && resharded !== undefined)
     console.error(

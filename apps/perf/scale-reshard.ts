@@ -116,6 +116,8 @@ interface ReshardInput {
   replicas: number;
   /** Options of every added process (as the cluster's own). */
   startOptions: (i: number) => StartOptions;
+  /** Each step of the scale-in as it happens, with the ms since it began (the ladder's --steps). */
+  onScaleInStep?: (atMs: number, text: string) => void;
 }
 
 async function preload(seed: ValkeyProcess, keys: number): Promise<void> {
@@ -139,6 +141,7 @@ interface Resharding {
   members: ClusterMember[];
   added: readonly ValkeyProcess[];
   client: (id: string) => Promise<Redis>;
+  onScaleInStep?: ReshardInput["onScaleInStep"];
 }
 
 /** P → 2P: the project's scale-up over the added processes; the new primaries' data and bytes received. */
@@ -187,7 +190,10 @@ async function shrinkToP(r: Resharding, keptIds: readonly string[], keptPrimarie
     replicasPerPrimary: r.replicas,
     connector: new DirectConnector(),
     timeoutMs: 600_000,
-    onStep: (text) => steps.push({ at: performance.now(), text }),
+    onStep: (text) => {
+      steps.push({ at: performance.now(), text });
+      r.onScaleInStep?.(performance.now() - t, text);
+    },
   });
   const inMs = performance.now() - t;
   // The primaries now: the scale-in may have made another kept member a shard's primary (CLUSTER FAILOVER), and a
@@ -196,7 +202,13 @@ async function shrinkToP(r: Resharding, keptIds: readonly string[], keptPrimarie
   const stayed = keptPrimaries.filter((id) => now.includes(id));
   return {
     inMs,
-    inMoveMs: between(steps, /^moving \d+ slots/, /replicates|left the cluster|forgot/, "first", "the scale-in"),
+    inMoveMs: between(
+      steps,
+      /^moving \d+ slots/,
+      /replicates|leave the cluster|left the cluster|forgot/,
+      "first",
+      "the scale-in",
+    ),
     keysMovedBack: (await sum(await Promise.all(now.map(r.client)), dataKeysOn)) - keysBefore,
     serverBytesBack:
       (await sum(await Promise.all(stayed.map(r.client)), statBytes)) -
@@ -256,6 +268,7 @@ export async function reshard(i: ReshardInput): Promise<ReshardFigures> {
     members: [...byAddress.values()].map((n) => localMember(n, zoneMap[n.address] as string)),
     added,
     client,
+    onScaleInStep: i.onScaleInStep,
   };
   const stream = writer(seed);
   const loadStart = Date.now();
@@ -347,6 +360,7 @@ export async function reshardStep(o: {
   replicas: number;
   zones: readonly string[];
   startOptions: (i: number) => StartOptions;
+  onScaleInStep?: ReshardInput["onScaleInStep"];
 }): Promise<ReshardFigures> {
   const fleet = new LocalFleet();
   try {

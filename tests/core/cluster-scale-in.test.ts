@@ -7,6 +7,7 @@
  * time: every preloaded key and every acknowledged write reads back, the leaving processes are
  * stopped, and the verifier passes on the kept members with their zones.
  */
+import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scaleIn, type ScaleInOptions } from "../../core/bootstrap/cluster-scale-in.js";
@@ -228,6 +229,36 @@ describe("scaling a 6x1 cluster in to 3x1 (atomic slot migration) on real valkey
     expect(again.changed).toBe(false);
     await stopLeavingAndVerify(cluster, 6, figures.ackedWrites);
   });
+});
+
+describe("a whole shard leaving (the shape a scale-out added) on real valkey-server processes", () => {
+  const fleet = new LocalFleet();
+  let cluster: LocalCluster;
+  beforeAll(async () => {
+    cluster = await start(fleet, 4);
+  });
+  afterAll(() => fleet.stopAll());
+
+  it("its primary ends an empty primary with its replica beside it: the kept members serve neither a full sync", async () => {
+    // The shards of the first three primaries stay (each primary with its replica), the fourth goes whole.
+    const primaries = cluster.nodes.slice(0, 3).map((n) => n.port);
+    const kept = [...cluster.nodes.slice(0, 3)];
+    for (const n of cluster.nodes.slice(3)) {
+      const c = await connector.connect({ host: n.host, port: n.port });
+      const port = Number(/master_port:(\d+)/.exec(await c.info("replication"))?.[1]);
+      c.disconnect();
+      if (primaries.includes(port)) kept.push(n);
+    }
+    expect(kept).toHaveLength(6);
+    const leaving = cluster.nodes.filter((n) => !kept.includes(n));
+    await scaleIn({ ...options(cluster, 6), kept: kept.map((n) => n.address) });
+    const log = (n: (typeof kept)[number]): string => readFileSync(n.logfile, "utf8");
+    // With Valkey's default cluster-allow-replica-migration (yes) both followed the last slot to a kept primary, each
+    // with a full sync ("Full resync requested by replica <leaving>" in that primary's log): 2 per leaving shard.
+    for (const k of kept)
+      for (const l of leaving) expect(log(k), k.address).not.toContain(`requested by replica ${l.address}`);
+    expect(leaving.map(log).join("\n")).toContain("I am now an empty primary");
+  }, 120_000);
 });
 
 describe("scaling in when failovers left the primaries on the leaving pods", () => {
