@@ -28,7 +28,8 @@ export const MEASURED_SCALE = {
    */
   reshardMeasuredPrimaries: 30,
   scaleOutSeconds: 20.4,
-  scaleInSeconds: 12.5,
+  /** 2026-12-01, the scale-in with its resets concurrent and the leaving shards held in place (22.5 s before). */
+  scaleInSeconds: 10.6,
 } as const;
 
 /** The preview's words for a cluster of `primaries` × (1 + `replicas`) beyond MEASURED_SCALE, or undefined. */
