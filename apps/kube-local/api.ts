@@ -57,8 +57,18 @@ export function apiClient(kubeconfigPath: string): Api {
           });
         },
       );
-      req.on("timeout", () => req.destroy(new Error(`${method} ${path}: timed out`)));
-      req.on("error", reject);
+      req.on("timeout", () => req.destroy(new Error("timed out")));
+      // The request named in the error: a bare "socket hang up" failed two pods-tier tests under a CPU hog
+      // (2026-12-01) with no word of which call; `reusedSocket` tells the keep-alive race (the server closed an idle
+      // connection as it was reused) from a server that went away.
+      req.on("error", (err: NodeJS.ErrnoException) =>
+        reject(
+          new Error(
+            `${method} ${path}: ${err.message}${err.code ? ` (${err.code})` : ""}${req.reusedSocket ? ", on a reused keep-alive connection" : ""}`,
+            { cause: err },
+          ),
+        ),
+      );
       if (payload !== undefined) req.write(payload);
       req.end();
     });
