@@ -191,8 +191,9 @@ async function shrinkToP(r: Resharding, keptIds: readonly string[], keptPrimarie
     connector: new DirectConnector(),
     timeoutMs: 600_000,
     onStep: (text) => {
-      steps.push({ at: performance.now(), text });
-      r.onScaleInStep?.(performance.now() - t, text);
+      const at = performance.now();
+      steps.push({ at, text });
+      r.onScaleInStep?.(at - t, text);
     },
   });
   const inMs = performance.now() - t;

@@ -124,14 +124,10 @@ async function readOnce(
   const owner = new Map<number, string>();
   const claimedTwice: number[] = [];
   // Every member asked at once (one after another was N round trips per read, and a scale-in reads several times).
-  const views = await Promise.all(
-    view.map(async (e) => {
-      const h = byNodeId.get(e.id);
-      return h === undefined ? undefined : selfView(h);
-    }),
-  );
+  const answering = view.map((e) => byNodeId.get(e.id));
+  const views = await Promise.all(answering.map(async (h) => (h === undefined ? undefined : selfView(h))));
   for (const [i, e] of view.entries()) {
-    const h = byNodeId.get(e.id);
+    const h = answering[i];
     const seen = views[i];
     if (h === undefined || seen === undefined) {
       stale.push({ nodeId: e.id, slots: e.slots.reduce((n, r) => n + slotCount(r), 0) });
@@ -232,6 +228,10 @@ async function forgetOn(k: ScaleMember, ids: readonly string[]): Promise<void> {
       throw new ScaleInError(`CLUSTER FORGET ${ids[i]} on ${k.member.id}: ${err.message}`);
 }
 
+/** The plan's leaving members that answer (a connection each). */
+const leavingMembers = (plan: ScaleInPlan, all: readonly ScaleMember[]): ScaleMember[] =>
+  plan.forget.flatMap((f) => all.filter((m) => m.member.id === f.id));
+
 /**
  * `cluster-allow-replica-migration no` on every leaving member that answers, before any slot moves. With Valkey's
  * default (yes), a shard that loses its last slot follows it: its primary and its replicas become replicas of the kept
@@ -242,7 +242,7 @@ async function forgetOn(k: ScaleMember, ids: readonly string[]): Promise<void> {
  * the config file): a re-run sets it again.
  */
 async function holdLeavingInPlace(plan: ScaleInPlan, all: readonly ScaleMember[], step: (s: string) => void) {
-  const leaving = plan.forget.flatMap((f) => all.filter((m) => m.member.id === f.id));
+  const leaving = leavingMembers(plan, all);
   if (leaving.length === 0) return;
   await Promise.all(leaving.map((h) => h.client.call("CONFIG", "SET", "cluster-allow-replica-migration", "no")));
   step(`${leaving.length} leaving member(s) stay in their shards when it empties (cluster-allow-replica-migration no)`);
@@ -283,7 +283,7 @@ async function forgetLeaving(
 ): Promise<number> {
   const ids = [...plan.forget.map((f) => f.nodeId), ...live.stale.map((s) => s.nodeId)];
   if (ids.length === 0) return 0;
-  const leaving = plan.forget.flatMap((f) => all.filter((m) => m.member.id === f.id));
+  const leaving = leavingMembers(plan, all);
   if (leaving.length > 0)
     step(
       `${leaving.length} leaving member(s) leave the cluster (CLUSTER RESET HARD: the replicas, then the primaries)`,
