@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import LastFilesSequencer from "./tests/support/last-files-sequencer.js";
 
 // Integration tests start real valkey-server processes; keep files in separate forks so a
 // crashed test cannot leave another file's servers behind, and give them room to settle.
@@ -15,6 +16,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     maxWorkers: 2,
     reporters: ["default", "./tests/support/closing-line-reporter.ts"],
+    // kube:local's own test last: it stops the cluster the other pods files share.
+    sequence: { sequencer: LastFilesSequencer },
     projects: [
       {
         extends: true,

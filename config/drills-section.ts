@@ -47,6 +47,15 @@ export const drillsSchema = section(
     image: imageReference(versions.DRILL_LOAD_IMAGE).describe(
       "Image of the load pod: any Node ≥ 22 image that runs `node` as uid 1000 (the bundled load needs nothing else), same forms as `valkey.image`. The default is ECR Public's mirror of the Docker official image; its tag is not verified from here.",
     ),
+    alertsFrom: z
+      .url({
+        protocol: /^https?$/,
+        error: "must be an http(s) URL of a Prometheus HTTP API, e.g. http://localhost:9090",
+      })
+      .optional()
+      .describe(
+        "A Prometheus HTTP API (its base URL, e.g. http://localhost:9090 through a port-forward) reachable from where `pulumi up` runs, evaluating this stack's rules (report.metrics.rules, or the PrometheusRule). With it, once the last drill healed, its discovery's 5 s update and two of its scrape and evaluation intervals passed (at most 2 min), each drill row gets `alerts`: every alert its ALERTS history shows pending or firing around that drill, in seconds from the fault (drills.csv's alerts column). Unset: no alerts recorded. Kept in the stack's state: no credentials in it.",
+      ),
     runId: runId("Change it (any new value, e.g. a date) to run the drills again on an unchanged stack."),
   },
   "Failure drills in the deployed stack (post-deploy, after the benchmark).",

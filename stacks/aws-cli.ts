@@ -5,6 +5,7 @@
  * "not found" from "not allowed".
  */
 import { spawnSync } from "node:child_process";
+import type { StackConfig } from "../config/types.js";
 
 export type AwsCliResult = { ok: true; json: unknown } | { ok: false; error: string };
 
@@ -53,5 +54,14 @@ export function awsCli(o: AwsCliOptions, run: typeof spawnSync = spawnSync): Aws
     } catch {
       return { ok: false, error: `aws ${args.slice(0, 2).join(" ")} printed no JSON: ${out.slice(0, 120)}` };
     }
+  };
+}
+
+/** The AWS CLI options a stack file gives (its region and profile), and an endpoint override. */
+export function cliOptionsOf(config: StackConfig, endpointUrl?: string): AwsCliOptions {
+  return {
+    region: config.aws.region,
+    ...(config.aws.profile === undefined ? {} : { profile: config.aws.profile }),
+    ...(endpointUrl === undefined ? {} : { endpointUrl }),
   };
 }

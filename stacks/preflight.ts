@@ -36,7 +36,7 @@ import {
 } from "../components/capacity/preflight.js";
 import type { StackConfig } from "../config/types.js";
 import { defaultClusterName } from "../components/eks-cluster.js";
-import { awsCli, type AwsCli, type AwsCliOptions } from "./aws-cli.js";
+import { awsCli, cliOptionsOf, type AwsCli } from "./aws-cli.js";
 
 /** Runs `aws --version` (no shell); ENOENT and a non-zero exit are "not found". */
 export function probeAwsCli(run: typeof spawnSync = spawnSync): AwsCliProbe {
@@ -251,13 +251,6 @@ export function probeAmiParameterCli(
 }
 
 /** The AWS CLI options of a stack: its region and profile. */
-export function cliOptionsOf(config: StackConfig, endpointUrl?: string): AwsCliOptions {
-  return {
-    region: config.aws.region,
-    ...(config.aws.profile === undefined ? {} : { profile: config.aws.profile }),
-    ...(endpointUrl === undefined ? {} : { endpointUrl }),
-  };
-}
 
 /** Reads the SSM parameter Karpenter resolves `alias` through for a Kubernetes version, with `cli`. */
 export function probeAmiParameterWith(cli: AwsCli, alias: string, kubernetesVersion: string): AmiParameterProbe {

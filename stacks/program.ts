@@ -228,6 +228,7 @@ function failureDrills(
     placement: platform.placement,
     failureDetectionMs: v.mode === "cluster" ? v.cluster.nodeTimeoutMs : v.replication.sentinel.downAfterMilliseconds,
     runId: drills.runId,
+    alertsFrom: drills.alertsFrom,
     after,
   });
 }

@@ -25,7 +25,42 @@ export function apiClient(kubeconfigPath: string): Api {
   const server = kc.clusters[0]!.cluster.server;
   const ca = Buffer.from(kc.clusters[0]!.cluster["certificate-authority-data"], "base64").toString("utf8");
   const token = kc.users[0]!.user.token;
-  return <T>(method: string, path: string, body?: unknown, contentType = "application/json") =>
+  const once = oneRequest(server, ca, token);
+  // Node's keep-alive race (its http docs, `request.reusedSocket`): the server closes an idle connection just as the
+  // client sends the next request on it, and the request fails with ECONNRESET before any reply. Two pods-tier tests
+  // under a CPU hog failed at once on a bare "socket hang up" (2026-12-01). The server read nothing of a request on a
+  // connection it had closed, so that one case is sent again, once, on a new connection; any other failure (and a
+  // second reset) is the caller's, named. Were a create read after all, its second send answers 409, which every
+  // caller refuses by status: nothing is made twice unseen.
+  return async <T>(method: string, path: string, body?: unknown, contentType = "application/json") => {
+    try {
+      return await once<T>(method, path, body, contentType);
+    } catch (err) {
+      if (!(err instanceof RequestError) || !err.reusedSocket || err.code !== "ECONNRESET") throw err;
+      return await once<T>(method, path, body, contentType);
+    }
+  };
+}
+
+/** A failed request, named by its method and path, the error code and whether a kept-alive connection was reused. */
+export class RequestError extends Error {
+  constructor(
+    what: string,
+    readonly code: string | undefined,
+    readonly reusedSocket: boolean,
+    cause: Error,
+  ) {
+    super(
+      `${what}: ${cause.message}${code ? ` (${code})` : ""}${reusedSocket ? ", on a reused keep-alive connection" : ""}`,
+      {
+        cause,
+      },
+    );
+  }
+}
+
+function oneRequest(server: string, ca: string, token: string) {
+  return <T>(method: string, path: string, body: unknown, contentType: string) =>
     new Promise<{ status: number; body: T }>((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const req = request(
@@ -58,16 +93,8 @@ export function apiClient(kubeconfigPath: string): Api {
         },
       );
       req.on("timeout", () => req.destroy(new Error("timed out")));
-      // The request named in the error: a bare "socket hang up" failed two pods-tier tests under a CPU hog
-      // (2026-12-01) with no word of which call; `reusedSocket` tells the keep-alive race (the server closed an idle
-      // connection as it was reused) from a server that went away.
       req.on("error", (err: NodeJS.ErrnoException) =>
-        reject(
-          new Error(
-            `${method} ${path}: ${err.message}${err.code ? ` (${err.code})` : ""}${req.reusedSocket ? ", on a reused keep-alive connection" : ""}`,
-            { cause: err },
-          ),
-        ),
+        reject(new RequestError(`${method} ${path}`, err.code, req.reusedSocket, err)),
       );
       if (payload !== undefined) req.write(payload);
       req.end();

@@ -493,7 +493,7 @@ export async function up(
 }
 
 /** True when the cluster DNS, asked from a node's namespace, resolves the kubernetes Service. */
-async function dnsAnswers(netns: string): Promise<boolean> {
+export async function dnsAnswers(netns: string): Promise<boolean> {
   const script = `const r=new (require("node:dns").promises.Resolver)({timeout:2000,tries:1});r.setServers(["${P.DNS_SERVICE_IP}"]);r.resolve4("kubernetes.default.svc.${P.CLUSTER_DOMAIN}").then(a=>{console.log(a.join(","));process.exit(a.includes("${P.KUBERNETES_SERVICE_IP}")?0:1)},()=>process.exit(1))`;
   try {
     await promisify(execFile)("nsenter", [`--net=/run/netns/${netns}`, "--", process.execPath, "-e", script], {

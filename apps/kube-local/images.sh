@@ -26,6 +26,11 @@
 #   exporter + /redis_exporter: Debian's prometheus-redis-exporter (1.45, which .ci/setup installs on
 #            this machine; $REDIS_EXPORTER names another), at the path and as the entrypoint of the
 #            official image (EXPORTER_IMAGE)
+#   prometheus  + /usr/bin/prometheus: Debian's Prometheus (2.42, which .ci/setup installs; $PROMETHEUS
+#            names another), entrypoint /bin/prometheus (the official image's path, through the base's
+#            /bin link), user nobody; the pods tier's Prometheus (tests/pods/support/prometheus-on-pods.ts).
+#            Debian builds it without Kubernetes discovery: the pod gets its targets over http_sd from a
+#            sidecar that lists pods as that discovery would
 #   loadgen  only /vload, the load generator .ci/setup built from loadgen/ (VBENCH_LOADGEN), static
 #   pause    only /pause, pause.c of the k8s.io/kubernetes module (KUBERNETES_VERSION), static gcc
 #   coredns, local-path-provisioner   + the binary that .ci/toolchain/install.sh --real-cluster built
@@ -167,6 +172,15 @@ exporter_bin="${REDIS_EXPORTER:-$(command -v prometheus-redis-exporter || true)}
 s="$(newstage exporter)"
 install -m 755 "$exporter_bin" "$s/redis_exporter"
 oci_archive exporter '{"Entrypoint":["/redis_exporter"]}' "$base_layer" "$(layer_of exporter "$s")"
+rm -rf "$s"
+
+# --- prometheus ----------------------------------------------------------------------------------
+prometheus_bin="${PROMETHEUS:-$(command -v prometheus || true)}"
+[ -n "$prometheus_bin" ] && [ -x "$prometheus_bin" ] || die "prometheus not found (PROMETHEUS unset): run through bash .ci/setup, which installs it"
+s="$(newstage prometheus)"
+mkdir -p "$s/usr/bin"
+install -m 755 "$prometheus_bin" "$s/usr/bin/prometheus"
+oci_archive prometheus '{"Entrypoint":["/bin/prometheus"],"User":"65534:65534"}' "$base_layer" "$(layer_of prometheus "$s")"
 rm -rf "$s"
 
 # --- loadgen --------------------------------------------------------------------------------------

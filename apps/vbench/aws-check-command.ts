@@ -7,9 +7,7 @@
  * printed), 1 when one did, 2 for an unreadable or invalid stack file, or a byo stack.
  */
 import type { Command } from "commander";
-import { awsCli } from "../../stacks/aws-cli.js";
-import { awsCheckFailed, collectAwsCheck, renderAwsCheck } from "../../stacks/aws-check.js";
-import { cliOptionsOf } from "../../stacks/preflight.js";
+import { awsCli, cliOptionsOf } from "../../stacks/aws-cli.js";
 import { CheckFailed, UsageError } from "./errors.js";
 import { stackConfigOrUsage } from "./stack-file.js";
 
@@ -19,12 +17,14 @@ interface AwsCheckOptions {
   endpointUrl?: string;
 }
 
-export function runAwsCheckCommand(options: AwsCheckOptions): void {
+export async function runAwsCheckCommand(options: AwsCheckOptions): Promise<void> {
   const config = stackConfigOrUsage(options.file);
   if (config.platform !== "eks")
     throw new UsageError(
       `${options.file}: platform ${config.platform} creates no AWS account resources; aws-check reads what platform eks needs`,
     );
+  // The check reads the program's own preflight (the Pulumi SDK with it): loaded for this command, not with the CLI.
+  const { awsCheckFailed, collectAwsCheck, renderAwsCheck } = await import("../../stacks/aws-check.js");
   const report = collectAwsCheck(config, awsCli(cliOptionsOf(config, options.endpointUrl)));
   const failed = awsCheckFailed(report);
   if (options.json === true) process.stdout.write(`${JSON.stringify({ ok: !failed, ...report }, null, 2)}\n`);

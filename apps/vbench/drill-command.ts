@@ -14,7 +14,6 @@ import { FAULTS, type Fault } from "../../vocabulary/faults.js";
 import { LOCAL_DRILL_DEFAULTS } from "../../harness/drill/local-drills.js";
 import { CLIENT_SETTINGS, DEFAULT_CLIENT_SETTINGS, type ClientSettings } from "../../core/drill/client-settings.js";
 import { runDrill, type DrillOptions } from "../../harness/drill/run-drill.js";
-import { metricsUnsupported } from "../../harness/drill/alert-watch.js";
 import { renderAlertsSeen } from "../../core/drill/alerts-seen.js";
 import { renderAofAtKill } from "../../core/drill/aof-at-kill.js";
 import { isSkipped, type DrillResult } from "../../core/drill/drill-result.js";
@@ -84,8 +83,6 @@ export function drillOptionsFromFlags(f: DrillFlags): Omit<DrillOptions, "onStep
     throw new UsageError(`--zones must name at least two distinct zones (got '${f.zones}')`);
   if (!(CLIENT_SETTINGS as readonly string[]).includes(f.clientSettings))
     throw new UsageError(`--client-settings must be one of ${CLIENT_SETTINGS.join(", ")} (got '${f.clientSettings}')`);
-  const noMetrics = f.metrics === true ? metricsUnsupported(f.mode, f.fault as Fault) : undefined;
-  if (noMetrics !== undefined) throw new UsageError(`--metrics: ${noMetrics}`);
   const nodes = f.primaries * (1 + f.replicasPerPrimary);
   if (f.mode === "cluster" && nodes > MAX_CLUSTER_NODES) {
     throw new UsageError(

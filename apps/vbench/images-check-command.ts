@@ -12,8 +12,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { chooseEngine } from "../../stacks/images-check/engine.js";
-import { collectImagesCheck, imagesCheckFailed, pinLines, renderImagesCheck } from "../../stacks/images-check/check.js";
-import { PASSWORD_VARS } from "../../stacks/images-check/live.js";
 import { parseMirror, type Mirror } from "../../stacks/images-check/registry.js";
 import { CheckFailed, UsageError } from "./errors.js";
 import { stackConfigOrUsage } from "./stack-file.js";
@@ -38,6 +36,10 @@ export async function runImagesCheckCommand(options: ImagesCheckOptions): Promis
   const config = stackConfigOrUsage(options.file);
   const mirrors: Mirror[] = usage(() => options.mirror.map(parseMirror));
   // A throwaway password for the check's own server, in the engine's environment only.
+  // The check renders the stack's manifests (the whole component tree): loaded for this command, not with the CLI.
+  const [{ PASSWORD_VARS }, { collectImagesCheck, imagesCheckFailed, pinLines, renderImagesCheck }] = await Promise.all(
+    [import("../../stacks/images-check/live.js"), import("../../stacks/images-check/check.js")],
+  );
   const password = config.valkey.auth.enabled ? randomBytes(16).toString("hex") : undefined;
   const env = { ...process.env, ...Object.fromEntries(PASSWORD_VARS.map((k) => [k, password ?? ""])) };
   const engine = usage(() => chooseEngine(options.engine, env));

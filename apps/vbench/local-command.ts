@@ -2,7 +2,6 @@
  * `vbench local`: the seed's side-by-side comparison on this machine (see
  * local/local-comparison.ts). Progress goes to stderr, the table (or --json) to stdout.
  */
-import { metricsUnsupported } from "../../harness/drill/alert-watch.js";
 import { join } from "node:path";
 import { CLIENT_ZONES, type ClientZones } from "../../benchmarks/cost/transfer.js";
 import type { Command } from "commander";
@@ -414,11 +413,8 @@ function localComparisonOptions(flags: LocalFlags): LocalComparisonOptions {
       throw new UsageError(`--drills: ${(err as Error).message}`);
     }
   }
-  if (flags.metrics === true) {
-    if (drills === undefined) throw new UsageError("--metrics watches the drills: give --drills too");
-    const why = drills.includes("all") ? metricsUnsupported("cluster", "all") : undefined;
-    if (why !== undefined) throw new UsageError(`--metrics: ${why}`);
-  }
+  if (flags.metrics === true && drills === undefined)
+    throw new UsageError("--metrics watches the drills: give --drills too");
   const password = passwordFromEnv(flags.passwordEnv);
   return {
     workload,

@@ -23,7 +23,6 @@ import { resolveBinaries, type ValkeyBinaries } from "../../benchmarks/run/binar
 import { renderSoakMarkdown } from "../../benchmarks/run/soak-sampler.js";
 import type { SoakRecord } from "../../benchmarks/run/soak-sample.js";
 import { writeReport } from "../../benchmarks/report/render.js";
-import { dashboardFileName, dashboardJson } from "../../core/metrics/dashboard.js";
 import { writeRunVerdict } from "../../benchmarks/report/verdict-run.js";
 import { buildRunMeta, RUN_META_FILE } from "../../benchmarks/report/run-meta.js";
 import { renderComparisonTable, renderSummaryMarkdown } from "../../benchmarks/run/comparison.js";
@@ -498,7 +497,7 @@ async function writeComparison(run: ComparisonRun): Promise<LocalComparisonResul
   const { o, runDir, rawDir, drills, sweeps, topologies } = run;
   const rows = run.runs.rows();
   writeRunsFile(rawDir, run.runs);
-  writeDashboards(runDir);
+  await writeDashboards(runDir);
   const b = run.binaries as ValkeyBinaries;
   const versions = {
     server: b.server.version,
@@ -536,8 +535,12 @@ async function writeComparison(run: ComparisonRun): Promise<LocalComparisonResul
   };
 }
 
-/** Both modes' Grafana dashboards (core/metrics/dashboard.ts), as the stack ships them, in `<runDir>/dashboards/`. */
-function writeDashboards(runDir: string): void {
+/**
+ * Both modes' Grafana dashboards (core/metrics/dashboard.ts), as the stack ships them, in `<runDir>/dashboards/`.
+ * Grafana's SDK is loaded here, not with the CLI: every `vbench` command imports this file.
+ */
+async function writeDashboards(runDir: string): Promise<void> {
+  const { dashboardFileName, dashboardJson } = await import("../../core/metrics/dashboard.js");
   const dir = join(runDir, "dashboards");
   mkdirSync(dir, { recursive: true });
   for (const mode of ["replication", "cluster"] as const)

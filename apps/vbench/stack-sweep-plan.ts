@@ -15,7 +15,7 @@ import { ConfigError, workloadFromConfig } from "../../config/schema.js";
 import { PROJECT } from "../../config/sections.js";
 import type { StackConfig } from "../../config/types.js";
 import type { Workload } from "../../vocabulary/workload.js";
-import { decodeConfigValue, parseConfigValues } from "../../stacks/pulumi-config.js";
+import { decodeConfigValue, parseConfigValues } from "../../stacks/config-values.js";
 
 /** A sweep this stack or these flags cannot run: the CLI exits 2 with the message. */
 export class SweepRefused extends Error {

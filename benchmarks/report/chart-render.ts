@@ -2,10 +2,11 @@
  * Vega-Lite spec → static SVG, in Node, at report time: compile with vega-lite, run the
  * dataflow in a headless vega View (renderer "none", nothing drawn to a canvas) and serialise
  * the scenegraph with `toSVG()`. The SVG is inlined into the page, so ids are prefixed per
- * chart to keep two charts' clip paths and gradients from resolving to each other.
+ * chart to keep two charts' clip paths and gradients from resolving to each other. Vega is loaded on the first
+ * chart, not with the module: every `vbench` command imports this file, and most draw no chart.
  */
-import * as vega from "vega";
-import { compile, type TopLevelSpec } from "vega-lite";
+import type * as Vega from "vega";
+import type { TopLevelSpec } from "vega-lite";
 
 export class ChartRenderError extends Error {
   constructor(chart: string, cause: unknown) {
@@ -26,8 +27,9 @@ export function prefixSvgIds(svg: string, prefix: string): string {
 
 /** Renders one chart; `name` (a-z, 0-9, -) names errors and prefixes ids. */
 export async function renderChartSvg(name: string, spec: TopLevelSpec): Promise<string> {
-  let view: vega.View | undefined;
+  let view: Vega.View | undefined;
   try {
+    const [vega, { compile }] = await Promise.all([import("vega"), import("vega-lite")]);
     const compiled = compile(spec).spec;
     view = new vega.View(vega.parse(compiled), { renderer: "none" });
     const svg = await view.toSVG();

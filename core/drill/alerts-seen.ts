@@ -28,6 +28,11 @@ export interface AlertSeen {
   firingMs: number | null;
   /** null: still pending or firing at the last sample. */
   resolvedMs: number | null;
+  /**
+   * Already pending or firing at the first sample read: it began before the window, which is all `pendingMs` (and
+   * `firingMs`, when it was firing then) can say. Absent otherwise.
+   */
+  activeAtStart?: true;
 }
 
 const keyOf = (a: AlertSample): string => `${a.name}\u0000${a.labels.pod ?? ""}`;
@@ -42,6 +47,7 @@ export function alertsSeen(snapshots: readonly AlertSnapshot[], faultAt: number)
   const rows: AlertSeen[] = [];
   const ordered = [...snapshots].sort((a, b) => a.at - b.at);
   for (const s of ordered) {
+    const first = s === ordered[0];
     const t = Math.round(s.at - faultAt);
     const present = new Set<string>();
     for (const a of s.alerts) {
@@ -56,6 +62,7 @@ export function alertsSeen(snapshots: readonly AlertSnapshot[], faultAt: number)
           pendingMs: t,
           firingMs: null,
           resolvedMs: null,
+          ...(first ? { activeAtStart: true as const } : {}),
         };
         open.set(key, row);
         rows.push(row);
@@ -78,8 +85,9 @@ export function renderAlertsSeen(rows: readonly AlertSeen[]): string {
   return rows
     .map(
       (r) =>
-        `${r.alert}${r.pod === undefined ? "" : ` (${r.pod})`} ${r.severity}: pending ${s(r.pendingMs)}, ` +
-        `${r.firingMs === null ? "never fired" : `firing ${s(r.firingMs)}`}, ` +
+        `${r.alert}${r.pod === undefined ? "" : ` (${r.pod})`} ${r.severity}: ` +
+        `${r.activeAtStart ? `already active at the first sample ${s(r.pendingMs)}` : `pending ${s(r.pendingMs)}`}, ` +
+        `${r.firingMs === null ? "never fired" : `firing ${r.activeAtStart && r.firingMs === r.pendingMs ? "by " : ""}${s(r.firingMs)}`}, ` +
         `${r.resolvedMs === null ? "still active at the end" : `resolved ${s(r.resolvedMs)}`}`,
     )
     .join("; ");

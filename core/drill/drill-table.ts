@@ -18,7 +18,8 @@ function alertsCell(rows: readonly AlertSeen[]): string {
   return rows
     .map(
       (r) =>
-        `${r.alert}${r.pod === undefined ? "" : `(${r.pod})`} ${s(r.pendingMs)}/${s(r.firingMs)}/${s(r.resolvedMs)}`,
+        // ≤: already active at the first sample read, so it began no later than that.
+        `${r.alert}${r.pod === undefined ? "" : `(${r.pod})`} ${r.activeAtStart ? "≤" : ""}${s(r.pendingMs)}/${s(r.firingMs)}/${s(r.resolvedMs)}`,
     )
     .join("; ");
 }

@@ -52,9 +52,12 @@ export function formatWritingLine(silent: readonly string[]): string {
   return `${WRITING_LINE}${silent.length === 0 ? "" : ` (no acknowledgement yet: ${silent.map(enc).join(" ")})`}\n`;
 }
 
-/** Whether a load's log so far has its writing line. */
-export function hasWritingLine(log: string): boolean {
-  return log.split("\n").some((l) => l.startsWith(WRITING_LINE));
+/** The streams a load's writing line names as without an acknowledgement ([]: none); undefined: no writing line yet. */
+export function writingLineSilent(log: string): string[] | undefined {
+  const line = log.split("\n").find((l) => l.startsWith(WRITING_LINE));
+  if (line === undefined) return undefined;
+  const silent = /\(no acknowledgement yet: (.*)\)$/.exec(line)?.[1];
+  return silent === undefined ? [] : silent.split(" ").map((x) => decodeURIComponent(x));
 }
 
 /** The whole output: header, one line per record, end line with the count. */

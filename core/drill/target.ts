@@ -57,6 +57,12 @@ export interface PartitionFigures {
    * 100 ms.
    */
   oldPrimaryFencedMs: number | null;
+  /**
+   * ms from the fault until the last of those polls that it answered as still taking writes was SENT: the fence
+   * came after this and by oldPrimaryFencedMs at the latest. A poll answered late (a loaded observer) moves
+   * oldPrimaryFencedMs later, never this; a fence later than a bound shows as this past the bound.
+   */
+  oldPrimaryOpenAskedMs: number | null;
   /** ms from the fault until the old primary answered ROLE as a replica after the heal (polled every 250 ms). */
   oldPrimaryDemotedMs: number | null;
   /**
@@ -82,6 +88,8 @@ export interface FaultHandle {
   stopWatching: () => void;
   /** partition: when the cut-off primary was first seen refusing writes (Date.now()); read once the fault is over. */
   fencedAt?: () => number | undefined;
+  /** partition: when the last poll the cut-off primary answered as still taking writes was sent (Date.now()). */
+  openAskedAt?: () => number | undefined;
   /** partition: when the old primary was first seen as a replica after the heal (Date.now()). */
   demotedAt?: () => number | undefined;
   /** upgrade: the roll's steps and their times (rolling-restart.ts); read once the fault is over. */

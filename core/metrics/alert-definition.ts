@@ -53,7 +53,7 @@ export interface CaseSeries {
 export interface AlertCase {
   what: string;
   series: CaseSeries[];
-  /** @default "5m" */
+  /** @default "10m" */
   at?: string;
   /** The label sets it fires with (its own `severity` is added); empty: it must stay quiet. */
   fires: Array<Record<string, string>>;

@@ -4,13 +4,65 @@
  * against real servers by tests/harness/exporter-metrics.test.ts) and HAProxy's built-in
  * Prometheus endpoint's.
  */
-import { RELEASE, series, steady, target, type AlertDefinition, type AlertInputs } from "./alert-definition.js";
+import {
+  RELEASE,
+  series,
+  steady,
+  target,
+  type AlertDefinition,
+  type AlertInputs,
+  type CaseSeries,
+} from "./alert-definition.js";
 import { RELEASE_GROUP } from "./targets.js";
 
 /** Longer than a failover at these clocks should take: down-after + 5 s (measured: 6.3–7.9 s at 5 s). */
 const pastFailover = (i: AlertInputs): number => i.downAfterSeconds + 5;
 /** Longer than a cluster failover should take: node timeout + 5 s. */
 const pastClusterFailover = (i: AlertInputs): number => i.nodeTimeoutSeconds + 5;
+/** Started within the last 10 minutes (the server's uptime): a deploy's or a scale-out's members, or a restart's. */
+const YOUNG_SECONDS = 600;
+/**
+ * Members being brought in: started within the last 10 minutes and not in a formed cluster within the hour (no
+ * primary served a slot as they saw it): a release being deployed, or members a scale-out adds, before the bootstrap
+ * joins them. Each reports cluster_state fail from its start until then, longer than the hold: on real pods the first
+ * deploy fired both cluster alerts on every member for 8-18 s (2026-12-01). A cluster formed and then wiped still
+ * alerts (its hour holds a size above 0), and so does a member still outside a cluster 10 minutes after its start.
+ */
+const JOINING =
+  `(max_over_time(redis_cluster_size{component="valkey"}[1h]) == 0) and on (namespace, release, pod) ` +
+  `(redis_uptime_in_seconds{component="valkey"} < ${YOUNG_SECONDS})`;
+const unlessNeverFormed = (expr: string): string => `(${expr}) unless on (namespace, release, pod) (${JOINING})`;
+/** A member's uptime as promtool reads it: `from` seconds at the case's start, 15 s more each sample. */
+const uptime = (pod: string, from: number) => series("redis_uptime_in_seconds", target("valkey", pod), `${from}+15x30`);
+/** The cases every cluster-state alert has for JOINING: before the bootstrap, a member left out, a cluster wiped. */
+const formedCases = (metric: string, bad: number) => [
+  {
+    what: "never formed, started 1 min before (a release being deployed, before the bootstrap)",
+    series: [
+      series(metric, target("valkey", "valkey-3"), steady(bad)),
+      series("redis_cluster_size", target("valkey", "valkey-3"), steady(0)),
+      uptime("valkey-3", 60),
+    ],
+    fires: [],
+  },
+  {
+    what: "never formed, started 20 min before (a member left out of its cluster)",
+    series: [
+      series(metric, target("valkey", "valkey-3"), steady(bad)),
+      series("redis_cluster_size", target("valkey", "valkey-3"), steady(0)),
+      uptime("valkey-3", 1200),
+    ],
+    fires: [target("valkey", "valkey-3")],
+  },
+  {
+    what: "formed, then every slot lost (size 3 for 2.5 min, then 0)",
+    series: [
+      series(metric, target("valkey", "valkey-3"), steady(bad)),
+      series("redis_cluster_size", target("valkey", "valkey-3"), "3x10 0x20"),
+    ],
+    fires: [target("valkey", "valkey-3")],
+  },
+];
 
 const members = ["valkey-0", "valkey-1", "valkey-2"];
 const roles = (master: readonly string[]) =>
@@ -21,13 +73,82 @@ const roles = (master: readonly string[]) =>
     }),
   ]);
 
+/** A member reporting role master: `values` as promtool reads them. */
+const masterSeen = (values: string) =>
+  series("redis_instance_info", target("valkey", "valkey-0"), values, { role: "master" });
+/**
+ * A replication release being deployed: its oldest member started within the last 10 minutes and none has been
+ * primary within the hour. Until the start scripts elect the first one (they wait for the Sentinels' agreement) there
+ * is no primary, longer than the holds: on real pods a first deploy fired the write endpoint alert on both HAProxy
+ * pods (+31 s, +37 s) and, once that was mended, ValkeyNoPrimary (+91 s) (2026-12-01). A release that had a primary
+ * (every member restarted at once) still alerts, and so does one still without a primary 10 minutes after its start.
+ */
+const youngUnlessPrimarySeen = (offset: string) =>
+  `(max by (${RELEASE_GROUP}) (redis_uptime_in_seconds{component="valkey"}) < ${YOUNG_SECONDS}) unless on (${RELEASE_GROUP}) ` +
+  `max by (${RELEASE_GROUP}) (max_over_time(redis_instance_info{component="valkey", role="master"}[1h]${offset}))`;
+const DEPLOYING = youngUnlessPrimarySeen("");
+const unlessDeploying = (expr: string): string => `(${expr}) unless on (${RELEASE_GROUP}) (${DEPLOYING})`;
+/** How long after a release's first primary HAProxy may still not route to it (it follows a Sentinel majority). */
+const FIRST_PRIMARY_SETTLE = "3m";
+/**
+ * A write endpoint being deployed: this HAProxy pod's write backends never had a server up within the hour, and its
+ * release is DEPLOYING or got its first primary within the last 3 minutes. HAProxy routes to a primary only once a
+ * Sentinel majority names it: on real pods, with a primary seen counting as deployed, a first deploy still fired
+ * this alert (+55.7 s, its first primary already elected) (2026-12-02). An endpoint that routed once and lost its
+ * server alerts at any age: with "3 minutes after the first primary" alone, a young release whose Sentinels lost
+ * their majority 2 minutes in fired nothing (tests/harness/alerts-real.test.ts, in the CI of 349cae7).
+ */
+const endpointDeploying = (i: AlertInputs): string =>
+  `(count by (namespace, release, pod) (haproxy_backend_active_servers{component="haproxy", proxy=~"write-.+"}) ` +
+  `unless on (namespace, release, pod) max_over_time((${WRITE_SERVERS_CHECKED_UP})[1h:${i.scrapeIntervalSeconds}s])) ` +
+  `and on (${RELEASE_GROUP}) ((${youngUnlessPrimarySeen(` offset ${FIRST_PRIMARY_SETTLE}`)}) or on (${RELEASE_GROUP}) (${NO_MEMBER_YET}))`;
+/**
+ * A release whose HAProxy pods started within the last 10 minutes and none of whose members has been scraped within
+ * the hour: HAProxy's Deployment is up before the members' StatefulSet, so without this the young-release test above
+ * had no uptime to read and the alert fired on both HAProxy pods of a first deploy on real pods (pending 2 s after
+ * their first scrape, 34 s before any member's; 2026-12-02).
+ */
+const NO_MEMBER_YET =
+  `(max by (${RELEASE_GROUP}) (haproxy_process_uptime_seconds{component="haproxy"}) < ${YOUNG_SECONDS}) ` +
+  `unless on (${RELEASE_GROUP}) max by (${RELEASE_GROUP}) (max_over_time(redis_uptime_in_seconds{component="valkey"}[1h]))`;
+/**
+ * One HAProxy pod's write servers UP after a completed check. HAProxy starts every server UP before its first check
+ * (no check status yet: every state of `haproxy_server_check_status` is 0) and marks it down at that check: a scrape in
+ * that moment read an endpoint being deployed as one that had routed (`haproxy_backend_active_servers` 1), and the
+ * alert fired on both HAProxy pods of a first deploy on real pods (+58.4 s, +60.4 s) (2026-12-02; 1 for 0.5 s after
+ * the start at a 1 s check interval, members' ports closed).
+ */
+const WRITE_SERVERS_CHECKED_UP =
+  `count by (namespace, release, pod) ((haproxy_server_status{component="haproxy", proxy=~"write-.+", state="UP"} == 1) ` +
+  `and on (namespace, release, pod, proxy, server) ` +
+  `(max by (namespace, release, pod, proxy, server) (haproxy_server_check_status{component="haproxy", proxy=~"write-.+"}) == 1))`;
+/** The cases every no-primary alert has for DEPLOYING, over `without` (series with no member answering master). */
+const deployingCases = (without: CaseSeries[], fires: Array<Record<string, string>>) => [
+  {
+    what: "no primary yet, members started 1 min before (a release being deployed)",
+    series: [...without, uptime("valkey-0", 60)],
+    fires: [],
+  },
+  {
+    what: "no primary yet, members started 20 min before (a release that never got one)",
+    series: [...without, uptime("valkey-0", 1200)],
+    fires,
+  },
+  {
+    what: "a primary for 2.5 min, then none, members started 1 min before (every member restarted at once)",
+    series: [...without, uptime("valkey-0", 60), masterSeen("1x10 _x20")],
+    fires,
+  },
+];
 export const NO_PRIMARY: AlertDefinition = {
   alert: "ValkeyNoPrimary",
   modes: ["replication"],
   severity: "critical",
   expr: () =>
-    `count by (${RELEASE_GROUP}) (redis_up{component="valkey"}) unless on (${RELEASE_GROUP}) ` +
-    `count by (${RELEASE_GROUP}) (redis_instance_info{component="valkey", role="master"})`,
+    unlessDeploying(
+      `count by (${RELEASE_GROUP}) (redis_up{component="valkey"}) unless on (${RELEASE_GROUP}) ` +
+        `count by (${RELEASE_GROUP}) (redis_instance_info{component="valkey", role="master"})`,
+    ),
   forSeconds: pastFailover,
   summary: "No member of the release reports role master: writes have nowhere to go for longer than a failover takes.",
   action:
@@ -35,6 +156,7 @@ export const NO_PRIMARY: AlertDefinition = {
   cases: () => [
     { what: "every member a replica", series: roles([]), fires: [{ ...RELEASE }] },
     { what: "one primary", series: roles(["valkey-0"]), fires: [] },
+    ...deployingCases(roles([]), [{ ...RELEASE }]),
   ],
 };
 
@@ -203,15 +325,32 @@ export const SENTINELS_DISAGREE: AlertDefinition = {
 
 const backend = (proxy: string, active: number) =>
   series("haproxy_backend_active_servers", target("haproxy", "valkey-haproxy-0"), steady(active), { proxy });
+/** The HAProxy pod's process uptime, from `from` seconds on. */
+const haproxyUptime = (from: number) =>
+  series("haproxy_process_uptime_seconds", target("haproxy", "valkey-haproxy-0"), `${from}+15x30`);
+/**
+ * Member `m`'s write backend on one HAProxy pod, as its `/metrics` shows it: `up` the backend's active servers and
+ * the server's UP state, `checked` its last check's status (HAProxy sets one state to 1 once a check completed).
+ */
+const writeServer = (m: string, up: string, checked: string): CaseSeries[] => {
+  const haproxy = target("haproxy", "valkey-haproxy-0");
+  const proxy = `write-${m}`;
+  return [
+    series("haproxy_backend_active_servers", haproxy, up, { proxy }),
+    series("haproxy_server_status", haproxy, up, { proxy, server: m, state: "UP" }),
+    series("haproxy_server_check_status", haproxy, checked, { proxy, server: m, state: "L7OK" }),
+  ];
+};
 export const ENDPOINT_EMPTY: AlertDefinition = {
   alert: "ValkeyWriteEndpointWithoutServer",
   modes: ["replication"],
   severity: "critical",
-  expr: () =>
-    `sum by (namespace, release, pod) (haproxy_backend_active_servers{component="haproxy", proxy=~"write-.+"}) == 0`,
+  expr: (i) =>
+    `(sum by (namespace, release, pod) (haproxy_backend_active_servers{component="haproxy", proxy=~"write-.+"}) == 0) ` +
+    `unless on (namespace, release, pod) (${endpointDeploying(i)})`,
   forSeconds: pastFailover,
   summary:
-    "The write endpoint (HAProxy) has no member that answers role master: clients without Sentinel support cannot write.",
+    "The write endpoint (HAProxy) has no member that answers role master: clients without Sentinel support cannot write (not while the release deploys: see ValkeyNoPrimary).",
   action:
     "Compare with ValkeyNoPrimary: with a primary named, check HAProxy's member checks (AUTH, NetworkPolicy from HAProxy to 6379) on its stats page.",
   cases: () => [
@@ -221,6 +360,57 @@ export const ENDPOINT_EMPTY: AlertDefinition = {
       fires: [{ ...RELEASE, pod: "valkey-haproxy-0" }],
     },
     { what: "one write backend up", series: [backend("write-valkey-0", 0), backend("write-valkey-1", 1)], fires: [] },
+    ...deployingCases(
+      [backend("write-valkey-0", 0), backend("write-valkey-1", 0)],
+      [{ ...RELEASE, pod: "valkey-haproxy-0" }],
+    ),
+    {
+      what: "members started 5 min ago, the first primary elected 1 min ago, not routed to yet (a release being deployed)",
+      series: [
+        backend("write-valkey-0", 0),
+        backend("write-valkey-1", 0),
+        uptime("valkey-0", 0),
+        masterSeen("_x16 1x14"),
+      ],
+      at: "5m",
+      fires: [],
+    },
+    {
+      what: "members started 3 min ago, the first primary 2 min ago, routed to for 45 s, then not (a young release's endpoint lost)",
+      series: [...writeServer("valkey-0", "0x4 1x2 0x30", "0x3 1x33"), uptime("valkey-0", 0), masterSeen("_x3 1x30")],
+      at: "3m",
+      fires: [{ ...RELEASE, pod: "valkey-haproxy-0" }],
+    },
+    {
+      what: "HAProxy just started, its write servers up before their first check, then down; members started 1 min ago, no primary yet (a release being deployed)",
+      series: [
+        ...writeServer("valkey-0", "1 0x30", "0x31"),
+        ...writeServer("valkey-1", "1 0x30", "0x31"),
+        uptime("valkey-0", 60),
+      ],
+      fires: [],
+    },
+    {
+      what: "HAProxy started 1 min ago, no member scraped yet (its Deployment is up before the members' StatefulSet)",
+      series: [...writeServer("valkey-0", "0x30", "1x30"), haproxyUptime(60)],
+      fires: [],
+    },
+    {
+      what: "HAProxy started 20 min ago, no member scraped within the hour",
+      series: [...writeServer("valkey-0", "0x30", "1x30"), haproxyUptime(1200)],
+      fires: [{ ...RELEASE, pod: "valkey-haproxy-0" }],
+    },
+    {
+      what: "HAProxy restarted 1 min ago beside members up for 20 min, no write server",
+      series: [...writeServer("valkey-0", "0x30", "1x30"), haproxyUptime(60), uptime("valkey-0", 1200)],
+      fires: [{ ...RELEASE, pod: "valkey-haproxy-0" }],
+    },
+    {
+      what: "routed to after a completed check (members started 20 s ago), then not",
+      series: [...writeServer("valkey-0", "0 1 0x30", "0 1 1x30"), uptime("valkey-0", 20)],
+      at: "3m",
+      fires: [{ ...RELEASE, pod: "valkey-haproxy-0" }],
+    },
   ],
 };
 
@@ -228,9 +418,10 @@ export const CLUSTER_STATE: AlertDefinition = {
   alert: "ValkeyClusterStateNotOk",
   modes: ["cluster"],
   severity: "critical",
-  expr: () => `redis_cluster_state{component="valkey"} == 0`,
+  expr: () => unlessNeverFormed(`redis_cluster_state{component="valkey"} == 0`),
   forSeconds: pastClusterFailover,
-  summary: "A member reports cluster_state fail for longer than a cluster failover takes: it refuses every command.",
+  summary:
+    "A member reports cluster_state fail for longer than a cluster failover takes: it refuses every command (members never yet in a formed cluster, as while a release deploys, are left out).",
   action:
     "CLUSTER INFO and CLUSTER NODES on the member: slots without a live primary (a shard lost with all its replicas), or a member cut off from the majority.",
   cases: () => [
@@ -240,6 +431,7 @@ export const CLUSTER_STATE: AlertDefinition = {
       fires: [target("valkey", "valkey-3")],
     },
     { what: "state ok", series: [series("redis_cluster_state", target("valkey", "valkey-3"), steady(1))], fires: [] },
+    ...formedCases("redis_cluster_state", 0),
   ],
 };
 
@@ -247,9 +439,10 @@ export const SLOTS_NOT_OK: AlertDefinition = {
   alert: "ValkeyClusterSlotsNotOk",
   modes: ["cluster"],
   severity: "critical",
-  expr: () => `redis_cluster_slots_ok{component="valkey"} < 16384`,
+  expr: () => unlessNeverFormed(`redis_cluster_slots_ok{component="valkey"} < 16384`),
   forSeconds: pastClusterFailover,
-  summary: "A member sees fewer than all 16384 slots served by a healthy primary: part of the keyspace is unavailable.",
+  summary:
+    "A member sees fewer than all 16384 slots served by a healthy primary: part of the keyspace is unavailable (members never yet in a formed cluster are left out).",
   action:
     "CLUSTER SHARDS: find the slots in pfail/fail or unassigned; a shard whose primary and replicas are all gone needs its pods back or a restore.",
   cases: () => [
@@ -263,5 +456,6 @@ export const SLOTS_NOT_OK: AlertDefinition = {
       series: [series("redis_cluster_slots_ok", target("valkey", "valkey-0"), steady(16384))],
       fires: [],
     },
+    ...formedCases("redis_cluster_slots_ok", 0),
   ],
 };

@@ -6,6 +6,7 @@ import type { AlertDefinition } from "./alert-definition.js";
 import {
   AOF_REWRITE,
   AOF_WRITE,
+  EVERY_MEMBER_RESTARTED,
   EVICTIONS,
   FORK_SLOW,
   MEMORY_NEAR_MAX,
@@ -39,6 +40,7 @@ export const ALERTS: readonly AlertDefinition[] = [
   LAG_OVER_BOUND,
   NO_REPLICA_ELSEWHERE,
   PRIMARY_CHANGED,
+  EVERY_MEMBER_RESTARTED,
   SERVER_DOWN,
   MEMORY_NEAR_MAX,
   EVICTIONS,

@@ -17,7 +17,8 @@ function sentinelLine(s: SentinelReport): string {
       ? `agrees ✓`
       : `names ${s.primary ?? "no primary"} ✗`;
   const quorum = s.ckquorum === undefined ? "" : `  ckquorum: ${s.ckquorum}`;
-  return `SENTINEL ${s.address}  ${zoneText(s.zone)}  ${view}${quorum}`;
+  const tilt = s.tilt === true ? "  in TILT (its flags frozen until it leaves)" : "";
+  return `SENTINEL ${s.address}  ${zoneText(s.zone)}  ${view}${quorum}${tilt}`;
 }
 
 export function formatTopologyReport(r: TopologyReport): string {

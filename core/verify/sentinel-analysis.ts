@@ -294,6 +294,7 @@ function sentinelReport(
   if (c.quorum !== undefined) r.quorum = c.quorum;
   if (c.ckquorum !== undefined) r.ckquorum = c.ckquorum.text;
   if (c.error !== undefined) r.error = c.error;
+  if (c.tilt === true) r.tilt = true;
   return r;
 }
 

@@ -66,6 +66,8 @@ export interface SentinelReport extends Omit<InMemory<CheckSentinel>, "primary">
   /** SENTINEL CKQUORUM reply (or its error). */
   ckquorum?: string;
   error?: string;
+  /** In TILT (`sentinel_tilt:1`): for 30 s after its timer ran late it changes no flag (its view is that old). */
+  tilt?: boolean;
 }
 
 export interface ShardReport {

@@ -484,6 +484,7 @@ export class ClusterTarget implements DrillTarget {
         cut.stop();
       },
       fencedAt: cut.fencedAt,
+      openAskedAt: cut.openAskedAt,
       demotedAt: cut.demotedAt,
     };
   }

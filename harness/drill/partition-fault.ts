@@ -31,6 +31,8 @@ export interface PartitionFault {
   settled: Promise<void>;
   /** When the probe first saw the isolated primary refuse writes (Date.now()). */
   fencedAt: () => number | undefined;
+  /** When the last poll the isolated primary answered as still taking writes was sent (Date.now()). */
+  openAskedAt: () => number | undefined;
   /** When the old primary first answered ROLE slave after the heal (Date.now()). */
   demotedAt: () => number | undefined;
   /** Stops watching for the demotion (the drill is over). */
@@ -71,12 +73,15 @@ export async function injectPartition(o: PartitionFaultOptions): Promise<Partiti
   // Below min-replicas-to-write good replicas, INFO's min_slaves_good_slaves means NOREPLICAS.
   const minReplicasToWrite = Number(((await probe.call("CONFIG", "GET", "min-replicas-to-write")) as string[])[1]);
   let fencedAt: number | undefined;
+  let openAskedAt: number | undefined;
   let demotedAt: number | undefined;
   let watching = true;
   const watch = (async () => {
     while (watching && fencedAt === undefined) {
-      const why = await writeRefusal(probe, minReplicasToWrite).catch(() => undefined);
-      if (why !== undefined && watching) fencedAt = Date.now();
+      const asked = Date.now();
+      const why = await writeRefusal(probe, minReplicasToWrite).catch(() => null);
+      if (why === undefined) openAskedAt = asked;
+      else if (why !== null && watching) fencedAt = Date.now();
       await sleep(100);
     }
   })();
@@ -119,6 +124,7 @@ export async function injectPartition(o: PartitionFaultOptions): Promise<Partiti
     restored,
     settled,
     fencedAt: () => fencedAt,
+    openAskedAt: () => openAskedAt,
     demotedAt: () => demotedAt,
     stop: () => (settling = false),
     abort: () => {

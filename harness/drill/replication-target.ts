@@ -413,6 +413,7 @@ export class ReplicationTarget implements DrillTarget {
       detectedAt,
       stopWatching: cut.stop,
       fencedAt: cut.fencedAt,
+      openAskedAt: cut.openAskedAt,
       demotedAt: cut.demotedAt,
       connectionsToOldPrimaryAfterFailover: () => split.count,
     };

@@ -47,7 +47,7 @@ import type { LoadShard } from "../../core/drill/writers.js";
 import { alertsSeen, renderAlertsSeen, type AlertSeen } from "../../core/drill/alerts-seen.js";
 import type { LiveMetrics } from "../../core/drill/live-metrics.js";
 import { aofAtKill, renderAofAtKill, type AofAtKill } from "../../core/drill/aof-at-kill.js";
-import { metricsUnsupported, startAlertWatch, type AlertWatch } from "./alert-watch.js";
+import { startAlertWatch, type AlertWatch } from "./alert-watch.js";
 
 export interface DrillOptions extends DrillTimings {
   mode: DrillMode;
@@ -326,6 +326,7 @@ function partitionFiguresOf(fault: Fault, handle: FaultHandle, faultAt: number):
     ? {}
     : {
         oldPrimaryFencedMs: sinceFault(handle.fencedAt?.()),
+        oldPrimaryOpenAskedMs: sinceFault(handle.openAskedAt?.()),
         oldPrimaryDemotedMs: sinceFault(handle.demotedAt?.()),
         ...(handle.connectionsToOldPrimaryAfterFailover === undefined
           ? {}
@@ -349,8 +350,6 @@ function sentinelFiguresOf(
 
 /** Exporters and Prometheus over the target, the rules at the drill's clocks (scraped every second). */
 async function watchAlerts(target: DrillTarget, o: DrillOptions, d: DurabilityConfig): Promise<AlertWatch> {
-  const why = metricsUnsupported(o.mode, o.fault);
-  if (why !== undefined) throw new Error(`--metrics: ${why}`);
   o.onStep?.("metrics: exporters and Prometheus with the alert rules");
   return startAlertWatch(target, {
     mode: o.mode,

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { resolveBinaries } from "../../benchmarks/run/binaries.js";
 import { removeOnExit, trackChild } from "../../core/util/process-reaper.js";
 import { listenerIsOwn } from "./listener-owner.js";
-import { freePort } from "./ports.js";
+import { freePort, freePortForFreshDir } from "./ports.js";
 import { renderLocalValkeyConf, type LocalServerOptions } from "./valkey-config-file.js";
 
 export type StartOptions = Omit<LocalServerOptions, "port" | "clusterPort" | "dir" | "logfile"> & {
@@ -233,7 +233,8 @@ export async function startValkeyServer(opts: StartOptions, baseDir?: string): P
   const root = baseDir ?? mkdtempSync(join(tmpdir(), "valkey-on-eks-"));
   let lastError: Error | undefined;
   for (let attempt = 0; attempt < 5; attempt++) {
-    const port = opts.port ?? (await freePort(host));
+    // A port chosen here is a fresh directory too.
+    const port = opts.port ?? (await freePortForFreshDir(root, name, host));
     const clusterPort = opts.clusterEnabled ? (opts.clusterPort ?? (await freePort(host))) : undefined;
     const dir = join(root, `${name}-${port}`);
     mkdirSync(dir, { recursive: true });

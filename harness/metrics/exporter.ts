@@ -17,6 +17,11 @@ export interface ExporterOptions {
   password?: string;
   /** Where it listens. @default 127.0.0.1 */
   listenHost?: string;
+  /**
+   * Wait until it reports `redis_up 1`; false: only until it answers (its server may be down or still starting, as a
+   * new pod's exporter starts beside a server that is not up yet). @default true
+   */
+  waitUp?: boolean;
 }
 
 export interface RunningExporter {
@@ -26,7 +31,7 @@ export interface RunningExporter {
   stop: () => Promise<void>;
 }
 
-/** Starts an exporter for host:port and waits until its /metrics answers with `redis_up 1`. */
+/** Starts an exporter for host:port and waits until its /metrics answers with `redis_up 1` (or at all: waitUp). */
 export async function startExporter(o: ExporterOptions): Promise<RunningExporter> {
   const listenHost = o.listenHost ?? "127.0.0.1";
   const listenPort = await freePort(listenHost);
@@ -51,12 +56,12 @@ export async function startExporter(o: ExporterOptions): Promise<RunningExporter
   try {
     await pollUntil(
       async () =>
-        (await upLine(url)) ??
+        (await upLine(url, o.waitUp ?? true)) ??
         (child.exitCode !== null ? exitedEarly("redis_exporter", child, stderr) : "no redis_up 1 yet"),
       {
         timeoutMs: 15_000,
         intervalMs: 200,
-        what: `redis_exporter for ${o.host}:${o.port} to report redis_up 1`,
+        what: `redis_exporter for ${o.host}:${o.port} to report redis_up ${o.waitUp === false ? "at all" : "1"}`,
       },
     );
   } catch (err) {
@@ -66,11 +71,11 @@ export async function startExporter(o: ExporterOptions): Promise<RunningExporter
   return { url, stop };
 }
 
-async function upLine(url: string): Promise<true | undefined> {
+async function upLine(url: string, up: boolean): Promise<true | undefined> {
   const text = await fetch(url)
     .then((r) => r.text())
     .catch(() => "");
-  return /^redis_up 1$/m.test(text) ? true : undefined;
+  return (up ? /^redis_up 1$/m : /^redis_up [01]$/m).test(text) ? true : undefined;
 }
 
 /** The metric names (no labels, no HELP/TYPE lines) an exposition holds. */

@@ -2,11 +2,12 @@
  * A real Prometheus on this machine (Debian's 2.42, the package that also brings promtool; or the
  * binary `$PROMETHEUS` names): it scrapes the given targets every second, with their labels as given
  * or through the deployed scrape job's relabelling (ScrapeJobKind), evaluates the given rule file
- * every second, and answers the HTTP API. Its TSDB lives in a temporary directory removed on
- * stop.
+ * every second, and answers the HTTP API. The targets come from files it watches (file service
+ * discovery), so they can change while it runs, as pods come and go under Kubernetes discovery. Its
+ * TSDB lives in a temporary directory removed on stop.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
@@ -49,6 +50,11 @@ export interface RunningPrometheus {
   ) => Promise<Array<{ labels: Record<string, string>; values: [number, number][] }>>;
   /** An instant query's vector: each sample's labels and value. */
   query: (expr: string) => Promise<Array<{ labels: Record<string, string>; value: number }>>;
+  /**
+   * Replaces the targets (Prometheus re-reads its discovery files on change): a target gone is marked stale at once,
+   * as a deleted pod's is. Only metrics paths it started with.
+   */
+  setTargets: (targets: readonly ScrapeTarget[]) => void;
   stop: () => Promise<void>;
 }
 
@@ -89,27 +95,60 @@ function discoveredPod(t: ScrapeTarget): { targets: string[]; labels: Record<str
   };
 }
 
-function scrapeConfigs(targets: readonly ScrapeTarget[], kind: ScrapeJobKind): unknown[] {
+/** A target group as discovery gives it (a file discovery entry, the shape of a static_configs entry). */
+interface TargetGroup {
+  targets: string[];
+  labels: Record<string, string>;
+}
+
+/** The scrape jobs: each job's name, its settings and its target groups (from its discovery file). */
+interface Job {
+  name: string;
+  settings: Record<string, unknown>;
+  groups: TargetGroup[];
+}
+
+/** Every metrics path among `targets`, in first-seen order. */
+const pathsOf = (targets: readonly ScrapeTarget[]): string[] => [...new Set(targets.map((t) => t.path ?? "/metrics"))];
+
+function jobsOf(targets: readonly ScrapeTarget[], kind: ScrapeJobKind, paths = pathsOf(targets)): Job[] {
   if (kind === "deployed") {
-    const { kubernetes_sd_configs: _discovery, ...job } = annotationScrapeJob({ namespaces: [] });
-    return [{ ...job, scrape_interval: "1s", static_configs: targets.map(discoveredPod) }];
+    const { kubernetes_sd_configs: _discovery, job_name, ...job } = annotationScrapeJob({ namespaces: [] });
+    return [
+      { name: String(job_name), settings: { ...job, scrape_interval: "1s" }, groups: targets.map(discoveredPod) },
+    ];
   }
-  const paths = [...new Set(targets.map((t) => t.path ?? "/metrics"))];
+  const unknown = pathsOf(targets).filter((p) => !paths.includes(p));
+  if (unknown.length > 0) throw new Error(`no scrape job for the metrics path(s) ${unknown.join(", ")}`);
   return paths.map((path, i) => ({
-    job_name: `job-${i}`,
-    metrics_path: path,
-    static_configs: targets
+    name: `job-${i}`,
+    settings: { metrics_path: path },
+    groups: targets
       .filter((t) => (t.path ?? "/metrics") === path)
       .map((t) => ({ targets: [t.address], labels: t.labels })),
   }));
 }
 
-/** prometheus.yml: the targets scraped (as `kind` says) and the rule file evaluated every second. */
-export function prometheusConfig(targets: readonly ScrapeTarget[], ruleFile: string, kind: ScrapeJobKind): string {
+/** Each job's discovery file in `dir`. */
+const targetsFile = (dir: string, job: Job): string => join(dir, `${job.name}.targets.json`);
+
+/** Writes a job's discovery file whole (renamed into place: Prometheus never reads half of it). */
+function writeTargets(dir: string, job: Job): void {
+  const file = targetsFile(dir, job);
+  writeFileSync(`${file}.tmp`, JSON.stringify(job.groups));
+  renameSync(`${file}.tmp`, file);
+}
+
+/** prometheus.yml: the jobs' targets from their files in `dir`, the rule file evaluated every second. */
+function prometheusConfig(jobs: readonly Job[], ruleFile: string, dir: string): string {
   return stringify({
     global: { scrape_interval: "1s", scrape_timeout: "900ms", evaluation_interval: "1s" },
     rule_files: [ruleFile],
-    scrape_configs: scrapeConfigs(targets, kind),
+    scrape_configs: jobs.map((j) => ({
+      job_name: j.name,
+      ...j.settings,
+      file_sd_configs: [{ files: [targetsFile(dir, j)], refresh_interval: "1s" }],
+    })),
   });
 }
 
@@ -120,8 +159,11 @@ export async function startPrometheus(
   kind: ScrapeJobKind = "static",
 ): Promise<RunningPrometheus> {
   const dir = mkdtempSync(join(tmpdir(), "vbench-prometheus-"));
+  const paths = pathsOf(targets);
+  const jobs = jobsOf(targets, kind, paths);
+  for (const job of jobs) writeTargets(dir, job);
   writeFileSync(join(dir, "rules.yaml"), rules);
-  writeFileSync(join(dir, "prometheus.yml"), prometheusConfig(targets, join(dir, "rules.yaml"), kind));
+  writeFileSync(join(dir, "prometheus.yml"), prometheusConfig(jobs, join(dir, "rules.yaml"), dir));
   const port = await freePort("127.0.0.1");
   const url = `http://127.0.0.1:${port}`;
   const args = [
@@ -159,6 +201,9 @@ export async function startPrometheus(
     ruleEvaluations: () => ruleEvaluations(url),
     query: (q) => query(url, q),
     range: (q, fromMs, toMs, stepS) => range(url, q, fromMs, toMs, stepS),
+    setTargets: (next) => {
+      for (const job of jobsOf(next, kind, paths)) writeTargets(dir, job);
+    },
     stop,
   };
 }

@@ -85,9 +85,6 @@ describe("vbench drill (CLI, real processes)", () => {
     ]);
     expect(settings.code).toBe(2);
     expect(settings.stderr).toContain("--client-settings must be one of recommended, defaults (got 'tuned')");
-    const metrics = await vbench(["drill", "--mode", "cluster", "--fault", "all", "--metrics"]);
-    expect(metrics.code).toBe(2);
-    expect(metrics.stderr).toContain("--metrics: the cluster `all` fault moves every member to a new address");
     const noDrills = await vbench(["local", "--metrics"]);
     expect(noDrills.code).toBe(2);
     expect(noDrills.stderr).toContain("--metrics watches the drills: give --drills too");

@@ -285,37 +285,42 @@ describe("vbench bench --reads replicas", () => {
 });
 
 describe("--reads and benchmark.reads", () => {
-  it("the CLI refuses a bad --reads with exit 2, naming the flag", async () => {
-    const target = `${primary.host}:${primary.port}`;
-    const bad = await runVbench(["bench", "--target", target, "--reads", "sideways"]);
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("--reads: 'sideways' is not one of primary, replicas");
-    const noRead = await runVbench(["bench", "--target", target, "--reads", "replicas", "--tests", "set,incr"]);
-    expect(noRead.code).toBe(2);
-    expect(noRead.stderr).toContain(
-      "--reads replicas needs the get test to send to the replicas, and the tests (set,incr) have none",
-    );
-    const list = await runVbench(["bench", "--target", target, "--reads", "replicas", "--tests", "get,lrange_100"]);
-    expect(list.code).toBe(2);
-    expect(list.stderr).toContain("--reads replicas: lrange_100 cannot run on a replica as a test");
-    const mixNone = await runVbench(["bench", "--target", target, "--reads", "replicas", "--mix", "set:100"]);
-    expect(mixNone.code).toBe(2);
-    expect(mixNone.stderr).toContain("--reads replicas needs a read command in the mix");
-    const none = await runVbench([
-      "local",
-      "--reads",
-      "replicas",
-      "--replicas",
-      "0",
-      "--output",
-      join(scratch, "none"),
-    ]);
-    expect(none.code).toBe(2);
-    expect(none.stderr).toContain("--reads replicas needs replicas to read from: --replicas 0");
-    const target2 = await runVbench(["bench", "--target", target, "--read-target", "127.0.0.1:6379"]);
-    expect(target2.code).toBe(2);
-    expect(target2.stderr).toContain("--read-target applies to --reads replicas");
-  }, 60_000);
+  it(
+    "the CLI refuses a bad --reads with exit 2, naming the flag",
+    async () => {
+      const target = `${primary.host}:${primary.port}`;
+      const bad = await runVbench(["bench", "--target", target, "--reads", "sideways"]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain("--reads: 'sideways' is not one of primary, replicas");
+      const noRead = await runVbench(["bench", "--target", target, "--reads", "replicas", "--tests", "set,incr"]);
+      expect(noRead.code).toBe(2);
+      expect(noRead.stderr).toContain(
+        "--reads replicas needs the get test to send to the replicas, and the tests (set,incr) have none",
+      );
+      const list = await runVbench(["bench", "--target", target, "--reads", "replicas", "--tests", "get,lrange_100"]);
+      expect(list.code).toBe(2);
+      expect(list.stderr).toContain("--reads replicas: lrange_100 cannot run on a replica as a test");
+      const mixNone = await runVbench(["bench", "--target", target, "--reads", "replicas", "--mix", "set:100"]);
+      expect(mixNone.code).toBe(2);
+      expect(mixNone.stderr).toContain("--reads replicas needs a read command in the mix");
+      const none = await runVbench([
+        "local",
+        "--reads",
+        "replicas",
+        "--replicas",
+        "0",
+        "--output",
+        join(scratch, "none"),
+      ]);
+      expect(none.code).toBe(2);
+      expect(none.stderr).toContain("--reads replicas needs replicas to read from: --replicas 0");
+      const target2 = await runVbench(["bench", "--target", target, "--read-target", "127.0.0.1:6379"]);
+      expect(target2.code).toBe(2);
+      expect(target2.stderr).toContain("--read-target applies to --reads replicas");
+      // A hang guard, not a speed bound: a minute per CLI start (six here; each ~2 s of CPU, far more on a loaded machine).
+    },
+    6 * 60_000,
+  );
 
   it("the stack config names benchmark.reads", () => {
     const parse = (benchmark: Record<string, unknown>) =>

@@ -125,11 +125,22 @@ describe("latency-target sweep on a real valkey-server", () => {
     show("slow above 47 %", r);
     const refined = r.steps.filter((s) => s.refined);
     expect(refined).toHaveLength(SLO_REFINE_STEPS);
-    // The bisections lie between the last coarse step that met it (40 %) and the first that did not (60 %).
-    expect(refined.every((s) => s.offeredRps > 0.4 * r.ceiling.rps && s.offeredRps < 0.6 * r.ceiling.rps)).toBe(true);
+    // The slowdown's own effect: no step above 47 % meets the target.
     expect(r.steps.filter((s) => s.offeredRps > 0.47 * r.ceiling.rps).every((s) => !s.meets)).toBe(true);
+    // The bisections lie between the last coarse step that met it and the next one, which did not: 40 % and 60 % on an
+    // idle machine; under a CPU hog a step below 47 % may miss too (the ceiling, measured once, swings ±35 % there:
+    // 40 % offered, 90 % achieved, in one such run), and the bracket is then lower. The rule, not the machine's speed.
+    const lastMet = coarse(r)
+      .filter((s) => s.meets)
+      .at(-1);
+    const above = coarse(r).find((s) => s.offeredRps > (lastMet?.offeredRps ?? Infinity));
+    expect(lastMet?.fraction).toBeLessThanOrEqual(0.4);
+    expect(above?.meets).toBe(false);
+    expect(
+      refined.every((s) => s.offeredRps > (lastMet?.offeredRps ?? 0) && s.offeredRps < (above?.offeredRps ?? 0)),
+    ).toBe(true);
     expect(r.figure.bound).toBe("exact");
-    expect(r.figure.rps).toBeGreaterThan(0.95 * 0.4 * r.ceiling.rps);
+    expect(r.figure.rps).toBeGreaterThanOrEqual(lastMet?.achievedRps ?? Infinity);
     expect(r.figure.rps).toBeLessThanOrEqual(0.47 * r.ceiling.rps);
   }, 120_000);
 
@@ -256,7 +267,7 @@ describe("latency-target sweep on a real valkey-server", () => {
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain(message);
     },
-    30_000,
+    120_000, // a hang guard for one CLI start, not a speed bound
   );
 
   it("local refuses a bad --slo and a bad --repeat before starting anything (exit 2 naming the flag)", async () => {

@@ -272,31 +272,36 @@ describe("the sampler as an in-pod script would carry it", () => {
 });
 
 describe("soak flags and stack keys", () => {
-  it("the CLI refuses a soak it cannot run with exit 2, naming the flag", async () => {
-    const bench = (...a: string[]) => runVbench(["bench", "--target", primary.address, ...a]);
-    const cases: [string[], string][] = [
-      [["--sample-s", "5"], "--sample-s applies to a mix (soak): give --mix too"],
-      [
-        ["--mix", "get:100", "--sample-s", "10", "--duration-s", "15"],
-        "--sample-s 10 leaves fewer than two samples in the mix's 15 s (--duration-s or --duration)",
-      ],
-      [["--mix", "get:100", "--sample-s", "0"], "--sample-s must be a positive integer (got '0')"],
-      [
-        ["--mix", "get:100", "--duration", "2x"],
-        "--duration must be a duration such as 3h, 90m, 1h30m or 45s (got '2x')",
-      ],
-      [
-        ["--mix", "get:100", "--duration", "1m", "--duration-s", "60"],
-        "--duration and --duration-s both give a mix's duration: give one",
-      ],
-      [["--duration", "3h"], "--duration applies to a mix: give --mix too"],
-    ];
-    for (const [args, message] of cases) {
-      const r = await bench(...args);
-      expect(r.code, args.join(" ")).toBe(2);
-      expect(r.stderr, args.join(" ")).toContain(message);
-    }
-  }, 60_000);
+  it(
+    "the CLI refuses a soak it cannot run with exit 2, naming the flag",
+    async () => {
+      const bench = (...a: string[]) => runVbench(["bench", "--target", primary.address, ...a]);
+      const cases: [string[], string][] = [
+        [["--sample-s", "5"], "--sample-s applies to a mix (soak): give --mix too"],
+        [
+          ["--mix", "get:100", "--sample-s", "10", "--duration-s", "15"],
+          "--sample-s 10 leaves fewer than two samples in the mix's 15 s (--duration-s or --duration)",
+        ],
+        [["--mix", "get:100", "--sample-s", "0"], "--sample-s must be a positive integer (got '0')"],
+        [
+          ["--mix", "get:100", "--duration", "2x"],
+          "--duration must be a duration such as 3h, 90m, 1h30m or 45s (got '2x')",
+        ],
+        [
+          ["--mix", "get:100", "--duration", "1m", "--duration-s", "60"],
+          "--duration and --duration-s both give a mix's duration: give one",
+        ],
+        [["--duration", "3h"], "--duration applies to a mix: give --mix too"],
+      ];
+      for (const [args, message] of cases) {
+        const r = await bench(...args);
+        expect(r.code, args.join(" ")).toBe(2);
+        expect(r.stderr, args.join(" ")).toContain(message);
+      }
+      // A hang guard, not a speed bound: a minute per CLI start (six here; each ~2 s of CPU, far more on a loaded machine).
+    },
+    6 * 60_000,
+  );
 
   it("benchmark.soak is validated like benchmark.mix; the deployed Job runs it while its log stays under the kubelet's rotation", () => {
     const parse = (benchmark: Record<string, unknown>) =>

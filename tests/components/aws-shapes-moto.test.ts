@@ -274,6 +274,6 @@ describe.skipIf(missing !== undefined)(
         ).map((x) => String(field(x, "GroupId"))),
       );
       expect(groups).toEqual([clusterSg]);
-    });
+    }, 600_000); // a hang guard, not a speed bound: about 30 AWS CLI starts, each seconds of CPU on a loaded machine
   },
 );

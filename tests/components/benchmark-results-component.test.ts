@@ -1,7 +1,7 @@
 /**
  * BenchmarkResults: the implementation with a fake JobLogApi (no Kubernetes API server can run
  * in this suite, so kubernetesJobLogApi itself is not exercised here), the provider shell's
- * create called in-process (it really loads the implementation through tsx's tsImport, the one
+ * create called in-process (it really loads the implementation through tsx's ESM API, the one
  * shell all dynamic providers share), and the dynamic resource under Pulumi mocks (installed
  * before the component is imported), including what the serialized provider contains.
  */

@@ -9,6 +9,7 @@
 import { drillStep } from "../../components/steps/failure-drill/declaration.js";
 import { describe, expect, it } from "vitest";
 import type { WriteRecord } from "../../core/drill/ledger.js";
+import type { AlertSnapshot } from "../../core/drill/alerts-seen.js";
 import type { Fault } from "../../vocabulary/faults.js";
 import { formatRecordLines, parseRecordLines } from "../../core/drill/record-lines.js";
 import { ackedLossBound, inWindow } from "../../core/drill/bounds.js";
@@ -311,7 +312,73 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
     expect(kube.loadRunningAt[0]! - start).toBeGreaterThanOrEqual(2000);
   });
 
-  it("detectionMs: the watcher is armed at the fault with the deleted pods, and its first mark is measured from the fault", async () => {
+  /** A verifier that fails `failing(call)` calls (the first is the one before the load; each retry is 1 s later). */
+  const slowAtFault = (deps: DrillDeps, kube: FakeDrillKube, failing: (call: number) => boolean): DrillDeps => {
+    let call = 0;
+    return {
+      ...deps,
+      verify: () => (failing(++call) ? Promise.reject(new Error("SENTINEL_DISAGREE")) : kube.verify()),
+    };
+  };
+
+  it("a fault that cannot come inside its load (the verification before it took longer than half the load after preFaultS) starts a second load and drills inside it", async () => {
+    const { kube, deps } = setup("replication");
+    // preFaultS 10, loadS 60: the fault must come within 10 + 25 s of the writing line; the check fails 30 s first.
+    const r = await drillOnce(
+      inputs("replication"),
+      "primary",
+      slowAtFault(deps, kube, (call) => call >= 2 && call <= 31),
+    );
+    expect(kube.created.map((c) => c.job.metadata.name)).toEqual([
+      "valkey-drill-primary-k1",
+      "valkey-drill-primary-k1-r",
+    ]);
+    expect(kube.calls).toContain("delete load valkey-drill-primary-k1");
+    expect(podFaultCalls(kube)).toEqual([`exec valkey-0/valkey ${CRASH}`, "delete valkey-0 grace=0"]);
+    // Inside the second load, preFaultS after it ran; its records measure the fault.
+    const sinceRunning = kube.faultAt! - kube.loadRunningAt[1]!;
+    expect(sinceRunning).toBeGreaterThanOrEqual(10_000);
+    expect(sinceRunning).toBeLessThanOrEqual(11_000);
+    expect([r.ok, r.failures, r.loadPod]).toEqual([true, [], "valkey-drill-primary-k1-r-x1"]);
+    expect(r.writeOutageMs).toBeGreaterThanOrEqual(4000);
+    expect(kube.calls.at(-1)).toBe("delete load valkey-drill-primary-k1-r");
+  });
+
+  it("twice too late: the drill fails naming drills.loadS, nothing injected, both loads deleted", async () => {
+    const { kube, deps } = setup("replication");
+    const late = slowAtFault(deps, kube, (call) => (call >= 2 && call <= 31) || (call >= 33 && call <= 62));
+    await expect(drillOnce(inputs("replication"), "primary", late)).rejects.toThrow(
+      /^the primary drill's fault could not come inside its load: \d+ s past preFaultS \+ half of the rest of drills\.loadS \(60 s\)/,
+    );
+    expect(podFaultCalls(kube)).toEqual([]);
+    expect(kube.calls.filter((c) => c.startsWith("delete load"))).toEqual([
+      "delete load valkey-drill-primary-k1",
+      "delete load valkey-drill-primary-k1-r",
+    ]);
+  });
+
+  it("a load whose writing line names a stream without an acknowledgement (not served yet) is replaced once before the fault", async () => {
+    const { kube, deps } = setup("replication", { silentOnFirstLoad: ["write-endpoint"] });
+    const r = await drillOnce(inputs("replication"), "primary", deps);
+    expect(kube.created.map((c) => c.job.metadata.name)).toEqual([
+      "valkey-drill-primary-k1",
+      "valkey-drill-primary-k1-r",
+    ]);
+    expect([r.ok, r.loadPod]).toEqual([true, "valkey-drill-primary-k1-r-x1"]);
+  });
+
+  it("a load that ended before the fault is not a measurement: its row fails naming it, never ok with a 0 ms outage", async () => {
+    // The fake load writes for loadS from its start; preFaultS past it, the fault comes after the load ended.
+    const { kube, deps } = setup("replication");
+    const r = await drillOnce(inputs("replication", { preFaultS: 10, loadS: 5 }), "primary", deps);
+    expect(kube.faultAt! - kube.loadRunningAt[0]!).toBeGreaterThan(5000);
+    expect(r.ok).toBe(false);
+    expect(r.failures[0]).toMatch(
+      /^not measured: the load sent nothing from the fault on \(its last write −\d+\.\d\d s from the fault\)/,
+    );
+  });
+
+  it("detectionMs: the watcher is armed at the fault with the deleted pods, and its first mark is measured from the fault (faultAt, the row's zero)", async () => {
     const { kube, deps, clock } = setup("replication");
     const armed: string[][] = [];
     let faultSeen = 0;
@@ -328,6 +395,8 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
     const r = await drillOnce(inputs("replication"), "zone", withWatch);
     expect(armed).toEqual([["valkey-0", "sentinel-0"]]);
     expect(faultSeen).toBe(kube.faultAt);
+    // The row's zero on the program's clock, as a time a dashboard or an alert history can be read at.
+    expect(r.faultAt).toBe(new Date(kube.faultAt!).toISOString());
     expect(r.detectionMs).toBe(5123);
     expect(r).not.toHaveProperty("detectionNote");
     expect(stopped).toBe(1);
@@ -472,6 +541,66 @@ describe("FailureDrill orchestration (fake Kubernetes, virtual clock)", () => {
       expect(row).toContain(",5000,cluster-client,");
     },
   );
+});
+
+describe("FailureDrill: drills.alertsFrom", () => {
+  it("after the last drill and the server's settle, each row gets the alerts of its own window, in ms from its fault; the CSV's alerts column", async () => {
+    const { deps, clock } = setup("replication");
+    const asked: Array<[number, number]> = [];
+    let settledFrom = 0;
+    const rows = await runDrills(inputs("replication", { faults: ["replica", "primary"] }), {
+      ...deps,
+      alerts: {
+        settleMs: () => ((settledFrom = clock.now()), Promise.resolve(8000)),
+        // One snapshot a second; ValkeyPrimaryChanged on valkey-1 from 5 s before the settle began (inside the last,
+        // primary, drill: its recovery alone takes 8 s here) on.
+        history: (fromMs, toMs) => {
+          asked.push([fromMs, toMs]);
+          const snaps: AlertSnapshot[] = [];
+          for (let t = Math.ceil(fromMs / 1000) * 1000; t <= toMs; t += 1000)
+            snaps.push({
+              at: t,
+              alerts:
+                t >= settledFrom - 5000
+                  ? [{ name: "ValkeyPrimaryChanged", state: "firing", labels: { pod: "valkey-1", severity: "info" } }]
+                  : [],
+            });
+          return Promise.resolve(snaps);
+        },
+      },
+    });
+    // Read once, after the settle, from the first drill's load (preFaultS before its fault) to then.
+    const faults = rows.drills.map((d) => Date.parse(d.faultAt));
+    expect(asked).toEqual([[faults[0]! - 10_000, settledFrom + 8000]]);
+    expect(rows.drills.map((d) => [d.fault, d.alerts?.map((a) => [a.alert, a.pod, a.severity, a.resolvedMs])])).toEqual(
+      [
+        ["replica", []],
+        ["primary", [["ValkeyPrimaryChanged", "valkey-1", "info", null]]],
+      ],
+    );
+    const changed = rows.drills[1]!.alerts![0]!;
+    expect(changed.firingMs).toBe(changed.pendingMs);
+    expect(changed.firingMs).toBe(
+      Math.ceil((settledFrom - 5000 - (faults[0]! - 10_000)) / 1000) * 1000 + faults[0]! - 10_000 - faults[1]!,
+    );
+    expect(changed.firingMs).toBeGreaterThan(0);
+    expect(rows.csv).toContain("ValkeyPrimaryChanged");
+  });
+
+  it("a history that cannot be read is noted on every row; the drills stand", async () => {
+    const { deps } = setup("replication");
+    const rows = await runDrills(inputs("replication", { faults: ["replica", "primary"] }), {
+      ...deps,
+      alerts: {
+        settleMs: () => Promise.resolve(1000),
+        history: () => Promise.reject(new Error("http://prom:9090/api/v1/query_range: HTTP 503")),
+      },
+    });
+    expect(rows.drills.map((d) => [d.healed, d.alerts, d.alertsNote])).toEqual([
+      [true, undefined, "not read from drills.alertsFrom: http://prom:9090/api/v1/query_range: HTTP 503"],
+      [true, undefined, "not read from drills.alertsFrom: http://prom:9090/api/v1/query_range: HTTP 503"],
+    ]);
+  });
 });
 
 describe("FailureDrill: the faults that really happen, where the API allows them", () => {

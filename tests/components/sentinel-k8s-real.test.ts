@@ -23,11 +23,15 @@ import { pollUntil } from "../../core/util/poll-until.js";
 import { StaticPodApi } from "../../components/kubernetes/static-pod-api.js";
 import {
   checkTopologyOnKubernetes,
+  kubernetesVerifier,
   TopologyCheckError,
   type CheckDeps,
   type TopologyCheckInputs,
 } from "../../components/steps/topology-check/implementation.js";
 import { renderReplicationPreStopScript } from "../../pod/replication-prestop-script.js";
+import { collectSentinels, type SentinelCapture } from "../../core/verify/sentinel-analysis.js";
+import { formatTopologyReport } from "../../core/verify/format-report.js";
+import { waitForReplicaLinks } from "../../harness/local/local-replication.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
 const zones = ["us-west-2a", "us-west-2b", "us-west-2c"];
@@ -201,6 +205,51 @@ describe("replication under Sentinel on real processes (fake Kubernetes API only
     );
     const out = await checkTopologyOnKubernetes(inputs(t), depsFor(t));
     expect(out.report.shards[0]?.primary.address).toBe(after);
+  }, 120_000);
+
+  it("a failure named on a Sentinel in TILT (a real one: stalled while a replica came back) is asked again past the timeout until the TILT ends, then passes; the table says TILT meanwhile", async () => {
+    const primary = await t.primaryFromSentinels();
+    const replica = t.members.find((m) => m.address !== primary);
+    const [s0] = t.sentinels;
+    if (replica === undefined || s0 === undefined) throw new Error("a replica and a Sentinel expected");
+    const connector = new DirectConnector({ password, connectTimeoutMs: 1000, commandTimeoutMs: 1000 });
+    const views = () => collectSentinels(connector, t.sentinelEndpoints, t.masterName);
+    const flagOf = (c: SentinelCapture) => c.replicas?.find((r) => r.address === replica.address)?.flags ?? "unknown";
+    try {
+      // The replica dies and every Sentinel flags it down (down-after 1 s).
+      await killHard(replica.proc);
+      await pollUntil(
+        async () => ((await views()).every((c) => /s_down/.test(flagOf(c))) ? true : "not s_down everywhere"),
+        { timeoutMs: 20_000, intervalMs: 200, what: `every Sentinel to flag ${replica.address} s_down` },
+      );
+      // One Sentinel is stalled while the replica comes back and links (at least 3 s): once resumed,
+      // its timer has run over 2 s late, so it is in TILT (sentinel.c) and its s_down flag stays for 30 s.
+      s0.proc?.signal("SIGSTOP");
+      const stalled = Date.now();
+      await t.startMember(replica.ordinal);
+      await waitForReplicaLinks([replica], password, 30_000);
+      await new Promise((r) => setTimeout(r, Math.max(0, 3000 - (Date.now() - stalled))));
+      s0.proc?.signal("SIGCONT");
+      await pollUntil(async () => ((await views())[0]?.tilt === true ? true : "not in TILT"), {
+        timeoutMs: 10_000,
+        intervalMs: 200,
+        what: `${s0.address} to report sentinel_tilt:1`,
+      });
+      // One look: the failure is named on the Sentinel in TILT, and the table says so.
+      const v = await kubernetesVerifier(inputs(t), depsFor(t));
+      const once = await v.verify().finally(() => v.close());
+      expect(once.failures.map((f) => [f.code, f.node])).toContainEqual(["SENTINEL_REPLICA_DOWN", s0.address]);
+      expect(formatTopologyReport(once)).toMatch(
+        new RegExp(`SENTINEL ${s0.address.replace(/\./g, "\\.")} .* in TILT \\(its flags frozen until it leaves\\)`),
+      );
+      // Asked with a 1 s timeout (30 s of TILT ahead): it keeps asking past it, and passes once TILT ends.
+      const out = await checkTopologyOnKubernetes(inputs(t, 1000), depsFor(t));
+      expect(out.report.ok).toBe(true);
+      expect((await views()).map((c) => [c.tilt, flagOf(c)])).toEqual(t.sentinels.map(() => [false, "slave"]));
+    } finally {
+      s0.proc?.signal("SIGCONT");
+      await connector.close();
+    }
   }, 120_000);
 
   it("fails with SENTINEL_QUORUM when two of the three Sentinels are gone", async () => {

@@ -24,6 +24,7 @@ const row = (o: Partial<DrillRow> = {}): DrillRow => ({
   waitedWrites: 1220,
   lostWaitedWrites: 0,
   after: { ok: true, failures: [] },
+  faultAt: "2026-11-27T12:00:00.000Z", // not kept by that run (the field came later); thawLoss does not read it
   loadPod: "valkey-drill-freeze-5ebfda-rm67n",
   deletedPods: [],
   failures: [failure],

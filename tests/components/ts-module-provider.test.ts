@@ -296,6 +296,20 @@ describe("where a dynamic provider finds the project: relative to it at call tim
     expect(outs.module).toBe(pathToFileURL(join(copy, "tests/support/where-step.ts")).href);
   });
 
+  it("one provider process evaluates a step module once, however many calls it serves", async () => {
+    const out = await runSerializedProvider(
+      text,
+      [
+        `(async () => { const r = []; for (let i = 0; i < 3; i++) r.push((await p.create({})).outs.evaluations);`,
+        `  r.push((await p.update("where", {}, {})).outs.evaluations); return r; })()`,
+        `  .then((r) => process.stdout.write(JSON.stringify(r)), (e) => { process.stdout.write("ERROR " + e.message); });`,
+      ],
+      30_000,
+      { cwd: join(copy, "stacks") },
+    );
+    expect(out).toBe("[1,1,1,1]");
+  });
+
   it("outside any checkout it names what to do; VALKEY_ON_EKS_ROOT points it at one", async () => {
     const env = { ...process.env };
     delete env[PROJECT_ROOT_ENV];

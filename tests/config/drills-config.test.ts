@@ -35,6 +35,8 @@ describe("config drills: each bad value names its key", () => {
     ["a rate of 0", { drills: { rate: 0 } }, "drills.rate", "1"],
     ["an empty runId", { drills: { runId: "" } }, "drills.runId", "non-empty"],
     ["an unknown key", { drills: { faultz: [] } }, "drills.faultz", "unknown key"],
+    ["alertsFrom not a URL", { drills: { alertsFrom: "localhost:9090" } }, "drills.alertsFrom", "http(s) URL"],
+    ["alertsFrom not http(s)", { drills: { alertsFrom: "ftp://prom:21/" } }, "drills.alertsFrom", "http(s) URL"],
     [
       "upgrade (a deployed upgrade is a real `pulumi up` with a new image)",
       { drills: { faults: ["primary", "upgrade"] } },

@@ -56,7 +56,8 @@ describe("alertsSeen: one row per alert and pod, times from the fault", () => {
       0,
     );
     expect(rows).toEqual([
-      { alert: "X", severity: "critical", pendingMs: 1000, firingMs: 1000, resolvedMs: 2000 },
+      // Active at the first sample: it began no later than that (the window can say no more).
+      { alert: "X", severity: "critical", pendingMs: 1000, firingMs: 1000, resolvedMs: 2000, activeAtStart: true },
       { alert: "X", severity: "critical", pendingMs: 3000, firingMs: 3000, resolvedMs: null },
     ]);
   });
@@ -75,5 +76,20 @@ describe("alertsSeen: one row per alert and pod, times from the fault", () => {
         },
       ]),
     ).toBe("ValkeyPrimaryChanged (valkey-1) info: pending −0.2 s, firing +3.2 s, still active at the end");
+    expect(
+      renderAlertsSeen([
+        {
+          alert: "ValkeyForkSlow",
+          pod: "valkey-0",
+          severity: "warning",
+          pendingMs: -2800,
+          firingMs: -2800,
+          resolvedMs: 3200,
+          activeAtStart: true,
+        },
+      ]),
+    ).toBe(
+      "ValkeyForkSlow (valkey-0) warning: already active at the first sample −2.8 s, firing by −2.8 s, resolved +3.2 s",
+    );
   });
 });

@@ -392,6 +392,34 @@ describe("two writers, per-shard outage, exact acknowledgements", () => {
     expect([other.writeOutageMs, other.writeOutageOpen]).toEqual([600, false]);
   });
 
+  it("a load that ended before the fault is not a measurement: the drill fails naming it", () => {
+    // The fault at 7 s; the load wrote from 0 to 5 s (a fault injected after its load ended: every outage reads 0).
+    const rs: WriteRecord[] = [];
+    for (let t = 0; t < 5000; t += 100) {
+      rs.push(rec(shardA, t, t, 1));
+      rs.push(rec(shardB, t, t, t < 3000 ? 1 : null));
+    }
+    const readBack = new Map(rs.filter((r) => r.ok).map((r) => [r.key, r.value]));
+    const late = loadFigures([shardA, shardB], {
+      records: rs,
+      readBack,
+      faultAt: 7000,
+      loadStart: 0,
+      loadStop: 5000,
+      bound: { fromMs: -1000, toMs: 0, reason: "test" },
+    });
+    expect([late.writeOutageMs, late.streams.map((x) => [x.sentFromFault, x.lastSentMs])]).toEqual([
+      0,
+      [
+        [0, -2100],
+        [0, -2100],
+      ],
+    ]);
+    expect(drillFailures(true, late)).toEqual([
+      "not measured: the load sent nothing from the fault on (its last write −2.10 s from the fault): the load ended before the fault",
+    ]);
+  });
+
   it("a lost write outside the bound fails the drill naming when it was acknowledged and by which node, per writer", () => {
     const node = (r: WriteRecord, n: string): WriteRecord => ({ ...r, node: n });
     const rs: WriteRecord[] = [

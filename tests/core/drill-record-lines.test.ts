@@ -5,9 +5,9 @@ import {
   formatRecordLine,
   formatRecordLines,
   formatWritingLine,
-  hasWritingLine,
   parseRecordLine,
   parseRecordLines,
+  writingLineSilent,
   type LoadOutput,
 } from "../../core/drill/record-lines.js";
 
@@ -80,17 +80,19 @@ describe("drill record lines", () => {
     expect(r?.sentAt).toBe(1.235);
   });
 
-  it("skips the load's writing line and other '# ' notes; finds the writing line in a log so far", () => {
+  it("skips the load's writing line and other '# ' notes; finds the writing line in a log so far, and the streams it names as silent", () => {
     expect(formatWritingLine([])).toBe("# writing\n");
     expect(formatWritingLine(["write-endpoint", "a b"])).toBe(
       "# writing (no acknowledgement yet: write-endpoint a%20b)\n",
     );
     expect(parseRecordLines(formatWritingLine(["write-endpoint"]) + formatRecordLines(output)).records).toHaveLength(4);
     expect([
-      hasWritingLine(""),
-      hasWritingLine("node: warming\n"),
-      hasWritingLine("x\n# writing (no acknowledgement yet: s)\n"),
-    ]).toEqual([false, false, true]);
+      writingLineSilent(""),
+      writingLineSilent("node: warming\n"),
+      writingLineSilent("x\n# writing (no acknowledgement yet: s)\n"),
+      writingLineSilent(formatWritingLine(["write-endpoint", "a b"])),
+      writingLineSilent(`x\n${formatWritingLine([])}y\n`),
+    ]).toEqual([undefined, undefined, ["s"], ["write-endpoint", "a b"], []]);
   });
 
   it("skips blank lines (and CRLF endings)", () => {

@@ -210,6 +210,31 @@ describe("alert rules in a real Prometheus over real exporters", () => {
     await untilResolved(p, lost, 30_000);
   }, 300_000);
 
+  it("cluster: members not yet in a formed cluster (a release being deployed, before its bootstrap) report cluster_state fail past the alerts' hold and fire neither cluster alert", async () => {
+    const fleet = new LocalFleet();
+    stops.push(() => fleet.stopAll());
+    const nodes = await fleet.startMany(3, (i) => ({
+      name: `unformed-${i + 1}`,
+      clusterEnabled: true,
+      clusterNodeTimeoutMs: 2000,
+      password: PASSWORD,
+    }));
+    const targets = await Promise.all(nodes.map((n) => exporterOf(n.host, n.port, "valkey", n.name)));
+    const p = await prometheusOver(targets, localInputs("cluster", 2, 2));
+    // The input the rules read is there: every member's cluster_state is 0, its cluster_size 0.
+    expect((await p.query('redis_cluster_state{component="valkey"} == 0')).length).toBe(3);
+    expect((await p.query('redis_cluster_size{component="valkey"} == 0')).length).toBe(3);
+    // Three times the rules' 7 s hold (node timeout 2 s + 5 s): neither fires, nor pends.
+    const seen: string[] = [];
+    const until = Date.now() + 21_000;
+    while (Date.now() < until) {
+      const now = (await p.alerts()).filter((a) => a.name.startsWith("ValkeyCluster"));
+      if (now.length > 0) seen.push(describeAlerts(now));
+      await sleep(1000);
+    }
+    expect(seen).toEqual([]);
+  }, 120_000);
+
   it("cluster: a healthy 3 x 1 fires no alert and answers every live dashboard query; a shard frozen fires ValkeyClusterStateNotOk and ValkeyClusterSlotsNotOk on the other members, resolved once it thaws", async () => {
     const fleet = new LocalFleet();
     stops.push(() => fleet.stopAll());

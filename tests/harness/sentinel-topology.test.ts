@@ -8,6 +8,7 @@
  * endpoint on the new primary within 5 s of the promotion; after a manual SENTINEL FAILOVER
  * the write endpoint follows within 10 s.
  */
+import { STATE_CHANGE } from "../pods/support/endpoint-events.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { killHard, SentinelTopology, type Member } from "../../harness/local/sentinel-topology.js";
 import { WriteProbe } from "../../harness/local/write-probe.js";
@@ -147,6 +148,22 @@ describe("Sentinel failover on real valkey-server, Sentinel and HAProxy processe
     } finally {
       p.disconnect();
     }
+    // What the pods tier prints from the HAProxy and Sentinel pods' logs when an up fails (endpoint-events.ts):
+    // the same processes' own lines about this failover.
+    // HAProxy can route to the promoted replica before a Sentinel ends the failover (+switch-master comes after
+    // the other replicas are re-pointed), so each line is waited for, bounded.
+    const logged = (read: () => string, line: RegExp, who: string) =>
+      pollUntil(
+        () =>
+          Promise.resolve(
+            read()
+              .split("\n")
+              .some((l) => STATE_CHANGE.test(l) && line.test(l)) || `${who} has not logged ${line.source}`,
+          ),
+        { timeoutMs: 15_000, what: `${who}'s state change` },
+      );
+    await logged(() => t.proxy!.proc.stderr(), new RegExp(`Server write-${old.name}/${old.name} is DOWN`), "HAProxy");
+    await logged(() => t.sentinels[0]!.proc!.logTail(10_000), /\+switch-master/, "a Sentinel");
     const primary = t.member(await t.primaryFromSentinels());
     await t.startMember(old.ordinal);
     expect(old.proc!.stderr()).toContain(

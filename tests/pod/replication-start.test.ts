@@ -16,7 +16,7 @@ import { renderSentinelConf } from "../../pod/sentinel-conf.js";
 import { renderStartScript } from "../../pod/start-script.js";
 import { resolveBinaries } from "../../benchmarks/run/binaries.js";
 import { memberLaunch } from "../../harness/local/replication-launch.js";
-import { freePort } from "../../harness/local/ports.js";
+import { freePort, freePortForFreshDir } from "../../harness/local/ports.js";
 import { parseStackConfig } from "../../config/schema.js";
 import { LocalFleet } from "../../harness/local/valkey-process.js";
 import { openClient } from "../../core/topology/connector.js";
@@ -241,7 +241,9 @@ describe("start decision with no Sentinel answering (real sh, real valkey-server
     // The same data dir on a fresh port each time (a member's dir is `<name>-<port>`): another test
     // file may have taken the old port since it stopped.
     const withData = async (from: string): Promise<{ port: number; dir: string }> => {
-      const p = await freePort();
+      // Never a port an earlier member of this test had: its dir still holds that member's data and restore
+      // marker (the CI of 53c3dbd started on them).
+      const p = await freePortForFreshDir(dirname(from), "member-0");
       const dir = join(dirname(from), `member-0-${p}`);
       cpSync(join(from, "data"), join(dir, "data"), { recursive: true });
       return { port: p, dir };

@@ -10,7 +10,9 @@
  * RollingRestart step's order, nothing acknowledged lost), a live directive is set without a
  * restart (replication: then the benchmark Job runs a mix in the node image, support/mix-checks.ts),
  * one more `up` changes nothing, and `destroy` leaves no pod, PVC or PV. Before the upgrade, the metrics:
- * every exporter and HAProxy scraped from `metrics.scrapeFrom` only (support/metrics-checks.ts). Cluster mode's mix (open
+ * every exporter and HAProxy scraped from `metrics.scrapeFrom` only (support/metrics-checks.ts), and a real
+ * Prometheus there from before the first `up` (support/prometheus-on-pods.ts): targets up, every live dashboard query
+ * answered, each drill's alerts read from its history (support/live-metrics-checks.ts), quiet for 3 minutes at the end. Cluster mode's mix (open
  * loop) and its scaling 3 x 1 -> 4 x 1 -> 3 x 1 under load (support/scale-checks.ts) run on a second
  * release once the others have ended. Per mode, a backup to an S3-compatible server, destroy, and
  * its restore into a new stack (support/backup-checks.ts, restore-checks.ts): the replication one
@@ -30,8 +32,15 @@ import {
 import { CLIENT_LABEL, DATA_PLANE_LABEL } from "../../components/shared.js";
 import { VALKEY_BUS_PORT, VALKEY_PORT } from "../../vocabulary/ports.js";
 import { DRILL_LOAD_LABEL } from "../../components/steps/failure-drill/load-job.js";
-import { createStack, tail } from "../e2e/support/pulumi-harness.js";
-import { PODS_PLAN, podsSkipReason, podsStackConfig, STACK_ZONES, usePodsCluster } from "./support/byo-on-pods.js";
+import { createStack, tail, upWithSlowestSteps } from "../e2e/support/pulumi-harness.js";
+import {
+  PODS_PLAN,
+  podsSkipReason,
+  podsStackConfig,
+  scrapeNamespace,
+  STACK_ZONES,
+  usePodsCluster,
+} from "./support/byo-on-pods.js";
 import { parseStackConfig } from "../../config/schema.js";
 import { collectByoPreflight, probeByoCluster } from "../../stacks/byo-preflight.js";
 import { withNetworkEvidence } from "./support/network-evidence.js";
@@ -52,7 +61,11 @@ import { expectScaleUpThenIn } from "./support/scale-checks.js";
 import { expectLiveConfigChange, expectUpgradeUnderLoad } from "./support/upgrade-checks.js";
 import { drillInputs } from "./support/write-load.js";
 import { expectMixOnRealPods } from "./support/mix-checks.js";
-import { expectMetricsOnRealPods } from "./support/metrics-checks.js";
+import { expectMetricsOnRealPods, freshNamespace } from "./support/metrics-checks.js";
+import { POD_PROMETHEUS_SCRAPE_S, startPrometheusOnPods } from "./support/prometheus-on-pods.js";
+import { expectLiveMetricsOnRealPods, expectQuiet } from "./support/live-metrics-checks.js";
+import { alertInputs, DEFAULT_SCRAPE_INTERVAL_SECONDS } from "../../core/metrics/alert-definition.js";
+import { ruleFileText, ruleGroups } from "../../core/metrics/rule-file.js";
 
 const reason = podsSkipReason({ pulumi: true });
 const PASSWORD = `pods-${Math.random().toString(36).slice(2)}-secret`;
@@ -95,13 +108,29 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
     const preflight = collectByoPreflight(parsed, await probeByoCluster(parsed));
     console.log(`[pods] ${mode}: byo preflight ${JSON.stringify(preflight)}`);
     expect(preflight.problems).toEqual([]);
-    const s = await createStack(env, { ...config, valkey }, { password: PASSWORD });
+    // A real Prometheus in the scrape namespace from before the first up, with the mode's rules
+    // (support/prometheus-on-pods.ts): what it saw of the drills is read after the up.
+    const scrapeNs = scrapeNamespace(NS);
+    await freshNamespace(api, scrapeNs);
+    const inputs = alertInputs(parsed.valkey, POD_PROMETHEUS_SCRAPE_S);
+    const prom = await startPrometheusOnPods({
+      api,
+      cluster,
+      ns: NS,
+      scrapeNs,
+      node: clientNode,
+      rules: ruleFileText(ruleGroups(inputs)),
+    });
+    // The drill step reads each drill's alerts from it (drills.alertsFrom, through a port-forward).
+    const drills = { ...(config.drills as Record<string, unknown>), alertsFrom: prom.url };
+    const s = await createStack(env, { ...config, valkey, drills }, { password: PASSWORD });
     try {
       const t0 = Date.now();
-      const first = await withNetworkEvidence(api, PODS_PLAN, NS, () => s.stack.up({ onOutput: (o) => s.log.push(o) }));
+      const { up: first, slowest } = await withNetworkEvidence(api, PODS_PLAN, NS, () => upWithSlowestSteps(s));
       console.log(
-        `[pods] ${mode}: first up (deploy, bootstrap, check, benchmark, drills) ${Math.round((Date.now() - t0) / 1000)} s`,
+        `[pods] ${mode}: first up (deploy, bootstrap, check, benchmark, drills) ${Math.round((Date.now() - t0) / 1000)} s; slowest steps: ${slowest}`,
       );
+      const t1 = Date.now();
       expect(first.summary.result, tail(s.log)).toBe("succeeded");
       const report = first.outputs.report?.value as {
         topology: {
@@ -118,6 +147,7 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
         endpoints: { write: string; port: number };
         drills: DrillRow[] | null;
         drillsCsv: string | null;
+        metrics: { rules: string } | null;
       };
       expect(report.topology?.ok, tail(s.log)).toBe(true);
       // The benchmark Job ran in a real pod through the NetworkPolicies (replication: to HAProxy's
@@ -150,6 +180,11 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
       console.log(`[pods] ${mode} benchmark rows:\n${csv}`);
       await explainSlowSwitchover(api, cluster.kubeconfig, NS, report.drills ?? []);
       await expectDrills(api, NS, mode, clientNode, report);
+      // The same rules the stack hands over (report.metrics.rules), at this Prometheus's interval; then what it saw.
+      expect(ruleFileText(ruleGroups({ ...inputs, scrapeIntervalSeconds: DEFAULT_SCRAPE_INTERVAL_SECONDS }))).toBe(
+        report.metrics?.rules,
+      );
+      await expectLiveMetricsOnRealPods({ prom, mode, ns: NS, drills: report.drills ?? [], fromMs: t0, toMs: t1 });
       const primaries = report.topology?.primaries ?? [];
       for (const p of primaries) {
         expect(zones).toContain(p.zone);
@@ -276,8 +311,10 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
       );
       const changes = second.summary.resourceChanges ?? {};
       expect([changes.update ?? 0, changes.create ?? 0, changes.replace ?? 0], plan.stdout).toEqual([0, 0, 0]);
+      await expectQuiet(prom, mode);
     } finally {
       await s.dispose();
+      await prom.stop();
     }
     const pvs = (
       await api<{ items: Array<{ spec: { claimRef?: { namespace?: string } } }> }>("GET", "/api/v1/persistentvolumes")
@@ -290,12 +327,12 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
   // cluster): most of each is waiting on pods, detection windows and rolls, and one after the
   // other they took 24 min of CI.
   it.concurrent(
-    "cluster mode: up with real pods (bootstrap and check through port-forward, benchmark Job, drills primary/switchover/all), policies probed, every exporter and HAProxy scraped from metrics.scrapeFrom only; upgraded under load in role order; live config; up again no-op; destroy leaves nothing",
+    "cluster mode: up with real pods (bootstrap and check through port-forward, benchmark Job, drills primary/switchover/all), policies probed, every exporter and HAProxy scraped from metrics.scrapeFrom only; a real Prometheus there (targets up, dashboard queries answered, the drills' alerts, quiet once healthy); upgraded under load in role order; live config; up again no-op; destroy leaves nothing",
     { timeout: 1_800_000 },
     () => lifecycle("cluster"),
   );
   it.concurrent(
-    "replication mode: the same, with the Sentinels and the HAProxy endpoint in real pods; a mix in the benchmark Job",
+    "replication mode: the same, with the Sentinels and the HAProxy endpoint in real pods (the primary drill fires ValkeyPrimaryChanged on the promoted member); a mix in the benchmark Job",
     { timeout: 1_800_000 },
     () => lifecycle("replication"),
   );
@@ -331,9 +368,9 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
     const s = await createStack(env, { ...config, valkey }, { password: PASSWORD });
     try {
       const t0 = Date.now();
-      const first = await withNetworkEvidence(api, PODS_PLAN, NS, () => s.stack.up({ onOutput: (o) => s.log.push(o) }));
+      const { up: first, slowest } = await withNetworkEvidence(api, PODS_PLAN, NS, () => upWithSlowestSteps(s));
       console.log(
-        `[pods] cluster (second release): first up (deploy, bootstrap, check, drills replica/freeze/partition) ${Math.round((Date.now() - t0) / 1000)} s`,
+        `[pods] cluster (second release): first up (deploy, bootstrap, check, drills replica/freeze/partition) ${Math.round((Date.now() - t0) / 1000)} s; slowest steps: ${slowest}`,
       );
       expect(first.summary.result, tail(s.log)).toBe("succeeded");
       expectHeldFaults(

@@ -213,10 +213,10 @@ describe("vbench aws-check's refusals (exit 2)", () => {
   it.each([
     ["a byo stack", "stacks/Pulumi.byo.yaml", /platform byo creates no AWS account resources/],
     ["a missing file", "stacks/Pulumi.nope.yaml", /stacks\/Pulumi\.nope\.yaml: .*no such file/],
-  ])("%s", (_what, file, message) => {
+  ])("%s", async (_what, file, message) => {
     let thrown: unknown;
     try {
-      runAwsCheckCommand({ file });
+      await runAwsCheckCommand({ file });
     } catch (err) {
       thrown = err;
     }

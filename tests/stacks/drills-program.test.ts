@@ -63,9 +63,17 @@ describe("failure drills in the program (mocks)", () => {
     expect(report.drillsNote).toBeNull();
   });
 
-  it("replication: after the check that follows the benchmark, with the settings, both load paths and the Secret by name; secrets stay secret", async () => {
+  it("replication: after the check that follows the benchmark, with the settings (alertsFrom too), both load paths and the Secret by name; secrets stay secret", async () => {
     const config = byo({
-      drills: { enabled: true, faults: ["primary", "zone"], rate: 20, preFaultS: 5, loadS: 60, runId: "drill-1" },
+      drills: {
+        enabled: true,
+        faults: ["primary", "zone"],
+        rate: 20,
+        preFaultS: 5,
+        loadS: 60,
+        runId: "drill-1",
+        alertsFrom: "http://localhost:9090",
+      },
     });
     const out = runProgram({ stack: "byo", config, password: PASSWORD });
     await settle();
@@ -84,6 +92,7 @@ describe("failure drills in the program (mocks)", () => {
       // freeze and partition: the fault agent runs the release's own Valkey image.
       agentImage: config.valkey.image,
       runId: "drill-1",
+      alertsFrom: "http://localhost:9090",
       loadTarget: {
         host: "valkey-write.valkey.svc.cluster.local",
         port: 6379,

@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
-import { decodeConfigValue, loadPulumiConfig } from "../../stacks/pulumi-config.js";
+import { decodeConfigValue } from "../../stacks/config-values.js";
+import { loadPulumiConfig } from "../../stacks/pulumi-config.js";
 import { stackReport, STACK_REPORT_VERSION } from "../../stacks/outputs.js";
 import { parseStackConfig } from "../../config/schema.js";
 import { versions } from "../../versions.js";

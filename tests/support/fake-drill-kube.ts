@@ -68,6 +68,8 @@ export interface FakeKubeOptions {
   log?: (real: string) => string;
   /** The load pod never prints its writing line (a load that does not start writing). */
   silentLoad?: boolean;
+  /** The first load's writing line names these streams as without an acknowledgement. */
+  silentOnFirstLoad?: string[];
   /** The verifier never passes after the fault. */
   neverHeals?: boolean;
   /**
@@ -115,7 +117,10 @@ export class FakeDrillKube implements DrillKubeApi {
   faultAt: number | undefined;
   primary: string;
   private uid = 0;
-  private loadPods = new Map<string, { pod: PodState; loadS: number; prefix: string; startedAt: number }>();
+  private loadPods = new Map<
+    string,
+    { pod: PodState; loadS: number; prefix: string; startedAt: number; first: boolean }
+  >();
 
   constructor(readonly o: FakeKubeOptions) {
     const names =
@@ -328,6 +333,7 @@ export class FakeDrillKube implements DrillKubeApi {
       loadS: Number(env["DRILL_LOAD_S"]),
       prefix: env["DRILL_KEY_PREFIX"]!,
       startedAt: this.o.clock.now() + 4000,
+      first: this.created.length === 1,
     });
     this.loadRunningAt.push(this.o.clock.now() + 4000);
     return Promise.resolve();
@@ -379,7 +385,8 @@ export class FakeDrillKube implements DrillKubeApi {
     if (l === undefined || container !== "drill-load") return Promise.reject(new Error(`no pod ${pod}/${container}`));
     // Until the Job is done its log has only the writing line (the records come at the end).
     this.view();
-    if (l.pod.phase !== "Succeeded") return Promise.resolve(this.o.silentLoad === true ? "" : formatWritingLine([]));
+    const writing = formatWritingLine(l.first ? (this.o.silentOnFirstLoad ?? []) : []);
+    if (l.pod.phase !== "Succeeded") return Promise.resolve(this.o.silentLoad === true ? "" : writing);
     const records: WriteRecord[] = [];
     const streams =
       this.o.mode === "replication"
@@ -414,7 +421,7 @@ export class FakeDrillKube implements DrillKubeApi {
       }
     }
     const log =
-      formatWritingLine([]) +
+      writing +
       formatRecordLines({
         prefix: l.prefix,
         loadStart: l.startedAt,

@@ -9,8 +9,12 @@ import { writeFileSync } from "node:fs";
 
 type Props = Record<string, unknown>;
 
-// tsImport loads each module under its own namespace (`?tsx-namespace=…`): the file URL is before it.
-const here = (): Props => ({ module: import.meta.url.split("?")[0], cwd: process.cwd() });
+// tsx loads the module under the provider's namespace (`?tsx-namespace=…`): the file URL is before it.
+// How many times this process evaluated the module: a provider process loads each step module once.
+const counter = globalThis as unknown as { whereStepEvaluations?: number };
+counter.whereStepEvaluations = (counter.whereStepEvaluations ?? 0) + 1;
+const evaluations = counter.whereStepEvaluations;
+const here = (): Props => ({ module: import.meta.url.split("?")[0], cwd: process.cwd(), evaluations });
 
 export function check(_olds: Props, news: Props): { inputs: Props; failures: [] } {
   return { inputs: news, failures: [] };

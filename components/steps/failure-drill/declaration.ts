@@ -66,6 +66,8 @@ const drillFields = {
   waitTimeoutMs: setting(wholeNumber(0).default(500)),
   /** How often the verifier is asked while waiting for recovery, in ms. */
   pollMs: setting(wholeNumber(1).default(2000)),
+  /** A Prometheus HTTP API to read each drill's alerts from (config `drills.alertsFrom`). @default none: no alerts */
+  alertsFrom: setting(z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional()),
   /** Any new value re-runs the drills on an unchanged stack (config `drills.runId`). */
   runId: rerun(nonEmptyString().optional()),
 };

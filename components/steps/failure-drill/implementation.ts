@@ -4,10 +4,11 @@
  * 1. verify the topology is healthy (the TopologyCheck's verifier, zones included);
  * 2. create the load ConfigMap + Job (load-job.ts) and wait for its pod to run and print its
  *    writing line (every stream acknowledged, record-lines.ts);
- * 3. wait `preFaultS`, start watching the survivors for failure marks (detection.ts), inject the
- *    fault (faults.ts), and poll until every deleted pod runs again and the verifier passes:
- *    recoveryMs (and detectionMs, fault → first mark). Not within `timeoutS`: the drill fails `pulumi up`,
- *    naming the fault (the topology did not heal);
+ * 3. wait `preFaultS`, verify again, start watching the survivors for failure marks (detection.ts), inject the
+ *    fault (faults.ts) by half of the rest of `loadS` after the writing line (else, or when the writing line named a
+ *    stream without an acknowledgement, once more with a second load: faultInLoad), and poll until every deleted
+ *    pod runs again and the verifier passes: recoveryMs (and detectionMs, fault → first mark). Not within
+ *    `timeoutS`: the drill fails `pulumi up`, naming the fault (the topology did not heal);
  * 4. wait for the Job, parse its pod's log (record-lines.ts), read every acknowledged key back
  *    through the connector, and compute the local drills' figures (ledger.ts);
  * 5. delete the Job and ConfigMap (also when anything above failed).
@@ -26,9 +27,10 @@ import {
 } from "../../../core/drill/bounds.js";
 import { drillFailures, drillOk, loadFigures, nodeCandidates, type WriteRecord } from "../../../core/drill/ledger.js";
 import { heldFaultS, type Fault } from "../../../vocabulary/faults.js";
-import { hasWritingLine, parseRecordLines } from "../../../core/drill/record-lines.js";
+import { parseRecordLines, writingLineSilent } from "../../../core/drill/record-lines.js";
 import { failoverSteps, sentinelEventRows, type SentinelEventRow } from "../../../core/drill/sentinel-events.js";
 import { renderDrillsCsv } from "../../../core/drill/drill-table.js";
+import { alertsPerDrill } from "../../../core/drill/alert-history.js";
 import { dynamicProtocol } from "../kit/protocol.js";
 import type { TopologyCheckReport } from "../../../core/verify/check-report.js";
 import { injectFault, notBackYet, podOfAddress, type InjectedFault } from "./faults.js";
@@ -262,7 +264,7 @@ async function loadManifests(run: DrillRun): Promise<ReturnType<typeof buildDril
 }
 
 /** 2. The load pod runs and has printed its writing line; its name. */
-async function loadPodWriting(run: DrillRun): Promise<string> {
+async function loadPodWriting(run: DrillRun): Promise<{ podName: string; writingAt: number; silent: string[] }> {
   const { i, fault, api, ns, sleep, now } = run;
   const startBy = now() + i.timeoutS * 1000;
   let pod = await loadPod(api, ns, run.runKey);
@@ -282,14 +284,45 @@ async function loadPodWriting(run: DrillRun): Promise<string> {
   const podName = pod.name;
   // Running is not writing: on a busy node the load's first writes come seconds later, and a
   // fault before them leaves nothing to compare with. Its writing line is the cue.
-  while (!hasWritingLine(await api.podLog(ns, podName, DRILL_LOAD_CONTAINER).catch(() => ""))) {
+  for (;;) {
+    const silent = writingLineSilent(await api.podLog(ns, podName, DRILL_LOAD_CONTAINER).catch(() => ""));
+    if (silent !== undefined) return { podName, writingAt: now(), silent };
     if (now() >= startBy)
       throw new DrillError(
         `the ${fault} drill's load pod ${podName} has not started writing after ${i.timeoutS} s: ${await logTail(api, ns, podName)}`,
       );
     await sleep(1000);
   }
-  return podName;
+}
+
+/**
+ * The latest time the fault may come after the load's writing line: preFaultS, plus half of what the load writes for
+ * after it (loadS − preFaultS), so that the fault and what follows it fall inside the load. The pre-fault verification
+ * and the watch's start take longer on a busy cluster (on real pods a replication `all` drill was injected after its
+ * load had ended, 2026-12-02).
+ */
+const latestFaultAt = (i: FailureDrillInputs, writingAt: number): number =>
+  writingAt + (i.preFaultS + Math.max(0, i.loadS - i.preFaultS) / 2) * 1000;
+
+/** A load writing on every stream, the topology verified right before the fault, and when the fault must come by. */
+interface LoadAtFault {
+  run: DrillRun;
+  podName: string;
+  atFault: TopologyCheckReport;
+  injectBy: number;
+  silent: string[];
+}
+
+/** 2. The load Job created and writing, preFaultS, then the topology verified right before the fault. */
+async function loadAtFault(run: DrillRun): Promise<LoadAtFault> {
+  const { i, fault, deps, sleep, now } = run;
+  await run.api.createLoad(await loadManifests(run));
+  const { podName, writingAt, silent } = await loadPodWriting(run);
+  // The target comes from a report taken right before the fault: while the load pod started, a heal or the AZ
+  // failback may have moved a primary role.
+  await sleep(i.preFaultS * 1000);
+  const atFault = await healthyBefore(i, fault, deps, sleep, now);
+  return { run, podName, atFault, injectBy: latestFaultAt(i, writingAt), silent };
 }
 
 /**
@@ -334,13 +367,21 @@ interface FaultInjected extends DetectionWatching {
 }
 
 /** 3. The survivors watched, then the fault injected (faults.ts); the watch is armed with the pods it hit. */
-async function injectWatched(run: DrillRun, healthy: TopologyCheckReport): Promise<FaultInjected> {
+async function injectWatched(
+  run: DrillRun,
+  healthy: TopologyCheckReport,
+  injectBy = Infinity,
+): Promise<FaultInjected | "late"> {
   const { i, api, ns, now } = run;
   const members = await api.listPods(ns, i.selector);
   const sentinels = i.sentinel === undefined ? [] : await api.listPods(ns, i.sentinel.selector);
   const watching = await watchDetection(run, members, sentinels);
   const { watch } = watching;
   const asked = now();
+  if (asked > injectBy) {
+    await watch?.stop();
+    return "late";
+  }
   const agent = { name: `${run.name}-agent`, image: i.agentImage ?? i.image, holdS: heldFaultS(i.failureDetectionMs) };
   const injected = await injectFault(
     api,
@@ -514,6 +555,7 @@ function drillRow(run: DrillRun, m: DrillMeasured, figures: ReturnType<typeof lo
     timings: { failureDetectionMs: i.failureDetectionMs, zoneDownMs: i.zoneDownS * 1000 },
     durability: m.durability,
     after: h.after,
+    faultAt: new Date(f.faultAt).toISOString(),
     loadPod: m.podName,
     deletedPods: f.injected.deleted.map((d) => ({ name: d.name, uid: d.uid })),
     ...(sentinelEvents === undefined ? {} : { sentinelEvents, failoverSteps: failoverSteps(sentinelEvents) }),
@@ -534,23 +576,69 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
   const durability = await deps.durability(healthy);
   const runKey = deps.runKey?.() ?? randomBytes(3).toString("hex");
   const name = `valkey-drill-${fault}-${runKey}`;
-  const run: DrillRun = { i, fault, deps, api, ns, sleep, now, runKey, name };
-  await api.createLoad(await loadManifests(run));
+  // The load that runs now (a second replaces the first when the fault cannot come inside it: faultInLoad).
+  let current: DrillRun = { i, fault, deps, api, ns, sleep, now, runKey, name };
   try {
-    // 2. The load pod runs.
-    const podName = await loadPodWriting(run);
-    // 3. The fault, then recovery. The target comes from a report taken right before the fault:
-    // while the load pod started, a heal or the AZ failback may have moved a primary role.
-    await sleep(i.preFaultS * 1000);
-    const atFault = await healthyBefore(i, fault, deps, sleep, now);
-    const f = await injectWatched(run, atFault);
+    // 2. The load pod runs; 3. the fault, then recovery.
+    const { run, podName, atFault, f } = await faultInLoad(current, (again) => (current = again));
     const h = await healed(run, f);
     // 4. The load's records.
     const load = await loadRecords(run, podName);
     const measured: DrillMeasured = { healthy: atFault, durability, podName, f, h, load };
     return drillRow(run, measured, await drillFigures(run, measured));
   } finally {
-    await api.deleteLoad(ns, name);
+    await api.deleteLoad(ns, current.name);
+  }
+}
+
+/**
+ * The fault injected inside a writing load: when the load's streams were not all writing at its writing line, or the
+ * fault could not come by `injectBy` (the verification before it took too long), that load is deleted and a second
+ * one started (`started` is told of it, before it is created); the second too late fails the drill naming
+ * drills.loadS.
+ */
+async function faultInLoad(
+  first: DrillRun,
+  started: (again: DrillRun) => void,
+): Promise<LoadAtFault & { f: FaultInjected }> {
+  let at = await loadAtFault(first);
+  for (let attempt = 1; ; attempt++) {
+    const f = attempt === 1 && at.silent.length > 0 ? "late" : await injectWatched(at.run, at.atFault, at.injectBy);
+    if (f !== "late") return { ...at, f };
+    const { i, fault, api, ns, now } = at.run;
+    if (attempt === 2)
+      throw new DrillError(
+        `the ${fault} drill's fault could not come inside its load: ${Math.round((now() - at.injectBy) / 1000)} s past ` +
+          `preFaultS + half of the rest of drills.loadS (${i.loadS} s) after the load's writing line, twice (the ` +
+          `verification before the fault and the detection watch's start took that long): raise drills.loadS`,
+      );
+    await api.deleteLoad(ns, at.run.name);
+    const again: DrillRun = { ...at.run, runKey: `${at.run.runKey}r`, name: `${at.run.name}-r` };
+    started(again);
+    at = await loadAtFault(again);
+  }
+}
+
+/**
+ * With `drills.alertsFrom`: once the last drill healed and its alerts had time to be evaluated, each row gets the
+ * alerts Prometheus's history shows around it (core/drill/alert-history.ts). A history that cannot be read is noted
+ * on every row; the drills' own figures stand.
+ */
+async function recordAlerts(
+  i: FailureDrillInputs,
+  drills: DeployedDrill[],
+  a: NonNullable<DrillDeps["alerts"]>,
+  deps: DrillDeps,
+): Promise<void> {
+  const now = deps.now ?? Date.now;
+  try {
+    await (deps.sleep ?? realSleep)(await a.settleMs());
+    const faults = drills.map((d) => Date.parse(d.faultAt));
+    const from = (faults[0] ?? now()) - i.preFaultS * 1000;
+    const seen = alertsPerDrill(faults, await a.history(from, now()), from, Infinity);
+    drills.forEach((d, k) => (d.alerts = seen[k] ?? []));
+  } catch (e) {
+    for (const d of drills) d.alertsNote = `not read from drills.alertsFrom: ${failureText(e)}`;
   }
 }
 
@@ -558,6 +646,7 @@ export async function drillOnce(i: FailureDrillInputs, fault: Fault, deps: Drill
 export async function runDrills(i: FailureDrillInputs, deps: DrillDeps): Promise<FailureDrillOutputs> {
   const drills: DeployedDrill[] = [];
   for (const fault of i.faults) drills.push(await drillOnce(i, fault, deps));
+  if (deps.alerts !== undefined) await recordAlerts(i, drills, deps.alerts, deps);
   return { drills, csv: renderDrillsCsv(drills), note: CLOCK_NOTE };
 }
 

@@ -4,6 +4,7 @@
  * the read-back through the same connector (its own verification waits for the verdict to turn),
  * and the esbuild bundle of the load.
  */
+import { alertSettleMs, readAlertHistory } from "../../../core/drill/alert-history.js";
 import { DURABILITY_KEYS, durabilityFromConfig } from "../../../core/drill/bounds.js";
 import { bundleLoadScript } from "../../../core/drill/load-bundle.js";
 import { parseEndpoint } from "../../../vocabulary/endpoint.js";
@@ -41,12 +42,25 @@ export function checkInputsOf(i: FailureDrillInputs): TopologyCheckInputs {
   };
 }
 
+/**
+ * `drills.alertsFrom`'s reader: the server's settle, and its ALERTS history at 1 s (coarser past 10,000 points, under
+ * Prometheus's 11,000-point limit per series).
+ */
+export function alertsFrom(url: string): NonNullable<DrillDeps["alerts"]> {
+  return {
+    settleMs: () => alertSettleMs(url),
+    history: (fromMs, toMs) =>
+      readAlertHistory(url, fromMs, toMs, Math.max(1, Math.ceil((toMs - fromMs) / 10_000_000))),
+  };
+}
+
 export async function drillDepsFor(i: FailureDrillInputs): Promise<DrillDeps> {
   const api = await kubernetesDrillApi(i.kubeconfig, i.context);
   const kube = kubeDeps(i);
   const checkInputs = checkInputsOf(i);
   let script: string | undefined;
   return {
+    ...(i.alertsFrom === undefined ? {} : { alerts: alertsFrom(i.alertsFrom) }),
     api,
     verify: async () => (await checkTopologyOnKubernetes(checkInputs, kube)).report,
     readBack: async (keys) => {

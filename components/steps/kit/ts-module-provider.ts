@@ -6,16 +6,16 @@
  * (`@pulumi/pulumi/cmd/dynamic-provider`, which evaluates the text with require-from-string) that
  * cannot import our `.ts` files. So the provider captures only the implementation module's path
  * RELATIVE to the project root, and on each call finds the project (see {@link findProjectRoot}),
- * loads tsx's ESM API from the project's own node_modules and imports the module with
- * `tsImport(specifier, parentURL)`, then calls its `check` / `create` / `diff` / `update` (see
- * DynamicImplModule; `dynamicProtocol` builds them). No absolute path reaches the state, so a
+ * loads tsx's ESM API from the project's own node_modules and imports the module in one tsx
+ * namespace per process (`register({ namespace }).import`), then calls its `check` / `create` /
+ * `diff` / `update` (see DynamicImplModule; `dynamicProtocol` builds them). No absolute path reaches the state, so a
  * stack created from one checkout (CI) is updated and destroyed from another (a laptop) with that
  * checkout's code. Secrets reach the implementation only as resource inputs, never through the
  * serialized provider text.
  *
  * Why tsx's ESM API and not its CommonJS `require`: the project is ESM ("type": "module") and
  * @kubernetes/client-node is ESM-only, so a CommonJS load of the implementations would depend on
- * Node's require(esm) (and break on any top-level await); `tsImport` loads them as what they are.
+ * Node's require(esm) (and break on any top-level await); tsx's ESM loader loads them as what they are.
  */
 import { isAbsolute, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,6 +23,12 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { DynamicImplModule } from "./protocol.js";
 
 type Props = Record<string, unknown>;
+/** A tsx namespace: its own loader hook, whose imports share one module cache. */
+interface TsNamespace {
+  import: (specifier: string, parentURL: string) => Promise<unknown>;
+}
+/** The namespace the provider processes load the step modules in (and its key on globalThis). */
+const TSX_NAMESPACE = "valkey-on-eks-steps";
 
 /** The project root, as this file sees it (components/steps/kit/ → ../../..). */
 export const PROJECT_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
@@ -91,6 +97,7 @@ export function tsModuleProvider<D = never>(
   const relModule = projectRelative(modulePath);
   const locate = findProjectRoot;
   const rootEnv = PROJECT_ROOT_ENV;
+  const namespaceKey = TSX_NAMESPACE;
   const load = async (): Promise<DynamicImplModule<D>> => {
     const root = locate(relModule, [process.env[rootEnv], process.cwd(), process.argv[1]]);
     if (root === undefined) {
@@ -108,9 +115,16 @@ export function tsModuleProvider<D = never>(
     const importer = vm.compileFunction("return import(specifier)", ["specifier"], {
       filename: path.join(root, "package.json"),
       importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-    }) as (specifier: string) => Promise<{ tsImport: (specifier: string, parentURL: string) => Promise<unknown> }>;
-    const { tsImport } = await importer("tsx/esm/api");
-    return (await tsImport(url.pathToFileURL(path.join(root, relModule)).href, parent)) as DynamicImplModule<D>;
+    }) as (specifier: string) => Promise<{ register: (o: { namespace: string }) => TsNamespace }>;
+    // One tsx namespace per process, kept on globalThis (the closure serializer copies no state): every call and
+    // every step module shares its hook and its module cache. tsImport registers a new namespace, i.e. one more
+    // loader hook and a fresh load of the whole module graph, on every call: the e2e byo stack's provider processes
+    // spent 191 of 289 CPU-seconds there, 1.5 to 1.8 cores for seconds at each call.
+    const shared = globalThis as unknown as Record<string, Promise<TsNamespace> | undefined>;
+    shared[namespaceKey] ??= importer("tsx/esm/api").then((api) => api.register({ namespace: namespaceKey }));
+    return (await (
+      await shared[namespaceKey]
+    ).import(url.pathToFileURL(path.join(root, relModule)).href, parent)) as DynamicImplModule<D>;
   };
   // Chosen before the provider is built, so only the chosen functions are serialized.
   const undo = async (id: string, props: Props): Promise<void> => {

@@ -11,7 +11,14 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as pulumi from "@pulumi/pulumi";
-import { LocalWorkspace, PulumiCommand, type OutputMap, type Stack } from "@pulumi/pulumi/automation/index.js";
+import {
+  LocalWorkspace,
+  PulumiCommand,
+  type EngineEvent,
+  type OutputMap,
+  type Stack,
+  type UpResult,
+} from "@pulumi/pulumi/automation/index.js";
 import main from "../../../stacks/index.js";
 import { versions } from "../../../versions.js";
 import { TOOLCHAIN, toolchainDirs } from "../../support/toolchain.js";
@@ -148,6 +155,34 @@ export async function createStack(
       }
     },
   };
+}
+
+/**
+ * The `n` resources whose step took longest in an operation's engine events (from the step's pre event to its
+ * outputs, at the events' 1 s resolution), slowest first, as "name 123 s": where an `up`'s time went.
+ */
+function slowestSteps(events: readonly EngineEvent[], n = 8): string {
+  const started = new Map<string, number>();
+  const took: Array<[string, number]> = [];
+  for (const e of events) {
+    const pre = e.resourcePreEvent?.metadata.urn;
+    if (pre !== undefined) started.set(pre, e.timestamp);
+    const done = e.resOutputsEvent?.metadata.urn;
+    const from = done === undefined ? undefined : started.get(done);
+    if (done !== undefined && from !== undefined) took.push([done.split("::").pop() ?? done, e.timestamp - from]);
+  }
+  return took
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([name, s]) => `${name} ${s} s`)
+    .join(", ");
+}
+
+/** `up`, its output in the stack's log, and its slowest steps (slowestSteps). */
+export async function upWithSlowestSteps(s: E2eStack): Promise<{ up: UpResult; slowest: string }> {
+  const events: EngineEvent[] = [];
+  const up = await s.stack.up({ onOutput: (o) => s.log.push(o), onEvent: (e) => events.push(e) });
+  return { up, slowest: slowestSteps(events) };
 }
 
 /** Tail of the engine log for assertion messages. */

@@ -35,12 +35,13 @@ interface Scraped {
   lines?: string[];
 }
 
-// Fetches every URL at once (4 s each: a NetworkPolicy drop is a timeout) and prints one JSON line.
+// Fetches every URL at once and prints one JSON line. 15 s each: a NetworkPolicy drop is a timeout, and an admitted
+// Sentinel exporter (which asks its Sentinel per scrape) took over 4 s beside three releases on two cores (2026-12-01).
 const SCRAPE = `
 const urls = process.argv.slice(1);
 const one = async (u) => {
   try {
-    const r = await fetch(u, { signal: AbortSignal.timeout(4000) });
+    const r = await fetch(u, { signal: AbortSignal.timeout(15000) });
     const text = await r.text();
     const names = [...new Set(text.split("\\n").map((l) => /^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]/.exec(l)?.[1]).filter(Boolean))];
     const lines = text.split("\\n").filter((l) => /^(redis_up|redis_instance_info|redis_cluster_state)[{ ]/.test(l));
@@ -83,7 +84,8 @@ async function scrape(api: Api, c: MetricsCheck, ns: string, labels: Record<stri
   return out;
 }
 
-async function freshNamespace(api: Api, name: string): Promise<void> {
+/** The namespace `name`, empty: one a previous run left is deleted first. */
+export async function freshNamespace(api: Api, name: string): Promise<void> {
   await api("DELETE", `/api/v1/namespaces/${name}`);
   for (let i = 0; i < 240 && (await api("GET", `/api/v1/namespaces/${name}`)).status === 200; i++)
     await new Promise((r) => setTimeout(r, 500));
@@ -121,62 +123,56 @@ async function targetsOf(c: MetricsCheck): Promise<Target[]> {
   return targets;
 }
 
+/** The scrape namespace (scrapeNamespace) must exist; the lifecycle creates it before its first `up`. */
 export async function expectMetricsOnRealPods(c: MetricsCheck): Promise<void> {
   const scrapeNs = scrapeNamespace(c.ns);
-  await freshNamespace(c.api, scrapeNs);
-  try {
-    const targets = await targetsOf(c);
-    const got = await scrape(c.api, c, scrapeNs, SCRAPER_LABELS, targets);
-    const failed = targets
-      .filter((t) => got[t.url]?.status !== 200)
-      .map((t) => `${t.pod}: ${JSON.stringify(got[t.url])}`);
-    expect(failed, "targets that did not answer the scraper").toEqual([]);
-    const lines = (t: Target): string[] => got[t.url]?.lines ?? [];
-    for (const t of targets.filter((x) => x.component !== "haproxy"))
-      expect(lines(t), `${t.pod}: redis_up`).toContain("redis_up 1");
-    // Every metric the mode's rules select, per component, in the union of its targets' expositions.
-    const wanted = metricsByComponent(
-      ruleGroups(alertInputs(parseStackConfig({ valkey: { mode: c.mode } }).config.valkey)),
-    );
-    // (A rule for members and Sentinels names `sentinel` in cluster mode too, which has no Sentinel.)
-    const present = new Set(targets.map((t) => t.component));
+  const targets = await targetsOf(c);
+  const got = await scrape(c.api, c, scrapeNs, SCRAPER_LABELS, targets);
+  const failed = targets
+    .filter((t) => got[t.url]?.status !== 200)
+    .map((t) => `${t.pod}: ${JSON.stringify(got[t.url])}`);
+  expect(failed, "targets that did not answer the scraper").toEqual([]);
+  const lines = (t: Target): string[] => got[t.url]?.lines ?? [];
+  for (const t of targets.filter((x) => x.component !== "haproxy"))
+    expect(lines(t), `${t.pod}: redis_up`).toContain("redis_up 1");
+  // Every metric the mode's rules select, per component, in the union of its targets' expositions.
+  const wanted = metricsByComponent(
+    ruleGroups(alertInputs(parseStackConfig({ valkey: { mode: c.mode } }).config.valkey)),
+  );
+  // (A rule for members and Sentinels names `sentinel` in cluster mode too, which has no Sentinel.)
+  const present = new Set(targets.map((t) => t.component));
+  expect(
+    [...present].every((x) => wanted.has(x)),
+    `components without rules: ${[...present].join(", ")}`,
+  ).toBe(true);
+  for (const [component, names] of [...wanted].filter(([x]) => present.has(x))) {
+    const emitted = new Set(targets.filter((t) => t.component === component).flatMap((t) => got[t.url]?.names ?? []));
     expect(
-      [...present].every((x) => wanted.has(x)),
-      `components without rules: ${[...present].join(", ")}`,
-    ).toBe(true);
-    for (const [component, names] of [...wanted].filter(([x]) => present.has(x))) {
-      const emitted = new Set(targets.filter((t) => t.component === component).flatMap((t) => got[t.url]?.names ?? []));
-      expect(
-        [...names].filter((n) => !emitted.has(n)),
-        `${component}: metrics the rules need`,
-      ).toEqual([]);
-    }
-    const valkey = targets.filter((t) => t.component === "valkey");
-    if (c.mode === "replication") {
-      const masters = valkey.filter((t) =>
-        lines(t).some((l) => /^redis_instance_info\{.*role="master".*\} 1$/.test(l)),
-      );
-      expect(
-        masters.map((t) => t.pod),
-        "members reporting role master",
-      ).toHaveLength(1);
-    } else {
-      for (const t of valkey) expect(lines(t), `${t.pod}: cluster_state`).toContain("redis_cluster_state 1");
-    }
-    console.log(
-      `[pods] ${c.mode} metrics: ${targets.length} targets scraped from ${scrapeNs} (${targets.map((t) => `${t.pod}=${got[t.url]?.names?.length ?? 0} metrics`).join(", ")})`,
-    );
+      [...names].filter((n) => !emitted.has(n)),
+      `${component}: metrics the rules need`,
+    ).toEqual([]);
+  }
+  const valkey = targets.filter((t) => t.component === "valkey");
+  if (c.mode === "replication") {
+    const masters = valkey.filter((t) => lines(t).some((l) => /^redis_instance_info\{.*role="master".*\} 1$/.test(l)));
+    expect(
+      masters.map((t) => t.pod),
+      "members reporting role master",
+    ).toHaveLength(1);
+  } else {
+    for (const t of valkey) expect(lines(t), `${t.pod}: cluster_state`).toContain("redis_cluster_state 1");
+  }
+  console.log(
+    `[pods] ${c.mode} metrics: ${targets.length} targets scraped from ${scrapeNs} (${targets.map((t) => `${t.pod}=${got[t.url]?.names?.length ?? 0} metrics`).join(", ")})`,
+  );
 
-    // Not admitted: the scrape namespace without the labels, the release's own namespace as a client.
-    for (const [ns, labels] of [
-      [scrapeNs, {}],
-      [c.ns, { [CLIENT_LABEL]: "true" }],
-    ] as const) {
-      const denied = await scrape(c.api, c, ns, labels, targets);
-      const reached = targets.filter((t) => denied[t.url]?.status !== undefined).map((t) => t.pod);
-      expect(reached, `pods reached from ${ns} with labels ${JSON.stringify(labels)}`).toEqual([]);
-    }
-  } finally {
-    await c.api("DELETE", `/api/v1/namespaces/${scrapeNs}`);
+  // Not admitted: the scrape namespace without the labels, the release's own namespace as a client.
+  for (const [ns, labels] of [
+    [scrapeNs, {}],
+    [c.ns, { [CLIENT_LABEL]: "true" }],
+  ] as const) {
+    const denied = await scrape(c.api, c, ns, labels, targets);
+    const reached = targets.filter((t) => denied[t.url]?.status !== undefined).map((t) => t.pod);
+    expect(reached, `pods reached from ${ns} with labels ${JSON.stringify(labels)}`).toEqual([]);
   }
 }

@@ -20,6 +20,7 @@ import type { Api } from "../../../apps/kube-local/api.js";
 import { cgroupPids } from "../../../apps/kube-local/host.js";
 import type { ClusterPlan } from "../../../apps/kube-local/plan.js";
 import { VALKEY_PORT } from "../../../vocabulary/ports.js";
+import { endpointEvents } from "./endpoint-events.js";
 
 interface Endpoint {
   namespace: string;
@@ -247,7 +248,7 @@ export async function networkEvidence(api: Api, plan: ClusterPlan, namespace: st
   }
 }
 
-/** Runs `step`; when it fails, its error message gains the network evidence of `namespace`. */
+/** Runs `step`; when it fails, its error message gains the network evidence of `namespace` and its endpoint's events. */
 export async function withNetworkEvidence<T>(
   api: Api,
   plan: ClusterPlan,
@@ -257,7 +258,7 @@ export async function withNetworkEvidence<T>(
   try {
     return await step();
   } catch (err) {
-    const evidence = await networkEvidence(api, plan, namespace);
+    const evidence = `${await networkEvidence(api, plan, namespace)}\n${await endpointEvents(api, namespace)}`;
     if (err instanceof Error) {
       err.message = `${err.message}\n${evidence}`;
       throw err;
