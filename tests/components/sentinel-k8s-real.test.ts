@@ -149,6 +149,36 @@ describe("replication under Sentinel on real processes (fake Kubernetes API only
     expect(api.podLists.length - lists).toBeGreaterThan(2);
   }, 60_000);
 
+  it("TopologyCheck asks again, within its timeout, while no Sentinel answers yet (pods with IPs, servers not listening), and names every Sentinel when none ever does", async () => {
+    const deps = depsFor(t);
+    const real = deps.sentinelPortsOf;
+    if (real === undefined) throw new Error("depsFor gives sentinelPortsOf");
+    // Port 1 on the Sentinels' addresses: nothing listens there (connection refused), as on a
+    // Sentinel pod whose container has an IP but whose server has not bound its port yet.
+    let listening = false;
+    const asked: number[] = [];
+    const ports: CheckDeps = {
+      ...deps,
+      sentinelPortsOf: (pod) => {
+        asked.push(Date.now());
+        return listening ? real(pod) : { port: 1, busPort: 0 };
+      },
+    };
+    const never = await checkTopologyOnKubernetes(inputs(t, 500), ports).then(
+      () => "passed",
+      (err: Error) => err.message,
+    );
+    expect(never).toMatch(/no Sentinel answered: /);
+    for (const s of t.sentinels) expect(never).toContain(`${s.host}:1`);
+    asked.length = 0;
+    setTimeout(() => (listening = true), 3000);
+    const out = await checkTopologyOnKubernetes(inputs(t, 20_000), ports);
+    expect(out.report.ok).toBe(true);
+    expect(out.report.sentinels?.map((s) => s.reachable)).toEqual([true, true, true]);
+    // Discovered again after the first verdict threw: more than one look at the Sentinel pods.
+    expect(new Set(asked.map((ms) => Math.floor(ms / 1000))).size).toBeGreaterThan(1);
+  }, 60_000);
+
   it("preStop on a replica stops at once; on the primary it triggers SENTINEL FAILOVER and returns once another member is primary", async () => {
     const cli = resolveBinaries().cli.path;
     const before = await t.primaryFromSentinels();

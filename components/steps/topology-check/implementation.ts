@@ -9,7 +9,7 @@ import { verifyTopology } from "../../../core/verify/verify-topology.js";
 import type { TopologyReport } from "../../../core/verify/verify-types.js";
 import { toCheckReport } from "../../../core/verify/to-check-report.js";
 import type { Redis } from "ioredis";
-import type { Connector } from "../../../core/topology/connector.js";
+import { ConnectionError, type Connector } from "../../../core/topology/connector.js";
 import type { NodeEndpoint } from "../../../vocabulary/endpoint.js";
 import type { ZoneSource } from "../../../core/topology/zones.js";
 import { normalHost, podsByHost } from "../../kubernetes/pod-addresses.js";
@@ -165,32 +165,45 @@ export async function checkTopologyOnKubernetes(
 ): Promise<TopologyCheckOutputs> {
   const s = i.mode === "replication" ? i.sentinel : undefined;
   // Fresh Sentinels learn their peers (hello, every 2 s) and the replicas (INFO, every second:
-  // pod/sentinel-start-script.ts)
-  // after they start, and a loaded node may fail a Sentinel's readiness probe for a while: under
-  // Sentinel a pod not usable yet and a failing verdict are asked again, bounded by timeoutMs
-  // (a verdict resting on a Sentinel in TILT, a little past it: askAgain).
+  // pod/sentinel-start-script.ts) after they start, and a loaded node may fail a Sentinel's readiness
+  // probe for a while: under Sentinel, until timeoutMs, a pod not usable yet, a look no Sentinel
+  // answered at all (restored Sentinels whose servers are still starting: ConnectionError) and a
+  // failing verdict are asked again (a verdict resting on a Sentinel in TILT, a little past it: askAgain).
   const deadline = Date.now() + (s === undefined ? 0 : (i.timeoutMs ?? SENTINEL_CONVERGE_MS));
-  const { verify, close } = await untilUsable(() => kubernetesVerifier(i, deps), deadline);
-  try {
-    let report = await verify();
-    while (askAgain(report, Date.now(), deadline)) {
-      await new Promise((resolve) => setTimeout(resolve, 2000));
-      report = await verify();
-    }
-    if (!report.ok) throw new TopologyCheckError(report);
-    return { report: toCheckReport(report), table: formatTopologyReport(report) };
-  } finally {
-    await close();
+  // Each look discovers the pods afresh (a restored or rescheduled pod may have a new IP).
+  const look = () =>
+    untilDeadline(
+      async () => {
+        const v = await kubernetesVerifier(i, deps);
+        try {
+          return await v.verify();
+        } finally {
+          await v.close();
+        }
+      },
+      deadline,
+      (err) => err instanceof PodsNotUsableError || (err instanceof ConnectionError && err.kind === "unreachable"),
+    );
+  let report = await look();
+  while (askAgain(report, Date.now(), deadline)) {
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    report = await look();
   }
+  if (!report.ok) throw new TopologyCheckError(report);
+  return { report: toCheckReport(report), table: formatTopologyReport(report) };
 }
 
-/** `discover` again every 2 s while it finds pods not usable yet, until `deadline`; then its last error. */
-async function untilUsable<T>(discover: () => Promise<T>, deadline: number): Promise<T> {
+/** `attempt` again every 2 s while it fails with an error `transient` accepts, until `deadline`; then its error. */
+async function untilDeadline<T>(
+  attempt: () => Promise<T>,
+  deadline: number,
+  transient: (err: unknown) => boolean,
+): Promise<T> {
   for (;;) {
     try {
-      return await discover();
+      return await attempt();
     } catch (err) {
-      if (!(err instanceof PodsNotUsableError) || Date.now() >= deadline) throw err;
+      if (!transient(err) || Date.now() >= deadline) throw err;
       await new Promise((resolve) => setTimeout(resolve, 2000));
     }
   }
