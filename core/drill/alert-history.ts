@@ -46,19 +46,41 @@ export function alertsPerDrill(
   );
 }
 
-/** The Prometheus HTTP API at `url` (`http(s)://host:port[/prefix]`): a GET's `data`, or an error naming the path. */
+/** How many times a read is asked when it fails on the way (no answer in time, refused, reset, HTTP 5xx). */
+export const API_ATTEMPTS = 3;
+
+/**
+ * The Prometheus HTTP API at `url` (`http(s)://host:port[/prefix]`): a GET's `data`, or an error naming the path.
+ * A failure on the way (a port-forward that hangs or drops a connection, a server restarting) is asked again, 2 s
+ * apart, up to API_ATTEMPTS times; an answer that says the request is wrong (HTTP 4xx, not Prometheus) is not.
+ */
 async function apiData<T>(url: string, path: string, timeoutMs: number): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const r = await apiOnce<T>(url, path, timeoutMs);
+    if (r.ok) return r.data;
+    if (!r.transient || attempt >= API_ATTEMPTS)
+      throw new Error(`${r.message}${r.transient ? ` (asked ${attempt} times)` : ""}`, { cause: r.cause });
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+}
+
+type ApiAnswer<T> = { ok: true; data: T } | { ok: false; transient: boolean; message: string; cause?: unknown };
+
+async function apiOnce<T>(url: string, path: string, timeoutMs: number): Promise<ApiAnswer<T>> {
   const at = `${url.replace(/\/+$/, "")}${path}`;
-  const r = await fetch(at, { signal: AbortSignal.timeout(timeoutMs) }).catch(
-    (e: Error & { cause?: { code?: string } }) => {
-      // fetch's own message is "fetch failed"; the reason (ECONNREFUSED, a timeout) is its cause.
-      throw new Error(`${at.split("?")[0]}: ${e.cause?.code ?? e.message}`, { cause: e });
-    },
-  );
+  const where = at.split("?")[0];
+  let r: Response;
+  try {
+    r = await fetch(at, { signal: AbortSignal.timeout(timeoutMs) });
+  } catch (err) {
+    // fetch's own message is "fetch failed"; the reason (ECONNREFUSED, a timeout) is its cause.
+    const e = err as Error & { cause?: { code?: string } };
+    return { ok: false, transient: true, message: `${where}: ${e.cause?.code ?? e.message}`, cause: e };
+  }
   const body = (await r.json().catch(() => ({}))) as { status?: string; data?: T; error?: string };
-  if (!r.ok || body.status !== "success" || body.data === undefined)
-    throw new Error(`${at.split("?")[0]}: HTTP ${r.status}${body.error ? `: ${body.error}` : ""}`);
-  return body.data;
+  if (r.ok && body.status === "success" && body.data !== undefined) return { ok: true, data: body.data };
+  const message = `${where}: HTTP ${r.status}${body.error ? `: ${body.error}` : ""}`;
+  return { ok: false, transient: r.status >= 500, message };
 }
 
 /** Prometheus's duration text ("15s", "1m", "1m30s", "500ms") in ms. */

@@ -5,9 +5,11 @@
  * real target going away, read back from its ALERTS history.
  */
 import { createServer, type Server } from "node:http";
+import { connect, createServer as createTcpServer, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import {
   alertSettleMs,
+  API_ATTEMPTS,
   DISCOVERY_UPDATE_MS,
   alertSnapshots,
   alertsPerDrill,
@@ -55,7 +57,7 @@ describe("alert history", () => {
       expect(() => durationMs(bad)).toThrow(`not a Prometheus duration: ${bad}`);
   });
 
-  it("against a real Prometheus: the settle from its intervals, a rule firing on a target gone read back from ALERTS; a server that is not there or not Prometheus named", async () => {
+  it("against a real Prometheus: the settle from its intervals, a rule firing on a target gone read back from ALERTS; a read whose first connection hangs asked again; a server that is not there or not Prometheus named", async () => {
     // A target that answers, then stops (its listener closed): `up == 0` fires TargetGone at once.
     let server: Server | undefined = createServer((_q, res) => res.end("x 1\n"));
     await new Promise<void>((r) => server?.listen(0, "127.0.0.1", r));
@@ -89,9 +91,19 @@ describe("alert history", () => {
         ["TargetGone", "p-0", "warning", null],
       ]);
       expect(seen[0]?.firingMs).toBeGreaterThanOrEqual(0);
+      // Through a forward whose first connection hangs (as an API server's port-forward did on a loaded node): the
+      // first ask times out (10 s), the next one answers.
+      const hang = await forwardHangingFirst(p.url);
+      try {
+        expect(await alertSettleMs(hang.url)).toBe(DISCOVERY_UPDATE_MS + 4000);
+        // The held one, and the ones the retry opened (undici may open one more as the first is aborted).
+        expect(hang.connections()).toBeGreaterThanOrEqual(2);
+      } finally {
+        hang.close();
+      }
       const closed = await freePort();
       await expect(readAlertHistory(`http://127.0.0.1:${closed}`, 0, 1000, 1)).rejects.toThrow(
-        `http://127.0.0.1:${closed}/api/v1/query_range: ECONNREFUSED`,
+        `http://127.0.0.1:${closed}/api/v1/query_range: ECONNREFUSED (asked ${API_ATTEMPTS} times)`,
       );
       await expect(readAlertHistory(`${p.url}/nothing-here`, 0, 1000, 1)).rejects.toThrow(
         /nothing-here\/api\/v1\/query_range: HTTP 404/,
@@ -102,3 +114,33 @@ describe("alert history", () => {
     }
   }, 120_000);
 });
+
+/** A TCP forward to `url`'s host:port that holds its first connection without a byte, then pipes every later one. */
+async function forwardHangingFirst(
+  url: string,
+): Promise<{ url: string; connections: () => number; close: () => void }> {
+  const target = new URL(url);
+  const held: Socket[] = [];
+  let n = 0;
+  const server = createTcpServer((socket) => {
+    n += 1;
+    if (n === 1) {
+      held.push(socket);
+      return;
+    }
+    const upstream = connect(Number(target.port), target.hostname);
+    socket.pipe(upstream).pipe(socket);
+    socket.on("error", () => upstream.destroy());
+    upstream.on("error", () => socket.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}${target.pathname.replace(/\/+$/, "")}`,
+    connections: () => n,
+    close: () => {
+      for (const s of held) s.destroy();
+      server.close();
+    },
+  };
+}
