@@ -5,7 +5,7 @@
  * an accepted finding that no longer appears fails too (drop it).
  */
 import { spawnSync } from "node:child_process";
-import { accessSync, constants } from "node:fs";
+import { accessSync, constants, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { PolicyDocument } from "../../components/aws/iam.js";
 import { TEST_QUEUE_POLICY, TEST_ROLES } from "../support/iam-policies.js";
@@ -42,15 +42,38 @@ function parliamentMissing(): string | undefined {
   return why;
 }
 
+/**
+ * parliament 1.6.4's CLI opens the fixed path /tmp/parliament.log for writing before anything else, so a second user
+ * on the machine (a CI runner as another user after a root run) makes it crash with exit 1, the same exit as "found
+ * something". Its `main` is run here by its own Python with that one path sent to /dev/null.
+ */
+const PRIVATE_LOG = [
+  "import builtins, os, sys",
+  "real = builtins.open",
+  "builtins.open = lambda f, *a, **k: real(os.devnull if f == '/tmp/parliament.log' else f, *a, **k)",
+  "from parliament.cli import main",
+  "sys.exit(main(sys.argv))",
+].join("\n");
+
+/** The Python that runs $PARLIAMENT (its `#!` line: pip's console scripts name their interpreter). */
+function parliamentPython(): string {
+  const first = readFileSync(PARLIAMENT as string, "utf8").split("\n")[0] ?? "";
+  const m = /^#!\s*(\S+)/.exec(first);
+  if (m?.[1] === undefined) throw new Error(`PARLIAMENT=${PARLIAMENT} has no #! line naming its Python`);
+  return m[1];
+}
+
 /** parliament's findings of one policy, as `<name> <issue>[ <actions>]`. */
 function findings(name: string, doc: PolicyDocument): string[] {
   // --string: parliament refuses --file when its stdin is not a terminal.
   const r = spawnSync(
-    PARLIAMENT as string,
-    ["--string", JSON.stringify(doc), "--json", "--include-community-auditors"],
+    parliamentPython(),
+    ["-c", PRIVATE_LOG, "--string", JSON.stringify(doc), "--json", "--include-community-auditors"],
     { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 120_000 },
   );
-  if (r.error !== undefined || (r.status !== 0 && r.status !== 1))
+  // Exit 1 is parliament's "found something": only with findings printed and no Python traceback.
+  const crashed = r.stderr.includes("Traceback") || (r.status === 1 && r.stdout.trim() === "");
+  if (r.error !== undefined || (r.status !== 0 && r.status !== 1) || crashed)
     throw new Error(`parliament on ${name}: ${r.error?.message ?? `exit ${r.status}: ${r.stderr}`}`);
   return r.stdout
     .split("\n")
