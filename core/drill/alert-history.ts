@@ -6,6 +6,7 @@
  * fault (so an alert carried over reads as pending before the fault, not as new) to the next one's.
  */
 import { parse } from "yaml";
+import { sleep } from "../util/poll-until.js";
 import { alertsSeen, type AlertSeen, type AlertSnapshot } from "./alerts-seen.js";
 
 /** A range query's matrix, as `/api/v1/query_range` answers it (values: [seconds, value]). */
@@ -60,7 +61,7 @@ async function apiData<T>(url: string, path: string, timeoutMs: number): Promise
     if (r.ok) return r.data;
     if (!r.transient || attempt >= API_ATTEMPTS)
       throw new Error(`${r.message}${r.transient ? ` (asked ${attempt} times)` : ""}`, { cause: r.cause });
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await sleep(2000);
   }
 }
 

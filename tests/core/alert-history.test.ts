@@ -120,12 +120,12 @@ async function forwardHangingFirst(
   url: string,
 ): Promise<{ url: string; connections: () => number; close: () => void }> {
   const target = new URL(url);
-  const held: Socket[] = [];
+  let held: Socket | undefined;
   let n = 0;
   const server = createTcpServer((socket) => {
     n += 1;
     if (n === 1) {
-      held.push(socket);
+      held = socket;
       return;
     }
     const upstream = connect(Number(target.port), target.hostname);
@@ -139,7 +139,7 @@ async function forwardHangingFirst(
     url: `http://127.0.0.1:${port}${target.pathname.replace(/\/+$/, "")}`,
     connections: () => n,
     close: () => {
-      for (const s of held) s.destroy();
+      held?.destroy();
       server.close();
     },
   };

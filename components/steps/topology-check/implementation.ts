@@ -10,6 +10,7 @@ import type { TopologyReport } from "../../../core/verify/verify-types.js";
 import { toCheckReport } from "../../../core/verify/to-check-report.js";
 import type { Redis } from "ioredis";
 import { ConnectionError, type Connector } from "../../../core/topology/connector.js";
+import { sleep } from "../../../core/util/poll-until.js";
 import type { NodeEndpoint } from "../../../vocabulary/endpoint.js";
 import type { ZoneSource } from "../../../core/topology/zones.js";
 import { normalHost, podsByHost } from "../../kubernetes/pod-addresses.js";
@@ -186,7 +187,7 @@ export async function checkTopologyOnKubernetes(
     );
   let report = await look();
   while (askAgain(report, Date.now(), deadline)) {
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await sleep(2000);
     report = await look();
   }
   if (!report.ok) throw new TopologyCheckError(report);
@@ -204,7 +205,7 @@ async function untilDeadline<T>(
       return await attempt();
     } catch (err) {
       if (!transient(err) || Date.now() >= deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 2000));
+      await sleep(2000);
     }
   }
 }
