@@ -4,8 +4,12 @@
  * AZ-aware bootstrap. Every shard's primary takes KEYS_PER_SHARD SETs, confirmed on its disk and a replica's
  * (WAITAOF 1 1: durable before the fault, so a missing one is the heal's loss, not the fsync window's); then every
  * member is SIGKILLed and started again RESTART_DELAY_MS later on a NEW address (a node-pool replacement: nodes.conf
- * holds only dead addresses, heal.sh re-meets its peers by their stable names). The scripts run at their deployed
- * clocks (heal.sh every 2 s, the AZ failback loop every 10 s), not the drills' shorter ones. Measured: from the
+ * holds only dead addresses, heal.sh re-meets its peers by their stable names). As root the addresses left are
+ * dropped (iptables), as a deleted pod's IP on EKS answers nothing: loopback refuses at once instead, and every
+ * server's cluster cron re-dials each link-less peer every 100 ms, which at 200 members took more CPU than this
+ * machine has (ClusterTarget blackholeLeftAddresses). Without root they refuse, and the figures say so. The scripts
+ * run at their deployed clocks (heal.sh every 2 s, the AZ failback loop every 10 s), not the drills' shorter ones.
+ * Measured: from the
  * restart (the members started again, all at once) until the verifier passes (the drills' criterion: every shard,
  * replica link and zone as planned, on every member), and within it until every member answers PING again (the
  * machine's cost of starting that many processes at once); and how many confirmed keys read back. Measured a
@@ -16,6 +20,7 @@ import { randomBytes } from "node:crypto";
 import { openClient } from "../../core/topology/connector.js";
 import { pollUntil } from "../../core/util/poll-until.js";
 import { ClusterTarget } from "../../harness/drill/cluster-target.js";
+import { partitionCapability } from "../../harness/drill/partition.js";
 
 const KEYS_PER_SHARD = 20;
 const RESTART_DELAY_MS = 1000;
@@ -36,6 +41,8 @@ export interface HealFigures {
   lost: number;
   /** Confirmed keys no node answered for (a slot left unserved). */
   unknown: number;
+  /** "dropped" (as a deleted pod's IP on EKS answers nothing), or "refused: <why not dropped>" (loopback's answer). */
+  leftAddresses: string;
 }
 
 export interface HealOptions {
@@ -78,6 +85,7 @@ async function confirmedKeys(t: ClusterTarget, password: string): Promise<string
 /** One full restart of a fresh cluster of that shape, measured (every process stopped after). */
 export async function healAfterFullRestart(o: HealOptions): Promise<HealFigures> {
   const password = randomBytes(12).toString("hex");
+  const drop = partitionCapability();
   const t = await ClusterTarget.start({
     primaries: o.primaries,
     replicasPerPrimary: o.replicas,
@@ -94,6 +102,7 @@ export async function healAfterFullRestart(o: HealOptions): Promise<HealFigures>
     firstStartPeersListed: false,
     // The restart is what is measured: a member slow to answer under the restart's load is a figure, not a failure.
     startTimeoutMs: HEAL_TIMEOUT_MS,
+    ...(drop.ok ? { blackholeLeftAddresses: drop.iptables } : {}),
   });
   try {
     const keys = await confirmedKeys(t, password);
@@ -141,7 +150,8 @@ export async function healAfterFullRestart(o: HealOptions): Promise<HealFigures>
       if (!back.has(k)) unknown++;
       else if (back.get(k) !== "v") lost++;
     }
-    return { restartMs: restoredAt - restartAt, healMs, scriptsMs, keys: keys.length, lost, unknown };
+    const leftAddresses = drop.ok ? "dropped" : `refused: ${drop.reason}`;
+    return { restartMs: restoredAt - restartAt, healMs, scriptsMs, keys: keys.length, lost, unknown, leftAddresses };
   } finally {
     await t.stop();
   }

@@ -21,9 +21,10 @@
  *              ways, the writer's longest pause and its acknowledged writes lost (scale-reshard.ts); only up to
  *              --reshard-up-to primaries (default 30: at 100, 400 processes' bus exhausted this kernel's TCP memory);
  *   heal       a second cluster of the same shape run as pods run it (start.sh, heal.sh at their deployed
- *              clocks), every member SIGKILLed and started again at once on a NEW address: from the restart
- *              until the verifier passes, and the keys confirmed on disk before (WAITAOF) that did not read
- *              back (scale-heal.ts).
+ *              clocks), every member SIGKILLed and started again at once on a NEW address, the addresses left
+ *              dropped by iptables as a deleted pod's IP answers nothing (as root; refused otherwise, which the
+ *              row says): from the restart until the verifier passes, and the keys confirmed on disk before
+ *              (WAITAOF) that did not read back (scale-heal.ts).
  * --ping-interval-ms N sets Valkey's hidden cluster-ping-interval on the failover's processes (default: half the
  * node timeout, cluster_legacy.c clusterCron): a failure becomes FAIL only when a majority of primaries' reports
  * reach a primary, and they travel only in pings, so the failover waits up to this interval past the node
@@ -210,11 +211,20 @@ async function measure(primaries: number, o: LadderOptions): Promise<Rung> {
     nodeTimeoutMs: o.nodeTimeoutMs,
     hostBase: HEAL_HOST_BASE,
   });
-  if (o.steps) console.error(`  heal: every member answering PING ${seconds(h.restartMs)} s after the restart`);
+  if (o.steps)
+    console.error(
+      `  heal: every member answering PING ${seconds(h.restartMs)} s after the restart; the addresses left ${h.leftAddresses}`,
+    );
   return {
     ...rung,
     ms: { ...rung.ms, scaleOut: outMs, scaleIn: inMs, heal: h.healMs },
-    heal: { restartMs: h.restartMs, scriptsMs: h.scriptsMs, keys: h.keys, missing: h.lost + h.unknown },
+    heal: {
+      restartMs: h.restartMs,
+      scriptsMs: h.scriptsMs,
+      keys: h.keys,
+      missing: h.lost + h.unknown,
+      leftAddresses: h.leftAddresses,
+    },
     ...(resharded === undefined ? {} : { reshard: reshard as Required<Rung>["reshard"] }),
   };
 }
@@ -245,6 +255,7 @@ function combine(runs: readonly Rung[]): Rung {
       scriptsMs: spreadOf(runs.map((r) => r.heal.scriptsMs)).median,
       keys: runs.reduce((a, r) => a + r.heal.keys, 0),
       missing: runs.reduce((a, r) => a + r.heal.missing, 0),
+      ...(first.heal.leftAddresses === undefined ? {} : { leftAddresses: first.heal.leftAddresses }),
     },
     ...(first.reshard === undefined ? {} : { reshard: combineReshard(runs.map((r) => r.reshard as Reshard)) }),
   };

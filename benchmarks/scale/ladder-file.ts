@@ -52,9 +52,13 @@ export const ladderRungSchema = z
     /**
      * The heal: from the restart until every member answered PING (within ms.heal: the machine's cost of starting
      * that many processes at once), until every member's own heal.sh said it was healed (the second measure, each
-     * from its own view), keys confirmed on disk (WAITAOF 1 1) before the full restart and those missing after it.
+     * from its own view), keys confirmed on disk (WAITAOF 1 1) before the full restart and those missing after it;
+     * what the addresses the members left did: "dropped" (as a deleted pod's IP on EKS) or "refused: <why not
+     * dropped>" (absent: files written before 2026-12-03, refused).
      */
-    heal: z.object({ restartMs: ms, scriptsMs: ms, keys: count, missing: count }).strict(),
+    heal: z
+      .object({ restartMs: ms, scriptsMs: ms, keys: count, missing: count, leftAddresses: z.string().optional() })
+      .strict(),
     /**
      * P → 2P → P (scale-reshard.ts): of scaleOut / scaleIn the moving of slots; the data moved counted two ways (keys
      * the receiving primaries hold afterwards × bytes each; the receivers' own INFO stats of bytes received); the

@@ -38,7 +38,7 @@ import {
 } from "./cluster-pod.js";
 import type { LoadShard } from "../../core/drill/writers.js";
 import { clusterClient, plainRedis, type LoadClient } from "../../core/drill/load.js";
-import { partitionCapability } from "./partition.js";
+import { Partition, partitionCapability } from "./partition.js";
 import { injectPartition, type PartitionFault } from "./partition-fault.js";
 import type { DurabilityConfig } from "../../core/drill/bounds.js";
 import { readAofInfo } from "../../core/drill/aof-at-kill.js";
@@ -104,6 +104,14 @@ export interface ClusterTargetOptions extends DrillTimings {
    * answering within 200 s (bench:scale 2026-12-01, load average 367). @default max(90 s, 1 s per member)
    */
   startTimeoutMs?: number;
+  /**
+   * The iptables (root) by which the `all` fault drops every packet to the addresses the members leave, as a deleted
+   * pod's IP on EKS answers nothing. Without it loopback refuses a connect at once, and each server's cluster cron
+   * dials every peer without a link every 100 ms: 200 servers re-dialling 199 refused addresses took more CPU than
+   * this 2-core machine has (1.6 % of a core per server, 0.3 % dropped; docs/measurements.md 2026-12-03). Not beside
+   * the partition fault (one iptables chain per process). @default undefined: the addresses left refuse
+   */
+  blackholeLeftAddresses?: string;
 }
 
 interface Pod extends ClusterPodSpec {
@@ -154,6 +162,8 @@ export class ClusterTarget implements DrillTarget {
   private serverPath: string | undefined;
   /** Whether the `all` fault has moved the members off their first addresses (the next one moves them back). */
   private moved = false;
+  /** The addresses the last `all` fault left, dropped (blackholeLeftAddresses). */
+  private blackholed: Partition | undefined;
 
   private constructor(private readonly o: ClusterTargetOptions) {
     this.serverPath = o.serverPath;
@@ -373,7 +383,7 @@ export class ClusterTarget implements DrillTarget {
     await Promise.all(victims.map((v) => killHard(v.proc)));
     const restored = (async () => {
       await sleep(downMs);
-      if (newAddress) this.moveToNewAddresses(victims);
+      if (newAddress) await this.moveToNewAddresses(victims);
       await Promise.all(victims.map((v) => this.startPod(v)));
     })();
     return { restored, w };
@@ -383,7 +393,13 @@ export class ClusterTarget implements DrillTarget {
    * The `all` fault's new addresses: hostBase + max(50, members) + ordinal, or back to hostBase + ordinal if already
    * moved.
    */
-  private moveToNewAddresses(victims: readonly Pod[]): void {
+  private async moveToNewAddresses(victims: readonly Pod[]): Promise<void> {
+    const left = victims.map((v) => v.host);
+    if (this.o.blackholeLeftAddresses !== undefined) {
+      // The last move's drop covers the addresses this one moves back to.
+      await this.blackholed?.lift();
+      this.blackholed = await Partition.blackhole(this.o.blackholeLeftAddresses, left);
+    }
     this.moved = !this.moved;
     const base = (this.o.hostBase ?? 140) + (this.moved ? Math.max(50, this.pods.length) : 0);
     for (const v of victims) v.host = loopbackHost(base + v.index);
@@ -544,6 +560,7 @@ export class ClusterTarget implements DrillTarget {
 
   async stop(): Promise<void> {
     this.partitioned?.abort();
+    this.blackholed?.heal();
     await this.fleet.stopAll();
     await reapBackgroundScripts(`VALKEY_HEAL_HOSTS_FILE=${this.hostsFile}`);
   }

@@ -117,6 +117,15 @@ export function dropRules(chain: string, isolated: PartitionEnd, peers: readonly
   });
 }
 
+/**
+ * iptables argument lists that drop every packet to `hosts` (pure): addresses nothing answers at, as a deleted pod's
+ * IP on EKS answers nothing (a connect to it hangs instead of being refused).
+ */
+export function blackholeRules(chain: string, hosts: readonly string[]): string[][] {
+  if (hosts.length === 0) throw new Error("blackhole: no address to drop");
+  return hosts.map((h) => ["-A", chain, "-d", h, "-j", "DROP"]);
+}
+
 /** Deletes the jump, flushes and deletes the chain; each step may fail when already done. */
 export const teardownCommands = (chain: string): string[][] => [
   ["-D", "INPUT", "-j", chain],
@@ -188,8 +197,8 @@ export class Partition {
     readonly iptables: string,
     readonly chain: string,
     readonly rules: readonly string[][],
-    /** The process cut off. */
-    readonly isolated: PartitionEnd,
+    /** The process cut off (none for a blackhole). */
+    readonly isolated: PartitionEnd | undefined,
     private readonly summary: string,
   ) {
     this.unregister = runAtExit(() => this.heal());
@@ -202,10 +211,31 @@ export class Partition {
   static async cut(iptables: string, isolated: PartitionEnd, peers: readonly PartitionEnd[]): Promise<Partition> {
     const chain = chainName();
     const rules = dropRules(chain, isolated, peers);
-    await removeOrphans(iptables);
-    for (const args of teardownCommands(chain)) await run(iptables, [...WAIT, ...args]).catch(() => undefined);
     const end = (e: PartitionEnd): string => `${e.host}:${e.ports.join("+")}`;
     const summary = `${end(isolated)} cut off from ${peers.map(end).join(", ")} (${rules.length} DROP rules in iptables chain ${chain})`;
+    return Partition.install(iptables, chain, rules, isolated, summary);
+  }
+
+  /**
+   * Drops every packet to `hosts` until heal() (the process's one chain: not beside a cut). Async; the drop takes
+   * effect with the last command.
+   */
+  static async blackhole(iptables: string, hosts: readonly string[]): Promise<Partition> {
+    const chain = chainName();
+    const rules = blackholeRules(chain, hosts);
+    const summary = `${hosts.length} addresses blackholed (${rules.length} DROP rules in iptables chain ${chain})`;
+    return Partition.install(iptables, chain, rules, undefined, summary);
+  }
+
+  private static async install(
+    iptables: string,
+    chain: string,
+    rules: readonly string[][],
+    isolated: PartitionEnd | undefined,
+    summary: string,
+  ): Promise<Partition> {
+    await removeOrphans(iptables);
+    for (const args of teardownCommands(chain)) await run(iptables, [...WAIT, ...args]).catch(() => undefined);
     const p = new Partition(iptables, chain, rules, isolated, summary);
     try {
       const restore = `${iptables}-restore`;

@@ -30,7 +30,7 @@ describe.skipIf(NOT_ROOT !== "")(titled("partition drill, cluster mode (real pro
     target = await startTestCluster(PASSWORD, 186);
     const t = target;
     const during: Record<string, unknown> = {};
-    const isolatedHost = (): string | undefined => t.partitioned?.partition.isolated.host;
+    const isolatedHost = (): string | undefined => t.partitioned?.partition.isolated?.host;
     const r = await drillOn(t, {
       ...testOptions("cluster", "partition"),
       rate: 100,
