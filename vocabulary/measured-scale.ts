@@ -13,15 +13,15 @@ export const MEASURED_SCALE = {
   /** Every shard of 10 primaries killed at once writable again. */
   failoverOfTenSeconds: 24,
   /**
-   * The heal after a full restart on new addresses, measured only up to this many primaries: at 100 the 200
-   * members' first start did not finish on 2 cores (docs/measurements.md).
+   * The largest heal after a full restart on new addresses measured (2026-12-03, the addresses left dropped as a
+   * deleted pod's IP answers nothing; docs/measurements.md "The heal of 200 members, measured").
    */
-  healMeasuredPrimaries: 30,
+  healMeasuredPrimaries: 100,
   /**
-   * There, 2026-11-30 12:15, the heal.sh deployed now (its MEETs batched, every moved peer met every round); 30.6 s
-   * with one valkey-cli per MEET (05:36).
+   * There, until the verifier passed, the mean of two runs (328.8 and 432.2 s): every member's heal.sh asking every
+   * peer on one 2-core host (N² valkey-cli processes; on EKS N per member's own node). 28.4 s at 30 primaries.
    */
-  healSeconds: 24.6,
+  healSeconds: 380,
   /**
    * P → 2P → P with data and a writer, measured only up to this many primaries: at 100 the 400 processes' bus
    * exhausted this machine's TCP memory (docs/measurements.md).
@@ -41,7 +41,7 @@ export function beyondMeasuredScale(primaries: number, replicas: number): string
     `${primaries} primaries × (1 + ${replicas}) = ${nodes} nodes is beyond the largest shape measured ` +
     `(${m.primaries} × (1 + ${m.replicasPerPrimary}), ${m.run}: bootstrap ${m.bootstrapSeconds} s, verify ` +
     `${m.verifySeconds} s, 10 primaries killed at once writable again after ${m.failoverOfTenSeconds} s; the heal ` +
-    `after a full restart measured only up to ${m.healMeasuredPrimaries} primaries, ${m.healSeconds} s there; ` +
+    `after a full restart ${m.healSeconds} s at ${m.healMeasuredPrimaries} primaries, every member on one host; ` +
     `P → 2P → P with data only up to ${m.reshardMeasuredPrimaries}, ${m.scaleOutSeconds} s out and ` +
     `${m.scaleInSeconds} s back there); ` +
     `measure it first: npm run bench:scale -- --primaries ${primaries} --replicas-per-primary ${replicas}`
