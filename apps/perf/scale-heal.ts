@@ -9,12 +9,11 @@
  * server's cluster cron re-dials each link-less peer every 100 ms, which at 200 members took more CPU than this
  * machine has (ClusterTarget blackholeLeftAddresses). Without root they refuse, and the figures say so. The scripts
  * run at their deployed clocks (heal.sh every 2 s, the AZ failback loop every 10 s), not the drills' shorter ones.
- * Measured: from the
- * restart (the members started again, all at once) until the verifier passes (the drills' criterion: every shard,
- * replica link and zone as planned, on every member), and within it until every member answers PING again (the
- * machine's cost of starting that many processes at once); and how many confirmed keys read back. Measured a
- * second way: until every member's own heal.sh said it was done ("cluster_state:ok with all N peers connected,
- * each answering at its address", read from the members' stderr), each judging from its own view.
+ * Measured: from the restart (the members started again, all at once) until the verifier passes (the drills'
+ * criterion: every shard, replica link and zone as planned, on every member), and within it until every member
+ * answers PING again (the machine's cost of starting that many processes at once); and how many confirmed keys
+ * read back. Measured a second way: until every member's own heal.sh said it was done ("cluster_state:ok with all N
+ * peers connected, each answering at its address", read from the members' stderr), each judging from its own view.
  */
 import { randomBytes } from "node:crypto";
 import { openClient } from "../../core/topology/connector.js";

@@ -108,8 +108,8 @@ export interface ClusterTargetOptions extends DrillTimings {
    * The iptables (root) by which the `all` fault drops every packet to the addresses the members leave, as a deleted
    * pod's IP on EKS answers nothing. Without it loopback refuses a connect at once, and each server's cluster cron
    * dials every peer without a link every 100 ms: 200 servers re-dialling 199 refused addresses took more CPU than
-   * this 2-core machine has (1.6 % of a core per server, 0.3 % dropped; docs/measurements.md 2026-12-03). Not beside
-   * the partition fault (one iptables chain per process). @default undefined: the addresses left refuse
+   * this 2-core machine has (1.7 % of a core per server, 0.3–0.4 % dropped; docs/measurements.md 2026-12-03). Not
+   * beside the partition fault (one iptables chain per process). @default undefined: the addresses left refuse
    */
   blackholeLeftAddresses?: string;
 }
