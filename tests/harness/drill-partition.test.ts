@@ -7,7 +7,7 @@
  * iptables the drill is skipped with the reason (exit 3), never passed.
  */
 import { execFileSync } from "node:child_process";
-import { createServer, Socket, type Server } from "node:net";
+import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   blackholeRules,
@@ -24,7 +24,7 @@ import { runDrill } from "../../harness/drill/run-drill.js";
 import { namedClientIds } from "../../harness/drill/split-counter.js";
 import { liveServerCount } from "../../harness/local/valkey-process.js";
 import { processesLeftWithMarker, runVbench } from "../support/processes.js";
-import { connects } from "../support/tcp-probe.js";
+import { connects, dialOutcome } from "../support/tcp-probe.js";
 import { testOptions } from "./drill-faults.js";
 import { rootSkipReason, titled } from "../support/root.js";
 
@@ -104,17 +104,17 @@ describe.skipIf(NOT_ROOT !== "")(titled("partition rules (real iptables)", NOT_R
     expect(() => blackholeRules("VBENCH-1", [])).toThrow(/no address/);
     // Nothing listens on these: loopback refuses at once.
     const [gone, other] = ["127.0.0.234", "127.0.0.235"];
-    expect(await dialOutcome(gone, port)).toBe("refused");
+    expect(await dialOutcome("127.0.0.1", gone, port)).toBe("refused");
     const p = await Partition.blackhole(bin, [gone]);
     try {
       expect(p.describe()).toMatch(/^1 addresses blackholed \(1 DROP rules in iptables chain VBENCH-\d+\)$/);
-      expect(await dialOutcome(gone, port)).toBe("no answer");
-      expect(await dialOutcome(other, port)).toBe("refused");
+      expect(await dialOutcome("127.0.0.1", gone, port)).toBe("no answer");
+      expect(await dialOutcome("127.0.0.1", other, port)).toBe("refused");
     } finally {
       await p.lift();
     }
     expect(p.active).toBe(false);
-    expect(await dialOutcome(gone, port)).toBe("refused");
+    expect(await dialOutcome("127.0.0.1", gone, port)).toBe("refused");
   });
 
   it("a chain left by a process that no longer runs is removed by the next cut", async () => {
@@ -126,20 +126,6 @@ describe.skipIf(NOT_ROOT !== "")(titled("partition rules (real iptables)", NOT_R
     expect(vbenchChains(bin)).not.toContain(dead);
   });
 });
-
-/** How a connect to `host:port` from 127.0.0.1 ends within 1 s: "connected", "refused", "no answer" or the error code. */
-function dialOutcome(host: string, port: number): Promise<string> {
-  return new Promise((resolve) => {
-    const s = new Socket();
-    const done = (how: string): void => {
-      s.destroy();
-      resolve(how);
-    };
-    s.setTimeout(1000, () => done("no answer"));
-    s.once("error", (e: NodeJS.ErrnoException) => done(e.code === "ECONNREFUSED" ? "refused" : String(e.code)));
-    s.connect({ host, port, localAddress: "127.0.0.1" }, () => done("connected"));
-  });
-}
 
 describe("the write endpoint's split (CLIENT LIST)", () => {
   it("counts connections by name and peer address, not HAProxy's checks nor the Sentinel-aware client", () => {
