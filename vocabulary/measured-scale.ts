@@ -14,14 +14,14 @@ export const MEASURED_SCALE = {
   failoverOfTenSeconds: 24,
   /**
    * The largest heal after a full restart on new addresses measured (2026-12-03, the addresses left dropped as a
-   * deleted pod's IP answers nothing; docs/measurements.md "The heal of 200 members, measured").
+   * deleted pod's IP answers nothing; docs/measurements.md "heal.sh's identity asks in one process per round").
    */
   healMeasuredPrimaries: 100,
   /**
-   * There, until the verifier passed, the mean of two runs (328.8 and 432.2 s): every member's heal.sh asking every
-   * peer on one 2-core host (N² valkey-cli processes; on EKS N per member's own node). 28.4 s at 30 primaries.
+   * There, until the verifier passed, the mean of two runs (337.9 and 242.6 s): 200 members' background loops on one
+   * 2-core host (on EKS each member's on its own node). 12.4–13.2 s at 30 primaries.
    */
-  healSeconds: 380,
+  healSeconds: 290,
   /**
    * P → 2P → P with data and a writer, measured only up to this many primaries: at 100 the 400 processes' bus
    * exhausted this machine's TCP memory (docs/measurements.md).

@@ -37,22 +37,10 @@ with_addresses() {
 # @include lib-wait-ping.sh
 
 # "id ip port" lines of the peers that answered CLUSTER MYID with their own node ID at that address in this run. A
-# peer is asked once per address while its link stays up, not every round: with every member asking every moved
-# peer, a full restart of N members is N² client processes a round (200 members on one host: 520 s to heal). A
-# peer that fails to answer is asked again next round; one whose link reads down, or whose name moves to another
-# address, loses its proof and is asked again.
+# peer is asked once per address while its link stays up, not every round; one that fails to answer is asked again
+# next round; one whose link reads down, or whose name moves to another address, loses its proof and is asked again.
 proven=
 is_proven() { case "$nl$proven" in *"$nl$1 $2 $3$nl"*) return 0 ;; esac; return 1; }
-# Whether node $1 answers at $2:$3 (asked unless proven there; a proof at another address is dropped first);
-# $answered: what it said (empty: no answer, or proven before).
-prove() {
-  answered=
-  is_proven "$@" && return 0
-  forget "$1"
-  answered=$(cli -h "$2" -p "$3" cluster myid 2>/dev/null) || answered=
-  [ "$answered" = "$1" ] || return 1
-  proven="$proven$1 $2 $3$nl"
-}
 forget() {
   while :; do
     case "$nl$proven" in *"$nl$1 "*) ;; *) return 0 ;; esac
@@ -60,6 +48,11 @@ forget() {
     proven="${proven%%"$1 "*}${f_tail#*"$nl"}"
   done
 }
+# shellcheck disable=SC2016,SC2034 # an awk program (its $ fields are awk's), read by ask_myids (lib-ask-myids.sh)
+answers_awk='
+# @include myid-answers.awk
+'
+# @include lib-ask-myids.sh
 
 while :; do
   server_alive || exit 0
@@ -67,12 +60,12 @@ while :; do
   if nodes=$(local_cli cluster nodes 2>/dev/null) && [ -n "$nodes" ]; then
     peers=0
     down=0
-    # Peers whose link reads connected: "id ip port" lines, proven by asking them (below).
+    # Peers whose link reads connected: "id ip port name" lines, proven by asking them (below).
     linked=
-    # This round's MEETs, sent to the local server in one call: the commands, and
-    # "name id ip:port old-ip" lines in the same order for the log.
-    meets=
-    meet_log=
+    # Peers whose name gives another address than the one on record: "id new-ip port bus name old-ip" lines; and
+    # those of them not proven there yet, "id ip port name", asked all at once after this loop.
+    moved=
+    to_ask=
     while IFS= read -r line; do
       # shellcheck disable=SC2086 # splits a CLUSTER NODES line into its fields on purpose (set -f: no globbing)
       set -- $line
@@ -101,7 +94,7 @@ while :; do
       if [ -z "$new_ip" ] || [ "$new_ip" = "$old_ip" ]; then
         # Nothing to re-meet (no name, not resolvable yet, or DNS still gives the address on record).
         if [ "$link" = connected ]; then
-          linked="$linked$id $old_ip $peer_port$nl"
+          linked="$linked$id $old_ip $peer_port ${name:--}$nl"
         else
           forget "$id"
           down=$((down + 1))
@@ -109,12 +102,8 @@ while :; do
         continue
       fi
       down=$((down + 1))
-      if ! prove "$id" "$new_ip" "$peer_port"; then
-        [ -z "$answered" ] || log "$name at $new_ip is node '$answered', not $id; not meeting it"
-        continue
-      fi
-      meets="${meets}cluster meet $new_ip $peer_port $bus$nl"
-      meet_log="$meet_log$name $id $new_ip:$peer_port $old_ip$nl"
+      moved="$moved$id $new_ip $peer_port $bus $name $old_ip$nl"
+      is_proven "$id" "$new_ip" "$peer_port" || { forget "$id"; to_ask="$to_ask$id $new_ip $peer_port $name$nl"; }
     done <<EOF
 $(printf '%s\n' "$nodes" | with_addresses)
 EOF
@@ -122,6 +111,19 @@ EOF
       log "no peers in nodes.conf: a new member, the bootstrap introduces it"
       exit 0
     fi
+    [ -z "$to_ask" ] || ask_myids "$to_ask"
+    # This round's MEETs, to the moved peers that answered at their new address, sent to the local server in one
+    # call: the commands, and "name id ip:port old-ip" lines in the same order for the log.
+    meets=
+    meet_log=
+    while read -r m_id m_ip m_port m_bus m_name m_was; do
+      [ -n "$m_id" ] || continue
+      is_proven "$m_id" "$m_ip" "$m_port" || continue
+      meets="${meets}cluster meet $m_ip $m_port $m_bus$nl"
+      meet_log="$meet_log$m_name $m_id $m_ip:$m_port $m_was$nl"
+    done <<EOF
+$moved
+EOF
     if [ -n "$meets" ]; then
       # One reply line per MEET, in order (an error reply is followed by an empty line: dropped).
       answers=$(printf '%s' "$meets" | local_cli_batch 2>&1 | grep -v '^$')$nl
@@ -145,13 +147,26 @@ EOF
     # "connected" and cluster_state:ok are not proof right after a start: a peer loaded from nodes.conf reads
     # "connected" while the bus still dials its old address (a deleted pod's IP hangs), and cluster_state is the state
     # saved before the restart. Every linked peer must have answered CLUSTER MYID with its node ID at the address on
-    # record (asked here, or before its MEET at that address).
+    # record (asked here, or before its MEET at that address), all in one call (in the first seconds after a full
+    # restart every peer may be at a dead address: one bound a round, not one a peer).
     if [ "$down" -eq 0 ]; then
-      while read -r l_id l_ip l_port; do
+      unproven=
+      while read -r l_id l_ip l_port l_name; do
         [ -n "$l_id" ] || continue
-        prove "$l_id" "$l_ip" "$l_port" || { down=$((down + 1)); break; }
+        is_proven "$l_id" "$l_ip" "$l_port" && continue
+        forget "$l_id"
+        unproven="$unproven$l_id $l_ip $l_port $l_name$nl"
       done <<EOF
 $linked
+EOF
+      [ -z "$unproven" ] || ask_myids "$unproven"
+      while read -r l_id l_ip l_port _; do
+        [ -n "$l_id" ] || continue
+        is_proven "$l_id" "$l_ip" "$l_port" && continue
+        down=$((down + 1))
+        break
+      done <<EOF
+$unproven
 EOF
       [ "$down" -eq 0 ] && { log "cluster_state:ok with all $peers peers connected, each answering at its address"; exit 0; }
     fi

@@ -19,6 +19,8 @@ export interface PodProcess {
   readonly dir: string;
   alive(): boolean;
   log(): string;
+  /** Sends a signal to the server (start.sh execs valkey-server: the pod's process is the server). */
+  signal(sig: NodeJS.Signals): void;
   /** SIGTERM (a graceful shutdown: AOF/RDB and nodes.conf written), SIGKILL after `graceMs`. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -68,6 +70,9 @@ export async function startPod(
     dir,
     alive: () => !exited,
     log,
+    signal: (sig) => {
+      if (!exited) child.kill(sig);
+    },
     stop: async (graceMs = 5000) => {
       if (exited) return;
       child.kill("SIGTERM");
