@@ -4,7 +4,6 @@
  * hangs (its server SIGSTOPped: the connection is accepted, nothing answers) costs the call its bound, leaves the
  * asks after it for the next call, and is asked after the others from then on: the next call proves the rest.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalFleet, type ValkeyProcess } from "../../harness/local/valkey-process.js";
 import { shellFile } from "../../pod/shell-file.js";
 import { shQuote } from "../../pod/sh-cli.js";
-import { PASSWORD, callNode, cliPath } from "../support/valkey-fixtures.js";
+import { PASSWORD, callNode, cliPath, run } from "../support/valkey-fixtures.js";
 
 const root = mkdtempSync(join(tmpdir(), "valkey-on-eks-ask-myids-"));
 const fleet = new LocalFleet(join(root, "fleet"));
@@ -57,16 +56,10 @@ function script(asks: string, calls: number): string {
 
 async function runScript(text: string): Promise<{ out: string; err: string; ms: number }> {
   const t0 = Date.now();
-  const child = spawn("sh", ["-c", text], {
+  const { stdout, stderr } = await run("sh", ["-c", text], {
     env: { ...process.env, VALKEY_CLI: cliPath(), REDISCLI_AUTH: PASSWORD, VALKEYCLI_AUTH: PASSWORD },
   });
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
-  if (code !== 0) throw new Error(`the script exited ${code}:\n${err}`);
-  return { out, err, ms: Date.now() - t0 };
+  return { out: stdout, err: stderr, ms: Date.now() - t0 };
 }
 
 const ask = (i: number, id = ids[i] as string): string =>

@@ -16,6 +16,7 @@
  * valkey-cli wrapper logs the client side: a member's asks go in one process, not one each.
  */
 import { clusterMemberPod } from "../../pod/cluster-member.js";
+import { parseCommandstats } from "../../benchmarks/run/mix-served.js";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -215,8 +216,8 @@ async function healed(p: PodProcess, pods: PodProcess[], members: Member[]): Pro
 async function expectEachPeerAskedOnceInBatches(log: string, pods: PodProcess[]): Promise<void> {
   const calls = await Promise.all(
     pods.map(async (p) => {
-      const stats = await callNode(p.host, p.port, "INFO", "commandstats");
-      return Number(/^cmdstat_cluster\|myid:calls=(\d+)/m.exec(stats)?.[1] ?? 0);
+      const stats = parseCommandstats(await callNode(p.host, p.port, "INFO", "commandstats"));
+      return stats.get("cluster|myid")?.calls ?? 0;
     }),
   );
   const peers = pods.length - 1;
