@@ -17,7 +17,11 @@
  *   `master_link_status:up`;
  * - of every member that qualifies, it has the lowest node ID (one failback at a time; all
  *   members compute the same answer from the same gossip).
- * After acting it waits `cooldownSeconds`. The loop ends when the server is gone.
+ * After acting it waits `cooldownSeconds`. The loop ends when the server is gone. A round asks its
+ * server everything it reads (zone, CLUSTER INFO, CLUSTER MYID, CLUSTER SHARDS) in one valkey-cli
+ * process, split by the markers the server echoes between the answers (failback-round.awk); a
+ * round whose call was cut before its last marker decides nothing. One process a question was
+ * 35 ms of CPU a round on this machine against 13 ms (docs/measurements.md, 2026-12-03 evening).
  *
  * With `zoneFile`, each round also keeps the server's `availability-zone` (set by the start
  * script, or by the ClusterBootstrap's CONFIG SET where the pod has no zone label: Kubernetes
@@ -53,16 +57,17 @@ function wholeNumber(name: string, v: number, min: number): number {
 }
 
 /**
- * awk over `valkey-cli cluster shards` (one reply element per line): prints `act` when this node
- * (-v me=ID) should fail back now, else `wait <reason>` (pod/scripts/failback-decision.awk).
+ * awk over one round's batched replies (CONFIG GET availability-zone, CLUSTER INFO, CLUSTER MYID, CLUSTER SHARDS, each
+ * after a marker the server echoes), then the decision over the shards: prints `zone <z>`, `me <id>`, then `unsettled`
+ * or the decision's line (pod/scripts/failback-round.awk before failback-decision.awk, as the script includes them).
  */
-export function failbackDecisionAwk(): string {
-  return shellFile("failback-decision.awk");
+export function failbackRoundAwk(): string {
+  return `${shellFile("failback-round.awk")}\n${shellFile("failback-decision.awk")}`;
 }
 
 export function renderAzFailbackScript(o: AzFailbackScriptOptions = {}): string {
-  if (failbackDecisionAwk().includes("'"))
-    throw new Error("AZ failback: the awk program must not contain a single quote");
+  if (failbackRoundAwk().includes("'"))
+    throw new Error("AZ failback: the awk programs must not contain a single quote");
   if (o.zoneFile !== undefined && (o.zoneFile === "" || o.zoneFile.includes("'")))
     throw new Error("AZ failback: zoneFile must be a path without a single quote");
   return renderShellFile("cluster-failback.sh", {

@@ -8,27 +8,39 @@ server_pid="${1:-}"
 log() { echo "failback: $*" >&2; }
 # @include lib-cli.sh
 server_alive() { [ -z "$server_pid" ] || kill -0 "$server_pid" 2>/dev/null; }
-# keep_zone writes the server's availability-zone to $zone_file when it changed.
+# keep_zone writes the server's availability-zone ($1, read this round) to $zone_file when it changed.
 keep_zone() {
-  [ -n "$zone_file" ] || return 0
-  z=$(local_cli config get availability-zone 2>/dev/null | sed -n 2p) || return 0
-  [ -n "$z" ] || return 0
-  [ "$(head -n 1 "$zone_file" 2>/dev/null)" != "$z" ] || return 0
-  if printf '%s\n' "$z" > "$zone_file.tmp" && mv -f "$zone_file.tmp" "$zone_file"; then log "availability-zone $z kept in $zone_file"; fi
+  [ -n "$zone_file" ] && [ -n "$1" ] || return 0
+  kept=
+  [ ! -r "$zone_file" ] || read -r kept < "$zone_file" || :
+  [ "$kept" != "$1" ] || return 0
+  if printf '%s\n' "$1" > "$zone_file.tmp" && mv -f "$zone_file.tmp" "$zone_file"; then log "availability-zone $1 kept in $zone_file"; fi
 }
+# A round's questions to the local server in one client process, the answers in order, each after a marker the server
+# echoes (failback-round.awk splits them): one valkey-cli a round, not one per question (200 members on one host asked
+# 80 a second in 200 timeout + valkey-cli pairs every 10 s).
+questions='config get availability-zone
+echo failback-state
+cluster info
+echo failback-myid
+cluster myid
+echo failback-shards
+cluster shards
+echo failback-end'
 # shellcheck disable=SC2016 # an awk program: its $ fields are awk's, not the shell's
-decide_awk='
+round_awk='
+# @include failback-round.awk
 # @include failback-decision.awk
 '
 seen=0
 last=""
 while server_alive; do
   sleep "$interval"
-  keep_zone
-  case "$(local_cli cluster info 2>/dev/null)" in *cluster_state:ok*) ;; *) seen=0; continue ;; esac
-  me=$(local_cli cluster myid 2>/dev/null) || continue
-  shards=$(local_cli cluster shards 2>/dev/null) || continue
-  decision=$(printf '%s\n' "$shards" | awk -v me="$me" -v maxlag="$max_lag" "$decide_awk")
+  { read -r _ zone; read -r _ me; read -r decision; } <<EOF
+$(printf '%s\n' "$questions" | local_cli_batch 2>/dev/null | awk -v maxlag="$max_lag" "$round_awk")
+EOF
+  keep_zone "$zone"
+  [ "$decision" != unsettled ] || { seen=0; continue; }
   if [ "$decision" != act ]; then
     [ "$decision" = "$last" ] || log "$decision"
     last=$decision

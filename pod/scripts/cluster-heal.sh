@@ -36,18 +36,7 @@ with_addresses() {
 
 # @include lib-wait-ping.sh
 
-# "id ip port" lines of the peers that answered CLUSTER MYID with their own node ID at that address in this run. A
-# peer is asked once per address while its link stays up, not every round; one that fails to answer is asked again
-# next round; one whose link reads down, or whose name moves to another address, loses its proof and is asked again.
-proven=
-is_proven() { case "$nl$proven" in *"$nl$1 $2 $3$nl"*) return 0 ;; esac; return 1; }
-forget() {
-  while :; do
-    case "$nl$proven" in *"$nl$1 "*) ;; *) return 0 ;; esac
-    f_tail=${proven#*"$1 "}
-    proven="${proven%%"$1 "*}${f_tail#*"$nl"}"
-  done
-}
+# @include lib-proven.sh
 # shellcheck disable=SC2016,SC2034 # an awk program (its $ fields are awk's), read by ask_myids (lib-ask-myids.sh)
 answers_awk='
 # @include myid-answers.awk
@@ -57,7 +46,14 @@ answers_awk='
 while :; do
   server_alive || exit 0
   expired && { log "cluster_state is still not ok after ${deadline}s; giving up"; exit 0; }
-  if nodes=$(local_cli cluster nodes 2>/dev/null) && [ -n "$nodes" ]; then
+  # CLUSTER NODES and CLUSTER INFO in one client process, the state after a marker the local server echoes (a call cut
+  # before it has no nodes to read). Read with case patterns and %%: ${round#*marker} is quadratic in dash (lib-proven.sh).
+  round=$(printf 'cluster nodes\necho heal-state\ncluster info\n' | local_cli_batch 2>/dev/null)
+  nodes=
+  settled=
+  case "$round" in *"${nl}heal-state${nl}"*) nodes=${round%%"${nl}heal-state${nl}"*} ;; esac
+  case "$round" in *"${nl}heal-state${nl}"*cluster_state:ok*) settled=1 ;; esac
+  if [ -n "$nodes" ]; then
     peers=0
     down=0
     # Peers whose link reads connected: "id ip port name" lines, proven by asking them (below).
@@ -140,10 +136,7 @@ EOF
 $meet_log
 EOF
     fi
-    case "$(local_cli cluster info 2>/dev/null)" in
-      *cluster_state:ok*) ;;
-      *) down=$((down + 1)) ;;
-    esac
+    [ -n "$settled" ] || down=$((down + 1))
     # "connected" and cluster_state:ok are not proof right after a start: a peer loaded from nodes.conf reads
     # "connected" while the bus still dials its old address (a deleted pod's IP hangs), and cluster_state is the state
     # saved before the restart. Every linked peer must have answered CLUSTER MYID with its node ID at the address on

@@ -22,16 +22,13 @@ ask_myids() {
   a_out=$(printf '%s\n' "$a_asks" | awk -v h="$local_host" -v p="$port" \
     '{ printf "connect %s %s\ncluster myid\nconnect %s %s\necho heal-ask-%d\n", $2, $3, h, p, NR }' |
     local_cli_batch 2>/dev/null)
-  a_finished=0
   while read -r a_verdict a_id a_ip a_port a_name a_reply; do
     case "$a_verdict" in
       ok) proven="$proven$a_id $a_ip $a_port$nl" ;;
       no) [ -z "$a_reply" ] || log "$a_name at $a_ip:$a_port is node '$a_reply', not $a_id" ;;
-      finished) a_finished=$a_id ;;
+      stuck) case " $slow " in *" $a_id "*) ;; *) slow="$slow $a_id" ;; esac ;;
     esac
   done <<EOF
 $(printf '%s\n--\n%s\n' "$a_asks" "$a_out" | awk "$answers_awk")
 EOF
-  a_stuck=$(printf '%s\n' "$a_asks" | awk -v n=$((a_finished + 1)) 'NR == n { print $1 }')
-  case " $slow " in *" $a_stuck "*) ;; *) [ -z "$a_stuck" ] || slow="$slow $a_stuck" ;; esac
 }

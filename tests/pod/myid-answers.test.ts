@@ -1,7 +1,8 @@
 /**
  * The pairing of CLUSTER MYID answers with their asks (pod/scripts/myid-answers.awk, heal.sh's answers_awk), run
  * with the system's awk on what one valkey-cli prints for a batch: an answer counts only between its own marker and
- * the one before it, so a reply is never credited to another ask, and `finished` says how far the call got.
+ * the one before it, so a reply is never credited to another ask; `finished` says how far the call got and `stuck`
+ * which ask it stopped at.
  */
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
@@ -37,9 +38,9 @@ describe("myid-answers.awk: CLUSTER MYID answers paired with their asks by the l
       want: [`ok ${ASKS[0]}`, `no ${ASKS[1]} ${C}`, `ok ${ASKS[2]}`, "finished 3"],
     },
     {
-      case: "the call cut short at the second ask (it hung): finished 1, nothing said of the rest",
+      case: "the call cut short at the second ask (it hung): finished 1, stuck at the second, nothing said of the rest",
       output: [A, "heal-ask-1", B],
-      want: [`ok ${ASKS[0]}`, "finished 1"],
+      want: [`ok ${ASKS[0]}`, "finished 1", `stuck ${B}`],
     },
     {
       case: "a marker lost (the local server missed one): two replies before the next marker prove neither, name none",
@@ -49,10 +50,11 @@ describe("myid-answers.awk: CLUSTER MYID answers paired with their asks by the l
     {
       case: "an error reply is not an ID; a marker repeated or past the asks is ignored",
       output: ["NOAUTH Authentication required.", "heal-ask-1", "heal-ask-1", B, "heal-ask-2", "heal-ask-9"],
-      want: [`no ${ASKS[0]} NOAUTH Authentication required.`, `ok ${ASKS[1]}`, "finished 2"],
+      want: [`no ${ASKS[0]} NOAUTH Authentication required.`, `ok ${ASKS[1]}`, "finished 2", `stuck ${C}`],
     },
-    { case: "nothing printed at all", output: [], want: ["finished 0"] },
-  ])("$case", ({ output, want }) => {
-    expect(pair(output)).toEqual(want);
+    { case: "nothing printed at all: stuck at the first ask", output: [], want: ["finished 0", `stuck ${A}`] },
+    { case: "no asks, nothing printed", output: [], asks: [], want: ["finished 0"] },
+  ])("$case", ({ output, want, asks }) => {
+    expect(pair(output, asks)).toEqual(want);
   });
 });

@@ -1,6 +1,7 @@
 /**
  * The zone-majority decision, one table, every implementation: the awk in the members' failback
- * loop (az-failback-script.ts, run by `awk` over a CLUSTER SHARDS reply as valkey-cli prints it)
+ * loop (az-failback-script.ts, run by `awk` over a round's batched replies as valkey-cli prints them: its zone, a
+ * settled cluster_state, its ID, then the CLUSTER SHARDS reply, each after the server's marker)
  * and the verifier's AZ_PRIMARY_MAJORITY (cluster-analysis.ts, run directly). Each case says what
  * each must answer; where they differ, the case says why that is intended:
  *  - the verifier reports a majority only with >= 3 zones in use (with 2, one zone always holds at
@@ -13,7 +14,7 @@ import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { synthesiseCluster, type SyntheticNode } from "../../core/verify/synthetic.js";
 import { analyseCluster } from "../../core/verify/cluster-analysis.js";
-import { failbackDecisionAwk } from "../../pod/az-failback-script.js";
+import { failbackRoundAwk } from "../../pod/az-failback-script.js";
 
 interface Replica {
   zone: string;
@@ -155,11 +156,17 @@ function shardsReply(c: Case): { text: string; replicaIds: string[] } {
 
 function failbackActs(c: Case): boolean {
   const { text, replicaIds } = shardsReply(c);
-  const decide = (me: string): string =>
-    execFileSync("awk", ["-v", `me=${me}`, "-v", `maxlag=${MAX_LAG}`, failbackDecisionAwk()], {
-      input: text,
+  // The round's replies as the loop reads them (failback-round.awk); its last line is the decision.
+  const decide = (me: string): string => {
+    const round = `availability-zone\nz\nfailback-state\ncluster_state:ok\nfailback-myid\n${me}\nfailback-shards\n${text}failback-end\n`;
+    const out = execFileSync("awk", ["-v", `maxlag=${MAX_LAG}`, failbackRoundAwk()], {
+      input: round,
       encoding: "utf8",
-    }).trim();
+    });
+    const [zone, id, decision] = out.trimEnd().split("\n");
+    expect([zone, id]).toEqual(["zone z", `me ${me}`]);
+    return decision as string;
+  };
   const answers = replicaIds.map(decide);
   for (const a of answers) expect(a, c.name).toMatch(/^(act|wait .+)$/);
   // At most one member acts at a time (the lowest qualifying node id).
