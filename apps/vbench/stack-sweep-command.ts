@@ -22,7 +22,7 @@ import { fileURLToPath } from "node:url";
 import { Command, CommanderError } from "commander";
 import { renderSweepTable } from "./sweep-command.js";
 import { onTerminatingSignal } from "../../core/util/process-reaper.js";
-import { parseStackShards, SweepRefused } from "./stack-sweep-plan.js";
+import { engineErrors, parseStackShards, SweepRefused } from "./stack-sweep-plan.js";
 import type { SweepStack } from "./stack-sweep.js";
 
 const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -53,8 +53,7 @@ export async function selectProjectStack(name: string): Promise<SweepStack> {
 export function selectFailure(message: string): string {
   if (/ENOENT: pulumi/.test(message))
     return "the pulumi CLI is not on PATH (install it: https://www.pulumi.com/docs/iac/download-install/)";
-  const reason = message.split("\n").find((l) => /^error: /.test(l.trim()));
-  return reason?.trim().replace(/^error: /, "") ?? message.split("\n")[0] ?? "unknown error";
+  return engineErrors(message)[0] ?? message.split("\n")[0] ?? "unknown error";
 }
 
 /** The command's description and flags, declared once: `vbench stack-sweep` and sweepMain both take them. */

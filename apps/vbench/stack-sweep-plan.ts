@@ -267,3 +267,16 @@ export function sweepRowsOf(
       .join("; "),
   }));
 }
+
+/**
+ * The `error:` lines of a failed Pulumi command's text (the Automation API's CommandError wraps the engine's whole
+ * output, the diagnostics far above its last line), each once, in order; empty when it has none.
+ */
+export function engineErrors(message: string): string[] {
+  const lines = message
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => /^error: /.test(l))
+    .map((l) => l.replace(/^error: /, ""));
+  return [...new Set(lines)];
+}

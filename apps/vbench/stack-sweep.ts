@@ -29,6 +29,7 @@ import {
   stepShapeProblems,
   sweepRowsOf,
   type ConfigEdit,
+  engineErrors,
   type DeployedShape,
   type RawConfig,
   type SweepPlan,
@@ -125,6 +126,13 @@ function runMeta(plan: SweepPlan, stackName: string, last: StackReportInput | un
   };
 }
 
+/** A step's failed `up`: what the engine said went wrong first (one line), then its whole text. */
+function upFailed(shards: number, message: string, cause: unknown): Error {
+  const errors = engineErrors(message);
+  const why = errors.length > 0 ? errors.join(" | ") : (message.split("\n")[0] ?? "no message");
+  return new Error(`at ${shards} shards, pulumi up failed: ${why}\n${message}`, { cause });
+}
+
 /** sweep.csv, run.json and report.html (the sweep plus each step's stack report, labelled by its shard count). */
 async function writeResults(
   runDir: string,
@@ -168,7 +176,9 @@ export async function runStackSweep(o: StackSweepOptions): Promise<StackSweepRes
       const runId = plan.runIds[i] as string;
       say(`${n} shards: valkey.cluster.primaries = ${n}, benchmark.runId = ${runId}; pulumi up`);
       for (const e of stepEdits(entries, n, runId)) await apply(o.stack, e);
-      const res = await o.stack.up({ onOutput });
+      const res = await o.stack.up({ onOutput }).catch((err: unknown) => {
+        throw upFailed(n, (err as Error).message, err);
+      });
       if (res.summary.result !== "succeeded") throw new Error(`at ${n} shards, pulumi up ended ${res.summary.result}`);
       const report = parseReport(res.outputs.report?.value, n);
       const path = join(rawDir, `stack-report-${n}-shards.json`);

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { StackReportInput } from "../../benchmarks/report/stack-report-schema.js";
 import {
+  engineErrors,
   parseStackShards,
   planStackSweep,
   restoreEdits,
@@ -293,6 +294,58 @@ describe("runStackSweep's failure path", () => {
       "set valkey-on-eks:valkey.cluster.primaries (path) = 3",
       `set valkey-on-eks:benchmark = ${JSON.stringify({ requests: 1000 })}`,
     ]);
+  });
+});
+
+describe("a step whose up fails", () => {
+  /** What the Automation API's CommandError says of a failed up: the engine's whole output, diagnostics inside. */
+  const FAILED_UP = [
+    "code: 255",
+    " stdout: Updating (sw):",
+    " ~  kubernetes:apps/v1:StatefulSet valkey-cluster-members updated (0.53s) [diff: ~spec]",
+    "Diagnostics:",
+    "  pulumi-nodejs:dynamic:Resource (valkey-cluster-bootstrap-run):",
+    "    error: valkey-cluster-7: connect ECONNREFUSED 127.120.3.2:6379",
+    "",
+    "  pulumi:pulumi:Stack (sw):",
+    "    error: update failed",
+    "",
+    "Resources:",
+    "    ~ 3 updated",
+    "    2 errored",
+    " stderr: error: update failed",
+  ].join("\n");
+
+  it("engineErrors: every error line once, in order; none in a text without them", () => {
+    expect(engineErrors(FAILED_UP)).toEqual([
+      "valkey-cluster-7: connect ECONNREFUSED 127.120.3.2:6379",
+      "update failed",
+    ]);
+    expect(engineErrors("code: 1\n stdout: nothing went wrong here")).toEqual([]);
+  });
+
+  it("stops the sweep with the engine's errors on the first line, the whole text after; still destroys", async () => {
+    const stack = recordingStack([report(3, 1, [1000, 2000])]);
+    const up = stack.up.bind(stack);
+    let ups = 0;
+    stack.up = (opts) => {
+      if (++ups < 2) return up(opts);
+      stack.calls.push("up");
+      return Promise.reject(new Error(FAILED_UP));
+    };
+    const err = await runStackSweep({
+      stack,
+      shards: [3, 4],
+      keep: false,
+      outputDir: scratch,
+      timestamp: "20261123-172000",
+    }).catch((e: unknown) => e as Error);
+    const lines = (err as Error).message.split("\n");
+    expect(lines[0]).toBe(
+      "at 4 shards, pulumi up failed: valkey-cluster-7: connect ECONNREFUSED 127.120.3.2:6379 | update failed",
+    );
+    expect((err as Error).message).toContain(FAILED_UP);
+    expect(stack.calls.filter((c) => c === "up" || c === "destroy")).toEqual(["up", "up", "destroy"]);
   });
 });
 

@@ -11,12 +11,16 @@ import { DirectConnector } from "../../core/topology/connector.js";
 import type { KubeDeps } from "../../components/steps/kit/kube-access.js";
 import {
   bootstrapOnKubernetes,
+  membersAnswering,
   refuseUnsupportedReshape,
   diff,
   type ClusterBootstrapInputs,
   type ClusterBootstrapOutputs,
 } from "../../components/steps/cluster-bootstrap/implementation.js";
 import { serversAsPods } from "../support/static-pods.js";
+import type { ClusterMember } from "../../core/bootstrap/cluster-member.js";
+import { freePort } from "../../harness/local/ports.js";
+import { sleep } from "../../core/util/poll-until.js";
 
 const password = `pw-${Math.random().toString(36).slice(2)}`;
 const selector = "app.kubernetes.io/instance=vc";
@@ -171,5 +175,60 @@ describe("the bootstrap's dynamic-provider protocol", () => {
     expect(() => bootstrapStep.parse({ ...base, kubeconfig: 42 })).toThrow(
       "input 'kubeconfig' must be a non-empty string",
     );
+  });
+});
+
+describe("membersAnswering: the bootstrap waits for a ready pod's server to take connections", () => {
+  const fleet = new LocalFleet();
+  afterAll(() => fleet.stopAll());
+  const member = (id: string, host: string, port: number): ClusterMember => ({
+    id,
+    zone: "us-west-2a",
+    endpoint: { host, port },
+    meet: { ip: host, port, busPort: port + 10_000 },
+  });
+
+  it("a server that starts listening late is waited for; one never listening is named past the bound", async () => {
+    const [up] = await fleet.startMany(1, () => ({ name: "ans-up", clusterEnabled: true, password }));
+    const host = (up as ValkeyProcess).host;
+    const late = await freePort(host);
+    const never = await freePort(host);
+    const connector = new DirectConnector({ password, connectTimeoutMs: 500 });
+    const t0 = Date.now();
+    let started = 0;
+    const starting = sleep(1500).then(async () => {
+      await fleet.start({ name: "ans-late", port: late, clusterEnabled: true, password });
+      started = Date.now();
+    });
+    await membersAnswering(
+      [member("vc-0", host, (up as ValkeyProcess).port), member("vc-1", host, late)],
+      connector,
+      30_000,
+    );
+    await starting;
+    // It returned only once the late server listened, not before.
+    expect(Date.now()).toBeGreaterThanOrEqual(started);
+    expect(started - t0).toBeGreaterThanOrEqual(1500);
+
+    await expect(
+      membersAnswering(
+        [member("vc-0", host, (up as ValkeyProcess).port), member("vc-2", host, never)],
+        connector,
+        1500,
+      ),
+    ).rejects.toThrow(`not answering: vc-2 (cannot reach ${host}:${never}: `);
+  });
+
+  it("a wrong password fails at once, not after the bound", async () => {
+    const [up] = await fleet.startMany(1, () => ({ name: "ans-pw", clusterEnabled: true, password }));
+    const t0 = Date.now();
+    await expect(
+      membersAnswering(
+        [member("vc-0", (up as ValkeyProcess).host, (up as ValkeyProcess).port)],
+        new DirectConnector({ password: "not-it" }),
+        60_000,
+      ),
+    ).rejects.toThrow(/authentication failed/);
+    expect(Date.now() - t0).toBeLessThan(30_000);
   });
 });

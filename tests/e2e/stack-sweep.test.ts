@@ -109,8 +109,10 @@ describe("the shard-scaling sweep of a deployed stack, under the real engine", (
         onProgress: (line) => progress.push(line),
         onEngineOutput: (text) => s.log.push(text),
       }).catch((err: unknown) => {
+        // The cause (the message's first line: the engine's errors) again last, where a log cut to its tail keeps it.
+        const message = (err as Error).message;
         throw new Error(
-          `${(err as Error).message}\n--- engine log ---\n${tail(s.log, 60)}\n--- progress ---\n${progress.join("\n")}`,
+          `${message}\n--- engine log ---\n${tail(s.log, 60)}\n--- progress ---\n${progress.join("\n")}\n--- cause ---\n${message.split("\n")[0]}`,
         );
       });
       console.log(`stack sweep 3 -> 4 shards: ${Math.round((Date.now() - started) / 1000)} s (two ups and a destroy)`);

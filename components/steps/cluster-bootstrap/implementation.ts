@@ -1,7 +1,8 @@
 /**
  * The ClusterBootstrap resource's implementation (loaded by its dynamic-provider shell, and
  * called directly by tests): discover the cluster-mode pods, build one ClusterMember per pod
- * (id = pod name, zone = its node's zone, endpoint and MEET address = pod IP), run the core's
+ * (id = pod name, zone = its node's zone, endpoint and MEET address = pod IP), wait (bounded) until
+ * every member's server takes a connection (membersAnswering), run the core's
  * AZ-aware `bootstrapCluster` through the chosen connector, set each member's
  * `availability-zone` from its pod's zone (announce-zones.ts), and summarise the cluster as it is.
  * Idempotent: a healthy cluster of the same shape is left alone (`changed: false`); more
@@ -19,6 +20,7 @@ import type { DiscoveredPod } from "../../kubernetes/pod-discovery.js";
 import { zoneMapForPods } from "../../kubernetes/zone-source.js";
 import { discoverPods } from "../../kubernetes/pod-discovery.js";
 import { pollUntil } from "../../../core/util/poll-until.js";
+import { ConnectionError, type Connector } from "../../../core/topology/connector.js";
 import { kubeDeps, podEndpoint, usablePods, type KubeDeps } from "../kit/kube-access.js";
 import { dynamicProtocol } from "../kit/protocol.js";
 import { announceZones } from "../../../core/bootstrap/announce-zones.js";
@@ -105,6 +107,44 @@ async function formCluster(
   });
 }
 
+/**
+ * Until every member's server takes a connection, bounded by `timeoutMs`: a pod reads Ready from its readiness probe,
+ * but one restarted since (or, in the e2e tier, a kwok pod marked Ready before its stand-in server listens) refuses for
+ * a moment, and the bootstrap's first read of every member would fail on it at once. Anything but "cannot reach" (a
+ * wrong password, a listener that is not Valkey) fails at once; past the bound, the members still silent are named.
+ */
+export async function membersAnswering(
+  members: readonly ClusterMember[],
+  connector: Connector,
+  timeoutMs: number,
+): Promise<void> {
+  const answered = new Set<string>();
+  await pollUntil(
+    async () => {
+      const silent: string[] = [];
+      await Promise.all(
+        members
+          .filter((m) => !answered.has(m.id))
+          .map(async (m) => {
+            try {
+              (await connector.connect(m.endpoint)).disconnect();
+              answered.add(m.id);
+            } catch (err) {
+              const transient =
+                err instanceof ConnectionError &&
+                err.kind === "unreachable" &&
+                !/authentication failed/.test(err.message);
+              if (!transient) throw err;
+              silent.push(`${m.id} (${err.message})`);
+            }
+          }),
+      );
+      return silent.length === 0 ? true : `not answering: ${silent.sort().join("; ")}`;
+    },
+    { timeoutMs, intervalMs: 500, what: "every Valkey pod's server to take a connection" },
+  );
+}
+
 export async function bootstrapOnKubernetes(
   i: ClusterBootstrapInputs,
   deps: KubeDeps = kubeDeps(i),
@@ -114,6 +154,7 @@ export async function bootstrapOnKubernetes(
   const connector = deps.connector(pods);
   const members = pods.map(memberFor);
   try {
+    await membersAnswering(members, connector, i.timeoutMs ?? 60_000);
     const result = await formCluster(i, pods, members, connector);
     // Before the summary, so the verifier reads the zones the members now announce.
     const zones = await announceZones(members, connector);
