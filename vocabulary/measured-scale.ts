@@ -14,14 +14,14 @@ export const MEASURED_SCALE = {
   failoverOfTenSeconds: 24,
   /**
    * The largest heal after a full restart on new addresses measured (2026-12-03, the addresses left dropped as a
-   * deleted pod's IP answers nothing; docs/measurements.md "heal.sh's identity asks in one process per round").
+   * deleted pod's IP answers nothing; docs/measurements.md "The failback loop and heal.sh's own calls batched").
    */
   healMeasuredPrimaries: 100,
   /**
-   * There, until the verifier passed, the mean of two runs (337.9 and 242.6 s): 200 members' background loops on one
-   * 2-core host (on EKS each member's on its own node). 12.4–13.2 s at 30 primaries.
+   * There, until the verifier passed, the mean of two runs (267.5 and 324.5 s): 200 members' servers and background
+   * loops on one 2-core host (on EKS each member's on its own node). 12.0–12.2 s at 30 primaries.
    */
-  healSeconds: 290,
+  healSeconds: 296,
   /**
    * P → 2P → P with data and a writer, measured only up to this many primaries: at 100 the 400 processes' bus
    * exhausted this machine's TCP memory (docs/measurements.md).
