@@ -17,8 +17,8 @@ keep_zone() {
   if printf '%s\n' "$1" > "$zone_file.tmp" && mv -f "$zone_file.tmp" "$zone_file"; then log "availability-zone $1 kept in $zone_file"; fi
 }
 # A round's questions to the local server in one client process, the answers in order, each after a marker the server
-# echoes (failback-round.awk splits them): one valkey-cli a round, not one per question (200 members on one host asked
-# 80 a second in 200 timeout + valkey-cli pairs every 10 s).
+# echoes (failback-round.awk splits them): one client process a round, not one per question (200 members on one host
+# started 80 timeout + client pairs a second, every 10 s).
 questions='config get availability-zone
 echo failback-state
 cluster info
