@@ -53,6 +53,7 @@ import {
   type DrillRow,
 } from "./support/drill-checks.js";
 import { explainSlowSwitchover } from "./support/prestop-logs.js";
+import { explainFailedDrills } from "./support/pod-logs.js";
 
 const HELD_FAULTS = ["freeze", "partition"] as const;
 import { allowBusFrom, probe, type ProbeTarget } from "./support/probe.js";
@@ -179,6 +180,7 @@ describe.skipIf(reason !== "")(`byo stack on real pods${reason ? ` (skipped: ${r
       expect(parseResultsCsv(csv)).toEqual(rows);
       console.log(`[pods] ${mode} benchmark rows:\n${csv}`);
       await explainSlowSwitchover(api, cluster.kubeconfig, NS, report.drills ?? []);
+      await explainFailedDrills(api, cluster.kubeconfig, NS, report.drills ?? [], `results/pods-byo-${mode}-logs`);
       await expectDrills(api, NS, mode, clientNode, report);
       // The same rules the stack hands over (report.metrics.rules), at this Prometheus's interval; then what it saw.
       expect(ruleFileText(ruleGroups({ ...inputs, scrapeIntervalSeconds: DEFAULT_SCRAPE_INTERVAL_SECONDS }))).toBe(

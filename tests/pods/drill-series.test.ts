@@ -21,15 +21,14 @@
  * Without VBENCH_POD_DRILL_RUNS it is skipped, naming the variable (CI runs the one-run drills of
  * byo-stack.test.ts instead).
  */
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "../../config/schema.js";
 import { FAULTS, type Fault } from "../../vocabulary/faults.js";
 import { formatFailureKinds } from "../../core/drill/drill-table.js";
 import type { FailureKind } from "../../core/drill/ledger.js";
 import { createStack, tail } from "../e2e/support/pulumi-harness.js";
-import { PRESTOP_LOG_FILE } from "../../pod/paths.js";
-import { readPreStopLogs } from "./support/prestop-logs.js";
+import { explainFailedDrills, savePodLogs } from "./support/pod-logs.js";
 import { podsSkipReason, podsStackConfig, usePodsCluster, type PodsContext } from "./support/byo-on-pods.js";
 import { detectionSettings, drillConfig } from "./support/drill-checks.js";
 
@@ -38,6 +37,7 @@ interface SeriesRow {
   fault: string;
   ok: boolean;
   failures: string[];
+  faultAt: string;
   writeOutageMs: number;
   writeOutageOpen?: boolean;
   aggregateOutageMs: number;
@@ -97,32 +97,9 @@ function rowLine(r: SeriesRow, run: number): string {
   );
 }
 
-/**
- * Every container log (current and previous) of the namespace's pods into `dir`, for a failed `up` (the stack is
- * destroyed right after): the start, heal, rejoin and failback scripts log there. Also each member's preStop log on
- * its data volume (PRESTOP_LOG_FILE: the container's log goes with an evicted pod), read through the drills' own
- * exec (its stderr).
- */
-async function saveLogs(ctx: PodsContext, ns: string, dir: string): Promise<void> {
-  const api = ctx.api;
-  // A directory of an earlier series would mix its pods' logs (other pod names) with this run's.
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  const pods = await api<{
-    items: Array<{ metadata: { name: string }; spec: { containers: Array<{ name: string }> } }>;
-  }>("GET", `/api/v1/namespaces/${ns}/pods`);
-  for (const p of pods.body.items ?? [])
-    for (const c of p.spec.containers)
-      for (const previous of [false, true]) {
-        const path = `/api/v1/namespaces/${ns}/pods/${p.metadata.name}/log?container=${c.name}&timestamps=true${previous ? "&previous=true" : ""}`;
-        const r = await api<string>("GET", path).catch(() => undefined);
-        if (r?.status === 200)
-          writeFileSync(`${dir}/${p.metadata.name}.${c.name}${previous ? ".previous" : ""}.log`, String(r.body));
-      }
-  for (const [pod, text] of await readPreStopLogs(api, ctx.cluster.kubeconfig, ns))
-    writeFileSync(`${dir}/${pod}.${PRESTOP_LOG_FILE}`, text);
-  console.log(`[pods series] ${ns}: the pods' logs are in ${dir}`);
-}
+/** Every pod's logs of `ns` into `dir` (support/pod-logs.ts), for a failed `up` or every run with keepLogs. */
+const saveLogs = (ctx: PodsContext, ns: string, dir: string): Promise<unknown> =>
+  savePodLogs(ctx.api, ctx.cluster.kubeconfig, ns, dir);
 
 describe.skipIf(reason !== "")(`drill series on real pods${reason ? ` (skipped: ${reason})` : ""}`, () => {
   const ctx = usePodsCluster();
@@ -162,6 +139,13 @@ describe.skipIf(reason !== "")(`drill series on real pods${reason ? ` (skipped: 
               got.map((r) => r.fault),
               tail(s.log),
             ).toEqual(faults);
+            await explainFailedDrills(
+              ctx.api,
+              ctx.cluster.kubeconfig,
+              NS,
+              got,
+              `results/pods-drill-series-${mode}-logs/run-${run}-failed`,
+            );
             for (const r of got) rows.push({ ...r, run });
             console.log(
               `[pods series] ${mode} run ${run} (${Math.round((Date.now() - t0) / 1000)} s):\n${got.map((r) => rowLine(r, run)).join("\n")}`,
