@@ -37,6 +37,15 @@
  *    CPU each against 0.3 ms per ask in one process). A proof is dropped by rebuilding the set
  *    line by line (lib-proven.sh): dash's `${var#*word}` tries every prefix, 0.5 s of CPU a drop
  *    at 200 peers, a drop per down peer and round.
+ * 5. releases the hold on automatic failover that start.sh puts on a restarted member
+ *    (start-script.ts holdFailover: `cluster-replica-no-failover yes`) at every exit, or earlier
+ *    when the primary it reached since its start is gone again. While held, a replica whose
+ *    primary the cluster flags `fail` while its link to it is up takes over by hand, without loss:
+ *    the primary's writes paused (CLIENT PAUSE 3000 WRITE), its offset reached, CLUSTER FAILOVER
+ *    FORCE. Unheld, Valkey elects such a replica over the live primary (a primary with slots stays
+ *    flagged for 2 x cluster-node-timeout after it is reachable again) and the writes the primary
+ *    acknowledged meanwhile are lost: 2 in a CI pods run, 4 and 6 reproduced on processes, 0 with
+ *    the hold (docs/measurements.md, 2026-12-03).
  *
  * Why ask each peer: right after a start, every peer loaded from nodes.conf reads "connected"
  * while the bus dials it, and `cluster_state:ok` is the state saved before the restart. On

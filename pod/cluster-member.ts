@@ -69,6 +69,7 @@ export function clusterMemberPod(o: ClusterMemberOptions): PodDefinition {
       ...start,
       backgroundScripts: background.map((b) => at(BACKGROUND_KEYS[b])),
       ...(background.includes("rejoin") ? { rejoinGate: at(REJOIN_SCRIPT_KEY) } : {}),
+      holdFailover: background.includes("heal"),
     }),
     [HEAL_SCRIPT_KEY]: renderClusterHealScript({ ...o.heal, ...self }),
     [REJOIN_SCRIPT_KEY]: renderClusterRejoinScript({ ...o.rejoin, ...self }),

@@ -48,6 +48,14 @@ export interface StartScriptOptions {
    * when `<dataDir>/nodes.conf` is missing (a first start or a lost volume; cluster-rejoin-script.ts).
    */
   rejoinGate?: string;
+  /**
+   * Cluster mode, a restart (`<dataDir>/nodes.conf` present): the server starts with `cluster-replica-no-failover
+   * yes`, and the heal step (cluster-heal-script.ts), which must run, releases it. A replica restarted with its
+   * primary may otherwise be elected over that primary once it has synced from it, while the others still flag the
+   * primary `fail` (Valkey keeps a primary with slots flagged for 2 × cluster-node-timeout after it is reachable
+   * again): the writes the primary acknowledged in between are lost (docs/drills.md). @default false
+   */
+  holdFailover?: boolean;
 }
 
 /** The include the Sentinel-aware start decision writes (`replicaof host port`, or empty). */
@@ -69,6 +77,12 @@ function backgroundValue(o: StartScriptOptions): string {
     if (!/^[A-Za-z0-9._/-]+$/.test(s))
       throw new Error(`start script: background script path '${s}' must be a plain path`);
   return scripts.join(" ");
+}
+
+function holdFailoverValue(o: StartScriptOptions): string {
+  if (o.holdFailover !== true) return "";
+  if (o.mode !== "cluster") throw new Error("start script: holdFailover is for cluster mode only");
+  return "1";
 }
 
 function rejoinGateValue(o: StartScriptOptions): string {
@@ -96,6 +110,7 @@ export function renderStartScript(o: StartScriptOptions): string {
     zone_file: zoneFileOf(dataDir),
     rejoin_gate: rejoinGateValue(o),
     background: backgroundValue(o),
+    hold_failover: holdFailoverValue(o),
     ...replication,
   });
 }

@@ -553,6 +553,42 @@ export class ClusterTarget implements DrillTarget {
     );
   }
 
+  /**
+   * A full restart on new addresses with one member back late (the CI's cluster `all` row of 2026-12-03: a primary
+   * back seconds after the rest, its first contact with them later than its 2 s writable delay): every member
+   * SIGKILLed; all but `lateName` started again after restartDelayMs; `lateName` `lateMs` after them, with the
+   * stand-in for DNS naming every member at its old address for the first `staleMs` of its run. Returns once that
+   * member answers PING, with where it runs and the moment the names are current again.
+   */
+  async restartWithLateMember(
+    lateName: string,
+    lateMs: number,
+    staleMs: number,
+  ): Promise<{ host: string; port: number; namesCurrent: Promise<void> }> {
+    const late = this.pods.find((p) => p.name === lateName);
+    if (late === undefined) throw new Error(`no member ${lateName}`);
+    const oldNames = this.pods.map((p) => `${p.host} ${p.hostname} ${p.port}`).join("\n") + "\n";
+    await Promise.all(this.pods.map((v) => killHard(v.proc)));
+    await sleep(this.o.restartDelayMs);
+    await this.moveToNewAddresses(this.pods);
+    await Promise.all(this.pods.filter((p) => p !== late).map((p) => this.startPod(p)));
+    await sleep(lateMs);
+    if (staleMs > 0) writeFileSync(this.hostsFile, oldNames);
+    await this.startPod(late);
+    const namesCurrent = sleep(staleMs).then(() => this.writeHosts());
+    return { host: late.host, port: late.port, namesCurrent };
+  }
+
+  /** A member's own stderr (its start, heal, rejoin and failback scripts' lines), by name. */
+  memberLog(name: string): string {
+    return this.pods.find((p) => p.name === name)?.proc?.stderr() ?? "";
+  }
+
+  /** The member by node ID, as `member-<n>`. */
+  memberName(nodeId: string): string | undefined {
+    return this.pods.find((p) => p.nodeId === nodeId)?.name;
+  }
+
   /** Per key through the slot-aware client; a key whose slot no node serves is left out (unknown). */
   async readBack(keys: readonly string[]): Promise<Map<string, string | undefined>> {
     return readBackCluster(this.seeds(), this.o.password, this.resolve, keys);

@@ -43,16 +43,76 @@ answers_awk='
 '
 # @include lib-ask-myids.sh
 
+# start.sh starts a restarted member with cluster-replica-no-failover yes (pod/start-script.ts holdFailover): a
+# replica restarted with its primary, once synced from it, could be elected over it while the others still flag it
+# fail, and the writes the primary acknowledged in between would be lost. Released at every exit below, or earlier
+# when the primary it had reached since its start is gone again (that failover is Valkey's to make). While held, a
+# replica whose primary is flagged fail but whose link to it is up takes over without losing a write (hand_over).
+held=1
+release_failover() {
+  [ "$held" = 1 ] || return 0
+  tries=0
+  until [ "$(local_cli config set cluster-replica-no-failover no 2>&1)" = OK ]; do
+    server_alive || return 0
+    tries=$((tries + 1))
+    [ "$tries" -lt 30 ] || { log "CONFIG SET cluster-replica-no-failover no did not answer OK in 30 tries"; return 0; }
+    sleep 1
+  done
+  held=0
+}
+# The primary this member replicates, if the local view flags it fail (not fail?): its node ID, else nothing.
+failed_primary() {
+  printf '%s\n' "$1" | awk '$3 ~ /(^|,)myself(,|$)/ && $3 ~ /(^|,)slave(,|$)/ { p = $4 } { f[$1] = $3 } END { if (p != "" && f[p] ~ /(^|,)fail(,|$)/) print p }'
+}
+takeover_round=0
+# The primary ($1, "ip:port") pauses its writes (CLIENT PAUSE 3000 WRITE); once this replica's offset has reached the
+# primary's, CLUSTER FAILOVER FORCE (Valkey refuses the coordinated CLUSTER FAILOVER while its primary is flagged fail):
+# what the coordinated one does, by hand. Not caught up within the pause: nothing taken over, the primary resumes.
+hand_over() {
+  h_ip=${1%:*}
+  h_port=${1##*:}
+  h_ans=$(cli -h "$h_ip" -p "$h_port" client pause 3000 write 2>&1)
+  [ "$h_ans" = OK ] || { echo "CLIENT PAUSE on $1 answered: ${h_ans:-nothing}"; return 0; }
+  h_want=$(cli -h "$h_ip" -p "$h_port" info replication 2>/dev/null | awk -F: '$1 == "master_repl_offset" { print $2 + 0 }')
+  [ -n "$h_want" ] || { echo "no master_repl_offset from $1"; return 0; }
+  h_tries=0
+  while :; do
+    h_have=$(local_cli info replication 2>/dev/null | awk -F: '$1 == "slave_repl_offset" { print $2 + 0 }')
+    [ "${h_have:-0}" -lt "$h_want" ] || break
+    h_tries=$((h_tries + 1))
+    [ "$h_tries" -lt 20 ] || { echo "my offset ${h_have:-?} did not reach the primary's $h_want within the pause"; return 0; }
+    sleep 0.1 2>/dev/null || sleep 1
+  done
+  echo "caught up at offset $h_want; CLUSTER FAILOVER FORCE answered: $(local_cli cluster failover force 2>&1)"
+}
+
 while :; do
   server_alive || exit 0
-  expired && { log "cluster_state is still not ok after ${deadline}s; giving up"; exit 0; }
+  expired && { log "cluster_state is still not ok after ${deadline}s; giving up"; release_failover; exit 0; }
   # CLUSTER NODES and CLUSTER INFO in one client process, the state after a marker the local server echoes (a call cut
   # before it has no nodes to read). Read with case patterns and %%: ${round#*marker} is quadratic in dash (lib-proven.sh).
-  round=$(printf 'cluster nodes\necho heal-state\ncluster info\n' | local_cli_batch 2>/dev/null)
+  round=$(printf 'cluster nodes\necho heal-state\ncluster info\necho heal-repl\ninfo replication\n' | local_cli_batch 2>/dev/null)
   nodes=
   settled=
   case "$round" in *"${nl}heal-state${nl}"*) nodes=${round%%"${nl}heal-state${nl}"*} ;; esac
-  case "$round" in *"${nl}heal-state${nl}"*cluster_state:ok*) settled=1 ;; esac
+  case "$round" in *"${nl}heal-state${nl}"*cluster_state:ok*"${nl}heal-repl${nl}"*) settled=1 ;; esac
+  if [ "$held" = 1 ] && [ -n "$nodes" ] && gone=$(failed_primary "$nodes") && [ -n "$gone" ]; then
+    case "$round" in
+      *"${nl}heal-repl${nl}"*master_link_status:up*)
+        takeover_round=$((takeover_round + 1))
+        if [ "$takeover_round" -eq 1 ]; then
+          at=$(printf '%s\n' "$nodes" | awk -v id="$gone" '$1 == id { a = $2; sub(/@.*/, "", a); print a }')
+          log "my primary $gone ($at) is flagged fail but my link to it is up: taking over, its writes paused: $(hand_over "$at")"
+        fi
+        [ "$takeover_round" -lt 3 ] || takeover_round=0
+        ;;
+      *"${nl}heal-repl${nl}"*master_link_down_since_seconds:-1*) ;;
+      *"${nl}heal-repl${nl}"*master_link_down_since_seconds:*)
+        log "my primary $gone is flagged fail and gone again since it answered: automatic failover released"
+        release_failover
+        ;;
+    esac
+  fi
   if [ -n "$nodes" ]; then
     peers=0
     down=0
@@ -105,6 +165,7 @@ $(printf '%s\n' "$nodes" | with_addresses)
 EOF
     if [ "$peers" -eq 0 ]; then
       log "no peers in nodes.conf: a new member, the bootstrap introduces it"
+      release_failover
       exit 0
     fi
     [ -z "$to_ask" ] || ask_myids "$to_ask"
@@ -161,7 +222,11 @@ EOF
       done <<EOF
 $unproven
 EOF
-      [ "$down" -eq 0 ] && { log "cluster_state:ok with all $peers peers connected, each answering at its address"; exit 0; }
+      [ "$down" -eq 0 ] && {
+        release_failover
+        log "cluster_state:ok with all $peers peers connected, each answering at its address"
+        exit 0
+      }
     fi
   fi
   sleep "$interval"

@@ -30,7 +30,7 @@ find_old() {
     s_ip=${pp%:*}; s_port=${pp##*:}
     view=$(cli -h "$s_ip" -p "$s_port" cluster nodes 2>/dev/null) || continue
     old=$(printf '%s\n' "$view" | awk -v me="$me" -v myid="$myid" '
-{ split($2, a, ","); host[NR] = a[2]; id[NR] = $1; fl[NR] = $3; addr[NR] = a[1]; ns[NR] = NF; if ($4 != "-" && $3 !~ /fail/) reps[$4]++ }
+{ split($2, a, ","); host[NR] = a[2]; id[NR] = $1; fl[NR] = $3; addr[NR] = a[1]; ns[NR] = NF; if ($4 != "-" && $3 !~ /(^|,)fail[?]?(,|$)/) reps[$4]++ }
 END { for (i = 1; i <= NR; i++) if (host[i] == me && id[i] != myid) { print id[i], fl[i], (ns[i] > 8 ? "slots" : "noslots"), reps[id[i]] + 0, addr[i]; exit } }')
     [ -n "$old" ] && { seed_ip=$s_ip; seed_port=$s_port; return 0; }
   done
@@ -42,11 +42,12 @@ say() { [ "$said" = "$1" ] || { log "$2"; said=$1; }; }
 old_ready() {
   # shellcheck disable=SC2086 # splits a node entry into its fields on purpose (set -f: no globbing)
   set -- $old
-  case "$3:$2" in
-    slots:*fail*) if [ "$4" -eq 0 ]; then say lost "my old node id $1 is marked fail and still owns slots with no replica to take them over: THOSE SLOTS ARE LOST (their data was only on the lost volume); not claiming them, an operator must decide"; return 2; fi
+  # The flags as ",a,b,": fail and fail? are marks, nofailover (a member held by its heal.sh) is not.
+  case "$3:,$2," in
+    slots:*,fail,*|slots:*,fail\?,*) if [ "$4" -eq 0 ]; then say lost "my old node id $1 is marked fail and still owns slots with no replica to take them over: THOSE SLOTS ARE LOST (their data was only on the lost volume); not claiming them, an operator must decide"; return 2; fi
                   say takeover "my old node id $1 is marked fail; waiting for its replica to take its slots over"; return 1 ;;
     slots:*) say waitfail "my old node id $1 still owns slots and is not marked fail yet; waiting"; return 1 ;;
-    noslots:*fail*) return 0 ;;
+    noslots:*,fail,*|noslots:*,fail\?,*) return 0 ;;
     *) say waitfail2 "my old node id $1 is not marked fail yet; waiting"; return 1 ;;
   esac
 }
@@ -97,7 +98,7 @@ while :; do
       old_id=$1
       adopt_zone "$old_id"
       forgot=1
-      for line in $(printf '%s\n' "$view" | awk -v o="$old_id" '$1 != o && $3 !~ /handshake|noaddr|fail/ { split($2, a, ","); split(a[1], b, "@"); print $1 "@" b[1] }'); do
+      for line in $(printf '%s\n' "$view" | awk -v o="$old_id" '$1 != o && $3 !~ /handshake|noaddr|(^|,)fail[?]?(,|$)/ { split($2, a, ","); split(a[1], b, "@"); print $1 "@" b[1] }'); do
         p_id=${line%%@*}; p_addr=${line#*@}; p_ip=${p_addr%:*}; p_port=${p_addr##*:}
         [ "$(cli -h "$p_ip" -p "$p_port" cluster myid 2>/dev/null)" = "$p_id" ] || { log "$p_addr is not node $p_id; not forgetting through it"; forgot=""; continue; }
         answer=$(cli -h "$p_ip" -p "$p_port" cluster forget "$old_id" 2>&1)
@@ -125,8 +126,8 @@ while :; do
       target=""
       fewest=""
       for cand in $(printf '%s\n' "$seen" | awk '
-$3 ~ /master/ && $3 !~ /fail/ && NF > 8 { split($2, a, ","); m[$1] = a[1] }
-$4 != "-" && $3 !~ /fail/ { r[$4]++ }
+$3 ~ /master/ && $3 !~ /(^|,)fail[?]?(,|$)/ && NF > 8 { split($2, a, ","); m[$1] = a[1] }
+$4 != "-" && $3 !~ /(^|,)fail[?]?(,|$)/ { r[$4]++ }
 END { for (i in m) print r[i] + 0, i, m[i] }' | sort -n | tr ' ' '/'); do
         c_n=${cand%%/*}; rest=${cand#*/}; c_id=${rest%%/*}; c_addr=${rest#*/}; c_addr=${c_addr%%@*}
         [ -z "$fewest" ] && fewest=$c_n

@@ -17,7 +17,7 @@ pick_primary() {
 plan_cluster() {
   nodes=$(cli -h "$1" -p "$2" cluster nodes 2>&1) || fail "CLUSTER NODES on $1:$2: $nodes"
   masters=$(printf '%s\n' "$nodes" | tr -d '\r' | awk '
-    $3 ~ /master/ && $3 !~ /fail|noaddr|handshake/ {
+    $3 ~ /master/ && $3 !~ /(^|,)fail[?]?(,|$)|noaddr|handshake/ {
       r = ""; first = -1
       for (i = 9; i <= NF; i++) if ($i !~ /^\[/) { r = r (r == "" ? "" : ",") $i; if (first < 0) { split($i, p, "-"); first = p[1] + 0 } }
       a = $2; sub(/@.*/, "", a)
@@ -28,7 +28,7 @@ plan_cluster() {
   while read -r _first id hp ranges; do
     best=""
     best_off=-1
-    for r in $(printf '%s\n' "$nodes" | tr -d '\r' | awk -v m="$id" '$4 == m && $3 ~ /slave/ && $3 !~ /fail|noaddr|handshake/ && $8 == "connected" { a = $2; sub(/@.*/, "", a); print a }'); do
+    for r in $(printf '%s\n' "$nodes" | tr -d '\r' | awk -v m="$id" '$4 == m && $3 ~ /slave/ && $3 !~ /(^|,)fail[?]?(,|$)|noaddr|handshake/ && $8 == "connected" { a = $2; sub(/@.*/, "", a); print a }'); do
       info=$(cli -h "${r%:*}" -p "${r##*:}" info replication 2>/dev/null | tr -d '\r') || continue
       printf '%s\n' "$info" | grep -q '^master_link_status:up$' || continue
       off=$(printf '%s\n' "$info" | sed -n 's/^slave_repl_offset:\([0-9][0-9]*\)$/\1/p')

@@ -11,7 +11,7 @@ umask 077
 # password_file is empty without auth; repl_include is empty without the Sentinel decision (cluster
 # mode, or replication without Sentinel), and so are the decision's values; rejoin_gate and
 # background (paths, space-separated) are empty when not run.
-# @values mode run_dir data_dir auth_file announce_file password_file zone_file rejoin_gate background repl_include master_name sentinels self_port wait_s grace_s agree_s retry_s handover_slack_s sentinel_cli_timeout addr_wait_s restore restore_marker self_local_host released_priority
+# @values mode run_dir data_dir auth_file announce_file password_file zone_file rejoin_gate background hold_failover repl_include master_name sentinels self_port wait_s grace_s agree_s retry_s handover_slack_s sentinel_cli_timeout addr_wait_s restore restore_marker self_local_host released_priority
 mkdir -p "$run_dir" "$data_dir"
 auth_tmp="$auth_file.tmp"
 announce_tmp="$announce_file.tmp"
@@ -35,6 +35,11 @@ else
   fi
   if [ -n "${VALKEY_ANNOUNCE_IP:-}" ]; then
     printf 'cluster-announce-ip %s\n' "$(conf_quote "$VALKEY_ANNOUNCE_IP")" >> "$announce_tmp"
+  fi
+  # A restart: no automatic failover by this member until heal.sh has re-met the cluster and releases it
+  # (pod/start-script.ts holdFailover; cluster-heal.sh release_failover).
+  if [ -n "$hold_failover" ] && [ -s "$data_dir/nodes.conf" ]; then
+    printf 'cluster-replica-no-failover yes\n' >> "$announce_tmp"
   fi
   # availability-zone (Valkey >= 8.1): the pod's zone label, else the zone a previous run kept.
   zone="${VALKEY_AVAILABILITY_ZONE:-}"

@@ -319,8 +319,14 @@ describe("full cluster restart on new addresses (real valkey-server, rendered po
       expect(await ready(p), `readiness of ${p.name}`).toBe(true);
     }
     expect(logs).toMatch(/met member-\d\.heal-headless\.test/);
-    // The heal step stops by itself once healed: every member logged its exit condition.
-    for (const p of started) expect(p.log(), p.name).toContain("heal: cluster_state:ok with all 5 peers connected");
+    // The heal step stops by itself once healed: every member logged its exit condition, and released the hold on
+    // automatic failover that start.sh puts on a restarted member (pod/start-script.ts holdFailover).
+    for (const p of started) {
+      expect(p.log(), p.name).toContain("heal: cluster_state:ok with all 5 peers connected");
+      expect(await callNode(p.host, p.port, "CONFIG", "GET", "cluster-replica-no-failover"), p.name).toEqual(
+        "cluster-replica-no-failover,no",
+      );
+    }
 
     // Clients get hostnames (cluster-preferred-endpoint-type hostname); map them like DNS would.
     const natMap = Object.fromEntries(

@@ -230,12 +230,12 @@ describe("rendered config against a real valkey-server", () => {
     );
   });
 
-  it("cluster: a member starts cluster-enabled, announces its hostname and keeps nodes.conf on the data volume", async () => {
-    const v = valkeyConfig({ mode: "cluster", auth: { enabled: false } });
+  /** A cluster member's pod tree (removed after the file) and its valkey.conf, on free ports, without auth. */
+  async function clusterMemberTree(): Promise<{ port: number; t: ReturnType<typeof podTree>; conf: string }> {
     const [port, bus] = [await freePort(), await freePort()];
     const t = podTree(undefined);
     dirs.push(t.root);
-    const conf = renderValkeyConf(v, {
+    const conf = renderValkeyConf(valkeyConfig({ mode: "cluster", auth: { enabled: false } }), {
       role: { kind: "cluster-member" },
       port,
       busPort: bus,
@@ -243,6 +243,11 @@ describe("rendered config against a real valkey-server", () => {
       runDir: t.runDir,
       bind: "127.0.0.1",
     });
+    return { port, t, conf };
+  }
+
+  it("cluster: a member starts cluster-enabled, announces its hostname and keeps nodes.conf on the data volume", async () => {
+    const { port, t, conf } = await clusterMemberTree();
     const script = renderStartScript({ mode: "cluster", auth: false, runDir: t.runDir, dataDir: t.dataDir });
     const host = "valkey-cluster-0.valkey-cluster-headless.valkey.svc.cluster.local";
     const s = await startWithScript(t.root, port, script, conf, {
@@ -260,6 +265,34 @@ describe("rendered config against a real valkey-server", () => {
     expect(await cli(port, ["config", "get", "cluster-node-timeout"])).toBe("cluster-node-timeout\n12000");
     expect(await cli(port, ["info", "cluster"])).toMatch(/cluster_enabled:1/);
     expect(existsSync(join(t.dataDir, "nodes.conf"))).toBe(true);
+  });
+
+  it("cluster start holds automatic failover on a restart (nodes.conf on the volume) when the heal step runs to release it; not on a first start, nor without the heal step", async () => {
+    const { port, t, conf } = await clusterMemberTree();
+    const env = { VALKEY_ANNOUNCE_HOST: "valkey-cluster-0.h", POD_NAME: "valkey-cluster-0" };
+    const noFailover = async (holdFailover: boolean): Promise<string> => {
+      const script = renderStartScript({
+        mode: "cluster",
+        auth: false,
+        runDir: t.runDir,
+        dataDir: t.dataDir,
+        holdFailover,
+      });
+      const s = await startWithScript(t.root, port, script, conf, env);
+      started.push(s);
+      try {
+        return await cli(port, ["config", "get", "cluster-replica-no-failover"]);
+      } finally {
+        await s.stop();
+      }
+    };
+    expect(await noFailover(true)).toBe("cluster-replica-no-failover\nno");
+    expect(existsSync(join(t.dataDir, "nodes.conf"))).toBe(true);
+    expect(await noFailover(true)).toBe("cluster-replica-no-failover\nyes");
+    expect(await noFailover(false)).toBe("cluster-replica-no-failover\nno");
+    expect(() => renderStartScript({ mode: "replication", auth: false, holdFailover: true })).toThrow(
+      "holdFailover is for cluster mode only",
+    );
   });
 
   it("cluster start writes availability-zone for this valkey-server (>= 8.1), and leaves it out when --version reports 8.0 (a version-string stub)", async () => {
