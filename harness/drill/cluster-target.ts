@@ -211,7 +211,12 @@ export class ClusterTarget implements DrillTarget {
   }
 
   private writeHosts(): void {
-    writeFileSync(this.hostsFile, this.pods.map((p) => `${p.host} ${p.hostname} ${p.port}`).join("\n") + "\n");
+    writeFileSync(this.hostsFile, this.hostsText());
+  }
+
+  /** The stand-in for DNS: a line `ip name port` per member, where each runs now. */
+  private hostsText(): string {
+    return this.pods.map((p) => `${p.host} ${p.hostname} ${p.port}`).join("\n") + "\n";
   }
 
   private cliEnv(): Record<string, string> {
@@ -567,7 +572,7 @@ export class ClusterTarget implements DrillTarget {
   ): Promise<{ host: string; port: number; namesCurrent: Promise<void> }> {
     const late = this.pods.find((p) => p.name === lateName);
     if (late === undefined) throw new Error(`no member ${lateName}`);
-    const oldNames = this.pods.map((p) => `${p.host} ${p.hostname} ${p.port}`).join("\n") + "\n";
+    const oldNames = this.hostsText();
     await Promise.all(this.pods.map((v) => killHard(v.proc)));
     await sleep(this.o.restartDelayMs);
     await this.moveToNewAddresses(this.pods);
