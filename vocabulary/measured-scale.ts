@@ -13,15 +13,16 @@ export const MEASURED_SCALE = {
   /** Every shard of 10 primaries killed at once writable again. */
   failoverOfTenSeconds: 24,
   /**
-   * The largest heal after a full restart on new addresses measured (2026-12-03, the addresses left dropped as a
-   * deleted pod's IP answers nothing; docs/measurements.md "The failback loop and heal.sh's own calls batched").
+   * The largest heal after a full restart on new addresses measured (2026-12-04, the addresses left dropped as a
+   * deleted pod's IP answers nothing; docs/measurements.md "The heal of 200 members measured the harness, not the
+   * heal").
    */
   healMeasuredPrimaries: 100,
   /**
-   * There, until the verifier passed, the mean of two runs (267.5 and 324.5 s): 200 members' servers and background
-   * loops on one 2-core host (on EKS each member's on its own node). 12.0–12.2 s at 30 primaries.
+   * There, until the verifier passed, the mean of two runs (126.9 and 224.0 s): 200 members' servers and background
+   * loops on one 2-core host (on EKS each member's on its own node). 11.0 s at 30 primaries.
    */
-  healSeconds: 296,
+  healSeconds: 175,
   /**
    * P → 2P → P with data and a writer, measured only up to this many primaries: at 100 the 400 processes' bus
    * exhausted this machine's TCP memory (docs/measurements.md).

@@ -213,7 +213,7 @@ async function measure(primaries: number, o: LadderOptions): Promise<Rung> {
   });
   if (o.steps)
     console.error(
-      `  heal: every member answering PING ${seconds(h.restartMs)} s after the restart; the addresses left ${h.leftAddresses}`,
+      `  heal: every member answering PING ${seconds(h.restartMs)} s after the restart (the last one's own log: ready ${h.readyMs === undefined ? "unknown" : `${seconds(h.readyMs)} s`}); the addresses left ${h.leftAddresses}`,
     );
   return {
     ...rung,

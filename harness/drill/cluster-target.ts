@@ -112,6 +112,13 @@ export interface ClusterTargetOptions extends DrillTimings {
    * beside the partition fault (one iptables chain per process). @default undefined: the addresses left refuse
    */
   blackholeLeftAddresses?: string;
+  /**
+   * The members' niceness increment (StartOptions.nice), for a ladder of hundreds on two cores: their own loops kept
+   * the Node process that starts and measures them at one share among ~370 runnable, so spawning 200 members took
+   * 110 s and their answers were seen up to 190 s after their logs said ready (docs/measurements.md 2026-12-04).
+   * Niced alike, the members keep their shares among themselves. @default 0
+   */
+  membersNice?: number;
 }
 
 interface Pod extends ClusterPodSpec {
@@ -261,6 +268,7 @@ export class ClusterTarget implements DrillTarget {
       // member's gate asks every peer once (a valkey-cli each): N members started together make N² calls on
       // this machine's cores (200 members answered PING 79–89 s after their start, bench:scale 2026-11-30).
       startTimeoutMs: this.o.startTimeoutMs ?? Math.max(90_000, this.pods.length * 1_000),
+      ...(this.o.membersNice === undefined ? {} : { nice: this.o.membersNice }),
       launch: clusterPodLaunch(p, env),
     });
   }

@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -9,6 +9,7 @@ import { LocalFleet, liveServerCount, waitForPing } from "../../harness/local/va
 import { startLocalReplication } from "../../harness/local/local-replication.js";
 import { openClient } from "../../core/topology/connector.js";
 import { parseInfo } from "../../core/topology/info.js";
+import { pollUntil } from "../../core/util/poll-until.js";
 
 function pidAlive(pid: number): boolean {
   try {
@@ -89,6 +90,38 @@ describe("local valkey processes", () => {
     await Promise.all(all.map((s) => s.stop()));
     for (const s of all) expect(pidAlive(s.pid)).toBe(false);
     expect(liveServerCount()).toBe(before);
+  });
+
+  it("ends what a member's start left running when the member dies, as a container's processes end with its PID 1, and nices all of it", async () => {
+    const launch = ({ port, dir, logfile }: { port: number; dir: string; logfile: string }) => {
+      writeFileSync(join(dir, "valkey.conf"), renderLocalValkeyConf({ port, dir, logfile }), { mode: 0o600 });
+      // A background loop as start.sh leaves heal.sh and the failback loop, then the server in the script's place.
+      const script = `sleep 600 & echo $! > "${dir}/bg.pid"; exec "${resolveBinaries().server.path}" valkey.conf`;
+      return { command: "sh", args: ["-c", script] };
+    };
+    const member = await fleet.start({ name: "pod", launch, nice: 7 });
+    const bg = Number(readFileSync(join(member.dir, "bg.pid"), "utf8"));
+    expect(pidAlive(bg)).toBe(true);
+    // /proc/<pid>/stat field 19 is the niceness (after the parenthesised command name).
+    const niceOf = (pid: number): number =>
+      Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ")[16]);
+    expect([niceOf(member.pid), niceOf(bg)]).toEqual([7, 7]);
+    member.signal("SIGKILL");
+    // Killed but not yet reaped (a zombie) counts as ended.
+    const running = (pid: number): boolean => {
+      try {
+        return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+      } catch {
+        return false;
+      }
+    };
+    await pollUntil(() => Promise.resolve(running(bg) ? `its background child ${bg} is still running` : true), {
+      timeoutMs: 10_000,
+      what: "the killed member's background child to end with it",
+    });
+    await expect(fleet.start({ name: "bad-nice", nice: 20 })).rejects.toThrow(
+      "nice: 20 is not an integer from 1 to 19",
+    );
   });
 
   it("reports a server that cannot start with its log", async () => {
