@@ -59,7 +59,7 @@ export interface HealOptions {
 }
 
 /** When a server's log last said it was ready (valkey.log's local-time stamp, read in this process's zone). */
-export function lastReadyAt(logfile: string | undefined): number | undefined {
+function lastReadyAt(logfile: string | undefined): number | undefined {
   if (logfile === undefined) return undefined;
   let text: string;
   try {

@@ -50,7 +50,7 @@ export function killAllTracked(): void {
 }
 
 /** Whether `pid` is still running (a zombie, killed and not yet reaped, counts as gone). */
-function running(pid: number): boolean {
+export function running(pid: number): boolean {
   try {
     return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, "latin1"));
   } catch {

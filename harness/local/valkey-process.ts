@@ -180,10 +180,10 @@ function launchCommand(opts: StartOptions, server: string, ctx: LaunchContext): 
  * would put each member in a scheduler autogroup of its own, where the `nice` above has no effect against this
  * process's (measured: spawning 60 members took 5.4 s instead of 0.6 s).
  */
-export function killTree(pid: number, proc = "/proc"): void {
+function killTree(pid: number): void {
   const seen = new Set<number>();
   for (let round = 0; round < 20; round++) {
-    const fresh = processTree(pid, proc).filter((p) => !seen.has(p));
+    const fresh = processTree(pid).filter((p) => !seen.has(p));
     if (fresh.length === 0) break;
     for (const p of fresh) {
       seen.add(p);

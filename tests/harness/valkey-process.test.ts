@@ -10,6 +10,7 @@ import { startLocalReplication } from "../../harness/local/local-replication.js"
 import { openClient } from "../../core/topology/connector.js";
 import { parseInfo } from "../../core/topology/info.js";
 import { pollUntil } from "../../core/util/poll-until.js";
+import { running } from "../../core/util/process-reaper.js";
 
 function pidAlive(pid: number): boolean {
   try {
@@ -107,14 +108,7 @@ describe("local valkey processes", () => {
       Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ")[16]);
     expect([niceOf(member.pid), niceOf(bg)]).toEqual([7, 7]);
     member.signal("SIGKILL");
-    // Killed but not yet reaped (a zombie) counts as ended.
-    const running = (pid: number): boolean => {
-      try {
-        return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-      } catch {
-        return false;
-      }
-    };
+    // Killed but not yet reaped (a zombie) counts as ended (the reaper's own test).
     await pollUntil(() => Promise.resolve(running(bg) ? `its background child ${bg} is still running` : true), {
       timeoutMs: 10_000,
       what: "the killed member's background child to end with it",
