@@ -2,7 +2,8 @@
  * heal.sh's identity asks (pod/scripts/lib-ask-myids.sh) against real valkey-server processes: every peer asked for
  * CLUSTER MYID in one valkey-cli process, each answer credited to its own ask (myid-answers.awk), and a peer that
  * hangs (its server SIGSTOPped: the connection is accepted, nothing answers) costs the call its bound, leaves the
- * asks after it for the next call, and is asked after the others from then on: the next call proves the rest.
+ * asks after it for the next call, and is asked after the others from then on: the next call proves the rest. A call
+ * may be given a longer bound than cli_timeout (heal.sh's last proofs: a busy host answers fewer asks in it).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -31,8 +32,8 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-/** lib-cli.sh and lib-ask-myids.sh as heal.sh includes them, then `calls` ask_myids calls over `asks`. */
-function script(asks: string, calls: number): string {
+/** lib-cli.sh and lib-ask-myids.sh as heal.sh includes them, then `calls` ask_myids calls over `asks` (bound: $2). */
+function script(asks: string, calls: number, bound?: number): string {
   const body = (name: string): string => shellFile(name).replace(/^#!.*\n/, "");
   const me = servers[0] as ValkeyProcess;
   return [
@@ -48,7 +49,7 @@ function script(asks: string, calls: number): string {
     body("lib-deadline.sh").replace(/^started=.*$/m, "started=$(date +%s); deadline=600"),
     body("lib-ask-myids.sh"),
     ...Array.from({ length: calls }, (_, i) => [
-      `ask_myids ${shQuote(asks)}`,
+      `ask_myids ${shQuote(asks)}${bound === undefined ? "" : ` ${bound}`}`,
       `printf 'call ${i + 1}: slow=%s\\n%s' "$slow" "$proven"`,
     ]).flat(),
   ].join("\n");
@@ -91,6 +92,22 @@ describe("lib-ask-myids.sh: CLUSTER MYID of many peers in one client process (re
       // Call 2: peers 2 and 3 first, proven; peer 1 last, hangs again.
       expect(second.split("\n").filter(Boolean)).toEqual([`slow= ${ids[1]}`, proof(2), proof(3)]);
       expect(ms, "two calls, each cut at its 2 s bound").toBeGreaterThanOrEqual(4000);
+    } finally {
+      hung.signal("SIGCONT");
+    }
+  }, 60_000);
+
+  it("a call given a longer bound than cli_timeout proves all 30 asks before a hung peer in one call", async () => {
+    const hung = servers[1] as ValkeyProcess;
+    hung.signal("SIGSTOP");
+    try {
+      // 30 asks of peers 2 and 3, then the hung peer, under 5 s (heal.sh's last proofs: cli_timeout + 31 / 10).
+      const asks = Array.from({ length: 15 }, () => ask(2) + ask(3)).join("") + ask(1);
+      const { out, ms } = await runScript(script(asks, 1, 5));
+      const lines = out.split("\n").filter(Boolean);
+      expect(lines[0]).toBe(`call 1: slow= ${ids[1]}`);
+      expect(lines.slice(1), "every ask before the hung peer answered").toHaveLength(30);
+      expect(ms, "cut at its 5 s bound, not at cli_timeout's 2 s").toBeGreaterThanOrEqual(5000);
     } finally {
       hung.signal("SIGCONT");
     }

@@ -143,7 +143,8 @@ describe("scripts", () => {
       renderPreStopScript(),
       renderAzFailbackScript(),
     ]) {
-      expect(s).toContain(`cli() { timeout "$cli_timeout" "$cli_bin" "$@" </dev/null; }`);
+      expect(s).toContain(`cli_within() { w_bound=$1; shift; timeout "$w_bound" "$cli_bin" "$@" </dev/null; }`);
+      expect(s).toContain(`cli() { cli_within "$cli_timeout" "$@"; }`);
       // Every call goes through cli/local_cli: valkey-cli is named only in the binary default.
       expect(s.match(/valkey-cli/g)).toEqual(["valkey-cli"]);
       expect(s).not.toMatch(/ -a |--pass|--user/);
