@@ -158,7 +158,8 @@ describe("ValkeyReplication under Sentinel (mocks)", () => {
     expect(pre).toContain("SENTINEL FAILOVER");
     expect(pre).toContain('CLIENT PAUSE "$pause_ms" WRITE');
     expect(pre).toContain("CLIENT UNPAUSE");
-    expect(pre).toContain('timeout "$cli_timeout"');
+    expect(pre).toContain('cli() { cli_within "$cli_timeout" "$@"; }');
+    expect(pre).toContain('timeout "$w_bound"');
     expect(pre).toContain("timeout_s=30");
     expect(podSpecOf(sts("repl-members")).terminationGracePeriodSeconds).toBe(90);
   });
