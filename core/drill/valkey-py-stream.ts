@@ -124,6 +124,16 @@ export function writerWaitsPerWrite(target: ValkeyPyTarget): number {
 export const writerStopBoundMs = (o: Pick<ValkeyPyStreamOptions, "commandTimeoutMs" | "target">): number =>
   o.commandTimeoutMs * writerWaitsPerWrite(o.target) + 10_000;
 
+/** The line the writer prints once its client is built, before its first write. */
+export const WRITER_READY_LINE = '{"ready":true}';
+
+/**
+ * How long a started writer may take to print WRITER_READY_LINE: building a cluster client asks the seeds in turn
+ * (writerWaitsPerWrite command timeouts), plus 30 s for a starved machine to start Python and import the library.
+ */
+export const writerReadyBoundMs = (o: Pick<ValkeyPyStreamOptions, "commandTimeoutMs" | "target">): number =>
+  o.commandTimeoutMs * writerWaitsPerWrite(o.target) + 30_000;
+
 /** What a target offers the writer (DrillTarget.valkeyPyTarget). */
 export interface ValkeyPySpec {
   stream: string;
@@ -161,6 +171,8 @@ export class ValkeyPyStream {
   private exited: Promise<void> = Promise.resolve();
   private stderr = "";
   private bad: Error | undefined;
+  private readySeen = false;
+  private readyWaiters: (() => void)[] = [];
 
   constructor(private readonly o: ValkeyPyStreamOptions) {}
 
@@ -179,6 +191,11 @@ export class ValkeyPyStream {
     child.stderr.on("data", (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-12_000)));
     const lines = createInterface({ input: child.stdout });
     lines.on("line", (line) => {
+      if (line === WRITER_READY_LINE) {
+        this.readySeen = true;
+        this.readyWaiters.splice(0).forEach((wake) => wake());
+        return;
+      }
       try {
         this.records.push(parseWriterLine(line));
       } catch (err) {
@@ -189,13 +206,40 @@ export class ValkeyPyStream {
       child.once("close", (code, signal) => {
         if (code !== 0 && this.bad === undefined)
           this.bad = new Error(`valkey-py writer ${this.exitText(code, signal)}: ${this.stderr.trim()}`);
+        this.readyWaiters.splice(0).forEach((wake) => wake());
         resolve();
       });
       child.once("error", (err) => {
         this.bad ??= err;
+        this.readyWaiters.splice(0).forEach((wake) => wake());
         resolve();
       });
     });
+  }
+
+  /**
+   * Resolves once the started writer printed WRITER_READY_LINE (its client built); rejects if it exits first or stays
+   * silent past writerReadyBoundMs, naming why. The drill counts its warm-up from here: a fault injected while Python
+   * was still starting would meet a client that never saw the healthy cluster.
+   */
+  async ready(): Promise<void> {
+    if (this.child === undefined) throw new Error("valkey-py writer: ready() before start()");
+    const boundMs = writerReadyBoundMs(this.o);
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    if (!this.readySeen && this.bad === undefined && this.child.exitCode === null)
+      await new Promise<void>((resolve) => {
+        this.readyWaiters.push(resolve);
+        timer = setTimeout(() => ((timedOut = true), resolve()), boundMs);
+      });
+    clearTimeout(timer);
+    if (this.readySeen) return;
+    if (this.bad !== undefined) throw this.bad;
+    if (timedOut)
+      throw new Error(
+        `valkey-py writer not ready within ${boundMs} ms of its start (no ${WRITER_READY_LINE} line): ${this.stderr.trim() || "nothing on stderr"}`,
+      );
+    throw new Error(`valkey-py writer exited before it was ready: ${this.stderr.trim() || "nothing on stderr"}`);
   }
 
   /**

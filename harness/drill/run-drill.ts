@@ -23,7 +23,7 @@ import {
 import { type DrillMode, type Fault } from "../../vocabulary/faults.js";
 import { loadStreams, type WriteStream } from "../../core/drill/load.js";
 import { DEFAULT_CLIENT_SETTINGS, type ClientSettings } from "../../core/drill/client-settings.js";
-import { valkeyPyPython, valkeyPyStreams, type ValkeyPyStream } from "../../core/drill/valkey-py-stream.js";
+import { ValkeyPyStream, valkeyPyPython, valkeyPyStreams } from "../../core/drill/valkey-py-stream.js";
 import { partitionCapability, type CapabilityProbe } from "./partition.js";
 import { ReplicationTarget } from "./replication-target.js";
 import type { DrillResult, DrillRun } from "../../core/drill/drill-result.js";
@@ -208,6 +208,8 @@ async function startLoadAndInject(
   step: (line: string) => void,
 ): Promise<InjectedFault> {
   streams.forEach((s) => s.start());
+  // The warm-up counts from every writer's client being built (Python starts in seconds on a starved machine).
+  await Promise.all(streams.filter((s) => s instanceof ValkeyPyStream).map((s) => s.ready()));
   step(
     `${target.describe}; load: ${streams.length} stream(s) × ${o.rate} writes/s (${settings} client settings), warm-up ${o.warmupMs} ms`,
   );

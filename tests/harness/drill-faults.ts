@@ -75,6 +75,9 @@ export function expectMeasured(r: DrillResult, fault: Fault): void {
   expect(r.recoveryMs as number, why).toBeGreaterThanOrEqual(minRecovery);
   expect(r.recoveryMs as number, why).toBeLessThanOrEqual(RECOVERY_BOUND_MS);
   expect(r.ackedWrites, why).toBeGreaterThan(50);
+  // Every writer (the valkey-py one too: its warm-up counts from its client being built) wrote before the fault.
+  const silent = r.streams.filter((s) => s.before.count === 0).map((s) => s.stream);
+  expect(silent, `streams with no acknowledged write before the fault: ${why}`).toEqual([]);
   // The timeline holds every writer's writes; `writes` is the no-WAIT writer's, the WAIT writer's are its own.
   expect(r.writes + (r.waitWriter?.writes ?? 0), why).toBe(r.timeline.length);
   expect(r.waitWriter, why).not.toBeNull();

@@ -10,12 +10,14 @@ import { Redis } from "ioredis";
 import { loadFigures } from "../../core/drill/ledger.js";
 import type { ReplicationTarget } from "../../harness/drill/replication-target.js";
 import { spawn } from "node:child_process";
+import { createServer, type AddressInfo } from "node:net";
 import {
   parseWriterLine,
   VALKEY_PY_WRITER,
   valkeyPyArgs,
   valkeyPyPython,
   valkeyPyStreams,
+  writerReadyBoundMs,
   writerStopBoundMs,
   type ValkeyPyStream,
 } from "../../core/drill/valkey-py-stream.js";
@@ -112,19 +114,55 @@ describe("valkey-py writer records", () => {
     expect(() => valkeyPyPython({})).toThrow(/VALKEY_PY_PYTHON is not set: run through \.ci\/setup/);
   });
 
+  it("a writer whose seeds all refuse is never ready: ready() rejects with its own connection error, not a timeout", async () => {
+    const port = await closedPort();
+    const [stream] = valkeyPyStreams(
+      { stream: "valkey-py-cluster", target: { mode: "cluster", seeds: [ep(1, port)], hostsFile: "" }, password: "" },
+      { prefix: "refused", rate: 10, commandTimeoutMs: 500, settings: "recommended", enabled: true },
+    );
+    if (stream === undefined) throw new Error("no valkey-py stream");
+    await expect(stream.ready()).rejects.toThrow(/ready\(\) before start\(\)/);
+    stream.start();
+    try {
+      await expect(stream.ready()).rejects.toThrow(/valkey-py writer exited 1: [\s\S]*Connection refused/);
+      expect(stream.records).toEqual([]);
+    } finally {
+      await stream.stop();
+    }
+  }, 60_000);
+
+  it.each([
+    [{ mode: "replication", sentinels: [ep(1), ep(2), ep(3)], masterName: "m" }, 1000, 12_000 + 30_000],
+    [{ mode: "cluster", seeds: [1, 2, 3, 4, 5, 6].map((i) => ep(i)), hostsFile: "h" }, 500, 12_000 + 30_000],
+  ] as const)(
+    "a started writer may take every wait of building its client to be ready: %j at %i ms → %i ms",
+    (target, ms, bound) => {
+      expect(writerReadyBoundMs({ target, commandTimeoutMs: ms })).toBe(bound);
+    },
+  );
+
   it.each([
     // 3 Sentinels asked in turn, then the primary: connect, AUTH, command each, at 1 s.
     [{ mode: "replication", sentinels: [ep(1), ep(2), ep(3)], masterName: "m" }, 1000, 12_000 + 10_000],
     [{ mode: "replication", sentinels: [ep(1)], masterName: "m" }, 500, 3000 + 10_000],
     // 6 seeds asked for the slots, the owner, the node a MOVED names.
-    [{ mode: "cluster", seeds: [1, 2, 3, 4, 5, 6].map(ep), hostsFile: "h" }, 1000, 24_000 + 10_000],
+    [{ mode: "cluster", seeds: [1, 2, 3, 4, 5, 6].map((i) => ep(i)), hostsFile: "h" }, 1000, 24_000 + 10_000],
   ] as const)("a stopped writer may take every wait one write can make: %j at %i ms → %i ms", (target, ms, bound) => {
     expect(writerStopBoundMs({ target, commandTimeoutMs: ms })).toBe(bound);
   });
 });
 
-function ep(i: number): { host: string; port: number } {
-  return { host: `127.0.0.${i}`, port: 6379 };
+function ep(i: number, port = 6379): { host: string; port: number } {
+  return { host: `127.0.0.${i}`, port };
+}
+
+/** A port on 127.0.0.1 nothing listens on (bound, then closed). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 /** A real Sentinel topology (one replica), a valkey-py writer on it (not started) and a client on its primary. */
@@ -154,6 +192,7 @@ describe("valkey-py writer on a real Sentinel topology", () => {
     try {
       const loadStart = Date.now();
       stream.start();
+      await stream.ready();
       await sleep(3000);
       // Fenced: more good replicas required than there are; every write now gets NOREPLICAS.
       await admin.config("SET", "min-replicas-to-write", "5");
