@@ -58,19 +58,25 @@ export interface HealOptions {
   hostBase: number;
 }
 
-/** When a server's log last said it was ready (valkey.log's local-time stamp, read in this process's zone). */
-function lastReadyAt(logfile: string | undefined): number | undefined {
-  if (logfile === undefined) return undefined;
-  let text: string;
-  try {
-    text = readFileSync(logfile, "utf8");
-  } catch {
-    return undefined;
-  }
+/**
+ * When a server's log text last said it was ready: the local-time stamp of its last "Ready to accept connections"
+ * line (`pid:role dd Mon yyyy hh:mm:ss.mmm`), read in this process's zone; undefined without one.
+ */
+export function lastReadyStamp(text: string): number | undefined {
   const line = text.split("\n").findLast((l) => l.includes("Ready to accept connections"));
   const stamp = /^\d+:[A-Z] (\d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2}\.\d{3}) /.exec(line ?? "")?.[1];
   const at = stamp === undefined ? Number.NaN : Date.parse(stamp);
   return Number.isNaN(at) ? undefined : at;
+}
+
+/** lastReadyStamp of a server's log file; undefined when it has none or cannot be read. */
+function lastReadyAt(logfile: string | undefined): number | undefined {
+  if (logfile === undefined) return undefined;
+  try {
+    return lastReadyStamp(readFileSync(logfile, "utf8"));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Every shard's primary: KEYS_PER_SHARD keys in the shard's slot, then WAITAOF 1 1 on that connection. */
