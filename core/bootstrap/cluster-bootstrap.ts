@@ -147,6 +147,31 @@ function replicasInView(clusterNodes: string): number {
   }).length;
 }
 
+/**
+ * The planned replicas a member's CLUSTER NODES view does not list as replicas, each with what the view says of it
+ * (`member-7 as master,noaddr disconnected`, or `member-7 not listed`): first `limit`, then how many more.
+ */
+export function replicasNotSeen(
+  clusterNodes: string,
+  replicas: readonly { nodeId: string; id: string }[],
+  limit = 3,
+): string[] {
+  const lines = new Map(
+    clusterNodes
+      .split("\n")
+      .map((l) => l.trim().split(" "))
+      .filter((f) => f.length >= 8)
+      .map((f) => [f[0] as string, f]),
+  );
+  const missing = replicas.flatMap((r) => {
+    const f = lines.get(r.nodeId);
+    if (f === undefined) return [`${r.id} not listed`];
+    if ((f[2] ?? "").split(",").includes("slave") && (f[3] ?? "-") !== "-") return [];
+    return [`${r.id} as ${f[2]} (replicaof ${f[3]}) ${f[7]}`];
+  });
+  return missing.length > limit ? [...missing.slice(0, limit), `${missing.length - limit} more`] : missing;
+}
+
 /** Counts replicas whose link to their primary is up, and names those whose link is down. */
 async function linkedReplicas(states: readonly MemberState[]): Promise<{ up: number; down: string[] }> {
   const infos = await Promise.all(states.map(async (s) => parseInfo(await s.client.info("replication"))));
@@ -203,6 +228,10 @@ async function bootstrapFresh(
 
 /** Waits until every member sees a healthy cluster of the planned shape with replicas linked. */
 async function waitHealthy(states: MemberState[], plan: ClusterPlan, o: BootstrapOptions): Promise<void> {
+  const byId = new Map(states.map((s) => [s.member.id, s]));
+  const plannedReplicas = plan.shards.flatMap((sh) =>
+    sh.replicas.map((r) => ({ id: r.id, nodeId: byId.get(r.id)?.nodeId ?? "?" })),
+  );
   await pollUntil(
     async () => {
       const infos = await askAll(states, async (c) => parseInfo(String(await c.call("CLUSTER", "INFO"))));
@@ -229,7 +258,9 @@ async function waitHealthy(states: MemberState[], plan: ClusterPlan, o: Bootstra
           const view = views[i] as Answer<string>;
           if (!view.ok) return view.error;
           const seen = replicasInView(view.value);
-          return seen === wantReplicas ? undefined : `${s.member.id} sees ${seen}/${wantReplicas} replicas`;
+          if (seen === wantReplicas) return undefined;
+          const why = replicasNotSeen(view.value, plannedReplicas);
+          return `${s.member.id} sees ${seen}/${wantReplicas} replicas${why.length > 0 ? ` (not as replicas: ${why.join(", ")})` : ""}`;
         })
         .filter((x): x is string => x !== undefined);
       if (disagree.length > 0) return disagree.join("; ");
