@@ -15,8 +15,7 @@ import { selectorOf } from "../vocabulary/labels.js";
 import { buildClusterManifests } from "./valkey/cluster-manifests.js";
 import {
   createMonitoring,
-  createReleaseBase,
-  createRestoreResources,
+  createMemberDependencies,
   releaseInput,
   type ValkeyReleaseArgs,
 } from "./valkey/release-resources.js";
@@ -65,20 +64,12 @@ export class ValkeyCluster extends pulumi.ComponentResource {
     const password = requirePassword(args.valkey.auth.enabled, args.password, `ValkeyCluster ${name}`);
     const m = buildClusterManifests(releaseInput(args, release, password !== undefined));
     const parent = { parent: this };
-    const deps = [
-      ...createReleaseBase(
-        this,
-        name,
-        { namespace: args.namespace, release, password },
-        { ...m, secretName: m.facts.secretName },
-      ),
-      ...createRestoreResources(
-        this,
-        name,
-        { namespace: args.namespace, release, restore: args.restore },
-        m.restoreNetworkPolicy,
-      ),
-    ];
+    const deps = createMemberDependencies(
+      this,
+      name,
+      { namespace: args.namespace, release, password, restore: args.restore },
+      { ...m, secretName: m.facts.secretName },
+    );
     new k8s.core.v1.Service(`${name}-client`, m.clientService, parent);
     // The StatefulSet waits for the shape guard: a shape it refuses (fewer primaries, another
     // replica count) fails preview, and up before the StatefulSet could delete a pod.

@@ -12,8 +12,7 @@ import { HAPROXY_CFG_KEY, HAPROXY_STATUS_PORT } from "./valkey/haproxy-manifests
 import { buildReplicationManifests, type ReplicationPod } from "./valkey/replication-manifests.js";
 import {
   createMonitoring,
-  createReleaseBase,
-  createRestoreResources,
+  createMemberDependencies,
   releaseInput,
   type ValkeyReleaseArgs,
 } from "./valkey/release-resources.js";
@@ -69,20 +68,12 @@ export class ValkeyReplication extends pulumi.ComponentResource {
     const password = requirePassword(args.valkey.auth.enabled, args.password, `ValkeyReplication ${name}`);
     const m = buildReplicationManifests(releaseInput(args, release, password !== undefined));
     const parent = { parent: this };
-    const deps = [
-      ...createReleaseBase(
-        this,
-        name,
-        { namespace: args.namespace, release, password },
-        { ...m, secretName: m.facts.secretName },
-      ),
-      ...createRestoreResources(
-        this,
-        name,
-        { namespace: args.namespace, release, restore: args.restore },
-        m.restoreNetworkPolicy,
-      ),
-    ];
+    const deps = createMemberDependencies(
+      this,
+      name,
+      { namespace: args.namespace, release, password, restore: args.restore },
+      { ...m, secretName: m.facts.secretName },
+    );
     const podDeps = { parent: this, dependsOn: deps };
     new k8s.apps.v1.StatefulSet(`${name}-members`, m.statefulSet, podDeps);
     new k8s.policy.v1.PodDisruptionBudget(`${name}-pdb`, m.pdb, parent);

@@ -91,6 +91,27 @@ export function createRestoreResources(
 }
 
 /**
+ * What a release's member StatefulSet depends on, both kinds: createReleaseBase's ConfigMap, Secret and headless
+ * Service, then createRestoreResources' egress and ServiceAccount.
+ */
+export function createMemberDependencies(
+  parent: pulumi.ComponentResource,
+  name: string,
+  args: {
+    namespace: string;
+    release: string;
+    password: pulumi.Input<string> | undefined;
+    restore: RestoreSettings | undefined;
+  },
+  m: ReleaseBase & { restoreNetworkPolicy?: NetworkPolicy },
+): pulumi.Resource[] {
+  return [
+    ...createReleaseBase(parent, name, args, m),
+    ...createRestoreResources(parent, name, args, m.restoreNetworkPolicy),
+  ];
+}
+
+/**
  * Under `parent`: with `metrics.prometheusOperator`, `${name}-podmonitor-<component>` per scraped
  * component and `${name}-alert-rules` (the Operator's CRDs must exist first; nothing here detects
  * them); with `metrics.dashboard.enabled`, the dashboard's ConfigMap `${name}-dashboard`.
