@@ -136,15 +136,13 @@ async function replicationLag(states: readonly MemberState[], plan: ClusterPlan)
   return pending.sort();
 }
 
-/**
- * Replicas attached to a primary in one node's CLUSTER NODES view (flags contain `slave`
- * and the primary id field is set): lets the executor wait until every node agrees.
- */
+/** A CLUSTER NODES line's fields name a replica attached to a primary (flags contain `slave`, the primary id set). */
+const listsAsReplica = (f: readonly string[]): boolean =>
+  (f[2] ?? "").split(",").includes("slave") && (f[3] ?? "-") !== "-";
+
+/** Replicas attached to a primary in one node's CLUSTER NODES view: lets the executor wait until every node agrees. */
 function replicasInView(clusterNodes: string): number {
-  return clusterNodes.split("\n").filter((line) => {
-    const f = line.trim().split(" ");
-    return (f[2] ?? "").split(",").includes("slave") && (f[3] ?? "-") !== "-";
-  }).length;
+  return clusterNodes.split("\n").filter((line) => listsAsReplica(line.trim().split(" "))).length;
 }
 
 /**
@@ -166,7 +164,7 @@ export function replicasNotSeen(
   const missing = replicas.flatMap((r) => {
     const f = lines.get(r.nodeId);
     if (f === undefined) return [`${r.id} not listed`];
-    if ((f[2] ?? "").split(",").includes("slave") && (f[3] ?? "-") !== "-") return [];
+    if (listsAsReplica(f)) return [];
     return [`${r.id} as ${f[2]} (replicaof ${f[3]}) ${f[7]}`];
   });
   return missing.length > limit ? [...missing.slice(0, limit), `${missing.length - limit} more`] : missing;

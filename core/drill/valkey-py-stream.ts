@@ -171,8 +171,8 @@ export class ValkeyPyStream {
   private exited: Promise<void> = Promise.resolve();
   private stderr = "";
   private bad: Error | undefined;
-  private readySeen = false;
-  private readyWaiters: (() => void)[] = [];
+  /** Settled by the writer: resolved at its ready line, rejected if it exits first (undefined before start()). */
+  private readied: Promise<void> | undefined;
 
   constructor(private readonly o: ValkeyPyStreamOptions) {}
 
@@ -186,16 +186,16 @@ export class ValkeyPyStream {
       stdio: ["pipe", "pipe", "pipe"],
     });
     this.child = child;
+    let markReady = (): void => undefined;
+    let failReady = (_: Error): void => undefined;
+    this.readied = new Promise<void>((resolve, reject) => ((markReady = resolve), (failReady = reject)));
+    this.readied.catch(() => undefined);
     // Killed with every other child if the drill is interrupted (process-reaper.ts).
     trackChild(child);
     child.stderr.on("data", (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-12_000)));
     const lines = createInterface({ input: child.stdout });
     lines.on("line", (line) => {
-      if (line === WRITER_READY_LINE) {
-        this.readySeen = true;
-        this.readyWaiters.splice(0).forEach((wake) => wake());
-        return;
-      }
+      if (line === WRITER_READY_LINE) return markReady();
       try {
         this.records.push(parseWriterLine(line));
       } catch (err) {
@@ -206,12 +206,12 @@ export class ValkeyPyStream {
       child.once("close", (code, signal) => {
         if (code !== 0 && this.bad === undefined)
           this.bad = new Error(`valkey-py writer ${this.exitText(code, signal)}: ${this.stderr.trim()}`);
-        this.readyWaiters.splice(0).forEach((wake) => wake());
+        failReady(this.notReady("exited before it was ready"));
         resolve();
       });
       child.once("error", (err) => {
         this.bad ??= err;
-        this.readyWaiters.splice(0).forEach((wake) => wake());
+        failReady(this.notReady("exited before it was ready"));
         resolve();
       });
     });
@@ -223,23 +223,25 @@ export class ValkeyPyStream {
    * was still starting would meet a client that never saw the healthy cluster.
    */
   async ready(): Promise<void> {
-    if (this.child === undefined) throw new Error("valkey-py writer: ready() before start()");
+    if (this.readied === undefined) throw new Error("valkey-py writer: ready() before start()");
     const boundMs = writerReadyBoundMs(this.o);
     let timer: NodeJS.Timeout | undefined;
-    let timedOut = false;
-    if (!this.readySeen && this.bad === undefined && this.child.exitCode === null)
-      await new Promise<void>((resolve) => {
-        this.readyWaiters.push(resolve);
-        timer = setTimeout(() => ((timedOut = true), resolve()), boundMs);
-      });
-    clearTimeout(timer);
-    if (this.readySeen) return;
-    if (this.bad !== undefined) throw this.bad;
-    if (timedOut)
-      throw new Error(
-        `valkey-py writer not ready within ${boundMs} ms of its start (no ${WRITER_READY_LINE} line): ${this.stderr.trim() || "nothing on stderr"}`,
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(this.notReady(`not ready within ${boundMs} ms of its start (no ${WRITER_READY_LINE} line)`)),
+        boundMs,
       );
-    throw new Error(`valkey-py writer exited before it was ready: ${this.stderr.trim() || "nothing on stderr"}`);
+    });
+    try {
+      await Promise.race([this.readied, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Why the writer is not ready: its own failure when it has one, else `what` with its stderr. */
+  private notReady(what: string): Error {
+    return this.bad ?? new Error(`valkey-py writer ${what}: ${this.stderr.trim() || "nothing on stderr"}`);
   }
 
   /**
